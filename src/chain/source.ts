@@ -1,0 +1,34 @@
+/**
+ * The read-only view of a chain that receipts, diff and the CLI consume. The file store, the in-memory
+ * store and a receipt being verified all provide it, so none of those consumers knows where steps live.
+ */
+import type { Genesis } from './record.js';
+
+export interface StoredLine {
+  /** Bucket (journal) or chain entry (receipt) the line lives in, e.g. "0000000000000000.jsonl". */
+  bucket: string;
+  seq: number;
+  /** The stored line exactly as written, without its newline: JCS of the sealed record. */
+  text: string;
+}
+
+export interface ChainHead {
+  seq: number;
+  step_hash: string;
+}
+
+export interface SeqRange {
+  /** First seq, inclusive (default 0). */
+  from?: number;
+  /** Last seq, inclusive (default the head). */
+  to?: number;
+}
+
+export interface ChainSource {
+  readonly genesis: Genesis;
+  head(): Promise<ChainHead | null>;
+  /** Stored lines in seq order; memory bounded by the longest line. */
+  lines(range?: SeqRange): AsyncIterable<StoredLine>;
+  /** A blob's canonical bytes by digest ("sha256:<hex>"), or null when the store does not hold it. */
+  blob(digest: string): Promise<Uint8Array | null>;
+}
