@@ -83,6 +83,11 @@ export interface ChainReport {
   /** Number of complete lines examined. */
   steps: number;
   problems: Problem[];
+  /**
+   * Conditions worth telling that do not break integrity, such as a journal's torn, uncommitted last line
+   * or a stale head cache (both repaired on the next open). They never make `ok` false.
+   */
+  warnings: Problem[];
   /** True when more problems were found than the report keeps (maxProblems). */
   problems_truncated: boolean;
 }

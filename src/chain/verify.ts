@@ -330,6 +330,7 @@ export class ChainVerifier {
       head_seq: head === null ? null : this.lastLineSeq,
       steps: this.steps,
       problems: this.problems,
+      warnings: [],
       problems_truncated: this.truncated,
     };
   }
