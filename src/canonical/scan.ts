@@ -212,10 +212,9 @@ class Scanner {
         chunkStart = i;
         continue;
       }
-      if (c < 0x20) {
-        if (Number.isNaN(c)) this.hard('MALFORMED_LINE', 'unterminated string', i);
-        this.hard('MALFORMED_LINE', 'control character inside a string must be escaped', i);
-      }
+      // charCodeAt past the end is NaN, which fails every comparison: test the end explicitly.
+      if (i >= s.length) this.hard('MALFORMED_LINE', 'unterminated string', i);
+      if (c < 0x20) this.hard('MALFORMED_LINE', 'control character inside a string must be escaped', i);
       if (c >= 0xd800 && c <= 0xdfff) {
         const next = s.charCodeAt(i + 1);
         if (c >= 0xdc00 || !(next >= 0xdc00 && next <= 0xdfff)) this.hard('LONE_SURROGATE', 'lone surrogate in a string', i);
@@ -273,10 +272,11 @@ class Scanner {
       }
       keys.push(key);
       if (key.startsWith(RESERVED_PREFIX)) reserved = true;
+      // A member's name is part of the pointer from its closing quote to the end of its value (FORMAT §4.3).
+      this.path.push(key);
       this.skipWs();
       if (this.s.charCodeAt(this.i) !== 0x3a) this.hard('MALFORMED_LINE', 'expected ":" after a member name');
       this.i++;
-      this.path.push(key);
       this.skipWs();
       const valueStart = this.i;
       this.value(depth);

@@ -74,7 +74,9 @@ export function assertIJson(value: unknown, options: ValidateOptions = {}): void
     }
     if (proto !== Object.prototype && proto !== null) {
       const name = (proto as { constructor?: { name?: unknown } } | null)?.constructor?.name;
-      fail('NOT_PLAIN_OBJECT', `a ${typeof name === 'string' && name !== '' ? name : 'non-plain object'} is not plain JSON data`,
+      const what = typeof name !== 'string' || name === '' ? 'an object with a custom prototype'
+        : name === 'Object' ? 'an object whose prototype is not Object.prototype' : `a ${name}`;
+      fail('NOT_PLAIN_OBJECT', `${what} is not plain JSON data`,
         'convert it to a plain object, array, string or number first');
     }
     if (typeof (obj as { toJSON?: unknown }).toJSON === 'function') {

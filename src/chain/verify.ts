@@ -66,8 +66,10 @@ export class ChainVerifier {
   private fileFirstSeq: number | null = null;
   private fileLines = 0;
   private steps = 0;
-  /** seq of the previous complete line (as stored, or as assumed when unreadable); startSeq - 1 before any. */
+  /** seq of the last line whose seq was readable; startSeq - 1 before any. */
   private lastSeq: number;
+  /** Complete lines since then whose seq could not be read: each may have been a step or an intruder. */
+  private slack = 0;
   /** stored step_hash of the previous complete line; null when it is unknown. */
   private lastHash: string | null;
   private lastLineHash: string | null = null;
@@ -78,8 +80,12 @@ export class ChainVerifier {
     this.maxProblems = options.maxProblems ?? 1000;
     if (options.start) {
       this.fromGenesis = false;
-      this.startSeq = options.start.seq;
-      this.startHash = options.start.prev_hash;
+      const { seq, prev_hash: prev } = options.start as { seq: unknown; prev_hash: unknown };
+      this.startSeq = typeof seq === 'number' && Number.isSafeInteger(seq) && seq >= 0 ? seq : 0;
+      this.startHash = isDigest(prev) ? prev : null;
+      if (this.startSeq !== seq || this.startHash === null) {
+        this.report('GENESIS_INVALID', 'a partial chain starts from a seq (an integer from 0 to 2^53 - 1) and a prev_hash (a digest)', {});
+      }
     } else {
       this.fromGenesis = true;
       this.startSeq = 0;
@@ -151,7 +157,8 @@ export class ChainVerifier {
       try {
         text = decoder.decode(bytes);
       } catch {
-        this.report('MALFORMED_LINE', `line is not valid UTF-8 (first bad byte at column ${firstInvalidUtf8(bytes) + 1})`, loc);
+        const column = firstInvalidUtf8(bytes) + 1;
+        this.report('MALFORMED_LINE', `line is not valid UTF-8 (first bad byte at column ${column})`, { ...loc, column });
         this.unreadable();
         return;
       }
@@ -159,8 +166,21 @@ export class ChainVerifier {
     this.record(text, loc);
   }
 
+  /**
+   * A complete line the caller did not hold because it exceeds MAX_LINE_BYTES (a streaming reader stops
+   * buffering at the limit): counted and reported as LINE_TOO_LONG, exactly as `line` would.
+   */
+  longLine(byteLength: number): void {
+    this.fileLines++;
+    const loc: ProblemLocation = { ...(this.file === undefined ? {} : { file: this.file }), line: this.fileLines };
+    this.steps++;
+    this.lastLocation = loc;
+    this.report('LINE_TOO_LONG', `line of ${byteLength + 1} bytes exceeds the limit of ${MAX_LINE_BYTES}`, loc);
+    this.unreadable();
+  }
+
   private unreadable(): void {
-    this.lastSeq++;
+    this.slack++;
     this.lastHash = null;
     this.lastLineHash = null;
     this.lastLineSeq = null;
@@ -175,11 +195,12 @@ export class ChainVerifier {
     const scan = scanCanonical(text, { maxDepth: MAX_RECORD_DEPTH });
     if (scan.defect) {
       const d = scan.defect;
-      const field = d.path.split('/')[1];
+      const top = d.path.split('/')[1];
+      const field = top === undefined ? undefined : unescapeToken(top);
       this.report(d.code, `${d.reason}`, {
         ...loc,
         column: utf8Length(text.slice(0, d.index)) + 1,
-        ...(field ? { field: unescapeToken(field) } : {}),
+        ...(field !== undefined && RECORD_FIELDS.has(field) ? { field } : {}),
         ...(d.path ? { path: d.path } : {}),
       });
       this.unreadable();
@@ -201,35 +222,39 @@ export class ChainVerifier {
       return r === undefined ? undefined : JSON.parse(r);
     };
 
-    for (const name of members.keys()) {
-      if (!RECORD_FIELDS.has(name)) this.report('UNKNOWN_FIELD', `unknown member ${JSON.stringify(name)} in a step record`, { ...loc, field: name });
-    }
-    for (const name of REQUIRED_FIELDS) {
-      if (!members.has(name)) this.report('MISSING_FIELD', `required member "${name}" is missing`, { ...loc, field: name });
-    }
-
     const seqValue = json('seq');
     const seq = typeof seqValue === 'number' && Number.isSafeInteger(seqValue) && seqValue >= 0 ? seqValue : null;
     const at: ProblemLocation = seq === null ? loc : { ...loc, seq };
-    if (seqValue !== undefined && seq === null) this.report('FIELD_INVALID', 'seq must be a non-negative integer', { ...at, field: 'seq' });
-
-    const v = json('v');
-    if (v !== undefined && v !== 1) {
-      this.report(typeof v === 'number' ? 'UNSUPPORTED_VERSION' : 'FIELD_INVALID',
-        typeof v === 'number' ? `record version ${v} is not supported; this verifier reads version 1` : 'v must be the number 1', { ...at, field: 'v' });
+    // One line's problems come in a fixed order (FORMAT §6.3 step 4): unknown members in line order, then
+    // each required or optional member in UTF-16 order (missing, or breaking its rule), then markers.
+    for (const name of members.keys()) {
+      if (!RECORD_FIELDS.has(name)) this.report('UNKNOWN_FIELD', `unknown member ${JSON.stringify(name)} in a step record`, { ...at, field: name });
     }
-    const stepId = json('step_id');
-    if (stepId !== undefined && !isValidId(stepId)) this.report('FIELD_INVALID', 'step_id must be 1–128 characters from [A-Za-z0-9._:-] starting with a letter or digit', { ...at, field: 'step_id' });
-    const ts = json('ts');
-    if (ts !== undefined && !isValidTimestamp(ts)) this.report('FIELD_INVALID', 'ts must be an RFC 3339 UTC timestamp with milliseconds, such as 2026-01-31T12:00:00.000Z', { ...at, field: 'ts' });
+    const missing = (name: string): boolean => {
+      if (members.has(name)) return false;
+      if (REQUIRED_FIELDS.includes(name)) this.report('MISSING_FIELD', `required member "${name}" is missing`, { ...at, field: name });
+      return true;
+    };
+    const invalid = (name: string, message: string): void => this.report('FIELD_INVALID', message, { ...at, field: name });
+    for (const name of ['input', 'model']) missing(name);
+    const meta = raw('meta');
+    if (!missing('meta') && meta![0] !== '{') invalid('meta', 'meta must be a JSON object');
     const prevValue = json('prev_hash');
     const prevHash = isDigest(prevValue) ? prevValue : null;
-    if (prevValue !== undefined && prevHash === null) this.report('FIELD_INVALID', 'prev_hash must be "sha256:" followed by 64 lowercase hex digits', { ...at, field: 'prev_hash' });
+    if (!missing('prev_hash') && prevHash === null) invalid('prev_hash', 'prev_hash must be "sha256:" followed by 64 lowercase hex digits');
+    for (const name of ['prompt', 'result']) missing(name);
+    if (!missing('seq') && seq === null) invalid('seq', 'seq must be an integer from 0 to 2^53 - 1');
     const hashValue = json('step_hash');
     const stepHash = isDigest(hashValue) ? hashValue : null;
-    if (hashValue !== undefined && stepHash === null) this.report('FIELD_INVALID', 'step_hash must be "sha256:" followed by 64 lowercase hex digits', { ...at, field: 'step_hash' });
-    const meta = raw('meta');
-    if (meta !== undefined && meta[0] !== '{') this.report('FIELD_INVALID', 'meta must be a JSON object', { ...at, field: 'meta' });
+    if (!missing('step_hash') && stepHash === null) invalid('step_hash', 'step_hash must be "sha256:" followed by 64 lowercase hex digits');
+    if (!missing('step_id') && !isValidId(json('step_id'))) invalid('step_id', 'step_id must be 1–128 characters from [A-Za-z0-9._:-] starting with a letter or digit');
+    missing('tool_call');
+    if (!missing('ts') && !isValidTimestamp(json('ts'))) invalid('ts', 'ts must be an RFC 3339 UTC timestamp with milliseconds, such as 2026-01-31T12:00:00.000Z');
+    const v = json('v');
+    if (!missing('v') && v !== 1) {
+      if (typeof v === 'number') this.report('UNSUPPORTED_VERSION', `record version ${v} is not supported; this verifier reads version 1`, { ...at, field: 'v' });
+      else invalid('v', 'v must be the number 1');
+    }
 
     const blobs = this.checkMarkers(text, scan.markers, at);
 
@@ -248,13 +273,15 @@ export class ChainVerifier {
 
     // Sequence and link (FORMAT §6.3).
     const expectedSeq = this.lastSeq + 1;
+    const latestSeq = expectedSeq + this.slack;
     if (seq !== null && seq < expectedSeq && stepHash !== null && stepHash === this.lastLineHash && seq === this.lastLineSeq) {
       this.report('DUPLICATE_STEP', `step ${seq} appears again (the same step_hash as the previous line)`, { ...at, field: 'seq' });
       return; // a repeated line is skipped: the next line links to the original
     }
-    if (seq !== null && seq !== expectedSeq) {
-      if (seq > expectedSeq) {
-        this.report('SEQ_GAP', expectedSeq === seq - 1 ? `expected seq ${expectedSeq}, found ${seq}: step ${expectedSeq} is missing` : `expected seq ${expectedSeq}, found ${seq}: steps ${expectedSeq}–${seq - 1} are missing`, { ...at, field: 'seq' });
+    if (seq !== null && (seq < expectedSeq || seq > latestSeq)) {
+      if (seq > latestSeq) {
+        const expected = latestSeq === expectedSeq ? `${expectedSeq}` : `${expectedSeq}–${latestSeq}`;
+        this.report('SEQ_GAP', latestSeq === seq - 1 ? `expected seq ${expected}, found ${seq}: step ${seq - 1} is missing` : `expected seq ${expected}, found ${seq}: steps ${latestSeq}–${seq - 1} are missing`, { ...at, field: 'seq' });
       } else {
         this.report('SEQ_OUT_OF_ORDER', `expected seq ${expectedSeq}, found ${seq}: steps are out of order or repeated`, { ...at, field: 'seq' });
       }
@@ -263,7 +290,7 @@ export class ChainVerifier {
       this.report('BUCKET_MISNAMED', `bucket is named for seq ${this.fileFirstSeq} but its first step is seq ${seq}`, { ...at, field: 'seq' });
     }
     if (prevHash !== null && this.lastHash !== null && prevHash !== this.lastHash) {
-      const first = this.lastSeq < this.startSeq;
+      const first = this.steps === 1;
       if (first && this.fromGenesis) {
         this.report('GENESIS_MISMATCH', `the first step's prev_hash ${prevHash} is not the genesis hash ${this.lastHash}: the chain belongs to another journal or its genesis was altered`, { ...at, field: 'prev_hash' });
       } else if (first) {
@@ -273,7 +300,11 @@ export class ChainVerifier {
       }
     }
 
-    this.lastSeq = seq ?? expectedSeq;
+    if (seq === null) this.slack++;
+    else {
+      this.lastSeq = seq;
+      this.slack = 0;
+    }
     this.lastHash = stepHash;
     this.lastLineHash = stepHash;
     this.lastLineSeq = seq;
@@ -320,7 +351,8 @@ export class ChainVerifier {
     if (this.options.expectHead !== undefined && head !== this.options.expectHead) {
       this.report('HEAD_MISMATCH', head === null
         ? `expected head ${this.options.expectHead}, but the chain has no readable last step`
-        : `expected head ${this.options.expectHead}, found ${head}: the chain was truncated, extended or replaced`, { ...this.lastLocation, field: 'step_hash' });
+        : `expected head ${this.options.expectHead}, found ${head}: the chain was truncated, extended or replaced`,
+      { ...this.lastLocation, ...(this.lastLineSeq === null || head === null ? {} : { seq: this.lastLineSeq }), field: 'step_hash' });
     }
     return {
       ok: this.problems.length === 0 && !this.truncated,

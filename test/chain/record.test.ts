@@ -1,0 +1,103 @@
+import { describe, expect, test } from 'vitest';
+import { canonicalJson } from '../../src/canonical/jcs.js';
+import { CanonicalError } from '../../src/canonical/errors.js';
+import { checkStepInput, genesisHash, makeGenesis, RecordError, sealRecord, type Genesis, type UnsealedRecord } from '../../src/chain/record.js';
+import { loadVectors } from '../helpers/vectors.js';
+
+interface StepHashCase { id: string; record: UnsealedRecord; preimage: string; step_hash: string; line: string }
+
+const vectors = loadVectors<StepHashCase>('step-hashes.json');
+
+describe('step-hashes.json vectors', () => {
+  test('genesis hash', () => {
+    const genesis = vectors.genesis as Genesis;
+    expect(canonicalJson(genesis)).toBe(vectors.genesis_jcs);
+    expect(genesisHash(genesis)).toBe(vectors.genesis_hash);
+  });
+  test.each(vectors.cases.map((c) => [c.id, c] as const))('%s', (_id, c) => {
+    const { record, line } = sealRecord(c.record);
+    expect(record.step_hash).toBe(c.step_hash);
+    expect(line).toBe(c.line);
+    expect(canonicalJson(c.record, { refuseReserved: false })).toBe(c.preimage);
+  });
+});
+
+describe('checkStepInput', () => {
+  test('absent content fields become null; supplied step_id, ts and meta are kept unchanged', () => {
+    const checked = checkStepInput({ model: 'm', step_id: 'Call_01.retry:2', ts: '2026-03-04T05:06:07.089Z', meta: { run: 1 } });
+    expect(checked.content).toEqual({ input: null, model: 'm', prompt: null, tool_call: null, result: null });
+    expect(checked.step_id).toBe('Call_01.retry:2');
+    expect(checked.ts).toBe('2026-03-04T05:06:07.089Z');
+    expect(checked.meta).toEqual({ run: 1 });
+  });
+
+  test.each([
+    ['v', { v: 1 }, 'FIELD_NOT_ALLOWED', '/v'],
+    ['seq', { seq: 0 }, 'FIELD_NOT_ALLOWED', '/seq'],
+    ['prev_hash', { prev_hash: 'sha256:00' }, 'FIELD_NOT_ALLOWED', '/prev_hash'],
+    ['step_hash', { step_hash: 'sha256:00' }, 'FIELD_NOT_ALLOWED', '/step_hash'],
+    ['unknown field', { tool: 'x' }, 'FIELD_INVALID', '/tool'],
+    ['bad step_id', { step_id: '../etc' }, 'FIELD_INVALID', '/step_id'],
+    ['long step_id', { step_id: 'a'.repeat(129) }, 'FIELD_INVALID', '/step_id'],
+    ['ts without millis', { ts: '2026-01-01T00:00:00Z' }, 'FIELD_INVALID', '/ts'],
+    ['ts not UTC', { ts: '2026-01-01T00:00:00.000+01:00' }, 'FIELD_INVALID', '/ts'],
+    ['ts 30 February', { ts: '2026-02-30T00:00:00.000Z' }, 'FIELD_INVALID', '/ts'],
+    ['meta array', { meta: [1] }, 'FIELD_INVALID', '/meta'],
+    ['meta null', { meta: null }, 'FIELD_INVALID', '/meta'],
+  ])('refuses %s', (_name, step, code, path) => {
+    expect(() => checkStepInput(step as never)).toThrow(RecordError);
+    try {
+      checkStepInput(step as never);
+    } catch (e) {
+      expect((e as RecordError).code).toBe(code);
+      expect((e as RecordError).location.path).toBe(path);
+    }
+  });
+
+  test('bad content names the content field in the pointer', () => {
+    try {
+      checkStepInput({ tool_call: { arguments: { when: new Date(0) } } });
+      expect.unreachable();
+    } catch (e) {
+      expect(e).toBeInstanceOf(CanonicalError);
+      expect((e as CanonicalError).code).toBe('NOT_PLAIN_OBJECT');
+      expect((e as CanonicalError).location.path).toBe('/tool_call/arguments/when');
+      expect((e as CanonicalError).message).toContain('/tool_call/arguments/when');
+    }
+  });
+
+  test('reserved member names are refused in caller data, even deep inside meta', () => {
+    expect(() => checkStepInput({ meta: { a: [{ '$stepchain:redacted': 1 }] } })).toThrow(/RESERVED_KEY.*\/meta\/a\/0/);
+  });
+
+  test('a content field of depth 100 is accepted and 101 refused', () => {
+    let v: unknown = [];
+    for (let i = 1; i < 100; i++) v = [v];
+    expect(() => checkStepInput({ result: v })).not.toThrow();
+    expect(() => checkStepInput({ result: [v] })).toThrow(/DEPTH_LIMIT/);
+  });
+});
+
+describe('genesis', () => {
+  test('makeGenesis refuses an invalid journal id or time', () => {
+    expect(() => makeGenesis({ journalId: '' })).toThrow(/GENESIS_INVALID/);
+    expect(() => makeGenesis({ createdAt: 'yesterday' })).toThrow(/GENESIS_INVALID/);
+  });
+  test('a generated genesis has a UUID v4 journal id and a millisecond UTC time', () => {
+    const g = makeGenesis();
+    expect(g.journal_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(g.created_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+  });
+});
+
+describe('sealRecord', () => {
+  test('content that imitates the step_hash member does not displace the real one', () => {
+    const g = genesisHash(makeGenesis({ journalId: 'j', createdAt: '2026-01-01T00:00:00.000Z' }));
+    const unsealed: UnsealedRecord = {
+      v: 1, seq: 0, step_id: 'a', ts: '2026-01-01T00:00:00.000Z', prev_hash: g,
+      input: { a: 1, step_id: 'x', seq: 0 }, model: ',"step_hash":"x","step_id":', prompt: null, tool_call: null, result: null,
+    };
+    const { record, line } = sealRecord(unsealed);
+    expect(line).toBe(canonicalJson(record) + '\n');
+  });
+});
