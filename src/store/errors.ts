@@ -1,0 +1,49 @@
+/**
+ * The journal store's one error class (spec/FORMAT.md §8). Codes are public API: add, never rename.
+ * Each message names the file, seq or field concerned and says what to do.
+ */
+import { StepchainError } from '../errors.js';
+
+export type StoreErrorCode =
+  /** `open` of an id with no journal under the root. */
+  | 'JOURNAL_NOT_FOUND'
+  /** `create` or `fork` to an id that is already taken. */
+  | 'JOURNAL_EXISTS'
+  /** The journal directory or its metadata file is not a journal this version can open. */
+  | 'JOURNAL_INVALID'
+  /** The committed chain cannot be extended safely (its last whole line is unreadable or does not link). */
+  | 'JOURNAL_CORRUPT'
+  /** A journal id outside [A-Za-z0-9_.-]{1,200}, containing "..", or with a leading dot. */
+  | 'ID_INVALID'
+  /** The journal lock stayed held by another writer past the contention timeout. */
+  | 'LOCK_TIMEOUT'
+  /** This process's lock was taken over (its refresh failed past the stale threshold); nothing was written. */
+  | 'LOCK_COMPROMISED'
+  /** A caller-supplied step_id the journal already holds with different content. */
+  | 'STEP_ID_CONFLICT'
+  /** A step whose sealed line would exceed MAX_LINE_BYTES (only `meta` is never moved to a blob). */
+  | 'STEP_TOO_LARGE'
+  /** A seq or range that is not a non-negative integer, or outside the chain (fork's fromStep). */
+  | 'RANGE_INVALID'
+  /** An append on a journal opened read-only. */
+  | 'READ_ONLY'
+  /** An operation on a closed journal. */
+  | 'CLOSED'
+  /** An option with a wrong type or out of range. */
+  | 'OPTION_INVALID'
+  /** A blob a record references is absent, or its bytes do not match the reference. */
+  | 'BLOB_MISSING'
+  | 'BLOB_CORRUPT'
+  /** Any other file-system failure; `cause` holds the system error. */
+  | 'IO_ERROR';
+
+export class StoreError extends StepchainError<StoreErrorCode> {}
+
+/** Wraps a system error as IO_ERROR naming what was being done and to which file. */
+export function ioError(what: string, file: string, cause: unknown): StoreError {
+  const code = (cause as { code?: unknown } | null)?.code;
+  return new StoreError('IO_ERROR', `${what} ${file} failed${typeof code === 'string' ? ` (${code})` : ''}`, {
+    location: { file },
+    cause,
+  });
+}

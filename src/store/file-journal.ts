@@ -1,0 +1,638 @@
+/**
+ * A journal in a directory (spec/FORMAT.md §8): JSONL buckets, content-addressed blobs, a head cache,
+ * all written under the journal lock. Appends from one process are group-committed: a batch takes the
+ * lock once, reads the true tail (another process may have appended), writes its lines with one write
+ * per bucket and one fsync, then releases the lock.
+ */
+import { open, readFile, readdir, truncate, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { MAX_LINE_BYTES } from '../canonical/limits.js';
+import { isDigest } from '../canonical/sha256.js';
+import { formatTimestamp, genesisHash, type Genesis, type StepInput, type StepRecord } from '../chain/record.js';
+import type { ChainReport } from '../chain/report.js';
+import type { ChainHead, SeqRange, StoredLine } from '../chain/source.js';
+import { StoreError, ioError } from './errors.js';
+import { fsyncDir, isNotFound, sizeOf, writeFileAtomic } from './fsutil.js';
+import { checkRange, assertSeq } from './ids.js';
+import { BLOBS_DIR, BUCKETS_DIR, HEAD_FILE, blobFileName, bucketFirstSeq, bucketName, parseHead, serializeHead, type JournalMeta } from './layout.js';
+import { readLastLine, readLines, type RawLine } from './lines.js';
+import { acquireLock } from './lock.js';
+import { prepareStep, recordKey, type BlobPayload, type PreparedStep } from './prepare.js';
+import { restoreRecord } from './restore.js';
+import { IdempotencyWindow, sequenceBatch, type Group } from './sequencer.js';
+import type { AppendResult, FsyncMode, Journal, JournalConfig, JournalVerifyOptions, Lineage } from './types.js';
+import { verifyJournalDir } from './verify-dir.js';
+
+export interface FileJournalOptions {
+  fsync: FsyncMode;
+  lockTimeoutMs: number;
+  staleMs: number;
+  idempotencyWindow: number;
+  batchSyncMs: number;
+}
+
+/** Where the committed chain ends, as last read under the lock. */
+interface WriterTail {
+  /** First seq of the bucket the next line goes to (if it fits). */
+  bucket: number;
+  /** Byte length of that bucket's whole lines. */
+  size: number;
+  seq: number;
+  /** step_hash at `seq` (the genesis hash at -1); null only for a line counted but not parsed. */
+  hash: string | null;
+}
+
+interface Pending extends Group {
+  resolve: (results: AppendResult[]) => void;
+  reject: (error: unknown) => void;
+}
+
+/** At most this many calls go into one group commit, bounding a batch's memory. */
+const MAX_GROUPS_PER_BATCH = 4096;
+
+export class FileJournal implements Journal {
+  readonly genesis: Genesis;
+  readonly lineage: Lineage | null;
+  readonly config: JournalConfig;
+  private readonly bucketsDir: string;
+  private readonly blobsDir: string;
+  private tail: WriterTail | null = null;
+  private readonly window: IdempotencyWindow;
+  private queue: Pending[] = [];
+  private flushing: Promise<void> | null = null;
+  private compromised: Error | null = null;
+  private closed = false;
+  private readonly dirty = new Set<string>();
+  private dirtyDirs = new Set<string>();
+  private syncTimer: NodeJS.Timeout | null = null;
+  private syncing: Promise<void> = Promise.resolve();
+
+  constructor(
+    readonly id: string,
+    readonly dir: string,
+    meta: JournalMeta,
+    private readonly options: FileJournalOptions,
+    readonly readOnly: boolean,
+  ) {
+    this.genesis = meta.genesis;
+    this.lineage = meta.lineage;
+    this.config = meta.config;
+    this.bucketsDir = join(dir, BUCKETS_DIR);
+    this.blobsDir = join(dir, BLOBS_DIR);
+    this.window = new IdempotencyWindow(options.idempotencyWindow);
+  }
+
+  // ---------------------------------------------------------------- appending
+
+  append(step: StepInput): Promise<AppendResult> {
+    return this.enqueue([step]).then((r) => r[0]!);
+  }
+
+  appendMany(steps: readonly StepInput[]): Promise<AppendResult[]> {
+    if (!Array.isArray(steps)) return Promise.reject(new StoreError('OPTION_INVALID', 'appendMany takes an array of steps'));
+    if (steps.length === 0) return Promise.resolve([]);
+    return this.enqueue(steps);
+  }
+
+  private enqueue(steps: readonly StepInput[]): Promise<AppendResult[]> {
+    if (this.closed) return Promise.reject(new StoreError('CLOSED', `journal ${this.id} is closed`, { hint: 'open it again' }));
+    if (this.readOnly) {
+      return Promise.reject(new StoreError('READ_ONLY', `journal ${this.id} was opened read-only`, { hint: 'open it without readOnly to append' }));
+    }
+    let prepared: PreparedStep[];
+    try {
+      prepared = steps.map((s, i) => {
+        try {
+          return prepareStep(s, this.config.blob_threshold);
+        } catch (e) {
+          if (steps.length > 1 && e instanceof Error) e.message = `step ${i} of the batch: ${e.message}`;
+          throw e;
+        }
+      });
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return new Promise((resolve, reject) => {
+      this.queue.push({ steps: prepared, resolve, reject });
+      this.kick();
+    });
+  }
+
+  private kick(): void {
+    if (this.flushing !== null) return;
+    this.flushing = this.drain().finally(() => {
+      this.flushing = null;
+      if (this.queue.length > 0) this.kick();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    // Let every append issued in the same turn of the event loop join the first batch.
+    await new Promise((resolve) => setImmediate(resolve));
+    while (this.queue.length > 0) {
+      const batch = this.queue.splice(0, MAX_GROUPS_PER_BATCH);
+      await this.commit(batch);
+    }
+  }
+
+  private async commit(batch: Pending[]): Promise<void> {
+    let release: (() => Promise<void>) | null = null;
+    let settle: () => void;
+    try {
+      this.compromised = null;
+      release = await acquireLock(this.dir, {
+        timeoutMs: this.options.lockTimeoutMs,
+        staleMs: this.options.staleMs,
+        onCompromised: (e) => {
+          this.compromised = e;
+        },
+      });
+      await this.syncTail();
+      const tail = this.tail!;
+      if (tail.hash === null) {
+        throw new StoreError('JOURNAL_CORRUPT', `the last step (seq ${tail.seq}) of ${this.dir} could not be read`, { hint: 'run verify on the journal' });
+      }
+      const seq = sequenceBatch(batch, { seq: tail.seq, hash: tail.hash }, this.window, formatTimestamp(new Date()));
+      if (seq.lines.length > 0) {
+        const blobs = new Map<string, BlobPayload>();
+        for (const o of seq.outcomes) if (o.ok) for (const b of o.blobs) blobs.set(b.digest, b);
+        await this.writeBlobs([...blobs.values()]);
+        const lost = this.compromised as Error | null;
+        if (lost !== null) {
+          throw new StoreError('LOCK_COMPROMISED', `the lock on ${this.dir} was lost before writing (${lost.message}); nothing was written`, {
+            hint: 'retry the append; the journal re-reads its tail under a fresh lock',
+          });
+        }
+        await this.writeLines(seq.lines);
+        for (const [id, entry] of seq.entries) this.window.add(id, entry);
+        await this.writeHeadCache();
+      }
+      settle = () => seq.outcomes.forEach((o, i) => (o.ok ? batch[i]!.resolve(o.results) : batch[i]!.reject(o.error)));
+    } catch (e) {
+      // Whatever happened, the next batch re-reads the tail from disk instead of trusting memory.
+      this.tail = null;
+      settle = () => batch.forEach((p) => p.reject(e));
+    }
+    // Release before acknowledging, so other writers proceed while callers handle their results.
+    if (release !== null) await release();
+    settle();
+  }
+
+  /** Takes the lock once to repair a torn tail and a stale head cache and to load the idempotency window. */
+  async recover(): Promise<void> {
+    const release = await acquireLock(this.dir, {
+      timeoutMs: this.options.lockTimeoutMs,
+      staleMs: this.options.staleMs,
+      onCompromised: () => {},
+    });
+    try {
+      this.tail = null;
+      await this.syncTail();
+    } finally {
+      await release();
+    }
+  }
+
+  // --------------------------------------------------------- the tail, under the lock
+
+  private bucketPath(first: number): string {
+    return join(this.bucketsDir, bucketName(first));
+  }
+
+  private async listBuckets(): Promise<number[]> {
+    let names: string[];
+    try {
+      names = await readdir(this.bucketsDir);
+    } catch (e) {
+      throw ioError('listing', this.bucketsDir, e);
+    }
+    const seqs: number[] = [];
+    for (const n of names) {
+      const s = bucketFirstSeq(n);
+      if (s !== null) seqs.push(s);
+    }
+    return seqs.sort((a, b) => a - b);
+  }
+
+  private async syncTail(): Promise<void> {
+    if (this.tail !== null) {
+      await this.scanForward(0);
+      return;
+    }
+    const buckets = await this.listBuckets();
+    this.window.clear();
+    if (buckets.length === 0) {
+      this.tail = { bucket: 0, size: 0, seq: -1, hash: genesisHash(this.genesis) };
+    } else {
+      // Find the head from the last whole line, then start reading where the idempotency window begins.
+      let head = buckets[buckets.length - 1]! - 1;
+      for (let i = buckets.length - 1; i >= 0; i--) {
+        const { line } = await readLastLine(this.bucketPath(buckets[i]!));
+        if (line === null) continue;
+        let seq: unknown;
+        try {
+          seq = (JSON.parse(line.bytes.toString('utf8')) as { seq?: unknown }).seq;
+        } catch {
+          seq = undefined;
+        }
+        head = typeof seq === 'number' && Number.isSafeInteger(seq) ? seq : buckets[i]! + (await this.countLines(buckets[i]!)) - 1;
+        break;
+      }
+      const from = Math.max(0, head - this.window.size + 1);
+      let start = 0;
+      for (let i = 0; i < buckets.length; i++) if (buckets[i]! <= from) start = i;
+      const first = buckets[start]!;
+      this.tail = { bucket: first, size: 0, seq: first - 1, hash: first === 0 ? genesisHash(this.genesis) : null };
+      await this.scanForward(from);
+    }
+    await this.repairHeadCache();
+  }
+
+  private async countLines(first: number): Promise<number> {
+    let n = 0;
+    for await (const l of readLines(this.bucketPath(first))) if (l.terminated) n++;
+    return n;
+  }
+
+  /** Reads whole lines past the known tail, across buckets; quarantines a torn final line. */
+  private async scanForward(parseFrom: number): Promise<void> {
+    const tail = this.tail!;
+    for (;;) {
+      const path = this.bucketPath(tail.bucket);
+      const size = await sizeOf(path).catch((e) => {
+        throw ioError('reading', path, e);
+      });
+      if (size === null) {
+        if (tail.size === 0 && tail.seq === tail.bucket - 1) return; // the next bucket is not created yet
+        throw new StoreError('JOURNAL_CORRUPT', `bucket ${path} disappeared after seq ${tail.seq} was committed in it`, {
+          location: { file: path, seq: tail.seq },
+          hint: 'restore the bucket from a backup',
+        });
+      }
+      if (size < tail.size) {
+        throw new StoreError('JOURNAL_CORRUPT', `bucket ${path} shrank to ${size} bytes below its committed ${tail.size}`, {
+          location: { file: path, seq: tail.seq },
+          hint: 'committed steps were removed; restore the bucket from a backup',
+        });
+      }
+      if (size > tail.size) {
+        for await (const raw of readLines(path, tail.size, MAX_LINE_BYTES)) {
+          if (!raw.terminated) {
+            // Only the journal's final line can be a torn write; a later bucket means damage, not a crash.
+            if (tail.seq + 1 !== tail.bucket && (await sizeOf(this.bucketPath(tail.seq + 1))) !== null) {
+              throw new StoreError('JOURNAL_CORRUPT', `${path} ends inside a line, but bucket ${bucketName(tail.seq + 1)} follows it`, {
+                location: { file: path, seq: tail.seq + 1 },
+                hint: 'run verify on the journal and restore the bucket from a backup',
+              });
+            }
+            await this.quarantine(path, raw.start);
+            break;
+          }
+          this.absorb(raw, path, tail.seq + 1 >= parseFrom);
+          tail.size = raw.end;
+        }
+      }
+      const next = tail.seq + 1;
+      if (next === tail.bucket || (await sizeOf(this.bucketPath(next))) === null) return;
+      tail.bucket = next;
+      tail.size = 0;
+    }
+  }
+
+  private absorb(raw: RawLine, path: string, parse: boolean): void {
+    const tail = this.tail!;
+    const seq = tail.seq + 1;
+    if (!parse) {
+      tail.seq = seq;
+      tail.hash = null;
+      return;
+    }
+    const corrupt = (why: string): never => {
+      throw new StoreError('JOURNAL_CORRUPT', `${path} line ${seq - tail.bucket + 1} (seq ${seq}): ${why}; refusing to append to a broken chain`, {
+        location: { file: path, line: seq - tail.bucket + 1, seq },
+        hint: 'run verify on the journal to see every problem',
+      });
+    };
+    if (raw.tooLong) return corrupt(`the line is longer than ${MAX_LINE_BYTES} bytes`);
+    let rec: StepRecord;
+    try {
+      rec = JSON.parse(raw.bytes.toString('utf8')) as StepRecord;
+    } catch {
+      return corrupt('not JSON');
+    }
+    if (rec === null || typeof rec !== 'object') return corrupt('not a JSON object');
+    if (rec.seq !== seq) return corrupt(`seq is ${String(rec.seq)}`);
+    if (!isDigest(rec.step_hash)) return corrupt('step_hash is not a digest');
+    if (tail.hash !== null && rec.prev_hash !== tail.hash) return corrupt(`prev_hash does not link to seq ${tail.seq}`);
+    tail.seq = seq;
+    tail.hash = rec.step_hash;
+    if (typeof rec.step_id === 'string') {
+      this.window.add(rec.step_id, { seq, step_hash: rec.step_hash, prev_hash: rec.prev_hash, key: recordKey(rec), ts: rec.ts });
+    }
+  }
+
+  /** Moves a torn final line (bytes from `from` to the end) into a quarantine file, then cuts it off. */
+  private async quarantine(path: string, from: number): Promise<void> {
+    try {
+      const bytes = await readFrom(path, from);
+      const base = path.slice(path.lastIndexOf('/') + 1);
+      const taken = new Set(await readdir(this.bucketsDir));
+      let n = 1;
+      while (taken.has(`${base}.quarantine-${n}`)) n++;
+      const qpath = `${path}.quarantine-${n}`;
+      const fh = await open(qpath, 'wx');
+      try {
+        await fh.writeFile(bytes);
+        await fh.sync();
+      } finally {
+        await fh.close();
+      }
+      await fsyncDir(this.bucketsDir);
+      const bh = await open(path, 'r+');
+      try {
+        await bh.truncate(from);
+        await bh.sync();
+      } finally {
+        await bh.close();
+      }
+    } catch (e) {
+      throw ioError('quarantining the torn tail of', path, e);
+    }
+  }
+
+  private async repairHeadCache(): Promise<void> {
+    const tail = this.tail!;
+    const path = join(this.dir, HEAD_FILE);
+    let cached: { seq: number; step_hash: string } | null = null;
+    let present = true;
+    try {
+      cached = parseHead(await readFile(path, 'utf8'));
+    } catch (e) {
+      if (!isNotFound(e)) throw ioError('reading', path, e);
+      present = false;
+    }
+    if (tail.seq < 0) {
+      if (present) await unlink(path).catch(() => {});
+      return;
+    }
+    if (cached === null || cached.seq !== tail.seq || cached.step_hash !== tail.hash) await this.writeHeadCache();
+  }
+
+  // ---------------------------------------------------------------- writing
+
+  private async writeBlobs(blobs: BlobPayload[]): Promise<void> {
+    if (blobs.length === 0) return;
+    const durable = this.options.fsync !== 'none';
+    let created = false;
+    for (const b of blobs) {
+      const path = join(this.blobsDir, blobFileName(b.digest));
+      try {
+        if ((await sizeOf(path)) === b.bytes.length) continue; // stored once; verify checks its hash
+        await writeFileAtomic(path, b.bytes, { fsyncFile: durable, fsyncDir: false });
+        created = true;
+      } catch (e) {
+        throw ioError('writing blob', path, e);
+      }
+    }
+    if (created && durable) await fsyncDir(this.blobsDir).catch((e) => {
+      throw ioError('syncing', this.blobsDir, e);
+    });
+  }
+
+  private async writeLines(lines: Array<{ seq: number; text: string }>): Promise<void> {
+    const tail = this.tail!;
+    // Split into bucket segments: a line starts a new bucket when the current one is non-empty and the
+    // line would take it past bucket_bytes.
+    const segments: Array<{ first: number; parts: Buffer[]; bytes: number }> = [];
+    let cur = { first: tail.bucket, parts: [] as Buffer[], bytes: 0 };
+    let size = tail.size;
+    for (const l of lines) {
+      const buf = Buffer.from(l.text, 'utf8');
+      if (size > 0 && size + buf.length > this.config.bucket_bytes) {
+        if (cur.parts.length > 0) segments.push(cur);
+        cur = { first: l.seq, parts: [], bytes: 0 };
+        size = 0;
+      }
+      cur.parts.push(buf);
+      cur.bytes += buf.length;
+      size += buf.length;
+    }
+    segments.push(cur);
+
+    const undo: Array<{ path: string; size: number; created: boolean }> = [];
+    const always = this.options.fsync === 'always';
+    let newBucket = false;
+    try {
+      for (const seg of segments) {
+        const path = this.bucketPath(seg.first);
+        const before = await sizeOf(path);
+        undo.push({ path, size: before ?? 0, created: before === null });
+        if (before === null) newBucket = true;
+        const fh = await open(path, 'a');
+        try {
+          const data = seg.parts.length === 1 ? seg.parts[0]! : Buffer.concat(seg.parts);
+          let off = 0;
+          while (off < data.length) off += (await fh.write(data, off, data.length - off)).bytesWritten;
+          if (always) await fh.sync();
+        } finally {
+          await fh.close();
+        }
+        if (this.options.fsync === 'batch') this.dirty.add(path);
+      }
+      if (newBucket) {
+        if (always) await fsyncDir(this.bucketsDir);
+        else if (this.options.fsync === 'batch') this.dirtyDirs.add(this.bucketsDir);
+      }
+    } catch (e) {
+      for (const u of undo.reverse()) {
+        try {
+          if (u.created) await unlink(u.path);
+          else await truncate(u.path, u.size);
+        } catch {
+          // the next lock holder quarantines whatever remains
+        }
+      }
+      throw ioError('appending to', undo[undo.length - 1]?.path ?? this.bucketsDir, e);
+    }
+    const last = segments[segments.length - 1]!;
+    const lastLine = lines[lines.length - 1]!;
+    this.tail = {
+      bucket: last.first,
+      size: (last.first === tail.bucket ? tail.size : 0) + last.bytes,
+      seq: lastLine.seq,
+      hash: (JSON.parse(lastLine.text) as { step_hash: string }).step_hash,
+    };
+    if (this.options.fsync === 'batch') this.scheduleSync();
+  }
+
+  private async writeHeadCache(): Promise<void> {
+    const tail = this.tail!;
+    if (tail.hash === null || tail.seq < 0) return;
+    try {
+      await writeFileAtomic(join(this.dir, HEAD_FILE), serializeHead({ seq: tail.seq, step_hash: tail.hash }), {
+        fsyncFile: false,
+        fsyncDir: this.options.fsync === 'always',
+      });
+    } catch {
+      // The cache is only a cache: the chain is the truth, and the next open rewrites it.
+    }
+  }
+
+  private scheduleSync(): void {
+    if (this.syncTimer !== null) return;
+    this.syncTimer = setTimeout(() => {
+      this.syncTimer = null;
+      this.syncing = this.syncing.then(() => this.flushDirty());
+    }, this.options.batchSyncMs);
+    this.syncTimer.unref();
+  }
+
+  /** fsyncs every bucket written since the last sync ('batch' mode). */
+  async sync(): Promise<void> {
+    if (this.syncTimer !== null) {
+      clearTimeout(this.syncTimer);
+      this.syncTimer = null;
+    }
+    this.syncing = this.syncing.then(() => this.flushDirty());
+    await this.syncing;
+  }
+
+  private async flushDirty(): Promise<void> {
+    const paths = [...this.dirty];
+    const dirs = [...this.dirtyDirs];
+    this.dirty.clear();
+    this.dirtyDirs.clear();
+    for (const p of paths) {
+      try {
+        const fh = await open(p, 'r');
+        try {
+          await fh.sync();
+        } finally {
+          await fh.close();
+        }
+      } catch {
+        // a bucket that vanished has nothing left to sync
+      }
+    }
+    for (const d of dirs) await fsyncDir(d).catch(() => {});
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    while (this.flushing !== null) await this.flushing;
+    await this.sync();
+  }
+
+  // ---------------------------------------------------------------- reading (no lock)
+
+  async head(): Promise<ChainHead | null> {
+    const buckets = await this.listBuckets();
+    for (let i = buckets.length - 1; i >= 0; i--) {
+      const path = this.bucketPath(buckets[i]!);
+      const { line } = await readLastLine(path).catch((e) => {
+        throw ioError('reading', path, e);
+      });
+      if (line === null) continue;
+      let rec: { seq?: unknown; step_hash?: unknown };
+      try {
+        rec = JSON.parse(line.bytes.toString('utf8')) as typeof rec;
+      } catch {
+        rec = {};
+      }
+      if (typeof rec.seq !== 'number' || !isDigest(rec.step_hash)) {
+        throw new StoreError('JOURNAL_CORRUPT', `the last line of ${path} is not a step record`, {
+          location: { file: path },
+          hint: 'run verify on the journal to locate the damage',
+        });
+      }
+      return { seq: rec.seq, step_hash: rec.step_hash };
+    }
+    return null;
+  }
+
+  async *lines(range?: SeqRange): AsyncGenerator<StoredLine> {
+    const { from, to: wanted } = checkRange(range);
+    // Bound the walk by the head as it is now, so a reader never chases concurrent appends.
+    const head = await this.head();
+    if (head === null) return;
+    const to = Math.min(wanted ?? head.seq, head.seq);
+    if (from > to) return;
+    const buckets = await this.listBuckets();
+    let start = 0;
+    for (let i = 0; i < buckets.length; i++) if (buckets[i]! <= from) start = i;
+    let seq = buckets[start] ?? 0;
+    if (seq > from) {
+      throw new StoreError('JOURNAL_CORRUPT', `no bucket holds seq ${from} (the first bucket starts at seq ${seq})`, {
+        location: { seq: from },
+        hint: 'run verify on the journal and restore the missing bucket from a backup',
+      });
+    }
+    for (let i = start; i < buckets.length && buckets[i]! <= to; i++) {
+      const first = buckets[i]!;
+      const name = bucketName(first);
+      if (first !== seq) {
+        throw new StoreError('JOURNAL_CORRUPT', `bucket ${name} should start at seq ${seq}: steps are missing or repeated between buckets`, {
+          location: { file: join(BUCKETS_DIR, name), seq: first },
+          hint: 'run verify on the journal and restore the missing bucket from a backup',
+        });
+      }
+      for await (const raw of readLines(join(this.bucketsDir, name), 0, MAX_LINE_BYTES)) {
+        if (!raw.terminated) break;
+        if (raw.tooLong && seq >= from) {
+          throw new StoreError('JOURNAL_CORRUPT', `${join(BUCKETS_DIR, name)} seq ${seq}: the line is longer than ${MAX_LINE_BYTES} bytes`, {
+            location: { file: join(BUCKETS_DIR, name), seq },
+            hint: 'run verify on the journal to locate the damage',
+          });
+        }
+        if (seq >= from) yield { bucket: name, seq, text: raw.bytes.toString('utf8') };
+        if (seq >= to) return;
+        seq++;
+      }
+    }
+  }
+
+  async *read(range?: SeqRange): AsyncGenerator<StepRecord> {
+    for await (const l of this.lines(range)) {
+      yield await restoreRecord(l.text, l.seq, join(BUCKETS_DIR, l.bucket), (d) => this.blob(d));
+    }
+  }
+
+  async get(seq: number): Promise<StepRecord | null> {
+    assertSeq('seq', seq);
+    for await (const r of this.read({ from: seq, to: seq })) return r;
+    return null;
+  }
+
+  async blob(digest: string): Promise<Uint8Array | null> {
+    if (!isDigest(digest)) return null;
+    const path = join(this.blobsDir, blobFileName(digest));
+    try {
+      return new Uint8Array(await readFile(path));
+    } catch (e) {
+      if (isNotFound(e)) return null;
+      throw ioError('reading blob', path, e);
+    }
+  }
+
+  verify(options: JournalVerifyOptions = {}): Promise<ChainReport> {
+    return verifyJournalDir(this.dir, { genesis: this.genesis, lineage: this.lineage }, options);
+  }
+}
+
+/** The bytes of `path` from offset `from` to its end (a torn tail: never more than one line). */
+async function readFrom(path: string, from: number): Promise<Buffer> {
+  const fh = await open(path, 'r');
+  try {
+    const size = (await fh.stat()).size;
+    const out = Buffer.alloc(Math.max(0, size - from));
+    let got = 0;
+    while (got < out.length) {
+      const { bytesRead } = await fh.read(out, got, out.length - got, from + got);
+      if (bytesRead === 0) break;
+      got += bytesRead;
+    }
+    return out.subarray(0, got);
+  } finally {
+    await fh.close();
+  }
+}

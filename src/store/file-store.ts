@@ -1,0 +1,245 @@
+/**
+ * The embedded file store (spec/FORMAT.md §8): one directory per journal under a root. Ids are
+ * checked before they touch a path, so an id from untrusted input never names anything outside the root.
+ * New journals (create, fork) are built in a hidden staging directory and renamed into place, so a
+ * journal directory either is complete or does not exist.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { makeGenesis } from '../chain/record.js';
+import { StoreError, ioError } from './errors.js';
+import { FileJournal, type FileJournalOptions } from './file-journal.js';
+import { copyPrefix } from './fork.js';
+import { fsyncDir, isNotFound } from './fsutil.js';
+import { assertJournalId, intOption, isJournalId } from './ids.js';
+import {
+  BLOBS_DIR, BUCKETS_DIR, DEFAULT_BLOB_THRESHOLD, DEFAULT_BUCKET_BYTES, HEAD_FILE, MAX_BLOB_THRESHOLD, MAX_BUCKET_BYTES, META_FILE,
+  MIN_BLOB_THRESHOLD, MIN_BUCKET_BYTES, STORE_FORMAT, blobFileName, bucketName, parseMeta, serializeHead, serializeMeta, type JournalMeta,
+} from './layout.js';
+import type { CreateOptions, FsyncMode, ForkOptions, Journal, JournalConfig, OpenOptions, Store } from './types.js';
+
+export const DEFAULT_LOCK_TIMEOUT_MS = 10_000;
+export const DEFAULT_STALE_MS = 10_000;
+export const DEFAULT_IDEMPOTENCY_WINDOW = 10_000;
+export const DEFAULT_BATCH_SYNC_MS = 100;
+
+export interface FileStoreOptions {
+  /** Durability of an acknowledged append (default 'always'); spec/FORMAT.md §8. */
+  fsync?: FsyncMode;
+  /** How long an append waits for another writer's lock before LOCK_TIMEOUT (default 10 s). */
+  lockTimeoutMs?: number;
+  /** A lock not refreshed for this long is a dead writer's and is taken over (default 10 s, at least 2 s). */
+  staleMs?: number;
+  /** How many most recent steps an idempotent retry is guaranteed to be recognized in (default 10,000). */
+  idempotencyWindow?: number;
+  /** In 'batch' mode, how soon after a write the bucket is fsynced (default 100 ms). */
+  batchSyncMs?: number;
+  /** Defaults for `create`: bucket rotation size and blob threshold. */
+  bucketBytes?: number;
+  blobThreshold?: number;
+}
+
+export class FileStore implements Store {
+  readonly root: string;
+  private readonly journalOptions: FileJournalOptions;
+  private readonly bucketBytes: number;
+  private readonly blobThreshold: number;
+
+  constructor(root: string, options: FileStoreOptions = {}) {
+    if (typeof root !== 'string' || root.length === 0) throw new StoreError('OPTION_INVALID', 'the store root must be a directory path');
+    this.root = resolve(root);
+    const fsync = options.fsync ?? 'always';
+    if (fsync !== 'always' && fsync !== 'batch' && fsync !== 'none') {
+      throw new StoreError('OPTION_INVALID', `fsync must be 'always', 'batch' or 'none' (got ${JSON.stringify(fsync)})`);
+    }
+    this.journalOptions = {
+      fsync,
+      lockTimeoutMs: intOption('lockTimeoutMs', options.lockTimeoutMs, DEFAULT_LOCK_TIMEOUT_MS, 0, 3_600_000),
+      staleMs: intOption('staleMs', options.staleMs, DEFAULT_STALE_MS, 2000, 3_600_000),
+      idempotencyWindow: intOption('idempotencyWindow', options.idempotencyWindow, DEFAULT_IDEMPOTENCY_WINDOW, 1, 10_000_000),
+      batchSyncMs: intOption('batchSyncMs', options.batchSyncMs, DEFAULT_BATCH_SYNC_MS, 0, 60_000),
+    };
+    this.bucketBytes = intOption('bucketBytes', options.bucketBytes, DEFAULT_BUCKET_BYTES, MIN_BUCKET_BYTES, MAX_BUCKET_BYTES);
+    this.blobThreshold = intOption('blobThreshold', options.blobThreshold, DEFAULT_BLOB_THRESHOLD, MIN_BLOB_THRESHOLD, MAX_BLOB_THRESHOLD);
+  }
+
+  private config(options: CreateOptions): JournalConfig {
+    return {
+      bucket_bytes: intOption('bucketBytes', options.bucketBytes, this.bucketBytes, MIN_BUCKET_BYTES, MAX_BUCKET_BYTES),
+      blob_threshold: intOption('blobThreshold', options.blobThreshold, this.blobThreshold, MIN_BLOB_THRESHOLD, MAX_BLOB_THRESHOLD),
+    };
+  }
+
+  async create(id: string, options: CreateOptions = {}): Promise<Journal> {
+    assertJournalId(id);
+    const config = this.config(options);
+    const genesis = makeGenesis({
+      ...(options.journalId === undefined ? {} : { journalId: options.journalId }),
+      ...(options.createdAt === undefined ? {} : { createdAt: options.createdAt }),
+    });
+    await this.build(id, async () => ({ format: STORE_FORMAT, genesis, config, lineage: null }));
+    return this.open(id);
+  }
+
+  async open(id: string, options: OpenOptions = {}): Promise<Journal> {
+    assertJournalId(id);
+    const dir = join(this.root, id);
+    const metaPath = join(dir, META_FILE);
+    let text: string;
+    try {
+      text = await readFile(metaPath, 'utf8');
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR') {
+        throw new StoreError('JOURNAL_NOT_FOUND', `no journal ${JSON.stringify(id)} under ${this.root}`, {
+          location: { file: metaPath },
+          hint: 'create it first, or check the id with list()',
+        });
+      }
+      throw ioError('reading', metaPath, e);
+    }
+    const journal = new FileJournal(id, dir, parseMeta(text, metaPath), this.journalOptions, options.readOnly === true);
+    if (!journal.readOnly) await journal.recover();
+    return journal;
+  }
+
+  async list(): Promise<string[]> {
+    let entries;
+    try {
+      entries = await readdir(this.root, { withFileTypes: true });
+    } catch (e) {
+      if (isNotFound(e)) return [];
+      throw ioError('listing', this.root, e);
+    }
+    const ids: string[] = [];
+    for (const e of entries) {
+      if (!e.isDirectory() || !isJournalId(e.name)) continue;
+      try {
+        await stat(join(this.root, e.name, META_FILE));
+        ids.push(e.name);
+      } catch {
+        // not a journal directory
+      }
+    }
+    return ids.sort();
+  }
+
+  async fork(parent: Journal, options: ForkOptions): Promise<Journal> {
+    if (options === null || typeof options !== 'object') throw new StoreError('OPTION_INVALID', 'fork takes { fromStep, to }');
+    assertJournalId(options.to, 'fork target id');
+    const config = parent.config;
+    const durable = this.journalOptions.fsync !== 'none';
+    await this.build(options.to, async (staging) => {
+      let fh: import('node:fs/promises').FileHandle | null = null;
+      let size = 0;
+      let parts: Buffer[] = [];
+      let partBytes = 0;
+      const flush = async (): Promise<void> => {
+        if (fh !== null && partBytes > 0) await fh.write(Buffer.concat(parts));
+        parts = [];
+        partBytes = 0;
+      };
+      const closeBucket = async (): Promise<void> => {
+        await flush();
+        if (fh !== null) {
+          if (durable) await fh.sync();
+          await fh.close();
+          fh = null;
+        }
+      };
+      try {
+        const lineage = await copyPrefix(parent, options.fromStep, {
+          line: async (text, seq) => {
+            const buf = Buffer.from(text + '\n', 'utf8');
+            if (fh === null || (size > 0 && size + buf.length > config.bucket_bytes)) {
+              await closeBucket();
+              fh = await open(join(staging, BUCKETS_DIR, bucketName(seq)), 'wx');
+              size = 0;
+            }
+            parts.push(buf);
+            partBytes += buf.length;
+            size += buf.length;
+            if (partBytes >= 1 << 20) await flush();
+          },
+          blob: async (digest, bytes) => {
+            const bh = await open(join(staging, BLOBS_DIR, blobFileName(digest)), 'wx');
+            try {
+              await bh.writeFile(bytes);
+              if (durable) await bh.sync();
+            } finally {
+              await bh.close();
+            }
+          },
+        });
+        await closeBucket();
+        await writeNew(join(staging, HEAD_FILE), serializeHead({ seq: lineage.from_step, step_hash: lineage.parent_step_hash }), durable);
+        return { format: STORE_FORMAT, genesis: parent.genesis, config, lineage } satisfies JournalMeta;
+      } finally {
+        if (fh !== null) await (fh as import('node:fs/promises').FileHandle).close().catch(() => {});
+      }
+    });
+    return this.open(options.to);
+  }
+
+  /**
+   * Builds a journal directory in `<root>/.staging-<random>` and renames it to `<root>/<id>`; the rename is
+   * the commit point, so a crash leaves either no journal or a complete one (and a stray staging directory).
+   */
+  private async build(id: string, fill: (staging: string) => Promise<JournalMeta>): Promise<void> {
+    const dir = join(this.root, id);
+    try {
+      await mkdir(this.root, { recursive: true });
+    } catch (e) {
+      throw ioError('creating the store root', this.root, e);
+    }
+    const exists = async (): Promise<boolean> => {
+      try {
+        await stat(dir);
+        return true;
+      } catch (e) {
+        if (isNotFound(e)) return false;
+        throw ioError('checking', dir, e);
+      }
+    };
+    const taken = (): StoreError => new StoreError('JOURNAL_EXISTS', `journal ${JSON.stringify(id)} already exists under ${this.root}`, {
+      location: { file: dir },
+      hint: 'open it, or choose another id',
+    });
+    if (await exists()) throw taken();
+    const staging = join(this.root, `.staging-${randomBytes(8).toString('hex')}`);
+    const durable = this.journalOptions.fsync !== 'none';
+    try {
+      await mkdir(join(staging, BUCKETS_DIR), { recursive: true });
+      await mkdir(join(staging, BLOBS_DIR), { recursive: true });
+      const meta = await fill(staging);
+      await writeNew(join(staging, META_FILE), serializeMeta(meta), durable);
+      if (durable) {
+        for (const d of [join(staging, BUCKETS_DIR), join(staging, BLOBS_DIR), join(staging, 'blobs'), staging]) await fsyncDir(d);
+      }
+      if (await exists()) throw taken();
+      try {
+        await rename(staging, dir);
+      } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code;
+        if (code === 'ENOTEMPTY' || code === 'EEXIST') throw taken();
+        throw ioError('renaming the new journal into', dir, e);
+      }
+      if (durable) await fsyncDir(this.root);
+    } catch (e) {
+      await rm(staging, { recursive: true, force: true }).catch(() => {});
+      if (e instanceof StoreError) throw e;
+      throw ioError('creating journal', dir, e);
+    }
+  }
+}
+
+async function writeNew(path: string, data: string, durable: boolean): Promise<void> {
+  const fh = await open(path, 'wx');
+  try {
+    await fh.writeFile(data);
+    if (durable) await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}

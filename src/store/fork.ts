@@ -1,0 +1,65 @@
+/**
+ * Copying a parent's prefix for a fork (spec/FORMAT.md §8). The parent is only read, through the
+ * ChainSource interface, so a fork may cross stores. The copied lines are verified from the shared
+ * genesis as they stream past, and every blob they reference is checked before it is copied.
+ */
+import { genesisHash } from '../chain/record.js';
+import { ChainVerifier, type BlobRef } from '../chain/verify.js';
+import { describeLocation } from '../chain/report.js';
+import { StoreError } from './errors.js';
+import { assertSeq } from './ids.js';
+import { blobDefect } from './restore.js';
+import type { Journal, Lineage } from './types.js';
+
+export interface PrefixSink {
+  line(text: string, seq: number): Promise<void> | void;
+  blob(digest: string, bytes: Uint8Array): Promise<void> | void;
+}
+
+/** Streams the parent's steps 0..fromStep into `sink`; returns the fork's lineage. */
+export async function copyPrefix(parent: Journal, fromStep: number, sink: PrefixSink): Promise<Lineage> {
+  assertSeq('fromStep', fromStep);
+  const head = await parent.head();
+  if (head === null || fromStep > head.seq) {
+    throw new StoreError('RANGE_INVALID', `fromStep ${fromStep} is past the head of journal ${parent.id} (${head === null ? 'it has no steps' : `its last step is ${head.seq}`})`, {
+      location: { seq: fromStep },
+      hint: head === null ? 'append a step before forking' : `choose fromStep from 0 to ${head.seq}`,
+    });
+  }
+  let refs: BlobRef[] = [];
+  const verifier = new ChainVerifier({
+    genesis: parent.genesis,
+    onLine: (l) => {
+      refs = l.blobs;
+    },
+  });
+  const copied = new Set<string>();
+  let count = 0;
+  let bucket: string | null = null;
+  for await (const l of parent.lines({ from: 0, to: fromStep })) {
+    refs = [];
+    if (l.bucket !== bucket) verifier.beginFile((bucket = l.bucket));
+    verifier.line(l.text, true);
+    for (const ref of refs) {
+      if (copied.has(ref.digest)) continue;
+      const bytes = await parent.blob(ref.digest);
+      if (bytes === null) {
+        throw new StoreError('BLOB_MISSING', `journal ${parent.id} seq ${l.seq} references blob ${ref.digest}, which it does not hold; cannot fork`, { location: { seq: l.seq } });
+      }
+      const defect = blobDefect(bytes, ref);
+      if (defect !== null) throw new StoreError('BLOB_CORRUPT', `journal ${parent.id} blob ${ref.digest} ${defect}; cannot fork`, { location: { seq: l.seq } });
+      await sink.blob(ref.digest, bytes);
+      copied.add(ref.digest);
+    }
+    await sink.line(l.text, l.seq);
+    count++;
+  }
+  const report = verifier.finish();
+  const first = report.problems[0];
+  if (first !== undefined || count !== fromStep + 1 || report.head === null) {
+    throw new StoreError('JOURNAL_CORRUPT', first !== undefined
+      ? `journal ${parent.id} steps 0..${fromStep} do not verify (${first.code} at ${describeLocation(first.location)}: ${first.message}); cannot fork`
+      : `journal ${parent.id} yielded ${count} steps for 0..${fromStep}; cannot fork`, { hint: 'run verify on the parent' });
+  }
+  return { parent_journal: parent.id, parent_genesis_hash: genesisHash(parent.genesis), from_step: fromStep, parent_step_hash: report.head };
+}

@@ -1,0 +1,57 @@
+/**
+ * The journal's advisory lock (spec/FORMAT.md §8): proper-lockfile's mkdir lock at
+ * `<journal>/journal.lock`. The holder refreshes its mtime every stale/2 ms; a lock whose mtime is older
+ * than `staleMs` belongs to a dead (or hung) process and is taken over. Contention is retried with
+ * jittered backoff until `timeoutMs`, then LOCK_TIMEOUT names the lock file.
+ */
+import { join } from 'node:path';
+import lockfile from 'proper-lockfile';
+import { StoreError, ioError } from './errors.js';
+import { sleep } from './fsutil.js';
+
+export const LOCK_NAME = 'journal.lock';
+
+export interface LockOptions {
+  timeoutMs: number;
+  staleMs: number;
+  /** Called if the lock is lost while held (its refresh failed for longer than staleMs). */
+  onCompromised: (error: Error) => void;
+}
+
+export type Release = () => Promise<void>;
+
+export async function acquireLock(dir: string, options: LockOptions): Promise<Release> {
+  const lockPath = join(dir, LOCK_NAME);
+  const deadline = Date.now() + options.timeoutMs;
+  let delay = 1;
+  for (;;) {
+    try {
+      const release = await lockfile.lock(dir, {
+        lockfilePath: lockPath,
+        realpath: false,
+        stale: options.staleMs,
+        retries: 0,
+        onCompromised: options.onCompromised,
+      });
+      return async () => {
+        try {
+          await release();
+        } catch {
+          // ERELEASED after a compromise: the lock is no longer ours to remove.
+        }
+      };
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ELOCKED') throw ioError('taking the lock', lockPath, e);
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        throw new StoreError('LOCK_TIMEOUT', `the journal lock ${lockPath} is still held by another writer after ${options.timeoutMs} ms`, {
+          location: { file: lockPath },
+          hint: `raise lockTimeoutMs, or if no writer is alive wait ${options.staleMs} ms for the lock to go stale`,
+        });
+      }
+      // Jittered exponential backoff, capped low: commits are short, and waiters should not sleep past one.
+      await sleep(Math.min(left, delay * (0.5 + Math.random())));
+      delay = Math.min(delay * 2, 25);
+    }
+  }
+}

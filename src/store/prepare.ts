@@ -1,0 +1,59 @@
+/**
+ * Turns a caller's step into what the sequencer seals (spec/FORMAT.md §8): validation first, on the
+ * caller's own value, then blob substitution. User data may never hold `$stepchain:` names, so the check
+ * runs before markers are added, never after. Pure: runs anywhere.
+ */
+import { canonicalJsonTrusted } from '../canonical/jcs.js';
+import { digestBytes, digestUtf8 } from '../canonical/sha256.js';
+import { BLOB_MARKER } from '../chain/verify.js';
+import { CONTENT_FIELDS, checkStepInput, type ContentField, type Json, type JsonObject, type StepInput, type StepRecord } from '../chain/record.js';
+
+export interface BlobPayload {
+  digest: string;
+  bytes: Uint8Array;
+}
+
+export interface PreparedStep {
+  /** Content with every large field replaced by its blob reference. */
+  content: Record<ContentField, Json>;
+  meta: JsonObject | undefined;
+  step_id: string | undefined;
+  ts: string | undefined;
+  blobs: BlobPayload[];
+  /** Digest of the (substituted) content and meta: what an idempotent retry must match. */
+  key: string;
+}
+
+const encoder = new TextEncoder();
+
+export function prepareStep(step: StepInput, blobThreshold: number): PreparedStep {
+  const checked = checkStepInput(step);
+  const content = {} as Record<ContentField, Json>;
+  const blobs: BlobPayload[] = [];
+  for (const field of CONTENT_FIELDS) {
+    const value = checked.content[field];
+    const text = canonicalJsonTrusted(value);
+    // A UTF-16 unit encodes to at most 3 bytes, so a short text cannot reach the threshold.
+    if (text.length * 3 >= blobThreshold) {
+      const bytes = encoder.encode(text);
+      if (bytes.length >= blobThreshold) {
+        const digest = digestBytes(bytes);
+        blobs.push({ digest, bytes });
+        content[field] = { [BLOB_MARKER]: { digest, size: bytes.length } };
+        continue;
+      }
+    }
+    content[field] = value;
+  }
+  return { content, meta: checked.meta, step_id: checked.step_id, ts: checked.ts, blobs, key: contentKey(content, checked.meta) };
+}
+
+/** The idempotency key: the digest of the substituted content fields and meta, in a fixed order. */
+export function contentKey(content: Record<ContentField, Json>, meta: JsonObject | undefined): string {
+  return digestUtf8(canonicalJsonTrusted([content.input, content.model, content.prompt, content.tool_call, content.result, meta ?? null]));
+}
+
+/** The idempotency key of a stored record (as parsed from its canonical line). */
+export function recordKey(record: StepRecord): string {
+  return contentKey(record, record.meta);
+}

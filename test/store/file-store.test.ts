@@ -1,0 +1,328 @@
+/**
+ * What only the file store has: its directory layout (spec/FORMAT.md §8), crash repair, the head
+ * cache, blobs on disk, the lock, and the durability modes. Real files, real child processes, no mocks.
+ */
+import { existsSync, readFileSync, readdirSync, rmSync, statSync, unlinkSync, writeFileSync, appendFileSync, mkdirSync, renameSync } from 'node:fs';
+import { join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { describe, expect, test } from 'vitest';
+import { genesisHash, sealRecord } from '../../src/chain/record.js';
+import { FileStore, StoreError, type Journal } from '../../src/store/index.js';
+import { tempDir } from '../helpers/tmp.js';
+import { runChild } from './helpers.js';
+
+const root = tempDir('stepchain-file-');
+let n = 0;
+function fresh(options: ConstructorParameters<typeof FileStore>[1] = {}): { store: FileStore; dir: (id: string) => string } {
+  const r = join(root, `s${n++}`);
+  return { store: new FileStore(r, options), dir: (id) => join(r, id) };
+}
+
+async function code(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+  } catch (e) {
+    return (e as { code?: string }).code ?? String(e);
+  }
+  return 'no error';
+}
+
+async function fill(j: Journal, count: number, extra: Record<string, unknown> = {}): Promise<void> {
+  for (let i = 0; i < count; i++) await j.append({ input: { i }, ...extra });
+}
+
+const bucketsOf = (dir: string): string[] => readdirSync(join(dir, 'buckets')).sort();
+
+describe('layout', () => {
+  test('journal.json, buckets named by their first seq and rotated by size, head.json', async () => {
+    const { store, dir } = fresh({ bucketBytes: 4096 });
+    const j = await store.create('j', { journalId: 'agent-1', createdAt: '2026-01-01T00:00:00.000Z' });
+    await fill(j, 40, { result: 'r'.repeat(300) });
+    const d = dir('j');
+    const meta = JSON.parse(readFileSync(join(d, 'journal.json'), 'utf8'));
+    expect(meta).toEqual({
+      format: 'stepchain-journal/v1',
+      genesis: { format: 'stepchain/v1', journal_id: 'agent-1', created_at: '2026-01-01T00:00:00.000Z' },
+      config: { bucket_bytes: 4096, blob_threshold: 65536 },
+      lineage: null,
+    });
+    const names = bucketsOf(d);
+    expect(names.length).toBeGreaterThan(3);
+    let expectedFirst = 0;
+    for (const name of names) {
+      expect(name).toBe(`${String(expectedFirst).padStart(16, '0')}.jsonl`);
+      const text = readFileSync(join(d, 'buckets', name), 'utf8');
+      expect(statSync(join(d, 'buckets', name)).size).toBeLessThanOrEqual(4096);
+      const lines = text.split('\n').slice(0, -1);
+      expect(JSON.parse(lines[0]!).seq).toBe(expectedFirst);
+      expectedFirst += lines.length;
+    }
+    expect(expectedFirst).toBe(40);
+    const head = await j.head();
+    expect(readFileSync(join(d, 'head.json'), 'utf8')).toBe(`{"seq":39,"step_hash":"${head!.step_hash}"}\n`);
+    expect(existsSync(join(d, 'journal.lock'))).toBe(false);
+  });
+
+  test('a range opens only the buckets it needs', async () => {
+    const { store, dir } = fresh({ bucketBytes: 4096 });
+    const j = await store.create('j');
+    await fill(j, 60, { result: 'r'.repeat(300) });
+    const d = dir('j');
+    const first = bucketsOf(d)[0]!;
+    renameSync(join(d, 'buckets', first), join(root, `moved-${n}`));
+    const seqs: number[] = [];
+    for await (const r of j.read({ from: 45 })) seqs.push(r.seq);
+    expect(seqs).toEqual(Array.from({ length: 15 }, (_, i) => 45 + i));
+    expect(await code((async () => { for await (const _ of j.read({ from: 0, to: 0 })) void _; })())).not.toBe('no error');
+  });
+
+  test('list shows journals only: no staging directories, stray files or invalid names', async () => {
+    const { store, dir } = fresh();
+    await store.create('a');
+    await store.create('b');
+    const r = join(dir('a'), '..');
+    mkdirSync(join(r, '.staging-deadbeef'));
+    mkdirSync(join(r, 'not-a-journal'));
+    writeFileSync(join(r, 'file'), 'x');
+    expect(await store.list()).toEqual(['a', 'b']);
+    expect(await new FileStore(join(root, 'missing-root')).list()).toEqual([]);
+  });
+
+  test('an unreadable journal.json is JOURNAL_INVALID', async () => {
+    const { store, dir } = fresh();
+    await store.create('j');
+    writeFileSync(join(dir('j'), 'journal.json'), '{"format":"something-else"}');
+    expect(await code(store.open('j'))).toBe('JOURNAL_INVALID');
+  });
+});
+
+describe('crash repair', () => {
+  const torn = '{"input":{"i":99},"meta":null,"mo';
+
+  test('a torn last line is a warning to a reader, and quarantined (not lost) by the next writer', async () => {
+    const { store, dir } = fresh();
+    const j = await store.create('j');
+    await fill(j, 5);
+    const bucket = join(dir('j'), 'buckets', '0000000000000000.jsonl');
+    const whole = readFileSync(bucket);
+    appendFileSync(bucket, torn);
+
+    const ro = await store.open('j', { readOnly: true });
+    const report = await ro.verify();
+    expect(report.ok).toBe(true);
+    expect(report.problems).toEqual([]);
+    expect(report.warnings.map((w) => w.code)).toEqual(['TRUNCATED_LINE']);
+    expect(await ro.head()).toMatchObject({ seq: 4 });
+    expect(readFileSync(bucket).toString()).toBe(whole.toString() + torn); // verify wrote nothing
+    expect(bucketsOf(dir('j'))).toEqual(['0000000000000000.jsonl']);
+
+    const w = await store.open('j');
+    expect(readFileSync(bucket)).toEqual(whole);
+    expect(readFileSync(`${bucket}.quarantine-1`, 'utf8')).toBe(torn);
+    expect((await w.verify()).warnings).toEqual([]);
+    expect((await w.append({ input: 'next' })).seq).toBe(5);
+
+    // A second torn tail goes to a new quarantine file; the first is never overwritten.
+    appendFileSync(bucket, 'second torn');
+    await store.open('j');
+    expect(readFileSync(`${bucket}.quarantine-1`, 'utf8')).toBe(torn);
+    expect(readFileSync(`${bucket}.quarantine-2`, 'utf8')).toBe('second torn');
+    expect((await w.verify()).ok).toBe(true);
+  });
+
+  test('an appender already holding the journal repairs a torn tail left by another process', async () => {
+    const { store, dir } = fresh();
+    const j = await store.create('j');
+    await fill(j, 3);
+    appendFileSync(join(dir('j'), 'buckets', '0000000000000000.jsonl'), torn);
+    expect((await j.append({ input: 'after' })).seq).toBe(3);
+    expect(existsSync(join(dir('j'), 'buckets', '0000000000000000.jsonl.quarantine-1'))).toBe(true);
+    expect((await j.verify()).warnings).toEqual([]);
+  });
+
+  test('a bucket holding only a torn line is emptied and reused', async () => {
+    const { store, dir } = fresh({ bucketBytes: 4096 });
+    const j = await store.create('j');
+    await fill(j, 30, { result: 'r'.repeat(300) });
+    const names = bucketsOf(dir('j'));
+    const head = (await j.head())!.seq;
+    const next = join(dir('j'), 'buckets', `${String(head + 1).padStart(16, '0')}.jsonl`);
+    expect(names).not.toContain(next);
+    writeFileSync(next, torn);
+    expect((await (await store.open('j', { readOnly: true })).verify()).ok).toBe(true);
+    const w = await store.open('j');
+    expect(statSync(next).size).toBe(0);
+    expect((await w.append({ input: 'x' })).seq).toBe(head + 1);
+    expect(JSON.parse(readFileSync(next, 'utf8')).seq).toBe(head + 1);
+    expect((await w.verify()).ok).toBe(true);
+  });
+
+  test('a line cut short before a later bucket is damage: a problem to verify, and no writer extends it', async () => {
+    const { store, dir } = fresh({ bucketBytes: 4096 });
+    const j = await store.create('j');
+    await fill(j, 30, { result: 'r'.repeat(300) });
+    const first = join(dir('j'), 'buckets', bucketsOf(dir('j'))[0]!);
+    const bytes = readFileSync(first);
+    writeFileSync(first, bytes.subarray(0, bytes.length - 10));
+    const report = await (await store.open('j', { readOnly: true })).verify();
+    expect(report.ok).toBe(false);
+    expect(report.problems.map((p) => p.code)).toContain('TRUNCATED_LINE');
+  });
+
+  test('a head cache that is garbage, stale or missing is a warning, and the next writer repairs it', async () => {
+    const { store, dir } = fresh();
+    const j = await store.create('j');
+    await fill(j, 4);
+    const headFile = join(dir('j'), 'head.json');
+    const good = readFileSync(headFile, 'utf8');
+    const stale = good.replace('"seq":3', '"seq":2');
+    for (const bad of ['garbage', stale, null]) {
+      if (bad === null) unlinkSync(headFile);
+      else writeFileSync(headFile, bad);
+      const report = await (await store.open('j', { readOnly: true })).verify();
+      expect(report.ok).toBe(true);
+      expect(report.warnings.map((w) => w.code)).toEqual(['HEAD_CACHE_STALE']);
+      expect(await j.head()).toMatchObject({ seq: 3 }); // the chain is the truth
+      await store.open('j');
+      expect(readFileSync(headFile, 'utf8')).toBe(good);
+    }
+  });
+
+  test('a writer refuses to extend a chain whose last line does not link', async () => {
+    const { store, dir } = fresh();
+    const j = await store.create('j');
+    await fill(j, 3);
+    const bucket = join(dir('j'), 'buckets', '0000000000000000.jsonl');
+    const lines = readFileSync(bucket, 'utf8').split('\n');
+    lines[2] = lines[2]!.replace(/"prev_hash":"sha256:[0-9a-f]/, (m) => m.slice(0, -1) + (m.endsWith('0') ? '1' : '0'));
+    writeFileSync(bucket, lines.join('\n'));
+    const err = await store.open('j').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(StoreError);
+    expect((err as StoreError).code).toBe('JOURNAL_CORRUPT');
+    expect((err as StoreError).message).toContain('seq 2');
+    const report = await (await store.open('j', { readOnly: true })).verify();
+    expect(report.problems.map((p) => p.code)).toContain('HASH_MISMATCH');
+  });
+});
+
+describe('blobs on disk', () => {
+  async function withBlob(): Promise<{ store: FileStore; blob: string; j: Journal }> {
+    const { store, dir } = fresh({ blobThreshold: 1024 });
+    const j = await store.create('j');
+    await j.append({ input: 'small', result: { text: 'x'.repeat(5000) } });
+    await j.append({ tool_call: { text: 'x'.repeat(5000) } });
+    const blobs = readdirSync(join(dir('j'), 'blobs', 'sha256'));
+    expect(blobs).toHaveLength(1); // identical values are stored once
+    return { store, j, blob: join(dir('j'), 'blobs', 'sha256', blobs[0]!) };
+  }
+
+  test('a blob file holds exactly the value\'s canonical bytes, named by their SHA-256', async () => {
+    const { blob } = await withBlob();
+    const bytes = readFileSync(blob);
+    expect(bytes.toString()).toBe(`{"text":"${'x'.repeat(5000)}"}`);
+    expect(createHash('sha256').update(bytes).digest('hex')).toBe(blob.slice(-64));
+  });
+
+  test.each([
+    ['missing', (p: string) => unlinkSync(p), 'BLOB_MISSING'],
+    ['altered', (p: string) => writeFileSync(p, readFileSync(p, 'utf8').replace('xx', 'yx')), 'BLOB_CORRUPT'],
+    ['truncated', (p: string) => writeFileSync(p, readFileSync(p).subarray(0, 100)), 'BLOB_CORRUPT'],
+  ])('a %s blob is a verification problem with its own code, and reading the step fails', async (_l, damage, expected) => {
+    const { j, blob } = await withBlob();
+    damage(blob);
+    const report = await j.verify();
+    expect(report.ok).toBe(false);
+    expect(report.problems.map((p) => [p.code, p.location.seq, p.location.field])).toEqual([
+      [expected, 0, 'result'],
+      [expected, 1, 'tool_call'],
+    ]);
+    expect(await code(j.get(0))).toBe(expected);
+    expect((await j.get(0).catch(() => null)) ?? 'threw').toBe('threw');
+  });
+});
+
+test('a blob whose digest matches but whose bytes are not canonical JSON is BLOB_CORRUPT', async () => {
+  const { store, dir } = fresh();
+  const j = await store.create('j');
+  const bytes = Buffer.from('{ "b": 1, "a": 2 }'); // a hostile writer hashed what it wrote
+  const digest = 'sha256:' + createHash('sha256').update(bytes).digest('hex');
+  const { line } = sealRecord({
+    v: 1, seq: 0, step_id: 'x', ts: '2026-01-01T00:00:00.000Z', prev_hash: genesisHash(j.genesis),
+    input: { '$stepchain:blob': { digest, size: bytes.length } }, model: null, prompt: null, tool_call: null, result: null,
+  });
+  writeFileSync(join(dir('j'), 'buckets', '0000000000000000.jsonl'), line);
+  writeFileSync(join(dir('j'), 'blobs', 'sha256', digest.slice(7)), bytes);
+  const report = await j.verify();
+  expect(report.problems.map((p) => p.code)).toEqual(['BLOB_CORRUPT']);
+  expect(report.problems[0]!.message).toContain('NONCANONICAL_LINE');
+});
+
+describe('the lock', () => {
+  test('contention past lockTimeoutMs fails with LOCK_TIMEOUT naming the lock file', async () => {
+    const { store, dir } = fresh({ lockTimeoutMs: 400 });
+    const j = await store.create('j');
+    const child = runChild('hold-lock.mjs', [dir('j'), '4000']);
+    await child.waitFor((l) => l === 'locked');
+    const started = Date.now();
+    const err = await j.append({ input: 1 }).catch((e: unknown) => e);
+    const waited = Date.now() - started;
+    expect((err as StoreError).code).toBe('LOCK_TIMEOUT');
+    expect((err as StoreError).message).toContain(join(dir('j'), 'journal.lock'));
+    expect(waited).toBeGreaterThanOrEqual(390);
+    expect(waited).toBeLessThan(3000);
+    child.proc.kill('SIGKILL');
+    await child.exited;
+    expect(await j.head()).toBeNull();
+  });
+
+  test('a lock left by a dead process is recovered once it is stale', async () => {
+    const { store, dir } = fresh({ staleMs: 2000, lockTimeoutMs: 15_000 });
+    await store.create('j');
+    const child = runChild('hold-lock.mjs', [dir('j'), 'die']);
+    await child.waitFor((l) => l === 'locked').catch(() => undefined);
+    const { signal } = await child.exited;
+    expect(signal).toBe('SIGKILL');
+    expect(existsSync(join(dir('j'), 'journal.lock'))).toBe(true);
+    const started = Date.now();
+    const j = await store.open('j');
+    expect((await j.append({ input: 'after the dead writer' })).seq).toBe(0);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1000); // it waited for staleness, it did not ignore the lock
+    expect(existsSync(join(dir('j'), 'journal.lock'))).toBe(false);
+  });
+
+  test('two Journal instances in one process share the journal through the lock', async () => {
+    const { store } = fresh();
+    await store.create('j');
+    const a = await store.open('j');
+    const b = await store.open('j');
+    await Promise.all(Array.from({ length: 50 }, (_, i) => (i % 2 ? a : b).append({ input: i })));
+    const report = await a.verify();
+    expect(report).toMatchObject({ ok: true, steps: 50 });
+  });
+});
+
+describe('durability modes', () => {
+  test.each(['always', 'batch', 'none'] as const)("fsync '%s': an acknowledged step is in the file for any other reader", async (fsync) => {
+    const { store } = fresh({ fsync, batchSyncMs: 10 });
+    const j = await store.create('j');
+    const rs = await Promise.all(Array.from({ length: 20 }, (_, i) => j.append({ input: i })));
+    const other = await store.open('j', { readOnly: true });
+    expect(await other.head()).toEqual({ seq: 19, step_hash: rs[19]!.step_hash });
+    await j.close();
+    expect((await other.verify()).ok).toBe(true);
+  });
+
+  test('an unknown mode is refused', () => {
+    expect(() => new FileStore(root, { fsync: 'sometimes' as never })).toThrow(/OPTION_INVALID/);
+  });
+});
+
+// Keep the tree tidy for the next file's runs.
+test('temporary files never remain after commits', async () => {
+  const { store, dir } = fresh({ blobThreshold: 1024 });
+  const j = await store.create('j');
+  await Promise.all(Array.from({ length: 10 }, (_, i) => j.append({ input: 'y'.repeat(2000 + i) })));
+  const leftovers = [dir('j'), join(dir('j'), 'buckets'), join(dir('j'), 'blobs', 'sha256')].flatMap((d) => readdirSync(d).filter((f) => f.startsWith('.')));
+  expect(leftovers).toEqual([]);
+  rmSync(dir('j'), { recursive: true });
+});
