@@ -1,0 +1,169 @@
+/**
+ * Human renderings of a diff report (spec/DIFF.md §6): a one-line summary a person takes in at a glance,
+ * and a multi-line listing of every divergence. Both are derived from the report alone.
+ */
+import { parsePointer } from '../canonical/pointer.js';
+import type { Json } from '../chain/record.js';
+import type { DiffReport, Divergence } from './diff.js';
+import type { FieldDiff } from './values.js';
+import { BLOB_KEY, isMarker } from './values.js';
+
+export interface SummaryOptions {
+  /** Longest rendering of a value, in characters, before it is shortened in the middle (default 40, minimum 5). */
+  maxValueLength?: number;
+}
+
+const IDENT = /^[A-Za-z_$][A-Za-z0-9_$-]*$/;
+const INDEX = /^(?:0|[1-9][0-9]*)$/;
+
+/** "/tool_call/arguments/city" → "tool_call.arguments.city"; "/result/items/0/a b" → 'result.items[0]["a b"]'. */
+export function dottedPath(pointer: string): string {
+  let tokens: string[];
+  try {
+    tokens = parsePointer(pointer);
+  } catch {
+    return pointer;
+  }
+  let out = '';
+  for (const t of tokens) {
+    if (INDEX.test(t) && out !== '') out += `[${t}]`;
+    else if (IDENT.test(t)) out += out === '' ? t : `.${t}`;
+    else out += `[${JSON.stringify(t)}]`;
+  }
+  return out === '' ? '(the step)' : out;
+}
+
+/** Shortens text longer than `max` characters by replacing its middle with "…"; never splits a code point. */
+export function shorten(text: string, max: number): string {
+  const chars = Array.from(text);
+  if (chars.length <= max) return text;
+  const keep = max - 1;
+  const head = Math.ceil(keep / 2);
+  const tail = Math.floor(keep / 2);
+  return chars.slice(0, head).join('') + '…' + (tail > 0 ? chars.slice(chars.length - tail).join('') : '');
+}
+
+/** A value as JSON text, markers named instead of spelled out, shortened to `max`. */
+export function renderValue(v: Json | undefined, max: number): string {
+  if (v === undefined) return '(absent)';
+  if (isMarker(v)) {
+    const [name] = Object.keys(v);
+    if (name === BLOB_KEY) {
+      const d = (v[name] as { digest?: unknown } | null)?.digest;
+      return `‹blob ${typeof d === 'string' ? `${d.slice(0, 15)}…` : '?'}›`;
+    }
+    return '‹redacted›';
+  }
+  return shorten(JSON.stringify(v), max);
+}
+
+function typeName(v: Json | undefined): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'array';
+  return typeof v;
+}
+
+/** One field difference: `tool_call.arguments.city "Paris" → "Lyon"`. */
+export function describeField(f: FieldDiff, max: number): string {
+  const p = dottedPath(f.path);
+  switch (f.kind) {
+    case 'added':
+      return `${p} added: ${renderValue(f.b, max)}`;
+    case 'removed':
+      return `${p} removed (was ${renderValue(f.a, max)})`;
+    case 'type-changed':
+      return `${p} ${renderValue(f.a, max)} → ${renderValue(f.b, max)} (${typeName(f.a)} → ${typeName(f.b)})`;
+    default:
+      return `${p} ${renderValue(f.a, max)} → ${renderValue(f.b, max)}`;
+  }
+}
+
+/** What a step is, in a few words: its tool call's name, or its first non-null content. */
+export function describeStep(step: Record<string, Json>, max: number): string {
+  const call = step.tool_call;
+  const name = call !== null && typeof call === 'object' && !Array.isArray(call) ? (call as Record<string, Json>).name : undefined;
+  if (typeof name === 'string') return `tool_call ${shorten(name, max)}`;
+  for (const f of ['prompt', 'input', 'result', 'tool_call', 'model']) {
+    const v = step[f];
+    if (v !== undefined && v !== null) return `${f} ${renderValue(v, max)}`;
+  }
+  return 'no content';
+}
+
+function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+function range(first: number, last: number): string {
+  return first === last ? `step ${first}` : `steps ${first}–${last}`;
+}
+
+function sentence(d: Divergence, max: number): string {
+  switch (d.kind) {
+    case 'changed': {
+      const where = d.seq_a === d.seq_b ? `step ${d.seq_a}` : `step ${d.seq_a} (step ${d.seq_b} in b)`;
+      const total = d.fields.length + (d.fields_omitted ?? 0);
+      const first = d.fields[0];
+      const more = total > 1 ? ` (+${plural(total - 1, 'more field')})` : '';
+      return `diverged at ${where}: ${first ? describeField(first, max) : 'fields differ'}${more}`;
+    }
+    case 'inserted':
+      return `diverged at step ${d.seq_b}: b has an extra step ${d.seq_b} not in a (${describeStep(d.step, max)})`;
+    case 'deleted':
+      return `diverged at step ${d.seq_a}: b lacks a's step ${d.seq_a} (${describeStep(d.step, max)})`;
+  }
+}
+
+function prefixSentence(report: DiffReport): string {
+  const short = report.prefix!;
+  const long = short === 'a' ? 'b' : 'a';
+  const extra = report.divergences.filter((d) => d.kind === (short === 'a' ? 'inserted' : 'deleted'));
+  const seqs = extra.map((d) => (d.kind === 'inserted' ? d.seq_b : d.kind === 'deleted' ? d.seq_a : 0));
+  const n = report.compared[short];
+  const head = n === 0
+    ? `run ${short} is empty, a strict prefix of run ${long}`
+    : `run ${short} is a strict prefix of run ${long} (${plural(n, 'step')}, all equal)`;
+  if (seqs.length === 0) return head;
+  const tail = report.complete && report.divergences.length === seqs.length
+    ? `${long} continues with ${plural(seqs.length, 'more step')} (${range(seqs[0]!, seqs[seqs.length - 1]!)})`
+    : `${long} continues at step ${seqs[0]}`;
+  return `${head}; ${tail}`;
+}
+
+/** The one-line summary (spec/DIFF.md §6.1). */
+export function summarize(report: DiffReport, options: SummaryOptions = {}): string {
+  const max = Math.max(5, options.maxValueLength ?? 40);
+  if (report.same) {
+    const n = report.compared.a;
+    return n === 0 ? 'same: both runs are empty' : n === 1 ? 'same: 1 step matches' : `same: ${n} steps match`;
+  }
+  if (report.prefix) return prefixSentence(report);
+  const first = report.divergences[0]!;
+  const rest = report.divergences.length - 1;
+  return sentence(first, max) + (rest > 0 ? `; ${plural(rest, 'more divergent step')}` : '');
+}
+
+/** The summary followed by every divergence, one block each, for a terminal or a test failure. */
+export function formatDiff(report: DiffReport, options: SummaryOptions = {}): string {
+  const max = Math.max(5, options.maxValueLength ?? 60);
+  const lines = [summarize(report, options)];
+  const ignoring = report.ignore.length > 0 ? `; ignoring ${report.ignore.join(', ')}` : '';
+  lines.push(`compared ${plural(report.compared.a, 'step')} of a and ${plural(report.compared.b, 'step')} of b (fields: ${report.fields.join(', ')}${ignoring})`);
+  for (const d of report.divergences) {
+    switch (d.kind) {
+      case 'changed':
+        lines.push(d.seq_a === d.seq_b ? `step ${d.seq_a} changed:` : `step ${d.seq_a} of a / step ${d.seq_b} of b changed:`);
+        for (const f of d.fields) lines.push(`  ${describeField(f, max)}`);
+        if (d.fields_omitted) lines.push(`  … and ${plural(d.fields_omitted, 'more field')}`);
+        break;
+      case 'inserted':
+        lines.push(`step ${d.seq_b} of b inserted (not in a): ${describeStep(d.step, max)}`);
+        break;
+      case 'deleted':
+        lines.push(`step ${d.seq_a} of a deleted (not in b): ${describeStep(d.step, max)}`);
+        break;
+    }
+  }
+  if (!report.complete) lines.push('stopped at the first divergence; pass { all: true } to list every one');
+  return lines.join('\n');
+}
