@@ -75,15 +75,17 @@ add('bad-option-window', 'window is an integer from 1 to 1000', base, base, { wi
 add('bad-option-unknown', 'unknown options are refused', base, base, { everything: true });
 
 export async function generate() {
-  for (const c of cases) {
+  for (const [i, c] of cases.entries()) {
+    // Valid cases are diffed; invalid ones (bad options, malformed steps) must be refused with a code.
+    let outcome;
     try {
       const report = await diff(c.a, c.b, c.options);
-      c.expect = report;
-      c.summary = summarize(report);
+      outcome = { result: 'valid', expect: report, summary: summarize(report) };
     } catch (e) {
       if (!e || typeof e.code !== 'string') throw e;
-      c.expect = { error: e.code };
+      outcome = { result: 'invalid', expect: { error: e.code } };
     }
+    cases[i] = { id: c.id, comment: c.comment, result: outcome.result, a: c.a, b: c.b, options: c.options, expect: outcome.expect, ...(outcome.summary === undefined ? {} : { summary: outcome.summary }) };
   }
   return {
     'diff.json': {

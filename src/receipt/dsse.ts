@@ -1,0 +1,57 @@
+/**
+ * The DSSE envelope (github.com/secure-systems-lab/dsse, protocol v1) over the receipt manifest,
+ * spec/RECEIPT.md §5: Ed25519 signs PAE(payloadType, manifest bytes). Pure; runs in a browser.
+ */
+import { ed25519 } from '@noble/curves/ed25519.js';
+import { base64Encode } from './base64.js';
+import { keyIdOf } from './keys.js';
+
+export const PAYLOAD_TYPE = 'application/vnd.stepchain.receipt-manifest+json';
+
+const encoder = new TextEncoder();
+
+/** PAE(type, body) = "DSSEv1" SP LEN(type) SP type SP LEN(body) SP body, LEN in ASCII decimal bytes. */
+export function pae(payloadType: string, body: Uint8Array): Uint8Array {
+  const type = encoder.encode(payloadType);
+  const head = encoder.encode(`DSSEv1 ${type.length} `);
+  const mid = encoder.encode(` ${body.length} `);
+  const out = new Uint8Array(head.length + type.length + mid.length + body.length);
+  out.set(head, 0);
+  out.set(type, head.length);
+  out.set(mid, head.length + type.length);
+  out.set(body, head.length + type.length + mid.length);
+  return out;
+}
+
+export interface DsseEnvelope {
+  payload: string;
+  payloadType: string;
+  signatures: Array<{ keyid: string; sig: string }>;
+}
+
+/** The signature entry: the envelope and the public key it verifies with. */
+export interface SignatureDocument {
+  envelope: DsseEnvelope;
+  format: typeof SIGNATURE_FORMAT;
+  public_key: string;
+}
+
+export const SIGNATURE_FORMAT = 'stepchain-receipt-signature/v1';
+
+export function signManifest(manifest: Uint8Array, privateKey: Uint8Array): SignatureDocument {
+  const publicKey = ed25519.getPublicKey(privateKey);
+  const sig = ed25519.sign(pae(PAYLOAD_TYPE, manifest), privateKey);
+  return {
+    envelope: { payload: base64Encode(manifest), payloadType: PAYLOAD_TYPE, signatures: [{ keyid: keyIdOf(publicKey), sig: base64Encode(sig) }] },
+    format: SIGNATURE_FORMAT,
+    public_key: base64Encode(publicKey),
+  };
+}
+
+export function verifySignatureBytes(message: Uint8Array, sig: Uint8Array, publicKey: Uint8Array): boolean {
+  try {
+    return ed25519.verify(sig, message, publicKey, { zip215: false });
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,183 @@
+/**
+ * The receipt manifest (spec/RECEIPT.md §4): a canonical JSON (RFC 8785) object that names the journal,
+ * the range, the head and the digest, size and step count of every other entry. `parseManifest` reads
+ * hostile bytes and returns either the manifest or the reasons it is not one; it never throws. Pure.
+ */
+import { MAX_VALUE_DEPTH } from '../canonical/limits.js';
+import { scanCanonical } from '../canonical/scan.js';
+import { isDigest } from '../canonical/sha256.js';
+import { genesisDefect, type Genesis, type Json } from '../chain/record.js';
+import { MAX_BLOB_BYTES, MAX_CHAIN_ENTRY_BYTES, MAX_ENTRIES } from './limits.js';
+
+export const RECEIPT_FORMAT = 'stepchain-receipt/v1';
+export const MANIFEST_NAME = 'manifest.json';
+export const SIGNATURE_NAME = 'manifest.sig.json';
+export const CHAIN_NAME_RE = /^chain\/(\d{16})\.jsonl$/;
+export const BLOB_NAME_RE = /^blobs\/([0-9a-f]{64})$/;
+
+export interface ChainEntry {
+  digest: string;
+  name: string;
+  size: number;
+  steps: number;
+}
+
+export interface BlobEntry {
+  digest: string;
+  size: number;
+}
+
+export interface ReceiptRange {
+  from: number;
+  /** The prev_hash of step `from`: the genesis hash when from is 0. */
+  prev_hash: string;
+  to: number;
+}
+
+export interface ReceiptManifest {
+  blobs: BlobEntry[];
+  chain: ChainEntry[];
+  exporter: string;
+  format: typeof RECEIPT_FORMAT;
+  genesis: Genesis;
+  head: { seq: number; step_hash: string };
+  range: ReceiptRange;
+  /** Members defined by extensions (for example a published receipt's anchor and redactions). */
+  [extension: string]: Json | undefined | BlobEntry[] | ChainEntry[] | Genesis | ReceiptRange | { seq: number; step_hash: string };
+}
+
+export const BASE_MEMBERS = ['blobs', 'chain', 'exporter', 'format', 'genesis', 'head', 'range'] as const;
+
+export function chainEntryName(firstSeq: number): string {
+  return `chain/${String(firstSeq).padStart(16, '0')}.jsonl`;
+}
+
+export function blobEntryName(digest: string): string {
+  return `blobs/${digest.slice('sha256:'.length)}`;
+}
+
+/** The entry names in the archive's fixed order (§3.3). */
+export function entryNames(m: ReceiptManifest, signed: boolean): string[] {
+  return [MANIFEST_NAME, ...(signed ? [SIGNATURE_NAME] : []), ...m.chain.map((c) => c.name), ...m.blobs.map((b) => blobEntryName(b.digest))];
+}
+
+const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+const keysAre = (o: Record<string, unknown>, keys: string[]): boolean => {
+  const k = Object.keys(o).sort();
+  return k.length === keys.length && k.every((x, i) => x === keys[i]);
+};
+
+export interface ManifestReason {
+  message: string;
+  path: string;
+  /** Set when the manifest is well-formed but describes an archive beyond the limits (§6). */
+  limit?: true;
+}
+
+export type ManifestResult = { ok: true; manifest: ReceiptManifest } | { ok: false; reasons: ManifestReason[] };
+
+/**
+ * Parses and checks the manifest bytes. `extensions` lists the extra top-level members this verifier
+ * understands (with a check for each); any other member is refused.
+ */
+export function parseManifest(bytes: Uint8Array, extensions: Record<string, (value: unknown) => string | null> = {}): ManifestResult {
+  const fail = (message: string, path = ''): ManifestResult => ({ ok: false, reasons: [{ message, path }] });
+  let text: string;
+  try {
+    text = decoder.decode(bytes);
+  } catch {
+    return fail('the manifest is not valid UTF-8');
+  }
+  const scan = scanCanonical(text, { maxDepth: MAX_VALUE_DEPTH });
+  if (scan.defect) return fail(`the manifest is not canonical JSON (RFC 8785): ${scan.defect.reason} (${scan.defect.code} at character ${scan.defect.index + 1})`, scan.defect.path);
+  if (scan.markers.length > 0) return fail('the manifest holds a member name with the reserved prefix "$stepchain:"', scan.markers[0]!.path);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    return fail(`the manifest does not parse: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  if (!isObject(value)) return fail('the manifest must be a JSON object');
+  const reasons: ManifestReason[] = [];
+  const bad = (message: string, path: string, limit?: true): void => void reasons.push({ message, path, ...(limit ? { limit } : {}) });
+
+  if (value.format !== RECEIPT_FORMAT) {
+    return fail(`format is ${JSON.stringify(value.format)}; this verifier reads ${JSON.stringify(RECEIPT_FORMAT)}`, '/format');
+  }
+  for (const k of Object.keys(value)) {
+    if ((BASE_MEMBERS as readonly string[]).includes(k)) continue;
+    const check = extensions[k];
+    if (!check) bad(`unknown manifest member ${JSON.stringify(k)}`, `/${k}`);
+    else {
+      const why = check(value[k]);
+      if (why) bad(why, `/${k}`);
+    }
+  }
+  for (const k of BASE_MEMBERS) if (!(k in value)) bad(`required member "${k}" is missing`, `/${k}`);
+  if (reasons.length) return { ok: false, reasons };
+
+  if (typeof value.exporter !== 'string' || value.exporter.length === 0 || value.exporter.length > 256) bad('exporter must be a string of 1–256 characters', '/exporter');
+  const g = genesisDefect(value.genesis);
+  if (g) bad(g, '/genesis');
+
+  const range = value.range;
+  if (!isObject(range) || !keysAre(range, ['from', 'prev_hash', 'to']) || !isCount(range.from) || !isCount(range.to) || !isDigest(range.prev_hash) || range.from > range.to) {
+    bad('range must be {"from":<seq>,"prev_hash":"sha256:<hex>","to":<seq>} with from ≤ to', '/range');
+  }
+  const head = value.head;
+  if (!isObject(head) || !keysAre(head, ['seq', 'step_hash']) || !isCount(head.seq) || !isDigest(head.step_hash)) {
+    bad('head must be {"seq":<seq>,"step_hash":"sha256:<hex>"}', '/head');
+  } else if (isObject(range) && head.seq !== range.to) {
+    bad(`head.seq ${head.seq} is not range.to ${String(range.to)}`, '/head/seq');
+  }
+
+  const chain = value.chain;
+  if (!Array.isArray(chain) || chain.length === 0) bad('chain must be a non-empty array', '/chain');
+  else {
+    let last = -1;
+    let steps = 0;
+    chain.forEach((c: unknown, i) => {
+      const at = `/chain/${i}`;
+      if (!isObject(c) || !keysAre(c, ['digest', 'name', 'size', 'steps']) || !isDigest(c.digest) || typeof c.name !== 'string' || !isCount(c.size) || !isCount(c.steps) || c.steps === 0) {
+        bad('a chain entry is {"digest":"sha256:<hex>","name":"chain/<16 digits>.jsonl","size":<bytes>,"steps":<n ≥ 1>}', at);
+        return;
+      }
+      const m = CHAIN_NAME_RE.exec(c.name);
+      if (!m) return bad(`chain entry name ${JSON.stringify(c.name)} is not chain/<16-digit first seq>.jsonl`, `${at}/name`);
+      const first = Number(m[1]);
+      if (i === 0 && isObject(range) && first !== range.from) bad(`the first chain entry is named for seq ${first}, but the range starts at ${String(range.from)}`, `${at}/name`);
+      if (first <= last) bad('chain entries must be listed in increasing seq order without repeats', `${at}/name`);
+      if (i > 0 && first !== steps + (isObject(range) && isCount(range.from) ? range.from : 0)) bad(`chain entry ${c.name} should start at seq ${steps + Number(isObject(range) ? range.from : 0)} given the step counts before it`, `${at}/name`);
+      if (c.size > MAX_CHAIN_ENTRY_BYTES) bad(`chain entry size ${c.size} exceeds the limit of ${MAX_CHAIN_ENTRY_BYTES}`, `${at}/size`, true);
+      last = first;
+      steps += c.steps;
+    });
+    if (reasons.length === 0 && isObject(range) && isCount(range.from) && isCount(range.to) && steps !== range.to - range.from + 1) {
+      bad(`the chain entries hold ${steps} steps, but the range ${range.from}..${range.to} has ${range.to - range.from + 1}`, '/chain');
+    }
+  }
+
+  const blobs = value.blobs;
+  if (!Array.isArray(blobs)) bad('blobs must be an array', '/blobs');
+  else {
+    let prev = '';
+    blobs.forEach((b: unknown, i) => {
+      const at = `/blobs/${i}`;
+      if (!isObject(b) || !keysAre(b, ['digest', 'size']) || !isDigest(b.digest) || !isCount(b.size)) {
+        bad('a blob entry is {"digest":"sha256:<hex>","size":<bytes>}', at);
+        return;
+      }
+      if (b.digest <= prev) bad('blobs must be sorted by digest without repeats', `${at}/digest`);
+      if (b.size > MAX_BLOB_BYTES) bad(`blob size ${b.size} exceeds the limit of ${MAX_BLOB_BYTES}`, `${at}/size`, true);
+      prev = b.digest;
+    });
+  }
+  if (Array.isArray(chain) && Array.isArray(blobs) && 1 + 1 + chain.length + blobs.length > MAX_ENTRIES) {
+    bad(`the manifest lists ${chain.length + blobs.length} entries; an archive holds at most ${MAX_ENTRIES}`, '', true);
+  }
+  if (reasons.length) return { ok: false, reasons };
+  return { ok: true, manifest: value as ReceiptManifest };
+}

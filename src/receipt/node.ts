@@ -1,0 +1,221 @@
+/**
+ * The Node shell around the receipt core: files, gzip and key files. Everything that decides validity
+ * lives in the pure modules; this file only moves bytes. (spec/RECEIPT.md §3.1 for the gzip profile.)
+ */
+import type { createReadStream } from 'node:fs';
+import { chmod, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createGzip, constants as zc } from 'node:zlib';
+import type { ChainSource } from '../chain/source.js';
+import { ReceiptError } from './errors.js';
+import { generateKeyPair, parsePrivateKey, privateKeyToPem, publicKeyToPem, type KeyPair } from './keys.js';
+import { verifyReceipt, type ReceiptReport, type VerifyReceiptOptions } from './verify.js';
+import { planReceipt, writeReceipt, type ReceiptPlan, type ReceiptWriterInput } from './writer.js';
+import type { Json } from '../chain/record.js';
+import { receiptSource, type ReceiptSource } from './source.js';
+
+export interface ExportOptions {
+  /** Output path; gzip-compressed when it ends in .tar.gz or .tgz. */
+  out: string;
+  /** First seq, inclusive (default 0). */
+  from?: number;
+  /** Last seq, inclusive (default the journal's head). */
+  to?: number;
+  /** Sign the manifest: 32 seed bytes, a PKCS#8 PEM text, or { keyFile } naming a PEM file. */
+  sign?: Uint8Array | string | { keyFile: string };
+}
+
+export interface ExportResult {
+  out: string;
+  bytes: number;
+  compressed: boolean;
+  manifest_digest: string;
+  signed_by: string | null;
+  range: { from: number; to: number; prev_hash: string };
+  head: { seq: number; step_hash: string };
+  entries: number;
+}
+
+/** Resolves the export options against a source into the writer core's input. */
+export async function receiptInput(source: ChainSource, options: { from?: number; to?: number; signingKey?: Uint8Array | string; extra?: Record<string, Json> } = {}): Promise<ReceiptWriterInput> {
+  const head = await source.head();
+  if (head === null) throw new ReceiptError('EMPTY_RANGE', 'the journal holds no step; there is nothing to prove');
+  const from = options.from ?? 0;
+  const to = options.to ?? head.seq;
+  if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to) || from < 0 || to < from || to > head.seq) {
+    throw new ReceiptError('RANGE_INVALID', `range ${String(from)}..${String(to)} is not within the journal's steps 0..${head.seq} with from ≤ to`);
+  }
+  return {
+    genesis: source.genesis,
+    lines: () => source.lines({ from: 0, to }),
+    from,
+    to,
+    blob: (d) => source.blob(d),
+    ...(options.signingKey === undefined ? {} : { signingKey: options.signingKey }),
+    ...(options.extra === undefined ? {} : { extra: options.extra }),
+  };
+}
+
+/** The receipt as an uncompressed tar held in memory (tests, vectors, small journals). */
+export async function receiptBytes(source: ChainSource, options: { from?: number; to?: number; sign?: Uint8Array | string } = {}): Promise<Uint8Array> {
+  const plan = await planReceipt(await receiptInput(source, { ...options, ...(options.sign === undefined ? {} : { signingKey: options.sign }) }));
+  const parts: Uint8Array[] = [];
+  for await (const chunk of writeReceipt(plan)) parts.push(Uint8Array.from(chunk));
+  return concat(parts);
+}
+
+/** Writes a receipt file (atomically: a temporary file renamed into place). */
+export async function exportReceipt(source: ChainSource, options: ExportOptions): Promise<ExportResult> {
+  if (!options || typeof options.out !== 'string' || options.out === '') throw new ReceiptError('ARGUMENT_INVALID', 'exportReceipt needs { out: <path> }');
+  let signingKey: Uint8Array | string | undefined;
+  if (options.sign !== undefined) {
+    signingKey = typeof options.sign === 'object' && !(options.sign instanceof Uint8Array) ? await readKeyFile(options.sign.keyFile) : options.sign;
+  }
+  const input = await receiptInput(source, { ...(options.from === undefined ? {} : { from: options.from }), ...(options.to === undefined ? {} : { to: options.to }), ...(signingKey === undefined ? {} : { signingKey }) });
+  const plan = await planReceipt(input);
+  return writePlanToFile(plan, options.out);
+}
+
+/** Writes a planned receipt to `out` (gzip for .tar.gz/.tgz). Reused by the publisher. */
+export async function writePlanToFile(plan: ReceiptPlan, out: string): Promise<ExportResult> {
+  const compressed = /\.(tar\.gz|tgz)$/i.test(out);
+  const tmp = `${out}.tmp-${process.pid}-${Date.now()}`;
+  let bytes = 0;
+  const count = new Transform({
+    transform(chunk: Buffer, _enc, cb) {
+      bytes += chunk.length;
+      cb(null, chunk);
+    },
+  });
+  try {
+    const handle = await open(tmp, 'wx', 0o644);
+    const sink = handle.createWriteStream();
+    const tar = Readable.from(writeReceipt(plan), { objectMode: false });
+    if (compressed) await pipeline(tar, deterministicGzip(), fixGzipHeader(), count, sink);
+    else await pipeline(tar, count, sink);
+    await rename(tmp, out);
+  } catch (e) {
+    await rm(tmp, { force: true });
+    if (e instanceof ReceiptError) throw e;
+    throw new ReceiptError('OUTPUT_FAILED', `cannot write ${out}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+  }
+  const m = plan.manifest;
+  return {
+    out, bytes, compressed, manifest_digest: plan.manifestDigest, signed_by: plan.signedBy, range: m.range, head: m.head,
+    entries: 1 + (plan.signatureBytes ? 1 : 0) + m.chain.length + m.blobs.length,
+  };
+}
+
+/** Fixed options so the same tar gives the same .tar.gz on every run (with the same zlib). */
+function deterministicGzip(): Transform {
+  return createGzip({ level: 9, memLevel: 8, windowBits: 15, strategy: zc.Z_DEFAULT_STRATEGY, chunkSize: 64 * 1024 });
+}
+
+/**
+ * zlib writes mtime 0 and no file name, but its OS byte (RFC 1952 §2.3.1) depends on the platform zlib was
+ * built for; set it to 255 ("unknown") so the bytes do not depend on the machine.
+ */
+function fixGzipHeader(): Transform {
+  let seen = 0;
+  return new Transform({
+    transform(chunk: Buffer, _enc, cb) {
+      if (seen <= 9 && seen + chunk.length > 9) {
+        chunk = Buffer.from(chunk);
+        chunk[9 - seen] = 0xff;
+      }
+      seen += chunk.length;
+      cb(null, chunk);
+    },
+  });
+}
+
+/** Verifies a receipt file, streaming it from disk. Never throws on the file's content. */
+export async function verifyReceiptFile(path: string, options: VerifyReceiptOptions = {}): Promise<ReceiptReport> {
+  let stream: ReturnType<typeof createReadStream>;
+  try {
+    const handle = await open(path, 'r');
+    stream = handle.createReadStream({ highWaterMark: 1 << 16 });
+  } catch (e) {
+    const r = await verifyReceipt(new Uint8Array(0), options);
+    r.problems = [{ code: 'ARCHIVE_INVALID', message: `cannot read ${path}: ${e instanceof Error ? e.message : String(e)}`, location: { file: path } }];
+    return r;
+  }
+  return verifyReceipt(toBytes(stream), options);
+}
+
+async function* toBytes(stream: AsyncIterable<Buffer>): AsyncGenerator<Uint8Array> {
+  for await (const b of stream) yield new Uint8Array(b.buffer, b.byteOffset, b.length);
+}
+
+/** `verifyReceipt` for a Uint8Array or a path. */
+export async function verifyReceiptAt(bytesOrPath: Uint8Array | string, options: VerifyReceiptOptions = {}): Promise<ReceiptReport> {
+  return typeof bytesOrPath === 'string' ? verifyReceiptFile(bytesOrPath, options) : verifyReceipt(bytesOrPath, options);
+}
+
+export interface KeygenResult {
+  keyFile: string;
+  publicKeyFile: string;
+  keyId: string;
+  publicKeyPem: string;
+}
+
+/**
+ * Makes an Ed25519 key pair: the private key (PKCS#8 PEM) in `keyFile` with mode 0600, the public key
+ * (SPKI PEM) in `<keyFile>.pub`. Never overwrites an existing file.
+ */
+export async function keygen(keyFile: string, pair: KeyPair = generateKeyPair()): Promise<KeygenResult> {
+  const publicKeyFile = `${keyFile}.pub`;
+  const publicKeyPem = publicKeyToPem(pair.publicKey);
+  try {
+    await writeFile(keyFile, privateKeyToPem(pair.privateKey), { mode: 0o600, flag: 'wx' });
+    await chmod(keyFile, 0o600); // the umask cannot widen it, but make the mode explicit
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST') throw new ReceiptError('KEY_EXISTS', `${keyFile} exists; keygen never overwrites a key`);
+    throw e;
+  }
+  try {
+    await writeFile(publicKeyFile, publicKeyPem, { mode: 0o644, flag: 'wx' });
+  } catch (e) {
+    await rm(keyFile, { force: true });
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST') throw new ReceiptError('KEY_EXISTS', `${publicKeyFile} exists; keygen never overwrites a key`);
+    throw e;
+  }
+  return { keyFile, publicKeyFile, keyId: pair.keyId, publicKeyPem };
+}
+
+/** Reads a PKCS#8 PEM private key file. */
+export async function readKeyFile(path: string): Promise<Uint8Array> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (e) {
+    throw new ReceiptError('KEY_INVALID', `cannot read key file ${path}: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  return parsePrivateKey(text);
+}
+
+/** Reads a public key file (SPKI PEM or base64). */
+export async function readPublicKeyFile(path: string): Promise<string> {
+  return readFile(path, 'utf8');
+}
+
+function concat(parts: Uint8Array[]): Uint8Array {
+  let n = 0;
+  for (const p of parts) n += p.length;
+  const out = new Uint8Array(n);
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.length;
+  }
+  return out;
+}
+
+/** A receipt file as a verified, read-only ChainSource (for diff and other readers). Throws RECEIPT_INVALID. */
+export async function openReceiptSource(path: string, options: VerifyReceiptOptions = {}): Promise<ReceiptSource> {
+  return receiptSource(async () => {
+    const handle = await open(path, 'r');
+    return toBytes(handle.createReadStream({ highWaterMark: 1 << 16 }));
+  }, options);
+}
