@@ -10,5 +10,10 @@ import { useNodeHash } from './node/fast-hash.js';
 useNodeHash();
 
 export { StepchainError, type ErrorLocation } from './errors.js';
+export { VERSION } from './version.js';
 export * from './canonical/index.js';
 export * from './chain/index.js';
+export * from './store/index.js';
+export * from './receipt/index.js';
+export * from './diff/index.js';
+export * from './redact/index.js';

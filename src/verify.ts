@@ -6,3 +6,7 @@ export { ChainVerifier, verifyChain, BLOB_MARKER, REDACTED_MARKER, type BlobRef,
 export { describeLocation, type ChainReport, type Problem, type ProblemCode, type ProblemLocation } from './chain/report.js';
 export { genesisHash, genesisDefect, JOURNAL_FORMAT, type Genesis, type StepRecord, type Json } from './chain/record.js';
 export { canonicalJson, scanCanonical, digestUtf8, digestBytes, isDigest } from './canonical/index.js';
+export { verifyReceipt, type VerifyReceiptOptions, type ReceiptReport, type ByteInput } from './receipt/verify.js';
+export { verifyPublishedReceipt, type PublishedReport } from './redact/verify.js';
+export { verifyDisclosure, verifyStepDisclosure, type DisclosureProof, type DisclosureReport } from './redact/disclose.js';
+export { diff, summarize, formatDiff, type DiffOptions, type DiffReport } from './diff/index.js';

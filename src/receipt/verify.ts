@@ -13,7 +13,7 @@ import { scanCanonical } from '../canonical/scan.js';
 import { digestBytes, isDigest, toHex } from '../canonical/sha256.js';
 import { genesisHash, type Genesis } from '../chain/record.js';
 import type { ChainReport, Problem, ProblemCode, ProblemLocation } from '../chain/report.js';
-import { ChainVerifier } from '../chain/verify.js';
+import { ChainVerifier, type VerifiedLine } from '../chain/verify.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { base64Decode } from './base64.js';
 import { PAYLOAD_TYPE, SIGNATURE_FORMAT, pae, verifySignatureBytes } from './dsse.js';
@@ -37,6 +37,10 @@ export interface VerifyReceiptOptions {
   maxProblems?: number;
   /** Extra manifest members this caller understands, each with a check returning a reason or null. */
   extensions?: Record<string, (value: unknown) => string | null>;
+  /** Observes every chain line that scanned as a canonical record, for extensions that check the chain (REDACTION.md §7). */
+  onLine?: (line: VerifiedLine) => void;
+  /** Observes every blob entry whose bytes are canonical JSON: its digest and text (REDACTION.md §7). */
+  onBlob?: (digest: string, text: string) => void;
 }
 
 export interface ReceiptReport extends ChainReport {
@@ -287,6 +291,7 @@ export async function verifyReceipt(input: ByteInput, options: VerifyReceiptOpti
               if (entry.size !== ref.size) add('BLOB_CORRUPT', `the reference records size ${ref.size} for blob ${ref.digest}, the manifest lists ${entry.size}`, loc);
             }
           }
+          options.onLine?.(line);
         },
       });
     };
@@ -394,6 +399,7 @@ export async function verifyReceipt(input: ByteInput, options: VerifyReceiptOpti
           if (text !== null) {
             const scan = scanCanonical(text, { maxDepth: MAX_RECORD_DEPTH, members: false });
             if (scan.defect) add('BLOB_CORRUPT', `blob bytes are not canonical JSON: ${scan.defect.reason}`, { ...at, ...(scan.defect.path ? { path: scan.defect.path } : {}) });
+            else options.onBlob?.(digestFromName, text);
           }
         }
       } else {

@@ -1,0 +1,51 @@
+/** Reading people's JSON input (step files, stdin, policies) with errors that point at the line and column. */
+import { readFile } from 'node:fs/promises';
+import { scanCanonical } from '../canonical/scan.js';
+import { StepchainError } from '../errors.js';
+
+export class InputError extends StepchainError<'INPUT_INVALID' | 'INPUT_UNREADABLE'> {}
+
+function lineAndColumn(text: string, index: number): { line: number; column: number } {
+  let line = 1;
+  let lineStart = 0;
+  for (let i = 0; i < index && i < text.length; i++) {
+    if (text.charCodeAt(i) === 10) {
+      line++;
+      lineStart = i + 1;
+    }
+  }
+  return { line, column: index - lineStart + 1 };
+}
+
+/**
+ * Parses JSON text strictly: JSON.parse would silently keep the last of two duplicate members and accept
+ * lone surrogates, so the strict scanner runs first. Formatting (whitespace, member order) is free.
+ */
+export function parseJsonStrict(text: string, where: { file: string; line?: number }): unknown {
+  const scan = scanCanonical(text, { members: false });
+  const d = scan.defect;
+  if (d && d.code !== 'NONCANONICAL_LINE') {
+    const pos = lineAndColumn(text, d.index);
+    const line = (where.line ?? 1) + pos.line - 1;
+    const what = d.code === 'MALFORMED_LINE' ? 'is not valid JSON' : d.code === 'DUPLICATE_KEY' ? 'repeats a member name' : d.code === 'LONE_SURROGATE' ? 'holds a lone surrogate' : d.code === 'NOT_FINITE_NUMBER' ? 'holds a number too large for JSON' : 'nests too deeply';
+    throw new InputError('INPUT_INVALID', `${where.file}:${line}:${pos.column} ${what}: ${d.reason}${d.path ? ` (at ${d.path})` : ''}`, {
+      location: { file: where.file, line, ...(d.path ? { path: d.path } : {}) },
+    });
+  }
+  return JSON.parse(text);
+}
+
+export async function readText(path: string | undefined): Promise<{ text: string; name: string }> {
+  if (path === undefined || path === '-') {
+    if (process.stdin.isTTY) throw new InputError('INPUT_UNREADABLE', 'no input: pass --file, or pipe JSON into standard input');
+    const chunks: Buffer[] = [];
+    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+    return { text: Buffer.concat(chunks).toString('utf8'), name: '<stdin>' };
+  }
+  try {
+    return { text: await readFile(path, 'utf8'), name: path };
+  } catch (e) {
+    const err = e as NodeJS.ErrnoException;
+    throw new InputError('INPUT_UNREADABLE', `cannot read ${path}: ${err.code === 'ENOENT' ? 'no such file' : err.message}`, { location: { file: path } });
+  }
+}

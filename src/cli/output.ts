@@ -1,0 +1,106 @@
+/**
+ * Where the CLI's output goes. `--json` documents go to stdout, one per command; everything meant for
+ * people — verdicts, hints, progress — goes to stderr, so `stepchain verify --json r.tgz | jq` always
+ * gets clean JSON. Colour and progress appear only on a terminal, never in CI, never with NO_COLOR.
+ */
+import { styleText } from 'node:util';
+
+export const JSON_FORMAT = 'stepchain-cli/v1';
+
+type Style = Parameters<typeof styleText>[0];
+
+export interface OutputOptions {
+  json: boolean;
+  stdout?: NodeJS.WriteStream;
+  stderr?: NodeJS.WriteStream;
+  env?: NodeJS.ProcessEnv;
+}
+
+export class Output {
+  readonly json: boolean;
+  private readonly out: NodeJS.WriteStream;
+  private readonly err: NodeJS.WriteStream;
+  private readonly colour: boolean;
+  readonly interactive: boolean;
+  private progressLine = false;
+
+  constructor(options: OutputOptions) {
+    this.json = options.json;
+    this.out = options.stdout ?? process.stdout;
+    this.err = options.stderr ?? process.stderr;
+    const env = options.env ?? process.env;
+    const tty = this.err.isTTY === true;
+    this.colour = tty && env.NO_COLOR === undefined && env.TERM !== 'dumb';
+    this.interactive = tty && !this.json && env.CI === undefined;
+  }
+
+  style(format: Style, text: string): string {
+    return this.colour ? styleText(format, text) : text;
+  }
+
+  /** A line for people, on stderr. */
+  say(text = ''): void {
+    this.clearProgress();
+    this.err.write(text + '\n');
+  }
+
+  /** Primary human output of a read command (log, show, head): stdout, unless --json. */
+  print(text: string): void {
+    this.clearProgress();
+    this.out.write(text + '\n');
+  }
+
+  /** The one JSON document of this command. */
+  document(command: string, body: Record<string, unknown>): void {
+    this.out.write(JSON.stringify({ format: JSON_FORMAT, command, ...body }, null, 2) + '\n');
+  }
+
+  progress(label: string, total?: number): Progress {
+    return new Progress(this, label, total);
+  }
+
+  /** @internal */
+  drawProgress(text: string): void {
+    this.err.write(`\r${text}\x1b[K`);
+    this.progressLine = true;
+  }
+
+  clearProgress(): void {
+    if (this.progressLine) {
+      this.err.write('\r\x1b[K');
+      this.progressLine = false;
+    }
+  }
+}
+
+/** A progress bar on stderr, redrawn at most ten times a second; silent unless the output is interactive. */
+export class Progress {
+  private done = 0;
+  private last = 0;
+
+  constructor(
+    private readonly output: Output,
+    private readonly label: string,
+    private readonly total?: number,
+  ) {}
+
+  tick(n = 1): void {
+    this.done += n;
+    if (!this.output.interactive) return;
+    const now = Date.now();
+    if (now - this.last < 100) return;
+    this.last = now;
+    if (this.total !== undefined && this.total > 0) {
+      const width = 24;
+      const fraction = Math.min(1, this.done / this.total);
+      const filled = Math.round(fraction * width);
+      this.output.drawProgress(`${this.label} [${'█'.repeat(filled)}${' '.repeat(width - filled)}] ${Math.floor(fraction * 100)}% ${this.done}/${this.total}`);
+    } else {
+      this.output.drawProgress(`${this.label} ${this.done}`);
+    }
+  }
+
+  end(): void {
+    this.output.clearProgress();
+  }
+}

@@ -1,0 +1,222 @@
+/** Verbs over a journal directory: init, append, log, show, head, fork. */
+import { basename, dirname, resolve } from 'node:path';
+import type { Json, StepRecord } from '../../chain/record.js';
+import { describeLocation, type ChainReport } from '../../chain/report.js';
+import { renderValue, shorten } from '../../diff/summary.js';
+import { FileStore, type Journal } from '../../store/index.js';
+import { intArg } from '../args.js';
+import { EXIT_FAILED, EXIT_OK, UsageError, type Verb } from '../cli.js';
+import { parseJsonStrict, readText, InputError } from '../input.js';
+import type { Output } from '../output.js';
+
+/** A journal is named on the command line by its directory path: the store root is its parent. */
+export function storeFor(path: string): { store: FileStore; id: string } {
+  const full = resolve(path);
+  return { store: new FileStore(dirname(full)), id: basename(full) };
+}
+
+export async function openJournal(path: string, options: { readOnly: boolean }): Promise<Journal> {
+  const { store, id } = storeFor(path);
+  return store.open(id, { readOnly: options.readOnly });
+}
+
+export async function withJournal<T>(path: string, readOnly: boolean, fn: (j: Journal) => Promise<T>): Promise<T> {
+  const journal = await openJournal(path, { readOnly });
+  try {
+    return await fn(journal);
+  } finally {
+    await journal.close();
+  }
+}
+
+
+/** Prints the verdict and each problem; the shared human rendering of a ChainReport. */
+export function printReport(out: Output, subject: string, report: ChainReport, extra: string[] = []): void {
+  if (report.ok) {
+    out.say(`${out.style('green', '✔ valid')} ${subject}: ${report.steps} step${report.steps === 1 ? '' : 's'}${report.head ? `, head ${report.head} (seq ${report.head_seq})` : ', empty'}`);
+  } else {
+    const n = report.problems.length;
+    out.say(`${out.style(['red', 'bold'], '✘ INVALID')} ${subject}: ${n}${report.problems_truncated ? '+' : ''} problem${n === 1 ? '' : 's'}`);
+    for (const p of report.problems) out.say(`  ${out.style('red', p.code)} ${out.style('dim', describeLocation(p.location))}\n      ${p.message}`);
+  }
+  for (const w of report.warnings) out.say(`  ${out.style('yellow', 'warning')} ${w.code} ${out.style('dim', describeLocation(w.location))}: ${w.message}`);
+  for (const line of extra) out.say(line);
+}
+
+export const initVerb: Verb = {
+  name: 'init',
+  summary: 'create a journal directory',
+  usage: '<journal> [--bucket-bytes N] [--blob-threshold N]',
+  options: {
+    'bucket-bytes': { type: 'string', arg: 'N', description: 'start a new bucket file after N bytes (default 64 MiB)' },
+    'blob-threshold': { type: 'string', arg: 'N', description: 'store content fields of N canonical bytes or more as blobs (default 64 KiB)' },
+  },
+  args: { min: 1, max: 1, names: ['journal'] },
+  examples: [['stepchain init runs/today', 'a new journal in ./runs/today']],
+  async run({ out, values, positionals }) {
+    const { store, id } = storeFor(positionals[0]!);
+    const journal = await store.create(id, {
+      ...(values['bucket-bytes'] !== undefined ? { bucketBytes: intArg(values['bucket-bytes'], '--bucket-bytes', 'init') } : {}),
+      ...(values['blob-threshold'] !== undefined ? { blobThreshold: intArg(values['blob-threshold'], '--blob-threshold', 'init') } : {}),
+    });
+    await journal.close();
+    if (out.json) out.document('init', { ok: true, journal: resolve(positionals[0]!), genesis: journal.genesis });
+    else out.say(`created journal ${positionals[0]} (journal_id ${journal.genesis.journal_id})`);
+    return EXIT_OK;
+  },
+};
+
+export const appendVerb: Verb = {
+  name: 'append',
+  summary: 'append a step (or many, with --jsonl) from a file or standard input',
+  usage: '<journal> [--file step.json] [--jsonl]',
+  description: 'A step is a JSON object with input, model, prompt, tool_call and result (absent ones are null), and optionally step_id, ts and meta. v, seq, prev_hash and step_hash are computed by the journal.',
+  options: {
+    file: { type: 'string', short: 'f', arg: 'file', description: 'read from this file instead of standard input' },
+    jsonl: { type: 'boolean', description: 'one step per line, appended atomically as one batch' },
+  },
+  args: { min: 1, max: 1, names: ['journal'] },
+  examples: [
+    ['stepchain append runs/today --file step.json', 'append one step'],
+    ['cat steps.jsonl | stepchain append runs/today --jsonl', 'append a batch, all or nothing'],
+  ],
+  async run({ out, values, positionals }) {
+    const { text, name } = await readText(values.file as string | undefined);
+    const steps: unknown[] = [];
+    if (values.jsonl) {
+      text.split('\n').forEach((line, i) => {
+        if (line.trim() !== '') steps.push(parseJsonStrict(line, { file: name, line: i + 1 }));
+      });
+      if (steps.length === 0) throw new InputError('INPUT_INVALID', `${name} holds no steps`);
+    } else {
+      steps.push(parseJsonStrict(text, { file: name }));
+    }
+    const results = await withJournal(positionals[0]!, false, (j) => (values.jsonl ? j.appendMany(steps as never[]) : j.append(steps[0] as never).then((r) => [r])));
+    if (out.json) out.document('append', { ok: true, appended: results });
+    else for (const r of results) out.print(`${r.seq} ${r.step_hash}`);
+    return EXIT_OK;
+  },
+};
+
+function toolName(step: StepRecord): string {
+  const call = step.tool_call as Record<string, Json> | null;
+  if (call && typeof call === 'object' && !Array.isArray(call)) {
+    const n = call.name ?? call.tool ?? call.function;
+    if (typeof n === 'string') return n;
+    if (n && typeof n === 'object' && !Array.isArray(n) && typeof n.name === 'string') return n.name;
+  }
+  return call === null ? '—' : 'tool';
+}
+
+function promptText(prompt: Json): string {
+  if (typeof prompt === 'string') return prompt;
+  if (Array.isArray(prompt)) {
+    const last = prompt.at(-1);
+    if (last && typeof last === 'object' && !Array.isArray(last) && typeof last.content === 'string') return last.content;
+  }
+  return renderValue(prompt, 200);
+}
+
+export const logVerb: Verb = {
+  name: 'log',
+  summary: 'show the run step by step, after verifying the chain',
+  usage: '<journal> [--from N] [--to M]',
+  options: {
+    from: { type: 'string', arg: 'N', description: 'first seq to show' },
+    to: { type: 'string', arg: 'M', description: 'last seq to show' },
+  },
+  args: { min: 1, max: 1, names: ['journal'] },
+  examples: [['stepchain log runs/today', 'a git-log-like view of the run']],
+  async run({ out, values, positionals }) {
+    return withJournal(positionals[0]!, true, async (journal) => {
+      const report = await journal.verify();
+      const range = {
+        ...(values.from !== undefined ? { from: intArg(values.from, '--from', 'log') } : {}),
+        ...(values.to !== undefined ? { to: intArg(values.to, '--to', 'log') } : {}),
+      };
+      if (out.json) {
+        const steps: StepRecord[] = [];
+        for await (const s of journal.read(range)) steps.push(s);
+        out.document('log', { ok: report.ok, verification: report, steps });
+        return report.ok ? EXIT_OK : EXIT_FAILED;
+      }
+      if (report.ok) out.say(out.style('green', `✔ chain verified: ${report.steps} steps, head ${report.head ?? '(empty)'}`));
+      else printReport(out, positionals[0]!, report, [out.style(['red', 'bold'], 'The chain does NOT hold: the steps below cannot be trusted.')]);
+      const width = process.stdout.columns && process.stdout.columns > 60 ? process.stdout.columns : 100;
+      for await (const step of journal.read(range)) {
+        const head = `${out.style('yellow', `${String(step.seq).padStart(4)} ${step.step_hash.slice(7, 19)}`)}  ${out.style('bold', typeof step.model === 'string' ? shorten(step.model, 28) : renderValue(step.model, 28))}  ${out.style('cyan', toolName(step))}  ${out.style('dim', step.ts)}`;
+        out.print(head);
+        out.print(`       prompt: ${shorten(promptText(step.prompt).replace(/\s+/g, ' '), width - 16)}`);
+        if (step.tool_call !== null) out.print(`       call:   ${renderValue(step.tool_call, width - 16)}`);
+        out.print(`       result: ${renderValue(step.result, width - 16)}`);
+      }
+      return report.ok ? EXIT_OK : EXIT_FAILED;
+    });
+  },
+};
+
+export const showVerb: Verb = {
+  name: 'show',
+  summary: 'print one step in full (blobs restored)',
+  usage: '<journal> <seq>',
+  options: {},
+  args: { min: 2, max: 2, names: ['journal', 'seq'] },
+  examples: [['stepchain show runs/today 3', 'step 3 as JSON']],
+  async run({ out, positionals }) {
+    const seq = intArg(positionals[1], 'seq', 'show');
+    return withJournal(positionals[0]!, true, async (journal) => {
+      const step = await journal.get(seq);
+      if (step === null) {
+        const head = await journal.head();
+        throw new UsageError(`no step ${seq}: the journal's last step is ${head === null ? 'none (it is empty)' : `seq ${head.seq}`}`, 'show');
+      }
+      if (out.json) out.document('show', { ok: true, step });
+      else out.print(JSON.stringify(step, null, 2));
+      return EXIT_OK;
+    });
+  },
+};
+
+export const headVerb: Verb = {
+  name: 'head',
+  summary: 'print the head: the last step hash, which identifies the run',
+  usage: '<journal>',
+  options: {},
+  args: { min: 1, max: 1, names: ['journal'] },
+  examples: [['stepchain head runs/today', 'seq and step_hash of the last step']],
+  async run({ out, positionals }) {
+    return withJournal(positionals[0]!, true, async (journal) => {
+      const head = await journal.head();
+      if (out.json) out.document('head', { ok: true, head });
+      else if (head === null) out.say('the journal is empty');
+      else out.print(`${head.seq} ${head.step_hash}`);
+      return EXIT_OK;
+    });
+  },
+};
+
+export const forkVerb: Verb = {
+  name: 'fork',
+  summary: 'start a new journal from step N of another (steps 0..N byte-identical)',
+  usage: '<journal> --from-step N <new-journal>',
+  options: { 'from-step': { type: 'string', arg: 'N', description: 'the last step the fork keeps' } },
+  args: { min: 2, max: 2, names: ['journal', 'new-journal'] },
+  examples: [['stepchain fork runs/today --from-step 4 runs/retry', 'replay from step 5 onwards in a new journal']],
+  async run({ out, values, positionals }) {
+    if (values['from-step'] === undefined) throw new UsageError('--from-step N is required', 'fork');
+    const fromStep = intArg(values['from-step'], '--from-step', 'fork');
+    const parentPath = resolve(positionals[0]!);
+    const target = storeFor(positionals[1]!);
+    return withJournal(parentPath, true, async (parent) => {
+      if (dirname(parentPath) !== target.store.root) {
+        throw new UsageError('the fork must live beside its parent (in the same directory) so its lineage can name the parent by id', 'fork');
+      }
+      const fork = await target.store.fork(parent, { fromStep, to: target.id });
+      const head = await fork.head();
+      await fork.close();
+      if (out.json) out.document('fork', { ok: true, journal: resolve(positionals[1]!), lineage: fork.lineage, head });
+      else out.say(`forked ${positionals[0]} at step ${fromStep} into ${positionals[1]} (head ${head?.step_hash})`);
+      return EXIT_OK;
+    });
+  },
+};

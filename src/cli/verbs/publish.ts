@@ -1,0 +1,137 @@
+/**
+ * Verbs for publishing redacted receipts (spec/REDACTION.md): `publish` writes a public receipt with the
+ * policy's redactions and an anchor to the original run; `disclose` makes a proof that reveals one
+ * redacted value from the secrets file, or (--check) checks such a proof against the public receipt.
+ */
+import { resolve } from 'node:path';
+import { disclose, discloseStep, publish, verifyDisclosureFiles } from '../../redact/index.js';
+import { readPublicKeyFile } from '../../receipt/index.js';
+import { EXIT_FAILED, EXIT_OK, UsageError, type Verb } from '../cli.js';
+import { intArg } from '../args.js';
+import { withJournal } from './journal.js';
+
+
+export const publishVerb: Verb = {
+  name: 'publish',
+  summary: 'publish a redacted receipt that still verifies and is anchored to the original run',
+  usage: '<journal> --policy policy.json --opt-in -o public.tar.gz [--secrets-out file] [--sign keyfile]',
+  description: [
+    'Redacts every value the policy selects (paths, tools, seq ranges, built-in secret detectors), replaces it with a',
+    'salted commitment, re-chains the steps and writes a receipt whose manifest anchors it to the original journal',
+    '(genesis, head, every original step hash, the policy digest) and declares every redaction. The journal is only',
+    'read. Nothing happens without --opt-in. Keep --secrets-out private (mode 0600): it holds the salts and the',
+    'original values, and is what `stepchain disclose` needs to reveal a value later. Publishing refuses if a string',
+    'a rule matched would still appear anywhere in the output (LEAK_DETECTED).',
+  ].join('\n'),
+  options: {
+    policy: { type: 'string', arg: 'file', description: 'the redaction policy (JSON; see spec/REDACTION.md §3)' },
+    'opt-in': { type: 'boolean', description: 'confirm that a redacted copy of the journal is to be shared' },
+    out: { type: 'string', short: 'o', arg: 'file', description: 'the public receipt; gzip when it ends in .tar.gz or .tgz' },
+    'secrets-out': { type: 'string', arg: 'file', description: 'write the salts and original values here (0600, never overwritten)' },
+    sign: { type: 'string', arg: 'keyfile', description: 'sign the manifest (and so the anchor) with this Ed25519 key' },
+  },
+  args: { min: 1, max: 1, names: ['journal'] },
+  examples: [
+    ['stepchain publish runs/today --policy policy.json --opt-in -o public.tar.gz --secrets-out secrets.json --sign alice.key', 'a signed public receipt, keeping the secrets to disclose later'],
+    ['stepchain publish runs/today --policy policy.json --opt-in -o public.tar', 'an unsigned, uncompressed public receipt with no way to disclose later'],
+  ],
+  async run({ out, values, positionals }) {
+    if (values['opt-in'] !== true) {
+      throw new UsageError('publishing shares a redacted copy of the journal; pass --opt-in to confirm (nothing was written)', 'publish');
+    }
+    if (values.policy === undefined) throw new UsageError('--policy <file> is required', 'publish');
+    if (values.out === undefined) throw new UsageError('-o <file> is required', 'publish');
+    return withJournal(positionals[0]!, true, async (journal) => {
+      const result = await publish(journal, {
+        policy: { file: values.policy as string },
+        optIn: true,
+        out: values.out as string,
+        ...(values['secrets-out'] !== undefined ? { secretsOut: values['secrets-out'] as string } : {}),
+        ...(values.sign !== undefined ? { sign: { keyFile: values.sign as string } } : {}),
+      });
+      if (out.json) out.document('publish', { ok: true, ...result });
+      else {
+        out.say(`wrote ${result.out} (${result.bytes} bytes${result.compressed ? ', gzip' : ''}): ${result.range.to + 1} steps, ${result.redactions} redaction${result.redactions === 1 ? '' : 's'}`);
+        out.say(`  anchored to original head ${result.original_head.step_hash} (seq ${result.original_head.seq}); policy ${result.policy_digest}`);
+        out.say(`  manifest ${result.manifest_digest}; ${result.signed_by ? `signed by ${result.signed_by}` : 'unsigned'}`);
+        if (result.secrets_out) out.say(`  secrets in ${result.secrets_out} (mode 0600): keep it private; it can disclose every redacted value`);
+        else out.say(out.style('yellow', '  no --secrets-out: the redacted values can never be disclosed from this receipt'));
+      }
+      return EXIT_OK;
+    });
+  },
+};
+
+export const discloseVerb: Verb = {
+  name: 'disclose',
+  summary: 'reveal one redacted value of a published receipt with a proof anyone can check, or check a proof',
+  usage: '<public receipt> (--secrets file --seq N [--path /pointer] [-o proof.json] | --check proof.json) [--pubkey file]',
+  description: [
+    'With --secrets, --seq and --path: makes a disclosure proof (the value and its salt) for the marker at that step and',
+    'path, checks it against the receipt, and prints it (or writes it with -o, mode 0600; never overwriting).',
+    'Without --path: a whole-step proof that discloses every redaction of step N, so anyone can re-derive the step\'s',
+    'original hash and compare it with the anchor (spec/REDACTION.md §8.4).',
+    'With --check: verifies a proof offline — the receipt verifies as a published receipt, a marker stands at the',
+    'proof\'s location with its rule and commitment, and SHA-256 over the salt and value gives that commitment.',
+    'Exit 0 when the proof holds, 1 when it does not.',
+  ].join('\n'),
+  options: {
+    secrets: { type: 'string', arg: 'file', description: 'the secrets file written by publish --secrets-out' },
+    seq: { type: 'string', arg: 'N', description: 'the step of the redacted value' },
+    path: { type: 'string', arg: '/pointer', description: 'its JSON Pointer in the step, e.g. /tool_call/arguments/api_key (omit: the whole step)' },
+    out: { type: 'string', short: 'o', arg: 'file', description: 'write the proof here instead of printing it' },
+    check: { type: 'string', arg: 'proof.json', description: 'check this proof against the receipt instead of making one' },
+    pubkey: { type: 'string', arg: 'file', description: 'with --check: the receipt must be signed by this public key' },
+  },
+  args: { min: 1, max: 1, names: ['receipt'] },
+  examples: [
+    ['stepchain disclose public.tar.gz --secrets secrets.json --seq 4 --path /tool_call/arguments/api_key -o proof.json', 'reveal one value to an auditor'],
+    ['stepchain disclose public.tar.gz --check proof.json --pubkey alice.key.pub', 'the auditor checks the proof offline'],
+    ['stepchain disclose public.tar.gz --secrets secrets.json --seq 4 -o step4.json', 'disclose all of step 4, tying it to the anchor\'s original step hash'],
+  ],
+  async run({ out, values, positionals }) {
+    const receipt = positionals[0]!;
+    if (values.check !== undefined) {
+      if (values.secrets !== undefined || values.seq !== undefined || values.path !== undefined || values.out !== undefined) {
+        throw new UsageError('--check takes only the receipt, the proof and optionally --pubkey', 'disclose');
+      }
+      const publicKey = values.pubkey === undefined ? undefined : await readPublicKeyFile(values.pubkey as string);
+      const report = await verifyDisclosureFiles(receipt, values.check as string, publicKey ? { publicKey } : {});
+      if (out.json) {
+        const { receipt: r, ...rest } = report;
+        out.document('disclose', { ...rest, receipt: resolve(receipt), receipt_ok: r?.ok ?? null, receipt_problems: r?.problems ?? [] });
+      } else if (report.ok) {
+        if ('record' in report) out.say(`${out.style('green', '✔ whole-step disclosure holds')}: step ${report.seq} of the original run is\n${JSON.stringify(report.record)}`);
+        else out.say(`${out.style('green', '✔ disclosure holds')}: seq ${report.seq}, ${report.path} (rule ${report.rule}) = ${JSON.stringify(report.value)}`);
+        for (const p of report.proves) out.say(`  ${out.style('green', 'proves')} ${p}`);
+      } else {
+        out.say(`${out.style(['red', 'bold'], '✘ disclosure does NOT hold')}${report.seq !== null ? ` for seq ${report.seq}${'path' in report ? `, ${report.path}` : ''}` : ''}`);
+        for (const p of report.problems) out.say(`  ${out.style('red', p.code)} ${p.message}`);
+      }
+      return report.ok ? EXIT_OK : EXIT_FAILED;
+    }
+    if (values.pubkey !== undefined) throw new UsageError('--pubkey applies to --check', 'disclose');
+    if (values.secrets === undefined || values.seq === undefined) {
+      throw new UsageError('give --secrets and --seq (and --path for one value) to make a proof, or --check proof.json to check one', 'disclose');
+    }
+    if (values.path === undefined) {
+      const { proof: step } = await discloseStep(receipt, {
+        secrets: values.secrets as string, seq: intArg(values.seq, '--seq', 'disclose'), ...(values.out !== undefined ? { out: values.out as string } : {}),
+      });
+      if (out.json) out.document('disclose', { ok: true, proof: step, ...(values.out !== undefined ? { out: values.out } : {}) });
+      else if (values.out !== undefined) out.say(`wrote ${values.out as string}: a whole-step proof of step ${step.seq} (${step.values.length} value${step.values.length === 1 ? '' : 's'}); it reveals them to whoever receives it`);
+      else out.print(JSON.stringify(step));
+      return EXIT_OK;
+    }
+    const { proof } = await disclose(receipt, {
+      secrets: values.secrets as string,
+      seq: intArg(values.seq, '--seq', 'disclose'),
+      path: values.path as string,
+      ...(values.out !== undefined ? { out: values.out as string } : {}),
+    });
+    if (out.json) out.document('disclose', { ok: true, proof, ...(values.out !== undefined ? { out: values.out } : {}) });
+    else if (values.out !== undefined) out.say(`wrote ${values.out as string}: a proof of the value at seq ${proof.seq}, ${proof.path} (rule ${proof.rule}); it reveals that value to whoever receives it`);
+    else out.print(JSON.stringify(proof));
+    return EXIT_OK;
+  },
+};

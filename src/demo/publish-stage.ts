@@ -1,0 +1,49 @@
+/** The demo's publishing stage: a redacted public receipt that still verifies and is bound to the run. */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { disclose, publish, verifyPublishedFile } from '../redact/index.js';
+import type { Journal } from '../store/index.js';
+
+export interface PublishStageContext {
+  heading(title: string, why: string): void;
+  say(text: string): void;
+  journal: Journal;
+  root: string;
+  rel(path: string): string;
+  green(s: string): string;
+  red(s: string): string;
+  dim(s: string): string;
+  keyFile: string;
+  publicKey: string;
+  count(haystack: Uint8Array, needle: string): number;
+  secret: string;
+  privateReceipt: string;
+}
+
+/** The policy a team might use before sharing a run with a customer. */
+export const DEMO_POLICY = {
+  rules: [
+    { id: 'tool-secrets', paths: ['/tool_call/arguments/api_key'], tools: ['http'] },
+    { id: 'secrets', detectors: ['api-key', 'aws-access-key', 'bearer-token', 'jwt', 'private-key', 'email'] },
+  ],
+};
+
+export async function publishStage(ctx: PublishStageContext): Promise<void> {
+  const { heading, say, green, red, dim } = ctx;
+  heading('Publish a redacted receipt', 'Secrets are replaced by salted commitments, the chain is re-anchored so it still verifies, and the manifest binds it to the original head.');
+  const out = join(ctx.root, 'public.tar.gz');
+  const secretsOut = join(ctx.root, 'public.secrets.json');
+  const result = await publish(ctx.journal, { policy: DEMO_POLICY, optIn: true, out, sign: { keyFile: ctx.keyFile }, secretsOut });
+  say(`${ctx.rel(out)}: ${result.redactions} values redacted by policy ${result.policy_digest.slice(0, 23)}…, salts kept privately in ${ctx.rel(secretsOut)} (mode 0600)`);
+  const report = await verifyPublishedFile(out, { publicKey: ctx.publicKey });
+  say(report.ok ? green(`✔ the public receipt verifies: ${report.steps} steps, every redaction declared and every declaration present`) : red(`✘ ${report.problems.map((p) => p.code).join(', ')}`));
+  say(`bound to the original run: head ${result.original_head.step_hash.slice(0, 23)}… (seq ${result.original_head.seq})`);
+
+  const inPrivate = ctx.count(gunzipSync(await readFile(ctx.privateReceipt)), ctx.secret);
+  const inPublic = ctx.count(gunzipSync(await readFile(out)), ctx.secret);
+  say(`the planted API key appears ${inPrivate} times in the private receipt and ${inPublic === 0 ? green('0 times') : red(`${inPublic} times`)} in the public one (raw, decompressed bytes)`);
+
+  const { proof, report: check } = await disclose(out, { secrets: secretsOut, seq: 2, path: '/tool_call/arguments/api_key' });
+  say(`selective disclosure of step 2 /tool_call/arguments/api_key: ${check.ok ? green('✔ proof verifies against the public receipt') : red('✘ proof rejected')} ${dim(`(rule ${proof.rule})`)}`);
+}

@@ -1,0 +1,225 @@
+/**
+ * The Node shell of the publisher (spec/REDACTION.md): policy and key files in, the public receipt and the
+ * private secrets file out, disclosure proofs to and from files. Decisions live in the pure modules.
+ */
+import { lstat, readFile, rm, writeFile, chmod } from 'node:fs/promises';
+import type { ChainSource } from '../chain/source.js';
+import { readKeyFile, writePlanToFile, type ExportResult } from '../receipt/node.js';
+import { writeReceipt } from '../receipt/writer.js';
+import { verifyReceiptFile } from '../receipt/node.js';
+import type { SaltSource } from './commit.js';
+import {
+  STEP_DISCLOSURE_FORMAT, discloseFromSecrets, discloseStepFromSecrets, secretsFile, verifyDisclosure, verifyStepDisclosure,
+  type DisclosureProof, type DisclosureReport, type StepDisclosureProof, type StepDisclosureReport,
+} from './disclose.js';
+import { RedactError } from './errors.js';
+import { compilePolicy, parsePolicyText, type Policy, type PolicyDocument } from './policy.js';
+import { planPublication, type Publication } from './publish.js';
+import { publishedReceiptHooks, type PublishedReport, type VerifyPublishedOptions } from './verify.js';
+
+export interface PublishOptions {
+  /** A compiled policy, a policy document, or { file } naming a policy JSON file. */
+  policy: Policy | PolicyDocument | { file: string };
+  /** Must be exactly true: publishing shares data beyond the team, so it never happens by default. */
+  optIn: true;
+  /** The public receipt; gzip-compressed when it ends in .tar.gz or .tgz. */
+  out: string;
+  /** Sign the manifest (and so the anchor and declarations): 32 seed bytes, a PKCS#8 PEM, or { keyFile }. */
+  sign?: Uint8Array | string | { keyFile: string };
+  /** Write the salts and original values here (mode 0600, never overwritten): needed to disclose later. */
+  secretsOut?: string;
+  /** Salt source; default 32 random bytes per value. Deterministic sources are for tests and vectors. */
+  salts?: SaltSource;
+  exporter?: string;
+}
+
+export interface PublishResult extends ExportResult {
+  redactions: number;
+  policy_digest: string;
+  original_head: { seq: number; step_hash: string };
+  secrets_out: string | null;
+}
+
+const isPolicy = (p: unknown): p is Policy => p !== null && typeof p === 'object' && 'digest' in p && 'rules' in p && 'document' in p;
+
+export async function loadPolicy(policy: PublishOptions['policy']): Promise<Policy> {
+  if (isPolicy(policy)) return policy;
+  if (policy !== null && typeof policy === 'object' && 'file' in policy && typeof policy.file === 'string') return readPolicyFile(policy.file);
+  return compilePolicy(policy);
+}
+
+export async function readPolicyFile(path: string): Promise<Policy> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (e) {
+    throw new RedactError('ARGUMENT_INVALID', `cannot read policy file ${path}: ${e instanceof Error ? e.message : String(e)}`, { location: { file: path } });
+  }
+  return parsePolicyText(text, path);
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await lstat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function assertOptIn(options: unknown): asserts options is { optIn: true } {
+  if (options === null || typeof options !== 'object' || (options as { optIn?: unknown }).optIn !== true) {
+    throw new RedactError('OPT_IN_REQUIRED', 'publishing shares a redacted copy of the journal beyond its owners; pass { optIn: true } (CLI: --opt-in) to confirm. Nothing was read or written.');
+  }
+}
+
+/** Plans a publication without writing anything (tests, vectors, `--dry-run`-like uses). */
+export async function preparePublication(source: ChainSource, options: Omit<PublishOptions, 'out' | 'secretsOut'>): Promise<Publication> {
+  assertOptIn(options);
+  const policy = await loadPolicy(options.policy);
+  const signingKey = options.sign === undefined ? undefined : typeof options.sign === 'object' && !(options.sign instanceof Uint8Array) ? await readKeyFile(options.sign.keyFile) : options.sign;
+  return planPublication(source, {
+    policy,
+    ...(options.salts ? { salts: options.salts } : {}),
+    ...(signingKey === undefined ? {} : { signingKey }),
+    ...(options.exporter === undefined ? {} : { exporter: options.exporter }),
+  });
+}
+
+/** The publication's receipt as an uncompressed tar in memory. */
+export async function publicationBytes(pub: Publication): Promise<Uint8Array> {
+  const parts: Uint8Array[] = [];
+  let n = 0;
+  for await (const chunk of writeReceipt(pub.plan)) {
+    parts.push(Uint8Array.from(chunk));
+    n += chunk.length;
+  }
+  const out = new Uint8Array(n);
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.length;
+  }
+  return out;
+}
+
+/**
+ * Publishes a redacted, re-anchored receipt of the whole journal. Refuses without `optIn: true` before
+ * reading anything. The journal is only read. The secrets file is created (0600, never overwriting)
+ * before the receipt, and removed again if the receipt cannot be written.
+ */
+export async function publish(source: ChainSource, options: PublishOptions): Promise<PublishResult> {
+  assertOptIn(options);
+  if (typeof options.out !== 'string' || options.out === '') throw new RedactError('ARGUMENT_INVALID', 'publish needs { out: <path> }');
+  if (options.secretsOut !== undefined) {
+    if (typeof options.secretsOut !== 'string' || options.secretsOut === '' || options.secretsOut === options.out) throw new RedactError('ARGUMENT_INVALID', 'secretsOut must be a path other than out');
+    if (await exists(options.secretsOut)) throw new RedactError('OUTPUT_EXISTS', `${options.secretsOut} exists; a secrets file is never overwritten`, { location: { file: options.secretsOut } });
+  }
+  const pub = await preparePublication(source, options);
+  let wroteSecrets = false;
+  if (options.secretsOut !== undefined) {
+    try {
+      await writeFile(options.secretsOut, JSON.stringify(secretsFile(pub.plan.manifestDigest, pub.redactions, pub.unblobbed)) + '\n', { mode: 0o600, flag: 'wx' });
+      await chmod(options.secretsOut, 0o600);
+      wroteSecrets = true;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'EEXIST') throw new RedactError('OUTPUT_EXISTS', `${options.secretsOut} exists; a secrets file is never overwritten`, { location: { file: options.secretsOut } });
+      throw e;
+    }
+  }
+  let result: ExportResult;
+  try {
+    result = await writePlanToFile(pub.plan, options.out);
+  } catch (e) {
+    if (wroteSecrets) await rm(options.secretsOut!, { force: true });
+    throw e;
+  }
+  return {
+    ...result,
+    redactions: pub.redactions.length,
+    policy_digest: pub.anchor.policy_digest,
+    original_head: pub.anchor.head,
+    secrets_out: options.secretsOut ?? null,
+  };
+}
+
+/** Verifies a published receipt file (streamed from disk). Never throws on the file's content. */
+export async function verifyPublishedFile(path: string, options: VerifyPublishedOptions = {}): Promise<PublishedReport> {
+  const { locate, ...rest } = options;
+  const hooks = publishedReceiptHooks(locate);
+  return hooks.finish(await verifyReceiptFile(path, { ...rest, ...hooks.options }));
+}
+
+async function readJson(path: string, what: string): Promise<unknown> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (e) {
+    throw new RedactError('ARGUMENT_INVALID', `cannot read ${what} ${path}: ${e instanceof Error ? e.message : String(e)}`, { location: { file: path } });
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new RedactError(what === 'secrets file' ? 'SECRETS_INVALID' : 'ARGUMENT_INVALID', `${what} ${path} is not JSON`, { location: { file: path } });
+  }
+}
+
+/**
+ * Makes a disclosure proof for one redacted location from the secrets file, after checking that the
+ * public receipt verifies and is the one the secrets file belongs to, and that the proof verifies.
+ */
+export async function disclose(receiptPath: string, options: { secrets: string; seq: number; path: string; out?: string }): Promise<{ proof: DisclosureProof; report: DisclosureReport }> {
+  const secrets = await readJson(options.secrets, 'secrets file');
+  const proof = discloseFromSecrets(secrets, options.seq, options.path);
+  const bytes = await readReceiptBytes(receiptPath);
+  const report = await verifyDisclosure(bytes, proof);
+  if (!report.ok) {
+    const p = report.problems[0]!;
+    throw new RedactError(p.code === 'MANIFEST_MISMATCH' ? 'SECRETS_INVALID' : 'RECEIPT_INVALID', `the proof does not verify against ${receiptPath}: ${p.code}: ${p.message}`);
+  }
+  if (options.out !== undefined) await writeProof(options.out, proof);
+  return { proof, report };
+}
+
+/** Makes a whole-step proof (every redaction of one step) from the secrets file, checked against the receipt. */
+export async function discloseStep(receiptPath: string, options: { secrets: string; seq: number; out?: string }): Promise<{ proof: StepDisclosureProof; report: StepDisclosureReport }> {
+  const secrets = await readJson(options.secrets, 'secrets file');
+  const proof = discloseStepFromSecrets(secrets, options.seq);
+  const report = await verifyStepDisclosure(await readReceiptBytes(receiptPath), proof);
+  if (!report.ok) {
+    const p = report.problems[0]!;
+    throw new RedactError(p.code === 'MANIFEST_MISMATCH' ? 'SECRETS_INVALID' : 'RECEIPT_INVALID', `the step proof does not verify against ${receiptPath}: ${p.code}: ${p.message}`);
+  }
+  if (options.out !== undefined) await writeProof(options.out, proof);
+  return { proof, report };
+}
+
+async function writeProof(out: string, proof: unknown): Promise<void> {
+  try {
+    await writeFile(out, JSON.stringify(proof) + '\n', { flag: 'wx', mode: 0o600 }); // it reveals values: private until shared
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST') throw new RedactError('OUTPUT_EXISTS', `${out} exists; it is not overwritten`, { location: { file: out } });
+    throw e;
+  }
+}
+
+/** Checks a proof file (single value or whole step, by its format) against a receipt file. Never throws on their content. */
+export async function verifyDisclosureFiles(receiptPath: string, proofPath: string, options: Omit<VerifyPublishedOptions, 'locate'> = {}): Promise<DisclosureReport | StepDisclosureReport> {
+  let proof: unknown;
+  try {
+    proof = JSON.parse(await readFile(proofPath, 'utf8'));
+  } catch (e) {
+    return { ok: false, problems: [{ code: 'PROOF_INVALID', message: `cannot read ${proofPath} as JSON: ${e instanceof Error ? e.message : String(e)}` }], seq: null, path: null, rule: null, value: null, manifest_digest: null, receipt: null, proves: [] };
+  }
+  const bytes = await readReceiptBytes(receiptPath);
+  const isStep = proof !== null && typeof proof === 'object' && (proof as { format?: unknown }).format === STEP_DISCLOSURE_FORMAT;
+  return isStep ? verifyStepDisclosure(bytes, proof, options) : verifyDisclosure(bytes, proof, options);
+}
+
+async function readReceiptBytes(path: string): Promise<Uint8Array> {
+  try {
+    return new Uint8Array(await readFile(path));
+  } catch (e) {
+    throw new RedactError('ARGUMENT_INVALID', `cannot read receipt ${path}: ${e instanceof Error ? e.message : String(e)}`, { location: { file: path } });
+  }
+}

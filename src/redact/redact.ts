@@ -1,0 +1,171 @@
+/**
+ * The redaction walk (spec/REDACTION.md §5): applies a policy to one step's content fields and meta and
+ * returns the redacted values, with one salted marker per redacted location. Pure; it never mutates its
+ * input (an unchanged subtree is returned as the same object).
+ *
+ * Precedence at each node, in document order (members in UTF-16 order of their names, elements by index):
+ *   1. a path rule without detectors whose pattern ends at the node redacts the whole node (first such rule
+ *      in policy order); nothing below is visited;
+ *   2. an object one of whose member NAMES a detector in scope matches is redacted whole (a marker cannot
+ *      stand for a name);
+ *   3. a string in which detectors in scope match: if a matching rule's mode is "value", the whole string
+ *      (first such rule); otherwise the matched substrings, with a `text` showing the rest;
+ *   4. otherwise arrays and objects are walked, and everything else is left as it is.
+ * A detector rule is *in scope* at a node when the step passes its filters and, if it has paths, one of
+ * them ends at the node or an ancestor.
+ */
+import { toPointer } from '../canonical/pointer.js';
+import { CONTENT_FIELDS, type Json, type JsonObject } from '../chain/record.js';
+import { REDACTED_MARKER } from '../chain/verify.js';
+import type { PatternState } from '../diff/pattern.js';
+import { commitment, type SaltSource } from './commit.js';
+import { findSecrets, placeholder } from './detectors.js';
+import type { CompiledRule, Policy } from './policy.js';
+
+/** One redacted location, with everything needed to disclose it. */
+export interface Redaction {
+  seq: number;
+  /** JSON Pointer into the step record: where the marker stands. */
+  path: string;
+  rule: string;
+  commitment: string;
+  salt: Uint8Array;
+  /** The original value the marker replaces. */
+  value: Json;
+  /** The strings the rule matched (detector matches, or the string leaves of a path-selected value). */
+  matched: string[];
+  /** Whether `matched` holds detector matches (true) or the string leaves of a path-selected value. */
+  detected: boolean;
+}
+
+/** `{"$stepchain:redacted": {"commitment", "rule", "text"?}}` (FORMAT.md §3.5). */
+export type RedactionMarker = { [REDACTED_MARKER]: { commitment: string; rule: string; text?: string } } & JsonObject;
+
+/** The fields a policy may redact, in the order they are walked (UTF-16 order, as in the record). */
+export const REDACTABLE_FIELDS = [...CONTENT_FIELDS, 'meta'].sort() as ReadonlyArray<(typeof CONTENT_FIELDS)[number] | 'meta'>;
+
+export function toolName(toolCall: Json | undefined): string | null {
+  if (toolCall !== null && typeof toolCall === 'object' && !Array.isArray(toolCall) && typeof toolCall.name === 'string') return toolCall.name;
+  return null;
+}
+
+/** The rules that apply to a step: its seq in the rule's range, its tool (if the rule names tools) listed. */
+export function rulesForStep(policy: Policy, seq: number, tool: string | null): CompiledRule[] {
+  return policy.rules.filter((r) => seq >= r.from && seq <= r.to && (r.tools === null || (tool !== null && r.tools.has(tool))));
+}
+
+interface Walk {
+  seq: number;
+  rules: CompiledRule[];
+  salt: SaltSource;
+  out: Redaction[];
+}
+
+/**
+ * Redacts one step. `fields` holds the original values of the content fields and meta (blobs already
+ * resolved); the result holds the redacted value of each (the same object when nothing changed).
+ */
+export function redactStep(policy: Policy, seq: number, fields: Partial<Record<string, Json>>, salt: SaltSource): { fields: Record<string, Json>; redactions: Redaction[] } {
+  const rules = rulesForStep(policy, seq, toolName(fields.tool_call));
+  const w: Walk = { seq, rules, salt, out: [] };
+  const result: Record<string, Json> = {};
+  for (const field of REDACTABLE_FIELDS) {
+    if (!(field in fields) || fields[field] === undefined) continue;
+    const value = fields[field]!;
+    if (rules.length === 0) {
+      result[field] = value;
+      continue;
+    }
+    const states = rules.map((r) => (r.paths ? r.paths.step(r.paths.root(), field) : null));
+    result[field] = walk(w, value, [field], states, rules.map((r) => r.paths === null));
+  }
+  return { fields: result, redactions: w.out };
+}
+
+function marker(w: Walk, tokens: Array<string | number>, rule: CompiledRule, value: Json, matched: string[], detected: boolean, text?: string): RedactionMarker {
+  const salt = w.salt();
+  const c = commitment(salt, value);
+  w.out.push({ seq: w.seq, path: toPointer(tokens), rule: rule.id, commitment: c, salt, value, matched, detected });
+  return { [REDACTED_MARKER]: { commitment: c, rule: rule.id, ...(text === undefined ? {} : { text }) } } as RedactionMarker;
+}
+
+/** The string values in a path-selected value (not its member names: those are structure, shared by unselected values). */
+function stringLeaves(v: Json, out: string[] = []): string[] {
+  if (typeof v === 'string') out.push(v);
+  else if (Array.isArray(v)) for (const x of v) stringLeaves(x, out);
+  else if (v !== null && typeof v === 'object') for (const k of Object.keys(v)) stringLeaves(v[k]!, out);
+  return out;
+}
+
+function walk(w: Walk, value: Json, tokens: Array<string | number>, states: Array<PatternState | null>, scoped: boolean[]): Json {
+  const { rules } = w;
+  // 1. whole-value path rules; and which detector rules come into scope here.
+  let inScope: boolean[] | null = null;
+  for (let i = 0; i < rules.length; i++) {
+    const r = rules[i]!;
+    const s = states[i];
+    if (!s || !r.paths!.matches(s)) continue;
+    if (r.detectors.length === 0) return marker(w, tokens, r, value, stringLeaves(value), false);
+    if (!scoped[i]) (inScope ??= [...scoped])[i] = true;
+  }
+  const scope = inScope ?? scoped;
+  const anyScoped = scope.some((x, i) => x && rules[i]!.detectors.length > 0);
+  if (typeof value === 'string') {
+    if (!anyScoped) return value;
+    return redactString(w, value, tokens, scope);
+  }
+  if (value === null || typeof value !== 'object') return value;
+  // Prune: no detector in scope and no path pattern alive below.
+  if (!anyScoped && states.every((s) => s === null || s.length === 0)) return value;
+  const step = (token: string): Array<PatternState | null> => states.map((s, i) => (s === null ? null : rules[i]!.paths!.step(s, token)));
+  if (Array.isArray(value)) {
+    let out: Json[] | null = null;
+    for (let k = 0; k < value.length; k++) {
+      const v = walk(w, value[k]!, [...tokens, k], step(String(k)), scope);
+      if (v !== value[k]) (out ??= value.slice())[k] = v;
+    }
+    return out ?? value;
+  }
+  // 2. secrets in member names: redact the object whole.
+  if (anyScoped) {
+    for (let i = 0; i < rules.length; i++) {
+      const r = rules[i]!;
+      if (!scope[i] || r.detectors.length === 0) continue;
+      const names = Object.keys(value).filter((k) => findSecrets(k, r.detectors).length > 0);
+      if (names.length > 0) return marker(w, tokens, r, value, names.flatMap((k) => findSecrets(k, r.detectors).map((m) => k.slice(m.start, m.end))), true);
+    }
+  }
+  let out: JsonObject | null = null;
+  for (const k of Object.keys(value).sort(utf16)) {
+    const v = walk(w, value[k]!, [...tokens, k], step(k), scope);
+    if (v !== value[k]) (out ??= { ...value })[k] = v as Json;
+  }
+  return out ?? value;
+}
+
+const utf16 = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+function redactString(w: Walk, s: string, tokens: Array<string | number>, scope: boolean[]): Json {
+  let first: { rule: CompiledRule; matches: ReturnType<typeof findSecrets> } | null = null;
+  const ids: string[] = [];
+  for (let i = 0; i < w.rules.length; i++) {
+    const r = w.rules[i]!;
+    if (!scope[i] || r.detectors.length === 0) continue;
+    const matches = findSecrets(s, r.detectors);
+    if (matches.length === 0) continue;
+    if (r.mode === 'value') return marker(w, tokens, r, s, matches.map((m) => s.slice(m.start, m.end)), true);
+    first ??= { rule: r, matches };
+    for (const d of r.detectors) if (!ids.includes(d)) ids.push(d);
+  }
+  if (first === null) return s;
+  // Substring mode: every detector of every matching substring rule, merged.
+  const all = findSecrets(s, ids);
+  let text = '';
+  let at = 0;
+  for (const m of all) {
+    text += s.slice(at, m.start) + placeholder(m.detector);
+    at = m.end;
+  }
+  text += s.slice(at);
+  return marker(w, tokens, first.rule, s, all.map((m) => s.slice(m.start, m.end)), true, text);
+}

@@ -1,0 +1,191 @@
+/**
+ * Verifying a published receipt (spec/REDACTION.md §7): the ordinary receipt verifier, extended through
+ * its hooks with the `anchor` and `redactions` manifest members, and checks in both directions — every
+ * redaction marker in the chain is declared (REDACTION_UNDECLARED), every declaration has its marker
+ * (REDACTION_MISSING) — plus the anchor's consistency with the manifest (ANCHOR_INVALID).
+ *
+ * Pure — no Node-only imports — so it runs in a browser; never throws on the receipt's bytes.
+ */
+import { scanCanonical } from '../canonical/scan.js';
+import { MAX_RECORD_DEPTH } from '../canonical/limits.js';
+import { genesisHash } from '../chain/record.js';
+import type { Problem, ProblemCode, ProblemLocation } from '../chain/report.js';
+import { REDACTED_MARKER, type VerifiedLine } from '../chain/verify.js';
+import { MANIFEST_NAME } from '../receipt/manifest.js';
+import { verifyReceipt, type ByteInput, type ReceiptReport, type VerifyReceiptOptions } from '../receipt/verify.js';
+import { anchorDefect, redactionsDefect, type AnchorBlock, type Declaration } from './anchor.js';
+
+export interface MarkerValue {
+  commitment: string;
+  rule: string;
+  text?: string;
+}
+
+export interface PublishedReport extends ReceiptReport {
+  /** The anchor block, once the manifest was read and it had a valid one. */
+  anchor: AnchorBlock | null;
+  /** Number of declared redactions. */
+  redactions: number;
+  /** The marker at `locate` (when asked for and found). */
+  located: MarkerValue | null;
+  /** The published step's stored line at `locate.seq` (when asked for with `step: true`). */
+  located_line: string | null;
+}
+
+/**
+ * The receipt verifier's hooks this module uses: extension members, and a view of every verified chain
+ * line and blob (spec/RECEIPT.md §4.3; the two observers are an additive option of verifyReceipt).
+ */
+export type ReceiptHooks = Required<Pick<VerifyReceiptOptions, 'extensions' | 'onLine' | 'onBlob'>>;
+
+export interface VerifyPublishedOptions extends Omit<VerifyReceiptOptions, keyof ReceiptHooks> {
+  /** Also return the marker standing at this step and path (and with `step: true`, the step's whole line). */
+  locate?: Locate;
+}
+
+export interface Locate {
+  seq: number;
+  path?: string;
+  step?: boolean;
+}
+
+const key = (seq: number, path: string): string => `${seq} ${path}`;
+/** Declaration and anchor problems kept at most (beyond it the report says problems_truncated). */
+const MAX_EXTRA_PROBLEMS = 1000;
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/**
+ * The receipt-verifier options that teach it published receipts, with the state they collect. Exposed so
+ * callers that drive `verifyReceipt` themselves (the CLI's `verify`) can accept published receipts too;
+ * `finish(report)` then adds the declaration and anchor problems.
+ */
+export function publishedReceiptHooks(locate?: Locate): {
+  options: ReceiptHooks;
+  finish(report: ReceiptReport): PublishedReport;
+  /** `finish` when the manifest has an anchor or declarations; the receipt report unchanged otherwise. */
+  finishIfPublished(report: ReceiptReport): ReceiptReport | PublishedReport;
+} {
+  let anchor: AnchorBlock | null = null;
+  let declared: Map<string, { d: Declaration; seen: boolean }> | null = null;
+  const extra: Problem[] = [];
+  let truncated = false;
+  let located: MarkerValue | null = null;
+  let locatedLine: string | null = null;
+  const add = (code: ProblemCode, message: string, location: ProblemLocation): void => {
+    if (extra.length < MAX_EXTRA_PROBLEMS) extra.push({ code, message, location });
+    else truncated = true;
+  };
+  const options: ReceiptHooks = {
+    extensions: {
+      anchor: (v) => {
+        const why = anchorDefect(v);
+        if (!why) anchor = v as AnchorBlock;
+        return why;
+      },
+      redactions: (v) => {
+        const why = redactionsDefect(v);
+        if (!why) declared = new Map((v as Declaration[]).map((d) => [key(d.seq, d.path), { d, seen: false }]));
+        return why;
+      },
+    },
+    onLine: (line: VerifiedLine) => {
+      if (line.seq === null) return;
+      if (locate?.step && line.seq === locate.seq) locatedLine = line.text;
+      for (const m of line.markers) {
+        if (m.names.length !== 1 || m.names[0] !== REDACTED_MARKER) continue;
+        const loc: ProblemLocation = { ...(line.file ? { file: line.file } : {}), line: line.line, seq: line.seq, path: m.path };
+        let value: MarkerValue | null = null;
+        try {
+          const parsed = JSON.parse(line.text.slice(m.start, m.end)) as Record<string, unknown>;
+          const inner = parsed[REDACTED_MARKER];
+          if (isObject(inner) && typeof inner.rule === 'string' && typeof inner.commitment === 'string') value = inner as unknown as MarkerValue;
+        } catch {
+          value = null;
+        }
+        if (value === null) continue; // an invalid marker: the chain verifier reports MARKER_INVALID
+        if (locate && line.seq === locate.seq && m.path === locate.path) located = value;
+        const entry = (declared as Map<string, { d: Declaration; seen: boolean }> | null)?.get(key(line.seq, m.path));
+        if (!entry) add('REDACTION_UNDECLARED', `a redaction marker (rule ${JSON.stringify(value.rule)}) stands at seq ${line.seq}, ${m.path}, but the manifest's redactions list does not declare it`, loc);
+        else {
+          entry.seen = true;
+          if (entry.d.rule !== value.rule) add('REDACTION_UNDECLARED', `the marker at seq ${line.seq}, ${m.path} names rule ${JSON.stringify(value.rule)}; the declaration names ${JSON.stringify(entry.d.rule)}`, loc);
+        }
+      }
+    },
+    onBlob: (digest: string, text: string) => {
+      const scan = scanCanonical(text, { maxDepth: MAX_RECORD_DEPTH, members: false });
+      if (scan.markers.length > 0) {
+        add('REDACTION_UNDECLARED', `blob ${digest} holds a marker at ${scan.markers[0]!.path || 'its root'}; a published receipt keeps every marker in the chain lines, where it is declared`, { file: `blobs/${digest.slice(7)}`, path: scan.markers[0]!.path });
+      }
+    },
+  };
+  const hooks = {
+    options,
+    finishIfPublished(receipt: ReceiptReport): ReceiptReport | PublishedReport {
+      const m = receipt.manifest;
+      return m && ('anchor' in m || 'redactions' in m) ? hooks.finish(receipt) : receipt;
+    },
+    finish(receipt: ReceiptReport): PublishedReport {
+      const r: PublishedReport = { ...receipt, problems: [...receipt.problems], anchor: null, redactions: 0, located: null, located_line: null };
+      const m = receipt.manifest;
+      if (m) {
+        const a = anchor as AnchorBlock | null;
+        const decl = declared as Map<string, { d: Declaration; seen: boolean }> | null;
+        const at = (path: string): ProblemLocation => ({ file: MANIFEST_NAME, path });
+        if (!('anchor' in m) || a === null) add('ANCHOR_INVALID', 'the manifest has no anchor block: this is not a published (redacted) receipt', at('/anchor'));
+        if (!('redactions' in m) || decl === null) add('ANCHOR_INVALID', 'the manifest has no redactions list: this is not a published (redacted) receipt', at('/redactions'));
+        if (a) {
+          if (m.range.from !== 0) add('ANCHOR_INVALID', `a published receipt covers the whole chain from seq 0; this one starts at ${m.range.from}`, at('/range/from'));
+          if (a.genesis_hash !== genesisHash(m.genesis)) add('ANCHOR_INVALID', `anchor.genesis_hash ${a.genesis_hash} is not the hash of the manifest's genesis (${genesisHash(m.genesis)})`, at('/anchor/genesis_hash'));
+          if (a.length !== m.head.seq + 1) add('ANCHOR_INVALID', `anchor.length ${a.length} differs from the published chain's ${m.head.seq + 1} steps`, at('/anchor/length'));
+          r.anchor = a;
+        }
+        if (decl) {
+          r.redactions = decl.size;
+          // Declarations are checked against markers only when every line was read.
+          const complete = receipt.steps === m.head.seq - m.range.from + 1 && !receipt.problems.some((p) => STOPPING.has(p.code));
+          if (complete) {
+            for (const { d, seen } of decl.values()) {
+              if (!seen) add('REDACTION_MISSING', `the manifest declares a redaction at seq ${d.seq}, ${d.path} (rule ${JSON.stringify(d.rule)}), but no marker stands there`, { file: MANIFEST_NAME, seq: d.seq, path: d.path });
+            }
+          }
+        }
+      }
+      r.problems.push(...extra);
+      if (truncated) r.problems_truncated = true;
+      r.located = located;
+      r.located_line = locatedLine;
+      r.ok = receipt.ok && extra.length === 0 && !truncated;
+      if (!r.ok) {
+        r.proves = [];
+        r.does_not_prove = ['Anything: the published receipt failed verification, so none of its contents can be relied on.'];
+      } else if (r.anchor) {
+        const a = r.anchor;
+        r.proves = [
+          ...r.proves,
+          `Every redaction marker in the chain is declared in the manifest, and every declared redaction (${r.redactions}) has its marker: nothing was dropped or left in silently.`,
+          ...(r.signed_by ? [`The signer of the manifest vouches for the anchor: the original chain of ${a.length} steps from genesis ${a.genesis_hash} to head ${a.head.step_hash}, its step hashes, and policy ${a.policy_digest}.`] : []),
+        ];
+        r.does_not_prove = [
+          ...r.does_not_prove,
+          `That the original journal really has head ${a.head.step_hash} or these step hashes: the anchor is the publisher's ${r.signed_by ? 'signed ' : ''}claim. Compare it with a head pinned out of band, or with the original journal (stepchain publish's anchor check).`,
+          'That the redacted steps carry the original content outside the markers: the published chain is a new chain; only the anchor ties it to the original, and only a disclosure (or the original journal) can show what a marker hides.',
+          'That the policy removed every secret: it proves only that what was redacted is declared.',
+        ];
+      }
+      return r;
+    },
+  };
+  return hooks;
+}
+
+/** Problems after which the verifier stopped reading, so unread markers are not "missing". */
+const STOPPING = new Set<ProblemCode>(['ARCHIVE_INVALID', 'ARCHIVE_UNSAFE', 'ARCHIVE_LIMIT', 'ENTRY_UNEXPECTED', 'MANIFEST_INVALID', 'SIGNATURE_INVALID']);
+
+/** Verifies a published receipt: the receipt, the anchor, and the declarations in both directions. Never throws. */
+export async function verifyPublishedReceipt(input: ByteInput, options: VerifyPublishedOptions = {}): Promise<PublishedReport> {
+  const { locate, ...rest } = options;
+  const hooks = publishedReceiptHooks(locate);
+  const receipt = await verifyReceipt(input, { ...rest, ...hooks.options });
+  return hooks.finish(receipt);
+}
