@@ -168,7 +168,7 @@ export function publishedReceiptHooks(locate?: Locate): {
         ];
         r.does_not_prove = [
           ...r.does_not_prove,
-          `That the original journal really has head ${a.head.step_hash} or these step hashes: the anchor is the publisher's ${r.signed_by ? 'signed ' : ''}claim. Compare it with a head pinned out of band, or with the original journal (stepchain publish's anchor check).`,
+          `That the original journal really has head ${a.head.step_hash} or these step hashes: the anchor is the publisher's ${r.signed_by ? 'signed ' : ''}claim. Compare it with a head pinned out of band, or with the original journal (compareAnchor in the library).`,
           'That the redacted steps carry the original content outside the markers: the published chain is a new chain; only the anchor ties it to the original, and only a disclosure (or the original journal) can show what a marker hides.',
           'That the policy removed every secret: it proves only that what was redacted is declared.',
         ];

@@ -236,6 +236,15 @@ describe('stepchain CLI', () => {
     const receipt = join(dir, 'receipt.tar.gz');
     const vsReceipt = await run(['diff', receipt, journal], { cwd: dir });
     expect(vsReceipt.code, vsReceipt.stderr).toBe(0);
+    // A published receipt differs from its journal exactly where values were redacted.
+    const policy = join(dir, 'policy.json');
+    writeFileSync(policy, JSON.stringify({ rules: [{ id: 'queries', paths: ['/tool_call/arguments/q'] }] }));
+    const published = join(dir, 'public.tar');
+    expect((await run(['publish', journal, '--policy', policy, '--opt-in', '-o', published], { cwd: dir })).code).toBe(0);
+    const vsPublished = await run(['diff', journal, published, '--json'], { cwd: dir });
+    expect(vsPublished.code, vsPublished.stderr).toBe(1);
+    expect(JSON.parse(vsPublished.stdout).report.divergences[0].fields[0]).toMatchObject({ path: '/tool_call/arguments/q', kind: 'changed', a: 'q0' }); // spec/DIFF.md §3.2: a marker is one changed value
+    expect((await run(['verify', published], { cwd: dir })).code).toBe(0);
   });
 
   test('errors are clear and carry no stack trace unless --debug', async () => {

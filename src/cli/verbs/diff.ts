@@ -3,6 +3,7 @@ import { stat } from 'node:fs/promises';
 import type { ChainSource } from '../../chain/source.js';
 import { diff, formatDiff, summarize } from '../../diff/index.js';
 import { openReceiptSource } from '../../receipt/index.js';
+import { publishedReceiptHooks } from '../../redact/index.js';
 import { EXIT_FAILED, EXIT_OK, type Verb } from '../cli.js';
 import { InputError } from '../input.js';
 import { openJournal } from './journal.js';
@@ -19,7 +20,8 @@ export async function openRun(path: string): Promise<{ source: ChainSource; clos
     const journal = await openJournal(path, { readOnly: true });
     return { source: journal, close: () => journal.close() };
   }
-  const source = await openReceiptSource(path);
+  // Published (redacted) receipts carry anchor and redactions members that the hooks understand.
+  const source = await openReceiptSource(path, publishedReceiptHooks().options);
   return { source, close: async () => {} };
 }
 
