@@ -193,6 +193,8 @@ function emptyReport(): ReceiptReport {
 
 /** Verifies a receipt held in memory or streamed. Never throws; the report says what is wrong and where. */
 export async function verifyReceipt(input: ByteInput, options: VerifyReceiptOptions = {}): Promise<ReceiptReport> {
+  // "Never throws" covers the options too: null (or any non-object) from a caller's config means none.
+  if (options === null || typeof options !== 'object') options = {};
   const report = emptyReport();
   const maxProblems = options.maxProblems ?? 1000;
   const problems: Problem[] = [];

@@ -184,7 +184,8 @@ const STOPPING = new Set<ProblemCode>(['ARCHIVE_INVALID', 'ARCHIVE_UNSAFE', 'ARC
 
 /** Verifies a published receipt: the receipt, the anchor, and the declarations in both directions. Never throws. */
 export async function verifyPublishedReceipt(input: ByteInput, options: VerifyPublishedOptions = {}): Promise<PublishedReport> {
-  const { locate, ...rest } = options;
+  // Options may come from hostile callers (a verifier page's query string): anything not an object is none.
+  const { locate, ...rest } = options !== null && typeof options === 'object' && !Array.isArray(options) ? options : ({} as VerifyPublishedOptions);
   const hooks = publishedReceiptHooks(locate);
   const receipt = await verifyReceipt(input, { ...rest, ...hooks.options });
   return hooks.finish(receipt);

@@ -4,7 +4,8 @@
  * lock once, reads the true tail (another process may have appended), writes its lines with one write
  * per bucket and one fsync, then releases the lock.
  */
-import { open, readFile, readdir, truncate, unlink } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { lstat, open, readFile, readdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { MAX_LINE_BYTES } from '../canonical/limits.js';
 import { isDigest } from '../canonical/sha256.js';
@@ -22,6 +23,12 @@ import { restoreRecord } from './restore.js';
 import { IdempotencyWindow, sequenceBatch, type Group } from './sequencer.js';
 import type { AppendResult, FsyncMode, Journal, JournalConfig, JournalVerifyOptions, Lineage } from './types.js';
 import { verifyJournalDir } from './verify-dir.js';
+
+// Bucket files are opened for writing without following a symbolic link: another local user able to write
+// in the journal directory could otherwise plant one and redirect a writer's lines into any file the writer
+// may write (test/hardening/faults.test.ts, "symbolic links planted in the journal directory").
+const APPEND_FLAGS = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW;
+const REWRITE_FLAGS = constants.O_RDWR | constants.O_NOFOLLOW;
 
 export interface FileJournalOptions {
   fsync: FsyncMode;
@@ -147,6 +154,7 @@ export class FileJournal implements Journal {
           this.compromised = e;
         },
       });
+      await this.assertOwnDirectories();
       await this.syncTail();
       const tail = this.tail!;
       if (tail.hash === null) {
@@ -186,6 +194,7 @@ export class FileJournal implements Journal {
       onCompromised: () => {},
     });
     try {
+      await this.assertOwnDirectories();
       this.tail = null;
       await this.syncTail();
     } finally {
@@ -194,6 +203,29 @@ export class FileJournal implements Journal {
   }
 
   // --------------------------------------------------------- the tail, under the lock
+
+  /**
+   * The directories a writer creates files in must be the journal's own, not symbolic links planted to
+   * redirect its writes elsewhere. Checked under the lock before anything is written.
+   */
+  private async assertOwnDirectories(): Promise<void> {
+    for (const d of [this.bucketsDir, join(this.dir, 'blobs'), this.blobsDir]) {
+      let kind: 'directory' | 'symlink' | 'other';
+      try {
+        const st = await lstat(d);
+        kind = st.isDirectory() ? 'directory' : st.isSymbolicLink() ? 'symlink' : 'other';
+      } catch (e) {
+        if (isNotFound(e)) continue;
+        throw ioError('checking', d, e);
+      }
+      if (kind !== 'directory') {
+        throw new StoreError('JOURNAL_INVALID', `${d} is ${kind === 'symlink' ? 'a symbolic link' : 'not a directory'}; a writer writes only inside the journal's own directories`, {
+          location: { file: d },
+          hint: 'restore the journal directory from a backup, and check who else can write to it',
+        });
+      }
+    }
+  }
 
   private bucketPath(first: number): string {
     return join(this.bucketsDir, bucketName(first));
@@ -214,7 +246,17 @@ export class FileJournal implements Journal {
     return seqs.sort((a, b) => a - b);
   }
 
+  /** Reads the true tail under the lock; a system error on the way is an IO_ERROR naming the buckets. */
   private async syncTail(): Promise<void> {
+    try {
+      await this.readTail();
+    } catch (e) {
+      if (e instanceof StoreError) throw e;
+      throw ioError('reading the tail of', this.bucketsDir, e);
+    }
+  }
+
+  private async readTail(): Promise<void> {
     if (this.tail !== null) {
       await this.scanForward(0);
       return;
@@ -348,7 +390,7 @@ export class FileJournal implements Journal {
         await fh.close();
       }
       await fsyncDir(this.bucketsDir);
-      const bh = await open(path, 'r+');
+      const bh = await open(path, REWRITE_FLAGS);
       try {
         await bh.truncate(from);
         await bh.sync();
@@ -428,7 +470,7 @@ export class FileJournal implements Journal {
         const before = await sizeOf(path);
         undo.push({ path, size: before ?? 0, created: before === null });
         if (before === null) newBucket = true;
-        const fh = await open(path, 'a');
+        const fh = await open(path, APPEND_FLAGS, 0o666);
         try {
           const data = seg.parts.length === 1 ? seg.parts[0]! : Buffer.concat(seg.parts);
           let off = 0;
@@ -447,7 +489,10 @@ export class FileJournal implements Journal {
       for (const u of undo.reverse()) {
         try {
           if (u.created) await unlink(u.path);
-          else await truncate(u.path, u.size);
+          else {
+            const fh = await open(u.path, REWRITE_FLAGS);
+            await fh.truncate(u.size).finally(() => fh.close());
+          }
         } catch {
           // the next lock holder quarantines whatever remains
         }
@@ -533,13 +578,14 @@ export class FileJournal implements Journal {
         throw ioError('reading', path, e);
       });
       if (line === null) continue;
-      let rec: { seq?: unknown; step_hash?: unknown };
+      let rec: { seq?: unknown; step_hash?: unknown } | null;
       try {
         rec = JSON.parse(line.bytes.toString('utf8')) as typeof rec;
       } catch {
-        rec = {};
+        rec = null;
       }
-      if (typeof rec.seq !== 'number' || !isDigest(rec.step_hash)) {
+      // A line that parses to null, a number or a string is as much "not a step record" as one that does not parse.
+      if (rec === null || typeof rec !== 'object' || typeof rec.seq !== 'number' || !isDigest(rec.step_hash)) {
         throw new StoreError('JOURNAL_CORRUPT', `the last line of ${path} is not a step record`, {
           location: { file: path },
           hint: 'run verify on the journal to locate the damage',
@@ -576,7 +622,8 @@ export class FileJournal implements Journal {
           hint: 'run verify on the journal and restore the missing bucket from a backup',
         });
       }
-      for await (const raw of readLines(join(this.bucketsDir, name), 0, MAX_LINE_BYTES)) {
+      const lines = readLines(join(this.bucketsDir, name), 0, MAX_LINE_BYTES);
+      for await (const raw of wrapIo(lines, join(this.bucketsDir, name))) {
         if (!raw.terminated) break;
         if (raw.tooLong && seq >= from) {
           throw new StoreError('JOURNAL_CORRUPT', `${join(BUCKETS_DIR, name)} seq ${seq}: the line is longer than ${MAX_LINE_BYTES} bytes`, {
@@ -616,6 +663,16 @@ export class FileJournal implements Journal {
 
   verify(options: JournalVerifyOptions = {}): Promise<ChainReport> {
     return verifyJournalDir(this.dir, { genesis: this.genesis, lineage: this.lineage }, options);
+  }
+}
+
+/** `lines` with a system error on the way turned into an IO_ERROR naming `path`. */
+async function* wrapIo<T>(lines: AsyncGenerator<T>, path: string): AsyncGenerator<T> {
+  try {
+    yield* lines;
+  } catch (e) {
+    if (e instanceof StoreError) throw e;
+    throw ioError('reading', path, e);
   }
 }
 

