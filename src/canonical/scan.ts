@@ -57,9 +57,35 @@ class Abort {
 
 const SHORT_ESCAPES: Record<number, number> = { 0x62: 8, 0x74: 9, 0x6e: 10, 0x66: 12, 0x72: 13 };
 const CANONICAL_SHORT = new Set([8, 9, 10, 12, 13]);
+/** A (possibly empty) run of string characters that need no escape and are not surrogates; sticky. */
+const PLAIN_RUN = /[^"\\\u0000-\u001f\ud800-\udfff]*/y;
 
 function isHex(c: number): boolean {
   return (c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66) || (c >= 0x41 && c <= 0x46);
+}
+
+/**
+ * Whether the decimal s[start, end) — an optional "-", integer digits, "." at `dot`, fraction digits, no
+ * exponent, already valid by the grammar — is exactly what ECMAScript's Number::toString prints for its
+ * value, decided without converting. It answers true only when that is certain:
+ * - at most 15 digits in all: every decimal of at most 15 significant digits survives the trip through a
+ *   double (DBL_DIG), so no other decimal of that length or shorter names the same double, and the
+ *   shortest round-trip digits that Number::toString picks are these digits;
+ * - no trailing zero in the fraction (it would not be the shortest);
+ * - below 1, at most five zeros after the point: from 1e-7 down Number::toString switches to exponent form.
+ * Everything else takes the slow path (Number, then String, compared). test/canonical checks this against
+ * String(Number(x)) on generated decimals.
+ */
+export function isShortestDecimal(s: string, start: number, dot: number, end: number): boolean {
+  const digitsStart = s.charCodeAt(start) === 0x2d ? start + 1 : start;
+  if (end - digitsStart - 1 > 15) return false;
+  if (s.charCodeAt(end - 1) === 0x30) return false;
+  if (dot - digitsStart === 1 && s.charCodeAt(digitsStart) === 0x30) {
+    let zeros = 0;
+    for (let k = dot + 1; k < end && s.charCodeAt(k) === 0x30; k++) zeros++;
+    if (zeros > 5) return false;
+  }
+  return true;
 }
 
 class Scanner {
@@ -109,7 +135,7 @@ class Scanner {
 
   private value(depth: number): void {
     const c = this.s.charCodeAt(this.i);
-    if (c === 0x22) this.string();
+    if (c === 0x22) this.string(false);
     else if (c === 0x7b) this.object(depth + 1);
     else if (c === 0x5b) this.array(depth + 1);
     else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) this.number();
@@ -139,7 +165,10 @@ class Scanner {
       this.i = i;
       this.hard('MALFORMED_LINE', 'a number needs a digit');
     }
-    if (s.charCodeAt(i) === 0x2e) {
+    let plain = true;
+    const dot = s.charCodeAt(i) === 0x2e ? i : -1;
+    if (dot >= 0) {
+      plain = false;
       c = s.charCodeAt(++i);
       if (!(c >= 0x30 && c <= 0x39)) {
         this.i = i;
@@ -149,7 +178,10 @@ class Scanner {
       while (c >= 0x30 && c <= 0x39);
     }
     c = s.charCodeAt(i);
+    let exponent = false;
     if (c === 0x65 || c === 0x45) {
+      plain = false;
+      exponent = true;
       c = s.charCodeAt(++i);
       if (c === 0x2b || c === 0x2d) c = s.charCodeAt(++i);
       if (!(c >= 0x30 && c <= 0x39)) {
@@ -159,6 +191,17 @@ class Scanner {
       do c = s.charCodeAt(++i);
       while (c >= 0x30 && c <= 0x39);
     }
+    // An integer of at most 15 digits is exact in a double and ECMAScript prints it digit for digit, so the
+    // grammar above (no leading zero) already makes it canonical; only "-0" is not. Most numbers in a step
+    // are such integers, and skipping Number() and String() for them is measured in bench/.
+    if (plain && i - start <= 15 && !(s.charCodeAt(start) === 0x2d && s.charCodeAt(start + 1) === 0x30)) {
+      this.i = i;
+      return;
+    }
+    if (dot >= 0 && !exponent && isShortestDecimal(s, start, dot, i)) {
+      this.i = i;
+      return;
+    }
     const token = s.slice(start, i);
     const n = Number(token);
     if (!Number.isFinite(n)) this.hard('NOT_FINITE_NUMBER', `${token} is outside the range of an IEEE 754 double`, start);
@@ -167,8 +210,11 @@ class Scanner {
     this.i = i;
   }
 
-  /** Scans a string starting at its opening quote; returns its decoded value. */
-  private string(): string {
+  /**
+   * Scans a string starting at its opening quote. A member name (`decode`) comes back decoded; a value
+   * is only checked, so no text is built for it (values are most of a line).
+   */
+  private string(decode: boolean): string {
     const s = this.s;
     let i = this.i + 1;
     let chunkStart = i;
@@ -177,17 +223,17 @@ class Scanner {
       const c = s.charCodeAt(i);
       if (c === 0x22) break;
       if (c === 0x5c) {
-        out += s.slice(chunkStart, i);
+        if (decode) out += s.slice(chunkStart, i);
         const esc = s.charCodeAt(i + 1);
         if (esc === 0x22 || esc === 0x5c) {
-          out += s[i + 1];
+          if (decode) out += s[i + 1];
           i += 2;
         } else if (esc === 0x2f) {
           this.soft('"/" is not escaped in canonical form', i);
-          out += '/';
+          if (decode) out += '/';
           i += 2;
         } else if (SHORT_ESCAPES[esc] !== undefined) {
-          out += String.fromCharCode(SHORT_ESCAPES[esc]!);
+          if (decode) out += String.fromCharCode(SHORT_ESCAPES[esc]!);
           i += 2;
         } else if (esc === 0x75) {
           const code = this.hex4(i + 2);
@@ -195,7 +241,7 @@ class Scanner {
             const low = s.charCodeAt(i + 6) === 0x5c && s.charCodeAt(i + 7) === 0x75 ? this.hex4(i + 8) : -1;
             if (!(low >= 0xdc00 && low <= 0xdfff)) this.hard('LONE_SURROGATE', 'escaped high surrogate without its low half', i);
             this.soft('a surrogate pair is written literally in canonical form', i);
-            out += String.fromCharCode(code, low);
+            if (decode) out += String.fromCharCode(code, low);
             i += 12;
             chunkStart = i;
             continue;
@@ -204,12 +250,23 @@ class Scanner {
           if (code >= 0x20) this.soft(`\\u${s.slice(i + 2, i + 6)} is written literally in canonical form`, i);
           else if (CANONICAL_SHORT.has(code)) this.soft(`\\u${s.slice(i + 2, i + 6)} has a short escape in canonical form`, i);
           else if (s.slice(i + 2, i + 6) !== code.toString(16).padStart(4, '0')) this.soft('\\u escapes use lowercase hex in canonical form', i);
-          out += String.fromCharCode(code);
+          if (decode) out += String.fromCharCode(code);
           i += 6;
         } else {
           this.hard('MALFORMED_LINE', 'invalid escape sequence', i);
         }
         chunkStart = i;
+        continue;
+      }
+      // The common case first: a printable BMP character that is not a surrogate.
+      if (c >= 0x20 && c < 0xd800) {
+        i++;
+        // Past sixteen such characters (prose, a blob's text) one compiled regex step skips the rest of
+        // the run: 2.3x faster on 100 KB blob text, no slower on short strings (measured, bench/).
+        if (i - chunkStart > 16) {
+          PLAIN_RUN.lastIndex = i;
+          if (PLAIN_RUN.test(s)) i = PLAIN_RUN.lastIndex;
+        }
         continue;
       }
       // charCodeAt past the end is NaN, which fails every comparison: test the end explicitly.
@@ -223,7 +280,7 @@ class Scanner {
       }
       i++;
     }
-    out += s.slice(chunkStart, i);
+    if (decode) out += s.slice(chunkStart, i);
     this.i = i + 1;
     return out;
   }
@@ -255,7 +312,7 @@ class Scanner {
     for (;;) {
       if (this.s.charCodeAt(this.i) !== 0x22) this.hard('MALFORMED_LINE', 'expected a member name');
       const keyIndex = this.i;
-      const key = this.string();
+      const key = this.string(true);
       const prev = keys.length > 0 ? keys[keys.length - 1]! : undefined;
       if (seen !== null || (prev !== undefined && !(prev < key))) {
         seen ??= new Set(keys);
