@@ -5,6 +5,7 @@
  * Pure; runs in a browser.
  */
 import { GZIP_RATIO_ALLOWANCE, MAX_ARCHIVE_BYTES, MAX_GZIP_RATIO } from './limits.js';
+import { concatBytes } from '../bytes.js';
 
 export class InflateLimit extends Error {}
 export class InflateError extends Error {}
@@ -52,7 +53,7 @@ export async function openArchive(input: ByteInput): Promise<Inflated> {
     head.push(r.value);
     have += r.value.length;
   }
-  const first = head.length === 0 ? new Uint8Array(0) : head.length === 1 ? head[0]! : concatAll(head);
+  const first = head.length === 0 ? new Uint8Array(0) : head.length === 1 ? head[0]! : concatBytes(head);
   async function* replay(): AsyncGenerator<Uint8Array> {
     try {
       if (first.length) yield first;
@@ -127,14 +128,3 @@ async function* gunzip(source: AsyncGenerator<Uint8Array>): AsyncGenerator<Uint8
   }
 }
 
-function concatAll(parts: Uint8Array[]): Uint8Array {
-  let n = 0;
-  for (const p of parts) n += p.length;
-  const out = new Uint8Array(n);
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
-}

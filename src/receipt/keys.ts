@@ -7,6 +7,7 @@ import { ed25519 } from '@noble/curves/ed25519.js';
 import { digestBytes } from '../canonical/sha256.js';
 import { base64Decode, base64Encode } from './base64.js';
 import { ReceiptError } from './errors.js';
+import { concatBytes } from '../bytes.js';
 
 /** DER prefixes for Ed25519 keys: everything before the 32 key bytes. */
 const PKCS8_PREFIX = Uint8Array.from([0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20]);
@@ -44,19 +45,13 @@ function pem(label: string, der: Uint8Array): string {
   return `-----BEGIN ${label}-----\n${lines.join('\n')}\n-----END ${label}-----\n`;
 }
 
-function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
-  const out = new Uint8Array(a.length + b.length);
-  out.set(a, 0);
-  out.set(b, a.length);
-  return out;
-}
 
 export function privateKeyToPem(privateKey: Uint8Array): string {
-  return pem('PRIVATE KEY', concat(PKCS8_PREFIX, privateKey));
+  return pem('PRIVATE KEY', concatBytes([PKCS8_PREFIX, privateKey]));
 }
 
 export function publicKeyToPem(publicKey: Uint8Array): string {
-  return pem('PUBLIC KEY', concat(SPKI_PREFIX, publicKey));
+  return pem('PUBLIC KEY', concatBytes([SPKI_PREFIX, publicKey]));
 }
 
 function unpem(text: string, label: string): Uint8Array | null {

@@ -14,6 +14,7 @@ import { verifyReceipt, type ReceiptReport, type VerifyReceiptOptions } from './
 import { planReceipt, writeReceipt, type ReceiptPlan, type ReceiptWriterInput } from './writer.js';
 import type { Json } from '../chain/record.js';
 import { receiptSource, type ReceiptSource } from './source.js';
+import { concatBytes } from '../bytes.js';
 
 export interface ExportOptions {
   /** Output path; gzip-compressed when it ends in .tar.gz or .tgz. */
@@ -62,7 +63,7 @@ export async function receiptBytes(source: ChainSource, options: { from?: number
   const plan = await planReceipt(await receiptInput(source, { ...options, ...(options.sign === undefined ? {} : { signingKey: options.sign }) }));
   const parts: Uint8Array[] = [];
   for await (const chunk of writeReceipt(plan)) parts.push(Uint8Array.from(chunk));
-  return concat(parts);
+  return concatBytes(parts);
 }
 
 /** Writes a receipt file (atomically: a temporary file renamed into place). */
@@ -200,17 +201,6 @@ export async function readPublicKeyFile(path: string): Promise<string> {
   return readFile(path, 'utf8');
 }
 
-function concat(parts: Uint8Array[]): Uint8Array {
-  let n = 0;
-  for (const p of parts) n += p.length;
-  const out = new Uint8Array(n);
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
-}
 
 /** A receipt file as a verified, read-only ChainSource (for diff and other readers). Throws RECEIPT_INVALID. */
 export async function openReceiptSource(path: string, options: VerifyReceiptOptions = {}): Promise<ReceiptSource> {

@@ -15,6 +15,7 @@ import { openArchive, type ByteInput } from './inflate.js';
 import { BLOB_NAME_RE, CHAIN_NAME_RE, type ReceiptManifest } from './manifest.js';
 import { BLOCK, inspectHeader, isZeroBlock } from './tar.js';
 import { ByteReader, verifyReceipt, type ReceiptReport, type VerifyReceiptOptions } from './verify.js';
+import { concatBytes } from '../bytes.js';
 
 export interface ReceiptSource extends ChainSource {
   readonly report: ReceiptReport;
@@ -99,7 +100,7 @@ export async function receiptSource(open: () => ByteInput | Promise<ByteInput>, 
             const nl = piece.indexOf(0x0a, start);
             if (nl < 0) break;
             const part = piece.subarray(start, nl);
-            const bytes = partial.length ? concat(partial, part) : part;
+            const bytes = partial.length ? concatBytes([partial, part]) : part;
             partial = new Uint8Array(0);
             start = nl + 1;
             count++;
@@ -107,7 +108,7 @@ export async function receiptSource(open: () => ByteInput | Promise<ByteInput>, 
             seq++;
             if (seq > to) return;
           }
-          if (start < piece.length) partial = concat(partial, piece.subarray(start));
+          if (start < piece.length) partial = concatBytes([partial, piece.subarray(start)]);
         }
         if ('sha256:' + toHex(h.digest()) !== entry.digest || partial.length || count !== entry.steps) throw changed(name);
       }
@@ -136,9 +137,3 @@ export async function receiptSource(open: () => ByteInput | Promise<ByteInput>, 
   };
 }
 
-function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
-  const out = new Uint8Array(a.length + b.length);
-  out.set(a, 0);
-  out.set(b, a.length);
-  return out;
-}

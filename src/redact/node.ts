@@ -16,6 +16,7 @@ import { RedactError } from './errors.js';
 import { compilePolicy, parsePolicyText, type Policy, type PolicyDocument } from './policy.js';
 import { planPublication, type Publication } from './publish.js';
 import { publishedReceiptHooks, type PublishedReport, type VerifyPublishedOptions } from './verify.js';
+import { concatBytes } from '../bytes.js';
 
 export interface PublishOptions {
   /** A compiled policy, a policy document, or { file } naming a policy JSON file. */
@@ -89,18 +90,8 @@ export async function preparePublication(source: ChainSource, options: Omit<Publ
 /** The publication's receipt as an uncompressed tar in memory. */
 export async function publicationBytes(pub: Publication): Promise<Uint8Array> {
   const parts: Uint8Array[] = [];
-  let n = 0;
-  for await (const chunk of writeReceipt(pub.plan)) {
-    parts.push(Uint8Array.from(chunk));
-    n += chunk.length;
-  }
-  const out = new Uint8Array(n);
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
+  for await (const chunk of writeReceipt(pub.plan)) parts.push(Uint8Array.from(chunk));
+  return concatBytes(parts);
 }
 
 /**
