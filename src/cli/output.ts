@@ -4,6 +4,7 @@
  * gets clean JSON. Colour and progress appear only on a terminal, never in CI, never with NO_COLOR.
  */
 import { styleText } from 'node:util';
+import type { ChainSource } from '../chain/source.js';
 
 export const JSON_FORMAT = 'stepchain-cli/v1';
 
@@ -103,4 +104,22 @@ export class Progress {
   end(): void {
     this.output.clearProgress();
   }
+}
+
+/**
+ * A ChainSource that ticks `progress` for every line read through it, so export, publish and diff show
+ * progress without the library knowing about terminals.
+ */
+export function countingSource(source: ChainSource, progress: Progress): ChainSource {
+  return {
+    genesis: source.genesis,
+    head: () => source.head(),
+    blob: (digest) => source.blob(digest),
+    async *lines(range) {
+      for await (const line of source.lines(range)) {
+        progress.tick();
+        yield line;
+      }
+    },
+  };
 }

@@ -6,6 +6,7 @@ import { openReceiptSource } from '../../receipt/index.js';
 import { publishedReceiptHooks } from '../../redact/index.js';
 import { EXIT_FAILED, EXIT_OK, type Verb } from '../cli.js';
 import { InputError } from '../input.js';
+import { countingSource } from '../output.js';
 import { openJournal } from './journal.js';
 
 /** Opens a journal directory or a receipt file as a read-only chain. */
@@ -45,11 +46,13 @@ export const diffVerb: Verb = {
     try {
       const b = await openRun(positionals[1]!);
       try {
-        const report = await diff(a.source, b.source, {
+        const progress = out.progress('diffing: lines read');
+        const report = await diff(countingSource(a.source, progress), countingSource(b.source, progress), {
           all: values.all === true,
           envelope: values.envelope === true,
           ...(values.ignore ? { ignore: values.ignore as string[] } : {}),
         });
+        progress.end();
         if (out.json) out.document('diff', { ok: true, same: report.same, report });
         else if (report.same) out.say(out.style('green', summarize(report)));
         else {

@@ -9,6 +9,7 @@ import { readPublicKeyFile } from '../../receipt/index.js';
 import { EXIT_FAILED, EXIT_OK, UsageError, type Verb } from '../cli.js';
 import { intArg } from '../args.js';
 import { withJournal } from './journal.js';
+import { countingSource } from '../output.js';
 
 
 export const publishVerb: Verb = {
@@ -42,13 +43,15 @@ export const publishVerb: Verb = {
     if (values.policy === undefined) throw new UsageError('--policy <file> is required', 'publish');
     if (values.out === undefined) throw new UsageError('-o <file> is required', 'publish');
     return withJournal(positionals[0]!, true, async (journal) => {
-      const result = await publish(journal, {
+      const progress = out.progress('publishing: lines read');
+      const result = await publish(countingSource(journal, progress), {
         policy: { file: values.policy as string },
         optIn: true,
         out: values.out as string,
         ...(values['secrets-out'] !== undefined ? { secretsOut: values['secrets-out'] as string } : {}),
         ...(values.sign !== undefined ? { sign: { keyFile: values.sign as string } } : {}),
       });
+      progress.end();
       if (out.json) out.document('publish', { ok: true, ...result });
       else {
         out.say(`wrote ${result.out} (${result.bytes} bytes${result.compressed ? ', gzip' : ''}): ${result.range.to + 1} steps, ${result.redactions} redaction${result.redactions === 1 ? '' : 's'}`);

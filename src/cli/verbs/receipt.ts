@@ -6,6 +6,7 @@ import { publishedReceiptHooks } from '../../redact/index.js';
 import { intArg } from '../args.js';
 import { EXIT_FAILED, EXIT_OK, UsageError, type Verb } from '../cli.js';
 import { InputError } from '../input.js';
+import { countingSource } from '../output.js';
 import { printReport, withJournal } from './journal.js';
 
 
@@ -90,12 +91,14 @@ export const exportVerb: Verb = {
   async run({ out, values, positionals }) {
     if (values.out === undefined) throw new UsageError('-o <file> is required', 'export');
     return withJournal(positionals[0]!, true, async (journal) => {
-      const result = await exportReceipt(journal, {
+      const progress = out.progress('exporting: lines read');
+      const result = await exportReceipt(countingSource(journal, progress), {
         out: values.out as string,
         ...(values.from !== undefined ? { from: intArg(values.from, '--from', 'export') } : {}),
         ...(values.to !== undefined ? { to: intArg(values.to, '--to', 'export') } : {}),
         ...(values.sign !== undefined ? { sign: { keyFile: values.sign as string } } : {}),
       });
+      progress.end();
       if (out.json) out.document('export', { ok: true, ...result });
       else {
         out.say(`wrote ${result.out} (${result.bytes} bytes${result.compressed ? ', gzip' : ''}): steps ${result.range.from}..${result.range.to}, head ${result.head.step_hash}`);
