@@ -5,8 +5,16 @@
  */
 import { sha256 as nobleSha256 } from '@noble/hashes/sha2.js';
 
+/** An incremental SHA-256: feed bytes as they stream past, then take the digest once. */
+export interface Sha256Stream {
+  update(data: Uint8Array): void;
+  digest(): Uint8Array;
+}
+
 export interface Sha256Backend {
   readonly name: string;
+  /** A new incremental hash (archive entries are hashed as they stream, never held whole). */
+  create(): Sha256Stream;
   /** Digest of the UTF-8 encoding of the concatenated parts. */
   utf8(parts: readonly string[]): Uint8Array;
   bytes(data: Uint8Array): Uint8Array;
@@ -16,6 +24,13 @@ const encoder = new TextEncoder();
 
 export const nobleBackend: Sha256Backend = {
   name: '@noble/hashes',
+  create() {
+    const h = nobleSha256.create();
+    return {
+      update: (data) => void h.update(data),
+      digest: () => h.digest(),
+    };
+  },
   utf8(parts) {
     if (parts.length === 1) return nobleSha256(encoder.encode(parts[0]!));
     const h = nobleSha256.create();
@@ -48,6 +63,11 @@ export function toHex(bytes: Uint8Array): string {
 /** `"sha256:" + lowercase hex`, the form every digest takes in stepchain documents. */
 export function digestUtf8(...parts: string[]): string {
   return 'sha256:' + toHex(backend.utf8(parts));
+}
+
+/** An incremental hash from the backend in effect (node:crypto inside Node once installed). */
+export function sha256Stream(): Sha256Stream {
+  return backend.create();
 }
 
 export function digestBytes(data: Uint8Array): string {

@@ -8,6 +8,16 @@ import { setSha256Backend, type Sha256Backend } from '../canonical/sha256.js';
 
 export const nodeBackend: Sha256Backend = {
   name: 'node:crypto',
+  create() {
+    const h = createHash('sha256');
+    return {
+      update: (data) => void h.update(data),
+      digest: () => {
+        const d = h.digest();
+        return new Uint8Array(d.buffer, d.byteOffset, d.length);
+      },
+    };
+  },
   utf8(parts) {
     const h = createHash('sha256');
     for (const part of parts) h.update(part, 'utf8');

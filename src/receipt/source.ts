@@ -5,11 +5,10 @@
  * manifest, so an archive that changed after verification is an error, never silently different data.
  * Pure: the caller supplies a function that opens the archive bytes again.
  */
-import { digestBytes, toHex } from '../canonical/sha256.js';
+import { digestBytes, sha256Stream, toHex } from '../canonical/sha256.js';
 import type { Genesis } from '../chain/record.js';
 import type { ChainHead, ChainSource, SeqRange, StoredLine } from '../chain/source.js';
 import { describeLocation } from '../chain/report.js';
-import { sha256 } from '@noble/hashes/sha2.js';
 import { ReceiptError } from './errors.js';
 import { openArchive, type ByteInput } from './inflate.js';
 import { BLOB_NAME_RE, CHAIN_NAME_RE, type ReceiptManifest } from './manifest.js';
@@ -87,7 +86,7 @@ export async function receiptSource(open: () => ByteInput | Promise<ByteInput>, 
         }
         if (first > to) return;
         // Stream the entry in 64 KiB pieces, yielding each complete line: memory is one line plus a piece.
-        const h = sha256.create();
+        const h = sha256Stream();
         let partial: Uint8Array = new Uint8Array(0);
         let count = 0;
         for (let left = size; left > 0;) {

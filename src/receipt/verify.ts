@@ -10,11 +10,10 @@
  */
 import { MAX_LINE_BYTES, MAX_RECORD_DEPTH } from '../canonical/limits.js';
 import { scanCanonical } from '../canonical/scan.js';
-import { digestBytes, isDigest, toHex } from '../canonical/sha256.js';
+import { digestBytes, isDigest, sha256Stream, toHex } from '../canonical/sha256.js';
 import { genesisHash, type Genesis } from '../chain/record.js';
 import type { ChainReport, Problem, ProblemCode, ProblemLocation } from '../chain/report.js';
 import { ChainVerifier, type VerifiedLine } from '../chain/verify.js';
-import { sha256 } from '@noble/hashes/sha2.js';
 import { base64Decode } from './base64.js';
 import { PAYLOAD_TYPE, SIGNATURE_FORMAT, pae, verifySignatureBytes } from './dsse.js';
 import { InflateError, InflateLimit, openArchive, type ByteInput } from './inflate.js';
@@ -370,7 +369,7 @@ export async function verifyReceipt(input: ByteInput, options: VerifyReceiptOpti
         const v = chain as unknown as ChainVerifier;
         v.beginFile(name);
         const feeder = new LineFeeder(v);
-        const h = sha256.create();
+        const h = sha256Stream();
         const got = await reader.stream(size, (piece) => {
           h.update(piece);
           feeder.push(piece);

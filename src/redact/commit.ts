@@ -8,10 +8,9 @@
  * split between salt and value is unambiguous. The salt makes a low-entropy value (yes/no, a phone
  * number) unguessable from its commitment. Pure.
  */
-import { sha256 } from '@noble/hashes/sha2.js';
 import { canonicalJson } from '../canonical/jcs.js';
 import { MAX_RECORD_DEPTH } from '../canonical/limits.js';
-import { toHex } from '../canonical/sha256.js';
+import { sha256Backend, sha256Stream, toHex } from '../canonical/sha256.js';
 
 export const COMMITMENT_TAG = 'stepchain-redaction/v1\n';
 export const SALT_BYTES = 32;
@@ -22,7 +21,7 @@ const TAG_BYTES = encoder.encode(COMMITMENT_TAG);
 /** The commitment to `value` under `salt` (32 bytes). Throws RangeError for another salt length. */
 export function commitment(salt: Uint8Array, value: unknown): string {
   if (!(salt instanceof Uint8Array) || salt.length !== SALT_BYTES) throw new RangeError(`a salt is exactly ${SALT_BYTES} bytes`);
-  const h = sha256.create();
+  const h = sha256Stream();
   h.update(TAG_BYTES);
   h.update(salt);
   h.update(encoder.encode(canonicalJson(value, { refuseReserved: false, maxDepth: MAX_RECORD_DEPTH })));
@@ -44,7 +43,7 @@ export function randomSalts(): SaltSource {
  */
 export function seededSalts(seed: string): SaltSource {
   let i = 0;
-  return () => sha256(encoder.encode(`stepchain-redaction/v1 test salt\n${seed}\n${i++}`));
+  return () => sha256Backend().bytes(encoder.encode(`stepchain-redaction/v1 test salt\n${seed}\n${i++}`));
 }
 
 /** Salts taken in order from a list (each exactly 32 bytes); running out is an error. */
