@@ -241,7 +241,7 @@ export async function* writeReceipt(plan: ReceiptPlan): AsyncGenerator<Uint8Arra
       c.hash.update(bytes);
       c.size += bytes.length;
       if (c.size > manifest.chain[index]!.size) throw new ReceiptError('SOURCE_CHANGED', `chain entry ${manifest.chain[index]!.name} grew between the export's passes`);
-      if (!c.w.write(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length))) await new Promise<void>((resolve) => { c.w.once('drain', () => resolve()); c.w.once('close', () => resolve()); });
+      if (!c.w.write(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length))) await drained(c.w);
       if (--c.left === 0) await finishEntry();
     }
     if (current !== null || index !== manifest.chain.length) throw new ReceiptError('SOURCE_CHANGED', 'the source yields fewer steps than it did in the first pass');
@@ -265,6 +265,23 @@ export async function* writeReceipt(plan: ReceiptPlan): AsyncGenerator<Uint8Arra
     // and its errors were already routed to the pack.
     void producer;
   }
+}
+
+/**
+ * Resolves when a backpressured entry drains (or closes). Both listeners are removed whichever fires:
+ * with two `once` listeners the unfired `close` one stayed, one more per backpressure event, so a large
+ * entry leaked listeners and memory in proportion to its size (MaxListenersExceededWarning in bench/).
+ */
+function drained(w: { on(event: 'drain' | 'close', fn: () => void): unknown; off(event: 'drain' | 'close', fn: () => void): unknown }): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = (): void => {
+      w.off('drain', done);
+      w.off('close', done);
+      resolve();
+    };
+    w.on('drain', done);
+    w.on('close', done);
+  });
 }
 
 /** Plans and writes in one call. */
