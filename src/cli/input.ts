@@ -1,5 +1,5 @@
 /** Reading people's JSON input (step files, stdin, policies) with errors that point at the line and column. */
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { scanCanonical } from '../canonical/scan.js';
 import { StepchainError } from '../errors.js';
 
@@ -47,5 +47,14 @@ export async function readText(path: string | undefined): Promise<{ text: string
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
     throw new InputError('INPUT_UNREADABLE', `cannot read ${path}: ${err.code === 'ENOENT' ? 'no such file' : err.message}`, { location: { file: path } });
+  }
+}
+
+/** Whether a path names a journal (a directory) or a receipt (a file); a clear error when it is neither. */
+export async function pathKind(path: string): Promise<'journal' | 'receipt'> {
+  try {
+    return (await stat(path)).isDirectory() ? 'journal' : 'receipt';
+  } catch (e) {
+    throw new InputError('INPUT_UNREADABLE', `cannot read ${path}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file or directory' : (e as Error).message}`, { location: { file: path } });
   }
 }

@@ -1,23 +1,16 @@
 /** `stepchain diff`: where two runs (journals or receipts) diverge. */
-import { stat } from 'node:fs/promises';
 import type { ChainSource } from '../../chain/source.js';
 import { diff, formatDiff, summarize } from '../../diff/index.js';
 import { openReceiptSource } from '../../receipt/index.js';
 import { publishedReceiptHooks } from '../../redact/index.js';
 import { EXIT_FAILED, EXIT_OK, type Verb } from '../cli.js';
-import { InputError } from '../input.js';
+import { pathKind } from '../input.js';
 import { countingSource } from '../output.js';
 import { openJournal } from './journal.js';
 
 /** Opens a journal directory or a receipt file as a read-only chain. */
 export async function openRun(path: string): Promise<{ source: ChainSource; close(): Promise<void> }> {
-  let isDir: boolean;
-  try {
-    isDir = (await stat(path)).isDirectory();
-  } catch (e) {
-    throw new InputError('INPUT_UNREADABLE', `cannot read ${path}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file or directory' : (e as Error).message}`, { location: { file: path } });
-  }
-  if (isDir) {
+  if ((await pathKind(path)) === 'journal') {
     const journal = await openJournal(path, { readOnly: true });
     return { source: journal, close: () => journal.close() };
   }

@@ -1,24 +1,15 @@
 /** Verbs for receipts: verify (journal or receipt), export, keygen. */
-import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { exportReceipt, keygen, readPublicKeyFile, verifyReceiptFile, type ReceiptReport } from '../../receipt/index.js';
 import { publishedReceiptHooks } from '../../redact/index.js';
 import { intArg } from '../args.js';
 import { EXIT_FAILED, EXIT_OK, UsageError, type Verb } from '../cli.js';
-import { InputError } from '../input.js';
+import { pathKind } from '../input.js';
 import { countingSource } from '../output.js';
 import { printReport, withJournal } from './journal.js';
 
 
 const HEAD_RE = /^sha256:[0-9a-f]{64}$/;
-
-async function kindOf(path: string): Promise<'journal' | 'receipt'> {
-  try {
-    return (await stat(path)).isDirectory() ? 'journal' : 'receipt';
-  } catch (e) {
-    throw new InputError('INPUT_UNREADABLE', `cannot read ${path}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file or directory' : (e as Error).message}`, { location: { file: path } });
-  }
-}
 
 export const verifyVerb: Verb = {
   name: 'verify',
@@ -38,7 +29,7 @@ export const verifyVerb: Verb = {
     const path = positionals[0]!;
     const expectHead = values.head as string | undefined;
     if (expectHead !== undefined && !HEAD_RE.test(expectHead)) throw new UsageError('--head must be "sha256:" followed by 64 lowercase hex digits', 'verify');
-    const kind = await kindOf(path);
+    const kind = await pathKind(path);
     if (kind === 'journal') {
       if (values.pubkey !== undefined) throw new UsageError('--pubkey applies to receipts; a journal directory is not signed', 'verify');
       return withJournal(path, true, async (journal) => {
