@@ -1,11 +1,11 @@
 /**
- * Many processes, one journal: real child processes running the built store (run `npm run build` first),
+ * Many processes, one journal: real child processes running the built store (dist/, which `npm test` builds),
  * real files, the real lock. Issue 3's "Done when" list.
  */
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { FileStore, type StepRecord } from '../../dist/store/index.js';
+import { FileStore, type StepRecord } from '../../src/store/index.js';
 import { tempDir } from '../helpers/tmp.js';
 import { runChild, runToEnd } from './helpers.js';
 
