@@ -189,17 +189,26 @@ export function checkStepInput(step: StepInput): {
  */
 export function sealRecord(record: UnsealedRecord): { record: StepRecord; line: string } {
   assertIJson(record, { refuseReserved: false, maxDepth: MAX_RECORD_DEPTH });
-  const members = Object.keys(record)
-    .filter((k) => (record as unknown as Record<string, unknown>)[k] !== undefined)
-    .sort()
-    .map((k): [string, string] => [k, `${JSON.stringify(k)}:${canonicalJsonTrusted((record as unknown as Record<string, unknown>)[k])}`]);
-  const preimage = `{${members.map((m) => m[1]).join(',')}}`;
-  const stepHash = digestUtf8(preimage);
-  const hashMember = `"step_hash":${JSON.stringify(stepHash)}`;
-  const withHash = members.map((m) => m[1]);
-  const at = members.findIndex((m) => m[0] > 'step_hash');
-  withHash.splice(at < 0 ? withHash.length : at, 0, hashMember);
-  return { record: { ...record, step_hash: stepHash } as StepRecord, line: `{${withHash.join(',')}}\n` };
+  const texts: Record<string, string> = {};
+  for (const [key, value] of Object.entries(record)) if (value !== undefined) texts[key] = canonicalJsonTrusted(value);
+  const { stepHash, line } = sealMemberTexts(texts);
+  return { record: { ...record, step_hash: stepHash } as StepRecord, line };
+}
+
+/**
+ * The step hash and the stored line from the canonical text of each member's value, keyed by member name
+ * (everything but step_hash). sealRecord's second half, and the store's whole seal: the store already has
+ * every content field's text from validating and measuring it, so it seals without a second serialization.
+ * The caller vouches that each text is the JCS of a valid value.
+ */
+export function sealMemberTexts(texts: Readonly<Record<string, string>>): { stepHash: string; line: string } {
+  const names = Object.keys(texts).sort();
+  const members = names.map((name) => `${JSON.stringify(name)}:${texts[name]}`);
+  const stepHash = digestUtf8(`{${members.join(',')}}`);
+  let at = names.findIndex((name) => name > 'step_hash');
+  if (at < 0) at = members.length;
+  members.splice(at, 0, `"step_hash":${JSON.stringify(stepHash)}`);
+  return { stepHash, line: `{${members.join(',')}}\n` };
 }
 
 export function computeStepHash(record: UnsealedRecord): string {

@@ -441,7 +441,7 @@ export class FileJournal implements Journal {
     });
   }
 
-  private async writeLines(lines: Array<{ seq: number; text: string }>): Promise<void> {
+  private async writeLines(lines: Array<{ seq: number; text: string; hash: string }>): Promise<void> {
     const tail = this.tail!;
     // Split into bucket segments: a line starts a new bucket when the current one is non-empty and the
     // line would take it past bucket_bytes.
@@ -505,7 +505,7 @@ export class FileJournal implements Journal {
       bucket: last.first,
       size: (last.first === tail.bucket ? tail.size : 0) + last.bytes,
       seq: lastLine.seq,
-      hash: (JSON.parse(lastLine.text) as { step_hash: string }).step_hash,
+      hash: lastLine.hash,
     };
     if (this.options.fsync === 'batch') this.scheduleSync();
   }

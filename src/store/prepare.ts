@@ -17,6 +17,8 @@ export interface PreparedStep {
   /** Content with every large field replaced by its blob reference. */
   content: Record<ContentField, Json>;
   meta: JsonObject | undefined;
+  /** The JCS text of each (substituted) content field and of meta when present: what the seal joins. */
+  texts: Record<string, string>;
   step_id: string | undefined;
   ts: string | undefined;
   blobs: BlobPayload[];
@@ -30,10 +32,10 @@ export function prepareStep(step: StepInput, blobThreshold: number): PreparedSte
   const checked = checkStepInput(step);
   const content = {} as Record<ContentField, Json>;
   const blobs: BlobPayload[] = [];
-  // The canonical text of each (substituted) field, kept for the idempotency key: JCS of an array is its
-  // elements' JCS joined by commas, so the key needs no second serialization of the content (contentKey
-  // gives the same digest; bench/ measured appendMany 22% faster in CPU time).
-  const texts: string[] = [];
+  // The canonical text of each (substituted) field, serialized once: the seal joins them into the line,
+  // and the idempotency key is their JCS array (JCS of an array is its elements' JCS joined by commas),
+  // which contentKey recomputes from parsed records with the same digest.
+  const texts: Record<string, string> = {};
   for (const field of CONTENT_FIELDS) {
     const value = checked.content[field];
     const text = canonicalJsonTrusted(value);
@@ -45,16 +47,17 @@ export function prepareStep(step: StepInput, blobThreshold: number): PreparedSte
         blobs.push({ digest, bytes });
         const marker = { [BLOB_MARKER]: { digest, size: bytes.length } };
         content[field] = marker;
-        texts.push(canonicalJsonTrusted(marker));
+        texts[field] = canonicalJsonTrusted(marker);
         continue;
       }
     }
     content[field] = value;
-    texts.push(text);
+    texts[field] = text;
   }
-  texts.push(canonicalJsonTrusted(checked.meta ?? null));
-  const key = digestUtf8(`[${texts.join(',')}]`);
-  return { content, meta: checked.meta, step_id: checked.step_id, ts: checked.ts, blobs, key };
+  const metaText = checked.meta === undefined ? 'null' : canonicalJsonTrusted(checked.meta);
+  if (checked.meta !== undefined) texts.meta = metaText;
+  const key = digestUtf8(`[${CONTENT_FIELDS.map((f) => texts[f]).join(',')},${metaText}]`);
+  return { content, meta: checked.meta, texts, step_id: checked.step_id, ts: checked.ts, blobs, key };
 }
 
 /** The idempotency key: the digest of the substituted content fields and meta, in a fixed order. */

@@ -4,7 +4,7 @@
  * to is the committed one. A group (one append() or appendMany() call) succeeds or fails as a whole.
  */
 import { MAX_LINE_BYTES } from '../canonical/limits.js';
-import { newStepId, sealRecord, type UnsealedRecord } from '../chain/record.js';
+import { newStepId, sealMemberTexts } from '../chain/record.js';
 import { StoreError } from './errors.js';
 import type { BlobPayload, PreparedStep } from './prepare.js';
 import type { AppendResult } from './types.js';
@@ -69,7 +69,7 @@ export type GroupOutcome =
 
 export interface SequencedBatch {
   /** New lines in seq order, each with its trailing newline. */
-  lines: Array<{ seq: number; text: string }>;
+  lines: Array<{ seq: number; text: string; hash: string }>;
   outcomes: GroupOutcome[];
   tail: Tail;
   /** Window entries to add once the lines are committed. */
@@ -108,21 +108,27 @@ export function sequenceBatch(groups: readonly Group[], tail: Tail, window: Idem
         const seq = gt.seq + 1;
         const stepId = step.step_id ?? newStepId();
         const ts = step.ts ?? now;
-        const unsealed: UnsealedRecord = { v: 1, seq, step_id: stepId, ts, prev_hash: gt.hash, ...step.content };
-        if (step.meta !== undefined) unsealed.meta = step.meta;
-        const { record, line } = sealRecord(unsealed);
+        // step_id and ts passed their patterns (ASCII without escapes), so JSON.stringify is their JCS.
+        const { stepHash, line } = sealMemberTexts({
+          ...step.texts,
+          v: '1',
+          seq: String(seq),
+          step_id: JSON.stringify(stepId),
+          ts: JSON.stringify(ts),
+          prev_hash: JSON.stringify(gt.hash),
+        });
         if (line.length * 3 > MAX_LINE_BYTES && encoder.encode(line).length > MAX_LINE_BYTES) {
           throw new StoreError('STEP_TOO_LARGE', `step ${seq}'s line would exceed the limit of ${MAX_LINE_BYTES} bytes`, {
             location: { seq, path: '/meta' },
             hint: 'large content fields become blobs automatically; move large data out of meta into a content field',
           });
         }
-        const entry: WindowEntry = { seq, step_hash: record.step_hash, prev_hash: gt.hash, key: step.key, ts };
+        const entry: WindowEntry = { seq, step_hash: stepHash, prev_hash: gt.hash, key: step.key, ts };
         local.set(stepId, entry);
-        groupLines.push({ seq, text: line });
-        results.push({ seq, step_id: stepId, step_hash: record.step_hash, prev_hash: gt.hash });
+        groupLines.push({ seq, text: line, hash: stepHash });
+        results.push({ seq, step_id: stepId, step_hash: stepHash, prev_hash: gt.hash });
         blobs.push(...step.blobs);
-        gt = { seq, hash: record.step_hash };
+        gt = { seq, hash: stepHash };
       }
     } catch (error) {
       outcomes.push({ ok: false, error });
