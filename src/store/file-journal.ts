@@ -5,7 +5,7 @@
  * per bucket and one fsync, then releases the lock.
  */
 import { constants } from 'node:fs';
-import { lstat, open, readFile, readdir, unlink } from 'node:fs/promises';
+import { lstat, open, readFile, readdir, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { MAX_LINE_BYTES } from '../canonical/limits.js';
 import { isDigest } from '../canonical/sha256.js';
@@ -13,11 +13,11 @@ import { formatTimestamp, genesisHash, type Genesis, type StepInput, type StepRe
 import type { ChainReport } from '../chain/report.js';
 import type { ChainHead, SeqRange, StoredLine } from '../chain/source.js';
 import { StoreError, ioError } from './errors.js';
-import { fsyncDir, isNotFound, sizeOf, writeFileAtomic } from './fsutil.js';
+import { fsyncDir, isNotFound, sizeOf, sleep, writeFileAtomic } from './fsutil.js';
 import { checkRange, assertSeq } from './ids.js';
 import { BLOBS_DIR, BUCKETS_DIR, HEAD_FILE, blobFileName, bucketFirstSeq, bucketName, parseHead, serializeHead, type JournalMeta } from './layout.js';
 import { readLastLine, readLines, type RawLine } from './lines.js';
-import { acquireLock } from './lock.js';
+import { HANDOFF_MS, acquireLock, type Release } from './lock.js';
 import { prepareStep, recordKey, type BlobPayload, type PreparedStep } from './prepare.js';
 import { restoreRecord } from './restore.js';
 import { IdempotencyWindow, sequenceBatch, type Group } from './sequencer.js';
@@ -36,6 +36,18 @@ export interface FileJournalOptions {
   staleMs: number;
   idempotencyWindow: number;
   batchSyncMs: number;
+  lockHoldMs: number;
+  lockLingerMs: number;
+}
+
+/** The lock while this writer holds it across commits (spec/FORMAT.md §8.9). */
+interface Lease {
+  release: Release;
+  since: number;
+  /** The open bucket's handle, kept between commits of one hold. */
+  bucket: { first: number; handle: FileHandle } | null;
+  /** Whether this hold wrote lines, so head.json must be brought up to date before release. */
+  wrote: boolean;
 }
 
 /** Where the committed chain ends, as last read under the lock. */
@@ -67,6 +79,9 @@ export class FileJournal implements Journal {
   private readonly window: IdempotencyWindow;
   private queue: Pending[] = [];
   private flushing: Promise<void> | null = null;
+  private lease: Lease | null = null;
+  /** Wakes a lingering drain when an append arrives or the journal closes. */
+  private wake: (() => void) | null = null;
   private compromised: Error | null = null;
   private closed = false;
   private readonly dirty = new Set<string>();
@@ -126,6 +141,10 @@ export class FileJournal implements Journal {
   }
 
   private kick(): void {
+    if (this.wake !== null) {
+      this.wake();
+      return;
+    }
     if (this.flushing !== null) return;
     this.flushing = this.drain().finally(() => {
       this.flushing = null;
@@ -133,29 +152,48 @@ export class FileJournal implements Journal {
     });
   }
 
+  /**
+   * Commits the queue in batches. The lock is kept between batches while appends keep coming (a caller
+   * awaiting each append re-appends within microseconds), so a busy writer pays for the lock and the head
+   * cache once per hold, not once per append; it is released after lockLingerMs without appends, and at
+   * the latest after lockHoldMs, when the writer pauses so that writers polling for the lock get it.
+   */
   private async drain(): Promise<void> {
-    // Let every append issued in the same turn of the event loop join the first batch.
-    await new Promise((resolve) => setImmediate(resolve));
-    while (this.queue.length > 0) {
-      const batch = this.queue.splice(0, MAX_GROUPS_PER_BATCH);
-      await this.commit(batch);
+    for (;;) {
+      // Let every append issued in this turn of the event loop (and every caller just acknowledged) join.
+      await new Promise((resolve) => setImmediate(resolve));
+      if (this.queue.length > 0) {
+        if (this.lease !== null && Date.now() - this.lease.since >= this.options.lockHoldMs) {
+          await this.releaseLease();
+          await sleep(HANDOFF_MS);
+        }
+        await this.commit(this.queue.splice(0, MAX_GROUPS_PER_BATCH));
+        continue;
+      }
+      if (this.lease === null) return;
+      if (!this.closed && (await this.appendArrives(this.options.lockLingerMs))) continue;
+      await this.releaseLease();
+      if (this.queue.length === 0) return;
     }
   }
 
+  /** Resolves true as soon as an append is queued, false after `ms` without one (or on close). */
+  private appendArrives(ms: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => done(false), ms);
+      const done = (arrived: boolean): void => {
+        clearTimeout(timer);
+        this.wake = null;
+        resolve(arrived);
+      };
+      this.wake = () => done(this.queue.length > 0);
+    });
+  }
+
   private async commit(batch: Pending[]): Promise<void> {
-    let release: (() => Promise<void>) | null = null;
     let settle: () => void;
     try {
-      this.compromised = null;
-      release = await acquireLock(this.dir, {
-        timeoutMs: this.options.lockTimeoutMs,
-        staleMs: this.options.staleMs,
-        onCompromised: (e) => {
-          this.compromised = e;
-        },
-      });
-      await this.assertOwnDirectories();
-      await this.syncTail();
+      if (this.lease === null) await this.acquireLease();
       const tail = this.tail!;
       if (tail.hash === null) {
         throw new StoreError('JOURNAL_CORRUPT', `the last step (seq ${tail.seq}) of ${this.dir} could not be read`, { hint: 'run verify on the journal' });
@@ -171,19 +209,49 @@ export class FileJournal implements Journal {
             hint: 'retry the append; the journal re-reads its tail under a fresh lock',
           });
         }
+        this.lease!.wrote = true;
         await this.writeLines(seq.lines);
         for (const [id, entry] of seq.entries) this.window.add(id, entry);
-        await this.writeHeadCache();
       }
       settle = () => seq.outcomes.forEach((o, i) => (o.ok ? batch[i]!.resolve(o.results) : batch[i]!.reject(o.error)));
     } catch (e) {
-      // Whatever happened, the next batch re-reads the tail from disk instead of trusting memory.
+      // Whatever happened, the next batch re-reads the tail from disk under a fresh lock.
       this.tail = null;
+      await this.releaseLease();
       settle = () => batch.forEach((p) => p.reject(e));
     }
-    // Release before acknowledging, so other writers proceed while callers handle their results.
-    if (release !== null) await release();
+    // The lines are as durable as the mode promises: acknowledge now, whether or not the lock is kept.
     settle();
+  }
+
+  /** Takes the lock and reads the true tail: another writer may have appended since this one last held it. */
+  private async acquireLease(): Promise<void> {
+    this.compromised = null;
+    const release = await acquireLock(this.dir, {
+      timeoutMs: this.options.lockTimeoutMs,
+      staleMs: this.options.staleMs,
+      onCompromised: (e) => {
+        this.compromised = e;
+      },
+    });
+    this.lease = { release, since: Date.now(), bucket: null, wrote: false };
+    try {
+      await this.assertOwnDirectories();
+      await this.syncTail();
+    } catch (e) {
+      await this.releaseLease();
+      throw e;
+    }
+  }
+
+  /** Brings the head cache up to the chain, then releases the lock (§8.7: before every release). */
+  private async releaseLease(): Promise<void> {
+    const lease = this.lease;
+    if (lease === null) return;
+    this.lease = null;
+    await lease.bucket?.handle.close().catch(() => {});
+    if (lease.wrote && this.tail !== null && this.compromised === null) await this.writeHeadCache();
+    await lease.release();
   }
 
   /** Takes the lock once to repair a torn tail and a stale head cache and to load the idempotency window. */
@@ -463,22 +531,25 @@ export class FileJournal implements Journal {
 
     const undo: Array<{ path: string; size: number; created: boolean }> = [];
     const always = this.options.fsync === 'always';
+    const lease = this.lease!;
     let newBucket = false;
     try {
       for (const seg of segments) {
         const path = this.bucketPath(seg.first);
-        const before = await sizeOf(path);
+        // The open bucket's length is the tail's; a bucket this writer starts must not exist yet.
+        const before = seg.first === tail.bucket ? (tail.size > 0 ? tail.size : await sizeOf(path)) : await sizeOf(path);
         undo.push({ path, size: before ?? 0, created: before === null });
         if (before === null) newBucket = true;
-        const fh = await open(path, APPEND_FLAGS, 0o666);
-        try {
-          const data = seg.parts.length === 1 ? seg.parts[0]! : Buffer.concat(seg.parts);
-          let off = 0;
-          while (off < data.length) off += (await fh.write(data, off, data.length - off)).bytesWritten;
-          if (always) await fh.sync();
-        } finally {
-          await fh.close();
+        if (lease.bucket?.first !== seg.first) {
+          await lease.bucket?.handle.close().catch(() => {});
+          lease.bucket = null;
+          lease.bucket = { first: seg.first, handle: await open(path, APPEND_FLAGS, 0o666) };
         }
+        const fh = lease.bucket.handle;
+        const data = seg.parts.length === 1 ? seg.parts[0]! : Buffer.concat(seg.parts);
+        let off = 0;
+        while (off < data.length) off += (await fh.write(data, off, data.length - off)).bytesWritten;
+        if (always) await fh.sync();
         if (this.options.fsync === 'batch') this.dirty.add(path);
       }
       if (newBucket) {
@@ -486,6 +557,8 @@ export class FileJournal implements Journal {
         else if (this.options.fsync === 'batch') this.dirtyDirs.add(this.bucketsDir);
       }
     } catch (e) {
+      await lease.bucket?.handle.close().catch(() => {});
+      lease.bucket = null;
       for (const u of undo.reverse()) {
         try {
           if (u.created) await unlink(u.path);
@@ -564,7 +637,7 @@ export class FileJournal implements Journal {
 
   async close(): Promise<void> {
     this.closed = true;
-    while (this.flushing !== null) await this.flushing;
+    await this.letGo();
     await this.sync();
   }
 
@@ -661,7 +734,17 @@ export class FileJournal implements Journal {
     }
   }
 
-  verify(options: JournalVerifyOptions = {}): Promise<ChainReport> {
+  /** Commits what is queued and lets the lock go now instead of after lockLingerMs. */
+  private async letGo(): Promise<void> {
+    while (this.flushing !== null) {
+      this.wake?.();
+      await this.flushing;
+    }
+  }
+
+  async verify(options: JournalVerifyOptions = {}): Promise<ChainReport> {
+    // This writer's own lingering hold would show as a stale head.json; a verify sees it settled.
+    await this.letGo();
     return verifyJournalDir(this.dir, { genesis: this.genesis, lineage: this.lineage }, options);
   }
 }

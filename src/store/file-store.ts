@@ -23,6 +23,8 @@ export const DEFAULT_LOCK_TIMEOUT_MS = 10_000;
 export const DEFAULT_STALE_MS = 10_000;
 export const DEFAULT_IDEMPOTENCY_WINDOW = 10_000;
 export const DEFAULT_BATCH_SYNC_MS = 100;
+export const DEFAULT_LOCK_HOLD_MS = 100;
+export const DEFAULT_LOCK_LINGER_MS = 2;
 
 export interface FileStoreOptions {
   /** Durability of an acknowledged append (default 'always'); spec/FORMAT.md §8. */
@@ -35,6 +37,13 @@ export interface FileStoreOptions {
   idempotencyWindow?: number;
   /** In 'batch' mode, how soon after a write the bucket is fsynced (default 100 ms). */
   batchSyncMs?: number;
+  /**
+   * A writer with appends queued keeps the journal lock across commits for at most this long before it
+   * lets other writers in (default 100 ms); spec/FORMAT.md §8.9.
+   */
+  lockHoldMs?: number;
+  /** How long a writer keeps the lock after its last commit in case another append follows (default 2 ms). */
+  lockLingerMs?: number;
   /** Defaults for `create`: bucket rotation size and blob threshold. */
   bucketBytes?: number;
   blobThreshold?: number;
@@ -59,6 +68,8 @@ export class FileStore implements Store {
       staleMs: intOption('staleMs', options.staleMs, DEFAULT_STALE_MS, 2000, 3_600_000),
       idempotencyWindow: intOption('idempotencyWindow', options.idempotencyWindow, DEFAULT_IDEMPOTENCY_WINDOW, 1, 10_000_000),
       batchSyncMs: intOption('batchSyncMs', options.batchSyncMs, DEFAULT_BATCH_SYNC_MS, 0, 60_000),
+      lockHoldMs: intOption('lockHoldMs', options.lockHoldMs, DEFAULT_LOCK_HOLD_MS, 10, 10_000),
+      lockLingerMs: intOption('lockLingerMs', options.lockLingerMs, DEFAULT_LOCK_LINGER_MS, 0, 1_000),
     };
     this.bucketBytes = intOption('bucketBytes', options.bucketBytes, DEFAULT_BUCKET_BYTES, MIN_BUCKET_BYTES, MAX_BUCKET_BYTES);
     this.blobThreshold = intOption('blobThreshold', options.blobThreshold, DEFAULT_BLOB_THRESHOLD, MIN_BLOB_THRESHOLD, MAX_BLOB_THRESHOLD);

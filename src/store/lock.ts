@@ -11,6 +11,14 @@ import { sleep } from './fsutil.js';
 
 export const LOCK_NAME = 'journal.lock';
 
+/**
+ * A waiting writer polls the lock at least this often (jittered by ±50%): a holder keeps the lock for up
+ * to lockHoldMs at a stretch, so waiters poll briskly rather than back off past a hold's end.
+ */
+export const MAX_POLL_MS = 4;
+/** How long a writer that gives the lock up after a full hold waits before taking it again: longer than any waiter's poll interval, so one of them takes it first. */
+export const HANDOFF_MS = 8;
+
 export interface LockOptions {
   timeoutMs: number;
   staleMs: number;
@@ -49,9 +57,9 @@ export async function acquireLock(dir: string, options: LockOptions): Promise<Re
           hint: `raise lockTimeoutMs, or if no writer is alive wait ${options.staleMs} ms for the lock to go stale`,
         });
       }
-      // Jittered exponential backoff, capped low: commits are short, and waiters should not sleep past one.
+      // Jittered exponential backoff, capped low so that a waiter is polling when a hold ends (HANDOFF_MS).
       await sleep(Math.min(left, delay * (0.5 + Math.random())));
-      delay = Math.min(delay * 2, 25);
+      delay = Math.min(delay * 2, MAX_POLL_MS);
     }
   }
 }

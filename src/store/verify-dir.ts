@@ -4,12 +4,14 @@
  * uncommitted final line and a stale head cache are warnings (repaired by the next writer), not problems.
  */
 import { readFile, readdir } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Genesis } from '../chain/record.js';
 import type { ChainReport, Problem } from '../chain/report.js';
 import { ChainVerifier, type BlobRef } from '../chain/verify.js';
 import { MAX_LINE_BYTES } from '../canonical/limits.js';
 import { isNotFound } from './fsutil.js';
+import { LOCK_NAME } from './lock.js';
 import { BLOBS_DIR, BUCKETS_DIR, HEAD_FILE, blobFileName, bucketFirstSeq, isQuarantineName, parseHead } from './layout.js';
 import { readLineBatches } from './lines.js';
 import { lineageProblems } from './lineage.js';
@@ -113,7 +115,9 @@ export async function verifyJournalDir(dir: string, meta: { genesis: Genesis; li
     } else if (cached.seq !== report.head_seq || cached.step_hash !== report.head) {
       warnings.push({
         code: 'HEAD_CACHE_STALE',
-        message: `${HEAD_FILE} says seq ${cached.seq} ${cached.step_hash}, the chain ends at ${report.head_seq === null ? 'no step' : `seq ${report.head_seq} ${report.head}`}; the next writer rewrites it`,
+        message: `${HEAD_FILE} says seq ${cached.seq} ${cached.step_hash}, the chain ends at ${report.head_seq === null ? 'no step' : `seq ${report.head_seq} ${report.head}`}; ${
+          existsSync(join(dir, LOCK_NAME)) ? 'a writer holds the lock now and rewrites it when it lets go' : 'the next writer rewrites it'
+        }`,
         location: { file: HEAD_FILE },
       });
     }

@@ -33,6 +33,19 @@ async function fill(j: Journal, count: number, extra: Record<string, unknown> = 
 
 const bucketsOf = (dir: string): string[] => readdirSync(join(dir, 'buckets')).sort();
 
+/**
+ * Waits until no writer holds the journal's lock. A writer keeps it for lockLingerMs after its last commit
+ * (spec/FORMAT.md §8.9) and brings head.json up to date before it lets go, so this is the moment another
+ * process could take the lock and the moment head.json names the head.
+ */
+async function lockFree(dir: string): Promise<void> {
+  const deadline = Date.now() + 5000;
+  while (existsSync(join(dir, 'journal.lock'))) {
+    if (Date.now() > deadline) throw new Error(`${dir}/journal.lock is still held after 5 s`);
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+}
+
 describe('layout', () => {
   test('journal.json, buckets named by their first seq and rotated by size, head.json', async () => {
     const { store, dir } = fresh({ bucketBytes: 4096 });
@@ -59,8 +72,8 @@ describe('layout', () => {
     }
     expect(expectedFirst).toBe(40);
     const head = await j.head();
+    await lockFree(d);
     expect(readFileSync(join(d, 'head.json'), 'utf8')).toBe(`{"seq":39,"step_hash":"${head!.step_hash}"}\n`);
-    expect(existsSync(join(d, 'journal.lock'))).toBe(false);
   });
 
   test('a range opens only the buckets it needs', async () => {
@@ -103,6 +116,7 @@ describe('crash repair', () => {
     const { store, dir } = fresh();
     const j = await store.create('j');
     await fill(j, 5);
+    await j.close();
     const bucket = join(dir('j'), 'buckets', '0000000000000000.jsonl');
     const whole = readFileSync(bucket);
     appendFileSync(bucket, torn);
@@ -130,10 +144,11 @@ describe('crash repair', () => {
     expect((await w.verify()).ok).toBe(true);
   });
 
-  test('an appender already holding the journal repairs a torn tail left by another process', async () => {
+  test('an appender that has the journal open repairs a torn tail left by another process', async () => {
     const { store, dir } = fresh();
     const j = await store.create('j');
     await fill(j, 3);
+    await lockFree(dir('j')); // the other process held the lock after this one let go, and died writing
     appendFileSync(join(dir('j'), 'buckets', '0000000000000000.jsonl'), torn);
     expect((await j.append({ input: 'after' })).seq).toBe(3);
     expect(existsSync(join(dir('j'), 'buckets', '0000000000000000.jsonl.quarantine-1'))).toBe(true);
@@ -173,6 +188,7 @@ describe('crash repair', () => {
     const { store, dir } = fresh();
     const j = await store.create('j');
     await fill(j, 4);
+    await lockFree(dir('j'));
     const headFile = join(dir('j'), 'head.json');
     const good = readFileSync(headFile, 'utf8');
     const stale = good.replace('"seq":3', '"seq":2');
@@ -184,6 +200,7 @@ describe('crash repair', () => {
       expect(report.warnings.map((w) => w.code)).toEqual(['HEAD_CACHE_STALE']);
       expect(await j.head()).toMatchObject({ seq: 3 }); // the chain is the truth
       await store.open('j');
+      await lockFree(dir('j'));
       expect(readFileSync(headFile, 'utf8')).toBe(good);
     }
   });
@@ -287,7 +304,44 @@ describe('the lock', () => {
     const j = await store.open('j');
     expect((await j.append({ input: 'after the dead writer' })).seq).toBe(0);
     expect(Date.now() - started).toBeGreaterThanOrEqual(1000); // it waited for staleness, it did not ignore the lock
+    await j.close();
     expect(existsSync(join(dir('j'), 'journal.lock'))).toBe(false);
+  });
+
+  test('a writer keeps the lock across commits only briefly: it lets go once appends stop, head.json up to date', async () => {
+    const { store, dir } = fresh({ lockLingerMs: 5 });
+    const j = await store.create('j');
+    const r = await j.append({ input: 1 });
+    await lockFree(dir('j'));
+    expect(readFileSync(join(dir('j'), 'head.json'), 'utf8')).toBe(`{"seq":0,"step_hash":"${r.step_hash}"}\n`);
+    const r2 = await j.append({ input: 2 });
+    await j.close(); // close lets go at once, without lingering
+    expect(existsSync(join(dir('j'), 'journal.lock'))).toBe(false);
+    expect(readFileSync(join(dir('j'), 'head.json'), 'utf8')).toBe(`{"seq":1,"step_hash":"${r2.step_hash}"}\n`);
+  });
+
+  test('a writer streaming appends gives the lock up after lockHoldMs, so another writer gets in before it finishes', async () => {
+    const { store } = fresh({ lockHoldMs: 20 });
+    await store.create('j');
+    const busy = await store.open('j');
+    const other = await store.open('j');
+    const busySeqs: number[] = [];
+    let otherSeq = -1;
+    await Promise.all([
+      (async () => {
+        for (let i = 0; i < 400; i++) {
+          busySeqs.push((await busy.append({ input: { busy: i } })).seq);
+          if (i === 10) void other.append({ input: 'other' }).then((r) => (otherSeq = r.seq));
+        }
+      })(),
+    ]);
+    await other.close();
+    // Without the hand-off the busy writer would keep the lock for its whole stream (each append follows the
+    // previous acknowledgement within microseconds) and the other writer's step would come after all 400.
+    expect(otherSeq).toBeGreaterThan(10);
+    expect(otherSeq).toBeLessThan(400);
+    expect(busySeqs).not.toContain(otherSeq);
+    expect((await busy.verify()).ok).toBe(true);
   });
 
   test('two Journal instances in one process share the journal through the lock', async () => {
