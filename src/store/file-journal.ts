@@ -1,8 +1,9 @@
 /**
  * A journal in a directory (spec/FORMAT.md §8): JSONL buckets, content-addressed blobs, a head cache,
- * all written under the journal lock. Appends from one process are group-committed: a batch takes the
- * lock once, reads the true tail (another process may have appended), writes its lines with one write
- * per bucket and one fsync, then releases the lock.
+ * all written under the journal lock. Appends from one process are group-committed: one write per bucket
+ * and one fsync per batch. The writer keeps the lock across batches while appends keep coming, reads the
+ * true tail whenever it takes the lock afresh (another process may have appended), and brings head.json
+ * up to date before it lets the lock go (§8.9).
  */
 import { constants } from 'node:fs';
 import { lstat, open, readFile, readdir, unlink, type FileHandle } from 'node:fs/promises';
@@ -18,7 +19,7 @@ import { checkRange, assertSeq } from './ids.js';
 import { BLOBS_DIR, BUCKETS_DIR, HEAD_FILE, blobFileName, bucketFirstSeq, bucketName, parseHead, serializeHead, type JournalMeta } from './layout.js';
 import { readLastLine, readLines, type RawLine } from './lines.js';
 import { HANDOFF_MS, acquireLock, type Release } from './lock.js';
-import { prepareStep, recordKey, type BlobPayload, type PreparedStep } from './prepare.js';
+import { prepareSteps, recordKey, type BlobPayload, type PreparedStep } from './prepare.js';
 import { restoreRecord } from './restore.js';
 import { IdempotencyWindow, sequenceBatch, type Group } from './sequencer.js';
 import type { AppendResult, FsyncMode, Journal, JournalConfig, JournalVerifyOptions, Lineage } from './types.js';
@@ -123,14 +124,7 @@ export class FileJournal implements Journal {
     }
     let prepared: PreparedStep[];
     try {
-      prepared = steps.map((s, i) => {
-        try {
-          return prepareStep(s, this.config.blob_threshold);
-        } catch (e) {
-          if (steps.length > 1 && e instanceof Error) e.message = `step ${i} of the batch: ${e.message}`;
-          throw e;
-        }
-      });
+      prepared = prepareSteps(steps, this.config.blob_threshold);
     } catch (e) {
       return Promise.reject(e);
     }
@@ -256,18 +250,9 @@ export class FileJournal implements Journal {
 
   /** Takes the lock once to repair a torn tail and a stale head cache and to load the idempotency window. */
   async recover(): Promise<void> {
-    const release = await acquireLock(this.dir, {
-      timeoutMs: this.options.lockTimeoutMs,
-      staleMs: this.options.staleMs,
-      onCompromised: () => {},
-    });
-    try {
-      await this.assertOwnDirectories();
-      this.tail = null;
-      await this.syncTail();
-    } finally {
-      await release();
-    }
+    this.tail = null;
+    await this.acquireLease();
+    await this.releaseLease();
   }
 
   // --------------------------------------------------------- the tail, under the lock
@@ -536,13 +521,13 @@ export class FileJournal implements Journal {
     try {
       for (const seg of segments) {
         const path = this.bucketPath(seg.first);
-        // The open bucket's length is the tail's; a bucket this writer starts must not exist yet.
-        const before = seg.first === tail.bucket ? (tail.size > 0 ? tail.size : await sizeOf(path)) : await sizeOf(path);
+        // The open bucket's committed length is known from the tail; only an empty or new bucket is stat'ed.
+        const before = seg.first === tail.bucket && tail.size > 0 ? tail.size : await sizeOf(path);
         undo.push({ path, size: before ?? 0, created: before === null });
         if (before === null) newBucket = true;
         if (lease.bucket?.first !== seg.first) {
           await lease.bucket?.handle.close().catch(() => {});
-          lease.bucket = null;
+          lease.bucket = null; // stays null if the open below fails: no closed handle is kept
           lease.bucket = { first: seg.first, handle: await open(path, APPEND_FLAGS, 0o666) };
         }
         const fh = lease.bucket.handle;

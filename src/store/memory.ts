@@ -15,7 +15,7 @@ import {
   DEFAULT_BLOB_THRESHOLD, DEFAULT_BUCKET_BYTES, MAX_BLOB_THRESHOLD, MAX_BUCKET_BYTES, MIN_BLOB_THRESHOLD, MIN_BUCKET_BYTES, bucketName,
 } from './layout.js';
 import { lineageProblems } from './lineage.js';
-import { prepareStep, type PreparedStep } from './prepare.js';
+import { prepareSteps } from './prepare.js';
 import { blobDefect, restoreRecord } from './restore.js';
 import { IdempotencyWindow, sequenceBatch } from './sequencer.js';
 import type { AppendResult, CreateOptions, ForkOptions, Journal, JournalConfig, JournalVerifyOptions, Lineage, OpenOptions, Store } from './types.js';
@@ -155,14 +155,7 @@ class MemoryJournal implements Journal {
   private async appendGroup(steps: readonly StepInput[]): Promise<AppendResult[]> {
     if (this.closed) throw new StoreError('CLOSED', `journal ${this.id} is closed`, { hint: 'open it again' });
     if (this.readOnly) throw new StoreError('READ_ONLY', `journal ${this.id} was opened read-only`, { hint: 'open it without readOnly to append' });
-    const prepared: PreparedStep[] = steps.map((s, i) => {
-      try {
-        return prepareStep(s, this.state.config.blob_threshold);
-      } catch (e) {
-        if (steps.length > 1 && e instanceof Error) e.message = `step ${i} of the batch: ${e.message}`;
-        throw e;
-      }
-    });
+    const prepared = prepareSteps(steps, this.state.config.blob_threshold);
     const s = this.state;
     const batch = sequenceBatch([{ steps: prepared }], { seq: s.lines.length - 1, hash: s.hash }, s.window, formatTimestamp(new Date()));
     const outcome = batch.outcomes[0]!;

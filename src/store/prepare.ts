@@ -60,6 +60,18 @@ export function prepareStep(step: StepInput, blobThreshold: number): PreparedSte
   return { content, meta: checked.meta, texts, step_id: checked.step_id, ts: checked.ts, blobs, key };
 }
 
+/** prepareStep over one append() or appendMany() call; with several steps, an error names the step's index. */
+export function prepareSteps(steps: readonly StepInput[], blobThreshold: number): PreparedStep[] {
+  return steps.map((step, i) => {
+    try {
+      return prepareStep(step, blobThreshold);
+    } catch (e) {
+      if (steps.length > 1 && e instanceof Error) e.message = `step ${i} of the batch: ${e.message}`;
+      throw e;
+    }
+  });
+}
+
 /** The idempotency key: the digest of the substituted content fields and meta, in a fixed order. */
 export function contentKey(content: Record<ContentField, Json>, meta: JsonObject | undefined): string {
   return digestUtf8(canonicalJsonTrusted([content.input, content.model, content.prompt, content.tool_call, content.result, meta ?? null]));
