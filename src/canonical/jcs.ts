@@ -4,6 +4,7 @@
  * uses `canonicalJsonTrusted` on values it has already validated, proven identical to the package.
  */
 import canonicalize from 'canonicalize';
+import { MAX_VALUE_DEPTH, RESERVED_PREFIX } from './limits.js';
 import { assertIJson, type ValidateOptions } from './validate.js';
 
 /** JCS text of `value`; throws CanonicalError for anything that is not I-JSON data. */
@@ -46,6 +47,60 @@ export function canonicalJsonTrusted(value: unknown): string {
     const key = keys[i]!;
     if (i > 0) out += ',';
     out += JSON.stringify(key) + ':' + canonicalJsonTrusted(obj[key]);
+  }
+  return out + '}';
+}
+
+/**
+ * What `canonicalJson` returns and throws, in one walk instead of two: the writer's hot path. The walk
+ * validates and serializes together and gives up at the first thing it cannot vouch for (a defect, but
+ * also anything unusual: a null prototype, a depth at the limit, which is how it stops on a cycle); the
+ * reference path then runs, so every error is the reference gate's own error with its exact pointer.
+ * test/canonical/checked.test.ts holds the two paths to the same text or the same error on hostile values.
+ */
+export function canonicalJsonChecked(value: unknown, options: ValidateOptions = {}): string {
+  const text = fastCanonical(value, 0, options.maxDepth ?? MAX_VALUE_DEPTH, options.refuseReserved ?? true);
+  return text ?? canonicalJson(value, options);
+}
+
+/** JCS text of `value`, or undefined as soon as anything about it needs the reference gate's judgement. */
+function fastCanonical(value: unknown, depth: number, maxDepth: number, refuseReserved: boolean): string | undefined {
+  switch (typeof value) {
+    case 'string':
+      return value.isWellFormed() ? JSON.stringify(value) : undefined;
+    case 'number':
+      return Number.isFinite(value) ? JSON.stringify(value) : undefined;
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'object':
+      break;
+    default:
+      return undefined;
+  }
+  if (value === null) return 'null';
+  if (depth + 1 > maxDepth) return undefined;
+  if (Array.isArray(value)) {
+    if (Object.getPrototypeOf(value) !== Array.prototype) return undefined;
+    let out = '[';
+    for (let i = 0; i < value.length; i++) {
+      if (!(i in value)) return undefined;
+      const item = fastCanonical(value[i], depth + 1, maxDepth, refuseReserved);
+      if (item === undefined) return undefined;
+      out += i === 0 ? item : ',' + item;
+    }
+    return out + ']';
+  }
+  if (Object.getPrototypeOf(value) !== Object.prototype) return undefined;
+  const obj = value as Record<string, unknown>;
+  if (typeof obj.toJSON === 'function' || Object.getOwnPropertySymbols(obj).length > 0) return undefined;
+  const keys = Object.keys(obj).sort();
+  let out = '{';
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    if (!key.isWellFormed() || (refuseReserved && key.startsWith(RESERVED_PREFIX))) return undefined;
+    const member = fastCanonical(obj[key], depth + 1, maxDepth, refuseReserved);
+    if (member === undefined) return undefined;
+    out += (i === 0 ? '' : ',') + JSON.stringify(key) + ':' + member;
   }
   return out + '}';
 }

@@ -2,7 +2,7 @@
  * The step record, the genesis object and the step hash (spec/FORMAT.md §2 and §5): what a writer
  * computes. Everything here is pure and runs in a browser.
  */
-import { canonicalJson, canonicalJsonTrusted } from '../canonical/jcs.js';
+import { canonicalJson, canonicalJsonChecked, canonicalJsonTrusted } from '../canonical/jcs.js';
 import { MAX_RECORD_DEPTH, MAX_VALUE_DEPTH } from '../canonical/limits.js';
 import { assertIJson } from '../canonical/validate.js';
 import { digestUtf8 } from '../canonical/sha256.js';
@@ -111,16 +111,20 @@ export function genesisHash(genesis: Genesis): string {
   return digestUtf8(canonicalJson(genesis));
 }
 
+export interface CheckedStep {
+  content: Record<ContentField, Json>;
+  meta: JsonObject | undefined;
+  /** The JCS text of each content field, and of meta when present: produced by the same walk that checked it. */
+  texts: Record<ContentField, string> & { meta?: string };
+  step_id: string | undefined;
+  ts: string | undefined;
+}
+
 /**
  * Checks a caller's step and returns its content with absent fields as null. Throws CanonicalError (with
  * the JSON Pointer of the bad value) or RecordError; never coerces.
  */
-export function checkStepInput(step: StepInput): {
-  content: Record<ContentField, Json>;
-  meta: JsonObject | undefined;
-  step_id: string | undefined;
-  ts: string | undefined;
-} {
+export function checkStepInput(step: StepInput): CheckedStep {
   if (step === null || typeof step !== 'object' || Array.isArray(step)) {
     throw new RecordError('FIELD_INVALID', 'a step must be a plain object with input, model, prompt, tool_call and result');
   }
@@ -139,13 +143,15 @@ export function checkStepInput(step: StepInput): {
     }
   }
   const content = {} as Record<ContentField, Json>;
+  const texts = {} as CheckedStep['texts'];
   for (const field of CONTENT_FIELDS) {
     if (!(field in step)) {
       content[field] = null;
+      texts[field] = 'null';
       continue;
     }
     const value = step[field];
-    assertIJson(value, { basePath: [field], maxDepth: MAX_VALUE_DEPTH });
+    texts[field] = canonicalJsonChecked(value, { basePath: [field], maxDepth: MAX_VALUE_DEPTH });
     content[field] = value as Json;
   }
   let meta: JsonObject | undefined;
@@ -154,7 +160,7 @@ export function checkStepInput(step: StepInput): {
     if (m === null || typeof m !== 'object' || Array.isArray(m)) {
       throw new RecordError('FIELD_INVALID', 'meta must be a JSON object', { location: { path: '/meta' } });
     }
-    assertIJson(m, { basePath: ['meta'], maxDepth: MAX_VALUE_DEPTH });
+    texts.meta = canonicalJsonChecked(m, { basePath: ['meta'], maxDepth: MAX_VALUE_DEPTH });
     meta = m as JsonObject;
   }
   let stepId: string | undefined;
@@ -175,7 +181,7 @@ export function checkStepInput(step: StepInput): {
     }
     ts = step.ts;
   }
-  return { content, meta, step_id: stepId, ts };
+  return { content, meta, texts, step_id: stepId, ts };
 }
 
 /**
@@ -209,6 +215,34 @@ export function sealMemberTexts(texts: Readonly<Record<string, string>>): { step
   if (at < 0) at = members.length;
   members.splice(at, 0, `"step_hash":${JSON.stringify(stepHash)}`);
   return { stepHash, line: `{${members.join(',')}}\n` };
+}
+
+/** The canonical text of each content field (blob references in place) and of meta when the step has it. */
+export type StepTexts = Readonly<Record<ContentField, string> & { meta?: string }>;
+
+/**
+ * sealMemberTexts for the record a writer appends, whose member names are fixed, so their sorted order
+ * (input, meta, model, prev_hash, prompt, result, seq, step_hash, step_id, tool_call, ts, v) is written out
+ * here once rather than sorted per step; the preimage is hashed in two parts and never joined. The caller
+ * vouches for the texts as for sealMemberTexts, and for stepId and ts having passed their patterns (ASCII
+ * without escapes, so JSON.stringify is their JCS). test/chain/record.test.ts holds it to sealRecord.
+ */
+export function sealStep(texts: StepTexts, seq: number, stepId: string, ts: string, prevHash: string): { stepHash: string; line: string } {
+  const head =
+    '{"input":' + texts.input +
+    (texts.meta === undefined ? '' : ',"meta":' + texts.meta) +
+    ',"model":' + texts.model +
+    ',"prev_hash":' + JSON.stringify(prevHash) +
+    ',"prompt":' + texts.prompt +
+    ',"result":' + texts.result +
+    ',"seq":' + String(seq);
+  const tail =
+    ',"step_id":' + JSON.stringify(stepId) +
+    ',"tool_call":' + texts.tool_call +
+    ',"ts":' + JSON.stringify(ts) +
+    ',"v":' + String(RECORD_VERSION) + '}';
+  const stepHash = digestUtf8(head, tail);
+  return { stepHash, line: head + ',"step_hash":"' + stepHash + '"' + tail + '\n' };
 }
 
 export function computeStepHash(record: UnsealedRecord): string {

@@ -18,7 +18,7 @@ import { fsyncDir, isNotFound, sizeOf, sleep, writeFileAtomic } from './fsutil.j
 import { checkRange, assertSeq } from './ids.js';
 import { BLOBS_DIR, BUCKETS_DIR, HEAD_FILE, blobFileName, bucketFirstSeq, bucketName, parseHead, serializeHead, type JournalMeta } from './layout.js';
 import { readLastLine, readLines, type RawLine } from './lines.js';
-import { HANDOFF_MS, acquireLock, type Release } from './lock.js';
+import { HANDOFF_MS, acquireLock, readWaitingMark, type Release } from './lock.js';
 import { prepareSteps, recordKey, type BlobPayload, type PreparedStep } from './prepare.js';
 import { restoreRecord } from './restore.js';
 import { IdempotencyWindow, sequenceBatch, type Group } from './sequencer.js';
@@ -49,6 +49,8 @@ interface Lease {
   bucket: { first: number; handle: FileHandle } | null;
   /** Whether this hold wrote lines, so head.json must be brought up to date before release. */
   wrote: boolean;
+  /** The waiting mark as last read: a different one means another writer has asked for the lock since. */
+  waitingMark: string;
 }
 
 /** Where the committed chain ends, as last read under the lock. */
@@ -149,8 +151,9 @@ export class FileJournal implements Journal {
   /**
    * Commits the queue in batches. The lock is kept between batches while appends keep coming (a caller
    * awaiting each append re-appends within microseconds), so a busy writer pays for the lock and the head
-   * cache once per hold, not once per append; it is released after lockLingerMs without appends, and at
-   * the latest after lockHoldMs, when the writer pauses so that writers polling for the lock get it.
+   * cache once per hold, not once per append; it is released after lockLingerMs without appends, and
+   * after lockHoldMs if another writer has left its waiting mark meanwhile, when this writer pauses so that
+   * one of the waiters gets it. Alone, a writer keeps the lock for as long as its appends keep coming.
    */
   private async drain(): Promise<void> {
     for (;;) {
@@ -158,8 +161,13 @@ export class FileJournal implements Journal {
       await new Promise((resolve) => setImmediate(resolve));
       if (this.queue.length > 0) {
         if (this.lease !== null && Date.now() - this.lease.since >= this.options.lockHoldMs) {
-          await this.releaseLease();
-          await sleep(HANDOFF_MS);
+          const mark = await readWaitingMark(this.dir);
+          if (mark !== this.lease.waitingMark) {
+            await this.releaseLease();
+            await sleep(HANDOFF_MS);
+          } else {
+            this.lease.since = Date.now(); // nobody is waiting: keep the lock for another hold
+          }
         }
         await this.commit(this.queue.splice(0, MAX_GROUPS_PER_BATCH));
         continue;
@@ -228,8 +236,9 @@ export class FileJournal implements Journal {
         this.compromised = e;
       },
     });
-    this.lease = { release, since: Date.now(), bucket: null, wrote: false };
+    this.lease = { release, since: Date.now(), bucket: null, wrote: false, waitingMark: '' };
     try {
+      this.lease.waitingMark = await readWaitingMark(this.dir);
       await this.assertOwnDirectories();
       await this.syncTail();
     } catch (e) {
@@ -498,19 +507,20 @@ export class FileJournal implements Journal {
     const tail = this.tail!;
     // Split into bucket segments: a line starts a new bucket when the current one is non-empty and the
     // line would take it past bucket_bytes.
-    const segments: Array<{ first: number; parts: Buffer[]; bytes: number }> = [];
-    let cur = { first: tail.bucket, parts: [] as Buffer[], bytes: 0 };
+    // Each segment is encoded once, as a whole: one allocation per write rather than one per line.
+    const segments: Array<{ first: number; texts: string[]; bytes: number }> = [];
+    let cur = { first: tail.bucket, texts: [] as string[], bytes: 0 };
     let size = tail.size;
     for (const l of lines) {
-      const buf = Buffer.from(l.text, 'utf8');
-      if (size > 0 && size + buf.length > this.config.bucket_bytes) {
-        if (cur.parts.length > 0) segments.push(cur);
-        cur = { first: l.seq, parts: [], bytes: 0 };
+      const bytes = Buffer.byteLength(l.text, 'utf8');
+      if (size > 0 && size + bytes > this.config.bucket_bytes) {
+        if (cur.texts.length > 0) segments.push(cur);
+        cur = { first: l.seq, texts: [], bytes: 0 };
         size = 0;
       }
-      cur.parts.push(buf);
-      cur.bytes += buf.length;
-      size += buf.length;
+      cur.texts.push(l.text);
+      cur.bytes += bytes;
+      size += bytes;
     }
     segments.push(cur);
 
@@ -531,7 +541,7 @@ export class FileJournal implements Journal {
           lease.bucket = { first: seg.first, handle: await open(path, APPEND_FLAGS, 0o666) };
         }
         const fh = lease.bucket.handle;
-        const data = seg.parts.length === 1 ? seg.parts[0]! : Buffer.concat(seg.parts);
+        const data = Buffer.from(seg.texts.join(''), 'utf8');
         let off = 0;
         while (off < data.length) off += (await fh.write(data, off, data.length - off)).bytesWritten;
         if (always) await fh.sync();

@@ -38,8 +38,8 @@ export interface FileStoreOptions {
   /** In 'batch' mode, how soon after a write the bucket is fsynced (default 100 ms). */
   batchSyncMs?: number;
   /**
-   * A writer with appends queued keeps the journal lock across commits for at most this long before it
-   * lets other writers in (default 100 ms); spec/FORMAT.md §8.9.
+   * A writer with appends queued keeps the journal lock across commits; once it has held it this long
+   * (default 100 ms) it lets in any writer that has left a waiting mark meanwhile; spec/FORMAT.md §8.9.
    */
   lockHoldMs?: number;
   /** How long a writer keeps the lock after its last commit in case another append follows (default 2 ms). */

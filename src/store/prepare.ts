@@ -6,7 +6,7 @@
 import { canonicalJsonTrusted } from '../canonical/jcs.js';
 import { digestBytes, digestUtf8 } from '../canonical/sha256.js';
 import { BLOB_MARKER } from '../chain/verify.js';
-import { CONTENT_FIELDS, checkStepInput, type ContentField, type Json, type JsonObject, type StepInput, type StepRecord } from '../chain/record.js';
+import { CONTENT_FIELDS, checkStepInput, type ContentField, type Json, type JsonObject, type StepInput, type StepRecord, type StepTexts } from '../chain/record.js';
 
 export interface BlobPayload {
   digest: string;
@@ -18,7 +18,7 @@ export interface PreparedStep {
   content: Record<ContentField, Json>;
   meta: JsonObject | undefined;
   /** The JCS text of each (substituted) content field and of meta when present: what the seal joins. */
-  texts: Record<string, string>;
+  texts: StepTexts;
   step_id: string | undefined;
   ts: string | undefined;
   blobs: BlobPayload[];
@@ -29,34 +29,30 @@ export interface PreparedStep {
 const encoder = new TextEncoder();
 
 export function prepareStep(step: StepInput, blobThreshold: number): PreparedStep {
+  // The walk that validates each field also serializes it, once: the seal joins these texts into the
+  // line, and the idempotency key is their JCS array (JCS of an array is its elements' JCS joined by
+  // commas), which contentKey recomputes from parsed records with the same digest.
   const checked = checkStepInput(step);
-  const content = {} as Record<ContentField, Json>;
+  let content = checked.content;
+  let texts: Record<ContentField, string> & { meta?: string } = checked.texts;
   const blobs: BlobPayload[] = [];
-  // The canonical text of each (substituted) field, serialized once: the seal joins them into the line,
-  // and the idempotency key is their JCS array (JCS of an array is its elements' JCS joined by commas),
-  // which contentKey recomputes from parsed records with the same digest.
-  const texts: Record<string, string> = {};
   for (const field of CONTENT_FIELDS) {
-    const value = checked.content[field];
-    const text = canonicalJsonTrusted(value);
+    const text = texts[field];
     // A UTF-16 unit encodes to at most 3 bytes, so a short text cannot reach the threshold.
-    if (text.length * 3 >= blobThreshold) {
-      const bytes = encoder.encode(text);
-      if (bytes.length >= blobThreshold) {
-        const digest = digestBytes(bytes);
-        blobs.push({ digest, bytes });
-        const marker = { [BLOB_MARKER]: { digest, size: bytes.length } };
-        content[field] = marker;
-        texts[field] = canonicalJsonTrusted(marker);
-        continue;
-      }
+    if (text.length * 3 < blobThreshold) continue;
+    const bytes = encoder.encode(text);
+    if (bytes.length < blobThreshold) continue;
+    const digest = digestBytes(bytes);
+    blobs.push({ digest, bytes });
+    const marker = { [BLOB_MARKER]: { digest, size: bytes.length } };
+    if (content === checked.content) {
+      content = { ...content };
+      texts = { ...texts };
     }
-    content[field] = value;
-    texts[field] = text;
+    content[field] = marker;
+    texts[field] = canonicalJsonTrusted(marker);
   }
-  const metaText = checked.meta === undefined ? 'null' : canonicalJsonTrusted(checked.meta);
-  if (checked.meta !== undefined) texts.meta = metaText;
-  const key = digestUtf8(`[${CONTENT_FIELDS.map((f) => texts[f]).join(',')},${metaText}]`);
+  const key = digestUtf8(`[${texts.input},${texts.model},${texts.prompt},${texts.tool_call},${texts.result},${texts.meta ?? 'null'}]`);
   return { content, meta: checked.meta, texts, step_id: checked.step_id, ts: checked.ts, blobs, key };
 }
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { canonicalJson } from '../../src/canonical/jcs.js';
+import { canonicalJson, canonicalJsonChecked } from '../../src/canonical/jcs.js';
 import { CanonicalError } from '../../src/canonical/errors.js';
 import { scanCanonical } from '../../src/canonical/scan.js';
 import { assertIJson } from '../../src/canonical/validate.js';
@@ -60,16 +60,19 @@ function construct(tag: string): unknown {
 describe('refused.json vectors: values a writer refuses', () => {
   test.each(refused.cases.filter((c) => c.group === 'values').map((c) => [c.id, c] as const))('%s', (_id, c) => {
     const value = c.construct !== undefined ? { [c.at!.slice(1)]: construct(c.construct) } : JSON.parse(c.input_json!);
-    let error: unknown;
-    try {
-      canonicalJson(value);
-    } catch (e) {
-      error = e;
+    // The reference gate, and the writer's one-walk path, which must refuse with the very same error.
+    for (const serialize of [canonicalJson, canonicalJsonChecked]) {
+      let error: unknown;
+      try {
+        serialize(value);
+      } catch (e) {
+        error = e;
+      }
+      expect(error, serialize.name).toBeInstanceOf(CanonicalError);
+      expect((error as CanonicalError).code).toBe(c.expected_code);
+      expect((error as CanonicalError).location.path).toBe(c.expected_path);
+      expect((error as CanonicalError).message.startsWith(`${c.expected_code}: `)).toBe(true);
     }
-    expect(error).toBeInstanceOf(CanonicalError);
-    expect((error as CanonicalError).code).toBe(c.expected_code);
-    expect((error as CanonicalError).location.path).toBe(c.expected_path);
-    expect((error as CanonicalError).message.startsWith(`${c.expected_code}: `)).toBe(true);
   });
 });
 

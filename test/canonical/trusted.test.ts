@@ -7,37 +7,13 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { canonicalJson, canonicalJsonTrusted } from '../../src/canonical/jcs.js';
+import { awkwardValue, fromBits } from '../helpers/awkward-json.js';
 import { loadVectors } from '../helpers/vectors.js';
 
 interface CanonicalCase { id: string; group: 'numbers' | 'values'; ieee754_hex?: string; input_json?: string; expected: string }
 interface StepHashCase { id: string; record: unknown; preimage: string }
 
 const canonical = loadVectors<CanonicalCase>('canonical.json');
-
-function fromBits(hex: string): number {
-  const view = new DataView(new ArrayBuffer(8));
-  view.setBigUint64(0, BigInt('0x' + hex));
-  return view.getFloat64(0);
-}
-
-const awkwardKey = fc.oneof(
-  fc.string({ unit: 'grapheme', maxLength: 6 }),
-  fc.nat({ max: 4_294_967_296 }).map(String),
-  fc.constantFrom('', '0', '01', '1', '10', '2', '-1', '1.5', '4294967294', '4294967295', '\u20ac', '\ud83d\ude00', '\ufb33', 'é', 'e\u0301', '\u0000', '"', '\\'),
-);
-const awkwardNumber = fc.oneof(fc.double({ noNaN: true, noDefaultInfinity: true }), fc.constantFrom(-0, 0, 1e21, 1e-7, 5e-324, -1.7976931348623157e308, 0.1 + 0.2));
-const awkwardString = fc.oneof(fc.string({ unit: 'grapheme' }), fc.string({ unit: fc.constantFrom('\u0000', '\u001f', '\u007f', '\u2028', '"', '\\', '/', '\ud83d\ude00', 'a') }));
-const { value: awkwardValue } = fc.letrec<{ value: unknown }>((tie) => ({
-  value: fc.oneof(
-    { depthSize: 'small', withCrossShrink: true },
-    fc.constant(null),
-    fc.boolean(),
-    awkwardNumber,
-    awkwardString,
-    fc.array(tie('value'), { maxLength: 5 }),
-    fc.dictionary(awkwardKey, tie('value'), { maxKeys: 6 }),
-  ),
-}));
 
 describe('canonicalJsonTrusted equals canonicalize on validated values', () => {
   test('every canonical.json vector', () => {

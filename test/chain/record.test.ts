@@ -1,7 +1,9 @@
+import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { canonicalJson } from '../../src/canonical/jcs.js';
+import { canonicalJson, canonicalJsonTrusted } from '../../src/canonical/jcs.js';
 import { CanonicalError } from '../../src/canonical/errors.js';
-import { checkStepInput, genesisHash, makeGenesis, RecordError, sealRecord, type Genesis, type UnsealedRecord } from '../../src/chain/record.js';
+import { CONTENT_FIELDS, checkStepInput, genesisHash, makeGenesis, RecordError, sealRecord, sealStep, type Genesis, type StepTexts, type UnsealedRecord } from '../../src/chain/record.js';
+import * as arb from '../../src/testing/arbitraries.js';
 import { loadVectors } from '../helpers/vectors.js';
 
 interface StepHashCase { id: string; record: UnsealedRecord; preimage: string; step_hash: string; line: string }
@@ -99,5 +101,33 @@ describe('sealRecord', () => {
     };
     const { record, line } = sealRecord(unsealed);
     expect(line).toBe(canonicalJson(record) + '\n');
+  });
+});
+
+/** The texts sealStep takes, from a record's own fields. */
+function textsOf(record: UnsealedRecord): StepTexts {
+  const texts: Record<string, string> = {};
+  for (const f of CONTENT_FIELDS) texts[f] = canonicalJsonTrusted(record[f]);
+  if (record.meta !== undefined) texts.meta = canonicalJsonTrusted(record.meta);
+  return texts as unknown as StepTexts;
+}
+
+describe('sealStep (the store\'s seal) equals sealRecord', () => {
+  test.each(vectors.cases.map((c) => [c.id, c] as const))('step-hashes.json %s', (_id, c) => {
+    const r = c.record;
+    expect(sealStep(textsOf(r), r.seq, r.step_id, r.ts, r.prev_hash)).toEqual({ stepHash: c.step_hash, line: c.line });
+  });
+
+  test('generated steps, with and without meta (fast-check)', () => {
+    const hex = fc.string({ unit: fc.constantFrom(...'0123456789abcdef'), minLength: 64, maxLength: 64 });
+    fc.assert(
+      fc.property(arb.step(), fc.nat({ max: 2 ** 40 }), fc.uuid(), fc.date({ min: new Date(0), max: new Date('9999-12-31'), noInvalidDate: true }), hex, (step, seq, id, date, h) => {
+        const { content, meta, texts } = checkStepInput(step);
+        const unsealed: UnsealedRecord = { v: 1, seq, step_id: id, ts: date.toISOString(), prev_hash: `sha256:${h}`, ...content, ...(meta === undefined ? {} : { meta }) };
+        const reference = sealRecord(unsealed);
+        expect(sealStep(texts, seq, id, unsealed.ts, unsealed.prev_hash)).toEqual({ stepHash: reference.record.step_hash, line: reference.line });
+      }),
+      { numRuns: 500 },
+    );
   });
 });

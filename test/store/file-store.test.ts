@@ -344,6 +344,47 @@ describe('the lock', () => {
     expect((await busy.verify()).ok).toBe(true);
   });
 
+  test('a writer alone keeps the lock past lockHoldMs: no hand-off without a waiting mark', async () => {
+    const { store, dir } = fresh({ lockHoldMs: 10, lockLingerMs: 1000 });
+    const j = await store.create('j');
+    await j.append({ input: 'first' });
+    await j.close(); // lets the lock go, so head.json names seq 0
+    const headFile = join(dir('j'), 'head.json');
+    const before = readFileSync(headFile, 'utf8');
+    const w = await store.open('j');
+    const started = Date.now();
+    let appended = 0;
+    while (Date.now() - started < 150) {
+      await w.append({ input: appended++ });
+      // Each hand-off rewrites head.json; nobody waits, so the writer never lets go mid-stream.
+      expect(readFileSync(headFile, 'utf8')).toBe(before);
+      expect(existsSync(join(dir('j'), 'journal.lock'))).toBe(true);
+    }
+    await w.close();
+    expect(JSON.parse(readFileSync(headFile, 'utf8')).seq).toBe(appended);
+    expect(existsSync(join(dir('j'), 'journal.lock.waiting'))).toBe(false);
+  });
+
+  test('a waiting writer leaves a fresh waiting mark at each poll', async () => {
+    const { store, dir } = fresh({ lockLingerMs: 1000 });
+    await store.create('j');
+    const holder = await store.open('j');
+    const waiter = await store.open('j');
+    await holder.append({ input: 'holds the lock while it lingers' });
+    const pending = waiter.append({ input: 'waits' });
+    const markFile = join(dir('j'), 'journal.lock.waiting');
+    const marks = new Set<string>();
+    const deadline = Date.now() + 2000;
+    while (marks.size < 3 && Date.now() < deadline) {
+      if (existsSync(markFile)) marks.add(readFileSync(markFile, 'utf8'));
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    expect(marks.size).toBeGreaterThanOrEqual(3);
+    await holder.close();
+    expect((await pending).seq).toBe(1);
+    await waiter.close();
+  });
+
   test('two Journal instances in one process share the journal through the lock', async () => {
     const { store } = fresh();
     await store.create('j');
