@@ -19,6 +19,44 @@ export function canonicalBytes(value: unknown, options?: ValidateOptions): Uint8
   return encoder.encode(canonicalJson(value, options));
 }
 
+/** Characters JSON.stringify escapes in a well-formed string; without any, quoting is all it does. */
+const NEEDS_ESCAPE = /["\\\u0000-\u001f]/;
+
+/** JSON.stringify of a well-formed string, without the call when there is nothing to escape (most text). */
+function quote(s: string): string {
+  return NEEDS_ESCAPE.test(s) ? JSON.stringify(s) : '"' + s + '"';
+}
+
+/**
+ * Member names repeat from step to step (an agent's objects have a fixed vocabulary), so their quoted form
+ * is remembered: the writer's profile spent a fifth of serialization quoting the same few names. Bounded;
+ * cleared when full so that it follows the names in use.
+ */
+const quotedNames = new Map<string, string>();
+const MAX_QUOTED_NAMES = 2048;
+const MAX_QUOTED_NAME_LENGTH = 64;
+
+function quoteName(name: string): string {
+  let q = quotedNames.get(name);
+  if (q === undefined) {
+    q = quote(name);
+    if (name.length <= MAX_QUOTED_NAME_LENGTH) {
+      if (quotedNames.size >= MAX_QUOTED_NAMES) quotedNames.clear();
+      quotedNames.set(name, q);
+    }
+  }
+  return q;
+}
+
+/** Object.keys in UTF-16 order; most objects already list their members sorted, and are not sorted again. */
+function sortedKeys(obj: object): string[] {
+  const keys = Object.keys(obj);
+  for (let i = 1; i < keys.length; i++) {
+    if (keys[i - 1]! > keys[i]!) return keys.sort();
+  }
+  return keys;
+}
+
 /**
  * JCS text of a value already proven I-JSON (by `assertIJson`, or because it came out of the strict line
  * parser). Never pass unchecked input here: it does not refuse what JSON cannot carry.
@@ -31,6 +69,7 @@ export function canonicalBytes(value: unknown, options?: ValidateOptions): Uint8
  * vector and on generated values (integer-like member names, surrogate pairs, -0, deep nesting).
  */
 export function canonicalJsonTrusted(value: unknown): string {
+  if (typeof value === 'string') return quote(value);
   if (value === null || typeof value !== 'object') return JSON.stringify(value);
   if (Array.isArray(value)) {
     let out = '[';
@@ -41,12 +80,12 @@ export function canonicalJsonTrusted(value: unknown): string {
     return out + ']';
   }
   const obj = value as Record<string, unknown>;
-  const keys = Object.keys(obj).sort();
+  const keys = sortedKeys(obj);
   let out = '{';
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i]!;
     if (i > 0) out += ',';
-    out += JSON.stringify(key) + ':' + canonicalJsonTrusted(obj[key]);
+    out += quoteName(key) + ':' + canonicalJsonTrusted(obj[key]);
   }
   return out + '}';
 }
@@ -67,7 +106,7 @@ export function canonicalJsonChecked(value: unknown, options: ValidateOptions = 
 function fastCanonical(value: unknown, depth: number, maxDepth: number, refuseReserved: boolean): string | undefined {
   switch (typeof value) {
     case 'string':
-      return value.isWellFormed() ? JSON.stringify(value) : undefined;
+      return value.isWellFormed() ? quote(value) : undefined;
     case 'number':
       return Number.isFinite(value) ? JSON.stringify(value) : undefined;
     case 'boolean':
@@ -93,14 +132,14 @@ function fastCanonical(value: unknown, depth: number, maxDepth: number, refuseRe
   if (Object.getPrototypeOf(value) !== Object.prototype) return undefined;
   const obj = value as Record<string, unknown>;
   if (typeof obj.toJSON === 'function' || Object.getOwnPropertySymbols(obj).length > 0) return undefined;
-  const keys = Object.keys(obj).sort();
+  const keys = sortedKeys(obj);
   let out = '{';
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i]!;
     if (!key.isWellFormed() || (refuseReserved && key.startsWith(RESERVED_PREFIX))) return undefined;
     const member = fastCanonical(obj[key], depth + 1, maxDepth, refuseReserved);
     if (member === undefined) return undefined;
-    out += (i === 0 ? '' : ',') + JSON.stringify(key) + ':' + member;
+    out += (i === 0 ? '' : ',') + quoteName(key) + ':' + member;
   }
   return out + '}';
 }

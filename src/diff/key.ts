@@ -133,3 +133,52 @@ function serialize(v: unknown, depth: number, maxDepth: number, path: Array<stri
   }
   return out + '}';
 }
+
+/**
+ * Whether `a` and `b` are projections whose keys both exist and are equal, decided by walking them side by
+ * side instead of serializing each. It answers yes only when it can vouch for both (plain JSON data within
+ * the depth, members listed in the same order, as parsed lines of a canonical journal always are); any
+ * doubt is a no, after which the caller compares keys, which also raise the I-JSON errors. So a yes here
+ * implies equalityKey(a) === equalityKey(b) — test/diff/key.test.ts holds it to that.
+ */
+export function sameProjection(a: unknown, b: unknown, maxDepth: number): boolean {
+  return isPlainObject(a) && isPlainObject(b) && sameMembers(a, b, 0, maxDepth);
+}
+
+function sameValue(a: unknown, b: unknown, depth: number, maxDepth: number): boolean {
+  if (a === b) {
+    switch (typeof a) {
+      case 'string':
+      case 'boolean':
+        return true;
+      case 'number':
+        return Number.isFinite(a);
+      case 'object':
+        if (a === null) return true;
+        break; // the same object on both sides still has to be checked
+      default:
+        return false;
+    }
+  }
+  // Distinct primitives are unequal (0 and -0, which the key writes alike, are === above).
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (depth + 1 >= maxDepth) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameValue(a[i], b[i], depth + 1, maxDepth)) return false;
+    return true;
+  }
+  if (Array.isArray(b) || !isPlainObject(a) || !isPlainObject(b)) return false;
+  return sameMembers(a, b, depth + 1, maxDepth);
+}
+
+function sameMembers(a: Record<string, unknown>, b: Record<string, unknown>, depth: number, maxDepth: number): boolean {
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  if (ka.length !== kb.length) return false;
+  for (let i = 0; i < ka.length; i++) {
+    const k = ka[i]!;
+    if (k !== kb[i] || !sameValue(a[k], b[k], depth, maxDepth)) return false;
+  }
+  return true;
+}

@@ -25,8 +25,13 @@ export interface Entry {
   raw: Map<string, Json>;
   /** The compared projection: compared fields with ignored subtrees removed (spec/DIFF.md §3.1). */
   projection: JsonObject;
-  /** The equality key of `projection` (key.ts): equal keys exactly when the projections are equal. */
-  key: string;
+  /**
+   * The equality key of `projection` (key.ts): equal keys exactly when the projections are equal. Made on
+   * demand by Run.keyOf: steps that match in lockstep are compared structurally and never need one.
+   */
+  key?: string;
+  /** The bucket the step was read from, for error locations. */
+  file?: string;
   /** The equality key of each projected field, computed on demand to score pairings. */
   fieldKey?: Map<string, string>;
 }
@@ -168,17 +173,22 @@ export class Run {
       }
       if (p !== PRUNED) projection[f] = p;
     }
-    let key: string;
+    return file === undefined ? { seq, raw, projection } : { seq, raw, projection, file };
+  }
+
+  /** The entry's equality key; making it is also the check that the step is I-JSON (BAD_STEP if not). */
+  keyOf(e: Entry): string {
+    if (e.key !== undefined) return e.key;
     try {
-      key = equalityKey(projection, MAX_RECORD_DEPTH);
-    } catch (e) {
-      const path = e instanceof KeyError ? e.path : '';
-      throw new DiffError('BAD_STEP', `step ${seq} of run ${this.side} is not I-JSON: ${(e as Error).message}${path ? ` at ${path}` : ''}`, {
-        location: { seq, ...(path ? { path } : {}), ...(file === undefined ? {} : { file }) },
-        cause: e,
+      e.key = equalityKey(e.projection, MAX_RECORD_DEPTH);
+    } catch (error) {
+      const path = error instanceof KeyError ? error.path : '';
+      throw new DiffError('BAD_STEP', `step ${e.seq} of run ${this.side} is not I-JSON: ${(error as Error).message}${path ? ` at ${path}` : ''}`, {
+        location: { seq: e.seq, ...(path ? { path } : {}), ...(e.file === undefined ? {} : { file: e.file }) },
+        cause: error,
       });
     }
-    return { seq, raw, projection, key };
+    return e.key;
   }
 
   /** The JSON value a blob reference stands for, checked against its digest; the marker itself without a source. */

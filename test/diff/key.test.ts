@@ -6,7 +6,7 @@
 import * as fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { canonicalJson } from '../../src/canonical/jcs.js';
-import { equalityKey, KEY_HASH_THRESHOLD } from '../../src/diff/key.js';
+import { equalityKey, KEY_HASH_THRESHOLD, sameProjection } from '../../src/diff/key.js';
 import { jsonValue } from '../../src/testing/index.js';
 
 /** The same value with every object's members inserted in reverse order (forces the walk). */
@@ -60,5 +60,66 @@ describe('equalityKey', () => {
     expect(() => equalityKey({ f: { a: 1, b: [1, Number.NaN] } }, 100)).toThrow(/NaN is not a JSON number/);
     expect(() => equalityKey({ f: { a: undefined } }, 100)).toThrow(/undefined/);
     expect(() => equalityKey({ f: [[[1]]] }, 3)).toThrow(/deeper than 3/);
+  });
+});
+
+/** Values equalityKey refuses, or that only a walk of both sides can tell apart. */
+const odd = fc.constantFrom<unknown>(Number.NaN, Infinity, undefined, () => 1, Symbol('s'), 1n, new Date(0), new Map(), -0, 0, '\ud800', [1, , 3]);
+const { oddValue } = fc.letrec<{ oddValue: unknown }>((tie) => ({
+  oddValue: fc.oneof(
+    { depthSize: 'small' },
+    value,
+    odd,
+    fc.array(tie('oddValue'), { maxLength: 3 }),
+    fc.dictionary(key, tie('oddValue'), { maxKeys: 3 }),
+  ),
+}));
+
+function keyOrError(v: unknown, maxDepth: number): string {
+  try {
+    return equalityKey(v, maxDepth);
+  } catch {
+    return 'refused';
+  }
+}
+
+describe('sameProjection', () => {
+  test('a yes implies that both keys exist and are equal (fast-check, hostile values and shallow limits)', () => {
+    let yes = 0;
+    fc.assert(
+      fc.property(oddValue, oddValue, fc.boolean(), fc.integer({ min: 1, max: 6 }), (x, y, twin, maxDepth) => {
+        // Half the time compare a value with a copy of itself, so that yes is common enough to mean something.
+        const a = { result: x };
+        const b = { result: twin ? x : y };
+        if (sameProjection(a, b, maxDepth)) {
+          yes++;
+          const ka = keyOrError(a, maxDepth);
+          expect(ka).not.toBe('refused');
+          expect(keyOrError(b, maxDepth)).toBe(ka);
+        }
+      }),
+      { numRuns: 3000 },
+    );
+    expect(yes).toBeGreaterThan(300);
+  });
+
+  test('equal values parsed from the same canonical text are the same, and any change is not', () => {
+    fc.assert(
+      fc.property(value, value, (x, y) => {
+        const text = canonicalJson({ input: x, result: y });
+        expect(sameProjection(JSON.parse(text), JSON.parse(text), 128)).toBe(true);
+        const other = canonicalJson({ input: y, result: x });
+        expect(sameProjection(JSON.parse(text), JSON.parse(other), 128)).toBe(equalityKey(JSON.parse(text), 128) === equalityKey(JSON.parse(other), 128));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  test('what the key refuses is never the same, even compared with itself', () => {
+    for (const bad of [Number.NaN, Infinity, undefined, [1, , 2], new Date(0), { deep: [[[1]]] }]) {
+      const p = { result: bad };
+      expect(sameProjection(p, p, 3)).toBe(false);
+    }
+    expect(sameProjection({ result: -0 }, { result: 0 }, 3)).toBe(true);
   });
 });
