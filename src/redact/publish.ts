@@ -20,6 +20,7 @@ import { REDACTION_FORMAT, compareDeclarations, extrasToJson, type AnchorBlock, 
 import { SALT_BYTES, randomSalts, type SaltSource } from './commit.js';
 import { RedactError } from './errors.js';
 import type { Policy } from './policy.js';
+import { NeedleSearch } from './needles.js';
 import { REDACTABLE_FIELDS, redactStep, type Redaction } from './redact.js';
 
 export interface PublishCoreOptions {
@@ -213,8 +214,8 @@ export async function planPublication(source: ChainSource, options: PublishCoreO
 
 /**
  * Throws LEAK_DETECTED (without quoting the secret) if any matched string appears in any text. Linear in
- * the bytes searched: needles are indexed by their first PREFIX characters, and every window of a text is
- * looked up once (searching each needle in each text was quadratic: 5 s for 2000 steps, measured).
+ * the bytes searched (needles.ts): searching each needle in each text was quadratic (5 s for 2000 steps,
+ * measured), and slicing every window of every text to look it up was most of a publish (profiled).
  */
 function sweep(redactions: readonly Redaction[], texts: ReadonlyArray<{ text: string; where: string }>): void {
   const origin = new Map<string, string>();
@@ -226,33 +227,17 @@ function sweep(redactions: readonly Redaction[], texts: ReadonlyArray<{ text: st
       if (!origin.has(escaped)) origin.set(escaped, `rule "${r.rule}" (matched at seq ${r.seq}, ${r.path})`);
     }
   }
-  const short: string[] = [];
-  const byPrefix = new Map<string, string[]>();
-  for (const needle of origin.keys()) {
-    if (needle.length < PREFIX) short.push(needle);
-    else {
-      const p = needle.slice(0, PREFIX);
-      const list = byPrefix.get(p);
-      if (list) list.push(needle);
-      else byPrefix.set(p, [needle]);
-    }
-  }
-  const leak = (needle: string, where: string): never => {
-    throw new RedactError('LEAK_DETECTED', `a string that ${origin.get(needle)!} redacted still appears in ${where}`, {
-      hint: 'the policy selects that value in one place but not in another; widen the rule (fewer tools/seq limits, broader paths) and publish again',
-    });
-  };
+  const search = new NeedleSearch(origin.keys());
   for (const { text, where } of texts) {
-    for (const needle of short) if (text.includes(needle)) leak(needle, where);
-    if (byPrefix.size === 0) continue;
-    for (let i = 0; i + PREFIX <= text.length; i++) {
-      const list = byPrefix.get(text.slice(i, i + PREFIX));
-      if (list) for (const needle of list) if (text.startsWith(needle, i)) leak(needle, where);
+    const needle = search.find(text);
+    if (needle !== null) {
+      throw new RedactError('LEAK_DETECTED', `a string that ${origin.get(needle)!} redacted still appears in ${where}`, {
+        hint: 'the policy selects that value in one place but not in another; widen the rule (fewer tools/seq limits, broader paths) and publish again',
+      });
     }
   }
 }
 
-const PREFIX = 6;
 
 /** digest of a policy document, for callers that hold only the JSON. */
 export function policyDigestOf(document: Json | JsonObject): string {
