@@ -48,7 +48,7 @@ function quoteName(name: string): string {
   return q;
 }
 
-/** Object.keys in UTF-16 order; most objects already list their members sorted, and are not sorted again. */
+/** Object.keys in UTF-16 order; an object already in that order (any value parsed from a canonical line) is not sorted again. */
 function sortedKeys(obj: object): string[] {
   const keys = Object.keys(obj);
   for (let i = 1; i < keys.length; i++) {
