@@ -123,38 +123,41 @@ async function limitPass(files, { hash = true, parse = true } = {}) {
 
 // ------------------------------------------------------------------------------------------ appends
 
-async function appendRun(mode, appenders, n, { blobBytes = 0, offset = 0 } = {}) {
-  const store = new FileStore(join(root, `append-${mode}`), { fsync: mode });
+/**
+ * Appends `n` generated steps to a fresh journal with `feed`, timed from its first call to its last
+ * acknowledgement (setup and the check stay outside), then verifies that the journal holds exactly them.
+ */
+async function timedAppend({ mode, dir, seed, n, blobBytes = 0, offset = 0, label }, feed) {
+  const store = new FileStore(join(root, dir), { fsync: mode });
   const id = `j${nextId++}`;
   const journal = await store.create(id);
-  const steps = makeSteps(n, { seed: 7, blobBytes }, offset);
+  const steps = makeSteps(n, { seed, blobBytes }, offset);
   gc();
   const t0 = performance.now();
-  let next = 0;
-  await Promise.all(Array.from({ length: appenders }, async () => {
-    while (next < n) await journal.append(steps[next++]);
-  }));
+  await feed(journal, steps);
   const ms = performance.now() - t0;
   await journal.close();
   const report = await (await store.open(id, { readOnly: true })).verify();
-  if (!report.ok || report.steps !== n) throw new Error(`append ${mode}×${appenders}: journal does not verify (${report.steps} steps, ${report.problems[0]?.message})`);
+  if (!report.ok || report.steps !== n) throw new Error(`${label}: journal does not verify (${report.steps} steps, ${report.problems[0]?.message})`);
   return { rate: (n * 1000) / ms, store, id };
 }
 
-/** appendMany in batches of `batch` steps on a fresh journal, timed from the first call to the last acknowledgement. */
+/** `appenders` concurrent callers, each awaiting its append before the next. */
+function appendRun(mode, appenders, n, { blobBytes = 0, offset = 0 } = {}) {
+  return timedAppend({ mode, dir: `append-${mode}`, seed: 7, n, blobBytes, offset, label: `append ${mode}×${appenders}` }, async (journal, steps) => {
+    let next = 0;
+    await Promise.all(Array.from({ length: appenders }, async () => {
+      while (next < n) await journal.append(steps[next++]);
+    }));
+  });
+}
+
+/** appendMany in batches of `batch` steps, one batch at a time. */
 async function batchedRun(mode, n, batch) {
-  const store = new FileStore(join(root, `batched-${mode}`), { fsync: mode });
-  const id = `b${nextId++}`;
-  const journal = await store.create(id);
-  const steps = makeSteps(n, { seed: 11 });
-  gc();
-  const t0 = performance.now();
-  for (let i = 0; i < n; i += batch) await journal.appendMany(steps.slice(i, i + batch));
-  const ms = performance.now() - t0;
-  await journal.close();
-  const report = await (await store.open(id, { readOnly: true })).verify();
-  if (!report.ok || report.steps !== n) throw new Error(`appendMany ${mode} in batches of ${batch}: journal does not verify`);
-  return (n * 1000) / ms;
+  const run = await timedAppend({ mode, dir: `batched-${mode}`, seed: 11, n, label: `appendMany ${mode} in batches of ${batch}` }, async (journal, steps) => {
+    for (let i = 0; i < n; i += batch) await journal.appendMany(steps.slice(i, i + batch));
+  });
+  return run.rate;
 }
 
 async function procRun(mode, procs, perProc, conc) {

@@ -7,7 +7,13 @@
 const PREFIX = 6;
 const BASE = 0x01000193;
 /** BASE^(PREFIX-1) mod 2^32: the weight of the code unit leaving the window. */
-const LEAVING = Array.from({ length: PREFIX - 1 }).reduce<number>((w) => Math.imul(w, BASE), 1);
+const LEAVING = power(BASE, PREFIX - 1);
+
+function power(base: number, exponent: number): number {
+  let p = 1;
+  for (let i = 0; i < exponent; i++) p = Math.imul(p, base);
+  return p;
+}
 
 /** The hash of `s`'s code units [at, at + PREFIX), in the int32 ring the rolling update stays in. */
 function windowHash(s: string, at: number): number {
