@@ -9,8 +9,9 @@ import { writeReceipt } from '../receipt/writer.js';
 import { verifyReceiptFile } from '../receipt/node.js';
 import type { SaltSource } from './commit.js';
 import {
-  STEP_DISCLOSURE_FORMAT, discloseFromSecrets, discloseStepFromSecrets, secretsFile, verifyDisclosure, verifyStepDisclosure,
-  type DisclosureProof, type DisclosureReport, type StepDisclosureProof, type StepDisclosureReport,
+  HASH_DISCLOSURE_FORMAT, discloseFromSecrets, discloseHashFromSecrets, discloseStepFromSecrets, secretsFile, verifyDisclosure,
+  verifyHashDisclosure, verifyStepDisclosure,
+  type DisclosureProof, type DisclosureReport, type HashDisclosureProof, type HashDisclosureReport, type StepDisclosureProof, type StepDisclosureReport,
 } from './disclose.js';
 import { RedactError } from './errors.js';
 import { compilePolicy, parsePolicyText, type Policy, type PolicyDocument } from './policy.js';
@@ -37,7 +38,10 @@ export interface PublishOptions {
 export interface PublishResult extends ExportResult {
   redactions: number;
   policy_digest: string;
+  /** The original head. Private: the public receipt holds it only as a salted commitment, unless nothing was redacted. */
   original_head: { seq: number; step_hash: string };
+  /** The first seq with a redaction (the steps before it are published unchanged); the step count when none. */
+  redacted_from: number;
   secrets_out: string | null;
 }
 
@@ -110,7 +114,7 @@ export async function publish(source: ChainSource, options: PublishOptions): Pro
   let wroteSecrets = false;
   if (options.secretsOut !== undefined) {
     try {
-      await writeFile(options.secretsOut, JSON.stringify(secretsFile(pub.plan.manifestDigest, pub.redactions, pub.unblobbed)) + '\n', { mode: 0o600, flag: 'wx' });
+      await writeFile(options.secretsOut, JSON.stringify(secretsFile(pub.plan.manifestDigest, pub.redactions, pub.unblobbed, pub.steps)) + '\n', { mode: 0o600, flag: 'wx' });
       await chmod(options.secretsOut, 0o600);
       wroteSecrets = true;
     } catch (e) {
@@ -129,7 +133,8 @@ export async function publish(source: ChainSource, options: PublishOptions): Pro
     ...result,
     redactions: pub.redactions.length,
     policy_digest: pub.anchor.policy_digest,
-    original_head: pub.anchor.head,
+    original_head: pub.originalHead,
+    redacted_from: pub.anchor.redacted_from,
     secrets_out: options.secretsOut ?? null,
   };
 }
@@ -185,6 +190,19 @@ export async function discloseStep(receiptPath: string, options: { secrets: stri
   return { proof, report };
 }
 
+/** Makes a hash disclosure (the anchor's commitment to step `seq`'s original hash opened; default: the original head), checked against the receipt. */
+export async function discloseHash(receiptPath: string, options: { secrets: string; seq?: number; out?: string }): Promise<{ proof: HashDisclosureProof; report: HashDisclosureReport }> {
+  const secrets = await readJson(options.secrets, 'secrets file');
+  const proof = discloseHashFromSecrets(secrets, options.seq);
+  const report = await verifyHashDisclosure(await readReceiptBytes(receiptPath), proof);
+  if (!report.ok) {
+    const p = report.problems[0]!;
+    throw new RedactError(p.code === 'MANIFEST_MISMATCH' ? 'SECRETS_INVALID' : 'RECEIPT_INVALID', `the hash disclosure does not verify against ${receiptPath}: ${p.code}: ${p.message}`);
+  }
+  if (options.out !== undefined) await writeProof(options.out, proof);
+  return { proof, report };
+}
+
 async function writeProof(out: string, proof: unknown): Promise<void> {
   try {
     await writeFile(out, JSON.stringify(proof) + '\n', { flag: 'wx', mode: 0o600 }); // it reveals values: private until shared
@@ -194,8 +212,10 @@ async function writeProof(out: string, proof: unknown): Promise<void> {
   }
 }
 
-/** Checks a proof file (single value or whole step, by its format) against a receipt file. Never throws on their content. */
-export async function verifyDisclosureFiles(receiptPath: string, proofPath: string, options: Omit<VerifyPublishedOptions, 'locate'> = {}): Promise<DisclosureReport | StepDisclosureReport> {
+/** Checks a proof file (a value, a whole step or a hash, by its format) against a receipt file. Never throws on their content. */
+export async function verifyDisclosureFiles(
+  receiptPath: string, proofPath: string, options: Omit<VerifyPublishedOptions, 'locate'> = {},
+): Promise<DisclosureReport | StepDisclosureReport | HashDisclosureReport> {
   let proof: unknown;
   try {
     proof = JSON.parse(await readFile(proofPath, 'utf8'));
@@ -203,8 +223,11 @@ export async function verifyDisclosureFiles(receiptPath: string, proofPath: stri
     return { ok: false, problems: [{ code: 'PROOF_INVALID', message: `cannot read ${proofPath} as JSON: ${e instanceof Error ? e.message : String(e)}` }], seq: null, path: null, rule: null, value: null, manifest_digest: null, receipt: null, proves: [] };
   }
   const bytes = await readReceiptBytes(receiptPath);
-  const isStep = proof !== null && typeof proof === 'object' && (proof as { format?: unknown }).format === STEP_DISCLOSURE_FORMAT;
-  return isStep ? verifyStepDisclosure(bytes, proof, options) : verifyDisclosure(bytes, proof, options);
+  const format = proof !== null && typeof proof === 'object' ? (proof as { format?: unknown }).format : undefined;
+  if (format === HASH_DISCLOSURE_FORMAT) return verifyHashDisclosure(bytes, proof, options);
+  // A withdrawn step-disclosure format goes to the step verifier, which says why it is refused.
+  if (typeof format === 'string' && format.startsWith('stepchain-step-disclosure/')) return verifyStepDisclosure(bytes, proof, options);
+  return verifyDisclosure(bytes, proof, options);
 }
 
 async function readReceiptBytes(path: string): Promise<Uint8Array> {

@@ -32,9 +32,12 @@ export interface Redaction {
   salt: Uint8Array;
   /** The original value the marker replaces. */
   value: Json;
-  /** The strings the rule matched (detector matches, or the string leaves of a path-selected value). */
+  /**
+   * What the leak sweep searches for (spec/REDACTION.md §5.5): the detector matches, or the string leaves
+   * and the number leaves (as JCS writes them) of a path-selected value.
+   */
   matched: string[];
-  /** Whether `matched` holds detector matches (true) or the string leaves of a path-selected value. */
+  /** Whether `matched` holds detector matches (true) or the leaves of a path-selected value. */
   detected: boolean;
 }
 
@@ -89,11 +92,16 @@ function marker(w: Walk, tokens: Array<string | number>, rule: CompiledRule, val
   return { [REDACTED_MARKER]: { commitment: c, rule: rule.id, ...(text === undefined ? {} : { text }) } } as RedactionMarker;
 }
 
-/** The string values in a path-selected value (not its member names: those are structure, shared by unselected values). */
-function stringLeaves(v: Json, out: string[] = []): string[] {
+/**
+ * The string and number leaves of a path-selected value, numbers as JCS writes them (a card number
+ * redacted from a number field must not survive in text). Not its member names: those are structure,
+ * shared by unselected values. Booleans and null are not searched: they occur everywhere.
+ */
+function leaves(v: Json, out: string[] = []): string[] {
   if (typeof v === 'string') out.push(v);
-  else if (Array.isArray(v)) for (const x of v) stringLeaves(x, out);
-  else if (v !== null && typeof v === 'object') for (const k of Object.keys(v)) stringLeaves(v[k]!, out);
+  else if (typeof v === 'number') out.push(JSON.stringify(v)); // ECMAScript Number::toString, which JCS uses
+  else if (Array.isArray(v)) for (const x of v) leaves(x, out);
+  else if (v !== null && typeof v === 'object') for (const k of Object.keys(v)) leaves(v[k]!, out);
   return out;
 }
 
@@ -105,7 +113,7 @@ function walk(w: Walk, value: Json, tokens: Array<string | number>, states: Arra
     const r = rules[i]!;
     const s = states[i];
     if (!s || !r.paths!.matches(s)) continue;
-    if (r.detectors.length === 0) return marker(w, tokens, r, value, stringLeaves(value), false);
+    if (r.detectors.length === 0) return marker(w, tokens, r, value, leaves(value), false);
     if (!scoped[i]) (inScope ??= [...scoped])[i] = true;
   }
   const scope = inScope ?? scoped;

@@ -1,8 +1,10 @@
 /**
  * Verifying a published receipt (spec/REDACTION.md §7): the ordinary receipt verifier, extended through
- * its hooks with the `anchor` and `redactions` manifest members, and checks in both directions — every
- * redaction marker in the chain is declared (REDACTION_UNDECLARED), every declaration has its marker
- * (REDACTION_MISSING) — plus the anchor's consistency with the manifest (ANCHOR_INVALID).
+ * its hooks with the `anchor` and `redactions` manifest members (a shape violation is MANIFEST_INVALID),
+ * and checks in both directions — every redaction marker in the chain is declared (REDACTION_UNDECLARED),
+ * every declaration has its marker (REDACTION_MISSING) — plus the anchor's consistency with the rest of
+ * the manifest (ANCHOR_INVALID). Problems come in §7's order: the receipt's, then REDACTION_UNDECLARED in
+ * archive order, then ANCHOR_INVALID, then REDACTION_MISSING in declaration order.
  *
  * Pure — no Node-only imports — so it runs in a browser; never throws on the receipt's bytes.
  */
@@ -126,18 +128,24 @@ export function publishedReceiptHooks(locate?: Locate): {
       return m && ('anchor' in m || 'redactions' in m) ? hooks.finish(receipt) : receipt;
     },
     finish(receipt: ReceiptReport): PublishedReport {
-      const r: PublishedReport = { ...receipt, problems: [...receipt.problems], anchor: null, redactions: 0, located: null, located_line: null };
+      const r: PublishedReport = { ...receipt, problems: receipt.problems.slice(), anchor: null, redactions: 0, located: null, located_line: null };
+      // The manifest is only there when both members passed their shape checks (or are absent).
       const m = receipt.manifest;
       if (m) {
         const a = anchor as AnchorBlock | null;
         const decl = declared as Map<string, { d: Declaration; seen: boolean }> | null;
         const at = (path: string): ProblemLocation => ({ file: MANIFEST_NAME, path });
-        if (!('anchor' in m) || a === null) add('ANCHOR_INVALID', 'the manifest has no anchor block: this is not a published (redacted) receipt', at('/anchor'));
-        if (!('redactions' in m) || decl === null) add('ANCHOR_INVALID', 'the manifest has no redactions list: this is not a published (redacted) receipt', at('/redactions'));
+        // §7 step 3, in this order.
+        if (a === null) add('ANCHOR_INVALID', 'the manifest has no anchor block: this is not a published (redacted) receipt', at('/anchor'));
+        if (decl === null) add('ANCHOR_INVALID', 'the manifest has no redactions list: this is not a published (redacted) receipt', at('/redactions'));
         if (a) {
           if (m.range.from !== 0) add('ANCHOR_INVALID', `a published receipt covers the whole chain from seq 0; this one starts at ${m.range.from}`, at('/range/from'));
           if (a.genesis_hash !== genesisHash(m.genesis)) add('ANCHOR_INVALID', `anchor.genesis_hash ${a.genesis_hash} is not the hash of the manifest's genesis (${genesisHash(m.genesis)})`, at('/anchor/genesis_hash'));
           if (a.length !== m.head.seq + 1) add('ANCHOR_INVALID', `anchor.length ${a.length} differs from the published chain's ${m.head.seq + 1} steps`, at('/anchor/length'));
+          if (decl) {
+            const first = decl.size > 0 ? decl.values().next().value!.d.seq : a.length;
+            if (a.redacted_from !== first) add('ANCHOR_INVALID', `anchor.redacted_from is ${a.redacted_from}, but the first redaction is declared at ${decl.size > 0 ? `seq ${first}` : 'no seq (there is none), so it must be anchor.length'}`, at('/anchor/redacted_from'));
+          }
           r.anchor = a;
         }
         if (decl) {
@@ -151,7 +159,7 @@ export function publishedReceiptHooks(locate?: Locate): {
           }
         }
       }
-      r.problems.push(...extra);
+      for (const p of extra) r.problems.push(p); // bounded by MAX_EXTRA_PROBLEMS, but a spread would not be
       if (truncated) r.problems_truncated = true;
       r.located = located;
       r.located_line = locatedLine;
@@ -161,15 +169,24 @@ export function publishedReceiptHooks(locate?: Locate): {
         r.does_not_prove = ['Anything: the published receipt failed verification, so none of its contents can be relied on.'];
       } else if (r.anchor) {
         const a = r.anchor;
+        const k = a.redacted_from;
+        const signed = r.signed_by ? 'signed ' : '';
+        const steps = (from: number, to: number): string => (from === to ? `step ${from}` : `steps ${from}–${to}`);
         r.proves = [
           ...r.proves,
           `Every redaction marker in the chain is declared in the manifest, and every declared redaction (${r.redactions}) has its marker: nothing was dropped or left in silently.`,
-          ...(r.signed_by ? [`The signer of the manifest vouches for the anchor: the original chain of ${a.length} steps from genesis ${a.genesis_hash} to head ${a.head.step_hash}, its step hashes, and policy ${a.policy_digest}.`] : []),
+          ...(k === a.length ? ['Nothing was redacted.'] : k > 0 ? [`${k === 1 ? 'Step 0 holds' : `Steps 0–${k - 1} hold`} no redaction; the first redaction is in step ${k}.`] : []),
+          ...(r.signed_by
+            ? [`The signer of the manifest vouches for the anchor: an original run of ${a.length} steps from genesis ${a.genesis_hash}, redacted by policy ${a.policy_digest}, ${k === a.length ? 'with nothing redacted' : `with salted commitments to the original hashes of ${steps(k, a.length - 1)}`}.`]
+            : []),
         ];
         r.does_not_prove = [
           ...r.does_not_prove,
-          `That the original journal really has head ${a.head.step_hash} or these step hashes: the anchor is the publisher's ${r.signed_by ? 'signed ' : ''}claim. Compare it with a head pinned out of band, or with the original journal (compareAnchor in the library).`,
-          'That the redacted steps carry the original content outside the markers: the published chain is a new chain; only the anchor ties it to the original, and only a disclosure (or the original journal) can show what a marker hides.',
+          ...(k < a.length
+            ? [`The original head, or the original hashes of ${steps(k, a.length - 1)}: the anchor holds them only as salted commitments, so that no reader can test guesses of the redacted values against them. The publisher can open the head's commitment (stepchain disclose --hash-only) for someone who already holds the original head.`]
+            : []),
+          `That the original run is the one the anchor describes (${k > 0 ? `${steps(0, k - 1)} as published, ` : ''}${k < a.length ? 'the hashes its commitments hide' : 'this head'}): the anchor is the publisher's ${signed}claim. Compare it with a head pinned out of band, or with the original journal (compareAnchor in the library).`,
+          'That the redacted steps carry the original content outside the markers: the published chain is a new chain from the first redaction on; only a disclosure (or the original journal) can show what a marker hides.',
           'That the policy removed every secret: it proves only that what was redacted is declared.',
         ];
       }
