@@ -84,7 +84,7 @@ export const discloseVerb: Verb = {
     path: { type: 'string', arg: '/pointer', description: 'its JSON Pointer in the step, e.g. /tool_call/arguments/api_key (omit: the whole step)' },
     out: { type: 'string', short: 'o', arg: 'file', description: 'write the proof here instead of printing it' },
     check: { type: 'string', arg: 'proof.json', description: 'check this proof against the receipt instead of making one' },
-    pubkey: { type: 'string', arg: 'file', description: 'with --check: the receipt must be signed by this public key' },
+    pubkey: { type: 'string', arg: 'file', description: 'with --check: the receipt must be signed by this public key (keyfile.pub, base64 or 32 raw bytes; any other file is an error, exit 2)' },
   },
   args: { min: 1, max: 1, names: ['receipt'] },
   examples: [
@@ -98,8 +98,9 @@ export const discloseVerb: Verb = {
       if (values.secrets !== undefined || values.seq !== undefined || values.path !== undefined || values.out !== undefined) {
         throw new UsageError('--check takes only the receipt, the proof and optionally --pubkey', 'disclose');
       }
+      // An unusable key file is a usage error (exit 2), never "no key pinned".
       const publicKey = values.pubkey === undefined ? undefined : await readPublicKeyFile(values.pubkey as string);
-      const report = await verifyDisclosureFiles(receipt, values.check as string, publicKey ? { publicKey } : {});
+      const report = await verifyDisclosureFiles(receipt, values.check as string, publicKey !== undefined ? { publicKey } : {});
       if (out.json) {
         const { receipt: r, ...rest } = report;
         out.document('disclose', { ...rest, receipt: resolve(receipt), receipt_ok: r?.ok ?? null, receipt_problems: r?.problems ?? [] });
