@@ -7,6 +7,7 @@ export { describeLocation, type ChainReport, type Problem, type ProblemCode, typ
 export { genesisHash, genesisDefect, JOURNAL_FORMAT, type Genesis, type StepRecord, type Json } from './chain/record.js';
 export { canonicalJson, scanCanonical, digestUtf8, digestBytes, isDigest } from './canonical/index.js';
 export { verifyReceipt, type VerifyReceiptOptions, type ReceiptReport, type ByteInput } from './receipt/verify.js';
+export { decodePublicKey, type PublicKeyResult } from './receipt/keys.js';
 export { verifyPublishedReceipt, type PublishedReport } from './redact/verify.js';
 export { verifyDisclosure, verifyStepDisclosure, verifyHashDisclosure, type DisclosureProof, type DisclosureReport, type StepDisclosureReport, type HashDisclosureReport } from './redact/disclose.js';
 export { diff, summarize, formatDiff, type DiffOptions, type DiffReport } from './diff/index.js';

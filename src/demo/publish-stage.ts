@@ -15,7 +15,7 @@ export interface PublishStageContext {
   red(s: string): string;
   dim(s: string): string;
   keyFile: string;
-  publicKey: string;
+  publicKey: Uint8Array;
   count(haystack: Uint8Array, needle: string): number;
   secret: string;
   privateReceipt: string;

@@ -2,14 +2,14 @@
  * The Node shell around the receipt core: files, gzip and key files. Everything that decides validity
  * lives in the pure modules; this file only moves bytes. (spec/RECEIPT.md §3.1 for the gzip profile.)
  */
-import type { createReadStream } from 'node:fs';
+import { constants as fsConstants, type createReadStream } from 'node:fs';
 import { chmod, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip, constants as zc } from 'node:zlib';
 import type { ChainSource } from '../chain/source.js';
 import { ReceiptError } from './errors.js';
-import { generateKeyPair, parsePrivateKey, privateKeyToPem, publicKeyToPem, type KeyPair } from './keys.js';
+import { decodePublicKey, generateKeyPair, parsePrivateKey, privateKeyToPem, publicKeyToPem, type KeyPair } from './keys.js';
 import { verifyReceipt, type ReceiptReport, type VerifyReceiptOptions } from './verify.js';
 import { planReceipt, writeReceipt, type ReceiptPlan, type ReceiptWriterInput } from './writer.js';
 import type { Json } from '../chain/record.js';
@@ -196,11 +196,48 @@ export async function readKeyFile(path: string): Promise<Uint8Array> {
   return parsePrivateKey(text);
 }
 
-/** Reads a public key file (SPKI PEM or base64). */
-export async function readPublicKeyFile(path: string): Promise<string> {
-  return readFile(path, 'utf8');
-}
+/** A key file is a few hundred bytes; anything past this is not one (and is not read into memory). */
+const MAX_KEY_FILE_BYTES = 64 * 1024;
 
+/**
+ * Reads a pinned public key file in a form of spec/RECEIPT.md §5.2 — 32 raw bytes, the base64 of them, or
+ * an Ed25519 SPKI PEM (`keyfile.pub` from keygen) — and returns the raw 32-byte key. A file that cannot be
+ * read, or holds anything else (empty, a private key, a non-canonical or small-order point), throws
+ * ReceiptError KEY_INVALID naming the file: a pin that cannot be used is an error, never "no pin".
+ * Only regular files are read (a FIFO would block, a device would never end), and at most 64 KiB.
+ */
+export async function readPublicKeyFile(path: string): Promise<Uint8Array> {
+  const invalid = (why: string): ReceiptError => new ReceiptError('KEY_INVALID', `public key file ${path}: ${why}`, {
+    location: { file: path },
+    hint: 'give the signer\'s public key: keyfile.pub as written by `stepchain keygen`, the base64 of the 32 key bytes, or the 32 bytes themselves',
+  });
+  let bytes: Uint8Array;
+  let handle: Awaited<ReturnType<typeof open>> | null = null;
+  try {
+    handle = await open(path, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
+    const info = await handle.stat();
+    if (!info.isFile()) throw invalid('is not a regular file');
+    if (info.size > MAX_KEY_FILE_BYTES) throw invalid(`is ${info.size} bytes; a public key file is at most ${MAX_KEY_FILE_BYTES}`);
+    const buf = new Uint8Array(MAX_KEY_FILE_BYTES + 1);
+    let n = 0;
+    for (;;) {
+      const { bytesRead } = await handle.read(buf, n, buf.length - n, null);
+      if (bytesRead === 0) break;
+      n += bytesRead;
+      if (n > MAX_KEY_FILE_BYTES) throw invalid(`holds more than ${MAX_KEY_FILE_BYTES} bytes; a public key file is a few hundred`);
+    }
+    bytes = buf.subarray(0, n);
+  } catch (e) {
+    if (e instanceof ReceiptError) throw e;
+    const err = e as NodeJS.ErrnoException;
+    throw invalid(`cannot be read: ${err.code === 'ENOENT' ? 'no such file' : err.message}`);
+  } finally {
+    await handle?.close().catch(() => {});
+  }
+  const key = decodePublicKey(bytes);
+  if (!key.ok) throw invalid(key.reason.replace(/^the pinned key /, ''));
+  return key.key;
+}
 
 /** A receipt file as a verified, read-only ChainSource (for diff and other readers). Throws RECEIPT_INVALID. */
 export async function openReceiptSource(path: string, options: VerifyReceiptOptions = {}): Promise<ReceiptSource> {

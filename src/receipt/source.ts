@@ -10,7 +10,7 @@ import type { Genesis } from '../chain/record.js';
 import type { ChainHead, ChainSource, SeqRange, StoredLine } from '../chain/source.js';
 import { describeLocation } from '../chain/report.js';
 import { ReceiptError } from './errors.js';
-import { openArchive, type ByteInput } from './inflate.js';
+import { InflateError, openArchive, type ByteInput } from './inflate.js';
 import { BLOB_NAME_RE, CHAIN_NAME_RE, type ReceiptManifest } from './manifest.js';
 import { BLOCK, inspectHeader, isZeroBlock } from './tar.js';
 import { ByteReader, verifyReceipt, type ReceiptReport, type VerifyReceiptOptions } from './verify.js';
@@ -34,6 +34,10 @@ export async function receiptSource(open: () => ByteInput | Promise<ByteInput>, 
   }
   const manifest = report.manifest;
   const changed = (name: string): ReceiptError => new ReceiptError('SOURCE_CHANGED', `receipt entry ${name} changed after it was verified`);
+  /** The archive no longer inflates (it verified a moment ago): it changed. */
+  const unreadable = (e: unknown): never => {
+    throw e instanceof InflateError ? new ReceiptError('SOURCE_CHANGED', `the receipt changed after it was verified: ${e.message}`) : e;
+  };
 
   /** The archive's entries in order; the consumer reads exactly `size` data bytes from `reader` before the next. */
   async function* entries(): AsyncGenerator<{ name: string; size: number; reader: ByteReader }> {
@@ -41,13 +45,13 @@ export async function receiptSource(open: () => ByteInput | Promise<ByteInput>, 
     try {
       const reader = new ByteReader(chunks);
       for (;;) {
-        const header = await reader.read(BLOCK);
+        const header = await reader.read(BLOCK).catch(unreadable);
         if (header.length < BLOCK || isZeroBlock(header)) return;
         const v = inspectHeader(header);
         if (!v.ok) throw changed(v.name ?? 'a header');
         yield { name: v.name, size: v.size, reader };
         const pad = (BLOCK - (v.size % BLOCK)) % BLOCK;
-        if (pad) await reader.read(pad);
+        if (pad) await reader.read(pad).catch(unreadable);
       }
     } finally {
       await chunks.return(undefined);
@@ -55,7 +59,7 @@ export async function receiptSource(open: () => ByteInput | Promise<ByteInput>, 
   }
   const skip = async (reader: ByteReader, size: number): Promise<void> => {
     for (let left = size; left > 0;) {
-      const got = await reader.read(Math.min(left, 1 << 16));
+      const got = await reader.read(Math.min(left, 1 << 16)).catch(unreadable);
       if (got.length === 0) throw changed('the archive');
       left -= got.length;
     }
@@ -90,7 +94,7 @@ export async function receiptSource(open: () => ByteInput | Promise<ByteInput>, 
         let partial: Uint8Array = new Uint8Array(0);
         let count = 0;
         for (let left = size; left > 0;) {
-          const piece = Uint8Array.from(await reader.read(Math.min(left, 1 << 16)));
+          const piece = Uint8Array.from(await reader.read(Math.min(left, 1 << 16)).catch(unreadable));
           if (piece.length === 0) throw changed(name);
           left -= piece.length;
           h.update(piece);
@@ -123,7 +127,7 @@ export async function receiptSource(open: () => ByteInput | Promise<ByteInput>, 
           await skip(reader, size);
           continue;
         }
-        const bytes = Uint8Array.from(await reader.read(size));
+        const bytes = Uint8Array.from(await reader.read(size).catch(unreadable));
         const d = 'sha256:' + name.slice(6);
         if (digestBytes(bytes) !== d) throw changed(name);
         cache?.set(d, bytes);

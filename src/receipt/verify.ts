@@ -3,7 +3,10 @@
  * with its own strict ustar reader (general tar libraries accept duplicate names, links, PAX path
  * overrides and bad checksums), checks safety and limits before reading data, verifies the signature over
  * the exact manifest bytes before parsing them, then every entry's digest and count, the chain, the blobs
- * and the pinned head. Memory is bounded by the limits in limits.ts, not by the archive.
+ * and the pinned head. Memory is bounded by the limits in limits.ts, not by the archive, and reading by
+ * what the manifest declares (§6.1): a decompression bomb stops at the first byte beyond it. Problems are
+ * reported in the order of §7.1: pins, the receipt's own problems in reading order, the chain's, the head
+ * checks, then an extension's (its `finish`).
  *
  * Every byte is hostile: this module never throws on input; each failure is a Problem with a stable code.
  * Pure — no Node-only imports — so it runs in a browser.
@@ -15,22 +18,28 @@ import { genesisHash, type Genesis } from '../chain/record.js';
 import type { ChainReport, Problem, ProblemCode, ProblemLocation } from '../chain/report.js';
 import { ChainVerifier, type VerifiedLine } from '../chain/verify.js';
 import { base64Decode } from './base64.js';
-import { PAYLOAD_TYPE, SIGNATURE_FORMAT, pae, verifySignatureBytes } from './dsse.js';
-import { InflateError, InflateLimit, openArchive, type ByteInput } from './inflate.js';
-import { keyIdOf, parsePublicKey } from './keys.js';
-import { MAX_BLOB_BYTES, MAX_CHAIN_ENTRY_BYTES, MAX_ENTRIES, MAX_MANIFEST_BYTES, MAX_SIGNATURE_BYTES, MAX_TRAILING_ZEROS } from './limits.js';
+import { PAYLOAD_TYPE, SIGNATURE_FORMAT, pae, signatureDefect } from './dsse.js';
+import { InflateError, openArchive, type ByteInput } from './inflate.js';
+import { decodePublicKey, keyIdOf } from './keys.js';
 import {
-  BLOB_NAME_RE, CHAIN_NAME_RE, MANIFEST_NAME, RECEIPT_FORMAT, SIGNATURE_NAME, blobEntryName, entryNames, parseManifest,
+  MAX_ARCHIVE_BYTES, MAX_BLOB_BYTES, MAX_CHAIN_ENTRY_BYTES, MAX_ENTRIES, MAX_MANIFEST_BYTES, MAX_PREFIX_BYTES, MAX_SIGNATURE_BYTES, MAX_TRAILING_ZEROS,
+} from './limits.js';
+import {
+  BLOB_NAME_RE, CHAIN_NAME_RE, MANIFEST_NAME, RECEIPT_FORMAT, SIGNATURE_NAME, blobEntryName, declaredArchiveBytes, entryNames, parseManifest,
   type ReceiptManifest, type ReceiptRange,
 } from './manifest.js';
-import { BLOCK, inspectHeader, isZeroBlock } from './tar.js';
+import { BLOCK, inspectHeader, isZeroBlock, paddedSize } from './tar.js';
 
 export type { ByteInput } from './inflate.js';
 
 export interface VerifyReceiptOptions {
   /** A head step_hash obtained independently (for example published earlier): the receipt's head must equal it. */
   expectHead?: string;
-  /** A pinned Ed25519 public key (32 raw bytes, SPKI PEM, or base64 of the raw bytes): the receipt must be signed by it. */
+  /**
+   * A pinned Ed25519 public key, in a form of spec/RECEIPT.md §5.2 (32 raw bytes; or text: base64 of them, or
+   * an SPKI PEM): the receipt must be signed by it. A key that is given but unusable — empty, malformed, not
+   * a valid Ed25519 key — is KEY_MISMATCH: a pin never falls back to "unpinned".
+   */
   publicKey?: Uint8Array | string;
   /** Keep at most this many problems (default 1000). */
   maxProblems?: number;
@@ -40,6 +49,12 @@ export interface VerifyReceiptOptions {
   onLine?: (line: VerifiedLine) => void;
   /** Observes every blob entry whose bytes are canonical JSON: its digest and text (REDACTION.md §7). */
   onBlob?: (digest: string, text: string) => void;
+  /**
+   * Completes the report once the archive is read, for extensions whose checks span the whole receipt
+   * (REDACTION.md §7): verifyReceipt returns what it returns. Part of the options, not a separate step,
+   * so that a caller who passes an extension's options cannot forget to finish its verification.
+   */
+  finish?: (report: ReceiptReport) => ReceiptReport;
 }
 
 export interface ReceiptReport extends ChainReport {
@@ -74,6 +89,8 @@ export class ByteReader {
   private chunk: Uint8Array = new Uint8Array(0);
   private off = 0;
   private done = false;
+  /** Bytes handed out so far: the offset in the tar stream. */
+  position = 0;
   constructor(private readonly src: AsyncGenerator<Uint8Array>) {}
 
   private async fill(): Promise<boolean> {
@@ -96,6 +113,7 @@ export class ByteReader {
     if (this.chunk.length - this.off >= n) {
       const out = this.chunk.subarray(this.off, this.off + n);
       this.off += n;
+      this.position += n;
       return out;
     }
     const out = new Uint8Array(n);
@@ -106,6 +124,7 @@ export class ByteReader {
       this.off += take;
       got += take;
     }
+    this.position += got;
     return got === n ? out : out.subarray(0, got);
   }
 
@@ -118,6 +137,7 @@ export class ByteReader {
       this.off += take;
       got += take;
     }
+    this.position += got;
     return got;
   }
 }
@@ -202,13 +222,16 @@ export async function verifyReceipt(input: ByteInput, options: VerifyReceiptOpti
     else problems.push({ code, message, location });
   };
 
+  // Pins first (§7 step 0): a pin that is given but cannot be used is a problem, never "no pin".
   let pinned: Uint8Array | null = null;
   if (options.publicKey !== undefined) {
-    pinned = parsePublicKey(options.publicKey);
-    if (pinned === null) add('KEY_MISMATCH', 'the pinned public key is not an Ed25519 key (32 raw bytes, SPKI PEM or base64 of the raw bytes)');
+    const key = decodePublicKey(options.publicKey);
+    if (key.ok) pinned = key.key;
+    else add('KEY_MISMATCH', `${key.reason}; a pinned key that cannot be used matches no signer (spec/RECEIPT.md §5.2)`);
   }
-  if (options.expectHead !== undefined && !isDigest(options.expectHead)) {
-    add('HEAD_MISMATCH', 'the pinned head is not "sha256:" followed by 64 lowercase hex digits');
+  const head: unknown = options.expectHead;
+  if (head !== undefined && !isDigest(head)) {
+    add('HEAD_MISMATCH', `the pinned head ${typeof head === 'string' ? JSON.stringify(head.slice(0, 80)) : `(${head === null ? 'null' : typeof head})`} is not "sha256:" followed by 64 lowercase hex digits; a pinned head that cannot be used matches no receipt`);
   }
 
   let chain: ChainVerifier | null = null;
@@ -222,6 +245,18 @@ export async function verifyReceipt(input: ByteInput, options: VerifyReceiptOpti
     tarChunks = opened.chunks;
     report.compressed = opened.compressed;
     const reader = new ByteReader(opened.chunks);
+    /**
+     * The most tar bytes this archive may have (§6.1): until the manifest is parsed, what its first
+     * entries can take at their limits; after, the size the manifest declares plus the zeros allowed
+     * after the end marker. A decompression bomb is refused before the first byte beyond it is inflated.
+     */
+    let limit = MAX_PREFIX_BYTES;
+    let limitWhy = 'the most an archive can hold before its manifest is read (the manifest and the signature at their limits)';
+    const within = (bytes: number, what: string, at: ProblemLocation = {}): void => {
+      if (reader.position + bytes > limit) {
+        throw new Fatal('ARCHIVE_LIMIT', `${what} would take the uncompressed archive to ${reader.position + bytes} bytes, past ${limit}: ${limitWhy}. Refused before inflating further (a decompression bomb, or a header that lies about its size)`, at);
+      }
+    };
 
     const seen = new Set<string>();
     let manifestBytes: Uint8Array | null = null;
@@ -259,12 +294,20 @@ export async function verifyReceipt(input: ByteInput, options: VerifyReceiptOpti
       }
       const parsed = parseManifest(mBytes, options.extensions);
       if (!parsed.ok) {
-        const code = (r: { limit?: true }): ProblemCode => (r.limit ? 'ARCHIVE_LIMIT' : 'MANIFEST_INVALID');
-        for (const r of parsed.reasons.slice(0, -1)) add(code(r), r.message, { file: MANIFEST_NAME, ...(r.path ? { path: r.path } : {}) });
-        const last = parsed.reasons[parsed.reasons.length - 1]!;
-        throw new Fatal(code(last), last.message, { file: MANIFEST_NAME, ...(last.path ? { path: last.path } : {}) });
+        // One problem, then stop (§7 step 5): a violation of §4 wins over a listing beyond §6's limits.
+        const first = parsed.reasons.find((r) => !r.limit) ?? parsed.reasons[0]!;
+        const more = parsed.reasons.length - 1;
+        throw new Fatal(first.limit ? 'ARCHIVE_LIMIT' : 'MANIFEST_INVALID', `${first.message}${more ? ` (the manifest has ${more} more problem${more === 1 ? '' : 's'}; this is the first)` : ''}`, {
+          file: MANIFEST_NAME, ...(first.path ? { path: first.path } : {}),
+        });
       }
       const m = parsed.manifest;
+      const declared = declaredArchiveBytes(mBytes.length, signature ? signature.length : null, m);
+      if (declared > MAX_ARCHIVE_BYTES) {
+        throw new Fatal('ARCHIVE_LIMIT', `the manifest declares an archive of ${declared} bytes (headers, data, padding and end marker); the limit is ${MAX_ARCHIVE_BYTES}`, { file: MANIFEST_NAME });
+      }
+      limit = declared + MAX_TRAILING_ZEROS;
+      limitWhy = `the ${declared} bytes the manifest declares (every listed entry with its header and padding, and the end marker) and at most ${MAX_TRAILING_ZEROS} zero bytes after them`;
       manifest = m;
       report.manifest = m;
       report.format = RECEIPT_FORMAT;
@@ -300,17 +343,20 @@ export async function verifyReceipt(input: ByteInput, options: VerifyReceiptOpti
     let pendingManifest = false;
     let ended = false;
     for (;;) {
+      within(BLOCK, 'a header block');
       const header = await reader.read(BLOCK);
       if (header.length < BLOCK) {
         throw new Fatal('ARCHIVE_INVALID', header.length === 0 ? 'the archive ends without the two-block end marker' : 'the archive ends inside a header block');
       }
       if (isZeroBlock(header)) {
+        within(BLOCK, 'the end marker\'s second block');
         const second = await reader.read(BLOCK);
         if (second.length < BLOCK || !isZeroBlock(second)) throw new Fatal('ARCHIVE_INVALID', 'the end marker is not two zero blocks');
         let trailing = 0;
         for (;;) {
-          const rest = await reader.read(64 * 1024);
+          const rest = await reader.read(Math.max(1, Math.min(64 * 1024, limit - reader.position)));
           if (rest.length === 0) break;
+          within(0, 'zero bytes after the end marker');
           if (!isZeroBlock(rest)) throw new Fatal('ARCHIVE_INVALID', 'bytes other than zeros follow the end marker');
           trailing += rest.length;
           if (trailing > MAX_TRAILING_ZEROS) throw new Fatal('ARCHIVE_LIMIT', `more than ${MAX_TRAILING_ZEROS} zero bytes follow the end marker`);
@@ -326,10 +372,13 @@ export async function verifyReceipt(input: ByteInput, options: VerifyReceiptOpti
       if (report.entries > MAX_ENTRIES) throw new Fatal('ARCHIVE_LIMIT', `the archive holds more than ${MAX_ENTRIES} entries`, at);
       if (seen.has(name)) throw new Fatal('ARCHIVE_UNSAFE', `entry ${name} appears twice; a later copy could shadow the verified one`, at);
       seen.add(name);
+      /** Before an entry's data is read: it must fit within the bound (§7 step 6). */
+      const dataWithin = (): void => within(paddedSize(size), `entry ${name}'s ${size} bytes of data and their padding`, at);
 
       if (report.entries === 1) {
         if (name !== MANIFEST_NAME) throw new Fatal('ENTRY_UNEXPECTED', `the first entry is ${JSON.stringify(name)}; a receipt starts with ${MANIFEST_NAME}`, at);
         if (size > MAX_MANIFEST_BYTES) throw new Fatal('ARCHIVE_LIMIT', `the manifest is ${size} bytes; the limit is ${MAX_MANIFEST_BYTES}`, at);
+        dataWithin();
         manifestBytes = await readWhole(name, size);
         await readPadding(name, size);
         pendingManifest = true;
@@ -339,6 +388,7 @@ export async function verifyReceipt(input: ByteInput, options: VerifyReceiptOpti
         pendingManifest = false;
         if (name === SIGNATURE_NAME) {
           if (size > MAX_SIGNATURE_BYTES) throw new Fatal('ARCHIVE_LIMIT', `the signature entry is ${size} bytes; the limit is ${MAX_SIGNATURE_BYTES}`, at);
+          dataWithin();
           const sig = await readWhole(name, size);
           await readPadding(name, size);
           settleManifest(sig);
@@ -366,6 +416,7 @@ export async function verifyReceipt(input: ByteInput, options: VerifyReceiptOpti
         const c = m.chain.find((e) => e.name === name)!;
         if (size > MAX_CHAIN_ENTRY_BYTES) throw new Fatal('ARCHIVE_LIMIT', `chain entry is ${size} bytes; the limit is ${MAX_CHAIN_ENTRY_BYTES}`, at);
         if (size !== c.size) add('DIGEST_MISMATCH', `chain entry is ${size} bytes; the manifest lists ${c.size}`, at);
+        dataWithin();
         const v = chain as unknown as ChainVerifier;
         v.beginFile(name);
         const feeder = new LineFeeder(v);
@@ -384,6 +435,7 @@ export async function verifyReceipt(input: ByteInput, options: VerifyReceiptOpti
         const digestFromName = 'sha256:' + name.slice('blobs/'.length);
         const b = listed.get(digestFromName)!;
         if (size > MAX_BLOB_BYTES) throw new Fatal('ARCHIVE_LIMIT', `blob entry is ${size} bytes; the limit is ${MAX_BLOB_BYTES}`, at);
+        dataWithin();
         const bytes = await readWhole(name, size);
         await readPadding(name, size);
         report.blobs++;
@@ -424,7 +476,6 @@ export async function verifyReceipt(input: ByteInput, options: VerifyReceiptOpti
   } catch (e) {
     stopped = true;
     if (e instanceof Fatal) add(e.code, e.message, e.location);
-    else if (e instanceof InflateLimit) add('ARCHIVE_LIMIT', e.message);
     else if (e instanceof InflateError) add('ARCHIVE_INVALID', e.message);
     else add('ARCHIVE_INVALID', `the archive could not be read: ${e instanceof Error ? e.message : String(e)}`);
   } finally {
@@ -453,7 +504,7 @@ export async function verifyReceipt(input: ByteInput, options: VerifyReceiptOpti
   report.problems = problems;
   report.ok = problems.length === 0 && !report.problems_truncated;
   describe(report, options, pinned);
-  return report;
+  return options.finish ? options.finish(report) : report;
 
   /** DSSE over the exact manifest bytes; returns the signer's key id or throws Fatal. */
   function checkSignature(bytes: Uint8Array, manifestBytes: Uint8Array): string {
@@ -490,7 +541,13 @@ export async function verifyReceipt(input: ByteInput, options: VerifyReceiptOpti
     if (s.keyid !== keyId) fail(`keyid ${JSON.stringify(s.keyid)} is not the id of public_key (${keyId})`);
     const sig = typeof s.sig === 'string' ? base64Decode(s.sig) : null;
     if (!sig || sig.length !== 64) fail('sig must be the base64 of a 64-byte Ed25519 signature');
-    if (!verifySignatureBytes(pae(PAYLOAD_TYPE, manifestBytes), sig!, pub!)) fail(`the Ed25519 signature by ${keyId} does not verify over the manifest`);
+    let why: string | null;
+    try {
+      why = signatureDefect(pae(PAYLOAD_TYPE, manifestBytes), sig!, pub!);
+    } catch (e) {
+      why = `the signature could not be checked: ${e instanceof Error ? e.message : String(e)}`;
+    }
+    if (why) fail(`the Ed25519 signature by ${keyId} does not verify over the manifest: ${why} (spec/RECEIPT.md §5.1)`);
     return keyId;
   }
 }

@@ -21,9 +21,9 @@ import { ChainVerifier } from '../chain/verify.js';
 import { signManifest } from './dsse.js';
 import { ReceiptError } from './errors.js';
 import { keyIdOf, parsePrivateKey } from './keys.js';
-import { MAX_BLOB_BYTES, MAX_CHAIN_ENTRY_BYTES, MAX_ENTRIES, MAX_MANIFEST_BYTES, MAX_SIGNATURE_BYTES } from './limits.js';
+import { MAX_ARCHIVE_BYTES, MAX_BLOB_BYTES, MAX_CHAIN_ENTRY_BYTES, MAX_ENTRIES, MAX_MANIFEST_BYTES, MAX_SIGNATURE_BYTES } from './limits.js';
 import {
-  BASE_MEMBERS, MANIFEST_NAME, RECEIPT_FORMAT, SIGNATURE_NAME, blobEntryName, chainEntryName,
+  BASE_MEMBERS, MANIFEST_NAME, RECEIPT_FORMAT, SIGNATURE_NAME, blobEntryName, chainEntryName, declaredArchiveBytes,
   type BlobEntry, type ChainEntry, type ReceiptManifest,
 } from './manifest.js';
 import { EXPORTER } from './version.js';
@@ -178,6 +178,8 @@ export async function planReceipt(input: ReceiptWriterInput): Promise<ReceiptPla
     if (signatureBytes.length > MAX_SIGNATURE_BYTES) throw new ReceiptError('LIMIT_EXCEEDED', `the signature entry would be ${signatureBytes.length} bytes; the limit is ${MAX_SIGNATURE_BYTES}`);
     signedBy = keyIdOf(ed25519.getPublicKey(privateKey));
   }
+  const declared = declaredArchiveBytes(manifestBytes.length, signatureBytes ? signatureBytes.length : null, manifest);
+  if (declared > MAX_ARCHIVE_BYTES) throw new ReceiptError('LIMIT_EXCEEDED', `the receipt would be ${declared} bytes uncompressed; a verifier accepts at most ${MAX_ARCHIVE_BYTES}`, { hint: 'export a shorter range' });
   return { manifest, manifestBytes, signatureBytes, manifestDigest: digestBytes(manifestBytes), signedBy, input };
 }
 

@@ -143,7 +143,7 @@ export async function publish(source: ChainSource, options: PublishOptions): Pro
 export async function verifyPublishedFile(path: string, options: VerifyPublishedOptions = {}): Promise<PublishedReport> {
   const { locate, ...rest } = options;
   const hooks = publishedReceiptHooks(locate);
-  return hooks.finish(await verifyReceiptFile(path, { ...rest, ...hooks.options }));
+  return (await verifyReceiptFile(path, { ...rest, ...hooks.options, finish: hooks.finish })) as PublishedReport;
 }
 
 async function readJson(path: string, what: string): Promise<unknown> {

@@ -35,10 +35,12 @@ export interface PublishedReport extends ReceiptReport {
 }
 
 /**
- * The receipt verifier's hooks this module uses: extension members, and a view of every verified chain
- * line and blob (spec/RECEIPT.md §4.3; the two observers are an additive option of verifyReceipt).
+ * The receipt verifier's hooks this module uses: extension members, a view of every verified chain line
+ * and blob (spec/RECEIPT.md §4.3; the observers are additive options of verifyReceipt), and `finish`,
+ * which adds the declaration and anchor problems — so whoever passes these options gets the whole
+ * verification, publication checks included (issue 14 item 6: `diff` passed the observers without it).
  */
-export type ReceiptHooks = Required<Pick<VerifyReceiptOptions, 'extensions' | 'onLine' | 'onBlob'>>;
+export type ReceiptHooks = Required<Pick<VerifyReceiptOptions, 'extensions' | 'onLine' | 'onBlob' | 'finish'>>;
 
 export interface VerifyPublishedOptions extends Omit<VerifyReceiptOptions, keyof ReceiptHooks> {
   /** Also return the marker standing at this step and path (and with `step: true`, the step's whole line). */
@@ -58,8 +60,9 @@ const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typ
 
 /**
  * The receipt-verifier options that teach it published receipts, with the state they collect. Exposed so
- * callers that drive `verifyReceipt` themselves (the CLI's `verify`) can accept published receipts too;
- * `finish(report)` then adds the declaration and anchor problems.
+ * callers that drive `verifyReceipt` themselves (the CLI's `verify` and `diff`) accept published receipts
+ * too: `options.finish` is `finishIfPublished`, so a published receipt gets its declaration and anchor
+ * checks and an ordinary one is unchanged. One set of hooks serves one verification.
  */
 export function publishedReceiptHooks(locate?: Locate): {
   options: ReceiptHooks;
@@ -120,7 +123,10 @@ export function publishedReceiptHooks(locate?: Locate): {
         add('REDACTION_UNDECLARED', `blob ${digest} holds a marker at ${scan.markers[0]!.path || 'its root'}; a published receipt keeps every marker in the chain lines, where it is declared`, { file: `blobs/${digest.slice(7)}`, path: scan.markers[0]!.path });
       }
     },
+    finish: (report: ReceiptReport) => hooks.finishIfPublished(report),
   };
+  /** Reports this set of hooks has finished: finishing one again returns it unchanged (no doubled problems). */
+  const finished = new WeakSet<ReceiptReport>();
   const hooks = {
     options,
     finishIfPublished(receipt: ReceiptReport): ReceiptReport | PublishedReport {
@@ -128,6 +134,7 @@ export function publishedReceiptHooks(locate?: Locate): {
       return m && ('anchor' in m || 'redactions' in m) ? hooks.finish(receipt) : receipt;
     },
     finish(receipt: ReceiptReport): PublishedReport {
+      if (finished.has(receipt)) return receipt as PublishedReport;
       const r: PublishedReport = { ...receipt, problems: receipt.problems.slice(), anchor: null, redactions: 0, located: null, located_line: null };
       // The manifest is only there when both members passed their shape checks (or are absent).
       const m = receipt.manifest;
@@ -190,6 +197,7 @@ export function publishedReceiptHooks(locate?: Locate): {
           'That the policy removed every secret: it proves only that what was redacted is declared.',
         ];
       }
+      finished.add(r);
       return r;
     },
   };
@@ -204,6 +212,6 @@ export async function verifyPublishedReceipt(input: ByteInput, options: VerifyPu
   // Options may come from hostile callers (a verifier page's query string): anything not an object is none.
   const { locate, ...rest } = options !== null && typeof options === 'object' && !Array.isArray(options) ? options : ({} as VerifyPublishedOptions);
   const hooks = publishedReceiptHooks(locate);
-  const receipt = await verifyReceipt(input, { ...rest, ...hooks.options });
-  return hooks.finish(receipt);
+  // finish, not finishIfPublished: here an ordinary receipt is not a published one (ANCHOR_INVALID).
+  return (await verifyReceipt(input, { ...rest, ...hooks.options, finish: hooks.finish })) as PublishedReport;
 }

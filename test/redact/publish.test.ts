@@ -120,7 +120,8 @@ describe('publish', () => {
     const bytes = await publicationBytes(await preparePublication(j, { policy: SAMPLE_POLICY, optIn: true }));
     const plain = await verifyReceipt(bytes);
     expect(plain.ok).toBe(false);
-    expect(plain.problems.map((p) => p.code)).toEqual(['MANIFEST_INVALID', 'MANIFEST_INVALID']);
+    expect(plain.problems.map((p) => p.code)).toEqual(['MANIFEST_INVALID']); // one problem, then stop (RECEIPT.md §7 step 5)
+    expect(plain.problems[0]!.message).toMatch(/1 more problem/);
     const r = await verifyPublishedReceipt(bytes);
     expect(r.problems).toEqual([]);
     expect(r.scope).toBe('complete');
@@ -135,8 +136,9 @@ describe('publish', () => {
     const ordinary = await receiptBytes(j);
     for (const [bytes, isPublished] of [[published, true], [ordinary, false]] as const) {
       const hooks = publishedReceiptHooks();
-      const r = hooks.finishIfPublished(await verifyReceipt(bytes, hooks.options));
+      const r = await verifyReceipt(bytes, hooks.options); // the hooks' finish is part of their options
       expect(r.problems).toEqual([]);
+      expect(hooks.finishIfPublished(r)).toBe(r); // finishing again changes nothing
       expect('anchor' in r).toBe(isPublished);
     }
   });

@@ -97,7 +97,7 @@ export const discloseVerb: Verb = {
     out: { type: 'string', short: 'o', arg: 'file', description: 'write the proof here instead of printing it' },
     'hash-only': { type: 'boolean', description: 'open the anchor\'s commitment to step N\'s original hash (default: the head); no value' },
     check: { type: 'string', arg: 'proof.json', description: 'check this proof against the receipt instead of making one' },
-    pubkey: { type: 'string', arg: 'file', description: 'with --check: the receipt must be signed by this public key' },
+    pubkey: { type: 'string', arg: 'file', description: 'with --check: the receipt must be signed by this public key (keyfile.pub, base64 or 32 raw bytes; any other file is an error, exit 2)' },
   },
   args: { min: 1, max: 1, names: ['receipt'] },
   examples: [
@@ -112,8 +112,9 @@ export const discloseVerb: Verb = {
       if (values.secrets !== undefined || values.seq !== undefined || values.path !== undefined || values.out !== undefined || values['hash-only'] !== undefined) {
         throw new UsageError('--check takes only the receipt, the proof and optionally --pubkey', 'disclose');
       }
+      // An unusable key file is a usage error (exit 2), never "no key pinned".
       const publicKey = values.pubkey === undefined ? undefined : await readPublicKeyFile(values.pubkey as string);
-      const report = await verifyDisclosureFiles(receipt, values.check as string, publicKey ? { publicKey } : {});
+      const report = await verifyDisclosureFiles(receipt, values.check as string, publicKey !== undefined ? { publicKey } : {});
       if (out.json) {
         const { receipt: r, ...rest } = report;
         out.document('disclose', { ...rest, receipt: resolve(receipt), receipt_ok: r?.ok ?? null, receipt_problems: r?.problems ?? [] });
