@@ -279,7 +279,7 @@ async function damagedJournal(m: Model): Promise<string> {
   }
   const meta = JSON.parse(readFileSync(join(dir, 'journal.json'), 'utf8')) as Rec;
   meta.genesis = m.genesis;
-  writeFileSync(join(dir, 'journal.json'), JSON.stringify(meta));
+  writeFileSync(join(dir, 'journal.json'), canonicalJson(meta) + '\n'); // §8.4: JCS and a newline
   return id;
 }
 
