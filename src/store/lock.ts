@@ -172,8 +172,11 @@ export async function inspectLock(dir: string): Promise<LockState | null> {
   let names: string[];
   let mtime: number;
   try {
-    mtime = (await stat(lockPath)).mtimeMs;
+    // The listing first, then the mtime: the mtime is then that of the instance listed or of a later one.
+    // Read the other way round, a stale instance's mtime could be paired with the record of a fresh lock
+    // renamed in between, and a waiter would break that fresh lock.
     names = await readdir(lockPath);
+    mtime = (await stat(lockPath)).mtimeMs;
   } catch (e) {
     if (isNotFound(e)) return null;
     if (errorCode(e) === 'ENOTDIR') return { holder: null, recordName: null, foreign: [LOCK_NAME], ageMs: 0, verdict: 'unknown' };
