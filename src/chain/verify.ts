@@ -348,7 +348,11 @@ export class ChainVerifier {
         }
         blobs.push({ field, digest: body.digest, size: body.size });
       } else if (name === REDACTED_MARKER) {
-        if (!isRedactedBody(body)) {
+        // Checked wherever it stands (FORMAT §3.5): outside the content fields and meta — in ts, seq, an
+        // unknown member — it is invalid even when its shape is right, besides that member's own problem.
+        if (!(CONTENT_FIELDS as readonly string[]).includes(loc.field) && loc.field !== 'meta') {
+          this.report('MARKER_INVALID', `a redaction marker may stand only inside a content field or meta, not in ${JSON.stringify(loc.field)}`, loc);
+        } else if (!isRedactedBody(body)) {
           this.report('MARKER_INVALID', 'a redaction marker is {"$stepchain:redacted":{"commitment":"sha256:<hex>","rule":"<id>"}} with an optional "text"', loc);
         }
       } else {

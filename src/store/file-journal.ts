@@ -6,7 +6,7 @@
  * up to date before it lets the lock go (§8.9).
  */
 import { constants } from 'node:fs';
-import { lstat, open, readFile, readdir, unlink, type FileHandle } from 'node:fs/promises';
+import { lstat, open, readdir, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { MAX_LINE_BYTES } from '../canonical/limits.js';
 import { isDigest } from '../canonical/sha256.js';
@@ -14,13 +14,13 @@ import { formatTimestamp, genesisHash, type Genesis, type StepInput, type StepRe
 import type { ChainReport } from '../chain/report.js';
 import type { ChainHead, SeqRange, StoredLine } from '../chain/source.js';
 import { StoreError, ioError } from './errors.js';
-import { fsyncDir, isNotFound, sizeOf, sleep, writeFileAtomic } from './fsutil.js';
+import { NOT_REGULAR, fsyncDir, isNotFound, openRegular, readExactly, readRegular, sizeOf, sleep, writeFileAtomic } from './fsutil.js';
 import { checkRange, assertSeq } from './ids.js';
-import { BLOBS_DIR, BUCKETS_DIR, HEAD_FILE, blobFileName, bucketFirstSeq, bucketName, parseHead, serializeHead, type JournalMeta } from './layout.js';
+import { BLOBS_DIR, BUCKETS_DIR, HEAD_FILE, MAX_HEAD_BYTES, blobFileName, bucketFirstSeq, bucketName, parseHead, serializeHead, type JournalMeta } from './layout.js';
 import { readLastLine, readLines, type RawLine } from './lines.js';
-import { HANDOFF_MS, acquireLock, readWaitingMark, type Release } from './lock.js';
+import { HANDOFF_MS, acquireLock, readWaitingMark, sweepStaging, type HeldLock } from './lock.js';
 import { prepareSteps, recordKey, type BlobPayload, type PreparedStep } from './prepare.js';
-import { restoreRecord } from './restore.js';
+import { blobSizeError, restoreRecord } from './restore.js';
 import { IdempotencyWindow, sequenceBatch, type Group } from './sequencer.js';
 import type { AppendResult, FsyncMode, Journal, JournalConfig, JournalVerifyOptions, Lineage } from './types.js';
 import { verifyJournalDir } from './verify-dir.js';
@@ -43,7 +43,7 @@ export interface FileJournalOptions {
 
 /** The lock while this writer holds it across commits (spec/FORMAT.md §8.9). */
 interface Lease {
-  release: Release;
+  lock: HeldLock;
   since: number;
   /** The open bucket's handle, kept between commits of one hold. */
   bucket: { first: number; handle: FileHandle } | null;
@@ -85,7 +85,6 @@ export class FileJournal implements Journal {
   private lease: Lease | null = null;
   /** Wakes a lingering drain when an append arrives or the journal closes. */
   private wake: (() => void) | null = null;
-  private compromised: Error | null = null;
   private closed = false;
   private readonly dirty = new Set<string>();
   private dirtyDirs = new Set<string>();
@@ -205,7 +204,8 @@ export class FileJournal implements Journal {
         const blobs = new Map<string, BlobPayload>();
         for (const o of seq.outcomes) if (o.ok) for (const b of o.blobs) blobs.set(b.digest, b);
         await this.writeBlobs([...blobs.values()]);
-        const lost = this.compromised as Error | null;
+        // Sequencing a large batch can keep the event loop from refreshing the lock: confirm it is still ours.
+        const lost = await this.lease!.lock.confirm();
         if (lost !== null) {
           throw new StoreError('LOCK_COMPROMISED', `the lock on ${this.dir} was lost before writing (${lost.message}); nothing was written`, {
             hint: 'retry the append; the journal re-reads its tail under a fresh lock',
@@ -228,15 +228,8 @@ export class FileJournal implements Journal {
 
   /** Takes the lock and reads the true tail: another writer may have appended since this one last held it. */
   private async acquireLease(): Promise<void> {
-    this.compromised = null;
-    const release = await acquireLock(this.dir, {
-      timeoutMs: this.options.lockTimeoutMs,
-      staleMs: this.options.staleMs,
-      onCompromised: (e) => {
-        this.compromised = e;
-      },
-    });
-    this.lease = { release, since: Date.now(), bucket: null, wrote: false, waitingMark: '' };
+    const lock = await acquireLock(this.dir, { timeoutMs: this.options.lockTimeoutMs, staleMs: this.options.staleMs });
+    this.lease = { lock, since: Date.now(), bucket: null, wrote: false, waitingMark: '' };
     try {
       this.lease.waitingMark = await readWaitingMark(this.dir);
       await this.assertOwnDirectories();
@@ -253,14 +246,15 @@ export class FileJournal implements Journal {
     if (lease === null) return;
     this.lease = null;
     await lease.bucket?.handle.close().catch(() => {});
-    if (lease.wrote && this.tail !== null && this.compromised === null) await this.writeHeadCache();
-    await lease.release();
+    if (lease.wrote && this.tail !== null && lease.lock.lost === null) await this.writeHeadCache();
+    await lease.lock.release();
   }
 
   /** Takes the lock once to repair a torn tail and a stale head cache and to load the idempotency window. */
   async recover(): Promise<void> {
     this.tail = null;
     await this.acquireLease();
+    await sweepStaging(this.dir, this.options.staleMs);
     await this.releaseLease();
   }
 
@@ -438,7 +432,6 @@ export class FileJournal implements Journal {
   /** Moves a torn final line (bytes from `from` to the end) into a quarantine file, then cuts it off. */
   private async quarantine(path: string, from: number): Promise<void> {
     try {
-      const bytes = await readFrom(path, from);
       const base = path.slice(path.lastIndexOf('/') + 1);
       const taken = new Set(await readdir(this.bucketsDir));
       let n = 1;
@@ -446,7 +439,7 @@ export class FileJournal implements Journal {
       const qpath = `${path}.quarantine-${n}`;
       const fh = await open(qpath, 'wx');
       try {
-        await fh.writeFile(bytes);
+        await copyFrom(path, from, fh);
         await fh.sync();
       } finally {
         await fh.close();
@@ -470,10 +463,10 @@ export class FileJournal implements Journal {
     let cached: { seq: number; step_hash: string } | null = null;
     let present = true;
     try {
-      cached = parseHead(await readFile(path, 'utf8'));
+      cached = parseHead((await readRegular(path, MAX_HEAD_BYTES)).toString('utf8'));
     } catch (e) {
-      if (!isNotFound(e)) throw ioError('reading', path, e);
-      present = false;
+      // Unreadable (a FIFO, too large, …) is stale like a wrong one: it is replaced below.
+      present = !isNotFound(e);
     }
     if (tail.seq < 0) {
       if (present) await unlink(path).catch(() => {});
@@ -617,7 +610,7 @@ export class FileJournal implements Journal {
     this.dirtyDirs.clear();
     for (const p of paths) {
       try {
-        const fh = await open(p, 'r');
+        const { handle: fh } = await openRegular(p);
         try {
           await fh.sync();
         } finally {
@@ -708,7 +701,7 @@ export class FileJournal implements Journal {
 
   async *read(range?: SeqRange): AsyncGenerator<StepRecord> {
     for await (const l of this.lines(range)) {
-      yield await restoreRecord(l.text, l.seq, join(BUCKETS_DIR, l.bucket), (d) => this.blob(d));
+      yield await restoreRecord(l.text, l.seq, join(BUCKETS_DIR, l.bucket), (ref) => this.blob(ref.digest, ref.size));
     }
   }
 
@@ -718,14 +711,28 @@ export class FileJournal implements Journal {
     return null;
   }
 
-  async blob(digest: string): Promise<Uint8Array | null> {
+  async blob(digest: string, size?: number): Promise<Uint8Array | null> {
     if (!isDigest(digest)) return null;
     const path = join(this.blobsDir, blobFileName(digest));
+    let opened: { handle: FileHandle; size: number };
     try {
-      return new Uint8Array(await readFile(path));
+      opened = await openRegular(path);
     } catch (e) {
       if (isNotFound(e)) return null;
+      if ((e as NodeJS.ErrnoException).code === NOT_REGULAR) {
+        throw new StoreError('BLOB_CORRUPT', `blob ${digest}: ${(e as Error).message}`, { location: { file: path }, hint: 'restore blobs/sha256/ from a backup' });
+      }
       throw ioError('reading blob', path, e);
+    }
+    try {
+      // Checked before reading: a reference says how many bytes its blob has, so no more are ever read.
+      if (size !== undefined && opened.size !== size) throw blobSizeError(path, digest, opened.size, size);
+      return new Uint8Array(await readExactly(opened.handle, opened.size));
+    } catch (e) {
+      if (e instanceof StoreError) throw e;
+      throw ioError('reading blob', path, e);
+    } finally {
+      await opened.handle.close();
     }
   }
 
@@ -740,7 +747,7 @@ export class FileJournal implements Journal {
   async verify(options: JournalVerifyOptions = {}): Promise<ChainReport> {
     // This writer's own lingering hold would show as a stale head.json; a verify sees it settled.
     await this.letGo();
-    return verifyJournalDir(this.dir, { genesis: this.genesis, lineage: this.lineage }, options);
+    return verifyJournalDir(this.dir, { ...options, staleMs: this.options.staleMs });
   }
 }
 
@@ -754,20 +761,19 @@ async function* wrapIo<T>(lines: AsyncGenerator<T>, path: string): AsyncGenerato
   }
 }
 
-/** The bytes of `path` from offset `from` to its end (a torn tail: never more than one line). */
-async function readFrom(path: string, from: number): Promise<Buffer> {
-  const fh = await open(path, 'r');
+/** Copies the bytes of `path` from offset `from` to its end into `to`, a chunk at a time (a torn tail may be long). */
+async function copyFrom(path: string, from: number, to: FileHandle): Promise<void> {
+  const { handle, size } = await openRegular(path);
   try {
-    const size = (await fh.stat()).size;
-    const out = Buffer.alloc(Math.max(0, size - from));
-    let got = 0;
-    while (got < out.length) {
-      const { bytesRead } = await fh.read(out, got, out.length - got, from + got);
+    const chunk = Buffer.allocUnsafe(Math.min(1 << 20, Math.max(1, size - from)));
+    for (let pos = from; pos < size; ) {
+      const { bytesRead } = await handle.read(chunk, 0, Math.min(chunk.length, size - pos), pos);
       if (bytesRead === 0) break;
-      got += bytesRead;
+      let off = 0;
+      while (off < bytesRead) off += (await to.write(chunk, off, bytesRead - off)).bytesWritten;
+      pos += bytesRead;
     }
-    return out.subarray(0, got);
   } finally {
-    await fh.close();
+    await handle.close();
   }
 }

@@ -5,22 +5,28 @@
  * journal directory either is complete or does not exist.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { makeGenesis } from '../chain/record.js';
 import { StoreError, ioError } from './errors.js';
 import { FileJournal, type FileJournalOptions } from './file-journal.js';
 import { copyPrefix } from './fork.js';
-import { fsyncDir, isNotFound } from './fsutil.js';
+import { NOT_REGULAR, TOO_LARGE, fsyncDir, isNotFound, readRegular } from './fsutil.js';
 import { assertJournalId, intOption, isJournalId } from './ids.js';
 import {
-  BLOBS_DIR, BUCKETS_DIR, DEFAULT_BLOB_THRESHOLD, DEFAULT_BUCKET_BYTES, HEAD_FILE, MAX_BLOB_THRESHOLD, MAX_BUCKET_BYTES, META_FILE,
+  BLOBS_DIR, BUCKETS_DIR, DEFAULT_BLOB_THRESHOLD, DEFAULT_BUCKET_BYTES, HEAD_FILE, MAX_BLOB_THRESHOLD, MAX_BUCKET_BYTES, MAX_META_BYTES, META_FILE,
   MIN_BLOB_THRESHOLD, MIN_BUCKET_BYTES, STORE_FORMAT, blobFileName, bucketName, parseMeta, serializeHead, serializeMeta, type JournalMeta,
 } from './layout.js';
-import type { CreateOptions, FsyncMode, ForkOptions, Journal, JournalConfig, OpenOptions, Store } from './types.js';
+import type { ChainReport, CreateOptions, FsyncMode, ForkOptions, Journal, JournalConfig, JournalVerifyOptions, OpenOptions, Store } from './types.js';
+import { verifyJournalDir } from './verify-dir.js';
 
-export const DEFAULT_LOCK_TIMEOUT_MS = 10_000;
 export const DEFAULT_STALE_MS = 10_000;
+/**
+ * Twice stale (spec/FORMAT.md §8.8): a waiter outlasts a lock whose holder died where its death cannot be
+ * proved (another host), which goes stale at most staleMs after the waiter first finds it. A dead holder on
+ * this host is replaced at once.
+ */
+export const DEFAULT_LOCK_TIMEOUT_MS = 2 * DEFAULT_STALE_MS;
 export const DEFAULT_IDEMPOTENCY_WINDOW = 10_000;
 export const DEFAULT_BATCH_SYNC_MS = 100;
 export const DEFAULT_LOCK_HOLD_MS = 100;
@@ -29,9 +35,12 @@ export const DEFAULT_LOCK_LINGER_MS = 2;
 export interface FileStoreOptions {
   /** Durability of an acknowledged append (default 'always'); spec/FORMAT.md §8. */
   fsync?: FsyncMode;
-  /** How long an append waits for another writer's lock before LOCK_TIMEOUT (default 10 s). */
+  /** How long an append waits for another writer's lock before LOCK_TIMEOUT (default twice staleMs: 20 s). */
   lockTimeoutMs?: number;
-  /** A lock not refreshed for this long is a dead writer's and is taken over (default 10 s, at least 2 s). */
+  /**
+   * A lock not refreshed for this long is taken over (default 10 s, at least 2 s). A lock whose holder is
+   * provably dead (a crashed process on this host) is taken over at once; spec/FORMAT.md §8.8.
+   */
   staleMs?: number;
   /** How many most recent steps an idempotent retry is guaranteed to be recognized in (default 10,000). */
   idempotencyWindow?: number;
@@ -62,10 +71,11 @@ export class FileStore implements Store {
     if (fsync !== 'always' && fsync !== 'batch' && fsync !== 'none') {
       throw new StoreError('OPTION_INVALID', `fsync must be 'always', 'batch' or 'none' (got ${JSON.stringify(fsync)})`);
     }
+    const staleMs = intOption('staleMs', options.staleMs, DEFAULT_STALE_MS, 2000, 3_600_000);
     this.journalOptions = {
       fsync,
-      lockTimeoutMs: intOption('lockTimeoutMs', options.lockTimeoutMs, DEFAULT_LOCK_TIMEOUT_MS, 0, 3_600_000),
-      staleMs: intOption('staleMs', options.staleMs, DEFAULT_STALE_MS, 2000, 3_600_000),
+      lockTimeoutMs: intOption('lockTimeoutMs', options.lockTimeoutMs, 2 * staleMs, 0, 7_200_000),
+      staleMs,
       idempotencyWindow: intOption('idempotencyWindow', options.idempotencyWindow, DEFAULT_IDEMPOTENCY_WINDOW, 1, 10_000_000),
       batchSyncMs: intOption('batchSyncMs', options.batchSyncMs, DEFAULT_BATCH_SYNC_MS, 0, 60_000),
       lockHoldMs: intOption('lockHoldMs', options.lockHoldMs, DEFAULT_LOCK_HOLD_MS, 10, 10_000),
@@ -99,13 +109,14 @@ export class FileStore implements Store {
     const metaPath = join(dir, META_FILE);
     let text: string;
     try {
-      text = await readFile(metaPath, 'utf8');
+      text = (await readRegular(metaPath, MAX_META_BYTES)).toString('utf8');
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT' || code === 'ENOTDIR') {
-        throw new StoreError('JOURNAL_NOT_FOUND', `no journal ${JSON.stringify(id)} under ${this.root}`, {
+      if (code === 'ENOENT' || code === 'ENOTDIR') throw this.notFound(id, metaPath);
+      if (code === NOT_REGULAR || code === TOO_LARGE) {
+        throw new StoreError('JOURNAL_INVALID', `${(e as Error).message}: not a journal's metadata file`, {
           location: { file: metaPath },
-          hint: 'create it first, or check the id with list()',
+          hint: 'restore the metadata file from a backup, and check who else can write to the journal directory',
         });
       }
       throw ioError('reading', metaPath, e);
@@ -113,6 +124,30 @@ export class FileStore implements Store {
     const journal = new FileJournal(id, dir, parseMeta(text, metaPath), this.journalOptions, options.readOnly === true);
     if (!journal.readOnly) await journal.recover();
     return journal;
+  }
+
+  /**
+   * Verifies journal `id` read-only without opening it (spec/FORMAT.md §8.13): a metadata file that cannot
+   * be opened is reported as JOURNAL_INVALID, like every other defect, rather than thrown.
+   */
+  async verify(id: string, options: JournalVerifyOptions = {}): Promise<ChainReport> {
+    assertJournalId(id);
+    const dir = join(this.root, id);
+    try {
+      if (!(await stat(dir)).isDirectory()) throw this.notFound(id, dir);
+    } catch (e) {
+      if (e instanceof StoreError) throw e;
+      if (isNotFound(e)) throw this.notFound(id, dir);
+      throw ioError('reading', dir, e);
+    }
+    return verifyJournalDir(dir, { ...options, staleMs: this.journalOptions.staleMs });
+  }
+
+  private notFound(id: string, file: string): StoreError {
+    return new StoreError('JOURNAL_NOT_FOUND', `no journal ${JSON.stringify(id)} under ${this.root}`, {
+      location: { file },
+      hint: 'create it first, or check the id with list()',
+    });
   }
 
   async list(): Promise<string[]> {

@@ -42,7 +42,7 @@ export async function copyPrefix(parent: Journal, fromStep: number, sink: Prefix
     verifier.line(l.text, true);
     for (const ref of refs) {
       if (copied.has(ref.digest)) continue;
-      const bytes = await parent.blob(ref.digest);
+      const bytes = await parent.blob(ref.digest, ref.size);
       if (bytes === null) {
         throw new StoreError('BLOB_MISSING', `journal ${parent.id} seq ${l.seq} references blob ${ref.digest}, which it does not hold; cannot fork`, { location: { seq: l.seq } });
       }

@@ -1,7 +1,70 @@
-/** Small durable-file helpers: atomic replace, directory fsync, existence checks. */
+/**
+ * Small file helpers: opening a file that may be hostile without hanging or exhausting memory, atomic
+ * replace, directory fsync, existence checks. Every file a command reads in a journal directory is opened
+ * through openRegular (spec/FORMAT.md §8.3): a co-tenant can plant a FIFO, a device or a directory under
+ * any name there (test/store/special-files.test.ts).
+ */
 import { randomBytes } from 'node:crypto';
-import { open, rename, stat, unlink } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { open, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+
+/** Error codes of openRegular, beside the system's own (ENOENT, EACCES, …). */
+export const NOT_REGULAR = 'ENOTREGULAR';
+export const TOO_LARGE = 'ETOOLARGE';
+
+/**
+ * Opens `path` for reading, refusing anything but a regular file, and one larger than `maxBytes`. O_NONBLOCK
+ * keeps the open itself from waiting on a FIFO with no writer (it would block forever, and with it a thread
+ * of libuv's pool and the process's exit); fstat then refuses the FIFO, a device (/dev/zero behind a
+ * symbolic link reads without end) or a directory with code ENOTREGULAR. The size is the caller's bound:
+ * read no more than `size` bytes.
+ */
+export async function openRegular(path: string, maxBytes = Number.POSITIVE_INFINITY): Promise<{ handle: FileHandle; size: number }> {
+  const handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  try {
+    const st = await handle.stat();
+    if (!st.isFile()) {
+      const what = st.isFIFO() ? 'a FIFO' : st.isDirectory() ? 'a directory' : st.isCharacterDevice() || st.isBlockDevice() ? 'a device' : st.isSocket() ? 'a socket' : 'not a regular file';
+      throw Object.assign(new Error(`${path} is ${what}, not a regular file`), { code: NOT_REGULAR, path });
+    }
+    if (st.size > maxBytes) {
+      throw Object.assign(new Error(`${path} holds ${st.size} bytes, more than the ${maxBytes} such a file may hold`), { code: TOO_LARGE, path });
+    }
+    return { handle, size: st.size };
+  } catch (e) {
+    await handle.close();
+    throw e;
+  }
+}
+
+/** Reads `size` bytes from the start of an open file (fewer if it shrank meanwhile; never more). */
+export async function readExactly(handle: FileHandle, size: number, from = 0): Promise<Buffer> {
+  const out = Buffer.allocUnsafe(size);
+  let got = 0;
+  while (got < size) {
+    const { bytesRead } = await handle.read(out, got, size - got, from + got);
+    if (bytesRead === 0) break;
+    got += bytesRead;
+  }
+  return out.subarray(0, got);
+}
+
+/** The whole of a regular file of at most `maxBytes` (openRegular's refusals apply). */
+export async function readRegular(path: string, maxBytes: number): Promise<Buffer> {
+  const { handle, size } = await openRegular(path, maxBytes);
+  try {
+    return await readExactly(handle, size);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** The system error code of `e` ('ENOENT', 'ENOTREGULAR', …), or its text when it has none. */
+export function errorCode(e: unknown): string {
+  const code = (e as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : String(e);
+}
 
 /** A sibling temporary name; leading dot, so no reader mistakes it for a bucket, blob or metadata file. */
 export function tempName(path: string): string {
@@ -34,7 +97,8 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array, o
 }
 
 export async function fsyncDir(dir: string): Promise<void> {
-  const fh = await open(dir, 'r');
+  // O_DIRECTORY: a FIFO planted under a directory's name fails here instead of blocking the open.
+  const fh = await open(dir, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NONBLOCK);
   try {
     await fh.sync();
   } finally {

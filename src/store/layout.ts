@@ -1,12 +1,13 @@
 /**
- * Names and the metadata file of a journal directory (spec/FORMAT.md §8–§4, §8). The metadata
- * file is input like any other: it is parsed defensively and every defect becomes JOURNAL_INVALID.
+ * Names and the metadata files of a journal directory (spec/FORMAT.md §8.3–§8.7). The metadata file is
+ * input like any other: it is parsed defensively and every defect becomes JOURNAL_INVALID.
  */
 import { canonicalJson } from '../canonical/jcs.js';
 import { MAX_LINE_BYTES } from '../canonical/limits.js';
 import { isDigest } from '../canonical/sha256.js';
 import { genesisDefect, type Genesis } from '../chain/record.js';
 import { StoreError } from './errors.js';
+import { isJournalId } from './ids.js';
 import type { JournalConfig, Lineage } from './types.js';
 
 /** The store's own format id, inside journal.json. */
@@ -15,6 +16,11 @@ export const META_FILE = 'journal.json';
 export const HEAD_FILE = 'head.json';
 export const BUCKETS_DIR = 'buckets';
 export const BLOBS_DIR = 'blobs/sha256';
+
+/** journal.json is a few hundred bytes (ids ≤ 200 characters, two digests); a reader reads no more than this. */
+export const MAX_META_BYTES = 4096;
+/** head.json is under 100 bytes. */
+export const MAX_HEAD_BYTES = 256;
 
 export const DEFAULT_BUCKET_BYTES = 64 * 1024 * 1024;
 export const MIN_BUCKET_BYTES = 4096;
@@ -34,7 +40,15 @@ export function bucketName(firstSeq: number): string {
 /** The first seq a bucket's name declares, or null when the name is not a bucket's. */
 export function bucketFirstSeq(name: string): number | null {
   const m = BUCKET_RE.exec(name);
-  return m ? Number(m[1]) : null;
+  if (m === null) return null;
+  const seq = Number(m[1]);
+  // Above 2^53 - 1 no seq can start it, and the number would round: such a name is not a bucket's (§8.5).
+  return seq <= Number.MAX_SAFE_INTEGER ? seq : null;
+}
+
+/** Whether `name` has a bucket's form but a number no seq can have (above 2^53 - 1). */
+export function isOutOfRangeBucketName(name: string): boolean {
+  return BUCKET_RE.test(name) && bucketFirstSeq(name) === null;
 }
 
 export function isQuarantineName(name: string): boolean {
@@ -56,6 +70,11 @@ export function serializeMeta(meta: JournalMeta): string {
   return canonicalJson(meta) + '\n';
 }
 
+/**
+ * Reads journal.json strictly (§8.4): exactly the four members, each by its rule, and the bytes exactly
+ * JCS of them plus a newline. A member nobody defined (`__proto__` included) or a lineage naming a parent
+ * outside the store root is a file this version did not write: JOURNAL_INVALID, naming the member.
+ */
 export function parseMeta(text: string, file: string): JournalMeta {
   const bad = (why: string): never => {
     throw new StoreError('JOURNAL_INVALID', `${file}: ${why}`, { location: { file }, hint: 'restore the metadata file from a backup; the buckets are untouched' });
@@ -68,25 +87,39 @@ export function parseMeta(text: string, file: string): JournalMeta {
   }
   if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) return bad('not a JSON object');
   const m = doc as Record<string, unknown>;
+  exactMembers(m, ['config', 'format', 'genesis', 'lineage'], '', bad);
   if (m.format !== STORE_FORMAT) return bad(`format is ${JSON.stringify(m.format)}, this version reads ${STORE_FORMAT}`);
   const defect = genesisDefect(m.genesis);
   if (defect) return bad(`genesis: ${defect}`);
   const c = m.config as Record<string, unknown> | null;
   if (c === null || typeof c !== 'object' || Array.isArray(c)) return bad('config must be an object');
+  exactMembers(c, ['blob_threshold', 'bucket_bytes'], 'config.', bad);
   const intIn = (v: unknown, lo: number, hi: number): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= lo && v <= hi;
   if (!intIn(c.bucket_bytes, MIN_BUCKET_BYTES, MAX_BUCKET_BYTES)) return bad(`config.bucket_bytes must be an integer from ${MIN_BUCKET_BYTES} to ${MAX_BUCKET_BYTES}`);
   if (!intIn(c.blob_threshold, MIN_BLOB_THRESHOLD, MAX_BLOB_THRESHOLD)) return bad(`config.blob_threshold must be an integer from ${MIN_BLOB_THRESHOLD} to ${MAX_BLOB_THRESHOLD}`);
   let lineage: Lineage | null = null;
-  if (m.lineage !== null && m.lineage !== undefined) {
+  if (m.lineage !== null) {
     const l = m.lineage as Record<string, unknown>;
     if (typeof l !== 'object' || Array.isArray(l)) return bad('lineage must be an object or null');
-    if (typeof l.parent_journal !== 'string' || l.parent_journal.length === 0) return bad('lineage.parent_journal must be a non-empty string');
+    exactMembers(l, ['from_step', 'parent_genesis_hash', 'parent_journal', 'parent_step_hash'], 'lineage.', bad);
+    if (typeof l.parent_journal !== 'string' || !isJournalId(l.parent_journal)) {
+      return bad(`lineage.parent_journal must be a journal id (1–200 characters from [A-Za-z0-9_.-], no "..", no leading "."), the parent's name in the same store; found ${JSON.stringify(l.parent_journal)}`);
+    }
     if (!isDigest(l.parent_genesis_hash)) return bad('lineage.parent_genesis_hash must be a sha256 digest');
-    if (!intIn(l.from_step, 0, Number.MAX_SAFE_INTEGER)) return bad('lineage.from_step must be a non-negative integer');
+    if (!intIn(l.from_step, 0, Number.MAX_SAFE_INTEGER)) return bad('lineage.from_step must be an integer from 0 to 2^53 - 1');
     if (!isDigest(l.parent_step_hash)) return bad('lineage.parent_step_hash must be a sha256 digest');
     lineage = { parent_journal: l.parent_journal, parent_genesis_hash: l.parent_genesis_hash, from_step: l.from_step, parent_step_hash: l.parent_step_hash };
   }
-  return { format: STORE_FORMAT, genesis: m.genesis as Genesis, config: { bucket_bytes: c.bucket_bytes, blob_threshold: c.blob_threshold }, lineage };
+  const meta: JournalMeta = { format: STORE_FORMAT, genesis: m.genesis as Genesis, config: { bucket_bytes: c.bucket_bytes, blob_threshold: c.blob_threshold }, lineage };
+  // Every member checked: what is left to differ is the encoding (whitespace, order, escapes, duplicates, the newline).
+  if (serializeMeta(meta) !== text) return bad('not in canonical form: the file must be JCS (RFC 8785) of its members followed by one newline');
+  return meta;
+}
+
+/** Refuses a member outside `names` and a missing one, naming it (own keys: `__proto__` from JSON.parse counts). */
+function exactMembers(o: Record<string, unknown>, names: readonly string[], prefix: string, bad: (why: string) => never): void {
+  for (const k of Object.keys(o)) if (!names.includes(k)) bad(`unknown member ${JSON.stringify(prefix + k)}; ${prefix ? prefix.slice(0, -1) : 'the file'} has exactly ${names.join(', ')}`);
+  for (const k of names) if (!Object.prototype.hasOwnProperty.call(o, k)) bad(`missing member ${JSON.stringify(prefix + k)}`);
 }
 
 /** The head cache's content: JCS of {seq, step_hash} and a newline. */
@@ -94,13 +127,15 @@ export function serializeHead(head: { seq: number; step_hash: string }): string 
   return `{"seq":${head.seq},"step_hash":${JSON.stringify(head.step_hash)}}\n`;
 }
 
+/** The head cache's value, or null unless it is exactly serializeHead's form (§8.7). */
 export function parseHead(text: string): { seq: number; step_hash: string } | null {
-  if (text.length > 200) return null;
+  if (text.length > MAX_HEAD_BYTES) return null;
   try {
     const h = JSON.parse(text) as Record<string, unknown>;
     if (h === null || typeof h !== 'object' || Object.keys(h).length !== 2) return null;
     if (typeof h.seq !== 'number' || !Number.isSafeInteger(h.seq) || h.seq < 0 || !isDigest(h.step_hash)) return null;
-    return { seq: h.seq, step_hash: h.step_hash };
+    const head = { seq: h.seq, step_hash: h.step_hash };
+    return serializeHead(head) === text ? head : null;
   } catch {
     return null;
   }

@@ -2,8 +2,8 @@
  * Streaming line access to bucket files: forward from an offset, and the last whole line read backwards.
  * Memory is bounded by the longest line plus one chunk, never by the file.
  */
-import { constants } from 'node:fs';
-import { open, type FileHandle } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
+import { openRegular } from './fsutil.js';
 
 const CHUNK = 64 * 1024;
 const EMPTY = Buffer.alloc(0);
@@ -22,22 +22,13 @@ export interface RawLine {
 }
 
 /**
- * Opens a bucket for reading. O_NONBLOCK keeps the open from waiting on a FIFO, and anything but a regular
- * file is refused with code ENOTREGULAR: a FIFO, a device (say /dev/zero behind a symbolic link) or a
- * directory planted under a bucket's name would otherwise hang or spin every reader and writer
- * (test/hardening/faults.test.ts, "special files planted as buckets").
+ * Opens a bucket for reading: a regular file only, opened without blocking, so a FIFO, a device (say
+ * /dev/zero behind a symbolic link) or a directory planted under a bucket's name fails with ENOTREGULAR
+ * instead of hanging or spinning every reader and writer (test/hardening/faults.test.ts, "special files
+ * planted as buckets").
  */
 export async function openBucket(path: string): Promise<FileHandle> {
-  const fh = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
-  try {
-    const st = await fh.stat();
-    if (st.isFile()) return fh;
-    const what = st.isFIFO() ? 'a FIFO' : st.isDirectory() ? 'a directory' : st.isCharacterDevice() || st.isBlockDevice() ? 'a device' : st.isSocket() ? 'a socket' : 'not a regular file';
-    throw Object.assign(new Error(`${path} is ${what}, not a regular file`), { code: 'ENOTREGULAR', path });
-  } catch (e) {
-    await fh.close();
-    throw e;
-  }
+  return (await openRegular(path)).handle;
 }
 
 /**

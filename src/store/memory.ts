@@ -16,7 +16,7 @@ import {
 } from './layout.js';
 import { lineageProblems } from './lineage.js';
 import { prepareSteps } from './prepare.js';
-import { blobDefect, restoreRecord } from './restore.js';
+import { blobDefect, blobSizeError, restoreRecord } from './restore.js';
 import { IdempotencyWindow, sequenceBatch } from './sequencer.js';
 import type { AppendResult, CreateOptions, ForkOptions, Journal, JournalConfig, JournalVerifyOptions, Lineage, OpenOptions, Store } from './types.js';
 
@@ -183,7 +183,7 @@ class MemoryJournal implements Journal {
   }
 
   async *read(range?: SeqRange): AsyncGenerator<StepRecord> {
-    for await (const l of this.lines(range)) yield await restoreRecord(l.text, l.seq, `memory:${this.id}`, (d) => this.blob(d));
+    for await (const l of this.lines(range)) yield await restoreRecord(l.text, l.seq, `memory:${this.id}`, (ref) => this.blob(ref.digest, ref.size));
   }
 
   async get(seq: number): Promise<StepRecord | null> {
@@ -192,10 +192,12 @@ class MemoryJournal implements Journal {
     return null;
   }
 
-  async blob(digest: string): Promise<Uint8Array | null> {
+  async blob(digest: string, size?: number): Promise<Uint8Array | null> {
     if (!isDigest(digest)) return null;
     const b = this.state.blobs.get(digest);
-    return b === undefined ? null : b.slice();
+    if (b === undefined) return null;
+    if (size !== undefined && b.length !== size) throw blobSizeError(`memory:${this.id}`, digest, b.length, size);
+    return b.slice();
   }
 
   async verify(options: JournalVerifyOptions = {}): Promise<ChainReport> {

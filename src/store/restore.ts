@@ -2,6 +2,7 @@
  * Turns a stored line back into the step the caller appended: parses it, checks its seq, and replaces
  * each blob reference with the value it names after checking the blob's size and digest. Pure.
  */
+import { RESERVED_PREFIX } from '../canonical/limits.js';
 import { scanCanonical } from '../canonical/scan.js';
 import { digestBytes, isDigest } from '../canonical/sha256.js';
 import { BLOB_MARKER } from '../chain/verify.js';
@@ -21,6 +22,13 @@ export function blobRefOf(value: unknown): BlobRef | null {
   return { digest: body.digest, size: body.size };
 }
 
+/** BLOB_CORRUPT for a stored blob whose size is not its reference's: thrown before any of it is read. */
+export function blobSizeError(where: string, digest: string, actual: number, expected: number): StoreError {
+  return new StoreError('BLOB_CORRUPT', `${where}: blob ${digest} holds ${actual} bytes, the reference says ${expected}`, {
+    hint: 'restore blobs/sha256/ from a backup',
+  });
+}
+
 /** Checks blob bytes against a reference: null when they match, else why not. */
 export function blobDefect(bytes: Uint8Array, ref: BlobRef): string | null {
   if (bytes.length !== ref.size) return `holds ${bytes.length} bytes, the reference says ${ref.size}`;
@@ -33,15 +41,20 @@ export function blobDefect(bytes: Uint8Array, ref: BlobRef): string | null {
   } catch {
     return 'is not valid UTF-8';
   }
-  const defect = scanCanonical(text, { members: false }).defect;
-  return defect === null ? null : `is not the canonical JSON of a value (${defect.code}: ${defect.reason})`;
+  const scan = scanCanonical(text, { members: false });
+  if (scan.defect !== null) return `is not the canonical JSON of a value (${scan.defect.code}: ${scan.defect.reason})`;
+  // A blob is a value a writer accepted, and writers refuse reserved names (§3.4, §7): a marker inside one
+  // was put there by someone else, and a reader would show it as if it were the step's content.
+  const marker = scan.markers[0];
+  if (marker !== undefined) return `holds the reserved member name ${JSON.stringify(marker.names.find((n) => n.startsWith(RESERVED_PREFIX)) ?? marker.names[0])} at ${marker.path === '' ? 'its root' : marker.path}, which no writer stores in a blob`;
+  return null;
 }
 
 export async function restoreRecord(
   text: string,
   expectedSeq: number,
   where: string,
-  loadBlob: (digest: string) => Promise<Uint8Array | null>,
+  loadBlob: (ref: BlobRef) => Promise<Uint8Array | null>,
 ): Promise<StepRecord> {
   let record: StepRecord;
   try {
@@ -61,7 +74,7 @@ export async function restoreRecord(
   for (const field of CONTENT_FIELDS) {
     const ref = blobRefOf(record[field]);
     if (ref === null) continue;
-    const bytes = await loadBlob(ref.digest);
+    const bytes = await loadBlob(ref);
     if (bytes === null) {
       throw new StoreError('BLOB_MISSING', `seq ${expectedSeq} field ${field} references blob ${ref.digest}, which the journal does not hold`, {
         location: { seq: expectedSeq, path: `/${field}` },

@@ -119,7 +119,7 @@ export function sequenceBatch(groups: readonly Group[], tail: Tail, window: Idem
         local.set(stepId, entry);
         groupLines.push({ seq, text: line, hash: stepHash });
         results.push({ seq, step_id: stepId, step_hash: stepHash, prev_hash: gt.hash });
-        blobs.push(...step.blobs);
+        for (const b of step.blobs) blobs.push(b);
         gt = { seq, hash: stepHash };
       }
     } catch (error) {
@@ -130,7 +130,8 @@ export function sequenceBatch(groups: readonly Group[], tail: Tail, window: Idem
       batchIds.set(id, e);
       entries.push([id, e]);
     }
-    lines.push(...groupLines);
+    // Never push(...groupLines): a group may hold a million lines, past the engine's argument limit.
+    for (const l of groupLines) lines.push(l);
     outcomes.push({ ok: true, results, blobs });
     t = gt;
   }

@@ -82,7 +82,11 @@ export interface Journal extends ChainSource {
   /** Steps in seq order with blobs restored; memory bounded by the longest line. */
   read(range?: SeqRange): AsyncIterable<StepRecord>;
   lines(range?: SeqRange): AsyncIterable<StoredLine>;
-  blob(digest: string): Promise<Uint8Array | null>;
+  /**
+   * A blob's bytes, or null when the journal does not hold it. Given the reference's `size`, a stored blob
+   * of another size is refused with BLOB_CORRUPT before any of it is read.
+   */
+  blob(digest: string, size?: number): Promise<Uint8Array | null>;
   /**
    * Verifies the whole journal read-only: the chain, every referenced blob, a fork's lineage, the head
    * cache. Never modifies anything; a torn uncommitted tail and a stale head cache are warnings.

@@ -1,43 +1,113 @@
 /**
- * Read-only verification of a journal directory (spec/FORMAT.md §8): the chain across every
- * bucket, every referenced blob, a fork's lineage, and the head cache. It never writes: a torn,
- * uncommitted final line and a stale head cache are warnings (repaired by the next writer), not problems.
+ * Read-only verification of a journal directory (spec/FORMAT.md §8.13): the metadata file, the directory's
+ * entries, the chain across every bucket, every referenced blob, a fork's lineage, and the head cache. It
+ * never writes: a torn, uncommitted final line and a stale head cache are warnings (repaired by the next
+ * writer), not problems. Every file is opened as a regular file of bounded size (fsutil.openRegular), so a
+ * FIFO or a device planted anywhere in the directory is reported, never waited on or read without end.
  */
-import { readFile, readdir } from 'node:fs/promises';
-import { existsSync } from 'node:fs';
+import { opendir, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Genesis } from '../chain/record.js';
 import type { ChainReport, Problem } from '../chain/report.js';
 import { ChainVerifier, type BlobRef } from '../chain/verify.js';
 import { MAX_LINE_BYTES } from '../canonical/limits.js';
-import { isNotFound } from './fsutil.js';
-import { LOCK_NAME } from './lock.js';
-import { BLOBS_DIR, BUCKETS_DIR, HEAD_FILE, blobFileName, bucketFirstSeq, isQuarantineName, parseHead } from './layout.js';
+import { StoreError } from './errors.js';
+import { errorCode, isNotFound, openRegular, readExactly, readRegular } from './fsutil.js';
+import { LOCK_NAME, WAITING_NAME, describeHolder, inspectLock } from './lock.js';
+import {
+  BLOBS_DIR, BUCKETS_DIR, HEAD_FILE, MAX_HEAD_BYTES, MAX_META_BYTES, META_FILE, blobFileName, bucketFirstSeq, bucketName,
+  isOutOfRangeBucketName, isQuarantineName, parseHead, parseMeta, type JournalMeta,
+} from './layout.js';
 import { readLineBatches } from './lines.js';
 import { lineageProblems } from './lineage.js';
 import { blobDefect } from './restore.js';
-import type { JournalVerifyOptions, Lineage } from './types.js';
+import type { JournalVerifyOptions } from './types.js';
 
-export async function verifyJournalDir(dir: string, meta: { genesis: Genesis; lineage: Lineage | null }, options: JournalVerifyOptions = {}): Promise<ChainReport> {
-  const bucketsDir = join(dir, BUCKETS_DIR);
-  const extra: Problem[] = [];
-  const warnings: Problem[] = [];
-  let names: string[] = [];
+export interface DirVerifyOptions extends JournalVerifyOptions {
+  /** The writers' stale threshold, to say whether a lock left in the directory is stale (default 10 s). */
+  staleMs?: number;
+}
+
+/** At most this many problems are kept, as the chain verifier keeps (the report says when more were found). */
+const MAX_PROBLEMS = 1000;
+const BLOB_NAME_RE = /^[0-9a-f]{64}$/;
+
+/** §8.3: the entries a journal directory may hold, and the kind of each. */
+const ENTRIES: ReadonlyMap<string, 'file' | 'directory'> = new Map([
+  [META_FILE, 'file'],
+  [BUCKETS_DIR, 'directory'],
+  ['blobs', 'directory'],
+  [HEAD_FILE, 'file'],
+  [LOCK_NAME, 'directory'],
+  [WAITING_NAME, 'file'],
+]);
+
+function stopped(problem: Problem): ChainReport {
+  return { ok: false, start_hash: null, start_seq: 0, head: null, head_seq: null, steps: 0, problems: [problem], warnings: [], problems_truncated: false };
+}
+
+export async function verifyJournalDir(dir: string, options: DirVerifyOptions = {}): Promise<ChainReport> {
+  // 1. The metadata file; without it there is no genesis to verify from.
+  let meta: JournalMeta;
   try {
-    names = await readdir(bucketsDir);
+    meta = parseMeta((await readRegular(join(dir, META_FILE), MAX_META_BYTES)).toString('utf8'), META_FILE);
   } catch (e) {
-    extra.push({ code: 'JOURNAL_INVALID', message: `cannot list ${BUCKETS_DIR}/ (${(e as NodeJS.ErrnoException).code ?? String(e)})`, location: { file: BUCKETS_DIR } });
+    const message = e instanceof StoreError
+      ? e.message.replace(/^JOURNAL_INVALID: /, '')
+      : isNotFound(e) ? `${META_FILE} is missing` : `${META_FILE} cannot be read (${errorCode(e)}: ${(e as Error).message})`;
+    return stopped({ code: 'JOURNAL_INVALID', message, location: { file: META_FILE } });
+  }
+
+  // Problems are reported in the order of §8.13's steps, whenever they are found: the entries (step 2),
+  // the chain (3–4), the buckets (5), the blobs (6), the lineage (7).
+  const entryProblems: Problem[] = [];
+  const bucketProblems: Problem[] = [];
+  const blobProblems: Problem[] = [];
+  let kept = 0;
+  let truncated = false;
+  const adder = (list: Problem[]) => (p: Problem): void => {
+    if (kept >= MAX_PROBLEMS) truncated = true;
+    else {
+      kept++;
+      list.push(p);
+    }
+  };
+  const add = adder(entryProblems);
+  const warnings: Problem[] = [];
+
+  // 2. The directory's entries (§8.3), buckets/ and blobs/ (§8.5, §8.6).
+  const kinds = await entryKinds(dir);
+  for (const [name, kind] of kinds) {
+    const want = ENTRIES.get(name);
+    if (want === undefined) add({ code: 'JOURNAL_INVALID', message: `unexpected entry ${name} in the journal directory: a journal holds only ${[...ENTRIES.keys()].join(', ')} (and names beginning with ".")`, location: { file: name } });
+    else if (kind !== want) add({ code: 'JOURNAL_INVALID', message: `${name} is ${kind === 'other' ? 'neither a regular file nor a directory' : `a ${kind}`}, where a journal has a ${want}`, location: { file: name } });
+  }
+  for (const name of [BUCKETS_DIR, 'blobs']) {
+    if (!kinds.has(name)) add({ code: 'JOURNAL_INVALID', message: `the journal directory has no ${name}/`, location: { file: name } });
+  }
+  await checkBlobsDir(dir, add);
+
+  const bucketsDir = join(dir, BUCKETS_DIR);
+  let names: string[] = [];
+  if (kinds.get(BUCKETS_DIR) === 'directory') {
+    try {
+      names = await readdir(bucketsDir);
+    } catch (e) {
+      add({ code: 'JOURNAL_INVALID', message: `cannot list ${BUCKETS_DIR}/ (${errorCode(e)})`, location: { file: BUCKETS_DIR } });
+    }
   }
   const buckets: Array<[number, string]> = [];
   for (const n of names) {
     const first = bucketFirstSeq(n);
     if (first !== null) buckets.push([first, n]);
-    else if (!isQuarantineName(n) && !n.startsWith('.')) {
-      extra.push({ code: 'JOURNAL_INVALID', message: `unexpected file ${n} in ${BUCKETS_DIR}/: not a bucket (16-digit seq + ".jsonl") or a quarantine file`, location: { file: n } });
+    else if (isOutOfRangeBucketName(n)) {
+      add({ code: 'JOURNAL_INVALID', message: `${n} in ${BUCKETS_DIR}/ is not a bucket name: its 16 digits exceed 2^53 - 1, the largest seq`, location: { file: n } });
+    } else if (!isQuarantineName(n) && !n.startsWith('.')) {
+      add({ code: 'JOURNAL_INVALID', message: `unexpected file ${n} in ${BUCKETS_DIR}/: not a bucket (16-digit seq + ".jsonl") or a quarantine file`, location: { file: n } });
     }
   }
   buckets.sort((a, b) => a[0] - b[0]);
 
+  // 3.–6. The chain, bucket by bucket, and the blobs its lines reference.
   const pending: Array<{ ref: BlobRef & { field: string }; file: string | undefined; line: number; seq: number | null }> = [];
   let lineageHash: string | null = null;
   let linesSeen = 0;
@@ -49,27 +119,21 @@ export async function verifyJournalDir(dir: string, meta: { genesis: Genesis; li
       if (meta.lineage !== null && l.seq === meta.lineage.from_step) lineageHash = l.step_hash;
     },
   });
-  const checked = new Map<string, string | null>();
+  const addBlob = adder(blobProblems);
+  const addBucket = adder(bucketProblems);
+  const checked = new Map<string, { code: 'BLOB_MISSING' | 'BLOB_CORRUPT'; message: string } | null>();
   const checkBlobs = async (): Promise<void> => {
     for (const p of pending) {
       const key = `${p.ref.digest}/${p.ref.size}`;
       let outcome = checked.get(key);
       if (outcome === undefined) {
-        const path = join(dir, BLOBS_DIR, blobFileName(p.ref.digest));
-        try {
-          const bytes = new Uint8Array(await readFile(path));
-          const defect = blobDefect(bytes, p.ref);
-          outcome = defect === null ? null : `BLOB_CORRUPT:blob ${p.ref.digest} ${defect}`;
-        } catch (e) {
-          outcome = isNotFound(e) ? `BLOB_MISSING:blob ${p.ref.digest} is not in ${BLOBS_DIR}/` : `BLOB_MISSING:blob ${p.ref.digest} cannot be read (${(e as NodeJS.ErrnoException).code ?? String(e)})`;
-        }
+        outcome = await checkBlob(join(dir, BLOBS_DIR, blobFileName(p.ref.digest)), p.ref);
         checked.set(key, outcome);
       }
       if (outcome !== null) {
-        const at = outcome.indexOf(':');
-        extra.push({
-          code: outcome.slice(0, at) as 'BLOB_MISSING' | 'BLOB_CORRUPT',
-          message: `${outcome.slice(at + 1)} (referenced by ${p.ref.field})`,
+        addBlob({
+          code: outcome.code,
+          message: `${outcome.message} (referenced by ${p.ref.field})`,
           location: { ...(p.file === undefined ? {} : { file: p.file }), line: p.line, ...(p.seq === null ? {} : { seq: p.seq }), field: p.ref.field },
         });
       }
@@ -77,13 +141,17 @@ export async function verifyJournalDir(dir: string, meta: { genesis: Genesis; li
     pending.length = 0;
   };
 
+  // Whole lines per bucket, for "only the last bucket may be empty" (§8.5).
+  const wholeLines = new Map<string, number>();
   const lastName = buckets.length > 0 ? buckets[buckets.length - 1]![1] : null;
   for (const [, name] of buckets) {
     verifier.beginFile(name);
+    let whole = 0;
     try {
       // One await per 64 KiB read, not per line (bench/: journal verify).
       for await (const batch of readLineBatches(join(bucketsDir, name), 0, MAX_LINE_BYTES)) {
         for (const raw of batch) {
+          if (raw.terminated) whole++;
           if (raw.tooLong && raw.terminated) verifier.longLine(raw.end - raw.start - 1);
           else if (raw.tooLong) verifier.line(raw.bytes, false);
           else verifier.line(raw.bytes, raw.terminated);
@@ -92,47 +160,137 @@ export async function verifyJournalDir(dir: string, meta: { genesis: Genesis; li
         }
       }
     } catch (e) {
-      extra.push({ code: 'JOURNAL_INVALID', message: `cannot read bucket ${name} (${(e as NodeJS.ErrnoException).code ?? String(e)})`, location: { file: name } });
+      addBucket({ code: 'JOURNAL_INVALID', message: `cannot read bucket ${name} (${errorCode(e)}${errorCode(e) === 'ENOTREGULAR' ? `: ${(e as Error).message}` : ''})`, location: { file: name } });
     }
+    wholeLines.set(name, whole);
   }
   const report = verifier.finish();
 
+  const chainProblems: Problem[] = [];
   // A torn final line of the last bucket is an uncommitted write, not damage; anywhere else it is.
-  const problems: Problem[] = [];
   for (const p of report.problems) {
     if (p.code === 'TRUNCATED_LINE' && p.location.file === lastName) warnings.push(p);
-    else problems.push(p);
+    else chainProblems.push(p);
   }
-  problems.push(...extra);
+  // 5. Only the last bucket may be empty, and an empty last bucket is where the next step goes (§8.5).
+  for (const [first, name] of buckets) {
+    if (wholeLines.get(name) !== 0) continue;
+    if (name !== lastName) {
+      addBucket({ code: 'JOURNAL_INVALID', message: `bucket ${name} holds no step, but only the last bucket may be empty`, location: { file: name } });
+    } else if (report.steps > 0 ? report.head_seq !== null && first !== report.head_seq + 1 : first !== 0) {
+      const next = report.steps > 0 ? report.head_seq! + 1 : 0;
+      addBucket({ code: 'JOURNAL_INVALID', message: `the empty last bucket ${name} is named for seq ${first}, but the next step is seq ${next} (${bucketName(next)})`, location: { file: name } });
+    }
+  }
 
-  problems.push(...lineageProblems(meta.genesis, meta.lineage, lineageHash));
+  // 7. A fork's lineage.
+  const lineage = lineageProblems(meta.genesis, meta.lineage, lineageHash);
 
+  // 8. The head cache.
   const headPath = join(dir, HEAD_FILE);
-  try {
-    const cached = parseHead(await readFile(headPath, 'utf8'));
-    if (cached === null) {
-      warnings.push({ code: 'HEAD_CACHE_STALE', message: `${HEAD_FILE} is unreadable; the next writer rewrites it from the chain`, location: { file: HEAD_FILE } });
-    } else if (cached.seq !== report.head_seq || cached.step_hash !== report.head) {
-      warnings.push({
-        code: 'HEAD_CACHE_STALE',
-        message: `${HEAD_FILE} says seq ${cached.seq} ${cached.step_hash}, the chain ends at ${report.head_seq === null ? 'no step' : `seq ${report.head_seq} ${report.head}`}; ${
-          existsSync(join(dir, LOCK_NAME)) ? 'a writer holds the lock now and rewrites it when it lets go' : 'the next writer rewrites it'
-        }`,
-        location: { file: HEAD_FILE },
-      });
+  const kind = kinds.get(HEAD_FILE);
+  if (kind === undefined) {
+    if (report.head_seq !== null) {
+      warnings.push({ code: 'HEAD_CACHE_STALE', message: `${HEAD_FILE} is missing, and the chain ends at seq ${report.head_seq}; ${await whoRewrites(dir, options.staleMs ?? 10_000)}`, location: { file: HEAD_FILE } });
     }
-  } catch (e) {
-    if (!isNotFound(e)) {
-      warnings.push({ code: 'HEAD_CACHE_STALE', message: `${HEAD_FILE} cannot be read (${(e as NodeJS.ErrnoException).code ?? String(e)})`, location: { file: HEAD_FILE } });
-    } else if (report.head_seq !== null) {
-      warnings.push({ code: 'HEAD_CACHE_STALE', message: `${HEAD_FILE} is missing; the chain ends at seq ${report.head_seq}`, location: { file: HEAD_FILE } });
+  } else if (kind === 'file') {
+    let cached: { seq: number; step_hash: string } | null = null;
+    let why = 'is unreadable';
+    try {
+      cached = parseHead((await readRegular(headPath, MAX_HEAD_BYTES)).toString('utf8'));
+    } catch (e) {
+      why = `cannot be read (${errorCode(e)})`;
+    }
+    if (cached === null || cached.seq !== report.head_seq || cached.step_hash !== report.head) {
+      const says = cached === null ? why : `says seq ${cached.seq} ${cached.step_hash}, the chain ends at ${report.head_seq === null ? 'no step' : `seq ${report.head_seq} ${report.head}`}`;
+      warnings.push({ code: 'HEAD_CACHE_STALE', message: `${HEAD_FILE} ${says}; ${await whoRewrites(dir, options.staleMs ?? 10_000)}`, location: { file: HEAD_FILE } });
     }
   }
 
+  const all = [...entryProblems, ...chainProblems, ...bucketProblems, ...blobProblems, ...lineage];
   return {
     ...report,
-    ok: problems.length === 0 && !report.problems_truncated,
-    problems,
+    ok: all.length === 0 && !report.problems_truncated && !truncated,
+    problems: all,
     warnings: [...report.warnings, ...warnings],
+    problems_truncated: report.problems_truncated || truncated,
   };
+}
+
+/** Says what is true about the lock now, for the stale head cache's message (§8.7, §8.8). */
+async function whoRewrites(dir: string, staleMs: number): Promise<string> {
+  const state = await inspectLock(dir).catch(() => null);
+  if (state === null) return 'the next writer rewrites it';
+  if (state.verdict === 'dead') return `the lock was left by ${describeHolder(state, staleMs)} (a crash): the next writer on this host takes it over at once and rewrites ${HEAD_FILE}`;
+  if (state.verdict === 'alive' && state.ageMs <= staleMs) return `the lock is held by ${describeHolder(state, staleMs)}, which rewrites ${HEAD_FILE} when it lets go`;
+  if (state.ageMs > staleMs) return `the lock is stale, held by ${describeHolder(state, staleMs)}: the next writer takes it over and rewrites ${HEAD_FILE}`;
+  return `the lock is held by ${describeHolder(state, staleMs)}: that writer rewrites ${HEAD_FILE} when it lets go, or the next one once the lock is stale`;
+}
+
+type Kind = 'file' | 'directory' | 'FIFO' | 'device' | 'socket' | 'other';
+
+/** The kind of each visible entry of `dir`, following symbolic links as readers do (names beginning with "." aside). */
+async function entryKinds(dir: string): Promise<Map<string, Kind>> {
+  const kinds = new Map<string, Kind>();
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return kinds;
+  }
+  for (const name of names) {
+    if (name.startsWith('.')) continue; // writers' temporary files and lock staging directories
+    try {
+      const st = await stat(join(dir, name));
+      kinds.set(name, st.isFile() ? 'file' : st.isDirectory() ? 'directory' : st.isFIFO() ? 'FIFO' : st.isCharacterDevice() || st.isBlockDevice() ? 'device' : st.isSocket() ? 'socket' : 'other');
+    } catch {
+      kinds.set(name, 'other'); // a dangling link
+    }
+  }
+  return kinds;
+}
+
+/** blobs/ holds only sha256/, and sha256/ only 64-hex names (§8.6); listed as a stream, never held whole. */
+async function checkBlobsDir(dir: string, add: (p: Problem) => void): Promise<void> {
+  try {
+    for (const name of await readdir(join(dir, 'blobs'))) {
+      if (name.startsWith('.') || name === 'sha256') continue;
+      add({ code: 'JOURNAL_INVALID', message: `unexpected entry ${name} in blobs/: it holds only sha256/`, location: { file: `blobs/${name}` } });
+    }
+  } catch {
+    return; // blobs/ missing or not a directory: reported with the journal's entries
+  }
+  let reported = 0;
+  try {
+    for await (const e of await opendir(join(dir, BLOBS_DIR))) {
+      if (e.name.startsWith('.') || BLOB_NAME_RE.test(e.name)) continue;
+      if (reported++ < 100) add({ code: 'JOURNAL_INVALID', message: `unexpected file ${e.name} in ${BLOBS_DIR}/: a blob is named by the 64 hex digits of its digest`, location: { file: `${BLOBS_DIR}/${e.name}` } });
+    }
+  } catch (e) {
+    add({ code: 'JOURNAL_INVALID', message: `cannot list ${BLOBS_DIR}/ (${errorCode(e)})`, location: { file: BLOBS_DIR } });
+  }
+}
+
+/**
+ * One referenced blob (§7, §8.13 step 5): absent is BLOB_MISSING; not a regular file, or a size other than
+ * the reference's, is BLOB_CORRUPT before a byte of it is read; then digest and canonical form.
+ */
+async function checkBlob(path: string, ref: BlobRef): Promise<{ code: 'BLOB_MISSING' | 'BLOB_CORRUPT'; message: string } | null> {
+  let opened;
+  try {
+    opened = await openRegular(path);
+  } catch (e) {
+    if (isNotFound(e)) return { code: 'BLOB_MISSING', message: `blob ${ref.digest} is not in ${BLOBS_DIR}/` };
+    if (errorCode(e) === 'ENOTREGULAR') return { code: 'BLOB_CORRUPT', message: `blob ${ref.digest}: ${(e as Error).message}` };
+    return { code: 'BLOB_MISSING', message: `blob ${ref.digest} cannot be read (${errorCode(e)})` };
+  }
+  try {
+    if (opened.size !== ref.size) return { code: 'BLOB_CORRUPT', message: `blob ${ref.digest} holds ${opened.size} bytes, the reference says ${ref.size}` };
+    const defect = blobDefect(new Uint8Array(await readExactly(opened.handle, opened.size)), ref);
+    return defect === null ? null : { code: 'BLOB_CORRUPT', message: `blob ${ref.digest} ${defect}` };
+  } catch (e) {
+    return { code: 'BLOB_MISSING', message: `blob ${ref.digest} cannot be read (${errorCode(e)})` };
+  } finally {
+    await opened.handle.close();
+  }
 }

@@ -157,7 +157,7 @@ describe('the journal-directory verifier', () => {
           const dir = join(root, id);
           mkdirSync(join(dir, 'buckets'), { recursive: true });
           mkdirSync(join(dir, 'blobs', 'sha256'), { recursive: true });
-          writeFileSync(join(dir, 'journal.json'), meta ?? JSON.stringify({ format: 'stepchain-journal/v1', genesis: chain.genesis, config: { bucket_bytes: 4096, blob_threshold: 1024 }, lineage: null }));
+          writeFileSync(join(dir, 'journal.json'), meta ?? canonicalJson({ format: 'stepchain-journal/v1', genesis: chain.genesis, config: { bucket_bytes: 4096, blob_threshold: 1024 }, lineage: null }) + '\n');
           if (headCache !== null) writeFileSync(join(dir, 'head.json'), headCache);
           for (const [name, bytes] of buckets) writeFileSync(join(dir, 'buckets', name), bytes);
           try {
@@ -190,7 +190,7 @@ describe('a last line that is JSON but not an object', () => {
     const id = `n${Buffer.from(line).toString('hex')}`;
     const dir = join(root, id);
     mkdirSync(join(dir, 'buckets'), { recursive: true });
-    writeFileSync(join(dir, 'journal.json'), JSON.stringify({ format: 'stepchain-journal/v1', genesis, config: { bucket_bytes: 4096, blob_threshold: 1024 }, lineage: null }));
+    writeFileSync(join(dir, 'journal.json'), canonicalJson({ format: 'stepchain-journal/v1', genesis, config: { bucket_bytes: 4096, blob_threshold: 1024 }, lineage: null }) + '\n');
     writeFileSync(join(dir, 'buckets', '0000000000000000.jsonl'), line + '\n');
     const j = await new FileStore(root).open(id, { readOnly: true });
     try {

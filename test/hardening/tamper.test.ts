@@ -230,6 +230,21 @@ const DAMAGE: Record<string, (m: Model, r: number, r2: number) => boolean> = {
     m.buckets[b]!.lines[l] = canon(rec);
     return true;
   },
+  // A well-formed redaction marker where none may stand (FORMAT §3.5), the step resealed around it.
+  'marker-in-ts': (m, r) => {
+    const [b, l] = pick(positions(m), r);
+    const rec = parse(m.buckets[b]!.lines[l]!);
+    rec.ts = { '$stepchain:redacted': { commitment: `sha256:${'a'.repeat(64)}`, rule: 'pii' } };
+    m.buckets[b]!.lines[l] = reseal(rec);
+    return true;
+  },
+  'marker-in-unknown-member': (m, r) => {
+    const [b, l] = pick(positions(m), r);
+    const rec = parse(m.buckets[b]!.lines[l]!);
+    rec.notes = { kept: { '$stepchain:redacted': { commitment: `sha256:${'a'.repeat(64)}`, rule: 'pii' } } };
+    m.buckets[b]!.lines[l] = reseal(rec);
+    return true;
+  },
   'garbage-line': (m, r, r2) => {
     const [b, l] = pick(positions(m), r);
     const noise = Array.from({ length: 1 + Math.floor(r2 * 40) }, (_, i) => String.fromCharCode(33 + ((i * 7919 + Math.floor(r2 * 1e6)) % 90))).join('');
@@ -279,7 +294,7 @@ async function damagedJournal(m: Model): Promise<string> {
   }
   const meta = JSON.parse(readFileSync(join(dir, 'journal.json'), 'utf8')) as Rec;
   meta.genesis = m.genesis;
-  writeFileSync(join(dir, 'journal.json'), JSON.stringify(meta));
+  writeFileSync(join(dir, 'journal.json'), canonicalJson(meta) + '\n'); // §8.4: JCS and a newline
   return id;
 }
 

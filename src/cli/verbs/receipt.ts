@@ -6,7 +6,7 @@ import { intArg } from '../args.js';
 import { EXIT_FAILED, EXIT_OK, UsageError, type Verb } from '../cli.js';
 import { pathKind } from '../input.js';
 import { countingSource } from '../output.js';
-import { printReport, withJournal } from './journal.js';
+import { printReport, storeFor, withJournal } from './journal.js';
 
 
 const HEAD_RE = /^sha256:[0-9a-f]{64}$/;
@@ -37,14 +37,14 @@ export const verifyVerb: Verb = {
     const kind = await pathKind(path);
     if (kind === 'journal') {
       if (values.pubkey !== undefined) throw new UsageError('--pubkey applies to receipts; a journal directory is not signed', 'verify');
-      return withJournal(path, true, async (journal) => {
-        const progress = out.progress('verifying');
-        const report = await journal.verify({ ...(expectHead !== undefined ? { expectHead } : {}), onProgress: () => progress.tick() });
-        progress.end();
-        if (out.json) out.document('verify', { ok: report.ok, kind, path: resolve(path), report });
-        else printReport(out, `journal ${path}`, report);
-        return report.ok ? EXIT_OK : EXIT_FAILED;
-      });
+      // Verified without opening it, so a metadata file that cannot be opened is a problem in the report.
+      const { store, id } = storeFor(path);
+      const progress = out.progress('verifying');
+      const report = await store.verify(id, { ...(expectHead !== undefined ? { expectHead } : {}), onProgress: () => progress.tick() });
+      progress.end();
+      if (out.json) out.document('verify', { ok: report.ok, kind, path: resolve(path), report });
+      else printReport(out, `journal ${path}`, report);
+      return report.ok ? EXIT_OK : EXIT_FAILED;
     }
     // An unusable key file is a usage error (exit 2), never "no key pinned".
     const publicKey = values.pubkey === undefined ? undefined : await readPublicKeyFile(values.pubkey as string);
