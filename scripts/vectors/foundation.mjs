@@ -195,10 +195,78 @@ function refusedVectors() {
   line('raw-control', 'a raw tab inside a string', '{"a":"\t"}', 'MALFORMED_LINE');
   line('empty', 'an empty line', '', 'MALFORMED_LINE');
   line('trailing-garbage', 'text after the value', '{"a":1}x', 'MALFORMED_LINE');
+
+  // Where a defect is reported and which one wins (FORMAT §4.3 "Which defect is reported"): the code, the
+  // column (1 + the UTF-8 byte offset) and the JSON Pointer a verifier reports for the line. The expected
+  // location is written here by hand from the spec's rules; the generator checks the chain verifier agrees.
+  const located = (id, comment, payload, code, column, path) => {
+    const bytes = typeof payload === 'string' ? enc.encode(payload) : Uint8Array.from(payload);
+    const report = verifyChain({ genesis: GENESIS, files: [{ name: B0, bytes: Buffer.concat([bytes, Buffer.from([0x0a])]) }] });
+    const p = report.problems[0];
+    const got = p && { code: p.code, column: p.location.column, path: p.location.path ?? null };
+    assert(p && p.code === code && p.location.column === column && (p.location.path ?? '') === (path ?? ''),
+      `located ${id}: verifier says ${JSON.stringify(got)}, intended ${JSON.stringify({ code, column, path })}`);
+    cases.push({
+      group: 'locations', id, comment, result: 'invalid',
+      ...(typeof payload === 'string' ? { text: payload } : { base64: Buffer.from(bytes).toString('base64') }),
+      expected_code: code, expected_column: column, expected_path: path,
+    });
+  };
+  const q = (s) => [...enc.encode(s)];
+  // Grammar: the first character that cannot continue a JSON text, or the end of the text.
+  located('grammar-literal-cut', 'a broken literal: at the first character that departs from it, not at its start', '{"a":tru}', 'MALFORMED_LINE', 9, '/a');
+  located('grammar-literal-case', 'literals are lowercase: at the L', '{"a":nulL}', 'MALFORMED_LINE', 9, '/a');
+  located('grammar-literal-end', 'a literal cut by the end of the line: at the end', '{"a":fals', 'MALFORMED_LINE', 10, '/a');
+  located('grammar-no-value', 'N cannot begin a value', '{"a":NaN}', 'MALFORMED_LINE', 6, '/a');
+  located('grammar-escape-letter', 'an unknown escape: at the character after the backslash, not at the backslash', '{"a":"\\x"}', 'MALFORMED_LINE', 8, '/a');
+  located('grammar-escape-end', 'a backslash that ends the line: at the end', '{"a":"\\', 'MALFORMED_LINE', 8, '/a');
+  located('grammar-escape-hex', 'a \\u escape with a non-hex digit: at that digit', '{"a":"\\u12G4"}', 'MALFORMED_LINE', 11, '/a');
+  located('grammar-escape-short', 'a \\u escape with two digits: at the quote that ends it early', '{"a":"\\u12"}', 'MALFORMED_LINE', 11, '/a');
+  located('grammar-in-name', 'a defect inside a member name is located at the enclosing object', '{"k\\q":1}', 'MALFORMED_LINE', 5, '');
+  located('grammar-unterminated', 'a string cut by the end of the line', '{"a":"b', 'MALFORMED_LINE', 8, '/a');
+  located('grammar-minus-alone', 'a minus sign needs a digit', '{"a":-}', 'MALFORMED_LINE', 7, '/a');
+  located('grammar-leading-zero', '0 is a whole number token; the 1 after it cannot continue, and the member\'s value has ended', '{"a":01}', 'MALFORMED_LINE', 7, '');
+  located('grammar-array-trailing-comma', 'an array index joins the pointer where its element should begin', '[1,]', 'MALFORMED_LINE', 4, '/1');
+  located('grammar-missing-colon', 'a member name joins the pointer at its closing quote', '{"a"1}', 'MALFORMED_LINE', 5, '/a');
+  located('grammar-empty', 'an empty line: at its end, column 1', '', 'MALFORMED_LINE', 1, '');
+  located('grammar-after-two-byte', 'columns count UTF-8 bytes: é is two', '{"é":tru}', 'MALFORMED_LINE', 10, '/é');
+  located('grammar-after-astral', 'columns count UTF-8 bytes: 😀 is four (two UTF-16 units)', '["😀",x]', 'MALFORMED_LINE', 9, '/1');
+  // Not UTF-8: the first byte that cannot continue a well-formed UTF-8 sequence, whatever else is wrong.
+  located('utf8-truncated-at-end', 'a two-byte sequence cut by the end of the line: the column just past it, where the newline is', [...q('{"a":"'), 0xc3], 'MALFORMED_LINE', 8, null);
+  located('utf8-truncated-three', 'E2 82 then a quote: the quote is the first byte that cannot continue, not the lead byte', [...q('{"a":"'), 0xe2, 0x82, ...q('"}')], 'MALFORMED_LINE', 9, null);
+  located('utf8-truncated-four', 'F0 9F 98 then a quote', [0x22, 0xf0, 0x9f, 0x98, 0x22], 'MALFORMED_LINE', 5, null);
+  located('utf8-overlong-lead', 'C0 can begin no sequence: at C0', [0x22, 0xc0, 0xaf, 0x22], 'MALFORMED_LINE', 2, null);
+  located('utf8-encoded-surrogate', 'ED A0 80 encodes U+D800: after ED only 80–9F may follow, so at A0', [0x22, 0xed, 0xa0, 0x80, 0x22], 'MALFORMED_LINE', 3, null);
+  located('utf8-overlong-three', 'E0 80 80 is overlong: after E0 only A0–BF may follow, so at the first 80', [0x22, 0xe0, 0x80, 0x80, 0x22], 'MALFORMED_LINE', 3, null);
+  located('utf8-above-10ffff', 'F4 90 80 80 is above U+10FFFF: after F4 only 80–8F may follow', [0x22, 0xf4, 0x90, 0x80, 0x80, 0x22], 'MALFORMED_LINE', 3, null);
+  located('utf8-f5', 'F5 can begin no sequence', [0x22, 0xf5, 0x22], 'MALFORMED_LINE', 2, null);
+  located('utf8-stray-continuation', 'a continuation byte with no lead', [...q('{"a":"x'), 0x80, ...q('"}')], 'MALFORMED_LINE', 8, null);
+  located('utf8-wins', 'a line that is not UTF-8 is MALFORMED_LINE at its bad byte even after an earlier defect of another kind', [...q('{ "a":1e400,"b":"'), 0xff, ...q('"}')], 'MALFORMED_LINE', 18, null);
+  // Which defect wins: the hard defect met first; NONCANONICAL_LINE only when there is none.
+  located('wins-hard-over-earlier-noncanonical', 'whitespace comes first, but a non-finite number is a harder defect', '{ "a":1e400}', 'NOT_FINITE_NUMBER', 7, '/a');
+  located('wins-first-noncanonical-by-position', 'out of order (at the opening quote) comes before the needless escape inside the same name', '{"b":1,"\\u0061":2}', 'NONCANONICAL_LINE', 8, '/a');
+  located('wins-lone-surrogate-over-broken-next-escape', 'a high surrogate escape not followed by a complete low one is lone, whatever follows', '{"a":"\\ud800\\u12x4"}', 'LONE_SURROGATE', 7, '/a');
+  located('wins-lone-surrogate-at-end', 'a high surrogate escape, then the line ends inside the next escape', '{"a":"\\ud800\\udc', 'LONE_SURROGATE', 7, '/a');
+  located('wins-duplicate-over-later-grammar', 'the repeated name comes before the broken value', '{"a":1,"a":tru}', 'DUPLICATE_KEY', 8, '/a');
+  located('wins-unfinished-name-is-no-duplicate', 'a name cut by the end of the line is no name, so no duplicate: grammar, at the end', '{"a":1,"a', 'MALFORMED_LINE', 10, '');
+  located('wins-not-finite-over-later-grammar', 'the number token is whole before the grammar breaks', '[1e400,]', 'NOT_FINITE_NUMBER', 2, '/0');
+  located('wins-grammar-over-later-not-finite', 'the grammar breaks before the number', '[tru,1e400]', 'MALFORMED_LINE', 5, '/0');
+  located('wins-depth-over-later-grammar', 'the 129th bracket comes before the garbage', '['.repeat(129) + 'x', 'DEPTH_LIMIT', 129, '/0'.repeat(128));
+  located('wins-grammar-over-later-depth', 'the garbage comes before any deep bracket', '[x' + '['.repeat(200), 'MALFORMED_LINE', 2, '/0');
+  located('wins-duplicate-over-later-lone-surrogate', 'the repeated name comes before the lone surrogate in its value', '{"a":1,"a":"\\ud800"}', 'DUPLICATE_KEY', 8, '/a');
+  located('wins-lone-surrogate-in-first-name', 'a lone surrogate in a name is met in the first occurrence, at the enclosing object', '{"\\ud800":1,"\\ud800":2}', 'LONE_SURROGATE', 3, '');
+  located('wins-duplicate-unsorted', 'a name repeated after another, out of order: DUPLICATE_KEY at the third member', '{"b":1,"a":2,"b":3}', 'DUPLICATE_KEY', 14, '/b');
+  // Where a non-canonical form is located.
+  located('noncanonical-space-in-array', 'whitespace after a comma comes before the next element begins: the array', '[1, 2]', 'NONCANONICAL_LINE', 4, '');
+  located('noncanonical-space-after-colon', 'whitespace after a colon: the member', '{"a": 1}', 'NONCANONICAL_LINE', 6, '/a');
+  located('noncanonical-number', 'a number form: at its first character', '[0,1.0]', 'NONCANONICAL_LINE', 4, '/1');
+  located('noncanonical-escape-in-name', 'an escape form inside a name: the enclosing object', '{"\\u0061":1}', 'NONCANONICAL_LINE', 3, '');
+  located('noncanonical-pair-escape', 'an escaped surrogate pair: at the backslash of its high half', '{"a":"x\\ud83d\\ude00"}', 'NONCANONICAL_LINE', 8, '/a');
+  located('noncanonical-pair-uppercase-low', 'a pair with an uppercase low half is a pair (not lone), written literally in canonical form', '"\\ud800\\uDC00"', 'NONCANONICAL_LINE', 2, '');
   return {
     format: FORMAT,
     kind: 'refused',
-    description: 'Inputs that must be refused. group "values": writer-side values (construct: a tag for a value JSON cannot carry, which is the value of the single member named by "at" of an object that is checked as a whole; or input_json) with the error code and JSON Pointer a writer reports. group "lines": a stored line without its newline (text, or base64 bytes) and the code of spec/FORMAT.md §4.3 (null: canonical); expected_index is the UTF-16 index where the reference scanner met the defect (informative).',
+    description: 'Inputs that must be refused. group "values": writer-side values (construct: a tag for a value JSON cannot carry, which is the value of the single member named by "at" of an object that is checked as a whole; or input_json) with the error code and JSON Pointer a writer reports. group "lines": a stored line without its newline (text, or base64 bytes) and the code of spec/FORMAT.md §4.3 (null: canonical); expected_index is the UTF-16 index where the reference scanner met the defect (informative). group \"locations\": a stored line (text or base64) and the problem a verifier reports for it, all normative: expected_code, expected_column (1 + the UTF-8 byte offset where the defect is met) and expected_path (the JSON Pointer; null when the line is not UTF-8), per spec/FORMAT.md §4.3.',
     cases,
   };
 }

@@ -21,7 +21,7 @@ export type ScanCode =
 
 export interface ScanDefect {
   code: ScanCode;
-  /** UTF-16 index into the scanned text where the defect was found. */
+  /** UTF-16 index into the scanned text where the defect is met (FORMAT §4.3). */
   index: number;
   /** JSON Pointer to the value being scanned when the defect was found. */
   path: string;
@@ -62,6 +62,12 @@ const PLAIN_RUN = /[^"\\\u0000-\u001f\ud800-\udfff]*/y;
 
 function isHex(c: number): boolean {
   return (c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66) || (c >= 0x41 && c <= 0x46);
+}
+
+/** The value of the four hex digits at s[at, at + 4), or -1 when they are not four hex digits. */
+function hexValue(s: string, at: number): number {
+  for (let k = 0; k < 4; k++) if (!isHex(s.charCodeAt(at + k))) return -1;
+  return parseInt(s.slice(at, at + 4), 16);
 }
 
 /**
@@ -119,8 +125,13 @@ class Scanner {
     throw new Abort({ code, index, path: toPointer(this.path), reason });
   }
 
+  /**
+   * Records a non-canonical form. The one reported is the first by position (FORMAT §4.3), which is not
+   * always the first met: a member name out of order is located at its opening quote but known only at its
+   * closing one, after any needless escape inside it.
+   */
   private soft(reason: string, index = this.i): void {
-    if (this.noncanonical === null) this.noncanonical = { code: 'NONCANONICAL_LINE', index, path: toPointer(this.path), reason };
+    if (this.noncanonical === null || index < this.noncanonical.index) this.noncanonical = { code: 'NONCANONICAL_LINE', index, path: toPointer(this.path), reason };
   }
 
   private skipWs(): void {
@@ -147,8 +158,11 @@ class Scanner {
   }
 
   private literal(word: string): void {
-    if (this.s.startsWith(word, this.i)) this.i += word.length;
-    else this.hard('MALFORMED_LINE', `expected ${word}`);
+    // A grammar defect is met at the first character that cannot continue (FORMAT §4.3), not at the word's start.
+    for (let k = 1; k < word.length; k++) {
+      if (this.s.charCodeAt(this.i + k) !== word.charCodeAt(k)) this.hard('MALFORMED_LINE', `expected ${word}`, this.i + k);
+    }
+    this.i += word.length;
   }
 
   private number(): void {
@@ -238,7 +252,9 @@ class Scanner {
         } else if (esc === 0x75) {
           const code = this.hex4(i + 2);
           if (code >= 0xd800 && code <= 0xdbff) {
-            const low = s.charCodeAt(i + 6) === 0x5c && s.charCodeAt(i + 7) === 0x75 ? this.hex4(i + 8) : -1;
+            // Lone unless a complete low-surrogate escape follows at once; a broken escape after it does not
+            // make it less lone, and LONE_SURROGATE, met at this backslash, comes first (FORMAT §4.3).
+            const low = s.charCodeAt(i + 6) === 0x5c && s.charCodeAt(i + 7) === 0x75 ? hexValue(s, i + 8) : -1;
             if (!(low >= 0xdc00 && low <= 0xdfff)) this.hard('LONE_SURROGATE', 'escaped high surrogate without its low half', i);
             this.soft('a surrogate pair is written literally in canonical form', i);
             if (decode) out += String.fromCharCode(code, low);
@@ -253,7 +269,7 @@ class Scanner {
           if (decode) out += String.fromCharCode(code);
           i += 6;
         } else {
-          this.hard('MALFORMED_LINE', 'invalid escape sequence', i);
+          this.hard('MALFORMED_LINE', 'invalid escape sequence', i + 1);
         }
         chunkStart = i;
         continue;
@@ -288,7 +304,7 @@ class Scanner {
   private hex4(at: number): number {
     const s = this.s;
     for (let k = 0; k < 4; k++) {
-      if (!isHex(s.charCodeAt(at + k))) this.hard('MALFORMED_LINE', 'a \\u escape needs four hex digits', at - 2);
+      if (!isHex(s.charCodeAt(at + k))) this.hard('MALFORMED_LINE', 'a \\u escape needs four hex digits', at + k);
     }
     return parseInt(s.slice(at, at + 4), 16);
   }
@@ -378,8 +394,9 @@ class Scanner {
 }
 
 /**
- * Scans `text` (already decoded from UTF-8). The defect, if any, is the first one found left to right,
- * except that NONCANONICAL_LINE is reported only when the text has no other defect.
+ * Scans `text` (already decoded from UTF-8). The defect, if any, is the one FORMAT §4.3 chooses: the hard
+ * defect met first (a grammar defect at the first character that cannot continue), else the first
+ * non-canonical form by position; test/canonical/locations.test.ts holds it to an independent reading.
  */
 export function scanCanonical(text: string, options: ScanOptions = {}): ScanResult {
   const scanner = new Scanner(text, options.maxDepth ?? MAX_RECORD_DEPTH, options.members ?? true);

@@ -188,7 +188,7 @@ export class ChainVerifier {
 
   private record(text: string, loc: ProblemLocation): void {
     if (text.length === 0) {
-      this.report('MALFORMED_LINE', 'empty line', loc);
+      this.report('MALFORMED_LINE', 'empty line', { ...loc, column: 1 }); // met at the end of the text (FORMAT §4.3)
       this.unreadable();
       return;
     }

@@ -4,9 +4,11 @@
  * Each must end in a clear coded error or a recovery, with a journal that verifies and holds every step
  * that was acknowledged.
  *
- * The full disk is a real 2 MiB tmpfs (this suite runs as root, here and in CI). Where mounting is not
- * allowed the tmpfs case says so and is skipped, and the injected-ENOSPC case (a preload that makes the
- * store's FileHandle writes land partly and fail, as a full disk does) still runs — it runs everywhere.
+ * The full disk is a real 2 MiB tmpfs and the read-only directory a read-only bind mount: this suite runs as
+ * root, here and in CI. Where a mount cannot be set up the test that needs it fails, saying what could not
+ * be mounted and why — it is never skipped, so a passing run always means the real fault was exercised.
+ * The injected-ENOSPC case (a preload that makes the store's FileHandle writes land partly and fail, as a
+ * full disk does) needs no mount and runs everywhere.
  */
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, existsSync, readFileSync, readdirSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -31,19 +33,28 @@ afterAll(() => {
   }
 });
 
-function tryMount(args: string[], at: string): boolean {
+/** Mounts; null when done, else why not (mount's own message), for the test that needs it to fail with. */
+function tryMount(args: string[], at: string): string | null {
   try {
     execFileSync('mount', args, { stdio: 'pipe' });
     mounts.push(at);
-    return true;
-  } catch {
-    return false;
+    return null;
+  } catch (e) {
+    const err = e as { stderr?: Buffer; message?: string };
+    return `\`mount ${args.join(' ')}\` failed: ${(err.stderr?.toString() || err.message || String(e)).trim()}`;
   }
 }
 
-function mountTmpfs(dir: string, size: string): boolean {
+function mountTmpfs(dir: string, size: string): string | null {
   mkdirSync(dir, { recursive: true });
   return tryMount(['-t', 'tmpfs', '-o', `size=${size},mode=0755`, 'tmpfs', dir], dir);
+}
+
+/** Fails the calling test loudly when its mount could not be set up (a skipped fault test proves nothing). */
+function requireMount(failure: string | null, what: string): void {
+  if (failure !== null) {
+    throw new Error(`this test needs ${what} and it could not be set up: ${failure}. Run the suite as root (as CI does) on a machine that allows mount(2); the test is not skipped, because a fault test that did not run proves nothing.`);
+  }
 }
 
 const acks = (r: Ran): Array<{ seq: number; id: string }> =>
@@ -80,9 +91,10 @@ function appender(storeRoot: string, id: string, count: number, pad: number, opt
 
 describe('the disk fills mid-append', () => {
   const dir = join(root, 'tmpfs');
-  const mounted = mountTmpfs(dir, '2m');
+  const mountFailure = mountTmpfs(dir, '2m');
 
-  test.skipIf(!mounted)('on a real 2 MiB tmpfs: a clear IO_ERROR (ENOSPC), every acknowledged step kept, the journal verifies and resumes once space is freed', async () => {
+  test('on a real 2 MiB tmpfs: a clear IO_ERROR (ENOSPC), every acknowledged step kept, the journal verifies and resumes once space is freed', async () => {
+    requireMount(mountFailure, `a 2 MiB tmpfs at ${dir}`);
     const store = new FileStore(dir);
     await (await store.create('full', { bucketBytes: 64 * 1024 })).close();
     // Ballast to free afterwards, so the writer can resume on the same file system.
@@ -132,9 +144,10 @@ describe('a read-only journal directory', () => {
   const ro = join(root, 'ro');
   mkdirSync(src, { recursive: true });
   mkdirSync(ro, { recursive: true });
-  const mounted = tryMount(['--bind', src, ro], ro) && tryMount(['-o', 'remount,bind,ro', ro], ro);
+  const mountFailure = tryMount(['--bind', src, ro], ro) ?? tryMount(['-o', 'remount,bind,ro', ro], ro);
 
-  test.skipIf(!mounted)('append fails with a clear coded error (library and CLI); verify, log and export still work', async () => {
+  test('append fails with a clear coded error (library and CLI); verify, log and export still work', async () => {
+    requireMount(mountFailure, `a read-only bind mount of ${src} at ${ro}`);
     const store = new FileStore(src);
     const j = await store.create('journal');
     for (let i = 0; i < 5; i++) await j.append({ input: i });
@@ -196,8 +209,11 @@ describe('the lock', () => {
       const err = errorOf(r)!;
       expect(err.code).toBe('LOCK_TIMEOUT');
       expect(err.message).toContain(join(root, 'locked-live', 'journal.lock'));
-      expect(r.ms).toBeGreaterThanOrEqual(1400);
-      expect(r.ms).toBeLessThan(15_000);
+      // Order, not a stopwatch: the appender polled (its waiting mark is there) and gave up while the holder
+      // still held the lock; it is not timed, so a loaded machine cannot make it flake.
+      expect(existsSync(join(root, 'locked-live', 'journal.lock.waiting'))).toBe(true);
+      expect(h.proc.exitCode).toBeNull();
+      expect(h.proc.signalCode).toBeNull();
     } finally {
       h.proc.kill('SIGKILL');
       await h.exited;
@@ -284,8 +300,8 @@ describe('special files planted as buckets', () => {
     const j = await store.create(id);
     for (let i = 0; i < 3; i++) await j.append({ input: i });
     await j.close();
+    // "Nothing hangs": the test's own timeout is the bound, not a stopwatch.
     plant(join(root, id, 'buckets', '0000000000000003.jsonl'));
-    const t0 = performance.now();
     const r = await store.open(id, { readOnly: true });
     try {
       const report = await r.verify();
@@ -304,6 +320,5 @@ describe('special files planted as buckets', () => {
     expect(w).toBeInstanceOf(StoreError);
     expect((w as StoreError).code).toBe('IO_ERROR');
     expect((w as StoreError).message).toContain('ENOTREGULAR');
-    expect(performance.now() - t0).toBeLessThan(10_000);
   });
 });

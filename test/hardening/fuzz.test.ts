@@ -256,9 +256,7 @@ describe('the receipt verifier', () => {
   }
 
   async function expectRefusedOrIdentical(bytes: Uint8Array, original: { manifest_digest: string | null } | null): Promise<void> {
-    const t0 = performance.now();
     const r = await verifyReceipt(bytes);
-    expect(performance.now() - t0, 'verifyReceipt took too long').toBeLessThan(5000);
     expectWellFormed(r);
     if (r.ok) {
       // A mutant may verify only if what it verified is the original content.
@@ -276,7 +274,7 @@ describe('the receipt verifier', () => {
     );
   });
 
-  test('archives of random ustar headers (names, types, sizes, checksums, prefixes) are refused, bounded in time', async () => {
+  test('archives of random ustar headers (names, types, sizes, checksums, prefixes) are refused and never hang', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(header, { minLength: 1, maxLength: 5 }), fc.constantFrom(0, 1, 2, 3), async (hs, endBlocks) => {
         await expectRefusedOrIdentical(concat([...hs.map(rawEntry), new Uint8Array(endBlocks * BLOCK)]), null);
@@ -454,13 +452,14 @@ describe('the redaction policy parser', () => {
   });
 
   test('the secret detectors run in linear time on adversarial text', () => {
+    // No stopwatch per call (it flaked on a loaded machine; bench/detectors.mjs measures the time per MiB).
+    // The texts are long enough instead that one super-linear detector needs minutes for a single call,
+    // where the linear scan takes a few milliseconds: the test's own timeout is the bound.
     const alphabet = ['A', 'a', '0', '-', '_', '=', '.', '@', '/', '+', ':', ' ', 'sk-', 'ghp_', 'AKIA', 'eyJ', 'Bearer ', '-----BEGIN ', 'xox', 'https://'];
     fc.assert(
-      fc.property(fc.array(fc.constantFrom(...alphabet), { minLength: 1, maxLength: 8 }), fc.integer({ min: 1000, max: 20_000 }), (unit, reps) => {
-        const text = unit.join('').repeat(Math.ceil(reps / unit.join('').length));
-        const t0 = performance.now();
-        findSecrets(text, DETECTOR_IDS);
-        expect(performance.now() - t0, `findSecrets took too long on ${JSON.stringify(unit)} × ${reps}`).toBeLessThan(1000);
+      fc.property(fc.array(fc.constantFrom(...alphabet), { minLength: 1, maxLength: 8 }), fc.integer({ min: 100_000, max: 400_000 }), (unit, length) => {
+        const text = unit.join('').repeat(Math.ceil(length / unit.join('').length));
+        for (const m of findSecrets(text, DETECTOR_IDS)) expect(m.end).toBeGreaterThan(m.start);
       }),
       { numRuns: runs(150) },
     );

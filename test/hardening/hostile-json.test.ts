@@ -202,7 +202,6 @@ describe('nesting at and past the limits', () => {
 
 describe('one 100 MB value', () => {
   test('is stored as a blob, read back intact and verified; a receipt refuses it with LIMIT_EXCEEDED and carries the rest', async () => {
-    const t0 = performance.now();
     const j = await journal('huge');
     // 100 MB of text with a repeating non-ASCII pattern so an off-by-one anywhere changes the digest.
     const unit = 'stepchain-é-\u2028-';
@@ -230,7 +229,6 @@ describe('one 100 MB value', () => {
     // The bucket itself stays small: the value is not inlined.
     const bucket = readdirSync(join(root, 'huge', 'buckets'))[0]!;
     expect(readFileSync(join(root, 'huge', 'buckets', bucket)).length).toBeLessThan(10_000);
-    expect(performance.now() - t0).toBeLessThan(60_000);
   }, 120_000);
 });
 

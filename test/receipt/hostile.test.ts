@@ -1,6 +1,6 @@
 /**
- * Hostile archives (issue 4, "Done when"): each is refused with a clear code, quickly, with bounded
- * memory, and verifyReceipt never throws.
+ * Hostile archives (issue 4, "Done when"): each is refused with a clear code, early (counted in bytes or
+ * entries read, not timed: timing lives in bench/), with bounded memory, and verifyReceipt never throws.
  */
 import { describe, expect, test } from 'vitest';
 import { createGzip, gzipSync } from 'node:zlib';
@@ -143,15 +143,19 @@ describe('hostile archives are refused with clear codes', () => {
 
   test('100 000 entries: refused at once, bounded memory', async () => {
     const manifest = manifestFor([{ name: 'chain/0000000000000000.jsonl', size: 10, steps: 1 }]);
+    let pulled = 0;
     async function* many(): AsyncGenerator<Uint8Array> {
       yield tarOf([{ name: 'manifest.json', data: manifest }], { end: false });
-      for (let i = 0; i < 100_000; i++) yield rawHeader({ name: `blobs/${i.toString(16).padStart(64, '0')}`, size: 0 });
+      for (let i = 0; i < 100_000; i++) {
+        pulled++;
+        yield rawHeader({ name: `blobs/${i.toString(16).padStart(64, '0')}`, size: 0 });
+      }
       yield new Uint8Array(1024);
     }
-    const t0 = performance.now();
     const { value, peak } = await peakMemory(() => verifyReceipt(many()));
     expect(value.problems[0]!.code).toBe('ENTRY_UNEXPECTED');
-    expect(performance.now() - t0).toBeLessThan(5000);
+    // "At once" counted, not timed: the verifier stops reading at the first unlisted entry.
+    expect(pulled).toBeLessThanOrEqual(2);
     expect(peak).toBeLessThan(64 * 1024 * 1024);
     // a manifest that lists 100 000 entries is refused by the entry limit before any entry is read
     const blobs = Array.from({ length: 100_000 }, (_, i) => ({ digest: 'sha256:' + i.toString(16).padStart(64, '0'), size: 1 }));
@@ -172,12 +176,10 @@ describe('hostile archives are refused with clear codes', () => {
       yield Uint8Array.from([0x0a]);
       yield new Uint8Array(padded(size) - size + 1024);
     }
-    const t0 = performance.now();
     const { value, peak } = await peakMemory(() => verifyReceipt(archive()));
     const c = value.problems.map((p) => p.code);
     expect(c).toContain('LINE_TOO_LONG');
     expect(c).toContain('DIGEST_MISMATCH');
-    expect(performance.now() - t0).toBeLessThan(15_000);
     expect(peak).toBeLessThan(64 * 1024 * 1024);
   });
 
@@ -213,7 +215,6 @@ describe('hostile archives are refused with clear codes', () => {
       const zeros = new Uint8Array(1 << 20);
       for (let i = 0; i < 1024; i++) yield zeros;
     });
-    const t0 = performance.now();
     const { value, peak } = await peakMemory(() => verifyReceipt(bomb.bytes));
     bomb.stop();
     expect(value.problems.map((p) => p.code)).toEqual(['DIGEST_MISMATCH', 'ARCHIVE_LIMIT']);
@@ -222,7 +223,6 @@ describe('hostile archives are refused with clear codes', () => {
     expect(value.problems[1]!.message).toMatch(/the manifest declares/);
     expect(bomb.produced()).toBeLessThan(2 ** 26); // the compressor ran ahead a little; the verifier read none of it
     expect(bomb.compressed()).toBeLessThan(2 ** 20);
-    expect(performance.now() - t0).toBeLessThan(15_000);
     expect(peak).toBeLessThan(96 * 1024 * 1024);
   });
 
@@ -252,10 +252,22 @@ describe('hostile archives are refused with clear codes', () => {
     await done;
     const bomb = new Uint8Array(Buffer.concat(parts));
     expect(bomb.length).toBeLessThan(8 * 1024 * 1024);
-    const t0 = performance.now();
-    const r = await verifyReceipt(bomb);
+    // Fed in 4 KiB slices and counted: 1 MiB of zeros is ~5 KiB of this gzip, so a verifier that stops
+    // 1 MiB past the end marker reads a few slices, and one that inflated the whole bomb would read all
+    // 4.6 MB of it.
+    let fed = 0;
+    async function* slices(): AsyncGenerator<Uint8Array> {
+      for (let i = 0; i < bomb.length; i += 4096) {
+        const slice = bomb.subarray(i, i + 4096);
+        fed += slice.length;
+        yield slice;
+      }
+    }
+    const r = await verifyReceipt(slices());
     expect(r.problems.map((p) => p.code)).toEqual(['ARCHIVE_LIMIT']);
-    expect(performance.now() - t0).toBeLessThan(10_000);
+    expect(r.problems[0]!.message).toMatch(/zero bytes follow the end marker/);
+    expect(fed).toBeLessThan(256 * 1024);
+    expect(await codes(bomb)).toEqual(['ARCHIVE_LIMIT']); // the same whole, as one Uint8Array
   });
 
   test('verifyReceipt never throws, whatever it is given', async () => {

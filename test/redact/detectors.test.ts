@@ -42,7 +42,10 @@ test('findSecrets merges overlapping spans and names the first', () => {
   expect(m).toEqual([{ start: 0, end: 7 + SECRETS.jwt.length, detector: 'bearer-token' }]);
 });
 
-describe('cost on hostile input: 1 MiB strings finish quickly', () => {
+// Linear time on hostile input. No stopwatch here (a loaded machine makes any fixed limit flake; the time per
+// MiB is measured in bench/detectors.mjs): at 1 MiB a super-linear pattern needs hours, a linear scan
+// milliseconds, so the test's own timeout is the bound, with a margin of orders of magnitude either way.
+describe('cost on hostile input: 1 MiB strings finish', () => {
   const MiB = 1 << 20;
   test.each([
     ['runs of key characters', 'a'.repeat(MiB)],
@@ -54,8 +57,7 @@ describe('cost on hostile input: 1 MiB strings finish quickly', () => {
     ['BEGIN without END', '-----BEGIN PRIVATE KEY-----'.repeat(MiB / 27)],
     ['bearer words', 'Bearer '.repeat(MiB / 7)],
   ])('%s', (_name, s) => {
-    const t0 = performance.now();
-    findSecrets(s, DETECTOR_IDS);
-    expect(performance.now() - t0).toBeLessThan(3000);
+    const matches = findSecrets(s, DETECTOR_IDS);
+    for (const m of matches) expect(m.end).toBeGreaterThan(m.start);
   });
 });
