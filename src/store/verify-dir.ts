@@ -5,7 +5,8 @@
  * writer), not problems. Every file is opened as a regular file of bounded size (fsutil.openRegular), so a
  * FIFO or a device planted anywhere in the directory is reported, never waited on or read without end.
  */
-import { opendir, readdir, stat } from 'node:fs/promises';
+import { lstat, opendir, readdir, stat } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
 import { join } from 'node:path';
 import type { ChainReport, Problem } from '../chain/report.js';
 import { ChainVerifier, type BlobRef } from '../chain/verify.js';
@@ -238,13 +239,19 @@ async function entryKinds(dir: string): Promise<Map<string, Kind>> {
   } catch {
     return kinds;
   }
+  const kindOf = (st: Stats): Kind =>
+    st.isFile() ? 'file' : st.isDirectory() ? 'directory' : st.isFIFO() ? 'FIFO' : st.isCharacterDevice() || st.isBlockDevice() ? 'device' : st.isSocket() ? 'socket' : 'other';
   for (const name of names) {
     if (name.startsWith('.')) continue; // writers' temporary files and lock staging directories
+    const path = join(dir, name);
     try {
-      const st = await stat(join(dir, name));
-      kinds.set(name, st.isFile() ? 'file' : st.isDirectory() ? 'directory' : st.isFIFO() ? 'FIFO' : st.isCharacterDevice() || st.isBlockDevice() ? 'device' : st.isSocket() ? 'socket' : 'other');
+      kinds.set(name, kindOf(await stat(path)));
     } catch {
-      kinds.set(name, 'other'); // a dangling link
+      // Writers come and go while this runs: journal.lock is released and taken again between the listing
+      // and the stat. An entry gone is no entry; one there again is classified as it is now; only a link
+      // whose target is missing is 'other'.
+      const now = await lstat(path).catch(() => null);
+      if (now !== null) kinds.set(name, now.isSymbolicLink() ? 'other' : kindOf(now));
     }
   }
   return kinds;
