@@ -54,7 +54,7 @@ export function translate(e: unknown, server: string, doing: string): StoreError
     const code = typeof err?.code === 'string' && !state ? ` (${err.code})` : state ? ` (SQLSTATE ${state})` : '';
     return new StoreError('SERVER_UNREACHABLE', `${server} could not be reached while ${doing}${code}: ${message || 'connection failed'}`, {
       location,
-      hint: 'check that the server is running and that host, port and network allow the connection; nothing was written unless the message says the outcome is unknown',
+      hint: 'check that the server is running and that host, port and firewall let this machine connect',
       cause: e,
     });
   }

@@ -25,7 +25,7 @@ export async function checkHealth(pool: DbPool | null, t: Tables, display: strin
   };
   const fail = (e: unknown, doing: string): StoreHealth => {
     const err = translate(e, display, doing);
-    problems.push({ code: err.code, message: err.message });
+    problems.push({ code: err.code, message: err.message.slice(err.code.length + 2) });
     return health;
   };
   if (pool === null) return fail(failure, 'connecting');
