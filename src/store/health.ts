@@ -33,6 +33,11 @@ export interface StoreHealth {
     supported: number | string;
   };
   writable: boolean;
+  /**
+   * Postgres: the server settings an acknowledged append's durability rests on (spec/POSTGRES.md §9),
+   * and what they mean when they weaken it; null where they do not apply or could not be read.
+   */
+  durability?: { fsync: string; synchronous_commit: string; warning: string | null } | null;
   /** The journal the location names, when it names one. */
   journal?: { id: string; found: boolean; head: ChainHead | null };
   problems: HealthProblem[];

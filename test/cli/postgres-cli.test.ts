@@ -125,6 +125,8 @@ describe('doctor', () => {
     expect(JSON.parse(r.stdout)).toMatchObject({
       ok: true, backend: 'postgres', reachable: true, server: expect.stringMatching(/^PostgreSQL 18/), schema: { name: schema, version: 1, supported: 1 }, writable: true,
       journal: { id: 'doc', found: true, head: null }, problems: [],
+      // The test server runs without fsync (test/setup/pg-runner.mjs): doctor says what that costs.
+      durability: { fsync: 'off', warning: expect.stringContaining('fsync is off') },
     });
     const text = await cli(['doctor', at('doc')]);
     expect(text.stderr).toMatch(/healthy[\s\S]*backend\s+postgres[\s\S]*writable\s+yes/);

@@ -71,6 +71,10 @@ export const doctorVerb: Verb = {
       const installed = !health.reachable ? 'unknown' : health.schema.version === null ? 'not installed yet (the first writer creates it)' : `version ${health.schema.version}`;
       out.say(`  schema      ${health.schema.name}: ${installed}; this stepchain speaks ${health.schema.supported}`);
       out.say(`  writable    ${yes(health.writable)}`);
+      if (health.durability) {
+        const d = health.durability;
+        out.say(`  durability  fsync ${d.fsync}, synchronous_commit ${d.synchronous_commit}${d.warning ? `: ${out.style('yellow', d.warning)}` : ''}`);
+      }
       if (health.journal) out.say(`  journal     ${health.journal.id}: ${health.journal.found ? (health.journal.head ? `head seq ${health.journal.head.seq} ${health.journal.head.step_hash}` : 'empty') : out.style('red', 'not found')}`);
       for (const p of health.problems) out.say(`  ${out.style('red', p.code)} ${p.message}`);
     }

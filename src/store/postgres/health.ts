@@ -21,6 +21,7 @@ export async function checkHealth(pool: DbPool | null, t: Tables, display: strin
     server: null,
     schema: { name: t.schema, version: null, supported: SCHEMA_VERSION },
     writable: false,
+    durability: null,
     problems,
   };
   const fail = (e: unknown, doing: string): StoreHealth => {
@@ -34,12 +35,22 @@ export async function checkHealth(pool: DbPool | null, t: Tables, display: strin
       `SELECT current_setting('server_version') AS version, pg_is_in_recovery() AS standby,
               current_setting('transaction_read_only') = 'on' AS read_only,
               has_database_privilege(current_database(), 'CREATE') AS can_create,
+              current_setting('fsync') AS fsync, current_setting('synchronous_commit') AS synchronous_commit,
               to_regnamespace($1) IS NOT NULL AS schema_exists`,
       [`"${t.schema}"`],
     );
     const row = r.rows[0]!;
     health.reachable = true;
     health.server = `PostgreSQL ${String(row.version)}`;
+    const fsync = String(row.fsync);
+    const sc = String(row.synchronous_commit);
+    health.durability = {
+      fsync,
+      synchronous_commit: sc,
+      warning: fsync !== 'on'
+        ? 'fsync is off: a crash of the server machine can lose or corrupt acknowledged steps'
+        : sc === 'off' ? 'synchronous_commit is off: a crash of the server can lose the last acknowledged steps (a suffix of the chain, never a hole)' : null,
+    };
     const state = await schemaState(pool, t);
     health.schema.version = state.installed ? state.version : null;
     if (state.installed && state.version > SCHEMA_VERSION) {

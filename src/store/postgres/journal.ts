@@ -18,7 +18,7 @@ import { IdempotencyWindow, sequenceBatch, type Group, type WindowEntry } from '
 import type { AppendResult, Journal, JournalConfig, JournalVerifyOptions, Lineage } from '../types.js';
 import type { DbClient } from './driver.js';
 import { isConnectionLoss, sqlState, translate } from './errors.js';
-import { beginAndLockHead, clashError, holdsLine, insertBlobs, insertLines, lastLine, linesPage, readBlob, stepsById, updateHead, type HeadRow, type NewLine } from './sql.js';
+import { beginAndLockHead, clashError, holdsLine, insertBlobs, lastLine, linesPage, readBlob, writeLines, type HeadRow, type NewLine } from './sql.js';
 import type { StoreContext } from './store.js';
 import { verifyJournalRows } from './verify.js';
 
@@ -115,9 +115,12 @@ export class PostgresJournal implements Journal {
     let last: NewLine | null = null;
     let outcomes: ReturnType<typeof sequenceBatch>['outcomes'];
     try {
-      const head = await beginAndLockHead(client, this.ctx.tables, this.key, this.ctx.lockTimeoutMs, this.ctx.idleTimeoutMs);
+      const ids = new Set<string>();
+      for (const p of batch) for (const s of p.steps) if (s.step_id !== undefined) ids.add(s.step_id);
+      const lookup = ids.size === 0 ? null : { ids: [...ids], window: this.ctx.idempotencyWindow };
+      const { head, hits } = await beginAndLockHead(client, this.ctx.tables, this.key, this.ctx.lockTimeoutMs, this.ctx.idleTimeoutMs, lookup);
       if (head === null) throw new StoreError('JOURNAL_NOT_FOUND', `journal ${this.id} is no longer in ${this.ctx.display}`, { hint: 'something removed its row; restore it from a backup' });
-      const window = await this.windowFor(client, batch, head);
+      const window = this.windowFrom(hits);
       const seq = sequenceBatch(batch, { seq: head.seq, hash: head.hash }, window, formatTimestamp(new Date()));
       outcomes = seq.outcomes;
       if (seq.lines.length === 0) {
@@ -131,12 +134,11 @@ export class PostgresJournal implements Journal {
         last = lines[lines.length - 1]!;
         await insertBlobs(client, this.ctx.tables, this.key, [...blobs.values()]);
         try {
-          await insertLines(client, this.ctx.tables, this.key, lines);
+          await writeLines(client, this.ctx.tables, this.key, lines, tail);
         } catch (e) {
           if (sqlState(e) === '23505') throw clashError(this.id, head.seq + 1, e);
           throw e;
         }
-        await updateHead(client, this.ctx.tables, this.key, tail);
         phase = 'commit';
         await client.query('COMMIT');
       }
@@ -167,16 +169,12 @@ export class PostgresJournal implements Journal {
   }
 
   /**
-   * The idempotency window for this batch (FORMAT.md §8.10): the steps among the last W whose step_id a
-   * caller supplied again, looked up under the lock in one query.
+   * The idempotency window for this batch (FORMAT.md §8.10): the steps among the last W whose step_id the
+   * batch supplies again, looked up under the lock (beginAndLockHead).
    */
-  private async windowFor(client: DbClient, batch: readonly Pending[], head: HeadRow): Promise<IdempotencyWindow> {
+  private windowFrom(hits: ReadonlyArray<{ seq: number; line: string }>): IdempotencyWindow {
     const window = new IdempotencyWindow(this.ctx.idempotencyWindow);
-    const ids = new Set<string>();
-    for (const p of batch) for (const s of p.steps) if (s.step_id !== undefined) ids.add(s.step_id);
-    if (ids.size === 0 || head.seq < 0) return window;
-    const from = Math.max(0, head.seq - this.ctx.idempotencyWindow + 1);
-    for (const row of await stepsById(client, this.ctx.tables, this.key, [...ids], from)) {
+    for (const row of hits) {
       const [stepId, entry] = windowEntry(row.line, row.seq, this.where);
       window.add(stepId, entry);
     }

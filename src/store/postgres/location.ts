@@ -56,14 +56,6 @@ export function parsePostgresLocation(text: string): PostgresLocation {
   return { connectionString, journal, schema, display: `${shown.toString()}${extra.length > 0 ? `?${extra.join('&')}` : ''}`, hasPassword };
 }
 
-/** A location with the store's parameters replaced: the same server, another journal. */
-export function withJournal(location: PostgresLocation, journal: string): string {
-  const url = new URL(location.connectionString);
-  url.searchParams.set('journal', journal);
-  if (location.schema !== undefined) url.searchParams.set('schema', location.schema);
-  return url.toString();
-}
-
 /** Masks user:password@ in text that did not parse, so an error message never repeats a password. */
 function maskUnparsed(text: string): string {
   const shown = text.length > 200 ? `${text.slice(0, 200)}…` : text;

@@ -68,47 +68,75 @@ export async function insertJournal(client: DbClient, t: Tables, id: string, met
   }
 }
 
+const SAFE_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+
 /**
- * Opens the append transaction and takes the journal's head row lock: one round trip for BEGIN, the
- * transaction's timeouts and SELECT … FOR UPDATE. Every later statement of the transaction sees every
- * step committed before the lock was granted (READ COMMITTED takes a snapshot per statement).
+ * Opens the append transaction and takes the journal's head row lock, in one round trip: BEGIN, the
+ * transaction's timeouts, SELECT … FOR UPDATE and, when the batch retries step_ids, the lookup of those
+ * ids among the last `window` steps. Statements of one simple query run in order, each with a snapshot of
+ * its own (READ COMMITTED), so the lookup sees every step committed before the lock was granted.
+ * Everything inlined is an integer this code produced or a step_id that passed the id rule (FORMAT §5.1:
+ * letters, digits and . _ : - only), checked again here.
  */
-export async function beginAndLockHead(client: DbClient, t: Tables, key: number, lockTimeoutMs: number, idleTimeoutMs: number): Promise<HeadRow | null> {
-  // Simple-query protocol (no parameters) so that the four statements travel together; every value
-  // inlined is an integer this code produced.
+export async function beginAndLockHead(
+  client: DbClient,
+  t: Tables,
+  key: number,
+  lockTimeoutMs: number,
+  idleTimeoutMs: number,
+  lookup: { ids: readonly string[]; window: number } | null = null,
+): Promise<{ head: HeadRow | null; hits: Array<{ seq: number; line: string }> }> {
+  const k = Math.trunc(key);
   const sql = [
     'BEGIN',
     `SET LOCAL lock_timeout = ${Math.trunc(lockTimeoutMs)}`,
     `SET LOCAL idle_in_transaction_session_timeout = ${Math.trunc(idleTimeoutMs)}`,
-    `SELECT head_seq, head_hash, bucket_first, bucket_size FROM ${t.journals} WHERE key = ${Math.trunc(key)} FOR UPDATE`,
-  ].join('; ');
-  const results = (await client.query(sql)) as unknown as Array<{ rows: Array<Record<string, unknown>> }>;
-  const row = results[results.length - 1]?.rows[0];
-  if (row === undefined) return null;
-  return { seq: int(row.head_seq), hash: String(row.head_hash), bucketFirst: int(row.bucket_first), bucketSize: int(row.bucket_size) };
-}
-
-export async function readHead(db: Db, t: Tables, key: number): Promise<HeadRow | null> {
-  const r = await db.query<Record<string, unknown>>(`SELECT head_seq, head_hash, bucket_first, bucket_size FROM ${t.journals} WHERE key = $1`, [key]);
-  const row = r.rows[0];
-  if (row === undefined) return null;
-  return { seq: int(row.head_seq), hash: String(row.head_hash), bucketFirst: int(row.bucket_first), bucketSize: int(row.bucket_size) };
+    `SELECT head_seq::float8 AS head_seq, head_hash, bucket_first::float8 AS bucket_first, bucket_size::float8 AS bucket_size FROM ${t.journals} WHERE key = ${k} FOR UPDATE`,
+  ];
+  const ids = lookup === null ? [] : lookup.ids;
+  if (ids.length > 0) {
+    for (const id of ids) if (!SAFE_ID.test(id)) throw new TypeError(`step_id ${JSON.stringify(id)} passed prepare but not the id rule`);
+    sql.push(
+      `SELECT seq::float8 AS seq, line FROM ${t.steps} WHERE journal = ${k} AND step_id IN (${ids.map((id) => `'${id}'`).join(', ')})` +
+        ` AND seq > (SELECT head_seq FROM ${t.journals} WHERE key = ${k}) - ${Math.trunc(lookup!.window)} ORDER BY seq`,
+    );
+  }
+  const results = (await client.query(sql.join('; '))) as unknown as Array<{ rows: Array<Record<string, unknown>> }>;
+  const row = results[3]?.rows[0];
+  const head = row === undefined ? null : { seq: row.head_seq as number, hash: String(row.head_hash), bucketFirst: row.bucket_first as number, bucketSize: row.bucket_size as number };
+  const hits = ids.length > 0 ? (results[4]?.rows ?? []).map((r) => ({ seq: r.seq as number, line: String(r.line) })) : [];
+  return { head, hits };
 }
 
 // ------------------------------------------------------------------ steps
 
-/** The steps among seqs ≥ fromSeq whose step_id is one of `ids`, in seq order (the idempotency window). */
-export async function stepsById(client: Db, t: Tables, key: number, ids: readonly string[], fromSeq: number): Promise<Array<{ seq: number; line: string }>> {
-  const r = await client.query<{ seq: string; line: string }>(
-    `SELECT seq, line FROM ${t.steps} WHERE journal = $1 AND step_id = ANY($2::text[]) AND seq >= $3 ORDER BY seq`,
-    [key, ids, fromSeq],
-  );
-  return r.rows.map((row) => ({ seq: int(row.seq), line: row.line }));
-}
-
 /** Rows per INSERT: five parameters a row, far below the protocol's 65 535. */
 const INSERT_ROWS = 1000;
 
+/**
+ * Inserts the lines and moves the head row. The last chunk and the head row go in one statement (a
+ * data-modifying WITH), so a typical commit is three round trips in all: lock, write, COMMIT.
+ */
+export async function writeLines(client: DbClient, t: Tables, key: number, lines: readonly NewLine[], tail: HeadRow): Promise<void> {
+  for (let i = 0; i < lines.length; i += INSERT_ROWS) {
+    const chunk = lines.slice(i, i + INSERT_ROWS);
+    const last = i + INSERT_ROWS >= lines.length;
+    const values: unknown[] = last ? [key, tail.seq, tail.hash, tail.bucketFirst, tail.bucketSize] : [key];
+    const rows: string[] = [];
+    for (const l of chunk) {
+      const n = values.length;
+      rows.push(`($1, $${n + 1}, $${n + 2}, $${n + 3}, $${n + 4})`);
+      values.push(l.seq, l.bucket, l.stepId, l.text);
+    }
+    const insert = `INSERT INTO ${t.steps} (journal, seq, bucket, step_id, line) VALUES ${rows.join(', ')}`;
+    await client.query(
+      last ? `WITH inserted AS (${insert}) UPDATE ${t.journals} SET head_seq = $2, head_hash = $3, bucket_first = $4, bucket_size = $5 WHERE key = $1` : insert,
+      values,
+    );
+  }
+}
+
+/** Inserts lines without touching the head row (a fork's copy, whose head is set once at the end). */
 export async function insertLines(client: DbClient, t: Tables, key: number, lines: readonly NewLine[]): Promise<void> {
   for (let i = 0; i < lines.length; i += INSERT_ROWS) {
     const chunk = lines.slice(i, i + INSERT_ROWS);
@@ -144,24 +172,38 @@ export async function updateHead(client: DbClient, t: Tables, key: number, head:
   ]);
 }
 
-/** How many bytes of lines one page of a range read holds at most (plus one line): bounds a reader's memory. */
-const PAGE_BYTES = 4 * 1024 * 1024;
+/** Rows per page of a range read, and the most bytes of lines a page holds (plus one line): a reader's memory. */
 const PAGE_ROWS = 2000;
+const PAGE_BYTES = 8 * 1024 * 1024;
 
 /**
- * One page of lines from `from` (inclusive) to `to` (inclusive, or open-ended), in seq order: at most
- * PAGE_ROWS rows, and no more lines than fit in PAGE_BYTES, except that the first always comes.
+ * One page of lines from `from` (inclusive) up to `to` (inclusive, or open-ended), in seq order. Pages are
+ * seq ranges (seqs are contiguous), which the primary key serves far faster than ORDER BY … LIMIT
+ * (measured: 3×). A page whose lines exceed PAGE_BYTES is cut after the line that crosses it, from the
+ * lengths alone (octet_length reads the TOAST header, not the value), so memory stays bounded.
  */
 export async function linesPage(db: Db, t: Tables, key: number, from: number, to: number | null): Promise<LineRow[]> {
-  const r = await db.query<{ seq: string; bucket: string; line: string; bytes: number }>(
-    `SELECT seq, bucket, line, bytes FROM (
-       SELECT seq, bucket, line, bytes, sum(bytes) OVER (ORDER BY seq) - bytes AS before
-       FROM (SELECT seq, bucket, line, octet_length(line) AS bytes FROM ${t.steps}
-             WHERE journal = $1 AND seq >= $2 AND ($3::bigint IS NULL OR seq <= $3) ORDER BY seq LIMIT ${PAGE_ROWS}) page
-     ) sized WHERE before < ${PAGE_BYTES} OR seq = $2 ORDER BY seq`,
-    [key, from, to],
+  let end = to === null ? from + PAGE_ROWS : Math.min(from + PAGE_ROWS, to + 1);
+  const size = await db.query<{ bytes: string | null }>(`SELECT sum(octet_length(line)) AS bytes FROM ${t.steps} WHERE journal = $1 AND seq >= $2 AND seq < $3`, [key, from, end]);
+  if (Number(size.rows[0]?.bytes ?? 0) > PAGE_BYTES) {
+    const lengths = await db.query<{ seq: number; bytes: number }>(
+      `SELECT seq::float8 AS seq, octet_length(line) AS bytes FROM ${t.steps} WHERE journal = $1 AND seq >= $2 AND seq < $3 ORDER BY seq`,
+      [key, from, end],
+    );
+    let total = 0;
+    for (const row of lengths.rows) {
+      total += row.bytes;
+      if (total > PAGE_BYTES) {
+        end = row.seq + 1;
+        break;
+      }
+    }
+  }
+  const r = await db.query<{ seq: number; bucket: number; line: string; bytes: number }>(
+    `SELECT seq::float8 AS seq, bucket::float8 AS bucket, line, octet_length(line) AS bytes FROM ${t.steps} WHERE journal = $1 AND seq >= $2 AND seq < $3 ORDER BY seq`,
+    [key, from, end],
   );
-  return r.rows.map((row) => ({ seq: int(row.seq), bucket: int(row.bucket), line: row.line, bytes: row.bytes }));
+  return r.rows;
 }
 
 export async function lastLine(db: Db, t: Tables, key: number): Promise<{ seq: number; line: string } | null> {
