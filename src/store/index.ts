@@ -11,6 +11,8 @@ export { MemoryStore, type MemoryStoreOptions } from './memory.js';
 export { StoreError, type StoreErrorCode } from './errors.js';
 export { DEFAULT_BUCKET_BYTES, DEFAULT_BLOB_THRESHOLD, STORE_FORMAT } from './layout.js';
 export { LOCK_NAME } from './lock.js';
+export { copyJournal, type CopyOptions, type CopyResult } from './copy.js';
+export type { StoreHealth, HealthProblem } from './health.js';
 export type {
   Store, Journal, JournalVerifyOptions, AppendResult, Lineage, JournalConfig, CreateOptions, OpenOptions, ForkOptions, FsyncMode,
   ChainHead, ChainSource, SeqRange, StoredLine, StepInput, StepRecord, Genesis, ChainReport,
