@@ -8,6 +8,6 @@ export { genesisHash, genesisDefect, JOURNAL_FORMAT, type Genesis, type StepReco
 export { canonicalJson, scanCanonical, digestUtf8, digestBytes, isDigest } from './canonical/index.js';
 export { verifyReceipt, type VerifyReceiptOptions, type ReceiptReport, type ByteInput } from './receipt/verify.js';
 export { decodePublicKey, type PublicKeyResult } from './receipt/keys.js';
-export { verifyPublishedReceipt, type PublishedReport } from './redact/verify.js';
-export { verifyDisclosure, verifyStepDisclosure, verifyHashDisclosure, type DisclosureProof, type DisclosureReport, type StepDisclosureReport, type HashDisclosureReport } from './redact/disclose.js';
+export { verifyPublishedReceipt, publishedReceiptHooks, type PublishedReport } from './redact/verify.js';
+export { verifyDisclosure, verifyStepDisclosure, verifyHashDisclosure, HASH_DISCLOSURE_FORMAT, STEP_DISCLOSURE_FORMAT, type DisclosureProof, type DisclosureReport, type StepDisclosureReport, type HashDisclosureReport } from './redact/disclose.js';
 export { diff, summarize, formatDiff, type DiffOptions, type DiffReport } from './diff/index.js';
