@@ -5,7 +5,7 @@ import { gzipSync } from 'node:zlib';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { canonicalJson } from '../../dist/canonical/jcs.js';
 import { digestUtf8 } from '../../dist/canonical/sha256.js';
-import { genesisHash, makeGenesis, sealRecord } from '../../dist/chain/record.js';
+import { genesisHash, makeGenesis, sealRecord } from '../../dist/record/index.js';
 import { receiptBytes } from '../../dist/receipt/node.js';
 import { keyPairFromSeed } from '../../dist/receipt/keys.js';
 import { base64Encode } from '../../dist/receipt/base64.js';

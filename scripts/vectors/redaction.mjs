@@ -5,7 +5,7 @@
 // Deterministic: fixed journal, timestamps, exporter and seeded salts. Built from dist/.
 import { canonicalJson } from '../../dist/canonical/jcs.js';
 import { digestUtf8 } from '../../dist/canonical/sha256.js';
-import { genesisHash, makeGenesis, sealRecord } from '../../dist/chain/record.js';
+import { genesisHash, makeGenesis, sealRecord } from '../../dist/record/index.js';
 import { base64Encode } from '../../dist/receipt/base64.js';
 import { keyPairFromSeed } from '../../dist/receipt/keys.js';
 import { planReceipt, writeReceipt } from '../../dist/receipt/writer.js';

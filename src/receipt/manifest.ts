@@ -6,7 +6,8 @@
 import { MAX_VALUE_DEPTH } from '../canonical/limits.js';
 import { scanCanonical } from '../canonical/scan.js';
 import { isDigest } from '../canonical/sha256.js';
-import { genesisDefect, type Genesis, type Json } from '../chain/record.js';
+import { hasExactMembers, isObject, isSeq, type Json } from '../canonical/json.js';
+import { genesisDefect, type Genesis } from '../record/formats.js';
 import { MAX_BLOB_BYTES, MAX_CHAIN_ENTRY_BYTES, MAX_ENTRIES } from './limits.js';
 import { BLOCK, paddedSize } from './tar.js';
 
@@ -75,12 +76,6 @@ export function entryNames(m: ReceiptManifest, signed: boolean): string[] {
 
 const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
-const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
-const keysAre = (o: Record<string, unknown>, keys: string[]): boolean => {
-  const k = Object.keys(o).sort();
-  return k.length === keys.length && k.every((x, i) => x === keys[i]);
-};
 
 export interface ManifestReason {
   message: string;
@@ -136,11 +131,11 @@ export function parseManifest(bytes: Uint8Array, extensions: Record<string, (val
   if (g) bad(g, '/genesis');
 
   const range = value.range;
-  if (!isObject(range) || !keysAre(range, ['from', 'prev_hash', 'to']) || !isCount(range.from) || !isCount(range.to) || !isDigest(range.prev_hash) || range.from > range.to) {
+  if (!isObject(range) || !hasExactMembers(range, ['from', 'prev_hash', 'to']) || !isSeq(range.from) || !isSeq(range.to) || !isDigest(range.prev_hash) || range.from > range.to) {
     bad('range must be {"from":<seq>,"prev_hash":"sha256:<hex>","to":<seq>} with from ≤ to', '/range');
   }
   const head = value.head;
-  if (!isObject(head) || !keysAre(head, ['seq', 'step_hash']) || !isCount(head.seq) || !isDigest(head.step_hash)) {
+  if (!isObject(head) || !hasExactMembers(head, ['seq', 'step_hash']) || !isSeq(head.seq) || !isDigest(head.step_hash)) {
     bad('head must be {"seq":<seq>,"step_hash":"sha256:<hex>"}', '/head');
   } else if (isObject(range) && head.seq !== range.to) {
     bad(`head.seq ${head.seq} is not range.to ${String(range.to)}`, '/head/seq');
@@ -153,7 +148,7 @@ export function parseManifest(bytes: Uint8Array, extensions: Record<string, (val
     let steps = 0;
     chain.forEach((c: unknown, i) => {
       const at = `/chain/${i}`;
-      if (!isObject(c) || !keysAre(c, ['digest', 'name', 'size', 'steps']) || !isDigest(c.digest) || typeof c.name !== 'string' || !isCount(c.size) || !isCount(c.steps) || c.steps === 0) {
+      if (!isObject(c) || !hasExactMembers(c, ['digest', 'name', 'size', 'steps']) || !isDigest(c.digest) || typeof c.name !== 'string' || !isSeq(c.size) || !isSeq(c.steps) || c.steps === 0) {
         bad('a chain entry is {"digest":"sha256:<hex>","name":"chain/<16 digits>.jsonl","size":<bytes>,"steps":<n ≥ 1>}', at);
         return;
       }
@@ -162,12 +157,12 @@ export function parseManifest(bytes: Uint8Array, extensions: Record<string, (val
       const first = Number(m[1]);
       if (i === 0 && isObject(range) && first !== range.from) bad(`the first chain entry is named for seq ${first}, but the range starts at ${String(range.from)}`, `${at}/name`);
       if (first <= last) bad('chain entries must be listed in increasing seq order without repeats', `${at}/name`);
-      if (i > 0 && first !== steps + (isObject(range) && isCount(range.from) ? range.from : 0)) bad(`chain entry ${c.name} should start at seq ${steps + Number(isObject(range) ? range.from : 0)} given the step counts before it`, `${at}/name`);
+      if (i > 0 && first !== steps + (isObject(range) && isSeq(range.from) ? range.from : 0)) bad(`chain entry ${c.name} should start at seq ${steps + Number(isObject(range) ? range.from : 0)} given the step counts before it`, `${at}/name`);
       if (c.size > MAX_CHAIN_ENTRY_BYTES) bad(`chain entry size ${c.size} exceeds the limit of ${MAX_CHAIN_ENTRY_BYTES}`, `${at}/size`, true);
       last = first;
       steps += c.steps;
     });
-    if (!reasons.some((r) => !r.limit) && isObject(range) && isCount(range.from) && isCount(range.to) && steps !== range.to - range.from + 1) {
+    if (!reasons.some((r) => !r.limit) && isObject(range) && isSeq(range.from) && isSeq(range.to) && steps !== range.to - range.from + 1) {
       bad(`the chain entries hold ${steps} steps, but the range ${range.from}..${range.to} has ${range.to - range.from + 1}`, '/chain');
     }
   }
@@ -178,7 +173,7 @@ export function parseManifest(bytes: Uint8Array, extensions: Record<string, (val
     let prev = '';
     blobs.forEach((b: unknown, i) => {
       const at = `/blobs/${i}`;
-      if (!isObject(b) || !keysAre(b, ['digest', 'size']) || !isDigest(b.digest) || !isCount(b.size)) {
+      if (!isObject(b) || !hasExactMembers(b, ['digest', 'size']) || !isDigest(b.digest) || !isSeq(b.size)) {
         bad('a blob entry is {"digest":"sha256:<hex>","size":<bytes>}', at);
         return;
       }

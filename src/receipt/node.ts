@@ -12,7 +12,7 @@ import { ReceiptError } from './errors.js';
 import { decodePublicKey, generateKeyPair, parsePrivateKey, privateKeyToPem, publicKeyToPem, type KeyPair } from './keys.js';
 import { verifyReceipt, type ReceiptReport, type VerifyReceiptOptions } from './verify.js';
 import { planReceipt, writeReceipt, type ReceiptPlan, type ReceiptWriterInput } from './writer.js';
-import type { Json } from '../chain/record.js';
+import type { Json } from '../record/index.js';
 import { receiptSource, type ReceiptSource } from './source.js';
 import { concatBytes } from '../bytes.js';
 
@@ -132,7 +132,7 @@ function fixGzipHeader(): Transform {
 }
 
 /** Verifies a receipt file, streaming it from disk. Never throws on the file's content. */
-export async function verifyReceiptFile(path: string, options: VerifyReceiptOptions = {}): Promise<ReceiptReport> {
+export async function verifyReceiptFile<R extends ReceiptReport<string> = ReceiptReport>(path: string, options: VerifyReceiptOptions<R> = {}): Promise<R> {
   let stream: ReturnType<typeof createReadStream>;
   try {
     const handle = await open(path, 'r');
@@ -150,7 +150,7 @@ async function* toBytes(stream: AsyncIterable<Buffer>): AsyncGenerator<Uint8Arra
 }
 
 /** `verifyReceipt` for a Uint8Array or a path. */
-export async function verifyReceiptAt(bytesOrPath: Uint8Array | string, options: VerifyReceiptOptions = {}): Promise<ReceiptReport> {
+export async function verifyReceiptAt<R extends ReceiptReport<string> = ReceiptReport>(bytesOrPath: Uint8Array | string, options: VerifyReceiptOptions<R> = {}): Promise<R> {
   return typeof bytesOrPath === 'string' ? verifyReceiptFile(bytesOrPath, options) : verifyReceipt(bytesOrPath, options);
 }
 
@@ -240,7 +240,7 @@ export async function readPublicKeyFile(path: string): Promise<Uint8Array> {
 }
 
 /** A receipt file as a verified, read-only ChainSource (for diff and other readers). Throws RECEIPT_INVALID. */
-export async function openReceiptSource(path: string, options: VerifyReceiptOptions = {}): Promise<ReceiptSource> {
+export async function openReceiptSource(path: string, options: VerifyReceiptOptions<ReceiptReport<string>> = {}): Promise<ReceiptSource> {
   return receiptSource(async () => {
     const handle = await open(path, 'r');
     return toBytes(handle.createReadStream({ highWaterMark: 1 << 16 }));

@@ -6,7 +6,7 @@
  * Pure: the caller supplies a function that opens the archive bytes again.
  */
 import { digestBytes, sha256Stream, toHex } from '../canonical/sha256.js';
-import type { Genesis } from '../chain/record.js';
+import type { Genesis } from '../record/index.js';
 import type { ChainHead, ChainSource, SeqRange, StoredLine } from '../chain/source.js';
 import { describeLocation } from '../chain/report.js';
 import { ReceiptError } from './errors.js';
@@ -17,7 +17,7 @@ import { ByteReader, verifyReceipt, type ReceiptReport, type VerifyReceiptOption
 import { concatBytes } from '../bytes.js';
 
 export interface ReceiptSource extends ChainSource {
-  readonly report: ReceiptReport;
+  readonly report: ReceiptReport<string>;
   readonly manifest: ReceiptManifest;
 }
 
@@ -26,7 +26,7 @@ const BLOB_CACHE_BYTES = 256 * 1024 * 1024;
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
 /** Verifies the receipt and returns it as a ChainSource; throws ReceiptError RECEIPT_INVALID if it does not verify. */
-export async function receiptSource(open: () => ByteInput | Promise<ByteInput>, options: VerifyReceiptOptions = {}): Promise<ReceiptSource> {
+export async function receiptSource(open: () => ByteInput | Promise<ByteInput>, options: VerifyReceiptOptions<ReceiptReport<string>> = {}): Promise<ReceiptSource> {
   const report = await verifyReceipt(await open(), options);
   if (!report.ok || !report.manifest) {
     const p = report.problems[0];

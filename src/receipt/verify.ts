@@ -14,9 +14,9 @@
 import { MAX_LINE_BYTES, MAX_RECORD_DEPTH } from '../canonical/limits.js';
 import { scanCanonical } from '../canonical/scan.js';
 import { digestBytes, isDigest, sha256Stream, toHex } from '../canonical/sha256.js';
-import { genesisHash, type Genesis } from '../chain/record.js';
-import type { ChainReport, Problem, ProblemCode, ProblemLocation } from '../chain/report.js';
-import { ChainVerifier, type VerifiedLine } from '../chain/verify.js';
+import { genesisHash, type Genesis } from '../record/index.js';
+import type { BlobProblemCode, ChainProblemCode, ChainReport, Problem, ProblemLocation } from '../chain/report.js';
+import { ChainVerifier, type VerifiedLine } from '../chain/verifier.js';
 import { base64Decode } from './base64.js';
 import { PAYLOAD_TYPE, SIGNATURE_FORMAT, pae, signatureDefect } from './dsse.js';
 import { InflateError, openArchive, type ByteInput } from './inflate.js';
@@ -32,7 +32,23 @@ import { BLOCK, inspectHeader, isZeroBlock, paddedSize } from './tar.js';
 
 export type { ByteInput } from './inflate.js';
 
-export interface VerifyReceiptOptions {
+/** The problems a receipt verifier reports (spec/RECEIPT.md §5): the chain's, the blobs', and the archive's own. */
+export type ReceiptProblemCode =
+  | ChainProblemCode
+  | BlobProblemCode
+  | 'ARCHIVE_INVALID'
+  | 'ARCHIVE_UNSAFE'
+  | 'ARCHIVE_LIMIT'
+  | 'ENTRY_MISSING'
+  | 'ENTRY_UNEXPECTED'
+  | 'MANIFEST_INVALID'
+  | 'DIGEST_MISMATCH'
+  | 'COUNT_MISMATCH'
+  | 'SIGNATURE_INVALID'
+  | 'SIGNATURE_MISSING'
+  | 'KEY_MISMATCH';
+
+export interface VerifyReceiptOptions<R extends ReceiptReport<string> = ReceiptReport> {
   /** A head step_hash obtained independently (for example published earlier): the receipt's head must equal it. */
   expectHead?: string;
   /**
@@ -54,10 +70,10 @@ export interface VerifyReceiptOptions {
    * (REDACTION.md §7): verifyReceipt returns what it returns. Part of the options, not a separate step,
    * so that a caller who passes an extension's options cannot forget to finish its verification.
    */
-  finish?: (report: ReceiptReport) => ReceiptReport;
+  finish?: (report: ReceiptReport) => R;
 }
 
-export interface ReceiptReport extends ChainReport {
+export interface ReceiptReport<Code extends string = ReceiptProblemCode> extends ChainReport<Code> {
   format: typeof RECEIPT_FORMAT | null;
   /** Whether the archive was gzip-compressed. */
   compressed: boolean;
@@ -82,7 +98,7 @@ export interface ReceiptReport extends ChainReport {
 
 /** A problem that stops reading: the archive's structure can no longer be trusted. */
 class Fatal {
-  constructor(readonly code: ProblemCode, readonly message: string, readonly location: ProblemLocation = {}) {}
+  constructor(readonly code: ReceiptProblemCode, readonly message: string, readonly location: ProblemLocation = {}) {}
 }
 
 export class ByteReader {
@@ -211,13 +227,13 @@ function emptyReport(): ReceiptReport {
 }
 
 /** Verifies a receipt held in memory or streamed. Never throws; the report says what is wrong and where. */
-export async function verifyReceipt(input: ByteInput, options: VerifyReceiptOptions = {}): Promise<ReceiptReport> {
+export async function verifyReceipt<R extends ReceiptReport<string> = ReceiptReport>(input: ByteInput, options: VerifyReceiptOptions<R> = {}): Promise<R> {
   // "Never throws" covers the options too: null (or any non-object) from a caller's config means none.
   if (options === null || typeof options !== 'object') options = {};
   const report = emptyReport();
   const maxProblems = options.maxProblems ?? 1000;
-  const problems: Problem[] = [];
-  const add = (code: ProblemCode, message: string, location: ProblemLocation = {}): void => {
+  const problems: Array<Problem<ReceiptProblemCode>> = [];
+  const add = (code: ReceiptProblemCode, message: string, location: ProblemLocation = {}): void => {
     if (problems.length >= maxProblems) report.problems_truncated = true;
     else problems.push({ code, message, location });
   };
@@ -327,7 +343,7 @@ export async function verifyReceipt(input: ByteInput, options: VerifyReceiptOpti
         maxProblems,
         onLine: (line) => {
           for (const ref of line.blobs) {
-            const loc: ProblemLocation = { ...(line.file ? { file: line.file } : {}), line: line.line, ...(line.seq !== null ? { seq: line.seq } : {}), field: ref.field };
+            const loc: ProblemLocation = { ...(line.segment ? { file: line.segment } : {}), line: line.line, ...(line.seq !== null ? { seq: line.seq } : {}), field: ref.field };
             const entry = listed.get(ref.digest);
             if (!entry) add('BLOB_MISSING', `step references blob ${ref.digest}, which the manifest does not list`, loc);
             else {
@@ -418,7 +434,7 @@ export async function verifyReceipt(input: ByteInput, options: VerifyReceiptOpti
         if (size !== c.size) add('DIGEST_MISMATCH', `chain entry is ${size} bytes; the manifest lists ${c.size}`, at);
         dataWithin();
         const v = chain as unknown as ChainVerifier;
-        v.beginFile(name);
+        v.beginSegment(name, Number(CHAIN_NAME_RE.exec(name)![1]));
         const feeder = new LineFeeder(v);
         const h = sha256Stream();
         const got = await reader.stream(size, (piece) => {
@@ -504,7 +520,7 @@ export async function verifyReceipt(input: ByteInput, options: VerifyReceiptOpti
   report.problems = problems;
   report.ok = problems.length === 0 && !report.problems_truncated;
   describe(report, options, pinned);
-  return options.finish ? options.finish(report) : report;
+  return options.finish ? options.finish(report) : (report as ReceiptReport<string> as R);
 
   /** DSSE over the exact manifest bytes; returns the signer's key id or throws Fatal. */
   function checkSignature(bytes: Uint8Array, manifestBytes: Uint8Array): string {
@@ -565,7 +581,7 @@ function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
 }
 
 /** The plain-sentence account of what the receipt proves (spec/RECEIPT.md §8). */
-function describe(r: ReceiptReport, options: VerifyReceiptOptions, pinned: Uint8Array | null): void {
+function describe(r: ReceiptReport, options: { expectHead?: unknown }, pinned: Uint8Array | null): void {
   if (!r.ok || !r.manifest || !r.range) {
     r.proves = [];
     r.does_not_prove = ['Anything: the receipt failed verification, so none of its contents can be relied on.'];

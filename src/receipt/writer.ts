@@ -14,10 +14,10 @@ import { pack as tarPack, type Header as TarHeader } from 'tar-stream';
 import { createHash, type Hash } from 'node:crypto';
 import { canonicalJson } from '../canonical/jcs.js';
 import { digestBytes, isDigest } from '../canonical/sha256.js';
-import { genesisHash, type Genesis, type Json } from '../chain/record.js';
+import { genesisHash, type Genesis, type Json } from '../record/index.js';
 import { describeLocation } from '../chain/report.js';
 import type { StoredLine } from '../chain/source.js';
-import { ChainVerifier } from '../chain/verify.js';
+import { ChainVerifier } from '../chain/verifier.js';
 import { signManifest } from './dsse.js';
 import { ReceiptError } from './errors.js';
 import { keyIdOf, parsePrivateKey } from './keys.js';
@@ -110,7 +110,7 @@ export async function planReceipt(input: ReceiptWriterInput): Promise<ReceiptPla
   for await (const line of input.lines()) {
     if (line.seq > to) break;
     if (line.bucket !== bucket) {
-      verifier.beginFile(line.bucket);
+      verifier.beginSegment(line.bucket);
       bucket = line.bucket;
     }
     if (line.seq >= from && !inRange) {

@@ -9,7 +9,10 @@ import { canonicalJson } from '../canonical/jcs.js';
 import { MAX_RECORD_DEPTH } from '../canonical/limits.js';
 import { parsePointer } from '../canonical/pointer.js';
 import { digestUtf8, isDigest } from '../canonical/sha256.js';
-import { isValidId, type Json } from '../chain/record.js';
+import { hasExactMembers, isObject, isSeq, type Json } from '../canonical/json.js';
+import { isValidId } from '../record/fields.js';
+import { DEFAULT_FORMAT } from '../record/formats.js';
+import { BLOB_MARKER, REDACTED_MARKER } from '../record/markers.js';
 import type { ByteInput } from '../receipt/verify.js';
 import { WITHDRAWN_FORMATS, type StepOpening } from './anchor.js';
 import { commitment, saltFromHex, saltToHex, stepCommitment } from './commit.js';
@@ -84,12 +87,6 @@ function openingFromSecrets(secrets: { steps: unknown[] }, seq: number): { salt:
   return { salt: o.salt as string, step_hash: o.step_hash };
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
-const isSeq = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
-const keysAre = (o: Record<string, unknown>, keys: string[]): boolean => {
-  const k = Object.keys(o).sort();
-  return k.length === keys.length && k.every((x, i) => x === keys[i]);
-};
 const isPointer = (v: unknown): v is string => {
   if (typeof v !== 'string' || v === '') return false;
   try {
@@ -159,7 +156,7 @@ export interface DisclosureReport {
 
 /** Why `proof` is not a disclosure document, or null. */
 export function proofDefect(proof: unknown): string | null {
-  if (!isObject(proof) || !keysAre(proof, ['commitment', 'format', 'manifest_digest', 'path', 'rule', 'salt', 'seq', 'value'])) {
+  if (!isObject(proof) || !hasExactMembers(proof, ['commitment', 'format', 'manifest_digest', 'path', 'rule', 'salt', 'seq', 'value'])) {
     return 'a disclosure proof has exactly the members commitment, format, manifest_digest, path, rule, salt, seq and value';
   }
   if (proof.format !== DISCLOSURE_FORMAT) return `format is ${JSON.stringify(proof.format)}, not ${JSON.stringify(DISCLOSURE_FORMAT)}`;
@@ -285,7 +282,8 @@ export interface StepDisclosureReport {
   proves: string[];
 }
 
-const BLOB_FIELDS = new Set(['input', 'model', 'prompt', 'result', 'tool_call']);
+/** Content fields a whole-step proof may name as blobs in the original (FORMAT §7). */
+const BLOB_FIELDS = DEFAULT_FORMAT.records[0]!.blobFields;
 
 /** Builds the whole-step proof for `seq` from a secrets file (every redaction of the step, and the openings it needs). */
 export function discloseStepFromSecrets(secrets: unknown, seq: number): StepDisclosureProof {
@@ -303,7 +301,7 @@ export function discloseStepFromSecrets(secrets: unknown, seq: number): StepDisc
 
 function openingDefect(v: unknown, what: string): string | null {
   if (v === null) return null;
-  if (!isObject(v) || !keysAre(v, ['salt', 'step_hash'])) return `${what} must be null or {"salt", "step_hash"}`;
+  if (!isObject(v) || !hasExactMembers(v, ['salt', 'step_hash'])) return `${what} must be null or {"salt", "step_hash"}`;
   if (saltFromHex(v.salt) === null) return `${what}.salt must be 64 lowercase hex digits (32 bytes)`;
   if (!isDigest(v.step_hash)) return `${what}.step_hash must be a digest`;
   return null;
@@ -311,7 +309,7 @@ function openingDefect(v: unknown, what: string): string | null {
 
 function stepProofDefect(proof: unknown): string | null {
   if (isObject(proof) && proof.format === WITHDRAWN_STEP_DISCLOSURE) return `${WITHDRAWN_STEP_DISCLOSURE} proofs belong to withdrawn publications (anchor format stepchain-redaction/v1); make a new proof against a receipt published with this version`;
-  if (!isObject(proof) || !keysAre(proof, ['blob_fields', 'format', 'manifest_digest', 'prev', 'salt', 'seq', 'values'])) {
+  if (!isObject(proof) || !hasExactMembers(proof, ['blob_fields', 'format', 'manifest_digest', 'prev', 'salt', 'seq', 'values'])) {
     return 'a whole-step proof has exactly the members blob_fields, format, manifest_digest, prev, salt, seq and values';
   }
   if (proof.format !== STEP_DISCLOSURE_FORMAT) return `format is ${JSON.stringify(proof.format)}, not ${JSON.stringify(STEP_DISCLOSURE_FORMAT)}`;
@@ -328,7 +326,7 @@ function stepProofDefect(proof: unknown): string | null {
   const paths = new Set<string>();
   for (const [i, v] of (proof.values as unknown[]).entries()) {
     const single = isObject(v) ? { ...v, format: DISCLOSURE_FORMAT, manifest_digest: proof.manifest_digest, seq: proof.seq } : v;
-    const why = isObject(v) && keysAre(v, ['commitment', 'path', 'rule', 'salt', 'value']) ? proofDefect(single) : 'an entry has exactly commitment, path, rule, salt and value';
+    const why = isObject(v) && hasExactMembers(v, ['commitment', 'path', 'rule', 'salt', 'value']) ? proofDefect(single) : 'an entry has exactly commitment, path, rule, salt and value';
     if (why) return `values[${i}]: ${why}`;
     const path = (v as { path: string }).path;
     if (paths.has(path)) return `values[${i}] repeats the path ${path}`;
@@ -385,7 +383,7 @@ export async function verifyStepDisclosure(receipt: ByteInput, proof: unknown, o
     if (!d) return fail('NOT_REDACTED', `no redaction of step ${p.seq} stands at ${v.path}`);
     let marker: unknown = record;
     for (const t of parsePointer(v.path)) marker = isObject(marker) || Array.isArray(marker) ? (marker as Record<string, unknown>)[t] : undefined;
-    const inner = isObject(marker) ? (marker['$stepchain:redacted'] as Record<string, unknown> | undefined) : undefined;
+    const inner = isObject(marker) ? (marker[REDACTED_MARKER] as Record<string, unknown> | undefined) : undefined;
     if (!inner || inner.rule !== v.rule || inner.commitment !== v.commitment) return fail('MARKER_MISMATCH', `the marker at ${v.path} does not name the proof's rule and commitment`);
     if (commitment(saltFromHex(v.salt)!, v.value) !== v.commitment) return fail('COMMITMENT_MISMATCH', `the salt and value disclosed for ${v.path} do not give the marker's commitment`);
     if (typeof inner.text === 'string' && (typeof v.value !== 'string' || !textFits(inner.text, v.value))) return fail('TEXT_MISMATCH', `the marker's text at ${v.path} cannot have come from the disclosed value`);
@@ -408,7 +406,7 @@ export async function verifyStepDisclosure(receipt: ByteInput, proof: unknown, o
   for (const f of p.blob_fields) {
     if (!(f in record)) return fail('PROOF_INVALID', `blob_fields names ${f}, which the step does not have`);
     const text = canonicalJson(record[f], { refuseReserved: false, maxDepth: MAX_RECORD_DEPTH });
-    record[f] = { '$stepchain:blob': { digest: digestUtf8(text), size: utf8Length(text) } };
+    record[f] = { [BLOB_MARKER]: { digest: digestUtf8(text), size: utf8Length(text) } };
   }
   // Steps up to the first redaction keep their published prev_hash, which is the original (§6.2).
   record.prev_hash = p.prev ? p.prev.step_hash : publishedPrev;
@@ -477,7 +475,7 @@ export function discloseHashFromSecrets(secrets: unknown, seq?: number): HashDis
 }
 
 function hashProofDefect(proof: unknown): string | null {
-  if (!isObject(proof) || !keysAre(proof, ['format', 'manifest_digest', 'salt', 'seq', 'step_hash'])) {
+  if (!isObject(proof) || !hasExactMembers(proof, ['format', 'manifest_digest', 'salt', 'seq', 'step_hash'])) {
     return 'a hash disclosure has exactly the members format, manifest_digest, salt, seq and step_hash';
   }
   if (proof.format !== HASH_DISCLOSURE_FORMAT) return `format is ${JSON.stringify(proof.format)}, not ${JSON.stringify(HASH_DISCLOSURE_FORMAT)}`;

@@ -7,7 +7,10 @@
 import { canonicalJson } from '../canonical/jcs.js';
 import { scanCanonical } from '../canonical/scan.js';
 import { digestUtf8 } from '../canonical/sha256.js';
-import { CONTENT_FIELDS, isValidId, type Json } from '../chain/record.js';
+import type { Json } from '../canonical/json.js';
+import { isObject, isSeq } from '../canonical/json.js';
+import { isValidId } from '../record/fields.js';
+import { DEFAULT_FORMAT, REDACTABLE_MEMBERS } from '../record/formats.js';
 import { IgnoreSet, compilePattern } from '../diff/pattern.js';
 import { DETECTORS, DETECTOR_IDS } from './detectors.js';
 import { PolicyError, type PolicyErrorCode } from './errors.js';
@@ -51,13 +54,11 @@ export interface Policy {
   readonly digest: string;
 }
 
-const REDACTABLE = new Set<string>([...CONTENT_FIELDS, 'meta']);
 const RULE_MEMBERS = new Set(['id', 'paths', 'detectors', 'tools', 'seq', 'mode']);
 /** Enough for any real policy; keeps a hostile one from costing more than a moment per value. */
 export const MAX_RULES = 256;
 export const MAX_PATTERNS_PER_RULE = 256;
 
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** Parses policy JSON text (strict: no duplicate members) and validates it. */
 export function parsePolicyText(text: string, file = 'policy'): Policy {
@@ -126,8 +127,8 @@ export function compilePolicy(value: unknown, file = 'policy'): Policy {
           bad('PATH_INVALID', where, `${JSON.stringify(p)} is not a pointer pattern: ${e instanceof Error ? e.message.replace(/^[A-Z_]+: /, '') : String(e)}`);
         }
         const first = p.slice(1).split('/')[0]!;
-        if (first !== '*' && first !== '**' && !REDACTABLE.has(first)) {
-          bad('PATH_INVALID', where, `${JSON.stringify(p)} points into the envelope field "${first}"; only content fields (${CONTENT_FIELDS.join(', ')}) and meta can be redacted`);
+        if (first !== '*' && first !== '**' && !REDACTABLE_MEMBERS.has(first)) {
+          bad('PATH_INVALID', where, `${JSON.stringify(p)} points into the envelope field "${first}"; only content fields (${DEFAULT_FORMAT.records[0]!.contentFields.join(', ')}) and meta can be redacted`);
         }
       });
       paths = new IgnoreSet(list);
@@ -150,7 +151,6 @@ export function compilePolicy(value: unknown, file = 'policy'): Policy {
     let to = Number.MAX_SAFE_INTEGER;
     if ('seq' in raw) {
       const s = raw.seq;
-      const isSeq = (x: unknown): x is number => typeof x === 'number' && Number.isSafeInteger(x) && x >= 0;
       if (!isObject(s) || Object.keys(s).some((k) => k !== 'from' && k !== 'to') || Object.keys(s).length === 0 || ('from' in s && !isSeq(s.from)) || ('to' in s && !isSeq(s.to))) {
         bad('RULE_INVALID', 'seq', 'must be {"from": N, "to": M} (either may be left out) with non-negative integers');
       }

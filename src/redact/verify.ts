@@ -10,11 +10,13 @@
  */
 import { scanCanonical } from '../canonical/scan.js';
 import { MAX_RECORD_DEPTH } from '../canonical/limits.js';
-import { genesisHash } from '../chain/record.js';
-import type { Problem, ProblemCode, ProblemLocation } from '../chain/report.js';
-import { REDACTED_MARKER, type VerifiedLine } from '../chain/verify.js';
+import { isObject } from '../canonical/json.js';
+import { genesisHash } from '../record/formats.js';
+import { REDACTED_MARKER } from '../record/markers.js';
+import type { Problem, ProblemLocation } from '../chain/report.js';
+import type { VerifiedLine } from '../chain/verifier.js';
 import { MANIFEST_NAME } from '../receipt/manifest.js';
-import { verifyReceipt, type ByteInput, type ReceiptReport, type VerifyReceiptOptions } from '../receipt/verify.js';
+import { verifyReceipt, type ByteInput, type ReceiptProblemCode, type ReceiptReport, type VerifyReceiptOptions } from '../receipt/verify.js';
 import { anchorDefect, redactionsDefect, type AnchorBlock, type Declaration } from './anchor.js';
 
 export interface MarkerValue {
@@ -23,7 +25,10 @@ export interface MarkerValue {
   text?: string;
 }
 
-export interface PublishedReport extends ReceiptReport {
+/** The problems of a published receipt (spec/REDACTION.md §6): a receipt's, and its declarations' and anchor's. */
+export type PublishedProblemCode = ReceiptProblemCode | 'REDACTION_UNDECLARED' | 'REDACTION_MISSING' | 'ANCHOR_INVALID';
+
+export interface PublishedReport extends ReceiptReport<PublishedProblemCode> {
   /** The anchor block, once the manifest was read and it had a valid one. */
   anchor: AnchorBlock | null;
   /** Number of declared redactions. */
@@ -40,7 +45,7 @@ export interface PublishedReport extends ReceiptReport {
  * which adds the declaration and anchor problems — so whoever passes these options gets the whole
  * verification, publication checks included (issue 14 item 6: `diff` passed the observers without it).
  */
-export type ReceiptHooks = Required<Pick<VerifyReceiptOptions, 'extensions' | 'onLine' | 'onBlob' | 'finish'>>;
+export type ReceiptHooks = Required<Pick<VerifyReceiptOptions<ReceiptReport | PublishedReport>, 'extensions' | 'onLine' | 'onBlob' | 'finish'>>;
 
 export interface VerifyPublishedOptions extends Omit<VerifyReceiptOptions, keyof ReceiptHooks> {
   /** Also return the marker standing at this step and path (and with `step: true`, the step's whole line). */
@@ -56,7 +61,6 @@ export interface Locate {
 const key = (seq: number, path: string): string => `${seq} ${path}`;
 /** Declaration and anchor problems kept at most (beyond it the report says problems_truncated). */
 const MAX_EXTRA_PROBLEMS = 1000;
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /**
  * The receipt-verifier options that teach it published receipts, with the state they collect. Exposed so
@@ -66,17 +70,17 @@ const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typ
  */
 export function publishedReceiptHooks(locate?: Locate): {
   options: ReceiptHooks;
-  finish(report: ReceiptReport): PublishedReport;
+  finish(report: ReceiptReport | PublishedReport): PublishedReport;
   /** `finish` when the manifest has an anchor or declarations; the receipt report unchanged otherwise. */
-  finishIfPublished(report: ReceiptReport): ReceiptReport | PublishedReport;
+  finishIfPublished(report: ReceiptReport | PublishedReport): ReceiptReport | PublishedReport;
 } {
   let anchor: AnchorBlock | null = null;
   let declared: Map<string, { d: Declaration; seen: boolean }> | null = null;
-  const extra: Problem[] = [];
+  const extra: Array<Problem<PublishedProblemCode>> = [];
   let truncated = false;
   let located: MarkerValue | null = null;
   let locatedLine: string | null = null;
-  const add = (code: ProblemCode, message: string, location: ProblemLocation): void => {
+  const add = (code: PublishedProblemCode, message: string, location: ProblemLocation): void => {
     if (extra.length < MAX_EXTRA_PROBLEMS) extra.push({ code, message, location });
     else truncated = true;
   };
@@ -98,7 +102,7 @@ export function publishedReceiptHooks(locate?: Locate): {
       if (locate?.step && line.seq === locate.seq) locatedLine = line.text;
       for (const m of line.markers) {
         if (m.names.length !== 1 || m.names[0] !== REDACTED_MARKER) continue;
-        const loc: ProblemLocation = { ...(line.file ? { file: line.file } : {}), line: line.line, seq: line.seq, path: m.path };
+        const loc: ProblemLocation = { ...(line.segment ? { file: line.segment } : {}), line: line.line, seq: line.seq, path: m.path };
         let value: MarkerValue | null = null;
         try {
           const parsed = JSON.parse(line.text.slice(m.start, m.end)) as Record<string, unknown>;
@@ -126,14 +130,14 @@ export function publishedReceiptHooks(locate?: Locate): {
     finish: (report: ReceiptReport) => hooks.finishIfPublished(report),
   };
   /** Reports this set of hooks has finished: finishing one again returns it unchanged (no doubled problems). */
-  const finished = new WeakSet<ReceiptReport>();
+  const finished = new WeakSet<object>();
   const hooks = {
     options,
-    finishIfPublished(receipt: ReceiptReport): ReceiptReport | PublishedReport {
+    finishIfPublished(receipt: ReceiptReport | PublishedReport): ReceiptReport | PublishedReport {
       const m = receipt.manifest;
       return m && ('anchor' in m || 'redactions' in m) ? hooks.finish(receipt) : receipt;
     },
-    finish(receipt: ReceiptReport): PublishedReport {
+    finish(receipt: ReceiptReport | PublishedReport): PublishedReport {
       if (finished.has(receipt)) return receipt as PublishedReport;
       const r: PublishedReport = { ...receipt, problems: receipt.problems.slice(), anchor: null, redactions: 0, located: null, located_line: null };
       // The manifest is only there when both members passed their shape checks (or are absent).
@@ -205,7 +209,7 @@ export function publishedReceiptHooks(locate?: Locate): {
 }
 
 /** Problems after which the verifier stopped reading, so unread markers are not "missing". */
-const STOPPING = new Set<ProblemCode>(['ARCHIVE_INVALID', 'ARCHIVE_UNSAFE', 'ARCHIVE_LIMIT', 'ENTRY_UNEXPECTED', 'MANIFEST_INVALID', 'SIGNATURE_INVALID']);
+const STOPPING = new Set<string>(['ARCHIVE_INVALID', 'ARCHIVE_UNSAFE', 'ARCHIVE_LIMIT', 'ENTRY_UNEXPECTED', 'MANIFEST_INVALID', 'SIGNATURE_INVALID']);
 
 /** Verifies a published receipt: the receipt, the anchor, and the declarations in both directions. Never throws. */
 export async function verifyPublishedReceipt(input: ByteInput, options: VerifyPublishedOptions = {}): Promise<PublishedReport> {

@@ -10,8 +10,10 @@ import { lstat, open, readdir, unlink, type FileHandle } from 'node:fs/promises'
 import { join } from 'node:path';
 import { MAX_LINE_BYTES } from '../canonical/limits.js';
 import { isDigest } from '../canonical/sha256.js';
-import { formatTimestamp, genesisHash, type Genesis, type StepInput, type StepRecord } from '../chain/record.js';
-import type { ChainReport } from '../chain/report.js';
+import { formatTimestamp } from '../record/fields.js';
+import { formatOf, genesisHash, writerProfile, type Genesis } from '../record/formats.js';
+import type { StepInput } from '../record/input.js';
+import type { StepRecord } from '../record/seal.js';
 import type { ChainHead, SeqRange, StoredLine } from '../chain/source.js';
 import { StoreError, ioError } from './errors.js';
 import { NOT_REGULAR, fsyncDir, isNotFound, openRegular, readExactly, readRegular, sizeOf, sleep, writeFileAtomic } from './fsutil.js';
@@ -19,10 +21,10 @@ import { checkRange, assertSeq } from './ids.js';
 import { BLOBS_DIR, BUCKETS_DIR, HEAD_FILE, MAX_HEAD_BYTES, blobFileName, bucketFirstSeq, bucketName, parseHead, serializeHead, type JournalMeta } from './layout.js';
 import { readLastLine, readLines, type RawLine } from './lines.js';
 import { HANDOFF_MS, acquireLock, readWaitingMark, sweepStaging, type HeldLock } from './lock.js';
-import { prepareSteps, recordKey, type BlobPayload, type PreparedStep } from './prepare.js';
+import { prepareSteps, type BlobPayload, type PreparedStep } from './prepare.js';
 import { blobSizeError, restoreRecord } from './restore.js';
 import { IdempotencyWindow, sequenceBatch, type Group } from './sequencer.js';
-import type { AppendResult, FsyncMode, Journal, JournalConfig, JournalVerifyOptions, Lineage } from './types.js';
+import type { AppendResult, FsyncMode, Journal, JournalConfig, JournalReport, JournalVerifyOptions, Lineage } from './types.js';
 import { verifyJournalDir } from './verify-dir.js';
 
 // Bucket files are opened for writing without following a symbolic link: another local user able to write
@@ -125,7 +127,7 @@ export class FileJournal implements Journal {
     }
     let prepared: PreparedStep[];
     try {
-      prepared = prepareSteps(steps, this.config.blob_threshold);
+      prepared = prepareSteps(steps, this.config.blob_threshold, writerProfile(this.genesis));
     } catch (e) {
       return Promise.reject(e);
     }
@@ -425,7 +427,7 @@ export class FileJournal implements Journal {
     tail.seq = seq;
     tail.hash = rec.step_hash;
     if (typeof rec.step_id === 'string') {
-      this.window.add(rec.step_id, { seq, step_hash: rec.step_hash, prev_hash: rec.prev_hash, key: recordKey(rec), ts: rec.ts });
+      this.window.add(rec.step_id, { seq, step_hash: rec.step_hash, prev_hash: rec.prev_hash, key: formatOf(this.genesis).select((n) => (rec as unknown as Record<string, unknown>)[n]).recordKey(rec as unknown as Record<string, unknown>), ts: rec.ts });
     }
   }
 
@@ -701,7 +703,7 @@ export class FileJournal implements Journal {
 
   async *read(range?: SeqRange): AsyncGenerator<StepRecord> {
     for await (const l of this.lines(range)) {
-      yield await restoreRecord(l.text, l.seq, join(BUCKETS_DIR, l.bucket), (ref) => this.blob(ref.digest, ref.size));
+      yield await restoreRecord(this.genesis, l.text, l.seq, join(BUCKETS_DIR, l.bucket), (ref) => this.blob(ref.digest, ref.size));
     }
   }
 
@@ -744,7 +746,7 @@ export class FileJournal implements Journal {
     }
   }
 
-  async verify(options: JournalVerifyOptions = {}): Promise<ChainReport> {
+  async verify(options: JournalVerifyOptions = {}): Promise<JournalReport> {
     // This writer's own lingering hold would show as a stale head.json; a verify sees it settled.
     await this.letGo();
     return verifyJournalDir(this.dir, { ...options, staleMs: this.options.staleMs });

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { makeGenesis } from '../chain/record.js';
+import { makeGenesis } from '../record/index.js';
 import { StoreError, ioError } from './errors.js';
 import { FileJournal, type FileJournalOptions } from './file-journal.js';
 import { copyPrefix } from './fork.js';
@@ -17,7 +17,7 @@ import {
   BLOBS_DIR, BUCKETS_DIR, DEFAULT_BLOB_THRESHOLD, DEFAULT_BUCKET_BYTES, HEAD_FILE, MAX_BLOB_THRESHOLD, MAX_BUCKET_BYTES, MAX_META_BYTES, META_FILE,
   MIN_BLOB_THRESHOLD, MIN_BUCKET_BYTES, STORE_FORMAT, blobFileName, bucketName, parseMeta, serializeHead, serializeMeta, type JournalMeta,
 } from './layout.js';
-import type { ChainReport, CreateOptions, FsyncMode, ForkOptions, Journal, JournalConfig, JournalVerifyOptions, OpenOptions, Store } from './types.js';
+import type { JournalReport, CreateOptions, FsyncMode, ForkOptions, Journal, JournalConfig, JournalVerifyOptions, OpenOptions, Store } from './types.js';
 import { verifyJournalDir } from './verify-dir.js';
 
 export const DEFAULT_STALE_MS = 10_000;
@@ -130,7 +130,7 @@ export class FileStore implements Store {
    * Verifies journal `id` read-only without opening it (spec/FORMAT.md §8.13): a metadata file that cannot
    * be opened is reported as JOURNAL_INVALID, like every other defect, rather than thrown.
    */
-  async verify(id: string, options: JournalVerifyOptions = {}): Promise<ChainReport> {
+  async verify(id: string, options: JournalVerifyOptions = {}): Promise<JournalReport> {
     assertJournalId(id);
     const dir = join(this.root, id);
     try {

@@ -3,12 +3,13 @@
  * ChainSource interface, so a fork may cross stores. The copied lines are verified from the shared
  * genesis as they stream past, and every blob they reference is checked before it is copied.
  */
-import { genesisHash } from '../chain/record.js';
-import { ChainVerifier, type BlobRef } from '../chain/verify.js';
+import { genesisHash } from '../record/index.js';
+import { ChainVerifier } from '../chain/verifier.js';
+import { blobDefect } from '../record/blobs.js';
+import type { BlobRef } from '../record/markers.js';
 import { describeLocation } from '../chain/report.js';
 import { StoreError } from './errors.js';
 import { assertSeq } from './ids.js';
-import { blobDefect } from './restore.js';
 import type { Journal, Lineage } from './types.js';
 
 export interface PrefixSink {
@@ -38,7 +39,7 @@ export async function copyPrefix(parent: Journal, fromStep: number, sink: Prefix
   let bucket: string | null = null;
   for await (const l of parent.lines({ from: 0, to: fromStep })) {
     refs = [];
-    if (l.bucket !== bucket) verifier.beginFile((bucket = l.bucket));
+    if (l.bucket !== bucket) verifier.beginSegment((bucket = l.bucket));
     verifier.line(l.text, true);
     for (const ref of refs) {
       if (copied.has(ref.digest)) continue;

@@ -13,5 +13,5 @@ export { DEFAULT_BUCKET_BYTES, DEFAULT_BLOB_THRESHOLD, STORE_FORMAT } from './la
 export { LOCK_NAME } from './lock.js';
 export type {
   Store, Journal, JournalVerifyOptions, AppendResult, Lineage, JournalConfig, CreateOptions, OpenOptions, ForkOptions, FsyncMode,
-  ChainHead, ChainSource, SeqRange, StoredLine, StepInput, StepRecord, Genesis, ChainReport,
+  ChainHead, ChainSource, SeqRange, StoredLine, StepInput, StepRecord, Genesis, ChainReport, JournalReport, JournalProblemCode,
 } from './types.js';

@@ -5,7 +5,7 @@
 import { canonicalJson } from '../canonical/jcs.js';
 import { MAX_LINE_BYTES } from '../canonical/limits.js';
 import { isDigest } from '../canonical/sha256.js';
-import { genesisDefect, type Genesis } from '../chain/record.js';
+import { genesisDefect, type Genesis } from '../record/index.js';
 import { StoreError } from './errors.js';
 import { isJournalId } from './ids.js';
 import type { JournalConfig, Lineage } from './types.js';

@@ -3,10 +3,13 @@
  * in maps. For tests and for agents that need a journal no longer than their process. Pure: runs in a
  * browser. Every Journal opened on one id shares that journal's state, as file journals share a directory.
  */
-import { genesisHash, makeGenesis, formatTimestamp, type Genesis, type StepInput, type StepRecord } from '../chain/record.js';
-import type { ChainReport, Problem } from '../chain/report.js';
+import { formatTimestamp } from '../record/fields.js';
+import { genesisHash, makeGenesis, writerProfile, type Genesis } from '../record/formats.js';
+import type { StepInput } from '../record/input.js';
+import type { StepRecord } from '../record/seal.js';
+import type { Problem } from '../chain/report.js';
 import type { ChainHead, SeqRange, StoredLine } from '../chain/source.js';
-import { ChainVerifier } from '../chain/verify.js';
+import { ChainVerifier } from '../chain/verifier.js';
 import { isDigest } from '../canonical/sha256.js';
 import { StoreError } from './errors.js';
 import { copyPrefix } from './fork.js';
@@ -16,9 +19,10 @@ import {
 } from './layout.js';
 import { lineageProblems } from './lineage.js';
 import { prepareSteps } from './prepare.js';
-import { blobDefect, blobSizeError, restoreRecord } from './restore.js';
+import { blobDefect } from '../record/blobs.js';
+import { blobSizeError, restoreRecord } from './restore.js';
 import { IdempotencyWindow, sequenceBatch } from './sequencer.js';
-import type { AppendResult, CreateOptions, ForkOptions, Journal, JournalConfig, JournalVerifyOptions, Lineage, OpenOptions, Store } from './types.js';
+import type { AppendResult, CreateOptions, ForkOptions, Journal, JournalConfig, JournalProblemCode, JournalReport, JournalVerifyOptions, Lineage, OpenOptions, Store } from './types.js';
 
 export interface MemoryStoreOptions {
   /** Defaults for `create`, as in the file store. */
@@ -155,7 +159,7 @@ class MemoryJournal implements Journal {
   private async appendGroup(steps: readonly StepInput[]): Promise<AppendResult[]> {
     if (this.closed) throw new StoreError('CLOSED', `journal ${this.id} is closed`, { hint: 'open it again' });
     if (this.readOnly) throw new StoreError('READ_ONLY', `journal ${this.id} was opened read-only`, { hint: 'open it without readOnly to append' });
-    const prepared = prepareSteps(steps, this.state.config.blob_threshold);
+    const prepared = prepareSteps(steps, this.state.config.blob_threshold, writerProfile(this.state.genesis));
     const s = this.state;
     const batch = sequenceBatch([{ steps: prepared }], { seq: s.lines.length - 1, hash: s.hash }, s.window, formatTimestamp(new Date()));
     const outcome = batch.outcomes[0]!;
@@ -183,7 +187,7 @@ class MemoryJournal implements Journal {
   }
 
   async *read(range?: SeqRange): AsyncGenerator<StepRecord> {
-    for await (const l of this.lines(range)) yield await restoreRecord(l.text, l.seq, `memory:${this.id}`, (ref) => this.blob(ref.digest, ref.size));
+    for await (const l of this.lines(range)) yield await restoreRecord(this.state.genesis, l.text, l.seq, `memory:${this.id}`, (ref) => this.blob(ref.digest, ref.size));
   }
 
   async get(seq: number): Promise<StepRecord | null> {
@@ -200,9 +204,9 @@ class MemoryJournal implements Journal {
     return b.slice();
   }
 
-  async verify(options: JournalVerifyOptions = {}): Promise<ChainReport> {
+  async verify(options: JournalVerifyOptions = {}): Promise<JournalReport> {
     const s = this.state;
-    const problems: Problem[] = [];
+    const problems: Array<Problem<JournalProblemCode>> = [];
     let hashAtFrom: string | null = null;
     const verifier = new ChainVerifier({
       genesis: s.genesis,
@@ -211,7 +215,7 @@ class MemoryJournal implements Journal {
         if (s.lineage !== null && l.seq === s.lineage.from_step) hashAtFrom = l.step_hash;
         for (const ref of l.blobs) {
           const bytes = s.blobs.get(ref.digest);
-          const loc = { ...(l.file === undefined ? {} : { file: l.file }), line: l.line, ...(l.seq === null ? {} : { seq: l.seq }), field: ref.field };
+          const loc = { ...(l.segment === undefined ? {} : { file: l.segment }), line: l.line, ...(l.seq === null ? {} : { seq: l.seq }), field: ref.field };
           if (bytes === undefined) problems.push({ code: 'BLOB_MISSING', message: `blob ${ref.digest} is not in the store (referenced by ${ref.field})`, location: loc });
           else {
             const defect = blobDefect(bytes, ref);
@@ -222,7 +226,7 @@ class MemoryJournal implements Journal {
     });
     let b = -1;
     for (let seq = 0; seq < s.lines.length; seq++) {
-      if (b + 1 < s.buckets.length && s.buckets[b + 1] === seq) verifier.beginFile(bucketName(s.buckets[++b]!));
+      if (b + 1 < s.buckets.length && s.buckets[b + 1] === seq) verifier.beginSegment(bucketName(s.buckets[b + 1]!), s.buckets[++b]!);
       verifier.line(s.lines[seq]!, true);
       options.onProgress?.(seq + 1);
     }

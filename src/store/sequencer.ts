@@ -4,7 +4,7 @@
  * to is the committed one. A group (one append() or appendMany() call) succeeds or fails as a whole.
  */
 import { MAX_LINE_BYTES } from '../canonical/limits.js';
-import { newStepId, sealStep } from '../chain/record.js';
+import { newStepId } from '../record/fields.js';
 import { StoreError } from './errors.js';
 import type { BlobPayload, PreparedStep } from './prepare.js';
 import type { AppendResult } from './types.js';
@@ -108,7 +108,7 @@ export function sequenceBatch(groups: readonly Group[], tail: Tail, window: Idem
         const seq = gt.seq + 1;
         const stepId = step.step_id ?? newStepId();
         const ts = step.ts ?? now;
-        const { stepHash, line } = sealStep(step.texts, seq, stepId, ts, gt.hash);
+        const { stepHash, line } = step.profile.seal(step.texts, { seq, stepId, ts, prevHash: gt.hash });
         if (line.length * 3 > MAX_LINE_BYTES && encoder.encode(line).length > MAX_LINE_BYTES) {
           throw new StoreError('STEP_TOO_LARGE', `step ${seq}'s line would exceed the limit of ${MAX_LINE_BYTES} bytes`, {
             location: { seq, path: '/meta' },

@@ -3,9 +3,13 @@
  * holds the bytes. The file store and the in-memory store both implement it, and one conformance suite
  * (test/store/conformance.test.ts) runs against both.
  */
-import type { ChainReport } from '../chain/report.js';
-import type { Genesis, StepInput, StepRecord } from '../chain/record.js';
+import type { BlobProblemCode, ChainProblemCode, ChainReport } from '../chain/report.js';
+import type { Genesis, StepInput, StepRecord } from '../record/index.js';
 import type { ChainHead, ChainSource, SeqRange, StoredLine } from '../chain/source.js';
+
+/** The problems of a journal's verify (spec/FORMAT.md §8.13): the chain's, the blobs', and the store's own. */
+export type JournalProblemCode = ChainProblemCode | BlobProblemCode | 'JOURNAL_INVALID' | 'HEAD_CACHE_STALE';
+export type JournalReport = ChainReport<JournalProblemCode>;
 
 /** `fsync` durability modes; see spec/FORMAT.md §8 for what each promises when append resolves. */
 export type FsyncMode = 'always' | 'batch' | 'none';
@@ -91,7 +95,7 @@ export interface Journal extends ChainSource {
    * Verifies the whole journal read-only: the chain, every referenced blob, a fork's lineage, the head
    * cache. Never modifies anything; a torn uncommitted tail and a stale head cache are warnings.
    */
-  verify(options?: JournalVerifyOptions): Promise<ChainReport>;
+  verify(options?: JournalVerifyOptions): Promise<JournalReport>;
   /** Waits for queued appends, flushes deferred fsyncs, and releases resources. Idempotent. */
   close(): Promise<void>;
 }

@@ -8,8 +8,9 @@
 import { lstat, opendir, readdir, stat } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
 import { join } from 'node:path';
-import type { ChainReport, Problem } from '../chain/report.js';
-import { ChainVerifier, type BlobRef } from '../chain/verify.js';
+import type { Problem } from '../chain/report.js';
+import { ChainVerifier } from '../chain/verifier.js';
+import type { BlobRef } from '../record/markers.js';
 import { MAX_LINE_BYTES } from '../canonical/limits.js';
 import { StoreError } from './errors.js';
 import { errorCode, isNotFound, openRegular, readExactly, readRegular } from './fsutil.js';
@@ -20,8 +21,8 @@ import {
 } from './layout.js';
 import { readLineBatches } from './lines.js';
 import { lineageProblems } from './lineage.js';
-import { blobDefect } from './restore.js';
-import type { JournalVerifyOptions } from './types.js';
+import { blobDefect } from '../record/blobs.js';
+import type { JournalProblemCode, JournalReport, JournalVerifyOptions } from './types.js';
 
 export interface DirVerifyOptions extends JournalVerifyOptions {
   /** The writers' stale threshold, to say whether a lock left in the directory is stale (default 10 s). */
@@ -42,11 +43,11 @@ const ENTRIES: ReadonlyMap<string, 'file' | 'directory'> = new Map([
   [WAITING_NAME, 'file'],
 ]);
 
-function stopped(problem: Problem): ChainReport {
+function stopped(problem: Problem<JournalProblemCode>): JournalReport {
   return { ok: false, start_hash: null, start_seq: 0, head: null, head_seq: null, steps: 0, problems: [problem], warnings: [], problems_truncated: false };
 }
 
-export async function verifyJournalDir(dir: string, options: DirVerifyOptions = {}): Promise<ChainReport> {
+export async function verifyJournalDir(dir: string, options: DirVerifyOptions = {}): Promise<JournalReport> {
   // 1. The metadata file; without it there is no genesis to verify from.
   let meta: JournalMeta;
   try {
@@ -60,12 +61,12 @@ export async function verifyJournalDir(dir: string, options: DirVerifyOptions = 
 
   // Problems are reported in the order of §8.13's steps, whenever they are found: the entries (step 2),
   // the chain (3–4), the buckets (5), the blobs (6), the lineage (7).
-  const entryProblems: Problem[] = [];
-  const bucketProblems: Problem[] = [];
-  const blobProblems: Problem[] = [];
+  const entryProblems: Array<Problem<JournalProblemCode>> = [];
+  const bucketProblems: Array<Problem<JournalProblemCode>> = [];
+  const blobProblems: Array<Problem<JournalProblemCode>> = [];
   let kept = 0;
   let truncated = false;
-  const adder = (list: Problem[]) => (p: Problem): void => {
+  const adder = (list: Array<Problem<JournalProblemCode>>) => (p: Problem<JournalProblemCode>): void => {
     if (kept >= MAX_PROBLEMS) truncated = true;
     else {
       kept++;
@@ -73,7 +74,7 @@ export async function verifyJournalDir(dir: string, options: DirVerifyOptions = 
     }
   };
   const add = adder(entryProblems);
-  const warnings: Problem[] = [];
+  const warnings: Array<Problem<JournalProblemCode>> = [];
 
   // 2. The directory's entries (§8.3), buckets/ and blobs/ (§8.5, §8.6).
   const kinds = await entryKinds(dir);
@@ -116,7 +117,7 @@ export async function verifyJournalDir(dir: string, options: DirVerifyOptions = 
     genesis: meta.genesis,
     ...(options.expectHead === undefined ? {} : { expectHead: options.expectHead }),
     onLine: (l) => {
-      for (const ref of l.blobs) pending.push({ ref, file: l.file, line: l.line, seq: l.seq });
+      for (const ref of l.blobs) pending.push({ ref, file: l.segment, line: l.line, seq: l.seq });
       if (meta.lineage !== null && l.seq === meta.lineage.from_step) lineageHash = l.step_hash;
     },
   });
@@ -145,8 +146,8 @@ export async function verifyJournalDir(dir: string, options: DirVerifyOptions = 
   // Whole lines per bucket, for "only the last bucket may be empty" (§8.5).
   const wholeLines = new Map<string, number>();
   const lastName = buckets.length > 0 ? buckets[buckets.length - 1]![1] : null;
-  for (const [, name] of buckets) {
-    verifier.beginFile(name);
+  for (const [first, name] of buckets) {
+    verifier.beginSegment(name, first);
     let whole = 0;
     try {
       // One await per 64 KiB read, not per line (bench/: journal verify).
@@ -167,7 +168,7 @@ export async function verifyJournalDir(dir: string, options: DirVerifyOptions = 
   }
   const report = verifier.finish();
 
-  const chainProblems: Problem[] = [];
+  const chainProblems: Array<Problem<JournalProblemCode>> = [];
   // A torn final line of the last bucket is an uncommitted write, not damage; anywhere else it is.
   for (const p of report.problems) {
     if (p.code === 'TRUNCATED_LINE' && p.location.file === lastName) warnings.push(p);
@@ -258,7 +259,7 @@ async function entryKinds(dir: string): Promise<Map<string, Kind>> {
 }
 
 /** blobs/ holds only sha256/, and sha256/ only 64-hex names (§8.6); listed as a stream, never held whole. */
-async function checkBlobsDir(dir: string, add: (p: Problem) => void): Promise<void> {
+async function checkBlobsDir(dir: string, add: (p: Problem<JournalProblemCode>) => void): Promise<void> {
   try {
     for (const name of await readdir(join(dir, 'blobs'))) {
       if (name.startsWith('.') || name === 'sha256') continue;

@@ -4,7 +4,7 @@ import { diff, summarize, formatDiff, dottedPath, shorten, compilePattern, patte
 import { firstMatch, pairBlock } from '../../src/diff/align.js';
 import { canonicalJson } from '../../src/canonical/jcs.js';
 import { digestUtf8 } from '../../src/canonical/sha256.js';
-import { makeGenesis, type StepInput, type StepRecord } from '../../src/chain/record.js';
+import { makeGenesis, type StepInput, type StepRecord } from '../../src/record/index.js';
 import type { ChainSource, StoredLine } from '../../src/chain/source.js';
 import { sealRun } from '../../src/testing/run.js';
 

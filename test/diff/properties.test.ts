@@ -4,7 +4,7 @@ import * as fc from 'fast-check';
 import { diff, patternFor, type ChangedStep } from '../../src/diff/index.js';
 import { replayVariant, run, sealRun, steps, jsonValue } from '../../src/testing/index.js';
 import { canonicalJson } from '../../src/canonical/jcs.js';
-import type { StepRecord } from '../../src/chain/record.js';
+import type { StepRecord } from '../../src/record/index.js';
 import type { ChainSource } from '../../src/chain/source.js';
 
 const runs = { numRuns: 100 };

@@ -14,7 +14,7 @@ import { FileStore, type Journal } from '../../src/store/index.js';
 import { exportReceipt, verifyReceipt, MANIFEST_NAME } from '../../src/receipt/index.js';
 import { ustarHeader } from '../../src/receipt/tar.js';
 import { canonicalJson, digestBytes } from '../../src/canonical/index.js';
-import { genesisHash, sealRecord, type Genesis, type UnsealedRecord } from '../../src/chain/record.js';
+import { genesisHash, sealRecord, type Genesis, type UnsealedRecord } from '../../src/record/index.js';
 import { tempDir } from '../helpers/tmp.js';
 import { loadVectors } from '../helpers/vectors.js';
 import { runs } from './support.js';

@@ -5,7 +5,7 @@
  */
 import { canonicalJson } from '../../src/canonical/jcs.js';
 import { digestUtf8 } from '../../src/canonical/sha256.js';
-import { genesisHash, makeGenesis, sealRecord, type Genesis, type Json, type UnsealedRecord } from '../../src/chain/record.js';
+import { genesisHash, makeGenesis, sealRecord, type Genesis, type Json, type UnsealedRecord } from '../../src/record/index.js';
 import type { ChainHead, ChainSource, SeqRange, StoredLine } from '../../src/chain/source.js';
 
 export interface FixtureOptions {

@@ -5,7 +5,7 @@
 import { describe, expect, test } from 'vitest';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { genesisHash, makeGenesis, sealRecord } from '../../src/chain/record.js';
+import { genesisHash, makeGenesis, sealRecord } from '../../src/record/index.js';
 import type { ChainSource, SeqRange, StoredLine } from '../../src/chain/source.js';
 import { exportReceipt, verifyReceiptFile } from '../../src/receipt/index.js';
 import { tempDir } from '../helpers/tmp.js';

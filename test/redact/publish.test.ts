@@ -12,7 +12,7 @@ import {
   RedactError, compareAnchor, publishedReceiptHooks, fixedSalts, discloseStep, discloseStepFromSecrets, verifyStepDisclosure, disclose, discloseFromSecrets, preparePublication, publicationBytes, publish, seededSalts,
   verifyDisclosure, verifyDisclosureFiles, verifyPublishedFile, verifyPublishedReceipt, escapedForms, MAX_ESCAPE_DEPTH, type SecretsFile,
 } from '../../src/redact/index.js';
-import type { StepInput } from '../../src/chain/record.js';
+import type { StepInput } from '../../src/record/index.js';
 import { FileStore, MemoryStore } from '../../src/store/index.js';
 import { tempDir } from '../helpers/tmp.js';
 import { CREATED_AT, SAMPLE_POLICY, SECRETS, archiveText, memoryJournal, sampleSteps, ts } from './helpers.js';

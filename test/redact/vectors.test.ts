@@ -1,7 +1,7 @@
 /** vectors/redaction.json (spec/REDACTION.md §10): every case reproduced by this implementation. */
 import { describe, expect, test } from 'vitest';
 import type { ChainSource } from '../../src/chain/source.js';
-import type { Genesis, Json } from '../../src/chain/record.js';
+import type { Genesis, Json } from '../../src/record/index.js';
 import {
   commitment, compilePolicy, fixedSalts, preparePublication, publicationBytes, redactStep, saltFromHex, seededSalts, stepCommitment,
   verifyDisclosure, verifyHashDisclosure, verifyPublishedReceipt, verifyStepDisclosure,

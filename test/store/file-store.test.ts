@@ -6,7 +6,7 @@ import { existsSync, readFileSync, readdirSync, rmSync, statSync, unlinkSync, wr
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { describe, expect, test } from 'vitest';
-import { genesisHash, sealRecord } from '../../src/chain/record.js';
+import { genesisHash, sealRecord } from '../../src/record/index.js';
 import { FileStore, StoreError, type Journal } from '../../src/store/index.js';
 import { tempDir } from '../helpers/tmp.js';
 import { runChild } from './helpers.js';

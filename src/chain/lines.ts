@@ -1,0 +1,82 @@
+/**
+ * Splitting a stream of bytes into lines (spec/FORMAT.md §4.4): at each 0x0A, with the final bytes after
+ * the last newline a torn write. The one splitter every reader of stored lines uses — a bucket file, a
+ * receipt's chain entry, a whole file in memory — so they agree on every edge. A line that lies within one
+ * piece comes back as a view into it (the caller keeps the piece alive while it uses the line); one that
+ * spans pieces is joined; one longer than `maxBytes` is not held at all, only measured. Pure.
+ */
+import { concatBytes } from '../bytes.js';
+
+export interface SplitLine {
+  /** The line without its newline; empty when `tooLong`. */
+  bytes: Uint8Array;
+  /** Whether a newline ended it; only the final line of a stream can lack one (a torn write). */
+  terminated: boolean;
+  /** Offset of the line's first byte, counted from the stream's `start`. */
+  start: number;
+  /** Offset just past its newline (or past its last byte when unterminated). */
+  end: number;
+  /** Set when the line is longer than `maxBytes`: `bytes` is then empty and only its length is known. */
+  tooLong: boolean;
+}
+
+const EMPTY = new Uint8Array(0);
+
+export class LineSplitter {
+  private parts: Uint8Array[] = [];
+  private held = 0;
+  private tooLong = false;
+  private pos: number;
+  private lineStart: number;
+  /** Complete (newline-terminated) lines so far. */
+  lines = 0;
+
+  constructor(private readonly maxBytes = Number.POSITIVE_INFINITY, start = 0) {
+    this.pos = start;
+    this.lineStart = start;
+  }
+
+  /** The lines `piece` completes, in order. */
+  push(piece: Uint8Array): SplitLine[] {
+    const out: SplitLine[] = [];
+    let from = 0;
+    for (;;) {
+      const nl = piece.indexOf(0x0a, from);
+      if (nl < 0) break;
+      const part = piece.subarray(from, nl);
+      const end = this.pos + nl + 1;
+      if (this.tooLong || this.held + part.length > this.maxBytes) {
+        out.push({ bytes: EMPTY, terminated: true, start: this.lineStart, end, tooLong: true });
+      } else {
+        out.push({ bytes: this.parts.length === 0 ? part : concatBytes([...this.parts, part]), terminated: true, start: this.lineStart, end, tooLong: false });
+      }
+      this.parts = [];
+      this.held = 0;
+      this.tooLong = false;
+      this.lineStart = end;
+      this.lines++;
+      from = nl + 1;
+    }
+    if (from < piece.length && !this.tooLong) {
+      this.held += piece.length - from;
+      if (this.held > this.maxBytes) {
+        this.tooLong = true;
+        this.parts = [];
+      } else this.parts.push(piece.subarray(from));
+    }
+    this.pos += piece.length;
+    return out;
+  }
+
+  /** The torn final line when the stream did not end with a newline, else null. */
+  end(): SplitLine | null {
+    if (this.pos === this.lineStart) return null;
+    const bytes = this.tooLong ? EMPTY : this.parts.length === 1 ? this.parts[0]! : concatBytes(this.parts);
+    const torn = { bytes, terminated: false, start: this.lineStart, end: this.pos, tooLong: this.tooLong };
+    this.parts = [];
+    this.held = 0;
+    this.tooLong = false;
+    this.lineStart = this.pos;
+    return torn;
+  }
+}
