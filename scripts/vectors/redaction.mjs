@@ -58,14 +58,14 @@ function journal() {
     }
     const { record, line } = sealRecord({ v: 1, seq, step_id: `step-${seq}`, ts: new Date(Date.UTC(2026, 0, 1, 0, 0, seq)).toISOString(), prev_hash: prev, ...s, result });
     prev = record.step_hash;
-    stored.push({ bucket: '0000000000000000.jsonl', seq, text: line.slice(0, -1), step_hash: record.step_hash });
+    stored.push({ segment: '0000000000000000.jsonl', seq, text: line.slice(0, -1), step_hash: record.step_hash });
   });
   return {
     genesis,
     stored,
     blobs,
     async head() { const l = stored[stored.length - 1]; return { seq: l.seq, step_hash: l.step_hash }; },
-    async *lines(range = {}) { for (const l of stored) { if (l.seq < (range.from ?? 0)) continue; if (range.to !== undefined && l.seq > range.to) return; yield { bucket: l.bucket, seq: l.seq, text: l.text }; } },
+    async *lines(range = {}) { for (const l of stored) { if (l.seq < (range.from ?? 0)) continue; if (range.to !== undefined && l.seq > range.to) return; yield { segment: l.segment, seq: l.seq, text: l.text }; } },
     async blob(d) { return blobs.get(d) ?? null; },
   };
 }
@@ -167,7 +167,7 @@ export async function generate() {
   const unsignedPub = await planPublication(journal(), { policy: pubPolicy, salts: seededSalts('published'), exporter: EXPORTER });
   const unsigned = await tarOf(unsignedPub.plan);
   const m = unsignedPub.plan.manifest;
-  const replan = async (extra) => tarOf(await planReceipt({ genesis: m.genesis, lines: async function* () { for (const [i, text] of unsignedPub.lines.entries()) yield { bucket: '0000000000000000.jsonl', seq: i, text }; }, from: 0, to: m.head.seq, blob: async (d) => (await journal().blob(d)), extra, exporter: EXPORTER }));
+  const replan = async (extra) => tarOf(await planReceipt({ genesis: m.genesis, lines: async function* () { for (const [i, text] of unsignedPub.lines.entries()) yield { segment: '0000000000000000.jsonl', seq: i, text }; }, from: 0, to: m.head.seq, blob: async (d) => (await journal().blob(d)), extra, exporter: EXPORTER }));
   const j0 = journal();
   cases.push({
     id: 'publish-reproduce', kind: 'publish', result: 'valid',

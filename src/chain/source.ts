@@ -5,8 +5,11 @@
 import type { Genesis } from '../record/formats.js';
 
 export interface StoredLine {
-  /** Bucket (journal) or chain entry (receipt) the line lives in, e.g. "0000000000000000.jsonl". */
-  bucket: string;
+  /**
+   * The segment the line lives in: an opaque label (a journal's bucket file, a receipt's chain entry, a
+   * database's range). Readers use it in locations; a receipt starts a new chain entry where it changes.
+   */
+  segment: string;
   seq: number;
   /** The stored line exactly as written, without its newline: JCS of the sealed record. */
   text: string;

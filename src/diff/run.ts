@@ -131,9 +131,9 @@ export class Run {
     let record: unknown = r.value;
     let file: string | undefined;
     if (this.source) {
-      const line = r.value as { bucket?: unknown; text?: unknown } | null;
+      const line = r.value as { segment?: unknown; text?: unknown } | null;
       if (typeof line?.text !== 'string') throw this.badStep(index, 'the source yielded a line without text');
-      file = typeof line.bucket === 'string' ? line.bucket : undefined;
+      file = typeof line.segment === 'string' ? line.segment : undefined;
       try {
         record = JSON.parse(line.text);
       } catch (e) {

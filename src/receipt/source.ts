@@ -107,7 +107,7 @@ export async function receiptSource(open: () => ByteInput | Promise<ByteInput>, 
             partial = new Uint8Array(0);
             start = nl + 1;
             count++;
-            if (seq >= from && seq <= to) yield { bucket: name, seq, text: decoder.decode(bytes) };
+            if (seq >= from && seq <= to) yield { segment: name, seq, text: decoder.decode(bytes) };
             seq++;
             if (seq > to) return;
           }

@@ -99,19 +99,19 @@ export async function planReceipt(input: ReceiptWriterInput): Promise<ReceiptPla
     },
   });
   const chain: ChainEntry[] = [];
-  let entry: { name: string; size: number; steps: number; hash: Hash; bucket: string } | null = null;
+  let entry: { name: string; size: number; steps: number; hash: Hash; segment: string } | null = null;
   const close = (): void => {
     if (entry) chain.push({ digest: 'sha256:' + entry.hash.digest('hex'), name: entry.name, size: entry.size, steps: entry.steps });
     entry = null;
   };
-  let bucket: string | null = null;
+  let segment: string | null = null;
   let count = 0;
   let lastSeq = startSeq - 1;
   for await (const line of input.lines()) {
     if (line.seq > to) break;
-    if (line.bucket !== bucket) {
-      verifier.beginSegment(line.bucket);
-      bucket = line.bucket;
+    if (line.segment !== segment) {
+      verifier.beginSegment(line.segment);
+      segment = line.segment;
     }
     if (line.seq >= from && !inRange) {
       inRange = true;
@@ -124,9 +124,9 @@ export async function planReceipt(input: ReceiptWriterInput): Promise<ReceiptPla
     lastSeq = line.seq;
     if (!inRange) continue;
     count++;
-    if (entry === null || entry.bucket !== line.bucket || entry.size + bytes.length > MAX_CHAIN_ENTRY_BYTES) {
+    if (entry === null || entry.segment !== line.segment || entry.size + bytes.length > MAX_CHAIN_ENTRY_BYTES) {
       close();
-      entry = { name: chainEntryName(line.seq), size: 0, steps: 0, hash: createHash('sha256'), bucket: line.bucket };
+      entry = { name: chainEntryName(line.seq), size: 0, steps: 0, hash: createHash('sha256'), segment: line.segment };
     }
     entry.size += bytes.length;
     entry.steps++;

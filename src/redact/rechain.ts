@@ -72,8 +72,8 @@ export class Rechain {
 
   /** Verifies, redacts and re-seals one stored line of the original journal. */
   async step(line: StoredLine): Promise<void> {
-    if (line.bucket !== this.segment) this.verifier.beginSegment(line.bucket);
-    this.segment = line.bucket;
+    if (line.segment !== this.segment) this.verifier.beginSegment(line.segment);
+    this.segment = line.segment;
     this.verifier.line(line.text, true);
     let record: StepRecord;
     try {
@@ -166,7 +166,7 @@ export class Rechain {
       // Steps before the first redaction are published unchanged, so their hashes are public (§6.2).
       throw sourceInvalid(`step ${seq} holds no redaction but does not re-seal to its own step hash; its line has members this version does not know`);
     }
-    this.lines.push({ bucket: this.segment!, seq, text: sealed.line.slice(0, -1) });
+    this.lines.push({ segment: this.segment!, seq, text: sealed.line.slice(0, -1) });
     return sealed.record.step_hash;
   }
 

@@ -23,8 +23,11 @@ import { readLastLine, readLines, type RawLine } from './lines.js';
 import { HANDOFF_MS, acquireLock, readWaitingMark, sweepStaging, type HeldLock } from './lock.js';
 import { prepareSteps, type BlobPayload, type PreparedStep } from './prepare.js';
 import { blobSizeError, restoreRecord } from './restore.js';
-import { IdempotencyWindow, sequenceBatch, type Group } from './sequencer.js';
-import type { AppendResult, FsyncMode, Journal, JournalConfig, JournalReport, JournalVerifyOptions, Lineage } from './types.js';
+import { IdempotencyWindow } from './idempotency.js';
+import { placeLine } from './segments.js';
+import { knownSteps, sequenceBatch, type Group } from './sequencer.js';
+import type { FsyncMode } from './file-store.js';
+import type { AppendResult, Journal, JournalConfig, JournalReport, JournalVerifyOptions, Lineage } from './types.js';
 import { verifyJournalDir } from './verify-dir.js';
 
 // Bucket files are opened for writing without following a symbolic link: another local user able to write
@@ -127,7 +130,7 @@ export class FileJournal implements Journal {
     }
     let prepared: PreparedStep[];
     try {
-      prepared = prepareSteps(steps, this.config.blob_threshold, writerProfile(this.genesis));
+      prepared = prepareSteps(steps, this.config.blobThreshold, writerProfile(this.genesis));
     } catch (e) {
       return Promise.reject(e);
     }
@@ -201,7 +204,7 @@ export class FileJournal implements Journal {
       if (tail.hash === null) {
         throw new StoreError('JOURNAL_CORRUPT', `the last step (seq ${tail.seq}) of ${this.dir} could not be read`, { hint: 'run verify on the journal' });
       }
-      const seq = sequenceBatch(batch, { seq: tail.seq, hash: tail.hash }, this.window, formatTimestamp(new Date()));
+      const seq = sequenceBatch(batch, { seq: tail.seq, hash: tail.hash }, await knownSteps(this.window, batch), formatTimestamp(new Date()));
       if (seq.lines.length > 0) {
         const blobs = new Map<string, BlobPayload>();
         for (const o of seq.outcomes) if (o.ok) for (const b of o.blobs) blobs.set(b.digest, b);
@@ -215,7 +218,7 @@ export class FileJournal implements Journal {
         }
         this.lease!.wrote = true;
         await this.writeLines(seq.lines);
-        for (const [id, entry] of seq.entries) this.window.add(id, entry);
+        this.window.committed(seq.entries);
       }
       settle = () => seq.outcomes.forEach((o, i) => (o.ok ? batch[i]!.resolve(o.results) : batch[i]!.reject(o.error)));
     } catch (e) {
@@ -501,21 +504,20 @@ export class FileJournal implements Journal {
   private async writeLines(lines: Array<{ seq: number; text: string; hash: string }>): Promise<void> {
     const tail = this.tail!;
     // Split into bucket segments: a line starts a new bucket when the current one is non-empty and the
-    // line would take it past bucket_bytes.
+    // line would take it past segmentBytes.
     // Each segment is encoded once, as a whole: one allocation per write rather than one per line.
     const segments: Array<{ first: number; texts: string[]; bytes: number }> = [];
     let cur = { first: tail.bucket, texts: [] as string[], bytes: 0 };
-    let size = tail.size;
+    let cursor = { first: tail.bucket, size: tail.size };
     for (const l of lines) {
       const bytes = Buffer.byteLength(l.text, 'utf8');
-      if (size > 0 && size + bytes > this.config.bucket_bytes) {
+      cursor = placeLine(cursor, l.seq, bytes, this.config.segmentBytes);
+      if (cursor.first !== cur.first) {
         if (cur.texts.length > 0) segments.push(cur);
         cur = { first: l.seq, texts: [], bytes: 0 };
-        size = 0;
       }
       cur.texts.push(l.text);
       cur.bytes += bytes;
-      size += bytes;
     }
     segments.push(cur);
 
@@ -694,7 +696,7 @@ export class FileJournal implements Journal {
             hint: 'run verify on the journal to locate the damage',
           });
         }
-        if (seq >= from) yield { bucket: name, seq, text: raw.bytes.toString('utf8') };
+        if (seq >= from) yield { segment: name, seq, text: raw.bytes.toString('utf8') };
         if (seq >= to) return;
         seq++;
       }
@@ -703,7 +705,7 @@ export class FileJournal implements Journal {
 
   async *read(range?: SeqRange): AsyncGenerator<StepRecord> {
     for await (const l of this.lines(range)) {
-      yield await restoreRecord(this.genesis, l.text, l.seq, join(BUCKETS_DIR, l.bucket), (ref) => this.blob(ref.digest, ref.size));
+      yield await restoreRecord(this.genesis, l.text, l.seq, join(BUCKETS_DIR, l.segment), (ref) => this.blob(ref.digest, ref.size));
     }
   }
 

@@ -36,10 +36,10 @@ export async function copyPrefix(parent: Journal, fromStep: number, sink: Prefix
   });
   const copied = new Set<string>();
   let count = 0;
-  let bucket: string | null = null;
+  let segment: string | null = null;
   for await (const l of parent.lines({ from: 0, to: fromStep })) {
     refs = [];
-    if (l.bucket !== bucket) verifier.beginSegment((bucket = l.bucket));
+    if (l.segment !== segment) verifier.beginSegment((segment = l.segment));
     verifier.line(l.text, true);
     for (const ref of refs) {
       if (copied.has(ref.digest)) continue;

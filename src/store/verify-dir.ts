@@ -8,10 +8,10 @@
 import { lstat, opendir, readdir, stat } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
 import { join } from 'node:path';
-import type { Problem } from '../chain/report.js';
-import { ChainVerifier } from '../chain/verifier.js';
-import type { BlobRef } from '../record/markers.js';
 import { MAX_LINE_BYTES } from '../canonical/limits.js';
+import { MAX_PROBLEMS, ProblemBudget, ProblemList } from '../chain/problems.js';
+import type { Problem } from '../chain/report.js';
+import type { BlobRef } from '../record/markers.js';
 import { StoreError } from './errors.js';
 import { errorCode, isNotFound, openRegular, readExactly, readRegular } from './fsutil.js';
 import { LOCK_NAME, WAITING_NAME, describeHolder, inspectLock } from './lock.js';
@@ -20,17 +20,14 @@ import {
   isOutOfRangeBucketName, isQuarantineName, parseHead, parseMeta, type JournalMeta,
 } from './layout.js';
 import { readLineBatches } from './lines.js';
-import { lineageProblems } from './lineage.js';
-import { blobDefect } from '../record/blobs.js';
 import type { JournalProblemCode, JournalReport, JournalVerifyOptions } from './types.js';
+import { verifySource, type BlobProblem } from './verify-source.js';
 
 export interface DirVerifyOptions extends JournalVerifyOptions {
   /** The writers' stale threshold, to say whether a lock left in the directory is stale (default 10 s). */
   staleMs?: number;
 }
 
-/** At most this many problems are kept, as the chain verifier keeps (the report says when more were found). */
-const MAX_PROBLEMS = 1000;
 const BLOB_NAME_RE = /^[0-9a-f]{64}$/;
 
 /** §8.3: the entries a journal directory may hold, and the kind of each. */
@@ -60,20 +57,12 @@ export async function verifyJournalDir(dir: string, options: DirVerifyOptions = 
   }
 
   // Problems are reported in the order of §8.13's steps, whenever they are found: the entries (step 2),
-  // the chain (3–4), the buckets (5), the blobs (6), the lineage (7).
-  const entryProblems: Array<Problem<JournalProblemCode>> = [];
-  const bucketProblems: Array<Problem<JournalProblemCode>> = [];
-  const blobProblems: Array<Problem<JournalProblemCode>> = [];
-  let kept = 0;
-  let truncated = false;
-  const adder = (list: Array<Problem<JournalProblemCode>>) => (p: Problem<JournalProblemCode>): void => {
-    if (kept >= MAX_PROBLEMS) truncated = true;
-    else {
-      kept++;
-      list.push(p);
-    }
-  };
-  const add = adder(entryProblems);
+  // the chain (3–4), the buckets (5), the blobs (6), the lineage (7); all but the chain's share one budget.
+  const budget = new ProblemBudget(MAX_PROBLEMS);
+  const entryProblems = new ProblemList<JournalProblemCode>(budget);
+  const bucketProblems = new ProblemList<JournalProblemCode>(budget);
+  const add = (p: Problem<JournalProblemCode>): void => entryProblems.push(p);
+  const addBucket = (p: Problem<JournalProblemCode>): void => bucketProblems.push(p);
   const warnings: Array<Problem<JournalProblemCode>> = [];
 
   // 2. The directory's entries (§8.3), buckets/ and blobs/ (§8.5, §8.6).
@@ -110,63 +99,18 @@ export async function verifyJournalDir(dir: string, options: DirVerifyOptions = 
   buckets.sort((a, b) => a[0] - b[0]);
 
   // 3.–6. The chain, bucket by bucket, and the blobs its lines reference.
-  const pending: Array<{ ref: BlobRef & { field: string }; file: string | undefined; line: number; seq: number | null }> = [];
-  let lineageHash: string | null = null;
-  let linesSeen = 0;
-  const verifier = new ChainVerifier({
-    genesis: meta.genesis,
-    ...(options.expectHead === undefined ? {} : { expectHead: options.expectHead }),
-    onLine: (l) => {
-      for (const ref of l.blobs) pending.push({ ref, file: l.segment, line: l.line, seq: l.seq });
-      if (meta.lineage !== null && l.seq === meta.lineage.from_step) lineageHash = l.step_hash;
-    },
-  });
-  const addBlob = adder(blobProblems);
-  const addBucket = adder(bucketProblems);
-  const checked = new Map<string, { code: 'BLOB_MISSING' | 'BLOB_CORRUPT'; message: string } | null>();
-  const checkBlobs = async (): Promise<void> => {
-    for (const p of pending) {
-      const key = `${p.ref.digest}/${p.ref.size}`;
-      let outcome = checked.get(key);
-      if (outcome === undefined) {
-        outcome = await checkBlob(join(dir, BLOBS_DIR, blobFileName(p.ref.digest)), p.ref);
-        checked.set(key, outcome);
-      }
-      if (outcome !== null) {
-        addBlob({
-          code: outcome.code,
-          message: `${outcome.message} (referenced by ${p.ref.field})`,
-          location: { ...(p.file === undefined ? {} : { file: p.file }), line: p.line, ...(p.seq === null ? {} : { seq: p.seq }), field: p.ref.field },
-        });
-      }
-    }
-    pending.length = 0;
-  };
-
-  // Whole lines per bucket, for "only the last bucket may be empty" (§8.5).
-  const wholeLines = new Map<string, number>();
   const lastName = buckets.length > 0 ? buckets[buckets.length - 1]![1] : null;
-  for (const [first, name] of buckets) {
-    verifier.beginSegment(name, first);
-    let whole = 0;
-    try {
-      // One await per 64 KiB read, not per line (bench/: journal verify).
-      for await (const batch of readLineBatches(join(bucketsDir, name), 0, MAX_LINE_BYTES)) {
-        for (const raw of batch) {
-          if (raw.terminated) whole++;
-          if (raw.tooLong && raw.terminated) verifier.longLine(raw.end - raw.start - 1);
-          else if (raw.tooLong) verifier.line(raw.bytes, false);
-          else verifier.line(raw.bytes, raw.terminated);
-          if (pending.length > 0) await checkBlobs();
-          options.onProgress?.(++linesSeen);
-        }
-      }
-    } catch (e) {
-      addBucket({ code: 'JOURNAL_INVALID', message: `cannot read bucket ${name} (${errorCode(e)}${errorCode(e) === 'ENOTREGULAR' ? `: ${(e as Error).message}` : ''})`, location: { file: name } });
-    }
-    wholeLines.set(name, whole);
+  const verified = await verifySource({
+    genesis: meta.genesis,
+    lineage: meta.lineage,
+    segments: () => buckets.map(([first, name]) => ({ label: name, declaredFirstSeq: first, lines: readLineBatches(join(bucketsDir, name), 0, MAX_LINE_BYTES) })),
+    blob: (ref) => readBlob(join(dir, BLOBS_DIR, blobFileName(ref.digest)), ref),
+    blobsWhere: `${BLOBS_DIR}/`,
+  }, { ...options, budget });
+  const report = verified.chain;
+  for (const s of verified.segments) {
+    if (s.error !== null) addBucket({ code: 'JOURNAL_INVALID', message: `cannot read bucket ${s.label} (${errorCode(s.error)}${errorCode(s.error) === 'ENOTREGULAR' ? `: ${(s.error as Error).message}` : ''})`, location: { file: s.label } });
   }
-  const report = verifier.finish();
 
   const chainProblems: Array<Problem<JournalProblemCode>> = [];
   // A torn final line of the last bucket is an uncommitted write, not damage; anywhere else it is.
@@ -175,18 +119,19 @@ export async function verifyJournalDir(dir: string, options: DirVerifyOptions = 
     else chainProblems.push(p);
   }
   // 5. Only the last bucket may be empty, and an empty last bucket is where the next step goes (§8.5).
-  for (const [first, name] of buckets) {
-    if (wholeLines.get(name) !== 0) continue;
-    if (name !== lastName) {
-      addBucket({ code: 'JOURNAL_INVALID', message: `bucket ${name} holds no step, but only the last bucket may be empty`, location: { file: name } });
+  for (const s of verified.segments) {
+    if (s.wholeLines !== 0) continue;
+    const first = s.declaredFirstSeq!;
+    if (s.label !== lastName) {
+      addBucket({ code: 'JOURNAL_INVALID', message: `bucket ${s.label} holds no step, but only the last bucket may be empty`, location: { file: s.label } });
     } else if (report.steps > 0 ? report.head_seq !== null && first !== report.head_seq + 1 : first !== 0) {
       const next = report.steps > 0 ? report.head_seq! + 1 : 0;
-      addBucket({ code: 'JOURNAL_INVALID', message: `the empty last bucket ${name} is named for seq ${first}, but the next step is seq ${next} (${bucketName(next)})`, location: { file: name } });
+      addBucket({ code: 'JOURNAL_INVALID', message: `the empty last bucket ${s.label} is named for seq ${first}, but the next step is seq ${next} (${bucketName(next)})`, location: { file: s.label } });
     }
   }
 
   // 7. A fork's lineage.
-  const lineage = lineageProblems(meta.genesis, meta.lineage, lineageHash);
+  const lineage = verified.lineage;
 
   // 8. The head cache.
   const headPath = join(dir, HEAD_FILE);
@@ -209,13 +154,13 @@ export async function verifyJournalDir(dir: string, options: DirVerifyOptions = 
     }
   }
 
-  const all = [...entryProblems, ...chainProblems, ...bucketProblems, ...blobProblems, ...lineage];
+  const all = [...entryProblems.items, ...chainProblems, ...bucketProblems.items, ...verified.blobs.items, ...lineage];
   return {
     ...report,
-    ok: all.length === 0 && !report.problems_truncated && !truncated,
+    ok: all.length === 0 && !report.problems_truncated && !budget.truncated,
     problems: all,
     warnings: [...report.warnings, ...warnings],
-    problems_truncated: report.problems_truncated || truncated,
+    problems_truncated: report.problems_truncated || budget.truncated,
   };
 }
 
@@ -280,22 +225,22 @@ async function checkBlobsDir(dir: string, add: (p: Problem<JournalProblemCode>) 
 }
 
 /**
- * One referenced blob (§7, §8.13 step 5): absent is BLOB_MISSING; not a regular file, or a size other than
- * the reference's, is BLOB_CORRUPT before a byte of it is read; then digest and canonical form.
+ * One referenced blob's bytes (§7, §8.13 step 5), or what is wrong with it before a byte is read: absent
+ * is null; not a regular file, or a size other than the reference's, is BLOB_CORRUPT; then verifySource
+ * checks the digest and canonical form.
  */
-async function checkBlob(path: string, ref: BlobRef): Promise<{ code: 'BLOB_MISSING' | 'BLOB_CORRUPT'; message: string } | null> {
+async function readBlob(path: string, ref: BlobRef): Promise<Uint8Array | null | BlobProblem> {
   let opened;
   try {
     opened = await openRegular(path);
   } catch (e) {
-    if (isNotFound(e)) return { code: 'BLOB_MISSING', message: `blob ${ref.digest} is not in ${BLOBS_DIR}/` };
+    if (isNotFound(e)) return null;
     if (errorCode(e) === 'ENOTREGULAR') return { code: 'BLOB_CORRUPT', message: `blob ${ref.digest}: ${(e as Error).message}` };
     return { code: 'BLOB_MISSING', message: `blob ${ref.digest} cannot be read (${errorCode(e)})` };
   }
   try {
     if (opened.size !== ref.size) return { code: 'BLOB_CORRUPT', message: `blob ${ref.digest} holds ${opened.size} bytes, the reference says ${ref.size}` };
-    const defect = blobDefect(new Uint8Array(await readExactly(opened.handle, opened.size)), ref);
-    return defect === null ? null : { code: 'BLOB_CORRUPT', message: `blob ${ref.digest} ${defect}` };
+    return new Uint8Array(await readExactly(opened.handle, opened.size));
   } catch (e) {
     return { code: 'BLOB_MISSING', message: `blob ${ref.digest} cannot be read (${errorCode(e)})` };
   } finally {

@@ -145,7 +145,7 @@ function source(records: StepRecord[], blobFields: string[] = [], drop: string[]
       if (!drop.includes(f)) blobs.set(digest, bytes);
       copy[f] = { '$stepchain:blob': { digest, size: bytes.length } };
     }
-    return { bucket: '0000000000000000.jsonl', seq: r.seq, text: canonicalJson(copy, { refuseReserved: false }) };
+    return { segment: '0000000000000000.jsonl', seq: r.seq, text: canonicalJson(copy, { refuseReserved: false }) };
   });
   const src = {
     blobReads: 0,
@@ -207,7 +207,7 @@ describe('ChainSource runs and blob references', () => {
   test('a stored line that is not JSON is BAD_STEP, not a SyntaxError', async () => {
     const src = source(a);
     src.lines = async function* () {
-      yield { bucket: 'x.jsonl', seq: 0, text: '{"seq":0,' };
+      yield { segment: 'x.jsonl', seq: 0, text: '{"seq":0,' };
     };
     expect(await codeOf(diff(src, a))).toBe('BAD_STEP');
   });
@@ -217,7 +217,7 @@ describe('ChainSource runs and blob references', () => {
     for (let i = 0; i < 200_000; i++) deep = `[${deep}]`;
     const src = source(a);
     src.lines = async function* () {
-      yield { bucket: 'x.jsonl', seq: 0, text: `{"seq":0,"result":${deep}}` };
+      yield { segment: 'x.jsonl', seq: 0, text: `{"seq":0,"result":${deep}}` };
     };
     for (const ignore of [[], ['/result/**/x']]) {
       const e = await diff(src, a, { ignore }).catch((x: unknown) => x);

@@ -140,7 +140,7 @@ describe('properties', () => {
       genesis: { format: 'stepchain/v1', journal_id: 'x', created_at: '2026-01-01T00:00:00.000Z' },
       head: async () => null,
       lines: async function* () {
-        for (const r of records) yield { bucket: '0000000000000000.jsonl', seq: r.seq, text: canonicalJson(r) };
+        for (const r of records) yield { segment: '0000000000000000.jsonl', seq: r.seq, text: canonicalJson(r) };
       },
       blob: async () => null,
     });

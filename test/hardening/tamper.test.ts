@@ -38,7 +38,7 @@ let pristine: Model;
 let head: string;
 
 beforeAll(async () => {
-  const store = new FileStore(root, { fsync: 'none', bucketBytes: 4096, blobThreshold: 1024 });
+  const store = new FileStore(root, { fsync: 'none', segmentBytes: 4096, blobThreshold: 1024 });
   const j: Journal = await store.create('pristine');
   for (let i = 0; i < STEPS; i++) {
     await j.append({

@@ -57,7 +57,7 @@ export function makeFixture(opts: FixtureOptions): Fixture {
     const { record: sealed, line } = sealRecord(record);
     prev = sealed.step_hash;
     const first = Math.floor(seq / bucketSize) * bucketSize;
-    stored.push({ bucket: `${String(first).padStart(16, '0')}.jsonl`, seq, text: line.slice(0, -1) });
+    stored.push({ segment: `${String(first).padStart(16, '0')}.jsonl`, seq, text: line.slice(0, -1) });
   }
   return sourceOf(genesis, stored, blobs);
 }

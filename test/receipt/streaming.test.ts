@@ -23,7 +23,7 @@ function heldJournal(steps: number, pad: number): ChainSource {
       input: { n: seq, pad: 'p'.repeat(pad) }, model: 'm', prompt: null, tool_call: null, result: seq,
     });
     prev = record.step_hash;
-    stored.push({ bucket: `${String(Math.floor(seq / 1000) * 1000).padStart(16, '0')}.jsonl`, seq, text: line.slice(0, -1) });
+    stored.push({ segment: `${String(Math.floor(seq / 1000) * 1000).padStart(16, '0')}.jsonl`, seq, text: line.slice(0, -1) });
   }
   return {
     genesis,

@@ -252,7 +252,7 @@ describe('publish', () => {
   test('a journal that does not verify, or already holds redaction markers, is not published', async () => {
     const j = await memoryJournal();
     const pub = await preparePublication(j, { policy: SAMPLE_POLICY, optIn: true });
-    const lines = pub.lines.map((text, seq) => ({ bucket: '0000000000000000.jsonl', seq, text }));
+    const lines = pub.lines.map((text, seq) => ({ segment: '0000000000000000.jsonl', seq, text }));
     const last = JSON.parse(lines[lines.length - 1]!.text);
     const fake = {
       genesis: j.genesis,

@@ -58,7 +58,7 @@ export const initVerb: Verb = {
   async run({ out, values, positionals }) {
     const { store, id } = storeFor(positionals[0]!);
     const journal = await store.create(id, {
-      ...(values['bucket-bytes'] !== undefined ? { bucketBytes: intArg(values['bucket-bytes'], '--bucket-bytes', 'init') } : {}),
+      ...(values['bucket-bytes'] !== undefined ? { segmentBytes: intArg(values['bucket-bytes'], '--bucket-bytes', 'init') } : {}),
       ...(values['blob-threshold'] !== undefined ? { blobThreshold: intArg(values['blob-threshold'], '--blob-threshold', 'init') } : {}),
     });
     await journal.close();
