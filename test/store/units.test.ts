@@ -10,7 +10,7 @@ import { knownSteps, sequenceBatch } from '../../src/store/sequencer.js';
 import { journalReport, verifySource } from '../../src/store/verify-source.js';
 import { STEP_V1, genesisHash, makeGenesis } from '../../src/record/index.js';
 import { StoreError } from '../../src/store/errors.js';
-import { readLastLine, readLines } from '../../src/store/lines.js';
+import { readLastLine, readLines } from '../../src/store/file/lines.js';
 import { tempDir } from '../helpers/tmp.js';
 
 describe('IdempotencyWindow', () => {

@@ -7,20 +7,18 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { makeGenesis } from '../record/index.js';
-import { StoreError, ioError } from './errors.js';
-import { FileJournal, type FileJournalOptions } from './file-journal.js';
-import { copyPrefix } from './fork.js';
+import { makeGenesis } from '../../record/index.js';
+import { StoreError, ioError } from '../errors.js';
+import { FileJournal, type FileJournalOptions } from './journal.js';
+import type { FsyncMode } from './writer.js';
+import { copyPrefix } from '../fork.js';
 import { NOT_REGULAR, TOO_LARGE, fsyncDir, isNotFound, readRegular } from './fsutil.js';
-import { assertJournalId, intOption, isJournalId } from './ids.js';
-import { defaultConfig, journalConfig } from './config.js';
+import { assertJournalId, intOption, isJournalId } from '../ids.js';
+import { defaultConfig, journalConfig } from '../config.js';
 import { BLOBS_DIR, BUCKETS_DIR, HEAD_FILE, MAX_META_BYTES, META_FILE, STORE_FORMAT, blobFileName, bucketName, parseMeta, serializeHead, serializeMeta, type JournalMeta } from './layout.js';
-import { placeLine, type SegmentCursor } from './segments.js';
-import type { JournalReport, CreateOptions, ForkOptions, Journal, JournalConfig, JournalVerifyOptions, OpenOptions, Store } from './types.js';
+import { placeLine, type SegmentCursor } from '../segments.js';
+import type { JournalReport, CreateOptions, ForkOptions, Journal, JournalConfig, JournalVerifyOptions, OpenOptions, Store } from '../types.js';
 import { verifyJournalDir } from './verify-dir.js';
-
-/** `fsync` durability modes; see spec/FORMAT.md §8.12 for what each promises when append resolves. */
-export type FsyncMode = 'always' | 'batch' | 'none';
 
 export const DEFAULT_STALE_MS = 10_000;
 /**

@@ -8,11 +8,11 @@
 import { lstat, opendir, readdir, stat } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
 import { join } from 'node:path';
-import { MAX_LINE_BYTES } from '../canonical/limits.js';
-import { MAX_PROBLEMS, ProblemBudget, ProblemList } from '../chain/problems.js';
-import type { Problem } from '../chain/report.js';
-import type { BlobRef } from '../record/markers.js';
-import { StoreError } from './errors.js';
+import { MAX_LINE_BYTES } from '../../canonical/limits.js';
+import { MAX_PROBLEMS, ProblemBudget, ProblemList } from '../../chain/problems.js';
+import type { Problem } from '../../chain/report.js';
+import type { BlobRef } from '../../record/markers.js';
+import { StoreError } from '../errors.js';
 import { errorCode, isNotFound, openRegular, readExactly, readRegular } from './fsutil.js';
 import { LOCK_NAME, WAITING_NAME, describeHolder, inspectLock } from './lock.js';
 import {
@@ -20,8 +20,8 @@ import {
   isOutOfRangeBucketName, isQuarantineName, parseHead, parseMeta, type JournalMeta,
 } from './layout.js';
 import { readLineBatches } from './lines.js';
-import type { JournalProblemCode, JournalReport, JournalVerifyOptions } from './types.js';
-import { verifySource, type BlobProblem } from './verify-source.js';
+import type { JournalProblemCode, JournalReport, JournalVerifyOptions } from '../types.js';
+import { verifySource, type BlobProblem, type SegmentOutcome } from '../verify-source.js';
 
 export interface DirVerifyOptions extends JournalVerifyOptions {
   /** The writers' stale threshold, to say whether a lock left in the directory is stale (default 10 s). */
@@ -55,106 +55,31 @@ export async function verifyJournalDir(dir: string, options: DirVerifyOptions = 
       : isNotFound(e) ? `${META_FILE} is missing` : `${META_FILE} cannot be read (${errorCode(e)}: ${(e as Error).message})`;
     return stopped({ code: 'JOURNAL_INVALID', message, location: { file: META_FILE } });
   }
-
   // Problems are reported in the order of §8.13's steps, whenever they are found: the entries (step 2),
   // the chain (3–4), the buckets (5), the blobs (6), the lineage (7); all but the chain's share one budget.
   const budget = new ProblemBudget(MAX_PROBLEMS);
-  const entryProblems = new ProblemList<JournalProblemCode>(budget);
-  const bucketProblems = new ProblemList<JournalProblemCode>(budget);
-  const add = (p: Problem<JournalProblemCode>): void => entryProblems.push(p);
-  const addBucket = (p: Problem<JournalProblemCode>): void => bucketProblems.push(p);
-  const warnings: Array<Problem<JournalProblemCode>> = [];
-
-  // 2. The directory's entries (§8.3), buckets/ and blobs/ (§8.5, §8.6).
-  const kinds = await entryKinds(dir);
-  for (const [name, kind] of kinds) {
-    const want = ENTRIES.get(name);
-    if (want === undefined) add({ code: 'JOURNAL_INVALID', message: `unexpected entry ${name} in the journal directory: a journal holds only ${[...ENTRIES.keys()].join(', ')} (and names beginning with ".")`, location: { file: name } });
-    else if (kind !== want) add({ code: 'JOURNAL_INVALID', message: `${name} is ${kind === 'other' ? 'neither a regular file nor a directory' : `a ${kind}`}, where a journal has a ${want}`, location: { file: name } });
-  }
-  for (const name of [BUCKETS_DIR, 'blobs']) {
-    if (!kinds.has(name)) add({ code: 'JOURNAL_INVALID', message: `the journal directory has no ${name}/`, location: { file: name } });
-  }
-  await checkBlobsDir(dir, add);
-
-  const bucketsDir = join(dir, BUCKETS_DIR);
-  let names: string[] = [];
-  if (kinds.get(BUCKETS_DIR) === 'directory') {
-    try {
-      names = await readdir(bucketsDir);
-    } catch (e) {
-      add({ code: 'JOURNAL_INVALID', message: `cannot list ${BUCKETS_DIR}/ (${errorCode(e)})`, location: { file: BUCKETS_DIR } });
-    }
-  }
-  const buckets: Array<[number, string]> = [];
-  for (const n of names) {
-    const first = bucketFirstSeq(n);
-    if (first !== null) buckets.push([first, n]);
-    else if (isOutOfRangeBucketName(n)) {
-      add({ code: 'JOURNAL_INVALID', message: `${n} in ${BUCKETS_DIR}/ is not a bucket name: its 16 digits exceed 2^53 - 1, the largest seq`, location: { file: n } });
-    } else if (!isQuarantineName(n) && !n.startsWith('.')) {
-      add({ code: 'JOURNAL_INVALID', message: `unexpected file ${n} in ${BUCKETS_DIR}/: not a bucket (16-digit seq + ".jsonl") or a quarantine file`, location: { file: n } });
-    }
-  }
-  buckets.sort((a, b) => a[0] - b[0]);
-
-  // 3.–6. The chain, bucket by bucket, and the blobs its lines reference.
-  const lastName = buckets.length > 0 ? buckets[buckets.length - 1]![1] : null;
+  const entries = new ProblemList<JournalProblemCode>(budget);
+  const kinds = await checkEntries(dir, entries);
+  const buckets = await bucketFiles(dir, kinds, entries);
   const verified = await verifySource({
     genesis: meta.genesis,
     lineage: meta.lineage,
-    segments: () => buckets.map(([first, name]) => ({ label: name, declaredFirstSeq: first, lines: readLineBatches(join(bucketsDir, name), 0, MAX_LINE_BYTES) })),
+    segments: () => buckets.map(([first, name]) => ({ label: name, declaredFirstSeq: first, lines: readLineBatches(join(dir, BUCKETS_DIR, name), 0, MAX_LINE_BYTES) })),
     blob: (ref) => readBlob(join(dir, BLOBS_DIR, blobFileName(ref.digest)), ref),
     blobsWhere: `${BLOBS_DIR}/`,
   }, { ...options, budget });
   const report = verified.chain;
-  for (const s of verified.segments) {
-    if (s.error !== null) addBucket({ code: 'JOURNAL_INVALID', message: `cannot read bucket ${s.label} (${errorCode(s.error)}${errorCode(s.error) === 'ENOTREGULAR' ? `: ${(s.error as Error).message}` : ''})`, location: { file: s.label } });
-  }
-
-  const chainProblems: Array<Problem<JournalProblemCode>> = [];
+  const warnings: Array<Problem<JournalProblemCode>> = [];
   // A torn final line of the last bucket is an uncommitted write, not damage; anywhere else it is.
-  for (const p of report.problems) {
-    if (p.code === 'TRUNCATED_LINE' && p.location.file === lastName) warnings.push(p);
-    else chainProblems.push(p);
-  }
-  // 5. Only the last bucket may be empty, and an empty last bucket is where the next step goes (§8.5).
-  for (const s of verified.segments) {
-    if (s.wholeLines !== 0) continue;
-    const first = s.declaredFirstSeq!;
-    if (s.label !== lastName) {
-      addBucket({ code: 'JOURNAL_INVALID', message: `bucket ${s.label} holds no step, but only the last bucket may be empty`, location: { file: s.label } });
-    } else if (report.steps > 0 ? report.head_seq !== null && first !== report.head_seq + 1 : first !== 0) {
-      const next = report.steps > 0 ? report.head_seq! + 1 : 0;
-      addBucket({ code: 'JOURNAL_INVALID', message: `the empty last bucket ${s.label} is named for seq ${first}, but the next step is seq ${next} (${bucketName(next)})`, location: { file: s.label } });
-    }
-  }
-
-  // 7. A fork's lineage.
-  const lineage = verified.lineage;
-
+  const lastName = buckets.length > 0 ? buckets[buckets.length - 1]![1] : null;
+  const chainProblems: Array<Problem<JournalProblemCode>> = [];
+  for (const p of report.problems) (p.code === 'TRUNCATED_LINE' && p.location.file === lastName ? warnings : chainProblems).push(p);
+  const bucketProblems = checkBuckets(verified.segments, report, new ProblemList<JournalProblemCode>(budget));
   // 8. The head cache.
-  const headPath = join(dir, HEAD_FILE);
-  const kind = kinds.get(HEAD_FILE);
-  if (kind === undefined) {
-    if (report.head_seq !== null) {
-      warnings.push({ code: 'HEAD_CACHE_STALE', message: `${HEAD_FILE} is missing, and the chain ends at seq ${report.head_seq}; ${await whoRewrites(dir, options.staleMs ?? 10_000)}`, location: { file: HEAD_FILE } });
-    }
-  } else if (kind === 'file') {
-    let cached: { seq: number; step_hash: string } | null = null;
-    let why = 'is unreadable';
-    try {
-      cached = parseHead((await readRegular(headPath, MAX_HEAD_BYTES)).toString('utf8'));
-    } catch (e) {
-      why = `cannot be read (${errorCode(e)})`;
-    }
-    if (cached === null || cached.seq !== report.head_seq || cached.step_hash !== report.head) {
-      const says = cached === null ? why : `says seq ${cached.seq} ${cached.step_hash}, the chain ends at ${report.head_seq === null ? 'no step' : `seq ${report.head_seq} ${report.head}`}`;
-      warnings.push({ code: 'HEAD_CACHE_STALE', message: `${HEAD_FILE} ${says}; ${await whoRewrites(dir, options.staleMs ?? 10_000)}`, location: { file: HEAD_FILE } });
-    }
-  }
+  const stale = await headCacheDefect(dir, kinds.get(HEAD_FILE), report);
+  if (stale !== null) warnings.push({ code: 'HEAD_CACHE_STALE', message: `${HEAD_FILE} ${stale}; ${await whoRewrites(dir, options.staleMs ?? 10_000)}`, location: { file: HEAD_FILE } });
 
-  const all = [...entryProblems.items, ...chainProblems, ...bucketProblems.items, ...verified.blobs.items, ...lineage];
+  const all = [...entries.items, ...chainProblems, ...bucketProblems.items, ...verified.blobs.items, ...verified.lineage];
   return {
     ...report,
     ok: all.length === 0 && !report.problems_truncated && !budget.truncated,
@@ -162,6 +87,78 @@ export async function verifyJournalDir(dir: string, options: DirVerifyOptions = 
     warnings: [...report.warnings, ...warnings],
     problems_truncated: report.problems_truncated || budget.truncated,
   };
+}
+
+/** 2. The directory's entries (§8.3) and blobs/ (§8.6); returns the kind of each entry. */
+async function checkEntries(dir: string, problems: ProblemList<JournalProblemCode>): Promise<Map<string, Kind>> {
+  const kinds = await entryKinds(dir);
+  for (const [name, kind] of kinds) {
+    const want = ENTRIES.get(name);
+    if (want === undefined) problems.add('JOURNAL_INVALID', `unexpected entry ${name} in the journal directory: a journal holds only ${[...ENTRIES.keys()].join(', ')} (and names beginning with ".")`, { file: name });
+    else if (kind !== want) problems.add('JOURNAL_INVALID', `${name} is ${kind === 'other' ? 'neither a regular file nor a directory' : `a ${kind}`}, where a journal has a ${want}`, { file: name });
+  }
+  for (const name of [BUCKETS_DIR, 'blobs']) {
+    if (!kinds.has(name)) problems.add('JOURNAL_INVALID', `the journal directory has no ${name}/`, { file: name });
+  }
+  await checkBlobsDir(dir, (p) => problems.push(p));
+  return kinds;
+}
+
+/** buckets/ (§8.5): the bucket files by first seq, sorted; any other name is a problem. */
+async function bucketFiles(dir: string, kinds: Map<string, Kind>, problems: ProblemList<JournalProblemCode>): Promise<Array<[number, string]>> {
+  let names: string[] = [];
+  if (kinds.get(BUCKETS_DIR) === 'directory') {
+    try {
+      names = await readdir(join(dir, BUCKETS_DIR));
+    } catch (e) {
+      problems.add('JOURNAL_INVALID', `cannot list ${BUCKETS_DIR}/ (${errorCode(e)})`, { file: BUCKETS_DIR });
+    }
+  }
+  const buckets: Array<[number, string]> = [];
+  for (const n of names) {
+    const first = bucketFirstSeq(n);
+    if (first !== null) buckets.push([first, n]);
+    else if (isOutOfRangeBucketName(n)) {
+      problems.add('JOURNAL_INVALID', `${n} in ${BUCKETS_DIR}/ is not a bucket name: its 16 digits exceed 2^53 - 1, the largest seq`, { file: n });
+    } else if (!isQuarantineName(n) && !n.startsWith('.')) {
+      problems.add('JOURNAL_INVALID', `unexpected file ${n} in ${BUCKETS_DIR}/: not a bucket (16-digit seq + ".jsonl") or a quarantine file`, { file: n });
+    }
+  }
+  return buckets.sort((a, b) => a[0] - b[0]);
+}
+
+/** 5. Every bucket readable; only the last may be empty, and an empty last bucket is where the next step goes (§8.5). */
+function checkBuckets(segments: readonly SegmentOutcome[], report: JournalReport, problems: ProblemList<JournalProblemCode>): ProblemList<JournalProblemCode> {
+  for (const s of segments) {
+    if (s.error !== null) problems.add('JOURNAL_INVALID', `cannot read bucket ${s.label} (${errorCode(s.error)}${errorCode(s.error) === 'ENOTREGULAR' ? `: ${(s.error as Error).message}` : ''})`, { file: s.label });
+  }
+  const lastName = segments.length > 0 ? segments[segments.length - 1]!.label : null;
+  for (const s of segments) {
+    if (s.wholeLines !== 0) continue;
+    const first = s.declaredFirstSeq!;
+    if (s.label !== lastName) {
+      problems.add('JOURNAL_INVALID', `bucket ${s.label} holds no step, but only the last bucket may be empty`, { file: s.label });
+    } else if (report.steps > 0 ? report.head_seq !== null && first !== report.head_seq + 1 : first !== 0) {
+      const next = report.steps > 0 ? report.head_seq! + 1 : 0;
+      problems.add('JOURNAL_INVALID', `the empty last bucket ${s.label} is named for seq ${first}, but the next step is seq ${next} (${bucketName(next)})`, { file: s.label });
+    }
+  }
+  return problems;
+}
+
+/** 8. How head.json differs from the chain's end (§8.7), or null when it names it (or rightly is absent). */
+async function headCacheDefect(dir: string, kind: Kind | undefined, report: JournalReport): Promise<string | null> {
+  if (kind === undefined) return report.head_seq !== null ? `is missing, and the chain ends at seq ${report.head_seq}` : null;
+  if (kind !== 'file') return null; // reported with the entries
+  let cached: { seq: number; step_hash: string } | null = null;
+  let why = 'is unreadable';
+  try {
+    cached = parseHead((await readRegular(join(dir, HEAD_FILE), MAX_HEAD_BYTES)).toString('utf8'));
+  } catch (e) {
+    why = `cannot be read (${errorCode(e)})`;
+  }
+  if (cached !== null && cached.seq === report.head_seq && cached.step_hash === report.head) return null;
+  return cached === null ? why : `says seq ${cached.seq} ${cached.step_hash}, the chain ends at ${report.head_seq === null ? 'no step' : `seq ${report.head_seq} ${report.head}`}`;
 }
 
 /** Says what is true about the lock now, for the stale head cache's message (§8.7, §8.8). */

@@ -2,15 +2,16 @@
  * Names and the metadata files of a journal directory (spec/FORMAT.md §8.3–§8.7). The metadata file is
  * input like any other: it is parsed defensively and every defect becomes JOURNAL_INVALID.
  */
-import { canonicalJson } from '../canonical/jcs.js';
-import { MAX_LINE_BYTES } from '../canonical/limits.js';
-import { isDigest } from '../canonical/sha256.js';
-import { genesisDefect, type Genesis } from '../record/index.js';
-import { StoreError } from './errors.js';
-import { isJournalId } from './ids.js';
-import { MAX_BLOB_THRESHOLD, MAX_SEGMENT_BYTES, MIN_BLOB_THRESHOLD, MIN_SEGMENT_BYTES } from './config.js';
-import { segmentLabel } from './segments.js';
-import type { JournalConfig, Lineage } from './types.js';
+import { join } from 'node:path';
+import { canonicalJson } from '../../canonical/jcs.js';
+import { MAX_LINE_BYTES } from '../../canonical/limits.js';
+import { isDigest } from '../../canonical/sha256.js';
+import { genesisDefect, type Genesis } from '../../record/index.js';
+import { StoreError } from '../errors.js';
+import { isJournalId } from '../ids.js';
+import { MAX_BLOB_THRESHOLD, MAX_SEGMENT_BYTES, MIN_BLOB_THRESHOLD, MIN_SEGMENT_BYTES } from '../config.js';
+import { segmentLabel } from '../segments.js';
+import type { JournalConfig, Lineage } from '../types.js';
 
 /** The store's own format id, inside journal.json. */
 export const STORE_FORMAT = 'stepchain-journal/v1';
@@ -50,6 +51,27 @@ export function isQuarantineName(name: string): boolean {
 
 export function blobFileName(digest: string): string {
   return digest.slice('sha256:'.length);
+}
+
+/** Where one journal directory keeps its parts (§8.3). */
+export class JournalPaths {
+  readonly buckets: string;
+  readonly blobs: string;
+  readonly head: string;
+
+  constructor(readonly dir: string) {
+    this.buckets = join(dir, BUCKETS_DIR);
+    this.blobs = join(dir, BLOBS_DIR);
+    this.head = join(dir, HEAD_FILE);
+  }
+
+  bucket(firstSeq: number): string {
+    return join(this.buckets, bucketName(firstSeq));
+  }
+
+  blob(digest: string): string {
+    return join(this.blobs, blobFileName(digest));
+  }
 }
 
 export interface JournalMeta {
