@@ -2,8 +2,9 @@
  * Splitting a stream of bytes into lines (spec/FORMAT.md §4.4): at each 0x0A, with the final bytes after
  * the last newline a torn write. The one splitter every reader of stored lines uses — a bucket file, a
  * receipt's chain entry, a whole file in memory — so they agree on every edge. A line that lies within one
- * piece comes back as a view into it (the caller keeps the piece alive while it uses the line); one that
- * spans pieces is joined; one longer than `maxBytes` is not held at all, only measured. Pure.
+ * piece comes back as a view into it (valid while the caller keeps the piece); the start of a line that
+ * continues into the next piece is copied, so a caller may reuse its buffer; a line longer than
+ * `maxBytes` is not held at all, only measured. Pure.
  */
 import { concatBytes } from '../bytes.js';
 
@@ -62,7 +63,7 @@ export class LineSplitter {
       if (this.held > this.maxBytes) {
         this.tooLong = true;
         this.parts = [];
-      } else this.parts.push(piece.subarray(from));
+      } else this.parts.push(piece.slice(from)); // a copy: the caller may reuse the piece once push returns
     }
     this.pos += piece.length;
     return out;
