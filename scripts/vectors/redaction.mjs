@@ -162,7 +162,7 @@ export async function generate() {
   // Published receipts.
   const pubPolicy = compilePolicy(PUB_POLICY);
   const key = keyPairFromSeed(Uint8Array.from({ length: 32 }, (_, i) => i + 7));
-  const pub = await planPublication(journal(), { policy: pubPolicy, salts: seededSalts('published'), signingKey: key.privateKey, exporter: EXPORTER });
+  const pub = await planPublication(journal(), { policy: pubPolicy, salts: seededSalts('published'), sign: key.privateKey, exporter: EXPORTER });
   const signed = await tarOf(pub.plan);
   const unsignedPub = await planPublication(journal(), { policy: pubPolicy, salts: seededSalts('published'), exporter: EXPORTER });
   const unsigned = await tarOf(unsignedPub.plan);

@@ -22,8 +22,8 @@ import type { ChainProblemCode, ChainReport, ProblemLocation } from './report.js
 
 /** What the verifier learned about one line that parsed as a canonical record: what observers see. */
 export interface VerifiedLine {
-  /** The segment's label (a bucket file, a receipt's chain entry), when the caller named one. */
-  segment: string | undefined;
+  /** The label of the segment the line is in (a bucket file, a receipt's chain entry), as problem locations name it. */
+  file: string | undefined;
   /** 1-based line number within the segment. */
   line: number;
   /** The line's text without its newline. */
@@ -159,7 +159,7 @@ export class ChainVerifier {
     this.addAll(linked.problems, loc);
     if (linked.duplicate) return;
     const clean = facts.problems.length === 0 && linked.problems.length === 0;
-    this.options.onLine?.({ segment: this.segment, line: this.segmentLines, text, seq: facts.seq, step_hash: facts.stepHash, clean, blobs: facts.blobs, markers: facts.markers });
+    this.options.onLine?.({ file: this.segment, line: this.segmentLines, text, seq: facts.seq, step_hash: facts.stepHash, clean, blobs: facts.blobs, markers: facts.markers });
   }
 
   private addAll(problems: readonly LineProblem[], loc: ProblemLocation): void {

@@ -245,7 +245,7 @@ class ReceiptVerification {
   /** Each blob a line references must be listed, with the size the line records. */
   private blobReferences(line: VerifiedLine): void {
     for (const ref of line.blobs) {
-      const loc: ProblemLocation = { ...(line.segment ? { file: line.segment } : {}), line: line.line, ...(line.seq !== null ? { seq: line.seq } : {}), field: ref.field };
+      const loc: ProblemLocation = { ...(line.file ? { file: line.file } : {}), line: line.line, ...(line.seq !== null ? { seq: line.seq } : {}), field: ref.field };
       const entry = this.listed.get(ref.digest);
       if (!entry) this.add('BLOB_MISSING', `step references blob ${ref.digest}, which the manifest does not list`, loc);
       else {

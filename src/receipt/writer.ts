@@ -44,7 +44,7 @@ export interface ReceiptWriterInput {
   /** Extra top-level manifest members (I-JSON; may not reuse a base member's name). */
   extra?: Record<string, Json>;
   /** Ed25519 signing key: 32 seed bytes or a PKCS#8 PEM. */
-  signingKey?: Uint8Array | string;
+  sign?: Uint8Array | string;
   /** The manifest's exporter string; defaults to this package's name and version. */
   exporter?: string;
 }
@@ -75,7 +75,7 @@ export async function planReceipt(input: ReceiptWriterInput): Promise<ReceiptPla
   if (input.start && (!Number.isSafeInteger(input.start.seq) || input.start.seq < 0 || !isDigest(input.start.prev_hash))) {
     throw new ReceiptError('ARGUMENT_INVALID', 'start must be {seq: <non-negative integer>, prev_hash: "sha256:<hex>"}');
   }
-  const privateKey = input.signingKey === undefined ? null : parsePrivateKey(input.signingKey);
+  const privateKey = input.sign === undefined ? null : parsePrivateKey(input.sign);
   const blobs = new Map<string, number>();
   let blobConflict: string | null = null;
   let lastHash: string | null = input.start?.prev_hash ?? genesisHash(input.genesis);

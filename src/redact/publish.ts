@@ -30,7 +30,7 @@ export interface PublishCoreOptions {
   /** Where salts come from (default: 32 random bytes each). Fixed salts only for tests and vectors. */
   salts?: SaltSource;
   /** Ed25519 signing key: 32 seed bytes or a PKCS#8 PEM. */
-  signingKey?: Uint8Array | string;
+  sign?: Uint8Array | string;
   exporter?: string;
 }
 
@@ -102,7 +102,7 @@ export async function planPublication(source: ChainSource, options: PublishCoreO
     to: head.seq,
     blob: async (d) => kept.get(d) ?? null,
     extra: extrasToJson({ anchor, redactions: declarations }),
-    ...(options.signingKey === undefined ? {} : { signingKey: options.signingKey }),
+    ...(options.sign === undefined ? {} : { sign: options.sign }),
     ...(options.exporter === undefined ? {} : { exporter: options.exporter }),
   });
   sweep(redactions, [{ text: decoder.decode(plan.manifestBytes), where: 'the manifest' }]);

@@ -102,7 +102,7 @@ export function publishedReceiptHooks(locate?: Locate): {
       if (locate?.step && line.seq === locate.seq) locatedLine = line.text;
       for (const m of line.markers) {
         if (m.names.length !== 1 || m.names[0] !== REDACTED_MARKER) continue;
-        const loc: ProblemLocation = { ...(line.segment ? { file: line.segment } : {}), line: line.line, seq: line.seq, path: m.path };
+        const loc: ProblemLocation = { ...(line.file ? { file: line.file } : {}), line: line.line, seq: line.seq, path: m.path };
         let value: MarkerValue | null = null;
         try {
           const parsed = JSON.parse(line.text.slice(m.start, m.end)) as Record<string, unknown>;

@@ -1,11 +1,8 @@
 /**
- * The journal store (spec/FORMAT.md §8): the embedded file store, the in-memory store and the storage
- * interface they share. Node-only entry point: importing it installs node:crypto's SHA-256.
+ * The journal store (spec/FORMAT.md §8): the journal contract and its shared parts, the file store and
+ * the in-memory store. An internal barrel (scripts and tests import it); the package's entry points are
+ * src/index.ts, src/journal.ts, src/verify.ts, src/format.ts and src/testing/index.ts.
  */
-import { useNodeHash } from '../node/fast-hash.js';
-
-useNodeHash();
-
 export { FileStore, DEFAULT_LOCK_TIMEOUT_MS, DEFAULT_STALE_MS, DEFAULT_IDEMPOTENCY_WINDOW, DEFAULT_BATCH_SYNC_MS, type FileStoreOptions } from './file/store.js';
 export type { FsyncMode } from './file/writer.js';
 export { MemoryStore, type MemoryStoreOptions } from './memory.js';

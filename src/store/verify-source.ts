@@ -81,7 +81,7 @@ export async function verifySource(source: VerifiableJournal, options: VerifySou
     ...(options.expectHead === undefined ? {} : { expectHead: options.expectHead }),
     onLine: (l) => {
       for (const ref of l.blobs) {
-        pending.push({ ref, location: { ...(l.segment === undefined ? {} : { file: l.segment }), line: l.line, ...(l.seq === null ? {} : { seq: l.seq }), field: ref.field } });
+        pending.push({ ref, location: { ...(l.file === undefined ? {} : { file: l.file }), line: l.line, ...(l.seq === null ? {} : { seq: l.seq }), field: ref.field } });
       }
       if (lineage !== null && l.seq === lineage.from_step) lineageHash = l.step_hash;
       options.onLine?.(l);
