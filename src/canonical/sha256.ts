@@ -45,6 +45,9 @@ export const nobleBackend: Sha256Backend = {
   },
 };
 
+/** The one name of a Node module in this file: asked for at run time, never imported (test/proofs/purity.test.ts). */
+const NODE_CRYPTO = 'node:crypto';
+
 /** The part of node:crypto this module uses. */
 interface NodeHash {
   update(data: Uint8Array | string, encoding?: 'utf8'): NodeHash;
@@ -55,7 +58,7 @@ type CreateHash = (algorithm: 'sha256') => NodeHash;
 /** node:crypto's createHash when `host` is Node's global object, else null (a browser has no `process`). */
 export function nodeCreateHash(host: object): CreateHash | null {
   const p = (host as { process?: { getBuiltinModule?: unknown } }).process;
-  const crypto = typeof p?.getBuiltinModule === 'function' ? (p.getBuiltinModule as (id: string) => unknown)('node:crypto') : undefined;
+  const crypto = typeof p?.getBuiltinModule === 'function' ? (p.getBuiltinModule as (id: string) => unknown)(NODE_CRYPTO) : undefined;
   const create = (crypto as { createHash?: unknown } | undefined)?.createHash;
   return typeof create === 'function' ? (create as CreateHash) : null;
 }
@@ -65,7 +68,7 @@ const plain = (d: Uint8Array): Uint8Array => new Uint8Array(d.buffer, d.byteOffs
 
 function nodeBackendOf(createHash: CreateHash): Sha256Backend {
   return {
-    name: 'node:crypto',
+    name: NODE_CRYPTO,
     create() {
       const h = createHash('sha256');
       return {
@@ -142,7 +145,7 @@ export function digestUtf8(...parts: string[]): string {
   return 'sha256:' + toHex(backend.utf8(parts));
 }
 
-/** An incremental hash from the backend in effect (node:crypto inside Node once installed). */
+/** An incremental hash from the backend in effect (node:crypto inside Node). */
 export function sha256Stream(): Sha256Stream {
   return backend.create();
 }

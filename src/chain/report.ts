@@ -49,13 +49,14 @@ export interface ProblemLocation {
   path?: string;
 }
 
-export interface Problem<Code extends string = ChainProblemCode> {
+/** A problem of any layer; a layer's reports say which codes they carry (ChainReport<ChainProblemCode>, …). */
+export interface Problem<Code extends string = string> {
   code: Code;
   message: string;
   location: ProblemLocation;
 }
 
-export interface ChainReport<Code extends string = ChainProblemCode> {
+export interface ChainReport<Code extends string = string> {
   ok: boolean;
   /** Digest the chain starts from: the genesis hash, or a partial range's starting prev_hash. */
   start_hash: string | null;

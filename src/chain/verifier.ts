@@ -167,7 +167,7 @@ export class ChainVerifier {
   }
 
   /** Ends the walk and returns the report. */
-  finish(): ChainReport {
+  finish(): ChainReport<ChainProblemCode> {
     const { hash: head, seq: headSeq } = this.links.head();
     const expectHead = this.options.expectHead;
     if (expectHead !== undefined && head !== expectHead) {

@@ -17,7 +17,7 @@ import { scanCanonical } from '../canonical/scan.js';
 import { digestBytes, isDigest, sha256Stream, toHex } from '../canonical/sha256.js';
 import { LineSplitter } from '../chain/lines.js';
 import { ProblemList } from '../chain/problems.js';
-import type { ChainReport, ProblemLocation } from '../chain/report.js';
+import type { ChainProblemCode, ChainReport, ProblemLocation } from '../chain/report.js';
 import { ChainVerifier, type VerifiedLine } from '../chain/verifier.js';
 import { genesisHash, type Genesis } from '../record/formats.js';
 import { describe } from './describe.js';
@@ -35,7 +35,7 @@ import { TarReader, type TarEntry } from './tar-reader.js';
 export type { ByteInput } from './inflate.js';
 export type { ReceiptProblemCode } from './problems.js';
 
-export interface VerifyReceiptOptions<R extends ReceiptReport<string> = ReceiptReport> {
+export interface VerifyReceiptOptions<R extends ReceiptReport = ReceiptReport<ReceiptProblemCode>> {
   /** A head step_hash obtained independently (for example published earlier): the receipt's head must equal it. */
   expectHead?: string;
   /**
@@ -57,10 +57,10 @@ export interface VerifyReceiptOptions<R extends ReceiptReport<string> = ReceiptR
    * (REDACTION.md §7): verifyReceipt returns what it returns. Part of the options, not a separate step,
    * so that a caller who passes an extension's options cannot forget to finish its verification.
    */
-  finish?: (report: ReceiptReport) => R;
+  finish?: (report: ReceiptReport<ReceiptProblemCode>) => R;
 }
 
-export interface ReceiptReport<Code extends string = ReceiptProblemCode> extends ChainReport<Code> {
+export interface ReceiptReport<Code extends string = string> extends ChainReport<Code> {
   format: typeof RECEIPT_FORMAT | null;
   /** Whether the archive was gzip-compressed. */
   compressed: boolean;
@@ -85,7 +85,7 @@ export interface ReceiptReport<Code extends string = ReceiptProblemCode> extends
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
-function emptyReport(): ReceiptReport {
+function emptyReport(): ReceiptReport<ReceiptProblemCode> {
   return {
     ok: false, start_hash: null, start_seq: 0, head: null, head_seq: null, steps: 0, problems: [], warnings: [], problems_truncated: false,
     format: null, compressed: false, scope: null, range: null, genesis: null, journal_id: null, manifest_digest: null, signed_by: null,
@@ -94,14 +94,14 @@ function emptyReport(): ReceiptReport {
 }
 
 /** Verifies a receipt held in memory or streamed. Never throws; the report says what is wrong and where. */
-export async function verifyReceipt<R extends ReceiptReport<string> = ReceiptReport>(input: ByteInput, options: VerifyReceiptOptions<R> = {}): Promise<R> {
+export async function verifyReceipt<R extends ReceiptReport = ReceiptReport<ReceiptProblemCode>>(input: ByteInput, options: VerifyReceiptOptions<R> = {}): Promise<R> {
   // "Never throws" covers the options too: null (or any non-object) from a caller's config means none.
   if (options === null || typeof options !== 'object') options = {};
   const v = new ReceiptVerification(options);
   v.checkPins();
   await v.readArchive(input);
   const report = v.conclude();
-  return options.finish ? options.finish(report) : (report as ReceiptReport<string> as R);
+  return options.finish ? options.finish(report) : (report as ReceiptReport as R);
 }
 
 /** The state of one verification, and its phases in the order they run. */
@@ -114,11 +114,11 @@ class ReceiptVerification {
   private next = 0;
   private readonly listed = new Map<string, { size: number; referenced: boolean }>();
   private chain: ChainVerifier | null = null;
-  private chainReport: ChainReport | null = null;
+  private chainReport: ChainReport<ChainProblemCode> | null = null;
   /** Reading stopped at a fatal problem: the chain was not read to its end. */
   private stopped = false;
 
-  constructor(private readonly options: VerifyReceiptOptions<ReceiptReport<string>>) {
+  constructor(private readonly options: VerifyReceiptOptions<ReceiptReport>) {
     this.problems = new ProblemList(options.maxProblems ?? 1000);
   }
 
@@ -344,7 +344,7 @@ class ReceiptVerification {
   }
 
   /** §7 steps 8–9: the chain's problems and the head checks; then the verdict and what it proves. */
-  conclude(): ReceiptReport {
+  conclude(): ReceiptReport<ReceiptProblemCode> {
     const r = this.report;
     if (this.chain) this.chainReport = this.chain.finish();
     const cr = this.chainReport;

@@ -45,7 +45,7 @@ export interface PublishedReport extends ReceiptReport<PublishedProblemCode> {
  * which adds the declaration and anchor problems — so whoever passes these options gets the whole
  * verification, publication checks included (issue 14 item 6: `diff` passed the observers without it).
  */
-export type ReceiptHooks = Required<Pick<VerifyReceiptOptions<ReceiptReport | PublishedReport>, 'extensions' | 'onLine' | 'onBlob' | 'finish'>>;
+export type ReceiptHooks = Required<Pick<VerifyReceiptOptions<ReceiptReport<ReceiptProblemCode> | PublishedReport>, 'extensions' | 'onLine' | 'onBlob' | 'finish'>>;
 
 export interface VerifyPublishedOptions extends Omit<VerifyReceiptOptions, keyof ReceiptHooks> {
   /** Also return the marker standing at this step and path (and with `step: true`, the step's whole line). */
@@ -70,9 +70,9 @@ const MAX_EXTRA_PROBLEMS = 1000;
  */
 export function publishedReceiptHooks(locate?: Locate): {
   options: ReceiptHooks;
-  finish(report: ReceiptReport | PublishedReport): PublishedReport;
+  finish(report: ReceiptReport<ReceiptProblemCode> | PublishedReport): PublishedReport;
   /** `finish` when the manifest has an anchor or declarations; the receipt report unchanged otherwise. */
-  finishIfPublished(report: ReceiptReport | PublishedReport): ReceiptReport | PublishedReport;
+  finishIfPublished(report: ReceiptReport<ReceiptProblemCode> | PublishedReport): ReceiptReport<ReceiptProblemCode> | PublishedReport;
 } {
   let anchor: AnchorBlock | null = null;
   let declared: Map<string, { d: Declaration; seen: boolean }> | null = null;
@@ -127,17 +127,17 @@ export function publishedReceiptHooks(locate?: Locate): {
         add('REDACTION_UNDECLARED', `blob ${digest} holds a marker at ${scan.markers[0]!.path || 'its root'}; a published receipt keeps every marker in the chain lines, where it is declared`, { file: `blobs/${digest.slice(7)}`, path: scan.markers[0]!.path });
       }
     },
-    finish: (report: ReceiptReport) => hooks.finishIfPublished(report),
+    finish: (report: ReceiptReport<ReceiptProblemCode>) => hooks.finishIfPublished(report),
   };
   /** Reports this set of hooks has finished: finishing one again returns it unchanged (no doubled problems). */
   const finished = new WeakSet<object>();
   const hooks = {
     options,
-    finishIfPublished(receipt: ReceiptReport | PublishedReport): ReceiptReport | PublishedReport {
+    finishIfPublished(receipt: ReceiptReport<ReceiptProblemCode> | PublishedReport): ReceiptReport<ReceiptProblemCode> | PublishedReport {
       const m = receipt.manifest;
       return m && ('anchor' in m || 'redactions' in m) ? hooks.finish(receipt) : receipt;
     },
-    finish(receipt: ReceiptReport | PublishedReport): PublishedReport {
+    finish(receipt: ReceiptReport<ReceiptProblemCode> | PublishedReport): PublishedReport {
       if (finished.has(receipt)) return receipt as PublishedReport;
       const r: PublishedReport = { ...receipt, problems: receipt.problems.slice(), anchor: null, redactions: 0, located: null, located_line: null };
       // The manifest is only there when both members passed their shape checks (or are absent).

@@ -6,7 +6,7 @@
  */
 import type { SplitLine } from '../chain/lines.js';
 import { ProblemBudget, ProblemList } from '../chain/problems.js';
-import type { BlobProblemCode, ChainReport, Problem, ProblemLocation } from '../chain/report.js';
+import type { BlobProblemCode, ChainProblemCode, ChainReport, Problem, ProblemLocation } from '../chain/report.js';
 import { ChainVerifier, type VerifiedLine } from '../chain/verifier.js';
 import { blobDefect } from '../record/blobs.js';
 import type { Genesis } from '../record/formats.js';
@@ -64,7 +64,7 @@ export interface SegmentOutcome {
 
 export interface SourceVerification {
   /** The chain's report: its problems only. */
-  chain: ChainReport;
+  chain: ChainReport<ChainProblemCode>;
   blobs: ProblemList<BlobProblemCode>;
   lineage: Array<Problem<JournalProblemCode>>;
   segments: SegmentOutcome[];
