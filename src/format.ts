@@ -48,7 +48,6 @@ export { redactStep, type Redaction, type RedactionMarker } from './redact/redac
 export { REDACTION_FORMAT, anchorDefect, redactionsDefect, compareAnchor, type AnchorBlock, type Declaration, type StepOpening } from './redact/anchor.js';
 export { planPublication, type Publication, type PublishCoreOptions } from './redact/publish.js';
 export { preparePublication, publicationBytes, readPolicyFile } from './redact/node.js';
-export {
-  discloseFromSecrets, discloseStepFromSecrets, discloseHashFromSecrets, secretsFile, SECRETS_FORMAT, DISCLOSURE_FORMAT, STEP_DISCLOSURE_FORMAT, HASH_DISCLOSURE_FORMAT,
-  type SecretsFile, type SecretEntry, type DisclosureProof, type StepDisclosureProof, type HashDisclosureProof, type DisclosureProblemCode,
-} from './redact/disclose.js';
+export { discloseFromSecrets, secretsFile, SECRETS_FORMAT, DISCLOSURE_FORMAT, type SecretsFile, type SecretEntry, type DisclosureProof, type DisclosureProblemCode } from './redact/disclose.js';
+export { discloseStepFromSecrets, STEP_DISCLOSURE_FORMAT, type StepDisclosureProof } from './redact/disclose-step.js';
+export { discloseHashFromSecrets, HASH_DISCLOSURE_FORMAT, type HashDisclosureProof } from './redact/disclose-hash.js';

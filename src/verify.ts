@@ -11,5 +11,7 @@ export { canonicalJson, scanCanonical, digestUtf8, digestBytes, isDigest } from 
 export { verifyReceipt, type VerifyReceiptOptions, type ReceiptReport, type ByteInput } from './receipt/verify.js';
 export { decodePublicKey, type PublicKeyResult } from './receipt/keys.js';
 export { verifyPublishedReceipt, publishedReceiptHooks, type PublishedReport } from './redact/verify.js';
-export { verifyDisclosure, verifyStepDisclosure, verifyHashDisclosure, HASH_DISCLOSURE_FORMAT, STEP_DISCLOSURE_FORMAT, type DisclosureProof, type DisclosureReport, type StepDisclosureReport, type HashDisclosureReport } from './redact/disclose.js';
+export { verifyDisclosure, type DisclosureProof, type DisclosureReport } from './redact/disclose.js';
+export { verifyStepDisclosure, STEP_DISCLOSURE_FORMAT, type StepDisclosureReport } from './redact/disclose-step.js';
+export { verifyHashDisclosure, HASH_DISCLOSURE_FORMAT, type HashDisclosureReport } from './redact/disclose-hash.js';
 export { diff, summarize, formatDiff, type DiffOptions, type DiffReport } from './diff/index.js';

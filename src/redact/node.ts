@@ -8,11 +8,9 @@ import { readKeyFile, writePlanToFile, type ExportResult } from '../receipt/node
 import { writeReceipt } from '../receipt/writer.js';
 import { verifyReceiptFile } from '../receipt/node.js';
 import type { SaltSource } from './commit.js';
-import {
-  HASH_DISCLOSURE_FORMAT, discloseFromSecrets, discloseHashFromSecrets, discloseStepFromSecrets, secretsFile, verifyDisclosure,
-  verifyHashDisclosure, verifyStepDisclosure,
-  type DisclosureProof, type DisclosureReport, type HashDisclosureProof, type HashDisclosureReport, type StepDisclosureProof, type StepDisclosureReport,
-} from './disclose.js';
+import { discloseFromSecrets, secretsFile, verifyDisclosure, type DisclosureProof, type DisclosureReport } from './disclose.js';
+import { HASH_DISCLOSURE_FORMAT, discloseHashFromSecrets, verifyHashDisclosure, type HashDisclosureProof, type HashDisclosureReport } from './disclose-hash.js';
+import { discloseStepFromSecrets, verifyStepDisclosure, type StepDisclosureProof, type StepDisclosureReport } from './disclose-step.js';
 import { RedactError } from './errors.js';
 import { compilePolicy, parsePolicyText, type Policy, type PolicyDocument } from './policy.js';
 import { planPublication, type Publication } from './publish.js';
