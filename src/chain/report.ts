@@ -76,6 +76,11 @@ export interface ChainReport<Code extends string = string> {
   problems_truncated: boolean;
 }
 
+/** A problem in one line of text: "CODE at location: message" (what errors quote when a chain does not verify). */
+export function describeProblem(p: Problem): string {
+  return `${p.code} at ${describeLocation(p.location)}: ${p.message}`;
+}
+
 export function describeLocation(loc: ProblemLocation): string {
   const parts: string[] = [];
   if (loc.file !== undefined) parts.push(loc.line !== undefined ? `${loc.file}:${loc.line}${loc.column !== undefined ? `:${loc.column}` : ''}` : loc.file);

@@ -8,7 +8,7 @@
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { canonicalJson } from '../canonical/jcs.js';
 import { digestBytes, isDigest, sha256Stream, toHex, type Sha256Stream } from '../canonical/sha256.js';
-import { describeLocation } from '../chain/report.js';
+import { describeProblem } from '../chain/report.js';
 import type { StoredLine } from '../chain/source.js';
 import { ChainVerifier, type VerifiedLine } from '../chain/verifier.js';
 import type { Json } from '../canonical/json.js';
@@ -143,8 +143,7 @@ class ChainMeasure {
     this.close();
     const report = this.verifier.finish();
     if (!report.ok) {
-      const p = report.problems[0]!;
-      throw chainInvalid(`the chain does not verify: ${p.code} at ${describeLocation(p.location)}: ${p.message}`);
+      throw chainInvalid(`the chain does not verify: ${describeProblem(report.problems[0]!)}`);
     }
     if (this.seqConflict) throw chainInvalid(this.seqConflict);
     if (count === 0) throw new ReceiptError('EMPTY_RANGE', `the journal holds no step in ${from}..${to}`);

@@ -7,7 +7,7 @@
 import type { Json } from '../canonical/json.js';
 import { MAX_LINE_BYTES } from '../canonical/limits.js';
 import { ChainVerifier } from '../chain/verifier.js';
-import { describeLocation } from '../chain/report.js';
+import { describeProblem } from '../chain/report.js';
 import type { StoredLine } from '../chain/source.js';
 import { blobValue, fetchBlob } from '../record/blobs.js';
 import { formatOf, genesisHash, type Genesis } from '../record/formats.js';
@@ -174,8 +174,7 @@ export class Rechain {
   finish(headSeq: number): void {
     const report = this.verifier.finish();
     if (!report.ok) {
-      const p = report.problems[0]!;
-      throw sourceInvalid(`the journal does not verify: ${p.code} at ${describeLocation(p.location)}: ${p.message}`);
+      throw sourceInvalid(`the journal does not verify: ${describeProblem(report.problems[0]!)}`);
     }
     if (this.preexisting) throw sourceInvalid(this.preexisting);
     if (this.lines.length !== headSeq + 1) throw sourceInvalid(`the journal yielded ${this.lines.length} steps; its head is seq ${headSeq}`);

@@ -7,7 +7,7 @@ import { genesisHash } from '../record/index.js';
 import { ChainVerifier } from '../chain/verifier.js';
 import { blobDefect } from '../record/blobs.js';
 import type { BlobRef } from '../record/markers.js';
-import { describeLocation } from '../chain/report.js';
+import { describeProblem } from '../chain/report.js';
 import { StoreError } from './errors.js';
 import { assertSeq } from './ids.js';
 import type { Journal, Lineage } from './types.js';
@@ -59,7 +59,7 @@ export async function copyPrefix(parent: Journal, fromStep: number, sink: Prefix
   const first = report.problems[0];
   if (first !== undefined || count !== fromStep + 1 || report.head === null) {
     throw new StoreError('JOURNAL_CORRUPT', first !== undefined
-      ? `journal ${parent.id} steps 0..${fromStep} do not verify (${first.code} at ${describeLocation(first.location)}: ${first.message}); cannot fork`
+      ? `journal ${parent.id} steps 0..${fromStep} do not verify (${describeProblem(first)}); cannot fork`
       : `journal ${parent.id} yielded ${count} steps for 0..${fromStep}; cannot fork`, { hint: 'run verify on the parent' });
   }
   return { parent_journal: parent.id, parent_genesis_hash: genesisHash(parent.genesis), from_step: fromStep, parent_step_hash: report.head };

@@ -71,10 +71,7 @@ export class MemoryStore implements Store {
     assertJournalId(id);
     if (this.journals.has(id)) throw this.taken(id);
     const config = journalConfig(options, this.defaults);
-    const genesis = makeGenesis({
-      ...(options.journalId === undefined ? {} : { journalId: options.journalId }),
-      ...(options.createdAt === undefined ? {} : { createdAt: options.createdAt }),
-    });
+    const genesis = makeGenesis(options);
     this.journals.set(id, this.newState(genesis, config, null));
     return this.open(id);
   }

@@ -86,10 +86,7 @@ export class FileStore implements Store {
   async create(id: string, options: CreateOptions = {}): Promise<Journal> {
     assertJournalId(id);
     const config = journalConfig(options, this.defaults);
-    const genesis = makeGenesis({
-      ...(options.journalId === undefined ? {} : { journalId: options.journalId }),
-      ...(options.createdAt === undefined ? {} : { createdAt: options.createdAt }),
-    });
+    const genesis = makeGenesis(options);
     await this.build(id, async () => ({ format: STORE_FORMAT, genesis, config, lineage: null }));
     return this.open(id);
   }
