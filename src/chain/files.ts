@@ -22,7 +22,7 @@ export function declaredFirstSeq(name: string): number | null {
 export function verifyFile(verifier: ChainVerifier, name: string, bytes: Uint8Array): void {
   verifier.beginSegment(name, declaredFirstSeq(name));
   const splitter = new LineSplitter();
-  for (const l of splitter.push(bytes)) verifier.line(l.bytes, true);
+  splitter.split(bytes, (line) => verifier.line(line, true));
   const torn = splitter.end();
   if (torn !== null) verifier.line(torn.bytes, false);
 }

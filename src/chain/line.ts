@@ -8,7 +8,6 @@
 import { MAX_RECORD_DEPTH } from '../canonical/limits.js';
 import { isSeq } from '../canonical/json.js';
 import { scanCanonical, type MarkerSpan } from '../canonical/scan.js';
-import { isDigest } from '../canonical/sha256.js';
 import { canonicalValue } from '../canonical/value.js';
 import { BLOB_MARKER, REDACTED_MARKER, isBlobBody, isRedactedBody, type BlobRef } from '../record/markers.js';
 import type { JournalFormat, RecordProfile } from '../record/profile.js';
@@ -24,10 +23,10 @@ export interface LineProblem {
 
 /** What the per-line check found. */
 export interface LineFacts {
-  problems: LineProblem[];
+  problems: readonly LineProblem[];
   /** False when the line is not a canonical JSON object: its members cannot be read (FORMAT §6.3 step 3). */
   readable: boolean;
-  /** seq, prev_hash and step_hash when present and valid, else null. */
+  /** seq, prev_hash and step_hash when present and true to their rules, else null. */
   seq: number | null;
   prevHash: string | null;
   stepHash: string | null;
@@ -38,6 +37,7 @@ export interface LineFacts {
 }
 
 const encoder = new TextEncoder();
+const NO_PROBLEMS: readonly LineProblem[] = Object.freeze([]);
 
 function unreadable(code: ChainProblemCode, message: string, location: ProblemLocation): LineFacts {
   return { problems: [{ code, message, location }], readable: false, seq: null, prevHash: null, stepHash: null, blobs: [], markers: [] };
@@ -69,14 +69,18 @@ export function checkLine(text: string, format: JournalFormat): LineFacts {
   const seqValue = value('seq');
   const seq = isSeq(seqValue) ? seqValue : null;
   const at: ProblemLocation = seq === null ? {} : { seq };
-  const problems: LineProblem[] = [];
-  const report = (code: ChainProblemCode, message: string, location: ProblemLocation): void => void problems.push({ code, message, location });
+  // Most lines have no problem: their list is the shared empty one, and a line's first problem makes its own.
+  let problems: LineProblem[] | null = null;
+  const report = (code: ChainProblemCode, message: string, location: ProblemLocation): void => void (problems ??= []).push({ code, message, location });
 
   // One line's problems come in a fixed order (FORMAT §6.3 step 4): unknown members in line order, then
   // each member of the profile in UTF-16 order (missing, or breaking its rule), then markers.
   for (const name of members.keys()) {
     if (!profile.memberNames.has(name)) report('UNKNOWN_FIELD', `unknown member ${JSON.stringify(name)} in a step record`, { ...at, field: name });
   }
+  // The link members are known when present and true to their rule (a digest, for v1).
+  let prevValid = false;
+  let stepValid = false;
   for (const rule of profile.members) {
     const span = members.get(rule.name);
     if (span === undefined) {
@@ -85,21 +89,22 @@ export function checkLine(text: string, format: JournalFormat): LineFacts {
     }
     const broken = rule.check?.(text, span[0], span[1]);
     if (broken) report(broken.code ?? 'FIELD_INVALID', broken.message, { ...at, field: rule.name });
+    else if (rule.name === 'prev_hash') prevValid = true;
+    else if (rule.name === 'step_hash') stepValid = true;
   }
   const blobs = checkMarkers(text, scan.markers, profile, at, report);
 
-  const prevValue = value('prev_hash');
-  const stepHashSpan = members.get('step_hash');
-  const stepValue = value('step_hash');
-  const stepHash = isDigest(stepValue) ? stepValue : null;
+  const prevValue = prevValid ? value('prev_hash') : null;
+  const stepValue = stepValid ? value('step_hash') : null;
+  const stepHash = typeof stepValue === 'string' ? stepValue : null;
   // The hash covers the record without its step_hash member (FORMAT §5.2).
   if (stepHash !== null) {
-    const computed = profile.stepHashOf(text, stepHashSpan!);
+    const computed = profile.stepHashOf(text, members.get('step_hash')!);
     if (computed !== stepHash) {
       report('HASH_MISMATCH', `stored step_hash ${stepHash} does not match the record's content (${computed}): a covered field was altered after hashing, or step_hash itself was edited`, { ...at, field: 'step_hash' });
     }
   }
-  return { problems, readable: true, seq, prevHash: isDigest(prevValue) ? prevValue : null, stepHash, blobs, markers: scan.markers };
+  return { problems: problems ?? NO_PROBLEMS, readable: true, seq, prevHash: typeof prevValue === 'string' ? prevValue : null, stepHash, blobs, markers: scan.markers };
 }
 
 /** Marker objects (FORMAT §3.5): exactly one member with a defined name, a body of the right shape, in a place the profile allows. */

@@ -37,35 +37,54 @@ export class LineSplitter {
     this.lineStart = start;
   }
 
-  /** The lines `piece` completes, in order. */
-  push(piece: Uint8Array): SplitLine[] {
-    const out: SplitLine[] = [];
+  /**
+   * Feeds a piece, calling `onLine` for each line it completes, in order, with the line's bytes (empty when
+   * `tooLong`) and its offsets: no allocation per line beyond the view (the verifier's hot path).
+   */
+  split(piece: Uint8Array, onLine: (bytes: Uint8Array, tooLong: boolean, start: number, end: number) => void): void {
+    const base = this.pos;
     let from = 0;
-    for (;;) {
-      const nl = piece.indexOf(0x0a, from);
-      if (nl < 0) break;
-      const part = piece.subarray(from, nl);
-      const end = this.pos + nl + 1;
-      if (this.tooLong || this.held + part.length > this.maxBytes) {
-        out.push({ bytes: EMPTY, terminated: true, start: this.lineStart, end, tooLong: true });
-      } else {
-        out.push({ bytes: this.parts.length === 0 ? part : concatBytes([...this.parts, part]), terminated: true, start: this.lineStart, end, tooLong: false });
-      }
+    let nl = piece.indexOf(0x0a);
+    if (nl >= 0 && (this.held !== 0 || this.tooLong)) {
+      // The line that began in an earlier piece ends here.
+      const part = piece.subarray(0, nl);
+      const tooLong = this.tooLong || this.held + part.length > this.maxBytes;
+      const bytes = tooLong ? EMPTY : concatBytes([...this.parts, part]);
+      const start = this.lineStart;
       this.parts = [];
       this.held = 0;
       this.tooLong = false;
-      this.lineStart = end;
       this.lines++;
       from = nl + 1;
+      onLine(bytes, tooLong, start, base + from);
+      nl = piece.indexOf(0x0a, from);
     }
+    // Every other line lies within this piece: a view, and nothing else is allocated for it.
+    const max = this.maxBytes;
+    let lines = 0;
+    while (nl >= 0) {
+      const tooLong = nl - from > max;
+      onLine(tooLong ? EMPTY : piece.subarray(from, nl), tooLong, base + from, base + nl + 1);
+      lines++;
+      from = nl + 1;
+      nl = piece.indexOf(0x0a, from);
+    }
+    this.lines += lines;
+    if (from > 0) this.lineStart = base + from;
     if (from < piece.length && !this.tooLong) {
       this.held += piece.length - from;
-      if (this.held > this.maxBytes) {
+      if (this.held > max) {
         this.tooLong = true;
         this.parts = [];
-      } else this.parts.push(piece.slice(from)); // a copy: the caller may reuse the piece once push returns
+      } else this.parts.push(piece.slice(from)); // a copy: the caller may reuse the piece once split returns
     }
     this.pos += piece.length;
+  }
+
+  /** The lines `piece` completes, in order, as objects (for a reader that hands them on in batches). */
+  push(piece: Uint8Array): SplitLine[] {
+    const out: SplitLine[] = [];
+    this.split(piece, (bytes, tooLong, start, end) => void out.push({ bytes, terminated: true, start, end, tooLong }));
     return out;
   }
 

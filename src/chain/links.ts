@@ -13,6 +13,9 @@ export interface LinkStart {
   fromGenesis: boolean;
 }
 
+/** The outcome of most links: no problem, not a repeat. */
+const CLEAN = Object.freeze({ problems: Object.freeze([]) as readonly LineProblem[], duplicate: false });
+
 export class LinkChecker {
   /** seq of the last line whose seq was readable; start.seq - 1 before any. */
   private lastSeq: number;
@@ -42,16 +45,15 @@ export class LinkChecker {
    * segment's first line (FORMAT §6.3 step 8). Returns its problems, and whether it repeats the previous
    * line (DUPLICATE_STEP): such a line is skipped, and the next line links to the original.
    */
-  link(facts: LineFacts, first: boolean, declaredFirstSeq: number | null): { problems: LineProblem[]; duplicate: boolean } {
+  link(facts: LineFacts, first: boolean, declaredFirstSeq: number | null): { problems: readonly LineProblem[]; duplicate: boolean } {
     const { seq, prevHash, stepHash } = facts;
-    const problems: LineProblem[] = [];
-    const at = seq === null ? {} : { seq };
-    const report = (code: LineProblem['code'], message: string, field: string): void => void problems.push({ code, message, location: { ...at, field } });
+    let problems: LineProblem[] | null = null;
+    const report = (code: LineProblem['code'], message: string, field: string): void => void (problems ??= []).push({ code, message, location: seq === null ? { field } : { seq, field } });
     const expectedSeq = this.lastSeq + 1;
     const latestSeq = expectedSeq + this.slack;
     if (seq !== null && seq < expectedSeq && stepHash !== null && stepHash === this.lastLineHash && seq === this.lastLineSeq) {
       report('DUPLICATE_STEP', `step ${seq} appears again (the same step_hash as the previous line)`, 'seq');
-      return { problems, duplicate: true };
+      return { problems: problems!, duplicate: true };
     }
     if (seq !== null && seq > latestSeq) {
       const expected = latestSeq === expectedSeq ? `${expectedSeq}` : `${expectedSeq}–${latestSeq}`;
@@ -79,7 +81,7 @@ export class LinkChecker {
     this.lastHash = stepHash;
     this.lastLineHash = stepHash;
     this.lastLineSeq = seq;
-    return { problems, duplicate: false };
+    return problems === null ? CLEAN : { problems, duplicate: false };
   }
 
   /** The head: the last complete line's step_hash and seq, each null when unknown. */

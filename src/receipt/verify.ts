@@ -288,12 +288,10 @@ class ReceiptVerification {
     chain.beginSegment(name, Number(CHAIN_NAME_RE.exec(name)![1]));
     const splitter = new LineSplitter(MAX_LINE_BYTES);
     const h = sha256Stream();
+    const onLine = (line: Uint8Array, tooLong: boolean, start: number, end: number): void => (tooLong ? chain.longLine(end - start - 1) : chain.line(line, true));
     await tar.streamData(entry, (piece) => {
       h.update(piece);
-      for (const l of splitter.push(piece)) {
-        if (l.tooLong) chain.longLine(l.end - l.start - 1);
-        else chain.line(l.bytes, true);
-      }
+      splitter.split(piece, onLine);
     });
     const torn = splitter.end();
     if (torn !== null) chain.line(torn.bytes, false);

@@ -39,8 +39,12 @@ export interface StepRecordV1 {
 const content = (name: string): MemberRule => ({ name, required: true, role: 'content', check: null });
 const envelope = (name: string, check: MemberRule['check']): MemberRule => ({ name, required: true, role: 'envelope', check });
 const invalid = (message: string) => ({ message });
-const digestRule = (name: string): MemberRule['check'] => (text, start, end) =>
-  isDigest(canonicalValue(text, start, end)) ? null : invalid(`${name} must be "sha256:" followed by 64 lowercase hex digits`);
+/** A digest's canonical text: no escape can occur in it, so the text alone decides (and nothing is sliced). */
+const DIGEST_TEXT = /"sha256:[0-9a-f]{64}"/y;
+const digestRule = (name: string): MemberRule['check'] => (text, start, end) => {
+  DIGEST_TEXT.lastIndex = start;
+  return end - start === 73 && DIGEST_TEXT.test(text) ? null : invalid(`${name} must be "sha256:" followed by 64 lowercase hex digits`);
+};
 
 /** The members in UTF-16 order of their names: the order FORMAT §6.3 step 4 reports them in. */
 const MEMBERS: readonly MemberRule[] = [
