@@ -7,17 +7,15 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { canonicalJson } from '../../src/canonical/jcs.js';
 import { digestUtf8 } from '../../src/canonical/sha256.js';
-import { genesisHash, makeGenesis, sealRecord, type Genesis } from '../../src/chain/record.js';
+import { genesisHash, makeGenesis, sealRecord, type Genesis } from '../../src/record/index.js';
 import type { ChainSource, StoredLine } from '../../src/chain/source.js';
 import { agentRun } from '../../src/demo/agent.js';
 import { DEMO_POLICY } from '../../src/demo/publish-stage.js';
 import { exportReceipt, keygen } from '../../src/receipt/index.js';
 import { disclose, publish } from '../../src/redact/index.js';
-import { useNodeHash } from '../../src/node/fast-hash.js';
 import { MemoryStore } from '../../src/store/index.js';
 
-// The fixtures are made in Node, which has a native SHA-256 (the page, in the browser, uses its own).
-useNodeHash();
+// The fixtures are made in Node, where the library hashes with node:crypto (the page, in the browser, uses @noble/hashes).
 
 export interface AgentReceipts {
   /** A signed, complete receipt (.tar.gz) and the signer's keyfile.pub. */
@@ -95,7 +93,7 @@ export function largeRun(steps: number): ChainSource {
     });
     prev = record.step_hash;
     const first = Math.floor(seq / 25_000) * 25_000;
-    lines.push({ bucket: `${String(first).padStart(16, '0')}.jsonl`, seq, text: line.slice(0, -1) });
+    lines.push({ segment: `${String(first).padStart(16, '0')}.jsonl`, seq, text: line.slice(0, -1) });
   }
   return {
     genesis,

@@ -1,24 +1,23 @@
 /**
- * Streaming line access to bucket files: forward from an offset, and the last whole line read backwards.
- * Memory is bounded by the longest line plus one chunk, never by the file.
+ * Streaming line access to bucket files (spec/FORMAT.md §4.4, §8.5): forward from an offset, split by the
+ * shared LineSplitter, and the last whole line read backwards. Memory is bounded by the longest line plus
+ * one chunk, never by the file.
  */
 import type { FileHandle } from 'node:fs/promises';
+import { LineSplitter, type SplitLine } from '../../chain/lines.js';
 import { openRegular } from './fsutil.js';
 
 const CHUNK = 64 * 1024;
-const EMPTY = Buffer.alloc(0);
 
-export interface RawLine {
-  /** The line without its newline. */
+/** A line of a bucket file; `bytes` is a Buffer view (zero-copy). */
+export interface RawLine extends SplitLine {
   bytes: Buffer;
-  /** Whether a newline ended it; only a file's final line can lack one (a torn write). */
-  terminated: boolean;
-  /** Byte offset of the line's first byte. */
-  start: number;
-  /** Byte offset just past the newline (or past the last byte when unterminated). */
-  end: number;
-  /** True when the line was longer than `maxBytes`: `bytes` is then empty and only its length is known. */
-  tooLong: boolean;
+}
+
+/** The splitter's lines are views into the Buffers it was fed, except those it joined: those are wrapped, not copied. */
+function asBuffers(lines: SplitLine[]): RawLine[] {
+  for (const l of lines) if (!Buffer.isBuffer(l.bytes)) l.bytes = Buffer.from(l.bytes.buffer, l.bytes.byteOffset, l.bytes.length);
+  return lines as RawLine[];
 }
 
 /**
@@ -47,45 +46,18 @@ export async function* readLines(path: string, start = 0, maxBytes = Number.POSI
 export async function* readLineBatches(path: string, start = 0, maxBytes = Number.POSITIVE_INFINITY): AsyncGenerator<RawLine[]> {
   const fh = await openBucket(path);
   try {
+    const splitter = new LineSplitter(maxBytes, start);
     let pos = start;
-    let lineStart = start;
-    let parts: Buffer[] = [];
-    let held = 0;
-    let tooLong = false;
     for (;;) {
       const chunk = Buffer.allocUnsafeSlow(CHUNK);
       const { bytesRead } = await fh.read(chunk, 0, CHUNK, pos);
       if (bytesRead === 0) break;
-      const batch: RawLine[] = [];
-      let from = 0;
-      for (;;) {
-        const nl = chunk.indexOf(0x0a, from);
-        if (nl < 0 || nl >= bytesRead) break;
-        const piece = chunk.subarray(from, nl);
-        const end = pos + nl + 1;
-        if (tooLong || held + piece.length > maxBytes) {
-          batch.push({ bytes: EMPTY, terminated: true, start: lineStart, end, tooLong: true });
-        } else {
-          const bytes = parts.length === 0 ? piece : Buffer.concat([...parts, piece]);
-          batch.push({ bytes, terminated: true, start: lineStart, end, tooLong: false });
-        }
-        parts = [];
-        held = 0;
-        tooLong = false;
-        lineStart = end;
-        from = nl + 1;
-      }
-      if (from < bytesRead && !tooLong) {
-        held += bytesRead - from;
-        if (held > maxBytes) {
-          tooLong = true;
-          parts = [];
-        } else parts.push(chunk.subarray(from, bytesRead));
-      }
       pos += bytesRead;
-      if (batch.length > 0) yield batch;
+      const batch = splitter.push(chunk.subarray(0, bytesRead));
+      if (batch.length > 0) yield asBuffers(batch);
     }
-    if (pos > lineStart) yield [{ bytes: tooLong ? EMPTY : Buffer.concat(parts), terminated: false, start: lineStart, end: pos, tooLong }];
+    const torn = splitter.end();
+    if (torn !== null) yield asBuffers([torn]);
   } finally {
     await fh.close();
   }
@@ -113,7 +85,7 @@ export async function readLastLine(path: string): Promise<{ line: RawLine | null
   }
 }
 
-async function findNewlineBefore(fh: import('node:fs/promises').FileHandle, end: number): Promise<number> {
+async function findNewlineBefore(fh: FileHandle, end: number): Promise<number> {
   const chunk = Buffer.allocUnsafe(CHUNK);
   let hi = end;
   while (hi > 0) {

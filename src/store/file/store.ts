@@ -7,17 +7,17 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { makeGenesis } from '../chain/record.js';
-import { StoreError, ioError } from './errors.js';
-import { FileJournal, type FileJournalOptions } from './file-journal.js';
-import { copyPrefix } from './fork.js';
+import { makeGenesis } from '../../record/index.js';
+import { StoreError, ioError } from '../errors.js';
+import { FileJournal, type FileJournalOptions } from './journal.js';
+import type { FsyncMode } from './writer.js';
+import { copyPrefix } from '../fork.js';
 import { NOT_REGULAR, TOO_LARGE, fsyncDir, isNotFound, readRegular } from './fsutil.js';
-import { assertJournalId, intOption, isJournalId } from './ids.js';
-import {
-  BLOBS_DIR, BUCKETS_DIR, DEFAULT_BLOB_THRESHOLD, DEFAULT_BUCKET_BYTES, HEAD_FILE, MAX_BLOB_THRESHOLD, MAX_BUCKET_BYTES, MAX_META_BYTES, META_FILE,
-  MIN_BLOB_THRESHOLD, MIN_BUCKET_BYTES, STORE_FORMAT, blobFileName, bucketName, parseMeta, serializeHead, serializeMeta, type JournalMeta,
-} from './layout.js';
-import type { ChainReport, CreateOptions, FsyncMode, ForkOptions, Journal, JournalConfig, JournalVerifyOptions, OpenOptions, Store } from './types.js';
+import { assertJournalId, intOption, isJournalId } from '../ids.js';
+import { defaultConfig, journalConfig } from '../config.js';
+import { BLOBS_DIR, BUCKETS_DIR, HEAD_FILE, MAX_META_BYTES, META_FILE, STORE_FORMAT, blobFileName, bucketName, parseMeta, serializeHead, serializeMeta, type JournalMeta } from './layout.js';
+import { placeLine, type SegmentCursor } from '../segments.js';
+import type { JournalReport, CreateOptions, ForkOptions, Journal, JournalConfig, JournalVerifyOptions, OpenOptions, Store } from '../types.js';
 import { verifyJournalDir } from './verify-dir.js';
 
 export const DEFAULT_STALE_MS = 10_000;
@@ -53,16 +53,15 @@ export interface FileStoreOptions {
   lockHoldMs?: number;
   /** How long a writer keeps the lock after its last commit in case another append follows (default 2 ms). */
   lockLingerMs?: number;
-  /** Defaults for `create`: bucket rotation size and blob threshold. */
-  bucketBytes?: number;
+  /** Defaults for `create`: segment (bucket file) rotation size and blob threshold. */
+  segmentBytes?: number;
   blobThreshold?: number;
 }
 
 export class FileStore implements Store {
   readonly root: string;
   private readonly journalOptions: FileJournalOptions;
-  private readonly bucketBytes: number;
-  private readonly blobThreshold: number;
+  private readonly defaults: JournalConfig;
 
   constructor(root: string, options: FileStoreOptions = {}) {
     if (typeof root !== 'string' || root.length === 0) throw new StoreError('OPTION_INVALID', 'the store root must be a directory path');
@@ -81,24 +80,13 @@ export class FileStore implements Store {
       lockHoldMs: intOption('lockHoldMs', options.lockHoldMs, DEFAULT_LOCK_HOLD_MS, 10, 10_000),
       lockLingerMs: intOption('lockLingerMs', options.lockLingerMs, DEFAULT_LOCK_LINGER_MS, 0, 1_000),
     };
-    this.bucketBytes = intOption('bucketBytes', options.bucketBytes, DEFAULT_BUCKET_BYTES, MIN_BUCKET_BYTES, MAX_BUCKET_BYTES);
-    this.blobThreshold = intOption('blobThreshold', options.blobThreshold, DEFAULT_BLOB_THRESHOLD, MIN_BLOB_THRESHOLD, MAX_BLOB_THRESHOLD);
-  }
-
-  private config(options: CreateOptions): JournalConfig {
-    return {
-      bucket_bytes: intOption('bucketBytes', options.bucketBytes, this.bucketBytes, MIN_BUCKET_BYTES, MAX_BUCKET_BYTES),
-      blob_threshold: intOption('blobThreshold', options.blobThreshold, this.blobThreshold, MIN_BLOB_THRESHOLD, MAX_BLOB_THRESHOLD),
-    };
+    this.defaults = defaultConfig(options);
   }
 
   async create(id: string, options: CreateOptions = {}): Promise<Journal> {
     assertJournalId(id);
-    const config = this.config(options);
-    const genesis = makeGenesis({
-      ...(options.journalId === undefined ? {} : { journalId: options.journalId }),
-      ...(options.createdAt === undefined ? {} : { createdAt: options.createdAt }),
-    });
+    const config = journalConfig(options, this.defaults);
+    const genesis = makeGenesis(options);
     await this.build(id, async () => ({ format: STORE_FORMAT, genesis, config, lineage: null }));
     return this.open(id);
   }
@@ -130,7 +118,7 @@ export class FileStore implements Store {
    * Verifies journal `id` read-only without opening it (spec/FORMAT.md §8.13): a metadata file that cannot
    * be opened is reported as JOURNAL_INVALID, like every other defect, rather than thrown.
    */
-  async verify(id: string, options: JournalVerifyOptions = {}): Promise<ChainReport> {
+  async verify(id: string, options: JournalVerifyOptions = {}): Promise<JournalReport> {
     assertJournalId(id);
     const dir = join(this.root, id);
     try {
@@ -174,11 +162,11 @@ export class FileStore implements Store {
   async fork(parent: Journal, options: ForkOptions): Promise<Journal> {
     if (options === null || typeof options !== 'object') throw new StoreError('OPTION_INVALID', 'fork takes { fromStep, to }');
     assertJournalId(options.to, 'fork target id');
-    const config = parent.config;
+    const config: JournalConfig = { blobThreshold: parent.config.blobThreshold, segmentBytes: parent.config.segmentBytes };
     const durable = this.journalOptions.fsync !== 'none';
     await this.build(options.to, async (staging) => {
       let fh: import('node:fs/promises').FileHandle | null = null;
-      let size = 0;
+      let cursor: SegmentCursor = { first: 0, size: 0 };
       let parts: Buffer[] = [];
       let partBytes = 0;
       const flush = async (): Promise<void> => {
@@ -198,14 +186,14 @@ export class FileStore implements Store {
         const lineage = await copyPrefix(parent, options.fromStep, {
           line: async (text, seq) => {
             const buf = Buffer.from(text + '\n', 'utf8');
-            if (fh === null || (size > 0 && size + buf.length > config.bucket_bytes)) {
+            const next = placeLine(cursor, seq, buf.length, config.segmentBytes);
+            if (fh === null || next.first !== cursor.first) {
               await closeBucket();
-              fh = await open(join(staging, BUCKETS_DIR, bucketName(seq)), 'wx');
-              size = 0;
+              fh = await open(join(staging, BUCKETS_DIR, bucketName(next.first)), 'wx');
             }
+            cursor = next;
             parts.push(buf);
             partBytes += buf.length;
-            size += buf.length;
             if (partBytes >= 1 << 20) await flush();
           },
           blob: async (digest, bytes) => {

@@ -6,7 +6,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { open, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { lstat, open, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { StoreError, ioError } from '../errors.js';
 import { basename, dirname, join } from 'node:path';
 
 /** Error codes of openRegular, beside the system's own (ENOENT, EACCES, …). */
@@ -122,4 +123,28 @@ export function isNotFound(e: unknown): boolean {
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * The directories a writer creates files in must be the journal's own, not symbolic links planted to
+ * redirect its writes elsewhere (test/hardening/faults.test.ts). Checked under the lock before anything is
+ * written; a directory not there yet is fine (it is created).
+ */
+export async function assertOwnDirectories(dirs: readonly string[]): Promise<void> {
+  for (const d of dirs) {
+    let kind: 'directory' | 'symlink' | 'other';
+    try {
+      const st = await lstat(d);
+      kind = st.isDirectory() ? 'directory' : st.isSymbolicLink() ? 'symlink' : 'other';
+    } catch (e) {
+      if (isNotFound(e)) continue;
+      throw ioError('checking', d, e);
+    }
+    if (kind !== 'directory') {
+      throw new StoreError('JOURNAL_INVALID', `${d} is ${kind === 'symlink' ? 'a symbolic link' : 'not a directory'}; a writer writes only inside the journal's own directories`, {
+        location: { file: d },
+        hint: 'restore the journal directory from a backup, and check who else can write to it',
+      });
+    }
+  }
 }

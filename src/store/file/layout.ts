@@ -2,13 +2,16 @@
  * Names and the metadata files of a journal directory (spec/FORMAT.md §8.3–§8.7). The metadata file is
  * input like any other: it is parsed defensively and every defect becomes JOURNAL_INVALID.
  */
-import { canonicalJson } from '../canonical/jcs.js';
-import { MAX_LINE_BYTES } from '../canonical/limits.js';
-import { isDigest } from '../canonical/sha256.js';
-import { genesisDefect, type Genesis } from '../chain/record.js';
-import { StoreError } from './errors.js';
-import { isJournalId } from './ids.js';
-import type { JournalConfig, Lineage } from './types.js';
+import { join } from 'node:path';
+import { canonicalJson } from '../../canonical/jcs.js';
+import { MAX_LINE_BYTES } from '../../canonical/limits.js';
+import { isDigest } from '../../canonical/sha256.js';
+import { genesisDefect, type Genesis } from '../../record/index.js';
+import { StoreError } from '../errors.js';
+import { isJournalId } from '../ids.js';
+import { MAX_BLOB_THRESHOLD, MAX_SEGMENT_BYTES, MIN_BLOB_THRESHOLD, MIN_SEGMENT_BYTES } from '../config.js';
+import { segmentLabel } from '../segments.js';
+import type { JournalConfig, Lineage } from '../types.js';
 
 /** The store's own format id, inside journal.json. */
 export const STORE_FORMAT = 'stepchain-journal/v1';
@@ -22,20 +25,11 @@ export const MAX_META_BYTES = 4096;
 /** head.json is under 100 bytes. */
 export const MAX_HEAD_BYTES = 256;
 
-export const DEFAULT_BUCKET_BYTES = 64 * 1024 * 1024;
-export const MIN_BUCKET_BYTES = 4096;
-export const MAX_BUCKET_BYTES = 2 ** 40;
-export const DEFAULT_BLOB_THRESHOLD = 64 * 1024;
-export const MIN_BLOB_THRESHOLD = 1024;
-/** Capped far below MAX_LINE_BYTES, so five inline content fields always fit one line. */
-export const MAX_BLOB_THRESHOLD = 1024 * 1024;
-
 const BUCKET_RE = /^(\d{16})\.jsonl$/;
 const QUARANTINE_RE = /^\d{16}\.jsonl\.quarantine-\d+$/;
 
-export function bucketName(firstSeq: number): string {
-  return `${String(firstSeq).padStart(16, '0')}.jsonl`;
-}
+/** A bucket file is named by its segment's label: its first seq in 16 digits, then ".jsonl". */
+export const bucketName = segmentLabel;
 
 /** The first seq a bucket's name declares, or null when the name is not a bucket's. */
 export function bucketFirstSeq(name: string): number | null {
@@ -59,6 +53,27 @@ export function blobFileName(digest: string): string {
   return digest.slice('sha256:'.length);
 }
 
+/** Where one journal directory keeps its parts (§8.3). */
+export class JournalPaths {
+  readonly buckets: string;
+  readonly blobs: string;
+  readonly head: string;
+
+  constructor(readonly dir: string) {
+    this.buckets = join(dir, BUCKETS_DIR);
+    this.blobs = join(dir, BLOBS_DIR);
+    this.head = join(dir, HEAD_FILE);
+  }
+
+  bucket(firstSeq: number): string {
+    return join(this.buckets, bucketName(firstSeq));
+  }
+
+  blob(digest: string): string {
+    return join(this.blobs, blobFileName(digest));
+  }
+}
+
 export interface JournalMeta {
   format: typeof STORE_FORMAT;
   genesis: Genesis;
@@ -66,8 +81,10 @@ export interface JournalMeta {
   lineage: Lineage | null;
 }
 
+/** journal.json: JCS of its members (the config under its on-disk names, §8.4) and a newline. */
 export function serializeMeta(meta: JournalMeta): string {
-  return canonicalJson(meta) + '\n';
+  const { blobThreshold, segmentBytes } = meta.config;
+  return canonicalJson({ config: { blob_threshold: blobThreshold, bucket_bytes: segmentBytes }, format: meta.format, genesis: meta.genesis, lineage: meta.lineage }) + '\n';
 }
 
 /**
@@ -95,7 +112,7 @@ export function parseMeta(text: string, file: string): JournalMeta {
   if (c === null || typeof c !== 'object' || Array.isArray(c)) return bad('config must be an object');
   exactMembers(c, ['blob_threshold', 'bucket_bytes'], 'config.', bad);
   const intIn = (v: unknown, lo: number, hi: number): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= lo && v <= hi;
-  if (!intIn(c.bucket_bytes, MIN_BUCKET_BYTES, MAX_BUCKET_BYTES)) return bad(`config.bucket_bytes must be an integer from ${MIN_BUCKET_BYTES} to ${MAX_BUCKET_BYTES}`);
+  if (!intIn(c.bucket_bytes, MIN_SEGMENT_BYTES, MAX_SEGMENT_BYTES)) return bad(`config.bucket_bytes must be an integer from ${MIN_SEGMENT_BYTES} to ${MAX_SEGMENT_BYTES}`);
   if (!intIn(c.blob_threshold, MIN_BLOB_THRESHOLD, MAX_BLOB_THRESHOLD)) return bad(`config.blob_threshold must be an integer from ${MIN_BLOB_THRESHOLD} to ${MAX_BLOB_THRESHOLD}`);
   let lineage: Lineage | null = null;
   if (m.lineage !== null) {
@@ -110,7 +127,7 @@ export function parseMeta(text: string, file: string): JournalMeta {
     if (!isDigest(l.parent_step_hash)) return bad('lineage.parent_step_hash must be a sha256 digest');
     lineage = { parent_journal: l.parent_journal, parent_genesis_hash: l.parent_genesis_hash, from_step: l.from_step, parent_step_hash: l.parent_step_hash };
   }
-  const meta: JournalMeta = { format: STORE_FORMAT, genesis: m.genesis as Genesis, config: { bucket_bytes: c.bucket_bytes, blob_threshold: c.blob_threshold }, lineage };
+  const meta: JournalMeta = { format: STORE_FORMAT, genesis: m.genesis as Genesis, config: { blobThreshold: c.blob_threshold, segmentBytes: c.bucket_bytes }, lineage };
   // Every member checked: what is left to differ is the encoding (whitespace, order, escapes, duplicates, the newline).
   if (serializeMeta(meta) !== text) return bad('not in canonical form: the file must be JCS (RFC 8785) of its members followed by one newline');
   return meta;
