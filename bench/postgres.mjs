@@ -18,7 +18,7 @@ import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 
 import { FileStore } from '../dist/store/index.js';
-import { PostgresStore } from '../dist/store/postgres/index.js';
+import { PostgresStore } from '../dist/postgres.js';
 import { makeSteps } from './lib/steps.mjs';
 import { fmtRate, fmtRatio, measure, summary } from './lib/stats.mjs';
 

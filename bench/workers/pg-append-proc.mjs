@@ -3,7 +3,7 @@
 // concurrent awaiting appenders for `ms` milliseconds and reports how many appends resolved.
 // argv: kind(postgres|file) where id conc ms offset; the Postgres URL comes from STEPCHAIN_PG_URL.
 import { FileStore } from '../../dist/store/index.js';
-import { PostgresStore } from '../../dist/store/postgres/index.js';
+import { PostgresStore } from '../../dist/postgres.js';
 import { makeStep } from '../lib/steps.mjs';
 
 const [kind, where, id, concArg, msArg, offsetArg] = process.argv.slice(2);

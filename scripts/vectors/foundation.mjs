@@ -8,7 +8,8 @@
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../../dist/canonical/index.js';
 import { scanCanonical } from '../../dist/canonical/scan.js';
-import { makeGenesis, genesisHash, sealRecord, verifyChain } from '../../dist/chain/index.js';
+import { makeGenesis, genesisHash, sealRecord } from '../../dist/record/index.js';
+import { verifyChain } from '../../dist/chain/index.js';
 
 const FORMAT = 'stepchain-vectors/v1';
 const enc = new TextEncoder();

@@ -10,7 +10,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { canonicalJson } from '../../dist/canonical/index.js';
-import { genesisHash, makeGenesis, sealRecord } from '../../dist/chain/index.js';
+import { genesisHash, makeGenesis, sealRecord } from '../../dist/record/index.js';
 import { FileStore } from '../../dist/store/index.js';
 
 const FORMAT = 'stepchain-vectors/v1';

@@ -5,7 +5,7 @@ import { gzipSync } from 'node:zlib';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { canonicalJson } from '../../dist/canonical/jcs.js';
 import { digestUtf8 } from '../../dist/canonical/sha256.js';
-import { genesisHash, makeGenesis, sealRecord } from '../../dist/chain/record.js';
+import { genesisHash, makeGenesis, sealRecord } from '../../dist/record/index.js';
 import { receiptBytes } from '../../dist/receipt/node.js';
 import { keyPairFromSeed } from '../../dist/receipt/keys.js';
 import { base64Encode } from '../../dist/receipt/base64.js';
@@ -32,12 +32,12 @@ function journal(steps, resultOf = (seq) => ({ answer: `result ${seq}` })) {
       input: { text: `input ${seq}` }, model: 'vector-model', prompt: null, tool_call: null, result,
     });
     prev = record.step_hash;
-    stored.push({ bucket: `${String(Math.floor(seq / 2) * 2).padStart(16, '0')}.jsonl`, seq, text: line.slice(0, -1), step_hash: record.step_hash });
+    stored.push({ segment: `${String(Math.floor(seq / 2) * 2).padStart(16, '0')}.jsonl`, seq, text: line.slice(0, -1), step_hash: record.step_hash });
   }
   return {
     genesis, stored,
     async head() { const l = stored[stored.length - 1]; return l ? { seq: l.seq, step_hash: l.step_hash } : null; },
-    async *lines(range = {}) { for (const l of stored) { if (l.seq < (range.from ?? 0)) continue; if (range.to !== undefined && l.seq > range.to) return; yield { bucket: l.bucket, seq: l.seq, text: l.text }; } },
+    async *lines(range = {}) { for (const l of stored) { if (l.seq < (range.from ?? 0)) continue; if (range.to !== undefined && l.seq > range.to) return; yield { segment: l.segment, seq: l.seq, text: l.text }; } },
     async blob(d) { return blobs.get(d) ?? null; },
   };
 }

@@ -5,13 +5,15 @@
 // Deterministic: fixed journal, timestamps, exporter and seeded salts. Built from dist/.
 import { canonicalJson } from '../../dist/canonical/jcs.js';
 import { digestUtf8 } from '../../dist/canonical/sha256.js';
-import { genesisHash, makeGenesis, sealRecord } from '../../dist/chain/record.js';
+import { genesisHash, makeGenesis, sealRecord } from '../../dist/record/index.js';
 import { base64Encode } from '../../dist/receipt/base64.js';
 import { keyPairFromSeed } from '../../dist/receipt/keys.js';
 import { planReceipt, writeReceipt } from '../../dist/receipt/writer.js';
 import { ustarHeader } from '../../dist/receipt/tar.js';
 import { commitment, saltToHex, seededSalts, stepCommitment } from '../../dist/redact/commit.js';
-import { discloseFromSecrets, discloseHashFromSecrets, discloseStepFromSecrets, secretsFile } from '../../dist/redact/disclose.js';
+import { discloseFromSecrets, secretsFile } from '../../dist/redact/disclose.js';
+import { discloseHashFromSecrets } from '../../dist/redact/disclose-hash.js';
+import { discloseStepFromSecrets } from '../../dist/redact/disclose-step.js';
 import { compilePolicy } from '../../dist/redact/policy.js';
 import { planPublication } from '../../dist/redact/publish.js';
 import { redactStep } from '../../dist/redact/redact.js';
@@ -58,14 +60,14 @@ function journal() {
     }
     const { record, line } = sealRecord({ v: 1, seq, step_id: `step-${seq}`, ts: new Date(Date.UTC(2026, 0, 1, 0, 0, seq)).toISOString(), prev_hash: prev, ...s, result });
     prev = record.step_hash;
-    stored.push({ bucket: '0000000000000000.jsonl', seq, text: line.slice(0, -1), step_hash: record.step_hash });
+    stored.push({ segment: '0000000000000000.jsonl', seq, text: line.slice(0, -1), step_hash: record.step_hash });
   });
   return {
     genesis,
     stored,
     blobs,
     async head() { const l = stored[stored.length - 1]; return { seq: l.seq, step_hash: l.step_hash }; },
-    async *lines(range = {}) { for (const l of stored) { if (l.seq < (range.from ?? 0)) continue; if (range.to !== undefined && l.seq > range.to) return; yield { bucket: l.bucket, seq: l.seq, text: l.text }; } },
+    async *lines(range = {}) { for (const l of stored) { if (l.seq < (range.from ?? 0)) continue; if (range.to !== undefined && l.seq > range.to) return; yield { segment: l.segment, seq: l.seq, text: l.text }; } },
     async blob(d) { return blobs.get(d) ?? null; },
   };
 }
@@ -162,12 +164,12 @@ export async function generate() {
   // Published receipts.
   const pubPolicy = compilePolicy(PUB_POLICY);
   const key = keyPairFromSeed(Uint8Array.from({ length: 32 }, (_, i) => i + 7));
-  const pub = await planPublication(journal(), { policy: pubPolicy, salts: seededSalts('published'), signingKey: key.privateKey, exporter: EXPORTER });
+  const pub = await planPublication(journal(), { policy: pubPolicy, salts: seededSalts('published'), sign: key.privateKey, exporter: EXPORTER });
   const signed = await tarOf(pub.plan);
   const unsignedPub = await planPublication(journal(), { policy: pubPolicy, salts: seededSalts('published'), exporter: EXPORTER });
   const unsigned = await tarOf(unsignedPub.plan);
   const m = unsignedPub.plan.manifest;
-  const replan = async (extra) => tarOf(await planReceipt({ genesis: m.genesis, lines: async function* () { for (const [i, text] of unsignedPub.lines.entries()) yield { bucket: '0000000000000000.jsonl', seq: i, text }; }, from: 0, to: m.head.seq, blob: async (d) => (await journal().blob(d)), extra, exporter: EXPORTER }));
+  const replan = async (extra) => tarOf(await planReceipt({ genesis: m.genesis, lines: async function* () { for (const [i, text] of unsignedPub.lines.entries()) yield { segment: '0000000000000000.jsonl', seq: i, text }; }, from: 0, to: m.head.seq, blob: async (d) => (await journal().blob(d)), extra, exporter: EXPORTER }));
   const j0 = journal();
   cases.push({
     id: 'publish-reproduce', kind: 'publish', result: 'valid',

@@ -8,7 +8,8 @@
 import { basename, dirname, resolve } from 'node:path';
 import type { ChainReport } from '../chain/report.js';
 import { FileStore, StoreError, type Journal, type JournalVerifyOptions, type Store } from '../store/index.js';
-import { fileStoreHealth, type StoreHealth } from '../store/health.js';
+import type { StoreHealth } from '../store/health.js';
+import { fileStoreHealth } from '../store/file/health.js';
 import { PostgresStore, isPostgresLocation, parsePostgresLocation } from '../store/postgres/index.js';
 import { pathKind } from './input.js';
 

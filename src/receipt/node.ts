@@ -10,9 +10,9 @@ import { createGzip, constants as zc } from 'node:zlib';
 import type { ChainSource } from '../chain/source.js';
 import { ReceiptError } from './errors.js';
 import { decodePublicKey, generateKeyPair, parsePrivateKey, privateKeyToPem, publicKeyToPem, type KeyPair } from './keys.js';
-import { verifyReceipt, type ReceiptReport, type VerifyReceiptOptions } from './verify.js';
+import { verifyReceipt, type ByteInput, type ReceiptReport, type VerifyReceiptOptions } from './verify.js';
 import { planReceipt, writeReceipt, type ReceiptPlan, type ReceiptWriterInput } from './writer.js';
-import type { Json } from '../chain/record.js';
+import type { Json } from '../record/index.js';
 import { receiptSource, type ReceiptSource } from './source.js';
 import { concatBytes } from '../bytes.js';
 
@@ -39,7 +39,7 @@ export interface ExportResult {
 }
 
 /** Resolves the export options against a source into the writer core's input. */
-export async function receiptInput(source: ChainSource, options: { from?: number; to?: number; signingKey?: Uint8Array | string; extra?: Record<string, Json> } = {}): Promise<ReceiptWriterInput> {
+export async function receiptInput(source: ChainSource, options: { from?: number; to?: number; sign?: Uint8Array | string; extra?: Record<string, Json> } = {}): Promise<ReceiptWriterInput> {
   const head = await source.head();
   if (head === null) throw new ReceiptError('EMPTY_RANGE', 'the journal holds no step; there is nothing to prove');
   const from = options.from ?? 0;
@@ -53,14 +53,14 @@ export async function receiptInput(source: ChainSource, options: { from?: number
     from,
     to,
     blob: (d) => source.blob(d),
-    ...(options.signingKey === undefined ? {} : { signingKey: options.signingKey }),
+    ...(options.sign === undefined ? {} : { sign: options.sign }),
     ...(options.extra === undefined ? {} : { extra: options.extra }),
   };
 }
 
 /** The receipt as an uncompressed tar held in memory (tests, vectors, small journals). */
 export async function receiptBytes(source: ChainSource, options: { from?: number; to?: number; sign?: Uint8Array | string } = {}): Promise<Uint8Array> {
-  const plan = await planReceipt(await receiptInput(source, { ...options, ...(options.sign === undefined ? {} : { signingKey: options.sign }) }));
+  const plan = await planReceipt(await receiptInput(source, options));
   const parts: Uint8Array[] = [];
   for await (const chunk of writeReceipt(plan)) parts.push(Uint8Array.from(chunk));
   return concatBytes(parts);
@@ -69,11 +69,11 @@ export async function receiptBytes(source: ChainSource, options: { from?: number
 /** Writes a receipt file (atomically: a temporary file renamed into place). */
 export async function exportReceipt(source: ChainSource, options: ExportOptions): Promise<ExportResult> {
   if (!options || typeof options.out !== 'string' || options.out === '') throw new ReceiptError('ARGUMENT_INVALID', 'exportReceipt needs { out: <path> }');
-  let signingKey: Uint8Array | string | undefined;
+  let sign: Uint8Array | string | undefined;
   if (options.sign !== undefined) {
-    signingKey = typeof options.sign === 'object' && !(options.sign instanceof Uint8Array) ? await readKeyFile(options.sign.keyFile) : options.sign;
+    sign = typeof options.sign === 'object' && !(options.sign instanceof Uint8Array) ? await readKeyFile(options.sign.keyFile) : options.sign;
   }
-  const input = await receiptInput(source, { ...(options.from === undefined ? {} : { from: options.from }), ...(options.to === undefined ? {} : { to: options.to }), ...(signingKey === undefined ? {} : { signingKey }) });
+  const input = await receiptInput(source, { ...(options.from === undefined ? {} : { from: options.from }), ...(options.to === undefined ? {} : { to: options.to }), ...(sign === undefined ? {} : { sign }) });
   const plan = await planReceipt(input);
   return writePlanToFile(plan, options.out);
 }
@@ -132,7 +132,7 @@ function fixGzipHeader(): Transform {
 }
 
 /** Verifies a receipt file, streaming it from disk. Never throws on the file's content. */
-export async function verifyReceiptFile(path: string, options: VerifyReceiptOptions = {}): Promise<ReceiptReport> {
+export async function verifyReceiptFile<R extends ReceiptReport<string> = ReceiptReport>(path: string, options: VerifyReceiptOptions<R> = {}): Promise<R> {
   let stream: ReturnType<typeof createReadStream>;
   try {
     const handle = await open(path, 'r');
@@ -149,9 +149,9 @@ async function* toBytes(stream: AsyncIterable<Buffer>): AsyncGenerator<Uint8Arra
   for await (const b of stream) yield new Uint8Array(b.buffer, b.byteOffset, b.length);
 }
 
-/** `verifyReceipt` for a Uint8Array or a path. */
-export async function verifyReceiptAt(bytesOrPath: Uint8Array | string, options: VerifyReceiptOptions = {}): Promise<ReceiptReport> {
-  return typeof bytesOrPath === 'string' ? verifyReceiptFile(bytesOrPath, options) : verifyReceipt(bytesOrPath, options);
+/** `verifyReceipt` for a file path as well as bytes or a stream: the root entry's `verifyReceipt`. */
+export async function verifyReceiptAt<R extends ReceiptReport<string> = ReceiptReport>(input: ByteInput | string, options: VerifyReceiptOptions<R> = {}): Promise<R> {
+  return typeof input === 'string' ? verifyReceiptFile(input, options) : verifyReceipt(input, options);
 }
 
 export interface KeygenResult {
@@ -240,7 +240,7 @@ export async function readPublicKeyFile(path: string): Promise<Uint8Array> {
 }
 
 /** A receipt file as a verified, read-only ChainSource (for diff and other readers). Throws RECEIPT_INVALID. */
-export async function openReceiptSource(path: string, options: VerifyReceiptOptions = {}): Promise<ReceiptSource> {
+export async function openReceiptSource(path: string, options: VerifyReceiptOptions<ReceiptReport<string>> = {}): Promise<ReceiptSource> {
   return receiptSource(async () => {
     const handle = await open(path, 'r');
     return toBytes(handle.createReadStream({ highWaterMark: 1 << 16 }));

@@ -6,7 +6,9 @@
  * Pure.
  */
 import { isDigest } from '../canonical/sha256.js';
-import { genesisHash, isValidId, type Json } from '../chain/record.js';
+import { hasExactMembers, isObject, isSeq, type Json } from '../canonical/json.js';
+import { isValidId } from '../record/fields.js';
+import { REDACTABLE_MEMBERS, genesisHash } from '../record/formats.js';
 import type { ChainSource } from '../chain/source.js';
 import { parsePointer } from '../canonical/pointer.js';
 import { saltFromHex, stepCommitment } from './commit.js';
@@ -21,8 +23,6 @@ export const WITHDRAWN_FORMATS: Readonly<Record<string, string>> = {
   'stepchain-redaction/v1':
     'anchors of format "stepchain-redaction/v1" are withdrawn: they list the original step hashes unsalted, which lets any reader test guesses of the redacted values; ask the publisher to publish again with this version (and withdraw the old receipt)',
 };
-/** Content fields and meta: the only top-level members a redaction may stand in. */
-const REDACTABLE_TOP = new Set(['input', 'meta', 'model', 'prompt', 'result', 'tool_call']);
 
 export interface AnchorBlock {
   /**
@@ -58,18 +58,12 @@ export interface Declaration {
   rule: string;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
-const isSeq = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
-const keysAre = (o: Record<string, unknown>, keys: string[]): boolean => {
-  const k = Object.keys(o).sort();
-  return k.length === keys.length && k.every((x, i) => x === keys[i]);
-};
 const ANCHOR_MEMBERS = ['commitments', 'format', 'genesis_hash', 'length', 'policy_digest', 'redacted_from'];
 
 /** Why `value` is not an anchor block, judged from the block alone (§6.2), or null. */
 export function anchorDefect(value: unknown): string | null {
   if (isObject(value) && typeof value.format === 'string' && Object.prototype.hasOwnProperty.call(WITHDRAWN_FORMATS, value.format)) return WITHDRAWN_FORMATS[value.format]!;
-  if (!isObject(value) || !keysAre(value, ANCHOR_MEMBERS)) return `anchor must be {${ANCHOR_MEMBERS.map((m) => JSON.stringify(m)).join(',')}} and nothing else`;
+  if (!isObject(value) || !hasExactMembers(value, ANCHOR_MEMBERS)) return `anchor must be {${ANCHOR_MEMBERS.map((m) => JSON.stringify(m)).join(',')}} and nothing else`;
   if (value.format !== REDACTION_FORMAT) return `anchor.format is ${JSON.stringify(value.format)}; this verifier reads ${JSON.stringify(REDACTION_FORMAT)}`;
   if (!isDigest(value.genesis_hash)) return 'anchor.genesis_hash must be a digest';
   if (!isDigest(value.policy_digest)) return 'anchor.policy_digest must be a digest';
@@ -93,7 +87,7 @@ export function redactionsDefect(value: unknown): string | null {
   let prev: Declaration | null = null;
   for (let i = 0; i < value.length; i++) {
     const d = value[i] as unknown;
-    if (!isObject(d) || !keysAre(d, ['path', 'rule', 'seq']) || !isSeq(d.seq) || typeof d.path !== 'string' || !isValidId(d.rule)) {
+    if (!isObject(d) || !hasExactMembers(d, ['path', 'rule', 'seq']) || !isSeq(d.seq) || typeof d.path !== 'string' || !isValidId(d.rule)) {
       return `redactions[${i}] must be {"path": <JSON Pointer>, "rule": <id>, "seq": <seq>}`;
     }
     let tokens: string[];
@@ -102,7 +96,7 @@ export function redactionsDefect(value: unknown): string | null {
     } catch {
       return `redactions[${i}].path is not a JSON Pointer`;
     }
-    if (tokens.length === 0 || !REDACTABLE_TOP.has(tokens[0]!)) return `redactions[${i}].path must point into a content field or meta`;
+    if (tokens.length === 0 || !REDACTABLE_MEMBERS.has(tokens[0]!)) return `redactions[${i}].path must point into a content field or meta`;
     const decl = d as unknown as Declaration;
     if (prev && compareDeclarations(prev, decl) >= 0) return `redactions[${i}] is out of order or repeated: declarations are sorted by seq, then path`;
     prev = decl;

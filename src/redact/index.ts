@@ -12,12 +12,11 @@ export { REDACTION_FORMAT, WITHDRAWN_FORMATS, anchorDefect, redactionsDefect, co
 export { planPublication, escapedForms, MAX_ESCAPE_DEPTH, MIN_SWEEP_LENGTH, type Publication, type PublishCoreOptions } from './publish.js';
 export { verifyPublishedReceipt, publishedReceiptHooks, type PublishedReport, type VerifyPublishedOptions, type MarkerValue, type Locate, type ReceiptHooks } from './verify.js';
 export {
-  discloseFromSecrets, verifyDisclosure, secretsFile, proofDefect, SECRETS_FORMAT, DISCLOSURE_FORMAT,
-  discloseStepFromSecrets, verifyStepDisclosure, STEP_DISCLOSURE_FORMAT, textFits,
-  discloseHashFromSecrets, verifyHashDisclosure, HASH_DISCLOSURE_FORMAT,
+  discloseFromSecrets, verifyDisclosure, secretsFile, proofDefect, SECRETS_FORMAT, DISCLOSURE_FORMAT, textFits,
   type DisclosureProof, type DisclosureReport, type DisclosureProblemCode, type SecretsFile, type SecretEntry,
-  type StepDisclosureProof, type StepDisclosureReport, type HashDisclosureProof, type HashDisclosureReport, type Opening,
 } from './disclose.js';
+export { discloseStepFromSecrets, verifyStepDisclosure, STEP_DISCLOSURE_FORMAT, type StepDisclosureProof, type StepDisclosureReport, type Opening } from './disclose-step.js';
+export { discloseHashFromSecrets, verifyHashDisclosure, HASH_DISCLOSURE_FORMAT, type HashDisclosureProof, type HashDisclosureReport } from './disclose-hash.js';
 export {
   publish, preparePublication, publicationBytes, verifyPublishedFile, disclose, discloseStep, discloseHash, verifyDisclosureFiles, readPolicyFile, loadPolicy,
   type PublishOptions, type PublishResult,

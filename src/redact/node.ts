@@ -8,15 +8,14 @@ import { readKeyFile, writePlanToFile, type ExportResult } from '../receipt/node
 import { writeReceipt } from '../receipt/writer.js';
 import { verifyReceiptFile } from '../receipt/node.js';
 import type { SaltSource } from './commit.js';
-import {
-  HASH_DISCLOSURE_FORMAT, discloseFromSecrets, discloseHashFromSecrets, discloseStepFromSecrets, secretsFile, verifyDisclosure,
-  verifyHashDisclosure, verifyStepDisclosure,
-  type DisclosureProof, type DisclosureReport, type HashDisclosureProof, type HashDisclosureReport, type StepDisclosureProof, type StepDisclosureReport,
-} from './disclose.js';
+import { discloseFromSecrets, secretsFile, verifyDisclosure, type DisclosureProof, type DisclosureReport } from './disclose.js';
+import { HASH_DISCLOSURE_FORMAT, discloseHashFromSecrets, verifyHashDisclosure, type HashDisclosureProof, type HashDisclosureReport } from './disclose-hash.js';
+import { discloseStepFromSecrets, verifyStepDisclosure, type StepDisclosureProof, type StepDisclosureReport } from './disclose-step.js';
 import { RedactError } from './errors.js';
 import { compilePolicy, parsePolicyText, type Policy, type PolicyDocument } from './policy.js';
 import { planPublication, type Publication } from './publish.js';
-import { publishedReceiptHooks, type PublishedReport, type VerifyPublishedOptions } from './verify.js';
+import { publishedReceiptHooks, verifyPublishedReceipt, type PublishedReport, type VerifyPublishedOptions } from './verify.js';
+import type { ByteInput } from '../receipt/inflate.js';
 import { concatBytes } from '../bytes.js';
 
 export interface PublishOptions {
@@ -82,11 +81,11 @@ function assertOptIn(options: unknown): asserts options is { optIn: true } {
 export async function preparePublication(source: ChainSource, options: Omit<PublishOptions, 'out' | 'secretsOut'>): Promise<Publication> {
   assertOptIn(options);
   const policy = await loadPolicy(options.policy);
-  const signingKey = options.sign === undefined ? undefined : typeof options.sign === 'object' && !(options.sign instanceof Uint8Array) ? await readKeyFile(options.sign.keyFile) : options.sign;
+  const sign = options.sign === undefined ? undefined : typeof options.sign === 'object' && !(options.sign instanceof Uint8Array) ? await readKeyFile(options.sign.keyFile) : options.sign;
   return planPublication(source, {
     policy,
     ...(options.salts ? { salts: options.salts } : {}),
-    ...(signingKey === undefined ? {} : { signingKey }),
+    ...(sign === undefined ? {} : { sign }),
     ...(options.exporter === undefined ? {} : { exporter: options.exporter }),
   });
 }
@@ -137,6 +136,11 @@ export async function publish(source: ChainSource, options: PublishOptions): Pro
     redacted_from: pub.anchor.redacted_from,
     secrets_out: options.secretsOut ?? null,
   };
+}
+
+/** `verifyPublishedReceipt` for a file path as well as bytes or a stream: the root entry's `verifyPublishedReceipt`. */
+export async function verifyPublishedAt(input: ByteInput | string, options: VerifyPublishedOptions = {}): Promise<PublishedReport> {
+  return typeof input === 'string' ? verifyPublishedFile(input, options) : verifyPublishedReceipt(input, options);
 }
 
 /** Verifies a published receipt file (streamed from disk). Never throws on the file's content. */

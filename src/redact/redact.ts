@@ -15,8 +15,10 @@
  * them ends at the node or an ancestor.
  */
 import { toPointer } from '../canonical/pointer.js';
-import { CONTENT_FIELDS, type Json, type JsonObject } from '../chain/record.js';
-import { REDACTED_MARKER } from '../chain/verify.js';
+import type { Json, JsonObject } from '../canonical/json.js';
+import { DEFAULT_FORMAT } from '../record/formats.js';
+import { REDACTED_MARKER } from '../record/markers.js';
+import type { RecordProfile } from '../record/profile.js';
 import type { PatternState } from '../diff/pattern.js';
 import { commitment, type SaltSource } from './commit.js';
 import { findSecrets, placeholder } from './detectors.js';
@@ -44,13 +46,6 @@ export interface Redaction {
 /** `{"$stepchain:redacted": {"commitment", "rule", "text"?}}` (FORMAT.md §3.5). */
 export type RedactionMarker = { [REDACTED_MARKER]: { commitment: string; rule: string; text?: string } } & JsonObject;
 
-/** The fields a policy may redact, in the order they are walked (UTF-16 order, as in the record). */
-export const REDACTABLE_FIELDS = [...CONTENT_FIELDS, 'meta'].sort() as ReadonlyArray<(typeof CONTENT_FIELDS)[number] | 'meta'>;
-
-export function toolName(toolCall: Json | undefined): string | null {
-  if (toolCall !== null && typeof toolCall === 'object' && !Array.isArray(toolCall) && typeof toolCall.name === 'string') return toolCall.name;
-  return null;
-}
 
 /** The rules that apply to a step: its seq in the rule's range, its tool (if the rule names tools) listed. */
 export function rulesForStep(policy: Policy, seq: number, tool: string | null): CompiledRule[] {
@@ -66,13 +61,16 @@ interface Walk {
 
 /**
  * Redacts one step. `fields` holds the original values of the content fields and meta (blobs already
- * resolved); the result holds the redacted value of each (the same object when nothing changed).
+ * resolved); the result holds the redacted value of each (the same object when nothing changed). The
+ * record profile says which members a policy may redact, in walk order, and what the step's tool is.
  */
-export function redactStep(policy: Policy, seq: number, fields: Partial<Record<string, Json>>, salt: SaltSource): { fields: Record<string, Json>; redactions: Redaction[] } {
-  const rules = rulesForStep(policy, seq, toolName(fields.tool_call));
+export function redactStep(
+  policy: Policy, seq: number, fields: Partial<Record<string, Json>>, salt: SaltSource, profile: RecordProfile = DEFAULT_FORMAT.records[0]!,
+): { fields: Record<string, Json>; redactions: Redaction[] } {
+  const rules = rulesForStep(policy, seq, profile.toolName(fields));
   const w: Walk = { seq, rules, salt, out: [] };
   const result: Record<string, Json> = {};
-  for (const field of REDACTABLE_FIELDS) {
+  for (const field of profile.redactable) {
     if (!(field in fields) || fields[field] === undefined) continue;
     const value = fields[field]!;
     if (rules.length === 0) {

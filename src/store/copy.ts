@@ -2,16 +2,20 @@
  * Copying a journal between stores (spec/POSTGRES.md §10): a directory to Postgres, Postgres to a
  * directory, or any Store to any other. The copy has the source's genesis and config and, step for step,
  * the source's bytes: each step is re-appended with its own step_id and ts through the target's ordinary
- * append path, after checking that the line the target will seal is exactly the source's line. The source
+ * append path, after checking, with the same prepare and seal every store uses, that the line the target
+ * will seal is exactly the source's line. The source
  * is verified as it streams past (the chain from its genesis, every blob), and only read.
  *
  * Idempotent: a target that already holds an identical prefix of the source (an interrupted copy, or an
  * earlier copy of a journal that has grown since) is completed; a target holding anything else — another
  * genesis or config, a differing step, more steps than the source — is refused and left untouched.
  */
-import { genesisHash, sealStep, type StepInput } from '../chain/record.js';
+import type { Json } from '../canonical/json.js';
 import { describeLocation } from '../chain/report.js';
-import { ChainVerifier } from '../chain/verify.js';
+import { ChainVerifier } from '../chain/verifier.js';
+import { formatOf, genesisHash, writerProfile } from '../record/formats.js';
+import type { StepInput } from '../record/input.js';
+import type { StepRecord } from '../record/seal.js';
 import { StoreError } from './errors.js';
 import { prepareStep } from './prepare.js';
 import { restoreRecord } from './restore.js';
@@ -53,7 +57,7 @@ export async function copyJournal(source: Journal, target: Store, id: string, op
     // One problem is enough to stop; finish() is read after each line (it has no effect without expectHead).
     let lineHash: string | null = null;
     const verifier = new ChainVerifier({ genesis: source.genesis, maxProblems: 1, onLine: (v) => void (lineHash = v.step_hash) });
-    let bucket: string | null = null;
+    let segment: string | null = null;
     let read = 0;
     let batch: Array<{ step: StepInput; seq: number; hash: string }> = [];
     let batchBytes = 0;
@@ -76,7 +80,7 @@ export async function copyJournal(source: Journal, target: Store, id: string, op
     const destLines = have > 0 ? dest.lines({ from: 0, to: have - 1 })[Symbol.asyncIterator]() : null;
     const lines = head === null ? [] : source.lines({ from: 0, to: head.seq });
     for await (const l of lines) {
-      if (l.bucket !== bucket) verifier.beginFile((bucket = l.bucket));
+      if (l.segment !== segment) verifier.beginSegment((segment = l.segment));
       lineHash = null;
       verifier.line(l.text, true);
       const problem = verifier.finish().problems[0];
@@ -94,12 +98,12 @@ export async function copyJournal(source: Journal, target: Store, id: string, op
         if (mine.done === true || mine.value.text !== l.text) throw differs(id, `its step ${l.seq} is not the source's`);
       } else {
         // Restoring checks every blob against its reference (BLOB_MISSING, BLOB_CORRUPT).
-        const rec = await restoreRecord(l.text, l.seq, `source journal ${source.id}`, (ref) => source.blob(ref.digest, ref.size));
-        const step: StepInput = { input: rec.input, model: rec.model, prompt: rec.prompt, tool_call: rec.tool_call, result: rec.result, step_id: rec.step_id, ts: rec.ts };
-        if (rec.meta !== undefined) step.meta = rec.meta;
+        const rec = await restoreRecord(source.genesis, l.text, l.seq, `source journal ${source.id}`, (ref) => source.blob(ref.digest, ref.size));
+        const step = stepInputOf(rec, source);
         // What the target will seal, predicted before anything is written: the same prepare and seal.
-        const texts = prepareStep(step, dest.config.blob_threshold).texts;
-        const sealed = sealStep(texts, l.seq, rec.step_id, rec.ts, prev).line;
+        const profile = writerProfile(dest.genesis);
+        const texts = prepareStep(step, dest.config.blobThreshold, profile).texts;
+        const sealed = profile.seal(texts, { seq: l.seq, stepId: rec.step_id, ts: rec.ts, prevHash: prev }).line;
         if (sealed.slice(0, -1) !== l.text) {
           throw new StoreError('JOURNAL_INVALID', `the source's step ${l.seq} is not what a writer of this version seals from its content (blob substitution or encoding differ), so it cannot be copied byte for byte; the copy stopped, and the target holds an identical prefix of the source`, {
             location: { seq: l.seq },
@@ -127,8 +131,8 @@ async function targetJournal(source: Journal, target: Store, id: string): Promis
   const identity = {
     journalId: source.genesis.journal_id,
     createdAt: source.genesis.created_at,
-    bucketBytes: source.config.bucket_bytes,
-    blobThreshold: source.config.blob_threshold,
+    segmentBytes: source.config.segmentBytes,
+    blobThreshold: source.config.blobThreshold,
   };
   let journal: Journal;
   try {
@@ -140,13 +144,29 @@ async function targetJournal(source: Journal, target: Store, id: string): Promis
   journal = await target.open(id);
   const mismatch =
     genesisHash(journal.genesis) !== genesisHash(source.genesis) ? `another genesis (journal_id ${journal.genesis.journal_id}, the source's is ${source.genesis.journal_id})`
-    : journal.config.bucket_bytes !== source.config.bucket_bytes || journal.config.blob_threshold !== source.config.blob_threshold ? 'another config (bucket_bytes, blob_threshold)'
+    : journal.config.segmentBytes !== source.config.segmentBytes || journal.config.blobThreshold !== source.config.blobThreshold ? 'another config (segmentBytes, blobThreshold)'
     : null;
   if (mismatch !== null) {
     await journal.close();
     throw differs(id, `it has ${mismatch}`);
   }
   return { journal, created: false };
+}
+
+/**
+ * The step a caller appended to make `rec`: its content fields and meta (by the record's own profile),
+ * step_id and ts. A record that `append` does not write (another profile) cannot be re-appended.
+ */
+function stepInputOf(rec: StepRecord, source: Journal): StepInput {
+  const fields = rec as unknown as Record<string, Json>;
+  const profile = formatOf(source.genesis).select((name) => fields[name]);
+  if (profile !== writerProfile(source.genesis)) {
+    throw new StoreError('JOURNAL_INVALID', `the source's step ${rec.seq} is a ${profile.id} record, which append does not write, so it cannot be copied step by step`, { location: { seq: rec.seq } });
+  }
+  const step: Record<string, Json> = { step_id: rec.step_id, ts: rec.ts };
+  for (const f of profile.contentFields) step[f] = fields[f]!;
+  if (rec.meta !== undefined) step.meta = rec.meta;
+  return step as unknown as StepInput;
 }
 
 function differs(id: string, why: string): StoreError {

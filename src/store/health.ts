@@ -1,13 +1,11 @@
 /**
- * A store's health as `stepchain doctor` reports it: which backend, whether it can be reached, which
- * schema (format) version it holds against the one this version speaks, and whether it can be written.
- * Checks read only: a health check never creates, migrates or modifies anything.
+ * A store's health as `stepchain doctor` reports it (spec/POSTGRES.md §9): which backend, whether it can
+ * be reached, which schema (format) version it holds against the one this version speaks, and whether it
+ * can be written. Not part of the generic Store contract: a store that can be diagnosed implements
+ * StoreDiagnostics besides (the Postgres store); the file store's check is a function over its root
+ * (file/health.ts). A health check only reads: it never creates, migrates or modifies anything. Types only.
  */
-import { constants } from 'node:fs';
-import { access, stat } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { ChainHead } from '../chain/source.js';
-import { STORE_FORMAT } from './layout.js';
 
 export interface HealthProblem {
   /** A StoreError code (SERVER_UNREACHABLE, AUTH_FAILED, SCHEMA_TOO_NEW, …) or NOT_WRITABLE. */
@@ -43,44 +41,10 @@ export interface StoreHealth {
   problems: HealthProblem[];
 }
 
-/** The health of a file store root (and of one journal directory in it, when given). */
-export async function fileStoreHealth(root: string, journal?: { id: string; head: () => Promise<ChainHead | null> }): Promise<StoreHealth> {
-  const problems: HealthProblem[] = [];
-  let reachable = false;
-  let writable = false;
-  try {
-    reachable = (await stat(root)).isDirectory();
-    if (!reachable) problems.push({ code: 'IO_ERROR', message: `${root} is not a directory` });
-  } catch (e) {
-    problems.push({ code: 'IO_ERROR', message: `${root} cannot be read (${(e as NodeJS.ErrnoException).code ?? String(e)})` });
-  }
-  if (reachable) {
-    const target = journal === undefined ? root : join(root, journal.id);
-    try {
-      await access(target, constants.W_OK);
-      writable = true;
-    } catch {
-      problems.push({ code: 'NOT_WRITABLE', message: `${target} is not writable by this user` });
-    }
-  }
-  let journalHealth: StoreHealth['journal'];
-  if (journal !== undefined) {
-    try {
-      journalHealth = { id: journal.id, found: true, head: await journal.head() };
-    } catch (e) {
-      journalHealth = { id: journal.id, found: false, head: null };
-      problems.push({ code: (e as { code?: string }).code ?? 'IO_ERROR', message: (e as Error).message });
-    }
-  }
-  return {
-    ok: problems.length === 0,
-    backend: 'file',
-    location: root,
-    reachable,
-    server: null,
-    schema: { name: 'directory', version: STORE_FORMAT, supported: STORE_FORMAT },
-    writable,
-    ...(journalHealth === undefined ? {} : { journal: journalHealth }),
-    problems,
-  };
+/** What a store offers besides the Store contract when it can be diagnosed from outside. */
+export interface StoreDiagnostics {
+  /** The backend's name, as `stepchain doctor` prints it. */
+  readonly backend: StoreHealth['backend'];
+  /** Reachability, schema version and writability (and journal `journal`'s head, when given); never throws for a server problem. */
+  health(journal?: string): Promise<StoreHealth>;
 }

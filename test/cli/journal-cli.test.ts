@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { canonicalJson } from '../../src/canonical/index.js';
-import { genesisHash, sealRecord } from '../../src/chain/record.js';
+import { genesisHash, sealRecord } from '../../src/record/index.js';
 import { describePrompt } from '../../src/cli/verbs/journal.js';
 import { FileStore } from '../../src/store/index.js';
 import { tempDir } from '../helpers/tmp.js';

@@ -12,7 +12,7 @@ import { verifyPublishedReceipt } from '../../src/redact/verify.js';
 import { describe, expect, test } from 'vitest';
 import fc from 'fast-check';
 import { scanCanonical, canonicalJson } from '../../src/canonical/index.js';
-import { ChainVerifier, type ChainReport } from '../../src/chain/index.js';
+import { ChainVerifier, declaredFirstSeq, verifyFile, type ChainReport } from '../../src/chain/index.js';
 import { FileStore } from '../../src/store/index.js';
 import { StepchainError } from '../../src/errors.js';
 import { receiptBytes, verifyReceipt, verifyReceiptFile, keyPairFromSeed, type VerifyReceiptOptions } from '../../src/receipt/index.js';
@@ -34,7 +34,7 @@ const CODES = new Set([
   'COUNT_MISMATCH', 'SIGNATURE_INVALID', 'SIGNATURE_MISSING', 'KEY_MISMATCH',
 ]);
 
-function expectWellFormed(report: ChainReport): void {
+function expectWellFormed(report: ChainReport<string>): void {
   expect(typeof report.ok).toBe('boolean');
   for (const p of [...report.problems, ...report.warnings]) {
     expect(CODES.has(p.code), `unknown code ${p.code}`).toBe(true);
@@ -105,7 +105,7 @@ describe('the chain verifier', () => {
         fc.integer({ min: 1, max: 5 }),
         (files, genesis, start, expectHead, maxProblems) => {
           const v = new ChainVerifier({ genesis, ...(start ? { start } : {}), ...(expectHead !== null ? { expectHead } : {}), maxProblems });
-          for (const f of files) v.addFile(f.name, f.bytes);
+          for (const f of files) verifyFile(v, f.name, f.bytes);
           const report = v.finish();
           expectWellFormed(report);
           expect(report.problems.length).toBeLessThanOrEqual(maxProblems);
@@ -121,9 +121,9 @@ describe('the chain verifier', () => {
         const b = Uint8Array.from(chain.bytes);
         b[at]! ^= mask;
         const whole = new ChainVerifier({ genesis: chain.genesis });
-        whole.addFile('0000000000000000.jsonl', b);
+        verifyFile(whole, '0000000000000000.jsonl', b);
         const byLine = new ChainVerifier({ genesis: chain.genesis });
-        byLine.beginFile('0000000000000000.jsonl');
+        byLine.beginSegment('0000000000000000.jsonl', declaredFirstSeq('0000000000000000.jsonl'));
         let start = 0;
         for (let i = 0; i < b.length; i++) {
           if (b[i] === 10) {

@@ -10,7 +10,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, test } from 'vitest';
 import { canonicalJson } from '../../src/canonical/jcs.js';
-import type { StepInput } from '../../src/chain/record.js';
+import type { StepInput } from '../../src/record/index.js';
 import { verifyReceipt } from '../../src/receipt/verify.js';
 import {
   commitment, discloseStepFromSecrets, preparePublication, publicationBytes, saltToHex, secretsFile, verifyPublishedReceipt, type Publication,

@@ -14,7 +14,7 @@ import { FileStore, type Journal } from '../../src/store/index.js';
 import { exportReceipt, verifyReceipt, MANIFEST_NAME } from '../../src/receipt/index.js';
 import { ustarHeader } from '../../src/receipt/tar.js';
 import { canonicalJson, digestBytes } from '../../src/canonical/index.js';
-import { genesisHash, sealRecord, type Genesis, type UnsealedRecord } from '../../src/chain/record.js';
+import { genesisHash, sealRecord, type Genesis, type UnsealedRecord } from '../../src/record/index.js';
 import { tempDir } from '../helpers/tmp.js';
 import { loadVectors } from '../helpers/vectors.js';
 import { runs } from './support.js';
@@ -38,7 +38,7 @@ let pristine: Model;
 let head: string;
 
 beforeAll(async () => {
-  const store = new FileStore(root, { fsync: 'none', bucketBytes: 4096, blobThreshold: 1024 });
+  const store = new FileStore(root, { fsync: 'none', segmentBytes: 4096, blobThreshold: 1024 });
   const j: Journal = await store.create('pristine');
   for (let i = 0; i < STEPS; i++) {
     await j.append({

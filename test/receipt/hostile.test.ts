@@ -7,7 +7,7 @@ import { createGzip, gzipSync } from 'node:zlib';
 import { Readable } from 'node:stream';
 import { canonicalJson } from '../../src/canonical/jcs.js';
 import { digestBytes } from '../../src/canonical/sha256.js';
-import { genesisHash } from '../../src/chain/record.js';
+import { genesisHash } from '../../src/record/index.js';
 import { receiptBytes, verifyReceipt, keyPairFromSeed } from '../../src/receipt/index.js';
 import { ustarHeader, BLOCK } from '../../src/receipt/tar.js';
 import { makeFixture, testSeed } from './fixture.js';

@@ -8,7 +8,7 @@
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import type { StepInput } from '../../src/chain/record.js';
+import type { StepInput } from '../../src/record/index.js';
 import { publish, RedactError, verifyPublishedFile } from '../../src/redact/index.js';
 import { exportReceipt, keyPairFromSeed, verifyReceiptFile } from '../../src/receipt/index.js';
 import { MemoryStore } from '../../src/store/index.js';

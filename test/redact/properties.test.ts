@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { expect, test } from 'vitest';
-import type { Json } from '../../src/chain/record.js';
+import type { Json } from '../../src/record/index.js';
 import { DETECTOR_IDS, findSecrets, preparePublication, publicationBytes, verifyPublishedReceipt } from '../../src/redact/index.js';
 import { MemoryStore } from '../../src/store/index.js';
 import { archiveText, CREATED_AT, ts } from './helpers.js';

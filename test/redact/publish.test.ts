@@ -12,7 +12,7 @@ import {
   RedactError, compareAnchor, publishedReceiptHooks, fixedSalts, discloseStep, discloseStepFromSecrets, verifyStepDisclosure, disclose, discloseFromSecrets, preparePublication, publicationBytes, publish, seededSalts,
   verifyDisclosure, verifyDisclosureFiles, verifyPublishedFile, verifyPublishedReceipt, escapedForms, MAX_ESCAPE_DEPTH, type SecretsFile,
 } from '../../src/redact/index.js';
-import type { StepInput } from '../../src/chain/record.js';
+import type { StepInput } from '../../src/record/index.js';
 import { FileStore, MemoryStore } from '../../src/store/index.js';
 import { tempDir } from '../helpers/tmp.js';
 import { CREATED_AT, SAMPLE_POLICY, SECRETS, archiveText, memoryJournal, sampleSteps, ts } from './helpers.js';
@@ -252,7 +252,7 @@ describe('publish', () => {
   test('a journal that does not verify, or already holds redaction markers, is not published', async () => {
     const j = await memoryJournal();
     const pub = await preparePublication(j, { policy: SAMPLE_POLICY, optIn: true });
-    const lines = pub.lines.map((text, seq) => ({ bucket: '0000000000000000.jsonl', seq, text }));
+    const lines = pub.lines.map((text, seq) => ({ segment: '0000000000000000.jsonl', seq, text }));
     const last = JSON.parse(lines[lines.length - 1]!.text);
     const fake = {
       genesis: j.genesis,

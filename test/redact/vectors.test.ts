@@ -1,7 +1,7 @@
 /** vectors/redaction.json (spec/REDACTION.md §10): every case reproduced by this implementation. */
 import { describe, expect, test } from 'vitest';
 import type { ChainSource } from '../../src/chain/source.js';
-import type { Genesis, Json } from '../../src/chain/record.js';
+import type { Genesis, Json } from '../../src/record/index.js';
 import {
   commitment, compilePolicy, fixedSalts, preparePublication, publicationBytes, redactStep, saltFromHex, seededSalts, stepCommitment,
   verifyDisclosure, verifyHashDisclosure, verifyPublishedReceipt, verifyStepDisclosure,
@@ -56,7 +56,7 @@ describe('redaction vectors', () => {
       genesis: j.genesis,
       head: async () => ({ seq: last.seq, step_hash: last.step_hash }),
       lines: async function* (range = {}) {
-        for (const [seq, text] of j.lines.entries()) if (seq >= (range.from ?? 0) && seq <= (range.to ?? Infinity)) yield { bucket: '0000000000000000.jsonl', seq, text };
+        for (const [seq, text] of j.lines.entries()) if (seq >= (range.from ?? 0) && seq <= (range.to ?? Infinity)) yield { segment: '0000000000000000.jsonl', seq, text };
       },
       blob: async (d) => blobs.get(d) ?? null,
     };

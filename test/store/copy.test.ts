@@ -26,7 +26,7 @@ async function code(p: Promise<unknown>): Promise<string> {
 
 async function source(count: number): Promise<{ store: FileStore; j: Journal; root: string }> {
   const root = tempDir();
-  const store = new FileStore(root, { fsync: 'none', bucketBytes: 4096, blobThreshold: 1024 });
+  const store = new FileStore(root, { fsync: 'none', segmentBytes: 4096, blobThreshold: 1024 });
   const j = await store.create('src');
   for (let i = 0; i < count; i++) await j.append({ input: { i, pad: 'p'.repeat(200) }, result: i % 5 === 2 ? 'b'.repeat(1500 + i) : i, ...(i % 3 ? {} : { meta: { k: i } }) });
   return { store, j, root };
@@ -50,10 +50,10 @@ describe('copyJournal', () => {
   });
 
   test.each([
-    ['another genesis', async (t: MemoryStore) => void (await t.create('dst', { bucketBytes: 4096, blobThreshold: 1024 })), /another genesis/],
+    ['another genesis', async (t: MemoryStore) => void (await t.create('dst', { segmentBytes: 4096, blobThreshold: 1024 })), /another genesis/],
     ['another config', async (t: MemoryStore, j: Journal) => void (await t.create('dst', { journalId: j.genesis.journal_id, createdAt: j.genesis.created_at })), /another config/],
     ['a differing step', async (t: MemoryStore, j: Journal) => {
-      const d = await t.create('dst', { journalId: j.genesis.journal_id, createdAt: j.genesis.created_at, bucketBytes: 4096, blobThreshold: 1024 });
+      const d = await t.create('dst', { journalId: j.genesis.journal_id, createdAt: j.genesis.created_at, segmentBytes: 4096, blobThreshold: 1024 });
       await d.append({ input: 'not the source' });
     }, /step 0 is not the source's/],
     ['more steps than the source', async (t: MemoryStore, j: Journal) => {

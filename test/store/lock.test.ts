@@ -10,7 +10,8 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, utimesSync, writeFile
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { FileStore, StoreError } from '../../src/store/index.js';
-import { acquireLock, holderVerdict, inspectLock, ownHolder, parseHolder, processStart, serializeHolder, type HolderRecord } from '../../src/store/lock.js';
+import { acquireLock, holderVerdict, inspectLock, ownHolder, parseHolder, serializeHolder, type HolderRecord } from '../../src/store/file/lock.js';
+import { processStart } from '../../src/store/file/process.js';
 import { tempDir } from '../helpers/tmp.js';
 import { CLI, FIXTURES as HARDENING_FIXTURES, runNode } from '../hardening/support.js';
 import { FIXTURES } from './helpers.js';

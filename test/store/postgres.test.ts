@@ -59,7 +59,7 @@ function run(count: number): StepInput[] {
 
 describe('identical bytes', () => {
   test('the same steps give the same lines, buckets, blobs, receipt and no diff in the file store and Postgres', async () => {
-    const identity = { journalId: 'run-identity', createdAt: '2026-03-01T10:00:00.000Z', bucketBytes: 4096, blobThreshold: 2048 };
+    const identity = { journalId: 'run-identity', createdAt: '2026-03-01T10:00:00.000Z', segmentBytes: 4096, blobThreshold: 2048 };
     const file = await new FileStore(tempDir(), { fsync: 'none' }).create('run', identity);
     const pgj = await pgStore().create('run', identity);
     const steps = run(40);
@@ -70,7 +70,7 @@ describe('identical bytes', () => {
     const a = await all(file.lines());
     const b = await all(pgj.lines());
     expect(b).toEqual(a);
-    expect(new Set(a.map((l: StoredLine) => l.bucket)).size).toBeGreaterThan(3);
+    expect(new Set(a.map((l: StoredLine) => l.segment)).size).toBeGreaterThan(3);
     const digests = [...new Set(a.flatMap((l) => [...l.text.matchAll(/"digest":"(sha256:[0-9a-f]{64})"/g)].map((m) => m[1]!)))];
     expect(digests.length).toBeGreaterThan(3);
     for (const d of digests) expect(Buffer.from((await pgj.blob(d))!)).toEqual(Buffer.from((await file.blob(d))!));

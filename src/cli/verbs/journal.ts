@@ -1,5 +1,7 @@
 /** Verbs over a journal (a directory or a Postgres location): init, append, log, show, head, fork. */
-import type { Json, StepRecord } from '../../chain/record.js';
+import type { Json } from '../../canonical/json.js';
+import type { StepRecord } from '../../record/seal.js';
+import { toolNameOf } from '../../record/v1.js';
 import { describeLocation, type ChainReport } from '../../chain/report.js';
 import { renderValue, shorten } from '../../diff/summary.js';
 import { intArg } from '../args.js';
@@ -11,7 +13,7 @@ import { JSON_FORMAT, type Output } from '../output.js';
 export { openJournal, withJournal } from '../location.js';
 
 /** Prints the verdict and each problem; the shared human rendering of a ChainReport. */
-export function printReport(out: Output, subject: string, report: ChainReport, extra: string[] = []): void {
+export function printReport(out: Output, subject: string, report: ChainReport<string>, extra: string[] = []): void {
   if (report.ok) {
     out.say(`${out.style('green', '✔ valid')} ${subject}: ${report.steps} step${report.steps === 1 ? '' : 's'}${report.head ? `, head ${report.head} (seq ${report.head_seq})` : ', empty'}`);
   } else {
@@ -39,7 +41,7 @@ export const initVerb: Verb = {
   ],
   async run({ out, values, positionals }) {
     const options = {
-      ...(values['bucket-bytes'] !== undefined ? { bucketBytes: intArg(values['bucket-bytes'], '--bucket-bytes', 'init') } : {}),
+      ...(values['bucket-bytes'] !== undefined ? { segmentBytes: intArg(values['bucket-bytes'], '--bucket-bytes', 'init') } : {}),
       ...(values['blob-threshold'] !== undefined ? { blobThreshold: intArg(values['blob-threshold'], '--blob-threshold', 'init') } : {}),
     };
     const at = locate(positionals[0]!);
@@ -88,10 +90,16 @@ export const appendVerb: Verb = {
   },
 };
 
-function toolName(step: StepRecord): string {
+/**
+ * What a log line shows as the step's tool: the record profile's tool name (what redaction policies match,
+ * REDACTION.md §4), else, for display only, the name in the shapes of common chat APIs (`tool`, `function`).
+ */
+function toolLabel(step: StepRecord): string {
+  const name = toolNameOf(step.tool_call);
+  if (name !== null) return name;
   const call = step.tool_call as Record<string, Json> | null;
   if (call && typeof call === 'object' && !Array.isArray(call)) {
-    const n = call.name ?? call.tool ?? call.function;
+    const n = call.tool ?? call.function;
     if (typeof n === 'string') return n;
     if (n && typeof n === 'object' && !Array.isArray(n) && typeof n.name === 'string') return n.name;
   }
@@ -175,7 +183,7 @@ export const logVerb: Verb = {
       else printReport(out, positionals[0]!, report, [out.style(['red', 'bold'], 'The chain does NOT hold: the steps below cannot be trusted.')]);
       const width = process.stdout.columns && process.stdout.columns > 60 ? process.stdout.columns : 100;
       for await (const step of steps()) {
-        const head = `${out.style('yellow', `${String(step.seq).padStart(4)} ${step.step_hash.slice(7, 19)}`)}  ${out.style('bold', typeof step.model === 'string' ? shorten(step.model, 28) : renderValue(step.model, 28))}  ${out.style('cyan', toolName(step))}  ${out.style('dim', step.ts)}`;
+        const head = `${out.style('yellow', `${String(step.seq).padStart(4)} ${step.step_hash.slice(7, 19)}`)}  ${out.style('bold', typeof step.model === 'string' ? shorten(step.model, 28) : renderValue(step.model, 28))}  ${out.style('cyan', toolLabel(step))}  ${out.style('dim', step.ts)}`;
         await out.stream(
           `${head}\n       prompt: ${describePrompt(step.prompt, width - 16)}${step.tool_call !== null ? `\n       call:   ${renderValue(step.tool_call, width - 16)}` : ''}\n       result: ${renderValue(step.result, width - 16)}`,
         );

@@ -55,7 +55,7 @@ export const verifyVerb: Verb = {
     const publicKey = values.pubkey === undefined ? undefined : await readPublicKeyFile(values.pubkey as string);
     // A published (redacted) receipt carries anchor and redactions members; the hooks check them (their
     // finish adds the publication checks), and leave an ordinary receipt's report unchanged.
-    const report: ReceiptReport = await verifyReceiptFile(path, {
+    const report: ReceiptReport<string> = await verifyReceiptFile(path, {
       ...(expectHead !== undefined ? { expectHead } : {}), ...(publicKey !== undefined ? { publicKey } : {}), ...publishedReceiptHooks().options,
     });
     if (out.json) {

@@ -6,16 +6,17 @@
 import { StoreError } from '../errors.js';
 import type { DbClient, DbPool } from './driver.js';
 import { sqlState } from './errors.js';
+import type { SegmentCursor } from '../segments.js';
 import type { Tables } from './schema.js';
 
 type Db = DbPool | DbClient;
 
-/** The head row: the committed tail and the open bucket, read under the row's lock by writers. */
+/** The head row: the committed tail and the open segment, read under the row's lock by writers. */
 export interface HeadRow {
   seq: number;
   hash: string;
-  bucketFirst: number;
-  bucketSize: number;
+  /** The open segment (its first seq, its bytes): where placeLine puts the next line. */
+  cursor: SegmentCursor;
 }
 
 export interface JournalRow {
@@ -68,44 +69,34 @@ export async function insertJournal(client: DbClient, t: Tables, id: string, met
   }
 }
 
-const SAFE_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
-
 /**
  * Opens the append transaction and takes the journal's head row lock, in one round trip: BEGIN, the
- * transaction's timeouts, SELECT … FOR UPDATE and, when the batch retries step_ids, the lookup of those
- * ids among the last `window` steps. Statements of one simple query run in order, each with a snapshot of
- * its own (READ COMMITTED), so the lookup sees every step committed before the lock was granted.
- * Everything inlined is an integer this code produced or a step_id that passed the id rule (FORMAT §5.1:
- * letters, digits and . _ : - only), checked again here.
+ * transaction's timeouts and SELECT … FOR UPDATE as one simple query. Everything inlined is an integer
+ * this code produced. Null when the journal's row is gone.
  */
-export async function beginAndLockHead(
-  client: DbClient,
-  t: Tables,
-  key: number,
-  lockTimeoutMs: number,
-  idleTimeoutMs: number,
-  lookup: { ids: readonly string[]; window: number } | null = null,
-): Promise<{ head: HeadRow | null; hits: Array<{ seq: number; line: string }> }> {
-  const k = Math.trunc(key);
+export async function beginAndLockHead(client: DbClient, t: Tables, key: number, lockTimeoutMs: number, idleTimeoutMs: number): Promise<HeadRow | null> {
   const sql = [
     'BEGIN',
     `SET LOCAL lock_timeout = ${Math.trunc(lockTimeoutMs)}`,
     `SET LOCAL idle_in_transaction_session_timeout = ${Math.trunc(idleTimeoutMs)}`,
-    `SELECT head_seq::float8 AS head_seq, head_hash, bucket_first::float8 AS bucket_first, bucket_size::float8 AS bucket_size FROM ${t.journals} WHERE key = ${k} FOR UPDATE`,
+    `SELECT head_seq::float8 AS head_seq, head_hash, bucket_first::float8 AS bucket_first, bucket_size::float8 AS bucket_size FROM ${t.journals} WHERE key = ${Math.trunc(key)} FOR UPDATE`,
   ];
-  const ids = lookup === null ? [] : lookup.ids;
-  if (ids.length > 0) {
-    for (const id of ids) if (!SAFE_ID.test(id)) throw new TypeError(`step_id ${JSON.stringify(id)} passed prepare but not the id rule`);
-    sql.push(
-      `SELECT seq::float8 AS seq, line FROM ${t.steps} WHERE journal = ${k} AND step_id IN (${ids.map((id) => `'${id}'`).join(', ')})` +
-        ` AND seq > (SELECT head_seq FROM ${t.journals} WHERE key = ${k}) - ${Math.trunc(lookup!.window)} ORDER BY seq`,
-    );
-  }
   const results = (await client.query(sql.join('; '))) as unknown as Array<{ rows: Array<Record<string, unknown>> }>;
   const row = results[3]?.rows[0];
-  const head = row === undefined ? null : { seq: row.head_seq as number, hash: String(row.head_hash), bucketFirst: row.bucket_first as number, bucketSize: row.bucket_size as number };
-  const hits = ids.length > 0 ? (results[4]?.rows ?? []).map((r) => ({ seq: r.seq as number, line: String(r.line) })) : [];
-  return { head, hits };
+  if (row === undefined) return null;
+  return { seq: row.head_seq as number, hash: String(row.head_hash), cursor: { first: row.bucket_first as number, size: row.bucket_size as number } };
+}
+
+/**
+ * The stored lines among the last `window` steps (seq > headSeq − window) whose step_id is one of `ids`, in
+ * seq order: the idempotency lookup (FORMAT §8.10), one statement per batch, served by (journal, step_id).
+ */
+export async function linesWithStepIds(client: DbClient, t: Tables, key: number, ids: readonly string[], headSeq: number, window: number): Promise<Array<{ seq: number; line: string }>> {
+  const r = await client.query<{ seq: number; line: string }>(
+    `SELECT seq::float8 AS seq, line FROM ${t.steps} WHERE journal = $1 AND step_id = ANY($2::text[]) AND seq > $3 ORDER BY seq`,
+    [key, ids, headSeq - window],
+  );
+  return r.rows;
 }
 
 // ------------------------------------------------------------------ steps
@@ -121,7 +112,7 @@ export async function writeLines(client: DbClient, t: Tables, key: number, lines
   for (let i = 0; i < lines.length; i += INSERT_ROWS) {
     const chunk = lines.slice(i, i + INSERT_ROWS);
     const last = i + INSERT_ROWS >= lines.length;
-    const values: unknown[] = last ? [key, tail.seq, tail.hash, tail.bucketFirst, tail.bucketSize] : [key];
+    const values: unknown[] = last ? [key, tail.seq, tail.hash, tail.cursor.first, tail.cursor.size] : [key];
     const rows: string[] = [];
     for (const l of chunk) {
       const n = values.length;
@@ -167,8 +158,8 @@ export async function updateHead(client: DbClient, t: Tables, key: number, head:
     key,
     head.seq,
     head.hash,
-    head.bucketFirst,
-    head.bucketSize,
+    head.cursor.first,
+    head.cursor.size,
   ]);
 }
 

@@ -3,17 +3,18 @@
  * any number of processes on any number of machines, serialized by the database itself. The same Store
  * contract as the file store; the tables are created on first write and versioned (schema.ts).
  */
-import { genesisHash, makeGenesis } from '../../chain/record.js';
+import { genesisHash, makeGenesis } from '../../record/formats.js';
+import { defaultConfig, journalConfig } from '../config.js';
 import { StoreError } from '../errors.js';
 import { copyPrefix } from '../fork.js';
+import type { StoreDiagnostics, StoreHealth } from '../health.js';
 import { assertJournalId, intOption } from '../ids.js';
-import {
-  DEFAULT_BLOB_THRESHOLD, DEFAULT_BUCKET_BYTES, MAX_BLOB_THRESHOLD, MAX_BUCKET_BYTES, MIN_BLOB_THRESHOLD, MIN_BUCKET_BYTES, STORE_FORMAT, parseMeta, serializeMeta,
-} from '../layout.js';
-import type { ChainReport, CreateOptions, ForkOptions, Journal, JournalConfig, JournalVerifyOptions, OpenOptions, Store } from '../types.js';
+import { STORE_FORMAT, parseMeta, serializeMeta, type JournalMeta } from '../meta.js';
+import { placeLine, type SegmentCursor } from '../segments.js';
+import type { CreateOptions, ForkOptions, Journal, JournalConfig, JournalReport, JournalVerifyOptions, OpenOptions, Store } from '../types.js';
 import { createPool, type ConnectionConfig, type DbClient, type DbPool } from './driver.js';
 import { translate } from './errors.js';
-import { checkHealth, type StoreHealth } from './health.js';
+import { checkHealth } from './health.js';
 import { PostgresJournal } from './journal.js';
 import { parsePostgresLocation } from './location.js';
 import { DEFAULT_SCHEMA, migrate, schemaState, tablesIn, tooNew, SCHEMA_VERSION, type Tables } from './schema.js';
@@ -45,8 +46,8 @@ export interface PostgresStoreOptions {
    * stopped mid-transaction (a frozen VM, a cut network) holds its journal no longer than this.
    */
   idleTimeoutMs?: number;
-  /** Defaults for `create`, as in the file store: bucket rotation size and blob threshold. */
-  bucketBytes?: number;
+  /** Defaults for `create`, as in the file store: segment rotation size and blob threshold. */
+  segmentBytes?: number;
   blobThreshold?: number;
 }
 
@@ -61,15 +62,13 @@ export interface StoreContext {
   idempotencyWindow: number;
 }
 
-export class PostgresStore implements Store {
-  /** The backend's name, as `stepchain doctor` prints it. */
+export class PostgresStore implements Store<PostgresJournal>, StoreDiagnostics {
   readonly backend = 'postgres';
   /** The server and schema, password masked. */
   readonly display: string;
   readonly tables: Tables;
   private readonly settings: Omit<StoreContext, 'pool' | 'tables' | 'display'>;
-  private readonly bucketBytes: number;
-  private readonly blobThreshold: number;
+  private readonly defaults: JournalConfig;
   private readonly ownPool: boolean;
   private readonly poolConfig: ConnectionConfig;
   private pool: Promise<DbPool> | null;
@@ -108,8 +107,7 @@ export class PostgresStore implements Store {
       lockTimeoutMs: intOption('lockTimeoutMs', o.lockTimeoutMs, DEFAULT_PG_LOCK_TIMEOUT_MS, 1, 3_600_000),
       idleTimeoutMs: intOption('idleTimeoutMs', o.idleTimeoutMs, DEFAULT_PG_IDLE_TIMEOUT_MS, 100, 3_600_000),
     };
-    this.bucketBytes = intOption('bucketBytes', o.bucketBytes, DEFAULT_BUCKET_BYTES, MIN_BUCKET_BYTES, MAX_BUCKET_BYTES);
-    this.blobThreshold = intOption('blobThreshold', o.blobThreshold, DEFAULT_BLOB_THRESHOLD, MIN_BLOB_THRESHOLD, MAX_BLOB_THRESHOLD);
+    this.defaults = defaultConfig(o);
   }
 
   private getPool(): Promise<DbPool> {
@@ -169,13 +167,6 @@ export class PostgresStore implements Store {
     return p;
   }
 
-  private config(options: CreateOptions): JournalConfig {
-    return {
-      bucket_bytes: intOption('bucketBytes', options.bucketBytes, this.bucketBytes, MIN_BUCKET_BYTES, MAX_BUCKET_BYTES),
-      blob_threshold: intOption('blobThreshold', options.blobThreshold, this.blobThreshold, MIN_BLOB_THRESHOLD, MAX_BLOB_THRESHOLD),
-    };
-  }
-
   private taken(id: string): StoreError {
     return new StoreError('JOURNAL_EXISTS', `journal ${JSON.stringify(id)} already exists in ${this.display}`, { hint: 'open it, or choose another id' });
   }
@@ -184,21 +175,18 @@ export class PostgresStore implements Store {
     return new StoreError('JOURNAL_NOT_FOUND', `no journal ${JSON.stringify(id)} in ${this.display}`, { hint: 'create it first, or check the id with list()' });
   }
 
-  async create(id: string, options: CreateOptions = {}): Promise<Journal> {
+  async create(id: string, options: CreateOptions = {}): Promise<PostgresJournal> {
     assertJournalId(id);
-    const config = this.config(options);
-    const genesis = makeGenesis({
-      ...(options.journalId === undefined ? {} : { journalId: options.journalId }),
-      ...(options.createdAt === undefined ? {} : { createdAt: options.createdAt }),
-    });
+    const config = journalConfig(options, this.defaults);
+    const genesis = makeGenesis(options);
     const ctx = await this.ready('write');
-    const meta = { format: STORE_FORMAT, genesis, config, lineage: null } as const;
+    const meta: JournalMeta = { format: STORE_FORMAT, genesis, config, lineage: null };
     const key = await this.withClient(ctx, `creating journal ${id}`, (client) => insertJournal(client, ctx.tables, id, serializeMeta(meta), genesisHash(genesis)));
     if (key === null) throw this.taken(id);
     return new PostgresJournal(ctx, id, key, meta, false);
   }
 
-  async open(id: string, options: OpenOptions = {}): Promise<Journal> {
+  async open(id: string, options: OpenOptions = {}): Promise<PostgresJournal> {
     assertJournalId(id);
     const readOnly = options.readOnly === true;
     const ctx = readOnly ? await this.ready('read') : await this.ready('write');
@@ -228,7 +216,7 @@ export class PostgresStore implements Store {
    * Verifies journal `id` read-only without opening it: metadata that does not parse is reported as
    * JOURNAL_INVALID, like every other defect, rather than thrown.
    */
-  async verify(id: string, options: JournalVerifyOptions = {}): Promise<ChainReport> {
+  async verify(id: string, options: JournalVerifyOptions = {}): Promise<JournalReport> {
     assertJournalId(id);
     const ctx = await this.ready('read');
     if (ctx === null) throw this.notFound(id);
@@ -240,30 +228,24 @@ export class PostgresStore implements Store {
    * the row, the copied lines (verified as they stream past) and blobs, then the lineage and the head. A
    * failure anywhere leaves no journal.
    */
-  async fork(parent: Journal, options: ForkOptions): Promise<Journal> {
+  async fork(parent: Journal, options: ForkOptions): Promise<PostgresJournal> {
     if (options === null || typeof options !== 'object') throw new StoreError('OPTION_INVALID', 'fork takes { fromStep, to }');
     const to = options.to;
     assertJournalId(to, 'fork target id');
     const ctx = await this.ready('write');
-    const config = parent.config;
-    const draft = { format: STORE_FORMAT, genesis: parent.genesis, config, lineage: null } as const;
+    const config: JournalConfig = { blobThreshold: parent.config.blobThreshold, segmentBytes: parent.config.segmentBytes };
+    const draft: JournalMeta = { format: STORE_FORMAT, genesis: parent.genesis, config, lineage: null };
     const made = await this.withClient(ctx, `forking journal ${parent.id} into ${to}`, async (client) => {
       await client.query('BEGIN');
       try {
         const key = await insertJournal(client, ctx.tables, to, serializeMeta(draft), genesisHash(parent.genesis));
         if (key === null) throw this.taken(to);
         let pending: NewLine[] = [];
-        let bucketFirst = 0;
-        let bucketSize = 0;
+        let cursor: SegmentCursor = { first: 0, size: 0 };
         const lineage = await copyPrefix(parent, options.fromStep, {
           line: async (text, seq) => {
-            const bytes = Buffer.byteLength(text, 'utf8') + 1;
-            if (bucketSize > 0 && bucketSize + bytes > config.bucket_bytes) {
-              bucketFirst = seq;
-              bucketSize = 0;
-            }
-            bucketSize += bytes;
-            pending.push({ seq, bucket: bucketFirst, stepId: (JSON.parse(text) as { step_id: string }).step_id, text });
+            cursor = placeLine(cursor, seq, Buffer.byteLength(text, 'utf8') + 1, config.segmentBytes);
+            pending.push({ seq, bucket: cursor.first, stepId: (JSON.parse(text) as { step_id: string }).step_id, text });
             if (pending.length >= 1000) {
               await insertLines(client, ctx.tables, key, pending);
               pending = [];
@@ -272,8 +254,8 @@ export class PostgresStore implements Store {
           blob: (digest, bytes) => insertBlobs(client, ctx.tables, key, [{ digest, bytes }]),
         });
         await insertLines(client, ctx.tables, key, pending);
-        const meta = { ...draft, lineage };
-        await updateHead(client, ctx.tables, key, { seq: lineage.from_step, hash: lineage.parent_step_hash, bucketFirst, bucketSize });
+        const meta: JournalMeta = { ...draft, lineage };
+        await updateHead(client, ctx.tables, key, { seq: lineage.from_step, hash: lineage.parent_step_hash, cursor });
         await client.query(`UPDATE ${ctx.tables.journals} SET meta = $2 WHERE key = $1`, [key, serializeMeta(meta)]);
         await client.query('COMMIT');
         return { key, meta };

@@ -1,19 +1,20 @@
 /**
- * Verifying a journal held in Postgres, read-only (spec/POSTGRES.md §8): the metadata, the chain over the
- * rows in seq order (bucket labels as file names, so BUCKET_MISNAMED applies as in a directory), every
- * referenced blob, a fork's lineage, and the head row against the chain. Nothing is written and no lock is
- * taken; a writer may append meanwhile, so the chain is read up to the head row as it was at the start.
+ * Verifying a journal held in Postgres, read-only (spec/POSTGRES.md §8): the shared verifySource over the
+ * rows in seq order (one segment per bucket value, labelled as the file store names its bucket files, so
+ * problem locations read alike), every referenced blob and a fork's lineage; then what this store keeps
+ * besides: the metadata, each row's seq against its line's, and the head row against the chain. Nothing is
+ * written and no lock is taken; a writer may append meanwhile, so the chain is read up to the head row as
+ * it was at the start.
  */
-import { genesisHash } from '../../chain/record.js';
-import { ChainVerifier } from '../../chain/verify.js';
-import type { ChainReport, Problem, ProblemLocation } from '../../chain/report.js';
+import type { Problem } from '../../chain/report.js';
+import { genesisHash } from '../../record/formats.js';
 import { StoreError } from '../errors.js';
-import { bucketName, parseMeta, type JournalMeta } from '../layout.js';
-import { lineageProblems } from '../lineage.js';
-import { blobDefect } from '../restore.js';
-import type { JournalVerifyOptions } from '../types.js';
+import { parseMeta, type JournalMeta } from '../meta.js';
+import { segmentLabel } from '../segments.js';
+import type { JournalProblemCode, JournalReport, JournalVerifyOptions } from '../types.js';
+import { journalReport, verifySource, type BlobProblem, type SourceSegment } from '../verify-source.js';
 import { translate } from './errors.js';
-import { linesPage, readBlob } from './sql.js';
+import { linesPage, readBlob, type LineRow } from './sql.js';
 import type { StoreContext } from './store.js';
 
 interface Snapshot {
@@ -27,7 +28,7 @@ interface Snapshot {
   beyond: number;
 }
 
-export async function verifyJournalRows(ctx: StoreContext, id: string, options: JournalVerifyOptions = {}): Promise<ChainReport> {
+export async function verifyJournalRows(ctx: StoreContext, id: string, options: JournalVerifyOptions = {}): Promise<JournalReport> {
   try {
     return await verifyRows(ctx, id, options);
   } catch (e) {
@@ -35,7 +36,7 @@ export async function verifyJournalRows(ctx: StoreContext, id: string, options: 
   }
 }
 
-async function verifyRows(ctx: StoreContext, id: string, options: JournalVerifyOptions): Promise<ChainReport> {
+async function snapshot(ctx: StoreContext, id: string): Promise<Snapshot> {
   const t = ctx.tables;
   // One statement, one snapshot: the head row and the count of rows past it agree with each other.
   const r = await ctx.pool.query<Record<string, unknown>>(
@@ -46,11 +47,15 @@ async function verifyRows(ctx: StoreContext, id: string, options: JournalVerifyO
   );
   const row = r.rows[0];
   if (row === undefined) throw new StoreError('JOURNAL_NOT_FOUND', `no journal ${JSON.stringify(id)} in ${ctx.display}`, { hint: 'check the id with list(), or `stepchain doctor`' });
-  const snap: Snapshot = {
+  return {
     key: Number(row.key), meta: String(row.meta), headSeq: Number(row.head_seq), headHash: String(row.head_hash),
     bucketFirst: Number(row.bucket_first), bucketSize: Number(row.bucket_size), beyond: Number(row.beyond),
   };
-  const metaFile = `${t.schema}.journals`;
+}
+
+async function verifyRows(ctx: StoreContext, id: string, options: JournalVerifyOptions): Promise<JournalReport> {
+  const snap = await snapshot(ctx, id);
+  const metaFile = `${ctx.tables.schema}.journals`;
   let meta: JournalMeta;
   try {
     meta = parseMeta(snap.meta, `${metaFile} (id ${id}) meta`);
@@ -58,71 +63,117 @@ async function verifyRows(ctx: StoreContext, id: string, options: JournalVerifyO
     const message = e instanceof StoreError ? e.message.replace(/^JOURNAL_INVALID: /, '') : String(e);
     return { ok: false, start_hash: null, start_seq: 0, head: null, head_seq: null, steps: 0, problems: [{ code: 'JOURNAL_INVALID', message, location: { file: metaFile, field: 'meta' } }], warnings: [], problems_truncated: false };
   }
-
-  const problems: Problem[] = [];
-  const blobsSeen = new Map<string, string | null>();
-  const pendingBlobs: Array<{ digest: string; size: number; field: string; loc: ProblemLocation }> = [];
-  let hashAtFrom: string | null = null;
-  let rowSeq = 0;
-  const verifier = new ChainVerifier({
+  const rows = new RowSegments(ctx, snap);
+  const mine: Array<Problem<JournalProblemCode>> = [];
+  const verified = await verifySource({
     genesis: meta.genesis,
-    ...(options.expectHead === undefined ? {} : { expectHead: options.expectHead }),
+    lineage: meta.lineage,
+    segments: () => rows.segments(),
+    blob: async (ref): Promise<Uint8Array | null | BlobProblem> => {
+      const found = await readBlob(ctx.pool, ctx.tables, snap.key, ref.digest, ref.size);
+      if (found === null || found.bytes !== null) return found?.bytes ?? null;
+      return { code: 'BLOB_CORRUPT', message: `blob ${ref.digest} holds ${found.size} bytes, the reference says ${ref.size}` };
+    },
+    blobsWhere: `${ctx.tables.schema}.blobs`,
+  }, {
+    ...options,
     onLine: (l) => {
-      if (meta.lineage !== null && l.seq === meta.lineage.from_step) hashAtFrom = l.step_hash;
-      const loc = { ...(l.file === undefined ? {} : { file: l.file }), line: l.line, ...(l.seq === null ? {} : { seq: l.seq }) };
-      if (l.seq !== null && l.seq !== rowSeq) {
-        problems.push({ code: 'JOURNAL_INVALID', message: `the row with seq ${rowSeq} holds the step with seq ${l.seq}`, location: { ...loc, field: 'seq' } });
+      const rowSeq = rows.rowSeqOf(l.file, l.line);
+      if (l.seq !== null && rowSeq !== undefined && l.seq !== rowSeq) {
+        mine.push({ code: 'JOURNAL_INVALID', message: `the row with seq ${rowSeq} holds the step with seq ${l.seq}`, location: { ...(l.file === undefined ? {} : { file: l.file }), line: l.line, seq: l.seq, field: 'seq' } });
       }
-      for (const ref of l.blobs) pendingBlobs.push({ digest: ref.digest, size: ref.size, field: ref.field, loc: { ...loc, field: ref.field } });
     },
   });
+  // A failure to read rows is the server's, not the journal's: it is thrown, coded, not reported.
+  for (const s of verified.segments) if (s.error !== null) throw s.error;
+  const report = journalReport({ ...verified, lineage: verified.lineage.map((p) => ({ ...p, location: { ...p.location, file: metaFile } })) });
+  mine.push(...headRowProblems(snap, meta, rows, report.head, metaFile));
+  const problems = [...report.problems, ...mine];
+  return { ...report, ok: problems.length === 0 && !report.problems_truncated, problems };
+}
 
-  let bucket = -1;
-  let bucketBytes = 0;
-  let count = 0;
-  let next = 0;
-  while (next <= snap.headSeq) {
-    const page = await linesPage(ctx.pool, t, snap.key, next, snap.headSeq);
-    if (page.length === 0) break;
-    for (const line of page) {
-      if (line.bucket !== bucket) {
-        bucket = line.bucket;
-        bucketBytes = 0;
-        verifier.beginFile(bucketName(bucket));
-      }
-      bucketBytes += line.bytes + 1;
-      rowSeq = line.seq;
-      verifier.line(line.line, true);
-      count++;
-      options.onProgress?.(count);
-      next = line.seq + 1;
-    }
-    // Blobs a page references, each read once however often it is referenced.
-    for (const ref of pendingBlobs) {
-      let defect = blobsSeen.get(ref.digest);
-      if (defect === undefined) {
-        const found = await readBlob(ctx.pool, t, snap.key, ref.digest, ref.size);
-        defect = found === null ? 'missing' : found.bytes === null ? `holds ${found.size} bytes, the reference says ${ref.size}` : blobDefect(found.bytes, ref);
-        blobsSeen.set(ref.digest, defect);
-      }
-      if (defect === 'missing') problems.push({ code: 'BLOB_MISSING', message: `blob ${ref.digest} is not in the store (referenced by ${ref.field})`, location: ref.loc });
-      else if (defect !== null) problems.push({ code: 'BLOB_CORRUPT', message: `blob ${ref.digest} ${defect} (referenced by ${ref.field})`, location: ref.loc });
-    }
-    pendingBlobs.length = 0;
-  }
-  const report = verifier.finish();
-  problems.push(...lineageProblems(meta.genesis, meta.lineage, hashAtFrom).map((p) => ({ ...p, location: { ...p.location, file: metaFile } })));
-  // The head row is written in the same transaction as the steps: any disagreement is damage, not a crash.
+/** The head row is written in the same transaction as the steps: any disagreement with them is damage, not a crash. */
+function headRowProblems(snap: Snapshot, meta: JournalMeta, rows: RowSegments, chainHead: string | null, metaFile: string): Array<Problem<JournalProblemCode>> {
+  const problems: Array<Problem<JournalProblemCode>> = [];
   const headAt = { file: metaFile, field: 'head_seq' };
   if (snap.beyond > 0) problems.push({ code: 'JOURNAL_INVALID', message: `${snap.beyond} row(s) lie past the head row's seq ${snap.headSeq}: steps were written without the store`, location: headAt });
+  const count = rows.count;
   if (count !== snap.headSeq + 1) {
     problems.push({ code: 'JOURNAL_INVALID', message: `the head row says the chain ends at seq ${snap.headSeq}, but ${count} row(s) were found up to it`, location: headAt });
-  } else if ((count > 0 && report.head !== null && report.head !== snap.headHash) || (count === 0 && snap.headHash !== genesisHash(meta.genesis))) {
-    const chain = count === 0 ? `the journal has no step, so it must be the genesis hash ${genesisHash(meta.genesis)}` : `the chain's last step_hash is ${report.head}`;
+  } else if ((count > 0 && chainHead !== null && chainHead !== snap.headHash) || (count === 0 && snap.headHash !== genesisHash(meta.genesis))) {
+    const chain = count === 0 ? `the journal has no step, so it must be the genesis hash ${genesisHash(meta.genesis)}` : `the chain's last step_hash is ${chainHead}`;
     problems.push({ code: 'JOURNAL_INVALID', message: `the head row names ${snap.headHash}, but ${chain}`, location: { file: metaFile, field: 'head_hash' } });
-  } else if (count > 0 && (snap.bucketFirst !== bucket || snap.bucketSize !== bucketBytes)) {
-    problems.push({ code: 'JOURNAL_INVALID', message: `the head row's open bucket is ${snap.bucketFirst} with ${snap.bucketSize} bytes, the rows say ${bucket} with ${bucketBytes}`, location: { file: metaFile, field: 'bucket_size' } });
+  } else if (count > 0 && (snap.bucketFirst !== rows.lastBucket || snap.bucketSize !== rows.lastBucketBytes)) {
+    problems.push({
+      code: 'JOURNAL_INVALID',
+      message: `the head row's open segment is ${snap.bucketFirst} with ${snap.bucketSize} bytes, the rows say ${rows.lastBucket} with ${rows.lastBucketBytes}`,
+      location: { file: metaFile, field: 'bucket_size' },
+    });
   }
-  const all = [...report.problems, ...problems];
-  return { ...report, ok: all.length === 0 && !report.problems_truncated, problems: all };
+  return problems;
+}
+
+/**
+ * The rows up to the snapshot's head_seq as verifySource's segments: a segment per run of rows with one
+ * bucket value, its lines in batches of a page. Remembers the current batch's row seqs (for the row/line
+ * check) and the last segment's size (for the head row check).
+ */
+class RowSegments {
+  private page: LineRow[] = [];
+  private at = 0;
+  private next = 0;
+  count = 0;
+  lastBucket = -1;
+  lastBucketBytes = 0;
+  private batch: { label: string; firstLine: number; seqs: number[] } | null = null;
+
+  constructor(
+    private readonly ctx: StoreContext,
+    private readonly snap: Snapshot,
+  ) {}
+
+  /** The seq of the row that line `line` of segment `label` came from, while its batch is being verified. */
+  rowSeqOf(label: string | undefined, line: number): number | undefined {
+    const b = this.batch;
+    return b === null || b.label !== label ? undefined : b.seqs[line - b.firstLine];
+  }
+
+  async *segments(): AsyncGenerator<SourceSegment> {
+    while (await this.fill()) {
+      const bucket = this.page[this.at]!.bucket;
+      yield { label: segmentLabel(bucket), declaredFirstSeq: bucket, lines: this.linesOf(bucket) };
+    }
+  }
+
+  private async *linesOf(bucket: number): AsyncGenerator<string[]> {
+    const label = segmentLabel(bucket);
+    this.lastBucket = bucket;
+    this.lastBucketBytes = 0;
+    let line = 1;
+    while ((await this.fill()) && this.page[this.at]!.bucket === bucket) {
+      const texts: string[] = [];
+      const seqs: number[] = [];
+      for (; this.at < this.page.length && this.page[this.at]!.bucket === bucket; this.at++) {
+        const row = this.page[this.at]!;
+        texts.push(row.line);
+        seqs.push(row.seq);
+        this.lastBucketBytes += row.bytes + 1;
+      }
+      this.count += texts.length;
+      this.batch = { label, firstLine: line, seqs };
+      line += texts.length;
+      yield texts;
+    }
+  }
+
+  /** Whether a row is at hand, reading the next page when the current one is used up. */
+  private async fill(): Promise<boolean> {
+    if (this.at < this.page.length) return true;
+    if (this.next > this.snap.headSeq) return false;
+    this.page = await linesPage(this.ctx.pool, this.ctx.tables, this.snap.key, this.next, this.snap.headSeq);
+    this.at = 0;
+    if (this.page.length === 0) return false;
+    this.next = this.page[this.page.length - 1]!.seq + 1;
+    return true;
+  }
 }
