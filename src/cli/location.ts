@@ -6,8 +6,7 @@
  * the string themselves.
  */
 import { basename, dirname, resolve } from 'node:path';
-import type { ChainReport } from '../chain/report.js';
-import { FileStore, StoreError, type Journal, type JournalVerifyOptions, type Store } from '../store/index.js';
+import { FileStore, StoreError, type Journal, type JournalReport, type JournalVerifyOptions, type Store } from '../store/index.js';
 import type { StoreHealth } from '../store/health.js';
 import { fileStoreHealth } from '../store/file/health.js';
 import { PostgresStore, isPostgresLocation, parsePostgresLocation } from '../store/postgres/index.js';
@@ -16,7 +15,7 @@ import { pathKind } from './input.js';
 export interface Located {
   kind: 'directory' | 'postgres';
   /** The store holding the journal; `verify` reads a journal without opening it. */
-  store: Store & { verify(id: string, options?: JournalVerifyOptions): Promise<ChainReport> };
+  store: Store & { verify(id: string, options?: JournalVerifyOptions): Promise<JournalReport> };
   /** The journal's id in that store (undefined only for a Postgres location without ?journal=). */
   id: string | undefined;
   /** The location as people may see it: an absolute path, or the URI with any password masked. */

@@ -86,6 +86,69 @@ describe('identical bytes', () => {
   });
 });
 
+describe('retries and long journals', () => {
+  /** The real pool, counting the statements that look step_ids up. */
+  function countingPool(real: DbPool): DbPool & { lookups: number } {
+    const wrapper = {
+      lookups: 0,
+      connect: async (): Promise<DbClient> => {
+        const client = await real.connect();
+        return {
+          query: (text: string, values?: readonly unknown[]) => {
+            if (text.includes('step_id = ANY(')) wrapper.lookups++;
+            return client.query(text, values as unknown[]);
+          },
+          release: (destroy?: Error | boolean) => client.release(destroy),
+        } as DbClient;
+      },
+      query: real.query.bind(real),
+      end: async () => {},
+      on: real.on.bind(real),
+    };
+    return wrapper as DbPool & { lookups: number };
+  }
+
+  test('retried step_ids, in every character the id rule allows, are found with one statement per batch, and none without step_ids', async () => {
+    const realPool = new pg.Pool({ connectionString: url, max: 3 });
+    realPool.on('error', () => {});
+    try {
+      const pool = countingPool(realPool as unknown as DbPool);
+      const j = await pgStore({ pool }).create('j');
+      const ids = ['a.b', 'C:d', 'e_F-9', 'x'.repeat(100)];
+      const first = await j.appendMany(ids.map((step_id, i) => ({ step_id, input: i })));
+      pool.lookups = 0;
+      const again = await j.appendMany([...ids.map((step_id, i) => ({ step_id, input: i })), { step_id: 'new:one', input: 'new' }]);
+      expect(pool.lookups).toBe(1);
+      expect(again.slice(0, 4)).toEqual(first);
+      expect(again[4]).toMatchObject({ seq: 4, step_id: 'new:one' });
+      expect(await code(j.append({ step_id: 'C:d', input: 'changed' }))).toBe('STEP_ID_CONFLICT');
+      pool.lookups = 0;
+      await Promise.all([j.append({ input: 'no id' }), j.appendMany([{ input: 1 }, { input: 2 }])]);
+      expect(pool.lookups).toBe(0);
+      expect((await j.verify()).ok).toBe(true);
+    } finally {
+      await realPool.end();
+    }
+  });
+
+  test('verify reads a journal longer than a page across many buckets: the head row agrees, damage deep in it is located', async () => {
+    const store = pgStore({ segmentBytes: 4096 });
+    const j = await store.create('long');
+    const steps = Array.from({ length: 2300 }, (_, i) => ({ input: { i, pad: 'p'.repeat(40) } }));
+    await j.appendMany(steps.slice(0, 1200));
+    await j.appendMany(steps.slice(1200));
+    const report = await j.verify();
+    expect(report).toMatchObject({ ok: true, steps: 2300, head_seq: 2299, problems: [] });
+    const lines = await all(j.lines());
+    const at = lines[2100]!;
+    const lineNo = lines.filter((l) => l.segment === at.segment && l.seq <= 2100).length;
+    const key = Number((await admin.query(`SELECT key FROM "${store.tables.schema}".journals WHERE id = 'long'`)).rows[0].key);
+    await admin.query(`UPDATE "${store.tables.schema}".steps SET line = replace(line, '"i":2100', '"i":2101') WHERE journal = $1 AND seq = 2100`, [key]);
+    const damaged = await j.verify();
+    expect(damaged.problems[0]).toMatchObject({ code: 'HASH_MISMATCH', location: { seq: 2100, file: at.segment, line: lineNo } });
+  });
+});
+
 describe('schema', () => {
   test('is created on first write, at SCHEMA_VERSION, once, by many writers at the same time', async () => {
     const schema = `pgtest_${process.pid}_race`;
@@ -265,6 +328,21 @@ describe('damage written around the store', () => {
     expect(report.ok).toBe(false);
     expect(report.problems.map((p) => p.code)).toContain('SEQ_GAP');
     expect(await code(all(j.lines()))).toBe('JOURNAL_CORRUPT');
+  });
+
+  test('a row whose line is another seq\'s is JOURNAL_INVALID at that row, beside the chain\'s own problems', async () => {
+    const { j, schema, key } = await damaged();
+    // Swap the lines of rows 3 and 4 (each row keeps its own step_id and bucket).
+    await admin.query(
+      `UPDATE "${schema}".steps s SET line = o.line FROM "${schema}".steps o WHERE s.journal = $1 AND o.journal = $1 AND ((s.seq = 3 AND o.seq = 4) OR (s.seq = 4 AND o.seq = 3))`,
+      [key],
+    );
+    const report = await j.verify();
+    expect(report.ok).toBe(false);
+    const mine = report.problems.filter((p) => p.code === 'JOURNAL_INVALID');
+    expect(mine.map((p) => p.message)).toEqual(['the row with seq 3 holds the step with seq 4', 'the row with seq 4 holds the step with seq 3']);
+    expect(mine[0]!.location).toMatchObject({ file: '0000000000000000.jsonl', line: 4, field: 'seq' });
+    expect(report.problems.length).toBeGreaterThan(2);
   });
 
   test('metadata that is not what a writer stores is JOURNAL_INVALID in verify, and refused by open', async () => {
