@@ -106,20 +106,14 @@ const INSERT_ROWS = 1000;
 
 /**
  * Inserts the lines and moves the head row. The last chunk and the head row go in one statement (a
- * data-modifying WITH), so a typical commit is three round trips in all: lock, write, COMMIT.
+ * data-modifying WITH), so a commit without retried step_ids or blobs is three round trips in all: lock,
+ * write, COMMIT.
  */
 export async function writeLines(client: DbClient, t: Tables, key: number, lines: readonly NewLine[], tail: HeadRow): Promise<void> {
   for (let i = 0; i < lines.length; i += INSERT_ROWS) {
-    const chunk = lines.slice(i, i + INSERT_ROWS);
     const last = i + INSERT_ROWS >= lines.length;
     const values: unknown[] = last ? [key, tail.seq, tail.hash, tail.cursor.first, tail.cursor.size] : [key];
-    const rows: string[] = [];
-    for (const l of chunk) {
-      const n = values.length;
-      rows.push(`($1, $${n + 1}, $${n + 2}, $${n + 3}, $${n + 4})`);
-      values.push(l.seq, l.bucket, l.stepId, l.text);
-    }
-    const insert = `INSERT INTO ${t.steps} (journal, seq, bucket, step_id, line) VALUES ${rows.join(', ')}`;
+    const insert = insertStatement(t, lines.slice(i, i + INSERT_ROWS), values);
     await client.query(
       last ? `WITH inserted AS (${insert}) UPDATE ${t.journals} SET head_seq = $2, head_hash = $3, bucket_first = $4, bucket_size = $5 WHERE key = $1` : insert,
       values,
@@ -130,16 +124,20 @@ export async function writeLines(client: DbClient, t: Tables, key: number, lines
 /** Inserts lines without touching the head row (a fork's copy, whose head is set once at the end). */
 export async function insertLines(client: DbClient, t: Tables, key: number, lines: readonly NewLine[]): Promise<void> {
   for (let i = 0; i < lines.length; i += INSERT_ROWS) {
-    const chunk = lines.slice(i, i + INSERT_ROWS);
     const values: unknown[] = [key];
-    const rows: string[] = [];
-    for (const l of chunk) {
-      const n = values.length;
-      rows.push(`($1, $${n + 1}, $${n + 2}, $${n + 3}, $${n + 4})`);
-      values.push(l.seq, l.bucket, l.stepId, l.text);
-    }
-    await client.query(`INSERT INTO ${t.steps} (journal, seq, bucket, step_id, line) VALUES ${rows.join(', ')}`, values);
+    await client.query(insertStatement(t, lines.slice(i, i + INSERT_ROWS), values), values);
   }
+}
+
+/** The INSERT of `lines` into steps; their values are appended to `values`, whose $1 is the journal's key. */
+function insertStatement(t: Tables, lines: readonly NewLine[], values: unknown[]): string {
+  const rows: string[] = [];
+  for (const l of lines) {
+    const n = values.length;
+    rows.push(`($1, $${n + 1}, $${n + 2}, $${n + 3}, $${n + 4})`);
+    values.push(l.seq, l.bucket, l.stepId, l.text);
+  }
+  return `INSERT INTO ${t.steps} (journal, seq, bucket, step_id, line) VALUES ${rows.join(', ')}`;
 }
 
 export async function insertBlobs(client: DbClient, t: Tables, key: number, blobs: ReadonlyArray<{ digest: string; bytes: Uint8Array }>): Promise<void> {
