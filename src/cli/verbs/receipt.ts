@@ -4,9 +4,9 @@ import { exportReceipt, keygen, readPublicKeyFile, verifyReceiptFile, type Recei
 import { publishedReceiptHooks } from '../../redact/index.js';
 import { intArg } from '../args.js';
 import { EXIT_FAILED, EXIT_OK, UsageError, type Verb } from '../cli.js';
-import { pathKind } from '../input.js';
+import { journalId, locate, locationKind, withJournal } from '../location.js';
 import { countingSource } from '../output.js';
-import { printReport, storeFor, withJournal } from './journal.js';
+import { printReport } from './journal.js';
 
 
 const HEAD_RE = /^sha256:[0-9a-f]{64}$/;
@@ -34,16 +34,21 @@ export const verifyVerb: Verb = {
     const path = positionals[0]!;
     const expectHead = values.head as string | undefined;
     if (expectHead !== undefined && !HEAD_RE.test(expectHead)) throw new UsageError('--head must be "sha256:" followed by 64 lowercase hex digits', 'verify');
-    const kind = await pathKind(path);
+    const kind = await locationKind(path);
     if (kind === 'journal') {
-      if (values.pubkey !== undefined) throw new UsageError('--pubkey applies to receipts; a journal directory is not signed', 'verify');
-      // Verified without opening it, so a metadata file that cannot be opened is a problem in the report.
-      const { store, id } = storeFor(path);
-      const progress = out.progress('verifying');
-      const report = await store.verify(id, { ...(expectHead !== undefined ? { expectHead } : {}), onProgress: () => progress.tick() });
-      progress.end();
-      if (out.json) out.document('verify', { ok: report.ok, kind, path: resolve(path), report });
-      else printReport(out, `journal ${path}`, report);
+      if (values.pubkey !== undefined) throw new UsageError('--pubkey applies to receipts; a journal is not signed', 'verify');
+      // Verified without opening it, so metadata that cannot be opened is a problem in the report.
+      const at = locate(path);
+      let report;
+      try {
+        const progress = out.progress('verifying');
+        report = await at.store.verify(journalId(at), { ...(expectHead !== undefined ? { expectHead } : {}), onProgress: () => progress.tick() });
+        progress.end();
+      } finally {
+        await at.close();
+      }
+      if (out.json) out.document('verify', { ok: report.ok, kind, path: at.display, report });
+      else printReport(out, `journal ${at.kind === 'postgres' ? at.display : path}`, report);
       return report.ok ? EXIT_OK : EXIT_FAILED;
     }
     // An unusable key file is a usage error (exit 2), never "no key pinned".
