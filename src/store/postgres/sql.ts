@@ -55,6 +55,17 @@ export async function listJournals(db: Db, t: Tables): Promise<string[]> {
   return r.rows.map((row) => row.id);
 }
 
+/**
+ * The id and metadata of every run journal (genesis format stepchain/v2), in one statement: listing runs
+ * never opens a journal. The metadata text is canonical JSON, so the cast to jsonb only reads it.
+ */
+export async function listRunMeta(db: Db, t: Tables): Promise<{ id: string; meta: string }[]> {
+  const r = await db.query<{ id: string; meta: string }>(
+    `SELECT id, meta FROM ${t.journals} WHERE (meta::jsonb) #>> '{genesis,format}' = 'stepchain/v2' ORDER BY id COLLATE "C"`,
+  );
+  return r.rows;
+}
+
 /** Inserts a journal's row with an empty chain; null when the id is taken (the caller's JOURNAL_EXISTS). */
 export async function insertJournal(client: DbClient, t: Tables, id: string, meta: string, genesisHash: string): Promise<number | null> {
   try {

@@ -10,6 +10,7 @@ import { copyPrefix } from '../fork.js';
 import type { StoreDiagnostics, StoreHealth } from '../health.js';
 import { assertJournalId, intOption } from '../ids.js';
 import { STORE_FORMAT, parseMeta, serializeMeta, type JournalMeta } from '../meta.js';
+import { runEntryOf, selectRuns, type RunEntry, type RunFilter } from '../runs.js';
 import { placeLine, type SegmentCursor } from '../segments.js';
 import type { CreateOptions, ForkOptions, Journal, JournalConfig, JournalReport, JournalVerifyOptions, OpenOptions, Store } from '../types.js';
 import { createPool, type ConnectionConfig, type DbClient, type DbPool } from './driver.js';
@@ -18,7 +19,7 @@ import { checkHealth } from './health.js';
 import { PostgresJournal } from './journal.js';
 import { parsePostgresLocation } from './location.js';
 import { DEFAULT_SCHEMA, migrate, schemaState, tablesIn, tooNew, SCHEMA_VERSION, type Tables } from './schema.js';
-import { findJournal, insertBlobs, insertJournal, insertLines, listJournals, updateHead, type NewLine } from './sql.js';
+import { findJournal, insertBlobs, insertJournal, insertLines, listJournals, listRunMeta, updateHead, type NewLine } from './sql.js';
 import { verifyJournalRows } from './verify.js';
 
 export const DEFAULT_PG_LOCK_TIMEOUT_MS = 20_000;
@@ -202,7 +203,9 @@ export class PostgresStore implements Store<PostgresJournal>, StoreDiagnostics {
     return new PostgresJournal(ctx, id, row.key, meta, readOnly);
   }
 
-  async list(): Promise<string[]> {
+  /** Without a filter: every journal id, sorted. With one: the matching run journals' ids, in chronological order. */
+  async list(filter?: RunFilter): Promise<string[]> {
+    if (filter !== undefined) return (await this.runs(filter)).map((r) => r.id);
     const ctx = await this.ready('read');
     if (ctx === null) return [];
     try {
@@ -210,6 +213,25 @@ export class PostgresStore implements Store<PostgresJournal>, StoreDiagnostics {
     } catch (e) {
       throw translate(e, this.display, 'listing journals');
     }
+  }
+
+  /** The run journals (FORMAT §11.1) matching `filter`, in chronological order, read from the journals table alone. */
+  async runs(filter: RunFilter = {}): Promise<RunEntry[]> {
+    const ctx = await this.ready('read');
+    if (ctx === null) return [];
+    let rows;
+    try {
+      rows = await listRunMeta(ctx.pool, ctx.tables);
+    } catch (e) {
+      throw translate(e, this.display, 'listing runs');
+    }
+    const entries: RunEntry[] = [];
+    for (const row of rows) {
+      const meta = parseMeta(row.meta, `${ctx.tables.schema}.journals (id ${row.id}) meta`);
+      const entry = runEntryOf(row.id, meta.genesis, meta.lineage);
+      if (entry !== null) entries.push(entry);
+    }
+    return selectRuns(entries, filter);
   }
 
   /**
