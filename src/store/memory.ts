@@ -87,6 +87,11 @@ export class MemoryStore implements Store {
     return [...this.journals.keys()].sort();
   }
 
+  async remove(id: string): Promise<void> {
+    assertJournalId(id);
+    if (!this.journals.delete(id)) throw new StoreError('JOURNAL_NOT_FOUND', `no journal ${JSON.stringify(id)} in this memory store`, { hint: 'check the id with list()' });
+  }
+
   async fork(parent: Journal, options: ForkOptions): Promise<Journal> {
     if (options === null || typeof options !== 'object') throw new StoreError('OPTION_INVALID', 'fork takes { fromStep, to }');
     assertJournalId(options.to, 'fork target id');
