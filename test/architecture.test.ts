@@ -28,6 +28,7 @@ const BASE = new Set(['errors.ts', 'bytes.ts', 'version.ts']);
 function layerOf(file: string): string {
   const parts = relative(SRC, file).split('/');
   if (parts.length === 1) return BASE.has(parts[0]!) ? 'base' : 'entry';
+  if (parts[0] === 'adapters') return 'adapters';
   return parts[0] === 'store' && parts[1] === 'file' ? 'store/file' : parts[0]!;
 }
 
@@ -48,6 +49,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   demo: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'redact'],
   page: ['entry'],
   entry: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'redact', 'proofs', 'testing'],
+  // The framework adapters sit at the edge and program against the public entries only, like a user would.
+  adapters: ['entry'],
 };
 
 function relativeImports(file: string): string[] {
@@ -113,7 +116,7 @@ describe('the entry points', () => {
   const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { exports: Record<string, unknown>; sideEffects: unknown };
 
   test('package.json names each entry and declares that importing none has side effects', () => {
-    expect(Object.keys(pkg.exports).sort()).toEqual(['.', './format', './journal', './package.json', './testing', './verify']);
+    expect(Object.keys(pkg.exports).sort()).toEqual(['.', './format', './journal', './langgraph', './package.json', './testing', './verify']);
     expect(pkg.sideEffects).toBe(false);
   });
 
@@ -150,6 +153,28 @@ describe('the entry points', () => {
     const verify = await import('../src/verify.js');
     for (const name of ['verifyReceipt', 'verifyPublishedReceipt', 'verifyDisclosure', 'verifyStepDisclosure', 'verifyHashDisclosure', 'publishedReceiptHooks', 'decodePublicKey', 'describeLocation', 'diff', 'summarize', 'formatDiff', 'ChainVerifier', 'verifyChain', 'genesisHash', 'BLOB_MARKER', 'REDACTED_MARKER']) {
       expect(verify, name).toHaveProperty(name);
+    }
+  });
+
+  test('the core never imports a framework: the graphs of stepchain, stepchain/verify and stepchain/journal reach no adapter and no package outside the dependencies', () => {
+    const pkgDeps = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { dependencies: Record<string, string> };
+    const allowed = new Set(Object.keys(pkgDeps.dependencies));
+    for (const entry of ['index.ts', 'verify.ts', 'journal.ts']) {
+      const reached = new Set<string>();
+      const packages = new Set<string>();
+      const visit = (file: string): void => {
+        if (reached.has(file)) return;
+        reached.add(file);
+        const source = readFileSync(file, 'utf8');
+        for (const m of source.matchAll(/^\s*(?:import|export)\s[^;]*?from\s+'([^']+)'|import\(\s*'([^']+)'\s*\)/gm)) {
+          const spec = (m[1] ?? m[2])!;
+          if (spec.startsWith('.')) visit(resolve(dirname(file), spec.replace(/\.js$/, '.ts')));
+          else if (!spec.startsWith('node:')) packages.add(spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!);
+        }
+      };
+      visit(join(SRC, entry));
+      expect([...reached].filter((f) => relative(SRC, f).startsWith('adapters/')), `${entry} reaches an adapter`).toEqual([]);
+      expect([...packages].filter((p) => !allowed.has(p)), `${entry} imports a package that is not a dependency`).toEqual([]);
     }
   });
 });
