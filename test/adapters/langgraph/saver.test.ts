@@ -70,7 +70,9 @@ describe('stored values (LANGGRAPH §4)', () => {
     await saver.put({ configurable: { thread_id: 't' } }, cp('1', { big, bin }, { big: 1, bin: 1 }), meta, { big: 1, bin: 1 });
     const tuple = await saver.getTuple({ configurable: { thread_id: 't' } });
     expect(tuple?.checkpoint.channel_values).toEqual({ big, bin });
-    const line = JSON.parse((await (await store.open(saver.journalId('t'))).lines().next()).value!.text) as { result: unknown };
+    let first = "";
+    for await (const l of (await store.open(saver.journalId("t"))).lines()) { first ||= l.text; }
+    const line = JSON.parse(first) as { result: unknown };
     expect(Object.keys(line.result as object)).toEqual(['$stepchain:blob']);
   });
 });

@@ -1,0 +1,126 @@
+/**
+ * The LangChain callback handler on real LangChain code, offline: a tool-calling agent (`createAgent`
+ * with LangChain's scriptable fake chat model) whose model asks for two tools at once and then for one
+ * that throws; streamed tokens assembled into the final message; a failing model. Each run is a stepchain
+ * run that verifies, and a second identical run diffs as the same.
+ */
+import { AIMessage, HumanMessage } from '@langchain/core/messages';
+import { fakeModel } from '@langchain/core/testing';
+import { tool } from '@langchain/core/tools';
+import { FakeListChatModel } from '@langchain/core/utils/testing';
+import { createAgent } from 'langchain';
+import { describe, expect, test } from 'vitest';
+import { z } from 'zod';
+import { FileStore, MemoryStore, diff, type Run, type StepRecord } from '../../../src/index.js';
+import { StepchainCallbackHandler } from '../../../src/adapters/langchain/index.js';
+import { tempDir } from '../../helpers/tmp.js';
+
+const root = tempDir('stepchain-langchain-');
+let n = 0;
+
+function agent(osloC = 5) {
+  const weather = tool(async ({ city }: { city: string }) => JSON.stringify({ city, tempC: city === 'Paris' ? 21 : osloC }), {
+    name: 'weather', description: 'current weather', schema: z.object({ city: z.string() }),
+  });
+  const explode = tool(async (): Promise<string> => {
+    throw new Error('boom');
+  }, { name: 'explode', description: 'always fails', schema: z.object({}) });
+  const model = fakeModel()
+    .respondWithTools([{ name: 'weather', args: { city: 'Paris' }, id: 'c1' }, { name: 'weather', args: { city: 'Oslo' }, id: 'c2' }])
+    .respondWithTools([{ name: 'explode', args: {}, id: 'c3' }])
+    .respond(new AIMessage('Paris 21C, Oslo 5C.'));
+  return createAgent({ model, tools: [weather, explode] });
+}
+
+async function records(run: Run): Promise<StepRecord[]> {
+  const out: StepRecord[] = [];
+  for await (const r of run.journal.read()) out.push(r);
+  return out;
+}
+
+const kindOf = (r: StepRecord): string => (r.v === 2 ? r.kind : 'v1');
+
+async function recordAgentRun(store: FileStore, osloC = 5) {
+  const handler = new StepchainCallbackHandler({ store, agent: 'weather-agent', labels: { env: 'test' } });
+  const out = await agent(osloC).invoke({ messages: [new HumanMessage('weather?')] }, { callbacks: [handler] });
+  const runs = await handler.runs();
+  return { out, runs };
+}
+
+describe('a tool-calling agent recorded through callbacks', () => {
+  test('model requests and tool effects are recorded as boundaries, the tool error as a failed effect, and the run verifies', async () => {
+    const store = new FileStore(`${root}/s${n++}`, { fsync: 'none' });
+    const { out, runs } = await recordAgentRun(store);
+    expect(out.messages.at(-1)?.content).toBe('Paris 21C, Oslo 5C.');
+    expect(runs).toHaveLength(1);
+    const run = runs[0]!;
+    expect(run.identity).toEqual({ agent: 'weather-agent', labels: { env: 'test' } });
+    const recs = await records(run);
+    const kinds = recs.map(kindOf);
+    expect(kinds[0]).toBe('run.started');
+    expect(kinds.at(-1)).toBe('run.completed');
+    expect(kinds.filter((k) => k === 'model.started')).toHaveLength(3);
+    expect(kinds.filter((k) => k === 'model.completed')).toHaveLength(3);
+    expect(kinds.filter((k) => k === 'tool.started')).toHaveLength(3);
+    expect(kinds.filter((k) => k === 'tool.completed')).toHaveLength(2);
+    expect(kinds.filter((k) => k === 'tool.failed')).toHaveLength(1);
+
+    // The first model request asked for the two weather calls; each effect names its call and its outcome.
+    const firstModel = recs.find((r) => kindOf(r) === 'model.completed')!;
+    expect(firstModel.tool_call).toEqual([{ id: 'c1', name: 'weather', arguments: { city: 'Paris' } }, { id: 'c2', name: 'weather', arguments: { city: 'Oslo' } }]);
+    expect(firstModel.prompt).toEqual([{ role: 'human', content: 'weather?' }]);
+    const effects = await run.effects();
+    expect(effects.map((e) => [e.tool, e.callId, e.status])).toEqual([['weather', 'c1', 'completed'], ['weather', 'c2', 'completed'], ['explode', 'c3', 'failed']]);
+    expect(effects[0]!.args).toEqual({ city: 'Paris' });
+    expect(effects[0]!.result).toMatchObject({ role: 'tool', tool_call_id: 'c1', content: '{"city":"Paris","tempC":21}', status: 'success' });
+    expect(effects[2]!.error).toMatchObject({ message: 'boom' });
+    expect(await run.pendingEffects()).toEqual([]);
+    // LangChain's run ids are the started records' step ids: a trace and a journal can be matched up.
+    expect(recs.filter((r) => kindOf(r) === 'tool.started').every((r) => /^[0-9a-f-]{36}$/.test(r.step_id))).toBe(true);
+    expect((await run.journal.verify()).problems).toEqual([]);
+  });
+
+  test('a second identical run diffs as the same', async () => {
+    const store = new FileStore(`${root}/s${n++}`, { fsync: 'none' });
+    const a = (await recordAgentRun(store)).runs[0]!;
+    const b = (await recordAgentRun(store)).runs[0]!;
+    expect(a.runId).not.toBe(b.runId);
+    const report = await diff(a.journal, b.journal);
+    expect(report.divergences).toEqual([]);
+    expect(report.same).toBe(true);
+    // …and the diff is not blind: a run whose tool answered differently diverges at that tool's outcome.
+    const c = (await recordAgentRun(store, 6)).runs[0]!;
+    const changed = await diff(a.journal, c.journal);
+    expect(changed.same).toBe(false);
+    const at = changed.divergences[0]!;
+    expect(JSON.stringify(at)).toContain('tempC');
+  });
+});
+
+describe('models on their own', () => {
+  test('streamed tokens are assembled into the recorded message', async () => {
+    const store = new MemoryStore();
+    const handler = new StepchainCallbackHandler({ store });
+    const model = new FakeListChatModel({ responses: ['It says HI'] });
+    let text = '';
+    for await (const chunk of await model.stream([new HumanMessage('read it')], { callbacks: [handler] })) text += String(chunk.content);
+    expect(text).toBe('It says HI');
+    const [run] = await handler.runs();
+    const recs = await records(run!);
+    expect(recs.map(kindOf)).toEqual(['run.started', 'model.started', 'model.completed', 'run.completed']);
+    const done = recs[2]!;
+    expect(done.result).toMatchObject({ role: 'ai', content: 'It says HI' });
+    expect(done.meta).toMatchObject({ streamed_tokens: 10 });
+  });
+
+  test('a model that throws leaves a failed request and a failed run', async () => {
+    const store = new MemoryStore();
+    const handler = new StepchainCallbackHandler({ store });
+    const model = fakeModel().alwaysThrow(new Error('rate limited'));
+    await expect(model.invoke([new HumanMessage('hi')], { callbacks: [handler] })).rejects.toThrow('rate limited');
+    const [run] = await handler.runs();
+    const recs = await records(run!);
+    expect(recs.map(kindOf)).toEqual(['run.started', 'model.started', 'model.failed', 'run.failed']);
+    expect(recs[2]!.v === 2 && recs[2]!.error).toMatchObject({ name: 'Error', message: 'rate limited' });
+  });
+});
