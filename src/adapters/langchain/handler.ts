@@ -11,7 +11,7 @@ import type { Serialized } from '@langchain/core/load/serializable';
 import type { BaseMessage } from '@langchain/core/messages';
 import type { ChatGeneration, Generation, LLMResult } from '@langchain/core/outputs';
 import type { ChainValues } from '@langchain/core/utils/types';
-import { startRun, type EffectHandle, type ModelCallHandle, type Run, type Store } from '../../index.js';
+import { RuntimeError, startRun, toJournalValue, type EffectHandle, type ModelCallHandle, type Run, type Store } from '../../index.js';
 import { messageValue, plainValue, toolArgs } from './values.js';
 
 export interface StepchainCallbackOptions {
@@ -81,7 +81,7 @@ export class StepchainCallbackHandler extends BaseCallbackHandler {
         ...(o.agent === undefined ? {} : { agent: o.agent }),
         ...(o.conversationId === undefined ? {} : { conversationId: o.conversationId }),
         ...(o.labels === undefined ? {} : { labels: o.labels }),
-        input: plainValue(input),
+        input: stateValue(input, 'input'),
       });
     })();
     this.started.push(run);
@@ -104,7 +104,7 @@ export class StepchainCallbackHandler extends BaseCallbackHandler {
     this.owners.delete(runId);
     if (slot === undefined) return;
     this.openers.delete(runId);
-    await this.enqueue(slot, (run) => ('error' in outcome ? run.fail(outcome.error) : run.complete(plainValue(outcome.result))));
+    await this.enqueue(slot, (run) => ('error' in outcome ? run.fail(outcome.error) : run.complete(stateValue(outcome.result, 'result'))));
   }
 
   override async handleChainStart(chain: Serialized, inputs: ChainValues, runId: string, parentRunId?: string, _tags?: string[], _metadata?: Record<string, unknown>, _runType?: string, runName?: string): Promise<void> {
@@ -206,5 +206,21 @@ export class StepchainCallbackHandler extends BaseCallbackHandler {
     const handle = await effect;
     await this.enqueue(slot, () => ('error' in outcome ? handle.fail(outcome.error) : handle.complete(outcome.result)));
     await this.closeRun(runId, outcome);
+  }
+}
+
+/**
+ * A graph's input or output state as recorded in run.started / run.completed. State may hold anything a
+ * user put in it; what the runtime's rule cannot represent is recorded as a note saying so, so that the
+ * model requests and tool calls of the run — which must be recorded or fail — are still recorded.
+ */
+function stateValue(v: unknown, field: string): unknown {
+  const plain = plainValue(v);
+  try {
+    toJournalValue(plain, { field });
+    return plain;
+  } catch (e) {
+    if (e instanceof RuntimeError && e.code === 'VALUE_UNREPRESENTABLE') return { unrepresentable: e.message };
+    throw e;
   }
 }

@@ -27,10 +27,22 @@ export function messageValue(m: BaseMessage): MessageValue {
   return out;
 }
 
-/** Messages anywhere inside plain arrays and objects become their recorded form; other values are left as they are. */
+/** LangGraph's `Command` (resume, update, goto), recognized by shape: this entry does not import LangGraph. */
+function commandValue(v: object): Record<string, unknown> | null {
+  const c = v as { lg_name?: unknown; resume?: unknown; update?: unknown; goto?: unknown; graph?: unknown };
+  if (c.lg_name !== 'Command') return null;
+  return { command: { resume: plainValue(c.resume), update: plainValue(c.update), goto: plainValue(c.goto), graph: c.graph } };
+}
+
+/**
+ * Messages (and LangGraph commands) anywhere inside plain arrays and objects become their recorded form;
+ * other values are left as they are.
+ */
 export function plainValue(v: unknown, depth = 0): unknown {
   if (isBaseMessage(v)) return messageValue(v);
   if (depth > 64 || v === null || typeof v !== 'object') return v;
+  const command = commandValue(v);
+  if (command !== null) return command;
   if (Array.isArray(v)) return v.map((x) => plainValue(x, depth + 1));
   if (Object.getPrototypeOf(v) !== Object.prototype && Object.getPrototypeOf(v) !== null) return v;
   const out: Record<string, unknown> = {};

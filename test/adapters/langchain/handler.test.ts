@@ -8,6 +8,7 @@ import { AIMessage, HumanMessage } from '@langchain/core/messages';
 import { fakeModel } from '@langchain/core/testing';
 import { tool } from '@langchain/core/tools';
 import { FakeListChatModel } from '@langchain/core/utils/testing';
+import { Annotation, Command, END, MemorySaver, START, StateGraph, interrupt } from '@langchain/langgraph';
 import { createAgent } from 'langchain';
 import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
@@ -122,5 +123,42 @@ describe('models on their own', () => {
     const recs = await records(run!);
     expect(recs.map(kindOf)).toEqual(['run.started', 'model.started', 'model.failed', 'run.failed']);
     expect(recs[2]!.v === 2 && recs[2]!.error).toMatchObject({ name: 'Error', message: 'rate limited' });
+  });
+});
+
+describe('the run tree', () => {
+  test('an agent called as a tool records into a child run that names its parent', async () => {
+    const store = new MemoryStore();
+    const handler = new StepchainCallbackHandler({ store });
+    const inner = createAgent({ model: fakeModel().respond(new AIMessage('inner answer')), tools: [] });
+    const ask = tool(async ({ q }: { q: string }) => String((await inner.invoke({ messages: [new HumanMessage(q)] })).messages.at(-1)!.content), {
+      name: 'ask', description: 'ask the inner agent', schema: z.object({ q: z.string() }),
+    });
+    const outer = createAgent({ model: fakeModel().respondWithTools([{ name: 'ask', args: { q: 'x' }, id: 'a1' }]).respond(new AIMessage('done')), tools: [ask] });
+    await outer.invoke({ messages: [new HumanMessage('go')] }, { callbacks: [handler] });
+    const [parent, child] = await handler.runs();
+    expect(child!.identity).toEqual({ parent_run_id: parent!.runId });
+    expect((await records(child!)).map(kindOf)).toEqual(['run.started', 'model.started', 'model.completed', 'run.completed']);
+    const effects = await parent!.effects();
+    expect(effects.map((e) => [e.tool, e.status, e.result])).toEqual([['ask', 'completed', expect.objectContaining({ content: 'inner answer' })]]);
+  });
+
+  test('an interrupted graph and its resume are two runs; the resume command and unrepresentable state are recorded, not fatal', async () => {
+    const store = new MemoryStore();
+    const handler = new StepchainCallbackHandler({ store });
+    const State = Annotation.Root({ v: Annotation<string>(), when: Annotation<unknown>() });
+    const graph = new StateGraph(State)
+      .addNode('ask', () => ({ v: interrupt<string, string>('ok?'), when: Number.NaN }))
+      .addEdge(START, 'ask').addEdge('ask', END)
+      .compile({ checkpointer: new MemorySaver() });
+    const cfg = { configurable: { thread_id: 't' }, callbacks: [handler] };
+    await graph.invoke({ v: '' }, cfg);
+    const final = await graph.invoke(new Command({ resume: 'yes' }), cfg);
+    expect(final.v).toBe('yes');
+    const [first, resumed] = await handler.runs();
+    expect((await records(first!)).map(kindOf)).toEqual(['run.started', 'run.completed']);
+    const recs = await records(resumed!);
+    expect(recs[0]!.input).toMatchObject({ command: { resume: 'yes' } });
+    expect(recs.at(-1)!.result).toEqual({ unrepresentable: expect.stringContaining('VALUE_UNREPRESENTABLE') });
   });
 });
