@@ -155,7 +155,7 @@ describe('deleteThread and errors', () => {
     expect(await code(saver.putWrites({ configurable: { thread_id: 't' } }, [['a', 1]], 'task'))).toBe('CONFIG_INVALID');
     expect(await code(saver.put({ configurable: { thread_id: 42 } }, cp('1'), meta, {}))).toBe('CONFIG_INVALID');
     const memory = new MemoryStore();
-    const noRemove: Store = { create: (i, o) => memory.create(i, o), open: (i, o) => memory.open(i, o), list: () => memory.list(), fork: (p, o) => memory.fork(p, o) };
+    const noRemove: Store = { create: (i, o) => memory.create(i, o), open: (i, o) => memory.open(i, o), list: (f) => memory.list(f), runs: (f) => memory.runs(f), fork: (p, o) => memory.fork(p, o) };
     expect(await code(new StepchainSaver({ store: noRemove }).deleteThread('t'))).toBe('REMOVE_UNSUPPORTED');
     expect(() => new StepchainSaver({ store: memory, prefix: 'a.b' })).toThrow(/CONFIG_INVALID/);
   });
