@@ -3,8 +3,8 @@
  * as stepchain runs (spec/LANGCHAIN.md), without touching the chain: pass it in `callbacks`. LangChain's
  * run tree maps onto run identity: a root LangChain run (and, with `childRuns`, a graph nested inside
  * another) starts a stepchain run whose id is its LangChain run id, nested ones name their parent's; each
- * model or tool run inside becomes a started record and its outcome, with the LangChain run id as the
- * started record's step_id. Values pass through the runtime's one conversion rule (`toJournalValue`).
+ * model or tool run inside becomes a started record and its outcome. Values pass through the runtime's one
+ * conversion rule (`toJournalValue`).
  */
 import { BaseCallbackHandler } from '@langchain/core/callbacks/base';
 import type { Serialized } from '@langchain/core/load/serializable';
@@ -27,12 +27,20 @@ export interface StepchainCallbackOptions {
   childRuns?: boolean;
   /** Recording failures propagate into the LangChain call (default true: an unrecorded step fails loudly). */
   raiseError?: boolean;
+  /**
+   * The step_id of each started record, which its outcome's `ref` names: `'sequential'` (default) numbers
+   * them in the run (`model-1`, `tool-2`…), so identical runs record identical refs and `diff` finds them
+   * the same; `'langchain'` uses the LangChain run id, to match records with LangChain traces.
+   */
+  stepIds?: 'sequential' | 'langchain';
 }
 
 /** One stepchain run and the queue its records go through, so they are appended in the order LangChain reported them. */
 interface Slot {
   run: Promise<Run>;
   queue: Promise<unknown>;
+  /** Started records so far: numbers the sequential step ids. */
+  begun: number;
 }
 
 const GRAPH_RUN_NAMES = new Set(['LangGraph']);
@@ -85,10 +93,16 @@ export class StepchainCallbackHandler extends BaseCallbackHandler {
       });
     })();
     this.started.push(run);
-    const slot: Slot = { run, queue: run };
+    const slot: Slot = { run, queue: run, begun: 0 };
     this.owners.set(runId, slot);
     this.openers.set(runId, slot);
     return slot;
+  }
+
+  /** The step_id of a started record, taken when LangChain reports the start (so in its order). */
+  private stepId(slot: Slot, what: 'model' | 'tool', langchainRunId: string): string {
+    slot.begun += 1;
+    return this.options.stepIds === 'langchain' ? langchainRunId : `${what}-${slot.begun}`;
   }
 
   /** Runs `fn` on the slot's run after everything queued before it. */
@@ -136,8 +150,9 @@ export class StepchainCallbackHandler extends BaseCallbackHandler {
     const slot = this.slotFor(runId, parentRunId, parentRunId === undefined || !this.owners.has(parentRunId));
     const model = { provider: metadata?.ls_provider, name: metadata?.ls_model_name ?? runName ?? llm?.id?.at(-1) };
     // One prompt is recorded as itself; LangChain's batch form (several prompts in one run) as the list.
+    const id = this.stepId(slot, 'model', runId);
     const call = this.enqueue(slot, (run) => run.beginModel({
-      id: runId, model, prompt: prompt.length === 1 ? prompt[0] : prompt, input: { invocation_params: extraParams?.invocation_params },
+      id, model, prompt: prompt.length === 1 ? prompt[0] : prompt, input: { invocation_params: extraParams?.invocation_params },
     }));
     this.models.set(runId, { call, tokens: [] });
     await call;
@@ -185,7 +200,8 @@ export class StepchainCallbackHandler extends BaseCallbackHandler {
   override async handleToolStart(tool: Serialized, input: string, runId: string, parentRunId?: string, _tags?: string[], _metadata?: Record<string, unknown>, runName?: string, toolCallId?: string): Promise<void> {
     const slot = this.slotFor(runId, parentRunId, parentRunId === undefined || !this.owners.has(parentRunId));
     const name = runName ?? (tool as { name?: string })?.name ?? tool?.id?.at(-1) ?? 'tool';
-    const effect = this.enqueue(slot, (run) => run.beginTool({ id: runId, name, args: toolArgs(input), ...(toolCallId === undefined ? {} : { callId: toolCallId }) }));
+    const id = this.stepId(slot, 'tool', runId);
+    const effect = this.enqueue(slot, (run) => run.beginTool({ id, name, args: toolArgs(input), ...(toolCallId === undefined ? {} : { callId: toolCallId }) }));
     this.tools.set(runId, effect);
     await effect;
   }

@@ -76,8 +76,8 @@ describe('a tool-calling agent recorded through callbacks', () => {
     expect(effects[0]!.result).toMatchObject({ role: 'tool', tool_call_id: 'c1', content: '{"city":"Paris","tempC":21}', status: 'success' });
     expect(effects[2]!.error).toMatchObject({ message: 'boom' });
     expect(await run.pendingEffects()).toEqual([]);
-    // LangChain's run ids are the started records' step ids: a trace and a journal can be matched up.
-    expect(recs.filter((r) => kindOf(r) === 'tool.started').every((r) => /^[0-9a-f-]{36}$/.test(r.step_id))).toBe(true);
+    // Started records are numbered in the run, so identical runs name them alike.
+    expect(recs.filter((r) => kindOf(r).endsWith('.started') && kindOf(r) !== 'run.started').map((r) => r.step_id)).toEqual(['model-1', 'tool-2', 'tool-3', 'model-4', 'tool-5', 'model-6']);
     expect((await run.journal.verify()).problems).toEqual([]);
   });
 
@@ -161,4 +161,16 @@ describe('the run tree', () => {
     expect(recs[0]!.input).toMatchObject({ command: { resume: 'yes' } });
     expect(recs.at(-1)!.result).toEqual({ unrepresentable: expect.stringContaining('VALUE_UNREPRESENTABLE') });
   });
+});
+
+test("stepIds: 'langchain' names each started record by its LangChain run id, to match a trace", async () => {
+  const store = new MemoryStore();
+  const handler = new StepchainCallbackHandler({ store, stepIds: 'langchain' });
+  const seen: string[] = [];
+  const model = fakeModel().respond(new AIMessage('hi'));
+  await model.invoke([new HumanMessage('hello')], { callbacks: [handler, { handleChatModelStart: (_l: unknown, _m: unknown, runId: string) => void seen.push(runId) }] });
+  const [run] = await handler.runs();
+  const recs = await records(run!);
+  expect(recs[1]!.step_id).toBe(seen[0]);
+  expect(run!.runId).toBe(seen[0]);
 });
