@@ -28,7 +28,8 @@ const BASE = new Set(['errors.ts', 'bytes.ts', 'version.ts']);
 function layerOf(file: string): string {
   const parts = relative(SRC, file).split('/');
   if (parts.length === 1) return BASE.has(parts[0]!) ? 'base' : 'entry';
-  if (parts[0] === 'adapters') return 'adapters';
+  // Each framework adapter is its own layer at the edge: adapters/<framework>.
+  if (parts[0] === 'adapters') return `adapters/${parts[1]}`;
   return parts[0] === 'store' && parts[1] === 'file' ? 'store/file' : parts[0]!;
 }
 
@@ -50,9 +51,11 @@ const ALLOWED: Record<string, readonly string[]> = {
   demo: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'redact', 'runtime'],
   page: ['entry'],
   entry: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'redact', 'proofs', 'testing', 'runtime'],
-  // The framework adapters sit at the edge and program against the public entries only, like a user would.
   adapters: ['entry'],
 };
+
+/** The public entries a framework adapter may import: the root and the journal contract, never internals. */
+const ADAPTER_ENTRIES = ['index.ts', 'journal.ts'];
 
 function relativeImports(file: string): string[] {
   const source = readFileSync(file, 'utf8');
@@ -63,7 +66,7 @@ describe('folders import only downward', () => {
   test.each(FILES.map((f) => [relative(SRC, f)] as const))('%s', (name) => {
     const file = join(SRC, name);
     const from = layerOf(file);
-    const allowed = ALLOWED[from];
+    const allowed = ALLOWED[from.startsWith('adapters/') ? 'adapters' : from];
     expect(allowed, `layer of ${name} is in the table`).toBeDefined();
     for (const target of relativeImports(file)) {
       const to = layerOf(target);
@@ -72,6 +75,10 @@ describe('folders import only downward', () => {
       if (name === 'store/index.ts' && to === 'store/file') continue;
       // The page runs in a browser: it may use only the browser-safe entry.
       if (from === 'page') expect(relative(SRC, target), `${name} imports ${relative(SRC, target)}`).toBe('verify.ts');
+      else if (from.startsWith('adapters/')) {
+        // One folder per framework, each on the public API alone: no adapter imports another.
+        expect(ADAPTER_ENTRIES, `${name} imports ${relative(SRC, target)}`).toContain(relative(SRC, target));
+      }
       else expect(allowed, `${name} (${from}) imports ${relative(SRC, target)} (${to})`).toContain(to);
     }
   });
