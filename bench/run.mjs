@@ -527,6 +527,9 @@ function writeResults({ lineBytes, N, targets, rss, tp }) {
   L.push('- Export ratio = export throughput / verify throughput (0.5× means export takes twice as long as verify). The diff limit is the limit over both runs\' lines.');
   for (const n of notes) L.push(`- ${n}`);
   L.push('');
+  // Sections other bench scripts write into this file (bench/langgraph.mjs) are kept as they are.
+  const kept = existsSync(OUT) ? readFileSync(OUT, 'utf8').match(/<!-- section: [^>]*-->[\s\S]*?<!-- \/section: [^>]*-->/g) ?? [] : [];
+  for (const k of kept) L.push(k, '');
   writeFileSync(OUT, L.join('\n'));
 }
 

@@ -90,6 +90,11 @@ export class MemoryStore implements Store {
     return [...this.journals.keys()].sort();
   }
 
+  async remove(id: string): Promise<void> {
+    assertJournalId(id);
+    if (!this.journals.delete(id)) throw new StoreError('JOURNAL_NOT_FOUND', `no journal ${JSON.stringify(id)} in this memory store`, { hint: 'check the id with list()' });
+  }
+
   async runs(filter: RunFilter = {}): Promise<RunEntry[]> {
     const entries: RunEntry[] = [];
     for (const [id, state] of this.journals) {

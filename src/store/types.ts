@@ -134,6 +134,12 @@ export interface Store<J extends Journal = Journal> {
   runs(filter?: RunFilter): Promise<RunEntry[]>;
   /** A new journal `to` whose steps 0..fromStep are byte-identical to `parent`'s. The parent is only read. */
   fork(parent: Journal, options: ForkOptions): Promise<J>;
+  /**
+   * Removes journal `id` as a whole (spec/FORMAT.md §8.15): afterwards it is neither listed nor opened. A
+   * journal is deleted whole or not at all; nothing removes or rewrites part of one. Optional so a store
+   * that keeps history forever need not offer it; JOURNAL_NOT_FOUND when there is no such journal.
+   */
+  remove?(id: string): Promise<void>;
 }
 
 export type { ChainHead, ChainSource, SeqRange, StoredLine, StepInput, StepRecord, Genesis, ChainReport, RunEntry, RunFilter };

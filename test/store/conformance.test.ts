@@ -319,6 +319,25 @@ describe.each(impls)('$name', ({ make }) => {
     });
   });
 
+  describe('remove', () => {
+    test('removes a journal whole: not listed, not opened, the others untouched; a second remove is JOURNAL_NOT_FOUND', async () => {
+      const store = make();
+      const gone = await store.create('gone');
+      await gone.append({ input: 'a' });
+      await gone.close();
+      const kept = await store.create('kept');
+      await kept.append({ input: 'b' });
+      await store.remove!('gone');
+      expect(await store.list()).toEqual(['kept']);
+      expect(await code(store.open('gone'))).toBe('JOURNAL_NOT_FOUND');
+      expect(await code(store.remove!('gone'))).toBe('JOURNAL_NOT_FOUND');
+      expect(await code(store.remove!('../kept'))).toBe('ID_INVALID');
+      expect((await kept.verify()).problems).toEqual([]);
+      const again = await store.create('gone');
+      expect(await again.head()).toBeNull();
+    });
+  });
+
   describe('properties', () => {
     const jsonValue = fc.jsonValue({ maxDepth: 4 }).filter((v) => !JSON.stringify(v).includes('$stepchain:'));
     const stepArb = fc.record(

@@ -235,6 +235,32 @@ export class FileStore implements Store {
   }
 
   /**
+   * Removes journal `id` whole (spec/FORMAT.md §8.15): its directory is renamed to a hidden name under the
+   * root — the commit point, after which no reader finds it — and then deleted. A crash in between leaves
+   * only a hidden directory, which nothing lists. Removing a journal another writer still has open is the
+   * caller's decision: that writer's next append fails.
+   */
+  async remove(id: string): Promise<void> {
+    assertJournalId(id);
+    const dir = join(this.root, id);
+    try {
+      await stat(join(dir, META_FILE));
+    } catch (e) {
+      if (isNotFound(e)) throw this.notFound(id, dir);
+      throw ioError('reading', dir, e);
+    }
+    const doomed = join(this.root, `.removing-${randomBytes(8).toString('hex')}`);
+    try {
+      await rename(dir, doomed);
+    } catch (e) {
+      if (isNotFound(e)) throw this.notFound(id, dir);
+      throw ioError('removing', dir, e);
+    }
+    if (this.journalOptions.fsync !== 'none') await fsyncDir(this.root);
+    await rm(doomed, { recursive: true, force: true }).catch(() => {});
+  }
+
+  /**
    * Builds a journal directory in `<root>/.staging-<random>` and renames it to `<root>/<id>`; the rename is
    * the commit point, so a crash leaves either no journal or a complete one (and a stray staging directory).
    */

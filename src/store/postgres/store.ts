@@ -290,6 +290,31 @@ export class PostgresStore implements Store<PostgresJournal>, StoreDiagnostics {
   }
 
   /**
+   * Removes journal `id` whole (spec/FORMAT.md §8.15) in one transaction: its head row is locked first, so
+   * a writer mid-commit finishes before it and the next append fails (JOURNAL_NOT_FOUND); its lines, blobs
+   * and row go together or not at all.
+   */
+  async remove(id: string): Promise<void> {
+    assertJournalId(id);
+    const ctx = await this.ready('write');
+    await this.withClient(ctx, `removing journal ${id}`, async (client) => {
+      await client.query('BEGIN');
+      try {
+        const row = await client.query<{ key: string }>(`SELECT key FROM ${ctx.tables.journals} WHERE id = $1 FOR UPDATE`, [id]);
+        if (row.rows.length === 0) throw this.notFound(id);
+        const key = row.rows[0]!.key;
+        await client.query(`DELETE FROM ${ctx.tables.steps} WHERE journal = $1`, [key]);
+        await client.query(`DELETE FROM ${ctx.tables.blobs} WHERE journal = $1`, [key]);
+        await client.query(`DELETE FROM ${ctx.tables.journals} WHERE key = $1`, [key]);
+        await client.query('COMMIT');
+      } catch (e) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw e;
+      }
+    });
+  }
+
+  /**
    * Reachability, schema version and writability, read without writing anything (no migration either):
    * what `stepchain doctor` prints. Never throws for a server problem: it reports it.
    */

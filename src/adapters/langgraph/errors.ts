@@ -1,0 +1,14 @@
+/**
+ * The LangGraph checkpointer's error class (spec/LANGGRAPH.md). Codes are public API: add, never rename.
+ */
+import { StepchainError } from '../../journal.js';
+
+export type LangGraphErrorCode =
+  /** A config without `configurable.thread_id` (or with a value of the wrong type) where one is required. */
+  | 'CONFIG_INVALID'
+  /** A journal record that says it is LangGraph's but breaks the shape spec/LANGGRAPH.md gives it. */
+  | 'RECORD_INVALID'
+  /** `deleteThread` on a store that does not offer `remove` (spec/FORMAT.md §8.15). */
+  | 'REMOVE_UNSUPPORTED';
+
+export class LangGraphError extends StepchainError<LangGraphErrorCode> {}
