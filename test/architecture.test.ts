@@ -41,13 +41,14 @@ const ALLOWED: Record<string, readonly string[]> = {
   receipt: ['base', 'canonical', 'record', 'chain'],
   store: ['base', 'canonical', 'record', 'chain'],
   'store/file': ['base', 'canonical', 'record', 'chain', 'store'],
+  parallel: ['base', 'canonical', 'record', 'chain'],
   proofs: ['base', 'canonical', 'receipt'],
   redact: ['base', 'canonical', 'record', 'chain', 'receipt', 'diff'],
   testing: ['base', 'canonical', 'record', 'chain', 'diff'],
-  cli: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'redact', 'proofs', 'entry'],
+  cli: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'redact', 'proofs', 'parallel', 'entry'],
   demo: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'redact'],
   page: ['entry'],
-  entry: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'redact', 'proofs', 'testing'],
+  entry: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'redact', 'proofs', 'parallel', 'testing'],
 };
 
 function relativeImports(file: string): string[] {
@@ -121,7 +122,7 @@ describe('the entry points', () => {
     const root = await import('../src/index.js');
     expect(Object.keys(root).sort()).toEqual([
       'CanonicalError', 'DiffError', 'FileStore', 'MemoryStore', 'PolicyError', 'ReceiptError', 'RecordError', 'RedactError', 'StepchainError', 'StoreError',
-      'VERSION', 'describeLocation', 'diff', 'disclose', 'discloseHash', 'discloseStep', 'exportReceipt', 'formatDiff', 'generateKeyPair', 'keygen',
+      'VERSION', 'createLineCheckPool', 'describeLocation', 'diff', 'disclose', 'discloseHash', 'discloseStep', 'exportReceipt', 'formatDiff', 'generateKeyPair', 'keygen',
       'publish', 'readPublicKeyFile', 'summarize', 'verifyDisclosureFiles', 'verifyPublishedReceipt', 'verifyReceipt',
     ]);
   });

@@ -1,73 +1,9 @@
-/** Verbs for receipts: verify (journal or receipt), export, keygen. */
-import { resolve } from 'node:path';
-import { exportReceipt, keygen, readPublicKeyFile, verifyReceiptFile, type ReceiptReport } from '../../receipt/index.js';
-import { publishedReceiptHooks } from '../../redact/index.js';
+/** Verbs that write receipts and keys: export, keygen (verify is verify.ts). */
+import { exportReceipt, keygen } from '../../receipt/index.js';
 import { intArg } from '../args.js';
-import { EXIT_FAILED, EXIT_OK, UsageError, type Verb } from '../cli.js';
-import { pathKind } from '../input.js';
+import { EXIT_OK, UsageError, type Verb } from '../cli.js';
 import { countingSource } from '../output.js';
-import { printReport, storeFor, withJournal } from './journal.js';
-
-
-const HEAD_RE = /^sha256:[0-9a-f]{64}$/;
-
-export const verifyVerb: Verb = {
-  name: 'verify',
-  summary: 'verify a journal or a receipt offline: the verdict, then every problem with its location',
-  usage: '<journal | receipt.tar | receipt.tar.gz> [--head sha256:…] [--pubkey file]',
-  description: [
-    'A receipt proves integrity relative to its head: pin the head you obtained independently (--head) or the signer\'s',
-    'public key (--pubkey), or the check only shows the receipt is self-consistent. A pin that cannot be used (an empty',
-    'or malformed key file, a malformed head) is an error (exit 2), never "no pin". A published (redacted) receipt is',
-    'verified with its anchor and redaction declarations (spec/REDACTION.md §7).',
-  ].join('\n'),
-  options: {
-    head: { type: 'string', arg: 'sha256:…', description: 'the head you expect (obtained out of band); a different head fails' },
-    pubkey: { type: 'string', arg: 'file', description: 'receipts: the signer\'s public key file — keyfile.pub from keygen, the base64 of the 32 key bytes, or the 32 raw bytes; the receipt must be signed by it (any other file is an error, exit 2)' },
-  },
-  args: { min: 1, max: 1, names: ['path'] },
-  examples: [
-    ['stepchain verify receipt.tar.gz --pubkey alice.key.pub', 'an auditor checks a signed receipt'],
-    ['stepchain verify runs/today --head sha256:3b4c…', 'check a journal against a head published earlier'],
-  ],
-  async run({ out, values, positionals }) {
-    const path = positionals[0]!;
-    const expectHead = values.head as string | undefined;
-    if (expectHead !== undefined && !HEAD_RE.test(expectHead)) throw new UsageError('--head must be "sha256:" followed by 64 lowercase hex digits', 'verify');
-    const kind = await pathKind(path);
-    if (kind === 'journal') {
-      if (values.pubkey !== undefined) throw new UsageError('--pubkey applies to receipts; a journal directory is not signed', 'verify');
-      // Verified without opening it, so a metadata file that cannot be opened is a problem in the report.
-      const { store, id } = storeFor(path);
-      const progress = out.progress('verifying');
-      const report = await store.verify(id, { ...(expectHead !== undefined ? { expectHead } : {}), onProgress: () => progress.tick() });
-      progress.end();
-      if (out.json) out.document('verify', { ok: report.ok, kind, path: resolve(path), report });
-      else printReport(out, `journal ${path}`, report);
-      return report.ok ? EXIT_OK : EXIT_FAILED;
-    }
-    // An unusable key file is a usage error (exit 2), never "no key pinned".
-    const publicKey = values.pubkey === undefined ? undefined : await readPublicKeyFile(values.pubkey as string);
-    // A published (redacted) receipt carries anchor and redactions members; the hooks check them (their
-    // finish adds the publication checks), and leave an ordinary receipt's report unchanged.
-    const report: ReceiptReport<string> = await verifyReceiptFile(path, {
-      ...(expectHead !== undefined ? { expectHead } : {}), ...(publicKey !== undefined ? { publicKey } : {}), ...publishedReceiptHooks().options,
-    });
-    if (out.json) {
-      out.document('verify', { ok: report.ok, kind, path: resolve(path), report });
-    } else {
-      const extra: string[] = [];
-      if (report.ok) {
-        extra.push(`  scope: ${report.scope}${report.range ? ` (steps ${report.range.from}..${report.range.to})` : ''}; signed by: ${report.signed_by ?? 'nobody (unsigned)'}`);
-        for (const p of report.proves) extra.push(`  ${out.style('green', 'proves')}   ${p}`);
-        for (const p of report.does_not_prove) extra.push(`  ${out.style('yellow', 'does not prove')} ${p}`);
-        if (expectHead === undefined && publicKey === undefined) extra.push(out.style('yellow', '  hint: pin the head (--head) or the signer\'s key (--pubkey); otherwise anyone could have made this receipt'));
-      }
-      printReport(out, `receipt ${path}`, report, extra);
-    }
-    return report.ok ? EXIT_OK : EXIT_FAILED;
-  },
-};
+import { withJournal } from './journal.js';
 
 export const exportVerb: Verb = {
   name: 'export',
