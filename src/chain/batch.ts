@@ -85,7 +85,9 @@ const NO_PROBLEMS: LineFacts['problems'] = Object.freeze([]);
 export interface LineCheckPool {
   /** How many batches it checks at once. */
   readonly threads: number;
-  /** The batch size it wants, in bytes (default 256 KiB): smaller batches start workers for smaller chains. */
+  /** The batch size it wants, in bytes (default 128 KiB): smaller batches start workers for smaller chains. */
   readonly batchBytes?: number;
+  /** Memory for a batch the workers can read without a copy (shared memory); default: an ordinary array. */
+  allocate?(bytes: number): Uint8Array;
   check(batch: LineBatch): Promise<PackedFacts | null>;
 }

@@ -15,8 +15,12 @@ import { checkLineBytes } from './line.js';
 import type { ChainProblemCode, ChainReport } from './report.js';
 import type { ChainVerifier } from './verifier.js';
 
-/** A batch's size in bytes: big enough that a thread's round trip is small against the checks, small enough to keep many in flight. */
-export const BATCH_BYTES = 256 * 1024;
+/**
+ * A batch's size in bytes: big enough that a thread's round trip (about 0.1 ms) is small against the
+ * checks (about 80 lines of 1.5 KB), small enough that the workers' heaps stay small (at 256 KiB peak RSS
+ * with two workers was 15–30 MB higher, measured at 100 000 steps).
+ */
+export const BATCH_BYTES = 128 * 1024;
 
 /** What a batch holds besides its lines to check, replayed in order: a line's index, or another call to the verifier. */
 type Op =
@@ -62,7 +66,7 @@ export class ChainFeeder {
     this.pool = pool && pool.threads > 0 && journalFormat(format.format) === format ? pool : null;
     this.format = format.format;
     this.batchBytes = options.batchBytes ?? pool?.batchBytes ?? BATCH_BYTES;
-    this.buffer = new Uint8Array(this.pool === null ? 0 : this.batchBytes);
+    this.buffer = this.allocate(this.pool === null ? 0 : this.batchBytes);
   }
 
   beginSegment(label: string, declaredFirstSeq: number | null = null): void {
@@ -80,7 +84,7 @@ export class ChainFeeder {
     else {
       if (this.held + bytes.length > this.buffer.length) {
         this.flush();
-        if (bytes.length > this.buffer.length) this.buffer = new Uint8Array(bytes.length);
+        if (bytes.length > this.buffer.length) this.buffer = this.allocate(bytes.length);
       }
       this.ops.push(this.ends.length);
       this.buffer.set(bytes, this.held);
@@ -129,6 +133,10 @@ export class ChainFeeder {
     return this.verifier.finish();
   }
 
+  private allocate(bytes: number): Uint8Array {
+    return this.pool?.allocate?.(bytes) ?? new Uint8Array(bytes);
+  }
+
   /** Sends the gathered lines to the pool as one batch. */
   private flush(): void {
     if (this.ops.length === 0) return;
@@ -140,7 +148,7 @@ export class ChainFeeder {
     const bytes = this.buffer.subarray(0, this.held);
     const batch: Batch = { ops: this.ops, bytes, ends: Uint32Array.from(this.ends), facts: undefined, failed: false, ready: Promise.resolve() };
     this.ops = [];
-    this.buffer = new Uint8Array(this.batchBytes);
+    this.buffer = this.allocate(this.batchBytes);
     this.ends = [];
     this.held = 0;
     if (batch.ends.length === 0) batch.facts = null;

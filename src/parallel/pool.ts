@@ -14,7 +14,7 @@ import type { LineBatch, LineCheckPool, PackedFacts } from '../chain/batch.js';
 export interface LineCheckPoolOptions {
   /** Worker threads (default: the cores Node may use, at most 8). */
   threads?: number;
-  /** Bytes of lines per batch (default 256 KiB); a chain smaller than one batch is checked without workers. */
+  /** Bytes of lines per batch (default 128 KiB); a chain smaller than one batch is checked without workers. */
   batchBytes?: number;
 }
 
@@ -51,6 +51,15 @@ export class WorkerLineCheckPool implements LineCheckPool {
     this.batchBytes = batchBytes;
   }
 
+  /**
+   * Batches live in shared memory: a worker reads the lines where the feeder wrote them. Copied into each
+   * worker instead, every batch left a copy for that worker's garbage collector, and peak RSS grew by tens
+   * of MB per worker (measured at 100 000 steps).
+   */
+  allocate(bytes: number): Uint8Array {
+    return new Uint8Array(new SharedArrayBuffer(bytes));
+  }
+
   check(batch: LineBatch): Promise<PackedFacts | null> {
     if (this.closed) return Promise.reject(new Error('the line-check pool is closed'));
     const slots = (this.slots ??= Array.from({ length: this.threads }, () => this.start()));
@@ -76,7 +85,9 @@ export class WorkerLineCheckPool implements LineCheckPool {
   }
 
   private start(): Slot {
-    const worker = new Worker(new URL('./worker.js', import.meta.url));
+    // A small young generation: a batch's garbage dies young, and each worker's heap counts in the process's
+    // peak RSS (no old-generation cap: one line may be 16 MiB).
+    const worker = new Worker(new URL('./worker.js', import.meta.url), { resourceLimits: { maxYoungGenerationSizeMb: 4 } });
     const slot: Slot = { worker, waiting: new Map(), failed: null };
     worker.unref();
     worker.on('message', (m: { id: number; facts: PackedFacts | null }) => {

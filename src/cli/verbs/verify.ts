@@ -23,7 +23,7 @@ export const verifyVerb: Verb = {
     'or malformed key file, a malformed head) is an error (exit 2), never "no pin". A published (redacted) receipt is',
     'verified with its anchor and redaction declarations (spec/REDACTION.md §7).',
     'Lines are hashed and checked on worker threads (one per core, at most 8) once the chain is larger than one',
-    'batch (256 KiB); the links between them are checked in order on one thread. The report is the same with any',
+    'batch (128 KiB); the links between them are checked in order on one thread. The report is the same with any',
     '--threads.',
   ].join('\n'),
   options: {
