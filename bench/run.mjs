@@ -527,6 +527,9 @@ function writeResults({ lineBytes, N, targets, rss, tp }) {
   L.push('- Export ratio = export throughput / verify throughput (0.5× means export takes twice as long as verify). The diff limit is the limit over both runs\' lines.');
   for (const n of notes) L.push(`- ${n}`);
   L.push('');
+  // bench/speed.mjs (issue 25) owns the block between its markers: kept as it was.
+  const speed = existsSync(OUT) ? /<!-- speed:begin -->[\s\S]*<!-- speed:end -->/.exec(readFileSync(OUT, 'utf8')) : null;
+  if (speed) L.push(speed[0], '');
   writeFileSync(OUT, L.join('\n'));
 }
 
