@@ -2,8 +2,8 @@
 import { exportReceipt, keygen } from '../../receipt/index.js';
 import { intArg } from '../args.js';
 import { EXIT_OK, UsageError, type Verb } from '../cli.js';
+import { withJournal } from '../location.js';
 import { countingSource } from '../output.js';
-import { withJournal } from './journal.js';
 
 export const exportVerb: Verb = {
   name: 'export',

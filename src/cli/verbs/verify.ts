@@ -1,7 +1,8 @@
 /**
- * `stepchain verify`: a journal directory or a receipt, offline. The verb an auditor times, so it loads
- * only what the path in hand needs (a journal: the file store; a receipt: the receipt verifier and the
- * publication checks) and runs the per-line checks on every core when the chain is big enough to gain.
+ * `stepchain verify`: a journal (a directory or a Postgres location) or a receipt, offline. The verb an
+ * auditor times, so it loads only what the location in hand needs (a directory: its verifier, no writer;
+ * Postgres: the store; a receipt: the receipt verifier and the publication checks) and runs the per-line
+ * checks on every core when the chain is big enough to gain.
  */
 import { basename, resolve } from 'node:path';
 import type { LineCheckPool } from '../../chain/batch.js';
@@ -12,6 +13,8 @@ import { pathKind } from '../input.js';
 import { printReport, type Output } from '../output.js';
 
 const HEAD_RE = /^sha256:[0-9a-f]{64}$/;
+/** A Postgres location (store/postgres/location.ts, isPostgresLocation), told apart without loading the store. */
+const POSTGRES_RE = /^postgres(?:ql)?:\/\//i;
 
 export const verifyVerb: Verb = {
   name: 'verify',
@@ -43,11 +46,14 @@ export const verifyVerb: Verb = {
     if (expectHead !== undefined && !HEAD_RE.test(expectHead)) throw new UsageError('--head must be "sha256:" followed by 64 lowercase hex digits', 'verify');
     const threads = values.threads === undefined ? undefined : intArg(values.threads, '--threads', 'verify');
     if (threads === 0) throw new UsageError('--threads must be at least 1', 'verify');
-    const kind = await pathKind(path);
-    if (kind === 'journal' && values.pubkey !== undefined) throw new UsageError('--pubkey applies to receipts; a journal directory is not signed', 'verify');
+    const postgres = POSTGRES_RE.test(path);
+    const kind = postgres ? 'journal' : await pathKind(path);
+    if (kind === 'journal' && values.pubkey !== undefined) throw new UsageError('--pubkey applies to receipts; a journal is not signed', 'verify');
     const pool = await linePool(threads);
     try {
-      const ok = kind === 'journal' ? await verifyJournal(out, path, expectHead, pool) : await verifyReceipt(out, path, kind, expectHead, values.pubkey as string | undefined, pool);
+      const ok = postgres ? await verifyStored(out, path, expectHead, pool)
+        : kind === 'journal' ? await verifyJournal(out, path, expectHead, pool)
+        : await verifyReceipt(out, path, kind, expectHead, values.pubkey as string | undefined, pool);
       return ok ? EXIT_OK : EXIT_FAILED;
     } finally {
       await pool?.close();
@@ -76,6 +82,23 @@ async function verifyJournal(out: Output, path: string, expectHead: string | und
   progress.end();
   if (out.json) out.document('verify', { ok: report.ok, kind: 'journal', path: full, report });
   else printReport(out, `journal ${path}`, report);
+  return report.ok;
+}
+
+/** A journal in a store the CLI reaches through a location (Postgres): the store's own verify. */
+async function verifyStored(out: Output, path: string, expectHead: string | undefined, pool: LineCheckPool | undefined): Promise<boolean> {
+  const { journalId, locate } = await import('../location.js');
+  const at = locate(path);
+  let report;
+  try {
+    const progress = out.progress('verifying');
+    report = await at.store.verify(journalId(at), { ...(expectHead !== undefined ? { expectHead } : {}), ...(pool ? { pool } : {}), onProgress: () => progress.tick() });
+    progress.end();
+  } finally {
+    await at.close();
+  }
+  if (out.json) out.document('verify', { ok: report.ok, kind: 'journal', path: at.display, report });
+  else printReport(out, `journal ${at.display}`, report);
   return report.ok;
 }
 
