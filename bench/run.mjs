@@ -530,6 +530,9 @@ function writeResults({ lineBytes, N, targets, rss, tp }) {
   // Sections other bench scripts write into this file (bench/langgraph.mjs) are kept as they are.
   const kept = existsSync(OUT) ? readFileSync(OUT, 'utf8').match(/<!-- section: [^>]*-->[\s\S]*?<!-- \/section: [^>]*-->/g) ?? [] : [];
   for (const k of kept) L.push(k, '');
+  // bench/speed.mjs (issue 25) owns the block between its markers: kept as it was.
+  const speed = existsSync(OUT) ? /<!-- speed:begin -->[\s\S]*<!-- speed:end -->/.exec(readFileSync(OUT, 'utf8')) : null;
+  if (speed) L.push(speed[0], '');
   writeFileSync(OUT, L.join('\n'));
 }
 

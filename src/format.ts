@@ -20,8 +20,8 @@ export {
   type RecordProfile, type JournalFormat, type MemberRule, type RuleViolation, type StepTexts, type Envelope, type BlobRef, type CheckedStep, type UnsealedRecord,
 } from './record/index.js';
 export {
-  ChainVerifier, checkLine, LinkChecker, verifyChain, LineSplitter,
-  type VerifiedLine, type ChainVerifierOptions, type VerifyChainInput, type LineFacts, type LineProblem, type SplitLine, type ChainProblemCode, type BlobProblemCode,
+  ChainVerifier, checkLine, LinkChecker, verifyChain, LineSplitter, checkLineBytes, checkBatch, unpackFacts, ChainFeeder,
+  type LineBatch, type PackedFacts, type LineCheckPool, type ChainFeederOptions, type VerifiedLine, type ChainVerifierOptions, type VerifyChainInput, type LineFacts, type LineProblem, type SplitLine, type ChainProblemCode, type BlobProblemCode,
 } from './chain/index.js';
 export { prepareSteps, type PreparedStep, type BlobPayload } from './store/prepare.js';
 export { sequenceBatch, knownSteps, stepIdsOf, type Group, type GroupOutcome, type SequencedBatch, type Tail } from './store/sequencer.js';

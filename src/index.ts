@@ -50,6 +50,10 @@ export { publish, verifyPublishedAt as verifyPublishedReceipt, disclose, disclos
 export type { PublishedReport, VerifyPublishedOptions } from './redact/verify.js';
 export type { PolicyDocument } from './redact/policy.js';
 
+// Verification on every core: pass a pool as `pool` to journal.verify, store.verify or verifyReceipt.
+export { createLineCheckPool, type WorkerLineCheckPool, type LineCheckPoolOptions } from './parallel/index.js';
+export type { LineCheckPool } from './chain/batch.js';
+
 // Comparing runs.
 export { diff, summarize, formatDiff, type DiffOptions, type DiffReport } from './diff/index.js';
 

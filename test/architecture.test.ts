@@ -44,14 +44,15 @@ const ALLOWED: Record<string, readonly string[]> = {
   store: ['base', 'canonical', 'record', 'chain'],
   'store/file': ['base', 'canonical', 'record', 'chain', 'store'],
   'store/postgres': ['base', 'canonical', 'record', 'chain', 'store'],
+  parallel: ['base', 'canonical', 'record', 'chain'],
   proofs: ['base', 'canonical', 'receipt'],
   redact: ['base', 'canonical', 'record', 'chain', 'receipt', 'diff'],
   testing: ['base', 'canonical', 'record', 'chain', 'diff'],
   runtime: ['base', 'canonical', 'record', 'chain', 'store'],
-  cli: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'store/postgres', 'redact', 'proofs', 'runtime', 'entry'],
+  cli: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'store/postgres', 'redact', 'proofs', 'parallel', 'runtime', 'entry'],
   demo: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'redact', 'runtime'],
   page: ['entry'],
-  entry: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'store/postgres', 'redact', 'proofs', 'testing', 'runtime'],
+  entry: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'store/postgres', 'redact', 'proofs', 'parallel', 'testing', 'runtime'],
   adapters: ['entry'],
 };
 
@@ -133,7 +134,7 @@ describe('the entry points', () => {
     const root = await import('../src/index.js');
     expect(Object.keys(root).sort()).toEqual([
       'CanonicalError', 'DiffError', 'FileStore', 'MemoryStore', 'PolicyError', 'ReceiptError', 'RecordError', 'RedactError', 'Run', 'RuntimeError', 'StepchainError', 'StoreError',
-      'VERSION', 'describeLocation', 'diff', 'disclose', 'discloseHash', 'discloseStep', 'exportReceipt', 'formatDiff', 'generateKeyPair', 'keygen',
+      'VERSION', 'createLineCheckPool', 'describeLocation', 'diff', 'disclose', 'discloseHash', 'discloseStep', 'exportReceipt', 'formatDiff', 'generateKeyPair', 'keygen',
       'publish', 'readPublicKeyFile', 'resumeRun', 'startRun', 'summarize', 'toJournalValue', 'toolCallOf', 'verifyDisclosureFiles', 'verifyPublishedReceipt', 'verifyReceipt',
     ]);
   });

@@ -1,5 +1,5 @@
 // Peak RSS of one operation in a process of its own, so nothing else the harness holds is counted.
-// Usage: node rss.mjs <verify|export|receipt-verify|idle> <storeRoot> <journalId> [<out>]
+// Usage: node rss.mjs <verify|verify-parallel|export|receipt-verify|idle> <storeRoot> <journalId> [<out>]
 // Prints { op, steps, ms, ok, maxRssMB }.
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
@@ -10,9 +10,13 @@ const [op, root, id, out] = process.argv.slice(2);
 let steps = 0;
 let ok = true;
 const t0 = performance.now();
-if (op === 'verify') {
+if (op === 'verify' || op === 'verify-parallel') {
+  // verify-parallel: the per-line checks on one worker thread per core (at most 8); peak RSS counts them all.
+  const { createLineCheckPool } = await import('../../dist/parallel/index.js');
+  const pool = op === 'verify-parallel' ? createLineCheckPool() : undefined;
   const journal = await new FileStore(root).open(id, { readOnly: true });
-  const report = await journal.verify();
+  const report = await journal.verify(pool ? { pool } : {});
+  await pool?.close();
   steps = report.steps;
   ok = report.ok;
 } else if (op === 'export') {

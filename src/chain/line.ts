@@ -5,7 +5,7 @@
  * may run it for many lines at once (worker threads) and feed the facts to the sequential link check
  * (links.ts) in order. Pure; never throws on hostile input.
  */
-import { MAX_RECORD_DEPTH } from '../canonical/limits.js';
+import { MAX_LINE_BYTES, MAX_RECORD_DEPTH } from '../canonical/limits.js';
 import { isSeq } from '../canonical/json.js';
 import { scanCanonical, type MarkerSpan } from '../canonical/scan.js';
 import { canonicalValue } from '../canonical/value.js';
@@ -37,10 +37,53 @@ export interface LineFacts {
 }
 
 const encoder = new TextEncoder();
+const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 const NO_PROBLEMS: readonly LineProblem[] = Object.freeze([]);
 
 function unreadable(code: ChainProblemCode, message: string, location: ProblemLocation): LineFacts {
   return { problems: [{ code, message, location }], readable: false, seq: null, prevHash: null, stepHash: null, blobs: [], markers: [] };
+}
+
+/**
+ * A complete stored line's bytes (without its newline) as text, or — when it is longer than MAX_LINE_BYTES
+ * or not UTF-8 (FORMAT §4.1, §6.3 step 2) — the facts of an unreadable line. Pure, like checkLine.
+ */
+export function decodeLine(bytes: Uint8Array): string | LineFacts {
+  const tooLong = lineTooLong(bytes.length);
+  if (tooLong !== null) return tooLong;
+  try {
+    return decoder.decode(bytes);
+  } catch {
+    const column = firstInvalidUtf8(bytes) + 1;
+    return unreadable('MALFORMED_LINE', `line is not valid UTF-8 (first bad byte at column ${column})`, { column });
+  }
+}
+
+/** The facts of a line of `byteLength` bytes (without its newline) when it exceeds MAX_LINE_BYTES, else null. */
+export function lineTooLong(byteLength: number): LineFacts | null {
+  return byteLength + 1 > MAX_LINE_BYTES ? unreadable('LINE_TOO_LONG', `line of ${byteLength + 1} bytes exceeds the limit of ${MAX_LINE_BYTES}`, {}) : null;
+}
+
+/** The whole per-line check from a stored line's bytes: decodeLine, then checkLine. What a worker thread runs. */
+export function checkLineBytes(bytes: Uint8Array, format: JournalFormat): LineFacts {
+  const text = decodeLine(bytes);
+  return typeof text === 'string' ? checkLine(text, format) : text;
+}
+
+function firstInvalidUtf8(bytes: Uint8Array): number {
+  // Binary search for the longest valid prefix; only runs on the failure path.
+  let lo = 0;
+  let hi = bytes.length;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    try {
+      new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(0, mid), { stream: true });
+      lo = mid;
+    } catch {
+      hi = mid - 1;
+    }
+  }
+  return lo;
 }
 
 /** Checks one complete line (decoded, without its newline) against the journal format. */

@@ -15,7 +15,7 @@ import { isDigest } from '../canonical/sha256.js';
 import { formatOf, genesisDefect, genesisHash, type Genesis } from '../record/formats.js';
 import type { BlobRef } from '../record/markers.js';
 import type { JournalFormat } from '../record/profile.js';
-import { checkLine, type LineFacts, type LineProblem } from './line.js';
+import { checkLine, decodeLine, lineTooLong, type LineFacts, type LineProblem } from './line.js';
 import { LinkChecker } from './links.js';
 import { ProblemList } from './problems.js';
 import type { ChainProblemCode, ChainReport, ProblemLocation } from './report.js';
@@ -52,12 +52,12 @@ export interface ChainVerifierOptions {
   onLine?: (line: VerifiedLine) => void;
 }
 
-const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 const encoder = new TextEncoder();
 
 export class ChainVerifier {
   private readonly problems: ProblemList<ChainProblemCode>;
-  private readonly format: JournalFormat;
+  /** The journal format whose profiles check each line. */
+  readonly format: JournalFormat;
   private readonly startHash: string | null;
   private readonly startSeq: number;
   private readonly links: LinkChecker;
@@ -107,31 +107,30 @@ export class ChainVerifier {
   line(bytes: Uint8Array | string, terminated: boolean): void {
     this.segmentLines++;
     const loc = this.location();
-    const byteLength = typeof bytes === 'string' ? encoder.encode(bytes).length : bytes.length;
     if (!terminated) {
+      const byteLength = typeof bytes === 'string' ? encoder.encode(bytes).length : bytes.length;
       this.problems.add('TRUNCATED_LINE', `the file ends inside a line (${byteLength} bytes without a newline): a torn write; the step was never committed`, loc);
       return;
     }
     this.steps++;
     this.lastLocation = loc;
-    if (byteLength + 1 > MAX_LINE_BYTES) {
-      this.problems.add('LINE_TOO_LONG', `line of ${byteLength + 1} bytes exceeds the limit of ${MAX_LINE_BYTES}`, loc);
-      this.links.unreadable();
-      return;
-    }
-    let text: string;
-    if (typeof bytes === 'string') text = bytes;
-    else {
-      try {
-        text = decoder.decode(bytes);
-      } catch {
-        const column = firstInvalidUtf8(bytes) + 1;
-        this.problems.add('MALFORMED_LINE', `line is not valid UTF-8 (first bad byte at column ${column})`, { ...loc, column });
-        this.links.unreadable();
-        return;
-      }
-    }
-    this.record(text, checkLine(text, this.format), loc);
+    // A string of n UTF-16 units is at most 3n UTF-8 bytes: only a long one is measured.
+    const text = typeof bytes !== 'string' ? decodeLine(bytes) : bytes.length * 3 + 1 > MAX_LINE_BYTES ? lineTooLong(encoder.encode(bytes).length) ?? bytes : bytes;
+    if (typeof text === 'string') this.record(text, checkLine(text, this.format), loc);
+    else this.record('', text, loc);
+  }
+
+  /**
+   * A complete line whose per-line check (`checkLineBytes`) ran elsewhere — a worker thread — handed in
+   * chain order: counted, located and linked exactly as `line` would. `text` is asked for only when an
+   * observer reads it.
+   */
+  checkedLine(facts: LineFacts, text: () => string): void {
+    this.segmentLines++;
+    const loc = this.location();
+    this.steps++;
+    this.lastLocation = loc;
+    this.record(text, facts, loc);
   }
 
   /**
@@ -148,7 +147,7 @@ export class ChainVerifier {
   }
 
   /** A line's facts from the per-line check, then the link check in chain order. */
-  private record(text: string, facts: LineFacts, loc: ProblemLocation): void {
+  private record(text: string | (() => string), facts: LineFacts, loc: ProblemLocation): void {
     this.addAll(facts.problems, loc);
     if (!facts.readable) {
       this.links.unreadable();
@@ -159,7 +158,10 @@ export class ChainVerifier {
     this.addAll(linked.problems, loc);
     if (linked.duplicate) return;
     const clean = facts.problems.length === 0 && linked.problems.length === 0;
-    this.options.onLine?.({ file: this.segment, line: this.segmentLines, text, seq: facts.seq, step_hash: facts.stepHash, clean, blobs: facts.blobs, markers: facts.markers });
+    const onLine = this.options.onLine;
+    if (onLine === undefined) return;
+    if (typeof text === 'string') onLine({ file: this.segment, line: this.segmentLines, text, seq: facts.seq, step_hash: facts.stepHash, clean, blobs: facts.blobs, markers: facts.markers });
+    else onLine(new LazyLine(this.segment, this.segmentLines, text, facts, clean));
   }
 
   private addAll(problems: readonly LineProblem[], loc: ProblemLocation): void {
@@ -190,18 +192,22 @@ export class ChainVerifier {
   }
 }
 
-function firstInvalidUtf8(bytes: Uint8Array): number {
-  // Binary search for the longest valid prefix; only runs on the failure path.
-  let lo = 0;
-  let hi = bytes.length;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    try {
-      new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(0, mid), { stream: true });
-      lo = mid;
-    } catch {
-      hi = mid - 1;
-    }
+/** A VerifiedLine whose text is decoded only when an observer reads it (lines checked in a worker). */
+class LazyLine implements VerifiedLine {
+  readonly seq: number | null;
+  readonly step_hash: string | null;
+  readonly blobs: Array<BlobRef & { field: string }>;
+  readonly markers: MarkerSpan[];
+  private decoded: string | null = null;
+
+  constructor(readonly file: string | undefined, readonly line: number, private readonly decode: () => string, facts: LineFacts, readonly clean: boolean) {
+    this.seq = facts.seq;
+    this.step_hash = facts.stepHash;
+    this.blobs = facts.blobs;
+    this.markers = facts.markers;
   }
-  return lo;
+
+  get text(): string {
+    return (this.decoded ??= this.decode());
+  }
 }

@@ -49,6 +49,21 @@ export interface Verb {
   run(ctx: Context): Promise<number>;
 }
 
+/**
+ * A verb known by its name until it runs: its module loads then, so a start pays only for what its verb
+ * uses (`--version` loads none). The main help loads them all.
+ */
+export interface LazyVerb {
+  readonly name: string;
+  load(): Promise<Verb>;
+}
+
+export type VerbEntry = Verb | LazyVerb;
+
+function loadVerb(v: VerbEntry): Verb | Promise<Verb> {
+  return 'load' in v ? v.load() : v;
+}
+
 const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
   json: { type: 'boolean', description: 'write one JSON document to stdout (people-facing text still goes to stderr)' },
   debug: { type: 'boolean', description: 'show stack traces for errors' },
@@ -115,7 +130,7 @@ export function suggest(word: string, candidates: readonly string[]): string | u
   return bestDistance <= Math.max(2, Math.floor(word.length / 3)) ? best : undefined;
 }
 
-export async function runCli(argv: readonly string[], verbs: readonly Verb[]): Promise<number> {
+export async function runCli(argv: readonly string[], verbs: readonly VerbEntry[]): Promise<number> {
   const json = argv.includes('--json');
   const debug = argv.includes('--debug');
   const out = new Output({ json });
@@ -127,15 +142,17 @@ export async function runCli(argv: readonly string[], verbs: readonly Verb[]): P
   }
   if (first === undefined || (first === 'help' && argv.length === 1)) {
     if (argv.includes('--help') || argv.includes('-h') || first === 'help') {
-      out.print(formatMainHelp(verbs));
+      out.print(formatMainHelp(await Promise.all(verbs.map(loadVerb))));
       return EXIT_OK;
     }
-    out.say(formatMainHelp(verbs));
+    out.say(formatMainHelp(await Promise.all(verbs.map(loadVerb))));
     return EXIT_ERROR;
   }
   const verbName = first === 'help' ? argv.find((a, i) => i > argv.indexOf('help') && !a.startsWith('-')) ?? 'help' : first;
-  const verb = verbs.find((v) => v.name === verbName);
+  const entry = verbs.find((v) => v.name === verbName);
+  let verb: Verb | undefined;
   try {
+    verb = entry && (await loadVerb(entry));
     if (!verb) {
       const guess = suggest(verbName, verbs.map((v) => v.name));
       throw new UsageError(`unknown command "${verbName}"${guess ? `; did you mean "${guess}"?` : ''} (see stepchain --help)`);

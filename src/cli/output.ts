@@ -4,6 +4,7 @@
  * gets clean JSON. Colour and progress appear only on a terminal, never in CI, never with NO_COLOR.
  */
 import { styleText } from 'node:util';
+import { describeLocation, type ChainReport } from '../chain/report.js';
 import type { ChainSource } from '../chain/source.js';
 
 export const JSON_FORMAT = 'stepchain-cli/v1';
@@ -146,4 +147,17 @@ export function countingSource(source: ChainSource, progress: Progress): ChainSo
       }
     },
   };
+}
+
+/** Prints the verdict and each problem; the shared human rendering of a ChainReport. */
+export function printReport(out: Output, subject: string, report: ChainReport<string>, extra: string[] = []): void {
+  if (report.ok) {
+    out.say(`${out.style('green', '✔ valid')} ${subject}: ${report.steps} step${report.steps === 1 ? '' : 's'}${report.head ? `, head ${report.head} (seq ${report.head_seq})` : ', empty'}`);
+  } else {
+    const n = report.problems.length;
+    out.say(`${out.style(['red', 'bold'], '✘ INVALID')} ${subject}: ${n}${report.problems_truncated ? '+' : ''} problem${n === 1 ? '' : 's'}`);
+    for (const p of report.problems) out.say(`  ${out.style('red', p.code)} ${out.style('dim', describeLocation(p.location))}\n      ${p.message}`);
+  }
+  for (const w of report.warnings) out.say(`  ${out.style('yellow', 'warning')} ${w.code} ${out.style('dim', describeLocation(w.location))}: ${w.message}`);
+  for (const line of extra) out.say(line);
 }

@@ -55,11 +55,12 @@ export class ByteReader {
   }
 
   /** Passes the next n bytes to fn in pieces; returns how many there were (fewer at the end of input). */
-  async stream(n: number, fn: (piece: Uint8Array) => void): Promise<number> {
+  async stream(n: number, fn: (piece: Uint8Array) => void | Promise<void>): Promise<number> {
     let got = 0;
     while (got < n && (await this.fill())) {
       const take = Math.min(n - got, this.chunk.length - this.off);
-      fn(this.chunk.subarray(this.off, this.off + take));
+      const wait = fn(this.chunk.subarray(this.off, this.off + take));
+      if (wait !== undefined) await wait;
       this.off += take;
       got += take;
     }
@@ -152,7 +153,8 @@ export class TarReader {
   }
 
   /** An entry's data in pieces as they arrive (views: use each before the next read); the caller reads the padding after. */
-  async streamData(entry: TarEntry, fn: (piece: Uint8Array) => void): Promise<void> {
+  /** An entry's data as views passed to `fn`, which may return a promise to make the reader wait (backpressure). */
+  async streamData(entry: TarEntry, fn: (piece: Uint8Array) => void | Promise<void>): Promise<void> {
     const got = await this.reader.stream(entry.size, fn);
     if (got < entry.size) throw new FatalProblem('ARCHIVE_INVALID', `the archive ends inside entry ${entry.name} (${got} of ${entry.size} bytes)`, { file: entry.name });
   }

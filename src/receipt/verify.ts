@@ -15,6 +15,8 @@
 import { MAX_LINE_BYTES, MAX_RECORD_DEPTH } from '../canonical/limits.js';
 import { scanCanonical } from '../canonical/scan.js';
 import { digestBytes, isDigest, sha256Stream, toHex } from '../canonical/sha256.js';
+import type { LineCheckPool } from '../chain/batch.js';
+import { ChainFeeder } from '../chain/feeder.js';
 import { LineSplitter } from '../chain/lines.js';
 import { ProblemList } from '../chain/problems.js';
 import type { ChainProblemCode, ChainReport, ProblemLocation } from '../chain/report.js';
@@ -55,6 +57,8 @@ export interface VerifyReceiptOptions<R extends ReceiptReport = ReceiptReport<Re
   onLine?: (line: VerifiedLine) => void;
   /** Observes every blob entry whose bytes are canonical JSON: its digest and text (REDACTION.md §7). */
   onBlob?: (digest: string, text: string) => void;
+  /** Runs the chain's per-line checks on these threads (`createLineCheckPool` from `stepchain`); the report is the same. */
+  pool?: LineCheckPool;
   /**
    * Completes the report once the archive is read, for extensions whose checks span the whole receipt
    * (REDACTION.md §7): verifyReceipt returns what it returns. Part of the options, not a separate step,
@@ -103,7 +107,7 @@ export async function verifyReceipt<R extends ReceiptReport = ReceiptReport<Rece
   const v = new ReceiptVerification(options);
   v.checkPins();
   await v.readArchive(input);
-  const report = v.conclude();
+  const report = await v.conclude();
   return options.finish ? options.finish(report) : (report as ReceiptReport as R);
 }
 
@@ -116,7 +120,7 @@ class ReceiptVerification {
   private expected: string[] = [];
   private next = 0;
   private readonly listed = new Map<string, { size: number; referenced: boolean }>();
-  private chain: ChainVerifier | null = null;
+  private chain: ChainFeeder | null = null;
   private chainReport: ChainReport<ChainProblemCode> | null = null;
   /** The run reader's state over the range, for a stepchain/v2 journal (FORMAT §11.4); null otherwise. */
   private run: RunState | null = null;
@@ -159,7 +163,7 @@ class ReceiptVerification {
         await this.readEntry(tar, entry);
         entry = await tar.next();
       }
-      this.atEnd();
+      await this.atEnd();
     } catch (e) {
       this.stopped = true;
       if (e instanceof FatalProblem) this.add(e.code, e.message, e.location);
@@ -237,7 +241,7 @@ class ReceiptVerification {
       this.add('GENESIS_MISMATCH', `range.prev_hash ${m.range.prev_hash} is not the genesis hash ${genesisHash(m.genesis)}, though the range starts at seq 0`, { file: MANIFEST_NAME, path: '/range/prev_hash' });
     }
     this.run = m.genesis.format === FORMAT_V2 ? emptyState() : null;
-    this.chain = new ChainVerifier({
+    this.chain = new ChainFeeder(new ChainVerifier({
       ...(m.range.from === 0 ? { genesis: m.genesis } : { start: { seq: m.range.from, prev_hash: m.range.prev_hash } }),
       expectHead: m.head.step_hash,
       maxProblems: this.options.maxProblems ?? 1000,
@@ -247,7 +251,7 @@ class ReceiptVerification {
         if (this.run !== null && line.clean) foldRecord(this.run, JSON.parse(line.text) as StepRecord);
         this.options.onLine?.(line);
       },
-    });
+    }), this.options.pool);
   }
 
   /** Each blob a line references must be listed, with the size the line records. */
@@ -300,6 +304,7 @@ class ReceiptVerification {
     await tar.streamData(entry, (piece) => {
       h.update(piece);
       splitter.split(piece, onLine);
+      return chain.settle();
     });
     const torn = splitter.end();
     if (torn !== null) chain.line(torn.bytes, false);
@@ -338,10 +343,10 @@ class ReceiptVerification {
   }
 
   /** §7 step 7, at the end marker: listed entries that never came, the chain's end, blobs no step references. */
-  private atEnd(): void {
+  private async atEnd(): Promise<void> {
     for (let i = this.next; i < this.expected.length; i++) this.add('ENTRY_MISSING', `the manifest lists ${this.expected[i]}, which the archive does not hold`, { file: this.expected[i]! });
     if (this.chain) {
-      this.chainReport = this.chain.finish();
+      this.chainReport = await this.chain.finish();
       this.chain = null;
     }
     for (const [digest, b] of this.listed) {
@@ -350,9 +355,9 @@ class ReceiptVerification {
   }
 
   /** §7 steps 8–9: the chain's problems and the head checks; then the verdict and what it proves. */
-  conclude(): ReceiptReport<ReceiptProblemCode> {
+  async conclude(): Promise<ReceiptReport<ReceiptProblemCode>> {
     const r = this.report;
-    if (this.chain) this.chainReport = this.chain.finish();
+    if (this.chain) this.chainReport = await this.chain.finish();
     const cr = this.chainReport;
     if (cr) {
       r.start_hash = cr.start_hash;

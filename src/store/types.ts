@@ -4,6 +4,7 @@
  * segments with opaque labels, and its config holds only what decides its bytes. One conformance suite
  * (test/store/conformance.test.ts) runs against every store. Types only: importing this has no effect.
  */
+import type { LineCheckPool } from '../chain/batch.js';
 import type { BlobProblemCode, ChainProblemCode, ChainReport } from '../chain/report.js';
 import type { ChainHead, ChainSource, SeqRange, StoredLine } from '../chain/source.js';
 import type { Genesis } from '../record/formats.js';
@@ -119,6 +120,11 @@ export interface JournalVerifyOptions {
   expectHead?: string;
   /** Called after each line with the number of lines verified so far (for progress bars). */
   onProgress?: (lines: number) => void;
+  /**
+   * Runs the per-line checks on these threads (`createLineCheckPool` from `stepchain`); without one they run
+   * on the caller's thread. The report is the same, problem for problem.
+   */
+  pool?: LineCheckPool;
 }
 
 export interface Store<J extends Journal = Journal> {

@@ -5,6 +5,8 @@
  * directory's entries, bucket names, the head cache). Pure: the store supplies the bytes.
  */
 import type { SplitLine } from '../chain/lines.js';
+import type { LineCheckPool } from '../chain/batch.js';
+import { ChainFeeder } from '../chain/feeder.js';
 import { ProblemBudget, ProblemList } from '../chain/problems.js';
 import type { BlobProblemCode, ChainProblemCode, ChainReport, Problem, ProblemLocation } from '../chain/report.js';
 import { ChainVerifier, type VerifiedLine } from '../chain/verifier.js';
@@ -51,6 +53,8 @@ export interface VerifySourceOptions {
   budget?: ProblemBudget;
   /** Observes every line that scanned as a canonical record (after its blobs were checked). */
   onLine?: (line: VerifiedLine) => void;
+  /** Where the per-line checks run (worker threads); without one, on this thread. The report is the same. */
+  pool?: LineCheckPool;
 }
 
 export interface SegmentOutcome {
@@ -90,26 +94,30 @@ export async function verifySource(source: VerifiableJournal, options: VerifySou
   const blobs = new BlobChecks(source, new ProblemList<BlobProblemCode>(options.budget ?? new ProblemBudget()));
   const segments: SegmentOutcome[] = [];
   let seen = 0;
+  const onProgress = options.onProgress;
+  const feeder = new ChainFeeder(verifier, options.pool, onProgress ? { onEach: () => onProgress(++seen) } : {});
   for await (const segment of source.segments()) {
-    verifier.beginSegment(segment.label, segment.declaredFirstSeq);
+    feeder.beginSegment(segment.label, segment.declaredFirstSeq);
     const outcome: SegmentOutcome = { label: segment.label, declaredFirstSeq: segment.declaredFirstSeq, wholeLines: 0, error: null };
     segments.push(outcome);
     try {
       for await (const batch of segment.lines) {
         for (const line of batch) {
-          if (typeof line === 'string') verifier.line(line, true);
-          else if (line.tooLong && line.terminated) verifier.longLine(line.end - line.start - 1);
-          else verifier.line(line.bytes, line.terminated);
+          if (typeof line === 'string') feeder.line(line, true);
+          else if (line.tooLong && line.terminated) feeder.longLine(line.end - line.start - 1);
+          else feeder.line(line.bytes, line.terminated);
           if (typeof line === 'string' || line.terminated) outcome.wholeLines++;
-          if (pending.length > 0) await blobs.check(pending.splice(0));
-          options.onProgress?.(++seen);
         }
+        // Blobs are checked in line order as their references come through the verifier.
+        await feeder.settle();
+        if (pending.length > 0) await blobs.check(pending.splice(0));
       }
     } catch (e) {
       outcome.error = e;
     }
   }
-  const chain = verifier.finish();
+  const chain = await feeder.finish();
+  if (pending.length > 0) await blobs.check(pending.splice(0));
   return { chain, blobs: blobs.problems, lineage: lineageProblems(source.genesis as Genesis, lineage, lineageHash), segments };
 }
 

@@ -1,14 +1,28 @@
-/** Every verb, in the order `stepchain --help` lists them. */
-import type { Verb } from '../cli.js';
-import { diffVerb } from './diff.js';
-import { appendVerb, forkVerb, headVerb, initVerb, logVerb, showVerb } from './journal.js';
-import { discloseVerb, publishVerb } from './publish.js';
-import { pageVerb } from './page.js';
-import { exportVerb, keygenVerb, verifyVerb } from './receipt.js';
-import { copyVerb, doctorVerb } from './store.js';
-import { continuationVerb, effectVerb, runsVerb } from './run.js';
+/**
+ * Every verb, in the order `stepchain --help` lists them, each loaded only when it runs (cli.ts, LazyVerb):
+ * a verb's module and what it imports are not read at all by a command that does not use them.
+ */
+import type { LazyVerb, Verb } from '../cli.js';
 
-export const VERBS: readonly Verb[] = [
-  initVerb, appendVerb, logVerb, showVerb, headVerb, verifyVerb, exportVerb, diffVerb, forkVerb, copyVerb, doctorVerb, publishVerb, discloseVerb, keygenVerb, pageVerb,
-  effectVerb, continuationVerb, runsVerb,
+const lazy = (name: string, load: () => Promise<Verb>): LazyVerb => ({ name, load });
+
+export const VERBS: readonly LazyVerb[] = [
+  lazy('init', async () => (await import('./journal.js')).initVerb),
+  lazy('append', async () => (await import('./journal.js')).appendVerb),
+  lazy('log', async () => (await import('./journal.js')).logVerb),
+  lazy('show', async () => (await import('./journal.js')).showVerb),
+  lazy('head', async () => (await import('./journal.js')).headVerb),
+  lazy('verify', async () => (await import('./verify.js')).verifyVerb),
+  lazy('export', async () => (await import('./receipt.js')).exportVerb),
+  lazy('diff', async () => (await import('./diff.js')).diffVerb),
+  lazy('fork', async () => (await import('./journal.js')).forkVerb),
+  lazy('copy', async () => (await import('./store.js')).copyVerb),
+  lazy('doctor', async () => (await import('./store.js')).doctorVerb),
+  lazy('publish', async () => (await import('./publish.js')).publishVerb),
+  lazy('disclose', async () => (await import('./publish.js')).discloseVerb),
+  lazy('keygen', async () => (await import('./receipt.js')).keygenVerb),
+  lazy('page', async () => (await import('./page.js')).pageVerb),
+  lazy('effect', async () => (await import('./run.js')).effectVerb),
+  lazy('continuation', async () => (await import('./run.js')).continuationVerb),
+  lazy('runs', async () => (await import('./run.js')).runsVerb),
 ];

@@ -2,31 +2,19 @@
 import type { Json } from '../../canonical/json.js';
 import type { StepRecord } from '../../record/seal.js';
 import { toolNameOf } from '../../record/v1.js';
-import { describeLocation, type ChainReport } from '../../chain/report.js';
 import { renderValue, shorten } from '../../diff/summary.js';
 import { intArg } from '../args.js';
 import { EXIT_FAILED, EXIT_OK, UsageError, type Verb } from '../cli.js';
 import { parseJsonStrict, readText, InputError } from '../input.js';
 import type { Journal } from '../../store/index.js';
 import { journalId, locate, withJournal } from '../location.js';
-import { JSON_FORMAT, type Output } from '../output.js';
+import { JSON_FORMAT, printReport, type Output } from '../output.js';
 import { Run, startRun, type Effect } from '../../runtime/index.js';
 import { identityLine, labelsOf } from '../identity.js';
 
 export { openJournal, withJournal } from '../location.js';
 
-/** Prints the verdict and each problem; the shared human rendering of a ChainReport. */
-export function printReport(out: Output, subject: string, report: ChainReport<string>, extra: string[] = []): void {
-  if (report.ok) {
-    out.say(`${out.style('green', '✔ valid')} ${subject}: ${report.steps} step${report.steps === 1 ? '' : 's'}${report.head ? `, head ${report.head} (seq ${report.head_seq})` : ', empty'}`);
-  } else {
-    const n = report.problems.length;
-    out.say(`${out.style(['red', 'bold'], '✘ INVALID')} ${subject}: ${n}${report.problems_truncated ? '+' : ''} problem${n === 1 ? '' : 's'}`);
-    for (const p of report.problems) out.say(`  ${out.style('red', p.code)} ${out.style('dim', describeLocation(p.location))}\n      ${p.message}`);
-  }
-  for (const w of report.warnings) out.say(`  ${out.style('yellow', 'warning')} ${w.code} ${out.style('dim', describeLocation(w.location))}: ${w.message}`);
-  for (const line of extra) out.say(line);
-}
+export { printReport };
 
 export const initVerb: Verb = {
   name: 'init',

@@ -1,82 +1,9 @@
-/** Verbs for receipts: verify (journal or receipt), export, keygen. */
-import { resolve } from 'node:path';
-import { exportReceipt, keygen, readPublicKeyFile, verifyReceiptFile, type ReceiptReport } from '../../receipt/index.js';
-import { publishedReceiptHooks } from '../../redact/index.js';
+/** Verbs that write receipts and keys: export, keygen (verify is verify.ts). */
+import { exportReceipt, keygen } from '../../receipt/index.js';
 import { intArg } from '../args.js';
-import { EXIT_FAILED, EXIT_OK, UsageError, type Verb } from '../cli.js';
-import { journalId, locate, locationKind, withJournal } from '../location.js';
+import { EXIT_OK, UsageError, type Verb } from '../cli.js';
+import { withJournal } from '../location.js';
 import { countingSource } from '../output.js';
-import { printReport } from './journal.js';
-import { identityLine } from '../identity.js';
-import type { Store } from '../../store/index.js';
-
-
-const HEAD_RE = /^sha256:[0-9a-f]{64}$/;
-
-export const verifyVerb: Verb = {
-  name: 'verify',
-  summary: 'verify a journal or a receipt offline: the verdict, then every problem with its location',
-  usage: '<journal | receipt.tar | receipt.tar.gz> [--head sha256:…] [--pubkey file]',
-  description: [
-    'A receipt proves integrity relative to its head: pin the head you obtained independently (--head) or the signer\'s',
-    'public key (--pubkey), or the check only shows the receipt is self-consistent. A pin that cannot be used (an empty',
-    'or malformed key file, a malformed head) is an error (exit 2), never "no pin". A published (redacted) receipt is',
-    'verified with its anchor and redaction declarations (spec/REDACTION.md §7).',
-  ].join('\n'),
-  options: {
-    head: { type: 'string', arg: 'sha256:…', description: 'the head you expect (obtained out of band); a different head fails' },
-    pubkey: { type: 'string', arg: 'file', description: 'receipts: the signer\'s public key file — keyfile.pub from keygen, the base64 of the 32 key bytes, or the 32 raw bytes; the receipt must be signed by it (any other file is an error, exit 2)' },
-  },
-  args: { min: 1, max: 1, names: ['path'] },
-  examples: [
-    ['stepchain verify receipt.tar.gz --pubkey alice.key.pub', 'an auditor checks a signed receipt'],
-    ['stepchain verify runs/today --head sha256:3b4c…', 'check a journal against a head published earlier'],
-  ],
-  async run({ out, values, positionals }) {
-    const path = positionals[0]!;
-    const expectHead = values.head as string | undefined;
-    if (expectHead !== undefined && !HEAD_RE.test(expectHead)) throw new UsageError('--head must be "sha256:" followed by 64 lowercase hex digits', 'verify');
-    const kind = await locationKind(path);
-    if (kind === 'journal') {
-      if (values.pubkey !== undefined) throw new UsageError('--pubkey applies to receipts; a journal is not signed', 'verify');
-      // Verified without opening it, so metadata that cannot be opened is a problem in the report.
-      const at = locate(path);
-      let report;
-      let identity;
-      try {
-        const progress = out.progress('verifying');
-        report = await at.store.verify(journalId(at), { ...(expectHead !== undefined ? { expectHead } : {}), onProgress: () => progress.tick() });
-        progress.end();
-        identity = await runIdentityOf(at.store, journalId(at));
-      } finally {
-        await at.close();
-      }
-      if (out.json) out.document('verify', { ok: report.ok, kind, path: at.display, ...(identity ? { run: identity.run } : {}), report });
-      else printReport(out, `journal ${at.kind === 'postgres' ? at.display : path}`, report, identity ? [`  ${identity.line}`] : []);
-      return report.ok ? EXIT_OK : EXIT_FAILED;
-    }
-    // An unusable key file is a usage error (exit 2), never "no key pinned".
-    const publicKey = values.pubkey === undefined ? undefined : await readPublicKeyFile(values.pubkey as string);
-    // A published (redacted) receipt carries anchor and redactions members; the hooks check them (their
-    // finish adds the publication checks), and leave an ordinary receipt's report unchanged.
-    const report: ReceiptReport<string> = await verifyReceiptFile(path, {
-      ...(expectHead !== undefined ? { expectHead } : {}), ...(publicKey !== undefined ? { publicKey } : {}), ...publishedReceiptHooks().options,
-    });
-    if (out.json) {
-      out.document('verify', { ok: report.ok, kind, path: resolve(path), report });
-    } else {
-      const extra: string[] = [];
-      if (report.ok) {
-        extra.push(`  scope: ${report.scope}${report.range ? ` (steps ${report.range.from}..${report.range.to})` : ''}; signed by: ${report.signed_by ?? 'nobody (unsigned)'}`);
-        for (const p of report.proves) extra.push(`  ${out.style('green', 'proves')}   ${p}`);
-        for (const p of report.does_not_prove) extra.push(`  ${out.style('yellow', 'does not prove')} ${p}`);
-        if (expectHead === undefined && publicKey === undefined) extra.push(out.style('yellow', '  hint: pin the head (--head) or the signer\'s key (--pubkey); otherwise anyone could have made this receipt'));
-      }
-      printReport(out, `receipt ${path}`, report, extra);
-    }
-    return report.ok ? EXIT_OK : EXIT_FAILED;
-  },
-};
 
 export const exportVerb: Verb = {
   name: 'export',
@@ -129,15 +56,3 @@ export const keygenVerb: Verb = {
     return EXIT_OK;
   },
 };
-
-/** A run journal's identity, for verify to show; null for a v1 journal or one whose metadata cannot be read (the report says why). */
-async function runIdentityOf(store: Store, id: string): Promise<{ run: unknown; line: string } | null> {
-  try {
-    const journal = await store.open(id, { readOnly: true });
-    await journal.close();
-    const line = identityLine(journal.genesis);
-    return line === null || journal.genesis.format !== 'stepchain/v2' ? null : { run: journal.genesis.run, line };
-  } catch {
-    return null;
-  }
-}

@@ -1,0 +1,271 @@
+// The speed harness of issue 25: `npm run bench:speed` (100 000 steps) or `npm run bench:speed -- --quick`
+// (20 000). Each figure is measured side by side with its limit in this one run, in paired runs (each run
+// right after a run of its reference), and the ratios are written into bench/RESULTS.md (or
+// RESULTS-quick.md) between the "speed" markers, leaving the rest of the file to bench/run.mjs:
+// - verify on worker threads (1 and 2 threads here) against the one-thread limit, in process and as whole
+//   `stepchain verify` processes against a bare Node process reading, parsing and hashing the same lines;
+// - CLI start-up against `node -e 0`;
+// - append CPU per step against the per-step limit (canonicalize + hash + seal in a bare loop) and against
+//   hypercore's batched append (bench/thirdparty), like for like;
+// - peak RSS of verify with workers.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { performance } from 'node:perf_hooks';
+import canonicalize from 'canonicalize';
+
+import { FileStore } from '../dist/store/index.js';
+import { exportReceipt, verifyReceiptFile } from '../dist/receipt/index.js';
+import { genesisHash } from '../dist/record/index.js';
+import { createLineCheckPool } from '../dist/parallel/index.js';
+import { makeSteps } from './lib/steps.mjs';
+import { fastFill } from './lib/fast-journal.mjs';
+import { bucketFiles, limitPass } from './lib/limit.mjs';
+import { fmtRate, fmtRatio, measure, summary, median } from './lib/stats.mjs';
+
+const here = fileURLToPath(new URL('.', import.meta.url));
+const argv = process.argv.slice(2);
+const QUICK = argv.includes('--quick');
+const BIG = argv.includes('--big');
+const OUT = join(here, QUICK ? 'RESULTS-quick.md' : 'RESULTS.md');
+const CFG = QUICK ? { N: 20_000, reps: 3, procReps: 3, startReps: 7, appendN: 10_240, appendReps: 2 } : { N: 100_000, reps: 5, procReps: 5, startReps: 11, appendN: 51_200, appendReps: 3 };
+const CLI = join(here, '../dist/cli/main.js');
+const root = mkdtempSync(join(tmpdir(), 'stepchain-speed-'));
+const started = Date.now();
+const LOAD0 = loadavg().map((x) => x.toFixed(2)).join(' / ');
+const rows = [];
+const notes = [];
+
+function log(msg) {
+  process.stderr.write(`[${((Date.now() - started) / 1000).toFixed(0).padStart(4)}s] ${msg}\n`);
+}
+
+/** A row of the table: a figure, its median and spread, and its ratio to a reference measured in the same run. */
+function row(section, name, stat, unit, against = null, ratio = null) {
+  rows.push({ section, name, stat, unit, against, ratio });
+  log(`${section} | ${name}: ${fmtRate(stat.median)} ${unit}${ratio ? ` — ${fmtRatio(ratio.median)} ${against}` : ''}`);
+  return stat;
+}
+
+const pairStat = (s) => ({ median: s.pairRatio, min: s.pairMin, max: s.pairMax });
+
+const CPU_EXIT = join(here, 'workers/cpu-exit.mjs');
+
+/** Wall time of a whole process, in ms, and its CPU time (every thread) as it reports at exit. */
+function timeProcess(args) {
+  const t = performance.now();
+  const r = spawnSync(process.execPath, ['--import', CPU_EXIT, ...args], { encoding: 'utf8' });
+  const ms = performance.now() - t;
+  if (r.status !== 0 && !(args.includes('verify') && r.status === 1)) throw new Error(`${args.join(' ')} exited ${r.status}: ${r.stderr}`);
+  const cpu = Number(/cpu-ms ([\d.]+)/.exec(r.stderr)?.[1] ?? NaN);
+  return { ms, cpu, out: r.stdout };
+}
+
+/** Paired whole-process runs: `ref` then `fig`, `reps` times; per-pair ratios of time (ref / fig: above 1 is faster than the reference). */
+function pairedProcesses(ref, fig, reps, check) {
+  const refMs = [];
+  const figMs = [];
+  const ratios = [];
+  const refCpu = [];
+  const figCpu = [];
+  const cpuRatios = [];
+  timeProcess(ref);
+  timeProcess(fig);
+  for (let r = 0; r < reps; r++) {
+    const a = timeProcess(ref);
+    const b = timeProcess(fig);
+    check?.(b.out);
+    refMs.push(a.ms);
+    figMs.push(b.ms);
+    ratios.push(a.ms / b.ms);
+    refCpu.push(a.cpu);
+    figCpu.push(b.cpu);
+    cpuRatios.push(a.cpu / b.cpu);
+  }
+  const spread = (xs) => {
+    const s = [...xs].sort((x, y) => x - y);
+    return { median: median(s), min: s[0], max: s[s.length - 1] };
+  };
+  return { refMs, figMs, ref: summary(refMs), fig: summary(figMs), ratio: spread(ratios), refCpu: spread(refCpu), figCpu: spread(figCpu), cpuRatio: spread(cpuRatios) };
+}
+
+async function main() {
+  const N = CFG.N;
+  const store = new FileStore(join(root, 's'), { fsync: 'none' });
+  log(`building a journal of ${N} steps (bench/lib/fast-journal.mjs, verified by the store) ...`);
+  await fastFill(store, 'a', N, { genesisHash });
+  const journal = await store.open('a', { readOnly: true });
+  const check = await journal.verify();
+  if (!check.ok || check.steps !== N) throw new Error('the generated journal does not verify');
+  const dirA = join(store.root, 'a');
+  const files = bucketFiles(dirA);
+  const pools = { 2: createLineCheckPool({ threads: 2 }) };
+  const cores = availableParallelism();
+
+  // 1. Journal and receipt verify in process, against the one-thread limit.
+  const pairLimit = { units: N, fn: () => limitPass(files) };
+  const limit = row('verify', 'limit: read + JSON.parse + SHA-256 per line, one thread', await measure({ reps: CFG.reps, units: N, warmup: 1, fn: () => limitPass(files) }), 'steps/s');
+  const verifyWith = (pool) => async () => {
+    const r = await journal.verify(pool ? { pool } : {});
+    if (!r.ok || r.steps !== N) throw new Error('journal verify failed');
+    return r.steps;
+  };
+  const v1 = await measure({ reps: CFG.reps, units: N, warmup: 1, pair: pairLimit, fn: verifyWith(undefined) });
+  row('verify', 'journal verify, 1 thread (no workers)', v1, 'steps/s', 'limit (1 thread), paired runs', pairStat(v1));
+  const v2 = await measure({ reps: CFG.reps, units: N, warmup: 1, pair: pairLimit, fn: verifyWith(pools[2]) });
+  row('verify', 'journal verify, 2 worker threads', v2, 'steps/s', 'limit (1 thread), paired runs', pairStat(v2));
+  const tar = join(root, 'a.tar');
+  await exportReceipt(journal, { out: tar });
+  const receiptWith = (pool) => async () => {
+    const r = await verifyReceiptFile(tar, pool ? { pool } : {});
+    if (!r.ok || r.steps !== N) throw new Error('receipt verify failed');
+    return r.steps;
+  };
+  const r1 = await measure({ reps: CFG.reps, units: N, warmup: 1, pair: pairLimit, fn: receiptWith(undefined) });
+  row('verify', 'receipt verify (.tar), 1 thread', r1, 'steps/s', 'limit (1 thread), paired runs', pairStat(r1));
+  const r2 = await measure({ reps: CFG.reps, units: N, warmup: 1, pair: pairLimit, fn: receiptWith(pools[2]) });
+  row('verify', 'receipt verify (.tar), 2 worker threads', r2, 'steps/s', 'limit (1 thread), paired runs', pairStat(r2));
+  await pools[2].close();
+
+  // 2. Whole processes: `stepchain verify` against a bare Node process doing the limit's work.
+  const limitProc = [join(here, 'workers/limit-proc.mjs'), dirA];
+  const ok = (out) => {
+    if (out.includes('"ok":false')) throw new Error('stepchain verify reported a problem');
+  };
+  for (const threads of [1, 2]) {
+    const p = pairedProcesses(limitProc, [CLI, 'verify', dirA, '--json', '--threads', String(threads)], CFG.procReps, ok);
+    const rate = (ms) => summary(ms.map((x) => (N * 1000) / x));
+    if (threads === 1) {
+      row('process', `bare Node process: read + JSON.parse + SHA-256 of the ${N} lines`, rate(p.refMs), 'steps/s');
+      row('process', 'bare Node process, CPU time', p.refCpu, 'ms');
+    }
+    row('process', `\`stepchain verify --threads ${threads}\`, whole process`, rate(p.figMs), 'steps/s', 'bare-process limit (time ratio, paired runs)', p.ratio);
+    row('process', `\`stepchain verify --threads ${threads}\`, CPU time of all threads`, p.figCpu, 'ms', 'bare-process limit\'s CPU time ÷ this (paired runs)', p.cpuRatio);
+  }
+
+  // 3. Start-up: the CLI against bare node.
+  const tiny = new FileStore(join(root, 't'));
+  const tj = await tiny.create('tiny');
+  await tj.append({ input: { q: 1 }, model: 'm', prompt: 'p', tool_call: null, result: 'r' });
+  await tj.close();
+  for (const [name, args] of [['`stepchain --version`', [CLI, '--version']], ['`stepchain verify` of a one-step journal', [CLI, 'verify', join(root, 't', 'tiny')]]]) {
+    const p = pairedProcesses(['-e', '0'], args, CFG.startReps);
+    if (name.includes('version')) {
+      row('start-up', '`node -e 0`, wall', { median: p.ref.median, min: p.ref.min, max: p.ref.max }, 'ms');
+      row('start-up', '`node -e 0`, CPU', p.refCpu, 'ms');
+    }
+    row('start-up', `${name}, wall`, { median: p.fig.median, min: p.fig.min, max: p.fig.max }, 'ms', '× the wall time of `node -e 0` (paired runs)', { median: 1 / p.ratio.median, min: 1 / p.ratio.max, max: 1 / p.ratio.min });
+    row('start-up', `${name}, CPU`, p.figCpu, 'ms', '× the CPU time of `node -e 0` (paired runs)', { median: 1 / p.cpuRatio.median, min: 1 / p.cpuRatio.max, max: 1 / p.cpuRatio.min });
+  }
+
+  // 4. Append CPU per step: the per-step limit, appendMany in batches of 256 (fsync none), hypercore.
+  const steps = makeSteps(CFG.appendN, { seed: 11 });
+  const perStepLimit = () => {
+    let prev = 'sha256:' + '0'.repeat(64);
+    for (let i = 0; i < steps.length; i++) {
+      // validate (an I-JSON round trip) + canonicalize + seal with the envelope + hash: what any writer must do.
+      const content = canonicalize(JSON.parse(JSON.stringify(steps[i])));
+      const line = `{"content":${content},"prev_hash":"${prev}","seq":${i}}`;
+      prev = 'sha256:' + createHash('sha256').update(line).digest('hex');
+    }
+    return steps.length;
+  };
+  const cpuRate = async (fn) => {
+    const c = process.cpuUsage();
+    const n = await fn();
+    const u = process.cpuUsage(c);
+    return (n * 1e6) / (u.user + u.system);
+  };
+  const appendCpu = async () => {
+    const s = new FileStore(join(root, `ap-${Math.random().toString(36).slice(2)}`), { fsync: 'none' });
+    const j = await s.create('j');
+    const rate = await cpuRate(async () => {
+      for (let i = 0; i < steps.length; i += 256) await j.appendMany(steps.slice(i, i + 256));
+      return steps.length;
+    });
+    await j.close();
+    return rate;
+  };
+  const lim = [];
+  const app = [];
+  const ratios = [];
+  perStepLimit();
+  await appendCpu();
+  for (let r = 0; r < CFG.appendReps; r++) {
+    const a = await cpuRate(perStepLimit);
+    const b = await appendCpu();
+    lim.push(a);
+    app.push(b);
+    ratios.push(b / a);
+  }
+  const stepLimit = row('append', 'per-step CPU limit: JSON round trip + canonicalize + seal + SHA-256, bare loop', summary(lim), 'steps/CPU-s');
+  void stepLimit;
+  const rs = [...ratios].sort((x, y) => x - y);
+  row('append', 'appendMany, batches of 256, fsync none (CPU per step)', summary(app), 'steps/CPU-s', 'per-step CPU limit (paired runs)', { median: median(rs), min: rs[0], max: rs[rs.length - 1] });
+  const tpDir = join(here, 'thirdparty');
+  if (existsSync(join(tpDir, 'node_modules/hypercore/package.json'))) {
+    const tp = JSON.parse(spawnSync(process.execPath, [join(tpDir, 'run.mjs'), `--steps=${CFG.appendN}`, `--reps=${CFG.appendReps}`], { cwd: tpDir, encoding: 'utf8' }).stdout.trim().split('\n').pop());
+    const hc = row('append', `hypercore ${tp.versions.hypercore}: append, batches of 256 (wall)`, summary(tp.hypercore.append), 'steps/s');
+    const wall = [];
+    for (let r = 0; r < CFG.appendReps; r++) {
+      const s = new FileStore(join(root, `aw-${r}`), { fsync: 'none' });
+      const j = await s.create('j');
+      const t = performance.now();
+      for (let i = 0; i < steps.length; i += 256) await j.appendMany(steps.slice(i, i + 256));
+      wall.push((steps.length * 1000) / (performance.now() - t));
+      await j.close();
+    }
+    const w = summary(wall);
+    row('append', 'stepchain appendMany, batches of 256, fsync none (wall)', w, 'steps/s', 'hypercore append (ratio of medians)', { median: w.median / hc.median, min: w.min / hc.median, max: w.max / hc.median });
+  } else notes.push('hypercore not measured: bench/thirdparty has no node_modules (`npm ci --prefix bench/thirdparty`).');
+
+  // 5. Peak RSS of verify with workers, in a process of its own.
+  for (const op of ['verify', 'verify-parallel']) {
+    const r = JSON.parse(spawnSync(process.execPath, [join(here, 'workers/rss.mjs'), op, store.root, 'a'], { encoding: 'utf8' }).stdout);
+    if (!r.ok || r.steps !== N) throw new Error(`${op} in a child failed`);
+    row('memory', `peak RSS, journal verify${op === 'verify' ? ', 1 thread' : `, ${Math.min(cores, 8)} worker threads`}, ${N} steps`, { median: r.maxRssMB, min: r.maxRssMB, max: r.maxRssMB }, 'MB');
+  }
+  if (BIG) {
+    log('building a journal of 1 000 000 steps ...');
+    await fastFill(store, 'big', 1_000_000, { genesisHash });
+    const r = JSON.parse(spawnSync(process.execPath, [join(here, 'workers/rss.mjs'), 'verify-parallel', store.root, 'big'], { encoding: 'utf8' }).stdout);
+    row('memory', `peak RSS, journal verify, ${Math.min(cores, 8)} worker threads, 1000000 steps`, { median: r.maxRssMB, min: r.maxRssMB, max: r.maxRssMB }, 'MB');
+  } else notes.push('Peak RSS at 1 000 000 steps with workers: run with `--big` (not in this run).');
+  await journal.close();
+  write(cores);
+}
+
+function write(cores) {
+  const cpu = cpus();
+  const L = ['<!-- speed:begin -->', '## Issue 25: verify on every core, start-up, append CPU', ''];
+  L.push(`Written by \`bench/speed.mjs\`${QUICK ? ' --quick' : ''} (${((Date.now() - started) / 1000).toFixed(0)} s, ${new Date().toISOString()}); ${cores} cores (${cpu[0]?.model ?? 'unknown CPU'}), Node ${process.version}; ${CFG.N} steps per verify figure; load average at start ${LOAD0}, at end ${loadavg().map((x) => x.toFixed(2)).join(' / ')}.`);
+  L.push('');
+  L.push('| Section | Figure | Median | Spread (min–max) | Ratio (min–max) | Against |');
+  L.push('|---|---|---:|---:|---:|---|');
+  for (const r of rows) {
+    const ratio = r.ratio ? `${fmtRatio(r.ratio.median)} (${fmtRatio(r.ratio.min)}–${fmtRatio(r.ratio.max)})` : '';
+    const fmt = r.unit === 'ms' || r.unit === 'MB' ? (x) => x.toFixed(r.unit === 'MB' ? 1 : 0) : fmtRate;
+    L.push(`| ${r.section} | ${r.name} | ${fmt(r.stat.median)} ${r.unit} | ${fmt(r.stat.min)}–${fmt(r.stat.max)} | ${ratio} | ${r.against ?? '(reference)'} |`);
+  }
+  L.push('');
+  L.push(`- Scaling: measured here at 1 and 2 threads only, on a ${cores}-core machine. The 4- and 8-thread points of the curve were not measured on this machine; no figure is given for them.`);
+  L.push('- "time ratio" for whole processes: the bare process\'s wall time divided by stepchain\'s (1× = as fast as the bare limit process; above 1× is faster). Start-up rows give stepchain\'s time as a multiple of `node -e 0`\'s (lower is better).');
+  L.push('- The machine is shared: with a load average above its core count, a second worker thread finds no idle core, so 2-thread figures measured then show scheduling, not scaling. Compare the paired ratios and the load averages above; CPU-time rows are the steadiest.');
+  L.push('- Append CPU is process CPU time (user + system) per step, so other load on the machine does not count against it.');
+  for (const n of notes) L.push(`- ${n}`);
+  L.push('<!-- speed:end -->');
+  const block = L.join('\n');
+  const old = existsSync(OUT) ? readFileSync(OUT, 'utf8') : '# stepchain benchmark results\n';
+  const re = /<!-- speed:begin -->[\s\S]*<!-- speed:end -->/;
+  writeFileSync(OUT, re.test(old) ? old.replace(re, block) : `${old.trimEnd()}\n\n${block}\n`);
+  log(`wrote the speed section of ${OUT}`);
+}
+
+try {
+  await main();
+} finally {
+  rmSync(root, { recursive: true, force: true });
+}

@@ -1,0 +1,93 @@
+/**
+ * The per-line check (line.ts, spec/FORMAT.md §4.4, §6.3 steps 2–5) over a batch of stored lines, and its
+ * facts packed for a trip between threads. A worker — a Node worker thread, a page's Web Worker — runs
+ * `checkBatch`; the thread that links the chain unpacks each line's facts in order. Most lines are clean,
+ * so their facts travel as a seq and two digests in flat arrays (a structured clone of one object per line
+ * cost more than the check saved, measured); any other line travels whole. Pure: no Node-only imports.
+ */
+import { journalFormat } from '../record/formats.js';
+import { checkLineBytes, type LineFacts } from './line.js';
+
+/** Stored lines without their newlines, back to back: line i is bytes[ends[i - 1] ?? 0 .. ends[i]]. */
+export interface LineBatch {
+  /** The genesis `format` of the journal: the worker checks each line by that format's record profiles. */
+  format: string;
+  bytes: Uint8Array;
+  ends: Uint32Array;
+}
+
+/** The facts of a batch's lines, in order. */
+export interface PackedFacts {
+  /** A clean line's seq; -1 - k for a line whose facts are `others[k]`. */
+  seqs: Float64Array;
+  /** prev_hash then step_hash of each clean line, DIGEST_CHARS each (spaces for the others). */
+  hashes: string;
+  /** The facts of every line that is not clean, whole. */
+  others: LineFacts[];
+}
+
+/** `sha256:` and 64 hex digits. */
+const DIGEST_CHARS = 71;
+const BLANK = ' '.repeat(2 * DIGEST_CHARS);
+
+/** Runs the per-line check on every line of a batch; null when this implementation does not read the format. */
+export function checkBatch(batch: LineBatch): PackedFacts | null {
+  const format = journalFormat(batch.format);
+  if (format === null) return null;
+  const { bytes, ends } = batch;
+  const seqs = new Float64Array(ends.length);
+  const hashes: string[] = [];
+  const others: LineFacts[] = [];
+  let start = 0;
+  for (let i = 0; i < ends.length; i++) {
+    const f = checkLineBytes(bytes.subarray(start, ends[i]), format);
+    start = ends[i]!;
+    if (isClean(f)) {
+      seqs[i] = f.seq!;
+      hashes.push(f.prevHash!, f.stepHash!);
+    } else {
+      seqs[i] = -1 - others.length;
+      others.push(f);
+      hashes.push(BLANK);
+    }
+  }
+  return { seqs, hashes: hashes.join(''), others };
+}
+
+function isClean(f: LineFacts): boolean {
+  return f.readable && f.problems.length === 0 && f.blobs.length === 0 && f.markers.length === 0 && f.seq !== null
+    && f.prevHash?.length === DIGEST_CHARS && f.stepHash?.length === DIGEST_CHARS;
+}
+
+/** Line i's facts, as `checkLineBytes` returned them in the worker. */
+export function unpackFacts(packed: PackedFacts, i: number): LineFacts {
+  const seq = packed.seqs[i]!;
+  if (seq < 0) return packed.others[-1 - seq]!;
+  const at = i * 2 * DIGEST_CHARS;
+  return {
+    problems: NO_PROBLEMS,
+    readable: true,
+    seq,
+    prevHash: packed.hashes.slice(at, at + DIGEST_CHARS),
+    stepHash: packed.hashes.slice(at + DIGEST_CHARS, at + 2 * DIGEST_CHARS),
+    blobs: [],
+    markers: [],
+  };
+}
+
+const NO_PROBLEMS: LineFacts['problems'] = Object.freeze([]);
+
+/**
+ * Where batches are checked: worker threads in Node (`stepchain`'s createLineCheckPool), or anything else
+ * that runs `checkBatch`. `check` resolves with the batch's facts in line order, or null when the worker
+ * does not read the batch's format (the caller then checks the lines itself).
+ */
+export interface LineCheckPool {
+  /** How many batches it checks at once. */
+  readonly threads: number;
+  /** The batch size it wants, in bytes (default 128 KiB): smaller batches start workers for smaller chains. */
+  readonly batchBytes?: number;
+  /** Memory for a batch the workers can read without a copy (shared memory); default: an ordinary array. */
+  allocate?(bytes: number): Uint8Array;
+  check(batch: LineBatch): Promise<PackedFacts | null>;
+}
