@@ -57,6 +57,8 @@ export interface CreateOptions {
   createdAt?: Date | string;
   /** The genesis `journal_id` (default a random UUID). */
   journalId?: string;
+  /** The journal format (default `stepchain/v1`); `stepchain/v2` records hash salted slot commitments (FORMAT §12). */
+  format?: 'stepchain/v1' | 'stepchain/v2';
 }
 
 export interface OpenOptions {
