@@ -49,7 +49,7 @@ describe('a published v2 receipt verifies against the original head (REDACTION Â
   test('valid, with the original head, and the journal head is the published head', async () => {
     const { j, pub, bytes } = await published();
     const head = (await j.head())!;
-    const report = await verifyPublishedReceipt(bytes, { head: head.step_hash });
+    const report = await verifyPublishedReceipt(bytes, { expectHead: head.step_hash });
     expect(report.problems).toEqual([]);
     expect(report.ok).toBe(true);
     expect(report.head).toBe(head.step_hash);
@@ -61,6 +61,9 @@ describe('a published v2 receipt verifies against the original head (REDACTION Â
     expect(pub.declarations).toContainEqual({ seq: 1, path: '/tool_call/arguments/api_key', rule: 'tool-secrets' });
     expect(pub.declarations).toContainEqual({ seq: 1, path: '/input/note', rule: 'secrets' });
     expect(report.redactions).toBe(pub.declarations.length);
+    // The pin is really compared: another head fails.
+    const other = await verifyPublishedReceipt(bytes, { expectHead: 'sha256:' + '0'.repeat(64) });
+    expect(other.problems.map((p) => p.code)).toContain('HEAD_MISMATCH');
   });
 
   test('nothing withheld, and neither a record salt nor a withheld slot salt, is anywhere in the public bytes', async () => {
@@ -124,7 +127,7 @@ describe('no oracle: the attacker with the original head and the public receipt 
     const pub = await planCommittedPublication(j, { policy });
     const bytes = await bytesOf(pub.plan);
     const head = (await j.head())!.step_hash;
-    expect((await verifyPublishedReceipt(bytes, { head })).ok).toBe(true);
+    expect((await verifyPublishedReceipt(bytes, { expectHead: head })).ok).toBe(true);
 
     const line = JSON.parse(pub.lines[0]!) as { input: { '$stepchain:redacted': { commitment: string } }; salts: Record<string, string> };
     const target = line.input['$stepchain:redacted'].commitment;
