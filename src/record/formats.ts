@@ -10,7 +10,7 @@ import { RecordError } from './errors.js';
 import { formatTimestamp, newStepId } from './fields.js';
 import type { JournalFormat, RecordProfile } from './profile.js';
 import { FORMAT_V1, JOURNAL_V1, type GenesisV1 } from './v1.js';
-import { FORMAT_V2, JOURNAL_V2, type GenesisV2 } from './v2-interim.js';
+import { FORMAT_V2, JOURNAL_V2, type GenesisV2, type RunIdentity } from './v2.js';
 
 /** Every format this verifier reads; the first is the one new journals are created in. */
 const FORMATS: readonly JournalFormat[] = [JOURNAL_V1, JOURNAL_V2];
@@ -19,7 +19,7 @@ export const DEFAULT_FORMAT: JournalFormat = FORMATS[0]!;
 /** The genesis `format` of new journals. */
 export const JOURNAL_FORMAT = FORMAT_V1;
 
-/** A journal's genesis object (FORMAT §6.1, §12.1). */
+/** A journal's genesis object (FORMAT §6.1, §11.1). */
 export type Genesis = GenesisV1 | GenesisV2;
 
 /** The format a genesis `format` value names, or null when this verifier does not read it. */
@@ -51,10 +51,16 @@ export function genesisDefect(value: unknown): string | null {
   return `unsupported genesis format ${JSON.stringify(value.format)}; this verifier reads ${FORMATS.map((f) => f.format).join(', ')}`;
 }
 
-/** A new genesis: `stepchain/v1` unless `format` names `stepchain/v2` (committed records, FORMAT §12). */
-export function makeGenesis(options: { journalId?: string; createdAt?: Date | string; format?: typeof FORMAT_V1 | typeof FORMAT_V2 } = {}): Genesis {
+/**
+ * A new genesis: `stepchain/v1`, or `stepchain/v2` (a run journal, FORMAT §11.1, whose records hash salted
+ * slot commitments, §12) when `run` is given or `format` names it — the identity is part of the genesis hash.
+ */
+export function makeGenesis(options: { journalId?: string; createdAt?: Date | string; run?: RunIdentity; format?: typeof FORMAT_V1 | typeof FORMAT_V2 } = {}): Genesis {
   const createdAt = typeof options.createdAt === 'string' ? options.createdAt : formatTimestamp(options.createdAt ?? new Date());
-  const genesis: Genesis = { format: options.format === FORMAT_V2 ? FORMAT_V2 : FORMAT_V1, journal_id: options.journalId ?? newStepId(), created_at: createdAt };
+  const journalId = options.journalId ?? newStepId();
+  const genesis: Genesis = options.run === undefined && options.format !== FORMAT_V2
+    ? { format: FORMAT_V1, journal_id: journalId, created_at: createdAt }
+    : { format: FORMAT_V2, journal_id: journalId, created_at: createdAt, run: options.run ?? {} };
   const defect = genesisDefect(genesis);
   if (defect) throw new RecordError('GENESIS_INVALID', defect);
   return genesis;

@@ -3,7 +3,7 @@ import { verifyChain } from '../../src/chain/index.js';
 import { digestUtf8 } from '../../src/canonical/sha256.js';
 import { committedStepHash, isSaltHex, newRecordSalt, sealCommitted, slotDigest, slotSalt } from '../../src/record/commitments.js';
 import { genesisHash, makeGenesis } from '../../src/record/index.js';
-import { STEP_V2 } from '../../src/record/v2-interim.js';
+import { STEP_V2 } from '../../src/record/v2.js';
 import { MemoryStore } from '../../src/store/memory.js';
 
 const encoder = new TextEncoder();
@@ -33,9 +33,13 @@ describe('stepchain/v2: the step hash commits to salted slot digests (FORMAT §1
       expect(r.v).toBe(2);
       expect(isSaltHex(r.salt)).toBe(true);
       // Recomputed from the spec's definition, member by member.
-      const slots = ['input', 'meta', 'model', 'prompt', 'result', 'tool_call'];
+      const slots = ['error', 'input', 'meta', 'model', 'prompt', 'result', 'tool_call'];
+      expect(STEP_V2.redactable).toEqual(slots);
       const digests = Object.fromEntries(slots.map((s) => [s, slotDigest(slotSalt(r.salt as string, s), s, s in r ? JSON.stringify(r[s]) : undefined)]));
-      const clear = { prev_hash: JSON.stringify(r.prev_hash), seq: String(r.seq), step_id: JSON.stringify(r.step_id), ts: JSON.stringify(r.ts), v: '2' };
+      const clear = {
+        kind: JSON.stringify(r.kind), prev_hash: JSON.stringify(r.prev_hash), ref: JSON.stringify(r.ref), seq: String(r.seq), step_id: JSON.stringify(r.step_id),
+        ts: JSON.stringify(r.ts), v: '2',
+      };
       expect(committedStepHash(clear, digests, slots)).toBe(r.step_hash);
     }
     expect(JSON.parse(lines[0]!).prev_hash).toBe(genesisHash(genesis));
@@ -76,7 +80,7 @@ describe('stepchain/v2: the step hash commits to salted slot digests (FORMAT §1
   });
 
   test('the profile seal equals sealCommitted with the salt it drew', () => {
-    const texts = { input: '1', model: '"m"', prompt: 'null', tool_call: 'null', result: '[]' };
+    const texts = { kind: '"step"', ref: 'null', input: '1', model: '"m"', prompt: 'null', tool_call: 'null', result: '[]', error: 'null' };
     const e = { seq: 0, stepId: 's', ts: '2026-01-01T00:00:00.000Z', prevHash: genesisHash(genesis) };
     const { line, stepHash } = STEP_V2.seal(texts, e);
     const salt = (JSON.parse(line) as { salt: string }).salt;
