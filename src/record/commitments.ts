@@ -169,6 +169,10 @@ export function slotStates(profile: RecordProfile, text: string, spans: Spans): 
   return out;
 }
 
+function isWithheldMarker(v: unknown): boolean {
+  return isObject(v) && Object.keys(v).length === 1 && REDACTED_MARKER in v;
+}
+
 function wholeMarker(valueText: string): { commitment: string; rule: string } | null {
   try {
     const v = (JSON.parse(valueText) as Record<string, unknown>)[REDACTED_MARKER];
@@ -255,5 +259,8 @@ export function commitProfiles(base: RecordProfile): { stored: RecordProfile; pu
     },
     stepHashOf: (text, _span, spans) => publicStepHash(published, text, spans),
   };
+  // A withheld slot is a marker, not its value: rules between members read it as unknown there.
+  const relation = base.relationDefect;
+  if (relation) (published as { relationDefect?: RecordProfile['relationDefect'] }).relationDefect = (value) => relation((name) => (isWithheldMarker(value(name)) ? undefined : value(name)));
   return { stored, published };
 }

@@ -6,6 +6,7 @@ import { planReceipt, writeReceipt } from '../../src/receipt/writer.js';
 import { planCommittedPublication, type CommittedPublication } from '../../src/redact/commit-publish.js';
 import { compilePolicy } from '../../src/redact/policy.js';
 import { verifyPublishedReceipt } from '../../src/redact/verify.js';
+import { openSlot, verifyOpening } from '../../src/redact/opening.js';
 import { seededSalts } from '../../src/redact/commit.js';
 import type { Journal } from '../../src/store/index.js';
 import type { Json } from '../../src/record/index.js';
@@ -144,4 +145,38 @@ describe('no oracle: the attacker with the original head and the public receipt 
     for await (const l of j.lines()) record = JSON.parse(l.text) as { salt: string };
     expect(trySalt(slotSalt(record!.salt, 'input'))).toEqual(steps[0]!.input);
   }, 120_000);
+});
+
+describe('disclosure is the opening of a slot digest (REDACTION §12.6)', () => {
+  test('a withheld slot, an absent meta and a blob-stored view open from the journal; wrong openings are refused', async () => {
+    const { j, pub, bytes } = await published();
+    const md = pub.plan.manifestDigest;
+    const prompt = await openSlot(j, 0, 'prompt', md);
+    const ok = await verifyOpening(bytes, prompt);
+    expect(ok).toMatchObject({ ok: true, present: true, value: sampleSteps()[0]!.prompt });
+
+    const meta = await openSlot(j, 3, 'meta', md);
+    expect('value' in meta).toBe(false);
+    expect(await verifyOpening(bytes, meta)).toMatchObject({ ok: true, present: false, value: null });
+
+    const input = await openSlot(j, 2, 'input', md);
+    expect(input.blob).toEqual(sampleSteps()[2]!.input);
+    expect(await verifyOpening(bytes, input)).toMatchObject({ ok: true, value: sampleSteps()[2]!.input });
+
+    const cases: Array<[unknown, string]> = [
+      [{ ...prompt, value: 'You are a careless assistant.' }, 'COMMITMENT_MISMATCH'],
+      [{ ...prompt, salt: '0'.repeat(32) }, 'COMMITMENT_MISMATCH'],
+      [{ ...meta, value: {} }, 'COMMITMENT_MISMATCH'],
+      [{ ...input, blob: { doc: 'other' } }, 'COMMITMENT_MISMATCH'],
+      [{ ...prompt, slot: 'model' }, 'NOT_REDACTED'],
+      [{ ...prompt, manifest_digest: 'sha256:' + 'a'.repeat(64) }, 'MANIFEST_MISMATCH'],
+      [{ ...prompt, extra: 1 }, 'PROOF_INVALID'],
+      [{ ...prompt, salt: 'XYZ' }, 'PROOF_INVALID'],
+    ];
+    for (const [proof, code] of cases) {
+      const r = await verifyOpening(bytes, proof);
+      expect(r.ok, code).toBe(false);
+      expect(r.problems[0]!.code).toBe(code);
+    }
+  });
 });
