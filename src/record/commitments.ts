@@ -46,9 +46,29 @@ export function newRecordSalt(): string {
   return out;
 }
 
-/** The salt of one slot: the first 32 hex digits of SHA-256(tag ‖ record salt ‖ "\n" ‖ slot name). */
-export function slotSalt(recordSalt: string, slot: string): string {
-  return digestUtf8(SLOT_SALT_TAG, recordSalt, '\n', slot).slice(7, 7 + SALT_HEX_DIGITS);
+/**
+ * The salts of a record's slots, in the order of `slots` (UTF-16 order of the names): block j is
+ * SHA-256(tag ‖ record salt ‖ "\n" ‖ decimal j) in hex; the slot at index i takes the first half of block
+ * ⌊i/2⌋ when i is even, the second when odd. One hash serves two slots (a hash costs more than the rest of
+ * a slot), and half a SHA-256 output says nothing about the other half, so disclosing one slot's salt
+ * reveals neither its neighbour's nor the record salt.
+ */
+export function slotSalts(recordSalt: string, slots: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let j = 0; 2 * j < slots.length; j++) {
+    const block = digestUtf8(SLOT_SALT_TAG + recordSalt + '\n' + j);
+    out.push(block.slice(7, 39));
+    if (2 * j + 1 < slots.length) out.push(block.slice(39, 71));
+  }
+  return out;
+}
+
+/** The salt of one slot of a record whose slots are `slots` (slotSalts, for one). */
+export function slotSalt(recordSalt: string, slot: string, slots: readonly string[]): string {
+  const i = slots.indexOf(slot);
+  if (i < 0) throw new RangeError(`${slot} is not one of the slots ${slots.join(', ')}`);
+  const block = digestUtf8(SLOT_SALT_TAG + recordSalt + '\n' + Math.floor(i / 2));
+  return i % 2 === 0 ? block.slice(7, 39) : block.slice(39, 71);
 }
 
 /**
@@ -57,7 +77,7 @@ export function slotSalt(recordSalt: string, slot: string): string {
  * was one. `valueText` is the member's canonical text as stored (a blob reference stays a reference).
  */
 export function slotDigest(salt: string, slot: string, valueText: string | undefined): string {
-  return digestUtf8(SLOT_DIGEST_TAG, salt, '\n', valueText === undefined ? `[${JSON.stringify(slot)}]` : `[${JSON.stringify(slot)},${valueText}]`);
+  return digestUtf8(SLOT_DIGEST_TAG + salt + '\n["' + slot + (valueText === undefined ? '"]' : '",' + valueText + ']'));
 }
 
 /**
@@ -65,9 +85,7 @@ export function slotDigest(salt: string, slot: string, valueText: string | undef
  * slots) and one digest per slot: SHA-256 of the JCS of those members plus `"commitments": {slot: digest}`.
  */
 export function committedStepHash(clear: Readonly<Record<string, string>>, digests: Readonly<Record<string, string>>, slots: readonly string[]): string {
-  let commitments = '{';
-  for (let i = 0; i < slots.length; i++) commitments += (i === 0 ? '' : ',') + JSON.stringify(slots[i]) + ':"' + digests[slots[i]!] + '"';
-  commitments += '}';
+  const commitments = commitmentsText(slots, slots.map((s) => digests[s]!));
   const names = [...Object.keys(clear), 'commitments'].sort();
   let out = '{';
   for (let i = 0; i < names.length; i++) {
@@ -101,7 +119,8 @@ function clearTexts(profile: RecordProfile, texts: StepTexts, e: Envelope): Reco
 export function sealCommitted(profile: RecordProfile, texts: StepTexts, e: Envelope, recordSalt: string = newRecordSalt()): { stepHash: string; line: string } {
   const clear = clearTexts(profile, texts, e);
   const digests: Record<string, string> = {};
-  for (const slot of profile.redactable) digests[slot] = slotDigest(slotSalt(recordSalt, slot), slot, texts[slot]);
+  const salts = slotSalts(recordSalt, profile.redactable);
+  profile.redactable.forEach((slot, i) => void (digests[slot] = slotDigest(salts[i]!, slot, texts[slot])));
   const stepHash = committedStepHash(clear, digests, profile.redactable);
   const all: Record<string, string> = { ...clear, salt: JSON.stringify(recordSalt), step_hash: JSON.stringify(stepHash) };
   for (const slot of profile.redactable) if (texts[slot] !== undefined) all[slot] = texts[slot]!;
@@ -113,22 +132,45 @@ type Spans = ReadonlyMap<string, readonly [number, number]>;
 /** Not a digest: what a record whose slots cannot all be decided hashes to, so it never matches (HASH_MISMATCH). */
 export const UNDECIDED = 'sha256:undecided';
 
+/** `{"slot":"digest",…}` in slot order: the value of `commitments` in the preimage. */
+function commitmentsText(slots: readonly string[], digests: readonly string[]): string {
+  let out = '{';
+  for (let i = 0; i < slots.length; i++) out += (i === 0 ? '"' : ',"') + slots[i] + '":"' + digests[i] + '"';
+  return out + '}';
+}
+
+/**
+ * The step hash from a stored line's spans: the members in their (canonical, so sorted) order, without
+ * the skipped ones, with `commitments` put in its sorted place — one pass, no sort, no parse.
+ */
+function hashFromSpans(text: string, spans: Spans, skip: (name: string) => boolean, commitments: string): string {
+  let out = '{';
+  let placed = false;
+  for (const [name, span] of spans) {
+    if (skip(name)) continue;
+    if (!placed && name > 'commitments') {
+      out += (out.length > 1 ? ',' : '') + '"commitments":' + commitments;
+      placed = true;
+    }
+    out += (out.length > 1 ? ',"' : '"') + name + '":' + text.slice(span[0], span[1]);
+  }
+  if (!placed) out += (out.length > 1 ? ',' : '') + '"commitments":' + commitments;
+  return digestUtf8(out + '}');
+}
+
 /** The step hash of a stored private-form line, from its member spans (FORMAT §12.3). */
 export function privateStepHash(profile: RecordProfile, text: string, spans: Spans): string {
   const saltSpan = spans.get('salt');
   const salt = saltSpan ? canonicalValue(text, saltSpan[0], saltSpan[1]) : undefined;
   if (!isSaltHex(salt)) return UNDECIDED;
-  const clear: Record<string, string> = {};
-  const digests: Record<string, string> = {};
-  for (const [name, span] of spans) {
-    if (name === 'step_hash' || name === 'salt' || profile.redactable.includes(name)) continue;
-    clear[name] = text.slice(span[0], span[1]);
+  const slots = profile.redactable;
+  const salts = slotSalts(salt, slots);
+  const digests: string[] = [];
+  for (let i = 0; i < slots.length; i++) {
+    const span = spans.get(slots[i]!);
+    digests.push(slotDigest(salts[i]!, slots[i]!, span ? text.slice(span[0], span[1]) : undefined));
   }
-  for (const slot of profile.redactable) {
-    const span = spans.get(slot);
-    digests[slot] = slotDigest(slotSalt(salt, slot), slot, span ? text.slice(span[0], span[1]) : undefined);
-  }
-  return committedStepHash(clear, digests, profile.redactable);
+  return hashFromSpans(text, spans, (n) => n === 'step_hash' || n === 'salt' || slots.includes(n), commitmentsText(slots, digests));
 }
 
 /** What a public-form slot holds (REDACTION.md §12.2). */
@@ -185,21 +227,18 @@ function wholeMarker(valueText: string): { commitment: string; rule: string } | 
 
 /** The step hash of a stored public-form line (REDACTION.md §12.3): UNDECIDED when a slot is not in exactly one state. */
 export function publicStepHash(profile: RecordProfile, text: string, spans: Spans): string {
+  const slots = profile.redactable;
   const states = slotStates(profile, text, spans);
-  const clear: Record<string, string> = {};
-  const digests: Record<string, string> = {};
-  for (const [name, span] of spans) {
-    if (name === 'step_hash' || name === 'salts' || name === 'digests' || profile.redactable.includes(name)) continue;
-    clear[name] = text.slice(span[0], span[1]);
-  }
-  for (const [slot, state] of states) {
+  const digests: string[] = [];
+  for (const slot of slots) {
+    const state = states.get(slot)!;
     if (state.kind === 'invalid') return UNDECIDED;
     if (state.kind === 'disclosed') {
       const span = spans.get(slot);
-      digests[slot] = slotDigest(state.salt, slot, span ? text.slice(span[0], span[1]) : undefined);
-    } else digests[slot] = state.digest;
+      digests.push(slotDigest(state.salt, slot, span ? text.slice(span[0], span[1]) : undefined));
+    } else digests.push(state.digest);
   }
-  return committedStepHash(clear, digests, profile.redactable);
+  return hashFromSpans(text, spans, (n) => n === 'step_hash' || n === 'salts' || n === 'digests' || slots.includes(n), commitmentsText(slots, digests));
 }
 
 const invalid = (message: string) => ({ message });

@@ -13,7 +13,7 @@ import { scanCanonical } from '../canonical/scan.js';
 import { describeProblem } from '../chain/report.js';
 import type { ChainSource, StoredLine } from '../chain/source.js';
 import { ChainVerifier } from '../chain/verifier.js';
-import { isSaltHex, publicStepHash, slotDigest, slotSalt } from '../record/commitments.js';
+import { isSaltHex, publicStepHash, slotDigest, slotSalts } from '../record/commitments.js';
 import { formatOf } from '../record/formats.js';
 import { REDACTED_MARKER } from '../record/markers.js';
 import type { JournalFormat } from '../record/profile.js';
@@ -147,9 +147,11 @@ class CommittedWalk {
     const saltsOut: Record<string, string> = {};
     const digests: Record<string, string> = {};
     const recordSalt = record.salt as string;
-    for (const slot of profile.redactable) {
+    const slotSaltsOf = slotSalts(recordSalt, profile.redactable);
+    for (let i = 0; i < profile.redactable.length; i++) {
+      const slot = profile.redactable[i]!;
       const stored = record[slot];
-      const salt = slotSalt(recordSalt, slot);
+      const salt = slotSaltsOf[i]!;
       const digest = slotDigest(salt, slot, stored === undefined ? undefined : canonicalJsonTrusted(stored));
       const whole = stored === undefined ? withholdsAbsent(rules, slot) : wholeRule(redacted[slot]);
       if (whole !== null) {

@@ -77,7 +77,7 @@ export async function openSlot(source: ChainSource, seq: number, slot: string, m
   if (text === null) throw new RedactError('ARGUMENT_INVALID', `the journal has no step ${seq}`);
   const record = JSON.parse(text) as Record<string, Json>;
   if (!isSaltHex(record.salt)) throw new RedactError('SOURCE_INVALID', `step ${seq} carries no record salt: open slots from the original journal`);
-  const opening: SlotOpening = { format: SLOT_OPENING_FORMAT, manifest_digest: manifestDigest, seq, slot, salt: slotSalt(record.salt, slot) };
+  const opening: SlotOpening = { format: SLOT_OPENING_FORMAT, manifest_digest: manifestDigest, seq, slot, salt: slotSalt(record.salt, slot, stored.redactable) };
   if (record[slot] !== undefined) opening.value = record[slot];
   const ref = stored.blobFields.has(slot) && record[slot] !== undefined ? blobRefOf(record[slot]) : null;
   if (ref !== null) {

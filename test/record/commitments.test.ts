@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { verifyChain } from '../../src/chain/index.js';
 import { digestUtf8 } from '../../src/canonical/sha256.js';
-import { committedStepHash, isSaltHex, newRecordSalt, sealCommitted, slotDigest, slotSalt } from '../../src/record/commitments.js';
+import { committedStepHash, isSaltHex, newRecordSalt, sealCommitted, slotDigest, slotSalt, slotSalts } from '../../src/record/commitments.js';
 import { genesisHash, makeGenesis } from '../../src/record/index.js';
 import { STEP_V2 } from '../../src/record/v2.js';
 import { MemoryStore } from '../../src/store/memory.js';
@@ -35,7 +35,7 @@ describe('stepchain/v2: the step hash commits to salted slot digests (FORMAT §1
       // Recomputed from the spec's definition, member by member.
       const slots = ['error', 'input', 'meta', 'model', 'prompt', 'result', 'tool_call'];
       expect(STEP_V2.redactable).toEqual(slots);
-      const digests = Object.fromEntries(slots.map((s) => [s, slotDigest(slotSalt(r.salt as string, s), s, s in r ? JSON.stringify(r[s]) : undefined)]));
+      const digests = Object.fromEntries(slots.map((s) => [s, slotDigest(slotSalt(r.salt as string, s, slots), s, s in r ? JSON.stringify(r[s]) : undefined)]));
       const clear = {
         kind: JSON.stringify(r.kind), prev_hash: JSON.stringify(r.prev_hash), ref: JSON.stringify(r.ref), seq: String(r.seq), step_id: JSON.stringify(r.step_id),
         ts: JSON.stringify(r.ts), v: '2',
@@ -49,8 +49,12 @@ describe('stepchain/v2: the step hash commits to salted slot digests (FORMAT §1
     const salt = '00112233445566778899aabbccddeeff';
     expect(slotDigest(salt, 'input', '{"a":1}')).toBe(digestUtf8('stepchain/v2 slot\n00112233445566778899aabbccddeeff\n["input",{"a":1}]'));
     expect(slotDigest(salt, 'meta', undefined)).toBe(digestUtf8('stepchain/v2 slot\n00112233445566778899aabbccddeeff\n["meta"]'));
-    expect(slotSalt(salt, 'input')).toBe(digestUtf8('stepchain/v2 salt\n00112233445566778899aabbccddeeff\ninput').slice(7, 39));
-    expect(slotSalt(salt, 'input')).not.toBe(slotSalt(salt, 'prompt'));
+    // Slots error, input, meta, …: block 0 serves error (first half) and input (second half), block 1 meta.
+    const block0 = digestUtf8('stepchain/v2 salt\n00112233445566778899aabbccddeeff\n0');
+    expect(slotSalt(salt, 'error', STEP_V2.redactable)).toBe(block0.slice(7, 39));
+    expect(slotSalt(salt, 'input', STEP_V2.redactable)).toBe(block0.slice(39, 71));
+    expect(slotSalt(salt, 'meta', STEP_V2.redactable)).toBe(digestUtf8('stepchain/v2 salt\n00112233445566778899aabbccddeeff\n1').slice(7, 39));
+    expect(slotSalts(salt, STEP_V2.redactable)).toEqual(STEP_V2.redactable.map((s) => slotSalt(salt, s, STEP_V2.redactable)));
   });
 
   test.each([

@@ -7,6 +7,7 @@ import fc from 'fast-check';
 import { expect, test } from 'vitest';
 import { concatBytes } from '../../src/bytes.js';
 import { slotSalt } from '../../src/record/commitments.js';
+import { STEP_V2 } from '../../src/record/v2.js';
 import type { Json, StepInput } from '../../src/record/index.js';
 import { writeReceipt } from '../../src/receipt/writer.js';
 import { planCommittedPublication } from '../../src/redact/commit-publish.js';
@@ -69,7 +70,7 @@ test('publish → verify against the original head; nothing withheld and no priv
       for await (const l of j.lines()) {
         const salt = (JSON.parse(l.text) as { salt: string }).salt;
         hidden.push(salt);
-        for (const slot of pub.withheld.filter((w) => w.seq === l.seq).map((w) => w.slot)) hidden.push(slotSalt(salt, slot));
+        for (const slot of pub.withheld.filter((w) => w.seq === l.seq).map((w) => w.slot)) hidden.push(slotSalt(salt, slot, STEP_V2.redactable));
       }
       if (plantEmail && policyDoc.rules.some((r) => 'detectors' in r)) expect(text).not.toContain(EMAIL);
       for (const s of hidden) if (s.length >= 6) expect(text.includes(JSON.stringify(s).slice(1, -1)), s).toBe(false);

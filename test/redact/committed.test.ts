@@ -2,6 +2,7 @@ import { describe, expect, test } from 'vitest';
 import { canonicalJson } from '../../src/canonical/jcs.js';
 import { concatBytes } from '../../src/bytes.js';
 import { slotDigest, slotSalt } from '../../src/record/commitments.js';
+import { STEP_V2 } from '../../src/record/v2.js';
 import { planReceipt, writeReceipt } from '../../src/receipt/writer.js';
 import { planCommittedPublication, type CommittedPublication } from '../../src/redact/commit-publish.js';
 import { compilePolicy } from '../../src/redact/policy.js';
@@ -76,7 +77,7 @@ describe('a published v2 receipt verifies against the original head (REDACTION Â
     for await (const l of j.lines()) {
       const r = JSON.parse(l.text) as Record<string, string>;
       expect(text).not.toContain(r.salt);
-      expect(text).not.toContain(slotSalt(r.salt!, 'prompt'));
+      expect(text).not.toContain(slotSalt(r.salt!, 'prompt', STEP_V2.redactable));
     }
   });
 
@@ -143,7 +144,7 @@ describe('no oracle: the attacker with the original head and the public receipt 
     // Control: the search is sound â€” given the slot salt (which only the journal holds) it recovers the value.
     let record: { salt: string } | null = null;
     for await (const l of j.lines()) record = JSON.parse(l.text) as { salt: string };
-    expect(trySalt(slotSalt(record!.salt, 'input'))).toEqual(steps[0]!.input);
+    expect(trySalt(slotSalt(record!.salt, 'input', STEP_V2.redactable))).toEqual(steps[0]!.input);
   }, 120_000);
 });
 
