@@ -48,16 +48,20 @@ export function printReport(out: Output, subject: string, report: ChainReport<st
 export const initVerb: Verb = {
   name: 'init',
   summary: 'create a journal directory',
-  usage: '<journal> [--bucket-bytes N] [--blob-threshold N]',
+  usage: '<journal> [--format v1|v2] [--bucket-bytes N] [--blob-threshold N]',
   options: {
+    format: { type: 'string', arg: 'v1|v2', description: 'the journal format (default v2: records hash salted slot commitments, so a published receipt verifies against the original head; v1 for readers that know only stepchain/v1)' },
     'bucket-bytes': { type: 'string', arg: 'N', description: 'start a new bucket file after N bytes (default 64 MiB)' },
     'blob-threshold': { type: 'string', arg: 'N', description: 'store content fields of N canonical bytes or more as blobs (default 64 KiB)' },
   },
   args: { min: 1, max: 1, names: ['journal'] },
-  examples: [['stepchain init runs/today', 'a new journal in ./runs/today']],
+  examples: [['stepchain init runs/today', 'a new journal in ./runs/today'], ['stepchain init runs/legacy --format v1', 'a stepchain/v1 journal']],
   async run({ out, values, positionals }) {
     const { store, id } = storeFor(positionals[0]!);
+    const format = values.format ?? 'v2';
+    if (format !== 'v1' && format !== 'v2') throw new UsageError(`init --format must be v1 or v2 (got ${JSON.stringify(format)})`, 'init');
     const journal = await store.create(id, {
+      format: format === 'v2' ? 'stepchain/v2' : 'stepchain/v1',
       ...(values['bucket-bytes'] !== undefined ? { segmentBytes: intArg(values['bucket-bytes'], '--bucket-bytes', 'init') } : {}),
       ...(values['blob-threshold'] !== undefined ? { blobThreshold: intArg(values['blob-threshold'], '--blob-threshold', 'init') } : {}),
     });
