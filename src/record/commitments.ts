@@ -85,6 +85,11 @@ export function slotDigest(salt: string, slot: string, valueText: string | undef
  * slots) and one digest per slot: SHA-256 of the JCS of those members plus `"commitments": {slot: digest}`.
  */
 export function committedStepHash(clear: Readonly<Record<string, string>>, digests: Readonly<Record<string, string>>, slots: readonly string[]): string {
+  return digestUtf8(committedPreimage(clear, digests, slots));
+}
+
+/** The preimage committedStepHash hashes (FORMAT §12.3): for vectors and independent checks. */
+export function committedPreimage(clear: Readonly<Record<string, string>>, digests: Readonly<Record<string, string>>, slots: readonly string[]): string {
   const commitments = commitmentsText(slots, slots.map((s) => digests[s]!));
   const names = [...Object.keys(clear), 'commitments'].sort();
   let out = '{';
@@ -92,7 +97,18 @@ export function committedStepHash(clear: Readonly<Record<string, string>>, diges
     const n = names[i]!;
     out += (i === 0 ? '' : ',') + JSON.stringify(n) + ':' + (n === 'commitments' ? commitments : clear[n]);
   }
-  return digestUtf8(out + '}');
+  return out + '}';
+}
+
+/** The preimage of a stored record given as its member texts (every member but step_hash; FORMAT §12.3). */
+export function preimageOfTexts(profile: RecordProfile, texts: Readonly<Record<string, string>>): string {
+  const salt = JSON.parse(texts.salt!) as string;
+  const salts = slotSalts(salt, profile.redactable);
+  const clear: Record<string, string> = {};
+  for (const [n, t] of Object.entries(texts)) if (n !== 'salt' && !profile.redactable.includes(n)) clear[n] = t;
+  const digests: Record<string, string> = {};
+  profile.redactable.forEach((slot, i) => void (digests[slot] = slotDigest(salts[i]!, slot, texts[slot])));
+  return committedPreimage(clear, digests, profile.redactable);
 }
 
 /** Joins member texts into a canonical line, step_hash placed in its sorted position. */
