@@ -25,10 +25,13 @@ import { NaiveJournal, naiveVerify } from './naive.mjs';
 import { makeStep, makeSteps } from './lib/steps.mjs';
 import { fastFill } from './lib/fast-journal.mjs';
 import { fmtRate, fmtRatio, gc, measure, summary } from './lib/stats.mjs';
+import { commitmentsSection, renderCommitments, spliceCommitments } from './commitments.mjs';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const argv = process.argv.slice(2);
 const QUICK = argv.includes('--quick');
+/** `--section=commitments`: measure only that section and rewrite only its block of the results file. */
+const SECTION = argv.find((a) => a.startsWith('--section='))?.slice(10) ?? null;
 const outArg = argv.find((a) => a.startsWith('--out='));
 const OUT = outArg ? outArg.slice(6) : join(here, QUICK ? 'RESULTS-quick.md' : 'RESULTS.md');
 
@@ -229,7 +232,19 @@ function ensureThirdParty() {
 
 // ------------------------------------------------------------------------------------------ the run
 
+/** The commitments section alone (issue 21), spliced into the existing results file. */
+async function commitmentsOnly() {
+  log(`section commitments; scratch ${root}`);
+  const result = await commitmentsSection({ root, N: QUICK ? 5_000 : 20_000, reps: QUICK ? 2 : 3, record });
+  const when = `Measured ${new Date().toISOString()} by \`npm run bench:commitments\` (load average ${LOAD0} at start, ${loadavg().map((x) => x.toFixed(2)).join(' / ')} at the end; ${cpus().length} cores, Node ${process.version})`;
+  const section = renderCommitments(result, figures, { fmtRate, fmtRatio, ratioOf, when });
+  writeFileSync(OUT, spliceCommitments(existsSync(OUT) ? readFileSync(OUT, 'utf8') : '# stepchain benchmark results\n', section));
+  log(`wrote the commitments section of ${OUT}`);
+}
+
 async function main() {
+  if (SECTION === 'commitments') return commitmentsOnly();
+  if (SECTION !== null) throw new Error(`unknown section ${SECTION}; the one section that runs alone is commitments`);
   log(`mode ${QUICK ? 'quick' : 'full'}; scratch ${root}; SHA-256 backend ${sha256Backend().name}`);
   if (sha256Backend().name !== 'node:crypto') throw new Error('node:crypto SHA-256 is not in effect: the library should choose it inside Node');
   const store = new FileStore(join(root, 'main'), { fsync: 'none' });
@@ -469,13 +484,14 @@ async function main() {
     target('peak RSS at 1M steps < 150 MB, flat from 100k', NaN, null, 'full run only');
   }
 
-  writeResults({ lineBytes, bytesA, N, targets, rss, tp });
+  const commitments = await commitmentsSection({ root, N: Math.min(N, 20_000), reps: CFG.appendReps, record });
+  writeResults({ lineBytes, bytesA, N, targets, rss, tp, commitments });
   log(`wrote ${OUT}`);
 }
 
 // ------------------------------------------------------------------------------------------ report
 
-function writeResults({ lineBytes, N, targets, rss, tp }) {
+function writeResults({ lineBytes, N, targets, rss, tp, commitments }) {
   const cpu = cpus();
   const L = [];
   L.push('# stepchain benchmark results');
@@ -500,7 +516,7 @@ function writeResults({ lineBytes, N, targets, rss, tp }) {
   L.push('');
   L.push('| Section | Figure | Median | Spread (min–max) | Runs | Ratio | Against |');
   L.push('|---|---|---:|---:|---:|---:|---|');
-  for (const f of figures) {
+  for (const f of figures.filter((x) => x.section !== 'commitments')) {
     const r = f.ref ? fmtRatio(ratioOf(f)) + (f.pairRatio !== undefined ? ` (${fmtRatio(f.pairMin)}–${fmtRatio(f.pairMax)})` : '') : '1×';
     const against = f.ref ? `${f.ref.label ?? f.ref.name}${f.pairRatio !== undefined ? ', paired runs' : ''}` : f.label ? `(this is the ${f.label})` : '';
     L.push(`| ${f.section} | ${f.name} | ${fmtRate(f.median)} ${f.unit} | ${fmtRate(f.min)}–${fmtRate(f.max)} | ${f.runs} | ${r} | ${against} |`);
@@ -526,6 +542,8 @@ function writeResults({ lineBytes, N, targets, rss, tp }) {
   L.push('- "paired runs": each run of the figure came right after a run of its reference, and the ratio shown is the median of the per-pair ratios (with their min–max): adjacent runs share the machine\'s load, so this ratio is steadier than a ratio of medians. The medians themselves are still shown.');
   L.push('- Export ratio = export throughput / verify throughput (0.5× means export takes twice as long as verify). The diff limit is the limit over both runs\' lines.');
   for (const n of notes) L.push(`- ${n}`);
+  L.push('');
+  L.push(renderCommitments(commitments, figures, { fmtRate, fmtRatio, ratioOf, when: 'Measured in this run' }));
   L.push('');
   // Sections other bench scripts write into this file (bench/langgraph.mjs) are kept as they are.
   const kept = existsSync(OUT) ? readFileSync(OUT, 'utf8').match(/<!-- section: [^>]*-->[\s\S]*?<!-- \/section: [^>]*-->/g) ?? [] : [];

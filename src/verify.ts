@@ -12,6 +12,7 @@ export { verifyReceipt, type VerifyReceiptOptions, type ReceiptReport, type Byte
 export { decodePublicKey, type PublicKeyResult } from './receipt/keys.js';
 export { verifyPublishedReceipt, publishedReceiptHooks, type PublishedReport } from './redact/verify.js';
 export { verifyDisclosure, type DisclosureProof, type DisclosureReport } from './redact/disclose.js';
+export { verifyOpening, SLOT_OPENING_FORMAT, type SlotOpening, type OpeningReport } from './redact/opening.js';
 export { verifyStepDisclosure, STEP_DISCLOSURE_FORMAT, type StepDisclosureReport } from './redact/disclose-step.js';
 export { verifyHashDisclosure, HASH_DISCLOSURE_FORMAT, type HashDisclosureReport } from './redact/disclose-hash.js';
 export { diff, summarize, formatDiff, type DiffOptions, type DiffReport } from './diff/index.js';

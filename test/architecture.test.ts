@@ -135,7 +135,7 @@ describe('the entry points', () => {
     expect(Object.keys(root).sort()).toEqual([
       'CanonicalError', 'DiffError', 'FileStore', 'MemoryStore', 'PolicyError', 'ReceiptError', 'RecordError', 'RedactError', 'Run', 'RuntimeError', 'StepchainError', 'StoreError',
       'VERSION', 'createLineCheckPool', 'describeLocation', 'diff', 'disclose', 'discloseHash', 'discloseStep', 'exportReceipt', 'formatDiff', 'generateKeyPair', 'keygen',
-      'publish', 'readPublicKeyFile', 'resumeRun', 'startRun', 'summarize', 'toJournalValue', 'toolCallOf', 'verifyDisclosureFiles', 'verifyPublishedReceipt', 'verifyReceipt',
+      'openSlot', 'publish', 'readPublicKeyFile', 'resumeRun', 'startRun', 'summarize', 'toJournalValue', 'toolCallOf', 'verifyDisclosureFiles', 'verifyOpening', 'verifyPublishedReceipt', 'verifyReceipt',
     ]);
   });
 

@@ -9,6 +9,8 @@
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../../dist/canonical/index.js';
 import { makeGenesis, genesisHash, genesisDefect, sealRecord } from '../../dist/record/index.js';
+import { preimageOfTexts, sealCommitted } from '../../dist/record/commitments.js';
+import { STEP_V2 } from '../../dist/record/v2.js';
 import { verifyChain } from '../../dist/chain/index.js';
 import { runState, pendingOf } from '../../dist/runtime/index.js';
 
@@ -17,6 +19,10 @@ const enc = new TextEncoder();
 const jcsRecord = (r) => canonicalJson(r, { refuseReserved: false, maxDepth: 128 });
 const sha = (s) => 'sha256:' + createHash('sha256').update(s, 'utf8').digest('hex');
 const B0 = '0000000000000000.jsonl';
+/** The record salt of seq i in these vectors (real writers draw it from a CSPRNG). */
+const recordSalt = (i) => sha(`stepchain run vectors record salt ${i}`).slice(7, 39);
+/** The committed preimage of a v2 record without step_hash (FORMAT §12.3). */
+const preimageOf = (r) => preimageOfTexts(STEP_V2, Object.fromEntries(Object.entries(r).map(([k, v]) => [k, jcsRecord(v)])));
 
 function assert(cond, message) {
   if (!cond) throw new Error(`vector generation check failed: ${message}`);
@@ -53,8 +59,20 @@ function seal(genesis, contents, { start = 0, prev = genesisHash(genesis), v = 2
   contents.forEach((c, k) => {
     const i = start + k;
     const unsealed = { v, seq: i, step_id: id(i), ts: ts(i), prev_hash: prev, ...EMPTY, ...c };
-    const { record, line } = sealRecord(unsealed);
-    assert(record.step_hash === sha(jcsRecord(unsealed)), `record ${i} hash`);
+    let record, line;
+    if (v === 2) {
+      // v2 records hash salted slot commitments (FORMAT §12); a fixed record salt per seq keeps vectors reproducible.
+      const texts = {};
+      for (const f of STEP_V2.contentFields) texts[f] = jcsRecord(unsealed[f]);
+      if (unsealed.meta !== undefined) texts.meta = jcsRecord(unsealed.meta);
+      ({ line } = sealCommitted(STEP_V2, texts, { seq: i, stepId: id(i), ts: ts(i), prevHash: prev }, recordSalt(i)));
+      record = JSON.parse(line);
+      const { step_hash, ...rest } = record;
+      assert(step_hash === sha(preimageOf(rest)), `record ${i} hash`);
+    } else {
+      ({ record, line } = sealRecord(unsealed));
+      assert(record.step_hash === sha(jcsRecord(unsealed)), `record ${i} hash`);
+    }
     assert(line === jcsRecord(record) + '\n', `record ${i} line`);
     prev = record.step_hash;
     lines.push(line);
@@ -93,7 +111,7 @@ function recordCases() {
   const { records, lines } = seal(GENESIS, RUN);
   return records.map((record, i) => {
     const { step_hash, ...unsealed } = record;
-    return { group: 'records', id: `record-${i}-${record.kind}`, comment: `the ${record.kind} record of the example run (spec/FORMAT.md §11.2)`, result: 'valid', record: unsealed, preimage: jcsRecord(unsealed), step_hash, line: lines[i] };
+    return { group: 'records', id: `record-${i}-${record.kind}`, comment: `the ${record.kind} record of the example run (spec/FORMAT.md §11.2)`, result: 'valid', record: unsealed, preimage: preimageOf(unsealed), step_hash, line: lines[i] };
   });
 }
 
@@ -158,12 +176,12 @@ function chainCases() {
   one('error-on-completed', 'a tool.completed that carries an error', { kind: 'tool.completed', ref: id(0), tool_call: CHARGE, result: 'ok', error: { name: 'Error', message: 'x' } }, ['FIELD_INVALID']);
   one('bad-ref', 'ref that is not an id', { kind: 'tool.completed', ref: 'a b', tool_call: CHARGE, result: 'ok' }, ['FIELD_INVALID']);
   const v1Line = seal(GENESIS, [{ ...RUN[0] }], { v: 1 });
-  add('v1-record-in-v2', 'a record with v 1 in a v2 journal', { lines: v1Line, intended: ['UNSUPPORTED_VERSION'] });
+  add('v1-record-in-v2', 'a record with v 1 in a v2 journal: also no record salt, so no committed step hash (FORMAT §12)', { lines: v1Line, intended: ['MISSING_FIELD', 'UNSUPPORTED_VERSION', 'HASH_MISMATCH'] });
   // A v1 step (its members, no kind/ref/error) in a v2 journal: the three members are missing.
   const v1Shaped = (() => {
-    const unsealed = { v: 2, seq: 0, step_id: id(0), ts: ts(0), prev_hash: genesisHash(GENESIS), input: null, model: 'm', prompt: null, tool_call: null, result: null };
-    const { record, line } = sealRecord(unsealed);
-    return { lines: [line], records: [record] };
+    const unsealed = { v: 2, seq: 0, step_id: id(0), ts: ts(0), prev_hash: genesisHash(GENESIS), input: null, model: 'm', prompt: null, tool_call: null, result: null, salt: recordSalt(0) };
+    const record = { ...unsealed, step_hash: sha(preimageOf(unsealed)) };
+    return { lines: [jcsRecord(record) + '\n'], records: [record] };
   })();
   add('missing-kind-ref-error', 'a record without kind, ref and error', { lines: v1Shaped, intended: ['MISSING_FIELD', 'MISSING_FIELD', 'MISSING_FIELD'] });
   // Tampering: the effect's outcome edited after sealing.

@@ -21,6 +21,8 @@ export interface Sha256Backend {
   /** Digest of the UTF-8 encoding of the concatenated parts. */
   utf8(parts: readonly string[]): Uint8Array;
   bytes(data: Uint8Array): Uint8Array;
+  /** Lowercase hex digest of a string's UTF-8, where the platform has a one-shot hash (node:crypto's hash). */
+  hexUtf8?(text: string): string;
 }
 
 const encoder = new TextEncoder();
@@ -54,6 +56,15 @@ interface NodeHash {
   digest(): Uint8Array;
 }
 type CreateHash = (algorithm: 'sha256') => NodeHash;
+type OneShot = (algorithm: 'sha256', data: string, encoding: 'hex') => string;
+
+/** node:crypto's one-shot `hash` (Node ≥ 20.12), or null. */
+function nodeOneShot(host: object): OneShot | null {
+  const p = (host as { process?: { getBuiltinModule?: unknown } }).process;
+  const crypto = typeof p?.getBuiltinModule === 'function' ? (p.getBuiltinModule as (id: string) => unknown)(NODE_CRYPTO) : undefined;
+  const hash = (crypto as { hash?: unknown } | undefined)?.hash;
+  return typeof hash === 'function' ? (hash as OneShot) : null;
+}
 
 /** node:crypto's createHash when `host` is Node's global object, else null (a browser has no `process`). */
 export function nodeCreateHash(host: object): CreateHash | null {
@@ -66,9 +77,12 @@ export function nodeCreateHash(host: object): CreateHash | null {
 /** A Uint8Array over a Buffer's bytes (no copy), so every backend returns the same type. */
 const plain = (d: Uint8Array): Uint8Array => new Uint8Array(d.buffer, d.byteOffset, d.length);
 
-function nodeBackendOf(createHash: CreateHash): Sha256Backend {
+function nodeBackendOf(createHash: CreateHash, oneShot: OneShot | null): Sha256Backend {
   return {
     name: NODE_CRYPTO,
+    // A small text costs a third of createHash's time through the one-shot call (measured: 0.34 µs against
+    // 0.84 µs for 60 bytes): committed records (FORMAT §12) hash a dozen small texts per step.
+    ...(oneShot === null ? {} : { hexUtf8: (text: string) => oneShot('sha256', text, 'hex') }),
     create() {
       const h = createHash('sha256');
       return {
@@ -89,7 +103,7 @@ function nodeBackendOf(createHash: CreateHash): Sha256Backend {
 
 const createHash = nodeCreateHash(globalThis);
 /** node:crypto's SHA-256, where the platform has it. */
-export const nodeBackend: Sha256Backend | null = createHash === null ? null : nodeBackendOf(createHash);
+export const nodeBackend: Sha256Backend | null = createHash === null ? null : nodeBackendOf(createHash, nodeOneShot(globalThis));
 
 let backend: Sha256Backend = nodeBackend ?? nobleBackend;
 
@@ -142,6 +156,7 @@ export function toHex(bytes: Uint8Array): string {
 
 /** `"sha256:" + lowercase hex`, the form every digest takes in stepchain documents. */
 export function digestUtf8(...parts: string[]): string {
+  if (backend.hexUtf8 !== undefined) return 'sha256:' + backend.hexUtf8(parts.length === 1 ? parts[0]! : parts.join(''));
   return 'sha256:' + toHex(backend.utf8(parts));
 }
 

@@ -144,7 +144,7 @@ export function checkLine(text: string, format: JournalFormat): LineFacts {
   const stepHash = typeof stepValue === 'string' ? stepValue : null;
   // The hash covers the record without its step_hash member (FORMAT §5.2).
   if (stepHash !== null) {
-    const computed = profile.stepHashOf(text, members.get('step_hash')!);
+    const computed = profile.stepHashOf(text, members.get('step_hash')!, members);
     if (computed !== stepHash) {
       report('HASH_MISMATCH', `stored step_hash ${stepHash} does not match the record's content (${computed}): a covered field was altered after hashing, or step_hash itself was edited`, { ...at, field: 'step_hash' });
     }

@@ -52,15 +52,15 @@ export function genesisDefect(value: unknown): string | null {
 }
 
 /**
- * A new genesis: `stepchain/v1`, or `stepchain/v2` (a run journal, FORMAT §11.1) when `run` is given — its
- * identity is then part of the genesis hash.
+ * A new genesis: `stepchain/v1`, or `stepchain/v2` (a run journal, FORMAT §11.1, whose records hash salted
+ * slot commitments, §12) when `run` is given or `format` names it — the identity is part of the genesis hash.
  */
-export function makeGenesis(options: { journalId?: string; createdAt?: Date | string; run?: RunIdentity } = {}): Genesis {
+export function makeGenesis(options: { journalId?: string; createdAt?: Date | string; run?: RunIdentity; format?: typeof FORMAT_V1 | typeof FORMAT_V2 } = {}): Genesis {
   const createdAt = typeof options.createdAt === 'string' ? options.createdAt : formatTimestamp(options.createdAt ?? new Date());
   const journalId = options.journalId ?? newStepId();
-  const genesis: Genesis = options.run === undefined
+  const genesis: Genesis = options.run === undefined && options.format !== FORMAT_V2
     ? { format: FORMAT_V1, journal_id: journalId, created_at: createdAt }
-    : { format: FORMAT_V2, journal_id: journalId, created_at: createdAt, run: options.run };
+    : { format: FORMAT_V2, journal_id: journalId, created_at: createdAt, run: options.run ?? {} };
   const defect = genesisDefect(genesis);
   if (defect) throw new RecordError('GENESIS_INVALID', defect);
   return genesis;

@@ -26,6 +26,12 @@ export interface StepInput {
   kind?: unknown;
   ref?: unknown;
   error?: unknown;
+  /**
+   * stepchain/v2 journals only (FORMAT §12.2): the record salt, 32 lowercase hex digits. Only for copying a
+   * record byte for byte (copyJournal); a writer draws a fresh one from the CSPRNG when it is absent, and
+   * a caller must never choose one, since a guessable salt makes the record's commitments guessable.
+   */
+  salt?: unknown;
 }
 
 /**
@@ -55,7 +61,11 @@ export interface CheckedStep {
   texts: Record<string, string>;
   step_id: string | undefined;
   ts: string | undefined;
+  /** A record salt carried over by a copy (v2); undefined: the writer draws one. */
+  salt: string | undefined;
 }
+
+const RECORD_SALT_RE = /^[0-9a-f]{32}$/;
 
 function listed(names: readonly string[]): string {
   return names.length < 2 ? names.join('') : `${names.slice(0, -1).join(', ')} and ${names[names.length - 1]}`;
@@ -66,6 +76,7 @@ export function checkStepInput(step: StepInput, profile: RecordProfile = DEFAULT
     throw new RecordError('FIELD_INVALID', `a step must be a plain object with ${listed(profile.contentFields)}`);
   }
   for (const key of Object.keys(step)) {
+    if (key === 'salt' && profile.memberNames.has('salt')) continue;
     if (profile.computed.includes(key)) {
       throw new RecordError('FIELD_NOT_ALLOWED', `"${key}" is computed by the journal and cannot be supplied`, {
         location: { path: `/${key}` },
@@ -131,5 +142,13 @@ export function checkStepInput(step: StepInput, profile: RecordProfile = DEFAULT
     }
     ts = step.ts;
   }
-  return { content, meta, texts, step_id: stepId, ts };
+  let salt: string | undefined;
+  if ((step as { salt?: unknown }).salt !== undefined) {
+    const given = (step as { salt?: unknown }).salt;
+    if (typeof given !== 'string' || !RECORD_SALT_RE.test(given)) {
+      throw new RecordError('FIELD_INVALID', 'salt must be 32 lowercase hex digits (a record salt copied from another journal)', { location: { path: '/salt' } });
+    }
+    salt = given;
+  }
+  return { content, meta, texts, step_id: stepId, ts, salt };
 }

@@ -35,6 +35,8 @@ export interface Envelope {
   stepId: string;
   ts: string;
   prevHash: string;
+  /** v2 (FORMAT §12.2): a record salt carried over by a copy; absent, the seal draws a fresh one. */
+  salt?: string;
 }
 
 export interface RecordProfile {
@@ -64,8 +66,11 @@ export interface RecordProfile {
   readonly diffFields: { readonly content: readonly string[]; readonly envelope: readonly string[] };
   /** The stored line and its step hash, from the canonical texts of the content and meta (FORMAT §5.2). */
   seal(texts: StepTexts, envelope: Envelope): { stepHash: string; line: string };
-  /** The step hash of a stored line, given the span of its step_hash value (FORMAT §5.2). */
-  stepHashOf(text: string, stepHashValue: readonly [number, number]): string;
+  /**
+   * The step hash of a stored line, given the span of its step_hash value and of every top-level member's
+   * value (FORMAT §5.2; a committed record, §12.3, hashes digests of its slots, read from their spans).
+   */
+  stepHashOf(text: string, stepHashValue: readonly [number, number], members: ReadonlyMap<string, readonly [number, number]>): string;
   /** The idempotency key (FORMAT §8.10) from the canonical texts of the content and meta. */
   key(texts: StepTexts): string;
   /** The idempotency key of a parsed record. */

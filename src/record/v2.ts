@@ -4,14 +4,14 @@
  * record of version 2, is the v1 step plus `kind` (a step, or a run/model/tool boundary), `ref` (the
  * step_id of the started record an outcome ends) and `error` (a failure's error object).
  *
- * The v2 seal and step hash live here and only here (sealV2, STEP_V2.stepHashOf): issue 21 changes how v2
- * records are hashed (salted commitments), and that change is meant to be local to this file.
+ * v2 records are hashed by salted slot commitments (commitments.ts, FORMAT §12): STEP_V2 is the stored
+ * form, STEP_V2_PUBLIC the form a publication writes.
  */
 import { isSeq, isObject, type Json } from '../canonical/json.js';
 import { canonicalValue } from '../canonical/value.js';
 import { isValidId, isValidTimestamp } from './fields.js';
-import { keyOfRecord, keyOfTexts, stepHashWithout, type Envelope, type JournalFormat, type MemberRule, type RecordProfile, type StepTexts } from './profile.js';
-import { sealMemberTexts } from './seal.js';
+import { commitProfiles } from './commitments.js';
+import { keyOfRecord, keyOfTexts, type JournalFormat, type MemberRule, type RecordProfile } from './profile.js';
 import { toolNameOf } from './v1.js';
 
 export const FORMAT_V2 = 'stepchain/v2';
@@ -66,6 +66,8 @@ export interface StepRecordV2 {
   result: Json;
   error: Json;
   meta?: { [key: string]: Json };
+  /** The record salt (128 bits, hex): every slot salt derives from it (FORMAT §12). Private to the journal. */
+  salt: string;
   step_hash: string;
 }
 
@@ -127,23 +129,12 @@ function relationDefect(value: (name: string) => unknown): { field: string; mess
 }
 
 /**
- * The v2 seal: step_hash is the SHA-256 of the JCS of every member but step_hash, exactly as in v1
- * (FORMAT §5.2). Issue 21 replaces this function and stepHashOf below with salted commitments.
+ * The v2 record before commitment hashing: its members and rules. Its seal is never used: commitProfiles
+ * gives the stored form (the record salt, FORMAT §12) and the public form a publication writes (REDACTION
+ * §12), both hashing one salted digest per slot (the redactable members) and kind, ref and the envelope in
+ * clear.
  */
-function sealV2(texts: StepTexts, e: Envelope): { stepHash: string; line: string } {
-  const members: Record<string, string> = {
-    prev_hash: JSON.stringify(e.prevHash),
-    seq: String(e.seq),
-    step_id: JSON.stringify(e.stepId),
-    ts: JSON.stringify(e.ts),
-    v: String(RECORD_VERSION_V2),
-  };
-  for (const f of CONTENT_FIELDS_V2) members[f] = texts[f]!;
-  if (texts.meta !== undefined) members.meta = texts.meta;
-  return sealMemberTexts(members);
-}
-
-export const STEP_V2: RecordProfile = {
+const STEP_V2_BASE: RecordProfile = {
   id: 'step/v2',
   version: RECORD_VERSION_V2,
   members: MEMBERS,
@@ -155,12 +146,17 @@ export const STEP_V2: RecordProfile = {
   redactable: [...PAYLOAD_FIELDS, 'meta'].sort(),
   diffFields: { content: [...CONTENT_FIELDS_V2, 'meta'], envelope: ['v', 'seq', 'step_id', 'ts', 'prev_hash', 'step_hash'] },
   relationDefect,
-  seal: sealV2,
-  stepHashOf: stepHashWithout,
+  seal: () => {
+    throw new TypeError('step/v2 is sealed through commitProfiles');
+  },
+  stepHashOf: () => 'sha256:undecided',
   key: (texts) => keyOfTexts(CONTENT_FIELDS_V2, texts),
   recordKey: (record) => keyOfRecord(CONTENT_FIELDS_V2, record),
   toolName: (record) => toolNameOf(record.tool_call),
 };
+
+/** The stored v2 record (the one append writes) and its public form (a publication's, REDACTION §12). */
+export const { stored: STEP_V2, published: STEP_V2_PUBLIC } = commitProfiles(STEP_V2_BASE);
 
 const GENESIS_MEMBERS = ['created_at', 'format', 'journal_id', 'run'] as const;
 const RUN_MEMBERS: ReadonlySet<string> = new Set(['agent', 'conversation_id', 'labels', 'parent_run_id']);
@@ -202,9 +198,10 @@ export const JOURNAL_V2: JournalFormat = {
     if (!isValidTimestamp(g.created_at)) return 'genesis created_at must be an RFC 3339 UTC timestamp with milliseconds';
     return runIdentityDefect(g.run);
   },
-  records: [STEP_V2],
-  select: () => STEP_V2,
-  memberNames: STEP_V2.memberNames,
+  records: [STEP_V2, STEP_V2_PUBLIC],
+  // A public-form record carries `salts` (REDACTION.md §12.2); every other record is read as the stored form.
+  select: (member) => (member('salts') !== undefined ? STEP_V2_PUBLIC : STEP_V2),
+  memberNames: new Set([...STEP_V2.memberNames, ...STEP_V2_PUBLIC.memberNames]),
 };
 
 /** Whether a kind continues a started record (names it in ref). */

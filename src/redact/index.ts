@@ -21,3 +21,6 @@ export {
   publish, preparePublication, publicationBytes, verifyPublishedFile, disclose, discloseStep, discloseHash, verifyDisclosureFiles, readPolicyFile, loadPolicy,
   type PublishOptions, type PublishResult,
 } from './node.js';
+export { planCommittedPublication, type CommittedPublication, type WithheldSlot } from './commit-publish.js';
+export { COMMITTED_PUBLICATION_FORMAT, publicationDefect, type PublicationBlock } from './publication.js';
+export { openSlot, verifyOpening, openingDefect, SLOT_OPENING_FORMAT, type SlotOpening, type OpeningReport } from './opening.js';

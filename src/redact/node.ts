@@ -14,6 +14,8 @@ import { discloseStepFromSecrets, verifyStepDisclosure, type StepDisclosureProof
 import { RedactError } from './errors.js';
 import { compilePolicy, parsePolicyText, type Policy, type PolicyDocument } from './policy.js';
 import { planPublication, type Publication } from './publish.js';
+import { planCommittedPublication } from './commit-publish.js';
+import { formatOf } from '../record/formats.js';
 import { publishedReceiptHooks, verifyPublishedReceipt, type PublishedReport, type VerifyPublishedOptions } from './verify.js';
 import type { ByteInput } from '../receipt/inflate.js';
 import { concatBytes } from '../bytes.js';
@@ -42,6 +44,11 @@ export interface PublishResult extends ExportResult {
   /** The first seq with a redaction (the steps before it are published unchanged); the step count when none. */
   redacted_from: number;
   secrets_out: string | null;
+  /**
+   * How the receipt ties to the run: "anchored" (a v1 journal, re-chained with an anchor, REDACTION §6) or
+   * "original-head" (a v2 journal, published against its own head, REDACTION §12).
+   */
+  publication: 'anchored' | 'original-head';
 }
 
 const isPolicy = (p: unknown): p is Policy => p !== null && typeof p === 'object' && 'digest' in p && 'rules' in p && 'document' in p;
@@ -109,6 +116,7 @@ export async function publish(source: ChainSource, options: PublishOptions): Pro
     if (typeof options.secretsOut !== 'string' || options.secretsOut === '' || options.secretsOut === options.out) throw new RedactError('ARGUMENT_INVALID', 'secretsOut must be a path other than out');
     if (await exists(options.secretsOut)) throw new RedactError('OUTPUT_EXISTS', `${options.secretsOut} exists; a secrets file is never overwritten`, { location: { file: options.secretsOut } });
   }
+  if (formatOf(source.genesis).records.length > 1) return publishCommitted(source, options);
   const pub = await preparePublication(source, options);
   let wroteSecrets = false;
   if (options.secretsOut !== undefined) {
@@ -135,6 +143,34 @@ export async function publish(source: ChainSource, options: PublishOptions): Pro
     original_head: pub.originalHead,
     redacted_from: pub.anchor.redacted_from,
     secrets_out: options.secretsOut ?? null,
+    publication: 'anchored',
+  };
+}
+
+/**
+ * A v2 journal (REDACTION §12): public records against the original head. The secrets file, when asked
+ * for, holds only the value commitments inside redacted views; every slot opens from the journal itself.
+ */
+async function publishCommitted(source: ChainSource, options: PublishOptions): Promise<PublishResult> {
+  const policy = await loadPolicy(options.policy);
+  const sign = options.sign === undefined ? undefined : typeof options.sign === 'object' && !(options.sign instanceof Uint8Array) ? await readKeyFile(options.sign.keyFile) : options.sign;
+  const pub = await planCommittedPublication(source, {
+    policy, ...(options.salts ? { salts: options.salts } : {}), ...(sign === undefined ? {} : { sign }), ...(options.exporter === undefined ? {} : { exporter: options.exporter }),
+  });
+  if (options.secretsOut !== undefined) {
+    await writeFile(options.secretsOut, JSON.stringify(secretsFile(pub.plan.manifestDigest, pub.redactions, [], [])) + '\n', { mode: 0o600, flag: 'wx' });
+    await chmod(options.secretsOut, 0o600);
+  }
+  let result: ExportResult;
+  try {
+    result = await writePlanToFile(pub.plan, options.out);
+  } catch (e) {
+    if (options.secretsOut !== undefined) await rm(options.secretsOut, { force: true });
+    throw e;
+  }
+  return {
+    ...result, redactions: pub.declarations.length, policy_digest: policy.digest, original_head: pub.head,
+    redacted_from: pub.declarations[0]?.seq ?? pub.head.seq + 1, secrets_out: options.secretsOut ?? null, publication: 'original-head',
   };
 }
 

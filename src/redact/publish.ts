@@ -114,7 +114,7 @@ export async function planPublication(source: ChainSource, options: PublishCoreO
 }
 
 /** The caller's salt source, wrapped so that a failing or misbehaving one is ARGUMENT_INVALID. */
-function checkedSalts(source: SaltSource): SaltSource {
+export function checkedSalts(source: SaltSource): SaltSource {
   if (typeof source !== 'function') throw new RedactError('ARGUMENT_INVALID', 'salts must be a function returning 32-byte salts (randomSalts(), seededSalts(seed), fixedSalts([...]))');
   return () => {
     let salt: unknown;
@@ -133,7 +133,7 @@ function checkedSalts(source: SaltSource): SaltSource {
  * whatever the policy: every detector any rule of the policy names is run over their strings, and a
  * match refuses the publication (ENVELOPE_SECRET), naming the member but not the secret.
  */
-function envelopeCheck(policy: Policy): EnvelopeCheck {
+export function envelopeCheck(policy: Policy): EnvelopeCheck {
   const ruleOf = new Map<string, string>();
   for (const r of policy.rules) for (const d of r.detectors) if (!ruleOf.has(d)) ruleOf.set(d, r.id);
   const detectors = [...ruleOf.keys()];
@@ -180,7 +180,7 @@ export function escapedForms(s: string): string[] {
  * Linear in the bytes searched (needles.ts): searching each needle in each text was quadratic (5 s for
  * 2000 steps, measured), and slicing every window of every text to look it up was most of a publish.
  */
-function sweep(redactions: readonly Redaction[], texts: ReadonlyArray<{ text: string; where: string }>): void {
+export function sweep(redactions: readonly Redaction[], texts: ReadonlyArray<{ text: string; where: string }>): void {
   const origin = new Map<string, { rule: string; level: number }>();
   for (const r of redactions) {
     for (const s of r.matched) {

@@ -30,7 +30,35 @@ const encoder = new TextEncoder();
 export type EnvelopeCheck = (value: Json, what: string, location: { seq?: number; field?: string }) => void;
 
 /** A blob reference found in a step, with the blob's bytes. */
-type HeldBlob = BlobRef & { bytes: Uint8Array };
+export type HeldBlob = BlobRef & { bytes: Uint8Array };
+
+/**
+ * The original values of a step's redactable members, blobs resolved (REDACTION.md §5.4), and the blobs
+ * they were; `cache` holds each blob's value once. Throws SOURCE_INVALID for a missing or damaged blob.
+ */
+export async function resolveOriginals(
+  record: Record<string, Json>, profile: RecordProfile, seq: number, blob: (digest: string) => Promise<Uint8Array | null>, cache: Map<string, Json>,
+): Promise<{ originals: Record<string, Json>; blobs: Map<string, HeldBlob> }> {
+  const originals: Record<string, Json> = {};
+  const blobs = new Map<string, HeldBlob>();
+  for (const field of profile.redactable) {
+    const v = record[field];
+    if (v === undefined) continue;
+    const ref = profile.blobFields.has(field) ? blobRefOf(v) : null;
+    if (ref === null) {
+      originals[field] = v;
+      continue;
+    }
+    const got = await fetchBlob((r) => blob(r.digest), ref);
+    if (!got.ok && got.missing) throw sourceInvalid(`step ${seq} references blob ${ref.digest} in ${field}, which the journal does not hold`);
+    if (!got.ok) throw sourceInvalid(`blob ${ref.digest} (step ${seq}, ${field}) ${got.defect}`);
+    let value = cache.get(ref.digest);
+    if (value === undefined) cache.set(ref.digest, (value = blobValue(got.bytes)));
+    originals[field] = value;
+    blobs.set(field, { ...ref, bytes: got.bytes });
+  }
+  return { originals, blobs };
+}
 
 export class Rechain {
   private readonly verifier: ChainVerifier;
@@ -100,26 +128,8 @@ export class Rechain {
   }
 
   /** The original values of the redactable members, blobs resolved, and the blobs they were. */
-  private async originals(record: Record<string, Json>, profile: RecordProfile, seq: number): Promise<{ originals: Record<string, Json>; blobs: Map<string, HeldBlob> }> {
-    const originals: Record<string, Json> = {};
-    const blobs = new Map<string, HeldBlob>();
-    for (const field of profile.redactable) {
-      const v = record[field];
-      if (v === undefined) continue;
-      const ref = profile.blobFields.has(field) ? blobRefOf(v) : null;
-      if (ref === null) {
-        originals[field] = v;
-        continue;
-      }
-      const blob = await fetchBlob((r) => this.source.blob(r.digest), ref);
-      if (!blob.ok && blob.missing) throw sourceInvalid(`step ${seq} references blob ${ref.digest} in ${field}, which the journal does not hold`);
-      if (!blob.ok) throw sourceInvalid(`blob ${ref.digest} (step ${seq}, ${field}) ${blob.defect}`);
-      let value = this.blobCache.get(ref.digest);
-      if (value === undefined) this.blobCache.set(ref.digest, (value = blobValue(blob.bytes)));
-      originals[field] = value;
-      blobs.set(field, { ...ref, bytes: blob.bytes });
-    }
-    return { originals, blobs };
+  private originals(record: Record<string, Json>, profile: RecordProfile, seq: number): Promise<{ originals: Record<string, Json>; blobs: Map<string, HeldBlob> }> {
+    return resolveOriginals(record, profile, seq, (d) => this.source.blob(d), this.blobCache);
   }
 
   /** The published record before sealing: the envelope as stored, prev_hash onto the new chain, the redacted members. */

@@ -19,6 +19,8 @@ import type { VerifiedLine } from '../chain/verifier.js';
 import { MANIFEST_NAME, type ReceiptManifest } from '../receipt/manifest.js';
 import { verifyReceipt, type ByteInput, type ReceiptProblemCode, type ReceiptReport, type VerifyReceiptOptions } from '../receipt/verify.js';
 import { anchorDefect, redactionsDefect, type AnchorBlock, type Declaration } from './anchor.js';
+import { formatOf } from '../record/formats.js';
+import { publicationDefect, type PublicationBlock } from './publication.js';
 
 export interface MarkerValue {
   commitment: string;
@@ -27,11 +29,13 @@ export interface MarkerValue {
 }
 
 /** The problems of a published receipt (spec/REDACTION.md §6): a receipt's, and its declarations' and anchor's. */
-export type PublishedProblemCode = ReceiptProblemCode | 'REDACTION_UNDECLARED' | 'REDACTION_MISSING' | 'ANCHOR_INVALID';
+export type PublishedProblemCode = ReceiptProblemCode | 'REDACTION_UNDECLARED' | 'REDACTION_MISSING' | 'ANCHOR_INVALID' | 'SALT_PUBLISHED';
 
 export interface PublishedReport extends ReceiptReport<PublishedProblemCode> {
-  /** The anchor block, once the manifest was read and it had a valid one. */
+  /** The anchor block, once the manifest was read and it had a valid one (a re-anchored publication, §6). */
   anchor: AnchorBlock | null;
+  /** The publication block of a v2 receipt published against its original head (§12), else null. */
+  publication: PublicationBlock | null;
   /** Number of declared redactions. */
   redactions: number;
   /** The marker at `locate` (when asked for and found). */
@@ -81,10 +85,10 @@ export function publishedReceiptHooks(locate?: Locate): PublishedReceiptHooks {
   const finish = (receipt: ReceiptReport<ReceiptProblemCode> | PublishedReport): PublishedReport => checks.finish(receipt);
   const finishIfPublished = (receipt: ReceiptReport<ReceiptProblemCode> | PublishedReport): ReceiptReport<ReceiptProblemCode> | PublishedReport => {
     const m = receipt.manifest;
-    return m && ('anchor' in m || 'redactions' in m) ? finish(receipt) : receipt;
+    return m && ('anchor' in m || 'redactions' in m || 'publication' in m) ? finish(receipt) : receipt;
   };
   const options: ReceiptHooks = {
-    extensions: { anchor: (v) => checks.anchorMember(v), redactions: (v) => checks.redactionsMember(v) },
+    extensions: { anchor: (v) => checks.anchorMember(v), redactions: (v) => checks.redactionsMember(v), publication: (v) => checks.publicationMember(v) },
     onLine: (line) => checks.line(line),
     onBlob: (digest, text) => checks.blob(digest, text),
     finish: finishIfPublished,
@@ -95,6 +99,7 @@ export function publishedReceiptHooks(locate?: Locate): PublishedReceiptHooks {
 /** What the publication checks collect while the receipt is read (REDACTION.md §7), and the checks at the end. */
 class PublicationChecks {
   private anchor: AnchorBlock | null = null;
+  private publication: PublicationBlock | null = null;
   private declared: Map<string, { d: Declaration; seen: boolean }> | null = null;
   private readonly extra = new ProblemList<PublishedProblemCode>(MAX_EXTRA_PROBLEMS);
   private located: MarkerValue | null = null;
@@ -111,6 +116,13 @@ class PublicationChecks {
     return why;
   }
 
+  /** The `publication` manifest member (§12.4). */
+  publicationMember(v: unknown): string | null {
+    const why = publicationDefect(v);
+    if (!why) this.publication = v as PublicationBlock;
+    return why;
+  }
+
   /** The `redactions` manifest member (§6.3). */
   redactionsMember(v: unknown): string | null {
     const why = redactionsDefect(v);
@@ -122,6 +134,7 @@ class PublicationChecks {
   line(line: VerifiedLine): void {
     if (line.seq === null) return;
     if (this.locate?.step && line.seq === this.locate.seq) this.locatedLine = line.text;
+    if (this.publication) this.publicForm(line);
     for (const m of line.markers) {
       if (m.names.length !== 1 || m.names[0] !== REDACTED_MARKER) continue;
       const value = markerValue(line.text.slice(m.start, m.end));
@@ -137,6 +150,18 @@ class PublicationChecks {
     }
   }
 
+  /** A v2 publication carries public records only: a record salt in one would open every slot (§12.5 step 2). */
+  private publicForm(line: VerifiedLine): void {
+    // A top-level "salt" member is written `"salt":"` in canonical text; a line without that sequence anywhere
+    // has none, and needs no second scan (one scan per line costs about a quarter of verifying it).
+    if (!line.text.includes('"salt":"')) return;
+    const members = scanCanonical(line.text, { maxDepth: MAX_RECORD_DEPTH }).members;
+    if (members === null || members.has('salts') || !members.has('salt')) return;
+    this.extra.add('SALT_PUBLISHED', `step ${line.seq} is a stored record with its record salt, from which every slot salt follows: a publication carries public records only (salts per disclosed slot)`, {
+      ...(line.file ? { file: line.file } : {}), line: line.line, seq: line.seq!, field: 'salt',
+    });
+  }
+
   /** A published receipt keeps every marker in its chain lines, where it is declared: none in a blob. */
   blob(digest: string, text: string): void {
     const scan = scanCanonical(text, { maxDepth: MAX_RECORD_DEPTH, members: false });
@@ -148,7 +173,7 @@ class PublicationChecks {
   /** §7 step 3, then the verdict and what the published receipt proves. */
   finish(receipt: ReceiptReport<ReceiptProblemCode> | PublishedReport): PublishedReport {
     if (this.finished.has(receipt)) return receipt as PublishedReport;
-    const r: PublishedReport = { ...receipt, problems: receipt.problems.slice(), anchor: null, redactions: 0, located: null, located_line: null };
+    const r: PublishedReport = { ...receipt, problems: receipt.problems.slice(), anchor: null, publication: null, redactions: 0, located: null, located_line: null };
     // The manifest is only there when both members passed their shape checks (or are absent).
     if (receipt.manifest) this.checkManifest(receipt, receipt.manifest, r);
     for (const p of this.extra.items) r.problems.push(p); // bounded by MAX_EXTRA_PROBLEMS, but a spread would not be
@@ -165,9 +190,12 @@ class PublicationChecks {
   private checkManifest(receipt: ReceiptReport<ReceiptProblemCode> | PublishedReport, m: ReceiptManifest, r: PublishedReport): void {
     const { anchor: a, declared: decl } = this;
     const add = (code: PublishedProblemCode, message: string, path: string): void => this.extra.add(code, message, { file: MANIFEST_NAME, path });
-    if (a === null) add('ANCHOR_INVALID', 'the manifest has no anchor block: this is not a published (redacted) receipt', '/anchor');
-    if (decl === null) add('ANCHOR_INVALID', 'the manifest has no redactions list: this is not a published (redacted) receipt', '/redactions');
-    if (a) {
+    if (this.publication) {
+      this.checkPublication(m, r, add);
+      if (a) add('ANCHOR_INVALID', 'a receipt published against its original head (publication) has no anchor block', '/anchor');
+    } else if (a === null) add('ANCHOR_INVALID', 'the manifest has no anchor block: this is not a published (redacted) receipt', '/anchor');
+    if (decl === null && !this.publication) add('ANCHOR_INVALID', 'the manifest has no redactions list: this is not a published (redacted) receipt', '/redactions');
+    if (a && !this.publication) {
       if (m.range.from !== 0) add('ANCHOR_INVALID', `a published receipt covers the whole chain from seq 0; this one starts at ${m.range.from}`, '/range/from');
       if (a.genesis_hash !== genesisHash(m.genesis)) add('ANCHOR_INVALID', `anchor.genesis_hash ${a.genesis_hash} is not the hash of the manifest's genesis (${genesisHash(m.genesis)})`, '/anchor/genesis_hash');
       if (a.length !== m.head.seq + 1) add('ANCHOR_INVALID', `anchor.length ${a.length} differs from the published chain's ${m.head.seq + 1} steps`, '/anchor/length');
@@ -177,6 +205,19 @@ class PublicationChecks {
       }
       r.anchor = a;
     }
+    this.checkDeclarations(receipt, m, r);
+  }
+
+  /** A v2 publication (§12.5 step 3): declarations present, a journal format with a public form. */
+  private checkPublication(m: ReceiptManifest, r: PublishedReport, add: (code: PublishedProblemCode, message: string, path: string) => void): void {
+    if (this.declared === null) add('ANCHOR_INVALID', 'the manifest has no redactions list: this is not a published (redacted) receipt', '/redactions');
+    if (formatOf(m.genesis).records.length < 2) add('ANCHOR_INVALID', `a ${String(m.genesis.format)} chain hashes raw values, so it cannot be published against its own head; publish it re-anchored (anchor block)`, '/publication');
+    r.publication = this.publication;
+  }
+
+  /** Every declaration against a marker (§7 step 4), once every line was read. */
+  private checkDeclarations(receipt: ReceiptReport<ReceiptProblemCode> | PublishedReport, m: ReceiptManifest, r: PublishedReport): void {
+    const decl = this.declared;
     if (!decl) return;
     r.redactions = decl.size;
     // Declarations are checked against markers only when every line was read.
@@ -193,6 +234,10 @@ function describePublication(r: PublishedReport): void {
   if (!r.ok) {
     r.proves = [];
     r.does_not_prove = ['Anything: the published receipt failed verification, so none of its contents can be relied on.'];
+    return;
+  }
+  if (r.publication) {
+    describeCommitted(r);
     return;
   }
   const a = r.anchor;
@@ -215,6 +260,23 @@ function describePublication(r: PublishedReport): void {
       : []),
     `That the original run is the one the anchor describes (${k > 0 ? `${steps(0, k - 1)} as published, ` : ''}${k < a.length ? 'the hashes its commitments hide' : 'this head'}): the anchor is the publisher's ${signed}claim. Compare it with a head pinned out of band, or with the original journal (compareAnchor in the library).`,
     'That the redacted steps carry the original content outside the markers: the published chain is a new chain from the first redaction on; only a disclosure (or the original journal) can show what a marker hides.',
+    'That the policy removed every secret: it proves only that what was redacted is declared.',
+  ];
+}
+
+/** What a v2 publication proves (REDACTION.md §12.7). */
+function describeCommitted(r: PublishedReport): void {
+  r.proves = [
+    ...r.proves,
+    `The published chain is the original chain: every step hash, the head ${r.head ?? ''} among them, is the one the journal holds, recomputed here from the disclosed values and the digests of the withheld ones.`,
+    'Every disclosed value is the original value at its place: each is bound to its step hash by its slot salt.',
+    `Every redaction marker is declared in the manifest, and every declared redaction (${r.redactions}) has its marker: nothing was withheld or left in silently.`,
+    'Nothing about a withheld value can be tested by guessing: its digest is salted with 128 secret bits that never leave the journal.',
+  ];
+  r.does_not_prove = [
+    ...r.does_not_prove,
+    'What a withheld slot holds, its type or its size, or whether a withheld meta was present at all; an opening from the journal holder reveals one slot.',
+    'That the text outside the markers of a redacted view (a slot with its digest in "digests") is the original: only an opening of the slot binds it.',
     'That the policy removed every secret: it proves only that what was redacted is declared.',
   ];
 }

@@ -26,6 +26,8 @@ export interface PreparedStep {
   texts: StepTexts;
   step_id: string | undefined;
   ts: string | undefined;
+  /** A record salt carried over by a copy (v2 only); undefined: the seal draws one. */
+  salt: string | undefined;
   blobs: BlobPayload[];
   /** The idempotency key (FORMAT §8.10): what an idempotent retry must match. */
   key: string;
@@ -56,7 +58,7 @@ export function prepareStep(step: StepInput, blobThreshold: number, profile: Rec
     content[field] = marker as unknown as Json;
     texts[field] = canonicalJsonTrusted(marker);
   }
-  return { profile, content, meta: checked.meta, texts, step_id: checked.step_id, ts: checked.ts, blobs, key: profile.key(texts) };
+  return { profile, content, meta: checked.meta, texts, step_id: checked.step_id, ts: checked.ts, salt: checked.salt, blobs, key: profile.key(texts) };
 }
 
 /** prepareStep over one append() or appendMany() call; with several steps, an error names the step's index. */

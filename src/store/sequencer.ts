@@ -78,7 +78,7 @@ export function sequenceBatch(groups: readonly Group[], tail: Tail, known: Reado
         const seq = gt.seq + 1;
         const stepId = step.step_id ?? newStepId();
         const ts = step.ts ?? now;
-        const { stepHash, line } = step.profile.seal(step.texts, { seq, stepId, ts, prevHash: gt.hash });
+        const { stepHash, line } = step.profile.seal(step.texts, { seq, stepId, ts, prevHash: gt.hash, ...(step.salt !== undefined ? { salt: step.salt } : {}) });
         if (line.length * 3 > MAX_LINE_BYTES && encoder.encode(line).length > MAX_LINE_BYTES) {
           throw new StoreError('STEP_TOO_LARGE', `step ${seq}'s line would exceed the limit of ${MAX_LINE_BYTES} bytes`, {
             location: { seq, path: '/meta' },

@@ -83,10 +83,19 @@ describe('stepchain CLI', () => {
     expect(r.code).toBe(0);
     const doc = JSON.parse(r.stdout);
     expect(doc).toMatchObject({ format: 'stepchain-cli/v1', command: 'init', ok: true });
-    expect(doc.genesis.format).toBe('stepchain/v1');
+    expect(doc.genesis.format).toBe('stepchain/v2');
     const again = await run(['init', journal], { cwd: dir });
     expect(again.code).toBe(2);
     expect(again.stderr).toMatch(/error: \w+/);
+  });
+
+  test('init --format v1 creates a stepchain/v1 journal; another format is a usage error', async () => {
+    const v1 = await run(['init', join(dir, 'legacy'), '--format', 'v1', '--json'], { cwd: dir });
+    expect(v1.code).toBe(0);
+    expect(JSON.parse(v1.stdout).genesis.format).toBe('stepchain/v1');
+    const bad = await run(['init', join(dir, 'other'), '--format', 'v3'], { cwd: dir });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--format must be v1 or v2');
   });
 
   test('append from a file, from stdin, and a batch with --jsonl', async () => {

@@ -56,9 +56,9 @@ export const SAMPLE_POLICY = {
   ],
 };
 
-export async function memoryJournal(steps: StepInput[] = sampleSteps(), blobThreshold = 1024): Promise<Journal> {
+export async function memoryJournal(steps: StepInput[] = sampleSteps(), blobThreshold = 1024, format: 'stepchain/v1' | 'stepchain/v2' = 'stepchain/v1'): Promise<Journal> {
   const store = new MemoryStore({ blobThreshold });
-  const j = await store.create('j', { journalId: 'redaction-test', createdAt: CREATED_AT });
+  const j = await store.create('j', { journalId: 'redaction-test', createdAt: CREATED_AT, format });
   for (const s of steps) await j.append(s);
   return j;
 }

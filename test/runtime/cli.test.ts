@@ -94,7 +94,7 @@ describe('init with run options, runs, and effect on a v1 journal', () => {
     expect((await cli(['init', join(root, 'orch'), '--conversation', 'c1', '--agent', 'orchestrator'])).code).toBe(0);
     expect((await cli(['init', join(root, 'sub-b'), '--conversation', 'c1', '--parent', 'orch', '--label', 'user=u1'])).code).toBe(0);
     expect((await cli(['init', join(root, 'sub-a'), '--conversation', 'c2', '--parent', 'orch'])).code).toBe(0);
-    expect((await cli(['init', join(root, 'plain')])).code).toBe(0);
+    expect((await cli(['init', join(root, 'plain'), '--format', 'v1'])).code).toBe(0);
     const reused = await cli(['init', join(root, 'orch'), '--run']);
     expect(reused.code).toBe(2);
     expect(reused.stderr).toContain('RUN_EXISTS');

@@ -1,7 +1,9 @@
 import { describe, expect, test } from 'vitest';
 import { canonicalJson } from '../../src/canonical/jcs.js';
 import { verifyChain } from '../../src/chain/index.js';
-import { genesisDefect, genesisHash, sealRecord, STEP_V2, type Genesis, type StepRecord, type UnsealedRecord } from '../../src/record/index.js';
+import { preimageOfTexts, sealCommitted } from '../../src/record/commitments.js';
+import { digestUtf8 } from '../../src/canonical/sha256.js';
+import { genesisDefect, genesisHash, STEP_V2, type Genesis, type StepRecord, type UnsealedRecord } from '../../src/record/index.js';
 import { pendingOf, runState } from '../../src/runtime/index.js';
 import { loadVectors, vectorBytes } from '../helpers/vectors.js';
 
@@ -48,16 +50,17 @@ describe('runs.json: the v2 genesis (FORMAT §11.1)', () => {
 
 describe('runs.json: v2 records (FORMAT §11.2)', () => {
   test.each(of('records'))('%s', (_id, c) => {
-    const { record, line } = sealRecord(c.record!);
-    expect(record.step_hash).toBe(c.step_hash);
-    expect(line).toBe(c.line);
-    expect(canonicalJson(c.record, { refuseReserved: false })).toBe(c.preimage);
-    // The profile's own seal (what a store writes) gives the same line.
+    // v2 records hash salted slot commitments (FORMAT §12.3): the preimage holds digests, not the values.
     const r = c.record as Record<string, unknown>;
+    const memberTexts: Record<string, string> = {};
+    for (const [k, v] of Object.entries(r)) memberTexts[k] = canonicalJson(v, { refuseReserved: false });
+    expect(preimageOfTexts(STEP_V2, memberTexts)).toBe(c.preimage);
+    expect(digestUtf8(c.preimage!)).toBe(c.step_hash);
+    // The profile's seal with the record's salt (what a store writes) gives the same line.
     const texts: Record<string, string> = {};
     for (const f of STEP_V2.contentFields) texts[f] = canonicalJson(r[f], { refuseReserved: false });
     if (r.meta !== undefined) texts.meta = canonicalJson(r.meta);
-    expect(STEP_V2.seal(texts, { seq: r.seq as number, stepId: r.step_id as string, ts: r.ts as string, prevHash: r.prev_hash as string })).toEqual({ stepHash: c.step_hash, line: c.line });
+    expect(sealCommitted(STEP_V2, texts, { seq: r.seq as number, stepId: r.step_id as string, ts: r.ts as string, prevHash: r.prev_hash as string }, r.salt as string)).toEqual({ stepHash: c.step_hash, line: c.line });
   });
 });
 

@@ -7,6 +7,7 @@ import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { FileStore, MemoryStore, copyJournal, type Journal, type StoredLine } from '../../src/store/index.js';
+import { startRun } from '../../src/runtime/index.js';
 import { tempDir } from '../helpers/tmp.js';
 
 async function lines(j: Journal): Promise<StoredLine[]> {
@@ -47,6 +48,36 @@ describe('copyJournal', () => {
     await j.append({ input: 'new' });
     expect(await copyJournal(j, target, 'dst')).toMatchObject({ already: 25, copied: 1 });
     expect(await lines(await target.open('dst'))).toEqual(await lines(j));
+  });
+
+  test('a stepchain/v2 run journal — salted records, boundary records, its run identity — is copied byte for byte', async () => {
+    const store = new FileStore(tempDir(), { fsync: 'none', blobThreshold: 1024 });
+    const run = await startRun(store, { runId: 'run-1', conversationId: 'c-1', labels: { env: 'test' }, input: 'go' });
+    const call = await run.beginModel({ model: 'm', prompt: 'p' });
+    await call.complete({ result: 'r'.repeat(1500), toolCalls: [{ id: 'call-1', name: 'pay', arguments: { n: 1 } }] });
+    const effect = await run.beginTool({ name: 'pay', args: { n: 1 }, callId: 'call-1' });
+    await effect.complete({ paid: true });
+    await run.journal.append({ input: 'plain step' });
+    const target = new MemoryStore();
+    expect(await copyJournal(run.journal, target, 'copy')).toMatchObject({ created: true, already: 0 });
+    const dst = await target.open('copy');
+    expect(dst.genesis).toEqual(run.journal.genesis);
+    const copied = await lines(dst);
+    expect(copied).toEqual(await lines(run.journal));
+    expect(copied.every((l) => /"salt":"[0-9a-f]{32}"/.test(l.text))).toBe(true);
+    expect((await dst.verify()).ok).toBe(true);
+    expect(await target.runs({ conversationId: 'c-1' })).toMatchObject([{ id: 'copy', run_id: 'run-1' }]);
+    await run.close();
+  });
+
+  test('a caller-supplied record salt must be 32 lowercase hex digits, and only a v2 journal takes one', async () => {
+    const store = new MemoryStore();
+    const v2 = await store.create('v2', { format: 'stepchain/v2' });
+    for (const salt of ['00', 'A'.repeat(32), 42]) expect(await code(v2.append({ input: 1, salt }))).toBe('FIELD_INVALID');
+    const ok = await v2.append({ input: 1, salt: '0123456789abcdef0123456789abcdef' });
+    expect((await v2.get(ok.seq)) as unknown).toMatchObject({ salt: '0123456789abcdef0123456789abcdef' });
+    const v1 = await store.create('v1');
+    expect(await code(v1.append({ input: 1, salt: '0123456789abcdef0123456789abcdef' }))).toBe('FIELD_INVALID');
   });
 
   test.each([

@@ -19,15 +19,18 @@ export { printReport };
 export const initVerb: Verb = {
   name: 'init',
   summary: 'create a journal (a directory, or in Postgres; a run journal with --run or any run option)',
-  usage: '<journal> [--run] [--conversation C] [--parent R] [--agent A] [--label k=v]… [--bucket-bytes N] [--blob-threshold N]',
+  usage: '<journal> [--format v1|v2] [--run] [--conversation C] [--parent R] [--agent A] [--label k=v]… [--bucket-bytes N] [--blob-threshold N]',
   description: [
     'A journal is a directory path, or a Postgres location postgres://user@host:port/db?journal=<id> (the password from',
     'PGPASSWORD or ~/.pgpass; the store\'s tables are created on first use).',
-    'Plain: a stepchain/v1 journal. With --run or any of --conversation, --parent, --agent, --label: a run journal',
+    'Plain: a stepchain/v2 journal (records hash salted per-field commitments, spec/FORMAT.md §12, so a published',
+    'receipt verifies against the original head); --format v1 for a stepchain/v1 journal.',
+    'With --run or any of --conversation, --parent, --agent, --label: a run journal',
     '(stepchain/v2, spec/FORMAT.md §11) whose run id is the journal\'s id, with its identity in the genesis (covered by',
     'the genesis hash) and a run.started record; effect and continuation need one. A run id already in the store is refused.',
   ].join('\n'),
   options: {
+    format: { type: 'string', arg: 'v1|v2', description: 'the journal format of a plain journal (default v2; v1 for readers that know only stepchain/v1)' },
     run: { type: 'boolean', description: 'create a run journal (stepchain/v2)' },
     conversation: { type: 'string', arg: 'C', description: 'the conversation this run belongs to' },
     parent: { type: 'string', arg: 'R', description: 'the run that delegated this one (an orchestrator\'s run id)' },
@@ -39,6 +42,7 @@ export const initVerb: Verb = {
   args: { min: 1, max: 1, names: ['journal'] },
   examples: [
     ['stepchain init runs/today', 'a new journal in ./runs/today'],
+    ['stepchain init runs/legacy --format v1', 'a stepchain/v1 journal'],
     ['stepchain init runs/r1 --conversation conv-42 --agent billing --label environment=prod', 'a run journal with its identity'],
     ['PGPASSWORD=… stepchain init "postgres://agent@db.internal/agents?journal=run-42"', 'a new journal in Postgres'],
   ],
@@ -49,6 +53,9 @@ export const initVerb: Verb = {
     };
     const labels = labelsOf(values.label, 'init');
     const asRun = values.run === true || [values.conversation, values.parent, values.agent, labels].some((v) => v !== undefined);
+    const format = values.format ?? 'v2';
+    if (format !== 'v1' && format !== 'v2') throw new UsageError(`init --format must be v1 or v2 (got ${JSON.stringify(format)})`, 'init');
+    if (asRun && format === 'v1') throw new UsageError('a run journal is stepchain/v2: drop --format v1, or the run options', 'init');
     const at = locate(positionals[0]!);
     let journal: Journal;
     try {
@@ -62,7 +69,7 @@ export const initVerb: Verb = {
         });
         journal = run.journal;
       } else {
-        journal = await at.store.create(id, sizes);
+        journal = await at.store.create(id, { ...sizes, format: format === 'v2' ? 'stepchain/v2' : 'stepchain/v1' });
       }
       await journal.close();
     } finally {

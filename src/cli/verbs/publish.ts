@@ -15,7 +15,7 @@ import { countingSource } from '../output.js';
 
 export const publishVerb: Verb = {
   name: 'publish',
-  summary: 'publish a redacted receipt that still verifies and is anchored to the original run',
+  summary: 'publish a redacted receipt that still verifies: against the original head (v2 journals) or anchored to it (v1)',
   usage: '<journal> --policy policy.json --opt-in -o public.tar.gz [--secrets-out file] [--sign keyfile]',
   description: [
     'Redacts every value the policy selects (paths, tools, seq ranges, built-in secret detectors), replaces it with a',
@@ -27,6 +27,11 @@ export const publishVerb: Verb = {
     'needs later. Publishing refuses if a string a rule matched (8+ characters for a path rule\'s strings and numbers)',
     'would still appear in the output, as it is or JSON-escaped up to 5 times (LEAK_DETECTED), or if a step_id, ts or',
     'genesis member matches a detector of the policy: those are never redacted (ENVELOPE_SECRET).',
+    '',
+    'A stepchain/v2 journal (the default of `stepchain init`) is published without re-chaining (spec/REDACTION.md',
+    '§12): each record keeps its step hash, withheld values stay as salted digests, and the receipt verifies',
+    'against the original head (`stepchain verify public.tar --head <head>`). Every withheld slot can later be',
+    'opened from the journal itself; --secrets-out then holds only the values redacted inside a field.',
   ].join('\n'),
   options: {
     policy: { type: 'string', arg: 'file', description: 'the redaction policy (JSON; see spec/REDACTION.md §3)' },
@@ -60,12 +65,14 @@ export const publishVerb: Verb = {
       else {
         out.say(`wrote ${result.out} (${result.bytes} bytes${result.compressed ? ', gzip' : ''}): ${result.range.to + 1} steps, ${result.redactions} redaction${result.redactions === 1 ? '' : 's'}`);
         const k = result.redacted_from;
-        out.say(k > result.original_head.seq
+        if (result.publication === 'original-head') out.say(`  published against the original head ${result.original_head.step_hash} (seq ${result.original_head.seq}): verify it with --head; withheld values are salted digests only`);
+        else out.say(k > result.original_head.seq
           ? `  nothing redacted: the public head is the original head ${result.original_head.step_hash}`
           : `  original head ${result.original_head.step_hash} (seq ${result.original_head.seq}): in the public receipt only as a salted commitment${k > 0 ? `; ${k === 1 ? 'step 0' : `steps 0..${k - 1}`} published unchanged` : ''}`);
         out.say(`  policy ${result.policy_digest}`);
         out.say(`  manifest ${result.manifest_digest}; ${result.signed_by ? `signed by ${result.signed_by}` : 'unsigned'}`);
         if (result.secrets_out) out.say(`  secrets in ${result.secrets_out} (mode 0600): keep it private; it can disclose every redacted value`);
+        else if (result.publication === 'original-head') out.say('  no --secrets-out: withheld fields open from the journal (openSlot); values redacted inside a field cannot be disclosed');
         else out.say(out.style('yellow', '  no --secrets-out: the redacted values can never be disclosed from this receipt'));
       }
       return EXIT_OK;

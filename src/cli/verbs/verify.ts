@@ -80,10 +80,11 @@ async function verifyJournal(out: Output, path: string, expectHead: string | und
     ...(expectHead !== undefined ? { expectHead } : {}), ...(pool ? { pool } : {}), onProgress: () => progress.tick(),
   });
   progress.end();
-  const identity = await runIdentity(async () => {
-    const [{ readFile }, { parseMeta }] = await Promise.all([import('node:fs/promises'), import('../../store/meta.js')]);
+  // Only a journal that verified: its journal.json is then a regular file of bounded size, read the safe way.
+  const identity = !report.ok ? null : await runIdentity(async () => {
+    const [{ readRegular }, { parseMeta }] = await Promise.all([import('../../store/file/fsutil.js'), import('../../store/meta.js')]);
     const file = resolve(full, 'journal.json');
-    return parseMeta(await readFile(file, 'utf8'), file).genesis;
+    return parseMeta((await readRegular(file, 1 << 20)).toString('utf8'), file).genesis;
   });
   if (out.json) out.document('verify', { ok: report.ok, kind: 'journal', path: full, ...(identity ? { run: identity.run } : {}), report });
   else printReport(out, `journal ${path}`, report, identity ? [`  ${identity.line}`] : []);
