@@ -22,6 +22,10 @@ export interface StepInput {
   meta?: unknown;
   step_id?: unknown;
   ts?: unknown;
+  /** stepchain/v2 journals only (FORMAT §11.3): the record's kind (default "step"), the started record an outcome ends, a failure's error. */
+  kind?: unknown;
+  ref?: unknown;
+  error?: unknown;
 }
 
 export interface CheckedStep {
@@ -60,15 +64,21 @@ export function checkStepInput(step: StepInput, profile: RecordProfile = DEFAULT
   const content: Record<string, Json> = {};
   const texts: Record<string, string> = {};
   for (const field of profile.contentFields) {
-    if (!(field in fields)) {
-      content[field] = null;
-      texts[field] = 'null';
+    if (!(field in fields) || (fields[field] === undefined && profile.defaults?.[field] !== undefined)) {
+      const fallback = profile.defaults?.[field] ?? null;
+      content[field] = fallback;
+      texts[field] = fallback === null ? 'null' : JSON.stringify(fallback);
       continue;
     }
     const value = fields[field];
     texts[field] = canonicalJsonChecked(value, { basePath: [field], maxDepth: MAX_VALUE_DEPTH });
     content[field] = value as Json;
+    // A content member with a rule of its own (v2: kind, ref) is held to it before anything is written.
+    const broken = profile.members.find((m) => m.name === field)?.check?.(texts[field], 0, texts[field].length);
+    if (broken) throw new RecordError('FIELD_INVALID', broken.message, { location: { path: `/${field}` } });
   }
+  const relation = profile.relationDefect?.((name) => content[name]);
+  if (relation) throw new RecordError('FIELD_INVALID', relation.message, { location: { path: `/${relation.field}` } });
   let meta: JsonObject | undefined;
   if ('meta' in step && step.meta !== undefined) {
     const m = step.meta;

@@ -7,6 +7,7 @@
 import type { BlobProblemCode, ChainProblemCode, ChainReport } from '../chain/report.js';
 import type { ChainHead, ChainSource, SeqRange, StoredLine } from '../chain/source.js';
 import type { Genesis } from '../record/formats.js';
+import type { RunIdentity } from '../record/v2.js';
 import type { StepInput } from '../record/input.js';
 import type { StepRecord } from '../record/seal.js';
 
@@ -57,6 +58,11 @@ export interface CreateOptions {
   createdAt?: Date | string;
   /** The genesis `journal_id` (default a random UUID). */
   journalId?: string;
+  /**
+   * A run identity: the journal is created in format stepchain/v2 with it in its genesis (FORMAT §11.1),
+   * covered by the genesis hash. Absent: a stepchain/v1 journal, as before.
+   */
+  run?: RunIdentity;
 }
 
 export interface OpenOptions {

@@ -39,6 +39,8 @@ export class AgentsRecorder implements TracingProcessor {
   private readonly routing: ModelRouting = { runFor: () => this.currentRun(), recordedTools: this.names };
   private readonly tree = new SpanTree();
   private readonly runs = new Map<string, Promise<AdapterRun>>();
+  /** The child runs opened for agent spans, to complete when their span ends. */
+  private readonly childOf = new Map<string, Promise<Run>>();
   private readonly traceSpans = new Map<string, string[]>();
   /** Records written from span events, in the order the SDK reported them; `flush` waits for them. */
   private queue: Promise<void> = Promise.resolve();
@@ -131,13 +133,16 @@ export class AgentsRecorder implements TracingProcessor {
     let run = this.runs.get(agentSpan);
     if (run === undefined) {
       const place = this.tree.place(agentSpan);
-      run = place.kind === 'root'
-        ? Promise.resolve(this.run)
-        : this.runOfAgent(place.parentAgentSpan).then(async (parent) => {
-          const child = await this.childRun(parent, place.agent);
-          this.children.push(child);
-          return child;
+      if (place.kind === 'root') run = Promise.resolve(this.run);
+      else {
+        const child = this.runOfAgent(place.parentAgentSpan).then(async (parent) => {
+          const opened = await this.childRun(parent, place.agent);
+          this.children.push(opened);
+          return opened;
         });
+        this.childOf.set(agentSpan, child);
+        run = child;
+      }
       this.runs.set(agentSpan, run);
     }
     return run;
@@ -169,7 +174,10 @@ export class AgentsRecorder implements TracingProcessor {
     // Forget the trace's shape once its records are written; runs already opened stay.
     this.later(async () => {
       this.tree.forget(spans);
-      for (const id of spans) this.runs.delete(id);
+      for (const id of spans) {
+        this.runs.delete(id);
+        this.childOf.delete(id);
+      }
     });
   }
 
@@ -184,8 +192,8 @@ export class AgentsRecorder implements TracingProcessor {
     if (data.type === 'handoff') this.recordEvent(span.spanId, 'handoff', { from_agent: data.from_agent ?? null, to_agent: data.to_agent ?? null }, { to_agent: data.to_agent ?? null });
     else if (data.type === 'guardrail') this.recordEvent(span.spanId, 'guardrail', { name: data.name ?? null }, { triggered: data.triggered === true });
     else if (data.type === 'agent') {
-      const run = this.runs.get(span.spanId);
-      if (run !== undefined && this.tree.place(span.spanId).kind === 'child') {
+      const run = this.childOf.get(span.spanId);
+      if (run !== undefined) {
         const error = span.error;
         this.later(async () => {
           const child = await run;
