@@ -59,6 +59,12 @@ describe('a recorded Agents SDK workflow', async () => {
     expect(researcher!.identity).toEqual({ agent: 'researcher', conversation_id: 'conv-1', labels: { env: 'test' }, parent_run_id: specialist!.runId });
   });
 
+  test('a child run is completed when its agent finishes; the root run is the caller\'s to end', async () => {
+    expect(await specialist!.status()).toBe('completed');
+    expect(await researcher!.status()).toBe('completed');
+    expect(await first.run.status()).toBe('completed');
+  });
+
   test('the root run records the triage model call, the guardrail result, the handoff and the streamed run', () => {
     expect(rootSteps.filter((r) => kindOf(r) === 'model.completed')).toHaveLength(2);
     const guardrail = rootSteps.find((r) => kindOf(r) === 'tool.completed' && toolOf(r) === 'guardrail');

@@ -7,11 +7,11 @@
 import type { LanguageModelMiddleware } from 'ai';
 import type { ModelCallHandle } from '../../index.js';
 import { answerOf, awaitedCalls, requestFields, type ModelAnswer } from './request.js';
-import { recordedToolNames, type AdapterRun } from './run.js';
+import { recordedToolNames, writerFor, type AdapterRun } from './run.js';
 import { recordStream } from './stream.js';
 
-async function settle(run: AdapterRun, call: ModelCallHandle, answer: ModelAnswer): Promise<void> {
-  const outcome: Parameters<ModelCallHandle['complete']>[0] = { result: answer.result, toolCalls: awaitedCalls(answer.result.content, recordedToolNames(run)) };
+async function settle(target: AdapterRun, run: AdapterRun, call: ModelCallHandle, answer: ModelAnswer): Promise<void> {
+  const outcome: Parameters<ModelCallHandle['complete']>[0] = { result: answer.result, toolCalls: awaitedCalls(answer.result.content, recordedToolNames(target)) };
   if (answer.usage !== undefined) outcome.usage = answer.usage;
   if (answer.finishReason !== undefined) {
     outcome.finishReason = answer.finishReason.unified;
@@ -30,7 +30,8 @@ async function settle(run: AdapterRun, call: ModelCallHandle, answer: ModelAnswe
  * A middleware for `wrapLanguageModel({ model, middleware: stepchainMiddleware(run) })`. Every call made
  * through the wrapped model — `generateText`, `streamText`, agents — becomes a model step of `run`.
  */
-export function stepchainMiddleware(run: AdapterRun): LanguageModelMiddleware {
+export function stepchainMiddleware(target: AdapterRun): LanguageModelMiddleware {
+  const run = writerFor(target);
   return {
     specificationVersion: 'v3',
     async wrapGenerate({ doGenerate, params, model }) {
@@ -42,7 +43,7 @@ export function stepchainMiddleware(run: AdapterRun): LanguageModelMiddleware {
         await call.fail(error);
         throw error;
       }
-      await settle(run, call, answerOf(result));
+      await settle(target, run, call, answerOf(result));
       return result;
     },
     async wrapStream({ doStream, params, model }) {
@@ -54,7 +55,7 @@ export function stepchainMiddleware(run: AdapterRun): LanguageModelMiddleware {
         await call.fail(error);
         throw error;
       }
-      return recordStream(result, params.abortSignal, (end) => (end.kind === 'done' ? settle(run, call, end.answer) : run.endModel(call.id, { result: end.answer.result }, end.error ?? new Error('the model stream failed'))));
+      return recordStream(result, params.abortSignal, (end) => (end.kind === 'done' ? settle(target, run, call, end.answer) : run.endModel(call.id, { result: end.answer.result }, end.error ?? new Error('the model stream failed'))));
     },
   };
 }

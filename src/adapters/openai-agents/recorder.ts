@@ -11,6 +11,7 @@ import { getCurrentSpan, tool as sdkTool, type FunctionTool, type Model, type Mo
 import type { EffectHandle, Run } from '../../index.js';
 import { recordModel, recordProvider, type ModelRouting } from './model.js';
 import type { AdapterRun, ChildRunFactory } from './run.js';
+import { ordered } from './ordered.js';
 import { SpanTree } from './spans.js';
 
 type Execute = (input: unknown, context?: unknown, details?: { toolCall?: { callId?: string } }) => unknown;
@@ -47,7 +48,12 @@ export class AgentsRecorder implements TracingProcessor {
   private queueError: unknown = undefined;
   private readonly children: Run[] = [];
 
-  constructor(readonly run: AdapterRun, private readonly childRun: ChildRunFactory) {}
+  /** The run given, and the ordered view every write goes through (ordered.ts). */
+  private readonly writer: AdapterRun;
+
+  constructor(readonly run: AdapterRun, private readonly childRun: ChildRunFactory) {
+    this.writer = ordered(run);
+  }
 
   /** `model` recorded; `name` defaults to the model's own `model` field or class name. */
   model(model: Model, name?: string): Model {
@@ -126,14 +132,14 @@ export class AgentsRecorder implements TracingProcessor {
 
   private currentRun(): Promise<AdapterRun> {
     const agent = this.tree.agentOf(getCurrentSpan()?.spanId);
-    return agent === undefined ? Promise.resolve(this.run) : this.runOfAgent(agent);
+    return agent === undefined ? Promise.resolve(this.writer) : this.runOfAgent(agent);
   }
 
   private runOfAgent(agentSpan: string): Promise<AdapterRun> {
     let run = this.runs.get(agentSpan);
     if (run === undefined) {
       const place = this.tree.place(agentSpan);
-      if (place.kind === 'root') run = Promise.resolve(this.run);
+      if (place.kind === 'root') run = Promise.resolve(this.writer);
       else {
         const child = this.runOfAgent(place.parentAgentSpan).then(async (parent) => {
           const opened = await this.childRun(parent, place.agent);
@@ -141,7 +147,7 @@ export class AgentsRecorder implements TracingProcessor {
           return opened;
         });
         this.childOf.set(agentSpan, child);
-        run = child;
+        run = child.then((opened) => ordered(opened));
       }
       this.runs.set(agentSpan, run);
     }
@@ -157,7 +163,7 @@ export class AgentsRecorder implements TracingProcessor {
   private recordEvent(spanId: string, name: string, args: unknown, result: unknown): void {
     const agent = this.tree.agentOf(spanId);
     this.later(async () => {
-      const run = agent === undefined ? this.run : await this.runOfAgent(agent);
+      const run = agent === undefined ? this.writer : await this.runOfAgent(agent);
       const effect = await run.beginTool({ name, args });
       await effect.complete(result);
     });
