@@ -21,30 +21,27 @@ export interface Workflow {
 }
 
 /** Runs the scripted workflow; with a recorder, every model and tool goes through it. */
-export async function runWorkflow(recorder: AgentsRecorder | undefined, onExecute: (name: string) => void | Promise<void> = () => undefined): Promise<Workflow> {
+export async function runWorkflow(recorder: AgentsRecorder | undefined, options: { tracing?: boolean } = {}): Promise<Workflow> {
   setTraceProcessors(recorder === undefined ? [] : [recorder]);
-  setTracingDisabled(false); // vitest sets NODE_ENV=test, which turns tracing off
+  setTracingDisabled(options.tracing === false); // vitest sets NODE_ENV=test, which turns tracing off
   const model = (m: ScriptedModel) => (recorder === undefined ? m : recorder.model(m, 'scripted'));
   const defineTool: AgentsRecorder['tool'] = recorder === undefined ? ((await import('@openai/agents')).tool) : recorder.tool;
 
   const weather = defineTool({
     name: 'weather', description: 'the weather in a city', parameters: z.object({ city: z.string() }),
     execute: async ({ city }) => {
-      await onExecute('weather');
       return { city, tempC: city === 'Paris' ? 21 : 5, at: new Date(0) };
     },
   });
   const explode = defineTool({
     name: 'explode', description: 'always fails', parameters: z.object({}),
     execute: async (): Promise<string> => {
-      await onExecute('explode');
       throw new Error('boom');
     },
   });
   const snapshot = defineTool({
     name: 'snapshot', description: 'a large binary result', parameters: z.object({}),
     execute: async () => {
-      await onExecute('snapshot');
       return { mediaType: 'application/octet-stream', bytes: BIG };
     },
   });
@@ -75,5 +72,6 @@ export async function runWorkflow(recorder: AgentsRecorder | undefined, onExecut
   for await (const _ of streamed) { /* drain */ }
   await streamed.completed;
   await recorder?.flush();
+  setTracingDisabled(false);
   return { finalOutput: result.finalOutput, streamedOutput: streamed.finalOutput, lastAgent: result.lastAgent?.name, models: [triageModel, specialistModel, researcherModel, summarizerModel] };
 }

@@ -148,3 +148,45 @@ describe('a recorded Agents SDK workflow', async () => {
     expect(sent).not.toContain(first.run.runId);
   });
 });
+
+describe('Agents SDK failures and tracing off', () => {
+  test('a model error is a failed model request, and the error still reaches the caller', async () => {
+    const { Agent, Runner, setTraceProcessors, setTracingDisabled } = await import('@openai/agents');
+    const { ScriptedModel, modelError } = await import('@openai/agents/testing');
+    const run = await startRun(store, { runId: 'agents-fail-model' });
+    const recorder = agentsRecorder(run, { store });
+    setTraceProcessors([recorder]);
+    setTracingDisabled(false);
+    const agent = new Agent({ name: 'bot', instructions: 'x', model: recorder.model(new ScriptedModel([modelError(new Error('HTTP 500'))]), 'scripted') });
+    await expect(new Runner().run(agent, 'hi')).rejects.toThrow('HTTP 500');
+    const rs = await records(run);
+    expect(rs.map(kindOf)).toEqual(['run.started', 'model.started', 'model.failed']);
+    expect((rs[2] as unknown as { error: unknown }).error).toMatchObject({ message: 'HTTP 500' });
+  });
+
+  test('a streamed model call that throws is a failed request', async () => {
+    const { Agent, Runner, setTraceProcessors, setTracingDisabled } = await import('@openai/agents');
+    const { ScriptedModel, modelError } = await import('@openai/agents/testing');
+    const run = await startRun(store, { runId: 'agents-fail-stream' });
+    const recorder = agentsRecorder(run, { store });
+    setTraceProcessors([recorder]);
+    setTracingDisabled(false);
+    const agent = new Agent({ name: 'bot', instructions: 'x', model: recorder.model(new ScriptedModel([modelError(new Error('socket reset'))]), 'scripted') });
+    const streamed = await new Runner().run(agent, 'hi', { stream: true });
+    await expect((async () => { for await (const _ of streamed) { /* drain */ } await streamed.completed; })()).rejects.toThrow('socket reset');
+    expect((await records(run)).map(kindOf)).toEqual(['run.started', 'model.started', 'model.failed']);
+  });
+
+  test('with tracing off every record goes to the recorder\'s run: no child runs, nothing lost', async () => {
+    const run = await startRun(store, { runId: 'agents-no-tracing' });
+    const recorder = agentsRecorder(run, { store });
+    const workflow = await runWorkflow(recorder, { tracing: false });
+    expect(workflow.finalOutput).toBe('Paris 21C, Oslo 5C; Paris is in France.');
+    expect(recorder.childRuns()).toEqual([]);
+    const steps = await records(run);
+    // triage 1 + specialist 3 + researcher 1 + summarizer 1 model calls; 5 tool effects; no handoff or guardrail records (they come from spans).
+    expect(steps.filter((r) => kindOf(r) === 'model.completed')).toHaveLength(6);
+    expect((await run.effects()).map((e) => e.tool).sort()).toEqual(['ask_researcher', 'explode', 'snapshot', 'weather', 'weather']);
+    expect(await run.pendingEffects()).toEqual([]);
+  });
+});
