@@ -1,5 +1,5 @@
 /**
- * One scripted AI SDK agent run for the adapter tests, bench and crash child: the SDK's own mock model
+ * One scripted AI SDK agent run for the adapter tests: the SDK's own mock model
  * (`MockLanguageModelV3` from `ai/test`), two tools, a parallel pair of calls, a tool that throws, a large
  * binary tool result, then a streamed turn. Deterministic: the same script gives the same steps.
  */
@@ -73,14 +73,13 @@ export function scriptedModel(): MockLanguageModelV3 {
   });
 }
 
-/** The tools; `onExecute` runs first inside each execute (the crash test stops there). */
-export function agentTools(onExecute: (name: string) => void | Promise<void> = () => undefined) {
+/** The tools: two that answer, one that throws. */
+export function agentTools() {
   return {
     weather: tool({
       description: 'the weather in a city',
       inputSchema: z.object({ city: z.string() }),
       execute: async ({ city }) => {
-        await onExecute('weather');
         return { city, tempC: city === 'Paris' ? 21 : city === 'Oslo' ? 5 : 25, at: new Date(0) };
       },
     }),
@@ -88,7 +87,6 @@ export function agentTools(onExecute: (name: string) => void | Promise<void> = (
       description: 'always fails',
       inputSchema: z.object({}),
       execute: async (): Promise<string> => {
-        await onExecute('explode');
         throw new Error('boom');
       },
     }),
@@ -96,7 +94,6 @@ export function agentTools(onExecute: (name: string) => void | Promise<void> = (
       description: 'a large binary result',
       inputSchema: z.object({ size: z.number() }),
       execute: async () => {
-        await onExecute('snapshot');
         return BIG;
       },
     }),

@@ -1,5 +1,5 @@
 /**
- * One scripted OpenAI Agents SDK workflow for the adapter tests, the example and the crash child: the SDK's
+ * One scripted OpenAI Agents SDK workflow for the adapter tests: the SDK's
  * own fake model (`ScriptedModel` from `@openai/agents/testing`), a triage agent with an input guardrail
  * handing off to a specialist, which calls two tools in a parallel pair, a tool that throws, a tool with a
  * large binary result and a researcher agent used as a tool; then a streamed run. No network: every agent
@@ -20,7 +20,7 @@ export interface Workflow {
   models: ScriptedModel[];
 }
 
-/** Runs the scripted workflow; with a recorder, every model and tool goes through it. */
+/** Runs the scripted workflow; with a recorder, every model and tool goes through it (tracing on unless told). */
 export async function runWorkflow(recorder: AgentsRecorder | undefined, options: { tracing?: boolean } = {}): Promise<Workflow> {
   setTraceProcessors(recorder === undefined ? [] : [recorder]);
   setTracingDisabled(options.tracing === false); // vitest sets NODE_ENV=test, which turns tracing off
