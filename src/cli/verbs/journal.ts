@@ -10,6 +10,8 @@ import { intArg } from '../args.js';
 import { EXIT_FAILED, EXIT_OK, UsageError, type Verb } from '../cli.js';
 import { parseJsonStrict, readText, InputError } from '../input.js';
 import { JSON_FORMAT, type Output } from '../output.js';
+import { Run, startRun, type Effect } from '../../runtime/index.js';
+import { identityLine, labelsOf } from '../identity.js';
 
 /** A journal is named on the command line by its directory path: the store root is its parent. */
 export function storeFor(path: string): { store: FileStore; id: string } {
@@ -47,23 +49,50 @@ export function printReport(out: Output, subject: string, report: ChainReport<st
 
 export const initVerb: Verb = {
   name: 'init',
-  summary: 'create a journal directory',
-  usage: '<journal> [--bucket-bytes N] [--blob-threshold N]',
+  summary: 'create a journal directory (a run journal with --run or any run option)',
+  usage: '<journal> [--run] [--conversation C] [--parent R] [--agent A] [--label k=v]… [--bucket-bytes N] [--blob-threshold N]',
+  description: [
+    'Plain: a stepchain/v1 journal. With --run or any of --conversation, --parent, --agent, --label: a run journal',
+    '(stepchain/v2, spec/FORMAT.md §11) whose run id is the directory name, with its identity in the genesis (covered by',
+    'the genesis hash) and a run.started record; effect and continuation need one. A run id already in the store is refused.',
+  ].join('\n'),
   options: {
+    run: { type: 'boolean', description: 'create a run journal (stepchain/v2)' },
+    conversation: { type: 'string', arg: 'C', description: 'the conversation this run belongs to' },
+    parent: { type: 'string', arg: 'R', description: 'the run that delegated this one (an orchestrator\'s run id)' },
+    agent: { type: 'string', arg: 'A', description: 'the agent\'s name' },
+    label: { type: 'string', arg: 'k=v', multiple: true, description: 'a label fixed at creation: user, session, environment… (repeatable)' },
     'bucket-bytes': { type: 'string', arg: 'N', description: 'start a new bucket file after N bytes (default 64 MiB)' },
     'blob-threshold': { type: 'string', arg: 'N', description: 'store content fields of N canonical bytes or more as blobs (default 64 KiB)' },
   },
   args: { min: 1, max: 1, names: ['journal'] },
-  examples: [['stepchain init runs/today', 'a new journal in ./runs/today']],
+  examples: [
+    ['stepchain init runs/today', 'a new journal in ./runs/today'],
+    ['stepchain init runs/r1 --conversation conv-42 --agent billing --label environment=prod', 'a run journal with its identity'],
+  ],
   async run({ out, values, positionals }) {
     const { store, id } = storeFor(positionals[0]!);
-    const journal = await store.create(id, {
+    const sizes = {
       ...(values['bucket-bytes'] !== undefined ? { segmentBytes: intArg(values['bucket-bytes'], '--bucket-bytes', 'init') } : {}),
       ...(values['blob-threshold'] !== undefined ? { blobThreshold: intArg(values['blob-threshold'], '--blob-threshold', 'init') } : {}),
-    });
+    };
+    const labels = labelsOf(values.label, 'init');
+    const asRun = values.run === true || [values.conversation, values.parent, values.agent, labels].some((v) => v !== undefined);
+    let journal: Journal;
+    if (asRun) {
+      const run = await startRun(store, {
+        runId: id, ...sizes, ...(labels !== undefined ? { labels } : {}),
+        ...(values.conversation !== undefined ? { conversationId: values.conversation as string } : {}),
+        ...(values.parent !== undefined ? { parentRunId: values.parent as string } : {}),
+        ...(values.agent !== undefined ? { agent: values.agent as string } : {}),
+      });
+      journal = run.journal;
+    } else {
+      journal = await store.create(id, sizes);
+    }
     await journal.close();
     if (out.json) out.document('init', { ok: true, journal: resolve(positionals[0]!), genesis: journal.genesis });
-    else out.say(`created journal ${positionals[0]} (journal_id ${journal.genesis.journal_id})`);
+    else out.say(`created ${asRun ? 'run journal' : 'journal'} ${positionals[0]} (journal_id ${journal.genesis.journal_id})`);
     return EXIT_OK;
   },
 };
@@ -178,22 +207,31 @@ export const logVerb: Verb = {
       // --from past the verified head shows nothing (an explicit --to before --from is still RANGE_INVALID).
       const pastHead = to === undefined && range.from !== undefined && range.to !== undefined && range.to < range.from;
       const steps = (): AsyncIterable<StepRecord> => (pastHead ? noSteps() : journal.read(range));
+      // A run journal: its effects with no outcome are marked (FORMAT §11.4), on every line that begins one.
+      const pending: Effect[] = journal.genesis.format === 'stepchain/v2' && report.ok ? await Run.of(journal).pendingEffects() : [];
+      const pendingIds = new Set(pending.map((e) => e.id));
+      const runMembers = journal.genesis.format === 'stepchain/v2' ? { run: journal.genesis.run, pending_effects: pending.map((e) => e.id) } : {};
       if (values.jsonl) {
-        for await (const step of steps()) await out.stream(JSON.stringify({ type: 'step', step }));
-        await out.stream(JSON.stringify({ type: 'summary', format: JSON_FORMAT, command: 'log', ok: report.ok, verification: report }));
+        for await (const step of steps()) await out.stream(JSON.stringify({ type: 'step', step, ...(pendingIds.has(step.step_id) ? { outcome_unknown: true } : {}) }));
+        await out.stream(JSON.stringify({ type: 'summary', format: JSON_FORMAT, command: 'log', ok: report.ok, verification: report, ...runMembers }));
         return report.ok ? EXIT_OK : EXIT_FAILED;
       }
       if (out.json) {
         const all: StepRecord[] = [];
         for await (const s of steps()) all.push(s);
-        out.document('log', { ok: report.ok, verification: report, steps: all });
+        out.document('log', { ok: report.ok, verification: report, ...runMembers, steps: all });
         return report.ok ? EXIT_OK : EXIT_FAILED;
       }
+      const identity = identityLine(journal.genesis);
+      if (identity !== null) out.say(identity);
       if (report.ok) out.say(out.style('green', `✔ chain verified: ${report.steps} steps, head ${report.head ?? '(empty)'}`));
+      if (pending.length > 0) out.say(out.style(['yellow', 'bold'], `⚠ ${pending.length} tool effect${pending.length === 1 ? '' : 's'} started with no recorded outcome (marked PENDING below): the tool may or may not have run`));
       else printReport(out, positionals[0]!, report, [out.style(['red', 'bold'], 'The chain does NOT hold: the steps below cannot be trusted.')]);
       const width = process.stdout.columns && process.stdout.columns > 60 ? process.stdout.columns : 100;
       for await (const step of steps()) {
-        const head = `${out.style('yellow', `${String(step.seq).padStart(4)} ${step.step_hash.slice(7, 19)}`)}  ${out.style('bold', typeof step.model === 'string' ? shorten(step.model, 28) : renderValue(step.model, 28))}  ${out.style('cyan', toolLabel(step))}  ${out.style('dim', step.ts)}`;
+        const kind = step.v === 2 && step.kind !== 'step' ? `${out.style('magenta', step.kind)}  ` : '';
+        const mark = pendingIds.has(step.step_id) ? `  ${out.style(['yellow', 'bold'], 'PENDING — outcome unknown')}` : '';
+        const head = `${out.style('yellow', `${String(step.seq).padStart(4)} ${step.step_hash.slice(7, 19)}`)}  ${kind}${out.style('bold', typeof step.model === 'string' ? shorten(step.model, 28) : renderValue(step.model, 28))}  ${out.style('cyan', toolLabel(step))}  ${out.style('dim', step.ts)}${mark}`;
         await out.stream(
           `${head}\n       prompt: ${describePrompt(step.prompt, width - 16)}${step.tool_call !== null ? `\n       call:   ${renderValue(step.tool_call, width - 16)}` : ''}\n       result: ${renderValue(step.result, width - 16)}`,
         );

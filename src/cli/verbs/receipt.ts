@@ -7,6 +7,8 @@ import { EXIT_FAILED, EXIT_OK, UsageError, type Verb } from '../cli.js';
 import { pathKind } from '../input.js';
 import { countingSource } from '../output.js';
 import { printReport, storeFor, withJournal } from './journal.js';
+import { identityLine } from '../identity.js';
+import type { FileStore } from '../../store/index.js';
 
 
 const HEAD_RE = /^sha256:[0-9a-f]{64}$/;
@@ -42,8 +44,9 @@ export const verifyVerb: Verb = {
       const progress = out.progress('verifying');
       const report = await store.verify(id, { ...(expectHead !== undefined ? { expectHead } : {}), onProgress: () => progress.tick() });
       progress.end();
-      if (out.json) out.document('verify', { ok: report.ok, kind, path: resolve(path), report });
-      else printReport(out, `journal ${path}`, report);
+      const identity = await runIdentityOf(store, id);
+      if (out.json) out.document('verify', { ok: report.ok, kind, path: resolve(path), ...(identity ? { run: identity.run } : {}), report });
+      else printReport(out, `journal ${path}`, report, identity ? [`  ${identity.line}`] : []);
       return report.ok ? EXIT_OK : EXIT_FAILED;
     }
     // An unusable key file is a usage error (exit 2), never "no key pinned".
@@ -120,3 +123,15 @@ export const keygenVerb: Verb = {
     return EXIT_OK;
   },
 };
+
+/** A run journal's identity, for verify to show; null for a v1 journal or one whose metadata cannot be read (the report says why). */
+async function runIdentityOf(store: FileStore, id: string): Promise<{ run: unknown; line: string } | null> {
+  try {
+    const journal = await store.open(id, { readOnly: true });
+    await journal.close();
+    const line = identityLine(journal.genesis);
+    return line === null || journal.genesis.format !== 'stepchain/v2' ? null : { run: journal.genesis.run, line };
+  } catch {
+    return null;
+  }
+}
