@@ -133,7 +133,7 @@ describe('the entry points', () => {
     expect(Object.keys(root).sort()).toEqual([
       'CanonicalError', 'DiffError', 'FileStore', 'MemoryStore', 'PolicyError', 'ReceiptError', 'RecordError', 'RedactError', 'Run', 'RuntimeError', 'StepchainError', 'StoreError',
       'VERSION', 'describeLocation', 'diff', 'disclose', 'discloseHash', 'discloseStep', 'exportReceipt', 'formatDiff', 'generateKeyPair', 'keygen',
-      'publish', 'readPublicKeyFile', 'resumeRun', 'startRun', 'summarize', 'toJournalValue', 'verifyDisclosureFiles', 'verifyPublishedReceipt', 'verifyReceipt',
+      'publish', 'readPublicKeyFile', 'resumeRun', 'startRun', 'summarize', 'toJournalValue', 'toolCallOf', 'verifyDisclosureFiles', 'verifyPublishedReceipt', 'verifyReceipt',
     ]);
   });
 

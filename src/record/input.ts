@@ -8,7 +8,7 @@ import { canonicalJsonChecked } from '../canonical/jcs.js';
 import type { Json, JsonObject } from '../canonical/json.js';
 import { MAX_VALUE_DEPTH } from '../canonical/limits.js';
 import { RecordError } from './errors.js';
-import { isValidId, isValidTimestamp } from './fields.js';
+import { formatTimestamp, isValidId, isValidTimestamp } from './fields.js';
 import { DEFAULT_FORMAT } from './formats.js';
 import type { RecordProfile } from './profile.js';
 
@@ -26,6 +26,25 @@ export interface StepInput {
   kind?: unknown;
   ref?: unknown;
   error?: unknown;
+}
+
+/**
+ * A JSON value as a caller writes it: what the journal records without conversion. A BigInt, a Date, a
+ * Map, a function or a class instance with methods is not assignable, so TypeScript rejects it at compile
+ * time; members may be undefined (they are dropped by toJournalValue, refused by append).
+ */
+export type JsonInput = string | number | boolean | null | readonly JsonInput[] | { readonly [key: string]: JsonInput | undefined };
+
+/** StepInput with its content typed as JSON, for callers who want the compiler to refuse what append would. */
+export interface StrictStepInput {
+  input?: JsonInput;
+  model?: JsonInput;
+  prompt?: JsonInput;
+  tool_call?: JsonInput;
+  result?: JsonInput;
+  meta?: { readonly [key: string]: JsonInput };
+  step_id?: string;
+  ts?: string | Date;
 }
 
 export interface CheckedStep {
@@ -98,7 +117,13 @@ export function checkStepInput(step: StepInput, profile: RecordProfile = DEFAULT
     stepId = step.step_id;
   }
   let ts: string | undefined;
-  if (step.ts !== undefined) {
+  if (step.ts instanceof Date) {
+    // A Date is what a caller most often has; it is recorded as its ISO string (an invalid one is refused).
+    if (Number.isNaN(step.ts.getTime()) || step.ts.getUTCFullYear() < 0 || step.ts.getUTCFullYear() > 9999) {
+      throw new RecordError('FIELD_INVALID', 'ts is a Date that is invalid or outside years 0000–9999', { location: { path: '/ts' } });
+    }
+    ts = formatTimestamp(step.ts);
+  } else if (step.ts !== undefined) {
     if (!isValidTimestamp(step.ts)) {
       throw new RecordError('FIELD_INVALID', `ts ${JSON.stringify(step.ts)} is not an RFC 3339 UTC timestamp with milliseconds, such as 2026-01-31T12:00:00.000Z`, {
         location: { path: '/ts' },

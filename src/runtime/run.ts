@@ -13,7 +13,7 @@ import { FORMAT_V2, type GenesisV2, type RunIdentity } from '../record/v2.js';
 import { StepchainError } from '../errors.js';
 import type { AppendResult, CreateOptions, Journal, Store } from '../store/types.js';
 import { RuntimeError } from './errors.js';
-import { emptyState, foldRecord, pendingOf, type Effect, type ModelCall, type RunState } from './state.js';
+import { emptyState, foldRecord, pendingOf, type Effect, type ModelCall, type RunState } from '../record/run-state.js';
 import { errorValue, toJournalValue } from './value.js';
 
 /** A run id: a journal id in every store and a genesis journal_id (FORMAT §11.1). */

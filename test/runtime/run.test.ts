@@ -168,3 +168,12 @@ describe('the file store\'s run index', () => {
     expect(await store.list({})).toEqual(['r2']);
   });
 });
+
+describe('journal.append takes ts as a Date', () => {
+  test('a valid Date is recorded as its ISO string; an invalid one is refused, saying it is a Date', async () => {
+    const j = await new MemoryStore().create('j');
+    const r = await j.append({ model: 'm', ts: new Date('2026-02-03T04:05:06.789Z') });
+    expect((await j.get(r.seq))!.ts).toBe('2026-02-03T04:05:06.789Z');
+    await expect(j.append({ ts: new Date('nope') })).rejects.toThrow(/FIELD_INVALID: ts is a Date that is invalid/);
+  });
+});

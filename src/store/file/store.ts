@@ -19,7 +19,7 @@ import { BLOBS_DIR, BUCKETS_DIR, HEAD_FILE, MAX_META_BYTES, META_FILE, STORE_FOR
 import { placeLine, type SegmentCursor } from '../segments.js';
 import type { JournalReport, CreateOptions, ForkOptions, Journal, JournalConfig, JournalVerifyOptions, OpenOptions, Store } from '../types.js';
 import { verifyJournalDir } from './verify-dir.js';
-import { indexJournal, indexedRuns } from './runs-index.js';
+import { RunsIndex, indexJournal } from './runs-index.js';
 import { selectRuns, type RunEntry, type RunFilter } from '../runs.js';
 
 export const DEFAULT_STALE_MS = 10_000;
@@ -64,6 +64,7 @@ export class FileStore implements Store {
   readonly root: string;
   private readonly journalOptions: FileJournalOptions;
   private readonly defaults: JournalConfig;
+  private readonly runsIndex: RunsIndex;
 
   constructor(root: string, options: FileStoreOptions = {}) {
     if (typeof root !== 'string' || root.length === 0) throw new StoreError('OPTION_INVALID', 'the store root must be a directory path');
@@ -83,6 +84,7 @@ export class FileStore implements Store {
       lockLingerMs: intOption('lockLingerMs', options.lockLingerMs, DEFAULT_LOCK_LINGER_MS, 0, 1_000),
     };
     this.defaults = defaultConfig(options);
+    this.runsIndex = new RunsIndex(this.root);
   }
 
   async create(id: string, options: CreateOptions = {}): Promise<Journal> {
@@ -169,7 +171,7 @@ export class FileStore implements Store {
   /** The run journals matching the filter, with their identity, in chronological order: from the run index (runs-index.ts). */
   async runs(filter: RunFilter = {}): Promise<RunEntry[]> {
     try {
-      return selectRuns(await indexedRuns(this.root), filter);
+      return selectRuns(await this.runsIndex.runs(), filter);
     } catch (e) {
       throw ioError('listing the runs under', this.root, e);
     }

@@ -1,13 +1,31 @@
 /**
- * A run's state read from its records (spec/FORMAT.md §11.4, §11.5): the tool effects and model calls
+ * The run reader (spec/FORMAT.md §11.4, §11.5): a run's state read from its records: the tool effects and model calls
  * with their outcome or none, the run's own status, and the continuation point — the last seq where every
  * started model call and tool effect, and every tool call a model asked for, has its outcome. Pure: a fold
  * over records in seq order, so the library, the CLI and a verifier's reader agree.
  */
 import type { Json } from '../canonical/json.js';
-import type { StepRecord } from '../record/seal.js';
+import type { StepRecord } from './seal.js';
 
 export type EffectStatus = 'started' | 'completed' | 'failed';
+
+/** A record's tool call as the runtime writes it (FORMAT §11.3): read without casts through toolCallOf. */
+export interface ToolCallValue {
+  name: string;
+  arguments: Json;
+  call_id?: string;
+  idempotency_key?: string;
+  summary?: string;
+}
+
+/** The record's `tool_call` when it is an object with a string `name` (any version, any kind), else null. */
+export function toolCallOf(record: Pick<StepRecord, 'tool_call'>): ToolCallValue | null {
+  const c = record.tool_call;
+  if (c === null || typeof c !== 'object' || Array.isArray(c) || typeof c.name !== 'string') return null;
+  const out: ToolCallValue = { name: c.name, arguments: c.arguments ?? null };
+  for (const k of ['call_id', 'idempotency_key', 'summary'] as const) if (typeof c[k] === 'string') out[k] = c[k];
+  return out;
+}
 
 /** A tool effect: its intent, and its outcome once one is recorded. */
 export interface Effect {
