@@ -26,6 +26,7 @@ import { makeStep, makeSteps } from './lib/steps.mjs';
 import { fastFill } from './lib/fast-journal.mjs';
 import { fmtRate, fmtRatio, gc, measure, summary } from './lib/stats.mjs';
 import { commitmentsSection, renderCommitments, spliceCommitments } from './commitments.mjs';
+import { adapterOverhead, adapterSection } from './adapters.mjs';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const argv = process.argv.slice(2);
@@ -485,13 +486,14 @@ async function main() {
   }
 
   const commitments = await commitmentsSection({ root, N: Math.min(N, 20_000), reps: CFG.appendReps, record });
-  writeResults({ lineBytes, bytesA, N, targets, rss, tp, commitments });
+  const adapters = await adapterOverhead({ quick: QUICK, log });
+  writeResults({ lineBytes, bytesA, N, targets, rss, tp, commitments, adapters });
   log(`wrote ${OUT}`);
 }
 
 // ------------------------------------------------------------------------------------------ report
 
-function writeResults({ lineBytes, N, targets, rss, tp, commitments }) {
+function writeResults({ lineBytes, N, targets, rss, tp, commitments, adapters }) {
   const cpu = cpus();
   const L = [];
   L.push('# stepchain benchmark results');
@@ -534,6 +536,7 @@ function writeResults({ lineBytes, N, targets, rss, tp, commitments }) {
     L.push(`Third party (bench/thirdparty, ${tp.steps} steps of the same payloads as JSON text): hypercore ${tp.versions.hypercore}, sonic-boom ${tp.versions['sonic-boom']}.`);
   }
   L.push('');
+  L.push(...adapterSection(adapters));
   L.push('## Notes');
   L.push('');
   L.push('- The limit reads the bucket files in 1 MiB chunks and does JSON.parse and node:crypto SHA-256 of every line: what any verifier must at least do. Ratios of verify figures are against it (1× = as fast as the limit).');

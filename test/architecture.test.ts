@@ -126,7 +126,7 @@ describe('the entry points', () => {
   const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { exports: Record<string, unknown>; sideEffects: unknown };
 
   test('package.json names each entry and declares that importing none has side effects', () => {
-    expect(Object.keys(pkg.exports).sort()).toEqual(['.', './format', './journal', './langchain', './langgraph', './package.json', './postgres', './testing', './verify']);
+    expect(Object.keys(pkg.exports).sort()).toEqual(['.', './ai-sdk', './format', './journal', './langchain', './langgraph', './openai-agents', './package.json', './postgres', './testing', './verify']);
     expect(pkg.sideEffects).toBe(false);
   });
 

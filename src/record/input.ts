@@ -142,13 +142,14 @@ export function checkStepInput(step: StepInput, profile: RecordProfile = DEFAULT
     }
     ts = step.ts;
   }
-  let salt: string | undefined;
-  if ((step as { salt?: unknown }).salt !== undefined) {
-    const given = (step as { salt?: unknown }).salt;
-    if (typeof given !== 'string' || !RECORD_SALT_RE.test(given)) {
-      throw new RecordError('FIELD_INVALID', 'salt must be 32 lowercase hex digits (a record salt copied from another journal)', { location: { path: '/salt' } });
-    }
-    salt = given;
+  return { content, meta, texts, step_id: stepId, ts, salt: recordSaltOf(step.salt) };
+}
+
+/** A record salt a copy carries over (FORMAT §12.2), or undefined when none is given. */
+function recordSaltOf(given: unknown): string | undefined {
+  if (given === undefined) return undefined;
+  if (typeof given !== 'string' || !RECORD_SALT_RE.test(given)) {
+    throw new RecordError('FIELD_INVALID', 'salt must be 32 lowercase hex digits (a record salt copied from another journal)', { location: { path: '/salt' } });
   }
-  return { content, meta, texts, step_id: stepId, ts, salt };
+  return given;
 }
