@@ -24,13 +24,21 @@ export { FileStore, type FileStoreOptions } from './store/file/store.js';
 export type { FsyncMode } from './store/file/writer.js';
 export { MemoryStore, type MemoryStoreOptions } from './store/memory.js';
 export type {
-  Store, Journal, JournalConfig, CreateOptions, OpenOptions, ForkOptions, JournalVerifyOptions, JournalReport, AppendResult, Lineage,
+  Store, Journal, JournalConfig, CreateOptions, OpenOptions, ForkOptions, JournalVerifyOptions, JournalReport, RunEntry, RunFilter, AppendResult, Lineage,
 } from './store/types.js';
 export type { ChainSource, ChainHead, SeqRange, StoredLine } from './chain/source.js';
 export type { StepInput } from './record/input.js';
 export type { StepRecord } from './record/seal.js';
 export type { Genesis } from './record/formats.js';
 export type { Json, JsonObject } from './canonical/json.js';
+
+// The agent runtime: runs, model requests and tool effects in flight, the continuation point (FORMAT §11).
+export {
+  RuntimeError, startRun, resumeRun, Run, toJournalValue,
+  type RuntimeErrorCode, type StartRunOptions, type BeginModelOptions, type ModelOutcome, type BeginToolOptions, type ContinuationPoint,
+  type ModelCallHandle, type EffectHandle, type Effect, type ModelCall, type EffectStatus, type RunState, type BoundaryAnomaly, type JournalValueOptions, type BytesValue,
+} from './runtime/index.js';
+export type { RunIdentity, RecordKind, GenesisV2, StepRecordV2 } from './record/v2.js';
 
 // Receipts: export one, verify one (a path, bytes or a stream), keys.
 export { exportReceipt, verifyReceiptAt as verifyReceipt, keygen, readPublicKeyFile, type ExportOptions, type ExportResult, type KeygenResult } from './receipt/node.js';

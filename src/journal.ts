@@ -5,7 +5,7 @@
  * nothing to a bundle but the error classes.
  */
 export type {
-  Store, Journal, JournalConfig, CreateOptions, OpenOptions, ForkOptions, JournalVerifyOptions, JournalReport, JournalProblemCode, AppendResult, Lineage,
+  Store, Journal, JournalConfig, CreateOptions, OpenOptions, ForkOptions, JournalVerifyOptions, JournalReport, RunEntry, RunFilter, JournalProblemCode, AppendResult, Lineage,
 } from './store/types.js';
 export type { ChainSource, ChainHead, SeqRange, StoredLine } from './chain/source.js';
 export type { StepInput } from './record/input.js';
@@ -14,7 +14,13 @@ export type { Genesis } from './record/formats.js';
 export type { Json, JsonObject } from './canonical/json.js';
 export type { ChainReport, Problem, ProblemLocation } from './chain/report.js';
 export type { ProblemCode } from './problems.js';
+export type { RunIdentity, RecordKind, GenesisV2, StepRecordV2 } from './record/v2.js';
+export type { RuntimeErrorCode } from './runtime/errors.js';
+export type {
+  StartRunOptions, BeginModelOptions, ModelOutcome, BeginToolOptions, ContinuationPoint, ModelCallHandle, EffectHandle, Effect, ModelCall, EffectStatus, RunState,
+} from './runtime/index.js';
 export { StepchainError, type ErrorLocation } from './errors.js';
 export { CanonicalError, type CanonicalErrorCode } from './canonical/errors.js';
 export { RecordError, type RecordErrorCode } from './record/errors.js';
 export { StoreError, type StoreErrorCode } from './store/errors.js';
+export { RuntimeError } from './runtime/errors.js';

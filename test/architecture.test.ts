@@ -45,10 +45,11 @@ const ALLOWED: Record<string, readonly string[]> = {
   proofs: ['base', 'canonical', 'receipt'],
   redact: ['base', 'canonical', 'record', 'chain', 'receipt', 'diff'],
   testing: ['base', 'canonical', 'record', 'chain', 'diff'],
-  cli: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'store/postgres', 'redact', 'proofs', 'entry'],
-  demo: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'redact'],
+  runtime: ['base', 'canonical', 'record', 'chain', 'store'],
+  cli: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'store/postgres', 'redact', 'proofs', 'runtime', 'entry'],
+  demo: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'redact', 'runtime'],
   page: ['entry'],
-  entry: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'store/postgres', 'redact', 'proofs', 'testing'],
+  entry: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'store/postgres', 'redact', 'proofs', 'testing', 'runtime'],
 };
 
 function relativeImports(file: string): string[] {
@@ -121,9 +122,9 @@ describe('the entry points', () => {
   test('the root holds the task-level names, and no internals', async () => {
     const root = await import('../src/index.js');
     expect(Object.keys(root).sort()).toEqual([
-      'CanonicalError', 'DiffError', 'FileStore', 'MemoryStore', 'PolicyError', 'ReceiptError', 'RecordError', 'RedactError', 'StepchainError', 'StoreError',
+      'CanonicalError', 'DiffError', 'FileStore', 'MemoryStore', 'PolicyError', 'ReceiptError', 'RecordError', 'RedactError', 'Run', 'RuntimeError', 'StepchainError', 'StoreError',
       'VERSION', 'describeLocation', 'diff', 'disclose', 'discloseHash', 'discloseStep', 'exportReceipt', 'formatDiff', 'generateKeyPair', 'keygen',
-      'publish', 'readPublicKeyFile', 'summarize', 'verifyDisclosureFiles', 'verifyPublishedReceipt', 'verifyReceipt',
+      'publish', 'readPublicKeyFile', 'resumeRun', 'startRun', 'summarize', 'toJournalValue', 'verifyDisclosureFiles', 'verifyPublishedReceipt', 'verifyReceipt',
     ]);
   });
 
@@ -144,7 +145,7 @@ describe('the entry points', () => {
       for (const m of source.matchAll(/^\s*(?:import|export)\s+(?!type\s)[^;]*?from\s+'(\.[^']+)'/gm)) visit(resolve(dirname(file), m[1]!.replace(/\.js$/, '.ts')));
     };
     visit(join(SRC, 'journal.ts'));
-    expect([...reached].map((f) => relative(SRC, f)).sort()).toEqual(['canonical/errors.ts', 'errors.ts', 'journal.ts', 'record/errors.ts', 'store/errors.ts']);
+    expect([...reached].map((f) => relative(SRC, f)).sort()).toEqual(['canonical/errors.ts', 'errors.ts', 'journal.ts', 'record/errors.ts', 'runtime/errors.ts', 'store/errors.ts']);
   });
 
   test('stepchain/verify keeps the names the page and auditors use', async () => {

@@ -1,4 +1,4 @@
-// Generates the foundation vectors (spec/FORMAT.md §11): canonical.json, refused.json, step-hashes.json and
+// Generates the foundation vectors (spec/FORMAT.md §12): canonical.json, refused.json, step-hashes.json and
 // chains.json. Inputs are fixed (ids, timestamps), so the output is byte-identical on every run.
 //
 // Expected values come from the library, so the generator also checks them against facts that do not

@@ -92,6 +92,8 @@ export function checkLine(text: string, format: JournalFormat): LineFacts {
     else if (rule.name === 'prev_hash') prevValid = true;
     else if (rule.name === 'step_hash') stepValid = true;
   }
+  const relation = profile.relationDefect?.(value);
+  if (relation) report('FIELD_INVALID', relation.message, { ...at, field: relation.field });
   const blobs = checkMarkers(text, scan.markers, profile, at, report);
 
   const prevValue = prevValid ? value('prev_hash') : null;

@@ -1,7 +1,8 @@
 /**
  * `npm start`: the main job. Records a realistic agent run into a journal, then checks it the way each
  * kind of user would — an auditor verifying a signed receipt offline, a publisher removing secrets, a
- * test author diffing a replay — printing what each stage proves. Runs in seconds, and again.
+ * test author diffing a replay, an agent killed mid-tool and resumed — printing what each stage proves.
+ * Runs in seconds, and again.
  */
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
@@ -12,6 +13,7 @@ import { exportReceipt, keygen, readPublicKeyFile, verifyReceiptFile } from '../
 import { FileStore } from '../store/index.js';
 import { agentRun, PLANTED_SECRET } from './agent.js';
 import { publishStage } from './publish-stage.js';
+import { crashStage } from './crash-stage.js';
 
 const root = join(process.cwd(), '.stepchain-demo');
 const rel = (p: string) => relative(process.cwd(), p);
@@ -94,7 +96,9 @@ async function main(): Promise<void> {
   await replay.close();
   await journal.close();
 
-  console.log(`\n${green('done')} in ${((Date.now() - started) / 1000).toFixed(1)} s. Try: node dist/cli/main.js log ${rel(join(root, 'journals', 'trip'))}`);
+  await crashStage({ heading, say, store, green, red, dim, bold });
+
+  console.log(`\n${green('done')} in ${((Date.now() - started) / 1000).toFixed(1)} s. Try: node dist/cli/main.js log ${rel(join(root, 'journals', 'trip'))}, or effect list ${rel(join(root, 'journals', 'trip-hotel'))}`);
 }
 
 main().catch((e: unknown) => {

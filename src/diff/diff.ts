@@ -4,6 +4,7 @@
  * changed steps from inserted and deleted ones. Memory is O(window) steps per run, whatever the length.
  */
 import { DEFAULT_FORMAT } from '../record/formats.js';
+import { FORMAT_V2, STEP_V2 } from '../record/v2.js';
 import { DiffError } from './errors.js';
 import { firstMatch, pairBlock } from './align.js';
 import { IgnoreSet, type PatternState } from './pattern.js';
@@ -86,7 +87,7 @@ interface Settings {
   ignoreSources: string[];
 }
 
-function checkOptions(options: unknown): Settings {
+function checkOptions(options: unknown, contentFields: readonly string[] = DEFAULT_FIELDS): Settings {
   if (options === undefined || options === null) options = {};
   if (typeof options !== 'object' || Array.isArray(options)) throw new DiffError('BAD_OPTION', 'options must be an object');
   const o = options as Record<string, unknown>;
@@ -118,7 +119,7 @@ function checkOptions(options: unknown): Settings {
   if (!Array.isArray(ignoreOpt)) throw new DiffError('BAD_OPTION', 'option ignore must be an array of JSON Pointer patterns');
   const ignoreSources = [...(ignoreOpt as unknown[])] as string[];
   const ignore = new IgnoreSet(ignoreSources);
-  const fields: string[] = [...DEFAULT_FIELDS, ...(envelope ? ENVELOPE_DIFF_FIELDS : [])];
+  const fields: string[] = [...contentFields, ...(envelope ? ENVELOPE_DIFF_FIELDS : [])];
   const root = ignore.root();
   const fieldStates = new Map<string, PatternState>();
   for (const f of fields) fieldStates.set(f, ignore.step(root, f));
@@ -130,7 +131,7 @@ function checkOptions(options: unknown): Settings {
  * Throws DiffError for bad options or unreadable input; never for a difference.
  */
 export async function diff(a: RunInput, b: RunInput, options: DiffOptions = {}): Promise<DiffReport> {
-  const settings = checkOptions(options);
+  const settings = checkOptions(options, comparedFields(a, b));
   const runA = new Run(a, 'a', settings.spec);
   const runB = new Run(b, 'b', settings.spec);
   try {
@@ -138,6 +139,15 @@ export async function diff(a: RunInput, b: RunInput, options: DiffOptions = {}):
   } finally {
     await Promise.all([runA.close(), runB.close()]);
   }
+}
+
+/** A journal of a run (FORMAT §11) is compared on its record's fields too: kind, ref and error (DIFF.md §3.1). */
+function comparedFields(a: RunInput, b: RunInput): readonly string[] {
+  const isRun = (x: RunInput): boolean => {
+    const genesis = x !== null && typeof x === 'object' ? (x as { genesis?: { format?: unknown } }).genesis : undefined;
+    return typeof genesis === 'object' && genesis !== null && genesis.format === FORMAT_V2;
+  };
+  return isRun(a) || isRun(b) ? STEP_V2.diffFields.content : DEFAULT_FIELDS;
 }
 
 class Engine {

@@ -2,10 +2,12 @@
  * What a verified receipt proves and does not prove, as plain sentences (spec/RECEIPT.md §8): the
  * report's `proves` and `does_not_prove`. Pure.
  */
+import type { RunState } from '../record/run-state.js';
+import type { GenesisV2 } from '../record/v2.js';
 import type { ReceiptReport } from './verify.js';
 
 /** The plain-sentence account of what the receipt proves (spec/RECEIPT.md §8). */
-export function describe(r: ReceiptReport<string>, options: { expectHead?: unknown }, pinned: Uint8Array | null): void {
+export function describe(r: ReceiptReport<string>, options: { expectHead?: unknown }, pinned: Uint8Array | null, run: RunState | null = null): void {
   if (!r.ok || !r.manifest || !r.range) {
     r.proves = [];
     r.does_not_prove = ['Anything: the receipt failed verification, so none of its contents can be relied on.'];
@@ -32,7 +34,29 @@ export function describe(r: ReceiptReport<string>, options: { expectHead?: unkno
   else not.push(`Anything about steps after seq ${to}, if the journal continued past the head you pinned.`);
   if (!r.signed_by) not.push('Who produced the receipt: it is unsigned, so anyone holding the journal, or inventing one, could have made it.');
   else if (!pinned) not.push(`That key ${r.signed_by} belongs to whom you think: no key was pinned; compare the key id with one you trust.`);
+  if (run !== null) runStatements(r, run, proves, not);
   not.push('That the recorded content and timestamps are true: the chain shows the steps were not altered after they were hashed, not that the agent or its clock told the truth.');
   r.proves = proves;
   r.does_not_prove = not;
+}
+
+/** A run journal (spec/FORMAT.md §11): its identity is proved by the genesis; an effect without an outcome is not. */
+function runStatements(r: ReceiptReport<string>, run: RunState, proves: string[], not: string[]): void {
+  const g = r.genesis as GenesisV2;
+  if (r.range!.from === 0) {
+    const who = [
+      g.run.conversation_id !== undefined ? `conversation ${g.run.conversation_id}` : null,
+      g.run.parent_run_id !== undefined ? `parent run ${g.run.parent_run_id}` : null,
+      g.run.agent !== undefined ? `agent ${g.run.agent}` : null,
+      g.run.labels !== undefined ? `labels ${Object.entries(g.run.labels).map(([k, v]) => `${k}=${v}`).join(', ')}` : null,
+    ].filter((x) => x !== null);
+    proves.push(`The steps belong to run ${g.journal_id}${who.length > 0 ? ` (${who.join('; ')})` : ''}: the run's identity is in the genesis, which every step hash depends on.`);
+  }
+  for (const e of run.effects.values()) {
+    if (e.status !== 'started') continue;
+    not.push(`The outcome of tool effect ${e.id} (${e.tool ?? 'unnamed tool'}, started at seq ${e.seq}${e.idempotencyKey !== null ? `, idempotency key ${e.idempotencyKey}` : ''}): it has no recorded outcome in this receipt, so whether the tool ran, and what it did, is unknown.`);
+  }
+  for (const m of run.models.values()) {
+    if (m.status === 'started') not.push(`The outcome of model request ${m.id} (started at seq ${m.seq}): it has no recorded outcome in this receipt.`);
+  }
 }

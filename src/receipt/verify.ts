@@ -20,6 +20,9 @@ import { ProblemList } from '../chain/problems.js';
 import type { ChainProblemCode, ChainReport, ProblemLocation } from '../chain/report.js';
 import { ChainVerifier, type VerifiedLine } from '../chain/verifier.js';
 import { genesisHash, type Genesis } from '../record/formats.js';
+import { FORMAT_V2 } from '../record/v2.js';
+import { emptyState, foldRecord, type RunState } from '../record/run-state.js';
+import type { StepRecord } from '../record/seal.js';
 import { describe } from './describe.js';
 import { InflateError, openArchive, type ByteInput } from './inflate.js';
 import { decodePublicKey, keyIdOf } from './keys.js';
@@ -115,6 +118,8 @@ class ReceiptVerification {
   private readonly listed = new Map<string, { size: number; referenced: boolean }>();
   private chain: ChainVerifier | null = null;
   private chainReport: ChainReport<ChainProblemCode> | null = null;
+  /** The run reader's state over the range, for a stepchain/v2 journal (FORMAT §11.4); null otherwise. */
+  private run: RunState | null = null;
   /** Reading stopped at a fatal problem: the chain was not read to its end. */
   private stopped = false;
 
@@ -231,12 +236,15 @@ class ReceiptVerification {
     if (m.range.from === 0 && m.range.prev_hash !== genesisHash(m.genesis)) {
       this.add('GENESIS_MISMATCH', `range.prev_hash ${m.range.prev_hash} is not the genesis hash ${genesisHash(m.genesis)}, though the range starts at seq 0`, { file: MANIFEST_NAME, path: '/range/prev_hash' });
     }
+    this.run = m.genesis.format === FORMAT_V2 ? emptyState() : null;
     this.chain = new ChainVerifier({
       ...(m.range.from === 0 ? { genesis: m.genesis } : { start: { seq: m.range.from, prev_hash: m.range.prev_hash } }),
       expectHead: m.head.step_hash,
       maxProblems: this.options.maxProblems ?? 1000,
       onLine: (line) => {
         this.blobReferences(line);
+        // A run journal: read each clean record's boundaries, for what the receipt cannot prove (§8).
+        if (this.run !== null && line.clean) foldRecord(this.run, JSON.parse(line.text) as StepRecord);
         this.options.onLine?.(line);
       },
     });
@@ -366,7 +374,7 @@ class ReceiptVerification {
     r.problems = this.problems.items;
     r.problems_truncated = this.problems.truncated || (cr?.problems_truncated ?? false);
     r.ok = r.problems.length === 0 && !r.problems_truncated;
-    describe(r, this.options, this.pinned);
+    describe(r, this.options, this.pinned, this.run);
     return r;
   }
 }

@@ -10,16 +10,17 @@ import { RecordError } from './errors.js';
 import { formatTimestamp, newStepId } from './fields.js';
 import type { JournalFormat, RecordProfile } from './profile.js';
 import { FORMAT_V1, JOURNAL_V1, type GenesisV1 } from './v1.js';
+import { FORMAT_V2, JOURNAL_V2, type GenesisV2, type RunIdentity } from './v2.js';
 
 /** Every format this verifier reads; the first is the one new journals are created in. */
-const FORMATS: readonly JournalFormat[] = [JOURNAL_V1];
+const FORMATS: readonly JournalFormat[] = [JOURNAL_V1, JOURNAL_V2];
 
 export const DEFAULT_FORMAT: JournalFormat = FORMATS[0]!;
 /** The genesis `format` of new journals. */
 export const JOURNAL_FORMAT = FORMAT_V1;
 
-/** A journal's genesis object (FORMAT §6.1); a union once there is more than one format. */
-export type Genesis = GenesisV1;
+/** A journal's genesis object (FORMAT §6.1, §11.1). */
+export type Genesis = GenesisV1 | GenesisV2;
 
 /** The format a genesis `format` value names, or null when this verifier does not read it. */
 export function journalFormat(format: unknown): JournalFormat | null {
@@ -50,9 +51,16 @@ export function genesisDefect(value: unknown): string | null {
   return `unsupported genesis format ${JSON.stringify(value.format)}; this verifier reads ${FORMATS.map((f) => f.format).join(', ')}`;
 }
 
-export function makeGenesis(options: { journalId?: string; createdAt?: Date | string } = {}): Genesis {
+/**
+ * A new genesis: `stepchain/v1`, or `stepchain/v2` (a run journal, FORMAT §11.1) when `run` is given — its
+ * identity is then part of the genesis hash.
+ */
+export function makeGenesis(options: { journalId?: string; createdAt?: Date | string; run?: RunIdentity } = {}): Genesis {
   const createdAt = typeof options.createdAt === 'string' ? options.createdAt : formatTimestamp(options.createdAt ?? new Date());
-  const genesis: Genesis = { format: FORMAT_V1, journal_id: options.journalId ?? newStepId(), created_at: createdAt };
+  const journalId = options.journalId ?? newStepId();
+  const genesis: Genesis = options.run === undefined
+    ? { format: FORMAT_V1, journal_id: journalId, created_at: createdAt }
+    : { format: FORMAT_V2, journal_id: journalId, created_at: createdAt, run: options.run };
   const defect = genesisDefect(genesis);
   if (defect) throw new RecordError('GENESIS_INVALID', defect);
   return genesis;

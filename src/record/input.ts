@@ -8,7 +8,7 @@ import { canonicalJsonChecked } from '../canonical/jcs.js';
 import type { Json, JsonObject } from '../canonical/json.js';
 import { MAX_VALUE_DEPTH } from '../canonical/limits.js';
 import { RecordError } from './errors.js';
-import { isValidId, isValidTimestamp } from './fields.js';
+import { formatTimestamp, isValidId, isValidTimestamp } from './fields.js';
 import { DEFAULT_FORMAT } from './formats.js';
 import type { RecordProfile } from './profile.js';
 
@@ -22,6 +22,10 @@ export interface StepInput {
   meta?: unknown;
   step_id?: unknown;
   ts?: unknown;
+  /** stepchain/v2 journals only (FORMAT §11.3): the record's kind (default "step"), the started record an outcome ends, a failure's error. */
+  kind?: unknown;
+  ref?: unknown;
+  error?: unknown;
 }
 
 export interface CheckedStep {
@@ -60,15 +64,21 @@ export function checkStepInput(step: StepInput, profile: RecordProfile = DEFAULT
   const content: Record<string, Json> = {};
   const texts: Record<string, string> = {};
   for (const field of profile.contentFields) {
-    if (!(field in fields)) {
-      content[field] = null;
-      texts[field] = 'null';
+    if (!(field in fields) || (fields[field] === undefined && profile.defaults?.[field] !== undefined)) {
+      const fallback = profile.defaults?.[field] ?? null;
+      content[field] = fallback;
+      texts[field] = fallback === null ? 'null' : JSON.stringify(fallback);
       continue;
     }
     const value = fields[field];
     texts[field] = canonicalJsonChecked(value, { basePath: [field], maxDepth: MAX_VALUE_DEPTH });
     content[field] = value as Json;
+    // A content member with a rule of its own (v2: kind, ref) is held to it before anything is written.
+    const broken = profile.members.find((m) => m.name === field)?.check?.(texts[field], 0, texts[field].length);
+    if (broken) throw new RecordError('FIELD_INVALID', broken.message, { location: { path: `/${field}` } });
   }
+  const relation = profile.relationDefect?.((name) => content[name]);
+  if (relation) throw new RecordError('FIELD_INVALID', relation.message, { location: { path: `/${relation.field}` } });
   let meta: JsonObject | undefined;
   if ('meta' in step && step.meta !== undefined) {
     const m = step.meta;
@@ -88,7 +98,13 @@ export function checkStepInput(step: StepInput, profile: RecordProfile = DEFAULT
     stepId = step.step_id;
   }
   let ts: string | undefined;
-  if (step.ts !== undefined) {
+  if (step.ts instanceof Date) {
+    // A Date is what a caller most often has; it is recorded as its ISO string (an invalid one is refused).
+    if (Number.isNaN(step.ts.getTime()) || step.ts.getUTCFullYear() < 0 || step.ts.getUTCFullYear() > 9999) {
+      throw new RecordError('FIELD_INVALID', 'ts is a Date that is invalid or outside years 0000–9999', { location: { path: '/ts' } });
+    }
+    ts = formatTimestamp(step.ts);
+  } else if (step.ts !== undefined) {
     if (!isValidTimestamp(step.ts)) {
       throw new RecordError('FIELD_INVALID', `ts ${JSON.stringify(step.ts)} is not an RFC 3339 UTC timestamp with milliseconds, such as 2026-01-31T12:00:00.000Z`, {
         location: { path: '/ts' },

@@ -47,6 +47,13 @@ export interface RecordProfile {
   readonly memberNames: ReadonlySet<string>;
   /** Content fields in the order a caller lists them; the idempotency key and diff's report use it too. */
   readonly contentFields: readonly string[];
+  /** The value of a content field the caller leaves out, where it is not null (v2: kind "step"). */
+  readonly defaults?: Readonly<Record<string, Json>>;
+  /**
+   * A rule between members (v2: kind, ref and error, FORMAT §11.3), read from the members' values once each
+   * passed its own rule; the violated member and why, or null. Checked by the verifier and by prepare.
+   */
+  readonly relationDefect?: (value: (name: string) => unknown) => { field: string; message: string } | null;
   /** Members a writer computes, which a caller may not supply (FIELD_NOT_ALLOWED). */
   readonly computed: readonly string[];
   /** Members that may stand as a whole blob reference (FORMAT §7). */

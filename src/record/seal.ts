@@ -8,9 +8,11 @@ import { MAX_RECORD_DEPTH } from '../canonical/limits.js';
 import { digestUtf8 } from '../canonical/sha256.js';
 import { assertIJson } from '../canonical/validate.js';
 import type { StepRecordV1 } from './v1.js';
+import type { StepRecordV2 } from './v2.js';
 
-export type StepRecord = StepRecordV1;
-export type UnsealedRecord = Omit<StepRecord, 'step_hash'>;
+/** A stored record of any version this implementation reads (v1: FORMAT §5.1; v2: §11.2). */
+export type StepRecord = StepRecordV1 | StepRecordV2;
+export type UnsealedRecord = Omit<StepRecordV1, 'step_hash'> | Omit<StepRecordV2, 'step_hash'>;
 
 /**
  * Seals an assembled record: adds step_hash = digest of the JCS of everything else, and returns the stored

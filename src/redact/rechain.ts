@@ -127,7 +127,8 @@ export class Rechain {
     record: Record<string, Json>, profile: RecordProfile, originals: Record<string, Json>, redacted: Record<string, Json>, blobs: Map<string, HeldBlob>, seq: number,
   ): Record<string, unknown> {
     const next: Record<string, unknown> = {};
-    for (const m of profile.members) if (m.role === 'envelope' && m.name !== 'step_hash' && m.name !== 'prev_hash') next[m.name] = record[m.name];
+    // Every member a redaction may not stand in is kept as stored (the envelope; a v2 record's kind and ref).
+    for (const m of profile.members) if (!profile.redactable.includes(m.name) && m.name !== 'step_hash' && m.name !== 'prev_hash') next[m.name] = record[m.name];
     next.prev_hash = this.prev;
     for (const field of profile.redactable) {
       if (!(field in originals)) continue;

@@ -9,6 +9,7 @@ import { isDigest } from '../canonical/sha256.js';
 import type { ChainHead, SeqRange, StoredLine } from '../chain/source.js';
 import { formatTimestamp } from '../record/fields.js';
 import { makeGenesis, genesisHash, writerProfile, type Genesis } from '../record/formats.js';
+import { runEntryOf, selectRuns, type RunEntry, type RunFilter } from './runs.js';
 import type { StepInput } from '../record/input.js';
 import type { StepRecord } from '../record/seal.js';
 import { defaultConfig, journalConfig } from './config.js';
@@ -83,8 +84,19 @@ export class MemoryStore implements Store {
     return new MemoryJournal(id, state, options.readOnly === true);
   }
 
-  async list(): Promise<string[]> {
+  /** Without a filter: every journal id, sorted. With one: the matching run journals' ids, in chronological order. */
+  async list(filter?: RunFilter): Promise<string[]> {
+    if (filter !== undefined) return (await this.runs(filter)).map((r) => r.id);
     return [...this.journals.keys()].sort();
+  }
+
+  async runs(filter: RunFilter = {}): Promise<RunEntry[]> {
+    const entries: RunEntry[] = [];
+    for (const [id, state] of this.journals) {
+      const entry = runEntryOf(id, state.genesis, state.lineage);
+      if (entry !== null) entries.push(entry);
+    }
+    return selectRuns(entries, filter);
   }
 
   async fork(parent: Journal, options: ForkOptions): Promise<Journal> {

@@ -7,6 +7,8 @@
 import type { BlobProblemCode, ChainProblemCode, ChainReport } from '../chain/report.js';
 import type { ChainHead, ChainSource, SeqRange, StoredLine } from '../chain/source.js';
 import type { Genesis } from '../record/formats.js';
+import type { RunIdentity } from '../record/v2.js';
+import type { RunEntry, RunFilter } from './runs.js';
 import type { StepInput } from '../record/input.js';
 import type { StepRecord } from '../record/seal.js';
 
@@ -57,6 +59,11 @@ export interface CreateOptions {
   createdAt?: Date | string;
   /** The genesis `journal_id` (default a random UUID). */
   journalId?: string;
+  /**
+   * A run identity: the journal is created in format stepchain/v2 with it in its genesis (FORMAT §11.1),
+   * covered by the genesis hash. Absent: a stepchain/v1 journal, as before.
+   */
+  run?: RunIdentity;
 }
 
 export interface OpenOptions {
@@ -117,10 +124,16 @@ export interface JournalVerifyOptions {
 export interface Store<J extends Journal = Journal> {
   create(id: string, options?: CreateOptions): Promise<J>;
   open(id: string, options?: OpenOptions): Promise<J>;
-  /** Ids of the journals in the store, sorted. */
-  list(): Promise<string[]>;
+  /**
+   * Without a filter: the ids of the journals in the store, sorted. With a filter (even `{}`): the ids of
+   * the run journals (stepchain/v2) whose genesis identity matches it, in chronological order — created_at,
+   * then id — as a guarantee (FORMAT §11.1). A store answers it without opening every journal.
+   */
+  list(filter?: RunFilter): Promise<string[]>;
+  /** The matching run journals with their identity, in the same chronological order. */
+  runs(filter?: RunFilter): Promise<RunEntry[]>;
   /** A new journal `to` whose steps 0..fromStep are byte-identical to `parent`'s. The parent is only read. */
   fork(parent: Journal, options: ForkOptions): Promise<J>;
 }
 
-export type { ChainHead, ChainSource, SeqRange, StoredLine, StepInput, StepRecord, Genesis, ChainReport };
+export type { ChainHead, ChainSource, SeqRange, StoredLine, StepInput, StepRecord, Genesis, ChainReport, RunEntry, RunFilter };

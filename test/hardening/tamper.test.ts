@@ -169,7 +169,7 @@ const DAMAGE: Record<string, (m: Model, r: number, r2: number) => boolean> = {
     return true;
   },
   'genesis-invalid': (m) => {
-    m.genesis = { ...m.genesis, format: 'stepchain/v9' as Genesis['format'] };
+    m.genesis = { ...m.genesis, format: 'stepchain/v9' } as unknown as Genesis;
     return true;
   },
   'head-mismatch-truncated': (m, r) => {

@@ -6,7 +6,9 @@ import { discloseVerb, publishVerb } from './publish.js';
 import { pageVerb } from './page.js';
 import { exportVerb, keygenVerb, verifyVerb } from './receipt.js';
 import { copyVerb, doctorVerb } from './store.js';
+import { continuationVerb, effectVerb, runsVerb } from './run.js';
 
 export const VERBS: readonly Verb[] = [
   initVerb, appendVerb, logVerb, showVerb, headVerb, verifyVerb, exportVerb, diffVerb, forkVerb, copyVerb, doctorVerb, publishVerb, discloseVerb, keygenVerb, pageVerb,
+  effectVerb, continuationVerb, runsVerb,
 ];

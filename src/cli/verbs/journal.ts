@@ -9,6 +9,9 @@ import { EXIT_FAILED, EXIT_OK, UsageError, type Verb } from '../cli.js';
 import { parseJsonStrict, readText, InputError } from '../input.js';
 import { journalId, locate, withJournal } from '../location.js';
 import { JSON_FORMAT, type Output } from '../output.js';
+import type { Journal } from '../../store/index.js';
+import { Run, startRun, type Effect } from '../../runtime/index.js';
+import { identityLine, labelsOf } from '../identity.js';
 
 export { openJournal, withJournal } from '../location.js';
 
@@ -27,10 +30,21 @@ export function printReport(out: Output, subject: string, report: ChainReport<st
 
 export const initVerb: Verb = {
   name: 'init',
-  summary: 'create a journal (a directory, or in Postgres)',
-  usage: '<journal> [--bucket-bytes N] [--blob-threshold N]',
-  description: 'A journal is a directory path, or a Postgres location postgres://user@host:port/db?journal=<id> (the password from PGPASSWORD or ~/.pgpass; the store\'s tables are created on first use).',
+  summary: 'create a journal (a directory, or in Postgres; a run journal with --run or any run option)',
+  usage: '<journal> [--run] [--conversation C] [--parent R] [--agent A] [--label k=v]… [--bucket-bytes N] [--blob-threshold N]',
+  description: [
+    'A journal is a directory path, or a Postgres location postgres://user@host:port/db?journal=<id> (the password from',
+    'PGPASSWORD or ~/.pgpass; the store\'s tables are created on first use).',
+    'Plain: a stepchain/v1 journal. With --run or any of --conversation, --parent, --agent, --label: a run journal',
+    '(stepchain/v2, spec/FORMAT.md §11) whose run id is the journal id, with its identity in the genesis (covered by',
+    'the genesis hash) and a run.started record; effect and continuation need one. A run id already in the store is refused.',
+  ].join('\n'),
   options: {
+    run: { type: 'boolean', description: 'create a run journal (stepchain/v2)' },
+    conversation: { type: 'string', arg: 'C', description: 'the conversation this run belongs to' },
+    parent: { type: 'string', arg: 'R', description: 'the run that delegated this one (an orchestrator\'s run id)' },
+    agent: { type: 'string', arg: 'A', description: 'the agent\'s name' },
+    label: { type: 'string', arg: 'k=v', multiple: true, description: 'a label fixed at creation: user, session, environment… (repeatable)' },
     'bucket-bytes': { type: 'string', arg: 'N', description: 'start a new bucket file after N bytes (default 64 MiB)' },
     'blob-threshold': { type: 'string', arg: 'N', description: 'store content fields of N canonical bytes or more as blobs (default 64 KiB)' },
   },
@@ -38,22 +52,35 @@ export const initVerb: Verb = {
   examples: [
     ['stepchain init runs/today', 'a new journal in ./runs/today'],
     ['PGPASSWORD=… stepchain init "postgres://agent@db.internal/agents?journal=run-42"', 'a new journal in Postgres'],
+    ['stepchain init runs/r1 --conversation conv-42 --agent billing --label environment=prod', 'a run journal with its identity'],
   ],
   async run({ out, values, positionals }) {
-    const options = {
+    const sizes = {
       ...(values['bucket-bytes'] !== undefined ? { segmentBytes: intArg(values['bucket-bytes'], '--bucket-bytes', 'init') } : {}),
       ...(values['blob-threshold'] !== undefined ? { blobThreshold: intArg(values['blob-threshold'], '--blob-threshold', 'init') } : {}),
     };
+    const labels = labelsOf(values.label, 'init');
+    const asRun = values.run === true || [values.conversation, values.parent, values.agent, labels].some((v) => v !== undefined);
     const at = locate(positionals[0]!);
-    let journal;
+    let journal: Journal;
     try {
-      journal = await at.store.create(journalId(at), options);
+      if (asRun) {
+        const run = await startRun(at.store, {
+          runId: journalId(at), ...sizes, ...(labels !== undefined ? { labels } : {}),
+          ...(values.conversation !== undefined ? { conversationId: values.conversation as string } : {}),
+          ...(values.parent !== undefined ? { parentRunId: values.parent as string } : {}),
+          ...(values.agent !== undefined ? { agent: values.agent as string } : {}),
+        });
+        journal = run.journal;
+      } else {
+        journal = await at.store.create(journalId(at), sizes);
+      }
       await journal.close();
     } finally {
       await at.close();
     }
     if (out.json) out.document('init', { ok: true, journal: at.display, genesis: journal.genesis });
-    else out.say(`created journal ${at.display} (journal_id ${journal.genesis.journal_id})`);
+    else out.say(`created ${asRun ? 'run journal' : 'journal'} ${at.display} (journal_id ${journal.genesis.journal_id})`);
     return EXIT_OK;
   },
 };
@@ -168,22 +195,31 @@ export const logVerb: Verb = {
       // --from past the verified head shows nothing (an explicit --to before --from is still RANGE_INVALID).
       const pastHead = to === undefined && range.from !== undefined && range.to !== undefined && range.to < range.from;
       const steps = (): AsyncIterable<StepRecord> => (pastHead ? noSteps() : journal.read(range));
+      // A run journal: its effects with no outcome are marked (FORMAT §11.4), on every line that begins one.
+      const pending: Effect[] = journal.genesis.format === 'stepchain/v2' && report.ok ? await Run.of(journal).pendingEffects() : [];
+      const pendingIds = new Set(pending.map((e) => e.id));
+      const runMembers = journal.genesis.format === 'stepchain/v2' ? { run: journal.genesis.run, pending_effects: pending.map((e) => e.id) } : {};
       if (values.jsonl) {
-        for await (const step of steps()) await out.stream(JSON.stringify({ type: 'step', step }));
-        await out.stream(JSON.stringify({ type: 'summary', format: JSON_FORMAT, command: 'log', ok: report.ok, verification: report }));
+        for await (const step of steps()) await out.stream(JSON.stringify({ type: 'step', step, ...(pendingIds.has(step.step_id) ? { outcome_unknown: true } : {}) }));
+        await out.stream(JSON.stringify({ type: 'summary', format: JSON_FORMAT, command: 'log', ok: report.ok, verification: report, ...runMembers }));
         return report.ok ? EXIT_OK : EXIT_FAILED;
       }
       if (out.json) {
         const all: StepRecord[] = [];
         for await (const s of steps()) all.push(s);
-        out.document('log', { ok: report.ok, verification: report, steps: all });
+        out.document('log', { ok: report.ok, verification: report, ...runMembers, steps: all });
         return report.ok ? EXIT_OK : EXIT_FAILED;
       }
+      const identity = identityLine(journal.genesis);
+      if (identity !== null) out.say(identity);
       if (report.ok) out.say(out.style('green', `✔ chain verified: ${report.steps} steps, head ${report.head ?? '(empty)'}`));
+      if (pending.length > 0) out.say(out.style(['yellow', 'bold'], `⚠ ${pending.length} tool effect${pending.length === 1 ? '' : 's'} started with no recorded outcome (marked PENDING below): the tool may or may not have run`));
       else printReport(out, positionals[0]!, report, [out.style(['red', 'bold'], 'The chain does NOT hold: the steps below cannot be trusted.')]);
       const width = process.stdout.columns && process.stdout.columns > 60 ? process.stdout.columns : 100;
       for await (const step of steps()) {
-        const head = `${out.style('yellow', `${String(step.seq).padStart(4)} ${step.step_hash.slice(7, 19)}`)}  ${out.style('bold', typeof step.model === 'string' ? shorten(step.model, 28) : renderValue(step.model, 28))}  ${out.style('cyan', toolLabel(step))}  ${out.style('dim', step.ts)}`;
+        const kind = step.v === 2 && step.kind !== 'step' ? `${out.style('magenta', step.kind)}  ` : '';
+        const mark = pendingIds.has(step.step_id) ? `  ${out.style(['yellow', 'bold'], 'PENDING — outcome unknown')}` : '';
+        const head = `${out.style('yellow', `${String(step.seq).padStart(4)} ${step.step_hash.slice(7, 19)}`)}  ${kind}${out.style('bold', typeof step.model === 'string' ? shorten(step.model, 28) : renderValue(step.model, 28))}  ${out.style('cyan', toolLabel(step))}  ${out.style('dim', step.ts)}${mark}`;
         await out.stream(
           `${head}\n       prompt: ${describePrompt(step.prompt, width - 16)}${step.tool_call !== null ? `\n       call:   ${renderValue(step.tool_call, width - 16)}` : ''}\n       result: ${renderValue(step.result, width - 16)}`,
         );

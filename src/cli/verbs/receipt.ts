@@ -7,6 +7,8 @@ import { EXIT_FAILED, EXIT_OK, UsageError, type Verb } from '../cli.js';
 import { journalId, locate, locationKind, withJournal } from '../location.js';
 import { countingSource } from '../output.js';
 import { printReport } from './journal.js';
+import { identityLine } from '../identity.js';
+import type { Store } from '../../store/index.js';
 
 
 const HEAD_RE = /^sha256:[0-9a-f]{64}$/;
@@ -40,15 +42,17 @@ export const verifyVerb: Verb = {
       // Verified without opening it, so metadata that cannot be opened is a problem in the report.
       const at = locate(path);
       let report;
+      let identity: { run: unknown; line: string } | null = null;
       try {
         const progress = out.progress('verifying');
         report = await at.store.verify(journalId(at), { ...(expectHead !== undefined ? { expectHead } : {}), onProgress: () => progress.tick() });
         progress.end();
+        identity = await runIdentityOf(at.store, journalId(at));
       } finally {
         await at.close();
       }
-      if (out.json) out.document('verify', { ok: report.ok, kind, path: at.display, report });
-      else printReport(out, `journal ${at.kind === 'postgres' ? at.display : path}`, report);
+      if (out.json) out.document('verify', { ok: report.ok, kind, path: at.display, ...(identity ? { run: identity.run } : {}), report });
+      else printReport(out, `journal ${at.kind === 'postgres' ? at.display : path}`, report, identity ? [`  ${identity.line}`] : []);
       return report.ok ? EXIT_OK : EXIT_FAILED;
     }
     // An unusable key file is a usage error (exit 2), never "no key pinned".
@@ -125,3 +129,15 @@ export const keygenVerb: Verb = {
     return EXIT_OK;
   },
 };
+
+/** A run journal's identity, for verify to show; null for a v1 journal or one whose metadata cannot be read (the report says why). */
+async function runIdentityOf(store: Store, id: string): Promise<{ run: unknown; line: string } | null> {
+  try {
+    const journal = await store.open(id, { readOnly: true });
+    await journal.close();
+    const line = identityLine(journal.genesis);
+    return line === null || journal.genesis.format !== 'stepchain/v2' ? null : { run: journal.genesis.run, line };
+  } catch {
+    return null;
+  }
+}

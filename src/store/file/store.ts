@@ -19,6 +19,8 @@ import { BLOBS_DIR, BUCKETS_DIR, HEAD_FILE, MAX_META_BYTES, META_FILE, STORE_FOR
 import { placeLine, type SegmentCursor } from '../segments.js';
 import type { JournalReport, CreateOptions, ForkOptions, Journal, JournalConfig, JournalVerifyOptions, OpenOptions, Store } from '../types.js';
 import { verifyJournalDir } from './verify-dir.js';
+import { RunsIndex, indexJournal } from './runs-index.js';
+import { selectRuns, type RunEntry, type RunFilter } from '../runs.js';
 
 export const DEFAULT_STALE_MS = 10_000;
 /**
@@ -62,6 +64,7 @@ export class FileStore implements Store {
   readonly root: string;
   private readonly journalOptions: FileJournalOptions;
   private readonly defaults: JournalConfig;
+  private readonly runsIndex: RunsIndex;
 
   constructor(root: string, options: FileStoreOptions = {}) {
     if (typeof root !== 'string' || root.length === 0) throw new StoreError('OPTION_INVALID', 'the store root must be a directory path');
@@ -81,6 +84,7 @@ export class FileStore implements Store {
       lockLingerMs: intOption('lockLingerMs', options.lockLingerMs, DEFAULT_LOCK_LINGER_MS, 0, 1_000),
     };
     this.defaults = defaultConfig(options);
+    this.runsIndex = new RunsIndex(this.root);
   }
 
   async create(id: string, options: CreateOptions = {}): Promise<Journal> {
@@ -138,7 +142,12 @@ export class FileStore implements Store {
     });
   }
 
-  async list(): Promise<string[]> {
+  /**
+   * Without a filter: the ids of every journal, sorted. With one (even `{}`): the ids of the run journals
+   * (stepchain/v2) that match it, in chronological order (FORMAT §11.1).
+   */
+  async list(filter?: RunFilter): Promise<string[]> {
+    if (filter !== undefined) return (await this.runs(filter)).map((r) => r.id);
     let entries;
     try {
       entries = await readdir(this.root, { withFileTypes: true });
@@ -157,6 +166,15 @@ export class FileStore implements Store {
       }
     }
     return ids.sort();
+  }
+
+  /** The run journals matching the filter, with their identity, in chronological order: from the run index (runs-index.ts). */
+  async runs(filter: RunFilter = {}): Promise<RunEntry[]> {
+    try {
+      return selectRuns(await this.runsIndex.runs(), filter);
+    } catch (e) {
+      throw ioError('listing the runs under', this.root, e);
+    }
   }
 
   async fork(parent: Journal, options: ForkOptions): Promise<Journal> {
@@ -260,6 +278,7 @@ export class FileStore implements Store {
         throw ioError('renaming the new journal into', dir, e);
       }
       if (durable) await fsyncDir(this.root);
+      await indexJournal(this.root, id, meta.genesis, meta.lineage);
     } catch (e) {
       await rm(staging, { recursive: true, force: true }).catch(() => {});
       if (e instanceof StoreError) throw e;

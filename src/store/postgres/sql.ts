@@ -55,6 +55,12 @@ export async function listJournals(db: Db, t: Tables): Promise<string[]> {
   return r.rows.map((row) => row.id);
 }
 
+/** Every journal's id and metadata document, for listing runs by the identity in their genesis. */
+export async function listJournalMetas(db: Db, t: Tables): Promise<Array<{ id: string; meta: string }>> {
+  const r = await db.query<{ id: string; meta: string }>(`SELECT id, meta FROM ${t.journals} ORDER BY id COLLATE "C"`);
+  return r.rows;
+}
+
 /** Inserts a journal's row with an empty chain; null when the id is taken (the caller's JOURNAL_EXISTS). */
 export async function insertJournal(client: DbClient, t: Tables, id: string, meta: string, genesisHash: string): Promise<number | null> {
   try {

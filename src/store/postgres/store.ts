@@ -18,7 +18,8 @@ import { checkHealth } from './health.js';
 import { PostgresJournal } from './journal.js';
 import { parsePostgresLocation } from './location.js';
 import { DEFAULT_SCHEMA, migrate, schemaState, tablesIn, tooNew, SCHEMA_VERSION, type Tables } from './schema.js';
-import { findJournal, insertBlobs, insertJournal, insertLines, listJournals, updateHead, type NewLine } from './sql.js';
+import { findJournal, insertBlobs, insertJournal, insertLines, listJournalMetas, listJournals, updateHead, type NewLine } from './sql.js';
+import { runEntryOf, selectRuns, type RunEntry, type RunFilter } from '../runs.js';
 import { verifyJournalRows } from './verify.js';
 
 export const DEFAULT_PG_LOCK_TIMEOUT_MS = 20_000;
@@ -202,7 +203,8 @@ export class PostgresStore implements Store<PostgresJournal>, StoreDiagnostics {
     return new PostgresJournal(ctx, id, row.key, meta, readOnly);
   }
 
-  async list(): Promise<string[]> {
+  async list(filter?: RunFilter): Promise<string[]> {
+    if (filter !== undefined) return (await this.runs(filter)).map((r) => r.id);
     const ctx = await this.ready('read');
     if (ctx === null) return [];
     try {
@@ -210,6 +212,25 @@ export class PostgresStore implements Store<PostgresJournal>, StoreDiagnostics {
     } catch (e) {
       throw translate(e, this.display, 'listing journals');
     }
+  }
+
+  /** The run journals matching `filter`, oldest first (spec/FORMAT.md §8.14): read from each row's metadata. */
+  async runs(filter: RunFilter = {}): Promise<RunEntry[]> {
+    const ctx = await this.ready('read');
+    if (ctx === null) return [];
+    let rows;
+    try {
+      rows = await listJournalMetas(ctx.pool, ctx.tables);
+    } catch (e) {
+      throw translate(e, this.display, 'listing runs');
+    }
+    const entries: RunEntry[] = [];
+    for (const row of rows) {
+      const meta = parseMeta(row.meta, `${ctx.tables.schema}.journals (id ${row.id}) meta`);
+      const entry = runEntryOf(row.id, meta.genesis, meta.lineage);
+      if (entry !== null) entries.push(entry);
+    }
+    return selectRuns(entries, filter);
   }
 
   /**

@@ -1,0 +1,187 @@
+// Generates runs.json (spec/FORMAT.md §11): the stepchain/v2 run journal — genesis with the run identity,
+// sealed v2 records of every kind, chains to verify (valid, and damaged in the ways §11.3 names), and for
+// each valid chain the effects, model requests and continuation point §11.4–§11.5 derive from it.
+// Inputs are fixed, so the output is byte-identical on every run.
+//
+// As in foundation.mjs, the expectations come from the library and are checked against facts that do not
+// depend on it: each step hash is SHA-256 (node:crypto) over an independently assembled JCS preimage, and
+// each damaged chain must produce exactly the problem codes the damage is meant to cause.
+import { createHash } from 'node:crypto';
+import { canonicalJson } from '../../dist/canonical/index.js';
+import { makeGenesis, genesisHash, genesisDefect, sealRecord } from '../../dist/record/index.js';
+import { verifyChain } from '../../dist/chain/index.js';
+import { runState, pendingOf } from '../../dist/runtime/index.js';
+
+const FORMAT = 'stepchain-vectors/v1';
+const enc = new TextEncoder();
+const jcsRecord = (r) => canonicalJson(r, { refuseReserved: false, maxDepth: 128 });
+const sha = (s) => 'sha256:' + createHash('sha256').update(s, 'utf8').digest('hex');
+const B0 = '0000000000000000.jsonl';
+
+function assert(cond, message) {
+  if (!cond) throw new Error(`vector generation check failed: ${message}`);
+}
+
+const GENESIS = makeGenesis({
+  journalId: 'run-7f3a9c2e',
+  createdAt: '2026-11-23T10:00:00.000Z',
+  run: { agent: 'billing-agent', conversation_id: 'conv-42', parent_run_id: 'run-orchestrator-1', labels: { environment: 'production', user: 'u-1001' } },
+});
+
+const id = (i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`;
+const ts = (i) => new Date(Date.UTC(2026, 10, 23, 10, 0, 1) + i * 500).toISOString();
+const EMPTY = { input: null, model: null, prompt: null, tool_call: null, result: null, error: null, ref: null };
+const PROMPT = [{ role: 'system', content: 'You pay invoices.' }, { role: 'user', content: 'Pay invoice INV-9 (120.00 EUR).' }];
+const CHARGE = { name: 'charge_card', arguments: { amount: '120.00', currency: 'EUR', invoice: 'INV-9' }, call_id: 'call_1', idempotency_key: 'INV-9-charge' };
+
+/** The records of a run that asked a model, charged a card, and ended; `upto` cuts it (a crash). */
+const RUN = [
+  { kind: 'run.started', input: { task: 'pay INV-9' } },
+  { kind: 'model.started', model: 'gpt-4o-2024-08-06', prompt: PROMPT },
+  { kind: 'model.completed', ref: id(1), model: 'gpt-4o-2024-08-06', prompt: PROMPT, tool_call: [{ id: 'call_1', name: 'charge_card', arguments: { amount: '120.00', currency: 'EUR', invoice: 'INV-9' } }], result: { role: 'assistant', content: null }, meta: { usage: { input_tokens: '812', output_tokens: '41' } } },
+  { kind: 'tool.started', tool_call: CHARGE },
+  { kind: 'tool.updated', ref: id(3), tool_call: { name: 'charge_card', summary: 'charging 120.00 EUR to card ending 4242' } },
+  { kind: 'tool.completed', ref: id(3), tool_call: CHARGE, result: { charge_id: 'ch_81', status: 'succeeded' } },
+  { kind: 'model.started', model: 'gpt-4o-2024-08-06', prompt: [...PROMPT, { role: 'tool', content: 'ch_81 succeeded' }] },
+  { kind: 'model.completed', ref: id(6), model: 'gpt-4o-2024-08-06', prompt: [...PROMPT, { role: 'tool', content: 'ch_81 succeeded' }], result: { role: 'assistant', content: 'Paid.' } },
+  { kind: 'run.completed', result: 'Paid.' },
+];
+
+function seal(genesis, contents, { start = 0, prev = genesisHash(genesis), v = 2 } = {}) {
+  const lines = [];
+  const records = [];
+  contents.forEach((c, k) => {
+    const i = start + k;
+    const unsealed = { v, seq: i, step_id: id(i), ts: ts(i), prev_hash: prev, ...EMPTY, ...c };
+    const { record, line } = sealRecord(unsealed);
+    assert(record.step_hash === sha(jcsRecord(unsealed)), `record ${i} hash`);
+    assert(line === jcsRecord(record) + '\n', `record ${i} line`);
+    prev = record.step_hash;
+    lines.push(line);
+    records.push(record);
+  });
+  return { lines, records };
+}
+
+function genesisCases() {
+  const cases = [];
+  const add = (name, comment, genesis, valid) => {
+    const defect = genesisDefect(genesis);
+    assert((defect === null) === valid, `genesis ${name}: ${defect}`);
+    cases.push({
+      group: 'genesis', id: `genesis-${name}`, comment, result: valid ? 'valid' : 'invalid', genesis,
+      ...(valid ? { genesis_jcs: canonicalJson(genesis), genesis_hash: sha(canonicalJson(genesis)) } : { expected_code: 'GENESIS_INVALID' }),
+    });
+  };
+  const g = { format: 'stepchain/v2', journal_id: 'run-1', created_at: '2026-11-23T10:00:00.000Z' };
+  add('full-identity', 'every identity member: agent, conversation, parent run, labels', GENESIS, true);
+  add('empty-run', 'a run with no identity beyond its id', { ...g, run: {} }, true);
+  add('missing-run', 'a v2 genesis without its run member', g, false);
+  add('run-not-object', 'run is a string', { ...g, run: 'conv-42' }, false);
+  add('unknown-run-member', 'an identity member this version does not define', { ...g, run: { tenant: 'acme' } }, false);
+  add('bad-conversation-id', 'conversation_id with a space', { ...g, run: { conversation_id: 'conv 42' } }, false);
+  add('bad-parent-run-id', 'parent_run_id that is a number', { ...g, run: { parent_run_id: 7 } }, false);
+  add('empty-agent', 'agent is the empty string', { ...g, run: { agent: '' } }, false);
+  add('label-not-string', 'a label value that is a number', { ...g, run: { labels: { retries: 3 } } }, false);
+  add('label-bad-name', 'a label name with a slash', { ...g, run: { labels: { 'team/a': 'x' } } }, false);
+  add('extra-genesis-member', 'a v2 genesis with a member besides the four', { ...g, run: {}, tenant: 'acme' }, false);
+  add('v1-members-v2-format', 'the v1 member set under the v2 format', { format: 'stepchain/v2', journal_id: 'run-1', created_at: '2026-11-23T10:00:00.000Z' }, false);
+  return cases;
+}
+
+function recordCases() {
+  const { records, lines } = seal(GENESIS, RUN);
+  return records.map((record, i) => {
+    const { step_hash, ...unsealed } = record;
+    return { group: 'records', id: `record-${i}-${record.kind}`, comment: `the ${record.kind} record of the example run (spec/FORMAT.md §11.2)`, result: 'valid', record: unsealed, preimage: jcsRecord(unsealed), step_hash, line: lines[i] };
+  });
+}
+
+/** The effects and model requests of a chain, and its continuation point, as §11.4–§11.5 derive them. */
+function derived(records) {
+  const state = runState(records);
+  const effect = (e) => ({ id: e.id, seq: e.seq, tool: e.tool, args: e.args, call_id: e.callId, idempotency_key: e.idempotencyKey, summary: e.summary, status: e.status, end_seq: e.endSeq });
+  return {
+    effects: [...state.effects.values()].map(effect),
+    pending: pendingOf(state).map((e) => e.id),
+    models: [...state.models.values()].map((m) => ({ id: m.id, seq: m.seq, status: m.status, end_seq: m.endSeq })),
+    continuation: state.continuation,
+    status: state.status,
+    anomalies: state.anomalies.map((a) => ({ seq: a.seq, code: a.code })),
+  };
+}
+
+function chainCases() {
+  const cases = [];
+  const add = (name, comment, { contents, lines: given, intended, genesis = GENESIS }) => {
+    const { lines, records } = given ?? seal(genesis, contents);
+    const report = verifyChain({ genesis, files: [{ name: B0, bytes: enc.encode(lines.join('')) }] });
+    const codes = report.problems.map((p) => p.code);
+    assert(JSON.stringify(codes) === JSON.stringify(intended), `chain ${name}: verifier reports [${codes}], intended [${intended}]`);
+    cases.push({
+      group: 'chains', id: `chain-${name}`, comment, result: intended.length === 0 ? 'valid' : 'invalid',
+      ...(genesis === GENESIS ? {} : { genesis }),
+      files: [{ name: B0, text: lines.join('') }],
+      expect: {
+        ok: report.ok, head: report.head, head_seq: report.head_seq, steps: report.steps,
+        problems: report.problems.map((p) => ({ code: p.code, ...(p.location.line !== undefined ? { line: p.location.line } : {}), ...(p.location.seq !== undefined ? { seq: p.location.seq } : {}), ...(p.location.field !== undefined ? { field: p.location.field } : {}) })),
+      },
+      ...(intended.length === 0 ? { run: derived(records) } : {}),
+    });
+  };
+  add('complete-run', 'a whole run: model request, a tool effect with an annotation, a second request, run.completed', { contents: RUN, intended: [] });
+  add('crash-mid-tool', 'killed between the tool intent and its outcome: the effect is pending, the continuation point is before the model request that asked for it', { contents: RUN.slice(0, 5), intended: [] });
+  add('crash-mid-model', 'killed during the first model request: it is in flight; the continuation point is run.started', { contents: RUN.slice(0, 2), intended: [] });
+  add('asked-not-started', 'the model asked for a tool call that was never started: no continuation point after the request', { contents: RUN.slice(0, 3), intended: [] });
+  add('tool-failed', 'a tool that failed: its outcome carries the error; the run can continue', {
+    contents: [...RUN.slice(0, 4), { kind: 'tool.failed', ref: id(3), tool_call: CHARGE, error: { name: 'CardDeclined', message: 'insufficient funds', code: 'card_declined' } }],
+    intended: [],
+  });
+  add('plain-steps', 'journal.append on a run journal: kind step, no boundary records', {
+    contents: [{ kind: 'step', input: { q: 1 }, model: 'm', prompt: 'p', tool_call: { name: 't', arguments: {} }, result: 2 }],
+    intended: [],
+  });
+  add('outcome-without-start', 'a tool.completed whose ref names no started effect: valid chain, an anomaly for the run reader', {
+    contents: [RUN[0], { kind: 'tool.completed', ref: 'no-such-effect', tool_call: CHARGE, result: 'ok' }],
+    intended: [],
+  });
+  add('outcome-repeated', 'two outcomes for one effect: valid chain, the second is an anomaly and does not change the first', {
+    contents: [RUN[0], RUN[3], { kind: 'tool.completed', ref: id(1), tool_call: CHARGE, result: 'first' }, { kind: 'tool.failed', ref: id(1), tool_call: CHARGE, error: { name: 'Error', message: 'second' } }],
+    intended: [],
+  });
+  // Damaged: each breaks one rule of §11.2–§11.3 in an otherwise valid record (sealed, so only that rule fails).
+  const one = (name, comment, record, intended) => add(name, comment, { contents: [RUN[0], record], intended });
+  one('unknown-kind', 'kind outside the defined set', { kind: 'tool.retried', ref: null }, ['FIELD_INVALID']);
+  one('outcome-without-ref', 'a tool.completed with ref null', { kind: 'tool.completed', tool_call: CHARGE, result: 'ok' }, ['FIELD_INVALID']);
+  one('start-with-ref', 'a tool.started that names a ref', { kind: 'tool.started', ref: id(0), tool_call: CHARGE }, ['FIELD_INVALID']);
+  one('failed-without-error', 'a tool.failed with error null', { kind: 'tool.failed', ref: id(0), tool_call: CHARGE }, ['FIELD_INVALID']);
+  one('error-on-completed', 'a tool.completed that carries an error', { kind: 'tool.completed', ref: id(0), tool_call: CHARGE, result: 'ok', error: { name: 'Error', message: 'x' } }, ['FIELD_INVALID']);
+  one('bad-ref', 'ref that is not an id', { kind: 'tool.completed', ref: 'a b', tool_call: CHARGE, result: 'ok' }, ['FIELD_INVALID']);
+  const v1Line = seal(GENESIS, [{ ...RUN[0] }], { v: 1 });
+  add('v1-record-in-v2', 'a record with v 1 in a v2 journal', { lines: v1Line, intended: ['UNSUPPORTED_VERSION'] });
+  // A v1 step (its members, no kind/ref/error) in a v2 journal: the three members are missing.
+  const v1Shaped = (() => {
+    const unsealed = { v: 2, seq: 0, step_id: id(0), ts: ts(0), prev_hash: genesisHash(GENESIS), input: null, model: 'm', prompt: null, tool_call: null, result: null };
+    const { record, line } = sealRecord(unsealed);
+    return { lines: [line], records: [record] };
+  })();
+  add('missing-kind-ref-error', 'a record without kind, ref and error', { lines: v1Shaped, intended: ['MISSING_FIELD', 'MISSING_FIELD', 'MISSING_FIELD'] });
+  // Tampering: the effect's outcome edited after sealing.
+  const run = seal(GENESIS, RUN.slice(0, 6));
+  const edited = run.lines.map((l, i) => (i === 5 ? l.replace('"succeeded"', '"failed"') : l));
+  add('outcome-edited', 'the charge status edited after the fact', { lines: { lines: edited, records: run.records }, intended: ['HASH_MISMATCH'] });
+  return cases;
+}
+
+export function generate() {
+  return {
+    'runs.json': {
+      format: FORMAT,
+      kind: 'runs',
+      description: 'stepchain/v2 run journals (spec/FORMAT.md §11). group "genesis": a genesis and its JCS and hash, or GENESIS_INVALID. group "records": a v2 record without step_hash, its preimage, step_hash and stored line. group "chains": files to verify against the file-level genesis (or the case\'s), the expected report as in chains.json, and for a valid chain "run": what §11.4–§11.5 derive — effects (in seq order), pending effect ids, model requests, the continuation seq, the run status and the boundary anomalies.',
+      genesis: GENESIS,
+      genesis_hash: genesisHash(GENESIS),
+      cases: [...genesisCases(), ...recordCases(), ...chainCases()],
+    },
+  };
+}

@@ -1,0 +1,201 @@
+/**
+ * Verbs over run journals (spec/FORMAT.md §11), so an agent in any language reaches the runtime from a
+ * shell: `effect begin|end|list`, `continuation`, `runs`. A journal is named by its directory path, as
+ * everywhere in the CLI; a store by its directory.
+ */
+import { resolve } from 'node:path';
+import type { Json } from '../../canonical/json.js';
+import { FileStore } from '../../store/index.js';
+import type { RunFilter } from '../../store/runs.js';
+import { describeIdentity, labelsOf } from '../identity.js';
+import { Run, type Effect } from '../../runtime/index.js';
+import { renderValue } from '../../diff/summary.js';
+import { EXIT_OK, UsageError, type Verb } from '../cli.js';
+import { parseJsonStrict } from '../input.js';
+import type { Output } from '../output.js';
+import { openJournal } from './journal.js';
+
+async function withRun<T>(path: string, readOnly: boolean, fn: (run: Run) => Promise<T>): Promise<T> {
+  const { journal, at } = await openJournal(path, { readOnly });
+  try {
+    return await fn(Run.of(journal));
+  } finally {
+    await journal.close();
+    await at.close();
+  }
+}
+
+function jsonOption(value: unknown, flag: string, verb: string): unknown {
+  if (typeof value !== 'string') throw new UsageError(`${flag} JSON is required`, verb);
+  return parseJsonStrict(value, { file: flag });
+}
+
+/** An effect as the CLI's JSON documents name it (snake_case, like the records). */
+export function effectJson(e: Effect): Record<string, Json> {
+  return {
+    seq: e.seq, id: e.id, tool: e.tool, arguments: e.args, idempotency_key: e.idempotencyKey, summary: e.summary, call_id: e.callId,
+    status: e.status, outcome_unknown: e.status === 'started', started_at: e.startedAt, ended_at: e.endedAt, end_seq: e.endSeq, duration_ms: e.durationMs,
+    result: e.result, error: e.error,
+  };
+}
+
+function effectLine(out: Output, e: Effect): string {
+  const status = e.status === 'started' ? out.style(['yellow', 'bold'], 'PENDING — outcome unknown') : e.status === 'completed' ? out.style('green', 'completed') : out.style('red', 'failed');
+  const key = e.idempotencyKey === null ? '' : `  key ${e.idempotencyKey}`;
+  const took = e.durationMs === null ? '' : `  ${e.durationMs} ms`;
+  return `${String(e.seq).padStart(4)}  ${e.id}  ${out.style('cyan', e.tool ?? '?')}  ${status}${key}${took}\n      args: ${renderValue(e.args, 100)}${e.summary ? `\n      summary: ${e.summary}` : ''}`;
+}
+
+const begin = async (out: Output, values: Record<string, unknown>, path: string): Promise<number> => {
+  if (typeof values.tool !== 'string') throw new UsageError('--tool NAME is required', 'effect');
+  const args = values.args === undefined ? null : jsonOption(values.args, '--args', 'effect');
+  return withRun(path, false, async (run) => {
+    const effect = await run.beginTool({
+      name: values.tool as string, args,
+      ...(values['idempotency-key'] !== undefined ? { idempotencyKey: values['idempotency-key'] as string } : {}),
+      ...(values.summary !== undefined ? { summary: values.summary as string } : {}),
+      ...(values.id !== undefined ? { id: values.id as string } : {}),
+      ...(values['call-id'] !== undefined ? { callId: values['call-id'] as string } : {}),
+    });
+    // The id alone on stdout, printed only once the intent is durable: `id=$(stepchain effect begin …)`.
+    if (out.json) out.document('effect', { ok: true, action: 'begin', id: effect.id, seq: effect.seq });
+    else out.print(effect.id);
+    return EXIT_OK;
+  });
+};
+
+const end = async (out: Output, values: Record<string, unknown>, path: string, id: string): Promise<number> => {
+  const hasResult = values.result !== undefined;
+  const hasError = values.error !== undefined;
+  if (hasResult === hasError) throw new UsageError('give exactly one of --result JSON (completed) or --error JSON (failed)', 'effect');
+  const outcome = hasResult ? { result: jsonOption(values.result, '--result', 'effect') } : { error: jsonOption(values.error, '--error', 'effect') };
+  return withRun(path, false, async (run) => {
+    const at = await run.endTool(id, outcome);
+    if (out.json) out.document('effect', { ok: true, action: 'end', id, status: hasResult ? 'completed' : 'failed', seq: at.seq });
+    else out.say(`effect ${id} ${hasResult ? 'completed' : 'failed'} (seq ${at.seq})`);
+    return EXIT_OK;
+  });
+};
+
+const list = async (out: Output, values: Record<string, unknown>, path: string): Promise<number> => {
+  return withRun(path, true, async (run) => {
+    const effects = values.pending ? await run.pendingEffects() : await run.effects();
+    if (out.json) {
+      out.document('effect', { ok: true, action: 'list', run_id: run.runId, effects: effects.map(effectJson), pending: effects.filter((e) => e.status === 'started').length });
+      return EXIT_OK;
+    }
+    if (effects.length === 0) out.say(values.pending ? 'no pending effects' : 'no effects');
+    for (const e of effects) out.print(effectLine(out, e));
+    const pending = effects.filter((e) => e.status === 'started').length;
+    if (pending > 0) out.say(out.style('yellow', `${pending} effect${pending === 1 ? '' : 's'} started with no recorded outcome: the tool may or may not have run. Check with its provider (idempotency key) before running it again.`));
+    return EXIT_OK;
+  });
+};
+
+export const effectVerb: Verb = {
+  name: 'effect',
+  summary: 'record a tool effect\'s intent before it runs, then its outcome; list effects, pending ones flagged',
+  usage: 'begin <journal> --tool NAME --args JSON [--idempotency-key K] [--summary TEXT] | end <journal> <id> (--result JSON | --error JSON) | list <journal> [--pending]',
+  description: [
+    'For agents in any language: `effect begin` records the intent durably (a tool.started record) and only then prints the',
+    'effect id, alone on standard output; run the tool after it returns. `effect end` records the outcome once (a second one,',
+    'or one for an id never begun, is an error, exit 2). `effect list` shows every effect; one started with no outcome is',
+    'flagged PENDING (outcome unknown): its process died between intent and outcome. The journal must be a run journal',
+    '(stepchain init --run, or any of init\'s run options).',
+  ].join('\n'),
+  options: {
+    tool: { type: 'string', arg: 'NAME', description: 'begin: the tool\'s name' },
+    args: { type: 'string', arg: 'JSON', description: 'begin: the tool\'s arguments as JSON' },
+    'idempotency-key': { type: 'string', arg: 'K', description: 'begin: the key the tool\'s provider deduplicates by' },
+    summary: { type: 'string', arg: 'TEXT', description: 'begin: what the effect does, for people' },
+    id: { type: 'string', arg: 'ID', description: 'begin: the effect\'s id (default a random UUID)' },
+    'call-id': { type: 'string', arg: 'ID', description: 'begin: the model\'s id for this tool call' },
+    result: { type: 'string', arg: 'JSON', description: 'end: the tool\'s result (completed)' },
+    error: { type: 'string', arg: 'JSON', description: 'end: the tool\'s error (failed), e.g. {"name":"Declined","message":"…"}' },
+    pending: { type: 'boolean', description: 'list: only effects with no outcome' },
+  },
+  args: { min: 2, max: 3, names: ['begin|end|list', 'journal', 'id'] },
+  examples: [
+    ['id=$(stepchain effect begin runs/r1 --tool send_email --args \'{"to":"a@b.example"}\' --idempotency-key mail-1)', 'record the intent, capture the id'],
+    ['stepchain effect end runs/r1 "$id" --result \'{"sent":true}\'', 'record the outcome'],
+    ['stepchain effect list runs/r1 --pending --json', 'effects whose outcome is unknown after a crash'],
+  ],
+  async run({ out, values, positionals }) {
+    const [action, path, id] = positionals as [string, string, string | undefined];
+    if (action === 'begin' || action === 'list') {
+      if (id !== undefined) throw new UsageError(`unexpected argument "${id}"`, 'effect');
+      return action === 'begin' ? begin(out, values, path) : list(out, values, path);
+    }
+    if (action === 'end') {
+      if (id === undefined) throw new UsageError('missing <id>: effect end <journal> <id> --result JSON', 'effect');
+      return end(out, values, path, id);
+    }
+    throw new UsageError(`unknown action "${action}": begin, end or list`, 'effect');
+  },
+};
+
+export const continuationVerb: Verb = {
+  name: 'continuation',
+  summary: 'print the safe continuation point: the last seq where every started tool call has its outcome',
+  usage: '<journal>',
+  description: [
+    'The point an agent may resume from (or fork at): every model request and tool effect started up to it has its',
+    'outcome, and every tool call a model asked for has a result, so the messages up to it are valid to send to a model.',
+    'A run killed mid-tool never continues from inside the tool call. --json adds the records up to the point.',
+  ].join('\n'),
+  options: {},
+  args: { min: 1, max: 1, names: ['journal'] },
+  examples: [
+    ['stepchain continuation runs/r1', 'where to resume'],
+    ['stepchain fork runs/r1 --from-step "$(stepchain continuation runs/r1)" runs/r1-resumed', 'fork at it'],
+  ],
+  async run({ out, positionals }) {
+    return withRun(positionals[0]!, true, async (run) => {
+      const point = await run.continuationPoint();
+      const pending = await run.pendingEffects();
+      const head = await run.journal.head();
+      if (out.json) {
+        out.document('continuation', { ok: true, run_id: run.runId, seq: point.seq, head_seq: head?.seq ?? null, pending: pending.map((e) => e.id), steps: point.steps });
+        return EXIT_OK;
+      }
+      if (point.seq === null) out.say('no continuation point: the run has no record yet');
+      else out.print(String(point.seq));
+      if (head !== null && point.seq !== head.seq) out.say(`the run's head is seq ${head.seq}; records after ${point.seq ?? 'the start'} are in flight or wait for a tool's outcome`);
+      for (const e of pending) out.say(out.style('yellow', `pending effect ${e.id} (${e.tool ?? '?'}, seq ${e.seq}): outcome unknown`));
+      return EXIT_OK;
+    });
+  },
+};
+
+export const runsVerb: Verb = {
+  name: 'runs',
+  summary: 'list the runs in a store directory, oldest first, by conversation, parent run, agent or label',
+  usage: '<store-dir> [--conversation C] [--parent R] [--agent A] [--label k=v]…',
+  options: {
+    conversation: { type: 'string', arg: 'C', description: 'only runs of this conversation' },
+    parent: { type: 'string', arg: 'R', description: 'only runs delegated by this run' },
+    agent: { type: 'string', arg: 'A', description: 'only runs of this agent' },
+    label: { type: 'string', arg: 'k=v', multiple: true, description: 'only runs with this label (repeatable)' },
+  },
+  args: { min: 1, max: 1, names: ['store-dir'] },
+  examples: [
+    ['stepchain runs runs --conversation conv-42', 'the runs of one conversation, in order'],
+    ['stepchain runs runs --parent run-orchestrator-1 --json', 'the sub-agent runs an orchestrator delegated'],
+  ],
+  async run({ out, values, positionals }) {
+    const filter: RunFilter = {};
+    if (values.conversation !== undefined) filter.conversationId = values.conversation as string;
+    if (values.parent !== undefined) filter.parentRunId = values.parent as string;
+    if (values.agent !== undefined) filter.agent = values.agent as string;
+    const labels = labelsOf(values.label, 'runs');
+    if (labels !== undefined) filter.labels = labels;
+    const runs = await new FileStore(positionals[0]!).runs(filter);
+    if (out.json) {
+      out.document('runs', { ok: true, store: resolve(positionals[0]!), runs });
+      return EXIT_OK;
+    }
+    if (runs.length === 0) out.say('no matching runs');
+    for (const r of runs) out.print(`${r.created_at}  ${r.id}${r.fork_of ? ` (fork of ${r.fork_of})` : ''}  ${describeIdentity(r)}`);
+    return EXIT_OK;
+  },
+};

@@ -1,0 +1,179 @@
+/**
+ * The run reader (spec/FORMAT.md §11.4, §11.5): a run's state read from its records: the tool effects and model calls
+ * with their outcome or none, the run's own status, and the continuation point — the last seq where every
+ * started model call and tool effect, and every tool call a model asked for, has its outcome. Pure: a fold
+ * over records in seq order, so the library, the CLI and a verifier's reader agree.
+ */
+import type { Json } from '../canonical/json.js';
+import type { StepRecord } from './seal.js';
+
+export type EffectStatus = 'started' | 'completed' | 'failed';
+
+/** A tool effect: its intent, and its outcome once one is recorded. */
+export interface Effect {
+  /** The step_id of its tool.started record: the effect's durable id. */
+  id: string;
+  /** The seq of its tool.started record. */
+  seq: number;
+  tool: string | null;
+  args: Json;
+  /** The id the model gave the tool call (tool_call.call_id), linking it to the model's request. */
+  callId: string | null;
+  idempotencyKey: string | null;
+  summary: string | null;
+  status: EffectStatus;
+  startedAt: string;
+  endedAt: string | null;
+  endSeq: number | null;
+  /** endedAt − startedAt, from the records' ts. */
+  durationMs: number | null;
+  result: Json;
+  error: Json;
+}
+
+/** A model request: started, and completed or failed. */
+export interface ModelCall {
+  id: string;
+  seq: number;
+  model: Json;
+  status: EffectStatus;
+  startedAt: string;
+  endedAt: string | null;
+  endSeq: number | null;
+  durationMs: number | null;
+  error: Json;
+}
+
+/** A record that breaks the boundary rules between records (never thrown: reported). */
+export interface BoundaryAnomaly {
+  seq: number;
+  code: 'OUTCOME_WITHOUT_START' | 'OUTCOME_REPEATED' | 'KIND_MISMATCH';
+  message: string;
+}
+
+export interface RunState {
+  effects: Map<string, Effect>;
+  models: Map<string, ModelCall>;
+  status: 'running' | 'completed' | 'failed';
+  /** The last seq at which nothing was in flight; null when there is none (no record yet). */
+  continuation: number | null;
+  /** Tool call ids a model asked for that have no tool outcome yet. */
+  requested: Set<string>;
+  /** How many model calls and tool effects are started and not ended. */
+  inFlight: number;
+  /** The last seq folded in; -1 before any. */
+  lastSeq: number;
+  anomalies: BoundaryAnomaly[];
+}
+
+export function emptyState(): RunState {
+  return { effects: new Map(), models: new Map(), status: 'running', continuation: null, requested: new Set(), inFlight: 0, lastSeq: -1, anomalies: [] };
+}
+
+const asObject = (v: unknown): Record<string, unknown> | null => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null);
+const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+const span = (from: string, to: string): number => Date.parse(to) - Date.parse(from);
+
+/** The tool call ids a model.completed record asks for: `tool_call` as a list of {id, …}, or one {id, …}. */
+function requestedIds(toolCall: unknown): string[] {
+  const list = Array.isArray(toolCall) ? toolCall : toolCall === null ? [] : [toolCall];
+  const ids: string[] = [];
+  for (const c of list) {
+    const id = str(asObject(c)?.id) ?? str(asObject(c)?.call_id);
+    if (id !== null) ids.push(id);
+  }
+  return ids;
+}
+
+/** Folds one record into the state (in seq order). */
+export function foldRecord(state: RunState, record: StepRecord): void {
+  const seq = record.seq;
+  state.lastSeq = seq;
+  if (record.v === 2) {
+    const r = record;
+    const call = asObject(r.tool_call);
+    const anomaly = (code: BoundaryAnomaly['code'], message: string): void => void state.anomalies.push({ seq, code, message });
+    switch (r.kind) {
+      case 'tool.started':
+        state.effects.set(r.step_id, {
+          id: r.step_id, seq, tool: str(call?.name), args: (call?.arguments ?? null) as Json, callId: str(call?.call_id),
+          idempotencyKey: str(call?.idempotency_key), summary: str(call?.summary),
+          status: 'started', startedAt: r.ts, endedAt: null, endSeq: null, durationMs: null, result: null, error: null,
+        });
+        state.inFlight++;
+        break;
+      case 'tool.updated':
+      case 'tool.completed':
+      case 'tool.failed': {
+        const e = state.effects.get(r.ref ?? '');
+        if (e === undefined) {
+          anomaly(state.models.has(r.ref ?? '') ? 'KIND_MISMATCH' : 'OUTCOME_WITHOUT_START', `${r.kind} at seq ${seq} names ${JSON.stringify(r.ref)}, which is no tool effect started before it`);
+          break;
+        }
+        if (e.status !== 'started') {
+          anomaly('OUTCOME_REPEATED', `${r.kind} at seq ${seq} for effect ${e.id}, which already ended at seq ${e.endSeq}`);
+          break;
+        }
+        if (r.kind === 'tool.updated') {
+          e.idempotencyKey = str(call?.idempotency_key) ?? e.idempotencyKey;
+          e.summary = str(call?.summary) ?? e.summary;
+          break;
+        }
+        e.status = r.kind === 'tool.completed' ? 'completed' : 'failed';
+        state.inFlight--;
+        e.endedAt = r.ts;
+        e.endSeq = seq;
+        e.durationMs = span(e.startedAt, r.ts);
+        e.result = r.result;
+        e.error = r.error;
+        if (e.callId !== null) state.requested.delete(e.callId);
+        break;
+      }
+      case 'model.started':
+        state.models.set(r.step_id, { id: r.step_id, seq, model: r.model, status: 'started', startedAt: r.ts, endedAt: null, endSeq: null, durationMs: null, error: null });
+        state.inFlight++;
+        break;
+      case 'model.completed':
+      case 'model.failed': {
+        const m = state.models.get(r.ref ?? '');
+        if (m === undefined) {
+          anomaly(state.effects.has(r.ref ?? '') ? 'KIND_MISMATCH' : 'OUTCOME_WITHOUT_START', `${r.kind} at seq ${seq} names ${JSON.stringify(r.ref)}, which is no model request started before it`);
+          break;
+        }
+        if (m.status !== 'started') {
+          anomaly('OUTCOME_REPEATED', `${r.kind} at seq ${seq} for model request ${m.id}, which already ended at seq ${m.endSeq}`);
+          break;
+        }
+        m.status = r.kind === 'model.completed' ? 'completed' : 'failed';
+        state.inFlight--;
+        m.endedAt = r.ts;
+        m.endSeq = seq;
+        m.durationMs = span(m.startedAt, r.ts);
+        m.error = r.error;
+        if (r.kind === 'model.completed') for (const id of requestedIds(r.tool_call)) state.requested.add(id);
+        break;
+      }
+      case 'run.completed':
+        state.status = 'completed';
+        break;
+      case 'run.failed':
+        state.status = 'failed';
+        break;
+      default:
+        break;
+    }
+  }
+  if (state.requested.size === 0 && state.inFlight === 0) state.continuation = seq;
+}
+
+/** The state of a whole run from its records. */
+export function runState(records: Iterable<StepRecord>): RunState {
+  const state = emptyState();
+  for (const r of records) foldRecord(state, r);
+  return state;
+}
+
+/** Effects with no outcome: the "effect unknown after crash" list, in seq order. */
+export function pendingOf(state: RunState): Effect[] {
+  return [...state.effects.values()].filter((e) => e.status === 'started').sort((a, b) => a.seq - b.seq);
+}

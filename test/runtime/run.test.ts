@@ -1,0 +1,179 @@
+/** The agent runtime (spec/FORMAT.md §11) over both stores: runs, outcomes, the continuation point, listing. */
+import { describe, expect, test } from 'vitest';
+import { FileStore, MemoryStore, RuntimeError, resumeRun, startRun, type Store } from '../../src/index.js';
+import { tempDir } from '../helpers/tmp.js';
+
+const stores: Array<[string, () => Store]> = [
+  ['memory', () => new MemoryStore()],
+  ['file', () => new FileStore(tempDir(), { fsync: 'none' })],
+];
+
+async function code(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+  } catch (e) {
+    expect(e).toBeInstanceOf(RuntimeError);
+    return (e as RuntimeError).code;
+  }
+  return 'resolved';
+}
+
+describe.each(stores)('runs in the %s store', (_name, makeStore) => {
+  test('the identity is in the genesis, covered by its hash; an explicit run id cannot be reused', async () => {
+    const store = makeStore();
+    const run = await startRun(store, { runId: 'r-1', conversationId: 'c-1', parentRunId: 'orch-1', agent: 'billing', labels: { user: 'u1', environment: 'test' }, input: { task: 'pay' } });
+    expect(run.journal.genesis).toEqual({
+      format: 'stepchain/v2', journal_id: 'r-1', created_at: run.createdAt,
+      run: { agent: 'billing', conversation_id: 'c-1', labels: { user: 'u1', environment: 'test' }, parent_run_id: 'orch-1' },
+    });
+    expect(run.identity.conversation_id).toBe('c-1');
+    expect(await code(startRun(store, { runId: 'r-1' }))).toBe('RUN_EXISTS');
+    expect(await code(startRun(store, { runId: '../x' }))).toBe('RUN_OPTION_INVALID');
+    expect(await code(startRun(store, { runId: 'r-2', labels: { 'bad/name': 'x' } }))).toBe('RUN_OPTION_INVALID');
+    expect(await code(resumeRun(store, 'nope'))).toBe('RUN_NOT_FOUND');
+    await store.create('plain-v1');
+    expect(await code(resumeRun(store, 'plain-v1'))).toBe('NOT_A_RUN');
+    expect((await run.journal.verify()).ok).toBe(true);
+    await run.close();
+  });
+
+  test('an effect: intent, annotation, outcome; a second outcome and an unknown id are refused with codes', async () => {
+    const store = makeStore();
+    const run = await startRun(store, { runId: 'r-eff' });
+    const effect = await run.beginTool({ name: 'charge', args: { cents: 12000n, at: new Date(0) }, idempotencyKey: 'inv-9', id: 'eff-1' });
+    expect(effect.id).toBe('eff-1');
+    await effect.annotate({ summary: 'charging card 4242' });
+    expect(await run.pendingEffects()).toEqual([expect.objectContaining({
+      id: 'eff-1', seq: 1, tool: 'charge', args: { cents: '12000', at: '1970-01-01T00:00:00.000Z' }, idempotencyKey: 'inv-9', summary: 'charging card 4242', status: 'started',
+    })]);
+    const done = await effect.complete({ charge: 'ch_1' });
+    expect(done.seq).toBe(3);
+    expect(await code(effect.complete({ charge: 'ch_1' }))).toBe('EFFECT_ALREADY_ENDED');
+    expect(await code(effect.fail(new Error('late')))).toBe('EFFECT_ALREADY_ENDED');
+    expect(await code(run.endTool('never-begun', { result: 1 }))).toBe('EFFECT_UNKNOWN');
+    // Two outcomes raced in one process: one wins, the other is refused.
+    const e2 = await run.beginTool({ name: 'mail', args: {} });
+    const results = await Promise.allSettled([e2.complete('a'), e2.complete('b')]);
+    expect(results.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected']);
+    const [effects] = [await run.effects()];
+    expect(effects.map((e) => [e.id, e.status])).toEqual([['eff-1', 'completed'], [e2.id, 'completed']]);
+    expect(effects[0]!.durationMs).toBeGreaterThanOrEqual(0);
+    // The completed record is a whole step: it repeats the intent's tool_call, with the result.
+    const rec = await run.journal.get(3);
+    expect(rec).toMatchObject({ kind: 'tool.completed', ref: 'eff-1', tool_call: { name: 'charge', arguments: { cents: '12000' } }, result: { charge: 'ch_1' }, error: null });
+    expect((await run.journal.verify()).ok).toBe(true);
+    await run.close();
+  });
+
+  test('a failed tool carries its error object; a failed run too', async () => {
+    const store = makeStore();
+    const run = await startRun(store, { runId: 'r-fail' });
+    const effect = await run.beginTool({ name: 'pay', args: { a: 1 } });
+    const err = Object.assign(new Error('card declined'), { code: 'card_declined' });
+    await effect.fail(err);
+    expect((await run.effects())[0]).toMatchObject({ status: 'failed', error: { name: 'Error', message: 'card declined', code: 'card_declined' }, result: null });
+    await run.fail(new TypeError('gave up'));
+    expect(await run.status()).toBe('failed');
+    expect(await run.journal.get(3)).toMatchObject({ kind: 'run.failed', error: { name: 'TypeError', message: 'gave up' } });
+    await run.close();
+  });
+
+  test('the continuation point waits for every tool call a model asked for, and for in-flight requests', async () => {
+    const store = makeStore();
+    const run = await startRun(store, { runId: 'r-cont' });
+    expect((await run.continuationPoint()).seq).toBe(0);
+    const call = await run.beginModel({ model: 'm', prompt: [{ role: 'user', content: 'pay two invoices' }] });
+    expect((await run.continuationPoint()).seq).toBe(0);
+    await call.complete({ result: { role: 'assistant' }, toolCalls: [{ id: 'c1', name: 'pay', arguments: { inv: 1 } }, { id: 'c2', name: 'pay', arguments: { inv: 2 } }], usage: { tokens: 10n }, finishReason: 'tool_calls' });
+    expect((await run.continuationPoint()).seq).toBe(0);
+    const t1 = await run.beginTool({ name: 'pay', args: { inv: 1 }, callId: 'c1' });
+    await t1.complete('ok');
+    expect((await run.continuationPoint()).seq).toBe(0);
+    const t2 = await run.beginTool({ name: 'pay', args: { inv: 2 }, callId: 'c2' });
+    await t2.fail(new Error('declined'));
+    const point = await run.continuationPoint();
+    expect(point.seq).toBe(6);
+    expect(point.steps.map((s) => (s as { kind: string }).kind)).toEqual(['run.started', 'model.started', 'model.completed', 'tool.started', 'tool.completed', 'tool.started', 'tool.failed']);
+    expect(await run.journal.get(2)).toMatchObject({ meta: { usage: { tokens: '10' }, finish_reason: 'tool_calls' } });
+    // A fork at the continuation point is a valid run journal with the same identity.
+    const fork = await store.fork(run.journal, { fromStep: point.seq!, to: 'r-cont-fork' });
+    expect((await fork.verify()).ok).toBe(true);
+    expect(fork.genesis).toEqual(run.journal.genesis);
+    await fork.close();
+    await run.close();
+  });
+
+  test('another process (another Run over the same journal) sees pending effects and may record their outcome once', async () => {
+    const store = makeStore();
+    const first = await startRun(store, { runId: 'r-two' });
+    const effect = await first.beginTool({ name: 'mail', args: { to: 'a@b' }, id: 'mail-1' });
+    // The same journal through a second handle (in the file store, a second open; in memory, the shared state).
+    const second = await resumeRun(store, 'r-two');
+    expect((await second.pendingEffects()).map((e) => e.id)).toEqual(['mail-1']);
+    await second.endTool('mail-1', { result: 'sent' });
+    expect(await code(effect.complete('sent again'))).toBe('EFFECT_ALREADY_ENDED');
+    await first.close();
+    await second.close();
+  });
+
+  test('plain journal.append on a run journal writes kind "step"; a bad kind is refused before anything is written', async () => {
+    const store = makeStore();
+    const run = await startRun(store, { runId: 'r-plain' });
+    const r = await run.journal.append({ input: 1, result: 2 });
+    expect(await run.journal.get(r.seq)).toMatchObject({ v: 2, kind: 'step', ref: null, error: null, input: 1, result: 2 });
+    await expect(run.journal.append({ kind: 'tool.exploded' })).rejects.toThrow(/FIELD_INVALID.*kind must be one of/);
+    await expect(run.journal.append({ kind: 'tool.completed', result: 1 })).rejects.toThrow(/FIELD_INVALID.*ref/);
+    expect((await run.journal.head())!.seq).toBe(1);
+    await run.close();
+  });
+
+  test('list(filter) returns matching runs in chronological order; list() still lists every journal', async () => {
+    const store = makeStore();
+    const made: string[] = [];
+    // Created out of id order, and with created_at out of creation order.
+    for (const [id, minute, conv, parent] of [['z', 3, 'c1', 'p'], ['a', 1, 'c1', null], ['m', 2, 'c2', 'p'], ['b', 1, 'c1', 'p']] as const) {
+      const run = await startRun(store, { runId: id, conversationId: conv, ...(parent ? { parentRunId: parent } : {}), createdAt: `2026-01-01T00:0${minute}:00.000Z`, labels: { env: id === 'z' ? 'prod' : 'dev' } });
+      made.push(id);
+      await run.close();
+    }
+    await store.create('v1-journal');
+    expect(await store.list({ conversationId: 'c1' })).toEqual(['a', 'b', 'z']);
+    expect(await store.list({ parentRunId: 'p' })).toEqual(['b', 'm', 'z']);
+    expect(await store.list({ conversationId: 'c1', parentRunId: 'p' })).toEqual(['b', 'z']);
+    expect(await store.list({ labels: { env: 'prod' } })).toEqual(['z']);
+    expect(await store.list({})).toEqual(['a', 'b', 'm', 'z']);
+    expect(await store.list()).toEqual(['a', 'b', 'm', 'v1-journal', 'z']);
+    const entries = await store.runs({ conversationId: 'c2' });
+    expect(entries).toEqual([{ id: 'm', run_id: 'm', created_at: '2026-01-01T00:02:00.000Z', run: { conversation_id: 'c2', labels: { env: 'dev' }, parent_run_id: 'p' }, fork_of: null }]);
+  });
+});
+
+describe('the file store\'s run index', () => {
+  test('a journal the index lacks (a crash before indexing, a store from before the index) is found and indexed', async () => {
+    const { rmSync, readFileSync, existsSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const root = tempDir();
+    const store = new FileStore(root, { fsync: 'none' });
+    for (const id of ['r1', 'r2']) await (await startRun(store, { runId: id, conversationId: 'c' })).close();
+    rmSync(join(root, '.runs.jsonl'));
+    expect(await store.list({ conversationId: 'c' })).toEqual(['r1', 'r2']);
+    expect(existsSync(join(root, '.runs.jsonl'))).toBe(true);
+    // A torn last line is skipped, and its journal read from its metadata.
+    const text = readFileSync(join(root, '.runs.jsonl'), 'utf8');
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(join(root, '.runs.jsonl'), text.slice(0, text.length - 10));
+    expect(await new FileStore(root).list({ conversationId: 'c' })).toEqual(['r1', 'r2']);
+    // A journal removed from the store is not listed even though its line remains.
+    rmSync(join(root, 'r1'), { recursive: true });
+    expect(await store.list({})).toEqual(['r2']);
+  });
+});
+
+describe('journal.append takes ts as a Date', () => {
+  test('a valid Date is recorded as its ISO string; an invalid one is refused, saying it is a Date', async () => {
+    const j = await new MemoryStore().create('j');
+    const r = await j.append({ model: 'm', ts: new Date('2026-02-03T04:05:06.789Z') });
+    expect((await j.get(r.seq))!.ts).toBe('2026-02-03T04:05:06.789Z');
+    await expect(j.append({ ts: new Date('nope') })).rejects.toThrow(/FIELD_INVALID: ts is a Date that is invalid/);
+  });
+});
