@@ -25,6 +25,7 @@ import { NaiveJournal, naiveVerify } from './naive.mjs';
 import { makeStep, makeSteps } from './lib/steps.mjs';
 import { fastFill } from './lib/fast-journal.mjs';
 import { fmtRate, fmtRatio, gc, measure, summary } from './lib/stats.mjs';
+import { adapterOverhead, adapterSection } from './adapters.mjs';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const argv = process.argv.slice(2);
@@ -469,13 +470,14 @@ async function main() {
     target('peak RSS at 1M steps < 150 MB, flat from 100k', NaN, null, 'full run only');
   }
 
-  writeResults({ lineBytes, bytesA, N, targets, rss, tp });
+  const adapters = await adapterOverhead({ quick: QUICK, log });
+  writeResults({ lineBytes, bytesA, N, targets, rss, tp, adapters });
   log(`wrote ${OUT}`);
 }
 
 // ------------------------------------------------------------------------------------------ report
 
-function writeResults({ lineBytes, N, targets, rss, tp }) {
+function writeResults({ lineBytes, N, targets, rss, tp, adapters }) {
   const cpu = cpus();
   const L = [];
   L.push('# stepchain benchmark results');
@@ -518,6 +520,7 @@ function writeResults({ lineBytes, N, targets, rss, tp }) {
     L.push(`Third party (bench/thirdparty, ${tp.steps} steps of the same payloads as JSON text): hypercore ${tp.versions.hypercore}, sonic-boom ${tp.versions['sonic-boom']}.`);
   }
   L.push('');
+  L.push(...adapterSection(adapters));
   L.push('## Notes');
   L.push('');
   L.push('- The limit reads the bucket files in 1 MiB chunks and does JSON.parse and node:crypto SHA-256 of every line: what any verifier must at least do. Ratios of verify figures are against it (1× = as fast as the limit).');

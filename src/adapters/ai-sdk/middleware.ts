@@ -1,0 +1,61 @@
+/**
+ * The AI SDK language-model middleware that records every model call into a stepchain run (README
+ * "Recording the Vercel AI SDK"): the request is durable (a started model record) before the provider is
+ * called; the answer completes it, and a provider error, a failed or aborted stream completes it as a failed
+ * request, with what had arrived by then as its result. Nothing is added to what the provider receives: the durable ids stay on the stepchain side.
+ */
+import type { LanguageModelMiddleware } from 'ai';
+import type { ModelCallHandle } from '../../index.js';
+import { answerOf, awaitedCalls, requestFields, type ModelAnswer } from './request.js';
+import { recordedToolNames, writerFor, type AdapterRun } from './run.js';
+import { recordStream } from './stream.js';
+
+async function settle(target: AdapterRun, run: AdapterRun, call: ModelCallHandle, answer: ModelAnswer): Promise<void> {
+  const outcome: Parameters<ModelCallHandle['complete']>[0] = { result: answer.result, toolCalls: awaitedCalls(answer.result.content, recordedToolNames(target)) };
+  if (answer.usage !== undefined) outcome.usage = answer.usage;
+  if (answer.finishReason !== undefined) {
+    outcome.finishReason = answer.finishReason.unified;
+    if (answer.finishReason.raw !== undefined) outcome.meta = { finish_reason_raw: answer.finishReason.raw };
+  }
+  try {
+    await call.complete(outcome);
+  } catch (refused) {
+    // A value the journal cannot represent: recorded as the request's error (naming the field), then thrown.
+    await call.fail(refused).catch(() => undefined);
+    throw refused;
+  }
+}
+
+/**
+ * A middleware for `wrapLanguageModel({ model, middleware: stepchainMiddleware(run) })`. Every call made
+ * through the wrapped model — `generateText`, `streamText`, agents — becomes a model step of `run`.
+ */
+export function stepchainMiddleware(target: AdapterRun): LanguageModelMiddleware {
+  const run = writerFor(target);
+  return {
+    specificationVersion: 'v3',
+    async wrapGenerate({ doGenerate, params, model }) {
+      const call = await run.beginModel(requestFields(model, params));
+      let result: Awaited<ReturnType<typeof doGenerate>>;
+      try {
+        result = await doGenerate();
+      } catch (error) {
+        await call.fail(error);
+        throw error;
+      }
+      await settle(target, run, call, answerOf(result));
+      return result;
+    },
+    async wrapStream({ doStream, params, model }) {
+      const call = await run.beginModel(requestFields(model, params));
+      let result: Awaited<ReturnType<typeof doStream>>;
+      try {
+        result = await doStream();
+      } catch (error) {
+        await call.fail(error);
+        throw error;
+      }
+      return recordStream(result, params.abortSignal, (end) => (end.kind === 'done' ? settle(target, run, call, end.answer) : run.endModel(call.id, { result: end.answer.result }, end.error ?? new Error('the model stream failed'))));
+    },
+  };
+}

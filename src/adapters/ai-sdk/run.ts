@@ -1,0 +1,33 @@
+/**
+ * The part of a stepchain run (the agent runtime, spec/FORMAT.md §11) the AI SDK adapter writes through,
+ * and which tool names each run records, so a model step lists as awaited exactly the calls that will get
+ * an effect (the runtime's continuation point waits on each listed call).
+ */
+import type { Run } from '../../index.js';
+import { ordered } from './ordered.js';
+
+export type AdapterRun = Pick<Run, 'beginModel' | 'beginTool' | 'endModel'>;
+
+const recordedTools = new WeakMap<AdapterRun, Set<string>>();
+
+export function noteRecordedTools(run: AdapterRun, names: Iterable<string>): void {
+  const set = recordedTools.get(run) ?? new Set<string>();
+  for (const name of names) set.add(name);
+  recordedTools.set(run, set);
+}
+
+export function recordedToolNames(run: AdapterRun): ReadonlySet<string> {
+  return recordedTools.get(run) ?? new Set<string>();
+}
+
+const orderedRuns = new WeakMap<AdapterRun, AdapterRun>();
+
+/** The one ordered view of `run` its middleware and its tools share (ordered.ts). */
+export function writerFor(run: AdapterRun): AdapterRun {
+  let writer = orderedRuns.get(run);
+  if (writer === undefined) {
+    writer = ordered(run);
+    orderedRuns.set(run, writer);
+  }
+  return writer;
+}

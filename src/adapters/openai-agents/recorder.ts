@@ -1,0 +1,220 @@
+/**
+ * The OpenAI Agents SDK recorder (README "Recording the OpenAI Agents SDK"): one object that wraps models
+ * (every request and response), defines recorded tools (intent durable before `execute`, then the outcome
+ * or the real error — the SDK's hooks only ever see the error string given to the model), and is the
+ * tracing processor that tells which agent is speaking, so a handoff target or an agent used as a tool
+ * writes to its own child run (parent run id: the run of the agent that handed off or called it). Handoffs
+ * and guardrail results are recorded from their spans in the run of the agent they belong to. With tracing
+ * off everything is written to the recorder's run.
+ */
+import { getCurrentSpan, tool as sdkTool, type FunctionTool, type Model, type ModelProvider, type Span, type Trace, type TracingProcessor } from '@openai/agents';
+import type { EffectHandle, Run } from '../../index.js';
+import { recordModel, recordProvider, type ModelRouting } from './model.js';
+import type { AdapterRun, ChildRunFactory } from './run.js';
+import { ordered } from './ordered.js';
+import { SpanTree } from './spans.js';
+
+type Execute = (input: unknown, context?: unknown, details?: { toolCall?: { callId?: string } }) => unknown;
+
+/** An outcome the journal refuses (VALUE_UNREPRESENTABLE, naming the field) is recorded as the effect's error, then thrown. */
+async function completeOrFail(effect: EffectHandle, output: unknown): Promise<void> {
+  try {
+    await effect.complete(output);
+  } catch (refused) {
+    // If this write fails too, the first error is the one worth reporting.
+    await effect.fail(refused).catch(() => undefined);
+    throw refused;
+  }
+}
+
+function parsed(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
+export class AgentsRecorder implements TracingProcessor {
+  private readonly names = new Set<string>();
+  private readonly routing: ModelRouting = { runFor: () => this.currentRun(), recordedTools: this.names };
+  private readonly tree = new SpanTree();
+  private readonly runs = new Map<string, Promise<AdapterRun>>();
+  /** The child runs opened for agent spans, to complete when their span ends. */
+  private readonly childOf = new Map<string, Promise<Run>>();
+  private readonly traceSpans = new Map<string, string[]>();
+  /** Records written from span events, in the order the SDK reported them; `flush` waits for them. */
+  private queue: Promise<void> = Promise.resolve();
+  private queueError: unknown = undefined;
+  private readonly children: Run[] = [];
+
+  /** The run given, and the ordered view every write goes through (ordered.ts). */
+  private readonly writer: AdapterRun;
+
+  constructor(readonly run: AdapterRun, private readonly childRun: ChildRunFactory) {
+    this.writer = ordered(run);
+  }
+
+  /** `model` recorded; `name` defaults to the model's own `model` field or class name. */
+  model(model: Model, name?: string): Model {
+    return recordModel(model, this.routing, name);
+  }
+
+  /** A provider whose every model is recorded, for `new Runner({ modelProvider })`. */
+  provider(provider: ModelProvider): ModelProvider {
+    return recordProvider(provider, this.routing);
+  }
+
+  /** The SDK's `tool(options)`, with `execute` recorded as a tool effect. */
+  readonly tool: typeof sdkTool = ((options: { name?: string; execute: Execute }) => {
+    const execute = options.execute;
+    const made = sdkTool({ ...options, name: options.name ?? execute.name, execute: (input: unknown, context?: unknown, details?: { toolCall?: { callId?: string } }) => recorded(input, context, details) } as Parameters<typeof sdkTool>[0]);
+    const name = made.name;
+    this.names.add(name);
+    const recorded: Execute = async (input, context, details) => {
+      const run = await this.currentRun();
+      const callId = details?.toolCall?.callId;
+      const effect = await run.beginTool({ name, args: input, ...(callId === undefined ? {} : { callId }) });
+      let output: unknown;
+      try {
+        output = await execute(input, context, details);
+      } catch (error) {
+        await effect.fail(error);
+        throw error;
+      }
+      await completeOrFail(effect, output);
+      return output;
+    };
+    return made;
+  }) as typeof sdkTool;
+
+  /**
+   * An existing function tool — `agent.asTool(…)`, an MCP tool — recorded around its `invoke`. The SDK turns
+   * a tool's error into the text given to the model inside `invoke`; it is recorded as the effect's error
+   * when the tool's function span says so (tracing on), else as its result.
+   */
+  wrapTool<T extends FunctionTool<any, any, any>>(functionTool: T): T {
+    const invoke = functionTool.invoke;
+    this.names.add(functionTool.name);
+    const recorded: typeof invoke = async (context, input, details) => {
+      const run = await this.currentRun();
+      const callId = details?.toolCall?.callId;
+      const effect = await run.beginTool({ name: functionTool.name, args: parsed(input), ...(callId === undefined ? {} : { callId }) });
+      let output: unknown;
+      try {
+        output = await invoke.call(functionTool, context, input, details);
+      } catch (error) {
+        await effect.fail(error);
+        throw error;
+      }
+      const spanError = getCurrentSpan()?.error;
+      if (spanError != null) await effect.fail({ name: 'ToolError', message: spanError.message, output, data: spanError.data });
+      else await completeOrFail(effect, output);
+      return output;
+    };
+    return { ...functionTool, invoke: recorded };
+  }
+
+  /** The child runs this recorder opened (handoff targets, agents used as tools), in the order they were opened. */
+  childRuns(): readonly Run[] {
+    return this.children;
+  }
+
+  /** Waits for the records written from span events (handoffs, guardrails, child runs completing). */
+  async flush(): Promise<void> {
+    await this.queue;
+    if (this.queueError !== undefined) {
+      const error = this.queueError;
+      this.queueError = undefined;
+      throw error;
+    }
+  }
+
+  private currentRun(): Promise<AdapterRun> {
+    const agent = this.tree.agentOf(getCurrentSpan()?.spanId);
+    return agent === undefined ? Promise.resolve(this.writer) : this.runOfAgent(agent);
+  }
+
+  private runOfAgent(agentSpan: string): Promise<AdapterRun> {
+    let run = this.runs.get(agentSpan);
+    if (run === undefined) {
+      const place = this.tree.place(agentSpan);
+      if (place.kind === 'root') run = Promise.resolve(this.writer);
+      else {
+        const child = this.runOfAgent(place.parentAgentSpan).then(async (parent) => {
+          const opened = await this.childRun(parent, place.agent);
+          this.children.push(opened);
+          return opened;
+        });
+        this.childOf.set(agentSpan, child);
+        run = child.then((opened) => ordered(opened));
+      }
+      this.runs.set(agentSpan, run);
+    }
+    return run;
+  }
+
+  private later(work: () => Promise<unknown>): void {
+    this.queue = this.queue.then(work).then(() => undefined, (error: unknown) => {
+      this.queueError ??= error;
+    });
+  }
+
+  private recordEvent(spanId: string, name: string, args: unknown, result: unknown): void {
+    const agent = this.tree.agentOf(spanId);
+    this.later(async () => {
+      const run = agent === undefined ? this.writer : await this.runOfAgent(agent);
+      const effect = await run.beginTool({ name, args });
+      await effect.complete(result);
+    });
+  }
+
+  // The TracingProcessor side. The SDK does not await these; their writes go through `later`.
+  async onTraceStart(trace: Trace): Promise<void> {
+    this.traceSpans.set(trace.traceId, []);
+  }
+
+  async onTraceEnd(trace: Trace): Promise<void> {
+    const spans = this.traceSpans.get(trace.traceId) ?? [];
+    this.traceSpans.delete(trace.traceId);
+    // Forget the trace's shape once its records are written; runs already opened stay.
+    this.later(async () => {
+      this.tree.forget(spans);
+      for (const id of spans) {
+        this.runs.delete(id);
+        this.childOf.delete(id);
+      }
+    });
+  }
+
+  async onSpanStart(span: Span<any>): Promise<void> {
+    const data = span.spanData as { type: string; name?: string };
+    this.tree.started(span.spanId, { type: data.type, parentId: span.parentId, ...(data.type === 'agent' && data.name !== undefined ? { name: data.name } : {}) });
+    this.traceSpans.get(span.traceId)?.push(span.spanId);
+  }
+
+  async onSpanEnd(span: Span<any>): Promise<void> {
+    const data = span.spanData as { type: string; name?: string; triggered?: boolean; from_agent?: string; to_agent?: string };
+    if (data.type === 'handoff') this.recordEvent(span.spanId, 'handoff', { from_agent: data.from_agent ?? null, to_agent: data.to_agent ?? null }, { to_agent: data.to_agent ?? null });
+    else if (data.type === 'guardrail') this.recordEvent(span.spanId, 'guardrail', { name: data.name ?? null }, { triggered: data.triggered === true });
+    else if (data.type === 'agent') {
+      const run = this.childOf.get(span.spanId);
+      if (run !== undefined) {
+        const error = span.error;
+        this.later(async () => {
+          const child = await run;
+          if (error === null) await child.complete();
+          else await child.fail(error);
+        });
+      }
+    }
+  }
+
+  async shutdown(): Promise<void> {
+    await this.flush();
+  }
+
+  async forceFlush(): Promise<void> {
+    await this.flush();
+  }
+}
