@@ -48,10 +48,11 @@ const ALLOWED: Record<string, readonly string[]> = {
   redact: ['base', 'canonical', 'record', 'chain', 'receipt', 'diff'],
   testing: ['base', 'canonical', 'record', 'chain', 'diff'],
   runtime: ['base', 'canonical', 'record', 'chain', 'store'],
-  cli: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'store/postgres', 'redact', 'proofs', 'runtime', 'entry'],
+  replay: ['base', 'canonical', 'record', 'chain', 'diff', 'store', 'runtime'],
+  cli: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'store/postgres', 'redact', 'proofs', 'runtime', 'replay', 'entry'],
   demo: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'redact', 'runtime'],
   page: ['entry'],
-  entry: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'store/postgres', 'redact', 'proofs', 'testing', 'runtime'],
+  entry: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'store/postgres', 'redact', 'proofs', 'testing', 'runtime', 'replay'],
   adapters: ['entry'],
 };
 
