@@ -41,9 +41,9 @@ export {
 
 // Pinned replay: a verified run journal served back as a cassette (spec/REPLAY.md).
 export {
-  replayFrom, Replay, ReplayError, explain, kindsFrom, kindsOf, matchKey,
+  replayFrom, ReplayError, explain, type Replay,
   type ReplayMode, type ReplayOptions, type ReplaySource, type ReplayAnswer, type ReplayEntry, type ReplayedHead, type ReplayErrorCode,
-  type ModelRequest, type ToolRequest, type Explanation, type DivergenceClass, type KindLookup,
+  type ModelRequest, type ToolRequest, type Explanation, type DivergenceClass, type ExplainInput,
 } from './replay/index.js';
 export { VOLATILE_PATTERNS } from './diff/volatile.js';
 export type { RunIdentity, RecordKind, GenesisV2, StepRecordV2 } from './record/v2.js';

@@ -133,9 +133,9 @@ describe('the entry points', () => {
   test('the root holds the task-level names, and no internals', async () => {
     const root = await import('../src/index.js');
     expect(Object.keys(root).sort()).toEqual([
-      'CanonicalError', 'DiffError', 'FileStore', 'MemoryStore', 'PolicyError', 'ReceiptError', 'RecordError', 'RedactError', 'Run', 'RuntimeError', 'StepchainError', 'StoreError',
-      'VERSION', 'describeLocation', 'diff', 'disclose', 'discloseHash', 'discloseStep', 'exportReceipt', 'formatDiff', 'generateKeyPair', 'keygen',
-      'publish', 'readPublicKeyFile', 'resumeRun', 'startRun', 'summarize', 'toJournalValue', 'verifyDisclosureFiles', 'verifyPublishedReceipt', 'verifyReceipt',
+      'CanonicalError', 'DiffError', 'FileStore', 'MemoryStore', 'PolicyError', 'ReceiptError', 'RecordError', 'RedactError', 'ReplayError', 'Run', 'RuntimeError', 'StepchainError', 'StoreError',
+      'VERSION', 'VOLATILE_PATTERNS', 'describeLocation', 'diff', 'disclose', 'discloseHash', 'discloseStep', 'explain', 'exportReceipt', 'formatDiff', 'generateKeyPair', 'keygen',
+      'publish', 'readPublicKeyFile', 'replayFrom', 'resumeRun', 'startRun', 'summarize', 'toJournalValue', 'verifyDisclosureFiles', 'verifyPublishedReceipt', 'verifyReceipt',
     ]);
   });
 

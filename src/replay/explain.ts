@@ -22,7 +22,7 @@ export interface Explanation {
 }
 
 /** A step's record kind by seq: a run's records in memory, or a source read one line at a time. */
-export type KindLookup = (side: 'a' | 'b', seq: number) => Promise<string>;
+type KindLookup = (side: 'a' | 'b', seq: number) => Promise<string>;
 
 const REQUEST_FIELDS = ['/input', '/model', '/prompt'];
 const under = (path: string, roots: readonly string[]): boolean => roots.some((r) => path === r || path.startsWith(`${r}/`));
@@ -38,8 +38,12 @@ function classOf(record: string, fields: readonly FieldDiff[]): { cls: Divergenc
   return { cls: 'recorded-answer-change', fields: paths };
 }
 
-/** Classifies every divergence of `report` (run it with `all: true` to see them all). */
-export async function explain(report: DiffReport, kindOf: KindLookup): Promise<Explanation[]> {
+/** The two runs a report compared: journals, receipts, or their records in memory. */
+export type ExplainInput = ChainSource | readonly { seq: number; kind?: unknown }[];
+
+/** Classifies every divergence of `report` (run diff with `all: true` to see them all) over the runs it compared. */
+export async function explain(report: DiffReport, a: ExplainInput, b: ExplainInput): Promise<Explanation[]> {
+  const kindOf = Array.isArray(a) || Array.isArray(b) ? kindsOf(a as never, b as never) : kindsFrom(a as ChainSource, b as ChainSource);
   const out: Explanation[] = [];
   for (const d of report.divergences) {
     if (d.kind === 'changed') {
@@ -60,7 +64,7 @@ export async function explain(report: DiffReport, kindOf: KindLookup): Promise<E
 }
 
 /** A KindLookup over two chain sources (journals or receipts), reading the one line it needs. */
-export function kindsFrom(a: ChainSource, b: ChainSource): KindLookup {
+function kindsFrom(a: ChainSource, b: ChainSource): KindLookup {
   return async (side, seq) => {
     for await (const line of (side === 'a' ? a : b).lines({ from: seq, to: seq })) {
       try {
@@ -75,7 +79,7 @@ export function kindsFrom(a: ChainSource, b: ChainSource): KindLookup {
 }
 
 /** A KindLookup over records in memory. */
-export function kindsOf(a: readonly { seq: number; kind?: unknown }[], b: readonly { seq: number; kind?: unknown }[]): KindLookup {
+function kindsOf(a: readonly { seq: number; kind?: unknown }[], b: readonly { seq: number; kind?: unknown }[]): KindLookup {
   return (side, seq) => {
     const r = (side === 'a' ? a : b).find((x) => x.seq === seq);
     return Promise.resolve(typeof r?.kind === 'string' ? r.kind : 'step');

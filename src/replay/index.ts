@@ -2,4 +2,4 @@
 export { replayFrom, Replay, type ReplayMode, type ReplayOptions, type ReplaySource, type ReplayAnswer, type ReplayEntry, type ReplayedHead } from './replay.js';
 export { ReplayError, type ReplayErrorCode } from './errors.js';
 export { matchKey, modelProjection, toolProjection, type ModelRequest, type ToolRequest, type RequestKind } from './request.js';
-export { explain, kindsFrom, kindsOf, type Explanation, type DivergenceClass, type KindLookup } from './explain.js';
+export { explain, type Explanation, type DivergenceClass, type ExplainInput } from './explain.js';

@@ -8,7 +8,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { generateText, stepCountIs, streamText, wrapLanguageModel, type LanguageModel, type ToolSet } from 'ai';
 import { describe, expect, test } from 'vitest';
-import { diff, explain, exportReceipt, FileStore, kindsFrom, replayFrom, ReplayError, startRun, type Run } from '../../src/index.js';
+import { diff, explain, exportReceipt, FileStore, replayFrom, ReplayError, startRun, type Run } from '../../src/index.js';
 import { openReceiptSource } from '../../src/format.js';
 import { expectSameRun } from '../../src/testing/index.js';
 import { recordTools, replayModel, replayTools, stepchainMiddleware } from '../../src/adapters/ai-sdk/index.js';
@@ -100,7 +100,7 @@ describe('replaying a recorded AI SDK agent', async () => {
     await run.complete(out);
     expect(replay.log[0]).toMatchObject({ kind: 'model', source: 'live' });
     const report = await diff(recorded.journal, run.journal, { all: true });
-    const explained = await explain(report, kindsFrom(recorded.journal, run.journal));
+    const explained = await explain(report, recorded.journal, run.journal);
     expect(explained[0]).toMatchObject({ class: 'request-change', record: 'model.started', seq_a: 1, fields: ['/prompt/0/content/0/text'] });
   });
 
