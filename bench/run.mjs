@@ -26,6 +26,7 @@ import { makeStep, makeSteps } from './lib/steps.mjs';
 import { fastFill } from './lib/fast-journal.mjs';
 import { fmtRate, fmtRatio, gc, measure, summary } from './lib/stats.mjs';
 import { adapterOverhead, adapterSection } from './adapters.mjs';
+import { replayBench, replaySection } from './replay.mjs';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const argv = process.argv.slice(2);
@@ -471,13 +472,14 @@ async function main() {
   }
 
   const adapters = await adapterOverhead({ quick: QUICK, log });
-  writeResults({ lineBytes, bytesA, N, targets, rss, tp, adapters });
+  const replay = await replayBench({ quick: QUICK, log });
+  writeResults({ lineBytes, bytesA, N, targets, rss, tp, adapters, replay });
   log(`wrote ${OUT}`);
 }
 
 // ------------------------------------------------------------------------------------------ report
 
-function writeResults({ lineBytes, N, targets, rss, tp, adapters }) {
+function writeResults({ lineBytes, N, targets, rss, tp, adapters, replay }) {
   const cpu = cpus();
   const L = [];
   L.push('# stepchain benchmark results');
@@ -521,6 +523,7 @@ function writeResults({ lineBytes, N, targets, rss, tp, adapters }) {
   }
   L.push('');
   L.push(...adapterSection(adapters));
+  L.push(...replaySection(replay));
   L.push('## Notes');
   L.push('');
   L.push('- The limit reads the bucket files in 1 MiB chunks and does JSON.parse and node:crypto SHA-256 of every line: what any verifier must at least do. Ratios of verify figures are against it (1× = as fast as the limit).');

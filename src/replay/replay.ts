@@ -93,6 +93,8 @@ export class Replay {
   /** Every request asked, in order, with where its answer came from. */
   readonly log: ReplayEntry[] = [];
   private modelCursor = 0;
+  /** Unserved outcomes by key, lowest ordinal first: matching in any order without a scan. */
+  private readonly byKey = new Map<string, RecordedOutcome[]>();
 
   constructor(
     readonly mode: ReplayMode,
@@ -100,7 +102,20 @@ export class Replay {
     readonly head: ReplayedHead,
     private readonly ignore: IgnoreSet,
     private readonly cassette: Cassette,
-  ) {}
+  ) {
+    for (const o of [...cassette.models, ...cassette.tools]) {
+      const queue = this.byKey.get(o.key);
+      if (queue === undefined) this.byKey.set(o.key, [o]);
+      else queue.push(o);
+    }
+  }
+
+  /** The unserved outcome with this key and the lowest ordinal. */
+  private firstUnserved(key: string): RecordedOutcome | undefined {
+    const queue = this.byKey.get(key);
+    while (queue !== undefined && queue.length > 0 && queue[0]!.served) queue.shift();
+    return queue?.[0];
+  }
 
   /** Labels for the replay run's genesis (spec/REPLAY.md §6): the journal and head it replayed from. */
   get labels(): Record<string, string> {
@@ -127,7 +142,7 @@ export class Replay {
     const live = modelProjection(request);
     const key = matchKey('model', live, this.ignore);
     const models = this.cassette.models;
-    if (this.mode === 'lenient') return this.serve('model', key, models.find((o) => !o.served && o.key === key));
+    if (this.mode === 'lenient') return this.serve('model', key, this.firstUnserved(key));
     while (this.modelCursor < models.length && models[this.modelCursor]!.served) this.modelCursor++;
     const next = models[this.modelCursor];
     if (next === undefined) {
@@ -143,7 +158,7 @@ export class Replay {
     if (call === null || typeof call !== 'object' || typeof call.name !== 'string') throw new ReplayError('REPLAY_OPTION_INVALID', 'nextToolResult takes { name, arguments }');
     const live = toolProjection(call);
     const key = matchKey('tool', live, this.ignore);
-    const found = this.cassette.tools.find((o) => !o.served && o.key === key);
+    const found = this.firstUnserved(key);
     if (found !== undefined || this.mode === 'lenient') return this.serve('tool', key, found);
     const unserved = this.cassette.tools.filter((o) => !o.served);
     if (unserved.length === 0 && this.mode === 'record-missing') return this.goLive('tool', key, 'exhausted');

@@ -129,8 +129,10 @@ export function replayTools<T extends ToolSet>(replay: Replay, tools: T): T {
       }
       if (answer.error !== null) {
         const e = answer.error as JsonRecord;
-        const error = new Error(typeof e.message === 'string' ? e.message : 'the recorded tool call failed');
-        if (typeof e.name === 'string') error.name = e.name;
+        // The recorded error's own members come back too, so the replay records the same error object.
+        const { message, name, ...rest } = e;
+        const error = Object.assign(new Error(typeof message === 'string' ? message : 'the recorded tool call failed'), rest);
+        if (typeof name === 'string') error.name = name;
         throw error;
       }
       return answer.result;
