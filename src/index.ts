@@ -27,14 +27,14 @@ export type {
   Store, Journal, JournalConfig, CreateOptions, OpenOptions, ForkOptions, JournalVerifyOptions, JournalReport, RunEntry, RunFilter, AppendResult, Lineage,
 } from './store/types.js';
 export type { ChainSource, ChainHead, SeqRange, StoredLine } from './chain/source.js';
-export type { StepInput } from './record/input.js';
+export type { StepInput, StrictStepInput, JsonInput } from './record/input.js';
 export type { StepRecord } from './record/seal.js';
 export type { Genesis } from './record/formats.js';
 export type { Json, JsonObject } from './canonical/json.js';
 
 // The agent runtime: runs, model requests and tool effects in flight, the continuation point (FORMAT §11).
 export {
-  RuntimeError, startRun, resumeRun, Run, toJournalValue,
+  RuntimeError, startRun, resumeRun, Run, toJournalValue, toolCallOf, type ToolCallValue,
   type RuntimeErrorCode, type StartRunOptions, type BeginModelOptions, type ModelOutcome, type BeginToolOptions, type ContinuationPoint,
   type ModelCallHandle, type EffectHandle, type Effect, type ModelCall, type EffectStatus, type RunState, type BoundaryAnomaly, type JournalValueOptions, type BytesValue,
 } from './runtime/index.js';

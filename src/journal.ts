@@ -8,7 +8,7 @@ export type {
   Store, Journal, JournalConfig, CreateOptions, OpenOptions, ForkOptions, JournalVerifyOptions, JournalReport, RunEntry, RunFilter, JournalProblemCode, AppendResult, Lineage,
 } from './store/types.js';
 export type { ChainSource, ChainHead, SeqRange, StoredLine } from './chain/source.js';
-export type { StepInput } from './record/input.js';
+export type { StepInput, StrictStepInput, JsonInput } from './record/input.js';
 export type { StepRecord, UnsealedRecord } from './record/seal.js';
 export type { Genesis } from './record/formats.js';
 export type { Json, JsonObject } from './canonical/json.js';

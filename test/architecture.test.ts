@@ -135,7 +135,7 @@ describe('the entry points', () => {
     expect(Object.keys(root).sort()).toEqual([
       'CanonicalError', 'DiffError', 'FileStore', 'MemoryStore', 'PolicyError', 'ReceiptError', 'RecordError', 'RedactError', 'ReplayError', 'Run', 'RuntimeError', 'StepchainError', 'StoreError',
       'VERSION', 'VOLATILE_PATTERNS', 'describeLocation', 'diff', 'disclose', 'discloseHash', 'discloseStep', 'explain', 'exportReceipt', 'formatDiff', 'generateKeyPair', 'keygen',
-      'publish', 'readPublicKeyFile', 'replayFrom', 'resumeRun', 'startRun', 'summarize', 'toJournalValue', 'verifyDisclosureFiles', 'verifyPublishedReceipt', 'verifyReceipt',
+      'publish', 'readPublicKeyFile', 'replayFrom', 'resumeRun', 'startRun', 'summarize', 'toJournalValue', 'toolCallOf', 'verifyDisclosureFiles', 'verifyPublishedReceipt', 'verifyReceipt',
     ]);
   });
 

@@ -28,6 +28,25 @@ export interface StepInput {
   error?: unknown;
 }
 
+/**
+ * A JSON value as a caller writes it: what the journal records without conversion. A BigInt, a Date, a
+ * Map, a function or a class instance with methods is not assignable, so TypeScript rejects it at compile
+ * time; members may be undefined (they are dropped by toJournalValue, refused by append).
+ */
+export type JsonInput = string | number | boolean | null | readonly JsonInput[] | { readonly [key: string]: JsonInput | undefined };
+
+/** StepInput with its content typed as JSON, for callers who want the compiler to refuse what append would. */
+export interface StrictStepInput {
+  input?: JsonInput;
+  model?: JsonInput;
+  prompt?: JsonInput;
+  tool_call?: JsonInput;
+  result?: JsonInput;
+  meta?: { readonly [key: string]: JsonInput };
+  step_id?: string;
+  ts?: string | Date;
+}
+
 export interface CheckedStep {
   /** Each content field's value, null when absent. */
   content: Record<string, Json>;

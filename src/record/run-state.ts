@@ -9,6 +9,24 @@ import type { StepRecord } from './seal.js';
 
 export type EffectStatus = 'started' | 'completed' | 'failed';
 
+/** A record's tool call as the runtime writes it (FORMAT §11.3): read without casts through toolCallOf. */
+export interface ToolCallValue {
+  name: string;
+  arguments: Json;
+  call_id?: string;
+  idempotency_key?: string;
+  summary?: string;
+}
+
+/** The record's `tool_call` when it is an object with a string `name` (any version, any kind), else null. */
+export function toolCallOf(record: Pick<StepRecord, 'tool_call'>): ToolCallValue | null {
+  const c = record.tool_call;
+  if (c === null || typeof c !== 'object' || Array.isArray(c) || typeof c.name !== 'string') return null;
+  const out: ToolCallValue = { name: c.name, arguments: c.arguments ?? null };
+  for (const k of ['call_id', 'idempotency_key', 'summary'] as const) if (typeof c[k] === 'string') out[k] = c[k];
+  return out;
+}
+
 /** A tool effect: its intent, and its outcome once one is recorded. */
 export interface Effect {
   /** The step_id of its tool.started record: the effect's durable id. */

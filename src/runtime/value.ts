@@ -36,6 +36,12 @@ function pointer(path: readonly (string | number)[]): string {
 
 type Path = (string | number)[];
 
+/** Sets a member, also one named "__proto__" (a plain assignment would set the object's prototype instead). */
+function setMember(out: Record<string, Json>, key: string, value: Json): void {
+  if (key === '__proto__') Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+  else out[key] = value;
+}
+
 /** One conversion: the field it is for, the options, and the objects being walked (to find cycles). */
 class Converter {
   private readonly stack: object[] = [];
@@ -91,7 +97,7 @@ class Converter {
       for (const [k, item] of o) {
         if (typeof k !== 'string') return this.fail([...path, String(k)], 'a Map with a key that is not a string', 'convert the keys to strings first');
         const w = this.walk(item, [...path, k]);
-        if (w !== undefined) out[k] = w;
+        if (w !== undefined) setMember(out, k, w);
       }
       return out;
     }
@@ -105,7 +111,7 @@ class Converter {
   private members(o: Record<string, unknown>, keys: string[], path: Path, out: Record<string, Json>): Record<string, Json> {
     for (const k of keys) {
       const w = this.walk(o[k], [...path, k]);
-      if (w !== undefined) out[k] = w;
+      if (w !== undefined) setMember(out, k, w);
     }
     return out;
   }

@@ -69,3 +69,37 @@ describe('toJournalValue', () => {
     }), { numRuns: 300 });
   });
 });
+
+describe('types that help', () => {
+  test('StrictStepInput refuses at compile time what append refuses at run time; toolCallOf reads tool_call.name without a cast', async () => {
+    const { MemoryStore, toolCallOf } = await import('../../src/index.js');
+    const { startRun } = await import('../../src/index.js');
+    type Strict = import('../../src/index.js').StrictStepInput;
+    // @ts-expect-error a BigInt is not JSON
+    const big: Strict = { result: 1n };
+    // @ts-expect-error a Date is not JSON (only ts may be one)
+    const date: Strict = { input: { when: new Date(0) } };
+    // @ts-expect-error a function is not JSON
+    const fn: Strict = { tool_call: { name: 'x', run: () => 1 } };
+    const ok: Strict = { input: { a: [1, 'b', null, { c: undefined }] }, ts: new Date(0) };
+    const j = await new MemoryStore().create('typed');
+    await expect(j.append(big)).rejects.toThrow();
+    await expect(j.append(date)).rejects.toThrow();
+    await expect(j.append(fn)).rejects.toThrow();
+    const run = await startRun(new MemoryStore(), { runId: 'typed' });
+    const e = await run.beginTool({ name: 'search', args: { q: 'x' }, idempotencyKey: 'k' });
+    const rec = (await run.journal.get(e.seq))!;
+    const call = toolCallOf(rec);
+    expect(call?.name).toBe('search');
+    expect(call).toEqual({ name: 'search', arguments: { q: 'x' }, idempotency_key: 'k' });
+    expect(toolCallOf({ tool_call: ['not', 'a', 'call'] })).toBeNull();
+    expect(ok.ts).toBeInstanceOf(Date);
+  });
+});
+
+test('a member named "__proto__" stays a member (found by the property test)', () => {
+  const v = toJournalValue(JSON.parse('{"__proto__":{"x":1}}') as unknown);
+  expect(Object.getPrototypeOf(v)).toBe(Object.prototype);
+  expect(Object.keys(v as object)).toEqual(['__proto__']);
+  expect(canonicalJsonChecked(v, { basePath: ['result'] })).toBe('{"__proto__":{"x":1}}');
+});
