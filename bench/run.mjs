@@ -27,6 +27,7 @@ import { fastFill } from './lib/fast-journal.mjs';
 import { fmtRate, fmtRatio, gc, measure, summary } from './lib/stats.mjs';
 import { commitmentsSection, renderCommitments, spliceCommitments } from './commitments.mjs';
 import { adapterOverhead, adapterSection } from './adapters.mjs';
+import { replayBench, replaySection } from './replay.mjs';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const argv = process.argv.slice(2);
@@ -487,13 +488,14 @@ async function main() {
 
   const commitments = await commitmentsSection({ root, N: Math.min(N, 20_000), reps: CFG.appendReps, record });
   const adapters = await adapterOverhead({ quick: QUICK, log });
-  writeResults({ lineBytes, bytesA, N, targets, rss, tp, commitments, adapters });
+  const replay = await replayBench({ quick: QUICK, log });
+  writeResults({ lineBytes, bytesA, N, targets, rss, tp, commitments, adapters, replay });
   log(`wrote ${OUT}`);
 }
 
 // ------------------------------------------------------------------------------------------ report
 
-function writeResults({ lineBytes, N, targets, rss, tp, commitments, adapters }) {
+function writeResults({ lineBytes, N, targets, rss, tp, commitments, adapters, replay }) {
   const cpu = cpus();
   const L = [];
   L.push('# stepchain benchmark results');
@@ -537,6 +539,7 @@ function writeResults({ lineBytes, N, targets, rss, tp, commitments, adapters })
   }
   L.push('');
   L.push(...adapterSection(adapters));
+  L.push(...replaySection(replay));
   L.push('## Notes');
   L.push('');
   L.push('- The limit reads the bucket files in 1 MiB chunks and does JSON.parse and node:crypto SHA-256 of every line: what any verifier must at least do. Ratios of verify figures are against it (1× = as fast as the limit).');

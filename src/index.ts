@@ -38,6 +38,14 @@ export {
   type RuntimeErrorCode, type StartRunOptions, type BeginModelOptions, type ModelOutcome, type BeginToolOptions, type ContinuationPoint,
   type ModelCallHandle, type EffectHandle, type Effect, type ModelCall, type EffectStatus, type RunState, type BoundaryAnomaly, type JournalValueOptions, type BytesValue,
 } from './runtime/index.js';
+
+// Pinned replay: a verified run journal served back as a cassette (spec/REPLAY.md).
+export {
+  replayFrom, ReplayError, explain, type Replay,
+  type ReplayMode, type ReplayOptions, type ReplaySource, type ReplayAnswer, type ReplayEntry, type ReplayedHead, type ReplayErrorCode,
+  type ModelRequest, type ToolRequest, type Explanation, type DivergenceClass, type ExplainInput,
+} from './replay/index.js';
+export { VOLATILE_PATTERNS } from './diff/volatile.js';
 export type { RunIdentity, RecordKind, GenesisV2, StepRecordV2 } from './record/v2.js';
 
 // Receipts: export one, verify one (a path, bytes or a stream), keys.

@@ -49,10 +49,11 @@ const ALLOWED: Record<string, readonly string[]> = {
   redact: ['base', 'canonical', 'record', 'chain', 'receipt', 'diff'],
   testing: ['base', 'canonical', 'record', 'chain', 'diff'],
   runtime: ['base', 'canonical', 'record', 'chain', 'store'],
-  cli: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'store/postgres', 'redact', 'proofs', 'parallel', 'runtime', 'entry'],
+  replay: ['base', 'canonical', 'record', 'chain', 'diff', 'store', 'runtime'],
+  cli: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'store/postgres', 'redact', 'proofs', 'parallel', 'runtime', 'replay', 'entry'],
   demo: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'redact', 'runtime'],
   page: ['entry'],
-  entry: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'store/postgres', 'redact', 'proofs', 'parallel', 'testing', 'runtime'],
+  entry: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'store/postgres', 'redact', 'proofs', 'parallel', 'testing', 'runtime', 'replay'],
   adapters: ['entry'],
 };
 
@@ -133,9 +134,9 @@ describe('the entry points', () => {
   test('the root holds the task-level names, and no internals', async () => {
     const root = await import('../src/index.js');
     expect(Object.keys(root).sort()).toEqual([
-      'CanonicalError', 'DiffError', 'FileStore', 'MemoryStore', 'PolicyError', 'ReceiptError', 'RecordError', 'RedactError', 'Run', 'RuntimeError', 'StepchainError', 'StoreError',
-      'VERSION', 'createLineCheckPool', 'describeLocation', 'diff', 'disclose', 'discloseHash', 'discloseStep', 'exportReceipt', 'formatDiff', 'generateKeyPair', 'keygen',
-      'openSlot', 'publish', 'readPublicKeyFile', 'resumeRun', 'startRun', 'summarize', 'toJournalValue', 'toolCallOf', 'verifyDisclosureFiles', 'verifyOpening', 'verifyPublishedReceipt', 'verifyReceipt',
+      'CanonicalError', 'DiffError', 'FileStore', 'MemoryStore', 'PolicyError', 'ReceiptError', 'RecordError', 'RedactError', 'ReplayError', 'Run', 'RuntimeError', 'StepchainError', 'StoreError',
+      'VERSION', 'VOLATILE_PATTERNS', 'createLineCheckPool', 'describeLocation', 'diff', 'disclose', 'discloseHash', 'discloseStep', 'explain', 'exportReceipt', 'formatDiff', 'generateKeyPair', 'keygen',
+      'openSlot', 'publish', 'readPublicKeyFile', 'replayFrom', 'resumeRun', 'startRun', 'summarize', 'toJournalValue', 'toolCallOf', 'verifyDisclosureFiles', 'verifyOpening', 'verifyPublishedReceipt', 'verifyReceipt',
     ]);
   });
 

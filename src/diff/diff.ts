@@ -13,6 +13,7 @@ import { FieldCollector, jsonEqual, type FieldDiff } from './values.js';
 import { blobRefOf } from '../record/markers.js';
 import { MAX_RECORD_DEPTH } from '../canonical/limits.js';
 import { equalityKey, sameProjection } from './key.js';
+import { VOLATILE_PATTERNS } from './volatile.js';
 import type { Json, JsonObject } from '../canonical/json.js';
 
 export const DIFF_FORMAT = 'stepchain-diff/v1';
@@ -33,6 +34,11 @@ export interface DiffOptions {
   window?: number;
   /** Field differences recorded per changed step (default 1000); the rest are only counted. */
   maxFields?: number;
+  /**
+   * Whether run journals (FORMAT §11) are compared without their volatile members (spec/REPLAY.md §4,
+   * VOLATILE_PATTERNS), added before `ignore`. Default true; false compares them. v1 runs have none.
+   */
+  volatile?: boolean;
 }
 
 export interface ChangedStep {
@@ -87,14 +93,14 @@ interface Settings {
   ignoreSources: string[];
 }
 
-function checkOptions(options: unknown, contentFields: readonly string[] = DEFAULT_FIELDS): Settings {
+function checkOptions(options: unknown, contentFields: readonly string[] = DEFAULT_FIELDS, runJournal = false): Settings {
   if (options === undefined || options === null) options = {};
   if (typeof options !== 'object' || Array.isArray(options)) throw new DiffError('BAD_OPTION', 'options must be an object');
   const o = options as Record<string, unknown>;
-  const known = new Set(['all', 'envelope', 'ignore', 'window', 'maxFields']);
+  const known = new Set(['all', 'envelope', 'ignore', 'window', 'maxFields', 'volatile']);
   for (const k of Object.keys(o)) {
     if (!known.has(k) && o[k] !== undefined) {
-      throw new DiffError('BAD_OPTION', `unknown option ${JSON.stringify(k)}`, { hint: 'options are all, envelope, ignore, window and maxFields' });
+      throw new DiffError('BAD_OPTION', `unknown option ${JSON.stringify(k)}`, { hint: 'options are all, envelope, ignore, window, maxFields and volatile' });
     }
   }
   const bool = (k: string): boolean => {
@@ -117,7 +123,8 @@ function checkOptions(options: unknown, contentFields: readonly string[] = DEFAU
   const maxFields = int('maxFields', 1, 1_000_000, 1000);
   const ignoreOpt = o.ignore ?? [];
   if (!Array.isArray(ignoreOpt)) throw new DiffError('BAD_OPTION', 'option ignore must be an array of JSON Pointer patterns');
-  const ignoreSources = [...(ignoreOpt as unknown[])] as string[];
+  const volatile = o.volatile === undefined ? true : bool('volatile');
+  const ignoreSources = [...(runJournal && volatile ? VOLATILE_PATTERNS : []), ...(ignoreOpt as unknown[])] as string[];
   const ignore = new IgnoreSet(ignoreSources);
   const fields: string[] = [...contentFields, ...(envelope ? ENVELOPE_DIFF_FIELDS : [])];
   const root = ignore.root();
@@ -131,7 +138,8 @@ function checkOptions(options: unknown, contentFields: readonly string[] = DEFAU
  * Throws DiffError for bad options or unreadable input; never for a difference.
  */
 export async function diff(a: RunInput, b: RunInput, options: DiffOptions = {}): Promise<DiffReport> {
-  const settings = checkOptions(options, comparedFields(a, b));
+  const run = isRunJournal(a) || isRunJournal(b);
+  const settings = checkOptions(options, run ? STEP_V2.diffFields.content : DEFAULT_FIELDS, run);
   const runA = new Run(a, 'a', settings.spec);
   const runB = new Run(b, 'b', settings.spec);
   try {
@@ -141,13 +149,13 @@ export async function diff(a: RunInput, b: RunInput, options: DiffOptions = {}):
   }
 }
 
-/** A journal of a run (FORMAT §11) is compared on its record's fields too: kind, ref and error (DIFF.md §3.1). */
-function comparedFields(a: RunInput, b: RunInput): readonly string[] {
-  const isRun = (x: RunInput): boolean => {
-    const genesis = x !== null && typeof x === 'object' ? (x as { genesis?: { format?: unknown } }).genesis : undefined;
-    return typeof genesis === 'object' && genesis !== null && genesis.format === FORMAT_V2;
-  };
-  return isRun(a) || isRun(b) ? STEP_V2.diffFields.content : DEFAULT_FIELDS;
+/**
+ * A journal of a run (FORMAT §11) is compared on its record's fields too — kind, ref and error (DIFF.md
+ * §3.1) — and without its volatile members unless `volatile: false` (REPLAY.md §4).
+ */
+export function isRunJournal(x: RunInput): boolean {
+  const genesis = x !== null && typeof x === 'object' ? (x as { genesis?: { format?: unknown } }).genesis : undefined;
+  return typeof genesis === 'object' && genesis !== null && genesis.format === FORMAT_V2;
 }
 
 class Engine {

@@ -5,6 +5,7 @@
  * match below the current node.
  */
 import { DEFAULT_FORMAT } from '../record/formats.js';
+import { STEP_V2 } from '../record/v2.js';
 import { DiffError } from './errors.js';
 
 const ONE = 0; // `*`
@@ -95,8 +96,8 @@ export function compilePattern(source: string): CompiledPattern {
     return r.replace(/~1/g, '/').replace(/~2/g, '*').replace(/~0/g, '~');
   });
   const first = tokens[0]!;
-  if (typeof first === 'string' && !DEFAULT_FORMAT.memberNames.has(first)) {
-    bad(`starts with ${JSON.stringify(first)}, which is not a step field (input, model, prompt, tool_call, result, meta or an envelope field)`);
+  if (typeof first === 'string' && !DEFAULT_FORMAT.memberNames.has(first) && !STEP_V2.memberNames.has(first)) {
+    bad(`starts with ${JSON.stringify(first)}, which is not a step field (input, model, prompt, tool_call, result, meta, a run record's kind, ref or error, or an envelope field)`);
   }
   for (let i = 1; i < tokens.length; i++) {
     if (tokens[i] === ANY && tokens[i - 1] === ANY) bad('has "**" twice in a row');

@@ -35,4 +35,10 @@ describe('examples/', () => {
     expect(stdout).toMatch(/\(specialist, child of [\w-]+\): 8 records, verified ok/);
     expect(stdout).not.toContain('NOT ok');
   });
+
+  test('replay.test.mjs (README "Deterministic replay tests") passes under vitest, as a user runs it', async () => {
+    const { stdout } = await run(process.execPath, [join(ROOT, 'node_modules/vitest/vitest.mjs'), 'run', '--config', 'examples/vitest.config.mjs', '--reporter', 'verbose'], { cwd: ROOT, env: { ...env, NO_COLOR: '1', FORCE_COLOR: '0' } });
+    expect(stdout).toContain('the agent replays its recorded run exactly, with no live model or tool');
+    expect(stdout).toMatch(/Tests\s+2 passed/);
+  });
 });

@@ -6,4 +6,5 @@
  */
 export { stepchainMiddleware } from './middleware.js';
 export { recordTools } from './tools.js';
+export { replayModel, replayTools, type ReplayModelOptions } from './replay.js';
 export type { AdapterRun } from './run.js';

@@ -1,6 +1,7 @@
 /** `stepchain diff`: where two runs (journals or receipts) diverge. */
 import type { ChainSource } from '../../chain/source.js';
 import { diff, formatDiff, summarize } from '../../diff/index.js';
+import { explain, type Explanation } from '../../replay/index.js';
 import { openReceiptSource } from '../../receipt/index.js';
 import { publishedReceiptHooks } from '../../redact/index.js';
 import { EXIT_FAILED, EXIT_OK, type Verb } from '../cli.js';
@@ -22,21 +23,27 @@ export async function openRun(path: string): Promise<{ source: ChainSource; clos
 export const diffVerb: Verb = {
   name: 'diff',
   summary: 'show where two runs diverge, step and field (journals or receipts)',
-  usage: '<a> <b> [--all] [--ignore pointer]… [--envelope]',
+  usage: '<a> <b> [--all] [--ignore pointer]… [--envelope] [--no-volatile] [--explain]',
   description: [
     'Compares content (input, model, prompt, tool_call, result, meta), not the envelope fields that always differ between runs.',
     'Extra or missing steps are reported as insertions and deletions. A receipt is verified in full first, exactly as',
     '`stepchain verify` does (a published receipt with its anchor and declarations): one that does not verify is an error (exit 2).',
+    'Run journals are compared without their volatile members (spec/REPLAY.md §4: ref, response ids and times, durations in meta).',
+    '--explain classifies each divergence (spec/REPLAY.md §7): request change (the agent asked something else: your code),',
+    'recorded-answer change (the model answered differently: drift) or tool-result change, with the fields that decide it.',
   ].join('\n'),
   options: {
     all: { type: 'boolean', description: 'report every divergence, not only the first' },
     ignore: { type: 'string', multiple: true, arg: 'pointer', description: 'leave out values matching a JSON Pointer pattern (* one token, ** any depth), e.g. /result/**/request_id' },
     envelope: { type: 'boolean', description: 'compare ts, step_id, seq, prev_hash and step_hash too' },
+    'no-volatile': { type: 'boolean', description: 'compare the volatile members of run journals too (spec/REPLAY.md §4)' },
+    explain: { type: 'boolean', description: 'classify each divergence: request change, recorded-answer change, tool-result change' },
   },
   args: { min: 2, max: 2, names: ['a', 'b'] },
   examples: [
     ['stepchain diff runs/recorded runs/replay', 'the first divergence between a run and its replay'],
     ['stepchain diff a.tar.gz b.tar.gz --all --ignore /result/**/request_id', 'every divergence, ignoring request ids'],
+    ['stepchain diff runs/recorded runs/replay --all --explain', 'every divergence of a replay, each classified with its fields'],
   ],
   async run({ out, values, positionals }) {
     const a = await openRun(positionals[0]!);
@@ -48,15 +55,18 @@ export const diffVerb: Verb = {
           all: values.all === true,
           envelope: values.envelope === true,
           ...(values.ignore ? { ignore: values.ignore as string[] } : {}),
+          ...(values['no-volatile'] === true ? { volatile: false } : {}),
         });
         progress.end();
-        if (out.json) out.document('diff', { ok: true, same: report.same, report });
+        const explained = values.explain === true ? await explain(report, a.source, b.source) : undefined;
+        if (out.json) out.document('diff', { ok: true, same: report.same, report, ...(explained ? { explain: explained } : {}) });
         else if (report.same) out.say(out.style('green', summarize(report)));
         else {
           // The verdict goes to stderr like every verdict; with --all the step-by-step listing is the
           // command's output, on stdout (formatDiff's first line is the summary itself).
           out.say(out.style(['red', 'bold'], summarize(report)));
           if (values.all) out.print(formatDiff(report).split('\n').slice(1).join('\n'));
+          if (explained) out.print(explained.map(explanationLine).join('\n'));
         }
         return report.same ? EXIT_OK : EXIT_FAILED;
       } finally {
@@ -67,3 +77,15 @@ export const diffVerb: Verb = {
     }
   },
 };
+
+const CLASS_WORDS: Record<Explanation['class'], string> = {
+  'request-change': 'request change (your code)',
+  'recorded-answer-change': 'recorded-answer change (model drift)',
+  'tool-result-change': 'tool-result change',
+};
+
+/** One classified divergence: where, the record kind, the class, the fields. */
+function explanationLine(e: Explanation): string {
+  const where = e.divergence === 'changed' ? `seq ${e.seq_a}↔${e.seq_b}` : e.divergence === 'inserted' ? `seq ${e.seq_b} only in b` : `seq ${e.seq_a} only in a`;
+  return `${where} ${e.record}: ${CLASS_WORDS[e.class]}${e.fields.length > 0 ? ` at ${e.fields.join(', ')}` : ''}`;
+}
