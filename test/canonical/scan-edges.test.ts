@@ -12,7 +12,7 @@ import { referenceScan } from '../helpers/reference-scan.js';
 const code = (text: string): string | null => scanCanonical(text).defect?.code ?? null;
 
 describe('lines as decoded from UTF-8', () => {
-  test.each([
+  test.each<[string, string | null, string]>([
     ['["\\u0019"]', null, 'a control character escaped with a 9 in its hex: canonical'],
     ['["\\u0009"]', 'NONCANONICAL_LINE', 'U+0009 has the short escape \\t'],
     ['["\\u001A"]', 'NONCANONICAL_LINE', 'uppercase A in the hex is a form, not a grammar error'],
@@ -56,7 +56,7 @@ describe('lines as decoded from UTF-8', () => {
 
 // Text given to the scanner as a JavaScript string can hold what UTF-8 cannot: a lone surrogate code unit.
 describe('strings handed to the scanner directly', () => {
-  test.each([
+  test.each<[string, string | null]>([
     ['"\ud800"', 'LONE_SURROGATE'],
     ['"\ud800a"', 'LONE_SURROGATE'],
     ['"\udbff\ue000"', 'LONE_SURROGATE'],
