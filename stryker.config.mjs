@@ -1,8 +1,9 @@
 // @ts-check
 /**
- * StrykerJS over the code that decides what verifies: src/canonical, src/chain, src/receipt, src/redact.
+ * StrykerJS over the code that decides what verifies: src/canonical, src/record, src/chain, src/receipt,
+ * src/redact.
  * `npm run mutate` (scripts/mutate.mjs) runs it one folder at a time and writes the summary; a bare
- * `npx stryker run` mutates all four at once. The tests it runs are test/mutation/vitest.config.ts's;
+ * `npx stryker run` mutates all five at once. The tests it runs are test/mutation/vitest.config.ts's;
  * what survives, and why, is in test/mutation/SURVIVORS.md.
  * @type {import('@stryker-mutator/api/core').PartialStrykerOptions}
  */
@@ -12,7 +13,7 @@ export default {
   plugins: ['@stryker-mutator/vitest-runner', './test/mutation/ignore-message-text.mjs'],
   // No mutants in the wording of coded reports (test/mutation/ignore-message-text.mjs says what counts).
   ignorers: ['message-text'],
-  mutate: ['src/canonical/**/*.ts', 'src/chain/**/*.ts', 'src/receipt/**/*.ts', 'src/redact/**/*.ts', '!src/**/index.ts'],
+  mutate: ['src/canonical/**/*.ts', 'src/record/**/*.ts', 'src/chain/**/*.ts', 'src/receipt/**/*.ts', 'src/redact/**/*.ts', '!src/**/index.ts'],
   coverageAnalysis: 'perTest',
   // A mutant reached while a test file loads (its top-level fixtures) is "static", and Stryker would rerun
   // the whole suite for each: 2 578 of them, 89% of the time, hours on two cores. With ignoreStatic one that

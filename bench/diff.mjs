@@ -32,7 +32,7 @@ function source(texts) {
   return {
     genesis: { format: 'stepchain/v1', journal_id: 'bench', created_at: '2026-01-01T00:00:00.000Z' },
     async head() { return { seq: texts.length - 1, step_hash: HASH }; },
-    async *lines() { for (let i = 0; i < texts.length; i++) yield { bucket: '0000000000000000.jsonl', seq: i, text: texts[i] }; },
+    async *lines() { for (let i = 0; i < texts.length; i++) yield { segment: '0000000000000000.jsonl', seq: i, text: texts[i] }; },
     async blob() { return null; },
   };
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// `npm run mutate [-- canonical chain receipt redact]`: StrykerJS (stryker.config.mjs) over each named folder
-// of src/ in turn (all four by default), then a summary of every folder's latest report — the mutation
+// `npm run mutate [-- canonical record chain receipt redact]`: StrykerJS (stryker.config.mjs) over each named folder
+// of src/ in turn (all five by default), then a summary of every folder's latest report — the mutation
 // score and each surviving mutant — in reports/mutation/SUMMARY.md. One folder at a time so that a long run
 // leaves finished folders behind, and one folder can be measured again alone. Each folder keeps its own
 // incremental file, so a second run re-tests only mutants whose code or tests changed. Not part of
@@ -9,7 +9,7 @@ import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { Stryker } from '@stryker-mutator/core';
 import base from '../stryker.config.mjs';
 
-const FOLDERS = ['canonical', 'chain', 'receipt', 'redact'];
+const FOLDERS = ['canonical', 'record', 'chain', 'receipt', 'redact'];
 const OUT = 'reports/mutation';
 const asked = process.argv.slice(2);
 for (const f of asked) if (!FOLDERS.includes(f)) throw new Error(`unknown folder ${f}: one of ${FOLDERS.join(', ')}`);

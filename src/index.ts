@@ -1,19 +1,50 @@
 /**
  * stepchain: a hash-chained, append-only journal for the steps an AI agent takes, with receipts anyone can
- * verify offline. This is the Node entry point; `stepchain/verify` is the browser-safe subset and
- * `stepchain/testing` the replay-testing kit.
+ * verify offline. This is the Node entry point, with the task-level API: stores and journals, one way to
+ * export a receipt and one to verify it, publishing and disclosure, diff, keys, errors. The other entries:
+ * `stepchain/journal` (the journal contract's types, side-effect free, for adapters), `stepchain/verify`
+ * (the browser-safe verifiers), `stepchain/format` (the formats' building blocks) and `stepchain/testing`.
+ *
+ * Naming (README "Library"): members that are a format's own — record, genesis, head, manifest and report
+ * members, as on disk and in `--json` — keep its snake_case; everything the library names itself, options
+ * and methods, is camelCase.
  */
-import { useNodeHash } from './node/fast-hash.js';
-
-// Inside Node, node:crypto's native SHA-256 replaces the portable one; test/canonical/sha256.test.ts
-// proves the two identical on every vector.
-useNodeHash();
-
+// Errors: one class per domain, each with a closed union of stable codes.
 export { StepchainError, type ErrorLocation } from './errors.js';
+export { CanonicalError, type CanonicalErrorCode } from './canonical/errors.js';
+export { RecordError, type RecordErrorCode } from './record/errors.js';
+export { StoreError, type StoreErrorCode } from './store/errors.js';
+export { ReceiptError, type ReceiptErrorCode } from './receipt/errors.js';
+export { PolicyError, RedactError, type PolicyErrorCode, type RedactErrorCode } from './redact/errors.js';
+export { DiffError, type DiffErrorCode } from './diff/errors.js';
 export { VERSION } from './version.js';
-export * from './canonical/index.js';
-export * from './chain/index.js';
-export * from './store/index.js';
-export * from './receipt/index.js';
-export * from './diff/index.js';
-export * from './redact/index.js';
+
+// Stores and journals.
+export { FileStore, type FileStoreOptions } from './store/file/store.js';
+export type { FsyncMode } from './store/file/writer.js';
+export { MemoryStore, type MemoryStoreOptions } from './store/memory.js';
+export type {
+  Store, Journal, JournalConfig, CreateOptions, OpenOptions, ForkOptions, JournalVerifyOptions, JournalReport, AppendResult, Lineage,
+} from './store/types.js';
+export type { ChainSource, ChainHead, SeqRange, StoredLine } from './chain/source.js';
+export type { StepInput } from './record/input.js';
+export type { StepRecord } from './record/seal.js';
+export type { Genesis } from './record/formats.js';
+export type { Json, JsonObject } from './canonical/json.js';
+
+// Receipts: export one, verify one (a path, bytes or a stream), keys.
+export { exportReceipt, verifyReceiptAt as verifyReceipt, keygen, readPublicKeyFile, type ExportOptions, type ExportResult, type KeygenResult } from './receipt/node.js';
+export type { VerifyReceiptOptions, ReceiptReport, ByteInput } from './receipt/verify.js';
+export { generateKeyPair, type KeyPair } from './receipt/keys.js';
+
+// Publishing a redacted receipt, disclosing what it hides.
+export { publish, verifyPublishedAt as verifyPublishedReceipt, disclose, discloseStep, discloseHash, verifyDisclosureFiles, type PublishOptions, type PublishResult } from './redact/node.js';
+export type { PublishedReport, VerifyPublishedOptions } from './redact/verify.js';
+export type { PolicyDocument } from './redact/policy.js';
+
+// Comparing runs.
+export { diff, summarize, formatDiff, type DiffOptions, type DiffReport } from './diff/index.js';
+
+// Reports.
+export { describeLocation, type ChainReport, type Problem, type ProblemLocation } from './chain/report.js';
+export type { ProblemCode } from './problems.js';

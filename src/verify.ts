@@ -2,11 +2,16 @@
  * `stepchain/verify`: everything an auditor needs to check a chain, with no Node-only imports, so it runs
  * unchanged in a browser page. test/purity.test.ts keeps it that way.
  */
-export { ChainVerifier, verifyChain, BLOB_MARKER, REDACTED_MARKER, type BlobRef, type VerifiedLine, type ChainVerifierOptions, type VerifyChainInput } from './chain/verify.js';
-export { describeLocation, type ChainReport, type Problem, type ProblemCode, type ProblemLocation } from './chain/report.js';
-export { genesisHash, genesisDefect, JOURNAL_FORMAT, type Genesis, type StepRecord, type Json } from './chain/record.js';
+export { ChainVerifier, verifyChain, type VerifiedLine, type ChainVerifierOptions, type VerifyChainInput } from './chain/index.js';
+export { BLOB_MARKER, REDACTED_MARKER, type BlobRef } from './record/markers.js';
+export { describeLocation, type ChainReport, type Problem, type ProblemLocation } from './chain/report.js';
+export type { ProblemCode } from './problems.js';
+export { genesisHash, genesisDefect, JOURNAL_FORMAT, type Genesis, type StepRecord, type Json } from './record/index.js';
 export { canonicalJson, scanCanonical, digestUtf8, digestBytes, isDigest } from './canonical/index.js';
 export { verifyReceipt, type VerifyReceiptOptions, type ReceiptReport, type ByteInput } from './receipt/verify.js';
-export { verifyPublishedReceipt, type PublishedReport } from './redact/verify.js';
-export { verifyDisclosure, verifyStepDisclosure, type DisclosureProof, type DisclosureReport } from './redact/disclose.js';
+export { decodePublicKey, type PublicKeyResult } from './receipt/keys.js';
+export { verifyPublishedReceipt, publishedReceiptHooks, type PublishedReport } from './redact/verify.js';
+export { verifyDisclosure, type DisclosureProof, type DisclosureReport } from './redact/disclose.js';
+export { verifyStepDisclosure, STEP_DISCLOSURE_FORMAT, type StepDisclosureReport } from './redact/disclose-step.js';
+export { verifyHashDisclosure, HASH_DISCLOSURE_FORMAT, type HashDisclosureReport } from './redact/disclose-hash.js';
 export { diff, summarize, formatDiff, type DiffOptions, type DiffReport } from './diff/index.js';

@@ -17,8 +17,8 @@ function importsOf(source: string): string[] {
     .map((m) => (m[1] ?? m[2] ?? m[3])!);
 }
 
-/** The browser-safe entry `stepchain/verify`, and the pure modules the publisher and diff build on. */
-test.each(['verify.ts', 'redact/redact.ts', 'redact/policy.ts', 'diff/index.ts'])('%s and everything it imports is free of Node-only code', (entry) => {
+/** The browser-safe entry `stepchain/verify`, the pure modules the publisher and diff build on, and the proofs. */
+test.each(['verify.ts', 'redact/redact.ts', 'redact/policy.ts', 'diff/index.ts', 'proofs/index.ts'])('%s and everything it imports is free of Node-only code', (entry) => {
   const seen = new Set<string>();
   const offenders: string[] = [];
   const visit = (file: string) => {

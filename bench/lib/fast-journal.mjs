@@ -30,7 +30,7 @@ const bucketName = (seq) => `${String(seq).padStart(16, '0')}.jsonl`;
  */
 export async function fastFill(store, id, n, { seed = 1, lastSeed = seed, genesisHash } = {}) {
   const journal = await store.create(id, { createdAt: '2026-01-01T00:00:00.000Z', journalId: `bench-${id}` });
-  const bucketBytes = journal.config.bucket_bytes;
+  const bucketBytes = journal.config.segmentBytes;
   await journal.close();
   const dir = join(store.root, id, 'buckets');
   const t0 = performance.now();

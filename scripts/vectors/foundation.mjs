@@ -8,7 +8,8 @@
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../../dist/canonical/index.js';
 import { scanCanonical } from '../../dist/canonical/scan.js';
-import { makeGenesis, genesisHash, sealRecord, verifyChain } from '../../dist/chain/index.js';
+import { makeGenesis, genesisHash, sealRecord } from '../../dist/record/index.js';
+import { verifyChain } from '../../dist/chain/index.js';
 
 const FORMAT = 'stepchain-vectors/v1';
 const enc = new TextEncoder();
@@ -467,6 +468,23 @@ function chainVectors() {
     intended: ['LINK_BROKEN'],
   });
   add('genesis-invalid', 'a genesis object with an unknown format', { genesis: { ...GENESIS, format: 'stepchain/v9' }, files: [{ name: B0, text: text(five.lines.slice(0, 2)) }], intended: ['GENESIS_INVALID'] });
+  {
+    // FORMAT §3.5: a marker is checked wherever it stands; a well-formed redaction marker outside the content
+    // fields and meta is MARKER_INVALID besides the member's own problem (both steps correctly hashed).
+    const marker = { '$stepchain:redacted': { commitment: 'sha256:' + 'a'.repeat(64), rule: 'pii' } };
+    const inTs = { ...five.records[1] };
+    delete inTs.step_hash;
+    inTs.ts = marker;
+    add('marker-in-ts', 'a well-formed redaction marker as ts: ts is invalid, and the marker stands where none may', {
+      files: [{ name: B0, text: text([five.lines[0], sealRecord(inTs).line]) }], intended: ['FIELD_INVALID', 'MARKER_INVALID'],
+    });
+    const inUnknown = { ...five.records[1] };
+    delete inUnknown.step_hash;
+    inUnknown.notes = { kept: marker };
+    add('marker-in-unknown-member', 'a well-formed redaction marker inside an unknown member: both are reported', {
+      files: [{ name: B0, text: text([five.lines[0], sealRecord(inUnknown).line]) }], intended: ['UNKNOWN_FIELD', 'MARKER_INVALID'],
+    });
+  }
 
   return {
     format: FORMAT,

@@ -72,17 +72,8 @@ export function assertIJson(value: unknown, options: ValidateOptions = {}): void
       active.delete(obj);
       return;
     }
-    if (proto !== Object.prototype && proto !== null) {
-      const name = (proto as { constructor?: { name?: unknown } } | null)?.constructor?.name;
-      const what = typeof name !== 'string' || name === '' ? 'an object with a custom prototype'
-        : name === 'Object' ? 'an object whose prototype is not Object.prototype' : `a ${name}`;
-      fail('NOT_PLAIN_OBJECT', `${what} is not plain JSON data`,
-        'convert it to a plain object, array, string or number first');
-    }
-    if (typeof (obj as { toJSON?: unknown }).toJSON === 'function') {
-      fail('NOT_PLAIN_OBJECT', 'an object with a toJSON method is not plain JSON data', 'call toJSON yourself and record the result');
-    }
-    if (Object.getOwnPropertySymbols(obj).length > 0) fail('UNSUPPORTED_TYPE', 'symbol-keyed members are not JSON');
+    const notPlain = plainObjectDefect(obj, proto);
+    if (notPlain) fail(...notPlain);
     active.add(obj);
     for (const key of Object.keys(obj)) {
       path.push(key);
@@ -98,4 +89,19 @@ export function assertIJson(value: unknown, options: ValidateOptions = {}): void
   };
 
   walk(value, 0);
+}
+
+/** Why an object that is not an array is not plain JSON data (a class instance, toJSON, symbol keys), or null. */
+function plainObjectDefect(obj: object, proto: unknown): [CanonicalErrorCode, string, string?] | null {
+  if (proto !== Object.prototype && proto !== null) {
+    const name = (proto as { constructor?: { name?: unknown } } | null)?.constructor?.name;
+    const what = typeof name !== 'string' || name === '' ? 'an object with a custom prototype'
+      : name === 'Object' ? 'an object whose prototype is not Object.prototype' : `a ${name}`;
+    return ['NOT_PLAIN_OBJECT', `${what} is not plain JSON data`, 'convert it to a plain object, array, string or number first'];
+  }
+  if (typeof (obj as { toJSON?: unknown }).toJSON === 'function') {
+    return ['NOT_PLAIN_OBJECT', 'an object with a toJSON method is not plain JSON data', 'call toJSON yourself and record the result'];
+  }
+  if (Object.getOwnPropertySymbols(obj).length > 0) return ['UNSUPPORTED_TYPE', 'symbol-keyed members are not JSON'];
+  return null;
 }

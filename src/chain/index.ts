@@ -1,9 +1,9 @@
-/** The step record, its hash and the chain verifier. Pure: runs in a browser. */
-export {
-  JOURNAL_FORMAT, RECORD_VERSION, CONTENT_FIELDS, ENVELOPE_FIELDS, RecordError, makeGenesis, genesisHash, genesisDefect,
-  checkStepInput, sealRecord, computeStepHash, isValidId, isValidTimestamp, formatTimestamp, newStepId,
-  type Json, type JsonObject, type Genesis, type StepRecord, type UnsealedRecord, type StepInput, type ContentField, type RecordErrorCode, type CheckedStep,
-} from './record.js';
-export { ChainVerifier, verifyChain, BLOB_MARKER, REDACTED_MARKER, type BlobRef, type VerifiedLine, type ChainVerifierOptions, type VerifyChainInput } from './verify.js';
-export { describeLocation, type ChainReport, type Problem, type ProblemCode, type ProblemLocation } from './report.js';
+/** The chain verifier and its report (spec/FORMAT.md §6): the per-line check, the link check, segments. Pure. */
+export { ChainVerifier, type VerifiedLine, type ChainVerifierOptions } from './verifier.js';
+export { checkLine, type LineFacts, type LineProblem } from './line.js';
+export { LinkChecker, type LinkStart } from './links.js';
+export { verifyChain, verifyFile, declaredFirstSeq, type VerifyChainInput } from './files.js';
+export { LineSplitter, type SplitLine } from './lines.js';
+export { ProblemList, ProblemBudget, MAX_PROBLEMS } from './problems.js';
+export { describeLocation, describeProblem, type ChainReport, type Problem, type ChainProblemCode, type BlobProblemCode, type ProblemLocation } from './report.js';
 export type { ChainSource, StoredLine, ChainHead, SeqRange } from './source.js';

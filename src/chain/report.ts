@@ -1,9 +1,11 @@
 /**
- * The verification report shared by the journal verifier and the receipt verifier (spec/FORMAT.md §6,
- * spec/RECEIPT.md §5). Codes are public API: add, never rename.
+ * The verification report (spec/FORMAT.md §6.4) and the problem codes of the chain (§4–§7). Each layer
+ * composes its codes upward from these: the journal store adds §8's (store/types.ts), the receipt verifier
+ * RECEIPT §5's (receipt/verify.ts), the published-receipt verifier REDACTION §6's (redact/verify.ts). Codes
+ * are public API: add, never rename.
  */
 
-export type ProblemCode =
+export type ChainProblemCode =
   // a line that is not a canonical I-JSON record (FORMAT §4)
   | 'MALFORMED_LINE'
   | 'NONCANONICAL_LINE'
@@ -28,32 +30,13 @@ export type ProblemCode =
   | 'SEQ_OUT_OF_ORDER'
   | 'DUPLICATE_STEP'
   | 'HEAD_MISMATCH'
-  | 'BUCKET_MISNAMED'
-  // blobs (FORMAT §7)
-  | 'BLOB_MISSING'
-  | 'BLOB_CORRUPT'
-  // journal directory (FORMAT §8)
-  | 'JOURNAL_INVALID'
-  | 'HEAD_CACHE_STALE'
-  // receipts (RECEIPT §5)
-  | 'ARCHIVE_INVALID'
-  | 'ARCHIVE_UNSAFE'
-  | 'ARCHIVE_LIMIT'
-  | 'ENTRY_MISSING'
-  | 'ENTRY_UNEXPECTED'
-  | 'MANIFEST_INVALID'
-  | 'DIGEST_MISMATCH'
-  | 'COUNT_MISMATCH'
-  | 'SIGNATURE_INVALID'
-  | 'SIGNATURE_MISSING'
-  | 'KEY_MISMATCH'
-  // redaction (REDACTION §6)
-  | 'REDACTION_UNDECLARED'
-  | 'REDACTION_MISSING'
-  | 'ANCHOR_INVALID';
+  | 'BUCKET_MISNAMED';
+
+/** Blobs (FORMAT §7): reported by whoever holds them, a store or a receipt verifier. */
+export type BlobProblemCode = 'BLOB_MISSING' | 'BLOB_CORRUPT';
 
 export interface ProblemLocation {
-  /** Bucket file (journal) or tar entry (receipt) name. */
+  /** The segment (a journal's bucket file, a receipt's chain entry) or other file concerned. */
   file?: string;
   /** 1-based line number within `file`. */
   line?: number;
@@ -66,13 +49,14 @@ export interface ProblemLocation {
   path?: string;
 }
 
-export interface Problem {
-  code: ProblemCode;
+/** A problem of any layer; a layer's reports say which codes they carry (ChainReport<ChainProblemCode>, …). */
+export interface Problem<Code extends string = string> {
+  code: Code;
   message: string;
   location: ProblemLocation;
 }
 
-export interface ChainReport {
+export interface ChainReport<Code extends string = string> {
   ok: boolean;
   /** Digest the chain starts from: the genesis hash, or a partial range's starting prev_hash. */
   start_hash: string | null;
@@ -82,14 +66,19 @@ export interface ChainReport {
   head_seq: number | null;
   /** Number of complete lines examined. */
   steps: number;
-  problems: Problem[];
+  problems: Array<Problem<Code>>;
   /**
    * Conditions worth telling that do not break integrity, such as a journal's torn, uncommitted last line
    * or a stale head cache (both repaired on the next open). They never make `ok` false.
    */
-  warnings: Problem[];
+  warnings: Array<Problem<Code>>;
   /** True when more problems were found than the report keeps (maxProblems). */
   problems_truncated: boolean;
+}
+
+/** A problem in one line of text: "CODE at location: message" (what errors quote when a chain does not verify). */
+export function describeProblem(p: Problem): string {
+  return `${p.code} at ${describeLocation(p.location)}: ${p.message}`;
 }
 
 export function describeLocation(loc: ProblemLocation): string {

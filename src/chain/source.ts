@@ -1,12 +1,15 @@
 /**
- * The read-only view of a chain that receipts, diff and the CLI consume. The file store, the in-memory
- * store and a receipt being verified all provide it, so none of those consumers knows where steps live.
+ * The read-only view of a chain that receipts, diff and the CLI consume. Every store and a receipt being
+ * verified provide it, so none of those consumers knows where steps live.
  */
-import type { Genesis } from './record.js';
+import type { Genesis } from '../record/formats.js';
 
 export interface StoredLine {
-  /** Bucket (journal) or chain entry (receipt) the line lives in, e.g. "0000000000000000.jsonl". */
-  bucket: string;
+  /**
+   * The segment the line lives in: an opaque label (a journal's bucket file, a receipt's chain entry, a
+   * database's range). Readers use it in locations; a receipt starts a new chain entry where it changes.
+   */
+  segment: string;
   seq: number;
   /** The stored line exactly as written, without its newline: JCS of the sealed record. */
   text: string;

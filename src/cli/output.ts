@@ -51,6 +51,30 @@ export class Output {
     this.out.write(text + '\n');
   }
 
+  /**
+   * A line of output that may be one of millions (log --jsonl, log): when stdout's buffer is full — a
+   * pipe to a slower reader — it waits for it to drain, so memory stays bounded however slow the reader.
+   * (A pipe is written synchronously only while it has room; past that, Node queues every write.)
+   */
+  async stream(text: string): Promise<void> {
+    this.clearProgress();
+    if (this.out.write(text + '\n')) return;
+    await new Promise<void>((resolve, reject) => {
+      const done = (error?: Error): void => {
+        this.out.off('drain', onDrain);
+        this.out.off('error', done);
+        this.out.off('close', onClose);
+        if (error) reject(error);
+        else resolve();
+      };
+      const onDrain = (): void => done();
+      const onClose = (): void => done(Object.assign(new Error('standard output was closed by its reader'), { code: 'EPIPE' }));
+      this.out.once('drain', onDrain);
+      this.out.once('error', done);
+      this.out.once('close', onClose);
+    });
+  }
+
   /** The one JSON document of this command. */
   document(command: string, body: Record<string, unknown>): void {
     this.out.write(JSON.stringify({ format: JSON_FORMAT, command, ...body }, null, 2) + '\n');

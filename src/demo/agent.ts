@@ -2,7 +2,7 @@
  * A scripted travel-assistant agent for the demo: the steps a real agent would record (model prompts,
  * tool calls, tool results), deterministic so that a replay differs only where the demo changes it.
  */
-import type { StepInput } from '../chain/record.js';
+import type { StepInput } from '../record/index.js';
 
 const SYSTEM = 'You are a travel assistant. Use tools to check facts; never invent prices. Answer in two sentences.';
 

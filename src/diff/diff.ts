@@ -3,22 +3,23 @@
  * by their equality keys (§5.1), and when they part aligns a bounded window of upcoming keys (§5.2) to tell
  * changed steps from inserted and deleted ones. Memory is O(window) steps per run, whatever the length.
  */
-import { CONTENT_FIELDS } from '../chain/record.js';
+import { DEFAULT_FORMAT } from '../record/formats.js';
 import { DiffError } from './errors.js';
 import { firstMatch, pairBlock } from './align.js';
 import { IgnoreSet, type PatternState } from './pattern.js';
 import { Run, type Entry, type ProjectionSpec, type RunInput } from './run.js';
-import { FieldCollector, blobDigest, jsonEqual, type FieldDiff } from './values.js';
+import { FieldCollector, jsonEqual, type FieldDiff } from './values.js';
+import { blobRefOf } from '../record/markers.js';
 import { MAX_RECORD_DEPTH } from '../canonical/limits.js';
 import { equalityKey, sameProjection } from './key.js';
-import type { Json, JsonObject } from '../chain/record.js';
+import type { Json, JsonObject } from '../canonical/json.js';
 
 export const DIFF_FORMAT = 'stepchain-diff/v1';
 
 /** The fields compared by default, in report order. */
-export const DEFAULT_FIELDS = [...CONTENT_FIELDS, 'meta'] as const;
+export const DEFAULT_FIELDS: readonly string[] = DEFAULT_FORMAT.records[0]!.diffFields.content;
 /** Added by `envelope: true`. */
-export const ENVELOPE_DIFF_FIELDS = ['v', 'seq', 'step_id', 'ts', 'prev_hash', 'step_hash'] as const;
+export const ENVELOPE_DIFF_FIELDS: readonly string[] = DEFAULT_FORMAT.records[0]!.diffFields.envelope;
 
 export interface DiffOptions {
   /** Report every divergence instead of stopping at the first (default false). */
@@ -267,8 +268,8 @@ class Engine {
       }
       let va = ea.raw.get(f) as Json;
       let vb = eb.raw.get(f) as Json;
-      const da = blobDigest(va);
-      const db = blobDigest(vb);
+      const da = blobRefOf(va)?.digest ?? null;
+      const db = blobRefOf(vb)?.digest ?? null;
       // Equal digests are equal values; otherwise detail needs the values behind the references.
       if (da !== null && da === db) continue;
       if (da !== null) va = await this.a.resolve(va, ea.seq, f);

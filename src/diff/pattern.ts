@@ -4,7 +4,7 @@
  * "*". Matching runs as a tiny NFA over the tokens of the path being walked, so the walk can stop descending as soon as no pattern can
  * match below the current node.
  */
-import { RECORD_FIELDS } from '../chain/record.js';
+import { DEFAULT_FORMAT } from '../record/formats.js';
 import { DiffError } from './errors.js';
 
 const ONE = 0; // `*`
@@ -95,7 +95,7 @@ export function compilePattern(source: string): CompiledPattern {
     return r.replace(/~1/g, '/').replace(/~2/g, '*').replace(/~0/g, '~');
   });
   const first = tokens[0]!;
-  if (typeof first === 'string' && !RECORD_FIELDS.has(first)) {
+  if (typeof first === 'string' && !DEFAULT_FORMAT.memberNames.has(first)) {
     bad(`starts with ${JSON.stringify(first)}, which is not a step field (input, model, prompt, tool_call, result, meta or an envelope field)`);
   }
   for (let i = 1; i < tokens.length; i++) {

@@ -5,13 +5,15 @@
  * line that is not a JSON object becomes a DiffError BAD_STEP, never an uncaught SyntaxError.
  */
 import { MAX_RECORD_DEPTH } from '../canonical/limits.js';
-import { digestBytes } from '../canonical/sha256.js';
-import type { Json, JsonObject, StepRecord } from '../chain/record.js';
+import type { Json, JsonObject } from '../canonical/json.js';
+import { blobValue, fetchBlob } from '../record/blobs.js';
+import { blobRefOf } from '../record/markers.js';
+import type { StepRecord } from '../record/seal.js';
 import type { ChainSource } from '../chain/source.js';
 import { DiffError } from './errors.js';
 import { KeyError, equalityKey } from './key.js';
 import type { IgnoreSet, PatternState } from './pattern.js';
-import { PRUNED, blobDigest, prune } from './values.js';
+import { PRUNED, prune } from './values.js';
 
 /** A run: what `diff` accepts on either side. */
 export type RunInput = Iterable<StepRecord> | AsyncIterable<StepRecord> | ChainSource;
@@ -52,7 +54,6 @@ function isChainSource(x: unknown): x is ChainSource {
   );
 }
 
-const decoder = new TextDecoder('utf-8', { fatal: true });
 
 export class Run {
   private readonly buffer: Entry[] = [];
@@ -130,9 +131,9 @@ export class Run {
     let record: unknown = r.value;
     let file: string | undefined;
     if (this.source) {
-      const line = r.value as { bucket?: unknown; text?: unknown } | null;
+      const line = r.value as { segment?: unknown; text?: unknown } | null;
       if (typeof line?.text !== 'string') throw this.badStep(index, 'the source yielded a line without text');
-      file = typeof line.bucket === 'string' ? line.bucket : undefined;
+      file = typeof line.segment === 'string' ? line.segment : undefined;
       try {
         record = JSON.parse(line.text);
       } catch (e) {
@@ -160,7 +161,7 @@ export class Run {
       raw.set(f, v);
       const state = this.spec.fieldStates.get(f) ?? [];
       // A pattern reaching into a blob-held field needs the value itself (spec/DIFF.md §3.2).
-      if (state.length !== 0 && blobDigest(v) !== null && this.source) v = await this.resolve(v, seq, f);
+      if (state.length !== 0 && blobRefOf(v) !== null && this.source) v = await this.resolve(v, seq, f);
       let p: Json | typeof PRUNED;
       try {
         p = prune(v, this.spec.ignore, state);
@@ -191,29 +192,23 @@ export class Run {
     return e.key;
   }
 
-  /** The JSON value a blob reference stands for, checked against its digest; the marker itself without a source. */
+  /** The JSON value a blob reference stands for, checked (FORMAT §7); the marker itself without a source. */
   async resolve(marker: Json, seq: number, field: string): Promise<Json> {
-    const digest = blobDigest(marker);
-    if (digest === null || !this.source) return marker;
-    const cached = this.blobCache.get(digest);
+    const ref = blobRefOf(marker);
+    if (ref === null || !this.source) return marker;
+    const source = this.source;
+    const cached = this.blobCache.get(ref.digest);
     if (cached !== undefined) return cached;
-    const bytes = await this.source.blob(digest);
+    const blob = await fetchBlob((r) => source.blob(r.digest), ref);
     const location = { seq, path: `/${field}` };
-    if (bytes === null) {
-      throw new DiffError('BLOB_MISSING', `run ${this.side} step ${seq} references blob ${digest} at /${field}, which the source does not hold`, { location });
+    if (!blob.ok && blob.missing) {
+      throw new DiffError('BLOB_MISSING', `run ${this.side} step ${seq} references blob ${ref.digest} at /${field}, which the source does not hold`, { location });
     }
-    if (digestBytes(bytes) !== digest) {
-      throw new DiffError('BLOB_INVALID', `blob ${digest} of run ${this.side} does not hash to its digest`, { location });
-    }
-    let value: Json;
-    try {
-      value = JSON.parse(decoder.decode(bytes)) as Json;
-    } catch (e) {
-      throw new DiffError('BLOB_INVALID', `blob ${digest} of run ${this.side} is not UTF-8 JSON`, { location, cause: e });
-    }
+    if (!blob.ok) throw new DiffError('BLOB_INVALID', `blob ${ref.digest} of run ${this.side} ${blob.defect}`, { location });
+    const value = blobValue(blob.bytes);
     // Keep a few resolved blobs: a retry loop tends to reference the same large prompt again and again.
     if (this.blobCache.size >= 8) this.blobCache.delete(this.blobCache.keys().next().value!);
-    this.blobCache.set(digest, value);
+    this.blobCache.set(ref.digest, value);
     return value;
   }
 

@@ -3,10 +3,11 @@
  * and a multi-line listing of every divergence. Both are derived from the report alone.
  */
 import { parsePointer } from '../canonical/pointer.js';
-import type { Json } from '../chain/record.js';
+import type { Json } from '../canonical/json.js';
 import type { DiffReport, Divergence } from './diff.js';
 import type { FieldDiff } from './values.js';
-import { BLOB_KEY, isMarker } from './values.js';
+import { BLOB_MARKER, isMarker } from '../record/markers.js';
+import { toolNameOf } from '../record/v1.js';
 
 export interface SummaryOptions {
   /** Longest rendering of a value, in characters, before it is shortened in the middle (default 40, minimum 5). */
@@ -48,8 +49,8 @@ export function renderValue(v: Json | undefined, max: number): string {
   if (v === undefined) return '(absent)';
   if (isMarker(v)) {
     const [name] = Object.keys(v);
-    if (name === BLOB_KEY) {
-      const d = (v[name] as { digest?: unknown } | null)?.digest;
+    if (name === BLOB_MARKER) {
+      const d = (v[name!] as { digest?: unknown } | null)?.digest;
       return `‹blob ${typeof d === 'string' ? `${d.slice(0, 15)}…` : '?'}›`;
     }
     return '‹redacted›';
@@ -80,9 +81,8 @@ export function describeField(f: FieldDiff, max: number): string {
 
 /** What a step is, in a few words: its tool call's name, or its first non-null content. */
 export function describeStep(step: Record<string, Json>, max: number): string {
-  const call = step.tool_call;
-  const name = call !== null && typeof call === 'object' && !Array.isArray(call) ? (call as Record<string, Json>).name : undefined;
-  if (typeof name === 'string') return `tool_call ${shorten(name, max)}`;
+  const name = toolNameOf(step.tool_call);
+  if (name !== null) return `tool_call ${shorten(name, max)}`;
   for (const f of ['prompt', 'input', 'result', 'tool_call', 'model']) {
     const v = step[f];
     if (v !== undefined && v !== null) return `${f} ${renderValue(v, max)}`;

@@ -3,9 +3,9 @@
  * difference as { path, kind, a, b } with path an RFC 6901 pointer into the step. Marker objects (blob
  * references, redactions) are compared as atomic values and never descended into.
  */
-import { RESERVED_PREFIX } from '../canonical/limits.js';
 import { escapeToken } from '../canonical/pointer.js';
-import type { Json, JsonObject } from '../chain/record.js';
+import type { Json, JsonObject } from '../canonical/json.js';
+import { isMarker } from '../record/markers.js';
 import type { IgnoreSet, PatternState } from './pattern.js';
 
 export type FieldChangeKind = 'changed' | 'added' | 'removed' | 'type-changed';
@@ -18,29 +18,6 @@ export interface FieldDiff {
   a?: Json;
   /** The value in run b; absent when kind is "removed". */
   b?: Json;
-}
-
-/** A marker object: exactly one member, whose name starts with "$stepchain:". */
-export function isMarker(v: unknown): v is JsonObject {
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
-  let n = 0;
-  let name = '';
-  for (const k in v) {
-    if (++n > 1) return false;
-    name = k;
-  }
-  return n === 1 && name.startsWith(RESERVED_PREFIX);
-}
-
-export const BLOB_KEY = `${RESERVED_PREFIX}blob`;
-
-/** The digest of a blob reference, or null when `v` is not one. */
-export function blobDigest(v: unknown): string | null {
-  if (!isMarker(v)) return null;
-  const body = (v as Record<string, unknown>)[BLOB_KEY];
-  if (body === null || typeof body !== 'object') return null;
-  const d = (body as Record<string, unknown>).digest;
-  return typeof d === 'string' ? d : null;
 }
 
 /** Removed by pruning: distinct from every JSON value. */

@@ -7,7 +7,8 @@ export {
   type ExportOptions, type ExportResult, type KeygenResult,
 } from './node.js';
 export {
-  generateKeyPair, keyPairFromSeed, keyIdOf, parsePrivateKey, parsePublicKey, privateKeyToPem, publicKeyToPem, type KeyPair,
+  generateKeyPair, keyPairFromSeed, keyIdOf, parsePrivateKey, parsePublicKey, decodePublicKey, publicKeyDefect, privateKeyToPem, publicKeyToPem,
+  type KeyPair, type PublicKeyResult,
 } from './keys.js';
 export { PAYLOAD_TYPE, SIGNATURE_FORMAT, pae, type DsseEnvelope, type SignatureDocument } from './dsse.js';
 export {

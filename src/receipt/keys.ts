@@ -79,14 +79,87 @@ export function parsePrivateKey(key: Uint8Array | string): Uint8Array {
   throw new ReceiptError('KEY_INVALID', 'the signing key is neither 32 bytes nor an Ed25519 PKCS#8 PEM ("-----BEGIN PRIVATE KEY-----")');
 }
 
+/** ASCII whitespace only (SP, HT, CR, LF): String.prototype.trim would also strip U+00A0, U+FEFF and others. */
+function trimAscii(s: string): string {
+  const ws = (c: number): boolean => c === 0x20 || c === 0x09 || c === 0x0d || c === 0x0a;
+  let a = 0;
+  let b = s.length;
+  while (a < b && ws(s.charCodeAt(a))) a++;
+  while (b > a && ws(s.charCodeAt(b - 1))) b--;
+  return s.slice(a, b);
+}
+/** A PEM public key is about 113 characters; nothing this long is one (and it is not scanned further). */
+const MAX_KEY_TEXT = 16 * 1024;
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+export type PublicKeyResult = { ok: true; key: Uint8Array } | { ok: false; reason: string };
+
 /**
- * A public key: 32 raw bytes, an SPKI PEM text, or the 32 bytes in standard base64. Returns null for
- * anything else (the verifier turns that into a problem; it never throws).
+ * Reads a pinned public key in exactly the forms spec/RECEIPT.md §5.2 accepts, and checks that it can verify
+ * anything (§5.1: a canonical point encoding, not of small order):
+ *   - exactly 32 bytes (a Uint8Array, for example a binary key file): the raw key;
+ *   - otherwise UTF-8 text, with leading and trailing ASCII whitespace ignored, that is either the
+ *     canonical base64 of 32 bytes, or a "-----BEGIN PUBLIC KEY-----" PEM block holding the Ed25519
+ *     SubjectPublicKeyInfo of RFC 8410 §4 (what `stepchain keygen` writes to keyfile.pub).
+ * Never throws; the reason says what the key is instead.
  */
+export function decodePublicKey(key: unknown): PublicKeyResult {
+  const no = (reason: string): PublicKeyResult => ({ ok: false, reason });
+  let text: string;
+  if (key instanceof Uint8Array) {
+    if (key.length === 32) return checkPoint(Uint8Array.from(key));
+    if (key.length === 0) return no('the pinned key is empty (0 bytes)');
+    try {
+      text = utf8.decode(key);
+    } catch {
+      return no(`the pinned key is ${key.length} bytes that are neither 32 raw key bytes nor UTF-8 text`);
+    }
+  } else if (typeof key === 'string') text = key;
+  else return no(`the pinned key is ${key === null ? 'null' : typeof key}, not bytes or text`);
+  if (text.length > MAX_KEY_TEXT) return no(`the pinned key is ${text.length} characters of text; a public key is a few hundred at most`);
+  const t = trimAscii(text);
+  if (t === '') return no(text === '' ? 'the pinned key is empty' : 'the pinned key is only whitespace');
+  if (t.startsWith('-----BEGIN ')) {
+    const lines = t.split(/\r?\n/);
+    const label = /^-----BEGIN ([A-Z0-9 ]+)-----$/.exec(lines[0]!)?.[1];
+    if (label === 'PRIVATE KEY') return no('the pinned key is a PEM private key ("BEGIN PRIVATE KEY"); pin the public key (keyfile.pub), and keep the private key private');
+    if (label !== 'PUBLIC KEY') return no(`the pinned key is a PEM block labelled ${JSON.stringify(label ?? lines[0])}, not "PUBLIC KEY"`);
+    if (lines.length < 3 || lines[lines.length - 1] !== '-----END PUBLIC KEY-----') return no('the pinned key\'s PEM block does not end with "-----END PUBLIC KEY-----" on a line of its own');
+    const body = lines.slice(1, -1);
+    if (!body.every((l) => /^[A-Za-z0-9+/=]+$/.test(l))) return no('the pinned key\'s PEM block holds a line that is not base64 (PEM headers are not accepted)');
+    const raw = stripPrefix(base64Decode(body.join('')), SPKI_PREFIX);
+    return raw ? checkPoint(raw) : no('the pinned key\'s PEM block is not an Ed25519 SubjectPublicKeyInfo (RFC 8410 §4: 302a300506032b6570032100 and 32 key bytes)');
+  }
+  const raw = base64Decode(t);
+  if (raw === null) return no('the pinned key is text but neither canonical base64 (RFC 4648, padded) nor a "-----BEGIN PUBLIC KEY-----" PEM block');
+  if (raw.length !== 32) return no(`the pinned key is the base64 of ${raw.length} bytes; an Ed25519 public key is 32`);
+  return checkPoint(raw);
+}
+
+function checkPoint(raw: Uint8Array): PublicKeyResult {
+  const why = publicKeyDefect(raw);
+  return why ? { ok: false, reason: `the pinned key ${why}` } : { ok: true, key: raw };
+}
+
+/**
+ * Why 32 bytes cannot be an Ed25519 public key under spec/RECEIPT.md §5.1, or null: the encoding must be
+ * canonical (y < p, and no "negative zero" x) and the point must not be of small order — a small-order
+ * key makes signatures that verify for any message.
+ */
+export function publicKeyDefect(raw: Uint8Array): string | null {
+  if (!(raw instanceof Uint8Array) || raw.length !== 32) return 'is not 32 bytes';
+  let point: ReturnType<typeof ed25519.Point.fromBytes>;
+  try {
+    point = ed25519.Point.fromBytes(raw, false); // zip215 false: RFC 8032 §5.1.3 decoding, canonical only
+  } catch {
+    return 'is not the canonical encoding of a point on Ed25519';
+  }
+  if (point.isSmallOrder()) return 'is a point of small order, which no signer can own: signatures with it verify for many messages';
+  return null;
+}
+
+/** `decodePublicKey`'s key, or null when it is not one (kept for callers that need no reason). */
 export function parsePublicKey(key: unknown): Uint8Array | null {
-  if (key instanceof Uint8Array) return key.length === 32 ? key : null;
-  if (typeof key !== 'string') return null;
-  if (key.includes('-----BEGIN')) return stripPrefix(unpem(key, 'PUBLIC KEY'), SPKI_PREFIX);
-  const raw = base64Decode(key.trim());
-  return raw && raw.length === 32 ? raw : null;
+  const r = decodePublicKey(key);
+  return r.ok ? r.key : null;
 }

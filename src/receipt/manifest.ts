@@ -6,8 +6,10 @@
 import { MAX_VALUE_DEPTH } from '../canonical/limits.js';
 import { scanCanonical } from '../canonical/scan.js';
 import { isDigest } from '../canonical/sha256.js';
-import { genesisDefect, type Genesis, type Json } from '../chain/record.js';
+import { hasExactMembers, isObject, isSeq, type Json } from '../canonical/json.js';
+import { genesisDefect, type Genesis } from '../record/formats.js';
 import { MAX_BLOB_BYTES, MAX_CHAIN_ENTRY_BYTES, MAX_ENTRIES } from './limits.js';
+import { BLOCK, paddedSize } from './tar.js';
 
 export const RECEIPT_FORMAT = 'stepchain-receipt/v1';
 export const MANIFEST_NAME = 'manifest.json';
@@ -56,6 +58,17 @@ export function blobEntryName(digest: string): string {
   return `blobs/${digest.slice('sha256:'.length)}`;
 }
 
+/**
+ * The tar bytes a receipt with this manifest has (spec/RECEIPT.md §6.1): a header, the data and its padding
+ * for the manifest, the signature (when present) and every listed entry, then the two-block end marker.
+ */
+export function declaredArchiveBytes(manifestBytes: number, signatureBytes: number | null, m: Pick<ReceiptManifest, 'chain' | 'blobs'>): number {
+  let n = BLOCK + paddedSize(manifestBytes) + (signatureBytes === null ? 0 : BLOCK + paddedSize(signatureBytes)) + 2 * BLOCK;
+  for (const c of m.chain) n += BLOCK + paddedSize(c.size);
+  for (const b of m.blobs) n += BLOCK + paddedSize(b.size);
+  return n;
+}
+
 /** The entry names in the archive's fixed order (§3.3). */
 export function entryNames(m: ReceiptManifest, signed: boolean): string[] {
   return [MANIFEST_NAME, ...(signed ? [SIGNATURE_NAME] : []), ...m.chain.map((c) => c.name), ...m.blobs.map((b) => blobEntryName(b.digest))];
@@ -63,12 +76,6 @@ export function entryNames(m: ReceiptManifest, signed: boolean): string[] {
 
 const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
-const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
-const keysAre = (o: Record<string, unknown>, keys: string[]): boolean => {
-  const k = Object.keys(o).sort();
-  return k.length === keys.length && k.every((x, i) => x === keys[i]);
-};
 
 export interface ManifestReason {
   message: string;
@@ -101,12 +108,24 @@ export function parseManifest(bytes: Uint8Array, extensions: Record<string, (val
     return fail(`the manifest does not parse: ${e instanceof Error ? e.message : String(e)}`);
   }
   if (!isObject(value)) return fail('the manifest must be a JSON object');
-  const reasons: ManifestReason[] = [];
-  const bad = (message: string, path: string, limit?: true): void => void reasons.push({ message, path, ...(limit ? { limit } : {}) });
-
   if (value.format !== RECEIPT_FORMAT) {
     return fail(`format is ${JSON.stringify(value.format)}; this verifier reads ${JSON.stringify(RECEIPT_FORMAT)}`, '/format');
   }
+  const reasons: ManifestReason[] = [];
+  const bad: Bad = (message, path, limit) => void reasons.push({ message, path, ...(limit ? { limit } : {}) });
+  checkMembers(value, extensions, bad);
+  if (reasons.length) return { ok: false, reasons };
+  checkHeader(value, bad);
+  checkChainList(value, bad, reasons);
+  checkBlobList(value, bad);
+  if (reasons.length) return { ok: false, reasons };
+  return { ok: true, manifest: value as ReceiptManifest };
+}
+
+type Bad = (message: string, path: string, limit?: true) => void;
+
+/** Every member is a base member or one an extension understands (and passes its check); no base member is missing. */
+function checkMembers(value: Record<string, unknown>, extensions: Record<string, (value: unknown) => string | null>, bad: Bad): void {
   for (const k of Object.keys(value)) {
     if ((BASE_MEMBERS as readonly string[]).includes(k)) continue;
     const check = extensions[k];
@@ -117,56 +136,64 @@ export function parseManifest(bytes: Uint8Array, extensions: Record<string, (val
     }
   }
   for (const k of BASE_MEMBERS) if (!(k in value)) bad(`required member "${k}" is missing`, `/${k}`);
-  if (reasons.length) return { ok: false, reasons };
+}
 
+/** exporter, genesis, range and head (§4.2). */
+function checkHeader(value: Record<string, unknown>, bad: Bad): void {
   if (typeof value.exporter !== 'string' || value.exporter.length === 0 || value.exporter.length > 256) bad('exporter must be a string of 1–256 characters', '/exporter');
   const g = genesisDefect(value.genesis);
   if (g) bad(g, '/genesis');
-
   const range = value.range;
-  if (!isObject(range) || !keysAre(range, ['from', 'prev_hash', 'to']) || !isCount(range.from) || !isCount(range.to) || !isDigest(range.prev_hash) || range.from > range.to) {
+  if (!isObject(range) || !hasExactMembers(range, ['from', 'prev_hash', 'to']) || !isSeq(range.from) || !isSeq(range.to) || !isDigest(range.prev_hash) || range.from > range.to) {
     bad('range must be {"from":<seq>,"prev_hash":"sha256:<hex>","to":<seq>} with from ≤ to', '/range');
   }
   const head = value.head;
-  if (!isObject(head) || !keysAre(head, ['seq', 'step_hash']) || !isCount(head.seq) || !isDigest(head.step_hash)) {
+  if (!isObject(head) || !hasExactMembers(head, ['seq', 'step_hash']) || !isSeq(head.seq) || !isDigest(head.step_hash)) {
     bad('head must be {"seq":<seq>,"step_hash":"sha256:<hex>"}', '/head');
   } else if (isObject(range) && head.seq !== range.to) {
     bad(`head.seq ${head.seq} is not range.to ${String(range.to)}`, '/head/seq');
   }
+}
 
-  const chain = value.chain;
-  if (!Array.isArray(chain) || chain.length === 0) bad('chain must be a non-empty array', '/chain');
-  else {
-    let last = -1;
-    let steps = 0;
-    chain.forEach((c: unknown, i) => {
-      const at = `/chain/${i}`;
-      if (!isObject(c) || !keysAre(c, ['digest', 'name', 'size', 'steps']) || !isDigest(c.digest) || typeof c.name !== 'string' || !isCount(c.size) || !isCount(c.steps) || c.steps === 0) {
-        bad('a chain entry is {"digest":"sha256:<hex>","name":"chain/<16 digits>.jsonl","size":<bytes>,"steps":<n ≥ 1>}', at);
-        return;
-      }
-      const m = CHAIN_NAME_RE.exec(c.name);
-      if (!m) return bad(`chain entry name ${JSON.stringify(c.name)} is not chain/<16-digit first seq>.jsonl`, `${at}/name`);
-      const first = Number(m[1]);
-      if (i === 0 && isObject(range) && first !== range.from) bad(`the first chain entry is named for seq ${first}, but the range starts at ${String(range.from)}`, `${at}/name`);
-      if (first <= last) bad('chain entries must be listed in increasing seq order without repeats', `${at}/name`);
-      if (i > 0 && first !== steps + (isObject(range) && isCount(range.from) ? range.from : 0)) bad(`chain entry ${c.name} should start at seq ${steps + Number(isObject(range) ? range.from : 0)} given the step counts before it`, `${at}/name`);
-      if (c.size > MAX_CHAIN_ENTRY_BYTES) bad(`chain entry size ${c.size} exceeds the limit of ${MAX_CHAIN_ENTRY_BYTES}`, `${at}/size`, true);
-      last = first;
-      steps += c.steps;
-    });
-    if (reasons.length === 0 && isObject(range) && isCount(range.from) && isCount(range.to) && steps !== range.to - range.from + 1) {
-      bad(`the chain entries hold ${steps} steps, but the range ${range.from}..${range.to} has ${range.to - range.from + 1}`, '/chain');
-    }
+/** The chain entries (§4.2): named for their first seq, in order, contiguous, holding the range's steps. */
+function checkChainList(value: Record<string, unknown>, bad: Bad, reasons: readonly ManifestReason[]): void {
+  const { chain, range } = value;
+  if (!Array.isArray(chain) || chain.length === 0) {
+    bad('chain must be a non-empty array', '/chain');
+    return;
   }
+  let last = -1;
+  let steps = 0;
+  chain.forEach((c: unknown, i) => {
+    const at = `/chain/${i}`;
+    if (!isObject(c) || !hasExactMembers(c, ['digest', 'name', 'size', 'steps']) || !isDigest(c.digest) || typeof c.name !== 'string' || !isSeq(c.size) || !isSeq(c.steps) || c.steps === 0) {
+      bad('a chain entry is {"digest":"sha256:<hex>","name":"chain/<16 digits>.jsonl","size":<bytes>,"steps":<n ≥ 1>}', at);
+      return;
+    }
+    const m = CHAIN_NAME_RE.exec(c.name);
+    if (!m) return bad(`chain entry name ${JSON.stringify(c.name)} is not chain/<16-digit first seq>.jsonl`, `${at}/name`);
+    const first = Number(m[1]);
+    if (i === 0 && isObject(range) && first !== range.from) bad(`the first chain entry is named for seq ${first}, but the range starts at ${String(range.from)}`, `${at}/name`);
+    if (first <= last) bad('chain entries must be listed in increasing seq order without repeats', `${at}/name`);
+    if (i > 0 && first !== steps + (isObject(range) && isSeq(range.from) ? range.from : 0)) bad(`chain entry ${c.name} should start at seq ${steps + Number(isObject(range) ? range.from : 0)} given the step counts before it`, `${at}/name`);
+    if (c.size > MAX_CHAIN_ENTRY_BYTES) bad(`chain entry size ${c.size} exceeds the limit of ${MAX_CHAIN_ENTRY_BYTES}`, `${at}/size`, true);
+    last = first;
+    steps += c.steps;
+  });
+  if (!reasons.some((r) => !r.limit) && isObject(range) && isSeq(range.from) && isSeq(range.to) && steps !== range.to - range.from + 1) {
+    bad(`the chain entries hold ${steps} steps, but the range ${range.from}..${range.to} has ${range.to - range.from + 1}`, '/chain');
+  }
+}
 
-  const blobs = value.blobs;
+/** The blob entries (§4.2): sorted by digest without repeats, within the limits; and the entry count (§6). */
+function checkBlobList(value: Record<string, unknown>, bad: Bad): void {
+  const { chain, blobs } = value;
   if (!Array.isArray(blobs)) bad('blobs must be an array', '/blobs');
   else {
     let prev = '';
     blobs.forEach((b: unknown, i) => {
       const at = `/blobs/${i}`;
-      if (!isObject(b) || !keysAre(b, ['digest', 'size']) || !isDigest(b.digest) || !isCount(b.size)) {
+      if (!isObject(b) || !hasExactMembers(b, ['digest', 'size']) || !isDigest(b.digest) || !isSeq(b.size)) {
         bad('a blob entry is {"digest":"sha256:<hex>","size":<bytes>}', at);
         return;
       }
@@ -178,6 +205,4 @@ export function parseManifest(bytes: Uint8Array, extensions: Record<string, (val
   if (Array.isArray(chain) && Array.isArray(blobs) && 1 + 1 + chain.length + blobs.length > MAX_ENTRIES) {
     bad(`the manifest lists ${chain.length + blobs.length} entries; an archive holds at most ${MAX_ENTRIES}`, '', true);
   }
-  if (reasons.length) return { ok: false, reasons };
-  return { ok: true, manifest: value as ReceiptManifest };
 }

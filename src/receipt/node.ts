@@ -2,17 +2,17 @@
  * The Node shell around the receipt core: files, gzip and key files. Everything that decides validity
  * lives in the pure modules; this file only moves bytes. (spec/RECEIPT.md §3.1 for the gzip profile.)
  */
-import type { createReadStream } from 'node:fs';
+import { constants as fsConstants, type createReadStream } from 'node:fs';
 import { chmod, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip, constants as zc } from 'node:zlib';
 import type { ChainSource } from '../chain/source.js';
 import { ReceiptError } from './errors.js';
-import { generateKeyPair, parsePrivateKey, privateKeyToPem, publicKeyToPem, type KeyPair } from './keys.js';
-import { verifyReceipt, type ReceiptReport, type VerifyReceiptOptions } from './verify.js';
+import { decodePublicKey, generateKeyPair, parsePrivateKey, privateKeyToPem, publicKeyToPem, type KeyPair } from './keys.js';
+import { verifyReceipt, type ByteInput, type ReceiptReport, type VerifyReceiptOptions } from './verify.js';
 import { planReceipt, writeReceipt, type ReceiptPlan, type ReceiptWriterInput } from './writer.js';
-import type { Json } from '../chain/record.js';
+import type { Json } from '../record/index.js';
 import { receiptSource, type ReceiptSource } from './source.js';
 import { concatBytes } from '../bytes.js';
 
@@ -39,7 +39,7 @@ export interface ExportResult {
 }
 
 /** Resolves the export options against a source into the writer core's input. */
-export async function receiptInput(source: ChainSource, options: { from?: number; to?: number; signingKey?: Uint8Array | string; extra?: Record<string, Json> } = {}): Promise<ReceiptWriterInput> {
+export async function receiptInput(source: ChainSource, options: { from?: number; to?: number; sign?: Uint8Array | string; extra?: Record<string, Json> } = {}): Promise<ReceiptWriterInput> {
   const head = await source.head();
   if (head === null) throw new ReceiptError('EMPTY_RANGE', 'the journal holds no step; there is nothing to prove');
   const from = options.from ?? 0;
@@ -53,14 +53,14 @@ export async function receiptInput(source: ChainSource, options: { from?: number
     from,
     to,
     blob: (d) => source.blob(d),
-    ...(options.signingKey === undefined ? {} : { signingKey: options.signingKey }),
+    ...(options.sign === undefined ? {} : { sign: options.sign }),
     ...(options.extra === undefined ? {} : { extra: options.extra }),
   };
 }
 
 /** The receipt as an uncompressed tar held in memory (tests, vectors, small journals). */
 export async function receiptBytes(source: ChainSource, options: { from?: number; to?: number; sign?: Uint8Array | string } = {}): Promise<Uint8Array> {
-  const plan = await planReceipt(await receiptInput(source, { ...options, ...(options.sign === undefined ? {} : { signingKey: options.sign }) }));
+  const plan = await planReceipt(await receiptInput(source, options));
   const parts: Uint8Array[] = [];
   for await (const chunk of writeReceipt(plan)) parts.push(Uint8Array.from(chunk));
   return concatBytes(parts);
@@ -69,11 +69,11 @@ export async function receiptBytes(source: ChainSource, options: { from?: number
 /** Writes a receipt file (atomically: a temporary file renamed into place). */
 export async function exportReceipt(source: ChainSource, options: ExportOptions): Promise<ExportResult> {
   if (!options || typeof options.out !== 'string' || options.out === '') throw new ReceiptError('ARGUMENT_INVALID', 'exportReceipt needs { out: <path> }');
-  let signingKey: Uint8Array | string | undefined;
+  let sign: Uint8Array | string | undefined;
   if (options.sign !== undefined) {
-    signingKey = typeof options.sign === 'object' && !(options.sign instanceof Uint8Array) ? await readKeyFile(options.sign.keyFile) : options.sign;
+    sign = typeof options.sign === 'object' && !(options.sign instanceof Uint8Array) ? await readKeyFile(options.sign.keyFile) : options.sign;
   }
-  const input = await receiptInput(source, { ...(options.from === undefined ? {} : { from: options.from }), ...(options.to === undefined ? {} : { to: options.to }), ...(signingKey === undefined ? {} : { signingKey }) });
+  const input = await receiptInput(source, { ...(options.from === undefined ? {} : { from: options.from }), ...(options.to === undefined ? {} : { to: options.to }), ...(sign === undefined ? {} : { sign }) });
   const plan = await planReceipt(input);
   return writePlanToFile(plan, options.out);
 }
@@ -132,7 +132,7 @@ function fixGzipHeader(): Transform {
 }
 
 /** Verifies a receipt file, streaming it from disk. Never throws on the file's content. */
-export async function verifyReceiptFile(path: string, options: VerifyReceiptOptions = {}): Promise<ReceiptReport> {
+export async function verifyReceiptFile<R extends ReceiptReport<string> = ReceiptReport>(path: string, options: VerifyReceiptOptions<R> = {}): Promise<R> {
   let stream: ReturnType<typeof createReadStream>;
   try {
     const handle = await open(path, 'r');
@@ -149,9 +149,9 @@ async function* toBytes(stream: AsyncIterable<Buffer>): AsyncGenerator<Uint8Arra
   for await (const b of stream) yield new Uint8Array(b.buffer, b.byteOffset, b.length);
 }
 
-/** `verifyReceipt` for a Uint8Array or a path. */
-export async function verifyReceiptAt(bytesOrPath: Uint8Array | string, options: VerifyReceiptOptions = {}): Promise<ReceiptReport> {
-  return typeof bytesOrPath === 'string' ? verifyReceiptFile(bytesOrPath, options) : verifyReceipt(bytesOrPath, options);
+/** `verifyReceipt` for a file path as well as bytes or a stream: the root entry's `verifyReceipt`. */
+export async function verifyReceiptAt<R extends ReceiptReport<string> = ReceiptReport>(input: ByteInput | string, options: VerifyReceiptOptions<R> = {}): Promise<R> {
+  return typeof input === 'string' ? verifyReceiptFile(input, options) : verifyReceipt(input, options);
 }
 
 export interface KeygenResult {
@@ -196,14 +196,51 @@ export async function readKeyFile(path: string): Promise<Uint8Array> {
   return parsePrivateKey(text);
 }
 
-/** Reads a public key file (SPKI PEM or base64). */
-export async function readPublicKeyFile(path: string): Promise<string> {
-  return readFile(path, 'utf8');
+/** A key file is a few hundred bytes; anything past this is not one (and is not read into memory). */
+const MAX_KEY_FILE_BYTES = 64 * 1024;
+
+/**
+ * Reads a pinned public key file in a form of spec/RECEIPT.md §5.2 — 32 raw bytes, the base64 of them, or
+ * an Ed25519 SPKI PEM (`keyfile.pub` from keygen) — and returns the raw 32-byte key. A file that cannot be
+ * read, or holds anything else (empty, a private key, a non-canonical or small-order point), throws
+ * ReceiptError KEY_INVALID naming the file: a pin that cannot be used is an error, never "no pin".
+ * Only regular files are read (a FIFO would block, a device would never end), and at most 64 KiB.
+ */
+export async function readPublicKeyFile(path: string): Promise<Uint8Array> {
+  const invalid = (why: string): ReceiptError => new ReceiptError('KEY_INVALID', `public key file ${path}: ${why}`, {
+    location: { file: path },
+    hint: 'give the signer\'s public key: keyfile.pub as written by `stepchain keygen`, the base64 of the 32 key bytes, or the 32 bytes themselves',
+  });
+  let bytes: Uint8Array;
+  let handle: Awaited<ReturnType<typeof open>> | null = null;
+  try {
+    handle = await open(path, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
+    const info = await handle.stat();
+    if (!info.isFile()) throw invalid('is not a regular file');
+    if (info.size > MAX_KEY_FILE_BYTES) throw invalid(`is ${info.size} bytes; a public key file is at most ${MAX_KEY_FILE_BYTES}`);
+    const buf = new Uint8Array(MAX_KEY_FILE_BYTES + 1);
+    let n = 0;
+    for (;;) {
+      const { bytesRead } = await handle.read(buf, n, buf.length - n, null);
+      if (bytesRead === 0) break;
+      n += bytesRead;
+      if (n > MAX_KEY_FILE_BYTES) throw invalid(`holds more than ${MAX_KEY_FILE_BYTES} bytes; a public key file is a few hundred`);
+    }
+    bytes = buf.subarray(0, n);
+  } catch (e) {
+    if (e instanceof ReceiptError) throw e;
+    const err = e as NodeJS.ErrnoException;
+    throw invalid(`cannot be read: ${err.code === 'ENOENT' ? 'no such file' : err.message}`);
+  } finally {
+    await handle?.close().catch(() => {});
+  }
+  const key = decodePublicKey(bytes);
+  if (!key.ok) throw invalid(key.reason.replace(/^the pinned key /, ''));
+  return key.key;
 }
 
-
 /** A receipt file as a verified, read-only ChainSource (for diff and other readers). Throws RECEIPT_INVALID. */
-export async function openReceiptSource(path: string, options: VerifyReceiptOptions = {}): Promise<ReceiptSource> {
+export async function openReceiptSource(path: string, options: VerifyReceiptOptions<ReceiptReport<string>> = {}): Promise<ReceiptSource> {
   return receiptSource(async () => {
     const handle = await open(path, 'r');
     return toBytes(handle.createReadStream({ highWaterMark: 1 << 16 }));

@@ -1,23 +1,24 @@
 /**
  * A verified receipt as a read-only ChainSource (src/chain/source.ts), so diff and other consumers read a
  * receipt exactly as they read a journal. The receipt is verified in full first; `lines` and `blob` then
- * re-read the archive (streaming, bounded memory) and re-check each entry's digest against the verified
- * manifest, so an archive that changed after verification is an error, never silently different data.
- * Pure: the caller supplies a function that opens the archive bytes again.
+ * re-read the archive with the same strict reader (streaming, bounded memory) and re-check each entry's
+ * digest against the verified manifest, so an archive that changed after verification is an error,
+ * never silently different data. Pure: the caller supplies a function that opens the archive bytes again.
  */
 import { digestBytes, sha256Stream, toHex } from '../canonical/sha256.js';
-import type { Genesis } from '../chain/record.js';
-import type { ChainHead, ChainSource, SeqRange, StoredLine } from '../chain/source.js';
+import { LineSplitter } from '../chain/lines.js';
 import { describeLocation } from '../chain/report.js';
+import type { ChainHead, ChainSource, SeqRange, StoredLine } from '../chain/source.js';
+import type { Genesis } from '../record/formats.js';
 import { ReceiptError } from './errors.js';
-import { openArchive, type ByteInput } from './inflate.js';
+import { InflateError, openArchive, type ByteInput } from './inflate.js';
 import { BLOB_NAME_RE, CHAIN_NAME_RE, type ReceiptManifest } from './manifest.js';
-import { BLOCK, inspectHeader, isZeroBlock } from './tar.js';
-import { ByteReader, verifyReceipt, type ReceiptReport, type VerifyReceiptOptions } from './verify.js';
-import { concatBytes } from '../bytes.js';
+import { FatalProblem } from './problems.js';
+import { TarReader, type TarEntry } from './tar-reader.js';
+import { verifyReceipt, type ReceiptReport, type VerifyReceiptOptions } from './verify.js';
 
 export interface ReceiptSource extends ChainSource {
-  readonly report: ReceiptReport;
+  readonly report: ReceiptReport<string>;
   readonly manifest: ReceiptManifest;
 }
 
@@ -26,113 +27,117 @@ const BLOB_CACHE_BYTES = 256 * 1024 * 1024;
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
 /** Verifies the receipt and returns it as a ChainSource; throws ReceiptError RECEIPT_INVALID if it does not verify. */
-export async function receiptSource(open: () => ByteInput | Promise<ByteInput>, options: VerifyReceiptOptions = {}): Promise<ReceiptSource> {
+export async function receiptSource(open: () => ByteInput | Promise<ByteInput>, options: VerifyReceiptOptions<ReceiptReport<string>> = {}): Promise<ReceiptSource> {
   const report = await verifyReceipt(await open(), options);
   if (!report.ok || !report.manifest) {
     const p = report.problems[0];
     throw new ReceiptError('RECEIPT_INVALID', p ? `the receipt does not verify: ${p.code}${describeLocation(p.location) ? ` at ${describeLocation(p.location)}` : ''}: ${p.message}` : 'the receipt does not verify');
   }
-  const manifest = report.manifest;
-  const changed = (name: string): ReceiptError => new ReceiptError('SOURCE_CHANGED', `receipt entry ${name} changed after it was verified`);
+  return new VerifiedReceipt(open, report, report.manifest);
+}
 
-  /** The archive's entries in order; the consumer reads exactly `size` data bytes from `reader` before the next. */
-  async function* entries(): AsyncGenerator<{ name: string; size: number; reader: ByteReader }> {
-    const { chunks } = await openArchive(await open());
+const changed = (name: string): ReceiptError => new ReceiptError('SOURCE_CHANGED', `receipt entry ${name} changed after it was verified`);
+
+/** It verified a moment ago: whatever no longer reads means the archive changed. */
+function asChanged(e: unknown): unknown {
+  if (e instanceof FatalProblem) return changed(e.location.file ?? 'the archive');
+  if (e instanceof InflateError) return new ReceiptError('SOURCE_CHANGED', `the receipt changed after it was verified: ${e.message}`);
+  return e;
+}
+
+class VerifiedReceipt implements ReceiptSource {
+  readonly genesis: Genesis;
+  private blobCache: Map<string, Uint8Array> | null = null;
+
+  constructor(
+    private readonly open: () => ByteInput | Promise<ByteInput>,
+    readonly report: ReceiptReport<string>,
+    readonly manifest: ReceiptManifest,
+  ) {
+    this.genesis = manifest.genesis;
+  }
+
+  async head(): Promise<ChainHead | null> {
+    return { seq: this.manifest.head.seq, step_hash: this.manifest.head.step_hash };
+  }
+
+  /** The archive's entries in order; the consumer reads each entry's data (or skips it) before the next. */
+  private async *entries(): AsyncGenerator<{ entry: TarEntry; tar: TarReader }> {
+    const { chunks } = await openArchive(await this.open());
+    const tar = new TarReader(chunks, Number.POSITIVE_INFINITY, 'a verified receipt');
     try {
-      const reader = new ByteReader(chunks);
-      for (;;) {
-        const header = await reader.read(BLOCK);
-        if (header.length < BLOCK || isZeroBlock(header)) return;
-        const v = inspectHeader(header);
-        if (!v.ok) throw changed(v.name ?? 'a header');
-        yield { name: v.name, size: v.size, reader };
-        const pad = (BLOCK - (v.size % BLOCK)) % BLOCK;
-        if (pad) await reader.read(pad);
-      }
+      for (let entry = await tar.next(); entry !== null; entry = await tar.next()) yield { entry, tar };
     } finally {
       await chunks.return(undefined);
     }
   }
-  const skip = async (reader: ByteReader, size: number): Promise<void> => {
-    for (let left = size; left > 0;) {
-      const got = await reader.read(Math.min(left, 1 << 16));
-      if (got.length === 0) throw changed('the archive');
-      left -= got.length;
+
+  async *lines(range: SeqRange = {}): AsyncIterable<StoredLine> {
+    try {
+      yield* this.readLines(range);
+    } catch (e) {
+      throw asChanged(e);
     }
-  };
+  }
 
-  let blobCache: Map<string, Uint8Array> | null = null;
-  const blobTotal = manifest.blobs.reduce((n, b) => n + b.size, 0);
+  private async *readLines(range: SeqRange): AsyncGenerator<StoredLine> {
+    const m = this.manifest;
+    const from = range.from ?? m.range.from;
+    const to = range.to ?? m.range.to;
+    const byName = new Map(m.chain.map((c) => [c.name, c]));
+    let seq = m.range.from;
+    for await (const { entry, tar } of this.entries()) {
+      const listed = byName.get(entry.name);
+      const first = listed ? Number(CHAIN_NAME_RE.exec(entry.name)![1]) : 0;
+      if (!listed || first + listed.steps - 1 < from) {
+        if (listed) seq = first + listed.steps;
+        await tar.skip(entry);
+        continue;
+      }
+      if (first > to) return;
+      // Stream the entry in 64 KiB pieces, yielding each complete line: memory is one line plus a piece.
+      const h = sha256Stream();
+      const splitter = new LineSplitter();
+      for await (const piece of tar.dataPieces(entry)) {
+        h.update(piece);
+        for (const l of splitter.push(piece)) {
+          if (seq >= from && seq <= to) yield { segment: entry.name, seq, text: decoder.decode(l.bytes) };
+          seq++;
+          if (seq > to) return;
+        }
+      }
+      if ('sha256:' + toHex(h.digest()) !== listed.digest || splitter.end() !== null || splitter.lines !== listed.steps) throw changed(entry.name);
+      await tar.padding(entry);
+    }
+  }
 
-  return {
-    report,
-    manifest,
-    genesis: manifest.genesis as Genesis,
-    async head(): Promise<ChainHead | null> {
-      return { seq: manifest.head.seq, step_hash: manifest.head.step_hash };
-    },
-    async *lines(range: SeqRange = {}): AsyncIterable<StoredLine> {
-      const from = range.from ?? manifest.range.from;
-      const to = range.to ?? manifest.range.to;
-      const byName = new Map(manifest.chain.map((c) => [c.name, c]));
-      let seq = manifest.range.from;
-      for await (const { name, size, reader } of entries()) {
-        const entry = byName.get(name);
-        const first = entry ? Number(CHAIN_NAME_RE.exec(name)![1]) : 0;
-        if (!entry || first + entry.steps - 1 < from) {
-          if (entry) seq = first + entry.steps;
-          await skip(reader, size);
-          continue;
-        }
-        if (first > to) return;
-        // Stream the entry in 64 KiB pieces, yielding each complete line: memory is one line plus a piece.
-        const h = sha256Stream();
-        let partial: Uint8Array = new Uint8Array(0);
-        let count = 0;
-        for (let left = size; left > 0;) {
-          const piece = Uint8Array.from(await reader.read(Math.min(left, 1 << 16)));
-          if (piece.length === 0) throw changed(name);
-          left -= piece.length;
-          h.update(piece);
-          let start = 0;
-          for (;;) {
-            const nl = piece.indexOf(0x0a, start);
-            if (nl < 0) break;
-            const part = piece.subarray(start, nl);
-            const bytes = partial.length ? concatBytes([partial, part]) : part;
-            partial = new Uint8Array(0);
-            start = nl + 1;
-            count++;
-            if (seq >= from && seq <= to) yield { bucket: name, seq, text: decoder.decode(bytes) };
-            seq++;
-            if (seq > to) return;
-          }
-          if (start < piece.length) partial = concatBytes([partial, piece.subarray(start)]);
-        }
-        if ('sha256:' + toHex(h.digest()) !== entry.digest || partial.length || count !== entry.steps) throw changed(name);
+  async blob(digest: string): Promise<Uint8Array | null> {
+    try {
+      return await this.readBlob(digest);
+    } catch (e) {
+      throw asChanged(e);
+    }
+  }
+
+  private async readBlob(digest: string): Promise<Uint8Array | null> {
+    const m = this.manifest;
+    if (!m.blobs.some((b) => b.digest === digest)) return null;
+    if (this.blobCache) return this.blobCache.get(digest) ?? null;
+    const cache = m.blobs.reduce((n, b) => n + b.size, 0) <= BLOB_CACHE_BYTES ? new Map<string, Uint8Array>() : null;
+    let found: Uint8Array | null = null;
+    for await (const { entry, tar } of this.entries()) {
+      if (!BLOB_NAME_RE.test(entry.name) || (!cache && entry.name !== `blobs/${digest.slice(7)}`)) {
+        await tar.skip(entry);
+        continue;
       }
-    },
-    async blob(digest: string): Promise<Uint8Array | null> {
-      const listed = manifest.blobs.find((b) => b.digest === digest);
-      if (!listed) return null;
-      if (blobCache) return blobCache.get(digest) ?? null;
-      const cache = blobTotal <= BLOB_CACHE_BYTES ? new Map<string, Uint8Array>() : null;
-      let found: Uint8Array | null = null;
-      for await (const { name, size, reader } of entries()) {
-        if (!BLOB_NAME_RE.test(name) || (!cache && name !== `blobs/${digest.slice(7)}`)) {
-          await skip(reader, size);
-          continue;
-        }
-        const bytes = Uint8Array.from(await reader.read(size));
-        const d = 'sha256:' + name.slice(6);
-        if (digestBytes(bytes) !== d) throw changed(name);
-        cache?.set(d, bytes);
-        if (d === digest) found = bytes;
-        if (!cache && found) break;
-      }
-      if (cache) blobCache = cache;
-      return found;
-    },
-  };
+      const bytes = Uint8Array.from(await tar.readData(entry));
+      const d = 'sha256:' + entry.name.slice(6);
+      if (digestBytes(bytes) !== d) throw changed(entry.name);
+      cache?.set(d, bytes);
+      if (d === digest) found = bytes;
+      if (!cache && found) break;
+    }
+    if (cache) this.blobCache = cache;
+    return found;
+  }
 }
-

@@ -40,6 +40,11 @@ export function checksum(h: Uint8Array): number {
   return sum;
 }
 
+/** An entry's data with its zero padding: `size` rounded up to a whole number of blocks. */
+export function paddedSize(size: number): number {
+  return Math.ceil(size / BLOCK) * BLOCK;
+}
+
 export function isZeroBlock(b: Uint8Array): boolean {
   for (let i = 0; i < b.length; i++) if (b[i] !== 0) return false;
   return true;

@@ -1,29 +1,55 @@
 /**
  * The published receipt's extension members (spec/REDACTION.md §6): the `anchor` block, which binds the
- * re-chained steps to the original run, and the `redactions` list, which declares every marker. Shape
- * checks for the receipt verifier's extension hook, and the types the publisher writes. Pure.
+ * re-chained steps to the original run without revealing any hash a reader could test guesses against,
+ * and the `redactions` list, which declares every marker. Shape checks for the receipt verifier's
+ * extension hook (a shape violation is MANIFEST_INVALID, §7 step 1), and the types the publisher writes.
+ * Pure.
  */
 import { isDigest } from '../canonical/sha256.js';
-import { genesisHash, isValidId, type Json } from '../chain/record.js';
+import { hasExactMembers, isObject, isSeq, type Json } from '../canonical/json.js';
+import { isValidId } from '../record/fields.js';
+import { REDACTABLE_MEMBERS, genesisHash } from '../record/formats.js';
 import type { ChainSource } from '../chain/source.js';
 import { parsePointer } from '../canonical/pointer.js';
+import { saltFromHex, stepCommitment } from './commit.js';
 
-export const REDACTION_FORMAT = 'stepchain-redaction/v1';
-/** Content fields and meta: the only top-level members a redaction may stand in. */
-const REDACTABLE_TOP = new Set(['input', 'meta', 'model', 'prompt', 'result', 'tool_call']);
+export const REDACTION_FORMAT = 'stepchain-redaction/v2';
+/**
+ * Anchor formats this verifier refuses, and why (spec/REDACTION.md §11). Version 1 listed the original
+ * step hashes unsalted: with every other member of a record public, anyone could rebuild a redacted record
+ * with guessed values and compare hashes.
+ */
+export const WITHDRAWN_FORMATS: Readonly<Record<string, string>> = {
+  'stepchain-redaction/v1':
+    'anchors of format "stepchain-redaction/v1" are withdrawn: they list the original step hashes unsalted, which lets any reader test guesses of the redacted values; ask the publisher to publish again with this version (and withdraw the old receipt)',
+};
 
 export interface AnchorBlock {
+  /**
+   * Salted step commitments (commit.ts) to the original step hashes of steps redacted_from..length−1, in
+   * seq order; the last one commits to the original head. Empty when nothing was redacted.
+   */
+  commitments: string[];
   format: typeof REDACTION_FORMAT;
   /** The original journal's genesis hash (the published receipt carries the same genesis object). */
   genesis_hash: string;
-  /** The original chain's head. */
-  head: { seq: number; step_hash: string };
   /** Number of steps in the original chain (head.seq + 1: a published receipt covers the whole journal). */
   length: number;
   /** digest(UTF-8(JCS(policy))). */
   policy_digest: string;
-  /** The original step_hash of every step, by seq. */
-  steps: string[];
+  /**
+   * The first seq with a redaction (length when none). Steps before it are published unchanged, so their
+   * published step hashes are the original ones; every original hash from it on depends on a redacted
+   * value and appears only as a salted commitment.
+   */
+  redacted_from: number;
+}
+
+/** The private opening of one step commitment: the original step hash and its salt (hex). */
+export interface StepOpening {
+  salt: string;
+  seq: number;
+  step_hash: string;
 }
 
 export interface Declaration {
@@ -32,29 +58,21 @@ export interface Declaration {
   rule: string;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
-const isSeq = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
-const keysAre = (o: Record<string, unknown>, keys: string[]): boolean => {
-  const k = Object.keys(o).sort();
-  return k.length === keys.length && k.every((x, i) => x === keys[i]);
-};
+const ANCHOR_MEMBERS = ['commitments', 'format', 'genesis_hash', 'length', 'policy_digest', 'redacted_from'];
 
-/** Why `value` is not an anchor block, or null. */
+/** Why `value` is not an anchor block, judged from the block alone (§6.2), or null. */
 export function anchorDefect(value: unknown): string | null {
-  if (!isObject(value) || !keysAre(value, ['format', 'genesis_hash', 'head', 'length', 'policy_digest', 'steps'])) {
-    return 'anchor must be {"format","genesis_hash","head","length","policy_digest","steps"} and nothing else';
-  }
+  if (isObject(value) && typeof value.format === 'string' && Object.prototype.hasOwnProperty.call(WITHDRAWN_FORMATS, value.format)) return WITHDRAWN_FORMATS[value.format]!;
+  if (!isObject(value) || !hasExactMembers(value, ANCHOR_MEMBERS)) return `anchor must be {${ANCHOR_MEMBERS.map((m) => JSON.stringify(m)).join(',')}} and nothing else`;
   if (value.format !== REDACTION_FORMAT) return `anchor.format is ${JSON.stringify(value.format)}; this verifier reads ${JSON.stringify(REDACTION_FORMAT)}`;
   if (!isDigest(value.genesis_hash)) return 'anchor.genesis_hash must be a digest';
   if (!isDigest(value.policy_digest)) return 'anchor.policy_digest must be a digest';
-  const h = value.head;
-  if (!isObject(h) || !keysAre(h, ['seq', 'step_hash']) || !isSeq(h.seq) || !isDigest(h.step_hash)) return 'anchor.head must be {"seq": <seq>, "step_hash": <digest>}';
   if (!isSeq(value.length) || value.length < 1) return 'anchor.length must be a positive integer';
-  if (h.seq !== value.length - 1) return `anchor.head.seq ${h.seq} is not anchor.length − 1 (${value.length - 1})`;
-  const steps = value.steps;
-  if (!Array.isArray(steps) || steps.length !== value.length) return `anchor.steps must list exactly anchor.length (${String(value.length)}) step hashes`;
-  for (let i = 0; i < steps.length; i++) if (!isDigest(steps[i])) return `anchor.steps[${i}] is not a digest`;
-  if (steps[steps.length - 1] !== h.step_hash) return 'anchor.head.step_hash is not the last of anchor.steps';
+  if (!isSeq(value.redacted_from) || value.redacted_from > value.length) return `anchor.redacted_from must be an integer from 0 to anchor.length (${value.length})`;
+  const c = value.commitments;
+  const want = value.length - value.redacted_from;
+  if (!Array.isArray(c) || c.length !== want) return `anchor.commitments must hold exactly anchor.length − anchor.redacted_from (${want}) step commitments`;
+  for (let i = 0; i < c.length; i++) if (!isDigest(c[i])) return `anchor.commitments[${i}] is not a digest`;
   return null;
 }
 
@@ -63,13 +81,13 @@ export function compareDeclarations(a: Declaration, b: Declaration): number {
   return a.seq - b.seq || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
 }
 
-/** Why `value` is not a redactions list, or null. `maxSeq`: the last seq a declaration may name, if known. */
+/** Why `value` is not a redactions list (§6.3), or null. */
 export function redactionsDefect(value: unknown): string | null {
   if (!Array.isArray(value)) return 'redactions must be an array';
   let prev: Declaration | null = null;
   for (let i = 0; i < value.length; i++) {
     const d = value[i] as unknown;
-    if (!isObject(d) || !keysAre(d, ['path', 'rule', 'seq']) || !isSeq(d.seq) || typeof d.path !== 'string' || !isValidId(d.rule)) {
+    if (!isObject(d) || !hasExactMembers(d, ['path', 'rule', 'seq']) || !isSeq(d.seq) || typeof d.path !== 'string' || !isValidId(d.rule)) {
       return `redactions[${i}] must be {"path": <JSON Pointer>, "rule": <id>, "seq": <seq>}`;
     }
     let tokens: string[];
@@ -78,7 +96,7 @@ export function redactionsDefect(value: unknown): string | null {
     } catch {
       return `redactions[${i}].path is not a JSON Pointer`;
     }
-    if (tokens.length === 0 || !REDACTABLE_TOP.has(tokens[0]!)) return `redactions[${i}].path must point into a content field or meta`;
+    if (tokens.length === 0 || !REDACTABLE_MEMBERS.has(tokens[0]!)) return `redactions[${i}].path must point into a content field or meta`;
     const decl = d as unknown as Declaration;
     if (prev && compareDeclarations(prev, decl) >= 0) return `redactions[${i}] is out of order or repeated: declarations are sorted by seq, then path`;
     prev = decl;
@@ -97,22 +115,31 @@ export function extrasToJson(x: PublishedExtras): Record<string, Json> {
 }
 
 /**
- * Compares an anchor block with the original journal (someone who holds it: the publisher, an auditor
- * given access). Returns the differences as sentences; empty when the anchor is true of that journal.
+ * Compares an anchor block with the original journal (someone who holds it and the step openings of the
+ * secrets file: the publisher, an auditor given both). Checks the genesis hash, the length, and that every
+ * step commitment opens to the journal's step hash with the opening's salt. Steps before redacted_from are
+ * not in the anchor: the published chain carries their original hashes. Returns the differences as
+ * sentences; empty when the anchor is true of that journal.
  */
-export async function compareAnchor(source: ChainSource, anchor: AnchorBlock): Promise<string[]> {
+export async function compareAnchor(source: ChainSource, anchor: AnchorBlock, openings: ReadonlyArray<{ seq: number; salt: string }>): Promise<string[]> {
   const out: string[] = [];
   if (genesisHash(source.genesis) !== anchor.genesis_hash) out.push(`the journal's genesis hash is ${genesisHash(source.genesis)}, the anchor's ${anchor.genesis_hash}`);
+  const salts = new Map(openings.map((o) => [o.seq, saltFromHex(o.salt)]));
   let seq = 0;
   for await (const line of source.lines({ from: 0 })) {
-    let hash: string | null = null;
-    try {
-      const v = (JSON.parse(line.text) as { step_hash?: unknown }).step_hash;
-      hash = isDigest(v) ? v : null;
-    } catch {
-      hash = null;
+    const at = seq - anchor.redacted_from;
+    if (at >= 0 && at < anchor.commitments.length) {
+      let hash: unknown = null;
+      try {
+        hash = (JSON.parse(line.text) as { step_hash?: unknown }).step_hash;
+      } catch {
+        hash = null;
+      }
+      const salt = salts.get(seq);
+      if (!salt) out.push(`step ${seq}: no opening (salt) for its commitment`);
+      else if (!isDigest(hash)) out.push(`step ${seq}: the journal's line has no readable step_hash`);
+      else if (stepCommitment(salt, hash) !== anchor.commitments[at]) out.push(`step ${seq}: the anchor's commitment does not open to the journal's step hash ${hash}`);
     }
-    if (seq < anchor.steps.length && hash !== anchor.steps[seq]) out.push(`step ${seq}: the journal's step_hash is ${hash ?? 'unreadable'}, the anchor's ${anchor.steps[seq]}`);
     seq++;
     if (out.length >= 20) return out;
   }

@@ -1,20 +1,25 @@
 /**
- * Disclosure (spec/REDACTION.md §8): the secrets file a publisher keeps, the proof that reveals one
- * redacted value, and the check anyone can run offline against the public receipt. Pure — the checks run
- * in a browser and never throw on hostile input.
+ * Disclosure (spec/REDACTION.md §8): the secrets file a publisher keeps, and the proof that reveals one
+ * redacted value with the check anyone can run offline against the public receipt. Whole-step proofs are
+ * disclose-step.ts, hash disclosures disclose-hash.ts. Pure — the checks run in a browser and never throw
+ * on hostile input.
  */
 import { canonicalJson } from '../canonical/jcs.js';
 import { MAX_RECORD_DEPTH } from '../canonical/limits.js';
 import { parsePointer } from '../canonical/pointer.js';
-import { digestUtf8, isDigest } from '../canonical/sha256.js';
-import { isValidId, type Json } from '../chain/record.js';
+import { isDigest } from '../canonical/sha256.js';
+import { hasExactMembers, isObject, isSeq, type Json } from '../canonical/json.js';
+import { isValidId } from '../record/fields.js';
 import type { ByteInput } from '../receipt/verify.js';
+import { WITHDRAWN_FORMATS, type StepOpening } from './anchor.js';
 import { commitment, saltFromHex, saltToHex } from './commit.js';
 import { RedactError } from './errors.js';
 import type { Redaction } from './redact.js';
 import { verifyPublishedReceipt, type PublishedReport, type VerifyPublishedOptions } from './verify.js';
 
-export const SECRETS_FORMAT = 'stepchain-redaction-secrets/v1';
+export const SECRETS_FORMAT = 'stepchain-redaction-secrets/v2';
+/** Secrets files of withdrawn publications (their receipts no longer verify). */
+const WITHDRAWN_SECRETS = 'stepchain-redaction-secrets/v1';
 export const DISCLOSURE_FORMAT = 'stepchain-disclosure/v1';
 
 export interface SecretEntry {
@@ -32,6 +37,8 @@ export interface SecretsFile {
   format: typeof SECRETS_FORMAT;
   manifest_digest: string;
   redactions: SecretEntry[];
+  /** The opening of every step commitment of the anchor, by seq: each original step hash and its salt. */
+  steps: StepOpening[];
   /** Per step, the content fields that were blobs in the original journal (needed to re-derive its step hash). */
   unblobbed: Array<{ fields: string[]; seq: number }>;
 }
@@ -47,22 +54,37 @@ export interface DisclosureProof {
   value: Json;
 }
 
-export function secretsFile(manifestDigest: string, redactions: readonly Redaction[], unblobbed: ReadonlyArray<{ seq: number; fields: string[] }> = []): SecretsFile {
+export function secretsFile(
+  manifestDigest: string, redactions: readonly Redaction[], unblobbed: ReadonlyArray<{ seq: number; fields: string[] }>, steps: readonly StepOpening[],
+): SecretsFile {
   return {
     format: SECRETS_FORMAT,
     manifest_digest: manifestDigest,
     redactions: redactions.map((r) => ({ commitment: r.commitment, path: r.path, rule: r.rule, salt: saltToHex(r.salt), seq: r.seq, value: r.value })),
+    steps: steps.map((o) => ({ salt: o.salt, seq: o.seq, step_hash: o.step_hash })),
     unblobbed: unblobbed.map((u) => ({ fields: [...u.fields], seq: u.seq })),
   };
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
-const isSeq = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
-const keysAre = (o: Record<string, unknown>, keys: string[]): boolean => {
-  const k = Object.keys(o).sort();
-  return k.length === keys.length && k.every((x, i) => x === keys[i]);
-};
-const isPointer = (v: unknown): v is string => {
+/** Checks the secrets file's outline (format, manifest digest, redactions, steps); throws SECRETS_INVALID. */
+export function assertSecrets(secrets: unknown): asserts secrets is Record<string, unknown> & { manifest_digest: string; redactions: unknown[]; steps: unknown[] } {
+  if (isObject(secrets) && secrets.format === WITHDRAWN_SECRETS) {
+    throw new RedactError('SECRETS_INVALID', `this secrets file (${WITHDRAWN_SECRETS}) belongs to a receipt whose anchor format is withdrawn: ${WITHDRAWN_FORMATS['stepchain-redaction/v1']!}`);
+  }
+  if (!isObject(secrets) || secrets.format !== SECRETS_FORMAT || !isDigest(secrets.manifest_digest) || !Array.isArray(secrets.redactions) || !Array.isArray(secrets.steps)) {
+    throw new RedactError('SECRETS_INVALID', `not a secrets file (expected {"format": "${SECRETS_FORMAT}", "manifest_digest", "redactions", "steps", "unblobbed"})`);
+  }
+}
+
+/** The secrets file's opening of step `seq`'s commitment, checked; null when the file has none for it. */
+export function openingFromSecrets(secrets: { steps: unknown[] }, seq: number): { salt: string; step_hash: string } | null {
+  const o = secrets.steps.find((x) => isObject(x) && x.seq === seq);
+  if (o === undefined) return null;
+  if (!isObject(o) || saltFromHex(o.salt) === null || !isDigest(o.step_hash)) throw new RedactError('SECRETS_INVALID', `the secrets file's opening of step ${seq} is damaged`);
+  return { salt: o.salt as string, step_hash: o.step_hash };
+}
+
+export const isPointer = (v: unknown): v is string => {
   if (typeof v !== 'string' || v === '') return false;
   try {
     parsePointer(v);
@@ -74,9 +96,7 @@ const isPointer = (v: unknown): v is string => {
 
 /** Builds the proof for one location from a secrets file; throws RedactError when it cannot. */
 export function discloseFromSecrets(secrets: unknown, seq: number, path: string): DisclosureProof {
-  if (!isObject(secrets) || secrets.format !== SECRETS_FORMAT || !isDigest(secrets.manifest_digest) || !Array.isArray(secrets.redactions)) {
-    throw new RedactError('SECRETS_INVALID', `not a secrets file (expected {"format": "${SECRETS_FORMAT}", "manifest_digest", "redactions"})`);
-  }
+  assertSecrets(secrets);
   if (!isSeq(seq) || !isPointer(path)) throw new RedactError('ARGUMENT_INVALID', 'disclose needs a seq (non-negative integer) and a JSON Pointer path such as /tool_call/arguments/api_key');
   const entry = (secrets.redactions as unknown[]).find((e) => isObject(e) && e.seq === seq && e.path === path) as Record<string, unknown> | undefined;
   if (!entry) {
@@ -115,7 +135,7 @@ export type DisclosureProblemCode =
   | 'TEXT_MISMATCH'
   /** A whole-step proof leaves a redaction of the step undisclosed. */
   | 'INCOMPLETE_DISCLOSURE'
-  /** A whole-step proof re-derives a step hash other than the anchor's for that step. */
+  /** A whole-step or hash proof does not open the anchor's commitment (or re-derives another step hash). */
   | 'ANCHOR_MISMATCH';
 
 export interface DisclosureReport {
@@ -133,7 +153,7 @@ export interface DisclosureReport {
 
 /** Why `proof` is not a disclosure document, or null. */
 export function proofDefect(proof: unknown): string | null {
-  if (!isObject(proof) || !keysAre(proof, ['commitment', 'format', 'manifest_digest', 'path', 'rule', 'salt', 'seq', 'value'])) {
+  if (!isObject(proof) || !hasExactMembers(proof, ['commitment', 'format', 'manifest_digest', 'path', 'rule', 'salt', 'seq', 'value'])) {
     return 'a disclosure proof has exactly the members commitment, format, manifest_digest, path, rule, salt, seq and value';
   }
   if (proof.format !== DISCLOSURE_FORMAT) return `format is ${JSON.stringify(proof.format)}, not ${JSON.stringify(DISCLOSURE_FORMAT)}`;
@@ -216,153 +236,7 @@ export async function verifyDisclosure(receipt: ByteInput, proof: unknown, optio
   report.value = p.value;
   report.proves = [
     `The value redacted at seq ${p.seq}, ${p.path} (rule ${JSON.stringify(p.rule)}) of the published receipt ${published.manifest_digest} is the disclosed value: it matches the marker's salted SHA-256 commitment.`,
-    ...(published.signed_by ? [`That receipt is signed by ${published.signed_by}, whose anchor names the original head ${published.anchor!.head.step_hash}.`] : []),
+    ...(published.signed_by ? [`That receipt is signed by ${published.signed_by}.`] : []),
   ];
   return report;
-}
-
-export const STEP_DISCLOSURE_FORMAT = 'stepchain-step-disclosure/v1';
-
-/** Reveals every redacted value of one step, so its original step hash can be re-derived (spec §8.4). */
-export interface StepDisclosureProof {
-  /** Content fields that were blobs in the original and are not in the published step, sorted. */
-  blob_fields: string[];
-  format: typeof STEP_DISCLOSURE_FORMAT;
-  manifest_digest: string;
-  seq: number;
-  values: Array<{ commitment: string; path: string; rule: string; salt: string; value: Json }>;
-}
-
-export interface StepDisclosureReport {
-  ok: boolean;
-  problems: Array<{ code: DisclosureProblemCode; message: string }>;
-  seq: number | null;
-  /** The original step record (with its step_hash), only when ok. */
-  record: Json | null;
-  manifest_digest: string | null;
-  receipt: PublishedReport | null;
-  proves: string[];
-}
-
-const BLOB_FIELDS = new Set(['input', 'model', 'prompt', 'result', 'tool_call']);
-
-/** Builds the whole-step proof for `seq` from a secrets file (every redaction of the step). */
-export function discloseStepFromSecrets(secrets: unknown, seq: number): StepDisclosureProof {
-  if (!isObject(secrets) || secrets.format !== SECRETS_FORMAT || !isDigest(secrets.manifest_digest) || !Array.isArray(secrets.redactions)) {
-    throw new RedactError('SECRETS_INVALID', `not a secrets file (expected {"format": "${SECRETS_FORMAT}", "manifest_digest", "redactions"})`);
-  }
-  if (!isSeq(seq)) throw new RedactError('ARGUMENT_INVALID', 'a whole-step disclosure needs a seq (non-negative integer)');
-  const entries = (secrets.redactions as unknown[]).filter((e) => isObject(e) && e.seq === seq) as Array<Record<string, unknown>>;
-  const values = entries.map((e) => discloseFromSecrets(secrets, seq, e.path as string)).map(({ commitment: c, path, rule, salt, value }) => ({ commitment: c, path, rule, salt, value }));
-  const u = Array.isArray(secrets.unblobbed) ? (secrets.unblobbed as unknown[]).find((x) => isObject(x) && x.seq === seq) : undefined;
-  const fields = isObject(u) && Array.isArray(u.fields) ? (u.fields as unknown[]).filter((f): f is string => typeof f === 'string').sort() : [];
-  return { blob_fields: fields, format: STEP_DISCLOSURE_FORMAT, manifest_digest: secrets.manifest_digest, seq, values };
-}
-
-function stepProofDefect(proof: unknown): string | null {
-  if (!isObject(proof) || !keysAre(proof, ['blob_fields', 'format', 'manifest_digest', 'seq', 'values'])) {
-    return 'a whole-step proof has exactly the members blob_fields, format, manifest_digest, seq and values';
-  }
-  if (proof.format !== STEP_DISCLOSURE_FORMAT) return `format is ${JSON.stringify(proof.format)}, not ${JSON.stringify(STEP_DISCLOSURE_FORMAT)}`;
-  if (!isDigest(proof.manifest_digest)) return 'manifest_digest must be a digest';
-  if (!isSeq(proof.seq)) return 'seq must be a non-negative integer';
-  const bf = proof.blob_fields;
-  if (!Array.isArray(bf) || !bf.every((f, i) => typeof f === 'string' && BLOB_FIELDS.has(f) && (i === 0 || f > (bf[i - 1] as string)))) {
-    return 'blob_fields must be content field names, sorted, without repeats';
-  }
-  if (!Array.isArray(proof.values)) return 'values must be an array';
-  const paths = new Set<string>();
-  for (const [i, v] of (proof.values as unknown[]).entries()) {
-    const single = isObject(v) ? { ...v, format: DISCLOSURE_FORMAT, manifest_digest: proof.manifest_digest, seq: proof.seq } : v;
-    const why = isObject(v) && keysAre(v, ['commitment', 'path', 'rule', 'salt', 'value']) ? proofDefect(single) : 'an entry has exactly commitment, path, rule, salt and value';
-    if (why) return `values[${i}]: ${why}`;
-    const path = (v as { path: string }).path;
-    if (paths.has(path)) return `values[${i}] repeats the path ${path}`;
-    paths.add(path);
-  }
-  return null;
-}
-
-function setAt(root: Record<string, unknown>, tokens: string[], value: Json): boolean {
-  let node: unknown = root;
-  for (let i = 0; i < tokens.length - 1; i++) {
-    if (node === null || typeof node !== 'object' || !Object.prototype.hasOwnProperty.call(node, tokens[i]!)) return false;
-    node = (node as Record<string, unknown>)[tokens[i]!];
-  }
-  if (node === null || typeof node !== 'object' || !Object.prototype.hasOwnProperty.call(node, tokens[tokens.length - 1]!)) return false;
-  (node as Record<string, unknown>)[tokens[tokens.length - 1]!] = value;
-  return true;
-}
-
-/**
- * Checks a whole-step proof: every redaction of the step is disclosed and matches its marker; putting the
- * values back (and the blob references for `blob_fields`), with prev_hash the anchor's previous original
- * hash, gives a record that hashes to the anchor's original step hash. Never throws.
- */
-export async function verifyStepDisclosure(receipt: ByteInput, proof: unknown, options: Omit<VerifyPublishedOptions, 'locate'> = {}): Promise<StepDisclosureReport> {
-  const report: StepDisclosureReport = { ok: false, problems: [], seq: null, record: null, manifest_digest: null, receipt: null, proves: [] };
-  const fail = (code: DisclosureProblemCode, message: string): StepDisclosureReport => {
-    report.problems.push({ code, message });
-    return report;
-  };
-  const defect = stepProofDefect(proof);
-  if (defect) return fail('PROOF_INVALID', defect);
-  const p = proof as unknown as StepDisclosureProof;
-  report.seq = p.seq;
-  const published = await verifyPublishedReceipt(receipt, { ...options, locate: { seq: p.seq, step: true } });
-  report.receipt = published;
-  report.manifest_digest = published.manifest_digest;
-  if (!published.ok || !published.anchor || !published.manifest) {
-    const first = published.problems[0];
-    return fail('RECEIPT_INVALID', `the receipt does not verify as a published receipt${first ? `: ${first.code}: ${first.message}` : ''}`);
-  }
-  if (published.manifest_digest !== p.manifest_digest) return fail('MANIFEST_MISMATCH', `the proof is for the receipt with manifest ${p.manifest_digest}; this receipt's manifest is ${published.manifest_digest}`);
-  if (published.located_line === null) return fail('NOT_REDACTED', `the receipt has no step ${p.seq}`);
-  const anchor = published.anchor;
-  const record = JSON.parse(published.located_line) as Record<string, unknown>;
-  const declared = (published.manifest.redactions as Array<{ path: string; rule: string; seq: number }>).filter((d) => d.seq === p.seq);
-  const given = new Map(p.values.map((v) => [v.path, v]));
-  for (const d of declared) if (!given.has(d.path)) return fail('INCOMPLETE_DISCLOSURE', `the redaction at ${d.path} (rule ${JSON.stringify(d.rule)}) is not disclosed; a whole-step proof discloses every redaction of the step`);
-  for (const v of p.values) {
-    const d = declared.find((x) => x.path === v.path);
-    if (!d) return fail('NOT_REDACTED', `no redaction of step ${p.seq} stands at ${v.path}`);
-    let marker: unknown = record;
-    for (const t of parsePointer(v.path)) marker = isObject(marker) || Array.isArray(marker) ? (marker as Record<string, unknown>)[t] : undefined;
-    const inner = isObject(marker) ? (marker['$stepchain:redacted'] as Record<string, unknown> | undefined) : undefined;
-    if (!inner || inner.rule !== v.rule || inner.commitment !== v.commitment) return fail('MARKER_MISMATCH', `the marker at ${v.path} does not name the proof's rule and commitment`);
-    if (commitment(saltFromHex(v.salt)!, v.value) !== v.commitment) return fail('COMMITMENT_MISMATCH', `the salt and value disclosed for ${v.path} do not give the marker's commitment`);
-    if (typeof inner.text === 'string' && (typeof v.value !== 'string' || !textFits(inner.text, v.value))) return fail('TEXT_MISMATCH', `the marker's text at ${v.path} cannot have come from the disclosed value`);
-  }
-  // Put the values back. Markers never nest (nothing below a redacted node is walked), so order is free.
-  for (const v of p.values) {
-    const tokens = parsePointer(v.path);
-    if (!setAt(record, tokens, v.value)) return fail('NOT_REDACTED', `no value stands at ${v.path}`);
-  }
-  for (const f of p.blob_fields) {
-    if (!(f in record)) return fail('PROOF_INVALID', `blob_fields names ${f}, which the step does not have`);
-    const text = canonicalJson(record[f], { refuseReserved: false, maxDepth: MAX_RECORD_DEPTH });
-    record[f] = { '$stepchain:blob': { digest: digestUtf8(text), size: utf8Length(text) } };
-  }
-  if (p.seq >= anchor.length) return fail('ANCHOR_MISMATCH', `the anchor lists ${anchor.length} original steps; there is no step ${p.seq}`);
-  record.prev_hash = p.seq === 0 ? anchor.genesis_hash : anchor.steps[p.seq - 1];
-  delete record.step_hash;
-  let hash: string;
-  try {
-    hash = digestUtf8(canonicalJson(record, { refuseReserved: false, maxDepth: MAX_RECORD_DEPTH }));
-  } catch {
-    return fail('PROOF_INVALID', 'the re-assembled step is not I-JSON');
-  }
-  if (hash !== anchor.steps[p.seq]) return fail('ANCHOR_MISMATCH', `the re-assembled step hashes to ${hash}; the anchor's original step hash for seq ${p.seq} is ${anchor.steps[p.seq]}`);
-  record.step_hash = hash;
-  report.ok = true;
-  report.record = record as Json;
-  report.proves = [
-    `Step ${p.seq} of the original run is exactly the re-assembled record: its hash is the anchor's original step hash ${hash}. So the published step's unredacted content is original, and every redacted value of the step is disclosed.`,
-    `That hash links to the original head ${anchor.head.step_hash} only through the anchor's list (the publisher's ${published.signed_by ? 'signed ' : ''}claim); whole-step proofs of every later step, checked against a head pinned independently, make the link a proof.`,
-  ];
-  return report;
-}
-
-function utf8Length(s: string): number {
-  return new TextEncoder().encode(s).length;
 }

@@ -32,6 +32,8 @@ export type RedactErrorCode =
   | 'SOURCE_INVALID'
   /** A string a rule matched still appears in the published bytes (the policy selects it in one place, not another). */
   | 'LEAK_DETECTED'
+  /** An envelope member (step_id, ts, the genesis), which is never redacted, matches a detector of the policy. */
+  | 'ENVELOPE_SECRET'
   /** The published receipt would break a limit (a line over 16 MiB, a manifest over 16 MiB). */
   | 'LIMIT_EXCEEDED'
   /** The secrets file (or a proof file) exists; it is never overwritten. */

@@ -8,14 +8,14 @@ import { readKeyFile, writePlanToFile, type ExportResult } from '../receipt/node
 import { writeReceipt } from '../receipt/writer.js';
 import { verifyReceiptFile } from '../receipt/node.js';
 import type { SaltSource } from './commit.js';
-import {
-  STEP_DISCLOSURE_FORMAT, discloseFromSecrets, discloseStepFromSecrets, secretsFile, verifyDisclosure, verifyStepDisclosure,
-  type DisclosureProof, type DisclosureReport, type StepDisclosureProof, type StepDisclosureReport,
-} from './disclose.js';
+import { discloseFromSecrets, secretsFile, verifyDisclosure, type DisclosureProof, type DisclosureReport } from './disclose.js';
+import { HASH_DISCLOSURE_FORMAT, discloseHashFromSecrets, verifyHashDisclosure, type HashDisclosureProof, type HashDisclosureReport } from './disclose-hash.js';
+import { discloseStepFromSecrets, verifyStepDisclosure, type StepDisclosureProof, type StepDisclosureReport } from './disclose-step.js';
 import { RedactError } from './errors.js';
 import { compilePolicy, parsePolicyText, type Policy, type PolicyDocument } from './policy.js';
 import { planPublication, type Publication } from './publish.js';
-import { publishedReceiptHooks, type PublishedReport, type VerifyPublishedOptions } from './verify.js';
+import { publishedReceiptHooks, verifyPublishedReceipt, type PublishedReport, type VerifyPublishedOptions } from './verify.js';
+import type { ByteInput } from '../receipt/inflate.js';
 import { concatBytes } from '../bytes.js';
 
 export interface PublishOptions {
@@ -37,7 +37,10 @@ export interface PublishOptions {
 export interface PublishResult extends ExportResult {
   redactions: number;
   policy_digest: string;
+  /** The original head. Private: the public receipt holds it only as a salted commitment, unless nothing was redacted. */
   original_head: { seq: number; step_hash: string };
+  /** The first seq with a redaction (the steps before it are published unchanged); the step count when none. */
+  redacted_from: number;
   secrets_out: string | null;
 }
 
@@ -78,11 +81,11 @@ function assertOptIn(options: unknown): asserts options is { optIn: true } {
 export async function preparePublication(source: ChainSource, options: Omit<PublishOptions, 'out' | 'secretsOut'>): Promise<Publication> {
   assertOptIn(options);
   const policy = await loadPolicy(options.policy);
-  const signingKey = options.sign === undefined ? undefined : typeof options.sign === 'object' && !(options.sign instanceof Uint8Array) ? await readKeyFile(options.sign.keyFile) : options.sign;
+  const sign = options.sign === undefined ? undefined : typeof options.sign === 'object' && !(options.sign instanceof Uint8Array) ? await readKeyFile(options.sign.keyFile) : options.sign;
   return planPublication(source, {
     policy,
     ...(options.salts ? { salts: options.salts } : {}),
-    ...(signingKey === undefined ? {} : { signingKey }),
+    ...(sign === undefined ? {} : { sign }),
     ...(options.exporter === undefined ? {} : { exporter: options.exporter }),
   });
 }
@@ -110,7 +113,7 @@ export async function publish(source: ChainSource, options: PublishOptions): Pro
   let wroteSecrets = false;
   if (options.secretsOut !== undefined) {
     try {
-      await writeFile(options.secretsOut, JSON.stringify(secretsFile(pub.plan.manifestDigest, pub.redactions, pub.unblobbed)) + '\n', { mode: 0o600, flag: 'wx' });
+      await writeFile(options.secretsOut, JSON.stringify(secretsFile(pub.plan.manifestDigest, pub.redactions, pub.unblobbed, pub.steps)) + '\n', { mode: 0o600, flag: 'wx' });
       await chmod(options.secretsOut, 0o600);
       wroteSecrets = true;
     } catch (e) {
@@ -129,16 +132,22 @@ export async function publish(source: ChainSource, options: PublishOptions): Pro
     ...result,
     redactions: pub.redactions.length,
     policy_digest: pub.anchor.policy_digest,
-    original_head: pub.anchor.head,
+    original_head: pub.originalHead,
+    redacted_from: pub.anchor.redacted_from,
     secrets_out: options.secretsOut ?? null,
   };
+}
+
+/** `verifyPublishedReceipt` for a file path as well as bytes or a stream: the root entry's `verifyPublishedReceipt`. */
+export async function verifyPublishedAt(input: ByteInput | string, options: VerifyPublishedOptions = {}): Promise<PublishedReport> {
+  return typeof input === 'string' ? verifyPublishedFile(input, options) : verifyPublishedReceipt(input, options);
 }
 
 /** Verifies a published receipt file (streamed from disk). Never throws on the file's content. */
 export async function verifyPublishedFile(path: string, options: VerifyPublishedOptions = {}): Promise<PublishedReport> {
   const { locate, ...rest } = options;
   const hooks = publishedReceiptHooks(locate);
-  return hooks.finish(await verifyReceiptFile(path, { ...rest, ...hooks.options }));
+  return (await verifyReceiptFile(path, { ...rest, ...hooks.options, finish: hooks.finish })) as PublishedReport;
 }
 
 async function readJson(path: string, what: string): Promise<unknown> {
@@ -185,6 +194,19 @@ export async function discloseStep(receiptPath: string, options: { secrets: stri
   return { proof, report };
 }
 
+/** Makes a hash disclosure (the anchor's commitment to step `seq`'s original hash opened; default: the original head), checked against the receipt. */
+export async function discloseHash(receiptPath: string, options: { secrets: string; seq?: number; out?: string }): Promise<{ proof: HashDisclosureProof; report: HashDisclosureReport }> {
+  const secrets = await readJson(options.secrets, 'secrets file');
+  const proof = discloseHashFromSecrets(secrets, options.seq);
+  const report = await verifyHashDisclosure(await readReceiptBytes(receiptPath), proof);
+  if (!report.ok) {
+    const p = report.problems[0]!;
+    throw new RedactError(p.code === 'MANIFEST_MISMATCH' ? 'SECRETS_INVALID' : 'RECEIPT_INVALID', `the hash disclosure does not verify against ${receiptPath}: ${p.code}: ${p.message}`);
+  }
+  if (options.out !== undefined) await writeProof(options.out, proof);
+  return { proof, report };
+}
+
 async function writeProof(out: string, proof: unknown): Promise<void> {
   try {
     await writeFile(out, JSON.stringify(proof) + '\n', { flag: 'wx', mode: 0o600 }); // it reveals values: private until shared
@@ -194,8 +216,10 @@ async function writeProof(out: string, proof: unknown): Promise<void> {
   }
 }
 
-/** Checks a proof file (single value or whole step, by its format) against a receipt file. Never throws on their content. */
-export async function verifyDisclosureFiles(receiptPath: string, proofPath: string, options: Omit<VerifyPublishedOptions, 'locate'> = {}): Promise<DisclosureReport | StepDisclosureReport> {
+/** Checks a proof file (a value, a whole step or a hash, by its format) against a receipt file. Never throws on their content. */
+export async function verifyDisclosureFiles(
+  receiptPath: string, proofPath: string, options: Omit<VerifyPublishedOptions, 'locate'> = {},
+): Promise<DisclosureReport | StepDisclosureReport | HashDisclosureReport> {
   let proof: unknown;
   try {
     proof = JSON.parse(await readFile(proofPath, 'utf8'));
@@ -203,8 +227,11 @@ export async function verifyDisclosureFiles(receiptPath: string, proofPath: stri
     return { ok: false, problems: [{ code: 'PROOF_INVALID', message: `cannot read ${proofPath} as JSON: ${e instanceof Error ? e.message : String(e)}` }], seq: null, path: null, rule: null, value: null, manifest_digest: null, receipt: null, proves: [] };
   }
   const bytes = await readReceiptBytes(receiptPath);
-  const isStep = proof !== null && typeof proof === 'object' && (proof as { format?: unknown }).format === STEP_DISCLOSURE_FORMAT;
-  return isStep ? verifyStepDisclosure(bytes, proof, options) : verifyDisclosure(bytes, proof, options);
+  const format = proof !== null && typeof proof === 'object' ? (proof as { format?: unknown }).format : undefined;
+  if (format === HASH_DISCLOSURE_FORMAT) return verifyHashDisclosure(bytes, proof, options);
+  // A withdrawn step-disclosure format goes to the step verifier, which says why it is refused.
+  if (typeof format === 'string' && format.startsWith('stepchain-step-disclosure/')) return verifyStepDisclosure(bytes, proof, options);
+  return verifyDisclosure(bytes, proof, options);
 }
 
 async function readReceiptBytes(path: string): Promise<Uint8Array> {

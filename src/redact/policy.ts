@@ -7,7 +7,10 @@
 import { canonicalJson } from '../canonical/jcs.js';
 import { scanCanonical } from '../canonical/scan.js';
 import { digestUtf8 } from '../canonical/sha256.js';
-import { CONTENT_FIELDS, isValidId, type Json } from '../chain/record.js';
+import type { Json } from '../canonical/json.js';
+import { isObject, isSeq } from '../canonical/json.js';
+import { isValidId } from '../record/fields.js';
+import { DEFAULT_FORMAT, REDACTABLE_MEMBERS } from '../record/formats.js';
 import { IgnoreSet, compilePattern } from '../diff/pattern.js';
 import { DETECTORS, DETECTOR_IDS } from './detectors.js';
 import { PolicyError, type PolicyErrorCode } from './errors.js';
@@ -51,13 +54,11 @@ export interface Policy {
   readonly digest: string;
 }
 
-const REDACTABLE = new Set<string>([...CONTENT_FIELDS, 'meta']);
 const RULE_MEMBERS = new Set(['id', 'paths', 'detectors', 'tools', 'seq', 'mode']);
 /** Enough for any real policy; keeps a hostile one from costing more than a moment per value. */
 export const MAX_RULES = 256;
 export const MAX_PATTERNS_PER_RULE = 256;
 
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** Parses policy JSON text (strict: no duplicate members) and validates it. */
 export function parsePolicyText(text: string, file = 'policy'): Policy {
@@ -74,9 +75,13 @@ export function parsePolicyText(text: string, file = 'policy'): Policy {
   return compilePolicy(value, file);
 }
 
+type Fail = (code: PolicyErrorCode, message: string, path: string, hint?: string) => never;
+/** A rule member that breaks its rule: throws PolicyError naming the rule and the member. */
+type Bad = (code: PolicyErrorCode, member: string | null, why: string, hint?: string) => never;
+
 /** Validates a parsed policy; throws PolicyError naming the rule and member. */
 export function compilePolicy(value: unknown, file = 'policy'): Policy {
-  const fail = (code: PolicyErrorCode, message: string, path: string, hint?: string): never => {
+  const fail: Fail = (code, message, path, hint) => {
     throw new PolicyError(code, message, { location: { file, path }, ...(hint ? { hint } : {}) });
   };
   if (!isObject(value)) return fail('POLICY_INVALID', 'a policy is a JSON object {"rules": [...]}', '');
@@ -91,84 +96,93 @@ export function compilePolicy(value: unknown, file = 'policy'): Policy {
   const compiled: CompiledRule[] = [];
   const document: PolicyDocument = { ...('format' in value ? { format: POLICY_FORMAT } : {}), rules: [] };
   rules.forEach((raw: unknown, index) => {
-    const at = `/rules/${index}`;
-    const idOk = isObject(raw) && isValidId(raw.id);
-    const name = idOk ? `rule "${(raw as { id: string }).id}" (rules[${index}])` : `rules[${index}]`;
-    const bad = (code: PolicyErrorCode, member: string | null, why: string, hint?: string): never =>
-      fail(code, `${name}${member ? ` member "${member}"` : ''}: ${why}`, member ? `${at}/${member}` : at, hint);
-    if (!isObject(raw)) return bad('RULE_INVALID', null, 'a rule is an object {"id": …, "paths": […] and/or "detectors": […]}');
-    for (const k of Object.keys(raw)) {
-      if (!RULE_MEMBERS.has(k)) bad('UNKNOWN_MEMBER', k, `is not a rule member (allowed: ${[...RULE_MEMBERS].join(', ')})`, 'a misspelt member would otherwise disable the rule silently');
-    }
-    if (!idOk) bad('RULE_ID_INVALID', 'id', `must be an id matching ^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$ (got ${JSON.stringify(raw.id)})`);
-    const id = raw.id as string;
-    const dup = seen.get(id);
-    if (dup !== undefined) bad('RULE_ID_DUPLICATE', 'id', `repeats the id of rules[${dup}]; every rule has its own id`);
-    seen.set(id, index);
-    const rule: PolicyRule = { id };
-
-    const strings = (member: string, v: unknown, max: number): string[] => {
-      if (!Array.isArray(v) || v.length === 0 || v.length > max || !v.every((x) => typeof x === 'string')) {
-        return bad('RULE_INVALID', member, `must be a non-empty array of at most ${max} strings`);
-      }
-      if (new Set(v).size !== v.length) bad('RULE_INVALID', member, 'lists the same entry twice');
-      return v as string[];
-    };
-
-    let paths: IgnoreSet | null = null;
-    if ('paths' in raw) {
-      const list = strings('paths', raw.paths, MAX_PATTERNS_PER_RULE);
-      list.forEach((p, i) => {
-        const where = `paths/${i}`;
-        try {
-          compilePattern(p);
-        } catch (e) {
-          bad('PATH_INVALID', where, `${JSON.stringify(p)} is not a pointer pattern: ${e instanceof Error ? e.message.replace(/^[A-Z_]+: /, '') : String(e)}`);
-        }
-        const first = p.slice(1).split('/')[0]!;
-        if (first !== '*' && first !== '**' && !REDACTABLE.has(first)) {
-          bad('PATH_INVALID', where, `${JSON.stringify(p)} points into the envelope field "${first}"; only content fields (${CONTENT_FIELDS.join(', ')}) and meta can be redacted`);
-        }
-      });
-      paths = new IgnoreSet(list);
-      rule.paths = list;
-    }
-    let detectors: string[] = [];
-    if ('detectors' in raw) {
-      detectors = strings('detectors', raw.detectors, DETECTOR_IDS.length);
-      for (const d of detectors) if (!DETECTORS.has(d)) bad('DETECTOR_UNKNOWN', 'detectors', `${JSON.stringify(d)} is not a built-in detector (${DETECTOR_IDS.join(', ')})`);
-      rule.detectors = detectors;
-    }
-    if (paths === null && detectors.length === 0) bad('RULE_INVALID', null, 'selects nothing: give "paths", "detectors" or both');
-    let tools: Set<string> | null = null;
-    if ('tools' in raw) {
-      const list = strings('tools', raw.tools, 1024);
-      tools = new Set(list);
-      rule.tools = list;
-    }
-    let from = 0;
-    let to = Number.MAX_SAFE_INTEGER;
-    if ('seq' in raw) {
-      const s = raw.seq;
-      const isSeq = (x: unknown): x is number => typeof x === 'number' && Number.isSafeInteger(x) && x >= 0;
-      if (!isObject(s) || Object.keys(s).some((k) => k !== 'from' && k !== 'to') || Object.keys(s).length === 0 || ('from' in s && !isSeq(s.from)) || ('to' in s && !isSeq(s.to))) {
-        bad('RULE_INVALID', 'seq', 'must be {"from": N, "to": M} (either may be left out) with non-negative integers');
-      }
-      const r = s as { from?: number; to?: number };
-      if (r.from !== undefined) from = r.from;
-      if (r.to !== undefined) to = r.to;
-      if (from > to) bad('RULE_INVALID', 'seq', `from ${from} is after to ${to}`);
-      rule.seq = { ...(r.from !== undefined ? { from: r.from } : {}), ...(r.to !== undefined ? { to: r.to } : {}) };
-    }
-    let mode: RedactMode = detectors.length > 0 ? 'substring' : 'value';
-    if ('mode' in raw) {
-      if (raw.mode !== 'substring' && raw.mode !== 'value') bad('RULE_INVALID', 'mode', `must be "substring" or "value" (got ${JSON.stringify(raw.mode)})`);
-      mode = raw.mode as RedactMode;
-      if (mode === 'substring' && detectors.length === 0) bad('RULE_INVALID', 'mode', '"substring" needs detectors: a path selects a whole value');
-      rule.mode = mode;
-    }
-    compiled.push({ id, index, paths, detectors, tools, from, to, mode });
+    const { rule, compiledRule } = compileRule(raw, index, seen, fail);
+    compiled.push(compiledRule);
     document.rules.push(rule);
   });
   return { document, rules: compiled, digest: digestUtf8(canonicalJson(document as unknown as Json)) };
+}
+
+/** One rule (spec/REDACTION.md §3): its members by their rules, as written back and as the walk uses it. */
+function compileRule(raw: unknown, index: number, seen: Map<string, number>, fail: Fail): { rule: PolicyRule; compiledRule: CompiledRule } {
+  const at = `/rules/${index}`;
+  const idOk = isObject(raw) && isValidId(raw.id);
+  const name = idOk ? `rule "${(raw as { id: string }).id}" (rules[${index}])` : `rules[${index}]`;
+  const bad: Bad = (code, member, why, hint) => fail(code, `${name}${member ? ` member "${member}"` : ''}: ${why}`, member ? `${at}/${member}` : at, hint);
+  if (!isObject(raw)) return bad('RULE_INVALID', null, 'a rule is an object {"id": …, "paths": […] and/or "detectors": […]}');
+  for (const k of Object.keys(raw)) {
+    if (!RULE_MEMBERS.has(k)) bad('UNKNOWN_MEMBER', k, `is not a rule member (allowed: ${[...RULE_MEMBERS].join(', ')})`, 'a misspelt member would otherwise disable the rule silently');
+  }
+  if (!idOk) bad('RULE_ID_INVALID', 'id', `must be an id matching ^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$ (got ${JSON.stringify(raw.id)})`);
+  const id = raw.id as string;
+  const dup = seen.get(id);
+  if (dup !== undefined) bad('RULE_ID_DUPLICATE', 'id', `repeats the id of rules[${dup}]; every rule has its own id`);
+  seen.set(id, index);
+  const rule: PolicyRule = { id };
+  let paths: IgnoreSet | null = null;
+  if ('paths' in raw) {
+    rule.paths = compilePaths(strings(bad, 'paths', raw.paths, MAX_PATTERNS_PER_RULE), bad);
+    paths = new IgnoreSet(rule.paths);
+  }
+  let detectors: string[] = [];
+  if ('detectors' in raw) {
+    detectors = strings(bad, 'detectors', raw.detectors, DETECTOR_IDS.length);
+    for (const d of detectors) if (!DETECTORS.has(d)) bad('DETECTOR_UNKNOWN', 'detectors', `${JSON.stringify(d)} is not a built-in detector (${DETECTOR_IDS.join(', ')})`);
+    rule.detectors = detectors;
+  }
+  if (paths === null && detectors.length === 0) bad('RULE_INVALID', null, 'selects nothing: give "paths", "detectors" or both');
+  let tools: Set<string> | null = null;
+  if ('tools' in raw) {
+    const list = strings(bad, 'tools', raw.tools, 1024);
+    tools = new Set(list);
+    rule.tools = list;
+  }
+  const range = 'seq' in raw ? compileSeq(raw.seq, bad) : null;
+  if (range) rule.seq = range.written;
+  let mode: RedactMode = detectors.length > 0 ? 'substring' : 'value';
+  if ('mode' in raw) {
+    if (raw.mode !== 'substring' && raw.mode !== 'value') bad('RULE_INVALID', 'mode', `must be "substring" or "value" (got ${JSON.stringify(raw.mode)})`);
+    mode = raw.mode as RedactMode;
+    if (mode === 'substring' && detectors.length === 0) bad('RULE_INVALID', 'mode', '"substring" needs detectors: a path selects a whole value');
+    rule.mode = mode;
+  }
+  return { rule, compiledRule: { id, index, paths, detectors, tools, from: range?.from ?? 0, to: range?.to ?? Number.MAX_SAFE_INTEGER, mode } };
+}
+
+/** A member that is a non-empty array of at most `max` distinct strings. */
+function strings(bad: Bad, member: string, v: unknown, max: number): string[] {
+  if (!Array.isArray(v) || v.length === 0 || v.length > max || !v.every((x) => typeof x === 'string')) {
+    return bad('RULE_INVALID', member, `must be a non-empty array of at most ${max} strings`);
+  }
+  if (new Set(v).size !== v.length) bad('RULE_INVALID', member, 'lists the same entry twice');
+  return v as string[];
+}
+
+/** Each path a pointer pattern into a member a redaction may stand in (REDACTION.md §3.2). */
+function compilePaths(list: string[], bad: Bad): string[] {
+  list.forEach((p, i) => {
+    const where = `paths/${i}`;
+    try {
+      compilePattern(p);
+    } catch (e) {
+      bad('PATH_INVALID', where, `${JSON.stringify(p)} is not a pointer pattern: ${e instanceof Error ? e.message.replace(/^[A-Z_]+: /, '') : String(e)}`);
+    }
+    const first = p.slice(1).split('/')[0]!;
+    if (first !== '*' && first !== '**' && !REDACTABLE_MEMBERS.has(first)) {
+      bad('PATH_INVALID', where, `${JSON.stringify(p)} points into the envelope field "${first}"; only content fields (${DEFAULT_FORMAT.records[0]!.contentFields.join(', ')}) and meta can be redacted`);
+    }
+  });
+  return list;
+}
+
+/** The seq range `{"from", "to"}`, either end optional. */
+function compileSeq(s: unknown, bad: Bad): { from: number; to: number; written: { from?: number; to?: number } } {
+  if (!isObject(s) || Object.keys(s).some((k) => k !== 'from' && k !== 'to') || Object.keys(s).length === 0 || ('from' in s && !isSeq(s.from)) || ('to' in s && !isSeq(s.to))) {
+    bad('RULE_INVALID', 'seq', 'must be {"from": N, "to": M} (either may be left out) with non-negative integers');
+  }
+  const r = s as { from?: number; to?: number };
+  const from = r.from ?? 0;
+  const to = r.to ?? Number.MAX_SAFE_INTEGER;
+  if (from > to) bad('RULE_INVALID', 'seq', `from ${from} is after to ${to}`);
+  return { from, to, written: { ...(r.from !== undefined ? { from: r.from } : {}), ...(r.to !== undefined ? { to: r.to } : {}) } };
 }

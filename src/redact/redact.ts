@@ -15,8 +15,10 @@
  * them ends at the node or an ancestor.
  */
 import { toPointer } from '../canonical/pointer.js';
-import { CONTENT_FIELDS, type Json, type JsonObject } from '../chain/record.js';
-import { REDACTED_MARKER } from '../chain/verify.js';
+import type { Json, JsonObject } from '../canonical/json.js';
+import { DEFAULT_FORMAT } from '../record/formats.js';
+import { REDACTED_MARKER } from '../record/markers.js';
+import type { RecordProfile } from '../record/profile.js';
 import type { PatternState } from '../diff/pattern.js';
 import { commitment, type SaltSource } from './commit.js';
 import { findSecrets, placeholder } from './detectors.js';
@@ -32,22 +34,18 @@ export interface Redaction {
   salt: Uint8Array;
   /** The original value the marker replaces. */
   value: Json;
-  /** The strings the rule matched (detector matches, or the string leaves of a path-selected value). */
+  /**
+   * What the leak sweep searches for (spec/REDACTION.md §5.5): the detector matches, or the string leaves
+   * and the number leaves (as JCS writes them) of a path-selected value.
+   */
   matched: string[];
-  /** Whether `matched` holds detector matches (true) or the string leaves of a path-selected value. */
+  /** Whether `matched` holds detector matches (true) or the leaves of a path-selected value. */
   detected: boolean;
 }
 
 /** `{"$stepchain:redacted": {"commitment", "rule", "text"?}}` (FORMAT.md §3.5). */
 export type RedactionMarker = { [REDACTED_MARKER]: { commitment: string; rule: string; text?: string } } & JsonObject;
 
-/** The fields a policy may redact, in the order they are walked (UTF-16 order, as in the record). */
-export const REDACTABLE_FIELDS = [...CONTENT_FIELDS, 'meta'].sort() as ReadonlyArray<(typeof CONTENT_FIELDS)[number] | 'meta'>;
-
-export function toolName(toolCall: Json | undefined): string | null {
-  if (toolCall !== null && typeof toolCall === 'object' && !Array.isArray(toolCall) && typeof toolCall.name === 'string') return toolCall.name;
-  return null;
-}
 
 /** The rules that apply to a step: its seq in the rule's range, its tool (if the rule names tools) listed. */
 export function rulesForStep(policy: Policy, seq: number, tool: string | null): CompiledRule[] {
@@ -63,13 +61,16 @@ interface Walk {
 
 /**
  * Redacts one step. `fields` holds the original values of the content fields and meta (blobs already
- * resolved); the result holds the redacted value of each (the same object when nothing changed).
+ * resolved); the result holds the redacted value of each (the same object when nothing changed). The
+ * record profile says which members a policy may redact, in walk order, and what the step's tool is.
  */
-export function redactStep(policy: Policy, seq: number, fields: Partial<Record<string, Json>>, salt: SaltSource): { fields: Record<string, Json>; redactions: Redaction[] } {
-  const rules = rulesForStep(policy, seq, toolName(fields.tool_call));
+export function redactStep(
+  policy: Policy, seq: number, fields: Partial<Record<string, Json>>, salt: SaltSource, profile: RecordProfile = DEFAULT_FORMAT.records[0]!,
+): { fields: Record<string, Json>; redactions: Redaction[] } {
+  const rules = rulesForStep(policy, seq, profile.toolName(fields));
   const w: Walk = { seq, rules, salt, out: [] };
   const result: Record<string, Json> = {};
-  for (const field of REDACTABLE_FIELDS) {
+  for (const field of profile.redactable) {
     if (!(field in fields) || fields[field] === undefined) continue;
     const value = fields[field]!;
     if (rules.length === 0) {
@@ -89,11 +90,16 @@ function marker(w: Walk, tokens: Array<string | number>, rule: CompiledRule, val
   return { [REDACTED_MARKER]: { commitment: c, rule: rule.id, ...(text === undefined ? {} : { text }) } } as RedactionMarker;
 }
 
-/** The string values in a path-selected value (not its member names: those are structure, shared by unselected values). */
-function stringLeaves(v: Json, out: string[] = []): string[] {
+/**
+ * The string and number leaves of a path-selected value, numbers as JCS writes them (a card number
+ * redacted from a number field must not survive in text). Not its member names: those are structure,
+ * shared by unselected values. Booleans and null are not searched: they occur everywhere.
+ */
+function leaves(v: Json, out: string[] = []): string[] {
   if (typeof v === 'string') out.push(v);
-  else if (Array.isArray(v)) for (const x of v) stringLeaves(x, out);
-  else if (v !== null && typeof v === 'object') for (const k of Object.keys(v)) stringLeaves(v[k]!, out);
+  else if (typeof v === 'number') out.push(JSON.stringify(v)); // ECMAScript Number::toString, which JCS uses
+  else if (Array.isArray(v)) for (const x of v) leaves(x, out);
+  else if (v !== null && typeof v === 'object') for (const k of Object.keys(v)) leaves(v[k]!, out);
   return out;
 }
 
@@ -105,7 +111,7 @@ function walk(w: Walk, value: Json, tokens: Array<string | number>, states: Arra
     const r = rules[i]!;
     const s = states[i];
     if (!s || !r.paths!.matches(s)) continue;
-    if (r.detectors.length === 0) return marker(w, tokens, r, value, stringLeaves(value), false);
+    if (r.detectors.length === 0) return marker(w, tokens, r, value, leaves(value), false);
     if (!scoped[i]) (inScope ??= [...scoped])[i] = true;
   }
   const scope = inScope ?? scoped;

@@ -1,18 +1,23 @@
 /**
  * Verifying a published receipt (spec/REDACTION.md §7): the ordinary receipt verifier, extended through
- * its hooks with the `anchor` and `redactions` manifest members, and checks in both directions — every
- * redaction marker in the chain is declared (REDACTION_UNDECLARED), every declaration has its marker
- * (REDACTION_MISSING) — plus the anchor's consistency with the manifest (ANCHOR_INVALID).
+ * its hooks with the `anchor` and `redactions` manifest members (a shape violation is MANIFEST_INVALID),
+ * and checks in both directions — every redaction marker in the chain is declared (REDACTION_UNDECLARED),
+ * every declaration has its marker (REDACTION_MISSING) — plus the anchor's consistency with the rest of
+ * the manifest (ANCHOR_INVALID). Problems come in §7's order: the receipt's, then REDACTION_UNDECLARED in
+ * archive order, then ANCHOR_INVALID, then REDACTION_MISSING in declaration order.
  *
  * Pure — no Node-only imports — so it runs in a browser; never throws on the receipt's bytes.
  */
 import { scanCanonical } from '../canonical/scan.js';
 import { MAX_RECORD_DEPTH } from '../canonical/limits.js';
-import { genesisHash } from '../chain/record.js';
-import type { Problem, ProblemCode, ProblemLocation } from '../chain/report.js';
-import { REDACTED_MARKER, type VerifiedLine } from '../chain/verify.js';
-import { MANIFEST_NAME } from '../receipt/manifest.js';
-import { verifyReceipt, type ByteInput, type ReceiptReport, type VerifyReceiptOptions } from '../receipt/verify.js';
+import { isObject } from '../canonical/json.js';
+import { genesisHash } from '../record/formats.js';
+import { REDACTED_MARKER } from '../record/markers.js';
+import { ProblemList } from '../chain/problems.js';
+import type { ProblemLocation } from '../chain/report.js';
+import type { VerifiedLine } from '../chain/verifier.js';
+import { MANIFEST_NAME, type ReceiptManifest } from '../receipt/manifest.js';
+import { verifyReceipt, type ByteInput, type ReceiptProblemCode, type ReceiptReport, type VerifyReceiptOptions } from '../receipt/verify.js';
 import { anchorDefect, redactionsDefect, type AnchorBlock, type Declaration } from './anchor.js';
 
 export interface MarkerValue {
@@ -21,7 +26,10 @@ export interface MarkerValue {
   text?: string;
 }
 
-export interface PublishedReport extends ReceiptReport {
+/** The problems of a published receipt (spec/REDACTION.md §6): a receipt's, and its declarations' and anchor's. */
+export type PublishedProblemCode = ReceiptProblemCode | 'REDACTION_UNDECLARED' | 'REDACTION_MISSING' | 'ANCHOR_INVALID';
+
+export interface PublishedReport extends ReceiptReport<PublishedProblemCode> {
   /** The anchor block, once the manifest was read and it had a valid one. */
   anchor: AnchorBlock | null;
   /** Number of declared redactions. */
@@ -33,10 +41,12 @@ export interface PublishedReport extends ReceiptReport {
 }
 
 /**
- * The receipt verifier's hooks this module uses: extension members, and a view of every verified chain
- * line and blob (spec/RECEIPT.md §4.3; the two observers are an additive option of verifyReceipt).
+ * The receipt verifier's hooks this module uses: extension members, a view of every verified chain line
+ * and blob (spec/RECEIPT.md §4.3; the observers are additive options of verifyReceipt), and `finish`,
+ * which adds the declaration and anchor problems — so whoever passes these options gets the whole
+ * verification, publication checks included (issue 14 item 6: `diff` passed the observers without it).
  */
-export type ReceiptHooks = Required<Pick<VerifyReceiptOptions, 'extensions' | 'onLine' | 'onBlob'>>;
+export type ReceiptHooks = Required<Pick<VerifyReceiptOptions<ReceiptReport<ReceiptProblemCode> | PublishedReport>, 'extensions' | 'onLine' | 'onBlob' | 'finish'>>;
 
 export interface VerifyPublishedOptions extends Omit<VerifyReceiptOptions, keyof ReceiptHooks> {
   /** Also return the marker standing at this step and path (and with `step: true`, the step's whole line). */
@@ -52,141 +62,181 @@ export interface Locate {
 const key = (seq: number, path: string): string => `${seq} ${path}`;
 /** Declaration and anchor problems kept at most (beyond it the report says problems_truncated). */
 const MAX_EXTRA_PROBLEMS = 1000;
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /**
  * The receipt-verifier options that teach it published receipts, with the state they collect. Exposed so
- * callers that drive `verifyReceipt` themselves (the CLI's `verify`) can accept published receipts too;
- * `finish(report)` then adds the declaration and anchor problems.
+ * callers that drive `verifyReceipt` themselves (the CLI's `verify` and `diff`, the page) accept published
+ * receipts too: `options.finish` is `finishIfPublished`, so a published receipt gets its declaration and
+ * anchor checks and an ordinary one is unchanged. One set of hooks serves one verification.
  */
-export function publishedReceiptHooks(locate?: Locate): {
+export interface PublishedReceiptHooks {
   options: ReceiptHooks;
-  finish(report: ReceiptReport): PublishedReport;
+  finish(report: ReceiptReport<ReceiptProblemCode> | PublishedReport): PublishedReport;
   /** `finish` when the manifest has an anchor or declarations; the receipt report unchanged otherwise. */
-  finishIfPublished(report: ReceiptReport): ReceiptReport | PublishedReport;
-} {
-  let anchor: AnchorBlock | null = null;
-  let declared: Map<string, { d: Declaration; seen: boolean }> | null = null;
-  const extra: Problem[] = [];
-  let truncated = false;
-  let located: MarkerValue | null = null;
-  let locatedLine: string | null = null;
-  const add = (code: ProblemCode, message: string, location: ProblemLocation): void => {
-    if (extra.length < MAX_EXTRA_PROBLEMS) extra.push({ code, message, location });
-    else truncated = true;
+  finishIfPublished(report: ReceiptReport<ReceiptProblemCode> | PublishedReport): ReceiptReport<ReceiptProblemCode> | PublishedReport;
+}
+
+export function publishedReceiptHooks(locate?: Locate): PublishedReceiptHooks {
+  const checks = new PublicationChecks(locate);
+  const finish = (receipt: ReceiptReport<ReceiptProblemCode> | PublishedReport): PublishedReport => checks.finish(receipt);
+  const finishIfPublished = (receipt: ReceiptReport<ReceiptProblemCode> | PublishedReport): ReceiptReport<ReceiptProblemCode> | PublishedReport => {
+    const m = receipt.manifest;
+    return m && ('anchor' in m || 'redactions' in m) ? finish(receipt) : receipt;
   };
   const options: ReceiptHooks = {
-    extensions: {
-      anchor: (v) => {
-        const why = anchorDefect(v);
-        if (!why) anchor = v as AnchorBlock;
-        return why;
-      },
-      redactions: (v) => {
-        const why = redactionsDefect(v);
-        if (!why) declared = new Map((v as Declaration[]).map((d) => [key(d.seq, d.path), { d, seen: false }]));
-        return why;
-      },
-    },
-    onLine: (line: VerifiedLine) => {
-      if (line.seq === null) return;
-      if (locate?.step && line.seq === locate.seq) locatedLine = line.text;
-      for (const m of line.markers) {
-        if (m.names.length !== 1 || m.names[0] !== REDACTED_MARKER) continue;
-        const loc: ProblemLocation = { ...(line.file ? { file: line.file } : {}), line: line.line, seq: line.seq, path: m.path };
-        let value: MarkerValue | null = null;
-        try {
-          const parsed = JSON.parse(line.text.slice(m.start, m.end)) as Record<string, unknown>;
-          const inner = parsed[REDACTED_MARKER];
-          if (isObject(inner) && typeof inner.rule === 'string' && typeof inner.commitment === 'string') value = inner as unknown as MarkerValue;
-        } catch {
-          value = null;
-        }
-        if (value === null) continue; // an invalid marker: the chain verifier reports MARKER_INVALID
-        if (locate && line.seq === locate.seq && m.path === locate.path) located = value;
-        const entry = (declared as Map<string, { d: Declaration; seen: boolean }> | null)?.get(key(line.seq, m.path));
-        if (!entry) add('REDACTION_UNDECLARED', `a redaction marker (rule ${JSON.stringify(value.rule)}) stands at seq ${line.seq}, ${m.path}, but the manifest's redactions list does not declare it`, loc);
-        else {
-          entry.seen = true;
-          if (entry.d.rule !== value.rule) add('REDACTION_UNDECLARED', `the marker at seq ${line.seq}, ${m.path} names rule ${JSON.stringify(value.rule)}; the declaration names ${JSON.stringify(entry.d.rule)}`, loc);
-        }
-      }
-    },
-    onBlob: (digest: string, text: string) => {
-      const scan = scanCanonical(text, { maxDepth: MAX_RECORD_DEPTH, members: false });
-      if (scan.markers.length > 0) {
-        add('REDACTION_UNDECLARED', `blob ${digest} holds a marker at ${scan.markers[0]!.path || 'its root'}; a published receipt keeps every marker in the chain lines, where it is declared`, { file: `blobs/${digest.slice(7)}`, path: scan.markers[0]!.path });
-      }
-    },
+    extensions: { anchor: (v) => checks.anchorMember(v), redactions: (v) => checks.redactionsMember(v) },
+    onLine: (line) => checks.line(line),
+    onBlob: (digest, text) => checks.blob(digest, text),
+    finish: finishIfPublished,
   };
-  const hooks = {
-    options,
-    finishIfPublished(receipt: ReceiptReport): ReceiptReport | PublishedReport {
-      const m = receipt.manifest;
-      return m && ('anchor' in m || 'redactions' in m) ? hooks.finish(receipt) : receipt;
-    },
-    finish(receipt: ReceiptReport): PublishedReport {
-      const r: PublishedReport = { ...receipt, problems: [...receipt.problems], anchor: null, redactions: 0, located: null, located_line: null };
-      const m = receipt.manifest;
-      if (m) {
-        const a = anchor as AnchorBlock | null;
-        const decl = declared as Map<string, { d: Declaration; seen: boolean }> | null;
-        const at = (path: string): ProblemLocation => ({ file: MANIFEST_NAME, path });
-        if (!('anchor' in m) || a === null) add('ANCHOR_INVALID', 'the manifest has no anchor block: this is not a published (redacted) receipt', at('/anchor'));
-        if (!('redactions' in m) || decl === null) add('ANCHOR_INVALID', 'the manifest has no redactions list: this is not a published (redacted) receipt', at('/redactions'));
-        if (a) {
-          if (m.range.from !== 0) add('ANCHOR_INVALID', `a published receipt covers the whole chain from seq 0; this one starts at ${m.range.from}`, at('/range/from'));
-          if (a.genesis_hash !== genesisHash(m.genesis)) add('ANCHOR_INVALID', `anchor.genesis_hash ${a.genesis_hash} is not the hash of the manifest's genesis (${genesisHash(m.genesis)})`, at('/anchor/genesis_hash'));
-          if (a.length !== m.head.seq + 1) add('ANCHOR_INVALID', `anchor.length ${a.length} differs from the published chain's ${m.head.seq + 1} steps`, at('/anchor/length'));
-          r.anchor = a;
-        }
-        if (decl) {
-          r.redactions = decl.size;
-          // Declarations are checked against markers only when every line was read.
-          const complete = receipt.steps === m.head.seq - m.range.from + 1 && !receipt.problems.some((p) => STOPPING.has(p.code));
-          if (complete) {
-            for (const { d, seen } of decl.values()) {
-              if (!seen) add('REDACTION_MISSING', `the manifest declares a redaction at seq ${d.seq}, ${d.path} (rule ${JSON.stringify(d.rule)}), but no marker stands there`, { file: MANIFEST_NAME, seq: d.seq, path: d.path });
-            }
-          }
-        }
+  return { options, finish, finishIfPublished };
+}
+
+/** What the publication checks collect while the receipt is read (REDACTION.md §7), and the checks at the end. */
+class PublicationChecks {
+  private anchor: AnchorBlock | null = null;
+  private declared: Map<string, { d: Declaration; seen: boolean }> | null = null;
+  private readonly extra = new ProblemList<PublishedProblemCode>(MAX_EXTRA_PROBLEMS);
+  private located: MarkerValue | null = null;
+  private locatedLine: string | null = null;
+  /** Reports already finished: finishing one again returns it unchanged (no doubled problems). */
+  private readonly finished = new WeakSet<object>();
+
+  constructor(private readonly locate: Locate | undefined) {}
+
+  /** The `anchor` manifest member (§6.2): a shape violation is MANIFEST_INVALID. */
+  anchorMember(v: unknown): string | null {
+    const why = anchorDefect(v);
+    if (!why) this.anchor = v as AnchorBlock;
+    return why;
+  }
+
+  /** The `redactions` manifest member (§6.3). */
+  redactionsMember(v: unknown): string | null {
+    const why = redactionsDefect(v);
+    if (!why) this.declared = new Map((v as Declaration[]).map((d) => [key(d.seq, d.path), { d, seen: false }]));
+    return why;
+  }
+
+  /** Every redaction marker in a verified line must be declared, with the rule it names (§7 step 2). */
+  line(line: VerifiedLine): void {
+    if (line.seq === null) return;
+    if (this.locate?.step && line.seq === this.locate.seq) this.locatedLine = line.text;
+    for (const m of line.markers) {
+      if (m.names.length !== 1 || m.names[0] !== REDACTED_MARKER) continue;
+      const value = markerValue(line.text.slice(m.start, m.end));
+      if (value === null) continue; // an invalid marker: the chain verifier reports MARKER_INVALID
+      if (this.locate && line.seq === this.locate.seq && m.path === this.locate.path) this.located = value;
+      const loc: ProblemLocation = { ...(line.file ? { file: line.file } : {}), line: line.line, seq: line.seq, path: m.path };
+      const entry = this.declared?.get(key(line.seq, m.path));
+      if (!entry) this.extra.add('REDACTION_UNDECLARED', `a redaction marker (rule ${JSON.stringify(value.rule)}) stands at seq ${line.seq}, ${m.path}, but the manifest's redactions list does not declare it`, loc);
+      else {
+        entry.seen = true;
+        if (entry.d.rule !== value.rule) this.extra.add('REDACTION_UNDECLARED', `the marker at seq ${line.seq}, ${m.path} names rule ${JSON.stringify(value.rule)}; the declaration names ${JSON.stringify(entry.d.rule)}`, loc);
       }
-      r.problems.push(...extra);
-      if (truncated) r.problems_truncated = true;
-      r.located = located;
-      r.located_line = locatedLine;
-      r.ok = receipt.ok && extra.length === 0 && !truncated;
-      if (!r.ok) {
-        r.proves = [];
-        r.does_not_prove = ['Anything: the published receipt failed verification, so none of its contents can be relied on.'];
-      } else if (r.anchor) {
-        const a = r.anchor;
-        r.proves = [
-          ...r.proves,
-          `Every redaction marker in the chain is declared in the manifest, and every declared redaction (${r.redactions}) has its marker: nothing was dropped or left in silently.`,
-          ...(r.signed_by ? [`The signer of the manifest vouches for the anchor: the original chain of ${a.length} steps from genesis ${a.genesis_hash} to head ${a.head.step_hash}, its step hashes, and policy ${a.policy_digest}.`] : []),
-        ];
-        r.does_not_prove = [
-          ...r.does_not_prove,
-          `That the original journal really has head ${a.head.step_hash} or these step hashes: the anchor is the publisher's ${r.signed_by ? 'signed ' : ''}claim. Compare it with a head pinned out of band, or with the original journal (compareAnchor in the library).`,
-          'That the redacted steps carry the original content outside the markers: the published chain is a new chain; only the anchor ties it to the original, and only a disclosure (or the original journal) can show what a marker hides.',
-          'That the policy removed every secret: it proves only that what was redacted is declared.',
-        ];
+    }
+  }
+
+  /** A published receipt keeps every marker in its chain lines, where it is declared: none in a blob. */
+  blob(digest: string, text: string): void {
+    const scan = scanCanonical(text, { maxDepth: MAX_RECORD_DEPTH, members: false });
+    if (scan.markers.length > 0) {
+      this.extra.add('REDACTION_UNDECLARED', `blob ${digest} holds a marker at ${scan.markers[0]!.path || 'its root'}; a published receipt keeps every marker in the chain lines, where it is declared`, { file: `blobs/${digest.slice(7)}`, path: scan.markers[0]!.path });
+    }
+  }
+
+  /** §7 step 3, then the verdict and what the published receipt proves. */
+  finish(receipt: ReceiptReport<ReceiptProblemCode> | PublishedReport): PublishedReport {
+    if (this.finished.has(receipt)) return receipt as PublishedReport;
+    const r: PublishedReport = { ...receipt, problems: receipt.problems.slice(), anchor: null, redactions: 0, located: null, located_line: null };
+    // The manifest is only there when both members passed their shape checks (or are absent).
+    if (receipt.manifest) this.checkManifest(receipt, receipt.manifest, r);
+    for (const p of this.extra.items) r.problems.push(p); // bounded by MAX_EXTRA_PROBLEMS, but a spread would not be
+    if (this.extra.truncated) r.problems_truncated = true;
+    r.located = this.located;
+    r.located_line = this.locatedLine;
+    r.ok = receipt.ok && this.extra.items.length === 0 && !this.extra.truncated;
+    describePublication(r);
+    this.finished.add(r);
+    return r;
+  }
+
+  /** The anchor against the rest of the manifest, and every declaration against a marker (§7 step 3, in this order). */
+  private checkManifest(receipt: ReceiptReport<ReceiptProblemCode> | PublishedReport, m: ReceiptManifest, r: PublishedReport): void {
+    const { anchor: a, declared: decl } = this;
+    const add = (code: PublishedProblemCode, message: string, path: string): void => this.extra.add(code, message, { file: MANIFEST_NAME, path });
+    if (a === null) add('ANCHOR_INVALID', 'the manifest has no anchor block: this is not a published (redacted) receipt', '/anchor');
+    if (decl === null) add('ANCHOR_INVALID', 'the manifest has no redactions list: this is not a published (redacted) receipt', '/redactions');
+    if (a) {
+      if (m.range.from !== 0) add('ANCHOR_INVALID', `a published receipt covers the whole chain from seq 0; this one starts at ${m.range.from}`, '/range/from');
+      if (a.genesis_hash !== genesisHash(m.genesis)) add('ANCHOR_INVALID', `anchor.genesis_hash ${a.genesis_hash} is not the hash of the manifest's genesis (${genesisHash(m.genesis)})`, '/anchor/genesis_hash');
+      if (a.length !== m.head.seq + 1) add('ANCHOR_INVALID', `anchor.length ${a.length} differs from the published chain's ${m.head.seq + 1} steps`, '/anchor/length');
+      if (decl) {
+        const first = decl.size > 0 ? decl.values().next().value!.d.seq : a.length;
+        if (a.redacted_from !== first) add('ANCHOR_INVALID', `anchor.redacted_from is ${a.redacted_from}, but the first redaction is declared at ${decl.size > 0 ? `seq ${first}` : 'no seq (there is none), so it must be anchor.length'}`, '/anchor/redacted_from');
       }
-      return r;
-    },
-  };
-  return hooks;
+      r.anchor = a;
+    }
+    if (!decl) return;
+    r.redactions = decl.size;
+    // Declarations are checked against markers only when every line was read.
+    const complete = receipt.steps === m.head.seq - m.range.from + 1 && !receipt.problems.some((p) => STOPPING.has(p.code));
+    if (!complete) return;
+    for (const { d, seen } of decl.values()) {
+      if (!seen) this.extra.add('REDACTION_MISSING', `the manifest declares a redaction at seq ${d.seq}, ${d.path} (rule ${JSON.stringify(d.rule)}), but no marker stands there`, { file: MANIFEST_NAME, seq: d.seq, path: d.path });
+    }
+  }
+}
+
+/** What a published receipt proves and does not prove, added to the receipt's own sentences (REDACTION.md §7). */
+function describePublication(r: PublishedReport): void {
+  if (!r.ok) {
+    r.proves = [];
+    r.does_not_prove = ['Anything: the published receipt failed verification, so none of its contents can be relied on.'];
+    return;
+  }
+  const a = r.anchor;
+  if (!a) return;
+  const k = a.redacted_from;
+  const signed = r.signed_by ? 'signed ' : '';
+  const steps = (from: number, to: number): string => (from === to ? `step ${from}` : `steps ${from}–${to}`);
+  r.proves = [
+    ...r.proves,
+    `Every redaction marker in the chain is declared in the manifest, and every declared redaction (${r.redactions}) has its marker: nothing was dropped or left in silently.`,
+    ...(k === a.length ? ['Nothing was redacted.'] : k > 0 ? [`${k === 1 ? 'Step 0 holds' : `Steps 0–${k - 1} hold`} no redaction; the first redaction is in step ${k}.`] : []),
+    ...(r.signed_by
+      ? [`The signer of the manifest vouches for the anchor: an original run of ${a.length} steps from genesis ${a.genesis_hash}, redacted by policy ${a.policy_digest}, ${k === a.length ? 'with nothing redacted' : `with salted commitments to the original hashes of ${steps(k, a.length - 1)}`}.`]
+      : []),
+  ];
+  r.does_not_prove = [
+    ...r.does_not_prove,
+    ...(k < a.length
+      ? [`The original head, or the original hashes of ${steps(k, a.length - 1)}: the anchor holds them only as salted commitments, so that no reader can test guesses of the redacted values against them. The publisher can open the head's commitment (stepchain disclose --hash-only) for someone who already holds the original head.`]
+      : []),
+    `That the original run is the one the anchor describes (${k > 0 ? `${steps(0, k - 1)} as published, ` : ''}${k < a.length ? 'the hashes its commitments hide' : 'this head'}): the anchor is the publisher's ${signed}claim. Compare it with a head pinned out of band, or with the original journal (compareAnchor in the library).`,
+    'That the redacted steps carry the original content outside the markers: the published chain is a new chain from the first redaction on; only a disclosure (or the original journal) can show what a marker hides.',
+    'That the policy removed every secret: it proves only that what was redacted is declared.',
+  ];
+}
+
+/** A redaction marker's body, or null when it is not one with a rule and a commitment. */
+function markerValue(text: string): MarkerValue | null {
+  try {
+    const inner = (JSON.parse(text) as Record<string, unknown>)[REDACTED_MARKER];
+    return isObject(inner) && typeof inner.rule === 'string' && typeof inner.commitment === 'string' ? (inner as unknown as MarkerValue) : null;
+  } catch {
+    return null;
+  }
 }
 
 /** Problems after which the verifier stopped reading, so unread markers are not "missing". */
-const STOPPING = new Set<ProblemCode>(['ARCHIVE_INVALID', 'ARCHIVE_UNSAFE', 'ARCHIVE_LIMIT', 'ENTRY_UNEXPECTED', 'MANIFEST_INVALID', 'SIGNATURE_INVALID']);
+const STOPPING = new Set<string>(['ARCHIVE_INVALID', 'ARCHIVE_UNSAFE', 'ARCHIVE_LIMIT', 'ENTRY_UNEXPECTED', 'MANIFEST_INVALID', 'SIGNATURE_INVALID']);
 
 /** Verifies a published receipt: the receipt, the anchor, and the declarations in both directions. Never throws. */
 export async function verifyPublishedReceipt(input: ByteInput, options: VerifyPublishedOptions = {}): Promise<PublishedReport> {
   // Options may come from hostile callers (a verifier page's query string): anything not an object is none.
   const { locate, ...rest } = options !== null && typeof options === 'object' && !Array.isArray(options) ? options : ({} as VerifyPublishedOptions);
   const hooks = publishedReceiptHooks(locate);
-  const receipt = await verifyReceipt(input, { ...rest, ...hooks.options });
-  return hooks.finish(receipt);
+  // finish, not finishIfPublished: here an ordinary receipt is not a published one (ANCHOR_INVALID).
+  return (await verifyReceipt(input, { ...rest, ...hooks.options, finish: hooks.finish })) as PublishedReport;
 }

@@ -3,12 +3,13 @@
  * ChainSource interface, so a fork may cross stores. The copied lines are verified from the shared
  * genesis as they stream past, and every blob they reference is checked before it is copied.
  */
-import { genesisHash } from '../chain/record.js';
-import { ChainVerifier, type BlobRef } from '../chain/verify.js';
-import { describeLocation } from '../chain/report.js';
+import { genesisHash } from '../record/index.js';
+import { ChainVerifier } from '../chain/verifier.js';
+import { blobDefect } from '../record/blobs.js';
+import type { BlobRef } from '../record/markers.js';
+import { describeProblem } from '../chain/report.js';
 import { StoreError } from './errors.js';
 import { assertSeq } from './ids.js';
-import { blobDefect } from './restore.js';
 import type { Journal, Lineage } from './types.js';
 
 export interface PrefixSink {
@@ -35,14 +36,14 @@ export async function copyPrefix(parent: Journal, fromStep: number, sink: Prefix
   });
   const copied = new Set<string>();
   let count = 0;
-  let bucket: string | null = null;
+  let segment: string | null = null;
   for await (const l of parent.lines({ from: 0, to: fromStep })) {
     refs = [];
-    if (l.bucket !== bucket) verifier.beginFile((bucket = l.bucket));
+    if (l.segment !== segment) verifier.beginSegment((segment = l.segment));
     verifier.line(l.text, true);
     for (const ref of refs) {
       if (copied.has(ref.digest)) continue;
-      const bytes = await parent.blob(ref.digest);
+      const bytes = await parent.blob(ref.digest, ref.size);
       if (bytes === null) {
         throw new StoreError('BLOB_MISSING', `journal ${parent.id} seq ${l.seq} references blob ${ref.digest}, which it does not hold; cannot fork`, { location: { seq: l.seq } });
       }
@@ -58,7 +59,7 @@ export async function copyPrefix(parent: Journal, fromStep: number, sink: Prefix
   const first = report.problems[0];
   if (first !== undefined || count !== fromStep + 1 || report.head === null) {
     throw new StoreError('JOURNAL_CORRUPT', first !== undefined
-      ? `journal ${parent.id} steps 0..${fromStep} do not verify (${first.code} at ${describeLocation(first.location)}: ${first.message}); cannot fork`
+      ? `journal ${parent.id} steps 0..${fromStep} do not verify (${describeProblem(first)}); cannot fork`
       : `journal ${parent.id} yielded ${count} steps for 0..${fromStep}; cannot fork`, { hint: 'run verify on the parent' });
   }
   return { parent_journal: parent.id, parent_genesis_hash: genesisHash(parent.genesis), from_step: fromStep, parent_step_hash: report.head };

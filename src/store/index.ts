@@ -1,17 +1,19 @@
 /**
- * The journal store (spec/FORMAT.md §8): the embedded file store, the in-memory store and the storage
- * interface they share. Node-only entry point: importing it installs node:crypto's SHA-256.
+ * The journal store (spec/FORMAT.md §8): the journal contract and its shared parts, the file store and
+ * the in-memory store. An internal barrel (scripts and tests import it); the package's entry points are
+ * src/index.ts, src/journal.ts, src/verify.ts, src/format.ts and src/testing/index.ts.
  */
-import { useNodeHash } from '../node/fast-hash.js';
-
-useNodeHash();
-
-export { FileStore, DEFAULT_LOCK_TIMEOUT_MS, DEFAULT_STALE_MS, DEFAULT_IDEMPOTENCY_WINDOW, DEFAULT_BATCH_SYNC_MS, type FileStoreOptions } from './file-store.js';
+export { FileStore, DEFAULT_LOCK_TIMEOUT_MS, DEFAULT_STALE_MS, DEFAULT_IDEMPOTENCY_WINDOW, DEFAULT_BATCH_SYNC_MS, type FileStoreOptions } from './file/store.js';
+export type { FsyncMode } from './file/writer.js';
 export { MemoryStore, type MemoryStoreOptions } from './memory.js';
 export { StoreError, type StoreErrorCode } from './errors.js';
-export { DEFAULT_BUCKET_BYTES, DEFAULT_BLOB_THRESHOLD, STORE_FORMAT } from './layout.js';
-export { LOCK_NAME } from './lock.js';
+export { DEFAULT_SEGMENT_BYTES, DEFAULT_BLOB_THRESHOLD } from './config.js';
+export { STORE_FORMAT } from './file/layout.js';
+export { verifySource, journalReport, type VerifiableJournal, type SourceSegment, type SourceLine, type SourceVerification } from './verify-source.js';
+export { IdempotencyWindow, type IdempotencyIndex, type CommittedStep } from './idempotency.js';
+export { placeLine, segmentLabel, type SegmentCursor } from './segments.js';
+export { LOCK_NAME } from './file/lock.js';
 export type {
-  Store, Journal, JournalVerifyOptions, AppendResult, Lineage, JournalConfig, CreateOptions, OpenOptions, ForkOptions, FsyncMode,
-  ChainHead, ChainSource, SeqRange, StoredLine, StepInput, StepRecord, Genesis, ChainReport,
+  Store, Journal, JournalVerifyOptions, AppendResult, Lineage, JournalConfig, CreateOptions, OpenOptions, ForkOptions,
+  ChainHead, ChainSource, SeqRange, StoredLine, StepInput, StepRecord, Genesis, ChainReport, JournalReport, JournalProblemCode,
 } from './types.js';

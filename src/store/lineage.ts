@@ -1,12 +1,12 @@
 /** The lineage check shared by both stores' verify (spec/FORMAT.md §8). Pure. */
-import { genesisHash, type Genesis } from '../chain/record.js';
+import { genesisHash, type Genesis } from '../record/index.js';
 import type { Problem } from '../chain/report.js';
-import type { Lineage } from './types.js';
+import type { JournalProblemCode, Lineage } from './types.js';
 
 /** Problems with a fork's lineage, given the step_hash its chain has at lineage.from_step (null if none). */
-export function lineageProblems(genesis: Genesis, lineage: Lineage | null, hashAtFromStep: string | null): Problem[] {
+export function lineageProblems(genesis: Genesis, lineage: Lineage | null, hashAtFromStep: string | null): Array<Problem<JournalProblemCode>> {
   if (lineage === null) return [];
-  const problems: Problem[] = [];
+  const problems: Array<Problem<JournalProblemCode>> = [];
   const gh = genesisHash(genesis);
   if (lineage.parent_genesis_hash !== gh) {
     problems.push({ code: 'JOURNAL_INVALID', message: `lineage.parent_genesis_hash ${lineage.parent_genesis_hash} is not this journal's genesis hash ${gh}`, location: { file: 'journal.json', field: 'lineage' } });

@@ -1,28 +1,31 @@
 /**
- * The in-memory store: the same Store and Journal contract as the file store, with lines and blobs held
- * in maps. For tests and for agents that need a journal no longer than their process. Pure: runs in a
- * browser. Every Journal opened on one id shares that journal's state, as file journals share a directory.
+ * The in-memory store: the journal contract (store/types.ts) with lines and blobs held in maps. For tests
+ * and for agents that need a journal no longer than their process. Pure: runs in a browser. Every Journal
+ * opened on one id shares that journal's state, as file journals share a directory. Its lines are
+ * prepared, sealed, segmented and verified by the shared parts, so they are byte-identical to the file
+ * store's.
  */
-import { genesisHash, makeGenesis, formatTimestamp, type Genesis, type StepInput, type StepRecord } from '../chain/record.js';
-import type { ChainReport, Problem } from '../chain/report.js';
-import type { ChainHead, SeqRange, StoredLine } from '../chain/source.js';
-import { ChainVerifier } from '../chain/verify.js';
 import { isDigest } from '../canonical/sha256.js';
+import type { ChainHead, SeqRange, StoredLine } from '../chain/source.js';
+import { formatTimestamp } from '../record/fields.js';
+import { makeGenesis, genesisHash, writerProfile, type Genesis } from '../record/formats.js';
+import type { StepInput } from '../record/input.js';
+import type { StepRecord } from '../record/seal.js';
+import { defaultConfig, journalConfig } from './config.js';
 import { StoreError } from './errors.js';
 import { copyPrefix } from './fork.js';
+import { IdempotencyWindow } from './idempotency.js';
 import { assertJournalId, assertSeq, checkRange, intOption } from './ids.js';
-import {
-  DEFAULT_BLOB_THRESHOLD, DEFAULT_BUCKET_BYTES, MAX_BLOB_THRESHOLD, MAX_BUCKET_BYTES, MIN_BLOB_THRESHOLD, MIN_BUCKET_BYTES, bucketName,
-} from './layout.js';
-import { lineageProblems } from './lineage.js';
 import { prepareSteps } from './prepare.js';
-import { blobDefect, restoreRecord } from './restore.js';
-import { IdempotencyWindow, sequenceBatch } from './sequencer.js';
-import type { AppendResult, CreateOptions, ForkOptions, Journal, JournalConfig, JournalVerifyOptions, Lineage, OpenOptions, Store } from './types.js';
+import { blobSizeError, restoreRecord } from './restore.js';
+import { placeLine, segmentLabel, type SegmentCursor } from './segments.js';
+import { knownSteps, sequenceBatch } from './sequencer.js';
+import { journalReport, verifySource, type SourceSegment } from './verify-source.js';
+import type { AppendResult, CreateOptions, ForkOptions, Journal, JournalConfig, JournalReport, JournalVerifyOptions, Lineage, OpenOptions, Store } from './types.js';
 
 export interface MemoryStoreOptions {
   /** Defaults for `create`, as in the file store. */
-  bucketBytes?: number;
+  segmentBytes?: number;
   blobThreshold?: number;
   /** How many most recent steps an idempotent retry is recognized in (default 10,000). */
   idempotencyWindow?: number;
@@ -34,9 +37,9 @@ interface MemoryState {
   lineage: Lineage | null;
   /** Stored lines without their newline. */
   lines: string[];
-  /** First seq of each bucket, rotated by the same rule as the file store. */
-  buckets: number[];
-  bucketSize: number;
+  /** First seq of each segment, rotated by the rule every store shares. */
+  segments: number[];
+  cursor: SegmentCursor;
   hash: string;
   blobs: Map<string, Uint8Array>;
   window: IdempotencyWindow;
@@ -46,18 +49,18 @@ const encoder = new TextEncoder();
 
 export class MemoryStore implements Store {
   private readonly journals = new Map<string, MemoryState>();
-  private readonly bucketBytes: number;
-  private readonly blobThreshold: number;
+  private readonly defaults: JournalConfig;
   private readonly windowSize: number;
 
   constructor(options: MemoryStoreOptions = {}) {
-    this.bucketBytes = intOption('bucketBytes', options.bucketBytes, DEFAULT_BUCKET_BYTES, MIN_BUCKET_BYTES, MAX_BUCKET_BYTES);
-    this.blobThreshold = intOption('blobThreshold', options.blobThreshold, DEFAULT_BLOB_THRESHOLD, MIN_BLOB_THRESHOLD, MAX_BLOB_THRESHOLD);
+    this.defaults = defaultConfig(options);
     this.windowSize = intOption('idempotencyWindow', options.idempotencyWindow, 10_000, 1, 10_000_000);
   }
 
   private newState(genesis: Genesis, config: JournalConfig, lineage: Lineage | null): MemoryState {
-    return { genesis, config, lineage, lines: [], buckets: [], bucketSize: 0, hash: genesisHash(genesis), blobs: new Map(), window: new IdempotencyWindow(this.windowSize) };
+    return {
+      genesis, config, lineage, lines: [], segments: [], cursor: { first: 0, size: 0 }, hash: genesisHash(genesis), blobs: new Map(), window: new IdempotencyWindow(this.windowSize),
+    };
   }
 
   private taken(id: string): StoreError {
@@ -67,14 +70,8 @@ export class MemoryStore implements Store {
   async create(id: string, options: CreateOptions = {}): Promise<Journal> {
     assertJournalId(id);
     if (this.journals.has(id)) throw this.taken(id);
-    const config = {
-      bucket_bytes: intOption('bucketBytes', options.bucketBytes, this.bucketBytes, MIN_BUCKET_BYTES, MAX_BUCKET_BYTES),
-      blob_threshold: intOption('blobThreshold', options.blobThreshold, this.blobThreshold, MIN_BLOB_THRESHOLD, MAX_BLOB_THRESHOLD),
-    };
-    const genesis = makeGenesis({
-      ...(options.journalId === undefined ? {} : { journalId: options.journalId }),
-      ...(options.createdAt === undefined ? {} : { createdAt: options.createdAt }),
-    });
+    const config = journalConfig(options, this.defaults);
+    const genesis = makeGenesis(options);
     this.journals.set(id, this.newState(genesis, config, null));
     return this.open(id);
   }
@@ -101,7 +98,7 @@ export class MemoryStore implements Store {
       blob: (digest, bytes) => void blobs.set(digest, bytes.slice()),
     });
     if (this.journals.has(options.to)) throw this.taken(options.to);
-    const state = this.newState(parent.genesis, parent.config, lineage);
+    const state = this.newState(parent.genesis, { blobThreshold: parent.config.blobThreshold, segmentBytes: parent.config.segmentBytes }, lineage);
     for (const [d, b] of blobs) state.blobs.set(d, b);
     for (const text of lines) commitLine(state, text);
     this.journals.set(options.to, state);
@@ -109,18 +106,13 @@ export class MemoryStore implements Store {
   }
 }
 
-/** Adds one sealed line (without newline) to the state, rotating buckets as the file store does. */
+/** Adds one sealed line (without newline) to the state, in the segment the shared rotation rule gives it. */
 function commitLine(state: MemoryState, text: string): void {
   const seq = state.lines.length;
-  const bytes = encoder.encode(text).length + 1;
-  if (state.buckets.length === 0 || (state.bucketSize > 0 && state.bucketSize + bytes > state.config.bucket_bytes)) {
-    state.buckets.push(seq);
-    state.bucketSize = 0;
-  }
-  state.bucketSize += bytes;
+  state.cursor = placeLine(state.cursor, seq, encoder.encode(text).length + 1, state.config.segmentBytes);
+  if (state.segments[state.segments.length - 1] !== state.cursor.first) state.segments.push(state.cursor.first);
   state.lines.push(text);
-  const rec = JSON.parse(text) as StepRecord;
-  state.hash = rec.step_hash;
+  state.hash = (JSON.parse(text) as StepRecord).step_hash;
 }
 
 class MemoryJournal implements Journal {
@@ -155,14 +147,16 @@ class MemoryJournal implements Journal {
   private async appendGroup(steps: readonly StepInput[]): Promise<AppendResult[]> {
     if (this.closed) throw new StoreError('CLOSED', `journal ${this.id} is closed`, { hint: 'open it again' });
     if (this.readOnly) throw new StoreError('READ_ONLY', `journal ${this.id} was opened read-only`, { hint: 'open it without readOnly to append' });
-    const prepared = prepareSteps(steps, this.state.config.blob_threshold);
     const s = this.state;
-    const batch = sequenceBatch([{ steps: prepared }], { seq: s.lines.length - 1, hash: s.hash }, s.window, formatTimestamp(new Date()));
+    const groups = [{ steps: prepareSteps(steps, s.config.blobThreshold, writerProfile(s.genesis)) }];
+    // The window answers at once: no await between reading the tail and committing, so no other append interleaves.
+    const known = s.window.lookup(groups[0]!.steps.flatMap((p) => (p.step_id === undefined ? [] : [p.step_id])));
+    const batch = sequenceBatch(groups, { seq: s.lines.length - 1, hash: s.hash }, known, formatTimestamp(new Date()));
     const outcome = batch.outcomes[0]!;
     if (!outcome.ok) throw outcome.error;
     for (const b of outcome.blobs) if (!s.blobs.has(b.digest)) s.blobs.set(b.digest, b.bytes.slice());
     for (const l of batch.lines) commitLine(s, l.text.slice(0, -1));
-    for (const [id, entry] of batch.entries) s.window.add(id, entry);
+    s.window.committed(batch.entries);
     return outcome.results;
   }
 
@@ -177,13 +171,13 @@ class MemoryJournal implements Journal {
     const to = Math.min(wanted ?? s.lines.length - 1, s.lines.length - 1);
     let b = 0;
     for (let seq = from; seq <= to; seq++) {
-      while (b + 1 < s.buckets.length && s.buckets[b + 1]! <= seq) b++;
-      yield { bucket: bucketName(s.buckets[b]!), seq, text: s.lines[seq]! };
+      while (b + 1 < s.segments.length && s.segments[b + 1]! <= seq) b++;
+      yield { segment: segmentLabel(s.segments[b]!), seq, text: s.lines[seq]! };
     }
   }
 
   async *read(range?: SeqRange): AsyncGenerator<StepRecord> {
-    for await (const l of this.lines(range)) yield await restoreRecord(l.text, l.seq, `memory:${this.id}`, (d) => this.blob(d));
+    for await (const l of this.lines(range)) yield await restoreRecord(this.state.genesis, l.text, l.seq, `memory:${this.id}`, (ref) => this.blob(ref.digest, ref.size));
   }
 
   async get(seq: number): Promise<StepRecord | null> {
@@ -192,42 +186,23 @@ class MemoryJournal implements Journal {
     return null;
   }
 
-  async blob(digest: string): Promise<Uint8Array | null> {
+  async blob(digest: string, size?: number): Promise<Uint8Array | null> {
     if (!isDigest(digest)) return null;
     const b = this.state.blobs.get(digest);
-    return b === undefined ? null : b.slice();
+    if (b === undefined) return null;
+    if (size !== undefined && b.length !== size) throw blobSizeError(`memory:${this.id}`, digest, b.length, size);
+    return b.slice();
   }
 
-  async verify(options: JournalVerifyOptions = {}): Promise<ChainReport> {
+  async verify(options: JournalVerifyOptions = {}): Promise<JournalReport> {
     const s = this.state;
-    const problems: Problem[] = [];
-    let hashAtFrom: string | null = null;
-    const verifier = new ChainVerifier({
-      genesis: s.genesis,
-      ...(options.expectHead === undefined ? {} : { expectHead: options.expectHead }),
-      onLine: (l) => {
-        if (s.lineage !== null && l.seq === s.lineage.from_step) hashAtFrom = l.step_hash;
-        for (const ref of l.blobs) {
-          const bytes = s.blobs.get(ref.digest);
-          const loc = { ...(l.file === undefined ? {} : { file: l.file }), line: l.line, ...(l.seq === null ? {} : { seq: l.seq }), field: ref.field };
-          if (bytes === undefined) problems.push({ code: 'BLOB_MISSING', message: `blob ${ref.digest} is not in the store (referenced by ${ref.field})`, location: loc });
-          else {
-            const defect = blobDefect(bytes, ref);
-            if (defect !== null) problems.push({ code: 'BLOB_CORRUPT', message: `blob ${ref.digest} ${defect} (referenced by ${ref.field})`, location: loc });
-          }
-        }
-      },
-    });
-    let b = -1;
-    for (let seq = 0; seq < s.lines.length; seq++) {
-      if (b + 1 < s.buckets.length && s.buckets[b + 1] === seq) verifier.beginFile(bucketName(s.buckets[++b]!));
-      verifier.line(s.lines[seq]!, true);
-      options.onProgress?.(seq + 1);
-    }
-    const report = verifier.finish();
-    problems.push(...lineageProblems(s.genesis, s.lineage, hashAtFrom));
-    const all = [...report.problems, ...problems];
-    return { ...report, ok: all.length === 0 && !report.problems_truncated, problems: all };
+    const segments = (): SourceSegment[] => s.segments.map((first, i) => ({
+      label: segmentLabel(first),
+      declaredFirstSeq: first,
+      lines: [s.lines.slice(first, s.segments[i + 1] ?? s.lines.length)],
+    }));
+    const v = await verifySource({ genesis: s.genesis, lineage: s.lineage, segments, blob: async (ref) => s.blobs.get(ref.digest) ?? null, blobsWhere: 'the store' }, options);
+    return journalReport(v);
   }
 
   async close(): Promise<void> {

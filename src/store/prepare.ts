@@ -1,12 +1,15 @@
 /**
- * Turns a caller's step into what the sequencer seals (spec/FORMAT.md §8): validation first, on the
- * caller's own value, then blob substitution. User data may never hold `$stepchain:` names, so the check
- * runs before markers are added, never after. Pure: runs anywhere.
+ * Turns a caller's step into what the sequencer seals (spec/FORMAT.md §7, §8): validation first, on the
+ * caller's own value, then blob substitution, by the record profile the journal writes. User data may never
+ * hold `$stepchain:` names, so the check runs before markers are added, never after. Every store prepares
+ * its steps here, so their stored lines are byte-identical. Pure: runs anywhere.
  */
 import { canonicalJsonTrusted } from '../canonical/jcs.js';
-import { digestBytes, digestUtf8 } from '../canonical/sha256.js';
-import { BLOB_MARKER } from '../chain/verify.js';
-import { CONTENT_FIELDS, checkStepInput, type ContentField, type Json, type JsonObject, type StepInput, type StepRecord, type StepTexts } from '../chain/record.js';
+import type { Json, JsonObject } from '../canonical/json.js';
+import { digestBytes } from '../canonical/sha256.js';
+import { checkStepInput, type StepInput } from '../record/input.js';
+import { blobMarker } from '../record/markers.js';
+import type { RecordProfile, StepTexts } from '../record/profile.js';
 
 export interface BlobPayload {
   digest: string;
@@ -14,66 +17,56 @@ export interface BlobPayload {
 }
 
 export interface PreparedStep {
+  /** The profile the step is sealed by. */
+  profile: RecordProfile;
   /** Content with every large field replaced by its blob reference. */
-  content: Record<ContentField, Json>;
+  content: Record<string, Json>;
   meta: JsonObject | undefined;
   /** The JCS text of each (substituted) content field and of meta when present: what the seal joins. */
   texts: StepTexts;
   step_id: string | undefined;
   ts: string | undefined;
   blobs: BlobPayload[];
-  /** Digest of the (substituted) content and meta: what an idempotent retry must match. */
+  /** The idempotency key (FORMAT §8.10): what an idempotent retry must match. */
   key: string;
 }
 
 const encoder = new TextEncoder();
 
-export function prepareStep(step: StepInput, blobThreshold: number): PreparedStep {
+export function prepareStep(step: StepInput, blobThreshold: number, profile: RecordProfile): PreparedStep {
   // The walk that validates each field also serializes it, once: the seal joins these texts into the
-  // line, and the idempotency key is their JCS array (JCS of an array is its elements' JCS joined by
-  // commas), which contentKey recomputes from parsed records with the same digest.
-  const checked = checkStepInput(step);
+  // line, and the idempotency key is made from them too.
+  const checked = checkStepInput(step, profile);
   let content = checked.content;
-  let texts: Record<ContentField, string> & { meta?: string } = checked.texts;
+  let texts: Record<string, string> = checked.texts;
   const blobs: BlobPayload[] = [];
-  for (const field of CONTENT_FIELDS) {
-    const text = texts[field];
+  for (const field of profile.blobFields) {
+    const text = texts[field]!;
     // A UTF-16 unit encodes to at most 3 bytes, so a short text cannot reach the threshold.
     if (text.length * 3 < blobThreshold) continue;
     const bytes = encoder.encode(text);
     if (bytes.length < blobThreshold) continue;
     const digest = digestBytes(bytes);
     blobs.push({ digest, bytes });
-    const marker = { [BLOB_MARKER]: { digest, size: bytes.length } };
+    const marker = blobMarker({ digest, size: bytes.length });
     if (content === checked.content) {
       content = { ...content };
       texts = { ...texts };
     }
-    content[field] = marker;
+    content[field] = marker as unknown as Json;
     texts[field] = canonicalJsonTrusted(marker);
   }
-  const key = digestUtf8(`[${texts.input},${texts.model},${texts.prompt},${texts.tool_call},${texts.result},${texts.meta ?? 'null'}]`);
-  return { content, meta: checked.meta, texts, step_id: checked.step_id, ts: checked.ts, blobs, key };
+  return { profile, content, meta: checked.meta, texts, step_id: checked.step_id, ts: checked.ts, blobs, key: profile.key(texts) };
 }
 
 /** prepareStep over one append() or appendMany() call; with several steps, an error names the step's index. */
-export function prepareSteps(steps: readonly StepInput[], blobThreshold: number): PreparedStep[] {
+export function prepareSteps(steps: readonly StepInput[], blobThreshold: number, profile: RecordProfile): PreparedStep[] {
   return steps.map((step, i) => {
     try {
-      return prepareStep(step, blobThreshold);
+      return prepareStep(step, blobThreshold, profile);
     } catch (e) {
       if (steps.length > 1 && e instanceof Error) e.message = `step ${i} of the batch: ${e.message}`;
       throw e;
     }
   });
-}
-
-/** The idempotency key: the digest of the substituted content fields and meta, in a fixed order. */
-export function contentKey(content: Record<ContentField, Json>, meta: JsonObject | undefined): string {
-  return digestUtf8(canonicalJsonTrusted([content.input, content.model, content.prompt, content.tool_call, content.result, meta ?? null]));
-}
-
-/** The idempotency key of a stored record (as parsed from its canonical line). */
-export function recordKey(record: StepRecord): string {
-  return contentKey(record, record.meta);
 }

@@ -1,47 +1,27 @@
 /**
- * Turns a stored line back into the step the caller appended: parses it, checks its seq, and replaces
- * each blob reference with the value it names after checking the blob's size and digest. Pure.
+ * Turns a stored line back into the step the caller appended (spec/FORMAT.md §7): parses it, checks its
+ * seq, and replaces each blob reference with the value it names once the blob passed its checks. Pure.
  */
-import { scanCanonical } from '../canonical/scan.js';
-import { digestBytes, isDigest } from '../canonical/sha256.js';
-import { BLOB_MARKER } from '../chain/verify.js';
-import { CONTENT_FIELDS, type Json, type StepRecord } from '../chain/record.js';
+import type { Json } from '../canonical/json.js';
+import { blobValue, fetchBlob } from '../record/blobs.js';
+import { formatOf, type Genesis } from '../record/formats.js';
+import { blobRefOf, type BlobRef } from '../record/markers.js';
+import type { StepRecord } from '../record/seal.js';
 import { StoreError } from './errors.js';
-import type { BlobRef } from '../chain/verify.js';
 
-const decoder = new TextDecoder('utf-8', { fatal: true });
-
-/** The reference when `value` is a blob marker, else null. */
-export function blobRefOf(value: unknown): BlobRef | null {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return null;
-  const keys = Object.keys(value);
-  if (keys.length !== 1 || keys[0] !== BLOB_MARKER) return null;
-  const body = (value as Record<string, unknown>)[BLOB_MARKER] as Record<string, unknown> | null;
-  if (body === null || typeof body !== 'object' || !isDigest(body.digest) || typeof body.size !== 'number') return null;
-  return { digest: body.digest, size: body.size };
-}
-
-/** Checks blob bytes against a reference: null when they match, else why not. */
-export function blobDefect(bytes: Uint8Array, ref: BlobRef): string | null {
-  if (bytes.length !== ref.size) return `holds ${bytes.length} bytes, the reference says ${ref.size}`;
-  const actual = digestBytes(bytes);
-  if (actual !== ref.digest) return `hashes to ${actual}`;
-  // A writer that hashed what it wrote may still have written something that is not a canonical value.
-  let text: string;
-  try {
-    text = decoder.decode(bytes);
-  } catch {
-    return 'is not valid UTF-8';
-  }
-  const defect = scanCanonical(text, { members: false }).defect;
-  return defect === null ? null : `is not the canonical JSON of a value (${defect.code}: ${defect.reason})`;
+/** BLOB_CORRUPT for a stored blob whose size is not its reference's: thrown before any of it is read. */
+export function blobSizeError(where: string, digest: string, actual: number, expected: number): StoreError {
+  return new StoreError('BLOB_CORRUPT', `${where}: blob ${digest} holds ${actual} bytes, the reference says ${expected}`, {
+    hint: 'restore blobs/sha256/ from a backup',
+  });
 }
 
 export async function restoreRecord(
+  genesis: Genesis,
   text: string,
   expectedSeq: number,
   where: string,
-  loadBlob: (digest: string) => Promise<Uint8Array | null>,
+  loadBlob: (ref: BlobRef) => Promise<Uint8Array | null>,
 ): Promise<StepRecord> {
   let record: StepRecord;
   try {
@@ -58,24 +38,25 @@ export async function restoreRecord(
       hint: 'run verify on the journal to locate the damage',
     });
   }
-  for (const field of CONTENT_FIELDS) {
-    const ref = blobRefOf(record[field]);
+  const fields = record as unknown as Record<string, Json>;
+  const profile = formatOf(genesis).select((name) => fields[name]);
+  for (const field of profile.blobFields) {
+    const ref = blobRefOf(fields[field]);
     if (ref === null) continue;
-    const bytes = await loadBlob(ref.digest);
-    if (bytes === null) {
+    const blob = await fetchBlob(loadBlob, ref);
+    if (!blob.ok && blob.missing) {
       throw new StoreError('BLOB_MISSING', `seq ${expectedSeq} field ${field} references blob ${ref.digest}, which the journal does not hold`, {
         location: { seq: expectedSeq, path: `/${field}` },
         hint: 'restore blobs/sha256/ from a backup',
       });
     }
-    const defect = blobDefect(bytes, ref);
-    if (defect !== null) {
-      throw new StoreError('BLOB_CORRUPT', `blob ${ref.digest} (seq ${expectedSeq} field ${field}) ${defect}`, {
+    if (!blob.ok) {
+      throw new StoreError('BLOB_CORRUPT', `blob ${ref.digest} (seq ${expectedSeq} field ${field}) ${blob.defect}`, {
         location: { seq: expectedSeq, path: `/${field}` },
         hint: 'restore blobs/sha256/ from a backup',
       });
     }
-    (record as unknown as Record<string, Json>)[field] = JSON.parse(decoder.decode(bytes)) as Json;
+    fields[field] = blobValue(blob.bytes);
   }
   return record;
 }

@@ -1,14 +1,18 @@
 /**
- * The storage interface (spec/FORMAT.md §8): what every store and every journal offers, whatever
- * holds the bytes. The file store and the in-memory store both implement it, and one conformance suite
- * (test/store/conformance.test.ts) runs against both.
+ * The journal contract (spec/FORMAT.md §8): what every store and every journal offers, whatever holds
+ * the bytes — a directory, memory, a database. Nothing here names a file: a journal's lines live in
+ * segments with opaque labels, and its config holds only what decides its bytes. One conformance suite
+ * (test/store/conformance.test.ts) runs against every store. Types only: importing this has no effect.
  */
-import type { ChainReport } from '../chain/report.js';
-import type { Genesis, StepInput, StepRecord } from '../chain/record.js';
+import type { BlobProblemCode, ChainProblemCode, ChainReport } from '../chain/report.js';
 import type { ChainHead, ChainSource, SeqRange, StoredLine } from '../chain/source.js';
+import type { Genesis } from '../record/formats.js';
+import type { StepInput } from '../record/input.js';
+import type { StepRecord } from '../record/seal.js';
 
-/** `fsync` durability modes; see spec/FORMAT.md §8 for what each promises when append resolves. */
-export type FsyncMode = 'always' | 'batch' | 'none';
+/** The problems of a journal's verify (spec/FORMAT.md §8.13): the chain's, the blobs', and the store's own. */
+export type JournalProblemCode = ChainProblemCode | BlobProblemCode | 'JOURNAL_INVALID' | 'HEAD_CACHE_STALE';
+export type JournalReport = ChainReport<JournalProblemCode>;
 
 /** What `append` returns: the step's place in the chain. */
 export interface AppendResult {
@@ -30,16 +34,23 @@ export interface Lineage {
   parent_step_hash: string;
 }
 
+/**
+ * What decides a journal's bytes, the same in every store: a fork or a copy keeps it, so its lines and its
+ * receipts are byte-identical wherever it lives. A store may add settings of its own (`Journal<Config>`).
+ */
 export interface JournalConfig {
-  /** A bucket is closed once it holds this many bytes; the next step starts a new one. */
-  bucket_bytes: number;
-  /** A content field whose canonical JSON reaches this many UTF-8 bytes is stored as a blob. */
-  blob_threshold: number;
+  /** A content field whose canonical JSON reaches this many UTF-8 bytes is stored as a blob (FORMAT §7). */
+  blobThreshold: number;
+  /**
+   * A segment is closed once it holds this many bytes and the next line starts a new one (FORMAT §8.5: a
+   * bucket file); a receipt starts a new chain entry where a segment starts (RECEIPT §3.3).
+   */
+  segmentBytes: number;
 }
 
 export interface CreateOptions {
-  /** Bucket rotation size in bytes (default 64 MiB, at least 4 KiB). */
-  bucketBytes?: number;
+  /** Segment rotation size in bytes (default 64 MiB, at least 4 KiB). */
+  segmentBytes?: number;
   /** Blob threshold in bytes (default 64 KiB, from 1 KiB to 1 MiB). */
   blobThreshold?: number;
   /** The genesis `created_at` (default now). */
@@ -60,16 +71,16 @@ export interface ForkOptions {
   to: string;
 }
 
-export interface Journal extends ChainSource {
+export interface Journal<Config extends JournalConfig = JournalConfig> extends ChainSource {
   /** The id the journal was opened under. */
   readonly id: string;
   readonly genesis: Genesis;
   readonly lineage: Lineage | null;
-  readonly config: JournalConfig;
+  readonly config: Readonly<Config>;
   readonly readOnly: boolean;
   /**
    * Appends one step. Concurrent calls are group-committed; the promise resolves once the step is
-   * durable as the fsync mode promises. A step_id the journal already holds (within the idempotency
+   * durable as the store promises (the file store: its fsync mode). A step_id the journal already holds (within the idempotency
    * window) with identical content returns the existing step; with different content, STEP_ID_CONFLICT.
    */
   append(step: StepInput): Promise<AppendResult>;
@@ -82,12 +93,16 @@ export interface Journal extends ChainSource {
   /** Steps in seq order with blobs restored; memory bounded by the longest line. */
   read(range?: SeqRange): AsyncIterable<StepRecord>;
   lines(range?: SeqRange): AsyncIterable<StoredLine>;
-  blob(digest: string): Promise<Uint8Array | null>;
   /**
-   * Verifies the whole journal read-only: the chain, every referenced blob, a fork's lineage, the head
-   * cache. Never modifies anything; a torn uncommitted tail and a stale head cache are warnings.
+   * A blob's bytes, or null when the journal does not hold it. Given the reference's `size`, a stored blob
+   * of another size is refused with BLOB_CORRUPT before any of it is read.
    */
-  verify(options?: JournalVerifyOptions): Promise<ChainReport>;
+  blob(digest: string, size?: number): Promise<Uint8Array | null>;
+  /**
+   * Verifies the whole journal read-only: the chain, every referenced blob, a fork's lineage, and whatever
+   * the store keeps besides (the file store: its directory and head cache). Never modifies anything.
+   */
+  verify(options?: JournalVerifyOptions): Promise<JournalReport>;
   /** Waits for queued appends, flushes deferred fsyncs, and releases resources. Idempotent. */
   close(): Promise<void>;
 }
@@ -99,13 +114,13 @@ export interface JournalVerifyOptions {
   onProgress?: (lines: number) => void;
 }
 
-export interface Store {
-  create(id: string, options?: CreateOptions): Promise<Journal>;
-  open(id: string, options?: OpenOptions): Promise<Journal>;
+export interface Store<J extends Journal = Journal> {
+  create(id: string, options?: CreateOptions): Promise<J>;
+  open(id: string, options?: OpenOptions): Promise<J>;
   /** Ids of the journals in the store, sorted. */
   list(): Promise<string[]>;
   /** A new journal `to` whose steps 0..fromStep are byte-identical to `parent`'s. The parent is only read. */
-  fork(parent: Journal, options: ForkOptions): Promise<Journal>;
+  fork(parent: Journal, options: ForkOptions): Promise<J>;
 }
 
 export type { ChainHead, ChainSource, SeqRange, StoredLine, StepInput, StepRecord, Genesis, ChainReport };

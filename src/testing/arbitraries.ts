@@ -7,7 +7,7 @@ import * as fc from 'fast-check';
 import { canonicalJson } from '../canonical/jcs.js';
 import { RESERVED_PREFIX } from '../canonical/limits.js';
 import { escapeToken } from '../canonical/pointer.js';
-import { checkStepInput, type Json, type JsonObject, type StepInput, type StepRecord } from '../chain/record.js';
+import { checkStepInput, type Json, type JsonObject, type StepInput, type StepRecord } from '../record/index.js';
 import type { FieldDiff } from '../diff/values.js';
 import { sealRun } from './run.js';
 

@@ -9,7 +9,8 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { scanCanonical } from '../../src/canonical/scan.js';
-import { genesisHash, verifyChain, type Genesis } from '../../src/chain/index.js';
+import { verifyChain } from '../../src/chain/index.js';
+import { genesisHash, type Genesis } from '../../src/record/index.js';
 import { canonicalJson } from '../../src/canonical/jcs.js';
 import { loadVectors, vectorBytes } from '../helpers/vectors.js';
 import { referenceScan as reference } from '../helpers/reference-scan.js';

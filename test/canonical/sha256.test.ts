@@ -1,8 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { nobleBackend, toHex } from '../../src/canonical/sha256.js';
-import { nodeBackend } from '../../src/node/fast-hash.js';
+import * as nodeCrypto from 'node:crypto';
+import { nobleBackend, nodeBackend as maybeNode, nodeCreateHash, sha256Backend, toHex } from '../../src/canonical/sha256.js';
 import { loadVectors } from '../helpers/vectors.js';
+
+const nodeBackend = maybeNode!;
 
 interface StepHashCase { id: string; preimage: string; step_hash: string }
 
@@ -39,5 +41,19 @@ describe('node:crypto and @noble/hashes give identical SHA-256', () => {
     const abc = 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad';
     expect(toHex(nobleBackend.utf8(['abc']))).toBe(abc);
     expect(toHex(nodeBackend.utf8(['a', 'bc']))).toBe(abc);
+  });
+});
+
+describe('the backend is chosen inside the library, not installed by an entry point', () => {
+  test('in Node, node:crypto is in effect from the first import of any module', () => {
+    expect(maybeNode).not.toBeNull();
+    expect(sha256Backend().name).toBe('node:crypto');
+  });
+
+  test('without a `process` (a browser), or without getBuiltinModule, there is no node backend, so @noble/hashes stays', () => {
+    expect(nodeCreateHash({})).toBeNull();
+    expect(nodeCreateHash({ process: {} })).toBeNull();
+    expect(nodeCreateHash({ process: { getBuiltinModule: () => undefined } })).toBeNull();
+    expect(nodeCreateHash({ process: { getBuiltinModule: (id: string) => (id === 'node:crypto' ? nodeCrypto : undefined) } })).toBe(nodeCrypto.createHash);
   });
 });

@@ -9,9 +9,11 @@ import { describe, expect, test } from 'vitest';
 import { canonicalJson } from '../../src/canonical/jcs.js';
 import { MAX_LINE_BYTES } from '../../src/canonical/limits.js';
 import { digestUtf8 } from '../../src/canonical/sha256.js';
-import { genesisHash, makeGenesis, sealRecord } from '../../src/chain/record.js';
+import { genesisHash, makeGenesis } from '../../src/record/formats.js';
+import { sealRecord } from '../../src/record/seal.js';
 import type { ChainReport, ProblemLocation } from '../../src/chain/report.js';
-import { ChainVerifier, verifyChain, type VerifiedLine } from '../../src/chain/verify.js';
+import { verifyChain } from '../../src/chain/files.js';
+import { ChainVerifier, type VerifiedLine } from '../../src/chain/verifier.js';
 
 const genesis = makeGenesis({ journalId: 'rules', createdAt: '2026-01-01T00:00:00.000Z' });
 const G = genesisHash(genesis);
@@ -192,7 +194,7 @@ describe('markers (§3.5)', () => {
   test('a valid blob reference is handed to onLine with its field; an invalid one is not', () => {
     const seen: VerifiedLine[] = [];
     const v = new ChainVerifier({ genesis, onLine: (l) => seen.push(l) });
-    v.beginFile(B0);
+    v.beginSegment(B0, 0);
     const a = line(0, G, { input: blob(okBlob) });
     v.line(a.text.slice(0, -1), true);
     v.line(line(1, a.hash, { result: blob({ digest: D('c'), size: -1 }) }).text.slice(0, -1), true);
@@ -227,7 +229,7 @@ describe('a partial chain\'s start', () => {
 describe('lines over the limit (§4.2)', () => {
   test('an over-long line is LINE_TOO_LONG, counted as a step, and the next line is numbered after it', () => {
     const v = new ChainVerifier({ genesis });
-    v.beginFile(B0);
+    v.beginSegment(B0, 0);
     v.line('x'.repeat(MAX_LINE_BYTES), true); // with its newline, one byte over
     v.longLine(MAX_LINE_BYTES * 2);
     v.line('x'.repeat(MAX_LINE_BYTES - 1), true); // exactly at the limit: read, and malformed

@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { canonicalJson } from '../../src/canonical/jcs.js';
-import { sealRecord, type Genesis, type StepRecord } from '../../src/chain/record.js';
+import { sealRecord, type Genesis, type StepRecord } from '../../src/record/index.js';
 import type { Problem } from '../../src/chain/report.js';
-import { ChainVerifier, verifyChain } from '../../src/chain/verify.js';
+import { ChainVerifier, declaredFirstSeq, verifyChain } from '../../src/chain/index.js';
 import { buildChain, type ContentSpec } from '../helpers/chains.js';
 import { loadVectors, vectorBytes } from '../helpers/vectors.js';
 
@@ -43,7 +43,7 @@ describe('chains.json vectors', () => {
       const whole = verifyChain({ ...opts, files: c.files.map((f) => ({ name: f.name, bytes: vectorBytes(f) })) });
       const v = new ChainVerifier(opts);
       for (const f of c.files) {
-        v.beginFile(f.name);
+        v.beginSegment(f.name, declaredFirstSeq(f.name));
         const bytes = vectorBytes(f);
         let start = 0;
         for (let nl = bytes.indexOf(10); nl >= 0; nl = bytes.indexOf(10, start)) {

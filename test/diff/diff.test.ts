@@ -4,7 +4,7 @@ import { diff, summarize, formatDiff, dottedPath, shorten, compilePattern, patte
 import { firstMatch, pairBlock } from '../../src/diff/align.js';
 import { canonicalJson } from '../../src/canonical/jcs.js';
 import { digestUtf8 } from '../../src/canonical/sha256.js';
-import { makeGenesis, type StepInput, type StepRecord } from '../../src/chain/record.js';
+import { makeGenesis, type StepInput, type StepRecord } from '../../src/record/index.js';
 import type { ChainSource, StoredLine } from '../../src/chain/source.js';
 import { sealRun } from '../../src/testing/run.js';
 
@@ -145,7 +145,7 @@ function source(records: StepRecord[], blobFields: string[] = [], drop: string[]
       if (!drop.includes(f)) blobs.set(digest, bytes);
       copy[f] = { '$stepchain:blob': { digest, size: bytes.length } };
     }
-    return { bucket: '0000000000000000.jsonl', seq: r.seq, text: canonicalJson(copy, { refuseReserved: false }) };
+    return { segment: '0000000000000000.jsonl', seq: r.seq, text: canonicalJson(copy, { refuseReserved: false }) };
   });
   const src = {
     blobReads: 0,
@@ -207,7 +207,7 @@ describe('ChainSource runs and blob references', () => {
   test('a stored line that is not JSON is BAD_STEP, not a SyntaxError', async () => {
     const src = source(a);
     src.lines = async function* () {
-      yield { bucket: 'x.jsonl', seq: 0, text: '{"seq":0,' };
+      yield { segment: 'x.jsonl', seq: 0, text: '{"seq":0,' };
     };
     expect(await codeOf(diff(src, a))).toBe('BAD_STEP');
   });
@@ -217,7 +217,7 @@ describe('ChainSource runs and blob references', () => {
     for (let i = 0; i < 200_000; i++) deep = `[${deep}]`;
     const src = source(a);
     src.lines = async function* () {
-      yield { bucket: 'x.jsonl', seq: 0, text: `{"seq":0,"result":${deep}}` };
+      yield { segment: 'x.jsonl', seq: 0, text: `{"seq":0,"result":${deep}}` };
     };
     for (const ignore of [[], ['/result/**/x']]) {
       const e = await diff(src, a, { ignore }).catch((x: unknown) => x);

@@ -7,7 +7,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { describe, expect, test } from 'vitest';
 import { diff } from '../../src/diff/index.js';
-import type { StepRecord } from '../../src/chain/record.js';
+import type { StepRecord } from '../../src/record/index.js';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;

@@ -4,7 +4,7 @@ import * as fc from 'fast-check';
 import { diff, patternFor, type ChangedStep } from '../../src/diff/index.js';
 import { replayVariant, run, sealRun, steps, jsonValue } from '../../src/testing/index.js';
 import { canonicalJson } from '../../src/canonical/jcs.js';
-import type { StepRecord } from '../../src/chain/record.js';
+import type { StepRecord } from '../../src/record/index.js';
 import type { ChainSource } from '../../src/chain/source.js';
 
 const runs = { numRuns: 100 };
@@ -140,7 +140,7 @@ describe('properties', () => {
       genesis: { format: 'stepchain/v1', journal_id: 'x', created_at: '2026-01-01T00:00:00.000Z' },
       head: async () => null,
       lines: async function* () {
-        for (const r of records) yield { bucket: '0000000000000000.jsonl', seq: r.seq, text: canonicalJson(r) };
+        for (const r of records) yield { segment: '0000000000000000.jsonl', seq: r.seq, text: canonicalJson(r) };
       },
       blob: async () => null,
     });

@@ -1,7 +1,7 @@
 /** The diff vectors (vectors/diff.json, spec/DIFF.md §9): every case's report, summary or error code. */
 import { describe, expect, test } from 'vitest';
 import { diff, summarize, DiffError, type DiffOptions, type DiffReport } from '../../src/diff/index.js';
-import type { StepRecord } from '../../src/chain/record.js';
+import type { StepRecord } from '../../src/record/index.js';
 import { loadVectors } from '../helpers/vectors.js';
 
 interface DiffCase {

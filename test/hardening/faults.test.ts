@@ -96,7 +96,7 @@ describe('the disk fills mid-append', () => {
   test('on a real 2 MiB tmpfs: a clear IO_ERROR (ENOSPC), every acknowledged step kept, the journal verifies and resumes once space is freed', async () => {
     requireMount(mountFailure, `a 2 MiB tmpfs at ${dir}`);
     const store = new FileStore(dir);
-    await (await store.create('full', { bucketBytes: 64 * 1024 })).close();
+    await (await store.create('full', { segmentBytes: 64 * 1024 })).close();
     // Ballast to free afterwards, so the writer can resume on the same file system.
     writeFileSync(join(dir, 'ballast'), Buffer.alloc(256 * 1024, 1));
     for (const fsync of ['always', 'none'] as const) {
@@ -120,7 +120,7 @@ describe('the disk fills mid-append', () => {
     const store = new FileStore(root);
     for (const budget of [20_000, 60_123, 150_001]) {
       const id = `inject-${budget}`;
-      await (await store.create(id, { bucketBytes: 16 * 1024 })).close();
+      await (await store.create(id, { segmentBytes: 16 * 1024 })).close();
       const r = await appender(root, id, 0, 700, {}, { preload: FIXTURES + 'enospc.mjs', env: { STEPCHAIN_ENOSPC_BUDGET: String(budget) } });
       expect(r.code, r.stderr).toBe(3);
       const err = errorOf(r)!;

@@ -12,7 +12,7 @@ import { verifyPublishedReceipt } from '../../src/redact/verify.js';
 import { describe, expect, test } from 'vitest';
 import fc from 'fast-check';
 import { scanCanonical, canonicalJson } from '../../src/canonical/index.js';
-import { ChainVerifier, type ChainReport } from '../../src/chain/index.js';
+import { ChainVerifier, declaredFirstSeq, verifyFile, type ChainReport } from '../../src/chain/index.js';
 import { FileStore } from '../../src/store/index.js';
 import { StepchainError } from '../../src/errors.js';
 import { receiptBytes, verifyReceipt, verifyReceiptFile, keyPairFromSeed, type VerifyReceiptOptions } from '../../src/receipt/index.js';
@@ -34,7 +34,7 @@ const CODES = new Set([
   'COUNT_MISMATCH', 'SIGNATURE_INVALID', 'SIGNATURE_MISSING', 'KEY_MISMATCH',
 ]);
 
-function expectWellFormed(report: ChainReport): void {
+function expectWellFormed(report: ChainReport<string>): void {
   expect(typeof report.ok).toBe('boolean');
   for (const p of [...report.problems, ...report.warnings]) {
     expect(CODES.has(p.code), `unknown code ${p.code}`).toBe(true);
@@ -105,7 +105,7 @@ describe('the chain verifier', () => {
         fc.integer({ min: 1, max: 5 }),
         (files, genesis, start, expectHead, maxProblems) => {
           const v = new ChainVerifier({ genesis, ...(start ? { start } : {}), ...(expectHead !== null ? { expectHead } : {}), maxProblems });
-          for (const f of files) v.addFile(f.name, f.bytes);
+          for (const f of files) verifyFile(v, f.name, f.bytes);
           const report = v.finish();
           expectWellFormed(report);
           expect(report.problems.length).toBeLessThanOrEqual(maxProblems);
@@ -121,9 +121,9 @@ describe('the chain verifier', () => {
         const b = Uint8Array.from(chain.bytes);
         b[at]! ^= mask;
         const whole = new ChainVerifier({ genesis: chain.genesis });
-        whole.addFile('0000000000000000.jsonl', b);
+        verifyFile(whole, '0000000000000000.jsonl', b);
         const byLine = new ChainVerifier({ genesis: chain.genesis });
-        byLine.beginFile('0000000000000000.jsonl');
+        byLine.beginSegment('0000000000000000.jsonl', declaredFirstSeq('0000000000000000.jsonl'));
         let start = 0;
         for (let i = 0; i < b.length; i++) {
           if (b[i] === 10) {
@@ -157,7 +157,7 @@ describe('the journal-directory verifier', () => {
           const dir = join(root, id);
           mkdirSync(join(dir, 'buckets'), { recursive: true });
           mkdirSync(join(dir, 'blobs', 'sha256'), { recursive: true });
-          writeFileSync(join(dir, 'journal.json'), meta ?? JSON.stringify({ format: 'stepchain-journal/v1', genesis: chain.genesis, config: { bucket_bytes: 4096, blob_threshold: 1024 }, lineage: null }));
+          writeFileSync(join(dir, 'journal.json'), meta ?? canonicalJson({ format: 'stepchain-journal/v1', genesis: chain.genesis, config: { bucket_bytes: 4096, blob_threshold: 1024 }, lineage: null }) + '\n');
           if (headCache !== null) writeFileSync(join(dir, 'head.json'), headCache);
           for (const [name, bytes] of buckets) writeFileSync(join(dir, 'buckets', name), bytes);
           try {
@@ -190,7 +190,7 @@ describe('a last line that is JSON but not an object', () => {
     const id = `n${Buffer.from(line).toString('hex')}`;
     const dir = join(root, id);
     mkdirSync(join(dir, 'buckets'), { recursive: true });
-    writeFileSync(join(dir, 'journal.json'), JSON.stringify({ format: 'stepchain-journal/v1', genesis, config: { bucket_bytes: 4096, blob_threshold: 1024 }, lineage: null }));
+    writeFileSync(join(dir, 'journal.json'), canonicalJson({ format: 'stepchain-journal/v1', genesis, config: { bucket_bytes: 4096, blob_threshold: 1024 }, lineage: null }) + '\n');
     writeFileSync(join(dir, 'buckets', '0000000000000000.jsonl'), line + '\n');
     const j = await new FileStore(root).open(id, { readOnly: true });
     try {

@@ -10,10 +10,10 @@ import { afterAll, describe, expect, test } from 'vitest';
 import { FileStore, StoreError, type Journal } from '../../src/store/index.js';
 import { exportReceipt, openReceiptSource, verifyReceiptFile } from '../../src/receipt/index.js';
 import { diff } from '../../src/diff/index.js';
-import { ChainVerifier, verifyChain, type ChainReport } from '../../src/chain/index.js';
+import { ChainVerifier, declaredFirstSeq, verifyChain, verifyFile, type ChainReport } from '../../src/chain/index.js';
 import { canonicalJson, CanonicalError, MAX_RECORD_DEPTH, MAX_VALUE_DEPTH } from '../../src/canonical/index.js';
 import { compilePolicy, redactStep, seededSalts } from '../../src/redact/index.js';
-import type { Json } from '../../src/chain/record.js';
+import type { Json } from '../../src/record/index.js';
 import { tempDir } from '../helpers/tmp.js';
 import { CLI, runNode } from './support.js';
 import { buildChain } from '../helpers/chains.js';
@@ -43,7 +43,7 @@ async function textsOf(src: { lines(): AsyncIterable<{ text: string }> }): Promi
   return out;
 }
 
-function expectClean(report: ChainReport): void {
+function expectClean(report: ChainReport<string>): void {
   expect(report.problems).toEqual([]);
   expect(report.ok).toBe(true);
 }
@@ -192,7 +192,7 @@ describe('nesting at and past the limits', () => {
       const inner = '['.repeat(depth - 1) + ']'.repeat(depth - 1);
       const line = `{"input":${inner},"model":null,"prev_hash":"sha256:${'0'.repeat(64)}","prompt":null,"result":null,"seq":0,"step_hash":"sha256:${'0'.repeat(64)}","step_id":"a","tool_call":null,"ts":"2026-01-01T00:00:00.000Z","v":1}\n`;
       const v = new ChainVerifier({ genesis: { format: 'stepchain/v1', journal_id: 'j', created_at: '2026-01-01T00:00:00.000Z' } });
-      v.addFile('0000000000000000.jsonl', new TextEncoder().encode(line));
+      verifyFile(v, '0000000000000000.jsonl', new TextEncoder().encode(line));
       const report = v.finish();
       expect(report.ok).toBe(false);
       expect(report.problems.map((p) => p.code)).toContain('DEPTH_LIMIT');

@@ -20,7 +20,7 @@ describe('soak', () => {
   test('3 appending processes, 1 verifying and 1 exporting, concurrently and bounded in time', async () => {
     const store = new FileStore(root);
     // Small buckets and a low blob threshold so rotation and blobs happen under contention too.
-    await (await store.create('soak', { bucketBytes: 64 * 1024, blobThreshold: 4096 })).close();
+    await (await store.create('soak', { segmentBytes: 64 * 1024, blobThreshold: 4096 })).close();
     const outdir = join(root, 'receipts');
     mkdirSync(outdir);
     const timeout = SOAK_MS + 60_000;

@@ -14,7 +14,7 @@ import { FileStore, type Journal } from '../../src/store/index.js';
 import { exportReceipt, verifyReceipt, MANIFEST_NAME } from '../../src/receipt/index.js';
 import { ustarHeader } from '../../src/receipt/tar.js';
 import { canonicalJson, digestBytes } from '../../src/canonical/index.js';
-import { genesisHash, sealRecord, type Genesis, type UnsealedRecord } from '../../src/chain/record.js';
+import { genesisHash, sealRecord, type Genesis, type UnsealedRecord } from '../../src/record/index.js';
 import { tempDir } from '../helpers/tmp.js';
 import { loadVectors } from '../helpers/vectors.js';
 import { runs } from './support.js';
@@ -38,7 +38,7 @@ let pristine: Model;
 let head: string;
 
 beforeAll(async () => {
-  const store = new FileStore(root, { fsync: 'none', bucketBytes: 4096, blobThreshold: 1024 });
+  const store = new FileStore(root, { fsync: 'none', segmentBytes: 4096, blobThreshold: 1024 });
   const j: Journal = await store.create('pristine');
   for (let i = 0; i < STEPS; i++) {
     await j.append({
@@ -230,6 +230,21 @@ const DAMAGE: Record<string, (m: Model, r: number, r2: number) => boolean> = {
     m.buckets[b]!.lines[l] = canon(rec);
     return true;
   },
+  // A well-formed redaction marker where none may stand (FORMAT §3.5), the step resealed around it.
+  'marker-in-ts': (m, r) => {
+    const [b, l] = pick(positions(m), r);
+    const rec = parse(m.buckets[b]!.lines[l]!);
+    rec.ts = { '$stepchain:redacted': { commitment: `sha256:${'a'.repeat(64)}`, rule: 'pii' } };
+    m.buckets[b]!.lines[l] = reseal(rec);
+    return true;
+  },
+  'marker-in-unknown-member': (m, r) => {
+    const [b, l] = pick(positions(m), r);
+    const rec = parse(m.buckets[b]!.lines[l]!);
+    rec.notes = { kept: { '$stepchain:redacted': { commitment: `sha256:${'a'.repeat(64)}`, rule: 'pii' } } };
+    m.buckets[b]!.lines[l] = reseal(rec);
+    return true;
+  },
   'garbage-line': (m, r, r2) => {
     const [b, l] = pick(positions(m), r);
     const noise = Array.from({ length: 1 + Math.floor(r2 * 40) }, (_, i) => String.fromCharCode(33 + ((i * 7919 + Math.floor(r2 * 1e6)) % 90))).join('');
@@ -279,7 +294,7 @@ async function damagedJournal(m: Model): Promise<string> {
   }
   const meta = JSON.parse(readFileSync(join(dir, 'journal.json'), 'utf8')) as Rec;
   meta.genesis = m.genesis;
-  writeFileSync(join(dir, 'journal.json'), JSON.stringify(meta));
+  writeFileSync(join(dir, 'journal.json'), canonicalJson(meta) + '\n'); // §8.4: JCS and a newline
   return id;
 }
 

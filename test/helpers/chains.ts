@@ -1,5 +1,5 @@
 /** Builds real chains (genesis + sealed lines) for tests, with deterministic ids and times. */
-import { genesisHash, makeGenesis, sealRecord, type Genesis, type Json, type StepRecord } from '../../src/chain/record.js';
+import { genesisHash, makeGenesis, sealRecord, type Genesis, type Json, type StepRecord } from '../../src/record/index.js';
 
 export interface BuiltChain {
   genesis: Genesis;

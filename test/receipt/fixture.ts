@@ -5,7 +5,7 @@
  */
 import { canonicalJson } from '../../src/canonical/jcs.js';
 import { digestUtf8 } from '../../src/canonical/sha256.js';
-import { genesisHash, makeGenesis, sealRecord, type Genesis, type Json, type UnsealedRecord } from '../../src/chain/record.js';
+import { genesisHash, makeGenesis, sealRecord, type Genesis, type Json, type UnsealedRecord } from '../../src/record/index.js';
 import type { ChainHead, ChainSource, SeqRange, StoredLine } from '../../src/chain/source.js';
 
 export interface FixtureOptions {
@@ -57,7 +57,7 @@ export function makeFixture(opts: FixtureOptions): Fixture {
     const { record: sealed, line } = sealRecord(record);
     prev = sealed.step_hash;
     const first = Math.floor(seq / bucketSize) * bucketSize;
-    stored.push({ bucket: `${String(first).padStart(16, '0')}.jsonl`, seq, text: line.slice(0, -1) });
+    stored.push({ segment: `${String(first).padStart(16, '0')}.jsonl`, seq, text: line.slice(0, -1) });
   }
   return sourceOf(genesis, stored, blobs);
 }

@@ -7,7 +7,7 @@ import { createGzip, gzipSync } from 'node:zlib';
 import { Readable } from 'node:stream';
 import { canonicalJson } from '../../src/canonical/jcs.js';
 import { digestBytes } from '../../src/canonical/sha256.js';
-import { genesisHash } from '../../src/chain/record.js';
+import { genesisHash } from '../../src/record/index.js';
 import { receiptBytes, verifyReceipt, keyPairFromSeed } from '../../src/receipt/index.js';
 import { ustarHeader, BLOCK } from '../../src/receipt/tar.js';
 import { makeFixture, testSeed } from './fixture.js';
@@ -183,36 +183,61 @@ describe('hostile archives are refused with clear codes', () => {
     expect(peak).toBeLessThan(64 * 1024 * 1024);
   });
 
-  test('a 1 GB gzip bomb generated with node:zlib: ARCHIVE_LIMIT long before 1 GB, bounded memory', async () => {
-    // A valid manifest listing a 1 GiB - 1 chain entry (within the entry limit), then that entry: zeros.
-    const size = 2 ** 30 - 1;
-    const manifest = manifestFor([{ name: 'chain/0000000000000000.jsonl', size, steps: 1 }]);
+  /** A gzip stream of `plain`, counting how much of the plain stream the compressor was asked for. */
+  function gzipCounting(plain: () => AsyncGenerator<Uint8Array>): { bytes: AsyncGenerator<Uint8Array>; produced: () => number; compressed: () => number; stop: () => void } {
     let produced = 0;
-    async function* plain(): AsyncGenerator<Uint8Array> {
-      const head = tarOf([{ name: 'manifest.json', data: manifest }], { end: false });
-      yield head;
-      yield ustarHeader('chain/0000000000000000.jsonl', size);
-      produced = head.length + BLOCK;
-      const zeros = new Uint8Array(1 << 20);
-      while (produced < 2 ** 30) {
-        produced += zeros.length;
-        yield zeros;
+    let compressed = 0;
+    async function* counting(): AsyncGenerator<Uint8Array> {
+      for await (const c of plain()) {
+        produced += c.length;
+        yield c;
       }
     }
-    const gz = Readable.from(plain()).pipe(createGzip({ level: 9 }));
-    let compressed = 0;
-    async function* counted(): AsyncGenerator<Uint8Array> {
+    const gz = Readable.from(counting()).pipe(createGzip({ level: 9 }));
+    async function* out(): AsyncGenerator<Uint8Array> {
       for await (const c of gz as AsyncIterable<Buffer>) {
         compressed += c.length;
         yield new Uint8Array(c.buffer, c.byteOffset, c.length);
       }
     }
-    const { value, peak } = await peakMemory(() => verifyReceipt(counted()));
-    gz.destroy();
-    expect(value.problems.map((p) => p.code)).toContain('ARCHIVE_LIMIT');
-    expect(value.problems.find((p) => p.code === 'ARCHIVE_LIMIT')!.message).toMatch(/decompression bomb/);
-    expect(produced).toBeLessThan(2 ** 28); // stopped after well under a quarter of the bomb
-    expect(compressed).toBeLessThan(2 ** 20);
+    return { bytes: out(), produced: () => produced, compressed: () => compressed, stop: () => gz.destroy() };
+  }
+
+  test('a 1 GB gzip bomb behind a header that claims more than the manifest lists: ARCHIVE_LIMIT at that header, bounded memory', async () => {
+    // The manifest lists a 1 KiB chain entry; the entry's header claims 1 GiB - 1 (within the entry limit),
+    // and a gigabyte of zeros follows. The bound is what the manifest declares (RECEIPT.md §6.1), so the
+    // verifier refuses at the header, before inflating the data.
+    const size = 2 ** 30 - 1;
+    const manifest = manifestFor([{ name: 'chain/0000000000000000.jsonl', size: 1024, steps: 1 }]);
+    const bomb = gzipCounting(async function* () {
+      yield tarOf([{ name: 'manifest.json', data: manifest }], { end: false });
+      yield ustarHeader('chain/0000000000000000.jsonl', size);
+      const zeros = new Uint8Array(1 << 20);
+      for (let i = 0; i < 1024; i++) yield zeros;
+    });
+    const { value, peak } = await peakMemory(() => verifyReceipt(bomb.bytes));
+    bomb.stop();
+    expect(value.problems.map((p) => p.code)).toEqual(['DIGEST_MISMATCH', 'ARCHIVE_LIMIT']);
+    const declared = 512 + padded(manifest.length) + 512 + 1024 + 1024;
+    expect(value.problems[1]!.message).toContain(`past ${declared + 1024 * 1024}`);
+    expect(value.problems[1]!.message).toMatch(/the manifest declares/);
+    expect(bomb.produced()).toBeLessThan(2 ** 26); // the compressor ran ahead a little; the verifier read none of it
+    expect(bomb.compressed()).toBeLessThan(2 ** 20);
+    expect(peak).toBeLessThan(96 * 1024 * 1024);
+  });
+
+  test('a valid receipt inflating into a gigabyte of zeros after its end marker: ARCHIVE_LIMIT at the first byte past the declared size and 1 MiB', async () => {
+    const bomb = gzipCounting(async function* () {
+      yield good;
+      const zeros = new Uint8Array(1 << 20);
+      for (let i = 0; i < 1024; i++) yield zeros;
+    });
+    const { value, peak } = await peakMemory(() => verifyReceipt(bomb.bytes));
+    bomb.stop();
+    expect(value.problems.map((p) => p.code)).toEqual(['ARCHIVE_LIMIT']);
+    const declared = good.length; // our writer adds no zeros after the end marker: the tar is exactly the declared size
+    expect(value.problems[0]!.message).toContain(`to ${declared + 1024 * 1024 + 1} bytes, past ${declared + 1024 * 1024}`);
+    expect(bomb.produced()).toBeLessThan(2 ** 26);
     expect(peak).toBeLessThan(96 * 1024 * 1024);
   });
 

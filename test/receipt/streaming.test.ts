@@ -5,7 +5,7 @@
 import { describe, expect, test } from 'vitest';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { genesisHash, makeGenesis, sealRecord } from '../../src/chain/record.js';
+import { genesisHash, makeGenesis, sealRecord } from '../../src/record/index.js';
 import type { ChainSource, SeqRange, StoredLine } from '../../src/chain/source.js';
 import { exportReceipt, verifyReceiptFile } from '../../src/receipt/index.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -23,7 +23,7 @@ function heldJournal(steps: number, pad: number): ChainSource {
       input: { n: seq, pad: 'p'.repeat(pad) }, model: 'm', prompt: null, tool_call: null, result: seq,
     });
     prev = record.step_hash;
-    stored.push({ bucket: `${String(Math.floor(seq / 1000) * 1000).padStart(16, '0')}.jsonl`, seq, text: line.slice(0, -1) });
+    stored.push({ segment: `${String(Math.floor(seq / 1000) * 1000).padStart(16, '0')}.jsonl`, seq, text: line.slice(0, -1) });
   }
   return {
     genesis,

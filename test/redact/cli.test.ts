@@ -62,5 +62,42 @@ describe('stepchain publish / disclose', () => {
     expect(await runCli(['disclose', pub, '--secrets', secrets, '--seq', '2', '-o', step], verbs)).toBe(0);
     expect(await runCli(['disclose', pub, '--check', step], verbs)).toBe(0);
     expect(err).toMatch(/whole-step disclosure holds/);
+
+    // The original head: not in the public receipt, opened on request for someone who holds it.
+    const head = (doc.original_head as { step_hash: string }).step_hash;
+    expect(archiveText(readFileSync(pub)).includes(head)).toBe(false);
+    expect(await runCli(['disclose', pub, '--secrets', secrets, '--hash-only', '--path', '/prompt'], verbs)).toBe(2);
+    const opening = join(dir, 'head.json');
+    err = '';
+    expect(await runCli(['disclose', pub, '--secrets', secrets, '--hash-only', '-o', opening], verbs)).toBe(0);
+    expect(err).toMatch(/its holder can test guesses/);
+    err = '';
+    expect(await runCli(['disclose', pub, '--check', opening], verbs)).toBe(0);
+    expect(err).toContain(`the anchor commits to ${head} as the original hash of step 3 (the original head)`);
+    writeFileSync(join(dir, 'guess.json'), JSON.stringify({ ...JSON.parse(readFileSync(opening, 'utf8')), step_hash: 'sha256:' + '0'.repeat(64) }));
+    out = '';
+    expect(await runCli(['disclose', pub, '--check', join(dir, 'guess.json'), '--json'], verbs)).toBe(1);
+    expect(JSON.parse(out).problems[0].code).toBe('ANCHOR_MISMATCH');
+  });
+
+  test('publish prints where the original head went; a secret-shaped step_id refuses with ENVELOPE_SECRET', async () => {
+    const store = new FileStore(join(dir, 'text'));
+    const j = await store.create('run', { journalId: 'cli-text', createdAt: CREATED_AT });
+    const steps = sampleSteps();
+    for (const s of steps) await j.append(s);
+    await j.close();
+    const policy = join(dir, 'text-policy.json');
+    writeFileSync(policy, JSON.stringify({ rules: [SAMPLE_POLICY.rules[2]] }));
+    expect(await runCli(['publish', join(dir, 'text', 'run'), '--policy', policy, '--opt-in', '-o', join(dir, 'text.tar')], verbs)).toBe(0);
+    expect(err).toMatch(/original head sha256:[0-9a-f]{64} \(seq 3\): in the public receipt only as a salted commitment; step 0 published unchanged/);
+
+    const bad = await store.create('bad', { journalId: 'cli-bad', createdAt: CREATED_AT });
+    await bad.append({ ...steps[0]!, step_id: SECRETS['aws-access-key'] });
+    await bad.close();
+    err = '';
+    expect(await runCli(['publish', join(dir, 'text', 'bad'), '--policy', policy, '--opt-in', '-o', join(dir, 'bad.tar')], verbs)).toBe(2);
+    expect(err).toMatch(/ENVELOPE_SECRET: step 0's step_id matches the aws-access-key detector/);
+    expect(err).not.toContain(SECRETS['aws-access-key']);
+    expect(existsSync(join(dir, 'bad.tar'))).toBe(false);
   });
 });

@@ -3,7 +3,7 @@
  * then the raw tar bytes as text (every entry, headers and padding included) so searches see everything.
  */
 import { gunzipSync } from 'node:zlib';
-import type { StepInput } from '../../src/chain/record.js';
+import type { StepInput } from '../../src/record/index.js';
 import { MemoryStore, type Journal } from '../../src/store/index.js';
 
 /** One planted secret of every detector kind (built from parts so this file does not trip secret scanners). */

@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { expect, test } from 'vitest';
-import type { Json } from '../../src/chain/record.js';
+import type { Json } from '../../src/record/index.js';
 import { DETECTOR_IDS, findSecrets, preparePublication, publicationBytes, verifyPublishedReceipt } from '../../src/redact/index.js';
 import { MemoryStore } from '../../src/store/index.js';
 import { archiveText, CREATED_AT, ts } from './helpers.js';
@@ -192,5 +192,45 @@ test('path rules (with tools and seq ranges) redact exactly the first selected n
       },
     ),
     { numRuns: Number(process.env.RUNS ?? 200) },
+  );
+});
+
+test('no hash over a redacted value is published: the original step hashes from redacted_from on (the head among them) and the digests of redacted blobs appear nowhere, in hex or base64; earlier steps keep their original hashes', async () => {
+  const hashForms = (h: string): string[] => [h.slice(7), Buffer.from(h.slice(7), 'hex').toString('base64'), Buffer.from(h.slice(7), 'hex').toString('base64url')];
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(ruleArb, { minLength: 1, maxLength: 3 }),
+      fc.array(fc.record({ input: keyTree, result: keyTree, tool: fc.constantFrom('http', 'ftp'), args: keyTree, big: fc.boolean() }), { minLength: 1, maxLength: 5 }),
+      async (rawRules, steps) => {
+        const rules = rawRules.map((r, i) => Object.fromEntries(Object.entries({ id: `r${i}`, ...r }).filter(([, v]) => v !== undefined)));
+        const store = new MemoryStore({ blobThreshold: 1024 });
+        const j = await store.create('p', { journalId: 'prop-oracle', createdAt: CREATED_AT });
+        for (const [i, s] of steps.entries()) {
+          // A big result is stored as a blob; the policy may redact inside it, all of it, or nothing.
+          const result = s.big ? { a: s.result, pad: 'p'.repeat(1100) } : s.result;
+          await j.append({ step_id: `s-${i}`, ts: ts(i), model: 'm', input: s.input, result, tool_call: { arguments: s.args, name: s.tool } });
+        }
+        const pub = await preparePublication(j, { policy: { rules: rules as never }, optIn: true });
+        const text = archiveText(await publicationBytes(pub));
+        const k = pub.anchor.redacted_from;
+        const listed = new Set(pub.plan.manifest.blobs.map((b) => b.digest));
+        const leaked: string[] = [];
+        for await (const line of j.lines()) {
+          const hash = (JSON.parse(line.text) as { step_hash: string }).step_hash;
+          if (line.seq < k) {
+            if ((JSON.parse(pub.lines[line.seq]!) as { step_hash: string }).step_hash !== hash) leaked.push(`step ${line.seq}: not published unchanged`);
+          } else {
+            for (const f of hashForms(hash)) if (text.includes(f)) leaked.push(`step ${line.seq}'s original hash`);
+          }
+          for (const m of line.text.matchAll(/"digest":"(sha256:[0-9a-f]{64})"/g)) {
+            if (!listed.has(m[1]!)) for (const f of hashForms(m[1]!)) if (text.includes(f)) leaked.push(`the digest of redacted blob ${m[1]}`);
+          }
+        }
+        expect(leaked).toEqual([]);
+        expect(k).toBe(pub.redactions.length > 0 ? pub.redactions[0]!.seq : steps.length);
+        expect(pub.anchor.commitments.length).toBe(steps.length - k);
+      },
+    ),
+    { numRuns: Number(process.env.RUNS ?? 150) },
   );
 });

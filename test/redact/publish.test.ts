@@ -10,11 +10,12 @@ import { keyPairFromSeed, receiptBytes } from '../../src/receipt/index.js';
 import { verifyReceipt } from '../../src/receipt/verify.js';
 import {
   RedactError, compareAnchor, publishedReceiptHooks, fixedSalts, discloseStep, discloseStepFromSecrets, verifyStepDisclosure, disclose, discloseFromSecrets, preparePublication, publicationBytes, publish, seededSalts,
-  verifyDisclosure, verifyDisclosureFiles, verifyPublishedFile, verifyPublishedReceipt, type SecretsFile,
+  verifyDisclosure, verifyDisclosureFiles, verifyPublishedFile, verifyPublishedReceipt, escapedForms, MAX_ESCAPE_DEPTH, type SecretsFile,
 } from '../../src/redact/index.js';
-import { FileStore } from '../../src/store/index.js';
+import type { StepInput } from '../../src/record/index.js';
+import { FileStore, MemoryStore } from '../../src/store/index.js';
 import { tempDir } from '../helpers/tmp.js';
-import { CREATED_AT, SAMPLE_POLICY, SECRETS, archiveText, memoryJournal, sampleSteps } from './helpers.js';
+import { CREATED_AT, SAMPLE_POLICY, SECRETS, archiveText, memoryJournal, sampleSteps, ts } from './helpers.js';
 
 const dir = tempDir('stepchain-redact-');
 const key = keyPairFromSeed(Uint8Array.from({ length: 32 }, (_, i) => i + 3));
@@ -90,16 +91,20 @@ describe('publish', () => {
     expect(report.ok).toBe(true);
     expect(report.signed_by).toBe(key.keyId);
     const reopened = await store.open('run', { readOnly: true });
-    const head = await reopened.head();
-    expect(report.anchor!.head).toEqual(head);
+    const head = (await reopened.head())!;
     expect(result.original_head).toEqual(head);
+    expect(report.anchor!.length).toBe(head.seq + 1);
     expect(report.redactions).toBe(result.redactions);
-    expect(await compareAnchor(reopened, report.anchor!)).toEqual([]);
-    await reopened.close();
-
-    // The secrets file: private, and never overwritten.
+    // The secrets file: private, and never overwritten; its openings make the anchor comparable with the journal.
     expect(statSync(secretsOut).mode & 0o777).toBe(0o600);
     const secrets = JSON.parse(readFileSync(secretsOut, 'utf8')) as SecretsFile;
+    expect(await compareAnchor(reopened, report.anchor!, secrets.steps)).toEqual([]);
+    expect(secrets.steps.at(-1)).toMatchObject({ seq: head.seq, step_hash: head.step_hash });
+    expect(text.includes(head.step_hash)).toBe(false);
+    const wrongSalts = secrets.steps.map((o) => ({ ...o, salt: 'ab'.repeat(32) }));
+    expect((await compareAnchor(reopened, report.anchor!, wrongSalts)).length).toBeGreaterThan(0);
+    await reopened.close();
+
     expect(secrets.manifest_digest).toBe(result.manifest_digest);
     expect(secrets.redactions).toHaveLength(result.redactions);
     const again = await store.open('run', { readOnly: true });
@@ -115,12 +120,14 @@ describe('publish', () => {
     const bytes = await publicationBytes(await preparePublication(j, { policy: SAMPLE_POLICY, optIn: true }));
     const plain = await verifyReceipt(bytes);
     expect(plain.ok).toBe(false);
-    expect(plain.problems.map((p) => p.code)).toEqual(['MANIFEST_INVALID', 'MANIFEST_INVALID']);
+    expect(plain.problems.map((p) => p.code)).toEqual(['MANIFEST_INVALID']); // one problem, then stop (RECEIPT.md §7 step 5)
+    expect(plain.problems[0]!.message).toMatch(/1 more problem/);
     const r = await verifyPublishedReceipt(bytes);
     expect(r.problems).toEqual([]);
     expect(r.scope).toBe('complete');
     expect(r.proves.join(' ')).toMatch(/every declared redaction/);
     expect(r.does_not_prove.join(' ')).toMatch(/anchor is the publisher's/);
+    expect(r.does_not_prove.join(' ')).toMatch(/only as salted commitments/);
   });
 
   test('publishedReceiptHooks: one verifier call accepts ordinary and published receipts (for the CLI verify verb)', async () => {
@@ -129,8 +136,9 @@ describe('publish', () => {
     const ordinary = await receiptBytes(j);
     for (const [bytes, isPublished] of [[published, true], [ordinary, false]] as const) {
       const hooks = publishedReceiptHooks();
-      const r = hooks.finishIfPublished(await verifyReceipt(bytes, hooks.options));
+      const r = await verifyReceipt(bytes, hooks.options); // the hooks' finish is part of their options
       expect(r.problems).toEqual([]);
+      expect(hooks.finishIfPublished(r)).toBe(r); // finishing again changes nothing
       expect('anchor' in r).toBe(isPublished);
     }
   });
@@ -213,6 +221,18 @@ describe('publish', () => {
     expect(JSON.parse(pub.lines[0]!).tool_call).toEqual({ arguments: { city: 'Paris' }, name: 'get_weather' });
   });
 
+  test('a step with 130 000 redactions (near the 16 MiB line limit) publishes and verifies: no array is spread into a call', async () => {
+    // `redactions.push(...found)` overflowed the stack from about 130 000 values (measured); issue 15 item 2.
+    const store = new MemoryStore();
+    const j = await store.create('j', { journalId: 'many', createdAt: CREATED_AT });
+    await j.append({ step_id: 'many-0', ts: ts(0), model: 'm', input: Array.from({ length: 130_000 }, (_, i) => i) });
+    const pub = await preparePublication(j, { policy: { rules: [{ id: 'r', paths: ['/input/*'] }] }, optIn: true });
+    expect(pub.redactions.length).toBe(130_000);
+    const r = await verifyPublishedReceipt(await publicationBytes(pub));
+    expect(r.problems).toEqual([]);
+    expect(r.redactions).toBe(130_000);
+  }, 120_000);
+
   test('a bad salt source is an argument error, not a crash', async () => {
     const j = await memoryJournal();
     for (const salts of [() => new Uint8Array(16), () => { throw new Error('no entropy'); }, fixedSalts([])]) {
@@ -232,7 +252,7 @@ describe('publish', () => {
   test('a journal that does not verify, or already holds redaction markers, is not published', async () => {
     const j = await memoryJournal();
     const pub = await preparePublication(j, { policy: SAMPLE_POLICY, optIn: true });
-    const lines = pub.lines.map((text, seq) => ({ bucket: '0000000000000000.jsonl', seq, text }));
+    const lines = pub.lines.map((text, seq) => ({ segment: '0000000000000000.jsonl', seq, text }));
     const last = JSON.parse(lines[lines.length - 1]!.text);
     const fake = {
       genesis: j.genesis,
@@ -247,6 +267,103 @@ describe('publish', () => {
     const e2 = await preparePublication(broken, { policy: SAMPLE_POLICY, optIn: true }).catch((e: unknown) => e);
     expect((e2 as RedactError).code).toBe('SOURCE_INVALID');
     expect((e2 as Error).message).toMatch(/HASH_MISMATCH/);
+  });
+});
+
+describe('the leak sweep (spec/REDACTION.md §5.5)', () => {
+  const PW = 'hunter"2-correct-horse'; // holds a quote: every level of JSON escaping changes it
+  const PEM = SECRETS['private-key'];
+  const CARD = 4111111111111111;
+  /** Step 0 carries each value where a tool-scoped path rule selects it; step 1 repeats it elsewhere, unselected. */
+  const leakSteps = (elsewhere: Record<string, unknown>): StepInput[] => [
+    { step_id: 's-0', ts: ts(0), model: 'm', tool_call: { name: 'vault', arguments: { password: PW, key: PEM, card: CARD } }, result: 'stored' },
+    { step_id: 's-1', ts: ts(1), model: 'm', tool_call: { name: 'http', arguments: { url: 'https://x.example' } }, result: elsewhere },
+  ];
+  const policy = { rules: [{ id: 'vault', paths: ['/tool_call/arguments/password', '/tool_call/arguments/key', '/tool_call/arguments/card'], tools: ['vault'] }] };
+  const quoted = (v: unknown, times: number): string => {
+    let s = JSON.stringify(v);
+    for (let i = 1; i < times; i++) s = JSON.stringify(s);
+    return s;
+  };
+
+  test.each([
+    ['a password with a quote, in a JSON body a tool result quotes (escaped twice in the line)', { body: JSON.stringify({ password: PW }) }],
+    ['the same, one document deeper (escaped three times)', { log: quoted({ body: JSON.stringify({ password: PW }) }, 1) }],
+    ['the same, at the deepest level searched (escaped five times)', { log: quoted({ password: PW }, 4) }],
+    ['a PEM key that reappears with its newlines written as \\n', { config: `key = "${PEM.replaceAll('\n', '\\n')}"` }],
+    ['a card number redacted from a number field, in text', { text: `charged card ${CARD} for 12 EUR` }],
+    ['a card number redacted from a number field, as a string member', { card: String(CARD) }],
+    ['the password as it is, in a longer text', { text: `the password is ${PW}, keep it` }],
+  ])('%s: LEAK_DETECTED, naming the rule and the step but not the value', async (_what, elsewhere) => {
+    const err = await preparePublication(await memoryJournal(leakSteps(elsewhere as Record<string, unknown>)), { policy, optIn: true }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RedactError);
+    expect((err as RedactError).code).toBe('LEAK_DETECTED');
+    expect((err as Error).message).toMatch(/rule "vault".*step 1/);
+    for (const s of [PW, JSON.stringify(PW).slice(1, -1), String(CARD), 'MIIEvQ']) expect((err as Error).message).not.toContain(s);
+  });
+
+  test('an unselected copy of a secret in a blob is found there (the sweep reads blobs too)', async () => {
+    const steps = leakSteps({ ok: true });
+    steps.push({ step_id: 's-2', ts: ts(2), model: 'm', result: { dump: 'x'.repeat(1500) + ` ${PW} ` } }); // over the threshold: a blob
+    const j = await memoryJournal(steps);
+    let blobs = 0;
+    for await (const l of j.lines()) if (l.text.includes('$stepchain:blob')) blobs++;
+    expect(blobs).toBe(1);
+    const err = await preparePublication(j, { policy, optIn: true }).catch((e: unknown) => e);
+    expect((err as RedactError).code).toBe('LEAK_DETECTED');
+    expect((err as Error).message).toMatch(/appears in blob sha256:[0-9a-f]{64}/);
+  });
+
+  test('no false alarm: the same values selected everywhere they occur, and short values, publish', async () => {
+    const steps = leakSteps({ body: JSON.stringify({ password: 'other' }), n: 4821, flag: true });
+    const everywhere = { rules: [{ id: 'vault', paths: ['/tool_call/arguments/password', '/tool_call/arguments/key', '/tool_call/arguments/card', '/result/pin'] }] };
+    steps[1]!.result = { pin: 4821, note: 'nothing secret here' };
+    steps[0]!.tool_call = { name: 'vault', arguments: { password: PW, key: PEM, card: CARD, pin: 4821 } };
+    const pub = await preparePublication(await memoryJournal(steps), { policy: everywhere, optIn: true });
+    expect(pub.redactions.length).toBe(4);
+    expect((await verifyPublishedReceipt(await publicationBytes(pub))).ok).toBe(true);
+  });
+
+  test('escapedForms: the value, then each JSON escaping, up to MAX_ESCAPE_DEPTH; one form when nothing needs escaping', () => {
+    expect(escapedForms('plain-text-123')).toEqual(['plain-text-123']);
+    const forms = escapedForms('a"b');
+    expect(forms).toEqual(['a"b', 'a\\"b', 'a\\\\\\"b', ...forms.slice(3)]);
+    expect(forms.length).toBe(MAX_ESCAPE_DEPTH + 1);
+    forms.slice(1).forEach((f, i) => expect(JSON.parse(`"${f}"`)).toBe(forms[i]));
+  });
+});
+
+describe('envelope members are never redacted (spec/REDACTION.md §5.6)', () => {
+  test.each([
+    ['a token-shaped step_id', (s: StepInput[]) => { s[1]!.step_id = SECRETS['api-key']; }, 'api-key', /step 1's step_id/, { seq: 1, field: 'step_id' }],
+    ['a JWT as step_id', (s: StepInput[]) => { s[2]!.step_id = SECRETS.jwt; }, 'jwt', /step 2's step_id/, { seq: 2, field: 'step_id' }],
+  ])('%s: ENVELOPE_SECRET naming the member, not the secret', async (_what, plant, detector, where, location) => {
+    const steps = sampleSteps();
+    plant(steps);
+    const err = await preparePublication(await memoryJournal(steps), { policy: SAMPLE_POLICY, optIn: true }).catch((e: unknown) => e);
+    expect((err as RedactError).code).toBe('ENVELOPE_SECRET');
+    expect((err as Error).message).toMatch(where);
+    expect((err as Error).message).toContain(detector);
+    expect((err as RedactError).location).toMatchObject(location);
+    expect((err as Error).message).not.toContain(SECRETS['api-key']);
+    expect((err as Error).message).not.toContain(SECRETS.jwt);
+  });
+
+  test('a journal id an AWS key detector matches: ENVELOPE_SECRET naming the genesis member', async () => {
+    const store = new MemoryStore();
+    const j = await store.create('j', { journalId: SECRETS['aws-access-key'], createdAt: CREATED_AT });
+    await j.append(sampleSteps()[0]!);
+    const err = await preparePublication(j, { policy: SAMPLE_POLICY, optIn: true }).catch((e: unknown) => e);
+    expect((err as RedactError).code).toBe('ENVELOPE_SECRET');
+    expect((err as Error).message).toMatch(/the genesis\/journal_id matches the aws-access-key detector \(rule "secrets"\)/);
+    expect((err as Error).message).not.toContain(SECRETS['aws-access-key']);
+  });
+
+  test('only the detectors the policy names run over the envelope: a path-only policy publishes a token-shaped step_id', async () => {
+    const steps = sampleSteps();
+    steps[1]!.step_id = SECRETS['api-key'];
+    const pub = await preparePublication(await memoryJournal(steps), { policy: { rules: [{ id: 'prompts', paths: ['/prompt'] }] }, optIn: true });
+    expect(JSON.parse(pub.lines[1]!).step_id).toBe(SECRETS['api-key']);
   });
 });
 

@@ -10,7 +10,7 @@ import { tempDir } from '../helpers/tmp.js';
 
 interface Impl {
   name: string;
-  make: (options?: { blobThreshold?: number; bucketBytes?: number; idempotencyWindow?: number }) => Store;
+  make: (options?: { blobThreshold?: number; segmentBytes?: number; idempotencyWindow?: number }) => Store;
 }
 
 const root = tempDir('stepchain-conformance-');
@@ -240,9 +240,9 @@ describe.each(impls)('$name', ({ make }) => {
 
   describe('reading', () => {
     test('ranges stream the right steps across buckets', async () => {
-      const j = await make({ bucketBytes: 4096 }).create('j');
+      const j = await make({ segmentBytes: 4096 }).create('j');
       for (let i = 0; i < 60; i++) await j.append({ input: { i, pad: 'p'.repeat(200) } });
-      const buckets = new Set((await all(j.lines())).map((l) => l.bucket));
+      const buckets = new Set((await all(j.lines())).map((l) => l.segment));
       expect(buckets.size).toBeGreaterThan(2);
       for (const name of buckets) expect(name).toMatch(/^\d{16}\.jsonl$/);
       expect((await all(j.read({ from: 17, to: 41 }))).map((s) => s.seq)).toEqual(Array.from({ length: 25 }, (_, i) => 17 + i));
@@ -260,7 +260,7 @@ describe.each(impls)('$name', ({ make }) => {
 
   describe('fork', () => {
     test('shares the prefix byte for byte, records its lineage, verifies, and appends independently', async () => {
-      const store = make({ blobThreshold: 1024, bucketBytes: 4096 });
+      const store = make({ blobThreshold: 1024, segmentBytes: 4096 });
       const parent = await store.create('parent');
       for (let i = 0; i < 30; i++) await parent.append({ input: i, result: i === 3 ? 'b'.repeat(5000) : null });
       const before = await all(parent.lines());

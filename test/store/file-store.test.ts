@@ -6,7 +6,7 @@ import { existsSync, readFileSync, readdirSync, rmSync, statSync, unlinkSync, wr
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { describe, expect, test } from 'vitest';
-import { genesisHash, sealRecord } from '../../src/chain/record.js';
+import { genesisHash, sealRecord } from '../../src/record/index.js';
 import { FileStore, StoreError, type Journal } from '../../src/store/index.js';
 import { tempDir } from '../helpers/tmp.js';
 import { runChild } from './helpers.js';
@@ -49,7 +49,7 @@ async function lockFree(dir: string): Promise<void> {
 
 describe('layout', () => {
   test('journal.json, buckets named by their first seq and rotated by size, head.json', async () => {
-    const { store, dir } = fresh({ bucketBytes: 4096 });
+    const { store, dir } = fresh({ segmentBytes: 4096 });
     const j = await store.create('j', { journalId: 'agent-1', createdAt: '2026-01-01T00:00:00.000Z' });
     await fill(j, 40, { result: 'r'.repeat(300) });
     const d = dir('j');
@@ -78,7 +78,7 @@ describe('layout', () => {
   });
 
   test('a range opens only the buckets it needs', async () => {
-    const { store, dir } = fresh({ bucketBytes: 4096 });
+    const { store, dir } = fresh({ segmentBytes: 4096 });
     const j = await store.create('j');
     await fill(j, 60, { result: 'r'.repeat(300) });
     const d = dir('j');
@@ -157,7 +157,7 @@ describe('crash repair', () => {
   });
 
   test('a bucket holding only a torn line is emptied and reused', async () => {
-    const { store, dir } = fresh({ bucketBytes: 4096 });
+    const { store, dir } = fresh({ segmentBytes: 4096 });
     const j = await store.create('j');
     await fill(j, 30, { result: 'r'.repeat(300) });
     const names = bucketsOf(dir('j'));
@@ -174,7 +174,7 @@ describe('crash repair', () => {
   });
 
   test('a line cut short before a later bucket is damage: a problem to verify, and no writer extends it', async () => {
-    const { store, dir } = fresh({ bucketBytes: 4096 });
+    const { store, dir } = fresh({ segmentBytes: 4096 });
     const j = await store.create('j');
     await fill(j, 30, { result: 'r'.repeat(300) });
     const first = join(dir('j'), 'buckets', bucketsOf(dir('j'))[0]!);
@@ -306,18 +306,19 @@ describe('the lock', () => {
     await j.close();
   });
 
-  test('a lock left by a dead process is recovered once it is stale', async () => {
-    const { store, dir } = fresh({ staleMs: 2000, lockTimeoutMs: 15_000 });
+  test('a lock left by a dead process on this host is taken over at once, without waiting for staleness', async () => {
+    // stale 60 s and a contention timeout of 5 s: a writer that waited for staleness would fail with LOCK_TIMEOUT.
+    const { store, dir } = fresh({ staleMs: 60_000, lockTimeoutMs: 5000 });
     await store.create('j');
-    const child = runChild('hold-lock.mjs', [dir('j'), 'die']);
+    const child = runChild('hold-lock.mjs', [dir('j'), 'die', '60000']);
     await child.waitFor((l) => l === 'locked').catch(() => undefined);
     const { signal } = await child.exited;
     expect(signal).toBe('SIGKILL');
-    expect(existsSync(join(dir('j'), 'journal.lock'))).toBe(true);
+    const left = readdirSync(join(dir('j'), 'journal.lock'));
+    expect(left).toEqual([expect.stringMatching(/^holder-[0-9a-f]{32}\.json$/)]);
+    expect(JSON.parse(readFileSync(join(dir('j'), 'journal.lock', left[0]!), 'utf8')).pid).toBe(child.proc.pid);
     const j = await store.open('j');
     expect((await j.append({ input: 'after the dead writer' })).seq).toBe(0);
-    // It found the lock held and waited (its waiting mark is there) until it went stale: it did not ignore it.
-    expect(existsSync(join(dir('j'), 'journal.lock.waiting'))).toBe(true);
     await j.close();
     expect(existsSync(join(dir('j'), 'journal.lock'))).toBe(false);
   });

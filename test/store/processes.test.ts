@@ -22,7 +22,7 @@ describe('many processes append to one journal', () => {
     { workers: 32, label: '32 concurrent appenders per process' },
   ])('8 processes × 250 appends, $label: 2000 steps, valid chain, distinct step_ids', async ({ workers }) => {
     const root = tempDir();
-    const store = new FileStore(root, { bucketBytes: 256 * 1024 });
+    const store = new FileStore(root, { segmentBytes: 256 * 1024 });
     await store.create('shared');
     const started = Date.now();
     await Promise.all(Array.from({ length: 8 }, (_, p) => runToEnd('appender.mjs', [root, 'shared', `p${p}`, '250', String(workers)])));
@@ -53,7 +53,7 @@ function killLoopStep(round: number, i: number): { step_id: string; input: unkno
 describe('SIGKILL at random moments', () => {
   test('20 kills: the journal always opens and verifies, and every acknowledged append is present', async () => {
     const root = tempDir();
-    const options = { staleMs: 2000, lockTimeoutMs: 20_000, blobThreshold: 4096, bucketBytes: 64 * 1024 };
+    const options = { staleMs: 2000, lockTimeoutMs: 20_000, blobThreshold: 4096, segmentBytes: 64 * 1024 };
     const store = new FileStore(root, options);
     await store.create('crashy');
     const acked = new Map<number, string>();

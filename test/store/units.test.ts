@@ -1,10 +1,16 @@
-/** Properties of the store's pure parts and its line reader: the idempotency window and readLines. */
+/** Properties of the store's pure parts and its line reader: the idempotency index, segment rotation, sequencing, verifySource, readLines. */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { IdempotencyWindow } from '../../src/store/sequencer.js';
-import { readLastLine, readLines } from '../../src/store/lines.js';
+import { IdempotencyWindow, type CommittedStep, type IdempotencyIndex } from '../../src/store/idempotency.js';
+import { prepareSteps } from '../../src/store/prepare.js';
+import { placeLine } from '../../src/store/segments.js';
+import { knownSteps, sequenceBatch } from '../../src/store/sequencer.js';
+import { journalReport, verifySource } from '../../src/store/verify-source.js';
+import { STEP_V1, genesisHash, makeGenesis } from '../../src/record/index.js';
+import { StoreError } from '../../src/store/errors.js';
+import { readLastLine, readLines } from '../../src/store/file/lines.js';
 import { tempDir } from '../helpers/tmp.js';
 
 describe('IdempotencyWindow', () => {
@@ -21,10 +27,88 @@ describe('IdempotencyWindow', () => {
         const last = idChoices.length - 1;
         for (const [id, seq] of latest) {
           const inWindow = seq > last - size;
-          expect(w.get(id)?.seq).toBe(inWindow ? seq : undefined);
+          expect(w.lookup([id]).get(id)?.seq).toBe(inWindow ? seq : undefined);
         }
       }),
     );
+  });
+});
+
+describe('segment rotation (placeLine): the one rule every store numbers segments by', () => {
+  test('a segment is never empty, and only a single line larger than segmentBytes makes one larger', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 100 }), fc.array(fc.integer({ min: 1, max: 150 }), { maxLength: 60 }), (limit, sizes) => {
+        let cursor = { first: 0, size: 0 };
+        const segments = new Map<number, number[]>();
+        sizes.forEach((bytes, seq) => {
+          cursor = placeLine(cursor, seq, bytes, limit);
+          segments.set(cursor.first, [...(segments.get(cursor.first) ?? []), bytes]);
+        });
+        for (const [first, lines] of segments) {
+          expect(lines.length).toBeGreaterThan(0);
+          const total = lines.reduce((a, b) => a + b, 0);
+          if (lines.length > 1) expect(total).toBeLessThanOrEqual(limit);
+          expect(sizes[first]).toBe(lines[0]);
+        }
+      }),
+    );
+  });
+});
+
+describe('sequenceBatch with an IdempotencyIndex that answers later (a database)', () => {
+  const genesis = makeGenesis({ journalId: 'idx', createdAt: '2026-01-01T00:00:00.000Z' });
+  const step = { input: 'x', step_id: 'retry-1', ts: '2026-01-01T00:00:00.000Z' };
+  const [prepared] = prepareSteps([step], 65536, STEP_V1);
+  const committed: CommittedStep = { seq: 7, step_hash: `sha256:${'a'.repeat(64)}`, prev_hash: `sha256:${'b'.repeat(64)}`, key: prepared!.key, ts: step.ts };
+  const asked: string[][] = [];
+  const slow: IdempotencyIndex = {
+    lookup: async (ids) => {
+      asked.push([...ids]);
+      return new Map(ids.includes('retry-1') ? [['retry-1', committed]] : []);
+    },
+    committed: () => {},
+    clear: () => {},
+  };
+  const tail = { seq: 9, hash: genesisHash(genesis) };
+
+  test('the batch\'s step_ids are asked for once; a repeat of the committed step returns it, a changed one is STEP_ID_CONFLICT', async () => {
+    const groups = [{ steps: [prepared!] }, { steps: prepareSteps([{ ...step, input: 'y' }], 65536, STEP_V1) }];
+    const batch = sequenceBatch(groups, tail, await knownSteps(slow, groups), '2026-01-01T00:00:01.000Z');
+    expect(asked).toEqual([['retry-1', 'retry-1']]);
+    expect(batch.lines).toEqual([]);
+    expect(batch.outcomes[0]).toEqual({ ok: true, results: [{ seq: 7, step_id: 'retry-1', step_hash: committed.step_hash, prev_hash: committed.prev_hash }], blobs: [] });
+    const second = batch.outcomes[1]!;
+    expect(second.ok === false && second.error instanceof StoreError && second.error.code).toBe('STEP_ID_CONFLICT');
+  });
+
+  test('a batch without caller step_ids never asks', async () => {
+    asked.length = 0;
+    const groups = [{ steps: prepareSteps([{ input: 'z' }], 65536, STEP_V1) }];
+    const batch = sequenceBatch(groups, tail, await knownSteps(slow, groups), '2026-01-01T00:00:01.000Z');
+    expect(asked).toEqual([]);
+    expect(batch.lines.map((l) => l.seq)).toEqual([10]);
+  });
+});
+
+describe('verifySource: one verification for a journal wherever it lives', () => {
+  const genesis = makeGenesis({ journalId: 'src', createdAt: '2026-01-01T00:00:00.000Z' });
+  const prepared = prepareSteps([{ input: 'a' }, { result: 'x'.repeat(2000) }], 1024, STEP_V1);
+  const batch = sequenceBatch([{ steps: prepared }], { seq: -1, hash: genesisHash(genesis) }, new Map(), '2026-01-01T00:00:01.000Z');
+  const lines = batch.lines.map((l) => l.text.slice(0, -1));
+  const blob = prepared[1]!.blobs[0]!;
+  const source = (blobs: Map<string, Uint8Array>) => ({
+    genesis, lineage: null, blobsWhere: 'the table',
+    segments: () => [{ label: 'range 0', declaredFirstSeq: null, lines: [lines] }],
+    blob: async (ref: { digest: string }) => blobs.get(ref.digest) ?? null,
+  });
+
+  test('a store outside src/store/file* supplies segments and blobs and gets the chain, blob and lineage checks', async () => {
+    const good = journalReport(await verifySource(source(new Map([[blob.digest, blob.bytes]]))));
+    expect(good).toMatchObject({ ok: true, steps: 2, head_seq: 1, problems: [] });
+    const missing = journalReport(await verifySource(source(new Map())));
+    expect(missing.problems.map((p) => [p.code, p.message, p.location])).toEqual([
+      ['BLOB_MISSING', `blob ${blob.digest} is not in the table (referenced by result)`, { file: 'range 0', line: 2, seq: 1, field: 'result' }],
+    ]);
   });
 });
 

@@ -5,10 +5,10 @@ import {
   expectSameRun, RunMismatchError, sealRun, sealRunLazily, stepContent, jsonValue, step, steps, run, replayVariant, contentKey, DiffError,
 } from '../../src/testing/index.js';
 import { assertIJson } from '../../src/canonical/validate.js';
-import { checkStepInput, type StepRecord } from '../../src/chain/record.js';
-import { verifyChain } from '../../src/chain/verify.js';
+import { checkStepInput, type StepRecord } from '../../src/record/index.js';
+import { verifyChain } from '../../src/chain/index.js';
 import { canonicalJson } from '../../src/canonical/jcs.js';
-import { genesisHash, makeGenesis } from '../../src/chain/record.js';
+import { genesisHash, makeGenesis } from '../../src/record/index.js';
 
 const weather = (city: string) => ({ tool_call: { name: 'get_weather', arguments: { city } }, result: { temp_c: 21 } });
 

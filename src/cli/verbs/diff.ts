@@ -14,7 +14,8 @@ export async function openRun(path: string): Promise<{ source: ChainSource; clos
     const journal = await openJournal(path, { readOnly: true });
     return { source: journal, close: () => journal.close() };
   }
-  // Published (redacted) receipts carry anchor and redactions members that the hooks understand.
+  // The whole verification, as `verify` runs it: published (redacted) receipts carry anchor and redactions
+  // members, which the hooks check, and their finish adds the declaration and anchor checks.
   const source = await openReceiptSource(path, publishedReceiptHooks().options);
   return { source, close: async () => {} };
 }
@@ -23,7 +24,11 @@ export const diffVerb: Verb = {
   name: 'diff',
   summary: 'show where two runs diverge, step and field (journals or receipts)',
   usage: '<a> <b> [--all] [--ignore pointer]… [--envelope]',
-  description: 'Compares content (input, model, prompt, tool_call, result, meta), not the envelope fields that always differ between runs. Extra or missing steps are reported as insertions and deletions.',
+  description: [
+    'Compares content (input, model, prompt, tool_call, result, meta), not the envelope fields that always differ between runs.',
+    'Extra or missing steps are reported as insertions and deletions. A receipt is verified in full first, exactly as',
+    '`stepchain verify` does (a published receipt with its anchor and declarations): one that does not verify is an error (exit 2).',
+  ].join('\n'),
   options: {
     all: { type: 'boolean', description: 'report every divergence, not only the first' },
     ignore: { type: 'string', multiple: true, arg: 'pointer', description: 'leave out values matching a JSON Pointer pattern (* one token, ** any depth), e.g. /result/**/request_id' },

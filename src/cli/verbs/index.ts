@@ -3,8 +3,9 @@ import type { Verb } from '../cli.js';
 import { diffVerb } from './diff.js';
 import { appendVerb, forkVerb, headVerb, initVerb, logVerb, showVerb } from './journal.js';
 import { discloseVerb, publishVerb } from './publish.js';
+import { pageVerb } from './page.js';
 import { exportVerb, keygenVerb, verifyVerb } from './receipt.js';
 
 export const VERBS: readonly Verb[] = [
-  initVerb, appendVerb, logVerb, showVerb, headVerb, verifyVerb, exportVerb, diffVerb, forkVerb, publishVerb, discloseVerb, keygenVerb,
+  initVerb, appendVerb, logVerb, showVerb, headVerb, verifyVerb, exportVerb, diffVerb, forkVerb, publishVerb, discloseVerb, keygenVerb, pageVerb,
 ];

@@ -1,13 +1,15 @@
 /** Verbs over a journal directory: init, append, log, show, head, fork. */
 import { basename, dirname, resolve } from 'node:path';
-import type { Json, StepRecord } from '../../chain/record.js';
+import type { Json } from '../../canonical/json.js';
+import type { StepRecord } from '../../record/seal.js';
+import { toolNameOf } from '../../record/v1.js';
 import { describeLocation, type ChainReport } from '../../chain/report.js';
 import { renderValue, shorten } from '../../diff/summary.js';
 import { FileStore, type Journal } from '../../store/index.js';
 import { intArg } from '../args.js';
 import { EXIT_FAILED, EXIT_OK, UsageError, type Verb } from '../cli.js';
 import { parseJsonStrict, readText, InputError } from '../input.js';
-import type { Output } from '../output.js';
+import { JSON_FORMAT, type Output } from '../output.js';
 
 /** A journal is named on the command line by its directory path: the store root is its parent. */
 export function storeFor(path: string): { store: FileStore; id: string } {
@@ -31,7 +33,7 @@ export async function withJournal<T>(path: string, readOnly: boolean, fn: (j: Jo
 
 
 /** Prints the verdict and each problem; the shared human rendering of a ChainReport. */
-export function printReport(out: Output, subject: string, report: ChainReport, extra: string[] = []): void {
+export function printReport(out: Output, subject: string, report: ChainReport<string>, extra: string[] = []): void {
   if (report.ok) {
     out.say(`${out.style('green', '✔ valid')} ${subject}: ${report.steps} step${report.steps === 1 ? '' : 's'}${report.head ? `, head ${report.head} (seq ${report.head_seq})` : ', empty'}`);
   } else {
@@ -56,7 +58,7 @@ export const initVerb: Verb = {
   async run({ out, values, positionals }) {
     const { store, id } = storeFor(positionals[0]!);
     const journal = await store.create(id, {
-      ...(values['bucket-bytes'] !== undefined ? { bucketBytes: intArg(values['bucket-bytes'], '--bucket-bytes', 'init') } : {}),
+      ...(values['bucket-bytes'] !== undefined ? { segmentBytes: intArg(values['bucket-bytes'], '--bucket-bytes', 'init') } : {}),
       ...(values['blob-threshold'] !== undefined ? { blobThreshold: intArg(values['blob-threshold'], '--blob-threshold', 'init') } : {}),
     });
     await journal.close();
@@ -98,57 +100,103 @@ export const appendVerb: Verb = {
   },
 };
 
-function toolName(step: StepRecord): string {
+/**
+ * What a log line shows as the step's tool: the record profile's tool name (what redaction policies match,
+ * REDACTION.md §4), else, for display only, the name in the shapes of common chat APIs (`tool`, `function`).
+ */
+function toolLabel(step: StepRecord): string {
+  const name = toolNameOf(step.tool_call);
+  if (name !== null) return name;
   const call = step.tool_call as Record<string, Json> | null;
   if (call && typeof call === 'object' && !Array.isArray(call)) {
-    const n = call.name ?? call.tool ?? call.function;
+    const n = call.tool ?? call.function;
     if (typeof n === 'string') return n;
     if (n && typeof n === 'object' && !Array.isArray(n) && typeof n.name === 'string') return n.name;
   }
   return call === null ? '—' : 'tool';
 }
 
-function promptText(prompt: Json): string {
-  if (typeof prompt === 'string') return prompt;
-  if (Array.isArray(prompt)) {
-    const last = prompt.at(-1);
-    if (last && typeof last === 'object' && !Array.isArray(last) && typeof last.content === 'string') return last.content;
+/**
+ * What the prompt is, in one line. A string is itself. A chat array's last message is often not the
+ * prompt at all — in a tool turn it is the previous tool's result — so it is named by count and last role,
+ * then the last user message, which is what was asked.
+ */
+export function describePrompt(prompt: Json, max: number): string {
+  if (typeof prompt === 'string') return shorten(prompt.replace(/\s+/g, ' '), max);
+  if (Array.isArray(prompt) && prompt.length > 0 && prompt.every((m) => m !== null && typeof m === 'object' && !Array.isArray(m) && typeof m.role === 'string')) {
+    const messages = prompt as Array<Record<string, Json>>;
+    const lastRole = messages[messages.length - 1]!.role as string;
+    let asked: Record<string, Json> | undefined;
+    for (let i = messages.length - 1; i >= 0 && asked === undefined; i--) if (messages[i]!.role === 'user') asked = messages[i];
+    const head = `${messages.length} message${messages.length === 1 ? '' : 's'}, the last from ${lastRole}`;
+    if (asked === undefined) return shorten(head, max);
+    const text = messageText(asked.content ?? null);
+    return shorten(`${head}; last user message: ${text.replace(/\s+/g, ' ')}`, max);
   }
-  return renderValue(prompt, 200);
+  return renderValue(prompt, max);
 }
+
+/** A chat message's content as text: a string, or the text parts of a content array. */
+function messageText(content: Json): string {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) {
+    const texts = content.flatMap((p) => (p !== null && typeof p === 'object' && !Array.isArray(p) && typeof p.text === 'string' ? [p.text] : []));
+    if (texts.length > 0) return texts.join(' ');
+  }
+  return renderValue(content, 200);
+}
+
+async function* noSteps(): AsyncGenerator<StepRecord> {}
 
 export const logVerb: Verb = {
   name: 'log',
   summary: 'show the run step by step, after verifying the chain',
-  usage: '<journal> [--from N] [--to M]',
+  usage: '<journal> [--from N] [--to M] [--jsonl]',
+  description:
+    'The chain is verified first; the steps shown are those it verified. For programs: --json writes one document with the verification report and every step, which is built in memory — fine for a run of thousands of steps. --jsonl streams instead, in memory bounded by the longest step: one JSON object per line, {"type":"step","step":{…}} for each step, then a last line {"type":"summary","ok":…,"verification":{…}} with the verdict. Use --jsonl for long runs and pipelines, and trust the steps only once the summary line says ok (a stream without it was cut short).',
   options: {
     from: { type: 'string', arg: 'N', description: 'first seq to show' },
     to: { type: 'string', arg: 'M', description: 'last seq to show' },
+    jsonl: { type: 'boolean', description: 'stream one JSON object per step, then a summary line with the verdict (bounded memory)' },
   },
   args: { min: 1, max: 1, names: ['journal'] },
-  examples: [['stepchain log runs/today', 'a git-log-like view of the run']],
+  examples: [
+    ['stepchain log runs/today', 'a git-log-like view of the run'],
+    ['stepchain log runs/today --jsonl | jq -c \'select(.type == "step") | .step.result\'', 'stream a long run into a pipeline'],
+  ],
   async run({ out, values, positionals }) {
+    if (values.jsonl && out.json) throw new UsageError('--json writes one document and --jsonl a stream of lines: choose one', 'log');
     return withJournal(positionals[0]!, true, async (journal) => {
       const report = await journal.verify();
+      const to = values.to !== undefined ? intArg(values.to, '--to', 'log') : undefined;
+      // Show what was verified: a step appended since is not covered by the verdict.
+      const last = report.head_seq === null ? to : to === undefined ? report.head_seq : Math.min(to, report.head_seq);
       const range = {
         ...(values.from !== undefined ? { from: intArg(values.from, '--from', 'log') } : {}),
-        ...(values.to !== undefined ? { to: intArg(values.to, '--to', 'log') } : {}),
+        ...(last !== undefined ? { to: last } : {}),
       };
+      // --from past the verified head shows nothing (an explicit --to before --from is still RANGE_INVALID).
+      const pastHead = to === undefined && range.from !== undefined && range.to !== undefined && range.to < range.from;
+      const steps = (): AsyncIterable<StepRecord> => (pastHead ? noSteps() : journal.read(range));
+      if (values.jsonl) {
+        for await (const step of steps()) await out.stream(JSON.stringify({ type: 'step', step }));
+        await out.stream(JSON.stringify({ type: 'summary', format: JSON_FORMAT, command: 'log', ok: report.ok, verification: report }));
+        return report.ok ? EXIT_OK : EXIT_FAILED;
+      }
       if (out.json) {
-        const steps: StepRecord[] = [];
-        for await (const s of journal.read(range)) steps.push(s);
-        out.document('log', { ok: report.ok, verification: report, steps });
+        const all: StepRecord[] = [];
+        for await (const s of steps()) all.push(s);
+        out.document('log', { ok: report.ok, verification: report, steps: all });
         return report.ok ? EXIT_OK : EXIT_FAILED;
       }
       if (report.ok) out.say(out.style('green', `✔ chain verified: ${report.steps} steps, head ${report.head ?? '(empty)'}`));
       else printReport(out, positionals[0]!, report, [out.style(['red', 'bold'], 'The chain does NOT hold: the steps below cannot be trusted.')]);
       const width = process.stdout.columns && process.stdout.columns > 60 ? process.stdout.columns : 100;
-      for await (const step of journal.read(range)) {
-        const head = `${out.style('yellow', `${String(step.seq).padStart(4)} ${step.step_hash.slice(7, 19)}`)}  ${out.style('bold', typeof step.model === 'string' ? shorten(step.model, 28) : renderValue(step.model, 28))}  ${out.style('cyan', toolName(step))}  ${out.style('dim', step.ts)}`;
-        out.print(head);
-        out.print(`       prompt: ${shorten(promptText(step.prompt).replace(/\s+/g, ' '), width - 16)}`);
-        if (step.tool_call !== null) out.print(`       call:   ${renderValue(step.tool_call, width - 16)}`);
-        out.print(`       result: ${renderValue(step.result, width - 16)}`);
+      for await (const step of steps()) {
+        const head = `${out.style('yellow', `${String(step.seq).padStart(4)} ${step.step_hash.slice(7, 19)}`)}  ${out.style('bold', typeof step.model === 'string' ? shorten(step.model, 28) : renderValue(step.model, 28))}  ${out.style('cyan', toolLabel(step))}  ${out.style('dim', step.ts)}`;
+        await out.stream(
+          `${head}\n       prompt: ${describePrompt(step.prompt, width - 16)}${step.tool_call !== null ? `\n       call:   ${renderValue(step.tool_call, width - 16)}` : ''}\n       result: ${renderValue(step.result, width - 16)}`,
+        );
       }
       return report.ok ? EXIT_OK : EXIT_FAILED;
     });

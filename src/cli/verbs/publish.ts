@@ -1,10 +1,11 @@
 /**
  * Verbs for publishing redacted receipts (spec/REDACTION.md): `publish` writes a public receipt with the
- * policy's redactions and an anchor to the original run; `disclose` makes a proof that reveals one
- * redacted value from the secrets file, or (--check) checks such a proof against the public receipt.
+ * policy's redactions and an anchor to the original run; `disclose` makes a proof from the secrets file
+ * that reveals one redacted value, every value of a step, or one original step hash (--hash-only), or
+ * (--check) checks such a proof against the public receipt.
  */
 import { resolve } from 'node:path';
-import { disclose, discloseStep, publish, verifyDisclosureFiles } from '../../redact/index.js';
+import { disclose, discloseHash, discloseStep, publish, verifyDisclosureFiles } from '../../redact/index.js';
 import { readPublicKeyFile } from '../../receipt/index.js';
 import { EXIT_FAILED, EXIT_OK, UsageError, type Verb } from '../cli.js';
 import { intArg } from '../args.js';
@@ -19,10 +20,13 @@ export const publishVerb: Verb = {
   description: [
     'Redacts every value the policy selects (paths, tools, seq ranges, built-in secret detectors), replaces it with a',
     'salted commitment, re-chains the steps and writes a receipt whose manifest anchors it to the original journal',
-    '(genesis, head, every original step hash, the policy digest) and declares every redaction. The journal is only',
-    'read. Nothing happens without --opt-in. Keep --secrets-out private (mode 0600): it holds the salts and the',
-    'original values, and is what `stepchain disclose` needs to reveal a value later. Publishing refuses if a string',
-    'a rule matched would still appear anywhere in the output (LEAK_DETECTED).',
+    '(genesis hash, length, policy digest, and salted commitments to every original step hash from the first',
+    'redaction on: the original head is not published, since with it anyone could test guesses of redacted values)',
+    'and declares every redaction. The journal is only read. Nothing happens without --opt-in. Keep --secrets-out',
+    'private (mode 0600): it holds the salts and the original values and hashes, and is what `stepchain disclose`',
+    'needs later. Publishing refuses if a string a rule matched (8+ characters for a path rule\'s strings and numbers)',
+    'would still appear in the output, as it is or JSON-escaped up to 5 times (LEAK_DETECTED), or if a step_id, ts or',
+    'genesis member matches a detector of the policy: those are never redacted (ENVELOPE_SECRET).',
   ].join('\n'),
   options: {
     policy: { type: 'string', arg: 'file', description: 'the redaction policy (JSON; see spec/REDACTION.md §3)' },
@@ -55,7 +59,11 @@ export const publishVerb: Verb = {
       if (out.json) out.document('publish', { ok: true, ...result });
       else {
         out.say(`wrote ${result.out} (${result.bytes} bytes${result.compressed ? ', gzip' : ''}): ${result.range.to + 1} steps, ${result.redactions} redaction${result.redactions === 1 ? '' : 's'}`);
-        out.say(`  anchored to original head ${result.original_head.step_hash} (seq ${result.original_head.seq}); policy ${result.policy_digest}`);
+        const k = result.redacted_from;
+        out.say(k > result.original_head.seq
+          ? `  nothing redacted: the public head is the original head ${result.original_head.step_hash}`
+          : `  original head ${result.original_head.step_hash} (seq ${result.original_head.seq}): in the public receipt only as a salted commitment${k > 0 ? `; ${k === 1 ? 'step 0' : `steps 0..${k - 1}`} published unchanged` : ''}`);
+        out.say(`  policy ${result.policy_digest}`);
         out.say(`  manifest ${result.manifest_digest}; ${result.signed_by ? `signed by ${result.signed_by}` : 'unsigned'}`);
         if (result.secrets_out) out.say(`  secrets in ${result.secrets_out} (mode 0600): keep it private; it can disclose every redacted value`);
         else out.say(out.style('yellow', '  no --secrets-out: the redacted values can never be disclosed from this receipt'));
@@ -68,43 +76,51 @@ export const publishVerb: Verb = {
 export const discloseVerb: Verb = {
   name: 'disclose',
   summary: 'reveal one redacted value of a published receipt with a proof anyone can check, or check a proof',
-  usage: '<public receipt> (--secrets file --seq N [--path /pointer] [-o proof.json] | --check proof.json) [--pubkey file]',
+  usage: '<public receipt> (--secrets file (--seq N [--path /pointer] | --hash-only [--seq N]) [-o proof.json] | --check proof.json) [--pubkey file]',
   description: [
     'With --secrets, --seq and --path: makes a disclosure proof (the value and its salt) for the marker at that step and',
     'path, checks it against the receipt, and prints it (or writes it with -o, mode 0600; never overwriting).',
-    'Without --path: a whole-step proof that discloses every redaction of step N, so anyone can re-derive the step\'s',
-    'original hash and compare it with the anchor (spec/REDACTION.md §8.4).',
+    'Without --path: a whole-step proof that discloses every redaction of step N and opens the anchor\'s commitments to',
+    'the original hashes of steps N-1 and N, so anyone can re-derive the step\'s original hash (spec/REDACTION.md §8.4).',
+    'Whoever receives it can also test guesses of values still redacted in earlier steps against those hashes.',
+    'With --hash-only: opens only the anchor\'s commitment to the original hash of step N (default: the original head),',
+    'disclosing no value, for someone who already holds that hash (§8.5). It lets its holder test guesses of the values',
+    'redacted up to step N, as holding the original head does.',
     'With --check: verifies a proof offline — the receipt verifies as a published receipt, a marker stands at the',
-    'proof\'s location with its rule and commitment, and SHA-256 over the salt and value gives that commitment.',
-    'Exit 0 when the proof holds, 1 when it does not.',
+    'proof\'s location with its rule and commitment, and SHA-256 over the salt and value gives that commitment (or the',
+    'step hash opens the anchor\'s commitment). Exit 0 when the proof holds, 1 when it does not.',
   ].join('\n'),
   options: {
     secrets: { type: 'string', arg: 'file', description: 'the secrets file written by publish --secrets-out' },
     seq: { type: 'string', arg: 'N', description: 'the step of the redacted value' },
     path: { type: 'string', arg: '/pointer', description: 'its JSON Pointer in the step, e.g. /tool_call/arguments/api_key (omit: the whole step)' },
     out: { type: 'string', short: 'o', arg: 'file', description: 'write the proof here instead of printing it' },
+    'hash-only': { type: 'boolean', description: 'open the anchor\'s commitment to step N\'s original hash (default: the head); no value' },
     check: { type: 'string', arg: 'proof.json', description: 'check this proof against the receipt instead of making one' },
-    pubkey: { type: 'string', arg: 'file', description: 'with --check: the receipt must be signed by this public key' },
+    pubkey: { type: 'string', arg: 'file', description: 'with --check: the receipt must be signed by this public key (keyfile.pub, base64 or 32 raw bytes; any other file is an error, exit 2)' },
   },
   args: { min: 1, max: 1, names: ['receipt'] },
   examples: [
     ['stepchain disclose public.tar.gz --secrets secrets.json --seq 4 --path /tool_call/arguments/api_key -o proof.json', 'reveal one value to an auditor'],
     ['stepchain disclose public.tar.gz --check proof.json --pubkey alice.key.pub', 'the auditor checks the proof offline'],
-    ['stepchain disclose public.tar.gz --secrets secrets.json --seq 4 -o step4.json', 'disclose all of step 4, tying it to the anchor\'s original step hash'],
+    ['stepchain disclose public.tar.gz --secrets secrets.json --seq 4 -o step4.json', 'disclose all of step 4, tying it to the anchor\'s commitment'],
+    ['stepchain disclose public.tar.gz --secrets secrets.json --hash-only -o head.json', 'show the original head to an auditor who holds it already'],
   ],
   async run({ out, values, positionals }) {
     const receipt = positionals[0]!;
     if (values.check !== undefined) {
-      if (values.secrets !== undefined || values.seq !== undefined || values.path !== undefined || values.out !== undefined) {
+      if (values.secrets !== undefined || values.seq !== undefined || values.path !== undefined || values.out !== undefined || values['hash-only'] !== undefined) {
         throw new UsageError('--check takes only the receipt, the proof and optionally --pubkey', 'disclose');
       }
+      // An unusable key file is a usage error (exit 2), never "no key pinned".
       const publicKey = values.pubkey === undefined ? undefined : await readPublicKeyFile(values.pubkey as string);
-      const report = await verifyDisclosureFiles(receipt, values.check as string, publicKey ? { publicKey } : {});
+      const report = await verifyDisclosureFiles(receipt, values.check as string, publicKey !== undefined ? { publicKey } : {});
       if (out.json) {
         const { receipt: r, ...rest } = report;
         out.document('disclose', { ...rest, receipt: resolve(receipt), receipt_ok: r?.ok ?? null, receipt_problems: r?.problems ?? [] });
       } else if (report.ok) {
         if ('record' in report) out.say(`${out.style('green', '✔ whole-step disclosure holds')}: step ${report.seq} of the original run is\n${JSON.stringify(report.record)}`);
+        else if ('step_hash' in report) out.say(`${out.style('green', '✔ hash disclosure holds')}: the anchor commits to ${report.step_hash} as the original hash of step ${report.seq}${report.head ? ' (the original head)' : ''}`);
         else out.say(`${out.style('green', '✔ disclosure holds')}: seq ${report.seq}, ${report.path} (rule ${report.rule}) = ${JSON.stringify(report.value)}`);
         for (const p of report.proves) out.say(`  ${out.style('green', 'proves')} ${p}`);
       } else {
@@ -114,6 +130,19 @@ export const discloseVerb: Verb = {
       return report.ok ? EXIT_OK : EXIT_FAILED;
     }
     if (values.pubkey !== undefined) throw new UsageError('--pubkey applies to --check', 'disclose');
+    if (values['hash-only'] === true) {
+      if (values.secrets === undefined) throw new UsageError('--hash-only needs --secrets (and optionally --seq; default: the original head)', 'disclose');
+      if (values.path !== undefined) throw new UsageError('--hash-only discloses no value: leave out --path', 'disclose');
+      const { proof: opening } = await discloseHash(receipt, {
+        secrets: values.secrets as string,
+        ...(values.seq !== undefined ? { seq: intArg(values.seq, '--seq', 'disclose') } : {}),
+        ...(values.out !== undefined ? { out: values.out as string } : {}),
+      });
+      if (out.json) out.document('disclose', { ok: true, proof: opening, ...(values.out !== undefined ? { out: values.out } : {}) });
+      else if (values.out !== undefined) out.say(`wrote ${values.out as string}: the original hash of step ${opening.seq} with its salt; its holder can test guesses of values redacted up to that step`);
+      else out.print(JSON.stringify(opening));
+      return EXIT_OK;
+    }
     if (values.secrets === undefined || values.seq === undefined) {
       throw new UsageError('give --secrets and --seq (and --path for one value) to make a proof, or --check proof.json to check one', 'disclose');
     }
@@ -122,7 +151,7 @@ export const discloseVerb: Verb = {
         secrets: values.secrets as string, seq: intArg(values.seq, '--seq', 'disclose'), ...(values.out !== undefined ? { out: values.out as string } : {}),
       });
       if (out.json) out.document('disclose', { ok: true, proof: step, ...(values.out !== undefined ? { out: values.out } : {}) });
-      else if (values.out !== undefined) out.say(`wrote ${values.out as string}: a whole-step proof of step ${step.seq} (${step.values.length} value${step.values.length === 1 ? '' : 's'}); it reveals them to whoever receives it`);
+      else if (values.out !== undefined) out.say(`wrote ${values.out as string}: a whole-step proof of step ${step.seq} (${step.values.length} value${step.values.length === 1 ? '' : 's'}); it reveals them, and the original hash of the step before, to whoever receives it`);
       else out.print(JSON.stringify(step));
       return EXIT_OK;
     }

@@ -6,7 +6,7 @@ import { intArg } from '../args.js';
 import { EXIT_FAILED, EXIT_OK, UsageError, type Verb } from '../cli.js';
 import { pathKind } from '../input.js';
 import { countingSource } from '../output.js';
-import { printReport, withJournal } from './journal.js';
+import { printReport, storeFor, withJournal } from './journal.js';
 
 
 const HEAD_RE = /^sha256:[0-9a-f]{64}$/;
@@ -15,10 +15,15 @@ export const verifyVerb: Verb = {
   name: 'verify',
   summary: 'verify a journal or a receipt offline: the verdict, then every problem with its location',
   usage: '<journal | receipt.tar | receipt.tar.gz> [--head sha256:…] [--pubkey file]',
-  description: 'A receipt proves integrity relative to its head: pin the head you obtained independently (--head) or the signer\'s public key (--pubkey), or the check only shows the receipt is self-consistent.',
+  description: [
+    'A receipt proves integrity relative to its head: pin the head you obtained independently (--head) or the signer\'s',
+    'public key (--pubkey), or the check only shows the receipt is self-consistent. A pin that cannot be used (an empty',
+    'or malformed key file, a malformed head) is an error (exit 2), never "no pin". A published (redacted) receipt is',
+    'verified with its anchor and redaction declarations (spec/REDACTION.md §7).',
+  ].join('\n'),
   options: {
     head: { type: 'string', arg: 'sha256:…', description: 'the head you expect (obtained out of band); a different head fails' },
-    pubkey: { type: 'string', arg: 'file', description: 'receipts: the signer\'s public key file; the receipt must be signed by it' },
+    pubkey: { type: 'string', arg: 'file', description: 'receipts: the signer\'s public key file — keyfile.pub from keygen, the base64 of the 32 key bytes, or the 32 raw bytes; the receipt must be signed by it (any other file is an error, exit 2)' },
   },
   args: { min: 1, max: 1, names: ['path'] },
   examples: [
@@ -32,22 +37,22 @@ export const verifyVerb: Verb = {
     const kind = await pathKind(path);
     if (kind === 'journal') {
       if (values.pubkey !== undefined) throw new UsageError('--pubkey applies to receipts; a journal directory is not signed', 'verify');
-      return withJournal(path, true, async (journal) => {
-        const progress = out.progress('verifying');
-        const report = await journal.verify({ ...(expectHead ? { expectHead } : {}), onProgress: () => progress.tick() });
-        progress.end();
-        if (out.json) out.document('verify', { ok: report.ok, kind, path: resolve(path), report });
-        else printReport(out, `journal ${path}`, report);
-        return report.ok ? EXIT_OK : EXIT_FAILED;
-      });
+      // Verified without opening it, so a metadata file that cannot be opened is a problem in the report.
+      const { store, id } = storeFor(path);
+      const progress = out.progress('verifying');
+      const report = await store.verify(id, { ...(expectHead !== undefined ? { expectHead } : {}), onProgress: () => progress.tick() });
+      progress.end();
+      if (out.json) out.document('verify', { ok: report.ok, kind, path: resolve(path), report });
+      else printReport(out, `journal ${path}`, report);
+      return report.ok ? EXIT_OK : EXIT_FAILED;
     }
+    // An unusable key file is a usage error (exit 2), never "no key pinned".
     const publicKey = values.pubkey === undefined ? undefined : await readPublicKeyFile(values.pubkey as string);
-    // A published (redacted) receipt carries anchor and redactions members; the hooks check them, and
-    // leave an ordinary receipt's report unchanged.
-    const hooks = publishedReceiptHooks();
-    const report: ReceiptReport = hooks.finishIfPublished(
-      await verifyReceiptFile(path, { ...(expectHead ? { expectHead } : {}), ...(publicKey ? { publicKey } : {}), ...hooks.options }),
-    );
+    // A published (redacted) receipt carries anchor and redactions members; the hooks check them (their
+    // finish adds the publication checks), and leave an ordinary receipt's report unchanged.
+    const report: ReceiptReport<string> = await verifyReceiptFile(path, {
+      ...(expectHead !== undefined ? { expectHead } : {}), ...(publicKey !== undefined ? { publicKey } : {}), ...publishedReceiptHooks().options,
+    });
     if (out.json) {
       out.document('verify', { ok: report.ok, kind, path: resolve(path), report });
     } else {
@@ -56,7 +61,7 @@ export const verifyVerb: Verb = {
         extra.push(`  scope: ${report.scope}${report.range ? ` (steps ${report.range.from}..${report.range.to})` : ''}; signed by: ${report.signed_by ?? 'nobody (unsigned)'}`);
         for (const p of report.proves) extra.push(`  ${out.style('green', 'proves')}   ${p}`);
         for (const p of report.does_not_prove) extra.push(`  ${out.style('yellow', 'does not prove')} ${p}`);
-        if (!expectHead && !publicKey) extra.push(out.style('yellow', '  hint: pin the head (--head) or the signer\'s key (--pubkey); otherwise anyone could have made this receipt'));
+        if (expectHead === undefined && publicKey === undefined) extra.push(out.style('yellow', '  hint: pin the head (--head) or the signer\'s key (--pubkey); otherwise anyone could have made this receipt'));
       }
       printReport(out, `receipt ${path}`, report, extra);
     }

@@ -1,0 +1,155 @@
+/**
+ * The per-line check of the chain verifier (spec/FORMAT.md §6.3 steps 3–5): one decoded line in, its
+ * problems and its facts out — canonical form, the record profile's member rules, markers, the step hash.
+ * It depends on nothing but the line and the journal format, never on the lines before it, so a caller
+ * may run it for many lines at once (worker threads) and feed the facts to the sequential link check
+ * (links.ts) in order. Pure; never throws on hostile input.
+ */
+import { MAX_RECORD_DEPTH } from '../canonical/limits.js';
+import { isSeq } from '../canonical/json.js';
+import { scanCanonical, type MarkerSpan } from '../canonical/scan.js';
+import { canonicalValue } from '../canonical/value.js';
+import { BLOB_MARKER, REDACTED_MARKER, isBlobBody, isRedactedBody, type BlobRef } from '../record/markers.js';
+import type { JournalFormat, RecordProfile } from '../record/profile.js';
+import type { ChainProblemCode, ProblemLocation } from './report.js';
+
+/** A problem of one line; the caller adds the file and line number to its location. */
+export interface LineProblem {
+  code: ChainProblemCode;
+  message: string;
+  /** column, seq, field and path, as known (in that key order). */
+  location: ProblemLocation;
+}
+
+/** What the per-line check found. */
+export interface LineFacts {
+  problems: readonly LineProblem[];
+  /** False when the line is not a canonical JSON object: its members cannot be read (FORMAT §6.3 step 3). */
+  readable: boolean;
+  /** seq, prev_hash and step_hash when present and true to their rules, else null. */
+  seq: number | null;
+  prevHash: string | null;
+  stepHash: string | null;
+  /** Blob references standing as whole content fields. */
+  blobs: Array<BlobRef & { field: string }>;
+  /** Every marker object in the line, valid or not. */
+  markers: MarkerSpan[];
+}
+
+const encoder = new TextEncoder();
+const NO_PROBLEMS: readonly LineProblem[] = Object.freeze([]);
+
+function unreadable(code: ChainProblemCode, message: string, location: ProblemLocation): LineFacts {
+  return { problems: [{ code, message, location }], readable: false, seq: null, prevHash: null, stepHash: null, blobs: [], markers: [] };
+}
+
+/** Checks one complete line (decoded, without its newline) against the journal format. */
+export function checkLine(text: string, format: JournalFormat): LineFacts {
+  // An empty line is met at the end of the text (FORMAT §4.3).
+  if (text.length === 0) return unreadable('MALFORMED_LINE', 'empty line', { column: 1 });
+  const scan = scanCanonical(text, { maxDepth: MAX_RECORD_DEPTH });
+  if (scan.defect) {
+    const d = scan.defect;
+    const top = d.path.split('/')[1];
+    const field = top === undefined ? undefined : unescapeToken(top);
+    return unreadable(d.code, d.reason, {
+      column: encoder.encode(text.slice(0, d.index)).length + 1,
+      ...(field !== undefined && format.memberNames.has(field) ? { field } : {}),
+      ...(d.path ? { path: d.path } : {}),
+    });
+  }
+  const members = scan.members;
+  if (members === null) return unreadable('MALFORMED_LINE', 'a step line must be a JSON object', {});
+
+  const value = (name: string): unknown => {
+    const span = members.get(name);
+    return span ? canonicalValue(text, span[0], span[1]) : undefined;
+  };
+  const profile = format.select(value);
+  const seqValue = value('seq');
+  const seq = isSeq(seqValue) ? seqValue : null;
+  const at: ProblemLocation = seq === null ? {} : { seq };
+  // Most lines have no problem: their list is the shared empty one, and a line's first problem makes its own.
+  let problems: LineProblem[] | null = null;
+  const report = (code: ChainProblemCode, message: string, location: ProblemLocation): void => void (problems ??= []).push({ code, message, location });
+
+  // One line's problems come in a fixed order (FORMAT §6.3 step 4): unknown members in line order, then
+  // each member of the profile in UTF-16 order (missing, or breaking its rule), then markers.
+  for (const name of members.keys()) {
+    if (!profile.memberNames.has(name)) report('UNKNOWN_FIELD', `unknown member ${JSON.stringify(name)} in a step record`, { ...at, field: name });
+  }
+  // The link members are known when present and true to their rule (a digest, for v1).
+  let prevValid = false;
+  let stepValid = false;
+  for (const rule of profile.members) {
+    const span = members.get(rule.name);
+    if (span === undefined) {
+      if (rule.required) report('MISSING_FIELD', `required member "${rule.name}" is missing`, { ...at, field: rule.name });
+      continue;
+    }
+    const broken = rule.check?.(text, span[0], span[1]);
+    if (broken) report(broken.code ?? 'FIELD_INVALID', broken.message, { ...at, field: rule.name });
+    else if (rule.name === 'prev_hash') prevValid = true;
+    else if (rule.name === 'step_hash') stepValid = true;
+  }
+  const blobs = checkMarkers(text, scan.markers, profile, at, report);
+
+  const prevValue = prevValid ? value('prev_hash') : null;
+  const stepValue = stepValid ? value('step_hash') : null;
+  const stepHash = typeof stepValue === 'string' ? stepValue : null;
+  // The hash covers the record without its step_hash member (FORMAT §5.2).
+  if (stepHash !== null) {
+    const computed = profile.stepHashOf(text, members.get('step_hash')!);
+    if (computed !== stepHash) {
+      report('HASH_MISMATCH', `stored step_hash ${stepHash} does not match the record's content (${computed}): a covered field was altered after hashing, or step_hash itself was edited`, { ...at, field: 'step_hash' });
+    }
+  }
+  return { problems: problems ?? NO_PROBLEMS, readable: true, seq, prevHash: typeof prevValue === 'string' ? prevValue : null, stepHash, blobs, markers: scan.markers };
+}
+
+/** Marker objects (FORMAT §3.5): exactly one member with a defined name, a body of the right shape, in a place the profile allows. */
+function checkMarkers(
+  text: string,
+  markers: MarkerSpan[],
+  profile: RecordProfile,
+  at: ProblemLocation,
+  report: (code: ChainProblemCode, message: string, location: ProblemLocation) => void,
+): Array<BlobRef & { field: string }> {
+  const blobs: Array<BlobRef & { field: string }> = [];
+  for (const m of markers) {
+    const loc = { ...at, field: unescapeToken(m.path.split('/')[1] ?? ''), path: m.path };
+    if (m.names.length !== 1) {
+      report('MARKER_INVALID', `a marker object must have exactly one member (found ${m.names.length})`, loc);
+      continue;
+    }
+    const name = m.names[0]!;
+    const body = (JSON.parse(text.slice(m.start, m.end)) as Record<string, unknown>)[name];
+    if (name === BLOB_MARKER) {
+      const field = m.path.slice(1);
+      if (!profile.blobFields.has(field)) {
+        report('MARKER_INVALID', 'a blob reference may only stand as a whole content field', loc);
+        continue;
+      }
+      if (!isBlobBody(body)) {
+        report('MARKER_INVALID', 'a blob reference is {"$stepchain:blob":{"digest":"sha256:<hex>","size":<bytes>}}', loc);
+        continue;
+      }
+      blobs.push({ field, digest: body.digest, size: body.size });
+    } else if (name === REDACTED_MARKER) {
+      // Checked wherever it stands (FORMAT §3.5): outside the content fields and meta — in ts, seq, an
+      // unknown member — it is invalid even when its shape is right, besides that member's own problem.
+      if (!profile.redactable.includes(loc.field)) {
+        report('MARKER_INVALID', `a redaction marker may stand only inside a content field or meta, not in ${JSON.stringify(loc.field)}`, loc);
+      } else if (!isRedactedBody(body)) {
+        report('MARKER_INVALID', 'a redaction marker is {"$stepchain:redacted":{"commitment":"sha256:<hex>","rule":"<id>"}} with an optional "text"', loc);
+      }
+    } else {
+      report('MARKER_INVALID', `unknown marker ${JSON.stringify(name)}`, loc);
+    }
+  }
+  return blobs;
+}
+
+function unescapeToken(token: string): string {
+  return token.replace(/~1/g, '/').replace(/~0/g, '~');
+}

@@ -1,0 +1,207 @@
+/**
+ * The chain verifier (spec/FORMAT.md §6): walks stored lines from a starting hash and reports every
+ * problem with its code and location. Pure — bytes in, report out, no I/O, no Node-only imports — so it
+ * runs in a browser, and it never throws on hostile input: every defect becomes a Problem.
+ *
+ * It is incremental (beginSegment / line / finish) so a store or a receipt can feed it one line at a time:
+ * memory is bounded by the longest line, not by the chain. Each line goes through the per-line check
+ * (line.ts), which needs nothing but the line, then through the sequential link check (links.ts).
+ * Segments are opaque labels (a bucket file, a receipt entry, a database range): the caller says which
+ * first seq a segment's name declares, if any.
+ */
+import { MAX_LINE_BYTES } from '../canonical/limits.js';
+import type { MarkerSpan } from '../canonical/scan.js';
+import { isDigest } from '../canonical/sha256.js';
+import { formatOf, genesisDefect, genesisHash, type Genesis } from '../record/formats.js';
+import type { BlobRef } from '../record/markers.js';
+import type { JournalFormat } from '../record/profile.js';
+import { checkLine, type LineFacts, type LineProblem } from './line.js';
+import { LinkChecker } from './links.js';
+import { ProblemList } from './problems.js';
+import type { ChainProblemCode, ChainReport, ProblemLocation } from './report.js';
+
+/** What the verifier learned about one line that parsed as a canonical record: what observers see. */
+export interface VerifiedLine {
+  /** The label of the segment the line is in (a bucket file, a receipt's chain entry), as problem locations name it. */
+  file: string | undefined;
+  /** 1-based line number within the segment. */
+  line: number;
+  /** The line's text without its newline. */
+  text: string;
+  /** seq as stored, or null when it is missing or invalid. */
+  seq: number | null;
+  step_hash: string | null;
+  /** Whether this line raised no problem of its own. */
+  clean: boolean;
+  blobs: Array<BlobRef & { field: string }>;
+  markers: MarkerSpan[];
+}
+
+export interface ChainVerifierOptions {
+  /** The journal's genesis object; its hash is where the chain starts, and its format picks the record profiles. */
+  genesis?: unknown;
+  /** For a partial range: the seq and prev_hash of its first step. Overrides the genesis start. */
+  start?: { seq: number; prev_hash: string };
+  /** A partial range's journal format, when the genesis is not given (default: the genesis's, else stepchain/v1). */
+  format?: JournalFormat;
+  /** A head pinned out of band: the last step_hash must equal it. */
+  expectHead?: string;
+  /** Keep at most this many problems (default 1000); the report says when more were found. */
+  maxProblems?: number;
+  /** Called for every complete line that scanned as a canonical JSON object. */
+  onLine?: (line: VerifiedLine) => void;
+}
+
+const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+const encoder = new TextEncoder();
+
+export class ChainVerifier {
+  private readonly problems: ProblemList<ChainProblemCode>;
+  private readonly format: JournalFormat;
+  private readonly startHash: string | null;
+  private readonly startSeq: number;
+  private readonly links: LinkChecker;
+  private segment: string | undefined;
+  private declaredFirstSeq: number | null = null;
+  private segmentLines = 0;
+  private steps = 0;
+  private lastLocation: ProblemLocation = {};
+
+  constructor(private readonly options: ChainVerifierOptions = {}) {
+    this.problems = new ProblemList(options.maxProblems ?? 1000);
+    this.format = options.format ?? formatOf(options.genesis);
+    if (options.start) {
+      const { seq, prev_hash: prev } = options.start as { seq: unknown; prev_hash: unknown };
+      this.startSeq = typeof seq === 'number' && Number.isSafeInteger(seq) && seq >= 0 ? seq : 0;
+      this.startHash = isDigest(prev) ? prev : null;
+      if (this.startSeq !== seq || this.startHash === null) {
+        this.problems.add('GENESIS_INVALID', 'a partial chain starts from a seq (an integer from 0 to 2^53 - 1) and a prev_hash (a digest)');
+      }
+    } else {
+      this.startSeq = 0;
+      const defect = genesisDefect(options.genesis);
+      if (defect) this.problems.add('GENESIS_INVALID', defect);
+      this.startHash = defect ? null : genesisHash(options.genesis as Genesis);
+    }
+    this.links = new LinkChecker({ seq: this.startSeq, hash: this.startHash, fromGenesis: !options.start });
+  }
+
+  /**
+   * Starts a new segment. Lines are numbered from 1 in each. `declaredFirstSeq` is the seq the segment's
+   * name declares (a bucket `<16 digits>.jsonl`, FORMAT §6.3 step 8), or null when its name declares none.
+   */
+  beginSegment(label: string, declaredFirstSeq: number | null = null): void {
+    this.segment = label;
+    this.declaredFirstSeq = declaredFirstSeq;
+    this.segmentLines = 0;
+  }
+
+  private location(): ProblemLocation {
+    return this.segment === undefined ? { line: this.segmentLines } : { file: this.segment, line: this.segmentLines };
+  }
+
+  /**
+   * One line without its newline. `terminated` says whether a newline followed it; a final line without
+   * one is a torn write.
+   */
+  line(bytes: Uint8Array | string, terminated: boolean): void {
+    this.segmentLines++;
+    const loc = this.location();
+    const byteLength = typeof bytes === 'string' ? encoder.encode(bytes).length : bytes.length;
+    if (!terminated) {
+      this.problems.add('TRUNCATED_LINE', `the file ends inside a line (${byteLength} bytes without a newline): a torn write; the step was never committed`, loc);
+      return;
+    }
+    this.steps++;
+    this.lastLocation = loc;
+    if (byteLength + 1 > MAX_LINE_BYTES) {
+      this.problems.add('LINE_TOO_LONG', `line of ${byteLength + 1} bytes exceeds the limit of ${MAX_LINE_BYTES}`, loc);
+      this.links.unreadable();
+      return;
+    }
+    let text: string;
+    if (typeof bytes === 'string') text = bytes;
+    else {
+      try {
+        text = decoder.decode(bytes);
+      } catch {
+        const column = firstInvalidUtf8(bytes) + 1;
+        this.problems.add('MALFORMED_LINE', `line is not valid UTF-8 (first bad byte at column ${column})`, { ...loc, column });
+        this.links.unreadable();
+        return;
+      }
+    }
+    this.record(text, checkLine(text, this.format), loc);
+  }
+
+  /**
+   * A complete line the caller did not hold because it exceeds MAX_LINE_BYTES (a streaming reader stops
+   * buffering at the limit): counted and reported as LINE_TOO_LONG, exactly as `line` would.
+   */
+  longLine(byteLength: number): void {
+    this.segmentLines++;
+    const loc = this.location();
+    this.steps++;
+    this.lastLocation = loc;
+    this.problems.add('LINE_TOO_LONG', `line of ${byteLength + 1} bytes exceeds the limit of ${MAX_LINE_BYTES}`, loc);
+    this.links.unreadable();
+  }
+
+  /** A line's facts from the per-line check, then the link check in chain order. */
+  private record(text: string, facts: LineFacts, loc: ProblemLocation): void {
+    this.addAll(facts.problems, loc);
+    if (!facts.readable) {
+      this.links.unreadable();
+      return;
+    }
+    const declared = this.segmentLines === 1 ? this.declaredFirstSeq : null;
+    const linked = this.links.link(facts, this.steps === 1, declared);
+    this.addAll(linked.problems, loc);
+    if (linked.duplicate) return;
+    const clean = facts.problems.length === 0 && linked.problems.length === 0;
+    this.options.onLine?.({ file: this.segment, line: this.segmentLines, text, seq: facts.seq, step_hash: facts.stepHash, clean, blobs: facts.blobs, markers: facts.markers });
+  }
+
+  private addAll(problems: readonly LineProblem[], loc: ProblemLocation): void {
+    for (const p of problems) this.problems.add(p.code, p.message, { ...loc, ...p.location });
+  }
+
+  /** Ends the walk and returns the report. */
+  finish(): ChainReport<ChainProblemCode> {
+    const { hash: head, seq: headSeq } = this.links.head();
+    const expectHead = this.options.expectHead;
+    if (expectHead !== undefined && head !== expectHead) {
+      this.problems.add('HEAD_MISMATCH', head === null
+        ? `expected head ${expectHead}, but the chain has no readable last step`
+        : `expected head ${expectHead}, found ${head}: the chain was truncated, extended or replaced`,
+      { ...this.lastLocation, ...(headSeq === null ? {} : { seq: headSeq }), field: 'step_hash' });
+    }
+    return {
+      ok: this.problems.items.length === 0 && !this.problems.truncated,
+      start_hash: this.startHash,
+      start_seq: this.startSeq,
+      head,
+      head_seq: headSeq,
+      steps: this.steps,
+      problems: this.problems.items,
+      warnings: [],
+      problems_truncated: this.problems.truncated,
+    };
+  }
+}
+
+function firstInvalidUtf8(bytes: Uint8Array): number {
+  // Binary search for the longest valid prefix; only runs on the failure path.
+  let lo = 0;
+  let hi = bytes.length;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    try {
+      new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(0, mid), { stream: true });
+      lo = mid;
+    } catch {
+      hi = mid - 1;
+    }
+  }
+  return lo;
+}

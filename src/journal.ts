@@ -1,0 +1,20 @@
+/**
+ * `stepchain/journal`: the journal contract (spec/FORMAT.md §8) that stores implement and adapters program
+ * against — the types of stores, journals, steps, records and reports, and the error classes to tell
+ * failures apart. No store, no I/O, no effect on import: an adapter that imports only this entry adds
+ * nothing to a bundle but the error classes.
+ */
+export type {
+  Store, Journal, JournalConfig, CreateOptions, OpenOptions, ForkOptions, JournalVerifyOptions, JournalReport, JournalProblemCode, AppendResult, Lineage,
+} from './store/types.js';
+export type { ChainSource, ChainHead, SeqRange, StoredLine } from './chain/source.js';
+export type { StepInput } from './record/input.js';
+export type { StepRecord, UnsealedRecord } from './record/seal.js';
+export type { Genesis } from './record/formats.js';
+export type { Json, JsonObject } from './canonical/json.js';
+export type { ChainReport, Problem, ProblemLocation } from './chain/report.js';
+export type { ProblemCode } from './problems.js';
+export { StepchainError, type ErrorLocation } from './errors.js';
+export { CanonicalError, type CanonicalErrorCode } from './canonical/errors.js';
+export { RecordError, type RecordErrorCode } from './record/errors.js';
+export { StoreError, type StoreErrorCode } from './store/errors.js';

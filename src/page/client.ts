@@ -1,0 +1,131 @@
+/**
+ * The page's handle on the verifier: a dedicated Web Worker started from the page's own script (a blob:
+ * URL, the only worker source the CSP allows), or — only when no worker can start — a Session on the
+ * page's thread that yields between slices of the file so the page keeps responding. Which one runs, and
+ * why, is shown on the page.
+ */
+import { Session, type Outcome, type Progress, type StepDetail, type VerifyRequest } from './engine.js';
+import type { Reply, Request } from './protocol.js';
+import type { StepRow } from './summary.js';
+
+export interface Verifier {
+  readonly mode: 'worker' | 'main-thread';
+  /** Why the worker could not start (main-thread mode only). */
+  readonly why: string | null;
+  verify(request: VerifyRequest, onProgress: (p: Progress) => void): Promise<Outcome>;
+  rows(from: number, count: number, only: 'all' | 'flagged'): Promise<StepRow[]>;
+  step(index: number, onProgress: (p: Progress) => void): Promise<StepDetail>;
+  find(where: { seq?: number; file?: string; line?: number }): Promise<number>;
+}
+
+/** How long a worker may take to say it is ready before the page verifies on its own thread. */
+const WORKER_START_MS = 15_000;
+/** Main-thread mode: the longest the verifier works before letting the page paint and handle input. */
+const SLICE_MS = 20;
+
+type Distribute<T> = T extends unknown ? Omit<T, 'id'> : never;
+
+export async function startVerifier(scriptSource: string | null): Promise<Verifier> {
+  let why: string;
+  if (scriptSource === null) why = 'the page could not read its own script to start a worker';
+  else if (typeof Worker !== 'function') why = 'this browser has no Web Workers';
+  else {
+    try {
+      return await startWorker(scriptSource);
+    } catch (e) {
+      why = e instanceof Error ? e.message : String(e);
+    }
+  }
+  return mainThread(why);
+}
+
+function startWorker(source: string): Promise<Verifier> {
+  const url = URL.createObjectURL(new Blob([source], { type: 'text/javascript' }));
+  return new Promise<Verifier>((resolve, reject) => {
+    let worker: Worker;
+    try {
+      worker = new Worker(url);
+    } catch (e) {
+      URL.revokeObjectURL(url);
+      reject(new Error(`the browser refused to start a worker (${e instanceof Error ? e.message : String(e)})`));
+      return;
+    }
+    let started = false;
+    let stopped: string | null = null;
+    let next = 1;
+    const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void; onProgress?: (p: Progress) => void }>();
+    const timer = setTimeout(() => fail(`the worker did not start within ${WORKER_START_MS / 1000} s`), WORKER_START_MS);
+    const fail = (message: string): void => {
+      clearTimeout(timer);
+      if (!started) {
+        worker.terminate();
+        URL.revokeObjectURL(url);
+        reject(new Error(message));
+        return;
+      }
+      stopped = message;
+      for (const p of pending.values()) p.reject(new Error(`the verification worker stopped: ${message}`));
+      pending.clear();
+    };
+    worker.onerror = (event) => {
+      event.preventDefault();
+      fail(event.message || 'the worker could not run (blocked, or it failed to load)');
+    };
+    worker.onmessageerror = () => fail('a message from the worker could not be read');
+    worker.onmessage = (event: MessageEvent<Reply>) => {
+      const reply = event.data;
+      if ('ready' in reply) {
+        started = true;
+        clearTimeout(timer);
+        URL.revokeObjectURL(url);
+        resolve(verifier);
+        return;
+      }
+      const p = pending.get(reply.id);
+      if (!p) return;
+      if ('progress' in reply) p.onProgress?.(reply.progress);
+      else {
+        pending.delete(reply.id);
+        if (reply.ok) p.resolve(reply.value);
+        else p.reject(new Error(reply.message));
+      }
+    };
+    const ask = <T>(request: Distribute<Request>, onProgress?: (p: Progress) => void): Promise<T> => {
+      if (stopped !== null) return Promise.reject(new Error(`the verification worker stopped: ${stopped}`));
+      const id = next++;
+      return new Promise<T>((res, rej) => {
+        pending.set(id, { resolve: res as (v: unknown) => void, reject: rej, ...(onProgress ? { onProgress } : {}) });
+        worker.postMessage({ ...request, id });
+      });
+    };
+    const verifier: Verifier = {
+      mode: 'worker',
+      why: null,
+      verify: (request, onProgress) => ask<Outcome>({ op: 'verify', request }, onProgress),
+      rows: (from, count, only) => ask<StepRow[]>({ op: 'rows', from, count, only }),
+      step: (index, onProgress) => ask<StepDetail>({ op: 'step', index }, onProgress),
+      find: (where) => ask<number>({ op: 'find', where }),
+    };
+  });
+}
+
+function mainThread(why: string): Verifier {
+  let last = performance.now();
+  const pace = async (): Promise<void> => {
+    if (performance.now() - last < SLICE_MS) return;
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    last = performance.now();
+  };
+  const session = new Session(undefined, pace);
+  return {
+    mode: 'main-thread',
+    why,
+    verify: (request, onProgress) => {
+      last = performance.now();
+      return session.verify(request, onProgress);
+    },
+    rows: async (from, count, only) => session.rows(from, count, only),
+    step: (index, onProgress) => session.step(index, onProgress),
+    find: async (where) => session.find(where),
+  };
+}

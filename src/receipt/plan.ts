@@ -1,0 +1,220 @@
+/**
+ * The receipt writer's first pass (spec/RECEIPT.md §3–§6): verify the chain (a receipt is never written for
+ * a broken one), measure every chain entry (size, steps, SHA-256) because a tar header states its size up
+ * front, collect and check the referenced blobs, and build the manifest and its signature, within the
+ * limits every verifier enforces. Memory is bounded by the longest line, not the journal. Same input, same
+ * plan: no clock, no randomness (Ed25519 signatures are deterministic). writer.ts is the second pass.
+ */
+import { ed25519 } from '@noble/curves/ed25519.js';
+import { canonicalJson } from '../canonical/jcs.js';
+import { digestBytes, isDigest, sha256Stream, toHex, type Sha256Stream } from '../canonical/sha256.js';
+import { describeProblem } from '../chain/report.js';
+import type { StoredLine } from '../chain/source.js';
+import { ChainVerifier, type VerifiedLine } from '../chain/verifier.js';
+import type { Json } from '../canonical/json.js';
+import { fetchBlob as fetchChecked } from '../record/blobs.js';
+import { genesisHash, type Genesis } from '../record/formats.js';
+import { signManifest } from './dsse.js';
+import { ReceiptError } from './errors.js';
+import { keyIdOf, parsePrivateKey } from './keys.js';
+import { MAX_ARCHIVE_BYTES, MAX_BLOB_BYTES, MAX_CHAIN_ENTRY_BYTES, MAX_ENTRIES, MAX_MANIFEST_BYTES, MAX_SIGNATURE_BYTES } from './limits.js';
+import { BASE_MEMBERS, RECEIPT_FORMAT, chainEntryName, declaredArchiveBytes, type BlobEntry, type ChainEntry, type ReceiptManifest } from './manifest.js';
+import { EXPORTER } from './version.js';
+
+export interface ReceiptWriterInput {
+  genesis: Genesis;
+  /**
+   * The chain's stored lines in seq order, from its start through at least `to`; called once per pass.
+   * Lines before `from` are verified, not written.
+   */
+  lines: () => AsyncIterable<StoredLine>;
+  /** Where `lines()` starts when it is not the genesis (a re-anchored chain): its first seq and prev_hash. */
+  start?: { seq: number; prev_hash: string };
+  from: number;
+  to: number;
+  blob: (digest: string) => Promise<Uint8Array | null>;
+  /** Extra top-level manifest members (I-JSON; may not reuse a base member's name). */
+  extra?: Record<string, Json>;
+  /** Ed25519 signing key: 32 seed bytes or a PKCS#8 PEM. */
+  sign?: Uint8Array | string;
+  /** The manifest's exporter string; defaults to this package's name and version. */
+  exporter?: string;
+}
+
+export interface ReceiptPlan {
+  manifest: ReceiptManifest;
+  manifestBytes: Uint8Array;
+  signatureBytes: Uint8Array | null;
+  /** digest of manifestBytes: identifies the receipt's content. */
+  manifestDigest: string;
+  signedBy: string | null;
+  input: ReceiptWriterInput;
+}
+
+const encoder = new TextEncoder();
+
+function chainInvalid(message: string): ReceiptError {
+  return new ReceiptError('CHAIN_INVALID', message, { hint: 'run `stepchain verify` on the journal; a receipt is only written for a chain that verifies' });
+}
+
+/** Pass 1: verify, measure, check blobs, build and sign the manifest. */
+export async function planReceipt(input: ReceiptWriterInput): Promise<ReceiptPlan> {
+  const { from, to } = input;
+  const startSeq = input.start?.seq ?? 0;
+  if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to) || from < startSeq || to < from) {
+    throw new ReceiptError('RANGE_INVALID', `range ${from}..${to} is not a range of seqs from ${startSeq} with from ≤ to`);
+  }
+  if (input.start && (!Number.isSafeInteger(input.start.seq) || input.start.seq < 0 || !isDigest(input.start.prev_hash))) {
+    throw new ReceiptError('ARGUMENT_INVALID', 'start must be {seq: <non-negative integer>, prev_hash: "sha256:<hex>"}');
+  }
+  const privateKey = input.sign === undefined ? null : parsePrivateKey(input.sign);
+  const measured = await new ChainMeasure(input).run();
+  const blobList: BlobEntry[] = [...measured.blobs.entries()].map(([digest, size]) => ({ digest, size })).sort((a, b) => (a.digest < b.digest ? -1 : 1));
+  const entries = 2 + measured.chain.length + blobList.length;
+  if (entries > MAX_ENTRIES) throw new ReceiptError('LIMIT_EXCEEDED', `the receipt would hold ${entries} entries; a verifier accepts at most ${MAX_ENTRIES}`, { hint: 'export a shorter range' });
+  for (const b of blobList) await fetchBlob(input, b);
+  const manifest = buildManifest(input, measured, blobList);
+  return sealManifest(input, manifest, privateKey);
+}
+
+interface Measured {
+  chain: ChainEntry[];
+  /** Referenced blobs: digest → size. */
+  blobs: Map<string, number>;
+  /** The prev_hash of step `from`, and the head. */
+  prevHash: string;
+  head: string;
+}
+
+/** The verifying, measuring walk over the source's lines (pass 1's chain half). */
+class ChainMeasure {
+  private readonly verifier: ChainVerifier;
+  private readonly blobs = new Map<string, number>();
+  private readonly chain: ChainEntry[] = [];
+  private entry: { name: string; size: number; steps: number; hash: Sha256Stream; segment: string } | null = null;
+  private blobConflict: string | null = null;
+  private seqConflict: string | null = null;
+  private lastHash: string | null;
+  private prevHash: string | null = null;
+  private inRange = false;
+  private currentSeq = -1;
+
+  constructor(private readonly input: ReceiptWriterInput) {
+    this.lastHash = input.start?.prev_hash ?? genesisHash(input.genesis);
+    this.verifier = new ChainVerifier({
+      ...(input.start ? { start: input.start } : { genesis: input.genesis }),
+      maxProblems: 10,
+      onLine: (line) => this.observe(line),
+    });
+  }
+
+  private observe(line: VerifiedLine): void {
+    this.lastHash = line.step_hash;
+    if (line.seq !== this.currentSeq && this.seqConflict === null) this.seqConflict = `the source says seq ${this.currentSeq} for a line whose seq is ${String(line.seq)}`;
+    if (!this.inRange) return;
+    for (const ref of line.blobs) {
+      const known = this.blobs.get(ref.digest);
+      if (known !== undefined && known !== ref.size && this.blobConflict === null) this.blobConflict = `blob ${ref.digest} is referenced with sizes ${known} and ${ref.size}`;
+      this.blobs.set(ref.digest, ref.size);
+    }
+  }
+
+  async run(): Promise<Measured> {
+    const { from, to } = this.input;
+    let segment: string | null = null;
+    let count = 0;
+    let lastSeq = (this.input.start?.seq ?? 0) - 1;
+    for await (const line of this.input.lines()) {
+      if (line.seq > to) break;
+      if (line.segment !== segment) this.verifier.beginSegment((segment = line.segment));
+      if (line.seq >= from && !this.inRange) {
+        this.inRange = true;
+        this.prevHash = this.lastHash;
+      }
+      const bytes = encoder.encode(line.text + '\n');
+      this.currentSeq = line.seq;
+      this.lastHash = null;
+      this.verifier.line(bytes.subarray(0, bytes.length - 1), true); // sets lastHash through onLine
+      lastSeq = line.seq;
+      if (!this.inRange) continue;
+      count++;
+      this.add(line, bytes);
+    }
+    this.close();
+    const report = this.verifier.finish();
+    if (!report.ok) {
+      throw chainInvalid(`the chain does not verify: ${describeProblem(report.problems[0]!)}`);
+    }
+    if (this.seqConflict) throw chainInvalid(this.seqConflict);
+    if (count === 0) throw new ReceiptError('EMPTY_RANGE', `the journal holds no step in ${from}..${to}`);
+    if (lastSeq !== to) throw new ReceiptError('RANGE_INVALID', `the journal ends at seq ${lastSeq}; the range asks for steps up to ${to}`);
+    if (this.blobConflict) throw new ReceiptError('BLOB_CORRUPT', this.blobConflict);
+    if (this.prevHash === null || report.head === null) throw chainInvalid('the range has no readable start or head');
+    return { chain: this.chain, blobs: this.blobs, prevHash: this.prevHash, head: report.head };
+  }
+
+  /** A line into the current chain entry; a new entry where the source's segment changes or the entry would pass its limit. */
+  private add(line: StoredLine, bytes: Uint8Array): void {
+    if (this.entry === null || this.entry.segment !== line.segment || this.entry.size + bytes.length > MAX_CHAIN_ENTRY_BYTES) {
+      this.close();
+      this.entry = { name: chainEntryName(line.seq), size: 0, steps: 0, hash: sha256Stream(), segment: line.segment };
+    }
+    this.entry.size += bytes.length;
+    this.entry.steps++;
+    this.entry.hash.update(bytes);
+  }
+
+  private close(): void {
+    const e = this.entry;
+    if (e) this.chain.push({ digest: 'sha256:' + toHex(e.hash.digest()), name: e.name, size: e.size, steps: e.steps });
+    this.entry = null;
+  }
+}
+
+function buildManifest(input: ReceiptWriterInput, m: Measured, blobList: BlobEntry[]): ReceiptManifest {
+  const manifest: ReceiptManifest = {
+    blobs: blobList,
+    chain: m.chain,
+    exporter: input.exporter ?? EXPORTER,
+    format: RECEIPT_FORMAT,
+    genesis: input.genesis,
+    head: { seq: input.to, step_hash: m.head },
+    range: { from: input.from, prev_hash: m.prevHash, to: input.to },
+  };
+  for (const [k, v] of Object.entries(input.extra ?? {})) {
+    if ((BASE_MEMBERS as readonly string[]).includes(k)) throw new ReceiptError('MANIFEST_INVALID', `extra manifest member ${JSON.stringify(k)} would replace a base member`);
+    manifest[k] = v;
+  }
+  return manifest;
+}
+
+/** The manifest's exact bytes and its signature, each within the limits a verifier enforces (§6). */
+function sealManifest(input: ReceiptWriterInput, manifest: ReceiptManifest, privateKey: Uint8Array | null): ReceiptPlan {
+  let text: string;
+  try {
+    text = canonicalJson(manifest);
+  } catch (e) {
+    throw new ReceiptError('MANIFEST_INVALID', `the manifest is not I-JSON: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+  }
+  const manifestBytes = encoder.encode(text);
+  if (manifestBytes.length > MAX_MANIFEST_BYTES) throw new ReceiptError('LIMIT_EXCEEDED', `the manifest would be ${manifestBytes.length} bytes; a verifier accepts at most ${MAX_MANIFEST_BYTES}`, { hint: 'export a shorter range' });
+  let signatureBytes: Uint8Array | null = null;
+  let signedBy: string | null = null;
+  if (privateKey) {
+    signatureBytes = encoder.encode(canonicalJson(signManifest(manifestBytes, privateKey)));
+    if (signatureBytes.length > MAX_SIGNATURE_BYTES) throw new ReceiptError('LIMIT_EXCEEDED', `the signature entry would be ${signatureBytes.length} bytes; the limit is ${MAX_SIGNATURE_BYTES}`);
+    signedBy = keyIdOf(ed25519.getPublicKey(privateKey));
+  }
+  const declared = declaredArchiveBytes(manifestBytes.length, signatureBytes ? signatureBytes.length : null, manifest);
+  if (declared > MAX_ARCHIVE_BYTES) throw new ReceiptError('LIMIT_EXCEEDED', `the receipt would be ${declared} bytes uncompressed; a verifier accepts at most ${MAX_ARCHIVE_BYTES}`, { hint: 'export a shorter range' });
+  return { manifest, manifestBytes, signatureBytes, manifestDigest: digestBytes(manifestBytes), signedBy, input };
+}
+
+/** A listed blob from the source, checked as every reader checks a blob (FORMAT §7). */
+export async function fetchBlob(input: ReceiptWriterInput, b: BlobEntry): Promise<Uint8Array> {
+  if (b.size > MAX_BLOB_BYTES) throw new ReceiptError('LIMIT_EXCEEDED', `blob ${b.digest} is ${b.size} bytes; a verifier accepts at most ${MAX_BLOB_BYTES}`);
+  const blob = await fetchChecked((ref) => input.blob(ref.digest), b);
+  if (!blob.ok && blob.missing) throw new ReceiptError('BLOB_MISSING', `a step references blob ${b.digest}, which the journal does not hold`);
+  if (!blob.ok) throw new ReceiptError('BLOB_CORRUPT', `the journal's copy of blob ${b.digest} ${blob.defect}`);
+  return blob.bytes;
+}

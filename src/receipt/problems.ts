@@ -1,0 +1,30 @@
+/**
+ * The problems a receipt verifier reports (spec/RECEIPT.md §5): the chain's and the blobs' (FORMAT), and
+ * the archive's own. A FatalProblem is one after which the archive's structure can no longer be trusted:
+ * reading stops there (§7).
+ */
+import type { BlobProblemCode, ChainProblemCode, ProblemLocation } from '../chain/report.js';
+
+export type ReceiptProblemCode =
+  | ChainProblemCode
+  | BlobProblemCode
+  | 'ARCHIVE_INVALID'
+  | 'ARCHIVE_UNSAFE'
+  | 'ARCHIVE_LIMIT'
+  | 'ENTRY_MISSING'
+  | 'ENTRY_UNEXPECTED'
+  | 'MANIFEST_INVALID'
+  | 'DIGEST_MISMATCH'
+  | 'COUNT_MISMATCH'
+  | 'SIGNATURE_INVALID'
+  | 'SIGNATURE_MISSING'
+  | 'KEY_MISMATCH';
+
+/** A problem that stops reading: thrown by the readers, caught once by the verifier. */
+export class FatalProblem {
+  constructor(
+    readonly code: ReceiptProblemCode,
+    readonly message: string,
+    readonly location: ProblemLocation = {},
+  ) {}
+}

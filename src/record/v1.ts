@@ -1,0 +1,141 @@
+/**
+ * Format `stepchain/v1` (spec/FORMAT.md §5, §6.1): its genesis, and its one record profile, the step record
+ * of version 1 — the five content fields, optional meta, and the envelope. Everything a verifier, a writer,
+ * redaction and diff need to know about a v1 record is here.
+ */
+import { isDigest, digestUtf8 } from '../canonical/sha256.js';
+import { isSeq, type Json } from '../canonical/json.js';
+import { canonicalValue } from '../canonical/value.js';
+import { isValidId, isValidTimestamp } from './fields.js';
+import { keyOfRecord, keyOfTexts, stepHashWithout, type Envelope, type JournalFormat, type MemberRule, type RecordProfile, type StepTexts } from './profile.js';
+
+export const FORMAT_V1 = 'stepchain/v1';
+export const RECORD_VERSION_V1 = 1;
+export const CONTENT_FIELDS = ['input', 'model', 'prompt', 'tool_call', 'result'] as const;
+export type ContentField = (typeof CONTENT_FIELDS)[number];
+
+export interface GenesisV1 {
+  format: typeof FORMAT_V1;
+  journal_id: string;
+  created_at: string;
+}
+
+/** A stored v1 step record (FORMAT §5.1). */
+export interface StepRecordV1 {
+  v: 1;
+  seq: number;
+  step_id: string;
+  ts: string;
+  prev_hash: string;
+  input: Json;
+  model: Json;
+  prompt: Json;
+  tool_call: Json;
+  result: Json;
+  meta?: { [key: string]: Json };
+  step_hash: string;
+}
+
+const content = (name: string): MemberRule => ({ name, required: true, role: 'content', check: null });
+const envelope = (name: string, check: MemberRule['check']): MemberRule => ({ name, required: true, role: 'envelope', check });
+const invalid = (message: string) => ({ message });
+/** A digest's canonical text: no escape can occur in it, so the text alone decides (and nothing is sliced). */
+const DIGEST_TEXT = /"sha256:[0-9a-f]{64}"/y;
+const digestRule = (name: string): MemberRule['check'] => (text, start, end) => {
+  DIGEST_TEXT.lastIndex = start;
+  return end - start === 73 && DIGEST_TEXT.test(text) ? null : invalid(`${name} must be "sha256:" followed by 64 lowercase hex digits`);
+};
+
+/** The members in UTF-16 order of their names: the order FORMAT §6.3 step 4 reports them in. */
+const MEMBERS: readonly MemberRule[] = [
+  content('input'),
+  { name: 'meta', required: false, role: 'meta', check: (text, start) => (text.charCodeAt(start) === 0x7b ? null : invalid('meta must be a JSON object')) },
+  content('model'),
+  envelope('prev_hash', digestRule('prev_hash')),
+  content('prompt'),
+  content('result'),
+  envelope('seq', (text, start, end) => (isSeq(canonicalValue(text, start, end)) ? null : invalid('seq must be an integer from 0 to 2^53 - 1'))),
+  envelope('step_hash', digestRule('step_hash')),
+  envelope('step_id', (text, start, end) =>
+    isValidId(canonicalValue(text, start, end)) ? null : invalid('step_id must be 1–128 characters from [A-Za-z0-9._:-] starting with a letter or digit')),
+  content('tool_call'),
+  envelope('ts', (text, start, end) =>
+    isValidTimestamp(canonicalValue(text, start, end)) ? null : invalid('ts must be an RFC 3339 UTC timestamp with milliseconds, such as 2026-01-31T12:00:00.000Z')),
+  envelope('v', (text, start, end) => {
+    const v = canonicalValue(text, start, end);
+    if (v === RECORD_VERSION_V1) return null;
+    return typeof v === 'number'
+      ? { code: 'UNSUPPORTED_VERSION', message: `record version ${v} is not supported; this verifier reads version 1` }
+      : invalid('v must be the number 1');
+  }),
+];
+
+/**
+ * The v1 seal. The member names are fixed, so their sorted order (input, meta, model, prev_hash, prompt,
+ * result, seq, step_hash, step_id, tool_call, ts, v) is written out here once rather than sorted per step,
+ * and the preimage is hashed in two parts and never joined. The caller vouches for the texts (each the JCS
+ * of a valid value) and for stepId and ts having passed their patterns (ASCII without escapes, so
+ * JSON.stringify is their JCS). test/record/profile.test.ts holds it to the generic sealRecord.
+ */
+function sealV1(texts: StepTexts, e: Envelope): { stepHash: string; line: string } {
+  const head =
+    '{"input":' + texts.input +
+    (texts.meta === undefined ? '' : ',"meta":' + texts.meta) +
+    ',"model":' + texts.model +
+    ',"prev_hash":' + JSON.stringify(e.prevHash) +
+    ',"prompt":' + texts.prompt +
+    ',"result":' + texts.result +
+    ',"seq":' + String(e.seq);
+  const tail =
+    ',"step_id":' + JSON.stringify(e.stepId) +
+    ',"tool_call":' + texts.tool_call +
+    ',"ts":' + JSON.stringify(e.ts) +
+    ',"v":' + String(RECORD_VERSION_V1) + '}';
+  const stepHash = digestUtf8(head, tail);
+  return { stepHash, line: head + ',"step_hash":"' + stepHash + '"' + tail + '\n' };
+}
+
+/** The tool a step called: `tool_call.name` when tool_call is an object with a string name (REDACTION.md §4). */
+export function toolNameOf(toolCall: unknown): string | null {
+  if (toolCall !== null && typeof toolCall === 'object' && !Array.isArray(toolCall)) {
+    const name = (toolCall as Record<string, unknown>).name;
+    if (typeof name === 'string') return name;
+  }
+  return null;
+}
+
+export const STEP_V1: RecordProfile = {
+  id: 'step/v1',
+  version: RECORD_VERSION_V1,
+  members: MEMBERS,
+  memberNames: new Set(MEMBERS.map((m) => m.name)),
+  contentFields: CONTENT_FIELDS,
+  computed: ['v', 'seq', 'prev_hash', 'step_hash'],
+  blobFields: new Set(CONTENT_FIELDS),
+  redactable: [...CONTENT_FIELDS, 'meta'].sort(),
+  diffFields: { content: [...CONTENT_FIELDS, 'meta'], envelope: ['v', 'seq', 'step_id', 'ts', 'prev_hash', 'step_hash'] },
+  seal: sealV1,
+  stepHashOf: stepHashWithout,
+  key: (texts) => keyOfTexts(CONTENT_FIELDS, texts),
+  recordKey: (record) => keyOfRecord(CONTENT_FIELDS, record),
+  toolName: (record) => toolNameOf(record.tool_call),
+};
+
+const GENESIS_MEMBERS = ['created_at', 'format', 'journal_id'] as const;
+
+export const JOURNAL_V1: JournalFormat = {
+  format: FORMAT_V1,
+  genesisMembers: GENESIS_MEMBERS,
+  genesisDefect(g) {
+    const keys = Object.keys(g).sort();
+    if (keys.join(',') !== GENESIS_MEMBERS.join(',')) {
+      return `the genesis must have exactly the members created_at, format, journal_id (found ${keys.join(', ') || 'none'})`;
+    }
+    if (!isValidId(g.journal_id)) return 'genesis journal_id must be 1–128 characters from [A-Za-z0-9._:-]';
+    if (!isValidTimestamp(g.created_at)) return 'genesis created_at must be an RFC 3339 UTC timestamp with milliseconds';
+    return null;
+  },
+  records: [STEP_V1],
+  select: () => STEP_V1,
+  memberNames: STEP_V1.memberNames,
+};

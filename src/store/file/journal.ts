@@ -1,0 +1,196 @@
+/**
+ * A journal in a directory (spec/FORMAT.md §8): the Journal contract over the file store's parts. Appends
+ * are prepared by the shared prepare, queued and group-committed (commit-queue.ts) under the journal lock
+ * held across commits (lease.ts, lock.ts), sequenced against the true tail (tail.ts), written with rollback
+ * and fsync batching (writer.ts); reads take no lock (reads.ts). Before the lock is let go, head.json is
+ * brought up to date (§8.7).
+ */
+import { join } from 'node:path';
+import type { ChainHead, SeqRange, StoredLine } from '../../chain/source.js';
+import { formatTimestamp } from '../../record/fields.js';
+import { writerProfile, type Genesis } from '../../record/formats.js';
+import type { StepInput } from '../../record/input.js';
+import type { StepRecord } from '../../record/seal.js';
+import { CommitQueue, type CommitSink } from '../commit-queue.js';
+import { StoreError } from '../errors.js';
+import { IdempotencyWindow } from '../idempotency.js';
+import { assertSeq } from '../ids.js';
+import { prepareSteps, type BlobPayload } from '../prepare.js';
+import { restoreRecord } from '../restore.js';
+import { knownSteps, sequenceBatch, type Group, type GroupOutcome } from '../sequencer.js';
+import type { AppendResult, Journal, JournalConfig, JournalReport, JournalVerifyOptions, Lineage } from '../types.js';
+import { assertOwnDirectories } from './fsutil.js';
+import { BUCKETS_DIR, JournalPaths, type JournalMeta } from './layout.js';
+import { Lease } from './lease.js';
+import { sweepStaging } from './lock.js';
+import { readBlob, readHead, readStoredLines } from './reads.js';
+import { Tail } from './tail.js';
+import { verifyJournalDir } from './verify-dir.js';
+import { BucketWriter, type CommittedLine, type FsyncMode } from './writer.js';
+
+export interface FileJournalOptions {
+  fsync: FsyncMode;
+  lockTimeoutMs: number;
+  staleMs: number;
+  idempotencyWindow: number;
+  batchSyncMs: number;
+  lockHoldMs: number;
+  lockLingerMs: number;
+  /**
+   * Called under the lock after a batch's lines are written and before its appends are acknowledged,
+   * with the lines in seq order: where state kept beside head.json (a Merkle frontier) follows the chain.
+   */
+  afterCommit?: (lines: readonly CommittedLine[]) => Promise<void>;
+}
+
+export class FileJournal implements Journal {
+  readonly genesis: Genesis;
+  readonly lineage: Lineage | null;
+  readonly config: JournalConfig;
+  private readonly paths: JournalPaths;
+  private readonly window: IdempotencyWindow;
+  private readonly tail: Tail;
+  private readonly writer: BucketWriter;
+  private readonly lease: Lease;
+  private readonly queue: CommitQueue;
+  private closed = false;
+
+  constructor(
+    readonly id: string,
+    readonly dir: string,
+    meta: JournalMeta,
+    private readonly options: FileJournalOptions,
+    readonly readOnly: boolean,
+  ) {
+    this.genesis = meta.genesis;
+    this.lineage = meta.lineage;
+    this.config = meta.config;
+    this.paths = new JournalPaths(dir);
+    this.window = new IdempotencyWindow(options.idempotencyWindow);
+    this.tail = new Tail(this.paths, this.genesis, this.window, options.fsync === 'always');
+    this.writer = new BucketWriter(this.paths, this.config.segmentBytes, options.fsync, options.batchSyncMs);
+    this.lease = new Lease(dir, options, {
+      acquired: async () => {
+        await assertOwnDirectories([this.paths.buckets, join(dir, 'blobs'), this.paths.blobs]);
+        await this.tail.sync();
+      },
+      releasing: async (wrote) => {
+        await this.writer.closeBucket();
+        if (wrote && this.tail.state !== null) await this.tail.writeHeadCache();
+      },
+    });
+    this.queue = new CommitQueue(this.sink());
+  }
+
+  // ---------------------------------------------------------------- appending
+
+  append(step: StepInput): Promise<AppendResult> {
+    return this.enqueue([step]).then((r) => r[0]!);
+  }
+
+  appendMany(steps: readonly StepInput[]): Promise<AppendResult[]> {
+    if (!Array.isArray(steps)) return Promise.reject(new StoreError('OPTION_INVALID', 'appendMany takes an array of steps'));
+    if (steps.length === 0) return Promise.resolve([]);
+    return this.enqueue(steps);
+  }
+
+  private enqueue(steps: readonly StepInput[]): Promise<AppendResult[]> {
+    if (this.closed) return Promise.reject(new StoreError('CLOSED', `journal ${this.id} is closed`, { hint: 'open it again' }));
+    if (this.readOnly) {
+      return Promise.reject(new StoreError('READ_ONLY', `journal ${this.id} was opened read-only`, { hint: 'open it without readOnly to append' }));
+    }
+    try {
+      return this.queue.enqueue(prepareSteps(steps, this.config.blobThreshold, writerProfile(this.genesis)));
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  /** The queue's view of this journal: commit under the lock, hand it off, linger, release. */
+  private sink(): CommitSink {
+    return {
+      commit: (groups) => this.commit(groups),
+      beforeBatch: () => this.lease.handOffIfAsked(),
+      lingerMs: () => (this.lease.isHeld ? this.options.lockLingerMs : null),
+      release: () => this.lease.release(),
+    };
+  }
+
+  /** One batch under the lock: sequence against the true tail, write blobs then lines, record the steps. */
+  private async commit(batch: readonly Group[]): Promise<GroupOutcome[]> {
+    try {
+      if (!this.lease.isHeld) await this.lease.acquire();
+      const tail = this.tail.state!;
+      if (tail.hash === null) {
+        throw new StoreError('JOURNAL_CORRUPT', `the last step (seq ${tail.seq}) of ${this.dir} could not be read`, { hint: 'run verify on the journal' });
+      }
+      const seq = sequenceBatch(batch, { seq: tail.seq, hash: tail.hash }, await knownSteps(this.window, batch), formatTimestamp(new Date()));
+      if (seq.lines.length > 0) {
+        const blobs = new Map<string, BlobPayload>();
+        for (const o of seq.outcomes) if (o.ok) for (const b of o.blobs) blobs.set(b.digest, b);
+        await this.writer.writeBlobs([...blobs.values()]);
+        await this.lease.confirmBeforeWriting();
+        this.tail.state = await this.writer.writeLines(seq.lines, tail);
+        this.window.committed(seq.entries);
+        await this.options.afterCommit?.(seq.lines);
+      }
+      return seq.outcomes;
+    } catch (e) {
+      // Whatever happened, the next batch re-reads the tail from disk under a fresh lock.
+      this.tail.state = null;
+      await this.lease.release();
+      throw e;
+    }
+  }
+
+  /** Takes the lock once to repair a torn tail and a stale head cache and to load the idempotency window. */
+  async recover(): Promise<void> {
+    this.tail.state = null;
+    await this.lease.acquire();
+    await sweepStaging(this.dir, this.options.staleMs);
+    await this.lease.release();
+  }
+
+  /** fsyncs every bucket written since the last sync ('batch' mode). */
+  sync(): Promise<void> {
+    return this.writer.sync();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.queue.close();
+    await this.writer.sync();
+  }
+
+  // ---------------------------------------------------------------- reading (no lock)
+
+  head(): Promise<ChainHead | null> {
+    return readHead(this.paths);
+  }
+
+  lines(range?: SeqRange): AsyncGenerator<StoredLine> {
+    return readStoredLines(this.paths, range);
+  }
+
+  async *read(range?: SeqRange): AsyncGenerator<StepRecord> {
+    for await (const l of this.lines(range)) {
+      yield await restoreRecord(this.genesis, l.text, l.seq, join(BUCKETS_DIR, l.segment), (ref) => this.blob(ref.digest, ref.size));
+    }
+  }
+
+  async get(seq: number): Promise<StepRecord | null> {
+    assertSeq('seq', seq);
+    for await (const r of this.read({ from: seq, to: seq })) return r;
+    return null;
+  }
+
+  blob(digest: string, size?: number): Promise<Uint8Array | null> {
+    return readBlob(this.paths, digest, size);
+  }
+
+  async verify(options: JournalVerifyOptions = {}): Promise<JournalReport> {
+    // This writer's own lingering hold would show as a stale head.json; a verify sees it settled.
+    await this.queue.settle();
+    return verifyJournalDir(this.dir, { ...options, staleMs: this.options.staleMs });
+  }
+}

@@ -1,0 +1,99 @@
+/**
+ * Streaming line access to bucket files (spec/FORMAT.md §4.4, §8.5): forward from an offset, split by the
+ * shared LineSplitter, and the last whole line read backwards. Memory is bounded by the longest line plus
+ * one chunk, never by the file.
+ */
+import type { FileHandle } from 'node:fs/promises';
+import { LineSplitter, type SplitLine } from '../../chain/lines.js';
+import { openRegular } from './fsutil.js';
+
+const CHUNK = 64 * 1024;
+
+/** A line of a bucket file; `bytes` is a Buffer view (zero-copy). */
+export interface RawLine extends SplitLine {
+  bytes: Buffer;
+}
+
+/** The splitter's lines are views into the Buffers it was fed, except those it joined: those are wrapped, not copied. */
+function asBuffers(lines: SplitLine[]): RawLine[] {
+  for (const l of lines) if (!Buffer.isBuffer(l.bytes)) l.bytes = Buffer.from(l.bytes.buffer, l.bytes.byteOffset, l.bytes.length);
+  return lines as RawLine[];
+}
+
+/**
+ * Opens a bucket for reading: a regular file only, opened without blocking, so a FIFO, a device (say
+ * /dev/zero behind a symbolic link) or a directory planted under a bucket's name fails with ENOTREGULAR
+ * instead of hanging or spinning every reader and writer (test/hardening/faults.test.ts, "special files
+ * planted as buckets").
+ */
+export async function openBucket(path: string): Promise<FileHandle> {
+  return (await openRegular(path)).handle;
+}
+
+/**
+ * Lines of `path` from byte `start` to the end of the file as it is while being read. A line longer than
+ * `maxBytes` is not buffered (a hostile file cannot exhaust memory): it comes back with `tooLong` set.
+ */
+export async function* readLines(path: string, start = 0, maxBytes = Number.POSITIVE_INFINITY): AsyncGenerator<RawLine> {
+  for await (const batch of readLineBatches(path, start, maxBytes)) yield* batch;
+}
+
+/**
+ * `readLines` one read at a time: the lines a 64 KiB read completes come as one array, so a verifier
+ * awaits once per read instead of once per line (bench/: journal verify 10–30% faster). Every read goes
+ * into a fresh buffer that is never reused, so a line may be a view into it and stays valid.
+ */
+export async function* readLineBatches(path: string, start = 0, maxBytes = Number.POSITIVE_INFINITY): AsyncGenerator<RawLine[]> {
+  const fh = await openBucket(path);
+  try {
+    const splitter = new LineSplitter(maxBytes, start);
+    let pos = start;
+    for (;;) {
+      const chunk = Buffer.allocUnsafeSlow(CHUNK);
+      const { bytesRead } = await fh.read(chunk, 0, CHUNK, pos);
+      if (bytesRead === 0) break;
+      pos += bytesRead;
+      const batch = splitter.push(chunk.subarray(0, bytesRead));
+      if (batch.length > 0) yield asBuffers(batch);
+    }
+    const torn = splitter.end();
+    if (torn !== null) yield asBuffers([torn]);
+  } finally {
+    await fh.close();
+  }
+}
+
+/** The last newline-terminated line of `path` and the file size, reading backwards; null line when none. */
+export async function readLastLine(path: string): Promise<{ line: RawLine | null; size: number }> {
+  const fh = await openBucket(path);
+  try {
+    const size = (await fh.stat()).size;
+    const lastNl = await findNewlineBefore(fh, size);
+    if (lastNl < 0) return { line: null, size };
+    const prevNl = await findNewlineBefore(fh, lastNl);
+    const start = prevNl + 1;
+    const bytes = Buffer.allocUnsafe(lastNl - start);
+    let got = 0;
+    while (got < bytes.length) {
+      const { bytesRead } = await fh.read(bytes, got, bytes.length - got, start + got);
+      if (bytesRead === 0) break;
+      got += bytesRead;
+    }
+    return { line: { bytes: bytes.subarray(0, got), terminated: true, start, end: lastNl + 1, tooLong: false }, size };
+  } finally {
+    await fh.close();
+  }
+}
+
+async function findNewlineBefore(fh: FileHandle, end: number): Promise<number> {
+  const chunk = Buffer.allocUnsafe(CHUNK);
+  let hi = end;
+  while (hi > 0) {
+    const lo = Math.max(0, hi - CHUNK);
+    const { bytesRead } = await fh.read(chunk, 0, hi - lo, lo);
+    const at = chunk.subarray(0, bytesRead).lastIndexOf(0x0a);
+    if (at >= 0) return lo + at;
+    hi = lo;
+  }
+  return -1;
+}

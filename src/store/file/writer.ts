@@ -1,0 +1,208 @@
+/**
+ * Writing committed bytes into a journal directory, under the lock (spec/FORMAT.md §8.5, §8.6, §8.12):
+ * blobs first (atomically, each once), then the batch's lines, one write per bucket segment, rolled back
+ * as a whole if any write fails; fsync as the durability mode says, deferred and batched in 'batch' mode.
+ * The open bucket's handle is kept between the commits of one hold of the lock.
+ */
+import { constants } from 'node:fs';
+import { open, unlink, type FileHandle } from 'node:fs/promises';
+import { ioError } from '../errors.js';
+import type { BlobPayload } from '../prepare.js';
+import { placeLine } from '../segments.js';
+import { fsyncDir, openRegular, sizeOf, writeFileAtomic } from './fsutil.js';
+import type { JournalPaths } from './layout.js';
+import type { TailState } from './tail.js';
+
+// Bucket files are opened for writing without following a symbolic link: another local user able to write
+// in the journal directory could otherwise plant one and redirect a writer's lines into any file the writer
+// may write (test/hardening/faults.test.ts, "symbolic links planted in the journal directory").
+const APPEND_FLAGS = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW;
+const REWRITE_FLAGS = constants.O_RDWR | constants.O_NOFOLLOW;
+
+/** `fsync` durability modes; see spec/FORMAT.md §8.12 for what each promises when append resolves. */
+export type FsyncMode = 'always' | 'batch' | 'none';
+
+/** A sealed line of a batch, with its newline. */
+export interface CommittedLine {
+  seq: number;
+  text: string;
+  hash: string;
+}
+
+export class BucketWriter {
+  /** The open bucket's handle, kept between commits of one hold. */
+  private bucket: { first: number; handle: FileHandle } | null = null;
+  private readonly deferred: DeferredSync;
+
+  constructor(
+    private readonly paths: JournalPaths,
+    private readonly segmentBytes: number,
+    private readonly fsync: FsyncMode,
+    batchSyncMs: number,
+  ) {
+    this.deferred = new DeferredSync(batchSyncMs);
+  }
+
+  /** Stores each blob once (content-addressed): written atomically, fsynced unless the mode is 'none'. */
+  async writeBlobs(blobs: readonly BlobPayload[]): Promise<void> {
+    if (blobs.length === 0) return;
+    const durable = this.fsync !== 'none';
+    let created = false;
+    for (const b of blobs) {
+      const path = this.paths.blob(b.digest);
+      try {
+        if ((await sizeOf(path)) === b.bytes.length) continue; // stored once; verify checks its hash
+        await writeFileAtomic(path, b.bytes, { fsyncFile: durable, fsyncDir: false });
+        created = true;
+      } catch (e) {
+        throw ioError('writing blob', path, e);
+      }
+    }
+    if (created && durable) await fsyncDir(this.paths.blobs).catch((e) => {
+      throw ioError('syncing', this.paths.blobs, e);
+    });
+  }
+
+  /**
+   * Appends a batch's lines after `tail`, rotating buckets by the shared rule; returns the tail after
+   * them. All or nothing: on a failure every bucket is cut back (or removed) to where it was.
+   */
+  async writeLines(lines: readonly CommittedLine[], tail: TailState): Promise<TailState> {
+    const segments = splitSegments(lines, tail, this.segmentBytes);
+    const undo: Array<{ path: string; size: number; created: boolean }> = [];
+    let newBucket = false;
+    try {
+      for (const seg of segments) {
+        const path = this.paths.bucket(seg.first);
+        // The open bucket's committed length is known from the tail; only an empty or new bucket is stat'ed.
+        const before = seg.first === tail.bucket && tail.size > 0 ? tail.size : await sizeOf(path);
+        undo.push({ path, size: before ?? 0, created: before === null });
+        if (before === null) newBucket = true;
+        await this.write(seg.first, path, Buffer.from(seg.texts.join(''), 'utf8'));
+      }
+      if (newBucket) {
+        if (this.fsync === 'always') await fsyncDir(this.paths.buckets);
+        else if (this.fsync === 'batch') this.deferred.dirs.add(this.paths.buckets);
+      }
+    } catch (e) {
+      await this.closeBucket();
+      await rollBack(undo);
+      throw ioError('appending to', undo[undo.length - 1]?.path ?? this.paths.buckets, e);
+    }
+    if (this.fsync === 'batch') this.deferred.schedule();
+    const last = segments[segments.length - 1]!;
+    const lastLine = lines[lines.length - 1]!;
+    return { bucket: last.first, size: (last.first === tail.bucket ? tail.size : 0) + last.bytes, seq: lastLine.seq, hash: lastLine.hash };
+  }
+
+  /** One segment's bytes, through the kept handle of its bucket. */
+  private async write(first: number, path: string, data: Buffer): Promise<void> {
+    if (this.bucket?.first !== first) {
+      await this.closeBucket(); // stays null if the open below fails: no closed handle is kept
+      this.bucket = { first, handle: await open(path, APPEND_FLAGS, 0o666) };
+    }
+    const fh = this.bucket.handle;
+    let off = 0;
+    while (off < data.length) off += (await fh.write(data, off, data.length - off)).bytesWritten;
+    if (this.fsync === 'always') await fh.sync();
+    if (this.fsync === 'batch') this.deferred.files.add(path);
+  }
+
+  /** Lets go of the open bucket (when the lock is released, or after a failed write). */
+  async closeBucket(): Promise<void> {
+    const open = this.bucket;
+    this.bucket = null;
+    await open?.handle.close().catch(() => {});
+  }
+
+  /** fsyncs every bucket written since the last sync ('batch' mode). */
+  sync(): Promise<void> {
+    return this.deferred.now();
+  }
+}
+
+/**
+ * A batch's lines grouped by the bucket each goes to: a line starts a new bucket when the current one is
+ * non-empty and the line would take it past segmentBytes. Each group is encoded once, as a whole: one
+ * allocation per write rather than one per line.
+ */
+function splitSegments(lines: readonly CommittedLine[], tail: TailState, segmentBytes: number): Array<{ first: number; texts: string[]; bytes: number }> {
+  const segments: Array<{ first: number; texts: string[]; bytes: number }> = [];
+  let cur = { first: tail.bucket, texts: [] as string[], bytes: 0 };
+  let cursor = { first: tail.bucket, size: tail.size };
+  for (const l of lines) {
+    const bytes = Buffer.byteLength(l.text, 'utf8');
+    cursor = placeLine(cursor, l.seq, bytes, segmentBytes);
+    if (cursor.first !== cur.first) {
+      if (cur.texts.length > 0) segments.push(cur);
+      cur = { first: l.seq, texts: [], bytes: 0 };
+    }
+    cur.texts.push(l.text);
+    cur.bytes += bytes;
+  }
+  segments.push(cur);
+  return segments;
+}
+
+/** Cuts every bucket of a failed batch back to its length before it (a new one is removed). */
+async function rollBack(undo: Array<{ path: string; size: number; created: boolean }>): Promise<void> {
+  for (const u of undo.reverse()) {
+    try {
+      if (u.created) await unlink(u.path);
+      else {
+        const fh = await open(u.path, REWRITE_FLAGS);
+        await fh.truncate(u.size).finally(() => fh.close());
+      }
+    } catch {
+      // the next lock holder quarantines whatever remains
+    }
+  }
+}
+
+/** 'batch' mode: the files and directories written since the last sync, fsynced batchSyncMs after a write. */
+class DeferredSync {
+  readonly files = new Set<string>();
+  readonly dirs = new Set<string>();
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private syncing: Promise<void> = Promise.resolve();
+
+  constructor(private readonly delayMs: number) {}
+
+  schedule(): void {
+    if (this.timer !== null) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.syncing = this.syncing.then(() => this.flush());
+    }, this.delayMs);
+    this.timer.unref();
+  }
+
+  async now(): Promise<void> {
+    if (this.timer !== null) {
+      clearTimeout(this.timer);
+      this.timer = null;
+    }
+    this.syncing = this.syncing.then(() => this.flush());
+    await this.syncing;
+  }
+
+  private async flush(): Promise<void> {
+    const files = [...this.files];
+    const dirs = [...this.dirs];
+    this.files.clear();
+    this.dirs.clear();
+    for (const p of files) {
+      try {
+        const { handle: fh } = await openRegular(p);
+        try {
+          await fh.sync();
+        } finally {
+          await fh.close();
+        }
+      } catch {
+        // a bucket that vanished has nothing left to sync
+      }
+    }
+    for (const d of dirs) await fsyncDir(d).catch(() => {});
+  }
+}
