@@ -191,6 +191,12 @@ describe('markers (§3.5)', () => {
     expect(codes(verify([line(0, G, changes).text]))).toEqual(expected);
   });
 
+  test('a marker under a member whose name holds / or ~ is located with the name unescaped as its field', () => {
+    const r = verify([line(0, G, { 'x/y': { '$stepchain:other': 1 }, 'x~y': { '$stepchain:other': 2 } }).text]);
+    const markers = r.problems.filter((p) => p.code === 'MARKER_INVALID').map((p) => [p.location.field, p.location.path]);
+    expect(markers).toEqual([['x/y', '/x~1y'], ['x~y', '/x~0y']]);
+  });
+
   test('a valid blob reference is handed to onLine with its field; an invalid one is not', () => {
     const seen: VerifiedLine[] = [];
     const v = new ChainVerifier({ genesis, onLine: (l) => seen.push(l) });
