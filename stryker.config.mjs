@@ -21,7 +21,7 @@ export default {
   ignoreStatic: true,
   // Two cores, shared: two test runners. A mutant that loops forever is stopped and counts as detected.
   concurrency: 2,
-  timeoutMS: 10_000,
+  timeoutMS: 5_000,
   reporters: ['clear-text', 'progress', 'json', 'html'],
   jsonReporter: { fileName: 'reports/mutation/mutation.json' },
   htmlReporter: { fileName: 'reports/mutation/mutation.html' },
