@@ -28,22 +28,28 @@ const reportName = (target) => target.replace(/\.ts(?=,|$)/g, '').replace('/', '
 /** The files a target mutates: a folder's, but its index.ts; or the ones named. */
 function mutateOf(target) {
   const [folder, files] = target.split('/');
-  return files === undefined ? [`src/${folder}/**/*.ts`, '!src/**/index.ts'] : files.split(',').map((f) => `src/${folder}/${f}`);
+  return files === undefined ? sourcesOf(folder) : files.split(',').map((f) => `src/${folder}/${f}`);
+}
+function sourcesOf(folder) {
+  return readdirSync(`src/${folder}`).filter((f) => f.endsWith('.ts') && f !== 'index.ts').map((f) => `src/${folder}/${f}`);
 }
 
 for (const target of summaryOnly ? [] : asked.length ? asked : FOLDERS) {
   const name = reportName(target);
   const started = Date.now();
   console.error(`\n=== src/${target} ===`);
+  const mutate = mutateOf(target);
   await new Stryker({
     ...base,
-    mutate: mutateOf(target),
+    mutate,
     jsonReporter: { fileName: `${OUT}/${name}.json` },
     htmlReporter: { fileName: `${OUT}/${name}.html` },
     incrementalFile: `${OUT}/${name}.incremental.json`,
   }).runMutationTest();
   const minutes = ((Date.now() - started) / 60_000).toFixed(1);
   writeFileSync(`${OUT}/${name}.time`, `${minutes}\n`);
+  // Which files the run measured: one without mutants is in no report, yet measured.
+  writeFileSync(`${OUT}/${name}.files`, `${mutate.join('\n')}\n`);
 }
 
 // The summary takes, for each source file, its mutants from the newest report that holds it, measured
@@ -55,9 +61,12 @@ for (const entry of readdirSync(OUT)) {
   const mtime = statSync(path).mtimeMs;
   const report = JSON.parse(readFileSync(path, 'utf8'));
   if (!report.files) continue;
-  const run = `${entry.slice(0, -'.json'.length)} (${new Date(mtime).toISOString().slice(0, 16)}Z)`;
-  for (const [file, { mutants }] of Object.entries(report.files)) {
-    if ((newest.get(file)?.mtime ?? -1) < mtime) newest.set(file, { mutants, run, mtime });
+  const name = entry.slice(0, -'.json'.length);
+  const run = `${name} (${new Date(mtime).toISOString().slice(0, 16)}Z)`;
+  const listed = existsSync(`${OUT}/${name}.files`) ? readFileSync(`${OUT}/${name}.files`, 'utf8').split('\n').filter(Boolean) : [];
+  for (const file of listed) if (!newest.has(file)) newest.set(file, { mutants: [], source: '', run, mtime: -1 });
+  for (const [file, { mutants, source }] of Object.entries(report.files)) {
+    if ((newest.get(file)?.mtime ?? -1) < mtime) newest.set(file, { mutants, source, run, mtime });
   }
 }
 
@@ -69,7 +78,7 @@ const survivors = [];
 const unmeasured = [];
 const total = zero();
 for (const folder of FOLDERS) {
-  const sources = readdirSync(`src/${folder}`).filter((f) => f.endsWith('.ts') && f !== 'index.ts').map((f) => `src/${folder}/${f}`);
+  const sources = sourcesOf(folder);
   const n = zero();
   const runs = new Set();
   const missing = [];
@@ -83,7 +92,8 @@ for (const folder of FOLDERS) {
       else if (UNDETECTED.has(m.status)) {
         n.undetected++;
         const { line, column } = m.location.start;
-        survivors.push(`${file}:${line}:${column} ${m.status} ${m.mutatorName}: ${JSON.stringify(m.replacement ?? '')}`);
+        const was = excerpt(found.source, m.location);
+        survivors.push(`${file}:${line}:${column} ${m.status} ${m.mutatorName}: ${JSON.stringify(was)} → ${JSON.stringify(m.replacement ?? '')}`);
       } else if (m.status === 'Ignored') n.ignored++;
       else if (!DETECTED.has(m.status)) n.errors++;
     }
@@ -92,6 +102,15 @@ for (const folder of FOLDERS) {
   for (const k of Object.keys(total)) total[k] += n[k];
   const measured = `${sources.length - missing.length}/${sources.length}`;
   rows.push(`| src/${folder} | ${score(n)} | ${n.detected} | ${n.timeout} | ${n.undetected} | ${n.ignored} | ${n.errors} | ${measured} | ${[...runs].join(', ')} |`);
+}
+
+/** The mutated code, on one line and at most 80 characters. */
+function excerpt(source, { start, end }) {
+  const lines = source.split('\n').slice(start.line - 1, end.line);
+  lines[lines.length - 1] = lines[lines.length - 1].slice(0, end.column - 1);
+  lines[0] = lines[0].slice(start.column - 1);
+  const text = lines.map((l) => l.trim()).join(' ');
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }
 
 function score(n) {
