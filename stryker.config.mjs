@@ -20,8 +20,12 @@ export default {
   // tests also reach is still run against those tests; only those reached at load time alone are ignored.
   ignoreStatic: true,
   // Two cores, shared: two test runners. A mutant that loops forever is stopped and counts as detected.
+  // On a loaded machine a test can take several times what it took in the initial run: with 5 s of slack
+  // a third of the receipt verifier's mutants "timed out" while the tests were only starved (measured),
+  // which would count them as detected. Twice the test's time plus 10 s keeps timeouts for real hangs.
   concurrency: 2,
-  timeoutMS: 5_000,
+  timeoutFactor: 2,
+  timeoutMS: 10_000,
   reporters: ['clear-text', 'progress', 'json', 'html'],
   jsonReporter: { fileName: 'reports/mutation/mutation.json' },
   htmlReporter: { fileName: 'reports/mutation/mutation.html' },
