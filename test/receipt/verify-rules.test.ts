@@ -10,10 +10,10 @@ import { canonicalJson } from '../../src/canonical/jcs.js';
 import { scanCanonical } from '../../src/canonical/scan.js';
 import { digestBytes } from '../../src/canonical/sha256.js';
 import { genesisHash } from '../../src/record/index.js';
-import { MAX_BLOB_BYTES } from '../../src/receipt/limits.js';
+import { MAX_BLOB_BYTES, MAX_CHAIN_ENTRY_BYTES, MAX_MANIFEST_BYTES, MAX_SIGNATURE_BYTES } from '../../src/receipt/limits.js';
 import { blobEntryName, entryNames, MANIFEST_NAME, SIGNATURE_NAME, type ReceiptManifest } from '../../src/receipt/manifest.js';
 import { keyPairFromSeed, receiptBytes, verifyReceipt, type ReceiptReport } from '../../src/receipt/index.js';
-import { entriesOf, tarOf, text, type RawEntry } from './craft.js';
+import { entriesOf, rawHeader, tarOf, text, type RawEntry } from './craft.js';
 import { makeFixture, testSeed } from './fixture.js';
 
 // 6 steps in buckets of 3; the results of steps 0 and 3 are blobs.
@@ -105,6 +105,11 @@ describe('the order of entries (§3.3, §7 step 6)', () => {
     expect(where(r)).toEqual([['ENTRY_MISSING', { file: names[3] }], ['ENTRY_UNEXPECTED', { file: names[3] }]]);
   });
 
+  test('an archive with no entries is ENTRY_MISSING at the manifest; one that starts with another entry is ENTRY_UNEXPECTED at that entry', async () => {
+    expect(where(await verifyReceipt(tarOf([])))).toEqual([['ENTRY_MISSING', { file: MANIFEST_NAME }]]);
+    expect(where(await verifyReceipt(tarOf(plain.slice(1))))).toEqual([['ENTRY_UNEXPECTED', { file: plain[1]!.name }]]);
+  });
+
   test('an entry the manifest does not list is ENTRY_UNEXPECTED at it, and reading stops', async () => {
     const r = await verifyReceipt(tarOf([...plain.slice(0, 2), { name: 'chain/0000000000000099.jsonl', data: text('{}\n') }, ...plain.slice(2)]));
     expect(where(r)).toEqual([['ENTRY_UNEXPECTED', { file: 'chain/0000000000000099.jsonl' }]]);
@@ -129,7 +134,7 @@ describe('the manifest against the chain (§7 steps 5, 9)', () => {
     const torn = dataOf(name).slice(0, -1);
     const r = await verifyReceipt(receipt(manifest0, { [name]: torn }));
     expect(r.problems.map((p) => p.code)).toEqual(['DIGEST_MISMATCH', 'DIGEST_MISMATCH', 'COUNT_MISMATCH', 'TRUNCATED_LINE', 'HEAD_MISMATCH']);
-    expect(r.problems[3]!.location).toEqual({ file: name, line: 3 });
+    expect(r.problems.slice(0, 4).map((p) => p.location)).toEqual([{ file: name }, { file: name }, { file: name }, { file: name, line: 3 }]);
   });
 });
 
@@ -204,3 +209,33 @@ describe('inputs and the report (§7, §8)', () => {
     expect(r.ok).toBe(false);
   });
 });
+
+describe('entry sizes at their limits (§6)', () => {
+  const chain0 = 'chain/0000000000000000.jsonl';
+  /** A manifest listing one chain entry of `chainSize` bytes and one blob of `blobSize` (the digests do not matter here). */
+  const listing = (chainSize: number, blobSize: number): Uint8Array => text(canonicalJson({
+    ...manifest0,
+    chain: [{ digest: 'sha256:' + '0'.repeat(64), name: chain0, size: chainSize, steps: 6 }],
+    blobs: [{ digest: 'sha256:' + 'b'.repeat(64), size: blobSize }],
+  } as never));
+  const blob = blobEntryName('sha256:' + 'b'.repeat(64));
+  const cases: Array<[string, (size: number) => Uint8Array, number, string]> = [
+    ['the manifest', (size) => rawHeader({ name: MANIFEST_NAME, size }), MAX_MANIFEST_BYTES, MANIFEST_NAME],
+    ['the signature', (size) => concat(tarOf([{ name: MANIFEST_NAME, data: listing(10, 10) }], { end: false }), rawHeader({ name: SIGNATURE_NAME, size })), MAX_SIGNATURE_BYTES, SIGNATURE_NAME],
+    ['a chain entry', (size) => concat(tarOf([{ name: MANIFEST_NAME, data: listing(MAX_CHAIN_ENTRY_BYTES, 10) }], { end: false }), rawHeader({ name: chain0, size })), MAX_CHAIN_ENTRY_BYTES, chain0],
+    ['a blob entry', (size) => concat(tarOf([{ name: MANIFEST_NAME, data: listing(10, MAX_BLOB_BYTES) }, { name: chain0, data: text('0123456789') }], { end: false }), rawHeader({ name: blob, size })), MAX_BLOB_BYTES, blob],
+  ];
+  test.each(cases)('%s at exactly its limit is read (and here ends too soon); one byte more is ARCHIVE_LIMIT at it', async (_what, archive, limit, file) => {
+    // The archive's own problem; the chain's, read before it stopped, come after it (§7.1).
+    const fatal = (r: ReceiptReport) => r.problems.filter((p) => p.code.startsWith('ARCHIVE_'));
+    expect(fatal(await verifyReceipt(archive(limit)))).toMatchObject([{ code: 'ARCHIVE_INVALID', location: { file } }]);
+    expect(fatal(await verifyReceipt(archive(limit + 1)))).toMatchObject([{ code: 'ARCHIVE_LIMIT', location: { file } }]);
+  });
+});
+
+function concat(...parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let o = 0;
+  for (const p of parts) { out.set(p, o); o += p.length; }
+  return out;
+}
