@@ -239,3 +239,27 @@ function concat(...parts: Uint8Array[]): Uint8Array {
   for (const p of parts) { out.set(p, o); o += p.length; }
   return out;
 }
+
+describe('the chain\'s problems in the receipt\'s report (§7 steps 8–9, §7.1)', () => {
+  test('a manifest naming a head the chain does not end at: the chain\'s HEAD_MISMATCH is reported', async () => {
+    const m = { ...manifest0, head: { ...manifest0.head, step_hash: 'sha256:' + 'd'.repeat(64) } };
+    const r = await verifyReceipt(receipt(m));
+    expect(r.problems.map((p) => p.code)).toEqual(['HEAD_MISMATCH']);
+    expect(r.ok).toBe(false);
+  });
+
+  test('after a fatal problem the chain\'s problems so far are still reported, but not the head it never reached', async () => {
+    const chain0 = 'chain/0000000000000000.jsonl';
+    const edited = dataOf(chain0).slice();
+    edited[edited.indexOf(0x22) + 1]! ^= 0x20; // the first member name's first letter changes case: a broken line 1
+    const whole = receipt(manifest0, { [chain0]: edited });
+    const padded = (n: number) => Math.ceil(n / 512) * 512;
+    const end = 512 + padded(plain[0]!.data.length) + 512 + padded(edited.length) + 512; // through chain/3's header
+    const r = await verifyReceipt(whole.slice(0, end));
+    const codes = r.problems.map((p) => p.code);
+    expect(codes.slice(0, 2)).toEqual(['DIGEST_MISMATCH', 'ARCHIVE_INVALID']);
+    expect(codes.slice(2).length).toBeGreaterThan(0);
+    expect(r.problems.slice(2).every((p) => p.location.file === chain0 && p.location.line === 1)).toBe(true);
+    expect(codes).not.toContain('HEAD_MISMATCH');
+  });
+});
