@@ -13,6 +13,9 @@ import { ustarHeader, BLOCK } from '../../src/receipt/tar.js';
 import { makeFixture, testSeed } from './fixture.js';
 import { entriesOf, rawHeader, tarOf, text, padded, type RawEntry } from './craft.js';
 
+/** A scale case, not a rule: `npm test` runs it; `npm run mutate` leaves it out (test/mutation/vitest.config.ts). */
+const scale = process.env.STEPCHAIN_MUTATION ? test.skip : test;
+
 const fixture = makeFixture({ steps: 8, bucketSize: 3 });
 const good = await receiptBytes(fixture, { sign: keyPairFromSeed(testSeed()).privateKey });
 const goodEntries = entriesOf(good);
@@ -141,7 +144,7 @@ describe('hostile archives are refused with clear codes', () => {
     expect(b).toContain('BLOB_CORRUPT');
   });
 
-  test('100 000 entries: refused at once, bounded memory', async () => {
+  scale('100 000 entries: refused at once, bounded memory', async () => {
     const manifest = manifestFor([{ name: 'chain/0000000000000000.jsonl', size: 10, steps: 1 }]);
     let pulled = 0;
     async function* many(): AsyncGenerator<Uint8Array> {
@@ -165,7 +168,7 @@ describe('hostile archives are refused with clear codes', () => {
     expect(r.problems[0]!.message).toContain('65536');
   });
 
-  test('a 100 MB line: LINE_TOO_LONG without holding it, bounded memory', async () => {
+  scale('a 100 MB line: LINE_TOO_LONG without holding it, bounded memory', async () => {
     const size = 100 * 1024 * 1024 + 1;
     const manifest = manifestFor([{ name: 'chain/0000000000000000.jsonl', size, steps: 1 }]);
     async function* archive(): AsyncGenerator<Uint8Array> {
@@ -241,7 +244,7 @@ describe('hostile archives are refused with clear codes', () => {
     expect(peak).toBeLessThan(96 * 1024 * 1024);
   });
 
-  test('a complete 1 GB bomb of zeros (compressed ahead of time) is refused after at most 1 MiB past the end marker', async () => {
+  scale('a complete 1 GB bomb of zeros (compressed ahead of time) is refused after at most 1 MiB past the end marker', async () => {
     const gz = createGzip({ level: 1 });
     const parts: Buffer[] = [];
     gz.on('data', (b: Buffer) => parts.push(b));
