@@ -26,3 +26,8 @@ export {
   type ProofDocument, type InclusionProofDocument, type ConsistencyProofDocument, type ProofReport, type VerifyProofOptions,
 } from './document.js';
 export { ProofError, type ProofErrorCode, type ProofProblem, type ProofProblemCode } from './problems.js';
+export {
+  JournalTree, tileCountAt, tileLevelsAt, parseStoredTree, serializeStoredTree, MAX_TILE_LEVELS,
+  type StoredTree, type TileNode, type TreeStorage, type ChainEnd, type LeafSource,
+} from './log.js';
+export { signJournalCheckpoint, lastCheckpoint, type CheckpointKeeper, type KeptCheckpoint, type SignedCheckpoint } from './keeper.js';

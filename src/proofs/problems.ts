@@ -56,7 +56,9 @@ export type ProofErrorCode =
   /** A node reader returned the wrong number of hashes or a hash that is not 32 bytes. */
   | 'NODE_READER_FAILED'
   /** A text to be signed that is not a valid note text or checkpoint. */
-  | 'NOTE_INVALID';
+  | 'NOTE_INVALID'
+  /** A log refused to sign a checkpoint that does not extend the last one it signed for the origin (PROOFS.md §8.6). */
+  | 'CHECKPOINT_REFUSED';
 
 export class ProofError extends StepchainError<ProofErrorCode> {}
 

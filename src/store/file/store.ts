@@ -83,7 +83,7 @@ export class FileStore implements Store {
     this.defaults = defaultConfig(options);
   }
 
-  async create(id: string, options: CreateOptions = {}): Promise<Journal> {
+  async create(id: string, options: CreateOptions = {}): Promise<FileJournal> {
     assertJournalId(id);
     const config = journalConfig(options, this.defaults);
     const genesis = makeGenesis(options);
@@ -91,7 +91,7 @@ export class FileStore implements Store {
     return this.open(id);
   }
 
-  async open(id: string, options: OpenOptions = {}): Promise<Journal> {
+  async open(id: string, options: OpenOptions = {}): Promise<FileJournal> {
     assertJournalId(id);
     const dir = join(this.root, id);
     const metaPath = join(dir, META_FILE);
@@ -159,7 +159,7 @@ export class FileStore implements Store {
     return ids.sort();
   }
 
-  async fork(parent: Journal, options: ForkOptions): Promise<Journal> {
+  async fork(parent: Journal, options: ForkOptions): Promise<FileJournal> {
     if (options === null || typeof options !== 'object') throw new StoreError('OPTION_INVALID', 'fork takes { fromStep, to }');
     assertJournalId(options.to, 'fork target id');
     const config: JournalConfig = { blobThreshold: parent.config.blobThreshold, segmentBytes: parent.config.segmentBytes };
