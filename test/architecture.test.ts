@@ -41,7 +41,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   receipt: ['base', 'canonical', 'record', 'chain'],
   store: ['base', 'canonical', 'record', 'chain'],
   'store/file': ['base', 'canonical', 'record', 'chain', 'store', 'receipt', 'proofs'],
-  proofs: ['base', 'canonical', 'receipt'],
+  proofs: ['base', 'canonical', 'record', 'chain', 'receipt'],
   redact: ['base', 'canonical', 'record', 'chain', 'receipt', 'diff'],
   testing: ['base', 'canonical', 'record', 'chain', 'diff'],
   cli: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'redact', 'proofs', 'entry'],

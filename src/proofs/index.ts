@@ -27,7 +27,11 @@ export {
 } from './document.js';
 export { ProofError, type ProofErrorCode, type ProofProblem, type ProofProblemCode } from './problems.js';
 export {
-  JournalTree, tileCountAt, tileLevelsAt, parseStoredTree, serializeStoredTree, MAX_TILE_LEVELS,
+  JournalTree, leavesExtend, tileCountAt, tileLevelsAt, parseStoredTree, serializeStoredTree, MAX_TILE_LEVELS,
   type StoredTree, type TileNode, type TreeStorage, type ChainEnd, type LeafSource,
 } from './log.js';
 export { signJournalCheckpoint, lastCheckpoint, type CheckpointKeeper, type KeptCheckpoint, type SignedCheckpoint } from './keeper.js';
+export {
+  receiptProofHooks, receiptProofMember, verifyProvenReceipt, proofMemberDefect, PROOF_MEMBER,
+  type ReceiptProofMember, type ReceiptProofOptions, type ReceiptProofReport, type ProvenReceiptReport,
+} from './receipt.js';

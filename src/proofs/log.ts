@@ -8,9 +8,10 @@
 import { canonicalJson } from '../canonical/jcs.js';
 import { isDigest } from '../canonical/sha256.js';
 import { TreeFrontier, type TreeState } from './frontier.js';
-import { stepLeafHash } from './hash.js';
+import { equalBytes, stepLeafHash } from './hash.js';
 import { TILE_HEIGHT, type NodeReader } from './nodes.js';
-import { ProofError } from './problems.js';
+import { ProofError, problem } from './problems.js';
+import type { Verdict } from './verify.js';
 
 /** The persisted tree: the frontier (§5.3) and the step hash of its last leaf, to detect a stale state. */
 export interface StoredTree {
@@ -178,4 +179,25 @@ export class JournalTree {
   frontier(): TreeFrontier {
     return this.#frontier.clone();
   }
+}
+
+/**
+ * Whether a chain — its step hashes in seq order from 0, every one verified — extends an earlier
+ * checkpoint (PROOFS.md §9.3 computed from the leaves themselves, never from stored tiles, which a
+ * rewriter could keep): SIZE_DECREASED when it has fewer steps, INCONSISTENT when its first `size`
+ * leaves have another root. Reads only as far as the checkpoint's size.
+ */
+export async function leavesExtend(stepHashes: AsyncIterable<string>, trusted: { size: number; root: Uint8Array }): Promise<Verdict> {
+  const frontier = new TreeFrontier();
+  if (trusted.size > 0) {
+    for await (const h of stepHashes) {
+      const leaf = stepLeafHash(h);
+      if (leaf === null) return { ok: false, problem: problem('PROOF_MALFORMED', `step ${frontier.size} has no valid step hash`) };
+      frontier.append(leaf);
+      if (frontier.size === trusted.size) break;
+    }
+  }
+  if (frontier.size < trusted.size) return { ok: false, problem: problem('SIZE_DECREASED', `the earlier checkpoint has ${trusted.size} steps, the journal only ${frontier.size}: it was truncated`) };
+  if (!equalBytes(frontier.root(), trusted.root)) return { ok: false, problem: problem('INCONSISTENT', `steps 0..${trusted.size - 1} do not have the earlier checkpoint's root: the journal was rewritten after it`) };
+  return { ok: true };
 }

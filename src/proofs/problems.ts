@@ -38,7 +38,9 @@ export type ProofProblemCode =
   /** The verification policy itself is unusable (no log key, a quorum above the witness count, one key twice). */
   | 'POLICY_INVALID'
   /** A witness was given an old size that is not the size it last cosigned (tlog-witness "409 Conflict"). */
-  | 'OLD_SIZE_MISMATCH';
+  | 'OLD_SIZE_MISMATCH'
+  /** An earlier checkpoint was pinned, and what was verified cannot be connected to it (a partial receipt without a consistency proof). */
+  | 'CONSISTENCY_UNPROVEN';
 
 export interface ProofProblem {
   code: ProofProblemCode;
