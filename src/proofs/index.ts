@@ -32,6 +32,6 @@ export {
 } from './log.js';
 export { signJournalCheckpoint, lastCheckpoint, type CheckpointKeeper, type KeptCheckpoint, type SignedCheckpoint } from './keeper.js';
 export {
-  receiptProofHooks, receiptProofMember, verifyProvenReceipt, proofMemberDefect, PROOF_MEMBER,
+  receiptProofHooks, receiptProofMember, verifyProvenReceipt, proveReceiptRange, proofMemberDefect, PROOF_MEMBER,
   type ReceiptProofMember, type ReceiptProofOptions, type ReceiptProofReport, type ProvenReceiptReport,
 } from './receipt.js';

@@ -17,7 +17,9 @@ import { HASH_SIZE, equalBytes, stepLeafHash } from './hash.js';
 import { TreeFrontier } from './frontier.js';
 import { parseNote } from './note.js';
 import { parseJournalOrigin } from './origin.js';
-import { problem, type ProofProblem, type ProofProblemCode } from './problems.js';
+import { ProofError, problem, type ProofProblem, type ProofProblemCode } from './problems.js';
+import { treeRoot, type NodeReader } from './nodes.js';
+import { proveInclusion } from './prove.js';
 import { verifyRange } from './verify.js';
 import type { TreeHead } from './witness.js';
 
@@ -78,6 +80,22 @@ function receiptGenesisHash(report: ReceiptReport<string>): string | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * The `proof` member for steps from..to against a signed checkpoint of the tree behind `reader`. Throws
+ * ProofError ARGUMENT_INVALID when the checkpoint is not of that tree (another root at its size) or does
+ * not hold the range: a writer never ships a proof that cannot verify.
+ */
+export async function proveReceiptRange(reader: NodeReader, note: string, from: number, to: number): Promise<ReceiptProofMember> {
+  const parsed = parseNote(note);
+  const cp = parsed.ok ? parseCheckpoint(parsed.note.text) : null;
+  if (!cp?.ok) throw new ProofError('ARGUMENT_INVALID', 'the checkpoint is not a signed checkpoint note');
+  if (to >= cp.checkpoint.size) throw new ProofError('ARGUMENT_INVALID', `steps ${from}..${to} are not in the checkpoint's ${cp.checkpoint.size} steps`, { hint: 'sign a newer checkpoint, or export a range that ends before its size' });
+  if (!equalBytes(await treeRoot(reader, cp.checkpoint.size), cp.checkpoint.root)) {
+    throw new ProofError('ARGUMENT_INVALID', `the checkpoint's root is not this journal's root at size ${cp.checkpoint.size}: it is of another journal, or this one was rewritten`);
+  }
+  return receiptProofMember(note, await proveInclusion(reader, from, to, cp.checkpoint.size));
 }
 
 const b64 = (b: Uint8Array): string => base64Encode(b);

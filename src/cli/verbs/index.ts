@@ -5,7 +5,9 @@ import { appendVerb, forkVerb, headVerb, initVerb, logVerb, showVerb } from './j
 import { discloseVerb, publishVerb } from './publish.js';
 import { pageVerb } from './page.js';
 import { exportVerb, keygenVerb, verifyVerb } from './receipt.js';
+import { checkpointVerb, proveVerb } from './proofs.js';
+import { witnessVerb } from './witness.js';
 
 export const VERBS: readonly Verb[] = [
-  initVerb, appendVerb, logVerb, showVerb, headVerb, verifyVerb, exportVerb, diffVerb, forkVerb, publishVerb, discloseVerb, keygenVerb, pageVerb,
+  initVerb, appendVerb, logVerb, showVerb, headVerb, verifyVerb, exportVerb, diffVerb, forkVerb, publishVerb, discloseVerb, keygenVerb, checkpointVerb, proveVerb, witnessVerb, pageVerb,
 ];
