@@ -130,7 +130,7 @@ export const witnessVerb: Verb = {
         }
         const parsed = p.parseProofDocument(await readFile(values.proof as string));
         if (parsed.ok) proof = parsed.doc.hashes.map((h) => new Uint8Array(Buffer.from(h, 'base64')));
-      } else if (last && !(last.size === next.size || last.size === 0)) {
+      } else if (last && next.size > last.size && last.size > 0) {
         return refuse('PROOF_LENGTH_INVALID', `this witness last cosigned size ${last.size} of ${next.origin}; give --proof, a consistency proof from it (stepchain prove --old)`);
       }
       const verdict = p.checkWitnessUpdate({ last, next, proof });
