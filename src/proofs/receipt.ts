@@ -51,7 +51,8 @@ export interface ReceiptProofReport {
   extends: { origin: string; size: number; root: string } | null;
 }
 
-export type ProvenReceiptReport = ReceiptReport<ReceiptProblemCode | ProofProblemCode> & { tlog: ReceiptProofReport };
+/** A report of a receipt with a `proof` member or verified against an earlier checkpoint (otherwise `tlog` is absent). */
+export type ProvenReceiptReport = ReceiptReport<ReceiptProblemCode | ProofProblemCode> & { tlog?: ReceiptProofReport };
 
 /** Why a `proof` member is malformed, or null. */
 export function proofMemberDefect(v: unknown): string | null {
@@ -108,7 +109,7 @@ const head = (c: { origin: string; size: number; root: Uint8Array }): { origin: 
 export function receiptProofHooks(options: ReceiptProofOptions = {}): {
   extensions: Record<string, (value: unknown) => string | null>;
   onLine: (line: VerifiedLine) => void;
-  finish: <R extends ReceiptReport<string>>(report: R) => R & { tlog: ReceiptProofReport };
+  finish: <R extends ReceiptReport<string>>(report: R) => R & { tlog?: ReceiptProofReport };
 } {
   const checks = new ProofChecks(options ?? {});
   return {
@@ -152,7 +153,9 @@ class ProofChecks {
     }
   }
 
-  finish<R extends ReceiptReport<string>>(report: R): R & { tlog: ReceiptProofReport } {
+  /** Adds the proofs' problems and `tlog`; a receipt without the member, verified without an earlier checkpoint, is returned unchanged. */
+  finish<R extends ReceiptReport<string>>(report: R): R & { tlog?: ReceiptProofReport } {
+    if (!this.member_ && !this.options.trusted) return report;
     const tlog: ReceiptProofReport = { checkpoint: null, pinned: false, cosignatures: [], extends: null };
     const out = report as R & { tlog: ReceiptProofReport };
     out.tlog = tlog;
@@ -255,7 +258,7 @@ class ProofChecks {
  */
 export async function verifyProvenReceipt<R extends ReceiptReport<string> = ReceiptReport<ReceiptProblemCode>>(
   input: ByteInput, proofs: ReceiptProofOptions = {}, options: VerifyReceiptOptions<R> = {},
-): Promise<R & { tlog: ReceiptProofReport }> {
+): Promise<R & { tlog?: ReceiptProofReport }> {
   const hooks = receiptProofHooks(proofs);
   const base = options ?? {};
   const report = await verifyReceipt<R>(input, {

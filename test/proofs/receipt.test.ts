@@ -65,7 +65,7 @@ describe('a partial receipt of steps 500–520 of 100 000', () => {
     expect(report.ok).toBe(true);
     expect(report.scope).toBe('partial');
     expect(report.tlog).toMatchObject({ pinned: true, checkpoint: { origin, size: STEPS } });
-    expect(report.tlog.cosignatures.map((c) => c.name)).toEqual(['witness.example/w1']);
+    expect(report.tlog!.cosignatures.map((c) => c.name)).toEqual(['witness.example/w1']);
     expect(report.proves.some((p) => p.includes(`steps 500..520 are in the tree of ${origin} at size ${STEPS}`))).toBe(true);
     // 17 + a few hashes of 32 bytes in base64, and the checkpoint note: well under 4 KiB more (tar pads to 512).
     const extra = proven.length - bare.length;
@@ -108,7 +108,7 @@ describe('a partial receipt of steps 500–520 of 100 000', () => {
     const member = await proveReceiptRange(view.reader, note, 500, 520);
     const report = await verifyProvenReceipt(await partial(500, 520, member));
     expect(report.ok).toBe(true);
-    expect(report.tlog.pinned).toBe(false);
+    expect(report.tlog!.pinned).toBe(false);
     expect(report.does_not_prove.some((s) => s.startsWith('who signed the checkpoint'))).toBe(true);
     const bad = await verifyProvenReceipt(await partial(500, 520, { ...member, hashes: member.hashes.slice(1) }));
     expect(codes(bad)).toEqual(['PROOF_LENGTH_INVALID']);
@@ -138,7 +138,7 @@ describe('an earlier checkpoint pins what a receipt must extend', () => {
     const pol = { log: noteVerifier(s.origin, s.log.publicKey) };
     const whole = await verifyProvenReceipt(await receiptBytes(s.journal), { policy: pol, trusted: cp.checkpoint });
     expect(codes(whole)).toEqual([]);
-    expect(whole.tlog.extends?.size).toBe(40);
+    expect(whole.tlog!.extends?.size).toBe(40);
     const truncated = await verifyProvenReceipt(await receiptBytes(s.journal, { to: 20 }), { policy: pol, trusted: cp.checkpoint });
     expect(codes(truncated)).toEqual(['SIZE_DECREASED']);
   });
@@ -167,7 +167,7 @@ describe('an earlier checkpoint pins what a receipt must extend', () => {
     const consistency = serializeProofDocument(consistencyProofDocument({ oldCheckpoint: first.note, checkpoint: second.note, proof: await proveConsistency(view.reader, 40, 65) }));
     const withProof = await verifyProvenReceipt(bytes, { policy: pol, trusted: first.checkpoint, consistency });
     expect(codes(withProof)).toEqual([]);
-    expect(withProof.tlog.extends?.size).toBe(40);
+    expect(withProof.tlog!.extends?.size).toBe(40);
     const forged = await verifyProvenReceipt(bytes, { policy: pol, trusted: { ...first.checkpoint, root: new Uint8Array(32) }, consistency });
     expect(codes(forged)).toEqual(['INCONSISTENT']);
   });

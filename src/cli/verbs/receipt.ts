@@ -95,7 +95,7 @@ export const verifyVerb: Verb = {
         extra.push(`  scope: ${report.scope}${report.range ? ` (steps ${report.range.from}..${report.range.to})` : ''}; signed by: ${report.signed_by ?? 'nobody (unsigned)'}`);
         for (const p of report.proves) extra.push(`  ${out.style('green', 'proves')}   ${p}`);
         for (const p of report.does_not_prove) extra.push(`  ${out.style('yellow', 'does not prove')} ${p}`);
-        if (expectHead === undefined && publicKey === undefined && !report.tlog.pinned) extra.push(out.style('yellow', '  hint: pin the head (--head), the signer\'s key (--pubkey) or the log key (--log-key); otherwise anyone could have made this receipt'));
+        if (expectHead === undefined && publicKey === undefined && !report.tlog?.pinned) extra.push(out.style('yellow', '  hint: pin the head (--head), the signer\'s key (--pubkey) or the log key (--log-key); otherwise anyone could have made this receipt'));
       }
       printReport(out, `receipt ${path}`, report, extra);
     }
