@@ -43,6 +43,8 @@ export interface FileJournalOptions {
    * with the lines in seq order: where state kept beside head.json (a Merkle frontier) follows the chain.
    */
   afterCommit?: (lines: readonly CommittedLine[]) => Promise<void>;
+  /** Follow every commit with the Merkle tree (default true); false defers it to checkpoint() and treeView(). */
+  merkleTree?: boolean;
 }
 
 export class FileJournal implements Journal {
@@ -59,6 +61,8 @@ export class FileJournal implements Journal {
   private readonly tree: JournalTree;
   /** Set when feeding the tree failed after lines were committed: the state is not persisted, the next hold rebuilds it. */
   private treeBroken = false;
+  /** Whether commits feed the tree (FileJournalOptions.merkleTree). */
+  private readonly following: boolean;
   private closed = false;
 
   constructor(
@@ -77,16 +81,17 @@ export class FileJournal implements Journal {
     this.writer = new BucketWriter(this.paths, this.config.segmentBytes, options.fsync, options.batchSyncMs);
     this.treeStorage = new FileTreeStorage(dir, options.fsync === 'always');
     this.tree = new JournalTree(this.treeStorage);
+    this.following = options.merkleTree !== false;
     this.lease = new Lease(dir, options, {
       acquired: async () => {
         await assertOwnDirectories([this.paths.buckets, join(dir, 'blobs'), this.paths.blobs]);
         await this.tail.sync();
-        await this.syncTree();
+        if (this.following) await this.syncTree();
       },
       releasing: async (wrote) => {
         await this.writer.closeBucket();
         if (wrote && this.tail.state !== null) await this.tail.writeHeadCache();
-        if (wrote && !this.treeBroken) await this.tree.persist().catch(() => {});
+        if (wrote && this.following && !this.treeBroken) await this.tree.persist().catch(() => {});
         await this.treeStorage.close();
       },
     });
@@ -173,7 +178,7 @@ export class FileJournal implements Journal {
 
   /** Feeds committed lines to the tree. The lines are the truth: a tree that fails here is rebuilt, the append stands. */
   private async followTree(lines: readonly CommittedLine[]): Promise<void> {
-    if (this.treeBroken) return;
+    if (this.treeBroken || !this.following) return;
     try {
       for (const l of lines) this.tree.add(l.seq, l.hash);
       await this.tree.flushTiles();
@@ -188,7 +193,7 @@ export class FileJournal implements Journal {
     const mine = !this.lease.isHeld;
     if (mine) await this.lease.acquire();
     try {
-      if (this.treeBroken) await this.syncTree();
+      if (this.treeBroken || !this.following) await this.syncTree();
       return await fn();
     } finally {
       if (mine) await this.lease.release();

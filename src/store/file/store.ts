@@ -53,6 +53,12 @@ export interface FileStoreOptions {
   lockHoldMs?: number;
   /** How long a writer keeps the lock after its last commit in case another append follows (default 2 ms). */
   lockLingerMs?: number;
+  /**
+   * Keep the journal's Merkle tree on every commit (spec/FORMAT.md §8.14; default true). With false the
+   * tree is brought up to date only when a checkpoint or a proof asks for it (one pass over the steps
+   * appended since); the benchmark measures the per-commit cost with it.
+   */
+  merkleTree?: boolean;
   /** Defaults for `create`: segment (bucket file) rotation size and blob threshold. */
   segmentBytes?: number;
   blobThreshold?: number;
@@ -79,6 +85,7 @@ export class FileStore implements Store {
       batchSyncMs: intOption('batchSyncMs', options.batchSyncMs, DEFAULT_BATCH_SYNC_MS, 0, 60_000),
       lockHoldMs: intOption('lockHoldMs', options.lockHoldMs, DEFAULT_LOCK_HOLD_MS, 10, 10_000),
       lockLingerMs: intOption('lockLingerMs', options.lockLingerMs, DEFAULT_LOCK_LINGER_MS, 0, 1_000),
+      merkleTree: options.merkleTree !== false,
     };
     this.defaults = defaultConfig(options);
   }
