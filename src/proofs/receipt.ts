@@ -167,6 +167,11 @@ class ProofChecks {
       report.ok = false;
       report.proves = [];
     } else if (report.ok) {
+      if (tlog.checkpoint && tlog.pinned) {
+        // The pinned checkpoint ties the range to the log's tree: what a bare partial receipt cannot show.
+        report.does_not_prove = report.does_not_prove.filter((s) => !/^That steps 0–\d+ exist|^That these steps belong to journal/.test(s));
+        report.does_not_prove.push(`That the log showed the same tree to everyone: that is what witness cosignatures (a quorum in the policy) attest, and ${tlog.cosignatures.length} counted`);
+      }
       if (tlog.checkpoint) {
         report.proves.push(`steps ${report.range!.from}..${report.range!.to} are in the tree of ${tlog.checkpoint.origin} at size ${tlog.checkpoint.size}${tlog.pinned ? `, whose checkpoint is signed by the pinned log key${tlog.cosignatures.length ? ` and cosigned by ${tlog.cosignatures.map((c) => c.name).join(', ')}` : ''}` : ''}`);
         if (!tlog.pinned) report.does_not_prove.push('who signed the checkpoint: no log key was pinned, so the inclusion proof shows only that the receipt agrees with the checkpoint it carries');

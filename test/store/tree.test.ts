@@ -106,6 +106,18 @@ describe('the tree follows appends', () => {
     expect(verifyRange({ from: 10, to: 12, size: 320, leaves: hashes.slice(10, 13).map((h) => stepLeafHash(h)!), proof, root: view.root }).ok).toBe(true);
   });
 
+  test('merkleTree: false leaves the tree alone on commits; a checkpoint catches up and signs the right root', async () => {
+    const r = join(root, `s${n++}`);
+    const lazy = new FileStore(r, { fsync: 'none', merkleTree: false });
+    const j = await lazy.create('lazy');
+    await j.appendMany(Array.from({ length: 300 }, (_, i) => ({ input: { i } })));
+    expect(existsSync(join(r, 'lazy', 'tree'))).toBe(false);
+    const signed = await j.checkpoint(noteSigner('example.com/lazy/x', seed));
+    await j.close();
+    expect(b64(signed.checkpoint.root)).toBe(b64(rootOf(await stepHashes(j))));
+    expect(stateOf(join(r, 'lazy')).tree.size).toBe(300);
+  });
+
   test('the journal directory with its tree and checkpoints verifies', async () => {
     const { store } = fresh();
     const j = await store.create('v');
