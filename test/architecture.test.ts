@@ -40,7 +40,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   diff: ['base', 'canonical', 'record', 'chain'],
   receipt: ['base', 'canonical', 'record', 'chain'],
   store: ['base', 'canonical', 'record', 'chain'],
-  'store/file': ['base', 'canonical', 'record', 'chain', 'store', 'receipt', 'proofs'],
+  'store/file': ['base', 'canonical', 'record', 'chain', 'store', 'proofs'],
   proofs: ['base', 'canonical', 'record', 'chain', 'receipt'],
   redact: ['base', 'canonical', 'record', 'chain', 'receipt', 'diff'],
   testing: ['base', 'canonical', 'record', 'chain', 'diff'],
