@@ -163,8 +163,8 @@ describe('the earlier checkpoint and the log key (spec/PROOFS.md §9.8), as step
     await j.appendMany(Array.from({ length: 10 }, (_, i) => ({ input: { more: i } })));
     const second = await j.checkpoint(log);
     const member = await p.proveReceiptRange((await j.treeView()).reader, second.note, 0, 39);
-    const receipt = new Blob([await receiptBytes(j, { extra: { proof: member as never } })]);
-    const truncated = new Blob([await receiptBytes(j, { to: 20 })]);
+    const receipt = new Blob([Uint8Array.from(await receiptBytes(j, { extra: { proof: member as never } }))]);
+    const truncated = new Blob([Uint8Array.from(await receiptBytes(j, { to: 20 }))]);
     return { vkey: p.verifierKey(log), first: first.note, receipt, truncated };
   };
 
