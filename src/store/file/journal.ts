@@ -79,7 +79,7 @@ export class FileJournal implements Journal {
     this.window = new IdempotencyWindow(options.idempotencyWindow);
     this.tail = new Tail(this.paths, this.genesis, this.window, options.fsync === 'always');
     this.writer = new BucketWriter(this.paths, this.config.segmentBytes, options.fsync, options.batchSyncMs);
-    this.treeStorage = new FileTreeStorage(dir, options.fsync === 'always');
+    this.treeStorage = new FileTreeStorage(dir);
     this.tree = new JournalTree(this.treeStorage);
     this.following = options.merkleTree !== false;
     this.lease = new Lease(dir, options, {

@@ -35,7 +35,7 @@ export class FileTreeStorage implements TreeStorage, CheckpointKeeper {
   private readonly handles = new Map<number, FileHandle>();
   private made = false;
 
-  constructor(journalDir: string, private readonly durable: boolean) {
+  constructor(journalDir: string) {
     this.dir = join(journalDir, TREE_DIR);
     this.checkpointsDir = join(journalDir, CHECKPOINTS_DIR);
   }
@@ -94,7 +94,9 @@ export class FileTreeStorage implements TreeStorage, CheckpointKeeper {
 
   async writeTree(tree: StoredTree): Promise<void> {
     await this.ensureDir();
-    await writeFileAtomic(join(this.dir, STATE_FILE), serializeStoredTree(tree), { fsyncFile: false, fsyncDir: this.durable });
+    // Derived data: a state lost in a crash is caught up from the chain, so no fsync (head.json already
+    // pays the directory fsync of the release in 'always' mode); the rename keeps it whole.
+    await writeFileAtomic(join(this.dir, STATE_FILE), serializeStoredTree(tree), { fsyncFile: false, fsyncDir: false });
   }
 
   reader(): NodeReader {
