@@ -159,9 +159,13 @@ export class JournalTree {
     this.#dirty = true;
   }
 
-  /** Writes the tile hashes completed since the last call (appends only; cheap to call per commit). */
-  async flushTiles(): Promise<void> {
-    if (this.#pending.length === 0) return;
+  /**
+   * Writes the tile hashes completed since the last call once at least `atLeast` are pending (appends only).
+   * A writer calls it per commit with a threshold, so a one-step commit pays no write; `persist` and
+   * anything that reads the tiles flush everything first.
+   */
+  async flushTiles(atLeast = 0): Promise<void> {
+    if (this.#pending.length < Math.max(1, atLeast)) return;
     const nodes = this.#pending;
     this.#pending = [];
     await this.storage.appendTiles(nodes);

@@ -30,6 +30,9 @@ import { BucketWriter, type CommittedLine, type FsyncMode } from './writer.js';
 import { FileTreeStorage, leafSource } from './tree.js';
 import { JournalTree, MemoryTree, signJournalCheckpoint, stepLeafHash, tileCountAt, tileLevelsAt, treeRoot, type NodeReader, type NoteSigner, type SignedCheckpoint } from '../../proofs/index.js';
 
+/** Pending tile hashes a writer gathers before appending them (128 KiB), within one hold of the lock. */
+const TILE_FLUSH = 4096;
+
 export interface FileJournalOptions {
   fsync: FsyncMode;
   lockTimeoutMs: number;
@@ -181,7 +184,8 @@ export class FileJournal implements Journal {
     if (this.treeBroken || !this.following) return;
     try {
       for (const l of lines) this.tree.add(l.seq, l.hash);
-      await this.tree.flushTiles();
+      // Tiles are written in chunks and before the lock goes (persist): one-step commits pay no write.
+      await this.tree.flushTiles(TILE_FLUSH);
     } catch {
       this.treeBroken = true;
     }
@@ -194,6 +198,7 @@ export class FileJournal implements Journal {
     if (mine) await this.lease.acquire();
     try {
       if (this.treeBroken || !this.following) await this.syncTree();
+      await this.tree.flushTiles(); // fn reads the tiles
       return await fn();
     } finally {
       if (mine) await this.lease.release();
