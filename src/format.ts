@@ -33,7 +33,7 @@ export { DEFAULT_SEGMENT_BYTES, DEFAULT_BLOB_THRESHOLD, journalConfig } from './
 export { copyPrefix, type PrefixSink } from './store/fork.js';
 export { restoreRecord } from './store/restore.js';
 export { assertJournalId, isJournalId } from './store/ids.js';
-export { STORE_FORMAT } from './store/file/layout.js';
+export { STORE_FORMAT } from './store/meta.js';
 export { RECEIPT_FORMAT, MANIFEST_NAME, SIGNATURE_NAME, parseManifest, chainEntryName, blobEntryName, type ReceiptManifest, type ChainEntry, type BlobEntry, type ReceiptRange } from './receipt/manifest.js';
 export { PAYLOAD_TYPE, SIGNATURE_FORMAT, pae, type DsseEnvelope, type SignatureDocument } from './receipt/dsse.js';
 export * as receiptLimits from './receipt/limits.js';

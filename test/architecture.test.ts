@@ -28,7 +28,7 @@ const BASE = new Set(['errors.ts', 'bytes.ts', 'version.ts']);
 function layerOf(file: string): string {
   const parts = relative(SRC, file).split('/');
   if (parts.length === 1) return BASE.has(parts[0]!) ? 'base' : 'entry';
-  return parts[0] === 'store' && parts[1] === 'file' ? 'store/file' : parts[0]!;
+  return parts[0] === 'store' && (parts[1] === 'file' || parts[1] === 'postgres') ? `store/${parts[1]}` : parts[0]!;
 }
 
 /** Which layers each layer may import (ARCHITECTURE.md, "Folders and the direction of their imports"). */
@@ -41,13 +41,14 @@ const ALLOWED: Record<string, readonly string[]> = {
   receipt: ['base', 'canonical', 'record', 'chain'],
   store: ['base', 'canonical', 'record', 'chain'],
   'store/file': ['base', 'canonical', 'record', 'chain', 'store', 'proofs'],
+  'store/postgres': ['base', 'canonical', 'record', 'chain', 'store'],
   proofs: ['base', 'canonical', 'record', 'chain', 'receipt'],
   redact: ['base', 'canonical', 'record', 'chain', 'receipt', 'diff'],
   testing: ['base', 'canonical', 'record', 'chain', 'diff'],
-  cli: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'redact', 'proofs', 'entry'],
+  cli: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'store/postgres', 'redact', 'proofs', 'entry'],
   demo: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'redact'],
   page: ['entry'],
-  entry: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'redact', 'proofs', 'testing'],
+  entry: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'store/postgres', 'redact', 'proofs', 'testing'],
 };
 
 function relativeImports(file: string): string[] {
@@ -113,7 +114,7 @@ describe('the entry points', () => {
   const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { exports: Record<string, unknown>; sideEffects: unknown };
 
   test('package.json names each entry and declares that importing none has side effects', () => {
-    expect(Object.keys(pkg.exports).sort()).toEqual(['.', './format', './journal', './package.json', './testing', './verify']);
+    expect(Object.keys(pkg.exports).sort()).toEqual(['.', './format', './journal', './package.json', './postgres', './testing', './verify']);
     expect(pkg.sideEffects).toBe(false);
   });
 
@@ -127,7 +128,7 @@ describe('the entry points', () => {
   });
 
   test('no entry exports the hash backend or the internals the root used to leak', async () => {
-    const entries = await Promise.all(['../src/index.js', '../src/journal.js', '../src/verify.js', '../src/format.js', '../src/testing/index.js'].map((p) => import(p) as Promise<Record<string, unknown>>));
+    const entries = await Promise.all(['../src/index.js', '../src/journal.js', '../src/verify.js', '../src/format.js', '../src/testing/index.js', '../src/postgres.js'].map((p) => import(p) as Promise<Record<string, unknown>>));
     for (const e of entries) {
       for (const name of ['setSha256Backend', 'sha256Backend', 'nobleBackend', 'nodeBackend', 'escapeToken', 'textFits', 'proofDefect', 'useNodeHash']) expect(e).not.toHaveProperty(name);
     }

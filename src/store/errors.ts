@@ -35,7 +35,17 @@ export type StoreErrorCode =
   | 'BLOB_MISSING'
   | 'BLOB_CORRUPT'
   /** Any other file-system failure; `cause` holds the system error. */
-  | 'IO_ERROR';
+  | 'IO_ERROR'
+  /** A database store's server cannot be reached: refused, unresolvable, timed out, shutting down, connection lost. */
+  | 'SERVER_UNREACHABLE'
+  /** The server refused the credentials (wrong or missing password, no such role, not allowed by pg_hba.conf). */
+  | 'AUTH_FAILED'
+  /** The database holds a store schema written by a newer stepchain; this version neither reads nor migrates it. */
+  | 'SCHEMA_TOO_NEW'
+  /** The optional database driver (the `pg` package) is not installed. */
+  | 'DRIVER_MISSING'
+  /** Any other database failure (permissions, a read-only server, a full disk…); `cause` holds the server's error. */
+  | 'SERVER_ERROR';
 
 export class StoreError extends StepchainError<StoreErrorCode> {}
 

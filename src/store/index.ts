@@ -9,11 +9,13 @@ export type { FsyncMode } from './file/writer.js';
 export { MemoryStore, type MemoryStoreOptions } from './memory.js';
 export { StoreError, type StoreErrorCode } from './errors.js';
 export { DEFAULT_SEGMENT_BYTES, DEFAULT_BLOB_THRESHOLD } from './config.js';
-export { STORE_FORMAT } from './file/layout.js';
+export { STORE_FORMAT } from './meta.js';
 export { verifySource, journalReport, type VerifiableJournal, type SourceSegment, type SourceLine, type SourceVerification } from './verify-source.js';
 export { IdempotencyWindow, type IdempotencyIndex, type CommittedStep } from './idempotency.js';
 export { placeLine, segmentLabel, type SegmentCursor } from './segments.js';
 export { LOCK_NAME } from './file/lock.js';
+export { copyJournal, type CopyOptions, type CopyResult } from './copy.js';
+export type { StoreHealth, HealthProblem, StoreDiagnostics } from './health.js';
 export type {
   Store, Journal, JournalVerifyOptions, AppendResult, Lineage, JournalConfig, CreateOptions, OpenOptions, ForkOptions,
   ChainHead, ChainSource, SeqRange, StoredLine, StepInput, StepRecord, Genesis, ChainReport, JournalReport, JournalProblemCode,

@@ -1,11 +1,13 @@
 /**
- * One conformance suite for the storage interface, run against both implementations: the file store
- * (real files under a temporary root) and the in-memory store. Whatever a caller can observe through
- * Store and Journal must be the same in both.
+ * One conformance suite for the storage interface, run against every implementation: the file store
+ * (real files under a temporary root), the in-memory store and the Postgres store (a real server, started
+ * once per run by test/setup/postgres.ts; each store a schema of its own). Whatever a caller can observe
+ * through Store and Journal must be the same in all of them.
  */
 import fc from 'fast-check';
-import { describe, expect, test } from 'vitest';
+import { afterAll, describe, expect, inject, test } from 'vitest';
 import { FileStore, MemoryStore, StoreError, type Store, type StepRecord } from '../../src/store/index.js';
+import { PostgresStore } from '../../src/store/postgres/index.js';
 import { tempDir } from '../helpers/tmp.js';
 
 interface Impl {
@@ -15,9 +17,21 @@ interface Impl {
 
 const root = tempDir('stepchain-conformance-');
 let n = 0;
+const pgStores: PostgresStore[] = [];
+afterAll(async () => {
+  await Promise.all(pgStores.map((s) => s.close()));
+});
 const impls: Impl[] = [
   { name: 'file store', make: (o = {}) => new FileStore(`${root}/s${n++}`, { ...o, fsync: 'none' }) },
   { name: 'memory store', make: (o = {}) => new MemoryStore(o) },
+  {
+    name: 'postgres store',
+    make: (o = {}) => {
+      const store = new PostgresStore({ connectionString: inject('pgUrl'), schema: `conformance_${process.pid}_${n++}`, connection: { max: 4 }, ...o });
+      pgStores.push(store);
+      return store;
+    },
+  },
 ];
 
 async function all<T>(it: AsyncIterable<T>): Promise<T[]> {

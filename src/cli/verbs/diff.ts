@@ -4,15 +4,14 @@ import { diff, formatDiff, summarize } from '../../diff/index.js';
 import { openReceiptSource } from '../../receipt/index.js';
 import { publishedReceiptHooks } from '../../redact/index.js';
 import { EXIT_FAILED, EXIT_OK, type Verb } from '../cli.js';
-import { pathKind } from '../input.js';
+import { locationKind, openJournal } from '../location.js';
 import { countingSource } from '../output.js';
-import { openJournal } from './journal.js';
 
-/** Opens a journal directory or a receipt file as a read-only chain. */
+/** Opens a journal (directory or Postgres) or a receipt file as a read-only chain. */
 export async function openRun(path: string): Promise<{ source: ChainSource; close(): Promise<void> }> {
-  if ((await pathKind(path)) === 'journal') {
-    const journal = await openJournal(path, { readOnly: true });
-    return { source: journal, close: () => journal.close() };
+  if ((await locationKind(path)) === 'journal') {
+    const { journal, at } = await openJournal(path, { readOnly: true });
+    return { source: journal, close: () => journal.close().finally(() => at.close()) };
   }
   // The whole verification, as `verify` runs it: published (redacted) receipts carry anchor and redactions
   // members, which the hooks check, and their finish adds the declaration and anchor checks.

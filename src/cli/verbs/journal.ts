@@ -1,36 +1,16 @@
-/** Verbs over a journal directory: init, append, log, show, head, fork. */
-import { basename, dirname, resolve } from 'node:path';
+/** Verbs over a journal (a directory or a Postgres location): init, append, log, show, head, fork. */
 import type { Json } from '../../canonical/json.js';
 import type { StepRecord } from '../../record/seal.js';
 import { toolNameOf } from '../../record/v1.js';
 import { describeLocation, type ChainReport } from '../../chain/report.js';
 import { renderValue, shorten } from '../../diff/summary.js';
-import { FileStore, type Journal } from '../../store/index.js';
 import { intArg } from '../args.js';
 import { EXIT_FAILED, EXIT_OK, UsageError, type Verb } from '../cli.js';
 import { parseJsonStrict, readText, InputError } from '../input.js';
+import { journalId, locate, withJournal } from '../location.js';
 import { JSON_FORMAT, type Output } from '../output.js';
 
-/** A journal is named on the command line by its directory path: the store root is its parent. */
-export function storeFor(path: string): { store: FileStore; id: string } {
-  const full = resolve(path);
-  return { store: new FileStore(dirname(full)), id: basename(full) };
-}
-
-export async function openJournal(path: string, options: { readOnly: boolean }): Promise<Journal> {
-  const { store, id } = storeFor(path);
-  return store.open(id, { readOnly: options.readOnly });
-}
-
-export async function withJournal<T>(path: string, readOnly: boolean, fn: (j: Journal) => Promise<T>): Promise<T> {
-  const journal = await openJournal(path, { readOnly });
-  try {
-    return await fn(journal);
-  } finally {
-    await journal.close();
-  }
-}
-
+export { openJournal, withJournal } from '../location.js';
 
 /** Prints the verdict and each problem; the shared human rendering of a ChainReport. */
 export function printReport(out: Output, subject: string, report: ChainReport<string>, extra: string[] = []): void {
@@ -47,23 +27,33 @@ export function printReport(out: Output, subject: string, report: ChainReport<st
 
 export const initVerb: Verb = {
   name: 'init',
-  summary: 'create a journal directory',
+  summary: 'create a journal (a directory, or in Postgres)',
   usage: '<journal> [--bucket-bytes N] [--blob-threshold N]',
+  description: 'A journal is a directory path, or a Postgres location postgres://user@host:port/db?journal=<id> (the password from PGPASSWORD or ~/.pgpass; the store\'s tables are created on first use).',
   options: {
     'bucket-bytes': { type: 'string', arg: 'N', description: 'start a new bucket file after N bytes (default 64 MiB)' },
     'blob-threshold': { type: 'string', arg: 'N', description: 'store content fields of N canonical bytes or more as blobs (default 64 KiB)' },
   },
   args: { min: 1, max: 1, names: ['journal'] },
-  examples: [['stepchain init runs/today', 'a new journal in ./runs/today']],
+  examples: [
+    ['stepchain init runs/today', 'a new journal in ./runs/today'],
+    ['PGPASSWORD=… stepchain init "postgres://agent@db.internal/agents?journal=run-42"', 'a new journal in Postgres'],
+  ],
   async run({ out, values, positionals }) {
-    const { store, id } = storeFor(positionals[0]!);
-    const journal = await store.create(id, {
+    const options = {
       ...(values['bucket-bytes'] !== undefined ? { segmentBytes: intArg(values['bucket-bytes'], '--bucket-bytes', 'init') } : {}),
       ...(values['blob-threshold'] !== undefined ? { blobThreshold: intArg(values['blob-threshold'], '--blob-threshold', 'init') } : {}),
-    });
-    await journal.close();
-    if (out.json) out.document('init', { ok: true, journal: resolve(positionals[0]!), genesis: journal.genesis });
-    else out.say(`created journal ${positionals[0]} (journal_id ${journal.genesis.journal_id})`);
+    };
+    const at = locate(positionals[0]!);
+    let journal;
+    try {
+      journal = await at.store.create(journalId(at), options);
+      await journal.close();
+    } finally {
+      await at.close();
+    }
+    if (out.json) out.document('init', { ok: true, journal: at.display, genesis: journal.genesis });
+    else out.say(`created journal ${at.display} (journal_id ${journal.genesis.journal_id})`);
     return EXIT_OK;
   },
 };
@@ -253,18 +243,21 @@ export const forkVerb: Verb = {
   async run({ out, values, positionals }) {
     if (values['from-step'] === undefined) throw new UsageError('--from-step N is required', 'fork');
     const fromStep = intArg(values['from-step'], '--from-step', 'fork');
-    const parentPath = resolve(positionals[0]!);
-    const target = storeFor(positionals[1]!);
-    return withJournal(parentPath, true, async (parent) => {
-      if (dirname(parentPath) !== target.store.root) {
-        throw new UsageError('the fork must live beside its parent (in the same directory) so its lineage can name the parent by id', 'fork');
-      }
-      const fork = await target.store.fork(parent, { fromStep, to: target.id });
-      const head = await fork.head();
-      await fork.close();
-      if (out.json) out.document('fork', { ok: true, journal: resolve(positionals[1]!), lineage: fork.lineage, head });
-      else out.say(`forked ${positionals[0]} at step ${fromStep} into ${positionals[1]} (head ${head?.step_hash})`);
-      return EXIT_OK;
-    });
+    const target = locate(positionals[1]!);
+    try {
+      return await withJournal(positionals[0]!, true, async (parent, at) => {
+        if (at.storeKey !== target.storeKey) {
+          throw new UsageError('the fork must live beside its parent (the same directory, or the same database and schema) so its lineage can name the parent by id', 'fork');
+        }
+        const fork = await target.store.fork(parent, { fromStep, to: journalId(target) });
+        const head = await fork.head();
+        await fork.close();
+        if (out.json) out.document('fork', { ok: true, journal: target.display, lineage: fork.lineage, head });
+        else out.say(`forked ${at.display} at step ${fromStep} into ${target.display} (head ${head?.step_hash})`);
+        return EXIT_OK;
+      });
+    } finally {
+      await target.close();
+    }
   },
 };

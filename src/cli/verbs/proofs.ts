@@ -71,6 +71,16 @@ export async function pinnedCheckpoint(path: string, policy: { log: import('../.
   return cp.checkpoint;
 }
 
+type FileJournal = import('../../store/file/journal.js').FileJournal;
+
+/** The journal as one that keeps a tree: today the file store's (a Postgres journal gets one when its store implements TreeStorage). */
+export function treeJournal(journal: object, verb: string): FileJournal {
+  if (typeof (journal as Partial<FileJournal>).treeView !== 'function') {
+    throw new UsageError('checkpoints and proofs are kept by journal directories (the file store); this store does not keep a Merkle tree yet', verb);
+  }
+  return journal as FileJournal;
+}
+
 async function signingKey(path: string): Promise<Uint8Array> {
   const { readKeyFile } = await import('../../receipt/node.js');
   return readKeyFile(path);
@@ -109,7 +119,7 @@ export const checkpointVerb: Verb = {
     const { withJournal } = await import('./journal.js');
     const seed = await signingKey(values.sign as string);
     return withJournal(positionals[0]!, false, async (journal) => {
-      const file = journal as import('../../store/file/journal.js').FileJournal;
+      const file = treeJournal(journal, 'checkpoint');
       let authority = values.authority as string | undefined;
       if (authority === undefined) {
         const kept = await file.checkpoints();
@@ -177,7 +187,7 @@ export const proveVerb: Verb = {
     const note = await readSmall(values.checkpoint as string, 'checkpoint', 'prove');
     const cp = await pinnedCheckpoint(values.checkpoint as string, null, 'prove');
     return withJournal(positionals[0]!, true, async (journal) => {
-      const view = await (journal as import('../../store/file/journal.js').FileJournal).treeView();
+      const view = await treeJournal(journal, 'prove').treeView();
       const mine = cp.size <= view.size && Buffer.from(await p.treeRoot(view.reader, cp.size)).equals(Buffer.from(cp.root));
       if (!mine) throw new UsageError(`${values.checkpoint as string} is not a checkpoint of this journal's tree (size ${cp.size}; the journal has ${view.size} steps)`, 'prove');
       let doc;

@@ -8,10 +8,10 @@ import type { ChainReport } from '../../chain/report.js';
 import type { Json } from '../../canonical/json.js';
 import type { CheckpointPolicy, TreeHead } from '../../proofs/index.js';
 import { EXIT_FAILED, EXIT_OK, UsageError, type Context, type Verb } from '../cli.js';
-import { POLICY_OPTIONS, pinnedCheckpoint, policyFrom } from './proofs.js';
-import { pathKind } from '../input.js';
+import { journalId, locate, locationKind, withJournal } from '../location.js';
+import { POLICY_OPTIONS, pinnedCheckpoint, policyFrom, treeJournal } from './proofs.js';
 import { countingSource } from '../output.js';
-import { printReport, storeFor, withJournal } from './journal.js';
+import { printReport } from './journal.js';
 
 
 const HEAD_RE = /^sha256:[0-9a-f]{64}$/;
@@ -54,18 +54,23 @@ export const verifyVerb: Verb = {
     if (expectHead !== undefined && !HEAD_RE.test(expectHead)) throw new UsageError('--head must be "sha256:" followed by 64 lowercase hex digits', 'verify');
     // A pinned checkpoint that cannot be used is an error (exit 2), never "not pinned".
     const trusted = values.checkpoint === undefined ? undefined : await pinnedCheckpoint(values.checkpoint as string, policy, 'verify');
-    const kind = await pathKind(path);
+    const kind = await locationKind(path);
     if (kind === 'journal') {
-      if (values.pubkey !== undefined) throw new UsageError('--pubkey applies to receipts; a journal directory is not signed', 'verify');
+      if (values.pubkey !== undefined) throw new UsageError('--pubkey applies to receipts; a journal is not signed', 'verify');
       if (values.proof !== undefined) throw new UsageError('--proof with a journal: a journal holds every step, so --checkpoint alone proves it extends the checkpoint', 'verify');
-      // Verified without opening it, so a metadata file that cannot be opened is a problem in the report.
-      const { store, id } = storeFor(path);
-      const progress = out.progress('verifying');
-      const report: ChainReport<string> = await store.verify(id, { ...(expectHead !== undefined ? { expectHead } : {}), onProgress: () => progress.tick() });
-      progress.end();
+      // Verified without opening it, so metadata that cannot be opened is a problem in the report.
+      const at = locate(path);
+      let report: ChainReport<string>;
+      try {
+        const progress = out.progress('verifying');
+        report = await at.store.verify(journalId(at), { ...(expectHead !== undefined ? { expectHead } : {}), onProgress: () => progress.tick() });
+        progress.end();
+      } finally {
+        await at.close();
+      }
       if (trusted && report.ok) await checkJournalExtends(path, trusted, report);
-      if (out.json) out.document('verify', { ok: report.ok, kind, path: resolve(path), report });
-      else printReport(out, `journal ${path}`, report, report.ok && trusted ? [`  ${out.style('green', 'proves')}   it extends the checkpoint of size ${trusted.size} (${values.checkpoint as string})`] : []);
+      if (out.json) out.document('verify', { ok: report.ok, kind, path: at.display, report });
+      else printReport(out, `journal ${at.kind === 'postgres' ? at.display : path}`, report, report.ok && trusted ? [`  ${out.style('green', 'proves')}   it extends the checkpoint of size ${trusted.size} (${values.checkpoint as string})`] : []);
       return report.ok ? EXIT_OK : EXIT_FAILED;
     }
     // An unusable key file is a usage error (exit 2), never "no key pinned".
@@ -184,7 +189,7 @@ export const exportVerb: Verb = {
         to ??= cp.size - 1;
         const { proveReceiptRange } = await import('../../proofs/receipt.js');
         const note = await readFile(values.checkpoint as string, 'utf8');
-        const view = await (journal as import('../../store/file/journal.js').FileJournal).treeView();
+        const view = await treeJournal(journal, 'export').treeView();
         extra = { proof: (await proveReceiptRange(view.reader, note, from, to)) as unknown as Json };
       }
       const progress = out.progress('exporting: lines read');

@@ -1,0 +1,34 @@
+// One writer process of `npm run bench:postgres`: opens the journal in its own store (Postgres: its own
+// connections; file: the shared directory and its lock), says "ready", waits for "go", then runs `conc`
+// concurrent awaiting appenders for `ms` milliseconds and reports how many appends resolved.
+// argv: kind(postgres|file) where id conc ms offset; the Postgres URL comes from STEPCHAIN_PG_URL.
+import { FileStore } from '../../dist/store/index.js';
+import { PostgresStore } from '../../dist/postgres.js';
+import { makeStep } from '../lib/steps.mjs';
+
+const [kind, where, id, concArg, msArg, offsetArg] = process.argv.slice(2);
+const conc = Number(concArg);
+const ms = Number(msArg);
+const offset = Number(offsetArg);
+const store = kind === 'postgres'
+  ? new PostgresStore({ connectionString: process.env.STEPCHAIN_PG_URL, schema: where, connection: { max: 2 }, lockTimeoutMs: 120_000 })
+  : new FileStore(where, { fsync: 'always', lockTimeoutMs: 120_000 });
+const journal = await store.open(id);
+await journal.head(); // connect before the clock starts
+process.send({ ready: true });
+await new Promise((resolve) => process.once('message', resolve));
+let next = 0;
+let done = 0;
+const t0 = performance.now();
+const until = t0 + ms;
+await Promise.all(Array.from({ length: conc }, async () => {
+  while (performance.now() < until) {
+    await journal.append(makeStep(offset + next++));
+    done++;
+  }
+}));
+const elapsed = performance.now() - t0;
+await journal.close();
+if (kind === 'postgres') await store.close();
+process.send({ done, ms: elapsed });
+process.disconnect();

@@ -1,0 +1,176 @@
+/**
+ * Copying a journal between stores (spec/POSTGRES.md §10): a directory to Postgres, Postgres to a
+ * directory, or any Store to any other. The copy has the source's genesis and config and, step for step,
+ * the source's bytes: each step is re-appended with its own step_id and ts through the target's ordinary
+ * append path, after checking, with the same prepare and seal every store uses, that the line the target
+ * will seal is exactly the source's line. The source
+ * is verified as it streams past (the chain from its genesis, every blob), and only read.
+ *
+ * Idempotent: a target that already holds an identical prefix of the source (an interrupted copy, or an
+ * earlier copy of a journal that has grown since) is completed; a target holding anything else — another
+ * genesis or config, a differing step, more steps than the source — is refused and left untouched.
+ */
+import type { Json } from '../canonical/json.js';
+import { describeLocation } from '../chain/report.js';
+import { ChainVerifier } from '../chain/verifier.js';
+import { formatOf, genesisHash, writerProfile } from '../record/formats.js';
+import type { StepInput } from '../record/input.js';
+import type { StepRecord } from '../record/seal.js';
+import { StoreError } from './errors.js';
+import { prepareStep } from './prepare.js';
+import { restoreRecord } from './restore.js';
+import type { ChainHead, Journal, Store } from './types.js';
+
+export interface CopyOptions {
+  /** Called after each source line with the number of lines read so far. */
+  onProgress?: (lines: number) => void;
+}
+
+export interface CopyResult {
+  /** Steps the target held already, identical to the source's. */
+  already: number;
+  /** Steps appended to the target by this copy. */
+  copied: number;
+  /** The target's head after the copy: the source's head when the copy began. */
+  head: ChainHead | null;
+  /** Whether the target was created by this copy. */
+  created: boolean;
+  /**
+   * A fork's lineage names its parent by id in the source store, so it is not carried over: the copy is a
+   * journal with the same genesis and steps, verifiable on its own, without a lineage.
+   */
+  lineage_dropped: boolean;
+}
+
+/** Steps per appendMany, and the most bytes of lines one such batch may hold (plus one step). */
+const BATCH_STEPS = 1000;
+const BATCH_BYTES = 8 * 1024 * 1024;
+
+export async function copyJournal(source: Journal, target: Store, id: string, options: CopyOptions = {}): Promise<CopyResult> {
+  const head = await source.head();
+  const { journal: dest, created } = await targetJournal(source, target, id);
+  try {
+    const destHead = await dest.head();
+    const have = destHead === null ? 0 : destHead.seq + 1;
+    const want = head === null ? 0 : head.seq + 1;
+    if (have > want) throw differs(id, `it holds ${have} steps and the source ${want}`);
+    // One problem is enough to stop; finish() is read after each line (it has no effect without expectHead).
+    let lineHash: string | null = null;
+    const verifier = new ChainVerifier({ genesis: source.genesis, maxProblems: 1, onLine: (v) => void (lineHash = v.step_hash) });
+    let segment: string | null = null;
+    let read = 0;
+    let batch: Array<{ step: StepInput; seq: number; hash: string }> = [];
+    let batchBytes = 0;
+    let prev = genesisHash(source.genesis);
+    const flush = async (): Promise<void> => {
+      if (batch.length === 0) return;
+      const results = await dest.appendMany(batch.map((b) => b.step));
+      results.forEach((r, i) => {
+        const expected = batch[i]!;
+        if (r.seq !== expected.seq || r.step_hash !== expected.hash) {
+          throw new StoreError('JOURNAL_CORRUPT', `copying into ${id}: the target committed seq ${r.seq} (${r.step_hash}) where the source has seq ${expected.seq} (${expected.hash}); another writer appended to the target meanwhile`, {
+            location: { seq: expected.seq },
+            hint: 'copy into a journal nobody else writes',
+          });
+        }
+      });
+      batch = [];
+      batchBytes = 0;
+    };
+    const destLines = have > 0 ? dest.lines({ from: 0, to: have - 1 })[Symbol.asyncIterator]() : null;
+    const lines = head === null ? [] : source.lines({ from: 0, to: head.seq });
+    for await (const l of lines) {
+      if (l.segment !== segment) verifier.beginSegment((segment = l.segment));
+      lineHash = null;
+      verifier.line(l.text, true);
+      const problem = verifier.finish().problems[0];
+      if (problem !== undefined || lineHash === null) {
+        const what = problem === undefined ? 'its step_hash cannot be read' : `${describeLocation(problem.location)} (${problem.code}: ${problem.message})`;
+        throw new StoreError('JOURNAL_CORRUPT', `the source does not verify at ${what}; the copy stopped, and the target holds an identical prefix of the source`, {
+          location: { seq: l.seq },
+          hint: 'run verify on the source',
+        });
+      }
+      options.onProgress?.(++read);
+      if (l.seq < have) {
+        // The target's prefix must be the source's, byte for byte.
+        const mine = await destLines!.next();
+        if (mine.done === true || mine.value.text !== l.text) throw differs(id, `its step ${l.seq} is not the source's`);
+      } else {
+        // Restoring checks every blob against its reference (BLOB_MISSING, BLOB_CORRUPT).
+        const rec = await restoreRecord(source.genesis, l.text, l.seq, `source journal ${source.id}`, (ref) => source.blob(ref.digest, ref.size));
+        const step = stepInputOf(rec, source);
+        // What the target will seal, predicted before anything is written: the same prepare and seal.
+        const profile = writerProfile(dest.genesis);
+        const texts = prepareStep(step, dest.config.blobThreshold, profile).texts;
+        const sealed = profile.seal(texts, { seq: l.seq, stepId: rec.step_id, ts: rec.ts, prevHash: prev }).line;
+        if (sealed.slice(0, -1) !== l.text) {
+          throw new StoreError('JOURNAL_INVALID', `the source's step ${l.seq} is not what a writer of this version seals from its content (blob substitution or encoding differ), so it cannot be copied byte for byte; the copy stopped, and the target holds an identical prefix of the source`, {
+            location: { seq: l.seq },
+          });
+        }
+        batch.push({ step, seq: l.seq, hash: lineHash });
+        batchBytes += l.text.length;
+        if (batch.length >= BATCH_STEPS || batchBytes >= BATCH_BYTES) await flush();
+      }
+      prev = lineHash;
+    }
+    await flush();
+    const report = verifier.finish();
+    if (report.problems.length > 0 || report.steps !== want) {
+      throw new StoreError('JOURNAL_CORRUPT', `the source yielded ${report.steps} steps for 0..${want - 1}`, { hint: 'run verify on the source' });
+    }
+    return { already: have, copied: want - have, head: await dest.head(), created, lineage_dropped: source.lineage !== null };
+  } finally {
+    await dest.close();
+  }
+}
+
+/** The target journal: created with the source's genesis and config, or an existing one that has them. */
+async function targetJournal(source: Journal, target: Store, id: string): Promise<{ journal: Journal; created: boolean }> {
+  const identity = {
+    journalId: source.genesis.journal_id,
+    createdAt: source.genesis.created_at,
+    segmentBytes: source.config.segmentBytes,
+    blobThreshold: source.config.blobThreshold,
+  };
+  let journal: Journal;
+  try {
+    journal = await target.create(id, identity);
+    return { journal, created: true };
+  } catch (e) {
+    if (!(e instanceof StoreError) || e.code !== 'JOURNAL_EXISTS') throw e;
+  }
+  journal = await target.open(id);
+  const mismatch =
+    genesisHash(journal.genesis) !== genesisHash(source.genesis) ? `another genesis (journal_id ${journal.genesis.journal_id}, the source's is ${source.genesis.journal_id})`
+    : journal.config.segmentBytes !== source.config.segmentBytes || journal.config.blobThreshold !== source.config.blobThreshold ? 'another config (segmentBytes, blobThreshold)'
+    : null;
+  if (mismatch !== null) {
+    await journal.close();
+    throw differs(id, `it has ${mismatch}`);
+  }
+  return { journal, created: false };
+}
+
+/**
+ * The step a caller appended to make `rec`: its content fields and meta (by the record's own profile),
+ * step_id and ts. A record that `append` does not write (another profile) cannot be re-appended.
+ */
+function stepInputOf(rec: StepRecord, source: Journal): StepInput {
+  const fields = rec as unknown as Record<string, Json>;
+  const profile = formatOf(source.genesis).select((name) => fields[name]);
+  if (profile !== writerProfile(source.genesis)) {
+    throw new StoreError('JOURNAL_INVALID', `the source's step ${rec.seq} is a ${profile.id} record, which append does not write, so it cannot be copied step by step`, { location: { seq: rec.seq } });
+  }
+  const step: Record<string, Json> = { step_id: rec.step_id, ts: rec.ts };
+  for (const f of profile.contentFields) step[f] = fields[f]!;
+  if (rec.meta !== undefined) step.meta = rec.meta;
+  return step as unknown as StepInput;
+}
+
+function differs(id: string, why: string): StoreError {
+  return new StoreError('JOURNAL_EXISTS', `the target journal ${id} exists and is not a copy of the source: ${why}; it was left untouched`, {
+    hint: 'copy to a new id, or remove the target first',
+  });
+}

@@ -1,0 +1,80 @@
+/**
+ * The database driver seen through the few calls the Postgres store makes (spec/POSTGRES.md §2). `pg` is
+ * an optional peer dependency: it is loaded on first use, so importing stepchain never requires it, and a
+ * missing driver is DRIVER_MISSING with the install command. The structural types below keep `pg`'s own
+ * type package out of the store's public declarations.
+ */
+import { StoreError } from '../errors.js';
+
+export interface QueryResult<Row> {
+  rows: Row[];
+  rowCount: number | null;
+}
+
+export interface DbClient {
+  query<Row = Record<string, unknown>>(text: string, values?: readonly unknown[]): Promise<QueryResult<Row>>;
+  /** Returns the client to its pool; an error (or true) destroys it instead, for a connection in doubt. */
+  release(destroy?: Error | boolean): void;
+}
+
+export interface DbPool {
+  connect(): Promise<DbClient>;
+  query<Row = Record<string, unknown>>(text: string, values?: readonly unknown[]): Promise<QueryResult<Row>>;
+  end(): Promise<void>;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+}
+
+/** Connection settings as `pg` takes them; what is absent comes from the libpq environment (PGHOST, PGPASSWORD…). */
+export interface ConnectionConfig {
+  connectionString?: string;
+  host?: string;
+  port?: number;
+  user?: string;
+  database?: string;
+  password?: string;
+  ssl?: unknown;
+  /** Give up connecting after this long (default 10 s). */
+  connectionTimeoutMillis?: number;
+  /** Connections one store keeps at most (default 10, at least 2: a fork reads its parent while it writes). */
+  max?: number;
+  [option: string]: unknown;
+}
+
+interface PgModule {
+  Pool: new (config: Record<string, unknown>) => DbPool;
+}
+
+let loaded: Promise<PgModule> | null = null;
+
+/** The `pg` module, imported once; DRIVER_MISSING when it is not installed. */
+export function loadDriver(): Promise<PgModule> {
+  // A specifier in a variable: the compiler neither needs pg's types nor bundlers a copy of pg.
+  const name = 'pg';
+  loaded ??= (import(name) as Promise<{ default?: unknown }>).then(
+    (m) => (m.default ?? m) as PgModule,
+    (e: unknown) => {
+      loaded = null;
+      throw new StoreError('DRIVER_MISSING', 'the Postgres store needs the `pg` package, which is not installed', {
+        hint: 'npm install pg@8',
+        cause: e,
+      });
+    },
+  );
+  return loaded;
+}
+
+/** A pool for the store. Idle connections never keep the process alive (allowExitOnIdle). */
+export async function createPool(config: ConnectionConfig): Promise<DbPool> {
+  const pg = await loadDriver();
+  const pool = new pg.Pool({
+    connectionTimeoutMillis: 10_000,
+    max: 10,
+    ...config,
+    allowExitOnIdle: true,
+    // TCP keepalive lets a writer notice a dead server (and the server a dead writer) on a silent network.
+    keepAlive: true,
+  });
+  // Without a listener, an idle client's error (the server restarting) would be an uncaught exception.
+  pool.on('error', () => {});
+  return pool;
+}

@@ -1,0 +1,236 @@
+/**
+ * A journal in Postgres behind the Journal contract (spec/POSTGRES.md §6). Appends are prepared by the
+ * shared prepare and group-committed by the shared CommitQueue, whose sink is one transaction per batch:
+ * lock the journal's head row, ask the step_id index once (idempotency.ts), sequenceBatch against the
+ * locked tail, give each line its segment by the shared rotation rule (placeLine), insert blobs and lines,
+ * move the head row, COMMIT. So the lines and their segments are byte-identical to the file store's. An
+ * append resolves only after COMMIT returned; nothing is held between batches.
+ */
+import { isDigest } from '../../canonical/sha256.js';
+import type { ChainHead, SeqRange, StoredLine } from '../../chain/source.js';
+import { formatTimestamp } from '../../record/fields.js';
+import { writerProfile, type Genesis } from '../../record/formats.js';
+import type { StepInput } from '../../record/input.js';
+import type { StepRecord } from '../../record/seal.js';
+import { CommitQueue } from '../commit-queue.js';
+import { StoreError } from '../errors.js';
+import { assertSeq, checkRange } from '../ids.js';
+import type { JournalMeta } from '../meta.js';
+import { prepareSteps, type BlobPayload } from '../prepare.js';
+import { blobSizeError, restoreRecord } from '../restore.js';
+import { placeLine, segmentLabel } from '../segments.js';
+import { knownSteps, sequenceBatch, type Group, type GroupOutcome, type SequencedBatch } from '../sequencer.js';
+import type { AppendResult, Journal, JournalConfig, JournalReport, JournalVerifyOptions, Lineage } from '../types.js';
+import type { DbClient } from './driver.js';
+import { isConnectionLoss, sqlState, translate } from './errors.js';
+import { StepIdIndex, corrupt, parseLine } from './idempotency.js';
+import { beginAndLockHead, clashError, holdsLine, insertBlobs, lastLine, linesPage, readBlob, writeLines, type HeadRow, type NewLine } from './sql.js';
+import type { StoreContext } from './store.js';
+import { verifyJournalRows } from './verify.js';
+
+export class PostgresJournal implements Journal {
+  readonly genesis: Genesis;
+  readonly lineage: Lineage | null;
+  readonly config: JournalConfig;
+  private readonly queue: CommitQueue;
+  private closed = false;
+
+  constructor(
+    private readonly ctx: StoreContext,
+    readonly id: string,
+    /** The journal's row key (journals.key). */
+    readonly key: number,
+    meta: JournalMeta,
+    readonly readOnly: boolean,
+  ) {
+    this.genesis = meta.genesis;
+    this.lineage = meta.lineage;
+    this.config = meta.config;
+    // Nothing is kept between batches: each is its own transaction, and the row lock ends with it.
+    this.queue = new CommitQueue({ commit: (groups) => this.commit(groups), beforeBatch: async () => {}, lingerMs: () => null, release: async () => {} });
+  }
+
+  private get where(): string {
+    return `${this.ctx.display} journal ${this.id}`;
+  }
+
+  // ---------------------------------------------------------------- appending
+
+  append(step: StepInput): Promise<AppendResult> {
+    return this.enqueue([step]).then((r) => r[0]!);
+  }
+
+  appendMany(steps: readonly StepInput[]): Promise<AppendResult[]> {
+    if (!Array.isArray(steps)) return Promise.reject(new StoreError('OPTION_INVALID', 'appendMany takes an array of steps'));
+    if (steps.length === 0) return Promise.resolve([]);
+    return this.enqueue(steps);
+  }
+
+  private enqueue(steps: readonly StepInput[]): Promise<AppendResult[]> {
+    if (this.closed) return Promise.reject(new StoreError('CLOSED', `journal ${this.id} is closed`, { hint: 'open it again' }));
+    if (this.readOnly) {
+      return Promise.reject(new StoreError('READ_ONLY', `journal ${this.id} was opened read-only`, { hint: 'open it without readOnly to append' }));
+    }
+    try {
+      return this.queue.enqueue(prepareSteps(steps, this.config.blobThreshold, writerProfile(this.genesis)));
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  /** The queue's sink: one transaction for a batch of append calls; each call's outcome on its own. */
+  private async commit(groups: readonly Group[]): Promise<GroupOutcome[]> {
+    let client: DbClient;
+    try {
+      client = await this.ctx.pool.connect();
+    } catch (e) {
+      throw translate(e, this.ctx.display, `appending to journal ${this.id}`);
+    }
+    let sent: { batch: SequencedBatch; last: NewLine } | null = null;
+    try {
+      const head = await beginAndLockHead(client, this.ctx.tables, this.key, this.ctx.lockTimeoutMs, this.ctx.idleTimeoutMs);
+      if (head === null) throw new StoreError('JOURNAL_NOT_FOUND', `journal ${this.id} is no longer in ${this.ctx.display}`, { hint: 'something removed its row; restore it from a backup' });
+      const index = new StepIdIndex(client, this.ctx.tables, this.key, this.genesis, head.seq, this.ctx.idempotencyWindow, this.where);
+      const batch = sequenceBatch(groups, { seq: head.seq, hash: head.hash }, await knownSteps(index, groups), formatTimestamp(new Date()));
+      if (batch.lines.length === 0) {
+        await client.query('ROLLBACK');
+      } else {
+        const { lines, tail } = placeLines(batch, head, this.config.segmentBytes);
+        const blobs = new Map<string, BlobPayload>();
+        for (const o of batch.outcomes) if (o.ok) for (const b of o.blobs) blobs.set(b.digest, b);
+        await insertBlobs(client, this.ctx.tables, this.key, [...blobs.values()]);
+        try {
+          await writeLines(client, this.ctx.tables, this.key, lines, tail);
+        } catch (e) {
+          if (sqlState(e) === '23505') throw clashError(this.id, head.seq + 1, e);
+          throw e;
+        }
+        sent = { batch, last: lines[lines.length - 1]! };
+        await client.query('COMMIT');
+      }
+      client.release();
+      return batch.outcomes;
+    } catch (e) {
+      const lost = isConnectionLoss(e);
+      if (!lost) await client.query('ROLLBACK').catch(() => {});
+      client.release(true);
+      // COMMIT was sent and no answer came: the transaction may have committed. Learn which.
+      if (sent !== null && lost) {
+        const fate = await this.commitFate(sent.last);
+        if (fate === 'committed') return sent.batch.outcomes;
+        if (fate === 'unknown') {
+          throw new StoreError('SERVER_UNREACHABLE', `${this.ctx.display}: the connection was lost during COMMIT of journal ${this.id}, and whether it committed cannot be learnt now`, {
+            hint: 'retry with the same step_ids: a step that did commit is returned as it is (FORMAT.md §8.10)',
+            cause: e,
+          });
+        }
+      }
+      throw translate(e, this.ctx.display, `appending to journal ${this.id}`);
+    }
+  }
+
+  /** After a COMMIT that went unanswered: waits for that transaction to end (the row lock), then looks. */
+  private async commitFate(last: NewLine): Promise<'committed' | 'absent' | 'unknown'> {
+    let client: DbClient;
+    try {
+      client = await this.ctx.pool.connect();
+    } catch {
+      return 'unknown';
+    }
+    try {
+      await beginAndLockHead(client, this.ctx.tables, this.key, this.ctx.lockTimeoutMs, this.ctx.idleTimeoutMs);
+      const held = await holdsLine(client, this.ctx.tables, this.key, last.seq, last.text);
+      await client.query('ROLLBACK');
+      client.release();
+      return held ? 'committed' : 'absent';
+    } catch {
+      client.release(true);
+      return 'unknown';
+    }
+  }
+
+  // ---------------------------------------------------------------- reading
+
+  async head(): Promise<ChainHead | null> {
+    let row;
+    try {
+      row = await lastLine(this.ctx.pool, this.ctx.tables, this.key);
+    } catch (e) {
+      throw translate(e, this.ctx.display, `reading the head of journal ${this.id}`);
+    }
+    if (row === null) return null;
+    const hash = parseLine(row.line, row.seq, this.where).step_hash;
+    if (typeof hash !== 'string' || !isDigest(hash)) throw corrupt(this.where, row.seq, 'its step_hash is not a digest');
+    return { seq: row.seq, step_hash: hash };
+  }
+
+  async *lines(range?: SeqRange): AsyncGenerator<StoredLine> {
+    const { from, to } = checkRange(range);
+    let next = from;
+    for (;;) {
+      let page;
+      try {
+        page = await linesPage(this.ctx.pool, this.ctx.tables, this.key, next, to ?? null);
+      } catch (e) {
+        throw translate(e, this.ctx.display, `reading journal ${this.id}`);
+      }
+      for (const row of page) {
+        // Rows are read by seq; a missing row would silently shorten the chain.
+        if (row.seq !== next) throw corrupt(this.where, next, `the row for seq ${next} is missing (the next row is seq ${row.seq})`);
+        yield { segment: segmentLabel(row.bucket), seq: row.seq, text: row.line };
+        next++;
+      }
+      if (page.length === 0 || (to !== undefined && next > to)) return;
+    }
+  }
+
+  async *read(range?: SeqRange): AsyncGenerator<StepRecord> {
+    for await (const l of this.lines(range)) yield await restoreRecord(this.genesis, l.text, l.seq, this.where, (ref) => this.blob(ref.digest, ref.size));
+  }
+
+  async get(seq: number): Promise<StepRecord | null> {
+    assertSeq('seq', seq);
+    for await (const r of this.read({ from: seq, to: seq })) return r;
+    return null;
+  }
+
+  async blob(digest: string, size?: number): Promise<Uint8Array | null> {
+    if (!isDigest(digest)) return null;
+    let found;
+    try {
+      found = await readBlob(this.ctx.pool, this.ctx.tables, this.key, digest, size);
+    } catch (e) {
+      throw translate(e, this.ctx.display, `reading blob ${digest} of journal ${this.id}`);
+    }
+    if (found === null) return null;
+    if (found.bytes === null || (size !== undefined && found.size !== size)) throw blobSizeError(this.where, digest, found.size, size ?? found.size);
+    return found.bytes;
+  }
+
+  verify(options: JournalVerifyOptions = {}): Promise<JournalReport> {
+    return verifyJournalRows(this.ctx, this.id, options);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.queue.close();
+  }
+}
+
+/**
+ * Gives each new line its row: the segment the shared rotation rule puts it in (so segment labels, and
+ * therefore receipts, are the same whichever store wrote the lines) and its step_id; returns the new head row.
+ */
+export function placeLines(batch: SequencedBatch, head: HeadRow, segmentBytes: number): { lines: NewLine[]; tail: HeadRow } {
+  const stepIds = new Map<number, string>();
+  for (const [stepId, entry] of batch.entries) stepIds.set(entry.seq, stepId);
+  let cursor = head.cursor;
+  const lines: NewLine[] = [];
+  for (const l of batch.lines) {
+    // sequenceBatch's text ends with the newline, as the file store writes it; the row holds the line without it.
+    cursor = placeLine(cursor, l.seq, Buffer.byteLength(l.text, 'utf8'), segmentBytes);
+    lines.push({ seq: l.seq, bucket: cursor.first, stepId: stepIds.get(l.seq)!, text: l.text.slice(0, -1) });
+  }
+  const end = batch.lines[batch.lines.length - 1]!;
+  return { lines, tail: { seq: end.seq, hash: end.hash, cursor } };
+}

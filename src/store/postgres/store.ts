@@ -1,0 +1,327 @@
+/**
+ * The Postgres store (spec/POSTGRES.md): journals kept in one schema of a PostgreSQL database, written by
+ * any number of processes on any number of machines, serialized by the database itself. The same Store
+ * contract as the file store; the tables are created on first write and versioned (schema.ts).
+ */
+import { genesisHash, makeGenesis } from '../../record/formats.js';
+import { defaultConfig, journalConfig } from '../config.js';
+import { StoreError } from '../errors.js';
+import { copyPrefix } from '../fork.js';
+import type { StoreDiagnostics, StoreHealth } from '../health.js';
+import { assertJournalId, intOption } from '../ids.js';
+import { STORE_FORMAT, parseMeta, serializeMeta, type JournalMeta } from '../meta.js';
+import { placeLine, type SegmentCursor } from '../segments.js';
+import type { CreateOptions, ForkOptions, Journal, JournalConfig, JournalReport, JournalVerifyOptions, OpenOptions, Store } from '../types.js';
+import { createPool, type ConnectionConfig, type DbClient, type DbPool } from './driver.js';
+import { translate } from './errors.js';
+import { checkHealth } from './health.js';
+import { PostgresJournal } from './journal.js';
+import { parsePostgresLocation } from './location.js';
+import { DEFAULT_SCHEMA, migrate, schemaState, tablesIn, tooNew, SCHEMA_VERSION, type Tables } from './schema.js';
+import { findJournal, insertBlobs, insertJournal, insertLines, listJournals, updateHead, type NewLine } from './sql.js';
+import { verifyJournalRows } from './verify.js';
+
+export const DEFAULT_PG_LOCK_TIMEOUT_MS = 20_000;
+export const DEFAULT_PG_IDLE_TIMEOUT_MS = 10_000;
+export const DEFAULT_PG_IDEMPOTENCY_WINDOW = 10_000;
+
+export interface PostgresStoreOptions {
+  /**
+   * A libpq connection URI (postgres://user@host:port/db, optionally ?schema=name). What it leaves out
+   * comes from the libpq environment: PGPASSWORD, ~/.pgpass, PGHOST, PGPORT, PGUSER, PGDATABASE, PGSSLMODE.
+   */
+  connectionString?: string;
+  /** Further settings for the pool the store creates (host, port, ssl, max, connectionTimeoutMillis…). */
+  connection?: ConnectionConfig;
+  /** A pool the caller owns (a pg.Pool); the store uses it and never ends it. At least 2 connections. */
+  pool?: DbPool;
+  /** The schema holding the store's tables (default "stepchain"; or ?schema= in the URI). */
+  schema?: string;
+  /** How many most recent steps an idempotent retry is recognized in (default 10,000), as in the file store. */
+  idempotencyWindow?: number;
+  /** How long an append waits for another writer's transaction on the same journal (default 20 s): LOCK_TIMEOUT. */
+  lockTimeoutMs?: number;
+  /**
+   * A writer's transaction idle for this long is ended by the server (default 10 s), so a writer that
+   * stopped mid-transaction (a frozen VM, a cut network) holds its journal no longer than this.
+   */
+  idleTimeoutMs?: number;
+  /** Defaults for `create`, as in the file store: segment rotation size and blob threshold. */
+  segmentBytes?: number;
+  blobThreshold?: number;
+}
+
+/** What journals and the verifier share: the pool, the tables, and the writers' settings. */
+export interface StoreContext {
+  pool: DbPool;
+  tables: Tables;
+  /** The server as people may see it (password masked). */
+  display: string;
+  lockTimeoutMs: number;
+  idleTimeoutMs: number;
+  idempotencyWindow: number;
+}
+
+export class PostgresStore implements Store<PostgresJournal>, StoreDiagnostics {
+  readonly backend = 'postgres';
+  /** The server and schema, password masked. */
+  readonly display: string;
+  readonly tables: Tables;
+  private readonly settings: Omit<StoreContext, 'pool' | 'tables' | 'display'>;
+  private readonly defaults: JournalConfig;
+  private readonly ownPool: boolean;
+  private readonly poolConfig: ConnectionConfig;
+  private pool: Promise<DbPool> | null;
+  private readyFor: { read: Promise<StoreContext | null> | null; write: Promise<StoreContext> | null } = { read: null, write: null };
+  private closed = false;
+
+  constructor(options: string | PostgresStoreOptions) {
+    const o: PostgresStoreOptions = typeof options === 'string' ? { connectionString: options } : options ?? {};
+    if (o === null || typeof o !== 'object') throw new StoreError('OPTION_INVALID', 'PostgresStore takes a connection URI or an options object');
+    let schema = o.schema;
+    let display = 'postgres (the caller\'s pool)';
+    const config: ConnectionConfig = { ...(o.connection ?? {}) };
+    if (o.connectionString !== undefined) {
+      const loc = parsePostgresLocation(o.connectionString);
+      if (loc.journal !== undefined) {
+        throw new StoreError('OPTION_INVALID', `${loc.display}: a store is a database and a schema; name the journal in create() or open(), not in the store's URI`);
+      }
+      if (loc.schema !== undefined && schema !== undefined && loc.schema !== schema) {
+        throw new StoreError('OPTION_INVALID', `${loc.display} names schema ${loc.schema}, the options name ${schema}`);
+      }
+      schema ??= loc.schema;
+      config.connectionString = loc.connectionString;
+      display = loc.display;
+    } else if (o.pool === undefined) {
+      const c = o.connection ?? {};
+      display = `postgres://${String(c.user ?? process.env.PGUSER ?? '')}@${String(c.host ?? process.env.PGHOST ?? 'localhost')}:${String(c.port ?? process.env.PGPORT ?? 5432)}/${String(c.database ?? process.env.PGDATABASE ?? '')}`;
+    }
+    this.tables = tablesIn(schema ?? DEFAULT_SCHEMA);
+    this.display = `${display} (schema ${this.tables.schema})`;
+    if (config.max !== undefined) intOption('connection.max', config.max, 10, 2, 10_000);
+    this.poolConfig = config;
+    this.ownPool = o.pool === undefined;
+    this.pool = o.pool === undefined ? null : Promise.resolve(o.pool);
+    this.settings = {
+      idempotencyWindow: intOption('idempotencyWindow', o.idempotencyWindow, DEFAULT_PG_IDEMPOTENCY_WINDOW, 1, 10_000_000),
+      lockTimeoutMs: intOption('lockTimeoutMs', o.lockTimeoutMs, DEFAULT_PG_LOCK_TIMEOUT_MS, 1, 3_600_000),
+      idleTimeoutMs: intOption('idleTimeoutMs', o.idleTimeoutMs, DEFAULT_PG_IDLE_TIMEOUT_MS, 100, 3_600_000),
+    };
+    this.defaults = defaultConfig(o);
+  }
+
+  private getPool(): Promise<DbPool> {
+    if (this.closed) return Promise.reject(new StoreError('CLOSED', `the store for ${this.display} is closed`, { hint: 'make a new PostgresStore' }));
+    this.pool ??= createPool(this.poolConfig);
+    return this.pool;
+  }
+
+  private async context(): Promise<StoreContext> {
+    return { pool: await this.getPool(), tables: this.tables, display: this.display, ...this.settings };
+  }
+
+  /**
+   * For writers: the schema at SCHEMA_VERSION, created or migrated if needed (once per store). A failed
+   * attempt is not remembered, so the next call tries again (the server may be back).
+   */
+  private ready(mode: 'write'): Promise<StoreContext>;
+  private ready(mode: 'read'): Promise<StoreContext | null>;
+  private ready(mode: 'read' | 'write'): Promise<StoreContext | null> {
+    if (mode === 'write') {
+      this.readyFor.write ??= this.context().then(async (ctx) => {
+        try {
+          await checkServer(ctx);
+        } catch (e) {
+          throw translate(e, this.display, 'connecting');
+        }
+        await migrate(ctx.pool, ctx.tables, this.display);
+        return ctx;
+      });
+      const p = this.readyFor.write;
+      p.catch(() => {
+        if (this.readyFor.write === p) this.readyFor.write = null;
+      });
+      return p;
+    }
+    if (this.readyFor.write !== null) return this.readyFor.write.catch(() => this.ready('read'));
+    // Readers never migrate: an absent schema is an empty store (null), a newer one SCHEMA_TOO_NEW.
+    this.readyFor.read ??= this.context().then(async (ctx) => {
+      let state;
+      try {
+        await checkServer(ctx);
+        state = await schemaState(ctx.pool, ctx.tables);
+      } catch (e) {
+        throw translate(e, this.display, 'connecting');
+      }
+      if (!state.installed) return null;
+      if (state.version > SCHEMA_VERSION) throw tooNew(state.version, ctx.tables, this.display);
+      return ctx;
+    });
+    const p = this.readyFor.read;
+    // Neither a failure nor "not installed yet" is remembered: another process may create the schema.
+    p.then((ctx) => {
+      if (ctx === null && this.readyFor.read === p) this.readyFor.read = null;
+    }, () => {
+      if (this.readyFor.read === p) this.readyFor.read = null;
+    });
+    return p;
+  }
+
+  private taken(id: string): StoreError {
+    return new StoreError('JOURNAL_EXISTS', `journal ${JSON.stringify(id)} already exists in ${this.display}`, { hint: 'open it, or choose another id' });
+  }
+
+  private notFound(id: string): StoreError {
+    return new StoreError('JOURNAL_NOT_FOUND', `no journal ${JSON.stringify(id)} in ${this.display}`, { hint: 'create it first, or check the id with list()' });
+  }
+
+  async create(id: string, options: CreateOptions = {}): Promise<PostgresJournal> {
+    assertJournalId(id);
+    const config = journalConfig(options, this.defaults);
+    const genesis = makeGenesis(options);
+    const ctx = await this.ready('write');
+    const meta: JournalMeta = { format: STORE_FORMAT, genesis, config, lineage: null };
+    const key = await this.withClient(ctx, `creating journal ${id}`, (client) => insertJournal(client, ctx.tables, id, serializeMeta(meta), genesisHash(genesis)));
+    if (key === null) throw this.taken(id);
+    return new PostgresJournal(ctx, id, key, meta, false);
+  }
+
+  async open(id: string, options: OpenOptions = {}): Promise<PostgresJournal> {
+    assertJournalId(id);
+    const readOnly = options.readOnly === true;
+    const ctx = readOnly ? await this.ready('read') : await this.ready('write');
+    if (ctx === null) throw this.notFound(id);
+    let row;
+    try {
+      row = await findJournal(ctx.pool, ctx.tables, id);
+    } catch (e) {
+      throw translate(e, this.display, `opening journal ${id}`);
+    }
+    if (row === null) throw this.notFound(id);
+    const meta = parseMeta(row.meta, `${ctx.tables.schema}.journals (id ${id}) meta`);
+    return new PostgresJournal(ctx, id, row.key, meta, readOnly);
+  }
+
+  async list(): Promise<string[]> {
+    const ctx = await this.ready('read');
+    if (ctx === null) return [];
+    try {
+      return await listJournals(ctx.pool, ctx.tables);
+    } catch (e) {
+      throw translate(e, this.display, 'listing journals');
+    }
+  }
+
+  /**
+   * Verifies journal `id` read-only without opening it: metadata that does not parse is reported as
+   * JOURNAL_INVALID, like every other defect, rather than thrown.
+   */
+  async verify(id: string, options: JournalVerifyOptions = {}): Promise<JournalReport> {
+    assertJournalId(id);
+    const ctx = await this.ready('read');
+    if (ctx === null) throw this.notFound(id);
+    return verifyJournalRows(ctx, id, options);
+  }
+
+  /**
+   * A new journal whose steps 0..fromStep are byte-identical to the parent's, built in one transaction:
+   * the row, the copied lines (verified as they stream past) and blobs, then the lineage and the head. A
+   * failure anywhere leaves no journal.
+   */
+  async fork(parent: Journal, options: ForkOptions): Promise<PostgresJournal> {
+    if (options === null || typeof options !== 'object') throw new StoreError('OPTION_INVALID', 'fork takes { fromStep, to }');
+    const to = options.to;
+    assertJournalId(to, 'fork target id');
+    const ctx = await this.ready('write');
+    const config: JournalConfig = { blobThreshold: parent.config.blobThreshold, segmentBytes: parent.config.segmentBytes };
+    const draft: JournalMeta = { format: STORE_FORMAT, genesis: parent.genesis, config, lineage: null };
+    const made = await this.withClient(ctx, `forking journal ${parent.id} into ${to}`, async (client) => {
+      await client.query('BEGIN');
+      try {
+        const key = await insertJournal(client, ctx.tables, to, serializeMeta(draft), genesisHash(parent.genesis));
+        if (key === null) throw this.taken(to);
+        let pending: NewLine[] = [];
+        let cursor: SegmentCursor = { first: 0, size: 0 };
+        const lineage = await copyPrefix(parent, options.fromStep, {
+          line: async (text, seq) => {
+            cursor = placeLine(cursor, seq, Buffer.byteLength(text, 'utf8') + 1, config.segmentBytes);
+            pending.push({ seq, bucket: cursor.first, stepId: (JSON.parse(text) as { step_id: string }).step_id, text });
+            if (pending.length >= 1000) {
+              await insertLines(client, ctx.tables, key, pending);
+              pending = [];
+            }
+          },
+          blob: (digest, bytes) => insertBlobs(client, ctx.tables, key, [{ digest, bytes }]),
+        });
+        await insertLines(client, ctx.tables, key, pending);
+        const meta: JournalMeta = { ...draft, lineage };
+        await updateHead(client, ctx.tables, key, { seq: lineage.from_step, hash: lineage.parent_step_hash, cursor });
+        await client.query(`UPDATE ${ctx.tables.journals} SET meta = $2 WHERE key = $1`, [key, serializeMeta(meta)]);
+        await client.query('COMMIT');
+        return { key, meta };
+      } catch (e) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw e;
+      }
+    });
+    return new PostgresJournal(ctx, to, made.key, made.meta, false);
+  }
+
+  /**
+   * Reachability, schema version and writability, read without writing anything (no migration either):
+   * what `stepchain doctor` prints. Never throws for a server problem: it reports it.
+   */
+  async health(journal?: string): Promise<StoreHealth> {
+    let pool: DbPool | null = null;
+    try {
+      pool = await this.getPool();
+    } catch (e) {
+      return checkHealth(null, this.tables, this.display, journal, e);
+    }
+    return checkHealth(pool, this.tables, this.display, journal);
+  }
+
+  /** Ends the store's own pool (a caller's pool is left alone). Journals opened from it stop working. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const pool = this.pool;
+    this.pool = null;
+    if (pool !== null && this.ownPool) await (await pool).end();
+  }
+
+  /** Runs `fn` on one connection; a driver error becomes a coded StoreError naming what was being done. */
+  private async withClient<T>(ctx: StoreContext, doing: string, fn: (client: DbClient) => Promise<T>): Promise<T> {
+    let client: DbClient;
+    try {
+      client = await ctx.pool.connect();
+    } catch (e) {
+      throw translate(e, this.display, doing);
+    }
+    let failed = false;
+    try {
+      return await fn(client);
+    } catch (e) {
+      failed = !(e instanceof StoreError);
+      throw translate(e, this.display, doing);
+    } finally {
+      client.release(failed);
+    }
+  }
+}
+
+/** The server must keep text as UTF-8 bytes (lines are stored byte for byte) and be recent enough. */
+async function checkServer(ctx: StoreContext): Promise<void> {
+  const r = await ctx.pool.query<{ encoding: string; version: number }>(
+    `SELECT current_setting('server_encoding') AS encoding, current_setting('server_version_num')::int AS version`,
+  );
+  const row = r.rows[0]!;
+  if (row.encoding !== 'UTF8') {
+    throw new StoreError('SERVER_ERROR', `${ctx.display}: the database's encoding is ${row.encoding}; the store keeps every line byte for byte as UTF-8 text and needs a UTF8 database`, {
+      hint: 'create the database with ENCODING \'UTF8\'',
+    });
+  }
+  if (row.version < 120000) {
+    throw new StoreError('SERVER_ERROR', `${ctx.display}: PostgreSQL ${Math.floor(row.version / 10000)} is too old; the store needs 12 or later`);
+  }
+}

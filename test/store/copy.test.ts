@@ -1,0 +1,86 @@
+/**
+ * copyJournal between stores (spec/POSTGRES.md §10), on the file and memory stores (the CLI tests run it
+ * to and from Postgres): byte-identical copies, completion of an identical prefix, refusal of anything
+ * else with the target untouched, and a source that does not verify stops the copy at a clean prefix.
+ */
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, test } from 'vitest';
+import { FileStore, MemoryStore, copyJournal, type Journal, type StoredLine } from '../../src/store/index.js';
+import { tempDir } from '../helpers/tmp.js';
+
+async function lines(j: Journal): Promise<StoredLine[]> {
+  const out: StoredLine[] = [];
+  for await (const l of j.lines()) out.push(l);
+  return out;
+}
+
+async function code(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+  } catch (e) {
+    return (e as { code?: string }).code ?? String(e);
+  }
+  return 'no error';
+}
+
+async function source(count: number): Promise<{ store: FileStore; j: Journal; root: string }> {
+  const root = tempDir();
+  const store = new FileStore(root, { fsync: 'none', segmentBytes: 4096, blobThreshold: 1024 });
+  const j = await store.create('src');
+  for (let i = 0; i < count; i++) await j.append({ input: { i, pad: 'p'.repeat(200) }, result: i % 5 === 2 ? 'b'.repeat(1500 + i) : i, ...(i % 3 ? {} : { meta: { k: i } }) });
+  return { store, j, root };
+}
+
+describe('copyJournal', () => {
+  test('copies byte for byte (lines, bucket labels, blobs, genesis, config), then has nothing to do, then completes what is new', async () => {
+    const { j } = await source(25);
+    const target = new MemoryStore();
+    const first = await copyJournal(j, target, 'dst');
+    expect(first).toMatchObject({ created: true, already: 0, copied: 25, head: await j.head(), lineage_dropped: false });
+    const dst = await target.open('dst');
+    expect(dst.genesis).toEqual(j.genesis);
+    expect(dst.config).toEqual(j.config);
+    expect(await lines(dst)).toEqual(await lines(j));
+    expect((await dst.verify()).ok).toBe(true);
+    expect(await copyJournal(j, target, 'dst')).toMatchObject({ created: false, already: 25, copied: 0 });
+    await j.append({ input: 'new' });
+    expect(await copyJournal(j, target, 'dst')).toMatchObject({ already: 25, copied: 1 });
+    expect(await lines(await target.open('dst'))).toEqual(await lines(j));
+  });
+
+  test.each([
+    ['another genesis', async (t: MemoryStore) => void (await t.create('dst', { segmentBytes: 4096, blobThreshold: 1024 })), /another genesis/],
+    ['another config', async (t: MemoryStore, j: Journal) => void (await t.create('dst', { journalId: j.genesis.journal_id, createdAt: j.genesis.created_at })), /another config/],
+    ['a differing step', async (t: MemoryStore, j: Journal) => {
+      const d = await t.create('dst', { journalId: j.genesis.journal_id, createdAt: j.genesis.created_at, segmentBytes: 4096, blobThreshold: 1024 });
+      await d.append({ input: 'not the source' });
+    }, /step 0 is not the source's/],
+    ['more steps than the source', async (t: MemoryStore, j: Journal) => {
+      await copyJournal(j, t, 'dst');
+      await (await t.open('dst')).append({ input: 'extra' });
+    }, /holds 6 steps and the source 5/],
+  ])('refuses a target with %s and leaves it untouched', async (_l, prepare, message) => {
+    const { j } = await source(5);
+    const target = new MemoryStore();
+    await prepare(target, j);
+    const before = await lines(await target.open('dst'));
+    const e = await copyJournal(j, target, 'dst').catch((x: unknown) => x as Error & { code: string });
+    expect((e as { code: string }).code).toBe('JOURNAL_EXISTS');
+    expect((e as Error).message).toMatch(message);
+    expect(await lines(await target.open('dst'))).toEqual(before);
+  });
+
+  test('a source that does not verify stops the copy; the target holds an identical prefix', async () => {
+    const { j, root } = await source(8);
+    const bucket = join(root, 'src', 'buckets', readdirSync(join(root, 'src', 'buckets')).sort()[0]!);
+    writeFileSync(bucket, readFileSync(bucket, 'utf8').replace('"i":1,', '"i":7,'));
+    const target = new MemoryStore();
+    const e = await copyJournal(await new FileStore(root).open('src', { readOnly: true }), target, 'dst').catch((x: unknown) => x as Error & { code: string });
+    expect((e as { code: string }).code).toBe('JOURNAL_CORRUPT');
+    expect((e as Error).message).toMatch(/HASH_MISMATCH/);
+    const copied = await lines(await target.open('dst'));
+    expect(copied.length).toBeLessThan(2);
+    expect(await code(copyJournal(j, new MemoryStore(), 'x'))).toBe('JOURNAL_CORRUPT');
+  });
+});
