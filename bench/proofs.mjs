@@ -1,10 +1,13 @@
-// Micro-benchmark of src/proofs (spec/PROOFS.md) at 1 000 000 steps: tree maintenance per appended step,
-// against the SHA-256 of one stored line that every append already pays (the baseline, measured in the
-// same run); building the tree and its tiles; proof generation from an in-memory tree and from tlog-tiles;
-// proof verification; checkpoint signing and verification. Not part of `npm test`.
+// Benchmark of transparency proofs (spec/PROOFS.md) at 1 000 000 steps. The file store: appends with the
+// Merkle tree kept on every commit against the same appends without it (paired runs, the overhead ratio);
+// the tree of an existing journal computed on open; proof generation from the store's tiles on disk and
+// verification, per proof. Then the core alone: tree maintenance per step against the SHA-256 of one
+// stored line (the baseline, same run), the tree and its tiles in memory, proofs from memory and tiles,
+// checkpoint signing and verification. Writes its section of bench/RESULTS.md (between the markers);
+// prints it too. Not part of `npm test`.
 //
-//   npm run bench:proofs                 # 1 000 000 steps
-//   node bench/proofs.mjs --n=100000     # after npm run build
+//   npm run bench:proofs                        # 1 000 000 steps, writes bench/RESULTS.md
+//   node bench/proofs.mjs --n=100000 --no-write # after npm run build
 // In Node the library hashes with node:crypto; the internal module lets the bench measure @noble/hashes too.
 import { setSha256Backend, nobleBackend, sha256Backend } from '../dist/canonical/sha256.js';
 import {
@@ -12,6 +15,9 @@ import {
   signCheckpoint, stepLeafHash, tileReader, treeRoot, verifyCheckpoint, verifyConsistency, verifyInclusion, verifyRange,
 } from '../dist/proofs/index.js';
 import { median } from './lib/stats.mjs';
+import { storeFigures } from './lib/proofs-store.mjs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 
 const N = Number(process.argv.find((a) => a.startsWith('--n='))?.slice(4) ?? 1_000_000);
 const enc = new TextEncoder();
@@ -118,7 +124,36 @@ const policy = { log: noteVerifier(log.name, log.publicKey), witnesses: ws.map((
 const verMs = time(() => { for (let i = 0; i < 20; i++) if (!verifyCheckpoint(note, policy).ok) throw new Error('checkpoint'); });
 row('checkpoint verification, log + 3 cosignatures', us(verMs, 20));
 
-console.log(`# src/proofs micro-benchmark, ${N} steps, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}\n`);
-console.log('| figure | median | note |\n|---|---:|---|');
-console.log(rows.join('\n'));
-console.log(`\npeak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`);
+const store = await storeFigures(N);
+const START = '<!-- bench:proofs start -->';
+const END = '<!-- bench:proofs end -->';
+const section = [
+  START,
+  `## Transparency proofs (\`npm run bench:proofs\`, ${N} steps)`,
+  '',
+  `Node ${process.version}, ${new Date().toISOString().slice(0, 10)}, load average ${loadavg().map((x) => x.toFixed(2)).join(' / ')} at the end. Times are CPU time (user + system) of the process unless marked wall; medians.`,
+  '',
+  '### The file store (spec/FORMAT.md §8.16)',
+  '',
+  '| figure | median | spread | note |',
+  '|---|---:|---|---|',
+  ...store.rows,
+  '',
+  '### The core (src/proofs)',
+  '',
+  '| figure | median | note |',
+  '|---|---:|---|',
+  ...rows,
+  '',
+  `Peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB (the 1M-step tree in memory and its tiles included).`,
+  END,
+].join('\n');
+console.log(section);
+if (!process.argv.includes('--no-write')) {
+  const file = new URL('./RESULTS.md', import.meta.url);
+  const text = readFileSync(file, 'utf8');
+  const at = text.indexOf(START);
+  const next = at >= 0 ? text.slice(0, at) + section + text.slice(text.indexOf(END) + END.length) : text.trimEnd() + '\n\n' + section + '\n';
+  writeFileSync(file, next);
+  console.error(`wrote the proofs section of ${file.pathname}`);
+}

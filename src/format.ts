@@ -51,3 +51,11 @@ export { preparePublication, publicationBytes, readPolicyFile } from './redact/n
 export { discloseFromSecrets, secretsFile, SECRETS_FORMAT, DISCLOSURE_FORMAT, type SecretsFile, type SecretEntry, type DisclosureProof, type DisclosureProblemCode } from './redact/disclose.js';
 export { discloseStepFromSecrets, STEP_DISCLOSURE_FORMAT, type StepDisclosureProof } from './redact/disclose-step.js';
 export { discloseHashFromSecrets, HASH_DISCLOSURE_FORMAT, type HashDisclosureProof } from './redact/disclose-hash.js';
+// Transparency proofs (spec/PROOFS.md): what a log, a witness or another store needs to sign and prove;
+// the verifiers are in stepchain/verify. TreeStorage and CheckpointKeeper are what a store implements.
+export {
+  noteSigner, journalOrigin, verifierKey, signCheckpoint, cosignCheckpoint, addSignatures, proveInclusion, proveConsistency,
+  inclusionProofDocument, consistencyProofDocument, serializeProofDocument, proveReceiptRange, receiptProofMember, TreeFrontier, MemoryTree,
+  tileReader, treeRoot, JournalTree, signJournalCheckpoint, SIG_ED25519, SIG_COSIGNATURE_V1,
+  type NoteSigner, type NodeReader, type TreeStorage, type CheckpointKeeper, type StoredTree, type SignedCheckpoint,
+} from './proofs/index.js';

@@ -5,5 +5,6 @@
  */
 import type { JournalProblemCode } from './store/types.js';
 import type { PublishedProblemCode } from './redact/verify.js';
+import type { ProofProblemCode } from './proofs/problems.js';
 
-export type ProblemCode = JournalProblemCode | PublishedProblemCode;
+export type ProblemCode = JournalProblemCode | PublishedProblemCode | ProofProblemCode;

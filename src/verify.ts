@@ -16,3 +16,10 @@ export { verifyOpening, SLOT_OPENING_FORMAT, type SlotOpening, type OpeningRepor
 export { verifyStepDisclosure, STEP_DISCLOSURE_FORMAT, type StepDisclosureReport } from './redact/disclose-step.js';
 export { verifyHashDisclosure, HASH_DISCLOSURE_FORMAT, type HashDisclosureReport } from './redact/disclose-hash.js';
 export { diff, summarize, formatDiff, type DiffOptions, type DiffReport } from './diff/index.js';
+export {
+  verifyCheckpoint, verifyProofDocument, parseProofDocument, verifyInclusion, verifyRange, verifyConsistency, checkWitnessUpdate,
+  parseCheckpoint, parseNote, parseVerifierKey, noteVerifier, parseJournalOrigin, stepLeafHash, rootOfLeaves,
+  verifyProvenReceipt, receiptProofHooks, SIG_ED25519, SIG_COSIGNATURE_V1,
+  type Checkpoint, type CheckpointPolicy, type CheckpointReport, type Cosignature, type NoteVerifier, type ProofReport, type ProofProblem,
+  type ProofProblemCode, type TreeHead, type ReceiptProofOptions, type ReceiptProofReport, type Verdict,
+} from './proofs/index.js';

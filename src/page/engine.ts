@@ -13,8 +13,8 @@
  * slices so the page keeps responding). Pure: no DOM, no Node.
  */
 import {
-  HASH_DISCLOSURE_FORMAT, STEP_DISCLOSURE_FORMAT, publishedReceiptHooks, verifyDisclosure, verifyHashDisclosure, verifyReceipt, verifyStepDisclosure,
-  type ReceiptReport, type VerifiedLine,
+  HASH_DISCLOSURE_FORMAT, STEP_DISCLOSURE_FORMAT, parseCheckpoint, parseNote, parseVerifierKey, publishedReceiptHooks, receiptProofHooks, verifyDisclosure,
+  verifyHashDisclosure, verifyReceipt, verifyStepDisclosure, type ReceiptProofOptions, type ReceiptReport, type VerifiedLine,
 } from '../verify.js';
 import { summarize, type BlobLookup, type StepRow } from './summary.js';
 
@@ -38,9 +38,10 @@ export interface VerifyRequest {
   expectHead?: string;
   /** A disclosure proof file, checked against the receipt as `stepchain disclose --check` does. */
   proof?: { name: string; bytes: Uint8Array };
-  // EXTENSION POINT (earlier checkpoint, spec/PROOFS.md §14): once receipts carry a checkpoint, an auditor's
-  // earlier checkpoint and its log key come in here, read and checked in pins.ts like the pinned head, and
-  // `verify` checks consistency with src/proofs. The page's form has the matching slot (page.html).
+  /** The log's verifier key (vkey text, checked in pins.ts), as `stepchain verify --log-key`. */
+  logKey?: string;
+  /** An earlier checkpoint (signed note text, checked in pins.ts) the receipt must extend, as `--checkpoint`. */
+  checkpoint?: string;
 }
 
 export interface Progress {
@@ -218,14 +219,18 @@ export class Session {
     onLine: (line: VerifiedLine) => void, onBlob: (digest: string, text: string) => void,
   ): Promise<ReceiptReport> {
     const hooks = publishedReceiptHooks();
+    const proofs = receiptProofHooks(proofOptions(request));
     let steps = 0;
     const input = this.feed(request.receipt, (bytes) => onProgress({ phase, bytes, total: request.receipt.size, steps }));
     return verifyReceipt(input, {
       ...(request.expectHead !== undefined ? { expectHead: request.expectHead } : {}),
       ...(request.publicKey !== undefined ? { publicKey: request.publicKey } : {}),
       ...hooks.options,
+      extensions: { ...hooks.options.extensions, ...proofs.extensions },
+      finish: (r) => proofs.finish(hooks.options.finish(r)),
       onLine: (line) => {
         hooks.options.onLine(line);
+        proofs.onLine(line);
         steps++;
         onLine(line);
       },
@@ -295,6 +300,18 @@ export class Session {
     }
     return text;
   }
+}
+
+/** The CLI's proofs options from the request's pins (already checked in pins.ts, so they parse). */
+function proofOptions(request: VerifyRequest): ReceiptProofOptions {
+  const out: ReceiptProofOptions = {};
+  if (request.logKey) out.policy = { log: parseVerifierKey(request.logKey) };
+  if (request.checkpoint) {
+    const note = parseNote(request.checkpoint);
+    const cp = note.ok ? parseCheckpoint(note.note.text) : null;
+    if (cp?.ok) out.trusted = cp.checkpoint;
+  }
+  return out;
 }
 
 /** What must be equal between two passes over the same file. */

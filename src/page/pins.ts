@@ -4,7 +4,7 @@
  * digest; a pin that is given but cannot be used stops the verification with an error on its field — it
  * never falls back to "no pin". Pure.
  */
-import { decodePublicKey } from '../verify.js';
+import { decodePublicKey, parseCheckpoint, parseNote, parseVerifierKey, verifyCheckpoint } from '../verify.js';
 
 /** The most bytes a public key file may hold (as the CLI's readPublicKeyFile). */
 export const MAX_KEY_FILE_BYTES = 64 * 1024;
@@ -15,14 +15,19 @@ export interface PinInput {
   key: { name: string; size: number; bytes: Uint8Array } | null;
   /** The pinned head field as typed: empty means no pin; anything else, surrounding whitespace aside, must be a digest. */
   head: string;
+  /** An earlier checkpoint (a signed note file, spec/PROOFS.md §8.2) the receipt must extend, or null. */
+  checkpoint?: { name: string; text: string } | null;
+  /** The log's verifier key (vkey) as typed: empty means none; the receipt's checkpoint and the earlier one must be signed by it. */
+  logKey?: string;
 }
 
 export interface PinError {
-  field: 'key' | 'head';
+  field: 'key' | 'head' | 'checkpoint' | 'logkey';
   message: string;
 }
 
-export type Pins = { ok: true; publicKey?: Uint8Array; expectHead?: string } | { ok: false; errors: PinError[] };
+/** The checkpoint pins travel to the worker as text (a verifier key holds functions, which do not cross). */
+export type Pins = { ok: true; publicKey?: Uint8Array; expectHead?: string; logKey?: string; checkpoint?: string } | { ok: false; errors: PinError[] };
 
 export function readPins(input: PinInput): Pins {
   const errors: PinError[] = [];
@@ -43,6 +48,31 @@ export function readPins(input: PinInput): Pins {
     if (HEAD_RE.test(head)) expectHead = head;
     else errors.push({ field: 'head', message: 'the pinned head must be "sha256:" followed by 64 lowercase hex digits' });
   }
+  const { logKey, checkpoint } = readCheckpointPins(input, errors);
   if (errors.length > 0) return { ok: false, errors };
-  return { ok: true, ...(publicKey ? { publicKey } : {}), ...(expectHead ? { expectHead } : {}) };
+  return { ok: true, ...(publicKey ? { publicKey } : {}), ...(expectHead ? { expectHead } : {}), ...(logKey ? { logKey } : {}), ...(checkpoint ? { checkpoint } : {}) };
+}
+
+/** The log key and the earlier checkpoint, with the CLI's rules (--log-key, --checkpoint): a pin that cannot be used is an error. */
+function readCheckpointPins(input: PinInput, errors: PinError[]): { logKey?: string; checkpoint?: string } {
+  const logKey = (input.logKey ?? '').replace(/^[ \t\r\n]+|[ \t\r\n]+$/g, '');
+  let log = null;
+  if ((input.logKey ?? '') !== '') {
+    try {
+      log = parseVerifierKey(logKey);
+    } catch (e) {
+      errors.push({ field: 'logkey', message: `the log key: ${e instanceof Error ? e.message.replace(/^KEY_INVALID: /, '') : String(e)}` });
+    }
+  }
+  const cp = input.checkpoint;
+  if (!cp) return log ? { logKey } : {};
+  if (log) {
+    const v = verifyCheckpoint(cp.text, { log });
+    if (!v.ok) errors.push({ field: 'checkpoint', message: `earlier checkpoint ${cp.name}: ${v.problems.map((p) => p.message).join('; ')}` });
+  } else {
+    const note = parseNote(cp.text);
+    const parsed = note.ok ? parseCheckpoint(note.note.text) : null;
+    if (!parsed?.ok) errors.push({ field: 'checkpoint', message: `earlier checkpoint ${cp.name}: ${note.ok ? (parsed as { problem: { message: string } }).problem.message : note.problem.message}` });
+  }
+  return { ...(log ? { logKey } : {}), checkpoint: cp.text };
 }

@@ -51,6 +51,9 @@ export function mountPage(starting: Promise<Verifier>): void {
   const keyInput = byId<HTMLInputElement>('pubkey');
   const headInput = byId<HTMLInputElement>('head');
   const proofInput = byId<HTMLInputElement>('proof');
+  const logKeyInput = byId<HTMLInputElement>('logkey');
+  const checkpointInput = byId<HTMLInputElement>('checkpoint');
+  const pinFields = { key: [keyInput, 'pubkey-error'], head: [headInput, 'head-error'], logkey: [logKeyInput, 'logkey-error'], checkpoint: [checkpointInput, 'checkpoint-error'] } as const;
   const drop = byId('drop');
   const dropped = byId('dropped');
   const verifyButton = byId<HTMLButtonElement>('verify');
@@ -131,7 +134,7 @@ export function mountPage(starting: Promise<Verifier>): void {
   });
 
   function clearFieldErrors(): void {
-    for (const [input, id] of [[keyInput, 'pubkey-error'], [headInput, 'head-error']] as const) {
+    for (const [input, id] of Object.values(pinFields)) {
       input.removeAttribute('aria-invalid');
       byId(id).textContent = '';
     }
@@ -160,14 +163,17 @@ export function mountPage(starting: Promise<Verifier>): void {
       return;
     }
     const keyFile = keyInput.files?.[0];
+    const checkpointFile = checkpointInput.files?.[0];
     const pins = readPins({
       key: keyFile ? { name: keyFile.name, size: keyFile.size, bytes: new Uint8Array(await keyFile.slice(0, MAX_KEY_FILE_BYTES + 1).arrayBuffer()) } : null,
       head: headInput.value,
+      logKey: logKeyInput.value,
+      checkpoint: checkpointFile ? { name: checkpointFile.name, text: await checkpointFile.slice(0, MAX_KEY_FILE_BYTES * 16).text() } : null,
     });
     if (!pins.ok) {
       for (const err of pins.errors) markField(err);
       showError(pins.errors.map((x) => x.message).join('; '));
-      (pins.errors[0]!.field === 'key' ? keyInput : headInput).focus();
+      pinFields[pins.errors[0]!.field][0].focus();
       return;
     }
     const proofFile = proofInput.files?.[0];
@@ -188,6 +194,7 @@ export function mountPage(starting: Promise<Verifier>): void {
     try {
       const outcome = await state.verifier.verify({
         receipt, name: receipt.name, ...(pins.publicKey ? { publicKey: pins.publicKey } : {}), ...(pins.expectHead ? { expectHead: pins.expectHead } : {}), ...(proof ? { proof } : {}),
+        ...(pins.logKey ? { logKey: pins.logKey } : {}), ...(pins.checkpoint ? { checkpoint: pins.checkpoint } : {}),
       }, progress.tick);
       progress.stop();
       state.outcome = outcome;
@@ -195,7 +202,7 @@ export function mountPage(starting: Promise<Verifier>): void {
       state.only = 'all';
       state.open = null;
       onlyFlagged.checked = false;
-      renderOutcome(outcome, pins.publicKey !== undefined || pins.expectHead !== undefined);
+      renderOutcome(outcome, pins.publicKey !== undefined || pins.expectHead !== undefined || pins.logKey !== undefined);
       if (outcome.listed > 0) await renderRows();
       // The verdict may be below the fold on a laptop screen; the live region announces it either way.
       byId('verdict-h').scrollIntoView({ block: 'start' });
@@ -212,9 +219,9 @@ export function mountPage(starting: Promise<Verifier>): void {
   }
 
   function markField(err: PinError): void {
-    const input = err.field === 'key' ? keyInput : headInput;
+    const [input, id] = pinFields[err.field];
     input.setAttribute('aria-invalid', 'true');
-    byId(err.field === 'key' ? 'pubkey-error' : 'head-error').textContent = err.message;
+    byId(id).textContent = err.message;
   }
 
   function showProgress(p: Progress): void {

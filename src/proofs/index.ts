@@ -26,3 +26,12 @@ export {
   type ProofDocument, type InclusionProofDocument, type ConsistencyProofDocument, type ProofReport, type VerifyProofOptions,
 } from './document.js';
 export { ProofError, type ProofErrorCode, type ProofProblem, type ProofProblemCode } from './problems.js';
+export {
+  JournalTree, leavesExtend, tileCountAt, tileLevelsAt, parseStoredTree, serializeStoredTree, MAX_TILE_LEVELS,
+  type StoredTree, type TileNode, type TreeStorage, type ChainEnd, type LeafSource,
+} from './log.js';
+export { signJournalCheckpoint, lastCheckpoint, type CheckpointKeeper, type KeptCheckpoint, type SignedCheckpoint } from './keeper.js';
+export {
+  receiptProofHooks, receiptProofMember, verifyProvenReceipt, proveReceiptRange, proofMemberDefect, PROOF_MEMBER,
+  type ReceiptProofMember, type ReceiptProofOptions, type ReceiptProofReport, type ProvenReceiptReport,
+} from './receipt.js';

@@ -38,7 +38,9 @@ export type ProofProblemCode =
   /** The verification policy itself is unusable (no log key, a quorum above the witness count, one key twice). */
   | 'POLICY_INVALID'
   /** A witness was given an old size that is not the size it last cosigned (tlog-witness "409 Conflict"). */
-  | 'OLD_SIZE_MISMATCH';
+  | 'OLD_SIZE_MISMATCH'
+  /** An earlier checkpoint was pinned, and what was verified cannot be connected to it (a partial receipt without a consistency proof). */
+  | 'CONSISTENCY_UNPROVEN';
 
 export interface ProofProblem {
   code: ProofProblemCode;
@@ -56,7 +58,9 @@ export type ProofErrorCode =
   /** A node reader returned the wrong number of hashes or a hash that is not 32 bytes. */
   | 'NODE_READER_FAILED'
   /** A text to be signed that is not a valid note text or checkpoint. */
-  | 'NOTE_INVALID';
+  | 'NOTE_INVALID'
+  /** A log refused to sign a checkpoint that does not extend the last one it signed for the origin (PROOFS.md §8.6). */
+  | 'CHECKPOINT_REFUSED';
 
 export class ProofError extends StepchainError<ProofErrorCode> {}
 

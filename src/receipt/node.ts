@@ -25,6 +25,8 @@ export interface ExportOptions {
   to?: number;
   /** Sign the manifest: 32 seed bytes, a PKCS#8 PEM text, or { keyFile } naming a PEM file. */
   sign?: Uint8Array | string | { keyFile: string };
+  /** Extra manifest members an extension defines (a transparency proof: spec/RECEIPT.md §4.5). */
+  extra?: Record<string, Json>;
 }
 
 export interface ExportResult {
@@ -59,7 +61,7 @@ export async function receiptInput(source: ChainSource, options: { from?: number
 }
 
 /** The receipt as an uncompressed tar held in memory (tests, vectors, small journals). */
-export async function receiptBytes(source: ChainSource, options: { from?: number; to?: number; sign?: Uint8Array | string } = {}): Promise<Uint8Array> {
+export async function receiptBytes(source: ChainSource, options: { from?: number; to?: number; sign?: Uint8Array | string; extra?: Record<string, Json> } = {}): Promise<Uint8Array> {
   const plan = await planReceipt(await receiptInput(source, options));
   const parts: Uint8Array[] = [];
   for await (const chunk of writeReceipt(plan)) parts.push(Uint8Array.from(chunk));
@@ -73,7 +75,7 @@ export async function exportReceipt(source: ChainSource, options: ExportOptions)
   if (options.sign !== undefined) {
     sign = typeof options.sign === 'object' && !(options.sign instanceof Uint8Array) ? await readKeyFile(options.sign.keyFile) : options.sign;
   }
-  const input = await receiptInput(source, { ...(options.from === undefined ? {} : { from: options.from }), ...(options.to === undefined ? {} : { to: options.to }), ...(sign === undefined ? {} : { sign }) });
+  const input = await receiptInput(source, { ...(options.from === undefined ? {} : { from: options.from }), ...(options.to === undefined ? {} : { to: options.to }), ...(sign === undefined ? {} : { sign }), ...(options.extra === undefined ? {} : { extra: options.extra }) });
   const plan = await planReceipt(input);
   return writePlanToFile(plan, options.out);
 }

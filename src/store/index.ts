@@ -4,6 +4,7 @@
  * src/index.ts, src/journal.ts, src/verify.ts, src/format.ts and src/testing/index.ts.
  */
 export { FileStore, DEFAULT_LOCK_TIMEOUT_MS, DEFAULT_STALE_MS, DEFAULT_IDEMPOTENCY_WINDOW, DEFAULT_BATCH_SYNC_MS, type FileStoreOptions } from './file/store.js';
+export type { FileJournal } from './file/journal.js';
 export type { FsyncMode } from './file/writer.js';
 export { MemoryStore, type MemoryStoreOptions } from './memory.js';
 export { StoreError, type StoreErrorCode } from './errors.js';

@@ -67,6 +67,9 @@ export interface Inputs {
   key?: FileSpec;
   head?: string;
   proof?: FileSpec;
+  /** An earlier checkpoint and the log key (spec/PROOFS.md §9.8). */
+  checkpoint?: FileSpec;
+  logKey?: string;
 }
 
 export interface Shown {
@@ -76,7 +79,7 @@ export interface Shown {
   problems: Array<{ code: string; location: string; message: string }>;
   proves: string[];
   doesNotProve: string[];
-  fieldErrors: { key: string; head: string };
+  fieldErrors: { key: string; head: string; logkey: string; checkpoint: string };
   disclosure: { ok: boolean; headline: string; codes: string[]; proves: string[] } | null;
 }
 
@@ -87,6 +90,8 @@ export async function verify(page: Page, inputs: Inputs, timeout = 60_000): Prom
   await page.setInputFiles('#pubkey', inputs.key ? asPayload(inputs.key) : []);
   await page.setInputFiles('#proof', inputs.proof ? asPayload(inputs.proof) : []);
   await page.fill('#head', inputs.head ?? '');
+  await page.setInputFiles('#checkpoint', inputs.checkpoint ? asPayload(inputs.checkpoint) : []);
+  await page.fill('#logkey', inputs.logKey ?? '');
   await page.click('#verify');
   await page.waitForFunction(() => ['done', 'error'].includes(document.body.dataset.state ?? ''), null, { timeout });
   return shown(page);
@@ -106,7 +111,7 @@ export async function shown(page: Page): Promise<Shown> {
       problems: [...document.querySelectorAll('#problems > li')].map((li) => ({ code: text(li.querySelector('.code')), location: text(li.querySelector('.loc')), message: text(li.querySelector('.msg')) })),
       proves: [...document.querySelectorAll('#statements li.proves')].map(statement),
       doesNotProve: [...document.querySelectorAll('#statements li.not')].map(statement),
-      fieldErrors: { key: text(document.getElementById('pubkey-error')), head: text(document.getElementById('head-error')) },
+      fieldErrors: { key: text(document.getElementById('pubkey-error')), head: text(document.getElementById('head-error')), logkey: text(document.getElementById('logkey-error')), checkpoint: text(document.getElementById('checkpoint-error')) },
       disclosure: d
         ? { ok: d.dataset.ok === 'true', headline: text(d.querySelector('.headline')), codes: [...d.querySelectorAll('li[data-code]')].map((li) => li.getAttribute('data-code')!), proves: [...d.querySelectorAll('.statements li')].map(statement) }
         : null,

@@ -147,3 +147,46 @@ describe('pins', () => {
     expect(pins.ok && pins.publicKey?.length).toBe(32);
   });
 });
+
+describe('the earlier checkpoint and the log key (spec/PROOFS.md §9.8), as stepchain verify --checkpoint --log-key', () => {
+  const proofs = async () => {
+    const { FileStore } = await import('../../src/store/index.js');
+    const p = await import('../../src/proofs/index.js');
+    const { genesisHash } = await import('../../src/record/formats.js');
+    const { receiptBytes } = await import('../../src/receipt/node.js');
+    const store = new FileStore(`${dir}/cp-${Math.random().toString(16).slice(2)}`, { fsync: 'none' });
+    const j = await store.create('page');
+    await j.appendMany(Array.from({ length: 30 }, (_, i) => ({ input: { i } })));
+    const origin = p.journalOrigin({ authority: 'agents.example.com', journalId: 'page', genesisHash: genesisHash(j.genesis) });
+    const log = p.noteSigner(origin, new Uint8Array(32).fill(5));
+    const first = await j.checkpoint(log);
+    await j.appendMany(Array.from({ length: 10 }, (_, i) => ({ input: { more: i } })));
+    const second = await j.checkpoint(log);
+    const member = await p.proveReceiptRange((await j.treeView()).reader, second.note, 0, 39);
+    const receipt = new Blob([Uint8Array.from(await receiptBytes(j, { extra: { proof: member as never } }))]);
+    const truncated = new Blob([Uint8Array.from(await receiptBytes(j, { to: 20 }))]);
+    return { vkey: p.verifierKey(log), first: first.note, receipt, truncated };
+  };
+
+  test('a receipt that extends the earlier checkpoint passes with the log key pinned; a truncated one fails SIZE_DECREASED', async () => {
+    const t = await proofs();
+    const pins = readPins({ key: null, head: '', logKey: t.vkey, checkpoint: { name: 'a.checkpoint', text: t.first } });
+    expect(pins.ok).toBe(true);
+    if (!pins.ok) return;
+    const session = new Session();
+    const good = await session.verify({ receipt: t.receipt, name: 'r', logKey: pins.logKey!, checkpoint: pins.checkpoint! });
+    expect(good.report.problems).toEqual([]);
+    expect((good.report as { tlog?: { pinned: boolean; extends: { size: number } | null } }).tlog).toMatchObject({ pinned: true, extends: { size: 30 } });
+    const bad = await session.verify({ receipt: t.truncated, name: 't', logKey: pins.logKey!, checkpoint: pins.checkpoint! });
+    expect(bad.report.problems.map((p) => p.code)).toEqual(['SIZE_DECREASED']);
+  });
+
+  test('a log key or a checkpoint that cannot be used is an error on its field, never "no pin"', async () => {
+    const t = await proofs();
+    expect(readPins({ key: null, head: '', logKey: 'not a vkey' })).toMatchObject({ ok: false, errors: [{ field: 'logkey' }] });
+    expect(readPins({ key: null, head: '', checkpoint: { name: 'x', text: 'garbage' } })).toMatchObject({ ok: false, errors: [{ field: 'checkpoint' }] });
+    const other = (await import('../../src/proofs/index.js')).noteSigner('agents.example.com/page/' + 'a'.repeat(64), new Uint8Array(32).fill(6));
+    const otherKey = (await import('../../src/proofs/index.js')).verifierKey(other);
+    expect(readPins({ key: null, head: '', logKey: otherKey, checkpoint: { name: 'a.checkpoint', text: t.first } })).toMatchObject({ ok: false, errors: [{ field: 'checkpoint' }] });
+  });
+});

@@ -161,6 +161,41 @@ describe('inputs', () => {
     expect(v.headline).toMatch(/^error: public key file alice\.key: /);
   });
 
+  test('an earlier checkpoint and the log key: a receipt that extends it passes, a truncated one fails SIZE_DECREASED, an unusable pin is an error on its field', async () => {
+    const { page } = opened;
+    const { FileStore } = await import('../../src/store/index.js');
+    const p = await import('../../src/proofs/index.js');
+    const { genesisHash } = await import('../../src/record/formats.js');
+    const { receiptBytes } = await import('../../src/receipt/node.js');
+    const store = new FileStore(join(dir, 'proofs-store'), { fsync: 'none' });
+    const j = await store.create('pg');
+    await j.appendMany(Array.from({ length: 30 }, (_, i) => ({ input: { i } })));
+    const log = p.noteSigner(p.journalOrigin({ authority: 'agents.example.com', journalId: 'pg', genesisHash: genesisHash(j.genesis) }), new Uint8Array(32).fill(4));
+    const first = await j.checkpoint(log);
+    await j.appendMany(Array.from({ length: 10 }, (_, i) => ({ input: { more: i } })));
+    const second = await j.checkpoint(log);
+    const member = await p.proveReceiptRange((await j.treeView()).reader, second.note, 25, 35);
+    const spec = (name: string, bytes: Uint8Array | string): FileSpec => ({ name, buffer: Buffer.from(bytes) });
+    const logKey = p.verifierKey(log);
+    const whole = await verify(page, { receipt: spec('whole.tar', await receiptBytes(j)), checkpoint: spec('first.checkpoint', first.note), logKey });
+    expect(whole.problems).toEqual([]);
+    expect(whole.ok).toBe(true);
+    expect(whole.proves.some((s) => s.includes('extends the earlier checkpoint of size 30'))).toBe(true);
+    const partial = await verify(page, { receipt: spec('part.tar', await receiptBytes(j, { from: 25, to: 35, extra: { proof: member as never } })), logKey });
+    expect(partial.ok).toBe(true);
+    expect(partial.proves.some((s) => s.includes('steps 25..35 are in the tree of'))).toBe(true);
+    const cut = await verify(page, { receipt: spec('cut.tar', await receiptBytes(j, { to: 20 })), checkpoint: spec('first.checkpoint', first.note), logKey });
+    expect(cut.ok).toBe(false);
+    expect(cut.problems.map((x) => x.code)).toEqual(['SIZE_DECREASED']);
+    const badKey = await verify(page, { receipt: spec('whole.tar', await receiptBytes(j)), checkpoint: spec('first.checkpoint', first.note), logKey: 'nope' });
+    expect(badKey.state).toBe('error');
+    expect(badKey.fieldErrors.logkey).toMatch(/^the log key: /);
+    const badCp = await verify(page, { receipt: spec('whole.tar', await receiptBytes(j)), checkpoint: spec('x.checkpoint', 'garbage') });
+    expect(badCp.state).toBe('error');
+    expect(badCp.fieldErrors.checkpoint).toMatch(/^earlier checkpoint x\.checkpoint: /);
+    await j.close();
+  });
+
   test('no receipt chosen: an error, nothing verified', async () => {
     const { page } = opened;
     await page.locator('#form').evaluate((form: HTMLFormElement) => form.reset());
@@ -193,8 +228,8 @@ describe('inputs', () => {
     await page.locator('#form').evaluate((form: HTMLFormElement) => form.reset());
     await page.setInputFiles('#receipt', { name: 'trip.tar', mimeType: 'application/x-tar', buffer: readFileSync(f.unsigned) });
     await page.focus('#receipt');
-    // receipt → key → head → proof → Verify
-    for (let i = 0; i < 4; i++) await page.keyboard.press('Tab');
+    // receipt → key → head → proof → log key → earlier checkpoint → Verify
+    for (let i = 0; i < 6; i++) await page.keyboard.press('Tab');
     expect(await page.evaluate(() => document.activeElement?.id)).toBe('verify');
     await page.keyboard.press('Enter');
     await page.waitForFunction(() => document.body.dataset.state === 'done');

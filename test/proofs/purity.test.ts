@@ -1,8 +1,8 @@
 /**
  * src/proofs runs in a browser (spec/PROOFS.md; `stepchain/verify` will carry it): every module of the
  * folder is reachable from its index — so test/purity.test.ts, which walks from the index, sees them
- * all — and the whole graph imports only relative modules, the two audited @noble packages and
- * canonicalize (all three pure ECMAScript), as the receipt verifier does.
+ * all — and the whole graph imports only relative modules, the two audited @noble packages, canonicalize
+ * and pako (all pure ECMAScript), as the receipt verifier does.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -11,7 +11,9 @@ import { expect, test } from 'vitest';
 
 const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
 const IMPORT_RE = /(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g;
-const ALLOWED = ['@noble/hashes/sha2.js', '@noble/curves/ed25519.js', 'canonicalize'];
+// pako: the receipt verifier's gzip reader, reached since receipts carry proofs (src/proofs/receipt.ts); pure
+// ECMAScript, the same package stepchain/verify and the page already bundle.
+const ALLOWED = ['@noble/hashes/sha2.js', '@noble/curves/ed25519.js', 'canonicalize', 'pako'];
 
 function graph(entry: string): Map<string, string[]> {
   const seen = new Map<string, string[]>();

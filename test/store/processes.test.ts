@@ -2,10 +2,11 @@
  * Many processes, one journal: real child processes running the built store (dist/, which `npm test` builds),
  * real files, the real lock. Issue 3's "Done when" list.
  */
-import { readdirSync } from 'node:fs';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { FileStore, type StepRecord } from '../../src/store/index.js';
+import { rootOfLeaves, stepLeafHash } from '../../src/proofs/index.js';
 import { tempDir } from '../helpers/tmp.js';
 import { runChild, runToEnd } from './helpers.js';
 
@@ -14,6 +15,22 @@ async function collect(store: FileStore, id: string): Promise<StepRecord[]> {
   const out: StepRecord[] = [];
   for await (const r of j.read()) out.push(r);
   return out;
+}
+
+/**
+ * The tree the writers kept (tree/state.json and tiles-0, FORMAT.md §8.16) is the tree of the chain: every
+ * writer fed its own commits under the lock and caught up with the others' on taking it.
+ */
+async function expectTreeOfChain(root: string, id: string, steps: number): Promise<void> {
+  const state = JSON.parse(readFileSync(join(root, id, 'tree', 'state.json'), 'utf8')) as { step_hash: string; tree: { size: number } };
+  expect(state.tree.size).toBe(steps);
+  expect(statSync(join(root, id, 'tree', 'tiles-0')).size).toBe(32 * steps);
+  const j = await new FileStore(root).open(id, { readOnly: true });
+  const hashes: string[] = [];
+  for await (const l of j.lines()) hashes.push((JSON.parse(l.text) as { step_hash: string }).step_hash);
+  expect(state.step_hash).toBe(hashes.at(-1));
+  const view = await j.treeView(); // the stored tiles: state.json matches the head
+  expect(Buffer.from(view.root).toString('hex')).toBe(Buffer.from(rootOfLeaves(hashes.map((h) => stepLeafHash(h)!))).toString('hex'));
 }
 
 describe('many processes append to one journal', () => {
@@ -41,6 +58,7 @@ describe('many processes append to one journal', () => {
     const seen = new Set(steps.map((s) => { const v = s.input as { writer: string; i: number }; return `${v.writer}/${v.i}`; }));
     expect(seen.size).toBe(2000);
     for (let p = 0; p < 8; p++) for (let i = 0; i < 250; i++) expect(seen.has(`p${p}/${i}`)).toBe(true);
+    await expectTreeOfChain(root, 'shared', 2000);
     console.info(`8 × 250 appends with ${workers} appender(s) per process: ${elapsed} ms`);
   }, 120_000);
 });
@@ -104,6 +122,8 @@ describe('SIGKILL at random moments', () => {
     const ids = new Set<string>();
     for await (const r of j.read()) ids.add(r.step_id);
     expect(ids.size).toBe(final.steps); // no step_id twice: retries never duplicated a step
+    await j.close();
+    await expectTreeOfChain(root, 'crashy', final.steps);
     const quarantined = readdirSync(join(root, 'crashy', 'buckets')).filter((f) => f.includes('.quarantine-')).length;
     console.info(`20 SIGKILL rounds: ${acked.size} acknowledged steps, ${final.steps} in the journal, ${recovered} unacknowledged but committed steps returned to their retry, ${quarantined} torn tails quarantined, ${Date.now() - started} ms`);
   }, 180_000);

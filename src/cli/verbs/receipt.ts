@@ -1,9 +1,13 @@
 /** Verbs that write receipts and keys: export, keygen (verify is verify.ts). */
 import { exportReceipt, keygen } from '../../receipt/index.js';
 import { intArg } from '../args.js';
+import { readFile } from 'node:fs/promises';
+import type { Json } from '../../canonical/json.js';
 import { EXIT_OK, UsageError, type Verb } from '../cli.js';
 import { withJournal } from '../location.js';
 import { countingSource } from '../output.js';
+import { pinnedCheckpoint, treeJournal } from './proofs.js';
+
 
 export const exportVerb: Verb = {
   name: 'export',
@@ -14,20 +18,34 @@ export const exportVerb: Verb = {
     from: { type: 'string', arg: 'N', description: 'first seq (a partial receipt when > 0)' },
     to: { type: 'string', arg: 'M', description: 'last seq (default: the head)' },
     sign: { type: 'string', arg: 'keyfile', description: 'sign the manifest with this Ed25519 private key (see keygen)' },
+    checkpoint: { type: 'string', arg: 'FILE', description: 'carry this signed checkpoint of the journal and the inclusion proof of the range (a partial receipt then verifies against it without its prefix); --to defaults to its last step' },
   },
   args: { min: 1, max: 1, names: ['journal'] },
   examples: [
     ['stepchain export runs/today -o receipt.tar.gz --sign alice.key', 'a signed receipt of the whole run'],
     ['stepchain export runs/today -o steps-10-20.tar --from 10 --to 20', 'a partial, uncompressed receipt'],
+    ['stepchain export runs/today -o steps-500-520.tar --from 500 --to 520 --checkpoint today.checkpoint', 'a partial receipt that proves its steps are in a signed checkpoint'],
   ],
   async run({ out, values, positionals }) {
     if (values.out === undefined) throw new UsageError('-o <file> is required', 'export');
     return withJournal(positionals[0]!, true, async (journal) => {
+      const from = values.from !== undefined ? intArg(values.from, '--from', 'export') : 0;
+      let to = values.to !== undefined ? intArg(values.to, '--to', 'export') : undefined;
+      let extra: Record<string, Json> | undefined;
+      if (values.checkpoint !== undefined) {
+        const cp = await pinnedCheckpoint(values.checkpoint as string, null, 'export');
+        to ??= cp.size - 1;
+        const { proveReceiptRange } = await import('../../proofs/receipt.js');
+        const note = await readFile(values.checkpoint as string, 'utf8');
+        const view = await treeJournal(journal, 'export').treeView();
+        extra = { proof: (await proveReceiptRange(view.reader, note, from, to)) as unknown as Json };
+      }
       const progress = out.progress('exporting: lines read');
       const result = await exportReceipt(countingSource(journal, progress), {
         out: values.out as string,
-        ...(values.from !== undefined ? { from: intArg(values.from, '--from', 'export') } : {}),
-        ...(values.to !== undefined ? { to: intArg(values.to, '--to', 'export') } : {}),
+        from,
+        ...(to !== undefined ? { to } : {}),
+        ...(extra !== undefined ? { extra } : {}),
         ...(values.sign !== undefined ? { sign: { keyFile: values.sign as string } } : {}),
       });
       progress.end();

@@ -4,13 +4,18 @@
  * Postgres: the store; a receipt: the receipt verifier and the publication checks) and runs the per-line
  * checks on every core when the chain is big enough to gain.
  */
+import { readFile } from 'node:fs/promises';
 import { basename, resolve } from 'node:path';
 import type { LineCheckPool } from '../../chain/batch.js';
+import type { ChainReport } from '../../chain/report.js';
+import type { CheckpointPolicy, TreeHead } from '../../proofs/index.js';
 import type { ReceiptReport } from '../../receipt/verify.js';
 import { intArg } from '../args.js';
-import { EXIT_FAILED, EXIT_OK, UsageError, type Verb } from '../cli.js';
+import { EXIT_FAILED, EXIT_OK, UsageError, type Context, type Verb } from '../cli.js';
 import { pathKind } from '../input.js';
+import { withJournal } from '../location.js';
 import { printReport, type Output } from '../output.js';
+import { POLICY_OPTIONS, pinnedCheckpoint, policyFrom } from './proofs.js';
 
 const HEAD_RE = /^sha256:[0-9a-f]{64}$/;
 /** A Postgres location (store/postgres/location.ts, isPostgresLocation), told apart without loading the store. */
@@ -19,12 +24,15 @@ const POSTGRES_RE = /^postgres(?:ql)?:\/\//i;
 export const verifyVerb: Verb = {
   name: 'verify',
   summary: 'verify a journal or a receipt offline: the verdict, then every problem with its location',
-  usage: '<journal | receipt.tar | receipt.tar.gz> [--head sha256:…] [--pubkey file] [--threads N]',
+  usage: '<journal | receipt.tar | receipt.tar.gz> [--head sha256:…] [--pubkey file] [--checkpoint FILE] [--log-key VKEY …] [--threads N]  |  --proof FILE --log-key VKEY',
   description: [
     'A receipt proves integrity relative to its head: pin the head you obtained independently (--head) or the signer\'s',
     'public key (--pubkey), or the check only shows the receipt is self-consistent. A pin that cannot be used (an empty',
     'or malformed key file, a malformed head) is an error (exit 2), never "no pin". A published (redacted) receipt is',
     'verified with its anchor and redaction declarations (spec/REDACTION.md §7).',
+    'Transparency proofs (spec/PROOFS.md): --checkpoint pins an earlier checkpoint that the journal or receipt must extend',
+    '(SIZE_DECREASED, INCONSISTENT, ORIGIN_MISMATCH, CONSISTENCY_UNPROVEN: exit 1); --log-key, --witness and --quorum are',
+    'the policy a carried or given checkpoint must satisfy ("the log key and k of these witnesses"); --proof checks a proof file.',
     'Lines are hashed and checked on worker threads (one per core, at most 8) once the chain is larger than one',
     'batch (128 KiB); the links between them are checked in order on one thread. The report is the same with any',
     '--threads.',
@@ -32,15 +40,25 @@ export const verifyVerb: Verb = {
   options: {
     head: { type: 'string', arg: 'sha256:…', description: 'the head you expect (obtained out of band); a different head fails' },
     pubkey: { type: 'string', arg: 'file', description: 'receipts: the signer\'s public key file — keyfile.pub from keygen, the base64 of the 32 key bytes, or the 32 raw bytes; the receipt must be signed by it (any other file is an error, exit 2)' },
+    checkpoint: { type: 'string', arg: 'FILE', description: 'an earlier signed checkpoint: what is verified must extend it (a truncated or rewritten journal fails, exit 1)' },
+    proof: { type: 'string', arg: 'FILE', description: 'a proof file from `stepchain prove`: alone, check it; with a partial receipt and --checkpoint, the consistency proof between them' },
+    ...POLICY_OPTIONS,
     threads: { type: 'string', arg: 'N', description: 'worker threads for the per-line checks (default: one per core, at most 8; 1 checks on the main thread only)' },
   },
-  args: { min: 1, max: 1, names: ['path'] },
+  args: { min: 0, max: 1, names: ['path'] },
   examples: [
     ['stepchain verify receipt.tar.gz --pubkey alice.key.pub', 'an auditor checks a signed receipt'],
+    ['stepchain verify runs/today --checkpoint yesterday.checkpoint --log-key "$LOG_VKEY"', 'the journal still extends yesterday\'s checkpoint'],
+    ['stepchain verify --proof steps.proof --log-key "$LOG_VKEY" --witness "$W1" --witness "$W2" --quorum 1', 'check a proof file: the log key and 1 of 2 witnesses'],
     ['stepchain verify runs/today --head sha256:3b4c…', 'check a journal against a head published earlier'],
     ['stepchain verify runs/today --threads 1', 'the same check on one thread'],
   ],
   async run({ out, values, positionals }) {
+    const policy = await policyFrom(values, 'verify');
+    if (positionals.length === 0) {
+      if (values.proof === undefined) throw new UsageError('missing <path> (or --proof FILE to check a proof file)', 'verify');
+      return verifyProofFile(out, values, policy);
+    }
     const path = positionals[0]!;
     const expectHead = values.head as string | undefined;
     if (expectHead !== undefined && !HEAD_RE.test(expectHead)) throw new UsageError('--head must be "sha256:" followed by 64 lowercase hex digits', 'verify');
@@ -49,11 +67,14 @@ export const verifyVerb: Verb = {
     const postgres = POSTGRES_RE.test(path);
     const kind = postgres ? 'journal' : await pathKind(path);
     if (kind === 'journal' && values.pubkey !== undefined) throw new UsageError('--pubkey applies to receipts; a journal is not signed', 'verify');
+    if (kind === 'journal' && values.proof !== undefined) throw new UsageError('--proof with a journal: a journal holds every step, so --checkpoint alone proves it extends the checkpoint', 'verify');
+    // A pinned checkpoint that cannot be used is an error (exit 2), never "not pinned".
+    const trusted = values.checkpoint === undefined ? undefined : { head: await pinnedCheckpoint(values.checkpoint as string, policy, 'verify'), file: values.checkpoint as string };
     const pool = await linePool(threads);
     try {
-      const ok = postgres ? await verifyStored(out, path, expectHead, pool)
-        : kind === 'journal' ? await verifyJournal(out, path, expectHead, pool)
-        : await verifyReceipt(out, path, kind, expectHead, values.pubkey as string | undefined, pool);
+      const ok = postgres ? await verifyStored(out, path, expectHead, pool, trusted)
+        : kind === 'journal' ? await verifyJournal(out, path, expectHead, pool, trusted)
+        : await verifyReceipt(out, path, kind, expectHead, values.pubkey as string | undefined, pool, { policy, trusted: trusted?.head, proof: values.proof as string | undefined });
       return ok ? EXIT_OK : EXIT_FAILED;
     } finally {
       await pool?.close();
@@ -68,7 +89,20 @@ async function linePool(threads: number | undefined): Promise<(LineCheckPool & {
   return n > 1 ? createLineCheckPool({ threads: n }) : undefined;
 }
 
-async function verifyJournal(out: Output, path: string, expectHead: string | undefined, pool: LineCheckPool | undefined): Promise<boolean> {
+/** An earlier checkpoint the journal must extend (--checkpoint), and the file it came from. */
+interface Pinned {
+  head: TreeHead;
+  file: string;
+}
+
+/** The pinned checkpoint's verdict on a verified journal, and the line that says so. */
+async function extendsPinned(out: Output, path: string, report: ChainReport<string>, trusted: Pinned | undefined): Promise<string[]> {
+  if (trusted === undefined || !report.ok) return [];
+  await checkJournalExtends(path, trusted.head, report);
+  return report.ok ? [`  ${out.style('green', 'proves')}   it extends the checkpoint of size ${trusted.head.size} (${trusted.file})`] : [];
+}
+
+async function verifyJournal(out: Output, path: string, expectHead: string | undefined, pool: LineCheckPool | undefined, trusted?: Pinned): Promise<boolean> {
   // The directory's own verifier, not the whole store: a start loads no writer. Verified without opening
   // the journal, so a metadata file that cannot be opened is a problem in the report (as FileStore.verify).
   const [{ verifyJournalDir }, ids] = await Promise.all([import('../../store/file/verify-dir.js'), import('../../store/ids.js')]);
@@ -86,8 +120,9 @@ async function verifyJournal(out: Output, path: string, expectHead: string | und
     const file = resolve(full, 'journal.json');
     return parseMeta((await readRegular(file, 1 << 20)).toString('utf8'), file).genesis;
   });
+  const extended = await extendsPinned(out, path, report, trusted);
   if (out.json) out.document('verify', { ok: report.ok, kind: 'journal', path: full, ...(identity ? { run: identity.run } : {}), report });
-  else printReport(out, `journal ${path}`, report, identity ? [`  ${identity.line}`] : []);
+  else printReport(out, `journal ${path}`, report, [...(identity ? [`  ${identity.line}`] : []), ...extended]);
   return report.ok;
 }
 
@@ -107,7 +142,7 @@ async function runIdentity(genesisOf: () => Promise<{ format: string; run?: unkn
 }
 
 /** A journal in a store the CLI reaches through a location (Postgres): the store's own verify. */
-async function verifyStored(out: Output, path: string, expectHead: string | undefined, pool: LineCheckPool | undefined): Promise<boolean> {
+async function verifyStored(out: Output, path: string, expectHead: string | undefined, pool: LineCheckPool | undefined, trusted?: Pinned): Promise<boolean> {
   const { journalId, locate } = await import('../location.js');
   const at = locate(path);
   let report;
@@ -124,20 +159,40 @@ async function verifyStored(out: Output, path: string, expectHead: string | unde
   } finally {
     await at.close();
   }
+  const extended = await extendsPinned(out, path, report, trusted);
   if (out.json) out.document('verify', { ok: report.ok, kind: 'journal', path: at.display, ...(identity ? { run: identity.run } : {}), report });
-  else printReport(out, `journal ${at.display}`, report, identity ? [`  ${identity.line}`] : []);
+  else printReport(out, `journal ${at.display}`, report, [...(identity ? [`  ${identity.line}`] : []), ...extended]);
   return report.ok;
 }
 
-async function verifyReceipt(out: Output, path: string, kind: string, expectHead: string | undefined, pubkey: string | undefined, pool: LineCheckPool | undefined): Promise<boolean> {
+/** What the transparency-proof options ask of a receipt: the policy, a pinned earlier checkpoint, a consistency proof file. */
+interface ProofAsk {
+  policy: CheckpointPolicy | null;
+  trusted: TreeHead | undefined;
+  proof: string | undefined;
+}
+
+async function verifyReceipt(out: Output, path: string, kind: string, expectHead: string | undefined, pubkey: string | undefined, pool: LineCheckPool | undefined, ask: ProofAsk): Promise<boolean> {
   const [{ readPublicKeyFile, verifyReceiptFile }, { publishedReceiptHooks }] = await Promise.all([import('../../receipt/node.js'), import('../../redact/verify.js')]);
   // An unusable key file is a usage error (exit 2), never "no key pinned".
   const publicKey = pubkey === undefined ? undefined : await readPublicKeyFile(pubkey);
   // A published (redacted) receipt carries anchor and redactions members; the hooks check them (their
   // finish adds the publication checks), and leave an ordinary receipt's report unchanged.
-  const report: ReceiptReport<string> = await verifyReceiptFile(path, {
-    ...(expectHead !== undefined ? { expectHead } : {}), ...(publicKey !== undefined ? { publicKey } : {}), ...(pool ? { pool } : {}), ...publishedReceiptHooks().options,
+  // The proofs hooks check a carried checkpoint and proof, and the pinned earlier checkpoint.
+  const { receiptProofHooks } = await import('../../proofs/receipt.js');
+  const consistency = ask.proof === undefined ? undefined : await readFile(ask.proof).catch((e: Error) => {
+    throw new UsageError(`cannot read --proof ${ask.proof!}: ${e.message}`, 'verify');
   });
+  const proofHooks = receiptProofHooks({ ...(ask.policy ? { policy: ask.policy } : {}), ...(ask.trusted ? { trusted: ask.trusted } : {}), ...(consistency ? { consistency: new Uint8Array(consistency) } : {}) });
+  const published = publishedReceiptHooks().options;
+  const report = proofHooks.finish(await verifyReceiptFile(path, {
+    ...(expectHead !== undefined ? { expectHead } : {}), ...(publicKey !== undefined ? { publicKey } : {}), ...(pool ? { pool } : {}), ...published,
+    extensions: { ...published.extensions, ...proofHooks.extensions },
+    onLine: (line) => {
+      published.onLine?.(line);
+      proofHooks.onLine(line);
+    },
+  }) as ReceiptReport<string>);
   if (out.json) {
     out.document('verify', { ok: report.ok, kind, path: resolve(path), report });
   } else {
@@ -146,9 +201,62 @@ async function verifyReceipt(out: Output, path: string, kind: string, expectHead
       extra.push(`  scope: ${report.scope}${report.range ? ` (steps ${report.range.from}..${report.range.to})` : ''}; signed by: ${report.signed_by ?? 'nobody (unsigned)'}`);
       for (const p of report.proves) extra.push(`  ${out.style('green', 'proves')}   ${p}`);
       for (const p of report.does_not_prove) extra.push(`  ${out.style('yellow', 'does not prove')} ${p}`);
-      if (expectHead === undefined && publicKey === undefined) extra.push(out.style('yellow', '  hint: pin the head (--head) or the signer\'s key (--pubkey); otherwise anyone could have made this receipt'));
+      if (expectHead === undefined && publicKey === undefined && !report.tlog?.pinned) extra.push(out.style('yellow', '  hint: pin the head (--head), the signer\'s key (--pubkey) or the log key (--log-key); otherwise anyone could have made this receipt'));
     }
     printReport(out, `receipt ${path}`, report, extra);
   }
   return report.ok;
+}
+
+/** A journal against a pinned checkpoint: its origin names this journal, and its verified lines extend the tree. */
+async function checkJournalExtends(path: string, trusted: TreeHead, report: ChainReport<string>): Promise<void> {
+  const { leavesExtend, parseJournalOrigin } = await import('../../proofs/index.js');
+  const { genesisHash } = await import('../../record/formats.js');
+  await withJournal(path, true, async (journal) => {
+    const origin = parseJournalOrigin(trusted.origin);
+    let verdict: { ok: true } | { ok: false; problem: { code: string; message: string } };
+    if (origin === null || origin.journalId !== journal.id || origin.genesisHash !== genesisHash(journal.genesis)) {
+      verdict = { ok: false, problem: { code: 'ORIGIN_MISMATCH', message: `ORIGIN_MISMATCH: the checkpoint is of "${trusted.origin.slice(0, 300)}", not of this journal (${journal.id}, genesis ${genesisHash(journal.genesis)})` } };
+    } else {
+      verdict = await leavesExtend((async function* () {
+        for await (const l of journal.lines()) yield (JSON.parse(l.text) as { step_hash: string }).step_hash;
+      })(), trusted);
+    }
+    if (!verdict.ok) {
+      report.problems.push({ code: verdict.problem.code, message: verdict.problem.message, location: {} });
+      report.ok = false;
+    }
+  });
+}
+
+/** `verify --proof FILE`: a proof file against the policy (and a pinned earlier checkpoint for a consistency proof). */
+async function verifyProofFile(out: Context['out'], values: Context['values'], policy: CheckpointPolicy | null): Promise<number> {
+  if (policy === null) throw new UsageError('--proof needs --log-key: a proof file is checked against the log key you trust', 'verify');
+  const { verifyProofDocument } = await import('../../proofs/index.js');
+  const file = values.proof as string;
+  const trusted = values.checkpoint === undefined ? undefined : await pinnedCheckpoint(values.checkpoint as string, policy, 'verify');
+  const bytes = await readFile(file).catch((e: Error) => {
+    throw new UsageError(`cannot read --proof ${file}: ${e.message}`, 'verify');
+  });
+  const report = verifyProofDocument(new Uint8Array(bytes), policy, trusted ? { trusted } : {});
+  if (trusted && report.ok && report.type === 'inclusion') {
+    report.problems.push({ code: 'CONSISTENCY_UNPROVEN', message: 'CONSISTENCY_UNPROVEN: --checkpoint pins an earlier checkpoint; an inclusion proof cannot show its checkpoint extends it (check a consistency proof)' });
+    report.ok = false;
+  }
+  const b64 = (b: Uint8Array): string => Buffer.from(b).toString('base64');
+  const summary = {
+    ok: report.ok, type: report.type, problems: report.problems, cosignatures: report.cosignatures,
+    checkpoint: report.checkpoint ? { origin: report.checkpoint.origin, size: report.checkpoint.size, root: b64(report.checkpoint.root) } : null,
+    old_checkpoint: report.old_checkpoint ? { origin: report.old_checkpoint.origin, size: report.old_checkpoint.size, root: b64(report.old_checkpoint.root) } : null,
+    from: report.from, to: report.to, steps: report.steps,
+  };
+  if (out.json) out.document('verify', { ok: report.ok, kind: 'proof', path: resolve(file), report: summary });
+  else if (report.ok) {
+    const cp = report.checkpoint!;
+    out.say(`${out.style('green', '✔ valid')} proof ${file}: ${report.type === 'inclusion' ? `steps ${report.from}..${report.to} are in` : `size ${report.old_checkpoint!.size} is extended by`} ${cp.origin} at size ${cp.size}${report.cosignatures.length ? `, cosigned by ${report.cosignatures.map((c) => c.name).join(', ')}` : ''}`);
+  } else {
+    out.say(`${out.style(['red', 'bold'], '✘ INVALID')} proof ${file}: ${report.problems.length} problem${report.problems.length === 1 ? '' : 's'}`);
+    for (const p of report.problems) out.say(`  ${out.style('red', p.code)}\n      ${p.message}`);
+  }
+  return report.ok ? EXIT_OK : EXIT_FAILED;
 }

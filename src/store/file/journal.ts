@@ -27,6 +27,11 @@ import { readBlob, readHead, readStoredLines } from './reads.js';
 import { Tail } from './tail.js';
 import { verifyJournalDir } from './verify-dir.js';
 import { BucketWriter, type CommittedLine, type FsyncMode } from './writer.js';
+import { FileTreeStorage, leafSource } from './tree.js';
+import { JournalTree, MemoryTree, signJournalCheckpoint, stepLeafHash, tileCountAt, tileLevelsAt, treeRoot, type NodeReader, type NoteSigner, type SignedCheckpoint } from '../../proofs/index.js';
+
+/** Pending tile hashes a writer gathers before appending them (128 KiB), within one hold of the lock. */
+const TILE_FLUSH = 4096;
 
 export interface FileJournalOptions {
   fsync: FsyncMode;
@@ -41,6 +46,8 @@ export interface FileJournalOptions {
    * with the lines in seq order: where state kept beside head.json (a Merkle frontier) follows the chain.
    */
   afterCommit?: (lines: readonly CommittedLine[]) => Promise<void>;
+  /** Follow every commit with the Merkle tree (default true); false defers it to checkpoint() and treeView(). */
+  merkleTree?: boolean;
 }
 
 export class FileJournal implements Journal {
@@ -53,6 +60,12 @@ export class FileJournal implements Journal {
   private readonly writer: BucketWriter;
   private readonly lease: Lease;
   private readonly queue: CommitQueue;
+  private readonly treeStorage: FileTreeStorage;
+  private readonly tree: JournalTree;
+  /** Set when feeding the tree failed after lines were committed: the state is not persisted, the next hold rebuilds it. */
+  private treeBroken = false;
+  /** Whether commits feed the tree (FileJournalOptions.merkleTree). */
+  private readonly following: boolean;
   private closed = false;
 
   constructor(
@@ -69,14 +82,20 @@ export class FileJournal implements Journal {
     this.window = new IdempotencyWindow(options.idempotencyWindow);
     this.tail = new Tail(this.paths, this.genesis, this.window, options.fsync === 'always');
     this.writer = new BucketWriter(this.paths, this.config.segmentBytes, options.fsync, options.batchSyncMs);
+    this.treeStorage = new FileTreeStorage(dir);
+    this.tree = new JournalTree(this.treeStorage);
+    this.following = options.merkleTree !== false;
     this.lease = new Lease(dir, options, {
       acquired: async () => {
         await assertOwnDirectories([this.paths.buckets, join(dir, 'blobs'), this.paths.blobs]);
         await this.tail.sync();
+        if (this.following) await this.syncTree();
       },
       releasing: async (wrote) => {
         await this.writer.closeBucket();
         if (wrote && this.tail.state !== null) await this.tail.writeHeadCache();
+        if (wrote && this.following && !this.treeBroken) await this.tree.persist().catch(() => {});
+        await this.treeStorage.close();
       },
     });
     this.queue = new CommitQueue(this.sink());
@@ -132,6 +151,7 @@ export class FileJournal implements Journal {
         await this.lease.confirmBeforeWriting();
         this.tail.state = await this.writer.writeLines(seq.lines, tail);
         this.window.committed(seq.entries);
+        await this.followTree(seq.lines);
         await this.options.afterCommit?.(seq.lines);
       }
       return seq.outcomes;
@@ -141,6 +161,90 @@ export class FileJournal implements Journal {
       await this.lease.release();
       throw e;
     }
+  }
+
+  // ---------------------------------------------------------------- the tree (spec/FORMAT.md §8.16)
+
+  /** Under a fresh lock: the tree brought to the chain's end (loaded, caught up, or rebuilt from the lines). */
+  private async syncTree(): Promise<void> {
+    const tail = this.tail.state!;
+    if (tail.hash === null) return; // the commit refuses this journal anyway
+    this.treeBroken = false;
+    try {
+      await this.tree.sync({ seq: tail.seq, step_hash: tail.seq < 0 ? null : tail.hash }, leafSource((from) => readStoredLines(this.paths, { from })));
+    } catch (e) {
+      this.treeBroken = true;
+      if (e instanceof StoreError) throw e;
+      throw new StoreError('IO_ERROR', `the Merkle tree of ${this.dir} could not be brought up to date: ${e instanceof Error ? e.message : String(e)}`, { hint: 'check the tree/ directory; removing it makes the next writer rebuild it', cause: e });
+    }
+  }
+
+  /** Feeds committed lines to the tree. The lines are the truth: a tree that fails here is rebuilt, the append stands. */
+  private async followTree(lines: readonly CommittedLine[]): Promise<void> {
+    if (this.treeBroken || !this.following) return;
+    try {
+      for (const l of lines) this.tree.add(l.seq, l.hash);
+      // Tiles are written in chunks and before the lock goes (persist): one-step commits pay no write.
+      await this.tree.flushTiles(TILE_FLUSH);
+    } catch {
+      this.treeBroken = true;
+    }
+  }
+
+  /** Runs `fn` under this journal's lock with the tree at the chain's end (appends from this journal wait). */
+  private async underLock<T>(fn: () => Promise<T>): Promise<T> {
+    await this.queue.settle();
+    const mine = !this.lease.isHeld;
+    if (mine) await this.lease.acquire();
+    try {
+      if (this.treeBroken || !this.following) await this.syncTree();
+      await this.tree.flushTiles(); // fn reads the tiles
+      return await fn();
+    } finally {
+      if (mine) await this.lease.release();
+    }
+  }
+
+  /**
+   * Signs a checkpoint of the journal's tree now, by the log key `signer` (its name is the origin,
+   * spec/PROOFS.md §8.5), and keeps it in checkpoints/ — refused (ProofError CHECKPOINT_REFUSED) unless it
+   * extends the last checkpoint this journal signed for that origin (§8.6).
+   */
+  async checkpoint(signer: NoteSigner): Promise<SignedCheckpoint> {
+    if (this.readOnly) throw new StoreError('READ_ONLY', `journal ${this.id} was opened read-only`, { hint: 'open it without readOnly to sign a checkpoint' });
+    return this.underLock(() => signJournalCheckpoint(this.tree, this.treeStorage, signer));
+  }
+
+  /** The checkpoints this journal signed (signed notes, in file-name order: by size). */
+  async checkpoints(): Promise<string[]> {
+    return (await this.treeStorage.readCheckpoints()).map((k) => k.note);
+  }
+
+  /**
+   * The tree at the journal's current size, for proofs: its size, root and a NodeReader. A writable journal
+   * brings its stored tree up to date first; a read-only one uses the stored tree when it matches the head
+   * and otherwise builds one in memory from the lines (it never writes).
+   */
+  async treeView(): Promise<{ size: number; root: Uint8Array; reader: NodeReader }> {
+    if (!this.readOnly) return this.underLock(async () => ({ size: this.tree.size, root: this.tree.root(), reader: this.treeStorage.reader() }));
+    const head = await this.head();
+    const size = head === null ? 0 : head.seq + 1;
+    const stored = await this.treeStorage.readTree();
+    if (stored !== null && stored.tree.size === size && stored.step_hash === (head?.step_hash ?? null) && (await this.tilesCover(size))) {
+      const reader = this.treeStorage.reader();
+      return { size, root: await treeRoot(reader, size), reader };
+    }
+    const memory = new MemoryTree();
+    for await (const l of leafSource((from) => readStoredLines(this.paths, { from }))(0)) {
+      if (l.seq >= size) break;
+      memory.append(stepLeafHash(l.step_hash)!);
+    }
+    return { size, root: await treeRoot(memory, size), reader: memory };
+  }
+
+  private async tilesCover(size: number): Promise<boolean> {
+    for (let l = 0; l < tileLevelsAt(size); l++) if ((await this.treeStorage.tileCount(l)) < tileCountAt(size, l)) return false;
+    return true;
   }
 
   /** Takes the lock once to repair a torn tail and a stale head cache and to load the idempotency window. */

@@ -55,6 +55,12 @@ export interface FileStoreOptions {
   lockHoldMs?: number;
   /** How long a writer keeps the lock after its last commit in case another append follows (default 2 ms). */
   lockLingerMs?: number;
+  /**
+   * Keep the journal's Merkle tree on every commit (spec/FORMAT.md §8.16; default true). With false the
+   * tree is brought up to date only when a checkpoint or a proof asks for it (one pass over the steps
+   * appended since); the benchmark measures the per-commit cost with it.
+   */
+  merkleTree?: boolean;
   /** Defaults for `create`: segment (bucket file) rotation size and blob threshold. */
   segmentBytes?: number;
   blobThreshold?: number;
@@ -82,12 +88,13 @@ export class FileStore implements Store {
       batchSyncMs: intOption('batchSyncMs', options.batchSyncMs, DEFAULT_BATCH_SYNC_MS, 0, 60_000),
       lockHoldMs: intOption('lockHoldMs', options.lockHoldMs, DEFAULT_LOCK_HOLD_MS, 10, 10_000),
       lockLingerMs: intOption('lockLingerMs', options.lockLingerMs, DEFAULT_LOCK_LINGER_MS, 0, 1_000),
+      merkleTree: options.merkleTree !== false,
     };
     this.defaults = defaultConfig(options);
     this.runsIndex = new RunsIndex(this.root);
   }
 
-  async create(id: string, options: CreateOptions = {}): Promise<Journal> {
+  async create(id: string, options: CreateOptions = {}): Promise<FileJournal> {
     assertJournalId(id);
     const config = journalConfig(options, this.defaults);
     const genesis = makeGenesis(options);
@@ -95,7 +102,7 @@ export class FileStore implements Store {
     return this.open(id);
   }
 
-  async open(id: string, options: OpenOptions = {}): Promise<Journal> {
+  async open(id: string, options: OpenOptions = {}): Promise<FileJournal> {
     assertJournalId(id);
     const dir = join(this.root, id);
     const metaPath = join(dir, META_FILE);
@@ -177,7 +184,7 @@ export class FileStore implements Store {
     }
   }
 
-  async fork(parent: Journal, options: ForkOptions): Promise<Journal> {
+  async fork(parent: Journal, options: ForkOptions): Promise<FileJournal> {
     if (options === null || typeof options !== 'object') throw new StoreError('OPTION_INVALID', 'fork takes { fromStep, to }');
     assertJournalId(options.to, 'fork target id');
     const config: JournalConfig = { blobThreshold: parent.config.blobThreshold, segmentBytes: parent.config.segmentBytes };

@@ -14,6 +14,7 @@ import type { Problem } from '../../chain/report.js';
 import type { BlobRef } from '../../record/markers.js';
 import { StoreError } from '../errors.js';
 import { errorCode, isNotFound, openRegular, readExactly, readRegular } from './fsutil.js';
+import { CHECKPOINTS_DIR, TREE_DIR } from './tree.js';
 import { LOCK_NAME, WAITING_NAME, describeHolder, inspectLock } from './lock.js';
 import {
   BLOBS_DIR, BUCKETS_DIR, HEAD_FILE, MAX_HEAD_BYTES, MAX_META_BYTES, META_FILE, blobFileName, bucketFirstSeq, bucketName,
@@ -38,6 +39,8 @@ const ENTRIES: ReadonlyMap<string, 'file' | 'directory'> = new Map([
   [HEAD_FILE, 'file'],
   [LOCK_NAME, 'directory'],
   [WAITING_NAME, 'file'],
+  [TREE_DIR, 'directory'],
+  [CHECKPOINTS_DIR, 'directory'],
 ]);
 
 function stopped(problem: Problem<JournalProblemCode>): JournalReport {
