@@ -21,7 +21,7 @@ import { LineSplitter } from '../chain/lines.js';
 import { ProblemList } from '../chain/problems.js';
 import type { ChainProblemCode, ChainReport, ProblemLocation } from '../chain/report.js';
 import { ChainVerifier, type VerifiedLine } from '../chain/verifier.js';
-import { genesisHash, type Genesis } from '../record/formats.js';
+import { formatOf, genesisHash, type Genesis } from '../record/formats.js';
 import { FORMAT_V2 } from '../record/v2.js';
 import { emptyState, foldRecord, type RunState } from '../record/run-state.js';
 import type { StepRecord } from '../record/seal.js';
@@ -242,7 +242,9 @@ class ReceiptVerification {
     }
     this.run = m.genesis.format === FORMAT_V2 ? emptyState() : null;
     this.chain = new ChainFeeder(new ChainVerifier({
-      ...(m.range.from === 0 ? { genesis: m.genesis } : { start: { seq: m.range.from, prev_hash: m.range.prev_hash } }),
+      // A partial range starts at its prev_hash, but its lines are still checked by the profiles of the
+      // format its genesis names (a stepchain/v2 range is not read as v1).
+      ...(m.range.from === 0 ? { genesis: m.genesis } : { start: { seq: m.range.from, prev_hash: m.range.prev_hash }, format: formatOf(m.genesis) }),
       expectHead: m.head.step_hash,
       maxProblems: this.options.maxProblems ?? 1000,
       onLine: (line) => {

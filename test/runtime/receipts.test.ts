@@ -37,6 +37,18 @@ describe('receipts of run journals', () => {
     await journal.close();
   });
 
+  test('a partial receipt of a run journal is checked by the v2 profiles its genesis names, not as v1', async () => {
+    const root = tempDir();
+    const journal = await runWithPendingEffect(root, 'run-p', 'sk-live-111111111111111111111111');
+    const out = join(root, 'p.tar');
+    const exported = await exportReceipt(journal, { out, from: 2, to: 4 });
+    const report = await verifyReceipt(out, { expectHead: exported.head.step_hash });
+    expect(report.problems).toEqual([]);
+    expect(report.ok).toBe(true);
+    expect(report.scope).toBe('partial');
+    await journal.close();
+  });
+
   test('a v1 receipt says nothing about runs', async () => {
     const root = tempDir();
     const store = new FileStore(root, { fsync: 'none' });
