@@ -7,7 +7,6 @@
 // It writes bench/RESULTS.md (full) or bench/RESULTS-quick.md (quick); never edit those by hand.
 import { fork, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { open } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
@@ -28,6 +27,7 @@ import { fmtRate, fmtRatio, gc, measure, summary } from './lib/stats.mjs';
 import { commitmentsSection, renderCommitments, spliceCommitments } from './commitments.mjs';
 import { adapterOverhead, adapterSection } from './adapters.mjs';
 import { replayBench, replaySection } from './replay.mjs';
+import { limitPass } from './lib/limit.mjs';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const argv = process.argv.slice(2);
@@ -100,34 +100,7 @@ function bytesOf(files) {
 
 // --------------------------------------------------------------------------------------- the limit
 
-/** The limit: read each bucket in 1 MiB chunks, JSON.parse and SHA-256 (node:crypto) every line. */
-async function limitPass(files, { hash = true, parse = true } = {}) {
-  let lines = 0;
-  const chunk = Buffer.allocUnsafe(1 << 20);
-  for (const path of files) {
-    const fh = await open(path, 'r');
-    try {
-      let carry = null;
-      for (;;) {
-        const { bytesRead } = await fh.read(chunk, 0, chunk.length, null);
-        if (bytesRead === 0) break;
-        let buf = chunk.subarray(0, bytesRead);
-        if (carry) buf = Buffer.concat([carry, buf]);
-        let from = 0;
-        for (let nl = buf.indexOf(0x0a, from); nl >= 0; nl = buf.indexOf(0x0a, from)) {
-          if (parse) JSON.parse(buf.toString('utf8', from, nl));
-          if (hash) createHash('sha256').update(buf.subarray(from, nl)).digest();
-          lines++;
-          from = nl + 1;
-        }
-        carry = from < buf.length ? Buffer.from(buf.subarray(from)) : null;
-      }
-    } finally {
-      await fh.close();
-    }
-  }
-  return lines;
-}
+// The limit (read each bucket in 1 MiB chunks, JSON.parse and SHA-256 every line) is bench/lib/limit.mjs's limitPass.
 
 // ------------------------------------------------------------------------------------------ appends
 
