@@ -5,6 +5,7 @@
  * prepared, sealed, segmented and verified by the shared parts, so they are byte-identical to the file
  * store's.
  */
+import { appendManyOf } from './append.js';
 import { isDigest } from '../canonical/sha256.js';
 import type { ChainHead, SeqRange, StoredLine } from '../chain/source.js';
 import { formatTimestamp } from '../record/fields.js';
@@ -156,9 +157,7 @@ class MemoryJournal implements Journal {
   }
 
   appendMany(steps: readonly StepInput[]): Promise<AppendResult[]> {
-    if (!Array.isArray(steps)) return Promise.reject(new StoreError('OPTION_INVALID', 'appendMany takes an array of steps'));
-    if (steps.length === 0) return Promise.resolve([]);
-    return this.appendGroup(steps);
+    return appendManyOf(steps, (s) => this.appendGroup(s));
   }
 
   private async appendGroup(steps: readonly StepInput[]): Promise<AppendResult[]> {

@@ -9,14 +9,15 @@
 import { isDigest } from '../../canonical/sha256.js';
 import type { ChainHead, SeqRange, StoredLine } from '../../chain/source.js';
 import { formatTimestamp } from '../../record/fields.js';
-import { writerProfile, type Genesis } from '../../record/formats.js';
+import type { Genesis } from '../../record/formats.js';
 import type { StepInput } from '../../record/input.js';
 import type { StepRecord } from '../../record/seal.js';
 import { CommitQueue } from '../commit-queue.js';
 import { StoreError } from '../errors.js';
 import { assertSeq, checkRange } from '../ids.js';
 import type { JournalMeta } from '../meta.js';
-import { prepareSteps, type BlobPayload } from '../prepare.js';
+import { appendManyOf, queueSteps } from '../append.js';
+import type { BlobPayload } from '../prepare.js';
 import { blobSizeError, restoreRecord } from '../restore.js';
 import { placeLine, segmentLabel } from '../segments.js';
 import { knownSteps, sequenceBatch, type Group, type GroupOutcome, type SequencedBatch } from '../sequencer.js';
@@ -61,21 +62,11 @@ export class PostgresJournal implements Journal {
   }
 
   appendMany(steps: readonly StepInput[]): Promise<AppendResult[]> {
-    if (!Array.isArray(steps)) return Promise.reject(new StoreError('OPTION_INVALID', 'appendMany takes an array of steps'));
-    if (steps.length === 0) return Promise.resolve([]);
-    return this.enqueue(steps);
+    return appendManyOf(steps, (s) => this.enqueue(s));
   }
 
   private enqueue(steps: readonly StepInput[]): Promise<AppendResult[]> {
-    if (this.closed) return Promise.reject(new StoreError('CLOSED', `journal ${this.id} is closed`, { hint: 'open it again' }));
-    if (this.readOnly) {
-      return Promise.reject(new StoreError('READ_ONLY', `journal ${this.id} was opened read-only`, { hint: 'open it without readOnly to append' }));
-    }
-    try {
-      return this.queue.enqueue(prepareSteps(steps, this.config.blobThreshold, writerProfile(this.genesis)));
-    } catch (e) {
-      return Promise.reject(e);
-    }
+    return queueSteps(this.queue, this, this.closed, steps);
   }
 
   /** The queue's sink: one transaction for a batch of append calls; each call's outcome on its own. */
