@@ -8,13 +8,25 @@ import type { StepInput } from '../record/input.js';
 import type { CommitQueue } from './commit-queue.js';
 import { StoreError } from './errors.js';
 import { prepareSteps } from './prepare.js';
-import type { AppendResult, JournalConfig } from './types.js';
+import type { AppendOptions, AppendResult, JournalConfig } from './types.js';
 
 /** appendMany(steps): an array (OPTION_INVALID otherwise); none is no append at all. */
 export function appendManyOf(steps: readonly StepInput[], append: (steps: readonly StepInput[]) => Promise<AppendResult[]>): Promise<AppendResult[]> {
   if (!Array.isArray(steps)) return Promise.reject(new StoreError('OPTION_INVALID', 'appendMany takes an array of steps'));
   if (steps.length === 0) return Promise.resolve([]);
   return append(steps);
+}
+
+/** The seq an append must follow (AppendOptions.after), checked at the boundary: undefined when none is asked for. */
+export function afterOf(options: AppendOptions | undefined): number | undefined {
+  if (options === undefined || options === null) return undefined;
+  if (typeof options !== 'object') throw new StoreError('OPTION_INVALID', 'append options must be an object such as { after: 41 }');
+  const after = options.after;
+  if (after === undefined) return undefined;
+  if (!Number.isSafeInteger(after) || after < -1) {
+    throw new StoreError('OPTION_INVALID', `after must be the seq of the chain's last step (an integer, -1 for an empty chain), not ${JSON.stringify(after) ?? String(after)}`);
+  }
+  return after;
 }
 
 /** What a queued append needs to know of its journal. */
@@ -26,13 +38,14 @@ export interface QueuedJournal {
 }
 
 /** Refuses a closed (CLOSED) or read-only (READ_ONLY) journal, prepares the steps and queues them as one group. */
-export function queueSteps(queue: CommitQueue, journal: QueuedJournal, closed: boolean, steps: readonly StepInput[]): Promise<AppendResult[]> {
+export function queueSteps(queue: CommitQueue, journal: QueuedJournal, closed: boolean, steps: readonly StepInput[], options?: AppendOptions): Promise<AppendResult[]> {
   if (closed) return Promise.reject(new StoreError('CLOSED', `journal ${journal.id} is closed`, { hint: 'open it again' }));
   if (journal.readOnly) {
     return Promise.reject(new StoreError('READ_ONLY', `journal ${journal.id} was opened read-only`, { hint: 'open it without readOnly to append' }));
   }
   try {
-    return queue.enqueue(prepareSteps(steps, journal.config.blobThreshold, writerProfile(journal.genesis)));
+    const after = afterOf(options);
+    return queue.enqueue(prepareSteps(steps, journal.config.blobThreshold, writerProfile(journal.genesis)), after);
   } catch (e) {
     return Promise.reject(e);
   }

@@ -37,10 +37,10 @@ export class CommitQueue {
 
   constructor(private readonly sink: CommitSink) {}
 
-  /** Queues one append() or appendMany() call: its steps commit together, contiguously, or not at all. */
-  enqueue(steps: PreparedStep[]): Promise<AppendResult[]> {
+  /** Queues one append() or appendMany() call: its steps commit together, contiguously, or not at all (`after`: AppendOptions). */
+  enqueue(steps: PreparedStep[], after?: number): Promise<AppendResult[]> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ steps, resolve, reject });
+      this.queue.push(after === undefined ? { steps, resolve, reject } : { steps, after, resolve, reject });
       this.kick();
     });
   }

@@ -21,6 +21,8 @@ export type StoreErrorCode =
   | 'LOCK_COMPROMISED'
   /** A caller-supplied step_id the journal already holds with different content. */
   | 'STEP_ID_CONFLICT'
+  /** An append with `after` when the chain no longer ends at that seq (another writer appended); nothing was written. */
+  | 'HEAD_MOVED'
   /** A step whose sealed line would exceed MAX_LINE_BYTES (only `meta` is never moved to a blob). */
   | 'STEP_TOO_LARGE'
   /** A seq or range that is not a non-negative integer, or outside the chain (fork's fromStep). */

@@ -17,6 +17,6 @@ export { LOCK_NAME } from './file/lock.js';
 export { copyJournal, type CopyOptions, type CopyResult } from './copy.js';
 export type { StoreHealth, HealthProblem, StoreDiagnostics } from './health.js';
 export type {
-  Store, Journal, JournalVerifyOptions, AppendResult, Lineage, JournalConfig, CreateOptions, OpenOptions, ForkOptions,
+  Store, Journal, JournalVerifyOptions, AppendOptions, AppendResult, Lineage, JournalConfig, CreateOptions, OpenOptions, ForkOptions,
   ChainHead, ChainSource, SeqRange, StoredLine, StepInput, StepRecord, Genesis, ChainReport, JournalReport, JournalProblemCode,
 } from './types.js';

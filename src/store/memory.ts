@@ -5,7 +5,7 @@
  * prepared, sealed, segmented and verified by the shared parts, so they are byte-identical to the file
  * store's.
  */
-import { appendManyOf } from './append.js';
+import { afterOf, appendManyOf } from './append.js';
 import { isDigest } from '../canonical/sha256.js';
 import type { ChainHead, SeqRange, StoredLine } from '../chain/source.js';
 import { formatTimestamp } from '../record/fields.js';
@@ -23,7 +23,7 @@ import { blobSizeError, restoreRecord } from './restore.js';
 import { placeLine, segmentLabel, type SegmentCursor } from './segments.js';
 import { knownSteps, sequenceBatch } from './sequencer.js';
 import { journalReport, verifySource, type SourceSegment } from './verify-source.js';
-import type { AppendResult, CreateOptions, ForkOptions, Journal, JournalConfig, JournalReport, JournalVerifyOptions, Lineage, OpenOptions, Store } from './types.js';
+import type { AppendOptions, AppendResult, CreateOptions, ForkOptions, Journal, JournalConfig, JournalReport, JournalVerifyOptions, Lineage, OpenOptions, Store } from './types.js';
 
 export interface MemoryStoreOptions {
   /** Defaults for `create`, as in the file store. */
@@ -152,19 +152,21 @@ class MemoryJournal implements Journal {
     return this.state.config;
   }
 
-  append(step: StepInput): Promise<AppendResult> {
-    return this.appendGroup([step]).then((r) => r[0]!);
+  append(step: StepInput, options?: AppendOptions): Promise<AppendResult> {
+    return this.appendGroup([step], options).then((r) => r[0]!);
   }
 
-  appendMany(steps: readonly StepInput[]): Promise<AppendResult[]> {
-    return appendManyOf(steps, (s) => this.appendGroup(s));
+  appendMany(steps: readonly StepInput[], options?: AppendOptions): Promise<AppendResult[]> {
+    return appendManyOf(steps, (s) => this.appendGroup(s, options));
   }
 
-  private async appendGroup(steps: readonly StepInput[]): Promise<AppendResult[]> {
+  private async appendGroup(steps: readonly StepInput[], options?: AppendOptions): Promise<AppendResult[]> {
     if (this.closed) throw new StoreError('CLOSED', `journal ${this.id} is closed`, { hint: 'open it again' });
     if (this.readOnly) throw new StoreError('READ_ONLY', `journal ${this.id} was opened read-only`, { hint: 'open it without readOnly to append' });
     const s = this.state;
-    const groups = [{ steps: prepareSteps(steps, s.config.blobThreshold, writerProfile(s.genesis)) }];
+    const after = afterOf(options);
+    const prepared = prepareSteps(steps, s.config.blobThreshold, writerProfile(s.genesis));
+    const groups = [after === undefined ? { steps: prepared } : { steps: prepared, after }];
     // The window answers at once: no await between reading the tail and committing, so no other append interleaves.
     const known = s.window.lookup(groups[0]!.steps.flatMap((p) => (p.step_id === undefined ? [] : [p.step_id])));
     const batch = sequenceBatch(groups, { seq: s.lines.length - 1, hash: s.hash }, known, formatTimestamp(new Date()));

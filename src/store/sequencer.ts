@@ -20,6 +20,8 @@ export interface Tail {
 
 export interface Group {
   steps: PreparedStep[];
+  /** The seq the chain must end at for this group to commit (AppendOptions.after); any end when absent. */
+  after?: number;
 }
 
 export type GroupOutcome =
@@ -47,6 +49,13 @@ export function stepIdsOf(groups: readonly Group[]): string[] {
   return ids;
 }
 
+function headMoved(after: number, seq: number): StoreError {
+  return new StoreError('HEAD_MOVED', `the append was to follow seq ${after}, but the chain now ends at seq ${seq}: another writer appended; nothing was written`, {
+    location: { seq },
+    hint: 'read the steps after the one you knew, decide again, and append with the new last seq',
+  });
+}
+
 /** `known`: the committed steps among the batch's step_ids, from the store's IdempotencyIndex. */
 export function sequenceBatch(groups: readonly Group[], tail: Tail, known: ReadonlyMap<string, CommittedStep>, now: string): SequencedBatch {
   const lines: SequencedBatch['lines'] = [];
@@ -61,12 +70,13 @@ export function sequenceBatch(groups: readonly Group[], tail: Tail, known: Reado
     const blobs: BlobPayload[] = [];
     let gt = t;
     try {
+      if (group.after !== undefined && group.after !== t.seq) throw headMoved(group.after, t.seq);
       for (const step of group.steps) {
         if (step.step_id !== undefined) {
           const hit = local.get(step.step_id) ?? batchIds.get(step.step_id) ?? known.get(step.step_id);
           if (hit !== undefined) {
             if (hit.key === step.key && (step.ts === undefined || step.ts === hit.ts)) {
-              results.push({ seq: hit.seq, step_id: step.step_id, step_hash: hit.step_hash, prev_hash: hit.prev_hash });
+              results.push({ seq: hit.seq, step_id: step.step_id, step_hash: hit.step_hash, prev_hash: hit.prev_hash, ts: hit.ts });
               continue;
             }
             throw new StoreError('STEP_ID_CONFLICT', `step_id ${JSON.stringify(step.step_id)} is already seq ${hit.seq} with different ${hit.key === step.key ? 'ts' : 'content or meta'}`, {
@@ -88,7 +98,7 @@ export function sequenceBatch(groups: readonly Group[], tail: Tail, known: Reado
         const entry: CommittedStep = { seq, step_hash: stepHash, prev_hash: gt.hash, key: step.key, ts };
         local.set(stepId, entry);
         groupLines.push({ seq, text: line, hash: stepHash });
-        results.push({ seq, step_id: stepId, step_hash: stepHash, prev_hash: gt.hash });
+        results.push({ seq, step_id: stepId, step_hash: stepHash, prev_hash: gt.hash, ts });
         for (const b of step.blobs) blobs.push(b);
         gt = { seq, hash: stepHash };
       }

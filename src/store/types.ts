@@ -23,6 +23,19 @@ export interface AppendResult {
   step_id: string;
   step_hash: string;
   prev_hash: string;
+  /** The step's `ts` as committed (for an idempotent repeat, the existing step's). */
+  ts: string;
+}
+
+/** How an append is committed (spec/FORMAT.md §8.17). */
+export interface AppendOptions {
+  /**
+   * Commit only if the chain's last step is still this seq (-1: an empty chain), so the steps become
+   * `after + 1`…; otherwise nothing is written and the append fails with HEAD_MOVED. A writer whose
+   * decision rests on what it has read (an outcome recorded once) appends on that knowledge without
+   * reading again: another writer's append in between is caught by the store, under its lock.
+   */
+  after?: number;
 }
 
 /** A fork's record of where it came from (spec/FORMAT.md §8). */
@@ -93,9 +106,9 @@ export interface Journal<Config extends JournalConfig = JournalConfig> extends C
    * durable as the store promises (the file store: its fsync mode). A step_id the journal already holds (within the idempotency
    * window) with identical content returns the existing step; with different content, STEP_ID_CONFLICT.
    */
-  append(step: StepInput): Promise<AppendResult>;
+  append(step: StepInput, options?: AppendOptions): Promise<AppendResult>;
   /** Appends steps as one unit: all are committed, contiguously and in order, or none is. */
-  appendMany(steps: readonly StepInput[]): Promise<AppendResult[]>;
+  appendMany(steps: readonly StepInput[], options?: AppendOptions): Promise<AppendResult[]>;
   /** The last committed step, read from the chain itself (not the head cache); null when empty. */
   head(): Promise<ChainHead | null>;
   /** One step with blobs restored; null when seq is past the head. */

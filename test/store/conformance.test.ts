@@ -171,6 +171,61 @@ describe.each(impls)('$name', ({ make }) => {
       await j.close();
       expect(await code(j.append({ input: 1 }))).toBe('CLOSED');
     });
+
+    test('the result carries the ts as committed: the store\'s clock, the caller\'s, or a repeat\'s original', async () => {
+      const j = await make().create('j');
+      const a = await j.append({ input: 'a', step_id: 'a-1' });
+      expect(a.ts).toBe((await j.get(0))!.ts);
+      const b = await j.append({ input: 'b', ts: '2026-01-31T12:00:00.000Z' });
+      expect(b.ts).toBe('2026-01-31T12:00:00.000Z');
+      expect((await j.append({ input: 'a', step_id: 'a-1' })).ts).toBe(a.ts);
+    });
+  });
+
+  describe('appending after a known seq (after)', () => {
+    test('commits only while the chain ends at that seq; otherwise HEAD_MOVED and nothing is written', async () => {
+      const j = await make().create('j');
+      expect((await j.append({ input: 0 }, { after: -1 })).seq).toBe(0);
+      expect(await code(j.append({ input: 'stale' }, { after: -1 }))).toBe('HEAD_MOVED');
+      expect(await code(j.appendMany([{ input: 'x' }, { input: 'y' }], { after: 5 }))).toBe('HEAD_MOVED');
+      expect((await j.head())!.seq).toBe(0);
+      expect((await j.appendMany([{ input: 1 }, { input: 2 }], { after: 0 })).map((r) => r.seq)).toEqual([1, 2]);
+      expect((await j.append({ input: 3 }, {})).seq).toBe(3);
+      expect((await all(j.read())).map((s) => s.input)).toEqual([0, 1, 2, 3]);
+      expect((await j.verify()).ok).toBe(true);
+    });
+
+    test('the message names the seq asked for and the seq the chain ends at', async () => {
+      const j = await make().create('j');
+      await j.appendMany([{ input: 0 }, { input: 1 }]);
+      await expect(j.append({ input: 2 }, { after: 0 })).rejects.toThrow(/HEAD_MOVED: .*follow seq 0.*ends at seq 1/);
+    });
+
+    test('two appends after the same seq at once: one commits, the other is HEAD_MOVED', async () => {
+      const j = await make().create('j');
+      await j.append({ input: 0 });
+      const outcomes = await Promise.allSettled([j.append({ input: 'a' }, { after: 0 }), j.append({ input: 'b' }, { after: 0 }), j.append({ input: 'free' })]);
+      expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+      expect(((outcomes[1] as PromiseRejectedResult).reason as StoreError).code).toBe('HEAD_MOVED');
+      expect((await all(j.read())).map((s) => s.input)).toEqual([0, 'a', 'free']);
+    });
+
+    test('another instance\'s append (another process) moves the head', async () => {
+      const store = make();
+      const j = await store.create('j');
+      await j.append({ input: 0 });
+      const other = await store.open('j');
+      await other.append({ input: 'other' });
+      expect(await code(j.append({ input: 'mine' }, { after: 0 }))).toBe('HEAD_MOVED');
+      expect((await j.append({ input: 'mine' }, { after: 1 })).seq).toBe(2);
+      await other.close();
+    });
+
+    test.each([[{ after: 1.5 }], [{ after: -2 }], [{ after: '0' }], ['0']])('refuses %j with OPTION_INVALID', async (options) => {
+      const j = await make().create('j');
+      expect(await code(j.append({ input: 0 }, options as never))).toBe('OPTION_INVALID');
+      expect(await j.head()).toBeNull();
+    });
   });
 
   describe('idempotent retry', () => {

@@ -76,7 +76,7 @@ describe('sequenceBatch with an IdempotencyIndex that answers later (a database)
     const batch = sequenceBatch(groups, tail, await knownSteps(slow, groups), '2026-01-01T00:00:01.000Z');
     expect(asked).toEqual([['retry-1', 'retry-1']]);
     expect(batch.lines).toEqual([]);
-    expect(batch.outcomes[0]).toEqual({ ok: true, results: [{ seq: 7, step_id: 'retry-1', step_hash: committed.step_hash, prev_hash: committed.prev_hash }], blobs: [] });
+    expect(batch.outcomes[0]).toEqual({ ok: true, results: [{ seq: 7, step_id: 'retry-1', step_hash: committed.step_hash, prev_hash: committed.prev_hash, ts: committed.ts }], blobs: [] });
     const second = batch.outcomes[1]!;
     expect(second.ok === false && second.error instanceof StoreError && second.error.code).toBe('STEP_ID_CONFLICT');
   });

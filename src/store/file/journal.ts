@@ -19,7 +19,7 @@ import { appendManyOf, queueSteps } from '../append.js';
 import type { BlobPayload } from '../prepare.js';
 import { restoreRecord } from '../restore.js';
 import { knownSteps, sequenceBatch, type Group, type GroupOutcome } from '../sequencer.js';
-import type { AppendResult, Journal, JournalConfig, JournalReport, JournalVerifyOptions, Lineage } from '../types.js';
+import type { AppendOptions, AppendResult, Journal, JournalConfig, JournalReport, JournalVerifyOptions, Lineage } from '../types.js';
 import { assertOwnDirectories } from './fsutil.js';
 import { BUCKETS_DIR, JournalPaths, type JournalMeta } from './layout.js';
 import { Lease } from './lease.js';
@@ -104,16 +104,16 @@ export class FileJournal implements Journal {
 
   // ---------------------------------------------------------------- appending
 
-  append(step: StepInput): Promise<AppendResult> {
-    return this.enqueue([step]).then((r) => r[0]!);
+  append(step: StepInput, options?: AppendOptions): Promise<AppendResult> {
+    return this.enqueue([step], options).then((r) => r[0]!);
   }
 
-  appendMany(steps: readonly StepInput[]): Promise<AppendResult[]> {
-    return appendManyOf(steps, (s) => this.enqueue(s));
+  appendMany(steps: readonly StepInput[], options?: AppendOptions): Promise<AppendResult[]> {
+    return appendManyOf(steps, (s) => this.enqueue(s, options));
   }
 
-  private enqueue(steps: readonly StepInput[]): Promise<AppendResult[]> {
-    return queueSteps(this.queue, this, this.closed, steps);
+  private enqueue(steps: readonly StepInput[], options?: AppendOptions): Promise<AppendResult[]> {
+    return queueSteps(this.queue, this, this.closed, steps, options);
   }
 
   /** The queue's view of this journal: commit under the lock, hand it off, linger, release. */

@@ -21,7 +21,7 @@ import type { BlobPayload } from '../prepare.js';
 import { blobSizeError, restoreRecord } from '../restore.js';
 import { placeLine, segmentLabel } from '../segments.js';
 import { knownSteps, sequenceBatch, type Group, type GroupOutcome, type SequencedBatch } from '../sequencer.js';
-import type { AppendResult, Journal, JournalConfig, JournalReport, JournalVerifyOptions, Lineage } from '../types.js';
+import type { AppendOptions, AppendResult, Journal, JournalConfig, JournalReport, JournalVerifyOptions, Lineage } from '../types.js';
 import type { DbClient } from './driver.js';
 import { isConnectionLoss, sqlState, translate } from './errors.js';
 import { StepIdIndex, corrupt, parseLine } from './idempotency.js';
@@ -57,16 +57,16 @@ export class PostgresJournal implements Journal {
 
   // ---------------------------------------------------------------- appending
 
-  append(step: StepInput): Promise<AppendResult> {
-    return this.enqueue([step]).then((r) => r[0]!);
+  append(step: StepInput, options?: AppendOptions): Promise<AppendResult> {
+    return this.enqueue([step], options).then((r) => r[0]!);
   }
 
-  appendMany(steps: readonly StepInput[]): Promise<AppendResult[]> {
-    return appendManyOf(steps, (s) => this.enqueue(s));
+  appendMany(steps: readonly StepInput[], options?: AppendOptions): Promise<AppendResult[]> {
+    return appendManyOf(steps, (s) => this.enqueue(s, options));
   }
 
-  private enqueue(steps: readonly StepInput[]): Promise<AppendResult[]> {
-    return queueSteps(this.queue, this, this.closed, steps);
+  private enqueue(steps: readonly StepInput[], options?: AppendOptions): Promise<AppendResult[]> {
+    return queueSteps(this.queue, this, this.closed, steps, options);
   }
 
   /** The queue's sink: one transaction for a batch of append calls; each call's outcome on its own. */
