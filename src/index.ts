@@ -24,7 +24,7 @@ export { FileStore, type FileStoreOptions } from './store/file/store.js';
 export type { FsyncMode } from './store/file/writer.js';
 export { MemoryStore, type MemoryStoreOptions } from './store/memory.js';
 export type {
-  Store, Journal, JournalConfig, CreateOptions, OpenOptions, ForkOptions, JournalVerifyOptions, JournalReport, RunEntry, RunFilter, AppendResult, Lineage,
+  Store, Journal, JournalConfig, CreateOptions, OpenOptions, ForkOptions, JournalVerifyOptions, JournalReport, RunEntry, RunFilter, AppendOptions, AppendResult, Lineage,
 } from './store/types.js';
 export type { ChainSource, ChainHead, SeqRange, StoredLine } from './chain/source.js';
 export type { StepInput, StrictStepInput, JsonInput } from './record/input.js';

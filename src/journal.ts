@@ -5,7 +5,7 @@
  * nothing to a bundle but the error classes.
  */
 export type {
-  Store, Journal, JournalConfig, CreateOptions, OpenOptions, ForkOptions, JournalVerifyOptions, JournalReport, RunEntry, RunFilter, JournalProblemCode, AppendResult, Lineage,
+  Store, Journal, JournalConfig, CreateOptions, OpenOptions, ForkOptions, JournalVerifyOptions, JournalReport, RunEntry, RunFilter, JournalProblemCode, AppendOptions, AppendResult, Lineage,
 } from './store/types.js';
 export type { ChainSource, ChainHead, SeqRange, StoredLine } from './chain/source.js';
 export type { StepInput, StrictStepInput, JsonInput } from './record/input.js';

@@ -2,7 +2,8 @@
 export { RuntimeError, type RuntimeErrorCode } from './errors.js';
 export { toJournalValue, errorValue, type JournalValueOptions, type BytesValue } from './value.js';
 export { runState, foldRecord, emptyState, pendingOf, toolCallOf, type ToolCallValue, type RunState, type Effect, type ModelCall, type EffectStatus, type BoundaryAnomaly } from '../record/run-state.js';
+export { startRun, resumeRun, runIdentity, type StartRunOptions } from './start.js';
 export {
-  Run, startRun, resumeRun, runIdentity,
-  type StartRunOptions, type BeginModelOptions, type ModelOutcome, type BeginToolOptions, type ContinuationPoint, type ModelCallHandle, type EffectHandle,
+  Run,
+  type BeginModelOptions, type ModelOutcome, type BeginToolOptions, type ContinuationPoint, type ModelCallHandle, type EffectHandle,
 } from './run.js';

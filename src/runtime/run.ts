@@ -2,38 +2,31 @@
  * A run: a `stepchain/v2` journal driven by an agent loop (spec/FORMAT.md §11). Every boundary is a
  * record appended before the next thing happens — a model request's start before the provider is called,
  * a tool's intent before it executes — so a process killed anywhere leaves a journal that says what was
- * in flight. Outcomes are checked against the journal itself (re-read before each one), so a second
- * outcome, or one for an id never begun, is refused with a coded error in any process.
+ * in flight. A Run keeps the run's state from its own appends without reading them back, and reads only
+ * what other writers appended. An outcome is decided on that state and appended only while the chain still
+ * ends where the Run last read it (`after`, FORMAT §8.17), so a second outcome, or one for an id never
+ * begun, is refused with a coded error in any process. Every write and every read of the state goes
+ * through one queue in call order, so a Run's records reach the journal in the order they were asked for.
  */
 import type { Json, JsonObject } from '../canonical/json.js';
-import { isValidId } from '../record/fields.js';
 import type { StepInput } from '../record/input.js';
 import type { StepRecord } from '../record/seal.js';
-import { FORMAT_V2, type GenesisV2, type RunIdentity } from '../record/v2.js';
+import { FORMAT_V2, type GenesisV2, type RunIdentity, type StepRecordV2 } from '../record/v2.js';
 import { StepchainError } from '../errors.js';
-import type { AppendResult, CreateOptions, Journal, Store } from '../store/types.js';
+import type { AppendResult, Journal } from '../store/types.js';
 import { RuntimeError } from './errors.js';
 import { emptyState, foldRecord, pendingOf, type Effect, type ModelCall, type RunState } from '../record/run-state.js';
 import { errorValue, toJournalValue } from './value.js';
 
-/** A run id: a journal id in every store and a genesis journal_id (FORMAT §11.1). */
-const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+/**
+ * How many times an outcome is appended with `after` before the last try goes without it: each HEAD_MOVED
+ * means another writer appended in the moment between this Run's read and its append. Past this, the
+ * outcome is decided on a read made just before appending, as when every outcome re-read the journal.
+ */
+const CONDITIONAL_TRIES = 8;
 
-export interface StartRunOptions {
-  /** Default: a random UUID. Reusing a run id the store holds is refused (RUN_EXISTS). */
-  runId?: string;
-  conversationId?: string;
-  /** The orchestrator's run, for a delegated sub-agent. */
-  parentRunId?: string;
-  agent?: string;
-  /** user, session, environment…: fixed at creation, covered by the genesis hash. */
-  labels?: Record<string, string>;
-  /** The run's input (the task), recorded in its run.started record. */
-  input?: unknown;
-  createdAt?: Date | string;
-  segmentBytes?: number;
-  blobThreshold?: number;
-}
+/** A record this Run appends: a v2 step with its kind. */
+type RunStep = StepInput & { kind: string };
 
 export interface BeginModelOptions {
   model?: unknown;
@@ -73,63 +66,8 @@ export interface ContinuationPoint {
   steps: StepRecord[];
 }
 
-function optionError(message: string): RuntimeError {
+export function optionError(message: string): RuntimeError {
   return new RuntimeError('RUN_OPTION_INVALID', message);
-}
-
-function checkOptionalId(name: string, v: unknown): void {
-  if (v !== undefined && !isValidId(v)) throw optionError(`${name} ${JSON.stringify(v)} must be 1–128 characters from [A-Za-z0-9._:-] starting with a letter or digit`);
-}
-
-/** The genesis run identity from the library's options. */
-export function runIdentity(options: Pick<StartRunOptions, 'conversationId' | 'parentRunId' | 'agent' | 'labels'>): RunIdentity {
-  checkOptionalId('conversationId', options.conversationId);
-  checkOptionalId('parentRunId', options.parentRunId);
-  const run: RunIdentity = {};
-  if (options.agent !== undefined) run.agent = options.agent;
-  if (options.conversationId !== undefined) run.conversation_id = options.conversationId;
-  if (options.labels !== undefined) run.labels = { ...options.labels };
-  if (options.parentRunId !== undefined) run.parent_run_id = options.parentRunId;
-  return run;
-}
-
-/** Creates a run journal in the store, with its identity in the genesis, and records run.started. */
-export async function startRun(store: Store, options: StartRunOptions = {}): Promise<Run> {
-  const runId = options.runId ?? globalThis.crypto.randomUUID();
-  if (typeof runId !== 'string' || !RUN_ID.test(runId) || runId.includes('..')) {
-    throw optionError(`run id ${JSON.stringify(runId)} must be 1–128 characters from [A-Za-z0-9._-] starting with a letter or digit, without ".."`);
-  }
-  const create: CreateOptions = { journalId: runId, run: runIdentity(options) };
-  if (options.createdAt !== undefined) create.createdAt = options.createdAt;
-  if (options.segmentBytes !== undefined) create.segmentBytes = options.segmentBytes;
-  if (options.blobThreshold !== undefined) create.blobThreshold = options.blobThreshold;
-  let journal: Journal;
-  try {
-    journal = await store.create(runId, create);
-  } catch (e) {
-    if (e instanceof StepchainError && e.code === 'JOURNAL_EXISTS') {
-      throw new RuntimeError('RUN_EXISTS', `run ${JSON.stringify(runId)} already exists in this store`, { hint: 'resume it with resumeRun, or start a run with another id', cause: e });
-    }
-    if (e instanceof StepchainError && e.code === 'GENESIS_INVALID') throw optionError(e.message.replace(/^GENESIS_INVALID: /, ''));
-    throw e;
-  }
-  const run = new Run(journal);
-  await run.record({ kind: 'run.started', input: toJournalValue(options.input, { field: 'input' }) });
-  return run;
-}
-
-/** Opens an existing run to continue it (or, readOnly, to inspect it): its pending effects and continuation point are read from the journal. */
-export async function resumeRun(store: Store, runId: string, options: { readOnly?: boolean } = {}): Promise<Run> {
-  let journal: Journal;
-  try {
-    journal = await store.open(runId, { readOnly: options.readOnly === true });
-  } catch (e) {
-    if (e instanceof StepchainError && e.code === 'JOURNAL_NOT_FOUND') throw new RuntimeError('RUN_NOT_FOUND', `no run ${JSON.stringify(runId)} in this store`, { hint: 'list the runs with store.list({})', cause: e });
-    throw e;
-  }
-  const run = Run.of(journal);
-  await run.refresh();
-  return run;
 }
 
 /** The handle of a started model request. */
@@ -149,13 +87,29 @@ export interface EffectHandle {
   fail(error: unknown): Promise<AppendResult>;
 }
 
+/**
+ * The record `step` became, from what was asked and what the journal answered, for the run reader. The
+ * reader needs neither the salt nor the hashes' preimage, so the salt (the store's, FORMAT §12) is not
+ * asked for; the values are the ones the append accepted, so they are JSON.
+ */
+function ownRecord(step: RunStep, at: AppendResult): StepRecordV2 {
+  const record = {
+    v: 2, seq: at.seq, step_id: at.step_id, ts: at.ts, prev_hash: at.prev_hash, step_hash: at.step_hash,
+    kind: step.kind, ref: step.ref ?? null, input: step.input ?? null, model: step.model ?? null, prompt: step.prompt ?? null,
+    tool_call: step.tool_call ?? null, result: step.result ?? null, error: step.error ?? null,
+  };
+  return (step.meta === undefined ? record : { ...record, meta: step.meta }) as StepRecordV2;
+}
+
+const headMoved = (e: unknown): boolean => e instanceof StepchainError && e.code === 'HEAD_MOVED';
+
 export class Run {
   readonly journal: Journal;
-  private state: RunState = emptyState();
-  /** Ids whose outcome is being written by this process: a second concurrent outcome is refused at once. */
-  private readonly ending = new Set<string>();
+  private readonly state: RunState = emptyState();
   /** What each begun call recorded, so its outcome repeats it and stands alone as a step. */
   private readonly begun = new Map<string, { input: Json; model: Json; prompt: Json; tool_call: Json }>();
+  /** The queue: the last write or read asked for; each starts when the one before it has settled. */
+  private last: Promise<unknown> = Promise.resolve();
 
   constructor(journal: Journal) {
     if (journal.genesis.format !== FORMAT_V2) {
@@ -183,33 +137,85 @@ export class Run {
     return this.journal.genesis.created_at;
   }
 
+  /**
+   * Runs `work` after everything asked of this Run before it: writes reach the journal in call order, and
+   * only one piece of work folds records into the state at a time. A write never waits on a tool — only
+   * on the writes asked for before it — and a failed one does not hold up the next.
+   */
+  private inTurn<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.last.then(work);
+    this.last = next.then(() => undefined, () => undefined);
+    return next;
+  }
+
   /** Reads the records appended since the last read (by any process) into the run's state. */
-  async refresh(): Promise<RunState> {
-    const head = await this.journal.head();
-    if (head !== null && head.seq > this.state.lastSeq) {
-      for await (const r of this.journal.read({ from: this.state.lastSeq + 1, to: head.seq })) {
-        foldRecord(this.state, r);
-        this.remember(r);
-      }
-    }
+  refresh(): Promise<RunState> {
+    return this.inTurn(() => this.catchUp());
+  }
+
+  /** Folds in the records after the last one folded, up to `to` (default: the chain's end). */
+  private async catchUp(to?: number): Promise<RunState> {
+    const end = to ?? (await this.journal.head())?.seq ?? -1;
+    if (end > this.state.lastSeq) for await (const r of this.journal.read({ from: this.state.lastSeq + 1, to: end })) this.fold(r);
     return this.state;
   }
 
-  private remember(r: StepRecord): void {
+  private fold(r: StepRecord): void {
+    foldRecord(this.state, r);
     if (r.v === 2 && (r.kind === 'model.started' || r.kind === 'tool.started')) {
       this.begun.set(r.step_id, { input: r.input, model: r.model, prompt: r.prompt, tool_call: r.tool_call });
     }
   }
 
-  /** Appends one v2 record (kind, ref, content) and folds it in. */
-  async record(step: StepInput & { kind: string }): Promise<AppendResult> {
-    const appended = await this.journal.append(step);
-    await this.refresh();
-    return appended;
+  /**
+   * Appends `step` and folds it in without reading it back. Records other writers appended before it (a
+   * gap between the last seq folded and its seq) are read first; an idempotent repeat of a record already
+   * folded changes nothing.
+   */
+  private async appendOwn(step: RunStep, after?: number): Promise<AppendResult> {
+    const at = await this.journal.append(step, after === undefined ? undefined : { after });
+    if (at.seq > this.state.lastSeq) {
+      if (at.seq > this.state.lastSeq + 1) await this.catchUp(at.seq - 1);
+      this.fold(ownRecord(step, at));
+    }
+    return at;
+  }
+
+  /**
+   * Appends the step `decide` builds from the state, which throws a RuntimeError when the state refuses it.
+   * A refusal stands only once the state has been read to the chain's end during this call; an accepted
+   * step is appended after the last seq folded, and when another writer appended meanwhile (HEAD_MOVED)
+   * the Run reads what it lacks and decides again.
+   */
+  private async checked(decide: () => RunStep): Promise<AppendResult> {
+    let current = false;
+    for (let tries = 1; ; tries++) {
+      let step: RunStep;
+      try {
+        step = decide();
+      } catch (e) {
+        if (current || !(e instanceof RuntimeError)) throw e;
+        await this.catchUp();
+        current = true;
+        continue;
+      }
+      try {
+        return await this.appendOwn(step, tries <= CONDITIONAL_TRIES ? this.state.lastSeq : undefined);
+      } catch (e) {
+        if (!headMoved(e)) throw e;
+        await this.catchUp();
+        current = true;
+      }
+    }
+  }
+
+  /** Appends one v2 record (kind, ref, content) in turn and folds it in. */
+  record(step: RunStep): Promise<AppendResult> {
+    return this.inTurn(() => this.appendOwn(step));
   }
 
   async beginModel(options: BeginModelOptions = {}): Promise<ModelCallHandle> {
-    const step: StepInput & { kind: string } = {
+    const step: RunStep = {
       kind: 'model.started',
       input: toJournalValue(options.input, { field: 'input' }),
       model: toJournalValue(options.model, { field: 'model' }),
@@ -228,19 +234,17 @@ export class Run {
 
   /** Records a model request's outcome by id (also from another process than the one that began it). */
   async endModel(id: string, outcome: ModelOutcome, error: unknown): Promise<AppendResult> {
-    return this.end(id, 'model', async (begun) => {
-      const meta: Record<string, unknown> = { ...(outcome.meta ?? {}) };
-      if (outcome.usage !== undefined) meta.usage = outcome.usage;
-      if (outcome.finishReason !== undefined) meta.finish_reason = outcome.finishReason;
-      const step: StepInput & { kind: string; ref: string; error?: Json } = {
-        kind: error === null ? 'model.completed' : 'model.failed',
-        ref: id,
-        ...begun,
-        tool_call: outcome.toolCalls === undefined ? null : toJournalValue(outcome.toolCalls, { field: 'tool_call' }),
-        result: toJournalValue(outcome.result, { field: 'result' }),
-      };
-      if (error !== null) step.error = errorValue(error);
-      const m = toJournalValue(meta, { field: 'meta' }) as JsonObject;
+    // The values are converted now, as they are when asked for; the start they repeat is read in turn.
+    const meta: Record<string, unknown> = { ...(outcome.meta ?? {}) };
+    if (outcome.usage !== undefined) meta.usage = outcome.usage;
+    if (outcome.finishReason !== undefined) meta.finish_reason = outcome.finishReason;
+    const m = toJournalValue(meta, { field: 'meta' }) as JsonObject;
+    const toolCall = outcome.toolCalls === undefined ? null : toJournalValue(outcome.toolCalls, { field: 'tool_call' });
+    const result = toJournalValue(outcome.result, { field: 'result' });
+    const failure = error === null ? null : errorValue(error);
+    return this.end(id, 'model', (begun) => {
+      const step: RunStep = { kind: failure === null ? 'model.completed' : 'model.failed', ref: id, ...begun, tool_call: toolCall, result };
+      if (failure !== null) step.error = failure;
       if (Object.keys(m).length > 0) step.meta = m;
       return step;
     });
@@ -254,7 +258,7 @@ export class Run {
     if (options.callId !== undefined) call.call_id = options.callId;
     if (options.idempotencyKey !== undefined) call.idempotency_key = options.idempotencyKey;
     if (options.summary !== undefined) call.summary = options.summary;
-    const step: StepInput & { kind: string } = { kind: 'tool.started', tool_call: call };
+    const step: RunStep = { kind: 'tool.started', tool_call: call };
     if (options.id !== undefined) step.step_id = options.id;
     if (options.meta !== undefined) step.meta = toJournalValue(options.meta, { field: 'meta' });
     const at = await this.record(step);
@@ -275,25 +279,23 @@ export class Run {
   /** Records a tool effect's outcome by id: `{ result }` for completed, `{ error }` for failed. */
   async endTool(id: string, outcome: { result?: unknown; error?: unknown }): Promise<AppendResult> {
     const failed = 'error' in outcome && outcome.error !== undefined;
-    return this.end(id, 'tool', async (begun) => {
-      const step: StepInput & { kind: string; ref: string; error?: Json } = {
-        kind: failed ? 'tool.failed' : 'tool.completed',
-        ref: id,
-        tool_call: begun.tool_call,
-        result: failed ? null : toJournalValue(outcome.result, { field: 'result' }),
-      };
-      if (failed) step.error = errorValue(outcome.error);
+    const result = failed ? null : toJournalValue(outcome.result, { field: 'result' });
+    const failure = failed ? errorValue(outcome.error) : null;
+    return this.end(id, 'tool', (begun) => {
+      const step: RunStep = { kind: failed ? 'tool.failed' : 'tool.completed', ref: id, tool_call: begun.tool_call, result };
+      if (failure !== null) step.error = failure;
       return step;
     });
   }
 
-  private async annotate(id: string, notes: { idempotencyKey?: string; summary?: string }): Promise<AppendResult> {
-    await this.refresh();
-    const e = this.pendingEffect(id, 'tool');
-    const call: Record<string, Json> = { name: e.tool ?? '' };
-    if (notes.idempotencyKey !== undefined) call.idempotency_key = notes.idempotencyKey;
-    if (notes.summary !== undefined) call.summary = notes.summary;
-    return this.record({ kind: 'tool.updated', ref: id, tool_call: call });
+  private annotate(id: string, notes: { idempotencyKey?: string; summary?: string }): Promise<AppendResult> {
+    return this.inTurn(() => this.checked(() => {
+      const e = this.pendingEffect(id, 'tool');
+      const call: Record<string, Json> = { name: e.tool ?? '' };
+      if (notes.idempotencyKey !== undefined) call.idempotency_key = notes.idempotencyKey;
+      if (notes.summary !== undefined) call.summary = notes.summary;
+      return { kind: 'tool.updated', ref: id, tool_call: call };
+    }));
   }
 
   private pendingEffect(id: string, what: 'tool'): Effect;
@@ -304,8 +306,8 @@ export class Run {
     if (found === undefined) {
       throw new RuntimeError('EFFECT_UNKNOWN', `run ${this.runId} has no ${noun} ${JSON.stringify(id)}`, { hint: `list them with ${what === 'tool' ? 'run.effects()' : 'the journal\'s records'}` });
     }
-    if (found.status !== 'started' || this.ending.has(id)) {
-      throw new RuntimeError('EFFECT_ALREADY_ENDED', `${noun} ${JSON.stringify(id)} of run ${this.runId} already has its outcome${found.endSeq === null ? ' (being recorded)' : ` (${found.status} at seq ${found.endSeq})`}`, {
+    if (found.status !== 'started') {
+      throw new RuntimeError('EFFECT_ALREADY_ENDED', `${noun} ${JSON.stringify(id)} of run ${this.runId} already has its outcome (${found.status} at seq ${found.endSeq})`, {
         location: { seq: found.endSeq ?? found.seq },
         hint: 'an outcome is recorded once; read it with run.effects()',
       });
@@ -313,17 +315,12 @@ export class Run {
     return found;
   }
 
-  private async end(id: string, what: 'tool' | 'model', build: (begun: { input: Json; model: Json; prompt: Json; tool_call: Json }) => Promise<StepInput & { kind: string }>): Promise<AppendResult> {
-    await this.refresh();
-    if (what === 'tool') this.pendingEffect(id, 'tool');
-    else this.pendingEffect(id, 'model');
-    this.ending.add(id);
-    try {
-      const begun = this.begun.get(id) ?? { input: null, model: null, prompt: null, tool_call: null };
-      return await this.record(await build(begun));
-    } finally {
-      this.ending.delete(id);
-    }
+  private end(id: string, what: 'tool' | 'model', build: (begun: { input: Json; model: Json; prompt: Json; tool_call: Json }) => RunStep): Promise<AppendResult> {
+    return this.inTurn(() => this.checked(() => {
+      if (what === 'tool') this.pendingEffect(id, 'tool');
+      else this.pendingEffect(id, 'model');
+      return build(this.begun.get(id) ?? { input: null, model: null, prompt: null, tool_call: null });
+    }));
   }
 
   /** Every tool effect with no outcome, in seq order: the "outcome unknown after a crash" list. */
@@ -342,11 +339,13 @@ export class Run {
   }
 
   /** The last point where every started model call and tool effect (and every tool call a model asked for) has its outcome. */
-  async continuationPoint(): Promise<ContinuationPoint> {
-    const { continuation } = await this.refresh();
-    const steps: StepRecord[] = [];
-    if (continuation !== null) for await (const r of this.journal.read({ from: 0, to: continuation })) steps.push(r);
-    return { seq: continuation, steps };
+  continuationPoint(): Promise<ContinuationPoint> {
+    return this.inTurn(async () => {
+      const { continuation } = await this.catchUp();
+      const steps: StepRecord[] = [];
+      if (continuation !== null) for await (const r of this.journal.read({ from: 0, to: continuation })) steps.push(r);
+      return { seq: continuation, steps };
+    });
   }
 
   /** The run's status from its records: running until run.completed or run.failed. */
@@ -362,7 +361,8 @@ export class Run {
     return this.record({ kind: 'run.failed', error: errorValue(error) });
   }
 
+  /** Closes the journal once the writes asked for before it are written. */
   close(): Promise<void> {
-    return this.journal.close();
+    return this.inTurn(() => this.journal.close());
   }
 }

@@ -1,6 +1,7 @@
 /** The agent runtime (spec/FORMAT.md §11) over the memory, file and Postgres stores: runs, outcomes, the continuation point, listing. */
 import { afterAll, describe, expect, inject, test } from 'vitest';
-import { FileStore, MemoryStore, RuntimeError, resumeRun, startRun, type Store } from '../../src/index.js';
+import { FileStore, MemoryStore, Run, RuntimeError, resumeRun, startRun, type Journal, type StepRecord, type Store } from '../../src/index.js';
+import { runState } from '../../src/runtime/index.js';
 import { PostgresStore } from '../../src/store/postgres/index.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -20,6 +21,28 @@ const stores: Array<[string, () => Store]> = [
     return store;
   }],
 ];
+
+/** `journal` with its reads counted: read, head, get and lines. */
+function counted(journal: Journal): { journal: Journal; reads: Record<string, number> } {
+  const reads: Record<string, number> = { read: 0, head: 0, get: 0, lines: 0 };
+  const proxy = new Proxy(journal, {
+    get(target, key) {
+      const value: unknown = Reflect.get(target, key, target);
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        if (typeof key === 'string' && key in reads) reads[key]!++;
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+  return { journal: proxy, reads };
+}
+
+async function records(journal: Journal): Promise<StepRecord[]> {
+  const out: StepRecord[] = [];
+  for await (const r of journal.read()) out.push(r);
+  return out;
+}
 
 async function code(p: Promise<unknown>): Promise<string> {
   try {
@@ -127,6 +150,61 @@ describe.each(stores)('runs in the %s store', (_name, makeStore) => {
     expect(await code(effect.complete('sent again'))).toBe('EFFECT_ALREADY_ENDED');
     await first.close();
     await second.close();
+  });
+
+  test('a Run folds its own records without reading the journal back, and its state is the journal\'s', async () => {
+    const store = makeStore();
+    const started = await startRun(store, { runId: 'r-own' });
+    const { journal, reads } = counted(started.journal);
+    const run = Run.of(journal);
+    await run.refresh();
+    for (const k of Object.keys(reads)) reads[k] = 0;
+    const call = await run.beginModel({ model: 'm', prompt: [{ role: 'user', content: 'pay' }] });
+    await call.complete({ result: 'calling pay', toolCalls: [{ id: 'c1', name: 'pay', arguments: { a: 1 } }], usage: { tokens: 3 } });
+    const effect = await run.beginTool({ name: 'pay', args: { a: 1 }, callId: 'c1', idempotencyKey: 'k' });
+    await effect.annotate({ summary: 'paying' });
+    await effect.complete({ paid: true });
+    const failing = await run.beginTool({ name: 'mail', args: {} });
+    await failing.fail(new Error('smtp down'));
+    const second = await run.beginModel({ model: 'm' });
+    await second.fail(new Error('timeout'));
+    await run.complete('done');
+    expect(reads).toEqual({ read: 0, head: 0, get: 0, lines: 0 });
+    // What it folded is what a reader of the journal folds.
+    const truth = runState(await records(started.journal));
+    expect(await run.effects()).toEqual([...truth.effects.values()]);
+    expect(await run.modelCalls()).toEqual([...truth.models.values()]);
+    expect(await run.status()).toBe('completed');
+    expect((await run.continuationPoint()).seq).toBe(truth.continuation);
+    await run.close();
+  });
+
+  test('a Run that has read nothing yet decides an outcome on the journal: an effect another handle began is found', async () => {
+    const store = makeStore();
+    const first = await startRun(store, { runId: 'r-late' });
+    await first.beginTool({ name: 'mail', args: {}, id: 'mail-1' });
+    const late = Run.of(await store.open('r-late'));
+    expect((await late.endTool('mail-1', { result: 'sent' })).seq).toBe(2);
+    expect(await code(late.endTool('mail-2', { result: 'x' }))).toBe('EFFECT_UNKNOWN');
+    expect(await code(first.endTool('mail-1', { result: 'again' }))).toBe('EFFECT_ALREADY_ENDED');
+    expect(runState(await records(first.journal)).anomalies).toEqual([]);
+    await late.close();
+    await first.close();
+  });
+
+  test('writes reach the journal in the order asked for, even when the first must first read what another writer appended', async () => {
+    const store = makeStore();
+    const run = await startRun(store, { runId: 'r-order' });
+    const effect = await run.beginTool({ name: 'one', args: {} });
+    // Another writer moves the head, so the outcome's first append is refused (HEAD_MOVED) and retried after a read.
+    const other = await resumeRun(store, 'r-order');
+    await other.journal.append({ input: 'from elsewhere' });
+    const written = await Promise.all([effect.complete('first'), run.beginTool({ name: 'two', args: {} }), run.complete('done')]);
+    expect(written.map((w) => w.seq)).toEqual([3, 4, 5]);
+    expect((await records(run.journal)).map((r) => (r.v === 2 ? r.kind : null))).toEqual(['run.started', 'tool.started', 'step', 'tool.completed', 'tool.started', 'run.completed']);
+    expect((await run.effects()).map((e) => [e.tool, e.status])).toEqual([['one', 'completed'], ['two', 'started']]);
+    await other.close();
+    await run.close();
   });
 
   test('plain journal.append on a run journal writes kind "step"; a bad kind is refused before anything is written', async () => {

@@ -7,11 +7,11 @@
 import type { LanguageModelMiddleware } from 'ai';
 import type { ModelCallHandle } from '../../index.js';
 import { answerOf, awaitedCalls, requestFields, type ModelAnswer } from './request.js';
-import { recordedToolNames, writerFor, type AdapterRun } from './run.js';
+import { recordedToolNames, type AdapterRun } from './run.js';
 import { recordStream } from './stream.js';
 
-async function settle(target: AdapterRun, run: AdapterRun, call: ModelCallHandle, answer: ModelAnswer): Promise<void> {
-  const outcome: Parameters<ModelCallHandle['complete']>[0] = { result: answer.result, toolCalls: awaitedCalls(answer.result.content, recordedToolNames(target)) };
+async function settle(run: AdapterRun, call: ModelCallHandle, answer: ModelAnswer): Promise<void> {
+  const outcome: Parameters<ModelCallHandle['complete']>[0] = { result: answer.result, toolCalls: awaitedCalls(answer.result.content, recordedToolNames(run)) };
   if (answer.usage !== undefined) outcome.usage = answer.usage;
   if (answer.finishReason !== undefined) {
     outcome.finishReason = answer.finishReason.unified;
@@ -30,8 +30,7 @@ async function settle(target: AdapterRun, run: AdapterRun, call: ModelCallHandle
  * A middleware for `wrapLanguageModel({ model, middleware: stepchainMiddleware(run) })`. Every call made
  * through the wrapped model — `generateText`, `streamText`, agents — becomes a model step of `run`.
  */
-export function stepchainMiddleware(target: AdapterRun): LanguageModelMiddleware {
-  const run = writerFor(target);
+export function stepchainMiddleware(run: AdapterRun): LanguageModelMiddleware {
   return {
     specificationVersion: 'v3',
     async wrapGenerate({ doGenerate, params, model }) {
@@ -43,7 +42,7 @@ export function stepchainMiddleware(target: AdapterRun): LanguageModelMiddleware
         await call.fail(error);
         throw error;
       }
-      await settle(target, run, call, answerOf(result));
+      await settle(run, call, answerOf(result));
       return result;
     },
     async wrapStream({ doStream, params, model }) {
@@ -55,7 +54,7 @@ export function stepchainMiddleware(target: AdapterRun): LanguageModelMiddleware
         await call.fail(error);
         throw error;
       }
-      return recordStream(result, params.abortSignal, (end) => (end.kind === 'done' ? settle(target, run, call, end.answer) : run.endModel(call.id, { result: end.answer.result }, end.error ?? new Error('the model stream failed'))));
+      return recordStream(result, params.abortSignal, (end) => (end.kind === 'done' ? settle(run, call, end.answer) : run.endModel(call.id, { result: end.answer.result }, end.error ?? new Error('the model stream failed'))));
     },
   };
 }

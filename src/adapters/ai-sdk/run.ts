@@ -4,7 +4,6 @@
  * an effect (the runtime's continuation point waits on each listed call).
  */
 import type { Run } from '../../index.js';
-import { ordered } from './ordered.js';
 
 export type AdapterRun = Pick<Run, 'beginModel' | 'beginTool' | 'endModel'>;
 
@@ -18,16 +17,4 @@ export function noteRecordedTools(run: AdapterRun, names: Iterable<string>): voi
 
 export function recordedToolNames(run: AdapterRun): ReadonlySet<string> {
   return recordedTools.get(run) ?? new Set<string>();
-}
-
-const orderedRuns = new WeakMap<AdapterRun, AdapterRun>();
-
-/** The one ordered view of `run` its middleware and its tools share (ordered.ts). */
-export function writerFor(run: AdapterRun): AdapterRun {
-  let writer = orderedRuns.get(run);
-  if (writer === undefined) {
-    writer = ordered(run);
-    orderedRuns.set(run, writer);
-  }
-  return writer;
 }

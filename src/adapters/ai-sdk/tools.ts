@@ -6,7 +6,7 @@
  */
 import type { ToolExecutionOptions, ToolSet } from 'ai';
 import type { EffectHandle } from '../../index.js';
-import { noteRecordedTools, writerFor, type AdapterRun } from './run.js';
+import { noteRecordedTools, type AdapterRun } from './run.js';
 
 type Execute = (input: unknown, options: ToolExecutionOptions) => unknown;
 
@@ -65,10 +65,9 @@ function recordExecute(run: AdapterRun, name: string, execute: Execute): Execute
  */
 export function recordTools<T extends ToolSet>(run: AdapterRun, tools: T): T {
   const out: Record<string, unknown> = {};
-  const writer = writerFor(run);
   for (const [name, tool] of Object.entries(tools)) {
     const execute = tool.execute as Execute | undefined;
-    out[name] = execute === undefined ? tool : { ...tool, execute: recordExecute(writer, name, execute) };
+    out[name] = execute === undefined ? tool : { ...tool, execute: recordExecute(run, name, execute) };
   }
   noteRecordedTools(run, Object.keys(tools).filter((name) => tools[name]?.execute !== undefined));
   return out as T;

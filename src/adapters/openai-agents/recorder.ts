@@ -11,7 +11,6 @@ import { getCurrentSpan, tool as sdkTool, type FunctionTool, type Model, type Mo
 import type { EffectHandle, Run } from '../../index.js';
 import { recordModel, recordProvider, type ModelRouting } from './model.js';
 import type { AdapterRun, ChildRunFactory } from './run.js';
-import { ordered } from './ordered.js';
 import { SpanTree } from './spans.js';
 
 type Execute = (input: unknown, context?: unknown, details?: { toolCall?: { callId?: string } }) => unknown;
@@ -48,12 +47,8 @@ export class AgentsRecorder implements TracingProcessor {
   private queueError: unknown = undefined;
   private readonly children: Run[] = [];
 
-  /** The run given, and the ordered view every write goes through (ordered.ts). */
-  private readonly writer: AdapterRun;
-
-  constructor(readonly run: AdapterRun, private readonly childRun: ChildRunFactory) {
-    this.writer = ordered(run);
-  }
+  /** `run` takes the writes of the recorder's own agent; a Run keeps each run's writes in call order. */
+  constructor(readonly run: AdapterRun, private readonly childRun: ChildRunFactory) {}
 
   /** `model` recorded; `name` defaults to the model's own `model` field or class name. */
   model(model: Model, name?: string): Model {
@@ -132,14 +127,14 @@ export class AgentsRecorder implements TracingProcessor {
 
   private currentRun(): Promise<AdapterRun> {
     const agent = this.tree.agentOf(getCurrentSpan()?.spanId);
-    return agent === undefined ? Promise.resolve(this.writer) : this.runOfAgent(agent);
+    return agent === undefined ? Promise.resolve(this.run) : this.runOfAgent(agent);
   }
 
   private runOfAgent(agentSpan: string): Promise<AdapterRun> {
     let run = this.runs.get(agentSpan);
     if (run === undefined) {
       const place = this.tree.place(agentSpan);
-      if (place.kind === 'root') run = Promise.resolve(this.writer);
+      if (place.kind === 'root') run = Promise.resolve(this.run);
       else {
         const child = this.runOfAgent(place.parentAgentSpan).then(async (parent) => {
           const opened = await this.childRun(parent, place.agent);
@@ -147,7 +142,7 @@ export class AgentsRecorder implements TracingProcessor {
           return opened;
         });
         this.childOf.set(agentSpan, child);
-        run = child.then((opened) => ordered(opened));
+        run = child;
       }
       this.runs.set(agentSpan, run);
     }
@@ -163,7 +158,7 @@ export class AgentsRecorder implements TracingProcessor {
   private recordEvent(spanId: string, name: string, args: unknown, result: unknown): void {
     const agent = this.tree.agentOf(spanId);
     this.later(async () => {
-      const run = agent === undefined ? this.writer : await this.runOfAgent(agent);
+      const run = agent === undefined ? this.run : await this.runOfAgent(agent);
       const effect = await run.beginTool({ name, args });
       await effect.complete(result);
     });
