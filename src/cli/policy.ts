@@ -16,6 +16,7 @@ export const POLICY_OPTIONS: Record<string, OptionSpec> = {
   quorum: { type: 'string', arg: 'k', description: 'how many of the --witness keys must have cosigned (default: all of them)' },
 };
 
+/** A small file named on the command line (a key, a checkpoint), as text; one that cannot be read is a usage error. */
 export async function readSmall(path: string, what: string, verb: string): Promise<string> {
   const { readFile } = await import('node:fs/promises');
   try {
