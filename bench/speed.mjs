@@ -263,7 +263,7 @@ async function startupRows() {
     const file = join(root, 'modules.txt');
     writeFileSync(file, '');
     spawnSync(process.execPath, ['--import', MODULE_LOG, ...args], { env: { ...process.env, STEPCHAIN_MODULE_LOG: file } });
-    const n = readFileSync(file, 'utf8').split('\n').filter((u) => u.startsWith('file:') && !u.endsWith('/module-log.mjs')).length;
+    const n = readFileSync(file, 'utf8').split('\n').filter((u) => u.startsWith('file:') && !u.includes('/module-log.mjs')).length;
     row('start-up', `${name}: ES module files loaded`, { median: n, min: n, max: n }, 'files');
   }
 }

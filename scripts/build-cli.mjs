@@ -12,8 +12,9 @@
 // - CommonJS dependencies (tar-stream and what it requires) and anything named at run time (pg): Node
 //   loads them as usual. ES-module dependencies (@noble/*, pako) are bundled.
 import * as esbuild from 'esbuild';
+import { existsSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const at = (p) => root + p;
@@ -76,11 +77,21 @@ const result = await esbuild.build({
   logLevel: 'warning',
 });
 
-// The pool's path is right only from dist/cli/chunks/: the entry itself must not name it (nor any other
-// file by import.meta.url, whose relative paths were written for dist/cli/verbs/).
-const main = await readFile(at('dist/cli/main.js'), 'utf8');
-if (main.includes(POOL_FROM_CHUNK) || main.includes('import.meta.url')) {
-  throw new Error('dist/cli/main.js names a file relative to itself; such code must stay in a chunk (scripts/build-cli.mjs)');
+// Every relative path the bundle names must lead to a file: the chunks' imports of each other, the pool in
+// dist/parallel/, and what code finds by `new URL(…, import.meta.url)` (the page verb's built page, the
+// pool's worker script). Those paths were written for the file they were in, so code that lands in another
+// folder (the entry in dist/cli/, not dist/cli/chunks/) would break them; a worker that does not load fails
+// quietly (its batches are checked on the calling thread), so look here, at build time.
+const PATHS = [/(?:\bfrom|\bimport\()\s*"(\.{1,2}\/[^"]+)"/g, /new URL\(\s*"(\.{1,2}\/[^"]+)",\s*import\.meta\.url\s*\)/g];
+for (const name of Object.keys(result.metafile.outputs).filter((n) => n.endsWith('.js'))) {
+  const file = at(name);
+  const code = await readFile(file, 'utf8');
+  for (const re of PATHS) {
+    for (const [, rel] of code.matchAll(re)) {
+      const target = fileURLToPath(new URL(rel, pathToFileURL(file)));
+      if (!existsSync(target)) throw new Error(`${name} names ${rel}, which is not there (${target}); see scripts/build-cli.mjs`);
+    }
+  }
 }
 const outputs = Object.entries(result.metafile.outputs).filter(([name]) => name.endsWith('.js'));
 const bytes = outputs.reduce((n, [, o]) => n + o.bytes, 0);

@@ -21,7 +21,7 @@ interface Run {
   code: number;
   stdout: string;
   stderr: string;
-  /** The module URLs the process loaded (file: only), in load order. */
+  /** The module URLs the process loaded (file: only; its worker threads' too), in load order. */
   files: string[];
 }
 
@@ -30,7 +30,7 @@ function run(args: string[], dir: string): Promise<Run> {
   writeFileSync(log, '');
   return new Promise((resolve) => {
     execFile(process.execPath, ['--import', MODULE_LOG, CLI, ...args], { env: { ...process.env, NO_COLOR: '1', STEPCHAIN_MODULE_LOG: log } }, (error, stdout, stderr) => {
-      const files = readFileSync(log, 'utf8').split('\n').filter((u) => u.startsWith('file:') && !u.endsWith('/module-log.mjs'));
+      const files = readFileSync(log, 'utf8').split('\n').filter((u) => u.startsWith('file:') && !u.includes('/module-log.mjs'));
       resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr, files });
     });
   });
@@ -75,6 +75,9 @@ describe('the bundled CLI', () => {
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ ok: true, report: { steps: 200 } });
     expect(relative(r.files)).toContain('parallel/index.js');
+    // Loaded by the worker threads themselves: a worker whose script did not resolve would leave its
+    // batches to the calling thread and the report unchanged, so the report alone cannot tell.
+    expect(relative(r.files).filter((f) => f === 'parallel/worker.js').length).toBeGreaterThanOrEqual(1);
     const small = await run(['verify', await journal(tempDir('stepchain-start-'), 3), '--json', '--threads', '2'], dir);
     expect(small.code).toBe(0);
     expect(relative(small.files)).not.toContain('parallel/index.js');
