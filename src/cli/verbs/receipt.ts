@@ -6,7 +6,8 @@ import type { Json } from '../../canonical/json.js';
 import { EXIT_OK, UsageError, type Verb } from '../cli.js';
 import { withJournal } from '../location.js';
 import { countingSource } from '../output.js';
-import { pinnedCheckpoint, treeJournal } from './proofs.js';
+import { pinnedCheckpoint } from '../policy.js';
+import { treeJournal } from './proofs.js';
 
 
 export const exportVerb: Verb = {

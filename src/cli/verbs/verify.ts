@@ -1,21 +1,29 @@
 /**
  * `stepchain verify`: a journal (a directory or a Postgres location) or a receipt, offline. The verb an
- * auditor times, so it loads only what the location in hand needs (a directory: its verifier, no writer;
- * Postgres: the store; a receipt: the receipt verifier and the publication checks) and runs the per-line
- * checks on every core when the chain is big enough to gain.
+ * auditor times, so it loads little beyond what the location in hand needs: a directory's verifier (no
+ * writer) comes with the verb, the common case in one chunk of the bundled CLI; Postgres loads the store, a
+ * receipt the receipt verifier and the publication checks. It runs the per-line checks on every core when
+ * the chain is big enough to gain.
  */
-import { readFile } from 'node:fs/promises';
-import { basename, resolve } from 'node:path';
+import { readFile, readdir, stat } from 'node:fs/promises';
+import { basename, join, resolve } from 'node:path';
 import type { LineCheckPool } from '../../chain/batch.js';
+import { BATCH_BYTES } from '../../chain/feeder.js';
 import type { ChainReport } from '../../chain/report.js';
 import type { CheckpointPolicy, TreeHead } from '../../proofs/index.js';
 import type { ReceiptReport } from '../../receipt/verify.js';
+import { genesisHash } from '../../record/formats.js';
+import { readRegular } from '../../store/file/fsutil.js';
+import { BUCKETS_DIR } from '../../store/file/layout.js';
+import { verifyJournalDir } from '../../store/file/verify-dir.js';
+import { assertJournalId } from '../../store/ids.js';
+import { parseMeta } from '../../store/meta.js';
 import { intArg } from '../args.js';
 import { EXIT_FAILED, EXIT_OK, UsageError, type Context, type Verb } from '../cli.js';
+import { identityLine } from '../identity.js';
 import { pathKind } from '../input.js';
-import { withJournal } from '../location.js';
 import { printReport, type Output } from '../output.js';
-import { POLICY_OPTIONS, pinnedCheckpoint, policyFrom } from './proofs.js';
+import { POLICY_OPTIONS, pinnedCheckpoint, policyFrom } from '../policy.js';
 
 const HEAD_RE = /^sha256:[0-9a-f]{64}$/;
 /** A Postgres location (store/postgres/location.ts, isPostgresLocation), told apart without loading the store. */
@@ -70,7 +78,7 @@ export const verifyVerb: Verb = {
     if (kind === 'journal' && values.proof !== undefined) throw new UsageError('--proof with a journal: a journal holds every step, so --checkpoint alone proves it extends the checkpoint', 'verify');
     // A pinned checkpoint that cannot be used is an error (exit 2), never "not pinned".
     const trusted = values.checkpoint === undefined ? undefined : { head: await pinnedCheckpoint(values.checkpoint as string, policy, 'verify'), file: values.checkpoint as string };
-    const pool = await linePool(threads);
+    const pool = await linePool(threads, !postgres && kind === 'journal' ? path : undefined);
     try {
       const ok = postgres ? await verifyStored(out, path, expectHead, pool, trusted)
         : kind === 'journal' ? await verifyJournal(out, path, expectHead, pool, trusted)
@@ -82,11 +90,31 @@ export const verifyVerb: Verb = {
   },
 };
 
-/** The worker pool, unless one thread was asked for (or there is one core); its workers start with the first batch. */
-async function linePool(threads: number | undefined): Promise<(LineCheckPool & { close(): Promise<void> }) | undefined> {
+/**
+ * The worker pool, unless one thread was asked for (or there is one core); its workers start with the first
+ * batch. A journal directory whose buckets hold less than one batch gets none: the feeder would check it on
+ * this thread anyway, and loading the pool (node:worker_threads) is a few milliseconds of a small verify's start.
+ */
+async function linePool(threads: number | undefined, journalDir?: string): Promise<(LineCheckPool & { close(): Promise<void> }) | undefined> {
+  if (threads === 1 || (journalDir !== undefined && (await smallerThanOneBatch(journalDir)))) return undefined;
   const { createLineCheckPool, defaultThreads } = await import('../../parallel/index.js');
   const n = threads ?? defaultThreads();
   return n > 1 ? createLineCheckPool({ threads: n }) : undefined;
+}
+
+/** Whether a journal directory's buckets hold fewer bytes than one batch; false when that cannot be told (the verifier then reports why). */
+async function smallerThanOneBatch(dir: string): Promise<boolean> {
+  try {
+    const buckets = join(dir, BUCKETS_DIR);
+    let bytes = 0;
+    for (const name of await readdir(buckets)) {
+      bytes += (await stat(join(buckets, name))).size;
+      if (bytes >= BATCH_BYTES) return false;
+    }
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** An earlier checkpoint the journal must extend (--checkpoint), and the file it came from. */
@@ -105,8 +133,9 @@ async function extendsPinned(out: Output, path: string, report: ChainReport<stri
 async function verifyJournal(out: Output, path: string, expectHead: string | undefined, pool: LineCheckPool | undefined, trusted?: Pinned): Promise<boolean> {
   // The directory's own verifier, not the whole store: a start loads no writer. Verified without opening
   // the journal, so a metadata file that cannot be opened is a problem in the report (as FileStore.verify).
-  const [{ verifyJournalDir }, ids] = await Promise.all([import('../../store/file/verify-dir.js'), import('../../store/ids.js')]);
-  const checkId: (id: string) => void = ids.assertJournalId;
+  // Imported statically: the journal path is the common one, and each module loaded on its own costs a
+  // start about a millisecond of CPU (bench/speed.mjs, start-up rows).
+  const checkId: (id: string) => void = assertJournalId;
   const full = resolve(path);
   checkId(basename(full));
   const progress = out.progress('verifying');
@@ -116,7 +145,6 @@ async function verifyJournal(out: Output, path: string, expectHead: string | und
   progress.end();
   // Only a journal that verified: its journal.json is then a regular file of bounded size, read the safe way.
   const identity = !report.ok ? null : await runIdentity(async () => {
-    const [{ readRegular }, { parseMeta }] = await Promise.all([import('../../store/file/fsutil.js'), import('../../store/meta.js')]);
     const file = resolve(full, 'journal.json');
     return parseMeta((await readRegular(file, 1 << 20)).toString('utf8'), file).genesis;
   });
@@ -133,7 +161,6 @@ async function verifyJournal(out: Output, path: string, expectHead: string | und
 async function runIdentity(genesisOf: () => Promise<{ format: string; run?: unknown }>): Promise<{ run: unknown; line: string } | null> {
   try {
     const genesis = await genesisOf();
-    const { identityLine } = await import('../identity.js');
     const line = identityLine(genesis);
     return line === null ? null : { run: genesis.run, line };
   } catch {
@@ -210,8 +237,7 @@ async function verifyReceipt(out: Output, path: string, kind: string, expectHead
 
 /** A journal against a pinned checkpoint: its origin names this journal, and its verified lines extend the tree. */
 async function checkJournalExtends(path: string, trusted: TreeHead, report: ChainReport<string>): Promise<void> {
-  const { leavesExtend, parseJournalOrigin } = await import('../../proofs/index.js');
-  const { genesisHash } = await import('../../record/formats.js');
+  const [{ leavesExtend, parseJournalOrigin }, { withJournal }] = await Promise.all([import('../../proofs/index.js'), import('../location.js')]);
   await withJournal(path, true, async (journal) => {
     const origin = parseJournalOrigin(trusted.origin);
     let verdict: { ok: true } | { ok: false; problem: { code: string; message: string } };

@@ -5,7 +5,7 @@
  * both pass from the same last checkpoint — and only then cosign it (C2SP tlog-cosignature).
  */
 import { EXIT_FAILED, EXIT_OK, UsageError, type Verb } from '../cli.js';
-import { policyFrom } from './proofs.js';
+import { policyFrom } from '../policy.js';
 
 interface WitnessState {
   dir: string;

@@ -1,0 +1,98 @@
+// Bundles the `stepchain` executable (issue 25, start-up): esbuild turns src/cli/main.ts and everything it
+// reaches into dist/cli/main.js plus the chunks its verbs load when they run (dist/cli/chunks/, code
+// splitting at each dynamic import), with source maps. The start of `stepchain verify` of a small journal
+// loaded about 80 ES modules one by one, each resolved, read, compiled and linked on its own; bundled, it
+// loads a few chunks. tsc's per-file dist/ stays as it is for the library entry points (package.json
+// exports); only dist/cli/main.js is replaced. Run by `npm run build`, after tsc.
+//
+// Kept outside the bundle, loaded from dist/ or node_modules as without it:
+// - src/parallel (the worker pool): its worker script is found beside pool.js (`new URL('./worker.js',
+//   import.meta.url)`), so the pool stays tsc's dist/parallel/, imported from the chunks as
+//   ../../parallel/index.js;
+// - CommonJS dependencies (tar-stream and what it requires) and anything named at run time (pg): Node
+//   loads them as usual. ES-module dependencies (@noble/*, pako) are bundled.
+import * as esbuild from 'esbuild';
+import { existsSync } from 'node:fs';
+import { readFile, rm } from 'node:fs/promises';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const at = (p) => root + p;
+const CHUNKS = 'cli/chunks';
+
+/** The pool module, relative to a chunk in dist/cli/chunks/ (the one place the bundle names a dist file). */
+const POOL_FROM_CHUNK = '../../parallel/index.js';
+
+const keepPoolOutside = {
+  name: 'keep-parallel-outside',
+  setup(build) {
+    build.onResolve({ filter: /(^|\/)parallel\/index\.js$/ }, () => ({ path: POOL_FROM_CHUNK, external: true }));
+  },
+};
+
+/**
+ * canonical/sha256.ts hashes with node:crypto wherever `process.getBuiltinModule` gives it (Node ≥ 20.16;
+ * package.json's engines ask for 20.19), and imports @noble/hashes only as the fallback for a platform
+ * without it (the page). The CLI runs on Node only, so its bundle leaves that fallback out: loading and
+ * evaluating it (its SHA-512 tables included) was a chunk and about 25 KiB of every start. Should the
+ * native hash ever be missing, the stand-in says so at the first hash instead of hashing. Other importers
+ * of @noble/hashes (ed25519 in @noble/curves) get the real module.
+ */
+const nativeHashOnly = {
+  name: 'native-sha256-only',
+  setup(build) {
+    build.onResolve({ filter: /^@noble\/hashes\/sha2\.js$/ }, (args) =>
+      /[\\/]src[\\/]canonical[\\/]sha256\.ts$/.test(args.importer) ? { path: 'sha2-fallback', namespace: 'native-sha256-only' } : undefined);
+    build.onLoad({ filter: /.*/, namespace: 'native-sha256-only' }, () => ({
+      loader: 'js',
+      contents: [
+        'const missing = () => { throw new Error("stepchain: node:crypto is not available (process.getBuiltinModule needs Node >= 20.16); the command line hashes with it"); };',
+        'export const sha256 = Object.assign(missing, { create: missing });',
+      ].join('\n'),
+    }));
+  },
+};
+
+await rm(at(`dist/${CHUNKS}`), { recursive: true, force: true });
+const result = await esbuild.build({
+  absWorkingDir: root,
+  entryPoints: { 'cli/main': 'src/cli/main.ts' },
+  outdir: 'dist',
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  chunkNames: `${CHUNKS}/[name]-[hash]`,
+  // Errors and --debug stacks point at src/ (main.ts turns source maps on for --debug).
+  sourcemap: 'linked',
+  sourcesContent: false,
+  external: ['tar-stream'],
+  plugins: [keepPoolOutside, nativeHashOnly],
+  // Readable rather than small, as the page: the code a user runs is the code in src/, concatenated.
+  minify: false,
+  legalComments: 'none',
+  charset: 'utf8',
+  metafile: true,
+  logLevel: 'warning',
+});
+
+// Every relative path the bundle names must lead to a file: the chunks' imports of each other, the pool in
+// dist/parallel/, and what code finds by `new URL(…, import.meta.url)` (the page verb's built page, the
+// pool's worker script). Those paths were written for the file they were in, so code that lands in another
+// folder (the entry in dist/cli/, not dist/cli/chunks/) would break them; a worker that does not load fails
+// quietly (its batches are checked on the calling thread), so look here, at build time.
+const PATHS = [/(?:\bfrom|\bimport\()\s*"(\.{1,2}\/[^"]+)"/g, /new URL\(\s*"(\.{1,2}\/[^"]+)",\s*import\.meta\.url\s*\)/g];
+for (const name of Object.keys(result.metafile.outputs).filter((n) => n.endsWith('.js'))) {
+  const file = at(name);
+  const code = await readFile(file, 'utf8');
+  for (const re of PATHS) {
+    for (const [, rel] of code.matchAll(re)) {
+      const target = fileURLToPath(new URL(rel, pathToFileURL(file)));
+      if (!existsSync(target)) throw new Error(`${name} names ${rel}, which is not there (${target}); see scripts/build-cli.mjs`);
+    }
+  }
+}
+const outputs = Object.entries(result.metafile.outputs).filter(([name]) => name.endsWith('.js'));
+const bytes = outputs.reduce((n, [, o]) => n + o.bytes, 0);
+console.error(`dist/cli/main.js: bundled with ${outputs.length - 1} chunks, ${(bytes / 1024).toFixed(0)} KiB in all`);

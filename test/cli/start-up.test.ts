@@ -1,0 +1,108 @@
+/**
+ * The bundled CLI's start (issue 25, "CLI start-up"): dist/cli/main.js is built by scripts/build-cli.mjs
+ * into a few chunks, so a start reads a handful of files instead of a module per source file. These
+ * tests count the files a real `stepchain` process loads (test/helpers/module-log.mjs) — no timing here;
+ * the times are bench/speed.mjs's start-up rows — and check what the bundle must keep: worker threads,
+ * stack traces that name src/, and the verb table.
+ */
+import { execFile } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, test } from 'vitest';
+import { FileStore } from '../../src/store/index.js';
+import { tempDir } from '../helpers/tmp.js';
+
+const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+const MODULE_LOG = fileURLToPath(new URL('../helpers/module-log.mjs', import.meta.url));
+const DIST = new URL('../../dist/', import.meta.url).href;
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+  /** The module URLs the process loaded (file: only; its worker threads' too), in load order. */
+  files: string[];
+}
+
+function run(args: string[], dir: string): Promise<Run> {
+  const log = join(dir, `modules-${Math.random().toString(36).slice(2)}.txt`);
+  writeFileSync(log, '');
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['--import', MODULE_LOG, CLI, ...args], { env: { ...process.env, NO_COLOR: '1', STEPCHAIN_MODULE_LOG: log } }, (error, stdout, stderr) => {
+      const files = readFileSync(log, 'utf8').split('\n').filter((u) => u.startsWith('file:') && !u.includes('/module-log.mjs'));
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr, files });
+    });
+  });
+}
+
+const relative = (files: string[]): string[] => files.map((u) => (u.startsWith(DIST) ? u.slice(DIST.length) : u));
+
+async function journal(dir: string, steps: number, text = 'x'): Promise<string> {
+  const store = new FileStore(dir, { fsync: 'none' });
+  const j = await store.create('run');
+  await j.appendMany(Array.from({ length: steps }, (_, i) => ({ input: { i, text }, model: 'm', prompt: `p${i}`, tool_call: null, result: { i } })));
+  await j.close();
+  return join(dir, 'run');
+}
+
+describe('the bundled CLI', () => {
+  test('`verify` of a one-step journal loads a few chunks of dist/cli, no dependency, no worker pool, no store writer', async () => {
+    const dir = tempDir('stepchain-start-');
+    const path = await journal(dir, 1);
+    const r = await run(['verify', path, '--json'], dir);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ ok: true, kind: 'journal', report: { steps: 1 } });
+    const files = relative(r.files);
+    // Before the bundle: 135 files (dist/**, @noble/hashes, @noble/curves, pako, the Postgres store).
+    expect(files.length).toBeGreaterThan(0);
+    expect(files.length).toBeLessThanOrEqual(25);
+    expect(files.filter((f) => !f.startsWith('cli/'))).toEqual([]);
+  });
+
+  test('`--version` loads the entry and the shell only', async () => {
+    const dir = tempDir('stepchain-start-');
+    const r = await run(['--version'], dir);
+    expect(r.code).toBe(0);
+    expect(relative(r.files).length).toBeLessThanOrEqual(8);
+  });
+
+  test('a journal larger than one batch still gets the worker pool, loaded from dist/parallel beside its worker', async () => {
+    const dir = tempDir('stepchain-start-');
+    // About 300 KB of lines: more than one 128 KiB batch.
+    const path = await journal(dir, 200, 'y'.repeat(1400));
+    const r = await run(['verify', path, '--json', '--threads', '2'], dir);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ ok: true, report: { steps: 200 } });
+    expect(relative(r.files)).toContain('parallel/index.js');
+    // Loaded by the worker threads themselves: a worker whose script did not resolve would leave its
+    // batches to the calling thread and the report unchanged, so the report alone cannot tell.
+    expect(relative(r.files).filter((f) => f === 'parallel/worker.js').length).toBeGreaterThanOrEqual(1);
+    const small = await run(['verify', await journal(tempDir('stepchain-start-'), 3), '--json', '--threads', '2'], dir);
+    expect(small.code).toBe(0);
+    expect(relative(small.files)).not.toContain('parallel/index.js');
+  });
+
+  test('with --debug, a stack trace names the source file and line (source maps), not the bundle', async () => {
+    const dir = tempDir('stepchain-start-');
+    const path = await journal(dir, 1);
+    const bad = join(dir, 'bad.json');
+    writeFileSync(bad, '{"input":');
+    const r = await run(['append', path, '--file', bad, '--debug'], dir);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('INPUT_INVALID');
+    expect(r.stderr).toMatch(/src\/cli\/input\.ts:\d+:\d+/);
+    const plain = await run(['append', path, '--file', bad], dir);
+    expect(plain.code).toBe(2);
+    expect(plain.stderr).not.toContain('    at ');
+  });
+
+  test('the main help loads every verb from the bundle, none from the per-file dist/', async () => {
+    const dir = tempDir('stepchain-start-');
+    const r = await run(['--help'], dir);
+    expect(r.code).toBe(0);
+    for (const verb of ['init', 'verify', 'export', 'publish', 'checkpoint', 'witness', 'page', 'runs', 'copy', 'doctor']) expect(r.stdout).toContain(`  ${verb} `);
+    // Every verb loaded from the bundle; only CommonJS dependencies (tar-stream) come from node_modules.
+    expect(r.files.filter((u) => !u.startsWith(`${DIST}cli/`) && !u.includes('/node_modules/'))).toEqual([]);
+  });
+});
