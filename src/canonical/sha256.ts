@@ -160,6 +160,15 @@ export function digestUtf8(...parts: string[]): string {
   return 'sha256:' + toHex(backend.utf8(parts));
 }
 
+/**
+ * Lowercase hex of SHA-256 over one string's UTF-8, without the `sha256:` prefix: for hashes whose hex is
+ * cut or embedded (commitment salts and slot digests, FORMAT §12), where the prefix would be added only
+ * to be sliced off again.
+ */
+export function hexUtf8(text: string): string {
+  return backend.hexUtf8 !== undefined ? backend.hexUtf8(text) : toHex(backend.utf8([text]));
+}
+
 /** An incremental hash from the backend in effect (node:crypto inside Node). */
 export function sha256Stream(): Sha256Stream {
   return backend.create();

@@ -23,8 +23,7 @@ import type { ChainProblemCode, ChainReport, ProblemLocation } from '../chain/re
 import { ChainVerifier, type VerifiedLine } from '../chain/verifier.js';
 import { formatOf, genesisHash, type Genesis } from '../record/formats.js';
 import { FORMAT_V2 } from '../record/v2.js';
-import { emptyState, foldRecord, type RunState } from '../record/run-state.js';
-import type { StepRecord } from '../record/seal.js';
+import { emptyState, foldLine, type RunState } from '../record/run-state.js';
 import { describe } from './describe.js';
 import { InflateError, openArchive, type ByteInput } from './inflate.js';
 import { decodePublicKey, keyIdOf } from './keys.js';
@@ -250,7 +249,7 @@ class ReceiptVerification {
       onLine: (line) => {
         this.blobReferences(line);
         // A run journal: read each clean record's boundaries, for what the receipt cannot prove (§8).
-        if (this.run !== null && line.clean) foldRecord(this.run, JSON.parse(line.text) as StepRecord);
+        if (this.run !== null && line.clean && line.seq !== null) foldLine(this.run, line.text, line.seq);
         this.options.onLine?.(line);
       },
     }), this.options.pool);

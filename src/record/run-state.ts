@@ -181,7 +181,81 @@ export function foldRecord(state: RunState, record: StepRecord): void {
         break;
     }
   }
+  settle(state, seq);
+}
+
+/** After a record at `seq`: the continuation point moves there when nothing is in flight. */
+function settle(state: RunState, seq: number): void {
   if (state.requested.size === 0 && state.inFlight === 0) state.continuation = seq;
+}
+
+/**
+ * Folds one stored line that the chain verifier checked clean (canonical, true to its profile) with its
+ * seq. A plain step — most records of a run — changes nothing but the last seq and the continuation, so
+ * its kind is read from the text and the line is parsed only for any other kind (a verifier folds every
+ * line of a receipt: the parse cost more than the rest of the record's check, measured).
+ */
+export function foldLine(state: RunState, text: string, seq: number): void {
+  if (kindIsStep(text)) {
+    state.lastSeq = seq;
+    settle(state, seq);
+  } else foldRecord(state, JSON.parse(text) as StepRecord);
+}
+
+const KIND_MEMBER = '"kind":';
+const STEP_KIND = '"step"';
+
+/**
+ * Whether the top-level `kind` of a canonical record line is "step": walks the members in order (skipping
+ * each value by its brackets and strings, never decoding it) until `kind`. False when there is no such
+ * member or the text is not what a clean line is; never throws, never reads past the text.
+ */
+export function kindIsStep(text: string): boolean {
+  if (text.charCodeAt(0) !== 0x7b) return false;
+  let i = 1;
+  while (i < text.length) {
+    if (text.startsWith(KIND_MEMBER, i)) {
+      const end = i + KIND_MEMBER.length + STEP_KIND.length;
+      return text.startsWith(STEP_KIND, i + KIND_MEMBER.length) && (text.charCodeAt(end) === 0x2c || text.charCodeAt(end) === 0x7d);
+    }
+    i = skipString(text, i);
+    if (text.charCodeAt(i) !== 0x3a) return false;
+    i = skipValue(text, i + 1);
+    if (text.charCodeAt(i) !== 0x2c) return false;
+    i++;
+  }
+  return false;
+}
+
+/** The index after the JSON string that starts at i (text.length when it does not end). */
+function skipString(text: string, i: number): number {
+  if (text.charCodeAt(i) !== 0x22) return text.length;
+  for (let j = i + 1; j < text.length; j++) {
+    const c = text.charCodeAt(j);
+    if (c === 0x5c) j++;
+    else if (c === 0x22) return j + 1;
+  }
+  return text.length;
+}
+
+/** The index after the JSON value that starts at i: a string, an object or array (by depth), or a literal or number. */
+function skipValue(text: string, i: number): number {
+  let depth = 0;
+  while (i < text.length) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      i = skipString(text, i);
+      if (depth === 0) return i;
+      continue;
+    }
+    if (c === 0x7b || c === 0x5b) depth++;
+    else if (c === 0x7d || c === 0x5d) {
+      if (depth === 0) return i;
+      if (--depth === 0) return i + 1;
+    } else if (c === 0x2c && depth === 0) return i;
+    i++;
+  }
+  return i;
 }
 
 /** The state of a whole run from its records. */
