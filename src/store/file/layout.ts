@@ -12,6 +12,10 @@ export const META_FILE = 'journal.json';
 export const HEAD_FILE = 'head.json';
 export const BUCKETS_DIR = 'buckets';
 export const BLOBS_DIR = 'blobs/sha256';
+/** The Merkle tree's tiles and state, and the signed checkpoints (§8.16): named here, not in tree.ts, so a
+ * verifier that only checks the layout does not load the tree's code. */
+export const TREE_DIR = 'tree';
+export const CHECKPOINTS_DIR = 'checkpoints';
 
 /** journal.json is a few hundred bytes (ids ≤ 200 characters, two digests); a reader reads no more than this. */
 export const MAX_META_BYTES = 4096;

@@ -14,10 +14,9 @@ import { tileReader, TILE_WIDTH, type NodeReader } from '../../proofs/nodes.js';
 import { parseStoredTree, serializeStoredTree, type LeafSource, type StoredTree, type TileNode, type TreeStorage } from '../../proofs/log.js';
 import { StoreError } from '../errors.js';
 import type { CheckpointKeeper, KeptCheckpoint } from '../../proofs/keeper.js';
+import { CHECKPOINTS_DIR, TREE_DIR } from './layout.js';
 import { fsyncDir, isNotFound, openRegular, readExactly, readRegular, sizeOf, writeFileAtomic } from './fsutil.js';
 
-export const TREE_DIR = 'tree';
-export const CHECKPOINTS_DIR = 'checkpoints';
 const STATE_FILE = 'state.json';
 const MAX_STATE_BYTES = 8192;
 /** A kept checkpoint is a signed note; a journal's own are a few hundred bytes. */

@@ -14,11 +14,10 @@ import type { Problem } from '../../chain/report.js';
 import type { BlobRef } from '../../record/markers.js';
 import { StoreError } from '../errors.js';
 import { errorCode, isNotFound, openRegular, readExactly, readRegular } from './fsutil.js';
-import { CHECKPOINTS_DIR, TREE_DIR } from './tree.js';
 import { LOCK_NAME, WAITING_NAME, describeHolder, inspectLock } from './lock.js';
 import {
-  BLOBS_DIR, BUCKETS_DIR, HEAD_FILE, MAX_HEAD_BYTES, MAX_META_BYTES, META_FILE, blobFileName, bucketFirstSeq, bucketName,
-  isOutOfRangeBucketName, isQuarantineName, parseHead, parseMeta, type JournalMeta,
+  BLOBS_DIR, BUCKETS_DIR, CHECKPOINTS_DIR, HEAD_FILE, MAX_HEAD_BYTES, MAX_META_BYTES, META_FILE, blobFileName, bucketFirstSeq, bucketName,
+  isOutOfRangeBucketName, isQuarantineName, parseHead, parseMeta, TREE_DIR, type JournalMeta,
 } from './layout.js';
 import { readLineBatches } from './lines.js';
 import type { JournalProblemCode, JournalReport, JournalVerifyOptions } from '../types.js';
