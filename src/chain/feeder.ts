@@ -65,6 +65,8 @@ export class ChainFeeder {
   private held = 0;
   /** Whether a batch was sent to the pool: a chain smaller than one batch never starts a worker. */
   private sent = false;
+  /** The drain settle started, until it ends. */
+  private draining: Promise<void> | null = null;
   /** Batches this thread checked itself because every worker was busy (see take). */
   checkedHere = 0;
 
@@ -114,8 +116,10 @@ export class ChainFeeder {
    * A reader calls it between reads; without a pool it returns at once.
    */
   settle(): Promise<void> | undefined {
+    if (this.draining !== null) return this.draining;
     if (this.pool === null || this.inFlight.length === 0) return undefined;
-    return this.drain();
+    // One drain at a time: two would both wait on the same head and then apply batches out of order.
+    return (this.draining = this.drain().finally(() => void (this.draining = null)));
   }
 
   private async drain(): Promise<void> {
@@ -130,6 +134,7 @@ export class ChainFeeder {
 
   /** Checks what is left, passes it all to the verifier, and returns its report. */
   async finish(): Promise<ChainReport<ChainProblemCode>> {
+    if (this.draining !== null) await this.draining;
     if (this.pool !== null) {
       if (this.sent) this.flush();
       else this.inFlight.push(this.take(null));

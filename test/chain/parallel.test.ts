@@ -215,6 +215,22 @@ describe('parallel verification gives the sequential report', () => {
     expect(feeder.checkedHere + pool.batches).toBe(40);
   });
 
+  test('settle called again before the last one ended, and finish without awaiting it: the same report', async () => {
+    const contents = Array.from({ length: 30 }, (_, i) => ({ input: { i } }));
+    const chain = buildChain(contents as ContentSpec[]);
+    const files = [{ name: '0000000000000000.jsonl', bytes: damage(chain.bytes, { how: 'swap-lines', at: 11, byte: 1 }) }];
+    const want = sequential({ genesis: chain.genesis }, files);
+    const lines: unknown[] = [];
+    const feeder = new ChainFeeder(new ChainVerifier({ genesis: chain.genesis, onLine: (l) => void lines.push(seen(l)) }), shufflingPool(9, 0, 1), { batchBytes: 1 });
+    feeder.beginSegment(files[0]!.name, 0);
+    let fed = 0;
+    new LineSplitter(1 << 16).split(files[0]!.bytes, (bytes) => {
+      feeder.line(bytes, true);
+      if (++fed % 3 === 0) void feeder.settle();
+    });
+    expect({ report: await feeder.finish(), lines }).toEqual(want);
+  });
+
   test('a chain smaller than one batch never reaches the pool', async () => {
     const chain = buildChain([{ input: 1 }, { input: 2 }]);
     const pool = shufflingPool(1);
