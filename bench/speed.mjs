@@ -2,8 +2,9 @@
 // (20 000). Each figure is measured side by side with its limit in this one run, in paired runs (each run
 // right after a run of its reference), and the ratios are written into bench/RESULTS.md (or
 // RESULTS-quick.md) between the "speed" markers, leaving the rest of the file to bench/run.mjs:
-// - verify on worker threads (1 and 2 threads here) against the one-thread limit, in process and as whole
-//   `stepchain verify` processes against a bare Node process reading, parsing and hashing the same lines;
+// - verify on worker threads (1, 2, 4 and 8 threads, whatever the cores) against the one-thread limit, in
+//   process and as whole `stepchain verify` processes against a bare Node process reading, parsing and
+//   hashing the same lines; wall time and the CPU time of all threads, paired runs;
 // - CLI start-up against `node -e 0`;
 // - append CPU per step against the per-step limit (canonicalize + hash + seal in a bare loop) and against
 //   hypercore's batched append (bench/thirdparty), like for like;
@@ -24,7 +25,7 @@ import { createLineCheckPool } from '../dist/parallel/index.js';
 import { makeSteps } from './lib/steps.mjs';
 import { fastFill } from './lib/fast-journal.mjs';
 import { bucketFiles, limitPass } from './lib/limit.mjs';
-import { fmtRate, fmtRatio, measure, summary, median } from './lib/stats.mjs';
+import { fmtRate, fmtRatio, gc, measure, summary, median } from './lib/stats.mjs';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const argv = process.argv.slice(2);
@@ -37,6 +38,8 @@ const want = (section) => ONLY === null || ONLY.includes(section);
 const OUT = join(here, QUICK ? 'RESULTS-quick.md' : 'RESULTS.md');
 const CFG = QUICK ? { N: 20_000, reps: 3, procReps: 3, startReps: 7, appendN: 10_240, appendReps: 2 } : { N: 100_000, reps: 5, procReps: 5, startReps: 11, appendN: 51_200, appendReps: 3 };
 const CLI = join(here, '../dist/cli/main.js');
+/** The thread curve: verify with 1 (no workers), 2, 4 and 8 worker threads, whatever the machine's cores. */
+const THREADS = [1, 2, 4, 8];
 const root = mkdtempSync(join(tmpdir(), 'stepchain-speed-'));
 const started = Date.now();
 const LOAD0 = loadavg().map((x) => x.toFixed(2)).join(' / ');
@@ -68,6 +71,45 @@ function timeProcess(args) {
   if (r.status !== 0 && !(args.includes('verify') && r.status === 1)) throw new Error(`${args.join(' ')} exited ${r.status}: ${r.stderr}`);
   const cpu = Number(/cpu-ms ([\d.]+)/.exec(r.stderr)?.[1] ?? NaN);
   return { ms, cpu, out: r.stdout };
+}
+
+/**
+ * Paired in-process runs: `ref` then `fig`, `reps` times (after one of each unmeasured), each timed in wall
+ * time and in CPU time of the whole process (every thread: the workers, the garbage collector's). Rates are
+ * of `fig`; ratios are per pair (ref's time ÷ fig's: above 1 is faster than the reference).
+ */
+async function pairedCpu(ref, fig, reps) {
+  const timed = async (fn) => {
+    gc();
+    const c = process.cpuUsage();
+    const t = performance.now();
+    const units = await fn();
+    const ms = performance.now() - t;
+    const u = process.cpuUsage(c);
+    return { ms, cpu: (u.user + u.system) / 1000, units };
+  };
+  await timed(ref);
+  await timed(fig);
+  const rates = [];
+  const ratios = [];
+  const cpu = [];
+  const limitCpu = [];
+  const cpuRatios = [];
+  for (let r = 0; r < reps; r++) {
+    const a = await timed(ref);
+    const b = await timed(fig);
+    rates.push((b.units * 1000) / b.ms);
+    ratios.push(a.ms / b.ms);
+    cpu.push(b.cpu);
+    limitCpu.push(a.cpu);
+    cpuRatios.push(a.cpu / b.cpu);
+  }
+  return { rate: summary(rates), ratio: spread(ratios), cpu: spread(cpu), limitCpu: spread(limitCpu), cpuRatio: spread(cpuRatios) };
+}
+
+function spread(xs) {
+  const s = [...xs].sort((x, y) => x - y);
+  return { median: median(s), min: s[0], max: s[s.length - 1] };
 }
 
 /** Paired whole-process runs: `ref` then `fig`, `reps` times; per-pair ratios of time (ref / fig: above 1 is faster than the reference). */
@@ -114,9 +156,11 @@ async function main() {
   const journal = await store.open('a', { readOnly: true });
   const dirA = join(store.root, 'a');
   const files = bucketFiles(dirA);
-  const pools = { 2: createLineCheckPool({ threads: 2 }) };
+  const pools = Object.fromEntries(THREADS.filter((t) => t > 1).map((t) => [t, createLineCheckPool({ threads: t })]));
+  const over = (t) => (t > cores ? ` (oversubscribed: ${t} workers on ${cores} cores)` : '');
 
-  // 1. Journal and receipt verify in process, against the one-thread limit.
+  // 1. Journal and receipt verify in process, against the one-thread limit: wall time (paired runs) and the
+  // CPU time of every thread (process.cpuUsage), the thread curve at 1, 2, 4 and 8 threads.
   const pairLimit = { units: N, fn: () => limitPass(files) };
   const limit = row('verify', 'limit: read + JSON.parse + SHA-256 per line, one thread', await measure({ reps: CFG.reps, units: N, warmup: 1, fn: () => limitPass(files) }), 'steps/s');
   const verifyWith = (pool) => async () => {
@@ -124,10 +168,20 @@ async function main() {
     if (!r.ok || r.steps !== N) throw new Error('journal verify failed');
     return r.steps;
   };
-  const v1 = await measure({ reps: CFG.reps, units: N, warmup: 1, pair: pairLimit, fn: verifyWith(undefined) });
-  row('verify', 'journal verify, 1 thread (no workers)', v1, 'steps/s', 'limit (1 thread), paired runs', pairStat(v1));
-  const v2 = await measure({ reps: CFG.reps, units: N, warmup: 1, pair: pairLimit, fn: verifyWith(pools[2]) });
-  row('verify', 'journal verify, 2 worker threads', v2, 'steps/s', 'limit (1 thread), paired runs', pairStat(v2));
+  const curve = [];
+  for (const t of THREADS) {
+    const name = t === 1 ? 'journal verify, 1 thread (no workers)' : `journal verify, ${t} worker threads${over(t)}`;
+    const c = await pairedCpu(() => limitPass(files), verifyWith(pools[t]), CFG.reps);
+    row('verify', name, c.rate, 'steps/s', 'limit (1 thread), paired runs', c.ratio);
+    row('verify', `${name}: CPU time of all threads`, c.cpu, 'ms', 'limit\'s CPU time ÷ this (paired runs)', c.cpuRatio);
+    curve.push({ t, c });
+  }
+  const two = curve.find((p) => p.t === 2);
+  if (two) {
+    // What two cores allow at best: all the CPU time spread evenly over both, no thread ever idle.
+    const ceiling = (2 * two.c.limitCpu.median) / two.c.cpu.median;
+    notes.push(`Two-core ceiling: verify with 2 workers spends ${fmtRatio(1 / two.c.cpuRatio.median)} the limit's CPU time (all threads: reading, checks, linking, messages, garbage collection), so on 2 cores it can reach at most ${fmtRatio(ceiling)} the one-thread limit even with no idle time; the wall ratio above is what it reached.`);
+  }
   const tar = join(root, 'a.tar');
   await exportReceipt(journal, { out: tar });
   const receiptWith = (pool) => async () => {
@@ -137,23 +191,23 @@ async function main() {
   };
   const r1 = await measure({ reps: CFG.reps, units: N, warmup: 1, pair: pairLimit, fn: receiptWith(undefined) });
   row('verify', 'receipt verify (.tar), 1 thread', r1, 'steps/s', 'limit (1 thread), paired runs', pairStat(r1));
-  const r2 = await measure({ reps: CFG.reps, units: N, warmup: 1, pair: pairLimit, fn: receiptWith(pools[2]) });
+  const r2 = await measure({ reps: CFG.reps, units: N, warmup: 1, pair: pairLimit, fn: receiptWith(pools[2] ?? createLineCheckPool({ threads: 2 })) });
   row('verify', 'receipt verify (.tar), 2 worker threads', r2, 'steps/s', 'limit (1 thread), paired runs', pairStat(r2));
-  await pools[2].close();
+  for (const pool of Object.values(pools)) await pool.close();
 
   // 2. Whole processes: `stepchain verify` against a bare Node process doing the limit's work.
   const limitProc = [join(here, 'workers/limit-proc.mjs'), dirA];
   const ok = (out) => {
     if (out.includes('"ok":false')) throw new Error('stepchain verify reported a problem');
   };
-  for (const threads of [1, 2]) {
+  for (const threads of THREADS) {
     const p = pairedProcesses(limitProc, [CLI, 'verify', dirA, '--json', '--threads', String(threads)], CFG.procReps, ok);
     const rate = (ms) => summary(ms.map((x) => (N * 1000) / x));
     if (threads === 1) {
       row('process', `bare Node process: read + JSON.parse + SHA-256 of the ${N} lines`, rate(p.refMs), 'steps/s');
       row('process', 'bare Node process, CPU time', p.refCpu, 'ms');
     }
-    row('process', `\`stepchain verify --threads ${threads}\`, whole process`, rate(p.figMs), 'steps/s', 'bare-process limit (time ratio, paired runs)', p.ratio);
+    row('process', `\`stepchain verify --threads ${threads}\`, whole process${over(threads)}`, rate(p.figMs), 'steps/s', 'bare-process limit (time ratio, paired runs)', p.ratio);
     row('process', `\`stepchain verify --threads ${threads}\`, CPU time of all threads`, p.figCpu, 'ms', 'bare-process limit\'s CPU time ÷ this (paired runs)', p.cpuRatio);
   }
   await journal.close();
@@ -305,7 +359,7 @@ function write(cores) {
     L.push(`| ${r.section} | ${r.name} | ${fmt(r.stat.median)} ${r.unit} | ${fmt(r.stat.min)}–${fmt(r.stat.max)} | ${ratio} | ${r.against ?? '(reference)'} |`);
   }
   L.push('');
-  L.push(`- Scaling: measured here at 1 and 2 threads only, on a ${cores}-core machine. The 4- and 8-thread points of the curve were not measured on this machine; no figure is given for them.`);
+  L.push(`- Thread curve: 1, 2, 4 and 8 worker threads measured on this ${cores}-core machine (the largest this project can measure); points with more workers than cores are oversubscribed and say so: they show the cost of extra threads, not scaling. A pool's feeding thread (the one that reads and links) also checks a batch itself whenever every worker already holds two.`);
   L.push('- "time ratio" for whole processes: the bare process\'s wall time divided by stepchain\'s (1× = as fast as the bare limit process; above 1× is faster). Start-up rows give stepchain\'s time as a multiple of `node -e 0`\'s (lower is better).');
   L.push('- The machine is shared: with a load average above its core count, a second worker thread finds no idle core, so 2-thread figures measured then show scheduling, not scaling. Compare the paired ratios and the load averages above; CPU-time rows are the steadiest.');
   L.push('- Append CPU is process CPU time (user + system) per step, so other load on the machine does not count against it.');

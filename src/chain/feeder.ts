@@ -22,6 +22,12 @@ import type { ChainVerifier } from './verifier.js';
  */
 export const BATCH_BYTES = 128 * 1024;
 
+/**
+ * How many unanswered batches each worker holds before the feeding thread checks the next batch itself:
+ * two, so a worker always has the next batch queued when it finishes one and never waits for this thread.
+ */
+const HELP_AFTER = 2;
+
 /** What a batch holds besides its lines to check, replayed in order: a line's index, or another call to the verifier. */
 type Op =
   | number
@@ -59,6 +65,10 @@ export class ChainFeeder {
   private held = 0;
   /** Whether a batch was sent to the pool: a chain smaller than one batch never starts a worker. */
   private sent = false;
+  /** The drain settle started, until it ends. */
+  private draining: Promise<void> | null = null;
+  /** Batches this thread checked itself because every worker was busy (see take). */
+  checkedHere = 0;
 
   constructor(readonly verifier: ChainVerifier, pool: LineCheckPool | null | undefined, private readonly options: ChainFeederOptions = {}) {
     const format = verifier.format;
@@ -106,8 +116,10 @@ export class ChainFeeder {
    * A reader calls it between reads; without a pool it returns at once.
    */
   settle(): Promise<void> | undefined {
+    if (this.draining !== null) return this.draining;
     if (this.pool === null || this.inFlight.length === 0) return undefined;
-    return this.drain();
+    // One drain at a time: two would both wait on the same head and then apply batches out of order.
+    return (this.draining = this.drain().finally(() => void (this.draining = null)));
   }
 
   private async drain(): Promise<void> {
@@ -122,6 +134,7 @@ export class ChainFeeder {
 
   /** Checks what is left, passes it all to the verifier, and returns its report. */
   async finish(): Promise<ChainReport<ChainProblemCode>> {
+    if (this.draining !== null) await this.draining;
     if (this.pool !== null) {
       if (this.sent) this.flush();
       else this.inFlight.push(this.take(null));
@@ -152,7 +165,13 @@ export class ChainFeeder {
     this.ends = [];
     this.held = 0;
     if (batch.ends.length === 0) batch.facts = null;
-    else if (pool === null) batch.facts = checkBatch({ format: this.format, bytes, ends: batch.ends });
+    else if (pool === null || this.unanswered() >= pool.threads * HELP_AFTER) {
+      // Every worker already holds HELP_AFTER batches: this thread would only wait for them, so it checks
+      // this one itself. It keeps a thread busy while the workers start, and on a machine with as many cores
+      // as workers the reader's idle time goes to checks instead of to nothing.
+      if (pool !== null) this.checkedHere++;
+      batch.facts = checkBatch({ format: this.format, bytes, ends: batch.ends });
+    }
     else {
       batch.ready = pool.check({ format: this.format, bytes, ends: batch.ends }).then(
         (facts) => void (batch.facts = facts),
@@ -160,6 +179,13 @@ export class ChainFeeder {
       );
     }
     return batch;
+  }
+
+  /** Batches sent to the pool and not yet answered. */
+  private unanswered(): number {
+    let n = 0;
+    for (const b of this.inFlight) if (b.facts === undefined && !b.failed) n++;
+    return n;
   }
 
   /** A finished batch, through the verifier in order. */

@@ -76,7 +76,11 @@ export class LineSplitter {
       if (this.held > max) {
         this.tooLong = true;
         this.parts = [];
-      } else this.parts.push(piece.slice(from)); // a copy: the caller may reuse the piece once split returns
+      } else {
+        // A copy: the caller may reuse the piece once split returns. Uint8Array's own slice, because a
+        // Node Buffer's slice is a view, which a reused read buffer would overwrite.
+        this.parts.push(Uint8Array.prototype.slice.call(piece, from));
+      }
     }
     this.pos += piece.length;
   }

@@ -3,6 +3,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { LineSplitter, type SplitLine } from '../../src/chain/lines.js';
+import { Buffer } from 'node:buffer';
 
 /** The lines of a whole buffer, split the obvious way. */
 function expected(bytes: Uint8Array, maxBytes: number, start: number): SplitLine[] {
@@ -54,6 +55,19 @@ describe('LineSplitter', () => {
         const torn = splitter.end();
         expect(plain(torn === null ? viaSplit : [...viaSplit, torn])).toEqual(want);
         expect(splitter.lines).toBe(want.filter((l) => l.terminated).length);
+
+        // The same with one Node Buffer reused for every piece, as a file reader with one read buffer does
+        // (a Buffer's own slice is a view: the splitter must copy what it keeps).
+        const reused = Buffer.alloc(bytes.length + 1);
+        const fromBuffer = new LineSplitter(maxBytes, start);
+        const viaBuffer: SplitLine[] = [];
+        for (const piece of pieces) {
+          reused.set(piece);
+          fromBuffer.split(reused.subarray(0, piece.length), (b, tooLong, s, e) => viaBuffer.push({ bytes: Uint8Array.from(b), terminated: true, start: s, end: e, tooLong }));
+          reused.fill(0x7a);
+        }
+        const bufferTorn = fromBuffer.end();
+        expect(plain(bufferTorn === null ? viaBuffer : [...viaBuffer, bufferTorn])).toEqual(want);
       }),
       { numRuns: 400 },
     );

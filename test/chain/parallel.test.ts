@@ -68,11 +68,11 @@ async function parallel(options: ChainVerifierOptions, files: Files, pool: LineC
  * An in-process pool: checkBatch on this thread, but each batch finishes after a random number of
  * turns of the event loop, so batches complete out of order; `failEvery` makes some fail outright.
  */
-function shufflingPool(seed: number, failEvery = 0): LineCheckPool & { batches: number; failed: number } {
+function shufflingPool(seed: number, failEvery = 0, threads = 3): LineCheckPool & { batches: number; failed: number } {
   let state = seed >>> 0 || 1;
   const next = (): number => (state = (state * 1103515245 + 12345) >>> 0) % 4;
   const pool = {
-    threads: 3,
+    threads,
     batches: 0,
     failed: 0,
     check(batch: LineBatch): Promise<PackedFacts | null> {
@@ -162,13 +162,14 @@ describe('parallel verification gives the sequential report', () => {
     await fc.assert(
       fc.asyncProperty(
         fc.array(contentArb, { minLength: 1, maxLength: 12 }), fc.array(damageArb, { maxLength: 3 }), fc.array(fc.integer({ min: 1, max: 6 }), { maxLength: 3 }),
-        fc.boolean(), fc.integer({ min: 1, max: 4000 }), fc.integer({ min: 1, max: 3000 }), fc.nat(), fc.boolean(),
-        async (contents, damages, cuts, bucketNames, batchBytes, piece, seed, pinHead) => {
+        fc.boolean(), fc.integer({ min: 1, max: 4000 }), fc.integer({ min: 1, max: 3000 }), fc.nat(), fc.boolean(), fc.integer({ min: 1, max: 3 }),
+        async (contents, damages, cuts, bucketNames, batchBytes, piece, seed, pinHead, threads) => {
           const chain = buildChain(contents as ContentSpec[]);
           const bytes = damages.reduce(damage, chain.bytes);
           const files = segments(bytes, cuts, bucketNames);
           const options: ChainVerifierOptions = { genesis: chain.genesis, ...(pinHead ? { expectHead: chain.records.at(-1)!.step_hash } : {}) };
-          const pool = shufflingPool(seed);
+          // Few threads and small batches: the feeding thread checks some batches itself, between the pool's.
+          const pool = shufflingPool(seed, 0, threads);
           expect(await parallel(options, files, pool, batchBytes, piece)).toEqual(sequential(options, files));
         },
       ),
@@ -189,6 +190,45 @@ describe('parallel verification gives the sequential report', () => {
       { numRuns: 60 },
     );
     expect(failed).toBeGreaterThan(0);
+  });
+
+  test('when every worker holds two unanswered batches, the feeding thread checks the next itself: the same report', async () => {
+    const contents = Array.from({ length: 40 }, (_, i) => ({ input: { i }, result: i % 7 === 3 ? 'x'.repeat(i) : null }));
+    const chain = buildChain(contents as ContentSpec[]);
+    const files = [{ name: '0000000000000000.jsonl', bytes: damage(chain.bytes, { how: 'flip', at: 1500, byte: 4 }) }];
+    const want = sequential({ genesis: chain.genesis }, files);
+    const lines: unknown[] = [];
+    // One thread whose batches finish a few turns later: while four lines are fed in one piece, two batches wait.
+    const pool = shufflingPool(5, 0, 1);
+    const feeder = new ChainFeeder(new ChainVerifier({ genesis: chain.genesis, onLine: (l) => void lines.push(seen(l)) }), pool, { batchBytes: 1 });
+    feeder.beginSegment(files[0]!.name, 0);
+    const split: Uint8Array[] = [];
+    new LineSplitter(1 << 16).split(files[0]!.bytes, (bytes) => void split.push(bytes));
+    for (let at = 0; at < split.length; at += 4) {
+      for (const bytes of split.slice(at, at + 4)) feeder.line(bytes, true);
+      await feeder.settle();
+    }
+    expect({ report: await feeder.finish(), lines }).toEqual(want);
+    expect(want.report.ok).toBe(false);
+    expect(feeder.checkedHere).toBeGreaterThan(0);
+    expect(pool.batches).toBeGreaterThan(0);
+    expect(feeder.checkedHere + pool.batches).toBe(40);
+  });
+
+  test('settle called again before the last one ended, and finish without awaiting it: the same report', async () => {
+    const contents = Array.from({ length: 30 }, (_, i) => ({ input: { i } }));
+    const chain = buildChain(contents as ContentSpec[]);
+    const files = [{ name: '0000000000000000.jsonl', bytes: damage(chain.bytes, { how: 'swap-lines', at: 11, byte: 1 }) }];
+    const want = sequential({ genesis: chain.genesis }, files);
+    const lines: unknown[] = [];
+    const feeder = new ChainFeeder(new ChainVerifier({ genesis: chain.genesis, onLine: (l) => void lines.push(seen(l)) }), shufflingPool(9, 0, 1), { batchBytes: 1 });
+    feeder.beginSegment(files[0]!.name, 0);
+    let fed = 0;
+    new LineSplitter(1 << 16).split(files[0]!.bytes, (bytes) => {
+      feeder.line(bytes, true);
+      if (++fed % 3 === 0) void feeder.settle();
+    });
+    expect({ report: await feeder.finish(), lines }).toEqual(want);
   });
 
   test('a chain smaller than one batch never reaches the pool', async () => {
