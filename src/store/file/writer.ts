@@ -33,7 +33,10 @@ export class BucketWriter {
   /** The open bucket's handle, kept between commits of one hold. */
   private bucket: { first: number; handle: FileHandle } | null = null;
   private readonly deferred: DeferredSync;
-  /** Encodes each batch's lines; its buffer is reused, since commits run one at a time and each awaits its writes. */
+  /**
+   * Encodes each batch's lines; its buffer is reused across the commits of one hold of the lock (they run
+   * one at a time, and each awaits its writes) and let go with the lock, so an idle journal holds none.
+   */
   private readonly encoder = new LineEncoder();
 
   constructor(
@@ -100,7 +103,7 @@ export class BucketWriter {
   /** One segment's bytes, through the kept handle of its bucket. */
   private async write(first: number, path: string, data: Buffer): Promise<void> {
     if (this.bucket?.first !== first) {
-      await this.closeBucket(); // stays null if the open below fails: no closed handle is kept
+      await this.closeHandle(); // stays null if the open below fails: no closed handle is kept
       this.bucket = { first, handle: await open(path, APPEND_FLAGS, 0o666) };
     }
     const fh = this.bucket.handle;
@@ -110,8 +113,13 @@ export class BucketWriter {
     if (this.fsync === 'batch') this.deferred.files.add(path);
   }
 
-  /** Lets go of the open bucket (when the lock is released, or after a failed write). */
+  /** Lets go of the open bucket and of the encoding buffer (when the lock is released, or after a failed write). */
   async closeBucket(): Promise<void> {
+    this.encoder.release();
+    await this.closeHandle();
+  }
+
+  private async closeHandle(): Promise<void> {
     const open = this.bucket;
     this.bucket = null;
     await open?.handle.close().catch(() => {});
@@ -132,6 +140,7 @@ interface Segment {
 
 /** A batch's encoding is kept for the next batch unless it grew past this (one large batch keeps no large buffer). */
 const KEEP_BYTES = 4 << 20;
+const EMPTY = Buffer.alloc(0);
 
 /**
  * A batch's lines encoded once into one buffer, and split by the bucket each goes to: a line starts a new
@@ -141,7 +150,7 @@ const KEEP_BYTES = 4 << 20;
  * 1.2 KB steps: writeLines took a fifth of appendMany's CPU with byteLength + join + Buffer.from).
  */
 class LineEncoder {
-  private buf = Buffer.allocUnsafe(0);
+  private buf = EMPTY;
 
   encode(lines: readonly CommittedLine[], tail: TailState, segmentBytes: number): { data: Buffer; segments: Segment[] } {
     const segments: Segment[] = [];
@@ -167,8 +176,12 @@ class LineEncoder {
       cur.end = off;
     }
     segments.push(cur);
-    this.buf = buf.length <= KEEP_BYTES ? buf : Buffer.allocUnsafe(0);
+    this.buf = buf.length <= KEEP_BYTES ? buf : EMPTY;
     return { data: buf, segments };
+  }
+
+  release(): void {
+    this.buf = EMPTY;
   }
 }
 
