@@ -6,26 +6,24 @@
 //   process and as whole `stepchain verify` processes against a bare Node process reading, parsing and
 //   hashing the same lines; wall time and the CPU time of all threads, paired runs;
 // - CLI start-up against `node -e 0`;
-// - append CPU per step against the per-step limit (canonicalize + hash + seal in a bare loop) and against
-//   hypercore's batched append (bench/thirdparty), like for like;
+// - appendMany in v1 and v2 journals: CPU per step against the per-step limit (canonicalize + hash + seal
+//   in a bare loop), and wall and CPU against hypercore's batched append (bench/thirdparty), like for like;
 // - peak RSS of verify with workers.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
-import canonicalize from 'canonicalize';
 
 import { FileStore } from '../dist/store/index.js';
 import { exportReceipt, verifyReceiptFile } from '../dist/receipt/index.js';
 import { genesisHash } from '../dist/record/index.js';
 import { createLineCheckPool } from '../dist/parallel/index.js';
-import { makeSteps } from './lib/steps.mjs';
 import { fastFill } from './lib/fast-journal.mjs';
 import { bucketFiles, limitPass } from './lib/limit.mjs';
 import { fmtRate, fmtRatio, gc, measure, summary, median } from './lib/stats.mjs';
+import { appendRows } from './lib/append-rows.mjs';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const argv = process.argv.slice(2);
@@ -216,67 +214,10 @@ async function main() {
   // 3. Start-up: the CLI against bare node.
   if (want('start-up')) await startupRows();
 
-  // 4. Append CPU per step: the per-step limit, appendMany in batches of 256 (fsync none), hypercore.
+  // 4. Append: appendMany in batches of 256 (fsync none), v1 and v2 journals, against the per-step CPU
+  // limit and hypercore's batched append, each in a process of its own (bench/lib/append-rows.mjs).
   if (want('append')) {
-  const steps = makeSteps(CFG.appendN, { seed: 11 });
-  const perStepLimit = () => {
-    let prev = 'sha256:' + '0'.repeat(64);
-    for (let i = 0; i < steps.length; i++) {
-      // validate (an I-JSON round trip) + canonicalize + seal with the envelope + hash: what any writer must do.
-      const content = canonicalize(JSON.parse(JSON.stringify(steps[i])));
-      const line = `{"content":${content},"prev_hash":"${prev}","seq":${i}}`;
-      prev = 'sha256:' + createHash('sha256').update(line).digest('hex');
-    }
-    return steps.length;
-  };
-  const cpuRate = async (fn) => {
-    const c = process.cpuUsage();
-    const n = await fn();
-    const u = process.cpuUsage(c);
-    return (n * 1e6) / (u.user + u.system);
-  };
-  const appendCpu = async () => {
-    const s = new FileStore(join(root, `ap-${Math.random().toString(36).slice(2)}`), { fsync: 'none' });
-    const j = await s.create('j');
-    const rate = await cpuRate(async () => {
-      for (let i = 0; i < steps.length; i += 256) await j.appendMany(steps.slice(i, i + 256));
-      return steps.length;
-    });
-    await j.close();
-    return rate;
-  };
-  const lim = [];
-  const app = [];
-  const ratios = [];
-  perStepLimit();
-  await appendCpu();
-  for (let r = 0; r < CFG.appendReps; r++) {
-    const a = await cpuRate(perStepLimit);
-    const b = await appendCpu();
-    lim.push(a);
-    app.push(b);
-    ratios.push(b / a);
-  }
-  const stepLimit = row('append', 'per-step CPU limit: JSON round trip + canonicalize + seal + SHA-256, bare loop', summary(lim), 'steps/CPU-s');
-  void stepLimit;
-  const rs = [...ratios].sort((x, y) => x - y);
-  row('append', 'appendMany, batches of 256, fsync none (CPU per step)', summary(app), 'steps/CPU-s', 'per-step CPU limit (paired runs)', { median: median(rs), min: rs[0], max: rs[rs.length - 1] });
-  const tpDir = join(here, 'thirdparty');
-  if (existsSync(join(tpDir, 'node_modules/hypercore/package.json'))) {
-    const tp = JSON.parse(spawnSync(process.execPath, [join(tpDir, 'run.mjs'), `--steps=${CFG.appendN}`, `--reps=${CFG.appendReps}`], { cwd: tpDir, encoding: 'utf8' }).stdout.trim().split('\n').pop());
-    const hc = row('append', `hypercore ${tp.versions.hypercore}: append, batches of 256 (wall)`, summary(tp.hypercore.append), 'steps/s');
-    const wall = [];
-    for (let r = 0; r < CFG.appendReps; r++) {
-      const s = new FileStore(join(root, `aw-${r}`), { fsync: 'none' });
-      const j = await s.create('j');
-      const t = performance.now();
-      for (let i = 0; i < steps.length; i += 256) await j.appendMany(steps.slice(i, i + 256));
-      wall.push((steps.length * 1000) / (performance.now() - t));
-      await j.close();
-    }
-    const w = summary(wall);
-    row('append', 'stepchain appendMany, batches of 256, fsync none (wall)', w, 'steps/s', 'hypercore append (ratio of medians)', { median: w.median / hc.median, min: w.min / hc.median, max: w.max / hc.median });
-  } else notes.push('hypercore not measured: bench/thirdparty has no node_modules (`npm ci --prefix bench/thirdparty`).');
+  appendRows({ steps: CFG.appendN, pairs: CFG.appendReps, row, notes, log });
 
   }
 
@@ -362,7 +303,7 @@ function write(cores) {
   L.push(`- Thread curve: 1, 2, 4 and 8 worker threads measured on this ${cores}-core machine (the largest this project can measure); points with more workers than cores are oversubscribed and say so: they show the cost of extra threads, not scaling. A pool's feeding thread (the one that reads and links) also checks a batch itself whenever every worker already holds two.`);
   L.push('- "time ratio" for whole processes: the bare process\'s wall time divided by stepchain\'s (1× = as fast as the bare limit process; above 1× is faster). Start-up rows give stepchain\'s time as a multiple of `node -e 0`\'s (lower is better).');
   L.push('- The machine is shared: with a load average above its core count, a second worker thread finds no idle core, so 2-thread figures measured then show scheduling, not scaling. Compare the paired ratios and the load averages above; CPU-time rows are the steadiest.');
-  L.push('- Append CPU is process CPU time (user + system) per step, so other load on the machine does not count against it.');
+  L.push('- Append CPU is process CPU time (user + system, every thread) per step, so other load on the machine barely moves it; each append figure comes from a fresh process (bench/lib/append-rows.mjs).');
   for (const n of notes) L.push(`- ${n}`);
   L.push('<!-- speed:end -->');
   const block = L.join('\n');

@@ -5,7 +5,9 @@
 //   does not fsync per batch), then a full audit of a freshly opened core (core.core.audit(): re-hashes
 //   every block and every Merkle tree node from storage);
 // - sonic-boom, pino's writer: plain JSONL with no integrity at all, the ceiling for "write a line".
-// Prints one JSON document on stdout: { hypercore: {...}, sonicboom: {...} } with per-run rates.
+// Prints one JSON document on stdout: { hypercore: {...}, sonicboom: {...} } with per-run rates (hypercore's
+// append also in steps per CPU-second, user + system of every thread). --append-only measures hypercore's
+// append alone (bench/speed.mjs); --seed=N picks the steps (bench/lib/steps.mjs; default 1).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -24,7 +26,8 @@ const arg = (name, dflt) => {
 const n = arg('steps', 20000);
 const reps = arg('reps', 3);
 const blobBytes = arg('blob', 0);
-const payloads = makeSteps(n, { blobBytes }).map((s) => Buffer.from(JSON.stringify(s)));
+const appendOnly = process.argv.includes('--append-only');
+const payloads = makeSteps(n, { blobBytes, seed: arg('seed', 1) }).map((s) => Buffer.from(JSON.stringify(s)));
 const BATCH = 256;
 
 async function hypercoreRun() {
@@ -32,10 +35,14 @@ async function hypercoreRun() {
   try {
     let core = new Hypercore(dir);
     await core.ready();
+    const cpu = process.cpuUsage();
     let t = performance.now();
     for (let i = 0; i < n; i += BATCH) await core.append(payloads.slice(i, i + BATCH));
     const appendMs = performance.now() - t;
+    const used = process.cpuUsage(cpu);
     await core.close();
+    const appendCpu = (n * 1e6) / (used.user + used.system);
+    if (appendOnly) return { append: (n * 1000) / appendMs, appendCpu, audit: null };
     core = new Hypercore(dir);
     await core.ready();
     if (core.length !== n) throw new Error(`hypercore holds ${core.length} blocks, expected ${n}`);
@@ -44,7 +51,7 @@ async function hypercoreRun() {
     const auditMs = performance.now() - t;
     if (corrections.blocks !== 0 || corrections.tree !== 0) throw new Error(`hypercore audit corrected ${JSON.stringify(corrections)}`);
     await core.close();
-    return { append: (n * 1000) / appendMs, audit: (n * 1000) / auditMs };
+    return { append: (n * 1000) / appendMs, appendCpu, audit: (n * 1000) / auditMs };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -71,10 +78,12 @@ async function sonicRun() {
   }
 }
 
-const out = { versions: { hypercore: require('hypercore/package.json').version, 'sonic-boom': require('sonic-boom/package.json').version }, steps: n, blobBytes, hypercore: { append: [], audit: [] }, sonicboom: { write: [] } };
+const out = { versions: { hypercore: require('hypercore/package.json').version, 'sonic-boom': require('sonic-boom/package.json').version }, steps: n, blobBytes, hypercore: { append: [], appendCpu: [], audit: [] }, sonicboom: { write: [] } };
 for (let r = 0; r < reps; r++) {
   const h = await hypercoreRun();
   out.hypercore.append.push(h.append);
+  out.hypercore.appendCpu.push(h.appendCpu);
+  if (appendOnly) continue;
   out.hypercore.audit.push(h.audit);
   out.sonicboom.write.push(await sonicRun());
 }

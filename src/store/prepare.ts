@@ -35,12 +35,25 @@ export interface PreparedStep {
 
 const encoder = new TextEncoder();
 
+/**
+ * Makes the engine store `text` as one flat string, in place. The serializing walk builds each text by
+ * concatenation, a tree of hundreds of small strings; the idempotency key, the seal's hash and the bucket
+ * write each read the text whole, and each read of such a tree walks every node again. Converting a
+ * string to a number flattens it first (V8), and a JSON text is never a number, so the conversion stops at
+ * its first character. Measured on bench/'s 1.2 KB steps: the key and the seal's hash take a third of their
+ * time on flat texts. The result is unused; only the side effect on the representation matters.
+ */
+function flatten(text: string): void {
+  void Number(text);
+}
+
 export function prepareStep(step: StepInput, blobThreshold: number, profile: RecordProfile): PreparedStep {
   // The walk that validates each field also serializes it, once: the seal joins these texts into the
   // line, and the idempotency key is made from them too.
   const checked = checkStepInput(step, profile);
   let content = checked.content;
   let texts: Record<string, string> = checked.texts;
+  for (const name in texts) flatten(texts[name]!);
   const blobs: BlobPayload[] = [];
   for (const field of profile.blobFields) {
     const text = texts[field]!;

@@ -77,6 +77,43 @@ describe('layout', () => {
     expect(readFileSync(join(d, 'head.json'), 'utf8')).toBe(`{"seq":39,"step_hash":"${head!.step_hash}"}\n`);
   });
 
+  test('one appendMany batch split across buckets by UTF-8 bytes: every split where the shared rule puts it, multi-byte text intact', async () => {
+    const segmentBytes = 4096;
+    const { store, dir } = fresh({ segmentBytes });
+    const j = await store.create('j');
+    // Multi-byte text (2-, 3- and 4-byte UTF-8) so that bytes and UTF-16 lengths differ; a second, larger
+    // batch reuses and grows the writer's buffer; a third (300 lines of about 15 KB) passes the size it keeps between batches.
+    const step = (i: number, pad: number) => ({ input: { i }, result: `é€😀-${i}-`.repeat(pad) });
+    const batches = [Array.from({ length: 40 }, (_, i) => step(i, 30)), Array.from({ length: 200 }, (_, i) => step(40 + i, 45)), Array.from({ length: 300 }, (_, i) => step(240 + i, 1000))];
+    for (const b of batches) await j.appendMany(b);
+    const d = dir('j');
+    const names = bucketsOf(d);
+    expect(names.length).toBeGreaterThan(20);
+    const sizes: number[][] = [];
+    let expectedFirst = 0;
+    for (const name of names) {
+      expect(name).toBe(`${String(expectedFirst).padStart(16, '0')}.jsonl`);
+      const bytes = readFileSync(join(d, 'buckets', name));
+      const lines = bytes.toString('utf8').split('\n').slice(0, -1);
+      sizes.push(lines.map((l) => Buffer.byteLength(l, 'utf8') + 1));
+      lines.forEach((l, k) => {
+        const record = JSON.parse(l);
+        expect(record.seq).toBe(expectedFirst + k);
+        expect(record.result).toBe(batches.flat()[record.seq]!.result);
+      });
+      expectedFirst += lines.length;
+    }
+    expect(expectedFirst).toBe(540);
+    for (let b = 0; b < sizes.length; b++) {
+      const total = sizes[b]!.reduce((x, y) => x + y, 0);
+      // Only a single line larger than segmentBytes makes a larger bucket, and each bucket is cut at the
+      // first line that would not fit (the next bucket's first line).
+      if (sizes[b]!.length > 1) expect(total).toBeLessThanOrEqual(segmentBytes);
+      if (b + 1 < sizes.length) expect(total + sizes[b + 1]![0]!).toBeGreaterThan(segmentBytes);
+    }
+    expect(await j.verify()).toMatchObject({ ok: true, steps: 540 });
+  });
+
   test('a range opens only the buckets it needs', async () => {
     const { store, dir } = fresh({ segmentBytes: 4096 });
     const j = await store.create('j');
