@@ -71,6 +71,10 @@ describe('§11.4 step 2: tool outcomes', () => {
       rec(1, 'tool.updated', { ref: 'e1', tool_call: { name: 'pay', arguments: {}, summary: 'second' } }),
     ]);
     expect(t.effects.get('e1')).toMatchObject({ status: 'started', idempotencyKey: 'k0', summary: 'second' });
+    // An update with no tool call at all changes nothing (and is no error).
+    const u = runState([toolStart(0, 'e1', { name: 'pay', arguments: {}, idempotency_key: 'k0', summary: 'first' }), rec(1, 'tool.updated', { ref: 'e1', tool_call: null })]);
+    expect(u.effects.get('e1')).toMatchObject({ status: 'started', idempotencyKey: 'k0', summary: 'first' });
+    expect(u.anomalies).toEqual([]);
     expect(t.inFlight).toBe(1);
     expect(t.continuation).toBeNull();
     expect(pendingOf(t).map((e) => e.id)).toEqual(['e1']);
@@ -136,6 +140,7 @@ describe('§11.4 steps 3–4: model requests and the requested set', () => {
       rec(3, 'model.started', { id: 'm1' }), rec(4, 'model.completed', { ref: 'm1' }), rec(5, 'model.failed', { ref: 'm1', error: 'e' }),
     ]);
     expect(s.anomalies.map((a) => [a.seq, a.code])).toEqual([[0, 'OUTCOME_WITHOUT_START'], [2, 'KIND_MISMATCH'], [5, 'OUTCOME_REPEATED']]);
+    expect(s.anomalies[0]!.message).toContain('"x"');
     expect(s.models.get('m1')).toMatchObject({ status: 'completed', error: null, endSeq: 4 });
     expect(s.effects.get('e1')!.status).toBe('started');
     expect(s.inFlight).toBe(1);
