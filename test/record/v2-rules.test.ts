@@ -62,6 +62,31 @@ describe('member rules of a v2 record (§11.2)', () => {
   });
 });
 
+describe('the commitment members (§12.2, REDACTION §12.2): salt, salts, digests', () => {
+  /** A rule of the given profile on a value, over its canonical text inside a line. */
+  function ruleOf(profile: typeof STEP_V2, name: string, value: unknown): unknown {
+    const m = profile.members.find((r) => r.name === name)!;
+    const text = `{"${name}":${canonicalJson(value as never)}}`;
+    return m.check!(text, name.length + 4, text.length - 1);
+  }
+  const SALT = '0123456789abcdef'.repeat(2);
+
+  test('the record salt: 32 lowercase hex digits, nothing else', () => {
+    expect(ruleOf(STEP_V2, 'salt', SALT)).toBeNull();
+    for (const v of [SALT.toUpperCase(), SALT.slice(1), SALT + '0', 'g'.repeat(32), 'x'.repeat(32) + '', 1, null, ['a']]) expect(ruleOf(STEP_V2, 'salt', v), JSON.stringify(v)).not.toBeNull();
+    // 34 characters of text that are not a salt (length alone does not decide).
+    expect(ruleOf(STEP_V2, 'salt', 'Z'.repeat(32))).not.toBeNull();
+  });
+
+  test.each<[string, unknown[], unknown[]]>([
+    ['salts', [{}, { input: SALT }, { error: SALT, result: SALT }], [[], 'x', { input: SALT.toUpperCase() }, { input: 1 }, { kind: SALT }, { nope: SALT }, { input: SALT, result: 'x' }]],
+    ['digests', [{ input: D }, { input: D, meta: D }], [{}, [], { input: 'x' + D }, { input: D + 'a' }, { input: D.toUpperCase() }, { input: 1 }, { nope: D }, { kind: D }]],
+  ])('the public form\'s %s: an object of slots, each a salt or a digest', (name, good, bad) => {
+    for (const v of good) expect(ruleOf(STEP_V2_PUBLIC, name, v), JSON.stringify(v)).toBeNull();
+    for (const v of bad) expect(ruleOf(STEP_V2_PUBLIC, name, v), JSON.stringify(v)).toEqual({ message: expect.any(String) });
+  });
+});
+
 describe('rules between members (§11.3)', () => {
   const relation = (kind: unknown, ref: unknown, error: unknown) => STEP_V2.relationDefect!((name) => ({ kind, ref, error } as Record<string, unknown>)[name]);
   const ENDS = ['model.completed', 'model.failed', 'tool.updated', 'tool.completed', 'tool.failed'];
