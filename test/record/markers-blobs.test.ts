@@ -110,6 +110,18 @@ describe('a caller\'s step (§3.2, §5.1, §12.2)', () => {
     expect(() => checkStepInput({ input: 1, salt })).toThrow(expect.objectContaining({ code: 'FIELD_INVALID', location: { path: '/salt' } }));
   });
 
+  test('v2: an unknown member is FIELD_INVALID and a computed one FIELD_NOT_ALLOWED, as in v1 (the salt is the one exception)', () => {
+    expect(() => checkStepInput({ input: 1, bogus: 1 } as never, STEP_V2)).toThrow(expect.objectContaining({ code: 'FIELD_INVALID', location: { path: '/bogus' } }));
+    expect(() => checkStepInput({ input: 1, step_hash: 'x' } as never, STEP_V2)).toThrow(expect.objectContaining({ code: 'FIELD_NOT_ALLOWED', location: { path: '/step_hash' } }));
+    expect(() => checkStepInput({ input: 1, seq: 0 } as never, STEP_V2)).toThrow(expect.objectContaining({ code: 'FIELD_NOT_ALLOWED', location: { path: '/seq' } }));
+  });
+
+  test('a content member given as undefined is refused (no default to fill it), not recorded as null', () => {
+    for (const profile of [STEP_V1, STEP_V2]) {
+      expect(() => checkStepInput({ input: undefined }, profile)).toThrow(expect.objectContaining({ code: 'UNSUPPORTED_TYPE', location: expect.objectContaining({ path: '/input' }) }));
+    }
+  });
+
   test('a step that is not an object names the content fields to give', () => {
     expect(() => checkStepInput(null as never)).toThrow('a step must be a plain object with input, model, prompt, tool_call and result');
     expect(() => checkStepInput([] as never, STEP_V2)).toThrow('a step must be a plain object with kind, ref, input, model, prompt, tool_call, result and error');
