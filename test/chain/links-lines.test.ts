@@ -9,6 +9,7 @@ import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { verifyChain } from '../../src/chain/files.js';
 import { LineSplitter } from '../../src/chain/lines.js';
+import { describeLocation, describeProblem, type ProblemLocation } from '../../src/chain/report.js';
 import { genesisHash, makeGenesis } from '../../src/record/formats.js';
 import { sealRecord } from '../../src/record/seal.js';
 
@@ -108,5 +109,26 @@ describe('LineSplitter', () => {
     expect(out.map((l) => [Buffer.from(l.bytes).toString(), l.tooLong, l.start, l.end])).toEqual([['', true, 0, 8], ['ab', false, 8, 11]]);
     expect(s.push(enc.encode('\n')).map((l) => [Buffer.from(l.bytes).toString(), l.tooLong, l.start, l.end])).toEqual([['cd', false, 11, 14]]);
     expect(s.end()).toBeNull();
+  });
+});
+
+describe('describeLocation / describeProblem: how a location is written in messages (the CLI\'s "file:line:column, seq, field" form)', () => {
+  test.each<[ProblemLocation, string]>([
+    [{ file: 'b.jsonl', line: 3, column: 7, seq: 2, field: 'seq' }, 'b.jsonl:3:7, seq 2, seq'],
+    [{ file: 'b.jsonl', line: 3 }, 'b.jsonl:3'],
+    [{ file: 'b.jsonl' }, 'b.jsonl'],
+    [{ file: 'b.jsonl', column: 4 }, 'b.jsonl'],
+    [{ line: 5, column: 2 }, 'line 5'],
+    [{ seq: 0 }, 'seq 0'],
+    [{ path: '' }, 'the record'],
+    [{ path: '/input/a', field: 'input' }, '/input/a'],
+    [{ field: 'prev_hash' }, 'prev_hash'],
+    [{}, ''],
+  ])('%j → %s', (loc, text) => {
+    expect(describeLocation(loc)).toBe(text);
+  });
+
+  test('a problem: CODE at location: message', () => {
+    expect(describeProblem({ code: 'LINK_BROKEN', message: 'm', location: { file: 'f', line: 1, seq: 0, field: 'prev_hash' } })).toBe('LINK_BROKEN at f:1, seq 0, prev_hash: m');
   });
 });
