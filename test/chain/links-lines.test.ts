@@ -58,6 +58,9 @@ describe('DUPLICATE_STEP (§6.3)', () => {
     const r = verify([l0, l2]);
     expect(where(r).map((p) => p.code)).toEqual(['SEQ_GAP', 'LINK_BROKEN']);
     expect(where(r)[0]).toEqual({ code: 'SEQ_GAP', line: 2, seq: 2 });
+    // A line with problems is still read (only a duplicate is skipped): the head is the last line's.
+    expect(r.head).toBe(JSON.parse(l2).step_hash);
+    expect(r.head_seq).toBe(2);
   });
 });
 
