@@ -169,7 +169,7 @@ class ProofChecks {
     } else if (report.ok) {
       if (tlog.checkpoint && tlog.pinned) {
         // The pinned checkpoint ties the range to the log's tree: what a bare partial receipt cannot show.
-        report.does_not_prove = report.does_not_prove.filter((s) => !/^That steps 0–\d+ exist|^That these steps belong to journal/.test(s));
+        report.does_not_prove = report.does_not_prove.filter((s) => !/^That (steps 0–\d+ exist|step 0 exists|these steps belong|this step belongs)\b/.test(s));
         report.does_not_prove.push(`That the log showed the same tree to everyone: that is what witness cosignatures (a quorum in the policy) attest, and ${tlog.cosignatures.length} counted`);
       }
       if (tlog.checkpoint) {

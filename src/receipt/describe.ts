@@ -15,20 +15,24 @@ export function describe(r: ReceiptReport<string>, options: { expectHead?: unkno
   }
   const { from, to, prev_hash } = r.range;
   const j = r.journal_id;
-  const steps = from === to ? `Step ${from}` : `Steps ${from}–${to}`;
+  // One step is "Step N … forms", several "Steps F–T … form" (the §8 statement, in agreement with its subject).
+  const one = from === to;
+  const steps = one ? `Step ${from}` : `Steps ${from}–${to}`;
+  const form = one ? 'forms' : 'form';
   const proves: string[] = [];
   const not: string[] = [];
   if (from === 0) {
-    proves.push(`${steps} of journal ${j} (created ${r.genesis!.created_at}) form an unbroken hash chain from its genesis to head ${r.head}.`);
+    proves.push(`${steps} of journal ${j} (created ${r.genesis!.created_at}) ${form} an unbroken hash chain from its genesis to head ${r.head}.`);
   } else {
-    proves.push(`${steps} form an unbroken hash chain that starts from prev_hash ${prev_hash} and ends at head ${r.head}.`);
+    proves.push(`${steps} ${form} an unbroken hash chain that starts from prev_hash ${prev_hash} and ends at head ${r.head}.`);
   }
   proves.push('Every chain file and blob in the archive matches the digest, size and step count the manifest records, and the archive holds nothing else.');
   if (r.signed_by) proves.push(`The manifest, and through its digests everything else, was signed with the Ed25519 key ${r.signed_by}${pinned ? ' (the key you pinned)' : ''}.`);
   if (options.expectHead !== undefined) proves.push(`The receipt ends at the head you pinned (${options.expectHead}).`);
   if (from > 0) {
-    not.push(`That steps 0–${from - 1} exist, are intact, or lead from the genesis to ${prev_hash}: they are not in this partial receipt, so that hash is the exporter's claim. A trusted step_hash for step ${from - 1} equal to it, or a complete receipt, connects the range to the journal.`);
-    not.push(`That these steps belong to journal ${j}: the genesis is named in the manifest but nothing in the range links to it.`);
+    const before = from === 1 ? 'step 0 exists, is intact, or leads from the genesis to' : `steps 0–${from - 1} exist, are intact, or lead from the genesis to`;
+    not.push(`That ${before} ${prev_hash}: ${from === 1 ? 'it is' : 'they are'} not in this partial receipt, so that hash is the exporter's claim. A trusted step_hash for step ${from - 1} equal to it, or a complete receipt, connects the range to the journal.`);
+    not.push(`That ${one ? 'this step belongs' : 'these steps belong'} to journal ${j}: the genesis is named in the manifest but nothing in the range links to it.`);
   }
   if (options.expectHead === undefined) not.push(`That the journal has no steps after seq ${to}: a receipt cannot rule out later steps; pin a head obtained independently to fix the end.`);
   else not.push(`Anything about steps after seq ${to}, if the journal continued past the head you pinned.`);

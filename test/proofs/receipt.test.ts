@@ -74,6 +74,19 @@ describe('a partial receipt of steps 500–520 of 100 000', () => {
     expect(member.hashes.length).toBeLessThanOrEqual(2 * 17);
   });
 
+  // A pinned checkpoint ties the range to the log's tree, so the partial-range statements of RECEIPT.md §8
+  // (the prefix may not exist, the steps may not belong to the journal) are withdrawn, in each of their
+  // wordings: several steps, one step (F = T), one step before the range (F = 1).
+  test.each([[500, 520], [500, 500], [1, 3]])('steps %i–%i with a pinned checkpoint: the partial-range statements are withdrawn', async (from, to) => {
+    const view = await journal.treeView();
+    const report = await verifyProvenReceipt(await partial(from, to, await proveReceiptRange(view.reader, note, from, to)), { policy });
+    expect(report.ok).toBe(true);
+    expect(report.does_not_prove.filter((s) => /^That (steps? 0|th(ese|is) steps? belongs? )/.test(s))).toEqual([]);
+    expect(report.does_not_prove.some((s) => s.startsWith('That the log showed the same tree to everyone'))).toBe(true);
+    const bare = await verifyProvenReceipt(await partial(from, to));
+    expect(bare.does_not_prove.filter((s) => /^That (steps? 0|th(ese|is) steps? belongs? )/.test(s))).toHaveLength(2);
+  });
+
   test.each([
     ['a proof hash changed', (m: { checkpoint: string; hashes: string[] }) => ({ ...m, hashes: [Buffer.alloc(32, 1).toString('base64'), ...m.hashes.slice(1)] }), 'ROOT_MISMATCH'],
     ['a proof hash missing', (m: { checkpoint: string; hashes: string[] }) => ({ ...m, hashes: m.hashes.slice(1) }), 'PROOF_LENGTH_INVALID'],

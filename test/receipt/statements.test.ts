@@ -56,13 +56,30 @@ describe('proves / does_not_prove (§8)', () => {
   test('one step, signed, no key pinned: "Step N", and that the key may not be whose the reader thinks', async () => {
     const r = await report({ from: 3, to: 3 }, { sign: true });
     expect(r.ok).toBe(true);
-    expect(r.proves[0]).toBe(`Step 3 form an unbroken hash chain that starts from prev_hash ${hashOf(2)} and ends at head ${hashOf(3)}.`);
+    // One step takes the singular: "Step 3 forms", and "this step belongs" (§8's statement for F = T).
+    expect(r.proves[0]).toBe(`Step 3 forms an unbroken hash chain that starts from prev_hash ${hashOf(2)} and ends at head ${hashOf(3)}.`);
+    expect(r.does_not_prove[1]).toBe(`That this step belongs to journal ${J}: the genesis is named in the manifest but nothing in the range links to it.`);
     expect(r.proves[2]).toBe(`The manifest, and through its digests everything else, was signed with the Ed25519 key ${key.keyId}.`);
     expect(r.does_not_prove.slice(2)).toEqual([
       later(3),
       `That key ${key.keyId} belongs to whom you think: no key was pinned; compare the key id with one you trust.`,
       TRUTH,
     ]);
+  });
+
+  test('one step, complete: "Step 0 of journal … forms", and no partial-range statement', async () => {
+    const r = await report({ from: 0, to: 0 });
+    expect(r.ok).toBe(true);
+    expect(r.proves[0]).toBe(`Step 0 of journal ${J} (created 2026-01-01T00:00:00.000Z) forms an unbroken hash chain from its genesis to head ${hashOf(0)}.`);
+    expect(r.does_not_prove).toEqual([later(0), UNSIGNED, TRUTH]);
+  });
+
+  test('a range from step 1: the one step before it is named in the singular', async () => {
+    const r = await report({ from: 1, to: 2 });
+    expect(r.ok).toBe(true);
+    expect(r.proves[0]).toBe(`Steps 1–2 form an unbroken hash chain that starts from prev_hash ${hashOf(0)} and ends at head ${hashOf(2)}.`);
+    expect(r.does_not_prove[0]).toBe(`That step 0 exists, is intact, or leads from the genesis to ${hashOf(0)}: it is not in this partial receipt, so that hash is the exporter's claim. A trusted step_hash for step 0 equal to it, or a complete receipt, connects the range to the journal.`);
+    expect(r.does_not_prove[1]).toBe(`That these steps belong to journal ${J}: the genesis is named in the manifest but nothing in the range links to it.`);
   });
 
   test('an invalid receipt proves nothing, and says so', async () => {
