@@ -108,7 +108,7 @@ describe('the bundled CLI', () => {
     expect(relative(small.files)).not.toContain('parallel/index.js');
   });
 
-  test('with --debug, a stack trace names the source file and line (source maps), not the bundle', async () => {
+  test('with --debug, a stack trace names the source file and line (source maps), not the bundle, in both builds', async () => {
     const dir = tempDir('stepchain-start-');
     const path = await journal(dir, 1);
     const bad = join(dir, 'bad.json');
@@ -120,6 +120,11 @@ describe('the bundled CLI', () => {
     const plain = await run(['append', path, '--file', bad], dir);
     expect(plain.code).toBe(2);
     expect(plain.stderr).not.toContain('    at ');
+    // The verify bundle is a build of its own, with its own maps.
+    const verify = await run(['verify', path, '--head', 'sha256:0', '--debug'], dir);
+    expect(verify.code).toBe(2);
+    expect(verify.stderr).toMatch(/src\/cli\/verbs\/verify\.ts:\d+:\d+/);
+    expect(relative(verify.files).filter((f) => f.startsWith('cli/chunks/'))).toEqual([]);
   });
 
   test('the main help loads every verb from the bundle, none from the per-file dist/', async () => {
