@@ -1,14 +1,15 @@
 // Bundles the `stepchain` executable (issue 25, start-up): esbuild turns src/cli/main.ts and everything it
 // reaches into dist/cli/main.js plus the chunks its verbs load when they run (dist/cli/chunks/, code
-// splitting at each dynamic import), with source maps. The start of `stepchain verify` of a small journal
-// loaded about 80 ES modules one by one, each resolved, read, compiled and linked on its own; bundled, it
-// loads a few chunks. tsc's per-file dist/ stays as it is for the library entry points (package.json
-// exports); only dist/cli/main.js is replaced. Run by `npm run build`, after tsc.
+// splitting at each dynamic import), with source maps; `stepchain verify` gets a bundle of its own
+// (dist/cli/verify/, below). The start of `stepchain verify` of a small journal loaded about 80 ES modules
+// one by one, each resolved, read, compiled and linked on its own; bundled with the other verbs, about 15
+// chunks; in its own bundle, 6 files. tsc's per-file dist/ stays as it is for the library entry points
+// (package.json exports); only dist/cli/main.js is replaced. Run by `npm run build`, after tsc.
 //
 // Kept outside the bundle, loaded from dist/ or node_modules as without it:
 // - src/parallel (the worker pool): its worker script is found beside pool.js (`new URL('./worker.js',
-//   import.meta.url)`), so the pool stays tsc's dist/parallel/, imported from the chunks as
-//   ../../parallel/index.js;
+//   import.meta.url)`), so the pool stays tsc's dist/parallel/, imported from the chunks (dist/cli/chunks/,
+//   dist/cli/verify/) as ../../parallel/index.js;
 // - CommonJS dependencies (tar-stream and what it requires) and anything named at run time (pg): Node
 //   loads them as usual. ES-module dependencies (@noble/*, pako) are bundled.
 import * as esbuild from 'esbuild';
@@ -20,7 +21,7 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const at = (p) => root + p;
 const CHUNKS = 'cli/chunks';
 
-/** The pool module, relative to a chunk in dist/cli/chunks/ (the one place the bundle names a dist file). */
+/** The pool module, relative to a chunk in dist/cli/chunks/ or dist/cli/verify/ (the one place the bundle names a dist file). */
 const POOL_FROM_CHUNK = '../../parallel/index.js';
 
 const keepPoolOutside = {
@@ -53,29 +54,56 @@ const nativeHashOnly = {
   },
 };
 
+/**
+ * `stepchain verify`, the verb an auditor times, has a bundle of its own (src/cli/verify-main.ts, built into
+ * dist/cli/verify/ by a second build): bundled with every verb, its code sat in chunks cut by which verbs
+ * share each module, so a verify of a small journal read 15 files; built alone, its static imports fill
+ * the entry and the few chunks it shares with its own lazy paths (receipts, Postgres, proofs). Measured:
+ * 1.61× → 1.43× the CPU time of `node -e 0` (bench/speed.mjs, start-up). main.ts imports it by that path,
+ * so the main build leaves it out; the main build keeps its own copy of the verb, for the main help.
+ */
+const VERIFY = 'verify';
+const verifyApart = {
+  name: 'verify-bundled-apart',
+  setup(build) {
+    build.onResolve({ filter: /^\.\/verify-main\.js$/ }, (args) =>
+      /[\\/]src[\\/]cli[\\/]main\.ts$/.test(args.importer) ? { path: `./${VERIFY}/main.js`, external: true } : undefined);
+  },
+};
+
+/** One esbuild build of the CLI: its entries in dist/, the chunks they share in dist/`chunkDir`. */
+function bundle(entryPoints, chunkDir, plugins) {
+  return esbuild.build({
+    absWorkingDir: root,
+    entryPoints,
+    outdir: 'dist',
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    chunkNames: `${chunkDir}/[name]-[hash]`,
+    // Errors and --debug stacks point at src/ (main.ts turns source maps on for --debug).
+    sourcemap: 'linked',
+    sourcesContent: false,
+    external: ['tar-stream'],
+    plugins: [keepPoolOutside, nativeHashOnly, ...plugins],
+    // Readable rather than small, as the page: the code a user runs is the code in src/, concatenated.
+    minify: false,
+    legalComments: 'none',
+    charset: 'utf8',
+    metafile: true,
+    logLevel: 'warning',
+  });
+}
+
 await rm(at(`dist/${CHUNKS}`), { recursive: true, force: true });
-const result = await esbuild.build({
-  absWorkingDir: root,
-  entryPoints: { 'cli/main': 'src/cli/main.ts' },
-  outdir: 'dist',
-  bundle: true,
-  splitting: true,
-  format: 'esm',
-  platform: 'node',
-  target: 'node20',
-  chunkNames: `${CHUNKS}/[name]-[hash]`,
-  // Errors and --debug stacks point at src/ (main.ts turns source maps on for --debug).
-  sourcemap: 'linked',
-  sourcesContent: false,
-  external: ['tar-stream'],
-  plugins: [keepPoolOutside, nativeHashOnly],
-  // Readable rather than small, as the page: the code a user runs is the code in src/, concatenated.
-  minify: false,
-  legalComments: 'none',
-  charset: 'utf8',
-  metafile: true,
-  logLevel: 'warning',
-});
+await rm(at(`dist/cli/${VERIFY}`), { recursive: true, force: true });
+// The verify bundle's entry sits beside its chunks, so a relative path (the pool's) holds from either.
+const builds = [
+  await bundle({ 'cli/main': 'src/cli/main.ts' }, CHUNKS, [verifyApart]),
+  await bundle({ [`cli/${VERIFY}/main`]: 'src/cli/verify-main.ts' }, `cli/${VERIFY}`, []),
+];
 
 // Every relative path the bundle names must lead to a file: the chunks' imports of each other, the pool in
 // dist/parallel/, and what code finds by `new URL(…, import.meta.url)` (the page verb's built page, the
@@ -83,7 +111,7 @@ const result = await esbuild.build({
 // folder (the entry in dist/cli/, not dist/cli/chunks/) would break them; a worker that does not load fails
 // quietly (its batches are checked on the calling thread), so look here, at build time.
 const PATHS = [/(?:\bfrom|\bimport\()\s*"(\.{1,2}\/[^"]+)"/g, /new URL\(\s*"(\.{1,2}\/[^"]+)",\s*import\.meta\.url\s*\)/g];
-for (const name of Object.keys(result.metafile.outputs).filter((n) => n.endsWith('.js'))) {
+for (const name of builds.flatMap((b) => Object.keys(b.metafile.outputs)).filter((n) => n.endsWith('.js'))) {
   const file = at(name);
   const code = await readFile(file, 'utf8');
   for (const re of PATHS) {
@@ -93,6 +121,8 @@ for (const name of Object.keys(result.metafile.outputs).filter((n) => n.endsWith
     }
   }
 }
-const outputs = Object.entries(result.metafile.outputs).filter(([name]) => name.endsWith('.js'));
-const bytes = outputs.reduce((n, [, o]) => n + o.bytes, 0);
-console.error(`dist/cli/main.js: bundled with ${outputs.length - 1} chunks, ${(bytes / 1024).toFixed(0)} KiB in all`);
+for (const [b, where] of [[builds[0], 'dist/cli/main.js'], [builds[1], `dist/cli/${VERIFY}/main.js`]]) {
+  const outputs = Object.entries(b.metafile.outputs).filter(([name]) => name.endsWith('.js'));
+  const bytes = outputs.reduce((n, [, o]) => n + o.bytes, 0);
+  console.error(`${where}: bundled with ${outputs.length - 1} chunks, ${(bytes / 1024).toFixed(0)} KiB in all`);
+}

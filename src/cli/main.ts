@@ -2,9 +2,15 @@
 /**
  * The `stepchain` executable. `npm run build` bundles it (scripts/build-cli.mjs); with --debug, source maps
  * are turned on first, so the stack traces it prints name src/ files and lines (a plain start does not pay
- * for reading the maps).
+ * for reading the maps). `stepchain verify` loads its own bundle (verify-main.ts); every other command the
+ * shell and the verb table, each verb's code when it runs.
  */
 if (process.argv.includes('--debug')) process.setSourceMapsEnabled(true);
-const [{ runCli }, { VERBS }] = await Promise.all([import('./cli.js'), import('./verbs/index.js')]);
-
-process.exitCode = await runCli(process.argv.slice(2), VERBS);
+const argv = process.argv.slice(2);
+// The command as runCli finds it: the first argument that is not an option.
+if (argv.find((a) => !a.startsWith('-')) === 'verify') {
+  process.exitCode = await (await import('./verify-main.js')).runVerify(argv);
+} else {
+  const [{ runCli }, { VERBS }] = await Promise.all([import('./cli.js'), import('./verbs/index.js')]);
+  process.exitCode = await runCli(argv, VERBS);
+}

@@ -47,17 +47,42 @@ async function journal(dir: string, steps: number, text = 'x'): Promise<string> 
 }
 
 describe('the bundled CLI', () => {
-  test('`verify` of a one-step journal loads a few chunks of dist/cli, no dependency, no worker pool, no store writer', async () => {
+  test('`verify` of a one-step journal loads the entry and its own bundle (dist/cli/verify), no dependency, no worker pool, no store writer', async () => {
     const dir = tempDir('stepchain-start-');
     const path = await journal(dir, 1);
     const r = await run(['verify', path, '--json'], dir);
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ ok: true, kind: 'journal', report: { steps: 1 } });
     const files = relative(r.files);
-    // Before the bundle: 135 files (dist/**, @noble/hashes, @noble/curves, pako, the Postgres store).
-    expect(files.length).toBeGreaterThan(0);
-    expect(files.length).toBeLessThanOrEqual(25);
-    expect(files.filter((f) => !f.startsWith('cli/'))).toEqual([]);
+    // Before the bundle: 135 files (dist/**, @noble/hashes, @noble/curves, pako, the Postgres store);
+    // bundled with the other verbs, 15; in a bundle of its own, 6.
+    expect(files[0]).toBe('cli/main.js');
+    expect(files.length).toBeLessThanOrEqual(8);
+    expect(files.slice(1).filter((f) => !f.startsWith('cli/verify/'))).toEqual([]);
+  });
+
+  test('`verify` in its own bundle answers as the whole shell does: its help, a usage error, a receipt', async () => {
+    const dir = tempDir('stepchain-start-');
+    const path = await journal(dir, 2);
+    // `help verify` goes through the shell with every verb (its first word is not `verify`).
+    const [own, shell] = await Promise.all([run(['verify', '--help'], dir), run(['help', 'verify'], dir)]);
+    expect(own.code).toBe(0);
+    expect(own.stdout).toContain('Usage: stepchain verify');
+    expect(own.stdout).toBe(shell.stdout);
+    expect(relative(own.files).filter((f) => f.startsWith('cli/chunks/'))).toEqual([]);
+    expect(relative(shell.files).filter((f) => f.startsWith('cli/verify/'))).toEqual([]);
+    const bad = await run(['--json', 'verify', path, '--thread', '2'], dir);
+    expect(bad.code).toBe(2);
+    expect(JSON.parse(bad.stdout)).toMatchObject({ ok: false, error: { code: 'USAGE' } });
+    expect(bad.stderr).toContain('did you mean --threads?');
+    // A receipt's verifier is one of the verify bundle's lazy paths: its own chunks, the pool from
+    // dist/parallel, tar-stream from node_modules.
+    const tar = join(dir, 'r.tar');
+    expect((await run(['export', path, '--out', tar], dir)).code).toBe(0);
+    const receipt = await run(['verify', tar, '--json'], dir);
+    expect(receipt.code).toBe(0);
+    expect(JSON.parse(receipt.stdout)).toMatchObject({ ok: true, kind: 'receipt', report: { steps: 2 } });
+    expect(relative(receipt.files).filter((f) => !/^(cli\/main\.js$|cli\/verify\/|parallel\/)/.test(f) && !f.includes('/node_modules/'))).toEqual([]);
   });
 
   test('`--version` loads the entry and the shell only', async () => {
@@ -83,7 +108,7 @@ describe('the bundled CLI', () => {
     expect(relative(small.files)).not.toContain('parallel/index.js');
   });
 
-  test('with --debug, a stack trace names the source file and line (source maps), not the bundle', async () => {
+  test('with --debug, a stack trace names the source file and line (source maps), not the bundle, in both builds', async () => {
     const dir = tempDir('stepchain-start-');
     const path = await journal(dir, 1);
     const bad = join(dir, 'bad.json');
@@ -95,6 +120,11 @@ describe('the bundled CLI', () => {
     const plain = await run(['append', path, '--file', bad], dir);
     expect(plain.code).toBe(2);
     expect(plain.stderr).not.toContain('    at ');
+    // The verify bundle is a build of its own, with its own maps.
+    const verify = await run(['verify', path, '--head', 'sha256:0', '--debug'], dir);
+    expect(verify.code).toBe(2);
+    expect(verify.stderr).toMatch(/src\/cli\/verbs\/verify\.ts:\d+:\d+/);
+    expect(relative(verify.files).filter((f) => f.startsWith('cli/chunks/'))).toEqual([]);
   });
 
   test('the main help loads every verb from the bundle, none from the per-file dist/', async () => {

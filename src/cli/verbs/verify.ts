@@ -1,9 +1,9 @@
 /**
  * `stepchain verify`: a journal (a directory or a Postgres location) or a receipt, offline. The verb an
  * auditor times, so it loads little beyond what the location in hand needs: a directory's verifier (no
- * writer) comes with the verb, the common case in one chunk of the bundled CLI; Postgres loads the store, a
- * receipt the receipt verifier and the publication checks. It runs the per-line checks on every core when
- * the chain is big enough to gain.
+ * writer) comes with the verb, the common case in the verb's own bundle (src/cli/verify-main.ts); Postgres
+ * loads the store, a receipt the receipt verifier and the publication checks. It runs the per-line checks on
+ * every core when the chain is big enough to gain.
  */
 import { readFile, readdir, stat } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
