@@ -25,9 +25,16 @@ import type { AppendOptions, AppendResult, Journal, JournalConfig, JournalReport
 import type { DbClient } from './driver.js';
 import { isConnectionLoss, sqlState, translate } from './errors.js';
 import { StepIdIndex, corrupt, parseLine } from './idempotency.js';
-import { beginAndLockHead, clashError, holdsLine, insertBlobs, lastLine, linesPage, readBlob, writeLines, type HeadRow, type NewLine } from './sql.js';
+import { beginAndLockHead, clashError, headWithTree, holdsLine, insertBlobs, lastLine, linesPage, readBlob, writeLines, type HeadRow, type LockedHead, type NewLine } from './sql.js';
 import type { StoreContext } from './store.js';
 import { verifyJournalRows } from './verify.js';
+import { followCommit, PostgresTreeStorage, rowLeaves, syncedTree } from './tree.js';
+import { signJournalCheckpoint, type SignedCheckpoint } from '../../proofs/keeper.js';
+import { parseStoredTree } from '../../proofs/log.js';
+import { MemoryTree, treeRoot, type NodeReader } from '../../proofs/nodes.js';
+import type { NoteSigner } from '../../proofs/note.js';
+import { stepLeafHash } from '../../proofs/hash.js';
+import { ProofError } from '../../proofs/problems.js';
 
 export class PostgresJournal implements Journal {
   readonly genesis: Genesis;
@@ -96,6 +103,7 @@ export class PostgresJournal implements Journal {
           if (sqlState(e) === '23505') throw clashError(this.id, head.seq + 1, e);
           throw e;
         }
+        await followCommit(client, this.ctx.tables, this.key, head, batch.lines, this.where);
         sent = { batch, last: lines[lines.length - 1]! };
         await client.query('COMMIT');
       }
@@ -200,6 +208,89 @@ export class PostgresJournal implements Journal {
 
   verify(options: JournalVerifyOptions = {}): Promise<JournalReport> {
     return verifyJournalRows(this.ctx, this.id, options);
+  }
+
+  // ---------------------------------------------------------------- the tree (spec/POSTGRES.md §4.5)
+
+  /**
+   * Signs a checkpoint of the journal's tree now, by the log key `signer` (its name is the origin,
+   * spec/PROOFS.md §8.5), and keeps it in the checkpoints table — refused (ProofError CHECKPOINT_REFUSED)
+   * unless it extends the last checkpoint this journal signed for that origin (§8.6). One transaction
+   * under the head row's lock: appends and other signers, in any process, wait, and the note is handed
+   * out only after its row committed.
+   */
+  async checkpoint(signer: NoteSigner): Promise<SignedCheckpoint> {
+    if (this.readOnly) throw new StoreError('READ_ONLY', `journal ${this.id} was opened read-only`, { hint: 'open it without readOnly to sign a checkpoint' });
+    return this.underLock('signing a checkpoint of', async (client, head) => {
+      const tree = await syncedTree(client, this.ctx.tables, this.key, head, this.where);
+      return signJournalCheckpoint(tree, new PostgresTreeStorage(client, this.ctx.tables, this.key), signer);
+    });
+  }
+
+  /** The checkpoints this journal signed (signed notes, by size). */
+  async checkpoints(): Promise<string[]> {
+    try {
+      return (await new PostgresTreeStorage(this.ctx.pool, this.ctx.tables, this.key).readCheckpoints()).map((k) => k.note);
+    } catch (e) {
+      throw translate(e, this.ctx.display, `reading the checkpoints of journal ${this.id}`);
+    }
+  }
+
+  /**
+   * The tree at the journal's current size, for proofs: its size, root and a NodeReader. A writable journal
+   * brings its stored tree up to date first (under the lock); a read-only one uses the stored tree when it
+   * is the head's and otherwise builds one in memory from the rows (it never writes). Tile rows below the
+   * state's size never change, so the reader may read them after the transaction.
+   */
+  async treeView(): Promise<{ size: number; root: Uint8Array; reader: NodeReader }> {
+    const storage = new PostgresTreeStorage(this.ctx.pool, this.ctx.tables, this.key);
+    if (!this.readOnly) {
+      const size = await this.underLock('updating the tree of', async (client, head) => (await syncedTree(client, this.ctx.tables, this.key, head, this.where)).size);
+      const reader = storage.reader();
+      return { size, root: await treeRoot(reader, size), reader };
+    }
+    let row;
+    try {
+      row = await headWithTree(this.ctx.pool, this.ctx.tables, this.key);
+    } catch (e) {
+      throw translate(e, this.ctx.display, `reading the tree of journal ${this.id}`);
+    }
+    if (row === null) throw new StoreError('JOURNAL_NOT_FOUND', `journal ${this.id} is no longer in ${this.ctx.display}`);
+    const size = row.seq + 1;
+    const stored = row.tree === null ? null : parseStoredTree(row.tree);
+    if (stored !== null && stored.tree.size === size && stored.step_hash === (size === 0 ? null : row.hash)) {
+      const reader = storage.reader();
+      return { size, root: await treeRoot(reader, size), reader };
+    }
+    const memory = new MemoryTree();
+    for await (const l of rowLeaves(this.ctx.pool, this.ctx.tables, this.key, this.where)(0)) {
+      if (l.seq >= size) break;
+      memory.append(stepLeafHash(l.step_hash)!);
+    }
+    return { size, root: await treeRoot(memory, size), reader: memory };
+  }
+
+  /** Runs `fn` in a transaction holding the head row's lock, and commits. */
+  private async underLock<T>(doing: string, fn: (client: DbClient, head: LockedHead) => Promise<T>): Promise<T> {
+    let client: DbClient;
+    try {
+      client = await this.ctx.pool.connect();
+    } catch (e) {
+      throw translate(e, this.ctx.display, `${doing} journal ${this.id}`);
+    }
+    try {
+      const head = await beginAndLockHead(client, this.ctx.tables, this.key, this.ctx.lockTimeoutMs, this.ctx.idleTimeoutMs);
+      if (head === null) throw new StoreError('JOURNAL_NOT_FOUND', `journal ${this.id} is no longer in ${this.ctx.display}`, { hint: 'something removed its row; restore it from a backup' });
+      const out = await fn(client, head);
+      await client.query('COMMIT');
+      client.release();
+      return out;
+    } catch (e) {
+      await client.query('ROLLBACK').catch(() => {});
+      client.release(true);
+      if (e instanceof ProofError) throw e;
+      throw translate(e, this.ctx.display, `${doing} journal ${this.id}`);
+    }
   }
 
   async close(): Promise<void> {

@@ -303,6 +303,9 @@ export class PostgresStore implements Store<PostgresJournal>, StoreDiagnostics {
         const row = await client.query<{ key: string }>(`SELECT key FROM ${ctx.tables.journals} WHERE id = $1 FOR UPDATE`, [id]);
         if (row.rows.length === 0) throw this.notFound(id);
         const key = row.rows[0]!.key;
+        await client.query(`DELETE FROM ${ctx.tables.treeTiles} WHERE journal = $1`, [key]);
+        await client.query(`DELETE FROM ${ctx.tables.treeState} WHERE journal = $1`, [key]);
+        await client.query(`DELETE FROM ${ctx.tables.checkpoints} WHERE journal = $1`, [key]);
         await client.query(`DELETE FROM ${ctx.tables.steps} WHERE journal = $1`, [key]);
         await client.query(`DELETE FROM ${ctx.tables.blobs} WHERE journal = $1`, [key]);
         await client.query(`DELETE FROM ${ctx.tables.journals} WHERE key = $1`, [key]);
