@@ -88,22 +88,30 @@ describe('the tree follows every commit', () => {
     );
   }, 120_000);
 
-  test('a journal without a tree (made before schema version 2) is read through an in-memory tree and gets its own on the first write', async () => {
+  test('a journal written at schema version 1: read through an in-memory tree, migrated by the first writer, which builds its tree on the first append', async () => {
     const store = pgStore();
     const j = await store.create('old');
     await j.appendMany(Array.from({ length: 300 }, (_, i) => step(i)));
-    // What a journal written by schema version 1 looks like once migrated: no tree rows at all.
-    await admin.query(`DELETE FROM "${store.tables.schema}".tree_tiles WHERE journal = $1`, [j.key]);
-    await admin.query(`DELETE FROM "${store.tables.schema}".tree_state WHERE journal = $1`, [j.key]);
+    // Back to what schema version 1 was: no tree tables, no migration row 2.
+    const s = `"${store.tables.schema}"`;
+    await admin.query(`DROP TABLE ${s}.tree_tiles, ${s}.tree_state, ${s}.checkpoints`);
+    await admin.query(`DELETE FROM ${s}.migrations WHERE version >= 2`);
     const want = rootOfLeaves((await stepHashes(j)).map((h) => stepLeafHash(h)!));
-    const readOnly = await (await store.open('old', { readOnly: true })).treeView();
-    expect(Buffer.from(readOnly.root)).toEqual(Buffer.from(want));
-    expect(await storedSize(store, j)).toBeNull(); // a reader never writes
-    await j.append(step(300));
-    expect(await storedSize(store, j)).toBe(301);
-    expect(await tileRows(store, j)).toEqual([301, 1]);
-    const view = await (await store.open('old', { readOnly: true })).treeView();
-    expect(Buffer.from(view.root)).toEqual(Buffer.from(rootOfLeaves((await stepHashes(j)).map((h) => stepLeafHash(h)!))));
+    const reader = new PostgresStore({ connectionString: url, schema: store.tables.schema });
+    stores.push(reader);
+    const old = await reader.open('old', { readOnly: true });
+    expect(Buffer.from((await old.treeView()).root)).toEqual(Buffer.from(want));
+    expect(await old.checkpoints()).toEqual([]);
+    expect((await admin.query(`SELECT max(version) AS v FROM ${s}.migrations`)).rows[0].v).toBe(1); // a reader never migrates
+    const writer = new PostgresStore({ connectionString: url, schema: store.tables.schema });
+    stores.push(writer);
+    const w = await writer.open('old');
+    expect(await storedSize(store, w)).toBeNull();
+    await w.append(step(300));
+    expect(await storedSize(store, w)).toBe(301);
+    expect(await tileRows(store, w)).toEqual([301, 1]);
+    const view = await (await writer.open('old', { readOnly: true })).treeView();
+    expect(Buffer.from(view.root)).toEqual(Buffer.from(rootOfLeaves((await stepHashes(w)).map((h) => stepLeafHash(h)!))));
   }, 60_000);
 });
 

@@ -36,6 +36,9 @@ import type { NoteSigner } from '../../proofs/note.js';
 import { stepLeafHash } from '../../proofs/hash.js';
 import { ProofError } from '../../proofs/problems.js';
 
+/** SQLSTATE undefined_table: the tree's tables on a schema older than version 2. */
+const UNDEFINED_TABLE = '42P01';
+
 export class PostgresJournal implements Journal {
   readonly genesis: Genesis;
   readonly lineage: Lineage | null;
@@ -232,6 +235,7 @@ export class PostgresJournal implements Journal {
     try {
       return (await new PostgresTreeStorage(this.ctx.pool, this.ctx.tables, this.key).readCheckpoints()).map((k) => k.note);
     } catch (e) {
+      if (sqlState(e) === UNDEFINED_TABLE) return []; // a schema older than version 2, read without migrating
       throw translate(e, this.ctx.display, `reading the checkpoints of journal ${this.id}`);
     }
   }
@@ -253,7 +257,10 @@ export class PostgresJournal implements Journal {
     try {
       row = await headWithTree(this.ctx.pool, this.ctx.tables, this.key);
     } catch (e) {
-      throw translate(e, this.ctx.display, `reading the tree of journal ${this.id}`);
+      // A reader never migrates: on a schema older than version 2 there are no tree tables to read.
+      if (sqlState(e) !== UNDEFINED_TABLE) throw translate(e, this.ctx.display, `reading the tree of journal ${this.id}`);
+      const head = await this.head();
+      row = { seq: head?.seq ?? -1, hash: head?.step_hash ?? '', tree: null };
     }
     if (row === null) throw new StoreError('JOURNAL_NOT_FOUND', `journal ${this.id} is no longer in ${this.ctx.display}`);
     const size = row.seq + 1;
