@@ -113,6 +113,23 @@ describe('the tree follows every commit', () => {
     const view = await (await writer.open('old', { readOnly: true })).treeView();
     expect(Buffer.from(view.root)).toEqual(Buffer.from(rootOfLeaves((await stepHashes(w)).map((h) => stepLeafHash(h)!))));
   }, 60_000);
+  test('merkleTree: false defers the tree: commits leave it behind, the next checkpoint (or writer that keeps it) catches up', async () => {
+    const store = pgStore();
+    await store.create('lazy');
+    const lazy = new PostgresStore({ connectionString: url, schema: store.tables.schema, merkleTree: false });
+    stores.push(lazy);
+    const j = await lazy.open('lazy');
+    await j.appendMany(Array.from({ length: 20 }, (_, i) => step(i)));
+    expect(await storedSize(store, j)).toBeNull();
+    const signed = await j.checkpoint(noteSigner(ORIGIN, SEED, 1, () => 0));
+    expect(signed.checkpoint.size).toBe(20);
+    expect(await storedSize(store, j)).toBe(20);
+    expect(Buffer.from(signed.checkpoint.root)).toEqual(Buffer.from(rootOfLeaves((await stepHashes(j)).map((h) => stepLeafHash(h)!))));
+    await j.append(step(20));
+    expect(await storedSize(store, j)).toBe(20);
+    await (await store.open('lazy')).append(step(21));
+    expect(await storedSize(store, j)).toBe(22);
+  }, 60_000);
 });
 
 describe('checkpoints', () => {

@@ -106,7 +106,7 @@ export class PostgresJournal implements Journal {
           if (sqlState(e) === '23505') throw clashError(this.id, head.seq + 1, e);
           throw e;
         }
-        await followCommit(client, this.ctx.tables, this.key, head, batch.lines, this.where);
+        if (this.ctx.merkleTree) await followCommit(client, this.ctx.tables, this.key, head, batch.lines, this.where);
         sent = { batch, last: lines[lines.length - 1]! };
         await client.query('COMMIT');
       }

@@ -47,6 +47,11 @@ export interface PostgresStoreOptions {
    * stopped mid-transaction (a frozen VM, a cut network) holds its journal no longer than this.
    */
   idleTimeoutMs?: number;
+  /**
+   * Follow every commit with the Merkle tree (default true), in the commit's transaction; false defers it
+   * to the next checkpoint or proof (as FileJournalOptions.merkleTree). For measuring the tree's cost.
+   */
+  merkleTree?: boolean;
   /** Defaults for `create`, as in the file store: segment rotation size and blob threshold. */
   segmentBytes?: number;
   blobThreshold?: number;
@@ -61,6 +66,8 @@ export interface StoreContext {
   lockTimeoutMs: number;
   idleTimeoutMs: number;
   idempotencyWindow: number;
+  /** Whether commits feed the tree (PostgresStoreOptions.merkleTree). */
+  merkleTree: boolean;
 }
 
 export class PostgresStore implements Store<PostgresJournal>, StoreDiagnostics {
@@ -105,6 +112,7 @@ export class PostgresStore implements Store<PostgresJournal>, StoreDiagnostics {
     this.pool = o.pool === undefined ? null : Promise.resolve(o.pool);
     this.settings = {
       idempotencyWindow: intOption('idempotencyWindow', o.idempotencyWindow, DEFAULT_PG_IDEMPOTENCY_WINDOW, 1, 10_000_000),
+      merkleTree: o.merkleTree !== false,
       lockTimeoutMs: intOption('lockTimeoutMs', o.lockTimeoutMs, DEFAULT_PG_LOCK_TIMEOUT_MS, 1, 3_600_000),
       idleTimeoutMs: intOption('idleTimeoutMs', o.idleTimeoutMs, DEFAULT_PG_IDLE_TIMEOUT_MS, 100, 3_600_000),
     };
