@@ -3,7 +3,7 @@
  * shared prepare and group-committed by the shared CommitQueue, whose sink is one transaction per batch:
  * lock the journal's head row, ask the step_id index once (idempotency.ts), sequenceBatch against the
  * locked tail, give each line its segment by the shared rotation rule (placeLine), insert blobs and lines,
- * move the head row, COMMIT. So the lines and their segments are byte-identical to the file store's. An
+ * feed the Merkle tree (tree.ts; in the lines' own statement), move the head row, COMMIT. So the lines and their segments are byte-identical to the file store's. An
  * append resolves only after COMMIT returned; nothing is held between batches.
  */
 import { isDigest } from '../../canonical/sha256.js';
@@ -28,7 +28,7 @@ import { StepIdIndex, corrupt, parseLine } from './idempotency.js';
 import { beginAndLockHead, clashError, headWithTree, holdsLine, insertBlobs, lastLine, linesPage, readBlob, writeLines, type HeadRow, type LockedHead, type NewLine } from './sql.js';
 import type { StoreContext } from './store.js';
 import { verifyJournalRows } from './verify.js';
-import { followCommit, PostgresTreeStorage, rowLeaves, syncedTree } from './tree.js';
+import { catchUpAndFollow, planTreeStep, PostgresTreeStorage, rowLeaves, syncedTree, treeStatements } from './tree.js';
 import { signJournalCheckpoint, type SignedCheckpoint } from '../../proofs/keeper.js';
 import { parseStoredTree } from '../../proofs/log.js';
 import { MemoryTree, treeRoot, type NodeReader } from '../../proofs/nodes.js';
@@ -100,13 +100,16 @@ export class PostgresJournal implements Journal {
         const blobs = new Map<string, BlobPayload>();
         for (const o of batch.outcomes) if (o.ok) for (const b of o.blobs) blobs.set(b.digest, b);
         await insertBlobs(client, this.ctx.tables, this.key, [...blobs.values()]);
+        // The tree (spec/POSTGRES.md §4.1): written by the lines' own last statement when its state is the
+        // head's; otherwise caught up from the rows first, in this transaction.
+        const treeStep = this.ctx.merkleTree ? planTreeStep(head, batch.lines, this.where) : null;
+        if (this.ctx.merkleTree && treeStep === null) await catchUpAndFollow(client, this.ctx.tables, this.key, head, batch.lines, this.where);
         try {
-          await writeLines(client, this.ctx.tables, this.key, lines, tail);
+          await writeLines(client, this.ctx.tables, this.key, lines, tail, treeStep ? (values) => treeStatements(this.ctx.tables, treeStep, values) : undefined);
         } catch (e) {
           if (sqlState(e) === '23505') throw clashError(this.id, head.seq + 1, e);
           throw e;
         }
-        if (this.ctx.merkleTree) await followCommit(client, this.ctx.tables, this.key, head, batch.lines, this.where);
         sent = { batch, last: lines[lines.length - 1]! };
         await client.query('COMMIT');
       }

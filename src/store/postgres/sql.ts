@@ -143,13 +143,15 @@ const INSERT_ROWS = 1000;
  * data-modifying WITH), so a commit without retried step_ids or blobs is three round trips in all: lock,
  * write, COMMIT.
  */
-export async function writeLines(client: DbClient, t: Tables, key: number, lines: readonly NewLine[], tail: HeadRow): Promise<void> {
+export async function writeLines(client: DbClient, t: Tables, key: number, lines: readonly NewLine[], tail: HeadRow, also?: (values: unknown[]) => string[]): Promise<void> {
   for (let i = 0; i < lines.length; i += INSERT_ROWS) {
     const last = i + INSERT_ROWS >= lines.length;
     const values: unknown[] = last ? [key, tail.seq, tail.hash, tail.cursor.first, tail.cursor.size] : [key];
     const insert = insertStatement(t, lines.slice(i, i + INSERT_ROWS), values);
+    // `also`: further data-modifying CTEs for the last statement (the tree's rows, tree.ts).
+    const ctes = [`inserted AS (${insert})`, ...(last && also ? also(values) : [])];
     await client.query(
-      last ? `WITH inserted AS (${insert}) UPDATE ${t.journals} SET head_seq = $2, head_hash = $3, bucket_first = $4, bucket_size = $5 WHERE key = $1` : insert,
+      last ? `WITH ${ctes.join(', ')} UPDATE ${t.journals} SET head_seq = $2, head_hash = $3, bucket_first = $4, bucket_size = $5 WHERE key = $1` : insert,
       values,
     );
   }

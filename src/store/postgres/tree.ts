@@ -157,19 +157,21 @@ export async function syncedTree(client: DbClient, t: Tables, key: number, head:
   return tree;
 }
 
+/** What a commit adds to a tree whose state matches its head: the tile rows completed and the new state. */
+export interface TreeStep {
+  nodes: TileNode[];
+  size: number;
+  state: string;
+}
+
 /**
- * Feeds a commit's new lines to the tree, on the commit's transaction (after the lines were written).
- * The common case — the state matches the locked head — is one statement: the completed tile hashes and
- * the new state. Otherwise the tree is brought up to the old head first (JournalTree.sync).
+ * The tree's part of a commit when the stored state is the locked head's (the common case): computed
+ * here, written by the commit's last statement (`treeStatements`), so the tree costs no round trip. Null
+ * when the state does not match: then `catchUpAndFollow` runs first.
  */
-export async function followCommit(client: DbClient, t: Tables, key: number, head: LockedHead, lines: ReadonlyArray<{ seq: number; hash: string }>, where: string): Promise<void> {
+export function planTreeStep(head: LockedHead, lines: ReadonlyArray<{ seq: number; hash: string }>, where: string): TreeStep | null {
   const stored = currentState(head);
-  if (stored === null) {
-    const tree = await syncedTree(client, t, key, head, where);
-    for (const l of lines) tree.add(l.seq, l.hash);
-    await tree.persist();
-    return;
-  }
+  if (stored === null) return null;
   const frontier = TreeFrontier.parse(stored.tree);
   const nodes: TileNode[] = [];
   for (const l of lines) {
@@ -179,10 +181,26 @@ export async function followCommit(client: DbClient, t: Tables, key: number, hea
       if (level % TILE_HEIGHT === 0) nodes.push({ tileLevel: level / TILE_HEIGHT, index, hash });
     });
   }
-  const state = serializeStoredTree({ step_hash: lines[lines.length - 1]!.hash, tree: frontier.toJSON() });
-  await client.query(
-    `WITH tiles AS (INSERT INTO ${t.treeTiles} (journal, tile_level, idx, hash) SELECT $1, l, i, decode(h, 'hex') FROM unnest($2::smallint[], $3::bigint[], $4::text[]) AS n(l, i, h))
-     UPDATE ${t.treeState} SET size = $5, state = $6 WHERE journal = $1`,
-    [key, nodes.map((n) => n.tileLevel), nodes.map((n) => n.index), nodes.map((n) => Buffer.from(n.hash).toString('hex')), frontier.size, state],
-  );
+  return { nodes, size: frontier.size, state: serializeStoredTree({ step_hash: lines[lines.length - 1]!.hash, tree: frontier.toJSON() }) };
+}
+
+/** The data-modifying CTEs that write a TreeStep (their values appended to `values`, whose $1 is the journal's key). */
+export function treeStatements(t: Tables, step: TreeStep, values: unknown[]): string[] {
+  const n = values.length;
+  values.push(step.nodes.map((x) => x.tileLevel), step.nodes.map((x) => x.index), step.nodes.map((x) => Buffer.from(x.hash).toString('hex')), step.size, step.state);
+  return [
+    `tiles AS (INSERT INTO ${t.treeTiles} (journal, tile_level, idx, hash) SELECT $1, l, i, decode(h, 'hex') FROM unnest($${n + 1}::smallint[], $${n + 2}::bigint[], $${n + 3}::text[]) AS n(l, i, h))`,
+    `tree AS (UPDATE ${t.treeState} SET size = $${n + 4}, state = $${n + 5} WHERE journal = $1)`,
+  ];
+}
+
+/**
+ * The commit's tree when the stored state does not match the locked head (a journal without a tree, one
+ * written with merkleTree: false, rows changed around the store): brought to the head from the rows
+ * (JournalTree.sync), then fed the new lines, on the commit's transaction.
+ */
+export async function catchUpAndFollow(client: DbClient, t: Tables, key: number, head: LockedHead, lines: ReadonlyArray<{ seq: number; hash: string }>, where: string): Promise<void> {
+  const tree = await syncedTree(client, t, key, head, where);
+  for (const l of lines) tree.add(l.seq, l.hash);
+  await tree.persist();
 }
