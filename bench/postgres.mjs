@@ -7,7 +7,10 @@
 //   row) and a unique (journal, seq) with retry, in raw SQL (spec/POSTGRES.md §6);
 // - verify of a 100 000-step Postgres journal against the limit: fetch every line from the server,
 //   JSON.parse it and SHA-256 it, nothing checked; and the same for the file store, in the same run.
-// It writes bench/RESULTS-postgres.md; never edit that by hand. `--quick` runs shorter (for checking).
+// - the Merkle tree's cost per commit (spec/POSTGRES.md §4.1): the same appends with the tree kept in each
+//   commit's transaction and without (merkleTree: false), in paired adjacent runs, wall and client CPU.
+// It writes bench/RESULTS-postgres.md; never edit that by hand. `--quick` runs shorter (for checking);
+// `--only tree` runs the tree's section alone and prints it (writing RESULTS-postgres-tree.md).
 import { fork } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -24,7 +27,8 @@ import { fmtRate, fmtRatio, measure, summary } from './lib/stats.mjs';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const QUICK = process.argv.includes('--quick');
-const OUT = join(here, QUICK ? 'RESULTS-postgres-quick.md' : 'RESULTS-postgres.md');
+const ONLY = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : null;
+const OUT = join(here, ONLY === 'tree' ? 'RESULTS-postgres-tree.md' : QUICK ? 'RESULTS-postgres-quick.md' : 'RESULTS-postgres.md');
 const CFG = QUICK
   ? { runMs: 1500, reps: 1, writers: [1, 4, 16], conc: [1, 8], serialMs: 1500, verifyN: 10_000, verifyReps: 2 }
   : { runMs: 4000, reps: 3, writers: [1, 4, 16], conc: [1, 8], serialMs: 4000, verifyN: 100_000, verifyReps: 3 };
@@ -52,9 +56,12 @@ const server = (await admin.query(`SELECT version() AS v, current_setting('fsync
 const scratch = mkdtempSync(join(tmpdir(), 'stepchain-bench-pg-'));
 
 try {
-  await appendFigures();
-  await serializationFigures();
-  await verifyFigures();
+  if (ONLY === null) {
+    await appendFigures();
+    await serializationFigures();
+    await verifyFigures();
+  }
+  await treeFigures();
 } finally {
   await admin.end();
   await stop();
@@ -219,6 +226,55 @@ async function verifyFigures() {
 }
 
 // ------------------------------------------------------------------ the results file
+// ------------------------------------------------------------------ the Merkle tree per commit
+async function treeFigures() {
+  const commits = QUICK ? 150 : 400;
+  const reps = QUICK ? 3 : 5;
+  const warm = makeSteps(10, {}, 10_000_000);
+  const steps = makeSteps(commits * 100);
+  let k = 0;
+  for (const [batch, what] of [[1, 'one awaited append per commit'], [100, 'appendMany of 100 steps per commit']]) {
+    const per = { true: [], false: [] };
+    const cpu = { true: [], false: [] };
+    const ratios = [];
+    for (let r = 0; r < reps; r++) {
+      const pair = {};
+      // Adjacent runs, alternating which goes first, so a change of load hits both sides alike.
+      for (const tree of r % 2 ? [false, true] : [true, false]) {
+        const store = new PostgresStore({ connectionString: msg.url, schema: `bench_tree_${k++}`, merkleTree: tree });
+        const j = await store.create('t');
+        await j.appendMany(warm); // schema made, connections warm
+        const c0 = process.cpuUsage();
+        const t0 = performance.now();
+        for (let c = 0; c < commits; c++) {
+          if (batch === 1) await j.append(steps[c]);
+          else await j.appendMany(steps.slice(c * batch, (c + 1) * batch));
+        }
+        const ms = (performance.now() - t0) / commits;
+        const used = process.cpuUsage(c0);
+        const size = (await admin.query(`SELECT size FROM bench_tree_${k - 1}.tree_state`)).rows[0]?.size ?? null;
+        if (tree && Number(size) !== 10 + commits * batch) throw new Error(`the tree holds ${size} leaves, not ${10 + commits * batch}`);
+        await j.close();
+        await store.close();
+        per[tree].push(ms);
+        cpu[tree].push((used.user + used.system) / 1000 / commits);
+        pair[tree] = ms;
+      }
+      ratios.push(pair.true / pair.false);
+    }
+    const med = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+    for (const tree of [true, false]) {
+      const s = summary(per[tree].map((x) => 1 / x)); // summary works on rates; report ms below
+      rows.push({
+        section: 'tree', figure: `${what}, ${tree ? 'with the tree' : 'without (merkleTree: false)'}`, median: med(per[tree]), min: Math.min(...per[tree]), max: Math.max(...per[tree]), runs: s.runs,
+        unit: 'ms/commit', note: `client CPU ${med(cpu[tree]).toFixed(2)} ms/commit`,
+        ...(tree ? { ratio: med(ratios), against: 'without the tree, paired adjacent runs (median of ratios)' } : {}),
+      });
+    }
+    log(`tree, ${what}: ${med(per.true).toFixed(2)} vs ${med(per.false).toFixed(2)} ms/commit (×${med(ratios).toFixed(2)} paired), client CPU ${med(cpu.true).toFixed(2)} vs ${med(cpu.false).toFixed(2)} ms`);
+  }
+}
+
 function writeResults() {
   const cpu = cpus();
   const get = (k) => rows.find((r) => r.key === k);
@@ -247,13 +303,15 @@ function writeResults() {
   L.push('## Figures', '');
   L.push('| Section | Figure | Median | Spread (min–max) | Runs | Ratio | Against | Note |', '|---|---|---:|---:|---:|---:|---|---|');
   for (const r of rows) {
-    const value = r.unit === 'bytes' ? `${(r.median / 1048576).toFixed(0)} MiB` : `${fmtRate(r.median)} ${r.unit}`;
-    const spread = r.unit === 'bytes' || r.runs === 1 || r.min === undefined ? '' : `${fmtRate(r.min)}–${fmtRate(r.max)}`;
+    const ms = r.unit === 'ms/commit';
+    const value = r.unit === 'bytes' ? `${(r.median / 1048576).toFixed(0)} MiB` : ms ? `${r.median.toFixed(2)} ${r.unit}` : `${fmtRate(r.median)} ${r.unit}`;
+    const spread = r.unit === 'bytes' || r.runs === 1 || r.min === undefined ? '' : ms ? `${r.min.toFixed(2)}–${r.max.toFixed(2)}` : `${fmtRate(r.min)}–${fmtRate(r.max)}`;
     L.push(`| ${r.section} | ${r.figure} | ${value} | ${spread} | ${r.runs ?? ''} | ${r.ratio === undefined ? '' : fmtRatio(r.ratio)} | ${r.against ?? ''} | ${r.note ?? ''} |`);
   }
   L.push('', '## Notes', '');
   L.push('- *append*: every process opens the journal in its own store (Postgres: its own pool; file: the shared directory and its lock), and its appenders each await one `append` at a time. In Postgres each commit is one transaction that locks the journal\'s head row, so commits from all processes are serialized by the database; within one process, appends that arrive during a commit share the next transaction (group commit), as they share a locked write in the file store.');
   L.push('- *serialize*: raw SQL on one connection per writer process, one line per transaction, nothing of stepchain; only the way writers are serialized differs (spec/POSTGRES.md §6 argues the choice from these rows).');
+  L.push('- *tree*: the Merkle tree kept in each commit\'s transaction (tile rows and the state, one statement, no extra round trip for reading the state) against the same appends with `merkleTree: false`; a ratio above 1 is the tree\'s cost. Client CPU is this process\'s; the server\'s work shows in the wall time.');
   L.push('- *verify*: the limit is what any verifier of these lines must at least do. For Postgres that includes fetching every line from the server, which the file limit does not pay; ratios compare each store with its own limit.');
   writeFileSync(OUT, L.join('\n') + '\n');
   log(`wrote ${OUT}`);

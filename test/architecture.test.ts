@@ -43,7 +43,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   receipt: ['base', 'canonical', 'record', 'chain'],
   store: ['base', 'canonical', 'record', 'chain'],
   'store/file': ['base', 'canonical', 'record', 'chain', 'store', 'proofs'],
-  'store/postgres': ['base', 'canonical', 'record', 'chain', 'store'],
+  'store/postgres': ['base', 'canonical', 'record', 'chain', 'store', 'proofs'],
   parallel: ['base', 'canonical', 'record', 'chain'],
   proofs: ['base', 'canonical', 'record', 'chain', 'receipt'],
   redact: ['base', 'canonical', 'record', 'chain', 'receipt', 'diff'],

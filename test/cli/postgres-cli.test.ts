@@ -117,13 +117,54 @@ describe('copy', () => {
   });
 });
 
+describe('the Merkle tree on a Postgres location', () => {
+  test('checkpoint, prove, export --checkpoint: the same files, byte for byte, as for the journal directory it was copied from', async () => {
+    const twin = join(dir, 'twin'); // the same id on both sides, so the same origin
+    expect((await cli(['keygen', '-o', join(dir, 'log.key')])).code).toBe(0);
+    expect((await cli(['init', twin])).code).toBe(0);
+    const steps = (from: number, count: number) => Array.from({ length: count }, (_, i) => JSON.stringify({ step_id: `t${from + i}`, input: { i: from + i } })).join('\n');
+    expect((await cli(['append', twin, '--jsonl'], { input: steps(0, 40) })).code).toBe(0);
+    expect((await cli(['copy', twin, at('twin')])).code).toBe(0);
+    const sign = (loc: string, out: string, first: boolean) =>
+      cli(['checkpoint', loc, '--sign', join(dir, 'log.key'), ...(first ? ['--authority', 'agents.example.com'] : []), '-o', join(dir, out), '--json']);
+    for (const [loc, tag] of [[twin, 'd'], [at('twin'), 'p']] as const) {
+      const r = await sign(loc, `${tag}-a.checkpoint`, true);
+      expect(r.code, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout)).toMatchObject({ ok: true, checkpoint: { size: 40 }, extends: null });
+    }
+    const same = (a: string, b: string) => expect(readFileSync(join(dir, b)).equals(readFileSync(join(dir, a))), `${a} = ${b}`).toBe(true);
+    same('d-a.checkpoint', 'p-a.checkpoint');
+    expect((await cli(['append', twin, '--jsonl'], { input: steps(40, 25) })).code).toBe(0);
+    expect((await cli(['copy', twin, at('twin')])).code).toBe(0);
+    for (const [loc, tag] of [[twin, 'd'], [at('twin'), 'p']] as const) {
+      const r = await sign(loc, `${tag}-b.checkpoint`, false);
+      expect(r.code, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout)).toMatchObject({ ok: true, checkpoint: { size: 65 }, extends: 40 });
+      const c = await cli(['prove', loc, '--checkpoint', join(dir, `${tag}-b.checkpoint`), '--from', '3', '--to', '9', '-o', join(dir, `${tag}-incl.proof`)]);
+      expect(c.code, c.stderr).toBe(0);
+      const o = await cli(['prove', loc, '--checkpoint', join(dir, `${tag}-b.checkpoint`), '--old', join(dir, `${tag}-a.checkpoint`), '-o', join(dir, `${tag}-cons.proof`)]);
+      expect(o.code, o.stderr).toBe(0);
+      const e = await cli(['export', loc, '--from', '50', '--to', '60', '--checkpoint', join(dir, `${tag}-b.checkpoint`), '-o', join(dir, `${tag}-part.tar`)]);
+      expect(e.code, e.stderr).toBe(0);
+    }
+    for (const f of ['b.checkpoint', 'incl.proof', 'cons.proof', 'part.tar']) same(`d-${f}`, `p-${f}`);
+    const vkey = JSON.parse((await sign(at('twin'), 'p-c.checkpoint', false)).stdout).vkey as string;
+    const checked = await cli(['verify', '--proof', join(dir, 'p-cons.proof'), '--log-key', vkey, '--checkpoint', join(dir, 'p-a.checkpoint'), '--json']);
+    expect(checked.code, checked.stderr).toBe(0);
+    const part = await cli(['verify', join(dir, 'p-part.tar'), '--log-key', vkey, '--json']);
+    expect(part.code, part.stderr).toBe(0);
+    const extended = await cli(['verify', at('twin'), '--checkpoint', join(dir, 'p-a.checkpoint'), '--log-key', vkey, '--json']);
+    expect(extended.code, extended.stderr).toBe(0);
+  }, 120_000);
+});
+
 describe('doctor', () => {
   test('a healthy Postgres location: backend, server, schema version, writable, the journal head', async () => {
     expect((await cli(['init', at('doc')])).code).toBe(0);
     const r = await cli(['doctor', at('doc'), '--json']);
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({
-      ok: true, backend: 'postgres', reachable: true, server: expect.stringMatching(/^PostgreSQL 18/), schema: { name: schema, version: 1, supported: 1 }, writable: true,
+      ok: true, backend: 'postgres', reachable: true, server: expect.stringMatching(/^PostgreSQL 18/), schema: { name: schema, version: 2, supported: 2 }, writable: true,
       journal: { id: 'doc', found: true, head: null }, problems: [],
       // The test server runs without fsync (test/setup/pg-runner.mjs): doctor says what that costs.
       durability: { fsync: 'off', warning: expect.stringContaining('fsync is off') },

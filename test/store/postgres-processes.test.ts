@@ -3,7 +3,9 @@
  * built store (dist/, which `npm test` builds) against the run's real server. Nothing lost, duplicated or
  * forked; a writer killed at any moment loses no acknowledged step and leaves nothing half-written.
  */
+import pg from 'pg';
 import { afterAll, describe, expect, inject, test } from 'vitest';
+import { rootOfLeaves, stepLeafHash, tileCountAt } from '../../src/proofs/index.js';
 import { PostgresStore } from '../../src/store/postgres/index.js';
 import type { StepRecord } from '../../src/store/index.js';
 import { runChild, runToEnd } from './helpers.js';
@@ -16,9 +18,27 @@ function store(options: Record<string, unknown> = {}): PostgresStore {
   stores.push(s);
   return s;
 }
+const admin = new pg.Client({ connectionString: url });
+await admin.connect();
 afterAll(async () => {
   await Promise.all(stores.map((s) => s.close()));
+  await admin.end();
 });
+
+/**
+ * The tree the writers kept in their commits (spec/POSTGRES.md §4.5): its stored state and tile rows are
+ * those of the whole chain, and its root is the RFC 6962 root of the chain's step hashes.
+ */
+async function expectTreeKept(s: PostgresStore, id: string, size: number): Promise<void> {
+  const j = await s.open(id, { readOnly: true });
+  const state = await admin.query(`SELECT size::float8 AS size FROM "${s.tables.schema}".tree_state WHERE journal = $1`, [j.key]);
+  expect(state.rows).toEqual([{ size }]);
+  const tiles = await admin.query(`SELECT count(*)::int AS n FROM "${s.tables.schema}".tree_tiles WHERE journal = $1 GROUP BY tile_level ORDER BY tile_level`, [j.key]);
+  expect(tiles.rows.map((r: { n: number }) => r.n)).toEqual([0, 1, 2].map((l) => tileCountAt(size, l)).filter((c) => c > 0));
+  const leaves: Uint8Array[] = [];
+  for await (const l of j.lines()) leaves.push(stepLeafHash((JSON.parse(l.text) as { step_hash: string }).step_hash)!);
+  expect(Buffer.from((await j.treeView()).root)).toEqual(Buffer.from(rootOfLeaves(leaves)));
+}
 
 async function steps(s: PostgresStore, id: string): Promise<StepRecord[]> {
   const j = await s.open(id, { readOnly: true });
@@ -28,7 +48,7 @@ async function steps(s: PostgresStore, id: string): Promise<StepRecord[]> {
 }
 
 describe('many processes append to one Postgres journal', () => {
-  test('8 processes × 50 awaited appends through separate connections: 400 steps, one chain, each exactly once', async () => {
+  test('8 processes × 50 awaited appends through separate connections: 400 steps, one chain, each exactly once, one tree', async () => {
     const s = store();
     await s.create('shared');
     await Promise.all(Array.from({ length: 8 }, (_, p) => runToEnd('pg-appender.mjs', [s.tables.schema, 'shared', `p${p}`, '50'])));
@@ -37,6 +57,7 @@ describe('many processes append to one Postgres journal', () => {
     expect(report.problems).toEqual([]);
     expect(report).toMatchObject({ ok: true, steps: 400, head_seq: 399 });
     expect(await j.head()).toEqual({ seq: 399, step_hash: report.head });
+    await expectTreeKept(s, 'shared', 400);
     const all = await steps(s, 'shared');
     expect(all.map((r) => r.seq)).toEqual(Array.from({ length: 400 }, (_, i) => i));
     expect(new Set(all.map((r) => r.step_id)).size).toBe(400);
@@ -51,7 +72,7 @@ describe('many processes append to one Postgres journal', () => {
 });
 
 describe('a writer killed', () => {
-  test('SIGKILL at random moments, 8 times: every acknowledged step present, the journal verifies, retries duplicate nothing', async () => {
+  test('SIGKILL at random moments, 8 times: every acknowledged step present, the journal verifies, retries duplicate nothing, the tree is the chain\'s', async () => {
     const s = store({ blobThreshold: 4096 });
     await s.create('crashy');
     const acked = new Map<number, string>();
@@ -96,6 +117,7 @@ describe('a writer killed', () => {
     const ids = (await steps(s, 'crashy')).map((r) => r.step_id);
     expect(new Set(ids).size).toBe(ids.length);
     expect(acked.size).toBe(final.steps);
+    await expectTreeKept(s, 'crashy', final.steps);
     console.info(`8 SIGKILL rounds on Postgres: ${acked.size} acknowledged steps, ${recovered} committed-but-unacknowledged steps returned to their retry`);
   }, 180_000);
 

@@ -9,14 +9,24 @@ import { intArg } from '../args.js';
 import { EXIT_FAILED, EXIT_OK, UsageError, type Verb } from '../cli.js';
 import { pinnedCheckpoint, proofs, readSmall } from '../policy.js';
 
-type FileJournal = import('../../store/file/journal.js').FileJournal;
+type SignedCheckpoint = import('../../proofs/keeper.js').SignedCheckpoint;
+type NoteSigner = import('../../proofs/note.js').NoteSigner;
+type NodeReader = import('../../proofs/nodes.js').NodeReader;
 
-/** The journal as one that keeps a tree: today the file store's (a Postgres journal gets one when its store implements TreeStorage). */
-export function treeJournal(journal: object, verb: string): FileJournal {
-  if (typeof (journal as Partial<FileJournal>).treeView !== 'function') {
-    throw new UsageError('checkpoints and proofs are kept by journal directories (the file store); this store does not keep a Merkle tree yet', verb);
+/** What a journal that keeps a Merkle tree offers: the file store's and the Postgres store's journals. */
+export interface TreeJournal {
+  checkpoint(signer: NoteSigner): Promise<SignedCheckpoint>;
+  checkpoints(): Promise<string[]>;
+  treeView(): Promise<{ size: number; root: Uint8Array; reader: NodeReader }>;
+}
+
+/** The journal as one that keeps a tree (both stores do; a store of the caller's own may not). */
+export function treeJournal(journal: object, verb: string): TreeJournal {
+  const j = journal as Partial<TreeJournal>;
+  if (typeof j.treeView !== 'function' || typeof j.checkpoint !== 'function' || typeof j.checkpoints !== 'function') {
+    throw new UsageError('this store does not keep a Merkle tree, so it has no checkpoints or proofs', verb);
   }
-  return journal as FileJournal;
+  return journal as TreeJournal;
 }
 
 async function signingKey(path: string): Promise<Uint8Array> {
@@ -36,9 +46,9 @@ export const checkpointVerb: Verb = {
   description: [
     'The checkpoint names the journal (origin <authority>/<journal id>/<genesis hash>), its size and the root of the',
     'RFC 6962 tree over its steps, signed with the Ed25519 key as a C2SP signed note. The journal keeps every checkpoint',
-    'it signs in checkpoints/ and refuses to sign one that does not extend the last it signed for the origin (exit 1,',
-    'CHECKPOINT_REFUSED): a truncated or rewritten journal cannot get a new checkpoint. Prints the log\'s verifier key',
-    '(vkey) that auditors pin with --log-key.',
+    'it signs (a directory in checkpoints/, a Postgres journal in its store\'s checkpoints table) and refuses to sign one',
+    'that does not extend the last it signed for the origin (exit 1, CHECKPOINT_REFUSED): a truncated or rewritten',
+    'journal cannot get a new checkpoint. Prints the log\'s verifier key (vkey) that auditors pin with --log-key.',
   ].join('\n'),
   options: {
     sign: { type: 'string', arg: 'keyfile', description: 'the log\'s Ed25519 private key (see keygen)' },
@@ -49,6 +59,7 @@ export const checkpointVerb: Verb = {
   examples: [
     ['stepchain checkpoint runs/today --sign log.key --authority agents.example.com -o today.checkpoint', 'sign the first checkpoint'],
     ['stepchain checkpoint runs/today --sign log.key -o later.checkpoint', 'a later one, which must extend the first'],
+    ['stepchain checkpoint "postgres://db.example.com/agents?journal=today" --sign log.key -o today.checkpoint', 'a journal kept in Postgres (its tree lives in the store\'s tables)'],
   ],
   async run({ out, values, positionals }) {
     if (values.sign === undefined) throw new UsageError('--sign <keyfile> is required', 'checkpoint');

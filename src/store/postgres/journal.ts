@@ -3,7 +3,7 @@
  * shared prepare and group-committed by the shared CommitQueue, whose sink is one transaction per batch:
  * lock the journal's head row, ask the step_id index once (idempotency.ts), sequenceBatch against the
  * locked tail, give each line its segment by the shared rotation rule (placeLine), insert blobs and lines,
- * move the head row, COMMIT. So the lines and their segments are byte-identical to the file store's. An
+ * feed the Merkle tree (tree.ts; in the lines' own statement), move the head row, COMMIT. So the lines and their segments are byte-identical to the file store's. An
  * append resolves only after COMMIT returned; nothing is held between batches.
  */
 import { isDigest } from '../../canonical/sha256.js';
@@ -25,9 +25,19 @@ import type { AppendOptions, AppendResult, Journal, JournalConfig, JournalReport
 import type { DbClient } from './driver.js';
 import { isConnectionLoss, sqlState, translate } from './errors.js';
 import { StepIdIndex, corrupt, parseLine } from './idempotency.js';
-import { beginAndLockHead, clashError, holdsLine, insertBlobs, lastLine, linesPage, readBlob, writeLines, type HeadRow, type NewLine } from './sql.js';
+import { beginAndLockHead, clashError, headWithTree, holdsLine, insertBlobs, lastLine, linesPage, readBlob, writeLines, type HeadRow, type LockedHead, type NewLine } from './sql.js';
 import type { StoreContext } from './store.js';
 import { verifyJournalRows } from './verify.js';
+import { catchUpAndFollow, planTreeStep, PostgresTreeStorage, rowLeaves, syncedTree, treeStatements } from './tree.js';
+import { signJournalCheckpoint, type SignedCheckpoint } from '../../proofs/keeper.js';
+import { parseStoredTree } from '../../proofs/log.js';
+import { MemoryTree, treeRoot, type NodeReader } from '../../proofs/nodes.js';
+import type { NoteSigner } from '../../proofs/note.js';
+import { stepLeafHash } from '../../proofs/hash.js';
+import { ProofError } from '../../proofs/problems.js';
+
+/** SQLSTATE undefined_table: the tree's tables on a schema older than version 2. */
+const UNDEFINED_TABLE = '42P01';
 
 export class PostgresJournal implements Journal {
   readonly genesis: Genesis;
@@ -90,8 +100,12 @@ export class PostgresJournal implements Journal {
         const blobs = new Map<string, BlobPayload>();
         for (const o of batch.outcomes) if (o.ok) for (const b of o.blobs) blobs.set(b.digest, b);
         await insertBlobs(client, this.ctx.tables, this.key, [...blobs.values()]);
+        // The tree (spec/POSTGRES.md §4.1): written by the lines' own last statement when its state is the
+        // head's; otherwise caught up from the rows first, in this transaction.
+        const treeStep = this.ctx.merkleTree ? planTreeStep(head, batch.lines, this.where) : null;
+        if (this.ctx.merkleTree && treeStep === null) await catchUpAndFollow(client, this.ctx.tables, this.key, head, batch.lines, this.where);
         try {
-          await writeLines(client, this.ctx.tables, this.key, lines, tail);
+          await writeLines(client, this.ctx.tables, this.key, lines, tail, treeStep ? (values) => treeStatements(this.ctx.tables, treeStep, values) : undefined);
         } catch (e) {
           if (sqlState(e) === '23505') throw clashError(this.id, head.seq + 1, e);
           throw e;
@@ -200,6 +214,93 @@ export class PostgresJournal implements Journal {
 
   verify(options: JournalVerifyOptions = {}): Promise<JournalReport> {
     return verifyJournalRows(this.ctx, this.id, options);
+  }
+
+  // ---------------------------------------------------------------- the tree (spec/POSTGRES.md §4.5)
+
+  /**
+   * Signs a checkpoint of the journal's tree now, by the log key `signer` (its name is the origin,
+   * spec/PROOFS.md §8.5), and keeps it in the checkpoints table — refused (ProofError CHECKPOINT_REFUSED)
+   * unless it extends the last checkpoint this journal signed for that origin (§8.6). One transaction
+   * under the head row's lock: appends and other signers, in any process, wait, and the note is handed
+   * out only after its row committed.
+   */
+  async checkpoint(signer: NoteSigner): Promise<SignedCheckpoint> {
+    if (this.readOnly) throw new StoreError('READ_ONLY', `journal ${this.id} was opened read-only`, { hint: 'open it without readOnly to sign a checkpoint' });
+    return this.underLock('signing a checkpoint of', async (client, head) => {
+      const tree = await syncedTree(client, this.ctx.tables, this.key, head, this.where);
+      return signJournalCheckpoint(tree, new PostgresTreeStorage(client, this.ctx.tables, this.key), signer);
+    });
+  }
+
+  /** The checkpoints this journal signed (signed notes, by size). */
+  async checkpoints(): Promise<string[]> {
+    try {
+      return (await new PostgresTreeStorage(this.ctx.pool, this.ctx.tables, this.key).readCheckpoints()).map((k) => k.note);
+    } catch (e) {
+      if (sqlState(e) === UNDEFINED_TABLE) return []; // a schema older than version 2, read without migrating
+      throw translate(e, this.ctx.display, `reading the checkpoints of journal ${this.id}`);
+    }
+  }
+
+  /**
+   * The tree at the journal's current size, for proofs: its size, root and a NodeReader. A writable journal
+   * brings its stored tree up to date first (under the lock); a read-only one uses the stored tree when it
+   * is the head's and otherwise builds one in memory from the rows (it never writes). Tile rows below the
+   * state's size never change, so the reader may read them after the transaction.
+   */
+  async treeView(): Promise<{ size: number; root: Uint8Array; reader: NodeReader }> {
+    const storage = new PostgresTreeStorage(this.ctx.pool, this.ctx.tables, this.key);
+    if (!this.readOnly) {
+      const size = await this.underLock('updating the tree of', async (client, head) => (await syncedTree(client, this.ctx.tables, this.key, head, this.where)).size);
+      const reader = storage.reader();
+      return { size, root: await treeRoot(reader, size), reader };
+    }
+    let row;
+    try {
+      row = await headWithTree(this.ctx.pool, this.ctx.tables, this.key);
+    } catch (e) {
+      // A reader never migrates: on a schema older than version 2 there are no tree tables to read.
+      if (sqlState(e) !== UNDEFINED_TABLE) throw translate(e, this.ctx.display, `reading the tree of journal ${this.id}`);
+      const head = await this.head();
+      row = { seq: head?.seq ?? -1, hash: head?.step_hash ?? '', tree: null };
+    }
+    if (row === null) throw new StoreError('JOURNAL_NOT_FOUND', `journal ${this.id} is no longer in ${this.ctx.display}`);
+    const size = row.seq + 1;
+    const stored = row.tree === null ? null : parseStoredTree(row.tree);
+    if (stored !== null && stored.tree.size === size && stored.step_hash === (size === 0 ? null : row.hash)) {
+      const reader = storage.reader();
+      return { size, root: await treeRoot(reader, size), reader };
+    }
+    const memory = new MemoryTree();
+    for await (const l of rowLeaves(this.ctx.pool, this.ctx.tables, this.key, this.where)(0)) {
+      if (l.seq >= size) break;
+      memory.append(stepLeafHash(l.step_hash)!);
+    }
+    return { size, root: await treeRoot(memory, size), reader: memory };
+  }
+
+  /** Runs `fn` in a transaction holding the head row's lock, and commits. */
+  private async underLock<T>(doing: string, fn: (client: DbClient, head: LockedHead) => Promise<T>): Promise<T> {
+    let client: DbClient;
+    try {
+      client = await this.ctx.pool.connect();
+    } catch (e) {
+      throw translate(e, this.ctx.display, `${doing} journal ${this.id}`);
+    }
+    try {
+      const head = await beginAndLockHead(client, this.ctx.tables, this.key, this.ctx.lockTimeoutMs, this.ctx.idleTimeoutMs);
+      if (head === null) throw new StoreError('JOURNAL_NOT_FOUND', `journal ${this.id} is no longer in ${this.ctx.display}`, { hint: 'something removed its row; restore it from a backup' });
+      const out = await fn(client, head);
+      await client.query('COMMIT');
+      client.release();
+      return out;
+    } catch (e) {
+      await client.query('ROLLBACK').catch(() => {});
+      client.release(true);
+      if (e instanceof ProofError) throw e;
+      throw translate(e, this.ctx.display, `${doing} journal ${this.id}`);
+    }
   }
 
   async close(): Promise<void> {

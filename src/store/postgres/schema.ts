@@ -9,7 +9,7 @@ import type { DbClient, DbPool } from './driver.js';
 import { translate } from './errors.js';
 
 /** The schema version this implementation reads and writes. */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 /** The Postgres schema (namespace) holding the tables when the caller names none. */
 export const DEFAULT_SCHEMA = 'stepchain';
 
@@ -22,6 +22,10 @@ export interface Tables {
   steps: string;
   blobs: string;
   migrations: string;
+  /** Version 2: the Merkle tree's state, its tiles, and the checkpoints a journal signed (§4.5). */
+  treeState: string;
+  treeTiles: string;
+  checkpoints: string;
 }
 
 /** Checks a schema name (lowercase, unquoted-identifier form, at most 63 bytes) and quotes its tables. */
@@ -30,7 +34,16 @@ export function tablesIn(schema: string): Tables {
     throw new StoreError('OPTION_INVALID', `schema ${JSON.stringify(schema)} must be 1–63 characters from [a-z0-9_], not starting with a digit`);
   }
   const q = `"${schema}"`;
-  return { schema, journals: `${q}.journals`, steps: `${q}.steps`, blobs: `${q}.blobs`, migrations: `${q}.migrations` };
+  return {
+    schema,
+    journals: `${q}.journals`,
+    steps: `${q}.steps`,
+    blobs: `${q}.blobs`,
+    migrations: `${q}.migrations`,
+    treeState: `${q}.tree_state`,
+    treeTiles: `${q}.tree_tiles`,
+    checkpoints: `${q}.checkpoints`,
+  };
 }
 
 interface Migration {
@@ -74,6 +87,38 @@ const MIGRATIONS: readonly Migration[] = [
         digest text NOT NULL CHECK (digest ~ '^sha256:[0-9a-f]{64}$'),
         bytes bytea NOT NULL,
         PRIMARY KEY (journal, digest)
+      )`,
+    ],
+  },
+  {
+    version: 2,
+    description: 'the Merkle tree (tree_state, tree_tiles) and the checkpoints a journal signed',
+    statements: (t) => [
+      // Derived data (spec/PROOFS.md §5.2): the tree's state at `size` leaves, written in the same
+      // transaction as the steps it covers, so the two never disagree; a journal without a row (made
+      // before version 2, or a fork) gets one the first time it is written or checkpointed.
+      `CREATE TABLE ${t.treeState} (
+        journal bigint PRIMARY KEY REFERENCES ${t.journals} (key),
+        size bigint NOT NULL CHECK (size >= 0),
+        state text NOT NULL
+      )`,
+      // Tile level L (0–6): the hashes of the perfect subtrees of tree level 8·L, one row per hash.
+      `CREATE TABLE ${t.treeTiles} (
+        journal bigint NOT NULL REFERENCES ${t.journals} (key),
+        tile_level smallint NOT NULL CHECK (tile_level BETWEEN 0 AND 6),
+        idx bigint NOT NULL CHECK (idx >= 0),
+        hash bytea NOT NULL CHECK (octet_length(hash) = 32),
+        PRIMARY KEY (journal, tile_level, idx)
+      )`,
+      // Not derived: the log's record of what it signed (PROOFS.md §8.6). Never rebuilt, never updated.
+      `CREATE TABLE ${t.checkpoints} (
+        journal bigint NOT NULL REFERENCES ${t.journals} (key),
+        origin text NOT NULL,
+        size bigint NOT NULL CHECK (size >= 0),
+        key_id bigint NOT NULL CHECK (key_id BETWEEN 0 AND 4294967295),
+        note text NOT NULL,
+        signed_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (journal, origin, size, key_id)
       )`,
     ],
   },

@@ -47,6 +47,11 @@ export interface PostgresStoreOptions {
    * stopped mid-transaction (a frozen VM, a cut network) holds its journal no longer than this.
    */
   idleTimeoutMs?: number;
+  /**
+   * Follow every commit with the Merkle tree (default true), in the commit's transaction; false defers it
+   * to the next checkpoint or proof (as FileJournalOptions.merkleTree). For measuring the tree's cost.
+   */
+  merkleTree?: boolean;
   /** Defaults for `create`, as in the file store: segment rotation size and blob threshold. */
   segmentBytes?: number;
   blobThreshold?: number;
@@ -61,6 +66,8 @@ export interface StoreContext {
   lockTimeoutMs: number;
   idleTimeoutMs: number;
   idempotencyWindow: number;
+  /** Whether commits feed the tree (PostgresStoreOptions.merkleTree). */
+  merkleTree: boolean;
 }
 
 export class PostgresStore implements Store<PostgresJournal>, StoreDiagnostics {
@@ -105,6 +112,7 @@ export class PostgresStore implements Store<PostgresJournal>, StoreDiagnostics {
     this.pool = o.pool === undefined ? null : Promise.resolve(o.pool);
     this.settings = {
       idempotencyWindow: intOption('idempotencyWindow', o.idempotencyWindow, DEFAULT_PG_IDEMPOTENCY_WINDOW, 1, 10_000_000),
+      merkleTree: o.merkleTree !== false,
       lockTimeoutMs: intOption('lockTimeoutMs', o.lockTimeoutMs, DEFAULT_PG_LOCK_TIMEOUT_MS, 1, 3_600_000),
       idleTimeoutMs: intOption('idleTimeoutMs', o.idleTimeoutMs, DEFAULT_PG_IDLE_TIMEOUT_MS, 100, 3_600_000),
     };
@@ -303,6 +311,9 @@ export class PostgresStore implements Store<PostgresJournal>, StoreDiagnostics {
         const row = await client.query<{ key: string }>(`SELECT key FROM ${ctx.tables.journals} WHERE id = $1 FOR UPDATE`, [id]);
         if (row.rows.length === 0) throw this.notFound(id);
         const key = row.rows[0]!.key;
+        await client.query(`DELETE FROM ${ctx.tables.treeTiles} WHERE journal = $1`, [key]);
+        await client.query(`DELETE FROM ${ctx.tables.treeState} WHERE journal = $1`, [key]);
+        await client.query(`DELETE FROM ${ctx.tables.checkpoints} WHERE journal = $1`, [key]);
         await client.query(`DELETE FROM ${ctx.tables.steps} WHERE journal = $1`, [key]);
         await client.query(`DELETE FROM ${ctx.tables.blobs} WHERE journal = $1`, [key]);
         await client.query(`DELETE FROM ${ctx.tables.journals} WHERE key = $1`, [key]);
