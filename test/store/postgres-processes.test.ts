@@ -3,27 +3,16 @@
  * built store (dist/, which `npm test` builds) against the run's real server. Nothing lost, duplicated or
  * forked; a writer killed at any moment loses no acknowledged step and leaves nothing half-written.
  */
-import pg from 'pg';
-import { afterAll, describe, expect, inject, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { rootOfLeaves, stepLeafHash, tileCountAt } from '../../src/proofs/index.js';
 import { PostgresStore } from '../../src/store/postgres/index.js';
 import type { StepRecord } from '../../src/store/index.js';
 import { runChild, runToEnd } from './helpers.js';
+import { postgresHarness } from '../helpers/postgres.js';
 
-const url = inject('pgUrl');
-const stores: PostgresStore[] = [];
-let n = 0;
-function store(options: Record<string, unknown> = {}): PostgresStore {
-  const s = new PostgresStore({ connectionString: url, schema: `pgproc_${process.pid}_${n++}`, connection: { max: 3 }, ...options });
-  stores.push(s);
-  return s;
-}
-const admin = new pg.Client({ connectionString: url });
-await admin.connect();
-afterAll(async () => {
-  await Promise.all(stores.map((s) => s.close()));
-  await admin.end();
-});
+const pgHarness = await postgresHarness('pgproc', 3);
+const { url, admin } = pgHarness;
+const store = (options: Record<string, unknown> = {}): PostgresStore => pgHarness.store(options);
 
 /**
  * The tree the writers kept in their commits (spec/POSTGRES.md §4.5): its stored state and tile rows are

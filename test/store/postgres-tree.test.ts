@@ -6,29 +6,18 @@
  * checkpoint that does not extend the last one signed is refused.
  */
 import fc from 'fast-check';
-import pg from 'pg';
-import { afterAll, describe, expect, inject, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import {
   MemoryTree, noteSigner, parseCheckpoint, parseNote, proveConsistency, proveInclusion, rootOfLeaves, stepLeafHash, tileCountAt, treeRoot, verifyConsistency, verifyInclusion,
 } from '../../src/proofs/index.js';
 import { FileStore, type Journal, type StepInput } from '../../src/store/index.js';
 import { PostgresStore, type PostgresJournal } from '../../src/store/postgres/index.js';
 import { tempDir } from '../helpers/tmp.js';
+import { postgresHarness } from '../helpers/postgres.js';
 
-const url = inject('pgUrl');
-const stores: PostgresStore[] = [];
-let n = 0;
-function pgStore(): PostgresStore {
-  const store = new PostgresStore({ connectionString: url, schema: `pgtree_${process.pid}_${n++}`, connection: { max: 4 } });
-  stores.push(store);
-  return store;
-}
-const admin = new pg.Client({ connectionString: url });
-await admin.connect();
-afterAll(async () => {
-  await Promise.all(stores.map((s) => s.close()));
-  await admin.end();
-});
+const pgHarness = await postgresHarness('pgtree', 4);
+const { url, admin } = pgHarness;
+const pgStore = (options: Record<string, unknown> = {}): PostgresStore => pgHarness.store(options);
 
 const SEED = new Uint8Array(32).fill(7);
 const ORIGIN = 'agents.example.com/run/sha256:' + '0'.repeat(64);
@@ -98,13 +87,13 @@ describe('the tree follows every commit', () => {
     await admin.query(`DELETE FROM ${s}.migrations WHERE version >= 2`);
     const want = rootOfLeaves((await stepHashes(j)).map((h) => stepLeafHash(h)!));
     const reader = new PostgresStore({ connectionString: url, schema: store.tables.schema });
-    stores.push(reader);
+    pgHarness.track(reader);
     const old = await reader.open('old', { readOnly: true });
     expect(Buffer.from((await old.treeView()).root)).toEqual(Buffer.from(want));
     expect(await old.checkpoints()).toEqual([]);
     expect((await admin.query(`SELECT max(version) AS v FROM ${s}.migrations`)).rows[0].v).toBe(1); // a reader never migrates
     const writer = new PostgresStore({ connectionString: url, schema: store.tables.schema });
-    stores.push(writer);
+    pgHarness.track(writer);
     const w = await writer.open('old');
     expect(await storedSize(store, w)).toBeNull();
     await w.append(step(300));
@@ -117,7 +106,7 @@ describe('the tree follows every commit', () => {
     const store = pgStore();
     await store.create('lazy');
     const lazy = new PostgresStore({ connectionString: url, schema: store.tables.schema, merkleTree: false });
-    stores.push(lazy);
+    pgHarness.track(lazy);
     const j = await lazy.open('lazy');
     await j.appendMany(Array.from({ length: 20 }, (_, i) => step(i)));
     expect(await storedSize(store, j)).toBeNull();
@@ -189,7 +178,7 @@ describe('checkpoints', () => {
     const store = pgStore();
     const j = await store.create('signed');
     const second = new PostgresStore({ connectionString: url, schema: store.tables.schema, connection: { max: 4 } });
-    stores.push(second);
+    pgHarness.track(second);
     const other = await second.open('signed');
     const signer = noteSigner(ORIGIN, SEED, 1, () => 0);
     await Promise.all(Array.from({ length: 6 }, async (_, r) => {

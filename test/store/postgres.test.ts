@@ -5,28 +5,18 @@
  * store is found by verify and refused by writers; an unanswered COMMIT is resolved by looking.
  */
 import pg from 'pg';
-import { afterAll, describe, expect, inject, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { diff } from '../../src/diff/index.js';
 import { verifyReceipt } from '../../src/receipt/index.js';
 import { receiptBytes } from '../../src/receipt/node.js';
 import { FileStore, StoreError, type Journal, type StepInput, type StoredLine } from '../../src/store/index.js';
 import { PostgresStore, SCHEMA_VERSION, parsePostgresLocation, type DbClient, type DbPool } from '../../src/store/postgres/index.js';
 import { tempDir } from '../helpers/tmp.js';
+import { postgresHarness } from '../helpers/postgres.js';
 
-const url = inject('pgUrl');
-const stores: PostgresStore[] = [];
-let n = 0;
-function pgStore(options: Record<string, unknown> = {}): PostgresStore {
-  const store = new PostgresStore({ connectionString: url, schema: `pgtest_${process.pid}_${n++}`, connection: { max: 4 }, ...options });
-  stores.push(store);
-  return store;
-}
-const admin = new pg.Client({ connectionString: url });
-await admin.connect();
-afterAll(async () => {
-  await Promise.all(stores.map((s) => s.close()));
-  await admin.end();
-});
+const pgHarness = await postgresHarness('pgtest', 4);
+const { url, admin } = pgHarness;
+const pgStore = (options: Record<string, unknown> = {}): PostgresStore => pgHarness.store(options);
 
 async function all<T>(it: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = [];
@@ -203,7 +193,7 @@ describe('servers that cannot be used', () => {
     ['a database that does not exist', () => { const u = new URL(url); u.pathname = '/no_such_db'; return u.toString(); }, 'SERVER_ERROR', /database does not exist/],
   ])('%s: a coded error that names the server and masks the password', async (_label, make, expected, message) => {
     const store = new PostgresStore({ connectionString: make(), connection: { connectionTimeoutMillis: 5000 } });
-    stores.push(store);
+    pgHarness.track(store);
     for (const op of [() => store.list(), () => store.create('j'), () => store.open('j', { readOnly: true })]) {
       try {
         await op();
@@ -230,7 +220,7 @@ describe('servers that cannot be used', () => {
     process.env.PGPASSFILE = '/nonexistent/pgpass';
     try {
       const store = new PostgresStore(u.toString());
-      stores.push(store);
+      pgHarness.track(store);
       const e = await store.list().catch((x: unknown) => x as StoreError);
       expect((e as StoreError).code).toBe('AUTH_FAILED');
       expect((e as Error).message).toContain('PGPASSWORD');
@@ -389,7 +379,7 @@ describe('an unanswered COMMIT', () => {
     realPool.on('error', () => {});
     try {
       const pool = losingPool(realPool as unknown as DbPool, mode);
-      const store = new PostgresStore({ pool, schema: `pgtest_${process.pid}_${n++}` });
+      const store = new PostgresStore({ pool, schema: pgHarness.schemaName() });
       const j = await store.create('j');
       await j.append({ input: 'before' });
       pool.armed = true;
