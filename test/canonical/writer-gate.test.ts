@@ -89,7 +89,14 @@ describe('an object that is not plain data: NOT_PLAIN_OBJECT naming what it is, 
     const e = refusal(() => assertIJson({ d: { toJSON: () => 1 } }));
     expect(e.code).toBe('NOT_PLAIN_OBJECT');
     expect(e.location.path).toBe('/d');
-    expect(e.message).toMatch(/toJSON/);
+    expect(e.message).toMatch(/an object with a toJSON method is not plain/);
     expect(e.hint ?? '').not.toBe('');
+  });
+
+  test('symbol-keyed members: UNSUPPORTED_TYPE saying so', () => {
+    const e = refusal(() => assertIJson({ d: { a: 1, [Symbol('k')]: 2 } }));
+    expect(e.code).toBe('UNSUPPORTED_TYPE');
+    expect(e.location.path).toBe('/d');
+    expect(e.message).toMatch(/symbol-keyed members are not JSON/);
   });
 });
