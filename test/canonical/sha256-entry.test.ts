@@ -27,6 +27,7 @@ describe.each([
 
   test('digestUtf8, hexUtf8, digestBytes and sha256Stream give the FIPS 180-4 digest of "abc"', () => {
     setSha256Backend(backend!);
+    expect(sha256Backend()).toBe(backend);
     expect(digestUtf8('abc')).toBe(`sha256:${ABC}`);
     expect(digestUtf8('a', 'bc')).toBe(`sha256:${ABC}`);
     expect(digestUtf8('', 'a', '', 'b', 'c')).toBe(`sha256:${ABC}`);
