@@ -51,7 +51,7 @@ describe('canonicalJsonChecked: one walk for ordinary data (the reference gate i
   });
 
   test('an array hole still reaches the reference gate: UNSUPPORTED_TYPE at the hole', () => {
-    const holed = [1, , 3]; // eslint-disable-line no-sparse-arrays
+    const holed = [1, , 3]; // a hole at index 1
     for (const serialize of [canonicalJson, canonicalJsonChecked]) {
       const e = refusal(() => serialize({ a: holed }));
       expect(e.code).toBe('UNSUPPORTED_TYPE');
