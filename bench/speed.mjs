@@ -318,7 +318,7 @@ function write(cores) {
     L.push(`| ${r.section} | ${r.name} | ${fmt(r.stat.median)} ${r.unit} | ${fmt(r.stat.min)}–${fmt(r.stat.max)} | ${ratio} | ${r.against ?? '(reference)'} |`);
   }
   L.push('');
-  L.push(`- Thread curve: 1, 2, 4 and 8 worker threads measured on this ${cores}-core machine (the largest this project can measure); points with more workers than cores are oversubscribed and say so: they show the cost of extra threads, not scaling. A pool's feeding thread (the one that reads and links) also checks a batch itself whenever every worker already holds two.`);
+  L.push(`- Thread curve: 1, 2, 4 and 8 worker threads measured on this ${cores}-core machine (the largest this project can measure); points with more workers than cores are oversubscribed and say so: they show the cost of extra threads, not scaling. A pool's feeding thread (the one that reads and links) also checks a batch itself while its workers start (until the first answer), whenever every worker already holds two.`);
   L.push('- "time ratio" for whole processes: the bare process\'s wall time divided by stepchain\'s (1× = as fast as the bare limit process; above 1× is faster). Start-up rows give stepchain\'s time as a multiple of `node -e 0`\'s (lower is better).');
   L.push('- The machine is shared: with a load average above its core count, a second worker thread finds no idle core, so 2-thread figures measured then show scheduling, not scaling. Compare the paired ratios and the load averages above; CPU-time rows are the steadiest.');
   L.push('- Append CPU is process CPU time (user + system, every thread) per step, so other load on the machine barely moves it; each append figure comes from a fresh process (bench/lib/append-rows.mjs).');

@@ -23,8 +23,8 @@ import type { ChainVerifier } from './verifier.js';
 export const BATCH_BYTES = 128 * 1024;
 
 /**
- * How many unanswered batches each worker holds before the feeding thread checks the next batch itself:
- * two, so a worker always has the next batch queued when it finishes one and never waits for this thread.
+ * How many unanswered batches each worker holds, while the workers start, before the feeding thread checks
+ * the next batch itself: two, so a worker always has the next batch queued when it finishes one.
  */
 const HELP_AFTER = 2;
 
@@ -67,8 +67,10 @@ export class ChainFeeder {
   private sent = false;
   /** The drain settle started, until it ends. */
   private draining: Promise<void> | null = null;
-  /** Batches this thread checked itself because every worker was busy (see take). */
+  /** Batches this thread checked itself because every worker was busy while starting (see take). */
   checkedHere = 0;
+  /** Batches the pool has answered. */
+  private answered = 0;
 
   constructor(readonly verifier: ChainVerifier, pool: LineCheckPool | null | undefined, private readonly options: ChainFeederOptions = {}) {
     const format = verifier.format;
@@ -165,16 +167,21 @@ export class ChainFeeder {
     this.ends = [];
     this.held = 0;
     if (batch.ends.length === 0) batch.facts = null;
-    else if (pool === null || this.unanswered() >= pool.threads * HELP_AFTER) {
-      // Every worker already holds HELP_AFTER batches: this thread would only wait for them, so it checks
-      // this one itself. It keeps a thread busy while the workers start, and on a machine with as many cores
-      // as workers the reader's idle time goes to checks instead of to nothing.
+    else if (pool === null || (this.answered === 0 && this.unanswered() >= pool.threads * HELP_AFTER)) {
+      // The workers are still starting (none has answered) and each already holds HELP_AFTER batches: this
+      // thread would only wait, so it checks this one itself. Only until the first answer: once the workers
+      // run, a feeding thread that keeps checking is a thread more than the cores when workers = cores, and
+      // it answers the workers late (measured on 2 cores, 2 workers, 100 000 steps: 477 ms without help,
+      // 621 ms helping throughout).
       if (pool !== null) this.checkedHere++;
       batch.facts = checkBatch({ format: this.format, bytes, ends: batch.ends });
     }
     else {
       batch.ready = pool.check({ format: this.format, bytes, ends: batch.ends }).then(
-        (facts) => void (batch.facts = facts),
+        (facts) => {
+          this.answered++;
+          batch.facts = facts;
+        },
         () => void (batch.failed = true), // a worker that failed: this thread checks the batch itself
       );
     }

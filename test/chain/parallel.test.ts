@@ -168,7 +168,7 @@ describe('parallel verification gives the sequential report', () => {
           const bytes = damages.reduce(damage, chain.bytes);
           const files = segments(bytes, cuts, bucketNames);
           const options: ChainVerifierOptions = { genesis: chain.genesis, ...(pinHead ? { expectHead: chain.records.at(-1)!.step_hash } : {}) };
-          // Few threads and small batches: the feeding thread checks some batches itself, between the pool's.
+          // Few threads and small batches: the feeding thread checks some batches itself before the pool's first answer.
           const pool = shufflingPool(seed, 0, threads);
           expect(await parallel(options, files, pool, batchBytes, piece)).toEqual(sequential(options, files));
         },
@@ -192,7 +192,7 @@ describe('parallel verification gives the sequential report', () => {
     expect(failed).toBeGreaterThan(0);
   });
 
-  test('when every worker holds two unanswered batches, the feeding thread checks the next itself: the same report', async () => {
+  test('while no worker has answered and each holds two batches, the feeding thread checks the next itself: the same report', async () => {
     const contents = Array.from({ length: 40 }, (_, i) => ({ input: { i }, result: i % 7 === 3 ? 'x'.repeat(i) : null }));
     const chain = buildChain(contents as ContentSpec[]);
     const files = [{ name: '0000000000000000.jsonl', bytes: damage(chain.bytes, { how: 'flip', at: 1500, byte: 4 }) }];
