@@ -4,21 +4,12 @@
  * array subclass, the hint an error carries, digests that are not strings, and JSON Pointer parsing.
  */
 import { describe, expect, test } from 'vitest';
-import { CanonicalError } from '../../src/canonical/errors.js';
 import { canonicalBytes, canonicalJson } from '../../src/canonical/jcs.js';
 import { canonicalJsonChecked } from '../../src/canonical/jcs.js';
 import { parsePointer, toPointer, escapeToken } from '../../src/canonical/pointer.js';
 import { isDigest } from '../../src/canonical/sha256.js';
+import { refusal } from '../helpers/refusal.js';
 
-function refusal(fn: () => unknown): CanonicalError {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof CanonicalError) return e;
-    throw e;
-  }
-  throw new Error('not refused');
-}
 
 class Tagged extends Array<number> {}
 

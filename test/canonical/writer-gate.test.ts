@@ -5,19 +5,10 @@
  * naming what it is, and a hint, whatever its prototype chain looks like.
  */
 import { describe, expect, test } from 'vitest';
-import { CanonicalError } from '../../src/canonical/errors.js';
 import { canonicalJson, canonicalJsonChecked } from '../../src/canonical/jcs.js';
 import { assertIJson } from '../../src/canonical/validate.js';
+import { refusal } from '../helpers/refusal.js';
 
-function refusal(fn: () => unknown): CanonicalError {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof CanonicalError) return e;
-    throw e;
-  }
-  throw new Error('not refused');
-}
 
 /** A plain object whose member `v` counts how often it is read: a walk reads each member once. */
 function counted(v: unknown): { leaf: Record<string, unknown>; reads: () => number } {
