@@ -9,6 +9,7 @@ import { afterAll, describe, expect, inject, test } from 'vitest';
 import { FileStore, MemoryStore, StoreError, type Store, type StepRecord } from '../../src/store/index.js';
 import { PostgresStore } from '../../src/store/postgres/index.js';
 import { tempDir } from '../helpers/tmp.js';
+import { all, code } from '../helpers/outcomes.js';
 
 interface Impl {
   name: string;
@@ -33,21 +34,6 @@ const impls: Impl[] = [
     },
   },
 ];
-
-async function all<T>(it: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const x of it) out.push(x);
-  return out;
-}
-
-async function code(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-  } catch (e) {
-    return (e as { code?: string }).code ?? String(e);
-  }
-  return 'no error';
-}
 
 describe.each(impls)('$name', ({ make }) => {
   describe('ids', () => {

@@ -9,20 +9,12 @@ import { describe, expect, test } from 'vitest';
 import { FileStore, MemoryStore, copyJournal, type Journal, type StoredLine } from '../../src/store/index.js';
 import { startRun } from '../../src/runtime/index.js';
 import { tempDir } from '../helpers/tmp.js';
+import { code } from '../helpers/outcomes.js';
 
 async function lines(j: Journal): Promise<StoredLine[]> {
   const out: StoredLine[] = [];
   for await (const l of j.lines()) out.push(l);
   return out;
-}
-
-async function code(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-  } catch (e) {
-    return (e as { code?: string }).code ?? String(e);
-  }
-  return 'no error';
 }
 
 async function source(count: number): Promise<{ store: FileStore; j: Journal; root: string }> {

@@ -10,21 +10,13 @@ import { genesisHash, sealRecord } from '../../src/record/index.js';
 import { FileStore, StoreError, type Journal } from '../../src/store/index.js';
 import { tempDir } from '../helpers/tmp.js';
 import { runChild } from './helpers.js';
+import { code } from '../helpers/outcomes.js';
 
 const root = tempDir('stepchain-file-');
 let n = 0;
 function fresh(options: ConstructorParameters<typeof FileStore>[1] = {}): { store: FileStore; dir: (id: string) => string } {
   const r = join(root, `s${n++}`);
   return { store: new FileStore(r, options), dir: (id) => join(r, id) };
-}
-
-async function code(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-  } catch (e) {
-    return (e as { code?: string }).code ?? String(e);
-  }
-  return 'no error';
 }
 
 async function fill(j: Journal, count: number, extra: Record<string, unknown> = {}): Promise<void> {

@@ -13,25 +13,11 @@ import { FileStore, StoreError, type Journal, type StepInput, type StoredLine } 
 import { PostgresStore, SCHEMA_VERSION, parsePostgresLocation, type DbClient, type DbPool } from '../../src/store/postgres/index.js';
 import { tempDir } from '../helpers/tmp.js';
 import { postgresHarness } from '../helpers/postgres.js';
+import { all, code } from '../helpers/outcomes.js';
 
 const pgHarness = await postgresHarness('pgtest', 4);
 const { url, admin } = pgHarness;
 const pgStore = (options: Record<string, unknown> = {}): PostgresStore => pgHarness.store(options);
-
-async function all<T>(it: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const x of it) out.push(x);
-  return out;
-}
-
-async function code(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-  } catch (e) {
-    return (e as { code?: string }).code ?? String(e);
-  }
-  return 'no error';
-}
 
 /** A run with caller-fixed identities (step_id, ts), blobs, chat prompts and enough bytes to rotate buckets. */
 function run(count: number): StepInput[] {

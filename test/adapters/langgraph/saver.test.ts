@@ -9,6 +9,7 @@ import { FileStore, MemoryStore, type Store } from '../../../src/index.js';
 import { LangGraphError, StepchainSaver } from '../../../src/adapters/langgraph/index.js';
 import { loadValue, storeValue } from '../../../src/adapters/langgraph/records.js';
 import { tempDir } from '../../helpers/tmp.js';
+import { code } from '../../helpers/outcomes.js';
 
 const root = tempDir('stepchain-langgraph-saver-');
 let n = 0;
@@ -17,15 +18,6 @@ const meta = { source: 'loop' as const, step: 0, parents: {} };
 const cp = (id: string, values: Record<string, unknown> = {}, versions: Record<string, number> = {}) => ({
   v: 4, id, ts: '2026-11-23T00:00:00.000Z', channel_values: values, channel_versions: versions, versions_seen: {},
 });
-
-async function code(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-  } catch (e) {
-    return (e as { code?: string }).code ?? String(e);
-  }
-  return 'no error';
-}
 
 async function count(store: Store, id: string): Promise<number> {
   const head = await (await store.open(id)).head();
