@@ -9,7 +9,7 @@
 //   npm run bench:adapters             # writes the "Adapter overhead" section of bench/RESULTS.md
 //   npm run bench:adapters -- --quick  # smaller; writes that section of bench/RESULTS-quick.md
 // bench/run.mjs includes the same section when it writes its results.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,6 +19,7 @@ import { z } from 'zod';
 import { FileStore, MemoryStore, startRun } from '../dist/index.js';
 import { recordTools, stepchainMiddleware } from '../dist/adapters/ai-sdk/index.js';
 import { measure, median } from './lib/stats.mjs';
+import { writeSection } from './lib/results-section.mjs';
 
 const usage = { inputTokens: { total: 12, noCache: 12 }, outputTokens: { total: 8, text: 8 } };
 const text = (t) => ({ content: [{ type: 'text', text: t }], finishReason: { unified: 'stop', raw: 'stop' }, usage, warnings: [] });
@@ -117,27 +118,12 @@ export function adapterSection(rows) {
   return L;
 }
 
-/** Replaces (or appends before "## Notes") the section in a results file written by bench/run.mjs. */
-function writeSection(file, lines) {
-  const text = existsSync(file) ? readFileSync(file, 'utf8') : '# stepchain benchmark results\n\n';
-  const start = text.indexOf('## Adapter overhead (issue 18)');
-  let out;
-  if (start >= 0) {
-    const next = text.indexOf('\n## ', start + 3);
-    out = text.slice(0, start) + lines.join('\n') + (next >= 0 ? '\n' + text.slice(next + 1) : '');
-  } else {
-    const notes = text.indexOf('## Notes');
-    out = notes >= 0 ? text.slice(0, notes) + lines.join('\n') + '\n' + text.slice(notes) : text + '\n' + lines.join('\n');
-  }
-  writeFileSync(file, out);
-}
-
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const quick = process.argv.includes('--quick');
   const rows = await adapterOverhead({ quick, log: (m) => process.stderr.write(`${m}\n`) });
   const lines = adapterSection(rows);
   process.stdout.write(lines.join('\n') + '\n');
   const file = fileURLToPath(new URL(quick ? 'RESULTS-quick.md' : 'RESULTS.md', import.meta.url));
-  writeSection(file, lines);
+  writeSection(file, '## Adapter overhead (issue 18)', lines);
   process.stderr.write(`wrote the section into ${file}\n`);
 }

@@ -7,12 +7,13 @@
 //   npm run bench:replay             # writes the "Replay" section of bench/RESULTS.md
 //   npm run bench:replay -- --quick  # 2 000 steps; writes that section of bench/RESULTS-quick.md
 // bench/run.mjs includes the same section when it writes its results.
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FileStore, replayFrom } from '../dist/index.js';
 import { measure } from './lib/stats.mjs';
+import { writeSection } from './lib/results-section.mjs';
 
 const HEADING = '## Replay (issue 20)';
 const prompt = (i) => [{ role: 'system', content: 'You are a careful assistant. '.repeat(4) }, { role: 'user', content: `question ${i % 97}` }];
@@ -89,26 +90,12 @@ export function replaySection(r) {
   return L;
 }
 
-function writeSection(file, lines) {
-  const text = existsSync(file) ? readFileSync(file, 'utf8') : '# stepchain benchmark results\n\n';
-  const start = text.indexOf(HEADING);
-  let out;
-  if (start >= 0) {
-    const next = text.indexOf('\n## ', start + 3);
-    out = text.slice(0, start) + lines.join('\n') + (next >= 0 ? '\n' + text.slice(next + 1) : '');
-  } else {
-    const notes = text.indexOf('## Notes');
-    out = notes >= 0 ? text.slice(0, notes) + lines.join('\n') + '\n' + text.slice(notes) : text + '\n' + lines.join('\n');
-  }
-  writeFileSync(file, out);
-}
-
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const quick = process.argv.includes('--quick');
   const r = await replayBench({ quick, log: (m) => process.stderr.write(`${m}\n`) });
   const lines = replaySection(r);
   process.stdout.write(lines.join('\n') + '\n');
   const file = fileURLToPath(new URL(quick ? 'RESULTS-quick.md' : 'RESULTS.md', import.meta.url));
-  writeSection(file, lines);
+  writeSection(file, HEADING, lines);
   process.stderr.write(`wrote the section into ${file}\n`);
 }
