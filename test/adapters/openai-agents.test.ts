@@ -14,15 +14,12 @@ import { BLOB_MARKER } from '../../src/verify.js';
 import { tempDir } from '../helpers/tmp.js';
 import { withRefsAsOffsets } from './refs.js';
 import { BIG, runWorkflow, type Workflow } from './openai-agents-fixture.js';
+import { all } from '../helpers/outcomes.js';
 
 const root = tempDir('stepchain-agents-');
 const store = new FileStore(join(root, 'runs'), { fsync: 'none' });
 
-async function records(run: Run): Promise<StepRecord[]> {
-  const out: StepRecord[] = [];
-  for await (const r of run.journal.read()) out.push(r);
-  return out;
-}
+const records = (run: Run): Promise<StepRecord[]> => all(run.journal.read());
 const kindOf = (r: StepRecord): string => String((r as unknown as { kind?: unknown }).kind);
 const toolOf = (r: StepRecord): string | undefined => (r.tool_call as { name?: string } | null)?.name;
 
