@@ -4,9 +4,10 @@
  * redaction and diff need to know about a v1 record is here.
  */
 import { isDigest, digestUtf8 } from '../canonical/sha256.js';
-import { isSeq, type Json } from '../canonical/json.js';
+import type { Json } from '../canonical/json.js';
 import { canonicalValue } from '../canonical/value.js';
 import { isValidId, isValidTimestamp } from './fields.js';
+import { SEQ_RULE, STEP_ID_RULE, TS_RULE, digestRule, envelope, invalid } from './rules.js';
 import { keyOfRecord, keyOfTexts, stepHashWithout, type Envelope, type JournalFormat, type MemberRule, type RecordProfile, type StepTexts } from './profile.js';
 
 export const FORMAT_V1 = 'stepchain/v1';
@@ -37,14 +38,6 @@ export interface StepRecordV1 {
 }
 
 const content = (name: string): MemberRule => ({ name, required: true, role: 'content', check: null });
-const envelope = (name: string, check: MemberRule['check']): MemberRule => ({ name, required: true, role: 'envelope', check });
-const invalid = (message: string) => ({ message });
-/** A digest's canonical text: no escape can occur in it, so the text alone decides (and nothing is sliced). */
-const DIGEST_TEXT = /"sha256:[0-9a-f]{64}"/y;
-const digestRule = (name: string): MemberRule['check'] => (text, start, end) => {
-  DIGEST_TEXT.lastIndex = start;
-  return end - start === 73 && DIGEST_TEXT.test(text) ? null : invalid(`${name} must be "sha256:" followed by 64 lowercase hex digits`);
-};
 
 /** The members in UTF-16 order of their names: the order FORMAT §6.3 step 4 reports them in. */
 const MEMBERS: readonly MemberRule[] = [
@@ -54,13 +47,11 @@ const MEMBERS: readonly MemberRule[] = [
   envelope('prev_hash', digestRule('prev_hash')),
   content('prompt'),
   content('result'),
-  envelope('seq', (text, start, end) => (isSeq(canonicalValue(text, start, end)) ? null : invalid('seq must be an integer from 0 to 2^53 - 1'))),
+  SEQ_RULE,
   envelope('step_hash', digestRule('step_hash')),
-  envelope('step_id', (text, start, end) =>
-    isValidId(canonicalValue(text, start, end)) ? null : invalid('step_id must be 1–128 characters from [A-Za-z0-9._:-] starting with a letter or digit')),
+  STEP_ID_RULE,
   content('tool_call'),
-  envelope('ts', (text, start, end) =>
-    isValidTimestamp(canonicalValue(text, start, end)) ? null : invalid('ts must be an RFC 3339 UTC timestamp with milliseconds, such as 2026-01-31T12:00:00.000Z')),
+  TS_RULE,
   envelope('v', (text, start, end) => {
     const v = canonicalValue(text, start, end);
     if (v === RECORD_VERSION_V1) return null;

@@ -7,9 +7,10 @@
  * v2 records are hashed by salted slot commitments (commitments.ts, FORMAT §12): STEP_V2 is the stored
  * form, STEP_V2_PUBLIC the form a publication writes.
  */
-import { isSeq, isObject, type Json } from '../canonical/json.js';
+import { isObject, type Json } from '../canonical/json.js';
 import { canonicalValue } from '../canonical/value.js';
 import { isValidId, isValidTimestamp } from './fields.js';
+import { SEQ_RULE, STEP_ID_RULE, TS_RULE, digestRule, envelope, invalid } from './rules.js';
 import { commitProfiles } from './commitments.js';
 import { keyOfRecord, keyOfTexts, type JournalFormat, type MemberRule, type RecordProfile } from './profile.js';
 import { toolNameOf } from './v1.js';
@@ -71,14 +72,7 @@ export interface StepRecordV2 {
   step_hash: string;
 }
 
-const invalid = (message: string) => ({ message });
-const DIGEST_TEXT = /"sha256:[0-9a-f]{64}"/y;
-const digestRule = (name: string): MemberRule['check'] => (text, start, end) => {
-  DIGEST_TEXT.lastIndex = start;
-  return end - start === 73 && DIGEST_TEXT.test(text) ? null : invalid(`${name} must be "sha256:" followed by 64 lowercase hex digits`);
-};
 const content = (name: string, check: MemberRule['check'] = null): MemberRule => ({ name, required: true, role: 'content', check });
-const envelope = (name: string, check: MemberRule['check']): MemberRule => ({ name, required: true, role: 'envelope', check });
 
 const MEMBERS: readonly MemberRule[] = [
   content('error'),
@@ -96,13 +90,11 @@ const MEMBERS: readonly MemberRule[] = [
     return r === null || isValidId(r) ? null : invalid('ref must be null or the step_id of an earlier record (1–128 characters from [A-Za-z0-9._:-])');
   }),
   content('result'),
-  envelope('seq', (text, start, end) => (isSeq(canonicalValue(text, start, end)) ? null : invalid('seq must be an integer from 0 to 2^53 - 1'))),
+  SEQ_RULE,
   envelope('step_hash', digestRule('step_hash')),
-  envelope('step_id', (text, start, end) =>
-    isValidId(canonicalValue(text, start, end)) ? null : invalid('step_id must be 1–128 characters from [A-Za-z0-9._:-] starting with a letter or digit')),
+  STEP_ID_RULE,
   content('tool_call'),
-  envelope('ts', (text, start, end) =>
-    isValidTimestamp(canonicalValue(text, start, end)) ? null : invalid('ts must be an RFC 3339 UTC timestamp with milliseconds, such as 2026-01-31T12:00:00.000Z')),
+  TS_RULE,
   envelope('v', (text, start, end) => {
     const v = canonicalValue(text, start, end);
     if (v === RECORD_VERSION_V2) return null;
