@@ -6,6 +6,10 @@
 // measured again alone. Each target keeps its own incremental file, so a second run re-tests only mutants
 // whose code or tests changed. `--summary` only rewrites the summary. Not part of `npm test`: the full
 // run takes hours on two cores.
+// `--tests=test/chain/**/*.test.ts,…` runs each mutant against those test files only (globs, within the
+// mutation set's exclusions): faster, and a lower bound on the full set's score; such a run's report is
+// named `<target>@limited` so the summary's "from runs" column shows it. `--concurrency=N` sets the number
+// of test runners (default 2, stryker.config.mjs), e.g. 1 when two runs share two cores.
 import { mkdirSync, readFileSync, writeFileSync, existsSync, readdirSync, statSync } from 'node:fs';
 import { Stryker } from '@stryker-mutator/core';
 import base from '../stryker.config.mjs';
@@ -14,7 +18,18 @@ const FOLDERS = ['canonical', 'record', 'chain', 'receipt', 'redact'];
 const OUT = 'reports/mutation';
 const args = process.argv.slice(2);
 const summaryOnly = args.includes('--summary');
-const asked = args.filter((a) => a !== '--summary');
+const option = (name) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const tests = option('tests');
+const concurrency = option('concurrency');
+if (concurrency !== undefined && !/^[1-9][0-9]*$/.test(concurrency)) throw new Error(`--concurrency=${concurrency}: a positive whole number`);
+const asked = args.filter((a) => !a.startsWith('--'));
+for (const a of args) {
+  if (a.startsWith('--') && a !== '--summary' && !a.startsWith('--tests=') && !a.startsWith('--concurrency=')) {
+    throw new Error(`unknown option ${a}: --summary, --tests=<glob,…>, --concurrency=<n>`);
+  }
+}
+// test/mutation/vitest.config.ts reads this: the test runners Stryker starts inherit the environment.
+if (tests !== undefined) process.env.STEPCHAIN_MUTATION_TESTS = tests;
 for (const t of asked) {
   const [folder, files] = t.split('/');
   if (!FOLDERS.includes(folder) || (files !== undefined && !files.split(',').every((f) => f.endsWith('.ts') && existsSync(`src/${folder}/${f}`)))) {
@@ -24,7 +39,7 @@ for (const t of asked) {
 mkdirSync(OUT, { recursive: true });
 
 /** A target's report name: `receipt`, or `receipt--verify,tar` for src/receipt/verify.ts and tar.ts. */
-const reportName = (target) => target.replace(/\.ts(?=,|$)/g, '').replace('/', '--');
+const reportName = (target) => target.replace(/\.ts(?=,|$)/g, '').replace('/', '--') + (tests === undefined ? '' : '@limited');
 /** The files a target mutates: a folder's, but its index.ts; or the ones named. */
 function mutateOf(target) {
   const [folder, files] = target.split('/');
@@ -41,6 +56,7 @@ for (const target of summaryOnly ? [] : asked.length ? asked : FOLDERS) {
   const mutate = mutateOf(target);
   await new Stryker({
     ...base,
+    ...(concurrency === undefined ? {} : { concurrency: Number(concurrency) }),
     mutate,
     jsonReporter: { fileName: `${OUT}/${name}.json` },
     htmlReporter: { fileName: `${OUT}/${name}.html` },
