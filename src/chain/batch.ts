@@ -87,6 +87,12 @@ export interface LineCheckPool {
   readonly threads: number;
   /** The batch size it wants, in bytes (default 128 KiB): smaller batches start workers for smaller chains. */
   readonly batchBytes?: number;
+  /**
+   * Whether the thread that feeds the pool checks batches too, whenever every worker already holds two:
+   * true when the pool leaves that thread a core of its own (fewer workers than cores). Otherwise it checks
+   * batches only while the workers start, before their first answer.
+   */
+  readonly callerChecks?: boolean;
   /** Memory for a batch the workers can read without a copy (shared memory); default: an ordinary array. */
   allocate?(bytes: number): Uint8Array;
   check(batch: LineBatch): Promise<PackedFacts | null>;

@@ -23,8 +23,9 @@ import type { ChainVerifier } from './verifier.js';
 export const BATCH_BYTES = 128 * 1024;
 
 /**
- * How many unanswered batches each worker holds, while the workers start, before the feeding thread checks
- * the next batch itself: two, so a worker always has the next batch queued when it finishes one.
+ * How many unanswered batches each worker holds before the feeding thread checks the next batch itself (while
+ * the workers start, or throughout with LineCheckPool.callerChecks): two, so a worker always has the next
+ * batch queued when it finishes one.
  */
 const HELP_AFTER = 2;
 
@@ -167,12 +168,13 @@ export class ChainFeeder {
     this.ends = [];
     this.held = 0;
     if (batch.ends.length === 0) batch.facts = null;
-    else if (pool === null || (this.answered === 0 && this.unanswered() >= pool.threads * HELP_AFTER)) {
-      // The workers are still starting (none has answered) and each already holds HELP_AFTER batches: this
-      // thread would only wait, so it checks this one itself. Only until the first answer: once the workers
-      // run, a feeding thread that keeps checking is a thread more than the cores when workers = cores, and
-      // it answers the workers late (measured on 2 cores, 2 workers, 100 000 steps: 477 ms without help,
-      // 621 ms helping throughout).
+    else if (pool === null || ((this.answered === 0 || pool.callerChecks === true) && this.unanswered() >= pool.threads * HELP_AFTER)) {
+      // Every worker already holds HELP_AFTER batches: this thread would only wait, so it checks this one
+      // itself. While the workers start (none has answered yet) always; after that only when the pool leaves
+      // this thread a core (callerChecks): with as many workers as cores, a feeding thread that keeps checking
+      // is a thread more than the cores, and it answers the workers late (measured on 2 cores, 2 workers,
+      // 100 000 steps: 477 ms without help, 621 ms helping throughout). With one worker fewer than the cores
+      // it is the other way round: the feeding thread's idle time is a core's (bench/speed.mjs, process rows).
       if (pool !== null) this.checkedHere++;
       batch.facts = checkBatch({ format: this.format, bytes, ends: batch.ends });
     }

@@ -3,8 +3,10 @@
  * §6.3 steps 2–5) for chain/feeder.ts, which links their facts in order. Node-only, so it lives outside the
  * browser-safe verifier, behind chain/batch.ts's LineCheckPool interface.
  *
- * Workers start on the first batch, not before: a journal smaller than one batch never starts one. A worker
- * keeps the process alive only while it has a batch to answer. A worker that fails fails its batches, which
+ * Workers start on the first batch, or earlier when the caller knows the chain is big (`start`): a journal
+ * smaller than one batch never starts one. A worker keeps the process alive only while it has a batch to
+ * answer. By default the pool leaves the calling thread a core (cores − 1 workers), and that thread checks
+ * batches too whenever every worker holds two (LineCheckPool.callerChecks). A worker that fails fails its batches, which
  * the feeder then checks on its own thread; the pool does not start it again.
  */
 import { availableParallelism } from 'node:os';
@@ -12,16 +14,24 @@ import { Worker } from 'node:worker_threads';
 import type { LineBatch, LineCheckPool, PackedFacts } from '../chain/batch.js';
 
 export interface LineCheckPoolOptions {
-  /** Worker threads (default: the cores Node may use, at most 8). */
+  /** Worker threads (default: one per core Node may use but the calling thread's, at least 1; at most 7). */
   threads?: number;
+  /**
+   * Whether the thread that feeds the pool checks batches too whenever every worker holds two (default: when
+   * there are fewer workers than cores, so that thread has a core of its own).
+   */
+  callerChecks?: boolean;
   /** Bytes of lines per batch (default 128 KiB); a chain smaller than one batch is checked without workers. */
   batchBytes?: number;
 }
 
-/** The most threads a pool starts by default: beyond it the one thread that links the chain is the bound. */
+/**
+ * The most threads that check lines by default, the calling thread included: beyond it the one thread that
+ * links the chain is the bound.
+ */
 export const DEFAULT_MAX_THREADS = 8;
 
-/** The default thread count: one per core Node may use, at most DEFAULT_MAX_THREADS. */
+/** The default count of threads that check lines, the calling thread included: one per core Node may use, at most DEFAULT_MAX_THREADS. */
 export function defaultThreads(): number {
   return Math.min(availableParallelism(), DEFAULT_MAX_THREADS);
 }
@@ -36,6 +46,7 @@ interface Slot {
 export class WorkerLineCheckPool implements LineCheckPool {
   readonly threads: number;
   readonly batchBytes: number | undefined;
+  readonly callerChecks: boolean;
   /** Batches the workers have answered (how a caller can tell the workers ran). */
   answered = 0;
   private slots: Slot[] | null = null;
@@ -43,12 +54,23 @@ export class WorkerLineCheckPool implements LineCheckPool {
   private closed = false;
 
   constructor(options: LineCheckPoolOptions = {}) {
-    const threads = options.threads ?? defaultThreads();
+    // One core is the calling thread's: it reads and links, and checks batches when it would wait.
+    const threads = options.threads ?? Math.max(1, defaultThreads() - 1);
     if (!Number.isSafeInteger(threads) || threads < 1) throw new RangeError(`threads must be a positive integer (got ${String(threads)})`);
     this.threads = threads;
     const batchBytes = options.batchBytes;
     if (batchBytes !== undefined && (!Number.isSafeInteger(batchBytes) || batchBytes < 1)) throw new RangeError(`batchBytes must be a positive integer (got ${String(batchBytes)})`);
     this.batchBytes = batchBytes;
+    this.callerChecks = options.callerChecks ?? threads < availableParallelism();
+  }
+
+  /**
+   * Starts the workers now rather than at the first batch, for a caller that knows the chain is bigger than
+   * one batch: they load their code while it opens and reads the first files.
+   */
+  start(): void {
+    if (this.closed) throw new Error('the line-check pool is closed');
+    this.slots ??= Array.from({ length: this.threads }, () => this.spawn());
   }
 
   /**
@@ -62,7 +84,7 @@ export class WorkerLineCheckPool implements LineCheckPool {
 
   check(batch: LineBatch): Promise<PackedFacts | null> {
     if (this.closed) return Promise.reject(new Error('the line-check pool is closed'));
-    const slots = (this.slots ??= Array.from({ length: this.threads }, () => this.start()));
+    const slots = (this.slots ??= Array.from({ length: this.threads }, () => this.spawn()));
     // The least busy live worker; the feeder bounds how many batches are out.
     let slot: Slot | null = null;
     for (const s of slots) if (s.failed === null && (slot === null || s.waiting.size < slot.waiting.size)) slot = s;
@@ -84,7 +106,7 @@ export class WorkerLineCheckPool implements LineCheckPool {
     await Promise.all(slots.map((s) => s.worker.terminate()));
   }
 
-  private start(): Slot {
+  private spawn(): Slot {
     // A small young generation: a batch's garbage dies young, and each worker's heap counts in the process's
     // peak RSS (no old-generation cap: one line may be 16 MiB).
     const worker = new Worker(new URL('./worker.js', import.meta.url), { resourceLimits: { maxYoungGenerationSizeMb: 4 } });
@@ -108,7 +130,7 @@ export class WorkerLineCheckPool implements LineCheckPool {
   }
 }
 
-/** A pool of `threads` worker threads (default: one per core, at most 8); close it when done. */
+/** A pool of `threads` worker threads (default: one per core but the calling thread's, at most 7); close it when done. */
 export function createLineCheckPool(options: LineCheckPoolOptions = {}): WorkerLineCheckPool {
   return new WorkerLineCheckPool(options);
 }

@@ -68,11 +68,12 @@ async function parallel(options: ChainVerifierOptions, files: Files, pool: LineC
  * An in-process pool: checkBatch on this thread, but each batch finishes after a random number of
  * turns of the event loop, so batches complete out of order; `failEvery` makes some fail outright.
  */
-function shufflingPool(seed: number, failEvery = 0, threads = 3): LineCheckPool & { batches: number; failed: number } {
+function shufflingPool(seed: number, failEvery = 0, threads = 3, callerChecks = false): LineCheckPool & { batches: number; failed: number; onAnswer?: () => void } {
   let state = seed >>> 0 || 1;
   const next = (): number => (state = (state * 1103515245 + 12345) >>> 0) % 4;
-  const pool = {
+  const pool: LineCheckPool & { batches: number; failed: number; onAnswer?: () => void } = {
     threads,
+    callerChecks,
     batches: 0,
     failed: 0,
     check(batch: LineBatch): Promise<PackedFacts | null> {
@@ -86,7 +87,11 @@ function shufflingPool(seed: number, failEvery = 0, threads = 3): LineCheckPool 
             pool.failed++;
             reject(new Error('worker lost'));
           }
-          else resolve(checkBatch(copy));
+          else {
+            resolve(checkBatch(copy));
+            // After the feeder's own reaction to this answer (queued by resolve, so it runs first).
+            if (pool.onAnswer) queueMicrotask(pool.onAnswer);
+          }
         };
         tick();
       });
@@ -162,14 +167,15 @@ describe('parallel verification gives the sequential report', () => {
     await fc.assert(
       fc.asyncProperty(
         fc.array(contentArb, { minLength: 1, maxLength: 12 }), fc.array(damageArb, { maxLength: 3 }), fc.array(fc.integer({ min: 1, max: 6 }), { maxLength: 3 }),
-        fc.boolean(), fc.integer({ min: 1, max: 4000 }), fc.integer({ min: 1, max: 3000 }), fc.nat(), fc.boolean(), fc.integer({ min: 1, max: 3 }),
-        async (contents, damages, cuts, bucketNames, batchBytes, piece, seed, pinHead, threads) => {
+        fc.boolean(), fc.integer({ min: 1, max: 4000 }), fc.integer({ min: 1, max: 3000 }), fc.nat(), fc.boolean(), fc.integer({ min: 1, max: 3 }), fc.boolean(),
+        async (contents, damages, cuts, bucketNames, batchBytes, piece, seed, pinHead, threads, callerChecks) => {
           const chain = buildChain(contents as ContentSpec[]);
           const bytes = damages.reduce(damage, chain.bytes);
           const files = segments(bytes, cuts, bucketNames);
           const options: ChainVerifierOptions = { genesis: chain.genesis, ...(pinHead ? { expectHead: chain.records.at(-1)!.step_hash } : {}) };
-          // Few threads and small batches: the feeding thread checks some batches itself before the pool's first answer.
-          const pool = shufflingPool(seed, 0, threads);
+          // Few threads and small batches: the feeding thread checks some batches itself before the pool's
+          // first answer, and with callerChecks after it too, interleaved with the workers' batches.
+          const pool = shufflingPool(seed, 0, threads, callerChecks);
           expect(await parallel(options, files, pool, batchBytes, piece)).toEqual(sequential(options, files));
         },
       ),
@@ -213,6 +219,31 @@ describe('parallel verification gives the sequential report', () => {
     expect(feeder.checkedHere).toBeGreaterThan(0);
     expect(pool.batches).toBeGreaterThan(0);
     expect(feeder.checkedHere + pool.batches).toBe(40);
+  });
+
+  test.each([false, true])('callerChecks %s: the feeding thread checks batches after the first answer only when the pool leaves it a core', async (callerChecks) => {
+    const contents = Array.from({ length: 60 }, (_, i) => ({ input: { i }, result: i % 5 === 2 ? 'z'.repeat(3 * i) : null }));
+    const chain = buildChain(contents as ContentSpec[]);
+    const files = [{ name: '0000000000000000.jsonl', bytes: damage(chain.bytes, { how: 'repeat-line', at: 33, byte: 1 }) }];
+    const want = sequential({ genesis: chain.genesis }, files);
+    const lines: unknown[] = [];
+    const pool = shufflingPool(7, 0, 1, callerChecks);
+    const feeder = new ChainFeeder(new ChainVerifier({ genesis: chain.genesis, onLine: (l) => void lines.push(seen(l)) }), pool, { batchBytes: 1 });
+    // How many batches the feeding thread had checked itself when the first answer reached it.
+    let beforeFirstAnswer: number | null = null;
+    pool.onAnswer = () => void (beforeFirstAnswer ??= feeder.checkedHere);
+    feeder.beginSegment(files[0]!.name, 0);
+    const split: Uint8Array[] = [];
+    new LineSplitter(1 << 16).split(files[0]!.bytes, (bytes) => void split.push(bytes));
+    for (let at = 0; at < split.length; at += 4) {
+      for (const bytes of split.slice(at, at + 4)) feeder.line(bytes, true);
+      await feeder.settle();
+    }
+    expect({ report: await feeder.finish(), lines }).toEqual(want);
+    expect(beforeFirstAnswer).not.toBeNull();
+    expect(feeder.checkedHere + pool.batches).toBe(61);
+    if (callerChecks) expect(feeder.checkedHere).toBeGreaterThan(beforeFirstAnswer!);
+    else expect(feeder.checkedHere).toBe(beforeFirstAnswer);
   });
 
   test('settle called again before the last one ended, and finish without awaiting it: the same report', async () => {
@@ -271,6 +302,22 @@ describe('worker threads (dist/parallel)', () => {
       expect(await parallel(caseOptions(c), caseFiles(c), pool, 256, 1000), c.id).toEqual(sequential(caseOptions(c), caseFiles(c)));
     }
     expect(pool.answered).toBeGreaterThan(before);
+  });
+
+  test('one worker started before the first batch, the feeding thread checking beside it: the same reports', async () => {
+    const { createLineCheckPool } = (await import('../../dist/parallel/index.js' as string)) as typeof import('../../src/parallel/index.js');
+    const one = createLineCheckPool({ threads: 1, callerChecks: true });
+    try {
+      one.start();
+      one.start(); // once started, again is nothing
+      for (const c of chains.cases) {
+        expect(await parallel(caseOptions(c), caseFiles(c), one, 128, 1000), c.id).toEqual(sequential(caseOptions(c), caseFiles(c)));
+      }
+      expect(one.answered).toBeGreaterThan(0);
+    } finally {
+      await one.close();
+    }
+    expect(() => one.start()).toThrow('closed');
   });
 
   test('damaged chains through real workers (fast-check)', async () => {

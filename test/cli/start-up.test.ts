@@ -108,6 +108,22 @@ describe('the bundled CLI', () => {
     expect(relative(small.files)).not.toContain('parallel/index.js');
   });
 
+  test('--threads N runs N − 1 worker threads beside this one, each loading its bundled script alone (one file)', async () => {
+    const dir = tempDir('stepchain-start-');
+    const path = await journal(dir, 200, 'y'.repeat(1400));
+    const [two, three] = await Promise.all([run(['verify', path, '--json', '--threads', '2'], dir), run(['verify', path, '--json', '--threads', '3'], dir)]);
+    for (const r of [two, three]) {
+      expect(r.code).toBe(0);
+      // Every file but the main thread's: the pool (index.js, pool.js) loads once, the worker script once per
+      // worker, and nothing else (unbundled, each worker read 27 modules of dist/ and node_modules).
+      const files = relative(r.files);
+      const afterPool = files.slice(files.indexOf('parallel/pool.js') + 1);
+      expect(afterPool.every((f) => f === 'parallel/worker.js')).toBe(true);
+    }
+    expect(relative(two.files).filter((f) => f === 'parallel/worker.js')).toHaveLength(1);
+    expect(relative(three.files).filter((f) => f === 'parallel/worker.js')).toHaveLength(2);
+  });
+
   test('with --debug, a stack trace names the source file and line (source maps), not the bundle, in both builds', async () => {
     const dir = tempDir('stepchain-start-');
     const path = await journal(dir, 1);

@@ -41,9 +41,9 @@ export const verifyVerb: Verb = {
     'Transparency proofs (spec/PROOFS.md): --checkpoint pins an earlier checkpoint that the journal or receipt must extend',
     '(SIZE_DECREASED, INCONSISTENT, ORIGIN_MISMATCH, CONSISTENCY_UNPROVEN: exit 1); --log-key, --witness and --quorum are',
     'the policy a carried or given checkpoint must satisfy ("the log key and k of these witnesses"); --proof checks a proof file.',
-    'Lines are hashed and checked on worker threads (one per core, at most 8) once the chain is larger than one',
-    'batch (128 KiB); the links between them are checked in order on one thread. The report is the same with any',
-    '--threads.',
+    'Lines are hashed and checked on every core (--threads: this thread and a worker thread per other core, at most 8',
+    'threads in all) once the chain is larger than one batch (128 KiB); the links between them are checked in order on',
+    'this thread, which also checks batches while the workers are busy. The report is the same with any --threads.',
   ].join('\n'),
   options: {
     head: { type: 'string', arg: 'sha256:…', description: 'the head you expect (obtained out of band); a different head fails' },
@@ -51,7 +51,7 @@ export const verifyVerb: Verb = {
     checkpoint: { type: 'string', arg: 'FILE', description: 'an earlier signed checkpoint: what is verified must extend it (a truncated or rewritten journal fails, exit 1)' },
     proof: { type: 'string', arg: 'FILE', description: 'a proof file from `stepchain prove`: alone, check it; with a partial receipt and --checkpoint, the consistency proof between them' },
     ...POLICY_OPTIONS,
-    threads: { type: 'string', arg: 'N', description: 'worker threads for the per-line checks (default: one per core, at most 8; 1 checks on the main thread only)' },
+    threads: { type: 'string', arg: 'N', description: 'threads that check lines, this one included: N − 1 worker threads (default: one per core, at most 8; 1 checks on this thread only)' },
   },
   args: { min: 0, max: 1, names: ['path'] },
   examples: [
@@ -91,15 +91,23 @@ export const verifyVerb: Verb = {
 };
 
 /**
- * The worker pool, unless one thread was asked for (or there is one core); its workers start with the first
- * batch. A journal directory whose buckets hold less than one batch gets none: the feeder would check it on
- * this thread anyway, and loading the pool (node:worker_threads) is a few milliseconds of a small verify's start.
+ * The worker pool for `threads` threads in all: this one, which reads, links and checks batches whenever
+ * every worker holds two, and `threads` − 1 workers (none for one thread, or on one core). A second isolate
+ * per core was measured to cost more than it gains: each worker loads its code, compiles the checks anew
+ * and grows a heap of its own (bench/speed.mjs, process rows). A journal directory whose buckets hold less
+ * than one batch gets none: the feeder would check it on this thread anyway, and loading the pool
+ * (node:worker_threads) is a few milliseconds of a small verify's start; a bigger one starts its workers
+ * now, so they load while this thread opens and reads the first files. Receipts and Postgres start them at
+ * the first batch (their size is not known before reading).
  */
 async function linePool(threads: number | undefined, journalDir?: string): Promise<(LineCheckPool & { close(): Promise<void> }) | undefined> {
   if (threads === 1 || (journalDir !== undefined && (await smallerThanOneBatch(journalDir)))) return undefined;
   const { createLineCheckPool, defaultThreads } = await import('../../parallel/index.js');
-  const n = threads ?? defaultThreads();
-  return n > 1 ? createLineCheckPool({ threads: n }) : undefined;
+  const workers = (threads ?? defaultThreads()) - 1;
+  if (workers < 1) return undefined;
+  const pool = createLineCheckPool({ threads: workers, callerChecks: true });
+  if (journalDir !== undefined) pool.start();
+  return pool;
 }
 
 /** Whether a journal directory's buckets hold fewer bytes than one batch; false when that cannot be told (the verifier then reports why). */
