@@ -11,7 +11,7 @@ let steps = 0;
 let ok = true;
 const t0 = performance.now();
 if (op === 'verify' || op === 'verify-parallel') {
-  // verify-parallel: the per-line checks on one worker thread per core (at most 8); peak RSS counts them all.
+  // verify-parallel: the default pool (a worker per core but this thread's, this thread checking too); peak RSS counts every thread.
   const { createLineCheckPool } = await import('../../dist/parallel/index.js');
   const pool = op === 'verify-parallel' ? createLineCheckPool() : undefined;
   const journal = await new FileStore(root).open(id, { readOnly: true });
