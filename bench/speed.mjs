@@ -285,7 +285,7 @@ async function startupRows() {
   } else {
     notes.push(`Start-up: \`stepchain verify\` of a one-step journal is ${verifyCpuRatio.toFixed(2)}× \`node -e 0\` in CPU time and ${verifyWallRatio.toFixed(2)}× in wall time (target ≤ 1.5×: met). It loads dist/cli/main.js and a bundle of its own (dist/cli/verify/, scripts/build-cli.mjs): 7 files, where the main build's chunks, shared with every other verb, took 16 (the files rows). ${where}`);
   }
-  notes.push('Start-up of a receipt\'s verify (not a target of the issue): it loads the receipt verifier, pako, the transparency-proof hooks and @noble/curves\' ed25519 (about 69 KiB, also for an unsigned receipt), and the worker pool module (a receipt\'s chain size is not known before it is read); loading ed25519 only for a signed receipt and the pool only for a chain of more than one batch would move it.');
+  notes.push('Start-up of a receipt\'s verify (not a target of the issue): it loads the receipt verifier, pako, the transparency-proof hooks and @noble/curves\' ed25519 (about 69 KiB, also for an unsigned receipt: receipt/signature.ts, receipt/keys.ts and proofs/note.ts import it statically, and the receipt verifier\'s manifest phase is synchronous); the worker pool module now loads only at a receipt\'s first batch (about 3 ms of CPU). Loading ed25519 only for a signed receipt or a carried checkpoint would move it further.');
   // Files each start reads as ES modules (node: built-ins not counted), logged by a module hook.
   for (const [name, args] of [figures[1], figures[2], figures[3]]) {
     const file = join(root, 'modules.txt');

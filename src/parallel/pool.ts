@@ -12,6 +12,7 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { LineBatch, LineCheckPool, PackedFacts } from '../chain/batch.js';
+import { defaultThreads } from './threads.js';
 
 export interface LineCheckPoolOptions {
   /** Worker threads (default: one per core Node may use but the calling thread's, at least 1; at most 7). */
@@ -25,16 +26,6 @@ export interface LineCheckPoolOptions {
   batchBytes?: number;
 }
 
-/**
- * The most threads that check lines by default, the calling thread included: beyond it the one thread that
- * links the chain is the bound.
- */
-export const DEFAULT_MAX_THREADS = 8;
-
-/** The default count of threads that check lines, the calling thread included: one per core Node may use, at most DEFAULT_MAX_THREADS. */
-export function defaultThreads(): number {
-  return Math.min(availableParallelism(), DEFAULT_MAX_THREADS);
-}
 
 interface Slot {
   worker: Worker;
