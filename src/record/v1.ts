@@ -66,7 +66,8 @@ const MEMBERS: readonly MemberRule[] = [
  * result, seq, step_hash, step_id, tool_call, ts, v) is written out here once rather than sorted per step,
  * and the preimage is hashed in two parts and never joined. The caller vouches for the texts (each the JCS
  * of a valid value) and for stepId and ts having passed their patterns (ASCII without escapes, so
- * JSON.stringify is their JCS). test/record/profile.test.ts holds it to the generic sealRecord.
+ * quoting them is their JCS). prev_hash comes from a store's tail, so it keeps JSON.stringify's quoting
+ * whatever a store hands over. test/record/profile.test.ts holds it to the generic sealRecord.
  */
 function sealV1(texts: StepTexts, e: Envelope): { stepHash: string; line: string } {
   const head =
@@ -78,9 +79,9 @@ function sealV1(texts: StepTexts, e: Envelope): { stepHash: string; line: string
     ',"result":' + texts.result +
     ',"seq":' + String(e.seq);
   const tail =
-    ',"step_id":' + JSON.stringify(e.stepId) +
+    ',"step_id":"' + e.stepId + '"' +
     ',"tool_call":' + texts.tool_call +
-    ',"ts":' + JSON.stringify(e.ts) +
+    ',"ts":"' + e.ts + '"' +
     ',"v":' + String(RECORD_VERSION_V1) + '}';
   const stepHash = digestUtf8(head, tail);
   return { stepHash, line: head + ',"step_hash":"' + stepHash + '"' + tail + '\n' };

@@ -33,7 +33,9 @@ export interface IdempotencyIndex {
  */
 export class IdempotencyWindow implements IdempotencyIndex {
   private readonly map = new Map<string, CommittedStep>();
-  private readonly order: Array<[number, string]> = [];
+  /** Seqs and step_ids in arrival order, side by side: a pair array per step was garbage for every append. */
+  private readonly seqs: number[] = [];
+  private readonly ids: string[] = [];
   private first = 0;
 
   constructor(readonly size: number) {}
@@ -53,21 +55,25 @@ export class IdempotencyWindow implements IdempotencyIndex {
 
   add(stepId: string, entry: CommittedStep): void {
     this.map.set(stepId, entry);
-    this.order.push([entry.seq, stepId]);
+    this.seqs.push(entry.seq);
+    this.ids.push(stepId);
     const oldest = entry.seq - this.size;
-    while (this.first < this.order.length && this.order[this.first]![0] <= oldest) {
-      const [seq, id] = this.order[this.first++]!;
+    while (this.first < this.seqs.length && this.seqs[this.first]! <= oldest) {
+      const seq = this.seqs[this.first]!;
+      const id = this.ids[this.first++]!;
       if (this.map.get(id)?.seq === seq) this.map.delete(id);
     }
-    if (this.first > 4096 && this.first * 2 > this.order.length) {
-      this.order.splice(0, this.first);
+    if (this.first > 4096 && this.first * 2 > this.seqs.length) {
+      this.seqs.splice(0, this.first);
+      this.ids.splice(0, this.first);
       this.first = 0;
     }
   }
 
   clear(): void {
     this.map.clear();
-    this.order.length = 0;
+    this.seqs.length = 0;
+    this.ids.length = 0;
     this.first = 0;
   }
 }

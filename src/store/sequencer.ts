@@ -7,6 +7,7 @@
  */
 import { MAX_LINE_BYTES } from '../canonical/limits.js';
 import { newStepId } from '../record/fields.js';
+import type { Envelope } from '../record/profile.js';
 import { StoreError } from './errors.js';
 import type { BlobPayload, PreparedStep } from './prepare.js';
 import type { CommittedStep, IdempotencyIndex } from './idempotency.js';
@@ -88,7 +89,10 @@ export function sequenceBatch(groups: readonly Group[], tail: Tail, known: Reado
         const seq = gt.seq + 1;
         const stepId = step.step_id ?? newStepId();
         const ts = step.ts ?? now;
-        const { stepHash, line } = step.profile.seal(step.texts, { seq, stepId, ts, prevHash: gt.hash, ...(step.salt !== undefined ? { salt: step.salt } : {}) });
+        // No spread of a conditional object: it allocated two objects per step where one will do.
+        const envelope: Envelope = { seq, stepId, ts, prevHash: gt.hash };
+        if (step.salt !== undefined) envelope.salt = step.salt;
+        const { stepHash, line } = step.profile.seal(step.texts, envelope);
         if (line.length * 3 > MAX_LINE_BYTES && encoder.encode(line).length > MAX_LINE_BYTES) {
           throw new StoreError('STEP_TOO_LARGE', `step ${seq}'s line would exceed the limit of ${MAX_LINE_BYTES} bytes`, {
             location: { seq, path: '/meta' },

@@ -6,8 +6,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { canonicalJson, canonicalJsonTrusted } from '../../src/canonical/jcs.js';
-import { awkwardValue, fromBits } from '../helpers/awkward-json.js';
+import { canonicalJson, canonicalJsonChecked, canonicalJsonTrusted } from '../../src/canonical/jcs.js';
+import { awkwardKey, awkwardValue, fromBits } from '../helpers/awkward-json.js';
 import { loadVectors } from '../helpers/vectors.js';
 
 interface CanonicalCase { id: string; group: 'numbers' | 'values'; ieee754_hex?: string; input_json?: string; expected: string }
@@ -42,5 +42,31 @@ describe('canonicalJsonTrusted equals canonicalize on validated values', () => {
       }),
       { numRuns: 2000 },
     );
+  });
+});
+
+describe('member order: small objects sorted by insertion, large ones by the engine (the bound is 24 members)', () => {
+  // Up to 60 members in the order a caller built them (integer-like names enumerate first, in numeric
+  // order), so both sides of the bound, already-sorted prefixes and reversed runs all occur.
+  const wide = fc.uniqueArray(fc.tuple(awkwardKey, fc.oneof(fc.integer(), fc.string({ maxLength: 3 }))), { maxLength: 60, selector: ([k]) => k });
+  test('canonicalJsonTrusted and canonicalJsonChecked equal canonicalize on wide objects (fast-check)', () => {
+    fc.assert(
+      fc.property(wide, fc.boolean(), (members, reversed) => {
+        const value: Record<string, unknown> = {};
+        for (const [k, v] of reversed ? [...members].reverse() : members) value[k] = v;
+        const nested = { outer: value, list: [value, { z: 1, a: value }] };
+        expect(canonicalJsonTrusted(value)).toBe(canonicalJson(value));
+        expect(canonicalJsonChecked(value)).toBe(canonicalJson(value));
+        expect(canonicalJsonChecked(nested)).toBe(canonicalJson(nested));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  test('the sort works on its own copy of the names: the caller\'s object keeps its member order', () => {
+    const value = { b: 1, a: 2, c: { y: 1, x: 2 } };
+    expect(canonicalJsonChecked(value)).toBe('{"a":2,"b":1,"c":{"x":2,"y":1}}');
+    expect(Object.keys(value)).toEqual(['b', 'a', 'c']);
+    expect(Object.keys(value.c)).toEqual(['y', 'x']);
   });
 });

@@ -32,6 +32,21 @@ describe('IdempotencyWindow', () => {
       }),
     );
   });
+
+  test('still exact after its arrival list is compacted (past 4096 evictions), and after clear()', () => {
+    const w = new IdempotencyWindow(50);
+    const entry = (seq: number): CommittedStep => ({ seq, step_hash: `h${seq}`, prev_hash: '', key: '', ts: '' });
+    // Ids repeat every 70 seqs, so an evicted seq's id may be in the window again under a later seq.
+    for (let seq = 0; seq < 12_000; seq++) w.add(`id${seq % 70}`, entry(seq));
+    for (let c = 0; c < 70; c++) {
+      const latest = 12_000 - 70 + ((c - (12_000 % 70) + 70) % 70);
+      expect(w.lookup([`id${c}`]).get(`id${c}`)?.seq, `id${c}`).toBe(latest > 12_000 - 1 - 50 ? latest : undefined);
+    }
+    w.clear();
+    expect(w.lookup(['id1']).size).toBe(0);
+    w.add('again', entry(3));
+    expect(w.lookup(['again']).get('again')?.seq).toBe(3);
+  });
 });
 
 describe('segment rotation (placeLine): the one rule every store numbers segments by', () => {
