@@ -198,7 +198,7 @@ function object(s: string, i: number, depth: number, maxDepth: number, found: Ma
     const start = nameEnd + 2;
     i = value(s, start, depth, maxDepth);
     if (i === GIVE_UP) return GIVE_UP;
-    if (found !== null) found.set(s.slice(name, nameEnd), [start, i]);
+    if (found !== null) found.set(rootName(s, name, nameEnd, found.size), [start, i]);
     previous = name;
     previousEnd = nameEnd;
     const c = s.charCodeAt(i);
@@ -206,6 +206,22 @@ function object(s: string, i: number, depth: number, maxDepth: number, found: Ma
     if (c !== 0x2c) return GIVE_UP;
     i++;
   }
+}
+
+/**
+ * The root names of the last line, by position: the next line of a journal almost always has the same, and
+ * handing back the same string (compared in place) spares a new string and the Map its hashing per member.
+ */
+const lastNames: string[] = [];
+/** Positions remembered: a record has a dozen members; a hostile line's millions are not kept. */
+const REMEMBERED_NAMES = 32;
+
+function rootName(s: string, name: number, nameEnd: number, k: number): string {
+  const last = lastNames[k];
+  if (last !== undefined && last.length === nameEnd - name && s.startsWith(last, name)) return last;
+  const text = s.slice(name, nameEnd);
+  if (k < REMEMBERED_NAMES) lastNames[k] = text;
+  return text;
 }
 
 /** At "[": the index after the array, or GIVE_UP. */
