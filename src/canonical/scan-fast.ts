@@ -111,10 +111,14 @@ function string(s: string, i: number, name: boolean): number {
   }
 }
 
-/** string() for a text without controls or surrogates: only quotes and backslashes matter. */
+/**
+ * string() for a text without controls or surrogates: only quotes and backslashes matter. Both positions
+ * are looked up again only once passed, so a long string full of escapes (blob text: every line break is
+ * one) costs one pass, not one search to its end per escape.
+ */
 function indexedString(s: string, i: number, name: boolean): number {
+  let quote = s.indexOf('"', i);
   for (;;) {
-    const quote = s.indexOf('"', i);
     if (quote < 0) return GIVE_UP;
     if (nextBackslash < i) {
       nextBackslash = s.indexOf('\\', i);
@@ -124,6 +128,8 @@ function indexedString(s: string, i: number, name: boolean): number {
     if (name) return GIVE_UP;
     i = escape(s, nextBackslash);
     if (i === GIVE_UP) return GIVE_UP;
+    // An escaped quote is passed; any other quote found is still the first at or after i.
+    if (quote < i) quote = s.indexOf('"', i);
   }
 }
 
