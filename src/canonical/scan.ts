@@ -8,11 +8,14 @@
  * Every byte it reads is hostile: it never throws, and it stops at the nesting limit so a line of a
  * million brackets costs one pass and no stack.
  *
- * Longer than 400 lines because it is one state machine over one grammar, and the verifier's hot path:
- * read top to bottom it is FORMAT §4.3; cut in two it would be neither.
+ * Lines in the plain form a writer produces are vouched for first by the fast path (scan-fast.ts), which
+ * builds nothing for the report; this scanner reads the rest and says where and why.
  */
 import { MAX_RECORD_DEPTH, RESERVED_PREFIX } from './limits.js';
 import { toPointer } from './pointer.js';
+import { isShortestDecimal, scanPlain } from './scan-fast.js';
+
+export { isShortestDecimal };
 
 export type ScanCode =
   | 'MALFORMED_LINE'
@@ -71,30 +74,6 @@ function isHex(c: number): boolean {
 function hexValue(s: string, at: number): number {
   for (let k = 0; k < 4; k++) if (!isHex(s.charCodeAt(at + k))) return -1;
   return parseInt(s.slice(at, at + 4), 16);
-}
-
-/**
- * Whether the decimal s[start, end) — an optional "-", integer digits, "." at `dot`, fraction digits, no
- * exponent, already valid by the grammar — is exactly what ECMAScript's Number::toString prints for its
- * value, decided without converting. It answers true only when that is certain:
- * - at most 15 digits in all: every decimal of at most 15 significant digits survives the trip through a
- *   double (DBL_DIG), so no other decimal of that length or shorter names the same double, and the
- *   shortest round-trip digits that Number::toString picks are these digits;
- * - no trailing zero in the fraction (it would not be the shortest);
- * - below 1, at most five zeros after the point: from 1e-7 down Number::toString switches to exponent form.
- * Everything else takes the slow path (Number, then String, compared). test/canonical checks this against
- * String(Number(x)) on generated decimals.
- */
-export function isShortestDecimal(s: string, start: number, dot: number, end: number): boolean {
-  const digitsStart = s.charCodeAt(start) === 0x2d ? start + 1 : start;
-  if (end - digitsStart - 1 > 15) return false;
-  if (s.charCodeAt(end - 1) === 0x30) return false;
-  if (dot - digitsStart === 1 && s.charCodeAt(digitsStart) === 0x30) {
-    let zeros = 0;
-    for (let k = dot + 1; k < end && s.charCodeAt(k) === 0x30; k++) zeros++;
-    if (zeros > 5) return false;
-  }
-  return true;
 }
 
 class Scanner {
@@ -400,8 +379,19 @@ class Scanner {
  * Scans `text` (already decoded from UTF-8). The defect, if any, is the one FORMAT §4.3 chooses: the hard
  * defect met first (a grammar defect at the first character that cannot continue), else the first
  * non-canonical form by position; test/canonical/locations.test.ts holds it to an independent reading.
+ * A text in the plain canonical form a writer produces is vouched for by the fast path (scan-fast.ts);
+ * anything else, and everything it gives up on, is read by the general scanner below.
  */
 export function scanCanonical(text: string, options: ScanOptions = {}): ScanResult {
+  const maxDepth = options.maxDepth ?? MAX_RECORD_DEPTH;
+  const wantMembers = options.members ?? true;
+  const members = scanPlain(text, maxDepth, wantMembers);
+  if (members !== undefined) return { defect: null, members, markers: [] };
+  return scanGeneral(text, options);
+}
+
+/** The general scanner alone, without the fast path: what scanCanonical falls back on (and what tests hold the fast path to). */
+export function scanGeneral(text: string, options: ScanOptions = {}): ScanResult {
   const scanner = new Scanner(text, options.maxDepth ?? MAX_RECORD_DEPTH, options.members ?? true);
   const defect = scanner.run();
   return { defect, members: scanner.members, markers: scanner.markers };
