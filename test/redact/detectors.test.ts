@@ -35,6 +35,7 @@ describe('each detector finds its kind', () => {
     // domain dropped, no empty label, the last label 2+ letters and nothing else, never reaching back into
     // the previous match.
     ['email', '.a@b.co', ['a@b.co']],
+    ['email', '@handle a@b.co', ['a@b.co']],
     ['email', '..@b.co', []],
     ['email', 'a@b.co.', ['a@b.co']],
     ['email', 'a@b.co-', ['a@b.co']],
