@@ -43,6 +43,8 @@ describe('limits (§3.1)', () => {
     ['a seq end that is not an integer', { id: 'a', paths: ['/prompt'], seq: { to: 1.5 } }, '/rules/0/seq'],
     ['a seq start that is a string', { id: 'a', paths: ['/prompt'], seq: { from: '1' } }, '/rules/0/seq'],
     ['a mode that is not a string', { id: 'a', detectors: ['jwt'], mode: 1 }, '/rules/0/mode'],
+    ['tools holding a number among strings', { id: 'a', paths: ['/prompt'], tools: ['http', 1] }, '/rules/0/tools'],
+    ['a seq range with an unknown member beside a known one', { id: 'a', paths: ['/prompt'], seq: { from: 1, start: 2 } }, '/rules/0/seq'],
   ])('%s is RULE_INVALID', (_what, rule, path) => {
     const e = failure(() => compilePolicy({ rules: [rule] }));
     expect([e.code, e.location.path]).toEqual(['RULE_INVALID', path]);
@@ -52,6 +54,18 @@ describe('limits (§3.1)', () => {
     for (const p of ['/*/x', '/**', '/meta/a', '/tool_call', '/model']) expect(compilePolicy({ rules: [{ id: 'a', paths: [p] }] }).rules.length).toBe(1);
     for (const p of ['/step_id', '/seq', '/prev_hash', '/v']) expect(failure(() => compilePolicy({ rules: [{ id: 'a', paths: [p] }] })).code).toBe('PATH_INVALID');
   });
+});
+
+test('mode "value" may be written on a rule with paths only (it is their default)', () => {
+  expect(compilePolicy({ rules: [{ id: 'a', paths: ['/prompt'], mode: 'value' }] }).rules[0]!.mode).toBe('value');
+});
+
+test('errors name the file ("policy" unless given) and carry a hint where there is something to do', () => {
+  const e = failure(() => compilePolicy({ rules: [{ id: 'a', paths: ['/prompt'], detector: ['jwt'] }] }));
+  expect([e.code, e.location.file]).toEqual(['UNKNOWN_MEMBER', 'policy']);
+  expect(e.hint).toMatch(/misspelt/);
+  expect(failure(() => parsePolicyText('{"rules": [')).location.file).toBe('policy');
+  expect(failure(() => compilePolicy([], 'p.json')).location.file).toBe('p.json');
 });
 
 describe('the seq range (§3.1, §3.3)', () => {

@@ -51,6 +51,10 @@ describe('only a journal that verifies in full is published (SOURCE_INVALID)', (
     expect((await refusal(await sourceOf({ lines }))).code).toBe('SOURCE_INVALID');
   });
 
+  test('the refusal says what to do', async () => {
+    expect((await refusal(await sourceOf({ blob: () => null }))).hint).toMatch(/stepchain verify/);
+  });
+
   test('an empty journal: nothing to publish', async () => {
     const j = await new MemoryStore().create('empty', { journalId: 'empty', createdAt: CREATED_AT });
     expect((await refusal(j)).code).toBe('SOURCE_INVALID');
@@ -90,6 +94,14 @@ describe('what the published chain keeps (§5.4, §6.1)', () => {
     const pub = await preparePublication(await memoryJournal(steps), { policy, optIn: true });
     expect(pub.unblobbed).toEqual([{ seq: 2, fields: ['input', 'result'] }, { seq: 3, fields: ['input', 'result'] }]);
     expect(pub.plan.manifest.blobs).toEqual([]);
+  });
+
+  test('the declarations of a step are in manifest order (by path as text: /input/10 before /input/2), and the receipt verifies', async () => {
+    const steps = [{ step_id: 's-0', ts: ts(0), model: 'm', input: Array.from({ length: 12 }, (_, i) => `v${i}`) }];
+    const pub = await preparePublication(await memoryJournal(steps), { policy: { rules: [{ id: 'each', paths: ['/input/*'] }] }, optIn: true });
+    const paths = (pub.plan.manifest.redactions as Array<{ path: string }>).map((d) => d.path);
+    expect(paths.slice(0, 4)).toEqual(['/input/0', '/input/1', '/input/10', '/input/11']);
+    expect((await verifyPublishedReceipt(await publicationBytes(pub))).problems).toEqual([]);
   });
 
   test('steps before the first redaction are published unchanged, line for line; from it on, re-chained', async () => {

@@ -101,6 +101,27 @@ describe('detector scope under a path (§5.1 step 2)', () => {
   });
 });
 
+describe('scope when another rule is in scope (§5.1 step 2)', () => {
+  // "everywhere" puts a detector in scope at every node, so the walk looks at strings and member names
+  // everywhere; "inner" is in scope only under /input/in.
+  const policy = { rules: [{ id: 'everywhere', detectors: ['jwt'] }, { id: 'inner', paths: ['/input/in'], detectors: ['email'] }] };
+  test('a rule out of scope neither redacts a string nor an object by a member name', () => {
+    const { fields, redactions } = run(policy, { input: { out: { text: `to ${SECRETS.email}`, [SECRETS.email]: 1 } } });
+    expect(fields.input).toEqual({ out: { text: `to ${SECRETS.email}`, [SECRETS.email]: 1 } });
+    expect(redactions).toEqual([]);
+  });
+  test('where a pattern brings a rule into scope, the rules already in scope stay so', () => {
+    const { fields } = run(policy, { input: { in: `${SECRETS.jwt} ${SECRETS.email}` } });
+    expect(marker((fields.input as Record<string, unknown>).in).text).toBe('[REDACTED:jwt] [REDACTED:email]');
+  });
+});
+
+test('a field given as undefined is left out, as an absent one', () => {
+  const out = run({ rules: [{ id: 'p', paths: ['/prompt'] }] }, { input: undefined as never, prompt: 'p' });
+  expect(Object.keys(out.fields)).toEqual(['prompt']);
+  expect(run({ rules: [{ id: 'x', paths: ['/meta'], seq: { from: 5 } }] }, { input: undefined as never }).fields).toEqual({});
+});
+
 describe('what the sweep is told to search (§5.5)', () => {
   test('a path-selected value: its string and number leaves (numbers as JCS writes them), not booleans, null or member names', () => {
     const value = { name: 'Alice Example', n: 1e21, small: 0.5, flag: true, none: null, list: ['x', [7]], [`member-name-long`]: 'm' };
