@@ -104,6 +104,20 @@ describe('what the published chain keeps (§5.4, §6.1)', () => {
     expect((await verifyPublishedReceipt(await publicationBytes(pub))).problems).toEqual([]);
   });
 
+  test('a partly redacted value is stored inline: a line of exactly 16 MiB is published, one byte more is LIMIT_EXCEEDED (§5.4)', async () => {
+    const policy = { rules: [{ id: 'mail', detectors: ['email'] }] };
+    const publishPad = async (pad: number) => preparePublication(await memoryJournal([{ step_id: 's-0', ts: ts(0), model: 'm', result: 'x'.repeat(pad) + ' mail a@b.co' }]), { policy, optIn: true });
+    // The line grows one byte per character of padding; measure it once small, then aim at the limit.
+    const small = (await publishPad(2000)).lines[0]!;
+    const pad = 2000 + (16 * 1024 * 1024 - 1 - Buffer.byteLength(small));
+    const at = await publishPad(pad);
+    expect(Buffer.byteLength(at.lines[0]!) + 1).toBe(16 * 1024 * 1024);
+    const e = await publishPad(pad + 1).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(RedactError);
+    expect([(e as RedactError).code, (e as RedactError).location]).toEqual(['LIMIT_EXCEEDED', { seq: 0 }]);
+    expect((e as RedactError).hint).toMatch(/redacts the whole field/);
+  }, 60_000);
+
   test('steps before the first redaction are published unchanged, line for line; from it on, re-chained', async () => {
     const j = await memoryJournal();
     const original: string[] = [];
