@@ -31,6 +31,19 @@ describe('each detector finds its kind', () => {
     ['email', `mail ${SECRETS.email}.`, [SECRETS.email]],
     ['email', 'a@b.co, c.d@e-f.example.com', ['a@b.co', 'c.d@e-f.example.com']],
     ['email', 'user@localhost @handle x@y.1', []],
+    // §4's e-mail scan, edge by edge: leading dots of the local part and trailing dots and hyphens of the
+    // domain dropped, no empty label, the last label 2+ letters and nothing else, never reaching back into
+    // the previous match.
+    ['email', '.a@b.co', ['a@b.co']],
+    ['email', '@handle a@b.co', ['a@b.co']],
+    ['email', '..@b.co', []],
+    ['email', 'a@b.co.', ['a@b.co']],
+    ['email', 'a@b.co-', ['a@b.co']],
+    ['email', 'a@b..co a@.b.co', []],
+    ['email', 'x@y.c x@y.1ab x@y.ab1', []],
+    ['email', 'x@y.abc', ['x@y.abc']],
+    ['email', 'a@b.com@c.de', ['a@b.com']],
+    ['email', 'a@b.co d@e.fg', ['a@b.co', 'd@e.fg']],
   ])('%s in %j', (id, s, expected) => {
     expect(found(id, s)).toEqual(expected);
   });
@@ -40,6 +53,23 @@ test('findSecrets merges overlapping spans and names the first', () => {
   const s = `Bearer ${SECRETS.jwt} ok`;
   const m = findSecrets(s, ['jwt', 'bearer-token']);
   expect(m).toEqual([{ start: 0, end: 7 + SECRETS.jwt.length, detector: 'bearer-token' }]);
+});
+
+test('findSecrets: a span inside another keeps the outer end; touching spans merge; a tie is named by the earlier detector in the list (§4)', () => {
+  // The bearer span runs on over the "==" the JWT inside it stops before.
+  const inner = 'Bearer eyJhbGc.eyJzdWI.sig==';
+  expect(findSecrets(inner, ['bearer-token', 'jwt'])).toEqual([{ start: 0, end: inner.length, detector: 'bearer-token' }]);
+  // A PEM key ending where an AWS key id begins: one span.
+  const pem = '-----BEGIN PRIVATE KEY-----\nAAA\n-----END PRIVATE KEY-----';
+  expect(findSecrets(pem + SECRETS['aws-access-key'], ['aws-access-key', 'private-key'])).toEqual([{ start: 0, end: pem.length + 20, detector: 'private-key' }]);
+  // An api key that is also an e-mail's local part: both start at 0.
+  const both = 'sk-' + 'a'.repeat(22) + '@b.co';
+  expect(findSecrets(both, ['email', 'api-key'])).toEqual([{ start: 0, end: both.length, detector: 'email' }]);
+  expect(findSecrets(both, ['api-key', 'email'])).toEqual([{ start: 0, end: both.length, detector: 'api-key' }]);
+  // Apart, each keeps its own span and name, in order.
+  const apart = `${SECRETS.email} and ${SECRETS['aws-access-key']}`;
+  expect(findSecrets(apart, ['aws-access-key', 'email']).map((m) => m.detector)).toEqual(['email', 'aws-access-key']);
+  expect(findSecrets('nothing here', ['email'])).toEqual([]);
 });
 
 // Linear time on hostile input. No stopwatch here (a loaded machine makes any fixed limit flake; the time per

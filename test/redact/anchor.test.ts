@@ -1,0 +1,105 @@
+/**
+ * The published receipt's extension members judged alone (spec/REDACTION.md §6.2, §6.3, §11): the anchor
+ * block's exact shape and its arithmetic (0 ≤ K ≤ N, exactly N − K commitments), the withdrawn version-1
+ * format named as such, the declarations' shape and order; and compareAnchor against the journal. Table
+ * driven: a good row, then each member broken alone.
+ */
+import { describe, expect, test } from 'vitest';
+import { WITHDRAWN_FORMATS, anchorDefect, compareAnchor, preparePublication, redactionsDefect } from '../../src/redact/index.js';
+import { SAMPLE_POLICY, memoryJournal } from './helpers.js';
+
+const D = (n: number): string => `sha256:${n.toString(16).padStart(64, '0')}`;
+const good = { commitments: [D(1), D(2)], format: 'stepchain-redaction/v2', genesis_hash: D(3), length: 5, policy_digest: D(4), redacted_from: 3 };
+
+describe('anchorDefect (§6.2)', () => {
+  test.each([
+    ['the good block', good],
+    ['nothing redacted: K = N, no commitments', { ...good, commitments: [], redacted_from: 5 }],
+    ['everything from step 0', { ...good, commitments: [D(1), D(2), D(5)], length: 3, redacted_from: 0 }],
+  ])('%s is accepted', (_what, block) => {
+    expect(anchorDefect(block)).toBeNull();
+  });
+
+  test.each([
+    ['not an object', [good], /^anchor must be \{"commitments","format","genesis_hash","length","policy_digest","redacted_from"\}/],
+    ['null', null, /^anchor must be/],
+    ['an extra member', { ...good, extra: 1 }, /^anchor must be/],
+    ['a member missing', { ...good, length: undefined }, /^anchor must be/],
+    ['another format', { ...good, format: 'stepchain-redaction/v3' }, /^anchor\.format is "stepchain-redaction\/v3"/],
+    ['a genesis hash that is not a digest', { ...good, genesis_hash: 'sha256:00' }, /^anchor\.genesis_hash/],
+    ['a policy digest that is not a digest', { ...good, policy_digest: D(4).toUpperCase() }, /^anchor\.policy_digest/],
+    ['length 0', { ...good, commitments: [], length: 0, redacted_from: 0 }, /^anchor\.length/],
+    ['length not an integer', { ...good, length: 5.5 }, /^anchor\.length/],
+    ['redacted_from past length', { ...good, commitments: [], redacted_from: 6 }, /^anchor\.redacted_from/],
+    ['redacted_from negative', { ...good, redacted_from: -1 }, /^anchor\.redacted_from/],
+    ['one commitment too few', { ...good, commitments: [D(1)] }, /^anchor\.commitments must hold exactly .* \(2\)/],
+    ['one commitment too many', { ...good, commitments: [D(1), D(2), D(6)] }, /^anchor\.commitments must hold exactly/],
+    ['commitments not an array', { ...good, commitments: 'x' }, /^anchor\.commitments must hold exactly/],
+    ['a commitment that is not a digest', { ...good, commitments: [D(1), 'x'] }, /^anchor\.commitments\[1\] is not a digest/],
+  ])('%s', (_what, block, why) => {
+    expect(anchorDefect(JSON.parse(JSON.stringify(block)))).toMatch(why);
+  });
+
+  test('the withdrawn version-1 format is named as withdrawn, whatever else the block holds', () => {
+    expect(anchorDefect({ format: 'stepchain-redaction/v1' })).toBe(WITHDRAWN_FORMATS['stepchain-redaction/v1']);
+    expect(anchorDefect({ ...good, format: 'stepchain-redaction/v1' })).toMatch(/withdrawn/);
+    // A format that is only an inherited property name is not a withdrawn format.
+    expect(anchorDefect({ ...good, format: 'toString' })).toMatch(/^anchor\.format is "toString"/);
+  });
+});
+
+describe('redactionsDefect (§6.3)', () => {
+  const d = (seq: number, path: string, rule = 'r') => ({ path, rule, seq });
+  test.each([
+    ['empty', []],
+    ['sorted by seq, then path in UTF-16 order', [d(0, '/input/10'), d(0, '/input/2'), d(0, '/meta/\ud83d\ude00'), d(0, '/meta/\uff00'), d(1, '/input')]],
+    ['the same path at two seqs', [d(0, '/input'), d(1, '/input')]],
+  ])('%s is accepted', (_what, list) => {
+    expect(redactionsDefect(list)).toBeNull();
+  });
+
+  test.each([
+    ['not an array', { 0: d(0, '/input') }, /^redactions must be an array/],
+    ['an entry not an object', ['x'], /^redactions\[0\] must be/],
+    ['an extra member', [{ ...d(0, '/input'), text: 'x' }], /^redactions\[0\] must be/],
+    ['a seq that is not a seq', [d(-1, '/input')], /^redactions\[0\] must be/],
+    ['a path that is not a string', [{ path: 1, rule: 'r', seq: 0 }], /^redactions\[0\] must be/],
+    ['a rule that is not an id', [d(0, '/input', '-r')], /^redactions\[0\] must be/],
+    ['a path that is not a pointer', [d(0, 'input')], /^redactions\[0\]\.path is not a JSON Pointer/],
+    ['a path with a bad escape', [d(0, '/input/~2')], /^redactions\[0\]\.path is not a JSON Pointer/],
+    ['the empty path', [d(0, '')], /^redactions\[0\]\.path must point into a content field or meta/],
+    ['a path into the envelope', [d(0, '/step_id')], /^redactions\[0\]\.path must point into/],
+    ['out of order by seq', [d(1, '/input'), d(0, '/input')], /^redactions\[1\] is out of order or repeated/],
+    ['out of order by path', [d(0, '/input/b'), d(0, '/input/a')], /^redactions\[1\] is out of order/],
+    ['code-point order, not UTF-16', [d(0, '/meta/\uff00'), d(0, '/meta/\ud83d\ude00')], /^redactions\[1\] is out of order/],
+    ['repeated', [d(0, '/input'), d(0, '/input')], /^redactions\[1\] is out of order or repeated/],
+    ['a bad entry after good ones', [d(0, '/input'), d(1, '/input'), d(2, '/seq')], /^redactions\[2\]/],
+  ])('%s', (_what, list, why) => {
+    expect(redactionsDefect(list)).toMatch(why);
+  });
+});
+
+describe('compareAnchor (§6.2, against the original journal)', () => {
+  test('true of the journal it was made from; each difference named', async () => {
+    const j = await memoryJournal();
+    const pub = await preparePublication(j, { policy: SAMPLE_POLICY, optIn: true });
+    expect(pub.anchor.redacted_from).toBe(0);
+    expect(await compareAnchor(j, pub.anchor, pub.steps)).toEqual([]);
+    expect(await compareAnchor(j, { ...pub.anchor, genesis_hash: D(9) }, pub.steps)).toEqual([expect.stringMatching(/genesis hash/)]);
+    expect(await compareAnchor(j, pub.anchor, pub.steps.filter((s) => s.seq !== 2))).toEqual(['step 2: no opening (salt) for its commitment']);
+    const swapped = pub.steps.map((s) => (s.seq === 1 ? { ...s, salt: pub.steps[0]!.salt } : s));
+    expect(await compareAnchor(j, pub.anchor, swapped)).toEqual([expect.stringMatching(/^step 1: the anchor's commitment does not open/)]);
+    expect(await compareAnchor(j, { ...pub.anchor, length: 3, commitments: pub.anchor.commitments.slice(0, 3) }, pub.steps)).toEqual(['the journal has 4 steps, the anchor 3 (it has grown since publishing)']);
+    expect(await compareAnchor(j, { ...pub.anchor, length: 5 }, pub.steps)).toEqual(['the journal has 4 steps, the anchor 5']);
+  });
+
+  test('steps before redacted_from are not in the anchor: a later first redaction needs openings from it on only', async () => {
+    const j = await memoryJournal();
+    const pub = await preparePublication(j, { policy: { rules: [{ id: 'late', paths: ['/prompt'], seq: { from: 2 } }] }, optIn: true });
+    expect(pub.anchor.redacted_from).toBe(2);
+    expect(pub.steps.map((s) => s.seq)).toEqual([2, 3]);
+    expect(await compareAnchor(j, pub.anchor, pub.steps)).toEqual([]);
+    // Shifted by one step, every commitment fails to open.
+    expect((await compareAnchor(j, { ...pub.anchor, redacted_from: 1 }, pub.steps)).length).toBeGreaterThan(0);
+  });
+});
