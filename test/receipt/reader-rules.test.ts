@@ -78,6 +78,23 @@ describe('the tar reader\'s own bounds, whatever limit its caller gives (§3.2 i
     await expect(over.next()).rejects.toEqual(new FatalProblem('ARCHIVE_LIMIT', expect.any(String) as never, { file: `e/${MAX_ENTRIES}` }));
   });
 
+  test('an archive that ends inside an entry\'s data is ARCHIVE_INVALID at that entry, however the data is read', async () => {
+    const cut = (): TarReader => new TarReader(pieces(ustarHeader('x', 1000), new Uint8Array(10)), Number.POSITIVE_INFINITY, 'test');
+    const reads: Array<(t: TarReader, e: { name: string; size: number }) => Promise<unknown>> = [
+      (t, e) => t.readData(e),
+      (t, e) => t.streamData(e, () => {}),
+      (t, e) => t.skip(e),
+      async (t, e) => {
+        for await (const piece of t.dataPieces(e)) void piece;
+      },
+    ];
+    for (const read of reads) {
+      const t = cut();
+      const e = (await t.next())!;
+      await expect(read(t, e)).rejects.toEqual(new FatalProblem('ARCHIVE_INVALID', expect.any(String) as never, { file: 'x' }));
+    }
+  });
+
   test('1 MiB of zeros after the end marker are read; one more byte is ARCHIVE_LIMIT', async () => {
     const after = (zeros: number) => new TarReader(pieces(new Uint8Array(1024), new Uint8Array(zeros)), Number.POSITIVE_INFINITY, 'test');
     expect(await after(MAX_TRAILING_ZEROS).next()).toBeNull();
