@@ -10,7 +10,7 @@ import { describe, expect, test } from 'vitest';
 import { canonicalJson } from '../../src/canonical/jcs.js';
 import { base64Encode } from '../../src/receipt/base64.js';
 import { PAYLOAD_TYPE, pae, signManifest, verifySignatureBytes } from '../../src/receipt/dsse.js';
-import { decodePublicKey, keyIdOf, keyPairFromSeed, parsePrivateKey, privateKeyToPem, publicKeyToPem, receiptBytes, verifyReceipt } from '../../src/receipt/index.js';
+import { decodePublicKey, keyIdOf, keyPairFromSeed, publicKeyDefect, parsePrivateKey, privateKeyToPem, publicKeyToPem, receiptBytes, verifyReceipt } from '../../src/receipt/index.js';
 import { entriesOf, tarOf } from './craft.js';
 import { makeFixture, testSeed } from './fixture.js';
 
@@ -97,6 +97,7 @@ describe('DSSE (§5)', () => {
     expect(verifySignatureBytes(message, sig, other.publicKey)).toBe(false);
     expect(verifySignatureBytes(message, sig.subarray(0, 63), key.publicKey)).toBe(false);
     expect(verifySignatureBytes(message, sig, null as never)).toBe(false);
+    expect(verifySignatureBytes('not bytes' as never, sig, key.publicKey)).toBe(false);
   });
 });
 
@@ -147,5 +148,53 @@ describe('key files (§5, §5.2)', () => {
     const d = decodePublicKey(raw);
     raw[0]! ^= 1;
     expect(d.ok && Buffer.from(d.key).equals(Buffer.from(key.publicKey))).toBe(true);
+  });
+});
+
+describe('an unusable pinned key: the reason says what it is (§5.2)', () => {
+  const pem = publicKeyToPem(key.publicKey);
+  const [, body] = pem.trim().split('\n');
+  const hex = (h: string): Uint8Array => Uint8Array.from(Buffer.from(h, 'hex'));
+  test.each<[string, unknown, RegExp]>([
+    ['empty bytes', new Uint8Array(0), /^the pinned key is empty \(0 bytes\)$/],
+    ['bytes that are not UTF-8', Uint8Array.of(0xff, 0xfe), /is 2 bytes that are neither 32 raw key bytes nor UTF-8 text/],
+    ['null', null, /is null, not bytes or text/],
+    ['a number', 42, /is number, not bytes or text/],
+    ['an object', {}, /is object, not bytes or text/],
+    ['the empty string', '', /^the pinned key is empty$/],
+    ['whitespace only', ' \r\n\t', /only whitespace/],
+    ['more than 16 KiB of text', 'A'.repeat(16 * 1024 + 1), /16385 characters of text/],
+    ['a PEM private key', privateKeyToPem(key.privateKey), /PEM private key/],
+    ['a PEM certificate', '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----', /labelled "CERTIFICATE"/],
+    ['a PEM label in lower case', `-----BEGIN public key-----\n${body}\n-----END public key-----`, /labelled "-----BEGIN public key-----"/],
+    ['text after the BEGIN line', `-----BEGIN PUBLIC KEY-----x\n${body}\n-----END PUBLIC KEY-----`, /labelled "-----BEGIN PUBLIC KEY-----x"/],
+    ['a second BEGIN inside the first line', `-----BEGIN FOO-----BEGIN PUBLIC KEY-----\n${body}\n-----END PUBLIC KEY-----`, /labelled "-----BEGIN FOO-----BEGIN PUBLIC KEY-----"/],
+    ['a PEM block without its END line', `-----BEGIN PUBLIC KEY-----\n${body}`, /does not end with "-----END PUBLIC KEY-----"/],
+    ['a PEM block with no body', '-----BEGIN PUBLIC KEY-----\n-----END PUBLIC KEY-----', /does not end with "-----END PUBLIC KEY-----"/],
+    ['a PEM block whose END is not on its own line', `-----BEGIN PUBLIC KEY-----\n${body}-----END PUBLIC KEY-----`, /does not end with/],
+    ['a PEM header line', `-----BEGIN PUBLIC KEY-----\nProc-Type: 4,ENCRYPTED\n${body}\n-----END PUBLIC KEY-----`, /a line that is not base64/],
+    ['a body line with a space inside', `-----BEGIN PUBLIC KEY-----\n${body!.slice(0, 20)} ${body!.slice(20)}\n-----END PUBLIC KEY-----`, /a line that is not base64/],
+    ['an X25519 SubjectPublicKeyInfo', pem.replace('MCowBQYDK2Vw', 'MCowBQYDK2Vu'), /not an Ed25519 SubjectPublicKeyInfo/],
+    ['text that is not base64', 'not a key', /neither canonical base64/],
+    ['hex text (the base64 alphabet holds hex digits)', Buffer.from(key.publicKey).toString('hex'), /base64 of 48 bytes/],
+    ['the base64 of 31 bytes', base64Encode(key.publicKey.subarray(0, 31)), /base64 of 31 bytes; an Ed25519 public key is 32/],
+    ['the identity point', hex('0100000000000000000000000000000000000000000000000000000000000000'), /small order/],
+    ['y = p', hex('edffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f'), /not the canonical encoding of a point/],
+  ])('%s', (_name, k, reason) => {
+    const r = decodePublicKey(k);
+    expect(r.ok ? null : r.reason).toMatch(reason);
+  });
+
+  test('a PEM body split over several lines is joined; the key is read', () => {
+    const split = `-----BEGIN PUBLIC KEY-----\n${body!.slice(0, 30)}\n${body!.slice(30)}\n-----END PUBLIC KEY-----`;
+    const r = decodePublicKey(split);
+    expect(r.ok && Buffer.from(r.key).equals(Buffer.from(key.publicKey))).toBe(true);
+  });
+
+  test('publicKeyDefect and keyPairFromSeed refuse anything but 32 bytes', () => {
+    for (const k of [new Uint8Array(31), new Uint8Array(33), null, 'x'.repeat(32)]) {
+      expect(publicKeyDefect(k as never)).toBe('is not 32 bytes');
+      expect(() => keyPairFromSeed(k as never)).toThrow(expect.objectContaining({ code: 'KEY_INVALID' }));
+    }
   });
 });
