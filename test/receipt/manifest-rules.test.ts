@@ -106,6 +106,7 @@ describe('the chain listing (§4.2, §6)', () => {
     ['a name not of the form chain/<16 digits>.jsonl', chain((c) => (c[1]!.name = 'chain/3.jsonl')), ['/chain/1/name']],
     ['a first entry not named for range.from', chain((c) => (c[0]!.name = 'chain/0000000000000000.jsonl')), ['/chain/0/name']],
     ['entries out of order', chain((c) => c.reverse()), ['/chain/0/name', '/chain/1/name', '/chain/1/name']],
+    ['an entry named like the one before it', chain((c) => (c[1]!.name = c[0]!.name)), ['/chain/1/name', '/chain/1/name']],
     ['an entry not named for the seq after the one before', chain((c) => (c[1]!.name = 'chain/0000000000000004.jsonl')), ['/chain/1/name']],
     ['step counts that do not add up to the range', chain((c) => (c[1]!.steps = 4)), ['/chain']],
     ['an entry over the chain-entry limit', chain((c) => (c[1]!.size = MAX_CHAIN_ENTRY_BYTES + 1)), ['/chain/1/size (limit)']],
