@@ -69,7 +69,10 @@ describe('the tar reader\'s own bounds, whatever limit its caller gives (§3.2 i
     yield new Uint8Array(1024);
   }
 
-  test(`${MAX_ENTRIES} entries are read; one more is ARCHIVE_LIMIT at that entry`, async () => {
+  // 65 537 headers: 3 s here, over a minute with tar.ts instrumented by Stryker, so a scale case that
+  // `npm test` runs and `npm run mutate` leaves out (test/mutation/vitest.config.ts sets STEPCHAIN_MUTATION).
+  const scale = process.env.STEPCHAIN_MUTATION ? test.skip : test;
+  scale(`${MAX_ENTRIES} entries are read; one more is ARCHIVE_LIMIT at that entry`, async () => {
     const at = new TarReader(emptyEntries(MAX_ENTRIES), Number.POSITIVE_INFINITY, 'test');
     for (let i = 0; i < MAX_ENTRIES; i++) expect((await at.next())?.name).toBe(`e/${i}`);
     expect(await at.next()).toBeNull();
