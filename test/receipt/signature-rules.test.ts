@@ -175,6 +175,7 @@ describe('an unusable pinned key: the reason says what it is (§5.2)', () => {
     ['a second BEGIN inside the first line', `-----BEGIN FOO-----BEGIN PUBLIC KEY-----\n${body}\n-----END PUBLIC KEY-----`, /labelled "-----BEGIN FOO-----BEGIN PUBLIC KEY-----"/],
     ['a PEM block without its END line', `-----BEGIN PUBLIC KEY-----\n${body}`, /does not end with "-----END PUBLIC KEY-----"/],
     ['a PEM block with no body', '-----BEGIN PUBLIC KEY-----\n-----END PUBLIC KEY-----', /does not end with "-----END PUBLIC KEY-----"/],
+    ['a PEM block whose last line is not the END line', `-----BEGIN PUBLIC KEY-----\n${body}\n-----END PUBLIC KEY----- x`, /does not end with/],
     ['a PEM block whose END is not on its own line', `-----BEGIN PUBLIC KEY-----\n${body}-----END PUBLIC KEY-----`, /does not end with/],
     ['a PEM header line', `-----BEGIN PUBLIC KEY-----\nProc-Type: 4,ENCRYPTED\n${body}\n-----END PUBLIC KEY-----`, /a line that is not base64/],
     ['a body line with a space inside', `-----BEGIN PUBLIC KEY-----\n${body!.slice(0, 20)} ${body!.slice(20)}\n-----END PUBLIC KEY-----`, /a line that is not base64/],
