@@ -180,9 +180,10 @@ export function renderPaths(rows) {
   return L.join('\n');
 }
 
+/** A ratio needs a measurable v1 phase: under 0.05 µs (v1's run reader does nothing) it would be noise. */
 export function renderPhases(rows) {
   const L = ['| Phase (CPU µs per step, median of paired runs) | v1 | v2 | v2 − v1 | v2 ÷ v1 |', '|---|---:|---:|---:|---:|'];
-  for (const [name, a, b] of rows) L.push(`| ${name} | ${a.toFixed(2)} | ${b.toFixed(2)} | ${b - a >= 0 ? '+' : ''}${(b - a).toFixed(2)} | ${a > 0 ? (b / a).toFixed(2) + '×' : '–'} |`);
+  for (const [name, a, b] of rows) L.push(`| ${name} | ${a.toFixed(2)} | ${b.toFixed(2)} | ${b - a >= 0 ? '+' : ''}${(b - a).toFixed(2)} | ${a >= 0.05 ? (b / a).toFixed(2) + '×' : '–'} |`);
   return L.join('\n');
 }
 
