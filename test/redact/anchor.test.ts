@@ -26,6 +26,8 @@ describe('anchorDefect (§6.2)', () => {
     ['an extra member', { ...good, extra: 1 }, /^anchor must be/],
     ['a member missing', { ...good, length: undefined }, /^anchor must be/],
     ['another format', { ...good, format: 'stepchain-redaction/v3' }, /^anchor\.format is "stepchain-redaction\/v3"/],
+    // Only a format string names a withdrawn format: a list whose text is that name is another format.
+    ['a format that is a list holding the withdrawn name', { ...good, format: ['stepchain-redaction/v1'] }, /^anchor\.format is \["stepchain-redaction\/v1"\]/],
     ['a genesis hash that is not a digest', { ...good, genesis_hash: 'sha256:00' }, /^anchor\.genesis_hash/],
     ['a policy digest that is not a digest', { ...good, policy_digest: D(4).toUpperCase() }, /^anchor\.policy_digest/],
     ['length 0', { ...good, commitments: [], length: 0, redacted_from: 0 }, /^anchor\.length/],
@@ -101,5 +103,32 @@ describe('compareAnchor (§6.2, against the original journal)', () => {
     expect(await compareAnchor(j, pub.anchor, pub.steps)).toEqual([]);
     // Shifted by one step, every commitment fails to open.
     expect((await compareAnchor(j, { ...pub.anchor, redacted_from: 1 }, pub.steps)).length).toBeGreaterThan(0);
+    // Commitment i belongs to step redacted_from + i: swapping the two openings fails both, each named by its seq.
+    const swapped = pub.steps.map((s) => ({ ...s, salt: pub.steps[s.seq === 2 ? 1 : 0]!.salt }));
+    expect(await compareAnchor(j, pub.anchor, swapped)).toEqual([
+      expect.stringMatching(/^step 2: the anchor's commitment does not open/),
+      expect.stringMatching(/^step 3: the anchor's commitment does not open/),
+    ]);
+  });
+
+  test('a journal line without a readable step_hash is a difference named by its seq', async () => {
+    const j = await memoryJournal();
+    const pub = await preparePublication(j, { policy: SAMPLE_POLICY, optIn: true });
+    const damaged = {
+      genesis: j.genesis,
+      head: () => j.head(),
+      blob: (d: string) => j.blob(d),
+      lines: async function* (r?: { from?: number; to?: number }) {
+        for await (const l of j.lines(r)) {
+          if (l.seq === 1) yield { ...l, text: '{"seq":1}' };
+          else if (l.seq === 2) yield { ...l, text: 'not JSON' };
+          else yield l;
+        }
+      },
+    };
+    expect(await compareAnchor(damaged, pub.anchor, pub.steps)).toEqual([
+      "step 1: the journal's line has no readable step_hash",
+      "step 2: the journal's line has no readable step_hash",
+    ]);
   });
 });

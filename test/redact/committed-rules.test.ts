@@ -75,3 +75,21 @@ describe('the salts that stay private are searched (§12.2: "with the record sal
     expect(pub.withheld.map((w) => [w.seq, w.slot, w.rule])).toEqual([[0, 'prompt', 'prompts']]);
   });
 });
+
+describe('the leak sweep searches the disclosed blobs and the manifest (§12.2, §5.5)', () => {
+  const SECRET = 'opal-harbor-7731-lantern';
+  const steps = () => [
+    { step_id: 'b-0', ts: ts(0), model: 'm', prompt: SECRET, input: 'i', tool_call: null, result: 'ok' },
+    // Step 1's input is stored as a blob (over the 1024-byte threshold) and no rule selects it.
+    { step_id: 'b-1', ts: ts(1), model: 'm', prompt: 'p', input: { doc: `${'x'.repeat(1500)} ${SECRET} end` }, tool_call: null, result: 'ok' },
+  ];
+  const policy = compilePolicy({ rules: [{ id: 'first-prompt', paths: ['/prompt'], seq: { to: 0 } }] });
+
+  test('a withheld value copied into a disclosed blob: LEAK_DETECTED naming the blob', async () => {
+    const j = await memoryJournal(steps(), 1024, 'stepchain/v2');
+    const e = await refusal(planCommittedPublication(j, { policy, salts: seededSalts('leak-blob') }));
+    expect(e.code).toBe('LEAK_DETECTED');
+    expect(e.message).toMatch(/rule "first-prompt"/);
+    expect(e.message).toMatch(/blob sha256:[0-9a-f]{64}/);
+  });
+});

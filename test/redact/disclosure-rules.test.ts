@@ -9,6 +9,7 @@ import { describe, expect, test } from 'vitest';
 import {
   RedactError, discloseFromSecrets, preparePublication, proofDefect, publicationBytes, secretsFile, textFits, verifyDisclosure,
 } from '../../src/redact/index.js';
+import { keyPairFromSeed } from '../../src/receipt/index.js';
 import { SAMPLE_POLICY, SECRETS, memoryJournal } from './helpers.js';
 
 /** §8.3 step 7 as a regular expression: the pieces in order, each placeholder standing for 1+ characters. */
@@ -60,6 +61,13 @@ const goodProof = { commitment: D, format: 'stepchain-disclosure/v1', manifest_d
 
 describe('proofDefect (§8.3 step 1)', () => {
   test('the good proof', () => expect(proofDefect(goodProof)).toBeNull());
+  test('a value nested as deep as a record may be (128 levels with the record itself) is a value', () => {
+    let deep: unknown = 'v';
+    for (let i = 0; i < 120; i++) deep = [deep];
+    expect(proofDefect({ ...goodProof, value: deep })).toBeNull();
+    for (let i = 0; i < 20; i++) deep = [deep];
+    expect(proofDefect({ ...goodProof, value: deep })).toMatch(/^value must be I-JSON/);
+  });
   test.each([
     ['not an object', 'x', /exactly the members/],
     ['an extra member', { ...goodProof, text: 'x' }, /exactly the members/],
@@ -115,6 +123,11 @@ describe('discloseFromSecrets (§8.1)', () => {
     expect(failure(() => discloseFromSecrets(secrets, 9, '/input')).message).not.toMatch(/redacted paths/);
   });
 
+  test('NOT_REDACTED locates the seq and path asked for', async () => {
+    const { secrets } = await published();
+    expect(failure(() => discloseFromSecrets(secrets, 0, '/input')).location).toEqual({ seq: 0, path: '/input' });
+  });
+
   test('a damaged entry: SECRETS_INVALID', async () => {
     const { secrets } = await published();
     const at = secrets.redactions.findIndex((r: { seq: number; path: string }) => r.seq === 1 && r.path === '/prompt');
@@ -122,6 +135,8 @@ describe('discloseFromSecrets (§8.1)', () => {
     for (const change of [{ salt: 'x' }, { commitment: 'x' }, { rule: '-' }, { value: 'not the value' }, { salt: 'ab'.repeat(32) }]) {
       expect(failure(() => discloseFromSecrets(damaged(change), 1, '/prompt')).code).toBe('SECRETS_INVALID');
     }
+    // A value that is not I-JSON (a lone surrogate) cannot be committed to.
+    expect(failure(() => discloseFromSecrets(damaged({ value: '\ud800' }), 1, '/prompt')).code).toBe('SECRETS_INVALID');
     const { value: _v, ...noValue } = secrets.redactions[at];
     expect(failure(() => discloseFromSecrets({ ...secrets, redactions: [noValue] }, 1, '/prompt')).code).toBe('SECRETS_INVALID');
   });
@@ -135,6 +150,24 @@ describe('verifyDisclosure (§8.3)', () => {
     expect(r).toMatchObject({ ok: true, problems: [], seq: 1, path: '/prompt', rule: 'prompts', value: 'Call the API.', manifest_digest: pub.plan.manifestDigest });
     expect(r.proves).toEqual([expect.stringMatching(/^The value redacted at seq 1, \/prompt \(rule "prompts"\)/)]);
     expect(r.receipt?.ok).toBe(true);
+  });
+
+  test('a proof naming the marker\'s rule but another commitment: MARKER_MISMATCH, even with the right salt and value', async () => {
+    const { bytes, secrets } = await published();
+    const proof = discloseFromSecrets(secrets, 1, '/prompt');
+    const r = await verifyDisclosure(bytes, { ...proof, commitment: `sha256:${'0'.repeat(64)}` });
+    expect(r.problems.map((p) => p.code)).toEqual(['MARKER_MISMATCH']);
+    expect(r.ok).toBe(false);
+  });
+
+  test('a signed receipt: what the proof proves says who signed it', async () => {
+    const key = keyPairFromSeed(Uint8Array.from({ length: 32 }, (_, i) => i + 3));
+    const pub = await preparePublication(await memoryJournal(), { policy: SAMPLE_POLICY, optIn: true, sign: key.privateKey });
+    const secrets = JSON.parse(JSON.stringify(secretsFile(pub.plan.manifestDigest, pub.redactions, pub.unblobbed, pub.steps)));
+    const r = await verifyDisclosure(await publicationBytes(pub), discloseFromSecrets(secrets, 1, '/prompt'));
+    expect(r.ok).toBe(true);
+    expect(r.proves).toEqual([expect.stringMatching(/^The value redacted at seq 1/), `That receipt is signed by ${r.receipt!.signed_by!}.`]);
+    expect(r.receipt!.signed_by).toMatch(/\S/);
   });
 
   test('a proof that is not one: PROOF_INVALID, nothing else filled in', async () => {

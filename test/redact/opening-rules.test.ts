@@ -52,6 +52,8 @@ describe('publicationDefect (§12.4)', () => {
     ['a member missing', { format: COMMITTED_PUBLICATION_FORMAT }, /^publication must be/],
     ['another format', { format: 'stepchain-redaction/v2', policy_digest: D }, /^publication\.format is "stepchain-redaction\/v2"/],
     ['a policy digest that is not one', { format: COMMITTED_PUBLICATION_FORMAT, policy_digest: 'sha256:' }, /^publication\.policy_digest/],
+    // The rule is the set of members, not the order a parser met them in.
+    ['the two members given in the other order', { policy_digest: D, format: COMMITTED_PUBLICATION_FORMAT }, null],
   ])('%s', (_what, block, why) => {
     if (why === null) expect(publicationDefect(block)).toBeNull();
     else expect(publicationDefect(block)).toMatch(why);
@@ -84,6 +86,22 @@ describe('openSlot (§12.6): from the original v2 journal only', () => {
     expect((await openSlot(j, 2, 'input', md)).blob).toEqual(sampleSteps()[2]!.input);
   });
 
+  test('a line without a record salt (a public-form journal): SOURCE_INVALID', async () => {
+    const { j, md } = await published();
+    const unsalted = {
+      genesis: j.genesis,
+      head: () => j.head(),
+      blob: (d: string) => j.blob(d),
+      lines: async function* (r?: { from?: number; to?: number }) {
+        for await (const l of j.lines(r)) {
+          const { salt: _s, ...rest } = JSON.parse(l.text) as Record<string, unknown>;
+          yield { ...l, text: JSON.stringify(rest) };
+        }
+      },
+    };
+    expect(await code(openSlot(unsalted, 0, 'prompt', md))).toBe('SOURCE_INVALID');
+  });
+
   test('a slot that is not a blob carries no blob member', async () => {
     const { j, md } = await published();
     const o = await openSlot(j, 0, 'prompt', md);
@@ -110,6 +128,25 @@ describe('verifyOpening (§12.6): refusals', () => {
     // Step 0's input no rule selects: it is disclosed, there is nothing to open.
     const input = await openSlot(j, 0, 'input', md);
     expect((await verifyOpening(bytes, input)).problems.map((p) => p.code)).toEqual(['NOT_REDACTED']);
+  });
+
+  test('a slot name that is not a slot of the step: NOT_REDACTED, reported, not thrown', async () => {
+    const { j, bytes, md } = await published();
+    const opening = await openSlot(j, 0, 'prompt', md);
+    for (const slot of ['step_id', 'no_such_member']) {
+      const r = await verifyOpening(bytes, { ...opening, slot });
+      expect(r).toMatchObject({ ok: false, seq: 0, slot });
+      expect(r.problems.map((p) => p.code)).toEqual(['NOT_REDACTED']);
+    }
+  });
+
+  test("a blob value of the reference's size but other bytes: COMMITMENT_MISMATCH", async () => {
+    const { j, bytes, md } = await published();
+    const input = await openSlot(j, 2, 'input', md);
+    expect((await verifyOpening(bytes, input)).ok).toBe(true);
+    const doc = (input.blob as { doc: string }).doc;
+    const forged = { ...input, blob: { doc: `w${doc.slice(1)}` } };
+    expect((await verifyOpening(bytes, forged)).problems.map((p) => p.code)).toEqual(['COMMITMENT_MISMATCH']);
   });
 
   test('blob members where they do not belong: PROOF_INVALID', async () => {

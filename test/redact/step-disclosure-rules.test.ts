@@ -96,6 +96,8 @@ describe('verifyStepDisclosure: openings and values (§8.4)', () => {
     ['after it, its own salt swapped for the previous one', 3, (p, o) => ({ ...p, salt: o.salt }), 'ANCHOR_MISMATCH'],
     ['a value at a path nothing redacted', 3, (p) => ({ ...p, values: [...p.values, { ...p.values[0]!, path: '/result' }] }), 'NOT_REDACTED'],
     ['a value naming another rule', 3, (p) => ({ ...p, values: p.values.map((v) => ({ ...v, rule: 'other' })) }), 'MARKER_MISMATCH'],
+    // The right salt and value, but a commitment other than the marker's: the marker does not match the proof.
+    ['a value naming another commitment', 3, (p) => ({ ...p, values: p.values.map((v) => ({ ...v, commitment: `sha256:${'0'.repeat(64)}` })) }), 'MARKER_MISMATCH'],
     ['a step the receipt lacks', 4, (p) => p, 'NOT_REDACTED'],
   ])('%s: %s', async (_what, seq, change, code) => {
     const { bytes, secrets, pub } = await published();
