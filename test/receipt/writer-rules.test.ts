@@ -11,13 +11,16 @@ import { describe, expect, test } from 'vitest';
 import { concatBytes } from '../../src/bytes.js';
 import { genesisHash } from '../../src/record/index.js';
 import type { StoredLine } from '../../src/chain/source.js';
-import { MAX_BLOB_BYTES } from '../../src/receipt/limits.js';
+import { MAX_BLOB_BYTES, MAX_MANIFEST_BYTES } from '../../src/receipt/limits.js';
 import { blobEntryName, chainEntryName, declaredArchiveBytes } from '../../src/receipt/manifest.js';
 import { fetchBlob, planReceipt, type ReceiptPlan, type ReceiptWriterInput } from '../../src/receipt/plan.js';
 import { BLOCK, paddedSize, ustarHeader } from '../../src/receipt/tar.js';
 import { writeReceipt } from '../../src/receipt/writer.js';
 import { keyPairFromSeed } from '../../src/receipt/keys.js';
-import { makeFixture, testSeed, type Fixture } from './fixture.js';
+import { canonicalJson } from '../../src/canonical/jcs.js';
+import { digestUtf8 } from '../../src/canonical/sha256.js';
+import { sealRecord } from '../../src/record/index.js';
+import { makeFixture, sourceOf, testSeed, type Fixture } from './fixture.js';
 
 const enc = new TextEncoder();
 const hashOf = (text: string): string => (JSON.parse(text) as { step_hash: string }).step_hash;
@@ -161,6 +164,45 @@ describe('pass 1: what planReceipt refuses, and with which code', () => {
     expect(asked).toBe(0);
     const [d, bytes] = [...src.blobs.entries()][0]!;
     await expect(fetchBlob(inputOf(src, 0, 7), { digest: d, size: bytes.length })).resolves.toEqual(bytes);
+  });
+});
+
+describe('pass 1: blob sizes and the manifest limit', () => {
+  /** Steps whose results all reference one blob, step `wrong` declaring it one byte longer. */
+  function sharedBlob(steps: number, wrong: number | null): Fixture {
+    const base = makeFixture({ steps: 0 });
+    const bytes = enc.encode(canonicalJson({ shared: true }));
+    const digest = digestUtf8(canonicalJson({ shared: true }));
+    let prev = genesisHash(base.genesis);
+    const stored: StoredLine[] = [];
+    for (let seq = 0; seq < steps; seq++) {
+      const { record, line } = sealRecord({
+        v: 1, seq, step_id: `s${seq}`, ts: '2026-01-01T00:00:00.000Z', prev_hash: prev, input: { n: seq }, model: 'm', prompt: null, tool_call: null,
+        result: { '$stepchain:blob': { digest, size: bytes.length + (seq === wrong ? 1 : 0) } },
+      });
+      prev = record.step_hash;
+      stored.push({ segment: '0000000000000000.jsonl', seq, text: line.slice(0, -1) });
+    }
+    return sourceOf(base.genesis, stored, new Map([[digest, bytes]]));
+  }
+
+  test('a blob referenced twice in the range with two sizes is BLOB_CORRUPT; with one size it is listed once', async () => {
+    const same = sharedBlob(4, null);
+    expect((await planReceipt(inputOf(same, 0, 3))).manifest.blobs).toHaveLength(1);
+    const conflict = sharedBlob(4, 2);
+    await expect(planReceipt(inputOf(conflict, 0, 3))).rejects.toMatchObject({ code: 'BLOB_CORRUPT' });
+    // a conflicting reference before the range is not part of the receipt
+    const before = sharedBlob(4, 0);
+    expect((await planReceipt(inputOf(before, 1, 3))).manifest.blobs).toHaveLength(1);
+  });
+
+  test('a manifest of exactly MAX_MANIFEST_BYTES is planned; one byte more is LIMIT_EXCEEDED', async () => {
+    const src = makeFixture({ steps: 2 });
+    const small = await planReceipt(inputOf(src, 0, 1, { extra: { pad: '' } }));
+    const room = MAX_MANIFEST_BYTES - small.manifestBytes.length;
+    const edge = await planReceipt(inputOf(src, 0, 1, { extra: { pad: 'x'.repeat(room) } }));
+    expect(edge.manifestBytes.length).toBe(MAX_MANIFEST_BYTES);
+    await expect(planReceipt(inputOf(src, 0, 1, { extra: { pad: 'x'.repeat(room + 1) } }))).rejects.toMatchObject({ code: 'LIMIT_EXCEEDED' });
   });
 });
 
