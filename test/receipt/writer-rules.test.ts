@@ -90,6 +90,9 @@ describe('pass 1: the manifest planReceipt builds (§4)', () => {
     const plan = await planReceipt(inputOf(src, 6, 9, { start }, src.stored.slice(6)));
     expect(plan.manifest.range).toEqual({ from: 6, prev_hash: start.prev_hash, to: 9 });
     await expect(planReceipt(inputOf(src, 5, 9, { start }, src.stored.slice(6)))).rejects.toMatchObject({ code: 'RANGE_INVALID' });
+    // a start at seq 0 is the genesis's place, given explicitly
+    const zero = await planReceipt(inputOf(src, 0, 2, { start: { seq: 0, prev_hash: genesisHash(src.genesis) } }));
+    expect(zero.manifest.range).toEqual({ from: 0, prev_hash: genesisHash(src.genesis), to: 2 });
   });
 
   test('extra members join the manifest; one reusing a base member\'s name, or not I-JSON, is MANIFEST_INVALID', async () => {
@@ -256,6 +259,10 @@ describe('pass 2: the archive writeReceipt writes (§3.2, §3.3)', () => {
       ['a blob gone', src.stored, new Map()],
     ];
     for (const [what, lines, blobs] of cases) await expect(drain(await plan(lines, blobs)), what).rejects.toMatchObject({ code: 'SOURCE_CHANGED' });
+    // a blob source that fails in pass 2 with its own error: that error, as it is
+    const failing = await planReceipt(inputOf(src, 1, 8));
+    const io = new Error('EIO: the disk went away');
+    await expect(drain({ ...failing, input: { ...failing.input, blob: async () => { throw io; } } })).rejects.toBe(io);
     // lines before `from` and after `to` are not part of the archive: changing them changes nothing
     const outside = src.stored.map((l) => (l.seq === 0 ? { ...l, text: 'x' } : l)).concat([{ ...src.stored[8]!, seq: 9, text: 'y' }]);
     expect(await written(await plan(outside))).toEqual(await written(await planReceipt(inputOf(src, 1, 8))));
