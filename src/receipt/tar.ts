@@ -88,11 +88,15 @@ const TYPE_NAMES: Record<string, string> = {
   L: 'a GNU long-name header', K: 'a GNU long-link header', S: 'a GNU sparse file', V: 'a GNU volume label',
 };
 
-/** Names the profile's byte-for-byte comparison reports by field. */
+/**
+ * Names the profile's byte-for-byte comparison reports by field. The checksum comes last: it already matches
+ * the block's byte sum, so it differs from the profile's only because another field does (which is the one
+ * to name) or because it is written in another form.
+ */
 const FIELDS: Array<[string, number, number]> = [
   ['name', 0, 100], ['mode', 100, 8], ['uid', 108, 8], ['gid', 116, 8], ['size', 124, 12], ['mtime', 136, 12],
-  ['checksum', 148, 8], ['typeflag', 156, 1], ['linkname', 157, 100], ['magic', 257, 6], ['version', 263, 2],
-  ['uname', 265, 32], ['gname', 297, 32], ['devmajor', 329, 8], ['devminor', 337, 8], ['prefix', 345, 155], ['padding', 500, 12],
+  ['typeflag', 156, 1], ['linkname', 157, 100], ['magic', 257, 6], ['version', 263, 2], ['uname', 265, 32],
+  ['gname', 297, 32], ['devmajor', 329, 8], ['devminor', 337, 8], ['prefix', 345, 155], ['padding', 500, 12], ['checksum', 148, 8],
 ];
 
 /**
