@@ -152,6 +152,17 @@ const chains = loadVectors<ChainCase>('chains.json');
 const caseOptions = (c: ChainCase): ChainVerifierOptions => ({ genesis: c.genesis ?? chains.genesis, ...(c.start ? { start: c.start } : {}), ...(c.expect_head ? { expectHead: c.expect_head } : {}) });
 const caseFiles = (c: ChainCase): Files => c.files.map((f) => ({ name: f.name, bytes: vectorBytes(f) }));
 
+/** Feeds one bucket's lines four at a time, letting the pool answer between pieces, as a reader's chunks do. */
+async function feedInFours(feeder: ChainFeeder, file: { name: string; bytes: Uint8Array }): Promise<void> {
+  feeder.beginSegment(file.name, 0);
+  const split: Uint8Array[] = [];
+  new LineSplitter(1 << 16).split(file.bytes, (bytes) => void split.push(bytes));
+  for (let at = 0; at < split.length; at += 4) {
+    for (const bytes of split.slice(at, at + 4)) feeder.line(bytes, true);
+    await feeder.settle();
+  }
+}
+
 describe('parallel verification gives the sequential report', () => {
   test('chains.json vectors, batches finishing out of order', async () => {
     for (const c of chains.cases) {
@@ -207,13 +218,7 @@ describe('parallel verification gives the sequential report', () => {
     // One thread whose batches finish a few turns later: while four lines are fed in one piece, two batches wait.
     const pool = shufflingPool(5, 0, 1);
     const feeder = new ChainFeeder(new ChainVerifier({ genesis: chain.genesis, onLine: (l) => void lines.push(seen(l)) }), pool, { batchBytes: 1 });
-    feeder.beginSegment(files[0]!.name, 0);
-    const split: Uint8Array[] = [];
-    new LineSplitter(1 << 16).split(files[0]!.bytes, (bytes) => void split.push(bytes));
-    for (let at = 0; at < split.length; at += 4) {
-      for (const bytes of split.slice(at, at + 4)) feeder.line(bytes, true);
-      await feeder.settle();
-    }
+    await feedInFours(feeder, files[0]!);
     expect({ report: await feeder.finish(), lines }).toEqual(want);
     expect(want.report.ok).toBe(false);
     expect(feeder.checkedHere).toBeGreaterThan(0);
@@ -232,13 +237,7 @@ describe('parallel verification gives the sequential report', () => {
     // How many batches the feeding thread had checked itself when the first answer reached it.
     let beforeFirstAnswer: number | null = null;
     pool.onAnswer = () => void (beforeFirstAnswer ??= feeder.checkedHere);
-    feeder.beginSegment(files[0]!.name, 0);
-    const split: Uint8Array[] = [];
-    new LineSplitter(1 << 16).split(files[0]!.bytes, (bytes) => void split.push(bytes));
-    for (let at = 0; at < split.length; at += 4) {
-      for (const bytes of split.slice(at, at + 4)) feeder.line(bytes, true);
-      await feeder.settle();
-    }
+    await feedInFours(feeder, files[0]!);
     expect({ report: await feeder.finish(), lines }).toEqual(want);
     expect(beforeFirstAnswer).not.toBeNull();
     expect(feeder.checkedHere + pool.batches).toBe(61);
