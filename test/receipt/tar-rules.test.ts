@@ -8,7 +8,9 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { BLOCK, checksum, fieldText, inspectHeader, isZeroBlock, paddedSize, ustarHeader } from '../../src/receipt/tar.js';
-import { rawHeader } from './craft.js';
+import { entriesOf, rawHeader, tarOf } from './craft.js';
+import { makeFixture } from './fixture.js';
+import { receiptBytes, verifyReceipt } from '../../src/receipt/index.js';
 
 const put = (h: Uint8Array, at: number, s: string): void => {
   for (let i = 0; i < s.length; i++) h[at + i] = s.charCodeAt(i);
@@ -178,5 +180,31 @@ describe('inspectHeader: what a hostile header block is, and at which entry', ()
     const v = inspect([[at as number, bytes as string]]);
     expect(refusal(v)).toEqual({ code: 'ARCHIVE_INVALID', name: NAME });
     if (!v.ok) expect(v.message).toMatch(new RegExp(`header field ${field} `));
+  });
+});
+
+const twoSteps = entriesOf(await receiptBytes(makeFixture({ steps: 2, bucketSize: 2 }), {}));
+
+describe('a name that fills the name field (§3.2 items 2–3, §7 step 2.7)', () => {
+  // 100 bytes and no NUL: H(name, size) is defined for it, so the header passes the byte comparison; no
+  // §3.3 form is that long, so the entry is refused where names are matched, as ENTRY_UNEXPECTED.
+  const long = 'blobs/' + 'x'.repeat(94);
+  const entries = twoSteps;
+
+  test('inspectHeader reads all 100 bytes as the name', () => {
+    expect(long).toHaveLength(100);
+    expect(inspectHeader(ustarHeader(long, 7))).toEqual({ ok: true, name: long, size: 7 });
+  });
+
+  test.each([
+    ['first', 0],
+    ['after the manifest', 1],
+    ['last', entries.length],
+  ])('an entry so named, %s, is ENTRY_UNEXPECTED at that name and stops verification', async (_where, at) => {
+    const spliced = [...entries.slice(0, at), { name: long, data: new Uint8Array(3) }, ...entries.slice(at)];
+    const report = await verifyReceipt(tarOf(spliced));
+    expect(report.ok).toBe(false);
+    expect(report.problems.map((p) => [p.code, p.location])).toContainEqual(['ENTRY_UNEXPECTED', { file: long }]);
+    expect(report.problems.at(-1)?.code).toBe('ENTRY_UNEXPECTED');
   });
 });
