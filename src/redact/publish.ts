@@ -11,8 +11,7 @@
  * receipt to about 200 000 steps (75 bytes of anchor per step plus the declarations).
  */
 import { canonicalJson } from '../canonical/jcs.js';
-import type { Json, JsonObject } from '../canonical/json.js';
-import { digestUtf8 } from '../canonical/sha256.js';
+import type { Json } from '../canonical/json.js';
 import type { ChainSource } from '../chain/source.js';
 import { genesisHash } from '../record/formats.js';
 import { planReceipt, type ReceiptPlan } from '../receipt/writer.js';
@@ -202,9 +201,4 @@ export function sweep(redactions: readonly Redaction[], texts: ReadonlyArray<{ t
       });
     }
   }
-}
-
-/** digest of a policy document, for callers that hold only the JSON. */
-export function policyDigestOf(document: Json | JsonObject): string {
-  return digestUtf8(canonicalJson(document));
 }
