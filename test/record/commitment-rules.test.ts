@@ -156,6 +156,16 @@ describe('the public form: each slot in exactly one state (REDACTION §12.2), ha
     expect(hashOf(STEP_V2_PUBLIC, text)).toBe(UNDECIDED);
     expect(codes(text)).toContain('HASH_MISMATCH step_hash');
   });
+
+  test('an object holding the marker name beside another member is no marker (FORMAT §3.5: exactly one member), so no withheld slot', () => {
+    // Disclosed by its salt, it hashes as the value it is; the line's one problem is the invalid marker.
+    const texts = { ...TEXTS, result: canonicalJsonTrusted({ [REDACTED_MARKER]: { commitment: D, rule: 'r' }, z: 1 }) };
+    const { text, stepHash } = publicLine({}, () => {}, texts);
+    expect(hashOf(STEP_V2_PUBLIC, text)).toBe(stepHash);
+    expect(codes(text)).toEqual(['MARKER_INVALID result']);
+    // Without its salt it is in no state at all.
+    expect(hashOf(STEP_V2_PUBLIC, publicLine({}, (r) => void delete (r.salts as Record<string, Json>).result, texts).text)).toBe(UNDECIDED);
+  });
 });
 
 describe('where `commitments` stands in the preimage (FORMAT §12.3: JCS of the record less step_hash, salt(s) and slots, plus commitments)', () => {
