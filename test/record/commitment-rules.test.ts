@@ -10,7 +10,7 @@ import { describe, expect, test } from 'vitest';
 import { canonicalJsonTrusted } from '../../src/canonical/jcs.js';
 import { scanCanonical } from '../../src/canonical/scan.js';
 import { checkLine } from '../../src/chain/line.js';
-import { UNDECIDED, committedStepHash, sealCommitted, slotDigest, slotSalts } from '../../src/record/commitments.js';
+import { UNDECIDED, committedStepHash, sealCommitted, slotDigest, slotSalts, slotStates } from '../../src/record/commitments.js';
 import { REDACTED_MARKER } from '../../src/record/markers.js';
 import { JOURNAL_V2, STEP_V2, STEP_V2_PUBLIC } from '../../src/record/v2.js';
 import type { StepTexts } from '../../src/record/profile.js';
@@ -168,6 +168,43 @@ describe('the public form: each slot in exactly one state (REDACTION §12.2), ha
   });
 });
 
+describe('what is not a record salt, or not a slot map, leaves the step hash undecided and is reported, never thrown', () => {
+  // FORMAT §12.2: a record without a valid salt has no step hash (HASH_MISMATCH).
+  test.each<[string, Json]>([
+    ['uppercase hex', SALT.toUpperCase()],
+    ['31 digits', SALT.slice(1)],
+    ['33 digits', SALT + 'a'],
+    ['a number', 1],
+    ['null', null],
+  ])('a stored line whose salt is %s', (_what, salt) => {
+    const text = canonicalJsonTrusted({ ...stored().record, salt } as never);
+    expect(hashOf(STEP_V2, text)).toBe(UNDECIDED);
+    expect(codes(text)).toEqual(['FIELD_INVALID salt', 'HASH_MISMATCH step_hash']);
+  });
+
+  test.each<[string, Json]>([['null', null], ['an array', ['x']], ['a string', 'result']])('a public line whose salts or digests is %s', (_what, v) => {
+    for (const name of ['salts', 'digests']) {
+      const { text } = publicLine({ prompt: { view: 'p' } }, (r) => void (r[name] = v));
+      expect(hashOf(STEP_V2_PUBLIC, text)).toBe(UNDECIDED);
+      expect(codes(text)).toEqual([`FIELD_INVALID ${name}`, 'HASH_MISMATCH step_hash']);
+    }
+  });
+});
+
+describe('slotStates: each slot\'s state by REDACTION §12.2\'s table', () => {
+  test('disclosed (present or absent), withheld with its digest and rule, a view with its digest, or invalid', () => {
+    const s = stored();
+    const { text } = publicLine({ prompt: { withheld: 'prompts' }, input: { view: { pin: marker(D, 'pin') } as Json } }, (r) => void delete (r.salts as Record<string, Json>).error);
+    const states = slotStates(STEP_V2_PUBLIC, text, scanCanonical(text).members!);
+    expect([...states.keys()]).toEqual(SLOTS);
+    expect(states.get('result')).toEqual({ kind: 'disclosed', salt: s.salts.result, present: true });
+    expect(states.get('meta')).toEqual({ kind: 'disclosed', salt: s.salts.meta, present: false });
+    expect(states.get('prompt')).toEqual({ kind: 'withheld', digest: s.digests.prompt, rule: 'prompts' });
+    expect(states.get('input')).toEqual({ kind: 'view', digest: s.digests.input });
+    expect(states.get('error')).toEqual({ kind: 'invalid', why: expect.stringContaining('error') });
+  });
+});
+
 describe('where `commitments` stands in the preimage (FORMAT §12.3: JCS of the record less step_hash, salt(s) and slots, plus commitments)', () => {
   const clearOf = (text: string, skip: readonly string[]) => {
     const spans = scanCanonical(text).members!;
@@ -233,16 +270,11 @@ describe('the two profiles of a committed record kind (commitProfiles)', () => {
     expect(() => STEP_V2_PUBLIC.seal(TEXTS, E)).toThrow(/step\/v2: a public-form record is written by the publisher, never appended/);
   });
 
-  test('member lists in UTF-16 order; the stored form adds salt, the public form salts and digests (salts required)', () => {
-    const names = (p: typeof STEP_V2) => p.members.map((m) => m.name);
-    for (const p of [STEP_V2, STEP_V2_PUBLIC]) expect(names(p)).toEqual([...names(p)].sort());
-    expect(names(STEP_V2)).toContain('salt');
-    expect(names(STEP_V2)).not.toContain('salts');
-    expect(names(STEP_V2_PUBLIC).filter((n) => n.startsWith('salt') || n === 'digests')).toEqual(['digests', 'salts']);
-    expect(STEP_V2_PUBLIC.members.find((m) => m.name === 'salts')!.required).toBe(true);
-    expect(STEP_V2_PUBLIC.members.find((m) => m.name === 'digests')!.required).toBe(false);
-    expect(STEP_V2.computed).toContain('salt');
-    expect(STEP_V2_PUBLIC.computed).toEqual(expect.arrayContaining(['salts', 'digests']));
-    expect(STEP_V2_PUBLIC.id).toBe('step/v2+public');
+  test('each form\'s members are checked in UTF-16 order (FORMAT §6.3 step 4): salt among the stored members, salts and digests among the public ones', () => {
+    const s = stored();
+    const storedText = canonicalJsonTrusted({ ...s.record, kind: 'bogus', salt: 'X', seq: -1 } as never);
+    expect(codes(storedText)).toEqual(['FIELD_INVALID kind', 'FIELD_INVALID salt', 'FIELD_INVALID seq', 'HASH_MISMATCH step_hash']);
+    const { text } = publicLine({}, (r) => Object.assign(r, { digests: {}, kind: 'bogus', salts: { nope: SALT }, ts: 'x' }));
+    expect(codes(text)).toEqual(['FIELD_INVALID digests', 'FIELD_INVALID kind', 'FIELD_INVALID salts', 'FIELD_INVALID ts', 'HASH_MISMATCH step_hash']);
   });
 });
