@@ -189,6 +189,13 @@ describe('what is not a record salt, or not a slot map, leaves the step hash und
       expect(codes(text)).toEqual([`FIELD_INVALID ${name}`, 'HASH_MISMATCH step_hash']);
     }
   });
+
+  test('each member of digests is a digest string: one wrapped in an array is FIELD_INVALID (REDACTION §12.2: "each a digest")', () => {
+    const { text } = publicLine({ input: { view: 'i' } }, (r) => void (r.digests = { input: [(r.digests as Record<string, Json>).input!] }));
+    expect(codes(text)[0]).toBe('FIELD_INVALID digests');
+    // The same digest as a string: the view holds.
+    expect(codes(publicLine({ input: { view: 'i' } }).text)).toEqual([]);
+  });
 });
 
 describe('slotStates: each slot\'s state by REDACTION §12.2\'s table', () => {
