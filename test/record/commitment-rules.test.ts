@@ -10,7 +10,7 @@ import { describe, expect, test } from 'vitest';
 import { canonicalJsonTrusted } from '../../src/canonical/jcs.js';
 import { scanCanonical } from '../../src/canonical/scan.js';
 import { checkLine } from '../../src/chain/line.js';
-import { UNDECIDED, committedStepHash, sealCommitted, slotDigest, slotSalts, slotStates } from '../../src/record/commitments.js';
+import { UNDECIDED, committedStepHash, isSaltHex, sealCommitted, slotDigest, slotSalt, slotSalts, slotStates } from '../../src/record/commitments.js';
 import { REDACTED_MARKER } from '../../src/record/markers.js';
 import { JOURNAL_V2, STEP_V2, STEP_V2_PUBLIC } from '../../src/record/v2.js';
 import type { StepTexts } from '../../src/record/profile.js';
@@ -283,5 +283,26 @@ describe('the two profiles of a committed record kind (commitProfiles)', () => {
     expect(codes(storedText)).toEqual(['FIELD_INVALID kind', 'FIELD_INVALID salt', 'FIELD_INVALID seq', 'HASH_MISMATCH step_hash']);
     const { text } = publicLine({}, (r) => Object.assign(r, { digests: {}, kind: 'bogus', salts: { nope: SALT }, ts: 'x' }));
     expect(codes(text)).toEqual(['FIELD_INVALID digests', 'FIELD_INVALID kind', 'FIELD_INVALID salts', 'FIELD_INVALID ts', 'HASH_MISMATCH step_hash']);
+  });
+});
+
+describe('salts (record/salts.ts, FORMAT §12.2)', () => {
+  test('a salt is a string of 32 lowercase hex digits: the same digits inside an array are none, in the public form\'s salts too', () => {
+    expect(isSaltHex(SALT)).toBe(true);
+    expect(isSaltHex([SALT])).toBe(false);
+    const { text } = publicLine({}, (r) => void ((r.salts as Record<string, Json>).result = [SALT]));
+    expect(codes(text)[0]).toBe('FIELD_INVALID salts');
+  });
+
+  test('one salt per slot, for an even number of slots as for an odd one: block j serves slots 2j and 2j + 1', () => {
+    for (const slots of [['a', 'b'], ['a', 'b', 'c', 'd', 'e', 'f'], ['a', 'b', 'c']]) {
+      const salts = slotSalts(SALT, slots);
+      expect(salts).toHaveLength(slots.length);
+      expect(salts).toEqual(slots.map((s) => slotSalt(SALT, s, slots)));
+    }
+  });
+
+  test('the salt of a name that is not a slot is a RangeError, not a salt', () => {
+    expect(() => slotSalt(SALT, 'nope', SLOTS)).toThrow(RangeError);
   });
 });
