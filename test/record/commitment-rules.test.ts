@@ -4,8 +4,8 @@
  * whole, a redacted view, and every way of being in no state or two — where `commitments` stands among the
  * other members of the preimage (FORMAT §12.3), and the rules between members reading a withheld slot as
  * unknown; and the salts (src/record/salts.ts). Each public line is made from a sealed stored line as a
- * publisher makes it. Written from the
- * surviving mutants of commitments.ts and salts.ts (npm run mutate; test/mutation/SURVIVORS.md).
+ * publisher makes it. Written from the surviving mutants of commitments.ts and salts.ts (npm run mutate;
+ * test/mutation/SURVIVORS.md).
  */
 import { describe, expect, test } from 'vitest';
 import { canonicalJsonTrusted } from '../../src/canonical/jcs.js';
