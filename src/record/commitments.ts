@@ -259,9 +259,12 @@ function isWithheldMarker(v: unknown): boolean {
   return isObject(v) && Object.keys(v).length === 1 && REDACTED_MARKER in v;
 }
 
+/** The body of a slot withheld whole: a marker (FORMAT §3.5: exactly one member) whose commitment and rule are strings. */
 function wholeMarker(valueText: string): { commitment: string; rule: string } | null {
   try {
-    const v = (JSON.parse(valueText) as Record<string, unknown>)[REDACTED_MARKER];
+    const marker: unknown = JSON.parse(valueText);
+    if (!isWithheldMarker(marker)) return null;
+    const v = (marker as Record<string, unknown>)[REDACTED_MARKER];
     if (isObject(v) && typeof v.commitment === 'string' && typeof v.rule === 'string') return { commitment: v.commitment, rule: v.rule };
   } catch {
     // Not JSON: the scanner has already reported the line.
