@@ -63,6 +63,8 @@ describe('discloseHashFromSecrets', () => {
   test('a step before the first redaction has no commitment: NOT_REDACTED at its seq', () => {
     expect(secrets.steps.map((o) => o.seq)).toEqual([1, 2, 3]);
     expect(() => proofOf(0)).toThrow(expect.objectContaining({ code: 'NOT_REDACTED', location: { seq: 0 } }));
+    // The message says why for a seq asked for: the step is published with its original hash.
+    expect(() => proofOf(0)).toThrow(/the anchor commits to no hash of step 0: steps before the first redaction are published with their original hashes/);
   });
 
   test('step 0 when it is redacted (redacted_from 0): its opening, which verifies', async () => {
@@ -75,6 +77,8 @@ describe('discloseHashFromSecrets', () => {
 
   test('nothing redacted: no commitment at all, NOT_REDACTED', () => {
     expect(() => discloseHashFromSecrets({ ...secrets, redactions: [], steps: [] })).toThrow(expect.objectContaining({ code: 'NOT_REDACTED' }));
+    // With no seq asked for, the message says that the original head is the published head.
+    expect(() => discloseHashFromSecrets({ ...secrets, redactions: [], steps: [] })).toThrow(/nothing was redacted, so the anchor commits to no step hash: the original head is the published head/);
   });
 
   test('a journal whose only commitment is step 0\'s: the default is step 0 (the search for the highest seq starts below 0)', async () => {
