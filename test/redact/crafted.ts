@@ -33,6 +33,9 @@ export interface Craft {
   entries?: (e: RawEntry[]) => RawEntry[];
   /** Zero bytes after the end marker. */
   trailing?: number;
+  /** A `publication` member (REDACTION §12.4), or the `redactions` member's raw value. */
+  publication?: Json;
+  rawRedactions?: Json;
 }
 
 /** A published receipt (unsigned) of the chain of `contents`, with the manifest members a case asks for. */
@@ -64,7 +67,9 @@ export function craft(c: Craft): Uint8Array {
     genesis: chain.genesis,
     head: { seq: last.seq, step_hash: last.step_hash },
     range: { from, prev_hash: from === 0 ? genesisHash(chain.genesis) : chain.records[from - 1]!.step_hash, to: last.seq },
+    ...(c.publication !== undefined ? { publication: c.publication } : {}),
     ...(redactions ? { redactions } : {}),
+    ...(c.rawRedactions !== undefined ? { redactions: c.rawRedactions } : {}),
   };
   const entries: RawEntry[] = [
     { name: MANIFEST_NAME, data: text(canonicalJson(manifest as never)) },

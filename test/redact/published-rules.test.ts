@@ -77,6 +77,20 @@ describe('only a valid redaction marker is declared or undeclared (§7 step 2, F
   });
 });
 
+describe('what a line must be for its markers to count (§7 step 2: a record with a known seq)', () => {
+  test('a line without a seq holding a valid marker: the chain\'s problems only, no REDACTION_UNDECLARED', async () => {
+    const noSeq = (l: string[]) => l.map((x, i) => (i === 1 ? x.replace('"seq":1,', '') : x));
+    const r = await verifyPublishedReceipt(craft({ contents: [{ input: 'a' }, { input: { k: marker() } }], redactions: [], lines: noSeq }));
+    expect(r.problems.length).toBeGreaterThan(0);
+    expect(r.problems.map((p) => p.code)).not.toContain('REDACTION_UNDECLARED');
+  });
+
+  test.each([['a string', 'x'], ['an object', {}], ['null', null]])('a redactions member that is %s is MANIFEST_INVALID at /redactions, and nothing else is checked', async (_what, value) => {
+    const r = await verifyPublishedReceipt(craft({ contents: [{ input: 'a' }], redactions: null, rawRedactions: value as Json }));
+    expect(where(r)).toEqual([['MANIFEST_INVALID', inManifest('/redactions')]]);
+  });
+});
+
 describe('no marker in a published blob (§7 step 2, §5.4)', () => {
   const one = (value: Json): Uint8Array => text(canonicalJson(value));
   test.each([
