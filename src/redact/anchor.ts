@@ -115,11 +115,20 @@ export function extrasToJson(x: PublishedExtras): Record<string, Json> {
 }
 
 /**
+ * Differences `compareAnchor` lists before it stops reading the journal: an anchor held against the wrong
+ * journal, or a secrets file of another publication, differs at every step, and a list of 200 000 sentences
+ * says no more than its first few. The list then ends with a sentence saying where comparison stopped, so a
+ * caller never takes the first 20 differences for all of them.
+ */
+export const MAX_ANCHOR_DIFFERENCES = 20;
+
+/**
  * Compares an anchor block with the original journal (someone who holds it and the step openings of the
  * secrets file: the publisher, an auditor given both). Checks the genesis hash, the length, and that every
  * step commitment opens to the journal's step hash with the opening's salt. Steps before redacted_from are
  * not in the anchor: the published chain carries their original hashes. Returns the differences as
- * sentences; empty when the anchor is true of that journal.
+ * sentences; empty when the anchor is true of that journal. Once MAX_ANCHOR_DIFFERENCES are found (the
+ * genesis hash counts), no further line is read: the last sentence then names the first step not compared.
  */
 export async function compareAnchor(source: ChainSource, anchor: AnchorBlock, openings: ReadonlyArray<{ seq: number; salt: string }>): Promise<string[]> {
   const out: string[] = [];
@@ -127,6 +136,10 @@ export async function compareAnchor(source: ChainSource, anchor: AnchorBlock, op
   const salts = new Map(openings.map((o) => [o.seq, saltFromHex(o.salt)]));
   let seq = 0;
   for await (const line of source.lines({ from: 0 })) {
+    if (out.length >= MAX_ANCHOR_DIFFERENCES) {
+      out.push(`stopped after ${out.length} differences: steps ${seq} on and the journal's length were not compared`);
+      return out;
+    }
     const at = seq - anchor.redacted_from;
     if (at >= 0 && at < anchor.commitments.length) {
       let hash: unknown = null;
@@ -141,7 +154,6 @@ export async function compareAnchor(source: ChainSource, anchor: AnchorBlock, op
       else if (stepCommitment(salt, hash) !== anchor.commitments[at]) out.push(`step ${seq}: the anchor's commitment does not open to the journal's step hash ${hash}`);
     }
     seq++;
-    if (out.length >= 20) return out;
   }
   if (seq !== anchor.length) out.push(`the journal has ${seq} steps, the anchor ${anchor.length}${seq > anchor.length ? ' (it has grown since publishing)' : ''}`);
   return out;

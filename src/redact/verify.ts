@@ -10,16 +10,14 @@
  */
 import { scanCanonical } from '../canonical/scan.js';
 import { MAX_RECORD_DEPTH } from '../canonical/limits.js';
-import { isObject } from '../canonical/json.js';
-import { genesisHash } from '../record/formats.js';
-import { REDACTED_MARKER } from '../record/markers.js';
+import { REDACTABLE_MEMBERS, formatOf, genesisHash } from '../record/formats.js';
+import { REDACTED_MARKER, isRedactedBody } from '../record/markers.js';
 import { ProblemList } from '../chain/problems.js';
 import type { ProblemLocation } from '../chain/report.js';
 import type { VerifiedLine } from '../chain/verifier.js';
 import { MANIFEST_NAME, type ReceiptManifest } from '../receipt/manifest.js';
 import { verifyReceipt, type ByteInput, type ReceiptProblemCode, type ReceiptReport, type VerifyReceiptOptions } from '../receipt/verify.js';
 import { anchorDefect, redactionsDefect, type AnchorBlock, type Declaration } from './anchor.js';
-import { formatOf } from '../record/formats.js';
 import { publicationDefect, type PublicationBlock } from './publication.js';
 
 export interface MarkerValue {
@@ -137,7 +135,7 @@ class PublicationChecks {
     if (this.publication) this.publicForm(line);
     for (const m of line.markers) {
       if (m.names.length !== 1 || m.names[0] !== REDACTED_MARKER) continue;
-      const value = markerValue(line.text.slice(m.start, m.end));
+      const value = markerValue(line.text.slice(m.start, m.end), m.path);
       if (value === null) continue; // an invalid marker: the chain verifier reports MARKER_INVALID
       if (this.locate && line.seq === this.locate.seq && m.path === this.locate.path) this.located = value;
       const loc: ProblemLocation = { ...(line.file ? { file: line.file } : {}), line: line.line, seq: line.seq, path: m.path };
@@ -281,14 +279,15 @@ function describeCommitted(r: PublishedReport): void {
   ];
 }
 
-/** A redaction marker's body, or null when it is not one with a rule and a commitment. */
-function markerValue(text: string): MarkerValue | null {
-  try {
-    const inner = (JSON.parse(text) as Record<string, unknown>)[REDACTED_MARKER];
-    return isObject(inner) && typeof inner.rule === 'string' && typeof inner.commitment === 'string' ? (inner as unknown as MarkerValue) : null;
-  } catch {
-    return null;
-  }
+/**
+ * The body of a valid redaction marker (FORMAT.md §3.5: exactly its shape, standing inside a content field or
+ * meta), or null. Only a valid marker is declared or undeclared (§7 step 2): any other is the chain
+ * verifier's MARKER_INVALID alone, and leaves the declaration at its place without its marker.
+ */
+function markerValue(text: string, path: string): MarkerValue | null {
+  // The text is a marker object the canonical scan has just delimited, so it parses.
+  const body = (JSON.parse(text) as Record<string, unknown>)[REDACTED_MARKER];
+  return REDACTABLE_MEMBERS.has(path.split('/')[1]!) && isRedactedBody(body) ? body : null;
 }
 
 /** Problems after which the verifier stopped reading, so unread markers are not "missing". */

@@ -6,7 +6,9 @@
  */
 import { describe, expect, test } from 'vitest';
 import { WITHDRAWN_FORMATS, anchorDefect, compareAnchor, preparePublication, redactionsDefect } from '../../src/redact/index.js';
-import { SAMPLE_POLICY, memoryJournal } from './helpers.js';
+import { MAX_ANCHOR_DIFFERENCES } from '../../src/redact/anchor.js';
+import type { ChainSource } from '../../src/chain/source.js';
+import { SAMPLE_POLICY, memoryJournal, sampleSteps, ts } from './helpers.js';
 
 const D = (n: number): string => `sha256:${n.toString(16).padStart(64, '0')}`;
 const good = { commitments: [D(1), D(2)], format: 'stepchain-redaction/v2', genesis_hash: D(3), length: 5, policy_digest: D(4), redacted_from: 3 };
@@ -130,5 +132,53 @@ describe('compareAnchor (§6.2, against the original journal)', () => {
       "step 1: the journal's line has no readable step_hash",
       "step 2: the journal's line has no readable step_hash",
     ]);
+  });
+
+  describe('stops after MAX_ANCHOR_DIFFERENCES (20) differences, and says so', () => {
+    /** A journal of `n` steps, every prompt redacted (redacted_from 0), and a view of it that counts the lines read. */
+    async function many(n: number) {
+      const steps = Array.from({ length: n }, (_, i) => ({ ...sampleSteps()[0]!, step_id: `s-${i}`, ts: ts(i) }));
+      const j = await memoryJournal(steps);
+      const pub = await preparePublication(j, { policy: { rules: [{ id: 'p', paths: ['/prompt'] }] }, optIn: true });
+      const counted = { read: 0 };
+      const source: ChainSource = {
+        genesis: j.genesis, head: () => j.head(), blob: (d) => j.blob(d),
+        lines: async function* (r) {
+          for await (const l of j.lines(r)) {
+            counted.read++;
+            yield l;
+          }
+        },
+      };
+      return { pub, source, counted };
+    }
+    const missing = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `step ${from + i}: no opening (salt) for its commitment`);
+
+    test('25 steps without openings: the first 20 named, then where it stopped; the lines after it are not read', async () => {
+      expect(MAX_ANCHOR_DIFFERENCES).toBe(20);
+      const { pub, source, counted } = await many(25);
+      expect(await compareAnchor(source, pub.anchor, pub.steps)).toEqual([]);
+      counted.read = 0;
+      expect(await compareAnchor(source, pub.anchor, [])).toEqual([
+        ...missing(0, 19),
+        "stopped after 20 differences: steps 20 on and the journal's length were not compared",
+      ]);
+      expect(counted.read).toBe(21); // the line at which it stopped, and none after it
+    });
+
+    test('the genesis hash counts among the 20', async () => {
+      const { pub, source } = await many(25);
+      const other = { ...pub.anchor, genesis_hash: D(9) };
+      const got = await compareAnchor(source, other, []);
+      expect(got).toEqual([expect.stringMatching(/^the journal's genesis hash is /), ...missing(0, 18), "stopped after 20 differences: steps 19 on and the journal's length were not compared"]);
+    });
+
+    test('exactly 20 differences in the last line read: nothing was left unread, so the length is still compared', async () => {
+      const { pub, source } = await many(20);
+      expect(await compareAnchor(source, { ...pub.anchor, length: 21, commitments: [...pub.anchor.commitments, D(7)] }, [])).toEqual([
+        ...missing(0, 19),
+        'the journal has 20 steps, the anchor 21',
+      ]);
+    });
   });
 });

@@ -19,23 +19,23 @@ describe('a salt is exactly 32 bytes', () => {
     ['empty', salt(1, 0)],
     ['an array of numbers', Array.from(salt(1)) as never],
     ['hex text', 'ab'.repeat(32) as never],
-  ])('%s: commitment and stepCommitment throw RangeError', (_name, s) => {
-    expect(() => commitment(s, 'value')).toThrow(RangeError);
-    expect(() => stepCommitment(s, STEP_HASH)).toThrow(RangeError);
+  ])('%s: commitment and stepCommitment throw RangeError, saying what a salt is', (_name, s) => {
+    expect(() => commitment(s, 'value')).toThrow(new RangeError('a salt is exactly 32 bytes'));
+    expect(() => stepCommitment(s, STEP_HASH)).toThrow(new RangeError('a salt is exactly 32 bytes'));
   });
 
-  test.each(['sha256:' + 'AB'.repeat(32), 'sha256:' + 'ab'.repeat(31), 'ab'.repeat(32), ''])('step hash %j: stepCommitment throws RangeError', (h) => {
-    expect(() => stepCommitment(salt(1), h)).toThrow(RangeError);
+  test.each(['sha256:' + 'AB'.repeat(32), 'sha256:' + 'ab'.repeat(31), 'ab'.repeat(32), ''])('step hash %j: stepCommitment throws RangeError, saying what a step hash is', (h) => {
+    expect(() => stepCommitment(salt(1), h)).toThrow(new RangeError('a step hash is "sha256:" and 64 lowercase hex digits'));
   });
 
-  test('fixedSalts hands out its salts in order, then refuses; a salt of another length is refused', () => {
+  test('fixedSalts hands out its salts in order, then refuses, naming the salt (by its index) that is missing or of another length', () => {
     const next = fixedSalts([salt(1), salt(2)]);
     expect(next()).toEqual(salt(1));
     expect(next()).toEqual(salt(2));
-    expect(() => next()).toThrow(RangeError);
+    expect(() => next()).toThrow(new RangeError('fixed salt 2 is missing or not 32 bytes'));
     const bad = fixedSalts([salt(1), salt(2, 16)]);
     expect(bad()).toEqual(salt(1));
-    expect(() => bad()).toThrow(RangeError);
+    expect(() => bad()).toThrow(new RangeError('fixed salt 1 is missing or not 32 bytes'));
   });
 });
 

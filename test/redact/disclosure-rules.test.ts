@@ -7,10 +7,13 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import {
-  RedactError, discloseFromSecrets, preparePublication, proofDefect, publicationBytes, secretsFile, textFits, verifyDisclosure,
+  DISCLOSURE_FORMAT, RedactError, commitment, discloseFromSecrets, preparePublication, proofDefect, publicationBytes, saltFromHex, secretsFile, textFits,
+  verifyDisclosure, verifyPublishedReceipt,
 } from '../../src/redact/index.js';
+import type { Json } from '../../src/record/index.js';
 import { keyPairFromSeed } from '../../src/receipt/index.js';
 import { SAMPLE_POLICY, SECRETS, memoryJournal } from './helpers.js';
+import { R, craft } from './crafted.js';
 
 /** §8.3 step 7 as a regular expression: the pieces in order, each placeholder standing for 1+ characters. */
 function fitsReference(text: string, value: string): boolean {
@@ -186,5 +189,35 @@ describe('verifyDisclosure (§8.3)', () => {
     expect(r.problems.map((p) => p.code)).toEqual(['RECEIPT_INVALID']);
     expect(r.problems[0]!.message).toMatch(/: [A-Z_]+: /);
     expect([r.seq, r.path, r.value]).toEqual([1, '/prompt', null]);
+  });
+});
+
+describe('a dishonest publisher\'s marker text (§8.3 step 7): TEXT_MISMATCH', () => {
+  // A substring marker whose commitment opens to the value, but whose text the value cannot have become:
+  // only a hand-built receipt holds one (test/redact/crafted.ts), since the publisher writes texts from values.
+  const salt = saltFromHex('ab'.repeat(32))!;
+  async function disclose(value: Json, markerText: string) {
+    const body = { commitment: commitment(salt, value), rule: 'secrets', text: markerText };
+    const bytes = craft({ contents: [{ input: 'a' }, { input: { note: { [R]: body } } }], redactions: [{ seq: 1, path: '/input/note', rule: 'secrets' }] });
+    const published = await verifyPublishedReceipt(bytes);
+    expect(published.problems).toEqual([]);
+    const proof = { commitment: body.commitment, format: DISCLOSURE_FORMAT, manifest_digest: published.manifest_digest, path: '/input/note', rule: 'secrets', salt: 'ab'.repeat(32), seq: 1, value };
+    return verifyDisclosure(bytes, proof);
+  }
+
+  test('a text that fits: the value is disclosed', async () => {
+    expect(await disclose('mail bob@example.org now', 'mail [REDACTED:email] now')).toMatchObject({ ok: true, value: 'mail bob@example.org now', problems: [] });
+  });
+
+  test.each([
+    ['text around the placeholder that the value lacks', 'mail bob@example.org now', 'call [REDACTED:email] now'],
+    ['a placeholder standing for nothing', 'mail  now', 'mail [REDACTED:email] now'],
+    ['a text without a placeholder', 'mail bob@example.org now', 'mail bob@example.org now'],
+    ['a value that is not a string', 42, '[REDACTED:email]'],
+    ['a value that is an object', { a: 'x' }, '[REDACTED:email]'],
+  ])('%s: TEXT_MISMATCH, nothing disclosed', async (_what, value, markerText) => {
+    const r = await disclose(value as Json, markerText);
+    expect(r.problems.map((p) => p.code)).toEqual(['TEXT_MISMATCH']);
+    expect(r).toMatchObject({ ok: false, value: null, proves: [] });
   });
 });

@@ -15,7 +15,7 @@ import {
 } from '../../src/redact/index.js';
 import type { Journal } from '../../src/store/index.js';
 import { tempDir } from '../helpers/tmp.js';
-import { SAMPLE_POLICY, memoryJournal } from './helpers.js';
+import { SAMPLE_POLICY, memoryJournal, sampleSteps } from './helpers.js';
 
 const dir = tempDir('stepchain-hash-disclosure-');
 const key = keyPairFromSeed(Uint8Array.from({ length: 32 }, (_, i) => i + 40));
@@ -63,6 +63,8 @@ describe('discloseHashFromSecrets', () => {
   test('a step before the first redaction has no commitment: NOT_REDACTED at its seq', () => {
     expect(secrets.steps.map((o) => o.seq)).toEqual([1, 2, 3]);
     expect(() => proofOf(0)).toThrow(expect.objectContaining({ code: 'NOT_REDACTED', location: { seq: 0 } }));
+    // The message says why for a seq asked for: the step is published with its original hash.
+    expect(() => proofOf(0)).toThrow(/the anchor commits to no hash of step 0: steps before the first redaction are published with their original hashes/);
   });
 
   test('step 0 when it is redacted (redacted_from 0): its opening, which verifies', async () => {
@@ -75,6 +77,25 @@ describe('discloseHashFromSecrets', () => {
 
   test('nothing redacted: no commitment at all, NOT_REDACTED', () => {
     expect(() => discloseHashFromSecrets({ ...secrets, redactions: [], steps: [] })).toThrow(expect.objectContaining({ code: 'NOT_REDACTED' }));
+    // With no seq asked for, the message says that the original head is the published head.
+    expect(() => discloseHashFromSecrets({ ...secrets, redactions: [], steps: [] })).toThrow(/nothing was redacted, so the anchor commits to no step hash: the original head is the published head/);
+  });
+
+  test('a journal whose only commitment is step 0\'s: the default is step 0 (the search for the highest seq starts below 0)', async () => {
+    const one = await memoryJournal(sampleSteps().slice(0, 1));
+    await publish(one, { policy: SAMPLE_POLICY, optIn: true, out: join(dir, 'one.tar'), secretsOut: join(dir, 'one.json') });
+    const s = JSON.parse(readFileSync(join(dir, 'one.json'), 'utf8')) as SecretsFile;
+    expect(s.steps.map((o) => o.seq)).toEqual([0]);
+    const proof = discloseHashFromSecrets(s);
+    expect(proof.seq).toBe(0);
+    expect(await verifyHashDisclosure(readFileSync(join(dir, 'one.tar')), proof)).toMatchObject({ ok: true, seq: 0, head: true });
+  });
+
+  test('entries of the secrets file that are not openings (null, a seq that is not an integer, a negative seq) do not count for the default', () => {
+    const junk = [null, { seq: 9.5 }, { seq: '9' }, { seq: -1, salt: secrets.steps[0]!.salt, step_hash: hashes[0] }];
+    expect(discloseHashFromSecrets({ ...secrets, steps: [...junk, ...secrets.steps] } as never).seq).toBe(3);
+    // With no opening but those, nothing is committed: NOT_REDACTED, not an "opening" of seq −1.
+    expect(() => discloseHashFromSecrets({ ...secrets, steps: junk } as never)).toThrow(expect.objectContaining({ code: 'NOT_REDACTED' }));
   });
 
   test.each([-1, 1.5, '1', null])('seq %j is ARGUMENT_INVALID', (seq) => {
