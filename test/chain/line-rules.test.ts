@@ -70,7 +70,8 @@ describe('a line that is not UTF-8: MALFORMED_LINE at the first byte that cannot
       const bytes = new Uint8Array([...prefix, bad, ...enc.encode(after)]);
       const { verifier, worker } = facts(bytes);
       expect(verifier).toEqual([{ code: 'MALFORMED_LINE', message: expect.any(String), location: { file: B0, line: 1, column: prefix.length + 1 } }]);
-      expect(worker).toMatchObject({ readable: false, seq: null, stepHash: null, problems: [{ code: 'MALFORMED_LINE', location: { column: prefix.length + 1 } }] });
+      // Nothing of an unreadable line is known: no members, no blobs, no markers.
+      expect(worker).toEqual({ readable: false, seq: null, prevHash: null, stepHash: null, blobs: [], markers: [], problems: [{ code: 'MALFORMED_LINE', message: expect.any(String), location: { column: prefix.length + 1 } }] });
     }), { numRuns: RUNS });
   });
 
@@ -189,6 +190,31 @@ describe('seq, prev_hash and step_hash are taken only as what they are (§6.3 st
     const { report } = walk([a!.text, line(1, G).text], 'string', { genesis, format });
     expect(report.problems.map((p) => p.code)).toEqual(['LINK_BROKEN']);
     expect(report.head).toBe(line(1, G).hash);
+  });
+});
+
+describe('a line whose seq is unknown (§6.3 steps 6 and 9)', () => {
+  // seq "x" breaks its rule (FIELD_INVALID); the line's step_hash is a digest, so it is known.
+  const [a] = chain(1);
+  const noSeq = (prev: string) => line(1, prev).text.replace('"seq":1', '"seq":"x"');
+
+  test('is never a duplicate, even after the same line: the second is checked and linked as any other', () => {
+    const x = noSeq(a!.hash);
+    const { report, seen } = walk([a!.text, x, x], 'string');
+    expect(report.problems.map((p) => ({ code: p.code, ...p.location }))).toEqual([
+      { code: 'FIELD_INVALID', file: B0, line: 2, field: 'seq' },
+      { code: 'HASH_MISMATCH', file: B0, line: 2, field: 'step_hash' },
+      { code: 'FIELD_INVALID', file: B0, line: 3, field: 'seq' },
+      { code: 'HASH_MISMATCH', file: B0, line: 3, field: 'step_hash' },
+      { code: 'LINK_BROKEN', file: B0, line: 3, field: 'prev_hash' },
+    ]);
+    expect(seen.map((l) => l.line)).toEqual([1, 2, 3]);
+  });
+
+  test('its link problem is located at prev_hash, without a seq', () => {
+    const { report } = walk([a!.text, noSeq(G)], 'string');
+    const link = report.problems.find((p) => p.code === 'LINK_BROKEN');
+    expect(link?.location).toStrictEqual({ file: B0, line: 2, field: 'prev_hash' });
   });
 });
 
