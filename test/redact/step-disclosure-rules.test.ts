@@ -94,6 +94,10 @@ describe('verifyStepDisclosure: openings and values (§8.4)', () => {
     ['after it, no prev', 3, (p) => ({ ...p, prev: null }), 'INCOMPLETE_DISCLOSURE'],
     ['after it, a prev that does not open the commitment', 3, (p, o) => ({ ...p, prev: { ...p.prev!, step_hash: o.step_hash.replace(/.$/, (c) => (c === '0' ? '1' : '0')) } }), 'ANCHOR_MISMATCH'],
     ['after it, its own salt swapped for the previous one', 3, (p, o) => ({ ...p, salt: o.salt }), 'ANCHOR_MISMATCH'],
+    // The right original hash of step 2 under another salt: the record re-assembles right, but prev must
+    // open the anchor's commitment itself (step 5), not merely name the hash.
+    ['after it, a prev with the right step hash under another salt', 3, (p, o) => ({ ...p, prev: { salt: p.salt, step_hash: o.step_hash } }), 'ANCHOR_MISMATCH'],
+    ['blob_fields naming a content field the step does not have', 3, (p) => ({ ...p, blob_fields: [...p.blob_fields, 'meta'].sort() }), 'PROOF_INVALID'],
     ['a value at a path nothing redacted', 3, (p) => ({ ...p, values: [...p.values, { ...p.values[0]!, path: '/result' }] }), 'NOT_REDACTED'],
     ['a value naming another rule', 3, (p) => ({ ...p, values: p.values.map((v) => ({ ...v, rule: 'other' })) }), 'MARKER_MISMATCH'],
     // The right salt and value, but a commitment other than the marker's: the marker does not match the proof.
@@ -122,6 +126,16 @@ describe('what a good proof proves (§8.4)', () => {
     expect(before.proves).toEqual([expect.stringMatching(/^Step 1 of the original run .*precedes the first redaction/), expect.stringMatching(/links to the original head only through the anchor's commitments \(the publisher's signed claim\)/)]);
     const unsigned = await published();
     const u = await verifyStepDisclosure(unsigned.bytes, discloseStepFromSecrets(unsigned.secrets, 2));
-    expect(u.proves[1]).toMatch(/\(the publisher's claim\)/);
+    expect(u.proves).toEqual([expect.stringMatching(/^Step 2 of the original run .*opens the anchor's commitment/), expect.stringMatching(/^That hash links to the original head only through the anchor's commitments \(the publisher's claim\)/)]);
+  });
+
+  test('a last step before the first redaction has no commitment: it is not said to be the head the anchor commits to', async () => {
+    const j = await memoryJournal();
+    const pub = await preparePublication(j, { policy: { rules: [{ id: 'nothing', paths: ['/prompt/absent'] }] }, optIn: true });
+    expect([pub.anchor.redacted_from, pub.anchor.length]).toEqual([4, 4]);
+    const secrets = JSON.parse(JSON.stringify(secretsFile(pub.plan.manifestDigest, pub.redactions, pub.unblobbed, pub.steps)));
+    const r = await verifyStepDisclosure(await publicationBytes(pub), discloseStepFromSecrets(secrets, 3));
+    expect(r.ok).toBe(true);
+    expect(r.proves).toEqual([expect.stringMatching(/precedes the first redaction/), expect.stringMatching(/^That hash links to the original head only through/)]);
   });
 });
