@@ -5,11 +5,16 @@
  * says it proves.
  */
 import { describe, expect, test } from 'vitest';
+import { concatBytes } from '../../src/bytes.js';
+import type { Json } from '../../src/canonical/json.js';
 import { keyPairFromSeed } from '../../src/receipt/index.js';
+import { planReceipt, writeReceipt } from '../../src/receipt/writer.js';
+import { sealRecord } from '../../src/record/seal.js';
 import {
-  discloseStepFromSecrets, preparePublication, publicationBytes, secretsFile, verifyStepDisclosure, RedactError, type StepDisclosureProof,
+  commitment, discloseStepFromSecrets, preparePublication, publicationBytes, saltToHex, secretsFile, verifyStepDisclosure, RedactError,
+  STEP_DISCLOSURE_FORMAT, type StepDisclosureProof,
 } from '../../src/redact/index.js';
-import { memoryJournal } from './helpers.js';
+import { memoryJournal, ts } from './helpers.js';
 
 const POLICY = { rules: [{ id: 'late', paths: ['/prompt', '/input'], seq: { from: 2 } }] };
 
@@ -137,5 +142,54 @@ describe('what a good proof proves (§8.4)', () => {
     const r = await verifyStepDisclosure(await publicationBytes(pub), discloseStepFromSecrets(secrets, 3));
     expect(r.ok).toBe(true);
     expect(r.proves).toEqual([expect.stringMatching(/precedes the first redaction/), expect.stringMatching(/^That hash links to the original head only through/)]);
+  });
+});
+
+describe('a dishonest publisher\'s receipt: the re-assembled step must be a record (§8.4 step 6; the verifier never throws)', () => {
+  /** A value of `levels` nested arrays around a string. */
+  const nested = (levels: number): Json => {
+    let v: Json = 'x';
+    for (let i = 0; i < levels; i++) v = [v];
+    return v;
+  };
+  /**
+   * One step whose published marker at /input/a commits to `value` under a known salt: the publisher
+   * re-sealed the line and wrote the receipt itself, so the receipt verifies; the anchor still commits to
+   * the original step.
+   */
+  async function dishonest(value: Json, blobFields: string[] = []) {
+    const j = await memoryJournal([{ step_id: 'd-0', ts: ts(0), model: 'm', input: { a: 'x', b: 'y' } }]);
+    const pub = await preparePublication(j, { policy: { rules: [{ id: 'a', paths: ['/input/a'] }] }, optIn: true });
+    const salt = new Uint8Array(32).fill(7);
+    const c = commitment(salt, value);
+    const record = JSON.parse(pub.lines[0]!) as Record<string, Json> & { input: { a: Record<string, { commitment: string }> } };
+    record.input.a['$stepchain:redacted']!.commitment = c;
+    delete record.step_hash;
+    const { line } = sealRecord(record as never);
+    const plan = await planReceipt({
+      genesis: j.genesis, from: 0, to: 0, blob: async () => null,
+      extra: JSON.parse(JSON.stringify({ anchor: pub.anchor, redactions: pub.plan.manifest.redactions })) as Record<string, Json>,
+      lines: async function* () { yield { segment: '0000000000000000', seq: 0, text: line.slice(0, -1) }; },
+    });
+    const parts: Uint8Array[] = [];
+    for await (const chunk of writeReceipt(plan)) parts.push(Uint8Array.from(chunk));
+    const proof: StepDisclosureProof = {
+      blob_fields: blobFields, format: STEP_DISCLOSURE_FORMAT, manifest_digest: plan.manifestDigest, prev: null, salt: pub.steps[0]!.salt, seq: 0,
+      values: [{ commitment: c, path: '/input/a', rule: 'a', salt: saltToHex(salt), value }],
+    };
+    return verifyStepDisclosure(concatBytes(parts), proof);
+  }
+
+  test('a shallow value opens the marker but not the anchor: ANCHOR_MISMATCH (the receipt itself verifies)', async () => {
+    expect((await dishonest('not the original')).problems.map((p) => p.code)).toEqual(['ANCHOR_MISMATCH']);
+  });
+
+  test.each([
+    ['put back', []],
+    ['put back inside a field named in blob_fields', ['input']],
+  ])('a value as deep as a value may be (128 levels), two levels down, %s: PROOF_INVALID, not I-JSON', async (_what, blobFields) => {
+    const r = await dishonest(nested(128), blobFields);
+    expect(r.problems.map((p) => p.code)).toEqual(['PROOF_INVALID']);
+    expect(r.problems[0]!.message).toMatch(/not I-JSON/);
   });
 });
