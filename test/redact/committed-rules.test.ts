@@ -5,9 +5,13 @@
  * of withheld and viewed slots — so a value that happens to hold one is refused.
  */
 import { describe, expect, test } from 'vitest';
+import { concatBytes } from '../../src/bytes.js';
+import { canonicalJson } from '../../src/canonical/jcs.js';
+import { keyPairFromSeed } from '../../src/receipt/index.js';
+import { writeReceipt } from '../../src/receipt/writer.js';
 import { slotSalt } from '../../src/record/commitments.js';
 import { STEP_V2 } from '../../src/record/v2.js';
-import { RedactError, compilePolicy, planCommittedPublication, seededSalts } from '../../src/redact/index.js';
+import { RedactError, compilePolicy, planCommittedPublication, seededSalts, verifyPublishedReceipt } from '../../src/redact/index.js';
 import type { ChainSource } from '../../src/chain/source.js';
 import { MemoryStore } from '../../src/store/index.js';
 import { CREATED_AT, SAMPLE_POLICY, SECRETS, memoryJournal, sampleSteps, ts } from './helpers.js';
@@ -171,4 +175,76 @@ describe('a public line is at most 16 MiB (FORMAT §4.2; a redacted view of a bl
     expect([e.code, e.location]).toEqual(['LIMIT_EXCEEDED', { seq: 0 }]);
     expect(e.hint).toMatch(/withholds the whole field/);
   }, 60_000);
+});
+
+describe('what a publication returns, and the snapshot it publishes (§12.2, §6.2: the head read first)', () => {
+  test('a journal that grows while it is published is published up to the head read at the start; the head returned is that head', async () => {
+    const j = await memoryJournal(sampleSteps(), 1024, 'stepchain/v2');
+    const first = (await j.get(1))!;
+    const growing: ChainSource = { genesis: j.genesis, head: async () => ({ seq: 1, step_hash: first.step_hash as string }), lines: (r) => j.lines(r), blob: (d) => j.blob(d) };
+    const pub = await planCommittedPublication(growing, { policy: POLICY, salts: seededSalts('snapshot') });
+    expect(pub.lines).toHaveLength(2);
+    expect(pub.head).toEqual({ seq: 1, step_hash: first.step_hash });
+  });
+
+  test('the values redacted inside a view are returned with their seq, path and rule; whole slots are not among them', async () => {
+    const policy = compilePolicy({ rules: [{ id: 'prompts', paths: ['/prompt'] }, { id: 'mail', detectors: ['email'] }] });
+    const j = await memoryJournal([{ step_id: 'r-0', ts: ts(0), model: 'm', prompt: 'p', input: { note: 'write to a@b.co' }, result: 'ok' }], 1024, 'stepchain/v2');
+    const pub = await planCommittedPublication(j, { policy, salts: seededSalts('views') });
+    expect(pub.redactions.map((r) => [r.seq, r.path, r.rule, r.value])).toEqual([[0, '/input/note', 'mail', 'write to a@b.co']]);
+    expect(pub.withheld.map((w) => [w.seq, w.slot, w.rule])).toEqual([[0, 'prompt', 'prompts']]);
+    expect(pub.declarations).toEqual([{ path: '/input/note', rule: 'mail', seq: 0 }, { path: '/prompt', rule: 'prompts', seq: 0 }]);
+  });
+
+  test('a slot a detector rule redacts whole (a string that is all e-mail) is withheld with that rule, and the public form still hashes', async () => {
+    const policy = compilePolicy({ rules: [{ id: 'mail', detectors: ['email'] }] });
+    const j = await memoryJournal([{ step_id: 'w-0', ts: ts(0), model: 'm', prompt: 'a@b.co', input: 'i', result: 'ok' }], 1024, 'stepchain/v2');
+    const pub = await planCommittedPublication(j, { policy, salts: seededSalts('whole') });
+    expect(pub.withheld.map((w) => [w.slot, w.rule])).toEqual([['prompt', 'mail']]);
+    expect(JSON.parse(pub.lines[0]!).prompt).toEqual({ '$stepchain:redacted': { commitment: pub.withheld[0]!.digest, rule: 'mail' } });
+  });
+
+  test('signed: the receipt is signed with the key given; an exporter is written into the manifest', async () => {
+    const key = keyPairFromSeed(Uint8Array.from({ length: 32 }, (_, i) => i + 3));
+    const j = await memoryJournal(sampleSteps(), 1024, 'stepchain/v2');
+    const pub = await planCommittedPublication(j, { policy: POLICY, salts: seededSalts('signed'), sign: key.privateKey, exporter: 'exporter 1.0' });
+    expect(pub.plan.manifest.exporter).toBe('exporter 1.0');
+    const parts: Uint8Array[] = [];
+    for await (const chunk of writeReceipt(pub.plan)) parts.push(Uint8Array.from(chunk));
+    const report = await verifyPublishedReceipt(concatBytes(parts), { expectHead: (await j.head())!.step_hash });
+    expect([report.ok, report.signed_by]).toEqual([true, expect.any(String)]);
+  });
+
+  test('the manifest is searched too: a withheld value in the exporter string is LEAK_DETECTED', async () => {
+    const policy = compilePolicy({ rules: [{ id: 'first-prompt', paths: ['/prompt'], seq: { to: 0 } }] });
+    const j = await memoryJournal([{ step_id: 'x-0', ts: ts(0), model: 'm', prompt: 'quartz-meridian-5521', input: 'i', result: 'ok' }], 1024, 'stepchain/v2');
+    const e = await refusal(planCommittedPublication(j, { policy, exporter: 'tool quartz-meridian-5521' }));
+    expect(e.code).toBe('LEAK_DETECTED');
+    expect(e.message).toMatch(/the manifest/);
+  });
+});
+
+describe('a line that is not a JSON object is SOURCE_INVALID, not a thrown SyntaxError or TypeError', () => {
+  test.each([['not JSON', 'not json'], ['JSON null', 'null'], ['a JSON array', '[1]']])('%s', async (_what, text) => {
+    const j = await memoryJournal(sampleSteps(), 1024, 'stepchain/v2');
+    const broken: ChainSource = {
+      genesis: j.genesis, head: () => j.head(), blob: (d) => j.blob(d),
+      lines: async function* (r) { for await (const l of j.lines(r)) yield l.seq === 1 ? { ...l, text } : l; },
+    };
+    expect((await refusal(planCommittedPublication(broken, { policy: POLICY }))).code).toBe('SOURCE_INVALID');
+  });
+});
+
+test('a stored slot value that only looks like a redaction marker ({"$stepchain:redacted": null}) is SOURCE_INVALID, not a thrown TypeError', async () => {
+  const j = await memoryJournal(sampleSteps(), 1024, 'stepchain/v2');
+  const forged: ChainSource = {
+    genesis: j.genesis, head: () => j.head(), blob: (d) => j.blob(d),
+    lines: async function* (r) {
+      for await (const l of j.lines(r)) {
+        if (l.seq !== 1) yield l;
+        else yield { ...l, text: canonicalJson({ ...JSON.parse(l.text), input: { '$stepchain:redacted': null } }, { refuseReserved: false }) };
+      }
+    },
+  };
+  expect((await refusal(planCommittedPublication(forged, { policy: POLICY }))).code).toBe('SOURCE_INVALID');
 });
