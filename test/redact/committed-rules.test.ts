@@ -248,3 +248,18 @@ test('a stored slot value that only looks like a redaction marker ({"$stepchain:
   };
   expect((await refusal(planCommittedPublication(forged, { policy: POLICY }))).code).toBe('SOURCE_INVALID');
 });
+
+test.each([['ts'], ['input']])('a stored line without its required member %s is SOURCE_INVALID, not a thrown CanonicalError', async (member) => {
+  const j = await memoryJournal(sampleSteps(), 1024, 'stepchain/v2');
+  const cut: ChainSource = {
+    genesis: j.genesis, head: () => j.head(), blob: (d) => j.blob(d),
+    lines: async function* (r) {
+      for await (const l of j.lines(r)) {
+        const record = JSON.parse(l.text) as Record<string, unknown>;
+        if (l.seq === 1) delete record[member];
+        yield { ...l, text: canonicalJson(record, { refuseReserved: false }) };
+      }
+    },
+  };
+  expect((await refusal(planCommittedPublication(cut, { policy: POLICY }))).code).toBe('SOURCE_INVALID');
+});
