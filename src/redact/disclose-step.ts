@@ -213,15 +213,16 @@ function reassemble(p: StepDisclosureProof, record: Record<string, unknown>): st
   for (const v of p.values) {
     if (!setAt(record, parsePointer(v.path), v.value)) return ['NOT_REDACTED', `no value stands at ${v.path}`];
   }
-  for (const f of p.blob_fields) {
-    if (!(f in record)) return ['PROOF_INVALID', `blob_fields names ${f}, which the step does not have`];
-    const text = canonicalJson(record[f], { refuseReserved: false, maxDepth: MAX_RECORD_DEPTH });
-    record[f] = { [BLOB_MARKER]: { digest: digestUtf8(text), size: new TextEncoder().encode(text).length } };
-  }
+  for (const f of p.blob_fields) if (!(f in record)) return ['PROOF_INVALID', `blob_fields names ${f}, which the step does not have`];
   // Steps up to the first redaction keep their published prev_hash, which is the original (§6.2).
   if (p.prev) record.prev_hash = p.prev.step_hash;
   delete record.step_hash;
   try {
+    // Inside the try: a disclosed value may be as deep as a record, so a field holding one can be too deep to hash.
+    for (const f of p.blob_fields) {
+      const text = canonicalJson(record[f], { refuseReserved: false, maxDepth: MAX_RECORD_DEPTH });
+      record[f] = { [BLOB_MARKER]: { digest: digestUtf8(text), size: new TextEncoder().encode(text).length } };
+    }
     return digestUtf8(canonicalJson(record, { refuseReserved: false, maxDepth: MAX_RECORD_DEPTH }));
   } catch {
     return ['PROOF_INVALID', 'the re-assembled step is not I-JSON'];

@@ -4,10 +4,17 @@
 // - a string or template that is the second or a later argument of a call or `new` whose first argument
 //   is an error code (a literal such as 'MALFORMED_LINE', or a variable named code): report('CODE',
 //   message, …), new XError(code, message, …);
-// - the first argument of a call to `soft` (the scanner's non-canonical reason);
+// - the second or a later element of a `[code, message, …]` tuple, an array literal whose first element is
+//   an error-code literal (`return ['PROOF_INVALID', message]`, `fail(['CODE', message])`), unless that
+//   element is itself a code (`['FIELD_INVALID', 'UNSUPPORTED_VERSION']` is a list of codes);
+// - the first argument of a call to `soft` (the scanner's non-canonical reason) or to `sourceInvalid`
+//   (redact/rechain.ts: its only argument is the message of a SOURCE_INVALID error);
+// - the second argument of a three-argument call to `envelope` (redact's EnvelopeCheck: value, `what`,
+//   location; `what` names the member for the message only, the location object says where);
 // - the value of a member named message, hint or reason;
 // and, for each, the strings joined into it with `+`, `? :` or `??`.
-// A code string itself, a name or a format string is never ignored.
+// A code string itself, a name, a format string or a JSON Pointer (a location: '/anchor/length', the third
+// argument of redact/verify.ts's problem calls) is never ignored.
 const CODE = /^[A-Z][A-Z0-9_]+$/;
 
 /**
@@ -26,6 +33,7 @@ const PROSE_MEMBERS = new Set(['message', 'hint', 'reason']);
 
 function shouldIgnore(path) {
   if (!(path.isStringLiteral() || path.isTemplateLiteral())) return undefined;
+  if (path.isStringLiteral() && path.node.value.startsWith('/')) return undefined; // a location
   let at = path;
   while (
     at.parentPath &&
@@ -42,6 +50,14 @@ function shouldIgnore(path) {
     const name = key.type === 'Identifier' ? key.name : key.type === 'StringLiteral' ? key.value : undefined;
     if (PROSE_MEMBERS.has(name)) return 'message text (informative; codes and locations are what the spec fixes)';
   }
+  if (parent.isArrayExpression() && at.listKey === 'elements' && at.key >= 1) {
+    const first = original(parent.node.elements[0]);
+    const self = original(at.node);
+    const isCode = self?.type === 'StringLiteral' && CODE.test(self.value);
+    if (first?.type === 'StringLiteral' && CODE.test(first.value) && !isCode) {
+      return 'message text of a [code, message] tuple (informative; codes and locations are what the spec fixes)';
+    }
+  }
   if ((parent.isCallExpression() || parent.isNewExpression()) && at.listKey === 'arguments') {
     const first = original(parent.node.arguments[0]);
     const coded = (first?.type === 'StringLiteral' && CODE.test(first.value)) || (first?.type === 'Identifier' && first.name === 'code');
@@ -51,6 +67,10 @@ function shouldIgnore(path) {
     const callee = parent.node.callee;
     const calleeName = callee.type === 'Identifier' ? callee.name : callee.type === 'MemberExpression' && callee.property.type === 'Identifier' ? callee.property.name : undefined;
     if (at.key === 0 && calleeName === 'soft') return 'the reason of a non-canonical form (informative)';
+    if (at.key === 0 && calleeName === 'sourceInvalid') return 'message text of a SOURCE_INVALID error (informative)';
+    if (at.key === 1 && calleeName === 'envelope' && parent.node.arguments.length === 3) {
+      return 'the member an envelope check names in its message (informative; the location object says where)';
+    }
   }
   return undefined;
 }
