@@ -227,7 +227,7 @@ export class Session {
       ...(request.publicKey !== undefined ? { publicKey: request.publicKey } : {}),
       ...hooks.options,
       extensions: { ...hooks.options.extensions, ...proofs.extensions },
-      finish: (r) => proofs.finish(hooks.options.finish(r)),
+      finish: (r, reading) => proofs.finish(hooks.options.finish(r, reading)),
       onLine: (line) => {
         hooks.options.onLine(line);
         proofs.onLine(line);

@@ -273,7 +273,7 @@ export async function verifyProvenReceipt<R extends ReceiptReport<string> = Rece
       base.onLine?.(line);
       hooks.onLine(line);
     },
-    finish: (r) => (base.finish ? base.finish(r) : (r as unknown as R)),
+    finish: (r, reading) => (base.finish ? base.finish(r, reading) : (r as unknown as R)),
   });
   return hooks.finish(report);
 }

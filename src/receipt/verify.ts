@@ -63,7 +63,16 @@ export interface VerifyReceiptOptions<R extends ReceiptReport = ReceiptReport<Re
    * (REDACTION.md §7): verifyReceipt returns what it returns. Part of the options, not a separate step,
    * so that a caller who passes an extension's options cannot forget to finish its verification.
    */
-  finish?: (report: ReceiptReport<ReceiptProblemCode>) => R;
+  finish?: (report: ReceiptReport<ReceiptProblemCode>, reading: ReceiptReading) => R;
+}
+
+/** How the reading of the archive ended, for an extension's `finish`. */
+export interface ReceiptReading {
+  /**
+   * A fatal problem stopped it (§7): what follows that problem was not read, even when every chain line
+   * was. Not a problem code, since ENTRY_UNEXPECTED is fatal in step 6 and not in step 7.
+   */
+  stopped: boolean;
 }
 
 export interface ReceiptReport<Code extends string = string> extends ChainReport<Code> {
@@ -107,7 +116,7 @@ export async function verifyReceipt<R extends ReceiptReport = ReceiptReport<Rece
   v.checkPins();
   await v.readArchive(input);
   const report = await v.conclude();
-  return options.finish ? options.finish(report) : (report as ReceiptReport as R);
+  return options.finish ? options.finish(report, { stopped: v.stopped }) : (report as ReceiptReport as R);
 }
 
 /** The state of one verification, and its phases in the order they run. */
@@ -123,8 +132,8 @@ class ReceiptVerification {
   private chainReport: ChainReport<ChainProblemCode> | null = null;
   /** The run reader's state over the range, for a stepchain/v2 journal (FORMAT §11.4); null otherwise. */
   private run: RunState | null = null;
-  /** Reading stopped at a fatal problem: the chain was not read to its end. */
-  private stopped = false;
+  /** Reading stopped at a fatal problem: what followed it was not read. */
+  stopped = false;
 
   constructor(private readonly options: VerifyReceiptOptions<ReceiptReport>) {
     this.problems = new ProblemList(options.maxProblems ?? 1000);

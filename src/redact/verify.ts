@@ -16,7 +16,7 @@ import { ProblemList } from '../chain/problems.js';
 import type { ProblemLocation } from '../chain/report.js';
 import type { VerifiedLine } from '../chain/verifier.js';
 import { MANIFEST_NAME, type ReceiptManifest } from '../receipt/manifest.js';
-import { verifyReceipt, type ByteInput, type ReceiptProblemCode, type ReceiptReport, type VerifyReceiptOptions } from '../receipt/verify.js';
+import { verifyReceipt, type ByteInput, type ReceiptProblemCode, type ReceiptReading, type ReceiptReport, type VerifyReceiptOptions } from '../receipt/verify.js';
 import { anchorDefect, redactionsDefect, type AnchorBlock, type Declaration } from './anchor.js';
 import { publicationDefect, type PublicationBlock } from './publication.js';
 
@@ -73,17 +73,21 @@ const MAX_EXTRA_PROBLEMS = 1000;
  */
 export interface PublishedReceiptHooks {
   options: ReceiptHooks;
-  finish(report: ReceiptReport<ReceiptProblemCode> | PublishedReport): PublishedReport;
+  /**
+   * `reading` is what verifyReceipt hands its `finish`: whether a fatal problem stopped the reading. Without
+   * it, any problem of a code that can stop reading counts as having stopped it.
+   */
+  finish(report: ReceiptReport<ReceiptProblemCode> | PublishedReport, reading?: ReceiptReading): PublishedReport;
   /** `finish` when the manifest has an anchor or declarations; the receipt report unchanged otherwise. */
-  finishIfPublished(report: ReceiptReport<ReceiptProblemCode> | PublishedReport): ReceiptReport<ReceiptProblemCode> | PublishedReport;
+  finishIfPublished(report: ReceiptReport<ReceiptProblemCode> | PublishedReport, reading?: ReceiptReading): ReceiptReport<ReceiptProblemCode> | PublishedReport;
 }
 
 export function publishedReceiptHooks(locate?: Locate): PublishedReceiptHooks {
   const checks = new PublicationChecks(locate);
-  const finish = (receipt: ReceiptReport<ReceiptProblemCode> | PublishedReport): PublishedReport => checks.finish(receipt);
-  const finishIfPublished = (receipt: ReceiptReport<ReceiptProblemCode> | PublishedReport): ReceiptReport<ReceiptProblemCode> | PublishedReport => {
+  const finish = (receipt: ReceiptReport<ReceiptProblemCode> | PublishedReport, reading?: ReceiptReading): PublishedReport => checks.finish(receipt, reading);
+  const finishIfPublished = (receipt: ReceiptReport<ReceiptProblemCode> | PublishedReport, reading?: ReceiptReading): ReceiptReport<ReceiptProblemCode> | PublishedReport => {
     const m = receipt.manifest;
-    return m && ('anchor' in m || 'redactions' in m || 'publication' in m) ? finish(receipt) : receipt;
+    return m && ('anchor' in m || 'redactions' in m || 'publication' in m) ? finish(receipt, reading) : receipt;
   };
   const options: ReceiptHooks = {
     extensions: { anchor: (v) => checks.anchorMember(v), redactions: (v) => checks.redactionsMember(v), publication: (v) => checks.publicationMember(v) },
@@ -169,11 +173,12 @@ class PublicationChecks {
   }
 
   /** §7 step 3, then the verdict and what the published receipt proves. */
-  finish(receipt: ReceiptReport<ReceiptProblemCode> | PublishedReport): PublishedReport {
+  finish(receipt: ReceiptReport<ReceiptProblemCode> | PublishedReport, reading?: ReceiptReading): PublishedReport {
     if (this.finished.has(receipt)) return receipt as PublishedReport;
     const r: PublishedReport = { ...receipt, problems: receipt.problems.slice(), anchor: null, publication: null, redactions: 0, located: null, located_line: null };
+    const stopped = reading ? reading.stopped : receipt.problems.some((p) => STOPPING.has(p.code));
     // The manifest is only there when both members passed their shape checks (or are absent).
-    if (receipt.manifest) this.checkManifest(receipt, receipt.manifest, r);
+    if (receipt.manifest) this.checkManifest(receipt, receipt.manifest, r, stopped);
     for (const p of this.extra.items) r.problems.push(p); // bounded by MAX_EXTRA_PROBLEMS, but a spread would not be
     if (this.extra.truncated) r.problems_truncated = true;
     r.located = this.located;
@@ -185,7 +190,7 @@ class PublicationChecks {
   }
 
   /** The anchor against the rest of the manifest, and every declaration against a marker (§7 step 3, in this order). */
-  private checkManifest(receipt: ReceiptReport<ReceiptProblemCode> | PublishedReport, m: ReceiptManifest, r: PublishedReport): void {
+  private checkManifest(receipt: ReceiptReport<ReceiptProblemCode> | PublishedReport, m: ReceiptManifest, r: PublishedReport, stopped: boolean): void {
     const { anchor: a, declared: decl } = this;
     const add = (code: PublishedProblemCode, message: string, path: string): void => this.extra.add(code, message, { file: MANIFEST_NAME, path });
     if (this.publication) {
@@ -203,7 +208,7 @@ class PublicationChecks {
       }
       r.anchor = a;
     }
-    this.checkDeclarations(receipt, m, r);
+    this.checkDeclarations(receipt, m, r, stopped);
   }
 
   /** A v2 publication (§12.5 step 3): declarations present, a journal format with a public form. */
@@ -214,12 +219,12 @@ class PublicationChecks {
   }
 
   /** Every declaration against a marker (§7 step 4), once every line was read. */
-  private checkDeclarations(receipt: ReceiptReport<ReceiptProblemCode> | PublishedReport, m: ReceiptManifest, r: PublishedReport): void {
+  private checkDeclarations(receipt: ReceiptReport<ReceiptProblemCode> | PublishedReport, m: ReceiptManifest, r: PublishedReport, stopped: boolean): void {
     const decl = this.declared;
     if (!decl) return;
     r.redactions = decl.size;
     // Declarations are checked against markers only when every line was read.
-    const complete = receipt.steps === m.head.seq - m.range.from + 1 && !receipt.problems.some((p) => STOPPING.has(p.code));
+    const complete = receipt.steps === m.head.seq - m.range.from + 1 && !stopped;
     if (!complete) return;
     for (const { d, seen } of decl.values()) {
       if (!seen) this.extra.add('REDACTION_MISSING', `the manifest declares a redaction at seq ${d.seq}, ${d.path} (rule ${JSON.stringify(d.rule)}), but no marker stands there`, { file: MANIFEST_NAME, seq: d.seq, path: d.path });
@@ -290,7 +295,11 @@ function markerValue(text: string, path: string): MarkerValue | null {
   return REDACTABLE_MEMBERS.has(path.split('/')[1]!) && isRedactedBody(body) ? body : null;
 }
 
-/** Problems after which the verifier stopped reading, so unread markers are not "missing". */
+/**
+ * Codes of the problems that can stop reading, so that unread markers are not "missing": the test for a
+ * caller that finishes a report without the receipt verifier's `reading` (ENTRY_UNEXPECTED stops in RECEIPT
+ * §7 step 6 but not in step 7, so this test is the cautious one).
+ */
 const STOPPING = new Set<string>(['ARCHIVE_INVALID', 'ARCHIVE_UNSAFE', 'ARCHIVE_LIMIT', 'ENTRY_UNEXPECTED', 'MANIFEST_INVALID', 'SIGNATURE_INVALID']);
 
 /** Verifies a published receipt: the receipt, the anchor, and the declarations in both directions. Never throws. */

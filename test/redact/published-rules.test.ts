@@ -10,7 +10,9 @@ import { canonicalJson } from '../../src/canonical/jcs.js';
 import { digestBytes } from '../../src/canonical/sha256.js';
 import type { Json } from '../../src/record/index.js';
 import { blobEntryName, MANIFEST_NAME } from '../../src/receipt/manifest.js';
-import { verifyPublishedReceipt, type PublishedReport } from '../../src/redact/index.js';
+import { publishedReceiptHooks, verifyPublishedReceipt, type PublishedReport } from '../../src/redact/index.js';
+import { verifyReceipt } from '../../src/receipt/index.js';
+import { verifyProvenReceipt } from '../../src/proofs/receipt.js';
 import { text, type RawEntry } from '../receipt/craft.js';
 import { D, R, blobRef, craft, marker } from './crafted.js';
 
@@ -173,6 +175,26 @@ describe('REDACTION_MISSING only when every chain line was read (§7 step 4)', (
     expect(r.steps).toBe(2);
     expect(codes(r)).not.toContain('REDACTION_MISSING');
     expect(codes(r)).toContain('ENTRY_MISSING');
+  });
+
+  test('a listed blob no step references (ENTRY_UNEXPECTED, RECEIPT §7 step 7: not fatal, every entry read): still missing', async () => {
+    const unreferenced = text('{"x":1}');
+    const r = await verifyPublishedReceipt(craft({ ...base, blobs: [unreferenced] }));
+    expect(r.steps).toBe(4);
+    expect(where(r)).toEqual([['ENTRY_UNEXPECTED', { file: blobEntryName(digestBytes(unreferenced)) }], missing(3, '/input')]);
+  });
+
+  test('the reading reaches a finish composed with the proofs\' hooks; a finish called without it counts every ENTRY_UNEXPECTED as a stop', async () => {
+    const bytes = craft({ ...base, blobs: [text('{"x":1}')] });
+    const composed = publishedReceiptHooks();
+    const proven = await verifyProvenReceipt(bytes, {}, composed.options);
+    expect(codes(proven)).toEqual(['ENTRY_UNEXPECTED', 'REDACTION_MISSING']);
+    const manual = publishedReceiptHooks();
+    const receipt = await verifyReceipt(bytes, { extensions: manual.options.extensions, onLine: manual.options.onLine, onBlob: manual.options.onBlob });
+    expect(codes(manual.finish(receipt))).toEqual(['ENTRY_UNEXPECTED']);
+    const told = publishedReceiptHooks();
+    const again = await verifyReceipt(bytes, { extensions: told.options.extensions, onLine: told.options.onLine, onBlob: told.options.onBlob });
+    expect(codes(told.finish(again, { stopped: false }))).toEqual(['ENTRY_UNEXPECTED', 'REDACTION_MISSING']);
   });
 
   // A problem that stops reading after the last chain line: every line was read, yet verification stopped
