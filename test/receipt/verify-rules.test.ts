@@ -186,6 +186,9 @@ describe('inputs and the report (§7, §8)', () => {
     ['a number', 42],
     ['null', null],
     ['an object that is neither a stream nor iterable', { length: 3 }],
+    // A ByteInput is bytes, a web stream or an async iterable; an array of chunks is none of them, though
+    // `for await` would read it.
+    ['an array holding the bytes of a good receipt', [receipt()]],
   ])('%s is ARCHIVE_INVALID, never a throw; the report is the empty one (nothing read, nothing dropped)', async (_what, input) => {
     const r = await verifyReceipt(input as never);
     expect(r.problems.map((p) => p.code)).toEqual(['ARCHIVE_INVALID']);
