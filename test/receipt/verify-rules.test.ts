@@ -9,9 +9,10 @@ import { describe, expect, test } from 'vitest';
 import { canonicalJson } from '../../src/canonical/jcs.js';
 import { scanCanonical } from '../../src/canonical/scan.js';
 import { digestBytes } from '../../src/canonical/sha256.js';
+import { checkBatch, type LineBatch, type LineCheckPool, type PackedFacts } from '../../src/chain/batch.js';
 import { genesisHash } from '../../src/record/index.js';
-import { MAX_BLOB_BYTES, MAX_CHAIN_ENTRY_BYTES, MAX_MANIFEST_BYTES, MAX_SIGNATURE_BYTES } from '../../src/receipt/limits.js';
-import { blobEntryName, entryNames, MANIFEST_NAME, SIGNATURE_NAME, type ReceiptManifest } from '../../src/receipt/manifest.js';
+import { MAX_ARCHIVE_BYTES, MAX_BLOB_BYTES, MAX_CHAIN_ENTRY_BYTES, MAX_MANIFEST_BYTES, MAX_SIGNATURE_BYTES } from '../../src/receipt/limits.js';
+import { blobEntryName, declaredArchiveBytes, entryNames, MANIFEST_NAME, SIGNATURE_NAME, type ReceiptManifest } from '../../src/receipt/manifest.js';
 import { keyPairFromSeed, receiptBytes, verifyReceipt, type ReceiptReport } from '../../src/receipt/index.js';
 import { entriesOf, rawHeader, tarOf, text, type RawEntry } from './craft.js';
 import { makeFixture, testSeed } from './fixture.js';
@@ -85,6 +86,27 @@ describe('blob entries (§7 step 6)', () => {
     expect(where(r)).toEqual([['ENTRY_UNEXPECTED', { file: blobEntryName(digest) }]]);
     expect(seen).toContain(`${digest} [1,2]`);
     expect(seen).toHaveLength(3);
+  });
+
+  test('a listing that declares exactly the archive limit is read; 512 bytes more (one block) is ARCHIVE_LIMIT at the manifest (§6.1)', async () => {
+    // 127 blobs at their own limit and one sized so that the declared archive (headers, data, padding, end
+    // marker) is exactly MAX_ARCHIVE_BYTES; the archive holds the manifest only.
+    const full = Array.from({ length: 127 }, (_, i) => ({ digest: 'sha256:' + i.toString(16).padStart(64, 'a'), size: MAX_BLOB_BYTES }));
+    const declaring = (last: number) => {
+      const m = withBlobs([blobA, blobB, ...full, { digest: 'sha256:' + 'f'.repeat(64), size: last }]);
+      const bytes = text(canonicalJson(m as never));
+      return { bytes, declared: declaredArchiveBytes(bytes.length, null, m) };
+    };
+    let last = 1024;
+    last += MAX_ARCHIVE_BYTES - declaring(last).declared;
+    last += MAX_ARCHIVE_BYTES - declaring(last).declared; // the manifest's length moved with the size's digits
+    expect(declaring(last).declared).toBe(MAX_ARCHIVE_BYTES);
+    const at = await verifyReceipt(tarOf([{ name: MANIFEST_NAME, data: declaring(last).bytes }]));
+    expect(at.problems.map((p) => p.code)).not.toContain('ARCHIVE_LIMIT');
+    expect(at.problems[0]).toMatchObject({ code: 'ENTRY_MISSING', location: { file: 'chain/0000000000000000.jsonl' } });
+    const over = declaring(last + 1);
+    expect(over.declared).toBe(MAX_ARCHIVE_BYTES + 512);
+    expect(where(await verifyReceipt(tarOf([{ name: MANIFEST_NAME, data: over.bytes }])))).toEqual([['ARCHIVE_LIMIT', { file: MANIFEST_NAME }]]);
   });
 
   test('listed blobs whose sizes add up past the archive limit are ARCHIVE_LIMIT at the manifest, before any entry is read', async () => {
@@ -164,9 +186,13 @@ describe('inputs and the report (§7, §8)', () => {
     ['a number', 42],
     ['null', null],
     ['an object that is neither a stream nor iterable', { length: 3 }],
-  ])('%s is ARCHIVE_INVALID, never a throw', async (_what, input) => {
+    // A ByteInput is bytes, a web stream or an async iterable; an array of chunks is none of them, though
+    // `for await` would read it.
+    ['an array holding the bytes of a good receipt', [receipt()]],
+  ])('%s is ARCHIVE_INVALID, never a throw; the report is the empty one (nothing read, nothing dropped)', async (_what, input) => {
     const r = await verifyReceipt(input as never);
     expect(r.problems.map((p) => p.code)).toEqual(['ARCHIVE_INVALID']);
+    expect(r).toMatchObject({ ok: false, problems_truncated: false, compressed: false, format: null, entries: 0, steps: 0, head: null, proves: [] });
   });
 
   test('a web ReadableStream and an async iterable of chunks verify like the bytes', async () => {
@@ -201,10 +227,18 @@ describe('inputs and the report (§7, §8)', () => {
   });
 
   test('a chain with more problems than maxProblems: truncated too, though the receipt\'s own list is not', async () => {
-    const name = 'chain/0000000000000000.jsonl';
+    // No blobs, and the manifest lists the broken entry as it is: every problem is the chain's.
+    const bare = entriesOf(await receiptBytes(makeFixture({ steps: 6, bucketSize: 3, blobEvery: 0 }), {}));
+    const bareManifest = JSON.parse(new TextDecoder().decode(bare[0]!.data)) as ReceiptManifest;
+    const name = 'chain/0000000000000003.jsonl';
     const broken = text('{}\n{}\n{}\n');
-    const m = { ...manifest0, chain: manifest0.chain.map((c) => (c.name === name ? { ...c, size: broken.length, digest: digestBytes(broken) } : c)) };
-    const r = await verifyReceipt(receipt(m, { [name]: broken }), { maxProblems: 2 });
+    const m = { ...bareManifest, chain: bareManifest.chain.map((c) => (c.name === name ? { ...c, size: broken.length, digest: digestBytes(broken) } : c)) };
+    const archive = tarOf([{ name: MANIFEST_NAME, data: text(canonicalJson(m as never)) }, ...bare.slice(1).map((e) => (e.name === name ? { name, data: broken } : e))]);
+    const all = await verifyReceipt(archive);
+    expect(all.problems.length).toBeGreaterThan(2);
+    expect(all.problems.every((p) => p.location.file === name)).toBe(true);
+    const r = await verifyReceipt(archive, { maxProblems: 2 });
+    expect(r.problems).toEqual(all.problems.slice(0, 2));
     expect(r.problems_truncated).toBe(true);
     expect(r.ok).toBe(false);
   });
@@ -261,5 +295,54 @@ describe('the chain\'s problems in the receipt\'s report (§7 steps 8–9, §7.1
     expect(codes.slice(2).length).toBeGreaterThan(0);
     expect(r.problems.slice(2).every((p) => p.location.file === chain0 && p.location.line === 1)).toBe(true);
     expect(codes).not.toContain('HEAD_MISMATCH');
+    // Nor is a pinned head compared with where the cut-short chain stopped.
+    const pinned = await verifyReceipt(whole.slice(0, end), { expectHead: manifest0.head.step_hash });
+    expect(pinned.problems).toEqual(r.problems);
+  });
+});
+
+describe('the extension points: onLine, finish (§7, REDACTION.md §7)', () => {
+  test('onLine sees every chain line in chain order, with its entry, line number, seq, step_hash and text as stored', async () => {
+    const seen: Array<[string | undefined, number, number | null, string | null, string, boolean]> = [];
+    const r = await verifyReceipt(receipt(), { onLine: (l) => void seen.push([l.file, l.line, l.seq, l.step_hash, l.text, l.clean]) });
+    expect(r.ok).toBe(true);
+    expect(seen).toEqual(fixture.stored.map((s, i) => [
+      `chain/${String(3 * Math.floor(i / 3)).padStart(16, '0')}.jsonl`, (i % 3) + 1, s.seq, JSON.parse(s.text).step_hash, s.text, true,
+    ]));
+  });
+
+  test('with a pool whose answers come late, the report and what onLine sees are the ones without it: lines still in flight at the end marker are finished before blobs are counted unreferenced', async () => {
+    let batches = 0;
+    const pool: LineCheckPool = {
+      threads: 2,
+      batchBytes: 256,
+      check(batch: LineBatch): Promise<PackedFacts | null> {
+        batches++;
+        const copy = { format: batch.format, bytes: batch.bytes.slice(), ends: batch.ends.slice() };
+        return new Promise((resolve) => setTimeout(() => setTimeout(() => resolve(checkBatch(copy)), 0), 0));
+      },
+    };
+    const seen: Array<Array<number | null>> = [[], []];
+    const without = await verifyReceipt(receipt(), { onLine: (l) => void seen[0]!.push(l.seq) });
+    const withPool = await verifyReceipt(receipt(), { pool, onLine: (l) => void seen[1]!.push(l.seq) });
+    expect(batches).toBeGreaterThan(1);
+    expect(withPool).toEqual(without);
+    expect(withPool.problems).toEqual([]);
+    expect(seen[1]).toEqual(seen[0]);
+  });
+
+  test('finish is called once with the finished report, what it proves included, and verifyReceipt returns what finish returns', async () => {
+    const calls: ReceiptReport[] = [];
+    const r = await verifyReceipt(receipt(), { finish: (report) => { calls.push(report); return { ...report, extra: 'mine' }; } });
+    expect(calls).toHaveLength(1);
+    expect(calls[0]).toMatchObject({ ok: true, steps: 6, head_seq: 5, entries: 5 });
+    expect(calls[0]!.proves.length).toBeGreaterThan(0);
+    expect(r).toEqual({ ...calls[0], extra: 'mine' });
+  });
+
+  test('a broken receipt reaches finish too, its problems already listed', async () => {
+    const calls: ReceiptReport[] = [];
+    await verifyReceipt(receipt(), { expectHead: 'sha256:' + 'c'.repeat(64), finish: (report) => { calls.push(report); return report; } });
+    expect(calls.map((c) => [c.ok, c.problems.map((p) => p.code)])).toEqual([[false, ['HEAD_MISMATCH']]]);
   });
 });

@@ -101,8 +101,9 @@ describe('pass 1: the manifest planReceipt builds (§4)', () => {
     for (const name of ['blobs', 'chain', 'exporter', 'format', 'genesis', 'head', 'range']) {
       await expect(planReceipt(inputOf(src, 0, 2, { extra: { [name]: 1 } })), name).rejects.toMatchObject({ code: 'MANIFEST_INVALID' });
     }
-    await expect(planReceipt(inputOf(src, 0, 2, { extra: { x: Number.NaN } }))).rejects.toMatchObject({ code: 'MANIFEST_INVALID' });
-    await expect(planReceipt(inputOf(src, 0, 2, { extra: { x: '\ud800' } }))).rejects.toMatchObject({ code: 'MANIFEST_INVALID' });
+    // Not I-JSON: the canonicalizer's own error is kept as the cause.
+    await expect(planReceipt(inputOf(src, 0, 2, { extra: { x: Number.NaN } }))).rejects.toMatchObject({ code: 'MANIFEST_INVALID', cause: expect.any(Error) });
+    await expect(planReceipt(inputOf(src, 0, 2, { extra: { x: '\ud800' } }))).rejects.toMatchObject({ code: 'MANIFEST_INVALID', cause: expect.any(Error) });
   });
 
   test('a signed plan carries the signature entry and the key id; an unsigned one neither; manifestDigest is the SHA-256 of manifestBytes', async () => {
@@ -199,13 +200,13 @@ describe('pass 1: blob sizes and the manifest limit', () => {
     expect((await planReceipt(inputOf(before, 1, 3))).manifest.blobs).toHaveLength(1);
   });
 
-  test('a manifest of exactly MAX_MANIFEST_BYTES is planned; one byte more is LIMIT_EXCEEDED', async () => {
+  test('a manifest of exactly MAX_MANIFEST_BYTES is planned; one byte more is LIMIT_EXCEEDED, with what to do', async () => {
     const src = makeFixture({ steps: 2 });
     const small = await planReceipt(inputOf(src, 0, 1, { extra: { pad: '' } }));
     const room = MAX_MANIFEST_BYTES - small.manifestBytes.length;
     const edge = await planReceipt(inputOf(src, 0, 1, { extra: { pad: 'x'.repeat(room) } }));
     expect(edge.manifestBytes.length).toBe(MAX_MANIFEST_BYTES);
-    await expect(planReceipt(inputOf(src, 0, 1, { extra: { pad: 'x'.repeat(room + 1) } }))).rejects.toMatchObject({ code: 'LIMIT_EXCEEDED' });
+    await expect(planReceipt(inputOf(src, 0, 1, { extra: { pad: 'x'.repeat(room + 1) } }))).rejects.toMatchObject({ code: 'LIMIT_EXCEEDED', hint: 'export a shorter range' });
   });
 });
 
