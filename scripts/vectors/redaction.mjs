@@ -1,15 +1,18 @@
 // Redaction vectors (spec/REDACTION.md, version 2): policies valid and invalid, value and step commitments,
 // the redaction of single steps, a whole publication reproduced from its journal and seed, published
-// receipts (valid, and with broken declarations or anchor, in the problem order of §7), a withdrawn
-// version-1 anchor, and disclosure proofs of values, whole steps and step hashes (valid and forged).
+// receipts (valid, and with broken declarations or anchor, in the problem order of §7; with an object that
+// holds the marker name but is no valid marker; a listed blob no step references), a withdrawn version-1
+// anchor, and disclosure proofs of values, whole steps and step hashes (valid and forged). Every published
+// case is verified here and refused if its codes are not the ones the case expects.
 // Deterministic: fixed journal, timestamps, exporter and seeded salts. Built from dist/.
 import { canonicalJson } from '../../dist/canonical/jcs.js';
-import { digestUtf8 } from '../../dist/canonical/sha256.js';
+import { digestBytes, digestUtf8 } from '../../dist/canonical/sha256.js';
 import { genesisHash, makeGenesis, sealRecord } from '../../dist/record/index.js';
 import { base64Encode } from '../../dist/receipt/base64.js';
 import { keyPairFromSeed } from '../../dist/receipt/keys.js';
+import { blobEntryName, MANIFEST_NAME } from '../../dist/receipt/manifest.js';
 import { planReceipt, writeReceipt } from '../../dist/receipt/writer.js';
-import { ustarHeader } from '../../dist/receipt/tar.js';
+import { BLOCK, paddedSize, ustarHeader } from '../../dist/receipt/tar.js';
 import { commitment, saltToHex, seededSalts, stepCommitment } from '../../dist/redact/commit.js';
 import { discloseFromSecrets, secretsFile } from '../../dist/redact/disclose.js';
 import { discloseHashFromSecrets } from '../../dist/redact/disclose-hash.js';
@@ -17,6 +20,7 @@ import { discloseStepFromSecrets } from '../../dist/redact/disclose-step.js';
 import { compilePolicy } from '../../dist/redact/policy.js';
 import { planPublication } from '../../dist/redact/publish.js';
 import { redactStep } from '../../dist/redact/redact.js';
+import { verifyPublishedReceipt } from '../../dist/redact/verify.js';
 
 const enc = new TextEncoder();
 const S = {
@@ -82,6 +86,7 @@ async function tarOf(plan) {
 }
 
 const b64 = (bytes) => Buffer.from(bytes).toString('base64');
+const MARKER = '$stepchain:redacted';
 
 /** Replaces one entry's data (same length) in a ustar stream: headers stay valid, digests and signatures do not. */
 function replaceEntry(tar, name, edit) {
@@ -101,6 +106,56 @@ function replaceEntry(tar, name, edit) {
     o += 512 + Math.ceil(size / 512) * 512;
   }
   return out;
+}
+
+/** A ustar stream in the receipt writer's form (RECEIPT §3): each entry's header, its data padded to a block, then two zero blocks. */
+function tarFrom(entries) {
+  const out = new Uint8Array(entries.reduce((n, e) => n + BLOCK + paddedSize(e.data.length), 2 * BLOCK));
+  let o = 0;
+  for (const { name, data } of entries) {
+    out.set(ustarHeader(name, data.length), o);
+    out.set(data, o + BLOCK);
+    o += BLOCK + paddedSize(data.length);
+  }
+  return out;
+}
+
+/**
+ * A receipt the writer refuses to make (its chain does not verify, or it lists a blob no step references),
+ * made by hand from a publication's stored lines and manifest: `edit` changes a step's record (it gets the
+ * parsed record without step_hash and returns the record to seal), every line is sealed afresh on its
+ * predecessor, and the manifest takes the new chain entry and head, the listed `blobs` and the `extra` members.
+ */
+function handMade(pub, { edit = (r) => r, extra = {}, blobs = [] } = {}) {
+  const m = pub.plan.manifest;
+  if (m.chain.length !== 1 || m.range.from !== 0 || m.blobs.length > 0) throw new Error('handMade: a publication of one chain entry from seq 0, without blobs, expected');
+  let prev = m.range.prev_hash;
+  const lines = pub.lines.map((text) => {
+    const { step_hash: _old, ...record } = JSON.parse(text);
+    const { record: sealed, line } = sealRecord(edit({ ...record, prev_hash: prev }));
+    prev = sealed.step_hash;
+    return line;
+  });
+  const chain = enc.encode(lines.join(''));
+  const name = m.chain[0].name;
+  const listed = blobs.map((b) => ({ digest: digestBytes(b), size: b.length, bytes: b })).sort((a, b) => (a.digest < b.digest ? -1 : 1));
+  const manifest = {
+    ...m,
+    blobs: listed.map(({ digest, size }) => ({ digest, size })),
+    chain: [{ digest: digestBytes(chain), name, size: chain.length, steps: lines.length }],
+    head: { seq: m.head.seq, step_hash: prev },
+    ...extra,
+  };
+  return tarFrom([
+    { name: MANIFEST_NAME, data: enc.encode(canonicalJson(manifest)) },
+    { name, data: chain },
+    ...listed.map((b) => ({ name: blobEntryName(b.digest), data: b.bytes })),
+  ]);
+}
+
+/** A copy of `value` with the member at `path` (a list of names) replaced by `replace(old)`. */
+function replaceAt(value, [first, ...rest], replace) {
+  return { ...value, [first]: rest.length === 0 ? replace(value[first]) : replaceAt(value[first], rest, replace) };
 }
 
 export async function generate() {
@@ -206,6 +261,25 @@ export async function generate() {
   const all3 = { anchor: { ...m.anchor, genesis_hash: digestUtf8('another genesis') }, redactions: [...m.redactions.filter((_, i) => i !== 1), { path: '/result/t', rule: 'secrets', seq: 3 }] };
   cases.push({ id: 'published-problem-order', comment: 'an undeclared marker, a wrong anchor and a missing marker at once: REDACTION_UNDECLARED (archive order), then ANCHOR_INVALID, then REDACTION_MISSING (declaration order)', kind: 'published', result: 'invalid', base64: b64(await replan(all3)), expect: { ok: false, codes: ['REDACTION_UNDECLARED', 'ANCHOR_INVALID', 'REDACTION_MISSING'] } });
 
+  // Objects that hold the marker name but are no valid redaction marker (FORMAT §3.5): the chain's
+  // MARKER_INVALID only, never REDACTION_UNDECLARED; declared at their place, the declaration has no marker
+  // (REDACTION §7 step 2, step 4). The writer refuses such a chain, so these are made by hand: the last step's
+  // marker at /input/approved changed, the step sealed afresh.
+  if (b64(handMade(unsignedPub)) !== b64(unsigned)) throw new Error('handMade must reproduce published-unsigned byte for byte when nothing changes');
+  const atApproved = (replace) => ({ edit: (r) => (r.seq === 3 ? replaceAt(r, ['input', 'approved'], replace) : r) });
+  const notDigest = (marker) => ({ [MARKER]: { ...marker[MARKER], commitment: 'sha256:' + 'x'.repeat(64) } });
+  const besideName = (marker) => ({ ...marker, note: 'beside the marker' });
+  const withoutApproved = { anchor: m.anchor, redactions: m.redactions.filter((d) => !(d.seq === 3 && d.path === '/input/approved')) };
+  if (withoutApproved.redactions.length !== m.redactions.length - 1) throw new Error('the declaration of /input/approved at seq 3 was expected');
+  cases.push({ id: 'published-marker-invalid-declared', comment: 'a marker whose commitment is not a digest, declared at its place: the chain\'s MARKER_INVALID, then REDACTION_MISSING (an invalid marker counts as none), never REDACTION_UNDECLARED', kind: 'published', result: 'invalid', base64: b64(handMade(unsignedPub, atApproved(notDigest))), expect: { ok: false, codes: ['MARKER_INVALID', 'REDACTION_MISSING'] } });
+  cases.push({ id: 'published-marker-invalid-undeclared', comment: 'the same object, its declaration removed: MARKER_INVALID alone (only a valid marker is undeclared)', kind: 'published', result: 'invalid', base64: b64(handMade(unsignedPub, { ...atApproved(notDigest), extra: withoutApproved })), expect: { ok: false, codes: ['MARKER_INVALID'] } });
+  cases.push({ id: 'published-marker-member-beside-declared', comment: 'a valid marker body with a second member beside the marker name, declared at its place: MARKER_INVALID, then REDACTION_MISSING', kind: 'published', result: 'invalid', base64: b64(handMade(unsignedPub, atApproved(besideName))), expect: { ok: false, codes: ['MARKER_INVALID', 'REDACTION_MISSING'] } });
+  cases.push({ id: 'published-marker-member-beside-undeclared', comment: 'the same object, its declaration removed: MARKER_INVALID alone', kind: 'published', result: 'invalid', base64: b64(handMade(unsignedPub, { ...atApproved(besideName), extra: withoutApproved })), expect: { ok: false, codes: ['MARKER_INVALID'] } });
+  // A listed blob no step references is RECEIPT §7 step 7's ENTRY_UNEXPECTED, which stops nothing: every
+  // line was read, so a declaration without its marker is still REDACTION_MISSING (REDACTION §7 step 4).
+  const unreferenced = enc.encode('{"note":"listed in the manifest, referenced by no step"}');
+  cases.push({ id: 'published-missing-unreferenced-blob', comment: 'published-missing with a listed blob no step references: ENTRY_UNEXPECTED (not a stop), then REDACTION_MISSING', kind: 'published', result: 'invalid', base64: b64(handMade(unsignedPub, { extra: more, blobs: [unreferenced] })), expect: { ok: false, codes: ['ENTRY_UNEXPECTED', 'REDACTION_MISSING'] } });
+
   // Disclosure proofs against the signed receipt.
   const secrets = secretsFile(pub.plan.manifestDigest, pub.redactions, pub.unblobbed, pub.steps);
   const target = pub.redactions.find((r) => r.path === '/tool_call/arguments/api_key');
@@ -251,6 +325,13 @@ export async function generate() {
   h('hash-before-redaction', 'step 0 has no commitment: its original hash is its published hash', { ...head, seq: 0, step_hash: original[0] }, 'NOT_REDACTED');
   h('hash-wrong-manifest', 'a proof for another receipt', { ...head, manifest_digest: digestUtf8('x') }, 'MANIFEST_MISMATCH');
   h('hash-extra-member', 'a member the format does not define', { ...head, value: 1 }, 'PROOF_INVALID');
+
+  // Every published case, verified: a vector whose codes this verifier does not give is not written.
+  for (const c of cases.filter((x) => x.kind === 'published')) {
+    const r = await verifyPublishedReceipt(Buffer.from(c.base64, 'base64'), c.publicKey ? { publicKey: c.publicKey } : {});
+    const codes = r.problems.map((p) => p.code);
+    if (JSON.stringify(codes) !== JSON.stringify(c.expect.codes) || r.ok !== c.expect.ok) throw new Error(`published vector ${c.id}: expected ${c.expect.codes.join(', ') || 'no problem'}, got ${codes.join(', ') || 'no problem'}`);
+  }
 
   return {
     'redaction.json': {
