@@ -164,7 +164,7 @@ describe('REDACTION_MISSING only when every chain line was read (§7 step 4)', (
   const contents = [{ input: 'a' }, { input: { k: marker() } }, { input: 'c' }, { input: 'd' }];
   const decl = [{ seq: 1, path: '/input/k', rule: 'r' }, { seq: 3, path: '/input', rule: 'r' }];
   const base = { contents, redactions: decl, perEntry: 2 };
-  const codes = (r: PublishedReport) => r.problems.map((p) => p.code);
+  const codes = (r: { problems: ReadonlyArray<{ code: string }> }) => r.problems.map((p) => p.code);
 
   test('read to the end: the declaration without its marker is REDACTION_MISSING', async () => {
     expect(where(await verifyPublishedReceipt(craft(base)))).toEqual([missing(3, '/input')]);
