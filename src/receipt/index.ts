@@ -1,6 +1,7 @@
 /** Offline-verifiable receipts (spec/RECEIPT.md): export, verify, keys. The pure verifier is in ./verify.js. */
 export { ReceiptError, type ReceiptErrorCode } from './errors.js';
-export { verifyReceipt, type VerifyReceiptOptions, type ReceiptReport, type ReceiptReading, type ByteInput } from './verify.js';
+export { verifyReceipt, type VerifyReceiptOptions, type ReceiptReport, type ByteInput } from './verify.js';
+export type { ReceiptReading } from './problems.js';
 export { planReceipt, writeReceipt, receiptTar, type ReceiptWriterInput, type ReceiptPlan } from './writer.js';
 export {
   exportReceipt, openReceiptSource, writePlanToFile, receiptBytes, receiptInput, verifyReceiptFile, verifyReceiptAt, keygen, readKeyFile, readPublicKeyFile,

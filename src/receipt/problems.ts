@@ -28,3 +28,12 @@ export class FatalProblem {
     readonly location: ProblemLocation = {},
   ) {}
 }
+
+/** How the reading of the archive ended, for an extension's `finish`. */
+export interface ReceiptReading {
+  /**
+   * A fatal problem stopped it (§7): what follows that problem was not read, even when every chain line
+   * was. Not a problem code, since ENTRY_UNEXPECTED is fatal in step 6 and not in step 7.
+   */
+  stopped: boolean;
+}

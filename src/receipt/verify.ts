@@ -32,7 +32,7 @@ import {
   BLOB_NAME_RE, CHAIN_NAME_RE, MANIFEST_NAME, RECEIPT_FORMAT, SIGNATURE_NAME, blobEntryName, declaredArchiveBytes, entryNames, parseManifest,
   type ReceiptManifest, type ReceiptRange,
 } from './manifest.js';
-import { FatalProblem, type ReceiptProblemCode } from './problems.js';
+import { FatalProblem, type ReceiptProblemCode, type ReceiptReading } from './problems.js';
 import { checkSignature } from './signature.js';
 import { TarReader, type TarEntry } from './tar-reader.js';
 
@@ -64,15 +64,6 @@ export interface VerifyReceiptOptions<R extends ReceiptReport = ReceiptReport<Re
    * so that a caller who passes an extension's options cannot forget to finish its verification.
    */
   finish?: (report: ReceiptReport<ReceiptProblemCode>, reading: ReceiptReading) => R;
-}
-
-/** How the reading of the archive ended, for an extension's `finish`. */
-export interface ReceiptReading {
-  /**
-   * A fatal problem stopped it (§7): what follows that problem was not read, even when every chain line
-   * was. Not a problem code, since ENTRY_UNEXPECTED is fatal in step 6 and not in step 7.
-   */
-  stopped: boolean;
 }
 
 export interface ReceiptReport<Code extends string = string> extends ChainReport<Code> {

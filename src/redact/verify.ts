@@ -16,7 +16,8 @@ import { ProblemList } from '../chain/problems.js';
 import type { ProblemLocation } from '../chain/report.js';
 import type { VerifiedLine } from '../chain/verifier.js';
 import { MANIFEST_NAME, type ReceiptManifest } from '../receipt/manifest.js';
-import { verifyReceipt, type ByteInput, type ReceiptProblemCode, type ReceiptReading, type ReceiptReport, type VerifyReceiptOptions } from '../receipt/verify.js';
+import type { ReceiptReading } from '../receipt/problems.js';
+import { verifyReceipt, type ByteInput, type ReceiptProblemCode, type ReceiptReport, type VerifyReceiptOptions } from '../receipt/verify.js';
 import { anchorDefect, redactionsDefect, type AnchorBlock, type Declaration } from './anchor.js';
 import { publicationDefect, type PublicationBlock } from './publication.js';
 
