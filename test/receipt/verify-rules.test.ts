@@ -60,6 +60,14 @@ describe('blob entries (§7 step 6)', () => {
     ]);
   });
 
+  test('a line whose seq is unreadable still has its blob references checked, located without a seq (FORMAT §6.3: no seq is known)', async () => {
+    const chain0 = 'chain/0000000000000000.jsonl';
+    const text0 = new TextDecoder().decode(dataOf(chain0)).replace('"seq":0,', '"seq":"0",');
+    const r = await verifyReceipt(receipt(withBlobs([blobB]), { [chain0]: text(text0) }));
+    const missing = r.problems.filter((p) => p.code === 'BLOB_MISSING');
+    expect(missing.map((p) => p.location)).toEqual([{ file: chain0, line: 1, field: 'result' }]);
+  });
+
   test('a blob a line references that the manifest does not list is BLOB_MISSING at the line\'s field', async () => {
     const r = await verifyReceipt(receipt(withBlobs([blobA])));
     expect(where(r)).toEqual([['BLOB_MISSING', { file: 'chain/0000000000000003.jsonl', line: 1, seq: 3, field: 'result' }]]);
