@@ -67,6 +67,17 @@ function manualPool(threads: number, callerChecks = false) {
   };
 }
 
+/** Finishes a feeder over a manual pool, answering each batch the pool is given, until the report comes. */
+async function finishAnswering(feeder: ChainFeeder, m: ReturnType<typeof manualPool>) {
+  let done = false;
+  const finished = feeder.finish().finally(() => void (done = true));
+  while (!done) {
+    while (m.waiting.length > 0) m.answer();
+    await new Promise((r) => setTimeout(r, 0));
+  }
+  return finished;
+}
+
 /** Lets promise callbacks and timers queued so far run. */
 const turns = async (n = 5): Promise<void> => {
   for (let i = 0; i < n; i++) await new Promise((r) => setTimeout(r, 0));
@@ -188,6 +199,17 @@ describe('the same report on any number of threads and any batch cut, whatever i
     expect(await runFeeder(chain.genesis, c, null, 1)).toEqual(want);
   });
 
+  test('without a pool and without onEach: every kind of call goes straight to the verifier', async () => {
+    const want = runSequential(chain.genesis, tornBytes).report;
+    const feeder = new ChainFeeder(new ChainVerifier({ genesis: chain.genesis }), null);
+    for (const c of tornBytes) {
+      if (c[0] === 'segment') feeder.beginSegment(c[1], c[2]);
+      else if (c[0] === 'line') feeder.line(c[1], c[2]);
+      else feeder.longLine(c[1]);
+    }
+    expect(await feeder.finish()).toEqual(want);
+  });
+
   test('a torn final line is TRUNCATED_LINE, never a step, on any number of threads', async () => {
     for (const c of [tornBytes, tornString]) {
       const got = await runFeeder(chain.genesis, c, answeringPool(2), 1);
@@ -207,9 +229,7 @@ describe('batches', () => {
     const feeder = new ChainFeeder(new ChainVerifier({ genesis: chain.genesis }), m.pool, { batchBytes: 2 * L });
     feeder.beginSegment('0000000000000000.jsonl', 0);
     for (const l of lines) feeder.line(l, true);
-    const finished = feeder.finish();
-    while (m.waiting.length > 0) m.answer();
-    expect((await finished).ok).toBe(true);
+    expect((await finishAnswering(feeder, m)).ok).toBe(true);
     const groups = [[0, 1], [2, 3], [4], [5, 6]];
     expect(m.received).toEqual(groups.map((g) => batchOf(chain.genesis.format, g.map((i) => lines[i]!))));
     expect(feeder.checkedHere).toBe(0);
@@ -217,14 +237,14 @@ describe('batches', () => {
 
   test('a chain of one batch never reaches the pool, even when its one line is longer than a batch', async () => {
     const chain = buildChain([{ input: 'y'.repeat(500) }]);
-    const m = manualPool(2);
+    const pool = answeringPool(2);
     // No segment begun: the line is the first thing the feeder holds (a segment's start would be a batch of its own).
-    const feeder = new ChainFeeder(new ChainVerifier({ genesis: chain.genesis }), m.pool, { batchBytes: 64 });
+    const feeder = new ChainFeeder(new ChainVerifier({ genesis: chain.genesis }), pool, { batchBytes: 64 });
     feeder.line(lineBytes(chain)[0]!, true);
     const report = await feeder.finish();
     expect(report.ok).toBe(true);
     expect(report.steps).toBe(1);
-    expect(m.received).toEqual([]);
+    expect(pool.batches).toBe(0);
     expect(feeder.checkedHere).toBe(0); // checkedHere counts only batches taken from busy workers
   });
 
@@ -274,9 +294,7 @@ describe('settle and the feeding thread (FORMAT.md §6.3 order, memory bounded)'
     for (const l of lines.slice(0, 4)) feeder.line(l, true); // one batch a line: three sent once the fourth comes
     expect(m.received.length).toBe(2);
     expect(feeder.checkedHere).toBe(1);
-    const finished = feeder.finish();
-    while (m.waiting.length > 0) m.answer();
-    expect((await finished).ok).toBe(true);
+    expect((await finishAnswering(feeder, m)).ok).toBe(true);
   });
 
   test('settle passes each finished batch to the verifier in order, a failed one too, and leaves at most three per thread in flight', async () => {
@@ -311,9 +329,7 @@ describe('settle and the feeding thread (FORMAT.md §6.3 order, memory bounded)'
     await waiting;
     expect(observed).toEqual([0, 1, 2, 3, 4, 5]);
     expect(each()).toBe(6);
-    const finished = feeder.finish();
-    while (m.waiting.length > 0) m.answer();
-    expect((await finished).ok).toBe(true);
+    expect((await finishAnswering(feeder, m)).ok).toBe(true);
     expect(observed).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
   });
 });
