@@ -34,7 +34,7 @@ type Op =
   | number
   | { segment: string; declared: number | null }
   | { longLine: number }
-  | { torn: Uint8Array }
+  | { torn: Uint8Array | string }
   | { text: string };
 
 interface Batch {
@@ -92,8 +92,8 @@ export class ChainFeeder {
     if (this.pool === null) {
       this.verifier.line(bytes, terminated);
       this.options.onEach?.();
-    } else if (typeof bytes === 'string') this.ops.push({ text: bytes });
-    else if (!terminated) this.ops.push({ torn: bytes.slice() });
+    } else if (!terminated) this.ops.push({ torn: typeof bytes === 'string' ? bytes : bytes.slice() });
+    else if (typeof bytes === 'string') this.ops.push({ text: bytes });
     else {
       if (this.held + bytes.length > this.buffer.length) {
         this.flush();
