@@ -9,7 +9,7 @@ import { describe, expect, test } from 'vitest';
 import { concatBytes } from '../../src/bytes.js';
 import { canonicalJson } from '../../src/canonical/jcs.js';
 import { digestBytes } from '../../src/canonical/sha256.js';
-import type { Json } from '../../src/record/index.js';
+import { genesisHash, type Json } from '../../src/record/index.js';
 import { MANIFEST_NAME, type ReceiptManifest } from '../../src/receipt/manifest.js';
 import { verifyReceipt } from '../../src/receipt/verify.js';
 import { writeReceipt } from '../../src/receipt/writer.js';
@@ -89,6 +89,16 @@ describe('a v2 publication (§12.5)', () => {
     const both = await verifyPublishedReceipt(edited({ lines: (l) => void (l[0] = l[0]!.replace('"salts":', `"salt":"${'0'.repeat(32)}","salts":`)) }));
     expect(codes(both)).toContain('UNKNOWN_FIELD'); // the line was read as a record
     expect(codes(both)).not.toContain('SALT_PUBLISHED');
+  });
+
+  test('a publication with an anchor block as well: ANCHOR_INVALID at /anchor (§12.5 step 3: one or the other)', async () => {
+    const r = await verifyPublishedReceipt(edited({
+      manifest: (m) => {
+        const length = head.seq + 1;
+        m.anchor = { commitments: [], format: 'stepchain-redaction/v2', genesis_hash: genesisHash(m.genesis as never), length, policy_digest: 'sha256:' + '5'.repeat(64), redacted_from: length };
+      },
+    }));
+    expect(r.problems).toEqual([{ code: 'ANCHOR_INVALID', message: 'a receipt published against its original head (publication) has no anchor block', location: { file: MANIFEST_NAME, path: '/anchor' } }]);
   });
 
   test('a v1 chain with a publication block: ANCHOR_INVALID at /publication (v1 hashes raw values)', async () => {

@@ -192,6 +192,11 @@ describe('REDACTION_MISSING only when every chain line was read (§7 step 4)', (
     const manual = publishedReceiptHooks();
     const receipt = await verifyReceipt(bytes, { extensions: manual.options.extensions, onLine: manual.options.onLine, onBlob: manual.options.onBlob });
     expect(codes(manual.finish(receipt))).toEqual(['ENTRY_UNEXPECTED']);
+    // Without the reading, one problem of a code that can stop reading is enough, whatever else is there.
+    const hashBroken = craft({ ...base, blobs: [text('{"x":1}')], lines: (l) => l.map((x, i) => (i === 0 ? x.replace('"input":"a"', '"input":"b"') : x)) });
+    const mixed = publishedReceiptHooks();
+    const mixedReport = await verifyReceipt(hashBroken, { extensions: mixed.options.extensions, onLine: mixed.options.onLine, onBlob: mixed.options.onBlob });
+    expect(codes(mixed.finish(mixedReport))).toEqual(['ENTRY_UNEXPECTED', 'HASH_MISMATCH']);
     const told = publishedReceiptHooks();
     const again = await verifyReceipt(bytes, { extensions: told.options.extensions, onLine: told.options.onLine, onBlob: told.options.onBlob });
     expect(codes(told.finish(again, { stopped: false }))).toEqual(['ENTRY_UNEXPECTED', 'REDACTION_MISSING']);
