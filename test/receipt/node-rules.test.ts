@@ -350,18 +350,32 @@ describe('readPublicKeyFile: the pinned key files of §5.2', () => {
     await expect(readPublicKeyFile('/proc/kallsyms')).rejects.toMatchObject({ code: 'KEY_INVALID', message: expect.stringMatching(/: holds more than 65536 bytes/) });
   });
 
-  test.each<[string, (dir: string) => string, RegExp]>([
-    ['a missing file', (dir) => join(dir, 'missing.pub'), /: cannot be read: no such file$/],
-    ['a path through a file', (dir) => { writeFileSync(join(dir, 'f'), ''); return join(dir, 'f', 'k.pub'); }, /: cannot be read: ENOTDIR/],
-    ['a directory', (dir) => dir, /: is not a regular file$/],
-    ['a FIFO (not waited on)', (dir) => { execFileSync('mkfifo', [join(dir, 'fifo')]); return join(dir, 'fifo'); }, /: is not a regular file$/],
-    ['a device', () => '/dev/null', /: is not a regular file$/],
+  test.each<[string, (dir: string) => string, string]>([
+    ['a missing file', (dir) => join(dir, 'missing.pub'), 'cannot be read: no such file ('],
+    ['a path through a file', (dir) => { writeFileSync(join(dir, 'f'), ''); return join(dir, 'f', 'k.pub'); }, 'cannot be read: ENOTDIR'],
+    ['a directory', (dir) => dir, 'is not a regular file ('],
+    ['a FIFO (not waited on)', (dir) => { execFileSync('mkfifo', [join(dir, 'fifo')]); return join(dir, 'fifo'); }, 'is not a regular file ('],
+    ['a device', () => '/dev/null', 'is not a regular file ('],
   ])('refuses %s: KEY_INVALID naming the file, never "no pin"', async (_name, make, why) => {
     const file = make(fresh());
     const err = await readPublicKeyFile(file).catch((e: unknown) => e) as Error & { code: string; location: unknown };
     expect(err.code).toBe('KEY_INVALID');
-    expect(err.message.split(' (give the')[0]).toMatch(why);
-    expect(err.message).toContain(`public key file ${file}: `);
+    expect(err.message.startsWith(`KEY_INVALID: public key file ${file}: ${why}`)).toBe(true);
     expect(err.location).toEqual({ file });
+  });
+
+  // Each read opens the file; every outcome closes it. A leak would show as one more open descriptor per read.
+  test.runIf(existsSync('/proc/self/fd'))('reading key files, good or refused, leaves no file open (Linux /proc/self/fd)', async () => {
+    const dir = fresh();
+    writeFileSync(join(dir, 'good.pub'), pem);
+    writeFileSync(join(dir, 'bad.pub'), 'nonsense');
+    const open = (): number => readdirSync('/proc/self/fd').length;
+    const before = open();
+    for (let i = 0; i < 20; i++) {
+      await readPublicKeyFile(join(dir, 'good.pub'));
+      await readPublicKeyFile(join(dir, 'bad.pub')).catch(() => {});
+      await readPublicKeyFile(dir).catch(() => {});
+    }
+    expect(open() - before).toBeLessThan(10);
   });
 });
