@@ -137,8 +137,8 @@ describe('publish: its arguments, checked before anything is read or written', (
     }
   });
 
-  test("a v1 secrets file that appears while the journal is read is still not overwritten ('wx'): OUTPUT_EXISTS", async () => {
-    const j = await memoryJournal();
+  test.each(['stepchain/v1', 'stepchain/v2'] as const)("a secrets file that appears while the journal is read is still not overwritten ('wx'): OUTPUT_EXISTS (%s)", async (format) => {
+    const j = await memoryJournal(sampleSteps(), 1024, format);
     const source = onFirstRead(j, () => writeFileSync(at('secrets.json'), 'theirs\n'));
     const e = await failure(publish(source, { policy: SAMPLE_POLICY, optIn: true, out: at('o.tar'), secretsOut: at('secrets.json') }));
     expect([e.name, e.code]).toEqual(['RedactError', 'OUTPUT_EXISTS']);
