@@ -8,7 +8,7 @@ import { readKeyFile, writePlanToFile, type ExportResult } from '../receipt/node
 import { writeReceipt } from '../receipt/writer.js';
 import { verifyReceiptFile } from '../receipt/node.js';
 import type { SaltSource } from './commit.js';
-import { discloseFromSecrets, secretsFile, verifyDisclosure, type DisclosureProof, type DisclosureReport } from './disclose.js';
+import { discloseFromSecrets, secretsFile, verifyDisclosure, type DisclosureProof, type DisclosureReport, type SecretsFile } from './disclose.js';
 import { HASH_DISCLOSURE_FORMAT, discloseHashFromSecrets, verifyHashDisclosure, type HashDisclosureProof, type HashDisclosureReport } from './disclose-hash.js';
 import { discloseStepFromSecrets, verifyStepDisclosure, type StepDisclosureProof, type StepDisclosureReport } from './disclose-step.js';
 import { RedactError } from './errors.js';
@@ -120,14 +120,8 @@ export async function publish(source: ChainSource, options: PublishOptions): Pro
   const pub = await preparePublication(source, options);
   let wroteSecrets = false;
   if (options.secretsOut !== undefined) {
-    try {
-      await writeFile(options.secretsOut, JSON.stringify(secretsFile(pub.plan.manifestDigest, pub.redactions, pub.unblobbed, pub.steps)) + '\n', { mode: 0o600, flag: 'wx' });
-      await chmod(options.secretsOut, 0o600);
-      wroteSecrets = true;
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'EEXIST') throw new RedactError('OUTPUT_EXISTS', `${options.secretsOut} exists; a secrets file is never overwritten`, { location: { file: options.secretsOut } });
-      throw e;
-    }
+    await writeSecrets(options.secretsOut, secretsFile(pub.plan.manifestDigest, pub.redactions, pub.unblobbed, pub.steps));
+    wroteSecrets = true;
   }
   let result: ExportResult;
   try {
@@ -148,6 +142,20 @@ export async function publish(source: ChainSource, options: PublishOptions): Pro
 }
 
 /**
+ * Creates the secrets file, private (0600). 'wx': a file that appeared since publish checked the path (it
+ * reads the whole journal in between) is refused as OUTPUT_EXISTS, never overwritten.
+ */
+async function writeSecrets(path: string, secrets: SecretsFile): Promise<void> {
+  try {
+    await writeFile(path, JSON.stringify(secrets) + '\n', { mode: 0o600, flag: 'wx' });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST') throw new RedactError('OUTPUT_EXISTS', `${path} exists; a secrets file is never overwritten`, { location: { file: path } });
+    throw e;
+  }
+  await chmod(path, 0o600); // the mode given to writeFile passes through the umask
+}
+
+/**
  * A v2 journal (REDACTION §12): public records against the original head. The secrets file, when asked
  * for, holds only the value commitments inside redacted views; every slot opens from the journal itself.
  */
@@ -157,10 +165,7 @@ async function publishCommitted(source: ChainSource, options: PublishOptions): P
   const pub = await planCommittedPublication(source, {
     policy, ...(options.salts ? { salts: options.salts } : {}), ...(sign === undefined ? {} : { sign }), ...(options.exporter === undefined ? {} : { exporter: options.exporter }),
   });
-  if (options.secretsOut !== undefined) {
-    await writeFile(options.secretsOut, JSON.stringify(secretsFile(pub.plan.manifestDigest, pub.redactions, [], [])) + '\n', { mode: 0o600, flag: 'wx' });
-    await chmod(options.secretsOut, 0o600);
-  }
+  if (options.secretsOut !== undefined) await writeSecrets(options.secretsOut, secretsFile(pub.plan.manifestDigest, pub.redactions, [], []));
   let result: ExportResult;
   try {
     result = await writePlanToFile(pub.plan, options.out);
@@ -186,17 +191,18 @@ export async function verifyPublishedFile(path: string, options: VerifyPublished
   return (await verifyReceiptFile(path, { ...rest, ...hooks.options, finish: hooks.finish })) as PublishedReport;
 }
 
-async function readJson(path: string, what: string): Promise<unknown> {
+/** A secrets file's JSON: a path that cannot be read is ARGUMENT_INVALID, text that is not JSON SECRETS_INVALID. */
+async function readSecrets(path: string): Promise<unknown> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
   } catch (e) {
-    throw new RedactError('ARGUMENT_INVALID', `cannot read ${what} ${path}: ${e instanceof Error ? e.message : String(e)}`, { location: { file: path } });
+    throw new RedactError('ARGUMENT_INVALID', `cannot read secrets file ${path}: ${e instanceof Error ? e.message : String(e)}`, { location: { file: path } });
   }
   try {
     return JSON.parse(text);
   } catch {
-    throw new RedactError(what === 'secrets file' ? 'SECRETS_INVALID' : 'ARGUMENT_INVALID', `${what} ${path} is not JSON`, { location: { file: path } });
+    throw new RedactError('SECRETS_INVALID', `secrets file ${path} is not JSON`, { location: { file: path } });
   }
 }
 
@@ -205,7 +211,7 @@ async function readJson(path: string, what: string): Promise<unknown> {
  * public receipt verifies and is the one the secrets file belongs to, and that the proof verifies.
  */
 export async function disclose(receiptPath: string, options: { secrets: string; seq: number; path: string; out?: string }): Promise<{ proof: DisclosureProof; report: DisclosureReport }> {
-  const secrets = await readJson(options.secrets, 'secrets file');
+  const secrets = await readSecrets(options.secrets);
   const proof = discloseFromSecrets(secrets, options.seq, options.path);
   const bytes = await readReceiptBytes(receiptPath);
   const report = await verifyDisclosure(bytes, proof);
@@ -219,7 +225,7 @@ export async function disclose(receiptPath: string, options: { secrets: string; 
 
 /** Makes a whole-step proof (every redaction of one step) from the secrets file, checked against the receipt. */
 export async function discloseStep(receiptPath: string, options: { secrets: string; seq: number; out?: string }): Promise<{ proof: StepDisclosureProof; report: StepDisclosureReport }> {
-  const secrets = await readJson(options.secrets, 'secrets file');
+  const secrets = await readSecrets(options.secrets);
   const proof = discloseStepFromSecrets(secrets, options.seq);
   const report = await verifyStepDisclosure(await readReceiptBytes(receiptPath), proof);
   if (!report.ok) {
@@ -232,7 +238,7 @@ export async function discloseStep(receiptPath: string, options: { secrets: stri
 
 /** Makes a hash disclosure (the anchor's commitment to step `seq`'s original hash opened; default: the original head), checked against the receipt. */
 export async function discloseHash(receiptPath: string, options: { secrets: string; seq?: number; out?: string }): Promise<{ proof: HashDisclosureProof; report: HashDisclosureReport }> {
-  const secrets = await readJson(options.secrets, 'secrets file');
+  const secrets = await readSecrets(options.secrets);
   const proof = discloseHashFromSecrets(secrets, options.seq);
   const report = await verifyHashDisclosure(await readReceiptBytes(receiptPath), proof);
   if (!report.ok) {
