@@ -24,7 +24,7 @@ export type ReceiptErrorCode =
   | 'KEY_EXISTS'
   /** A receipt opened as a chain source does not verify (the message names the first problem). */
   | 'RECEIPT_INVALID'
-  /** The receipt file could not be written (the cause is the file system's error). */
+  /** The receipt file or a key file could not be written (the cause is the file system's error). */
   | 'OUTPUT_FAILED'
   /** Bad arguments: a missing `out`, an unknown option value. */
   | 'ARGUMENT_INVALID';

@@ -181,17 +181,25 @@ export async function keygen(keyFile: string, pair: KeyPair = generateKeyPair())
     await writeFile(keyFile, privateKeyToPem(pair.privateKey), { mode: 0o600, flag: 'wx' });
     await chmod(keyFile, 0o600); // the umask cannot widen it, but make the mode explicit
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'EEXIST') throw new ReceiptError('KEY_EXISTS', `${keyFile} exists; keygen never overwrites a key`);
-    throw e;
+    throw keyWriteError(keyFile, e);
   }
   try {
     await writeFile(publicKeyFile, publicKeyPem, { mode: 0o644, flag: 'wx' });
   } catch (e) {
     await rm(keyFile, { force: true });
-    if ((e as NodeJS.ErrnoException).code === 'EEXIST') throw new ReceiptError('KEY_EXISTS', `${publicKeyFile} exists; keygen never overwrites a key`);
-    throw e;
+    throw keyWriteError(publicKeyFile, e);
   }
   return { keyFile, publicKeyFile, keyId: pair.keyId, publicKeyPem };
+}
+
+/** A key file that could not be written: KEY_EXISTS when it is there already, else OUTPUT_FAILED; both name it. */
+function keyWriteError(file: string, e: unknown): ReceiptError {
+  if ((e as NodeJS.ErrnoException).code === 'EEXIST') {
+    return new ReceiptError('KEY_EXISTS', `${file} exists; keygen never overwrites a key`, { location: { file }, hint: 'choose another name, or move the old key away first' });
+  }
+  return new ReceiptError('OUTPUT_FAILED', `cannot write ${file}: ${e instanceof Error ? e.message : String(e)}`, {
+    location: { file }, cause: e, hint: 'the folder must exist and be writable, and the name short enough for the file system',
+  });
 }
 
 /** Reads a PKCS#8 PEM private key file. */

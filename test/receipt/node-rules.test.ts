@@ -276,7 +276,7 @@ describe('keygen: the key files', () => {
     const dir = fresh();
     const file = join(dir, 'k');
     writeFileSync(file, 'mine');
-    await expect(keygen(file)).rejects.toMatchObject({ code: 'KEY_EXISTS', message: expect.stringContaining(`${file} exists`) });
+    await expect(keygen(file)).rejects.toMatchObject({ code: 'KEY_EXISTS', message: expect.stringContaining(`${file} exists`), location: { file } });
     expect(readFileSync(file, 'utf8')).toBe('mine');
     expect(readdirSync(dir)).toEqual(['k']);
   });
@@ -285,17 +285,18 @@ describe('keygen: the key files', () => {
     const dir = fresh();
     const file = join(dir, 'k');
     writeFileSync(`${file}.pub`, 'theirs');
-    await expect(keygen(file)).rejects.toMatchObject({ code: 'KEY_EXISTS', message: expect.stringContaining(`${file}.pub exists`) });
+    await expect(keygen(file)).rejects.toMatchObject({ code: 'KEY_EXISTS', message: expect.stringContaining(`${file}.pub exists`), location: { file: `${file}.pub` } });
     expect(readFileSync(`${file}.pub`, 'utf8')).toBe('theirs');
     expect(readdirSync(dir)).toEqual(['k.pub']);
   });
 
-  test('any other failure is the file system\'s own error, not KEY_EXISTS; a key written before it is removed', async () => {
+  test('any other failure is OUTPUT_FAILED naming the file, the system error its cause; a key written before it is removed', async () => {
     const dir = fresh();
-    await expect(keygen(join(dir, 'no-such-dir', 'k'))).rejects.toMatchObject({ code: 'ENOENT' });
+    const missing = join(dir, 'no-such-dir', 'k');
+    await expect(keygen(missing)).rejects.toMatchObject({ code: 'OUTPUT_FAILED', location: { file: missing }, cause: { code: 'ENOENT' }, hint: expect.stringContaining('must exist') });
     // 251 + '.pub' passes NAME_MAX (255): the key is written, its .pub cannot be
     const file = join(dir, 'k'.repeat(252));
-    await expect(keygen(file)).rejects.toMatchObject({ code: 'ENAMETOOLONG' });
+    await expect(keygen(file)).rejects.toMatchObject({ code: 'OUTPUT_FAILED', location: { file: `${file}.pub` }, cause: { code: 'ENAMETOOLONG' } });
     expect(readdirSync(dir)).toEqual([]);
   });
 });
