@@ -38,6 +38,8 @@ export type RedactErrorCode =
   | 'LIMIT_EXCEEDED'
   /** The secrets file (or a proof file) exists; it is never overwritten. */
   | 'OUTPUT_EXISTS'
+  /** The secrets file (or a proof file) could not be written (the cause is the file system's error). */
+  | 'OUTPUT_FAILED'
   /** A secrets file that is not one, or belongs to another receipt. */
   | 'SECRETS_INVALID'
   /** Disclosure asked for a location that was not redacted. */

@@ -149,10 +149,17 @@ async function writeSecrets(path: string, secrets: SecretsFile): Promise<void> {
   try {
     await writeFile(path, JSON.stringify(secrets) + '\n', { mode: 0o600, flag: 'wx' });
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'EEXIST') throw new RedactError('OUTPUT_EXISTS', `${path} exists; a secrets file is never overwritten`, { location: { file: path } });
-    throw e;
+    throw outputError(path, e, 'a secrets file is never overwritten');
   }
   await chmod(path, 0o600); // the mode given to writeFile passes through the umask
+}
+
+/** A private output that could not be created: OUTPUT_EXISTS when it is there already, else OUTPUT_FAILED; both name it. */
+function outputError(path: string, e: unknown, never: string): RedactError {
+  if ((e as NodeJS.ErrnoException).code === 'EEXIST') return new RedactError('OUTPUT_EXISTS', `${path} exists; ${never}`, { location: { file: path } });
+  return new RedactError('OUTPUT_FAILED', `cannot write ${path}: ${e instanceof Error ? e.message : String(e)}`, {
+    location: { file: path }, cause: e, hint: 'the folder must exist and be writable',
+  });
 }
 
 /**
@@ -253,8 +260,7 @@ async function writeProof(out: string, proof: unknown): Promise<void> {
   try {
     await writeFile(out, JSON.stringify(proof) + '\n', { flag: 'wx', mode: 0o600 }); // it reveals values: private until shared
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'EEXIST') throw new RedactError('OUTPUT_EXISTS', `${out} exists; it is not overwritten`, { location: { file: out } });
-    throw e;
+    throw outputError(out, e, 'it is not overwritten');
   }
 }
 

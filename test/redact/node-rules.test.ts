@@ -29,7 +29,7 @@ const key = keyPairFromSeed(Uint8Array.from({ length: 32 }, (_, i) => i + 11));
 /** A policy no value of the sample journal matches. */
 const NOTHING = { rules: [{ id: 'nothing', paths: ['/meta/not_there'] }] };
 
-async function failure(p: Promise<unknown>): Promise<{ code?: string; location?: { file?: string }; message: string; name: string }> {
+async function failure(p: Promise<unknown>): Promise<{ code?: string; location?: { file?: string }; message: string; name: string; cause?: unknown }> {
   const e = await p.then(() => null, (x: unknown) => x);
   expect(e, 'expected a rejection').toBeInstanceOf(Error);
   return e as never;
@@ -147,10 +147,10 @@ describe('publish: its arguments, checked before anything is read or written', (
     expect(existsSync(at('o.tar'))).toBe(false);
   });
 
-  test('a secrets path that cannot be created is the system error, not OUTPUT_EXISTS', async () => {
+  test('a secrets path that cannot be created is OUTPUT_FAILED naming it, the system error its cause', async () => {
     const j = await memoryJournal();
     const e = await failure(publish(j, { policy: SAMPLE_POLICY, optIn: true, out: at('o.tar'), secretsOut: at('no/such/dir/secrets.json') }));
-    expect(e.code).toBe('ENOENT');
+    expect([e.name, e.code, e.location, (e.cause as NodeJS.ErrnoException).code]).toEqual(['RedactError', 'OUTPUT_FAILED', { file: at('no/such/dir/secrets.json') }, 'ENOENT']);
     expect(existsSync(at('o.tar'))).toBe(false);
   });
 });
@@ -316,7 +316,7 @@ describe('verifying and disclosing from files', () => {
     expect(checked).toEqual(made.report);
   });
 
-  test.each(Object.keys(makers))('%s: an existing out is OUTPUT_EXISTS naming it, left byte-identical; an out that cannot be created is the system error', async (kind) => {
+  test.each(Object.keys(makers))('%s: an existing out is OUTPUT_EXISTS naming it, left byte-identical; an out that cannot be created is OUTPUT_FAILED naming it', async (kind) => {
     const make = makers[kind as keyof typeof makers];
     const { receipt, secrets } = await published();
     writeFileSync(at('proof.json'), 'keep\n');
@@ -325,7 +325,7 @@ describe('verifying and disclosing from files', () => {
     expect(e.location).toEqual({ file: at('proof.json') });
     expect(readFileSync(at('proof.json'), 'utf8')).toBe('keep\n');
     const sys = await failure(make(receipt, secrets, at('no/such/dir/proof.json')));
-    expect(sys.code).toBe('ENOENT');
+    expect([sys.name, sys.code, sys.location, (sys.cause as NodeJS.ErrnoException).code]).toEqual(['RedactError', 'OUTPUT_FAILED', { file: at('no/such/dir/proof.json') }, 'ENOENT']);
   });
 
   test.each(Object.keys(makers))('%s: the files it reads — each refusal with its code and the file it names', async (kind) => {
