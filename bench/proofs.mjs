@@ -133,7 +133,7 @@ const section = [
   '',
   `Node ${process.version}, ${new Date().toISOString().slice(0, 10)}, load average ${loadavg().map((x) => x.toFixed(2)).join(' / ')} at the end. Times are CPU time (user + system) of the process unless marked wall; medians.`,
   '',
-  '### The file store (spec/FORMAT.md §8.16)',
+  '### The file store (spec/FILE-STORE.md §16)',
   '',
   '| figure | median | spread | note |',
   '|---|---:|---|---|',

@@ -1,4 +1,4 @@
-// Listing runs at scale (spec/FORMAT.md §8.14): a file store with N run journals (default 10 000) in 100
+// Listing runs at scale (spec/FILE-STORE.md §14): a file store with N run journals (default 10 000) in 100
 // conversations, each run with a parent; measures store.list({ conversationId }) and list({ parentRunId })
 // with the run index, the first listing after the index is lost (it rebuilds it from every journal's
 // metadata), and, as the baseline in the same run, opening every journal to read its genesis. Wall time,

@@ -2,7 +2,7 @@
  * `stepchain/format`: the building blocks of the formats, for tools, independent implementations and test
  * vectors — canonical JSON and the strict scanner (spec/FORMAT.md §3–§4), digests, the record profiles
  * and the genesis (§5–§6, §10), the streaming chain verifier (§6), the journal contract's shared parts
- * (§7–§8: prepare, sequencing, segments, the idempotency index, verifySource, the commit queue), the
+ * (§7 and FILE-STORE.md: prepare, sequencing, segments, the idempotency index, verifySource, the commit queue), the
  * receipt's manifest, tar profile, DSSE and limits (RECEIPT.md), the receipt writer's two passes, and the
  * redaction format's policies, commitments, anchor and proofs (REDACTION.md). Node: the receipt writer and
  * the commit queue use Node streams and timers; the verifiers alone are `stepchain/verify`.

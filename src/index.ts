@@ -32,7 +32,7 @@ export type { StepRecord } from './record/seal.js';
 export type { Genesis } from './record/formats.js';
 export type { Json, JsonObject } from './canonical/json.js';
 
-// The agent runtime: runs, model requests and tool effects in flight, the continuation point (FORMAT §11).
+// The agent runtime: runs, model requests and tool effects in flight, the continuation point (RUNS.md).
 export {
   RuntimeError, startRun, resumeRun, Run, toJournalValue, toolCallOf, type ToolCallValue,
   type RuntimeErrorCode, type StartRunOptions, type BeginModelOptions, type ModelOutcome, type BeginToolOptions, type ContinuationPoint,

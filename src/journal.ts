@@ -1,5 +1,5 @@
 /**
- * `stepchain/journal`: the journal contract (spec/FORMAT.md §8) that stores implement and adapters program
+ * `stepchain/journal`: the journal contract (spec/FILE-STORE.md) that stores implement and adapters program
  * against — the types of stores, journals, steps, records and reports, and the error classes to tell
  * failures apart. No store, no I/O, no effect on import: an adapter that imports only this entry adds
  * nothing to a bundle but the error classes.

@@ -1,4 +1,4 @@
-// Generates vectors/journals.json (spec/FORMAT.md §8.13): journal directories, valid and damaged, with the
+// Generates vectors/journals.json (spec/FILE-STORE.md §13): journal directories, valid and damaged, with the
 // report a verifier of a journal directory must give. Inputs are fixed, so the output is byte-identical on
 // every run.
 //
@@ -106,14 +106,14 @@ async function journalVectors() {
     intended: [], warnings: ['TRUNCATED_LINE'],
   });
 
-  // ---- the head cache (§8.7): warnings only
+  // ---- the head cache (FILE-STORE.md §7): warnings only
   await add('head-cache-stale', 'head.json names an earlier step', { files: std().map((f) => (f.path === 'head.json' ? { path: f.path, text: headOf(three.slice(0, 2)) } : f)), intended: [], warnings: ['HEAD_CACHE_STALE'] });
   await add('head-cache-missing', 'steps exist but head.json does not', { files: std().filter((f) => f.path !== 'head.json'), intended: [], warnings: ['HEAD_CACHE_STALE'] });
   await add('head-cache-noncanonical', 'head.json names the head, but not in its exact form', {
     files: std().map((f) => (f.path === 'head.json' ? { path: f.path, text: f.text.replace(':', ': ') } : f)), intended: [], warnings: ['HEAD_CACHE_STALE'],
   });
 
-  // ---- the metadata file (§8.4, §8.11): verification stops at it
+  // ---- the metadata file (FILE-STORE.md §4, §11): verification stops at it
   const withMeta = (text) => std().map((f) => (f.path === 'journal.json' ? { path: f.path, text } : f));
   await add('meta-extra-member', 'journal.json with a member the format does not define', { files: withMeta(canonicalJson(metaOf({ extra: 1 })) + '\n'), intended: ['JOURNAL_INVALID'] });
   await add('meta-proto-member', 'journal.json with a "__proto__" member, which a JSON parser may hide', { files: withMeta(META.replace('"format"', '"__proto__":{},"format"')), intended: ['JOURNAL_INVALID'] });
@@ -131,7 +131,7 @@ async function journalVectors() {
     files: withMeta(canonicalJson(metaOf({ lineage: { ...lineage, parent_step_hash: three[1].record.step_hash } })) + '\n'), intended: ['JOURNAL_INVALID'],
   });
 
-  // ---- entries and names (§8.3, §8.5, §8.6)
+  // ---- entries and names (FILE-STORE.md §3, §5, §6)
   await add('unexpected-entry', 'a file the layout does not list, beside the journal\'s own', { files: std([{ path: 'notes.txt', text: 'x' }]), intended: ['JOURNAL_INVALID'] });
   await add('entry-wrong-kind', 'head.json is a directory', { dirs: [...STD_DIRS, 'head.json'], files: std().filter((f) => f.path !== 'head.json'), intended: ['JOURNAL_INVALID'] });
   await add('buckets-missing', 'no buckets/ directory', { dirs: ['blobs/sha256'], files: [{ path: 'journal.json', text: META }], intended: ['JOURNAL_INVALID'] });
@@ -148,7 +148,7 @@ async function journalVectors() {
   });
   await add('empty-last-bucket-misnamed', 'the empty last bucket is not named for the next seq (3)', { files: std([{ path: B(7), text: '' }]), intended: ['JOURNAL_INVALID'] });
 
-  // ---- blobs (§7, §8.6)
+  // ---- blobs (FORMAT.md §7, FILE-STORE.md §6)
   {
     const marked = blob({ '$stepchain:redacted': { commitment: 'sha256:' + 'b'.repeat(64), rule: 'pii' } });
     const steps = chain(2, (i) => (i === 1 ? { result: marked.ref } : {}));

@@ -1,6 +1,6 @@
 // Generates runs.json (spec/FORMAT.md §11): the stepchain/v2 run journal — genesis with the run identity,
 // sealed v2 records of every kind, chains to verify (valid, and damaged in the ways §11.3 names), and for
-// each valid chain the effects, model requests and continuation point §11.4–§11.5 derive from it.
+// each valid chain the effects, model requests and continuation point RUNS.md §2–§3 derive from it.
 // Inputs are fixed, so the output is byte-identical on every run.
 //
 // As in foundation.mjs, the expectations come from the library and are checked against facts that do not
@@ -115,7 +115,7 @@ function recordCases() {
   });
 }
 
-/** The effects and model requests of a chain, and its continuation point, as §11.4–§11.5 derive them. */
+/** The effects and model requests of a chain, and its continuation point, as RUNS.md §2–§3 derive them. */
 function derived(records) {
   const state = runState(records);
   const effect = (e) => ({ id: e.id, seq: e.seq, tool: e.tool, args: e.args, call_id: e.callId, idempotency_key: e.idempotencyKey, summary: e.summary, status: e.status, end_seq: e.endSeq });

@@ -1,6 +1,6 @@
 /**
  * The chain verifier over whole files held in memory (spec/FORMAT.md §4.4, §6.3): each file is a segment,
- * split into lines, and a file named as a bucket (16 decimal digits and ".jsonl", §8.5) declares its first
+ * split into lines, and a file named as a bucket (16 decimal digits and ".jsonl", FILE-STORE.md §5) declares its first
  * seq (§6.3 step 8). Pure: runs in a browser.
  */
 import { LineSplitter } from './lines.js';

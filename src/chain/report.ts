@@ -1,6 +1,6 @@
 /**
  * The verification report (spec/FORMAT.md §6.4) and the problem codes of the chain (§4–§7). Each layer
- * composes its codes upward from these: the journal store adds §8's (store/types.ts), the receipt verifier
+ * composes its codes upward from these: the journal store adds FILE-STORE.md's (store/types.ts), the receipt verifier
  * RECEIPT §5's (receipt/verify.ts), the published-receipt verifier REDACTION §6's (redact/verify.ts). Codes
  * are public API: add, never rename.
  */

@@ -1,5 +1,5 @@
 /**
- * The tree a store keeps beside its journal (spec/PROOFS.md §5, spec/FORMAT.md §8.16): a frontier fed
+ * The tree a store keeps beside its journal (spec/PROOFS.md §5, spec/FILE-STORE.md §16): a frontier fed
  * every committed (seq, step_hash) under the journal's lock, the perfect-subtree hashes it completes
  * handed to the store as tiles, and the state persisted before the lock goes. Any store implements the
  * small `TreeStorage` interface; `JournalTree` holds the logic they share — load, check against the

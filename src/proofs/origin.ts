@@ -9,7 +9,7 @@ import { ProofError } from './problems.js';
 export interface JournalOrigin {
   /** Lowercase DNS name, optionally followed by path segments: `agents.example.com` or `example.com/team-a`. */
   authority: string;
-  /** The journal's id in its store (spec/FORMAT.md §8.3). */
+  /** The journal's id in its store (spec/FILE-STORE.md §3). */
   journalId: string;
   /** The journal's genesis hash, `sha256:` + 64 hex digits. */
   genesisHash: string;
@@ -27,7 +27,7 @@ function defect(o: JournalOrigin): string | null {
   if (typeof o?.authority !== 'string' || !AUTHORITY_RE.test(o.authority) || o.authority.split('/').some((s) => s === '.' || s === '..')) {
     return `authority "${String(o?.authority)}" is not a lowercase DNS name optionally followed by /path segments`;
   }
-  if (typeof o.journalId !== 'string' || !JOURNAL_ID_RE.test(o.journalId) || o.journalId.includes('..')) return `journal id "${String(o.journalId)}" is not a store id (FORMAT.md §8.3)`;
+  if (typeof o.journalId !== 'string' || !JOURNAL_ID_RE.test(o.journalId) || o.journalId.includes('..')) return `journal id "${String(o.journalId)}" is not a store id (FILE-STORE.md §3)`;
   if (typeof o.genesisHash !== 'string' || !GENESIS_RE.test(o.genesisHash)) return 'the genesis hash is not a digest';
   return null;
 }

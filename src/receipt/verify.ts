@@ -121,7 +121,7 @@ class ReceiptVerification {
   private readonly listed = new Map<string, { size: number; referenced: boolean }>();
   private chain: ChainFeeder | null = null;
   private chainReport: ChainReport<ChainProblemCode> | null = null;
-  /** The run reader's state over the range, for a stepchain/v2 journal (FORMAT §11.4); null otherwise. */
+  /** The run reader's state over the range, for a stepchain/v2 journal (RUNS.md §2); null otherwise. */
   private run: RunState | null = null;
   /** Reading stopped at a fatal problem: what followed it was not read. */
   stopped = false;

@@ -71,7 +71,7 @@ export interface RecordProfile {
    * value (FORMAT §5.2; a committed record, §12.3, hashes digests of its slots, read from their spans).
    */
   stepHashOf(text: string, stepHashValue: readonly [number, number], members: ReadonlyMap<string, readonly [number, number]>): string;
-  /** The idempotency key (FORMAT §8.10) from the canonical texts of the content and meta. */
+  /** The idempotency key (FILE-STORE.md §10) from the canonical texts of the content and meta. */
   key(texts: StepTexts): string;
   /** The idempotency key of a parsed record. */
   recordKey(record: Readonly<Record<string, unknown>>): string;

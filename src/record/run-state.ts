@@ -1,5 +1,5 @@
 /**
- * The run reader (spec/FORMAT.md §11.4, §11.5): a run's state read from its records: the tool effects and model calls
+ * The run reader (spec/RUNS.md §2, §3): a run's state read from its records: the tool effects and model calls
  * with their outcome or none, the run's own status, and the continuation point — the last seq where every
  * started model call and tool effect, and every tool call a model asked for, has its outcome. Pure: a fold
  * over records in seq order, so the library, the CLI and a verifier's reader agree.

@@ -1,4 +1,4 @@
-/** The agent runtime's error class (spec/FORMAT.md §11). Codes are public API: add, never rename. */
+/** The agent runtime's error class (spec/RUNS.md). Codes are public API: add, never rename. */
 import { StepchainError } from '../errors.js';
 
 export type RuntimeErrorCode =

@@ -1,10 +1,10 @@
 /**
- * A run: a `stepchain/v2` journal driven by an agent loop (spec/FORMAT.md §11). Every boundary is a
+ * A run: a `stepchain/v2` journal driven by an agent loop (spec/RUNS.md). Every boundary is a
  * record appended before the next thing happens — a model request's start before the provider is called,
  * a tool's intent before it executes — so a process killed anywhere leaves a journal that says what was
  * in flight. A Run keeps the run's state from its own appends without reading them back, and reads only
  * what other writers appended. An outcome is decided on that state and appended only while the chain still
- * ends where the Run last read it (`after`, FORMAT §8.17), so a second outcome, or one for an id never
+ * ends where the Run last read it (`after`, FILE-STORE.md §17), so a second outcome, or one for an id never
  * begun, is refused with a coded error in any process. Every write and every read of the state goes
  * through one queue in call order, so a Run's records reach the journal in the order they were asked for.
  */

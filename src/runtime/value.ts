@@ -1,5 +1,5 @@
 /**
- * One conversion from the values an agent holds to the I-JSON a journal records (spec/FORMAT.md §11.6,
+ * One conversion from the values an agent holds to the I-JSON a journal records (spec/RUNS.md §4,
  * RFC 7493): Dates to ISO strings, BigInts to decimal strings, binary to a content-addressed bytes object,
  * Errors to {name, message, …}, Maps to objects, Sets to arrays, undefined members dropped at every level.
  * What has no faithful JSON form — a cycle, a function, a symbol, a non-finite number, an integer past

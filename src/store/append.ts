@@ -1,5 +1,5 @@
 /**
- * The append path every store shares (spec/FORMAT.md §8.9): appendMany's argument rule, and for a store that
+ * The append path every store shares (spec/FILE-STORE.md §9): appendMany's argument rule, and for a store that
  * group-commits through a CommitQueue, the refusals of a closed or read-only journal and the shared prepare.
  * One place, so every store refuses the same input with the same code and message.
  */

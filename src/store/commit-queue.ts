@@ -1,5 +1,5 @@
 /**
- * Group commit (spec/FORMAT.md §8.9): appends queue up while a batch is being committed, and every call
+ * Group commit (spec/FILE-STORE.md §9): appends queue up while a batch is being committed, and every call
  * issued meanwhile joins the next batch, so concurrent callers share one write and one sync. The queue
  * knows nothing of files or locks: a store plugs in a CommitSink that commits a batch (the file store
  * under its lock, a database in one transaction) and says how long to keep the journal between batches.

@@ -1,5 +1,5 @@
 /**
- * A journal's config (store/types.ts JournalConfig): its defaults and limits (spec/FORMAT.md §7, §8.5), and
+ * A journal's config (store/types.ts JournalConfig): its defaults and limits (spec/FORMAT.md §7, spec/FILE-STORE.md §5), and
  * the checks every store runs on the options it is given. A store that keeps its own settings checks
  * them itself; these are the ones that decide a journal's bytes.
  */

@@ -1,5 +1,5 @@
 /**
- * The journal store's one error class (spec/FORMAT.md §8). Codes are public API: add, never rename.
+ * The journal store's one error class (spec/FILE-STORE.md). Codes are public API: add, never rename.
  * Each message names the file, seq or field concerned and says what to do.
  */
 import { StepchainError } from '../errors.js';

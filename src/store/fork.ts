@@ -1,5 +1,5 @@
 /**
- * Copying a parent's prefix for a fork (spec/FORMAT.md §8). The parent is only read, through the
+ * Copying a parent's prefix for a fork (spec/FILE-STORE.md). The parent is only read, through the
  * ChainSource interface, so a fork may cross stores. The copied lines are verified from the shared
  * genesis as they stream past, and every blob they reference is checked before it is copied.
  */

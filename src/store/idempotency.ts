@@ -1,5 +1,5 @@
 /**
- * Idempotent retry (spec/FORMAT.md §8.10): which step_ids a journal already holds. The sequencer asks an
+ * Idempotent retry (spec/FILE-STORE.md §10): which step_ids a journal already holds. The sequencer asks an
  * IdempotencyIndex for the caller-supplied step_ids of a batch at once, so a store can answer from memory
  * (IdempotencyWindow, the last N steps) or with one query (a database looking step_ids up in its table).
  */

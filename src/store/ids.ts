@@ -1,5 +1,5 @@
 /**
- * Journal ids and store options checked at the boundary (spec/FORMAT.md §8). An id may come from
+ * Journal ids and store options checked at the boundary (spec/FILE-STORE.md). An id may come from
  * untrusted input, so it is the only thing that names a directory under the root, and it can never
  * name anything outside it.
  */

@@ -1,5 +1,5 @@
 /**
- * The journal store (spec/FORMAT.md §8): the journal contract and its shared parts, the file store and
+ * The journal store (spec/FILE-STORE.md): the journal contract and its shared parts, the file store and
  * the in-memory store. An internal barrel (scripts and tests import it); the package's entry points are
  * src/index.ts, src/journal.ts, src/verify.ts, src/format.ts and src/testing/index.ts.
  */

@@ -1,4 +1,4 @@
-/** The lineage check shared by both stores' verify (spec/FORMAT.md §8). Pure. */
+/** The lineage check shared by both stores' verify (spec/FILE-STORE.md). Pure. */
 import { genesisHash, type Genesis } from '../record/index.js';
 import type { Problem } from '../chain/report.js';
 import type { JournalProblemCode, Lineage } from './types.js';

@@ -1,5 +1,5 @@
 /**
- * A journal's metadata (spec/FORMAT.md §8.4): its store format, genesis, config and lineage, serialized as
+ * A journal's metadata (spec/FILE-STORE.md §4): its store format, genesis, config and lineage, serialized as
  * the file store's journal.json holds them. Every store keeps this one document, byte for byte (the
  * Postgres store in its journals row, spec/POSTGRES.md §4), so it is written and read here, once. The
  * document is input like any other: it is parsed defensively and every defect becomes JOURNAL_INVALID.
@@ -23,14 +23,14 @@ export interface JournalMeta {
   lineage: Lineage | null;
 }
 
-/** journal.json: JCS of its members (the config under its on-disk names, §8.4) and a newline. */
+/** journal.json: JCS of its members (the config under its on-disk names, §4) and a newline. */
 export function serializeMeta(meta: JournalMeta): string {
   const { blobThreshold, segmentBytes } = meta.config;
   return canonicalJson({ config: { blob_threshold: blobThreshold, bucket_bytes: segmentBytes }, format: meta.format, genesis: meta.genesis, lineage: meta.lineage }) + '\n';
 }
 
 /**
- * Reads journal.json strictly (§8.4): exactly the four members, each by its rule, and the bytes exactly
+ * Reads journal.json strictly (§4): exactly the four members, each by its rule, and the bytes exactly
  * JCS of them plus a newline. A member nobody defined (`__proto__` included) or a lineage naming a parent
  * outside the store root is a file this version did not write: JOURNAL_INVALID, naming the member.
  */

@@ -1,5 +1,5 @@
 /**
- * Turns a caller's step into what the sequencer seals (spec/FORMAT.md §7, §8): validation first, on the
+ * Turns a caller's step into what the sequencer seals (spec/FORMAT.md §7, spec/FILE-STORE.md): validation first, on the
  * caller's own value, then blob substitution, by the record profile the journal writes. User data may never
  * hold `$stepchain:` names, so the check runs before markers are added, never after. Every store prepares
  * its steps here, so their stored lines are byte-identical. Pure: runs anywhere.
@@ -29,7 +29,7 @@ export interface PreparedStep {
   /** A record salt carried over by a copy (v2 only); undefined: the seal draws one. */
   salt: string | undefined;
   blobs: BlobPayload[];
-  /** The idempotency key (FORMAT §8.10): what an idempotent retry must match. */
+  /** The idempotency key (FILE-STORE.md §10): what an idempotent retry must match. */
   key: string;
 }
 

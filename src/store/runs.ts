@@ -1,5 +1,5 @@
 /**
- * Listing runs (spec/FORMAT.md §11.1, §8): the identity a run journal's genesis carries, as a store lists
+ * Listing runs (spec/FORMAT.md §11.1, spec/FILE-STORE.md): the identity a run journal's genesis carries, as a store lists
  * it, and the one filter and order every store applies — so a file store, a memory store and a database
  * answer `list({ conversationId })` alike. Chronological order is a guarantee: by the genesis created_at,
  * then by journal id. Pure.

@@ -1,5 +1,5 @@
 /**
- * Segment rotation (spec/FORMAT.md §8.5, RECEIPT.md §3.3): a line starts a new segment when the current one
+ * Segment rotation (spec/FILE-STORE.md §5, RECEIPT.md §3.3): a line starts a new segment when the current one
  * is not empty and the line would take it past `segmentBytes`. Every store that numbers segments the same
  * way yields the same receipts; this is the one place the rule is written. Pure.
  */
@@ -21,7 +21,7 @@ export function placeLine(cursor: SegmentCursor, seq: number, bytes: number, seg
 }
 
 /**
- * A segment's label: its first seq as 16 decimal digits and ".jsonl" — the name FORMAT §8.5 gives a bucket
+ * A segment's label: its first seq as 16 decimal digits and ".jsonl" — the name FILE-STORE.md §5 gives a bucket
  * file. Stores without files use it too, so problem locations and receipts read alike from every store.
  */
 export function segmentLabel(firstSeq: number): string {

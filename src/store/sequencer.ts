@@ -1,5 +1,5 @@
 /**
- * Assigns seqs and seals a batch of appends against the true tail (spec/FORMAT.md §8, §7). Pure: every
+ * Assigns seqs and seals a batch of appends against the true tail (spec/FILE-STORE.md, spec/FORMAT.md §7). Pure: every
  * store calls it while it holds the journal (the file store under its lock, a database in its
  * transaction), so the tail it links to is the committed one. A group (one append() or appendMany()
  * call) succeeds or fails as a whole. The committed steps an idempotent retry may repeat come from the

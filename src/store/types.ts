@@ -1,5 +1,5 @@
 /**
- * The journal contract (spec/FORMAT.md §8): what every store and every journal offers, whatever holds
+ * The journal contract (spec/FILE-STORE.md): what every store and every journal offers, whatever holds
  * the bytes — a directory, memory, a database. Nothing here names a file: a journal's lines live in
  * segments with opaque labels, and its config holds only what decides its bytes. One conformance suite
  * (test/store/conformance.test.ts) runs against every store. Types only: importing this has no effect.
@@ -13,7 +13,7 @@ import type { RunEntry, RunFilter } from './runs.js';
 import type { StepInput } from '../record/input.js';
 import type { StepRecord } from '../record/seal.js';
 
-/** The problems of a journal's verify (spec/FORMAT.md §8.13): the chain's, the blobs', and the store's own. */
+/** The problems of a journal's verify (spec/FILE-STORE.md §13): the chain's, the blobs', and the store's own. */
 export type JournalProblemCode = ChainProblemCode | BlobProblemCode | 'JOURNAL_INVALID' | 'HEAD_CACHE_STALE';
 export type JournalReport = ChainReport<JournalProblemCode>;
 
@@ -27,7 +27,7 @@ export interface AppendResult {
   ts: string;
 }
 
-/** How an append is committed (spec/FORMAT.md §8.17). */
+/** How an append is committed (spec/FILE-STORE.md §17). */
 export interface AppendOptions {
   /**
    * Commit only if the chain's last step is still this seq (-1: an empty chain), so the steps become
@@ -38,7 +38,7 @@ export interface AppendOptions {
   after?: number;
 }
 
-/** A fork's record of where it came from (spec/FORMAT.md §8). */
+/** A fork's record of where it came from (spec/FILE-STORE.md). */
 export interface Lineage {
   /** The parent journal's id in its store. */
   parent_journal: string;
@@ -58,7 +58,7 @@ export interface JournalConfig {
   /** A content field whose canonical JSON reaches this many UTF-8 bytes is stored as a blob (FORMAT §7). */
   blobThreshold: number;
   /**
-   * A segment is closed once it holds this many bytes and the next line starts a new one (FORMAT §8.5: a
+   * A segment is closed once it holds this many bytes and the next line starts a new one (FILE-STORE.md §5: a
    * bucket file); a receipt starts a new chain entry where a segment starts (RECEIPT §3.3).
    */
   segmentBytes: number;
@@ -156,7 +156,7 @@ export interface Store<J extends Journal = Journal> {
   /** A new journal `to` whose steps 0..fromStep are byte-identical to `parent`'s. The parent is only read. */
   fork(parent: Journal, options: ForkOptions): Promise<J>;
   /**
-   * Removes journal `id` as a whole (spec/FORMAT.md §8.15): afterwards it is neither listed nor opened. A
+   * Removes journal `id` as a whole (spec/FILE-STORE.md §15): afterwards it is neither listed nor opened. A
    * journal is deleted whole or not at all; nothing removes or rewrites part of one. Optional so a store
    * that keeps history forever need not offer it; JOURNAL_NOT_FOUND when there is no such journal.
    */

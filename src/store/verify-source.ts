@@ -1,5 +1,5 @@
 /**
- * Verifying a journal wherever it lives (spec/FORMAT.md §6, §7, §8.11): the chain from its genesis across
+ * Verifying a journal wherever it lives (spec/FORMAT.md §6, §7, spec/FILE-STORE.md §11): the chain from its genesis across
  * every segment, every blob its lines reference, and a fork's lineage. Every store runs this one
  * procedure over its own segments and blobs and adds only what it keeps besides (the file store: its
  * directory's entries, bucket names, the head cache). Pure: the store supplies the bytes.

@@ -146,7 +146,7 @@ describe('a bucket named above 2^53', () => {
   });
 });
 
-describe('a metadata file that breaks §8.4', () => {
+describe('a metadata file that breaks FILE-STORE.md §4', () => {
   test('verify reports JOURNAL_INVALID (exit 1); the verbs that open the journal refuse it (exit 2)', async () => {
     const dir = join(root, 'proto');
     const store = new FileStore(root, { fsync: 'none' });

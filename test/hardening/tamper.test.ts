@@ -294,7 +294,7 @@ async function damagedJournal(m: Model): Promise<string> {
   }
   const meta = JSON.parse(readFileSync(join(dir, 'journal.json'), 'utf8')) as Rec;
   meta.genesis = m.genesis;
-  writeFileSync(join(dir, 'journal.json'), canonicalJson(meta) + '\n'); // §8.4: JCS and a newline
+  writeFileSync(join(dir, 'journal.json'), canonicalJson(meta) + '\n'); // FILE-STORE.md §4: JCS and a newline
   return id;
 }
 

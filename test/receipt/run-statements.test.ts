@@ -86,7 +86,7 @@ describe('receipts of run journals (§8, FORMAT §11)', () => {
     expect(unknownOf(r)).toEqual(['The outcome of tool effect lookup (http, started at seq 3): it has no recorded outcome in this receipt, so whether the tool ran, and what it did, is unknown.']);
   });
 
-  test('an effect whose start names no tool is an "unnamed tool" (the chain does not check tool_call\'s shape; the run reader reads its tool as null, FORMAT §11.4 step 1)', async () => {
+  test('an effect whose start names no tool is an "unnamed tool" (the chain does not check tool_call\'s shape; the run reader reads its tool as null, RUNS.md §2 step 1)', async () => {
     const store = new MemoryStore();
     const run = await startRun(store, { runId: 'run-f' });
     await run.journal.append({ kind: 'tool.started', step_id: 'bare', input: null, model: null, prompt: null, tool_call: null, result: null } as never);

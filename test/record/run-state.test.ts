@@ -1,5 +1,5 @@
 /**
- * The run reader (spec/FORMAT.md §11.4, §11.5), rule by rule, on records built by hand: what each kind
+ * The run reader (spec/RUNS.md §2, §3), rule by rule, on records built by hand: what each kind
  * folds into the state (effects, model requests, the requested set, the run's status), the anomalies
  * (OUTCOME_WITHOUT_START, KIND_MISMATCH, OUTCOME_REPEATED) that leave the state unchanged, the
  * continuation point, and the pending effects in seq order. The runtime's own tests (test/runtime) drive it

@@ -1,7 +1,7 @@
 /**
  * Crashes with real child processes (dist/, built by `npm test`): an agent killed with SIGKILL between a
  * tool's intent and its outcome, or during a model request, leaves a run whose next process sees the
- * effect as pending and whose continuation point excludes it (spec/FORMAT.md §11.4–§11.5).
+ * effect as pending and whose continuation point excludes it (spec/RUNS.md §2–§3).
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';

@@ -1,7 +1,7 @@
 /**
  * Two processes writing outcomes into one run at once (real child processes on one file store, dist/,
  * built by `npm test`). A Run folds its own records without reading them back and appends an outcome only
- * while the chain ends where it last read it (FORMAT §8.17, §11.3), so each effect gets exactly one
+ * while the chain ends where it last read it (FILE-STORE.md §17, RUNS.md §1), so each effect gets exactly one
  * outcome whichever process is first, the other is refused with EFFECT_ALREADY_ENDED, and each process
  * sees the other's records.
  */

@@ -1,4 +1,4 @@
-/** The agent runtime (spec/FORMAT.md §11) over the memory, file and Postgres stores: runs, outcomes, the continuation point, listing. */
+/** The agent runtime (spec/RUNS.md; its records spec/FORMAT.md §11) over the memory, file and Postgres stores: runs, outcomes, the continuation point, listing. */
 import { afterAll, describe, expect, inject, test } from 'vitest';
 import { FileStore, MemoryStore, Run, RuntimeError, resumeRun, startRun, type Journal, type StepRecord, type Store } from '../../src/index.js';
 import { runState } from '../../src/runtime/index.js';

@@ -1,4 +1,4 @@
-/** toJournalValue (spec/FORMAT.md §11.6): one conversion of agent values, the same at every depth. */
+/** toJournalValue (spec/RUNS.md §4): one conversion of agent values, the same at every depth. */
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { canonicalJsonChecked } from '../../src/canonical/jcs.js';

@@ -64,7 +64,7 @@ describe('runs.json: v2 records (FORMAT §11.2)', () => {
   });
 });
 
-describe('runs.json: chains, and what a run reader derives from them (FORMAT §11.3–§11.5)', () => {
+describe('runs.json: chains, and what a run reader derives from them (FORMAT.md §11.3, RUNS.md §1–§3)', () => {
   test.each(of('chains'))('%s', (_id, c) => {
     const report = verifyChain({ genesis: c.genesis ?? vectors.genesis, files: c.files!.map((f) => ({ name: f.name, bytes: vectorBytes(f) })) });
     const problems = report.problems.map((p) => ({

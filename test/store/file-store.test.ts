@@ -1,5 +1,5 @@
 /**
- * What only the file store has: its directory layout (spec/FORMAT.md §8), crash repair, the head
+ * What only the file store has: its directory layout (spec/FILE-STORE.md), crash repair, the head
  * cache, blobs on disk, the lock, and the durability modes. Real files, real child processes, no mocks.
  */
 import { existsSync, readFileSync, readdirSync, rmSync, statSync, unlinkSync, writeFileSync, appendFileSync, mkdirSync, renameSync } from 'node:fs';
@@ -27,7 +27,7 @@ const bucketsOf = (dir: string): string[] => readdirSync(join(dir, 'buckets')).s
 
 /**
  * Waits until no writer holds the journal's lock. A writer keeps it for lockLingerMs after its last commit
- * (spec/FORMAT.md §8.9) and brings head.json up to date before it lets go, so this is the moment another
+ * (spec/FILE-STORE.md §9) and brings head.json up to date before it lets go, so this is the moment another
  * process could take the lock and the moment head.json names the head.
  */
 async function lockFree(dir: string): Promise<void> {

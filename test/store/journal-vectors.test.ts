@@ -1,5 +1,5 @@
 /**
- * vectors/journals.json (spec/FORMAT.md §8.13): each directory is built on disk and verified without
+ * vectors/journals.json (spec/FILE-STORE.md §13): each directory is built on disk and verified without
  * opening it (FileStore.verify, what `stepchain verify <journal>` runs); the report must be exactly the
  * expected one. A journal whose metadata file is invalid is also refused by open, with the same code.
  */

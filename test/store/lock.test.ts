@@ -1,5 +1,5 @@
 /**
- * The journal lock (spec/FORMAT.md §8.8; issue 15 item 1, issue 14 item 7): the holder record, breaking a
+ * The journal lock (spec/FILE-STORE.md §8; issue 15 item 1, issue 14 item 7): the holder record, breaking a
  * lock whose holder is provably dead at once, waiting for staleness otherwise, never robbing a live holder,
  * and two waiters breaking one dead lock. Real processes, real files. Where a test shows that a writer did
  * not wait for staleness, stale is set far above the test's own time limits, so a regression fails with

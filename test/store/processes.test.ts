@@ -18,7 +18,7 @@ async function collect(store: FileStore, id: string): Promise<StepRecord[]> {
 }
 
 /**
- * The tree the writers kept (tree/state.json and tiles-0, FORMAT.md §8.16) is the tree of the chain: every
+ * The tree the writers kept (tree/state.json and tiles-0, FILE-STORE.md §16) is the tree of the chain: every
  * writer fed its own commits under the lock and caught up with the others' on taking it.
  */
 async function expectTreeOfChain(root: string, id: string, steps: number): Promise<void> {

@@ -1,5 +1,5 @@
 /**
- * Special files planted in a journal directory (issue 14 item 7; spec/FORMAT.md §8.3 "Opening files"): a
+ * Special files planted in a journal directory (issue 14 item 7; spec/FILE-STORE.md §3 "Opening files"): a
  * FIFO in place of head.json, journal.json, a blob or the waiting mark, and a blob that is a symbolic link to
  * /dev/zero. Before, a FIFO made verify, log, head, show, append and export block forever in open(2), and
  * /dev/zero drove verify past 6 GB. Each command runs as a real child process under a time limit, so a

@@ -1,5 +1,5 @@
 /**
- * The file store keeps the journal's Merkle tree (spec/FORMAT.md §8.16, spec/PROOFS.md §5–§6): followed on
+ * The file store keeps the journal's Merkle tree (spec/FILE-STORE.md §16, spec/PROOFS.md §5–§6): followed on
  * every commit, persisted beside head.json, computed for an existing journal on open without rewriting a
  * line, rebuilt when it no longer matches the chain; and the checkpoints it signs are kept and never
  * inconsistent (§8.6). Real files, no mocks.

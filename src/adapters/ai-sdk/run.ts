@@ -1,5 +1,5 @@
 /**
- * The part of a stepchain run (the agent runtime, spec/FORMAT.md §11) the AI SDK adapter writes through,
+ * The part of a stepchain run (the agent runtime, spec/RUNS.md) the AI SDK adapter writes through,
  * and which tool names each run records, so a model step lists as awaited exactly the calls that will get
  * an effect (the runtime's continuation point waits on each listed call).
  */

@@ -8,7 +8,7 @@ export type LangGraphErrorCode =
   | 'CONFIG_INVALID'
   /** A journal record that says it is LangGraph's but breaks the shape spec/LANGGRAPH.md gives it. */
   | 'RECORD_INVALID'
-  /** `deleteThread` on a store that does not offer `remove` (spec/FORMAT.md §8.15). */
+  /** `deleteThread` on a store that does not offer `remove` (spec/FILE-STORE.md §15). */
   | 'REMOVE_UNSUPPORTED';
 
 export class LangGraphError extends StepchainError<LangGraphErrorCode> {}

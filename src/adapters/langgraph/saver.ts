@@ -219,7 +219,7 @@ export class StepchainSaver extends BaseCheckpointSaver {
     await log.append(record, writesStep(record));
   }
 
-  /** Removes every journal of the thread, whole (FORMAT §8.15): a history is deleted entirely or kept entirely. */
+  /** Removes every journal of the thread, whole (FILE-STORE.md §15): a history is deleted entirely or kept entirely. */
   async deleteThread(threadId: string): Promise<void> {
     if (typeof threadId !== 'string') throw new LangGraphError('CONFIG_INVALID', 'deleteThread takes a thread id string');
     const remove = this.store.remove?.bind(this.store);

@@ -1,5 +1,5 @@
 /**
- * The part of a stepchain run (the agent runtime, spec/FORMAT.md §11) the Agents SDK adapter writes
+ * The part of a stepchain run (the agent runtime, spec/RUNS.md) the Agents SDK adapter writes
  * through, and how it opens a child run for a handoff target or an agent used as a tool.
  */
 import type { Run } from '../../index.js';

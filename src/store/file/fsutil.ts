@@ -1,7 +1,7 @@
 /**
  * Small file helpers: opening a file that may be hostile without hanging or exhausting memory, atomic
  * replace, directory fsync, existence checks. Every file a command reads in a journal directory is opened
- * through openRegular (spec/FORMAT.md §8.3): a co-tenant can plant a FIFO, a device or a directory under
+ * through openRegular (spec/FILE-STORE.md §3): a co-tenant can plant a FIFO, a device or a directory under
  * any name there (test/store/special-files.test.ts).
  */
 import { randomBytes } from 'node:crypto';

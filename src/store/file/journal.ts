@@ -1,9 +1,9 @@
 /**
- * A journal in a directory (spec/FORMAT.md §8): the Journal contract over the file store's parts. Appends
+ * A journal in a directory (spec/FILE-STORE.md): the Journal contract over the file store's parts. Appends
  * are prepared by the shared prepare, queued and group-committed (commit-queue.ts) under the journal lock
  * held across commits (lease.ts, lock.ts), sequenced against the true tail (tail.ts), written with rollback
  * and fsync batching (writer.ts); reads take no lock (reads.ts). Before the lock is let go, head.json is
- * brought up to date (§8.7).
+ * brought up to date (§7).
  */
 import { join } from 'node:path';
 import type { ChainHead, SeqRange, StoredLine } from '../../chain/source.js';
@@ -154,7 +154,7 @@ export class FileJournal implements Journal {
     }
   }
 
-  // ---------------------------------------------------------------- the tree (spec/FORMAT.md §8.16)
+  // ---------------------------------------------------------------- the tree (spec/FILE-STORE.md §16)
 
   /** Under a fresh lock: the tree brought to the chain's end (loaded, caught up, or rebuilt from the lines). */
   private async syncTree(): Promise<void> {

@@ -1,5 +1,5 @@
 /**
- * Names and the metadata files of a journal directory (spec/FORMAT.md §8.3–§8.7). journal.json holds the
+ * Names and the metadata files of a journal directory (spec/FILE-STORE.md §3–§7). journal.json holds the
  * metadata document every store keeps (../meta.ts); head.json is the file store's own head cache.
  */
 import { join } from 'node:path';
@@ -12,7 +12,7 @@ export const META_FILE = 'journal.json';
 export const HEAD_FILE = 'head.json';
 export const BUCKETS_DIR = 'buckets';
 export const BLOBS_DIR = 'blobs/sha256';
-/** The Merkle tree's tiles and state, and the signed checkpoints (§8.16): named here, not in tree.ts, so a
+/** The Merkle tree's tiles and state, and the signed checkpoints (§16): named here, not in tree.ts, so a
  * verifier that only checks the layout does not load the tree's code. */
 export const TREE_DIR = 'tree';
 export const CHECKPOINTS_DIR = 'checkpoints';
@@ -33,7 +33,7 @@ export function bucketFirstSeq(name: string): number | null {
   const m = BUCKET_RE.exec(name);
   if (m === null) return null;
   const seq = Number(m[1]);
-  // Above 2^53 - 1 no seq can start it, and the number would round: such a name is not a bucket's (§8.5).
+  // Above 2^53 - 1 no seq can start it, and the number would round: such a name is not a bucket's (§5).
   return seq <= Number.MAX_SAFE_INTEGER ? seq : null;
 }
 
@@ -50,7 +50,7 @@ export function blobFileName(digest: string): string {
   return digest.slice('sha256:'.length);
 }
 
-/** Where one journal directory keeps its parts (§8.3). */
+/** Where one journal directory keeps its parts (§3). */
 export class JournalPaths {
   readonly buckets: string;
   readonly blobs: string;
@@ -76,7 +76,7 @@ export function serializeHead(head: { seq: number; step_hash: string }): string 
   return `{"seq":${head.seq},"step_hash":${JSON.stringify(head.step_hash)}}\n`;
 }
 
-/** The head cache's value, or null unless it is exactly serializeHead's form (§8.7). */
+/** The head cache's value, or null unless it is exactly serializeHead's form (§7). */
 export function parseHead(text: string): { seq: number; step_hash: string } | null {
   if (text.length > MAX_HEAD_BYTES) return null;
   try {

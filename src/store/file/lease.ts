@@ -1,7 +1,7 @@
 /**
- * The journal lock held across commits (spec/FORMAT.md §8.9): taken when a batch needs it, kept while
+ * The journal lock held across commits (spec/FILE-STORE.md §9): taken when a batch needs it, kept while
  * appends keep coming, handed to a waiting writer after lockHoldMs, and released after lockLingerMs
- * without appends. The lock's own rules (§8.8) are lock.ts; this is when a writer takes and gives it.
+ * without appends. The lock's own rules (§8) are lock.ts; this is when a writer takes and gives it.
  */
 import { StoreError } from '../errors.js';
 import { sleep } from './fsutil.js';
@@ -71,7 +71,7 @@ export class Lease {
   }
 
   /**
-   * Before writing lines (§8.8 step 3): the lock must still be this writer's — sequencing a large batch can
+   * Before writing lines (§8 step 3): the lock must still be this writer's — sequencing a large batch can
    * keep the event loop from refreshing it. Throws LOCK_COMPROMISED, with nothing written, when it is not.
    */
   async confirmBeforeWriting(): Promise<void> {
@@ -84,7 +84,7 @@ export class Lease {
     this.held!.wrote = true;
   }
 
-  /** Runs `releasing` (§8.7: head.json before every release), then releases the lock. */
+  /** Runs `releasing` (§7: head.json before every release), then releases the lock. */
   async release(): Promise<void> {
     const held = this.held;
     if (held === null) return;

@@ -1,5 +1,5 @@
 /**
- * Streaming line access to bucket files (spec/FORMAT.md §4.4, §8.5): forward from an offset, split by the
+ * Streaming line access to bucket files (spec/FORMAT.md §4.4, spec/FILE-STORE.md §5): forward from an offset, split by the
  * shared LineSplitter, and the last whole line read backwards. Memory is bounded by the longest line plus
  * one chunk, never by the file.
  */

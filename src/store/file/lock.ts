@@ -1,5 +1,5 @@
 /**
- * The journal lock (spec/FORMAT.md §8.8), every rule of it in this one file, in the order of the spec:
+ * The journal lock (spec/FILE-STORE.md §8), every rule of it in this one file, in the order of the spec:
  * the holder record, acquiring, when a waiter may break a lock (its holder provably dead, or the lock
  * stale), holding and refreshing it, releasing it, and breaking it.
  *
@@ -11,7 +11,7 @@
  * acquisition's record has its own name, so breaking and releasing remove only the instance they mean:
  * two writers breaking one dead lock cannot remove the lock a third has just taken.
  *
- * Longer than 400 lines because every rule of §8.8 stays in this one file, read top to bottom as the spec
+ * Longer than 400 lines because every rule of §8 stays in this one file, read top to bottom as the spec
  * is; the operating-system probing the holder record relies on is process.ts.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -25,7 +25,7 @@ import { hostIdentity, processStart, safeHostname } from './process.js';
 
 export const LOCK_NAME = 'journal.lock';
 /**
- * The waiting mark (§8.8 step 2): a writer that finds the lock held writes a fresh nonce here before each
+ * The waiting mark (§8 step 2): a writer that finds the lock held writes a fresh nonce here before each
  * retry, so a holder keeping the lock across commits learns that someone waits and hands it over, and a
  * writer alone never pauses for a hand-off nobody needs. A nonce rather than a timestamp, so that a file
  * system's coarse mtime cannot hide a waiter.
@@ -48,7 +48,7 @@ export const HANDOFF_MS = 8;
 /** A waiter reads the holder record at most this often: a poll is one rename(2), an inspection several reads. */
 export const INSPECT_MS = 25;
 
-// ---------------------------------------------------------------- the holder record (§8.8)
+// ---------------------------------------------------------------- the holder record (§8)
 
 export interface HolderRecord {
   /**
@@ -97,7 +97,7 @@ export function parseHolder(text: string): HolderRecord | null {
 export type HolderVerdict = 'alive' | 'dead' | 'unknown';
 
 /**
- * Whether a holder is provably dead (§8.8 step 2). Only on the same host (equal, non-null `host`): the pid
+ * Whether a holder is provably dead (§8 step 2). Only on the same host (equal, non-null `host`): the pid
  * is gone, or it now belongs to a process with another start. Everything else — another host, no host,
  * a live process, one whose start cannot be read — is not proof, and the lock waits for staleness.
  */
@@ -160,7 +160,7 @@ export async function inspectLock(dir: string): Promise<LockState | null> {
   return { holder, recordName, foreign: [], ageMs, verdict: holder === null ? 'unknown' : holderVerdict(holder) };
 }
 
-/** Whether a waiter may break the lock now (§8.8 step 2): one record, and a dead holder or a stale lock. */
+/** Whether a waiter may break the lock now (§8 step 2): one record, and a dead holder or a stale lock. */
 export function mayBreak(state: LockState, staleMs: number): boolean {
   return state.recordName !== null && (state.verdict === 'dead' || state.ageMs > staleMs);
 }
@@ -177,7 +177,7 @@ export function describeHolder(state: LockState, staleMs: number): string {
   return `${who}, whose liveness this host cannot check (${age})`;
 }
 
-// ---------------------------------------------------------------- acquiring (§8.8 steps 1–2)
+// ---------------------------------------------------------------- acquiring (§8 steps 1–2)
 
 export interface LockOptions {
   timeoutMs: number;
@@ -251,7 +251,7 @@ export async function acquireLock(dir: string, options: LockOptions): Promise<He
   }
 }
 
-// ---------------------------------------------------------------- holding and releasing (§8.8 steps 3–4)
+// ---------------------------------------------------------------- holding and releasing (§8 steps 3–4)
 
 /** A held lock: refreshed every staleMs/2 until released; `lost` once it has been broken or not refreshed for staleMs. */
 export class HeldLock {
@@ -305,7 +305,7 @@ export class HeldLock {
   }
 
   /**
-   * Before writing lines (§8.8 step 3): a lock not refreshed for staleMs/2 — the event loop was busy, or the
+   * Before writing lines (§8 step 3): a lock not refreshed for staleMs/2 — the event loop was busy, or the
    * process stopped — is refreshed and checked first. Resolves to why it was lost, or null while it is held.
    */
   async confirm(): Promise<Error | null> {
@@ -329,7 +329,7 @@ export class HeldLock {
   }
 }
 
-// ---------------------------------------------------------------- breaking (§8.8 step 5)
+// ---------------------------------------------------------------- breaking (§8 step 5)
 
 /**
  * Breaks the lock instance whose record is `recordName`: only one unlink of that name can succeed, so of

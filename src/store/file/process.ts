@@ -1,5 +1,5 @@
 /**
- * Who this process is, and whether another one still runs (spec/FORMAT.md §8.8's holder record): the
+ * Who this process is, and whether another one still runs (spec/FILE-STORE.md §8's holder record): the
  * host identity that says two processes share a process table, and a process's start time, which tells
  * a pid's holder from a later process reusing the pid. Linux reads /proc; elsewhere these are unknown,
  * and a dead holder's lock is freed by staleness only.

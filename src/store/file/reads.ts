@@ -1,5 +1,5 @@
 /**
- * Reading a journal directory without the lock (spec/FORMAT.md §8.5, §8.6): the head from the last whole
+ * Reading a journal directory without the lock (spec/FILE-STORE.md §5, §6): the head from the last whole
  * line, stored lines in seq order bounded by the head as it is when the walk starts (a reader never chases
  * concurrent appends), and blobs, each refused before a byte is read when it cannot be the one named.
  */

@@ -1,5 +1,5 @@
 /**
- * The file store's run index (spec/FORMAT.md §8.14): `<root>/.runs.jsonl`, one line per journal created
+ * The file store's run index (spec/FILE-STORE.md §14): `<root>/.runs.jsonl`, one line per journal created
  * or forked — its id and, for a run journal, the identity from its genesis — appended with O_APPEND after
  * the journal's directory is in place. It is a cache, never the truth: listing reconciles it with the
  * directory listing, reads the metadata of any journal it lacks (a crash between rename and append, a

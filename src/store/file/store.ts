@@ -1,5 +1,5 @@
 /**
- * The embedded file store (spec/FORMAT.md §8): one directory per journal under a root. Ids are
+ * The embedded file store (spec/FILE-STORE.md): one directory per journal under a root. Ids are
  * checked before they touch a path, so an id from untrusted input never names anything outside the root.
  * New journals (create, fork) are built in a hidden staging directory and renamed into place, so a
  * journal directory either is complete or does not exist.
@@ -24,7 +24,7 @@ import { selectRuns, type RunEntry, type RunFilter } from '../runs.js';
 
 export const DEFAULT_STALE_MS = 10_000;
 /**
- * Twice stale (spec/FORMAT.md §8.8): a waiter outlasts a lock whose holder died where its death cannot be
+ * Twice stale (spec/FILE-STORE.md §8): a waiter outlasts a lock whose holder died where its death cannot be
  * proved (another host), which goes stale at most staleMs after the waiter first finds it. A dead holder on
  * this host is replaced at once.
  */
@@ -35,13 +35,13 @@ export const DEFAULT_LOCK_HOLD_MS = 100;
 export const DEFAULT_LOCK_LINGER_MS = 2;
 
 export interface FileStoreOptions {
-  /** Durability of an acknowledged append (default 'always'); spec/FORMAT.md §8. */
+  /** Durability of an acknowledged append (default 'always'); spec/FILE-STORE.md. */
   fsync?: FsyncMode;
   /** How long an append waits for another writer's lock before LOCK_TIMEOUT (default twice staleMs: 20 s). */
   lockTimeoutMs?: number;
   /**
    * A lock not refreshed for this long is taken over (default 10 s, at least 2 s). A lock whose holder is
-   * provably dead (a crashed process on this host) is taken over at once; spec/FORMAT.md §8.8.
+   * provably dead (a crashed process on this host) is taken over at once; spec/FILE-STORE.md §8.
    */
   staleMs?: number;
   /** How many most recent steps an idempotent retry is guaranteed to be recognized in (default 10,000). */
@@ -50,13 +50,13 @@ export interface FileStoreOptions {
   batchSyncMs?: number;
   /**
    * A writer with appends queued keeps the journal lock across commits; once it has held it this long
-   * (default 100 ms) it lets in any writer that has left a waiting mark meanwhile; spec/FORMAT.md §8.9.
+   * (default 100 ms) it lets in any writer that has left a waiting mark meanwhile; spec/FILE-STORE.md §9.
    */
   lockHoldMs?: number;
   /** How long a writer keeps the lock after its last commit in case another append follows (default 2 ms). */
   lockLingerMs?: number;
   /**
-   * Keep the journal's Merkle tree on every commit (spec/FORMAT.md §8.16; default true). With false the
+   * Keep the journal's Merkle tree on every commit (spec/FILE-STORE.md §16; default true). With false the
    * tree is brought up to date only when a checkpoint or a proof asks for it (one pass over the steps
    * appended since); the benchmark measures the per-commit cost with it.
    */
@@ -126,7 +126,7 @@ export class FileStore implements Store {
   }
 
   /**
-   * Verifies journal `id` read-only without opening it (spec/FORMAT.md §8.13): a metadata file that cannot
+   * Verifies journal `id` read-only without opening it (spec/FILE-STORE.md §13): a metadata file that cannot
    * be opened is reported as JOURNAL_INVALID, like every other defect, rather than thrown.
    */
   async verify(id: string, options: JournalVerifyOptions = {}): Promise<JournalReport> {
@@ -242,7 +242,7 @@ export class FileStore implements Store {
   }
 
   /**
-   * Removes journal `id` whole (spec/FORMAT.md §8.15): its directory is renamed to a hidden name under the
+   * Removes journal `id` whole (spec/FILE-STORE.md §15): its directory is renamed to a hidden name under the
    * root — the commit point, after which no reader finds it — and then deleted. A crash in between leaves
    * only a hidden directory, which nothing lists. Removing a journal another writer still has open is the
    * caller's decision: that writer's next append fails.

@@ -1,5 +1,5 @@
 /**
- * The committed end of a journal directory, read under the lock (spec/FORMAT.md §8.9): where the last
+ * The committed end of a journal directory, read under the lock (spec/FILE-STORE.md §9): where the last
  * whole line ends, its seq and hash, and the idempotency window loaded on the way. A writer that takes the
  * lock afresh reads forward from what it knew (another process may have appended); a torn final line — a
  * writer that crashed mid-write — is quarantined and cut off; the head cache is repaired to match.
@@ -221,7 +221,7 @@ export class Tail {
     }
   }
 
-  /** Rewrites head.json unless it already names the tail (§8.7); removes it from an empty journal. */
+  /** Rewrites head.json unless it already names the tail (§7); removes it from an empty journal. */
   private async repairHeadCache(): Promise<void> {
     const tail = this.state!;
     let cached: { seq: number; step_hash: string } | null = null;

@@ -1,5 +1,5 @@
 /**
- * The file store's `TreeStorage` (spec/FORMAT.md §8.16, spec/PROOFS.md §5–§6): `tree/state.json` (the
+ * The file store's `TreeStorage` (spec/FILE-STORE.md §16, spec/PROOFS.md §5–§6): `tree/state.json` (the
  * frontier and its last leaf's step hash, replaced atomically like head.json), `tree/tiles-<L>` (tile level
  * L: the hashes of the perfect subtrees of tree level 8·L in index order, 32 bytes each, appended as the
  * frontier completes them) and `checkpoints/` (every checkpoint this journal signed). All of it is derived

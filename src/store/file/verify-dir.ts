@@ -1,5 +1,5 @@
 /**
- * Read-only verification of a journal directory (spec/FORMAT.md §8.13): the metadata file, the directory's
+ * Read-only verification of a journal directory (spec/FILE-STORE.md §13): the metadata file, the directory's
  * entries, the chain across every bucket, every referenced blob, a fork's lineage, and the head cache. It
  * never writes: a torn, uncommitted final line and a stale head cache are warnings (repaired by the next
  * writer), not problems. Every file is opened as a regular file of bounded size (fsutil.openRegular), so a
@@ -37,7 +37,7 @@ const BLOB_NAME_RE = /^[0-9a-f]{64}$/;
  */
 const VERIFY_READS = { chunkBytes: 256 * 1024, reuse: true } as const;
 
-/** §8.3: the entries a journal directory may hold, and the kind of each. */
+/** §3: the entries a journal directory may hold, and the kind of each. */
 const ENTRIES: ReadonlyMap<string, 'file' | 'directory'> = new Map([
   [META_FILE, 'file'],
   [BUCKETS_DIR, 'directory'],
@@ -64,7 +64,7 @@ export async function verifyJournalDir(dir: string, options: DirVerifyOptions = 
       : isNotFound(e) ? `${META_FILE} is missing` : `${META_FILE} cannot be read (${errorCode(e)}: ${(e as Error).message})`;
     return stopped({ code: 'JOURNAL_INVALID', message, location: { file: META_FILE } });
   }
-  // Problems are reported in the order of §8.13's steps, whenever they are found: the entries (step 2),
+  // Problems are reported in the order of §13's steps, whenever they are found: the entries (step 2),
   // the chain (3–4), the buckets (5), the blobs (6), the lineage (7); all but the chain's share one budget.
   const budget = new ProblemBudget(MAX_PROBLEMS);
   const entries = new ProblemList<JournalProblemCode>(budget);
@@ -98,7 +98,7 @@ export async function verifyJournalDir(dir: string, options: DirVerifyOptions = 
   };
 }
 
-/** 2. The directory's entries (§8.3) and blobs/ (§8.6); returns the kind of each entry. */
+/** 2. The directory's entries (§3) and blobs/ (§6); returns the kind of each entry. */
 async function checkEntries(dir: string, problems: ProblemList<JournalProblemCode>): Promise<Map<string, Kind>> {
   const kinds = await entryKinds(dir);
   for (const [name, kind] of kinds) {
@@ -113,7 +113,7 @@ async function checkEntries(dir: string, problems: ProblemList<JournalProblemCod
   return kinds;
 }
 
-/** buckets/ (§8.5): the bucket files by first seq, sorted; any other name is a problem. */
+/** buckets/ (§5): the bucket files by first seq, sorted; any other name is a problem. */
 async function bucketFiles(dir: string, kinds: Map<string, Kind>, problems: ProblemList<JournalProblemCode>): Promise<Array<[number, string]>> {
   let names: string[] = [];
   if (kinds.get(BUCKETS_DIR) === 'directory') {
@@ -136,7 +136,7 @@ async function bucketFiles(dir: string, kinds: Map<string, Kind>, problems: Prob
   return buckets.sort((a, b) => a[0] - b[0]);
 }
 
-/** 5. Every bucket readable; only the last may be empty, and an empty last bucket is where the next step goes (§8.5). */
+/** 5. Every bucket readable; only the last may be empty, and an empty last bucket is where the next step goes (§5). */
 function checkBuckets(segments: readonly SegmentOutcome[], report: JournalReport, problems: ProblemList<JournalProblemCode>): ProblemList<JournalProblemCode> {
   for (const s of segments) {
     if (s.error !== null) problems.add('JOURNAL_INVALID', `cannot read bucket ${s.label} (${errorCode(s.error)}${errorCode(s.error) === 'ENOTREGULAR' ? `: ${(s.error as Error).message}` : ''})`, { file: s.label });
@@ -155,7 +155,7 @@ function checkBuckets(segments: readonly SegmentOutcome[], report: JournalReport
   return problems;
 }
 
-/** 8. How head.json differs from the chain's end (§8.7), or null when it names it (or rightly is absent). */
+/** 8. How head.json differs from the chain's end (§7), or null when it names it (or rightly is absent). */
 async function headCacheDefect(dir: string, kind: Kind | undefined, report: JournalReport): Promise<string | null> {
   if (kind === undefined) return report.head_seq !== null ? `is missing, and the chain ends at seq ${report.head_seq}` : null;
   if (kind !== 'file') return null; // reported with the entries
@@ -170,7 +170,7 @@ async function headCacheDefect(dir: string, kind: Kind | undefined, report: Jour
   return cached === null ? why : `says seq ${cached.seq} ${cached.step_hash}, the chain ends at ${report.head_seq === null ? 'no step' : `seq ${report.head_seq} ${report.head}`}`;
 }
 
-/** Says what is true about the lock now, for the stale head cache's message (§8.7, §8.8). */
+/** Says what is true about the lock now, for the stale head cache's message (§7, §8). */
 async function whoRewrites(dir: string, staleMs: number): Promise<string> {
   const state = await inspectLock(dir).catch(() => null);
   if (state === null) return 'the next writer rewrites it';
@@ -209,7 +209,7 @@ async function entryKinds(dir: string): Promise<Map<string, Kind>> {
   return kinds;
 }
 
-/** blobs/ holds only sha256/, and sha256/ only 64-hex names (§8.6); listed as a stream, never held whole. */
+/** blobs/ holds only sha256/, and sha256/ only 64-hex names (§6); listed as a stream, never held whole. */
 async function checkBlobsDir(dir: string, add: (p: Problem<JournalProblemCode>) => void): Promise<void> {
   try {
     for (const name of await readdir(join(dir, 'blobs'))) {
@@ -231,7 +231,7 @@ async function checkBlobsDir(dir: string, add: (p: Problem<JournalProblemCode>) 
 }
 
 /**
- * One referenced blob's bytes (§7, §8.13 step 5), or what is wrong with it before a byte is read: absent
+ * One referenced blob's bytes (FORMAT.md §7, §13 step 5), or what is wrong with it before a byte is read: absent
  * is null; not a regular file, or a size other than the reference's, is BLOB_CORRUPT; then verifySource
  * checks the digest and canonical form.
  */

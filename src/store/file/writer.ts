@@ -1,5 +1,5 @@
 /**
- * Writing committed bytes into a journal directory, under the lock (spec/FORMAT.md §8.5, §8.6, §8.12):
+ * Writing committed bytes into a journal directory, under the lock (spec/FILE-STORE.md §5, §6, §12):
  * blobs first (atomically, each once), then the batch's lines, one write per bucket segment, rolled back
  * as a whole if any write fails; fsync as the durability mode says, deferred and batched in 'batch' mode.
  * The open bucket's handle is kept between the commits of one hold of the lock.
@@ -19,7 +19,7 @@ import type { TailState } from './tail.js';
 const APPEND_FLAGS = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW;
 const REWRITE_FLAGS = constants.O_RDWR | constants.O_NOFOLLOW;
 
-/** `fsync` durability modes; see spec/FORMAT.md §8.12 for what each promises when append resolves. */
+/** `fsync` durability modes; see spec/FILE-STORE.md §12 for what each promises when append resolves. */
 export type FsyncMode = 'always' | 'batch' | 'none';
 
 /** A sealed line of a batch, with its newline. */

@@ -1,5 +1,5 @@
 /**
- * Idempotent retry in Postgres (spec/FORMAT.md §8.10, spec/POSTGRES.md §6): the steps table is the index.
+ * Idempotent retry in Postgres (spec/FILE-STORE.md §10, spec/POSTGRES.md §6): the steps table is the index.
  * A StepIdIndex belongs to one append transaction, made once its head row lock is held, and answers the
  * sequencer's one question per batch with one statement: the committed steps among the batch's step_ids,
  * within the last `window` steps (the window the file store keeps in memory, so a retry is recognized

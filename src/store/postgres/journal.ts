@@ -125,7 +125,7 @@ export class PostgresJournal implements Journal {
         if (fate === 'committed') return sent.batch.outcomes;
         if (fate === 'unknown') {
           throw new StoreError('SERVER_UNREACHABLE', `${this.ctx.display}: the connection was lost during COMMIT of journal ${this.id}, and whether it committed cannot be learnt now`, {
-            hint: 'retry with the same step_ids: a step that did commit is returned as it is (FORMAT.md §8.10)',
+            hint: 'retry with the same step_ids: a step that did commit is returned as it is (FILE-STORE.md §10)',
             cause: e,
           });
         }

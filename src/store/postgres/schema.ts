@@ -80,7 +80,7 @@ const MIGRATIONS: readonly Migration[] = [
         line text NOT NULL,
         PRIMARY KEY (journal, seq)
       )`,
-      // The idempotency lookup (§8.10 of FORMAT.md): a retry's step_id among the last W steps.
+      // The idempotency lookup (FILE-STORE.md §10): a retry's step_id among the last W steps.
       `CREATE INDEX steps_step_id ON ${t.steps} (journal, step_id)`,
       `CREATE TABLE ${t.blobs} (
         journal bigint NOT NULL REFERENCES ${t.journals} (key),

@@ -123,7 +123,7 @@ export async function headWithTree(db: Db, t: Tables, key: number): Promise<{ se
 
 /**
  * The stored lines among the last `window` steps (seq > headSeq − window) whose step_id is one of `ids`, in
- * seq order: the idempotency lookup (FORMAT §8.10), one statement per batch, served by (journal, step_id).
+ * seq order: the idempotency lookup (FILE-STORE.md §10), one statement per batch, served by (journal, step_id).
  */
 export async function linesWithStepIds(client: DbClient, t: Tables, key: number, ids: readonly string[], headSeq: number, window: number): Promise<Array<{ seq: number; line: string }>> {
   const r = await client.query<{ seq: number; line: string }>(

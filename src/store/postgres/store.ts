@@ -298,7 +298,7 @@ export class PostgresStore implements Store<PostgresJournal>, StoreDiagnostics {
   }
 
   /**
-   * Removes journal `id` whole (spec/FORMAT.md §8.15) in one transaction: its head row is locked first, so
+   * Removes journal `id` whole (spec/FILE-STORE.md §15) in one transaction: its head row is locked first, so
    * a writer mid-commit finishes before it and the next append fails (JOURNAL_NOT_FOUND); its lines, blobs
    * and row go together or not at all.
    */
