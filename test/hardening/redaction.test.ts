@@ -1,11 +1,11 @@
 /**
- * A reader guessing redacted values (issues 8 and 14, SECURITY.md §2.4, spec/REDACTION.md §6.5): a
+ * A reader guessing redacted values (issues 8 and 14, docs/threat-model.md §2.4, spec/REDACTION.md §6.5): a
  * published receipt must not let a reader link equal values or test guesses. Each redaction gets its own
  * fresh 32-byte salt (§5.3), the salts never appear in the public bytes, and — the attack of issue 14 —
  * no unsalted hash over a redacted value is published: an attacker who rebuilds a redacted record from
  * guesses and compares its hash with every digest in the receipt recovers nothing. The same attacker, given
  * a hash the public receipt does not carry (the original head from elsewhere, a whole-step proof, or the
- * step hashes a version-1 anchor listed), does recover values: exactly the residual risk SECURITY.md states.
+ * step hashes a version-1 anchor listed), does recover values: exactly the residual risk docs/threat-model.md states.
  */
 import { createHash } from 'node:crypto';
 import { describe, expect, test } from 'vitest';
@@ -148,7 +148,7 @@ describe('a reader guessing redacted values', () => {
   });
 
   test('who can still test guesses: whoever holds the original head (of a run whose only redaction is in its last step), or a whole-step proof of a later step', async () => {
-    // The original head from elsewhere: an earlier receipt, a log. SECURITY.md §2.4 says so.
+    // The original head from elsewhere: an earlier receipt, a log. docs/threat-model.md §2.4 says so.
     const j = await journalOf([attackSteps()[0]!, attackSteps()[2]!]);
     const pub = await preparePublication(j, { policy: POLICY, optIn: true });
     const bytes = await publicationBytes(pub);

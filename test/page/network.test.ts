@@ -1,5 +1,5 @@
 /**
- * The page makes no network request (SECURITY.md, "The verification page"). Three layers:
+ * The page makes no network request (docs/threat-model.md §1.4, "The offline verification page"). Three layers:
  *   1. the built file: its CSP admits only its own inline script and style (by hash) and a blob: worker —
  *      no connect-src, nothing remote — and the markup names nothing remote;
  *   2. driving it through every feature in Chromium, the browser's request log (pages and workers) holds
