@@ -188,6 +188,54 @@ function chainCases() {
   const run = seal(GENESIS, RUN.slice(0, 6));
   const edited = run.lines.map((l, i) => (i === 5 ? l.replace('"succeeded"', '"failed"') : l));
   add('outcome-edited', 'the charge status edited after the fact', { lines: { lines: edited, records: run.records }, intended: ['HASH_MISMATCH'] });
+
+  // ---- added for issue 37: the silences an independent implementer met (each case pins one answer).
+  // FORMAT §12.2: any absent slot is committed as JCS([name]) — a record without input still has its step
+  // hash, and is MISSING_FIELD only (no HASH_MISMATCH).
+  const withoutInput = (() => {
+    const unsealed = { v: 2, seq: 0, step_id: id(0), ts: ts(0), prev_hash: genesisHash(GENESIS), kind: 'step', ref: null, error: null, model: 'm', prompt: null, tool_call: null, result: null, salt: recordSalt(0) };
+    const record = { ...unsealed, step_hash: sha(preimageOf(unsealed)) };
+    return { lines: [jcsRecord(record) + '\n'], records: [record] };
+  })();
+  add('missing-slot-input', 'a record without input: MISSING_FIELD, and its step hash commits the absent slot as JCS(["input"]) (FORMAT §12.2), so no HASH_MISMATCH', { lines: withoutInput, intended: ['MISSING_FIELD'] });
+  // FORMAT §11.3: the rules between members read a member that broke its own rule as unknown, and are not
+  // checked when kind breaks its rule: each defect is reported once.
+  one('start-with-bad-ref', 'a tool.started whose ref is not an id: one FIELD_INVALID (ref), by the ref rule; the boundary rule reads ref as unknown (FORMAT §11.3)', { kind: 'tool.started', ref: 'a b', tool_call: CHARGE }, ['FIELD_INVALID']);
+  one('unknown-kind-with-error', 'an unknown kind that carries an error: one FIELD_INVALID (kind); the boundary rules are not checked without a valid kind (FORMAT §11.3)', { kind: 'tool.retried', error: { name: 'Error', message: 'x' } }, ['FIELD_INVALID']);
+  // FORMAT §11.3: the boundary rules come after the members' own rules and before the marker pass.
+  one('boundary-before-markers', 'a tool.started with a ref and an invalid redaction marker in input: FIELD_INVALID (ref) before MARKER_INVALID (input) (FORMAT §11.3, §6.3 step 4)', { kind: 'tool.started', ref: id(0), tool_call: CHARGE, input: { card: { '$stepchain:redacted': { rule: 'card' } } } }, ['FIELD_INVALID', 'MARKER_INVALID']);
+  // FORMAT §11.2, §10: the genesis picks the record profile, never a record's v. A v2 record in a v1 journal
+  // is read as a v1 record: its v2 members are unknown, its version unsupported, its hash §5.2's.
+  const V1_GENESIS = makeGenesis({ journalId: 'journal-v1', createdAt: '2026-11-23T10:00:00.000Z' });
+  add('v2-record-in-v1', 'a v2 record (kind, ref, error, salt) in a stepchain/v1 journal: checked as a v1 record — four UNKNOWN_FIELD, UNSUPPORTED_VERSION, and HASH_MISMATCH, since §5.2 hashes the raw record (FORMAT §10, §11.2)', {
+    genesis: V1_GENESIS, lines: seal(V1_GENESIS, [RUN[0]]),
+    intended: ['UNKNOWN_FIELD', 'UNKNOWN_FIELD', 'UNKNOWN_FIELD', 'UNKNOWN_FIELD', 'UNSUPPORTED_VERSION', 'HASH_MISMATCH'],
+  });
+  // RUNS.md §2: the run reader's anomalous cases (valid chains; each case's "run" is what the reader derives).
+  const ASKS = [{ id: 'call_9', name: 'refund', arguments: { invoice: 'INV-9' } }];
+  add('model-outcome-without-start', 'a model.completed whose ref names no request: OUTCOME_WITHOUT_START, and the tool calls it lists are not requested — an anomalous outcome changes nothing, and the continuation point moves past it (RUNS.md §2)', {
+    contents: [RUN[0], { kind: 'model.completed', ref: 'no-such-request', model: 'gpt-4o-2024-08-06', prompt: PROMPT, tool_call: ASKS, result: { role: 'assistant', content: null } }], intended: [],
+  });
+  add('kind-mismatch-tool-names-model', 'a tool.completed whose ref names a model request: KIND_MISMATCH; the request stays in flight (RUNS.md §2)', {
+    contents: [RUN[0], RUN[1], { kind: 'tool.completed', ref: id(1), tool_call: CHARGE, result: 'ok' }], intended: [],
+  });
+  add('kind-mismatch-model-names-tool', 'a model.completed whose ref names a tool effect: KIND_MISMATCH; the effect stays pending (RUNS.md §2)', {
+    contents: [RUN[0], { kind: 'tool.started', tool_call: CHARGE }, { kind: 'model.completed', ref: id(1), model: 'gpt-4o-2024-08-06', prompt: PROMPT, result: { role: 'assistant', content: 'x' } }], intended: [],
+  });
+  add('summary-not-string', 'a tool.started whose summary and idempotency_key are not strings reads them as null; a tool.updated replaces only what it gives as a string (RUNS.md §2)', {
+    contents: [
+      RUN[0],
+      { kind: 'tool.started', tool_call: { name: 'charge_card', arguments: { amount: '120.00' }, summary: 42, idempotency_key: 7 } },
+      { kind: 'tool.updated', ref: id(1), tool_call: { name: 'charge_card', summary: { text: 'charging' }, idempotency_key: 'INV-9-charge' } },
+      { kind: 'tool.completed', ref: id(1), tool_call: { name: 'charge_card', arguments: { amount: '120.00' } }, result: 'ok' },
+    ], intended: [],
+  });
+  add('model-asks-by-call-id', 'a model.completed whose tool calls give call_id instead of id: requested by call_id; one with neither is not requested (RUNS.md §2)', {
+    contents: [RUN[0], RUN[1], { kind: 'model.completed', ref: id(1), model: 'gpt-4o-2024-08-06', prompt: PROMPT, tool_call: [{ call_id: 'call_2', name: 'lookup', arguments: {} }, { name: 'no_id', arguments: {} }], result: { role: 'assistant', content: null } }], intended: [],
+  });
+  add('model-asks-without-id', 'a model.completed whose one tool call has no id or call_id: nothing is requested, so the continuation point moves to it (RUNS.md §2–§3)', {
+    contents: [RUN[0], RUN[1], { kind: 'model.completed', ref: id(1), model: 'gpt-4o-2024-08-06', prompt: PROMPT, tool_call: [{ name: 'no_id', arguments: {} }], result: { role: 'assistant', content: null } }], intended: [],
+  });
   return cases;
 }
 

@@ -124,6 +124,9 @@ export function checkLine(text: string, format: JournalFormat): LineFacts {
   // The link members are known when present and true to their rule (a digest, for v1).
   let prevValid = false;
   let stepValid = false;
+  // Members that broke their own rule: the rules between members read them as unknown (FORMAT §11.3), so
+  // a defect is reported once, by its member's rule, not again by a rule that reads it.
+  let broke: Set<string> | null = null;
   for (const rule of profile.members) {
     const span = members.get(rule.name);
     if (span === undefined) {
@@ -131,11 +134,13 @@ export function checkLine(text: string, format: JournalFormat): LineFacts {
       continue;
     }
     const broken = rule.check?.(text, span[0], span[1]);
-    if (broken) report(broken.code ?? 'FIELD_INVALID', broken.message, { ...at, field: rule.name });
-    else if (rule.name === 'prev_hash') prevValid = true;
+    if (broken) {
+      report(broken.code ?? 'FIELD_INVALID', broken.message, { ...at, field: rule.name });
+      (broke ??= new Set()).add(rule.name);
+    } else if (rule.name === 'prev_hash') prevValid = true;
     else if (rule.name === 'step_hash') stepValid = true;
   }
-  const relation = profile.relationDefect?.(value);
+  const relation = profile.relationDefect?.(broke === null ? value : (name) => (broke!.has(name) ? undefined : value(name)));
   if (relation) report('FIELD_INVALID', relation.message, { ...at, field: relation.field });
   const blobs = checkMarkers(text, scan.markers, profile, at, report);
 

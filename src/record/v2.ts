@@ -106,7 +106,9 @@ const MEMBERS: readonly MemberRule[] = [
 
 /**
  * The rules between members (FORMAT §11.3): an outcome names its start in `ref` and nothing else does; a
- * failure has an error and nothing else has one. Read from already-checked member values.
+ * failure has an error and nothing else has one. `value` gives undefined for a member that is absent or
+ * broke its own rule (the verifier, chain/line.ts): a rule that reads one is not checked, so each defect is
+ * reported once, by the rule it breaks.
  */
 function relationDefect(value: (name: string) => unknown): { field: string; message: string } | null {
   const kind = value('kind');

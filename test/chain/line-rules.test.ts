@@ -149,7 +149,7 @@ describe('a v2 record whose members break a rule between them (§11.3) is readab
   const profile = V2.records[0]!;
   const seal = (seq: number, prev: string, content: Record<string, unknown>) => {
     const texts: Record<string, string> = {};
-    for (const [k, v] of Object.entries({ kind: 'step', ref: null, input: null, model: null, prompt: null, tool_call: null, result: null, error: null, ...content })) texts[k] = canonicalJson(v as never);
+    for (const [k, v] of Object.entries({ kind: 'step', ref: null, input: null, model: null, prompt: null, tool_call: null, result: null, error: null, ...content })) texts[k] = canonicalJson(v as never, { refuseReserved: false });
     const { line, stepHash } = profile.seal(texts, { seq, stepId: `s-${seq}`, ts: '2026-01-01T00:00:00.000Z', prevHash: prev, salt: '0'.repeat(32) });
     return { text: line.slice(0, -1), hash: stepHash };
   };
@@ -166,6 +166,32 @@ describe('a v2 record whose members break a rule between them (§11.3) is readab
     expect(report.problems.map((p) => ({ code: p.code, ...p.location }))).toEqual([{ code: 'FIELD_INVALID', file: B0, line: 1, seq: 0, field }]);
     expect([report.head, report.head_seq]).toEqual([b.hash, 1]);
     expect(seen.map((l) => [l.seq, l.step_hash, l.clean])).toEqual([[0, a.hash, false], [1, b.hash, true]]);
+  });
+
+  // A member that is absent or broke its own rule is unknown to the rules between members: each defect is
+  // reported once, by the rule it breaks (FORMAT §11.3). Before the fix a start kind with a ref that is not
+  // an id was reported twice at ref: for the id rule, and again for "this kind has no ref".
+  test.each([
+    ['a start whose ref is not an id: once, by the ref rule', { kind: 'tool.started', ref: 'a b' }, ['ref']],
+    ['a start whose ref is a number: once, by the ref rule', { kind: 'model.started', ref: 7 }, ['ref']],
+    ['an unknown kind with an error: once, by the kind rule (the rules between members are not checked)', { kind: 'tool.retried', error: 'x' }, ['kind']],
+    ['an unknown kind with a ref: once, by the kind rule', { kind: 'tool.retried', ref: 'start-1' }, ['kind']],
+  ])('%s', (_, content, fields) => {
+    const a = seal(0, genesisHash(g2), content);
+    const { report } = walk([a.text], 'bytes', { genesis: g2 });
+    expect(report.problems.map((p) => [p.code, p.location.field])).toEqual(fields.map((f) => ['FIELD_INVALID', f]));
+  });
+
+  test('the rules between members are reported after every member\'s own rule and before the marker pass', () => {
+    const a = seal(0, genesisHash(g2), { kind: 'tool.started', ref: 'start-1', input: { '$stepchain:redacted': { rule: 'r' } }, result: 5 });
+    const text = a.text.replace('"v":2', '"v":3');
+    const { report } = walk([text], 'bytes', { genesis: g2 });
+    expect(report.problems.map((p) => [p.code, p.location.field])).toEqual([
+      ['UNSUPPORTED_VERSION', 'v'],
+      ['FIELD_INVALID', 'ref'],
+      ['MARKER_INVALID', 'input'],
+      ['HASH_MISMATCH', 'step_hash'],
+    ]);
   });
 });
 
