@@ -6,11 +6,13 @@
 // Merkle tree over node:crypto's SHA-256 written here, node:crypto's Ed25519 for every signature, and
 // the code each mutation is meant to cause. A disagreement stops the generator before it writes.
 import { createHash, createPublicKey, verify as nodeVerify } from 'node:crypto';
+import { ed25519 } from '@noble/curves/ed25519.js';
 import {
   MemoryTree, SIG_COSIGNATURE_V1, TreeFrontier, addSignatures, checkWitnessUpdate, consistencyProofDocument, cosignCheckpoint, formatCheckpoint,
   inclusionProofDocument, journalOrigin, noteSigner, noteVerifier, openNote, parseNote, parseVerifierKey, proveConsistency, proveInclusion,
   serializeProofDocument, signCheckpoint, signNote, stepLeafHash, verifierKey, verifyCheckpoint, verifyConsistency, verifyProofDocument, verifyRange,
 } from '../../dist/proofs/index.js';
+import { formatNote } from '../../dist/proofs/note.js';
 
 const enc = new TextEncoder();
 const b64 = (b) => Buffer.from(b).toString('base64');
@@ -265,6 +267,7 @@ export async function generate() {
     ['invalid-origin-too-long', 'more than 255 bytes', { authority: 'a'.repeat(63) + '.' + 'b'.repeat(63) + '.example.com', journal_id: 'j'.repeat(100), genesis_hash: GENESIS_HASH }],
   ]) add({ id, comment, result: 'invalid', kind: 'origin', parts, expect: { error: 'ARGUMENT_INVALID' } });
 
+  addIssue37Cases({ add, cpCase, fileCase, policy, cp37, cpText, cpFacts, cosigned, doc });
   await check(cases);
   return {
     'proofs.json': {
@@ -279,6 +282,73 @@ export async function generate() {
       cases,
     },
   };
+}
+
+// ---- added for issue 37: points PROOFS.md had left open, each pinned by a case -------------------------
+function addIssue37Cases({ add, cpCase, fileCase, policy, cp37, cpText, cpFacts, cosigned, doc }) {
+  // §8.1: a vkey splits at its first two '+' only: the base64 after them may hold '+'.
+  let plus = null;
+  for (let n = 100; plus === null; n++) {
+    const s = noteSigner('agents.example.com/plus', seed(n));
+    const v = verifierKey(s);
+    if (v.split('+').length > 3) plus = s;
+  }
+  add({ id: 'vkey-plus-in-key', comment: 'a vkey whose base64 key material holds a plus: split at the first two pluses only (PROOFS.md §8.1)', result: 'valid', kind: 'vkey', vkey: verifierKey(plus),
+    expect: { name: plus.name, key_id: plus.keyId.toString(16).padStart(8, '0'), type: plus.type, public_key: b64(plus.publicKey) } });
+  add({ id: 'invalid-vkey-plus-in-name', comment: 'a name holding a plus: the text after the first plus is read as the key id, which is not 8 hex digits (PROOFS.md §8.1)', result: 'invalid', kind: 'vkey',
+    vkey: `agents.example.com+plus+${verifierKey(plus).split('+').slice(1).join('+')}`, expect: { error: 'KEY_INVALID' } });
+
+  // §8.2: a checkpoint of size 0 whose root is not SHA-256() is a malformed checkpoint.
+  cpCase('invalid-checkpoint-empty-tree-root', 'a checkpoint of size 0 whose root is not the hash of the empty string (PROOFS.md §8.2)', 'invalid', signNote(`${ORIGIN}\n0\n${b64(ROOT(1))}\n`, [LOG]), policy(0, []),
+    { ok: false, codes: ['CHECKPOINT_MALFORMED'], checkpoint: null, cosignatures: [] });
+
+  // §8.1: Ed25519 as RECEIPT.md §5.1 — the cofactorless equation. A mixed-order log key A = a·B + T (T of
+  // order 8) and a signature that only the cofactored equation accepts: SIGNATURE_INVALID.
+  const Point = ed25519.Point;
+  const L = Point.Fn.ORDER;
+  const le = (x) => Uint8Array.from({ length: 32 }, (_, i) => Number((x >> BigInt(8 * i)) & 0xffn));
+  const fromLe = (bytes) => bytes.reduceRight((acc, byte) => (acc << 8n) | BigInt(byte), 0n);
+  const a = 987654321n;
+  const A = Point.BASE.multiplyUnsafe(a).add(Point.fromHex('c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a')).toBytes();
+  const M = enc.encode(cpText);
+  let mixedSig = null;
+  for (let r = 1000003n; mixedSig === null; r += 1n) {
+    const R = Point.BASE.multiplyUnsafe(r).toBytes();
+    const kk = fromLe(createHash('sha512').update(R).update(A).update(M).digest()) % L;
+    if (kk % 8n !== 0n) mixedSig = Uint8Array.from([...R, ...le((r + kk * a) % L)]);
+  }
+  must(ed25519.verify(mixedSig, M, A, { zip215: false }), 'the mixed-order signature holds under the cofactored equation');
+  must(!edVerify(A, M, mixedSig), 'node:crypto (cofactorless) refuses the mixed-order signature');
+  const mixedId = keyIdOf(ORIGIN, 1, A);
+  const mixedVkey = verifierKey({ name: ORIGIN, keyId: mixedId, type: 1, publicKey: A });
+  cpCase('invalid-checkpoint-mixed-order-log-key', 'a log key of mixed order and a signature that only the cofactored equation accepts: the cofactorless rule of RECEIPT.md §5.1 refuses it (PROOFS.md §8.1)', 'invalid',
+    formatNote({ text: cpText, signatures: [{ name: ORIGIN, keyId: mixedId, signature: mixedSig }] }), { log: mixedVkey, witnesses: [], quorum: 0 },
+    { ok: false, codes: ['SIGNATURE_INVALID'], checkpoint: cpFacts, cosignatures: [] });
+
+  // §9.4: signatures of the wrong length, and one witness's several cosignatures.
+  const logSig = parseNote(cp37).note.signatures[0];
+  cpCase('invalid-checkpoint-short-signature', 'the log\'s signature cut to 63 bytes: a known key whose signature does not verify (PROOFS.md §9.4)', 'invalid',
+    formatNote({ text: cpText, signatures: [{ ...logSig, signature: logSig.signature.subarray(0, 63) }] }), policy(0, []), { ok: false, codes: ['SIGNATURE_INVALID'], checkpoint: cpFacts, cosignatures: [] });
+  const w0 = WITNESSES[0];
+  const w0Line = cosignCheckpoint(cp37, w0);
+  const w0Sig = parseNote(addSignatures(cp37, w0Line)).note.signatures[1];
+  cpCase('invalid-checkpoint-short-cosignature', 'a cosignature of 71 bytes (not 8 + 64): COSIGNATURE_INVALID, and the witness does not count (PROOFS.md §9.4)', 'invalid',
+    formatNote({ text: cpText, signatures: [logSig, { ...w0Sig, signature: w0Sig.signature.subarray(0, 71) }] }), policy(1, W_VKEYS.slice(0, 1)),
+    { ok: false, codes: ['COSIGNATURE_INVALID', 'QUORUM_NOT_MET'], checkpoint: cpFacts, cosignatures: [] });
+  const w0Later = noteSigner(w0.name, seed(11), SIG_COSIGNATURE_V1, () => T0 + 500);
+  const twice = addSignatures(cp37, w0Line + cosignCheckpoint(cp37, w0Later));
+  cpCase('checkpoint-witness-twice', 'one witness cosigned twice (two times): it counts once, with the time of its first line (PROOFS.md §9.4)', 'valid', twice, policy(1, W_VKEYS.slice(0, 1)),
+    { ok: true, codes: [], checkpoint: cpFacts, cosignatures: [{ name: w0.name, timestamp: T0 + 1 }] });
+  cpCase('invalid-checkpoint-witness-twice-quorum', 'one witness cosigned twice; the policy asks for 2 of 2: one witness counted, QUORUM_NOT_MET (PROOFS.md §8.4, §9.4)', 'invalid', twice, policy(2, W_VKEYS.slice(0, 2)),
+    { ok: false, codes: ['QUORUM_NOT_MET'], checkpoint: cpFacts, cosignatures: [{ name: w0.name, timestamp: T0 + 1 }] });
+  const w0Forged = cosignCheckpoint(cp37, w0Later).replace(/ (\S+)\n$/, (_, s) => ` ${flipB64(s, 8 * 20)}\n`);
+  cpCase('invalid-checkpoint-witness-good-and-bad', 'one witness with a good cosignature and a forged one: the forged line is COSIGNATURE_INVALID although the witness counts (PROOFS.md §9.4)', 'invalid', addSignatures(cp37, w0Line + w0Forged), policy(1, W_VKEYS.slice(0, 1)),
+    { ok: false, codes: ['COSIGNATURE_INVALID'], checkpoint: cpFacts, cosignatures: [{ name: w0.name, timestamp: T0 + 1 }] });
+
+  // §7.4 and §9.6: from > to in a proof file is INDEX_OUT_OF_RANGE from §9.2, not PROOF_MALFORMED.
+  fileCase('invalid-proof-file-reversed-range', 'an inclusion file with from 9 and to 3 (and no steps): §9.6 runs §9.2, which reports INDEX_OUT_OF_RANGE (PROOFS.md §7.4, §9.6)', 'invalid',
+    JSON.stringify({ ...doc, from: 9, hashes: [], steps: [], to: 3 }) + '\n', policy(2), { ok: false, codes: ['INDEX_OUT_OF_RANGE'], type: 'inclusion', from: 9, to: 3 });
+  void cosigned;
 }
 
 // Every case is run through dist/ before anything is written; Merkle cases are also run through the

@@ -6,6 +6,7 @@
  * Parsing never throws on the note; it returns a coded problem. Pure; runs in a browser.
  */
 import { ed25519 } from '@noble/curves/ed25519.js';
+import { verifySignatureBytes } from '../receipt/dsse.js';
 import { sha256Backend } from '../canonical/sha256.js';
 import { base64Decode, base64Encode } from '../receipt/base64.js';
 import { problem, ProofError, type ProofProblem } from './problems.js';
@@ -146,12 +147,14 @@ export interface NoteSigner {
   sign(text: Uint8Array): Uint8Array;
 }
 
+/**
+ * Ed25519 under the one rule set receipts use (RECEIPT.md §5.1, PROOFS.md §8.1): S < L, canonical A and R,
+ * A not of small order, and the cofactorless equation. @noble/curves' verify checks the cofactored one,
+ * which accepts signatures under a mixed-order key that the receipt verifier (and Go, OpenSSL, libsodium)
+ * refuse; a log or witness key must not verify under one rule here and another there.
+ */
 function ed25519Verify(sig: Uint8Array, message: Uint8Array, publicKey: Uint8Array): boolean {
-  try {
-    return ed25519.verify(sig, message, publicKey, { zip215: false });
-  } catch {
-    return false;
-  }
+  return verifySignatureBytes(message, sig, publicKey);
 }
 
 /** The largest cosignature timestamp accepted: 2^53 − 1 seconds (PROOFS.md §8.3; the format allows up to 2^63 − 1). */
