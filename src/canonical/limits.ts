@@ -1,4 +1,4 @@
-/** Limits from spec/FORMAT.md §3.4 and §4.5. Changing one changes the format. */
+/** Limits from spec/FORMAT.md §3.3 (depth), §3.4 (reserved names) and §4.2 (line length). Changing one changes the format. */
 
 /** Writers refuse a content field or `meta` nested deeper than this (a scalar is depth 0). */
 export const MAX_VALUE_DEPTH = 100;

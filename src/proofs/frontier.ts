@@ -24,7 +24,7 @@ export interface TreeState {
 /**
  * Called for every perfect subtree an append completes: the leaf itself (level 0) and each node its
  * arrival closes. `index` counts nodes of that level from the left, so the node spans leaves
- * [index·2^level, (index+1)·2^level). A store persists these as tiles (PROOFS.md §6.3).
+ * [index·2^level, (index+1)·2^level). A store persists these as tiles (PROOFS.md §6).
  */
 export type NodeSink = (level: number, index: number, hash: Uint8Array) => void;
 

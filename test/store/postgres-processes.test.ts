@@ -15,7 +15,7 @@ const { url, admin } = pgHarness;
 const store = (options: Record<string, unknown> = {}): PostgresStore => pgHarness.store(options);
 
 /**
- * The tree the writers kept in their commits (spec/POSTGRES.md §4.5): its stored state and tile rows are
+ * The tree the writers kept in their commits (spec/POSTGRES.md §4.1): its stored state and tile rows are
  * those of the whole chain, and its root is the RFC 6962 root of the chain's step hashes.
  */
 async function expectTreeKept(s: PostgresStore, id: string, size: number): Promise<void> {

@@ -1,5 +1,5 @@
 /**
- * The Postgres store's Merkle tree on the run's real server (spec/POSTGRES.md §4.5): the tree is kept in
+ * The Postgres store's Merkle tree on the run's real server (spec/POSTGRES.md §4.1): the tree is kept in
  * every commit's transaction (its stored state is the chain's whatever the batching), its root is
  * MemoryTree's, its proofs verify, a journal without a tree (made before schema version 2) gets one on
  * its first write, checkpoints and proofs are byte for byte the file store's for the same steps, and a

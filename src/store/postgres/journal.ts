@@ -216,7 +216,7 @@ export class PostgresJournal implements Journal {
     return verifyJournalRows(this.ctx, this.id, options);
   }
 
-  // ---------------------------------------------------------------- the tree (spec/POSTGRES.md §4.5)
+  // ---------------------------------------------------------------- the tree (spec/POSTGRES.md §4.1)
 
   /**
    * Signs a checkpoint of the journal's tree now, by the log key `signer` (its name is the origin,

@@ -1,5 +1,5 @@
 /**
- * The Postgres store's Merkle tree (spec/POSTGRES.md §4.5, spec/PROOFS.md §5–§6, §8.6): `tree_state` (the
+ * The Postgres store's Merkle tree (spec/POSTGRES.md §4.1, spec/PROOFS.md §5–§6, §8.6): `tree_state` (the
  * frontier and its last leaf's step hash, the same JCS document as the file store's tree/state.json),
  * `tree_tiles` (tile level L: the hashes of tree level 8·L, one row each) and `checkpoints` (every
  * checkpoint the journal signed). Every statement runs on the caller's transaction, which holds the head
