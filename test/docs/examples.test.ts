@@ -1,0 +1,107 @@
+/**
+ * Every example in README.md and docs/*.md is executed (issue 37): each console block's commands run against
+ * the build (dist/cli/main.js as `stepchain`) in a fresh directory per file, and their output must be the
+ * block's, up to the placeholders of scripts/docs/blocks.mjs (ids, times, hashes, sizes); each ts/js block is
+ * type-checked as a strict ESM app against the built package's types, and run: it must exit 0.
+ * The convention is in CONTRIBUTING.md; `npm run docs:update` rewrites console output after a deliberate change.
+ */
+import { readFileSync, rmSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import ts from 'typescript';
+import { afterAll, describe, expect, test } from 'vitest';
+import {
+  blockKind, CODE_COMPILER_OPTIONS, documentedFiles, makeCodeDir, makeWorkdir, normalize, parseBlocks, parseConsole,
+  ROOT, runCommand, runDocument, writeCodeBlock,
+} from '../../scripts/docs/blocks.mjs';
+
+const codeDir = makeCodeDir();
+afterAll(() => rmSync(codeDir, { recursive: true, force: true }));
+// Code blocks that use Postgres get the suite's throwaway server (test/setup/postgres.ts) as DATABASE_URL.
+const pgEnv: Record<string, string> = process.env.STEPCHAIN_PG_URL ? { DATABASE_URL: process.env.STEPCHAIN_PG_URL } : {};
+
+describe('the block convention', () => {
+  test('commands, continuation lines, expected exit codes and output are read as documented', () => {
+    const [block] = parseBlocks(['```console', '$ stepchain head runs/a', '2 sha256:x', '$ stepchain verify b \\', '  --json # exit 1', 'out', '```'].join('\n'));
+    expect(blockKind(block!)).toBe('console');
+    expect(parseConsole(block!)).toEqual([
+      { command: 'stepchain head runs/a', line: 2, expectedExit: 0, output: ['2 sha256:x'] },
+      { command: 'stepchain verify b \\\n  --json # exit 1', line: 4, expectedExit: 1, output: ['out'] },
+    ]);
+    expect(blockKind(parseBlocks('```json file=step.json\n{}\n```')[0]!)).toBe('file');
+    expect(blockKind(parseBlocks('```sh\nnpm ci\n```')[0]!)).toBe('shown');
+  });
+
+  test.each([
+    ['2026-11-21T22:54:37.490Z', '<time>'],
+    ['journal_id 0a2193cf-3bc3-40fb-9e3e-a585298b5fd7)', 'journal_id <id>)'],
+    ['head sha256:029c81a4267ccd64f4bc42dba8b7f52d1f7c1c0057945a49ec4a867a4045af94', 'head sha256:<hash>'],
+    ['   0 9d4671f14f5f  gpt-4o', '   0 <hex>  gpt-4o'],
+    ['wrote receipt.tar.gz (1857 bytes, gzip)', 'wrote receipt.tar.gz (<n> bytes, gzip)'],
+    ['3 steps, 2 redactions', '3 steps, 2 redactions'],
+    ['step 12 of 30 at seq 123456789012', 'step 12 of 30 at seq 123456789012'],
+  ])('normalize(%j) is %j', (raw, placeholder) => {
+    expect(normalize(raw)).toBe(placeholder);
+    expect(normalize(placeholder)).toBe(placeholder);
+  });
+
+  test('a command whose output differs from its block is caught, and one that matches is not', () => {
+    const dir = makeWorkdir();
+    try {
+      const { exit, output } = runCommand('stepchain init runs/x', dir);
+      expect(exit).toBe(0);
+      expect(normalize(output, dir)).toBe(normalize('created journal runs/x (journal_id 0a2193cf-3bc3-40fb-9e3e-a585298b5fd7)'));
+      expect(normalize(output, dir)).not.toBe(normalize('created journal runs/y (journal_id 0a2193cf-3bc3-40fb-9e3e-a585298b5fd7)'));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe.each(documentedFiles())('%s', (file) => {
+  test('every console block prints what it shows, and every ts/js block runs', async () => {
+    const { dir, results } = await runDocument(file, { codeDir, env: pgEnv });
+    try {
+      const failures: string[] = [];
+      for (const r of results) {
+        if (r.kind === 'code') {
+          if (r.exit !== 0) failures.push(`${file}:${r.block.start + 1}: the ${r.block.lang} block exited ${r.exit}:\n${r.output}`);
+          continue;
+        }
+        for (const step of r.steps) {
+          if (step.exit !== step.expectedExit) failures.push(`${file}:${step.line}: \`${step.command}\` exited ${step.exit}, the block says ${step.expectedExit}:\n${step.actual}`);
+          const shown = normalize(step.output.join('\n'), dir);
+          const printed = normalize(step.actual, dir);
+          if (shown !== printed) failures.push(`${file}:${step.line}: \`${step.command}\` printed (normalized):\n${printed}\n--- the block shows (normalized):\n${shown}\n(npm run docs:update rewrites it)`);
+        }
+      }
+      expect(failures.join('\n\n')).toBe('');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+test('every ts/js block type-checks as a strict ESM app against the built package', () => {
+  const checkDir = makeCodeDir();
+  try {
+    const paths: string[] = [];
+    for (const file of documentedFiles()) {
+      for (const block of parseBlocks(readFileSync(join(ROOT, file), 'utf8'))) {
+        if (blockKind(block) === 'code') paths.push(writeCodeBlock(block, checkDir, `${file.replace(/[^\w]+/g, '_')}_line${block.start + 1}`));
+      }
+    }
+    expect(paths.length).toBeGreaterThan(0);
+    const { options, errors } = ts.convertCompilerOptionsFromJson(CODE_COMPILER_OPTIONS, ROOT);
+    expect(errors).toEqual([]);
+    const program = ts.createProgram(paths, options);
+    const diagnostics = paths.flatMap((p) => [...program.getSyntacticDiagnostics(program.getSourceFile(p)), ...program.getSemanticDiagnostics(program.getSourceFile(p))]);
+    const text = diagnostics.map((d) => {
+      const where = d.file && d.start !== undefined ? d.file.getLineAndCharacterOfPosition(d.start) : undefined;
+      const name = d.file ? relative(checkDir, d.file.fileName) : '';
+      return `${name}${where ? `:${where.line + 1}:${where.character + 1}` : ''}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`;
+    });
+    expect(text).toEqual([]);
+  } finally {
+    rmSync(checkDir, { recursive: true, force: true });
+  }
+});
