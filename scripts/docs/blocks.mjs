@@ -10,6 +10,8 @@
  * - ```<lang> file=<name> — not a program: the block's text is written to <name> in that directory first.
  * - ```ts / ```js — a whole program: type-checked (strict, NodeNext, against the built package's types) and
  *   run with Node in that directory; it must exit 0. `stepchain` and its subpaths resolve to the build.
+ *   `ts needs=postgres`: it gets a server's URL in DATABASE_URL (npm test's throwaway server); without one
+ *   (`npm run docs:update`) it is skipped.
  * - ```sh and every other fence — shown, never run (installation, contributor scripts).
  * Output is compared after normalizing ids, times, hashes and sizes to placeholders (normalize below), so a
  * block may show either real values or the placeholders themselves.
@@ -194,6 +196,8 @@ export async function runDocument(file, { codeDir = makeCodeDir(), env: extraEnv
       });
       results.push({ block, kind, steps });
     } else if (kind === 'code') {
+      // A block that needs a server runs only where one is given (the test suite gives its own).
+      if (block.attrs.needs === 'postgres' && !env.DATABASE_URL) continue;
       const name = `${file.replace(/[^\w]+/g, '_')}_line${block.start + 1}`;
       const path = writeCodeBlock(block, codeDir, name);
       const { exit, output } = await runCodeBlock(path, dir, env);

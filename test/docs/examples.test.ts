@@ -16,8 +16,11 @@ import {
 
 const codeDir = makeCodeDir();
 afterAll(() => rmSync(codeDir, { recursive: true, force: true }));
-// Code blocks that use Postgres get the suite's throwaway server (test/setup/postgres.ts) as DATABASE_URL.
-const pgEnv: Record<string, string> = process.env.STEPCHAIN_PG_URL ? { DATABASE_URL: process.env.STEPCHAIN_PG_URL } : {};
+// Code blocks that use Postgres (`ts needs=postgres`) get the suite's throwaway server (test/setup/postgres.ts)
+// as DATABASE_URL, in a schema of their own; the suite always has one, so they are never skipped here.
+const pgUrl = process.env.STEPCHAIN_PG_URL;
+if (pgUrl === undefined) throw new Error('test/docs needs the Postgres server of test/setup/postgres.ts (STEPCHAIN_PG_URL)');
+const pgEnv = { DATABASE_URL: `${pgUrl}?schema=docs_${process.pid}` };
 
 describe('the block convention', () => {
   test('commands, continuation lines, expected exit codes and output are read as documented', () => {
