@@ -171,7 +171,7 @@ export async function runCodeBlock(path, dir, env = docEnv(dir)) {
 
 /** Compiler options for type-checking the blocks as an adopter's strict ESM app would. */
 export const CODE_COMPILER_OPTIONS = {
-  strict: true, target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', lib: ['lib.es2023.d.ts'],
+  strict: true, target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', lib: ['es2023'],
   types: ['node'], noEmit: true, skipLibCheck: true, isolatedModules: true,
 };
 

@@ -2,16 +2,13 @@
  * Every example in README.md and docs/*.md is executed (issue 37): each console block's commands run against
  * the build (dist/cli/main.js as `stepchain`) in a fresh directory per file, and their output must be the
  * block's, up to the placeholders of scripts/docs/blocks.mjs (ids, times, hashes, sizes); each ts/js block is
- * type-checked as a strict ESM app against the built package's types, and run: it must exit 0.
+ * run: it must exit 0 (test/docs/typecheck.test.ts type-checks them).
  * The convention is in CONTRIBUTING.md; `npm run docs:update` rewrites console output after a deliberate change.
  */
-import { readFileSync, rmSync } from 'node:fs';
-import { join, relative } from 'node:path';
-import ts from 'typescript';
+import { rmSync } from 'node:fs';
 import { afterAll, describe, expect, test } from 'vitest';
 import {
-  blockKind, CODE_COMPILER_OPTIONS, documentedFiles, makeCodeDir, makeWorkdir, normalize, parseBlocks, parseConsole,
-  ROOT, runCommand, runDocument, writeCodeBlock,
+  blockKind, documentedFiles, makeCodeDir, makeWorkdir, normalize, parseBlocks, parseConsole, runCommand, runDocument,
 } from '../../scripts/docs/blocks.mjs';
 
 const codeDir = makeCodeDir();
@@ -82,29 +79,4 @@ describe.each(documentedFiles())('%s', (file) => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
-});
-
-test('every ts/js block type-checks as a strict ESM app against the built package', () => {
-  const checkDir = makeCodeDir();
-  try {
-    const paths: string[] = [];
-    for (const file of documentedFiles()) {
-      for (const block of parseBlocks(readFileSync(join(ROOT, file), 'utf8'))) {
-        if (blockKind(block) === 'code') paths.push(writeCodeBlock(block, checkDir, `${file.replace(/[^\w]+/g, '_')}_line${block.start + 1}`));
-      }
-    }
-    expect(paths.length).toBeGreaterThan(0);
-    const { options, errors } = ts.convertCompilerOptionsFromJson(CODE_COMPILER_OPTIONS, ROOT);
-    expect(errors).toEqual([]);
-    const program = ts.createProgram(paths, options);
-    const diagnostics = paths.flatMap((p) => [...program.getSyntacticDiagnostics(program.getSourceFile(p)), ...program.getSemanticDiagnostics(program.getSourceFile(p))]);
-    const text = diagnostics.map((d) => {
-      const where = d.file && d.start !== undefined ? d.file.getLineAndCharacterOfPosition(d.start) : undefined;
-      const name = d.file ? relative(checkDir, d.file.fileName) : '';
-      return `${name}${where ? `:${where.line + 1}:${where.character + 1}` : ''}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`;
-    });
-    expect(text).toEqual([]);
-  } finally {
-    rmSync(checkDir, { recursive: true, force: true });
-  }
 });
