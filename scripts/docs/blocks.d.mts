@@ -13,7 +13,7 @@ export function parseConsole(block: Block): ConsoleStep[];
 export function normalize(text: string, dir?: string): string;
 export function makeWorkdir(prefix?: string): string;
 export function docEnv(dir: string, extra?: Record<string, string>): NodeJS.ProcessEnv;
-export function runCommand(command: string, dir: string, env?: NodeJS.ProcessEnv): { exit: number; output: string };
+export function runCommand(command: string, dir: string, env?: NodeJS.ProcessEnv): Promise<{ exit: number; output: string }>;
 export function writeFileBlock(block: Block, dir: string): void;
 export function makeCodeDir(): string;
 export function writeCodeBlock(block: Block, codeDir: string, name: string): string;

@@ -16,7 +16,7 @@
  * Output is compared after normalizing ids, times, hashes and sizes to placeholders (normalize below), so a
  * block may show either real values or the placeholders themselves.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -98,6 +98,8 @@ export function normalize(text, dir) {
     .replace(/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/g, '<id>')
     .replace(/\bsha256:[0-9a-f]{64}\b/g, 'sha256:<hash>')
     .replace(/\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{12,64}\b/g, '<hex>')
+    .replace(/\+[0-9a-f]{8}\+[A-Za-z0-9+/]{40,}={0,2}/g, '+<keyhash>+<key>')
+    .replace(/(?<![\w+/])(?=[A-Za-z0-9+/]*\d)(?=[A-Za-z0-9+/]*[A-Z])(?=[A-Za-z0-9+/]*[a-z])[A-Za-z0-9+/]{40,}={0,2}(?![\w+/=])/g, '<base64>')
     .replace(/\b\d+ bytes\b/g, '<n> bytes')
     .replace(/\b\d+(?:\.\d+)? ?(?:ms|s)\b/g, '<duration>')
     .replace(/[ \t]+$/gm, '')
@@ -121,13 +123,28 @@ export function docEnv(dir, extra = {}) {
   return { ...env, PATH: `${join(dir, '.bin')}:${env.PATH ?? ''}`, NO_COLOR: '1', TZ: 'UTC', LC_ALL: 'C.UTF-8', ...extra };
 }
 
-/** Runs one console command in dir: { exit, output } with stdout and stderr interleaved. */
-export function runCommand(command, dir, env = docEnv(dir)) {
-  const r = spawnSync('bash', ['-o', 'pipefail', '-c', `exec 2>&1\n${command}`], {
-    cwd: dir, env, stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8', timeout: 120_000,
+/** Runs a process to its end: { exit, output } with stdout and stderr in the order they were written. */
+function runProcess(file, args, dir, env, mergeStreams) {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(file, args, { cwd: dir, env, stdio: ['ignore', 'pipe', mergeStreams ? 'inherit' : 'pipe'] });
+    const chunks = [];
+    child.stdout.on('data', (d) => chunks.push(d));
+    child.stderr?.on('data', (d) => chunks.push(d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
+    child.on('error', (e) => { clearTimeout(timer); reject(e); });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolvePromise({ exit: code ?? (signal ? 128 : 1), output: Buffer.concat(chunks).toString('utf8') });
+    });
   });
-  if (r.error) throw r.error;
-  return { exit: r.status ?? 128, output: r.stdout };
+}
+
+/**
+ * Runs one console command in dir: { exit, output }. `exec 2>&1` makes stderr the same pipe as stdout, so
+ * the output interleaves exactly as the process wrote it, as on a terminal.
+ */
+export function runCommand(command, dir, env = docEnv(dir)) {
+  return runProcess('bash', ['-o', 'pipefail', '-c', `exec 2>&1\n${command}`], dir, env, true);
 }
 
 /** Writes a file block into dir. */
@@ -164,9 +181,7 @@ export async function runCodeBlock(path, dir, env = docEnv(dir)) {
   }).outputText;
   const out = path.replace(/\.mts$/, '.mjs');
   writeFileSync(out, js);
-  const r = spawnSync(process.execPath, [out], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8', timeout: 120_000 });
-  if (r.error) throw r.error;
-  return { exit: r.status ?? 128, output: `${r.stdout}${r.stderr}` };
+  return runProcess(process.execPath, [out], dir, env, false);
 }
 
 /** Compiler options for type-checking the blocks as an adopter's strict ESM app would. */
@@ -190,10 +205,11 @@ export async function runDocument(file, { codeDir = makeCodeDir(), env: extraEnv
     const kind = blockKind(block);
     if (kind === 'file') writeFileBlock(block, dir);
     else if (kind === 'console') {
-      const steps = parseConsole(block).map((step) => {
-        const { exit, output } = runCommand(step.command, dir, env);
-        return { ...step, exit, actual: output };
-      });
+      const steps = [];
+      for (const step of parseConsole(block)) {
+        const { exit, output } = await runCommand(step.command, dir, env);
+        steps.push({ ...step, exit, actual: output });
+      }
       results.push({ block, kind, steps });
     } else if (kind === 'code') {
       // A block that needs a server runs only where one is given (the test suite gives its own).

@@ -37,6 +37,8 @@ describe('the block convention', () => {
     ['head sha256:029c81a4267ccd64f4bc42dba8b7f52d1f7c1c0057945a49ec4a867a4045af94', 'head sha256:<hash>'],
     ['   0 9d4671f14f5f  gpt-4o', '   0 <hex>  gpt-4o'],
     ['wrote receipt.tar.gz (1857 bytes, gzip)', 'wrote receipt.tar.gz (<n> bytes, gzip)'],
+    ['root CK3Pz7kM5kuvzN+pvPAAovkSsWZOmPO2NvTGxkzzTkc=', 'root <base64>'],
+    ['a.example/t/ab+c1cc2caa+ARdL/D2hc+O5g6TZ+3/PR4RkDAiTmsFRWnNsg7F0qlV4', 'a.example/t/ab+<keyhash>+<key>'],
     ['3 steps, 2 redactions', '3 steps, 2 redactions'],
     ['step 12 of 30 at seq 123456789012', 'step 12 of 30 at seq 123456789012'],
   ])('normalize(%j) is %j', (raw, placeholder) => {
@@ -44,10 +46,10 @@ describe('the block convention', () => {
     expect(normalize(placeholder)).toBe(placeholder);
   });
 
-  test('a command whose output differs from its block is caught, and one that matches is not', () => {
+  test('a command whose output differs from its block is caught, and one that matches is not', async () => {
     const dir = makeWorkdir();
     try {
-      const { exit, output } = runCommand('stepchain init runs/x', dir);
+      const { exit, output } = await runCommand('stepchain init runs/x', dir);
       expect(exit).toBe(0);
       expect(normalize(output, dir)).toBe(normalize('created journal runs/x (journal_id 0a2193cf-3bc3-40fb-9e3e-a585298b5fd7)'));
       expect(normalize(output, dir)).not.toBe(normalize('created journal runs/y (journal_id 0a2193cf-3bc3-40fb-9e3e-a585298b5fd7)'));
@@ -57,8 +59,9 @@ describe('the block convention', () => {
   });
 });
 
+// Files share nothing, so they run side by side (each in its own directory); blocks within a file in order.
 describe.each(documentedFiles())('%s', (file) => {
-  test('every console block prints what it shows, and every ts/js block runs', async () => {
+  test.concurrent('every console block prints what it shows, and every ts/js block runs', async () => {
     const { dir, results } = await runDocument(file, { codeDir, env: pgEnv });
     try {
       const failures: string[] = [];
