@@ -19,3 +19,4 @@ export function makeCodeDir(): string;
 export function writeCodeBlock(block: Block, codeDir: string, name: string): string;
 export function runCodeBlock(path: string, dir: string, env?: NodeJS.ProcessEnv): Promise<{ exit: number; output: string }>;
 export function runDocument(file: string, options?: { codeDir?: string; env?: Record<string, string> }): Promise<{ text: string; dir: string; results: (ConsoleResult | CodeResult)[] }>;
+export function rewriteConsoleOutput(text: string, results: (ConsoleResult | CodeResult)[], dir: string): { text: string; rewritten: number };

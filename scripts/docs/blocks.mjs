@@ -222,3 +222,31 @@ export async function runDocument(file, { codeDir = makeCodeDir(), env: extraEnv
   }
   return { text, dir, results };
 }
+
+/**
+ * A Markdown text with each console block's output replaced by what its commands printed (results of
+ * runDocument), in placeholders. A command whose documented output still matches after normalizing keeps
+ * its text byte for byte, so rewriting twice changes nothing. Commands are kept as written.
+ */
+export function rewriteConsoleOutput(text, results, dir) {
+  const lines = text.split('\n');
+  const edits = [];
+  for (const r of results) {
+    if (r.kind !== 'console') continue;
+    const body = [];
+    let changed = false;
+    for (const step of r.steps) {
+      const documented = step.output.join('\n').replace(/\n+$/, '');
+      const actual = normalize(step.actual, dir);
+      const keep = normalize(documented, dir) === actual;
+      if (!keep) changed = true;
+      body.push(...step.command.split('\n').map((l, i) => `${i === 0 ? '$ ' : ''}${l}`));
+      const out = keep ? documented : actual;
+      if (out !== '') body.push(...out.split('\n'));
+    }
+    if (changed) edits.push({ start: r.block.start + 1, end: r.block.end, body });
+  }
+  // From the bottom up, so that earlier line indexes stay valid.
+  for (const e of edits.reverse()) lines.splice(e.start, e.end - e.start, ...e.body);
+  return { text: lines.join('\n'), rewritten: edits.length };
+}

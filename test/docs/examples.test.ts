@@ -8,7 +8,8 @@
 import { rmSync } from 'node:fs';
 import { afterAll, describe, expect, test } from 'vitest';
 import {
-  blockKind, documentedFiles, makeCodeDir, makeWorkdir, normalize, parseBlocks, parseConsole, runCommand, runDocument,
+  blockKind, documentedFiles, makeCodeDir, makeWorkdir, normalize, parseBlocks, parseConsole, rewriteConsoleOutput, runCommand,
+  runDocument, type ConsoleResult,
 } from '../../scripts/docs/blocks.mjs';
 
 const codeDir = makeCodeDir();
@@ -56,6 +57,30 @@ describe('the block convention', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('npm run docs:update (rewriteConsoleOutput)', () => {
+  const text = ['# t', '```console', '$ stepchain head runs/a', '2 sha256:029c81a4267ccd64f4bc42dba8b7f52d1f7c1c0057945a49ec4a867a4045af94', '$ stepchain a \\', '  --b', 'old text', '```', 'after', ''].join('\n');
+  const [block] = parseBlocks(text);
+  const result = (first: string, second: string): ConsoleResult => ({
+    block: block!, kind: 'console',
+    steps: parseConsole(block!).map((s, i) => ({ ...s, exit: 0, actual: i === 0 ? first : second })),
+  });
+
+  test('keeps a block whose output still matches byte for byte, real values included', () => {
+    const r = result('2 sha256:1111111111111111111111111111111111111111111111111111111111111111\n', 'old text\n');
+    expect(rewriteConsoleOutput(text, [r], '/tmp/x')).toEqual({ text, rewritten: 0 });
+  });
+
+  test('rewrites changed output in placeholders, keeps the commands, and is idempotent', () => {
+    const r = result('2 sha256:1111111111111111111111111111111111111111111111111111111111111111\n', 'new text at 2026-11-27T10:00:00.000Z\n');
+    const once = rewriteConsoleOutput(text, [r], '/tmp/x');
+    expect(once.rewritten).toBe(1);
+    expect(once.text).toBe(text.replace('old text', 'new text at <time>'));
+    const [again] = parseBlocks(once.text);
+    const r2: ConsoleResult = { ...r, block: again!, steps: parseConsole(again!).map((s, i) => ({ ...s, exit: 0, actual: r.steps[i]!.actual })) };
+    expect(rewriteConsoleOutput(once.text, [r2], '/tmp/x')).toEqual({ text: once.text, rewritten: 0 });
   });
 });
 
