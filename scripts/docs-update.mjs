@@ -16,7 +16,16 @@ const codeDir = makeCodeDir();
 let failed = false;
 try {
   for (const file of files) {
-    const { text, dir, results } = await runDocument(file, { codeDir });
+    let run;
+    try {
+      run = await runDocument(file, { codeDir });
+    } catch (e) {
+      // One unreadable file (an unclosed fence, a missing build) must not stop the others.
+      failed = true;
+      console.error(`${file}: not run: ${e instanceof Error ? e.message : String(e)}`);
+      continue;
+    }
+    const { text, dir, results } = run;
     for (const r of results) {
       if (r.kind === 'code' && r.exit !== 0) {
         failed = true;

@@ -196,7 +196,8 @@ export const CODE_COMPILER_OPTIONS = {
  * Code blocks are written to codeDir (for the caller to type-check) and run.
  */
 export async function runDocument(file, { codeDir = makeCodeDir(), env: extraEnv = {} } = {}) {
-  const { readFileSync } = await import('node:fs');
+  const { existsSync, readFileSync } = await import('node:fs');
+  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run npm run build first`);
   const text = readFileSync(join(ROOT, file), 'utf8');
   const dir = makeWorkdir();
   const env = docEnv(dir, extraEnv);
