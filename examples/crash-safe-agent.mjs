@@ -1,4 +1,4 @@
-// A crash-safe agent loop (README "Crash-safe agents"). Run it: npm run build && node examples/crash-safe-agent.mjs
+// A crash-safe agent loop (docs/crash-safe-agents.md). Run it: npm run build && node examples/crash-safe-agent.mjs
 // The script starts itself as a child agent, kills it with SIGKILL while a tool is running, then restarts
 // the agent, which lists the effect whose outcome is unknown and resumes from the continuation point.
 import { spawn } from 'node:child_process';

@@ -1,4 +1,4 @@
-// Deterministic replay tests (README "Deterministic replay tests"): record an AI SDK agent once, then in CI
+// Deterministic replay tests (docs/replay-testing.md): record an AI SDK agent once, then in CI
 // replay it against its recorded journal — no live model, no live tools — and assert the agent still asks
 // exactly what it asked. Runnable offline (the model is the SDK's mock): `npm run build &&
 // npx vitest run --config examples/vitest.config.mjs`.

@@ -5,7 +5,7 @@
  * `stepchain/journal` (the journal contract's types, side-effect free, for adapters), `stepchain/verify`
  * (the browser-safe verifiers), `stepchain/format` (the formats' building blocks) and `stepchain/testing`.
  *
- * Naming (README "Library"): members that are a format's own — record, genesis, head, manifest and report
+ * Naming (README, "The library's entry points"): members that are a format's own — record, genesis, head, manifest and report
  * members, as on disk and in `--json` — keep its snake_case; everything the library names itself, options
  * and methods, is camelCase.
  */

@@ -1,6 +1,6 @@
 /**
  * `stepchain/ai-sdk`: record Vercel AI SDK (`ai` 6) runs into a stepchain run — a language-model middleware
- * for every model call, streaming included, and a tool-set wrapper for every tool execution (README
+ * for every model call, streaming included, and a tool-set wrapper for every tool execution (docs/ai-sdk.md
  * "Recording the Vercel AI SDK"; the records: spec/FORMAT.md, the agent runtime). Imports only the public
  * stepchain API; `ai` is an optional peer dependency, needed only by whoever imports this entry.
  */

@@ -1,5 +1,5 @@
 /**
- * The AI SDK language-model middleware that records every model call into a stepchain run (README
+ * The AI SDK language-model middleware that records every model call into a stepchain run (docs/ai-sdk.md
  * "Recording the Vercel AI SDK"): the request is durable (a started model record) before the provider is
  * called; the answer completes it, and a provider error, a failed or aborted stream completes it as a failed
  * request, with what had arrived by then as its result. Nothing is added to what the provider receives: the durable ids stay on the stepchain side.

@@ -1,5 +1,5 @@
 /**
- * Replaying an AI SDK agent from its recorded run (spec/REPLAY.md; README "Deterministic replay tests"):
+ * Replaying an AI SDK agent from its recorded run (spec/REPLAY.md; docs/replay-testing.md):
  * `replayModel(replay)` is a LanguageModelV3 that answers each call — generate or stream — with the
  * recorded answer its request matches; `replayTools(replay, tools)` answers each tool execution with the
  * recorded result (or throws the recorded error). Where the mode sends a request live, the live model or

@@ -1,5 +1,5 @@
 /**
- * What one AI SDK model call is recorded as (README "Recording the Vercel AI SDK"): the model, the prompt
+ * What one AI SDK model call is recorded as (docs/ai-sdk.md): the model, the prompt
  * as the SDK handed it to the provider, the call settings that shape the answer, and, once it is known, the
  * answer — content, tool calls with their parsed input, usage, finish reason and the provider's response
  * metadata. Values that are not I-JSON (Dates, binary file parts) go through the runtime's one conversion

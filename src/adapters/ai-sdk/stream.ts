@@ -1,5 +1,5 @@
 /**
- * Recording a streamed AI SDK model call (README "Recording the Vercel AI SDK"): every part passes through
+ * Recording a streamed AI SDK model call (docs/ai-sdk.md): every part passes through
  * untouched while the answer is assembled beside it — text and reasoning per block, tool calls, files,
  * sources, usage, finish reason, response metadata — and the step is written once, on the first of: the
  * end of the stream, an `error` part, a read that throws, a cancel, or the call's abort signal. The SDK

@@ -1,5 +1,5 @@
 /**
- * Recording AI SDK tool executions as tool effects (README "Recording the Vercel AI SDK"): the intent —
+ * Recording AI SDK tool executions as tool effects (docs/ai-sdk.md): the intent —
  * tool name, input, the SDK's toolCallId — is durable before `execute` runs; the outcome or the error is
  * written after it. A tool that streams (execute returns an AsyncIterable) is recorded with its last
  * value, the one the SDK hands to the model. The tool's own value is returned unchanged.

@@ -1,7 +1,7 @@
 /**
  * `stepchain/openai-agents`: record OpenAI Agents SDK (`@openai/agents` 0.20) runs into a stepchain run —
  * model requests and responses, tool calls, handoffs and guardrail results, with handoff targets and
- * agents used as tools in child runs (README "Recording the OpenAI Agents SDK"; the records: spec/FORMAT.md
+ * agents used as tools in child runs (docs/openai-agents.md; the records: spec/FORMAT.md
  * §11). Imports only the public stepchain API; `@openai/agents` is an optional peer dependency, needed only
  * by whoever imports this entry.
  */

@@ -1,5 +1,5 @@
 /**
- * Recording OpenAI Agents SDK model calls (README "Recording the OpenAI Agents SDK"): a `Model` wrapper,
+ * Recording OpenAI Agents SDK model calls (docs/openai-agents.md): a `Model` wrapper,
  * because only the SDK's own OpenAI model classes open generation spans — a tracing processor alone would
  * miss every other model. The request's documented fields are recorded (never the abort signal or the
  * SDK's internal tracing parent, which carry timestamps); the answer is the response's output items,

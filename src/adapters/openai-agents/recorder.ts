@@ -1,5 +1,5 @@
 /**
- * The OpenAI Agents SDK recorder (README "Recording the OpenAI Agents SDK"): one object that wraps models
+ * The OpenAI Agents SDK recorder (docs/openai-agents.md): one object that wraps models
  * (every request and response), defines recorded tools (intent durable before `execute`, then the outcome
  * or the real error — the SDK's hooks only ever see the error string given to the model), and is the
  * tracing processor that tells which agent is speaking, so a handoff target or an agent used as a tool

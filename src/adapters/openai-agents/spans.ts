@@ -1,6 +1,6 @@
 /**
  * The shape of an Agents SDK trace, kept as its spans start, so a model or tool call can be placed in the
- * run of the agent making it (README "Recording the OpenAI Agents SDK"). An agent span whose parent already
+ * run of the agent making it (docs/openai-agents.md). An agent span whose parent already
  * holds an earlier agent span is the target of a handoff: its run is a child of that agent's run. An agent
  * span below a function span is an agent used as a tool: its run is a child of the run of the agent that
  * called the tool. Any other agent span is the root agent of a workflow and writes to the recorder's run.
