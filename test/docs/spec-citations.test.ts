@@ -70,7 +70,7 @@ const sources = [
   ...filesUnder(join(ROOT, 'scripts'), code),
   ...filesUnder(join(ROOT, 'bench'), (n) => code(n) || n.endsWith('.md')),
   ...filesUnder(join(ROOT, 'docs'), (n) => n.endsWith('.md')),
-  ...['ARCHITECTURE.md', 'SECURITY.md', 'vectors/README.md'].map((f) => join(ROOT, f)),
+  ...['ARCHITECTURE.md', 'SECURITY.md', 'README.md', 'CONTRIBUTING.md', 'CHANGELOG.md', 'vectors/README.md'].map((f) => join(ROOT, f)),
 ].map((p) => relative(ROOT, p));
 
 function textOf(file: string): string {
