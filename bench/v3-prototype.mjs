@@ -4,18 +4,22 @@
 //   1. committed units of the bench's ~1.2 KB step (bench/lib/steps.mjs): count, bytes, SHA-256 compressions;
 //   2. the cost of one record's hashing, CPU µs: v1 (one hash of the line), v2 (twelve one-shot hashes),
 //      v3 fast tier (body binding + step hash: two one-shot hashes), v3 deep tier (salts + every unit +
-//      root) with three SHA-256 back ends — node:crypto one-shot per unit, @noble/hashes per unit, and a
-//      batched JavaScript kernel (preallocated state, no allocation per message) — and the salt derivation
-//      (ChaCha20 in JavaScript, node:crypto's chacha20 in one call, SHA-256 counter mode);
+//      root) with four SHA-256 back ends — node:crypto one-shot per unit, @noble/hashes per unit, a
+//      batched JavaScript kernel (preallocated state, no allocation per message), and a 4-lane WebAssembly
+//      SIMD kernel (bench/lib/sha256x4-wasm.mjs, 256 records per call, SHA-256 counter-mode salts as the
+//      design specifies) — and salt derivation alternatives (ChaCha20 in JavaScript, node:crypto's chacha20);
 //   3. the storage of the 40-turn × 100 KB conversation of issue 33, today (whole-field blobs) and under
 //      the design (parts stored once, message lists stored as base + tail);
 //   4. what a withheld secret costs a reader in lost context, and how a publication grows.
 // Run: node bench/v3-prototype.mjs [--quick] [--json]. The machine is shared: figures are CPU time
-// (process.cpuUsage), medians of rounds, and the load average is printed with them.
+// (process.cpuUsage), medians of rounds, and the load average is printed with them. The JavaScript deep
+// tiers derive salts with ChaCha20 (an alternative the design measured and rejected); chunk bodies here are
+// raw UTF-8, equal to the design's escaped text for the bench's ASCII strings.
 import { hash as nodeHash, randomBytes, createCipheriv } from 'node:crypto';
 import { loadavg, cpus } from 'node:os';
 import { sha256 as nobleSha256 } from '@noble/hashes/sha2.js';
 import { makeStep } from './lib/steps.mjs';
+import * as wasm from './lib/sha256x4-wasm.mjs';
 
 const QUICK = process.argv.includes('--quick');
 const JSON_OUT = process.argv.includes('--json');
@@ -294,6 +298,29 @@ function kernelBatch(buf, off, len, count, out) { for (let k = 0; k < count; k++
 const saltBlocksPerStep = SLOTS.length + Math.ceil(unitsOfStep() / 4) + SLOTS.length;
 function unitsOfStep() { return 62; }
 
+// The WASM SIMD kernel over batches of 256 records, as appendMany would hand them over: every unit
+// preimage of the batch plus, per record, 38 one-block salt-derivation messages (§5.1: 7 slot keys and one
+// SHA-256 per two salts), written into the module's memory and hashed in one call. Two figures: the whole
+// (layout + grouping + call + copying digests out) and the module's call alone.
+const BATCH = 256;
+const saltMsg = new Uint8Array(1 + 32 + 4);
+const wasmRuns = { whole: [], call: [] };
+const wb = wasm.wasmBatch(BATCH * 8192);
+const wasmOut = new Uint8Array(32 * BATCH * 160);
+function wasmDeep() {
+  let call = 0;
+  for (let r0 = 0; r0 < STEPS; r0 += BATCH) {
+    wb.reset();
+    for (let r = r0; r < Math.min(STEPS, r0 + BATCH); r++) {
+      for (const m of captured[r].msgs) wb.add(m);
+      for (let k = 0; k < 38; k++) wb.add(saltMsg);
+    }
+    wb.run(wasmOut);
+    call += wasm.lastCallMicros;
+  }
+  return call;
+}
+
 // 2. CPU per record, paired rounds (each figure's rounds interleaved with the others).
 const figures = {
   'v1: one SHA-256 of the line (node:crypto one-shot)': () => { for (const l of v1Lines) nodeHash('sha256', l, 'buffer'); },
@@ -315,6 +342,7 @@ const figures = {
   'v3 deep hashing only: every unit by node:crypto one-shot (62 calls)': () => { for (const c of captured) for (const m of c.msgs) nodeHash('sha256', m, 'buffer'); },
   'v3 deep hashing only: every unit by @noble/hashes': () => { for (const c of captured) for (const m of c.msgs) nobleSha256(m); },
   'v3 deep hashing only: the batched JavaScript kernel, one call per record': () => { for (const c of captured) kernelBatch(c.buf, c.off, c.len, c.msgs.length, batchOut); },
+  'v3 deep hashing + SHA-256 salts: WASM SIMD 4-lane kernel, one call per 256 records (layout and copies included)': () => { wasmCall.push(wasmDeep()); },
   'v3 salts only: ChaCha20 blocks in JavaScript (7 slot keys + 1 block per 4 units, ~23 blocks)': () => { const o = new Uint8Array(64); for (let i = 0; i < STEPS; i++) for (let b = 0; b < saltBlocksPerStep; b++) chachaBlock(seeds[i], b, NONCE_SALT, o, 0); },
   'v3 deep tier, units by node:crypto one-shot per unit': () => { for (let i = 0; i < STEPS; i++) commitRecord(slotValues[i], chachaSalts(seeds[i]), backends.node); },
   'v3 deep tier, units by @noble/hashes per unit': () => { for (let i = 0; i < STEPS; i++) commitRecord(slotValues[i], chachaSalts(seeds[i]), backends.noble); },
@@ -324,12 +352,19 @@ const figures = {
   'node:crypto one-shot alone: one 50-byte message (per call)': () => { const m = randomBytes(50); for (let i = 0; i < STEPS * 50; i++) nodeHash('sha256', m, 'buffer'); },
 };
 const perCount = { 'kernel alone: one 1-block message (per compression)': STEPS * 50, 'node:crypto one-shot alone: one 50-byte message (per call)': STEPS * 50 };
+const wasmCall = [];
 const load0 = loadavg();
 for (const fn of Object.values(figures)) fn(); // warm-up
 const samples = Object.fromEntries(Object.keys(figures).map((k) => [k, []]));
 for (let r = 0; r < ROUNDS; r++) for (const [k, fn] of Object.entries(figures)) samples[k].push(cpuPer(fn, perCount[k] ?? STEPS));
 const load1 = loadavg();
 const cpu = Object.fromEntries(Object.entries(samples).map(([k, xs]) => [k, { median: round(median(xs)), min: round(Math.min(...xs)), max: round(Math.max(...xs)) }]));
+{
+  const xs = wasmCall.slice(1).map((t) => t / STEPS); // the first is the warm-up (tier-up of the module)
+  cpu['v3 deep hashing + SHA-256 salts: the WASM module call alone (per record)'] = { median: round(median(xs)), min: round(Math.min(...xs)), max: round(Math.max(...xs)) };
+  const per = compressionsPerStep + 38;
+  cpu['WASM SIMD kernel alone: per lane-compression'] = { median: round(median(xs) / per, 3), min: round(Math.min(...xs) / per, 3), max: round(Math.max(...xs) / per, 3) };
+}
 
 // ---------------------------------------------------------------------------------------------------
 // 3. Storage of the 40-turn × 100 KB conversation (issue 33), by construction of the records' sizes.
