@@ -363,6 +363,9 @@ const cpu = Object.fromEntries(Object.entries(samples).map(([k, xs]) => [k, { me
   const xs = wasmCall.slice(1).map((t) => t / STEPS); // the first is the warm-up (tier-up of the module)
   cpu['v3 deep hashing + SHA-256 salts: the WASM module call alone (per record)'] = { median: round(median(xs)), min: round(Math.min(...xs)), max: round(Math.max(...xs)) };
   const per = compressionsPerStep + 38;
+  // Interleaving two 4-lane groups (8 messages per step) for instruction-level parallelism, measured warm.
+  for (let w = 0; w < 10; w++) for (const q of [1, 2]) wasm.interleavedCost(q, 8192, 3);
+  for (const q of [1, 2]) { const ys = []; for (let r = 0; r < 5; r++) ys.push(wasm.interleavedCost(q, 8192, 10)); cpu[`WASM SIMD kernel, ${q} group(s) of 4 lanes interleaved: per lane-compression (one-block messages)`] = { median: round(median(ys), 3), min: round(Math.min(...ys), 3), max: round(Math.max(...ys), 3) }; }
   cpu['WASM SIMD kernel alone: per lane-compression'] = { median: round(median(xs) / per, 3), min: round(Math.min(...xs) / per, 3), max: round(Math.max(...xs) / per, 3) };
 }
 

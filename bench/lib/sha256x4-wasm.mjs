@@ -269,3 +269,113 @@ export function wasmBatch(capacityBytes) {
     },
   };
 }
+
+// ---------------------------------------------------------------------------------------------------
+// The same kernel with `q` independent 4-lane groups interleaved round by round (q = 2: eight messages per
+// step), so the CPU can overlap the groups' dependency chains. Table entries are 64 bytes: 4q lane
+// addresses, then the shared block count at byte 48; digests at out + 32·(4q·g + lane).
+function groupsBodyInterleaved(q) {
+  const c = [];
+  const get = (l) => c.push(0x20, ...leb(l));
+  const set = (l) => c.push(0x21, ...leb(l));
+  const op = (o) => c.push(...simd(o));
+  const i32 = (n) => c.push(0x41, ...sleb(n));
+  const splat = (k) => { c.push(...simd(OP.const)); for (let i = 0; i < 4; i++) c.push(k & 0xff, (k >>> 8) & 0xff, (k >>> 16) & 0xff, (k >>> 24) & 0xff); };
+  const BSWAP = [3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12];
+  const rotr = (l, n) => { get(l); i32(n); op(OP.shr_u); get(l); i32(32 - n); op(OP.shl); op(OP.or); };
+  const bigSigma = (l, r1, r2, r3) => { rotr(l, r1); rotr(l, r2); op(OP.xor); rotr(l, r3); op(OP.xor); };
+  const smallSigma = (l, r1, r2, s) => { rotr(l, r1); rotr(l, r2); op(OP.xor); get(l); i32(s); op(OP.shr_u); op(OP.xor); };
+  const TABLE = 0, N = 1, OUT = 2, G = 3, NB = 4, P = 5;           // i32 params/locals; P..P+4q−1 addresses
+  const nI32 = 2 + 4 * q;                                          // g, nb, addresses
+  const V0 = 3 + nI32;                                             // first v128 local
+  const per = 8 + 8 + 16 + 2;                                      // state, working, schedule, T1 T2
+  const S = (x) => V0 + per * x, VW = (x) => V0 + per * x + 8, W0 = (x) => V0 + per * x + 16, T1 = (x) => V0 + per * x + 32, T2 = (x) => V0 + per * x + 33;
+  c.push(0x02, 0x40, 0x03, 0x40);
+  get(G); get(N); c.push(0x4f, 0x0d, 1);
+  for (let l = 0; l < 4 * q; l++) { get(TABLE); c.push(0x28, 2, ...leb(4 * l)); set(P + l); }
+  get(TABLE); c.push(0x28, 2, 48); set(NB);
+  for (let x = 0; x < q; x++) for (let k = 0; k < 8; k++) { splat(IV[k]); set(S(x) + k); }
+  c.push(0x03, 0x40);
+  const v = [];
+  for (let x = 0; x < q; x++) { v.push([0, 1, 2, 3, 4, 5, 6, 7].map((k) => VW(x) + k)); for (let k = 0; k < 8; k++) { get(S(x) + k); set(v[x][k]); } }
+  for (let t = 0; t < 64; t++) {
+    for (let x = 0; x < q; x++) {
+      const w = W0(x) + (t % 16);
+      if (t < 16) {
+        c.push(...simd(OP.const), ...new Array(16).fill(0)); set(w);
+        for (let l = 0; l < 4; l++) { get(P + 4 * x + l); get(w); c.push(...simd(0x56), 2, ...leb(4 * t), l); set(w); }
+        get(w); c.push(...simd(OP.const), ...BSWAP); c.push(...simd(0x0e)); set(w);
+      } else {
+        smallSigma(W0(x) + ((t - 2) % 16), 17, 19, 10); get(W0(x) + ((t - 7) % 16)); op(OP.add);
+        smallSigma(W0(x) + ((t - 15) % 16), 7, 18, 3); op(OP.add); get(w); op(OP.add); set(w);
+      }
+      const [a, b, cc, d, e, f, g, h] = v[x];
+      get(h); bigSigma(e, 6, 11, 25); op(OP.add);
+      get(f); get(g); get(e); op(OP.bitselect); op(OP.add);
+      splat(K[t]); op(OP.add); get(w); op(OP.add); set(T1(x));
+      bigSigma(a, 2, 13, 22);
+      get(cc); get(a); get(a); get(b); op(OP.xor); op(OP.bitselect);
+      op(OP.add); set(T2(x));
+      get(d); get(T1(x)); op(OP.add); set(d);
+      get(T1(x)); get(T2(x)); op(OP.add); set(h);
+      v[x] = [h, a, b, cc, d, e, f, g];
+    }
+  }
+  for (let x = 0; x < q; x++) for (let k = 0; k < 8; k++) { get(S(x) + k); get(v[x][k]); op(OP.add); set(S(x) + k); }
+  for (let l = 0; l < 4 * q; l++) { get(P + l); i32(64); c.push(0x6a); set(P + l); }
+  get(NB); i32(1); c.push(0x6b); c.push(0x22, ...leb(NB)); c.push(0x0d, 0);
+  c.push(0x0b);
+  for (let x = 0; x < q; x++) for (let k = 0; k < 8; k++) {
+    get(S(x) + k); c.push(...simd(OP.const), ...BSWAP); c.push(...simd(0x0e)); set(T1(x));
+    for (let l = 0; l < 4; l++) { get(OUT); get(T1(x)); c.push(...simd(0x5a), 2, ...leb(32 * (4 * x + l) + 4 * k), l); }
+  }
+  get(TABLE); i32(64); c.push(0x6a); set(TABLE);
+  get(OUT); i32(128 * q); c.push(0x6a); set(OUT);
+  get(G); i32(1); c.push(0x6a); set(G);
+  c.push(0x0c, 0, 0x0b, 0x0b, 0x0b);
+  const fn = [2, ...leb(nI32), 0x7f, ...leb(per * q), 0x7b, ...c];
+  return [...leb(fn.length), ...fn];
+}
+
+function interleavedModuleBytes(q) {
+  const section = (id, bytes) => [id, ...leb(bytes.length), ...bytes];
+  const str = (s) => [...leb(s.length), ...[...s].map((ch) => ch.charCodeAt(0))];
+  const type = section(1, [1, 0x60, 3, 0x7f, 0x7f, 0x7f, 0]);
+  const func = section(3, [1, 0]);
+  const mem = section(5, [1, 0x00, 1]);
+  const exp = section(7, [2, ...str('hashGroups'), 0, 0, ...str('memory'), 2, 0]);
+  const code = section(10, [1, ...groupsBodyInterleaved(q)]);
+  return new Uint8Array([0x00, 0x61, 0x73, 0x6d, 1, 0, 0, 0, ...type, ...func, ...mem, ...exp, ...code]);
+}
+
+/**
+ * CPU µs per lane-compression of a kernel with q interleaved 4-lane groups, over `count` one-block
+ * messages laid out in memory (the module call alone); digests checked against `check` when given.
+ */
+const interleaved = new Map();
+export function interleavedCost(q, count = 8192, rounds = 20, check = null) {
+  // One instance per q, reused: a fresh module runs in V8's baseline tier until its optimized code is ready.
+  let inst = interleaved.get(q);
+  if (!inst) interleaved.set(q, (inst = new WebAssembly.Instance(new WebAssembly.Module(interleavedModuleBytes(q)))));
+  const { hashGroups, memory } = inst.exports;
+  const lanes = 4 * q, groupsN = Math.ceil(count / lanes);
+  const MSG = 65536, need = MSG + 64 * count + 64 * groupsN + 32 * lanes * groupsN + 65536;
+  if (memory.buffer.byteLength < need) memory.grow(Math.ceil((need - memory.buffer.byteLength) / 65536));
+  const bytes = new Uint8Array(memory.buffer), i32v = new Int32Array(memory.buffer);
+  for (let i = 0; i < count; i++) {
+    const at = MSG + 64 * i;
+    const m = check ? check.msgs[i] : null;
+    for (let k = 0; k < 50; k++) bytes[at + k] = m ? m[k] : (i * 31 + k) & 0xff;
+    bytes.fill(0, at + 50, at + 64); bytes[at + 50] = 0x80; bytes[at + 62] = 0x01; bytes[at + 63] = 0x90; // 400 bits
+  }
+  const table = MSG + 64 * count;
+  for (let g = 0; g < groupsN; g++) { for (let l = 0; l < lanes; l++) i32v[(table >> 2) + 16 * g + l] = MSG + 64 * Math.min(count - 1, g * lanes + l); i32v[(table >> 2) + 16 * g + 12] = 1; }
+  const out = table + 64 * groupsN;
+  hashGroups(table, groupsN, out);
+  if (check) for (let i = 0; i < count; i++) { const got = Buffer.from(bytes.subarray(out + 32 * i, out + 32 * i + 32)).toString('hex'); if (got !== check.hex[i]) throw new Error(`interleaved kernel q=${q}: wrong digest at ${i}`); }
+  for (let r = 0; r < 3; r++) hashGroups(table, groupsN, out);
+  const c0 = process.cpuUsage();
+  for (let r = 0; r < rounds; r++) hashGroups(table, groupsN, out);
+  const c = process.cpuUsage(c0);
+  return (c.user + c.system) / rounds / (groupsN * lanes);
+}
