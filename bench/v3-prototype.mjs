@@ -321,6 +321,59 @@ function wasmDeep() {
   return call;
 }
 
+// What the writer's walk pays to hand the kernel ranges instead of bytes (§4.1, §12.3): a canonical
+// serializer writing UTF-8 straight into one buffer, with and without recording one descriptor per unit
+// (tag, parent, name range, value range; chunk ranges for long strings). The difference is the JavaScript
+// cost of the assembly path, before any preimage is built or hashed.
+const walkBuf = new Uint8Array(1 << 20);
+const desc = new Int32Array(6 * 65536);
+let wAt = 0, dAt = 0;
+function wStr(str) { wAt += enc.encodeInto(JSON.stringify(str), walkBuf.subarray(wAt)).written; }
+function walk(v, record, parent) {
+  if (v === null || typeof v !== 'object') {
+    if (typeof v === 'string') {
+      const start = wAt; wStr(v);
+      if (record && wAt - start - 2 > CHUNK_MIN) {
+        // chunks over the escaped text, cut after the last space in the window's second half
+        let s0 = start + 1; const end = wAt - 1;
+        while (s0 < end) {
+          let e0 = Math.min(s0 + CHUNK_MAX, end);
+          if (e0 < end) { for (let k = e0; k > s0 + (CHUNK_MAX >> 1); k--) if (walkBuf[k - 1] === 0x20) { e0 = k; break; } }
+          desc[dAt++] = TAG.c; desc[dAt++] = parent; desc[dAt++] = s0; desc[dAt++] = e0 - s0; desc[dAt++] = 0; desc[dAt++] = 0;
+          s0 = e0;
+        }
+      }
+      return;
+    }
+    const t = jcsScalar(v); wAt += enc.encodeInto(t, walkBuf.subarray(wAt)).written; return;
+  }
+  if (Array.isArray(v)) {
+    walkBuf[wAt++] = 0x5b;
+    for (let i = 0; i < v.length; i++) {
+      if (i) walkBuf[wAt++] = 0x2c;
+      const me = dAt / 6, vs = wAt;
+      if (record) { desc[dAt++] = TAG.e; desc[dAt++] = parent; desc[dAt++] = 0; desc[dAt++] = 0; dAt += 2; }
+      walk(v[i], record, me);
+      if (record) { desc[6 * me + 4] = vs; desc[6 * me + 5] = wAt - vs; }
+    }
+    walkBuf[wAt++] = 0x5d; return;
+  }
+  walkBuf[wAt++] = 0x7b;
+  const keys = Object.keys(v).sort();
+  for (let i = 0; i < keys.length; i++) {
+    if (i) walkBuf[wAt++] = 0x2c;
+    const ns = wAt; wStr(keys[i]); const nl = wAt - ns;
+    walkBuf[wAt++] = 0x3a;
+    const me = dAt / 6, vs = wAt;
+    if (record) { desc[dAt++] = TAG.m; desc[dAt++] = parent; desc[dAt++] = ns; desc[dAt++] = nl; dAt += 2; }
+    walk(v[keys[i]], record, me);
+    if (record) { desc[6 * me + 4] = vs; desc[6 * me + 5] = wAt - vs; }
+  }
+  walkBuf[wAt++] = 0x7d;
+}
+function jcsScalar(v) { return JSON.stringify(v); }
+function walkAll(record) { for (let i = 0; i < STEPS; i++) { wAt = 0; dAt = 0; walk(slotValues[i], record, -1); } }
+
 // 2. CPU per record, paired rounds (each figure's rounds interleaved with the others).
 const figures = {
   'v1: one SHA-256 of the line (node:crypto one-shot)': () => { for (const l of v1Lines) nodeHash('sha256', l, 'buffer'); },
@@ -348,6 +401,8 @@ const figures = {
   'v3 deep tier, units by @noble/hashes per unit': () => { for (let i = 0; i < STEPS; i++) commitRecord(slotValues[i], chachaSalts(seeds[i]), backends.noble); },
   'v3 deep tier, units by the batched JavaScript kernel': () => { for (let i = 0; i < STEPS; i++) commitRecord(slotValues[i], chachaSalts(seeds[i]), backends.kernel); },
   'v3 deep tier, kernel, SHA-256 counter-mode salts instead of ChaCha20': () => { for (let i = 0; i < STEPS; i++) commitRecord(slotValues[i], shaSalts(seeds[i]), backends.kernel); },
+  'canonical walk into one buffer (as v1 serializes)': () => walkAll(false),
+  'the same walk recording one descriptor per unit (ranges for the module)': () => walkAll(true),
   'kernel alone: one 1-block message (per compression)': () => { const m = randomBytes(50), o = new Uint8Array(32); for (let i = 0; i < STEPS * 50; i++) kernelHash(m, 50, o, 0); },
   'node:crypto one-shot alone: one 50-byte message (per call)': () => { const m = randomBytes(50); for (let i = 0; i < STEPS * 50; i++) nodeHash('sha256', m, 'buffer'); },
 };
