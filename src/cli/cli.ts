@@ -10,6 +10,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { StepchainError } from '../errors.js';
 import { Output } from './output.js';
 import { VERSION } from './version.js';
+import { inline } from './safe-text.js';
 
 export const EXIT_OK = 0;
 export const EXIT_FAILED = 1;
@@ -196,7 +197,7 @@ function reportError(out: Output, command: string, e: unknown, debug: boolean): 
       .filter((x) => x !== undefined && x !== '')
       .join(', ');
     const located = where === '' || e.message.includes(where) || (e.location.file !== undefined && e.message.includes(e.location.file));
-    out.say(`${out.style('red', 'error:')} ${e.message}${located ? '' : ` [${where}]`}`);
+    out.say(`${out.style('red', 'error:')} ${e.message}${located ? '' : ` [${inline(where)}]`}`);
     if (e instanceof UsageError) out.say(`Run \`stepchain ${e.verb ?? ''}${e.verb ? ' ' : ''}--help\` for usage.`);
     if (debug && e.stack) out.say(e.stack);
     if (out.json) out.document(command, { ok: false, error: { code: e.code, message: e.message, location: e.location } });

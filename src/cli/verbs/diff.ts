@@ -7,6 +7,7 @@ import { publishedReceiptHooks } from '../../redact/index.js';
 import { EXIT_FAILED, EXIT_OK, type Verb } from '../cli.js';
 import { locationKind, openJournal } from '../location.js';
 import { countingSource } from '../output.js';
+import { inline } from '../safe-text.js';
 
 /** Opens a journal (directory or Postgres) or a receipt file as a read-only chain. */
 export async function openRun(path: string): Promise<{ source: ChainSource; close(): Promise<void> }> {
@@ -60,11 +61,11 @@ export const diffVerb: Verb = {
         progress.end();
         const explained = values.explain === true ? await explain(report, a.source, b.source) : undefined;
         if (out.json) out.document('diff', { ok: true, same: report.same, report, ...(explained ? { explain: explained } : {}) });
-        else if (report.same) out.say(out.style('green', summarize(report)));
+        else if (report.same) out.say(out.style('green', inline(summarize(report))));
         else {
           // The verdict goes to stderr like every verdict; with --all the step-by-step listing is the
           // command's output, on stdout (formatDiff's first line is the summary itself).
-          out.say(out.style(['red', 'bold'], summarize(report)));
+          out.say(out.style(['red', 'bold'], inline(summarize(report))));
           if (values.all) out.print(formatDiff(report).split('\n').slice(1).join('\n'));
           if (explained) out.print(explained.map(explanationLine).join('\n'));
         }

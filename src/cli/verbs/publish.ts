@@ -11,6 +11,7 @@ import { EXIT_FAILED, EXIT_OK, UsageError, type Verb } from '../cli.js';
 import { intArg } from '../args.js';
 import { withJournal } from './journal.js';
 import { countingSource } from '../output.js';
+import { inline } from '../safe-text.js';
 
 
 export const publishVerb: Verb = {
@@ -126,13 +127,13 @@ export const discloseVerb: Verb = {
         const { receipt: r, ...rest } = report;
         out.document('disclose', { ...rest, receipt: resolve(receipt), receipt_ok: r?.ok ?? null, receipt_problems: r?.problems ?? [] });
       } else if (report.ok) {
-        if ('record' in report) out.say(`${out.style('green', '✔ whole-step disclosure holds')}: step ${report.seq} of the original run is\n${JSON.stringify(report.record)}`);
+        if ('record' in report) out.say(`${out.style('green', '✔ whole-step disclosure holds')}: step ${report.seq} of the original run is\n${inline(JSON.stringify(report.record))}`);
         else if ('step_hash' in report) out.say(`${out.style('green', '✔ hash disclosure holds')}: the anchor commits to ${report.step_hash} as the original hash of step ${report.seq}${report.head ? ' (the original head)' : ''}`);
-        else out.say(`${out.style('green', '✔ disclosure holds')}: seq ${report.seq}, ${report.path} (rule ${report.rule}) = ${JSON.stringify(report.value)}`);
-        for (const p of report.proves) out.say(`  ${out.style('green', 'proves')} ${p}`);
+        else out.say(`${out.style('green', '✔ disclosure holds')}: seq ${report.seq}, ${inline(String(report.path))} (rule ${inline(String(report.rule))}) = ${inline(JSON.stringify(report.value))}`);
+        for (const p of report.proves) out.say(`  ${out.style('green', 'proves')} ${inline(p)}`);
       } else {
-        out.say(`${out.style(['red', 'bold'], '✘ disclosure does NOT hold')}${report.seq !== null ? ` for seq ${report.seq}${'path' in report ? `, ${report.path}` : ''}` : ''}`);
-        for (const p of report.problems) out.say(`  ${out.style('red', p.code)} ${p.message}`);
+        out.say(`${out.style(['red', 'bold'], '✘ disclosure does NOT hold')}${report.seq !== null ? ` for seq ${report.seq}${'path' in report ? `, ${inline(String(report.path))}` : ''}` : ''}`);
+        for (const p of report.problems) out.say(`  ${out.style('red', p.code)} ${inline(p.message)}`);
       }
       return report.ok ? EXIT_OK : EXIT_FAILED;
     }
@@ -169,7 +170,7 @@ export const discloseVerb: Verb = {
       ...(values.out !== undefined ? { out: values.out as string } : {}),
     });
     if (out.json) out.document('disclose', { ok: true, proof, ...(values.out !== undefined ? { out: values.out } : {}) });
-    else if (values.out !== undefined) out.say(`wrote ${values.out as string}: a proof of the value at seq ${proof.seq}, ${proof.path} (rule ${proof.rule}); it reveals that value to whoever receives it`);
+    else if (values.out !== undefined) out.say(`wrote ${values.out as string}: a proof of the value at seq ${proof.seq}, ${inline(proof.path)} (rule ${inline(proof.rule)}); it reveals that value to whoever receives it`);
     else out.print(JSON.stringify(proof));
     return EXIT_OK;
   },
