@@ -156,7 +156,7 @@ export async function runCli(argv: readonly string[], verbs: readonly VerbEntry[
     verb = entry && (await loadVerb(entry));
     if (!verb) {
       const guess = suggest(verbName, verbs.map((v) => v.name));
-      throw new UsageError(`unknown command "${verbName}"${guess ? `; did you mean "${guess}"?` : ''} (see stepchain --help)`);
+      throw new UsageError(`unknown command "${inline(verbName)}"${guess ? `; did you mean "${guess}"?` : ''} (see stepchain --help)`);
     }
     if (first === 'help') {
       out.print(formatVerbHelp(verb));
@@ -175,7 +175,7 @@ export async function runCli(argv: readonly string[], verbs: readonly VerbEntry[
       const message = e instanceof Error ? e.message.replace(/\. To specify a positional argument.*$/s, '') : String(e);
       const unknown = /Unknown option '(--?[^']+)'/.exec(message)?.[1];
       const guess = unknown ? suggest(unknown.replace(/^-+/, ''), Object.keys(options)) : undefined;
-      throw new UsageError(`${message}${guess ? `; did you mean --${guess}?` : ''}`, verb.name);
+      throw new UsageError(`${inline(message)}${guess ? `; did you mean --${guess}?` : ''}`, verb.name);
     }
     if (parsed.values.help) {
       out.print(formatVerbHelp(verb));
@@ -183,7 +183,7 @@ export async function runCli(argv: readonly string[], verbs: readonly VerbEntry[
     }
     const { min, max, names } = verb.args;
     if (parsed.positionals.length < min) throw new UsageError(`missing ${names.slice(parsed.positionals.length, min).map((n) => `<${n}>`).join(' ')}`, verb.name);
-    if (parsed.positionals.length > max) throw new UsageError(`unexpected argument "${parsed.positionals[max]}"`, verb.name);
+    if (parsed.positionals.length > max) throw new UsageError(`unexpected argument "${inline(parsed.positionals[max]!)}"`, verb.name);
     return await verb.run({ out, values: parsed.values as Context['values'], positionals: parsed.positionals, debug });
   } catch (e) {
     return reportError(out, verb?.name ?? verbName, e, debug);
