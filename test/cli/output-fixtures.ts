@@ -39,6 +39,7 @@ export function placeholders(text: string, dir: string): string {
     .split(dir).join('<dir>')
     .replace(/sha256:[0-9a-f]{64}/g, 'sha256:<hash>')
     .replace(/\b[0-9a-f]{64}\b/g, '<hex64>')
+    .replace(/"[0-9a-f]{32}"/g, '"<hex32>"')
     .replace(/^( {0,3}\d+) [0-9a-f]{12}  /gm, '$1 <hash12>  ')
     .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/g, '<time>')
     .replace(/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/g, '<uuid>')

@@ -64,7 +64,7 @@ export const publishVerb: Verb = {
       progress.end();
       if (out.json) out.document('publish', { ok: true, ...result });
       else {
-        out.say(`wrote ${result.out} (${result.bytes} bytes${result.compressed ? ', gzip' : ''}): ${result.range.to + 1} steps, ${result.redactions} redaction${result.redactions === 1 ? '' : 's'}`);
+        out.say(`wrote ${result.out} (${result.bytes} bytes${result.compressed ? ', gzip' : ''}): ${result.range.to + 1} step${result.range.to === 0 ? '' : 's'}, ${result.redactions} redaction${result.redactions === 1 ? '' : 's'}`);
         const k = result.redacted_from;
         if (result.publication === 'original-head') out.say(`  published against the original head ${result.original_head.step_hash} (seq ${result.original_head.seq}): verify it with --head; withheld values are salted digests only`);
         else out.say(k > result.original_head.seq

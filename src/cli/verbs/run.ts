@@ -201,7 +201,10 @@ export const runsVerb: Verb = {
       return EXIT_OK;
     }
     if (runs.length === 0) out.say('no matching runs');
-    for (const r of runs) out.print(`${inline(r.created_at)}  ${inline(r.id)}${r.fork_of ? ` (fork of ${inline(r.fork_of)})` : ''}  ${describeIdentity(r)}`);
+    for (const r of runs) {
+      const identity = describeIdentity(r);
+      out.print(`${inline(r.created_at)}  ${inline(r.id)}${r.fork_of ? ` (fork of ${inline(r.fork_of)})` : ''}${identity ? `  ${identity}` : ''}`);
+    }
     return EXIT_OK;
   },
 };
