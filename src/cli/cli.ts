@@ -197,7 +197,8 @@ function reportError(out: Output, command: string, e: unknown, debug: boolean): 
       .filter((x) => x !== undefined && x !== '')
       .join(', ');
     const located = where === '' || e.message.includes(where) || (e.location.file !== undefined && e.message.includes(e.location.file));
-    out.say(`${out.style('red', 'error:')} ${e.message}${located ? '' : ` [${inline(where)}]`}`);
+    // Each line of the message shown inline: a value quoted from content cannot style or move the terminal.
+    out.say(`${out.style('red', 'error:')} ${e.message.split('\n').map(inline).join('\n')}${located ? '' : ` [${inline(where)}]`}`);
     if (e instanceof UsageError) out.say(`Run \`stepchain ${e.verb ?? ''}${e.verb ? ' ' : ''}--help\` for usage.`);
     if (debug && e.stack) out.say(e.stack);
     if (out.json) out.document(command, { ok: false, error: { code: e.code, message: e.message, location: e.location } });
@@ -205,7 +206,7 @@ function reportError(out: Output, command: string, e: unknown, debug: boolean): 
   }
   const err = e as NodeJS.ErrnoException;
   const message = err && typeof err.message === 'string' ? err.message : String(e);
-  out.say(`${out.style('red', 'error:')} ${message}`);
+  out.say(`${out.style('red', 'error:')} ${message.split('\n').map(inline).join('\n')}`);
   if (debug && err?.stack) out.say(err.stack);
   else if (!err?.code) out.say('This looks like a bug in stepchain; run again with --debug and report the stack trace.');
   if (out.json) out.document(command, { ok: false, error: { code: err?.code ?? 'INTERNAL', message } });

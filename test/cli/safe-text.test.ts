@@ -66,3 +66,28 @@ test('property: inline leaves no unsafe character, changes nothing in safe text,
     if (!/["\\]/.test(s)) expect(JSON.parse(`"${shown}"`)).toBe(s);
   }));
 });
+
+describe('Output writes every line through the sanitizer', () => {
+  /** A stream that records what is written, a terminal or not. */
+  const sink = (isTTY: boolean) => {
+    const chunks: string[] = [];
+    return { chunks, stream: { isTTY, write: (s: string) => (chunks.push(s), true) } as unknown as NodeJS.WriteStream };
+  };
+
+  test.each([false, true])('on a terminal: %s — content escaped, the styling Output wrote kept', async (tty) => {
+    const { Output } = await import('../../src/cli/output.js');
+    const err = sink(tty);
+    const out = sink(tty);
+    const o = new Output({ json: false, stderr: err.stream, stdout: out.stream, env: {} });
+    const content = '\x1b]52;c;SGVsbG8=\x07\x1b[2J\r✔ forged\u009b\u202e\x7f';
+    o.say(`${o.style('red', 'error:')} ${content}`);
+    o.print(`line 1\n  ${content}`);
+    await o.stream(content);
+    o.document('x', { content });
+    const said = err.chunks.join('');
+    expect(said).toBe(`${tty ? styleText('red', 'error:') : 'error:'} \\u001b]52;c;SGVsbG8=\\u0007\\u001b[2J\\r✔ forged\\u009b\\u202e\\u007f\n`);
+    const printed = out.chunks.join('');
+    expect(UNSAFE.test(printed.replaceAll('\n', ''))).toBe(false);
+    expect(JSON.parse(printed.slice(printed.indexOf('{'))).content).toBe(content);
+  });
+});

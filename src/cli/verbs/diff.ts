@@ -67,7 +67,7 @@ export const diffVerb: Verb = {
           // The verdict goes to stderr like every verdict; with --all the step-by-step listing is the
           // command's output, on stdout (formatDiff's first line is the summary itself).
           out.say(out.style(['red', 'bold'], inline(summarize(report))));
-          if (values.all) out.print(formatDiff(report).split('\n').slice(1).join('\n'));
+          if (values.all) out.print(formatDiff(report).split('\n').slice(1).map(inline).join('\n'));
           if (explained) {
             const noneLive = strictReplay(a.source) || strictReplay(b.source);
             out.print(explained.map((e) => explanationLine(e, noneLive)).join('\n'));
