@@ -83,6 +83,26 @@ function messageText(content: Json): string {
   return renderValue(content, 200);
 }
 
+/** The text parts of a content array (`{type: 'text' | 'output_text', text}`), or none. */
+function textParts(content: Json | undefined): string[] {
+  if (!Array.isArray(content)) return [];
+  return content.flatMap((p) => (isObject(p) && typeof p.text === 'string' && (p.type === undefined || p.type === 'text' || p.type === 'output_text') ? [p.text] : []));
+}
+
+/**
+ * A model's answer: its text where the recorded result has the shape of a framework's answer — the AI SDK's
+ * `{content: [parts]}`, the OpenAI Agents SDK's `{output: [items with content]}` — else the result's JSON.
+ */
+export function answerText(result: Json, max: number): string {
+  if (isObject(result)) {
+    const texts = Array.isArray(result.output)
+      ? result.output.flatMap((item) => (isObject(item) ? textParts(item.content) : []))
+      : textParts(result.content);
+    if (texts.length > 0) return renderValue(texts.join(' '), max);
+  }
+  return renderValue(result, max);
+}
+
 /** A tool call as `name({"arg":…})`, its idempotency key after it. */
 function callText(call: Json, max: number): string {
   const args = isObject(call) && 'arguments' in call ? renderValue(call.arguments, max) : null;
@@ -151,7 +171,7 @@ function lifecycleText(step: StepRecord & { kind: string; error?: Json }, max: n
     case 'model.started':
       return `${model}prompt: ${describePrompt(step.prompt, max)}`;
     case 'model.completed':
-      return `${model}→ ${renderValue(step.result, max)}${modelCalls(step.tool_call, max)}`;
+      return `${model}→ ${answerText(step.result, max)}${modelCalls(step.tool_call, max)}`;
     case 'tool.started':
       return callText(step.tool_call, max);
     case 'tool.updated':
