@@ -91,14 +91,15 @@ function textParts(content: Json | undefined): string[] {
 
 /**
  * A model's answer: its text where the recorded result has the shape of a framework's answer — the AI SDK's
- * `{content: [parts]}`, the OpenAI Agents SDK's `{output: [items with content]}` — else the result's JSON.
+ * `{content: [parts]}`, the OpenAI Agents SDK's `{output: [items with content]}` — and '' when such an
+ * answer holds no text (only tool calls, which the record's tool_call names); else the result's JSON.
  */
 export function answerText(result: Json, max: number): string {
-  if (isObject(result)) {
+  if (isObject(result) && (Array.isArray(result.output) || Array.isArray(result.content))) {
     const texts = Array.isArray(result.output)
       ? result.output.flatMap((item) => (isObject(item) ? textParts(item.content) : []))
       : textParts(result.content);
-    if (texts.length > 0) return renderValue(texts.join(' '), max);
+    return texts.length > 0 ? renderValue(texts.join(' '), max) : '';
   }
   return renderValue(result, max);
 }
@@ -115,7 +116,7 @@ function modelCalls(calls: Json, max: number): string {
   if (calls === null) return '';
   const list = Array.isArray(calls) ? calls : [calls];
   if (list.length === 0) return '';
-  return `; tool call${list.length === 1 ? '' : 's'}: ${shorten(list.map((c) => callText(c, max)).join(', '), max)}`;
+  return `tool call${list.length === 1 ? '' : 's'}: ${shorten(list.map((c) => callText(c, max)).join(', '), max)}`;
 }
 
 /** A stored value of LANGGRAPH §4, parsed when it is JSON text, for a few of its members. */
@@ -170,8 +171,10 @@ function lifecycleText(step: StepRecord & { kind: string; error?: Json }, max: n
       return `→ ${renderValue(step.result, max)}`;
     case 'model.started':
       return `${model}prompt: ${describePrompt(step.prompt, max)}`;
-    case 'model.completed':
-      return `${model}→ ${answerText(step.result, max)}${modelCalls(step.tool_call, max)}`;
+    case 'model.completed': {
+      const said = [answerText(step.result, max), modelCalls(step.tool_call, max)].filter((part) => part !== '');
+      return `${model}→ ${said.length > 0 ? said.join('; ') : renderValue(step.result, max)}`;
+    }
     case 'tool.started':
       return callText(step.tool_call, max);
     case 'tool.updated':

@@ -41,7 +41,8 @@ describe('answerText', () => {
     ['AI SDK content parts', { content: [{ type: 'text', text: 'It is' }, { type: 'tool-call', toolName: 'x' }, { type: 'text', text: 'sunny.' }], finishReason: 'stop' }, '"It is sunny."'],
     ['OpenAI Agents output items', { output: [{ type: 'message', content: [{ type: 'output_text', text: 'Hi!' }] }], responseId: 'r1' }, '"Hi!"'],
     ['a plain string', 'done', '"done"'],
-    ['an object without text: its JSON', { content: [{ type: 'tool-call', toolName: 'x' }] }, '{"content":[{"type":"tool-call","toolName":"x"}]}'],
+    ['an answer of tool calls only: no text (log names the calls from tool_call)', { content: [{ type: 'tool-call', toolName: 'x' }] }, ''],
+    ['any other object: its JSON', { answer: 42 }, '{"answer":42}'],
   ])('%s', (_name, result, shown) => {
     expect(answerText(result as never, 200)).toBe(shown);
   });
