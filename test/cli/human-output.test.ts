@@ -28,6 +28,7 @@ function normalise(text: string): string {
     .replace(/\+[0-9a-f]{8}\+[A-Za-z0-9+/]{43}[A-Za-z0-9+/=]/g, '+<keyhash>+<key>')
     .replace(/(?<=root )[A-Za-z0-9+/]{43}=/g, '<root>')
     .replace(/\(\d+ bytes/g, '(<n> bytes')
+    .replace(/of this name and key \([0-9a-f]{8}\)/g, 'of this name and key (<keyhash>)')
     .replace(/the stepchain \d+\.\d+\.\d+\S*/g, 'the stepchain <version>');
 }
 
@@ -296,6 +297,17 @@ golden('verify --proof', () => ['verify', '--proof', at('v1.proof'), '--log-key'
 `);
 golden('verify --proof without --log-key', () => ['verify', '--proof', at('v1.proof')], 2, `error: USAGE: --proof needs --log-key: a proof file is checked against the log key you trust
 Run \`stepchain verify --help\` for usage.
+`);
+golden('verify --checkpoint: the journal extends it', () => ['verify', at('v1'), '--checkpoint', at('v1.checkpoint'), '--log-key', logKey()], 0, `✔ valid journal <dir>/v1: 2 steps, head sha256:<hash> (seq 1)
+  proves   it extends the checkpoint of size 2 (<dir>/v1.checkpoint)
+`);
+golden('witness keygen', () => ['keygen', '-o', at('w1.key')], 0, `wrote <dir>/w1.key (private, mode 0600) and <dir>/w1.key.pub
+key id sha256:<hash>
+`);
+golden('witness: cosign the first checkpoint of an origin', () => ['witness', at('v1.checkpoint'), '--key', at('w1.key'), '--name', 'witness.example/w1', '--state', at('w1-state'), '--log-key', logKey(), '-o', at('v1.cosigned')], 0, `cosigned log.example/v1/<hex64> at size 2 (first checkpoint seen for this origin)
+`);
+golden('witness: a log key whose id does not match its key', () => ['witness', at('v1.checkpoint'), '--key', at('w1.key'), '--name', 'witness.example/w1', '--state', at('w1-state'), '--log-key', logKey().replace(/\+[0-9a-f]{8}\+/, '+00000000+')], 2, `error: USAGE: --log-key: KEY_INVALID: the key id 00000000 is not the id of this name and key (<keyhash>)
+Run \`stepchain witness --help\` for usage.
 `);
 golden('witness: its verifier key', () => ['witness', '--key', at('alice.key'), '--name', 'witness.example/w1'], 0, ``, `witness.example/w1+<keyhash>+<key>
 `);
