@@ -80,7 +80,6 @@ describe('no raw control character from content reaches the terminal, whatever t
     for (const [name, args] of ROWS) ran.set(name, await cli(args(), dir));
     ran.set('log after append', await cli(['log', at('v1')], dir));
     ran.set('show after append', await cli(['show', at('v1'), '2'], dir));
-    if (process.env.DEBUG_HOSTILE) for (const [k, v] of ran) console.log(k, JSON.stringify(v).slice(0, 600));
   }, 600_000);
 
   test.each(ROWS.map(([name, , shows]) => [name, shows] as const))('%s', (name, shows) => {

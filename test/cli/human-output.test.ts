@@ -2,8 +2,9 @@
  * Golden human output of every verb (issue 37), valid and invalid input: the exit code and what reaches
  * stdout and stderr, with ids, times, hashes and the temporary directory as placeholders (output-fixtures.ts).
  * A change of any printed line fails here; update the golden text on purpose, and the README's console
- * blocks with it. The journals are built from plain content (PLAIN); the cases run in order, since later
- * ones read what earlier ones wrote (a receipt, a publication, a key, a checkpoint).
+ * blocks with it (GOLDEN_PRINT=1 prints each case's output as compared). The journals are built from plain
+ * content (PLAIN); the cases run in order, since later ones read what earlier ones wrote (a receipt, a
+ * publication, a key, a checkpoint).
  */
 import { execFile } from 'node:child_process';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
