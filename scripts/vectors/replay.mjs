@@ -51,6 +51,9 @@ async function recordRun(store, id, ops) {
       const call = await run.beginModel(op.request);
       if (op.answer.error !== undefined) await call.fail(op.answer.error);
       else await call.complete({ result: op.answer.result, ...(op.answer.toolCalls ? { toolCalls: op.answer.toolCalls } : {}) });
+    } else if (op.kind === 'run') {
+      if (op.answer.error !== undefined) await run.fail(op.answer.error);
+      else await run.complete(op.answer.result);
     } else {
       const effect = await run.beginTool({ name: op.request.name, args: op.request.arguments });
       if (op.answer.error !== undefined) await effect.fail(op.answer.error);
@@ -114,6 +117,7 @@ async function classifyCases() {
     ['class-tool-result', 'same tool call, another result', [T('Paris', 21)], [T('Paris', 22)], 'tool-result-change'],
     ['class-tool-failed', 'a tool that now fails: a tool-result change (kind and error differ)', [T('Paris', 21)], [{ kind: 'tool', request: { name: 'weather', arguments: { city: 'Paris' } }, answer: { error: { name: 'Timeout', message: 'late' } } }], 'tool-result-change'],
     ['class-tool-request', 'the tool is called with other arguments: a request change', [T('Paris', 21)], [T('Lyon', 21)], 'request-change'],
+    ['class-run-record', 'same answers, another final result (the agent\'s own code): a run-record change, not drift', [M('a', 'A'), { kind: 'run', answer: { result: 'A' } }], [M('a', 'A'), { kind: 'run', answer: { result: 'A!' } }], 'run-record-change'],
   ];
   const cases = [];
   for (const [tcId, comment, a, b, expected] of specs) {

@@ -10,6 +10,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { StepchainError } from '../errors.js';
 import { Output } from './output.js';
 import { VERSION } from './version.js';
+import { inline } from './safe-text.js';
 
 export const EXIT_OK = 0;
 export const EXIT_FAILED = 1;
@@ -155,7 +156,7 @@ export async function runCli(argv: readonly string[], verbs: readonly VerbEntry[
     verb = entry && (await loadVerb(entry));
     if (!verb) {
       const guess = suggest(verbName, verbs.map((v) => v.name));
-      throw new UsageError(`unknown command "${verbName}"${guess ? `; did you mean "${guess}"?` : ''} (see stepchain --help)`);
+      throw new UsageError(`unknown command "${inline(verbName)}"${guess ? `; did you mean "${guess}"?` : ''} (see stepchain --help)`);
     }
     if (first === 'help') {
       out.print(formatVerbHelp(verb));
@@ -174,7 +175,7 @@ export async function runCli(argv: readonly string[], verbs: readonly VerbEntry[
       const message = e instanceof Error ? e.message.replace(/\. To specify a positional argument.*$/s, '') : String(e);
       const unknown = /Unknown option '(--?[^']+)'/.exec(message)?.[1];
       const guess = unknown ? suggest(unknown.replace(/^-+/, ''), Object.keys(options)) : undefined;
-      throw new UsageError(`${message}${guess ? `; did you mean --${guess}?` : ''}`, verb.name);
+      throw new UsageError(`${inline(message)}${guess ? `; did you mean --${guess}?` : ''}`, verb.name);
     }
     if (parsed.values.help) {
       out.print(formatVerbHelp(verb));
@@ -182,7 +183,7 @@ export async function runCli(argv: readonly string[], verbs: readonly VerbEntry[
     }
     const { min, max, names } = verb.args;
     if (parsed.positionals.length < min) throw new UsageError(`missing ${names.slice(parsed.positionals.length, min).map((n) => `<${n}>`).join(' ')}`, verb.name);
-    if (parsed.positionals.length > max) throw new UsageError(`unexpected argument "${parsed.positionals[max]}"`, verb.name);
+    if (parsed.positionals.length > max) throw new UsageError(`unexpected argument "${inline(parsed.positionals[max]!)}"`, verb.name);
     return await verb.run({ out, values: parsed.values as Context['values'], positionals: parsed.positionals, debug });
   } catch (e) {
     return reportError(out, verb?.name ?? verbName, e, debug);
@@ -196,7 +197,8 @@ function reportError(out: Output, command: string, e: unknown, debug: boolean): 
       .filter((x) => x !== undefined && x !== '')
       .join(', ');
     const located = where === '' || e.message.includes(where) || (e.location.file !== undefined && e.message.includes(e.location.file));
-    out.say(`${out.style('red', 'error:')} ${e.message}${located ? '' : ` [${where}]`}`);
+    // Each line of the message shown inline: a value quoted from content cannot style or move the terminal.
+    out.say(`${out.style('red', 'error:')} ${e.message.split('\n').map(inline).join('\n')}${located ? '' : ` [${inline(where)}]`}`);
     if (e instanceof UsageError) out.say(`Run \`stepchain ${e.verb ?? ''}${e.verb ? ' ' : ''}--help\` for usage.`);
     if (debug && e.stack) out.say(e.stack);
     if (out.json) out.document(command, { ok: false, error: { code: e.code, message: e.message, location: e.location } });
@@ -204,7 +206,7 @@ function reportError(out: Output, command: string, e: unknown, debug: boolean): 
   }
   const err = e as NodeJS.ErrnoException;
   const message = err && typeof err.message === 'string' ? err.message : String(e);
-  out.say(`${out.style('red', 'error:')} ${message}`);
+  out.say(`${out.style('red', 'error:')} ${message.split('\n').map(inline).join('\n')}`);
   if (debug && err?.stack) out.say(err.stack);
   else if (!err?.code) out.say('This looks like a bug in stepchain; run again with --debug and report the stack trace.');
   if (out.json) out.document(command, { ok: false, error: { code: err?.code ?? 'INTERNAL', message } });

@@ -2,6 +2,7 @@
 import type { GenesisV2 } from '../record/v2.js';
 import type { RunEntry } from '../store/runs.js';
 import { UsageError } from './cli.js';
+import { inline } from './safe-text.js';
 
 /** `--label k=v` options as an object. */
 export function labelsOf(values: unknown, verb: string): Record<string, string> | undefined {
@@ -15,12 +16,13 @@ export function labelsOf(values: unknown, verb: string): Record<string, string> 
   return labels;
 }
 
+/** A run's identity for people, every value from the genesis shown through `inline` (safe-text.ts). */
 export function describeIdentity(e: Pick<RunEntry, 'run'>): string {
   const parts: string[] = [];
-  if (e.run.agent !== undefined) parts.push(`agent ${e.run.agent}`);
-  if (e.run.conversation_id !== undefined) parts.push(`conversation ${e.run.conversation_id}`);
-  if (e.run.parent_run_id !== undefined) parts.push(`parent ${e.run.parent_run_id}`);
-  if (e.run.labels !== undefined) parts.push(Object.entries(e.run.labels).map(([k, v]) => `${k}=${v}`).join(' '));
+  if (e.run.agent !== undefined) parts.push(`agent ${inline(e.run.agent)}`);
+  if (e.run.conversation_id !== undefined) parts.push(`conversation ${inline(e.run.conversation_id)}`);
+  if (e.run.parent_run_id !== undefined) parts.push(`parent ${inline(e.run.parent_run_id)}`);
+  if (e.run.labels !== undefined) parts.push(Object.entries(e.run.labels).map(([k, v]) => `${inline(k)}=${inline(v)}`).join(' '));
   return parts.join(', ');
 }
 
@@ -29,6 +31,6 @@ export function identityLine(genesis: { format: string }): string | null {
   if (genesis.format !== 'stepchain/v2') return null;
   const g = genesis as GenesisV2;
   const rest = describeIdentity(g);
-  return `run ${g.journal_id}${rest ? ` (${rest})` : ''}, created ${g.created_at}`;
+  return `run ${inline(g.journal_id)}${rest ? ` (${rest})` : ''}, created ${inline(g.created_at)}`;
 }
 

@@ -2,10 +2,14 @@
  * Where the CLI's output goes. `--json` documents go to stdout, one per command; everything meant for
  * people — verdicts, hints, progress — goes to stderr, so `stepchain verify --json r.tgz | jq` always
  * gets clean JSON. Colour and progress appear only on a terminal, never in CI, never with NO_COLOR.
+ * Every line written here passes the sanitizer (safe-text.ts): a control or bidi character in it is shown
+ * escaped, whatever verb built the line; verbs pass each value from content through `inline` besides, so
+ * that its own newlines cannot start a line either.
  */
 import { styleText } from 'node:util';
 import { describeLocation, type ChainReport } from '../chain/report.js';
 import type { ChainSource } from '../chain/source.js';
+import { block, blockKeepingStyle, inline } from './safe-text.js';
 
 export const JSON_FORMAT = 'stepchain-cli/v1';
 
@@ -40,16 +44,21 @@ export class Output {
     return this.colour ? styleText(format, text) : text;
   }
 
+  /** Text as it may reach a terminal: only the styling this Output wrote stays a control sequence. */
+  private safe(text: string): string {
+    return this.colour ? blockKeepingStyle(text) : block(text);
+  }
+
   /** A line for people, on stderr. */
   say(text = ''): void {
     this.clearProgress();
-    this.err.write(text + '\n');
+    this.err.write(this.safe(text) + '\n');
   }
 
   /** Primary human output of a read command (log, show, head): stdout, unless --json. */
   print(text: string): void {
     this.clearProgress();
-    this.out.write(text + '\n');
+    this.out.write(this.safe(text) + '\n');
   }
 
   /**
@@ -59,7 +68,7 @@ export class Output {
    */
   async stream(text: string): Promise<void> {
     this.clearProgress();
-    if (this.out.write(text + '\n')) return;
+    if (this.out.write(this.safe(text) + '\n')) return;
     await new Promise<void>((resolve, reject) => {
       const done = (error?: Error): void => {
         this.out.off('drain', onDrain);
@@ -76,9 +85,13 @@ export class Output {
     });
   }
 
-  /** The one JSON document of this command. */
+  /**
+   * The one JSON document of this command. JSON.stringify escapes C0 controls in strings; `block` escapes
+   * DEL, C1 and bidi controls the same way (`\u009b`), so the document parses to the same values and is
+   * safe to page through on a terminal.
+   */
   document(command: string, body: Record<string, unknown>): void {
-    this.out.write(JSON.stringify({ format: JSON_FORMAT, command, ...body }, null, 2) + '\n');
+    this.out.write(block(JSON.stringify({ format: JSON_FORMAT, command, ...body }, null, 2)) + '\n');
   }
 
   progress(label: string, total?: number): Progress {
@@ -152,12 +165,12 @@ export function countingSource(source: ChainSource, progress: Progress): ChainSo
 /** Prints the verdict and each problem; the shared human rendering of a ChainReport. */
 export function printReport(out: Output, subject: string, report: ChainReport<string>, extra: string[] = []): void {
   if (report.ok) {
-    out.say(`${out.style('green', '✔ valid')} ${subject}: ${report.steps} step${report.steps === 1 ? '' : 's'}${report.head ? `, head ${report.head} (seq ${report.head_seq})` : ', empty'}`);
+    out.say(`${out.style('green', '✔ valid')} ${inline(subject)}: ${report.steps} step${report.steps === 1 ? '' : 's'}${report.head ? `, head ${report.head} (seq ${report.head_seq})` : ', empty'}`);
   } else {
     const n = report.problems.length;
-    out.say(`${out.style(['red', 'bold'], '✘ INVALID')} ${subject}: ${n}${report.problems_truncated ? '+' : ''} problem${n === 1 ? '' : 's'}`);
-    for (const p of report.problems) out.say(`  ${out.style('red', p.code)} ${out.style('dim', describeLocation(p.location))}\n      ${p.message}`);
+    out.say(`${out.style(['red', 'bold'], '✘ INVALID')} ${inline(subject)}: ${n}${report.problems_truncated ? '+' : ''} problem${n === 1 ? '' : 's'}`);
+    for (const p of report.problems) out.say(`  ${out.style('red', inline(p.code))} ${out.style('dim', inline(describeLocation(p.location)))}\n      ${inline(p.message)}`);
   }
-  for (const w of report.warnings) out.say(`  ${out.style('yellow', 'warning')} ${w.code} ${out.style('dim', describeLocation(w.location))}: ${w.message}`);
+  for (const w of report.warnings) out.say(`  ${out.style('yellow', 'warning')} ${inline(w.code)} ${out.style('dim', inline(describeLocation(w.location)))}: ${inline(w.message)}`);
   for (const line of extra) out.say(line);
 }

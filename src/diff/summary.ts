@@ -82,7 +82,8 @@ export function describeField(f: FieldDiff, max: number): string {
 /** What a step is, in a few words: its tool call's name, or its first non-null content. */
 export function describeStep(step: Record<string, Json>, max: number): string {
   const name = toolNameOf(step.tool_call);
-  if (name !== null) return `tool_call ${shorten(name, max)}`;
+  // A name with control characters (a newline would start a line of its own) is shown as JSON, escaped.
+  if (name !== null) return `tool_call ${/[\u0000-\u001f]/.test(name) ? renderValue(name, max) : shorten(name, max)}`;
   for (const f of ['prompt', 'input', 'result', 'tool_call', 'model']) {
     const v = step[f];
     if (v !== undefined && v !== null) return `${f} ${renderValue(v, max)}`;

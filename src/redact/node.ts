@@ -246,7 +246,14 @@ export async function discloseStep(receiptPath: string, options: { secrets: stri
 /** Makes a hash disclosure (the anchor's commitment to step `seq`'s original hash opened; default: the original head), checked against the receipt. */
 export async function discloseHash(receiptPath: string, options: { secrets: string; seq?: number; out?: string }): Promise<{ proof: HashDisclosureProof; report: HashDisclosureReport }> {
   const secrets = await readSecrets(options.secrets);
-  const proof = discloseHashFromSecrets(secrets, options.seq);
+  let proof: HashDisclosureProof;
+  try {
+    proof = discloseHashFromSecrets(secrets, options.seq);
+  } catch (e) {
+    // Nothing to open: say why when the receipt is one that has no anchor at all.
+    if (e instanceof RedactError && e.code === 'NOT_REDACTED') throw (await notAnchored(await readReceiptBytes(receiptPath), receiptPath)) ?? e;
+    throw e;
+  }
   const report = await verifyHashDisclosure(await readReceiptBytes(receiptPath), proof);
   if (!report.ok) {
     const p = report.problems[0]!;
@@ -254,6 +261,20 @@ export async function discloseHash(receiptPath: string, options: { secrets: stri
   }
   if (options.out !== undefined) await writeProof(options.out, proof);
   return { proof, report };
+}
+
+/**
+ * Why a hash disclosure cannot be made against a receipt published against its original head (a
+ * stepchain/v2 journal, spec/REDACTION.md §12): it has no anchor, so there is no commitment to open — its
+ * head is the original head, which whoever holds it pins with `verify --head`. Null for any other receipt.
+ */
+async function notAnchored(bytes: Uint8Array, receiptPath: string): Promise<RedactError | null> {
+  const published = await verifyPublishedReceipt(bytes);
+  if (published.publication === null || published.head === null) return null;
+  return new RedactError('NOT_REDACTED', `${receiptPath} is published against its original head (a stepchain/v2 journal, spec/REDACTION.md §12): its head ${published.head} (seq ${published.head_seq}) is the original head, so there is no anchor commitment for a hash disclosure to open`, {
+    location: { file: receiptPath },
+    hint: `whoever holds the original head checks it with \`stepchain verify ${receiptPath} --head ${published.head}\`; hash disclosures (§8.5) are for stepchain/v1 publications, and a withheld value of this receipt opens from the journal (§12.6)`,
+  });
 }
 
 async function writeProof(out: string, proof: unknown): Promise<void> {

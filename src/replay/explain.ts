@@ -1,14 +1,16 @@
 /**
- * The classification of a replay's divergences (spec/REPLAY.md §5): each divergence of a diff report is a
+ * The classification of a replay's divergences (spec/REPLAY.md §7): each divergence of a diff report is a
  * request change (the agent asked something else: your code), a recorded-answer change (the model answered
- * something else: drift, possible only where a step ran live) or a tool-result change (a tool returned or
- * failed differently). A request change wins when a step differs in both.
+ * something else: drift, possible only where a step ran live), a tool-result change (a tool returned or
+ * failed differently) or a run-record change (a record the agent writes itself — run.started's members
+ * other than its input, run.completed, run.failed — differs: your code, never the model's answer). A
+ * request change wins when a step differs in both.
  */
 import type { Json } from '../canonical/json.js';
 import type { ChainSource } from '../chain/source.js';
 import type { DiffReport, Divergence, FieldDiff } from '../diff/index.js';
 
-export type DivergenceClass = 'request-change' | 'recorded-answer-change' | 'tool-result-change';
+export type DivergenceClass = 'request-change' | 'recorded-answer-change' | 'tool-result-change' | 'run-record-change';
 
 export interface Explanation {
   class: DivergenceClass;
@@ -35,6 +37,8 @@ function classOf(record: string, fields: readonly FieldDiff[]): { cls: Divergenc
   const requestPaths = paths.filter((p) => under(p, requestRoots) && !(isTool && p === '/kind'));
   if (requestPaths.length > 0) return { cls: 'request-change', fields: requestPaths };
   if (isTool) return { cls: 'tool-result-change', fields: paths };
+  // The run's own records hold what the agent's code made of the answers, not an answer.
+  if (record.startsWith('run.')) return { cls: 'run-record-change', fields: paths };
   return { cls: 'recorded-answer-change', fields: paths };
 }
 

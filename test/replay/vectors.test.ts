@@ -1,7 +1,8 @@
 /**
  * vectors/replay.json (spec/REPLAY.md §9) against the library: each matching key, each matching run under
  * its mode, each classified divergence. The recorded runs are built as the spec says (run.started at 0,
- * then per op its started record and its outcome), so an outcome's seq is fixed.
+ * then per op its started record and its outcome; a last `run` op is the run's own outcome record), so an
+ * outcome's seq is fixed.
  */
 import { describe, expect, test } from 'vitest';
 import { diff, explain, MemoryStore, replayFrom, startRun, VOLATILE_PATTERNS, type Run } from '../../src/index.js';
@@ -9,7 +10,7 @@ import { IgnoreSet } from '../../src/diff/index.js';
 import { matchKey, modelProjection, toolProjection, type ReplayMode } from '../../src/replay/index.js';
 import { loadVectors } from '../helpers/vectors.js';
 
-interface Op { kind: 'model' | 'tool'; request: Record<string, unknown>; answer?: { result?: unknown; error?: unknown } }
+interface Op { kind: 'model' | 'tool' | 'run'; request?: Record<string, unknown>; answer?: { result?: unknown; error?: unknown } }
 interface KeyCase { id: string; kind: 'model' | 'tool'; request: Record<string, unknown>; ignore: string[]; volatile: boolean; key: string }
 interface MatchCase { id: string; mode: ReplayMode; recorded: Op[]; requests: Op[]; expect: Record<string, unknown>[] }
 interface ClassifyCase { id: string; a: Op[]; b: Op[]; expect: Record<string, unknown>[] }
@@ -27,8 +28,11 @@ async function recordRun(store: MemoryStore, id: string, ops: Op[]): Promise<Run
       const call = await run.beginModel(op.request);
       if (op.answer?.error !== undefined) await call.fail(op.answer.error);
       else await call.complete({ result: op.answer?.result });
+    } else if (op.kind === 'run') {
+      if (op.answer?.error !== undefined) await run.fail(op.answer.error);
+      else await run.complete(op.answer?.result);
     } else {
-      const effect = await run.beginTool({ name: op.request.name as string, args: op.request.arguments });
+      const effect = await run.beginTool({ name: op.request!.name as string, args: op.request!.arguments });
       if (op.answer?.error !== undefined) await effect.fail(op.answer.error);
       else await effect.complete(op.answer?.result);
     }
@@ -56,7 +60,7 @@ describe('vectors/replay.json', () => {
     const got: Record<string, unknown>[] = [];
     for (const r of c.requests) {
       try {
-        const a = r.kind === 'model' ? replay.nextModelResult(r.request) : replay.nextToolResult(r.request as { name: string });
+        const a = r.kind === 'model' ? replay.nextModelResult(r.request!) : replay.nextToolResult(r.request as { name: string });
         got.push(a.source === 'recorded' ? { source: 'recorded', seq: a.seq, ordinal: a.ordinal, result: a.result } : { source: 'live' });
       } catch (e) {
         const err = e as { code: string; diff?: { path: string; kind: string }[]; location?: { seq?: number } };

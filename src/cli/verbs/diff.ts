@@ -7,6 +7,7 @@ import { publishedReceiptHooks } from '../../redact/index.js';
 import { EXIT_FAILED, EXIT_OK, type Verb } from '../cli.js';
 import { locationKind, openJournal } from '../location.js';
 import { countingSource } from '../output.js';
+import { inline } from '../safe-text.js';
 
 /** Opens a journal (directory or Postgres) or a receipt file as a read-only chain. */
 export async function openRun(path: string): Promise<{ source: ChainSource; close(): Promise<void> }> {
@@ -30,7 +31,8 @@ export const diffVerb: Verb = {
     '`stepchain verify` does (a published receipt with its anchor and declarations): one that does not verify is an error (exit 2).',
     'Run journals are compared without their volatile members (spec/REPLAY.md §4: ref, response ids and times, durations in meta).',
     '--explain classifies each divergence (spec/REPLAY.md §7): request change (the agent asked something else: your code),',
-    'recorded-answer change (the model answered differently: drift) or tool-result change, with the fields that decide it.',
+    'recorded-answer change (the model answered differently: drift, unless one run is a strict replay, where no request',
+    'went live), tool-result change, or run-record change (the run\'s own outcome: your code), with the fields that decide it.',
   ].join('\n'),
   options: {
     all: { type: 'boolean', description: 'report every divergence, not only the first' },
@@ -60,13 +62,16 @@ export const diffVerb: Verb = {
         progress.end();
         const explained = values.explain === true ? await explain(report, a.source, b.source) : undefined;
         if (out.json) out.document('diff', { ok: true, same: report.same, report, ...(explained ? { explain: explained } : {}) });
-        else if (report.same) out.say(out.style('green', summarize(report)));
+        else if (report.same) out.say(out.style('green', inline(summarize(report))));
         else {
           // The verdict goes to stderr like every verdict; with --all the step-by-step listing is the
           // command's output, on stdout (formatDiff's first line is the summary itself).
-          out.say(out.style(['red', 'bold'], summarize(report)));
-          if (values.all) out.print(formatDiff(report).split('\n').slice(1).join('\n'));
-          if (explained) out.print(explained.map(explanationLine).join('\n'));
+          out.say(out.style(['red', 'bold'], inline(summarize(report))));
+          if (values.all) out.print(formatDiff(report).split('\n').slice(1).map(inline).join('\n'));
+          if (explained) {
+            const noneLive = strictReplay(a.source) || strictReplay(b.source);
+            out.print(explained.map((e) => explanationLine(e, noneLive)).join('\n'));
+          }
         }
         return report.same ? EXIT_OK : EXIT_FAILED;
       } finally {
@@ -80,12 +85,23 @@ export const diffVerb: Verb = {
 
 const CLASS_WORDS: Record<Explanation['class'], string> = {
   'request-change': 'request change (your code)',
-  'recorded-answer-change': 'recorded-answer change (model drift)',
+  'recorded-answer-change': 'recorded-answer change (model drift: the same request got another answer)',
   'tool-result-change': 'tool-result change',
+  'run-record-change': 'run-record change (your code: the run\'s own record, not a model\'s answer)',
 };
 
+/** Between a recording and its strict replay no request went live (spec/REPLAY.md §7): an answer that differs is no drift. */
+const NOT_LIVE_WORDS = 'recorded-answer change (not model drift: a strict replay sends no request live; the recorder or your code kept something else)';
+
+/** Whether a run is a strict replay (its labels, spec/REPLAY.md §6): none of its requests went live. */
+function strictReplay(source: ChainSource): boolean {
+  const run = (source.genesis as { run?: { labels?: Record<string, unknown> } }).run;
+  return run?.labels?.['replay.mode'] === 'strict';
+}
+
 /** One classified divergence: where, the record kind, the class, the fields. */
-function explanationLine(e: Explanation): string {
+function explanationLine(e: Explanation, noneLive: boolean): string {
   const where = e.divergence === 'changed' ? `seq ${e.seq_a}↔${e.seq_b}` : e.divergence === 'inserted' ? `seq ${e.seq_b} only in b` : `seq ${e.seq_a} only in a`;
-  return `${where} ${e.record}: ${CLASS_WORDS[e.class]}${e.fields.length > 0 ? ` at ${e.fields.join(', ')}` : ''}`;
+  const words = noneLive && e.class === 'recorded-answer-change' ? NOT_LIVE_WORDS : CLASS_WORDS[e.class];
+  return inline(`${where} ${e.record}: ${words}${e.fields.length > 0 ? ` at ${e.fields.join(', ')}` : ''}`);
 }

@@ -1,8 +1,5 @@
 /** Verbs over a journal (a directory or a Postgres location): init, append, log, show, head, fork. */
-import type { Json } from '../../canonical/json.js';
 import type { StepRecord } from '../../record/seal.js';
-import { toolNameOf } from '../../record/v1.js';
-import { renderValue, shorten } from '../../diff/summary.js';
 import { intArg } from '../args.js';
 import { EXIT_FAILED, EXIT_OK, UsageError, type Verb } from '../cli.js';
 import { parseJsonStrict, readText, InputError } from '../input.js';
@@ -11,8 +8,11 @@ import { journalId, locate, withJournal } from '../location.js';
 import { JSON_FORMAT, printReport, type Output } from '../output.js';
 import { Run, startRun, type Effect } from '../../runtime/index.js';
 import { identityLine, labelsOf } from '../identity.js';
+import { logEntry } from '../log-lines.js';
+import { inline } from '../safe-text.js';
 
 export { openJournal, withJournal } from '../location.js';
+export { describePrompt } from '../log-lines.js';
 
 export { printReport };
 
@@ -76,7 +76,7 @@ export const initVerb: Verb = {
       await at.close();
     }
     if (out.json) out.document('init', { ok: true, journal: at.display, genesis: journal.genesis });
-    else out.say(`created ${asRun ? 'run journal' : 'journal'} ${at.kind === 'postgres' ? at.display : positionals[0]} (journal_id ${journal.genesis.journal_id})`);
+    else out.say(`created ${asRun ? 'run journal' : 'journal'} ${inline(at.kind === 'postgres' ? at.display : positionals[0]!)} (journal_id ${inline(journal.genesis.journal_id)})`);
     return EXIT_OK;
   },
 };
@@ -112,52 +112,6 @@ export const appendVerb: Verb = {
     return EXIT_OK;
   },
 };
-
-/**
- * What a log line shows as the step's tool: the record profile's tool name (what redaction policies match,
- * REDACTION.md §4), else, for display only, the name in the shapes of common chat APIs (`tool`, `function`).
- */
-function toolLabel(step: StepRecord): string {
-  const name = toolNameOf(step.tool_call);
-  if (name !== null) return name;
-  const call = step.tool_call as Record<string, Json> | null;
-  if (call && typeof call === 'object' && !Array.isArray(call)) {
-    const n = call.tool ?? call.function;
-    if (typeof n === 'string') return n;
-    if (n && typeof n === 'object' && !Array.isArray(n) && typeof n.name === 'string') return n.name;
-  }
-  return call === null ? '—' : 'tool';
-}
-
-/**
- * What the prompt is, in one line. A string is itself. A chat array's last message is often not the
- * prompt at all — in a tool turn it is the previous tool's result — so it is named by count and last role,
- * then the last user message, which is what was asked.
- */
-export function describePrompt(prompt: Json, max: number): string {
-  if (typeof prompt === 'string') return shorten(prompt.replace(/\s+/g, ' '), max);
-  if (Array.isArray(prompt) && prompt.length > 0 && prompt.every((m) => m !== null && typeof m === 'object' && !Array.isArray(m) && typeof m.role === 'string')) {
-    const messages = prompt as Array<Record<string, Json>>;
-    const lastRole = messages[messages.length - 1]!.role as string;
-    let asked: Record<string, Json> | undefined;
-    for (let i = messages.length - 1; i >= 0 && asked === undefined; i--) if (messages[i]!.role === 'user') asked = messages[i];
-    const head = `${messages.length} message${messages.length === 1 ? '' : 's'}, the last from ${lastRole}`;
-    if (asked === undefined) return shorten(head, max);
-    const text = messageText(asked.content ?? null);
-    return shorten(`${head}; last user message: ${text.replace(/\s+/g, ' ')}`, max);
-  }
-  return renderValue(prompt, max);
-}
-
-/** A chat message's content as text: a string, or the text parts of a content array. */
-function messageText(content: Json): string {
-  if (typeof content === 'string') return content;
-  if (Array.isArray(content)) {
-    const texts = content.flatMap((p) => (p !== null && typeof p === 'object' && !Array.isArray(p) && typeof p.text === 'string' ? [p.text] : []));
-    if (texts.length > 0) return texts.join(' ');
-  }
-  return renderValue(content, 200);
-}
 
 async function* noSteps(): AsyncGenerator<StepRecord> {}
 
@@ -208,18 +162,12 @@ export const logVerb: Verb = {
       }
       const identity = identityLine(journal.genesis);
       if (identity !== null) out.say(identity);
-      if (report.ok) out.say(out.style('green', `✔ chain verified: ${report.steps} steps, head ${report.head ?? '(empty)'}`));
-      if (pending.length > 0) out.say(out.style(['yellow', 'bold'], `⚠ ${pending.length} tool effect${pending.length === 1 ? '' : 's'} started with no recorded outcome (marked PENDING below): the tool may or may not have run`));
+      // The verdict first: a valid chain in one line, an invalid one with every problem.
+      if (report.ok) out.say(out.style('green', `✔ chain verified: ${report.steps} step${report.steps === 1 ? '' : 's'}, head ${report.head ?? '(empty)'}`));
       else printReport(out, positionals[0]!, report, [out.style(['red', 'bold'], 'The chain does NOT hold: the steps below cannot be trusted.')]);
+      if (pending.length > 0) out.say(out.style(['yellow', 'bold'], `⚠ ${pending.length} tool effect${pending.length === 1 ? '' : 's'} started with no recorded outcome (marked PENDING below): the tool may or may not have run`));
       const width = process.stdout.columns && process.stdout.columns > 60 ? process.stdout.columns : 100;
-      for await (const step of steps()) {
-        const kind = step.v === 2 && step.kind !== 'step' ? `${out.style('magenta', step.kind)}  ` : '';
-        const mark = pendingIds.has(step.step_id) ? `  ${out.style(['yellow', 'bold'], 'PENDING — outcome unknown')}` : '';
-        const head = `${out.style('yellow', `${String(step.seq).padStart(4)} ${step.step_hash.slice(7, 19)}`)}  ${kind}${out.style('bold', typeof step.model === 'string' ? shorten(step.model, 28) : renderValue(step.model, 28))}  ${out.style('cyan', toolLabel(step))}  ${out.style('dim', step.ts)}${mark}`;
-        await out.stream(
-          `${head}\n       prompt: ${describePrompt(step.prompt, width - 16)}${step.tool_call !== null ? `\n       call:   ${renderValue(step.tool_call, width - 16)}` : ''}\n       result: ${renderValue(step.result, width - 16)}`,
-        );
-      }
+      for await (const step of steps()) await out.stream(logEntry(out, step, width, pendingIds.has(step.step_id)));
       return report.ok ? EXIT_OK : EXIT_FAILED;
     });
   },
@@ -285,7 +233,7 @@ export const forkVerb: Verb = {
         const head = await fork.head();
         await fork.close();
         if (out.json) out.document('fork', { ok: true, journal: target.display, lineage: fork.lineage, head });
-        else out.say(`forked ${at.display} at step ${fromStep} into ${target.display} (head ${head?.step_hash})`);
+        else out.say(`forked ${inline(at.display)} at step ${fromStep} into ${inline(target.display)} (head ${head?.step_hash})`);
         return EXIT_OK;
       });
     } finally {

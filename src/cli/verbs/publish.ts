@@ -11,6 +11,7 @@ import { EXIT_FAILED, EXIT_OK, UsageError, type Verb } from '../cli.js';
 import { intArg } from '../args.js';
 import { withJournal } from './journal.js';
 import { countingSource } from '../output.js';
+import { inline } from '../safe-text.js';
 
 
 export const publishVerb: Verb = {
@@ -63,7 +64,7 @@ export const publishVerb: Verb = {
       progress.end();
       if (out.json) out.document('publish', { ok: true, ...result });
       else {
-        out.say(`wrote ${result.out} (${result.bytes} bytes${result.compressed ? ', gzip' : ''}): ${result.range.to + 1} steps, ${result.redactions} redaction${result.redactions === 1 ? '' : 's'}`);
+        out.say(`wrote ${result.out} (${result.bytes} bytes${result.compressed ? ', gzip' : ''}): ${result.range.to + 1} step${result.range.to === 0 ? '' : 's'}, ${result.redactions} redaction${result.redactions === 1 ? '' : 's'}`);
         const k = result.redacted_from;
         if (result.publication === 'original-head') out.say(`  published against the original head ${result.original_head.step_hash} (seq ${result.original_head.seq}): verify it with --head; withheld values are salted digests only`);
         else out.say(k > result.original_head.seq
@@ -90,7 +91,8 @@ export const discloseVerb: Verb = {
     'Without --path: a whole-step proof that discloses every redaction of step N and opens the anchor\'s commitments to',
     'the original hashes of steps N-1 and N, so anyone can re-derive the step\'s original hash (spec/REDACTION.md §8.4).',
     'Whoever receives it can also test guesses of values still redacted in earlier steps against those hashes.',
-    'With --hash-only: opens only the anchor\'s commitment to the original hash of step N (default: the original head),',
+    'With --hash-only (stepchain/v1 publications; a v2 one has no anchor, its head is the original head: pin it with',
+    '`stepchain verify --head`): opens only the anchor\'s commitment to the original hash of step N (default: the original head),',
     'disclosing no value, for someone who already holds that hash (§8.5). It lets its holder test guesses of the values',
     'redacted up to step N, as holding the original head does.',
     'With --check: verifies a proof offline — the receipt verifies as a published receipt, a marker stands at the',
@@ -126,13 +128,13 @@ export const discloseVerb: Verb = {
         const { receipt: r, ...rest } = report;
         out.document('disclose', { ...rest, receipt: resolve(receipt), receipt_ok: r?.ok ?? null, receipt_problems: r?.problems ?? [] });
       } else if (report.ok) {
-        if ('record' in report) out.say(`${out.style('green', '✔ whole-step disclosure holds')}: step ${report.seq} of the original run is\n${JSON.stringify(report.record)}`);
+        if ('record' in report) out.say(`${out.style('green', '✔ whole-step disclosure holds')}: step ${report.seq} of the original run is\n${inline(JSON.stringify(report.record))}`);
         else if ('step_hash' in report) out.say(`${out.style('green', '✔ hash disclosure holds')}: the anchor commits to ${report.step_hash} as the original hash of step ${report.seq}${report.head ? ' (the original head)' : ''}`);
-        else out.say(`${out.style('green', '✔ disclosure holds')}: seq ${report.seq}, ${report.path} (rule ${report.rule}) = ${JSON.stringify(report.value)}`);
-        for (const p of report.proves) out.say(`  ${out.style('green', 'proves')} ${p}`);
+        else out.say(`${out.style('green', '✔ disclosure holds')}: seq ${report.seq}, ${inline(String(report.path))} (rule ${inline(String(report.rule))}) = ${inline(JSON.stringify(report.value))}`);
+        for (const p of report.proves) out.say(`  ${out.style('green', 'proves')} ${inline(p)}`);
       } else {
-        out.say(`${out.style(['red', 'bold'], '✘ disclosure does NOT hold')}${report.seq !== null ? ` for seq ${report.seq}${'path' in report ? `, ${report.path}` : ''}` : ''}`);
-        for (const p of report.problems) out.say(`  ${out.style('red', p.code)} ${p.message}`);
+        out.say(`${out.style(['red', 'bold'], '✘ disclosure does NOT hold')}${report.seq !== null ? ` for seq ${report.seq}${'path' in report ? `, ${inline(String(report.path))}` : ''}` : ''}`);
+        for (const p of report.problems) out.say(`  ${out.style('red', p.code)} ${inline(p.message)}`);
       }
       return report.ok ? EXIT_OK : EXIT_FAILED;
     }
@@ -169,7 +171,7 @@ export const discloseVerb: Verb = {
       ...(values.out !== undefined ? { out: values.out as string } : {}),
     });
     if (out.json) out.document('disclose', { ok: true, proof, ...(values.out !== undefined ? { out: values.out } : {}) });
-    else if (values.out !== undefined) out.say(`wrote ${values.out as string}: a proof of the value at seq ${proof.seq}, ${proof.path} (rule ${proof.rule}); it reveals that value to whoever receives it`);
+    else if (values.out !== undefined) out.say(`wrote ${values.out as string}: a proof of the value at seq ${proof.seq}, ${inline(proof.path)} (rule ${inline(proof.rule)}); it reveals that value to whoever receives it`);
     else out.print(JSON.stringify(proof));
     return EXIT_OK;
   },

@@ -10,11 +10,13 @@ import type { RunFilter } from '../../store/runs.js';
 import { describeIdentity, labelsOf } from '../identity.js';
 import { Run, type Effect } from '../../runtime/index.js';
 import { renderValue } from '../../diff/summary.js';
+import { errorText } from '../log-lines.js';
 import { EXIT_OK, UsageError, type Verb } from '../cli.js';
 import { parseJsonStrict } from '../input.js';
 import type { Output } from '../output.js';
 import { locate, withJournal } from '../location.js';
 import { isPostgresLocation } from '../../store/postgres/index.js';
+import { inline } from '../safe-text.js';
 
 function withRun<T>(path: string, readOnly: boolean, fn: (run: Run) => Promise<T>): Promise<T> {
   return withJournal(path, readOnly, (journal) => fn(Run.of(journal)));
@@ -36,9 +38,10 @@ export function effectJson(e: Effect): Record<string, Json> {
 
 function effectLine(out: Output, e: Effect): string {
   const status = e.status === 'started' ? out.style(['yellow', 'bold'], 'PENDING — outcome unknown') : e.status === 'completed' ? out.style('green', 'completed') : out.style('red', 'failed');
-  const key = e.idempotencyKey === null ? '' : `  key ${e.idempotencyKey}`;
+  const key = e.idempotencyKey === null ? '' : `  key ${inline(e.idempotencyKey)}`;
   const took = e.durationMs === null ? '' : `  ${e.durationMs} ms`;
-  return `${String(e.seq).padStart(4)}  ${e.id}  ${out.style('cyan', e.tool ?? '?')}  ${status}${key}${took}\n      args: ${renderValue(e.args, 100)}${e.summary ? `\n      summary: ${e.summary}` : ''}`;
+  const outcome = e.status === 'failed' ? `\n      error: ${inline(errorText(e.error, 100))}` : '';
+  return `${String(e.seq).padStart(4)}  ${inline(e.id)}  ${out.style('cyan', inline(e.tool ?? '?'))}  ${status}${key}${took}\n      args: ${inline(renderValue(e.args, 100))}${e.summary ? `\n      summary: ${inline(e.summary)}` : ''}${outcome}`;
 }
 
 const begin = async (out: Output, values: Record<string, unknown>, path: string): Promise<number> => {
@@ -67,7 +70,7 @@ const end = async (out: Output, values: Record<string, unknown>, path: string, i
   return withRun(path, false, async (run) => {
     const at = await run.endTool(id, outcome);
     if (out.json) out.document('effect', { ok: true, action: 'end', id, status: hasResult ? 'completed' : 'failed', seq: at.seq });
-    else out.say(`effect ${id} ${hasResult ? 'completed' : 'failed'} (seq ${at.seq})`);
+    else out.say(`effect ${inline(id)} ${hasResult ? 'completed' : 'failed'} (seq ${at.seq})`);
     return EXIT_OK;
   });
 };
@@ -156,7 +159,7 @@ export const continuationVerb: Verb = {
       if (point.seq === null) out.say('no continuation point: the run has no record yet');
       else out.print(String(point.seq));
       if (head !== null && point.seq !== head.seq) out.say(`the run's head is seq ${head.seq}; records after ${point.seq ?? 'the start'} are in flight or wait for a tool's outcome`);
-      for (const e of pending) out.say(out.style('yellow', `pending effect ${e.id} (${e.tool ?? '?'}, seq ${e.seq}): outcome unknown`));
+      for (const e of pending) out.say(out.style('yellow', `pending effect ${inline(e.id)} (${inline(e.tool ?? '?')}, seq ${e.seq}): outcome unknown`));
       return EXIT_OK;
     });
   },
@@ -198,7 +201,10 @@ export const runsVerb: Verb = {
       return EXIT_OK;
     }
     if (runs.length === 0) out.say('no matching runs');
-    for (const r of runs) out.print(`${r.created_at}  ${r.id}${r.fork_of ? ` (fork of ${r.fork_of})` : ''}  ${describeIdentity(r)}`);
+    for (const r of runs) {
+      const identity = describeIdentity(r);
+      out.print(`${inline(r.created_at)}  ${inline(r.id)}${r.fork_of ? ` (fork of ${inline(r.fork_of)})` : ''}${identity ? `  ${identity}` : ''}`);
+    }
     return EXIT_OK;
   },
 };

@@ -2,6 +2,7 @@
 import { copyJournal } from '../../store/copy.js';
 import { EXIT_FAILED, EXIT_OK, type Verb } from '../cli.js';
 import { journalId, locate, withJournal } from '../location.js';
+import { inline } from '../safe-text.js';
 
 export const copyVerb: Verb = {
   name: 'copy',
@@ -75,8 +76,8 @@ export const doctorVerb: Verb = {
         const d = health.durability;
         out.say(`  durability  fsync ${d.fsync}, synchronous_commit ${d.synchronous_commit}${d.warning ? `: ${out.style('yellow', d.warning)}` : ''}`);
       }
-      if (health.journal) out.say(`  journal     ${health.journal.id}: ${health.journal.found ? (health.journal.head ? `head seq ${health.journal.head.seq} ${health.journal.head.step_hash}` : 'empty') : out.style('red', 'not found')}`);
-      for (const p of health.problems) out.say(`  ${out.style('red', p.code)} ${p.message}`);
+      if (health.journal) out.say(`  journal     ${inline(health.journal.id)}: ${health.journal.found ? (health.journal.head ? `head seq ${health.journal.head.seq} ${health.journal.head.step_hash}` : 'empty') : out.style('red', 'not found')}`);
+      for (const p of health.problems) out.say(`  ${out.style('red', inline(p.code))} ${inline(p.message)}`);
     }
     return health.ok ? EXIT_OK : EXIT_FAILED;
   },

@@ -6,6 +6,7 @@
  */
 import { EXIT_FAILED, EXIT_OK, UsageError, type Verb } from '../cli.js';
 import { policyFrom } from '../policy.js';
+import { inline } from '../safe-text.js';
 
 interface WitnessState {
   dir: string;
@@ -107,7 +108,7 @@ export const witnessVerb: Verb = {
     });
     const refuse = (code: string, message: string): number => {
       if (out.json) out.document('witness', { ok: false, error: { code, message } });
-      out.say(`${out.style('red', '✘ refused')} ${message}`);
+      out.say(`${out.style('red', '✘ refused')} ${inline(message)}`);
       return EXIT_FAILED;
     };
     const checked = p.verifyCheckpoint(note, policy);
@@ -141,7 +142,7 @@ export const witnessVerb: Verb = {
       if (out.json) out.document('witness', { ok: true, checkpoint: { origin: next.origin, size: next.size }, extends: last ? last.size : null, vkey, ...(values.out === undefined ? { note: cosigned } : { file: values.out }) });
       else {
         if (values.out === undefined) out.print(cosigned.trimEnd());
-        out.say(`cosigned ${next.origin} at size ${next.size}${last ? ` (extends size ${last.size})` : ' (first checkpoint seen for this origin)'}`);
+        out.say(`cosigned ${inline(next.origin)} at size ${next.size}${last ? ` (extends size ${last.size})` : ' (first checkpoint seen for this origin)'}`);
       }
       return EXIT_OK;
     });
