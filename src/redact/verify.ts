@@ -12,6 +12,7 @@ import { scanCanonical } from '../canonical/scan.js';
 import { MAX_RECORD_DEPTH } from '../canonical/limits.js';
 import { REDACTABLE_MEMBERS, formatOf, genesisHash } from '../record/formats.js';
 import { REDACTED_MARKER, isRedactedBody } from '../record/markers.js';
+import { isObject } from '../canonical/json.js';
 import { ProblemList } from '../chain/problems.js';
 import type { ProblemLocation } from '../chain/report.js';
 import type { VerifiedLine } from '../chain/verifier.js';
@@ -28,7 +29,22 @@ export interface MarkerValue {
 }
 
 /** The problems of a published receipt (spec/REDACTION.md §6): a receipt's, and its declarations' and anchor's. */
-export type PublishedProblemCode = ReceiptProblemCode | 'REDACTION_UNDECLARED' | 'REDACTION_MISSING' | 'ANCHOR_INVALID' | 'SALT_PUBLISHED';
+export type PublishedProblemCode = ReceiptProblemCode | 'REDACTION_UNDECLARED' | 'REDACTION_MISSING' | 'ANCHOR_INVALID' | 'SALT_PUBLISHED' | 'VIEW_INVALID';
+
+/**
+ * Text a published receipt shows that nothing binds to the head (REDACTION.md §7.2, §12.7): a redacted view
+ * of a v2 publication (`why: "view"`, the whole slot: the text around its markers is the publisher's word, only
+ * the slot's digest is bound) or the `text` of a redaction marker (`why: "marker-text"`: informative, only the
+ * marker's commitment binds the value). Every surface shows such text as not bound to the head.
+ */
+export interface UnboundText {
+  seq: number;
+  /** The top-level member (the slot) holding it. */
+  field: string;
+  /** JSON Pointer to the view (`/<slot>`) or to the marker whose `text` it is. */
+  path: string;
+  why: 'view' | 'marker-text';
+}
 
 export interface PublishedReport extends ReceiptReport<PublishedProblemCode> {
   /** The anchor block, once the manifest was read and it had a valid one (a re-anchored publication, §6). */
@@ -41,6 +57,10 @@ export interface PublishedReport extends ReceiptReport<PublishedProblemCode> {
   located: MarkerValue | null;
   /** The published step's stored line at `locate.seq` (when asked for with `step: true`). */
   located_line: string | null;
+  /** Where the receipt shows text not bound to the head, in archive order (at most MAX_UNBOUND_LISTED; see unbound_count). */
+  unbound: UnboundText[];
+  /** How many such places there are in all. */
+  unbound_count: number;
 }
 
 /**
@@ -65,6 +85,8 @@ export interface Locate {
 const key = (seq: number, path: string): string => `${seq} ${path}`;
 /** Declaration and anchor problems kept at most (beyond it the report says problems_truncated). */
 const MAX_EXTRA_PROBLEMS = 1000;
+/** Unbound places listed at most (unbound_count counts them all). */
+export const MAX_UNBOUND_LISTED = 1000;
 
 /**
  * The receipt-verifier options that teach it published receipts, with the state they collect. Exposed so
@@ -88,7 +110,9 @@ export function publishedReceiptHooks(locate?: Locate): PublishedReceiptHooks {
   const finish = (receipt: ReceiptReport<ReceiptProblemCode> | PublishedReport, reading?: ReceiptReading): PublishedReport => checks.finish(receipt, reading);
   const finishIfPublished = (receipt: ReceiptReport<ReceiptProblemCode> | PublishedReport, reading?: ReceiptReading): ReceiptReport<ReceiptProblemCode> | PublishedReport => {
     const m = receipt.manifest;
-    return m && ('anchor' in m || 'redactions' in m || 'publication' in m) ? finish(receipt, reading) : receipt;
+    // A chain holding redaction markers or public-form records is a publication whatever its manifest says:
+    // journals refuse reserved member names, so only a publisher writes them, and its checks must run.
+    return m && ('anchor' in m || 'redactions' in m || 'publication' in m || checks.publishedContent) ? finish(receipt, reading) : receipt;
   };
   const options: ReceiptHooks = {
     extensions: { anchor: (v) => checks.anchorMember(v), redactions: (v) => checks.redactionsMember(v), publication: (v) => checks.publicationMember(v) },
@@ -107,6 +131,10 @@ class PublicationChecks {
   private readonly extra = new ProblemList<PublishedProblemCode>(MAX_EXTRA_PROBLEMS);
   private located: MarkerValue | null = null;
   private locatedLine: string | null = null;
+  private readonly unbound: UnboundText[] = [];
+  private unboundCount = 0;
+  /** A chain line held a valid redaction marker or was a public-form record (a publisher's output). */
+  publishedContent = false;
   /** Reports already finished: finishing one again returns it unchanged (no doubled problems). */
   private readonly finished = new WeakSet<object>();
 
@@ -138,19 +166,75 @@ class PublicationChecks {
     if (line.seq === null) return;
     if (this.locate?.step && line.seq === this.locate.seq) this.locatedLine = line.text;
     if (this.publication) this.publicForm(line);
+    const views = this.views(line);
+    const marked = new Set<string>();
     for (const m of line.markers) {
       if (m.names.length !== 1 || m.names[0] !== REDACTED_MARKER) continue;
       const value = markerValue(line.text.slice(m.start, m.end), m.path);
       if (value === null) continue; // an invalid marker: the chain verifier reports MARKER_INVALID
+      this.publishedContent = true;
       if (this.locate && line.seq === this.locate.seq && m.path === this.locate.path) this.located = value;
       const loc: ProblemLocation = { ...(line.file ? { file: line.file } : {}), line: line.line, seq: line.seq, path: m.path };
+      const slot = m.path.split('/')[1]!;
+      // A view's value is never a whole marker (views() leaves those out), so a marker in its slot is inside it.
+      const inView = views !== null && views.has(slot);
+      if (inView) marked.add(slot);
+      else if (value.text !== undefined) {
+        if (this.publication && m.path === `/${slot}`) {
+          this.extra.add('VIEW_INVALID', `the withheld ${slot} of seq ${line.seq} carries text beside its digest; a withheld slot's marker is exactly {"commitment","rule"}, and no digest binds that text`, { ...loc, field: slot });
+        }
+        this.addUnbound({ seq: line.seq, field: slot, path: m.path, why: 'marker-text' });
+      }
       const entry = this.declared?.get(key(line.seq, m.path));
-      if (!entry) this.extra.add('REDACTION_UNDECLARED', `a redaction marker (rule ${JSON.stringify(value.rule)}) stands at seq ${line.seq}, ${m.path}, but the manifest's redactions list does not declare it`, loc);
-      else {
+      if (!entry) {
+        this.extra.add('REDACTION_UNDECLARED', `a redaction marker (rule ${JSON.stringify(value.rule)}) stands at seq ${line.seq}, ${m.path}, but the manifest's redactions list does not declare it${inView ? `; it is the marker of the redacted view ${slot}, whose text nothing binds to the head` : ''}`, inView ? { ...loc, field: slot } : loc);
+      } else {
         entry.seen = true;
         if (entry.d.rule !== value.rule) this.extra.add('REDACTION_UNDECLARED', `the marker at seq ${line.seq}, ${m.path} names rule ${JSON.stringify(value.rule)}; the declaration names ${JSON.stringify(entry.d.rule)}`, loc);
       }
     }
+    if (views === null) return;
+    for (const slot of views) {
+      this.addUnbound({ seq: line.seq, field: slot, path: `/${slot}`, why: 'view' });
+      if (!marked.has(slot)) {
+        this.extra.add('VIEW_INVALID', `${slot} of seq ${line.seq} is a redacted view (its digest in "digests") with no redaction marker inside: a view shows a value with markers in it, and nothing binds its text to the head`, {
+          ...(line.file ? { file: line.file } : {}), line: line.line, seq: line.seq, field: slot, path: `/${slot}`,
+        });
+      }
+    }
+  }
+
+  /**
+   * The slots of a public-form line that are redacted views (a digest in `digests`, a value present), or null
+   * when it has none. A line without the text `"digests":{` has no such member and is not parsed again.
+   */
+  private views(line: VerifiedLine): Set<string> | null {
+    const publishedManifest = this.publication !== null || this.anchor !== null || this.declared !== null;
+    // One more parse only for lines that may hold views, or a public form an unpublished manifest does not declare.
+    if (!line.text.includes('"digests":{') && (publishedManifest || this.publishedContent || !line.text.includes('"salts":{'))) return null;
+    let record: unknown;
+    try {
+      record = JSON.parse(line.text);
+    } catch {
+      return null; // cannot happen for a line with a seq: it scanned as canonical JSON
+    }
+    if (!isObject(record)) return null;
+    if (isObject(record.salts) || isObject(record.digests)) this.publishedContent = true;
+    const digests = record.digests;
+    if (!isObject(digests)) return null;
+    const out = new Set<string>();
+    // Only slots (REDACTABLE_MEMBERS): another name in digests is the chain's FIELD_INVALID.
+    for (const slot of Object.keys(digests)) {
+      const v = record[slot];
+      // A whole marker beside a digest is a slot in two states (the chain's HASH_MISMATCH), not a view.
+      if (REDACTABLE_MEMBERS.has(slot) && v !== undefined && !(isObject(v) && Object.keys(v).length === 1 && REDACTED_MARKER in v)) out.add(slot);
+    }
+    return out.size > 0 ? out : null;
+  }
+
+  private addUnbound(u: UnboundText): void {
+    this.unboundCount++;
+    if (this.unbound.length < MAX_UNBOUND_LISTED) this.unbound.push(u);
   }
 
   /** A v2 publication carries public records only: a record salt in one would open every slot (§12.5 step 2). */
@@ -176,7 +260,10 @@ class PublicationChecks {
   /** §7 step 3, then the verdict and what the published receipt proves. */
   finish(receipt: ReceiptReport<ReceiptProblemCode> | PublishedReport, reading?: ReceiptReading): PublishedReport {
     if (this.finished.has(receipt)) return receipt as PublishedReport;
-    const r: PublishedReport = { ...receipt, problems: receipt.problems.slice(), anchor: null, publication: null, redactions: 0, located: null, located_line: null };
+    const r: PublishedReport = {
+      ...receipt, problems: receipt.problems.slice(), anchor: null, publication: null, redactions: 0, located: null, located_line: null,
+      unbound: this.unbound.slice(), unbound_count: this.unboundCount,
+    };
     const stopped = reading ? reading.stopped : receipt.problems.some((p) => STOPPING.has(p.code));
     // The manifest is only there when both members passed their shape checks (or are absent).
     if (receipt.manifest) this.checkManifest(receipt, receipt.manifest, r, stopped);
@@ -197,7 +284,11 @@ class PublicationChecks {
     if (this.publication) {
       this.checkPublication(m, r, add);
       if (a) add('ANCHOR_INVALID', 'a receipt published against its original head (publication) has no anchor block', '/anchor');
-    } else if (a === null) add('ANCHOR_INVALID', 'the manifest has no anchor block: this is not a published (redacted) receipt', '/anchor');
+    } else if (a === null) {
+      add('ANCHOR_INVALID', this.publishedContent && decl === null
+        ? 'the chain holds redaction markers or public-form records (salts, digests), which only a publisher writes, but the manifest has no publication or anchor block: a publication stripped of its declarations'
+        : 'the manifest has no anchor block: this is not a published (redacted) receipt', '/anchor');
+    }
     if (decl === null && !this.publication) add('ANCHOR_INVALID', 'the manifest has no redactions list: this is not a published (redacted) receipt', '/redactions');
     if (a && !this.publication) {
       if (m.range.from !== 0) add('ANCHOR_INVALID', `a published receipt covers the whole chain from seq 0; this one starts at ${m.range.from}`, '/range/from');
@@ -265,7 +356,19 @@ function describePublication(r: PublishedReport): void {
     `That the original run is the one the anchor describes (${k > 0 ? `${steps(0, k - 1)} as published, ` : ''}${k < a.length ? 'the hashes its commitments hide' : 'this head'}): the anchor is the publisher's ${signed}claim. Compare it with a head pinned out of band, or with the original journal (compareAnchor in the library).`,
     'That the redacted steps carry the original content outside the markers: the published chain is a new chain from the first redaction on; only a disclosure (or the original journal) can show what a marker hides.',
     'That the policy removed every secret: it proves only that what was redacted is declared.',
+    ...(r.unbound_count > 0
+      ? [`That the text shown in ${plural(r.unbound_count, 'redaction marker')} (its "text": ${unboundPlaces(r)}) is the original text around the redacted value: it is the publisher's rendering, not bound to any head; only a marker's commitment binds the value, and a disclosure checks the text against it.`]
+      : []),
   ];
+}
+
+const plural = (n: number, one: string): string => `${n} ${one}${n === 1 ? '' : 's'}`;
+
+/** The first unbound places, for a sentence: "seq 1 /tool_call, seq 2 /input/note and 3 more". */
+function unboundPlaces(r: PublishedReport): string {
+  const shown = r.unbound.slice(0, 5).map((u) => `seq ${u.seq} ${u.path}`);
+  const more = r.unbound_count - shown.length;
+  return more > 0 ? `${shown.join(', ')} and ${more} more` : shown.length > 1 ? `${shown.slice(0, -1).join(', ')} and ${shown[shown.length - 1]!}` : shown[0]!;
 }
 
 /** What a v2 publication proves (REDACTION.md §12.7). */
@@ -273,14 +376,19 @@ function describeCommitted(r: PublishedReport): void {
   r.proves = [
     ...r.proves,
     `The published chain is the original chain: every step hash, the head ${r.head ?? ''} among them, is the one the journal holds, recomputed here from the disclosed values and the digests of the withheld ones.`,
-    'Every disclosed value is the original value at its place: each is bound to its step hash by its slot salt.',
+    // With views, no sentence may read as if every value shown were bound (issue 32): the views are named apart.
+    r.unbound_count === 0
+      ? 'Every disclosed value is the original value at its place: each is bound to its step hash by its slot salt.'
+      : `Every slot published with its salt holds the original value at its place, bound to its step hash by that salt. This does not cover the ${plural(r.unbound_count, 'redacted view')}, whose text is not bound to the head.`,
     `Every redaction marker is declared in the manifest, and every declared redaction (${r.redactions}) has its marker: nothing was withheld or left in silently.`,
     'Nothing about a withheld value can be tested by guessing: its digest is salted with 128 secret bits that never leave the journal.',
   ];
   r.does_not_prove = [
     ...r.does_not_prove,
     'What a withheld slot holds, its type or its size, or whether a withheld meta was present at all; an opening from the journal holder reveals one slot.',
-    'That the text outside the markers of a redacted view (a slot with its digest in "digests") is the original: only an opening of the slot binds it.',
+    r.unbound_count === 0
+      ? 'That the text outside the markers of a redacted view (a slot with its digest in "digests") is the original: only an opening of the slot binds it.'
+      : `That the text of the ${plural(r.unbound_count, 'redacted view')} (${unboundPlaces(r)}) is the original: it is NOT bound to the head — anyone holding this receipt can rewrite it and it still verifies. Only the slot's digest is bound; an opening of the slot from the journal binds its text.`,
     'That the policy removed every secret: it proves only that what was redacted is declared.',
   ];
 }
