@@ -21,6 +21,7 @@ import type { ReceiptReading } from '../receipt/problems.js';
 import { verifyReceipt, type ByteInput, type ReceiptProblemCode, type ReceiptReport, type VerifyReceiptOptions } from '../receipt/verify.js';
 import { anchorDefect, redactionsDefect, type AnchorBlock, type Declaration } from './anchor.js';
 import { publicationDefect, type PublicationBlock } from './publication.js';
+import { viewSlots } from './unbound.js';
 
 export interface MarkerValue {
   commitment: string;
@@ -176,7 +177,7 @@ class PublicationChecks {
       if (this.locate && line.seq === this.locate.seq && m.path === this.locate.path) this.located = value;
       const loc: ProblemLocation = { ...(line.file ? { file: line.file } : {}), line: line.line, seq: line.seq, path: m.path };
       const slot = m.path.split('/')[1]!;
-      // A view's value is never a whole marker (views() leaves those out), so a marker in its slot is inside it.
+      // A view's value is never a whole marker (viewSlots leaves those out), so a marker in its slot is inside it.
       const inView = views !== null && views.has(slot);
       if (inView) marked.add(slot);
       else if (value.text !== undefined) {
@@ -220,16 +221,8 @@ class PublicationChecks {
     }
     if (!isObject(record)) return null;
     if (isObject(record.salts) || isObject(record.digests)) this.publishedContent = true;
-    const digests = record.digests;
-    if (!isObject(digests)) return null;
-    const out = new Set<string>();
-    // Only slots (REDACTABLE_MEMBERS): another name in digests is the chain's FIELD_INVALID.
-    for (const slot of Object.keys(digests)) {
-      const v = record[slot];
-      // A whole marker beside a digest is a slot in two states (the chain's HASH_MISMATCH), not a view.
-      if (REDACTABLE_MEMBERS.has(slot) && v !== undefined && !(isObject(v) && Object.keys(v).length === 1 && REDACTED_MARKER in v)) out.add(slot);
-    }
-    return out.size > 0 ? out : null;
+    const slots = viewSlots(record);
+    return slots.length > 0 ? new Set(slots) : null;
   }
 
   private addUnbound(u: UnboundText): void {
