@@ -208,20 +208,22 @@ class PublicationChecks {
 
   /**
    * The slots of a public-form line that are redacted views (a digest in `digests`, a value present), or null
-   * when it has none. A line without the text `"digests":{` has no such member and is not parsed again.
+   * when it has none. Cheap for every other line: canonical JSON sorts members, and no record member sorts
+   * before "digests", so a line holds a top-level `digests` only when it begins with it — unless its first
+   * member sorts before (an unknown member, already UNKNOWN_FIELD), when the whole line is searched. (A
+   * search of every line cost about 1.4 µs per 1.2 KB line, a tenth of verifying it; this test, about 20 ns.)
    */
   private views(line: VerifiedLine): Set<string> | null {
-    const publishedManifest = this.publication !== null || this.anchor !== null || this.declared !== null;
-    // One more parse only for lines that may hold views, or a public form an unpublished manifest does not declare.
-    if (!line.text.includes('"digests":{') && (publishedManifest || this.publishedContent || !line.text.includes('"salts":{'))) return null;
+    const t = line.text;
+    const first = t.charCodeAt(2); // the first member name's first character ('d' is 100)
+    if (first > 100 || (!t.startsWith('{"digests":{') && !(t.slice(2, 9) < 'digests' && t.includes('"digests":{')))) return null;
     let record: unknown;
     try {
-      record = JSON.parse(line.text);
+      record = JSON.parse(t);
     } catch {
       return null; // cannot happen for a line with a seq: it scanned as canonical JSON
     }
-    if (!isObject(record)) return null;
-    if (isObject(record.salts) || isObject(record.digests)) this.publishedContent = true;
+    if (isObject(record) && isObject(record.digests)) this.publishedContent = true;
     const slots = viewSlots(record);
     return slots.length > 0 ? new Set(slots) : null;
   }

@@ -105,6 +105,7 @@ describe('hostile publication bytes (issue 32)', () => {
         (r.prompt as { '$stepchain:redacted': Record<string, string> })['$stepchain:redacted'].text = 'invented';
       }
     }, undefined, ['HASH_MISMATCH']],
+    ['a marker-less view in a line whose first member sorts before "digests" (an unknown member)', (r, s) => { if (s === 0) { asView(r, 'result', 1); r.aaa = 1; } }, undefined, ['UNKNOWN_FIELD', 'VIEW_INVALID']],
     ['a marker with text in the envelope (step_id)', (r, s) => { if (s === 0) r.step_id = MARKER('secrets', { text: 'invented' }); }, undefined, ['FIELD_INVALID', 'MARKER_INVALID', 'HASH_MISMATCH']],
   ])('%s: refused', async (_what, record, manifest, expected) => {
     const r = await check(rewrite(original, { record, ...(manifest ? { manifest } : {}) }));
