@@ -112,8 +112,8 @@ export function publishedReceiptHooks(locate?: Locate): PublishedReceiptHooks {
   const finish = (receipt: ReceiptReport<ReceiptProblemCode> | PublishedReport, reading?: ReceiptReading): PublishedReport => checks.finish(receipt, reading);
   const finishIfPublished = (receipt: ReceiptReport<ReceiptProblemCode> | PublishedReport, reading?: ReceiptReading): ReceiptReport<ReceiptProblemCode> | PublishedReport => {
     const m = receipt.manifest;
-    // A chain holding redaction markers or public-form records is a publication whatever its manifest says:
-    // journals refuse reserved member names, so only a publisher writes them, and its checks must run.
+    // A chain holding redaction markers or redacted views is a publication whatever its manifest says:
+    // journals refuse reserved member names and never write digests, so only a publisher writes them.
     return m && ('anchor' in m || 'redactions' in m || 'publication' in m || checks.publishedContent) ? finish(receipt, reading) : receipt;
   };
   const options: ReceiptHooks = {
@@ -135,7 +135,7 @@ class PublicationChecks {
   private locatedLine: string | null = null;
   private readonly unbound: UnboundText[] = [];
   private unboundCount = 0;
-  /** A chain line held a valid redaction marker or was a public-form record (a publisher's output). */
+  /** A chain line held a valid redaction marker or a redacted view (a publisher's output, never a journal's). */
   publishedContent = false;
   /** Reports already finished: finishing one again returns it unchanged (no doubled problems). */
   private readonly finished = new WeakSet<object>();
@@ -282,7 +282,7 @@ class PublicationChecks {
       if (a) add('ANCHOR_INVALID', 'a receipt published against its original head (publication) has no anchor block', '/anchor');
     } else if (a === null) {
       add('ANCHOR_INVALID', this.publishedContent && decl === null
-        ? 'the chain holds redaction markers or public-form records (salts, digests), which only a publisher writes, but the manifest has no publication or anchor block: a publication stripped of its declarations'
+        ? 'the chain holds redaction markers or redacted views (digests), which only a publisher writes, but the manifest has no publication or anchor block: a publication stripped of its declarations'
         : 'the manifest has no anchor block: this is not a published (redacted) receipt', '/anchor');
     }
     if (decl === null && !this.publication) add('ANCHOR_INVALID', 'the manifest has no redactions list: this is not a published (redacted) receipt', '/redactions');
