@@ -55,7 +55,9 @@ function unboundPlaces(r: PublishedReport): string {
 function describeCommitted(r: PublishedReport): void {
   r.proves = [
     ...r.proves,
-    `The published chain is the original chain: every step hash, the head ${r.head ?? ''} among them, is the one the journal holds, recomputed here from the disclosed values and the digests of the withheld ones.`,
+    r.unbound_count === 0
+      ? `The published chain is the original chain: every step hash, the head ${r.head ?? ''} among them, is the one the journal holds, recomputed here from the disclosed values and the digests of the withheld ones.`
+      : `The published chain has the original step hashes: every step hash, the head ${r.head ?? ''} among them, is the one the journal holds, recomputed here from the disclosed values and the digests of the withheld slots and of the redacted views (a view's digest is bound, its text is not).`,
     // With views, no sentence may read as if every value shown were bound (issue 32): the views are named apart.
     r.unbound_count === 0
       ? 'Every disclosed value is the original value at its place: each is bound to its step hash by its slot salt.'

@@ -53,7 +53,7 @@ describe('a v2 publication (§12.5)', () => {
     expect(r.problems).toEqual([]);
     expect(r.head).toBe(head.step_hash);
     expect(r.proves.slice(-4)).toEqual([
-      `The published chain is the original chain: every step hash, the head ${head.step_hash} among them, is the one the journal holds, recomputed here from the disclosed values and the digests of the withheld ones.`,
+      `The published chain has the original step hashes: every step hash, the head ${head.step_hash} among them, is the one the journal holds, recomputed here from the disclosed values and the digests of the withheld slots and of the redacted views (a view's digest is bound, its text is not).`,
       // Issue 32: with redacted views, no sentence says that every value shown is the original.
       `Every slot published with its salt holds the original value at its place, bound to its step hash by that salt. This does not cover the ${r.unbound_count} redacted views, whose text is not bound to the head.`,
       `Every redaction marker is declared in the manifest, and every declared redaction (${pub.declarations.length}) has its marker: nothing was withheld or left in silently.`,
