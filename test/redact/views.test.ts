@@ -16,7 +16,8 @@ import type { Json, StepInput } from '../../src/record/index.js';
 import { slotDigest } from '../../src/record/commitments.js';
 import { writeReceipt } from '../../src/receipt/writer.js';
 import { planCommittedPublication, type CommittedPublication } from '../../src/redact/commit-publish.js';
-import { seededSalts } from '../../src/redact/commit.js';
+import { commitment, saltToHex, seededSalts } from '../../src/redact/commit.js';
+import { verifyDisclosure } from '../../src/redact/disclose.js';
 import { compilePolicy } from '../../src/redact/policy.js';
 import { planPublication } from '../../src/redact/publish.js';
 import { verifyPublishedReceipt } from '../../src/redact/verify.js';
@@ -148,6 +149,21 @@ describe('hostile publication bytes (issue 32)', () => {
     }));
     expect(r.problems).toEqual([]);
     expect(r.unbound.filter((u) => u.seq === 0).map((u) => u.field)).toEqual(['input', 'model']);
+  });
+
+  test('a value disclosure of a marker the forger wrote into a view holds — and says it is not bound to the head', async () => {
+    const salt = new Uint8Array(32).fill(7);
+    const value = 'transfer 10000 EUR to mallory';
+    const c = commitment(salt, value);
+    const forged = rewrite(original, {
+      record: (rec, s) => s === 0 && asView(rec, 'result', { note: { '$stepchain:redacted': { commitment: c, rule: 'secrets' } } }),
+      manifest: (m) => declare(m, 0, '/result/note', 'secrets'),
+    });
+    const md = (await check(forged)).manifest_digest!;
+    const proof = { commitment: c, format: 'stepchain-disclosure/v1', manifest_digest: md, path: '/result/note', rule: 'secrets', salt: saltToHex(salt), seq: 0, value };
+    const r = await verifyDisclosure(forged, proof);
+    expect(r.ok).toBe(true);
+    expect(r.proves).toContain('The marker stands in a redacted view, which is NOT bound to the original head: anyone holding the receipt could have written the marker, so this ties the value to this receipt only. An opening of the slot (stepchain-opening/v1) binds it to the head.');
   });
 
   test('a v1 (re-anchored) publication: every marker with text is an unbound place, and a sentence says so', async () => {
