@@ -3,6 +3,7 @@
  * the places the verifier's report lists (`unbound`, `unbound_count`), as lines for people. The report's
  * classification is the library's; this only renders it, for `verify` and `diff` alike.
  */
+import { printablePointer } from '../redact/unbound.js';
 import type { UnboundText } from '../redact/verify.js';
 import type { Output } from './output.js';
 
@@ -28,7 +29,7 @@ export function unboundLines(out: Output, report: unknown, subject = 'this recei
   const lines = [
     `  ${out.style(['yellow', 'bold'], 'NOT BOUND')} ${subject} shows ${u.count} value${u.count === 1 ? '' : 's'} whose text is NOT bound to the head: anyone holding the receipt can rewrite ${u.count === 1 ? 'it' : 'them'} and it still verifies. Only what is proven above is proven; read these as the publisher's word:`,
   ];
-  for (const p of u.places.slice(0, SHOWN)) lines.push(`      ${out.style('yellow', 'not bound')} seq ${p.seq} ${p.path} (${WHY[p.why]})`);
+  for (const p of u.places.slice(0, SHOWN)) lines.push(`      ${out.style('yellow', 'not bound')} seq ${p.seq} ${printablePointer(p.path)} (${WHY[p.why]})`);
   if (u.count > SHOWN) lines.push(`      … and ${u.count - SHOWN} more (--json lists ${u.places.length === u.count ? 'them all' : `the first ${u.places.length}`} in report.unbound)`);
   return lines;
 }

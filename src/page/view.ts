@@ -5,7 +5,7 @@
  * `stepchain disclose --check` prints it, and a paginated step list with one step expanded. Everything
  * from a receipt is written as text nodes (textContent), never as markup. No framework: the page is small.
  */
-import { describeLocation, type Problem, type ReceiptReport, type UnboundText } from '../verify.js';
+import { describeLocation, printablePointer, type Problem, type ReceiptReport, type UnboundText } from '../verify.js';
 import type { Verifier } from './client.js';
 import { KEEP_CHARS, type DisclosureOutcome, type Outcome, type Progress, type StepDetail } from './engine.js';
 import { MAX_KEY_FILE_BYTES, readPins, type PinError } from './pins.js';
@@ -538,7 +538,7 @@ function unboundView(r: ReceiptReport): HTMLElement | null {
   const count = unboundCount(r);
   if (count === 0) return null;
   const places = ((r as ReceiptReport & { unbound?: UnboundText[] }).unbound ?? []).slice(0, 20);
-  const list = h('ul', {}, ...places.map((p) => h('li', {}, `seq ${p.seq} ${p.path} — ${p.why === 'view' ? 'redacted view: the text around its markers' : 'the "text" of a redaction marker'}`)));
+  const list = h('ul', {}, ...places.map((p) => h('li', {}, `seq ${p.seq} ${printablePointer(p.path)} — ${p.why === 'view' ? 'redacted view: the text around its markers' : 'the "text" of a redaction marker'}`)));
   return h('div', { class: 'unbound-box', id: 'unbound', 'data-count': String(count) },
     h('h3', {}, `Not bound to the head: ${plural(count, 'value')}`),
     h('p', {}, `This receipt shows ${plural(count, 'value')} whose text is NOT bound to the head: anyone holding the receipt can rewrite ${count === 1 ? 'it' : 'them'} and it still verifies. They are marked “not bound” in the steps below; read them as the publisher's word, not as verified content.`),

@@ -3,6 +3,7 @@
  * its report — among them, which text it shows without binding it to the head (§12.5 step 6). Pure.
  */
 import type { PublishedReport } from './verify.js';
+import { printablePointer } from './unbound.js';
 
 /** What a published receipt proves and does not prove, added to the receipt's own sentences (REDACTION.md §7). */
 export function describePublication(r: PublishedReport): void {
@@ -46,7 +47,7 @@ const plural = (n: number, one: string): string => `${n} ${one}${n === 1 ? '' : 
 
 /** The first unbound places, for a sentence: "seq 1 /tool_call, seq 2 /input/note and 3 more". */
 function unboundPlaces(r: PublishedReport): string {
-  const shown = r.unbound.slice(0, 5).map((u) => `seq ${u.seq} ${u.path}`);
+  const shown = r.unbound.slice(0, 5).map((u) => `seq ${u.seq} ${printablePointer(u.path)}`);
   const more = r.unbound_count - shown.length;
   return more > 0 ? `${shown.join(', ')} and ${more} more` : shown.length > 1 ? `${shown.slice(0, -1).join(', ')} and ${shown[shown.length - 1]!}` : shown[0]!;
 }

@@ -24,4 +24,4 @@ export {
 export { planCommittedPublication, type CommittedPublication, type WithheldSlot } from './commit-publish.js';
 export { COMMITTED_PUBLICATION_FORMAT, publicationDefect, type PublicationBlock } from './publication.js';
 export { openSlot, verifyOpening, openingDefect, SLOT_OPENING_FORMAT, type SlotOpening, type OpeningReport } from './opening.js';
-export { viewSlots } from './unbound.js';
+export { viewSlots, printablePointer } from './unbound.js';

@@ -21,3 +21,12 @@ export function viewSlots(record: unknown): string[] {
   }
   return out;
 }
+
+/**
+ * A JSON Pointer as people may read it: control characters (C0, DEL, C1) and bidirectional overrides, which
+ * member names in a receipt may hold, written as \u{…} escapes, so a place named in a sentence, on a terminal
+ * or on the page cannot rewrite what is around it.
+ */
+export function printablePointer(path: string): string {
+  return path.replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u{${c.charCodeAt(0).toString(16)}}`);
+}

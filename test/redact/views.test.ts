@@ -25,6 +25,12 @@ import { MemoryStore } from '../../src/store/index.js';
 import * as arb from '../../src/testing/arbitraries.js';
 import { entriesOf, tarOf, text } from '../receipt/craft.js';
 import { CREATED_AT, SAMPLE_POLICY, memoryJournal, sampleSteps } from './helpers.js';
+import { run } from './outsider.js';
+import { tempDir } from '../helpers/tmp.js';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const dir = tempDir('stepchain-views-');
 
 async function bytesOf(plan: CommittedPublication['plan']): Promise<Uint8Array> {
   const parts: Uint8Array[] = [];
@@ -175,6 +181,25 @@ describe('hostile publication bytes (issue 32)', () => {
     expect(r.unbound.every((u) => u.why === 'marker-text')).toBe(true);
     expect(r.unbound).toContainEqual({ seq: 1, field: 'input', path: '/input/note', why: 'marker-text' });
     expect(r.does_not_prove.some((s) => /^That the text shown in \d+ redaction markers \(its "text": seq 1 \/input\/note/.test(s))).toBe(true);
+  });
+
+  test('a place whose member name holds control characters is named escaped, in the sentences and on the terminal', async () => {
+    const name = '\u001b]52;c;aGk=\u0007\u202eevil';
+    const v1 = await memoryJournal([{ step_id: 's0', ts: '2026-01-01T00:00:00.000Z', model: 'm', prompt: 'p', input: { [name]: 'mail bob@example.com today' }, tool_call: null, result: null }], 1024);
+    const p = await planPublication(v1, { policy: compilePolicy({ rules: [{ id: 'secrets', detectors: ['email'] }] }), salts: seededSalts('views-ctl') });
+    const bytes = await bytesOf(p.plan as CommittedPublication['plan']);
+    const r = await verifyPublishedReceipt(bytes);
+    expect(r.ok).toBe(true);
+    expect(r.unbound).toEqual([{ seq: 0, field: 'input', path: `/input/${name}`, why: 'marker-text' }]);
+    const sentence = r.does_not_prove.find((x) => x.startsWith('That the text shown in 1 redaction marker'))!;
+    expect(sentence).toContain('seq 0 /input/\\u{1b}]52;c;aGk=\\u{7}\\u{202e}evil');
+    expect(sentence).not.toMatch(/[\u001b\u0007\u202e]/);
+    const file = join(dir, 'controls.tar');
+    writeFileSync(file, bytes);
+    const cli = await run(['verify', file], dir);
+    expect(cli.code).toBe(0);
+    expect(cli.stderr).toContain('not bound seq 0 /input/\\u{1b}]52;c;aGk=\\u{7}\\u{202e}evil (the "text" of a redaction marker)');
+    expect(cli.stderr).not.toMatch(/[\u001b\u0007\u202e]/);
   });
 
   test('a publication stripped of its declarations does not pass as an ordinary receipt', async () => {
