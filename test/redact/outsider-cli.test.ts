@@ -45,6 +45,10 @@ describe('the publisher\'s own receipt', () => {
     expect(v.text).not.toMatch(BLANKET);
     expect(v.doc.report.proves.join('\n')).not.toMatch(BLANKET);
   });
+
+  test('publish tells the publisher which fields readers will see as not bound', () => {
+    expect(pub.published).toMatch(/1 field is published as redacted views: verifiers show their text as NOT bound to the head/);
+  });
 });
 
 describe('(a) a disclosed value rewritten: tool_call {to: alice, amount: 10} → {to: mallory, amount: 10000}', () => {

@@ -54,6 +54,8 @@ export interface Published {
   receipt: string;
   /** The original head, from `stepchain head`. */
   head: string;
+  /** What `stepchain publish` told the publisher (stderr). */
+  published: string;
 }
 
 /** `stepchain init`, `append --jsonl`, `publish` and `head`, each a real process; throws if one fails. */
@@ -68,9 +70,9 @@ export async function publishedRun(dir: string): Promise<Published> {
   await must(['append', journal, '--jsonl'], STEPS.map((s) => JSON.stringify(s)).join('\n') + '\n');
   writeFileSync(join(dir, 'policy.json'), JSON.stringify(POLICY));
   const receipt = join(dir, 'public.tar.gz');
-  await must(['publish', journal, '--policy', join(dir, 'policy.json'), '--opt-in', '-o', receipt]);
+  const published = (await must(['publish', journal, '--policy', join(dir, 'policy.json'), '--opt-in', '-o', receipt])).stderr;
   const head = (await must(['head', journal])).stdout.trim().split(' ')[1]!;
-  return { dir, journal, receipt, head };
+  return { dir, journal, receipt, head, published };
 }
 
 type Rec = Record<string, Json> & { salts: Record<string, string>; digests?: Record<string, string> };
