@@ -20,7 +20,9 @@ import { commitment, saltToHex, seededSalts } from '../../src/redact/commit.js';
 import { verifyDisclosure } from '../../src/redact/disclose.js';
 import { compilePolicy } from '../../src/redact/policy.js';
 import { planPublication } from '../../src/redact/publish.js';
-import { verifyPublishedReceipt } from '../../src/redact/verify.js';
+import { MAX_UNBOUND_LISTED, verifyPublishedReceipt } from '../../src/redact/verify.js';
+import { Output } from '../../src/cli/output.js';
+import { unboundLines } from '../../src/cli/unbound.js';
 import { MemoryStore } from '../../src/store/index.js';
 import * as arb from '../../src/testing/arbitraries.js';
 import { entriesOf, tarOf, text } from '../receipt/craft.js';
@@ -201,6 +203,19 @@ describe('hostile publication bytes (issue 32)', () => {
     expect(cli.stderr).toContain('not bound seq 0 /input/\\u{1b}]52;c;aGk=\\u{7}\\u{202e}evil (the "text" of a redaction marker)');
     expect(cli.stderr).not.toMatch(/[\u001b\u0007\u202e]/);
   });
+
+  test('past 1000 places the report lists the first 1000 and counts them all; the CLI shows 20 and says how many more', async () => {
+    const many = await memoryJournal(Array.from({ length: 1003 }, (_, i) => ({ step_id: `s${i}`, ts: '2026-01-01T00:00:00.000Z', model: 'm', prompt: 'p', input: { note: `mail u${i}@example.com`, n: i }, tool_call: null, result: null })), 1024, 'stepchain/v2');
+    const p = await planCommittedPublication(many, { policy: compilePolicy({ rules: [{ id: 'secrets', detectors: ['email'] }] }) });
+    const r = await verifyPublishedReceipt(await bytesOf(p.plan), { expectHead: (await many.head())!.step_hash });
+    expect(r.ok).toBe(true);
+    expect(r.unbound_count).toBe(1003);
+    expect(r.unbound).toHaveLength(MAX_UNBOUND_LISTED);
+    expect(r.unbound[999]).toEqual({ seq: 999, field: 'input', path: '/input', why: 'view' });
+    const lines = unboundLines(new Output({ json: false, env: {}, stderr: { isTTY: false } as NodeJS.WriteStream }), r);
+    expect(lines).toHaveLength(22);
+    expect(lines[21]).toBe('      … and 983 more (--json lists the first 1000 in report.unbound)');
+  }, 60_000);
 
   test('a publication stripped of its declarations does not pass as an ordinary receipt', async () => {
     const r = await check(rewrite(original, {
