@@ -27,7 +27,7 @@ export function unboundLines(out: Output, report: unknown, subject = 'this recei
   const u = unboundOf(report);
   if (u === null) return [];
   const lines = [
-    `  ${out.style(['yellow', 'bold'], 'NOT BOUND')} ${subject} shows ${u.count} value${u.count === 1 ? '' : 's'} whose text is NOT bound to the head: anyone holding the receipt can rewrite ${u.count === 1 ? 'it' : 'them'} and it still verifies. Only what is proven above is proven; read these as the publisher's word:`,
+    `  ${out.style(['yellow', 'bold'], 'NOT BOUND')} ${subject} shows ${u.count} value${u.count === 1 ? '' : 's'} whose text is NOT bound to the head: anyone holding the receipt can rewrite ${u.count === 1 ? 'it' : 'them'} and it still verifies. Read ${u.count === 1 ? 'it' : 'them'} as the publisher's word, not as proven:`,
   ];
   for (const p of u.places.slice(0, SHOWN)) lines.push(`      ${out.style('yellow', 'not bound')} seq ${p.seq} ${printablePointer(p.path)} (${WHY[p.why]})`);
   if (u.count > SHOWN) lines.push(`      … and ${u.count - SHOWN} more (--json lists ${u.places.length === u.count ? 'them all' : `the first ${u.places.length}`} in report.unbound)`);
