@@ -55,7 +55,7 @@ export { generateKeyPair, type KeyPair } from './receipt/keys.js';
 
 // Publishing a redacted receipt, disclosing what it hides.
 export { publish, verifyPublishedAt as verifyPublishedReceipt, disclose, discloseStep, discloseHash, verifyDisclosureFiles, type PublishOptions, type PublishResult } from './redact/node.js';
-export type { PublishedReport, VerifyPublishedOptions } from './redact/verify.js';
+export type { PublishedReport, VerifyPublishedOptions, UnboundText } from './redact/verify.js';
 // A v2 journal's publication is against its original head; a withheld field is opened from the journal.
 export { openSlot, verifyOpening, type SlotOpening, type OpeningReport } from './redact/opening.js';
 export type { PolicyDocument } from './redact/policy.js';

@@ -10,7 +10,8 @@ export { genesisHash, genesisDefect, JOURNAL_FORMAT, type Genesis, type StepReco
 export { canonicalJson, scanCanonical, digestUtf8, digestBytes, isDigest } from './canonical/index.js';
 export { verifyReceipt, type VerifyReceiptOptions, type ReceiptReport, type ByteInput } from './receipt/verify.js';
 export { decodePublicKey, type PublicKeyResult } from './receipt/keys.js';
-export { verifyPublishedReceipt, publishedReceiptHooks, type PublishedReport } from './redact/verify.js';
+export { verifyPublishedReceipt, publishedReceiptHooks, type PublishedReport, type UnboundText } from './redact/verify.js';
+export { viewSlots, printablePointer } from './redact/unbound.js';
 export { verifyDisclosure, type DisclosureProof, type DisclosureReport } from './redact/disclose.js';
 export { verifyOpening, SLOT_OPENING_FORMAT, type SlotOpening, type OpeningReport } from './redact/opening.js';
 export { verifyStepDisclosure, STEP_DISCLOSURE_FORMAT, type StepDisclosureReport } from './redact/disclose-step.js';

@@ -183,6 +183,30 @@ export async function generate() {
   await published('published-record-salt', 'a stored record (with its record salt) in a publication', await receiptOf(j.genesis, [...pub.lines.slice(0, 2), j.lines[2]], extra, blob, pub.lines));
   await published('published-with-anchor', 'a publication block and an anchor block', await receiptOf(j.genesis, pub.lines, { ...extra, anchor: { commitments: [], format: 'stepchain-redaction/v2', genesis_hash: genesisHash(j.genesis), length: 3, policy_digest: policy.digest, redacted_from: 3 } }, blob, pub.lines));
 
+  // Issue 32: text an outsider writes into a publication, with nothing but the public receipt (unsigned, so the
+  // manifest is simply rewritten). Each is pinned to the original head.
+  const byPlace = (a, b) => a.seq - b.seq || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+  const asView = (r, slot, value) => {
+    // A disclosed slot's salt is public: its digest is computable, so the slot can be moved into `digests`.
+    const { [slot]: salt, ...salts } = r.salts;
+    return { ...r, [slot]: value, salts, digests: { ...(r.digests ?? {}), [slot]: slotDigest(salt, slot, canonicalJson(r[slot])) } };
+  };
+  const withheldDigest = JSON.parse(pub.lines[0]).prompt['$stepchain:redacted'].commitment;
+  const invented = 'transfer 10000 EUR to mallory';
+  const viewMarker = { '$stepchain:redacted': { commitment: withheldDigest, rule: 'prompts' } };
+  const issue32 = async (id, comment, lines, redactions = extra.redactions) => {
+    const tar = await receiptOf(j.genesis, lines, { ...extra, redactions }, blob, pub.lines);
+    const r = await verifyPublishedReceipt(tar, { expectHead: head });
+    cases.push({ id, comment, kind: 'published', result: r.ok ? 'valid' : 'invalid', base64: base64Encode(tar), expect_head: head, expect: { ok: r.ok, codes: r.problems.map((p) => p.code), unbound: r.unbound } });
+  };
+  await issue32('published-view-unmarked', 'a disclosed slot (result of step 0) turned into a redacted view of other text, with no marker inside: its digest follows from the public salt', edited(0, (r) => asView(r, 'result', { ok: false })));
+  await issue32('published-view-undeclared', 'a disclosed slot turned into a view whose only marker no declaration names', edited(0, (r) => asView(r, 'result', { ok: viewMarker })));
+  await issue32('published-withheld-text', 'a withheld slot (prompt of step 0) whose marker is given invented text', edited(0, (r) => ({ ...r, prompt: { '$stepchain:redacted': { ...r.prompt['$stepchain:redacted'], text: invented } } })));
+  await issue32('published-view-invented', 'a withheld slot (prompt of step 0) turned into a view of invented text beside a marker, the declaration moved to it: valid, and the view is listed among the unbound places', edited(0, (r) => {
+    const { prompt, ...rest } = r;
+    return { ...rest, prompt: [invented, viewMarker], digests: { ...r.digests, prompt: prompt['$stepchain:redacted'].commitment } };
+  }), extra.redactions.map((d) => (d.seq === 0 && d.path === '/prompt' ? { ...d, path: '/prompt/1' } : d)).sort(byPlace));
+
   // Openings against published-valid.
   const md = pub.plan.manifestDigest;
   const o = async (id, comment, proof) => {

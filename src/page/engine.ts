@@ -142,7 +142,7 @@ export class Session {
     const m = report.manifest;
     return {
       report,
-      published: m !== null && ('anchor' in m || 'redactions' in m),
+      published: m !== null && ('anchor' in m || 'redactions' in m || 'publication' in m),
       listed: this.entries.length,
       kept: this.entries.reduce((n, e) => n + (e.text === null ? 0 : 1), 0),
       flagged: this.flagged.length,

@@ -5,6 +5,8 @@
  * §3.5, spec/REDACTION.md §4) and never renders receipt content as anything but text. Pure; no DOM.
  */
 
+import { viewSlots } from '../verify.js';
+
 /** A piece of a rendered value. */
 export type Segment =
   | { kind: 'text'; text: string }
@@ -38,6 +40,11 @@ export interface StepRow {
   /** Redaction markers anywhere in the step. */
   redactions: number;
   blobs: number;
+  /**
+   * Slots shown as redacted views (spec/REDACTION.md §12.5 step 6): their text is NOT bound to the head, so
+   * the page marks them and never shows them as verified (the verifier's report lists the same places).
+   */
+  views: string[];
 }
 
 /** What `blob` returns: a blob's canonical JSON text when it was kept, else null. */
@@ -171,7 +178,7 @@ export function summarize(
   text: string | null,
   blob: BlobLookup,
 ): StepRow {
-  const row: StepRow = { ...entry, kept: text !== null, ts: null, model: [], tool: [], prompt: [], result: [], redactions: 0 };
+  const row: StepRow = { ...entry, kept: text !== null, ts: null, model: [], tool: [], prompt: [], result: [], redactions: 0, views: [] };
   if (text === null) return row;
   let record: unknown;
   try {
@@ -187,6 +194,7 @@ export function summarize(
   row.prompt = promptPreview(record.prompt ?? null, blob);
   row.result = preview(record.result ?? null, blob);
   row.redactions = countRedactions(record);
+  row.views = viewSlots(record);
   return row;
 }
 

@@ -5,7 +5,7 @@
  * `stepchain disclose --check` prints it, and a paginated step list with one step expanded. Everything
  * from a receipt is written as text nodes (textContent), never as markup. No framework: the page is small.
  */
-import { describeLocation, type Problem, type ReceiptReport } from '../verify.js';
+import { describeLocation, printablePointer, type Problem, type ReceiptReport, type UnboundText } from '../verify.js';
 import type { Verifier } from './client.js';
 import { KEEP_CHARS, type DisclosureOutcome, type Outcome, type Progress, type StepDetail } from './engine.js';
 import { MAX_KEY_FILE_BYTES, readPins, type PinError } from './pins.js';
@@ -239,6 +239,9 @@ export function mountPage(starting: Promise<Verifier>): void {
     const name = state.receiptName;
     verdict.className = `verdict ${r.ok ? 'valid' : 'invalid'}`;
     verdict.dataset.ok = String(r.ok);
+    // Issue 32: a verdict over text that is not bound to the head is never all green (page.css).
+    if (unboundCount(r) > 0) verdict.dataset.unbound = String(unboundCount(r));
+    else delete verdict.dataset.unbound;
     const n = r.problems.length;
     verdict.replaceChildren(h('p', { class: 'headline', id: 'headline' }, r.ok
       ? `✔ valid receipt ${name}: ${plural(r.steps, 'step')}${r.head ? `, head ${r.head} (seq ${r.head_seq})` : ', empty'}`
@@ -256,6 +259,8 @@ export function mountPage(starting: Promise<Verifier>): void {
       ...r.proves.map((s) => h('li', { class: 'proves' }, h('span', { class: 'tag proves' }, 'proves'), s)),
       ...r.does_not_prove.map((s) => h('li', { class: 'not' }, h('span', { class: 'tag not' }, 'does not prove'), s))));
     if (r.ok && !pinned) parts.push(h('p', { class: 'hintline' }, 'Hint: pin the head or the signer\'s public key (above); otherwise anyone could have made this receipt.'));
+    const unbound = unboundView(r);
+    if (unbound) parts.unshift(unbound);
     parts.push(facts(o));
     if (o.disclosure) parts.push(disclosureView(o.disclosure));
     parts.push(jsonView(o));
@@ -402,7 +407,8 @@ export function mountPage(starting: Promise<Verifier>): void {
     if (!row.kept) {
       tr.append(h('td', { colspan: '5', class: 'notkept' }, 'text not kept in memory — open the step to read it again from the file'));
     } else {
-      tr.append(h('td', { class: 'mono' }, row.ts ?? ''), segCell(row.model), row.tool.length ? segCell(row.tool) : h('td', { class: 'none' }, '—'), segCell(row.prompt), segCell(row.result));
+      const views = new Set(row.views);
+      tr.append(h('td', { class: 'mono' }, row.ts ?? ''), segCell(row.model, views.has('model')), row.tool.length ? segCell(row.tool, views.has('tool_call')) : h('td', { class: 'none' }, '—'), segCell(row.prompt, views.has('prompt')), segCell(row.result, views.has('result')));
     }
     const open = h('button', { type: 'button', class: 'link', 'aria-controls': 'step-detail', 'aria-expanded': String(row.index === state.open), 'aria-label': `Open step ${row.seq ?? `at position ${row.index + 1}`}` }, 'open');
     open.addEventListener('click', () => void openStep(row.index));
@@ -410,8 +416,9 @@ export function mountPage(starting: Promise<Verifier>): void {
     return tr;
   }
 
-  function segCell(segments: Segment[]): HTMLTableCellElement {
-    const td = h('td', {}, ...segments.map(segmentNode));
+  /** A cell of the step list; a redacted view's cell says, before its text, that the text is not bound. */
+  function segCell(segments: Segment[], view = false): HTMLTableCellElement {
+    const td = h('td', view ? { class: 'unbound' } : {}, ...(view ? [unboundBadge()] : []), ...segments.map(segmentNode));
     td.title = td.textContent ?? '';
     return td;
   }
@@ -462,7 +469,10 @@ export function mountPage(starting: Promise<Verifier>): void {
       record = d.text;
     }
     const blobs = new Map(d.blobs.map((b) => [b.digest, b.text]));
-    parts.push(h('div', { class: 'tree mono', id: 'step-tree' }, jsonNode(record, 0, blobs)));
+    if (r.views.length) {
+      parts.push(h('p', { class: 'unbound-note' }, `${r.views.join(', ')} ${r.views.length === 1 ? 'is a redacted view' : 'are redacted views'}: the text shown is NOT bound to the head. Anyone holding the receipt can rewrite it and the receipt still verifies; only the field's digest is bound.`));
+    }
+    parts.push(h('div', { class: 'tree mono', id: 'step-tree' }, jsonNode(record, 0, blobs, new Set(r.views))));
     if (d.blobs.length) {
       parts.push(h('p', {}, `${plural(d.blobs.length, 'field')} of this step ${d.blobs.length === 1 ? 'is' : 'are'} stored as a blob; ${d.blobs.every((b) => b.text !== null) ? 'shown in place above' : 'blobs the page did not keep are shown as references'}.`));
     }
@@ -473,7 +483,7 @@ export function mountPage(starting: Promise<Verifier>): void {
   }
 
   /** A value as indented JSON text, markers shown as markers and kept blobs in place. */
-  function jsonNode(v: unknown, depth: number, blobs: Map<string, string | null>): Node {
+  function jsonNode(v: unknown, depth: number, blobs: Map<string, string | null>, views: ReadonlySet<string> = new Set()): Node {
     const frag = document.createDocumentFragment();
     const pad = (d: number): string => '  '.repeat(d);
     const m = markerOf(v);
@@ -504,7 +514,12 @@ export function mountPage(starting: Promise<Verifier>): void {
       const keys = Object.keys(v);
       if (keys.length === 0) return document.createTextNode('{}');
       frag.append('{\n');
-      keys.forEach((k, i) => frag.append(pad(depth + 1), h('span', { class: 'k' }, JSON.stringify(k)), ': ', jsonNode((v as Record<string, unknown>)[k], depth + 1, blobs), i < keys.length - 1 ? ',\n' : '\n'));
+      keys.forEach((k, i) => {
+        const value = jsonNode((v as Record<string, unknown>)[k], depth + 1, blobs);
+        // A redacted view's members (depth 0: the record's slots) are wrapped and badged as not bound to the head.
+        const shown = depth === 0 && views.has(k) ? h('span', { class: 'unbound', 'data-slot': k }, unboundBadge(), value) : value;
+        frag.append(pad(depth + 1), h('span', { class: 'k' }, JSON.stringify(k)), ': ', shown, i < keys.length - 1 ? ',\n' : '\n');
+      });
       frag.append(`${pad(depth)}}`);
       return frag;
     }
@@ -512,11 +527,37 @@ export function mountPage(starting: Promise<Verifier>): void {
   }
 }
 
+/** The report's count of places not bound to the head (spec/REDACTION.md §12.5 step 6); 0 for an ordinary receipt. */
+function unboundCount(r: ReceiptReport): number {
+  const n = (r as ReceiptReport & { unbound_count?: unknown }).unbound_count;
+  return typeof n === 'number' ? n : 0;
+}
+
+/** What `stepchain verify` prints as NOT BOUND (src/cli/unbound.ts), as a box above the statements; null when there is nothing unbound. */
+function unboundView(r: ReceiptReport): HTMLElement | null {
+  const count = unboundCount(r);
+  if (count === 0) return null;
+  const places = ((r as ReceiptReport & { unbound?: UnboundText[] }).unbound ?? []).slice(0, 20);
+  const list = h('ul', {}, ...places.map((p) => h('li', {}, `seq ${p.seq} ${printablePointer(p.path)} — ${p.why === 'view' ? 'redacted view: the text around its markers' : 'the "text" of a redaction marker'}`)));
+  return h('div', { class: 'unbound-box', id: 'unbound', 'data-count': String(count) },
+    h('h3', {}, `Not bound to the head: ${plural(count, 'value')}`),
+    h('p', {}, `This receipt shows ${plural(count, 'value')} whose text is NOT bound to the head: anyone holding the receipt can rewrite ${count === 1 ? 'it' : 'them'} and it still verifies. They are marked “not bound” in the steps below; read them as the publisher's word, not as verified content.`),
+    list,
+    ...(count > places.length ? [h('p', {}, `… and ${plural(count - places.length, 'more')} (the report as JSON lists up to 1,000).`)] : []));
+}
+
+/** The badge before a value whose text is not bound to the head. */
+function unboundBadge(): HTMLElement {
+  const span = h('span', { class: 'unbound-tag' }, 'not bound');
+  span.title = 'A redacted view: the text is not bound to the head; only the field\'s digest is. Anyone holding the receipt could have written it.';
+  return span;
+}
+
 /** A segment as a node: text, or a marker badge that says what it stands for. */
 function segmentNode(s: Segment): Node {
   if (s.kind === 'text') return document.createTextNode(s.text);
   if (s.kind === 'redacted') {
-    const label = `redacted · rule ${s.rule}${s.text !== null ? ` · ${JSON.stringify(s.text)}` : ''}`;
+    const label = `redacted · rule ${s.rule}${s.text !== null ? ` · ${JSON.stringify(s.text)} (text not bound)` : ''}`;
     const span = h('span', { class: 'redacted', 'data-rule': s.rule }, label);
     span.title = `Redacted by rule ${s.rule}; salted commitment ${s.commitment}. A disclosure proof can reveal the value.`;
     return span;

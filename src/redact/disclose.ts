@@ -236,6 +236,11 @@ export async function verifyDisclosure(receipt: ByteInput, proof: unknown, optio
   report.value = p.value;
   report.proves = [
     `The value redacted at seq ${p.seq}, ${p.path} (rule ${JSON.stringify(p.rule)}) of the published receipt ${published.manifest_digest} is the disclosed value: it matches the marker's salted SHA-256 commitment.`,
+    // Issue 32: in a v2 publication such a marker stands in a redacted view, whose text (the marker included)
+    // no head binds: the proof ties the value to this receipt's marker only.
+    ...(published.publication
+      ? ['The marker stands in a redacted view, which is NOT bound to the original head: anyone holding the receipt could have written the marker, so this ties the value to this receipt only. An opening of the slot (stepchain-opening/v1) binds it to the head.']
+      : []),
     ...(published.signed_by ? [`That receipt is signed by ${published.signed_by}.`] : []),
   ];
   return report;

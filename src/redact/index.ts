@@ -10,7 +10,7 @@ export { commitment, stepCommitment, randomSalts, seededSalts, fixedSalts, saltT
 export { redactStep, type Redaction, type RedactionMarker } from './redact.js';
 export { REDACTION_FORMAT, WITHDRAWN_FORMATS, anchorDefect, redactionsDefect, compareAnchor, type AnchorBlock, type Declaration, type StepOpening } from './anchor.js';
 export { planPublication, escapedForms, MAX_ESCAPE_DEPTH, MIN_SWEEP_LENGTH, type Publication, type PublishCoreOptions } from './publish.js';
-export { verifyPublishedReceipt, publishedReceiptHooks, type PublishedReport, type VerifyPublishedOptions, type MarkerValue, type Locate, type ReceiptHooks } from './verify.js';
+export { verifyPublishedReceipt, publishedReceiptHooks, MAX_UNBOUND_LISTED, type PublishedReport, type VerifyPublishedOptions, type MarkerValue, type Locate, type ReceiptHooks, type UnboundText } from './verify.js';
 export {
   discloseFromSecrets, verifyDisclosure, secretsFile, proofDefect, SECRETS_FORMAT, DISCLOSURE_FORMAT, textFits,
   type DisclosureProof, type DisclosureReport, type DisclosureProblemCode, type SecretsFile, type SecretEntry,
@@ -24,3 +24,4 @@ export {
 export { planCommittedPublication, type CommittedPublication, type WithheldSlot } from './commit-publish.js';
 export { COMMITTED_PUBLICATION_FORMAT, publicationDefect, type PublicationBlock } from './publication.js';
 export { openSlot, verifyOpening, openingDefect, SLOT_OPENING_FORMAT, type SlotOpening, type OpeningReport } from './opening.js';
+export { viewSlots, printablePointer } from './unbound.js';

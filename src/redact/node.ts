@@ -17,6 +17,7 @@ import { planPublication, type Publication } from './publish.js';
 import { planCommittedPublication } from './commit-publish.js';
 import { formatOf } from '../record/formats.js';
 import { publishedReceiptHooks, verifyPublishedReceipt, type PublishedReport, type VerifyPublishedOptions } from './verify.js';
+import { viewSlots } from './unbound.js';
 import type { ByteInput } from '../receipt/inflate.js';
 import { concatBytes } from '../bytes.js';
 
@@ -49,6 +50,11 @@ export interface PublishResult extends ExportResult {
    * "original-head" (a v2 journal, published against its own head, REDACTION §12).
    */
   publication: 'anchored' | 'original-head';
+  /**
+   * Fields published as redacted views (REDACTION §12.2; 0 for an anchored publication): every verifier shows
+   * their text as not bound to the head (§12.5 step 6), since only their digests are bound.
+   */
+  views: number;
 }
 
 const isPolicy = (p: unknown): p is Policy => p !== null && typeof p === 'object' && 'digest' in p && 'rules' in p && 'document' in p;
@@ -137,7 +143,7 @@ export async function publish(source: ChainSource, options: PublishOptions): Pro
     original_head: pub.originalHead,
     redacted_from: pub.anchor.redacted_from,
     secrets_out: options.secretsOut ?? null,
-    publication: 'anchored',
+    publication: 'anchored', views: 0,
   };
 }
 
@@ -183,6 +189,7 @@ async function publishCommitted(source: ChainSource, options: PublishOptions): P
   return {
     ...result, redactions: pub.declarations.length, policy_digest: policy.digest, original_head: pub.head,
     redacted_from: pub.declarations[0]?.seq ?? pub.head.seq + 1, secrets_out: options.secretsOut ?? null, publication: 'original-head',
+    views: pub.lines.reduce((n, l) => n + (l.startsWith('{"digests":{') ? viewSlots(JSON.parse(l)).length : 0), 0),
   };
 }
 

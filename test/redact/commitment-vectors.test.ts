@@ -20,7 +20,7 @@ interface Case {
   record_salt?: string; slot?: string; salt?: string; value?: Json; absent?: boolean; digest?: string;
   genesis?: Genesis; lines?: string[];
   base64?: string; expect_head?: string; receipt?: string; proof?: unknown;
-  expect?: { ok: boolean; head?: string | null; codes?: string[]; code?: string; present?: boolean; value?: Json };
+  expect?: { ok: boolean; head?: string | null; codes?: string[]; code?: string; present?: boolean; value?: Json; unbound?: unknown[] };
 }
 
 const vectors = loadVectors<Case>('commitments.json');
@@ -48,6 +48,18 @@ describe('commitments.json', () => {
     const report = await verifyPublishedReceipt(vectorBytes(c), { expectHead: c.expect_head! });
     expect(report.ok).toBe(c.expect!.ok);
     expect(report.problems.map((p) => p.code)).toEqual(c.expect!.codes);
+    // The cases of issue 32 also pin the unbound places (REDACTION §12.5 step 6).
+    if (c.expect!.unbound !== undefined) expect(report.unbound).toEqual(c.expect!.unbound);
+  });
+
+  test('the cases of issue 32: text written into a publication is refused, or listed as unbound', () => {
+    const byId = new Map(vectors.cases.map((c) => [c.id, c]));
+    expect(byId.get('published-view-unmarked')!.expect!.codes).toEqual(['VIEW_INVALID']);
+    expect(byId.get('published-withheld-text')!.expect!.codes).toEqual(['VIEW_INVALID']);
+    expect(byId.get('published-view-undeclared')!.expect!.codes).toEqual(['REDACTION_UNDECLARED']);
+    const invented = byId.get('published-view-invented')!;
+    expect(invented.expect!.ok).toBe(true);
+    expect(invented.expect!.unbound).toContainEqual({ seq: 0, field: 'prompt', path: '/prompt', why: 'view' });
   });
 
   test('the published chain keeps the original head', () => {

@@ -8,17 +8,18 @@ import { EXIT_FAILED, EXIT_OK, type Verb } from '../cli.js';
 import { locationKind, openJournal } from '../location.js';
 import { countingSource } from '../output.js';
 import { inline } from '../safe-text.js';
+import { unboundLines, unboundOf } from '../unbound.js';
 
 /** Opens a journal (directory or Postgres) or a receipt file as a read-only chain. */
-export async function openRun(path: string): Promise<{ source: ChainSource; close(): Promise<void> }> {
+export async function openRun(path: string): Promise<{ source: ChainSource; report: unknown; close(): Promise<void> }> {
   if ((await locationKind(path)) === 'journal') {
     const { journal, at } = await openJournal(path, { readOnly: true });
-    return { source: journal, close: () => journal.close().finally(() => at.close()) };
+    return { source: journal, report: null, close: () => journal.close().finally(() => at.close()) };
   }
   // The whole verification, as `verify` runs it: published (redacted) receipts carry anchor and redactions
   // members, which the hooks check, and their finish adds the declaration and anchor checks.
   const source = await openReceiptSource(path, publishedReceiptHooks().options);
-  return { source, close: async () => {} };
+  return { source, report: source.report, close: async () => {} };
 }
 
 export const diffVerb: Verb = {
@@ -61,8 +62,12 @@ export const diffVerb: Verb = {
         });
         progress.end();
         const explained = values.explain === true ? await explain(report, a.source, b.source) : undefined;
-        if (out.json) out.document('diff', { ok: true, same: report.same, report, ...(explained ? { explain: explained } : {}) });
-        else if (report.same) out.say(out.style('green', inline(summarize(report))));
+        // Issue 32: text a published receipt does not bind to its head (redacted views, marker texts) is named
+        // on both sides, so that a match or a difference there is not read as a fact about the original run.
+        const unbound = { a: unboundOf(a.report), b: unboundOf(b.report) };
+        const unboundMember = unbound.a || unbound.b ? { unbound: { a: unbound.a?.places ?? [], b: unbound.b?.places ?? [], a_count: unbound.a?.count ?? 0, b_count: unbound.b?.count ?? 0 } } : {};
+        if (out.json) out.document('diff', { ok: true, same: report.same, report, ...(explained ? { explain: explained } : {}), ...unboundMember });
+        else if (report.same) out.say(out.style(unbound.a || unbound.b ? 'yellow' : 'green', inline(summarize(report))));
         else {
           // The verdict goes to stderr like every verdict; with --all the step-by-step listing is the
           // command's output, on stdout (formatDiff's first line is the summary itself).
@@ -73,6 +78,7 @@ export const diffVerb: Verb = {
             out.print(explained.map((e) => explanationLine(e, noneLive)).join('\n'));
           }
         }
+        if (!out.json) for (const line of [...unboundLines(out, a.report, `a (${positionals[0]!})`), ...unboundLines(out, b.report, `b (${positionals[1]!})`)]) out.say(line);
         return report.same ? EXIT_OK : EXIT_FAILED;
       } finally {
         await b.close();

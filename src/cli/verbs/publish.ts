@@ -67,6 +67,8 @@ export const publishVerb: Verb = {
         out.say(`wrote ${result.out} (${result.bytes} bytes${result.compressed ? ', gzip' : ''}): ${result.range.to + 1} step${result.range.to === 0 ? '' : 's'}, ${result.redactions} redaction${result.redactions === 1 ? '' : 's'}`);
         const k = result.redacted_from;
         if (result.publication === 'original-head') out.say(`  published against the original head ${result.original_head.step_hash} (seq ${result.original_head.seq}): verify it with --head; withheld values are salted digests only`);
+        // Issue 32: the publisher learns what readers will be told about views.
+        if (result.views > 0) out.say(out.style('yellow', `  ${result.views} field${result.views === 1 ? ' is' : 's are'} published as redacted views: verifiers show their text as NOT bound to the head (only the digest is); a path rule that withholds the whole field avoids that`));
         else out.say(k > result.original_head.seq
           ? `  nothing redacted: the public head is the original head ${result.original_head.step_hash}`
           : `  original head ${result.original_head.step_hash} (seq ${result.original_head.seq}): in the public receipt only as a salted commitment${k > 0 ? `; ${k === 1 ? 'step 0' : `steps 0..${k - 1}`} published unchanged` : ''}`);

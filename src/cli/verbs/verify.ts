@@ -25,6 +25,7 @@ import { identityLine } from '../identity.js';
 import { pathKind } from '../input.js';
 import { printReport, type Output } from '../output.js';
 import { POLICY_OPTIONS, pinnedCheckpoint, policyFrom } from '../policy.js';
+import { unboundLines } from '../unbound.js';
 
 const HEAD_RE = /^sha256:[0-9a-f]{64}$/;
 /** A Postgres location (store/postgres/location.ts, isPostgresLocation), told apart without loading the store. */
@@ -258,6 +259,7 @@ async function verifyReceipt(out: Output, path: string, kind: string, expectHead
     const extra: string[] = [];
     if (report.ok) {
       extra.push(`  scope: ${report.scope}${report.range ? ` (steps ${report.range.from}..${report.range.to})` : ''}; signed by: ${report.signed_by ?? 'nobody (unsigned)'}`);
+      extra.push(...unboundLines(out, report)); // issue 32: view text is never shown as proven
       for (const p of report.proves) extra.push(`  ${out.style('green', 'proves')}   ${p}`);
       for (const p of report.does_not_prove) extra.push(`  ${out.style('yellow', 'does not prove')} ${p}`);
       if (expectHead === undefined && publicKey === undefined && !report.tlog?.pinned) extra.push(out.style('yellow', '  hint: pin the head (--head), the signer\'s key (--pubkey) or the log key (--log-key); otherwise anyone could have made this receipt'));
