@@ -6,6 +6,7 @@
 import { styleText } from 'node:util';
 import { describeLocation, type ChainReport } from '../chain/report.js';
 import type { ChainSource } from '../chain/source.js';
+import { messageBesideCode, type VerdictFields } from '../chain/verdict.js';
 
 export const JSON_FORMAT = 'stepchain-cli/v1';
 
@@ -149,15 +150,24 @@ export function countingSource(source: ChainSource, progress: Progress): ChainSo
   };
 }
 
-/** Prints the verdict and each problem; the shared human rendering of a ChainReport. */
-export function printReport(out: Output, subject: string, report: ChainReport<string>, extra: string[] = []): void {
-  if (report.ok) {
-    out.say(`${out.style('green', '✔ valid')} ${subject}: ${report.steps} step${report.steps === 1 ? '' : 's'}${report.head ? `, head ${report.head} (seq ${report.head_seq})` : ', empty'}`);
+/**
+ * Prints the verdict and each problem; the shared human rendering of a ChainReport. A report that carries
+ * the auditor's verdict (chain/verdict.ts) gets its three answers: authenticated (green), intact but not
+ * authenticated (yellow, with what to pin: `pinWith`, the flags that would authenticate it), invalid (red).
+ */
+export function printReport(out: Output, subject: string, report: ChainReport<string> & Partial<VerdictFields>, extra: string[] = [], pinWith?: string): void {
+  const size = `${report.steps} step${report.steps === 1 ? '' : 's'}${report.head ? `, head ${report.head} (seq ${report.head_seq})` : ', empty'}`;
+  if (report.ok && report.verdict === 'intact') {
+    out.say(`${out.style(['yellow', 'bold'], '⚠ intact, NOT authenticated')} ${subject}: ${size}; nothing ties it to anyone${pinWith ? ` (pin ${pinWith})` : ''}`);
+  } else if (report.ok) {
+    out.say(`${out.style('green', report.verdict === 'authenticated' ? '✔ authenticated' : '✔ valid')} ${subject}: ${size}`);
+    for (const by of report.authenticated_by ?? []) out.say(`  ${out.style('green', 'pinned')}   ${by}`);
   } else {
     const n = report.problems.length;
     out.say(`${out.style(['red', 'bold'], '✘ INVALID')} ${subject}: ${n}${report.problems_truncated ? '+' : ''} problem${n === 1 ? '' : 's'}`);
-    for (const p of report.problems) out.say(`  ${out.style('red', p.code)} ${out.style('dim', describeLocation(p.location))}\n      ${p.message}`);
+    for (const p of report.problems) out.say(`  ${out.style('red', p.code)} ${out.style('dim', describeLocation(p.location))}\n      ${messageBesideCode(p)}`);
   }
-  for (const w of report.warnings) out.say(`  ${out.style('yellow', 'warning')} ${w.code} ${out.style('dim', describeLocation(w.location))}: ${w.message}`);
+  for (const w of report.warnings) out.say(`  ${out.style('yellow', 'warning')} ${w.code} ${out.style('dim', describeLocation(w.location))}: ${messageBesideCode(w)}`);
   for (const line of extra) out.say(line);
+  if (report.ok && report.verdict === 'intact' && report.to_pin) out.say(out.style('yellow', `  not authenticated: ${report.to_pin}`));
 }

@@ -20,6 +20,7 @@ import { ChainFeeder } from '../chain/feeder.js';
 import { LineSplitter } from '../chain/lines.js';
 import { ProblemList } from '../chain/problems.js';
 import type { ChainProblemCode, ChainReport, ProblemLocation } from '../chain/report.js';
+import { pinHeld, settleVerdict, type VerdictFields } from '../chain/verdict.js';
 import { ChainVerifier, type VerifiedLine } from '../chain/verifier.js';
 import { formatOf, genesisHash, type Genesis } from '../record/formats.js';
 import { FORMAT_V2 } from '../record/v2.js';
@@ -66,7 +67,8 @@ export interface VerifyReceiptOptions<R extends ReceiptReport = ReceiptReport<Re
   finish?: (report: ReceiptReport<ReceiptProblemCode>, reading: ReceiptReading) => R;
 }
 
-export interface ReceiptReport<Code extends string = string> extends ChainReport<Code> {
+/** Besides `ok`, the auditor's verdict (spec/RECEIPT.md §8.1): authenticated only when a pin held. */
+export interface ReceiptReport<Code extends string = string> extends ChainReport<Code>, VerdictFields {
   format: typeof RECEIPT_FORMAT | null;
   /** Whether the archive was gzip-compressed. */
   compressed: boolean;
@@ -96,6 +98,7 @@ function emptyReport(): ReceiptReport<ReceiptProblemCode> {
     ok: false, start_hash: null, start_seq: 0, head: null, head_seq: null, steps: 0, problems: [], warnings: [], problems_truncated: false,
     format: null, compressed: false, scope: null, range: null, genesis: null, journal_id: null, manifest_digest: null, signed_by: null,
     proves: [], does_not_prove: [], entries: 0, blobs: 0, manifest: null,
+    verdict: 'invalid', authenticated: false, authenticated_by: [], to_pin: null,
   };
 }
 
@@ -107,7 +110,8 @@ export async function verifyReceipt<R extends ReceiptReport = ReceiptReport<Rece
   v.checkPins();
   await v.readArchive(input);
   const report = await v.conclude();
-  return options.finish ? options.finish(report, { stopped: v.stopped }) : (report as ReceiptReport as R);
+  // The verdict again after the extension's checks, which may have found problems of their own.
+  return settleVerdict(options.finish ? options.finish(report, { stopped: v.stopped }) : (report as ReceiptReport as R), 'receipt');
 }
 
 /** The state of one verification, and its phases in the order they run. */
@@ -380,8 +384,10 @@ class ReceiptVerification {
     r.problems = this.problems.items;
     r.problems_truncated = this.problems.truncated || (cr?.problems_truncated ?? false);
     r.ok = r.problems.length === 0 && !r.problems_truncated;
+    if (r.ok && this.pinned) pinHeld(r, `the manifest is signed with the Ed25519 key you pinned (${r.signed_by})`);
+    if (r.ok && this.options.expectHead !== undefined) pinHeld(r, `the chain ends at the head you pinned (${r.head})`);
     describe(r, this.options, this.pinned, this.run);
-    return r;
+    return settleVerdict(r, 'receipt');
   }
 }
 
