@@ -77,3 +77,11 @@ export function settleJournalVerdict<R extends ChainReport<string>>(report: R & 
 export function messageBesideCode(p: { code: string; message: string }): string {
   return p.message.startsWith(`${p.code}: `) ? p.message.slice(p.code.length + 2) : p.message;
 }
+
+/** The first step a problem names, with its field: what an auditor of an invalid report wants to see first. */
+export function firstAlteredStep(report: ChainReport<string>): { seq: number; field: string | null; code: string } | null {
+  for (const p of report.problems) {
+    if (p.location.seq !== undefined) return { seq: p.location.seq, field: p.location.field ?? p.location.path ?? null, code: p.code };
+  }
+  return null;
+}

@@ -6,7 +6,7 @@
 import { styleText } from 'node:util';
 import { describeLocation, type ChainReport } from '../chain/report.js';
 import type { ChainSource } from '../chain/source.js';
-import { messageBesideCode, type VerdictFields } from '../chain/verdict.js';
+import { firstAlteredStep, messageBesideCode, type VerdictFields } from '../chain/verdict.js';
 
 export const JSON_FORMAT = 'stepchain-cli/v1';
 
@@ -165,6 +165,9 @@ export function printReport(out: Output, subject: string, report: ChainReport<st
   } else {
     const n = report.problems.length;
     out.say(`${out.style(['red', 'bold'], '✘ INVALID')} ${subject}: ${n}${report.problems_truncated ? '+' : ''} problem${n === 1 ? '' : 's'}`);
+    // The step first: what an auditor asks of a damaged chain is which step was altered.
+    const altered = firstAlteredStep(report);
+    if (altered) out.say(`  ${out.style(['red', 'bold'], 'altered')}  step ${altered.seq}${altered.field ? `, ${altered.field}` : ''} (${altered.code})`);
     for (const p of report.problems) out.say(`  ${out.style('red', p.code)} ${out.style('dim', describeLocation(p.location))}\n      ${messageBesideCode(p)}`);
   }
   for (const w of report.warnings) out.say(`  ${out.style('yellow', 'warning')} ${w.code} ${out.style('dim', describeLocation(w.location))}: ${messageBesideCode(w)}`);

@@ -10,7 +10,7 @@ import { basename, join, resolve } from 'node:path';
 import type { LineCheckPool } from '../../chain/batch.js';
 import { BATCH_BYTES } from '../../chain/feeder.js';
 import type { ChainReport } from '../../chain/report.js';
-import { settleJournalVerdict, type VerdictFields } from '../../chain/verdict.js';
+import { messageBesideCode, settleJournalVerdict, type VerdictFields } from '../../chain/verdict.js';
 import { defaultThreads } from '../../parallel/threads.js';
 import type { CheckpointPolicy, TreeHead } from '../../proofs/index.js';
 import type { ReceiptReport } from '../../receipt/verify.js';
@@ -258,7 +258,7 @@ interface ProofAsk {
 }
 
 async function verifyReceipt(out: Output, path: string, kind: string, expectHead: string | undefined, pubkey: string | undefined, pool: LineCheckPool | undefined, ask: ProofAsk): Promise<Settled> {
-  const [{ readPublicKeyFile, verifyReceiptFile }, { publishedReceiptHooks }] = await Promise.all([import('../../receipt/node.js'), import('../../redact/verify.js')]);
+  const [{ readPublicKeyFile, verifyReceiptFile }, { publishedReceiptHooks }, { notAReceipt }] = await Promise.all([import('../../receipt/node.js'), import('../../redact/verify.js'), import('../../receipt/describe.js')]);
   // An unusable key file is a usage error (exit 2), never "no key pinned".
   const publicKey = pubkey === undefined ? undefined : await readPublicKeyFile(pubkey);
   // A published (redacted) receipt carries anchor and redactions members; the hooks check them (their
@@ -278,6 +278,9 @@ async function verifyReceipt(out: Output, path: string, kind: string, expectHead
   }) as ReceiptReport<string>);
   if (out.json) {
     out.document('verify', { ok: report.ok, authenticated: report.authenticated, verdict: report.verdict, kind, path: resolve(path), report });
+  } else if (notAReceipt(report)) {
+    out.say(`${out.style(['red', 'bold'], '✘ not a receipt')} ${path}: nothing in it reads as a stepchain receipt (a .tar or .tar.gz from \`stepchain export\` or \`publish\`, starting with its manifest)`);
+    for (const p of report.problems) out.say(`  ${out.style('red', p.code)} ${messageBesideCode(p)}`);
   } else {
     const extra: string[] = [];
     if (report.ok) {
