@@ -268,7 +268,7 @@ export function mountPage(starting: Promise<Verifier>): void {
     }
     if (r.verdict === 'intact') {
       return [h('p', { class: 'headline', id: 'headline' }, `⚠ intact, NOT authenticated receipt ${name}: ${size}`),
-        h('p', { class: 'to-pin', id: 'to-pin' }, `Not authenticated: ${r.to_pin ?? ''}. Use the fields above: the signer's public key, the pinned head, or the log key (with witness keys and a quorum).`)];
+        h('p', { class: 'to-pin', id: 'to-pin' }, `Not authenticated: ${r.to_pin ?? ''} (the fields of section 1).`)];
     }
     if (notAReceipt(r)) {
       return [h('p', { class: 'headline', id: 'headline' }, `✘ this is not a receipt: ${name}`),

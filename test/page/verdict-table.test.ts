@@ -169,7 +169,7 @@ describe('the CLI and the page give the same verdict on every case (issue 35)', 
         expect(Object.values(page.fieldErrors).some((e) => e !== ''), row).toBe(true);
         continue;
       }
-      const doc = JSON.parse(cli.stdout) as { ok: boolean; authenticated: boolean; verdict: string; report: { problems: Array<{ code: string }> } };
+      const doc = JSON.parse(cli.stdout) as { ok: boolean; authenticated: boolean; verdict: string; report: { problems: Array<{ code: string; location: { seq?: number } }> } };
       const cliCodes = doc.report.problems.map((x) => x.code);
       expect(page.state, row).toBe('done');
       expect(page.verdict, row).toBe(c.expect);
@@ -192,10 +192,13 @@ describe('the CLI and the page give the same verdict on every case (issue 35)', 
         expect(page.headline, row).toBe('✘ this is not a receipt: photo.png');
         expect(text, row).toMatch(/^✘ not a receipt photo\.png: nothing in it reads as a stepchain receipt/);
       }
-      // A tampered chain names its altered step first, on the page and in the CLI.
-      if (c.id.includes('tampered') && !c.id.startsWith('published')) {
-        expect(page.altered, row).toMatch(/^Altered: step 15\b/);
-        expect(text.split('\n')[1], row).toMatch(/^ {2}altered {2}step 15\b/);
+      // A tampered chain, published or not, names its altered step first (before the chain file's digest
+      // mismatch), on the page and in the CLI: the step the first located problem names.
+      if (c.id.includes('tampered')) {
+        const seq = c.id.startsWith('published') ? doc.report.problems.find((x) => x.location.seq !== undefined)!.location.seq! : 15;
+        expect(page.altered, row).toMatch(new RegExp(`^Altered: step ${seq}, step_hash \\(HASH_MISMATCH\\)`));
+        expect(text.split('\n')[1], row).toMatch(new RegExp(`^ {2}altered {2}step ${seq}, step_hash \\(HASH_MISMATCH\\)$`));
+        expect(cliCodes[0], row).toBe('DIGEST_MISMATCH');
       }
     }
     expect([...seen].sort()).toEqual(['authenticated', 'intact', 'invalid', 'not-a-receipt', 'refused']);
