@@ -67,8 +67,7 @@ export interface VerifyReceiptOptions<R extends ReceiptReport = ReceiptReport<Re
   finish?: (report: ReceiptReport<ReceiptProblemCode>, reading: ReceiptReading) => R;
 }
 
-/** Besides `ok`, the auditor's verdict (spec/RECEIPT.md §8.1): authenticated only when a pin held. */
-export interface ReceiptReport<Code extends string = string> extends ChainReport<Code>, VerdictFields {
+export interface ReceiptReport<Code extends string = string> extends ChainReport<Code>, VerdictFields /* RECEIPT §8.1 */ {
   format: typeof RECEIPT_FORMAT | null;
   /** Whether the archive was gzip-compressed. */
   compressed: boolean;
@@ -122,7 +121,8 @@ class ReceiptVerification {
   /** The manifest's listing, once it parsed: the entries in their fixed order, and the blobs. */
   private expected: string[] = [];
   private next = 0;
-  private readonly listed = new Map<string, { size: number; referenced: boolean }>();
+  /** Each listed blob, the first step referencing it, and a changed blob's location, which atEnd (once every line is seen) gives that step. */
+  private readonly listed = new Map<string, { size: number; referenced: { seq?: number; field: string } | null; changed?: ProblemLocation }>();
   private chain: ChainFeeder | null = null;
   private chainReport: ChainReport<ChainProblemCode> | null = null;
   /** The run reader's state over the range, for a stepchain/v2 journal (FORMAT §11.4); null otherwise. */
@@ -239,7 +239,7 @@ class ReceiptVerification {
     r.scope = m.range.from === 0 ? 'complete' : 'partial';
     this.expected = entryNames(m, signed);
     this.next = signed ? 2 : 1;
-    for (const b of m.blobs) this.listed.set(b.digest, { size: b.size, referenced: false });
+    for (const b of m.blobs) this.listed.set(b.digest, { size: b.size, referenced: null });
     if (m.range.from === 0 && m.range.prev_hash !== genesisHash(m.genesis)) {
       this.add('GENESIS_MISMATCH', `range.prev_hash ${m.range.prev_hash} is not the genesis hash ${genesisHash(m.genesis)}, though the range starts at seq 0`, { file: MANIFEST_NAME, path: '/range/prev_hash' });
     }
@@ -266,7 +266,7 @@ class ReceiptVerification {
       const entry = this.listed.get(ref.digest);
       if (!entry) this.add('BLOB_MISSING', `step references blob ${ref.digest}, which the manifest does not list`, loc);
       else {
-        entry.referenced = true;
+        entry.referenced ??= { ...(line.seq !== null ? { seq: line.seq } : {}), field: ref.field };
         if (entry.size !== ref.size) this.add('BLOB_CORRUPT', `the reference records size ${ref.size} for blob ${ref.digest}, the manifest lists ${entry.size}`, loc);
       }
     }
@@ -332,7 +332,7 @@ class ReceiptVerification {
     const digest = digestBytes(bytes);
     if (size !== b.size) this.add('BLOB_CORRUPT', `blob is ${size} bytes; the manifest lists ${b.size}`, at);
     if (digest !== digestFromName) {
-      this.add('BLOB_CORRUPT', `blob bytes hash to ${digest}, not the digest ${digestFromName} they are stored under`, at);
+      this.add('BLOB_CORRUPT', `blob bytes hash to ${digest}, not the digest ${digestFromName} they are stored under`, (b.changed = { ...at }));
       return;
     }
     let text: string;
@@ -355,6 +355,7 @@ class ReceiptVerification {
       this.chain = null;
     }
     for (const [digest, b] of this.listed) {
+      if (b.changed && b.referenced) Object.assign(b.changed, b.referenced);
       if (!b.referenced) this.add('ENTRY_UNEXPECTED', `blob ${digest} is listed but no step in the range references it`, { file: blobEntryName(digest) });
     }
   }

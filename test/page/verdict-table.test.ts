@@ -121,6 +121,7 @@ beforeAll(async () => {
     { id: 'published, right key', file: 'published.tar.gz', pins: { pubkey: 'signer.pub' }, expect: 'authenticated' },
     { id: 'published, wrong key', file: 'published.tar.gz', pins: { pubkey: 'other.pub' }, expect: 'invalid', codes: ['KEY_MISMATCH'] },
     { id: 'published, tampered, right key', file: tamper('published.tar.gz', 'published-tampered.tar.gz', '"forecast":"sunny"', '"forecast":"snowy"'), pins: { pubkey: 'signer.pub' }, expect: 'invalid' },
+    { id: 'published, a value in a blob changed, right key', file: tamper('published.tar.gz', 'published-blob.tar.gz', '"count":420,"flights"', '"count":421,"flights"'), pins: { pubkey: 'signer.pub' }, expect: 'invalid', codes: ['BLOB_CORRUPT'] },
     { id: 'not a receipt (a PNG)', file: 'photo.png', pins: {}, expect: 'not-a-receipt' },
   ];
 }, 300_000);
@@ -150,7 +151,7 @@ function cliArgs(c: Case): string[] {
 describe('the CLI and the page give the same verdict on every case (issue 35)', () => {
   // test.each cannot see the cases built in beforeAll: one test walks the table, naming each row it checks.
   test('every row of the table', async () => {
-    expect(cases.length).toBeGreaterThanOrEqual(30);
+    expect(cases.length).toBeGreaterThanOrEqual(31);
     const seen = new Set<Expect>();
     for (const c of cases) {
       const cli = await run(...cliArgs(c));
@@ -182,7 +183,12 @@ describe('the CLI and the page give the same verdict on every case (issue 35)', 
       // Codes are shown beside their messages, never repeated inside them.
       for (const x of page.problems) expect(x.message.startsWith(`${x.code}:`), row).toBe(false);
       // The CLI's people's text, from the same arguments without --json.
-      const text = c.expect === 'intact' || c.expect === 'not-a-receipt' || c.id.includes('tampered') ? (await run(...cliArgs(c).filter((a) => a !== '--json'))).stderr : '';
+      const text = c.expect === 'intact' || c.expect === 'not-a-receipt' || c.id.includes('tampered') || c.id.includes('blob') ? (await run(...cliArgs(c).filter((a) => a !== '--json'))).stderr : '';
+      // A changed value in a blob of a publication names its step and field (issue 35 item 4), not only the blob entry.
+      if (c.id.includes('blob')) {
+        expect(page.altered, row).toMatch(/^Altered: step \d+, result \(BLOB_CORRUPT\)/);
+        expect(text.split('\n')[1], row).toMatch(/^ {2}altered {2}step \d+, result \(BLOB_CORRUPT\)$/);
+      }
       if (c.expect === 'intact') {
         expect(page.headline, row).toMatch(/^⚠ intact, NOT authenticated receipt /);
         expect(text.split('\n')[0], row).toMatch(/^⚠ intact, NOT authenticated receipt .*\(pin --pubkey, --head, or --log-key\)$/);
