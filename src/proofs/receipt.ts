@@ -35,7 +35,11 @@ export const PROOF_MEMBER = 'proof';
 export interface ReceiptProofOptions {
   /** The log key (and witnesses, quorum) the receipt's checkpoint must satisfy. Without it the checkpoint is only parsed. */
   policy?: CheckpointPolicy;
-  /** An earlier checkpoint the auditor holds: what the receipt shows must extend it. */
+  /**
+   * An earlier checkpoint the auditor holds: what the receipt shows must extend it. Given with `policy`, the
+   * caller MUST have verified its note against that policy (witnesses too): the verdict then counts it as a
+   * pin that held (spec/RECEIPT.md §8.1 item 4). Without `policy` it is used for consistency only.
+   */
   trusted?: TreeHead;
   /** A consistency proof file from `trusted` to the receipt's checkpoint, for a receipt that cannot show it alone. */
   consistency?: string | Uint8Array;

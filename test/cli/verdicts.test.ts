@@ -181,6 +181,16 @@ describe('small input files are read bounded, and only regular files (item 6)', 
     expect(w.stderr).toMatch(/FIFO/);
   }, 120_000);
 
+  test('a FIFO as a signing key (witness --key, checkpoint --sign) is refused, never waited on', async () => {
+    const key = fifo('sign.fifo');
+    const w = await run('witness', 'a.checkpoint', '--key', key, '--name', 'witness.example/w1', '--state', 'w1-state', '--log-key', logKey);
+    expect(w.code).not.toBe(0);
+    expect(w.stderr).toMatch(/cannot read key file sign\.fifo: it is not a regular file/);
+    const c = await run('checkpoint', 'j', '--sign', key, '-o', 'never.checkpoint');
+    expect(c.code).not.toBe(0);
+    expect(c.stderr).toMatch(/not a regular file/);
+  }, 120_000);
+
   test('an 8 GiB (sparse) proof file is LIMIT_EXCEEDED after reading 4 MiB, not read whole', async () => {
     const p = join(dir, 'huge.proof');
     const fd = openSync(p, 'w');
@@ -193,6 +203,20 @@ describe('small input files are read bounded, and only regular files (item 6)', 
 });
 
 describe('attacks', () => {
+  test('a proof file is checked against a pinned log key, so a valid one is authenticated; a forged checkpoint in it is invalid', async () => {
+    await ok('prove', 'j', '--checkpoint', 'a.checkpoint', '--from', '3', '--to', '5', '-o', 'incl.proof');
+    const r = await ok('verify', '--proof', 'incl.proof', '--log-key', logKey, '--json');
+    expect(json(r)).toMatchObject({ ok: true, authenticated: true, verdict: 'authenticated' });
+    expect(firstLine(await ok('verify', '--proof', 'incl.proof', '--log-key', logKey))).toMatch(/^✔ authenticated proof incl\.proof: steps 3\.\.5 are in /);
+  });
+
+  test('problem codes are not repeated inside their messages', async () => {
+    const r = await run('verify', 'partial.tar', '--checkpoint', 'forked.checkpoint', '--log-key', logKey);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^ {2}FORKED /m);
+    expect(r.stderr).not.toMatch(/FORKED: /);
+  });
+
   test('a forged receipt re-chained and re-signed with the attacker\'s key: intact at best, never authenticated; any right pin refuses it', async () => {
     const unpinned = await ok('verify', 'forged.tar.gz', '--json');
     expect(json(unpinned)).toMatchObject({ ok: true, authenticated: false, verdict: 'intact' });

@@ -332,13 +332,14 @@ async function verifyProofFile(out: Context['out'], values: Context['values'], p
     old_checkpoint: report.old_checkpoint ? { origin: report.old_checkpoint.origin, size: report.old_checkpoint.size, root: b64(report.old_checkpoint.root) } : null,
     from: report.from, to: report.to, steps: report.steps,
   };
-  if (out.json) out.document('verify', { ok: report.ok, kind: 'proof', path: resolve(file), report: summary });
+  // A proof file is always checked against a pinned log key (and witness policy): valid is authenticated.
+  if (out.json) out.document('verify', { ok: report.ok, authenticated: report.ok, verdict: report.ok ? 'authenticated' : 'invalid', kind: 'proof', path: resolve(file), report: summary });
   else if (report.ok) {
     const cp = report.checkpoint!;
-    out.say(`${out.style('green', '✔ valid')} proof ${file}: ${report.type === 'inclusion' ? `steps ${report.from}..${report.to} are in` : `size ${report.old_checkpoint!.size} is extended by`} ${cp.origin} at size ${cp.size}${report.cosignatures.length ? `, cosigned by ${report.cosignatures.map((c) => c.name).join(', ')}` : ''}`);
+    out.say(`${out.style('green', '✔ authenticated')} proof ${file}: ${report.type === 'inclusion' ? `steps ${report.from}..${report.to} are in` : `size ${report.old_checkpoint!.size} is extended by`} ${cp.origin} at size ${cp.size}${report.cosignatures.length ? `, cosigned by ${report.cosignatures.map((c) => c.name).join(', ')}` : ''}`);
   } else {
     out.say(`${out.style(['red', 'bold'], '✘ INVALID')} proof ${file}: ${report.problems.length} problem${report.problems.length === 1 ? '' : 's'}`);
-    for (const p of report.problems) out.say(`  ${out.style('red', p.code)}\n      ${p.message}`);
+    for (const p of report.problems) out.say(`  ${out.style('red', p.code)}\n      ${messageBesideCode(p)}`);
   }
   return report.ok ? EXIT_OK : EXIT_FAILED;
 }
