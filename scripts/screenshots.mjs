@@ -1,7 +1,10 @@
 // `npm run screenshots`: renders the built verification page (dist/page/verify.html) in the npm-shipped
 // Chromium with two receipts of the demo's travel-agent run and writes the PNGs the README shows:
 //   docs/page-verified.png  a signed, published (redacted) receipt with the signer's key pinned, a step opened;
-//   docs/page-tampered.png  the signed receipt with one character of a tool result changed.
+//   docs/page-tampered.png  the signed receipt with one character of a tool result changed;
+//   docs/verdict-{authenticated,intact,invalid}-{desktop,phone}.png  the three verdicts (spec/RECEIPT.md §8.1)
+//     as the page shows them right after Verify, at 1280 px and on a 390 px phone: the signed receipt with its
+//     key pinned, the same receipt with nothing pinned, and the tampered one.
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -54,6 +57,26 @@ try {
     await page.waitForSelector('#step-tree');
   });
   await shoot(tampered, 'page-tampered.png', async () => {});
+
+  // The three verdicts, as the auditor sees them when Verify returns (the verdict has focus and is in view).
+  for (const [device, viewport] of [['desktop', { width: 1280, height: 800 }], ['phone', { width: 390, height: 844 }]]) {
+    const ctx = await browser.newContext({ viewport, serviceWorkers: 'block', deviceScaleFactor: device === 'phone' ? 2 : 1 });
+    await ctx.route((u) => !/^(file|blob):/.test(u.href), (route) => route.abort('blockedbyclient'));
+    const view = await ctx.newPage();
+    await view.goto(pathToFileURL(join(root, 'dist/page/verify.html')).href);
+    await view.waitForFunction(() => document.body.dataset.state === 'idle');
+    for (const [verdict, receipt, pinned] of [['authenticated', signed, true], ['intact', signed, false], ['invalid', tampered, true]]) {
+      await view.locator('#form').evaluate((form) => form.reset());
+      await view.setInputFiles('#receipt', receipt);
+      await view.setInputFiles('#pubkey', pinned ? keys.publicKeyFile : []);
+      await view.click('#verify');
+      await view.waitForFunction(() => document.body.dataset.state === 'done');
+      const out = join(root, 'docs', `verdict-${verdict}-${device}.png`);
+      await view.screenshot({ path: out });
+      console.error(`wrote ${out}`);
+    }
+    await ctx.close();
+  }
   await journal.close();
 } finally {
   await browser.close();

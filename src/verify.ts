@@ -9,6 +9,8 @@ export type { ProblemCode } from './problems.js';
 export { genesisHash, genesisDefect, JOURNAL_FORMAT, type Genesis, type StepRecord, type Json } from './record/index.js';
 export { canonicalJson, scanCanonical, digestUtf8, digestBytes, isDigest } from './canonical/index.js';
 export { verifyReceipt, type VerifyReceiptOptions, type ReceiptReport, type ByteInput } from './receipt/verify.js';
+export { notAReceipt } from './receipt/describe.js';
+export { settleVerdict, settleJournalVerdict, firstAlteredStep, messageBesideCode, TO_PIN, type AuditVerdict, type VerdictFields, type JournalPins } from './chain/verdict.js';
 export { decodePublicKey, type PublicKeyResult } from './receipt/keys.js';
 export { verifyPublishedReceipt, publishedReceiptHooks, type PublishedReport, type UnboundText } from './redact/verify.js';
 export { viewSlots, printablePointer } from './redact/unbound.js';
@@ -18,7 +20,7 @@ export { verifyStepDisclosure, STEP_DISCLOSURE_FORMAT, type StepDisclosureReport
 export { verifyHashDisclosure, HASH_DISCLOSURE_FORMAT, type HashDisclosureReport } from './redact/disclose-hash.js';
 export { diff, summarize, formatDiff, type DiffOptions, type DiffReport } from './diff/index.js';
 export {
-  verifyCheckpoint, verifyProofDocument, parseProofDocument, verifyInclusion, verifyRange, verifyConsistency, checkWitnessUpdate,
+  verifyCheckpoint, policyDefect, verifyProofDocument, parseProofDocument, verifyInclusion, verifyRange, verifyConsistency, checkWitnessUpdate,
   parseCheckpoint, parseNote, parseVerifierKey, noteVerifier, parseJournalOrigin, stepLeafHash, rootOfLeaves,
   verifyProvenReceipt, receiptProofHooks, SIG_ED25519, SIG_COSIGNATURE_V1,
   type Checkpoint, type CheckpointPolicy, type CheckpointReport, type Cosignature, type NoteVerifier, type ProofReport, type ProofProblem,

@@ -96,6 +96,11 @@ export async function generate() {
   const consistency = serializeProofDocument(consistencyProofDocument({ oldCheckpoint: cp20, checkpoint: cp37, proof: await proveConsistency(tree, 20, N) }));
   await add({ id: 'partial-consistent', comment: 'the same, with the consistency proof file from size 20 to 37', result: 'valid', policy: 'log', trusted: trusted20, consistency, base64: await receipt(3, 9, m), expect: ok });
   await add({ id: 'partial-consistency-forked', comment: 'the consistency proof against an earlier checkpoint with another root for size 20', result: 'invalid', policy: 'log', trusted: { ...trusted20, root: b64(ROOT(21)) }, consistency, base64: await receipt(3, 9, m), expect: bad('INCONSISTENT') });
+  // Equal sizes (PROOFS.md §9.8 step 2.3): the same root needs no consistency proof; another root is a fork.
+  const trusted37 = { origin: ORIGIN, size: N, root: b64(ROOT(N)) };
+  await add({ id: 'partial-same-size', comment: 'a partial receipt against an earlier checkpoint of its own checkpoint\'s size and root, without a consistency proof', result: 'valid', policy: 'log', trusted: trusted37, base64: await receipt(3, 9, m), expect: ok });
+  await add({ id: 'partial-same-size-forked', comment: 'the earlier checkpoint has the receipt\'s checkpoint\'s size but another root: two trees of one size', result: 'invalid', policy: 'log', trusted: { ...trusted37, root: b64(ROOT(21)) }, base64: await receipt(3, 9, m), expect: bad('FORKED') });
+  await add({ id: 'complete-same-size-forked', comment: 'a complete receipt of 37 steps against an earlier checkpoint of size 37 with another root', result: 'invalid', policy: 'log', trusted: { ...trusted37, root: b64(ROOT(21)) }, base64: await receipt(0, 36), expect: bad('FORKED') });
 
   return {
     'proof-receipts.json': {

@@ -10,6 +10,7 @@ import { styleText } from 'node:util';
 import { describeLocation, type ChainReport } from '../chain/report.js';
 import type { ChainSource } from '../chain/source.js';
 import { block, blockKeepingStyle, inline } from './safe-text.js';
+import { firstAlteredStep, messageBesideCode, type VerdictFields } from '../chain/verdict.js';
 
 export const JSON_FORMAT = 'stepchain-cli/v1';
 
@@ -162,15 +163,27 @@ export function countingSource(source: ChainSource, progress: Progress): ChainSo
   };
 }
 
-/** Prints the verdict and each problem; the shared human rendering of a ChainReport. */
-export function printReport(out: Output, subject: string, report: ChainReport<string>, extra: string[] = []): void {
-  if (report.ok) {
-    out.say(`${out.style('green', '✔ valid')} ${inline(subject)}: ${report.steps} step${report.steps === 1 ? '' : 's'}${report.head ? `, head ${report.head} (seq ${report.head_seq})` : ', empty'}`);
+/**
+ * Prints the verdict and each problem; the shared human rendering of a ChainReport. A report that carries
+ * the auditor's verdict (chain/verdict.ts) gets its three answers: authenticated (green), intact but not
+ * authenticated (yellow, with what to pin: `pinWith`, the flags that would authenticate it), invalid (red).
+ */
+export function printReport(out: Output, subject: string, report: ChainReport<string> & Partial<VerdictFields>, extra: string[] = [], pinWith?: string): void {
+  const size = `${report.steps} step${report.steps === 1 ? '' : 's'}${report.head ? `, head ${report.head} (seq ${report.head_seq})` : ', empty'}`;
+  if (report.ok && report.verdict === 'intact') {
+    out.say(`${out.style(['yellow', 'bold'], '⚠ intact, NOT authenticated')} ${inline(subject)}: ${size}; nothing ties it to anyone${pinWith ? ` (pin ${pinWith})` : ''}`);
+  } else if (report.ok) {
+    out.say(`${out.style('green', report.verdict === 'authenticated' ? '✔ authenticated' : '✔ valid')} ${inline(subject)}: ${size}`);
+    for (const by of report.authenticated_by ?? []) out.say(`  ${out.style('green', 'pinned')}   ${inline(by)}`);
   } else {
     const n = report.problems.length;
     out.say(`${out.style(['red', 'bold'], '✘ INVALID')} ${inline(subject)}: ${n}${report.problems_truncated ? '+' : ''} problem${n === 1 ? '' : 's'}`);
-    for (const p of report.problems) out.say(`  ${out.style('red', inline(p.code))} ${out.style('dim', inline(describeLocation(p.location)))}\n      ${inline(p.message)}`);
+    // The step first: what an auditor asks of a damaged chain is which step was altered.
+    const altered = firstAlteredStep(report);
+    if (altered) out.say(`  ${out.style(['red', 'bold'], 'altered')}  step ${altered.seq}${altered.field ? `, ${inline(altered.field)}` : ''} (${inline(altered.code)})`);
+    for (const p of report.problems) out.say(`  ${out.style('red', inline(p.code))} ${out.style('dim', inline(describeLocation(p.location)))}\n      ${inline(messageBesideCode(p))}`);
   }
-  for (const w of report.warnings) out.say(`  ${out.style('yellow', 'warning')} ${inline(w.code)} ${out.style('dim', inline(describeLocation(w.location)))}: ${inline(w.message)}`);
+  for (const w of report.warnings) out.say(`  ${out.style('yellow', 'warning')} ${inline(w.code)} ${out.style('dim', inline(describeLocation(w.location)))}: ${inline(messageBesideCode(w))}`);
   for (const line of extra) out.say(line);
+  if (report.ok && report.verdict === 'intact' && report.to_pin) out.say(out.style('yellow', `  not authenticated: ${report.to_pin}`));
 }

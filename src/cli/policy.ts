@@ -16,20 +16,64 @@ export const POLICY_OPTIONS: Record<string, OptionSpec> = {
   quorum: { type: 'string', arg: 'k', description: 'how many of the --witness keys must have cosigned (default: all of them)' },
 };
 
-/** A small file named on the command line (a key, a checkpoint), as text; one that cannot be read is a usage error. */
-export async function readSmall(path: string, what: string, verb: string): Promise<string> {
-  const { readFile } = await import('node:fs/promises');
+/**
+ * The most bytes read of each kind of small input file (spec/PROOFS.md §11.1): one past the limit its
+ * format sets, so that a larger file fails that limit (LIMIT_EXCEEDED, KEY_INVALID) without being read whole.
+ */
+export const READ_LIMITS = {
+  /** A signed note: a checkpoint, or a witness's state (PROOFS.md §11). */
+  checkpoint: 1024 * 1024,
+  /** A proof file (PROOFS.md §7.4, §11). */
+  proof: 4 * 1024 * 1024,
+  /** A verifier key (vkey) file, --log-key or --witness: a line of a few hundred bytes. */
+  vkey: 64 * 1024,
+} as const;
+
+/**
+ * At most `limit` + 1 bytes of the regular file `path`: a FIFO, a device, a directory or a socket is
+ * refused before a byte is read (opened with O_NONBLOCK, so a FIFO without a writer cannot hang the open),
+ * and no more than one byte past the limit is ever held. Unreadable is a usage error (exit 2).
+ */
+export async function readBounded(path: string, what: string, verb: string, limit: number): Promise<Uint8Array> {
+  const { open } = await import('node:fs/promises');
+  const { constants } = await import('node:fs');
+  const refuse = (why: string): UsageError => new UsageError(`cannot read ${what} ${path}: ${why}`, verb);
+  let handle: Awaited<ReturnType<typeof open>> | null = null;
   try {
-    return await readFile(path, 'utf8');
+    handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
+    const info = await handle.stat();
+    if (!info.isFile()) throw refuse(`it is ${info.isFIFO() ? 'a FIFO' : info.isDirectory() ? 'a directory' : info.isSocket() ? 'a socket' : info.isCharacterDevice() || info.isBlockDevice() ? 'a device' : 'not a regular file'}, not a regular file`);
+    // Up to one byte past the limit, whatever the size said: the file may grow while it is read.
+    let buf = new Uint8Array(Math.min(limit + 1, info.size + 1));
+    let n = 0;
+    for (;;) {
+      if (n === buf.length) {
+        if (n > limit) break;
+        const bigger = new Uint8Array(Math.min(limit + 1, buf.length * 2));
+        bigger.set(buf);
+        buf = bigger;
+      }
+      const { bytesRead } = await handle.read(buf, n, buf.length - n, null);
+      if (bytesRead === 0) break;
+      n += bytesRead;
+    }
+    return buf.subarray(0, n);
   } catch (e) {
-    throw new UsageError(`cannot read ${what} ${path}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}`, verb);
+    if (e instanceof UsageError) throw e;
+    throw refuse((e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message);
+  } finally {
+    await handle?.close();
   }
+}
+/** A small text file named on the command line (a checkpoint, a vkey), at most `limit` + 1 bytes of it (readBounded). */
+export async function readSmall(path: string, what: string, verb: string, limit: number = READ_LIMITS.checkpoint): Promise<string> {
+  return new TextDecoder().decode(await readBounded(path, what, verb, limit));
 }
 
 /** A vkey given inline or as a file; unusable is a usage error (exit 2), never "no key". */
 async function vkeyArg(value: string, verb: string, flag: string): Promise<import('../proofs/index.js').NoteVerifier> {
   const { parseVerifierKey } = await proofs();
-  const text = value.includes('+') ? value : (await readSmall(value, `${flag} file`, verb)).trim();
+  const text = value.includes('+') ? value : (await readSmall(value, `${flag} file`, verb, READ_LIMITS.vkey)).trim();
   try {
     return parseVerifierKey(text);
   } catch (e) {
@@ -58,11 +102,12 @@ export async function policyFrom(values: Record<string, unknown>, verb: string):
  * A pinned earlier checkpoint: read, parsed, and — with a log key — its log signature verified. Anything
  * that makes it unusable is a usage error (exit 2): a pin never falls back to "not pinned".
  */
-export async function pinnedCheckpoint(path: string, policy: { log: import('../proofs/index.js').NoteVerifier } | null, verb: string): Promise<import('../proofs/index.js').TreeHead> {
+export async function pinnedCheckpoint(path: string, policy: import('../proofs/index.js').CheckpointPolicy | null, verb: string): Promise<import('../proofs/index.js').TreeHead> {
   const { parseNote, parseCheckpoint, verifyCheckpoint } = await proofs();
   const note = await readSmall(path, 'checkpoint', verb);
   if (policy) {
-    const v = verifyCheckpoint(note, { log: policy.log });
+    // The whole policy, witnesses and quorum too (--help says so): a pin that fails it is unusable.
+    const v = verifyCheckpoint(note, policy);
     if (!v.ok) throw new UsageError(`--checkpoint ${path} cannot be used: ${v.problems.map((p) => p.message).join('; ')}`, verb);
     return v.checkpoint!;
   }

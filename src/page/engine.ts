@@ -42,6 +42,11 @@ export interface VerifyRequest {
   logKey?: string;
   /** An earlier checkpoint (signed note text, checked in pins.ts) the receipt must extend, as `--checkpoint`. */
   checkpoint?: string;
+  /** Witness verifier keys and the quorum (checked in pins.ts), as `--witness` and `--quorum`. */
+  witnesses?: string[];
+  quorum?: number;
+  /** A consistency proof file's bytes, as `--proof` with a partial receipt and `--checkpoint`. */
+  consistency?: Uint8Array;
 }
 
 export interface Progress {
@@ -305,7 +310,11 @@ export class Session {
 /** The CLI's proofs options from the request's pins (already checked in pins.ts, so they parse). */
 function proofOptions(request: VerifyRequest): ReceiptProofOptions {
   const out: ReceiptProofOptions = {};
-  if (request.logKey) out.policy = { log: parseVerifierKey(request.logKey) };
+  if (request.logKey) {
+    const witnesses = (request.witnesses ?? []).map((w) => parseVerifierKey(w));
+    out.policy = { log: parseVerifierKey(request.logKey), witnesses, quorum: request.quorum ?? witnesses.length };
+  }
+  if (request.consistency) out.consistency = request.consistency;
   if (request.checkpoint) {
     const note = parseNote(request.checkpoint);
     const cp = note.ok ? parseCheckpoint(note.note.text) : null;

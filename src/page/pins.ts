@@ -4,7 +4,7 @@
  * digest; a pin that is given but cannot be used stops the verification with an error on its field — it
  * never falls back to "no pin". Pure.
  */
-import { decodePublicKey, parseCheckpoint, parseNote, parseVerifierKey, verifyCheckpoint } from '../verify.js';
+import { decodePublicKey, parseCheckpoint, parseNote, parseVerifierKey, policyDefect, verifyCheckpoint, type NoteVerifier } from '../verify.js';
 
 /** The most bytes a public key file may hold (as the CLI's readPublicKeyFile). */
 export const MAX_KEY_FILE_BYTES = 64 * 1024;
@@ -19,15 +19,23 @@ export interface PinInput {
   checkpoint?: { name: string; text: string } | null;
   /** The log's verifier key (vkey) as typed: empty means none; the receipt's checkpoint and the earlier one must be signed by it. */
   logKey?: string;
+  /** Witness verifier keys as typed, one a line (as `--witness`, repeated): empty means none. */
+  witnesses?: string;
+  /** How many of the witnesses must have cosigned, as typed (`--quorum`): empty means all of them. */
+  quorum?: string;
+  /** A consistency proof file (`--proof` with a partial receipt and an earlier checkpoint), its first bytes. */
+  consistency?: { name: string; bytes: Uint8Array } | null;
 }
 
 export interface PinError {
-  field: 'key' | 'head' | 'checkpoint' | 'logkey';
+  field: 'key' | 'head' | 'checkpoint' | 'logkey' | 'witnesses' | 'quorum';
   message: string;
 }
 
 /** The checkpoint pins travel to the worker as text (a verifier key holds functions, which do not cross). */
-export type Pins = { ok: true; publicKey?: Uint8Array; expectHead?: string; logKey?: string; checkpoint?: string } | { ok: false; errors: PinError[] };
+export type Pins =
+  | { ok: true; publicKey?: Uint8Array; expectHead?: string; logKey?: string; witnesses?: string[]; quorum?: number; checkpoint?: string; consistency?: Uint8Array }
+  | { ok: false; errors: PinError[] };
 
 export function readPins(input: PinInput): Pins {
   const errors: PinError[] = [];
@@ -48,15 +56,25 @@ export function readPins(input: PinInput): Pins {
     if (HEAD_RE.test(head)) expectHead = head;
     else errors.push({ field: 'head', message: 'the pinned head must be "sha256:" followed by 64 lowercase hex digits' });
   }
-  const { logKey, checkpoint } = readCheckpointPins(input, errors);
+  const { logKey, witnesses, quorum, checkpoint } = readCheckpointPins(input, errors);
   if (errors.length > 0) return { ok: false, errors };
-  return { ok: true, ...(publicKey ? { publicKey } : {}), ...(expectHead ? { expectHead } : {}), ...(logKey ? { logKey } : {}), ...(checkpoint ? { checkpoint } : {}) };
+  return {
+    ok: true, ...(publicKey ? { publicKey } : {}), ...(expectHead ? { expectHead } : {}), ...(logKey ? { logKey } : {}),
+    ...(witnesses && witnesses.length > 0 ? { witnesses, quorum: quorum! } : {}), ...(checkpoint ? { checkpoint } : {}),
+    ...(input.consistency ? { consistency: input.consistency.bytes } : {}),
+  };
 }
 
-/** The log key and the earlier checkpoint, with the CLI's rules (--log-key, --checkpoint): a pin that cannot be used is an error. */
-function readCheckpointPins(input: PinInput, errors: PinError[]): { logKey?: string; checkpoint?: string } {
-  const logKey = (input.logKey ?? '').replace(/^[ \t\r\n]+|[ \t\r\n]+$/g, '');
-  let log = null;
+const trim = (s: string): string => s.replace(/^[ \t\r\n]+|[ \t\r\n]+$/g, '');
+
+/**
+ * The log key, the witnesses and quorum, and the earlier checkpoint, with the CLI's rules (src/cli/policy.ts:
+ * --log-key, --witness, --quorum, --checkpoint): a pin that cannot be used is an error, witnesses need a log
+ * key, and the earlier checkpoint must satisfy the whole policy, witnesses too.
+ */
+function readCheckpointPins(input: PinInput, errors: PinError[]): { logKey?: string; witnesses?: string[]; quorum?: number; checkpoint?: string } {
+  const logKey = trim(input.logKey ?? '');
+  let log: NoteVerifier | null = null;
   if ((input.logKey ?? '') !== '') {
     try {
       log = parseVerifierKey(logKey);
@@ -64,15 +82,37 @@ function readCheckpointPins(input: PinInput, errors: PinError[]): { logKey?: str
       errors.push({ field: 'logkey', message: `the log key: ${e instanceof Error ? e.message.replace(/^KEY_INVALID: /, '') : String(e)}` });
     }
   }
+  const witnessLines = (input.witnesses ?? '').split('\n').map(trim).filter((l) => l !== '');
+  const quorumText = trim(input.quorum ?? '');
+  if ((input.logKey ?? '') === '' && (witnessLines.length > 0 || quorumText !== '')) {
+    errors.push({ field: witnessLines.length > 0 ? 'witnesses' : 'quorum', message: 'witness keys and a quorum need the log key' });
+    return {};
+  }
+  const witnesses: NoteVerifier[] = [];
+  for (const [i, w] of witnessLines.entries()) {
+    try {
+      witnesses.push(parseVerifierKey(w));
+    } catch (e) {
+      errors.push({ field: 'witnesses', message: `witness key ${i + 1}: ${e instanceof Error ? e.message.replace(/^KEY_INVALID: /, '') : String(e)}` });
+    }
+  }
+  const quorum = quorumText === '' ? witnessLines.length : /^[0-9]{1,9}$/.test(quorumText) ? Number(quorumText) : NaN;
+  if (!Number.isSafeInteger(quorum) || quorum > witnessLines.length) {
+    errors.push({ field: 'quorum', message: `the quorum must be a number from 0 to the ${witnessLines.length} witness keys` });
+  }
+  const policy = log && errors.length === 0 ? { log, witnesses, quorum } : null;
+  const defect = policy ? policyDefect(policy) : null;
+  if (defect) errors.push({ field: 'witnesses', message: `the policy cannot be used: ${defect}` });
   const cp = input.checkpoint;
-  if (!cp) return log ? { logKey } : {};
-  if (log) {
-    const v = verifyCheckpoint(cp.text, { log });
+  const pins = { ...(log ? { logKey } : {}), ...(log && witnessLines.length > 0 ? { witnesses: witnessLines, quorum } : {}) };
+  if (!cp) return pins;
+  if (policy && !defect) {
+    const v = verifyCheckpoint(cp.text, policy);
     if (!v.ok) errors.push({ field: 'checkpoint', message: `earlier checkpoint ${cp.name}: ${v.problems.map((p) => p.message).join('; ')}` });
-  } else {
+  } else if (!log) {
     const note = parseNote(cp.text);
     const parsed = note.ok ? parseCheckpoint(note.note.text) : null;
     if (!parsed?.ok) errors.push({ field: 'checkpoint', message: `earlier checkpoint ${cp.name}: ${note.ok ? (parsed as { problem: { message: string } }).problem.message : note.problem.message}` });
   }
-  return { ...(log ? { logKey } : {}), checkpoint: cp.text };
+  return { ...pins, checkpoint: cp.text };
 }

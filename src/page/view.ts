@@ -5,10 +5,14 @@
  * `stepchain disclose --check` prints it, and a paginated step list with one step expanded. Everything
  * from a receipt is written as text nodes (textContent), never as markup. No framework: the page is small.
  */
-import { describeLocation, printablePointer, type Problem, type ReceiptReport, type UnboundText } from '../verify.js';
+import { describeLocation, firstAlteredStep, messageBesideCode, notAReceipt, printablePointer, type Problem, type ReceiptReport, type UnboundText } from '../verify.js';
 import type { Verifier } from './client.js';
 import { KEEP_CHARS, type DisclosureOutcome, type Outcome, type Progress, type StepDetail } from './engine.js';
 import { MAX_KEY_FILE_BYTES, readPins, type PinError } from './pins.js';
+
+/** A signed note's limit, and a proof file's (spec/PROOFS.md §11): the page reads one byte past each. */
+const MAX_NOTE_BYTES = 1024 * 1024;
+const MAX_PROOF_BYTES = 4 * 1024 * 1024;
 import { markerOf, type Segment, type StepRow } from './summary.js';
 
 /** The `format` of the CLI's --json documents (src/cli/output.ts), which the page's JSON view repeats. */
@@ -53,7 +57,13 @@ export function mountPage(starting: Promise<Verifier>): void {
   const proofInput = byId<HTMLInputElement>('proof');
   const logKeyInput = byId<HTMLInputElement>('logkey');
   const checkpointInput = byId<HTMLInputElement>('checkpoint');
-  const pinFields = { key: [keyInput, 'pubkey-error'], head: [headInput, 'head-error'], logkey: [logKeyInput, 'logkey-error'], checkpoint: [checkpointInput, 'checkpoint-error'] } as const;
+  const witnessesInput = byId<HTMLTextAreaElement>('witnesses');
+  const quorumInput = byId<HTMLInputElement>('quorum');
+  const consistencyInput = byId<HTMLInputElement>('consistency');
+  const pinFields = {
+    key: [keyInput, 'pubkey-error'], head: [headInput, 'head-error'], logkey: [logKeyInput, 'logkey-error'], checkpoint: [checkpointInput, 'checkpoint-error'],
+    witnesses: [witnessesInput, 'witnesses-error'], quorum: [quorumInput, 'quorum-error'],
+  } as const;
   const drop = byId('drop');
   const dropped = byId('dropped');
   const verifyButton = byId<HTMLButtonElement>('verify');
@@ -122,6 +132,7 @@ export function mountPage(starting: Promise<Verifier>): void {
     state.outcome = null;
     verdict.className = 'verdict';
     delete verdict.dataset.ok;
+    delete verdict.dataset.verdict;
     verdict.replaceChildren(h('p', { class: 'placeholder' }, 'No receipt verified yet.'));
     details.replaceChildren();
     steps.hidden = true;
@@ -143,6 +154,7 @@ export function mountPage(starting: Promise<Verifier>): void {
   function showError(message: string): void {
     verdict.className = 'verdict invalid';
     delete verdict.dataset.ok;
+    delete verdict.dataset.verdict;
     verdict.replaceChildren(h('p', { class: 'headline' }, `error: ${message}`));
     details.replaceChildren(h('p', {}, 'Nothing was verified. Correct the input and press Verify again.'));
     steps.hidden = true;
@@ -164,11 +176,16 @@ export function mountPage(starting: Promise<Verifier>): void {
     }
     const keyFile = keyInput.files?.[0];
     const checkpointFile = checkpointInput.files?.[0];
+    const consistencyFile = consistencyInput.files?.[0];
     const pins = readPins({
       key: keyFile ? { name: keyFile.name, size: keyFile.size, bytes: new Uint8Array(await keyFile.slice(0, MAX_KEY_FILE_BYTES + 1).arrayBuffer()) } : null,
       head: headInput.value,
       logKey: logKeyInput.value,
-      checkpoint: checkpointFile ? { name: checkpointFile.name, text: await checkpointFile.slice(0, MAX_KEY_FILE_BYTES * 16).text() } : null,
+      checkpoint: checkpointFile ? { name: checkpointFile.name, text: await checkpointFile.slice(0, MAX_NOTE_BYTES + 1).text() } : null,
+      witnesses: witnessesInput.value,
+      quorum: quorumInput.value,
+      // One byte past the limits (spec/PROOFS.md §11.1): a larger file fails its limit without being read whole.
+      consistency: consistencyFile ? { name: consistencyFile.name, bytes: new Uint8Array(await consistencyFile.slice(0, MAX_PROOF_BYTES + 1).arrayBuffer()) } : null,
     });
     if (!pins.ok) {
       for (const err of pins.errors) markField(err);
@@ -185,6 +202,7 @@ export function mountPage(starting: Promise<Verifier>): void {
     document.body.dataset.state = 'verifying';
     verdict.className = 'verdict';
     delete verdict.dataset.ok;
+    delete verdict.dataset.verdict;
     verdict.replaceChildren(h('p', { class: 'placeholder' }, `Verifying ${receipt.name}…`));
     details.replaceChildren();
     steps.hidden = true;
@@ -195,6 +213,7 @@ export function mountPage(starting: Promise<Verifier>): void {
       const outcome = await state.verifier.verify({
         receipt, name: receipt.name, ...(pins.publicKey ? { publicKey: pins.publicKey } : {}), ...(pins.expectHead ? { expectHead: pins.expectHead } : {}), ...(proof ? { proof } : {}),
         ...(pins.logKey ? { logKey: pins.logKey } : {}), ...(pins.checkpoint ? { checkpoint: pins.checkpoint } : {}),
+        ...(pins.witnesses ? { witnesses: pins.witnesses, quorum: pins.quorum! } : {}), ...(pins.consistency ? { consistency: pins.consistency } : {}),
       }, progress.tick);
       progress.stop();
       state.outcome = outcome;
@@ -202,11 +221,12 @@ export function mountPage(starting: Promise<Verifier>): void {
       state.only = 'all';
       state.open = null;
       onlyFlagged.checked = false;
-      renderOutcome(outcome, pins.publicKey !== undefined || pins.expectHead !== undefined || pins.logKey !== undefined);
+      renderOutcome(outcome);
       if (outcome.listed > 0) await renderRows();
-      // The verdict may be below the fold on a laptop screen; the live region announces it either way.
-      byId('verdict-h').scrollIntoView({ block: 'start' });
       document.body.dataset.state = 'done';
+      // The verdict takes focus (keyboard users land on it; a phone shows it first, page.css), and is scrolled to.
+      verdict.focus({ preventScroll: true });
+      byId('verdict-h').scrollIntoView({ block: 'start' });
     } catch (e) {
       showError(`the verifier failed: ${e instanceof Error ? e.message : String(e)}`);
     } finally {
@@ -234,18 +254,48 @@ export function mountPage(starting: Promise<Verifier>): void {
 
   // ---- the verdict, as `stepchain verify` prints it -------------------------------------------------
 
-  function renderOutcome(o: Outcome, pinned: boolean): void {
+  /**
+   * The verdict box: the report's three verdicts (spec/RECEIPT.md §8.1) as the CLI's first line says them —
+   * authenticated (green, with what held), intact but NOT authenticated (amber, with what to pin), invalid
+   * (red, the first altered step named before the problems) — or "not a receipt" for bytes that are none.
+   */
+  function verdictBox(r: ReceiptReport, name: string): Node[] {
+    const n = r.problems.length;
+    const size = `${plural(r.steps, 'step')}${r.head ? `, head ${r.head} (seq ${r.head_seq})` : ', empty'}`;
+    if (r.verdict === 'authenticated') {
+      return [h('p', { class: 'headline', id: 'headline' }, `✔ authenticated receipt ${name}: ${size}`),
+        h('ul', { class: 'pinned', id: 'authenticated-by' }, ...r.authenticated_by.map((s) => h('li', {}, h('span', { class: 'tag proves' }, 'pinned'), s)))];
+    }
+    if (r.verdict === 'intact') {
+      return [h('p', { class: 'headline', id: 'headline' }, `⚠ intact, NOT authenticated receipt ${name}: ${size}`),
+        h('p', { class: 'to-pin', id: 'to-pin' }, `Not authenticated: ${r.to_pin ?? ''} (the fields of section 1).`)];
+    }
+    if (notAReceipt(r)) {
+      return [h('p', { class: 'headline', id: 'headline' }, `✘ this is not a receipt: ${name}`),
+        h('p', { id: 'not-a-receipt' }, 'Nothing in this file reads as a stepchain receipt (a .tar or .tar.gz from stepchain export or publish, starting with its manifest). Choose the receipt file itself.')];
+    }
+    const parts: Node[] = [h('p', { class: 'headline', id: 'headline' }, `✘ INVALID receipt ${name}: ${n.toLocaleString('en')}${r.problems_truncated ? '+' : ''} problem${n === 1 ? '' : 's'}`)];
+    const altered = firstAlteredStep(r);
+    if (altered) {
+      const line = h('p', { class: 'altered', id: 'altered' }, `Altered: step ${altered.seq}${altered.field ? `, ${altered.field}` : ''} (${altered.code})`);
+      const button = h('button', { type: 'button', class: 'link' }, 'show this step');
+      button.addEventListener('click', () => void goTo({ seq: altered.seq }));
+      line.append(' ', button);
+      parts.push(line);
+    }
+    return parts;
+  }
+
+  function renderOutcome(o: Outcome): void {
     const r = o.report;
-    const name = state.receiptName;
-    verdict.className = `verdict ${r.ok ? 'valid' : 'invalid'}`;
+    verdict.className = `verdict ${r.verdict}`;
     verdict.dataset.ok = String(r.ok);
+    verdict.dataset.verdict = notAReceipt(r) ? 'not-a-receipt' : r.verdict;
     // Issue 32: a verdict over text that is not bound to the head is never all green (page.css).
     if (unboundCount(r) > 0) verdict.dataset.unbound = String(unboundCount(r));
     else delete verdict.dataset.unbound;
+    verdict.replaceChildren(...verdictBox(r, state.receiptName));
     const n = r.problems.length;
-    verdict.replaceChildren(h('p', { class: 'headline', id: 'headline' }, r.ok
-      ? `✔ valid receipt ${name}: ${plural(r.steps, 'step')}${r.head ? `, head ${r.head} (seq ${r.head_seq})` : ', empty'}`
-      : `✘ INVALID receipt ${name}: ${n.toLocaleString('en')}${r.problems_truncated ? '+' : ''} problem${n === 1 ? '' : 's'}`));
     const parts: Node[] = [];
     if (n > 0) {
       parts.push(h('h3', {}, 'Problems'), h('ol', { class: 'problems', id: 'problems' }, ...r.problems.map(problemItem)));
@@ -258,7 +308,6 @@ export function mountPage(starting: Promise<Verifier>): void {
     parts.push(h('ul', { class: 'statements', id: 'statements' },
       ...r.proves.map((s) => h('li', { class: 'proves' }, h('span', { class: 'tag proves' }, 'proves'), s)),
       ...r.does_not_prove.map((s) => h('li', { class: 'not' }, h('span', { class: 'tag not' }, 'does not prove'), s))));
-    if (r.ok && !pinned) parts.push(h('p', { class: 'hintline' }, 'Hint: pin the head or the signer\'s public key (above); otherwise anyone could have made this receipt.'));
     const unbound = unboundView(r);
     if (unbound) parts.unshift(unbound);
     parts.push(facts(o));
@@ -273,7 +322,7 @@ export function mountPage(starting: Promise<Verifier>): void {
 
   function problemItem(p: Problem): HTMLLIElement {
     const loc = describeLocation(p.location);
-    const li = h('li', { 'data-code': p.code }, h('code', { class: 'code' }, p.code), loc ? h('span', { class: 'loc' }, loc) : null, h('p', { class: 'msg' }, p.message));
+    const li = h('li', { 'data-code': p.code }, h('code', { class: 'code' }, p.code), loc ? h('span', { class: 'loc' }, loc) : null, h('p', { class: 'msg' }, messageBesideCode(p)));
     const where = p.location.file !== undefined && p.location.line !== undefined ? { file: p.location.file, line: p.location.line } : p.location.seq !== undefined ? { seq: p.location.seq } : null;
     if (where && state.outcome && state.outcome.listed > 0) {
       const button = h('button', { type: 'button', class: 'link' }, 'show this step');
@@ -320,7 +369,7 @@ export function mountPage(starting: Promise<Verifier>): void {
       headline = `✘ disclosure does NOT hold${d.seq !== null ? ` for seq ${d.seq}${d.kind === 'value' && d.path ? `, ${d.path}` : ''}` : ''}`;
     }
     box.append(h('p', { class: 'headline' }, headline));
-    if (d.problems.length) box.append(h('ol', { class: 'problems' }, ...d.problems.map((p) => h('li', { 'data-code': p.code }, h('code', { class: 'code' }, p.code), h('p', { class: 'msg' }, p.message)))));
+    if (d.problems.length) box.append(h('ol', { class: 'problems' }, ...d.problems.map((p) => h('li', { 'data-code': p.code }, h('code', { class: 'code' }, p.code), h('p', { class: 'msg' }, messageBesideCode(p))))));
     if (d.proves.length) box.append(h('ul', { class: 'statements' }, ...d.proves.map((s) => h('li', {}, h('span', { class: 'tag proves' }, 'proves'), s))));
     return h('div', {}, h('h3', {}, 'Disclosure proof'), box);
   }
@@ -330,7 +379,7 @@ export function mountPage(starting: Promise<Verifier>): void {
     const box = h('details', { id: 'json-details' }, h('summary', {}, 'The report as JSON (as stepchain verify --json prints it)'), pre);
     box.addEventListener('toggle', () => {
       if (box.open && pre.textContent === '') {
-        pre.textContent = JSON.stringify({ format: CLI_JSON_FORMAT, command: 'verify', ok: o.report.ok, kind: 'receipt', file: state.receiptName, report: o.report }, null, 2);
+        pre.textContent = JSON.stringify({ format: CLI_JSON_FORMAT, command: 'verify', ok: o.report.ok, authenticated: o.report.authenticated, verdict: o.report.verdict, kind: 'receipt', file: state.receiptName, report: o.report }, null, 2);
       }
     });
     return box;

@@ -15,7 +15,7 @@ export {
   type Note, type NoteSignature, type NoteSigner, type NoteVerifier, type OpenedNote,
 } from './note.js';
 export {
-  parseCheckpoint, formatCheckpoint, signCheckpoint, cosignCheckpoint, addSignatures, verifyCheckpoint,
+  parseCheckpoint, formatCheckpoint, signCheckpoint, cosignCheckpoint, addSignatures, verifyCheckpoint, policyDefect,
   type Checkpoint, type CheckpointPolicy, type CheckpointReport, type Cosignature,
 } from './checkpoint.js';
 export { checkWitnessUpdate, type TreeHead, type WitnessUpdate } from './witness.js';

@@ -189,9 +189,10 @@ export class JournalTree {
  * Whether a chain — its step hashes in seq order from 0, every one verified — extends an earlier
  * checkpoint (PROOFS.md §9.3 computed from the leaves themselves, never from stored tiles, which a
  * rewriter could keep): SIZE_DECREASED when it has fewer steps, INCONSISTENT when its first `size`
- * leaves have another root. Reads only as far as the checkpoint's size.
+ * leaves have another root, FORKED when it has exactly `size` steps (`total`, when known) and another root.
+ * Reads only as far as the checkpoint's size.
  */
-export async function leavesExtend(stepHashes: AsyncIterable<string>, trusted: { size: number; root: Uint8Array }): Promise<Verdict> {
+export async function leavesExtend(stepHashes: AsyncIterable<string>, trusted: { size: number; root: Uint8Array }, total?: number): Promise<Verdict> {
   const frontier = new TreeFrontier();
   if (trusted.size > 0) {
     for await (const h of stepHashes) {
@@ -202,6 +203,10 @@ export async function leavesExtend(stepHashes: AsyncIterable<string>, trusted: {
     }
   }
   if (frontier.size < trusted.size) return { ok: false, problem: problem('SIZE_DECREASED', `the earlier checkpoint has ${trusted.size} steps, the journal only ${frontier.size}: it was truncated`) };
-  if (!equalBytes(frontier.root(), trusted.root)) return { ok: false, problem: problem('INCONSISTENT', `steps 0..${trusted.size - 1} do not have the earlier checkpoint's root: the journal was rewritten after it`) };
+  if (!equalBytes(frontier.root(), trusted.root)) {
+    // The same size with another root is a fork (PROOFS.md §9.8 step 3), not an extension that went wrong.
+    if (total === trusted.size) return { ok: false, problem: problem('FORKED', `the journal's ${total} steps and the earlier checkpoint of size ${trusted.size} have different roots: two histories of the same size (a fork)`) };
+    return { ok: false, problem: problem('INCONSISTENT', `steps 0..${trusted.size - 1} do not have the earlier checkpoint's root: the journal was rewritten after it`) };
+  }
   return { ok: true };
 }

@@ -40,7 +40,9 @@ export type ProofProblemCode =
   /** A witness was given an old size that is not the size it last cosigned (tlog-witness "409 Conflict"). */
   | 'OLD_SIZE_MISMATCH'
   /** An earlier checkpoint was pinned, and what was verified cannot be connected to it (a partial receipt without a consistency proof). */
-  | 'CONSISTENCY_UNPROVEN';
+  | 'CONSISTENCY_UNPROVEN'
+  /** Two trees of the same size with different roots: the log showed two histories (PROOFS.md §9.8). */
+  | 'FORKED';
 
 export interface ProofProblem {
   code: ProofProblemCode;

@@ -7,6 +7,7 @@
  * Every byte is hostile: nothing here throws on input. Pure; runs in a browser.
  */
 import type { Problem } from '../chain/report.js';
+import { pinHeld, settleVerdict } from '../chain/verdict.js';
 import { genesisHash } from '../record/formats.js';
 import type { VerifiedLine } from '../chain/verifier.js';
 import { base64Decode, base64Encode } from '../receipt/base64.js';
@@ -34,7 +35,11 @@ export const PROOF_MEMBER = 'proof';
 export interface ReceiptProofOptions {
   /** The log key (and witnesses, quorum) the receipt's checkpoint must satisfy. Without it the checkpoint is only parsed. */
   policy?: CheckpointPolicy;
-  /** An earlier checkpoint the auditor holds: what the receipt shows must extend it. */
+  /**
+   * An earlier checkpoint the auditor holds: what the receipt shows must extend it. Given with `policy`, the
+   * caller MUST have verified its note against that policy (witnesses too): the verdict then counts it as a
+   * pin that held (spec/RECEIPT.md §8.1 item 4). Without `policy` it is used for consistency only.
+   */
   trusted?: TreeHead;
   /** A consistency proof file from `trusted` to the receipt's checkpoint, for a receipt that cannot show it alone. */
   consistency?: string | Uint8Array;
@@ -177,8 +182,27 @@ class ProofChecks {
         if (!tlog.pinned) report.does_not_prove.push('who signed the checkpoint: no log key was pinned, so the inclusion proof shows only that the receipt agrees with the checkpoint it carries');
       }
       if (tlog.extends) report.proves.push(`it extends the earlier checkpoint of size ${tlog.extends.size}: no step of that tree was changed, removed or reordered`);
+      this.pinsHeld(report, tlog);
     }
-    return out;
+    return settleVerdict(out, 'receipt');
+  }
+
+  /**
+   * The checkpoints that authenticate the receipt (chain/verdict.ts): its own, verified against the pinned
+   * log key and witness policy; or the earlier one it extends, which the caller verified against that
+   * policy (`trusted` with `policy`: the CLI's --checkpoint and the page's refuse one that fails it).
+   */
+  private pinsHeld(report: ReceiptReport<string>, tlog: ReceiptProofReport): void {
+    const policy = this.options.policy;
+    if (!policy) return;
+    const quorum = policy.quorum ?? 0;
+    const witnesses = quorum > 0 ? ` and cosigned by ${tlog.cosignatures.length} of the pinned witnesses (quorum ${quorum})` : '';
+    if (tlog.checkpoint && tlog.pinned) {
+      pinHeld(report, `steps ${report.range!.from}..${report.range!.to} are in the checkpoint of ${tlog.checkpoint.origin} at size ${tlog.checkpoint.size}, signed by the log key you pinned${witnesses}`);
+    } else if (tlog.extends && tlog.extends.size > 0) {
+      const t = tlog.extends;
+      pinHeld(report, `steps 0..${t.size - 1} have the root of the earlier checkpoint you pinned (${t.origin}, size ${t.size}), signed by the log key you pinned${t.size - 1 < report.range!.to ? `; steps ${t.size}..${report.range!.to} only extend it` : ''}`);
+    }
   }
 
   /** The member's checkpoint (against the policy when there is one), its origin, and the range proof. */
@@ -226,7 +250,11 @@ class ProofChecks {
     if (range.from === 0 && trusted.size <= shown && !this.broken) {
       const root = this.prefixRoot ?? (trusted.size === 0 ? this.prefix.root() : null);
       if (root === null) return;
-      if (!equalBytes(root, trusted.root)) problems.push(problem('INCONSISTENT', `steps 0..${trusted.size - 1} of the receipt do not have the earlier checkpoint's root: the journal was rewritten after it`));
+      if (!equalBytes(root, trusted.root)) {
+        problems.push(trusted.size === shown
+          ? problem('FORKED', `the receipt's ${shown} steps and the earlier checkpoint of size ${trusted.size} have different roots: two histories of the same size (a fork)`)
+          : problem('INCONSISTENT', `steps 0..${trusted.size - 1} of the receipt do not have the earlier checkpoint's root: the journal was rewritten after it`));
+      }
       else tlog.extends = head(trusted);
       return;
     }
@@ -236,6 +264,15 @@ class ProofChecks {
     }
     if (!cp) {
       problems.push(problem('CONSISTENCY_UNPROVEN', 'a partial receipt without a verified checkpoint cannot be shown to extend the earlier checkpoint'));
+      return;
+    }
+    // Equal sizes need no proof (PROOFS.md §9.8 step 2.3): the same root is the same tree, another root a fork.
+    if (cp.size === trusted.size && !equalBytes(cp.root, trusted.root)) {
+      problems.push(problem('FORKED', `the receipt's checkpoint and the earlier one both have size ${cp.size} but different roots: the log showed two histories (a fork)`));
+      return;
+    }
+    if (cp.size === trusted.size && this.options.consistency === undefined) {
+      tlog.extends = head(trusted);
       return;
     }
     if (this.options.consistency === undefined) {

@@ -64,3 +64,12 @@ function runStatements(r: ReceiptReport<string>, run: RunState, proves: string[]
     if (m.status === 'started') not.push(`The outcome of model request ${m.id} (started at seq ${m.seq}): it has no recorded outcome in this receipt.`);
   }
 }
+
+/**
+ * Whether the bytes are not a receipt at all (an image, a document, an empty file) rather than a damaged
+ * one: invalid, and no manifest was read, because the bytes are not a tar (or gzip of one) or do not start
+ * with the manifest. A tool names such a file "not a receipt" instead of reporting a tar header's defects.
+ */
+export function notAReceipt(r: Pick<ReceiptReport<string>, 'ok' | 'manifest_digest' | 'problems'>): boolean {
+  return !r.ok && r.manifest_digest === null && r.problems.some((p) => p.code === 'ARCHIVE_INVALID' || p.code === 'ENTRY_UNEXPECTED' || p.code === 'ENTRY_MISSING');
+}

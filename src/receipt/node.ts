@@ -3,7 +3,7 @@
  * lives in the pure modules; this file only moves bytes. (spec/RECEIPT.md §3.1 for the gzip profile.)
  */
 import { constants as fsConstants, type createReadStream } from 'node:fs';
-import { chmod, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { chmod, open, rename, rm, writeFile } from 'node:fs/promises';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip, constants as zc } from 'node:zlib';
@@ -205,10 +205,22 @@ function keyWriteError(file: string, e: unknown): ReceiptError {
 /** Reads a PKCS#8 PEM private key file. */
 export async function readKeyFile(path: string): Promise<Uint8Array> {
   let text: string;
+  let handle: Awaited<ReturnType<typeof open>> | null = null;
   try {
-    text = await readFile(path, 'utf8');
+    // As the public key files: a FIFO (which would block the open and the read forever), a device or a
+    // directory is refused before a byte is read, and a key file holds at most MAX_KEY_FILE_BYTES.
+    handle = await open(path, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
+    const info = await handle.stat();
+    if (!info.isFile()) throw new Error('it is not a regular file');
+    if (info.size > MAX_KEY_FILE_BYTES) throw new Error(`it is ${info.size} bytes; a key file is at most ${MAX_KEY_FILE_BYTES}`);
+    const buf = Buffer.alloc(info.size);
+    let n = 0;
+    for (let got = -1; got !== 0 && n < buf.length; n += got) got = (await handle.read(buf, n, buf.length - n, n)).bytesRead;
+    text = buf.subarray(0, n).toString('utf8');
   } catch (e) {
     throw new ReceiptError('KEY_INVALID', `cannot read key file ${path}: ${e instanceof Error ? e.message : String(e)}`);
+  } finally {
+    await handle?.close().catch(() => {});
   }
   return parsePrivateKey(text);
 }

@@ -20,6 +20,7 @@ import { ChainFeeder } from '../chain/feeder.js';
 import { LineSplitter } from '../chain/lines.js';
 import { ProblemList } from '../chain/problems.js';
 import type { ChainProblemCode, ChainReport, ProblemLocation } from '../chain/report.js';
+import { pinHeld, settleVerdict, type VerdictFields } from '../chain/verdict.js';
 import { ChainVerifier, type VerifiedLine } from '../chain/verifier.js';
 import { formatOf, genesisHash, type Genesis } from '../record/formats.js';
 import { FORMAT_V2 } from '../record/v2.js';
@@ -66,7 +67,7 @@ export interface VerifyReceiptOptions<R extends ReceiptReport = ReceiptReport<Re
   finish?: (report: ReceiptReport<ReceiptProblemCode>, reading: ReceiptReading) => R;
 }
 
-export interface ReceiptReport<Code extends string = string> extends ChainReport<Code> {
+export interface ReceiptReport<Code extends string = string> extends ChainReport<Code>, VerdictFields /* RECEIPT §8.1 */ {
   format: typeof RECEIPT_FORMAT | null;
   /** Whether the archive was gzip-compressed. */
   compressed: boolean;
@@ -96,6 +97,7 @@ function emptyReport(): ReceiptReport<ReceiptProblemCode> {
     ok: false, start_hash: null, start_seq: 0, head: null, head_seq: null, steps: 0, problems: [], warnings: [], problems_truncated: false,
     format: null, compressed: false, scope: null, range: null, genesis: null, journal_id: null, manifest_digest: null, signed_by: null,
     proves: [], does_not_prove: [], entries: 0, blobs: 0, manifest: null,
+    verdict: 'invalid', authenticated: false, authenticated_by: [], to_pin: null,
   };
 }
 
@@ -107,7 +109,8 @@ export async function verifyReceipt<R extends ReceiptReport = ReceiptReport<Rece
   v.checkPins();
   await v.readArchive(input);
   const report = await v.conclude();
-  return options.finish ? options.finish(report, { stopped: v.stopped }) : (report as ReceiptReport as R);
+  // The verdict again after the extension's checks, which may have found problems of their own.
+  return settleVerdict(options.finish ? options.finish(report, { stopped: v.stopped }) : (report as ReceiptReport as R), 'receipt');
 }
 
 /** The state of one verification, and its phases in the order they run. */
@@ -118,7 +121,8 @@ class ReceiptVerification {
   /** The manifest's listing, once it parsed: the entries in their fixed order, and the blobs. */
   private expected: string[] = [];
   private next = 0;
-  private readonly listed = new Map<string, { size: number; referenced: boolean }>();
+  /** Each listed blob, the first step referencing it, and a changed blob's location, which atEnd (once every line is seen) gives that step. */
+  private readonly listed = new Map<string, { size: number; referenced: { seq?: number; field: string } | null; changed?: ProblemLocation }>();
   private chain: ChainFeeder | null = null;
   private chainReport: ChainReport<ChainProblemCode> | null = null;
   /** The run reader's state over the range, for a stepchain/v2 journal (RUNS.md §2); null otherwise. */
@@ -235,7 +239,7 @@ class ReceiptVerification {
     r.scope = m.range.from === 0 ? 'complete' : 'partial';
     this.expected = entryNames(m, signed);
     this.next = signed ? 2 : 1;
-    for (const b of m.blobs) this.listed.set(b.digest, { size: b.size, referenced: false });
+    for (const b of m.blobs) this.listed.set(b.digest, { size: b.size, referenced: null });
     if (m.range.from === 0 && m.range.prev_hash !== genesisHash(m.genesis)) {
       this.add('GENESIS_MISMATCH', `range.prev_hash ${m.range.prev_hash} is not the genesis hash ${genesisHash(m.genesis)}, though the range starts at seq 0`, { file: MANIFEST_NAME, path: '/range/prev_hash' });
     }
@@ -262,7 +266,7 @@ class ReceiptVerification {
       const entry = this.listed.get(ref.digest);
       if (!entry) this.add('BLOB_MISSING', `step references blob ${ref.digest}, which the manifest does not list`, loc);
       else {
-        entry.referenced = true;
+        entry.referenced ??= { ...(line.seq !== null ? { seq: line.seq } : {}), field: ref.field };
         if (entry.size !== ref.size) this.add('BLOB_CORRUPT', `the reference records size ${ref.size} for blob ${ref.digest}, the manifest lists ${entry.size}`, loc);
       }
     }
@@ -328,7 +332,7 @@ class ReceiptVerification {
     const digest = digestBytes(bytes);
     if (size !== b.size) this.add('BLOB_CORRUPT', `blob is ${size} bytes; the manifest lists ${b.size}`, at);
     if (digest !== digestFromName) {
-      this.add('BLOB_CORRUPT', `blob bytes hash to ${digest}, not the digest ${digestFromName} they are stored under`, at);
+      this.add('BLOB_CORRUPT', `blob bytes hash to ${digest}, not the digest ${digestFromName} they are stored under`, (b.changed = { ...at }));
       return;
     }
     let text: string;
@@ -351,6 +355,7 @@ class ReceiptVerification {
       this.chain = null;
     }
     for (const [digest, b] of this.listed) {
+      if (b.changed && b.referenced) Object.assign(b.changed, b.referenced);
       if (!b.referenced) this.add('ENTRY_UNEXPECTED', `blob ${digest} is listed but no step in the range references it`, { file: blobEntryName(digest) });
     }
   }
@@ -380,8 +385,10 @@ class ReceiptVerification {
     r.problems = this.problems.items;
     r.problems_truncated = this.problems.truncated || (cr?.problems_truncated ?? false);
     r.ok = r.problems.length === 0 && !r.problems_truncated;
+    if (r.ok && this.pinned) pinHeld(r, `the manifest is signed with the Ed25519 key you pinned (${r.signed_by})`);
+    if (r.ok && this.options.expectHead !== undefined) pinHeld(r, `the chain ends at the head you pinned (${r.head})`);
     describe(r, this.options, this.pinned, this.run);
-    return r;
+    return settleVerdict(r, 'receipt');
   }
 }
 

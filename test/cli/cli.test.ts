@@ -183,7 +183,7 @@ describe('stepchain CLI', () => {
     expect(treeDigest(journal)).toBe(before);
     const ok = await run(['verify', receipt, '--pubkey', join(dir, 'alice.key.pub')], { cwd: dir });
     expect(ok.code, ok.stderr).toBe(0);
-    expect(ok.stderr).toContain('valid');
+    expect(ok.stderr).toContain('✔ authenticated receipt');
     expect(ok.stderr).toContain('signed by: sha256:');
     await run(['keygen', '-o', join(dir, 'mallory.key')], { cwd: dir });
     const wrong = await run(['verify', receipt, '--pubkey', join(dir, 'mallory.key.pub'), '--json'], { cwd: dir });

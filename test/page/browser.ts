@@ -70,16 +70,25 @@ export interface Inputs {
   /** An earlier checkpoint and the log key (spec/PROOFS.md §9.8). */
   checkpoint?: FileSpec;
   logKey?: string;
+  /** Witness vkeys (one a line in the field) and the quorum, as --witness and --quorum. */
+  witnesses?: string[];
+  quorum?: string;
+  /** A consistency proof file, as --proof with a partial receipt. */
+  consistency?: FileSpec;
 }
 
 export interface Shown {
   state: string;
   ok: boolean | null;
+  /** The verdict box's data-verdict: authenticated, intact, invalid or not-a-receipt (null before one). */
+  verdict: string | null;
   headline: string;
+  /** The line naming the first altered step, or ''. */
+  altered: string;
   problems: Array<{ code: string; location: string; message: string }>;
   proves: string[];
   doesNotProve: string[];
-  fieldErrors: { key: string; head: string; logkey: string; checkpoint: string };
+  fieldErrors: { key: string; head: string; logkey: string; checkpoint: string; witnesses: string; quorum: string };
   disclosure: { ok: boolean; headline: string; codes: string[]; proves: string[] } | null;
 }
 
@@ -92,6 +101,9 @@ export async function verify(page: Page, inputs: Inputs, timeout = 60_000): Prom
   await page.fill('#head', inputs.head ?? '');
   await page.setInputFiles('#checkpoint', inputs.checkpoint ? asPayload(inputs.checkpoint) : []);
   await page.fill('#logkey', inputs.logKey ?? '');
+  await page.fill('#witnesses', (inputs.witnesses ?? []).join('\n'));
+  await page.fill('#quorum', inputs.quorum ?? '');
+  await page.setInputFiles('#consistency', inputs.consistency ? asPayload(inputs.consistency) : []);
   await page.click('#verify');
   await page.waitForFunction(() => ['done', 'error'].includes(document.body.dataset.state ?? ''), null, { timeout });
   return shown(page);
@@ -107,11 +119,13 @@ export async function shown(page: Page): Promise<Shown> {
     return {
       state: document.body.dataset.state ?? '',
       ok: verdict.dataset.ok === undefined ? null : verdict.dataset.ok === 'true',
+      verdict: verdict.dataset.verdict ?? null,
       headline: text(verdict.querySelector('.headline')),
+      altered: text(verdict.querySelector('.altered')),
       problems: [...document.querySelectorAll('#problems > li')].map((li) => ({ code: text(li.querySelector('.code')), location: text(li.querySelector('.loc')), message: text(li.querySelector('.msg')) })),
       proves: [...document.querySelectorAll('#statements li.proves')].map(statement),
       doesNotProve: [...document.querySelectorAll('#statements li.not')].map(statement),
-      fieldErrors: { key: text(document.getElementById('pubkey-error')), head: text(document.getElementById('head-error')), logkey: text(document.getElementById('logkey-error')), checkpoint: text(document.getElementById('checkpoint-error')) },
+      fieldErrors: { key: text(document.getElementById('pubkey-error')), head: text(document.getElementById('head-error')), logkey: text(document.getElementById('logkey-error')), checkpoint: text(document.getElementById('checkpoint-error')), witnesses: text(document.getElementById('witnesses-error')), quorum: text(document.getElementById('quorum-error')) },
       disclosure: d
         ? { ok: d.dataset.ok === 'true', headline: text(d.querySelector('.headline')), codes: [...d.querySelectorAll('li[data-code]')].map((li) => li.getAttribute('data-code')!), proves: [...d.querySelectorAll('.statements li')].map(statement) }
         : null,

@@ -36,17 +36,18 @@ afterEach(() => {
 });
 
 describe('verdicts', () => {
-  test('a valid receipt: the CLI\'s headline, proves and does not prove, and the worker did the work', async () => {
+  test('a valid unpinned receipt: intact but NOT authenticated, the CLI\'s headline, proves and does not prove, and the worker did the work', async () => {
     const { page } = opened;
     expect(await page.evaluate(() => document.body.dataset.engine)).toBe('worker');
     const v = await verify(page, { receipt: file(f.signed) });
     expect(v.ok).toBe(true);
-    expect(v.headline).toBe(`✔ valid receipt trip.tar.gz: ${f.steps} steps, head ${f.head} (seq ${f.steps - 1})`);
+    expect(v.verdict).toBe('intact');
+    expect(v.headline).toBe(`⚠ intact, NOT authenticated receipt trip.tar.gz: ${f.steps} steps, head ${f.head} (seq ${f.steps - 1})`);
     expect(v.problems).toEqual([]);
     expect(v.proves[0]).toMatch(/^Steps 0–3 of journal .* form an unbroken hash chain from its genesis to head sha256:/);
     expect(v.doesNotProve.some((s) => s.startsWith('That key sha256:'))).toBe(true);
     expect(await page.textContent('#scope')).toMatch(/^scope: complete \(steps 0\.\.3\); signed by: sha256:[0-9a-f]{64}$/);
-    expect(await page.textContent('.hintline')).toContain('pin the head or the signer\'s public key');
+    expect(await page.textContent('#to-pin')).toContain('nothing ties this receipt to anyone: pin the signer\'s public key');
   });
 
   test('signed with the pinned key: valid, and the key is named as pinned', async () => {
@@ -54,7 +55,8 @@ describe('verdicts', () => {
     expect(v.ok).toBe(true);
     expect(v.proves.some((s) => s.includes('(the key you pinned)'))).toBe(true);
     expect(v.proves).toContain(`The receipt ends at the head you pinned (${f.head}).`);
-    expect(await opened.page.$('.hintline')).toBeNull();
+    expect(v.verdict).toBe('authenticated');
+    expect(await opened.page.$('#to-pin')).toBeNull();
   });
 
   test('signed, another key pinned: KEY_MISMATCH at the signature entry', async () => {
@@ -228,12 +230,14 @@ describe('inputs', () => {
     await page.locator('#form').evaluate((form: HTMLFormElement) => form.reset());
     await page.setInputFiles('#receipt', { name: 'trip.tar', mimeType: 'application/x-tar', buffer: readFileSync(f.unsigned) });
     await page.focus('#receipt');
-    // receipt → key → head → proof → log key → earlier checkpoint → Verify
-    for (let i = 0; i < 6; i++) await page.keyboard.press('Tab');
+    // receipt → key → head → proof → log key → earlier checkpoint → witnesses → quorum → consistency proof → Verify
+    for (let i = 0; i < 9; i++) await page.keyboard.press('Tab');
     expect(await page.evaluate(() => document.activeElement?.id)).toBe('verify');
     await page.keyboard.press('Enter');
     await page.waitForFunction(() => document.body.dataset.state === 'done');
     expect((await shown(page)).ok).toBe(true);
+    // Focus lands on the verdict (issue 35), not on the page's body.
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('verdict');
     await page.focus('#step-rows tr:nth-child(2) button');
     await page.keyboard.press('Enter');
     await page.waitForSelector('#step-title');

@@ -156,12 +156,13 @@ describe('an earlier checkpoint pins what a receipt must extend', () => {
     expect(codes(truncated)).toEqual(['SIZE_DECREASED']);
   });
 
-  test('a rewritten journal\'s complete receipt is INCONSISTENT with the checkpoint taken before', async () => {
+  // Both have the checkpoint's size: two histories of one size are FORKED (PROOFS.md §9.8 step 2.1).
+  test('a rewritten journal\'s complete receipt of the same size is FORKED from the checkpoint taken before', async () => {
     const s = await small();
     const cp = await s.journal.checkpoint(s.log);
     const other = await small(); // same id, another run: same origin shape, another genesis
     const report = await verifyProvenReceipt(await receiptBytes(other.journal), { trusted: { ...cp.checkpoint, origin: other.origin } });
-    expect(codes(report)).toEqual(['INCONSISTENT']);
+    expect(codes(report)).toEqual(['FORKED']);
     const foreign = await verifyProvenReceipt(await receiptBytes(other.journal), { trusted: cp.checkpoint });
     expect(codes(foreign)).toEqual(['ORIGIN_MISMATCH']);
   });

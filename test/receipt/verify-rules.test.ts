@@ -44,11 +44,12 @@ describe('blob entries (§7 step 6)', () => {
     expect((await verifyReceipt(receipt())).problems).toEqual([]);
   });
 
-  test('bytes that do not hash to the name they are stored under are BLOB_CORRUPT at that entry, and nothing more is checked', async () => {
+  // Located at the step and field that reference the blob too (issue 35): a changed value names its step.
+  test('bytes that do not hash to the name they are stored under are BLOB_CORRUPT at that entry and the step and field referencing it, and nothing more is checked', async () => {
     const bytes = dataOf(blobEntryName(blobA.digest)).slice();
     bytes[bytes.length - 2]! ^= 1; // same length, still canonical JSON: only the digest tells
     const r = await verifyReceipt(receipt(manifest0, { [blobEntryName(blobA.digest)]: bytes }));
-    expect(where(r)).toEqual([['BLOB_CORRUPT', { file: blobEntryName(blobA.digest) }]]);
+    expect(where(r)).toEqual([['BLOB_CORRUPT', { file: blobEntryName(blobA.digest), seq: 0, field: 'result' }]]);
   });
 
   test('a listed size that is not the entry\'s size is BLOB_CORRUPT at the entry; a line whose reference records another size is BLOB_CORRUPT at its field', async () => {

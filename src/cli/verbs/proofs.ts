@@ -150,6 +150,19 @@ export const proveVerb: Verb = {
         const oldNote = await readSmall(values.old as string, 'checkpoint', 'prove');
         const old = await pinnedCheckpoint(values.old as string, null, 'prove');
         if (old.size > cp.size) throw new UsageError(`--old has ${old.size} steps, more than --checkpoint's ${cp.size}: swap them`, 'prove');
+        // A proof is written only between two checkpoints of this tree: an --old of another origin, or with
+        // another root at its size (a fork, when the sizes are equal), gets no proof that could not verify.
+        const refused = old.origin !== cp.origin ? { code: 'ORIGIN_MISMATCH', message: `--old is a checkpoint of "${old.origin.slice(0, 300)}", not of "${cp.origin.slice(0, 300)}"` }
+          : !Buffer.from(await p.treeRoot(view.reader, old.size)).equals(Buffer.from(old.root))
+            ? old.size === cp.size
+              ? { code: 'FORKED', message: `--old and --checkpoint both have size ${cp.size} but different roots: the log showed two histories (a fork); no consistency proof can connect them` }
+              : { code: 'INCONSISTENT', message: `--old's root is not this journal's root at size ${old.size}: the journal was rewritten after it, or --old is of a fork` }
+            : null;
+        if (refused) {
+          if (out.json) out.document('prove', { ok: false, error: refused });
+          out.say(`${out.style(['red', 'bold'], '✘ refused')} ${refused.code} ${refused.message}`);
+          return EXIT_FAILED;
+        }
         doc = p.consistencyProofDocument({ oldCheckpoint: oldNote, checkpoint: note, proof: await p.proveConsistency(view.reader, old.size, cp.size) });
       }
       await writeOut(values.out as string, p.serializeProofDocument(doc));

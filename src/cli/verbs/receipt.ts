@@ -1,12 +1,11 @@
 /** Verbs that write receipts and keys: export, keygen (verify is verify.ts). */
 import { exportReceipt, keygen } from '../../receipt/index.js';
 import { intArg } from '../args.js';
-import { readFile } from 'node:fs/promises';
 import type { Json } from '../../canonical/json.js';
 import { EXIT_OK, UsageError, type Verb } from '../cli.js';
 import { withJournal } from '../location.js';
 import { countingSource } from '../output.js';
-import { pinnedCheckpoint } from '../policy.js';
+import { pinnedCheckpoint, readSmall } from '../policy.js';
 import { treeJournal } from './proofs.js';
 
 
@@ -37,7 +36,7 @@ export const exportVerb: Verb = {
         const cp = await pinnedCheckpoint(values.checkpoint as string, null, 'export');
         to ??= cp.size - 1;
         const { proveReceiptRange } = await import('../../proofs/receipt.js');
-        const note = await readFile(values.checkpoint as string, 'utf8');
+        const note = await readSmall(values.checkpoint as string, 'checkpoint', 'export');
         const view = await treeJournal(journal, 'export').treeView();
         extra = { proof: (await proveReceiptRange(view.reader, note, from, to)) as unknown as Json };
       }

@@ -5,11 +5,12 @@
  * loads the store, a receipt the receipt verifier and the publication checks. It runs the per-line checks on
  * every core when the chain is big enough to gain.
  */
-import { readFile, readdir, stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import type { LineCheckPool } from '../../chain/batch.js';
 import { BATCH_BYTES } from '../../chain/feeder.js';
 import type { ChainReport } from '../../chain/report.js';
+import { messageBesideCode, settleJournalVerdict, type VerdictFields } from '../../chain/verdict.js';
 import { defaultThreads } from '../../parallel/threads.js';
 import type { CheckpointPolicy, TreeHead } from '../../proofs/index.js';
 import type { ReceiptReport } from '../../receipt/verify.js';
@@ -24,7 +25,7 @@ import { EXIT_FAILED, EXIT_OK, UsageError, type Context, type Verb } from '../cl
 import { identityLine } from '../identity.js';
 import { pathKind } from '../input.js';
 import { printReport, type Output } from '../output.js';
-import { POLICY_OPTIONS, pinnedCheckpoint, policyFrom } from '../policy.js';
+import { POLICY_OPTIONS, READ_LIMITS, pinnedCheckpoint, policyFrom, readBounded } from '../policy.js';
 import { unboundLines } from '../unbound.js';
 
 const HEAD_RE = /^sha256:[0-9a-f]{64}$/;
@@ -34,8 +35,11 @@ const POSTGRES_RE = /^postgres(?:ql)?:\/\//i;
 export const verifyVerb: Verb = {
   name: 'verify',
   summary: 'verify a journal or a receipt offline: the verdict, then every problem with its location',
-  usage: '<journal | receipt.tar | receipt.tar.gz> [--head sha256:…] [--pubkey file] [--checkpoint FILE] [--log-key VKEY …] [--threads N]  |  --proof FILE --log-key VKEY',
+  usage: '<journal | receipt.tar | receipt.tar.gz> [--head sha256:…] [--pubkey file] [--checkpoint FILE] [--log-key VKEY …] [--require-pin] [--threads N]  |  --proof FILE --log-key VKEY',
   description: [
+    'Three verdicts (docs/auditors.md): "authenticated" — intact, and a pin held (--pubkey, --head, or a checkpoint signed by',
+    'the --log-key with the --witness policy); "intact, NOT authenticated" — consistent, but nothing ties it to anyone (exit 0,',
+    'or exit 1 with --require-pin); "INVALID" — a problem was found (exit 1). --json carries "authenticated" beside "ok".',
     'A receipt proves integrity relative to its head: pin the head you obtained independently (--head) or the signer\'s',
     'public key (--pubkey), or the check only shows the receipt is self-consistent. A pin that cannot be used (an empty',
     'or malformed key file, a malformed head) is an error (exit 2), never "no pin". A published (redacted) receipt is',
@@ -53,6 +57,7 @@ export const verifyVerb: Verb = {
     checkpoint: { type: 'string', arg: 'FILE', description: 'an earlier signed checkpoint: what is verified must extend it (a truncated or rewritten journal fails, exit 1)' },
     proof: { type: 'string', arg: 'FILE', description: 'a proof file from `stepchain prove`: alone, check it; with a partial receipt and --checkpoint, the consistency proof between them' },
     ...POLICY_OPTIONS,
+    'require-pin': { type: 'boolean', description: 'exit 1 unless the verdict is authenticated: an intact journal or receipt that no pin ties to anyone fails (for scripts and CI)' },
     threads: { type: 'string', arg: 'N', description: 'threads that check lines, this one included: N − 1 worker threads (default: one per core, at most 8; 1 checks on this thread only)' },
   },
   args: { min: 0, max: 1, names: ['path'] },
@@ -79,13 +84,18 @@ export const verifyVerb: Verb = {
     if (kind === 'journal' && values.pubkey !== undefined) throw new UsageError('--pubkey applies to receipts; a journal is not signed', 'verify');
     if (kind === 'journal' && values.proof !== undefined) throw new UsageError('--proof with a journal: a journal holds every step, so --checkpoint alone proves it extends the checkpoint', 'verify');
     // A pinned checkpoint that cannot be used is an error (exit 2), never "not pinned".
-    const trusted = values.checkpoint === undefined ? undefined : { head: await pinnedCheckpoint(values.checkpoint as string, policy, 'verify'), file: values.checkpoint as string };
+    const trusted = values.checkpoint === undefined ? undefined
+      : { head: await pinnedCheckpoint(values.checkpoint as string, policy, 'verify'), file: values.checkpoint as string, signed: policy !== null, witnesses: policy?.quorum ?? 0 };
     const pool = await linePool(threads, !postgres && kind === 'journal' ? path : undefined);
     try {
-      const ok = postgres ? await verifyStored(out, path, expectHead, pool, trusted)
+      const verdict = postgres ? await verifyStored(out, path, expectHead, pool, trusted)
         : kind === 'journal' ? await verifyJournal(out, path, expectHead, pool, trusted)
         : await verifyReceipt(out, path, kind, expectHead, values.pubkey as string | undefined, pool, { policy, trusted: trusted?.head, proof: values.proof as string | undefined });
-      return ok ? EXIT_OK : EXIT_FAILED;
+      if (verdict.ok && !verdict.authenticated && values['require-pin'] === true) {
+        out.say(out.style(['red', 'bold'], '✘ --require-pin: not authenticated, so this check fails (exit 1)'));
+        return EXIT_FAILED;
+      }
+      return verdict.ok ? EXIT_OK : EXIT_FAILED;
     } finally {
       await pool?.close();
     }
@@ -150,10 +160,30 @@ async function smallerThanOneBatch(dir: string): Promise<boolean> {
   }
 }
 
-/** An earlier checkpoint the journal must extend (--checkpoint), and the file it came from. */
+/** An earlier checkpoint the journal must extend (--checkpoint), the file it came from, and whether a log key (and how many witnesses) verified it. */
 interface Pinned {
   head: TreeHead;
   file: string;
+  signed: boolean;
+  witnesses: number;
+}
+
+/** What the verb's exit status depends on. */
+type Settled = Pick<VerdictFields, 'authenticated'> & { ok: boolean };
+
+/** The flags that would authenticate a journal, or a receipt (printed with "intact, NOT authenticated"). */
+const PIN_JOURNAL = '--head, or --checkpoint with --log-key';
+const PIN_RECEIPT = '--pubkey, --head, or --log-key';
+
+/** A verified journal's verdict (chain/verdict.ts), its JSON document or its lines. */
+function renderJournal(out: Output, display: string, report: ChainReport<string>, expectHead: string | undefined, trusted: Pinned | undefined, lines: string[], identity: { run: unknown } | null): Settled {
+  const settled = settleJournalVerdict(report, {
+    ...(expectHead !== undefined ? { head: expectHead } : {}),
+    ...(trusted ? { checkpoint: { origin: trusted.head.origin, size: trusted.head.size, signed: trusted.signed, witnesses: trusted.witnesses } } : {}),
+  });
+  if (out.json) out.document('verify', { ok: settled.ok, authenticated: settled.authenticated, verdict: settled.verdict, kind: 'journal', path: display, ...(identity ? { run: identity.run } : {}), report: settled });
+  else printReport(out, `journal ${display}`, settled, lines, PIN_JOURNAL);
+  return settled;
 }
 
 /** The pinned checkpoint's verdict on a verified journal, and the line that says so. */
@@ -163,7 +193,7 @@ async function extendsPinned(out: Output, path: string, report: ChainReport<stri
   return report.ok ? [`  ${out.style('green', 'proves')}   it extends the checkpoint of size ${trusted.head.size} (${trusted.file})`] : [];
 }
 
-async function verifyJournal(out: Output, path: string, expectHead: string | undefined, pool: LineCheckPool | undefined, trusted?: Pinned): Promise<boolean> {
+async function verifyJournal(out: Output, path: string, expectHead: string | undefined, pool: LineCheckPool | undefined, trusted?: Pinned): Promise<Settled> {
   // The directory's own verifier, not the whole store: a start loads no writer. Verified without opening
   // the journal, so a metadata file that cannot be opened is a problem in the report (as FileStore.verify).
   // Imported statically: the journal path is the common one, and each module loaded on its own costs a
@@ -182,9 +212,7 @@ async function verifyJournal(out: Output, path: string, expectHead: string | und
     return parseMeta((await readRegular(file, 1 << 20)).toString('utf8'), file).genesis;
   });
   const extended = await extendsPinned(out, path, report, trusted);
-  if (out.json) out.document('verify', { ok: report.ok, kind: 'journal', path: full, ...(identity ? { run: identity.run } : {}), report });
-  else printReport(out, `journal ${path}`, report, [...(identity ? [`  ${identity.line}`] : []), ...extended]);
-  return report.ok;
+  return renderJournal(out, out.json ? full : path, report, expectHead, trusted, [...(identity ? [`  ${identity.line}`] : []), ...extended], identity);
 }
 
 /**
@@ -202,7 +230,7 @@ async function runIdentity(genesisOf: () => Promise<{ format: string; run?: unkn
 }
 
 /** A journal in a store the CLI reaches through a location (Postgres): the store's own verify. */
-async function verifyStored(out: Output, path: string, expectHead: string | undefined, pool: LineCheckPool | undefined, trusted?: Pinned): Promise<boolean> {
+async function verifyStored(out: Output, path: string, expectHead: string | undefined, pool: LineCheckPool | undefined, trusted?: Pinned): Promise<Settled> {
   const { journalId, locate } = await import('../location.js');
   const at = locate(path);
   let report;
@@ -220,9 +248,7 @@ async function verifyStored(out: Output, path: string, expectHead: string | unde
     await at.close();
   }
   const extended = await extendsPinned(out, path, report, trusted);
-  if (out.json) out.document('verify', { ok: report.ok, kind: 'journal', path: at.display, ...(identity ? { run: identity.run } : {}), report });
-  else printReport(out, `journal ${at.display}`, report, [...(identity ? [`  ${identity.line}`] : []), ...extended]);
-  return report.ok;
+  return renderJournal(out, at.display, report, expectHead, trusted, [...(identity ? [`  ${identity.line}`] : []), ...extended], identity);
 }
 
 /** What the transparency-proof options ask of a receipt: the policy, a pinned earlier checkpoint, a consistency proof file. */
@@ -232,17 +258,15 @@ interface ProofAsk {
   proof: string | undefined;
 }
 
-async function verifyReceipt(out: Output, path: string, kind: string, expectHead: string | undefined, pubkey: string | undefined, pool: LineCheckPool | undefined, ask: ProofAsk): Promise<boolean> {
-  const [{ readPublicKeyFile, verifyReceiptFile }, { publishedReceiptHooks }] = await Promise.all([import('../../receipt/node.js'), import('../../redact/verify.js')]);
+async function verifyReceipt(out: Output, path: string, kind: string, expectHead: string | undefined, pubkey: string | undefined, pool: LineCheckPool | undefined, ask: ProofAsk): Promise<Settled> {
+  const [{ readPublicKeyFile, verifyReceiptFile }, { publishedReceiptHooks }, { notAReceipt }] = await Promise.all([import('../../receipt/node.js'), import('../../redact/verify.js'), import('../../receipt/describe.js')]);
   // An unusable key file is a usage error (exit 2), never "no key pinned".
   const publicKey = pubkey === undefined ? undefined : await readPublicKeyFile(pubkey);
   // A published (redacted) receipt carries anchor and redactions members; the hooks check them (their
   // finish adds the publication checks), and leave an ordinary receipt's report unchanged.
   // The proofs hooks check a carried checkpoint and proof, and the pinned earlier checkpoint.
   const { receiptProofHooks } = await import('../../proofs/receipt.js');
-  const consistency = ask.proof === undefined ? undefined : await readFile(ask.proof).catch((e: Error) => {
-    throw new UsageError(`cannot read --proof ${ask.proof!}: ${e.message}`, 'verify');
-  });
+  const consistency = ask.proof === undefined ? undefined : await readBounded(ask.proof, '--proof', 'verify', READ_LIMITS.proof);
   const proofHooks = receiptProofHooks({ ...(ask.policy ? { policy: ask.policy } : {}), ...(ask.trusted ? { trusted: ask.trusted } : {}), ...(consistency ? { consistency: new Uint8Array(consistency) } : {}) });
   const published = publishedReceiptHooks().options;
   const report = proofHooks.finish(await verifyReceiptFile(path, {
@@ -254,7 +278,10 @@ async function verifyReceipt(out: Output, path: string, kind: string, expectHead
     },
   }) as ReceiptReport<string>);
   if (out.json) {
-    out.document('verify', { ok: report.ok, kind, path: resolve(path), report });
+    out.document('verify', { ok: report.ok, authenticated: report.authenticated, verdict: report.verdict, kind, path: resolve(path), report });
+  } else if (notAReceipt(report)) {
+    out.say(`${out.style(['red', 'bold'], '✘ not a receipt')} ${path}: nothing in it reads as a stepchain receipt (a .tar or .tar.gz from \`stepchain export\` or \`publish\`, starting with its manifest)`);
+    for (const p of report.problems) out.say(`  ${out.style('red', p.code)} ${messageBesideCode(p)}`);
   } else {
     const extra: string[] = [];
     if (report.ok) {
@@ -262,11 +289,10 @@ async function verifyReceipt(out: Output, path: string, kind: string, expectHead
       extra.push(...unboundLines(out, report)); // issue 32: view text is never shown as proven
       for (const p of report.proves) extra.push(`  ${out.style('green', 'proves')}   ${p}`);
       for (const p of report.does_not_prove) extra.push(`  ${out.style('yellow', 'does not prove')} ${p}`);
-      if (expectHead === undefined && publicKey === undefined && !report.tlog?.pinned) extra.push(out.style('yellow', '  hint: pin the head (--head), the signer\'s key (--pubkey) or the log key (--log-key); otherwise anyone could have made this receipt'));
     }
-    printReport(out, `receipt ${path}`, report, extra);
+    printReport(out, `receipt ${path}`, report, extra, PIN_RECEIPT);
   }
-  return report.ok;
+  return report;
 }
 
 /** A journal against a pinned checkpoint: its origin names this journal, and its verified lines extend the tree. */
@@ -280,7 +306,7 @@ async function checkJournalExtends(path: string, trusted: TreeHead, report: Chai
     } else {
       verdict = await leavesExtend((async function* () {
         for await (const l of journal.lines()) yield (JSON.parse(l.text) as { step_hash: string }).step_hash;
-      })(), trusted);
+      })(), trusted, report.steps);
     }
     if (!verdict.ok) {
       report.problems.push({ code: verdict.problem.code, message: verdict.problem.message, location: {} });
@@ -295,9 +321,7 @@ async function verifyProofFile(out: Context['out'], values: Context['values'], p
   const { verifyProofDocument } = await import('../../proofs/index.js');
   const file = values.proof as string;
   const trusted = values.checkpoint === undefined ? undefined : await pinnedCheckpoint(values.checkpoint as string, policy, 'verify');
-  const bytes = await readFile(file).catch((e: Error) => {
-    throw new UsageError(`cannot read --proof ${file}: ${e.message}`, 'verify');
-  });
+  const bytes = await readBounded(file, '--proof', 'verify', READ_LIMITS.proof);
   const report = verifyProofDocument(new Uint8Array(bytes), policy, trusted ? { trusted } : {});
   if (trusted && report.ok && report.type === 'inclusion') {
     report.problems.push({ code: 'CONSISTENCY_UNPROVEN', message: 'CONSISTENCY_UNPROVEN: --checkpoint pins an earlier checkpoint; an inclusion proof cannot show its checkpoint extends it (check a consistency proof)' });
@@ -310,13 +334,14 @@ async function verifyProofFile(out: Context['out'], values: Context['values'], p
     old_checkpoint: report.old_checkpoint ? { origin: report.old_checkpoint.origin, size: report.old_checkpoint.size, root: b64(report.old_checkpoint.root) } : null,
     from: report.from, to: report.to, steps: report.steps,
   };
-  if (out.json) out.document('verify', { ok: report.ok, kind: 'proof', path: resolve(file), report: summary });
+  // A proof file is always checked against a pinned log key (and witness policy): valid is authenticated.
+  if (out.json) out.document('verify', { ok: report.ok, authenticated: report.ok, verdict: report.ok ? 'authenticated' : 'invalid', kind: 'proof', path: resolve(file), report: summary });
   else if (report.ok) {
     const cp = report.checkpoint!;
-    out.say(`${out.style('green', '✔ valid')} proof ${file}: ${report.type === 'inclusion' ? `steps ${report.from}..${report.to} are in` : `size ${report.old_checkpoint!.size} is extended by`} ${cp.origin} at size ${cp.size}${report.cosignatures.length ? `, cosigned by ${report.cosignatures.map((c) => c.name).join(', ')}` : ''}`);
+    out.say(`${out.style('green', '✔ authenticated')} proof ${file}: ${report.type === 'inclusion' ? `steps ${report.from}..${report.to} are in` : `size ${report.old_checkpoint!.size} is extended by`} ${cp.origin} at size ${cp.size}${report.cosignatures.length ? `, cosigned by ${report.cosignatures.map((c) => c.name).join(', ')}` : ''}`);
   } else {
     out.say(`${out.style(['red', 'bold'], '✘ INVALID')} proof ${file}: ${report.problems.length} problem${report.problems.length === 1 ? '' : 's'}`);
-    for (const p of report.problems) out.say(`  ${out.style('red', p.code)}\n      ${p.message}`);
+    for (const p of report.problems) out.say(`  ${out.style('red', p.code)}\n      ${messageBesideCode(p)}`);
   }
   return report.ok ? EXIT_OK : EXIT_FAILED;
 }

@@ -5,7 +5,7 @@
  * both pass from the same last checkpoint — and only then cosign it (C2SP tlog-cosignature).
  */
 import { EXIT_FAILED, EXIT_OK, UsageError, type Verb } from '../cli.js';
-import { policyFrom } from '../policy.js';
+import { READ_LIMITS, policyFrom, readBounded, readSmall } from '../policy.js';
 import { inline } from '../safe-text.js';
 
 interface WitnessState {
@@ -61,6 +61,18 @@ async function saveState(state: WitnessState, note: string): Promise<void> {
   }
 }
 
+/** The last checkpoint a witness cosigned for an origin (its state file), or null before its first: read bounded, a FIFO refused. */
+async function stateNote(file: string): Promise<string | null> {
+  const { lstat } = await import('node:fs/promises');
+  try {
+    await lstat(file);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw e;
+  }
+  return readSmall(file, 'the witness state', 'witness', READ_LIMITS.checkpoint);
+}
+
 export const witnessVerb: Verb = {
   name: 'witness',
   summary: 'cosign a checkpoint after checking it extends the last one this witness cosigned for its origin',
@@ -102,10 +114,7 @@ export const witnessVerb: Verb = {
     }
     if (values.state === undefined || values['log-key'] === undefined) throw new UsageError('--state and --log-key are required to cosign', 'witness');
     const policy = (await policyFrom({ 'log-key': values['log-key'] }, 'witness'))!;
-    const { readFile } = await import('node:fs/promises');
-    const note = await readFile(positionals[0]!, 'utf8').catch((e: Error) => {
-      throw new UsageError(`cannot read ${positionals[0]!}: ${e.message}`, 'witness');
-    });
+    const note = await readSmall(positionals[0]!, 'checkpoint', 'witness');
     const refuse = (code: string, message: string): number => {
       if (out.json) out.document('witness', { ok: false, error: { code, message } });
       out.say(`${out.style('red', '✘ refused')} ${inline(message)}`);
@@ -116,20 +125,18 @@ export const witnessVerb: Verb = {
     const next = checked.checkpoint!;
     const state = await stateFor(values.state as string, next.origin);
     return locked(state, async () => {
-      const lastNote = await readFile(state.file, 'utf8').catch((e: NodeJS.ErrnoException) => {
-        if (e.code === 'ENOENT') return null;
-        throw e;
-      });
+      const lastNote = await stateNote(state.file);
       const last = lastNote === null ? null : p.verifyCheckpoint(lastNote, { log: policy.log }).checkpoint;
       if (lastNote !== null && last === null) throw new UsageError(`the witness state ${state.file} cannot be read; restore it (a witness never starts over)`, 'witness');
       let proof: Uint8Array[] = [];
       if (last && values.proof !== undefined) {
-        const doc = p.verifyProofDocument(await readFile(values.proof as string), { log: policy.log }, { trusted: last });
+        const proofBytes = await readBounded(values.proof as string, '--proof', 'witness', READ_LIMITS.proof);
+        const doc = p.verifyProofDocument(proofBytes, { log: policy.log }, { trusted: last });
         if (!doc.ok) return refuse(doc.problems[0]!.code, doc.problems.map((x) => x.message).join('; '));
         if (doc.type !== 'consistency' || doc.checkpoint!.size !== next.size || !Buffer.from(doc.checkpoint!.root).equals(Buffer.from(next.root))) {
           return refuse('PROOF_MALFORMED', 'the proof file is not a consistency proof ending at this checkpoint');
         }
-        const parsed = p.parseProofDocument(await readFile(values.proof as string));
+        const parsed = p.parseProofDocument(proofBytes);
         if (parsed.ok) proof = parsed.doc.hashes.map((h) => new Uint8Array(Buffer.from(h, 'base64')));
       } else if (last && next.size > last.size && last.size > 0) {
         return refuse('PROOF_LENGTH_INVALID', `this witness last cosigned size ${last.size} of ${next.origin}; give --proof, a consistency proof from it (stepchain prove --old)`);
