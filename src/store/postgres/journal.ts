@@ -19,13 +19,14 @@ import type { JournalMeta } from '../meta.js';
 import { appendManyOf, queueSteps } from '../append.js';
 import type { BlobPayload } from '../prepare.js';
 import { blobSizeError, restoreRecord } from '../restore.js';
-import { placeLine, segmentLabel } from '../segments.js';
+import { segmentLabel } from '../segments.js';
+import { placeLines } from '../rows/lines.js';
 import { knownSteps, sequenceBatch, type Group, type GroupOutcome, type SequencedBatch } from '../sequencer.js';
 import type { AppendOptions, AppendResult, Journal, JournalConfig, JournalReport, JournalVerifyOptions, Lineage } from '../types.js';
 import type { DbClient } from './driver.js';
 import { isConnectionLoss, sqlState, translate } from './errors.js';
 import { StepIdIndex, corrupt, parseLine } from './idempotency.js';
-import { beginAndLockHead, clashError, headWithTree, holdsLine, insertBlobs, lastLine, linesPage, readBlob, writeLines, type HeadRow, type LockedHead, type NewLine } from './sql.js';
+import { beginAndLockHead, clashError, headWithTree, holdsLine, insertBlobs, lastLine, linesPage, readBlob, writeLines, type LockedHead, type NewLine } from './sql.js';
 import type { StoreContext } from './store.js';
 import { verifyJournalRows } from './verify.js';
 import { catchUpAndFollow, planTreeStep, PostgresTreeStorage, rowLeaves, syncedTree, treeStatements } from './tree.js';
@@ -307,22 +308,4 @@ export class PostgresJournal implements Journal {
     this.closed = true;
     await this.queue.close();
   }
-}
-
-/**
- * Gives each new line its row: the segment the shared rotation rule puts it in (so segment labels, and
- * therefore receipts, are the same whichever store wrote the lines) and its step_id; returns the new head row.
- */
-export function placeLines(batch: SequencedBatch, head: HeadRow, segmentBytes: number): { lines: NewLine[]; tail: HeadRow } {
-  const stepIds = new Map<number, string>();
-  for (const [stepId, entry] of batch.entries) stepIds.set(entry.seq, stepId);
-  let cursor = head.cursor;
-  const lines: NewLine[] = [];
-  for (const l of batch.lines) {
-    // sequenceBatch's text ends with the newline, as the file store writes it; the row holds the line without it.
-    cursor = placeLine(cursor, l.seq, Buffer.byteLength(l.text, 'utf8'), segmentBytes);
-    lines.push({ seq: l.seq, bucket: cursor.first, stepId: stepIds.get(l.seq)!, text: l.text.slice(0, -1) });
-  }
-  const end = batch.lines[batch.lines.length - 1]!;
-  return { lines, tail: { seq: end.seq, hash: end.hash, cursor } };
 }
