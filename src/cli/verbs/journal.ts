@@ -56,7 +56,7 @@ export const initVerb: Verb = {
     const format = values.format ?? 'v2';
     if (format !== 'v1' && format !== 'v2') throw new UsageError(`init --format must be v1 or v2 (got ${JSON.stringify(format)})`, 'init');
     if (asRun && format === 'v1') throw new UsageError('a run journal is stepchain/v2: drop --format v1, or the run options', 'init');
-    const at = locate(positionals[0]!);
+    const at = await locate(positionals[0]!);
     let journal: Journal;
     try {
       const id = journalId(at);
@@ -76,7 +76,7 @@ export const initVerb: Verb = {
       await at.close();
     }
     if (out.json) out.document('init', { ok: true, journal: at.display, genesis: journal.genesis });
-    else out.say(`created ${asRun ? 'run journal' : 'journal'} ${at.kind === 'postgres' ? at.display : positionals[0]} (journal_id ${journal.genesis.journal_id})`);
+    else out.say(`created ${asRun ? 'run journal' : 'journal'} ${at.kind === 'directory' ? positionals[0] : at.display} (journal_id ${journal.genesis.journal_id})`);
     return EXIT_OK;
   },
 };
@@ -275,7 +275,7 @@ export const forkVerb: Verb = {
   async run({ out, values, positionals }) {
     if (values['from-step'] === undefined) throw new UsageError('--from-step N is required', 'fork');
     const fromStep = intArg(values['from-step'], '--from-step', 'fork');
-    const target = locate(positionals[1]!);
+    const target = await locate(positionals[1]!);
     try {
       return await withJournal(positionals[0]!, true, async (parent, at) => {
         if (at.storeKey !== target.storeKey) {

@@ -20,7 +20,7 @@ export const copyVerb: Verb = {
     ['stepchain copy "postgres://auditor@db/agents?journal=run-42" ./run-42', 'take a journal out of Postgres into a directory'],
   ],
   async run({ out, positionals }) {
-    const target = locate(positionals[1]!);
+    const target = await locate(positionals[1]!);
     try {
       return await withJournal(positionals[0]!, true, async (source, from) => {
         const progress = out.progress('copying: lines read');
@@ -54,7 +54,7 @@ export const doctorVerb: Verb = {
     ['stepchain doctor runs/ --json', 'the same for a directory store, as JSON'],
   ],
   async run({ out, positionals }) {
-    const at = locate(positionals[0]!, { journalOptional: true });
+    const at = await locate(positionals[0]!, { journalOptional: true });
     let health;
     try {
       health = await at.health();
