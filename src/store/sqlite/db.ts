@@ -156,8 +156,9 @@ export class SqliteFile {
     if (this.closed) return;
     this.closed = true;
     await this.tail;
-    this.writerConn?.close();
+    // The writer last: the last connection to close checkpoints the WAL into the file and removes it.
     this.readerConn?.close();
+    this.writerConn?.close();
     this.writerConn = null;
     this.readerConn = null;
   }

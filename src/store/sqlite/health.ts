@@ -2,7 +2,7 @@
  * The SQLite store's health check (spec/SQLITE.md §11): the file (absent: a store the first writer
  * creates), SQLite's version, the schema version against SQLITE_SCHEMA_VERSION, and whether this user could
  * write the file and its folder (SQLite writes the -wal and -shm files beside it). Nothing is created,
- * migrated or written: the file is opened read-only, and not at all when it does not exist.
+ * migrated or written: the file is opened query-only, and not at all when it does not exist.
  */
 import { accessSync, constants, existsSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -48,7 +48,10 @@ export async function checkHealth(file: string, display: string, journal?: strin
     if (!health.writable) problems.push({ code: 'NOT_WRITABLE', message: `${exists && folderWritable ? file : folder} is not writable by this user (SQLite writes the -wal and -shm files beside the database)` });
     let version: number | null = null;
     if (exists) {
-      db = connect(file, { readonly: true, fileMustExist: true, timeout: 5000 });
+      // Not SQLite's readonly mode: a read-only connection that is the file's last leaves the -wal and -shm
+      // files behind. query_only keeps this one from writing; closing it tidies them as every writer's close does.
+      db = connect(file, { fileMustExist: true, timeout: 5000 });
+      db.pragma('query_only = ON');
       health.server = `SQLite ${(db.prepare('SELECT sqlite_version() AS v').get() as { v: string }).v}`;
       version = installedVersion(db);
       health.schema.version = version;
