@@ -10,17 +10,22 @@
  * Anything else that starts with a scheme (`s3://bucket/run-9`, `file:…`, `https://…`) is refused with
  * SCHEME_UNKNOWN naming the schemes known here — never taken for a relative directory. A path that happens
  * to contain a colon is written with a leading `./`. A one-letter scheme is a Windows drive (`C:\runs`).
- * The stores' modules are loaded only for the scheme used, and each driver only on first use.
+ * Each database driver is loaded only on first use.
  */
 import { StoreError } from './store/errors.js';
 import type { StoreHealth } from './store/health.js';
-import type { MemoryStore } from './store/memory.js';
+import { resolve } from 'node:path';
+import { fileStoreHealth } from './store/file/health.js';
+import { FileStore } from './store/file/store.js';
+import { MemoryStore } from './store/memory.js';
+import { PostgresStore } from './store/postgres/store.js';
+import { SqliteStore } from './store/sqlite/store.js';
 import type { JournalReport, JournalVerifyOptions, Store } from './store/types.js';
-import { isPostgresLocation, parsePostgresLocation } from './store/postgres/location.js';
-import { isSqliteLocation, parseSqliteLocation } from './store/sqlite/location.js';
+import { parsePostgresLocation } from './store/postgres/location.js';
+import { parseSqliteLocation } from './store/sqlite/location.js';
+import { backendOf } from './store/scheme.js';
 
-/** The schemes a location may start with, as messages name them. */
-export const KNOWN_SCHEMES: readonly string[] = ['sqlite:', 'postgres://', 'postgresql://', 'memory:'];
+export { KNOWN_SCHEMES } from './store/scheme.js';
 
 export type Location =
   | { backend: 'file'; path: string; journal: undefined; display: string }
@@ -46,28 +51,21 @@ export interface OpenedStore {
   close(): Promise<void>;
 }
 
-const SCHEME_RE = /^([A-Za-z][A-Za-z0-9+.-]+):/;
-
 /** Parses a location without opening anything; SCHEME_UNKNOWN for a scheme this version does not know. */
 export function parseLocation(text: string): Location {
   if (typeof text !== 'string' || text === '') throw new StoreError('OPTION_INVALID', 'a location must be a non-empty string: a directory, sqlite:file.db, postgres://… or memory:');
-  if (isSqliteLocation(text)) {
-    const l = parseSqliteLocation(text);
-    return { backend: 'sqlite', ...l };
+  switch (backendOf(text)) {
+    case 'sqlite':
+      return { backend: 'sqlite', ...parseSqliteLocation(text) };
+    case 'postgres': {
+      const l = parsePostgresLocation(text);
+      return { backend: 'postgres', connectionString: l.connectionString, schema: l.schema, journal: l.journal, display: l.display, hasPassword: l.hasPassword };
+    }
+    case 'memory':
+      return memoryLocation(text);
+    case 'file':
+      return { backend: 'file', path: text, journal: undefined, display: text };
   }
-  if (isPostgresLocation(text)) {
-    const l = parsePostgresLocation(text);
-    return { backend: 'postgres', connectionString: l.connectionString, schema: l.schema, journal: l.journal, display: l.display, hasPassword: l.hasPassword };
-  }
-  const scheme = SCHEME_RE.exec(text)?.[1];
-  if (scheme !== undefined && scheme.toLowerCase() === 'memory') return memoryLocation(text);
-  if (scheme !== undefined) {
-    const shown = JSON.stringify(text.length > 80 ? `${text.slice(0, 80)}…` : text).replace(/^("[a-z]+:\/\/[^/@:]*):[^/@]*@/i, '$1:***@');
-    throw new StoreError('SCHEME_UNKNOWN', `${shown} starts with the scheme ${JSON.stringify(`${scheme}:`)}, which names no store stepchain knows; the schemes it knows are ${KNOWN_SCHEMES.join(', ')}, and a location without a scheme is a directory`, {
-      hint: 'name a directory, a sqlite: file or a postgres:// database (copy a journal kept elsewhere into one of them first); to name a directory whose name holds a colon, start the path with ./',
-    });
-  }
-  return { backend: 'file', path: text, journal: undefined, display: text };
 }
 
 function memoryLocation(text: string): Location {
@@ -97,24 +95,20 @@ export async function openStore(location: string | Location): Promise<OpenedStor
   const base = { backend: at.backend, journal: at.journal, display: at.display };
   switch (at.backend) {
     case 'sqlite': {
-      const { SqliteStore } = await import('./store/sqlite/store.js');
       const store = new SqliteStore(at.file);
       return { ...base, display: store.display + (at.journal === undefined ? '' : `?journal=${at.journal}`), key: store.display, store, verify: (id, o) => store.verify(id, o), health: (j) => store.health(j), close: () => store.close() };
     }
     case 'postgres': {
-      const { PostgresStore } = await import('./store/postgres/store.js');
       const store = new PostgresStore({ connectionString: at.connectionString, ...(at.schema === undefined ? {} : { schema: at.schema }) });
       return { ...base, key: `postgres:${at.connectionString}#${store.tables.schema}`, store, verify: (id, o) => store.verify(id, o), health: (j) => store.health(j), close: () => store.close() };
     }
     case 'memory': {
-      const { MemoryStore } = await import('./store/memory.js');
       let store = at.name === '' ? new MemoryStore() : memoryStores.get(at.name);
       if (store === undefined) memoryStores.set(at.name, (store = new MemoryStore()));
       const held = store;
       return { ...base, key: at.name === '' ? `memory:#${memoryKeys++}` : `memory:${at.name}`, store, verify: async (id, o) => (await held.open(id, { readOnly: true })).verify(o), health: (j) => memoryHealth(held, at.display, j), close: async () => {} };
     }
     case 'file': {
-      const [{ FileStore }, { fileStoreHealth }, { resolve }] = await Promise.all([import('./store/file/store.js'), import('./store/file/health.js'), import('node:path')]);
       const root = resolve(at.path);
       const store = new FileStore(root);
       return { ...base, display: root, key: `directory:${root}`, store, verify: (id, o) => store.verify(id, o), health: (j) => fileStoreHealth(root, j === undefined ? undefined : { id: j, head: () => headOf(store, j) }), close: async () => {} };

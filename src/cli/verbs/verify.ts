@@ -25,7 +25,7 @@ import { identityLine } from '../identity.js';
 import { pathKind } from '../input.js';
 import { printReport, type Output } from '../output.js';
 import { POLICY_OPTIONS, pinnedCheckpoint, policyFrom } from '../policy.js';
-import { parseLocation } from '../../location.js';
+import { backendOf } from '../../store/scheme.js';
 
 const HEAD_RE = /^sha256:[0-9a-f]{64}$/;
 
@@ -73,7 +73,7 @@ export const verifyVerb: Verb = {
     const threads = values.threads === undefined ? undefined : intArg(values.threads, '--threads', 'verify');
     if (threads === 0) throw new UsageError('--threads must be at least 1', 'verify');
     // A journal in a database (sqlite:, postgres://) is verified by its store; an unknown scheme is SCHEME_UNKNOWN.
-    const postgres = parseLocation(path).backend !== 'file';
+    const postgres = backendOf(path) !== 'file';
     const kind = postgres ? 'journal' : await pathKind(path);
     if (kind === 'journal' && values.pubkey !== undefined) throw new UsageError('--pubkey applies to receipts; a journal is not signed', 'verify');
     if (kind === 'journal' && values.proof !== undefined) throw new UsageError('--proof with a journal: a journal holds every step, so --checkpoint alone proves it extends the checkpoint', 'verify');

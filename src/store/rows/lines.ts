@@ -4,10 +4,14 @@
  * its step_id), and reading a stored row back as a record or a committed step. The SQL is each store's own;
  * the rules are written here once, so the Postgres and SQLite stores place, label and read lines alike.
  */
+import { isDigest } from '../../canonical/sha256.js';
+import type { ChainHead, SeqRange, StoredLine } from '../../chain/source.js';
 import { formatOf, type Genesis } from '../../record/formats.js';
 import { StoreError } from '../errors.js';
 import type { CommittedStep } from '../idempotency.js';
-import { placeLine, type SegmentCursor } from '../segments.js';
+import { checkRange } from '../ids.js';
+import { blobSizeError } from '../restore.js';
+import { placeLine, segmentLabel, type SegmentCursor } from '../segments.js';
 import type { SequencedBatch } from '../sequencer.js';
 
 /** The head row: the committed tail and the open segment, read under the journal's lock by writers. */
@@ -100,4 +104,34 @@ export function clashError(id: string, seq: number, cause: unknown): StoreError 
     hint: 'something wrote steps without the store; run verify on the journal',
     cause,
   });
+}
+
+/** A journal's stored lines over `range`, page by page, in seq order; a missing row is JOURNAL_CORRUPT (a reader never returns a shorter chain). */
+export async function* rowLines(page: PageReader, range: SeqRange | undefined, where: string): AsyncGenerator<StoredLine> {
+  const { from, to } = checkRange(range);
+  let next = from;
+  for (;;) {
+    const rows = await page(next, to ?? null);
+    for (const row of rows) {
+      if (row.seq !== next) throw corrupt(where, next, `the row for seq ${next} is missing (the next row is seq ${row.seq})`);
+      yield { segment: segmentLabel(row.bucket), seq: row.seq, text: row.line };
+      next++;
+    }
+    if (rows.length === 0 || (to !== undefined && next > to)) return;
+  }
+}
+
+/** The chain's head from the journal's last row (null: no step). */
+export function headOfRow(row: { seq: number; line: string } | null, where: string): ChainHead | null {
+  if (row === null) return null;
+  const hash = parseLine(row.line, row.seq, where).step_hash;
+  if (typeof hash !== 'string' || !isDigest(hash)) throw corrupt(where, row.seq, 'its step_hash is not a digest');
+  return { seq: row.seq, step_hash: hash };
+}
+
+/** A blob as a row store found it (`bytes` null: another size than asked, left unread): its bytes, null when absent, or the size error. */
+export function blobOfRow(found: { size: number; bytes: Uint8Array | null } | null, digest: string, size: number | undefined, where: string): Uint8Array | null {
+  if (found === null) return null;
+  if (found.bytes === null || (size !== undefined && found.size !== size)) throw blobSizeError(where, digest, found.size, size ?? found.size);
+  return found.bytes;
 }

@@ -19,13 +19,12 @@ import type { StepRecord } from '../../record/seal.js';
 import { appendManyOf, queueSteps } from '../append.js';
 import { CommitQueue } from '../commit-queue.js';
 import { StoreError } from '../errors.js';
-import { assertSeq, checkRange } from '../ids.js';
+import { assertSeq } from '../ids.js';
 import type { JournalMeta } from '../meta.js';
 import type { BlobPayload } from '../prepare.js';
-import { blobSizeError, restoreRecord } from '../restore.js';
-import { clashError, committedSteps, corrupt, parseLine, placeLines, type LockedHead } from '../rows/lines.js';
+import { restoreRecord } from '../restore.js';
+import { blobOfRow, clashError, committedSteps, headOfRow, placeLines, rowLines, type LockedHead } from '../rows/lines.js';
 import { catchUpAndFollow, planTreeStep, rowLeaves, stateAtHead, syncTree } from '../rows/tree.js';
-import { segmentLabel } from '../segments.js';
 import { knownSteps, sequenceBatch, type Group, type GroupOutcome } from '../sequencer.js';
 import type { AppendOptions, AppendResult, Journal, JournalConfig, JournalReport, JournalVerifyOptions, Lineage } from '../types.js';
 import type { SqliteFile } from './db.js';
@@ -145,26 +144,11 @@ export class SqliteJournal implements Journal {
   // ---------------------------------------------------------------- reading
 
   async head(): Promise<ChainHead | null> {
-    const row = this.onReader('reading the head of', (db) => lastLine(db, this.key));
-    if (row === null) return null;
-    const hash = parseLine(row.line, row.seq, this.where).step_hash;
-    if (typeof hash !== 'string' || !isDigest(hash)) throw corrupt(this.where, row.seq, 'its step_hash is not a digest');
-    return { seq: row.seq, step_hash: hash };
+    return headOfRow(this.onReader('reading the head of', (db) => lastLine(db, this.key)), this.where);
   }
 
-  async *lines(range?: SeqRange): AsyncGenerator<StoredLine> {
-    const { from, to } = checkRange(range);
-    let next = from;
-    for (;;) {
-      const page = this.onReader('reading', (db) => linesPage(db, this.key, next, to ?? null));
-      for (const row of page) {
-        // Rows are read by seq; a missing row would silently shorten the chain.
-        if (row.seq !== next) throw corrupt(this.where, next, `the row for seq ${next} is missing (the next row is seq ${row.seq})`);
-        yield { segment: segmentLabel(row.bucket), seq: row.seq, text: row.line };
-        next++;
-      }
-      if (page.length === 0 || (to !== undefined && next > to)) return;
-    }
+  lines(range?: SeqRange): AsyncGenerator<StoredLine> {
+    return rowLines(async (from, to) => this.onReader('reading', (db) => linesPage(db, this.key, from, to)), range, this.where);
   }
 
   async *read(range?: SeqRange): AsyncGenerator<StepRecord> {
@@ -179,10 +163,7 @@ export class SqliteJournal implements Journal {
 
   async blob(digest: string, size?: number): Promise<Uint8Array | null> {
     if (!isDigest(digest)) return null;
-    const found = this.onReader(`reading blob ${digest} of`, (db) => readBlob(db, this.key, digest, size));
-    if (found === null) return null;
-    if (found.bytes === null || (size !== undefined && found.size !== size)) throw blobSizeError(this.where, digest, found.size, size ?? found.size);
-    return found.bytes;
+    return blobOfRow(this.onReader(`reading blob ${digest} of`, (db) => readBlob(db, this.key, digest, size)), digest, size, this.where);
   }
 
   verify(options: JournalVerifyOptions = {}): Promise<JournalReport> {

@@ -24,7 +24,9 @@ const MIGRATIONS: readonly Migration[] = [
     version: 1,
     description: 'journals (with the head row), steps, blobs, the Merkle tree and the checkpoints a journal signed',
     statements: [
-      // meta is the file store's journal.json, byte for byte; the head columns move with the steps, in one
+      // steps and blobs keep their rowid: their rows are large (a line up to the blob threshold, a blob
+      // any size), and SQLite's documentation advises WITHOUT ROWID only for small rows; tree_tiles (32-byte
+      // hashes) is one. meta is the file store's journal.json, byte for byte; the head columns move with the steps, in one
       // transaction. Ids are checked by the store; the CHECK keeps rows written around it within the id rule.
       `CREATE TABLE journals (
         key INTEGER PRIMARY KEY,
@@ -43,14 +45,14 @@ const MIGRATIONS: readonly Migration[] = [
         step_id TEXT NOT NULL,
         line TEXT NOT NULL,
         PRIMARY KEY (journal, seq)
-      ) STRICT, WITHOUT ROWID`,
+      ) STRICT`,
       `CREATE INDEX steps_step_id ON steps (journal, step_id)`,
       `CREATE TABLE blobs (
         journal INTEGER NOT NULL REFERENCES journals (key),
         digest TEXT NOT NULL CHECK (digest GLOB 'sha256:[0-9a-f]*' AND length(digest) = 71),
         bytes BLOB NOT NULL,
         PRIMARY KEY (journal, digest)
-      ) STRICT, WITHOUT ROWID`,
+      ) STRICT`,
       `CREATE TABLE tree_state (
         journal INTEGER PRIMARY KEY REFERENCES journals (key),
         size INTEGER NOT NULL CHECK (size >= 0),
