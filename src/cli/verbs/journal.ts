@@ -1,4 +1,4 @@
-/** Verbs over a journal (a directory or a Postgres location): init, append, log, show, head, fork. */
+/** Verbs over a journal (a directory, a SQLite or a Postgres location): init, append, log, show, head, fork. */
 import type { Json } from '../../canonical/json.js';
 import type { StepRecord } from '../../record/seal.js';
 import { toolNameOf } from '../../record/v1.js';
@@ -18,11 +18,12 @@ export { printReport };
 
 export const initVerb: Verb = {
   name: 'init',
-  summary: 'create a journal (a directory, or in Postgres; a run journal with --run or any run option)',
+  summary: 'create a journal (a directory, or in a SQLite file or Postgres; a run journal with --run or any run option)',
   usage: '<journal> [--format v1|v2] [--run] [--conversation C] [--parent R] [--agent A] [--label k=v]… [--bucket-bytes N] [--blob-threshold N]',
   description: [
-    'A journal is a directory path, or a Postgres location postgres://user@host:port/db?journal=<id> (the password from',
-    'PGPASSWORD or ~/.pgpass; the store\'s tables are created on first use).',
+    'A journal is a directory path, a SQLite location sqlite:path/to/agents.db?journal=<id> (spec/SQLITE.md), or a Postgres',
+    'location postgres://user@host:port/db?journal=<id> (the password from PGPASSWORD or ~/.pgpass); a store\'s file or',
+    'tables are created on first use. Any other scheme (s3://…) is an error: nothing is created.',
     'Plain: a stepchain/v2 journal (records hash salted per-field commitments, spec/FORMAT.md §12, so a published',
     'receipt verifies against the original head); --format v1 for a stepchain/v1 journal.',
     'With --run or any of --conversation, --parent, --agent, --label: a run journal',
@@ -44,6 +45,7 @@ export const initVerb: Verb = {
     ['stepchain init runs/today', 'a new journal in ./runs/today'],
     ['stepchain init runs/legacy --format v1', 'a stepchain/v1 journal'],
     ['stepchain init runs/r1 --conversation conv-42 --agent billing --label environment=prod', 'a run journal with its identity'],
+    ['stepchain init "sqlite:agents.db?journal=run-42"', 'a new journal in the SQLite file agents.db'],
     ['PGPASSWORD=… stepchain init "postgres://agent@db.internal/agents?journal=run-42"', 'a new journal in Postgres'],
   ],
   async run({ out, values, positionals }) {
