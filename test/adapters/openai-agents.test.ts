@@ -7,9 +7,9 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { join } from 'node:path';
-import { afterAll, describe, expect, test } from 'vitest';
-import { diff, exportReceipt, FileStore, startRun, verifyReceipt, type Run, type StepRecord, type Store } from '../../src/index.js';
-import { SqliteStore } from '../../src/store/sqlite/index.js';
+import { describe, expect, test } from 'vitest';
+import { diff, exportReceipt, startRun, verifyReceipt, type Run, type StepRecord } from '../../src/index.js';
+import { adapterStores } from './stores.js';
 import { agentsRecorder, type AgentsRecorder } from '../../src/adapters/openai-agents/index.js';
 import { BLOB_MARKER } from '../../src/verify.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -17,20 +17,9 @@ import { withRefsAsOffsets } from './refs.js';
 import { BIG, runWorkflow, type Workflow } from './openai-agents-fixture.js';
 import { all } from '../helpers/outcomes.js';
 
-const root = tempDir('stepchain-agents-');
-const sqliteStores: SqliteStore[] = [];
-afterAll(async () => {
-  await Promise.all(sqliteStores.map((s) => s.close()));
-});
 /** The same suite on the file store and on the SQLite store (one database file). */
-const STORES: Array<[string, () => Store]> = [
-  ['file store', () => new FileStore(join(root, 'runs'), { fsync: 'none' })],
-  ['sqlite store', () => {
-    const s = new SqliteStore(join(root, 'runs.db'), { fsync: 'none' });
-    sqliteStores.push(s);
-    return s;
-  }],
-];
+const root = tempDir('stepchain-agents-');
+const STORES = adapterStores(root);
 
 describe.each(STORES)('on the %s', (_name, makeStore) => {
   const store = makeStore();
