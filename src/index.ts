@@ -23,6 +23,7 @@ export { VERSION } from './version.js';
 export { FileStore, type FileStoreOptions } from './store/file/store.js';
 export type { FsyncMode } from './store/file/writer.js';
 export { MemoryStore, type MemoryStoreOptions } from './store/memory.js';
+export { openStore, parseLocation, type Location, type OpenedStore } from './location.js';
 export type {
   Store, Journal, JournalConfig, CreateOptions, OpenOptions, ForkOptions, JournalVerifyOptions, JournalReport, RunEntry, RunFilter, AppendOptions, AppendResult, Lineage,
 } from './store/types.js';

@@ -30,7 +30,7 @@ function layerOf(file: string): string {
   if (parts.length === 1) return BASE.has(parts[0]!) ? 'base' : 'entry';
   // Each framework adapter is its own layer at the edge: adapters/<framework>.
   if (parts[0] === 'adapters') return `adapters/${parts[1]}`;
-  return parts[0] === 'store' && (parts[1] === 'file' || parts[1] === 'postgres') ? `store/${parts[1]}` : parts[0]!;
+  return parts[0] === 'store' && (parts[1] === 'file' || parts[1] === 'postgres' || parts[1] === 'sqlite' || parts[1] === 'rows') ? `store/${parts[1]}` : parts[0]!;
 }
 
 /** Which layers each layer may import (ARCHITECTURE.md, "Folders and the direction of their imports"). */
@@ -43,17 +43,19 @@ const ALLOWED: Record<string, readonly string[]> = {
   receipt: ['base', 'canonical', 'record', 'chain'],
   store: ['base', 'canonical', 'record', 'chain'],
   'store/file': ['base', 'canonical', 'record', 'chain', 'store', 'proofs'],
-  'store/postgres': ['base', 'canonical', 'record', 'chain', 'store', 'proofs'],
+  'store/rows': ['base', 'canonical', 'record', 'chain', 'store', 'proofs'],
+  'store/postgres': ['base', 'canonical', 'record', 'chain', 'store', 'proofs', 'store/rows'],
+  'store/sqlite': ['base', 'canonical', 'record', 'chain', 'store', 'proofs', 'store/rows'],
   parallel: ['base', 'canonical', 'record', 'chain'],
   proofs: ['base', 'canonical', 'record', 'chain', 'receipt'],
   redact: ['base', 'canonical', 'record', 'chain', 'receipt', 'diff'],
   testing: ['base', 'canonical', 'record', 'chain', 'diff'],
   runtime: ['base', 'canonical', 'record', 'chain', 'store'],
   replay: ['base', 'canonical', 'record', 'chain', 'diff', 'store', 'runtime'],
-  cli: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'store/postgres', 'redact', 'proofs', 'parallel', 'runtime', 'replay', 'entry'],
+  cli: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'store/postgres', 'store/sqlite', 'redact', 'proofs', 'parallel', 'runtime', 'replay', 'entry'],
   demo: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'redact', 'runtime'],
   page: ['entry'],
-  entry: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'store/postgres', 'redact', 'proofs', 'parallel', 'testing', 'runtime', 'replay'],
+  entry: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'store/postgres', 'store/sqlite', 'redact', 'proofs', 'parallel', 'testing', 'runtime', 'replay'],
   adapters: ['entry'],
 };
 
@@ -127,7 +129,7 @@ describe('the entry points', () => {
   const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { exports: Record<string, unknown>; sideEffects: unknown };
 
   test('package.json names each entry and declares that importing none has side effects', () => {
-    expect(Object.keys(pkg.exports).sort()).toEqual(['.', './ai-sdk', './format', './journal', './langchain', './langgraph', './openai-agents', './package.json', './postgres', './testing', './verify']);
+    expect(Object.keys(pkg.exports).sort()).toEqual(['.', './ai-sdk', './format', './journal', './langchain', './langgraph', './openai-agents', './package.json', './postgres', './sqlite', './testing', './verify']);
     expect(pkg.sideEffects).toBe(false);
   });
 
@@ -136,12 +138,12 @@ describe('the entry points', () => {
     expect(Object.keys(root).sort()).toEqual([
       'CanonicalError', 'DiffError', 'FileStore', 'MemoryStore', 'PolicyError', 'ReceiptError', 'RecordError', 'RedactError', 'ReplayError', 'Run', 'RuntimeError', 'StepchainError', 'StoreError',
       'VERSION', 'VOLATILE_PATTERNS', 'createLineCheckPool', 'describeLocation', 'diff', 'disclose', 'discloseHash', 'discloseStep', 'explain', 'exportReceipt', 'formatDiff', 'generateKeyPair', 'keygen',
-      'openSlot', 'publish', 'readPublicKeyFile', 'replayFrom', 'resumeRun', 'startRun', 'summarize', 'toJournalValue', 'toolCallOf', 'verifyDisclosureFiles', 'verifyOpening', 'verifyPublishedReceipt', 'verifyReceipt',
+      'openSlot', 'openStore', 'parseLocation', 'publish', 'readPublicKeyFile', 'replayFrom', 'resumeRun', 'startRun', 'summarize', 'toJournalValue', 'toolCallOf', 'verifyDisclosureFiles', 'verifyOpening', 'verifyPublishedReceipt', 'verifyReceipt',
     ]);
   });
 
   test('no entry exports the hash backend or the internals the root used to leak', async () => {
-    const entries = await Promise.all(['../src/index.js', '../src/journal.js', '../src/verify.js', '../src/format.js', '../src/testing/index.js', '../src/postgres.js'].map((p) => import(p) as Promise<Record<string, unknown>>));
+    const entries = await Promise.all(['../src/index.js', '../src/journal.js', '../src/verify.js', '../src/format.js', '../src/testing/index.js', '../src/postgres.js', '../src/sqlite.js'].map((p) => import(p) as Promise<Record<string, unknown>>));
     for (const e of entries) {
       for (const name of ['setSha256Backend', 'sha256Backend', 'nobleBackend', 'nodeBackend', 'escapeToken', 'textFits', 'proofDefect', 'useNodeHash']) expect(e).not.toHaveProperty(name);
     }

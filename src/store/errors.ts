@@ -47,7 +47,9 @@ export type StoreErrorCode =
   /** The optional database driver (the `pg` package) is not installed. */
   | 'DRIVER_MISSING'
   /** Any other database failure (permissions, a read-only server, a full disk…); `cause` holds the server's error. */
-  | 'SERVER_ERROR';
+  | 'SERVER_ERROR'
+  /** A location whose scheme (s3:, file:, http:…) names no store this version knows; nothing was created. */
+  | 'SCHEME_UNKNOWN';
 
 export class StoreError extends StepchainError<StoreErrorCode> {}
 

@@ -16,7 +16,7 @@ export interface HealthProblem {
 export interface StoreHealth {
   /** Every check passed: reachable, a schema this version can use (or none yet, created on first write), writable. */
   ok: boolean;
-  backend: 'file' | 'postgres';
+  backend: 'file' | 'postgres' | 'sqlite' | 'memory';
   /** Where the store is: a directory, or the server with the password masked. */
   location: string;
   reachable: boolean;

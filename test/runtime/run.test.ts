@@ -1,15 +1,17 @@
-/** The agent runtime (spec/RUNS.md; its records spec/FORMAT.md §11) over the memory, file and Postgres stores: runs, outcomes, the continuation point, listing. */
+/** The agent runtime (spec/RUNS.md; its records spec/FORMAT.md §11) over the memory, file, Postgres and SQLite stores: runs, outcomes, the continuation point, listing. */
 import { afterAll, describe, expect, inject, test } from 'vitest';
 import { FileStore, MemoryStore, Run, RuntimeError, resumeRun, startRun, type Journal, type StepRecord, type Store } from '../../src/index.js';
 import { runState } from '../../src/runtime/index.js';
 import { PostgresStore } from '../../src/store/postgres/index.js';
+import { SqliteStore } from '../../src/store/sqlite/index.js';
 import { tempDir } from '../helpers/tmp.js';
 
 // Each Postgres store gets a schema of its own on the run's throwaway server (test/setup/postgres.ts).
 const pgStores: PostgresStore[] = [];
+const sqliteStores: SqliteStore[] = [];
 let schemas = 0;
 afterAll(async () => {
-  await Promise.all(pgStores.map((s) => s.close()));
+  await Promise.all([...pgStores, ...sqliteStores].map((s) => s.close()));
 });
 
 const stores: Array<[string, () => Store]> = [
@@ -18,6 +20,11 @@ const stores: Array<[string, () => Store]> = [
   ['postgres', () => {
     const store = new PostgresStore({ connectionString: inject('pgUrl'), schema: `runtime_${process.pid}_${schemas++}`, connection: { max: 4 } });
     pgStores.push(store);
+    return store;
+  }],
+  ['sqlite', () => {
+    const store = new SqliteStore(`${tempDir()}/runs.db`, { fsync: 'none' });
+    sqliteStores.push(store);
     return store;
   }],
 ];

@@ -1,13 +1,14 @@
 /**
  * One conformance suite for the storage interface, run against every implementation: the file store
- * (real files under a temporary root), the in-memory store and the Postgres store (a real server, started
- * once per run by test/setup/postgres.ts; each store a schema of its own). Whatever a caller can observe
- * through Store and Journal must be the same in all of them.
+ * (real files under a temporary root), the in-memory store, the Postgres store (a real server, started
+ * once per run by test/setup/postgres.ts; each store a schema of its own) and the SQLite store (a database
+ * file each). Whatever a caller can observe through Store and Journal must be the same in all of them.
  */
 import fc from 'fast-check';
 import { afterAll, describe, expect, inject, test } from 'vitest';
 import { FileStore, MemoryStore, StoreError, type Store, type StepRecord } from '../../src/store/index.js';
 import { PostgresStore } from '../../src/store/postgres/index.js';
+import { SqliteStore } from '../../src/store/sqlite/index.js';
 import { tempDir } from '../helpers/tmp.js';
 import { all, code } from '../helpers/outcomes.js';
 
@@ -19,8 +20,9 @@ interface Impl {
 const root = tempDir('stepchain-conformance-');
 let n = 0;
 const pgStores: PostgresStore[] = [];
+const sqliteStores: SqliteStore[] = [];
 afterAll(async () => {
-  await Promise.all(pgStores.map((s) => s.close()));
+  await Promise.all([...pgStores, ...sqliteStores].map((s) => s.close()));
 });
 const impls: Impl[] = [
   { name: 'file store', make: (o = {}) => new FileStore(`${root}/s${n++}`, { ...o, fsync: 'none' }) },
@@ -30,6 +32,14 @@ const impls: Impl[] = [
     make: (o = {}) => {
       const store = new PostgresStore({ connectionString: inject('pgUrl'), schema: `conformance_${process.pid}_${n++}`, connection: { max: 4 }, ...o });
       pgStores.push(store);
+      return store;
+    },
+  },
+  {
+    name: 'sqlite store',
+    make: (o = {}) => {
+      const store = new SqliteStore(`${root}/s${n++}.db`, { ...o, fsync: 'none' });
+      sqliteStores.push(store);
       return store;
     },
   },

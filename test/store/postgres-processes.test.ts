@@ -7,7 +7,7 @@ import { describe, expect, test } from 'vitest';
 import { rootOfLeaves, stepLeafHash, tileCountAt } from '../../src/proofs/index.js';
 import { PostgresStore } from '../../src/store/postgres/index.js';
 import type { StepRecord } from '../../src/store/index.js';
-import { runChild, runToEnd } from './helpers.js';
+import { killAndRetryRounds, runChild, runToEnd } from './helpers.js';
 import { postgresHarness } from '../helpers/postgres.js';
 
 const pgHarness = await postgresHarness('pgproc', 3);
@@ -64,43 +64,7 @@ describe('a writer killed', () => {
   test('SIGKILL at random moments, 8 times: every acknowledged step present, the journal verifies, retries duplicate nothing, the tree is the chain\'s', async () => {
     const s = store({ blobThreshold: 4096 });
     await s.create('crashy');
-    const acked = new Map<number, string>();
-    let recovered = 0;
-    for (let round = 0; round < 8; round++) {
-      const child = runChild('pg-kill-loop.mjs', [s.tables.schema, 'crashy', String(round)]);
-      await child.waitFor((l) => l.startsWith('ack '));
-      await new Promise((r) => setTimeout(r, 5 + Math.random() * 120));
-      child.proc.kill('SIGKILL');
-      const { signal } = await child.exited;
-      expect(signal, child.stderr()).toBe('SIGKILL');
-      const ackedHere = new Set<string>();
-      for (const l of child.lines) {
-        if (!l.startsWith('ack ')) continue;
-        const [, seq, stepId] = l.split(' ');
-        acked.set(Number(seq), stepId!);
-        ackedHere.add(stepId!);
-      }
-      const ro = await s.open('crashy', { readOnly: true });
-      const report = await ro.verify();
-      expect(report.problems, `round ${round}`).toEqual([]);
-      expect(report.warnings).toEqual([]);
-      const present = new Map<number, string>();
-      for await (const r of ro.read()) present.set(r.seq, r.step_id);
-      for (const [seq, stepId] of acked) expect(present.get(seq), `acknowledged seq ${seq} after round ${round}`).toBe(stepId);
-      // The agent restarts and retries what it never saw acknowledged: a step that committed anyway comes
-      // back as it is, nothing is written twice.
-      const maxI = Math.max(-1, ...[...ackedHere].map((id) => Number(id.split('-')[1])));
-      const headBefore = (await ro.head())?.seq ?? -1;
-      const writer = await s.open('crashy');
-      // At most 4 calls (6 steps) were in flight at the kill, so every issued step is at most maxI + 6.
-      for (let i = 0; i <= maxI + 12; i++) {
-        if (ackedHere.has(`r${round}-${i}`)) continue;
-        const r = await writer.append({ step_id: `r${round}-${i}`, input: { round, i }, result: i % 9 === 4 ? { big: `${round}:${i}:`.padEnd(5000, 'z') } : 'ok' });
-        if (r.seq <= headBefore) recovered++;
-        acked.set(r.seq, r.step_id);
-      }
-      await writer.close();
-    }
+    const { acked, recovered } = await killAndRetryRounds(8, (round) => runChild('pg-kill-loop.mjs', [s.tables.schema, 'crashy', String(round)]), (readOnly) => s.open('crashy', { readOnly }));
     const final = await (await s.open('crashy', { readOnly: true })).verify();
     expect(final.ok).toBe(true);
     const ids = (await steps(s, 'crashy')).map((r) => r.step_id);

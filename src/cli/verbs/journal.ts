@@ -1,4 +1,4 @@
-/** Verbs over a journal (a directory or a Postgres location): init, append, log, show, head, fork. */
+/** Verbs over a journal (a directory, a SQLite or a Postgres location): init, append, log, show, head, fork. */
 import type { StepRecord } from '../../record/seal.js';
 import { intArg } from '../args.js';
 import { EXIT_FAILED, EXIT_OK, UsageError, type Verb } from '../cli.js';
@@ -18,11 +18,12 @@ export { printReport };
 
 export const initVerb: Verb = {
   name: 'init',
-  summary: 'create a journal (a directory, or in Postgres; a run journal with --run or any run option)',
+  summary: 'create a journal (a directory, or in a SQLite file or Postgres; a run journal with --run or any run option)',
   usage: '<journal> [--format v1|v2] [--run] [--conversation C] [--parent R] [--agent A] [--label k=v]… [--bucket-bytes N] [--blob-threshold N]',
   description: [
-    'A journal is a directory path, or a Postgres location postgres://user@host:port/db?journal=<id> (the password from',
-    'PGPASSWORD or ~/.pgpass; the store\'s tables are created on first use).',
+    'A journal is a directory path, a SQLite location sqlite:path/to/agents.db?journal=<id> (spec/SQLITE.md), or a Postgres',
+    'location postgres://user@host:port/db?journal=<id> (the password from PGPASSWORD or ~/.pgpass); a store\'s file or',
+    'tables are created on first use. Any other scheme (s3://…) is an error: nothing is created.',
     'Plain: a stepchain/v2 journal (records hash salted per-field commitments, spec/FORMAT.md §12, so a published',
     'receipt verifies against the original head); --format v1 for a stepchain/v1 journal.',
     'With --run or any of --conversation, --parent, --agent, --label: a run journal',
@@ -44,6 +45,7 @@ export const initVerb: Verb = {
     ['stepchain init runs/today', 'a new journal in ./runs/today'],
     ['stepchain init runs/legacy --format v1', 'a stepchain/v1 journal'],
     ['stepchain init runs/r1 --conversation conv-42 --agent billing --label environment=prod', 'a run journal with its identity'],
+    ['stepchain init "sqlite:agents.db?journal=run-42"', 'a new journal in the SQLite file agents.db'],
     ['PGPASSWORD=… stepchain init "postgres://agent@db.internal/agents?journal=run-42"', 'a new journal in Postgres'],
   ],
   async run({ out, values, positionals }) {
@@ -56,7 +58,7 @@ export const initVerb: Verb = {
     const format = values.format ?? 'v2';
     if (format !== 'v1' && format !== 'v2') throw new UsageError(`init --format must be v1 or v2 (got ${JSON.stringify(format)})`, 'init');
     if (asRun && format === 'v1') throw new UsageError('a run journal is stepchain/v2: drop --format v1, or the run options', 'init');
-    const at = locate(positionals[0]!);
+    const at = await locate(positionals[0]!);
     let journal: Journal;
     try {
       const id = journalId(at);
@@ -76,7 +78,7 @@ export const initVerb: Verb = {
       await at.close();
     }
     if (out.json) out.document('init', { ok: true, journal: at.display, genesis: journal.genesis });
-    else out.say(`created ${asRun ? 'run journal' : 'journal'} ${inline(at.kind === 'postgres' ? at.display : positionals[0]!)} (journal_id ${inline(journal.genesis.journal_id)})`);
+    else out.say(`created ${asRun ? 'run journal' : 'journal'} ${inline(at.kind === 'directory' ? positionals[0]! : at.display)} (journal_id ${inline(journal.genesis.journal_id)})`);
     return EXIT_OK;
   },
 };
@@ -223,7 +225,7 @@ export const forkVerb: Verb = {
   async run({ out, values, positionals }) {
     if (values['from-step'] === undefined) throw new UsageError('--from-step N is required', 'fork');
     const fromStep = intArg(values['from-step'], '--from-step', 'fork');
-    const target = locate(positionals[1]!);
+    const target = await locate(positionals[1]!);
     try {
       return await withJournal(positionals[0]!, true, async (parent, at) => {
         if (at.storeKey !== target.storeKey) {

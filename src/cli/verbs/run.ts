@@ -3,9 +3,7 @@
  * shell: `effect begin|end|list`, `continuation`, `runs`. A journal is named by its directory path, as
  * everywhere in the CLI; a store by its directory.
  */
-import { resolve } from 'node:path';
 import type { Json } from '../../canonical/json.js';
-import { FileStore } from '../../store/index.js';
 import type { RunFilter } from '../../store/runs.js';
 import { describeIdentity, labelsOf } from '../identity.js';
 import { Run, type Effect } from '../../runtime/index.js';
@@ -15,7 +13,7 @@ import { EXIT_OK, UsageError, type Verb } from '../cli.js';
 import { parseJsonStrict } from '../input.js';
 import type { Output } from '../output.js';
 import { locate, withJournal } from '../location.js';
-import { isPostgresLocation } from '../../store/postgres/index.js';
+import { openStore } from '../../location.js';
 import { inline } from '../safe-text.js';
 
 function withRun<T>(path: string, readOnly: boolean, fn: (run: Run) => Promise<T>): Promise<T> {
@@ -167,7 +165,7 @@ export const continuationVerb: Verb = {
 
 export const runsVerb: Verb = {
   name: 'runs',
-  summary: 'list the runs in a store (a directory, or a Postgres location without ?journal=), oldest first, by conversation, parent run, agent or label',
+  summary: 'list the runs in a store (a directory, or a sqlite: or postgres:// location without ?journal=), oldest first, by conversation, parent run, agent or label',
   usage: '<store-dir> [--conversation C] [--parent R] [--agent A] [--label k=v]…',
   options: {
     conversation: { type: 'string', arg: 'C', description: 'only runs of this conversation' },
@@ -187,17 +185,16 @@ export const runsVerb: Verb = {
     if (values.agent !== undefined) filter.agent = values.agent as string;
     const labels = labelsOf(values.label, 'runs');
     if (labels !== undefined) filter.labels = labels;
-    // A store: a directory of journals, or a Postgres location without ?journal=.
-    const text = positionals[0]!;
-    const at = isPostgresLocation(text) ? locate(text, { journalOptional: true }) : null;
+    // A store: a directory of journals, or a store location (sqlite:, postgres://) without ?journal=.
+    const at = await openStore(positionals[0]!);
     let runs;
     try {
-      runs = await (at?.store ?? new FileStore(text)).runs(filter);
+      runs = await at.store.runs(filter);
     } finally {
-      await at?.close();
+      await at.close();
     }
     if (out.json) {
-      out.document('runs', { ok: true, store: at?.display ?? resolve(text), runs });
+      out.document('runs', { ok: true, store: at.display, runs });
       return EXIT_OK;
     }
     if (runs.length === 0) out.say('no matching runs');

@@ -6,7 +6,7 @@ import { inline } from '../safe-text.js';
 
 export const copyVerb: Verb = {
   name: 'copy',
-  summary: 'copy a journal to another location (directory ↔ Postgres), verifying as it goes',
+  summary: 'copy a journal to another location (directory, SQLite, Postgres), verifying as it goes',
   usage: '<from> <to>',
   description: [
     'The copy has the source\'s genesis, config and steps, byte for byte; the source is verified as it is read (chain and',
@@ -19,9 +19,10 @@ export const copyVerb: Verb = {
   examples: [
     ['stepchain copy runs/today "postgres://agent@db.internal/agents?journal=today"', 'move a run into Postgres (password from PGPASSWORD)'],
     ['stepchain copy "postgres://auditor@db/agents?journal=run-42" ./run-42', 'take a journal out of Postgres into a directory'],
+    ['stepchain copy runs/today "sqlite:bug-report.db?journal=today"', 'one file to attach to a bug report'],
   ],
   async run({ out, positionals }) {
-    const target = locate(positionals[1]!);
+    const target = await locate(positionals[1]!);
     try {
       return await withJournal(positionals[0]!, true, async (source, from) => {
         const progress = out.progress('copying: lines read');
@@ -45,7 +46,7 @@ export const doctorVerb: Verb = {
   summary: 'check a store: backend, reachable, schema version, writable (and the journal, when named)',
   usage: '<location>',
   description: [
-    'A location is a journal directory, a store root directory, or a Postgres location (with or without ?journal=).',
+    'A location is a journal directory, a store root directory, or a SQLite or Postgres location (with or without ?journal=).',
     'Nothing is created, migrated or written. Exit 0 when every check passes, 1 when one fails.',
   ].join('\n'),
   options: {},
@@ -53,9 +54,10 @@ export const doctorVerb: Verb = {
   examples: [
     ['stepchain doctor "postgres://agent@db.internal/agents?journal=run-42"', 'can this machine reach the journal and write to it?'],
     ['stepchain doctor runs/ --json', 'the same for a directory store, as JSON'],
+    ['stepchain doctor sqlite:agents.db', 'a SQLite store: the file, its schema version, writable'],
   ],
   async run({ out, positionals }) {
-    const at = locate(positionals[0]!, { journalOptional: true });
+    const at = await locate(positionals[0]!, { journalOptional: true });
     let health;
     try {
       health = await at.health();

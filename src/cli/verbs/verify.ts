@@ -27,10 +27,9 @@ import { pathKind } from '../input.js';
 import { printReport, type Output } from '../output.js';
 import { POLICY_OPTIONS, READ_LIMITS, pinnedCheckpoint, policyFrom, readBounded } from '../policy.js';
 import { unboundLines } from '../unbound.js';
+import { backendOf } from '../../store/scheme.js';
 
 const HEAD_RE = /^sha256:[0-9a-f]{64}$/;
-/** A Postgres location (store/postgres/location.ts, isPostgresLocation), told apart without loading the store. */
-const POSTGRES_RE = /^postgres(?:ql)?:\/\//i;
 
 export const verifyVerb: Verb = {
   name: 'verify',
@@ -79,7 +78,8 @@ export const verifyVerb: Verb = {
     if (expectHead !== undefined && !HEAD_RE.test(expectHead)) throw new UsageError('--head must be "sha256:" followed by 64 lowercase hex digits', 'verify');
     const threads = values.threads === undefined ? undefined : intArg(values.threads, '--threads', 'verify');
     if (threads === 0) throw new UsageError('--threads must be at least 1', 'verify');
-    const postgres = POSTGRES_RE.test(path);
+    // A journal in a database (sqlite:, postgres://) is verified by its store; an unknown scheme is SCHEME_UNKNOWN.
+    const postgres = backendOf(path) !== 'file';
     const kind = postgres ? 'journal' : await pathKind(path);
     if (kind === 'journal' && values.pubkey !== undefined) throw new UsageError('--pubkey applies to receipts; a journal is not signed', 'verify');
     if (kind === 'journal' && values.proof !== undefined) throw new UsageError('--proof with a journal: a journal holds every step, so --checkpoint alone proves it extends the checkpoint', 'verify');
@@ -232,7 +232,7 @@ async function runIdentity(genesisOf: () => Promise<{ format: string; run?: unkn
 /** A journal in a store the CLI reaches through a location (Postgres): the store's own verify. */
 async function verifyStored(out: Output, path: string, expectHead: string | undefined, pool: LineCheckPool | undefined, trusted?: Pinned): Promise<Settled> {
   const { journalId, locate } = await import('../location.js');
-  const at = locate(path);
+  const at = await locate(path);
   let report;
   let identity;
   try {

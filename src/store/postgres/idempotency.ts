@@ -5,9 +5,9 @@
  * within the last `window` steps (the window the file store keeps in memory, so a retry is recognized
  * exactly as far back in both). Nothing to remember between transactions: `committed` and `clear` do nothing.
  */
-import { formatOf, type Genesis } from '../../record/formats.js';
-import { StoreError } from '../errors.js';
+import type { Genesis } from '../../record/formats.js';
 import type { CommittedStep, IdempotencyIndex } from '../idempotency.js';
+import { committedSteps } from '../rows/lines.js';
 import type { DbClient } from './driver.js';
 import { linesWithStepIds } from './sql.js';
 import type { Tables } from './schema.js';
@@ -25,16 +25,8 @@ export class StepIdIndex implements IdempotencyIndex {
   ) {}
 
   async lookup(stepIds: readonly string[]): Promise<ReadonlyMap<string, CommittedStep>> {
-    const found = new Map<string, CommittedStep>();
     const rows = await linesWithStepIds(this.client, this.tables, this.key, [...new Set(stepIds)], this.headSeq, this.window);
-    // In seq order: of two steps with one step_id (a retry from past the window), the later one wins, as in the file store.
-    for (const row of rows) {
-      const rec = parseLine(row.line, row.seq, this.where);
-      if (rec.seq !== row.seq || typeof rec.step_id !== 'string') throw corrupt(this.where, row.seq, `the row for seq ${row.seq} holds seq ${String(rec.seq)}`);
-      const key = formatOf(this.genesis).select((n) => rec[n]).recordKey(rec);
-      found.set(rec.step_id, { seq: row.seq, step_hash: rec.step_hash as string, prev_hash: rec.prev_hash as string, key, ts: rec.ts as string });
-    }
-    return found;
+    return committedSteps(rows, this.genesis, this.where);
   }
 
   committed(): void {}
@@ -42,18 +34,4 @@ export class StepIdIndex implements IdempotencyIndex {
   clear(): void {}
 }
 
-/** A stored line as an object; JOURNAL_CORRUPT when it is not one. */
-export function parseLine(line: string, seq: number, where: string): Record<string, unknown> {
-  let rec: unknown;
-  try {
-    rec = JSON.parse(line);
-  } catch {
-    throw corrupt(where, seq, 'the line is not JSON');
-  }
-  if (rec === null || typeof rec !== 'object' || Array.isArray(rec)) throw corrupt(where, seq, 'the line is not a JSON object');
-  return rec as Record<string, unknown>;
-}
-
-export function corrupt(where: string, seq: number, why: string): StoreError {
-  return new StoreError('JOURNAL_CORRUPT', `${where} seq ${seq}: ${why}`, { location: { seq }, hint: 'run verify on the journal to locate the damage' });
-}
+export { corrupt, parseLine } from '../rows/lines.js';

@@ -14,18 +14,18 @@ import type { StepInput } from '../../record/input.js';
 import type { StepRecord } from '../../record/seal.js';
 import { CommitQueue } from '../commit-queue.js';
 import { StoreError } from '../errors.js';
-import { assertSeq, checkRange } from '../ids.js';
+import { assertSeq } from '../ids.js';
 import type { JournalMeta } from '../meta.js';
 import { appendManyOf, queueSteps } from '../append.js';
 import type { BlobPayload } from '../prepare.js';
-import { blobSizeError, restoreRecord } from '../restore.js';
-import { placeLine, segmentLabel } from '../segments.js';
+import { restoreRecord } from '../restore.js';
+import { blobOfRow, headOfRow, placeLines, rowLines } from '../rows/lines.js';
 import { knownSteps, sequenceBatch, type Group, type GroupOutcome, type SequencedBatch } from '../sequencer.js';
 import type { AppendOptions, AppendResult, Journal, JournalConfig, JournalReport, JournalVerifyOptions, Lineage } from '../types.js';
 import type { DbClient } from './driver.js';
 import { isConnectionLoss, sqlState, translate } from './errors.js';
-import { StepIdIndex, corrupt, parseLine } from './idempotency.js';
-import { beginAndLockHead, clashError, headWithTree, holdsLine, insertBlobs, lastLine, linesPage, readBlob, writeLines, type HeadRow, type LockedHead, type NewLine } from './sql.js';
+import { StepIdIndex } from './idempotency.js';
+import { beginAndLockHead, clashError, headWithTree, holdsLine, insertBlobs, lastLine, linesPage, readBlob, writeLines, type LockedHead, type NewLine } from './sql.js';
 import type { StoreContext } from './store.js';
 import { verifyJournalRows } from './verify.js';
 import { catchUpAndFollow, planTreeStep, PostgresTreeStorage, rowLeaves, syncedTree, treeStatements } from './tree.js';
@@ -163,30 +163,17 @@ export class PostgresJournal implements Journal {
     } catch (e) {
       throw translate(e, this.ctx.display, `reading the head of journal ${this.id}`);
     }
-    if (row === null) return null;
-    const hash = parseLine(row.line, row.seq, this.where).step_hash;
-    if (typeof hash !== 'string' || !isDigest(hash)) throw corrupt(this.where, row.seq, 'its step_hash is not a digest');
-    return { seq: row.seq, step_hash: hash };
+    return headOfRow(row, this.where);
   }
 
-  async *lines(range?: SeqRange): AsyncGenerator<StoredLine> {
-    const { from, to } = checkRange(range);
-    let next = from;
-    for (;;) {
-      let page;
+  lines(range?: SeqRange): AsyncGenerator<StoredLine> {
+    return rowLines(async (from, to) => {
       try {
-        page = await linesPage(this.ctx.pool, this.ctx.tables, this.key, next, to ?? null);
+        return await linesPage(this.ctx.pool, this.ctx.tables, this.key, from, to);
       } catch (e) {
         throw translate(e, this.ctx.display, `reading journal ${this.id}`);
       }
-      for (const row of page) {
-        // Rows are read by seq; a missing row would silently shorten the chain.
-        if (row.seq !== next) throw corrupt(this.where, next, `the row for seq ${next} is missing (the next row is seq ${row.seq})`);
-        yield { segment: segmentLabel(row.bucket), seq: row.seq, text: row.line };
-        next++;
-      }
-      if (page.length === 0 || (to !== undefined && next > to)) return;
-    }
+    }, range, this.where);
   }
 
   async *read(range?: SeqRange): AsyncGenerator<StepRecord> {
@@ -207,9 +194,7 @@ export class PostgresJournal implements Journal {
     } catch (e) {
       throw translate(e, this.ctx.display, `reading blob ${digest} of journal ${this.id}`);
     }
-    if (found === null) return null;
-    if (found.bytes === null || (size !== undefined && found.size !== size)) throw blobSizeError(this.where, digest, found.size, size ?? found.size);
-    return found.bytes;
+    return blobOfRow(found, digest, size, this.where);
   }
 
   verify(options: JournalVerifyOptions = {}): Promise<JournalReport> {
@@ -307,22 +292,4 @@ export class PostgresJournal implements Journal {
     this.closed = true;
     await this.queue.close();
   }
-}
-
-/**
- * Gives each new line its row: the segment the shared rotation rule puts it in (so segment labels, and
- * therefore receipts, are the same whichever store wrote the lines) and its step_id; returns the new head row.
- */
-export function placeLines(batch: SequencedBatch, head: HeadRow, segmentBytes: number): { lines: NewLine[]; tail: HeadRow } {
-  const stepIds = new Map<number, string>();
-  for (const [stepId, entry] of batch.entries) stepIds.set(entry.seq, stepId);
-  let cursor = head.cursor;
-  const lines: NewLine[] = [];
-  for (const l of batch.lines) {
-    // sequenceBatch's text ends with the newline, as the file store writes it; the row holds the line without it.
-    cursor = placeLine(cursor, l.seq, Buffer.byteLength(l.text, 'utf8'), segmentBytes);
-    lines.push({ seq: l.seq, bucket: cursor.first, stepId: stepIds.get(l.seq)!, text: l.text.slice(0, -1) });
-  }
-  const end = batch.lines[batch.lines.length - 1]!;
-  return { lines, tail: { seq: end.seq, hash: end.hash, cursor } };
 }

@@ -3,45 +3,19 @@
  * over a client or the pool. Nothing here knows the Journal interface: rows in, rows out. int8 columns
  * arrive as strings and are turned into numbers here (a seq is at most 2^53 − 1, FORMAT §5.1).
  */
-import { StoreError } from '../errors.js';
 import type { DbClient, DbPool } from './driver.js';
 import { sqlState } from './errors.js';
-import type { SegmentCursor } from '../segments.js';
+import type { HeadRow, LineRow, LockedHead, NewLine } from '../rows/lines.js';
 import type { Tables } from './schema.js';
 
 type Db = DbPool | DbClient;
 
-/** The head row: the committed tail and the open segment, read under the row's lock by writers. */
-export interface HeadRow {
-  seq: number;
-  hash: string;
-  /** The open segment (its first seq, its bytes): where placeLine puts the next line. */
-  cursor: SegmentCursor;
-}
-
-/** The head row as a writer locks it, with the tree's persisted state (tree_state.state), if any. */
-export interface LockedHead extends HeadRow {
-  tree: string | null;
-}
+export type { HeadRow, LockedHead, LineRow, NewLine } from '../rows/lines.js';
+export { clashError } from '../rows/lines.js';
 
 export interface JournalRow {
   key: number;
   meta: string;
-}
-
-export interface LineRow {
-  seq: number;
-  bucket: number;
-  line: string;
-  /** UTF-8 length of `line`. */
-  bytes: number;
-}
-
-export interface NewLine {
-  seq: number;
-  bucket: number;
-  stepId: string;
-  text: string;
 }
 
 const int = (v: unknown): number => (typeof v === 'number' ? v : Number(v));
@@ -261,11 +235,3 @@ export async function readBlob(db: Db, t: Tables, key: number, digest: string, s
   return { size: row.size, bytes: b === null ? null : new Uint8Array(b.buffer, b.byteOffset, b.byteLength) };
 }
 
-/** JOURNAL_CORRUPT for a PRIMARY KEY clash on steps: a row past the head row's seq, written around the lock. */
-export function clashError(id: string, seq: number, cause: unknown): StoreError {
-  return new StoreError('JOURNAL_CORRUPT', `journal ${id}: seq ${seq} is already taken although the head row says the chain ends before it; refusing to append`, {
-    location: { seq },
-    hint: 'something wrote steps without the store; run verify on the journal',
-    cause,
-  });
-}

@@ -6,17 +6,16 @@
  * row's lock: the tree moves in the same transaction as the steps it covers, so after a crash the two
  * agree, and the consistency rule of a checkpoint is checked and its record kept under that one lock.
  */
-import { createHash } from 'node:crypto';
-import { isDigest } from '../../canonical/sha256.js';
-import { TreeFrontier } from '../../proofs/frontier.js';
-import { stepLeafHash } from '../../proofs/hash.js';
 import type { CheckpointKeeper, KeptCheckpoint } from '../../proofs/keeper.js';
-import { JournalTree, parseStoredTree, serializeStoredTree, type LeafSource, type StoredTree, type TileNode, type TreeStorage } from '../../proofs/log.js';
-import { TILE_HEIGHT, TILE_WIDTH, tileReader, type NodeReader } from '../../proofs/nodes.js';
-import { StoreError } from '../errors.js';
+import { parseStoredTree, serializeStoredTree, type JournalTree, type LeafSource, type StoredTree, type TileNode, type TreeStorage } from '../../proofs/log.js';
+import { TILE_WIDTH, tileReader, type NodeReader } from '../../proofs/nodes.js';
+import type { LockedHead } from '../rows/lines.js';
+import { catchUpAndFollow as followFromRows, checkpointName, rowLeaves as leavesFromPages, syncTree, type TreeStep } from '../rows/tree.js';
 import type { DbClient, DbPool } from './driver.js';
-import { linesPage, type LockedHead } from './sql.js';
+import { linesPage } from './sql.js';
 import type { Tables } from './schema.js';
+
+export { planTreeStep, type TreeStep } from '../rows/tree.js';
 
 type Db = DbPool | DbClient;
 /** Tile rows per INSERT (unnest of three arrays: no parameter limit, but bounded statements). */
@@ -92,12 +91,6 @@ export class PostgresTreeStorage implements TreeStorage, CheckpointKeeper {
   }
 }
 
-/** How a kept checkpoint is named in messages: like the file store's file name, in the checkpoints table. */
-function checkpointName(origin: string, size: number, keyId: number): string {
-  const tag = createHash('sha256').update(origin).digest('hex').slice(0, 16);
-  return `checkpoints/${String(size).padStart(16, '0')}-${tag}-${keyId.toString(16).padStart(8, '0')}`;
-}
-
 async function insertTiles(db: Db, t: Tables, key: number, nodes: readonly TileNode[]): Promise<void> {
   for (let i = 0; i < nodes.length; i += TILE_ROWS) {
     const chunk = nodes.slice(i, i + TILE_ROWS);
@@ -117,71 +110,12 @@ async function writeState(db: Db, t: Tables, key: number, tree: StoredTree): Pro
 
 /** (seq, step_hash) of the journal's rows from a seq on, read on `db` (the transaction's own view). */
 export function rowLeaves(db: Db, t: Tables, key: number, where: string): LeafSource {
-  return async function* (from) {
-    for (let next = from; ; ) {
-      const page = await linesPage(db, t, key, next, null);
-      if (page.length === 0) return;
-      for (const row of page) {
-        if (row.seq !== next) throw new StoreError('JOURNAL_CORRUPT', `${where}: the row for seq ${next} is missing`, { location: { seq: next }, hint: 'run verify on the journal' });
-        let stepHash: unknown;
-        try {
-          stepHash = (JSON.parse(row.line) as { step_hash?: unknown }).step_hash;
-        } catch {
-          stepHash = undefined;
-        }
-        if (!isDigest(stepHash)) {
-          throw new StoreError('JOURNAL_CORRUPT', `${where}: seq ${row.seq} has no step_hash, so the tree cannot include it`, { location: { seq: row.seq }, hint: 'run verify on the journal' });
-        }
-        yield { seq: row.seq, step_hash: stepHash };
-        next++;
-      }
-    }
-  };
+  return leavesFromPages((from, to) => linesPage(db, t, key, from, to), where);
 }
 
-/** Whether the stored state is the tree of the chain that ends at `head` (the fast path of a commit). */
-function currentState(head: LockedHead): StoredTree | null {
-  const stored = head.tree === null ? null : parseStoredTree(head.tree);
-  if (stored === null || stored.tree.size !== head.seq + 1) return null;
-  return stored.step_hash === (head.seq < 0 ? null : head.hash) ? stored : null;
-}
-
-/**
- * The journal's tree brought to the chain that ends at `head`, on the caller's transaction: loaded,
- * caught up from the rows, or rebuilt from seq 0 when the state does not match (a journal made before
- * schema version 2, a fork, or rows changed around the store).
- */
+/** The journal's tree brought to the chain that ends at `head`, on the caller's transaction (rows/tree.ts syncTree). */
 export async function syncedTree(client: DbClient, t: Tables, key: number, head: LockedHead, where: string): Promise<JournalTree> {
-  const tree = new JournalTree(new PostgresTreeStorage(client, t, key));
-  await tree.sync({ seq: head.seq, step_hash: head.seq < 0 ? null : head.hash }, rowLeaves(client, t, key, where));
-  return tree;
-}
-
-/** What a commit adds to a tree whose state matches its head: the tile rows completed and the new state. */
-export interface TreeStep {
-  nodes: TileNode[];
-  size: number;
-  state: string;
-}
-
-/**
- * The tree's part of a commit when the stored state is the locked head's (the common case): computed
- * here, written by the commit's last statement (`treeStatements`), so the tree costs no round trip. Null
- * when the state does not match: then `catchUpAndFollow` runs first.
- */
-export function planTreeStep(head: LockedHead, lines: ReadonlyArray<{ seq: number; hash: string }>, where: string): TreeStep | null {
-  const stored = currentState(head);
-  if (stored === null) return null;
-  const frontier = TreeFrontier.parse(stored.tree);
-  const nodes: TileNode[] = [];
-  for (const l of lines) {
-    const leaf = stepLeafHash(l.hash);
-    if (leaf === null || l.seq !== frontier.size) throw new StoreError('JOURNAL_CORRUPT', `${where}: seq ${l.seq} cannot be added to a tree of ${frontier.size} leaves`, { location: { seq: l.seq } });
-    frontier.append(leaf, (level, index, hash) => {
-      if (level % TILE_HEIGHT === 0) nodes.push({ tileLevel: level / TILE_HEIGHT, index, hash });
-    });
-  }
-  return { nodes, size: frontier.size, state: serializeStoredTree({ step_hash: lines[lines.length - 1]!.hash, tree: frontier.toJSON() }) };
+  return syncTree(new PostgresTreeStorage(client, t, key), head, rowLeaves(client, t, key, where));
 }
 
 /** The data-modifying CTEs that write a TreeStep (their values appended to `values`, whose $1 is the journal's key). */
@@ -194,13 +128,7 @@ export function treeStatements(t: Tables, step: TreeStep, values: unknown[]): st
   ];
 }
 
-/**
- * The commit's tree when the stored state does not match the locked head (a journal without a tree, one
- * written with merkleTree: false, rows changed around the store): brought to the head from the rows
- * (JournalTree.sync), then fed the new lines, on the commit's transaction.
- */
+/** The commit's tree when the stored state does not match the locked head: caught up from the rows, then fed the new lines. */
 export async function catchUpAndFollow(client: DbClient, t: Tables, key: number, head: LockedHead, lines: ReadonlyArray<{ seq: number; hash: string }>, where: string): Promise<void> {
-  const tree = await syncedTree(client, t, key, head, where);
-  for (const l of lines) tree.add(l.seq, l.hash);
-  await tree.persist();
+  await followFromRows(new PostgresTreeStorage(client, t, key), head, rowLeaves(client, t, key, where), lines);
 }

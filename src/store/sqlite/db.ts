@@ -1,0 +1,165 @@
+/**
+ * One store's database file (spec/SQLITE.md §6): a writer connection and a reader connection, opened on
+ * first use. Writes are transactions begun with BEGIN IMMEDIATE, so a writer takes SQLite's write lock
+ * before it reads the head row and never has to upgrade a read lock (which fails, SQLITE_BUSY, under
+ * contention); within the process they are queued, so one connection never starts a second transaction;
+ * between processes, a BEGIN that finds the lock taken is retried with a growing pause (1 ms to 50 ms,
+ * SQLite's own busy handler's steps) until the lock timeout, on the event loop instead of the driver's
+ * blocking busy wait, so the process keeps serving its other work meanwhile. Reads go through the reader
+ * connection outside any transaction: in WAL mode each statement sees the last committed state and never
+ * waits for a writer.
+ */
+import { existsSync } from 'node:fs';
+import { StoreError } from '../errors.js';
+import { connect, type Connection } from './driver.js';
+import { isBusy, translate } from './errors.js';
+import { APPLICATION_ID, installedVersion, migrate, SQLITE_SCHEMA_VERSION, tooNew } from './schema.js';
+
+/** PRAGMA synchronous for each durability mode (spec/SQLITE.md §9). */
+export const SYNCHRONOUS = { always: 'FULL', batch: 'NORMAL', none: 'OFF' } as const;
+export type SqliteDurability = keyof typeof SYNCHRONOUS;
+
+const PAUSES_MS = [1, 2, 5, 10, 15, 20, 25, 25, 25, 50];
+
+export class SqliteFile {
+  private writerConn: Connection | null = null;
+  private readerConn: Connection | null = null;
+  /** The tail of the queue of write transactions in this process. */
+  private tail: Promise<unknown> = Promise.resolve();
+  private closed = false;
+
+  constructor(
+    /** The database file, absolute. */
+    readonly file: string,
+    private readonly lockTimeoutMs: number,
+    private readonly durability: SqliteDurability,
+  ) {}
+
+  private open(): void {
+    if (this.closed) throw new StoreError('CLOSED', `the store for ${this.file} is closed`, { hint: 'make a new SqliteStore' });
+  }
+
+  /** The writer connection: the file created if absent, WAL, the durability mode, and the schema migrated (once). */
+  private writer(): Connection {
+    if (this.writerConn !== null) return this.writerConn;
+    let db: Connection | null = null;
+    try {
+      // Opening waits (blocking) for another process's migration or WAL recovery, once per store.
+      db = connect(this.file, { timeout: this.lockTimeoutMs });
+      db.pragma('journal_mode = WAL');
+      db.pragma(`synchronous = ${SYNCHRONOUS[this.durability]}`);
+      db.pragma('foreign_keys = ON');
+      const version = installedVersion(db);
+      if (version !== null && version > SQLITE_SCHEMA_VERSION) throw tooNew(version, this.file);
+      if (version !== SQLITE_SCHEMA_VERSION) {
+        db.exec('BEGIN IMMEDIATE');
+        try {
+          migrate(db, this.file);
+          db.pragma(`application_id = ${APPLICATION_ID}`);
+          db.exec('COMMIT');
+        } catch (e) {
+          if (db.inTransaction) db.exec('ROLLBACK');
+          throw e;
+        }
+      }
+      // From here on a taken lock is waited for by write(), on the event loop.
+      db.pragma('busy_timeout = 0');
+    } catch (e) {
+      db?.close();
+      throw translate(e, this.file, 'opening the database for writing');
+    }
+    this.writerConn = db;
+    return db;
+  }
+
+  /**
+   * The reader connection, or null while the file holds no store (readers never create or migrate it; the
+   * absence is not remembered: a writer may create it). query_only: nothing can write through it.
+   */
+  reader(): Connection | null {
+    this.open();
+    if (this.readerConn !== null) return this.readerConn;
+    if (!existsSync(this.file)) return null;
+    let db: Connection | null = null;
+    try {
+      db = connect(this.file, { fileMustExist: true, timeout: this.lockTimeoutMs });
+      db.pragma('query_only = ON');
+      const version = installedVersion(db);
+      if (version === null) {
+        db.close();
+        return null;
+      }
+      if (version > SQLITE_SCHEMA_VERSION) throw tooNew(version, this.file);
+    } catch (e) {
+      db?.close();
+      throw translate(e, this.file, 'opening the database');
+    }
+    this.readerConn = db;
+    return db;
+  }
+
+  /** Runs `fn` on the reader connection (null: no store in the file yet); a driver error becomes a coded StoreError. */
+  read<T>(doing: string, fn: (db: Connection) => T): T | null {
+    try {
+      const db = this.reader();
+      return db === null ? null : fn(db);
+    } catch (e) {
+      throw translate(e, this.file, doing);
+    }
+  }
+
+  /**
+   * Runs `fn` in a write transaction (BEGIN IMMEDIATE … COMMIT) after the ones queued before it in this
+   * process; ROLLBACK when it throws. An append resolves only after COMMIT returned.
+   */
+  write<T>(doing: string, fn: (db: Connection) => Promise<T> | T): Promise<T> {
+    if (this.closed) return Promise.reject(new StoreError('CLOSED', `the store for ${this.file} is closed`, { hint: 'make a new SqliteStore' }));
+    const run = this.tail.then(() => this.transaction(doing, fn));
+    this.tail = run.catch(() => {});
+    return run;
+  }
+
+  private async transaction<T>(doing: string, fn: (db: Connection) => Promise<T> | T): Promise<T> {
+    let db: Connection;
+    try {
+      db = this.writer();
+      await this.begin(db);
+    } catch (e) {
+      throw translate(e, this.file, doing);
+    }
+    try {
+      const out = await fn(db);
+      db.exec('COMMIT');
+      return out;
+    } catch (e) {
+      if (db.inTransaction) db.exec('ROLLBACK');
+      throw translate(e, this.file, doing);
+    }
+  }
+
+  /** BEGIN IMMEDIATE, retried while another connection holds the write lock, until the lock timeout. */
+  private async begin(db: Connection): Promise<void> {
+    const deadline = Date.now() + this.lockTimeoutMs;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        db.exec('BEGIN IMMEDIATE');
+        return;
+      } catch (e) {
+        if (!isBusy(e) || Date.now() >= deadline) throw e;
+      }
+      await new Promise((r) => setTimeout(r, PAUSES_MS[Math.min(attempt, PAUSES_MS.length - 1)]));
+    }
+  }
+
+  /** Closes both connections once the queued transactions have ended. The last connection to close checkpoints the WAL into the file. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.tail;
+    // The writer last: the last connection to close checkpoints the WAL into the file and removes it.
+    this.readerConn?.close();
+    this.writerConn?.close();
+    this.writerConn = null;
+    this.readerConn = null;
+  }
+}

@@ -1,0 +1,227 @@
+/**
+ * A journal in a SQLite file behind the Journal contract (spec/SQLITE.md §6): the Postgres journal's
+ * structure on SQLite's locking. Appends are prepared by the shared prepare and group-committed by the
+ * shared CommitQueue, whose sink is one BEGIN IMMEDIATE transaction per batch: read the head row (the write
+ * lock is already held), ask the step_id index once, sequenceBatch against the head, place each line in
+ * its bucket by the shared rotation rule, insert blobs and lines, feed the Merkle tree, move the head row,
+ * COMMIT. An append resolves only after COMMIT returned; nothing is held between batches.
+ */
+import { isDigest } from '../../canonical/sha256.js';
+import type { ChainHead, SeqRange, StoredLine } from '../../chain/source.js';
+import { signJournalCheckpoint, type SignedCheckpoint } from '../../proofs/keeper.js';
+import { stepLeafHash } from '../../proofs/hash.js';
+import { MemoryTree, treeRoot, type NodeReader } from '../../proofs/nodes.js';
+import type { NoteSigner } from '../../proofs/note.js';
+import { formatTimestamp } from '../../record/fields.js';
+import type { Genesis } from '../../record/formats.js';
+import type { StepInput } from '../../record/input.js';
+import type { StepRecord } from '../../record/seal.js';
+import { appendManyOf, queueSteps } from '../append.js';
+import { CommitQueue } from '../commit-queue.js';
+import { StoreError } from '../errors.js';
+import { assertSeq } from '../ids.js';
+import type { JournalMeta } from '../meta.js';
+import type { BlobPayload } from '../prepare.js';
+import { restoreRecord } from '../restore.js';
+import { blobOfRow, clashError, committedSteps, headOfRow, placeLines, rowLines, type LockedHead } from '../rows/lines.js';
+import { catchUpAndFollow, planTreeStep, rowLeaves, stateAtHead, syncTree } from '../rows/tree.js';
+import { knownSteps, sequenceBatch, type Group, type GroupOutcome } from '../sequencer.js';
+import type { AppendOptions, AppendResult, Journal, JournalConfig, JournalReport, JournalVerifyOptions, Lineage } from '../types.js';
+import type { SqliteFile } from './db.js';
+import type { Connection } from './driver.js';
+import { insertBlobs, insertLines, isConstraint, lastLine, linesPage, linesWithStepIds, lockedHead, readBlob, updateHead } from './sql.js';
+import { SqliteTreeStorage, writeTreeStep } from './tree.js';
+import { verifySqliteJournal } from './verify.js';
+
+/** What journals and the verifier share: the file, and the writers' settings. */
+export interface SqliteContext {
+  db: SqliteFile;
+  /** The file as people may see it. */
+  display: string;
+  idempotencyWindow: number;
+  /** Whether commits feed the tree (SqliteStoreOptions.merkleTree). */
+  merkleTree: boolean;
+}
+
+export class SqliteJournal implements Journal {
+  readonly genesis: Genesis;
+  readonly lineage: Lineage | null;
+  readonly config: JournalConfig;
+  private readonly queue: CommitQueue;
+  private closed = false;
+
+  constructor(
+    private readonly ctx: SqliteContext,
+    readonly id: string,
+    /** The journal's row key (journals.key). */
+    readonly key: number,
+    meta: JournalMeta,
+    readonly readOnly: boolean,
+  ) {
+    this.genesis = meta.genesis;
+    this.lineage = meta.lineage;
+    this.config = meta.config;
+    // Nothing is kept between batches: each is its own transaction, and the write lock ends with it.
+    this.queue = new CommitQueue({ commit: (groups) => this.commit(groups), beforeBatch: async () => {}, lingerMs: () => null, release: async () => {} });
+  }
+
+  private get where(): string {
+    return `${this.ctx.display} journal ${this.id}`;
+  }
+
+  private gone(): StoreError {
+    return new StoreError('JOURNAL_NOT_FOUND', `journal ${this.id} is no longer in ${this.ctx.display}`, { hint: 'something removed it; restore the file from a backup' });
+  }
+
+  /** Runs `fn` on the reader connection; the journal's file without a store is JOURNAL_NOT_FOUND. */
+  private onReader<T>(doing: string, fn: (db: Connection) => T): T {
+    const out = this.ctx.db.read(`${doing} journal ${this.id}`, (db) => ({ value: fn(db) }));
+    if (out === null) throw this.gone();
+    return out.value;
+  }
+
+  /** Runs `fn` in a write transaction holding the head row as it is under SQLite's write lock. */
+  private underLock<T>(doing: string, fn: (db: Connection, head: LockedHead) => Promise<T> | T): Promise<T> {
+    return this.ctx.db.write(`${doing} journal ${this.id}`, (db) => {
+      const head = lockedHead(db, this.key);
+      if (head === null) throw this.gone();
+      return fn(db, head);
+    });
+  }
+
+  // ---------------------------------------------------------------- appending
+
+  append(step: StepInput, options?: AppendOptions): Promise<AppendResult> {
+    return this.enqueue([step], options).then((r) => r[0]!);
+  }
+
+  appendMany(steps: readonly StepInput[], options?: AppendOptions): Promise<AppendResult[]> {
+    return appendManyOf(steps, (s) => this.enqueue(s, options));
+  }
+
+  private enqueue(steps: readonly StepInput[], options?: AppendOptions): Promise<AppendResult[]> {
+    return queueSteps(this.queue, this, this.closed, steps, options);
+  }
+
+  /** The queue's sink: one transaction for a batch of append calls; each call's outcome on its own. */
+  private commit(groups: readonly Group[]): Promise<GroupOutcome[]> {
+    return this.underLock('appending to', async (db, head) => {
+      const index = {
+        lookup: (ids: readonly string[]) => committedSteps(linesWithStepIds(db, this.key, [...new Set(ids)], head.seq, this.ctx.idempotencyWindow), this.genesis, this.where),
+        committed: () => {},
+        clear: () => {},
+      };
+      const batch = sequenceBatch(groups, { seq: head.seq, hash: head.hash }, await knownSteps(index, groups), formatTimestamp(new Date()));
+      if (batch.lines.length === 0) return batch.outcomes;
+      const { lines, tail } = placeLines(batch, head, this.config.segmentBytes);
+      const blobs = new Map<string, BlobPayload>();
+      for (const o of batch.outcomes) if (o.ok) for (const b of o.blobs) blobs.set(b.digest, b);
+      insertBlobs(db, this.key, [...blobs.values()]);
+      // The tree (spec/SQLITE.md §4.1): the fast path when its state is the head's; otherwise caught up
+      // from the rows first (before the new rows are in), in this transaction.
+      const treeStep = this.ctx.merkleTree ? planTreeStep(head, batch.lines, this.where) : null;
+      if (this.ctx.merkleTree && treeStep === null) await catchUpAndFollow(this.treeStorage(db), head, this.leaves(db), batch.lines);
+      try {
+        insertLines(db, this.key, lines);
+      } catch (e) {
+        if (isConstraint(e, 'PRIMARYKEY')) throw clashError(this.id, head.seq + 1, e);
+        throw e;
+      }
+      if (treeStep !== null) writeTreeStep(db, this.key, treeStep);
+      updateHead(db, this.key, tail);
+      return batch.outcomes;
+    });
+  }
+
+  private treeStorage(db: Connection): SqliteTreeStorage {
+    return new SqliteTreeStorage(() => db, this.key);
+  }
+
+  private leaves(db: Connection) {
+    return rowLeaves(async (from, to) => linesPage(db, this.key, from, to), this.where);
+  }
+
+  // ---------------------------------------------------------------- reading
+
+  async head(): Promise<ChainHead | null> {
+    return headOfRow(this.onReader('reading the head of', (db) => lastLine(db, this.key)), this.where);
+  }
+
+  lines(range?: SeqRange): AsyncGenerator<StoredLine> {
+    return rowLines(async (from, to) => this.onReader('reading', (db) => linesPage(db, this.key, from, to)), range, this.where);
+  }
+
+  async *read(range?: SeqRange): AsyncGenerator<StepRecord> {
+    for await (const l of this.lines(range)) yield await restoreRecord(this.genesis, l.text, l.seq, this.where, (ref) => this.blob(ref.digest, ref.size));
+  }
+
+  async get(seq: number): Promise<StepRecord | null> {
+    assertSeq('seq', seq);
+    for await (const r of this.read({ from: seq, to: seq })) return r;
+    return null;
+  }
+
+  async blob(digest: string, size?: number): Promise<Uint8Array | null> {
+    if (!isDigest(digest)) return null;
+    return blobOfRow(this.onReader(`reading blob ${digest} of`, (db) => readBlob(db, this.key, digest, size)), digest, size, this.where);
+  }
+
+  verify(options: JournalVerifyOptions = {}): Promise<JournalReport> {
+    return verifySqliteJournal(this.ctx, this.id, options);
+  }
+
+  // ---------------------------------------------------------------- the tree (spec/SQLITE.md §4.1)
+
+  /**
+   * Signs a checkpoint of the journal's tree now, by the log key `signer`, and keeps it in the checkpoints
+   * table — refused (ProofError CHECKPOINT_REFUSED) unless it extends the last checkpoint this journal signed
+   * for that origin (spec/PROOFS.md §8.6). One write transaction: appends and other signers, in any process,
+   * wait, and the note is handed out only after its row committed.
+   */
+  async checkpoint(signer: NoteSigner): Promise<SignedCheckpoint> {
+    if (this.readOnly) throw new StoreError('READ_ONLY', `journal ${this.id} was opened read-only`, { hint: 'open it without readOnly to sign a checkpoint' });
+    return this.underLock('signing a checkpoint of', async (db, head) => {
+      const tree = await syncTree(this.treeStorage(db), head, this.leaves(db));
+      return signJournalCheckpoint(tree, this.treeStorage(db), signer);
+    });
+  }
+
+  /** The checkpoints this journal signed (signed notes, by size). */
+  async checkpoints(): Promise<string[]> {
+    const storage = new SqliteTreeStorage(() => this.onReader('reading the checkpoints of', (db) => db), this.key);
+    return (await storage.readCheckpoints()).map((k) => k.note);
+  }
+
+  /**
+   * The tree at the journal's current size, for proofs: its size, root and a NodeReader. A writable journal
+   * brings its stored tree up to date first (in a write transaction); a read-only one uses the stored tree
+   * when it is the head's and otherwise builds one in memory from the rows (it never writes). Tile rows
+   * below the state's size never change, so the reader may read them after the transaction.
+   */
+  async treeView(): Promise<{ size: number; root: Uint8Array; reader: NodeReader }> {
+    const storage = new SqliteTreeStorage(() => this.onReader('reading the tree of', (db) => db), this.key);
+    if (!this.readOnly) {
+      const size = await this.underLock('updating the tree of', async (db, head) => (await syncTree(this.treeStorage(db), head, this.leaves(db))).size);
+      const reader = storage.reader();
+      return { size, root: await treeRoot(reader, size), reader };
+    }
+    const head = this.onReader('reading the tree of', (db) => lockedHead(db, this.key));
+    if (head === null) throw this.gone();
+    const size = head.seq + 1;
+    if (stateAtHead(head) !== null) {
+      const reader = storage.reader();
+      return { size, root: await treeRoot(reader, size), reader };
+    }
+    const memory = new MemoryTree();
+    for await (const l of rowLeaves(async (from, to) => this.onReader('reading', (db) => linesPage(db, this.key, from, to)), this.where)(0)) {
+      if (l.seq >= size) break;
+      memory.append(stepLeafHash(l.step_hash)!);
+    }
+    return { size, root: await treeRoot(memory, size), reader: memory };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.queue.close();
+  }
+}
