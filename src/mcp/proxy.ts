@@ -202,7 +202,7 @@ export function startProxy(options: ProxyOptions): RunningProxy {
         await serverOut;
         await fromServer;
         if (!clientDone) log(`the server exited (${signal ?? `code ${code}`}); closing the session`);
-        await session.finish({ code, signal });
+        await session.finish({ code, signal }, clientDone);
         resolve({ code, signal, ...(spawnError === undefined ? {} : { error: spawnError }) });
       })();
     });

@@ -125,8 +125,12 @@ export class SessionRecorder {
     }
   }
 
-  /** Ends the run: completed when the server exited cleanly with nothing in flight, failed otherwise. Then closes it. */
-  async finish(exit: { code: number | null; signal: string | null }): Promise<void> {
+  /**
+   * Ends the run, then closes it: completed when nothing is in flight and either the client closed the
+   * session first (however the server then exited: MCP's stdio shutdown may end it with SIGTERM) or the
+   * server exited with status 0; failed otherwise.
+   */
+  async finish(exit: { code: number | null; signal: string | null }, clientClosed = false): Promise<void> {
     if (this.run === undefined) return;
     let run: Run;
     try {
@@ -136,7 +140,7 @@ export class SessionRecorder {
     }
     try {
       const inFlight = this.effects.size;
-      if (exit.code === 0 && inFlight === 0) await run.complete({ server_exit: exit });
+      if (inFlight === 0 && (clientClosed || exit.code === 0)) await run.complete({ server_exit: exit, closed_by: clientClosed ? 'client' : 'server' });
       else {
         await run.fail({
           name: 'McpServerExited',
