@@ -144,7 +144,7 @@ export class SessionRecorder {
       else {
         await run.fail({
           name: 'McpServerExited',
-          message: `the server exited (${exit.signal ?? `code ${exit.code}`}) with ${inFlight} tool call(s) in flight; their effects stay pending`,
+          message: `the session ended (the server: ${exit.signal ?? `exit code ${exit.code}`}) with ${inFlight} tool call(s) in flight; their effects stay pending`,
           exit,
         });
       }

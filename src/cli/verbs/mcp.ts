@@ -7,7 +7,7 @@ import { existsSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { FileStore, type FsyncMode, type Store } from '../../store/index.js';
 import { isPostgresLocation } from '../../store/postgres/index.js';
-import { commandApprover, startProxy, type ToolPolicy } from '../../mcp/index.js';
+import { commandApprover, startHttpProxy, startProxy, type ToolPolicy } from '../../mcp/index.js';
 import { intArg } from '../args.js';
 import { UsageError, type Verb } from '../cli.js';
 import { labelsOf } from '../identity.js';
@@ -36,7 +36,7 @@ const list = (v: unknown): string[] | undefined =>
 export const mcpVerb: Verb = {
   name: 'mcp',
   summary: 'run an MCP server behind a proxy that records every tool call in a run journal',
-  usage: '<journal or store> [--label k=v]… [--allow tool]… [--deny tool]… [--approve-with cmd] [--fsync mode] -- <server command…>',
+  usage: '<journal or store> [--label k=v]… [--allow tool]… [--deny tool]… [--approve-with cmd] [--fsync mode] (-- <server command…> | --upstream URL [--port N])',
   description: [
     'An MCP client launches this in place of its server (stdio). The proxy launches the server, forwards every message both',
     'ways byte for byte, and records each tools/call as a tool effect (spec/MCP.md): its intent durable before the call is',
@@ -44,6 +44,8 @@ export const mcpVerb: Verb = {
     'a pending effect. A path that does not exist becomes a run journal; an existing directory of journals (or a Postgres',
     'location without ?journal=) gets one run per session, named on standard error. A call whose intent cannot be recorded,',
     'or that the policy refuses, is answered with a JSON-RPC error and never reaches the server.',
+    'With --upstream URL instead of a command: the same in front of a Streamable HTTP server, listening on 127.0.0.1',
+    '(--port, default a free one) until SIGINT or SIGTERM; the URL to give the client is printed on standard error.',
   ].join('\n'),
   options: {
     label: { type: 'string', arg: 'k=v', multiple: true, description: 'a label on the run (repeatable); mcp.client, mcp.server… are set from the session' },
@@ -53,12 +55,15 @@ export const mcpVerb: Verb = {
     deny: { type: 'string', arg: 'tool', multiple: true, description: 'these tools may never be called (repeatable, or comma-separated)' },
     'approve-with': { type: 'string', arg: 'cmd', description: 'a shell command run per call with the call as JSON on stdin: exit 0 approves, anything else denies' },
     fsync: { type: 'string', arg: 'always|batch|none', description: 'when a journal directory is synced to disk (default always: an intent is on disk before its call is forwarded)' },
+    upstream: { type: 'string', arg: 'URL', description: 'proxy a Streamable HTTP MCP server at URL instead of launching a command' },
+    port: { type: 'string', arg: 'N', description: 'with --upstream: the port to listen on at 127.0.0.1 (default: a free port)' },
     'blob-threshold': { type: 'string', arg: 'N', description: 'store a record field of N canonical bytes or more (a large result, an image) as a blob (default 64 KiB)' },
   },
-  args: { min: 2, max: 10_000, names: ['journal or store', 'server command'] },
+  args: { min: 1, max: 10_000, names: ['journal or store', 'server command'] },
   examples: [
     ['stepchain mcp runs/session-1 -- npx -y @modelcontextprotocol/server-filesystem ~/notes', 'record one session in a new run journal'],
     ['stepchain mcp runs/ --label user=alice --deny delete_file -- node server.js', 'one run per session in the store runs/, a tool denied'],
+    ['stepchain mcp runs/ --upstream https://mcp.example.com/mcp --port 8931', 'a remote server, reached at http://127.0.0.1:8931/mcp'],
   ],
   async run({ values, positionals }) {
     const fsync = (values.fsync ?? 'always') as FsyncMode;
@@ -73,6 +78,31 @@ export const mcpVerb: Verb = {
     if (typeof values['approve-with'] === 'string') policy.approve = commandApprover(values['approve-with']);
     const log = (line: string): void => { process.stderr.write(`stepchain mcp: ${line.replace(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/g, '?')}\n`); };
     if (where.runId === undefined) log(`recording into the store ${where.display}, one run per session`);
+    const common = {
+      store: where.store,
+      ...(where.runId === undefined ? {} : { runId: where.runId }),
+      ...(labels === undefined ? {} : { labels }),
+      ...(typeof values.agent === 'string' ? { agent: values.agent } : {}),
+      ...(typeof values.conversation === 'string' ? { conversationId: values.conversation } : {}),
+      ...(values['blob-threshold'] !== undefined ? { blobThreshold: intArg(values['blob-threshold'], '--blob-threshold', 'mcp') } : {}),
+      policy,
+      log,
+    };
+    if (typeof values.upstream === 'string') {
+      if (positionals.length > 1) throw new UsageError('give a server command (after --) or --upstream URL, not both', 'mcp');
+      try {
+        new URL(values.upstream);
+      } catch {
+        throw new UsageError(`--upstream ${JSON.stringify(values.upstream)} is not a URL`, 'mcp');
+      }
+      const proxy = await startHttpProxy({ ...common, upstream: values.upstream, ...(values.port !== undefined ? { port: intArg(values.port, '--port', 'mcp') } : {}) });
+      log(`listening: give the client ${proxy.url}`);
+      await new Promise<void>((resolve) => { for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(s, () => resolve()); });
+      await proxy.close();
+      await where.close();
+      return 0;
+    }
+    if (positionals.length < 2) throw new UsageError('missing the server command: stepchain mcp <journal or store> -- <command…> (or --upstream URL)', 'mcp');
     const proxy = startProxy({
       store: where.store,
       ...(where.runId === undefined ? {} : { runId: where.runId }),

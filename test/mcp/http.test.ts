@@ -1,0 +1,73 @@
+/**
+ * `stepchain mcp <location> --upstream URL` (spec/MCP.md §8) in front of the real SDK's Streamable HTTP
+ * server, with the real SDK's Streamable HTTP client: JSON and SSE responses (progress streams), tool
+ * errors, cancellation, the session's end (DELETE) ending its run; the journal verifies.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { afterAll, expect, test } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { tempDir } from '../helpers/tmp.js';
+import { runNode } from '../hardening/support.js';
+import { CLI, NODE, waitForRunEnd } from './support.js';
+
+const root = tempDir('stepchain-mcp-http-');
+const HTTP_SERVER = new URL('./fixtures/http-server.mjs', import.meta.url).pathname;
+const started: ChildProcess[] = [];
+afterAll(() => { for (const c of started) if (c.exitCode === null) c.kill('SIGKILL'); });
+
+/** Starts a process and resolves with the first match of `pattern` in its stdout or stderr. */
+function startAndRead(args: string[], pattern: RegExp): Promise<{ child: ChildProcess; match: RegExpExecArray }> {
+  const child = spawn(NODE, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  started.push(child);
+  let seen = '';
+  return new Promise((resolve, reject) => {
+    const look = (c: Buffer) => {
+      seen += c.toString('utf8');
+      const m = pattern.exec(seen);
+      if (m) resolve({ child, match: m });
+    };
+    child.stdout!.on('data', look);
+    child.stderr!.on('data', look);
+    child.on('close', (code) => reject(new Error(`exited (${code}) before printing ${pattern}: ${seen}`)));
+  });
+}
+
+async function session(url: string) {
+  const transport = new StreamableHTTPClientTransport(new URL(url));
+  const client = new Client({ name: 'stepchain-http-client', version: '3.0.0' });
+  await client.connect(transport);
+  const results: unknown[] = [];
+  results.push(await client.callTool({ name: 'echo', arguments: { text: 'over http' } }));
+  results.push(await client.callTool({ name: 'add', arguments: { a: 20, b: 22 } }));
+  results.push(await client.callTool({ name: 'fail', arguments: { why: 'http' } }));
+  let progress = 0;
+  results.push(await client.callTool({ name: 'slow', arguments: { steps: 3, delayMs: 1 } }, undefined, { onprogress: () => { progress++; } }));
+  const abort = new AbortController();
+  await expect(client.callTool({ name: 'slow', arguments: { steps: 1000, delayMs: 20 } }, undefined, { signal: abort.signal, onprogress: () => abort.abort('stop') })).rejects.toThrow();
+  await transport.terminateSession();
+  await client.close();
+  return { results, progress };
+}
+
+test('a Streamable HTTP session through the proxy: every call recorded, the same answers as without it, the run ended by DELETE', async () => {
+  const { match } = await startAndRead([HTTP_SERVER], /LISTENING (\d+)/);
+  const upstream = `http://127.0.0.1:${match[1]}/mcp`;
+  const journal = join(root, 'http-run');
+  const proxy = await startAndRead([CLI, 'mcp', journal, '--fsync', 'none', '--label', 'via=http', '--upstream', upstream], /give the client (http:\/\/127\.0\.0\.1:\d+\/mcp)/);
+  const through = await session(proxy.match[1]!);
+  const direct = await session(upstream);
+  expect(through.results).toEqual(direct.results);
+  expect(through.progress).toBe(3);
+  const run = await waitForRunEnd(journal);
+  expect(run.status).toBe('completed');
+  expect(run.identity.labels).toMatchObject({ 'mcp.client': 'stepchain-http-client', 'mcp.server': 'stepchain-test-server', via: 'http' });
+  expect(run.effects.map((e) => [e.tool, e.status])).toEqual([['echo', 'completed'], ['add', 'completed'], ['fail', 'failed'], ['slow', 'completed'], ['slow', 'failed']]);
+  expect(run.effects[1]!.result).toMatchObject({ structuredContent: { sum: 42 } });
+  expect(run.effects[4]!.error).toMatchObject({ name: 'McpCancelled' });
+  proxy.child.kill('SIGTERM');
+  await new Promise((resolve) => proxy.child.on('close', resolve));
+  const verified = await runNode([CLI, 'verify', journal], { timeoutMs: 120_000 });
+  expect(verified.code, verified.stderr).toBe(0);
+}, 180_000);
