@@ -56,6 +56,9 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   });
 }
 
+const LOCAL_HOST = /^(127\.0\.0\.1|localhost|\[::1\])(:\d+)?$/i;
+const LOCAL_ORIGIN = /^https?:\/\/(127\.0\.0\.1|localhost|\[::1\])(:\d+)?$/i;
+
 /** The end of the first SSE event in `buf` (the index after its blank line), or -1. */
 function eventEnd(buf: Buffer): number {
   for (let i = 0; i < buf.length; i++) {
@@ -111,6 +114,12 @@ export async function startHttpProxy(options: HttpProxyOptions): Promise<Running
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    // DNS rebinding (the MCP transport specification: servers on localhost validate Origin): a web page
+    // the user visits could otherwise reach the proxy, and through it the upstream, with the user's network.
+    const origin = req.headers.origin;
+    if (!LOCAL_HOST.test(req.headers.host ?? '') || (origin !== undefined && !LOCAL_ORIGIN.test(origin))) {
+      return void res.writeHead(403, { 'content-type': 'text/plain' }).end('stepchain mcp: only local clients may use this proxy (Host and Origin must be 127.0.0.1 or localhost)\n');
+    }
     const target = new URL(req.url ?? '/', upstream.origin);
     const sid = req.headers['mcp-session-id'];
     const known = typeof sid === 'string' ? sessions.get(sid) : stateless;
@@ -148,6 +157,7 @@ export async function startHttpProxy(options: HttpProxyOptions): Promise<Running
 
   const server = createServer((req, res) => {
     handle(req, res).catch((e: unknown) => {
+      if (res.destroyed || (e as Error)?.name === 'AbortError') return void res.destroy(); // the client went away
       log(`${req.method} ${req.url}: ${message(e)}`);
       if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' }).end(`stepchain mcp: the upstream could not be reached: ${message(e)}\n`);
       else res.destroy();

@@ -4,6 +4,7 @@
  * errors, cancellation, the session's end (DELETE) ending its run; the journal verifies.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, expect, test } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -54,12 +55,16 @@ async function session(url: string) {
 test('a Streamable HTTP session through the proxy: every call recorded, the same answers as without it, the run ended by DELETE', async () => {
   const { match } = await startAndRead([HTTP_SERVER], /LISTENING (\d+)/);
   const upstream = `http://127.0.0.1:${match[1]}/mcp`;
-  const journal = join(root, 'http-run');
-  const proxy = await startAndRead([CLI, 'mcp', journal, '--fsync', 'none', '--label', 'via=http', '--upstream', upstream], /give the client (http:\/\/127\.0\.0\.1:\d+\/mcp)/);
+  // A new path, with --upstream, is a store: every session the proxy serves is a run of its own.
+  const store = join(root, 'http-runs');
+  const proxy = await startAndRead([CLI, 'mcp', store, '--fsync', 'none', '--label', 'via=http', '--upstream', upstream], /give the client (http:\/\/127\.0\.0\.1:\d+\/mcp)/);
   const through = await session(proxy.match[1]!);
   const direct = await session(upstream);
   expect(through.results).toEqual(direct.results);
   expect(through.progress).toBe(3);
+  const runs = readdirSync(store).filter((n) => n.startsWith('mcp-'));
+  expect(runs.length).toBe(1);
+  const journal = join(store, runs[0]!);
   const run = await waitForRunEnd(journal);
   expect(run.status).toBe('completed');
   expect(run.identity.labels).toMatchObject({ 'mcp.client': 'stepchain-http-client', 'mcp.server': 'stepchain-test-server', via: 'http' });

@@ -3,7 +3,7 @@
  * command line. Standard input and output are the client's; standard error carries the proxy's notes and
  * the server's own. The proxy exits with the server's exit status.
  */
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { FileStore, type FsyncMode, type Store } from '../../store/index.js';
 import { isPostgresLocation } from '../../store/postgres/index.js';
@@ -16,12 +16,14 @@ import { locate } from '../location.js';
 interface Where { store: Store; runId: string | undefined; display: string; close(): Promise<void> }
 
 /** A path that does not exist: a new run journal there. A directory that is not a journal: a store, one run per session. */
-function sessionLocation(text: string, fsync: FsyncMode): Where {
+function sessionLocation(text: string, fsync: FsyncMode, manySessions: boolean): Where {
   if (isPostgresLocation(text)) {
     const at = locate(text, { journalOptional: true });
     return { store: at.store, runId: at.id, display: at.display, close: () => at.close() };
   }
   const full = resolve(text);
+  // An HTTP proxy serves many sessions, each a run of its own: there a new path becomes a store.
+  if (!existsSync(full) && manySessions) mkdirSync(full, { recursive: true });
   if (!existsSync(full)) return { store: new FileStore(dirname(full), { fsync }), runId: basename(full), display: full, close: async () => {} };
   if (!statSync(full).isDirectory()) throw new UsageError(`${full} is a file; name a path that does not exist (a new run journal) or a store directory`, 'mcp');
   if (existsSync(join(full, 'journal.json'))) {
@@ -69,7 +71,7 @@ export const mcpVerb: Verb = {
     const fsync = (values.fsync ?? 'always') as FsyncMode;
     if (fsync !== 'always' && fsync !== 'batch' && fsync !== 'none') throw new UsageError(`--fsync must be always, batch or none (got ${JSON.stringify(values.fsync)})`, 'mcp');
     const labels = labelsOf(values.label, 'mcp');
-    const where = sessionLocation(positionals[0]!, fsync);
+    const where = sessionLocation(positionals[0]!, fsync, typeof values.upstream === 'string');
     const policy: ToolPolicy = {};
     const allow = list(values.allow);
     const deny = list(values.deny);
