@@ -133,6 +133,23 @@ describe('stepchain mcp: crashes leave a pending effect', () => {
   }, T);
 });
 
+describe('stepchain mcp: a call that cannot be recorded is not forwarded', () => {
+  test('arguments the journal cannot hold (an integer beyond 2^53 - 1): the client gets -32010, the server never sees the call, the session goes on', async () => {
+    const journal = join(root, 'unrecordable');
+    const server = join(root, 'unrecordable-server');
+    const s = await connect(proxied(journal, ['--fsync', 'none'], [NODE, TEE, server, NODE, SERVER]));
+    const refused = await s.client.callTool({ name: 'echo', arguments: { text: 'big', n: 2 ** 53 } }).then(() => null, (e: { code?: number; message: string }) => e);
+    expect(refused?.code).toBe(-32010);
+    expect(refused?.message).toMatch(/its intent could not be recorded/);
+    expect((await s.client.callTool({ name: 'echo', arguments: { text: 'small' } })).content).toEqual([{ type: 'text', text: 'small' }]);
+    await s.client.close();
+    const run = await waitForRunEnd(journal);
+    expect(run.effects.map((e) => e.args)).toEqual([{ text: 'small' }]);
+    expect(readFileSync(`${server}.in`, 'utf8')).not.toContain('"text":"big"');
+    expect(s.stderr()).toContain('could not record the intent of tools/call "echo"');
+  }, T);
+});
+
 describe('stepchain mcp: policy at the boundary', () => {
   test('a denied tool is answered with an error, recorded, and never reaches the server', async () => {
     const journal = join(root, 'deny');

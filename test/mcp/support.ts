@@ -26,8 +26,8 @@ export interface Session {
 }
 
 /** Starts `node <args…>` as an MCP server and connects the SDK's client to it over stdio. */
-export async function connect(args: string[]): Promise<Session> {
-  const transport = new StdioClientTransport({ command: NODE, args, stderr: 'pipe', env: { ...process.env } as Record<string, string> });
+export async function connect(args: string[], env: Record<string, string> = {}): Promise<Session> {
+  const transport = new StdioClientTransport({ command: NODE, args, stderr: 'pipe', env: { ...process.env, ...env } as Record<string, string> });
   let err = '';
   const waiters: Array<() => void> = [];
   transport.stderr?.on('data', (c: Buffer) => { err += c.toString('utf8'); for (const w of waiters.splice(0)) w(); });
