@@ -11,7 +11,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { tempDir } from '../helpers/tmp.js';
 import { runNode } from '../hardening/support.js';
-import { CLI, NODE, waitForRunEnd } from './support.js';
+import { CLI, NODE, readRun, waitForRunEnd } from './support.js';
 
 const root = tempDir('stepchain-mcp-http-');
 const HTTP_SERVER = new URL('./fixtures/http-server.mjs', import.meta.url).pathname;
@@ -75,4 +75,40 @@ test('a Streamable HTTP session through the proxy: every call recorded, the same
   await new Promise((resolve) => proxy.child.on('close', resolve));
   const verified = await runNode([CLI, 'verify', journal], { timeoutMs: 120_000 });
   expect(verified.code, verified.stderr).toBe(0);
+}, 180_000);
+
+test('over HTTP, the upstream dies mid-call and then the proxy is SIGKILLed mid-call: each call\'s effect is pending, the clients get errors, the journals verify', async () => {
+  const store = join(root, 'http-crash');
+  const readRunIn = async (sid: string[]) => {
+    const runs = readdirSync(store).filter((n) => n.startsWith('mcp-') && !sid.includes(n));
+    expect(runs.length).toBe(1);
+    return runs[0]!;
+  };
+  // The upstream crashes while it runs the call.
+  const first = await startAndRead([HTTP_SERVER], /LISTENING (\d+)/);
+  const proxy = await startAndRead([CLI, 'mcp', store, '--fsync', 'none', '--upstream', `http://127.0.0.1:${first.match[1]}/mcp`], /give the client (http:\/\/127\.0\.0\.1:\d+\/mcp)/);
+  const a = new Client({ name: 'crash-client', version: '1' });
+  await a.connect(new StreamableHTTPClientTransport(new URL(proxy.match[1]!)));
+  await expect(a.callTool({ name: 'crash', arguments: { code: 3 } })).rejects.toThrow();
+  const crashed = await readRunIn([]);
+  // The proxy is killed while a call runs (the upstream, a new one, never answers it).
+  const second = await startAndRead([HTTP_SERVER], /LISTENING (\d+)/);
+  const killed = await startAndRead([CLI, 'mcp', store, '--upstream', `http://127.0.0.1:${second.match[1]}/mcp`], /give the client (http:\/\/127\.0\.0\.1:\d+\/mcp)/);
+  const b = new Client({ name: 'kill-client', version: '1' });
+  await b.connect(new StreamableHTTPClientTransport(new URL(killed.match[1]!)));
+  const hanging = b.callTool({ name: 'hang', arguments: {} });
+  await new Promise<void>((resolve) => { let err = ''; second.child.stderr!.on('data', (c: Buffer) => { err += c.toString(); if (err.includes('HANG STARTED')) resolve(); }); });
+  killed.child.kill('SIGKILL');
+  await expect(hanging).rejects.toThrow();
+  const hung = await readRunIn([crashed]);
+  proxy.child.kill('SIGTERM');
+  await new Promise((resolve) => proxy.child.on('close', resolve));
+  for (const [id, tool] of [[crashed, 'crash'], [hung, 'hang']] as const) {
+    const run = await readRun(join(store, id));
+    expect(run.effects.map((e) => [e.tool, e.status]), id).toEqual([[tool, 'started']]);
+    const verified = await runNode([CLI, 'verify', join(store, id)], { timeoutMs: 120_000 });
+    expect(verified.code, verified.stderr).toBe(0);
+  }
+  await a.close().catch(() => undefined);
+  await b.close().catch(() => undefined);
 }, 180_000);

@@ -150,6 +150,24 @@ describe('stepchain mcp: a call that cannot be recorded is not forwarded', () =>
   }, T);
 });
 
+describe('stepchain mcp: the command line', () => {
+  test('what follows -- is the server\'s: its --version and --json are passed on, not obeyed; its output is forwarded; its exit status is the proxy\'s', async () => {
+    const script = 'process.stdout.write(process.argv.slice(1).join(" ") + "\\n"); process.exitCode = 7';
+    // (node's own `--` makes what follows the script's arguments.)
+    const r = await cli(['mcp', join(root, 'argv'), '--', NODE, '-e', script, '--', '--version', '--json']);
+    expect(r.stdout).toBe('--version --json\n');
+    expect(r.code).toBe(7);
+  }, T);
+
+  test('an existing journal is refused (a session is a run of its own), naming what to give instead', async () => {
+    const journal = join(root, 'existing');
+    expect((await cli(['init', journal, '--run'])).code).toBe(0);
+    const r = await cli(['mcp', journal, '--', NODE, SERVER]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('is a journal already');
+  }, T);
+});
+
 describe('stepchain mcp: policy at the boundary', () => {
   test('a denied tool is answered with an error, recorded, and never reaches the server', async () => {
     const journal = join(root, 'deny');

@@ -4,6 +4,7 @@
  * the server's own. The proxy exits with the server's exit status.
  */
 import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { constants } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { FileStore, type FsyncMode, type Store } from '../../store/index.js';
 import { isPostgresLocation } from '../../store/postgres/index.js';
@@ -126,6 +127,7 @@ export const mcpVerb: Verb = {
     // The client reads our stdin to its end only if we stop reading it; a proxy whose server is gone exits.
     process.stdin.destroy();
     if (exit.error !== undefined) return 127;
-    return exit.code ?? (exit.signal === null ? 1 : 128 + 15);
+    // As a shell reports a child killed by a signal: 128 + its number.
+    return exit.code ?? 128 + (exit.signal === null ? 0 : constants.signals[exit.signal] ?? 0);
   },
 };
