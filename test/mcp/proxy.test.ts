@@ -3,7 +3,7 @@
  * tools/call recorded (text, structured, image, tool error, protocol error, progress, cancellation), the
  * journal verifying and exporting a receipt, the wire unchanged, and the pending effect a crash leaves.
  */
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { tempDir } from '../helpers/tmp.js';
@@ -147,6 +147,26 @@ describe('stepchain mcp: a call that cannot be recorded is not forwarded', () =>
     expect(run.effects.map((e) => e.args)).toEqual([{ text: 'small' }]);
     expect(readFileSync(`${server}.in`, 'utf8')).not.toContain('"text":"big"');
     expect(s.stderr()).toContain('could not record the intent of tools/call "echo"');
+  }, T);
+});
+
+describe('stepchain mcp: publishing a session', () => {
+  test('a secret in a call\'s arguments is redacted at publication like any step\'s: the public receipt verifies and does not hold it', async () => {
+    const journal = join(root, 'secret');
+    const s = await connect(proxied(journal, ['--fsync', 'none']));
+    await s.client.callTool({ name: 'echo', arguments: { text: 'hi', api_key: 'sk-live-0123456789abcdef' } });
+    await s.client.close();
+    const run = await waitForRunEnd(journal);
+    expect(run.effects[0]!.args).toEqual({ text: 'hi', api_key: 'sk-live-0123456789abcdef' });
+    const policy = join(root, 'policy.json');
+    writeFileSync(policy, JSON.stringify({ rules: [{ id: 'tool-secrets', paths: ['/tool_call/arguments/api_key'], tools: ['echo'] }] }));
+    const published = join(root, 'secret-public.tar');
+    const p = await cli(['publish', journal, '--policy', policy, '--opt-in', '-o', published]);
+    expect(p.code, p.stderr).toBe(0);
+    expect(readFileSync(published).includes('sk-live-0123456789abcdef')).toBe(false);
+    expect(readFileSync(published).includes('"text":"hi"')).toBe(true);
+    const checked = await cli(['verify', published]);
+    expect(checked.code, checked.stderr).toBe(0);
   }, T);
 });
 
