@@ -40,6 +40,9 @@ export function outcomeOf(m: Peeked): { result: unknown } | { error: unknown } {
   return { result: m.result };
 }
 
+/** The client requests recorded as effects. */
+const RECORDED = new Set(['tools/call', 'resources/read', 'prompts/get']);
+
 const hasId = (m: Peeked): m is Peeked & { id: JsonRpcId } => m.id !== undefined && m.id !== null;
 
 export class Boundary {
@@ -52,14 +55,19 @@ export class Boundary {
     const { session, policy } = this;
     const key = idKey(m.id);
     const params = (m.params ?? {}) as { name?: unknown; arguments?: unknown; _meta?: unknown };
-    const tool = typeof params.name === 'string' && params.name !== '' ? params.name : '(no name)';
     const meta: Record<string, unknown> = { request_id: m.id };
     if (params._meta !== undefined) meta._meta = params._meta;
-    const effectId = await session.begin(key, tool, params.arguments, meta);
+    // resources/read and prompts/get are recorded as effects named by their method, their params as the
+    // arguments (spec/MCP.md §3); the policy governs tools only.
+    const isTool = m.method === 'tools/call';
+    const tool = !isTool ? m.method! : typeof params.name === 'string' && params.name !== '' ? params.name : '(no name)';
+    const args = isTool ? params.arguments : m.params;
+    const effectId = await session.begin(key, tool, args, meta);
     if (effectId instanceof Error) {
-      refuse({ id: m.id, code: MCP_PROXY_ERRORS.RECORDING_FAILED, message: `the call was not forwarded: its intent could not be recorded (${effectId.message})` });
+      refuse({ id: m.id, code: MCP_PROXY_ERRORS.RECORDING_FAILED, message: `the ${m.method} request was not forwarded: its intent could not be recorded (${effectId.message})` });
       return { kind: 'drop' };
     }
+    if (!isTool) return { kind: 'forward' };
     const denied = listVerdict(policy, tool);
     if (denied !== null) {
       await session.end(key, { error: { name: 'McpPolicyDenied', message: denied, tool } });
@@ -103,7 +111,7 @@ export class Boundary {
         }
       }
     }
-    const calls = messages.filter((m): m is Peeked & { id: JsonRpcId } => m.method === 'tools/call' && hasId(m));
+    const calls = messages.filter((m): m is Peeked & { id: JsonRpcId } => RECORDED.has(m.method ?? '') && hasId(m));
     if (calls.length === 0) return { kind: 'forward' };
     if (calls.length === 1 && messages.length === 1) return this.admitCall(calls[0]!, refuse);
     // A JSON-RPC batch holding calls: forwarded whole only if every call in it may go, since forwarding a
@@ -120,7 +128,7 @@ export class Boundary {
       await session.end(idKey(c.id), { error: { name: 'McpPolicyDenied', message: why, tool: null } });
       refuse({ id: c.id, code: MCP_PROXY_ERRORS.POLICY_DENIED, message: why });
     }
-    for (const m of messages) if (m.method !== undefined && m.method !== 'tools/call' && hasId(m)) refuse({ id: m.id, code: MCP_PROXY_ERRORS.POLICY_DENIED, message: why });
+    for (const m of messages) if (m.method !== undefined && !RECORDED.has(m.method) && hasId(m)) refuse({ id: m.id, code: MCP_PROXY_ERRORS.POLICY_DENIED, message: why });
     return { kind: 'drop' };
   }
 

@@ -88,7 +88,7 @@ export class SessionRecorder {
       this.effects.set(key, effect);
       return effect.id;
     } catch (e) {
-      this.options.log(`could not record the intent of tools/call ${JSON.stringify(name)} (${message(e)}): the call is refused, not forwarded`);
+      this.options.log(`could not record the intent of the call ${JSON.stringify(name)} (${message(e)}): it is refused, not forwarded`);
       return e instanceof Error ? e : new Error(String(e));
     }
   }

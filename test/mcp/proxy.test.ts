@@ -101,6 +101,24 @@ describe('stepchain mcp: a session through the proxy', () => {
   }, T);
 });
 
+describe('stepchain mcp: resources and prompts', () => {
+  test('resources/read and prompts/get are recorded as effects named by their method, their params as the arguments', async () => {
+    const journal = join(root, 'reads');
+    const s = await connect(proxied(journal, ['--fsync', 'none', '--allow', 'echo']));
+    expect((await s.client.readResource({ uri: 'test://note' })).contents).toEqual([{ uri: 'test://note', text: 'a note' }]);
+    expect((await s.client.getPrompt({ name: 'greet', arguments: { who: 'Ada' } })).messages[0]!.content).toEqual({ type: 'text', text: 'Hello Ada' });
+    await expect(s.client.readResource({ uri: 'test://missing' })).rejects.toThrow();
+    await s.client.close();
+    const run = await waitForRunEnd(journal);
+    expect(run.effects.map((e) => [e.tool, e.status, e.args])).toEqual([
+      ['resources/read', 'completed', { uri: 'test://note' }],
+      ['prompts/get', 'completed', { name: 'greet', arguments: { who: 'Ada' } }],
+      ['resources/read', 'failed', { uri: 'test://missing' }],
+    ]);
+    expect(run.effects[0]!.result).toEqual({ contents: [{ uri: 'test://note', text: 'a note' }] });
+  }, T);
+});
+
 describe('stepchain mcp: crashes leave a pending effect', () => {
   test('the server dies mid-call: the client gets an error, the effect is pending, the run failed, the journal verifies', async () => {
     const journal = join(root, 'server-crash');
@@ -146,7 +164,7 @@ describe('stepchain mcp: a call that cannot be recorded is not forwarded', () =>
     const run = await waitForRunEnd(journal);
     expect(run.effects.map((e) => e.args)).toEqual([{ text: 'small' }]);
     expect(readFileSync(`${server}.in`, 'utf8')).not.toContain('"text":"big"');
-    expect(s.stderr()).toContain('could not record the intent of tools/call "echo"');
+    expect(s.stderr()).toContain('could not record the intent of the call "echo"');
   }, T);
 });
 
