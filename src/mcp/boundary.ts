@@ -99,6 +99,10 @@ export class Boundary {
   async fromClient(messages: readonly Peeked[], refuse: (r: Refusal) => void): Promise<Admission> {
     const { session } = this;
     for (const m of messages) {
+      // The client's answer to the server's sampling request ends its model request.
+      if (m.method === undefined && hasId(m) && (m.hasResult || m.hasError) && session.hasModel(idKey(m.id))) {
+        await session.endModel(idKey(m.id), outcomeOf(m));
+      }
       if (m.method === 'initialize' && hasId(m)) {
         session.noteInitialize(m.params);
         this.initializing.add(idKey(m.id));
@@ -135,6 +139,7 @@ export class Boundary {
   /** What the server sent: a response to initialize creates the run, a response to a recorded call ends its effect. */
   async fromServer(messages: readonly Peeked[]): Promise<void> {
     for (const m of messages) {
+      if (m.method === 'sampling/createMessage' && hasId(m)) await this.session.beginModel(idKey(m.id), m.params, m.id);
       if (m.method !== undefined || !hasId(m) || !(m.hasResult || m.hasError)) continue;
       const key = idKey(m.id);
       if (this.initializing.delete(key)) {

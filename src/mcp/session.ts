@@ -4,7 +4,7 @@
  * forwarded, its outcome from the server's response, a client's cancellation, or the proxy's policy.
  * Recording never throws into the proxy: each method says whether it succeeded, and the proxy decides.
  */
-import type { Run, EffectHandle, StartRunOptions } from '../runtime/index.js';
+import type { Run, EffectHandle, ModelCallHandle, StartRunOptions } from '../runtime/index.js';
 import { startRun } from '../runtime/index.js';
 import type { Store } from '../store/types.js';
 
@@ -38,6 +38,8 @@ export class SessionRecorder {
   private clientInfo: Info | undefined;
   private initialize: unknown;
   private readonly effects = new Map<string, EffectHandle>();
+  /** The server's sampling requests in flight, by its request id: model requests made through the client. */
+  private readonly models = new Map<string, ModelCallHandle>();
 
   constructor(private readonly options: SessionOptions) {}
 
@@ -93,6 +95,42 @@ export class SessionRecorder {
     }
   }
 
+  /** Records a server's sampling/createMessage request as a model.started (spec/MCP.md §3); false when it could not be. */
+  async beginModel(key: string, params: unknown, requestId: unknown): Promise<boolean> {
+    try {
+      const run = await this.start();
+      const p = (params ?? {}) as { messages?: unknown; modelPreferences?: unknown; systemPrompt?: unknown };
+      const rest: Record<string, unknown> = { ...(p as Record<string, unknown>) };
+      delete rest.messages; // recorded as the prompt
+      const call = await run.beginModel({ model: p.modelPreferences ?? null, prompt: p.messages ?? null, input: rest, meta: { mcp: { request_id: requestId, method: 'sampling/createMessage' } } });
+      this.models.set(key, call);
+      return true;
+    } catch (e) {
+      this.options.log(`could not record the server's sampling request (${message(e)}); it is forwarded unrecorded`);
+      return false;
+    }
+  }
+
+  hasModel(key: string): boolean {
+    return this.models.has(key);
+  }
+
+  /** Records the client's answer to a sampling request: model.completed, or model.failed for a JSON-RPC error. */
+  async endModel(key: string, outcome: { result: unknown } | { error: unknown }): Promise<void> {
+    const call = this.models.get(key);
+    if (call === undefined) return;
+    this.models.delete(key);
+    try {
+      if ('error' in outcome) await call.fail(outcome.error);
+      else {
+        const stop = (outcome.result as { stopReason?: unknown } | null)?.stopReason;
+        await call.complete({ result: outcome.result, ...(typeof stop === 'string' ? { finishReason: stop } : {}) });
+      }
+    } catch (e) {
+      this.options.log(`could not record the answer to a sampling request (${message(e)}); it stays pending in the journal`);
+    }
+  }
+
   has(key: string): boolean {
     return this.effects.has(key);
   }
@@ -139,12 +177,12 @@ export class SessionRecorder {
       return;
     }
     try {
-      const inFlight = this.effects.size;
+      const inFlight = this.effects.size + this.models.size;
       if (inFlight === 0 && (clientClosed || exit.code === 0)) await run.complete({ server_exit: exit, closed_by: clientClosed ? 'client' : 'server' });
       else {
         await run.fail({
           name: 'McpServerExited',
-          message: `the session ended (the server: ${exit.signal ?? `exit code ${exit.code}`}) with ${inFlight} tool call(s) in flight; their effects stay pending`,
+          message: `the session ended (the server: ${exit.signal ?? `exit code ${exit.code}`}) with ${inFlight} call(s) in flight; they stay pending`,
           exit,
         });
       }

@@ -6,6 +6,11 @@
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { FileStore } from '../../src/store/index.js';
+import { resumeRun } from '../../src/runtime/index.js';
 import { tempDir } from '../helpers/tmp.js';
 import { runNode } from '../hardening/support.js';
 import { CLI, NODE, SERVER, TEE, connect, proxied, readRun, waitForRunEnd } from './support.js';
@@ -116,6 +121,33 @@ describe('stepchain mcp: resources and prompts', () => {
       ['resources/read', 'failed', { uri: 'test://missing' }],
     ]);
     expect(run.effects[0]!.result).toEqual({ contents: [{ uri: 'test://note', text: 'a note' }] });
+  }, T);
+});
+
+describe('stepchain mcp: sampling', () => {
+  test('a server\'s sampling/createMessage is recorded as a model request (model.started, then model.completed with the client\'s answer), inside the tool call that made it', async () => {
+    const journal = join(root, 'sampling');
+    const transport = new StdioClientTransport({ command: NODE, args: proxied(journal, ['--fsync', 'none']), stderr: 'pipe' });
+    const client = new Client({ name: 'sampling-client', version: '1' }, { capabilities: { sampling: {} } });
+    client.setRequestHandler(CreateMessageRequestSchema, async () => ({ role: 'assistant', content: { type: 'text', text: '42' }, model: 'test-model', stopReason: 'endTurn' }));
+    await client.connect(transport);
+    expect((await client.callTool({ name: 'ask', arguments: { question: 'the answer?' } })).content).toEqual([{ type: 'text', text: 'the model said: 42' }]);
+    await client.close();
+    await waitForRunEnd(journal);
+    const run = await resumeRun(new FileStore(root, { fsync: 'none' }), 'sampling', { readOnly: true });
+    const models = await run.modelCalls();
+    const effects = await run.effects();
+    await run.close();
+    expect(effects.map((e) => [e.tool, e.status])).toEqual([['ask', 'completed']]);
+    expect(models.map((m) => m.status)).toEqual(['completed']);
+    expect(models[0]!.seq).toBeGreaterThan(effects[0]!.seq);
+    expect(models[0]!.endSeq).toBeLessThan(effects[0]!.endSeq!);
+    const log = await cli(['log', journal, '--json']);
+    const steps = (JSON.parse(log.stdout) as { steps: Array<{ kind: string; prompt: unknown; result: unknown; meta?: { finish_reason?: string } }> }).steps;
+    const done = steps.find((x) => x.kind === 'model.completed')!;
+    expect(done.prompt).toEqual([{ role: 'user', content: { type: 'text', text: 'the answer?' } }]);
+    expect(done.result).toMatchObject({ content: { type: 'text', text: '42' }, model: 'test-model' });
+    expect(done.meta?.finish_reason).toBe('endTurn');
   }, T);
 });
 
