@@ -52,10 +52,11 @@ const ALLOWED: Record<string, readonly string[]> = {
   testing: ['base', 'canonical', 'record', 'chain', 'diff'],
   runtime: ['base', 'canonical', 'record', 'chain', 'store'],
   replay: ['base', 'canonical', 'record', 'chain', 'diff', 'store', 'runtime'],
-  cli: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'store/postgres', 'store/sqlite', 'redact', 'proofs', 'parallel', 'runtime', 'replay', 'entry'],
+  mcp: ['base', 'canonical', 'record', 'chain', 'store', 'runtime'],
+  cli: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'store/postgres', 'store/sqlite', 'redact', 'proofs', 'parallel', 'runtime', 'replay', 'mcp', 'entry'],
   demo: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'redact', 'runtime'],
   page: ['entry'],
-  entry: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'store/postgres', 'store/sqlite', 'redact', 'proofs', 'parallel', 'testing', 'runtime', 'replay'],
+  entry: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'store/postgres', 'store/sqlite', 'redact', 'proofs', 'parallel', 'testing', 'runtime', 'replay', 'mcp'],
   adapters: ['entry'],
 };
 
@@ -129,7 +130,7 @@ describe('the entry points', () => {
   const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { exports: Record<string, unknown>; sideEffects: unknown };
 
   test('package.json names each entry and declares that importing none has side effects', () => {
-    expect(Object.keys(pkg.exports).sort()).toEqual(['.', './ai-sdk', './format', './journal', './langchain', './langgraph', './openai-agents', './package.json', './postgres', './sqlite', './testing', './verify']);
+    expect(Object.keys(pkg.exports).sort()).toEqual(['.', './ai-sdk', './format', './journal', './langchain', './langgraph', './mcp', './openai-agents', './package.json', './postgres', './sqlite', './testing', './verify']);
     expect(pkg.sideEffects).toBe(false);
   });
 

@@ -132,17 +132,21 @@ export function suggest(word: string, candidates: readonly string[]): string | u
 }
 
 export async function runCli(argv: readonly string[], verbs: readonly VerbEntry[]): Promise<number> {
-  const json = argv.includes('--json');
-  const debug = argv.includes('--debug');
+  // What follows `--` is not the CLI's (`stepchain mcp <journal> -- <server command…>`): a server's own
+  // --json or --version is passed on, not obeyed.
+  const end = argv.indexOf('--');
+  const own = end === -1 ? argv : argv.slice(0, end);
+  const json = own.includes('--json');
+  const debug = own.includes('--debug');
   const out = new Output({ json });
-  const first = argv.find((a) => !a.startsWith('-'));
-  if (argv.includes('--version') || argv.includes('-V')) {
+  const first = own.find((a) => !a.startsWith('-'));
+  if (own.includes('--version') || own.includes('-V')) {
     if (json) out.document('version', { version: VERSION });
     else out.print(VERSION);
     return EXIT_OK;
   }
   if (first === undefined || (first === 'help' && argv.length === 1)) {
-    if (argv.includes('--help') || argv.includes('-h') || first === 'help') {
+    if (own.includes('--help') || own.includes('-h') || first === 'help') {
       out.print(formatMainHelp(await Promise.all(verbs.map(loadVerb))));
       return EXIT_OK;
     }

@@ -1,0 +1,133 @@
+/**
+ * `stepchain mcp <journal or store> -- <server command…>`: the MCP journaling proxy (spec/MCP.md) on the
+ * command line. Standard input and output are the client's; standard error carries the proxy's notes and
+ * the server's own. The proxy exits with the server's exit status.
+ */
+import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { constants } from 'node:os';
+import { basename, dirname, join, resolve } from 'node:path';
+import { FileStore, type FsyncMode, type Store } from '../../store/index.js';
+import { isPostgresLocation } from '../../store/postgres/index.js';
+import { commandApprover, startHttpProxy, startProxy, type ToolPolicy } from '../../mcp/index.js';
+import { intArg } from '../args.js';
+import { UsageError, type Verb } from '../cli.js';
+import { labelsOf } from '../identity.js';
+import { locate } from '../location.js';
+
+interface Where { store: Store; runId: string | undefined; display: string; close(): Promise<void> }
+
+/** A path that does not exist: a new run journal there. A directory that is not a journal: a store, one run per session. */
+function sessionLocation(text: string, fsync: FsyncMode, manySessions: boolean): Where {
+  if (isPostgresLocation(text)) {
+    const at = locate(text, { journalOptional: true });
+    return { store: at.store, runId: at.id, display: at.display, close: () => at.close() };
+  }
+  const full = resolve(text);
+  // An HTTP proxy serves many sessions, each a run of its own: there a new path becomes a store.
+  if (!existsSync(full) && manySessions) mkdirSync(full, { recursive: true });
+  if (!existsSync(full)) return { store: new FileStore(dirname(full), { fsync }), runId: basename(full), display: full, close: async () => {} };
+  if (!statSync(full).isDirectory()) throw new UsageError(`${full} is a file; name a path that does not exist (a new run journal) or a store directory`, 'mcp');
+  if (existsSync(join(full, 'journal.json'))) {
+    throw new UsageError(`${full} is a journal already; each session is a run of its own: name a path that does not exist, or the directory holding your journals (a store)`, 'mcp');
+  }
+  return { store: new FileStore(full, { fsync }), runId: undefined, display: full, close: async () => {} };
+}
+
+const list = (v: unknown): string[] | undefined =>
+  v === undefined ? undefined : (v as string[]).flatMap((s) => s.split(',')).map((s) => s.trim()).filter((s) => s !== '');
+
+export const mcpVerb: Verb = {
+  name: 'mcp',
+  summary: 'run an MCP server behind a proxy that records every tool call in a run journal',
+  usage: '<journal or store> [--label k=v]… [--allow tool]… [--deny tool]… [--approve-with cmd] [--fsync mode] (-- <server command…> | --upstream URL [--port N])',
+  description: [
+    'An MCP client launches this in place of its server (stdio). The proxy launches the server, forwards every message both',
+    'ways byte for byte, and records each tools/call as a tool effect (spec/MCP.md): its intent durable before the call is',
+    'forwarded, then its result; isError results and JSON-RPC errors as failures. A call whose outcome never arrives stays',
+    'a pending effect. A path that does not exist becomes a run journal; an existing directory of journals (or a Postgres',
+    'location without ?journal=) gets one run per session, named on standard error. A call whose intent cannot be recorded,',
+    'or that the policy refuses, is answered with a JSON-RPC error and never reaches the server.',
+    'With --upstream URL instead of a command: the same in front of a Streamable HTTP server, listening on 127.0.0.1',
+    '(--port, default a free one) until SIGINT or SIGTERM; the URL to give the client is printed on standard error.',
+  ].join('\n'),
+  options: {
+    label: { type: 'string', arg: 'k=v', multiple: true, description: 'a label on the run (repeatable); mcp.client, mcp.server… are set from the session' },
+    agent: { type: 'string', arg: 'A', description: 'the run\'s agent (default: the client\'s name from initialize)' },
+    conversation: { type: 'string', arg: 'C', description: 'the conversation the run belongs to' },
+    allow: { type: 'string', arg: 'tool', multiple: true, description: 'only these tools may be called (repeatable, or comma-separated)' },
+    deny: { type: 'string', arg: 'tool', multiple: true, description: 'these tools may never be called (repeatable, or comma-separated)' },
+    'approve-with': { type: 'string', arg: 'cmd', description: 'a shell command run per call with the call as JSON on stdin: exit 0 approves, anything else denies' },
+    fsync: { type: 'string', arg: 'always|batch|none', description: 'when a journal directory is synced to disk (default always: an intent is on disk before its call is forwarded)' },
+    upstream: { type: 'string', arg: 'URL', description: 'proxy a Streamable HTTP MCP server at URL instead of launching a command' },
+    port: { type: 'string', arg: 'N', description: 'with --upstream: the port to listen on at 127.0.0.1 (default: a free port)' },
+    'blob-threshold': { type: 'string', arg: 'N', description: 'store a record field of N canonical bytes or more (a large result, an image) as a blob (default 64 KiB)' },
+  },
+  args: { min: 1, max: 10_000, names: ['journal or store', 'server command'] },
+  examples: [
+    ['stepchain mcp runs/session-1 -- npx -y @modelcontextprotocol/server-filesystem ~/notes', 'record one session in a new run journal'],
+    ['stepchain mcp runs/ --label user=alice --deny delete_file -- node server.js', 'one run per session in the store runs/, a tool denied'],
+    ['stepchain mcp runs/ --upstream https://mcp.example.com/mcp --port 8931', 'a remote server, reached at http://127.0.0.1:8931/mcp'],
+  ],
+  async run({ values, positionals }) {
+    const fsync = (values.fsync ?? 'always') as FsyncMode;
+    if (fsync !== 'always' && fsync !== 'batch' && fsync !== 'none') throw new UsageError(`--fsync must be always, batch or none (got ${JSON.stringify(values.fsync)})`, 'mcp');
+    const labels = labelsOf(values.label, 'mcp');
+    const where = sessionLocation(positionals[0]!, fsync, typeof values.upstream === 'string');
+    const policy: ToolPolicy = {};
+    const allow = list(values.allow);
+    const deny = list(values.deny);
+    if (allow !== undefined) policy.allow = allow;
+    if (deny !== undefined) policy.deny = deny;
+    if (typeof values['approve-with'] === 'string') policy.approve = commandApprover(values['approve-with']);
+    const log = (line: string): void => { process.stderr.write(`stepchain mcp: ${line.replace(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/g, '?')}\n`); };
+    if (where.runId === undefined) log(`recording into the store ${where.display}, one run per session`);
+    const common = {
+      store: where.store,
+      ...(where.runId === undefined ? {} : { runId: where.runId }),
+      ...(labels === undefined ? {} : { labels }),
+      ...(typeof values.agent === 'string' ? { agent: values.agent } : {}),
+      ...(typeof values.conversation === 'string' ? { conversationId: values.conversation } : {}),
+      ...(values['blob-threshold'] !== undefined ? { blobThreshold: intArg(values['blob-threshold'], '--blob-threshold', 'mcp') } : {}),
+      policy,
+      log,
+    };
+    if (typeof values.upstream === 'string') {
+      if (positionals.length > 1) throw new UsageError('give a server command (after --) or --upstream URL, not both', 'mcp');
+      try {
+        new URL(values.upstream);
+      } catch {
+        throw new UsageError(`--upstream ${JSON.stringify(values.upstream)} is not a URL`, 'mcp');
+      }
+      const proxy = await startHttpProxy({ ...common, upstream: values.upstream, ...(values.port !== undefined ? { port: intArg(values.port, '--port', 'mcp') } : {}) });
+      log(`listening: give the client ${proxy.url}`);
+      await new Promise<void>((resolve) => { for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(s, () => resolve()); });
+      await proxy.close();
+      await where.close();
+      return 0;
+    }
+    if (positionals.length < 2) throw new UsageError('missing the server command: stepchain mcp <journal or store> -- <command…> (or --upstream URL)', 'mcp');
+    const proxy = startProxy({
+      store: where.store,
+      ...(where.runId === undefined ? {} : { runId: where.runId }),
+      ...(labels === undefined ? {} : { labels }),
+      ...(typeof values.agent === 'string' ? { agent: values.agent } : {}),
+      ...(typeof values.conversation === 'string' ? { conversationId: values.conversation } : {}),
+      ...(values['blob-threshold'] !== undefined ? { blobThreshold: intArg(values['blob-threshold'], '--blob-threshold', 'mcp') } : {}),
+      command: positionals[1]!,
+      args: positionals.slice(2),
+      policy,
+      input: process.stdin,
+      output: process.stdout,
+      log,
+    });
+    const pass = (signal: NodeJS.Signals) => () => proxy.kill(signal);
+    for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(s, pass(s));
+    const exit = await proxy.done;
+    await where.close();
+    // The client reads our stdin to its end only if we stop reading it; a proxy whose server is gone exits.
+    process.stdin.destroy();
+    if (exit.error !== undefined) return 127;
+    // As a shell reports a child killed by a signal: 128 + its number.
+    return exit.code ?? 128 + (exit.signal === null ? 0 : constants.signals[exit.signal] ?? 0);
+  },
+};

@@ -1,0 +1,198 @@
+/**
+ * What the proxy records of one MCP session (spec/MCP.md): a run whose identity comes from the
+ * `initialize` exchange, and a tool effect per `tools/call` — its intent durable before the call is
+ * forwarded, its outcome from the server's response, a client's cancellation, or the proxy's policy.
+ * Recording never throws into the proxy: each method says whether it succeeded, and the proxy decides.
+ */
+import type { Run, EffectHandle, ModelCallHandle, StartRunOptions } from '../runtime/index.js';
+import { startRun } from '../runtime/index.js';
+import type { Store } from '../store/types.js';
+
+/** Label values are at most 1024 code units (FORMAT §11.2); a longer client or server name is cut. */
+const cut = (s: unknown, n: number): string | undefined => (typeof s === 'string' && s.length > 0 ? s.slice(0, n) : undefined);
+
+export interface SessionOptions {
+  store: Store;
+  /** The run id: a new journal's name, or undefined for a store, where each session gets a fresh id. */
+  runId?: string;
+  labels?: Record<string, string>;
+  agent?: string;
+  conversationId?: string;
+  /** The server's command line, recorded in run.started. */
+  command: string[];
+  blobThreshold?: number;
+  /** Where the proxy says what it does and what went wrong (standard error). */
+  log: (line: string) => void;
+}
+
+/** A fresh run id for a session in a store: sortable by time, unique by its random tail. */
+export function sessionRunId(now = new Date()): string {
+  const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  return `mcp-${stamp}-${globalThis.crypto.randomUUID().slice(0, 8)}`;
+}
+
+interface Info { name?: unknown; version?: unknown }
+
+export class SessionRecorder {
+  private run: Promise<Run> | undefined;
+  private clientInfo: Info | undefined;
+  private initialize: unknown;
+  private readonly effects = new Map<string, EffectHandle>();
+  /** The server's sampling requests in flight, by its request id: model requests made through the client. */
+  private readonly models = new Map<string, ModelCallHandle>();
+
+  constructor(private readonly options: SessionOptions) {}
+
+  /** The client's initialize params (its clientInfo names the run's agent). */
+  noteInitialize(params: unknown): void {
+    this.initialize = params ?? null;
+    const p = params as { clientInfo?: Info } | null;
+    if (p !== null && typeof p === 'object' && p.clientInfo !== null && typeof p.clientInfo === 'object') this.clientInfo = p.clientInfo;
+  }
+
+  /** Creates the run (once): called with the server's initialize result, or at the first call if none came. */
+  start(initialized?: unknown): Promise<Run> {
+    if (this.run !== undefined) return this.run;
+    const server = (initialized as { serverInfo?: Info } | undefined)?.serverInfo;
+    const labels: Record<string, string> = {};
+    const put = (k: string, v: unknown): void => {
+      const s = cut(v, 1024);
+      if (s !== undefined) labels[k] = s;
+    };
+    put('mcp.client', this.clientInfo?.name);
+    put('mcp.client_version', this.clientInfo?.version);
+    put('mcp.server', server?.name);
+    put('mcp.server_version', server?.version);
+    put('mcp.protocol_version', (initialized as { protocolVersion?: unknown } | undefined)?.protocolVersion);
+    Object.assign(labels, this.options.labels ?? {});
+    const agent = this.options.agent ?? cut(this.clientInfo?.name, 256);
+    const options: StartRunOptions = {
+      runId: this.options.runId ?? sessionRunId(),
+      labels,
+      input: { mcp: { server_command: this.options.command, initialize: this.initialize ?? null, initialized: initialized ?? null } },
+      ...(agent === undefined ? {} : { agent }),
+      ...(this.options.conversationId === undefined ? {} : { conversationId: this.options.conversationId }),
+      ...(this.options.blobThreshold === undefined ? {} : { blobThreshold: this.options.blobThreshold }),
+    };
+    this.run = startRun(this.options.store, options);
+    this.run.then(
+      (run) => this.options.log(`recording this session as run ${run.runId}`),
+      (e: unknown) => this.options.log(`could not create the run (${message(e)}): tool calls will be refused, since none can be recorded`),
+    );
+    return this.run;
+  }
+
+  /** Records a call's intent; resolves to the effect id once it is durable, or to an Error. */
+  async begin(key: string, name: string, args: unknown, meta: Record<string, unknown>): Promise<string | Error> {
+    try {
+      const run = await this.start();
+      const effect = await run.beginTool({ name, args: args === undefined ? null : args, meta: { mcp: meta } });
+      this.effects.set(key, effect);
+      return effect.id;
+    } catch (e) {
+      this.options.log(`could not record the intent of the call ${JSON.stringify(name)} (${message(e)}): it is refused, not forwarded`);
+      return e instanceof Error ? e : new Error(String(e));
+    }
+  }
+
+  /** Records a server's sampling/createMessage request as a model.started (spec/MCP.md §3); false when it could not be. */
+  async beginModel(key: string, params: unknown, requestId: unknown): Promise<boolean> {
+    try {
+      const run = await this.start();
+      const p = (params ?? {}) as { messages?: unknown; modelPreferences?: unknown; systemPrompt?: unknown };
+      const rest: Record<string, unknown> = { ...(p as Record<string, unknown>) };
+      delete rest.messages; // recorded as the prompt
+      const call = await run.beginModel({ model: p.modelPreferences ?? null, prompt: p.messages ?? null, input: rest, meta: { mcp: { request_id: requestId, method: 'sampling/createMessage' } } });
+      this.models.set(key, call);
+      return true;
+    } catch (e) {
+      this.options.log(`could not record the server's sampling request (${message(e)}); it is forwarded unrecorded`);
+      return false;
+    }
+  }
+
+  hasModel(key: string): boolean {
+    return this.models.has(key);
+  }
+
+  /** Records the client's answer to a sampling request: model.completed, or model.failed for a JSON-RPC error. */
+  async endModel(key: string, outcome: { result: unknown } | { error: unknown }): Promise<void> {
+    const call = this.models.get(key);
+    if (call === undefined) return;
+    this.models.delete(key);
+    try {
+      if ('error' in outcome) await call.fail(outcome.error);
+      else {
+        const stop = (outcome.result as { stopReason?: unknown } | null)?.stopReason;
+        await call.complete({ result: outcome.result, ...(typeof stop === 'string' ? { finishReason: stop } : {}) });
+      }
+    } catch (e) {
+      this.options.log(`could not record the answer to a sampling request (${message(e)}); it stays pending in the journal`);
+    }
+  }
+
+  has(key: string): boolean {
+    return this.effects.has(key);
+  }
+
+  /** A note on a started effect (an approval), as a tool.updated summary. */
+  async note(key: string, summary: string): Promise<boolean> {
+    const effect = this.effects.get(key);
+    if (effect === undefined) return false;
+    try {
+      await effect.annotate({ summary });
+      return true;
+    } catch (e) {
+      this.options.log(`could not record a note on an effect (${message(e)})`);
+      return false;
+    }
+  }
+
+  /** Records an outcome (once per call); false when it could not be recorded, which the proxy logs and goes on from. */
+  async end(key: string, outcome: { result: unknown } | { error: unknown }): Promise<boolean> {
+    const effect = this.effects.get(key);
+    if (effect === undefined) return false;
+    this.effects.delete(key);
+    try {
+      if ('error' in outcome) await effect.fail(outcome.error);
+      else await effect.complete(outcome.result);
+      return true;
+    } catch (e) {
+      this.options.log(`could not record the outcome of effect ${effect.id} (${message(e)}); it stays pending in the journal`);
+      return false;
+    }
+  }
+
+  /**
+   * Ends the run, then closes it: completed when nothing is in flight and either the client closed the
+   * session first (however the server then exited: MCP's stdio shutdown may end it with SIGTERM) or the
+   * server exited with status 0; failed otherwise.
+   */
+  async finish(exit: { code: number | null; signal: string | null }, clientClosed = false): Promise<void> {
+    if (this.run === undefined) return;
+    let run: Run;
+    try {
+      run = await this.run;
+    } catch {
+      return;
+    }
+    try {
+      const inFlight = this.effects.size + this.models.size;
+      if (inFlight === 0 && (clientClosed || exit.code === 0)) await run.complete({ server_exit: exit, closed_by: clientClosed ? 'client' : 'server' });
+      else {
+        await run.fail({
+          name: 'McpServerExited',
+          message: `the session ended (the server: ${exit.signal ?? `exit code ${exit.code}`}) with ${inFlight} call(s) in flight; they stay pending`,
+          exit,
+        });
+      }
+    } catch (e) {
+      this.options.log(`could not record the end of the run (${message(e)})`);
+    }
+    await run.close().catch((e: unknown) => this.options.log(`could not close the journal (${message(e)})`));
+  }
+}
+
+export function message(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
