@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { constants } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { FileStore, type FsyncMode, type Store } from '../../store/index.js';
-import { isPostgresLocation } from '../../store/postgres/index.js';
+import { backendOf } from '../../store/scheme.js';
 import { commandApprover, startHttpProxy, startProxy, type ToolPolicy } from '../../mcp/index.js';
 import { intArg } from '../args.js';
 import { UsageError, type Verb } from '../cli.js';
@@ -16,10 +16,15 @@ import { locate } from '../location.js';
 
 interface Where { store: Store; runId: string | undefined; display: string; close(): Promise<void> }
 
-/** A path that does not exist: a new run journal there. A directory that is not a journal: a store, one run per session. */
-function sessionLocation(text: string, fsync: FsyncMode, manySessions: boolean): Where {
-  if (isPostgresLocation(text)) {
-    const at = locate(text, { journalOptional: true });
+/**
+ * A path that does not exist: a new run journal there. A directory that is not a journal: a store, one run per
+ * session. A sqlite: or postgres:// location: its ?journal=, or one run per session in it.
+ */
+async function sessionLocation(text: string, fsync: FsyncMode, manySessions: boolean): Promise<Where> {
+  // A database location (sqlite:, postgres://) names its journal with ?journal= or is a store; an unknown
+  // scheme is SCHEME_UNKNOWN here as everywhere (never a relative directory).
+  if (backendOf(text) !== 'file') {
+    const at = await locate(text, { journalOptional: true });
     return { store: at.store, runId: at.id, display: at.display, close: () => at.close() };
   }
   const full = resolve(text);
@@ -44,7 +49,7 @@ export const mcpVerb: Verb = {
     'An MCP client launches this in place of its server (stdio). The proxy launches the server, forwards every message both',
     'ways byte for byte, and records each tools/call as a tool effect (spec/MCP.md): its intent durable before the call is',
     'forwarded, then its result; isError results and JSON-RPC errors as failures. A call whose outcome never arrives stays',
-    'a pending effect. A path that does not exist becomes a run journal; an existing directory of journals (or a Postgres',
+    'a pending effect. A path that does not exist becomes a run journal; an existing directory of journals (or a sqlite: or Postgres',
     'location without ?journal=) gets one run per session, named on standard error. A call whose intent cannot be recorded,',
     'or that the policy refuses, is answered with a JSON-RPC error and never reaches the server.',
     'With --upstream URL instead of a command: the same in front of a Streamable HTTP server, listening on 127.0.0.1',
@@ -72,7 +77,7 @@ export const mcpVerb: Verb = {
     const fsync = (values.fsync ?? 'always') as FsyncMode;
     if (fsync !== 'always' && fsync !== 'batch' && fsync !== 'none') throw new UsageError(`--fsync must be always, batch or none (got ${JSON.stringify(values.fsync)})`, 'mcp');
     const labels = labelsOf(values.label, 'mcp');
-    const where = sessionLocation(positionals[0]!, fsync, typeof values.upstream === 'string');
+    const where = await sessionLocation(positionals[0]!, fsync, typeof values.upstream === 'string');
     const policy: ToolPolicy = {};
     const allow = list(values.allow);
     const deny = list(values.deny);
