@@ -9,7 +9,8 @@
  * connection outside any transaction: in WAL mode each statement sees the last committed state and never
  * waits for a writer.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { StoreError } from '../errors.js';
 import { connect, type Connection } from './driver.js';
 import { isBusy, translate } from './errors.js';
@@ -44,6 +45,9 @@ export class SqliteFile {
     if (this.writerConn !== null) return this.writerConn;
     let db: Connection | null = null;
     try {
+      // The first writer creates the file and, as the file store creates its root, the folder it sits in:
+      // SQLite itself refuses a path whose folder is missing.
+      mkdirSync(dirname(this.file), { recursive: true });
       // Opening waits (blocking) for another process's migration or WAL recovery, once per store.
       db = connect(this.file, { timeout: this.lockTimeoutMs });
       db.pragma('journal_mode = WAL');
