@@ -90,6 +90,7 @@ golden('log LangGraph thread', () => ['log', at('thread')], 0, `✔ chain verifi
 golden('log --from past the head', () => ['log', at('v1'), '--from', '9'], 0, `✔ chain verified: 2 steps, head sha256:<hash>
 `);
 golden('log a tampered journal', () => ['log', at('tampered')], 1, `✘ INVALID <dir>/tampered: 1 problem
+  altered  step 1, step_hash (HASH_MISMATCH)
   HASH_MISMATCH 0000000000000000.jsonl:2, seq 1, step_hash
       stored step_hash sha256:<hash> does not match the record's content (sha256:<hash>): a covered field was altered after hashing, or step_hash itself was edited
 The chain does NOT hold: the steps below cannot be trusted.
@@ -166,16 +167,20 @@ golden('head of a run journal just created', () => ['head', at('new-run')], 0, `
 `);
 
 // ── verify, export ──────────────────────────────────────────────────────────────────────────────────────
-golden('verify v1', () => ['verify', at('v1')], 0, `✔ valid journal <dir>/v1: 2 steps, head sha256:<hash> (seq 1)
+golden('verify v1', () => ['verify', at('v1')], 0, `⚠ intact, NOT authenticated journal <dir>/v1: 2 steps, head sha256:<hash> (seq 1); nothing ties it to anyone (pin --head, or --checkpoint with --log-key)
+  not authenticated: nothing ties this journal to anyone: pin a head obtained independently, or an earlier checkpoint with the log key (and witness policy) that signed it
 `);
-golden('verify a run journal', () => ['verify', at('run')], 0, `✔ valid journal <dir>/run: 6 steps, head sha256:<hash> (seq 5)
+golden('verify a run journal', () => ['verify', at('run')], 0, `⚠ intact, NOT authenticated journal <dir>/run: 6 steps, head sha256:<hash> (seq 5); nothing ties it to anyone (pin --head, or --checkpoint with --log-key)
   run run (agent Weather in Paris?, env=Weather in Paris?), created <time>
+  not authenticated: nothing ties this journal to anyone: pin a head obtained independently, or an earlier checkpoint with the log key (and witness policy) that signed it
 `);
 golden('verify a tampered journal', () => ['verify', at('tampered')], 1, `✘ INVALID journal <dir>/tampered: 1 problem
+  altered  step 1, step_hash (HASH_MISMATCH)
   HASH_MISMATCH 0000000000000000.jsonl:2, seq 1, step_hash
       stored step_hash sha256:<hash> does not match the record's content (sha256:<hash>): a covered field was altered after hashing, or step_hash itself was edited
 `);
 golden('verify: wrong --head', () => ['verify', at('v1'), '--head', `sha256:${'0'.repeat(64)}`], 1, `✘ INVALID journal <dir>/v1: 1 problem
+  altered  step 1, step_hash (HEAD_MISMATCH)
   HEAD_MISMATCH 0000000000000000.jsonl:2, seq 1, step_hash
       expected head sha256:<hash>, found sha256:<hash>: the chain was truncated, extended or replaced
 `);
@@ -185,7 +190,8 @@ key id sha256:<hash>
 golden('export', () => ['export', at('v1'), '-o', at('v1.tar.gz'), '--sign', at('alice.key')], 0, `wrote <dir>/v1.tar.gz (<n> bytes, gzip): steps 0..1, head sha256:<hash>
   manifest sha256:<hash>; signed by sha256:<hash>
 `);
-golden('verify a receipt with its key', () => ['verify', at('v1.tar.gz'), '--pubkey', at('alice.key.pub')], 0, `✔ valid receipt <dir>/v1.tar.gz: 2 steps, head sha256:<hash> (seq 1)
+golden('verify a receipt with its key', () => ['verify', at('v1.tar.gz'), '--pubkey', at('alice.key.pub')], 0, `✔ authenticated receipt <dir>/v1.tar.gz: 2 steps, head sha256:<hash> (seq 1)
+  pinned   the manifest is signed with the Ed25519 key you pinned (sha256:<hash>)
   scope: complete (steps 0..1); signed by: sha256:<hash>
   proves   Steps 0–1 of journal <uuid> (created <time>) form an unbroken hash chain from its genesis to head sha256:<hash>.
   proves   Every chain file and blob in the archive matches the digest, size and step count the manifest records, and the archive holds nothing else.
@@ -193,7 +199,7 @@ golden('verify a receipt with its key', () => ['verify', at('v1.tar.gz'), '--pub
   does not prove That the journal has no steps after seq 1: a receipt cannot rule out later steps; pin a head obtained independently to fix the end.
   does not prove That the recorded content and timestamps are true: the chain shows the steps were not altered after they were hashed, not that the agent or its clock told the truth.
 `);
-golden('verify a receipt unpinned', () => ['verify', at('v1.tar.gz')], 0, `✔ valid receipt <dir>/v1.tar.gz: 2 steps, head sha256:<hash> (seq 1)
+golden('verify a receipt unpinned', () => ['verify', at('v1.tar.gz')], 0, `⚠ intact, NOT authenticated receipt <dir>/v1.tar.gz: 2 steps, head sha256:<hash> (seq 1); nothing ties it to anyone (pin --pubkey, --head, or --log-key)
   scope: complete (steps 0..1); signed by: sha256:<hash>
   proves   Steps 0–1 of journal <uuid> (created <time>) form an unbroken hash chain from its genesis to head sha256:<hash>.
   proves   Every chain file and blob in the archive matches the digest, size and step count the manifest records, and the archive holds nothing else.
@@ -201,7 +207,7 @@ golden('verify a receipt unpinned', () => ['verify', at('v1.tar.gz')], 0, `✔ v
   does not prove That the journal has no steps after seq 1: a receipt cannot rule out later steps; pin a head obtained independently to fix the end.
   does not prove That key sha256:<hash> belongs to whom you think: no key was pinned; compare the key id with one you trust.
   does not prove That the recorded content and timestamps are true: the chain shows the steps were not altered after they were hashed, not that the agent or its clock told the truth.
-  hint: pin the head (--head), the signer's key (--pubkey) or the log key (--log-key); otherwise anyone could have made this receipt
+  not authenticated: nothing ties this receipt to anyone: pin the signer's public key, a head obtained independently, or the log key (with the witness policy) that signed its checkpoint
 `);
 
 // ── diff ────────────────────────────────────────────────────────────────────────────────────────────────
@@ -245,25 +251,29 @@ Run \`stepchain publish --help\` for usage.
 `);
 golden('publish v2', () => ['publish', at('v2'), '--policy', at('policy.json'), '--opt-in', '-o', at('pub.tar.gz'), '--secrets-out', at('secrets.json')], 0, `wrote <dir>/pub.tar.gz (<n> bytes, gzip): 1 step, 2 redactions
   published against the original head sha256:<hash> (seq 0): verify it with --head; withheld values are salted digests only
+  1 field is published as redacted views: verifiers show their text as NOT bound to the head (only the digest is); a path rule that withholds the whole field avoids that
   policy sha256:<hash>
   manifest sha256:<hash>; unsigned
   secrets in <dir>/secrets.json (mode 0600): keep it private; it can disclose every redacted value
 `);
-golden('verify the publication against the original head', () => ['verify', at('pub.tar.gz'), '--head', headOf('v2')], 0, `✔ valid receipt <dir>/pub.tar.gz: 1 step, head sha256:<hash> (seq 0)
+golden('verify the publication against the original head', () => ['verify', at('pub.tar.gz'), '--head', headOf('v2')], 0, `✔ authenticated receipt <dir>/pub.tar.gz: 1 step, head sha256:<hash> (seq 0)
+  pinned   the chain ends at the head you pinned (sha256:<hash>)
   scope: complete (steps 0..0); signed by: nobody (unsigned)
+  NOT BOUND this receipt shows 1 value whose text is NOT bound to the head: anyone holding the receipt can rewrite it and it still verifies. Read it as the publisher's word, not as proven:
+      not bound seq 0 /input (redacted view: the text around its markers)
   proves   Step 0 of journal <uuid> (created <time>) forms an unbroken hash chain from its genesis to head sha256:<hash>.
   proves   Every chain file and blob in the archive matches the digest, size and step count the manifest records, and the archive holds nothing else.
   proves   The receipt ends at the head you pinned (sha256:<hash>).
   proves   The steps belong to run <uuid>: the run's identity is in the genesis, which every step hash depends on.
-  proves   The published chain is the original chain: every step hash, the head sha256:<hash> among them, is the one the journal holds, recomputed here from the disclosed values and the digests of the withheld ones.
-  proves   Every disclosed value is the original value at its place: each is bound to its step hash by its slot salt.
+  proves   The published chain has the original step hashes: every step hash, the head sha256:<hash> among them, is the one the journal holds, recomputed here from the disclosed values and the digests of the withheld slots and of the redacted views (a view's digest is bound, its text is not).
+  proves   Every slot published with its salt holds the original value at its place, bound to its step hash by that salt. This does not cover the 1 redacted view, whose text is not bound to the head.
   proves   Every redaction marker is declared in the manifest, and every declared redaction (2) has its marker: nothing was withheld or left in silently.
   proves   Nothing about a withheld value can be tested by guessing: its digest is salted with 128 secret bits that never leave the journal.
   does not prove Anything about steps after seq 0, if the journal continued past the head you pinned.
   does not prove Who produced the receipt: it is unsigned, so anyone holding the journal, or inventing one, could have made it.
   does not prove That the recorded content and timestamps are true: the chain shows the steps were not altered after they were hashed, not that the agent or its clock told the truth.
   does not prove What a withheld slot holds, its type or its size, or whether a withheld meta was present at all; an opening from the journal holder reveals one slot.
-  does not prove That the text outside the markers of a redacted view (a slot with its digest in "digests") is the original: only an opening of the slot binds it.
+  does not prove That the text of the 1 redacted view (seq 0 /input) is the original: it is NOT bound to the head — anyone holding this receipt can rewrite it and it still verifies. Only the slot's digest is bound; an opening of the slot from the journal binds its text.
   does not prove That the policy removed every secret: it proves only that what was redacted is declared.
 `);
 golden('disclose --hash-only on a v2 publication: why there is nothing to open', () => ['disclose', at('pub.tar.gz'), '--secrets', at('secrets.json'), '--hash-only'], 2, `error: NOT_REDACTED: <dir>/pub.tar.gz is published against its original head (a stepchain/v2 journal, spec/REDACTION.md §12): its head sha256:<hash> (seq 0) is the original head, so there is no anchor commitment for a hash disclosure to open (whoever holds the original head checks it with \`stepchain verify <dir>/pub.tar.gz --head sha256:<hash>\`; hash disclosures (§8.5) are for stepchain/v1 publications, and a withheld value of this receipt opens from the journal (§12.6))
@@ -272,6 +282,7 @@ golden('disclose a value of the v2 publication', () => ['disclose', at('pub.tar.
 `);
 golden('disclose --check', () => ['disclose', at('pub.tar.gz'), '--check', at('key.proof')], 0, `✔ disclosure holds: seq 0, /input/api_key (rule keys) = "sk-live-0123456789abcdef"
   proves The value redacted at seq 0, /input/api_key (rule "keys") of the published receipt sha256:<hash> is the disclosed value: it matches the marker's salted SHA-256 commitment.
+  proves The marker stands in a redacted view, which is NOT bound to the original head: anyone holding the receipt could have written the marker, so this ties the value to this receipt only. An opening of the slot (stepchain-opening/v1) binds it to the head.
 `);
 golden('publish v1', () => ['publish', at('v1-changed'), '--policy', at('policy-v1.json'), '--opt-in', '-o', at('pub1.tar.gz'), '--secrets-out', at('secrets1.json')], 0, `wrote <dir>/pub1.tar.gz (<n> bytes, gzip): 2 steps, 1 redaction
   original head sha256:<hash> (seq 1): in the public receipt only as a salted commitment; step 0 published unchanged
@@ -294,12 +305,13 @@ golden('checkpoint', () => ['checkpoint', at('v1'), '--sign', at('alice.key'), '
 `);
 golden('prove', () => ['prove', at('v1'), '--checkpoint', at('v1.checkpoint'), '--from', '0', '--to', '1', '-o', at('v1.proof')], 0, `wrote <dir>/v1.proof: inclusion proof, 0 hashes
 `);
-golden('verify --proof', () => ['verify', '--proof', at('v1.proof'), '--log-key', logKey()], 0, `✔ valid proof <dir>/v1.proof: steps 0..1 are in log.example/v1/<hex64> at size 2
+golden('verify --proof', () => ['verify', '--proof', at('v1.proof'), '--log-key', logKey()], 0, `✔ authenticated proof <dir>/v1.proof: steps 0..1 are in log.example/v1/<hex64> at size 2
 `);
 golden('verify --proof without --log-key', () => ['verify', '--proof', at('v1.proof')], 2, `error: USAGE: --proof needs --log-key: a proof file is checked against the log key you trust
 Run \`stepchain verify --help\` for usage.
 `);
-golden('verify --checkpoint: the journal extends it', () => ['verify', at('v1'), '--checkpoint', at('v1.checkpoint'), '--log-key', logKey()], 0, `✔ valid journal <dir>/v1: 2 steps, head sha256:<hash> (seq 1)
+golden('verify --checkpoint: the journal extends it', () => ['verify', at('v1'), '--checkpoint', at('v1.checkpoint'), '--log-key', logKey()], 0, `✔ authenticated journal <dir>/v1: 2 steps, head sha256:<hash> (seq 1)
+  pinned   steps 0..1 have the root of the earlier checkpoint you pinned (log.example/v1/<hex64>, size 2), signed by the log key you pinned
   proves   it extends the checkpoint of size 2 (<dir>/v1.checkpoint)
 `);
 golden('witness keygen', () => ['keygen', '-o', at('w1.key')], 0, `wrote <dir>/w1.key (private, mode 0600) and <dir>/w1.key.pub
