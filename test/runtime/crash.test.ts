@@ -70,7 +70,7 @@ describe('an agent killed between a tool\'s intent and its outcome', () => {
       for (const e of pending) {
         expect(e.status).toBe('started');
         expect(e.tool).toBe('send_email');
-        expect(e.idempotencyKey).toMatch(/^mail-\d+$/);
+        expect(e.idempotencyKey).toMatch(/^mail-\d+-\d+$/);
         expect(continuation === null || continuation < e.seq).toBe(true);
       }
       // Pending effects of earlier rounds stay pending: a resumed agent does not silently finish or re-run them.
