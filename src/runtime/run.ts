@@ -95,7 +95,7 @@ export interface ContinuationPoint {
 function pendingError(runId: string, pending: Effect, asked: string): RuntimeError {
   const key = pending.idempotencyKey === null ? '' : `, idempotency key ${JSON.stringify(pending.idempotencyKey)}`;
   const call = pending.callId === null ? '' : `, call id ${JSON.stringify(pending.callId)}`;
-  return new RuntimeError('EFFECT_PENDING', `run ${runId}: ${JSON.stringify(asked)} would repeat effect ${pending.id} (${pending.tool ?? '?'} at seq ${pending.seq}${call}${key}), whose outcome is unknown`, {
+  return new RuntimeError('EFFECT_PENDING', `run ${runId}: ${JSON.stringify(asked)} would repeat effect ${pending.id} (${JSON.stringify(pending.tool ?? '?')} at seq ${pending.seq}${call}${key}), whose outcome is unknown`, {
     location: { seq: pending.seq },
     hint: `check with the tool's provider whether it happened, then resolve it: run.resolveEffect(${JSON.stringify(pending.id)}, { retry } | { done, result } | { abandon }, { reason }) or stepchain effect resolve <journal> ${pending.id} (--retry | --done --result JSON | --abandon) --reason TEXT`,
   });
@@ -517,7 +517,7 @@ export class Run {
       const step: RunStep = { kind: 'run.completed', result: value };
       if (pending.length > 0) {
         if (options.leavePending !== true) {
-          const list = pending.map((e) => `${e.id} (${e.tool ?? '?'}, seq ${e.seq})`).join(', ');
+          const list = pending.map((e) => `${e.id} (${JSON.stringify(e.tool ?? '?')}, seq ${e.seq})`).join(', ');
           throw new RuntimeError('EFFECT_PENDING', `run ${this.runId} has ${pending.length} effect${pending.length === 1 ? '' : 's'} of unknown outcome: ${list}`, {
             location: { seq: pending[0]!.seq },
             hint: 'resolve each (run.resolveEffect, or stepchain effect resolve), or complete with { leavePending: true } to record them as unresolved',
