@@ -38,6 +38,7 @@ export {
   type RuntimeErrorCode, type StartRunOptions, type BeginModelOptions, type ModelOutcome, type BeginToolOptions, type ContinuationPoint,
   type ModelCallHandle, type EffectHandle, type Effect, type ModelCall, type EffectStatus, type RunState, type BoundaryAnomaly, type JournalValueOptions, type BytesValue,
   type EffectDecision, type ResolveOptions, type CompleteOptions, type Resolution, type ResolutionDecision, type Unrepresentable,
+  beginEffect, runEffect, currentEffect, withEffect, type EffectClass, type EffectScope, type EffectRun,
 } from './runtime/index.js';
 
 // Pinned replay: a verified run journal served back as a cassette (spec/REPLAY.md).

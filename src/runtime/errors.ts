@@ -28,4 +28,7 @@ export type RuntimeErrorCode =
   /** A resolution of an effect that is not pending (it has an observed outcome). */
   | 'EFFECT_NOT_PENDING';
 
-export class RuntimeError extends StepchainError<RuntimeErrorCode> {}
+export class RuntimeError extends StepchainError<RuntimeErrorCode> {
+  /** With EFFECT_PENDING from beginTool: the id of the pending effect the call would repeat. */
+  pendingEffect?: string;
+}

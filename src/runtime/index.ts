@@ -8,3 +8,4 @@ export {
   type BeginModelOptions, type ModelOutcome, type BeginToolOptions, type ContinuationPoint, type ModelCallHandle, type EffectHandle,
   type EffectDecision, type ResolveOptions, type CompleteOptions,
 } from './run.js';
+export { beginEffect, runEffect, currentEffect, withEffect, type EffectClass, type EffectScope, type EffectRun } from './effects.js';

@@ -95,10 +95,12 @@ export interface ContinuationPoint {
 function pendingError(runId: string, pending: Effect, asked: string): RuntimeError {
   const key = pending.idempotencyKey === null ? '' : `, idempotency key ${JSON.stringify(pending.idempotencyKey)}`;
   const call = pending.callId === null ? '' : `, call id ${JSON.stringify(pending.callId)}`;
-  return new RuntimeError('EFFECT_PENDING', `run ${runId}: ${JSON.stringify(asked)} would repeat effect ${pending.id} (${JSON.stringify(pending.tool ?? '?')} at seq ${pending.seq}${call}${key}), whose outcome is unknown`, {
+  const error = new RuntimeError('EFFECT_PENDING', `run ${runId}: ${JSON.stringify(asked)} would repeat effect ${pending.id} (${JSON.stringify(pending.tool ?? '?')} at seq ${pending.seq}${call}${key}), whose outcome is unknown`, {
     location: { seq: pending.seq },
     hint: `check with the tool's provider whether it happened, then resolve it: run.resolveEffect(${JSON.stringify(pending.id)}, { retry } | { done, result } | { abandon }, { reason }) or stepchain effect resolve <journal> ${pending.id} (--retry | --done --result JSON | --abandon) --reason TEXT`,
   });
+  error.pendingEffect = pending.id;
+  return error;
 }
 
 function decisionOf(d: EffectDecision): ResolutionDecision {

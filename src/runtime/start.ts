@@ -9,6 +9,7 @@ import type { CreateOptions, Journal, Store } from '../store/types.js';
 import { RuntimeError } from './errors.js';
 import { optionError, Run } from './run.js';
 import { toJournalValue } from './value.js';
+import { currentEffect } from './effects.js';
 
 /** A run id: a journal id in every store and a genesis journal_id (FORMAT §11.1). */
 const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
@@ -17,7 +18,7 @@ export interface StartRunOptions {
   /** Default: a random UUID. Reusing a run id the store holds is refused (RUN_EXISTS). */
   runId?: string;
   conversationId?: string;
-  /** The orchestrator's run, for a delegated sub-agent. */
+  /** The orchestrator's run, for a delegated sub-agent. Default: inside a recorded tool's body (runEffect), the tool's run. */
   parentRunId?: string;
   agent?: string;
   /** user, session, environment…: fixed at creation, covered by the genesis hash. */
@@ -52,7 +53,10 @@ export async function startRun(store: Store, options: StartRunOptions = {}): Pro
   if (typeof runId !== 'string' || !RUN_ID.test(runId) || runId.includes('..')) {
     throw optionError(`run id ${JSON.stringify(runId)} must be 1–128 characters from [A-Za-z0-9._-] starting with a letter or digit, without ".."`);
   }
-  const create: CreateOptions = { journalId: runId, run: runIdentity(options) };
+  // A run started inside a recorded tool (an agent used as a tool) is that tool's run's child.
+  const inside = currentEffect();
+  const identity = options.parentRunId === undefined && inside !== undefined ? { ...options, parentRunId: inside.run.runId } : options;
+  const create: CreateOptions = { journalId: runId, run: runIdentity(identity) };
   if (options.createdAt !== undefined) create.createdAt = options.createdAt;
   if (options.segmentBytes !== undefined) create.segmentBytes = options.segmentBytes;
   if (options.blobThreshold !== undefined) create.blobThreshold = options.blobThreshold;
