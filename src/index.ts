@@ -39,6 +39,7 @@ export {
   type ModelCallHandle, type EffectHandle, type Effect, type ModelCall, type EffectStatus, type RunState, type BoundaryAnomaly, type JournalValueOptions, type BytesValue,
   type EffectDecision, type ResolveOptions, type CompleteOptions, type Resolution, type ResolutionDecision, type Unrepresentable,
   beginEffect, runEffect, currentEffect, withEffect, type EffectClass, type EffectScope, type EffectRun,
+  resumeHistory, type ResumeHistory,
 } from './runtime/index.js';
 
 // Pinned replay: a verified run journal served back as a cassette (spec/REPLAY.md).

@@ -9,3 +9,4 @@ export {
   type EffectDecision, type ResolveOptions, type CompleteOptions,
 } from './run.js';
 export { beginEffect, runEffect, currentEffect, withEffect, type EffectClass, type EffectScope, type EffectRun } from './effects.js';
+export { resumeHistory, type ResumeHistory } from './history.js';

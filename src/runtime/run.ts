@@ -87,8 +87,8 @@ export interface CompleteOptions {
 export interface ContinuationPoint {
   /** The last seq where nothing was in flight, or null when the run has no such point. */
   seq: number | null;
-  /** The records 0..seq. */
-  steps: StepRecord[];
+  /** The records 0..seq, typed as the run format's (read `.kind` without a cast). */
+  steps: StepRecordV2[];
 }
 
 /** The refusal to begin what would repeat `pending` (§11.7). */
@@ -496,8 +496,9 @@ export class Run {
   continuationPoint(): Promise<ContinuationPoint> {
     return this.inTurn(async () => {
       const { continuation } = await this.catchUp();
-      const steps: StepRecord[] = [];
-      if (continuation !== null) for await (const r of this.journal.read({ from: 0, to: continuation })) steps.push(r);
+      const steps: StepRecordV2[] = [];
+      // A run journal holds v2 records only (its genesis is stepchain/v2; a verifier refuses anything else).
+      if (continuation !== null) for await (const r of this.journal.read({ from: 0, to: continuation })) if (r.v === 2) steps.push(r);
       return { seq: continuation, steps };
     });
   }

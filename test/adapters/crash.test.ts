@@ -105,6 +105,29 @@ describe.each([['ai-sdk-child.mjs'], ['openai-agents-child.mjs']])('killed insid
   });
 });
 
+describe('docs/crash-safe-resume.md: the five-line resume after a SIGKILL mid-tool', () => {
+  test('the example, as written, resolves the pending effect, continues from the continuation point with the recorded history, and completes', async () => {
+    const dir = join(tempDir('stepchain-crash-'), 'runs');
+    const runId = 'resume-doc';
+    await killInsideExecute('ai-sdk-child.mjs', dir, runId);
+    const pending = (await (await resumeRun(new FileStore(dir), runId, { readOnly: true })).pendingEffects())[0]!;
+    const resumed = await rerun('resume-doc.mjs', dir, runId, '');
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.lines.filter((l) => l.startsWith('executed '))).toEqual(['executed Oslo']);
+    // The model's first prompt holds the history: Paris's result, and the lost call answered with its resolution.
+    const first = JSON.parse(resumed.lines.find((l) => l.startsWith('prompt '))!.slice(7)) as Array<{ role: string; content: Array<Record<string, unknown>> }>;
+    const toolParts = first.filter((m) => m.role === 'tool').flatMap((m) => m.content);
+    expect(toolParts.map((p) => [p.toolCallId, (p.output as { type: string }).type])).toEqual([['call-paris', 'json'], ['call-oslo', 'error-text']]);
+    expect(JSON.stringify(toolParts[1])).toContain('resolved: retry');
+    const run = await resumeRun(new FileStore(dir), runId, { readOnly: true });
+    expect((await run.journal.verify()).ok).toBe(true);
+    expect(await run.status()).toBe('completed');
+    const oslo = (await run.effects()).filter((e) => e.tool === 'weather' && (e.args as { city: string }).city === 'Oslo');
+    expect(oslo.map((e) => [e.status, e.resolution?.by ?? null, e.retryOf])).toEqual([['failed', 'ops', null], ['completed', null, pending.id]]);
+    await run.close();
+  });
+});
+
 describe.each([['ai-sdk-child.mjs'], ['openai-agents-child.mjs']])('killed inside execute: %s', (script) => {
   test('the reopened run shows the pending effect and the continuation point', async () => {
     const dir = join(tempDir('stepchain-crash-'), 'runs');
@@ -123,7 +146,7 @@ describe.each([['ai-sdk-child.mjs'], ['openai-agents-child.mjs']])('killed insid
     const point = await run.continuationPoint();
     const paris = effects[0]!;
     expect(point.seq).toBe(paris.endSeq);
-    const kinds = point.steps.map((r) => (r as unknown as { kind: string }).kind);
+    const kinds = point.steps.map((r) => r.kind);
     expect(kinds).toEqual(['run.started', 'model.started', 'model.completed', 'tool.started', 'tool.completed']);
     await run.close();
   });

@@ -6,5 +6,6 @@
  */
 export { stepchainMiddleware } from './middleware.js';
 export { recordTools, type RecordToolsOptions } from './tools.js';
+export { resumeMessages } from './resume.js';
 export { replayModel, replayTools, type ReplayModelOptions } from './replay.js';
 export type { AdapterRun } from './run.js';
