@@ -55,6 +55,14 @@ describe('a shell agent killed mid-tool, then run again as it was', () => {
     const hung = ids[2]!;
     const before = bytes(journal);
 
+    // The store's listing shows it interrupted, with its pending count; filtering by status finds it.
+    const listed = JSON.parse((await cli(['runs', root, '--json'])).stdout) as { runs: Array<Record<string, unknown>> };
+    expect(listed.runs).toEqual([expect.objectContaining({ id: 'run-sh', status: 'interrupted', pending: 1, ended_at: null })]);
+    expect((await cli(['runs', root, '--status', 'interrupted'])).stdout).toContain('run-sh  interrupted, 1 pending');
+    expect((await cli(['runs', root, '--status', 'completed'])).stdout).toBe('');
+    expect((await cli(['runs', root, '--status', 'dead'])).code).toBe(2);
+    expect(bytes(journal)).toBe(before);
+
     // The naive rerun: the same script from the top. Its first `effect begin` reuses key mail-0, which completed.
     const rerun = await runAgent(journal, -1);
     expect(rerun.code).toBe(1);
@@ -101,5 +109,16 @@ describe('a shell agent killed mid-tool, then run again as it was', () => {
     expect(twice.code).toBe(2);
     expect(twice.stderr).toContain('EFFECT_NOT_PENDING');
     expect((await cli(['verify', journal])).code).toBe(0);
+
+    // Completed: the listing shows it and its end time.
+    const completed = await runNode(['--input-type=module', '-e', `import { FileStore, resumeRun } from ${JSON.stringify(new URL('../../dist/index.js', import.meta.url).href)}; const run = await resumeRun(new FileStore(${JSON.stringify(root)}), 'run-sh'); await run.complete('ok'); await run.close();`], { timeoutMs: 60_000 });
+    expect(completed.code, completed.stderr).toBe(0);
+    const after = JSON.parse((await cli(['runs', root, '--status', 'completed', '--json'])).stdout) as { runs: Array<Record<string, unknown>> };
+    expect(after.runs).toEqual([expect.objectContaining({ id: 'run-sh', status: 'completed', pending: 0, ended_at: expect.stringMatching(/^\d{4}-/) })]);
+    // An ended run takes no more effects.
+    const late = await cli(['effect', 'begin', journal, '--tool', 'send_email', '--args', '{"to":"late@example.com"}']);
+    expect(late.code).toBe(2);
+    expect(late.stderr).toContain('RUN_ENDED');
+    expect(late.stdout).toBe('');
   }, 180_000);
 });

@@ -8,7 +8,8 @@ import type { Json } from '../../canonical/json.js';
 import { FileStore } from '../../store/index.js';
 import type { RunFilter } from '../../store/runs.js';
 import { describeIdentity, labelsOf } from '../identity.js';
-import { Run, RuntimeError, type Effect, type EffectDecision } from '../../runtime/index.js';
+import { pendingOf, Run, RuntimeError, type Effect, type EffectDecision } from '../../runtime/index.js';
+import type { Store } from '../../store/types.js';
 import { renderValue } from '../../diff/summary.js';
 import { EXIT_FAILED, EXIT_OK, UsageError, type Verb } from '../cli.js';
 import { parseJsonStrict } from '../input.js';
@@ -220,11 +221,33 @@ export const continuationVerb: Verb = {
   },
 };
 
+/** A run's status as `runs` shows it: its end record's, or interrupted while effects wait for an outcome. */
+type RunStatus = 'running' | 'completed' | 'failed' | 'interrupted';
+const STATUSES: readonly RunStatus[] = ['running', 'completed', 'failed', 'interrupted'];
+
+/** Each run's status, end time and pending count, from its records (read-only: journals stay byte-identical). */
+async function statusOf(store: Store, id: string): Promise<{ status: RunStatus; pending: number; ended_at: string | null }> {
+  const journal = await store.open(id, { readOnly: true });
+  try {
+    const state = await Run.of(journal).refresh();
+    const pending = pendingOf(state).length;
+    return { status: state.status === 'running' && pending > 0 ? 'interrupted' : state.status, pending, ended_at: state.endedAt };
+  } finally {
+    await journal.close();
+  }
+}
+
 export const runsVerb: Verb = {
   name: 'runs',
   summary: 'list the runs in a store (a directory, or a Postgres location without ?journal=), oldest first, by conversation, parent run, agent or label',
-  usage: '<store-dir> [--conversation C] [--parent R] [--agent A] [--label k=v]…',
+  usage: '<store-dir> [--conversation C] [--parent R] [--agent A] [--label k=v]… [--status S]',
+  description: [
+    'Each run with its status: running, completed, failed, or interrupted — not ended, with N effects started and no',
+    'outcome recorded (its process died mid-tool, or a tool is running right now) — its end time and its pending count',
+    '(--json: members status, ended_at and pending). Status is read from each run\'s records.',
+  ].join('\n'),
   options: {
+    status: { type: 'string', arg: 'S', description: 'only runs with this status: running, completed, failed or interrupted' },
     conversation: { type: 'string', arg: 'C', description: 'only runs of this conversation' },
     parent: { type: 'string', arg: 'R', description: 'only runs delegated by this run' },
     agent: { type: 'string', arg: 'A', description: 'only runs of this agent' },
@@ -234,6 +257,7 @@ export const runsVerb: Verb = {
   examples: [
     ['stepchain runs runs --conversation conv-42', 'the runs of one conversation, in order'],
     ['stepchain runs runs --parent run-orchestrator-1 --json', 'the sub-agent runs an orchestrator delegated'],
+    ['stepchain runs runs --status interrupted', 'runs that died with effects of unknown outcome'],
   ],
   async run({ out, values, positionals }) {
     const filter: RunFilter = {};
@@ -242,12 +266,21 @@ export const runsVerb: Verb = {
     if (values.agent !== undefined) filter.agent = values.agent as string;
     const labels = labelsOf(values.label, 'runs');
     if (labels !== undefined) filter.labels = labels;
+    const wanted = values.status as string | undefined;
+    if (wanted !== undefined && !(STATUSES as readonly string[]).includes(wanted)) throw new UsageError(`--status ${JSON.stringify(wanted)}: one of ${STATUSES.join(', ')}`, 'runs');
     // A store: a directory of journals, or a Postgres location without ?journal=.
     const text = positionals[0]!;
     const at = isPostgresLocation(text) ? locate(text, { journalOptional: true }) : null;
     let runs;
     try {
-      runs = await (at?.store ?? new FileStore(text)).runs(filter);
+      const store: Store = at?.store ?? new FileStore(text);
+      const listed = await store.runs(filter);
+      // One run at a time: a store of many runs is not opened all at once.
+      runs = [];
+      for (const r of listed) {
+        const status = await statusOf(store, r.id);
+        if (wanted === undefined || status.status === wanted) runs.push({ ...r, ...status });
+      }
     } finally {
       await at?.close();
     }
@@ -256,7 +289,10 @@ export const runsVerb: Verb = {
       return EXIT_OK;
     }
     if (runs.length === 0) out.say('no matching runs');
-    for (const r of runs) out.print(`${r.created_at}  ${r.id}${r.fork_of ? ` (fork of ${r.fork_of})` : ''}  ${describeIdentity(r)}`);
+    for (const r of runs) {
+      const status = r.status === 'interrupted' ? out.style(['yellow', 'bold'], `interrupted, ${r.pending} pending`) : r.status === 'failed' ? out.style('red', 'failed') : r.status === 'completed' ? out.style('green', r.pending > 0 ? `completed, ${r.pending} left pending` : 'completed') : 'running';
+      out.print(`${r.created_at}  ${r.id}${r.fork_of ? ` (fork of ${r.fork_of})` : ''}  ${status}${r.ended_at ? ` at ${r.ended_at}` : ''}  ${describeIdentity(r)}`);
+    }
     return EXIT_OK;
   },
 };
