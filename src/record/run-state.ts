@@ -151,7 +151,10 @@ function requestedIds(toolCall: unknown): string[] {
   return ids;
 }
 
-/** Folds one record into the state (in seq order). */
+/**
+ * Folds one record into the state (in seq order). Longer than 80 lines because it is one switch over the
+ * record kinds, case by case as §11.4 numbers them (with §11.7's index and decisions), read side by side with the spec.
+ */
 export function foldRecord(state: RunState, record: StepRecord): void {
   const seq = record.seq;
   state.lastSeq = seq;

@@ -7,6 +7,10 @@
  * ends where the Run last read it (`after`, FORMAT §8.17), so a second outcome, or one for an id never
  * begun, is refused with a coded error in any process. Every write and every read of the state goes
  * through one queue in call order, so a Run's records reach the journal in the order they were asked for.
+ *
+ * Longer than 400 lines because every rule a writer decides on the run's state — one outcome per effect
+ * (§11.3), the refusals and resolutions of §11.7, no record after the run ended — reads and appends through
+ * the one queue and the one state this class keeps private; split, they would have to share both.
  */
 import type { Json, JsonObject } from '../canonical/json.js';
 import type { StepInput } from '../record/input.js';
