@@ -128,6 +128,25 @@ describe('docs/crash-safe-resume.md: the five-line resume after a SIGKILL mid-to
   });
 });
 
+describe('openai-agents resumeInput', () => {
+  test('the items at the continuation point: the request input, the model output, each tool outcome as a function_call_result; the SDK runs on from them', async () => {
+    const dir = join(tempDir('stepchain-crash-'), 'runs');
+    const runId = 'agents-resume';
+    await killInsideExecute('openai-agents-child.mjs', dir, runId);
+    const resumed = await rerun('openai-agents-child.mjs', dir, runId, 'resume');
+    expect(resumed.lines.at(-1), resumed.stderr).toBe('done sunny');
+    expect(resumed.lines.filter((l) => l.startsWith('executed '))).toEqual([]);
+    const items = JSON.parse(resumed.lines.find((l) => l.startsWith('input '))!.slice(6)) as Array<Record<string, unknown>>;
+    const results = items.filter((i) => i.type === 'function_call_result');
+    expect(results.map((i) => [i.callId, (i.output as { text: string }).text])).toEqual([['call-paris', '{"city":"Paris","tempC":21}'], ['call-oslo', '{"city":"Oslo","tempC":5}']]);
+    expect(items.filter((i) => i.type === 'function_call').map((i) => i.callId)).toEqual(['call-paris', 'call-oslo']);
+    const run = await resumeRun(new FileStore(dir), runId, { readOnly: true });
+    expect((await run.journal.verify()).ok).toBe(true);
+    expect(await run.status()).toBe('completed');
+    await run.close();
+  });
+});
+
 describe.each([['ai-sdk-child.mjs'], ['openai-agents-child.mjs']])('killed inside execute: %s', (script) => {
   test('the reopened run shows the pending effect and the continuation point', async () => {
     const dir = join(tempDir('stepchain-crash-'), 'runs');

@@ -10,6 +10,7 @@ import { AgentsRecorder } from './recorder.js';
 import type { AdapterRun } from './run.js';
 
 export { AgentsRecorder } from './recorder.js';
+export { resumeInput } from './resume.js';
 export type { AdapterRun } from './run.js';
 
 export interface AgentsRecorderOptions {
