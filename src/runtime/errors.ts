@@ -26,7 +26,9 @@ export type RuntimeErrorCode =
   /** An append to a run that already has its run.completed or run.failed record. */
   | 'RUN_ENDED'
   /** A resolution of an effect that is not pending (it has an observed outcome). */
-  | 'EFFECT_NOT_PENDING';
+  | 'EFFECT_NOT_PENDING'
+  /** resumeRun of a run whose journal does not verify (tampered, truncated): refused rather than resumed. */
+  | 'RUN_INVALID';
 
 export class RuntimeError extends StepchainError<RuntimeErrorCode> {
   /** With EFFECT_PENDING from beginTool: the id of the pending effect the call would repeat. */

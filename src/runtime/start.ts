@@ -75,14 +75,30 @@ export async function startRun(store: Store, options: StartRunOptions = {}): Pro
   return run;
 }
 
-/** Opens an existing run to continue it (or, readOnly, to inspect it): its pending effects and continuation point are read from the journal. */
-export async function resumeRun(store: Store, runId: string, options: { readOnly?: boolean } = {}): Promise<Run> {
+/**
+ * Opens an existing run to continue it (or, readOnly, to inspect it): its pending effects and continuation
+ * point are read from the journal — once it verifies (`verify`, default true: the chain, its blobs and the
+ * store's own files; a journal that does not is refused with RUN_INVALID, so a tampered run is never
+ * resumed). `verify: false` skips that pass for a caller that just verified it.
+ */
+export async function resumeRun(store: Store, runId: string, options: { readOnly?: boolean; verify?: boolean } = {}): Promise<Run> {
   let journal: Journal;
   try {
     journal = await store.open(runId, { readOnly: options.readOnly === true });
   } catch (e) {
     if (e instanceof StepchainError && e.code === 'JOURNAL_NOT_FOUND') throw new RuntimeError('RUN_NOT_FOUND', `no run ${JSON.stringify(runId)} in this store`, { hint: 'list the runs with store.list({})', cause: e });
     throw e;
+  }
+  if (options.verify !== false) {
+    const report = await journal.verify();
+    if (!report.ok) {
+      await journal.close();
+      const first = report.problems[0];
+      throw new RuntimeError('RUN_INVALID', `run ${JSON.stringify(runId)} does not verify (${report.problems.length} problem${report.problems.length === 1 ? '' : 's'}, first: ${first?.code ?? '?'}${first?.location.seq !== undefined ? ` at seq ${first.location.seq}` : ''}): not resumed`, {
+        hint: 'stepchain verify <journal> names each problem; resume from a copy that verifies, or resumeRun(store, id, { verify: false }) to read it anyway',
+        ...(first?.location.seq !== undefined ? { location: { seq: first.location.seq } } : {}),
+      });
+    }
   }
   const run = Run.of(journal);
   await run.refresh();

@@ -205,3 +205,26 @@ describe.each(stores)('effects of unknown outcome (%s store)', (_name, makeStore
     await run.close();
   });
 });
+
+describe('resumeRun fails closed', () => {
+  test('a run whose journal was edited is refused (RUN_INVALID, naming the first problem), not resumed; verify: false reads it anyway', async () => {
+    const { readdirSync, readFileSync, writeFileSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const dir = tempDir();
+    const store = new FileStore(dir, { fsync: 'none' });
+    const run = await startRun(store, { runId: 'r-tampered' });
+    const e = await run.beginTool({ name: 'charge_card', args: { amount: '120.00' } });
+    await e.complete({ status: 'declined' });
+    await run.close();
+    const segment = readdirSync(join(dir, 'r-tampered', 'buckets')).find((f) => f.endsWith('.jsonl'))!;
+    const path = join(dir, 'r-tampered', 'buckets', segment);
+    const text = readFileSync(path, 'utf8');
+    expect(text).toContain('"declined"');
+    // An outcome rewritten after the fact, so a resumed agent would read "succeeded".
+    writeFileSync(path, text.replace('"declined"', '"succeeded"'));
+    expect(await code(resumeRun(store, 'r-tampered'))).toMatch(/^RUN_INVALID: .*run "r-tampered" does not verify .*seq 2/);
+    const anyway = await resumeRun(store, 'r-tampered', { verify: false, readOnly: true });
+    expect((await anyway.effects())[0]!.status).toBe('completed');
+    await anyway.close();
+  });
+});
