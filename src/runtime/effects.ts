@@ -9,6 +9,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Json } from '../canonical/json.js';
 import { RuntimeError } from './errors.js';
 import type { BeginToolOptions, EffectHandle, Run } from './run.js';
+import { setEnclosingRun } from './start.js';
 
 /** What kind of side effect a tool has: decides what is done with its effect when its outcome is unknown. */
 export type EffectClass =
@@ -35,6 +36,7 @@ export interface EffectScope {
 }
 
 const scope = new AsyncLocalStorage<EffectScope>();
+setEnclosingRun(() => scope.getStore()?.run.runId);
 
 /** The run and effect of the recorded tool whose body is executing (through runEffect), else undefined. */
 export function currentEffect(): EffectScope | undefined {

@@ -9,7 +9,17 @@ import type { CreateOptions, Journal, Store } from '../store/types.js';
 import { RuntimeError } from './errors.js';
 import { optionError, Run } from './run.js';
 import { toJournalValue } from './value.js';
-import { currentEffect } from './effects.js';
+
+/**
+ * The run whose recorded tool is executing, if any: set by the effect runner (effects.ts, which holds the
+ * AsyncLocalStorage), so this module and the types it exports need nothing Node-only.
+ */
+let enclosingRun: () => string | undefined = () => undefined;
+
+/** @internal Called once by effects.ts. */
+export function setEnclosingRun(find: () => string | undefined): void {
+  enclosingRun = find;
+}
 
 /** A run id: a journal id in every store and a genesis journal_id (FORMAT §11.1). */
 const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
@@ -54,8 +64,8 @@ export async function startRun(store: Store, options: StartRunOptions = {}): Pro
     throw optionError(`run id ${JSON.stringify(runId)} must be 1–128 characters from [A-Za-z0-9._-] starting with a letter or digit, without ".."`);
   }
   // A run started inside a recorded tool (an agent used as a tool) is that tool's run's child.
-  const inside = currentEffect();
-  const identity = options.parentRunId === undefined && inside !== undefined ? { ...options, parentRunId: inside.run.runId } : options;
+  const inside = options.parentRunId === undefined ? enclosingRun() : undefined;
+  const identity = inside !== undefined ? { ...options, parentRunId: inside } : options;
   const create: CreateOptions = { journalId: runId, run: runIdentity(identity) };
   if (options.createdAt !== undefined) create.createdAt = options.createdAt;
   if (options.segmentBytes !== undefined) create.segmentBytes = options.segmentBytes;
