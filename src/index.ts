@@ -38,6 +38,9 @@ export {
   RuntimeError, startRun, resumeRun, Run, toJournalValue, toolCallOf, type ToolCallValue,
   type RuntimeErrorCode, type StartRunOptions, type BeginModelOptions, type ModelOutcome, type BeginToolOptions, type ContinuationPoint,
   type ModelCallHandle, type EffectHandle, type Effect, type ModelCall, type EffectStatus, type RunState, type BoundaryAnomaly, type JournalValueOptions, type BytesValue,
+  type EffectDecision, type ResolveOptions, type CompleteOptions, type Resolution, type ResolutionDecision, type Unrepresentable,
+  beginEffect, runEffect, currentEffect, withEffect, type EffectClass, type EffectScope, type EffectRun,
+  resumeHistory, type ResumeHistory,
 } from './runtime/index.js';
 
 // Pinned replay: a verified run journal served back as a cassette (spec/REPLAY.md).

@@ -16,9 +16,11 @@ export type { ChainReport, Problem, ProblemLocation } from './chain/report.js';
 export type { ProblemCode } from './problems.js';
 export type { RunIdentity, RecordKind, GenesisV2, StepRecordV2 } from './record/v2.js';
 export type { RuntimeErrorCode } from './runtime/errors.js';
-export type {
-  StartRunOptions, BeginModelOptions, ModelOutcome, BeginToolOptions, ContinuationPoint, ModelCallHandle, EffectHandle, Effect, ModelCall, EffectStatus, RunState,
-} from './runtime/index.js';
+// From the modules themselves, not runtime/index.js: that one also holds the effect runner (node:async_hooks),
+// and this entry's graph stays free of Node's types (tsconfig.browser.json).
+export type { StartRunOptions } from './runtime/start.js';
+export type { BeginModelOptions, ModelOutcome, BeginToolOptions, ContinuationPoint, ModelCallHandle, EffectHandle } from './runtime/run.js';
+export type { Effect, ModelCall, EffectStatus, RunState } from './record/run-state.js';
 export { StepchainError, type ErrorLocation } from './errors.js';
 export { CanonicalError, type CanonicalErrorCode } from './canonical/errors.js';
 export { RecordError, type RecordErrorCode } from './record/errors.js';

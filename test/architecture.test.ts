@@ -138,8 +138,8 @@ describe('the entry points', () => {
     const root = await import('../src/index.js');
     expect(Object.keys(root).sort()).toEqual([
       'CanonicalError', 'DiffError', 'FileStore', 'MemoryStore', 'PolicyError', 'ReceiptError', 'RecordError', 'RedactError', 'ReplayError', 'Run', 'RuntimeError', 'StepchainError', 'StoreError',
-      'VERSION', 'VOLATILE_PATTERNS', 'createLineCheckPool', 'describeLocation', 'diff', 'disclose', 'discloseHash', 'discloseStep', 'explain', 'exportReceipt', 'formatDiff', 'generateKeyPair', 'keygen',
-      'openSlot', 'openStore', 'parseLocation', 'publish', 'readPublicKeyFile', 'replayFrom', 'resumeRun', 'startRun', 'summarize', 'toJournalValue', 'toolCallOf', 'verifyDisclosureFiles', 'verifyOpening', 'verifyPublishedReceipt', 'verifyReceipt',
+      'VERSION', 'VOLATILE_PATTERNS', 'beginEffect', 'createLineCheckPool', 'currentEffect', 'describeLocation', 'diff', 'disclose', 'discloseHash', 'discloseStep', 'explain', 'exportReceipt', 'formatDiff', 'generateKeyPair', 'keygen', 'openSlot',
+      'openStore', 'parseLocation', 'publish', 'readPublicKeyFile', 'replayFrom', 'resumeHistory', 'resumeRun', 'runEffect', 'startRun', 'summarize', 'toJournalValue', 'toolCallOf', 'verifyDisclosureFiles', 'verifyOpening', 'verifyPublishedReceipt', 'verifyReceipt', 'withEffect',
     ]);
   });
 

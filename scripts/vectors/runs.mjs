@@ -116,8 +116,13 @@ function recordCases() {
 }
 
 /** The effects and model requests of a chain, and its continuation point, as RUNS.md §2–§3 derive them. */
-function derived(records) {
+function derived(records, resolutions = false) {
   const state = runState(records);
+  // Cases of RUNS.md §5 also give each effect's decision and the effect it retries (older cases stay as they were).
+  const decided = resolutions ? {
+    resolutions: Object.fromEntries([...state.effects.values()].filter((e) => e.resolution !== null).map((e) => [e.id, e.resolution])),
+    retry_of: Object.fromEntries([...state.effects.values()].filter((e) => e.retryOf !== null).map((e) => [e.id, e.retryOf])),
+  } : {};
   const effect = (e) => ({ id: e.id, seq: e.seq, tool: e.tool, args: e.args, call_id: e.callId, idempotency_key: e.idempotencyKey, summary: e.summary, status: e.status, end_seq: e.endSeq });
   return {
     effects: [...state.effects.values()].map(effect),
@@ -126,12 +131,13 @@ function derived(records) {
     continuation: state.continuation,
     status: state.status,
     anomalies: state.anomalies.map((a) => ({ seq: a.seq, code: a.code })),
+    ...decided,
   };
 }
 
 function chainCases() {
   const cases = [];
-  const add = (name, comment, { contents, lines: given, intended, genesis = GENESIS }) => {
+  const add = (name, comment, { contents, lines: given, intended, genesis = GENESIS, resolutions = false }) => {
     const { lines, records } = given ?? seal(genesis, contents);
     const report = verifyChain({ genesis, files: [{ name: B0, bytes: enc.encode(lines.join('')) }] });
     const codes = report.problems.map((p) => p.code);
@@ -144,7 +150,7 @@ function chainCases() {
         ok: report.ok, head: report.head, head_seq: report.head_seq, steps: report.steps,
         problems: report.problems.map((p) => ({ code: p.code, ...(p.location.line !== undefined ? { line: p.location.line } : {}), ...(p.location.seq !== undefined ? { seq: p.location.seq } : {}), ...(p.location.field !== undefined ? { field: p.location.field } : {}) })),
       },
-      ...(intended.length === 0 ? { run: derived(records) } : {}),
+      ...(intended.length === 0 ? { run: derived(records, resolutions) } : {}),
     });
   };
   add('complete-run', 'a whole run: model request, a tool effect with an annotation, a second request, run.completed', { contents: RUN, intended: [] });
@@ -235,6 +241,35 @@ function chainCases() {
   });
   add('model-asks-without-id', 'a model.completed whose one tool call has no id or call_id: nothing is requested, so the continuation point moves to it (RUNS.md §2–§3)', {
     contents: [RUN[0], RUN[1], { kind: 'model.completed', ref: id(1), model: 'gpt-4o-2024-08-06', prompt: PROMPT, tool_call: [{ name: 'no_id', arguments: {} }], result: { role: 'assistant', content: null } }], intended: [],
+  });
+  // RUNS.md §5: a pending effect resolved by a decision record (its outcome with meta.resolution), and a retry naming it.
+  const CRASHED = RUN.slice(0, 5);
+  const resolution = (decision, extra = {}) => ({ resolution: { decision, by: 'ops:alice', reason: 'checked the PSP dashboard for INV-9-charge', ...extra } });
+  const resolvedFailed = (decision, extra) => ({ kind: 'tool.failed', ref: id(3), tool_call: CHARGE, error: { name: 'EffectResolved', message: `outcome unknown; resolved: ${decision} (by ops:alice): checked the PSP dashboard for INV-9-charge` }, meta: resolution(decision, extra) });
+  add('resolved-done', 'RUNS.md §5: the pending charge resolved as done with the result found at the provider: a tool.completed with meta.resolution; nothing is pending, the continuation point moves past it', {
+    contents: [...CRASHED, { kind: 'tool.completed', ref: id(3), tool_call: CHARGE, result: { charge_id: 'ch_81', status: 'succeeded' }, meta: resolution('done') }], intended: [], resolutions: true,
+  });
+  add('resolved-abandon', 'RUNS.md §5: the pending charge abandoned: a tool.failed with error EffectResolved and meta.resolution', {
+    contents: [...CRASHED, resolvedFailed('abandon')], intended: [], resolutions: true,
+  });
+  add('resolved-compensated', 'RUNS.md §5: the pending charge compensated by a refund effect, which is named in meta.resolution.compensation', {
+    contents: [...CRASHED, { kind: 'tool.started', tool_call: { name: 'refund', arguments: { invoice: 'INV-9' }, idempotency_key: 'INV-9-refund' } }, { kind: 'tool.completed', ref: id(5), tool_call: { name: 'refund', arguments: { invoice: 'INV-9' }, idempotency_key: 'INV-9-refund' }, result: { refund_id: 're_4' } }, resolvedFailed('compensated', { compensation: id(5) })],
+    intended: [], resolutions: true,
+  });
+  add('retry-of', 'RUNS.md §5: the pending charge resolved as retry, then begun again: the new tool.started names it in meta.retry_of, and completes', {
+    contents: [...CRASHED, resolvedFailed('retry'), { kind: 'tool.started', tool_call: CHARGE, meta: { retry_of: id(3) } }, { kind: 'tool.completed', ref: id(6), tool_call: CHARGE, result: { charge_id: 'ch_82', status: 'succeeded' } }],
+    intended: [], resolutions: true,
+  });
+  add('resolution-not-a-decision', 'RUNS.md §5: meta.resolution whose decision is not one of the four: an observed outcome (resolution null), still the effect\'s outcome', {
+    contents: [...CRASHED, { kind: 'tool.failed', ref: id(3), tool_call: CHARGE, error: { name: 'Error', message: 'x' }, meta: { resolution: { decision: 'maybe', by: 'x', reason: 'y' } } }],
+    intended: [], resolutions: true,
+  });
+  add('completed-unresolved', 'RUNS.md §5: run.completed with the pending effect left unresolved, named in meta.unresolved: the effect stays pending', {
+    contents: [...CRASHED, { kind: 'run.completed', result: 'left for review', meta: { unresolved: [id(3)] } }], intended: [], resolutions: true,
+  });
+  add('unrepresentable-outcome', 'RUNS.md §6: a tool result with parts JSON cannot represent, recorded with markers listed in meta.unrepresentable; the outcome stays completed', {
+    contents: [...RUN.slice(0, 4), { kind: 'tool.completed', ref: id(3), tool_call: CHARGE, result: { charge_id: 'ch_81', raw: { unrepresentable: 'a reference back to an enclosing value (a cycle)' } }, meta: { unrepresentable: [{ path: '/result/raw', what: 'a reference back to an enclosing value (a cycle)' }] } }],
+    intended: [], resolutions: true,
   });
   return cases;
 }

@@ -5,9 +5,22 @@
  * over records in seq order, so the library, the CLI and a verifier's reader agree.
  */
 import type { Json } from '../canonical/json.js';
+import { canonicalJson } from '../canonical/jcs.js';
 import type { StepRecord } from './seal.js';
 
 export type EffectStatus = 'started' | 'completed' | 'failed';
+
+/** The decisions that resolve an effect of unknown outcome (RUNS.md §5). */
+export const RESOLUTION_DECISIONS = ['retry', 'done', 'abandon', 'compensated'] as const;
+export type ResolutionDecision = (typeof RESOLUTION_DECISIONS)[number];
+
+/** A decision recorded for an effect whose outcome was unknown: its outcome record's `meta.resolution`. */
+export interface Resolution {
+  decision: ResolutionDecision;
+  /** Who or what decided (a person, a policy). */
+  by: string;
+  reason: string;
+}
 
 /** A record's tool call as the runtime writes it (FORMAT §11.3): read without casts through toolCallOf. */
 export interface ToolCallValue {
@@ -47,6 +60,10 @@ export interface Effect {
   durationMs: number | null;
   result: Json;
   error: Json;
+  /** The decision its outcome records when it was resolved rather than observed (RUNS.md §5), else null. */
+  resolution: Resolution | null;
+  /** The effect this one retries (`meta.retry_of` of its tool.started record), else null. */
+  retryOf: string | null;
 }
 
 /** A model request: started, and completed or failed. */
@@ -82,10 +99,41 @@ export interface RunState {
   /** The last seq folded in; -1 before any. */
   lastSeq: number;
   anomalies: BoundaryAnomaly[];
+  /**
+   * The index a writer checks a new effect against (RUNS.md §5), kept as records are folded so a check costs
+   * the same at any length of run: the last effect begun under each idempotency key, each model call id,
+   * and each intent (tool name and canonical arguments, `intentKey`).
+   */
+  byKey: Map<string, string>;
+  byCallId: Map<string, string>;
+  byIntent: Map<string, string>;
+  /** The ts of run.completed or run.failed, else null. */
+  endedAt: string | null;
 }
 
 export function emptyState(): RunState {
-  return { effects: new Map(), models: new Map(), status: 'running', continuation: null, requested: new Set(), inFlight: 0, lastSeq: -1, anomalies: [] };
+  return {
+    effects: new Map(), models: new Map(), status: 'running', continuation: null, requested: new Set(), inFlight: 0, lastSeq: -1, anomalies: [],
+    byKey: new Map(), byCallId: new Map(), byIntent: new Map(), endedAt: null,
+  };
+}
+
+/** The intent of a tool call: its name and the canonical JSON of its arguments (one string, for an index). */
+export function intentKey(tool: string, args: Json): string {
+  let text: string;
+  try {
+    text = canonicalJson(args, { refuseReserved: false, maxDepth: 128 });
+  } catch {
+    text = JSON.stringify(args);
+  }
+  return `${tool}\u0000${text}`;
+}
+
+/** `meta.resolution` of an outcome record when it is one (RUNS.md §5), else null. */
+export function resolutionOf(meta: unknown): Resolution | null {
+  const r = asObject(asObject(meta)?.resolution);
+  if (r === null || typeof r.decision !== 'string' || !(RESOLUTION_DECISIONS as readonly string[]).includes(r.decision)) return null;
+  return { decision: r.decision as ResolutionDecision, by: str(r.by) ?? '', reason: str(r.reason) ?? '' };
 }
 
 const asObject = (v: unknown): Record<string, unknown> | null => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null);
@@ -103,7 +151,10 @@ function requestedIds(toolCall: unknown): string[] {
   return ids;
 }
 
-/** Folds one record into the state (in seq order). */
+/**
+ * Folds one record into the state (in seq order). Longer than 80 lines because it is one switch over the
+ * record kinds, case by case as RUNS.md §2 numbers them (with §5's index and decisions), read side by side with the spec.
+ */
 export function foldRecord(state: RunState, record: StepRecord): void {
   const seq = record.seq;
   state.lastSeq = seq;
@@ -117,8 +168,17 @@ export function foldRecord(state: RunState, record: StepRecord): void {
           id: r.step_id, seq, tool: str(call?.name), args: (call?.arguments ?? null) as Json, callId: str(call?.call_id),
           idempotencyKey: str(call?.idempotency_key), summary: str(call?.summary),
           status: 'started', startedAt: r.ts, endedAt: null, endSeq: null, durationMs: null, result: null, error: null,
+          resolution: null, retryOf: str(asObject(r.meta)?.retry_of),
         });
         state.inFlight++;
+        {
+          const key = str(call?.idempotency_key);
+          const callId = str(call?.call_id);
+          const tool = str(call?.name);
+          if (key !== null) state.byKey.set(key, r.step_id);
+          if (callId !== null) state.byCallId.set(callId, r.step_id);
+          if (tool !== null) state.byIntent.set(intentKey(tool, (call?.arguments ?? null) as Json), r.step_id);
+        }
         break;
       case 'tool.updated':
       case 'tool.completed':
@@ -133,7 +193,9 @@ export function foldRecord(state: RunState, record: StepRecord): void {
           break;
         }
         if (r.kind === 'tool.updated') {
-          e.idempotencyKey = str(call?.idempotency_key) ?? e.idempotencyKey;
+          const key = str(call?.idempotency_key);
+          if (key !== null) state.byKey.set(key, e.id);
+          e.idempotencyKey = key ?? e.idempotencyKey;
           e.summary = str(call?.summary) ?? e.summary;
           break;
         }
@@ -144,6 +206,7 @@ export function foldRecord(state: RunState, record: StepRecord): void {
         e.durationMs = span(e.startedAt, r.ts);
         e.result = r.result;
         e.error = r.error;
+        e.resolution = resolutionOf(r.meta);
         if (e.callId !== null) state.requested.delete(e.callId);
         break;
       }
@@ -172,9 +235,11 @@ export function foldRecord(state: RunState, record: StepRecord): void {
         break;
       }
       case 'run.completed':
+        if (state.status === 'running') state.endedAt = r.ts;
         state.status = 'completed';
         break;
       case 'run.failed':
+        if (state.status === 'running') state.endedAt = r.ts;
         state.status = 'failed';
         break;
       default:

@@ -15,6 +15,22 @@ export type RuntimeErrorCode =
   /** A second outcome for an effect or model call that already has one. */
   | 'EFFECT_ALREADY_ENDED'
   /** A value with no faithful JSON form (a cycle, a function, a symbol, an unsafe integer). */
-  | 'VALUE_UNREPRESENTABLE';
+  | 'VALUE_UNREPRESENTABLE'
+  /**
+   * Beginning what would repeat an effect of unknown outcome (same call id, same tool and arguments, or
+   * same idempotency key as a pending effect), or completing a run while effects are pending (RUNS.md §5).
+   */
+  | 'EFFECT_PENDING'
+  /** The CLI's `effect begin` with an idempotency key whose effect completed (the library returns that effect). */
+  | 'EFFECT_EXISTS'
+  /** An append to a run that already has its run.completed or run.failed record. */
+  | 'RUN_ENDED'
+  /** A resolution of an effect that is not pending (it has an observed outcome). */
+  | 'EFFECT_NOT_PENDING'
+  /** resumeRun of a run whose journal does not verify (tampered, truncated): refused rather than resumed. */
+  | 'RUN_INVALID';
 
-export class RuntimeError extends StepchainError<RuntimeErrorCode> {}
+export class RuntimeError extends StepchainError<RuntimeErrorCode> {
+  /** With EFFECT_PENDING from beginTool: the id of the pending effect the call would repeat. */
+  pendingEffect?: string;
+}

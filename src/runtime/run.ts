@@ -7,6 +7,10 @@
  * ends where the Run last read it (`after`, FILE-STORE.md §17), so a second outcome, or one for an id never
  * begun, is refused with a coded error in any process. Every write and every read of the state goes
  * through one queue in call order, so a Run's records reach the journal in the order they were asked for.
+ *
+ * Longer than 400 lines because every rule a writer decides on the run's state — one outcome per effect
+ * (§11.3), the refusals and resolutions of RUNS.md §5, no record after the run ended — reads and appends through
+ * the one queue and the one state this class keeps private; split, they would have to share both.
  */
 import type { Json, JsonObject } from '../canonical/json.js';
 import type { StepInput } from '../record/input.js';
@@ -15,8 +19,8 @@ import { FORMAT_V2, type GenesisV2, type RunIdentity, type StepRecordV2 } from '
 import { StepchainError } from '../errors.js';
 import type { AppendResult, Journal } from '../store/types.js';
 import { RuntimeError } from './errors.js';
-import { emptyState, foldRecord, pendingOf, type Effect, type ModelCall, type RunState } from '../record/run-state.js';
-import { errorValue, toJournalValue } from './value.js';
+import { emptyState, foldRecord, intentKey, pendingOf, RESOLUTION_DECISIONS, type Effect, type ModelCall, type ResolutionDecision, type RunState } from '../record/run-state.js';
+import { errorValue, outcomeValue, toJournalValue } from './value.js';
 
 /**
  * How many times an outcome is appended with `after` before the last try goes without it: each HEAD_MOVED
@@ -56,14 +60,57 @@ export interface BeginToolOptions {
   summary?: string;
   /** A durable id for the effect (default a random UUID); its started record's step_id. */
   id?: string;
+  /** The effect this one retries (recorded as `meta.retry_of`); default: the matching effect resolved with `retry`, if any (RUNS.md §5). */
+  retryOf?: string;
   meta?: Record<string, unknown>;
+}
+
+/** How a pending effect (outcome unknown) is resolved (RUNS.md §5). */
+export type EffectDecision =
+  /** It did not happen, or may be repeated: recorded as failed; the next effect with its call id, key or intent names it as retried. */
+  | { retry: true }
+  /** It happened, with this result: recorded as completed. */
+  | { done: true; result?: unknown }
+  /** Given up: recorded as failed; nothing will repeat it. */
+  | { abandon: true }
+  /** Undone by a compensating action (optionally the id of the effect that compensated it): recorded as failed. */
+  | { compensated: true; compensation?: string };
+
+export interface ResolveOptions {
+  /** Why: what was checked (the provider's dashboard, a log), for an auditor. Required. */
+  reason: string;
+  /** Who or what decided: a person, a policy (default "caller"). */
+  by?: string;
+}
+
+export interface CompleteOptions {
+  /** Complete although effects are pending: their ids are recorded as `meta.unresolved` (default false: EFFECT_PENDING). */
+  leavePending?: boolean;
 }
 
 export interface ContinuationPoint {
   /** The last seq where nothing was in flight, or null when the run has no such point. */
   seq: number | null;
-  /** The records 0..seq. */
-  steps: StepRecord[];
+  /** The records 0..seq, typed as the run format's (read `.kind` without a cast). */
+  steps: StepRecordV2[];
+}
+
+/** The refusal to begin what would repeat `pending` (RUNS.md §5). */
+function pendingError(runId: string, pending: Effect, asked: string): RuntimeError {
+  const key = pending.idempotencyKey === null ? '' : `, idempotency key ${JSON.stringify(pending.idempotencyKey)}`;
+  const call = pending.callId === null ? '' : `, call id ${JSON.stringify(pending.callId)}`;
+  const error = new RuntimeError('EFFECT_PENDING', `run ${runId}: ${JSON.stringify(asked)} would repeat effect ${pending.id} (${JSON.stringify(pending.tool ?? '?')} at seq ${pending.seq}${call}${key}), whose outcome is unknown`, {
+    location: { seq: pending.seq },
+    hint: `check with the tool's provider whether it happened, then resolve it: run.resolveEffect(${JSON.stringify(pending.id)}, { retry } | { done, result } | { abandon }, { reason }) or stepchain effect resolve <journal> ${pending.id} (--retry | --done --result JSON | --abandon) --reason TEXT`,
+  });
+  error.pendingEffect = pending.id;
+  return error;
+}
+
+function decisionOf(d: EffectDecision): ResolutionDecision {
+  const given = d === null || typeof d !== 'object' ? [] : RESOLUTION_DECISIONS.filter((k) => k in d && (d as Record<string, unknown>)[k === 'done' ? 'done' : k] === true);
+  if (given.length !== 1) throw optionError('resolveEffect needs exactly one decision: { retry: true }, { done: true, result }, { abandon: true } or { compensated: true }');
+  return given[0]!;
 }
 
 export function optionError(message: string): RuntimeError {
@@ -82,6 +129,12 @@ export interface ModelCallHandle {
 export interface EffectHandle {
   readonly id: string;
   readonly seq: number;
+  /**
+   * `completed` when beginTool found an effect that completed under the same idempotency key: this is that
+   * effect, `result` its recorded result, and the tool must not run again (RUNS.md §5). Else `started`.
+   */
+  readonly status: 'started' | 'completed';
+  readonly result?: Json;
   annotate(notes: { idempotencyKey?: string; summary?: string }): Promise<AppendResult>;
   complete(result?: unknown): Promise<AppendResult>;
   fail(error: unknown): Promise<AppendResult>;
@@ -110,6 +163,8 @@ export class Run {
   private readonly begun = new Map<string, { input: Json; model: Json; prompt: Json; tool_call: Json }>();
   /** The queue: the last write or read asked for; each starts when the one before it has settled. */
   private last: Promise<unknown> = Promise.resolve();
+  /** Effects this Run began: in flight here, so a same-intent call beside them is not a repeat of an unknown outcome. */
+  private readonly mine = new Set<string>();
 
   constructor(journal: Journal) {
     if (journal.genesis.format !== FORMAT_V2) {
@@ -187,10 +242,12 @@ export class Run {
    * step is appended after the last seq folded, and when another writer appended meanwhile (HEAD_MOVED)
    * the Run reads what it lacks and decides again.
    */
-  private async checked(decide: () => RunStep): Promise<AppendResult> {
+  private async checked(decide: () => RunStep): Promise<AppendResult>;
+  private async checked(decide: () => RunStep | Effect): Promise<AppendResult | Effect>;
+  private async checked(decide: () => RunStep | Effect): Promise<AppendResult | Effect> {
     let current = false;
     for (let tries = 1; ; tries++) {
-      let step: RunStep;
+      let step: RunStep | Effect;
       try {
         step = decide();
       } catch (e) {
@@ -199,6 +256,8 @@ export class Run {
         current = true;
         continue;
       }
+      // An effect that completed under the key asked for: an outcome never changes, so no read can undo this.
+      if (!('kind' in step)) return step;
       try {
         return await this.appendOwn(step, tries <= CONDITIONAL_TRIES ? this.state.lastSeq : undefined);
       } catch (e) {
@@ -209,9 +268,20 @@ export class Run {
     }
   }
 
-  /** Appends one v2 record (kind, ref, content) in turn and folds it in. */
+  /** Appends one v2 record (kind, ref, content) in turn and folds it in; refused (RUN_ENDED) once the run has ended. */
   record(step: RunStep): Promise<AppendResult> {
-    return this.inTurn(() => this.appendOwn(step));
+    return this.inTurn(() => this.checked(() => {
+      this.refuseEnded(step.kind);
+      return step;
+    }));
+  }
+
+  /** RUN_ENDED when the state read so far has the run's run.completed or run.failed. */
+  private refuseEnded(what: string): void {
+    if (this.state.status === 'running') return;
+    throw new RuntimeError('RUN_ENDED', `run ${this.runId} has ${this.state.status} (its run.${this.state.status} record); nothing more is appended to it (asked: ${what})`, {
+      hint: 'start a new run (startRun), with parentRunId naming this one to continue its work',
+    });
   }
 
   async beginModel(options: BeginModelOptions = {}): Promise<ModelCallHandle> {
@@ -250,19 +320,58 @@ export class Run {
     });
   }
 
+  /**
+   * Records a tool's intent before it runs (§11.3) — unless that would repeat an effect of unknown outcome
+   * (RUNS.md §5): a pending effect with the same call id, idempotency key, or tool and arguments (one this Run
+   * did not begin) is refused with EFFECT_PENDING naming it; resolve it first (resolveEffect). An effect that
+   * completed under the same idempotency key is returned instead of a new one (status `completed`, its result).
+   */
   async beginTool(options: BeginToolOptions): Promise<EffectHandle> {
     if (options === null || typeof options !== 'object' || typeof options.name !== 'string' || options.name.length === 0) {
       throw optionError('beginTool needs { name: the tool\'s name, args }');
     }
-    const call: Record<string, Json> = { name: options.name, arguments: toJournalValue(options.args, { field: 'tool_call/arguments' }) };
+    const args = toJournalValue(options.args, { field: 'tool_call/arguments' });
+    const call: Record<string, Json> = { name: options.name, arguments: args };
     if (options.callId !== undefined) call.call_id = options.callId;
     if (options.idempotencyKey !== undefined) call.idempotency_key = options.idempotencyKey;
     if (options.summary !== undefined) call.summary = options.summary;
-    const step: RunStep = { kind: 'tool.started', tool_call: call };
-    if (options.id !== undefined) step.step_id = options.id;
-    if (options.meta !== undefined) step.meta = toJournalValue(options.meta, { field: 'meta' });
-    const at = await this.record(step);
+    const meta = options.meta === undefined ? undefined : (toJournalValue(options.meta, { field: 'meta' }) as JsonObject);
+    const intent = intentKey(options.name, args);
+    const at = await this.inTurn(() => this.checked(() => {
+      this.refuseEnded('tool.started');
+      const step: RunStep = { kind: 'tool.started', tool_call: call };
+      if (options.id !== undefined) step.step_id = options.id;
+      const matches = [
+        options.idempotencyKey === undefined ? undefined : this.state.effects.get(this.state.byKey.get(options.idempotencyKey) ?? ''),
+        options.callId === undefined ? undefined : this.state.effects.get(this.state.byCallId.get(options.callId) ?? ''),
+        this.state.effects.get(this.state.byIntent.get(intent) ?? ''),
+      ];
+      const [byKey, byCall, byIntent] = matches;
+      // The same record asked for again (its caller's step_id): the store's idempotent retry answers it.
+      if (options.id !== undefined && matches.some((e) => e?.id === options.id)) {
+        if (meta !== undefined) step.meta = meta;
+        return step;
+      }
+      if (byKey?.status === 'completed') return byKey;
+      const pending = byKey?.status === 'started' ? byKey : byCall?.status === 'started' ? byCall : byIntent?.status === 'started' && !this.mine.has(byIntent.id) ? byIntent : undefined;
+      if (pending !== undefined) throw pendingError(this.runId, pending, options.name);
+      const retried = options.retryOf ?? matches.find((e) => e?.resolution?.decision === 'retry' && !this.retried(e.id))?.id;
+      const m: JsonObject = { ...(meta ?? {}) };
+      if (retried !== undefined) m.retry_of = retried;
+      if (Object.keys(m).length > 0) step.meta = m;
+      return step;
+    }));
+    if (!('step_hash' in at)) {
+      return { ...this.effect(at.id, at.seq), status: 'completed', result: at.result };
+    }
+    this.mine.add(at.step_id);
     return this.effect(at.step_id, at.seq);
+  }
+
+  /** Whether an effect was already retried by a later one (its retry_of), so a second match does not name it again. */
+  private retried(id: string): boolean {
+    for (const e of this.state.effects.values()) if (e.retryOf === id) return true;
+    return false;
   }
 
   /** The handle of an effect begun earlier (in this process or another): to record its outcome. */
@@ -270,6 +379,7 @@ export class Run {
     return {
       id,
       seq,
+      status: 'started',
       annotate: (notes) => this.annotate(id, notes),
       complete: (result) => this.endTool(id, { result }),
       fail: (error) => this.endTool(id, { error }),
@@ -279,13 +389,55 @@ export class Run {
   /** Records a tool effect's outcome by id: `{ result }` for completed, `{ error }` for failed. */
   async endTool(id: string, outcome: { result?: unknown; error?: unknown }): Promise<AppendResult> {
     const failed = 'error' in outcome && outcome.error !== undefined;
-    const result = failed ? null : toJournalValue(outcome.result, { field: 'result' });
-    const failure = failed ? errorValue(outcome.error) : null;
-    return this.end(id, 'tool', (begun) => {
-      const step: RunStep = { kind: failed ? 'tool.failed' : 'tool.completed', ref: id, tool_call: begun.tool_call, result };
-      if (failure !== null) step.error = failure;
+    // What the tool returned stands whatever it holds: a part JSON cannot represent is recorded as a
+    // marker, listed in meta.unrepresentable (§11.6), never turned into a failure after the fact.
+    const converted = failed ? outcomeValue(outcome.error, 'error') : outcomeValue(outcome.result, 'result');
+    const failure = failed ? errorValue(converted.value) : null;
+    try {
+      return await this.end(id, 'tool', (begun) => {
+        const step: RunStep = { kind: failed ? 'tool.failed' : 'tool.completed', ref: id, tool_call: begun.tool_call, result: failed ? null : converted.value };
+        if (failure !== null) step.error = failure;
+        if (converted.unrepresentable.length > 0) step.meta = { unrepresentable: converted.unrepresentable as unknown as Json };
+        return step;
+      });
+    } finally {
+      this.mine.delete(id);
+    }
+  }
+
+  /**
+   * Records the decision that resolves a pending effect, one whose outcome is unknown (RUNS.md §5): its outcome
+   * record, `tool.completed` for `done` (with the result given) or `tool.failed` (error EffectResolved) for
+   * `retry`, `abandon` and `compensated`, carrying `meta.resolution` {decision, by, reason}. Allowed after the
+   * run ended (a decision taken later about an effect left pending). EFFECT_NOT_PENDING when it has an outcome.
+   */
+  async resolveEffect(id: string, decision: EffectDecision, options: ResolveOptions): Promise<AppendResult> {
+    const chosen = decisionOf(decision);
+    if (options === null || typeof options !== 'object' || typeof options.reason !== 'string' || options.reason.trim() === '') {
+      throw optionError('resolveEffect needs { reason: why this decision (what was checked) }');
+    }
+    const by = options.by ?? 'caller';
+    if (typeof by !== 'string' || by === '') throw optionError('resolveEffect: by must be a non-empty string');
+    const resolution: JsonObject = { decision: chosen, by, reason: options.reason };
+    if ('compensated' in decision && decision.compensation !== undefined) resolution.compensation = decision.compensation;
+    const done = 'done' in decision;
+    const converted = done ? outcomeValue(decision.result, 'result') : { value: null, unrepresentable: [] };
+    return this.inTurn(() => this.checked(() => {
+      const e = this.state.effects.get(id);
+      if (e !== undefined && e.status !== 'started') {
+        throw new RuntimeError('EFFECT_NOT_PENDING', `effect ${JSON.stringify(id)} of run ${this.runId} is not pending: it ${e.status} at seq ${e.endSeq}`, {
+          location: { seq: e.endSeq ?? e.seq }, hint: 'only an effect with no outcome (effect list --pending) is resolved',
+        });
+      }
+      this.pendingEffect(id, 'tool');
+      const begun = this.begun.get(id) ?? { tool_call: null };
+      const meta: JsonObject = { resolution };
+      if (converted.unrepresentable.length > 0) meta.unrepresentable = converted.unrepresentable as unknown as Json;
+      const step: RunStep = done
+        ? { kind: 'tool.completed', ref: id, tool_call: begun.tool_call, result: converted.value, meta }
+        : { kind: 'tool.failed', ref: id, tool_call: begun.tool_call, error: { name: 'EffectResolved', message: `outcome unknown; resolved: ${chosen} (by ${by}): ${options.reason}` }, meta };
       return step;
-    });
+    }));
   }
 
   private annotate(id: string, notes: { idempotencyKey?: string; summary?: string }): Promise<AppendResult> {
@@ -317,10 +469,16 @@ export class Run {
 
   private end(id: string, what: 'tool' | 'model', build: (begun: { input: Json; model: Json; prompt: Json; tool_call: Json }) => RunStep): Promise<AppendResult> {
     return this.inTurn(() => this.checked(() => {
+      this.refuseEnded(`the outcome of ${id}`);
       if (what === 'tool') this.pendingEffect(id, 'tool');
       else this.pendingEffect(id, 'model');
       return build(this.begun.get(id) ?? { input: null, model: null, prompt: null, tool_call: null });
     }));
+  }
+
+  /** Pending effects this Run did not begin: their process may have died mid-tool (from the state already read). */
+  unknownOutcomes(): Effect[] {
+    return pendingOf(this.state).filter((e) => !this.mine.has(e.id));
   }
 
   /** Every tool effect with no outcome, in seq order: the "outcome unknown after a crash" list. */
@@ -342,8 +500,9 @@ export class Run {
   continuationPoint(): Promise<ContinuationPoint> {
     return this.inTurn(async () => {
       const { continuation } = await this.catchUp();
-      const steps: StepRecord[] = [];
-      if (continuation !== null) for await (const r of this.journal.read({ from: 0, to: continuation })) steps.push(r);
+      const steps: StepRecordV2[] = [];
+      // A run journal holds v2 records only (its genesis is stepchain/v2; a verifier refuses anything else).
+      if (continuation !== null) for await (const r of this.journal.read({ from: 0, to: continuation })) if (r.v === 2) steps.push(r);
       return { seq: continuation, steps };
     });
   }
@@ -353,12 +512,37 @@ export class Run {
     return (await this.refresh()).status;
   }
 
-  async complete(result?: unknown): Promise<AppendResult> {
-    return this.record({ kind: 'run.completed', result: toJournalValue(result, { field: 'result' }) });
+  /**
+   * Records run.completed. Refused (EFFECT_PENDING) while effects are pending — their outcome is unknown —
+   * unless `leavePending`, which records their ids as `meta.unresolved` (RUNS.md §5). RUN_ENDED once ended.
+   */
+  async complete(result?: unknown, options: CompleteOptions = {}): Promise<AppendResult> {
+    const value = toJournalValue(result, { field: 'result' });
+    return this.inTurn(() => this.checked(() => {
+      this.refuseEnded('run.completed');
+      const pending = pendingOf(this.state);
+      const step: RunStep = { kind: 'run.completed', result: value };
+      if (pending.length > 0) {
+        if (options.leavePending !== true) {
+          const list = pending.map((e) => `${e.id} (${JSON.stringify(e.tool ?? '?')}, seq ${e.seq})`).join(', ');
+          throw new RuntimeError('EFFECT_PENDING', `run ${this.runId} has ${pending.length} effect${pending.length === 1 ? '' : 's'} of unknown outcome: ${list}`, {
+            location: { seq: pending[0]!.seq },
+            hint: 'resolve each (run.resolveEffect, or stepchain effect resolve), or complete with { leavePending: true } to record them as unresolved',
+          });
+        }
+        step.meta = { unresolved: pending.map((e) => e.id) };
+      }
+      return step;
+    }));
   }
 
+  /** Records run.failed (allowed with effects pending: a failed run says nothing of their outcome). RUN_ENDED once ended. */
   async fail(error: unknown): Promise<AppendResult> {
-    return this.record({ kind: 'run.failed', error: errorValue(error) });
+    const failure = errorValue(error);
+    return this.inTurn(() => this.checked(() => {
+      this.refuseEnded('run.failed');
+      return { kind: 'run.failed', error: failure };
+    }));
   }
 
   /** Closes the journal once the writes asked for before it are written. */

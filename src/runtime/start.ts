@@ -10,6 +10,17 @@ import { RuntimeError } from './errors.js';
 import { optionError, Run } from './run.js';
 import { toJournalValue } from './value.js';
 
+/**
+ * The run whose recorded tool is executing, if any: set by the effect runner (effects.ts, which holds the
+ * AsyncLocalStorage), so this module and the types it exports need nothing Node-only.
+ */
+let enclosingRun: () => string | undefined = () => undefined;
+
+/** @internal Called once by effects.ts. */
+export function setEnclosingRun(find: () => string | undefined): void {
+  enclosingRun = find;
+}
+
 /** A run id: a journal id in every store and a genesis journal_id (FORMAT §11.1). */
 const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
@@ -17,7 +28,7 @@ export interface StartRunOptions {
   /** Default: a random UUID. Reusing a run id the store holds is refused (RUN_EXISTS). */
   runId?: string;
   conversationId?: string;
-  /** The orchestrator's run, for a delegated sub-agent. */
+  /** The orchestrator's run, for a delegated sub-agent. Default: inside a recorded tool's body (runEffect), the tool's run. */
   parentRunId?: string;
   agent?: string;
   /** user, session, environment…: fixed at creation, covered by the genesis hash. */
@@ -52,7 +63,10 @@ export async function startRun(store: Store, options: StartRunOptions = {}): Pro
   if (typeof runId !== 'string' || !RUN_ID.test(runId) || runId.includes('..')) {
     throw optionError(`run id ${JSON.stringify(runId)} must be 1–128 characters from [A-Za-z0-9._-] starting with a letter or digit, without ".."`);
   }
-  const create: CreateOptions = { journalId: runId, run: runIdentity(options) };
+  // A run started inside a recorded tool (an agent used as a tool) is that tool's run's child.
+  const inside = options.parentRunId === undefined ? enclosingRun() : undefined;
+  const identity = inside !== undefined ? { ...options, parentRunId: inside } : options;
+  const create: CreateOptions = { journalId: runId, run: runIdentity(identity) };
   if (options.createdAt !== undefined) create.createdAt = options.createdAt;
   if (options.segmentBytes !== undefined) create.segmentBytes = options.segmentBytes;
   if (options.blobThreshold !== undefined) create.blobThreshold = options.blobThreshold;
@@ -71,14 +85,30 @@ export async function startRun(store: Store, options: StartRunOptions = {}): Pro
   return run;
 }
 
-/** Opens an existing run to continue it (or, readOnly, to inspect it): its pending effects and continuation point are read from the journal. */
-export async function resumeRun(store: Store, runId: string, options: { readOnly?: boolean } = {}): Promise<Run> {
+/**
+ * Opens an existing run to continue it (or, readOnly, to inspect it): its pending effects and continuation
+ * point are read from the journal — once it verifies (`verify`, default true: the chain, its blobs and the
+ * store's own files; a journal that does not is refused with RUN_INVALID, so a tampered run is never
+ * resumed). `verify: false` skips that pass for a caller that just verified it.
+ */
+export async function resumeRun(store: Store, runId: string, options: { readOnly?: boolean; verify?: boolean } = {}): Promise<Run> {
   let journal: Journal;
   try {
     journal = await store.open(runId, { readOnly: options.readOnly === true });
   } catch (e) {
     if (e instanceof StepchainError && e.code === 'JOURNAL_NOT_FOUND') throw new RuntimeError('RUN_NOT_FOUND', `no run ${JSON.stringify(runId)} in this store`, { hint: 'list the runs with store.list({})', cause: e });
     throw e;
+  }
+  if (options.verify !== false) {
+    const report = await journal.verify();
+    if (!report.ok) {
+      await journal.close();
+      const first = report.problems[0];
+      throw new RuntimeError('RUN_INVALID', `run ${JSON.stringify(runId)} does not verify (${report.problems.length} problem${report.problems.length === 1 ? '' : 's'}, first: ${first?.code ?? '?'}${first?.location.seq !== undefined ? ` at seq ${first.location.seq}` : ''}): not resumed`, {
+        hint: 'stepchain verify <journal> names each problem; resume from a copy that verifies, or resumeRun(store, id, { verify: false }) to read it anyway',
+        ...(first?.location.seq !== undefined ? { location: { seq: first.location.seq } } : {}),
+      });
+    }
   }
   const run = Run.of(journal);
   await run.refresh();

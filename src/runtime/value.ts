@@ -42,14 +42,42 @@ function setMember(out: Record<string, Json>, key: string, value: Json): void {
   else out[key] = value;
 }
 
+/** Where an outcome's value held something JSON cannot represent, and what: one entry of `meta.unrepresentable` (§11.6). */
+export interface Unrepresentable {
+  path: string;
+  what: string;
+}
+
+/** The marker an unrepresentable part of an outcome is recorded as (§11.6): plain data, listed in meta.unrepresentable. */
+export interface UnrepresentableMarker {
+  unrepresentable: string;
+}
+
 /** One conversion: the field it is for, the options, and the objects being walked (to find cycles). */
 class Converter {
   private readonly stack: object[] = [];
-  constructor(private readonly field: string, private readonly options: JournalValueOptions) {}
+  /** Set when converting an outcome: each unrepresentable part is replaced by a marker and listed here. */
+  readonly replaced: Unrepresentable[] | null;
+  constructor(private readonly field: string, private readonly options: JournalValueOptions, lenient = false) {
+    this.replaced = lenient ? [] : null;
+  }
 
   fail(path: Path, what: string, hint: string): never {
     const at = pointer([this.field, ...path]);
+    if (this.replaced !== null) throw new Replace(at, what);
     throw new RuntimeError('VALUE_UNREPRESENTABLE', `${at} is ${what}, which JSON cannot represent`, { location: { path: at }, hint });
+  }
+
+  /** walk, with an unrepresentable part replaced by its marker when lenient. */
+  convert(v: unknown, path: Path): Json | undefined {
+    if (this.replaced === null) return this.walk(v, path);
+    try {
+      return this.walk(v, path);
+    } catch (e) {
+      if (!(e instanceof Replace) || e.at !== pointer([this.field, ...path])) throw e;
+      this.replaced.push({ path: e.at, what: e.what });
+      return { unrepresentable: e.what };
+    }
   }
 
   /** The JSON of v, or undefined where v is undefined (the member is dropped). */
@@ -90,19 +118,23 @@ class Converter {
   }
 
   private container(o: object, path: Path): Json {
-    if (Array.isArray(o)) return o.map((item, i) => this.walk(item, [...path, i]) ?? null);
-    if (o instanceof Set) return [...o].map((item, i) => this.walk(item, [...path, i]) ?? null);
+    if (Array.isArray(o)) return o.map((item, i) => this.convert(item, [...path, i]) ?? null);
+    if (o instanceof Set) return [...o].map((item, i) => this.convert(item, [...path, i]) ?? null);
     if (o instanceof Map) {
       const out: Record<string, Json> = {};
       for (const [k, item] of o) {
         if (typeof k !== 'string') return this.fail([...path, String(k)], 'a Map with a key that is not a string', 'convert the keys to strings first');
-        const w = this.walk(item, [...path, k]);
+        const w = this.convert(item, [...path, k]);
         if (w !== undefined) setMember(out, k, w);
       }
       return out;
     }
     if (o instanceof Error) return this.error(o, path);
-    if (Object.getOwnPropertySymbols(o).length > 0) return this.fail(path, 'an object with symbol-keyed members', 'copy the members you want into a plain object');
+    if (Object.getOwnPropertySymbols(o).length > 0) {
+      const proto = Object.getPrototypeOf(o) as { constructor?: { name?: unknown } } | null;
+      const cls = typeof proto?.constructor?.name === 'string' && proto.constructor.name !== 'Object' ? ` (an instance of ${proto.constructor.name})` : '';
+      return this.fail(path, `an object with symbol-keyed members${cls}`, 'copy the members you want into a plain object');
+    }
     const json = (o as { toJSON?: unknown }).toJSON;
     if (typeof json === 'function' && Object.getPrototypeOf(o) !== Object.prototype) return this.walk((json as () => unknown).call(o), path) ?? null;
     return this.members(o as Record<string, unknown>, Object.keys(o), path, {});
@@ -110,7 +142,7 @@ class Converter {
 
   private members(o: Record<string, unknown>, keys: string[], path: Path, out: Record<string, Json>): Record<string, Json> {
     for (const k of keys) {
-      const w = this.walk(o[k], [...path, k]);
+      const w = this.convert(o[k], [...path, k]);
       if (w !== undefined) setMember(out, k, w);
     }
     return out;
@@ -121,12 +153,17 @@ class Converter {
     const own = Object.keys(e).filter((k) => k !== 'name' && k !== 'message' && k !== 'stack');
     const out = this.members(e as unknown as Record<string, unknown>, own, path, { name: e.name, message: e.message });
     if (e.cause !== undefined && !('cause' in out)) {
-      const w = this.walk(e.cause, [...path, 'cause']);
+      const w = this.convert(e.cause, [...path, 'cause']);
       if (w !== undefined) out.cause = w;
     }
     if (this.options.errorStack === true && typeof e.stack === 'string') out.stack = e.stack;
     return out;
   }
+}
+
+/** Thrown inside a lenient conversion, caught where the part it names is converted. */
+class Replace {
+  constructor(readonly at: string, readonly what: string) {}
 }
 
 function bytesValue(o: ArrayBuffer | ArrayBufferView): BytesValue {
@@ -140,6 +177,18 @@ function bytesValue(o: ArrayBuffer | ArrayBufferView): BytesValue {
  */
 export function toJournalValue(value: unknown, options: JournalValueOptions = {}): Json {
   return new Converter(options.field ?? 'value', options).walk(value, []) ?? null;
+}
+
+/**
+ * Converts an outcome — what a tool returned or threw, which happened whatever its value holds — by the
+ * same rule, except that each part JSON cannot represent is replaced by `{"unrepresentable": what}` and
+ * listed (JSON Pointer and what) for the record's `meta.unrepresentable` (§11.6), instead of refusing the
+ * record. A caller keeps the real value; only the journal's copy holds markers.
+ */
+export function outcomeValue(value: unknown, field: string): { value: Json; unrepresentable: Unrepresentable[] } {
+  const converter = new Converter(field, {}, true);
+  const v = converter.convert(value, []) ?? null;
+  return { value: v, unrepresentable: converter.replaced ?? [] };
 }
 
 /** An error (or anything thrown) as the `error` member of a failed record: an object with name and message. */

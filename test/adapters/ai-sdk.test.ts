@@ -214,24 +214,27 @@ describe.each(STORES)('on the %s', (_name, makeStore) => {
       expect((rs[2] as unknown as { error: unknown }).error).toMatchObject({ message: 'user stop' });
     });
 
-    test('a tool result JSON cannot represent is refused with a coded error naming the field, and recorded as the effect error', async () => {
+    test('a tool result JSON cannot represent stays a success: the SDK gets the real value, the journal a marker in its place (RUNS.md §6)', async () => {
       const run = await noTools('ai-fail-value');
-      const cyclic: Record<string, unknown> = { a: 1 };
+      // (A function in a result the SDK itself cannot take: it clones results. test/runtime/resolve.test.ts has those.)
+      const cyclic: Record<string, unknown> = { a: 1, ratio: Number.NaN };
       cyclic['self'] = cyclic;
       const tools = recordTools(run, { loop: tool({ inputSchema: z.object({}), execute: async () => cyclic }) });
       const mock = new MockLanguageModelV3({ doGenerate: [
         { content: [{ type: 'tool-call', toolCallId: 'c1', toolName: 'loop', input: '{}' }], finishReason: { unified: 'tool-calls', raw: undefined }, usage: usage(1, 1), warnings: [] },
       ] });
       const res = await generateText({ model: wrapLanguageModel({ model: mock, middleware: stepchainMiddleware(run) }), tools, prompt: 'x', maxRetries: 0 });
-      const toolError = res.steps[0]!.content.find((p) => p.type === 'tool-error') as { error: { code?: string; message: string } } | undefined;
-      expect(toolError?.error.code).toBe('VALUE_UNREPRESENTABLE');
-      expect(toolError?.error.message).toContain('/result/self');
+      expect(res.steps[0]!.content.some((p) => p.type === 'tool-error')).toBe(false);
+      const toolResult = res.steps[0]!.content.find((p) => p.type === 'tool-result') as { output: Record<string, unknown> } | undefined;
+      expect(toolResult?.output.a).toBe(1);
+      expect(toolResult?.output.ratio).toBeNaN();
+      expect(toolResult?.output.self).toBe(toolResult?.output);
       const effects = await run.effects();
-      expect(effects.map((e) => e.status)).toEqual(['failed']);
+      expect(effects.map((e) => e.status)).toEqual(['completed']);
+      expect(effects[0]!.result).toEqual({ a: 1, ratio: { unrepresentable: 'the number NaN' }, self: { unrepresentable: 'a reference back to an enclosing value (a cycle)' } });
       expect(await run.pendingEffects()).toEqual([]);
     });
   });
-
 });
 
 export type { LanguageModelMiddleware };

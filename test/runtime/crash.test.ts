@@ -83,7 +83,7 @@ describe.each(STORES)('on the %s', (_name, make) => {
         for (const e of pending) {
           expect(e.status).toBe('started');
           expect(e.tool).toBe('send_email');
-          expect(e.idempotencyKey).toMatch(/^mail-\d+$/);
+          expect(e.idempotencyKey).toMatch(/^mail-\d+-\d+$/);
           expect(continuation === null || continuation < e.seq).toBe(true);
         }
         // Pending effects of earlier rounds stay pending: a resumed agent does not silently finish or re-run them.

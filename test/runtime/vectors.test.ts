@@ -27,6 +27,8 @@ interface RunsCase {
     continuation: number | null;
     status: string;
     anomalies: { seq: number; code: string }[];
+    resolutions?: Record<string, unknown>;
+    retry_of?: Record<string, string>;
   };
 }
 
@@ -80,5 +82,10 @@ describe('runs.json: chains, and what a run reader derives from them (FORMAT.md 
     expect(state.continuation).toBe(c.run.continuation);
     expect(state.status).toBe(c.run.status);
     expect(state.anomalies.map((a) => ({ seq: a.seq, code: a.code }))).toEqual(c.run.anomalies);
+    // RUNS.md §5 cases: each effect's decision and the effect it retries.
+    if (c.run.resolutions !== undefined) {
+      expect(Object.fromEntries([...state.effects.values()].filter((e) => e.resolution !== null).map((e) => [e.id, e.resolution]))).toEqual(c.run.resolutions);
+      expect(Object.fromEntries([...state.effects.values()].filter((e) => e.retryOf !== null).map((e) => [e.id, e.retryOf]))).toEqual(c.run.retry_of);
+    }
   });
 });

@@ -5,6 +5,7 @@
  * stepchain API; `ai` is an optional peer dependency, needed only by whoever imports this entry.
  */
 export { stepchainMiddleware } from './middleware.js';
-export { recordTools } from './tools.js';
+export { recordTools, type RecordToolsOptions } from './tools.js';
+export { resumeMessages } from './resume.js';
 export { replayModel, replayTools, type ReplayModelOptions } from './replay.js';
 export type { AdapterRun } from './run.js';

@@ -7,7 +7,7 @@
 import type { LanguageModelMiddleware } from 'ai';
 import type { ModelCallHandle } from '../../index.js';
 import { answerOf, awaitedCalls, requestFields, type ModelAnswer } from './request.js';
-import { recordedToolNames, type AdapterRun } from './run.js';
+import { recordedToolNames, throwRefusal, type AdapterRun } from './run.js';
 import { recordStream } from './stream.js';
 
 async function settle(run: AdapterRun, call: ModelCallHandle, answer: ModelAnswer): Promise<void> {
@@ -34,6 +34,7 @@ export function stepchainMiddleware(run: AdapterRun): LanguageModelMiddleware {
   return {
     specificationVersion: 'v3',
     async wrapGenerate({ doGenerate, params, model }) {
+      throwRefusal(run);
       const call = await run.beginModel(requestFields(model, params));
       let result: Awaited<ReturnType<typeof doGenerate>>;
       try {
@@ -46,6 +47,7 @@ export function stepchainMiddleware(run: AdapterRun): LanguageModelMiddleware {
       return result;
     },
     async wrapStream({ doStream, params, model }) {
+      throwRefusal(run);
       const call = await run.beginModel(requestFields(model, params));
       let result: Awaited<ReturnType<typeof doStream>>;
       try {

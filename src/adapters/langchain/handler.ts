@@ -11,7 +11,7 @@ import type { Serialized } from '@langchain/core/load/serializable';
 import type { BaseMessage } from '@langchain/core/messages';
 import type { ChatGeneration, Generation, LLMResult } from '@langchain/core/outputs';
 import type { ChainValues } from '@langchain/core/utils/types';
-import { RuntimeError, startRun, toJournalValue, type EffectHandle, type ModelCallHandle, type Run, type Store } from '../../index.js';
+import { beginEffect, RuntimeError, startRun, toJournalValue, type EffectClass, type EffectHandle, type ModelCallHandle, type Run, type Store } from '../../index.js';
 import { messageValue, plainValue, toolArgs } from './values.js';
 
 export interface StepchainCallbackOptions {
@@ -33,6 +33,14 @@ export interface StepchainCallbackOptions {
    * the same; `'langchain'` uses the LangChain run id, to match records with LangChain traces.
    */
   stepIds?: 'sequential' | 'langchain';
+  /**
+   * What kind of effect each tool has (by tool name), deciding what happens when a call would repeat an
+   * effect of unknown outcome in the run (RUNS.md §5): read-only and idempotent ones are retried,
+   * compensatable ones compensated first; undeclared tools are irreversible: the call is refused
+   * (EFFECT_PENDING, raised into LangChain). An idempotent tool's key is recorded with its intent; a key
+   * whose effect completed refuses the call (EFFECT_EXISTS): a callback cannot hand LangChain a result.
+   */
+  effects?: Record<string, EffectClass>;
 }
 
 /** One stepchain run and the queue its records go through, so they are appended in the order LangChain reported them. */
@@ -201,7 +209,14 @@ export class StepchainCallbackHandler extends BaseCallbackHandler {
     const slot = this.slotFor(runId, parentRunId, parentRunId === undefined || !this.owners.has(parentRunId));
     const name = runName ?? (tool as { name?: string })?.name ?? tool?.id?.at(-1) ?? 'tool';
     const id = this.stepId(slot, 'tool', runId);
-    const effect = this.enqueue(slot, (run) => run.beginTool({ id, name, args: toolArgs(input), ...(toolCallId === undefined ? {} : { callId: toolCallId }) }));
+    const effectClass = this.options.effects?.[name];
+    const effect = this.enqueue(slot, async (run) => {
+      const begun = await beginEffect(run, { id, name, args: toolArgs(input), ...(toolCallId === undefined ? {} : { callId: toolCallId }) }, effectClass);
+      if (begun.status === 'completed') {
+        throw new RuntimeError('EFFECT_EXISTS', `tool ${JSON.stringify(name)}: its idempotency key belongs to effect ${begun.id} (seq ${begun.seq}), which completed: not run again`, { location: { seq: begun.seq } });
+      }
+      return begun;
+    });
     this.tools.set(runId, effect);
     await effect;
   }

@@ -5,16 +5,23 @@
  * §11). Imports only the public stepchain API; `@openai/agents` is an optional peer dependency, needed only
  * by whoever imports this entry.
  */
-import { startRun, type Run, type Store } from '../../index.js';
+import { startRun, type EffectClass, type Run, type Store } from '../../index.js';
 import { AgentsRecorder } from './recorder.js';
 import type { AdapterRun } from './run.js';
 
 export { AgentsRecorder } from './recorder.js';
+export { resumeInput } from './resume.js';
 export type { AdapterRun } from './run.js';
 
 export interface AgentsRecorderOptions {
   /** Where child runs are created (the store that holds `run`). */
   store: Store;
+  /**
+   * What kind of effect each tool has (by name), deciding what happens to its effect when a crash left its
+   * outcome unknown (RUNS.md §5): read-only and idempotent ones are retried, compensatable ones
+   * compensated first; undeclared tools are irreversible: the call is refused until the effect is resolved.
+   */
+  effects?: Record<string, EffectClass>;
 }
 
 /**
@@ -32,5 +39,5 @@ export function agentsRecorder(run: AdapterRun, options: AgentsRecorderOptions):
       ...(conversationId === undefined ? {} : { conversationId }),
       ...(labels === undefined ? {} : { labels }),
     });
-  });
+  }, options.effects ?? {});
 }

@@ -64,6 +64,8 @@ async function complete(call: ModelCallHandle, response: { output: unknown[]; us
 export interface ModelRouting {
   runFor(): Promise<AdapterRun>;
   readonly recordedTools: ReadonlySet<string>;
+  /** Throws a tool call's refusal as a repeat of an effect of unknown outcome (EFFECT_PENDING), noted since the last model call. */
+  throwRefusal?(): void;
 }
 
 class RecordedModel implements Model {
@@ -74,6 +76,7 @@ class RecordedModel implements Model {
   }
 
   async getResponse(request: ModelRequest): Promise<ModelResponse> {
+    this.routing.throwRefusal?.();
     const call = await (await this.routing.runFor()).beginModel(requestFields(this.name, request));
     let response: ModelResponse;
     try {
@@ -87,6 +90,7 @@ class RecordedModel implements Model {
   }
 
   async *getStreamedResponse(request: ModelRequest): AsyncIterable<StreamEvent> {
+    this.routing.throwRefusal?.();
     const call = await (await this.routing.runFor()).beginModel(requestFields(this.name, request));
     let done: Extract<StreamEvent, { type: 'response_done' }>['response'] | undefined;
     let settled = false;

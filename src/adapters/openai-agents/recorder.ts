@@ -8,23 +8,12 @@
  * off everything is written to the recorder's run.
  */
 import { getCurrentSpan, tool as sdkTool, type FunctionTool, type Model, type ModelProvider, type Span, type Trace, type TracingProcessor } from '@openai/agents';
-import type { EffectHandle, Run } from '../../index.js';
+import { beginEffect, Run, RuntimeError, withEffect, type EffectClass, type EffectHandle } from '../../index.js';
 import { recordModel, recordProvider, type ModelRouting } from './model.js';
 import type { AdapterRun, ChildRunFactory } from './run.js';
 import { SpanTree } from './spans.js';
 
 type Execute = (input: unknown, context?: unknown, details?: { toolCall?: { callId?: string } }) => unknown;
-
-/** An outcome the journal refuses (VALUE_UNREPRESENTABLE, naming the field) is recorded as the effect's error, then thrown. */
-async function completeOrFail(effect: EffectHandle, output: unknown): Promise<void> {
-  try {
-    await effect.complete(output);
-  } catch (refused) {
-    // If this write fails too, the first error is the one worth reporting.
-    await effect.fail(refused).catch(() => undefined);
-    throw refused;
-  }
-}
 
 function parsed(text: string): unknown {
   try {
@@ -36,7 +25,20 @@ function parsed(text: string): unknown {
 
 export class AgentsRecorder implements TracingProcessor {
   private readonly names = new Set<string>();
-  private readonly routing: ModelRouting = { runFor: () => this.currentRun(), recordedTools: this.names };
+  /**
+   * A tool call refused as a repeat of an effect of unknown outcome. The SDK gives a tool's error to the
+   * model as text and goes on; the next model call throws the refusal instead, so the run stops with it.
+   */
+  private refused: Error | undefined;
+  private readonly routing: ModelRouting = {
+    runFor: () => this.currentRun(),
+    recordedTools: this.names,
+    throwRefusal: () => {
+      const error = this.refused;
+      this.refused = undefined;
+      if (error !== undefined) throw error;
+    },
+  };
   private readonly tree = new SpanTree();
   private readonly runs = new Map<string, Promise<AdapterRun>>();
   /** The child runs opened for agent spans, to complete when their span ends. */
@@ -48,7 +50,7 @@ export class AgentsRecorder implements TracingProcessor {
   private readonly children: Run[] = [];
 
   /** `run` takes the writes of the recorder's own agent; a Run keeps each run's writes in call order. */
-  constructor(readonly run: AdapterRun, private readonly childRun: ChildRunFactory) {}
+  constructor(readonly run: AdapterRun, private readonly childRun: ChildRunFactory, private readonly effects: Readonly<Record<string, EffectClass>> = {}) {}
 
   /** `model` recorded; `name` defaults to the model's own `model` field or class name. */
   model(model: Model, name?: string): Model {
@@ -60,7 +62,25 @@ export class AgentsRecorder implements TracingProcessor {
     return recordProvider(provider, this.routing);
   }
 
-  /** The SDK's `tool(options)`, with `execute` recorded as a tool effect. */
+  /**
+   * Begins a tool call's effect under its declared class (RUNS.md §5); a refusal (EFFECT_PENDING) is
+   * noted for the next model call to throw, and thrown.
+   */
+  private async begin(run: AdapterRun, name: string, args: unknown, callId: string | undefined, effectClass: EffectClass | undefined): Promise<EffectHandle> {
+    try {
+      return await beginEffect(run, { name, args, ...(callId === undefined ? {} : { callId }) }, effectClass);
+    } catch (error) {
+      if (error instanceof RuntimeError && error.code === 'EFFECT_PENDING') this.refused ??= error;
+      throw error;
+    }
+  }
+
+  /**
+   * The SDK's `tool(options)`, with `execute` recorded as a tool effect. Its class (the recorder's `effects`,
+   * by tool name: read-only, idempotent with its key, compensatable with its compensation, irreversible: the
+   * default) decides what happens to its effect when a crash left the outcome unknown. Inside `execute`,
+   * `currentEffect()` gives the run and the effect.
+   */
   readonly tool: typeof sdkTool = ((options: { name?: string; execute: Execute }) => {
     const execute = options.execute;
     const made = sdkTool({ ...options, name: options.name ?? execute.name, execute: (input: unknown, context?: unknown, details?: { toolCall?: { callId?: string } }) => recorded(input, context, details) } as Parameters<typeof sdkTool>[0]);
@@ -68,16 +88,18 @@ export class AgentsRecorder implements TracingProcessor {
     this.names.add(name);
     const recorded: Execute = async (input, context, details) => {
       const run = await this.currentRun();
-      const callId = details?.toolCall?.callId;
-      const effect = await run.beginTool({ name, args: input, ...(callId === undefined ? {} : { callId }) });
+      const effect = await this.begin(run, name, input, details?.toolCall?.callId, this.effects[name]);
+      // An idempotent call whose key completed: its recorded result; the tool does not run again.
+      if (effect.status === 'completed') return effect.result;
       let output: unknown;
       try {
-        output = await execute(input, context, details);
+        output = await (run instanceof Run ? withEffect(run, effect, () => execute(input, context, details)) : execute(input, context, details));
       } catch (error) {
         await effect.fail(error);
         throw error;
       }
-      await completeOrFail(effect, output);
+      // What the journal cannot represent is recorded as markers (RUNS.md §6); the SDK gets the real value.
+      await effect.complete(output);
       return output;
     };
     return made;
@@ -88,23 +110,23 @@ export class AgentsRecorder implements TracingProcessor {
    * a tool's error into the text given to the model inside `invoke`; it is recorded as the effect's error
    * when the tool's function span says so (tracing on), else as its result.
    */
-  wrapTool<T extends FunctionTool<any, any, any>>(functionTool: T): T {
+  wrapTool<T extends FunctionTool<any, any, any>>(functionTool: T, effectClass: EffectClass | undefined = this.effects[functionTool.name]): T {
     const invoke = functionTool.invoke;
     this.names.add(functionTool.name);
     const recorded: typeof invoke = async (context, input, details) => {
       const run = await this.currentRun();
-      const callId = details?.toolCall?.callId;
-      const effect = await run.beginTool({ name: functionTool.name, args: parsed(input), ...(callId === undefined ? {} : { callId }) });
+      const effect = await this.begin(run, functionTool.name, parsed(input), details?.toolCall?.callId, effectClass);
+      if (effect.status === 'completed') return effect.result;
       let output: unknown;
       try {
-        output = await invoke.call(functionTool, context, input, details);
+        output = await (run instanceof Run ? withEffect(run, effect, () => invoke.call(functionTool, context, input, details)) : invoke.call(functionTool, context, input, details));
       } catch (error) {
         await effect.fail(error);
         throw error;
       }
       const spanError = getCurrentSpan()?.error;
       if (spanError != null) await effect.fail({ name: 'ToolError', message: spanError.message, output, data: spanError.data });
-      else await completeOrFail(effect, output);
+      else await effect.complete(output);
       return output;
     };
     return { ...functionTool, invoke: recorded };

@@ -6,10 +6,11 @@
 import type { Json } from '../../canonical/json.js';
 import type { RunFilter } from '../../store/runs.js';
 import { describeIdentity, labelsOf } from '../identity.js';
-import { Run, type Effect } from '../../runtime/index.js';
+import { pendingOf, Run, RuntimeError, type Effect, type EffectDecision } from '../../runtime/index.js';
+import type { Store } from '../../store/types.js';
 import { renderValue } from '../../diff/summary.js';
 import { errorText } from '../log-lines.js';
-import { EXIT_OK, UsageError, type Verb } from '../cli.js';
+import { EXIT_FAILED, EXIT_OK, UsageError, type Verb } from '../cli.js';
 import { parseJsonStrict } from '../input.js';
 import type { Output } from '../output.js';
 import { locate, withJournal } from '../location.js';
@@ -31,6 +32,8 @@ export function effectJson(e: Effect): Record<string, Json> {
     seq: e.seq, id: e.id, tool: e.tool, arguments: e.args, idempotency_key: e.idempotencyKey, summary: e.summary, call_id: e.callId,
     status: e.status, outcome_unknown: e.status === 'started', started_at: e.startedAt, ended_at: e.endedAt, end_seq: e.endSeq, duration_ms: e.durationMs,
     result: e.result, error: e.error,
+    resolution: e.resolution === null ? null : { decision: e.resolution.decision, by: e.resolution.by, reason: e.resolution.reason },
+    retry_of: e.retryOf,
   };
 }
 
@@ -46,13 +49,31 @@ const begin = async (out: Output, values: Record<string, unknown>, path: string)
   if (typeof values.tool !== 'string') throw new UsageError('--tool NAME is required', 'effect');
   const args = values.args === undefined ? null : jsonOption(values.args, '--args', 'effect');
   return withRun(path, false, async (run) => {
-    const effect = await run.beginTool({
-      name: values.tool as string, args,
-      ...(values['idempotency-key'] !== undefined ? { idempotencyKey: values['idempotency-key'] as string } : {}),
-      ...(values.summary !== undefined ? { summary: values.summary as string } : {}),
-      ...(values.id !== undefined ? { id: values.id as string } : {}),
-      ...(values['call-id'] !== undefined ? { callId: values['call-id'] as string } : {}),
-    });
+    let effect;
+    try {
+      effect = await run.beginTool({
+        name: values.tool as string, args,
+        ...(values['idempotency-key'] !== undefined ? { idempotencyKey: values['idempotency-key'] as string } : {}),
+        ...(values.summary !== undefined ? { summary: values.summary as string } : {}),
+        ...(values.id !== undefined ? { id: values.id as string } : {}),
+        ...(values['call-id'] !== undefined ? { callId: values['call-id'] as string } : {}),
+      });
+    } catch (e) {
+      // Refused: it would repeat an effect of unknown outcome. Nothing on stdout (so `id=$(…) && tool` does
+      // not run the tool), nothing written; exit 1, as a check that said no.
+      if (!(e instanceof RuntimeError) || e.code !== 'EFFECT_PENDING') throw e;
+      out.say(`${out.style('red', 'error:')} ${e.message}`);
+      if (out.json) out.document('effect', { ok: false, action: 'begin', error: { code: e.code, message: e.message, location: e.location } });
+      return EXIT_FAILED;
+    }
+    if (effect.status === 'completed') {
+      // The key's effect completed: the tool must not run again. Its id and result are in the --json document.
+      const existing = (await run.refresh()).effects.get(effect.id)!;
+      const message = `idempotency key ${JSON.stringify(values['idempotency-key'])} belongs to effect ${effect.id} (seq ${effect.seq}), which completed at seq ${existing.endSeq}: not begun again`;
+      out.say(`${out.style('red', 'error:')} EFFECT_EXISTS: ${message}`);
+      if (out.json) out.document('effect', { ok: false, action: 'begin', error: { code: 'EFFECT_EXISTS', message }, effect: effectJson(existing) });
+      return EXIT_FAILED;
+    }
     // The id alone on stdout, printed only once the intent is durable: `id=$(stepchain effect begin …)`.
     if (out.json) out.document('effect', { ok: true, action: 'begin', id: effect.id, seq: effect.seq });
     else out.print(effect.id);
@@ -69,6 +90,28 @@ const end = async (out: Output, values: Record<string, unknown>, path: string, i
     const at = await run.endTool(id, outcome);
     if (out.json) out.document('effect', { ok: true, action: 'end', id, status: hasResult ? 'completed' : 'failed', seq: at.seq });
     else out.say(`effect ${inline(id)} ${hasResult ? 'completed' : 'failed'} (seq ${at.seq})`);
+    return EXIT_OK;
+  });
+};
+
+const DECISIONS = ['retry', 'done', 'abandon', 'compensated'] as const;
+
+const resolveAction = async (out: Output, values: Record<string, unknown>, path: string, id: string): Promise<number> => {
+  const chosen = DECISIONS.filter((d) => values[d] === true);
+  if (chosen.length !== 1) throw new UsageError('give exactly one of --retry, --done [--result JSON], --abandon or --compensated', 'effect');
+  const decisionName = chosen[0]!;
+  if (typeof values.reason !== 'string' || values.reason.trim() === '') throw new UsageError('--reason TEXT is required: what was checked, for whoever audits the run', 'effect');
+  if (values.result !== undefined && decisionName !== 'done') throw new UsageError('--result goes with --done', 'effect');
+  let decision: EffectDecision;
+  if (decisionName === 'done') decision = values.result === undefined ? { done: true } : { done: true, result: jsonOption(values.result, '--result', 'effect') };
+  else if (decisionName === 'retry') decision = { retry: true };
+  else if (decisionName === 'abandon') decision = { abandon: true };
+  else decision = { compensated: true };
+  const by = typeof values.by === 'string' ? values.by : 'cli';
+  return withRun(path, false, async (run) => {
+    const at = await run.resolveEffect(id, decision, { reason: values.reason as string, by });
+    if (out.json) out.document('effect', { ok: true, action: 'resolve', id, decision: decisionName, by, seq: at.seq });
+    else out.say(`effect ${id} resolved: ${decisionName} (seq ${at.seq})`);
     return EXIT_OK;
   });
 };
@@ -91,13 +134,18 @@ const list = async (out: Output, values: Record<string, unknown>, path: string):
 export const effectVerb: Verb = {
   name: 'effect',
   summary: 'record a tool effect\'s intent before it runs, then its outcome; list effects, pending ones flagged',
-  usage: 'begin <journal> --tool NAME --args JSON [--idempotency-key K] [--summary TEXT] | end <journal> <id> (--result JSON | --error JSON) | list <journal> [--pending]',
+  usage: 'begin <journal> --tool NAME --args JSON [--idempotency-key K] [--summary TEXT] | end <journal> <id> (--result JSON | --error JSON) | resolve <journal> <id> (--retry | --done [--result JSON] | --abandon | --compensated) --reason TEXT [--by WHO] | list <journal> [--pending]',
   description: [
     'For agents in any language: `effect begin` records the intent durably (a tool.started record) and only then prints the',
     'effect id, alone on standard output; run the tool after it returns. `effect end` records the outcome once (a second one,',
     'or one for an id never begun, is an error, exit 2). `effect list` shows every effect; one started with no outcome is',
     'flagged PENDING (outcome unknown): its process died between intent and outcome. The journal must be a run journal',
     '(stepchain init --run, or any of init\'s run options).',
+    '`effect begin` refuses (exit 1, nothing on standard output, nothing written) what would repeat a pending effect — the',
+    'same --call-id, the same --idempotency-key, or the same tool and arguments (EFFECT_PENDING, naming it) — and a key',
+    'whose effect completed (EFFECT_EXISTS; --json names that effect and its result). `effect resolve` records the decision',
+    'about a pending effect once its outcome is checked: --retry (it may run again; the next begin names it), --done',
+    '(it happened, with --result), --abandon, or --compensated, with --reason and --by (spec/RUNS.md §5).',
   ].join('\n'),
   options: {
     tool: { type: 'string', arg: 'NAME', description: 'begin: the tool\'s name' },
@@ -109,12 +157,19 @@ export const effectVerb: Verb = {
     result: { type: 'string', arg: 'JSON', description: 'end: the tool\'s result (completed)' },
     error: { type: 'string', arg: 'JSON', description: 'end: the tool\'s error (failed), e.g. {"name":"Declined","message":"…"}' },
     pending: { type: 'boolean', description: 'list: only effects with no outcome' },
+    retry: { type: 'boolean', description: 'resolve: it did not happen, or may happen again: it is run again' },
+    done: { type: 'boolean', description: 'resolve: it happened (its result: --result JSON)' },
+    abandon: { type: 'boolean', description: 'resolve: given up; nothing repeats it' },
+    compensated: { type: 'boolean', description: 'resolve: undone by a compensating action' },
+    reason: { type: 'string', arg: 'TEXT', description: 'resolve: what was checked, why this decision' },
+    by: { type: 'string', arg: 'WHO', description: 'resolve: who decided (default "cli")' },
   },
-  args: { min: 2, max: 3, names: ['begin|end|list', 'journal', 'id'] },
+  args: { min: 2, max: 3, names: ['begin|end|resolve|list', 'journal', 'id'] },
   examples: [
     ['id=$(stepchain effect begin runs/r1 --tool send_email --args \'{"to":"a@b.example"}\' --idempotency-key mail-1)', 'record the intent, capture the id'],
     ['stepchain effect end runs/r1 "$id" --result \'{"sent":true}\'', 'record the outcome'],
     ['stepchain effect list runs/r1 --pending --json', 'effects whose outcome is unknown after a crash'],
+    ['stepchain effect resolve runs/r1 "$id" --done --result \'{"sent":true}\' --reason "in the mail log" --by alice', 'record what was found'],
   ],
   async run({ out, values, positionals }) {
     const [action, path, id] = positionals as [string, string, string | undefined];
@@ -126,7 +181,11 @@ export const effectVerb: Verb = {
       if (id === undefined) throw new UsageError('missing <id>: effect end <journal> <id> --result JSON', 'effect');
       return end(out, values, path, id);
     }
-    throw new UsageError(`unknown action "${action}": begin, end or list`, 'effect');
+    if (action === 'resolve') {
+      if (id === undefined) throw new UsageError('missing <id>: effect resolve <journal> <id> (--retry | --done | --abandon | --compensated) --reason TEXT', 'effect');
+      return resolveAction(out, values, path, id);
+    }
+    throw new UsageError(`unknown action "${action}": begin, end, resolve or list`, 'effect');
   },
 };
 
@@ -163,11 +222,33 @@ export const continuationVerb: Verb = {
   },
 };
 
+/** A run's status as `runs` shows it: its end record's, or interrupted while effects wait for an outcome. */
+type RunStatus = 'running' | 'completed' | 'failed' | 'interrupted';
+const STATUSES: readonly RunStatus[] = ['running', 'completed', 'failed', 'interrupted'];
+
+/** Each run's status, end time and pending count, from its records (read-only: journals stay byte-identical). */
+async function statusOf(store: Store, id: string): Promise<{ status: RunStatus; pending: number; ended_at: string | null }> {
+  const journal = await store.open(id, { readOnly: true });
+  try {
+    const state = await Run.of(journal).refresh();
+    const pending = pendingOf(state).length;
+    return { status: state.status === 'running' && pending > 0 ? 'interrupted' : state.status, pending, ended_at: state.endedAt };
+  } finally {
+    await journal.close();
+  }
+}
+
 export const runsVerb: Verb = {
   name: 'runs',
   summary: 'list the runs in a store (a directory, or a sqlite: or postgres:// location without ?journal=), oldest first, by conversation, parent run, agent or label',
-  usage: '<store-dir> [--conversation C] [--parent R] [--agent A] [--label k=v]…',
+  usage: '<store-dir> [--conversation C] [--parent R] [--agent A] [--label k=v]… [--status S]',
+  description: [
+    'Each run with its status: running, completed, failed, or interrupted — not ended, with N effects started and no',
+    'outcome recorded (its process died mid-tool, or a tool is running right now) — its end time and its pending count',
+    '(--json: members status, ended_at and pending). Status is read from each run\'s records.',
+  ].join('\n'),
   options: {
+    status: { type: 'string', arg: 'S', description: 'only runs with this status: running, completed, failed or interrupted' },
     conversation: { type: 'string', arg: 'C', description: 'only runs of this conversation' },
     parent: { type: 'string', arg: 'R', description: 'only runs delegated by this run' },
     agent: { type: 'string', arg: 'A', description: 'only runs of this agent' },
@@ -177,6 +258,7 @@ export const runsVerb: Verb = {
   examples: [
     ['stepchain runs runs --conversation conv-42', 'the runs of one conversation, in order'],
     ['stepchain runs runs --parent run-orchestrator-1 --json', 'the sub-agent runs an orchestrator delegated'],
+    ['stepchain runs runs --status interrupted', 'runs that died with effects of unknown outcome'],
   ],
   async run({ out, values, positionals }) {
     const filter: RunFilter = {};
@@ -185,11 +267,19 @@ export const runsVerb: Verb = {
     if (values.agent !== undefined) filter.agent = values.agent as string;
     const labels = labelsOf(values.label, 'runs');
     if (labels !== undefined) filter.labels = labels;
+    const wanted = values.status as string | undefined;
+    if (wanted !== undefined && !(STATUSES as readonly string[]).includes(wanted)) throw new UsageError(`--status ${JSON.stringify(wanted)}: one of ${STATUSES.join(', ')}`, 'runs');
     // A store: a directory of journals, or a store location (sqlite:, postgres://) without ?journal=.
     const at = await openStore(positionals[0]!);
     let runs;
     try {
-      runs = await at.store.runs(filter);
+      const listed = await at.store.runs(filter);
+      // One run at a time: a store of many runs is not opened all at once.
+      runs = [];
+      for (const r of listed) {
+        const status = await statusOf(at.store, r.id);
+        if (wanted === undefined || status.status === wanted) runs.push({ ...r, ...status });
+      }
     } finally {
       await at.close();
     }
@@ -199,8 +289,9 @@ export const runsVerb: Verb = {
     }
     if (runs.length === 0) out.say('no matching runs');
     for (const r of runs) {
+      const status = r.status === 'interrupted' ? out.style(['yellow', 'bold'], `interrupted, ${r.pending} pending`) : r.status === 'failed' ? out.style('red', 'failed') : r.status === 'completed' ? out.style('green', r.pending > 0 ? `completed, ${r.pending} left pending` : 'completed') : 'running';
       const identity = describeIdentity(r);
-      out.print(`${inline(r.created_at)}  ${inline(r.id)}${r.fork_of ? ` (fork of ${inline(r.fork_of)})` : ''}${identity ? `  ${identity}` : ''}`);
+      out.print(`${inline(r.created_at)}  ${inline(r.id)}${r.fork_of ? ` (fork of ${inline(r.fork_of)})` : ''}  ${status}${r.ended_at ? ` at ${inline(r.ended_at)}` : ''}${identity ? `  ${identity}` : ''}`);
     }
     return EXIT_OK;
   },

@@ -13,7 +13,7 @@ import { createAgent } from 'langchain';
 import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { FileStore, MemoryStore, diff, type Run, type StepRecord } from '../../../src/index.js';
-import { StepchainCallbackHandler } from '../../../src/adapters/langchain/index.js';
+import { StepchainCallbackHandler, resumeMessages } from '../../../src/adapters/langchain/index.js';
 import { tempDir } from '../../helpers/tmp.js';
 
 const root = tempDir('stepchain-langchain-');
@@ -173,4 +173,19 @@ test("stepIds: 'langchain' names each started record by its LangChain run id, to
   const recs = await records(run!);
   expect(recs[1]!.step_id).toBe(seen[0]);
   expect(run!.runId).toBe(seen[0]);
+});
+
+describe('resumeMessages (issue 36): the messages to continue a run from', () => {
+  test('at the continuation point: the last request\'s messages, the answer, and each tool outcome as a ToolMessage; an agent runs on from them', async () => {
+    const store = new FileStore(`${root}/resume`, { fsync: 'none' });
+    const { runs } = await recordAgentRun(store);
+    const messages = await resumeMessages(runs[0]!);
+    expect(messages.map((m) => m.getType())).toEqual(['human', 'ai', 'tool', 'tool', 'ai', 'tool', 'ai']);
+    expect(messages.filter((m) => m.getType() === 'tool').map((m) => (m as unknown as { tool_call_id: string }).tool_call_id)).toEqual(['c1', 'c2', 'c3']);
+    expect((messages[1] as AIMessage).tool_calls?.map((c) => c.id)).toEqual(['c1', 'c2']);
+    expect(messages.at(-1)!.content).toBe('Paris 21C, Oslo 5C.');
+    const next = createAgent({ model: fakeModel().respond(new AIMessage('Still sunny.')), tools: [] });
+    const out = await next.invoke({ messages: [...messages, new HumanMessage('and now?')] });
+    expect(out.messages.at(-1)!.content).toBe('Still sunny.');
+  });
 });
