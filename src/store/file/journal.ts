@@ -22,6 +22,7 @@ import { knownSteps, sequenceBatch, type Group, type GroupOutcome } from '../seq
 import type { AppendOptions, AppendResult, Journal, JournalConfig, JournalReport, JournalVerifyOptions, Lineage } from '../types.js';
 import { assertOwnDirectories } from './fsutil.js';
 import { BUCKETS_DIR, JournalPaths, type JournalMeta } from './layout.js';
+import { faultPoint } from './faults.js';
 import { Lease } from './lease.js';
 import { sweepStaging } from './lock.js';
 import { readBlob, readHead, readStoredLines } from './reads.js';
@@ -141,6 +142,7 @@ export class FileJournal implements Journal {
         await this.writer.writeBlobs([...blobs.values()]);
         await this.lease.confirmBeforeWriting();
         this.tail.state = await this.writer.writeLines(seq.lines, tail);
+        faultPoint('after-write');
         this.window.committed(seq.entries);
         await this.followTree(seq.lines);
         await this.options.afterCommit?.(seq.lines);
