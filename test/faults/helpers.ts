@@ -32,7 +32,7 @@ afterAll(() => {
 });
 
 export function drive(script: string, args: string[], env: Record<string, string> = {}, nice?: number): Driven {
-  const argv = [FAULT_FIXTURES + script, ...args];
+  const argv = [script.startsWith('/') ? script : FAULT_FIXTURES + script, ...args];
   const proc = nice === undefined
     ? spawn(process.execPath, argv, { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...env } })
     : spawn('nice', ['-n', String(nice), process.execPath, ...argv], { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...env } });
