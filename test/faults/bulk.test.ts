@@ -45,13 +45,21 @@ describe('a streamed batch is all or nothing (appendStream, append --jsonl)', ()
     const before = buckets(id);
     const err = await j.appendStream(stepsOf(1500, { at: 1234, step }), { chunk: 100 }).catch((e: unknown) => e as { code?: string; message: string });
     expect((err as { code?: string }).code).toBe(code);
-    if (code === 'FIELD_NOT_ALLOWED') expect((err as Error).message).toContain('step 1234 of the stream');
+    if (code === 'FIELD_NOT_ALLOWED') expect((err as Error).message).toContain('step 1234 of the batch');
     expect(buckets(id)).toEqual(before);
     expect(existsSync(join(root, id, '.batch-pending.json'))).toBe(false);
     expect(await j.head()).toMatchObject({ seq: 2 });
     expect((await j.append({ input: 'after' })).seq).toBe(3);
     const ok = await j.appendStream(stepsOf(1500), { chunk: 100 });
     expect(ok).toEqual({ steps: 1500, appended: 1500, first: 4, last: 1503 });
+    // appendMany of more than 4096 steps takes the same path: a refused step leaves none of it.
+    const many = Array.from({ length: 5000 }, (_, i): StepInput => (i === 4321 ? step : { input: { many: i } }));
+    const head = await j.head();
+    await expect(j.appendMany(many)).rejects.toMatchObject({ code });
+    expect(await j.head()).toEqual(head);
+    many[4321] = { input: 'fine' };
+    const results = await j.appendMany(many);
+    expect(results.map((r) => r.seq)).toEqual(many.map((_, i) => head!.seq + 1 + i));
     expect((await j.verify()).ok).toBe(true);
     await j.close();
   }, 60_000);

@@ -140,9 +140,13 @@ async function appendJsonl(out: Output, location: string, file: string | undefin
     const appended: AppendResult[] = [];
     if (batch.first !== null) {
       for await (const l of j.lines({ from: batch.first, to: batch.last! })) {
-        const { seq, step_id, step_hash, prev_hash, ts } = JSON.parse(l.text) as AppendResult;
-        if (out.json) appended.push({ seq, step_id, step_hash, prev_hash, ts });
-        else await out.stream(`${seq} ${step_hash}`);
+        if (out.json) {
+          const { seq, step_id, step_hash, prev_hash, ts } = JSON.parse(l.text) as AppendResult;
+          appended.push({ seq, step_id, step_hash, prev_hash, ts });
+        } else {
+          // A committed line is canonical JSON: its step_hash is found without parsing the line (less garbage).
+          await out.stream(`${l.seq} ${/"step_hash":"(sha256:[0-9a-f]{64})"/.exec(l.text)?.[1] ?? ''}`);
+        }
       }
     }
     if (out.json) out.document('append', { ok: true, steps: batch.steps, appended });

@@ -21,6 +21,9 @@ export const PENDING_NAME = '.batch-pending.json';
 /** Steps a streamed batch prepares, seals and writes at a time: its memory, whatever the stream's length (bench/RESULTS.md). */
 export const STREAM_CHUNK = 256;
 
+/** appendMany calls with more steps than this are written as a streamed batch. */
+export const STREAM_MANY = 4096;
+
 /** What a streamed batch committed. */
 export interface StreamedBatch {
   /** Steps the stream held. */

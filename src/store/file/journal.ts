@@ -15,7 +15,7 @@ import { CommitQueue, type CommitSink } from '../commit-queue.js';
 import { StoreError } from '../errors.js';
 import { IdempotencyWindow } from '../idempotency.js';
 import { assertSeq } from '../ids.js';
-import { appendManyOf, queueSteps } from '../append.js';
+import { afterOf, appendManyOf, queueSteps } from '../append.js';
 import type { BlobPayload } from '../prepare.js';
 import { restoreRecord } from '../restore.js';
 import { knownSteps, sequenceBatch, type Group, type GroupOutcome } from '../sequencer.js';
@@ -23,7 +23,7 @@ import type { AppendOptions, AppendResult, Journal, JournalConfig, JournalReport
 import { assertOwnDirectories } from './fsutil.js';
 import { BUCKETS_DIR, JournalPaths, type JournalMeta } from './layout.js';
 import { faultPoint } from './faults.js';
-import { STREAM_CHUNK, readPending, removePending, rollBackPending, writePending, type PendingBatch, type StreamedBatch } from './batch.js';
+import { STREAM_CHUNK, STREAM_MANY, readPending, removePending, rollBackPending, writePending, type PendingBatch, type StreamedBatch } from './batch.js';
 import { prepareSteps } from '../prepare.js';
 import { writerProfile } from '../../record/formats.js';
 import { Lease } from './lease.js';
@@ -114,8 +114,14 @@ export class FileJournal implements Journal {
     return this.enqueue([step], options).then((r) => r[0]!);
   }
 
+  /** A batch longer than STREAM_MANY goes as a stream (FORMAT §8.18): the store's memory stays bounded beside the caller's array. */
   appendMany(steps: readonly StepInput[], options?: AppendOptions): Promise<AppendResult[]> {
-    return appendManyOf(steps, (s) => this.enqueue(s, options));
+    return appendManyOf(steps, async (s) => {
+      if (s.length <= STREAM_MANY || afterOf(options) !== undefined) return this.enqueue(s, options);
+      const results: AppendResult[] = [];
+      await this.appendStream(s, { onResults: (r) => { for (const x of r) results.push(x); } });
+      return results;
+    });
   }
 
   private enqueue(steps: readonly StepInput[], options?: AppendOptions): Promise<AppendResult[]> {
@@ -170,7 +176,7 @@ export class FileJournal implements Journal {
    * journal, and other writers, wait until it ends. Resolves with how many steps the stream held, how many
    * lines it added (idempotent repeats add none) and the seqs of the first and last added.
    */
-  async appendStream(steps: AsyncIterable<StepInput> | Iterable<StepInput>, options: { chunk?: number } = {}): Promise<StreamedBatch> {
+  async appendStream(steps: AsyncIterable<StepInput> | Iterable<StepInput>, options: { chunk?: number; onResults?: (results: AppendResult[]) => void } = {}): Promise<StreamedBatch> {
     if (this.closed) throw new StoreError('CLOSED', `journal ${this.id} is closed`, { hint: 'open it again' });
     if (this.readOnly) throw new StoreError('READ_ONLY', `journal ${this.id} was opened read-only`, { hint: 'open it without readOnly to append' });
     const chunk = options.chunk ?? STREAM_CHUNK;
@@ -198,7 +204,7 @@ export class FileJournal implements Journal {
         } catch (e) {
           if (e instanceof Error) {
             const at = /^step (\d+) of the batch: /.exec(e.message);
-            e.message = `step ${result.steps + Number(at?.[1] ?? 0)} of the stream (counting from 0): ${e.message.slice(at?.[0].length ?? 0)}`;
+            e.message = `step ${result.steps + Number(at?.[1] ?? 0)} of the batch: ${e.message.slice(at?.[0].length ?? 0)}`;
           }
           throw e;
         }
@@ -206,6 +212,7 @@ export class FileJournal implements Journal {
         const seq = sequenceBatch(groups, { seq: tail.seq, hash: tail.hash }, await knownSteps(this.window, groups), formatTimestamp(new Date()));
         const outcome = seq.outcomes[0]!;
         if (!outcome.ok) throw outcome.error;
+        options.onResults?.(outcome.results);
         result.steps += group.length;
         group = [];
         if (seq.lines.length === 0) return;
