@@ -58,3 +58,32 @@ export async function pathKind(path: string): Promise<'journal' | 'receipt'> {
     throw new InputError('INPUT_UNREADABLE', `cannot read ${path}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file or directory' : (e as Error).message}`, { location: { file: path } });
   }
 }
+
+/**
+ * The non-blank lines of a file (or standard input, for undefined or "-"), one at a time with their line
+ * numbers: a JSONL input of any length is read in memory bounded by its longest line.
+ */
+export async function* readLinesOf(path: string | undefined): AsyncGenerator<{ text: string; line: number; name: string }> {
+  let input: NodeJS.ReadableStream;
+  let name: string;
+  if (path === undefined || path === '-') {
+    if (process.stdin.isTTY) throw new InputError('INPUT_UNREADABLE', 'no input: pass --file, or pipe JSON into standard input');
+    input = process.stdin;
+    name = '<stdin>';
+  } else {
+    const { createReadStream } = await import('node:fs');
+    const file = createReadStream(path);
+    await new Promise<void>((resolve, reject) => {
+      file.once('open', () => resolve());
+      file.once('error', (e: NodeJS.ErrnoException) => reject(new InputError('INPUT_UNREADABLE', `cannot read ${path}: ${e.code === 'ENOENT' ? 'no such file' : e.message}`, { location: { file: path } })));
+    });
+    input = file;
+    name = path;
+  }
+  const { createInterface } = await import('node:readline');
+  let line = 0;
+  for await (const text of createInterface({ input, crlfDelay: Infinity })) {
+    line++;
+    if (text.trim() !== '') yield { text, line, name };
+  }
+}

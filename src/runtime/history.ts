@@ -1,5 +1,5 @@
 /**
- * What an adapter rebuilds a framework's history from when a run resumes (spec/FORMAT.md §11.5): the last
+ * What an adapter rebuilds a framework's history from when a run resumes (spec/RUNS.md §3): the last
  * model answer at or before the continuation point — its request's prompt and its answer — and the tool
  * outcomes recorded after it, up to the point. Each adapter turns these into its framework's messages.
  */

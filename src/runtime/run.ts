@@ -23,11 +23,13 @@ import { emptyState, foldRecord, intentKey, pendingOf, RESOLUTION_DECISIONS, typ
 import { errorValue, outcomeValue, toJournalValue } from './value.js';
 
 /**
- * How many times an outcome is appended with `after` before the last try goes without it: each HEAD_MOVED
- * means another writer appended in the moment between this Run's read and its append. Past this, the
- * outcome is decided on a read made just before appending, as when every outcome re-read the journal.
+ * After this many HEAD_MOVED in a row an outcome's retries pause a little (jittered, growing to 64 ms): each
+ * HEAD_MOVED means another writer appended in the moment between this Run's read and its append, and two
+ * Runs retrying in lockstep would otherwise keep meeting there. An outcome is never appended without
+ * `after`: decided on a read, appended unconditionally, it could follow another process's outcome of the same
+ * effect landed in between — the double outcome of issue 34, once a Run had been refused eight times in a row.
  */
-const CONDITIONAL_TRIES = 8;
+const TRIES_BEFORE_PAUSING = 8;
 
 /** A record this Run appends: a v2 step with its kind. */
 type RunStep = StepInput & { kind: string };
@@ -155,6 +157,7 @@ function ownRecord(step: RunStep, at: AppendResult): StepRecordV2 {
 }
 
 const headMoved = (e: unknown): boolean => e instanceof StepchainError && e.code === 'HEAD_MOVED';
+const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 export class Run {
   readonly journal: Journal;
@@ -259,9 +262,10 @@ export class Run {
       // An effect that completed under the key asked for: an outcome never changes, so no read can undo this.
       if (!('kind' in step)) return step;
       try {
-        return await this.appendOwn(step, tries <= CONDITIONAL_TRIES ? this.state.lastSeq : undefined);
+        return await this.appendOwn(step, this.state.lastSeq);
       } catch (e) {
         if (!headMoved(e)) throw e;
+        if (tries >= TRIES_BEFORE_PAUSING) await pause(Math.min(64, 2 ** (tries - TRIES_BEFORE_PAUSING)) * (0.5 + Math.random()));
         await this.catchUp();
         current = true;
       }

@@ -17,7 +17,11 @@ export type StoreErrorCode =
   | 'ID_INVALID'
   /** The journal lock stayed held by another writer past the contention timeout. */
   | 'LOCK_TIMEOUT'
-  /** This process's lock was taken over (its refresh failed past the stale threshold); nothing was written. */
+  /**
+   * This writer's lock was taken over (by a writer that could not check it alive, after staleness), found
+   * before writing (nothing was written), or another writer's bytes appeared in the bucket around this
+   * writer's write (the message says which; the batch is not acknowledged either way).
+   */
   | 'LOCK_COMPROMISED'
   /** A caller-supplied step_id the journal already holds with different content. */
   | 'STEP_ID_CONFLICT'

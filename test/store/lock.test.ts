@@ -205,7 +205,7 @@ describe('breaking a lock', () => {
   }, 120_000);
 });
 
-describe('a live holder is never robbed while its lock is not stale', () => {
+describe('a live holder on this host is never robbed, stale or not', () => {
   test('a SIGSTOPped holder keeps its lock: the waiter times out, and the holder finds it still its own', async () => {
     const { store, id, dir } = await fresh({ staleMs: 60_000, lockTimeoutMs: 1500 });
     const h = holder(dir, 60_000);
@@ -229,21 +229,30 @@ describe('a live holder is never robbed while its lock is not stale', () => {
     expect(await appendError(store, id)).toBeNull();
   });
 
-  test('stopped past stale, it loses the lock to a waiter, and learns so before it could write', async () => {
-    const { store, id, dir } = await fresh({ staleMs: 2000, lockTimeoutMs: 20_000 });
+  test('stopped past stale, it keeps its lock: a waiter on its host fails LOCK_TIMEOUT naming it and how long it has held it, and the holder resumes still holding it', async () => {
+    // Issue 34: stale 2 s, the waiter's contention timeout 4 s. Before, the waiter broke the lock of the
+    // stopped (alive) holder once stale and appended; now a provably live holder is never robbed.
+    const { store, id, dir } = await fresh({ staleMs: 2000, lockTimeoutMs: 4000 });
     const h = holder(dir, 2000);
     try {
       await h.until('locked');
+      const before = readdirSync(join(dir, 'journal.lock'));
       h.proc.kill('SIGSTOP');
-      expect(await appendError(store, id)).toBeNull();
+      const err = await appendError(store, id);
+      expect(err?.code).toBe('LOCK_TIMEOUT');
+      expect(err?.message).toContain(`pid ${h.proc.pid}`);
+      expect(err?.message).toMatch(/which is running \(held for \d+\.\d s, last refreshed \d+\.\d s ago; it may be stopped or hung/);
+      expect(err?.hint).toContain(`stop pid ${h.proc.pid} if it is hung`);
+      expect(readdirSync(join(dir, 'journal.lock'))).toEqual(before);
       h.proc.kill('SIGCONT');
       h.proc.stdin.end();
-      await h.until('lost');
+      await h.until('kept');
     } finally {
       h.proc.kill('SIGCONT');
       h.proc.stdin.end();
       await h.exited;
     }
+    expect(await appendError(store, id)).toBeNull();
   });
 });
 

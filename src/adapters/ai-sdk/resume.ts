@@ -1,6 +1,6 @@
 /**
  * Resuming an AI SDK agent after a crash: the `ModelMessage[]` to continue from, at the run's continuation
- * point (spec/FORMAT.md §11.5) — the last recorded request's prompt, the model's answer to it, and a tool
+ * point (spec/RUNS.md §3) — the last recorded request's prompt, the model's answer to it, and a tool
  * message with each tool call's recorded outcome (a resolved effect's too, RUNS.md §5). Pass it as
  * `messages` to generateText/streamText on the resumed run.
  */

@@ -1,6 +1,6 @@
 /**
  * Resuming a LangChain agent after a crash: the messages to continue from, at the run's continuation point
- * (spec/FORMAT.md §11.5) — the last recorded request's messages, the model's answer, and a ToolMessage with
+ * (spec/RUNS.md §3) — the last recorded request's messages, the model's answer, and a ToolMessage with
  * each tool call's recorded outcome (a resolved effect's too, RUNS.md §5). Pass them as the agent's
  * `messages` on the next invocation.
  */

@@ -1,6 +1,6 @@
 /**
  * Resuming an Agents SDK agent after a crash: the input items to continue from, at the run's continuation
- * point (spec/FORMAT.md §11.5) — the last recorded request's input, the model's output items, and a
+ * point (spec/RUNS.md §3) — the last recorded request's input, the model's output items, and a
  * function_call_result item with each tool call's recorded outcome (a resolved effect's too, RUNS.md §5).
  * Pass it as the input of `run(agent, items)` on the resumed run.
  */

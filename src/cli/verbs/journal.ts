@@ -2,8 +2,10 @@
 import type { StepRecord } from '../../record/seal.js';
 import { intArg } from '../args.js';
 import { EXIT_FAILED, EXIT_OK, UsageError, type Verb } from '../cli.js';
-import { parseJsonStrict, readText, InputError } from '../input.js';
-import type { Journal } from '../../store/index.js';
+import { parseJsonStrict, readLinesOf, readText, InputError } from '../input.js';
+import type { AppendResult, Journal } from '../../store/index.js';
+import type { FileJournal } from '../../store/file/journal.js';
+import type { StepInput } from '../../record/input.js';
 import { journalId, locate, withJournal } from '../location.js';
 import { JSON_FORMAT, printReport, type Output } from '../output.js';
 import { Run, startRun, type Effect } from '../../runtime/index.js';
@@ -87,10 +89,10 @@ export const appendVerb: Verb = {
   name: 'append',
   summary: 'append a step (or many, with --jsonl) from a file or standard input',
   usage: '<journal> [--file step.json] [--jsonl]',
-  description: 'A step is a JSON object with input, model, prompt, tool_call and result (absent ones are null), and optionally step_id, ts and meta. v, seq, prev_hash and step_hash are computed by the journal.',
+  description: 'A step is a JSON object with input, model, prompt, tool_call and result (absent ones are null), and optionally step_id, ts and meta. v, seq, prev_hash and step_hash are computed by the journal. With --jsonl the whole input is one batch, all or nothing: a journal directory takes it as a stream, in memory bounded by its longest line whatever its length (other writers wait until it ends). A failure in the middle — a line that is not JSON, a step the journal refuses, a write error, the process killed — leaves none of the batch in the journal: the lines written so far stay uncommitted behind the pending-batch mark (.batch-pending.json), invisible to readers, and are cut off at once (or, after a crash, by the next writer to open the journal). Nothing is printed until the whole batch is committed; then one "seq step_hash" line per step added (a step repeating a committed step_id adds none).',
   options: {
     file: { type: 'string', short: 'f', arg: 'file', description: 'read from this file instead of standard input' },
-    jsonl: { type: 'boolean', description: 'one step per line, appended atomically as one batch' },
+    jsonl: { type: 'boolean', description: 'one step per line, any number, appended as one all-or-nothing batch (a failure anywhere leaves none of it)' },
   },
   args: { min: 1, max: 1, names: ['journal'] },
   examples: [
@@ -98,22 +100,61 @@ export const appendVerb: Verb = {
     ['cat steps.jsonl | stepchain append runs/today --jsonl', 'append a batch, all or nothing'],
   ],
   async run({ out, values, positionals }) {
+    if (values.jsonl) return appendJsonl(out, positionals[0]!, values.file as string | undefined);
     const { text, name } = await readText(values.file as string | undefined);
-    const steps: unknown[] = [];
-    if (values.jsonl) {
-      text.split('\n').forEach((line, i) => {
-        if (line.trim() !== '') steps.push(parseJsonStrict(line, { file: name, line: i + 1 }));
-      });
-      if (steps.length === 0) throw new InputError('INPUT_INVALID', `${name} holds no steps`);
-    } else {
-      steps.push(parseJsonStrict(text, { file: name }));
-    }
-    const results = await withJournal(positionals[0]!, false, (j) => (values.jsonl ? j.appendMany(steps as never[]) : j.append(steps[0] as never).then((r) => [r])));
-    if (out.json) out.document('append', { ok: true, appended: results });
-    else for (const r of results) out.print(`${r.seq} ${r.step_hash}`);
+    const step = parseJsonStrict(text, { file: name });
+    const r = await withJournal(positionals[0]!, false, (j) => j.append(step as never));
+    if (out.json) out.document('append', { ok: true, appended: [r] });
+    else out.print(`${r.seq} ${r.step_hash}`);
     return EXIT_OK;
   },
 };
+
+/** The steps of a JSONL input, parsed one line at a time (bounded memory). */
+async function* jsonlSteps(file: string | undefined): AsyncGenerator<StepInput> {
+  let any = false;
+  let where = '<stdin>';
+  for await (const { text, line, name } of readLinesOf(file)) {
+    any = true;
+    where = name;
+    yield parseJsonStrict(text, { file: name, line }) as StepInput;
+  }
+  if (!any) throw new InputError('INPUT_INVALID', `${file ?? where} holds no steps`);
+}
+
+/**
+ * append --jsonl: one all-or-nothing batch. A file journal takes it as a stream (appendStream: bounded memory,
+ * whatever its length); then the lines it added are read back and printed, one "seq step_hash" each (or,
+ * with --json, one document listing them). A Postgres journal takes it as one appendMany.
+ */
+async function appendJsonl(out: Output, location: string, file: string | undefined): Promise<number> {
+  return withJournal(location, false, async (j) => {
+    const streaming = (j as Partial<FileJournal>).appendStream;
+    if (typeof streaming !== 'function') {
+      const steps: StepInput[] = [];
+      for await (const s of jsonlSteps(file)) steps.push(s);
+      const results = await j.appendMany(steps);
+      if (out.json) out.document('append', { ok: true, appended: results });
+      else for (const r of results) out.print(`${r.seq} ${r.step_hash}`);
+      return EXIT_OK;
+    }
+    const batch = await streaming.call(j as FileJournal, jsonlSteps(file));
+    const appended: AppendResult[] = [];
+    if (batch.first !== null) {
+      for await (const l of j.lines({ from: batch.first, to: batch.last! })) {
+        if (out.json) {
+          const { seq, step_id, step_hash, prev_hash, ts } = JSON.parse(l.text) as AppendResult;
+          appended.push({ seq, step_id, step_hash, prev_hash, ts });
+        } else {
+          // A committed line is canonical JSON: its step_hash is found without parsing the line (less garbage).
+          await out.stream(`${l.seq} ${/"step_hash":"(sha256:[0-9a-f]{64})"/.exec(l.text)?.[1] ?? ''}`);
+        }
+      }
+    }
+    if (out.json) out.document('append', { ok: true, steps: batch.steps, appended });
+    return EXIT_OK;
+  });
+}
 
 async function* noSteps(): AsyncGenerator<StepRecord> {}
 

@@ -15,13 +15,17 @@ import { CommitQueue, type CommitSink } from '../commit-queue.js';
 import { StoreError } from '../errors.js';
 import { IdempotencyWindow } from '../idempotency.js';
 import { assertSeq } from '../ids.js';
-import { appendManyOf, queueSteps } from '../append.js';
+import { afterOf, appendManyOf, queueSteps } from '../append.js';
 import type { BlobPayload } from '../prepare.js';
 import { restoreRecord } from '../restore.js';
 import { knownSteps, sequenceBatch, type Group, type GroupOutcome } from '../sequencer.js';
 import type { AppendOptions, AppendResult, Journal, JournalConfig, JournalReport, JournalVerifyOptions, Lineage } from '../types.js';
 import { assertOwnDirectories } from './fsutil.js';
 import { BUCKETS_DIR, JournalPaths, type JournalMeta } from './layout.js';
+import { faultPoint } from './faults.js';
+import { STREAM_CHUNK, STREAM_MANY, readPending, removePending, rollBackPending, writePending, type PendingBatch, type StreamedBatch } from './batch.js';
+import { prepareSteps } from '../prepare.js';
+import { writerProfile } from '../../record/formats.js';
 import { Lease } from './lease.js';
 import { sweepStaging } from './lock.js';
 import { readBlob, readHead, readStoredLines } from './reads.js';
@@ -68,6 +72,8 @@ export class FileJournal implements Journal {
   /** Whether commits feed the tree (FileJournalOptions.merkleTree). */
   private readonly following: boolean;
   private closed = false;
+  /** Set while appendStream writes: the queue's commits wait for it. */
+  private streaming: Promise<void> | null = null;
 
   constructor(
     readonly id: string,
@@ -108,8 +114,14 @@ export class FileJournal implements Journal {
     return this.enqueue([step], options).then((r) => r[0]!);
   }
 
+  /** A batch longer than STREAM_MANY goes as a stream (FILE-STORE.md §18): the store's memory stays bounded beside the caller's array. */
   appendMany(steps: readonly StepInput[], options?: AppendOptions): Promise<AppendResult[]> {
-    return appendManyOf(steps, (s) => this.enqueue(s, options));
+    return appendManyOf(steps, async (s) => {
+      if (s.length <= STREAM_MANY || afterOf(options) !== undefined) return this.enqueue(s, options);
+      const results: AppendResult[] = [];
+      await this.appendStream(s, { onResults: (r) => { for (const x of r) results.push(x); } });
+      return results;
+    });
   }
 
   private enqueue(steps: readonly StepInput[], options?: AppendOptions): Promise<AppendResult[]> {
@@ -128,6 +140,7 @@ export class FileJournal implements Journal {
 
   /** One batch under the lock: sequence against the true tail, write blobs then lines, record the steps. */
   private async commit(batch: readonly Group[]): Promise<GroupOutcome[]> {
+    while (this.streaming !== null) await this.streaming; // a streamed batch holds the journal: appends wait for its end
     try {
       if (!this.lease.isHeld) await this.lease.acquire();
       const tail = this.tail.state!;
@@ -141,6 +154,7 @@ export class FileJournal implements Journal {
         await this.writer.writeBlobs([...blobs.values()]);
         await this.lease.confirmBeforeWriting();
         this.tail.state = await this.writer.writeLines(seq.lines, tail);
+        faultPoint('after-write');
         this.window.committed(seq.entries);
         await this.followTree(seq.lines);
         await this.options.afterCommit?.(seq.lines);
@@ -151,6 +165,93 @@ export class FileJournal implements Journal {
       this.tail.state = null;
       await this.lease.release();
       throw e;
+    }
+  }
+
+  /**
+   * Appends a stream of steps of any length as one all-or-nothing batch in bounded memory (FILE-STORE.md §18):
+   * prepared, sequenced and written `chunk` steps at a time under the lock, behind a pending-batch mark that
+   * readers honour and that is removed — the commit point — once every line is written (and durable as the
+   * mode says). A refused step, a failed write or a crash leaves none of the batch. Other appends of this
+   * journal, and other writers, wait until it ends. Resolves with how many steps the stream held, how many
+   * lines it added (idempotent repeats add none) and the seqs of the first and last added.
+   */
+  async appendStream(steps: AsyncIterable<StepInput> | Iterable<StepInput>, options: { chunk?: number; onResults?: (results: AppendResult[]) => void } = {}): Promise<StreamedBatch> {
+    if (this.closed) throw new StoreError('CLOSED', `journal ${this.id} is closed`, { hint: 'open it again' });
+    if (this.readOnly) throw new StoreError('READ_ONLY', `journal ${this.id} was opened read-only`, { hint: 'open it without readOnly to append' });
+    const chunk = options.chunk ?? STREAM_CHUNK;
+    await this.queue.settle();
+    while (this.streaming !== null) await this.streaming;
+    let finish!: () => void;
+    this.streaming = new Promise((resolve) => (finish = resolve));
+    const durable = this.options.fsync !== 'none';
+    let marked = false;
+    try {
+      if (!this.lease.isHeld) await this.lease.acquire();
+      const start = this.tail.state!;
+      if (start.hash === null) throw new StoreError('JOURNAL_CORRUPT', `the last step (seq ${start.seq}) of ${this.dir} could not be read`, { hint: 'run verify on the journal' });
+      const mark: PendingBatch = { bucket: start.bucket, size: start.size, seq: start.seq, step_hash: start.hash };
+      await writePending(this.dir, mark, durable);
+      marked = true;
+      const result: StreamedBatch = { steps: 0, appended: 0, first: null, last: null };
+      const profile = writerProfile(this.genesis);
+      let tail = { ...start, hash: start.hash };
+      let group: StepInput[] = [];
+      const flush = async (): Promise<void> => {
+        let prepared;
+        try {
+          prepared = prepareSteps(group, this.config.blobThreshold, profile);
+        } catch (e) {
+          if (e instanceof Error) {
+            const at = /^step (\d+) of the batch: /.exec(e.message);
+            e.message = `step ${result.steps + Number(at?.[1] ?? 0)} of the batch: ${e.message.slice(at?.[0].length ?? 0)}`;
+          }
+          throw e;
+        }
+        const groups: Group[] = [{ steps: prepared }];
+        const seq = sequenceBatch(groups, { seq: tail.seq, hash: tail.hash }, await knownSteps(this.window, groups), formatTimestamp(new Date()));
+        const outcome = seq.outcomes[0]!;
+        if (!outcome.ok) throw outcome.error;
+        options.onResults?.(outcome.results);
+        result.steps += group.length;
+        group = [];
+        if (seq.lines.length === 0) return;
+        const blobs = new Map<string, BlobPayload>();
+        for (const b of outcome.blobs) blobs.set(b.digest, b);
+        await this.writer.writeBlobs([...blobs.values()]);
+        await this.lease.confirmBeforeWriting();
+        const next = await this.writer.writeLines(seq.lines, tail);
+        this.tail.state = next;
+        tail = { ...next, hash: next.hash! };
+        this.window.committed(seq.entries);
+        await this.followTree(seq.lines); // tiles past the chain, if it is rolled back, are cut at the next sync
+        result.appended += seq.lines.length;
+        result.first ??= seq.lines[0]!.seq;
+        result.last = tail.seq;
+      };
+      for await (const step of steps) {
+        group.push(step);
+        if (group.length >= chunk) await flush();
+      }
+      if (group.length > 0) await flush();
+      if (result.steps === 0) throw new StoreError('OPTION_INVALID', 'appendStream was given no steps');
+      await this.writer.sync();
+      await removePending(this.dir, durable); // the commit point
+      marked = false;
+      return result;
+    } catch (e) {
+      this.tail.state = null;
+      this.treeBroken = true; // reloaded from what was persisted, at the next hold
+      if (marked && this.lease.isHeld) {
+        // Cut back under the lock still held; if that fails too, the mark stays and the next writer does it.
+        const mark = await readPending(this.dir).catch(() => null);
+        if (mark !== null) await rollBackPending(this.dir, this.paths, mark, durable).catch(() => {});
+      }
+      throw e;
+    } finally {
+      await this.lease.release().catch(() => {});
+      this.streaming = null;
+      finish();
     }
   }
 

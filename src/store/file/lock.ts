@@ -7,7 +7,9 @@
  * `holder-<instance>.json`: who holds it (host, pid, process start). A writer prepares the directory with
  * its record under a hidden name and renames it into place, so the lock never exists without its record.
  * A waiter on the same host breaks a lock whose holder is provably dead at once — no waiting for staleness
- * after a crash — and any other lock once its holder has stopped refreshing it for `staleMs`. Each
+ * after a crash — and never one whose holder is provably alive, however long it has not refreshed the lock
+ * (stopped, starved, its event loop blocked): a live writer is never replaced behind its back. Staleness
+ * (`staleMs` without a refresh) frees only a lock whose holder's liveness this host cannot check. Each
  * acquisition's record has its own name, so breaking and releasing remove only the instance they mean:
  * two writers breaking one dead lock cannot remove the lock a third has just taken.
  *
@@ -21,7 +23,7 @@ import { join } from 'node:path';
 import { canonicalJson } from '../../canonical/jcs.js';
 import { StoreError, ioError } from '../errors.js';
 import { errorCode, isNotFound, readRegular, sleep } from './fsutil.js';
-import { hostIdentity, processStart, safeHostname } from './process.js';
+import { hostIdentity, processStart, processStat, safeHostname } from './process.js';
 
 export const LOCK_NAME = 'journal.lock';
 /**
@@ -97,9 +99,11 @@ export function parseHolder(text: string): HolderRecord | null {
 export type HolderVerdict = 'alive' | 'dead' | 'unknown';
 
 /**
- * Whether a holder is provably dead (§8 step 2). Only on the same host (equal, non-null `host`): the pid
- * is gone, or it now belongs to a process with another start. Everything else — another host, no host,
- * a live process, one whose start cannot be read — is not proof, and the lock waits for staleness.
+ * Whether a holder is provably dead or provably alive (§8). Only on the same host (equal, non-null
+ * `host`), where pids mean the same processes. Dead: the pid is gone, it now belongs to a process with
+ * another start, or it is a zombie (exited, not yet reaped). Alive: the pid's process has the record's start
+ * and is not a zombie — stopped or starved, it is still the holder. Everything else — another host, no host,
+ * a start that cannot be read on either side — is unknown, and only staleness frees that lock.
  */
 export function holderVerdict(h: HolderRecord): HolderVerdict {
   const me = ownHolder();
@@ -110,10 +114,12 @@ export function holderVerdict(h: HolderRecord): HolderVerdict {
     if (errorCode(e) === 'ESRCH') return 'dead';
     // EPERM: a process of another user has that pid; it exists.
   }
-  if (h.start === null) return 'alive';
-  const now = processStart(h.pid);
-  if (now === null) return 'alive'; // e.g. /proc mounted with hidepid: the pid exists, its start is hidden
-  return now === h.start ? 'alive' : 'dead';
+  const now = processStat(h.pid);
+  if (now === null) return 'unknown'; // e.g. /proc mounted with hidepid: the pid exists, its start is hidden
+  if (h.start !== null && now.start !== h.start) return 'dead';
+  if ((now.state === 'Z' || now.state === 'X') && now.threads <= 1) return 'dead'; // exited, not yet reaped
+  // Without the record's start, the process running under the pid may be a later one that reused it.
+  return h.start === null ? 'unknown' : 'alive';
 }
 
 // ---------------------------------------------------------------- inspecting a held lock
@@ -127,6 +133,8 @@ export interface LockState {
   foreign: string[];
   /** Milliseconds since the holder last refreshed the lock (its mtime). */
   ageMs: number;
+  /** Milliseconds since the holder took the lock (its record's mtime), when known. */
+  heldMs: number | null;
   verdict: HolderVerdict;
 }
 
@@ -143,26 +151,31 @@ export async function inspectLock(dir: string): Promise<LockState | null> {
     mtime = (await stat(lockPath)).mtimeMs;
   } catch (e) {
     if (isNotFound(e)) return null;
-    if (errorCode(e) === 'ENOTDIR') return { holder: null, recordName: null, foreign: [LOCK_NAME], ageMs: 0, verdict: 'unknown' };
+    if (errorCode(e) === 'ENOTDIR') return { holder: null, recordName: null, foreign: [LOCK_NAME], ageMs: 0, heldMs: null, verdict: 'unknown' };
     throw e;
   }
   // An empty lock is being released or broken: it is free, and the next rename(2) replaces it.
   if (names.length === 0) return null;
   const ageMs = Math.max(0, Date.now() - mtime);
   const recordName = names.length === 1 && RECORD_RE.test(names[0]!) ? names[0]! : null;
-  if (recordName === null) return { holder: null, recordName: null, foreign: names.slice(0, 8), ageMs, verdict: 'unknown' };
+  if (recordName === null) return { holder: null, recordName: null, foreign: names.slice(0, 8), ageMs, heldMs: null, verdict: 'unknown' };
   let holder: HolderRecord | null = null;
+  let heldMs: number | null = null;
   try {
     holder = parseHolder((await readRegular(join(lockPath, recordName), MAX_RECORD_BYTES)).toString('utf8'));
+    if (holder !== null) heldMs = Math.max(0, Date.now() - (await stat(join(lockPath, recordName))).mtimeMs);
   } catch {
     // gone (released meanwhile), unreadable, a FIFO or too large: an unknown holder, freed by staleness
   }
-  return { holder, recordName, foreign: [], ageMs, verdict: holder === null ? 'unknown' : holderVerdict(holder) };
+  return { holder, recordName, foreign: [], ageMs, heldMs, verdict: holder === null ? 'unknown' : holderVerdict(holder) };
 }
 
-/** Whether a waiter may break the lock now (§8 step 2): one record, and a dead holder or a stale lock. */
+/**
+ * Whether a waiter may break the lock now (§8 step 2): one record, and a holder provably dead, or one whose
+ * liveness cannot be checked whose lock is stale. A provably alive holder's lock is never broken.
+ */
 export function mayBreak(state: LockState, staleMs: number): boolean {
-  return state.recordName !== null && (state.verdict === 'dead' || state.ageMs > staleMs);
+  return state.recordName !== null && (state.verdict === 'dead' || (state.verdict === 'unknown' && state.ageMs > staleMs));
 }
 
 /** Who holds the lock, in words, for messages. */
@@ -173,8 +186,9 @@ export function describeHolder(state: LockState, staleMs: number): string {
   if (h === null) return `its holder record cannot be read (${age})`;
   const who = `pid ${h.pid}${h.hostname ? ` on ${h.hostname}` : ''}`;
   if (state.verdict === 'dead') return `${who}, which is no longer running`;
-  if (state.verdict === 'alive') return `${who}, which is running (${age}${state.ageMs > staleMs ? ', stale: it may be stopped or hung' : ''})`;
-  return `${who}, whose liveness this host cannot check (${age})`;
+  const held = state.heldMs === null ? '' : `held for ${(state.heldMs / 1000).toFixed(1)} s, `;
+  if (state.verdict === 'alive') return `${who}, which is running (${held}${age}${state.ageMs > staleMs ? '; it may be stopped or hung, and a live holder is never robbed' : ''})`;
+  return `${who}, whose liveness this host cannot check (${held}${age})`;
 }
 
 // ---------------------------------------------------------------- acquiring (§8 steps 1–2)
@@ -206,6 +220,7 @@ export async function acquireLock(dir: string, options: LockOptions): Promise<He
   let touched = started;
   let delay = 1;
   let nextInspect = 0;
+  let contended = false;
   let seen: LockState | null = null;
   try {
     for (;;) {
@@ -218,11 +233,15 @@ export async function acquireLock(dir: string, options: LockOptions): Promise<He
       }
       try {
         await rename(staging, lockPath);
+        // The record's mtime says since when the lock is held (a waiter's LOCK_TIMEOUT names it); written
+        // before the wait, it is set again after one.
+        if (contended) await utimes(join(lockPath, recordName), new Date(), new Date()).catch(() => {});
         return new HeldLock(lockPath, recordName, options.staleMs, touched);
       } catch (e) {
         const code = errorCode(e);
         if (code !== 'ENOTEMPTY' && code !== 'EEXIST') throw ioError('taking the lock', lockPath, e);
       }
+      contended = true;
       if (Date.now() >= nextInspect) {
         nextInspect = Date.now() + INSPECT_MS;
         seen = await inspectLock(dir).catch(() => null);
@@ -237,7 +256,9 @@ export async function acquireLock(dir: string, options: LockOptions): Promise<He
           location: { file: lockPath },
           hint: seen !== null && seen.foreign.length > 0
             ? `no writer made that; if no writer is running, remove ${lockPath}`
-            : `raise lockTimeoutMs; a holder that stops refreshing the lock loses it after staleMs (${options.staleMs} ms)`,
+            : seen?.verdict === 'alive'
+              ? `that process is alive, so its lock is never broken: wait for it (raise lockTimeoutMs), or stop pid ${seen.holder!.pid} if it is hung`
+              : `raise lockTimeoutMs; a holder whose liveness cannot be checked loses the lock once it stops refreshing it for staleMs (${options.staleMs} ms)`,
         });
       }
       await markWaiting(dir);

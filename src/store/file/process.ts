@@ -34,15 +34,26 @@ export function safeHostname(): string {
 
 /** Linux: field 22 of /proc/<pid>/stat (starttime, clock ticks after boot); null when unknown. */
 export function processStart(pid: number): string | null {
+  return processStat(pid)?.start ?? null;
+}
+
+/**
+ * Linux: a process's start (field 22 of /proc/<pid>/stat), state (field 3: R, S, D, T, Z, …) and number of
+ * threads (field 20); null when unknown (another platform, no such process, /proc hidden). A zombie (Z, or X
+ * while being reaped) with no other thread has exited: none of its code runs any more, though its pid stays
+ * taken until its parent reaps it. (A thread-group leader that ended alone is Z while its other threads run.)
+ */
+export function processStat(pid: number): { start: string; state: string; threads: number } | null {
   if (process.platform !== 'linux') return null;
   try {
     const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // The command name (field 2) is in parentheses and may hold spaces and ")": fields resume after the last ")".
     const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
     const start = fields[19]; // field 22; fields[0] is field 3
-    return start !== undefined && /^\d{1,20}$/.test(start) ? start : null;
+    const state = fields[0];
+    const threads = Number(fields[17]); // field 20
+    return start !== undefined && /^\d{1,20}$/.test(start) && state !== undefined && /^[A-Za-z]$/.test(state) && Number.isSafeInteger(threads) ? { start, state, threads } : null;
   } catch {
     return null;
   }
 }
-

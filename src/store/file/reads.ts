@@ -15,9 +15,21 @@ import { NOT_REGULAR, isNotFound, openRegular, readExactly } from './fsutil.js';
 import { BUCKETS_DIR, bucketName, type JournalPaths } from './layout.js';
 import { readLastLine, readLines } from './lines.js';
 import { listBuckets } from './tail.js';
+import { readPending } from './batch.js';
 
-/** The last committed step, read from the chain itself (not the head cache); null when empty. */
+/**
+ * The last committed step, read from the chain itself (not the head cache); null when empty. The last line
+ * is read first and the pending-batch mark (batch.ts) after it: a line read while a batch was pending is
+ * then either bounded by the mark or, the mark gone, committed.
+ */
 export async function readHead(paths: JournalPaths): Promise<ChainHead | null> {
+  const last = await readLastHead(paths);
+  const pending = await readPending(paths.dir);
+  if (pending === null || last === null || last.seq <= pending.seq) return last;
+  return pending.seq < 0 ? null : { seq: pending.seq, step_hash: pending.step_hash };
+}
+
+async function readLastHead(paths: JournalPaths): Promise<ChainHead | null> {
   const buckets = await listBuckets(paths);
   for (let i = buckets.length - 1; i >= 0; i--) {
     const path = paths.bucket(buckets[i]!);

@@ -14,6 +14,7 @@ import type { IdempotencyIndex } from '../idempotency.js';
 import { fsyncDir, isNotFound, openRegular, readRegular, sizeOf, writeFileAtomic } from './fsutil.js';
 import { MAX_HEAD_BYTES, bucketFirstSeq, bucketName, parseHead, serializeHead, type JournalPaths } from './layout.js';
 import { readLastLine, readLines, type RawLine } from './lines.js';
+import { readPending, rollBackPending } from './batch.js';
 
 /** Truncating a bucket never follows a symbolic link planted in its place. */
 const REWRITE_FLAGS = constants.O_RDWR | constants.O_NOFOLLOW;
@@ -57,9 +58,18 @@ export class Tail {
     private readonly durableHead: boolean,
   ) {}
 
-  /** Reads the true tail under the lock; a system error on the way is an IO_ERROR naming the buckets. */
+  /**
+   * Reads the true tail under the lock; a system error on the way is an IO_ERROR naming the buckets. A
+   * pending batch (batch.ts) left by a writer that failed or died is rolled back first: its lines were never
+   * committed.
+   */
   async sync(): Promise<void> {
     try {
+      const pending = await readPending(this.paths.dir);
+      if (pending !== null) {
+        await rollBackPending(this.paths.dir, this.paths, pending, this.durableHead);
+        this.state = null;
+      }
       await this.read();
     } catch (e) {
       if (e instanceof StoreError) throw e;

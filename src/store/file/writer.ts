@@ -3,10 +3,17 @@
  * blobs first (atomically, each once), then the batch's lines, one write per bucket segment, rolled back
  * as a whole if any write fails; fsync as the durability mode says, deferred and batched in 'batch' mode.
  * The open bucket's handle is kept between the commits of one hold of the lock.
+ *
+ * No write on a stale view (§8.9 step 6): right before each write the bucket's length must still be the one
+ * the lines were sequenced against, and right after it must have grown by exactly this write — otherwise
+ * another writer appended (one that took the lock believing this writer gone: on another host, after
+ * staleness) and the batch fails with LOCK_COMPROMISED instead of forking the chain unseen. A rollback cuts
+ * back only bytes that are still provably this writer's own, never another writer's line.
  */
-import { constants } from 'node:fs';
+import { constants, fstatSync } from 'node:fs';
 import { open, unlink, type FileHandle } from 'node:fs/promises';
-import { ioError } from '../errors.js';
+import { StoreError, ioError } from '../errors.js';
+import { faultPlanned, faultPoint } from './faults.js';
 import type { BlobPayload } from '../prepare.js';
 import { placeLine } from '../segments.js';
 import { fsyncDir, openRegular, sizeOf, writeFileAtomic } from './fsutil.js';
@@ -74,16 +81,19 @@ export class BucketWriter {
    */
   async writeLines(lines: readonly CommittedLine[], tail: TailState): Promise<TailState> {
     const { data, segments } = this.encoder.encode(lines, tail, this.segmentBytes);
-    const undo: Array<{ path: string; size: number; created: boolean }> = [];
+    const undo: Undo[] = [];
     let newBucket = false;
     try {
       for (const seg of segments) {
         const path = this.paths.bucket(seg.first);
         // The open bucket's committed length is known from the tail; only an empty or new bucket is stat'ed.
         const before = seg.first === tail.bucket && tail.size > 0 ? tail.size : await sizeOf(path);
-        undo.push({ path, size: before ?? 0, created: before === null });
+        const u: Undo = { path, size: before ?? 0, created: before === null, end: null };
+        undo.push(u);
         if (before === null) newBucket = true;
-        await this.write(seg.first, path, data.subarray(seg.start, seg.end));
+        const bytes = data.subarray(seg.start, seg.end);
+        await this.write(seg.first, path, bytes, u.size, lines.find((l) => l.seq >= seg.first)?.seq ?? seg.first);
+        u.end = u.size + bytes.length;
       }
       if (newBucket) {
         if (this.fsync === 'always') await fsyncDir(this.paths.buckets);
@@ -91,7 +101,8 @@ export class BucketWriter {
       }
     } catch (e) {
       await this.closeBucket();
-      await rollBack(undo);
+      await rollBack(undo, e);
+      if (e instanceof StoreError) throw e;
       throw ioError('appending to', undo[undo.length - 1]?.path ?? this.paths.buckets, e);
     }
     if (this.fsync === 'batch') this.deferred.schedule();
@@ -100,15 +111,38 @@ export class BucketWriter {
     return { bucket: last.first, size: (last.first === tail.bucket ? tail.size : 0) + last.end - last.start, seq: lastLine.seq, hash: lastLine.hash };
   }
 
-  /** One segment's bytes, through the kept handle of its bucket. */
-  private async write(first: number, path: string, data: Buffer): Promise<void> {
+  /**
+   * One segment's bytes, through the kept handle of its bucket, which must be `expected` bytes long when
+   * the write starts and `expected + data.length` when it ends (fstat: one system call, no thread-pool hop).
+   */
+  private async write(first: number, path: string, data: Buffer, expected: number, firstSeq: number): Promise<void> {
     if (this.bucket?.first !== first) {
       await this.closeHandle(); // stays null if the open below fails: no closed handle is kept
       this.bucket = { first, handle: await open(path, APPEND_FLAGS, 0o666) };
     }
     const fh = this.bucket.handle;
+    faultPoint('after-confirm');
+    const size = fstatSync(fh.fd).size;
+    if (size !== expected) {
+      throw new StoreError('LOCK_COMPROMISED', `${path} is ${size} bytes, not the ${expected} this writer read under its lock: another writer appended meanwhile (it took the lock believing this writer gone); nothing of this batch was acknowledged, and none of it was written there`, {
+        location: { file: path, seq: firstSeq },
+        hint: 'retry the append; the journal re-reads its tail under a fresh lock',
+      });
+    }
     let off = 0;
+    // The fault battery's "killed mid-commit" needs a torn line: only then is the write split in two.
+    if (faultPlanned('mid-write') && data.length > 1) {
+      off += (await fh.write(data, 0, data.length >> 1)).bytesWritten;
+      faultPoint('mid-write');
+    }
     while (off < data.length) off += (await fh.write(data, off, data.length - off)).bytesWritten;
+    const after = fstatSync(fh.fd).size;
+    if (after !== expected + data.length) {
+      throw new StoreError('LOCK_COMPROMISED', `${path} grew by ${after - expected} bytes during this writer's write of ${data.length}: another writer wrote at the same time, and the journal may now hold two steps with seq ${firstSeq}; this batch was not acknowledged`, {
+        location: { file: path, seq: firstSeq },
+        hint: 'run stepchain verify on the journal; a retry with the same step_id finds a step that was committed',
+      });
+    }
     if (this.fsync === 'always') await fh.sync();
     if (this.fsync === 'batch') this.deferred.files.add(path);
   }
@@ -185,14 +219,33 @@ class LineEncoder {
   }
 }
 
-/** Cuts every bucket of a failed batch back to its length before it (a new one is removed). */
-async function rollBack(undo: Array<{ path: string; size: number; created: boolean }>): Promise<void> {
+/** A bucket a batch writes: its length before, whether the batch created it, and its length after the batch's write (null until written). */
+interface Undo {
+  path: string;
+  size: number;
+  created: boolean;
+  end: number | null;
+}
+
+/**
+ * Cuts every bucket of a failed batch back to its length before it (a new one is removed) — only where the
+ * bucket still ends where this batch's write left it, so that no other writer's line is ever cut off. A
+ * write that failed part-way is cut back too: nobody else writes while the lock is held.
+ */
+async function rollBack(undo: Undo[], failed: unknown): Promise<void> {
+  // Compromised: another writer's bytes may follow this one's, so only buckets written whole are cut back.
+  const compromised = failed instanceof StoreError && failed.code === 'LOCK_COMPROMISED';
   for (const u of undo.reverse()) {
+    if (compromised && u.end === null) continue;
     try {
-      if (u.created) await unlink(u.path);
-      else {
-        const fh = await open(u.path, REWRITE_FLAGS);
-        await fh.truncate(u.size).finally(() => fh.close());
+      const fh = await open(u.path, REWRITE_FLAGS);
+      try {
+        const size = fstatSync(fh.fd).size;
+        if (u.end !== null && size !== u.end) continue;
+        if (u.created) await unlink(u.path);
+        else await fh.truncate(u.size);
+      } finally {
+        await fh.close();
       }
     } catch {
       // the next lock holder quarantines whatever remains

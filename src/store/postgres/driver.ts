@@ -63,6 +63,34 @@ export function loadDriver(): Promise<PgModule> {
   return loaded;
 }
 
+/**
+ * The pool as the store uses it: every client it checks out carries an 'error' listener for its life. A
+ * connection the server ends while the store holds the client between two statements of a transaction
+ * (pg_terminate_backend, a server restart: "terminating connection due to administrator command") is
+ * reported by `pg` as an 'error' event on the client, and without a listener that event killed the whole
+ * process (test/faults/postgres.test.ts). With it, the transaction's next statement fails, as a lost
+ * connection (SERVER_UNREACHABLE), and the client is destroyed on release. The pool's own idle clients are
+ * covered by its 'error' listener (createPool).
+ */
+export function guardClients(pool: DbPool): DbPool {
+  const guarded = new WeakSet<object>();
+  const ignore = (): void => {};
+  return {
+    connect: async () => {
+      const client = await pool.connect();
+      const events = client as unknown as { on?: (event: 'error', listener: () => void) => unknown };
+      if (!guarded.has(client) && typeof events.on === 'function') {
+        events.on('error', ignore);
+        guarded.add(client);
+      }
+      return client;
+    },
+    query: (text, values) => pool.query(text, values),
+    end: () => pool.end(),
+    on: (event, listener) => pool.on(event, listener),
+  };
+}
+
 /** A pool for the store. Idle connections never keep the process alive (allowExitOnIdle). */
 export async function createPool(config: ConnectionConfig): Promise<DbPool> {
   const pg = await loadDriver();
@@ -76,5 +104,9 @@ export async function createPool(config: ConnectionConfig): Promise<DbPool> {
   });
   // Without a listener, an idle client's error (the server restarting) would be an uncaught exception.
   pool.on('error', () => {});
+  // And a client's own, whatever path it is used by (guardClients covers the clients of a caller's pool).
+  (pool as unknown as { on(event: 'connect', listener: (client: { on(event: 'error', l: () => void): unknown }) => void): unknown }).on('connect', (client) => {
+    client.on('error', () => {});
+  });
   return pool;
 }

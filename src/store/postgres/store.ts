@@ -13,7 +13,7 @@ import { STORE_FORMAT, parseMeta, serializeMeta, type JournalMeta } from '../met
 import { runEntryOf, selectRuns, type RunEntry, type RunFilter } from '../runs.js';
 import { placeLine, type SegmentCursor } from '../segments.js';
 import type { CreateOptions, ForkOptions, Journal, JournalConfig, JournalReport, JournalVerifyOptions, OpenOptions, Store } from '../types.js';
-import { createPool, type ConnectionConfig, type DbClient, type DbPool } from './driver.js';
+import { createPool, guardClients, type ConnectionConfig, type DbClient, type DbPool } from './driver.js';
 import { translate } from './errors.js';
 import { checkHealth } from './health.js';
 import { PostgresJournal } from './journal.js';
@@ -109,7 +109,7 @@ export class PostgresStore implements Store<PostgresJournal>, StoreDiagnostics {
     if (config.max !== undefined) intOption('connection.max', config.max, 10, 2, 10_000);
     this.poolConfig = config;
     this.ownPool = o.pool === undefined;
-    this.pool = o.pool === undefined ? null : Promise.resolve(o.pool);
+    this.pool = o.pool === undefined ? null : Promise.resolve(guardClients(o.pool));
     this.settings = {
       idempotencyWindow: intOption('idempotencyWindow', o.idempotencyWindow, DEFAULT_PG_IDEMPOTENCY_WINDOW, 1, 10_000_000),
       merkleTree: o.merkleTree !== false,
@@ -121,7 +121,7 @@ export class PostgresStore implements Store<PostgresJournal>, StoreDiagnostics {
 
   private getPool(): Promise<DbPool> {
     if (this.closed) return Promise.reject(new StoreError('CLOSED', `the store for ${this.display} is closed`, { hint: 'make a new PostgresStore' }));
-    this.pool ??= createPool(this.poolConfig);
+    this.pool ??= createPool(this.poolConfig).then(guardClients);
     return this.pool;
   }
 

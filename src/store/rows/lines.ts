@@ -82,7 +82,7 @@ export function corrupt(where: string, seq: number, why: string): StoreError {
 }
 
 /**
- * The idempotency index's answer from rows found by step_id within the window (spec/FORMAT.md §8.10), in
+ * The idempotency index's answer from rows found by step_id within the window (spec/FILE-STORE.md §10), in
  * seq order: of two steps with one step_id (a retry from past the window), the later one wins, as in the
  * file store.
  */

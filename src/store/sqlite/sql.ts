@@ -66,7 +66,7 @@ export function updateHead(db: Connection, key: number, head: HeadRow): void {
   stmt(db, 'UPDATE journals SET head_seq = ?, head_hash = ?, bucket_first = ?, bucket_size = ? WHERE key = ?').run(head.seq, head.hash, head.cursor.first, head.cursor.size, key);
 }
 
-/** The stored lines among the last `window` steps whose step_id is one of `ids`, in seq order (FORMAT §8.10). */
+/** The stored lines among the last `window` steps whose step_id is one of `ids`, in seq order (FILE-STORE.md §10). */
 export function linesWithStepIds(db: Connection, key: number, ids: readonly string[], headSeq: number, window: number): Array<{ seq: number; line: string }> {
   return stmt(db, `SELECT seq, line FROM steps WHERE journal = ? AND step_id IN (SELECT value FROM json_each(?)) AND seq > ? ORDER BY seq`)
     .all(key, JSON.stringify(ids), headSeq - window) as Array<{ seq: number; line: string }>;

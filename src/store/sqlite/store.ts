@@ -157,7 +157,7 @@ export class SqliteStore implements Store<SqliteJournal>, StoreDiagnostics {
   }
 
   /**
-   * Removes journal `id` whole (spec/FORMAT.md §8.15) in one transaction: a writer mid-commit finishes
+   * Removes journal `id` whole (spec/FILE-STORE.md §15) in one transaction: a writer mid-commit finishes
    * before it (the write lock), and the next append fails (JOURNAL_NOT_FOUND); its lines, blobs, tree and
    * row go together or not at all.
    */
