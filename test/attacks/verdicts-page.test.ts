@@ -248,4 +248,34 @@ describe('page and CLI, case by case', () => {
     expect(['invalid', 'not-a-receipt']).toContain(page.verdict);
     expect(page.problems.map((p) => p.code)).toEqual(c.json.report.problems.map((p: { code: string }) => p.code));
   });
+  it('held: a public key file over 64 KiB (the key, then spaces) is an error on both, never "no pin"', async () => {
+    writeFileSync(f('bigpub.txt'), Buffer.concat([readFileSync(f('alice.key.pub')), Buffer.alloc(100_000, 0x20)]));
+    const { cli: c, page } = await both('receipt.tar.gz', { pubkey: 'bigpub.txt' });
+    expect(c.rc).toBe(2);
+    expect(page.state).toBe('error');
+    expect(page.fieldErrors.key).not.toBe('');
+  });
+  it("held: mallory's public key on alice's receipt is invalid on both; a private key file as the pin is an error on both", async () => {
+    const a = await both('receipt.tar.gz', { pubkey: 'mallory.key.pub' });
+    expect(a.cli.rc).toBe(1);
+    expect(a.page.verdict).toBe('invalid');
+    const b = await both('receipt.tar.gz', { pubkey: 'alice.key' });
+    expect(b.cli.rc).toBe(2);
+    expect(b.page.state).toBe('error');
+    expect(b.page.fieldErrors.key).not.toBe('');
+  });
+  // PARITY (succeeded, low severity: the strict side errs, nothing is authenticated wrongly): the same log key
+  // with one trailing space authenticates on the page (the field is trimmed) while the CLI refuses it as
+  // KEY_INVALID (exit 2) — yet the CLI trims the same key read from a --log-key FILE. Repro:
+  //   stepchain verify receipt.tar.gz --checkpoint cp3.checkpoint --log-key "$LOG_VKEY "   → exit 2
+  //   the page, Log key field "$LOG_VKEY " with the same checkpoint → ✔ authenticated
+  it('PARITY: a log key with a trailing space — the page authenticates, the CLI refuses', async () => {
+    const spaced = `${LOG_VKEY} `;
+    const page = await verify(opened.page, { receipt: spec('receipt.tar.gz'), checkpoint: spec('cp3.checkpoint'), logKey: spaced });
+    const c = cli(['verify', 'receipt.tar.gz', '--checkpoint', 'cp3.checkpoint', '--log-key', spaced, '--json']);
+    const onPage = page.state === 'error' ? 'refused' : page.verdict;
+    const onCli = c.rc === 2 ? 'refused' : c.json?.verdict;
+    expect(onPage).toBe(onCli);
+  });
 });
+
