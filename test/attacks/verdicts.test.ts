@@ -563,3 +563,52 @@ describe('hostile archives: no crash, no hang, no green verdict (held)', () => {
     expect(r.rc).toBe(1);
   });
 });
+
+describe('signature replay and manifest paths (held)', () => {
+  it("alice's signature file replayed onto a rewritten receipt, or onto the publication, does not authenticate", () => {
+    forge('receipt.tar.gz', 'resigned.tar', { keepSig: true, lines: (ls) => ls.map((l, i) => (i === 2 ? l.replace('Sunny in Lyon', 'Rainy in Lyon') : l)) });
+    expect(verdictOf(cli(['verify', 'resigned.tar', '--pubkey', 'alice.key.pub', '--json']))).toMatchObject({ rc: 1, authenticated: false });
+    const sig = new Map(untar(readFileSync(f('receipt.tar.gz')))).get('manifest.sig.json')!;
+    const pub = untar(readFileSync(f('public.tar.gz')));
+    writeFileSync(f('pub-sig.tar'), tar([pub[0]!, ['manifest.sig.json', sig], ...pub.slice(1)]));
+    expect(verdictOf(cli(['verify', 'pub-sig.tar', '--pubkey', 'alice.key.pub', '--json']))).toMatchObject({ rc: 1, authenticated: false });
+  });
+  it('chain names with .., absolute paths, or naming a file the archive lacks are refused without a crash', () => {
+    const e = new Map(untar(readFileSync(f('receipt.tar'))));
+    const c = e.get('chain/0000000000000000.jsonl')!;
+    for (const name of ['chain/../0000000000000000.jsonl', '/etc/passwd', 'chain/0000000000000001.jsonl', 'manifest.json']) {
+      const m = JSON.parse(e.get('manifest.json')!.toString());
+      m.chain[0].name = name;
+      const data = tar([['manifest.json', Buffer.from(jcs(m))], [name === 'manifest.json' ? 'chain/0000000000000000.jsonl' : name, c]]);
+      writeFileSync(f('name.tar'), data);
+      const r = cli(['verify', 'name.tar', '--json']);
+      expect(r.rc, name).toBe(1);
+      expect(r.err, name).not.toMatch(/\n\s+at /);
+    }
+  });
+  it('a symlink or hard-link entry in place of the chain file is refused', () => {
+    const e = untar(readFileSync(f('receipt.tar')));
+    for (const flag of ['1', '2', '5']) {
+      const parts: Buffer[] = [];
+      for (const [n, b] of e) {
+        const link = n.startsWith('chain/');
+        const h = header(n, link ? 0 : b.length);
+        if (link) {
+          h[156] = flag.charCodeAt(0);
+          h.write('manifest.json', 157, 'latin1');
+          h.fill(0x20, 148, 156);
+          let sum = 0;
+          for (const x of h) sum += x;
+          h.write(`${sum.toString(8).padStart(6, '0')} \0`, 148, 'latin1');
+        }
+        parts.push(h);
+        if (!link) parts.push(b, Buffer.alloc((512 - (b.length % 512)) % 512));
+      }
+      parts.push(Buffer.alloc(1024));
+      writeFileSync(f(`link${flag}.tar`), Buffer.concat(parts));
+      const r = cli(['verify', `link${flag}.tar`, '--json']);
+      expect(r.rc, flag).toBe(1);
+      expect(r.json?.authenticated, flag).toBe(false);
+    }
+  });
+});
