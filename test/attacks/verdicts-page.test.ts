@@ -279,3 +279,33 @@ describe('page and CLI, case by case', () => {
   });
 });
 
+describe('more than 1000 redacted views (the listing cap)', () => {
+  let BIG_HEAD: string;
+  beforeAll(() => {
+    ok(['init', 'big']);
+    let lines = '';
+    for (let i = 0; i < 1100; i++) lines += `${JSON.stringify({ input: { user: `q${i}` }, model: 'm', prompt: 'p', result: { note: 'ok', contact: `u${i}@ex.example.com` } })}\n`;
+    ok(['append', 'big', '--jsonl'], lines);
+    BIG_HEAD = ok(['head', 'big']).trim().split(' ')[1]!;
+    ok(['publish', 'big', '--policy', 'policy.json', '--opt-in', '-o', 'big.tar', '--secrets-out', 'big.secrets.json']);
+    rewriteLine('big.tar', 'big-rewritten.tar', 1050, (l) => l.replace('"note":"ok"', '"note":"APPROVED BY CFO"'));
+  }, 120_000);
+  it('held: the view rewritten at seq 1050 (past the first 1000 listed) is still counted on the CLI and badged on the page', async () => {
+    const c = cli(['verify', 'big-rewritten.tar', '--head', BIG_HEAD, '--json']);
+    expect(c.json.ok).toBe(true);
+    expect(c.json.report.unbound_count).toBe(1100);
+    const h = cli(['verify', 'big-rewritten.tar', '--head', BIG_HEAD]);
+    expect(h.err).toMatch(/NOT BOUND this receipt shows 1100 values/);
+    expect(h.err).toMatch(/and 1080 more/);
+    const page = await verify(opened.page, { receipt: spec('big-rewritten.tar'), head: BIG_HEAD });
+    expect(page.ok).toBe(true);
+    expect(await opened.page.getAttribute('#verdict', 'data-unbound')).toBe('1100');
+    expect([...page.proves, ...page.doesNotProve].join('\n')).not.toMatch(BLANKET);
+    for (let i = 0; i < 21; i++) await opened.page.click('#next');
+    await opened.page.waitForSelector('#step-rows tr[data-index="1050"]');
+    expect(await opened.page.$$eval('#step-rows tr[data-index="1050"] td.unbound', (tds) => tds.map((td) => td.textContent ?? ''))).toEqual([expect.stringMatching(/^not bound.*APPROVED BY CFO/)]);
+    await opened.page.click('#step-rows tr[data-index="1050"] button');
+    await opened.page.waitForSelector('#step-tree');
+    expect(await opened.page.$eval('#step-tree span.unbound[data-slot="result"]', (x) => x.textContent)).toMatch(/^not bound.*APPROVED BY CFO/s);
+  });
+});
