@@ -402,6 +402,11 @@ describe('input files: size bounds and non-regular files', () => {
     const r = cli(['verify', 'receipt.tar.gz', '--checkpoint', 'cp3.w1', '--log-key', 'log.vkey', '--witness', 'bigw1.vkey', '--json']);
     expect(r.rc).toBe(2);
   });
+  it('ATTACK: `stepchain witness --log-key` reads a 100 KB verifier-key file and cosigns instead of failing its 64 KiB limit', () => {
+    writeFileSync(f('big-w.vkey'), Buffer.concat([Buffer.from(`${LOG_VKEY}\n`), Buffer.alloc(100_000, 0x20)]));
+    const r = cli(['witness', 'cp3.checkpoint', '--key', 'w2.key', '--name', 'witness.example/w2', '--state', 'w2big', '--log-key', 'big-w.vkey', '-o', 'cp3.w2big']);
+    expect(r.rc).toBe(2);
+  });
   it('held: a public key file of 100 KB (the key, then spaces) is refused', () => {
     writeFileSync(f('bigpub.txt'), Buffer.concat([readFileSync(f('alice.key.pub')), Buffer.alloc(100_000, 0x20)]));
     expect(cli(['verify', 'receipt.tar.gz', '--pubkey', 'bigpub.txt']).rc).toBe(2);
@@ -610,5 +615,20 @@ describe('signature replay and manifest paths (held)', () => {
       expect(r.rc, flag).toBe(1);
       expect(r.json?.authenticated, flag).toBe(false);
     }
+  });
+});
+
+describe('witness and prover refuse forks and truncation (held)', () => {
+  it('a witness that cosigned one size-4 root refuses another root of the same size', () => {
+    ok(['witness', 'g4.checkpoint', '--key', 'w2.key', '--name', 'witness.example/w2', '--state', 'wg', '--log-key', 'glog.vkey', '-o', 'g4.w2']);
+    const r = cli(['witness', 'f4.checkpoint', '--key', 'w2.key', '--name', 'witness.example/w2', '--state', 'wg', '--log-key', 'glog.vkey', '-o', 'f4.w2']);
+    expect(r.rc).toBe(1);
+    expect(r.err).toMatch(/INCONSISTENT|FORKED/);
+  });
+  it('a receipt shorter than the pinned checkpoint is SIZE_DECREASED', () => {
+    ok(['export', 'g/today', '--to', '2', '-o', 'g3.tar.gz']);
+    const r = cli(['verify', 'g3.tar.gz', '--checkpoint', 'g4.checkpoint', '--log-key', 'glog.vkey', '--json']);
+    expect(verdictOf(r)).toMatchObject({ rc: 1, authenticated: false });
+    expect(codes(r)).toContain('SIZE_DECREASED');
   });
 });
