@@ -354,11 +354,11 @@ golden('effect list of a run journal', () => ['effect', 'list', at('run')], 0, `
 `);
 golden('effect list on a v1 journal', () => ['effect', 'list', at('v1')], 2, `error: NOT_A_RUN: journal "v1" is a stepchain/v1 journal, not a run (stepchain/v2) (create run journals with startRun (or stepchain init --run))
 `);
-golden('runs', () => ['runs', dir], 0, ``, `<time>  v2
-<time>  run  agent Weather in Paris?, env=Weather in Paris?
-<time>  run-changed  agent Weather in Paris?, env=Weather in Paris?
-<time>  new
-<time>  new-run  agent billing, env=prod
+golden('runs', () => ['runs', dir], 0, ``, `<time>  v2  running
+<time>  run  interrupted, 1 pending  agent Weather in Paris?, env=Weather in Paris?
+<time>  run-changed  interrupted, 1 pending  agent Weather in Paris?, env=Weather in Paris?
+<time>  new  running
+<time>  new-run  running  agent billing, env=prod
 `);
 golden('runs --agent nobody', () => ['runs', dir, '--agent', 'nobody'], 0, `no matching runs
 `);

@@ -28,6 +28,7 @@ describe('§11.4 step 1: tool.started', () => {
     expect(s.effects.get('e1')).toEqual({
       id: 'e1', seq: 0, tool: 'fetch', args: { url: 'u' }, callId: 'c1', idempotencyKey: 'k1', summary: 'get u',
       status: 'started', startedAt: ts(0), endedAt: null, endSeq: null, durationMs: null, result: null, error: null,
+      resolution: null, retryOf: null,
     });
     expect(s.inFlight).toBe(1);
     expect(s.continuation).toBeNull();

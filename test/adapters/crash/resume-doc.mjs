@@ -10,7 +10,7 @@ import { recordTools, resumeMessages, stepchainMiddleware } from 'stepchain/ai-s
 
 const [dir, runId] = process.argv.slice(2);
 const doc = readFileSync(new URL('../../../docs/crash-safe-resume.md', import.meta.url), 'utf8');
-const example = /<!-- resume-example[^>]*-->\n```js\n([\s\S]*?)```/.exec(doc)[1];
+const example = /<!-- resume-example[^>]*-->\n```javascript\n([\s\S]*?)```/.exec(doc)[1];
 if (example.trim().split('\n').length > 5) throw new Error('the resume example is longer than 5 lines');
 const store = new FileStore(dir, { fsync: 'always' });
 const usage = { inputTokens: { total: 1, noCache: 1 }, outputTokens: { total: 1, text: 1 } };
