@@ -205,5 +205,5 @@ export function printReport(out: Output, subject: string, report: ChainReport<st
   }
   for (const w of report.warnings) out.say(`  ${out.style('yellow', 'warning')} ${inline(w.code)} ${out.style('dim', inline(describeLocation(w.location)))}: ${inline(messageBesideCode(w))}`);
   for (const line of extra) out.say(line);
-  if (report.ok && report.verdict === 'intact' && report.to_pin) out.say(out.style('yellow', `  not authenticated: ${report.to_pin}`));
+  if (report.ok && report.verdict === 'intact' && report.to_pin) out.say(out.style('yellow', `  not authenticated: ${inline(report.to_pin)}`));
 }

@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { StepchainError } from '../../errors.js';
 import { VERSION } from '../../version.js';
 import { EXIT_OK, UsageError, type Verb } from '../cli.js';
+import { inline } from '../safe-text.js';
 
 export class PageError extends StepchainError<'OUTPUT_EXISTS' | 'OUTPUT_FAILED' | 'PAGE_MISSING'> {}
 
@@ -52,7 +53,7 @@ export const pageVerb: Verb = {
     const sha256 = createHash('sha256').update(html).digest('hex');
     if (out.json) out.document('page', { ok: true, out: resolve(target), bytes: html.length, sha256: `sha256:${sha256}`, version: VERSION });
     else {
-      out.say(`wrote ${target} (${html.length} bytes): the stepchain ${VERSION} offline verification page`);
+      out.say(`wrote ${inline(target)} (${html.length} bytes): the stepchain ${VERSION} offline verification page`);
       out.say(`  sha256 ${sha256}`);
       out.say('  open it in a browser (it works from disk and makes no network request) and drop a receipt on it');
     }
