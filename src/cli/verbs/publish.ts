@@ -12,6 +12,7 @@ import { intArg } from '../args.js';
 import { withJournal } from './journal.js';
 import { countingSource } from '../output.js';
 import { inline } from '../safe-text.js';
+import { nonRegularTarget } from '../../store/file/fsutil.js';
 
 
 export const publishVerb: Verb = {
@@ -125,6 +126,11 @@ export const discloseVerb: Verb = {
       }
       // An unusable key file is a usage error (exit 2), never "no key pinned".
       const publicKey = values.pubkey === undefined ? undefined : await readPublicKeyFile(values.pubkey as string);
+      // A FIFO or device is refused before it is opened: reading a FIFO with no writer waits for ever.
+      for (const [what, file] of [['receipt', receipt], ['proof', values.check as string]] as const) {
+        const kind = await nonRegularTarget(file);
+        if (kind !== null) throw new UsageError(`cannot read ${what} ${file}: it is ${kind}, not a regular file`, 'disclose');
+      }
       const report = await verifyDisclosureFiles(receipt, values.check as string, publicKey !== undefined ? { publicKey } : {});
       if (out.json) {
         const { receipt: r, ...rest } = report;
