@@ -201,8 +201,9 @@ function reportError(out: Output, command: string, e: unknown, debug: boolean): 
       .filter((x) => x !== undefined && x !== '')
       .join(', ');
     const located = where === '' || e.message.includes(where) || (e.location.file !== undefined && e.message.includes(e.location.file));
-    // Each line of the message shown inline: a value quoted from content cannot style or move the terminal.
-    out.say(`${out.style('red', 'error:')} ${e.message.split('\n').map(inline).join('\n')}${located ? '' : ` [${inline(where)}]`}`);
+    // The message is one logical line, shown inline as a whole: a value quoted from input (a member name, a
+    // path, an argument) cannot start a line of its own, style or move the terminal.
+    out.say(`${out.style('red', 'error:')} ${inline(e.message)}${located ? '' : ` [${inline(where)}]`}`);
     if (e instanceof UsageError) out.say(`Run \`stepchain ${e.verb ?? ''}${e.verb ? ' ' : ''}--help\` for usage.`);
     if (debug && e.stack) out.say(e.stack);
     if (out.json) out.document(command, { ok: false, error: { code: e.code, message: e.message, location: e.location } });
@@ -210,7 +211,7 @@ function reportError(out: Output, command: string, e: unknown, debug: boolean): 
   }
   const err = e as NodeJS.ErrnoException;
   const message = err && typeof err.message === 'string' ? err.message : String(e);
-  out.say(`${out.style('red', 'error:')} ${message.split('\n').map(inline).join('\n')}`);
+  out.say(`${out.style('red', 'error:')} ${inline(message)}`);
   if (debug && err?.stack) out.say(err.stack);
   else if (!err?.code) out.say('This looks like a bug in stepchain; run again with --debug and report the stack trace.');
   if (out.json) out.document(command, { ok: false, error: { code: err?.code ?? 'INTERNAL', message } });

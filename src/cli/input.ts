@@ -52,11 +52,16 @@ export async function readText(path: string | undefined): Promise<{ text: string
 
 /** Whether a path names a journal (a directory) or a receipt (a file); a clear error when it is neither. */
 export async function pathKind(path: string): Promise<'journal' | 'receipt'> {
+  let info;
   try {
-    return (await stat(path)).isDirectory() ? 'journal' : 'receipt';
+    info = await stat(path);
   } catch (e) {
     throw new InputError('INPUT_UNREADABLE', `cannot read ${path}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file or directory' : (e as Error).message}`, { location: { file: path } });
   }
+  if (info.isDirectory()) return 'journal';
+  // A FIFO, device or socket is refused before it is opened: reading a FIFO with no writer waits for ever.
+  if (!info.isFile()) throw new InputError('INPUT_UNREADABLE', `cannot read ${path}: it is ${info.isFIFO() ? 'a FIFO' : info.isSocket() ? 'a socket' : info.isCharacterDevice() || info.isBlockDevice() ? 'a device' : 'not a regular file'}, neither a receipt file nor a journal folder`, { location: { file: path } });
+  return 'receipt';
 }
 
 /**

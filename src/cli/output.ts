@@ -6,10 +6,11 @@
  * escaped, whatever verb built the line; verbs pass each value from content through `inline` besides, so
  * that its own newlines cannot start a line either.
  */
-import { styleText } from 'node:util';
+import { randomBytes } from 'node:crypto';
+import { inspect, type styleText } from 'node:util';
 import { describeLocation, type ChainReport } from '../chain/report.js';
 import type { ChainSource } from '../chain/source.js';
-import { block, blockKeepingStyle, inline } from './safe-text.js';
+import { block, inline } from './safe-text.js';
 import { firstAlteredStep, messageBesideCode, type VerdictFields } from '../chain/verdict.js';
 
 export const JSON_FORMAT = 'stepchain-cli/v1';
@@ -30,6 +31,14 @@ export class Output {
   private readonly colour: boolean;
   readonly interactive: boolean;
   private progressLine = false;
+  /**
+   * What `style` writes in place of an SGR code: a noncharacter, a nonce drawn per Output, the code, a
+   * noncharacter. `safe` escapes every control character first and only then turns these marks into SGR
+   * codes, so the only escape sequences that reach a terminal are the ones `style` asked for: content
+   * cannot know the nonce, and an ESC of its own — even a well-formed ESC [31m — is shown escaped.
+   */
+  private readonly mark = `\ufdd0${randomBytes(8).toString('hex')}:`;
+  private readonly marks = new RegExp(`${this.mark}(\\d+)\ufdd1`, 'g');
 
   constructor(options: OutputOptions) {
     this.json = options.json;
@@ -41,13 +50,24 @@ export class Output {
     this.interactive = tty && !this.json && env.CI === undefined;
   }
 
+  /** Text styled as util.styleText would (the same SGR codes), for a line written through this Output. */
   style(format: Style, text: string): string {
-    return this.colour ? styleText(format, text) : text;
+    if (!this.colour) return text;
+    let open = '';
+    let close = '';
+    for (const name of Array.isArray(format) ? format : [format]) {
+      const codes = inspect.colors[name as string];
+      if (!codes) continue;
+      open += `${this.mark}${codes[0]}\ufdd1`;
+      close = `${this.mark}${codes[1]}\ufdd1${close}`;
+    }
+    return `${open}${text}${close}`;
   }
 
-  /** Text as it may reach a terminal: only the styling this Output wrote stays a control sequence. */
+  /** Text as it may reach a terminal: every control character escaped, then this Output's styling made real. */
   private safe(text: string): string {
-    return this.colour ? blockKeepingStyle(text) : block(text);
+    const shown = block(text);
+    return this.colour ? shown.replace(this.marks, '\x1b[$1m') : shown;
   }
 
   /** A line for people, on stderr. */
@@ -101,7 +121,7 @@ export class Output {
 
   /** @internal */
   drawProgress(text: string): void {
-    this.err.write(`\r${text}\x1b[K`);
+    this.err.write(`\r${this.safe(text)}\x1b[K`);
     this.progressLine = true;
   }
 
@@ -185,5 +205,5 @@ export function printReport(out: Output, subject: string, report: ChainReport<st
   }
   for (const w of report.warnings) out.say(`  ${out.style('yellow', 'warning')} ${inline(w.code)} ${out.style('dim', inline(describeLocation(w.location)))}: ${inline(messageBesideCode(w))}`);
   for (const line of extra) out.say(line);
-  if (report.ok && report.verdict === 'intact' && report.to_pin) out.say(out.style('yellow', `  not authenticated: ${report.to_pin}`));
+  if (report.ok && report.verdict === 'intact' && report.to_pin) out.say(out.style('yellow', `  not authenticated: ${inline(report.to_pin)}`));
 }

@@ -40,24 +40,6 @@ export function block(text: string): string {
   return UNSAFE_BLOCK.test(text) ? text.replace(UNSAFE_BLOCK_ALL, escape) : text;
 }
 
-/** The SGR sequences (colour, bold, dim) that Output's own styling writes, and nothing else. */
-const SGR = /\u001b\[[0-9;]*m/g;
-
-/**
- * `block` for text that may hold Output's own styling: the SGR sequences `style` wrote stay, every other
- * unsafe character is escaped (an ESC from content that is not such a sequence among them).
- */
-export function blockKeepingStyle(text: string): string {
-  if (!UNSAFE_BLOCK.test(text)) return text;
-  let out = '';
-  let last = 0;
-  for (const m of text.matchAll(SGR)) {
-    out += block(text.slice(last, m.index)) + m[0];
-    last = m.index + m[0].length;
-  }
-  return out + block(text.slice(last));
-}
-
 /** Whether text holds a character this module escapes (tests, and callers that choose a rendering). */
 export function hasUnsafe(text: string): boolean {
   return UNSAFE.test(text);

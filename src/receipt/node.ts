@@ -15,6 +15,7 @@ import { planReceipt, writeReceipt, type ReceiptPlan, type ReceiptWriterInput } 
 import type { Json } from '../record/index.js';
 import { receiptSource, type ReceiptSource } from './source.js';
 import { concatBytes } from '../bytes.js';
+import { nonRegularTarget } from '../store/file/fsutil.js';
 
 export interface ExportOptions {
   /** Output path; gzip-compressed when it ends in .tar.gz or .tgz. */
@@ -83,6 +84,9 @@ export async function exportReceipt(source: ChainSource, options: ExportOptions)
 /** Writes a planned receipt to `out` (gzip for .tar.gz/.tgz). Reused by the publisher. */
 export async function writePlanToFile(plan: ReceiptPlan, out: string): Promise<ExportResult> {
   const compressed = /\.(tar\.gz|tgz)$/i.test(out);
+  // The receipt replaces a regular file at `out`, never a FIFO, device or directory (rename would replace the node).
+  const kind = await nonRegularTarget(out);
+  if (kind !== null) throw new ReceiptError('OUTPUT_FAILED', `cannot write ${out}: it is ${kind}, not a regular file; name a file to write`, { location: { file: out } });
   const tmp = `${out}.tmp-${process.pid}-${Date.now()}`;
   let bytes = 0;
   const count = new Transform({

@@ -156,15 +156,17 @@ function hostileRun(): { d: string; receipt: string } {
   const d = tempDir('attack-cli-run-');
   const init = cli(['init', 'runs/r1', '--agent', H, '--label', `env=${H}`, '--conversation', 'c1'], { cwd: d });
   expect(init.rc).toBe(0);
-  const args = JSON.stringify({ [H]: H });
-  const begin = (): string => {
-    const b = cli(['effect', 'begin', 'runs/r1', '--tool', H, '--args', args, '--idempotency-key', H, '--summary', H], { cwd: d });
+  // Each effect has its own idempotency key and arguments: since issue 36 a begin that repeats a pending
+  // effect (same tool, key and arguments) is refused with EFFECT_PENDING (RUNS.md §5).
+  const begin = (n: number): string => {
+    const args = JSON.stringify({ [H]: H, n });
+    const b = cli(['effect', 'begin', 'runs/r1', '--tool', H, '--args', args, '--idempotency-key', `${H}#${n}`, '--summary', H], { cwd: d });
     expect(b.rc).toBe(0);
     return b.out.trim();
   };
-  const done = begin();
-  const failed = begin();
-  begin(); // left pending
+  const done = begin(1);
+  const failed = begin(2);
+  begin(3); // left pending
   expect(cli(['effect', 'end', 'runs/r1', done, '--result', JSON.stringify({ [H]: H })], { cwd: d }).rc).toBe(0);
   expect(cli(['effect', 'end', 'runs/r1', failed, '--error', JSON.stringify({ name: H, message: H })], { cwd: d }).rc).toBe(0);
   expect(cli(['export', 'runs/r1', '-o', 'r.tar.gz'], { cwd: d }).rc).toBe(0);

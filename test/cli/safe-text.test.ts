@@ -1,13 +1,12 @@
 /**
  * The sanitizer of people-facing output (src/cli/safe-text.ts, issue 37): every C0 control, DEL, C1
  * control and bidi control is shown escaped in JSON's `\u001b` form; `block` keeps the layout's newlines and
- * tabs, `blockKeepingStyle` also the SGR sequences Output's styling writes; anything else passes unchanged,
- * and a JSON document passed through `block` parses to the same value.
+ * tabs; anything else passes unchanged, and a JSON document passed through `block` parses to the same value.
+ * Output keeps only the SGR codes its own style() wrote, even when content holds well-formed SGR.
  */
 import fc from 'fast-check';
-import { styleText } from 'node:util';
 import { describe, expect, test } from 'vitest';
-import { block, blockKeepingStyle, hasUnsafe, inline } from '../../src/cli/safe-text.js';
+import { block, hasUnsafe, inline } from '../../src/cli/safe-text.js';
 
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
 
@@ -48,14 +47,6 @@ describe('block', () => {
   });
 });
 
-describe('blockKeepingStyle', () => {
-  test('the SGR sequences of styleText stay; a content ESC that is no SGR is escaped', () => {
-    const styled = styleText('red', 'error:') + ' \x1b[2J' + styleText(['bold', 'green'], 'ok');
-    const shown = blockKeepingStyle(styled);
-    expect(shown).toBe(`${styleText('red', 'error:')} \\u001b[2J${styleText(['bold', 'green'], 'ok')}`);
-  });
-});
-
 test('property: inline leaves no unsafe character, changes nothing in safe text, and is reversible by JSON parsing', () => {
   fc.assert(fc.property(fc.string({ unit: 'binary' }), (s) => {
     const shown = inline(s);
@@ -79,13 +70,20 @@ describe('Output writes every line through the sanitizer', () => {
     const err = sink(tty);
     const out = sink(tty);
     const o = new Output({ json: false, stderr: err.stream, stdout: out.stream, env: {} });
-    const content = '\x1b]52;c;SGVsbG8=\x07\x1b[2J\r✔ forged\u009b\u202e\x7f';
+    // A well-formed SGR from content (ESC [8m hides what follows, ESC [32m paints a forged verdict green) is
+    // escaped like any other control: only the codes Output's own style() asked for reach a terminal.
+    const content = '\x1b]52;c;SGVsbG8=\x07\x1b[2J\r✔ forged\u009b\u202e\x7f\x1b[8m\x1b[32m';
     o.say(`${o.style('red', 'error:')} ${content}`);
     o.print(`line 1\n  ${content}`);
     await o.stream(content);
     o.document('x', { content });
     const said = err.chunks.join('');
-    expect(said).toBe(`${tty ? styleText('red', 'error:') : 'error:'} \\u001b]52;c;SGVsbG8=\\u0007\\u001b[2J\\r✔ forged\\u009b\\u202e\\u007f\n`);
+    expect(said).toBe(`${tty ? '\x1b[31merror:\x1b[39m' : 'error:'} \\u001b]52;c;SGVsbG8=\\u0007\\u001b[2J\\r✔ forged\\u009b\\u202e\\u007f\\u001b[8m\\u001b[32m\n`);
+    // The marks style() writes are private to this Output: the same text from another Output is not styled.
+    const other = new Output({ json: false, stderr: err.stream, stdout: out.stream, env: {} });
+    const before = err.chunks.length;
+    other.say(o.style('red', 'x'));
+    expect(err.chunks.slice(before).join('')).toBe(tty ? `${o.style('red', 'x')}\n` : 'x\n');
     const printed = out.chunks.join('');
     expect(UNSAFE.test(printed.replaceAll('\n', ''))).toBe(false);
     expect(JSON.parse(printed.slice(printed.indexOf('{'))).content).toBe(content);

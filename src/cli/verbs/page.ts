@@ -11,6 +11,8 @@ import { fileURLToPath } from 'node:url';
 import { StepchainError } from '../../errors.js';
 import { VERSION } from '../../version.js';
 import { EXIT_OK, UsageError, type Verb } from '../cli.js';
+import { inline } from '../safe-text.js';
+import { nonRegularTarget } from '../../store/file/fsutil.js';
 
 export class PageError extends StepchainError<'OUTPUT_EXISTS' | 'OUTPUT_FAILED' | 'PAGE_MISSING'> {}
 
@@ -52,7 +54,7 @@ export const pageVerb: Verb = {
     const sha256 = createHash('sha256').update(html).digest('hex');
     if (out.json) out.document('page', { ok: true, out: resolve(target), bytes: html.length, sha256: `sha256:${sha256}`, version: VERSION });
     else {
-      out.say(`wrote ${target} (${html.length} bytes): the stepchain ${VERSION} offline verification page`);
+      out.say(`wrote ${inline(target)} (${html.length} bytes): the stepchain ${VERSION} offline verification page`);
       out.say(`  sha256 ${sha256}`);
       out.say('  open it in a browser (it works from disk and makes no network request) and drop a receipt on it');
     }
@@ -62,6 +64,9 @@ export const pageVerb: Verb = {
 
 /** Writes through a temporary file: the target is whole or untouched; without `force` an existing one stays. */
 async function writeNew(target: string, bytes: Uint8Array, force: boolean): Promise<void> {
+  // A FIFO, device or directory at the target is refused, --force or not: rename would replace the node itself.
+  const kind = await nonRegularTarget(target);
+  if (kind !== null) throw new PageError('OUTPUT_FAILED', `cannot write ${target}: it is ${kind}, not a regular file; name a file to write`, { location: { file: target } });
   const tmp = `${target}.tmp-${process.pid}-${Date.now()}`;
   try {
     await writeFile(tmp, bytes, { flag: 'wx', mode: 0o644 });

@@ -8,6 +8,7 @@ import { genesisHash } from '../../record/formats.js';
 import { intArg } from '../args.js';
 import { EXIT_FAILED, EXIT_OK, UsageError, type Verb } from '../cli.js';
 import { pinnedCheckpoint, proofs, readSmall } from '../policy.js';
+import { inline } from '../safe-text.js';
 
 type SignedCheckpoint = import('../../proofs/keeper.js').SignedCheckpoint;
 type NoteSigner = import('../../proofs/note.js').NoteSigner;
@@ -98,7 +99,7 @@ export const checkpointVerb: Verb = {
       const cp = { origin, size: signed.checkpoint.size, root: Buffer.from(signed.checkpoint.root).toString('base64') };
       if (out.json) out.document('checkpoint', { ok: true, checkpoint: cp, file: values.out, kept: signed.kept, vkey, extends: signed.previous ? signed.previous.size : null });
       else {
-        out.say(`wrote ${values.out as string}: ${origin} at size ${cp.size}, root ${cp.root}${signed.previous ? ` (extends size ${signed.previous.size})` : ''}`);
+        out.say(`wrote ${inline(values.out as string)}: ${inline(origin)} at size ${cp.size}, root ${cp.root}${signed.previous ? ` (extends size ${signed.previous.size})` : ''}`);
         out.say(`  log key (pin it with --log-key): ${vkey}`);
       }
       return EXIT_OK;
@@ -167,7 +168,7 @@ export const proveVerb: Verb = {
       }
       await writeOut(values.out as string, p.serializeProofDocument(doc));
       if (out.json) out.document('prove', { ok: true, type: doc.type, file: values.out, hashes: doc.hashes.length });
-      else out.say(`wrote ${values.out as string}: ${doc.type} proof, ${doc.hashes.length} hashes`);
+      else out.say(`wrote ${inline(values.out as string)}: ${doc.type} proof, ${doc.hashes.length} hashes`);
       return EXIT_OK;
     });
   },

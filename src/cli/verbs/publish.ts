@@ -12,6 +12,7 @@ import { intArg } from '../args.js';
 import { withJournal } from './journal.js';
 import { countingSource } from '../output.js';
 import { inline } from '../safe-text.js';
+import { nonRegularTarget } from '../../store/file/fsutil.js';
 
 
 export const publishVerb: Verb = {
@@ -64,7 +65,7 @@ export const publishVerb: Verb = {
       progress.end();
       if (out.json) out.document('publish', { ok: true, ...result });
       else {
-        out.say(`wrote ${result.out} (${result.bytes} bytes${result.compressed ? ', gzip' : ''}): ${result.range.to + 1} step${result.range.to === 0 ? '' : 's'}, ${result.redactions} redaction${result.redactions === 1 ? '' : 's'}`);
+        out.say(`wrote ${inline(result.out)} (${result.bytes} bytes${result.compressed ? ', gzip' : ''}): ${result.range.to + 1} step${result.range.to === 0 ? '' : 's'}, ${result.redactions} redaction${result.redactions === 1 ? '' : 's'}`);
         const k = result.redacted_from;
         if (result.publication === 'original-head') out.say(`  published against the original head ${result.original_head.step_hash} (seq ${result.original_head.seq}): verify it with --head; withheld values are salted digests only`);
         // Issue 32: the publisher learns what readers will be told about views.
@@ -125,6 +126,11 @@ export const discloseVerb: Verb = {
       }
       // An unusable key file is a usage error (exit 2), never "no key pinned".
       const publicKey = values.pubkey === undefined ? undefined : await readPublicKeyFile(values.pubkey as string);
+      // A FIFO or device is refused before it is opened: reading a FIFO with no writer waits for ever.
+      for (const [what, file] of [['receipt', receipt], ['proof', values.check as string]] as const) {
+        const kind = await nonRegularTarget(file);
+        if (kind !== null) throw new UsageError(`cannot read ${what} ${file}: it is ${kind}, not a regular file`, 'disclose');
+      }
       const report = await verifyDisclosureFiles(receipt, values.check as string, publicKey !== undefined ? { publicKey } : {});
       if (out.json) {
         const { receipt: r, ...rest } = report;
@@ -150,7 +156,7 @@ export const discloseVerb: Verb = {
         ...(values.out !== undefined ? { out: values.out as string } : {}),
       });
       if (out.json) out.document('disclose', { ok: true, proof: opening, ...(values.out !== undefined ? { out: values.out } : {}) });
-      else if (values.out !== undefined) out.say(`wrote ${values.out as string}: the original hash of step ${opening.seq} with its salt; its holder can test guesses of values redacted up to that step`);
+      else if (values.out !== undefined) out.say(`wrote ${inline(values.out as string)}: the original hash of step ${opening.seq} with its salt; its holder can test guesses of values redacted up to that step`);
       else out.print(JSON.stringify(opening));
       return EXIT_OK;
     }
@@ -162,7 +168,7 @@ export const discloseVerb: Verb = {
         secrets: values.secrets as string, seq: intArg(values.seq, '--seq', 'disclose'), ...(values.out !== undefined ? { out: values.out as string } : {}),
       });
       if (out.json) out.document('disclose', { ok: true, proof: step, ...(values.out !== undefined ? { out: values.out } : {}) });
-      else if (values.out !== undefined) out.say(`wrote ${values.out as string}: a whole-step proof of step ${step.seq} (${step.values.length} value${step.values.length === 1 ? '' : 's'}); it reveals them, and the original hash of the step before, to whoever receives it`);
+      else if (values.out !== undefined) out.say(`wrote ${inline(values.out as string)}: a whole-step proof of step ${step.seq} (${step.values.length} value${step.values.length === 1 ? '' : 's'}); it reveals them, and the original hash of the step before, to whoever receives it`);
       else out.print(JSON.stringify(step));
       return EXIT_OK;
     }
@@ -173,7 +179,7 @@ export const discloseVerb: Verb = {
       ...(values.out !== undefined ? { out: values.out as string } : {}),
     });
     if (out.json) out.document('disclose', { ok: true, proof, ...(values.out !== undefined ? { out: values.out } : {}) });
-    else if (values.out !== undefined) out.say(`wrote ${values.out as string}: a proof of the value at seq ${proof.seq}, ${inline(proof.path)} (rule ${inline(proof.rule)}); it reveals that value to whoever receives it`);
+    else if (values.out !== undefined) out.say(`wrote ${inline(values.out as string)}: a proof of the value at seq ${proof.seq}, ${inline(proof.path)} (rule ${inline(proof.rule)}); it reveals that value to whoever receives it`);
     else out.print(JSON.stringify(proof));
     return EXIT_OK;
   },

@@ -7,6 +7,7 @@ import { withJournal } from '../location.js';
 import { countingSource } from '../output.js';
 import { pinnedCheckpoint, readSmall } from '../policy.js';
 import { treeJournal } from './proofs.js';
+import { inline } from '../safe-text.js';
 
 
 export const exportVerb: Verb = {
@@ -51,7 +52,7 @@ export const exportVerb: Verb = {
       progress.end();
       if (out.json) out.document('export', { ok: true, ...result });
       else {
-        out.say(`wrote ${result.out} (${result.bytes} bytes${result.compressed ? ', gzip' : ''}): steps ${result.range.from}..${result.range.to}, head ${result.head.step_hash}`);
+        out.say(`wrote ${inline(result.out)} (${result.bytes} bytes${result.compressed ? ', gzip' : ''}): steps ${result.range.from}..${result.range.to}, head ${result.head.step_hash}`);
         out.say(`  manifest ${result.manifest_digest}; ${result.signed_by ? `signed by ${result.signed_by}` : 'unsigned'}`);
       }
       return EXIT_OK;
@@ -70,7 +71,7 @@ export const keygenVerb: Verb = {
     if (values.out === undefined) throw new UsageError('-o <keyfile> is required', 'keygen');
     const result = await keygen(values.out as string);
     if (out.json) out.document('keygen', { ok: true, key_file: result.keyFile, public_key_file: result.publicKeyFile, key_id: result.keyId });
-    else out.say(`wrote ${result.keyFile} (private, mode 0600) and ${result.publicKeyFile}\nkey id ${result.keyId}`);
+    else out.say(`wrote ${inline(result.keyFile)} (private, mode 0600) and ${inline(result.publicKeyFile)}\nkey id ${result.keyId}`);
     return EXIT_OK;
   },
 };

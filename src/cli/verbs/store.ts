@@ -68,7 +68,7 @@ export const doctorVerb: Verb = {
       out.document('doctor', { ...health });
     } else {
       const yes = (b: boolean): string => (b ? out.style('green', 'yes') : out.style('red', 'no'));
-      out.say(`${health.ok ? out.style('green', '✔ healthy') : out.style(['red', 'bold'], '✘ NOT HEALTHY')} ${health.location}`);
+      out.say(`${health.ok ? out.style('green', '✔ healthy') : out.style(['red', 'bold'], '✘ NOT HEALTHY')} ${inline(health.location)}`);
       out.say(`  backend     ${health.backend}${health.server ? ` (${health.server})` : ''}`);
       out.say(`  reachable   ${yes(health.reachable)}`);
       const installed = !health.reachable ? 'unknown' : health.schema.version === null ? 'not installed yet (the first writer creates it)' : `version ${health.schema.version}`;

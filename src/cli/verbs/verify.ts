@@ -27,6 +27,7 @@ import { pathKind } from '../input.js';
 import { printReport, type Output } from '../output.js';
 import { POLICY_OPTIONS, READ_LIMITS, pinnedCheckpoint, policyFrom, readBounded } from '../policy.js';
 import { unboundLines } from '../unbound.js';
+import { inline } from '../safe-text.js';
 import { backendOf } from '../../store/scheme.js';
 
 const HEAD_RE = /^sha256:[0-9a-f]{64}$/;
@@ -190,7 +191,7 @@ function renderJournal(out: Output, display: string, report: ChainReport<string>
 async function extendsPinned(out: Output, path: string, report: ChainReport<string>, trusted: Pinned | undefined): Promise<string[]> {
   if (trusted === undefined || !report.ok) return [];
   await checkJournalExtends(path, trusted.head, report);
-  return report.ok ? [`  ${out.style('green', 'proves')}   it extends the checkpoint of size ${trusted.head.size} (${trusted.file})`] : [];
+  return report.ok ? [`  ${out.style('green', 'proves')}   it extends the checkpoint of size ${trusted.head.size} (${inline(trusted.file)})`] : [];
 }
 
 async function verifyJournal(out: Output, path: string, expectHead: string | undefined, pool: LineCheckPool | undefined, trusted?: Pinned): Promise<Settled> {
@@ -280,15 +281,16 @@ async function verifyReceipt(out: Output, path: string, kind: string, expectHead
   if (out.json) {
     out.document('verify', { ok: report.ok, authenticated: report.authenticated, verdict: report.verdict, kind, path: resolve(path), report });
   } else if (notAReceipt(report)) {
-    out.say(`${out.style(['red', 'bold'], '✘ not a receipt')} ${path}: nothing in it reads as a stepchain receipt (a .tar or .tar.gz from \`stepchain export\` or \`publish\`, starting with its manifest)`);
-    for (const p of report.problems) out.say(`  ${out.style('red', p.code)} ${messageBesideCode(p)}`);
+    out.say(`${out.style(['red', 'bold'], '✘ not a receipt')} ${inline(path)}: nothing in it reads as a stepchain receipt (a .tar or .tar.gz from \`stepchain export\` or \`publish\`, starting with its manifest)`);
+    for (const p of report.problems) out.say(`  ${out.style('red', inline(p.code))} ${inline(messageBesideCode(p))}`);
   } else {
     const extra: string[] = [];
     if (report.ok) {
-      extra.push(`  scope: ${report.scope}${report.range ? ` (steps ${report.range.from}..${report.range.to})` : ''}; signed by: ${report.signed_by ?? 'nobody (unsigned)'}`);
+      extra.push(`  scope: ${report.scope}${report.range ? ` (steps ${report.range.from}..${report.range.to})` : ''}; signed by: ${inline(report.signed_by ?? 'nobody (unsigned)')}`);
       extra.push(...unboundLines(out, report)); // issue 32: view text is never shown as proven
-      for (const p of report.proves) extra.push(`  ${out.style('green', 'proves')}   ${p}`);
-      for (const p of report.does_not_prove) extra.push(`  ${out.style('yellow', 'does not prove')} ${p}`);
+      // Each sentence is one line, and quotes content (the agent, labels, an effect's tool and key): inline.
+      for (const p of report.proves) extra.push(`  ${out.style('green', 'proves')}   ${inline(p)}`);
+      for (const p of report.does_not_prove) extra.push(`  ${out.style('yellow', 'does not prove')} ${inline(p)}`);
     }
     printReport(out, `receipt ${path}`, report, extra, PIN_RECEIPT);
   }
@@ -338,10 +340,10 @@ async function verifyProofFile(out: Context['out'], values: Context['values'], p
   if (out.json) out.document('verify', { ok: report.ok, authenticated: report.ok, verdict: report.ok ? 'authenticated' : 'invalid', kind: 'proof', path: resolve(file), report: summary });
   else if (report.ok) {
     const cp = report.checkpoint!;
-    out.say(`${out.style('green', '✔ authenticated')} proof ${file}: ${report.type === 'inclusion' ? `steps ${report.from}..${report.to} are in` : `size ${report.old_checkpoint!.size} is extended by`} ${cp.origin} at size ${cp.size}${report.cosignatures.length ? `, cosigned by ${report.cosignatures.map((c) => c.name).join(', ')}` : ''}`);
+    out.say(`${out.style('green', '✔ authenticated')} proof ${inline(file)}: ${report.type === 'inclusion' ? `steps ${report.from}..${report.to} are in` : `size ${report.old_checkpoint!.size} is extended by`} ${inline(cp.origin)} at size ${cp.size}${report.cosignatures.length ? `, cosigned by ${inline(report.cosignatures.map((c) => c.name).join(', '))}` : ''}`);
   } else {
-    out.say(`${out.style(['red', 'bold'], '✘ INVALID')} proof ${file}: ${report.problems.length} problem${report.problems.length === 1 ? '' : 's'}`);
-    for (const p of report.problems) out.say(`  ${out.style('red', p.code)}\n      ${messageBesideCode(p)}`);
+    out.say(`${out.style(['red', 'bold'], '✘ INVALID')} proof ${inline(file)}: ${report.problems.length} problem${report.problems.length === 1 ? '' : 's'}`);
+    for (const p of report.problems) out.say(`  ${out.style('red', inline(p.code))}\n      ${inline(messageBesideCode(p))}`);
   }
   return report.ok ? EXIT_OK : EXIT_FAILED;
 }
