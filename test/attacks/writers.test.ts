@@ -669,3 +669,63 @@ console.log(res);`,
     await verifyOk(j);
   }, 60_000);
 });
+
+// ───────────────────────────── SUCCESSFUL ATTACK: `effect begin --id` replays ─────────────────────────────
+//
+// `effect begin --id X` with the same tool and arguments as effect X already in the run is answered as an
+// idempotent step retry (FILE-STORE.md §10): exit 0, X printed on stdout, nothing appended — before the
+// effect checks of RUNS.md §5 run. So a pending effect is "begun" again (the intent match is skipped, though
+// for the CLI every pending effect counts), and a COMPLETED effect — even one with an idempotency key — is
+// handed back as if newly begun: `id=$(stepchain effect begin … --id X) && send` sends a second time.
+// Reproduction:
+//   stepchain init r --agent a
+//   stepchain effect begin r --tool send --args '{}' --id f2 --idempotency-key k   # f2, exit 0
+//   stepchain effect end r f2 --result 1
+//   stepchain effect begin r --tool send --args '{}' --id f2 --idempotency-key k   # f2, exit 0 (expected: exit 1, EFFECT_EXISTS, empty stdout)
+describe('`effect begin --id` of an effect already in the run', () => {
+  it('ATTACK: a completed effect with a key, begun again with its --id: must be EFFECT_EXISTS, exit 1, nothing on stdout', async () => {
+    const j = await initRun(tempDir());
+    const args = ['effect', 'begin', j, '--tool', 'send', '--args', '{"to":"a"}', '--id', 'fixed-1', '--idempotency-key', 'mail-1'];
+    expect((await cli(args)).out.trim()).toBe('fixed-1');
+    expect((await cli(['effect', 'end', j, 'fixed-1', '--result', '{"sent":true}'])).rc).toBe(0);
+    const again = await cli(args);
+    expect(again.out).toBe(''); // fails: prints "fixed-1"
+    expect(again.rc).toBe(1); // fails: exit 0
+    expect(again.err).toContain('EFFECT_EXISTS');
+  }, 30_000);
+
+  it('ATTACK: the shell idiom sends twice when the agent passes a deterministic --id (its call id)', async () => {
+    const j = await initRun(tempDir());
+    const cmd = `id=$(${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} effect begin ${JSON.stringify(j)} --tool send --args '{"to":"a"}' --id call-7) && echo SENT && ${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} effect end ${JSON.stringify(j)} "$id" --result '{"sent":true}' >/dev/null 2>&1`;
+    const first = spawnSync('sh', ['-c', cmd], { encoding: 'utf8' });
+    expect(first.stdout).toContain('SENT');
+    const second = spawnSync('sh', ['-c', cmd], { encoding: 'utf8' });
+    expect(second.stdout).not.toContain('SENT'); // fails: the mail is sent a second time
+  }, 30_000);
+
+  it('ATTACK: a pending effect begun again with its --id (same tool and arguments) must be EFFECT_PENDING, not a fresh id', async () => {
+    const j = await initRun(tempDir());
+    const args = ['effect', 'begin', j, '--tool', 'pay', '--args', '{"eur":5}', '--id', 'pay-1'];
+    expect((await cli(args)).rc).toBe(0);
+    const again = await cli(args);
+    expect(again.out).toBe(''); // fails: prints "pay-1", exit 0
+    expect(again.rc).toBe(1);
+    expect(again.err).toContain('EFFECT_PENDING');
+  }, 30_000);
+
+  it('ATTACK: after resolve --retry, begin with the resolved effect\'s --id hands back the resolved effect (exit 0) instead of beginning a retry', async () => {
+    const j = await initRun(tempDir());
+    const args = ['effect', 'begin', j, '--tool', 'pay', '--args', '{"eur":5}', '--id', 'pay-2'];
+    expect((await cli(args)).rc).toBe(0);
+    expect((await cli(['effect', 'resolve', j, 'pay-2', '--retry', '--reason', 'not at provider'])).rc).toBe(0);
+    const again = await cli(args);
+    // Either refused (the id is taken) or a new effect with retry_of; never the failed effect's id as if begun
+    if (again.rc === 0) {
+      const es = await effects(j);
+      expect(es).toHaveLength(2); // fails: still 1 — the retry is not recorded, and its outcome cannot be
+      expect(es[1].retry_of).toBe('pay-2');
+    } else {
+      expect(again.out).toBe('');
+    }
+  }, 30_000);
+});
