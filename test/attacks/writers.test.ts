@@ -729,3 +729,49 @@ describe('`effect begin --id` of an effect already in the run', () => {
     }
   }, 30_000);
 });
+
+// The same hole in the library: Run.beginTool({ id }) with the id of an effect already in the run (same
+// name and arguments) returns it with status 'started' — for a completed key (where, without `id`, it
+// returns status 'completed' and the recorded result) and for a pending effect another process began
+// (where it must refuse EFFECT_PENDING). An adapter that passes the model's call id as `id` runs the tool again.
+describe('Run.beginTool({ id }) of an effect already in the run (library)', () => {
+  it('ATTACK: completed key + same id is handed back as status "started" (without id: "completed" with its result)', async () => {
+    const dir = tempDir();
+    const r = await script(
+      `const s = new L.FileStore(process.argv[1]);
+const run = await L.startRun(s, { runId: 'x' });
+const e = await run.beginTool({ name: 'pay', args: { a: 1 }, id: 'P', idempotencyKey: 'K' });
+await e.complete({ result: { ok: 1 } });
+await run.close();
+const r2 = await L.resumeRun(s, 'x');
+let out;
+try { const e2 = await r2.beginTool({ name: 'pay', args: { a: 1 }, id: 'P', idempotencyKey: 'K' }); out = e2.status; } catch (x) { out = x.code; }
+const plain = await r2.beginTool({ name: 'pay', args: { a: 1 }, idempotencyKey: 'K' });
+await r2.close();
+console.log(JSON.stringify({ withId: out, withoutId: plain.status }));`,
+      { args: [dir] },
+    );
+    expect(r.rc, r.err).toBe(0);
+    const o = JSON.parse(r.out.trim());
+    expect(o.withoutId).toBe('completed'); // held
+    expect(['completed', 'EFFECT_EXISTS']).toContain(o.withId); // fails: 'started'
+  }, 30_000);
+
+  it('ATTACK: a pending effect begun by an earlier process, begun again with its id, is not refused EFFECT_PENDING', async () => {
+    const dir = tempDir();
+    const r = await script(
+      `const s = new L.FileStore(process.argv[1]);
+const run = await L.startRun(s, { runId: 'x' });
+await run.beginTool({ name: 'mail', args: { b: 1 }, id: 'M' });
+await run.close(); // the process "dies" with M pending
+const r2 = await L.resumeRun(s, 'x');
+let out;
+try { const e2 = await r2.beginTool({ name: 'mail', args: { b: 1 }, id: 'M' }); out = e2.status; } catch (x) { out = x.code; }
+await r2.close();
+console.log(out);`,
+      { args: [dir] },
+    );
+    expect(r.rc, r.err).toBe(0);
+    expect(r.out.trim()).toBe('EFFECT_PENDING'); // fails: 'started'
+  }, 30_000);
+});
