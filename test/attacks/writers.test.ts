@@ -775,3 +775,94 @@ console.log(out);`,
     expect(r.out.trim()).toBe('EFFECT_PENDING'); // fails: 'started'
   }, 30_000);
 });
+
+// ───────────────────────────── more attacks the product held ─────────────────────────────
+
+describe('more refusals that held', () => {
+  it('intent match is by JCS: reordered members, 1.0 vs 1, 2e0 vs 2, \\u0061 vs a, trailing space all refused EFFECT_PENDING', async () => {
+    const j = await initRun(tempDir());
+    expect((await cli(['effect', 'begin', j, '--tool', 't', '--args', '{"a":1,"b":2.0,"s":"a"}'])).rc).toBe(0);
+    for (const a of ['{"b":2,"a":1,"s":"a"}', '{"b":2,"a":1.0,"s":"\\u0061"}', '{"b":2e0,"a":10e-1,"s":"a"}', '{"a":1,"b":2,"s":"a"} ']) {
+      const r = await cli(['effect', 'begin', j, '--tool', 't', '--args', a]);
+      expect(r.rc, a).toBe(1);
+      expect(r.out).toBe('');
+      expect(r.err).toContain('EFFECT_PENDING');
+    }
+  }, 30_000);
+
+  it('after run.completed (leavePending): `effect end` and `effect begin` are RUN_ENDED with empty stdout, `effect resolve` is recorded; a model request id is not an effect', async () => {
+    const dir = tempDir();
+    const r = await script(
+      `const s = new L.FileStore(process.argv[1]);
+const open = await L.startRun(s, { runId: 'o' });
+const m = await open.beginModel({ model: 'm', prompt: 'p' });
+await open.close();
+const run = await L.startRun(s, { runId: 'x' });
+const e = await run.beginTool({ name: 'pay', args: { a: 1 }, idempotencyKey: 'K' });
+await run.complete('x', { leavePending: true });
+await run.close();
+console.log(JSON.stringify({ m: m.id, e: e.id }));`,
+      { args: [dir] },
+    );
+    expect(r.rc, r.err).toBe(0);
+    const { m, e } = JSON.parse(r.out.trim());
+    const x = join(dir, 'x');
+    for (const args of [
+      ['effect', 'end', x, e, '--result', '{}'],
+      ['effect', 'begin', x, '--tool', 'pay', '--args', '{}', '--idempotency-key', 'K'],
+      ['effect', 'begin', x, '--tool', 'new', '--args', '{}'],
+    ]) {
+      const o = await cli(args);
+      expect(o.rc).not.toBe(0);
+      expect(o.out).toBe('');
+      expect(o.err).toContain('RUN_ENDED');
+    }
+    expect((await cli(['effect', 'resolve', x, e, '--abandon', '--reason', 'later'])).rc).toBe(0);
+    for (const args of [
+      ['effect', 'end', join(dir, 'o'), m, '--result', '{}'],
+      ['effect', 'resolve', join(dir, 'o'), m, '--retry', '--reason', 'r'],
+    ]) {
+      const o = await cli(args);
+      expect(o.rc).toBe(2);
+      expect(o.err).toContain('EFFECT_UNKNOWN');
+    }
+    await verifyOk(x);
+  }, 30_000);
+
+  it('the in-flight exemption is per writer: a resumed Run, or a second Run object, is refused what another writer began', async () => {
+    const dir = tempDir();
+    const r = await script(
+      `const s = new L.FileStore(process.argv[1]);
+const run = await L.startRun(s, { runId: 'x' });
+await run.beginTool({ name: 'mail', args: { b: 1 } });
+await run.close();
+const out = [];
+const r2 = await L.resumeRun(s, 'x');
+try { await r2.beginTool({ name: 'mail', args: { b: 1 } }); out.push('started'); } catch (x) { out.push(x.code); }
+const A = await L.resumeRun(s, 'x'); const B = await L.resumeRun(s, 'x');
+await A.beginTool({ name: 'pay', args: { z: 1 }, callId: 'cc' });
+try { await B.beginTool({ name: 'pay', args: { z: 1 } }); out.push('started'); } catch (x) { out.push(x.code); }
+try { await B.beginTool({ name: 'other', args: {}, callId: 'cc' }); out.push('started'); } catch (x) { out.push(x.code); }
+await Promise.all([A.close(), B.close(), r2.close()]);
+console.log(JSON.stringify(out));`,
+      { args: [dir] },
+    );
+    expect(r.rc, r.err).toBe(0);
+    expect(JSON.parse(r.out.trim())).toEqual(['EFFECT_PENDING', 'EFFECT_PENDING', 'EFFECT_PENDING']);
+  }, 30_000);
+
+  it.runIf(LINUX)('journal.lock planted as a symlink to another directory holding a dead holder\'s record: refused, nothing outside touched', async () => {
+    const dir = tempDir();
+    const victim = join(dir, 'victim');
+    mkdirSync(victim);
+    const r = await script(`const s = new L.FileStore(process.argv[1]); const j = await s.create('j'); await j.append({ input: 0 }); await j.close();`, { args: [join(dir, 'store')] });
+    expect(r.rc, r.err).toBe(0);
+    const name = `holder-${'a'.repeat(32)}.json`;
+    writeFileSync(join(victim, name), jcs({ host: hostId(), hostname: 'h', pid: 2147483000, start: '1' }) + '\n');
+    writeFileSync(join(victim, 'precious.txt'), 'keep');
+    spawnSync('ln', ['-s', victim, join(dir, 'store', 'j', 'journal.lock')]);
+    const out = await tryAppend(join(dir, 'store'));
+    expect(out).not.toMatch(/^APPENDED/);
+    expect(readdirSync(victim).sort()).toEqual([name, 'precious.txt']);
+  }, 30_000);
+});
