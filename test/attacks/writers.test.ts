@@ -866,3 +866,27 @@ console.log(JSON.stringify(out));`,
     expect(readdirSync(victim).sort()).toEqual([name, 'precious.txt']);
   }, 30_000);
 });
+
+describe('SIGKILLed `effect begin` processes', () => {
+  it('begins of one key killed at random instants: at most one effect under the key, every printed id recorded, later begins refused', async () => {
+    const j = await initRun(tempDir());
+    const procs = Array.from({ length: 8 }, (_, i) => {
+      const p = spawn(process.execPath, [CLI, 'effect', 'begin', j, '--tool', 'pay', '--args', JSON.stringify({ i }), '--idempotency-key', 'kk'], { stdio: ['ignore', 'pipe', 'ignore'] });
+      let out = '';
+      p.stdout!.on('data', (d) => (out += d));
+      return { p, get out() { return out; } };
+    });
+    await sleep(200 + Math.floor(Math.random() * 400));
+    for (const x of procs.slice(0, 4)) x.p.kill('SIGKILL');
+    await Promise.all(procs.map((x) => exited(x.p)));
+    const es = (await effects(j)).filter((e) => e.idempotency_key === 'kk');
+    expect(es.length).toBeLessThanOrEqual(1);
+    for (const x of procs) if (x.out.trim()) expect(es.map((e) => e.id)).toContain(x.out.trim());
+    if (es.length === 1) {
+      const again = await cli(['effect', 'begin', j, '--tool', 'pay', '--args', '{}', '--idempotency-key', 'kk']);
+      expect(again.rc).toBe(1);
+      expect(again.out).toBe('');
+    }
+    await verifyOk(j);
+  }, 60_000);
+});
