@@ -174,7 +174,7 @@ export async function runCli(argv: readonly string[], verbs: readonly VerbEntry[
     }
     let parsed: ReturnType<typeof parseArgs>;
     try {
-      parsed = parseArgs({ args: rest, options, allowPositionals: true, strict: true });
+      parsed = parseArgs({ args: rest, options, allowPositionals: true, strict: true, tokens: true });
     } catch (e) {
       const message = e instanceof Error ? e.message.replace(/\. To specify a positional argument.*$/s, '') : String(e);
       const unknown = /Unknown option '(--?[^']+)'/.exec(message)?.[1];
@@ -184,6 +184,14 @@ export async function runCli(argv: readonly string[], verbs: readonly VerbEntry[
     if (parsed.values.help) {
       out.print(formatVerbHelp(verb));
       return EXIT_OK;
+    }
+    // A value option not declared repeatable is given at most once: parseArgs alone keeps the last, so
+    // `--pubkey alice.pub --pubkey mallory.pub` would pin mallory's key without a word.
+    const seen = new Set<string>();
+    for (const t of parsed.tokens ?? []) {
+      if (t.kind !== 'option' || options[t.name]?.type !== 'string' || options[t.name]?.multiple) continue;
+      if (seen.has(t.name)) throw new UsageError(`--${t.name} is given more than once; it takes one value, so give it once`, verb.name);
+      seen.add(t.name);
     }
     const { min, max, names } = verb.args;
     if (parsed.positionals.length < min) throw new UsageError(`missing ${names.slice(parsed.positionals.length, min).map((n) => `<${n}>`).join(' ')}`, verb.name);

@@ -5,6 +5,7 @@
  * option asks for it.
  */
 import { UsageError, type OptionSpec } from './cli.js';
+import { inline } from './safe-text.js';
 
 export type Proofs = typeof import('../proofs/index.js');
 export const proofs = (): Promise<Proofs> => import('../proofs/index.js');
@@ -70,15 +71,42 @@ export async function readSmall(path: string, what: string, verb: string, limit:
   return new TextDecoder().decode(await readBounded(path, what, verb, limit));
 }
 
-/** A vkey given inline or as a file; unusable is a usage error (exit 2), never "no key". */
+/**
+ * The whitespace a vkey may carry around it wherever it is given (spec/PROOFS.md §8.4): spaces, tabs, CR
+ * and LF at either end, removed alike from an option, a file and the page's fields (src/page/pins.ts).
+ */
+export const trimVkey = (s: string): string => s.replace(/^[ \t\r\n]+|[ \t\r\n]+$/g, '');
+
+/**
+ * A vkey given inline or as a file; unusable is a usage error (exit 2), never "no key". A file over its
+ * 64 KiB fails that limit whatever its bytes past the key are (PROOFS.md §11.1): trailing whitespace is not
+ * a way around it.
+ */
 async function vkeyArg(value: string, verb: string, flag: string): Promise<import('../proofs/index.js').NoteVerifier> {
   const { parseVerifierKey } = await proofs();
-  const text = value.includes('+') ? value : (await readSmall(value, `${flag} file`, verb, READ_LIMITS.vkey)).trim();
+  let text: string;
+  if (value.includes('+')) text = trimVkey(value);
+  else {
+    const bytes = await readBounded(value, `${flag} file`, verb, READ_LIMITS.vkey);
+    if (bytes.length > READ_LIMITS.vkey) throw new UsageError(`${flag} file ${value}: LIMIT_EXCEEDED: is larger than ${READ_LIMITS.vkey} bytes; a verifier key file is at most ${READ_LIMITS.vkey}`, verb);
+    text = trimVkey(new TextDecoder().decode(bytes));
+  }
   try {
     return parseVerifierKey(text);
   } catch (e) {
     throw new UsageError(`${flag}: ${(e as Error).message}`, verb);
   }
+}
+
+/**
+ * A `--quorum` as typed: a non-negative decimal integer without sign, spaces, exponent or leading zeros
+ * (spec/PROOFS.md §8.4). An empty value (`--quorum "$K"` with K unset) is not "0": it is refused, as is
+ * anything else that is not such a number — a pin's policy never weakens silently.
+ */
+export function quorumArg(value: string, witnesses: number, verb: string): number {
+  const ok = /^(0|[1-9][0-9]{0,8})$/.test(value) ? Number(value) : NaN;
+  if (!Number.isSafeInteger(ok) || ok > witnesses) throw new UsageError(`--quorum must be a whole number from 0 to the ${witnesses} --witness keys, written without sign, spaces or leading zeros (got "${inline(value)}")`, verb);
+  return ok;
 }
 
 /** The policy of the options, or null when no --log-key was given (witnesses without a log key are refused). */
@@ -90,8 +118,7 @@ export async function policyFrom(values: Record<string, unknown>, verb: string):
   }
   const log = await vkeyArg(values['log-key'] as string, verb, '--log-key');
   const witnesses = await Promise.all(witnessArgs.map((w) => vkeyArg(w, verb, '--witness')));
-  const quorum = values.quorum === undefined ? witnesses.length : Number(values.quorum);
-  if (!Number.isSafeInteger(quorum) || quorum < 0 || quorum > witnesses.length) throw new UsageError(`--quorum must be a number from 0 to the ${witnesses.length} --witness keys`, verb);
+  const quorum = values.quorum === undefined ? witnesses.length : quorumArg(values.quorum as string, witnesses.length, verb);
   const { policyDefect } = await import('../proofs/checkpoint.js');
   const defect = policyDefect({ log, witnesses, quorum });
   if (defect) throw new UsageError(`the policy cannot be used: ${defect}`, verb);

@@ -83,7 +83,9 @@ function readCheckpointPins(input: PinInput, errors: PinError[]): { logKey?: str
     }
   }
   const witnessLines = (input.witnesses ?? '').split('\n').map(trim).filter((l) => l !== '');
-  const quorumText = trim(input.quorum ?? '');
+  // The quorum as typed, not trimmed: an empty field is the CLI without --quorum (every witness); anything
+  // else is read as the CLI reads --quorum (spec/PROOFS.md §8.4), so " " or "01" is an error, never 0.
+  const quorumText = input.quorum ?? '';
   if ((input.logKey ?? '') === '' && (witnessLines.length > 0 || quorumText !== '')) {
     errors.push({ field: witnessLines.length > 0 ? 'witnesses' : 'quorum', message: 'witness keys and a quorum need the log key' });
     return {};
@@ -96,9 +98,9 @@ function readCheckpointPins(input: PinInput, errors: PinError[]): { logKey?: str
       errors.push({ field: 'witnesses', message: `witness key ${i + 1}: ${e instanceof Error ? e.message.replace(/^KEY_INVALID: /, '') : String(e)}` });
     }
   }
-  const quorum = quorumText === '' ? witnessLines.length : /^[0-9]{1,9}$/.test(quorumText) ? Number(quorumText) : NaN;
+  const quorum = quorumText === '' ? witnessLines.length : /^(0|[1-9][0-9]{0,8})$/.test(quorumText) ? Number(quorumText) : NaN;
   if (!Number.isSafeInteger(quorum) || quorum > witnessLines.length) {
-    errors.push({ field: 'quorum', message: `the quorum must be a number from 0 to the ${witnessLines.length} witness keys` });
+    errors.push({ field: 'quorum', message: `the quorum must be a whole number from 0 to the ${witnessLines.length} witness keys, written without sign, spaces or leading zeros (or left empty for all of them)` });
   }
   const policy = log && errors.length === 0 ? { log, witnesses, quorum } : null;
   const defect = policy ? policyDefect(policy) : null;

@@ -93,7 +93,7 @@ export interface CheckpointPolicy {
   log: NoteVerifier;
   /** Witness keys (type 0x04, cosignature/v1). */
   witnesses?: readonly NoteVerifier[];
-  /** How many distinct witnesses must have cosigned (default 0). */
+  /** How many distinct witnesses must have cosigned: an integer from 0 to the witnesses (absent: 0); anything else is POLICY_INVALID. */
   quorum?: number;
 }
 
@@ -123,8 +123,9 @@ export function policyDefect(policy: CheckpointPolicy): string | null {
   for (const w of witnesses) if (!isKey(w) || w.type !== SIG_COSIGNATURE_V1) return `witness ${String((w as NoteVerifier | undefined)?.name)} is not a cosignature/v1 (type 0x04) key`;
   const keys = [log, ...witnesses].map((k) => Array.from(k.publicKey).join(','));
   if (new Set(keys).size !== keys.length) return 'the same public key appears twice (a witness must be independent of the log and of the other witnesses)';
-  const quorum = policy.quorum ?? 0;
-  if (!Number.isSafeInteger(quorum) || quorum < 0 || quorum > witnesses.length) return `the quorum ${String(quorum)} is not a number from 0 to the ${witnesses.length} witnesses`;
+  // Only an absent quorum defaults (to 0); null, a string ("", "1") or a fraction is a defect, never 0.
+  const quorum: unknown = policy.quorum === undefined ? 0 : policy.quorum;
+  if (typeof quorum !== 'number' || !Number.isSafeInteger(quorum) || quorum < 0 || quorum > witnesses.length) return `the quorum ${String(quorum)} is not a number from 0 to the ${witnesses.length} witnesses`;
   return null;
 }
 

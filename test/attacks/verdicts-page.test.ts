@@ -156,7 +156,7 @@ function args(file: string, p: Pins): string[] {
   return [
     'verify', file, '--json',
     ...(p.pubkey ? ['--pubkey', p.pubkey] : []), ...(p.head ? ['--head', p.head] : []), ...(p.checkpoint ? ['--checkpoint', p.checkpoint] : []),
-    ...(p.logKey ? ['--log-key', p.logKey] : []), ...(p.witnesses ?? []).flatMap((w) => ['--witness', w]), ...(p.quorum !== undefined ? [`--quorum=${p.quorum}`] : []),
+    ...(p.logKey ? ['--log-key', p.logKey] : []), ...(p.witnesses ?? []).flatMap((w) => ['--witness', w]), ...(p.quorum !== undefined && p.quorum !== '' ? [`--quorum=${p.quorum}`] : []),
   ];
 }
 async function both(file: string, p: Pins = {}): Promise<{ cli: ReturnType<typeof cli>; page: Shown }> {
@@ -211,15 +211,29 @@ describe('page and CLI, case by case', () => {
     expect(page.verdict).not.toBe('authenticated');
   });
 
-  // ATTACK (succeeded on the CLI; the page and CLI disagree): `--quorum ""` (an empty variable) is read by the
-  // CLI as 0 — a checkpoint with no witness cosignature authenticates under --witness W1 — while the page,
-  // whose quorum field is empty by default, requires every witness. Repro:
+  // ATTACK (succeeded on the CLI; the page and CLI disagreed): `--quorum ""` (an empty variable) was read by
+  // the CLI as 0 — a checkpoint with no witness cosignature authenticated under --witness W1 — while the page,
+  // whose quorum field is empty by default, required every witness. Repro (before the fix):
   //   stepchain verify receipt.tar.gz --checkpoint cp3.checkpoint --log-key "$LOG_VKEY" --witness "$W1" --quorum ""
   //   → ✔ authenticated, exit 0; the page with the same pins and an empty quorum: refused.
-  it('ATTACK: with an empty quorum, the CLI authenticates a checkpoint no witness cosigned; the page does not', async () => {
+  // The one rule now (spec/PROOFS.md §8.4): the page's empty quorum field is the CLI without --quorum (every
+  // witness), so both() pins an empty field as no --quorum; `--quorum ""` itself is a usage error (verdicts.test.ts);
+  // a non-empty field that is not such a number is an error on both.
+  it('fixed: an empty quorum field is the CLI without --quorum — every witness — and both refuse a checkpoint no witness cosigned', async () => {
     const { cli: c, page } = await both('receipt.tar.gz', { checkpoint: 'cp3.checkpoint', logKey: LOG_VKEY, witnesses: [W1], quorum: '' });
-    expect(page.verdict).not.toBe('authenticated');
+    expect(page.state).toBe('error');
+    expect(c.rc).toBe(2);
     expect(c.json?.authenticated).not.toBe(true);
+    const g = await both('receipt.tar.gz', { checkpoint: 'cp3.w1', logKey: LOG_VKEY, witnesses: [W1], quorum: '' });
+    expect(g.cli.json.verdict).toBe('authenticated');
+    expect(g.page.verdict).toBe('authenticated');
+  });
+  it('fixed: a non-empty quorum that is not a plain whole number (" ", "-0", "00", "0.0", " 1", "+1", "1e0") is an error on both, even with the cosignature', async () => {
+    for (const quorum of [' ', '-0', '00', '0.0', ' 1', '+1', '1e0']) {
+      const { cli: c, page } = await both('receipt.tar.gz', { checkpoint: 'cp3.w1', logKey: LOG_VKEY, witnesses: [W1], quorum });
+      expect({ quorum, rc: c.rc, state: page.state }).toEqual({ quorum, rc: 2, state: 'error' });
+      expect(page.fieldErrors.quorum, quorum).not.toBe('');
+    }
   });
   it('held (page): a blank quorum (" ") on the page: not authenticated without the cosignature', async () => {
     const page = await verify(opened.page, { receipt: spec('receipt.tar.gz'), checkpoint: spec('cp3.checkpoint'), logKey: LOG_VKEY, witnesses: [W1], quorum: ' ' });

@@ -632,3 +632,78 @@ describe('witness and prover refuse forks and truncation (held)', () => {
     expect(codes(r)).toContain('SIZE_DECREASED');
   });
 });
+
+// =====================================================================================================
+// Fixes after the attacks above (spec/PROOFS.md §8.4, §11.1); each of these failed before the fix.
+describe('one value per single-value option, for every verb', () => {
+  // Before: parseArgs kept the last, so a second --pubkey (appended by a wrapper, an alias, a copied
+  // command line) silently replaced the auditor's pin — mallory's forgery authenticated.
+  it('a repeated pin is a usage error naming the option, whatever the order, and nothing is verified', () => {
+    for (const args of [
+      ['verify', 'forged.tar.gz', '--pubkey', 'alice.key.pub', '--pubkey', 'mallory.key.pub'],
+      ['verify', 'forged.tar.gz', '--pubkey', 'mallory.key.pub', '--pubkey', 'alice.key.pub'],
+      ['verify', 'forged.tar.gz', '--head', HEAD, '--head', MAL_HEAD],
+      ['verify', 'receipt.tar.gz', '--checkpoint', 'cp3.w1', '--checkpoint', 'cp3.checkpoint', '--log-key', 'log.vkey'],
+      ['verify', 'receipt.tar.gz', '--checkpoint', 'cp3.checkpoint', '--log-key', 'log.vkey', '--log-key', 'log.vkey'],
+      ['verify', 'receipt.tar.gz', '--checkpoint', 'cp3.w1', '--log-key', 'log.vkey', '--witness', W1, '--quorum', '1', '--quorum', '0'],
+    ]) {
+      const r = cli([...args, '--json']);
+      const option = args.find((a, i) => a.startsWith('--') && args.indexOf(a) !== i)!;
+      expect({ args: args.join(' '), rc: r.rc, authenticated: r.json?.authenticated, code: r.json?.error?.code }).toEqual({ args: args.join(' '), rc: 2, authenticated: undefined, code: 'USAGE' });
+      expect(r.err).toContain(`${option} is given more than once`);
+    }
+  });
+  it('the same for other verbs, and for a short and a long spelling of one option; nothing is written', () => {
+    for (const args of [
+      ['export', 'runs/today', '-o', 'twice-a.tar.gz', '-o', 'twice-b.tar.gz'],
+      ['export', 'runs/today', '-o', 'twice-a.tar.gz', '--out', 'twice-b.tar.gz'],
+      ['log', 'runs/today', '--from', '0', '--from', '1'],
+      ['witness', 'cp3.checkpoint', '--key', 'w1.key', '--name', 'witness.example/w1', '--name', 'witness.example/w2', '--state', 'twice-state', '--log-key', 'log.vkey', '-o', 'twice-a.cp'],
+    ]) {
+      const r = cli(args);
+      expect(r.rc, args.join(' ')).toBe(2);
+      expect(r.err, args.join(' ')).toMatch(/--(out|from|name) is given more than once/);
+    }
+    expect(spawnSync('ls', [dir]).stdout.toString()).not.toMatch(/twice-/);
+  });
+  it('repeatable options and flags still repeat', () => {
+    expect(verdictOf(cli(['verify', 'receipt.tar.gz', '--checkpoint', 'cp3.w1', '--log-key', 'log.vkey', '--witness', W1, '--witness', W2, '--quorum', '1', '--json', '--json']))).toMatchObject({ rc: 0, authenticated: true });
+  });
+});
+
+describe('--quorum as written (PROOFS.md §8.4)', () => {
+  // Before: Number(text), so "00" and " 1" were quietly 0 and 1; now only a plain decimal integer is a quorum.
+  it('anything but a plain decimal integer is a usage error naming the value, even where the checkpoint would pass', () => {
+    for (const q of ['', ' ', '00', '01', ' 1', '1 ', '0x1', '-0', '+1', '1e0', '1.0']) {
+      const r = cli(['verify', 'receipt.tar.gz', '--checkpoint', 'cp3.w1', '--log-key', 'log.vkey', '--witness', W1, `--quorum=${q}`, '--json']);
+      expect({ q, rc: r.rc, authenticated: r.json?.authenticated }).toEqual({ q, rc: 2, authenticated: undefined });
+      expect(r.err, q).toContain(`(got "${q}")`);
+    }
+    for (const q of ['0', '1']) expect(verdictOf(cli(['verify', 'receipt.tar.gz', '--checkpoint', 'cp3.w1', '--log-key', 'log.vkey', '--witness', W1, '--quorum', q, '--json']))).toMatchObject({ rc: 0, authenticated: true });
+  });
+});
+
+describe('verifier keys: the whitespace around them and the 64 KiB limit (PROOFS.md §8.4, §11.1)', () => {
+  it('an inline --log-key or --witness with spaces, tabs or newlines around it is the key (as in a file and on the page)', () => {
+    const r = cli(['verify', 'receipt.tar.gz', '--checkpoint', 'cp3.w1', '--log-key', ` ${LOG_VKEY}\t\n`, '--witness', `\n${W1} `, '--json']);
+    expect(verdictOf(r)).toMatchObject({ rc: 0, authenticated: true });
+    // Whitespace inside a key is not trimmed: still refused.
+    expect(cli(['verify', 'receipt.tar.gz', '--checkpoint', 'cp3.checkpoint', '--log-key', LOG_VKEY.replace('+', ' +')]).rc).toBe(2);
+  });
+  it('a key file of exactly 64 KiB is read; one byte more fails LIMIT_EXCEEDED, for --log-key, --witness and witness --log-key', () => {
+    const pad = (key: string, total: number) => Buffer.concat([Buffer.from(`${key}\n`), Buffer.alloc(total - key.length - 1, 0x20)]);
+    writeFileSync(f('at-limit.vkey'), pad(LOG_VKEY, 64 * 1024));
+    writeFileSync(f('over-limit.vkey'), pad(LOG_VKEY, 64 * 1024 + 1));
+    writeFileSync(f('w1-over-limit.vkey'), pad(W1, 64 * 1024 + 1));
+    expect(verdictOf(cli(['verify', 'receipt.tar.gz', '--checkpoint', 'cp3.checkpoint', '--log-key', 'at-limit.vkey', '--json']))).toMatchObject({ rc: 0, authenticated: true });
+    for (const args of [
+      ['verify', 'receipt.tar.gz', '--checkpoint', 'cp3.checkpoint', '--log-key', 'over-limit.vkey'],
+      ['verify', 'receipt.tar.gz', '--checkpoint', 'cp3.w1', '--log-key', 'log.vkey', '--witness', 'w1-over-limit.vkey'],
+      ['witness', 'cp3.checkpoint', '--key', 'w2.key', '--name', 'witness.example/w2', '--state', 'w2-over', '--log-key', 'over-limit.vkey', '-o', 'cp3.w2-over'],
+    ]) {
+      const r = cli(args);
+      expect(r.rc, args.join(' ')).toBe(2);
+      expect(r.err, args.join(' ')).toMatch(/file \S+-limit\.vkey: LIMIT_EXCEEDED: is larger than 65536 bytes/);
+    }
+  });
+});

@@ -127,6 +127,12 @@ describe('the witness policy (PROOFS.md §8.4)', () => {
     ['no log key', { witnesses: [] } as unknown as CheckpointPolicy],
     ['a witness that is not a key', { ...policy(0), witnesses: [{ type: SIG_COSIGNATURE_V1 }] } as unknown as CheckpointPolicy],
     ['no policy at all', null as unknown as CheckpointPolicy],
+    // A quorum that is not an integer is a defect, never 0 (PROOFS.md §8.4): only an absent one defaults.
+    ['a null quorum', { ...policy(0), quorum: null } as unknown as CheckpointPolicy],
+    ['an empty-string quorum', { ...policy(0), quorum: '' } as unknown as CheckpointPolicy],
+    ['a string quorum', { ...policy(0), quorum: '1' } as unknown as CheckpointPolicy],
+    ['a fractional quorum', { ...policy(0), quorum: 0.5 }],
+    ['a NaN quorum', { ...policy(0), quorum: Number.NaN }],
   ])('a policy with %s is POLICY_INVALID', (_, p) => {
     expect(codes(verifyCheckpoint(signed, p))).toEqual(['POLICY_INVALID']);
   });
