@@ -3,7 +3,7 @@
  * lives in the pure modules; this file only moves bytes. (spec/RECEIPT.md §3.1 for the gzip profile.)
  */
 import { constants as fsConstants, type createReadStream } from 'node:fs';
-import { chmod, open, rename, rm, writeFile } from 'node:fs/promises';
+import { chmod, open, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip, constants as zc } from 'node:zlib';
@@ -15,7 +15,6 @@ import { planReceipt, writeReceipt, type ReceiptPlan, type ReceiptWriterInput } 
 import type { Json } from '../record/index.js';
 import { receiptSource, type ReceiptSource } from './source.js';
 import { concatBytes } from '../bytes.js';
-import { nonRegularTarget } from '../store/file/fsutil.js';
 
 export interface ExportOptions {
   /** Output path; gzip-compressed when it ends in .tar.gz or .tgz. */
@@ -278,4 +277,21 @@ export async function openReceiptSource(path: string, options: VerifyReceiptOpti
     const handle = await open(path, 'r');
     return toBytes(handle.createReadStream({ highWaterMark: 1 << 16 }));
   }, options);
+}
+
+/**
+ * What stands at `path` when it is something a write through a temporary file and rename(2) must not
+ * replace — a FIFO, a device, a directory, a socket — or null when nothing is there or it is a regular file
+ * (a symbolic link is followed). rename(2) over `/dev/full` as root replaces the device node itself; and a
+ * reader checks it before opening a file, since opening a FIFO with no writer waits for ever.
+ */
+export async function nonRegularTarget(path: string): Promise<string | null> {
+  let info;
+  try {
+    info = await stat(path);
+  } catch {
+    return null; // absent (or unreadable: the write itself then reports why)
+  }
+  if (info.isFile()) return null;
+  return info.isFIFO() ? 'a FIFO' : info.isDirectory() ? 'a directory' : info.isSocket() ? 'a socket' : info.isCharacterDevice() || info.isBlockDevice() ? 'a device' : 'not a regular file';
 }

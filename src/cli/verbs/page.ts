@@ -12,7 +12,7 @@ import { StepchainError } from '../../errors.js';
 import { VERSION } from '../../version.js';
 import { EXIT_OK, UsageError, type Verb } from '../cli.js';
 import { inline } from '../safe-text.js';
-import { nonRegularTarget } from '../../store/file/fsutil.js';
+import { nonRegularTarget } from '../../receipt/node.js';
 
 export class PageError extends StepchainError<'OUTPUT_EXISTS' | 'OUTPUT_FAILED' | 'PAGE_MISSING'> {}
 

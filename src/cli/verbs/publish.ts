@@ -12,7 +12,7 @@ import { intArg } from '../args.js';
 import { withJournal } from './journal.js';
 import { countingSource } from '../output.js';
 import { inline } from '../safe-text.js';
-import { nonRegularTarget } from '../../store/file/fsutil.js';
+import { nonRegularTarget } from '../../receipt/node.js';
 
 
 export const publishVerb: Verb = {

@@ -149,19 +149,3 @@ export async function assertOwnDirectories(dirs: readonly string[]): Promise<voi
   }
 }
 
-/**
- * What stands at `path` when it is something a write through a temporary file and rename(2) must not
- * replace — a FIFO, a device, a directory, a socket — or null when nothing is there or it is a regular file
- * (a symbolic link is followed). rename(2) over `/dev/full` as root replaces the device node itself; and a
- * reader checks it before opening a file, since opening a FIFO with no writer waits for ever.
- */
-export async function nonRegularTarget(path: string): Promise<string | null> {
-  let info;
-  try {
-    info = await stat(path);
-  } catch {
-    return null; // absent (or unreadable: the write itself then reports why)
-  }
-  if (info.isFile()) return null;
-  return info.isFIFO() ? 'a FIFO' : info.isDirectory() ? 'a directory' : info.isSocket() ? 'a socket' : info.isCharacterDevice() || info.isBlockDevice() ? 'a device' : 'not a regular file';
-}

@@ -15,7 +15,7 @@ import { join, resolve } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import type { Browser } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { launch, openPage, verify, type FileSpec, type Inputs, type Opened, type Shown } from '../page/browser.js';
+import { launch, openPage, verify, type FileSpec, type Inputs, type Opened, type Shown } from './browser.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const ROOT = resolve(__dirname, '..', '..');
