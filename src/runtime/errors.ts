@@ -21,7 +21,7 @@ export type RuntimeErrorCode =
    * same idempotency key as a pending effect), or completing a run while effects are pending (RUNS.md §5).
    */
   | 'EFFECT_PENDING'
-  /** The CLI's `effect begin` with an idempotency key whose effect completed (the library returns that effect). */
+  /** The CLI's `effect begin` with an idempotency key, or an --id, whose effect completed (the library returns that effect). */
   | 'EFFECT_EXISTS'
   /** An append to a run that already has its run.completed or run.failed record. */
   | 'RUN_ENDED'

@@ -19,6 +19,7 @@ import { FORMAT_V2, type GenesisV2, type RunIdentity, type StepRecordV2 } from '
 import { StepchainError } from '../errors.js';
 import type { AppendResult, Journal } from '../store/types.js';
 import { RuntimeError } from './errors.js';
+import { StoreError } from '../store/errors.js';
 import { emptyState, foldRecord, intentKey, pendingOf, RESOLUTION_DECISIONS, type Effect, type ModelCall, type ResolutionDecision, type RunState } from '../record/run-state.js';
 import { errorValue, outcomeValue, toJournalValue } from './value.js';
 
@@ -60,7 +61,12 @@ export interface BeginToolOptions {
   callId?: string;
   idempotencyKey?: string;
   summary?: string;
-  /** A durable id for the effect (default a random UUID); its started record's step_id. */
+  /**
+   * A durable id for the effect (default a random UUID); its started record's step_id. An id already in the run
+   * names that effect (RUNS.md §5): pending, EFFECT_PENDING; completed with the same tool and arguments, it is
+   * returned (status `completed`); else STEP_ID_CONFLICT. Only this Run re-sending the begin it has in flight
+   * under that id (its acknowledgement lost) is answered with that effect.
+   */
   id?: string;
   /** The effect this one retries (recorded as `meta.retry_of`); default: the matching effect resolved with `retry`, if any (RUNS.md §5). */
   retryOf?: string;
@@ -107,6 +113,17 @@ function pendingError(runId: string, pending: Effect, asked: string): RuntimeErr
   });
   error.pendingEffect = pending.id;
   return error;
+}
+
+/** The refusal to begin a new effect under the id of one that already has an outcome (RUNS.md §5). */
+function idTaken(runId: string, e: Effect): StoreError {
+  const how = e.resolution === null ? e.status : `${e.status} (resolved: ${e.resolution.decision})`;
+  return new StoreError('STEP_ID_CONFLICT', `run ${runId}: id ${JSON.stringify(e.id)} is effect ${JSON.stringify(e.tool ?? '?')} at seq ${e.seq}, which ${how} at seq ${e.endSeq}: a new effect needs a new id`, {
+    location: { seq: e.seq },
+    hint: e.resolution?.decision === 'retry' || e.status === 'failed'
+      ? `begin the retry without an id or with a new one; it records retry_of ${JSON.stringify(e.id)} when it matches by call id, key, or tool and arguments`
+      : 'begin it with a new id, or without one',
+  });
 }
 
 function decisionOf(d: EffectDecision): ResolutionDecision {
@@ -168,6 +185,11 @@ export class Run {
   private last: Promise<unknown> = Promise.resolve();
   /** Effects this Run began: in flight here, so a same-intent call beside them is not a repeat of an unknown outcome. */
   private readonly mine = new Set<string>();
+  /**
+   * The tool.started records this Run sent under a caller's id, until their outcome: re-sent as they were when
+   * the caller begins that id again (its acknowledgement was lost), so the store's idempotent retry answers.
+   */
+  private readonly sending = new Map<string, RunStep>();
 
   constructor(journal: Journal) {
     if (journal.genesis.format !== FORMAT_V2) {
@@ -329,6 +351,7 @@ export class Run {
    * (RUNS.md §5): a pending effect with the same call id, idempotency key, or tool and arguments (one this Run
    * did not begin) is refused with EFFECT_PENDING naming it; resolve it first (resolveEffect). An effect that
    * completed under the same idempotency key is returned instead of a new one (status `completed`, its result).
+   * These checks come before any answer by `id`: an id already in the run is never a new effect (see `id`).
    */
   async beginTool(options: BeginToolOptions): Promise<EffectHandle> {
     if (options === null || typeof options !== 'object' || typeof options.name !== 'string' || options.name.length === 0) {
@@ -341,8 +364,16 @@ export class Run {
     if (options.summary !== undefined) call.summary = options.summary;
     const meta = options.meta === undefined ? undefined : (toJournalValue(options.meta, { field: 'meta' }) as JsonObject);
     const intent = intentKey(options.name, args);
+    // The record of the last decision that let an append go ahead: once sent, it is what this Run re-sends.
+    let sent: RunStep | undefined;
     const at = await this.inTurn(() => this.checked(() => {
+      sent = undefined;
       this.refuseEnded('tool.started');
+      const sameId = options.id === undefined ? undefined : this.state.effects.get(options.id);
+      // This Run re-sending the effect it is beginning (its append's acknowledgement was lost): the very record
+      // again, which the store's idempotent retry answers (FILE-STORE.md §10). Nothing else is answered by id.
+      const resent = options.id === undefined ? undefined : this.sending.get(options.id);
+      if (resent !== undefined && (sameId === undefined || sameId.status === 'started')) return resent;
       const step: RunStep = { kind: 'tool.started', tool_call: call };
       if (options.id !== undefined) step.step_id = options.id;
       const matches = [
@@ -351,20 +382,28 @@ export class Run {
         this.state.effects.get(this.state.byIntent.get(intent) ?? ''),
       ];
       const [byKey, byCall, byIntent] = matches;
-      // The same record asked for again (its caller's step_id): the store's idempotent retry answers it.
-      if (options.id !== undefined && matches.some((e) => e?.id === options.id)) {
-        if (meta !== undefined) step.meta = meta;
-        return step;
-      }
+      // The repeat checks of RUNS.md §5 come first, whatever id is asked for.
       if (byKey?.status === 'completed') return byKey;
       const pending = byKey?.status === 'started' ? byKey : byCall?.status === 'started' ? byCall : byIntent?.status === 'started' && !this.mine.has(byIntent.id) ? byIntent : undefined;
       if (pending !== undefined) throw pendingError(this.runId, pending, options.name);
+      if (sameId !== undefined) {
+        // An id already in the run names that effect, never a new one (RUNS.md §5).
+        if (sameId.status === 'started') throw pendingError(this.runId, sameId, options.name);
+        if (sameId.status === 'completed' && sameId.tool === options.name && intentKey(sameId.tool, sameId.args) === intent) return sameId;
+        throw idTaken(this.runId, sameId);
+      }
       const retried = options.retryOf ?? matches.find((e) => e?.resolution?.decision === 'retry' && !this.retried(e.id))?.id;
       const m: JsonObject = { ...(meta ?? {}) };
       if (retried !== undefined) m.retry_of = retried;
       if (Object.keys(m).length > 0) step.meta = m;
+      sent = step;
       return step;
-    }));
+    })).catch((e: unknown) => {
+      // An append that failed after its decision (an I/O error, a lost acknowledgement) may have landed.
+      if (options.id !== undefined && sent !== undefined) this.sending.set(options.id, sent);
+      throw e;
+    });
+    if (options.id !== undefined && sent !== undefined) this.sending.set(options.id, sent);
     if (!('step_hash' in at)) {
       return { ...this.effect(at.id, at.seq), status: 'completed', result: at.result };
     }
@@ -406,6 +445,7 @@ export class Run {
       });
     } finally {
       this.mine.delete(id);
+      this.sending.delete(id);
     }
   }
 

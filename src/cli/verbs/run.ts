@@ -69,7 +69,9 @@ const begin = async (out: Output, values: Record<string, unknown>, path: string)
     if (effect.status === 'completed') {
       // The key's effect completed: the tool must not run again. Its id and result are in the --json document.
       const existing = (await run.refresh()).effects.get(effect.id)!;
-      const message = `idempotency key ${JSON.stringify(values['idempotency-key'])} belongs to effect ${effect.id} (seq ${effect.seq}), which completed at seq ${existing.endSeq}: not begun again`;
+      const byKey = values['idempotency-key'] !== undefined && existing.idempotencyKey === values['idempotency-key'];
+      const whose = byKey ? `idempotency key ${JSON.stringify(values['idempotency-key'])} belongs to effect` : `--id ${JSON.stringify(values.id)} is effect`;
+      const message = `${whose} ${effect.id} (seq ${effect.seq}), which completed at seq ${existing.endSeq}: not begun again`;
       out.say(`${out.style('red', 'error:')} EFFECT_EXISTS: ${message}`);
       if (out.json) out.document('effect', { ok: false, action: 'begin', error: { code: 'EFFECT_EXISTS', message }, effect: effectJson(existing) });
       return EXIT_FAILED;
@@ -143,7 +145,9 @@ export const effectVerb: Verb = {
     '(stepchain init --run, or any of init\'s run options).',
     '`effect begin` refuses (exit 1, nothing on standard output, nothing written) what would repeat a pending effect — the',
     'same --call-id, the same --idempotency-key, or the same tool and arguments (EFFECT_PENDING, naming it) — and a key',
-    'whose effect completed (EFFECT_EXISTS; --json names that effect and its result). `effect resolve` records the decision',
+    'whose effect completed (EFFECT_EXISTS; --json names that effect and its result). An --id already in the run names that',
+    'effect, never a new one: EFFECT_PENDING while it is pending, EFFECT_EXISTS once it completed (same tool and arguments),',
+    'else STEP_ID_CONFLICT (exit 2): a retry is a new effect, begun with a new id or none. `effect resolve` records the decision',
     'about a pending effect once its outcome is checked: --retry (it may run again; the next begin names it), --done',
     '(it happened, with --result), --abandon, or --compensated, with --reason and --by (spec/RUNS.md §5).',
   ].join('\n'),
