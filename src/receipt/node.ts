@@ -102,7 +102,8 @@ export async function writePlanToFile(plan: ReceiptPlan, out: string): Promise<E
     else await pipeline(tar, count, sink);
     await rename(tmp, out);
   } catch (e) {
-    await rm(tmp, { force: true });
+    // The cleanup never hides the failure: with the folder missing or a file, rm itself fails (ENOTDIR).
+    await rm(tmp, { force: true }).catch(() => {});
     if (e instanceof ReceiptError) throw e;
     throw new ReceiptError('OUTPUT_FAILED', `cannot write ${out}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
   }

@@ -563,9 +563,10 @@ describe('hostile archives: no crash, no hang, no green verdict (held)', () => {
     const r = cli(['verify', 's-deep.tar', '--pubkey', 'alice.key.pub', '--json']);
     expect(verdictOf(r)).toMatchObject({ rc: 1, authenticated: false });
   });
-  it('/dev/zero as the receipt', () => {
+  it('/dev/zero as the receipt: refused as a device before any read (exit 2, an input error), never read forever', () => {
     const r = cli(['verify', '/dev/zero', '--json'], { timeout: 20_000 });
-    expect(r.rc).toBe(1);
+    expect(r.rc).toBe(2);
+    expect(JSON.parse(r.out)).toMatchObject({ ok: false, error: { code: 'INPUT_UNREADABLE', location: { file: '/dev/zero' } } });
   });
 });
 

@@ -197,13 +197,22 @@ describe('exportReceipt: the file it writes (§3.1)', () => {
 
   test('an output that cannot be written is OUTPUT_FAILED naming it, with the cause; no temporary file is left', async () => {
     const dir = fresh();
+    // A directory in the way is refused before anything is written (it would be replaced, or the rename fail).
     const out = join(dir, 'taken');
-    mkdirSync(out); // rename onto a directory fails after the temporary file is written
-    const err = await exportReceipt(await fileJournal(3), { out }).catch((e: unknown) => e) as Error & { code: string; cause: NodeJS.ErrnoException };
-    expect(err).toMatchObject({ code: 'OUTPUT_FAILED', message: expect.stringContaining(`cannot write ${out}: `) });
-    expect(err.cause.code).toMatch(/^E[A-Z]+$/);
+    mkdirSync(out);
+    const refused = await exportReceipt(await fileJournal(3), { out }).catch((e: unknown) => e) as Error & { code: string };
+    expect(refused).toMatchObject({ code: 'OUTPUT_FAILED', message: expect.stringContaining(`cannot write ${out}: it is a directory`) });
     expect(readdirSync(dir)).toEqual(['taken']);
     expect(readdirSync(out)).toEqual([]);
+    // A path whose folder is a file: the system's error is the cause, and no temporary file is left.
+    const other = fresh();
+    writeFileSync(join(other, 'plain'), 'x');
+    const under = join(other, 'plain', 'r.tgz');
+    const journal = await fileJournal(3);
+    const err = await exportReceipt(journal, { out: under }).catch((e: unknown) => e) as Error & { code: string; cause: NodeJS.ErrnoException };
+    expect(err).toMatchObject({ code: 'OUTPUT_FAILED', message: expect.stringContaining(`cannot write ${under}: `) });
+    expect(err.cause.code).toMatch(/^E[A-Z]+$/);
+    expect(readdirSync(other)).toEqual(['plain']);
   });
 
   test('a receipt error while writing (the source changed between the passes) keeps its code; nothing is left', async () => {
