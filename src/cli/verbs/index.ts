@@ -28,5 +28,6 @@ export const VERBS: readonly LazyVerb[] = [
   lazy('effect', async () => (await import('./run.js')).effectVerb),
   lazy('continuation', async () => (await import('./run.js')).continuationVerb),
   lazy('runs', async () => (await import('./run.js')).runsVerb),
+  lazy('prune', async () => (await import('./retention.js')).pruneVerb),
   lazy('mcp', async () => (await import('./mcp.js')).mcpVerb),
 ];

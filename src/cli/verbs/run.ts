@@ -257,6 +257,7 @@ export const runsVerb: Verb = {
     parent: { type: 'string', arg: 'R', description: 'only runs delegated by this run' },
     agent: { type: 'string', arg: 'A', description: 'only runs of this agent' },
     label: { type: 'string', arg: 'k=v', multiple: true, description: 'only runs with this label (repeatable)' },
+    removed: { type: 'boolean', description: 'list the runs `prune` removed instead: their tombstones, each checked (spec/RETENTION.md)' },
   },
   args: { min: 1, max: 1, names: ['store-dir'] },
   examples: [
@@ -265,6 +266,7 @@ export const runsVerb: Verb = {
     ['stepchain runs runs --status interrupted', 'runs that died with effects of unknown outcome'],
   ],
   async run({ out, values, positionals }) {
+    if (values.removed === true) return (await import('./retention.js')).listRemoved(out, positionals[0]!);
     const filter: RunFilter = {};
     if (values.conversation !== undefined) filter.conversationId = values.conversation as string;
     if (values.parent !== undefined) filter.parentRunId = values.parent as string;

@@ -1,0 +1,182 @@
+/**
+ * Retention (spec/RETENTION.md §2, §5): removing the runs of a store that a policy says have expired, each
+ * whole, each leaving a tombstone in the store's tombstone journal first. Works on any store behind the
+ * Store contract (a directory, SQLite, Postgres, memory): the tombstone journal is an ordinary journal of
+ * that store, so it is hash-chained and verified like any other, and a prune killed at any point is
+ * finished by running it again — the tombstone is written before the removal, and a run whose tombstone
+ * already names its head is removed without a second one.
+ */
+import { StoreError } from '../store/errors.js';
+import type { Journal, Store } from '../store/types.js';
+import type { RunEntry } from '../store/runs.js';
+import { MemoryTree, stepLeafHash, proveConsistency, treeRoot } from '../proofs/index.js';
+import { TOMBSTONE_FORMAT, checkpointOfNote, rootDigest, type RetentionBasis, type Tombstone } from './tombstone.js';
+
+/** The journal of a store that holds its tombstones (RETENTION.md §3). Not a run: `runs` never lists it. */
+export const TOMBSTONE_JOURNAL = '_tombstones';
+
+const DAY_MS = 86_400_000;
+
+export interface RetentionPolicy {
+  /** Keep a run this many whole days after its basis time; older runs are removed. */
+  keepDays: number;
+  /** What a run's age is counted from (default 'last-step': its last step, or its creation when it has none). */
+  basis?: RetentionBasis;
+}
+
+export interface PruneOptions extends RetentionPolicy {
+  /** Why (recorded in each tombstone; default "retention: older than N days"). */
+  reason?: string;
+  /** The current time (default now). */
+  now?: Date;
+  /** Only report what would be removed; nothing is written. */
+  dryRun?: boolean;
+  /** Called as each run is removed (or would be, in a dry run). */
+  onRun?: (tombstone: Tombstone) => void;
+}
+
+export interface PruneResult {
+  /** Runs that were kept (not expired). */
+  kept: number;
+  /** Tombstones of the runs removed by this call (or that a dry run would remove), in the order removed. */
+  removed: Tombstone[];
+  /** Runs whose removal an earlier, interrupted prune had begun (their tombstone existed): finished now. */
+  resumed: number;
+}
+
+/** Every tombstone the store holds, oldest first; an empty list when it never pruned. */
+export async function readTombstones(store: Store): Promise<Tombstone[]> {
+  const ids = await store.list();
+  if (!ids.includes(TOMBSTONE_JOURNAL)) return [];
+  const journal = await store.open(TOMBSTONE_JOURNAL, { readOnly: true });
+  try {
+    const out: Tombstone[] = [];
+    for await (const record of journal.read()) out.push(record.result as unknown as Tombstone);
+    return out;
+  } finally {
+    await journal.close();
+  }
+}
+
+/** Removes every expired run of `store` (RETENTION.md §5), each after its tombstone is durable. */
+export async function prune(store: Store, options: PruneOptions): Promise<PruneResult> {
+  const keepDays = options.keepDays;
+  if (!Number.isSafeInteger(keepDays) || keepDays < 0) throw new StoreError('OPTION_INVALID', `keepDays must be a non-negative integer (got ${String(keepDays)})`);
+  const basis: RetentionBasis = options.basis ?? 'last-step';
+  if (basis !== 'last-step' && basis !== 'created') throw new StoreError('OPTION_INVALID', `basis must be "last-step" or "created" (got ${JSON.stringify(basis)})`);
+  const now = options.now ?? new Date();
+  const cutoff = now.getTime() - keepDays * DAY_MS;
+  const reason = options.reason ?? `retention: older than ${keepDays} day${keepDays === 1 ? '' : 's'}`;
+
+  const already = new Map<string, Tombstone>();
+  for (const t of await readTombstones(store)) already.set(`${t.journal}\n${t.head ?? ''}`, t);
+
+  const result: PruneResult = { kept: 0, removed: [], resumed: 0 };
+  let graveyard: Journal | null = null;
+  try {
+    for (const entry of await store.runs({})) {
+      const journal = await store.open(entry.id, { readOnly: true });
+      let tombstone: Tombstone;
+      try {
+        const summary = await summarize(journal);
+        const since = basis === 'created' || summary.lastTs === null ? entry.created_at : summary.lastTs;
+        if (!(Date.parse(since) < cutoff)) {
+          result.kept++;
+          continue;
+        }
+        tombstone = await tombstoneOf(entry, summary, { removedAt: now.toISOString(), reason, keepDays, basis });
+      } finally {
+        await journal.close();
+      }
+      if (options.dryRun) {
+        result.removed.push(tombstone);
+        options.onRun?.(tombstone);
+        continue;
+      }
+      const earlier = already.get(`${tombstone.journal}\n${tombstone.head ?? ''}`);
+      if (earlier !== undefined) {
+        result.resumed++;
+        tombstone = earlier;
+      } else {
+        graveyard ??= await openGraveyard(store);
+        // The step id names the run and its head: a repeat of the same removal is the same step.
+        await graveyard.append({ step_id: `tombstone:${tombstone.journal}:${tombstone.head ?? 'empty'}`, input: { journal: tombstone.journal }, result: tombstone as unknown as Record<string, unknown> });
+      }
+      await store.remove!(entry.id);
+      result.removed.push(tombstone);
+      options.onRun?.(tombstone);
+    }
+  } finally {
+    await graveyard?.close();
+  }
+  return result;
+}
+
+async function openGraveyard(store: Store): Promise<Journal> {
+  if (typeof store.remove !== 'function') throw new StoreError('OPTION_INVALID', 'this store cannot remove journals, so it cannot prune', { hint: 'use a directory, SQLite or Postgres store' });
+  try {
+    return await store.open(TOMBSTONE_JOURNAL);
+  } catch (e) {
+    if (!(e instanceof StoreError) || e.code !== 'JOURNAL_NOT_FOUND') throw e;
+    try {
+      return await store.create(TOMBSTONE_JOURNAL);
+    } catch (again) {
+      // Another pruner created it first.
+      if (again instanceof StoreError && again.code === 'JOURNAL_EXISTS') return store.open(TOMBSTONE_JOURNAL);
+      throw again;
+    }
+  }
+}
+
+interface Summary {
+  format: string;
+  steps: number;
+  head: string | null;
+  lastTs: string | null;
+  root: Uint8Array;
+  tree: MemoryTree;
+  checkpoint: string | null;
+}
+
+/** One pass over the run's lines: its size, head, last time and tree; and its last signed checkpoint. */
+async function summarize(journal: Journal): Promise<Summary> {
+  const tree = new MemoryTree();
+  let head: string | null = null;
+  let lastTs: string | null = null;
+  for await (const line of journal.lines()) {
+    const record = JSON.parse(line.text) as { step_hash?: unknown; ts?: unknown };
+    const leaf = typeof record.step_hash === 'string' ? stepLeafHash(record.step_hash) : null;
+    if (leaf === null) throw new StoreError('JOURNAL_INVALID', `journal ${journal.id}: seq ${line.seq} has no valid step hash`, { hint: `run stepchain verify on it; prune removes only journals it can summarize` });
+    tree.append(leaf);
+    head = record.step_hash as string;
+    lastTs = typeof record.ts === 'string' ? record.ts : null;
+  }
+  const root = await treeRoot(tree, tree.size);
+  const kept = 'checkpoints' in journal && typeof journal.checkpoints === 'function' ? ((await (journal.checkpoints as () => Promise<string[]>)()) ?? []) : [];
+  return { format: journal.genesis.format, steps: tree.size, head, lastTs, root, tree, checkpoint: kept.length === 0 ? null : kept[kept.length - 1]! };
+}
+
+async function tombstoneOf(entry: RunEntry, s: Summary, how: { removedAt: string; reason: string; keepDays: number; basis: RetentionBasis }): Promise<Tombstone> {
+  let consistency: string[] | null = null;
+  if (s.checkpoint !== null) {
+    const parsed = checkpointOfNote(s.checkpoint);
+    consistency = parsed.ok && parsed.checkpoint.size <= s.steps ? (await proveConsistency(s.tree, parsed.checkpoint.size, s.steps)).map(rootDigest) : [];
+  }
+  return {
+    tombstone: TOMBSTONE_FORMAT,
+    journal: entry.id,
+    run_id: entry.run_id,
+    format: s.format,
+    created_at: entry.created_at,
+    run: entry.run,
+    steps: s.steps,
+    head: s.head,
+    last_ts: s.lastTs,
+    tree_root: rootDigest(s.root),
+    checkpoint: s.checkpoint,
+    consistency,
+    removed_at: how.removedAt,
+    reason: how.reason,
+    policy: { keep_days: how.keepDays, basis: how.basis },
+  };
+}

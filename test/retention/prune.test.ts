@@ -1,0 +1,256 @@
+/**
+ * Retention (spec/RETENTION.md): prune removes exactly the expired runs, whole, each after its tombstone;
+ * tombstones check against the checkpoints signed before the removal and refuse any other; a prune killed
+ * mid-way is finished by the next; nothing of a removed run stays in the store; on every store.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import fc from 'fast-check';
+import { describe, expect, test } from 'vitest';
+import { FileStore, MemoryStore, type Journal, type Store } from '../../src/store/index.js';
+import { SqliteStore } from '../../src/store/sqlite/index.js';
+import { noteSigner } from '../../src/proofs/index.js';
+import { checkTombstone, prune, readTombstones, TOMBSTONE_JOURNAL, type Tombstone } from '../../src/retention/index.js';
+import { postgresHarness } from '../helpers/postgres.js';
+import { tempDir } from '../helpers/tmp.js';
+
+const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+const NOW = new Date('2026-11-27T12:00:00.000Z');
+const daysAgo = (d: number): string => new Date(NOW.getTime() - d * 86_400_000).toISOString();
+const LOG_KEY = new Uint8Array(32).fill(7);
+
+/** A run created `age` days ago whose last step is `lastAge` days old, holding a marker no other run holds. */
+async function makeRun(store: Store, id: string, age: number, lastAge: number, steps = 3): Promise<Journal> {
+  const j = await store.create(id, { run: { agent: 'retention-test' }, createdAt: daysAgo(age) });
+  for (let i = 0; i < steps; i++) {
+    const ts = daysAgo(i === steps - 1 ? lastAge : age - (age - lastAge) * (i / steps));
+    await j.append({ step_id: `${id}-${i}`, ts, input: { marker: `secret-of-${id}-${i}` }, result: { i } });
+  }
+  return j;
+}
+
+async function checkpointOf(j: Journal): Promise<string> {
+  const signed = await (j as unknown as { checkpoint(s: unknown): Promise<{ note: string }> }).checkpoint(noteSigner('retention.test/log', LOG_KEY));
+  return signed.note;
+}
+
+const stores: Array<[string, () => Promise<Store>]> = [
+  ['a directory', async () => new FileStore(tempDir('stepchain-prune-'), { fsync: 'none' })],
+  ['SQLite', async () => new SqliteStore(join(tempDir('stepchain-prune-'), 'runs.db'), { fsync: 'none' })],
+];
+
+describe.each(stores)('prune on %s', (_name, make) => {
+  test('removes exactly the expired runs, each after its tombstone, and finishes nothing twice', async () => {
+    const store = await make();
+    try {
+      const old = await makeRun(store, 'old-a', 90, 60);
+      const oldCheckpoint = await checkpointOf(old);
+      await old.append({ step_id: 'old-a-late', ts: daysAgo(45), result: 'after the checkpoint' });
+      await old.close();
+      await (await makeRun(store, 'old-b', 40, 31, 1)).close();
+      await (await makeRun(store, 'fresh', 40, 2)).close();
+      await (await makeRun(store, 'created-long-ago', 400, 1)).close();
+
+      const first = await prune(store, { keepDays: 30, now: NOW });
+      expect(first.removed.map((t) => t.journal).sort()).toEqual(['old-a', 'old-b']);
+      expect(first.kept).toBe(2);
+      expect(await store.list({})).toEqual(['created-long-ago', 'fresh']);
+      expect((await store.list()).sort()).toEqual([TOMBSTONE_JOURNAL, 'created-long-ago', 'fresh'].sort());
+
+      const tombstones = await readTombstones(store);
+      const a = tombstones.find((t) => t.journal === 'old-a')!;
+      expect(a).toMatchObject({ steps: 4, last_ts: daysAgo(45), checkpoint: oldCheckpoint, policy: { keep_days: 30, basis: 'last-step' } });
+      expect(checkTombstone(a)).toEqual({ ok: true, checkpointSize: 3 });
+      // The checkpoint someone kept from before the removal checks against the tombstone.
+      expect(checkTombstone(a, oldCheckpoint)).toEqual({ ok: true, checkpointSize: 3 });
+      expect(checkTombstone(tombstones.find((t) => t.journal === 'old-b')!)).toEqual({ ok: true, checkpointSize: null });
+
+      // The tombstone journal is an ordinary journal: it verifies.
+      const graveyard = await store.open(TOMBSTONE_JOURNAL, { readOnly: true });
+      expect((await graveyard.verify()).ok).toBe(true);
+      await graveyard.close();
+
+      // Again: nothing more is expired, nothing is written twice.
+      const second = await prune(store, { keepDays: 30, now: NOW });
+      expect(second.removed).toEqual([]);
+      expect(await readTombstones(store)).toHaveLength(2);
+
+      // By creation time, the run created long ago goes too.
+      const third = await prune(store, { keepDays: 30, now: NOW, basis: 'created', reason: 'policy change' });
+      expect(third.removed.map((t) => t.journal).sort()).toEqual(['created-long-ago', 'fresh']);
+      expect((await readTombstones(store)).map((t) => t.reason)).toEqual(expect.arrayContaining(['policy change']));
+    } finally {
+      await (store as { close?: () => Promise<void> }).close?.();
+    }
+  });
+});
+
+describe('prune on Postgres', () => {
+  test('the same policy gives the same removals and tombstones as on a directory', async () => {
+    const pgh = await postgresHarness('prune', 2);
+    const store = pgh.store();
+    const dir = new FileStore(tempDir('stepchain-prune-'), { fsync: 'none' });
+    for (const s of [store, dir] as Store[]) {
+      await (await makeRun(s, 'old', 100, 50)).close();
+      await (await makeRun(s, 'new', 10, 1)).close();
+    }
+    const [p, f] = [await prune(store, { keepDays: 30, now: NOW }), await prune(dir, { keepDays: 30, now: NOW })];
+    expect(p.removed.map((t) => t.journal)).toEqual(['old']);
+    // Same journal ids, created_at and ts: the runs are the same bytes but for the random salts, so compare the shape.
+    expect({ ...p.removed[0]!, head: null, tree_root: null, run_id: null }).toEqual({ ...f.removed[0]!, head: null, tree_root: null, run_id: null });
+    expect(await store.list({})).toEqual(['new']);
+    expect(checkTombstone((await readTombstones(store))[0])).toEqual({ ok: true, checkpointSize: null });
+  });
+});
+
+describe('tombstones refuse what they do not extend', () => {
+  test('a checkpoint of another run, an altered root, a proof cut short, a hostile shape', async () => {
+    const store = new MemoryStore();
+    const a = await makeRun(store, 'a', 90, 60, 5);
+    const b = await makeRun(store, 'b', 90, 60, 5);
+    const cpB = await (async () => {
+      const { MemoryTree, stepLeafHash, treeRoot, signCheckpoint } = await import('../../src/proofs/index.js');
+      const t = new MemoryTree();
+      for await (const line of b.lines()) t.append(stepLeafHash((JSON.parse(line.text) as { step_hash: string }).step_hash)!);
+      return signCheckpoint({ origin: 'retention.test/log', size: 5, root: await treeRoot(t, 5) }, noteSigner('retention.test/log', LOG_KEY));
+    })();
+    await a.close();
+    await b.close();
+    const { removed } = await prune(store, { keepDays: 30, now: NOW });
+    const ta = removed.find((t) => t.journal === 'a')!;
+    const tb = removed.find((t) => t.journal === 'b')!;
+    expect(checkTombstone(tb, cpB)).toEqual({ ok: true, checkpointSize: 5 });
+    expect(checkTombstone(ta, cpB)).toMatchObject({ ok: false, problem: { code: 'TOMBSTONE_INCONSISTENT' } });
+    const altered: Tombstone = { ...tb, tree_root: ta.tree_root };
+    expect(checkTombstone(altered, cpB)).toMatchObject({ ok: false, problem: { code: 'TOMBSTONE_INCONSISTENT' } });
+    for (const hostile of [null, 7, 'x', [], {}, { ...tb, tombstone: 'stepchain/tombstone/v9' }, { ...tb, steps: -1 }, { ...tb, head: null }, { ...tb, consistency: null, checkpoint: cpB }, { ...tb, policy: { keep_days: 1, basis: 'never' } }]) {
+      expect(checkTombstone(hostile as unknown)).toMatchObject({ ok: false, problem: { code: 'TOMBSTONE_MALFORMED' } });
+    }
+  });
+
+  test('a tombstone written before a crash is not written again: the next prune only finishes the removal', async () => {
+    const store = new MemoryStore();
+    await (await makeRun(store, 'half-done', 90, 60)).close();
+    // The state a prune killed between its two steps leaves: the tombstone durable, the run still there.
+    const { removed: [planned] } = await prune(store, { keepDays: 30, now: NOW, dryRun: true });
+    const graveyard = await store.create(TOMBSTONE_JOURNAL);
+    await graveyard.append({ step_id: `tombstone:half-done:${planned!.head}`, input: { journal: 'half-done' }, result: planned as unknown as Record<string, unknown> });
+    await graveyard.close();
+    const finished = await prune(store, { keepDays: 30, now: new Date(NOW.getTime() + 3_600_000) });
+    expect(finished).toMatchObject({ resumed: 1, kept: 0 });
+    expect(finished.removed).toEqual([planned]);
+    expect(await store.list({})).toEqual([]);
+    expect(await readTombstones(store)).toEqual([planned]);
+  });
+
+  test('property: prune removes exactly the runs past the cutoff, for any ages and any policy', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.integer({ min: 0, max: 400 }), { minLength: 1, maxLength: 12 }), fc.integer({ min: 0, max: 365 }), async (ages, keepDays) => {
+        const store = new MemoryStore();
+        for (const [i, age] of ages.entries()) await (await makeRun(store, `r${i}`, age + 1, age, 1)).close();
+        const { removed, kept } = await prune(store, { keepDays, now: NOW });
+        const expected = ages.flatMap((age, i) => (age > keepDays ? [`r${i}`] : []));
+        expect(removed.map((t) => t.journal).sort()).toEqual(expected.sort());
+        expect(kept).toBe(ages.length - expected.length);
+        for (const t of removed) expect(checkTombstone(t).ok).toBe(true);
+      }),
+      { numRuns: 25 },
+    );
+  });
+
+  test('a store of 10 000 runs: half pruned, in one pass, every tombstone checks', async () => {
+    const store = new MemoryStore();
+    for (let i = 0; i < 10_000; i++) {
+      const j = await store.create(`run-${String(i).padStart(5, '0')}`, { run: { agent: 'bulk' }, createdAt: daysAgo(i % 2 === 0 ? 100 : 5) });
+      await j.append({ step_id: 's', ts: daysAgo(i % 2 === 0 ? 99 : 4), result: i });
+      await j.close();
+    }
+    const { removed, kept } = await prune(store, { keepDays: 30, now: NOW });
+    expect(removed).toHaveLength(5_000);
+    expect(kept).toBe(5_000);
+    expect((await store.list({})).every((id) => Number(id.slice(4)) % 2 === 1)).toBe(true);
+    expect(removed.every((t) => checkTombstone(t).ok)).toBe(true);
+  }, 120_000);
+});
+
+describe('the CLI', () => {
+  const run = (args: string[]) => spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8' });
+
+  test('--dry-run writes nothing; prune and runs --removed say what went, as text and JSON', async () => {
+    const root = tempDir('stepchain-prune-cli-');
+    const store = new FileStore(root, { fsync: 'none' });
+    await (await makeRun(store, 'old', 400, 300)).close();
+    await (await makeRun(store, 'new', 2, 0)).close();
+    const before = snapshot(root);
+    const dry = run(['prune', root, '--keep-days', '30', '--dry-run']);
+    expect(dry.status).toBe(0);
+    expect(dry.stderr).toContain('would remove old: 3 steps');
+    expect(snapshot(root)).toEqual(before);
+
+    const real = run(['prune', root, '--keep-days', '30', '--reason', 'GDPR\u001b[31m retention']);
+    expect(real.status).toBe(0);
+    expect(real.stderr).toContain('removed 1 run, kept 1');
+    const listed = run(['runs', root, '--removed', '--json']);
+    expect(listed.status).toBe(0);
+    const doc = JSON.parse(listed.stdout) as { ok: boolean; removed: Array<Tombstone & { check: { ok: boolean } }> };
+    expect(doc.ok).toBe(true);
+    expect(doc.removed.map((t) => [t.journal, t.steps, t.check.ok])).toEqual([['old', 3, true]]);
+    const text = run(['runs', root, '--removed']);
+    expect(text.stdout).toContain('old  3 steps');
+    expect(text.stdout).not.toContain('\u001b[31m');
+    // Nothing of the removed run is left in the store's files: not its content, not its directory.
+    expect(grepTree(root, 'secret-of-old')).toEqual([]);
+    expect(readdirSync(root)).not.toContain('old');
+
+    expect(run(['prune', root]).status).toBe(2);
+    expect(run(['prune', root, '--keep-days', '-1']).status).toBe(2);
+    expect(run(['prune', root, '--keep-days', '3', '--basis', 'soon']).status).toBe(2);
+  });
+
+  test('a prune SIGKILLed mid-way is finished by the next: each expired run removed once, with one tombstone', async () => {
+    const root = tempDir('stepchain-prune-kill-');
+    const store = new FileStore(root, { fsync: 'none' });
+    for (let i = 0; i < 60; i++) await (await makeRun(store, `old-${String(i).padStart(2, '0')}`, 200, 100, 1)).close();
+    await (await makeRun(store, 'new', 2, 0, 1)).close();
+    const child = spawn(process.execPath, [CLI, 'prune', root, '--keep-days', '30'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    await new Promise<void>((resolve) => {
+      let seen = 0;
+      child.stderr.on('data', (chunk: Buffer) => {
+        seen += chunk.toString().split('removed old-').length - 1;
+        if (seen >= 5) child.kill('SIGKILL');
+      });
+      child.on('exit', () => resolve());
+    });
+    const interrupted = (await store.list({})).length;
+    const again = run(['prune', root, '--keep-days', '30', '--json']);
+    expect(again.status).toBe(0);
+    // The kill landed mid-way (5 of 60 reported): the second prune had runs left to remove.
+    expect(interrupted).toBeGreaterThan(1);
+    expect((JSON.parse(again.stdout) as { removed: unknown[] }).removed.length).toBe(interrupted - 1);
+    expect(await store.list({})).toEqual(['new']);
+    const tombstones = await readTombstones(store);
+    expect(tombstones.map((t) => t.journal).sort()).toEqual(Array.from({ length: 60 }, (_, i) => `old-${String(i).padStart(2, '0')}`));
+    expect(tombstones.every((t) => checkTombstone(t).ok)).toBe(true);
+    const verified = run(['verify', join(root, TOMBSTONE_JOURNAL)]);
+    expect(verified.status).toBe(0);
+  }, 120_000);
+});
+
+function snapshot(root: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (dir: string): void => {
+    for (const name of readdirSync(dir)) {
+      const p = join(dir, name);
+      if (statSync(p).isDirectory()) walk(p);
+      else out[p] = readFileSync(p, 'latin1');
+    }
+  };
+  walk(root);
+  return out;
+}
+
+function grepTree(root: string, needle: string): string[] {
+  return Object.entries(snapshot(root)).filter(([, text]) => text.includes(needle)).map(([p]) => p);
+}
