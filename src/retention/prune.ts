@@ -42,6 +42,11 @@ export interface PruneResult {
   removed: Tombstone[];
   /** Runs whose removal an earlier, interrupted prune had begun (their tombstone existed): finished now. */
   resumed: number;
+  /**
+   * Runs appended to while this prune was removing them (their head moved after the tombstone was written):
+   * kept, and their tombstone is superseded (RETENTION.md §5 step 5).
+   */
+  raced: string[];
 }
 
 /** Every tombstone the store holds, oldest first; an empty list when it never pruned. */
@@ -71,7 +76,7 @@ export async function prune(store: Store, options: PruneOptions): Promise<PruneR
   const already = new Map<string, Tombstone>();
   for (const t of await readTombstones(store)) already.set(`${t.journal}\n${t.head ?? ''}`, t);
 
-  const result: PruneResult = { kept: 0, removed: [], resumed: 0 };
+  const result: PruneResult = { kept: 0, removed: [], resumed: 0, raced: [] };
   let graveyard: Journal | null = null;
   try {
     for (const entry of await store.runs({})) {
@@ -102,6 +107,11 @@ export async function prune(store: Store, options: PruneOptions): Promise<PruneR
         // The step id names the run and its head: a repeat of the same removal is the same step.
         await graveyard.append({ step_id: `tombstone:${tombstone.journal}:${tombstone.head ?? 'empty'}`, input: { journal: tombstone.journal }, result: tombstone as unknown as Record<string, unknown> });
       }
+      if ((await headOf(store, entry.id)) !== tombstone.head) {
+        result.raced.push(entry.id);
+        result.kept++;
+        continue;
+      }
       await store.remove!(entry.id);
       result.removed.push(tombstone);
       options.onRun?.(tombstone);
@@ -110,6 +120,15 @@ export async function prune(store: Store, options: PruneOptions): Promise<PruneR
     await graveyard?.close();
   }
   return result;
+}
+
+async function headOf(store: Store, id: string): Promise<string | null> {
+  const journal = await store.open(id, { readOnly: true });
+  try {
+    return (await journal.head())?.step_hash ?? null;
+  } finally {
+    await journal.close();
+  }
 }
 
 async function openGraveyard(store: Store): Promise<Journal> {

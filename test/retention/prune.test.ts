@@ -145,6 +145,34 @@ describe('tombstones refuse what they do not extend', () => {
     expect(await readTombstones(store)).toEqual([planned]);
   });
 
+  test('a run written to while it is pruned is kept, and its tombstone is marked superseded', async () => {
+    // A writer appends to the run between the tombstone and the removal: the store below does it at exactly that point.
+    class RacingStore extends MemoryStore {
+      override async open(id: string, options?: { readOnly?: boolean }): Promise<Journal> {
+        const journal = await super.open(id, options);
+        if (id !== TOMBSTONE_JOURNAL) return journal;
+        const append = journal.append.bind(journal);
+        journal.append = async (step, o) => {
+          const done = await append(step, o);
+          const run = await super.open('busy');
+          await run.append({ step_id: 'late', result: 'written while being pruned' });
+          await run.close();
+          return done;
+        };
+        return journal;
+      }
+    }
+    const store = new RacingStore();
+    await (await makeRun(store, 'busy', 90, 60)).close();
+    await store.create(TOMBSTONE_JOURNAL).then((j) => j.close());
+    const result = await prune(store, { keepDays: 30, now: NOW });
+    expect(result).toMatchObject({ removed: [], raced: ['busy'], kept: 1 });
+    expect(await store.list({})).toEqual(['busy']);
+    const busy = await store.open('busy', { readOnly: true });
+    expect((await busy.head())?.seq).toBe(3);
+    await busy.close();
+  });
+
   test('property: prune removes exactly the runs past the cutoff, for any ages and any policy', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(fc.integer({ min: 0, max: 400 }), { minLength: 1, maxLength: 12 }), fc.integer({ min: 0, max: 365 }), async (ages, keepDays) => {

@@ -47,11 +47,12 @@ export const pruneVerb: Verb = {
       await at.close();
     }
     if (out.json) {
-      out.document('prune', { ok: true, store: at.display, dry_run: dryRun, kept: result.kept, resumed: result.resumed, removed: result.removed });
+      out.document('prune', { ok: true, store: at.display, dry_run: dryRun, kept: result.kept, resumed: result.resumed, raced: result.raced, removed: result.removed });
       return EXIT_OK;
     }
     const n = result.removed.length;
     out.say(`${dryRun ? 'would remove' : 'removed'} ${n} run${n === 1 ? '' : 's'}, kept ${result.kept}${result.resumed > 0 ? ` (${result.resumed} finished for an interrupted prune)` : ''}`);
+    for (const id of result.raced) out.say(out.style('yellow', `  kept ${inline(id)}: it was appended to while being pruned; its tombstone is superseded`));
     return EXIT_OK;
   },
 };
@@ -60,25 +61,30 @@ export const pruneVerb: Verb = {
 export async function listRemoved(out: Output, location: string): Promise<number> {
   const at = await openStore(location);
   let tombstones: Tombstone[];
+  let present: Set<string>;
   try {
     tombstones = await readTombstones(at.store);
+    present = new Set(await at.store.list());
   } finally {
     await at.close();
   }
-  const rows = tombstones.map((t) => ({ tombstone: t, check: checkTombstone(t) }));
+  // A tombstone whose journal is still there was written by a prune that then lost a race with a writer.
+  const rows = tombstones.map((t) => ({ tombstone: t, check: checkTombstone(t), superseded: typeof t.journal === 'string' && present.has(t.journal) }));
   const failed = rows.filter((r) => !r.check.ok).length;
   if (out.json) {
     out.document('runs', {
       ok: failed === 0,
       store: at.display,
-      removed: rows.map(({ tombstone, check }) => ({ ...tombstone, check: check.ok ? { ok: true, checkpoint_size: check.checkpointSize } : { ok: false, ...check.problem } })),
+      removed: rows.map(({ tombstone, check, superseded }) => ({ ...tombstone, superseded, check: check.ok ? { ok: true, checkpoint_size: check.checkpointSize } : { ok: false, ...check.problem } })),
     });
     return failed === 0 ? EXIT_OK : EXIT_FAILED;
   }
   if (rows.length === 0) out.say('no removed runs');
   const text = (v: unknown): string => inline(typeof v === 'string' ? v : String(JSON.stringify(v)));
-  for (const { tombstone: t, check } of rows) {
-    const verdict = !check.ok
+  for (const { tombstone: t, check, superseded } of rows) {
+    const verdict = superseded
+      ? out.style('yellow', 'superseded: the run is still in the store (it was written to while being pruned)')
+      : !check.ok
       ? out.style(['red', 'bold'], `${check.problem.code}: ${check.problem.message}`)
       : check.checkpointSize === null
         ? 'no checkpoint was signed'
