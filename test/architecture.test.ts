@@ -61,8 +61,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   adapters: ['entry'],
 };
 
-/** The public entries a framework adapter may import: the root and the journal contract, never internals. */
-const ADAPTER_ENTRIES = ['index.ts', 'journal.ts'];
+/** The public entries a framework adapter may import: the root, the journal contract and retention, never internals. */
+const ADAPTER_ENTRIES = ['index.ts', 'journal.ts', 'retention.ts'];
 
 function relativeImports(file: string): string[] {
   const source = readFileSync(file, 'utf8');

@@ -8,7 +8,6 @@
  */
 import { StoreError } from '../store/errors.js';
 import type { Journal, Store } from '../store/types.js';
-import type { RunEntry } from '../store/runs.js';
 import { MemoryTree, stepLeafHash, proveConsistency, treeRoot } from '../proofs/index.js';
 import { TOMBSTONE_FORMAT, checkpointOfNote, rootDigest, type RetentionBasis, type Tombstone } from './tombstone.js';
 
@@ -31,6 +30,12 @@ export interface PruneOptions extends RetentionPolicy {
   now?: Date;
   /** Only report what would be removed; nothing is written. */
   dryRun?: boolean;
+  /**
+   * Which journals the policy covers: by default the store's run journals (`runs()`); given a predicate,
+   * every journal whose id it accepts (the LangGraph saver's thread journals, for example). `_tombstones`
+   * is never covered.
+   */
+  journals?: (id: string) => boolean;
   /** Called as each run is removed (or would be, in a dry run). */
   onRun?: (tombstone: Tombstone) => void;
 }
@@ -79,8 +84,10 @@ export async function prune(store: Store, options: PruneOptions): Promise<PruneR
   const result: PruneResult = { kept: 0, removed: [], resumed: 0, raced: [] };
   let graveyard: Journal | null = null;
   try {
-    for (const entry of await store.runs({})) {
-      const journal = await store.open(entry.id, { readOnly: true });
+    const ids = options.journals === undefined ? (await store.runs({})).map((r) => r.id) : (await store.list()).filter((id) => id !== TOMBSTONE_JOURNAL && options.journals!(id));
+    for (const id of ids) {
+      const journal = await store.open(id, { readOnly: true });
+      const entry = entryOf(journal);
       let tombstone: Tombstone;
       try {
         const summary = await summarize(journal);
@@ -175,7 +182,19 @@ async function summarize(journal: Journal): Promise<Summary> {
   return { format: journal.genesis.format, steps: tree.size, head, lastTs, root, tree, checkpoint: kept.length === 0 ? null : kept[kept.length - 1]! };
 }
 
-async function tombstoneOf(entry: RunEntry, s: Summary, how: { removedAt: string; reason: string; keepDays: number; basis: RetentionBasis }): Promise<Tombstone> {
+interface Entry {
+  id: string;
+  run_id: string;
+  created_at: string;
+  run: Tombstone['run'];
+}
+
+function entryOf(journal: Journal): Entry {
+  const g = journal.genesis as { journal_id: string; created_at: string; run?: Tombstone['run'] };
+  return { id: journal.id, run_id: g.journal_id, created_at: g.created_at, run: g.run ?? null };
+}
+
+async function tombstoneOf(entry: Entry, s: Summary, how: { removedAt: string; reason: string; keepDays: number; basis: RetentionBasis }): Promise<Tombstone> {
   let consistency: string[] | null = null;
   if (s.checkpoint !== null) {
     const parsed = checkpointOfNote(s.checkpoint);

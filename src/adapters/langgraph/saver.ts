@@ -12,6 +12,7 @@ import {
   type PendingWrite, type SerializerProtocol,
 } from '@langchain/langgraph-checkpoint';
 import { StoreError, type CreateOptions, type Journal, type Store } from '../../journal.js';
+import { prune, type PruneResult } from '../../retention.js';
 import { LangGraphError } from './errors.js';
 import { checkpointStep, journalIdOf, loadValue, storeValue, threadPrefix, writesStep, type CheckpointRecord, type StoredValue, type WritesRecord } from './records.js';
 import { ThreadLog, type CheckpointEntry } from './thread.js';
@@ -234,6 +235,19 @@ export class StepchainSaver extends BaseCheckpointSaver {
         if (!(e instanceof StoreError && e.code === 'JOURNAL_NOT_FOUND')) throw e;
       }
     }
+  }
+
+  /**
+   * A time to live per thread (spec/RETENTION.md): removes, whole, each thread namespace of this saver whose
+   * last record is more than `keepDays` days old, each after a tombstone in the store's `_tombstones`
+   * journal. A thread written to since its last checkpoint stays. The saver's open handles are closed
+   * first and reopened on demand.
+   */
+  async prune(options: { keepDays: number; now?: Date; reason?: string; dryRun?: boolean }): Promise<PruneResult> {
+    if (this.store.remove === undefined) throw new LangGraphError('REMOVE_UNSUPPORTED', 'this store cannot remove journals, so threads cannot expire', { hint: 'use a store with remove(), such as FileStore or MemoryStore' });
+    await this.close();
+    const mine = `${this.prefix}.`;
+    return prune(this.store, { ...options, reason: options.reason ?? `LangGraph thread TTL: ${options.keepDays} days`, journals: (id) => id.startsWith(mine) });
   }
 
   /** Closes every journal this saver opened. */
