@@ -83,6 +83,28 @@ export async function prune(store: Store, options: PruneOptions): Promise<PruneR
 
   const result: PruneResult = { kept: 0, removed: [], resumed: 0, raced: [] };
   let graveyard: Journal | null = null;
+  // Expired runs wait here until a batch of tombstones is appended as one unit (one durable commit), then
+  // each run of the batch is removed: a tombstone still always precedes its run's removal.
+  let batch: Array<{ tombstone: Tombstone; earlier: boolean }> = [];
+  const flush = async (): Promise<void> => {
+    const fresh = batch.filter((b) => !b.earlier).map((b) => b.tombstone);
+    if (fresh.length > 0) {
+      graveyard ??= await openGraveyard(store);
+      // The step id names the run and its head: a repeat of the same removal is the same step.
+      await graveyard.appendMany(fresh.map((t) => ({ step_id: `tombstone:${t.journal}:${t.head ?? 'empty'}`, input: { journal: t.journal }, result: t as unknown as Record<string, unknown> })));
+    }
+    for (const { tombstone } of batch) {
+      if ((await headOf(store, tombstone.journal)) !== tombstone.head) {
+        result.raced.push(tombstone.journal);
+        result.kept++;
+        continue;
+      }
+      await store.remove!(tombstone.journal);
+      result.removed.push(tombstone);
+      options.onRun?.(tombstone);
+    }
+    batch = [];
+  };
   try {
     const ids = options.journals === undefined ? (await store.runs({})).map((r) => r.id) : (await store.list()).filter((id) => id !== TOMBSTONE_JOURNAL && options.journals!(id));
     for (const id of ids) {
@@ -106,28 +128,19 @@ export async function prune(store: Store, options: PruneOptions): Promise<PruneR
         continue;
       }
       const earlier = already.get(`${tombstone.journal}\n${tombstone.head ?? ''}`);
-      if (earlier !== undefined) {
-        result.resumed++;
-        tombstone = earlier;
-      } else {
-        graveyard ??= await openGraveyard(store);
-        // The step id names the run and its head: a repeat of the same removal is the same step.
-        await graveyard.append({ step_id: `tombstone:${tombstone.journal}:${tombstone.head ?? 'empty'}`, input: { journal: tombstone.journal }, result: tombstone as unknown as Record<string, unknown> });
-      }
-      if ((await headOf(store, entry.id)) !== tombstone.head) {
-        result.raced.push(entry.id);
-        result.kept++;
-        continue;
-      }
-      await store.remove!(entry.id);
-      result.removed.push(tombstone);
-      options.onRun?.(tombstone);
+      if (earlier !== undefined) result.resumed++;
+      batch.push({ tombstone: earlier ?? tombstone, earlier: earlier !== undefined });
+      if (batch.length >= TOMBSTONE_BATCH) await flush();
     }
+    await flush();
   } finally {
-    await graveyard?.close();
+    await (graveyard as Journal | null)?.close();
   }
   return result;
 }
+
+/** How many tombstones one commit of `_tombstones` holds at most (RETENTION.md §5 step 4). */
+const TOMBSTONE_BATCH = 64;
 
 async function headOf(store: Store, id: string): Promise<string | null> {
   const journal = await store.open(id, { readOnly: true });

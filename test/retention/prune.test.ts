@@ -151,9 +151,9 @@ describe('tombstones refuse what they do not extend', () => {
       override async open(id: string, options?: { readOnly?: boolean }): Promise<Journal> {
         const journal = await super.open(id, options);
         if (id !== TOMBSTONE_JOURNAL) return journal;
-        const append = journal.append.bind(journal);
-        journal.append = async (step, o) => {
-          const done = await append(step, o);
+        const appendMany = journal.appendMany.bind(journal);
+        journal.appendMany = async (steps, o) => {
+          const done = await appendMany(steps, o);
           const run = await super.open('busy');
           await run.append({ step_id: 'late', result: 'written while being pruned' });
           await run.close();
@@ -240,26 +240,26 @@ describe('the CLI', () => {
   test('a prune SIGKILLed mid-way is finished by the next: each expired run removed once, with one tombstone', async () => {
     const root = tempDir('stepchain-prune-kill-');
     const store = new FileStore(root, { fsync: 'none' });
-    for (let i = 0; i < 60; i++) await (await makeRun(store, `old-${String(i).padStart(2, '0')}`, 200, 100, 1)).close();
+    for (let i = 0; i < 150; i++) await (await makeRun(store, `old-${String(i).padStart(3, '0')}`, 200, 100, 1)).close();
     await (await makeRun(store, 'new', 2, 0, 1)).close();
     const child = spawn(process.execPath, [CLI, 'prune', root, '--keep-days', '30'], { stdio: ['ignore', 'ignore', 'pipe'] });
     await new Promise<void>((resolve) => {
       let seen = 0;
       child.stderr.on('data', (chunk: Buffer) => {
         seen += chunk.toString().split('removed old-').length - 1;
-        if (seen >= 5) child.kill('SIGKILL');
+        if (seen >= 1) child.kill('SIGKILL');
       });
       child.on('exit', () => resolve());
     });
     const interrupted = (await store.list({})).length;
     const again = run(['prune', root, '--keep-days', '30', '--json']);
     expect(again.status).toBe(0);
-    // The kill landed mid-way (5 of 60 reported): the second prune had runs left to remove.
+    // The kill landed mid-way (at the first of 150 removals reported): the second prune had runs left to remove.
     expect(interrupted).toBeGreaterThan(1);
     expect((JSON.parse(again.stdout) as { removed: unknown[] }).removed.length).toBe(interrupted - 1);
     expect(await store.list({})).toEqual(['new']);
     const tombstones = await readTombstones(store);
-    expect(tombstones.map((t) => t.journal).sort()).toEqual(Array.from({ length: 60 }, (_, i) => `old-${String(i).padStart(2, '0')}`));
+    expect(tombstones.map((t) => t.journal).sort()).toEqual(Array.from({ length: 150 }, (_, i) => `old-${String(i).padStart(3, '0')}`));
     expect(tombstones.every((t) => checkTombstone(t).ok)).toBe(true);
     const verified = run(['verify', join(root, TOMBSTONE_JOURNAL)]);
     expect(verified.status).toBe(0);
