@@ -52,6 +52,11 @@ export interface PruneResult {
    * kept, and their tombstone is superseded (RETENTION.md §5 step 5).
    */
   raced: string[];
+  /**
+   * Runs that could not be summarized (a damaged line, an unreadable journal): kept, never removed — a damaged
+   * history is evidence — with the error that stopped it.
+   */
+  skipped: Array<{ journal: string; code: string; message: string }>;
 }
 
 /** Every tombstone the store holds, oldest first; an empty list when it never pruned. */
@@ -81,7 +86,7 @@ export async function prune(store: Store, options: PruneOptions): Promise<PruneR
   const already = new Map<string, Tombstone>();
   for (const t of await readTombstones(store)) already.set(`${t.journal}\n${t.head ?? ''}`, t);
 
-  const result: PruneResult = { kept: 0, removed: [], resumed: 0, raced: [] };
+  const result: PruneResult = { kept: 0, removed: [], resumed: 0, raced: [], skipped: [] };
   let graveyard: Journal | null = null;
   // Expired runs wait here until a batch of tombstones is appended as one unit (one durable commit), then
   // each run of the batch is removed: a tombstone still always precedes its run's removal.
@@ -106,21 +111,34 @@ export async function prune(store: Store, options: PruneOptions): Promise<PruneR
     batch = [];
   };
   try {
-    const ids = options.journals === undefined ? (await store.runs({})).map((r) => r.id) : (await store.list()).filter((id) => id !== TOMBSTONE_JOURNAL && options.journals!(id));
+    const covered = options.journals ?? (() => true);
+    const ids = (options.journals === undefined ? (await store.runs({})).map((r) => r.id) : await store.list()).filter((id) => id !== TOMBSTONE_JOURNAL && covered(id));
     for (const id of ids) {
-      const journal = await store.open(id, { readOnly: true });
-      const entry = entryOf(journal);
       let tombstone: Tombstone;
+      let journal: Journal | null = null;
       try {
+        journal = await store.open(id, { readOnly: true });
+        const entry = entryOf(journal);
         const summary = await summarize(journal);
         const since = basis === 'created' || summary.lastTs === null ? entry.created_at : summary.lastTs;
         if (!(Date.parse(since) < cutoff)) {
           result.kept++;
           continue;
         }
+        // Only an intact history is removed under a policy: a damaged one is evidence (RETENTION.md §5 step 2).
+        const report = await journal.verify();
+        if (!report.ok) {
+          const first = report.problems[0]!;
+          throw new StoreError('JOURNAL_INVALID', `${first.code}${first.location.seq !== undefined ? ` at seq ${first.location.seq}` : ''}: ${first.message}`);
+        }
         tombstone = await tombstoneOf(entry, summary, { removedAt: now.toISOString(), reason, keepDays, basis });
+      } catch (e) {
+        const err = e as { code?: unknown; message?: unknown };
+        result.skipped.push({ journal: id, code: typeof err.code === 'string' ? err.code : 'UNREADABLE', message: String(err.message ?? e) });
+        result.kept++;
+        continue;
       } finally {
-        await journal.close();
+        await journal?.close();
       }
       if (options.dryRun) {
         result.removed.push(tombstone);

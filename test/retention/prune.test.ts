@@ -173,6 +173,26 @@ describe('tombstones refuse what they do not extend', () => {
     await busy.close();
   });
 
+  test('a damaged run is never pruned: it is kept and reported, and the others still go', async () => {
+    const root = tempDir('stepchain-prune-damaged-');
+    const store = new FileStore(root, { fsync: 'none' });
+    await (await makeRun(store, 'tampered', 90, 60)).close();
+    await (await makeRun(store, 'intact', 90, 60)).close();
+    const bucket = join(root, 'tampered', readdirSync(join(root, 'tampered')).find((f) => f.endsWith('.jsonl')) ?? '');
+    const { writeFileSync } = await import('node:fs');
+    const bucketFile = readdirSync(join(root, 'tampered'), { recursive: true }).map(String).find((f) => f.endsWith('.jsonl'))!;
+    const path = join(root, 'tampered', bucketFile);
+    writeFileSync(path, readFileSync(path, 'utf8').replace('secret-of-tampered-1', 'rewritten-by-someone'));
+    void bucket;
+    const result = await prune(store, { keepDays: 30, now: NOW });
+    expect(result.removed.map((t) => t.journal)).toEqual(['intact']);
+    expect(result.skipped).toEqual([{ journal: 'tampered', code: 'JOURNAL_INVALID', message: expect.stringContaining('at seq 1') }]);
+    expect(await store.list({})).toEqual(['tampered']);
+    const cli = spawnSync(process.execPath, [CLI, 'prune', root, '--keep-days', '30'], { encoding: 'utf8' });
+    expect(cli.status).toBe(1);
+    expect(cli.stderr).toContain('kept tampered: JOURNAL_INVALID');
+  });
+
   test('property: prune removes exactly the runs past the cutoff, for any ages and any policy', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(fc.integer({ min: 0, max: 400 }), { minLength: 1, maxLength: 12 }), fc.integer({ min: 0, max: 365 }), async (ages, keepDays) => {

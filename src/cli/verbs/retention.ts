@@ -47,13 +47,14 @@ export const pruneVerb: Verb = {
       await at.close();
     }
     if (out.json) {
-      out.document('prune', { ok: true, store: at.display, dry_run: dryRun, kept: result.kept, resumed: result.resumed, raced: result.raced, removed: result.removed });
-      return EXIT_OK;
+      out.document('prune', { ok: true, store: at.display, dry_run: dryRun, kept: result.kept, resumed: result.resumed, raced: result.raced, skipped: result.skipped, removed: result.removed });
+      return result.skipped.length === 0 ? EXIT_OK : EXIT_FAILED;
     }
     const n = result.removed.length;
     out.say(`${dryRun ? 'would remove' : 'removed'} ${n} run${n === 1 ? '' : 's'}, kept ${result.kept}${result.resumed > 0 ? ` (${result.resumed} finished for an interrupted prune)` : ''}`);
     for (const id of result.raced) out.say(out.style('yellow', `  kept ${inline(id)}: it was appended to while being pruned; its tombstone is superseded`));
-    return EXIT_OK;
+    for (const s of result.skipped) out.say(out.style(['red', 'bold'], `  kept ${inline(s.journal)}: ${inline(s.code)}: ${inline(s.message)} — a damaged run is never pruned; run stepchain verify on it`));
+    return result.skipped.length === 0 ? EXIT_OK : EXIT_FAILED;
   },
 };
 
