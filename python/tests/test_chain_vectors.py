@@ -75,3 +75,25 @@ def test_commitments(c):
     else:
         text = None if c.get("absent") else canonical_json(c["value"])
         assert slot_digest(c["salt"], c["slot"], text) == c["digest"]
+
+
+@pytest.mark.parametrize("c", cases(RUNS, lambda c: c["group"] == "chains" and "run" in c))
+def test_runs_reader(c):
+    """What a run reader derives from a valid run journal (RUNS.md §2–§3, §5)."""
+    import json as _json
+
+    from stepchain.runs import run_state
+    data = vector_bytes(c["files"][0])
+    records = [] if not data else [_json.loads(l) for l in data.decode().rstrip("\n").split("\n")]
+    st = run_state(records)
+    run = c["run"]
+    assert [{"id": e.id, "seq": e.seq, "tool": e.tool, "args": e.args, "call_id": e.call_id, "idempotency_key": e.idempotency_key,
+             "summary": e.summary, "status": e.status, "end_seq": e.end_seq} for e in st.effects.values()] == run["effects"]
+    assert [e.id for e in st.pending()] == run["pending"]
+    assert [{"id": m.id, "seq": m.seq, "status": m.status, "end_seq": m.end_seq} for m in st.models.values()] == run["models"]
+    assert st.continuation == run["continuation"]
+    assert st.status == run["status"]
+    assert [{"seq": a["seq"], "code": a["code"]} for a in st.anomalies] == run["anomalies"]
+    if "resolutions" in run:
+        assert {e.id: e.resolution for e in st.effects.values() if e.resolution is not None} == run["resolutions"]
+        assert {e.id: e.retry_of for e in st.effects.values() if e.retry_of is not None} == run["retry_of"]
