@@ -26,6 +26,7 @@ DEFAULT_BUCKET_BYTES = 64 * 1024 * 1024
 DEFAULT_BLOB_THRESHOLD = 64 * 1024
 DEFAULT_WINDOW = 10_000
 MAX_VALUE_DEPTH = 100
+PENDING_NAME = ".batch-pending.json"
 FSYNC_MODES = ("always", "batch", "none")
 
 
@@ -252,12 +253,66 @@ class Journal:
         finally:
             os.close(fd)
 
+    def _pending_mark(self) -> Optional[dict[str, Any]]:
+        """The pending-batch mark of a streamed batch (§18), or None; a mark that cannot be read is an error."""
+        p = os.path.join(self.path, PENDING_NAME)
+        try:
+            v = json.loads(_read_regular(p, 1024).decode("utf-8"))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as e:
+            raise StoreError("IO_ERROR", f"reading the pending-batch mark {p}: {e}") from None
+
+        def whole(x: Any, lo: int) -> bool:
+            return isinstance(x, int) and not isinstance(x, bool) and lo <= x <= 2**53 - 1
+        if not isinstance(v, dict) or not whole(v.get("bucket"), 0) or not whole(v.get("size"), 0) or not whole(v.get("seq"), -1) or not is_digest(v.get("step_hash")):
+            raise StoreError("IO_ERROR", f"reading the pending-batch mark {p}: not a pending-batch mark")
+        return v
+
+    def _roll_back_pending(self) -> None:
+        """Under the lock (§18): a batch whose writer died is cut back to its mark before the tail is read."""
+        mark = self._pending_mark()
+        if mark is None:
+            return
+        durable = self.fsync != "none"
+        bdir = os.path.join(self.path, BUCKETS_DIR)
+        for name in os.listdir(bdir):
+            first = bucket_first_seq(name)
+            if first is not None and first > mark["bucket"]:
+                try:
+                    os.unlink(os.path.join(bdir, name))
+                except FileNotFoundError:
+                    pass
+        try:
+            fd = os.open(os.path.join(bdir, bucket_name(mark["bucket"])), os.O_RDWR | os.O_NOFOLLOW)
+            try:
+                if os.fstat(fd).st_size > mark["size"]:
+                    os.ftruncate(fd, mark["size"])
+                if durable:
+                    os.fsync(fd)
+            finally:
+                os.close(fd)
+        except FileNotFoundError:
+            pass
+        if durable:
+            _fsync_dir(bdir)
+        try:
+            os.unlink(os.path.join(self.path, PENDING_NAME))
+        except FileNotFoundError:
+            pass
+        if durable:
+            _fsync_dir(self.path)
+        if self._last_seq > mark["seq"]:  # what this writer read of the batch was never committed
+            self._bucket_first, self._bucket_len, self._last_seq, self._last_hash = None, 0, -1, self.genesis_hash
+            self._ids.clear()
+            self._order.clear()
+
     def _with_lock(self, work: Any) -> Any:
         self.lock.acquire()
-        committed = False
         try:
+            self._roll_back_pending()
             self._catch_up(repair=True)
-            result, committed = work(), True
+            result = work()
             self._repair_head()
             return result
         finally:
@@ -469,15 +524,18 @@ class Journal:
 
     def head(self) -> Optional[dict[str, Any]]:
         """The last committed step {seq, step_hash}, read from the chain (not the cache), or None when empty."""
-        if not self.read_only and not self.closed:
-            self._catch_up(repair=False)
-        else:
-            self._catch_up(repair=False)
+        if self.read_only or self.closed:
+            last = None
+            for rec in self.read(max(0, self._last_seq)):
+                last = rec
+            return None if last is None else {"seq": last["seq"], "step_hash": last["step_hash"]}
+        self._with_lock(lambda: None)
         return None if self._last_seq < 0 else {"seq": self._last_seq, "step_hash": self._last_hash}
 
     def read(self, start: int = 0, end: Optional[int] = None) -> Iterator[dict[str, Any]]:
         """The records of seqs start..end (inclusive), parsed; a torn final line is never read."""
         buckets = self._buckets()
+        lines_out: list[dict[str, Any]] = []
         for i, (first, name) in enumerate(buckets):
             nxt = buckets[i + 1][0] if i + 1 < len(buckets) else None
             if nxt is not None and nxt <= start:
@@ -491,8 +549,14 @@ class Journal:
                 if rec["seq"] < start:
                     continue
                 if end is not None and rec["seq"] > end:
-                    return
-                yield rec
+                    break
+                lines_out.append(rec)
+        # The mark is read after the lines (§18): lines past a pending batch's start are not committed.
+        mark = self._pending_mark()
+        for rec in lines_out:
+            if mark is not None and rec["seq"] > mark["seq"]:
+                return
+            yield rec
 
     def verify(self, expect_head: Optional[str] = None) -> ChainReport:
         """The directory verified read-only (§13), as `stepchain verify <journal>` does."""
