@@ -1,0 +1,58 @@
+"""`python -m stepchain verify`: the TypeScript CLI's exit codes (0 valid, 1 invalid, 2 usage or I/O), --json on
+stdout, people's text on stderr without raw control characters; the journal left byte-identical."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from stepchain import open_journal
+
+PKG = str(Path(__file__).resolve().parents[1])
+
+
+def run(*args):
+    return subprocess.run([sys.executable, "-m", "stepchain", *args], capture_output=True, text=True, cwd=PKG, timeout=120)
+
+
+def snapshot(path):
+    out = {}
+    for d, _, files in os.walk(path):
+        for f in files:
+            p = os.path.join(d, f)
+            out[p] = open(p, "rb").read()
+    return out
+
+
+def test_exit_codes_and_json(tmp_path):
+    path = str(tmp_path / "j")
+    j = open_journal(path, fsync="none")
+    for i in range(3):
+        j.append({"input": i, "model": "m", "prompt": "p\u001b[31m", "result": "ok"})
+    head = j.head()
+    j.close()
+    before = snapshot(path)
+    ok = run("verify", path, "--json")
+    assert ok.returncode == 0
+    doc = json.loads(ok.stdout)
+    assert doc["ok"] and doc["report"]["head"] == head["step_hash"] and doc["report"]["steps"] == 3
+    assert run("verify", path, "--head", head["step_hash"]).returncode == 0
+    assert run("verify", path, "--head", "sha256:" + "0" * 64).returncode == 1
+    assert snapshot(path) == before, "verify is read-only"
+
+    bucket = os.path.join(path, "buckets", "0000000000000000.jsonl")
+    data = open(bucket, "rb").read().replace(b'"result":"ok"', b'"result":"\\u001b]0;pwned\\u0007"', 1)
+    open(bucket, "wb").write(data)
+    bad = run("verify", path, "--json")
+    assert bad.returncode == 1
+    doc = json.loads(bad.stdout)
+    assert not doc["ok"] and doc["report"]["problems"][0]["code"] == "HASH_MISMATCH"
+    assert "\x1b" not in bad.stderr and "\x07" not in bad.stderr
+
+
+def test_usage_and_io_errors(tmp_path):
+    assert run("verify").returncode == 2
+    assert run("verify", str(tmp_path / "absent")).returncode == 2
+    assert run("verify", str(tmp_path)).returncode == 2  # a directory that is no journal
+    assert run("verify", str(tmp_path), "--head", "nope").returncode == 2
+    assert run("frobnicate").returncode == 2
