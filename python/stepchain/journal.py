@@ -532,8 +532,25 @@ class Journal:
         self._with_lock(lambda: None)
         return None if self._last_seq < 0 else {"seq": self._last_seq, "step_hash": self._last_hash}
 
-    def read(self, start: int = 0, end: Optional[int] = None) -> Iterator[dict[str, Any]]:
-        """The records of seqs start..end (inclusive), parsed; a torn final line is never read."""
+    def blob_value(self, value: Any) -> Any:
+        """A content field's value with a blob reference (FORMAT §7) replaced by the value it stands for, checked."""
+        from .journal_dir import blob_defect
+        if not (isinstance(value, dict) and len(value) == 1 and RESERVED_PREFIX + "blob" in value):
+            return value
+        ref = value[RESERVED_PREFIX + "blob"]
+        p = os.path.join(self.path, BLOBS_DIR, str(ref.get("digest", ""))[7:])
+        try:
+            data = _read_regular(p, int(ref.get("size", 0)))
+        except OSError as e:
+            raise StoreError("BLOB_MISSING", f"blob {ref.get('digest')} cannot be read ({e})") from None
+        defect = blob_defect(data, ref)
+        if defect is not None:
+            raise StoreError("BLOB_CORRUPT", f"blob {ref.get('digest')} {defect}")
+        return json.loads(data)
+
+    def read(self, start: int = 0, end: Optional[int] = None, *, blobs: bool = False) -> Iterator[dict[str, Any]]:
+        """The records of seqs start..end (inclusive), parsed; a torn final line is never read. With blobs=True,
+        blob references are replaced by their values."""
         buckets = self._buckets()
         lines_out: list[dict[str, Any]] = []
         for i, (first, name) in enumerate(buckets):
@@ -556,6 +573,10 @@ class Journal:
         for rec in lines_out:
             if mark is not None and rec["seq"] > mark["seq"]:
                 return
+            if blobs:
+                for f in self.profile.blob_fields:
+                    if f in rec:
+                        rec[f] = self.blob_value(rec[f])
             yield rec
 
     def verify(self, expect_head: Optional[str] = None) -> ChainReport:
