@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -240,6 +241,7 @@ _SHORT = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r"}
 _CANON_SHORT = {8, 9, 10, 12, 13}
 _HEX = set("0123456789abcdefABCDEF")
 _WS = " \t\n\r"
+_PLAIN_RUN = re.compile(r'[^"\\\x00-\x1f\ud800-\udfff]+')
 
 
 class _Scanner:
@@ -415,8 +417,11 @@ class _Scanner:
                 self.hard("MALFORMED_LINE", "control character inside a string must be escaped", i)
             if 0xD800 <= o <= 0xDFFF:
                 self.hard("LONE_SURROGATE", "lone surrogate in a string", i)
-            out.append(c)
-            i += 1
+            # A run of characters that need no escape, skipped in one compiled step (most of a value's text).
+            end = _PLAIN_RUN.match(s, i).end()  # type: ignore[union-attr]
+            if decode:
+                out.append(s[i:end])
+            i = end
         self.i = i + 1
         return "".join(out) if decode else ""
 
