@@ -136,7 +136,7 @@ class Journal:
     languages coordinate through the lock, §8)."""
 
     def __init__(self, path: str, *, fsync: str = "always", stale_ms: int = 10_000, timeout_ms: Optional[int] = None,
-                 window: int = DEFAULT_WINDOW, read_only: bool = False) -> None:
+                 window: int = DEFAULT_WINDOW, read_only: bool = False, linger_ms: float = 2, hold_ms: float = 100) -> None:
         if fsync not in FSYNC_MODES:
             raise ValueError(f"fsync must be one of {', '.join(FSYNC_MODES)}")
         self.path = os.path.abspath(path)
@@ -157,6 +157,20 @@ class Journal:
         self.window = window
         self.read_only = read_only
         self.lock = JournalLock(self.path, stale_ms, timeout_ms)
+        import threading
+        import time as _time
+        self._mutex = threading.RLock()
+        self._timer: Any = None
+        self._held_since = 0.0
+        self._mark = b""
+        self._monotonic = _time.monotonic
+        self._sleep = _time.sleep
+        self.linger_ms = linger_ms
+        self.hold_ms = hold_ms
+        import atexit
+        import weakref
+        ref = weakref.ref(self)
+        atexit.register(lambda: (lambda j: j is not None and j._let_go())(ref()))
         self.closed = False
         # The tail as last read: the open bucket, its length, the last step.
         self._bucket_first: Optional[int] = None
@@ -307,16 +321,64 @@ class Journal:
             self._ids.clear()
             self._order.clear()
 
-    def _with_lock(self, work: Any) -> Any:
-        self.lock.acquire()
-        try:
-            self._roll_back_pending()
-            self._catch_up(repair=True)
-            result = work()
-            self._repair_head()
+    def _with_lock(self, work: Any, *, keep: bool = False) -> Any:
+        """Runs `work` under the lock (§8), after the tail check and repair (§9 steps 1–3). With `keep`, the lock is
+        kept after the work for `linger_ms` in case another append follows at once (§9 "Holding the lock across
+        commits"): a timer lets it go, rewriting head.json first; a writer waiting meanwhile (the waiting mark
+        changed) makes it let go after at most `hold_ms`."""
+        with self._mutex:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            if self.lock.held is not None and self._monotonic() - self._held_since > self.hold_ms / 1000:
+                mark = self._waiting_mark()
+                if mark != self._mark:
+                    self._let_go_locked()
+                    self._sleep(0.008)  # longer than a waiting writer's poll, so it takes the lock first
+                else:
+                    self._held_since = self._monotonic()
+            if self.lock.held is None:
+                self.lock.acquire()
+                self._held_since = self._monotonic()
+                self._mark = self._waiting_mark()
+                try:
+                    self._roll_back_pending()
+                    self._catch_up(repair=True)
+                except BaseException:
+                    self._let_go_locked()
+                    raise
+            try:
+                result = work()
+            except BaseException:
+                self._let_go_locked()
+                raise
+            if keep and self.linger_ms > 0 and not self.closed:
+                import threading
+                self._timer = threading.Timer(self.linger_ms / 1000, self._let_go)
+                self._timer.daemon = True
+                self._timer.start()
+            else:
+                self._let_go_locked()
             return result
+
+    def _let_go(self) -> None:
+        with self._mutex:
+            self._timer = None
+            self._let_go_locked()
+
+    def _let_go_locked(self) -> None:
+        if self.lock.held is None:
+            return
+        try:
+            self._repair_head()
         finally:
             self.lock.release()
+
+    def _waiting_mark(self) -> bytes:
+        try:
+            return _read_regular(os.path.join(self.path, "journal.lock.waiting"), 64)
+        except OSError:
+            return b""
 
     def _repair_head(self) -> None:
         p = os.path.join(self.path, HEAD_FILE)
@@ -446,7 +508,7 @@ class Journal:
             self._last_seq, self._last_hash = seq, prev
             return results
 
-        return self._with_lock(commit)
+        return self._with_lock(commit, keep=True)
 
     def _open_for_writing(self) -> None:
         if self.closed:
@@ -580,12 +642,19 @@ class Journal:
             yield rec
 
     def verify(self, expect_head: Optional[str] = None) -> ChainReport:
-        """The directory verified read-only (§13), as `stepchain verify <journal>` does."""
+        """The directory verified read-only (§13), as `stepchain verify <journal>` does (the lock let go first)."""
+        if not self.read_only:
+            self._let_go()
         return verify_journal_dir(self.path, expect_head)
 
     def close(self) -> None:
-        self.closed = True
-        self.lock.release()
+        """Lets the lock go at once (head.json rewritten first) and closes the journal."""
+        with self._mutex:
+            self.closed = True
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            self._let_go_locked()
 
     def __enter__(self) -> "Journal":
         return self
