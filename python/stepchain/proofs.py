@@ -544,3 +544,150 @@ def verify_proof_document(data: Any, policy: Policy, trusted: Optional[Checkpoin
     if p:
         problems.append(p)
     return done()
+
+
+def parse_journal_origin(origin: str) -> Optional[tuple[str, str, str]]:
+    """(authority, journal id, genesis hash) of a journal origin (§8.5), or None."""
+    parts = origin.split("/")
+    if len(parts) < 3 or not re.fullmatch(r"[0-9a-f]{64}", parts[-1]):
+        return None
+    try:
+        journal_origin("/".join(parts[:-2]), parts[-2], "sha256:" + parts[-1])
+    except ProofError:
+        return None
+    return "/".join(parts[:-2]), parts[-2], "sha256:" + parts[-1]
+
+
+def proof_member_defect(v: Any) -> Optional[str]:
+    """RECEIPT.md §4.5: the `proof` member is exactly {checkpoint: a signed note, hashes: ≤ 106 base64 hashes}."""
+    if not isinstance(v, dict):
+        return "proof is not an object"
+    if sorted(v) != ["checkpoint", "hashes"]:
+        return "proof must have exactly the members checkpoint and hashes"
+    if not isinstance(v["checkpoint"], str) or parse_note(v["checkpoint"])[0] is None:
+        return "proof.checkpoint is not a signed note"
+    if not isinstance(v["hashes"], list) or len(v["hashes"]) > 106:
+        return "proof.hashes is not a list of at most 106 hashes"
+    for i, h in enumerate(v["hashes"]):
+        b = _b64(h)
+        if b is None or len(b) != 32:
+            return f"proof.hashes[{i}] is not the base64 of 32 bytes"
+    return None
+
+
+class ReceiptProofChecks:
+    """PROOFS.md §9.8 for a receipt being verified: leaves from the lines that verified (§9.7), the `proof`
+    member's checkpoint and inclusion proof, and a trusted earlier checkpoint the receipt must extend."""
+
+    def __init__(self, policy: Optional[Policy] = None, trusted: Optional[Checkpoint] = None, consistency: Any = None) -> None:
+        self.policy, self.trusted, self.consistency = policy, trusted, consistency
+        self.member: Optional[dict[str, Any]] = None
+        self.leaves: list[bytes] = []
+        self.prefix = TreeFrontier()
+        self.prefix_root: Optional[bytes] = None
+        self.broken = False
+        self.next_seq: Optional[int] = None
+        self.tlog: Optional[dict[str, Any]] = None
+
+    def line(self, clean: bool, seq: Optional[int], step_hash: Optional[str]) -> None:
+        if self.broken:
+            return
+        leaf = step_leaf_hash(step_hash) if clean and step_hash is not None else None
+        if leaf is None or seq is None or (self.next_seq is not None and seq != self.next_seq):
+            self.broken = True
+            return
+        self.next_seq = seq + 1
+        if self.member is not None:
+            self.leaves.append(leaf)
+        t = self.trusted
+        if t is not None and seq == self.prefix.size and self.prefix.size < t.size:
+            self.prefix.append(leaf)
+            if self.prefix.size == t.size:
+                self.prefix_root = self.prefix.root()
+
+    def finish(self, rng: Optional[dict[str, Any]], genesis_hash: Optional[str]) -> list[ProofProblem]:
+        if self.member is None and self.trusted is None:
+            return []
+        self.tlog = {"checkpoint": None, "pinned": False, "cosignatures": [], "extends": None}
+        problems: list[ProofProblem] = []
+        cp = self._member(rng, genesis_hash, problems) if self.member is not None else None
+        if self.trusted is not None:
+            self._extends(rng, genesis_hash, cp, problems)
+        return problems
+
+    def _member(self, rng: Optional[dict[str, Any]], gh: Optional[str], problems: list[ProofProblem]) -> Optional[Checkpoint]:
+        m = self.member
+        assert m is not None and self.tlog is not None
+        cp: Optional[Checkpoint]
+        if self.policy is not None:
+            v = verify_checkpoint(m["checkpoint"], self.policy)
+            problems.extend(v.problems)
+            cp = v.checkpoint
+            self.tlog["pinned"] = v.ok
+            self.tlog["cosignatures"] = v.cosignatures
+        else:
+            note, _ = parse_note(m["checkpoint"])
+            cp, bad = parse_checkpoint_text(note.text) if note is not None else (None, None)
+            if bad is not None:
+                problems.append(bad)
+        if cp is None:
+            return None
+        self.tlog["checkpoint"] = {"origin": cp.origin, "size": cp.size, "root": base64.b64encode(cp.root).decode()}
+        origin = parse_journal_origin(cp.origin)
+        if origin is None:
+            problems.append(ProofProblem("ORIGIN_MISMATCH", f"the checkpoint's origin {cp.origin[:300]!r} is not a journal origin (PROOFS.md §8.5)"))
+        elif gh is not None and origin[2] != gh:
+            problems.append(ProofProblem("ORIGIN_MISMATCH", f"the checkpoint is of a journal with genesis {origin[2]}, the receipt's is {gh}"))
+        if rng is None or self.broken or len(self.leaves) != rng["to"] - rng["from"] + 1:
+            return cp
+        p = verify_range(rng["from"], rng["to"], cp.size, self.leaves, [_b64(h) for h in m["hashes"]], cp.root)  # type: ignore[misc]
+        if p is not None:
+            problems.append(p)
+            return None
+        return cp
+
+    def _extends(self, rng: Optional[dict[str, Any]], gh: Optional[str], cp: Optional[Checkpoint], problems: list[ProofProblem]) -> None:
+        t = self.trusted
+        assert t is not None and self.tlog is not None
+        if rng is None:
+            return
+        origin = parse_journal_origin(t.origin)
+        if origin is None or origin[2] != gh or (cp is not None and cp.origin != t.origin):
+            problems.append(ProofProblem("ORIGIN_MISMATCH", f"the earlier checkpoint is of {t.origin[:300]!r}, not of this receipt's journal"))
+            return
+        shown = rng["to"] + 1
+        head = {"origin": t.origin, "size": t.size, "root": base64.b64encode(t.root).decode()}
+        if rng["from"] == 0 and t.size <= shown and not self.broken:
+            root = self.prefix_root if self.prefix_root is not None else (self.prefix.root() if t.size == 0 else None)
+            if root is None:
+                return
+            if root != t.root:
+                problems.append(ProofProblem("FORKED", "two histories of the same size (a fork)") if t.size == shown else
+                                ProofProblem("INCONSISTENT", f"steps 0..{t.size - 1} of the receipt do not have the earlier checkpoint's root"))
+            else:
+                self.tlog["extends"] = head
+            return
+        if t.size > shown and (cp is None or cp.size < t.size):
+            problems.append(ProofProblem("SIZE_DECREASED", f"the earlier checkpoint has {t.size} steps, the receipt shows {cp.size if cp else shown}"))
+            return
+        if cp is None:
+            problems.append(ProofProblem("CONSISTENCY_UNPROVEN", "a partial receipt without a verified checkpoint cannot be shown to extend the earlier checkpoint"))
+            return
+        if cp.size == t.size and cp.root != t.root:
+            problems.append(ProofProblem("FORKED", f"the receipt's checkpoint and the earlier one both have size {cp.size} but different roots"))
+            return
+        if cp.size == t.size and self.consistency is None:
+            self.tlog["extends"] = head
+            return
+        if self.consistency is None:
+            problems.append(ProofProblem("CONSISTENCY_UNPROVEN", f"no consistency proof from size {t.size} to the receipt's checkpoint (size {cp.size}) was given"))
+            return
+        if self.policy is None:
+            problems.append(ProofProblem("CONSISTENCY_UNPROVEN", "a consistency proof is checked against a pinned log key, and none was given"))
+            return
+        v = verify_proof_document(self.consistency, Policy(self.policy.log, [], 0), t)
+        problems.extend(v.problems)
+        if v.ok and v.checkpoint is not None and (v.type != "consistency" or v.checkpoint.size != cp.size or v.checkpoint.root != cp.root):
+            problems.append(ProofProblem("INCONSISTENT", f"the consistency proof ends at size {v.checkpoint.size}, not at the receipt's checkpoint (size {cp.size})"))
+        elif v.ok:
+            self.tlog["extends"] = head

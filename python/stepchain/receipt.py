@@ -329,7 +329,7 @@ def _exact(o: Any, keys: list[str]) -> bool:
     return isinstance(o, dict) and sorted(o) == sorted(keys)
 
 
-def parse_manifest(data: bytes) -> tuple[Optional[dict[str, Any]], list[tuple[str, str, bool]]]:
+def parse_manifest(data: bytes, extensions: Optional[dict[str, Any]] = None) -> tuple[Optional[dict[str, Any]], list[tuple[str, str, bool]]]:
     """The manifest, or the reasons it is not one: (message, path, is-a-limit)."""
     try:
         text = data.decode("utf-8")
@@ -351,9 +351,13 @@ def parse_manifest(data: bytes) -> tuple[Optional[dict[str, Any]], list[tuple[st
         reasons.append((message, path, limit))
 
     for k in value:
-        if k not in BASE_MEMBERS:
+        if k in (extensions or {}):
+            why = extensions[k](value[k])  # type: ignore[index]
+            if why:
+                bad(why, f"/{k}")
+        elif k not in BASE_MEMBERS:
             bad(f"unknown manifest member {json.dumps(k)}" + (" (published and proof-carrying receipts are not yet verified by the Python package)"
-                                                            if k in ("anchor", "publication", "redactions", "proof") else ""), f"/{k}")
+                                                            if k in ("anchor", "publication", "redactions") else ""), f"/{k}")
     for k in BASE_MEMBERS:
         if k not in value:
             bad(f'required member "{k}" is missing', f"/{k}")
@@ -496,12 +500,18 @@ class ReceiptReport:
     verdict: str = "invalid"
     authenticated: bool = False
     pending_effects: list[dict[str, Any]] = field(default_factory=list)
+    tlog: Optional[dict[str, Any]] = None
 
 
 def verify_receipt(data: bytes, *, public_key: Optional[bytes | str] = None, expect_head: Optional[str] = None,
-                   max_problems: int = 1000) -> ReceiptReport:
-    """Verifies a receipt held in memory (RECEIPT.md §7). Never raises on hostile bytes."""
-    return _Verification(public_key, expect_head, max_problems).run(data)
+                   max_problems: int = 1000, policy: Any = None, trusted: Any = None, consistency: Any = None) -> ReceiptReport:
+    """Verifies a receipt held in memory (RECEIPT.md §7), with its `proof` member and against a trusted earlier
+    checkpoint (PROOFS.md §9.8: `policy` a proofs.Policy, `trusted` a proofs.Checkpoint, `consistency` a proof
+    file). Never raises on hostile bytes."""
+    from .proofs import ReceiptProofChecks
+    v = _Verification(public_key, expect_head, max_problems)
+    v.proof_checks = ReceiptProofChecks(policy, trusted, consistency)
+    return v.run(data)
 
 
 def verify_receipt_file(path: str, public_key: Optional[str] = None, expect_head: Optional[str] = None) -> ReceiptReport:
@@ -540,6 +550,7 @@ class _Verification:
         self.chain_report: Any = None
         self.run_state: Optional[RunState] = None
         self.stopped = False
+        self.proof_checks: Any = None
 
     def add(self, code: str, message: str, location: Optional[dict[str, Any]] = None) -> None:
         if len(self.problems) >= self.max:
@@ -610,7 +621,15 @@ class _Verification:
                 self.add("KEY_MISMATCH", f"the receipt is signed by key {key_id}, not by the pinned key {key_id_of(self.pinned)}", {"file": SIGNATURE_NAME})
         elif self.key_given:
             self.add("SIGNATURE_MISSING", f"a public key was pinned but the receipt has no {SIGNATURE_NAME} entry: it is unsigned", {"file": SIGNATURE_NAME})
-        m, reasons = parse_manifest(manifest)
+        from .proofs import proof_member_defect
+        checks = self.proof_checks
+
+        def proof_member(v: Any) -> Optional[str]:
+            why = proof_member_defect(v)
+            if why is None and checks is not None:
+                checks.member = v
+            return why
+        m, reasons = parse_manifest(manifest, {"proof": proof_member})
         if m is None:
             first = next((r for r in reasons if not r[2]), reasons[0])
             more = len(reasons) - 1
@@ -653,6 +672,8 @@ class _Verification:
                     entry["referenced"] = {**({} if line.seq is None else {"seq": line.seq}), "field": ref["field"]}
                 if entry["size"] != ref["size"]:
                     self.add("BLOB_CORRUPT", f"the reference records size {ref['size']} for blob {ref['digest']}, the manifest lists {entry['size']}", loc)
+        if self.proof_checks is not None:
+            self.proof_checks.line(line.clean, line.seq, line.step_hash)
         if self.run_state is not None and line.clean and line.seq is not None:
             fold_record(self.run_state, json.loads(line.text))
 
@@ -753,10 +774,21 @@ class _Verification:
             pin = self.expect_head
             if not self.stopped and pin is not None and is_digest(pin) and cr.head != pin:
                 self.add("HEAD_MISMATCH", f"the pinned head is {pin}, but the receipt's chain ends at {cr.head or 'no readable step'}", {"file": MANIFEST_NAME, "path": "/head/step_hash"})
+        if self.proof_checks is not None:
+            gh = None
+            try:
+                gh = genesis_hash(r.genesis) if r.genesis is not None else None
+            except Exception:
+                gh = None
+            for p in self.proof_checks.finish(r.range, gh):
+                self.add(p.code, p.message, {"path": "/proof"})
+            r.tlog = self.proof_checks.tlog
         r.problems = self.problems
         r.problems_truncated = self.truncated or bool(cr and cr.problems_truncated)
         r.ok = not r.problems and not r.problems_truncated
-        r.authenticated = r.ok and (self.pinned is not None or self.expect_head is not None)
+        tl = r.tlog or {}
+        r.authenticated = r.ok and (self.pinned is not None or self.expect_head is not None or bool(tl.get("checkpoint") and tl.get("pinned"))
+                                    or bool(tl.get("extends") and tl["extends"]["size"] > 0 and self.proof_checks.policy is not None))
         r.verdict = "invalid" if not r.ok else "authenticated" if r.authenticated else "intact"
         if self.run_state is not None:
             r.pending_effects = [{"id": e.id, "tool": e.tool, "seq": e.seq, "idempotency_key": e.idempotency_key} for e in self.run_state.pending()]
