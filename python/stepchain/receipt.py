@@ -501,6 +501,10 @@ class ReceiptReport:
     authenticated: bool = False
     pending_effects: list[dict[str, Any]] = field(default_factory=list)
     tlog: Optional[dict[str, Any]] = None
+    anchor: Optional[dict[str, Any]] = None
+    redactions: int = 0
+    unbound: list[dict[str, Any]] = field(default_factory=list)
+    unbound_count: int = 0
 
 
 def verify_receipt(data: bytes, *, public_key: Optional[bytes | str] = None, expect_head: Optional[str] = None,
@@ -511,6 +515,16 @@ def verify_receipt(data: bytes, *, public_key: Optional[bytes | str] = None, exp
     from .proofs import ReceiptProofChecks
     v = _Verification(public_key, expect_head, max_problems)
     v.proof_checks = ReceiptProofChecks(policy, trusted, consistency)
+    return v.run(data)
+
+
+def verify_published_receipt(data: bytes, *, public_key: Optional[bytes | str] = None, expect_head: Optional[str] = None,
+                             max_problems: int = 1000) -> ReceiptReport:
+    """A published (redacted) receipt (REDACTION.md §7, §12.5): the receipt, then its declarations, anchor or
+    publication, and the unbound places. A receipt that is not published is ANCHOR_INVALID here."""
+    from .publication import PublicationChecks
+    v = _Verification(public_key, expect_head, max_problems)
+    v.publication = PublicationChecks()
     return v.run(data)
 
 
@@ -551,6 +565,7 @@ class _Verification:
         self.run_state: Optional[RunState] = None
         self.stopped = False
         self.proof_checks: Any = None
+        self.publication: Any = None
 
     def add(self, code: str, message: str, location: Optional[dict[str, Any]] = None) -> None:
         if len(self.problems) >= self.max:
@@ -629,7 +644,10 @@ class _Verification:
             if why is None and checks is not None:
                 checks.member = v
             return why
-        m, reasons = parse_manifest(manifest, {"proof": proof_member})
+        extensions: dict[str, Any] = {"proof": proof_member}
+        if self.publication is not None:
+            extensions.update(self.publication.extensions())
+        m, reasons = parse_manifest(manifest, extensions)
         if m is None:
             first = next((r for r in reasons if not r[2]), reasons[0])
             more = len(reasons) - 1
@@ -674,6 +692,8 @@ class _Verification:
                     self.add("BLOB_CORRUPT", f"the reference records size {ref['size']} for blob {ref['digest']}, the manifest lists {entry['size']}", loc)
         if self.proof_checks is not None:
             self.proof_checks.line(line.clean, line.seq, line.step_hash)
+        if self.publication is not None:
+            self.publication.line(line)
         if self.run_state is not None and line.clean and line.seq is not None:
             fold_record(self.run_state, json.loads(line.text))
 
@@ -745,6 +765,8 @@ class _Verification:
         scan = scan_canonical(text, MAX_RECORD_DEPTH, members=False)
         if scan.defect:
             self.add("BLOB_CORRUPT", f"blob bytes are not canonical JSON: {scan.defect.reason}", {**at, **({"path": scan.defect.path} if scan.defect.path else {})})
+        elif self.publication is not None:
+            self.publication.blob(digest_from_name, text)
 
     def _at_end(self) -> None:
         for i in range(self.next, len(self.expected)):
@@ -783,6 +805,13 @@ class _Verification:
             for p in self.proof_checks.finish(r.range, gh):
                 self.add(p.code, p.message, {"path": "/proof"})
             r.tlog = self.proof_checks.tlog
+        if self.publication is not None:
+            for p in self.publication.finish(r, self.stopped):
+                self.add(p.code, p.message, p.location)
+            r.unbound = self.publication.unbound[:1000]
+            r.unbound_count = len(self.publication.unbound)
+            r.redactions = len(self.publication.declared or {})
+            r.anchor = self.publication.anchor
         r.problems = self.problems
         r.problems_truncated = self.truncated or bool(cr and cr.problems_truncated)
         r.ok = not r.problems and not r.problems_truncated

@@ -1,0 +1,34 @@
+"""Published receipts: the `published` cases of vectors/redaction.json (REDACTION.md §7) and of
+vectors/commitments.json (§12.5, pinned to the original head, with the unbound places), driven as
+test/redact/vectors.test.ts and test/redact/commitment-vectors.test.ts drive the TypeScript verifier."""
+import base64
+
+import pytest
+from conftest import cases, load_vectors
+
+from stepchain.receipt import verify_published_receipt
+
+REDACTION = load_vectors("redaction.json")
+COMMITMENTS = load_vectors("commitments.json")
+
+
+@pytest.mark.parametrize("c", cases(REDACTION, lambda c: c["kind"] == "published"))
+def test_published(c):
+    r = verify_published_receipt(base64.b64decode(c["base64"]), public_key=c.get("publicKey"))
+    e = c["expect"]
+    assert [p.code for p in r.problems] == e["codes"]
+    assert r.ok == e["ok"] == (c["result"] == "valid")
+    if e["ok"]:
+        assert r.redactions == e["redactions"]
+        assert r.anchor == e["anchor"]
+        if e.get("original_head"):
+            assert r.head == e["original_head"]
+
+
+@pytest.mark.parametrize("c", cases(COMMITMENTS, lambda c: c["kind"] == "published"))
+def test_published_against_the_original_head(c):
+    r = verify_published_receipt(base64.b64decode(c["base64"]), expect_head=c["expect_head"])
+    assert r.ok == c["expect"]["ok"]
+    assert [p.code for p in r.problems] == c["expect"]["codes"]
+    if "unbound" in c["expect"]:
+        assert r.unbound == c["expect"]["unbound"]
