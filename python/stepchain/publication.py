@@ -114,6 +114,7 @@ class PublicationChecks:
         self.extra: list[Problem] = []
         self.unbound: list[dict[str, Any]] = []
         self.published_content = False
+        self.lines: dict[int, str] = {}  # seq -> the published line, for disclosures
 
     def extensions(self) -> dict[str, Any]:
         def anchor(v: Any) -> Optional[str]:
@@ -142,6 +143,7 @@ class PublicationChecks:
     def line(self, line: VerifiedLine) -> None:
         if line.seq is None:
             return
+        self.lines.setdefault(line.seq, line.text)
         at = {**({"file": line.file} if line.file else {}), "line": line.line, "seq": line.seq}
         if self.publication is not None and '"salt":"' in line.text:
             members = scan_canonical(line.text, MAX_RECORD_DEPTH).members

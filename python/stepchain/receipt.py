@@ -505,6 +505,7 @@ class ReceiptReport:
     redactions: int = 0
     unbound: list[dict[str, Any]] = field(default_factory=list)
     unbound_count: int = 0
+    lines: dict[int, str] = field(default_factory=dict)
 
 
 def verify_receipt(data: bytes, *, public_key: Optional[bytes | str] = None, expect_head: Optional[str] = None,
@@ -812,6 +813,7 @@ class _Verification:
             r.unbound_count = len(self.publication.unbound)
             r.redactions = len(self.publication.declared or {})
             r.anchor = self.publication.anchor
+            r.lines = self.publication.lines
         r.problems = self.problems
         r.problems_truncated = self.truncated or bool(cr and cr.problems_truncated)
         r.ok = not r.problems and not r.problems_truncated

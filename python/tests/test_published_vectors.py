@@ -32,3 +32,32 @@ def test_published_against_the_original_head(c):
     assert [p.code for p in r.problems] == c["expect"]["codes"]
     if "unbound" in c["expect"]:
         assert r.unbound == c["expect"]["unbound"]
+
+
+from stepchain.disclose import verify_disclosure, verify_hash_disclosure, verify_opening, verify_step_disclosure  # noqa: E402
+
+_PUBLISHED = {c["id"]: base64.b64decode(c["base64"]) for c in REDACTION["cases"] if c["kind"] == "published"}
+_V2_PUBLISHED = {c["id"]: base64.b64decode(c["base64"]) for c in COMMITMENTS["cases"] if c["kind"] == "published"}
+
+
+@pytest.mark.parametrize("c", cases(REDACTION, lambda c: c["kind"] in ("disclosure", "hash-disclosure", "step-disclosure")))
+def test_disclosures(c):
+    k = c["kind"]
+    if k == "disclosure":
+        r = verify_disclosure(_PUBLISHED[c["receipt"]], c["proof"])
+        got = {"ok": True, "value": r.value} if r.ok else {"ok": False, "code": r.code}
+    elif k == "hash-disclosure":
+        r = verify_hash_disclosure(_PUBLISHED[c["receipt"]], c["proof"])
+        got = {"ok": True, "step_hash": r.step_hash, "head": r.head} if r.ok else {"ok": False, "code": r.code}
+    else:
+        r = verify_step_disclosure(_PUBLISHED[c["receipt"]], c["proof"])
+        got = {"ok": True, "step_hash": r.step_hash} if r.ok else {"ok": False, "code": r.code}
+    assert got == c["expect"]
+    assert (c["result"] == "valid") == c["expect"]["ok"]
+
+
+@pytest.mark.parametrize("c", cases(COMMITMENTS, lambda c: c["kind"] == "opening"))
+def test_openings(c):
+    r = verify_opening(_V2_PUBLISHED[c["receipt"]], c["proof"])
+    got = {"ok": True, "present": r.present, "value": r.value} if r.ok else {"ok": False, "code": r.code}
+    assert got == c["expect"]
