@@ -61,3 +61,12 @@ def test_openings(c):
     r = verify_opening(_V2_PUBLISHED[c["receipt"]], c["proof"])
     got = {"ok": True, "present": r.present, "value": r.value} if r.ok else {"ok": False, "code": r.code}
     assert got == c["expect"]
+
+
+from stepchain.disclose import step_commitment, value_commitment  # noqa: E402
+
+
+@pytest.mark.parametrize("c", cases(REDACTION, lambda c: c["kind"] in ("commitment", "step-commitment")))
+def test_commitments(c):
+    got = value_commitment(c["salt"], c["value"]) if c["kind"] == "commitment" else step_commitment(c["salt"], c["step_hash"])
+    assert got == c["commitment"]
