@@ -56,3 +56,24 @@ def test_usage_and_io_errors(tmp_path):
     assert run("verify", str(tmp_path)).returncode == 2  # a directory that is no journal
     assert run("verify", str(tmp_path), "--head", "nope").returncode == 2
     assert run("frobnicate").returncode == 2
+
+
+def test_receipts_plain_and_published(tmp_path):
+    """A receipt file: plain, signed with its key pinned, and a published one held to REDACTION.md §7."""
+    import base64
+    from conftest import load_vectors
+    receipts = {c["id"]: c for c in load_vectors("receipts.json")["cases"]}
+    published = [c for c in load_vectors("redaction.json")["cases"] if c["kind"] == "published" and not c.get("publicKey")]
+    plain = [c for c in receipts.values() if not c.get("options")]
+    chosen = [next(c for c in plain if c["expect"]["ok"]), next(c for c in plain if not c["expect"]["ok"]),
+              next(c for c in published if c["expect"]["ok"]), next(c for c in published if not c["expect"]["ok"])]
+    for c in chosen:
+        p = tmp_path / (c["id"] + ".tar")
+        p.write_bytes(base64.b64decode(c["base64"]))
+        assert run("verify", str(p)).returncode == (0 if c["expect"]["ok"] else 1), c["id"]
+    signed = next(c for c in receipts.values() if c["result"] == "valid" and c.get("options", {}).get("publicKey"))
+    (tmp_path / "s.tar").write_bytes(base64.b64decode(signed["base64"]))
+    (tmp_path / "k.pub").write_text(signed["options"]["publicKey"] + "\n")
+    (tmp_path / "bad.pub").write_text("not a key")
+    assert run("verify", str(tmp_path / "s.tar"), "--pubkey", str(tmp_path / "k.pub")).returncode == 0
+    assert run("verify", str(tmp_path / "s.tar"), "--pubkey", str(tmp_path / "bad.pub")).returncode == 2
