@@ -56,6 +56,11 @@ if (!report.ok) throw new Error('the TypeScript journal does not verify');
 const pv = py('verify', join(root, 'j'));
 rows.push(`| verify steps/s (${VERIFY_STEPS} steps, stepchain/v1, one journal) | ${(VERIFY_STEPS / (tsMs / 1000)).toFixed(0)} | ${pv.steps_per_s.toFixed(0)} | ${(pv.steps_per_s / (VERIFY_STEPS / (tsMs / 1000))).toFixed(2)} |`);
 rmSync(root, { recursive: true, force: true });
+const peer = arg('bernstein', null);
+if (peer !== null) {
+  const b = JSON.parse(execFileSync(peer, [join(here, 'python-peer.py'), String(VERIFY_STEPS)], { encoding: 'utf8' }).trim().split('\n').pop());
+  rows.push(`| bernstein 3.23.0 journal (Python): appends/s (no fsync, ${VERIFY_STEPS} appends) / verify steps/s | — | ${b.appends_per_s.toFixed(0)} / ${b.steps_per_s.toFixed(0)} | — |`);
+}
 console.log('| measure | TypeScript | Python | Python / TypeScript |');
 console.log('|---|---|---|---|');
 for (const r of rows) console.log(r);

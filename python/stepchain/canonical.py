@@ -13,7 +13,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import Any, Optional
 
 MAX_VALUE_DEPTH = 100
 MAX_RECORD_DEPTH = 128
@@ -512,7 +512,72 @@ class _Scanner:
             index += 1
 
 
+class _NotPlain(Exception):
+    pass
+
+
+def _no_float(token: str) -> Any:
+    raise _NotPlain
+
+
+def _small_int(token: str) -> int:
+    if len(token) > 15:
+        raise _NotPlain
+    return int(token)
+
+
+_DUMPS = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True, check_circular=False, allow_nan=False).encode
+_DECODE = json.JSONDecoder(parse_float=_no_float, parse_int=_small_int, parse_constant=_no_float)
+_NEEDS_GENERAL = re.compile(r'[\ud7ff-\U0010ffff]|"\$stepchain:')
+
+
+def _scan_plain(text: str, max_depth: int, members: bool) -> Optional[ScanResult]:
+    """The fast path for the form writers produce: no float, no integer beyond 15 digits, no reserved name, no
+    character above U+D7FF (where code point order and UTF-16 order part). Python's own C codec parses the text,
+    and re-encoding it must give the same text back: then it is canonical (a duplicate member, an out-of-order
+    member, whitespace, a needless escape all re-encode differently). None: the general scanner decides."""
+    if _NEEDS_GENERAL.search(text):
+        return None
+    try:
+        value = _DECODE.decode(text)
+    except (_NotPlain, ValueError, RecursionError):
+        return None
+    if text.count("{") + text.count("[") > max_depth and _depth(value) > max_depth:
+        return None
+    try:
+        if _DUMPS(value) != text:
+            return None
+    except (ValueError, RecursionError):
+        return None
+    spans: Optional[dict[str, tuple[int, int]]] = None
+    if members and isinstance(value, dict):
+        spans = {}
+        pos = 1
+        for k in sorted(value):
+            start = pos + len(_DUMPS(k)) + 1
+            pos = start + len(_DUMPS(value[k]))
+            spans[k] = (start, pos)
+            pos += 1
+    return ScanResult(None, spans, [])
+
+
+def _depth(v: Any) -> int:
+    if isinstance(v, dict):
+        return 1 + max((_depth(x) for x in v.values()), default=0)
+    if isinstance(v, list):
+        return 1 + max((_depth(x) for x in v), default=0)
+    return 0
+
+
 def scan_canonical(text: str, max_depth: int = MAX_RECORD_DEPTH, members: bool = True) -> ScanResult:
+    fast = _scan_plain(text, max_depth, members)
+    if fast is not None:
+        return fast
+    return scan_general(text, max_depth, members)
+
+
+def scan_general(text: str, max_depth: int = MAX_RECORD_DEPTH, members: bool = True) -> ScanResult:
+    """The general scanner alone (what scan_canonical falls back on, and what the tests hold the fast path to)."""
     sc = _Scanner(text, max_depth, members)
     defect = sc.run()
     return ScanResult(defect, sc.members, sc.markers)
