@@ -52,10 +52,106 @@ def _where(loc: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
+def _read_small(path: str, limit: int) -> bytes:
+    """A small input (a note, a proof file, a key) from a regular file only, at most one byte past its limit."""
+    import stat as _stat
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        if not _stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        data = os.read(fd, limit + 1)
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        raise OSError(f"{path} is larger than {limit} bytes")
+    return data
+
+
+def _policy(args: argparse.Namespace) -> Any:
+    """The --log-key/--witness/--quorum policy (PROOFS.md §8.4), or None; a refused key or quorum is a usage error."""
+    from .proofs import Policy, ProofError, parse_verifier_key
+    if args.log_key is None:
+        if args.witness or args.quorum is not None:
+            raise _Usage("--witness and --quorum need --log-key")
+        return None
+
+    def key(text: str, option: str) -> Any:
+        t = text
+        if os.path.isfile(text):
+            t = _read_small(text, 65536).decode("utf-8", "replace")
+        try:
+            return parse_verifier_key(t.strip(" \t\r\n"))
+        except ProofError as e:
+            raise _Usage(f"{option}: {e}") from None
+    witnesses = [key(w, "--witness") for w in args.witness or []]
+    if args.quorum is None:
+        quorum = len(witnesses)
+    elif re.fullmatch(r"0|[1-9][0-9]*", args.quorum) and int(args.quorum) <= len(witnesses):
+        quorum = int(args.quorum)
+    else:
+        raise _Usage(f"--quorum {args.quorum!r} must be a decimal integer from 0 to the number of witnesses ({len(witnesses)})")
+    return Policy(key(args.log_key, "--log-key"), witnesses, quorum)
+
+
+class _Usage(Exception):
+    pass
+
+
+def _trusted(args: argparse.Namespace, policy: Any) -> Any:
+    """--checkpoint: an earlier checkpoint, verified against the whole policy (a pin that does not verify is the caller's error)."""
+    if args.checkpoint is None:
+        return None
+    if policy is None:
+        raise _Usage("--checkpoint needs the policy that signed it (--log-key, and --witness/--quorum)")
+    from .proofs import verify_checkpoint
+    r = verify_checkpoint(_read_small(args.checkpoint, 1 << 20).decode("utf-8", "replace"), policy)
+    if not r.ok or r.checkpoint is None:
+        raise _Usage(f"--checkpoint {args.checkpoint}: " + "; ".join(f"{p.code}: {p.message}" for p in r.problems))
+    return r.checkpoint
+
+
+def _journal_extends(path: str, report: Any, trusted: Any) -> list[Any]:
+    """PROOFS.md §9.8 step 3: the root of the journal's first T.size step hashes, from its lines."""
+    from .chain import Problem
+    from .formats import genesis_hash
+    from .journal import Journal
+    from .proofs import TreeFrontier, parse_journal_origin, step_leaf_hash
+    j = Journal(path, read_only=True)
+    origin = parse_journal_origin(trusted.origin)
+    if origin is None or origin[1] != os.path.basename(os.path.abspath(path)) or origin[2] != genesis_hash(j.genesis):
+        return [Problem("ORIGIN_MISMATCH", f"the earlier checkpoint is of {trusted.origin!r}, not of this journal", {})]
+    if report.steps < trusted.size:
+        return [Problem("SIZE_DECREASED", f"the earlier checkpoint has {trusted.size} steps, the journal {report.steps}: it was truncated", {})]
+    t = TreeFrontier()
+    for rec in j.read(0, trusted.size - 1) if trusted.size else []:
+        t.append(step_leaf_hash(rec["step_hash"]))
+    if t.root() != trusted.root:
+        code = "FORKED" if report.steps == trusted.size else "INCONSISTENT"
+        return [Problem(code, f"steps 0..{trusted.size - 1} do not have the earlier checkpoint's root: the journal was rewritten after it", {})]
+    return []
+
+
 def verify_main(args: argparse.Namespace) -> int:
     from .journal_dir import META_FILE, verify_journal_dir
 
+    try:
+        policy = _policy(args)
+        trusted = _trusted(args, policy)
+    except _Usage as e:
+        print(f"stepchain verify: {safe(e)}", file=sys.stderr)
+        return EXIT_USAGE
     path = args.path
+    if path is None:
+        if args.proof is None or policy is None:
+            print("stepchain verify: missing <path> (or --proof FILE with --log-key to check a proof file)", file=sys.stderr)
+            return EXIT_USAGE
+        from .proofs import verify_proof_document
+        r = verify_proof_document(_read_small(args.proof, 4 << 20), policy, trusted)
+        if args.json:
+            print(json.dumps({"format": "stepchain-cli/v1", "command": "verify", "ok": r.ok, "kind": "proof", "type": r.type,
+                              "problems": [{"code": p.code, "message": p.message} for p in r.problems]}, ensure_ascii=False, indent=2))
+        print(("✔ proof file verifies" if r.ok else "✘ INVALID proof file: " + "; ".join(f"{p.code}: {safe(p.message)}" for p in r.problems)), file=sys.stderr)
+        return EXIT_OK if r.ok else EXIT_FAILED
     if args.head is not None and not HEAD_RE.match(args.head):
         print('stepchain verify: --head must be "sha256:" followed by 64 lowercase hex digits', file=sys.stderr)
         return EXIT_USAGE
@@ -65,10 +161,14 @@ def verify_main(args: argparse.Namespace) -> int:
             return EXIT_USAGE
         report = verify_journal_dir(path, args.head)
         kind = "journal"
+        if trusted is not None and report.ok:
+            report.problems.extend(_journal_extends(path, report, trusted))
+            report.ok = not report.problems
     elif os.path.isfile(path):
         from .receipt import ReceiptUnavailable, verify_receipt_file
         try:
-            report = verify_receipt_file(path, public_key=args.pubkey, expect_head=args.head)
+            consistency = _read_small(args.proof, 4 << 20) if args.proof is not None else None
+            report = verify_receipt_file(path, public_key=args.pubkey, expect_head=args.head, policy=policy, trusted=trusted, consistency=consistency)
         except ReceiptUnavailable as e:
             print(f"stepchain verify: {safe(e)}", file=sys.stderr)
             return EXIT_USAGE
@@ -93,10 +193,15 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser = _Parser(prog="python -m stepchain", description="stepchain for Python: verify journals and receipts offline")
     sub = parser.add_subparsers(dest="command", required=True)
     v = sub.add_parser("verify", help="verify a journal directory or a receipt offline")
-    v.add_argument("path")
+    v.add_argument("path", nargs="?")
     v.add_argument("--head", help="the head you expect (obtained out of band); a different head fails")
     v.add_argument("--pubkey", help="receipts: the signer's public key file (base64 of the 32 key bytes, or the 32 raw bytes)")
     v.add_argument("--json", action="store_true", help="write one JSON document to stdout")
+    v.add_argument("--log-key", help="the log's verifier key (vkey text or a file holding it): the policy checkpoints must satisfy")
+    v.add_argument("--witness", action="append", help="a witness's verifier key (repeatable)")
+    v.add_argument("--quorum", help="how many witnesses must cosign (default: all given)")
+    v.add_argument("--checkpoint", help="an earlier signed checkpoint the journal or receipt must extend")
+    v.add_argument("--proof", help="a proof file: alone, check it; with a receipt and --checkpoint, the consistency proof")
     try:
         args = parser.parse_args(argv)
     except SystemExit as e:

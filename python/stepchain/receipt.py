@@ -529,7 +529,8 @@ def verify_published_receipt(data: bytes, *, public_key: Optional[bytes | str] =
     return v.run(data)
 
 
-def verify_receipt_file(path: str, public_key: Optional[str] = None, expect_head: Optional[str] = None) -> ReceiptReport:
+def verify_receipt_file(path: str, public_key: Optional[str] = None, expect_head: Optional[str] = None, *, policy: Any = None,
+                        trusted: Any = None, consistency: Any = None) -> ReceiptReport:
     pinned: Optional[bytes] = None
     try:
         with open(path, "rb") as f:
@@ -548,7 +549,7 @@ def verify_receipt_file(path: str, public_key: Optional[str] = None, expect_head
     from .proofs import ReceiptProofChecks
     from .publication import PublicationChecks
     v = _Verification(pinned, expect_head, 1000)
-    v.proof_checks = ReceiptProofChecks()
+    v.proof_checks = ReceiptProofChecks(policy, trusted, consistency)
     v.publication = PublicationChecks()
     v.publication_if_published = True  # an ordinary receipt stays one; a published one is held to REDACTION.md
     return v.run(data)

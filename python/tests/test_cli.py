@@ -77,3 +77,17 @@ def test_receipts_plain_and_published(tmp_path):
     (tmp_path / "bad.pub").write_text("not a key")
     assert run("verify", str(tmp_path / "s.tar"), "--pubkey", str(tmp_path / "k.pub")).returncode == 0
     assert run("verify", str(tmp_path / "s.tar"), "--pubkey", str(tmp_path / "bad.pub")).returncode == 2
+
+
+def test_proof_files(tmp_path):
+    """--proof FILE with the policy (PROOFS.md §9.6); a refused vkey or quorum is a usage error (exit 2)."""
+    from conftest import load_vectors
+    files = [c for c in load_vectors("proofs.json")["cases"] if c["kind"] == "proof-file" and "text" in c and not c.get("trusted")]
+    for c in [next(c for c in files if c["expect"]["ok"]), next(c for c in files if not c["expect"]["ok"])]:
+        p = tmp_path / c["id"]
+        p.write_text(c["text"])
+        args = ["verify", "--proof", str(p), "--log-key", c["policy"]["log"], *sum((["--witness", w] for w in c["policy"]["witnesses"]), []),
+                "--quorum", str(c["policy"]["quorum"])]
+        assert run(*args).returncode == (0 if c["expect"]["ok"] else 1), c["id"]
+    assert run("verify", "--proof", str(p), "--log-key", "not+a+vkey").returncode == 2
+    assert run("verify", "--proof", str(p), "--log-key", c["policy"]["log"], "--quorum", "01").returncode == 2
