@@ -4,6 +4,7 @@ repair, idempotent retry, blobs, rotation and the head cache — byte for byte w
 so both can append to one journal at once. Synchronous; the async StepStore sits on top of it."""
 from __future__ import annotations
 
+import collections
 import errno
 import json
 import os
@@ -178,7 +179,9 @@ class Journal:
         self._last_seq = -1
         self._last_hash = self.genesis_hash
         self._ids: dict[str, _Known] = {}
-        self._order: list[str] = []
+        self._order: collections.deque[str] = collections.deque()
+        self._read_at: Optional[tuple[int, int, int]] = None
+        self._read_at_next: Optional[tuple[int, int, int]] = None
         if read_only:
             self._catch_up(repair=False)
         else:
@@ -199,7 +202,7 @@ class Journal:
         self._ids[sid] = _Known(rec["seq"], rec["step_hash"], rec["prev_hash"], rec["ts"], self._key_of(rec))
         self._order.append(sid)
         if len(self._order) > self.window:
-            old = self._order.pop(0)
+            old = self._order.popleft()
             k = self._ids.get(old)
             if k is not None and k.seq <= rec["seq"] - self.window:
                 del self._ids[old]
@@ -615,23 +618,39 @@ class Journal:
         blob references are replaced by their values."""
         buckets = self._buckets()
         lines_out: list[dict[str, Any]] = []
+        # Where the last read stopped (seq, bucket, byte offset): a reader that follows the journal (the run API,
+        # the StepStore) reads only what is new, not every bucket from its start again.
+        cached = self._read_at if self._read_at is not None and self._read_at[0] == start else None
         for i, (first, name) in enumerate(buckets):
             nxt = buckets[i + 1][0] if i + 1 < len(buckets) else None
             if nxt is not None and nxt <= start:
                 continue
             if end is not None and first > end:
                 break
+            offset = cached[2] if cached is not None and cached[1] == first else 0
             with open(os.path.join(self.path, BUCKETS_DIR, name), "rb") as f:
+                f.seek(offset)
                 lines, _ = split_lines(f.read())
+            pos = offset
+            done = False
             for ln in lines:
                 rec = json.loads(ln)
                 if rec["seq"] < start:
+                    pos += len(ln) + 1
                     continue
                 if end is not None and rec["seq"] > end:
+                    done = True
                     break
                 lines_out.append(rec)
+                pos += len(ln) + 1
+                self._read_at_next = (rec["seq"] + 1, first, pos)
+            if done:
+                break
         # The mark is read after the lines (§18): lines past a pending batch's start are not committed.
         mark = self._pending_mark()
+        if mark is None and self._read_at_next is not None:
+            self._read_at = self._read_at_next
+        self._read_at_next = None
         for rec in lines_out:
             if mark is not None and rec["seq"] > mark["seq"]:
                 return
