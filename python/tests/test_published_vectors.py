@@ -70,3 +70,16 @@ from stepchain.disclose import step_commitment, value_commitment  # noqa: E402
 def test_commitments(c):
     got = value_commitment(c["salt"], c["value"]) if c["kind"] == "commitment" else step_commitment(c["salt"], c["step_hash"])
     assert got == c["commitment"]
+
+
+from stepchain.policy import PolicyError, compile_policy  # noqa: E402
+
+
+@pytest.mark.parametrize("c", cases(REDACTION, lambda c: c["kind"] == "policy"))
+def test_policies(c):
+    if c["result"] == "valid":
+        assert compile_policy(c["policy"])["digest"] == c["digest"]
+    else:
+        with pytest.raises(PolicyError) as e:
+            compile_policy(c["policy"])
+        assert e.value.code == c["error"]
