@@ -83,3 +83,15 @@ def test_policies(c):
         with pytest.raises(PolicyError) as e:
             compile_policy(c["policy"])
         assert e.value.code == c["error"]
+
+
+from stepchain.redact import redact_step  # noqa: E402
+
+
+@pytest.mark.parametrize("c", cases(REDACTION, lambda c: c["kind"] == "redact"))
+def test_redact(c):
+    """Salts taken from the vector in order, as another implementation would (REDACTION.md §5.3)."""
+    salts = iter([r["salt"] for r in c["redactions"]])
+    fields, redactions = redact_step(compile_policy(c["policy"])["document"], c["seq"], c["fields"], lambda: next(salts))
+    assert fields == c["expect"]
+    assert [{k: r[k] for k in ("path", "rule", "commitment")} for r in redactions] == [{k: r[k] for k in ("path", "rule", "commitment")} for r in c["redactions"]]
