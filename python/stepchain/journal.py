@@ -16,9 +16,8 @@ from typing import Any, Iterable, Iterator, Optional
 
 from .canonical import RESERVED_PREFIX, CanonicalError, canonical_json, digest_utf8, is_digest
 from .chain import ChainReport, split_lines
-from .formats import FORMAT_V1, FORMAT_V2, format_of, genesis_defect, genesis_hash
+from .formats import FORMAT_V2, format_of, genesis_defect, genesis_hash
 from .formats.base import format_timestamp, is_valid_id, is_valid_timestamp
-from .formats.v2 import SLOTS, slot_digest, slot_salts
 from .journal_dir import (BLOBS_DIR, BUCKETS_DIR, HEAD_FILE, META_FILE, MAX_META_BYTES, JournalInvalid, _read_regular, bucket_first_seq,
                           bucket_name, is_store_id, parse_meta, serialize_head, serialize_meta, verify_journal_dir)
 from .lock import JournalLock, LockError
@@ -446,21 +445,9 @@ class Journal:
         return content, sid, ts, blobs
 
     def _seal(self, content: dict[str, Any], seq: int, step_id: str, ts: str, prev: str) -> tuple[str, str]:
-        """The stored line and its step hash (FORMAT §5.2; v2: the commitments of §12.3)."""
-        rec = dict(content)
-        rec.update({"seq": seq, "step_id": step_id, "ts": ts, "prev_hash": prev, "v": self.profile.version})
-        if self.format.format == FORMAT_V1:
-            step_hash = digest_utf8(canonical_json(rec))
-            rec["step_hash"] = step_hash
-            return canonical_json(rec) + "\n", step_hash
-        salt = secrets.token_hex(16)
-        salts = slot_salts(salt)
-        clear = {k: v for k, v in rec.items() if k not in SLOTS}
-        clear["commitments"] = {slot: slot_digest(s, slot, canonical_json(rec[slot]) if slot in rec else None) for slot, s in zip(SLOTS, salts)}
-        step_hash = digest_utf8(canonical_json(clear))
-        rec["salt"] = salt
-        rec["step_hash"] = step_hash
-        return canonical_json(rec) + "\n", step_hash
+        """The stored line and its step hash, by the journal format's record profile (formats/)."""
+        assert self.profile.seal is not None
+        return self.profile.seal({**content, "seq": seq, "step_id": step_id, "ts": ts, "prev_hash": prev, "v": self.profile.version})
 
     def append(self, step: dict[str, Any], *, after: Optional[int] = None) -> AppendResult:
         """Appends one step; returns {seq, step_id, step_hash, prev_hash, ts} once it is as durable as the mode

@@ -82,6 +82,9 @@ class RecordProfile:
     step_hash_of: Callable[[str, dict[str, tuple[int, int]]], str]
     relation_defect: Optional[Callable[[Callable[[str], Any]], Optional[tuple[str, str]]]] = None
     defaults: dict[str, Any] = field(default_factory=dict)
+    # The writer's seal (FORMAT §5.2): (stored line with its newline, step hash) from the record's members
+    # without step_hash; None for a profile that is never appended (a publication's public form).
+    seal: Optional[Callable[[dict[str, Any]], tuple[str, str]]] = None
 
     @property
     def member_names(self) -> set[str]:

@@ -32,9 +32,16 @@ def step_hash_without(text: str, spans: dict[str, tuple[int, int]]) -> str:
     return digest_utf8(text[:key_start], text[end + (1 if text[end:end + 1] == "," else 0):])
 
 
+def seal_v1(record: dict[str, Any]) -> tuple[str, str]:
+    """The stored line and step hash of a v1 record: SHA-256 of its JCS without step_hash (FORMAT §5.2)."""
+    from ..canonical import canonical_json
+    step_hash = digest_utf8(canonical_json(record))
+    return canonical_json({**record, "step_hash": step_hash}) + "\n", step_hash
+
+
 STEP_V1 = RecordProfile(
     id="step/v1", version=1, members=MEMBERS, content_fields=CONTENT_FIELDS, blob_fields=set(CONTENT_FIELDS),
-    redactable=sorted(CONTENT_FIELDS + ["meta"]), step_hash_of=step_hash_without,
+    redactable=sorted(CONTENT_FIELDS + ["meta"]), step_hash_of=step_hash_without, seal=seal_v1,
 )
 
 GENESIS_MEMBERS = ["created_at", "format", "journal_id"]

@@ -200,10 +200,22 @@ BASE_MEMBERS = [
 ]
 _by_name = lambda rules: sorted(rules, key=lambda m: m.name)  # noqa: E731 - ASCII names: code point order is UTF-16 order
 
+def seal_v2(record: dict[str, Any]) -> tuple[str, str]:
+    """The stored line and step hash of a v2 record (FORMAT §12.3): a fresh record salt, one salted digest per slot."""
+    import secrets
+    from ..canonical import canonical_json
+    salt = secrets.token_hex(16)
+    clear = {k: v for k, v in record.items() if k not in SLOTS}
+    clear["commitments"] = {slot: slot_digest(s, slot, canonical_json(record[slot]) if slot in record else None)
+                            for slot, s in zip(SLOTS, slot_salts(salt))}
+    step_hash = digest_utf8(canonical_json(clear))
+    return canonical_json({**record, "salt": salt, "step_hash": step_hash}) + "\n", step_hash
+
+
 STEP_V2 = RecordProfile(
     id="step/v2", version=2, members=_by_name(BASE_MEMBERS + [MemberRule("salt", True, "envelope", _salt_check)]),
     content_fields=CONTENT_FIELDS_V2, blob_fields=set(PAYLOAD_FIELDS), redactable=SLOTS,
-    step_hash_of=private_step_hash, relation_defect=relation_defect, defaults={"kind": "step"},
+    step_hash_of=private_step_hash, relation_defect=relation_defect, defaults={"kind": "step"}, seal=seal_v2,
 )
 
 
