@@ -16,7 +16,7 @@ from typing import Any, Iterable, Iterator, Optional
 
 from .canonical import RESERVED_PREFIX, CanonicalError, canonical_json, digest_utf8, is_digest
 from .chain import ChainReport, split_lines
-from .formats import FORMAT_V2, format_of, genesis_defect, genesis_hash
+from .formats import FORMAT_V1, FORMAT_V2, format_of, genesis_defect, genesis_hash
 from .formats.base import format_timestamp, is_valid_id, is_valid_timestamp
 from .journal_dir import (BLOBS_DIR, BUCKETS_DIR, HEAD_FILE, META_FILE, MAX_META_BYTES, JournalInvalid, _read_regular, bucket_first_seq,
                           bucket_name, is_store_id, parse_meta, serialize_head, serialize_meta, verify_journal_dir)
