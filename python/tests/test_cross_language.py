@@ -114,3 +114,21 @@ def test_both_languages_append_to_one_journal_at_once(tmp_path):
         assert rec["input"]["i"] == writers.get(w, -1) + 1, "each writer's steps in its own order"
         writers[w] = rec["input"]["i"]
     assert writers == {"t0": per - 1, "t1": per - 1, "p0": per - 1, "p1": per - 1}
+
+
+def test_typescript_publishes_what_python_wrote(tmp_path):
+    """A stepchain/v2 journal Python wrote, published by the TypeScript CLI (REDACTION.md §12): the publication
+    verifies against the original head in both languages."""
+    from stepchain.receipt import verify_published_receipt
+    j = open_journal(str(tmp_path / "j"), fmt="stepchain/v2", fsync="none")
+    j.append({"input": {"q": "hi"}, "prompt": "secret prompt", "result": "mail bob@example.com"})
+    j.append({"input": {"q": "x"}, "tool_call": {"name": "http", "arguments": {"api_key": "sk-abcdefghijklmnopqrstuvwxyz"}}})
+    head = j.head()["step_hash"]
+    j.close()
+    (tmp_path / "p.json").write_text('{"rules":[{"id":"prompts","paths":["/prompt"]},{"id":"secrets","detectors":["api-key","email"]}]}')
+    ts("publish", str(tmp_path / "j"), "--policy", str(tmp_path / "p.json"), "--opt-in", "-o", str(tmp_path / "pub.tar"))
+    data = (tmp_path / "pub.tar").read_bytes()
+    assert b"sk-abcdefghijklmnopqrstuvwxyz" not in data and b"secret prompt" not in data
+    r = verify_published_receipt(data, expect_head=head)
+    assert r.ok and r.redactions == 4, [p.code for p in r.problems]
+    assert ts("verify", str(tmp_path / "pub.tar"), "--head", head).returncode == 0
