@@ -125,10 +125,28 @@ def create_journal_dir(path: str, genesis: dict[str, Any], *, bucket_bytes: int 
             raise
         if fsync:
             _fsync_dir(root)
+        _index_run(root, jid, genesis)
     except BaseException:
         import shutil
         shutil.rmtree(staging, ignore_errors=True)
         raise
+
+
+def _index_run(root: str, jid: str, genesis: dict[str, Any]) -> None:
+    """The store's run index (FILE-STORE.md §14): one line appended (O_APPEND, one write) after the directory is in
+    place, as the TypeScript store writes it; best effort — a listing repairs a missing line from journal.json."""
+    if genesis.get("format") == FORMAT_V2:
+        entry: dict[str, Any] = {"id": jid, "run_id": genesis["journal_id"], "created_at": genesis["created_at"], "run": genesis["run"], "fork_of": None}
+    else:
+        entry = {"id": jid, "run": None}
+    try:
+        fd = os.open(os.path.join(root, ".runs.jsonl"), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, (json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8"))
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
 
 
 class Journal:

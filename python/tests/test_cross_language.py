@@ -62,6 +62,9 @@ def test_python_writes_typescript_verifies_exports_and_reads(tmp_path):
     assert ts("continuation", path).stdout.strip() == "4"
     runs = ts("runs", str(tmp_path / "runs"), "--json").stdout
     assert run.run_id in runs and "c1" in runs
+    index = (tmp_path / "runs" / ".runs.jsonl").read_text()  # FILE-STORE.md §14, as the TypeScript store writes it
+    assert json.loads(index.splitlines()[0]) == {"id": run.run_id, "run_id": run.run_id, "created_at": run.journal.genesis["created_at"],
+                                                  "run": {"agent": "py-agent", "conversation_id": "c1"}, "fork_of": None}
 
 
 def test_typescript_writes_python_verifies_and_extends(tmp_path):
