@@ -135,3 +135,28 @@ def test_typescript_publishes_what_python_wrote(tmp_path):
     r = verify_published_receipt(data, expect_head=head)
     assert r.ok and r.redactions == 4, [p.code for p in r.problems]
     assert ts("verify", str(tmp_path / "pub.tar"), "--head", head).returncode == 0
+
+
+def test_checkpoints_signed_by_typescript_over_what_python_appended(tmp_path):
+    """The TypeScript log catches its Merkle tree up over steps Python appended (FILE-STORE.md §16), and Python's
+    verify --checkpoint checks a journal against a checkpoint the TypeScript CLI signed (PROOFS.md §9.8 step 3)."""
+    import re
+    j = str(tmp_path / "j")
+    ts("keygen", "-o", str(tmp_path / "k"))
+    ts("init", j)
+    subprocess.run([NODE, str(CLI), "append", j], input='{"input":0}', text=True, check=True, capture_output=True)
+    out = ts("checkpoint", j, "--sign", str(tmp_path / "k"), "-o", str(tmp_path / "c1"), "--authority", "example.com").stderr
+    vkey = re.search(r"--log-key\): (\S+)", out).group(1)
+    pj = open_journal(j, create=False, fsync="none")
+    for i in range(1, 6):
+        pj.append({"input": i})
+    pj.close()
+    assert "at size 6" in ts("checkpoint", j, "--sign", str(tmp_path / "k"), "-o", str(tmp_path / "c2")).stderr
+    py = lambda *a: subprocess.run([sys.executable, "-m", "stepchain", "verify", j, *a], capture_output=True, cwd=str(ROOT / "python"), timeout=120).returncode  # noqa: E731
+    assert py("--checkpoint", str(tmp_path / "c1"), "--log-key", vkey) == 0
+    assert py("--checkpoint", str(tmp_path / "c2"), "--log-key", vkey) == 0
+    # A journal truncated below the checkpoint no longer extends it (SIZE_DECREASED): exit 1.
+    bucket = tmp_path / "j" / "buckets" / "0000000000000000.jsonl"
+    lines = bucket.read_bytes().split(b"\n")
+    bucket.write_bytes(lines[0] + b"\n")
+    assert py("--checkpoint", str(tmp_path / "c2"), "--log-key", vkey) == 1
