@@ -1,0 +1,360 @@
+"""The chain verifier (spec/FORMAT.md §6): walks stored lines from a starting hash and reports every problem
+with its code and location, in the order the procedure meets them. Pure, and it never raises on hostile input.
+It is incremental (begin_segment / line / finish), so a store or a receipt can feed it one line at a time."""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Optional
+
+from .canonical import (MAX_LINE_BYTES, MAX_RECORD_DEPTH, RESERVED_PREFIX, MarkerSpan, canonical_value, first_invalid_utf8,
+                        is_digest, is_seq, scan_canonical, unescape_token, utf8_column)
+from .formats import format_of, genesis_defect, genesis_hash
+from .formats.base import JournalFormat, RecordProfile, is_valid_id
+from .formats.v2 import _ABSENT
+
+BLOB_MARKER = RESERVED_PREFIX + "blob"
+REDACTED_MARKER = RESERVED_PREFIX + "redacted"
+BUCKET_NAME_RE = re.compile(r"(\d{16})\.jsonl\Z")
+LOCATION_KEYS = ("file", "line", "column", "seq", "field", "path")
+
+
+@dataclass
+class Problem:
+    code: str
+    message: str
+    location: dict[str, Any] = field(default_factory=dict)
+
+    def summary(self, keys: tuple[str, ...] = ("file", "line", "column", "seq", "field")) -> dict[str, Any]:
+        out: dict[str, Any] = {"code": self.code}
+        for k in keys:
+            if k in self.location:
+                out[k] = self.location[k]
+        return out
+
+
+@dataclass
+class ChainReport:
+    ok: bool
+    start_hash: Optional[str]
+    start_seq: int
+    head: Optional[str]
+    head_seq: Optional[int]
+    steps: int
+    problems: list[Problem]
+    warnings: list[Problem]
+    problems_truncated: bool
+
+
+@dataclass
+class LineFacts:
+    problems: list[Problem]
+    readable: bool
+    seq: Optional[int] = None
+    prev_hash: Optional[str] = None
+    step_hash: Optional[str] = None
+    blobs: list[dict[str, Any]] = field(default_factory=list)
+    markers: list[MarkerSpan] = field(default_factory=list)
+    text: str = ""
+    spans: Optional[dict[str, tuple[int, int]]] = None
+
+
+def _unreadable(code: str, message: str, location: dict[str, Any]) -> LineFacts:
+    return LineFacts([Problem(code, message, location)], False)
+
+
+def is_blob_body(body: Any) -> bool:
+    return (isinstance(body, dict) and len(body) == 2 and is_digest(body.get("digest")) and isinstance(body.get("size"), int)
+            and not isinstance(body.get("size"), bool) and 0 <= body["size"] <= 2**53 - 1)
+
+
+def is_redacted_body(body: Any) -> bool:
+    if not isinstance(body, dict) or any(k not in ("commitment", "rule", "text") for k in body):
+        return False
+    return is_digest(body.get("commitment")) and is_valid_id(body.get("rule")) and ("text" not in body or isinstance(body["text"], str))
+
+
+def decode_line(data: bytes) -> str | LineFacts:
+    if len(data) + 1 > MAX_LINE_BYTES:
+        return _unreadable("LINE_TOO_LONG", f"line of {len(data) + 1} bytes exceeds the limit of {MAX_LINE_BYTES}", {})
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        column = first_invalid_utf8(data) + 1
+        return _unreadable("MALFORMED_LINE", f"line is not valid UTF-8 (first bad byte at column {column})", {"column": column})
+
+
+def check_line(text: str, fmt: JournalFormat) -> LineFacts:
+    """One complete line (decoded, without its newline) against the journal format (FORMAT §6.3 steps 3–5)."""
+    if not text:
+        return _unreadable("MALFORMED_LINE", "empty line", {"column": 1})
+    scan = scan_canonical(text, MAX_RECORD_DEPTH)
+    if scan.defect:
+        d = scan.defect
+        tokens = d.path.split("/")
+        fld = unescape_token(tokens[1]) if len(tokens) > 1 else None
+        loc: dict[str, Any] = {"column": utf8_column(text, d.index)}
+        if fld is not None and fld in fmt.member_names:
+            loc["field"] = fld
+        if d.path:
+            loc["path"] = d.path
+        return _unreadable(d.code, d.reason, loc)
+    members = scan.members
+    if members is None:
+        return _unreadable("MALFORMED_LINE", "a step line must be a JSON object", {})
+
+    def value(name: str) -> Any:
+        span = members.get(name)
+        return canonical_value(text, span[0], span[1]) if span else _ABSENT
+
+    profile = fmt.select(value)
+    seq_value = value("seq")
+    seq = int(seq_value) if is_seq(seq_value) else None
+    at: dict[str, Any] = {} if seq is None else {"seq": seq}
+    problems: list[Problem] = []
+
+    def report(code: str, message: str, location: dict[str, Any]) -> None:
+        problems.append(Problem(code, message, location))
+
+    names = profile.member_names
+    for name in members:
+        if name not in names:
+            report("UNKNOWN_FIELD", f"unknown member {json.dumps(name, ensure_ascii=False)} in a step record", {**at, "field": name})
+    prev_valid = step_valid = False
+    broke: set[str] = set()
+    for rule in profile.members:
+        span = members.get(rule.name)
+        if span is None:
+            if rule.required:
+                report("MISSING_FIELD", f'required member "{rule.name}" is missing', {**at, "field": rule.name})
+            continue
+        broken = rule.check(text, span[0], span[1]) if rule.check else None
+        if broken:
+            report(broken[0], broken[1], {**at, "field": rule.name})
+            broke.add(rule.name)
+        elif rule.name == "prev_hash":
+            prev_valid = True
+        elif rule.name == "step_hash":
+            step_valid = True
+    if profile.relation_defect:
+        rel = profile.relation_defect(lambda n: _ABSENT if n in broke else value(n))
+        if rel:
+            report("FIELD_INVALID", rel[1], {**at, "field": rel[0]})
+    blobs = _check_markers(text, scan.markers, profile, at, report)
+    prev_hash = value("prev_hash") if prev_valid else None
+    step_hash = value("step_hash") if step_valid else None
+    if step_hash is not None:
+        computed = profile.step_hash_of(text, members)
+        if computed != step_hash:
+            report("HASH_MISMATCH", f"stored step_hash {step_hash} does not match the record's content ({computed}): a covered field was "
+                   "altered after hashing, or step_hash itself was edited", {**at, "field": "step_hash"})
+    return LineFacts(problems, True, seq, prev_hash, step_hash, blobs, scan.markers, text, members)
+
+
+def _check_markers(text: str, markers: list[MarkerSpan], profile: RecordProfile, at: dict[str, Any],
+                   report: Callable[[str, str, dict[str, Any]], None]) -> list[dict[str, Any]]:
+    blobs: list[dict[str, Any]] = []
+    for m in markers:
+        tokens = m.path.split("/")
+        loc = {**at, "field": unescape_token(tokens[1] if len(tokens) > 1 else ""), "path": m.path}
+        if len(m.names) != 1:
+            report("MARKER_INVALID", f"a marker object must have exactly one member (found {len(m.names)})", loc)
+            continue
+        name = m.names[0]
+        body = json.loads(text[m.start:m.end])[name]
+        if name == BLOB_MARKER:
+            fld = m.path[1:]
+            if fld not in profile.blob_fields:
+                report("MARKER_INVALID", "a blob reference may only stand as a whole content field", loc)
+                continue
+            if not is_blob_body(body):
+                report("MARKER_INVALID", 'a blob reference is {"$stepchain:blob":{"digest":"sha256:<hex>","size":<bytes>}}', loc)
+                continue
+            blobs.append({"field": fld, "digest": body["digest"], "size": body["size"]})
+        elif name == REDACTED_MARKER:
+            if loc["field"] not in profile.redactable:
+                report("MARKER_INVALID", f"a redaction marker may stand only inside a content field or meta, not in {json.dumps(loc['field'])}", loc)
+            elif not is_redacted_body(body):
+                report("MARKER_INVALID", 'a redaction marker is {"$stepchain:redacted":{"commitment":"sha256:<hex>","rule":"<id>"}} with an optional "text"', loc)
+        else:
+            report("MARKER_INVALID", f"unknown marker {json.dumps(name, ensure_ascii=False)}", loc)
+    return blobs
+
+
+class _Links:
+    def __init__(self, seq: int, hash_: Optional[str], from_genesis: bool) -> None:
+        self.last_seq = seq - 1
+        self.slack = 0
+        self.last_hash = hash_
+        self.last_line_hash: Optional[str] = None
+        self.last_line_seq: Optional[int] = None
+        self.from_genesis = from_genesis
+
+    def unreadable(self) -> None:
+        self.slack += 1
+        self.last_hash = None
+        self.last_line_hash = None
+        self.last_line_seq = None
+
+    def link(self, facts: LineFacts, first: bool, declared: Optional[int]) -> tuple[list[Problem], bool]:
+        seq, prev, step = facts.seq, facts.prev_hash, facts.step_hash
+        problems: list[Problem] = []
+
+        def report(code: str, message: str, fld: str) -> None:
+            problems.append(Problem(code, message, {"field": fld} if seq is None else {"seq": seq, "field": fld}))
+
+        expected = self.last_seq + 1
+        latest = expected + self.slack
+        if seq is not None and seq < expected and step is not None and step == self.last_line_hash and seq == self.last_line_seq:
+            report("DUPLICATE_STEP", f"step {seq} appears again (the same step_hash as the previous line)", "seq")
+            return problems, True
+        if seq is not None and seq > latest:
+            exp = str(expected) if latest == expected else f"{expected}–{latest}"
+            report("SEQ_GAP", f"expected seq {exp}, found {seq}: step {seq - 1} is missing" if latest == seq - 1
+                   else f"expected seq {exp}, found {seq}: steps {latest}–{seq - 1} are missing", "seq")
+        elif seq is not None and seq < expected:
+            report("SEQ_OUT_OF_ORDER", f"expected seq {expected}, found {seq}: steps are out of order or repeated", "seq")
+        if declared is not None and seq is not None and seq != declared:
+            report("BUCKET_MISNAMED", f"bucket is named for seq {declared} but its first step is seq {seq}", "seq")
+        if prev is not None and self.last_hash is not None and prev != self.last_hash:
+            if first and self.from_genesis:
+                report("GENESIS_MISMATCH", f"the first step's prev_hash {prev} is not the genesis hash {self.last_hash}: the chain belongs to "
+                       "another journal or its genesis was altered", "prev_hash")
+            elif first:
+                report("LINK_BROKEN", f"the first step's prev_hash {prev} is not the range's starting hash {self.last_hash}", "prev_hash")
+            else:
+                report("LINK_BROKEN", f"prev_hash {prev} is not the previous step's step_hash {self.last_hash}: a step before this one was "
+                       "removed, inserted, reordered or altered", "prev_hash")
+        if seq is None:
+            self.slack += 1
+        else:
+            self.last_seq = seq
+            self.slack = 0
+        self.last_hash = step
+        self.last_line_hash = step
+        self.last_line_seq = seq
+        return problems, False
+
+    def head(self) -> tuple[Optional[str], Optional[int]]:
+        return self.last_line_hash, None if self.last_line_hash is None else self.last_line_seq
+
+
+@dataclass
+class VerifiedLine:
+    file: Optional[str]
+    line: int
+    text: str
+    seq: Optional[int]
+    step_hash: Optional[str]
+    clean: bool
+    blobs: list[dict[str, Any]]
+    markers: list[MarkerSpan]
+
+
+class ChainVerifier:
+    def __init__(self, genesis: Any = None, *, start: Optional[dict[str, Any]] = None, fmt: Optional[JournalFormat] = None,
+                 expect_head: Optional[str] = None, max_problems: int = 1000,
+                 on_line: Optional[Callable[[VerifiedLine], None]] = None) -> None:
+        self.problems: list[Problem] = []
+        self.max_problems = max_problems
+        self.truncated = False
+        self.format = fmt or format_of(genesis)
+        self.expect_head = expect_head
+        self.on_line = on_line
+        if start is not None:
+            seq, prev = start.get("seq"), start.get("prev_hash")
+            ok_seq = is_seq(seq) and isinstance(seq, int)
+            self.start_seq = seq if ok_seq else 0
+            self.start_hash = prev if is_digest(prev) else None
+            if not ok_seq or self.start_hash is None:
+                self._add("GENESIS_INVALID", "a partial chain starts from a seq (an integer from 0 to 2^53 - 1) and a prev_hash (a digest)")
+        else:
+            self.start_seq = 0
+            defect = genesis_defect(genesis)
+            if defect:
+                self._add("GENESIS_INVALID", defect)
+            self.start_hash = None if defect else genesis_hash(genesis)
+        self.links = _Links(self.start_seq, self.start_hash, start is None)
+        self.segment: Optional[str] = None
+        self.declared: Optional[int] = None
+        self.segment_lines = 0
+        self.steps = 0
+        self.last_location: dict[str, Any] = {}
+
+    def _add(self, code: str, message: str, location: Optional[dict[str, Any]] = None) -> None:
+        if len(self.problems) >= self.max_problems:
+            self.truncated = True
+            return
+        self.problems.append(Problem(code, message, location or {}))
+
+    def begin_segment(self, label: str, declared_first_seq: Optional[int] = None) -> None:
+        self.segment = label
+        self.declared = declared_first_seq
+        self.segment_lines = 0
+
+    def _location(self) -> dict[str, Any]:
+        return {"line": self.segment_lines} if self.segment is None else {"file": self.segment, "line": self.segment_lines}
+
+    def line(self, data: bytes | str, terminated: bool) -> None:
+        self.segment_lines += 1
+        loc = self._location()
+        if not terminated:
+            n = len(data.encode("utf-8")) if isinstance(data, str) else len(data)
+            self._add("TRUNCATED_LINE", f"the file ends inside a line ({n} bytes without a newline): a torn write; the step was never committed", loc)
+            return
+        self.steps += 1
+        self.last_location = loc
+        text = decode_line(data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data)
+        facts = check_line(text, self.format) if isinstance(text, str) else text
+        for p in facts.problems:
+            self._add(p.code, p.message, {**loc, **p.location})
+        if not facts.readable:
+            self.links.unreadable()
+            return
+        declared = self.declared if self.segment_lines == 1 else None
+        link_problems, duplicate = self.links.link(facts, self.steps == 1, declared)
+        for p in link_problems:
+            self._add(p.code, p.message, {**loc, **p.location})
+        if duplicate or self.on_line is None:
+            return
+        self.on_line(VerifiedLine(self.segment, self.segment_lines, facts.text, facts.seq, facts.step_hash,
+                                  not facts.problems and not link_problems, facts.blobs, facts.markers))
+
+    def finish(self) -> ChainReport:
+        head, head_seq = self.links.head()
+        if self.expect_head is not None and head != self.expect_head:
+            msg = (f"expected head {self.expect_head}, but the chain has no readable last step" if head is None
+                   else f"expected head {self.expect_head}, found {head}: the chain was truncated, extended or replaced")
+            loc = {**self.last_location, **({} if head_seq is None else {"seq": head_seq}), "field": "step_hash"}
+            self._add("HEAD_MISMATCH", msg, loc)
+        return ChainReport(not self.problems and not self.truncated, self.start_hash, self.start_seq, head, head_seq, self.steps,
+                           self.problems, [], self.truncated)
+
+
+def declared_first_seq(name: str) -> Optional[int]:
+    m = BUCKET_NAME_RE.match(name[name.rfind("/") + 1:])
+    return int(m.group(1)) if m else None
+
+
+def split_lines(data: bytes) -> tuple[list[bytes], Optional[bytes]]:
+    """Complete lines (without newlines) and the torn tail, if any."""
+    parts = data.split(b"\n")
+    tail = parts.pop()
+    return parts, (tail if tail else None)
+
+
+def verify_file(verifier: ChainVerifier, name: str, data: bytes) -> None:
+    verifier.begin_segment(name, declared_first_seq(name))
+    lines, torn = split_lines(data)
+    for ln in lines:
+        verifier.line(ln, True)
+    if torn is not None:
+        verifier.line(torn, False)
+
+
+def verify_chain(files: Iterable[tuple[str, bytes]], genesis: Any = None, **options: Any) -> ChainReport:
+    v = ChainVerifier(genesis, **options)
+    for name, data in files:
+        verify_file(v, name, data)
+    return v.finish()

@@ -1,0 +1,213 @@
+"""`python -m stepchain verify`: a journal directory (or a receipt) verified offline, with the TypeScript CLI's
+exit codes — 0 valid, 1 invalid, 2 usage or I/O error. `--json` writes one document to stdout; people's text goes
+to stderr, with control characters from content escaped."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+from typing import Any, Optional
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+HEAD_RE = re.compile(r"sha256:[0-9a-f]{64}\Z")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def safe(text: Any) -> str:
+    """People-facing text without raw control characters (each shown as \\u escape)."""
+    return _CONTROL.sub(lambda m: "\\u%04x" % ord(m.group(0)), str(text))
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # usage errors exit 2, as the TypeScript CLI's do
+        self.print_usage(sys.stderr)
+        print(f"stepchain: {message}", file=sys.stderr)
+        raise SystemExit(EXIT_USAGE)
+
+
+def _report_doc(kind: str, path: str, report: Any, extra: Optional[dict[str, Any]] = None) -> dict[str, Any]:
+    def problem(p: Any) -> dict[str, Any]:
+        return {"code": p.code, "message": p.message, "location": p.location}
+    doc = {"format": "stepchain-cli/v1", "command": "verify", "ok": report.ok, "kind": kind, "path": path,
+           "report": {"ok": report.ok, "start_hash": report.start_hash, "start_seq": report.start_seq, "head": report.head,
+                      "head_seq": report.head_seq, "steps": report.steps, "problems": [problem(p) for p in report.problems],
+                      "warnings": [problem(p) for p in report.warnings], "problems_truncated": report.problems_truncated}}
+    if extra:
+        doc.update(extra)
+    return doc
+
+
+def _where(loc: dict[str, Any]) -> str:
+    parts = []
+    if "file" in loc:
+        parts.append(str(loc["file"]) + (f":{loc['line']}" if "line" in loc else "") + (f":{loc['column']}" if "column" in loc else ""))
+    elif "line" in loc:
+        parts.append(f"line {loc['line']}")
+    if "seq" in loc:
+        parts.append(f"seq {loc['seq']}")
+    if "field" in loc:
+        parts.append(f"field {loc['field']}")
+    return ", ".join(parts)
+
+
+def _read_small(path: str, limit: int) -> bytes:
+    """A small input (a note, a proof file, a key) from a regular file only, at most one byte past its limit."""
+    import stat as _stat
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        if not _stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        data = os.read(fd, limit + 1)
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        raise OSError(f"{path} is larger than {limit} bytes")
+    return data
+
+
+def _policy(args: argparse.Namespace) -> Any:
+    """The --log-key/--witness/--quorum policy (PROOFS.md §8.4), or None; a refused key or quorum is a usage error."""
+    from .proofs import Policy, ProofError, parse_verifier_key
+    if args.log_key is None:
+        if args.witness or args.quorum is not None:
+            raise _Usage("--witness and --quorum need --log-key")
+        return None
+
+    def key(text: str, option: str) -> Any:
+        t = text
+        if os.path.isfile(text):
+            t = _read_small(text, 65536).decode("utf-8", "replace")
+        try:
+            return parse_verifier_key(t.strip(" \t\r\n"))
+        except ProofError as e:
+            raise _Usage(f"{option}: {e}") from None
+    witnesses = [key(w, "--witness") for w in args.witness or []]
+    if args.quorum is None:
+        quorum = len(witnesses)
+    elif re.fullmatch(r"0|[1-9][0-9]*", args.quorum) and int(args.quorum) <= len(witnesses):
+        quorum = int(args.quorum)
+    else:
+        raise _Usage(f"--quorum {args.quorum!r} must be a decimal integer from 0 to the number of witnesses ({len(witnesses)})")
+    return Policy(key(args.log_key, "--log-key"), witnesses, quorum)
+
+
+class _Usage(Exception):
+    pass
+
+
+def _trusted(args: argparse.Namespace, policy: Any) -> Any:
+    """--checkpoint: an earlier checkpoint, verified against the whole policy (a pin that does not verify is the caller's error)."""
+    if args.checkpoint is None:
+        return None
+    if policy is None:
+        raise _Usage("--checkpoint needs the policy that signed it (--log-key, and --witness/--quorum)")
+    from .proofs import verify_checkpoint
+    r = verify_checkpoint(_read_small(args.checkpoint, 1 << 20).decode("utf-8", "replace"), policy)
+    if not r.ok or r.checkpoint is None:
+        raise _Usage(f"--checkpoint {args.checkpoint}: " + "; ".join(f"{p.code}: {p.message}" for p in r.problems))
+    return r.checkpoint
+
+
+def _journal_extends(path: str, report: Any, trusted: Any) -> list[Any]:
+    """PROOFS.md §9.8 step 3: the root of the journal's first T.size step hashes, from its lines."""
+    from .chain import Problem
+    from .formats import genesis_hash
+    from .journal import Journal
+    from .proofs import TreeFrontier, parse_journal_origin, step_leaf_hash
+    j = Journal(path, read_only=True)
+    origin = parse_journal_origin(trusted.origin)
+    if origin is None or origin[1] != os.path.basename(os.path.abspath(path)) or origin[2] != genesis_hash(j.genesis):
+        return [Problem("ORIGIN_MISMATCH", f"the earlier checkpoint is of {trusted.origin!r}, not of this journal", {})]
+    if report.steps < trusted.size:
+        return [Problem("SIZE_DECREASED", f"the earlier checkpoint has {trusted.size} steps, the journal {report.steps}: it was truncated", {})]
+    t = TreeFrontier()
+    for rec in j.read(0, trusted.size - 1) if trusted.size else []:
+        t.append(step_leaf_hash(rec["step_hash"]))
+    if t.root() != trusted.root:
+        code = "FORKED" if report.steps == trusted.size else "INCONSISTENT"
+        return [Problem(code, f"steps 0..{trusted.size - 1} do not have the earlier checkpoint's root: the journal was rewritten after it", {})]
+    return []
+
+
+def verify_main(args: argparse.Namespace) -> int:
+    from .journal_dir import META_FILE, verify_journal_dir
+
+    try:
+        policy = _policy(args)
+        trusted = _trusted(args, policy)
+    except _Usage as e:
+        print(f"stepchain verify: {safe(e)}", file=sys.stderr)
+        return EXIT_USAGE
+    path = args.path
+    if path is None:
+        if args.proof is None or policy is None:
+            print("stepchain verify: missing <path> (or --proof FILE with --log-key to check a proof file)", file=sys.stderr)
+            return EXIT_USAGE
+        from .proofs import verify_proof_document
+        r = verify_proof_document(_read_small(args.proof, 4 << 20), policy, trusted)
+        if args.json:
+            print(json.dumps({"format": "stepchain-cli/v1", "command": "verify", "ok": r.ok, "kind": "proof", "type": r.type,
+                              "problems": [{"code": p.code, "message": p.message} for p in r.problems]}, ensure_ascii=False, indent=2))
+        print(("✔ proof file verifies" if r.ok else "✘ INVALID proof file: " + "; ".join(f"{p.code}: {safe(p.message)}" for p in r.problems)), file=sys.stderr)
+        return EXIT_OK if r.ok else EXIT_FAILED
+    if args.head is not None and not HEAD_RE.match(args.head):
+        print('stepchain verify: --head must be "sha256:" followed by 64 lowercase hex digits', file=sys.stderr)
+        return EXIT_USAGE
+    if os.path.isdir(path):
+        if not os.path.exists(os.path.join(path, META_FILE)):
+            print(f"stepchain verify: {safe(path)} is not a journal directory (no {META_FILE})", file=sys.stderr)
+            return EXIT_USAGE
+        report = verify_journal_dir(path, args.head)
+        kind = "journal"
+        if trusted is not None and report.ok:
+            report.problems.extend(_journal_extends(path, report, trusted))
+            report.ok = not report.problems
+    elif os.path.isfile(path):
+        from .receipt import ReceiptUnavailable, verify_receipt_file
+        try:
+            consistency = _read_small(args.proof, 4 << 20) if args.proof is not None else None
+            report = verify_receipt_file(path, public_key=args.pubkey, expect_head=args.head, policy=policy, trusted=trusted, consistency=consistency)
+        except ReceiptUnavailable as e:
+            print(f"stepchain verify: {safe(e)}", file=sys.stderr)
+            return EXIT_USAGE
+        kind = "receipt"
+    else:
+        print(f"stepchain verify: {safe(path)}: no such journal directory or receipt file", file=sys.stderr)
+        return EXIT_USAGE
+    if args.json:
+        print(json.dumps(_report_doc(kind, path, report), ensure_ascii=False, indent=2))
+    if report.ok:
+        print(f"✔ {kind} {safe(path)}: {report.steps} steps, head {report.head} (seq {report.head_seq})", file=sys.stderr)
+    else:
+        print(f"✘ INVALID {kind} {safe(path)}: {len(report.problems)} problem(s)", file=sys.stderr)
+        for p in report.problems:
+            print(f"  {p.code}  {safe(_where(p.location))}: {safe(p.message)}", file=sys.stderr)
+    for w in report.warnings:
+        print(f"  warning {w.code}  {safe(_where(w.location))}: {safe(w.message)}", file=sys.stderr)
+    return EXIT_OK if report.ok else EXIT_FAILED
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    parser = _Parser(prog="python -m stepchain", description="stepchain for Python: verify journals and receipts offline")
+    sub = parser.add_subparsers(dest="command", required=True)
+    v = sub.add_parser("verify", help="verify a journal directory or a receipt offline")
+    v.add_argument("path", nargs="?")
+    v.add_argument("--head", help="the head you expect (obtained out of band); a different head fails")
+    v.add_argument("--pubkey", help="receipts: the signer's public key file (base64 of the 32 key bytes, or the 32 raw bytes)")
+    v.add_argument("--json", action="store_true", help="write one JSON document to stdout")
+    v.add_argument("--log-key", help="the log's verifier key (vkey text or a file holding it): the policy checkpoints must satisfy")
+    v.add_argument("--witness", action="append", help="a witness's verifier key (repeatable)")
+    v.add_argument("--quorum", help="how many witnesses must cosign (default: all given)")
+    v.add_argument("--checkpoint", help="an earlier signed checkpoint the journal or receipt must extend")
+    v.add_argument("--proof", help="a proof file: alone, check it; with a receipt and --checkpoint, the consistency proof")
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:
+        return int(e.code) if isinstance(e.code, int) else EXIT_USAGE
+    try:
+        return verify_main(args)
+    except OSError as e:
+        print(f"stepchain {args.command}: {safe(e)}", file=sys.stderr)
+        return EXIT_USAGE

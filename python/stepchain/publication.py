@@ -1,0 +1,233 @@
+"""Published receipts (spec/REDACTION.md §7, §12.5): a receipt whose manifest carries `anchor` (a re-anchored
+stepchain/v1 publication) or `publication` (a stepchain/v2 one, verified against the original head) and
+`redactions`; every marker declared with its rule, every declaration with its marker, views bound by markers,
+no record salt published, and the unbound places listed."""
+from __future__ import annotations
+
+import json
+from typing import Any, Optional
+
+from .canonical import MAX_RECORD_DEPTH, is_digest, is_seq, scan_canonical, utf16_key
+from .chain import REDACTED_MARKER, Problem, VerifiedLine, is_redacted_body
+from .formats import format_of, genesis_hash
+from .formats.base import is_valid_id
+
+REDACTION_FORMAT = "stepchain-redaction/v2"
+COMMITTED_PUBLICATION_FORMAT = "stepchain-redaction/v3"
+ANCHOR_MEMBERS = ["commitments", "format", "genesis_hash", "length", "policy_digest", "redacted_from"]
+REDACTABLE = {"error", "input", "meta", "model", "prompt", "result", "tool_call"}
+STOPPING = {"ARCHIVE_INVALID", "ARCHIVE_UNSAFE", "ARCHIVE_LIMIT", "ENTRY_UNEXPECTED", "MANIFEST_INVALID", "SIGNATURE_INVALID"}
+WITHDRAWN = {"stepchain-redaction/v1": "anchors of format \"stepchain-redaction/v1\" are withdrawn: they list the original step hashes unsalted"}
+
+
+def _parse_pointer(p: str) -> Optional[list[str]]:
+    if p == "":
+        return []
+    if not p.startswith("/"):
+        return None
+    out = []
+    for t in p[1:].split("/"):
+        i = 0
+        while True:
+            i = t.find("~", i)
+            if i < 0:
+                break
+            if i + 1 >= len(t) or t[i + 1] not in "01":
+                return None
+            i += 2
+        out.append(t.replace("~1", "/").replace("~0", "~"))
+    return out
+
+
+def anchor_defect(v: Any) -> Optional[str]:
+    if isinstance(v, dict) and isinstance(v.get("format"), str) and v["format"] in WITHDRAWN:
+        return WITHDRAWN[v["format"]]
+    if not isinstance(v, dict) or sorted(v) != ANCHOR_MEMBERS:
+        return "anchor must be {" + ",".join(json.dumps(m) for m in ANCHOR_MEMBERS) + "} and nothing else"
+    if v["format"] != REDACTION_FORMAT:
+        return f"anchor.format is {json.dumps(v['format'])}; this verifier reads {json.dumps(REDACTION_FORMAT)}"
+    if not is_digest(v["genesis_hash"]):
+        return "anchor.genesis_hash must be a digest"
+    if not is_digest(v["policy_digest"]):
+        return "anchor.policy_digest must be a digest"
+    if not is_seq(v["length"]) or v["length"] < 1:
+        return "anchor.length must be a positive integer"
+    if not is_seq(v["redacted_from"]) or v["redacted_from"] > v["length"]:
+        return f"anchor.redacted_from must be an integer from 0 to anchor.length ({v['length']})"
+    c = v["commitments"]
+    if not isinstance(c, list) or len(c) != v["length"] - v["redacted_from"]:
+        return "anchor.commitments must hold exactly anchor.length − anchor.redacted_from step commitments"
+    for i, x in enumerate(c):
+        if not is_digest(x):
+            return f"anchor.commitments[{i}] is not a digest"
+    return None
+
+
+def publication_defect(v: Any) -> Optional[str]:
+    if not isinstance(v, dict) or sorted(v) != ["format", "policy_digest"]:
+        return 'publication must be {"format","policy_digest"} and nothing else'
+    if v["format"] != COMMITTED_PUBLICATION_FORMAT:
+        return f"publication.format is {json.dumps(v['format'])}; this verifier reads {json.dumps(COMMITTED_PUBLICATION_FORMAT)}"
+    if not is_digest(v["policy_digest"]):
+        return "publication.policy_digest must be a digest"
+    return None
+
+
+def redactions_defect(v: Any) -> Optional[str]:
+    if not isinstance(v, list):
+        return "redactions must be an array"
+    prev = None
+    for i, d in enumerate(v):
+        if not isinstance(d, dict) or sorted(d) != ["path", "rule", "seq"] or not is_seq(d["seq"]) or not isinstance(d["path"], str) or not is_valid_id(d["rule"]):
+            return f'redactions[{i}] must be {{"path": <JSON Pointer>, "rule": <id>, "seq": <seq>}}'
+        tokens = _parse_pointer(d["path"])
+        if tokens is None:
+            return f"redactions[{i}].path is not a JSON Pointer"
+        if not tokens or tokens[0] not in REDACTABLE:
+            return f"redactions[{i}].path must point into a content field or meta"
+        k = (d["seq"], utf16_key(d["path"]))
+        if prev is not None and prev >= k:
+            return f"redactions[{i}] is out of order or repeated: declarations are sorted by seq, then path"
+        prev = k
+    return None
+
+
+def view_slots(record: Any) -> list[str]:
+    if not isinstance(record, dict) or not isinstance(record.get("digests"), dict):
+        return []
+    out = []
+    for slot in record["digests"]:
+        v = record.get(slot, _MISSING)
+        if slot in REDACTABLE and v is not _MISSING and not (isinstance(v, dict) and len(v) == 1 and REDACTED_MARKER in v):
+            out.append(slot)
+    return out
+
+
+_MISSING = object()
+
+
+class PublicationChecks:
+    def __init__(self) -> None:
+        self.anchor: Optional[dict[str, Any]] = None
+        self.publication: Optional[dict[str, Any]] = None
+        self.declared: Optional[dict[tuple[int, str], dict[str, Any]]] = None
+        self.extra: list[Problem] = []
+        self.unbound: list[dict[str, Any]] = []
+        self.published_content = False
+        self.lines: dict[int, str] = {}  # seq -> the published line, for disclosures
+
+    def extensions(self) -> dict[str, Any]:
+        def anchor(v: Any) -> Optional[str]:
+            why = anchor_defect(v)
+            if why is None:
+                self.anchor = v
+            return why
+
+        def publication(v: Any) -> Optional[str]:
+            why = publication_defect(v)
+            if why is None:
+                self.publication = v
+            return why
+
+        def redactions(v: Any) -> Optional[str]:
+            why = redactions_defect(v)
+            if why is None:
+                self.declared = {(d["seq"], d["path"]): {"d": d, "seen": False} for d in v}
+            return why
+        return {"anchor": anchor, "publication": publication, "redactions": redactions}
+
+    def add(self, code: str, message: str, location: dict[str, Any]) -> None:
+        if len(self.extra) < 1000:
+            self.extra.append(Problem(code, message, location))
+
+    def line(self, line: VerifiedLine) -> None:
+        if line.seq is None:
+            return
+        self.lines.setdefault(line.seq, line.text)
+        at = {**({"file": line.file} if line.file else {}), "line": line.line, "seq": line.seq}
+        if self.publication is not None and '"salt":"' in line.text:
+            members = scan_canonical(line.text, MAX_RECORD_DEPTH).members
+            if members is not None and "salt" in members and "salts" not in members:
+                self.add("SALT_PUBLISHED", f"step {line.seq} is a stored record with its record salt: a publication carries public records only", {**at, "field": "salt"})
+        views: Optional[set[str]] = None
+        if '"digests":{' in line.text:
+            record = json.loads(line.text)
+            if isinstance(record, dict) and isinstance(record.get("digests"), dict):
+                self.published_content = True
+            vs = view_slots(record)
+            views = set(vs) if vs else None
+            view_order = vs
+        marked: set[str] = set()
+        for m in line.markers:
+            if len(m.names) != 1 or m.names[0] != REDACTED_MARKER:
+                continue
+            slot = m.path.split("/")[1] if m.path.count("/") >= 1 else ""
+            body = json.loads(line.text[m.start:m.end])[REDACTED_MARKER]
+            if slot not in REDACTABLE or not is_redacted_body(body):
+                continue
+            self.published_content = True
+            loc = {**at, "path": m.path}
+            in_view = views is not None and slot in views
+            if in_view:
+                marked.add(slot)
+            elif "text" in body:
+                if self.publication is not None and m.path == f"/{slot}":
+                    self.add("VIEW_INVALID", f"the withheld {slot} of seq {line.seq} carries text beside its digest", {**loc, "field": slot})
+                self.unbound.append({"seq": line.seq, "field": slot, "path": m.path, "why": "marker-text"})
+            entry = self.declared.get((line.seq, m.path)) if self.declared is not None else None
+            if entry is None:
+                self.add("REDACTION_UNDECLARED", f"a redaction marker (rule {json.dumps(body['rule'])}) stands at seq {line.seq}, {m.path}, but the manifest's redactions list does not declare it",
+                         {**loc, "field": slot} if in_view else loc)
+            else:
+                entry["seen"] = True
+                if entry["d"]["rule"] != body["rule"]:
+                    self.add("REDACTION_UNDECLARED", f"the marker at seq {line.seq}, {m.path} names rule {json.dumps(body['rule'])}; the declaration names {json.dumps(entry['d']['rule'])}", loc)
+        if views is None:
+            return
+        for slot in view_order:
+            self.unbound.append({"seq": line.seq, "field": slot, "path": f"/{slot}", "why": "view"})
+            if slot not in marked:
+                self.add("VIEW_INVALID", f"{slot} of seq {line.seq} is a redacted view with no redaction marker inside", {**at, "field": slot, "path": f"/{slot}"})
+
+    def blob(self, digest: str, text: str) -> None:
+        scan = scan_canonical(text, MAX_RECORD_DEPTH, members=False)
+        if scan.markers:
+            self.add("REDACTION_UNDECLARED", f"blob {digest} holds a marker at {scan.markers[0].path or 'its root'}", {"file": f"blobs/{digest[7:]}", "path": scan.markers[0].path})
+
+    def finish(self, r: Any, stopped: bool) -> list[Problem]:
+        """The manifest checks (§7 step 3, §12.5 step 3) and the declarations (§7 step 4), after the line checks."""
+        m = r.manifest
+        if m is not None:
+            def add(code: str, message: str, path: str) -> None:
+                self.add(code, message, {"file": "manifest.json", "path": path})
+            a, decl = self.anchor, self.declared
+            if self.publication is not None:
+                if decl is None:
+                    add("ANCHOR_INVALID", "the manifest has no redactions list: this is not a published (redacted) receipt", "/redactions")
+                if len(format_of(m["genesis"]).records) < 2:
+                    add("ANCHOR_INVALID", f"a {m['genesis'].get('format')} chain hashes raw values, so it cannot be published against its own head", "/publication")
+                if a is not None:
+                    add("ANCHOR_INVALID", "a receipt published against its original head (publication) has no anchor block", "/anchor")
+            elif a is None:
+                add("ANCHOR_INVALID", "the chain holds redaction markers or redacted views, but the manifest has no publication or anchor block"
+                    if self.published_content and decl is None else "the manifest has no anchor block: this is not a published (redacted) receipt", "/anchor")
+            if decl is None and self.publication is None:
+                add("ANCHOR_INVALID", "the manifest has no redactions list: this is not a published (redacted) receipt", "/redactions")
+            if a is not None and self.publication is None:
+                if m["range"]["from"] != 0:
+                    add("ANCHOR_INVALID", f"a published receipt covers the whole chain from seq 0; this one starts at {m['range']['from']}", "/range/from")
+                if a["genesis_hash"] != genesis_hash(m["genesis"]):
+                    add("ANCHOR_INVALID", "anchor.genesis_hash is not the hash of the manifest's genesis", "/anchor/genesis_hash")
+                if a["length"] != m["head"]["seq"] + 1:
+                    add("ANCHOR_INVALID", f"anchor.length {a['length']} differs from the published chain's {m['head']['seq'] + 1} steps", "/anchor/length")
+                if decl is not None:
+                    first = next(iter(decl.values()))["d"]["seq"] if decl else a["length"]
+                    if a["redacted_from"] != first:
+                        add("ANCHOR_INVALID", f"anchor.redacted_from is {a['redacted_from']}, but the first redaction is declared at {first}", "/anchor/redacted_from")
+            if decl is not None and r.steps == m["head"]["seq"] - m["range"]["from"] + 1 and not stopped:
+                for e in decl.values():
+                    if not e["seen"]:
+                        d = e["d"]
+                        self.add("REDACTION_MISSING", f"the manifest declares a redaction at seq {d['seq']}, {d['path']} (rule {json.dumps(d['rule'])}), but no marker stands there",
+                                 {"file": "manifest.json", "seq": d["seq"], "path": d["path"]})
+        return self.extra

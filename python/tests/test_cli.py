@@ -1,0 +1,93 @@
+"""`python -m stepchain verify`: the TypeScript CLI's exit codes (0 valid, 1 invalid, 2 usage or I/O), --json on
+stdout, people's text on stderr without raw control characters; the journal left byte-identical."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from stepchain import open_journal
+
+PKG = str(Path(__file__).resolve().parents[1])
+
+
+def run(*args):
+    return subprocess.run([sys.executable, "-m", "stepchain", *args], capture_output=True, text=True, cwd=PKG, timeout=120)
+
+
+def snapshot(path):
+    out = {}
+    for d, _, files in os.walk(path):
+        for f in files:
+            p = os.path.join(d, f)
+            out[p] = open(p, "rb").read()
+    return out
+
+
+def test_exit_codes_and_json(tmp_path):
+    path = str(tmp_path / "j")
+    j = open_journal(path, fsync="none")
+    for i in range(3):
+        j.append({"input": i, "model": "m", "prompt": "p\u001b[31m", "result": "ok"})
+    head = j.head()
+    j.close()
+    before = snapshot(path)
+    ok = run("verify", path, "--json")
+    assert ok.returncode == 0
+    doc = json.loads(ok.stdout)
+    assert doc["ok"] and doc["report"]["head"] == head["step_hash"] and doc["report"]["steps"] == 3
+    assert run("verify", path, "--head", head["step_hash"]).returncode == 0
+    assert run("verify", path, "--head", "sha256:" + "0" * 64).returncode == 1
+    assert snapshot(path) == before, "verify is read-only"
+
+    bucket = os.path.join(path, "buckets", "0000000000000000.jsonl")
+    data = open(bucket, "rb").read().replace(b'"result":"ok"', b'"result":"\\u001b]0;pwned\\u0007"', 1)
+    open(bucket, "wb").write(data)
+    bad = run("verify", path, "--json")
+    assert bad.returncode == 1
+    doc = json.loads(bad.stdout)
+    assert not doc["ok"] and doc["report"]["problems"][0]["code"] == "HASH_MISMATCH"
+    assert "\x1b" not in bad.stderr and "\x07" not in bad.stderr
+
+
+def test_usage_and_io_errors(tmp_path):
+    assert run("verify").returncode == 2
+    assert run("verify", str(tmp_path / "absent")).returncode == 2
+    assert run("verify", str(tmp_path)).returncode == 2  # a directory that is no journal
+    assert run("verify", str(tmp_path), "--head", "nope").returncode == 2
+    assert run("frobnicate").returncode == 2
+
+
+def test_receipts_plain_and_published(tmp_path):
+    """A receipt file: plain, signed with its key pinned, and a published one held to REDACTION.md §7."""
+    import base64
+    from conftest import load_vectors
+    receipts = {c["id"]: c for c in load_vectors("receipts.json")["cases"]}
+    published = [c for c in load_vectors("redaction.json")["cases"] if c["kind"] == "published" and not c.get("publicKey")]
+    plain = [c for c in receipts.values() if not c.get("options")]
+    chosen = [next(c for c in plain if c["expect"]["ok"]), next(c for c in plain if not c["expect"]["ok"]),
+              next(c for c in published if c["expect"]["ok"]), next(c for c in published if not c["expect"]["ok"])]
+    for c in chosen:
+        p = tmp_path / (c["id"] + ".tar")
+        p.write_bytes(base64.b64decode(c["base64"]))
+        assert run("verify", str(p)).returncode == (0 if c["expect"]["ok"] else 1), c["id"]
+    signed = next(c for c in receipts.values() if c["result"] == "valid" and c.get("options", {}).get("publicKey"))
+    (tmp_path / "s.tar").write_bytes(base64.b64decode(signed["base64"]))
+    (tmp_path / "k.pub").write_text(signed["options"]["publicKey"] + "\n")
+    (tmp_path / "bad.pub").write_text("not a key")
+    assert run("verify", str(tmp_path / "s.tar"), "--pubkey", str(tmp_path / "k.pub")).returncode == 0
+    assert run("verify", str(tmp_path / "s.tar"), "--pubkey", str(tmp_path / "bad.pub")).returncode == 2
+
+
+def test_proof_files(tmp_path):
+    """--proof FILE with the policy (PROOFS.md §9.6); a refused vkey or quorum is a usage error (exit 2)."""
+    from conftest import load_vectors
+    files = [c for c in load_vectors("proofs.json")["cases"] if c["kind"] == "proof-file" and "text" in c and not c.get("trusted")]
+    for c in [next(c for c in files if c["expect"]["ok"]), next(c for c in files if not c["expect"]["ok"])]:
+        p = tmp_path / c["id"]
+        p.write_text(c["text"])
+        args = ["verify", "--proof", str(p), "--log-key", c["policy"]["log"], *sum((["--witness", w] for w in c["policy"]["witnesses"]), []),
+                "--quorum", str(c["policy"]["quorum"])]
+        assert run(*args).returncode == (0 if c["expect"]["ok"] else 1), c["id"]
+    assert run("verify", "--proof", str(p), "--log-key", "not+a+vkey").returncode == 2
+    assert run("verify", "--proof", str(p), "--log-key", c["policy"]["log"], "--quorum", "01").returncode == 2

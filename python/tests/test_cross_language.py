@@ -1,0 +1,162 @@
+"""Held to the TypeScript writer byte for byte (issue 42): what Python writes, the TypeScript CLI verifies, exports
+and reads; what TypeScript writes, Python verifies and extends; and both languages append to one journal at once
+from real processes, leaving one unbroken chain with every step. Needs the built CLI (npm run build)."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from stepchain import open_journal, start_run, verify_journal_dir
+
+ROOT = Path(__file__).resolve().parents[2]
+CLI = ROOT / "dist" / "cli" / "main.js"
+HELPERS = Path(__file__).resolve().parent / "helpers"
+NODE = shutil.which("node")
+pytestmark = pytest.mark.skipif(NODE is None or not CLI.exists(), reason="needs node and the built CLI (npm run build)")
+
+
+def ts(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+    p = subprocess.run([NODE, str(CLI), *args], capture_output=True, text=True, timeout=300)
+    if check and p.returncode != 0:
+        raise AssertionError(f"stepchain {' '.join(args)} exited {p.returncode}: {p.stderr}")
+    return p
+
+
+def ts_verify(path: str) -> dict:
+    p = ts("verify", path, "--json", check=False)
+    doc = json.loads(p.stdout)
+    assert p.returncode == (0 if doc["ok"] else 1)
+    return doc
+
+
+def test_python_writes_typescript_verifies_exports_and_reads(tmp_path):
+    j = open_journal(str(tmp_path / "plain"), blob_threshold=1024, fsync="none")
+    for i in range(3):
+        j.append({"input": {"i": i, "text": "é☃𝄞\u2028"}, "model": "m", "prompt": "p", "tool_call": {"name": "t", "arguments": {"x": 0.1 * i}},
+                  "result": "r" * (3000 if i == 1 else 3), "meta": {"n": 1e21, "f": -0.0}})
+    j.close()
+    doc = ts_verify(str(tmp_path / "plain"))
+    assert doc["ok"] and doc["report"]["steps"] == 3 and doc["report"]["problems"] == [] and doc["report"]["warnings"] == []
+    assert os.listdir(tmp_path / "plain" / "blobs" / "sha256"), "the long result went to a blob"
+    ts("export", str(tmp_path / "plain"), "-o", str(tmp_path / "r.tar.gz"))
+    assert ts_verify(str(tmp_path / "r.tar.gz"))["ok"]
+    shown = json.loads(ts("show", str(tmp_path / "plain"), "1", "--json").stdout)
+    assert json.dumps(shown).count("r" * 3000) == 1, "the blob is restored by the TypeScript reader"
+    assert ts("head", str(tmp_path / "plain")).stdout.split()[0] in (doc["report"]["head"], str(doc["report"]["head_seq"]))
+
+    run = start_run(str(tmp_path / "runs"), agent="py-agent", conversation_id="c1", input={"task": "t"}, fsync="none")
+    m = run.begin_model(model="test", prompt="hi")
+    m.complete("ok", tool_calls=[{"id": "call-1", "name": "search"}])
+    e = run.begin_tool("search", {"q": "x"}, call_id="call-1")
+    e.complete({"hits": 1})
+    run.begin_tool("send", {"to": "bob"}, idempotency_key="k1")  # killed here: no outcome
+    run.close()
+    path = str(tmp_path / "runs" / run.run_id)
+    assert ts_verify(path)["ok"]
+    listed = ts("effect", "list", path, "--json").stdout
+    assert '"send"' in listed and "started" in listed
+    assert ts("continuation", path).stdout.strip() == "4"
+    runs = ts("runs", str(tmp_path / "runs"), "--json").stdout
+    assert run.run_id in runs and "c1" in runs
+    index = (tmp_path / "runs" / ".runs.jsonl").read_text()  # FILE-STORE.md §14, as the TypeScript store writes it
+    assert json.loads(index.splitlines()[0]) == {"id": run.run_id, "run_id": run.run_id, "created_at": run.journal.genesis["created_at"],
+                                                  "run": {"agent": "py-agent", "conversation_id": "c1"}, "fork_of": None}
+
+
+def test_typescript_writes_python_verifies_and_extends(tmp_path):
+    j = str(tmp_path / "tsj")
+    ts("init", j, "--blob-threshold", "1024")
+    steps = "".join(json.dumps({"input": {"i": i}, "model": "m", "prompt": "p", "tool_call": None, "result": "x" * (2000 if i == 2 else 1)}) + "\n" for i in range(5))
+    subprocess.run([NODE, str(CLI), "append", j, "--jsonl"], input=steps, text=True, check=True, capture_output=True)
+    r = verify_journal_dir(j)
+    assert r.ok and r.steps == 5 and r.warnings == []
+    assert r.head == ts_verify(j)["report"]["head"]
+    pj = open_journal(j, create=False, fsync="none")
+    assert pj.head() == {"seq": 4, "step_hash": r.head}
+    pj.append({"input": {"i": 5}, "model": "m", "prompt": "p", "result": "from python"})
+    pj.close()
+    assert verify_journal_dir(j).ok
+    doc = ts_verify(j)
+    assert doc["ok"] and doc["report"]["steps"] == 6
+
+    rj = str(tmp_path / "tsrun")
+    ts("init", rj, "--run", "--agent", "ts-agent")
+    eid = ts("effect", "begin", rj, "--tool", "pay", "--args", '{"amount":5}').stdout.strip()
+    ts("effect", "end", rj, eid, "--result", '{"ok":true}')
+    ts("effect", "begin", rj, "--tool", "ship", "--args", "{}")
+    r = verify_journal_dir(rj)
+    assert r.ok and r.steps == 4
+    from stepchain import resume_run
+    run = resume_run(str(tmp_path), "tsrun", fsync="none")
+    assert [e.tool for e in run.pending_effects()] == ["ship"]
+    assert run.continuation_point()["seq"] == 2
+    run.close()
+
+
+def test_both_languages_append_to_one_journal_at_once(tmp_path):
+    path = str(tmp_path / "shared")
+    open_journal(path, fsync="none").close()
+    per = 40
+    procs = [subprocess.Popen([NODE, str(HELPERS / "ts_appender.mjs"), str(tmp_path), "shared", str(per), f"t{k}"]) for k in range(2)]
+    procs += [subprocess.Popen([sys.executable, str(HELPERS / "py_appender.py"), path, str(per), f"p{k}"]) for k in range(2)]
+    for p in procs:
+        assert p.wait(timeout=600) == 0
+    r = verify_journal_dir(path)
+    assert r.ok, [p.summary() for p in r.problems]
+    assert r.steps == 4 * per and r.warnings == []
+    doc = ts_verify(path)
+    assert doc["ok"] and doc["report"]["steps"] == 4 * per and doc["report"]["head"] == r.head
+    j = open_journal(path, create=False)
+    writers = {}
+    for rec in j.read():
+        w = rec["input"]["writer"]
+        assert rec["input"]["i"] == writers.get(w, -1) + 1, "each writer's steps in its own order"
+        writers[w] = rec["input"]["i"]
+    assert writers == {"t0": per - 1, "t1": per - 1, "p0": per - 1, "p1": per - 1}
+
+
+def test_typescript_publishes_what_python_wrote(tmp_path):
+    """A stepchain/v2 journal Python wrote, published by the TypeScript CLI (REDACTION.md §12): the publication
+    verifies against the original head in both languages."""
+    from stepchain.receipt import verify_published_receipt
+    j = open_journal(str(tmp_path / "j"), fmt="stepchain/v2", fsync="none")
+    j.append({"input": {"q": "hi"}, "prompt": "secret prompt", "result": "mail bob@example.com"})
+    j.append({"input": {"q": "x"}, "tool_call": {"name": "http", "arguments": {"api_key": "sk-abcdefghijklmnopqrstuvwxyz"}}})
+    head = j.head()["step_hash"]
+    j.close()
+    (tmp_path / "p.json").write_text('{"rules":[{"id":"prompts","paths":["/prompt"]},{"id":"secrets","detectors":["api-key","email"]}]}')
+    ts("publish", str(tmp_path / "j"), "--policy", str(tmp_path / "p.json"), "--opt-in", "-o", str(tmp_path / "pub.tar"))
+    data = (tmp_path / "pub.tar").read_bytes()
+    assert b"sk-abcdefghijklmnopqrstuvwxyz" not in data and b"secret prompt" not in data
+    r = verify_published_receipt(data, expect_head=head)
+    assert r.ok and r.redactions == 4, [p.code for p in r.problems]
+    assert ts("verify", str(tmp_path / "pub.tar"), "--head", head).returncode == 0
+
+
+def test_checkpoints_signed_by_typescript_over_what_python_appended(tmp_path):
+    """The TypeScript log catches its Merkle tree up over steps Python appended (FILE-STORE.md §16), and Python's
+    verify --checkpoint checks a journal against a checkpoint the TypeScript CLI signed (PROOFS.md §9.8 step 3)."""
+    import re
+    j = str(tmp_path / "j")
+    ts("keygen", "-o", str(tmp_path / "k"))
+    ts("init", j)
+    subprocess.run([NODE, str(CLI), "append", j], input='{"input":0}', text=True, check=True, capture_output=True)
+    out = ts("checkpoint", j, "--sign", str(tmp_path / "k"), "-o", str(tmp_path / "c1"), "--authority", "example.com").stderr
+    vkey = re.search(r"--log-key\): (\S+)", out).group(1)
+    pj = open_journal(j, create=False, fsync="none")
+    for i in range(1, 6):
+        pj.append({"input": i})
+    pj.close()
+    assert "at size 6" in ts("checkpoint", j, "--sign", str(tmp_path / "k"), "-o", str(tmp_path / "c2")).stderr
+    py = lambda *a: subprocess.run([sys.executable, "-m", "stepchain", "verify", j, *a], capture_output=True, cwd=str(ROOT / "python"), timeout=120).returncode  # noqa: E731
+    assert py("--checkpoint", str(tmp_path / "c1"), "--log-key", vkey) == 0
+    assert py("--checkpoint", str(tmp_path / "c2"), "--log-key", vkey) == 0
+    # A journal truncated below the checkpoint no longer extends it (SIZE_DECREASED): exit 1.
+    bucket = tmp_path / "j" / "buckets" / "0000000000000000.jsonl"
+    lines = bucket.read_bytes().split(b"\n")
+    bucket.write_bytes(lines[0] + b"\n")
+    assert py("--checkpoint", str(tmp_path / "c2"), "--log-key", vkey) == 1
