@@ -63,7 +63,7 @@ const lines = [
   ...rows.map((r) => `| ${r.name} | ${(r.fill / 1000).toFixed(1)} s | ${(r.pruneMs / 1000).toFixed(1)} s | ${(r.pruneMs / (RUNS / 2)).toFixed(2)} ms | ${((r.pruneMs / (RUNS / 2)) / (r.fill / RUNS)).toFixed(2)}× |`),
   '',
   'Each removal reads and verifies the run (tree root, head, last checkpoint), appends its tombstone durably (64 per commit), re-reads',
-  'the head and removes the run; on a directory the removal's rename, directory fsync and delete dominate.',
+  'the head and removes the run; on a directory the removal\'s rename, directory fsync and delete dominate.',
   '',
 ];
 writeSection(OUT, '## Retention (issue 40', lines);
