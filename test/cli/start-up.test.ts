@@ -85,6 +85,39 @@ describe('the bundled CLI', () => {
     expect(relative(receipt.files).filter((f) => !/^(cli\/main\.js$|cli\/verify\/)/.test(f) && !f.includes('/node_modules/'))).toEqual([]);
   });
 
+  test('`append` and `effect` load the entry and their own bundle (dist/cli/agent): no receipt, signature or other store code', async () => {
+    const dir = tempDir('stepchain-start-');
+    expect((await run(['init', join(dir, 'run'), '--run'], dir)).code).toBe(0);
+    const path = join(dir, 'run');
+    const step = join(dir, 'step.json');
+    writeFileSync(step, JSON.stringify({ input: { q: 1 }, model: 'm', prompt: null, tool_call: null, result: null }));
+    const appended = await run(['append', path, '--file', step, '--json'], dir);
+    expect(appended.code).toBe(0);
+    expect(JSON.parse(appended.stdout)).toMatchObject({ ok: true });
+    const begun = await run(['effect', 'begin', path, '--tool', 'send', '--args', '{"to":"a"}'], dir);
+    expect(begun.code).toBe(0);
+    const ended = await run(['effect', 'end', path, begun.stdout.trim(), '--result', '{"sent":true}', '--json'], dir);
+    expect(ended.code).toBe(0);
+    expect(JSON.parse(ended.stdout)).toMatchObject({ ok: true, action: 'end', status: 'completed' });
+    for (const r of [appended, begun, ended]) {
+      const files = relative(r.files);
+      expect(files[0]).toBe('cli/main.js');
+      // The main build's chunks held the receipt verifier, ed25519 and the witness code beside the store:
+      // `append` of one step read 12 files of it. Built apart, the entry and one file.
+      expect(files.slice(1).filter((f) => !f.startsWith('cli/agent/'))).toEqual([]);
+      expect(files.length).toBeLessThanOrEqual(3);
+    }
+    // Their help and a usage error read as from the whole shell.
+    const [own, shell] = await Promise.all([run(['effect', '--help'], dir), run(['help', 'effect'], dir)]);
+    expect(own.code).toBe(0);
+    expect(own.stdout).toContain('Usage: stepchain effect');
+    expect(own.stdout).toBe(shell.stdout);
+    const bad = await run(['--json', 'append', path, '--jsonll'], dir);
+    expect(bad.code).toBe(2);
+    expect(JSON.parse(bad.stdout)).toMatchObject({ ok: false, error: { code: 'USAGE' } });
+    expect(bad.stderr).toContain('did you mean --jsonl?');
+  });
+
   test('`--version` loads the entry and the shell only', async () => {
     const dir = tempDir('stepchain-start-');
     const r = await run(['--version'], dir);
