@@ -29,9 +29,14 @@ try {
   process.stderr.write = () => true;
   const codes = [];
   try {
-    codes.push(await module.runAgent(['append', journal, '--file', step]));
-    codes.push(await module.runAgent(['effect', 'begin', journal, '--tool', 'warm', '--args', '{"n":1}', '--id', 'warm-1']));
-    codes.push(await module.runAgent(['effect', 'end', journal, 'warm-1', '--result', '{"ok":true}']));
+    // Twice each, and with --json: a journal's first write finds no tree state, no tail to read and no
+    // effects, which every later one does; functions first called there would compile at each start.
+    for (const round of [1, 2]) {
+      const json = round === 2 ? ['--json'] : [];
+      codes.push(await module.runAgent(['append', journal, '--file', step, ...json]));
+      codes.push(await module.runAgent(['effect', 'begin', journal, '--tool', 'warm', '--args', `{"n":${round}}`, '--id', `warm-${round}`, ...json]));
+      codes.push(await module.runAgent(['effect', 'end', journal, `warm-${round}`, '--result', '{"ok":true}', ...json]));
+    }
   } finally {
     process.stdout.write = write;
     process.stderr.write = say;
