@@ -28,7 +28,7 @@ import { fmtRate, fmtRatio, measure, summary } from './lib/stats.mjs';
 const here = fileURLToPath(new URL('.', import.meta.url));
 const QUICK = process.argv.includes('--quick');
 const ONLY = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : null;
-const OUT = join(here, ONLY === 'tree' ? 'RESULTS-postgres-tree.md' : QUICK ? 'RESULTS-postgres-quick.md' : 'RESULTS-postgres.md');
+const OUT = join(here, ONLY === 'tree' ? 'RESULTS-postgres-tree.md' : ONLY === 'serialize' ? 'RESULTS-postgres-serialize.md' : QUICK ? 'RESULTS-postgres-quick.md' : 'RESULTS-postgres.md');
 const CFG = QUICK
   ? { runMs: 1500, reps: 1, writers: [1, 4, 16], conc: [1, 8], serialMs: 1500, verifyN: 10_000, verifyReps: 2 }
   : { runMs: 4000, reps: 3, writers: [1, 4, 16], conc: [1, 8], serialMs: 4000, verifyN: 100_000, verifyReps: 3 };
@@ -61,7 +61,8 @@ try {
     await serializationFigures();
     await verifyFigures();
   }
-  await treeFigures();
+  if (ONLY === 'serialize') await serializationFigures();
+  else await treeFigures();
 } finally {
   await admin.end();
   await stop();
@@ -117,12 +118,13 @@ async function appendFigures() {
 
 // ------------------------------------------------------------------ serialization strategies
 async function serializationFigures() {
-  for (const strategy of ['rowlock', 'advisory-head', 'advisory', 'optimistic']) {
+  for (const strategy of ['rowlock', 'advisory-head', 'advisory', 'optimistic', 'staged']) {
     for (const writers of CFG.writers) {
       const schema = `bench_serial_${strategy.replace('-', '_')}_${writers}`;
       await admin.query(`CREATE SCHEMA ${schema}`);
       await admin.query(`CREATE TABLE ${schema}.journals (key int PRIMARY KEY, head_seq bigint NOT NULL, head_hash text NOT NULL) WITH (fillfactor = 50)`);
-      await admin.query(`CREATE TABLE ${schema}.steps (journal int NOT NULL, seq bigint NOT NULL, hash text NOT NULL, line text NOT NULL, PRIMARY KEY (journal, seq))`);
+      await admin.query(`CREATE TABLE ${schema}.steps (journal int NOT NULL, seq bigint NOT NULL, hash text NOT NULL, line text NOT NULL, staged bigint, PRIMARY KEY (journal, seq))`);
+      await admin.query(`CREATE TABLE ${schema}.staging (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, journal int NOT NULL, line text NOT NULL)`);
       await admin.query(`INSERT INTO ${schema}.journals VALUES (1, -1, 'genesis')`);
       const results = await runWorkers('pg-serialize-proc.mjs', () => [strategy, schema, String(CFG.serialMs)], writers);
       const done = results.reduce((a, x) => a + x.done, 0);
@@ -131,7 +133,7 @@ async function serializationFigures() {
       const n = Number((await admin.query(`SELECT count(*) AS n, max(seq) AS m FROM ${schema}.steps`)).rows[0].n);
       if (n !== done) throw new Error(`${strategy}: ${n} rows for ${done} appends`);
       const rate = (done * 1000) / ms;
-      rows.push({ section: 'serialize', figure: `${label(strategy)}, ${writers} writer process${writers === 1 ? '' : 'es'}`, ...summary([rate]), unit: 'appends/s', note: strategy === 'optimistic' ? `${retries} retries (${((retries / Math.max(1, done)) * 100).toFixed(0)}% of appends)` : '', key: `serial:${strategy}:${writers}` });
+      rows.push({ section: 'serialize', figure: `${label(strategy)}, ${writers} writer process${writers === 1 ? '' : 'es'}`, ...summary([rate]), unit: 'appends/s', note: strategy === 'optimistic' ? `${retries} retries (${((retries / Math.max(1, done)) * 100).toFixed(0)}% of appends)` : strategy === 'staged' ? `${(done / Math.max(1, retries)).toFixed(1)} lines per sequencing commit` : '', key: `serial:${strategy}:${writers}` });
       log(`serialize ${strategy} ${writers}: ${fmtRate(rate)}/s${strategy === 'optimistic' ? `, ${retries} retries` : ''}`);
     }
   }
@@ -149,6 +151,7 @@ function label(strategy) {
     'advisory-head': 'advisory lock, then the head row',
     advisory: 'advisory lock, tail from the last step row (no head row)',
     optimistic: 'no lock: unique (journal, seq), retry on conflict',
+    staged: 'staged, then chained in batches by whoever holds the sequencer lock (issue 45)',
   }[strategy];
 }
 

@@ -14,8 +14,9 @@
 // - CommonJS dependencies (tar-stream and what it requires) and anything named at run time (pg): Node
 //   loads them as usual. ES-module dependencies (@noble/*, pako) are bundled.
 import * as esbuild from 'esbuild';
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { readFile, rm } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -72,6 +73,47 @@ const verifyApart = {
   },
 };
 
+/**
+ * `stepchain append` and `stepchain effect`, the verbs an agent runs once per step or per tool call (issue 45),
+ * are one file of their own, dist/cli/agent/main.cjs, loaded with V8's code cache (src/cli/agent-load.ts):
+ * in the main build, `append` of one step loaded 12 files (590 KiB), among them the chunks its modules share
+ * with the receipt verifier, signatures (ed25519) and witnesses, which it never runs. CommonJS, because
+ * Node 20 takes cached code only for a script (`vm.Script`), not for an ES module; `import.meta.url` (the
+ * SQLite driver's require) is the file's URL. Loading the SQLite and Postgres stores (about 90 KiB of it)
+ * only for their locations measured no different, so they stay in. The cache is made here, after the
+ * bundle: scripts/agent-cache.mjs runs it once on a scratch journal and keeps what V8 compiled.
+ */
+const AGENT = 'cli/agent/main';
+function bundleAgent() {
+  return esbuild.build({
+    absWorkingDir: root,
+    entryPoints: { [AGENT]: 'src/cli/agent-main.ts' },
+    outdir: 'dist',
+    outExtension: { '.js': '.cjs' },
+    bundle: true,
+    format: 'cjs',
+    platform: 'node',
+    target: 'node20',
+    sourcemap: 'linked',
+    sourcesContent: false,
+    external: ['tar-stream'],
+    plugins: [keepPoolOutside, nativeHashOnly],
+    define: { 'import.meta.url': '__stepchainBundleUrl' },
+    // `import()` becomes `require()`: a function V8 restores from a code cache has lost the script's
+    // dynamic-import callback ("A dynamic import callback was not specified"), and what these verbs import
+    // lazily (node:fs, node:readline, the `pg` driver) can be required.
+    supported: { 'dynamic-import': false },
+    banner: { js: 'var __stepchainBundleUrl = require("node:url").pathToFileURL(__filename).href;' },
+    minify: false,
+    legalComments: 'none',
+    // ASCII (other characters escaped): V8 keeps the source as a one-byte string, half the memory of a two-byte
+    // one, and reads it with fewer young-generation collections during the start.
+    charset: 'ascii',
+    metafile: true,
+    logLevel: 'warning',
+  });
+}
+
 /** One esbuild build of the CLI: its entries in dist/, the chunks they share in dist/`chunkDir`. */
 function bundle(entryPoints, chunkDir, plugins) {
   return esbuild.build({
@@ -127,11 +169,23 @@ function bundleWorker() {
 
 await rm(at(`dist/${CHUNKS}`), { recursive: true, force: true });
 await rm(at(`dist/cli/${VERIFY}`), { recursive: true, force: true });
+await rm(at('dist/cli/agent'), { recursive: true, force: true });
 // The verify bundle's entry sits beside its chunks, so a relative path (the pool's) holds from either.
 const builds = [
   await bundle({ 'cli/main': 'src/cli/main.ts' }, CHUNKS, [verifyApart]),
   await bundle({ [`cli/${VERIFY}/main`]: 'src/cli/verify-main.ts' }, `cli/${VERIFY}`, []),
 ];
+const agent = await bundleAgent();
+const agentImports = Object.values(agent.metafile.outputs).flatMap((o) => o.imports ?? []).filter((i) => !i.path.startsWith('node:') && i.path !== 'tar-stream');
+if (agentImports.length > 0) throw new Error(`dist/${AGENT}.cjs must be one file; it imports ${agentImports.map((i) => i.path).join(', ')}`);
+{
+  // esbuild's ASCII charset escapes every string, template and regular expression; what it leaves is in
+  // comments, written out here as \u escapes (text in a comment), so the file is ASCII throughout.
+  const file = at(`dist/${AGENT}.cjs`);
+  await writeFile(file, (await readFile(file, 'utf8')).replace(/[^\x00-\x7f]/gu, (c) => [...c].map((u) => `\\u{${u.codePointAt(0).toString(16)}}`).join('')));
+}
+const made = spawnSync(process.execPath, [at('scripts/agent-cache.mjs')], { encoding: 'utf8' });
+if (made.status !== 0) throw new Error(`scripts/agent-cache.mjs failed: ${made.stderr}`);
 const worker = await bundleWorker();
 const workerImports = Object.values(worker.metafile.outputs)[0].imports.filter((i) => !i.path.startsWith('node:'));
 if (workerImports.length > 0) throw new Error(`dist/parallel/worker.js must be one file; it imports ${workerImports.map((i) => i.path).join(', ')}`);
@@ -157,4 +211,5 @@ for (const [b, where] of [[builds[0], 'dist/cli/main.js'], [builds[1], `dist/cli
   const bytes = outputs.reduce((n, [, o]) => n + o.bytes, 0);
   console.error(`${where}: bundled with ${outputs.length - 1} chunks, ${(bytes / 1024).toFixed(0)} KiB in all`);
 }
+console.error(`dist/${AGENT}.cjs: one file, ${(Object.entries(agent.metafile.outputs).filter(([n]) => n.endsWith('.cjs')).reduce((n, [, o]) => n + o.bytes, 0) / 1024).toFixed(0)} KiB; ${made.stdout.trim()}`);
 console.error(`dist/parallel/worker.js: one file, ${(Object.values(worker.metafile.outputs).reduce((n, o) => n + (o.bytes ?? 0), 0) / 1024).toFixed(0)} KiB with its source map`);

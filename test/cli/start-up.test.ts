@@ -85,6 +85,43 @@ describe('the bundled CLI', () => {
     expect(relative(receipt.files).filter((f) => !/^(cli\/main\.js$|cli\/verify\/)/.test(f) && !f.includes('/node_modules/'))).toEqual([]);
   });
 
+  test('`append` and `effect` load the entry and their own script (dist/cli/agent), compiled from its code cache: no receipt, signature or other store chunks', async () => {
+    const dir = tempDir('stepchain-start-');
+    expect((await run(['init', join(dir, 'run'), '--run'], dir)).code).toBe(0);
+    const path = join(dir, 'run');
+    const step = join(dir, 'step.json');
+    writeFileSync(step, JSON.stringify({ input: { q: 1 }, model: 'm', prompt: null, tool_call: null, result: null }));
+    const appended = await run(['append', path, '--file', step, '--json'], dir);
+    expect(appended.code).toBe(0);
+    expect(JSON.parse(appended.stdout)).toMatchObject({ ok: true });
+    const begun = await run(['effect', 'begin', path, '--tool', 'send', '--args', '{"to":"a"}'], dir);
+    expect(begun.code).toBe(0);
+    const ended = await run(['effect', 'end', path, begun.stdout.trim(), '--result', '{"sent":true}', '--json'], dir);
+    expect(ended.code).toBe(0);
+    expect(JSON.parse(ended.stdout)).toMatchObject({ ok: true, action: 'end', status: 'completed' });
+    for (const r of [appended, begun, ended]) {
+      // The main build's chunks held the receipt verifier, ed25519 and the witness code beside the store:
+      // `append` of one step read 12 files of it. Now the entry is the one ES module: the verbs are one
+      // script, dist/cli/agent/main.cjs, compiled from V8's code cache (src/cli/agent-load.ts).
+      expect(relative(r.files)).toEqual(['cli/main.js']);
+    }
+    // The cache the build made is the one V8 takes here (same source, V8 and flags): a rejected cache would
+    // compile the whole bundle at every start, the same output and no error, so only this says so.
+    const probe = await new Promise<string>((resolve, reject) => {
+      execFile(process.execPath, ['--input-type=module', '-e', `import { loadAgent } from ${JSON.stringify(new URL('cli/agent-load.js', DIST).href)}; const a = loadAgent(); console.log(JSON.stringify({ cached: a.cached, verbs: typeof a.module.runAgent }));`], (error, stdout) => (error ? reject(error) : resolve(stdout)));
+    });
+    expect(JSON.parse(probe)).toEqual({ cached: true, verbs: 'function' });
+    // Their help and a usage error read as from the whole shell.
+    const [own, shell] = await Promise.all([run(['effect', '--help'], dir), run(['help', 'effect'], dir)]);
+    expect(own.code).toBe(0);
+    expect(own.stdout).toContain('Usage: stepchain effect');
+    expect(own.stdout).toBe(shell.stdout);
+    const bad = await run(['--json', 'append', path, '--jsonll'], dir);
+    expect(bad.code).toBe(2);
+    expect(JSON.parse(bad.stdout)).toMatchObject({ ok: false, error: { code: 'USAGE' } });
+    expect(bad.stderr).toContain('did you mean --jsonl?');
+  });
+
   test('`--version` loads the entry and the shell only', async () => {
     const dir = tempDir('stepchain-start-');
     const r = await run(['--version'], dir);
