@@ -114,32 +114,13 @@ export async function prune(store: Store, options: PruneOptions): Promise<PruneR
     const covered = options.journals ?? (() => true);
     const ids = (options.journals === undefined ? (await store.runs({})).map((r) => r.id) : await store.list()).filter((id) => id !== TOMBSTONE_JOURNAL && covered(id));
     for (const id of ids) {
-      let tombstone: Tombstone;
-      let journal: Journal | null = null;
-      try {
-        journal = await store.open(id, { readOnly: true });
-        const entry = entryOf(journal);
-        const summary = await summarize(journal);
-        const since = basis === 'created' || summary.lastTs === null ? entry.created_at : summary.lastTs;
-        if (!(Date.parse(since) < cutoff)) {
-          result.kept++;
-          continue;
-        }
-        // Only an intact history is removed under a policy: a damaged one is evidence (RETENTION.md §5 step 2).
-        const report = await journal.verify();
-        if (!report.ok) {
-          const first = report.problems[0]!;
-          throw new StoreError('JOURNAL_INVALID', `${first.code}${first.location.seq !== undefined ? ` at seq ${first.location.seq}` : ''}: ${first.message}`);
-        }
-        tombstone = await tombstoneOf(entry, summary, { removedAt: now.toISOString(), reason, keepDays, basis });
-      } catch (e) {
-        const err = e as { code?: unknown; message?: unknown };
-        result.skipped.push({ journal: id, code: typeof err.code === 'string' ? err.code : 'UNREADABLE', message: String(err.message ?? e) });
+      const assessed = await assess(store, id, { cutoff, basis, removedAt: now.toISOString(), reason, keepDays });
+      if ('skipped' in assessed) result.skipped.push(assessed.skipped);
+      if (!('tombstone' in assessed)) {
         result.kept++;
         continue;
-      } finally {
-        await journal?.close();
       }
+      const tombstone = assessed.tombstone;
       if (options.dryRun) {
         result.removed.push(tombstone);
         options.onRun?.(tombstone);
@@ -159,6 +140,37 @@ export async function prune(store: Store, options: PruneOptions): Promise<PruneR
 
 /** How many tombstones one commit of `_tombstones` holds at most (RETENTION.md §5 step 4). */
 const TOMBSTONE_BATCH = 64;
+
+/**
+ * One journal against the policy (RETENTION.md §5 step 2): kept (not expired), skipped (damaged or
+ * unreadable: kept too), or expired with the tombstone its removal would leave.
+ */
+async function assess(
+  store: Store,
+  id: string,
+  how: { cutoff: number; basis: RetentionBasis; removedAt: string; reason: string; keepDays: number },
+): Promise<{ kept: true } | { skipped: PruneResult['skipped'][number] } | { tombstone: Tombstone }> {
+  let journal: Journal | null = null;
+  try {
+    journal = await store.open(id, { readOnly: true });
+    const entry = entryOf(journal);
+    const summary = await summarize(journal);
+    const since = how.basis === 'created' || summary.lastTs === null ? entry.created_at : summary.lastTs;
+    if (!(Date.parse(since) < how.cutoff)) return { kept: true };
+    // Only an intact history is removed under a policy: a damaged one is evidence.
+    const report = await journal.verify();
+    if (!report.ok) {
+      const first = report.problems[0]!;
+      throw new StoreError('JOURNAL_INVALID', `${first.code}${first.location.seq !== undefined ? ` at seq ${first.location.seq}` : ''}: ${first.message}`);
+    }
+    return { tombstone: await tombstoneOf(entry, summary, how) };
+  } catch (e) {
+    const err = e as { code?: unknown; message?: unknown };
+    return { skipped: { journal: id, code: typeof err.code === 'string' ? err.code : 'UNREADABLE', message: String(err.message ?? e) } };
+  } finally {
+    await journal?.close();
+  }
+}
 
 async function headOf(store: Store, id: string): Promise<string | null> {
   const journal = await store.open(id, { readOnly: true });
