@@ -60,8 +60,11 @@ const ALLOWED: Record<string, readonly string[]> = {
   adapters: ['entry'],
 };
 
-/** The public entries a framework adapter may import: the root and the journal contract, never internals. */
-const ADAPTER_ENTRIES = ['index.ts', 'journal.ts'];
+/**
+ * The public entries a framework adapter may import: the root, the journal contract, and the verifier and
+ * format entries (a reader that verifies what it folds, LANGGRAPH §6) — never internals.
+ */
+const ADAPTER_ENTRIES = ['index.ts', 'journal.ts', 'verify.ts', 'format.ts'];
 
 function relativeImports(file: string): string[] {
   const source = readFileSync(file, 'utf8');
