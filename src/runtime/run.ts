@@ -569,10 +569,12 @@ export class Run {
       if (pending.length > 0) {
         if (options.leavePending !== true) {
           const list = pending.map((e) => `${e.id} (${JSON.stringify(e.tool ?? '?')}, seq ${e.seq})`).join(', ');
-          throw new RuntimeError('EFFECT_PENDING', `run ${this.runId} has ${pending.length} effect${pending.length === 1 ? '' : 's'} of unknown outcome: ${list}`, {
+          const refused = new RuntimeError('EFFECT_PENDING', `run ${this.runId} has ${pending.length} effect${pending.length === 1 ? '' : 's'} of unknown outcome: ${list}`, {
             location: { seq: pending[0]!.seq },
             hint: 'resolve each (run.resolveEffect, or stepchain effect resolve), or complete with { leavePending: true } to record them as unresolved',
           });
+          refused.pendingEffect = pending[0]!.id;
+          throw refused;
         }
         step.meta = { unresolved: pending.map((e) => e.id) };
       }
