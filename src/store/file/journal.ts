@@ -19,9 +19,9 @@ import { afterOf, appendManyOf, queueSteps } from '../append.js';
 import type { BlobPayload } from '../prepare.js';
 import { restoreRecord } from '../restore.js';
 import { knownSteps, sequenceBatch, type Group, type GroupOutcome } from '../sequencer.js';
-import type { AppendOptions, AppendResult, Journal, JournalConfig, JournalReport, JournalVerifyOptions, Lineage } from '../types.js';
-import { assertOwnDirectories } from './fsutil.js';
-import { BUCKETS_DIR, JournalPaths, type JournalMeta } from './layout.js';
+import type { AppendOptions, AppendResult, Journal, JournalConfig, JournalReport, JournalVerifyOptions, Lineage, RunStateCache } from '../types.js';
+import { assertOwnDirectories, readRegular, writeFileAtomic } from './fsutil.js';
+import { BUCKETS_DIR, JournalPaths, MAX_RUN_STATE_BYTES, RUN_STATE_FILE, type JournalMeta } from './layout.js';
 import { faultPoint } from './faults.js';
 import { STREAM_CHUNK, STREAM_MANY, readPending, removePending, rollBackPending, writePending, type PendingBatch, type StreamedBatch } from './batch.js';
 import { prepareSteps } from '../prepare.js';
@@ -356,6 +356,20 @@ export class FileJournal implements Journal {
     this.closed = true;
     await this.queue.close();
     await this.writer.sync();
+  }
+
+  /** `.run-state.json` (FILE-STORE.md §19): a run reader's saved state; written without the lock, atomically. */
+  get runStateCache(): RunStateCache {
+    const path = join(this.paths.dir, RUN_STATE_FILE);
+    const read = async (): Promise<string | null> => {
+      try {
+        return (await readRegular(path, MAX_RUN_STATE_BYTES)).toString('utf8');
+      } catch {
+        return null;
+      }
+    };
+    if (this.readOnly) return { read };
+    return { read, write: (text) => writeFileAtomic(path, text, { fsyncFile: false, fsyncDir: false }) };
   }
 
   // ---------------------------------------------------------------- reading (no lock)
