@@ -47,6 +47,8 @@ export interface ReadOptions {
    * line at once); it spares a fresh buffer per read and the garbage collector's work on them.
    */
   reuse?: boolean;
+  /** Read no byte at or past this offset (default: to the end of the file as it is while being read). */
+  end?: number;
 }
 
 /**
@@ -63,7 +65,9 @@ export async function* readLineBatches(path: string, start = 0, maxBytes = Numbe
     let scratch: Buffer | null = null;
     for (;;) {
       const chunk = reading.reuse ? (scratch ??= Buffer.allocUnsafeSlow(chunkBytes)) : Buffer.allocUnsafeSlow(chunkBytes);
-      const { bytesRead } = await fh.read(chunk, 0, chunkBytes, pos);
+      const want = reading.end === undefined ? chunkBytes : Math.min(chunkBytes, reading.end - pos);
+      if (want <= 0) break;
+      const { bytesRead } = await fh.read(chunk, 0, want, pos);
       if (bytesRead === 0) break;
       pos += bytesRead;
       const batch = splitter.push(chunk.subarray(0, bytesRead));
