@@ -20,15 +20,15 @@ import type { BlobPayload } from '../prepare.js';
 import { restoreRecord } from '../restore.js';
 import { knownSteps, sequenceBatch, type Group, type GroupOutcome } from '../sequencer.js';
 import type { AppendOptions, AppendResult, Journal, JournalConfig, JournalReport, JournalVerifyOptions, Lineage, RunStateCache } from '../types.js';
-import { assertOwnDirectories, readRegular, writeFileAtomic } from './fsutil.js';
-import { BUCKETS_DIR, JournalPaths, MAX_RUN_STATE_BYTES, RUN_STATE_FILE, type JournalMeta } from './layout.js';
+import { assertOwnDirectories } from './fsutil.js';
+import { BUCKETS_DIR, JournalPaths, type JournalMeta } from './layout.js';
 import { faultPoint } from './faults.js';
 import { STREAM_CHUNK, STREAM_MANY, readPending, removePending, rollBackPending, writePending, type PendingBatch, type StreamedBatch } from './batch.js';
 import { prepareSteps } from '../prepare.js';
 import { writerProfile } from '../../record/formats.js';
 import { Lease } from './lease.js';
 import { sweepStaging } from './lock.js';
-import { readBlob, readHead, readStoredLines } from './reads.js';
+import { readBlob, readHead, readStoredLines, runStateFile } from './reads.js';
 import { Tail } from './tail.js';
 import { verifyJournalDir } from './verify-dir.js';
 import { BucketWriter, type CommittedLine, type FsyncMode } from './writer.js';
@@ -358,18 +358,9 @@ export class FileJournal implements Journal {
     await this.writer.sync();
   }
 
-  /** `.run-state.json` (FILE-STORE.md §19): a run reader's saved state; written without the lock, atomically. */
+  /** `.run-state.json` (FILE-STORE.md §19): a run reader's saved state. */
   get runStateCache(): RunStateCache {
-    const path = join(this.paths.dir, RUN_STATE_FILE);
-    const read = async (): Promise<string | null> => {
-      try {
-        return (await readRegular(path, MAX_RUN_STATE_BYTES)).toString('utf8');
-      } catch {
-        return null;
-      }
-    };
-    if (this.readOnly) return { read };
-    return { read, write: (text) => writeFileAtomic(path, text, { fsyncFile: false, fsyncDir: false }) };
+    return runStateFile(this.paths.dir, this.readOnly);
   }
 
   // ---------------------------------------------------------------- reading (no lock)

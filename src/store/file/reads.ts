@@ -11,8 +11,9 @@ import type { ChainHead, SeqRange, StoredLine } from '../../chain/source.js';
 import { StoreError, ioError } from '../errors.js';
 import { checkRange } from '../ids.js';
 import { blobSizeError } from '../restore.js';
-import { NOT_REGULAR, isNotFound, openRegular, readExactly } from './fsutil.js';
-import { BUCKETS_DIR, bucketName, type JournalPaths } from './layout.js';
+import { NOT_REGULAR, isNotFound, openRegular, readExactly, readRegular, writeFileAtomic } from './fsutil.js';
+import { BUCKETS_DIR, MAX_RUN_STATE_BYTES, RUN_STATE_FILE, bucketName, type JournalPaths } from './layout.js';
+import type { RunStateCache } from '../types.js';
 import { readLastLine, readLines, seekLinesBack } from './lines.js';
 import { listBuckets } from './tail.js';
 import { readPending } from './batch.js';
@@ -169,4 +170,18 @@ async function* wrapIo<T>(lines: AsyncGenerator<T>, path: string): AsyncGenerato
     if (e instanceof StoreError) throw e;
     throw ioError('reading', path, e);
   }
+}
+
+/** A journal's saved run state (§19), read as §3 says; written whole, without the lock (temporary file, rename). */
+export function runStateFile(dir: string, readOnly: boolean): RunStateCache {
+  const path = join(dir, RUN_STATE_FILE);
+  const read = async (): Promise<string | null> => {
+    try {
+      return (await readRegular(path, MAX_RUN_STATE_BYTES)).toString('utf8');
+    } catch {
+      return null;
+    }
+  };
+  if (readOnly) return { read };
+  return { read, write: (text) => writeFileAtomic(path, text, { fsyncFile: false, fsyncDir: false }) };
 }
