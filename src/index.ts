@@ -36,7 +36,7 @@ export type { Json, JsonObject } from './canonical/json.js';
 // The agent runtime: runs, model requests and tool effects in flight, the continuation point (RUNS.md).
 export {
   RuntimeError, startRun, resumeRun, Run, toJournalValue, toolCallOf, type ToolCallValue,
-  type RuntimeErrorCode, type StartRunOptions, type BeginModelOptions, type ModelOutcome, type BeginToolOptions, type ContinuationPoint,
+  type RuntimeErrorCode, type StartRunOptions, type BeginModelOptions, type ModelOutcome, type BeginToolOptions, type ContinuationPoint, type RunOpenOptions,
   type ModelCallHandle, type EffectHandle, type Effect, type ModelCall, type EffectStatus, type RunState, type BoundaryAnomaly, type JournalValueOptions, type BytesValue,
   type EffectDecision, type ResolveOptions, type CompleteOptions, type Resolution, type ResolutionDecision, type Unrepresentable,
   beginEffect, runEffect, currentEffect, withEffect, type EffectClass, type EffectScope, type EffectRun,

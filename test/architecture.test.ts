@@ -61,8 +61,12 @@ const ALLOWED: Record<string, readonly string[]> = {
   adapters: ['entry'],
 };
 
-/** The public entries a framework adapter may import: the root, the journal contract and retention, never internals. */
-const ADAPTER_ENTRIES = ['index.ts', 'journal.ts', 'retention.ts'];
+/**
+ * The public entries a framework adapter may import: the root, the journal contract, the verifier and
+ * format entries (a reader that verifies what it folds, LANGGRAPH §6) and retention (a thread's TTL) —
+ * never internals.
+ */
+const ADAPTER_ENTRIES = ['index.ts', 'journal.ts', 'verify.ts', 'format.ts', 'retention.ts'];
 
 function relativeImports(file: string): string[] {
   const source = readFileSync(file, 'utf8');

@@ -65,7 +65,7 @@ function seal(genesis, contents, { start = 0, prev = genesisHash(genesis), v = 2
       const texts = {};
       for (const f of STEP_V2.contentFields) texts[f] = jcsRecord(unsealed[f]);
       if (unsealed.meta !== undefined) texts.meta = jcsRecord(unsealed.meta);
-      ({ line } = sealCommitted(STEP_V2, texts, { seq: i, stepId: id(i), ts: ts(i), prevHash: prev }, recordSalt(i)));
+      ({ line } = sealCommitted(STEP_V2, texts, { seq: i, stepId: unsealed.step_id, ts: ts(i), prevHash: prev }, recordSalt(i)));
       record = JSON.parse(line);
       const { step_hash, ...rest } = record;
       assert(step_hash === sha(preimageOf(rest)), `record ${i} hash`);
@@ -270,6 +270,13 @@ function chainCases() {
   add('unrepresentable-outcome', 'RUNS.md §6: a tool result with parts JSON cannot represent, recorded with markers listed in meta.unrepresentable; the outcome stays completed', {
     contents: [...RUN.slice(0, 4), { kind: 'tool.completed', ref: id(3), tool_call: CHARGE, result: { charge_id: 'ch_81', raw: { unrepresentable: 'a reference back to an enclosing value (a cycle)' } }, meta: { unrepresentable: [{ path: '/result/raw', what: 'a reference back to an enclosing value (a cycle)' }] } }],
     intended: [], resolutions: true,
+  });
+  // RUNS.md §2: a second started record under an id the run already has is an anomaly, and the first stands.
+  add('step-id-repeated', 'a second tool.started under the step_id of a pending effect: STEP_ID_REPEATED at its seq; the first effect stands (still pending, its intent unchanged), the second is not read (RUNS.md §2)', {
+    contents: [RUN[0], { kind: 'tool.started', tool_call: CHARGE }, { kind: 'tool.started', step_id: id(1), tool_call: { name: 'refund', arguments: { invoice: 'INV-9' } } }], intended: [],
+  });
+  add('step-id-repeated-model', 'a model.started under the step_id of a completed tool effect: STEP_ID_REPEATED; nothing is in flight, so the continuation point moves past it (RUNS.md §2)', {
+    contents: [RUN[0], { kind: 'tool.started', tool_call: CHARGE }, { kind: 'tool.completed', ref: id(1), tool_call: CHARGE, result: 'ok' }, { kind: 'model.started', step_id: id(1), model: 'gpt-4o-2024-08-06', prompt: PROMPT }], intended: [],
   });
   return cases;
 }

@@ -82,7 +82,7 @@ export interface ModelCall {
 /** A record that breaks the boundary rules between records (never thrown: reported). */
 export interface BoundaryAnomaly {
   seq: number;
-  code: 'OUTCOME_WITHOUT_START' | 'OUTCOME_REPEATED' | 'KIND_MISMATCH';
+  code: 'OUTCOME_WITHOUT_START' | 'OUTCOME_REPEATED' | 'KIND_MISMATCH' | 'STEP_ID_REPEATED';
   message: string;
 }
 
@@ -164,6 +164,7 @@ export function foldRecord(state: RunState, record: StepRecord): void {
     const anomaly = (code: BoundaryAnomaly['code'], message: string): void => void state.anomalies.push({ seq, code, message });
     switch (r.kind) {
       case 'tool.started':
+        if (repeatsStart(state, r.step_id, r.kind, seq)) break;
         state.effects.set(r.step_id, {
           id: r.step_id, seq, tool: str(call?.name), args: (call?.arguments ?? null) as Json, callId: str(call?.call_id),
           idempotencyKey: str(call?.idempotency_key), summary: str(call?.summary),
@@ -211,6 +212,7 @@ export function foldRecord(state: RunState, record: StepRecord): void {
         break;
       }
       case 'model.started':
+        if (repeatsStart(state, r.step_id, r.kind, seq)) break;
         state.models.set(r.step_id, { id: r.step_id, seq, model: r.model, status: 'started', startedAt: r.ts, endedAt: null, endSeq: null, durationMs: null, error: null });
         state.inFlight++;
         break;
@@ -247,6 +249,19 @@ export function foldRecord(state: RunState, record: StepRecord): void {
     }
   }
   settle(state, seq);
+}
+
+/**
+ * A started record whose step_id already names an effect or a model request of the run: anomaly
+ * STEP_ID_REPEATED (RUNS.md §2), and the first one stands — an outcome's `ref` names one thing, so a second
+ * start under the id must not replace what the first began (and hide it if it was pending).
+ */
+function repeatsStart(state: RunState, id: string, kind: string, seq: number): boolean {
+  const first = state.effects.get(id) ?? state.models.get(id);
+  if (first === undefined) return false;
+  const what = state.effects.has(id) ? 'tool effect' : 'model request';
+  state.anomalies.push({ seq, code: 'STEP_ID_REPEATED', message: `${kind} at seq ${seq} repeats step_id ${JSON.stringify(id)} of the ${what} started at seq ${first.seq}: the first stands, this one is not read` });
+  return true;
 }
 
 /** After a record at `seq`: the continuation point moves there when nothing is in flight. */

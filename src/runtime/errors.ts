@@ -31,6 +31,6 @@ export type RuntimeErrorCode =
   | 'RUN_INVALID';
 
 export class RuntimeError extends StepchainError<RuntimeErrorCode> {
-  /** With EFFECT_PENDING from beginTool: the id of the pending effect the call would repeat. */
+  /** With EFFECT_PENDING: the id of the pending effect the call would repeat (from beginTool), or the first one pending (from complete). */
   pendingEffect?: string;
 }

@@ -5,7 +5,7 @@ export { runState, foldRecord, emptyState, pendingOf, toolCallOf, intentKey, res
 export { startRun, resumeRun, runIdentity, type StartRunOptions } from './start.js';
 export {
   Run,
-  type BeginModelOptions, type ModelOutcome, type BeginToolOptions, type ContinuationPoint, type ModelCallHandle, type EffectHandle,
+  type BeginModelOptions, type ModelOutcome, type BeginToolOptions, type ContinuationPoint, type ModelCallHandle, type EffectHandle, type RunOpenOptions,
   type EffectDecision, type ResolveOptions, type CompleteOptions,
 } from './run.js';
 export { beginEffect, runEffect, currentEffect, withEffect, type EffectClass, type EffectScope, type EffectRun } from './effects.js';

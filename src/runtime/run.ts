@@ -22,6 +22,7 @@ import { RuntimeError } from './errors.js';
 import { StoreError } from '../store/errors.js';
 import { emptyState, foldRecord, intentKey, pendingOf, RESOLUTION_DECISIONS, type Effect, type ModelCall, type ResolutionDecision, type RunState } from '../record/run-state.js';
 import { errorValue, outcomeValue, toJournalValue } from './value.js';
+import { restoreRunState, savedPoint, saveRunState, type Begun } from './saved-state.js';
 
 /**
  * After this many HEAD_MOVED in a row an outcome's retries pause a little (jittered, growing to 64 ms): each
@@ -176,11 +177,26 @@ function ownRecord(step: RunStep, at: AppendResult): StepRecordV2 {
 const headMoved = (e: unknown): boolean => e instanceof StepchainError && e.code === 'HEAD_MOVED';
 const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** How a Run reads its journal. */
+export interface RunOpenOptions {
+  /**
+   * Start from the state the store saved beside the chain (FILE-STORE.md §19), checked against the chain's
+   * step hash at its seq, and fold only the records after it (default true). `resumeRun`, which verifies
+   * the whole journal, folds every record it verified instead.
+   */
+  savedState?: boolean;
+}
+
 export class Run {
   readonly journal: Journal;
-  private readonly state: RunState = emptyState();
+  private state: RunState = emptyState();
   /** What each begun call recorded, so its outcome repeats it and stands alone as a step. */
-  private readonly begun = new Map<string, { input: Json; model: Json; prompt: Json; tool_call: Json }>();
+  private begun: Begun = new Map();
+  /** The step hash of the last record folded (null before any): where a saved state is anchored. */
+  private lastHash: string | null = null;
+  /** Whether the store's saved state may be read on the first fold (FILE-STORE §19), and the seq it was saved at. */
+  private savedUsable: boolean;
+  private savedSeq = -1;
   /** The queue: the last write or read asked for; each starts when the one before it has settled. */
   private last: Promise<unknown> = Promise.resolve();
   /** Effects this Run began: in flight here, so a same-intent call beside them is not a repeat of an unknown outcome. */
@@ -191,7 +207,8 @@ export class Run {
    */
   private readonly sending = new Map<string, RunStep>();
 
-  constructor(journal: Journal) {
+  constructor(journal: Journal, options: RunOpenOptions = {}) {
+    this.savedUsable = options.savedState !== false;
     if (journal.genesis.format !== FORMAT_V2) {
       throw new RuntimeError('NOT_A_RUN', `journal ${JSON.stringify(journal.id)} is a ${journal.genesis.format} journal, not a run (stepchain/v2)`, {
         hint: 'create run journals with startRun (or stepchain init --run)',
@@ -201,8 +218,8 @@ export class Run {
   }
 
   /** Wraps an open run journal (its state is read on the first call that needs it). */
-  static of(journal: Journal): Run {
-    return new Run(journal);
+  static of(journal: Journal, options: RunOpenOptions = {}): Run {
+    return new Run(journal, options);
   }
 
   get runId(): string {
@@ -236,11 +253,54 @@ export class Run {
   /** Folds in the records after the last one folded, up to `to` (default: the chain's end). */
   private async catchUp(to?: number): Promise<RunState> {
     const end = to ?? (await this.journal.head())?.seq ?? -1;
+    if (this.savedUsable) {
+      this.savedUsable = false;
+      if (this.state.lastSeq === -1 && end >= 0) await this.loadSaved(end);
+    }
     if (end > this.state.lastSeq) for await (const r of this.journal.read({ from: this.state.lastSeq + 1, to: end })) this.fold(r);
     return this.state;
   }
 
+  /**
+   * Starts from the store's saved state (FILE-STORE §19) when it is folded to a step at or before `end`
+   * whose hash the chain holds at that seq; otherwise leaves the state empty, to be folded from the records.
+   */
+  private async loadSaved(end: number): Promise<void> {
+    const text = await this.journal.runStateCache?.read().catch(() => null);
+    if (text === null || text === undefined) return;
+    const point = savedPoint(text, this.runId);
+    if (point === null || point.seq > end) return;
+    let hash: string | null = null;
+    for await (const l of this.journal.lines({ from: point.seq, to: point.seq })) hash = (JSON.parse(l.text) as { step_hash?: unknown }).step_hash as string;
+    if (hash !== point.step_hash) return;
+    const restored = restoreRunState(point.saved);
+    if (restored === null) return;
+    this.state = restored.state;
+    this.begun = restored.begun;
+    this.lastHash = point.step_hash;
+    this.savedSeq = point.seq;
+  }
+
+  /**
+   * Saves the run's folded state where the store keeps it (FILE-STORE §19), so the next process that opens
+   * the run reads only the records after it. Nothing when the store keeps none, the journal is read-only,
+   * or nothing was folded since it was last saved or loaded; a failure to save is ignored (it is a hint).
+   */
+  saveState(): Promise<void> {
+    return this.inTurn(async () => {
+      const write = this.journal.runStateCache?.write;
+      if (write === undefined || this.lastHash === null || this.state.lastSeq <= this.savedSeq) return;
+      try {
+        await write(saveRunState(this.runId, this.state, this.lastHash, this.begun));
+        this.savedSeq = this.state.lastSeq;
+      } catch {
+        // The chain is the truth; the next process folds from the records.
+      }
+    });
+  }
+
   private fold(r: StepRecord): void {
+    this.lastHash = r.step_hash;
     foldRecord(this.state, r);
     if (r.v === 2 && (r.kind === 'model.started' || r.kind === 'tool.started')) {
       this.begun.set(r.step_id, { input: r.input, model: r.model, prompt: r.prompt, tool_call: r.tool_call });
@@ -569,10 +629,12 @@ export class Run {
       if (pending.length > 0) {
         if (options.leavePending !== true) {
           const list = pending.map((e) => `${e.id} (${JSON.stringify(e.tool ?? '?')}, seq ${e.seq})`).join(', ');
-          throw new RuntimeError('EFFECT_PENDING', `run ${this.runId} has ${pending.length} effect${pending.length === 1 ? '' : 's'} of unknown outcome: ${list}`, {
+          const refused = new RuntimeError('EFFECT_PENDING', `run ${this.runId} has ${pending.length} effect${pending.length === 1 ? '' : 's'} of unknown outcome: ${list}`, {
             location: { seq: pending[0]!.seq },
             hint: 'resolve each (run.resolveEffect, or stepchain effect resolve), or complete with { leavePending: true } to record them as unresolved',
           });
+          refused.pendingEffect = pending[0]!.id;
+          throw refused;
         }
         step.meta = { unresolved: pending.map((e) => e.id) };
       }
@@ -589,8 +651,9 @@ export class Run {
     }));
   }
 
-  /** Closes the journal once the writes asked for before it are written. */
-  close(): Promise<void> {
+  /** Saves the run's state (`saveState`) and closes the journal, once the writes asked for before it are written. */
+  async close(): Promise<void> {
+    await this.saveState();
     return this.inTurn(() => this.journal.close());
   }
 }

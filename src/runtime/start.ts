@@ -110,7 +110,8 @@ export async function resumeRun(store: Store, runId: string, options: { readOnly
       });
     }
   }
-  const run = Run.of(journal);
+  // A verified journal is folded from the records just verified, never from the state saved beside them.
+  const run = Run.of(journal, { savedState: options.verify === false });
   await run.refresh();
   return run;
 }

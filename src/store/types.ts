@@ -14,7 +14,7 @@ import type { StepInput } from '../record/input.js';
 import type { StepRecord } from '../record/seal.js';
 
 /** The problems of a journal's verify (spec/FILE-STORE.md §13): the chain's, the blobs', and the store's own. */
-export type JournalProblemCode = ChainProblemCode | BlobProblemCode | 'JOURNAL_INVALID' | 'HEAD_CACHE_STALE';
+export type JournalProblemCode = ChainProblemCode | BlobProblemCode | 'JOURNAL_INVALID' | 'HEAD_CACHE_STALE' | 'BATCH_PENDING';
 export type JournalReport = ChainReport<JournalProblemCode>;
 
 /** What `append` returns: the step's place in the chain. */
@@ -128,6 +128,19 @@ export interface Journal<Config extends JournalConfig = JournalConfig> extends C
   verify(options?: JournalVerifyOptions): Promise<JournalReport>;
   /** Waits for queued appends, flushes deferred fsyncs, and releases resources. Idempotent. */
   close(): Promise<void>;
+  /**
+   * Where a run reader keeps its folded state beside the chain (derived data, FILE-STORE.md §19), so a
+   * process that opens a run reads only the records after it. Absent where the store keeps none.
+   */
+  readonly runStateCache?: RunStateCache;
+}
+
+/** A run reader's saved state (FILE-STORE.md §19): only a hint, checked against the chain before use. */
+export interface RunStateCache {
+  /** The saved text, or null when there is none (or it cannot be read). */
+  read(): Promise<string | null>;
+  /** Replaces it; absent on a journal opened read-only (reading leaves a journal byte-identical). */
+  write?(text: string): Promise<void>;
 }
 
 export interface JournalVerifyOptions {

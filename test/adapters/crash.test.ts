@@ -59,7 +59,7 @@ async function records(dir: string, runId: string): Promise<StepRecord[]> {
 
 const kindOf = (r: StepRecord): string => (r.v === 2 ? r.kind : 'step');
 
-describe.each([['ai-sdk-child.mjs'], ['openai-agents-child.mjs']])('killed inside execute, then run again: %s', (script) => {
+describe.each([['ai-sdk-child.mjs'], ['openai-agents-child.mjs'], ['langchain-child.mjs']])('killed inside execute, then run again: %s', (script) => {
   test('the naive rerun is refused before the lost call runs again, naming its effect; nothing of it is written', async () => {
     const dir = join(tempDir('stepchain-crash-'), 'runs');
     const runId = `rerun-${script.replace(/\W/g, '-')}`;
@@ -147,7 +147,7 @@ describe('openai-agents resumeInput', () => {
   });
 });
 
-describe.each([['ai-sdk-child.mjs'], ['openai-agents-child.mjs']])('killed inside execute: %s', (script) => {
+describe.each([['ai-sdk-child.mjs'], ['openai-agents-child.mjs'], ['langchain-child.mjs']])('killed inside execute: %s', (script) => {
   test('the reopened run shows the pending effect and the continuation point', async () => {
     const dir = join(tempDir('stepchain-crash-'), 'runs');
     const runId = `crash-${script.replace(/\W/g, '-')}`;

@@ -81,6 +81,15 @@ describe('a streamed batch is all or nothing (appendStream, append --jsonl)', ()
     const seen: number[] = [];
     for await (const l of reader.lines()) seen.push(l.seq);
     expect(seen).toEqual([0]);
+    // verify (FILE-STORE §18): the chain as committed, and a warning that says a batch is pending.
+    const head0 = (await reader.head())!.step_hash;
+    const report = await reader.verify();
+    expect(report).toMatchObject({ ok: true, steps: 1, head_seq: 0, head: head0, problems: [] });
+    expect(report.warnings.map((w) => [w.code, w.location.seq])).toEqual([['BATCH_PENDING', 0]]);
+    const cli = spawnSync(process.execPath, [CLI, 'verify', join(root, id), '--json'], { encoding: 'utf8' });
+    expect(cli.status, cli.stderr).toBe(0);
+    expect(JSON.parse(cli.stdout)).toMatchObject({ ok: true, report: { ok: true, steps: 1, head: head0, warnings: [{ code: 'BATCH_PENDING' }] } });
+    expect(buckets(id)).not.toEqual(before); // verify read the pending lines' buckets without touching them
     child.proc.kill('SIGKILL');
     expect((await child.exited).signal).toBe('SIGKILL');
     expect(child.lines).toEqual([]); // nothing was printed: nothing was committed
@@ -92,6 +101,20 @@ describe('a streamed batch is all or nothing (appendStream, append --jsonl)', ()
     await next.close();
     await reader.close();
   }, 60_000);
+
+  test('verify: a pending-batch mark that the chain does not end at is JOURNAL_INVALID; after the cut back, verify is clean', async () => {
+    const id = 'bad-mark';
+    const j = await store.create(id);
+    await j.appendMany([{ input: 1 }, { input: 2 }, { input: 3 }]);
+    await j.close();
+    const size = readFileSync(join(root, id, 'buckets', '0000000000000000.jsonl')).length;
+    writeFileSync(join(root, id, '.batch-pending.json'), JSON.stringify({ bucket: 0, size, seq: 2, step_hash: `sha256:${'0'.repeat(64)}` }));
+    const reader = await store.open(id, { readOnly: true });
+    const report = await reader.verify();
+    expect(report.ok).toBe(false);
+    expect(report.problems.map((p) => [p.code, p.location.file])).toEqual([['JOURNAL_INVALID', '.batch-pending.json']]);
+    await reader.close();
+  });
 
   test('append --jsonl of 4× the steps needs no more memory beyond a margin (memory does not grow with the input)', () => {
     const peak = (n: number): number => {

@@ -95,6 +95,24 @@ describe('§11.4 step 2: tool outcomes', () => {
     expect(s.inFlight).toBe(1);
   });
 
+  test('a second start under an effect\'s id: STEP_ID_REPEATED at its seq; the pending effect stands, unchanged and pending', () => {
+    const s = runState([toolStart(0, 'e1'), rec(1, 'tool.started', { id: 'e1', tool_call: { name: 'refund', arguments: { n: 1 } } })]);
+    expect(s.anomalies).toEqual([{ seq: 1, code: 'STEP_ID_REPEATED', message: expect.stringContaining('started at seq 0') }]);
+    expect(s.effects.get('e1')).toMatchObject({ seq: 0, status: 'started' });
+    expect(s.effects.get('e1')!.tool).not.toBe('refund');
+    expect(pendingOf(s).map((e) => [e.id, e.seq])).toEqual([['e1', 0]]);
+    expect(s.inFlight).toBe(1);
+  });
+
+  test('a model start under a tool effect\'s id (and the reverse): STEP_ID_REPEATED, nothing put in flight', () => {
+    const s = runState([toolStart(0, 'x'), rec(1, 'tool.completed', { ref: 'x', result: 1 }), rec(2, 'model.started', { id: 'x' }), rec(3, 'model.started', { id: 'm' }), rec(4, 'tool.started', { id: 'm', tool_call: { name: 'f', arguments: null } })]);
+    expect(s.anomalies.map((a) => [a.seq, a.code])).toEqual([[2, 'STEP_ID_REPEATED'], [4, 'STEP_ID_REPEATED']]);
+    expect(s.models.has('x')).toBe(false);
+    expect(s.effects.has('m')).toBe(false);
+    expect(s.inFlight).toBe(1);
+    expect(s.continuation).toBe(2);
+  });
+
   test('a second outcome: OUTCOME_REPEATED, the effect unchanged, the count of in flight unchanged', () => {
     const s = runState([toolStart(0, 'e1'), rec(1, 'tool.completed', { ref: 'e1', result: 1 }), rec(2, 'tool.failed', { ref: 'e1', error: 'late' }), rec(3, 'tool.updated', { ref: 'e1', tool_call: { name: 'f', arguments: null, summary: 'x' } })]);
     expect(s.anomalies.map((a) => [a.seq, a.code])).toEqual([[2, 'OUTCOME_REPEATED'], [3, 'OUTCOME_REPEATED']]);
@@ -171,9 +189,10 @@ describe('§11.4 steps 5–6: the run\'s status, the continuation point, pending
     expect(s).toMatchObject({ continuation: 0, lastSeq: 0, status: 'running', inFlight: 0 });
   });
 
-  test('pending effects: those still started, in seq order (a step_id started again keeps its first place in the map)', () => {
+  test('pending effects: those still started, in seq order (a step_id started again is STEP_ID_REPEATED: the first start stands)', () => {
     const s = runState([toolStart(0, 'a'), toolStart(1, 'b'), toolStart(2, 'done'), rec(3, 'tool.completed', { ref: 'done' }), toolStart(4, 'a')]);
-    expect(pendingOf(s).map((e) => [e.id, e.seq])).toEqual([['b', 1], ['a', 4]]);
+    expect(pendingOf(s).map((e) => [e.id, e.seq])).toEqual([['a', 0], ['b', 1]]);
+    expect(s.anomalies.map((a) => [a.seq, a.code])).toEqual([[4, 'STEP_ID_REPEATED']]);
   });
 });
 

@@ -41,6 +41,14 @@ export interface StepchainCallbackOptions {
    * whose effect completed refuses the call (EFFECT_EXISTS): a callback cannot hand LangChain a result.
    */
   effects?: Record<string, EffectClass>;
+  /**
+   * Records the first root LangChain run into this run — one opened with `resumeRun` — instead of starting
+   * a new one: the rerun of an agent whose process died mid-tool. The run's pending effects then refuse a
+   * call that would repeat one (EFFECT_PENDING, raised into LangChain; RUNS.md §5), and its step ids go on
+   * from the run's. A run that ends in such a refusal is left open (not failed), so that once its pending
+   * effect is resolved the agent can be resumed into it again.
+   */
+  resume?: Run;
 }
 
 /** One stepchain run and the queue its records go through, so they are appended in the order LangChain reported them. */
@@ -63,6 +71,8 @@ export class StepchainCallbackHandler extends BaseCallbackHandler {
   private readonly models = new Map<string, { call: Promise<ModelCallHandle>; tokens: string[] }>();
   private readonly tools = new Map<string, Promise<EffectHandle>>();
   private readonly started: Promise<Run>[] = [];
+  /** Whether the `resume` run has been given to a root LangChain run already. */
+  private resumeTaken = false;
 
   constructor(options: StepchainCallbackOptions) {
     super({ _awaitHandler: true, raiseError: options.raiseError ?? true });
@@ -89,6 +99,24 @@ export class StepchainCallbackHandler extends BaseCallbackHandler {
       return parent;
     }
     const o = this.options;
+    const resumed = parent === undefined && !this.resumeTaken ? o.resume : undefined;
+    if (resumed !== undefined) {
+      this.resumeTaken = true;
+      const slot: Slot = { run: Promise.resolve(resumed), queue: Promise.resolve(), begun: 0 };
+      // Sequential step ids go on past the greatest the run holds (model-N, tool-N), so none names an earlier one.
+      slot.run = (async () => {
+        for (const { id } of [...(await resumed.effects()), ...(await resumed.modelCalls())]) {
+          const n = /^(?:model|tool)-(\d{1,15})$/.exec(id)?.[1];
+          if (n !== undefined) slot.begun = Math.max(slot.begun, Number(n));
+        }
+        return resumed;
+      })();
+      slot.queue = slot.run;
+      this.started.push(slot.run);
+      this.owners.set(runId, slot);
+      this.openers.set(runId, slot);
+      return slot;
+    }
     const run = (async () => {
       const parentRun = parent === undefined ? undefined : await parent.run;
       return startRun(o.store, {
@@ -107,7 +135,7 @@ export class StepchainCallbackHandler extends BaseCallbackHandler {
     return slot;
   }
 
-  /** The step_id of a started record, taken when LangChain reports the start (so in its order). */
+  /** The step_id of a started record, taken in the slot's queue, which holds the starts in the order LangChain reported them. */
   private stepId(slot: Slot, what: 'model' | 'tool', langchainRunId: string): string {
     slot.begun += 1;
     return this.options.stepIds === 'langchain' ? langchainRunId : `${what}-${slot.begun}`;
@@ -126,6 +154,9 @@ export class StepchainCallbackHandler extends BaseCallbackHandler {
     this.owners.delete(runId);
     if (slot === undefined) return;
     this.openers.delete(runId);
+    // A run stopped by a refusal (it would have repeated an effect of unknown outcome) is not failed: it is
+    // interrupted, and stays open for the decision and the next resume (a failed run refuses every record).
+    if ('error' in outcome && refusal(outcome.error)) return;
     await this.enqueue(slot, (run) => ('error' in outcome ? run.fail(outcome.error) : run.complete(stateValue(outcome.result, 'result'))));
   }
 
@@ -158,9 +189,8 @@ export class StepchainCallbackHandler extends BaseCallbackHandler {
     const slot = this.slotFor(runId, parentRunId, parentRunId === undefined || !this.owners.has(parentRunId));
     const model = { provider: metadata?.ls_provider, name: metadata?.ls_model_name ?? runName ?? llm?.id?.at(-1) };
     // One prompt is recorded as itself; LangChain's batch form (several prompts in one run) as the list.
-    const id = this.stepId(slot, 'model', runId);
     const call = this.enqueue(slot, (run) => run.beginModel({
-      id, model, prompt: prompt.length === 1 ? prompt[0] : prompt, input: { invocation_params: extraParams?.invocation_params },
+      id: this.stepId(slot, 'model', runId), model, prompt: prompt.length === 1 ? prompt[0] : prompt, input: { invocation_params: extraParams?.invocation_params },
     }));
     this.models.set(runId, { call, tokens: [] });
     await call;
@@ -208,9 +238,9 @@ export class StepchainCallbackHandler extends BaseCallbackHandler {
   override async handleToolStart(tool: Serialized, input: string, runId: string, parentRunId?: string, _tags?: string[], _metadata?: Record<string, unknown>, runName?: string, toolCallId?: string): Promise<void> {
     const slot = this.slotFor(runId, parentRunId, parentRunId === undefined || !this.owners.has(parentRunId));
     const name = runName ?? (tool as { name?: string })?.name ?? tool?.id?.at(-1) ?? 'tool';
-    const id = this.stepId(slot, 'tool', runId);
     const effectClass = this.options.effects?.[name];
     const effect = this.enqueue(slot, async (run) => {
+      const id = this.stepId(slot, 'tool', runId);
       const begun = await beginEffect(run, { id, name, args: toolArgs(input), ...(toolCallId === undefined ? {} : { callId: toolCallId }) }, effectClass);
       if (begun.status === 'completed') {
         throw new RuntimeError('EFFECT_EXISTS', `tool ${JSON.stringify(name)}: its idempotency key belongs to effect ${begun.id} (seq ${begun.seq}), which completed: not run again`, { location: { seq: begun.seq } });
@@ -238,6 +268,14 @@ export class StepchainCallbackHandler extends BaseCallbackHandler {
     await this.enqueue(slot, () => ('error' in outcome ? handle.fail(outcome.error) : handle.complete(outcome.result)));
     await this.closeRun(runId, outcome);
   }
+}
+
+/** Whether an error is (or was caused by) the runtime refusing to repeat an effect (EFFECT_PENDING, EFFECT_EXISTS). */
+function refusal(e: unknown): boolean {
+  for (let k = 0; k < 8 && e !== null && typeof e === 'object'; k++, e = (e as { cause?: unknown }).cause) {
+    if (e instanceof RuntimeError && (e.code === 'EFFECT_PENDING' || e.code === 'EFFECT_EXISTS')) return true;
+  }
+  return false;
 }
 
 /**

@@ -9,6 +9,8 @@ export type LangGraphErrorCode =
   /** A journal record that says it is LangGraph's but breaks the shape spec/LANGGRAPH.md gives it. */
   | 'RECORD_INVALID'
   /** `deleteThread` on a store that does not offer `remove` (spec/FILE-STORE.md §15). */
-  | 'REMOVE_UNSUPPORTED';
+  | 'REMOVE_UNSUPPORTED'
+  /** A thread's journal that does not verify where the saver reads it (spec/LANGGRAPH.md §6): never resumed. */
+  | 'THREAD_INVALID';
 
 export class LangGraphError extends StepchainError<LangGraphErrorCode> {}

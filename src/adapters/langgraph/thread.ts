@@ -3,9 +3,15 @@
  * id, the channel values by (channel, version), and each checkpoint's pending writes under the rule
  * LangGraph's savers share — a regular write is kept once per (task, index), a special channel's is replaced.
  * The view is a fold of the journal in seq order; before every read it takes in whatever other writers
- * (other processes, other savers) appended since, so it never serves a stale thread.
+ * (other processes, other savers) appended since, so it never serves a stale thread. What it takes in it
+ * verifies first (LANGGRAPH §6): each line's own checks and its link to the one before, from the genesis on
+ * first read, then from the last step it folded — so a tampered thread is refused, never resumed, at the
+ * cost of one line check per record read once.
  */
 import type { Journal } from '../../journal.js';
+import { restoreRecord } from '../../format.js';
+import { ChainVerifier } from '../../verify.js';
+import { LangGraphError } from './errors.js';
 import { readRecord, type CheckpointRecord, type StoredValue, type ThreadRecord, type WritesRecord } from './records.js';
 
 export interface CheckpointEntry {
@@ -28,6 +34,8 @@ export class ThreadLog {
   private readonly writes = new Map<string, Map<string, StoredWrite>>();
   /** The last seq folded in; -1 before the first. */
   private lastSeq = -1;
+  /** The step hash of that step: where the next lines read must link (null before the first). */
+  private lastHash: string | null = null;
   /** The checkpoint of the latest checkpoint record, in journal order (not id order). */
   lastCheckpoint: CheckpointEntry | null = null;
   threadId: string | null = null;
@@ -52,10 +60,33 @@ export class ThreadLog {
   private async catchUp(): Promise<void> {
     const head = await this.journal.head();
     if (head === null || head.seq <= this.lastSeq) return;
-    for await (const rec of this.journal.read({ from: this.lastSeq + 1, to: head.seq })) {
+    const { genesis } = this.journal;
+    // Verified before any of it is folded, so a bad line leaves the view as it was.
+    const verifier = this.lastHash === null
+      ? new ChainVerifier({ genesis, expectHead: head.step_hash })
+      : new ChainVerifier({ genesis, start: { seq: this.lastSeq + 1, prev_hash: this.lastHash }, expectHead: head.step_hash });
+    const lines: { text: string; seq: number; segment: string }[] = [];
+    let segment: string | null = null;
+    for await (const l of this.journal.lines({ from: this.lastSeq + 1, to: head.seq })) {
+      if (l.segment !== segment) verifier.beginSegment((segment = l.segment));
+      verifier.line(l.text, true);
+      lines.push({ text: l.text, seq: l.seq, segment: l.segment });
+    }
+    const report = verifier.finish();
+    if (!report.ok) {
+      const p = report.problems[0];
+      const at = p?.location.seq !== undefined ? ` at seq ${p.location.seq}` : p?.location.line !== undefined ? ` at ${p.location.file ?? 'line'}:${p.location.line}` : '';
+      throw new LangGraphError('THREAD_INVALID', `journal ${JSON.stringify(this.journal.id)} does not verify (${report.problems.length} problem${report.problems.length === 1 ? '' : 's'}, first: ${p?.code ?? '?'}${at}${p ? `: ${p.message}` : ''}): its checkpoints are not read`, {
+        hint: 'stepchain verify <journal> names each problem; a thread is resumed only from a journal that verifies',
+        ...(p?.location.seq !== undefined ? { location: { seq: p.location.seq } } : {}),
+      });
+    }
+    for (const l of lines) {
+      const rec = await restoreRecord(genesis, l.text, l.seq, l.segment, (ref) => this.journal.blob(ref.digest, ref.size));
       const r = readRecord(rec);
       if (r !== null) this.apply(r, rec.seq, rec.step_hash);
       this.lastSeq = rec.seq;
+      this.lastHash = rec.step_hash;
     }
   }
 
@@ -67,6 +98,7 @@ export class ThreadLog {
       if (done.seq === this.lastSeq + 1) {
         this.apply(r, done.seq, done.step_hash);
         this.lastSeq = done.seq;
+        this.lastHash = done.step_hash;
       } else {
         await this.catchUp();
       }

@@ -189,7 +189,7 @@ export const logVerb: Verb = {
       const pastHead = to === undefined && range.from !== undefined && range.to !== undefined && range.to < range.from;
       const steps = (): AsyncIterable<StepRecord> => (pastHead ? noSteps() : journal.read(range));
       // A run journal: its effects with no outcome are marked (RUNS.md §2), on every line that begins one.
-      const pending: Effect[] = journal.genesis.format === 'stepchain/v2' && report.ok ? await Run.of(journal).pendingEffects() : [];
+      const pending: Effect[] = journal.genesis.format === 'stepchain/v2' && report.ok ? await Run.of(journal, { savedState: false }).pendingEffects() : [];
       const pendingIds = new Set(pending.map((e) => e.id));
       const runMembers = journal.genesis.format === 'stepchain/v2' ? { run: journal.genesis.run, pending_effects: pending.map((e) => e.id) } : {};
       if (values.jsonl) {

@@ -17,8 +17,17 @@ import { locate, withJournal } from '../location.js';
 import { openStore } from '../../location.js';
 import { inline } from '../safe-text.js';
 
+/**
+ * Opens the run from the state its store saved (FILE-STORE §19) and, after a write, saves it again, so a
+ * command folds only the records appended since the last one: its cost does not grow with the run's steps.
+ */
 function withRun<T>(path: string, readOnly: boolean, fn: (run: Run) => Promise<T>): Promise<T> {
-  return withJournal(path, readOnly, (journal) => fn(Run.of(journal)));
+  return withJournal(path, readOnly, async (journal) => {
+    const run = Run.of(journal);
+    const out = await fn(run);
+    if (!readOnly) await run.saveState();
+    return out;
+  });
 }
 
 function jsonOption(value: unknown, flag: string, verb: string): unknown {

@@ -19,7 +19,7 @@ import { afterOf, appendManyOf, queueSteps } from '../append.js';
 import type { BlobPayload } from '../prepare.js';
 import { restoreRecord } from '../restore.js';
 import { knownSteps, sequenceBatch, type Group, type GroupOutcome } from '../sequencer.js';
-import type { AppendOptions, AppendResult, Journal, JournalConfig, JournalReport, JournalVerifyOptions, Lineage } from '../types.js';
+import type { AppendOptions, AppendResult, Journal, JournalConfig, JournalReport, JournalVerifyOptions, Lineage, RunStateCache } from '../types.js';
 import { assertOwnDirectories } from './fsutil.js';
 import { BUCKETS_DIR, JournalPaths, type JournalMeta } from './layout.js';
 import { faultPoint } from './faults.js';
@@ -28,7 +28,7 @@ import { prepareSteps } from '../prepare.js';
 import { writerProfile } from '../../record/formats.js';
 import { Lease } from './lease.js';
 import { sweepStaging } from './lock.js';
-import { readBlob, readHead, readStoredLines } from './reads.js';
+import { readBlob, readHead, readStoredLines, runStateFile } from './reads.js';
 import { Tail } from './tail.js';
 import { verifyJournalDir } from './verify-dir.js';
 import { BucketWriter, type CommittedLine, type FsyncMode } from './writer.js';
@@ -356,6 +356,11 @@ export class FileJournal implements Journal {
     this.closed = true;
     await this.queue.close();
     await this.writer.sync();
+  }
+
+  /** `.run-state.json` (FILE-STORE.md §19): a run reader's saved state. */
+  get runStateCache(): RunStateCache {
+    return runStateFile(this.paths.dir, this.readOnly);
   }
 
   // ---------------------------------------------------------------- reading (no lock)

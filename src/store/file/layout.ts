@@ -10,6 +10,10 @@ export { STORE_FORMAT, serializeMeta, parseMeta, type JournalMeta } from '../met
 
 export const META_FILE = 'journal.json';
 export const HEAD_FILE = 'head.json';
+/** A run reader's saved state (§19); its leading dot keeps it out of §13's directory check. */
+export const RUN_STATE_FILE = '.run-state.json';
+/** A saved run state larger than this is not read (the run is folded from its records instead). */
+export const MAX_RUN_STATE_BYTES = 64 * 1024 * 1024;
 export const BUCKETS_DIR = 'buckets';
 export const BLOBS_DIR = 'blobs/sha256';
 /** The Merkle tree's tiles and state, and the signed checkpoints (§16): named here, not in tree.ts, so a

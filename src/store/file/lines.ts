@@ -47,6 +47,8 @@ export interface ReadOptions {
    * line at once); it spares a fresh buffer per read and the garbage collector's work on them.
    */
   reuse?: boolean;
+  /** Read no byte at or past this offset (default: to the end of the file as it is while being read). */
+  end?: number;
 }
 
 /**
@@ -63,7 +65,9 @@ export async function* readLineBatches(path: string, start = 0, maxBytes = Numbe
     let scratch: Buffer | null = null;
     for (;;) {
       const chunk = reading.reuse ? (scratch ??= Buffer.allocUnsafeSlow(chunkBytes)) : Buffer.allocUnsafeSlow(chunkBytes);
-      const { bytesRead } = await fh.read(chunk, 0, chunkBytes, pos);
+      const want = reading.end === undefined ? chunkBytes : Math.min(chunkBytes, reading.end - pos);
+      if (want <= 0) break;
+      const { bytesRead } = await fh.read(chunk, 0, want, pos);
       if (bytesRead === 0) break;
       pos += bytesRead;
       const batch = splitter.push(chunk.subarray(0, bytesRead));
@@ -96,6 +100,61 @@ export async function readLastLine(path: string): Promise<{ line: RawLine | null
   } finally {
     await fh.close();
   }
+}
+
+/**
+ * Where the line `back` lines before the file's last whole line starts (0: the last whole line itself),
+ * reading backwards a chunk at a time: a tail read costs what it reads, not the bucket's length. With the
+ * text of that line, to be checked by the caller (a reader must not trust a count of newlines alone); null
+ * when the file holds fewer lines, or more than `maxBytes` would have to be read.
+ */
+export async function seekLinesBack(path: string, back: number, maxBytes: number): Promise<{ start: number; text: string } | null> {
+  const fh = await openBucket(path);
+  try {
+    const size = (await fh.stat()).size;
+    const lastNl = await findNewlineBefore(fh, size);
+    if (lastNl < 0) return null;
+    // Backwards from the last newline: the (back + 1)-th newline before it ends the line before the one wanted.
+    const chunk = Buffer.allocUnsafe(CHUNK);
+    let left = back + 1;
+    let start = 0;
+    let hi = lastNl;
+    search: while (hi > 0) {
+      if (size - hi > maxBytes) return null;
+      const lo = Math.max(0, hi - CHUNK);
+      const { bytesRead } = await fh.read(chunk, 0, hi - lo, lo);
+      for (let j = bytesRead - 1; j >= 0; j--) {
+        if (chunk[j] === 0x0a && --left === 0) {
+          start = lo + j + 1;
+          break search;
+        }
+      }
+      hi = lo;
+    }
+    if (left > 1) return null; // fewer lines than asked for (reaching the start ends the first line's search)
+    let end = start;
+    while (end < lastNl) {
+      const { bytesRead } = await fh.read(chunk, 0, Math.min(CHUNK, lastNl - end), end);
+      const at = chunk.subarray(0, bytesRead).indexOf(0x0a);
+      if (at >= 0) return end + at - start > maxBytes ? null : { start, text: await readText(fh, start, end + at - start) };
+      end += bytesRead;
+      if (bytesRead === 0) break;
+    }
+    return lastNl - start > maxBytes ? null : { start, text: await readText(fh, start, lastNl - start) };
+  } finally {
+    await fh.close();
+  }
+}
+
+async function readText(fh: FileHandle, start: number, length: number): Promise<string> {
+  const bytes = Buffer.allocUnsafe(length);
+  let got = 0;
+  while (got < length) {
+    const { bytesRead } = await fh.read(bytes, got, length - got, start + got);
+    if (bytesRead === 0) break;
+    got += bytesRead;
+  }
+  return bytes.subarray(0, got).toString('utf8');
 }
 
 async function findNewlineBefore(fh: FileHandle, end: number): Promise<number> {

@@ -11,9 +11,10 @@ import type { ChainHead, SeqRange, StoredLine } from '../../chain/source.js';
 import { StoreError, ioError } from '../errors.js';
 import { checkRange } from '../ids.js';
 import { blobSizeError } from '../restore.js';
-import { NOT_REGULAR, isNotFound, openRegular, readExactly } from './fsutil.js';
-import { BUCKETS_DIR, bucketName, type JournalPaths } from './layout.js';
-import { readLastLine, readLines } from './lines.js';
+import { NOT_REGULAR, isNotFound, openRegular, readExactly, readRegular, writeFileAtomic } from './fsutil.js';
+import { BUCKETS_DIR, MAX_RUN_STATE_BYTES, RUN_STATE_FILE, bucketName, type JournalPaths } from './layout.js';
+import type { RunStateCache } from '../types.js';
+import { readLastLine, readLines, seekLinesBack } from './lines.js';
 import { listBuckets } from './tail.js';
 import { readPending } from './batch.js';
 
@@ -56,6 +57,37 @@ async function readLastHead(paths: JournalPaths): Promise<ChainHead | null> {
 }
 
 /** Stored lines in seq order, each labelled with its bucket's name; a gap between buckets is JOURNAL_CORRUPT. */
+/** Reads backwards at most this much to find where a tail read starts (more: the bucket is read from its start). */
+const TAIL_SEEK_BYTES = 4 * 1024 * 1024;
+
+/**
+ * The byte offset in the last bucket `path` where the line of seq `from` starts, found from the file's end:
+ * the last whole line's seq says how many lines back it is (pending or torn lines after the head included).
+ * Null — read from the bucket's start — when that line's own seq is not `from`, or it is too far back.
+ */
+async function tailStart(path: string, from: number, headSeq: number): Promise<number | null> {
+  if (headSeq - from > 100_000) return null;
+  try {
+    const last = await seekLinesBack(path, 0, TAIL_SEEK_BYTES);
+    const lastSeq = last === null ? null : seqOfLine(last.text);
+    if (lastSeq === null || lastSeq < from) return null;
+    const found = await seekLinesBack(path, lastSeq - from, TAIL_SEEK_BYTES);
+    return found !== null && seqOfLine(found.text) === from ? found.start : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The seq member of a stored line (canonical JSON: `"seq":N` appears once at the top level), or null. */
+function seqOfLine(text: string): number | null {
+  try {
+    const seq = (JSON.parse(text) as { seq?: unknown }).seq;
+    return Number.isSafeInteger(seq) ? (seq as number) : null;
+  } catch {
+    return null;
+  }
+}
+
 export async function* readStoredLines(paths: JournalPaths, range?: SeqRange): AsyncGenerator<StoredLine> {
   const { from, to: wanted } = checkRange(range);
   const head = await readHead(paths);
@@ -82,7 +114,11 @@ export async function* readStoredLines(paths: JournalPaths, range?: SeqRange): A
       });
     }
     const path = paths.bucket(first);
-    for await (const raw of wrapIo(readLines(path, 0, MAX_LINE_BYTES), path)) {
+    // A read near the end of the last bucket (a run reader catching up) starts where its first line is,
+    // found from the end, instead of reading the bucket from its start; checked by that line's seq.
+    const skip = i === buckets.length - 1 && from > seq ? await tailStart(path, from, head.seq) : null;
+    if (skip !== null) seq = from;
+    for await (const raw of wrapIo(readLines(path, skip ?? 0, MAX_LINE_BYTES), path)) {
       if (!raw.terminated) break;
       if (raw.tooLong && seq >= from) {
         throw new StoreError('JOURNAL_CORRUPT', `${join(BUCKETS_DIR, name)} seq ${seq}: the line is longer than ${MAX_LINE_BYTES} bytes`, {
@@ -134,4 +170,18 @@ async function* wrapIo<T>(lines: AsyncGenerator<T>, path: string): AsyncGenerato
     if (e instanceof StoreError) throw e;
     throw ioError('reading', path, e);
   }
+}
+
+/** A journal's saved run state (§19), read as §3 says; written whole, without the lock (temporary file, rename). */
+export function runStateFile(dir: string, readOnly: boolean): RunStateCache {
+  const path = join(dir, RUN_STATE_FILE);
+  const read = async (): Promise<string | null> => {
+    try {
+      return (await readRegular(path, MAX_RUN_STATE_BYTES)).toString('utf8');
+    } catch {
+      return null;
+    }
+  };
+  if (readOnly) return { read };
+  return { read, write: (text) => writeFileAtomic(path, text, { fsyncFile: false, fsyncDir: false }) };
 }

@@ -20,6 +20,7 @@ import {
   isOutOfRangeBucketName, isQuarantineName, parseHead, parseMeta, TREE_DIR, type JournalMeta,
 } from './layout.js';
 import { readLineBatches } from './lines.js';
+import { PENDING_NAME, readPending, type PendingBatch } from './batch.js';
 import type { JournalProblemCode, JournalReport, JournalVerifyOptions } from '../types.js';
 import { verifySource, type BlobProblem, type SegmentOutcome } from '../verify-source.js';
 
@@ -69,16 +70,25 @@ export async function verifyJournalDir(dir: string, options: DirVerifyOptions = 
   const budget = new ProblemBudget(MAX_PROBLEMS);
   const entries = new ProblemList<JournalProblemCode>(budget);
   const kinds = await checkEntries(dir, entries);
-  const buckets = await bucketFiles(dir, kinds, entries);
-  const verified = await verifySource({
-    genesis: meta.genesis,
-    lineage: meta.lineage,
-    segments: () => buckets.map(([first, name]) => ({ label: name, declaredFirstSeq: first, lines: readLineBatches(join(dir, BUCKETS_DIR, name), 0, MAX_LINE_BYTES, VERIFY_READS) })),
-    blob: (ref) => readBlob(join(dir, BLOBS_DIR, blobFileName(ref.digest)), ref),
-    blobsWhere: `${BLOBS_DIR}/`,
-  }, { ...options, budget });
+  const allBuckets = await bucketFiles(dir, kinds, entries);
+  const { verified, mark } = await verifyCommitted(dir, meta, allBuckets, options, budget);
+  const buckets = allBuckets;
   const report = verified.chain;
   const warnings: Array<Problem<JournalProblemCode>> = [];
+  const markProblems: Array<Problem<JournalProblemCode>> = [];
+  if (mark === 'unreadable') {
+    warnings.push({ code: 'BATCH_PENDING', message: `${PENDING_NAME} cannot be read: a streamed batch may be pending, and the lines of it are verified as if committed (FILE-STORE §18)`, location: { file: PENDING_NAME } });
+  } else if (mark !== null) {
+    const uncommitted = allBuckets.filter(([first]) => first > mark!.bucket).map(([, name]) => name);
+    warnings.push({
+      code: 'BATCH_PENDING',
+      message: `a streamed batch is pending (${PENDING_NAME}): the chain is verified as committed, to seq ${mark.seq}; lines after byte ${mark.size} of ${bucketName(mark.bucket)}${uncommitted.length > 0 ? ` and in ${uncommitted.join(', ')}` : ''} are not committed — its writer is writing them, or died and the next writer cuts them back (FILE-STORE §18)`,
+      location: { file: PENDING_NAME, seq: mark.seq },
+    });
+    if ((report.head_seq ?? -1) !== mark.seq || (mark.seq >= 0 && report.head !== mark.step_hash)) {
+      markProblems.push({ code: 'JOURNAL_INVALID', message: `${PENDING_NAME} says the committed chain ends at seq ${mark.seq} (${mark.step_hash}), at byte ${mark.size} of ${bucketName(mark.bucket)}; the chain read to there ends at seq ${report.head_seq ?? 'none'}${report.head ? ` (${report.head})` : ''}`, location: { file: PENDING_NAME } });
+    }
+  }
   // A torn final line of the last bucket is an uncommitted write, not damage; anywhere else it is.
   const lastName = buckets.length > 0 ? buckets[buckets.length - 1]![1] : null;
   const chainProblems: Array<Problem<JournalProblemCode>> = [];
@@ -88,7 +98,7 @@ export async function verifyJournalDir(dir: string, options: DirVerifyOptions = 
   const stale = await headCacheDefect(dir, kinds.get(HEAD_FILE), report);
   if (stale !== null) warnings.push({ code: 'HEAD_CACHE_STALE', message: `${HEAD_FILE} ${stale}; ${await whoRewrites(dir, options.staleMs ?? 10_000)}`, location: { file: HEAD_FILE } });
 
-  const all = [...entries.items, ...chainProblems, ...bucketProblems.items, ...verified.blobs.items, ...verified.lineage];
+  const all = [...entries.items, ...chainProblems, ...bucketProblems.items, ...verified.blobs.items, ...verified.lineage, ...markProblems];
   return {
     ...report,
     ok: all.length === 0 && !report.problems_truncated && !budget.truncated,
@@ -96,6 +106,50 @@ export async function verifyJournalDir(dir: string, options: DirVerifyOptions = 
     warnings: [...report.warnings, ...warnings],
     problems_truncated: report.problems_truncated || budget.truncated,
   };
+}
+
+/**
+ * §13 steps 3–7 over what is committed. §18: the lines of a streamed batch are not committed while its mark
+ * exists, so the chain is verified to where the mark says it ended; a mark that appears during a pass (a
+ * batch began while this one read without it) sends the pass round again with it (at most three passes),
+ * so no pending line is taken for a committed one.
+ */
+async function verifyCommitted(dir: string, meta: JournalMeta, allBuckets: Array<[number, string]>, options: DirVerifyOptions, budget: ProblemBudget): Promise<{ verified: Awaited<ReturnType<typeof verifySource>>; mark: PendingBatch | null | 'unreadable' }> {
+  let mark: PendingBatch | null | 'unreadable' = null;
+  let verified!: Awaited<ReturnType<typeof verifySource>>;
+  const left = budget.left;
+  const truncated = budget.truncated;
+  for (let pass = 0; pass < 3; pass++) {
+    const before = await pendingMark(dir);
+    const limit = before === 'unreadable' ? null : before;
+    const buckets = limit === null ? allBuckets : allBuckets.filter(([first]) => first <= limit.bucket);
+    budget.left = left;
+    budget.truncated = truncated;
+    verified = await verifySource({
+      genesis: meta.genesis,
+      lineage: meta.lineage,
+      segments: () => buckets.map(([first, name]) => ({
+        label: name, declaredFirstSeq: first,
+        lines: readLineBatches(join(dir, BUCKETS_DIR, name), 0, MAX_LINE_BYTES, limit !== null && first === limit.bucket ? { ...VERIFY_READS, end: limit.size } : VERIFY_READS),
+      })),
+      blob: (ref) => readBlob(join(dir, BLOBS_DIR, blobFileName(ref.digest)), ref),
+      blobsWhere: `${BLOBS_DIR}/`,
+    }, { ...options, budget });
+    mark = before;
+    if (limit !== null) break;
+    const after = await pendingMark(dir);
+    if (after === null || after === 'unreadable' || after.seq >= (verified.chain.head_seq ?? -1)) break;
+  }
+  return { verified, mark };
+}
+
+/** The pending-batch mark (§18), null when there is none, 'unreadable' when there is one that cannot be read. */
+async function pendingMark(dir: string): Promise<PendingBatch | null | 'unreadable'> {
+  try {
+    return await readPending(dir);
+  } catch {
+    return 'unreadable';
+  }
 }
 
 /** 2. The directory's entries (§3) and blobs/ (§6); returns the kind of each entry. */

@@ -3,13 +3,14 @@
  * and what it appends (§5.2, §6), two savers on one store seeing each other's records, records that break
  * the profile, deletion, and the errors a caller gets.
  */
+import { readFileSync, writeFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { FileStore, MemoryStore, type Store } from '../../../src/index.js';
 import { LangGraphError, StepchainSaver } from '../../../src/adapters/langgraph/index.js';
 import { loadValue, storeValue } from '../../../src/adapters/langgraph/records.js';
 import { tempDir } from '../../helpers/tmp.js';
-import { code } from '../../helpers/outcomes.js';
+import { all, code } from '../../helpers/outcomes.js';
 
 const root = tempDir('stepchain-langgraph-saver-');
 let n = 0;
@@ -124,6 +125,46 @@ describe('records that are not what they claim', () => {
     expect(err).toBeInstanceOf(LangGraphError);
     expect((err as LangGraphError).code).toBe('RECORD_INVALID');
     expect((err as LangGraphError).location.seq).toBe(2);
+  });
+});
+
+describe('reads verify what they fold (LANGGRAPH §6)', () => {
+  const bucket = (dir: string, id: string): string => `${dir}/${id}/buckets/0000000000000000.jsonl`;
+  const forge = (file: string): void => writeFileSync(file, readFileSync(file, 'utf8').replace('honest', 'forged'));
+
+  test('a thread edited on disk is THREAD_INVALID on getTuple and list, with the seq of the edited record', async () => {
+    const dir = `${root}/tampered${n++}`;
+    const a = new StepchainSaver({ store: new FileStore(dir, { fsync: 'none' }) });
+    const thread = { configurable: { thread_id: 't' } };
+    const c1 = await a.put(thread, cp('01', { note: 'honest' }, { note: 1 }), meta, { note: 1 });
+    await a.put(c1, cp('02', { n: 2 }, { n: 2 }), meta, { n: 2 });
+    await a.close();
+    forge(bucket(dir, a.journalId('t')));
+    const b = new StepchainSaver({ store: new FileStore(dir, { fsync: 'none' }) });
+    const err = await b.getTuple(thread).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(LangGraphError);
+    expect((err as LangGraphError).code).toBe('THREAD_INVALID');
+    expect((err as LangGraphError).message).toContain('HASH_MISMATCH');
+    expect((err as LangGraphError).location.seq).toBe(0);
+    const c = new StepchainSaver({ store: new FileStore(dir, { fsync: 'none' }) });
+    expect(await code(all(c.list(thread)))).toBe('THREAD_INVALID');
+    await b.close();
+    await c.close();
+  });
+
+  test('a record another writer appended is verified before it is folded: an edited one is refused, the view is unchanged', async () => {
+    const dir = `${root}/tampered${n++}`;
+    const a = new StepchainSaver({ store: new FileStore(dir, { fsync: 'none' }) });
+    const b = new StepchainSaver({ store: new FileStore(dir, { fsync: 'none' }) });
+    const thread = { configurable: { thread_id: 't' } };
+    const c1 = await a.put(thread, cp('01', { n: 1 }, { n: 1 }), meta, { n: 1 });
+    expect((await b.getTuple(thread))?.checkpoint.id).toBe('01');
+    await a.put(c1, cp('02', { note: 'honest' }, { note: 2 }), meta, { note: 2 });
+    forge(bucket(dir, a.journalId('t')));
+    expect(await code(b.getTuple(thread))).toBe('THREAD_INVALID');
+    expect(await code(b.getTuple(thread))).toBe('THREAD_INVALID');
+    await a.close();
+    await b.close();
   });
 });
 
