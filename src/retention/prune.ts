@@ -7,8 +7,9 @@
  * already names its head is removed without a second one.
  */
 import { StoreError } from '../store/errors.js';
-import type { Journal, Store } from '../store/types.js';
-import { MemoryTree, stepLeafHash, proveConsistency, treeRoot } from '../proofs/index.js';
+import type { Journal, JournalReport, Store } from '../store/types.js';
+import { MemoryTree, stepLeafHash, proveConsistency, proveInclusion, treeRoot } from '../proofs/index.js';
+import { genesisHash } from '../record/formats.js';
 import { TOMBSTONE_FORMAT, checkpointOfNote, rootDigest, type RetentionBasis, type Tombstone } from './tombstone.js';
 
 /** The journal of a store that holds its tombstones (RETENTION.md §3). Not a run: `runs` never lists it. */
@@ -73,6 +74,23 @@ export async function readTombstones(store: Store): Promise<Tombstone[]> {
   }
 }
 
+/**
+ * The store's tombstones with the verification of the journal that holds them (its chain, as `verify` checks
+ * it): a tombstone read from a journal that does not verify is not evidence of anything.
+ */
+export async function verifiedTombstones(store: Store): Promise<{ report: JournalReport | null; tombstones: Tombstone[] }> {
+  if (!(await store.list()).includes(TOMBSTONE_JOURNAL)) return { report: null, tombstones: [] };
+  const journal = await store.open(TOMBSTONE_JOURNAL, { readOnly: true });
+  try {
+    const report = await journal.verify();
+    const tombstones: Tombstone[] = [];
+    for await (const record of journal.read()) tombstones.push(record.result as unknown as Tombstone);
+    return { report, tombstones };
+  } finally {
+    await journal.close();
+  }
+}
+
 /** Removes every expired run of `store` (RETENTION.md §5), each after its tombstone is durable. */
 export async function prune(store: Store, options: PruneOptions): Promise<PruneResult> {
   const keepDays = options.keepDays;
@@ -114,7 +132,7 @@ export async function prune(store: Store, options: PruneOptions): Promise<PruneR
     const covered = options.journals ?? (() => true);
     const ids = (options.journals === undefined ? (await store.runs({})).map((r) => r.id) : await store.list()).filter((id) => id !== TOMBSTONE_JOURNAL && covered(id));
     for (const id of ids) {
-      const assessed = await assess(store, id, { cutoff, basis, removedAt: now.toISOString(), reason, keepDays });
+      const assessed = await assess(store, id, { cutoff, now: now.getTime(), basis, removedAt: now.toISOString(), reason, keepDays });
       if ('skipped' in assessed) result.skipped.push(assessed.skipped);
       if (!('tombstone' in assessed)) {
         result.kept++;
@@ -148,14 +166,14 @@ const TOMBSTONE_BATCH = 64;
 async function assess(
   store: Store,
   id: string,
-  how: { cutoff: number; basis: RetentionBasis; removedAt: string; reason: string; keepDays: number },
+  how: { cutoff: number; now: number; basis: RetentionBasis; removedAt: string; reason: string; keepDays: number },
 ): Promise<{ kept: true } | { skipped: PruneResult['skipped'][number] } | { tombstone: Tombstone }> {
   let journal: Journal | null = null;
   try {
     journal = await store.open(id, { readOnly: true });
     const entry = entryOf(journal);
-    const summary = await summarize(journal);
-    const since = how.basis === 'created' || summary.lastTs === null ? entry.created_at : summary.lastTs;
+    const summary = await summarize(journal, how.now);
+    const since = how.basis === 'created' || summary.latestTs === null || Date.parse(summary.latestTs) < Date.parse(entry.created_at) ? entry.created_at : summary.latestTs;
     if (!(Date.parse(since) < how.cutoff)) return { kept: true };
     // Only an intact history is removed under a policy: a damaged one is evidence.
     const report = await journal.verify();
@@ -202,16 +220,19 @@ interface Summary {
   steps: number;
   head: string | null;
   lastTs: string | null;
+  latestTs: string | null;
   root: Uint8Array;
   tree: MemoryTree;
   checkpoint: string | null;
 }
 
 /** One pass over the run's lines: its size, head, last time and tree; and its last signed checkpoint. */
-async function summarize(journal: Journal): Promise<Summary> {
+async function summarize(journal: Journal, now: number): Promise<Summary> {
   const tree = new MemoryTree();
   let head: string | null = null;
   let lastTs: string | null = null;
+  // The latest step time that is not in the future: a writer's `ts` need not increase (RETENTION.md §2).
+  let latestTs: string | null = null;
   for await (const line of journal.lines()) {
     const record = JSON.parse(line.text) as { step_hash?: unknown; ts?: unknown };
     const leaf = typeof record.step_hash === 'string' ? stepLeafHash(record.step_hash) : null;
@@ -219,22 +240,24 @@ async function summarize(journal: Journal): Promise<Summary> {
     tree.append(leaf);
     head = record.step_hash as string;
     lastTs = typeof record.ts === 'string' ? record.ts : null;
+    if (typeof record.ts === 'string' && Date.parse(record.ts) <= now && (latestTs === null || Date.parse(record.ts) > Date.parse(latestTs))) latestTs = record.ts;
   }
   const root = await treeRoot(tree, tree.size);
   const kept = 'checkpoints' in journal && typeof journal.checkpoints === 'function' ? ((await (journal.checkpoints as () => Promise<string[]>)()) ?? []) : [];
-  return { format: journal.genesis.format, steps: tree.size, head, lastTs, root, tree, checkpoint: kept.length === 0 ? null : kept[kept.length - 1]! };
+  return { format: journal.genesis.format, steps: tree.size, head, lastTs, latestTs, root, tree, checkpoint: kept.length === 0 ? null : kept[kept.length - 1]! };
 }
 
 interface Entry {
   id: string;
   run_id: string;
+  genesis_hash: string;
   created_at: string;
   run: Tombstone['run'];
 }
 
 function entryOf(journal: Journal): Entry {
   const g = journal.genesis as { journal_id: string; created_at: string; run?: Tombstone['run'] };
-  return { id: journal.id, run_id: g.journal_id, created_at: g.created_at, run: g.run ?? null };
+  return { id: journal.id, run_id: g.journal_id, genesis_hash: genesisHash(journal.genesis), created_at: g.created_at, run: g.run ?? null };
 }
 
 async function tombstoneOf(entry: Entry, s: Summary, how: { removedAt: string; reason: string; keepDays: number; basis: RetentionBasis }): Promise<Tombstone> {
@@ -247,6 +270,7 @@ async function tombstoneOf(entry: Entry, s: Summary, how: { removedAt: string; r
     tombstone: TOMBSTONE_FORMAT,
     journal: entry.id,
     run_id: entry.run_id,
+    genesis_hash: entry.genesis_hash,
     format: s.format,
     created_at: entry.created_at,
     run: entry.run,
@@ -254,6 +278,7 @@ async function tombstoneOf(entry: Entry, s: Summary, how: { removedAt: string; r
     head: s.head,
     last_ts: s.lastTs,
     tree_root: rootDigest(s.root),
+    head_proof: s.steps === 0 ? [] : (await proveInclusion(s.tree, s.steps - 1, s.steps - 1, s.steps)).map(rootDigest),
     checkpoint: s.checkpoint,
     consistency,
     removed_at: how.removedAt,

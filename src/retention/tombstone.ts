@@ -7,7 +7,7 @@
  * never throws on what it checks.
  */
 import { isDigest, toHex } from '../canonical/index.js';
-import { EMPTY_ROOT, parseCheckpoint, parseNote, verifyConsistency } from '../proofs/index.js';
+import { EMPTY_ROOT, parseCheckpoint, parseJournalOrigin, parseNote, stepLeafHash, verifyConsistency, verifyInclusion } from '../proofs/index.js';
 import type { CheckpointParse } from '../proofs/checkpoint.js';
 import type { RunIdentity } from '../record/v2.js';
 
@@ -22,6 +22,8 @@ export interface Tombstone {
   journal: string;
   /** Its genesis: the run id (journal_id), format, creation time and run identity (null for a v1 journal). */
   run_id: string;
+  /** The genesis hash (FORMAT.md §4): what a checkpoint's journal origin names (PROOFS.md §8.5). */
+  genesis_hash: string;
   format: string;
   created_at: string;
   run: RunIdentity | null;
@@ -31,6 +33,8 @@ export interface Tombstone {
   last_ts: string | null;
   /** `sha256:` + the RFC 6962 root over its steps' leaves (PROOFS.md §4–§5). */
   tree_root: string;
+  /** The inclusion proof of the head as the last leaf of that tree (`sha256:` hashes); empty for 0 or 1 steps. */
+  head_proof: string[];
   /** The last checkpoint the journal had signed (a signed note), or null. */
   checkpoint: string | null;
   /** The consistency proof from that checkpoint's tree to (steps, tree_root), `sha256:` hashes; null without a checkpoint. */
@@ -83,6 +87,8 @@ export function tombstoneDefect(value: unknown): string | null {
     return 'members "head" and "last_ts" are null exactly when "steps" is 0, else a step hash and a time';
   }
   if (!isDigest(t.tree_root)) return 'member "tree_root" must be sha256: and 64 lowercase hex digits';
+  if (!isDigest(t.genesis_hash)) return 'member "genesis_hash" must be sha256: and 64 lowercase hex digits';
+  if (!Array.isArray(t.head_proof) || !t.head_proof.every(isDigest)) return 'member "head_proof" must be a list of sha256: hashes';
   if (t.run !== null && (typeof t.run !== 'object' || Array.isArray(t.run))) return 'member "run" must be an object or null';
   if (t.checkpoint === null ? t.consistency !== null : !isString(t.checkpoint) || !Array.isArray(t.consistency) || !t.consistency.every(isDigest)) {
     return 'members "checkpoint" and "consistency" are both null, or a signed note and a list of sha256: hashes';
@@ -106,11 +112,21 @@ export function checkTombstone(value: unknown, against?: string): TombstoneCheck
   const t = value as Tombstone;
   const root = digestBytesOf(t.tree_root)!;
   if (t.steps === 0 && rootDigest(EMPTY_ROOT) !== t.tree_root) return inconsistent('a run of no steps has the empty tree\'s root');
+  if (t.steps > 0) {
+    const headIn = verifyInclusion({ index: t.steps - 1, size: t.steps, leaf: stepLeafHash(t.head!)!, proof: t.head_proof.map((h) => digestBytesOf(h)!), root });
+    if (!headIn.ok) return inconsistent(`the head is not the last leaf of the tree it names: ${headIn.problem.message}`);
+  }
   const note = against ?? t.checkpoint;
   if (note === null) return { ok: true, checkpointSize: null };
   const parsed = checkpointOfNote(note);
   if (!parsed.ok) return malformed(`${against === undefined ? 'its' : 'the given'} checkpoint: ${parsed.problem.message}`);
   const cp = parsed.checkpoint;
+  // A checkpoint of a stepchain journal names the journal and its genesis in its origin: one of another
+  // journal proves nothing about this one, however well its tree fits.
+  const origin = parseJournalOrigin(cp.origin);
+  if (origin !== null && (origin.journalId !== t.journal || origin.genesisHash !== t.genesis_hash)) {
+    return inconsistent(`the checkpoint is of journal ${origin.journalId} with genesis ${origin.genesisHash}, not of the removed journal`);
+  }
   if (cp.size > t.steps) return inconsistent(`the checkpoint covers ${cp.size} steps but the run had ${t.steps} when it was removed: steps were lost before the removal`);
   let proof: Uint8Array[];
   if (cp.size === t.steps) proof = [];

@@ -4,7 +4,7 @@
  * mid-way is finished by the next; nothing of a removed run stays in the store; on every store.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
@@ -99,7 +99,8 @@ describe('prune on Postgres', () => {
     const [p, f] = [await prune(store, { keepDays: 30, now: NOW }), await prune(dir, { keepDays: 30, now: NOW })];
     expect(p.removed.map((t) => t.journal)).toEqual(['old']);
     // Same journal ids, created_at and ts: the runs are the same bytes but for the random salts, so compare the shape.
-    expect({ ...p.removed[0]!, head: null, tree_root: null, run_id: null }).toEqual({ ...f.removed[0]!, head: null, tree_root: null, run_id: null });
+    const unsalted = (t: Tombstone) => ({ ...t, head: null, tree_root: null, run_id: null, genesis_hash: null, head_proof: null });
+    expect(unsalted(p.removed[0]!)).toEqual(unsalted(f.removed[0]!));
     expect(await store.list({})).toEqual(['new']);
     expect(checkTombstone((await readTombstones(store))[0])).toEqual({ ok: true, checkpointSize: null });
   });
@@ -179,7 +180,6 @@ describe('tombstones refuse what they do not extend', () => {
     await (await makeRun(store, 'tampered', 90, 60)).close();
     await (await makeRun(store, 'intact', 90, 60)).close();
     const bucket = join(root, 'tampered', readdirSync(join(root, 'tampered')).find((f) => f.endsWith('.jsonl')) ?? '');
-    const { writeFileSync } = await import('node:fs');
     const bucketFile = readdirSync(join(root, 'tampered'), { recursive: true }).map(String).find((f) => f.endsWith('.jsonl'))!;
     const path = join(root, 'tampered', bucketFile);
     writeFileSync(path, readFileSync(path, 'utf8').replace('secret-of-tampered-1', 'rewritten-by-someone'));
@@ -255,6 +255,30 @@ describe('the CLI', () => {
     expect(run(['prune', root]).status).toBe(2);
     expect(run(['prune', root, '--keep-days', '-1']).status).toBe(2);
     expect(run(['prune', root, '--keep-days', '3', '--basis', 'soon']).status).toBe(2);
+  });
+
+  test('runs --removed refuses tombstones from an altered tombstone journal, and a back-dated step does not expire an active run', async () => {
+    const root = tempDir('stepchain-prune-alter-');
+    const store = new FileStore(root, { fsync: 'none' });
+    await (await makeRun(store, 'gone', 400, 300, 1)).close();
+    const active = await store.create('active', { run: { agent: 'x' }, createdAt: daysAgo(1) });
+    await active.append({ step_id: 'now', result: 'today' });
+    await active.append({ step_id: 'backdated', ts: daysAgo(500), result: 'a writer\'s clock may go back' });
+    await active.close();
+    expect(run(['prune', root, '--keep-days', '30']).status).toBe(0);
+    expect(await store.list({})).toEqual(['active']);
+    const bucketFile = readdirSync(join(root, TOMBSTONE_JOURNAL), { recursive: true }).map(String).find((f) => f.endsWith('.jsonl'))!;
+    const path = join(root, TOMBSTONE_JOURNAL, bucketFile);
+    writeFileSync(path, readFileSync(path, 'utf8').replace('"steps":1', '"steps":7'));
+    const listed = run(['runs', root, '--removed', '--json']);
+    expect(listed.status).toBe(1);
+    const doc = JSON.parse(listed.stdout) as { ok: boolean; tombstones_chain: { ok: boolean; problems: Array<{ code: string }> } };
+    expect(doc.ok).toBe(false);
+    expect(doc.tombstones_chain.problems[0]!.code).toBe('HASH_MISMATCH');
+    const text = run(['runs', root, '--removed']);
+    expect(text.status).toBe(1);
+    expect(text.stderr).toContain('the tombstone journal _tombstones does NOT verify');
+    expect(text.stdout).toContain('not evidence');
   });
 
   test('a prune SIGKILLed mid-way is finished by the next: each expired run removed once, with one tombstone', async () => {

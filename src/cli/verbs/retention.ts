@@ -1,6 +1,6 @@
 /** Retention verbs (spec/RETENTION.md): `prune` removes expired runs whole; `runs --removed` lists their tombstones. */
 import { openStore } from '../../location.js';
-import { checkTombstone, prune, readTombstones, type Tombstone } from '../../retention/index.js';
+import { checkTombstone, prune, verifiedTombstones, type Tombstone } from '../../retention/index.js';
 import { EXIT_FAILED, EXIT_OK, UsageError, type Verb } from '../cli.js';
 import type { Output } from '../output.js';
 import { inline } from '../safe-text.js';
@@ -63,27 +63,37 @@ export async function listRemoved(out: Output, location: string): Promise<number
   const at = await openStore(location);
   let tombstones: Tombstone[];
   let present: Set<string>;
+  let chain: Awaited<ReturnType<typeof verifiedTombstones>>['report'];
   try {
-    tombstones = await readTombstones(at.store);
+    ({ tombstones, report: chain } = await verifiedTombstones(at.store));
     present = new Set(await at.store.list());
   } finally {
     await at.close();
   }
   // A tombstone whose journal is still there was written by a prune that then lost a race with a writer.
   const rows = tombstones.map((t) => ({ tombstone: t, check: checkTombstone(t), superseded: typeof t.journal === 'string' && present.has(t.journal) }));
-  const failed = rows.filter((r) => !r.check.ok).length;
+  const chainOk = chain === null || chain.ok;
+  const failed = rows.filter((r) => !r.check.ok).length + (chainOk ? 0 : 1);
   if (out.json) {
     out.document('runs', {
       ok: failed === 0,
       store: at.display,
+      tombstones_chain: chain === null ? null : { ok: chain.ok, steps: chain.steps, head: chain.head, problems: chain.problems },
       removed: rows.map(({ tombstone, check, superseded }) => ({ ...tombstone, superseded, check: check.ok ? { ok: true, checkpoint_size: check.checkpointSize } : { ok: false, ...check.problem } })),
     });
     return failed === 0 ? EXIT_OK : EXIT_FAILED;
   }
+  if (!chainOk) {
+    // The journal that holds the tombstones was altered: none of them is evidence of anything.
+    out.say(out.style(['red', 'bold'], `✘ the tombstone journal _tombstones does NOT verify: ${chain!.problems.length} problem${chain!.problems.length === 1 ? '' : 's'}`));
+    for (const p of chain!.problems.slice(0, 5)) out.say(`  ${inline(p.code)}${p.location.seq !== undefined ? ` at seq ${p.location.seq}` : ''}: ${inline(p.message)}`);
+  }
   if (rows.length === 0) out.say('no removed runs');
   const text = (v: unknown): string => inline(typeof v === 'string' ? v : String(JSON.stringify(v)));
   for (const { tombstone: t, check, superseded } of rows) {
-    const verdict = superseded
+    const verdict = !chainOk
+      ? out.style(['red', 'bold'], 'not evidence: the tombstone journal does not verify')
+      : superseded
       ? out.style('yellow', 'superseded: the run is still in the store (it was written to while being pruned)')
       : !check.ok
       ? out.style(['red', 'bold'], `${check.problem.code}: ${check.problem.message}`)
