@@ -5,7 +5,9 @@
  * Losing the record of the last one is impossible by construction: it is the largest kept. Pure.
  */
 import { parseCheckpoint, signCheckpoint, type Checkpoint } from './checkpoint.js';
-import type { JournalTree } from './log.js';
+import type { JournalTree, LeafSource } from './log.js';
+import { TreeFrontier } from './frontier.js';
+import { equalBytes, stepLeafHash } from './hash.js';
 import { parseNote, type NoteSigner } from './note.js';
 import { proveConsistency } from './prove.js';
 import { ProofError } from './problems.js';
@@ -55,9 +57,24 @@ export function lastCheckpoint(kept: readonly KeptCheckpoint[], origin: string):
  * (SIZE_DECREASED for a truncated journal, INCONSISTENT for a rewritten one) and signs nothing. The
  * caller holds the journal's lock, so the tree does not move meanwhile.
  */
-export async function signJournalCheckpoint(tree: JournalTree, keeper: CheckpointKeeper, signer: NoteSigner): Promise<SignedCheckpoint> {
+export async function signJournalCheckpoint(tree: JournalTree, keeper: CheckpointKeeper, signer: NoteSigner, leaves: LeafSource): Promise<SignedCheckpoint> {
   const origin = signer.name;
   const next = { origin, size: tree.size, root: tree.root() };
+  // The stored tree is derived data that whoever can write the store can replace (an old tree/ put back
+  // over a rewritten chain): what is signed is the root computed from the chain's own step hashes, once
+  // per signature (FILE-STORE.md §16), and a stored tree that disagrees is refused.
+  const fromChain = new TreeFrontier();
+  for await (const leaf of leaves(0)) {
+    if (fromChain.size >= next.size) break;
+    const hash = stepLeafHash(leaf.step_hash);
+    if (hash === null || leaf.seq !== fromChain.size) break;
+    fromChain.append(hash);
+  }
+  if (fromChain.size !== next.size || !equalBytes(fromChain.root(), next.root)) {
+    throw new ProofError('CHECKPOINT_REFUSED', `refusing to sign size ${next.size} of ${origin}: the stored Merkle tree does not match the journal's chain`, {
+      hint: 'the tree cache was altered; it is derived data: remove it (tree/, or the tree tables) so it is rebuilt from the chain, then verify the journal against its last checkpoint',
+    });
+  }
   const previous = lastCheckpoint(await keeper.readCheckpoints(), origin);
   if (previous) {
     const proof = previous.size <= next.size ? await proveConsistency(tree.storage.reader(), previous.size, next.size) : [];

@@ -304,7 +304,7 @@ export class FileJournal implements Journal {
    */
   async checkpoint(signer: NoteSigner): Promise<SignedCheckpoint> {
     if (this.readOnly) throw new StoreError('READ_ONLY', `journal ${this.id} was opened read-only`, { hint: 'open it without readOnly to sign a checkpoint' });
-    return this.underLock(() => signJournalCheckpoint(this.tree, this.treeStorage, signer));
+    return this.underLock(() => signJournalCheckpoint(this.tree, this.treeStorage, signer, leafSource((from) => readStoredLines(this.paths, { from }))));
   }
 
   /** The checkpoints this journal signed (signed notes, in file-name order: by size). */

@@ -214,7 +214,7 @@ export class PostgresJournal implements Journal {
     if (this.readOnly) throw new StoreError('READ_ONLY', `journal ${this.id} was opened read-only`, { hint: 'open it without readOnly to sign a checkpoint' });
     return this.underLock('signing a checkpoint of', async (client, head) => {
       const tree = await syncedTree(client, this.ctx.tables, this.key, head, this.where);
-      return signJournalCheckpoint(tree, new PostgresTreeStorage(client, this.ctx.tables, this.key), signer);
+      return signJournalCheckpoint(tree, new PostgresTreeStorage(client, this.ctx.tables, this.key), signer, rowLeaves(client, this.ctx.tables, this.key, this.where));
     });
   }
 

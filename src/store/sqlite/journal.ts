@@ -182,7 +182,7 @@ export class SqliteJournal implements Journal {
     if (this.readOnly) throw new StoreError('READ_ONLY', `journal ${this.id} was opened read-only`, { hint: 'open it without readOnly to sign a checkpoint' });
     return this.underLock('signing a checkpoint of', async (db, head) => {
       const tree = await syncTree(this.treeStorage(db), head, this.leaves(db));
-      return signJournalCheckpoint(tree, this.treeStorage(db), signer);
+      return signJournalCheckpoint(tree, this.treeStorage(db), signer, this.leaves(db));
     });
   }
 
