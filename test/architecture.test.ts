@@ -48,15 +48,16 @@ const ALLOWED: Record<string, readonly string[]> = {
   'store/sqlite': ['base', 'canonical', 'record', 'chain', 'store', 'proofs', 'store/rows'],
   parallel: ['base', 'canonical', 'record', 'chain'],
   proofs: ['base', 'canonical', 'record', 'chain', 'receipt'],
+  attest: ['base', 'canonical', 'record', 'chain', 'receipt'],
   redact: ['base', 'canonical', 'record', 'chain', 'receipt', 'diff'],
   testing: ['base', 'canonical', 'record', 'chain', 'diff'],
   runtime: ['base', 'canonical', 'record', 'chain', 'store'],
   replay: ['base', 'canonical', 'record', 'chain', 'diff', 'store', 'runtime'],
   mcp: ['base', 'canonical', 'record', 'chain', 'store', 'runtime'],
-  cli: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'store/postgres', 'store/sqlite', 'redact', 'proofs', 'parallel', 'runtime', 'replay', 'mcp', 'entry'],
+  cli: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'store/postgres', 'store/sqlite', 'redact', 'proofs', 'attest', 'parallel', 'runtime', 'replay', 'mcp', 'entry'],
   demo: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'redact', 'runtime'],
   page: ['entry'],
-  entry: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'store/postgres', 'store/sqlite', 'redact', 'proofs', 'parallel', 'testing', 'runtime', 'replay', 'mcp'],
+  entry: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'store/postgres', 'store/sqlite', 'redact', 'proofs', 'attest', 'parallel', 'testing', 'runtime', 'replay', 'mcp'],
   adapters: ['entry'],
 };
 
