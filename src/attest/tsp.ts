@@ -197,8 +197,11 @@ export async function checkToken(token: Uint8Array, subject: Uint8Array, tsa: Ts
   if (!equal(bytes(info.messageImprint.hashedMessage.buffer), sha256(subject))) {
     return { ok: false, code: 'TIMESTAMP_MISMATCH', reason: 'the token\'s message imprint is not the SHA-256 of this subject: it stamps something else (another head, or an altered one)' };
   }
+  // What CMS fixes for this content (RFC 5652 §5.1): version 3, and the signer's digest among those listed.
+  if (sd.version !== 3) return { ok: false, code: 'TIMESTAMP_INVALID', reason: `SignedData version ${sd.version}; a TSTInfo is signed with version 3` };
   if (sd.signerInfos.length !== 1) return { ok: false, code: 'TIMESTAMP_INVALID', reason: `the token has ${sd.signerInfos.length} signers; a time-stamp token has one` };
   const si = sd.signerInfos[0]!;
+  if (!sd.digestAlgorithms.some((a) => a.algorithm === si.digestAlgorithm.algorithm)) return { ok: false, code: 'TIMESTAMP_INVALID', reason: 'the signer\'s digest algorithm is not among the SignedData\'s' };
   const who = signerDefect(si, tsa);
   if (who) return { ok: false, code: 'TIMESTAMP_SIGNER', reason: who };
   let verdict: string | null;
