@@ -6,7 +6,7 @@
  * expired TSA certificate, a 2-of-3 policy that one signature cannot meet, and unusable pins are refused.
  */
 import { execFile } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -106,6 +106,24 @@ describe('timestamp → export → verify --tsa-cert', () => {
       expect(r.code, r.stderr).toBe(2);
     }
     expect((await run('verify', 'j', '--tsa-cert', tsa.cert.tsa)).code).toBe(2);
+  });
+});
+
+describe('record-keeping --profile art12', () => {
+  test('writes the Art. 12 view of a verified run; a tampered journal is refused and nothing is written', async () => {
+    const r = await run('record-keeping', 'j', '--retention', 'P6M', '-o', 'art12.json');
+    expect(r.code, r.stderr).toBe(0);
+    const doc = JSON.parse(readFileSync(join(dir, 'art12.json'), 'utf8'));
+    expect(doc).toMatchObject({ format: 'stepchain-record-keeping/v1', profile: 'eu-ai-act-art12', retention: { period: 'P6M' } });
+    expect(doc.runs[0].integrity).toMatchObject({ steps: 6, head_seq: 5, chain_verified: true });
+    expect(doc.runs[0].input_data).toHaveLength(6);
+    expect((await run('record-keeping', 'j', '-o', 'x.json')).code).toBe(2);
+    cpSync(join(dir, 'j'), join(dir, 'jt'), { recursive: true });
+    const bucket = join(dir, 'jt', 'buckets', readdirSync(join(dir, 'jt', 'buckets'))[0]!);
+    writeFileSync(bucket, readFileSync(bucket, 'utf8').replace('"i":3', '"i":4'));
+    const t = await run('record-keeping', 'jt', '--retention', 'P6M', '-o', 'jt.json');
+    expect(t.code).toBe(1);
+    expect(existsSync(join(dir, 'jt.json'))).toBe(false);
   });
 });
 

@@ -13,7 +13,7 @@ import type { Journal } from '../../store/types.js';
 import { writeFileAtomic } from '../../store/file/fsutil.js';
 import { cosign, parseStatement, statementBytes, timeStampRequest, timestampSubject, tokenFromResponse, type CosignEnvelope, type TimestampEntry } from '../../attest/index.js';
 import { intArg } from '../args.js';
-import { EXIT_OK, UsageError, type Verb } from '../cli.js';
+import { EXIT_FAILED, EXIT_OK, UsageError, type Verb } from '../cli.js';
 import { withJournal } from '../location.js';
 import { inline } from '../safe-text.js';
 
@@ -180,3 +180,48 @@ export function attestMembers(doc: AttestationsFile, from: number, to: number): 
   });
   return { ...(timestamps.length ? { timestamps } : {}), ...(cosignatures.length ? { cosignatures } : {}) };
 }
+
+export const recordKeepingVerb: Verb = {
+  name: 'record-keeping',
+  summary: 'an EU AI Act Art. 12 record-keeping view of runs: period of use, reference inputs, input data, persons, retention',
+  usage: '<journal>… --retention PERIOD -o record.json [--profile art12]',
+  description: [
+    'Verifies each journal, then writes one JSON document (format stepchain-record-keeping/v1, profile eu-ai-act-art12)',
+    'with an entry per run: the period of use (first to last step, on the agent\'s clock), the models and tools used,',
+    'each input by seq and digest, the persons involved (from approval records, when the format has them), the journal\'s',
+    'head, and the retention period you state. It says plainly that logging is what Art. 12 asks and that tamper-evidence',
+    'is this tool\'s addition. A journal that does not verify is refused (exit 1): a record that cannot be trusted is not written.',
+  ].join('\n'),
+  options: {
+    out: { type: 'string', short: 'o', arg: 'file', description: 'where to write the document' },
+    retention: { type: 'string', arg: 'PERIOD', description: 'how long these logs are kept, e.g. "6 months" or P6M (Art. 19 and 26: at least six months)' },
+    profile: { type: 'string', arg: 'NAME', description: 'the profile: art12 (the only one)' },
+  },
+  args: { min: 1, max: 64, names: ['journal'] },
+  examples: [['stepchain record-keeping runs/today --retention P6M -o today.art12.json', 'the Art. 12 view of one run']],
+  async run({ out, values, positionals }) {
+    if (values.profile !== undefined && values.profile !== 'art12') throw new UsageError(`--profile ${inline(String(values.profile))}: the only profile is art12`, 'record-keeping');
+    if (values.retention === undefined || String(values.retention).trim() === '') throw new UsageError('--retention PERIOD is required: say how long these logs are kept (at least six months under Art. 19 and 26)', 'record-keeping');
+    if (values.out === undefined) throw new UsageError('-o <file> is required', 'record-keeping');
+    const { runRecordKeeping, recordKeepingDocument } = await import('../../attest/record-keeping.js');
+    const runs = [];
+    for (const path of positionals) {
+      const entry = await withJournal(path, true, async (journal) => {
+        const report = await journal.verify();
+        if (!report.ok) return null;
+        return runRecordKeeping(journal.genesis as { journal_id: string; created_at: string; run?: unknown }, journal.read() as AsyncIterable<never>, true);
+      });
+      if (entry === null) {
+        out.say(`✘ ${inline(path)} does not verify: run \`stepchain verify ${inline(path)}\`; no record was written`);
+        return EXIT_FAILED;
+      }
+      runs.push(entry);
+    }
+    const doc = recordKeepingDocument(runs, String(values.retention).trim());
+    const text = JSON.stringify(doc, null, 2) + '\n';
+    await writeFileAtomic(values.out as string, text, { fsyncFile: true, fsyncDir: true });
+    if (out.json) out.document('record-keeping', { ok: true, out: values.out, runs: runs.length });
+    else out.say(`wrote ${inline(values.out as string)}: ${runs.length} run${runs.length === 1 ? '' : 's'}, ${runs.reduce((n, r) => n + r.integrity.steps, 0)} steps, retention ${inline(doc.retention.period)}`);
+    return EXIT_OK;
+  },
+};

@@ -26,6 +26,7 @@ export const VERBS: readonly LazyVerb[] = [
   lazy('witness', async () => (await import('./witness.js')).witnessVerb),
   lazy('timestamp', async () => (await import('./attest.js')).timestampVerb),
   lazy('cosign', async () => (await import('./attest.js')).cosignVerb),
+  lazy('record-keeping', async () => (await import('./attest.js')).recordKeepingVerb),
   lazy('page', async () => (await import('./page.js')).pageVerb),
   lazy('effect', async () => (await import('./run.js')).effectVerb),
   lazy('continuation', async () => (await import('./run.js')).continuationVerb),
