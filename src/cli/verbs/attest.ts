@@ -121,7 +121,7 @@ export const timestampVerb: Verb = {
       doc.timestamps = [...doc.timestamps.filter((t) => t.seq !== step.seq), { seq: step.seq, step_hash: step.step_hash, token: base64Encode(token) }].sort((a, b) => a.seq - b.seq);
       await writeAttestations(file, doc);
       if (out.json) out.document('timestamp', { ok: true, out: file, seq: step.seq, step_hash: step.step_hash, token_bytes: token.length });
-      else out.say(`stamped seq ${step.seq} (${step.step_hash}) by ${inline(values.tsa as string)}: token of ${token.length} bytes added to ${inline(file)}`);
+      else out.say(`stamped seq ${step.seq} (${step.step_hash}): the TSA's token (${token.length} bytes) added to ${inline(file)}`);
       return EXIT_OK;
     });
   },
