@@ -218,7 +218,7 @@ class AttestChecks {
       return;
     }
     attest.threshold = t;
-    attest.cosigned_by = [...signed];
+    attest.cosigned_by = [...pinned.keys()].filter((k) => signed.has(k));
     if (signed.size < t) {
       add('COSIGN_QUORUM', `${signed.size} of the ${pinned.size} pinned co-signers signed a statement over this receipt's steps; the policy needs ${t}`, `/${COSIGNATURES_MEMBER}`);
     }
@@ -239,11 +239,12 @@ class AttestChecks {
     } else if (unchecked > 0) {
       report.does_not_prove.push(`When the steps existed: the receipt carries ${unchecked} RFC 3161 time-stamp token${unchecked === 1 ? '' : 's'}, not checked; pin the time-stamping authority's certificate (--tsa-cert) to rely on ${unchecked === 1 ? 'it' : 'them'}.`);
     }
+    // In the order the caller pinned the co-signers (not the envelopes' keyid order), so the verdict reads the same each time.
     const byKey = new Map<string, string[]>();
-    for (const c of attest.cosignatures) {
-      if (!c.verified) continue;
-      const label = c.name ? `${c.name} (${c.keyid})` : c.keyid;
-      byKey.set(label, [...(byKey.get(label) ?? []), c.from === c.to ? `step ${c.to}` : `steps ${c.from}–${c.to}`]);
+    for (const p of this.options.cosigners ?? []) {
+      const keyid = keyIdOf(p.key);
+      const ranges = attest.cosignatures.filter((c) => c.verified && c.keyid === keyid).map((c) => (c.from === c.to ? `step ${c.to}` : `steps ${c.from}–${c.to}`));
+      if (ranges.length > 0) byKey.set(p.name ? `${p.name} (${keyid})` : keyid, ranges);
     }
     for (const [who, ranges] of byKey) report.proves.push(`Co-signer ${who}, whom you pinned, signed ${ranges.join(', ')} (each statement names the last step's hash, so it covers every step before it too).`);
     const unknown = attest.cosignatures.filter((c) => !c.pinned).length;
