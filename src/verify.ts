@@ -27,6 +27,6 @@ export {
   type ProofProblemCode, type TreeHead, type ReceiptProofOptions, type ReceiptProofReport, type Verdict,
 } from './proofs/index.js';
 export {
-  receiptAttestHooks, parseTsaCertificate, checkToken, timestampSubject, statementBytes, parseStatement, cosignatureHolds,
+  receiptAttestHooks, verifyAttestedReceipt, parseTsaCertificate, checkToken, timestampSubject, statementBytes, parseStatement, cosignatureHolds,
   type AttestOptions, type AttestReport, type AttestProblemCode, type Cosigner, type TsaCertificate, type CosignEnvelope, type CosignStatement,
 } from './attest/index.js';

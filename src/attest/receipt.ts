@@ -8,13 +8,12 @@
 import type { Problem } from '../chain/report.js';
 import { pinHeld, settleVerdict } from '../chain/verdict.js';
 import type { VerifiedLine } from '../chain/verifier.js';
-import { isDigest } from '../canonical/sha256.js';
+import { digestBytes, isDigest } from '../canonical/sha256.js';
 import { genesisHash } from '../record/formats.js';
 import { base64Decode } from '../receipt/base64.js';
-import { keyIdOf } from '../receipt/keys.js';
-import type { ReceiptReport } from '../receipt/verify.js';
-import { cosignatureHolds, envelopeDefect, parseStatement, timestampSubject, type CosignEnvelope, type CosignStatement } from './statements.js';
-import { checkToken, type TsaCertificate } from './tsp.js';
+import { verifyReceipt, type ByteInput, type ReceiptReport, type VerifyReceiptOptions } from '../receipt/verify.js';
+import { envelopeDefect, parseStatement, timestampSubject, type CosignEnvelope, type CosignStatement } from './statements.js';
+import type { TsaCertificate } from './tsp.js';
 
 export const TIMESTAMPS_MEMBER = 'timestamps';
 export const COSIGNATURES_MEMBER = 'cosignatures';
@@ -53,6 +52,9 @@ export interface AttestReport {
 }
 
 export type AttestedReport<R> = R & { attest?: AttestReport };
+
+/** A key id (RECEIPT.md §5): the digest of the raw 32-byte public key. */
+const keyIdOf = (key: Uint8Array): string => digestBytes(key);
 
 const TIMESTAMP_SENTENCE = /^That the recorded content and timestamps are true/;
 
@@ -139,7 +141,7 @@ class AttestChecks {
     if (report.manifest && report.range) {
       try {
         await this.checkTimestamps(report, tsa, attest, add);
-        this.checkCosignatures(report, cosigners, attest, add);
+        await this.checkCosignatures(report, cosigners, attest, add);
       } catch (e) {
         add('TIMESTAMP_INVALID', `the attestations could not be checked: ${e instanceof Error ? e.message : String(e)}`, '');
       }
@@ -167,9 +169,11 @@ class AttestChecks {
         continue;
       }
       if (tsa.length === 0) continue;
+      // The ASN.1 reader loads only when a token is to be checked: a receipt verified without a TSA pin never reads it.
+      const { checkToken } = await import('./tsp.js');
       const subject = timestampSubject(g, t.seq, t.step_hash);
       const token = base64Decode(t.token)!;
-      let first: Awaited<ReturnType<typeof checkToken>> | null = null;
+      let first: Awaited<ReturnType<typeof import('./tsp.js').checkToken>> | null = null;
       for (const cert of tsa) {
         const c = await checkToken(token, subject, cert);
         if (c.ok) {
@@ -183,7 +187,9 @@ class AttestChecks {
     }
   }
 
-  private checkCosignatures(report: ReceiptReport<string>, cosigners: Cosigner[], attest: AttestReport, add: (c: AttestProblemCode, m: string, p: string) => void): void {
+  private async checkCosignatures(report: ReceiptReport<string>, cosigners: Cosigner[], attest: AttestReport, add: (c: AttestProblemCode, m: string, p: string) => void): Promise<void> {
+    // Ed25519 loads only when there are signatures to check against pinned keys.
+    const { cosignatureHolds } = this.envelopes.length > 0 && cosigners.length > 0 ? await import('./sign.js') : { cosignatureHolds: () => false };
     const g = genesisHash(report.manifest!.genesis);
     const { from, to, prev_hash } = report.range!;
     const pinned = new Map(cosigners.map((c) => [keyIdOf(c.key), c]));
@@ -254,4 +260,24 @@ class AttestChecks {
       settleVerdict(report, 'receipt');
     }
   }
+}
+
+/**
+ * verifyReceipt with these checks added to any other hooks the caller passes: extensions merged, both
+ * observers called, the caller's finish first, then these. Never throws.
+ */
+export async function verifyAttestedReceipt<R extends ReceiptReport<string> = ReceiptReport>(
+  input: ByteInput, attest: AttestOptions = {}, options: VerifyReceiptOptions<R> = {},
+): Promise<AttestedReport<R>> {
+  const hooks = receiptAttestHooks(attest);
+  const base = options ?? {};
+  const report = await verifyReceipt<R>(input, {
+    ...base,
+    extensions: { ...(base.extensions ?? {}), ...hooks.extensions },
+    onLine: (line) => {
+      base.onLine?.(line);
+      hooks.onLine(line);
+    },
+  });
+  return hooks.finish(report);
 }

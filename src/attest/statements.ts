@@ -2,18 +2,16 @@
  * The exact bytes that a time-stamping authority stamps and that co-signers sign (spec/TIME.md §3, §5):
  * the timestamp subject (a head of a journal) and the co-signature statement (a range of steps), both the
  * JCS of a small object whose `type` names what it is, so a signature over one can never be read as the
- * other. The co-signature envelope is DSSE v1 with one or more signatures over one payload. Pure.
+ * other. The co-signature envelope is DSSE v1 with one or more signatures over one payload (signing and
+ * checking them: sign.ts, which alone loads Ed25519). Pure.
  */
-import { ed25519 } from '@noble/curves/ed25519.js';
 import { canonicalBytes, canonicalJson } from '../canonical/jcs.js';
 import { isDigest } from '../canonical/sha256.js';
-import { base64Decode, base64Encode } from '../receipt/base64.js';
-import { pae, signatureDefect } from '../receipt/dsse.js';
-import { keyIdOf } from '../receipt/keys.js';
+import { base64Decode } from '../receipt/base64.js';
 
-export const TIMESTAMP_SUBJECT_TYPE = 'stepchain-timestamp-subject/v1';
-export const COSIGN_STATEMENT_TYPE = 'stepchain-cosignature/v1';
-export const COSIGN_PAYLOAD_TYPE = 'application/vnd.stepchain.cosignature+json';
+import { COSIGN_PAYLOAD_TYPE, COSIGN_STATEMENT_TYPE, TIMESTAMP_SUBJECT_TYPE } from './names.js';
+
+export { COSIGN_PAYLOAD_TYPE, COSIGN_STATEMENT_TYPE, TIMESTAMP_SUBJECT_TYPE };
 
 /** The largest seq (FORMAT.md: integers up to 2^53 − 1). */
 const MAX_SEQ = Number.MAX_SAFE_INTEGER;
@@ -45,17 +43,6 @@ export function statementBytes(s: Omit<CosignStatement, 'type'>): Uint8Array {
   return canonicalBytes({ ...s, type: COSIGN_STATEMENT_TYPE });
 }
 
-/** A new envelope over the statement with one signature, or the envelope with one more (DSSE allows several). */
-export function cosign(statement: Uint8Array | CosignEnvelope, privateKey: Uint8Array): CosignEnvelope {
-  const envelope: CosignEnvelope = statement instanceof Uint8Array ? { payload: base64Encode(statement), payloadType: COSIGN_PAYLOAD_TYPE, signatures: [] } : { ...statement, signatures: [...statement.signatures] };
-  const payload = base64Decode(envelope.payload)!;
-  const publicKey = ed25519.getPublicKey(privateKey);
-  const keyid = keyIdOf(publicKey);
-  const sig = base64Encode(ed25519.sign(pae(COSIGN_PAYLOAD_TYPE, payload), privateKey));
-  envelope.signatures = [...envelope.signatures.filter((s) => s.keyid !== keyid), { keyid, sig }].sort((a, b) => (a.keyid < b.keyid ? -1 : a.keyid > b.keyid ? 1 : 0));
-  return envelope;
-}
-
 const isSeq = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= MAX_SEQ;
 
 /** The statement an envelope's payload holds, or why it holds none (spec/TIME.md §5.1, §7.2 steps 1–2). */
@@ -79,18 +66,6 @@ export function parseStatement(envelope: CosignEnvelope): { ok: true; statement:
   if (!isDigest(s.genesis_hash) || !isDigest(s.prev_hash) || !isDigest(s.step_hash)) return { ok: false, reason: 'genesis_hash, prev_hash and step_hash must be "sha256:" and 64 lowercase hex digits' };
   if (canonicalJson(s) !== text) return { ok: false, reason: 'the payload is not the canonical JSON (RFC 8785) of the statement' };
   return { ok: true, statement: s as unknown as CosignStatement };
-}
-
-/** Whether `sig` is key `publicKey`'s signature over the envelope's payload (RECEIPT.md §5.1's exact rules). */
-export function cosignatureHolds(envelope: CosignEnvelope, sig: string, publicKey: Uint8Array): boolean {
-  const payload = base64Decode(envelope.payload);
-  const s = base64Decode(sig);
-  if (payload === null || s === null) return false;
-  try {
-    return signatureDefect(pae(COSIGN_PAYLOAD_TYPE, payload), s, publicKey) === null;
-  } catch {
-    return false;
-  }
 }
 
 /** Why a value is not a co-signature envelope, or null (spec/TIME.md §5.2). */
