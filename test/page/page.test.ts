@@ -212,7 +212,7 @@ describe('inputs', () => {
       const g = genesisHash(j.genesis);
       const subject = a.timestampSubject(g, head.seq, head.step_hash);
       const nonce = Uint8Array.of(9, 9, 9, 9);
-      const reply = await fetch(tsa.url, { method: 'POST', body: a.timeStampRequest(subject, nonce) });
+      const reply = await fetch(tsa.url, { method: 'POST', body: Buffer.from(a.timeStampRequest(subject, nonce)) });
       const token = a.tokenFromResponse(new Uint8Array(await reply.arrayBuffer()), subject, nonce);
       if (!token.ok) throw new Error(token.reason);
       const keys = await Promise.all(['ada', 'ben', 'cy'].map((n) => keygen(join(dir, `${n}.key`))));
