@@ -12,7 +12,9 @@
 //   dist/cli/verify/) as ../../parallel/index.js. The worker script itself is bundled (below), in place of
 //   tsc's dist/parallel/worker.js, for the library's pool and the CLI's alike;
 // - CommonJS dependencies (tar-stream and what it requires) and anything named at run time (pg): Node
-//   loads them as usual. ES-module dependencies (@noble/*, pako) are bundled.
+//   loads them as usual. ES-module dependencies (@noble/*, pako) are bundled. The ASN.1 reader behind
+//   `verify --tsa-cert` (@peculiar/asn1-*, asn1js, and their tslib) stays outside too: bundled, its helpers
+//   became a chunk every start loaded (a file more for `--version`), for a verb option few commands use.
 import * as esbuild from 'esbuild';
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -129,7 +131,7 @@ function bundle(entryPoints, chunkDir, plugins) {
     // Errors and --debug stacks point at src/ (main.ts turns source maps on for --debug).
     sourcemap: 'linked',
     sourcesContent: false,
-    external: ['tar-stream'],
+    external: ['tar-stream', '@peculiar/*', 'asn1js'],
     plugins: [keepPoolOutside, nativeHashOnly, ...plugins],
     // Readable rather than small, as the page: the code a user runs is the code in src/, concatenated.
     minify: false,

@@ -26,3 +26,7 @@ export {
   type Checkpoint, type CheckpointPolicy, type CheckpointReport, type Cosignature, type NoteVerifier, type ProofReport, type ProofProblem,
   type ProofProblemCode, type TreeHead, type ReceiptProofOptions, type ReceiptProofReport, type Verdict,
 } from './proofs/index.js';
+export {
+  receiptAttestHooks, verifyAttestedReceipt, parseTsaCertificate, checkToken, timestampSubject, statementBytes, parseStatement, cosignatureHolds,
+  type AttestOptions, type AttestReport, type AttestProblemCode, type Cosigner, type TsaCertificate, type CosignEnvelope, type CosignStatement,
+} from './attest/index.js';

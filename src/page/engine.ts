@@ -13,8 +13,9 @@
  * slices so the page keeps responding). Pure: no DOM, no Node.
  */
 import {
-  HASH_DISCLOSURE_FORMAT, STEP_DISCLOSURE_FORMAT, parseCheckpoint, parseNote, parseVerifierKey, publishedReceiptHooks, receiptProofHooks, verifyDisclosure,
-  verifyHashDisclosure, verifyReceipt, verifyStepDisclosure, type ReceiptProofOptions, type ReceiptReport, type VerifiedLine,
+  HASH_DISCLOSURE_FORMAT, STEP_DISCLOSURE_FORMAT, parseCheckpoint, parseNote, parseTsaCertificate, parseVerifierKey, publishedReceiptHooks, receiptAttestHooks,
+  receiptProofHooks, verifyDisclosure, verifyHashDisclosure, verifyReceipt, verifyStepDisclosure, type AttestOptions, type ReceiptProofOptions, type ReceiptReport,
+  type TsaCertificate, type VerifiedLine,
 } from '../verify.js';
 import { summarize, type BlobLookup, type StepRow } from './summary.js';
 
@@ -47,6 +48,11 @@ export interface VerifyRequest {
   quorum?: number;
   /** A consistency proof file's bytes, as `--proof` with a partial receipt and `--checkpoint`. */
   consistency?: Uint8Array;
+  /** TSA certificates' bytes (checked in pins.ts), as `--tsa-cert` (spec/TIME.md). */
+  tsaCerts?: Uint8Array[];
+  /** Co-signers' decoded keys with their file names, and the threshold (checked in pins.ts), as `--cosigner` and `--threshold`. */
+  cosigners?: Array<{ name: string; key: Uint8Array }>;
+  threshold?: number;
 }
 
 export interface Progress {
@@ -225,17 +231,19 @@ export class Session {
   ): Promise<ReceiptReport> {
     const hooks = publishedReceiptHooks();
     const proofs = receiptProofHooks(proofOptions(request));
+    const attest = receiptAttestHooks(attestOptions(request));
     let steps = 0;
     const input = this.feed(request.receipt, (bytes) => onProgress({ phase, bytes, total: request.receipt.size, steps }));
-    return verifyReceipt(input, {
+    return attest.finish(await verifyReceipt(input, {
       ...(request.expectHead !== undefined ? { expectHead: request.expectHead } : {}),
       ...(request.publicKey !== undefined ? { publicKey: request.publicKey } : {}),
       ...hooks.options,
-      extensions: { ...hooks.options.extensions, ...proofs.extensions },
+      extensions: { ...hooks.options.extensions, ...proofs.extensions, ...attest.extensions },
       finish: (r, reading) => proofs.finish(hooks.options.finish(r, reading)),
       onLine: (line) => {
         hooks.options.onLine(line);
         proofs.onLine(line);
+        attest.onLine(line);
         steps++;
         onLine(line);
       },
@@ -243,7 +251,7 @@ export class Session {
         hooks.options.onBlob(digest, text);
         onBlob(digest, text);
       },
-    });
+    }));
   }
 
   /** The file's bytes in pieces, counting them, and yielding to the page between slices when asked to. */
@@ -321,6 +329,16 @@ function proofOptions(request: VerifyRequest): ReceiptProofOptions {
     if (cp?.ok) out.trusted = cp.checkpoint;
   }
   return out;
+}
+
+/** The CLI's --tsa-cert, --cosigner and --threshold from the request's pins (already checked in pins.ts). */
+function attestOptions(request: VerifyRequest): AttestOptions {
+  const tsa = (request.tsaCerts ?? []).map((b) => parseTsaCertificate(b)).filter((r): r is { ok: true; tsa: TsaCertificate } => r.ok).map((r) => r.tsa);
+  return {
+    ...(tsa.length ? { tsa } : {}),
+    ...(request.cosigners?.length ? { cosigners: request.cosigners } : {}),
+    ...(request.threshold !== undefined ? { threshold: request.threshold } : {}),
+  };
 }
 
 /** What must be equal between two passes over the same file. */

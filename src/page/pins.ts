@@ -4,7 +4,7 @@
  * digest; a pin that is given but cannot be used stops the verification with an error on its field — it
  * never falls back to "no pin". Pure.
  */
-import { decodePublicKey, parseCheckpoint, parseNote, parseVerifierKey, policyDefect, verifyCheckpoint, type NoteVerifier } from '../verify.js';
+import { decodePublicKey, parseCheckpoint, parseNote, parseTsaCertificate, parseVerifierKey, policyDefect, verifyCheckpoint, type NoteVerifier } from '../verify.js';
 
 /** The most bytes a public key file may hold (as the CLI's readPublicKeyFile). */
 export const MAX_KEY_FILE_BYTES = 64 * 1024;
@@ -25,16 +25,24 @@ export interface PinInput {
   quorum?: string;
   /** A consistency proof file (`--proof` with a partial receipt and an earlier checkpoint), its first bytes. */
   consistency?: { name: string; bytes: Uint8Array } | null;
+  /** TSA certificate files (PEM or DER), as `--tsa-cert` (spec/TIME.md): each must be a time-stamping authority's. */
+  tsaCerts?: Array<{ name: string; bytes: Uint8Array }>;
+  /** Co-signers' public key files, as `--cosigner`, and the threshold as typed (`--threshold`; empty: all of them). */
+  cosigners?: Array<{ name: string; bytes: Uint8Array }>;
+  threshold?: string;
 }
 
 export interface PinError {
-  field: 'key' | 'head' | 'checkpoint' | 'logkey' | 'witnesses' | 'quorum';
+  field: 'key' | 'head' | 'checkpoint' | 'logkey' | 'witnesses' | 'quorum' | 'tsacert' | 'cosigners' | 'threshold';
   message: string;
 }
 
 /** The checkpoint pins travel to the worker as text (a verifier key holds functions, which do not cross). */
 export type Pins =
-  | { ok: true; publicKey?: Uint8Array; expectHead?: string; logKey?: string; witnesses?: string[]; quorum?: number; checkpoint?: string; consistency?: Uint8Array }
+  | {
+    ok: true; publicKey?: Uint8Array; expectHead?: string; logKey?: string; witnesses?: string[]; quorum?: number; checkpoint?: string; consistency?: Uint8Array;
+    tsaCerts?: Uint8Array[]; cosigners?: Array<{ name: string; key: Uint8Array }>; threshold?: number;
+  }
   | { ok: false; errors: PinError[] };
 
 export function readPins(input: PinInput): Pins {
@@ -57,12 +65,41 @@ export function readPins(input: PinInput): Pins {
     else errors.push({ field: 'head', message: 'the pinned head must be "sha256:" followed by 64 lowercase hex digits' });
   }
   const { logKey, witnesses, quorum, checkpoint } = readCheckpointPins(input, errors);
+  const attest = readAttestPins(input, errors);
   if (errors.length > 0) return { ok: false, errors };
   return {
     ok: true, ...(publicKey ? { publicKey } : {}), ...(expectHead ? { expectHead } : {}), ...(logKey ? { logKey } : {}),
     ...(witnesses && witnesses.length > 0 ? { witnesses, quorum: quorum! } : {}), ...(checkpoint ? { checkpoint } : {}),
-    ...(input.consistency ? { consistency: input.consistency.bytes } : {}),
+    ...(input.consistency ? { consistency: input.consistency.bytes } : {}), ...attest,
   };
+}
+
+/** TSA certificates, co-signer keys and the threshold, with the CLI's rules (src/cli/verbs/verify.ts, spec/TIME.md). */
+function readAttestPins(input: PinInput, errors: PinError[]): { tsaCerts?: Uint8Array[]; cosigners?: Array<{ name: string; key: Uint8Array }>; threshold?: number } {
+  const tsaCerts: Uint8Array[] = [];
+  for (const c of input.tsaCerts ?? []) {
+    const parsed = c.bytes.length > MAX_KEY_FILE_BYTES * 16 ? { ok: false as const, reason: 'is too large for a certificate' } : parseTsaCertificate(c.bytes);
+    if (parsed.ok) tsaCerts.push(c.bytes);
+    else errors.push({ field: 'tsacert', message: `TSA certificate ${c.name}: ${parsed.reason}` });
+  }
+  const cosigners: Array<{ name: string; key: Uint8Array }> = [];
+  const seen = new Set<string>();
+  for (const c of input.cosigners ?? []) {
+    const key = c.bytes.length > MAX_KEY_FILE_BYTES ? { ok: false as const, reason: `is over ${MAX_KEY_FILE_BYTES} bytes` } : decodePublicKey(c.bytes);
+    if (!key.ok) errors.push({ field: 'cosigners', message: `co-signer key ${c.name}: ${key.reason.replace(/^the pinned key /, '')}` });
+    else if (seen.has(key.key.join(','))) errors.push({ field: 'cosigners', message: `co-signer key ${c.name}: the same key is given twice; each co-signer counts once` });
+    else {
+      seen.add(key.key.join(','));
+      cosigners.push({ name: c.name, key: key.key });
+    }
+  }
+  const text = input.threshold ?? '';
+  let threshold: number | undefined;
+  if (text !== '') {
+    threshold = /^[1-9][0-9]{0,8}$/.test(text) ? Number(text) : NaN;
+    if (!(threshold >= 1 && threshold <= cosigners.length)) errors.push({ field: 'threshold', message: `the threshold must be a whole number from 1 to the ${cosigners.length} co-signer keys (or left empty for all of them)` });
+  }
+  return { ...(tsaCerts.length ? { tsaCerts } : {}), ...(cosigners.length ? { cosigners } : {}), ...(threshold !== undefined ? { threshold } : {}) };
 }
 
 const trim = (s: string): string => s.replace(/^[ \t\r\n]+|[ \t\r\n]+$/g, '');

@@ -30,6 +30,11 @@ function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs = {}, ...
   return node;
 }
 
+/** Each file chosen in a multiple file input, its first `limit` + 1 bytes (a larger file fails its limit unread). */
+async function smallFiles(input: HTMLInputElement, limit: number): Promise<Array<{ name: string; bytes: Uint8Array }>> {
+  return Promise.all(Array.from(input.files ?? [], async (f) => ({ name: f.name, bytes: new Uint8Array(await f.slice(0, limit + 1).arrayBuffer()) })));
+}
+
 function byId<T extends HTMLElement>(id: string): T {
   const node = document.getElementById(id);
   if (!node) throw new Error(`the page lacks #${id}`);
@@ -60,9 +65,13 @@ export function mountPage(starting: Promise<Verifier>): void {
   const witnessesInput = byId<HTMLTextAreaElement>('witnesses');
   const quorumInput = byId<HTMLInputElement>('quorum');
   const consistencyInput = byId<HTMLInputElement>('consistency');
+  const tsaCertInput = byId<HTMLInputElement>('tsacert');
+  const cosignersInput = byId<HTMLInputElement>('cosigners');
+  const thresholdInput = byId<HTMLInputElement>('threshold');
   const pinFields = {
     key: [keyInput, 'pubkey-error'], head: [headInput, 'head-error'], logkey: [logKeyInput, 'logkey-error'], checkpoint: [checkpointInput, 'checkpoint-error'],
     witnesses: [witnessesInput, 'witnesses-error'], quorum: [quorumInput, 'quorum-error'],
+    tsacert: [tsaCertInput, 'tsacert-error'], cosigners: [cosignersInput, 'cosigners-error'], threshold: [thresholdInput, 'threshold-error'],
   } as const;
   const drop = byId('drop');
   const dropped = byId('dropped');
@@ -186,6 +195,9 @@ export function mountPage(starting: Promise<Verifier>): void {
       quorum: quorumInput.value,
       // One byte past the limits (spec/PROOFS.md §11.1): a larger file fails its limit without being read whole.
       consistency: consistencyFile ? { name: consistencyFile.name, bytes: new Uint8Array(await consistencyFile.slice(0, MAX_PROOF_BYTES + 1).arrayBuffer()) } : null,
+      tsaCerts: await smallFiles(tsaCertInput, MAX_KEY_FILE_BYTES * 16),
+      cosigners: await smallFiles(cosignersInput, MAX_KEY_FILE_BYTES),
+      threshold: thresholdInput.value,
     });
     if (!pins.ok) {
       for (const err of pins.errors) markField(err);
@@ -214,6 +226,7 @@ export function mountPage(starting: Promise<Verifier>): void {
         receipt, name: receipt.name, ...(pins.publicKey ? { publicKey: pins.publicKey } : {}), ...(pins.expectHead ? { expectHead: pins.expectHead } : {}), ...(proof ? { proof } : {}),
         ...(pins.logKey ? { logKey: pins.logKey } : {}), ...(pins.checkpoint ? { checkpoint: pins.checkpoint } : {}),
         ...(pins.witnesses ? { witnesses: pins.witnesses, quorum: pins.quorum! } : {}), ...(pins.consistency ? { consistency: pins.consistency } : {}),
+        ...(pins.tsaCerts ? { tsaCerts: pins.tsaCerts } : {}), ...(pins.cosigners ? { cosigners: pins.cosigners } : {}), ...(pins.threshold !== undefined ? { threshold: pins.threshold } : {}),
       }, progress.tick);
       progress.stop();
       state.outcome = outcome;

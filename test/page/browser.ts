@@ -75,6 +75,10 @@ export interface Inputs {
   quorum?: string;
   /** A consistency proof file, as --proof with a partial receipt. */
   consistency?: FileSpec;
+  /** TSA certificates, co-signer key files and the threshold, as --tsa-cert, --cosigner and --threshold (spec/TIME.md). */
+  tsaCerts?: FileSpec[];
+  cosigners?: FileSpec[];
+  threshold?: string;
 }
 
 export interface Shown {
@@ -88,7 +92,7 @@ export interface Shown {
   problems: Array<{ code: string; location: string; message: string }>;
   proves: string[];
   doesNotProve: string[];
-  fieldErrors: { key: string; head: string; logkey: string; checkpoint: string; witnesses: string; quorum: string };
+  fieldErrors: { key: string; head: string; logkey: string; checkpoint: string; witnesses: string; quorum: string; tsacert: string; cosigners: string; threshold: string };
   disclosure: { ok: boolean; headline: string; codes: string[]; proves: string[] } | null;
 }
 
@@ -104,6 +108,9 @@ export async function verify(page: Page, inputs: Inputs, timeout = 60_000): Prom
   await page.fill('#witnesses', (inputs.witnesses ?? []).join('\n'));
   await page.fill('#quorum', inputs.quorum ?? '');
   await page.setInputFiles('#consistency', inputs.consistency ? asPayload(inputs.consistency) : []);
+  await page.setInputFiles('#tsacert', (inputs.tsaCerts ?? []).map(asPayload));
+  await page.setInputFiles('#cosigners', (inputs.cosigners ?? []).map(asPayload));
+  await page.fill('#threshold', inputs.threshold ?? '');
   await page.click('#verify');
   await page.waitForFunction(() => ['done', 'error'].includes(document.body.dataset.state ?? ''), null, { timeout });
   return shown(page);
@@ -125,7 +132,7 @@ export async function shown(page: Page): Promise<Shown> {
       problems: [...document.querySelectorAll('#problems > li')].map((li) => ({ code: text(li.querySelector('.code')), location: text(li.querySelector('.loc')), message: text(li.querySelector('.msg')) })),
       proves: [...document.querySelectorAll('#statements li.proves')].map(statement),
       doesNotProve: [...document.querySelectorAll('#statements li.not')].map(statement),
-      fieldErrors: { key: text(document.getElementById('pubkey-error')), head: text(document.getElementById('head-error')), logkey: text(document.getElementById('logkey-error')), checkpoint: text(document.getElementById('checkpoint-error')), witnesses: text(document.getElementById('witnesses-error')), quorum: text(document.getElementById('quorum-error')) },
+      fieldErrors: { key: text(document.getElementById('pubkey-error')), head: text(document.getElementById('head-error')), logkey: text(document.getElementById('logkey-error')), checkpoint: text(document.getElementById('checkpoint-error')), witnesses: text(document.getElementById('witnesses-error')), quorum: text(document.getElementById('quorum-error')), tsacert: text(document.getElementById('tsacert-error')), cosigners: text(document.getElementById('cosigners-error')), threshold: text(document.getElementById('threshold-error')) },
       disclosure: d
         ? { ok: d.dataset.ok === 'true', headline: text(d.querySelector('.headline')), codes: [...d.querySelectorAll('li[data-code]')].map((li) => li.getAttribute('data-code')!), proves: [...d.querySelectorAll('.statements li')].map(statement) }
         : null,

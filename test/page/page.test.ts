@@ -198,6 +198,48 @@ describe('inputs', () => {
     await j.close();
   });
 
+  test('independent time and a 2-of-3 co-signature policy (spec/TIME.md): verified in the browser as on the CLI', async () => {
+    const { page } = opened;
+    const a = await import('../../src/attest/index.js');
+    const { genesisHash } = await import('../../src/record/formats.js');
+    const { receiptBytes, keygen } = await import('../../src/receipt/node.js');
+    const { startTsa } = await import('../helpers/tsa.js');
+    const tsa = await startTsa(join(dir, 'tsa'));
+    try {
+      const j = await new MemoryStore().create('page-attest');
+      await j.appendMany(Array.from({ length: 4 }, (_, i) => ({ input: { i } })));
+      const head = (await j.head())!;
+      const g = genesisHash(j.genesis);
+      const subject = a.timestampSubject(g, head.seq, head.step_hash);
+      const nonce = Uint8Array.of(9, 9, 9, 9);
+      const reply = await fetch(tsa.url, { method: 'POST', body: Buffer.from(a.timeStampRequest(subject, nonce)) });
+      const token = a.tokenFromResponse(new Uint8Array(await reply.arrayBuffer()), subject, nonce);
+      if (!token.ok) throw new Error(token.reason);
+      const keys = await Promise.all(['ada', 'ben', 'cy'].map((n) => keygen(join(dir, `${n}.key`))));
+      const { readKeyFile } = await import('../../src/receipt/node.js');
+      let envelope = a.cosign(a.statementBytes({ from: 0, genesis_hash: g, prev_hash: g, step_hash: head.step_hash, to: head.seq }), await readKeyFile(keys[0]!.keyFile));
+      envelope = a.cosign(envelope, await readKeyFile(keys[1]!.keyFile));
+      const receipt = { name: 'attested.tar', buffer: await receiptBytes(j, { extra: { timestamps: [{ seq: head.seq, step_hash: head.step_hash, token: Buffer.from(token.token).toString('base64') }], cosignatures: [envelope] } as never }) };
+      const cosigners = keys.map((k) => file(k.publicKeyFile));
+      const good = await verify(page, { receipt, tsaCerts: [file(tsa.cert.tsa)], cosigners, threshold: '2' });
+      expect(good.problems).toEqual([]);
+      expect(good.verdict).toBe('authenticated');
+      expect(good.proves.join('\n')).toMatch(/Steps 0–3 existed no later than .*, per TSA Test TSA/);
+      expect(good.proves.join('\n')).toMatch(/Co-signer ada\.key\.pub \(sha256:[0-9a-f]{64}\), whom you pinned, signed steps 0–3/);
+      expect(good.doesNotProve.join('\n')).not.toMatch(/content and timestamps are true/);
+      const short = await verify(page, { receipt, cosigners, threshold: '3' });
+      expect(short.problems.map((x) => x.code)).toEqual(['COSIGN_QUORUM']);
+      const wrongTsa = await verify(page, { receipt, tsaCerts: [file(tsa.cert.other)] });
+      expect(wrongTsa.problems.map((x) => x.code)).toEqual(['TIMESTAMP_SIGNER']);
+      const unusable = await verify(page, { receipt, tsaCerts: [file(join(dir, 'ada.key.pub'))], cosigners, threshold: '4' });
+      expect(unusable.state).toBe('error');
+      expect(unusable.fieldErrors.tsacert).toMatch(/^TSA certificate ada\.key\.pub: /);
+      expect(unusable.fieldErrors.threshold).toMatch(/threshold must be/);
+    } finally {
+      await tsa.close();
+    }
+  });
+
   test('no receipt chosen: an error, nothing verified', async () => {
     const { page } = opened;
     await page.locator('#form').evaluate((form: HTMLFormElement) => form.reset());
@@ -230,8 +272,9 @@ describe('inputs', () => {
     await page.locator('#form').evaluate((form: HTMLFormElement) => form.reset());
     await page.setInputFiles('#receipt', { name: 'trip.tar', mimeType: 'application/x-tar', buffer: readFileSync(f.unsigned) });
     await page.focus('#receipt');
-    // receipt → key → head → proof → log key → earlier checkpoint → witnesses → quorum → consistency proof → Verify
-    for (let i = 0; i < 9; i++) await page.keyboard.press('Tab');
+    // receipt → key → head → proof → log key → earlier checkpoint → witnesses → quorum → consistency proof →
+    // TSA certificates → co-signer keys → threshold → Verify
+    for (let i = 0; i < 12; i++) await page.keyboard.press('Tab');
     expect(await page.evaluate(() => document.activeElement?.id)).toBe('verify');
     await page.keyboard.press('Enter');
     await page.waitForFunction(() => document.body.dataset.state === 'done');

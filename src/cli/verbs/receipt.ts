@@ -13,12 +13,13 @@ import { inline } from '../safe-text.js';
 export const exportVerb: Verb = {
   name: 'export',
   summary: 'write a receipt: a deterministic tarball of the chain, its blobs and a manifest, optionally signed',
-  usage: '<journal> -o receipt.tar.gz [--from N] [--to M] [--sign keyfile]',
+  usage: '<journal> -o receipt.tar.gz [--from N] [--to M] [--sign keyfile] [--attest FILE]',
   options: {
     out: { type: 'string', short: 'o', arg: 'file', description: 'output file; gzip-compressed when it ends in .tar.gz or .tgz' },
     from: { type: 'string', arg: 'N', description: 'first seq (a partial receipt when > 0)' },
     to: { type: 'string', arg: 'M', description: 'last seq (default: the head)' },
     sign: { type: 'string', arg: 'keyfile', description: 'sign the manifest with this Ed25519 private key (see keygen)' },
+    attest: { type: 'string', arg: 'FILE', description: 'carry the time-stamp tokens and co-signatures of this attestations file (from `stepchain timestamp` and `cosign`) that bind to the range' },
     checkpoint: { type: 'string', arg: 'FILE', description: 'carry this signed checkpoint of the journal and the inclusion proof of the range (a partial receipt then verifies against it without its prefix); --to defaults to its last step' },
   },
   args: { min: 1, max: 1, names: ['journal'] },
@@ -40,6 +41,14 @@ export const exportVerb: Verb = {
         const note = await readSmall(values.checkpoint as string, 'checkpoint', 'export');
         const view = await treeJournal(journal, 'export').treeView();
         extra = { proof: (await proveReceiptRange(view.reader, note, from, to)) as unknown as Json };
+      }
+      if (values.attest !== undefined) {
+        const { readAttestations, attestMembers } = await import('./attest.js');
+        const doc = await readAttestations(values.attest as string, journal, 'export');
+        if (doc === null) throw new UsageError(`--attest ${values.attest as string}: no such file (make it with \`stepchain timestamp\` or \`cosign\`)`, 'export');
+        const head = await journal.head();
+        const members = attestMembers(doc, from, to ?? head?.seq ?? 0);
+        extra = { ...(extra ?? {}), ...(members as unknown as Record<string, Json>) };
       }
       const progress = out.progress('exporting: lines read');
       const result = await exportReceipt(countingSource(journal, progress), {

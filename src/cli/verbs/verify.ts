@@ -13,6 +13,7 @@ import type { ChainReport } from '../../chain/report.js';
 import { messageBesideCode, settleJournalVerdict, type VerdictFields } from '../../chain/verdict.js';
 import { defaultThreads } from '../../parallel/threads.js';
 import type { CheckpointPolicy, TreeHead } from '../../proofs/index.js';
+import type { AttestOptions } from '../../attest/receipt.js';
 import type { ReceiptReport } from '../../receipt/verify.js';
 import { genesisHash } from '../../record/formats.js';
 import { readRegular } from '../../store/file/fsutil.js';
@@ -35,7 +36,7 @@ const HEAD_RE = /^sha256:[0-9a-f]{64}$/;
 export const verifyVerb: Verb = {
   name: 'verify',
   summary: 'verify a journal or a receipt offline: the verdict, then every problem with its location',
-  usage: '<journal | receipt.tar | receipt.tar.gz> [--head sha256:…] [--pubkey file] [--checkpoint FILE] [--log-key VKEY …] [--require-pin] [--threads N]  |  --proof FILE --log-key VKEY',
+  usage: '<journal | receipt.tar | receipt.tar.gz> [--head sha256:…] [--pubkey file] [--checkpoint FILE] [--log-key VKEY …] [--tsa-cert FILE] [--cosigner KEY … [--threshold t]] [--require-pin] [--threads N]  |  --proof FILE --log-key VKEY',
   description: [
     'Three verdicts (docs/auditors.md): "authenticated" — intact, and a pin held (--pubkey, --head, or a checkpoint signed by',
     'the --log-key with the --witness policy); "intact, NOT authenticated" — consistent, but nothing ties it to anyone (exit 0,',
@@ -57,6 +58,9 @@ export const verifyVerb: Verb = {
     checkpoint: { type: 'string', arg: 'FILE', description: 'an earlier signed checkpoint: what is verified must extend it (a truncated or rewritten journal fails, exit 1)' },
     proof: { type: 'string', arg: 'FILE', description: 'a proof file from `stepchain prove`: alone, check it; with a partial receipt and --checkpoint, the consistency proof between them' },
     ...POLICY_OPTIONS,
+    'tsa-cert': { type: 'string', multiple: true, arg: 'FILE', description: 'receipts: a time-stamping authority\'s certificate (PEM or DER); every carried RFC 3161 token must verify against it (spec/TIME.md), and the verdict says when the steps existed by' },
+    cosigner: { type: 'string', multiple: true, arg: 'KEY', description: 'receipts: a co-signer\'s public key file (as --pubkey); repeat for each party' },
+    threshold: { type: 'string', arg: 't', description: 'how many of the --cosigner keys must have signed (default: all of them)' },
     'require-pin': { type: 'boolean', description: 'exit 1 unless the verdict is authenticated: an intact journal or receipt that no pin ties to anyone fails (for scripts and CI)' },
     threads: { type: 'string', arg: 'N', description: 'threads that check lines, this one included: N − 1 worker threads (default: one per core, at most 8; 1 checks on this thread only)' },
   },
@@ -83,6 +87,8 @@ export const verifyVerb: Verb = {
     const postgres = backendOf(path) !== 'file';
     const kind = postgres ? 'journal' : await pathKind(path);
     if (kind === 'journal' && values.pubkey !== undefined) throw new UsageError('--pubkey applies to receipts; a journal is not signed', 'verify');
+    if (kind === 'journal' && (values['tsa-cert'] !== undefined || values.cosigner !== undefined || values.threshold !== undefined)) throw new UsageError('--tsa-cert, --cosigner and --threshold apply to receipts, which carry the tokens and co-signatures (export --attest)', 'verify');
+    if (values.threshold !== undefined && values.cosigner === undefined) throw new UsageError('--threshold needs --cosigner keys to count', 'verify');
     if (kind === 'journal' && values.proof !== undefined) throw new UsageError('--proof with a journal: a journal holds every step, so --checkpoint alone proves it extends the checkpoint', 'verify');
     // A pinned checkpoint that cannot be used is an error (exit 2), never "not pinned".
     const trusted = values.checkpoint === undefined ? undefined
@@ -91,7 +97,7 @@ export const verifyVerb: Verb = {
     try {
       const verdict = postgres ? await verifyStored(out, path, expectHead, pool, trusted)
         : kind === 'journal' ? await verifyJournal(out, path, expectHead, pool, trusted)
-        : await verifyReceipt(out, path, kind, expectHead, values.pubkey as string | undefined, pool, { policy, trusted: trusted?.head, proof: values.proof as string | undefined });
+        : await verifyReceipt(out, path, kind, expectHead, values.pubkey as string | undefined, pool, { policy, trusted: trusted?.head, proof: values.proof as string | undefined }, await attestOptions(values));
       if (verdict.ok && !verdict.authenticated && values['require-pin'] === true) {
         out.say(out.style(['red', 'bold'], '✘ --require-pin: not authenticated, so this check fails (exit 1)'));
         return EXIT_FAILED;
@@ -259,7 +265,32 @@ interface ProofAsk {
   proof: string | undefined;
 }
 
-async function verifyReceipt(out: Output, path: string, kind: string, expectHead: string | undefined, pubkey: string | undefined, pool: LineCheckPool | undefined, ask: ProofAsk): Promise<Settled> {
+/** The pins of spec/TIME.md: TSA certificates and co-signer keys, each read and checked before the receipt (unusable: exit 2). */
+async function attestOptions(values: Context['values']): Promise<AttestOptions> {
+  const certs = (values['tsa-cert'] as string[] | undefined) ?? [];
+  const keys = (values.cosigner as string[] | undefined) ?? [];
+  if (certs.length === 0 && keys.length === 0) return {};
+  const [{ parseTsaCertificate, keyIdOf }, { readPublicKeyFile }] = await Promise.all([import('../../attest/pins.js'), import('../../receipt/node.js')]);
+  const tsa = [];
+  for (const file of certs) {
+    const parsed = parseTsaCertificate(await readBounded(file, '--tsa-cert', 'verify', READ_LIMITS.checkpoint));
+    if (!parsed.ok) throw new UsageError(`--tsa-cert ${file}: ${parsed.reason}`, 'verify');
+    tsa.push(parsed.tsa);
+  }
+  const cosigners = [];
+  const seen = new Set<string>();
+  for (const file of keys) {
+    const key = await readPublicKeyFile(file);
+    if (seen.has(keyIdOf(key))) throw new UsageError(`--cosigner ${file}: the same key is given twice; each co-signer counts once`, 'verify');
+    seen.add(keyIdOf(key));
+    cosigners.push({ key, name: basename(file) });
+  }
+  const threshold = values.threshold === undefined ? undefined : intArg(values.threshold, '--threshold', 'verify');
+  if (threshold !== undefined && (threshold < 1 || threshold > cosigners.length)) throw new UsageError(`--threshold must be from 1 to the ${cosigners.length} --cosigner keys`, 'verify');
+  return { ...(tsa.length ? { tsa } : {}), ...(cosigners.length ? { cosigners } : {}), ...(threshold !== undefined ? { threshold } : {}) };
+}
+
+async function verifyReceipt(out: Output, path: string, kind: string, expectHead: string | undefined, pubkey: string | undefined, pool: LineCheckPool | undefined, ask: ProofAsk, attest: AttestOptions): Promise<Settled> {
   const [{ readPublicKeyFile, verifyReceiptFile }, { publishedReceiptHooks }, { notAReceipt }] = await Promise.all([import('../../receipt/node.js'), import('../../redact/verify.js'), import('../../receipt/describe.js')]);
   // An unusable key file is a usage error (exit 2), never "no key pinned".
   const publicKey = pubkey === undefined ? undefined : await readPublicKeyFile(pubkey);
@@ -270,14 +301,18 @@ async function verifyReceipt(out: Output, path: string, kind: string, expectHead
   const consistency = ask.proof === undefined ? undefined : await readBounded(ask.proof, '--proof', 'verify', READ_LIMITS.proof);
   const proofHooks = receiptProofHooks({ ...(ask.policy ? { policy: ask.policy } : {}), ...(ask.trusted ? { trusted: ask.trusted } : {}), ...(consistency ? { consistency: new Uint8Array(consistency) } : {}) });
   const published = publishedReceiptHooks().options;
-  const report = proofHooks.finish(await verifyReceiptFile(path, {
+  // Time-stamp tokens and co-signatures (spec/TIME.md): their members are always understood, checked against the pins given.
+  const { receiptAttestHooks } = await import('../../attest/receipt.js');
+  const attestHooks = receiptAttestHooks(attest);
+  const report = await attestHooks.finish(proofHooks.finish(await verifyReceiptFile(path, {
     ...(expectHead !== undefined ? { expectHead } : {}), ...(publicKey !== undefined ? { publicKey } : {}), ...(pool ? { pool } : {}), ...published,
-    extensions: { ...published.extensions, ...proofHooks.extensions },
+    extensions: { ...published.extensions, ...proofHooks.extensions, ...attestHooks.extensions },
     onLine: (line) => {
       published.onLine?.(line);
       proofHooks.onLine(line);
+      attestHooks.onLine(line);
     },
-  }) as ReceiptReport<string>);
+  }) as ReceiptReport<string>));
   if (out.json) {
     out.document('verify', { ok: report.ok, authenticated: report.authenticated, verdict: report.verdict, kind, path: resolve(path), report });
   } else if (notAReceipt(report)) {
