@@ -350,6 +350,9 @@ export interface SlotCommitment {
  * (optional) slot is absent. `value` undefined = absent.
  */
 export function commitSlot(slot: string, value: unknown, salts: SaltSource, options: WalkOptions = {}): Uint8Array {
+  // A slot withheld whole (public form): its value is one marker with the slot digest, and it takes no salt.
+  const given = options.public ? withheldDigestOf(value) : null;
+  if (given !== null) return digestBytesOf(given, `/${escapePointer(slot)}`);
   const walk = new Walk(slot, salts, options);
   return walk.unit(TAG.member, 'member', slot, value, `/${escapePointer(slot)}`, value !== undefined);
 }
