@@ -116,7 +116,7 @@ describe('parts: round trip, sharing, bases', () => {
     png.set([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
     for (let i = 8; i < png.length; i++) png[i] = (i * 31) & 255;
     const b64 = Buffer.from(png).toString('base64');
-    const steps = [1, 2, 3].map((n) => ({ prompt: [{ role: 'user', content: [{ type: 'image', image: b64 }, { type: 'text', text: `turn ${n}` }] }] }));
+    const steps: Array<Record<string, Json>> = [1, 2, 3].map((n) => ({ prompt: [{ role: 'user', content: [{ type: 'image', image: b64 } as Json, { type: 'text', text: `turn ${n}` }] }] }));
     const w = await write(steps);
     const media = w.parts.filter((p) => parsePartFile(p.bytes) instanceof Object && (parsePartFile(p.bytes) as { kind: string }).kind === 'media');
     expect(media).toHaveLength(1);
