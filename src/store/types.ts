@@ -78,8 +78,11 @@ export interface CreateOptions {
    * covered by the genesis hash. Absent: a stepchain/v1 journal, as before.
    */
   run?: RunIdentity;
-  /** The journal format (default `stepchain/v1`, or `stepchain/v2` when `run` is given); `stepchain/v2` records hash salted slot commitments (FORMAT §12). */
-  format?: 'stepchain/v1' | 'stepchain/v2';
+  /**
+   * The journal format (default `stepchain/v1`, or `stepchain/v2` when `run` is given); `stepchain/v2` records hash
+   * salted slot commitments (FORMAT §12); `stepchain/v3` records commit every member, element and chunk (FORMAT §13).
+   */
+  format?: 'stepchain/v1' | 'stepchain/v2' | 'stepchain/v3';
 }
 
 export interface OpenOptions {
