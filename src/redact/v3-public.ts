@@ -30,6 +30,11 @@ export interface V3Declaration {
   chunk?: number;
 }
 
+/** Declarations in manifest order: by seq, then path (UTF-16), then chunk (a whole unit before its chunks). */
+export function compareV3Declarations(a: V3Declaration, b: V3Declaration): number {
+  return a.seq - b.seq || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0) || (a.chunk ?? -1) - (b.chunk ?? -1);
+}
+
 /** A withheld unit, private to the publisher (its salt opens it, §13.7). */
 export interface V3Withheld extends V3Declaration {
   digest: string;

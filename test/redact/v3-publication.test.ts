@@ -5,6 +5,8 @@ import { canonicalJson } from '../../src/canonical/jcs.js';
 import { sealV3 } from '../../src/record/v3.js';
 import { compilePolicy } from '../../src/redact/policy.js';
 import { checkPublicRecordV3, publicRecordV3 } from '../../src/redact/v3-public.js';
+import { verifyPublishedReceipt } from '../../src/redact/verify.js';
+import { published } from './v3-helpers.js';
 
 const sha = (s: string): string => createHash('sha256').update(s).digest('hex');
 
@@ -39,5 +41,38 @@ describe('v3 public form of one record', () => {
     expect(checkPublicRecordV3(pub.record, { stepHash: true })).toEqual([]);
     expect(line).not.toContain('alice');
     expect(line).not.toContain('k-live');
+  });
+});
+
+describe('a published v3 receipt against the original head', () => {
+  it('round trips: valid with the original head; every withheld unit declared where it stands', async () => {
+    const { pub, bytes, head } = await published();
+    const report = await verifyPublishedReceipt(bytes, { expectHead: head });
+    expect(report.problems).toEqual([]);
+    expect(report.ok).toBe(true);
+    expect(report.verdict).toBe('authenticated');
+    expect(report.unbound_count).toBe(0);
+    // meta is withheld in every step, present (seq 2) or not: absence is committed, so the absent ones are decoys.
+    expect(pub.declarations).toEqual([
+      { seq: 0, path: '/meta', rule: 'meta' },
+      { seq: 1, path: '/meta', rule: 'meta' },
+      { seq: 1, path: '/prompt/1', rule: 'user-msg' },
+      { seq: 1, path: '/tool_call/arguments/api_key', rule: 'tool-secrets' },
+      { seq: 2, path: '/input/approved', rule: 'pin' },
+      { seq: 2, path: '/input/note', rule: 'secrets', chunk: 0 },
+      { seq: 2, path: '/input/pin', rule: 'pin' },
+      { seq: 2, path: '/meta', rule: 'meta' },
+      { seq: 2, path: '/result/contact', rule: 'secrets' },
+      { seq: 3, path: '/meta', rule: 'meta' },
+    ]);
+    expect(report.redactions).toBe(pub.declarations.length);
+    expect((await verifyPublishedReceipt(bytes, { expectHead: 'sha256:' + '0'.repeat(64) })).problems.map((p) => p.code)).toContain('HEAD_MISMATCH');
+  });
+
+  it('shows the rest of the long note proven, the e-mail chunk withheld', async () => {
+    const { pub } = await published();
+    const r = JSON.parse(pub.lines[2]!);
+    expect(r.input.note['$stepchain:chunks'][0]).toEqual({ '$stepchain:withheld': expect.stringMatching(/^sha256:/) });
+    expect(r.input.note['$stepchain:chunks'].slice(1).join('')).toBe('invoice INV-9 before Friday.');
   });
 });
