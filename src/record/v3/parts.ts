@@ -33,6 +33,10 @@ export const PART_THRESHOLD_MIN = 256;
 export const PART_THRESHOLD_MAX = 1024 * 1024;
 /** A base64 string becomes a media part from this many decoded bytes, whatever the threshold. */
 export const MEDIA_MIN_BYTES = 1024;
+/** A part file is at most this many bytes (PARTS.md §10). */
+export const MAX_PART_BYTES = 64 * 1024 * 1024;
+/** A list's base chain is at most this many lists long (PARTS.md §10). */
+export const MAX_BASE_CHAIN = 65536;
 /** References nest at most this deep (a part inside a part …); a list's base chain is not nesting. */
 export const MAX_PART_DEPTH = 32;
 /** Sibling members that name a media part's type, in the order they are asked (§2). */
@@ -502,6 +506,10 @@ export interface PartSite {
   path: string;
 }
 
+function siteLoc(site: PartSite): { seq?: number; path: string } {
+  return site.seq === undefined ? { path: site.path } : { seq: site.seq, path: site.path };
+}
+
 /** Gets a part file's bytes by address (a PartStore's get, or a receipt's entry). */
 export type PartSource = (address: string, size: number) => Promise<Uint8Array | { size: number } | null>;
 
@@ -531,6 +539,7 @@ export class PartReader {
     if (done !== undefined) return done;
     const loc = site.seq === undefined ? { path: site.path } : { seq: site.seq, path: site.path };
     const where = `part ${ref.digest} (${site.seq === undefined ? '' : `seq ${site.seq} `}at ${site.path === '' ? 'the root' : site.path})`;
+    if (ref.size > MAX_PART_BYTES) throw new PartError('PART_CORRUPT', `${where} is ${ref.size} bytes by its reference; a part file is at most ${MAX_PART_BYTES}`, ref.digest, loc);
     const got = await this.source(ref.digest, ref.size);
     if (got === null) throw new PartError('PART_MISSING', `${where} is not in the store`, ref.digest, loc);
     if (!(got instanceof Uint8Array) || got.length !== ref.size) {
@@ -557,15 +566,16 @@ export class PartReader {
     const chain: Array<{ file: Extract<PartFile, { kind: 'list' }>; ref: PartRef }> = [{ file: f, ref }];
     let bottom: Json[] | undefined;
     for (let cur = f; ; ) {
+      if (chain.length > MAX_BASE_CHAIN) throw new PartError('PART_CORRUPT', `part ${ref.digest}: its base chain is longer than ${MAX_BASE_CHAIN} lists`, ref.digest, siteLoc(site));
       const known = this.values.get(cur.base.digest);
       if (known !== undefined) {
         bottom = known as Json[];
         break;
       }
       const next = this.files.get(cur.base.digest) ?? (await this.fetchOnly(cur.base, site));
-      if (next.kind === 'media') throw new PartError('PART_CORRUPT', `part ${ref.digest}: its base ${cur.base.digest} is media, not a list`, ref.digest, { path: site.path });
+      if (next.kind === 'media') throw new PartError('PART_CORRUPT', `part ${ref.digest}: its base ${cur.base.digest} is media, not a list`, ref.digest, siteLoc(site));
       if (next.kind === 'value') {
-        if (!Array.isArray(next.value)) throw new PartError('PART_CORRUPT', `part ${ref.digest}: its base ${cur.base.digest} is not a list`, ref.digest, { path: site.path });
+        if (!Array.isArray(next.value)) throw new PartError('PART_CORRUPT', `part ${ref.digest}: its base ${cur.base.digest} is not a list`, ref.digest, siteLoc(site));
         bottom = next.value;
         this.noteElements(cur.base.digest, next);
         this.files.set(cur.base.digest, next);
@@ -583,7 +593,7 @@ export class PartReader {
         const base = this.elements.get(c.file.base.digest);
         if (seed !== null && base !== undefined) {
           const made = listAddress(base, c.file.tail, seed);
-          if (made.address !== c.ref.digest) throw new PartError('PART_ADDRESS_MISMATCH', `part ${c.ref.digest}: its value gives address ${made.address}`, c.ref.digest, { path: site.path });
+          if (made.address !== c.ref.digest) throw new PartError('PART_ADDRESS_MISMATCH', `part ${c.ref.digest}: its value gives address ${made.address}`, c.ref.digest, siteLoc(site));
           this.elements.set(c.ref.digest, made.elements);
         }
       }
@@ -604,6 +614,7 @@ export class PartReader {
 
   /** Fetch and check size, F, shape, without following a list's base (the caller walks the chain). */
   private async fetchOnly(ref: PartRef, site: PartSite): Promise<PartFile> {
+    if (ref.size > MAX_PART_BYTES) throw new PartError('PART_CORRUPT', `part ${ref.digest} is ${ref.size} bytes by its reference; a part file is at most ${MAX_PART_BYTES}`, ref.digest, siteLoc(site));
     const got = await this.source(ref.digest, ref.size);
     const where = `part ${ref.digest} (a list's base, met at ${site.path === '' ? 'the root' : site.path})`;
     const loc = site.seq === undefined ? { path: site.path } : { seq: site.seq, path: site.path };
@@ -632,7 +643,7 @@ export class PartReader {
   /** `v` with every part reference inside replaced by its value. */
   async resolve(v: Json, site: PartSite, depth = 0): Promise<Json> {
     if (v === null || typeof v !== 'object') return v;
-    if (depth > MAX_PART_DEPTH) throw new PartError('PART_CORRUPT', `part references nest deeper than ${MAX_PART_DEPTH} at ${site.path}`, '', { path: site.path });
+    if (depth > MAX_PART_DEPTH) throw new PartError('PART_CORRUPT', `part references nest deeper than ${MAX_PART_DEPTH} at ${site.path}`, '', siteLoc(site));
     const ref = partRefOf(v);
     if (ref !== null) return this.value(ref, site, depth);
     if (Array.isArray(v)) {
