@@ -143,6 +143,8 @@ export interface JournalVerifyOptions {
    * on the caller's thread. The report is the same, problem for problem.
    */
   pool?: LineCheckPool;
+  /** stepchain/v3: also run the deep tier, recomputing every record's root from its values (FORMAT §13.7). */
+  deep?: boolean;
 }
 
 export interface Store<J extends Journal = Journal> {
