@@ -31,6 +31,25 @@ export interface PartStore {
   delete(address: string): Promise<void>;
   /** Every address held, in no particular order. */
   list(): AsyncIterable<string>;
+  /**
+   * The journal's part key (32 bytes), the key of the writer's private index (PARTS.md §6), drawn from the
+   * CSPRNG by the first writer that asks and kept by the store beside the parts, never in a record or a
+   * receipt. Two writers asking at once get the same key.
+   */
+  key(): Promise<Uint8Array>;
+}
+
+/** 32 bytes from the platform's CSPRNG, as 64 lowercase hex digits. */
+export function newKeyHex(): string {
+  return [...globalThis.crypto.getRandomValues(new Uint8Array(32))].map((b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+/** The bytes of a stored key, or null when it is not 64 lowercase hex digits. */
+export function keyOfHex(hex: string): Uint8Array | null {
+  if (!INDEX_KEY_RE.test(hex)) return null;
+  const out = new Uint8Array(32);
+  for (let i = 0; i < 32; i++) out[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
+  return out;
 }
 
 /** An address is `sha256:` and 64 lowercase hex digits; an index key 64 lowercase hex digits. */
@@ -41,6 +60,11 @@ export const INDEX_KEY_RE = /^[0-9a-f]{64}$/;
 export class MemoryPartStore implements PartStore {
   private readonly files = new Map<string, Uint8Array>();
   private readonly index = new Map<string, string>();
+  private readonly partKey = keyOfHex(newKeyHex())!;
+
+  key(): Promise<Uint8Array> {
+    return Promise.resolve(this.partKey);
+  }
 
   get(address: string, size?: number): Promise<Uint8Array | { size: number } | null> {
     const bytes = this.files.get(address);

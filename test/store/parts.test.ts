@@ -61,6 +61,9 @@ describe.each(stores)('part store: %s', (_name, make) => {
     const listed: string[] = [];
     for await (const a of s.list()) listed.push(a);
     expect(listed.sort()).toEqual([A, B]);
+    const key = await s.key();
+    expect(key).toHaveLength(32);
+    expect(await s.key()).toEqual(key);
     await s.delete(A);
     expect(await s.get(A)).toBeNull();
     expect(await s.lookup('11'.repeat(32))).toBeNull();
@@ -69,7 +72,7 @@ describe.each(stores)('part store: %s', (_name, make) => {
 
   test('a writer finds its parts again through the store after a restart, and a reader checks them', async () => {
     const s = make();
-    const key = new Uint8Array(32).fill(3);
+    const key = await s.key();
     const step = { input: { doc: 'page text '.repeat(200) }, prompt: [{ role: 'user', content: 'q '.repeat(600) }] };
     const first = await new PartWriter(key, s).extract(step);
     await s.put(first.parts);

@@ -246,7 +246,6 @@ export class PartWriter {
   private readonly recent: RecentList[] = [];
   private readonly recentMax: number;
   private readonly seed: () => Uint8Array;
-  private pending: PartPayload[] = [];
 
   /** `partKey`: the journal's 32-byte part key (private metadata, never exported); `index`: where earlier parts are found. */
   constructor(
@@ -270,11 +269,10 @@ export class PartWriter {
    * become parts by the same rule.
    */
   async extract(slots: Readonly<Record<string, Json>>): Promise<{ slots: Record<string, Json>; parts: PartPayload[] }> {
-    this.pending = [];
+    // Each call collects its own parts: appends of one journal may prepare concurrently.
+    const parts: PartPayload[] = [];
     const out: Record<string, Json> = {};
-    for (const name of Object.keys(slots)) out[name] = (await this.walk(slots[name]!, null)).value;
-    const parts = this.pending;
-    this.pending = [];
+    for (const name of Object.keys(slots)) out[name] = (await this.walk(slots[name]!, null, parts)).value;
     return { slots: out, parts };
   }
 
@@ -285,32 +283,32 @@ export class PartWriter {
   }
 
   /** Bottom-up: children first, so a container is measured and stored with its own large children as references. */
-  private async walk(v: Json, parent: Record<string, Json> | null): Promise<Sub> {
+  private async walk(v: Json, parent: Record<string, Json> | null, out: PartPayload[]): Promise<Sub> {
     if (typeof v === 'string') {
       const raw = mediaBytesOf(v);
-      if (raw !== null) return this.media(raw, mediaTypeOf(parent) ?? sniffMediaType(raw));
+      if (raw !== null) return this.media(raw, mediaTypeOf(parent) ?? sniffMediaType(raw), v, out);
       const text = canonicalJsonTrusted(v);
-      return this.big(text) ? this.valuePart(v, text) : { value: v, text };
+      return this.big(text) ? this.valuePart(v, text, out) : { value: v, text };
     }
     if (v === null || typeof v !== 'object') return { value: v, text: canonicalJsonTrusted(v) };
     if (Array.isArray(v)) {
       const subs: Sub[] = [];
-      for (const x of v) subs.push(await this.walk(x, null));
+      for (const x of v) subs.push(await this.walk(x, null, out));
       const text = '[' + subs.map((s) => s.text).join(',') + ']';
       const value = subs.map((s) => s.value);
-      return this.big(text) ? this.listPart(value, subs.map((s) => s.text), text) : { value, text };
+      return this.big(text) ? this.listPart(value, subs.map((s) => s.text), text, out) : { value, text };
     }
     const keys = Object.keys(v).sort();
     const value: Record<string, Json> = {};
     let text = '{';
     for (let i = 0; i < keys.length; i++) {
       const k = keys[i]!;
-      const s = await this.walk(v[k]!, v);
+      const s = await this.walk(v[k]!, v, out);
       value[k] = s.value;
       text += (i === 0 ? '' : ',') + JSON.stringify(k) + ':' + s.text;
     }
     text += '}';
-    return this.big(text) ? this.valuePart(value, text) : { value, text };
+    return this.big(text) ? this.valuePart(value, text, out) : { value, text };
   }
 
   private indexKey(tag: number, pieces: readonly Uint8Array[]): string {
@@ -318,25 +316,37 @@ export class PartWriter {
   }
 
   /** An existing part for this index key: made in this process, or found in the store and checked. */
-  private async existing(indexKey: string): Promise<PartRef | null> {
+  /**
+   * An existing part for this index key: made in this process, or found through the store's index. A found
+   * part is read back (size, file digest, shape, its bases) and its value compared with the new one: the
+   * index is the writer's own, but a damaged entry must cost a second copy, never a wrong reference.
+   */
+  private async existing(indexKey: string, same: (f: PartFile, value: Json) => boolean): Promise<PartRef | null> {
     const mine = this.known.get(indexKey);
     if (mine !== undefined) return mine;
     if (this.index === null) return null;
-    const address = await this.index.lookup(indexKey);
+    const index = this.index;
+    const address = await index.lookup(indexKey);
     if (address === null) return null;
-    const bytes = await this.index.get(address);
+    const bytes = await index.get(address);
     if (!(bytes instanceof Uint8Array)) return null;
-    // The index is the writer's own, but a damaged entry must cost a second copy, never a wrong reference.
-    const file = safeDecode(bytes);
-    if (file === null || file.address !== address) return null;
     const ref = refOfFile(address, bytes);
+    try {
+      const reader = new PartReader((a, size) => index.get(a, size));
+      const { file, value } = await reader.shallow(ref, { path: '' });
+      if (!same(file, value)) return null;
+    } catch (e) {
+      if (e instanceof PartError) return null;
+      throw e;
+    }
     this.known.set(indexKey, ref);
     return ref;
   }
 
-  private emit(indexKey: string, address: string, bytes: Uint8Array): PartRef {
+
+  private emit(indexKey: string, address: string, bytes: Uint8Array, out: PartPayload[]): PartRef {
     const ref = refOfFile(address, bytes);
-    this.pending.push({ address, bytes, indexKey });
+    out.push({ address, bytes, indexKey });
     this.known.set(indexKey, ref);
     return ref;
   }
@@ -346,18 +356,18 @@ export class PartWriter {
     return { value, text: canonicalJsonTrusted(value) };
   }
 
-  private async valuePart(value: Json, text: string): Promise<Sub> {
+  private async valuePart(value: Json, text: string, out: PartPayload[]): Promise<Sub> {
     const indexKey = this.indexKey(TAG.part, [encoder.encode(text)]);
-    const found = await this.existing(indexKey);
+    const found = await this.existing(indexKey, (f, v) => f.kind === 'value' && canonicalJsonTrusted(v) === text);
     if (found !== null) return this.marker(found);
     const seed = this.seed();
     const address = commitPart(value, seed).address;
-    return this.marker(this.emit(indexKey, address, jsonFile({ seed: toHex(seed), value })));
+    return this.marker(this.emit(indexKey, address, jsonFile({ seed: toHex(seed), value }), out));
   }
 
-  private async media(raw: Uint8Array, mediaType: string): Promise<Sub> {
+  private async media(raw: Uint8Array, mediaType: string, text: string, out: PartPayload[]): Promise<Sub> {
     const indexKey = this.indexKey(TAG.media, [encoder.encode(canonicalJsonTrusted(mediaType)), raw]);
-    const found = await this.existing(indexKey);
+    const found = await this.existing(indexKey, (f, v) => f.kind === 'media' && f.mediaType === mediaType && v === text);
     if (found !== null) return this.marker(found);
     const seed = this.seed();
     const head = encoder.encode(canonicalJsonTrusted({ media_type: mediaType, seed: toHex(seed), size: raw.length }));
@@ -365,13 +375,13 @@ export class PartWriter {
     bytes.set(head);
     bytes[head.length] = 0x0a;
     bytes.set(raw, head.length + 1);
-    return this.marker(this.emit(indexKey, mediaAddress(mediaType, raw, seed), bytes));
+    return this.marker(this.emit(indexKey, mediaAddress(mediaType, raw, seed), bytes, out));
   }
 
   /** A message list: stored as base + tail when a recent list is a proper prefix of it, else whole. */
-  private async listPart(value: Json[], texts: string[], text: string): Promise<Sub> {
+  private async listPart(value: Json[], texts: string[], text: string, out: PartPayload[]): Promise<Sub> {
     const indexKey = this.indexKey(TAG.part, [encoder.encode(text)]);
-    const found = await this.existing(indexKey);
+    const found = await this.existing(indexKey, (f, v) => f.kind !== 'media' && canonicalJsonTrusted(v) === text);
     if (found !== null) return this.marker(found);
     let base: RecentList | null = null;
     for (const r of this.recent) {
@@ -391,7 +401,7 @@ export class PartWriter {
       made = listAddress(base.elements, tail, seed);
       bytes = jsonFile({ base: partMarker(base.ref), seed: toHex(seed), tail });
     }
-    const ref = this.emit(indexKey, made.address, bytes);
+    const ref = this.emit(indexKey, made.address, bytes, out);
     this.recent.unshift({ ref, texts, elements: made.elements });
     if (this.recent.length > this.recentMax) this.recent.pop();
     return this.marker(ref);
@@ -415,12 +425,6 @@ export type PartFile =
   | { kind: 'list'; seed: string; base: PartRef; tail: Json[]; address?: string }
   | { kind: 'media'; seed: string; mediaType: string; raw: Uint8Array; address?: string };
 
-function safeDecode(bytes: Uint8Array): { address: string } | null {
-  // Only the writer's own re-check of an index hit: the file must be a part file; its address is recomputed.
-  const f = parsePartFile(bytes);
-  if (typeof f === 'string') return null;
-  return { address: addressOf(f, () => null) ?? '' };
-}
 
 /**
  * Parses part file bytes (already matched to their reference's size and F) into a part file, or says why
@@ -625,6 +629,13 @@ export class PartReader {
     const f = parsePartFile(got);
     if (typeof f === 'string') throw new PartError('PART_CORRUPT', `${where}: its file ${f}`, ref.digest, loc);
     return f;
+  }
+
+  /** The part a reference names, checked, and the value it stands for with the references inside it in place. */
+  async shallow(ref: PartRef, site: PartSite): Promise<{ file: PartFile; value: Json }> {
+    const f = await this.file(ref, site);
+    const value = f.kind === 'media' ? base64Of(f.raw) : f.kind === 'value' ? f.value : this.values.get(ref.digest)!;
+    return { file: f, value };
   }
 
   /** The value a reference stands for, with every nested reference resolved (and each part checked). */

@@ -5,11 +5,11 @@
  * holding the address its key names. Every file is opened as a hostile one (openRegular: no FIFO, device
  * or directory under a part's name) and read no further than the size its reference gives.
  */
-import { mkdir, readFile, readdir, unlink } from 'node:fs/promises';
+import { mkdir, open, readFile, readdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { StoreError, ioError } from '../errors.js';
 import type { PartPayload, PartStore } from '../parts.js';
-import { ADDRESS_RE, INDEX_KEY_RE } from '../parts.js';
+import { ADDRESS_RE, INDEX_KEY_RE, keyOfHex, newKeyHex } from '../parts.js';
 import { fsyncDir, isNotFound, openRegular, readExactly, writeFileAtomic } from './fsutil.js';
 
 export const PARTS_DIR = 'parts';
@@ -123,6 +123,50 @@ export class FilePartStore implements PartStore {
         if (text === address) await unlink(file).catch(() => {});
       }
     }
+  }
+
+  /** `parts/key`: 64 hex digits, created exclusively by the first writer (another one reads the winner's). */
+  async key(): Promise<Uint8Array> {
+    const path = join(this.root, 'key');
+    for (let attempt = 0; attempt < 2; attempt++) {
+      let opened;
+      try {
+        opened = await openRegular(path, 64);
+      } catch (e) {
+        if (!isNotFound(e)) throw ioError('reading the part key', path, e);
+        await this.createKey(path);
+        continue;
+      }
+      try {
+        const text = (await readExactly(opened.handle, opened.size)).toString('utf8');
+        const key = keyOfHex(text);
+        if (key === null) throw new StoreError('JOURNAL_INVALID', `${path} is not 64 lowercase hex digits`, { location: { file: path }, hint: 'restore it from a backup, or remove it: the next writer draws a new key and stores repeated content once more' });
+        return key;
+      } finally {
+        await opened.handle.close();
+      }
+    }
+    throw new StoreError('IO_ERROR', `${path} could not be created`, { location: { file: path } });
+  }
+
+  private async createKey(path: string): Promise<void> {
+    await mkdir(this.root, { recursive: true }).catch((e: unknown) => {
+      throw ioError('creating', this.root, e);
+    });
+    let fh;
+    try {
+      fh = await open(path, 'wx', 0o600);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'EEXIST') return;
+      throw ioError('creating the part key', path, e);
+    }
+    try {
+      await fh.writeFile(newKeyHex());
+      if (this.fsync) await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    if (this.fsync) await fsyncDir(this.root);
   }
 
   async *list(): AsyncIterable<string> {

@@ -6,7 +6,7 @@
  */
 import { StoreError } from '../errors.js';
 import type { PartPayload, PartStore } from '../parts.js';
-import { ADDRESS_RE } from '../parts.js';
+import { ADDRESS_RE, keyOfHex, newKeyHex } from '../parts.js';
 import type { DbPool } from './driver.js';
 import { tablesIn } from './schema.js';
 
@@ -14,6 +14,7 @@ export class PostgresPartStore implements PartStore {
   private ready: Promise<void> | null = null;
   private readonly parts: string;
   private readonly index: string;
+  private readonly keys: string;
   private readonly schema: string;
 
   /** `pool`: the store's pool; `schema`: its schema name (checked as the store checks it); `journal`: the journal's id. */
@@ -26,6 +27,7 @@ export class PostgresPartStore implements PartStore {
     this.schema = `"${t.schema}"`;
     this.parts = `${this.schema}.parts`;
     this.index = `${this.schema}.part_index`;
+    this.keys = `${this.schema}.part_keys`;
   }
 
   private init(): Promise<void> {
@@ -33,6 +35,7 @@ export class PostgresPartStore implements PartStore {
       await this.pool.query(`CREATE SCHEMA IF NOT EXISTS ${this.schema}`);
       await this.pool.query(`CREATE TABLE IF NOT EXISTS ${this.parts} (journal text NOT NULL, address text NOT NULL, bytes bytea NOT NULL, size integer NOT NULL, PRIMARY KEY (journal, address))`);
       await this.pool.query(`CREATE TABLE IF NOT EXISTS ${this.index} (journal text NOT NULL, key text NOT NULL, address text NOT NULL, PRIMARY KEY (journal, key))`);
+      await this.pool.query(`CREATE TABLE IF NOT EXISTS ${this.keys} (journal text PRIMARY KEY, key text NOT NULL)`);
     })();
     return this.ready;
   }
@@ -84,6 +87,15 @@ export class PostgresPartStore implements PartStore {
     await this.init();
     await this.pool.query(`DELETE FROM ${this.parts} WHERE journal = $1 AND address = $2`, [this.journal, address]);
     await this.pool.query(`DELETE FROM ${this.index} WHERE journal = $1 AND address = $2`, [this.journal, address]);
+  }
+
+  async key(): Promise<Uint8Array> {
+    await this.init();
+    await this.pool.query(`INSERT INTO ${this.keys} (journal, key) VALUES ($1, $2) ON CONFLICT (journal) DO NOTHING`, [this.journal, newKeyHex()]);
+    const { rows } = await this.pool.query<{ key: string }>(`SELECT key FROM ${this.keys} WHERE journal = $1`, [this.journal]);
+    const key = keyOfHex(rows[0]?.key ?? '');
+    if (key === null) throw new StoreError('JOURNAL_INVALID', `the part key of journal ${this.journal} is not 64 lowercase hex digits`);
+    return key;
   }
 
   async *list(): AsyncIterable<string> {

@@ -6,12 +6,13 @@
  */
 import { StoreError } from '../errors.js';
 import type { PartPayload, PartStore } from '../parts.js';
-import { ADDRESS_RE } from '../parts.js';
+import { ADDRESS_RE, keyOfHex, newKeyHex } from '../parts.js';
 import type { Connection } from './driver.js';
 
 const SCHEMA = [
   `CREATE TABLE IF NOT EXISTS parts (journal TEXT NOT NULL, address TEXT NOT NULL, bytes BLOB NOT NULL, PRIMARY KEY (journal, address))`,
   `CREATE TABLE IF NOT EXISTS part_index (journal TEXT NOT NULL, key TEXT NOT NULL, address TEXT NOT NULL, PRIMARY KEY (journal, key))`,
+  `CREATE TABLE IF NOT EXISTS part_keys (journal TEXT PRIMARY KEY, key TEXT NOT NULL)`,
 ];
 
 export class SqlitePartStore implements PartStore {
@@ -65,6 +66,14 @@ export class SqlitePartStore implements PartStore {
     this.db.prepare('DELETE FROM parts WHERE journal = ? AND address = ?').run(this.journal, address);
     this.db.prepare('DELETE FROM part_index WHERE journal = ? AND address = ?').run(this.journal, address);
     return Promise.resolve();
+  }
+
+  key(): Promise<Uint8Array> {
+    this.db.prepare('INSERT INTO part_keys (journal, key) VALUES (?, ?) ON CONFLICT (journal) DO NOTHING').run(this.journal, newKeyHex());
+    const row = this.db.prepare('SELECT key FROM part_keys WHERE journal = ?').get(this.journal) as { key: string };
+    const key = keyOfHex(row.key);
+    if (key === null) return Promise.reject(new StoreError('JOURNAL_INVALID', `the part key of journal ${this.journal} is not 64 lowercase hex digits`));
+    return Promise.resolve(key);
   }
 
   async *list(): AsyncIterable<string> {
