@@ -41,6 +41,8 @@ export interface LineFacts {
    * does not check); absent when there is none, so a clean line's facts stay small.
    */
   notices?: readonly LineProblem[];
+  /** True for a record in a publication's public form (v3: `bind` and `secrets`, no seed); absent otherwise. */
+  publicForm?: true;
 }
 
 const encoder = new TextEncoder();
@@ -164,6 +166,7 @@ export function checkLine(text: string, format: JournalFormat): LineFacts {
   const facts: LineFacts = { problems: problems ?? NO_PROBLEMS, readable: true, seq, prevHash: typeof prevValue === 'string' ? prevValue : null, stepHash, blobs, markers: scan.markers };
   // A v3 record's kind is open (FORMAT §13.8): a well-formed kind this verifier does not check is a notice.
   if (profile.version === 3) {
+    if (profile.memberNames.has('bind')) facts.publicForm = true;
     const kind = value('kind');
     if (isKindName(kind)) {
       const status = kindStatus(kind);

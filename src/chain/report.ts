@@ -33,6 +33,7 @@ export type ChainProblemCode =
   | 'BUCKET_MISNAMED'
   // stepchain/v3 (FORMAT §13): the deep tier, and notices about kinds this verifier does not check
   | 'ROOT_MISMATCH'
+  | 'WITHHELD_IN_JOURNAL'
   | 'KIND_UNKNOWN'
   | 'KIND_UNCHECKED';
 

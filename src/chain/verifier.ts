@@ -57,6 +57,12 @@ export interface ChainVerifierOptions {
    * (ROOT_MISMATCH). No effect on other formats. Default false: the fast tier (B and the step hash) only.
    */
   deep?: boolean;
+  /**
+   * The lines are a journal's stored records (a store, a full receipt's chain): a v3 record in a
+   * publication's public form is refused (WITHHELD_IN_JOURNAL), since its `bind` is taken as given and only
+   * a publication's verifier, which checks every public record deep, may accept one.
+   */
+  storedOnly?: boolean;
 }
 
 const encoder = new TextEncoder();
@@ -170,7 +176,10 @@ export class ChainVerifier {
       this.links.unreadable();
       return;
     }
-    if (this.options.deep === true && this.format.format === FORMAT_V3 && facts.problems.length === 0) {
+    if (facts.publicForm === true && this.options.storedOnly === true) {
+      this.problems.add('WITHHELD_IN_JOURNAL', 'a record in a publication\'s public form (bind and secrets, no seed) stands among stored records: its bind cannot be checked here, so its values are not bound; a journal holds every record in its private form', { ...loc, ...(facts.seq === null ? {} : { seq: facts.seq }), field: 'bind' });
+    }
+    if (this.options.deep === true && this.format.format === FORMAT_V3 && facts.problems.length === 0 && facts.publicForm !== true) {
       const finding = deepCheckLine(typeof text === 'string' ? text : text());
       if (finding !== null) {
         this.problems.add(finding.code, finding.message, { ...loc, ...(facts.seq === null ? {} : { seq: facts.seq }), field: finding.field, ...(finding.path === undefined ? {} : { path: finding.path }) });

@@ -86,6 +86,8 @@ export async function verifySource(source: VerifiableJournal, options: VerifySou
     genesis: source.genesis,
     ...(options.expectHead === undefined ? {} : { expectHead: options.expectHead }),
     ...(options.deep === true ? { deep: true } : {}),
+    // A store holds private records only: a public-form v3 line in it is refused, never taken at its bind.
+    storedOnly: true,
     onLine: (l) => {
       for (const ref of l.blobs) {
         pending.push({ ref, location: { ...(l.file === undefined ? {} : { file: l.file }), line: l.line, ...(l.seq === null ? {} : { seq: l.seq }), field: ref.field } });

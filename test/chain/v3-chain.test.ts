@@ -163,3 +163,25 @@ describe('stepchain/v3 deep tier and kinds', () => {
 function sha256Hex(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }
+
+describe('stepchain/v3 public form in a journal', () => {
+  it('a stored line turned into public form (bind given, values rewritten) is refused by a store, never taken at its bind', async () => {
+    const store = new MemoryStore();
+    const j = await store.create('pub', { format: 'stepchain/v3' });
+    await j.append({ tool_call: { name: 'pay', arguments: { to: 'alice', amount: 10 } } });
+    const lines: string[] = [];
+    for await (const r of j.read()) lines.push(canonicalJson(r));
+    // The attacker holds the journal, so can compute B, swap seed for bind, and rewrite the values freely.
+    const record = JSON.parse(lines[0]!) as Record<string, unknown>;
+    const { seed: _s, step_hash: stepHash, ...rest } = record;
+    void _s;
+    const bind = 'sha256:' + createHash('sha256').update(canonicalJson({ ...rest, seed: record.seed })).digest('hex');
+    const forged = canonicalJson({ ...rest, bind, secrets: {}, step_hash: stepHash, tool_call: { name: 'pay', arguments: { to: 'mallory', amount: 10000 } } });
+    const v = new ChainVerifier({ genesis: j.genesis });
+    v.line(forged, true);
+    expect(v.finish().ok).toBe(true); // the public profile's fast tier alone takes bind as given …
+    const stored = new ChainVerifier({ genesis: j.genesis, storedOnly: true });
+    stored.line(forged, true);
+    expect(stored.finish().problems.map((p) => p.code)).toEqual(['WITHHELD_IN_JOURNAL']); // … which a journal never does
+  });
+});
