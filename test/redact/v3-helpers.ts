@@ -74,7 +74,8 @@ export function reforge(bytes: Uint8Array, edit: (lines: string[], manifest: Rec
   edit(lines, manifest);
   let at = 0;
   const rebuilt = chain.map((e, i) => {
-    const data = text(lines.slice(at, (at += counts[i]!)).map((l) => l + '\n').join(''));
+    // A line may be raw bytes (a Uint8Array in place of the string), for byte-level edits.
+    const data = new Uint8Array(Buffer.concat(lines.slice(at, (at += counts[i]!)).map((l) => Buffer.concat([typeof l === 'string' ? Buffer.from(l, 'utf8') : Buffer.from(l as Uint8Array), Buffer.from('\n')]))));
     const m = manifest.chain[i]!;
     m.digest = sha(data);
     m.size = data.length;
