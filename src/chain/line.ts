@@ -37,7 +37,7 @@ export interface LineFacts {
   /** Every marker object in the line, valid or not. */
   markers: MarkerSpan[];
   /**
-   * Notices that never break integrity (FORMAT §13.8: a v3 record of a kind this verifier does not know or
+   * Notices that never break integrity (FORMAT §14.8: a v3 record of a kind this verifier does not know or
    * does not check); absent when there is none, so a clean line's facts stay small.
    */
   notices?: readonly LineProblem[];
@@ -164,7 +164,7 @@ export function checkLine(text: string, format: JournalFormat): LineFacts {
     }
   }
   const facts: LineFacts = { problems: problems ?? NO_PROBLEMS, readable: true, seq, prevHash: typeof prevValue === 'string' ? prevValue : null, stepHash, blobs, markers: scan.markers };
-  // A v3 record's kind is open (FORMAT §13.8): a well-formed kind this verifier does not check is a notice.
+  // A v3 record's kind is open (FORMAT §14.8): a well-formed kind this verifier does not check is a notice.
   if (profile.version === 3) {
     if (profile.memberNames.has('bind')) facts.publicForm = true;
     const kind = value('kind');
@@ -232,7 +232,7 @@ const DIGEST_RE = /^sha256:[0-9a-f]{64}$/;
 const isDigestText = (v: unknown): boolean => typeof v === 'string' && DIGEST_RE.test(v);
 
 /**
- * The markers of a v3 record (FORMAT §13.6): a part reference `{"$stepchain:part":{"digest":D,…}}` in any
+ * The markers of a v3 record (FORMAT §14.6): a part reference `{"$stepchain:part":{"digest":D,…}}` in any
  * form; in the public form also withheld markers (a value `{"$stepchain:withheld":D}`, or beside an object's
  * disclosed members `"$stepchain:withheld":[D,…]` sorted without repeats) and chunk lists
  * `{"$stepchain:chunks":[…]}`. Whether each then commits to the root is the deep tier's question.

@@ -31,7 +31,7 @@ export type ChainProblemCode =
   | 'DUPLICATE_STEP'
   | 'HEAD_MISMATCH'
   | 'BUCKET_MISNAMED'
-  // stepchain/v3 (FORMAT §13): the deep tier, and notices about kinds this verifier does not check
+  // stepchain/v3 (FORMAT §14): the deep tier, and notices about kinds this verifier does not check
   | 'ROOT_MISMATCH'
   | 'WITHHELD_IN_JOURNAL'
   | 'KIND_UNKNOWN'

@@ -53,7 +53,7 @@ export interface ChainVerifierOptions {
   /** Called for every complete line that scanned as a canonical JSON object. */
   onLine?: (line: VerifiedLine) => void;
   /**
-   * The deep tier of stepchain/v3 (FORMAT §13.7): recompute every private record's root from its values
+   * The deep tier of stepchain/v3 (FORMAT §14.7): recompute every private record's root from its values
    * (ROOT_MISMATCH). No effect on other formats. Default false: the fast tier (B and the step hash) only.
    */
   deep?: boolean;
@@ -79,7 +79,7 @@ export class ChainVerifier {
   private segmentLines = 0;
   private steps = 0;
   private lastLocation: ProblemLocation = {};
-  /** Notices by code and kind: the first location and how many records (FORMAT §13.8). */
+  /** Notices by code and kind: the first location and how many records (FORMAT §14.8). */
   private readonly notices = new Map<string, { code: ChainProblemCode; message: string; location: ProblemLocation; count: number }>();
 
   constructor(private readonly options: ChainVerifierOptions = {}) {

@@ -62,7 +62,7 @@ export type CreatableFormat = typeof FORMAT_V1 | typeof FORMAT_V2 | typeof FORMA
 
 /**
  * A new genesis: `stepchain/v1`, `stepchain/v2` (a run journal, FORMAT §11.1, whose records hash salted
- * slot commitments, §12) when `run` is given or `format` names it, or `stepchain/v3` (§13: every member,
+ * slot commitments, §12) when `run` is given or `format` names it, or `stepchain/v3` (§14: every member,
  * element and chunk committed) when `format` names it — the identity is part of the genesis hash.
  */
 export function makeGenesis(options: { journalId?: string; createdAt?: Date | string; run?: RunIdentity; format?: CreatableFormat } = {}): Genesis {

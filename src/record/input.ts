@@ -33,7 +33,7 @@ export interface StepInput {
    */
   salt?: unknown;
   /**
-   * stepchain/v3 journals only (FORMAT §13.3): the record seed, 64 lowercase hex digits. Only for copying a
+   * stepchain/v3 journals only (FORMAT §14.4): the record seed, 64 lowercase hex digits. Only for copying a
    * record byte for byte; a writer draws a fresh one from the CSPRNG when it is absent, and a caller must
    * never choose one (every salt of the record derives from it).
    */
@@ -155,7 +155,7 @@ export function checkStepInput(step: StepInput, profile: RecordProfile = DEFAULT
 
 const RECORD_SEED_RE = /^[0-9a-f]{64}$/;
 
-/** A record seed a copy carries over (FORMAT §13.3), or undefined when none is given. */
+/** A record seed a copy carries over (FORMAT §14.4), or undefined when none is given. */
 function recordSeedOf(given: unknown): string | undefined {
   if (given === undefined) return undefined;
   if (typeof given !== 'string' || !RECORD_SEED_RE.test(given)) {

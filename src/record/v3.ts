@@ -1,5 +1,5 @@
 /**
- * Format `stepchain/v3` (spec/FORMAT.md §13; docs/design/format-v3.md): every object member, array element
+ * Format `stepchain/v3` (spec/FORMAT.md §14; docs/design/format-v3.md): every object member, array element
  * and chunk of a long string is a committed unit (record/v3/commit.ts), the record's `root` R commits to all
  * of them, and two tiers bind one record:
  *

@@ -37,7 +37,7 @@ export interface StartRunOptions {
   /** The run's input (the task), recorded in its run.started record. */
   input?: unknown;
   createdAt?: Date | string;
-  /** The run journal's format: `stepchain/v2`, or `stepchain/v3` (FORMAT §13). Default: NEW_RUN_FORMAT. */
+  /** The run journal's format: `stepchain/v2`, or `stepchain/v3` (FORMAT §14). Default: NEW_RUN_FORMAT. */
   format?: 'stepchain/v2' | 'stepchain/v3';
   segmentBytes?: number;
   blobThreshold?: number;

@@ -80,7 +80,7 @@ export interface CreateOptions {
   run?: RunIdentity;
   /**
    * The journal format (default `stepchain/v1`, or `stepchain/v2` when `run` is given); `stepchain/v2` records hash
-   * salted slot commitments (FORMAT §12); `stepchain/v3` records commit every member, element and chunk (FORMAT §13).
+   * salted slot commitments (FORMAT §12); `stepchain/v3` records commit every member, element and chunk (FORMAT §14).
    */
   format?: 'stepchain/v1' | 'stepchain/v2' | 'stepchain/v3';
 }
@@ -143,7 +143,7 @@ export interface JournalVerifyOptions {
    * on the caller's thread. The report is the same, problem for problem.
    */
   pool?: LineCheckPool;
-  /** stepchain/v3: also run the deep tier, recomputing every record's root from its values (FORMAT §13.7). */
+  /** stepchain/v3: also run the deep tier, recomputing every record's root from its values (FORMAT §14.7). */
   deep?: boolean;
 }
 

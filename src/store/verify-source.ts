@@ -55,7 +55,7 @@ export interface VerifySourceOptions {
   onLine?: (line: VerifiedLine) => void;
   /** Where the per-line checks run (worker threads); without one, on this thread. The report is the same. */
   pool?: LineCheckPool;
-  /** stepchain/v3: the deep tier too (FORMAT §13.7). */
+  /** stepchain/v3: the deep tier too (FORMAT §14.7). */
   deep?: boolean;
 }
 

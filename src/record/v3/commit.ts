@@ -1,5 +1,5 @@
 /**
- * The commitments of a `stepchain/v3` record (spec/FORMAT.md §13, docs/design/format-v3.md §4–§5): every
+ * The commitments of a `stepchain/v3` record (spec/FORMAT.md §14, docs/design/format-v3.md §4–§5): every
  * object member, array element and chunk of a long string is a *unit* with its own 128-bit salt and a
  * SHA-256 digest; a container's digest covers its children's digests; the seven slot digests give the
  * record's root R. Salts are derived from a per-record 256-bit seed: a 16-byte key per slot, and from it one

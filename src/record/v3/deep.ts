@@ -1,5 +1,5 @@
 /**
- * The deep tier of `stepchain/v3` (spec/FORMAT.md §13.7): recompute a stored record's root R from its
+ * The deep tier of `stepchain/v3` (spec/FORMAT.md §14.7): recompute a stored record's root R from its
  * values and seed, and compare it with the `root` it carries. The fast tier proves that no stored byte
  * changed since the writer sealed the line; this proves that the writer's `root` commits to the values the
  * line holds (what a publication proves against). Pure; never throws on hostile input.

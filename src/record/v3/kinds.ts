@@ -1,5 +1,5 @@
 /**
- * The record kinds of `stepchain/v3` and the extension rule (spec/FORMAT.md §13.8, spec/KINDS.md; design
+ * The record kinds of `stepchain/v3` and the extension rule (spec/FORMAT.md §14.8, spec/KINDS.md; design
  * §10). Every record has the same members, commitments and tiers whatever its kind, so the chain verifies
  * without knowing any kind. A kind is a dotted name; a vendor's kind is `x.<reverse-dns>.<name>`. A kind in
  * the registry below is held to its rules between members; a kind that matches the pattern but is not
