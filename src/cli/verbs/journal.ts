@@ -29,7 +29,7 @@ export const initVerb: Verb = {
     'tables are created on first use. Any other scheme (s3://…) is an error: nothing is created.',
     'Plain: a stepchain/v2 journal (records hash salted per-field commitments, spec/FORMAT.md §12, so a published',
     'receipt verifies against the original head); --format v1 for a stepchain/v1 journal; --format v3 for a stepchain/v3',
-    'journal (every member, element and chunk committed, spec/FORMAT.md §13; with --run, a v3 run journal).',
+    'journal (every member, element and chunk committed, spec/FORMAT.md §14; with --run, a v3 run journal).',
     'With --run or any of --conversation, --parent, --agent, --label: a run journal',
     '(stepchain/v2, spec/FORMAT.md §11) whose run id is the journal\'s id, with its identity in the genesis (covered by',
     'the genesis hash) and a run.started record; effect and continuation need one. A run id already in the store is refused.',

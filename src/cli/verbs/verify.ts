@@ -51,7 +51,7 @@ export const verifyVerb: Verb = {
     'threads in all) once the chain is larger than one batch (128 KiB); the links between them are checked in order on',
     'this thread, which also checks batches while the workers are busy. The report is the same with any --threads.',
     'A stepchain/v3 journal is checked by its fast tier (every record\'s bind and step hash); --deep also recomputes every',
-    'record\'s root from its values (spec/FORMAT.md §13.7).',
+    'record\'s root from its values (spec/FORMAT.md §14.7).',
   ].join('\n'),
   options: {
     head: { type: 'string', arg: 'sha256:…', description: 'the head you expect (obtained out of band); a different head fails' },
@@ -61,7 +61,7 @@ export const verifyVerb: Verb = {
     ...POLICY_OPTIONS,
     'require-pin': { type: 'boolean', description: 'exit 1 unless the verdict is authenticated: an intact journal or receipt that no pin ties to anyone fails (for scripts and CI)' },
     threads: { type: 'string', arg: 'N', description: 'threads that check lines, this one included: N − 1 worker threads (default: one per core, at most 8; 1 checks on this thread only)' },
-    deep: { type: 'boolean', description: 'stepchain/v3 journals: also recompute every record\'s root from its values (ROOT_MISMATCH), not only its bind and step hash (spec/FORMAT.md §13.7)' },
+    deep: { type: 'boolean', description: 'stepchain/v3 journals: also recompute every record\'s root from its values (ROOT_MISMATCH), not only its bind and step hash (spec/FORMAT.md §14.7)' },
   },
   args: { min: 0, max: 1, names: ['path'] },
   examples: [
