@@ -172,7 +172,7 @@ function stepInputOf(rec: StepRecord, source: Journal): StepInput {
   if (rec.meta !== undefined) step.meta = rec.meta;
   // A v2 record's salt (FORMAT §12.2) goes with it, so the copy's commitments and step hash are the source's.
   if (typeof fields.salt === 'string') step.salt = fields.salt;
-  // A v3 record's seed (FORMAT §13.3) likewise: the copy's root, B and step hash are the source's.
+  // A v3 record's seed (FORMAT §14.4) likewise: the copy's root, B and step hash are the source's.
   if (typeof fields.seed === 'string') step.seed = fields.seed;
   return step as unknown as StepInput;
 }
