@@ -8,7 +8,8 @@
  */
 import { canonicalJsonTrusted } from '../canonical/jcs.js';
 import type { Json } from '../canonical/json.js';
-import type { PartPayload, PartWriter } from '../record/v3/parts.js';
+import { PART_THRESHOLD_DEFAULT, PartReader, PartWriter, type PartPayload } from '../record/v3/parts.js';
+import type { PartStore } from './parts.js';
 import type { PreparedStep } from './prepare.js';
 
 /** The slots whose values may become parts: every v3 slot but `meta` (design §8.1). */
@@ -39,4 +40,56 @@ export async function substituteParts(step: PreparedStep, writer: PartWriter): P
     texts[name] = canonicalJsonTrusted(substituted[name]);
   }
   return { step: { ...step, content, texts, key: step.profile.key(texts) }, parts };
+}
+
+/**
+ * A journal's parts, as its append and read paths use them: the store, the writer (made on first use, with
+ * the store's part key) and a reader per read. Journals of v1/v2 have none.
+ */
+export class JournalParts {
+  private writer: Promise<PartWriter> | null = null;
+
+  constructor(
+    readonly store: PartStore,
+    private readonly threshold: number = PART_THRESHOLD_DEFAULT,
+  ) {}
+
+  /** Substitutes parts in prepared v3 steps and stores the new parts (before the caller writes any line). */
+  async prepare(steps: readonly PreparedStep[]): Promise<PreparedStep[]> {
+    if (steps.every((s) => s.profile.version !== 3)) return [...steps];
+    this.writer ??= this.store.key().then((key) => new PartWriter(key, this.store, { threshold: this.threshold }));
+    const writer = await this.writer.catch((e: unknown) => {
+      this.writer = null;
+      throw e;
+    });
+    const out: PreparedStep[] = [];
+    const parts: PartPayload[] = [];
+    for (const s of steps) {
+      if (s.profile.version !== 3) {
+        out.push(s);
+        continue;
+      }
+      const done = await substituteParts(s, writer);
+      out.push(done.step);
+      parts.push(...done.parts);
+    }
+    if (parts.length > 0) await this.store.put(parts);
+    return out;
+  }
+
+  /** A reader over this journal's parts (each part checked once per reader). */
+  reader(deep = false): PartReader {
+    return new PartReader((a, size) => this.store.get(a, size), { deep });
+  }
+}
+
+/** A restored record's content slots with their part references resolved (PARTS.md §9). */
+export async function resolveRecordParts<R extends object>(record: R, seq: number, reader: PartReader): Promise<R> {
+  const fields = record as unknown as Record<string, Json>;
+  for (const name of PART_SLOTS) {
+    const v = fields[name];
+    if (v === null || typeof v !== 'object') continue;
+    fields[name] = await reader.resolve(v, { seq, path: `/${name}` });
+  }
+  return record;
 }

@@ -14,7 +14,7 @@ import type { StepInput } from '../record/input.js';
 import type { StepRecord } from '../record/seal.js';
 
 /** The problems of a journal's verify (spec/FILE-STORE.md §13): the chain's, the blobs', and the store's own. */
-export type JournalProblemCode = ChainProblemCode | BlobProblemCode | 'JOURNAL_INVALID' | 'HEAD_CACHE_STALE';
+export type JournalProblemCode = ChainProblemCode | BlobProblemCode | 'PART_MISSING' | 'PART_CORRUPT' | 'PART_ADDRESS_MISMATCH' | 'JOURNAL_INVALID' | 'HEAD_CACHE_STALE';
 export type JournalReport = ChainReport<JournalProblemCode>;
 
 /** What `append` returns: the step's place in the chain. */

@@ -18,6 +18,9 @@ import { assertSeq } from '../ids.js';
 import { afterOf, appendManyOf, queueSteps } from '../append.js';
 import type { BlobPayload } from '../prepare.js';
 import { restoreRecord } from '../restore.js';
+import { JournalParts, resolveRecordParts } from '../parts-prepare.js';
+import { FilePartStore } from './parts.js';
+import type { PartReader } from '../../record/v3/parts.js';
 import { knownSteps, sequenceBatch, type Group, type GroupOutcome } from '../sequencer.js';
 import type { AppendOptions, AppendResult, Journal, JournalConfig, JournalReport, JournalVerifyOptions, Lineage } from '../types.js';
 import { assertOwnDirectories } from './fsutil.js';
@@ -74,6 +77,8 @@ export class FileJournal implements Journal {
   private closed = false;
   /** Set while appendStream writes: the queue's commits wait for it. */
   private streaming: Promise<void> | null = null;
+  /** A stepchain/v3 journal's parts (spec/PARTS.md): `parts/` in its directory. */
+  readonly parts: JournalParts | null;
 
   constructor(
     readonly id: string,
@@ -106,6 +111,7 @@ export class FileJournal implements Journal {
       },
     });
     this.queue = new CommitQueue(this.sink());
+    this.parts = this.genesis.format === 'stepchain/v3' ? new JournalParts(new FilePartStore(dir, { fsync: options.fsync !== 'none' })) : null;
   }
 
   // ---------------------------------------------------------------- appending
@@ -201,6 +207,7 @@ export class FileJournal implements Journal {
         let prepared;
         try {
           prepared = prepareSteps(group, this.config.blobThreshold, profile);
+          if (this.parts !== null) prepared = await this.parts.prepare(prepared);
         } catch (e) {
           if (e instanceof Error) {
             const at = /^step (\d+) of the batch: /.exec(e.message);
@@ -369,8 +376,10 @@ export class FileJournal implements Journal {
   }
 
   async *read(range?: SeqRange): AsyncGenerator<StepRecord> {
+    let reader: PartReader | undefined;
     for await (const l of this.lines(range)) {
-      yield await restoreRecord(this.genesis, l.text, l.seq, join(BUCKETS_DIR, l.segment), (ref) => this.blob(ref.digest, ref.size));
+      const record = await restoreRecord(this.genesis, l.text, l.seq, join(BUCKETS_DIR, l.segment), (ref) => this.blob(ref.digest, ref.size));
+      yield this.parts === null ? record : await resolveRecordParts(record, l.seq, (reader ??= this.parts.reader()));
     }
   }
 

@@ -1,0 +1,54 @@
+/**
+ * The parts step of a v3 journal's verify (spec/PARTS.md §9, fast tier): every part reference in every
+ * record — and in every part file, a list's base included — names a part the store holds, of the length and
+ * SHA-256 the reference records, in the shape of its kind. Each address is checked once, at the first
+ * reference met; a problem names the part's address, the record's seq and the reference's JSON Pointer.
+ */
+import type { Json } from '../canonical/json.js';
+import type { Problem } from '../chain/report.js';
+import { PartError, PartReader, partRefsIn, partRefsOfFile, type PartRef, type PartSource } from '../record/v3/parts.js';
+import { PART_SLOTS } from './parts-prepare.js';
+
+export type PartProblemCode = 'PART_MISSING' | 'PART_CORRUPT' | 'PART_ADDRESS_MISMATCH';
+
+/** At most this many part problems are listed (a lost parts folder is one cause, not ten thousand). */
+const MAX_PART_PROBLEMS = 100;
+
+export async function verifyParts(lines: AsyncIterable<{ seq: number; text: string }>, source: PartSource, options: { deep?: boolean; where?: (address: string) => string } = {}): Promise<Array<Problem<PartProblemCode>>> {
+  const reader = new PartReader(source, { deep: options.deep ?? false });
+  const problems: Array<Problem<PartProblemCode>> = [];
+  const seen = new Set<string>();
+  const check = async (ref: PartRef, seq: number, path: string): Promise<void> => {
+    // Depth-first through part files with an explicit stack: a chat's lists form long base chains.
+    const stack: Array<{ ref: PartRef; path: string }> = [{ ref, path }];
+    while (stack.length > 0 && problems.length < MAX_PART_PROBLEMS) {
+      const { ref: r, path: p } = stack.pop()!;
+      if (seen.has(r.digest)) continue;
+      seen.add(r.digest);
+      try {
+        const f = await reader.file(r, { seq, path: p });
+        for (const inner of partRefsOfFile(f)) stack.push({ ref: inner, path: p });
+      } catch (e) {
+        if (!(e instanceof PartError)) throw e;
+        const file = options.where?.(r.digest);
+        problems.push({ code: e.code, message: e.message.replace(/^PART_[A-Z_]+: /, ''), location: { seq, path: p, ...(file === undefined ? {} : { file }) } });
+      }
+    }
+  };
+  for await (const line of lines) {
+    if (problems.length >= MAX_PART_PROBLEMS) break;
+    let record: Record<string, Json>;
+    try {
+      record = JSON.parse(line.text) as Record<string, Json>;
+    } catch {
+      continue; // the chain's own check reports a line that is not JSON
+    }
+    if (record === null || typeof record !== 'object') continue;
+    for (const slot of PART_SLOTS) {
+      const v = record[slot];
+      if (v === null || typeof v !== 'object') continue;
+      for (const { ref, path } of partRefsIn(v, `/${slot}`)) await check(ref, line.seq, path);
+    }
+  }
+  return problems;
+}

@@ -1,0 +1,78 @@
+/**
+ * Parts through a journal (spec/PARTS.md): a stepchain/v3 journal in the file store and in memory stores a
+ * conversation's growing prompts as list parts with bases and each long message once, reads every step back
+ * exactly, and verifies.
+ */
+import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, test } from 'vitest';
+import { FileStore, MemoryStore, type StepInput, type Store } from '../../src/store/index.js';
+import { tempDir } from '../helpers/tmp.js';
+
+const dir = tempDir('stepchain-parts-journal-');
+
+function chat(turns: number): StepInput[] {
+  const messages: Array<{ role: string; content: string }> = [{ role: 'user', content: 'Research the topic.' }];
+  const steps: StepInput[] = [];
+  for (let t = 0; t < turns; t++) {
+    steps.push({ input: { turn: t }, prompt: [...messages] });
+    const page = `page ${t}: ` + `word${t} `.repeat(2000);
+    steps.push({ input: { turn: t, tool: 'fetch' }, result: { text: page } });
+    messages.push({ role: 'assistant', content: `fetch ${t}` }, { role: 'tool', content: page });
+  }
+  return steps;
+}
+
+function bytesUnder(path: string): number {
+  let n = 0;
+  for (const e of readdirSync(path, { withFileTypes: true })) {
+    const p = join(path, e.name);
+    n += e.isDirectory() ? bytesUnder(p) : statSync(p).size;
+  }
+  return n;
+}
+
+describe.each([
+  ['file', (): Store => new FileStore(join(dir, 'file'), { fsync: 'none' })],
+  ['memory', (): Store => new MemoryStore()],
+] as const)('a stepchain/v3 journal with parts: %s store', (name, make) => {
+  test('a growing conversation reads back exactly and verifies; each page is stored once', async () => {
+    const store = make();
+    const j = await store.create('chat', { format: 'stepchain/v3' });
+    const steps = chat(8);
+    for (const s of steps) await j.append(s);
+    const back = [];
+    for await (const r of j.read()) back.push(r);
+    expect(back.map((r) => ({ input: r.input, prompt: r.prompt, result: r.result }))).toEqual(steps.map((s) => ({ input: s.input, prompt: s.prompt ?? null, result: s.result ?? null })));
+    const report = await j.verify();
+    expect(report.problems).toEqual([]);
+    if (name === 'file') {
+      // 8 distinct pages of ~16 KB: stored once each, however many prompts repeat them.
+      const total = bytesUnder(join(dir, 'file', 'chat'));
+      expect(total).toBeLessThan(8 * 16_500 * 1.3 + 60_000);
+    }
+    await j.close();
+  });
+});
+
+test('verify of a v3 journal directory finds a changed byte or a missing part, with the record and the reference', async () => {
+  const store = new FileStore(join(dir, 'damaged'), { fsync: 'none' });
+  const j = await store.create('chat', { format: 'stepchain/v3' });
+  for (const s of chat(3)) await j.append(s);
+  await j.close();
+  const partsDir = join(dir, 'damaged', 'chat', 'parts');
+  const files = readdirSync(partsDir).filter((d) => /^[0-9a-f]{2}$/.test(d)).flatMap((d) => readdirSync(join(partsDir, d)).map((f) => join(partsDir, d, f)));
+  // The part that holds page 1 is referenced first by seq 3 (the tool result), then by later prompts.
+  const page = files.find((f) => readFileSync(f, 'utf8').includes('"page 1: '))!;
+  const bytes = readFileSync(page);
+  bytes[bytes.length - 5] ^= 1;
+  writeFileSync(page, bytes);
+  const opened = await store.open('chat', { readOnly: true });
+  const report = await opened.verify();
+  expect(report.ok).toBe(false);
+  expect(report.problems).toEqual([expect.objectContaining({ code: 'PART_CORRUPT', location: { seq: 3, path: '/result/text', file: expect.stringMatching(/^parts\/[0-9a-f]{2}\/[0-9a-f]{62}$/) } })]);
+  rmSync(page);
+  const again = await opened.verify();
+  expect(again.problems).toEqual([expect.objectContaining({ code: 'PART_MISSING', location: expect.objectContaining({ seq: 3, path: '/result/text' }) })]);
+  await opened.close();
+});
