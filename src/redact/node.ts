@@ -57,6 +57,11 @@ export interface PublishResult extends ExportResult {
    * their text as not bound to the head (§12.5 step 6), since only their digests are bound.
    */
   views: number;
+  /**
+   * A `stepchain/v3` journal (REDACTION §13): true — every value the receipt shows is bound to the original
+   * head, and each withheld unit stands as a marker at its place. Absent for v1 and v2 publications.
+   */
+  bound?: true;
 }
 
 const isPolicy = (p: unknown): p is Policy => p !== null && typeof p === 'object' && 'digest' in p && 'rules' in p && 'document' in p;
@@ -212,7 +217,7 @@ async function publishV3(source: ChainSource, options: PublishOptions): Promise<
   const result = await writePlanToFile(pub.plan, options.out);
   return {
     ...result, redactions: pub.declarations.length, policy_digest: policy.digest, original_head: pub.head,
-    redacted_from: pub.declarations[0]?.seq ?? pub.head.seq + 1, secrets_out: null, publication: 'original-head', views: 0,
+    redacted_from: pub.declarations[0]?.seq ?? pub.head.seq + 1, secrets_out: null, publication: 'original-head', views: 0, bound: true,
   };
 }
 
