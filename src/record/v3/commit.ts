@@ -45,17 +45,36 @@ export const PART_MARKER = `${RESERVED_PREFIX}part`;
 const encoder = new TextEncoder();
 const EMPTY = new Uint8Array(0);
 
-/** SHA-256 of the concatenation of byte strings (one native call over one buffer). */
+/** One scratch buffer for preimages: every preimage is assembled after its children are hashed, so reuse is safe. */
+let scratch = new Uint8Array(1 << 16);
+
+/** SHA-256 of the concatenation of byte strings (one native call over one buffer, assembled in a reused scratch). */
 export function sha256Concat(pieces: readonly Uint8Array[]): Uint8Array {
   let n = 0;
   for (const p of pieces) n += p.length;
-  const buf = new Uint8Array(n);
+  if (n > scratch.length) scratch = new Uint8Array(Math.max(n, 2 * scratch.length));
+  const buf = scratch;
   let at = 0;
   for (const p of pieces) {
     buf.set(p, at);
     at += p.length;
   }
-  return sha256Backend().bytes(buf);
+  return sha256Backend().bytes(buf.subarray(0, n));
+}
+
+/** Single bytes, allocated once (tags and structural bytes). */
+const BYTE: readonly Uint8Array[] = Array.from({ length: 256 }, (_, b) => Uint8Array.of(b));
+
+/** JCS text of member names, encoded once per distinct name (names repeat across records; bounded). */
+const NAME_CACHE = new Map<string, Uint8Array>();
+function nameBytes(name: string): Uint8Array {
+  let b = NAME_CACHE.get(name);
+  if (b === undefined) {
+    b = encoder.encode(JSON.stringify(name));
+    if (NAME_CACHE.size >= 4096) NAME_CACHE.clear();
+    NAME_CACHE.set(name, b);
+  }
+  return b;
 }
 
 function u32be(n: number): Uint8Array {
@@ -64,12 +83,12 @@ function u32be(n: number): Uint8Array {
 
 /** Slot key j: SHA-256(0x6b ‖ seed ‖ u8(j))[0, 16) (design §5.1). A part's one slot is j = 0. */
 export function slotKey(seed: Uint8Array, j: number): Uint8Array {
-  return sha256Concat([Uint8Array.of(TAG.key), seed, Uint8Array.of(j)]).slice(0, KEY_BYTES);
+  return sha256Concat([BYTE[TAG.key]!, seed, BYTE[j]!]).slice(0, KEY_BYTES);
 }
 
 /** Salt i of a slot: SHA-256(0x73 ‖ slot key ‖ u32be(⌊i/2⌋))[16·(i mod 2), +16) (design §5.1). */
 export function unitSalt(key: Uint8Array, i: number): Uint8Array {
-  const block = sha256Concat([Uint8Array.of(TAG.salt), key, u32be(i >>> 1)]);
+  const block = sha256Concat([BYTE[TAG.salt]!, key, u32be(i >>> 1)]);
   return block.slice(SALT_BYTES * (i & 1), SALT_BYTES * (i & 1) + SALT_BYTES);
 }
 
@@ -81,7 +100,7 @@ export function derivedSalts(key: Uint8Array): SaltSource {
   let i = 0;
   let block: Uint8Array | null = null;
   return () => {
-    if ((i & 1) === 0) block = sha256Concat([Uint8Array.of(TAG.salt), key, u32be(i >>> 1)]);
+    if ((i & 1) === 0) block = sha256Concat([BYTE[TAG.salt]!, key, u32be(i >>> 1)]);
     const s = block!.subarray(SALT_BYTES * (i & 1), SALT_BYTES * (i & 1) + SALT_BYTES);
     i++;
     return s;
@@ -257,8 +276,8 @@ class Walk {
     const i = this.index++;
     const salt = this.nextSalt(path);
     const u = this.record(kind, i, path, salt);
-    const pieces: Uint8Array[] = [Uint8Array.of(tag), salt];
-    if (name !== null) pieces.push(encoder.encode(JSON.stringify(name)));
+    const pieces: Uint8Array[] = [BYTE[tag]!, salt];
+    if (name !== null) pieces.push(nameBytes(name));
     if (present) pieces.push(...this.repr(value, path));
     const digest = sha256Concat(pieces);
     if (u !== null) u.digest = digest;
@@ -269,13 +288,23 @@ class Walk {
   repr(v: unknown, path: string): Uint8Array[] {
     if (v === null || typeof v !== 'object') {
       if (typeof v === 'string') {
-        const chunks = stringChunks(v);
-        if (chunks !== null) return [Uint8Array.of(CHUNKED), ...chunks.map((c, k) => this.chunk(c, `${path}#${k}`))];
+        // One literal serves both: the scalar's JCS text, or (over 64 escaped bytes) the text its chunks cut.
+        const lit = encoder.encode(JSON.stringify(v));
+        if (lit.length - 2 <= CHUNK_THRESHOLD) return [lit];
+        const text = lit.subarray(1, lit.length - 1);
+        const ends = chunkEnds(text)!;
+        const out: Uint8Array[] = [BYTE[CHUNKED]!];
+        let start = 0;
+        ends.forEach((e, k) => {
+          out.push(this.chunk(text.subarray(start, e), `${path}#${k}`));
+          start = e;
+        });
+        return out;
       }
       return [encoder.encode(canonicalJsonTrusted(v))];
     }
     if (Array.isArray(v)) {
-      const out: Uint8Array[] = [Uint8Array.of(ARRAY)];
+      const out: Uint8Array[] = [BYTE[ARRAY]!];
       v.forEach((x, k) => {
         const given = this.options.public ? withheldDigestOf(x) : null;
         out.push(given !== null ? digestBytesOf(given, `${path}/${k}`) : this.unit(TAG.element, 'element', null, x, `${path}/${k}`));
@@ -287,7 +316,7 @@ class Walk {
     if (keys.length === 1 && keys[0] === PART_MARKER) {
       const body = o[PART_MARKER];
       if (!isPlainObject(body)) throw new CommitError('MARKER_INVALID', 'a part reference is {"$stepchain:part":{"digest":"sha256:…",…}}', path);
-      return [Uint8Array.of(REFERENCE), digestBytesOf(body.digest, path)];
+      return [BYTE[REFERENCE]!, digestBytesOf(body.digest, path)];
     }
     if (this.options.public && keys.length === 1 && keys[0] === CHUNKS_MARKER) return this.publicChunks(o[CHUNKS_MARKER], path);
     const digests: Uint8Array[] = [];
@@ -306,13 +335,13 @@ class Walk {
       }
     }
     digests.sort(compareBytes);
-    return [Uint8Array.of(OBJECT), ...digests];
+    return [BYTE[OBJECT]!, ...digests];
   }
 
   private chunk(text: Uint8Array, path: string): Uint8Array {
     const i = this.index++;
     const salt = this.nextSalt(path);
-    const digest = sha256Concat([Uint8Array.of(TAG.chunk), salt, text]);
+    const digest = sha256Concat([BYTE[TAG.chunk]!, salt, text]);
     const u = this.record('chunk', i, path, salt);
     if (u !== null) u.digest = digest;
     return digest;
@@ -321,7 +350,7 @@ class Walk {
   /** `{"$stepchain:chunks": [...]}`: disclosed chunks as strings, withheld ones as markers; at least one withheld. */
   private publicChunks(list: unknown, path: string): Uint8Array[] {
     if (!Array.isArray(list) || list.length < 2) throw new CommitError('MARKER_INVALID', 'a chunk list holds at least two chunks', path);
-    const out: Uint8Array[] = [Uint8Array.of(CHUNKED)];
+    const out: Uint8Array[] = [BYTE[CHUNKED]!];
     let withheld = 0;
     list.forEach((c, k) => {
       const given = withheldDigestOf(c);
@@ -359,7 +388,7 @@ export function commitSlot(slot: string, value: unknown, salts: SaltSource, opti
 
 /** R = SHA-256(0x72 ‖ the seven slot digests in slot order). */
 export function rootOf(slotDigests: readonly Uint8Array[]): Uint8Array {
-  return sha256Concat([Uint8Array.of(TAG.root), ...slotDigests]);
+  return sha256Concat([BYTE[TAG.root]!, ...slotDigests]);
 }
 
 /** The slot values of a record (absent members are undefined). */
