@@ -1,5 +1,8 @@
 import { createHash } from 'node:crypto';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { canonicalJson } from '../../src/canonical/jcs.js';
+import { deepCheckLine, deepCheckRecord } from '../../src/record/v3/deep.js';
 import { chunkEnds, commitRecord, escapedText, slotKey, stringChunks, toHexForTest, unitSalt } from './v3-helpers.js';
 
 // The worked example of docs/design/format-v3.md §1 (bench/v3-example.mjs): fixed seed, known root.
@@ -42,5 +45,34 @@ describe('v3 commitments (design §1 example)', () => {
     expect(chunkEnds(escapedText(u))![0]).toBe(63);
     const long = 'y'.repeat(4097);
     expect(stringChunks(long)!.map((c) => c.length)).toEqual([256, 256, 256, 256, 256, 256, 256, 256, 256, 256, 256, 256, 256, 256, 256, 256, 1]);
+  });
+});
+
+describe('v3 deep tier (fast-check)', () => {
+  const json = fc.jsonValue({ maxDepth: 4 }).map((v) => JSON.parse(JSON.stringify(v)) as unknown);
+  const slotName = fc.constantFrom('error', 'input', 'model', 'prompt', 'result', 'tool_call');
+
+  it('a root that does not match the values is reported (ROOT_MISMATCH at root); the true root passes', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ minLength: 32, maxLength: 32 }), json, json, slotName, (seedBytes, a, b, slot) => {
+        const values: Record<string, unknown> = { error: null, input: null, model: 'm', prompt: null, result: null, tool_call: null, [slot]: a };
+        const record = { ...values, seed: toHexForTest(seedBytes), root: commitRecord(values, seedBytes).root };
+        expect(deepCheckRecord(record)).toBeNull();
+        if (canonicalJson(a as never) === canonicalJson(b as never)) return;
+        const changed = { ...record, [slot]: b };
+        expect(deepCheckRecord(changed)).toMatchObject({ code: 'ROOT_MISMATCH', field: 'root' });
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('never throws on hostile records', () => {
+    fc.assert(
+      fc.property(fc.dictionary(fc.string({ maxLength: 10 }), fc.jsonValue({ maxDepth: 3 })), (r) => {
+        expect(() => deepCheckRecord({ ...r, seed: 'ab'.repeat(32), root: 'sha256:' + '0'.repeat(64) })).not.toThrow();
+        expect(() => deepCheckLine(JSON.stringify(r))).not.toThrow();
+      }),
+      { numRuns: 150 },
+    );
   });
 });
