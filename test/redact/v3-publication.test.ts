@@ -76,3 +76,15 @@ describe('a published v3 receipt against the original head', () => {
     expect(r.input.note['$stepchain:chunks'].slice(1).join('')).toBe('invoice INV-9 before Friday.');
   });
 });
+
+describe('diff of two v3 publications', () => {
+  it('names withheld units as withheld and shows the proven text around a withheld chunk', async () => {
+    const { renderValue, describeField } = await import('../../src/diff/summary.js');
+    const { pub } = await published();
+    const r = JSON.parse(pub.lines[2]!);
+    // pin and approved are withheld members: one entry, their names withheld too.
+    expect(renderValue(r.input, 500)).toBe('{"note":"‹withheld›invoice INV-9 before Friday.",‹2 withheld›}');
+    expect(renderValue(r.meta, 50)).toBe('‹withheld›');
+    expect(describeField({ path: '/input/$stepchain:withheld', kind: 'removed', a: r.input['$stepchain:withheld'] } as never, 100)).toMatch(/^input \(its withheld members\) removed/);
+  });
+});
