@@ -8,7 +8,9 @@
 // Built from dist/.
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../../dist/canonical/jcs.js';
-import { PartReader, PartWriter, parsePartFile, partRefOf } from '../../dist/record/v3/parts.js';
+import { parsePartFile, partRefOf } from '../../dist/record/v3/parts.js';
+import { PartReader } from '../../dist/record/v3/part-reader.js';
+import { PartWriter } from '../../dist/record/v3/part-writer.js';
 import { MemoryPartStore } from '../../dist/store/parts.js';
 
 const KEY = new Uint8Array(32).fill(7);

@@ -23,7 +23,7 @@ import { blobSizeError, restoreRecord } from './restore.js';
 import { JournalParts, resolveRecordParts } from './parts-prepare.js';
 import { MemoryPartStore } from './parts.js';
 import { verifyParts } from './parts-verify.js';
-import type { PartReader } from '../record/v3/parts.js';
+import type { PartReader } from '../record/v3/part-reader.js';
 import { placeLine, segmentLabel, type SegmentCursor } from './segments.js';
 import { knownSteps, sequenceBatch } from './sequencer.js';
 import { journalReport, verifySource, type SourceSegment } from './verify-source.js';
@@ -156,6 +156,11 @@ class MemoryJournal implements Journal {
   }
   get config(): JournalConfig {
     return this.state.config;
+  }
+
+  /** A stepchain/v3 journal's parts (spec/PARTS.md); null before its first append, and for v1/v2. */
+  get parts(): JournalParts | null {
+    return this.state.parts ?? null;
   }
 
   append(step: StepInput, options?: AppendOptions): Promise<AppendResult> {

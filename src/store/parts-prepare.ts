@@ -8,7 +8,9 @@
  */
 import { canonicalJsonTrusted } from '../canonical/jcs.js';
 import type { Json } from '../canonical/json.js';
-import { PART_THRESHOLD_DEFAULT, PartReader, PartWriter, type PartPayload } from '../record/v3/parts.js';
+import { PART_THRESHOLD_DEFAULT, type PartPayload } from '../record/v3/parts.js';
+import { PartReader } from '../record/v3/part-reader.js';
+import { PartWriter } from '../record/v3/part-writer.js';
 import type { PartStore } from './parts.js';
 import type { PreparedStep } from './prepare.js';
 
@@ -75,6 +77,12 @@ export class JournalParts {
     }
     if (parts.length > 0) await this.store.put(parts);
     return out;
+  }
+
+  /** Resolves restored records' parts through one reader (each part fetched and checked once per read). */
+  resolver(): <R extends object>(record: R, seq: number) => Promise<R> {
+    const reader = this.reader();
+    return (record, seq) => resolveRecordParts(record, seq, reader);
   }
 
   /** A reader over this journal's parts (each part checked once per reader). */

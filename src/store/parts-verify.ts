@@ -6,7 +6,8 @@
  */
 import type { Json } from '../canonical/json.js';
 import type { Problem } from '../chain/report.js';
-import { PartError, PartReader, partRefsIn, partRefsOfFile, type PartRef, type PartSource } from '../record/v3/parts.js';
+import { PartError, partRefsIn, partRefsOfFile, type PartRef, type PartSource } from '../record/v3/parts.js';
+import { PartReader } from '../record/v3/part-reader.js';
 import { PART_SLOTS } from './parts-prepare.js';
 
 export type PartProblemCode = 'PART_MISSING' | 'PART_CORRUPT' | 'PART_ADDRESS_MISMATCH';

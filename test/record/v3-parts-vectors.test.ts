@@ -7,7 +7,8 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
 import { canonicalJson } from '../../src/canonical/jcs.js';
 import type { Json } from '../../src/canonical/json.js';
-import { PartError, PartReader } from '../../src/record/v3/parts.js';
+import { PartError } from '../../src/record/v3/parts.js';
+import { PartReader } from '../../src/record/v3/part-reader.js';
 
 interface Outcome {
   result: 'valid' | 'invalid';

@@ -8,7 +8,9 @@ import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import type { Json } from '../../src/canonical/json.js';
 import { commitPart, seedFromHex } from '../../src/record/v3/commit.js';
-import { PartReader, PartWriter, parsePartFile, partRefOf, partRefsIn, type PartPayload } from '../../src/record/v3/parts.js';
+import { parsePartFile, partRefOf, partRefsIn, type PartPayload } from '../../src/record/v3/parts.js';
+import { PartReader } from '../../src/record/v3/part-reader.js';
+import { PartWriter } from '../../src/record/v3/part-writer.js';
 import { MemoryPartStore } from '../../src/store/parts.js';
 
 const KEY = new Uint8Array(32).fill(7);

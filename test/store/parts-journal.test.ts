@@ -65,7 +65,7 @@ test('verify of a v3 journal directory finds a changed byte or a missing part, w
   // The part that holds page 1 is referenced first by seq 3 (the tool result), then by later prompts.
   const page = files.find((f) => readFileSync(f, 'utf8').includes('"page 1: '))!;
   const bytes = readFileSync(page);
-  bytes[bytes.length - 5] ^= 1;
+  bytes[bytes.length - 5]! ^= 1;
   writeFileSync(page, bytes);
   const opened = await store.open('chat', { readOnly: true });
   const report = await opened.verify();
@@ -75,4 +75,34 @@ test('verify of a v3 journal directory finds a changed byte or a missing part, w
   const again = await opened.verify();
   expect(again.problems).toEqual([expect.objectContaining({ code: 'PART_MISSING', location: expect.objectContaining({ seq: 3, path: '/result/text' }) })]);
   await opened.close();
+});
+
+test('a receipt of a v3 journal carries each part once and verifies; a part entry changed or left out is found at its record', async () => {
+  const { receiptBytes } = await import('../../src/receipt/node.js');
+  const { verifyReceipt } = await import('../../src/receipt/verify.js');
+  const { ustarHeader } = await import('../../src/receipt/tar.js');
+  void ustarHeader;
+  const store = new MemoryStore();
+  const j = await store.create('chat', { format: 'stepchain/v3' });
+  for (const s of chat(4)) await j.append(s);
+  const bytes = await receiptBytes(j);
+  const report = await verifyReceipt(bytes);
+  expect(report.problems).toEqual([]);
+  expect(report.verdict).toBe('intact');
+  const manifest = report.manifest as unknown as { parts: Array<{ address: string; size: number }> };
+  // Four pages and the prompts' lists, each once.
+  expect(manifest.parts.length).toBeGreaterThanOrEqual(4);
+  expect(new Set(manifest.parts.map((p) => p.address)).size).toBe(manifest.parts.length);
+  // One byte of a page's entry changed: the tar still reads; the part is corrupt and the record that needs it is named.
+  const text = Buffer.from(bytes).toString('latin1');
+  const at = text.indexOf('"page 2: ');
+  const damaged = Uint8Array.from(bytes);
+  damaged[at + 20]! ^= 1;
+  const bad = await verifyReceipt(damaged);
+  expect(bad.verdict).toBe('invalid');
+  expect(bad.problems).toEqual(expect.arrayContaining([
+    expect.objectContaining({ code: 'PART_CORRUPT', location: expect.objectContaining({ file: expect.stringMatching(/^parts\//) }) }),
+    expect.objectContaining({ code: 'PART_MISSING', location: expect.objectContaining({ seq: 5, path: '/result/text' }) }),
+  ]));
+  await j.close();
 });

@@ -16,6 +16,7 @@
  * equal content in two journals has unrelated addresses, and no address is an unsalted hash of content.
  * Readers check every part on read: size, then F (the fast tier, what `verify` runs), and on request its
  * address from its value (the deep tier). Pure: runs in a browser (hashing through canonical/sha256.ts).
+ * The writer is part-writer.ts, the reader part-reader.ts; this module holds the format both share.
  */
 import { canonicalJsonTrusted } from '../../canonical/jcs.js';
 import type { Json, JsonObject } from '../../canonical/json.js';
@@ -79,7 +80,7 @@ const decoder = new TextDecoder('utf-8', { fatal: true });
 const DIGEST_RE = /^sha256:[0-9a-f]{64}$/;
 const SEED_RE = /^[0-9a-f]{64}$/;
 
-function isObject(v: unknown): v is Record<string, unknown> {
+export function isObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
@@ -178,7 +179,8 @@ export function mediaBytesOf(s: string): Uint8Array | null {
   return out;
 }
 
-function base64Of(raw: Uint8Array): string {
+/** The canonical base64 text of raw bytes (what a media part stands for). */
+export function base64Of(raw: Uint8Array): string {
   let bin = '';
   for (let i = 0; i < raw.length; i += 0x8000) bin += String.fromCharCode.apply(null, raw.subarray(i, i + 0x8000) as unknown as number[]);
   return btoa(bin);
@@ -195,229 +197,7 @@ export function sniffMediaType(raw: Uint8Array): string {
   return 'application/octet-stream';
 }
 
-// ---------------------------------------------------------------------------------------------- writer
-
-/** The bytes of a value or list part file. */
-function jsonFile(obj: JsonObject): Uint8Array {
-  return encoder.encode(canonicalJsonTrusted(obj));
-}
-
-function refOfFile(address: string, bytes: Uint8Array): PartRef {
-  return { digest: address, file: digestBytes(bytes), size: bytes.length };
-}
-
-/** A list part the writer made recently: the texts of its elements (after substitution) and their unit digests. */
-interface RecentList {
-  ref: PartRef;
-  texts: string[];
-  elements: Uint8Array[];
-}
-
-/** What PartWriter reads back through to find an existing part (a PartStore's lookup and get). */
-export interface PartIndex {
-  lookup(indexKey: string): Promise<string | null>;
-  get(address: string, size?: number): Promise<Uint8Array | { size: number } | null>;
-}
-
-export interface PartWriterOptions {
-  /** Bytes of canonical UTF-8 from which a value becomes a part (default 1024, 256 B – 1 MiB). */
-  threshold?: number;
-  /** How many recent list parts are kept as candidate bases (default 8). */
-  recentLists?: number;
-  /** Seeds for tests and vectors (a writer draws them from the CSPRNG): called once per new part. */
-  seed?: () => Uint8Array;
-}
-
-/** A value after substitution, with its canonical text (so a parent's text is its children's, joined). */
-interface Sub {
-  value: Json;
-  text: string;
-}
-
-/**
- * Moves a step's large values into parts, one per open journal (it holds the journal's part key, an
- * in-process cache of the parts it made or checked, and the recent list parts that a longer list extends).
- * Not reentrant: a journal's appends are serialized (its sequencer), and so are its extract calls.
- */
-export class PartWriter {
-  readonly threshold: number;
-  private readonly key: Uint8Array;
-  private readonly known = new Map<string, PartRef>();
-  private readonly recent: RecentList[] = [];
-  private readonly recentMax: number;
-  private readonly seed: () => Uint8Array;
-
-  /** `partKey`: the journal's 32-byte part key (private metadata, never exported); `index`: where earlier parts are found. */
-  constructor(
-    partKey: Uint8Array,
-    private readonly index: PartIndex | null,
-    options: PartWriterOptions = {},
-  ) {
-    if (partKey.length !== 32) throw new RangeError('a part key is 32 bytes');
-    const t = options.threshold ?? PART_THRESHOLD_DEFAULT;
-    if (!Number.isSafeInteger(t) || t < PART_THRESHOLD_MIN || t > PART_THRESHOLD_MAX) throw new RangeError(`part threshold ${t} is outside ${PART_THRESHOLD_MIN}–${PART_THRESHOLD_MAX} bytes`);
-    this.threshold = t;
-    this.key = partKey.slice();
-    this.recentMax = options.recentLists ?? 8;
-    this.seed = options.seed ?? newSeed;
-  }
-
-  /**
-   * Substitutes parts in a step's slots (every slot but `meta`, which the caller leaves out) and returns the
-   * new parts, in an order where a part comes after every part it references. The values must already be
-   * validated (I-JSON, no reserved names). Slot values themselves are member values of the record and
-   * become parts by the same rule.
-   */
-  async extract(slots: Readonly<Record<string, Json>>): Promise<{ slots: Record<string, Json>; parts: PartPayload[] }> {
-    // Each call collects its own parts: appends of one journal may prepare concurrently.
-    const parts: PartPayload[] = [];
-    const out: Record<string, Json> = {};
-    for (const name of Object.keys(slots)) out[name] = (await this.walk(slots[name]!, null, parts)).value;
-    return { slots: out, parts };
-  }
-
-  private big(text: string): boolean {
-    // A UTF-16 unit encodes to at most 3 bytes: a short text never reaches the threshold.
-    if (text.length * 3 < this.threshold) return false;
-    return text.length >= this.threshold || encoder.encode(text).length >= this.threshold;
-  }
-
-  /** Bottom-up: children first, so a container is measured and stored with its own large children as references. */
-  private async walk(v: Json, parent: Record<string, Json> | null, out: PartPayload[]): Promise<Sub> {
-    if (typeof v === 'string') {
-      const raw = mediaBytesOf(v);
-      if (raw !== null) return this.media(raw, mediaTypeOf(parent) ?? sniffMediaType(raw), v, out);
-      const text = canonicalJsonTrusted(v);
-      return this.big(text) ? this.valuePart(v, text, out) : { value: v, text };
-    }
-    if (v === null || typeof v !== 'object') return { value: v, text: canonicalJsonTrusted(v) };
-    if (Array.isArray(v)) {
-      const subs: Sub[] = [];
-      for (const x of v) subs.push(await this.walk(x, null, out));
-      const text = '[' + subs.map((s) => s.text).join(',') + ']';
-      const value = subs.map((s) => s.value);
-      return this.big(text) ? this.listPart(value, subs.map((s) => s.text), text, out) : { value, text };
-    }
-    const keys = Object.keys(v).sort();
-    const value: Record<string, Json> = {};
-    let text = '{';
-    for (let i = 0; i < keys.length; i++) {
-      const k = keys[i]!;
-      const s = await this.walk(v[k]!, v, out);
-      value[k] = s.value;
-      text += (i === 0 ? '' : ',') + JSON.stringify(k) + ':' + s.text;
-    }
-    text += '}';
-    return this.big(text) ? this.valuePart(value, text, out) : { value, text };
-  }
-
-  private indexKey(tag: number, pieces: readonly Uint8Array[]): string {
-    return toHex(hmacSha256(this.key, [Uint8Array.of(tag), ...pieces]));
-  }
-
-  /** An existing part for this index key: made in this process, or found in the store and checked. */
-  /**
-   * An existing part for this index key: made in this process, or found through the store's index. A found
-   * part is read back (size, file digest, shape, its bases) and its value compared with the new one: the
-   * index is the writer's own, but a damaged entry must cost a second copy, never a wrong reference.
-   */
-  private async existing(indexKey: string, same: (f: PartFile, value: Json) => boolean): Promise<PartRef | null> {
-    const mine = this.known.get(indexKey);
-    if (mine !== undefined) return mine;
-    if (this.index === null) return null;
-    const index = this.index;
-    const address = await index.lookup(indexKey);
-    if (address === null) return null;
-    const bytes = await index.get(address);
-    if (!(bytes instanceof Uint8Array)) return null;
-    const ref = refOfFile(address, bytes);
-    try {
-      const reader = new PartReader((a, size) => index.get(a, size));
-      const { file, value } = await reader.shallow(ref, { path: '' });
-      if (!same(file, value)) return null;
-    } catch (e) {
-      if (e instanceof PartError) return null;
-      throw e;
-    }
-    this.known.set(indexKey, ref);
-    return ref;
-  }
-
-
-  private emit(indexKey: string, address: string, bytes: Uint8Array, out: PartPayload[]): PartRef {
-    const ref = refOfFile(address, bytes);
-    out.push({ address, bytes, indexKey });
-    this.known.set(indexKey, ref);
-    return ref;
-  }
-
-  private marker(ref: PartRef): Sub {
-    const value = partMarker(ref);
-    return { value, text: canonicalJsonTrusted(value) };
-  }
-
-  private async valuePart(value: Json, text: string, out: PartPayload[]): Promise<Sub> {
-    const indexKey = this.indexKey(TAG.part, [encoder.encode(text)]);
-    const found = await this.existing(indexKey, (f, v) => f.kind === 'value' && canonicalJsonTrusted(v) === text);
-    if (found !== null) return this.marker(found);
-    const seed = this.seed();
-    const address = commitPart(value, seed).address;
-    return this.marker(this.emit(indexKey, address, jsonFile({ seed: toHex(seed), value }), out));
-  }
-
-  private async media(raw: Uint8Array, mediaType: string, text: string, out: PartPayload[]): Promise<Sub> {
-    const indexKey = this.indexKey(TAG.media, [encoder.encode(canonicalJsonTrusted(mediaType)), raw]);
-    const found = await this.existing(indexKey, (f, v) => f.kind === 'media' && f.mediaType === mediaType && v === text);
-    if (found !== null) return this.marker(found);
-    const seed = this.seed();
-    const head = encoder.encode(canonicalJsonTrusted({ media_type: mediaType, seed: toHex(seed), size: raw.length }));
-    const bytes = new Uint8Array(head.length + 1 + raw.length);
-    bytes.set(head);
-    bytes[head.length] = 0x0a;
-    bytes.set(raw, head.length + 1);
-    return this.marker(this.emit(indexKey, mediaAddress(mediaType, raw, seed), bytes, out));
-  }
-
-  /** A message list: stored as base + tail when a recent list is a proper prefix of it, else whole. */
-  private async listPart(value: Json[], texts: string[], text: string, out: PartPayload[]): Promise<Sub> {
-    const indexKey = this.indexKey(TAG.part, [encoder.encode(text)]);
-    const found = await this.existing(indexKey, (f, v) => f.kind !== 'media' && canonicalJsonTrusted(v) === text);
-    if (found !== null) return this.marker(found);
-    let base: RecentList | null = null;
-    for (const r of this.recent) {
-      if (r.texts.length >= texts.length || (base !== null && r.texts.length <= base.texts.length)) continue;
-      let prefix = true;
-      for (let i = 0; i < r.texts.length && prefix; i++) prefix = r.texts[i] === texts[i];
-      if (prefix) base = r;
-    }
-    const seed = this.seed();
-    let made: { address: string; elements: Uint8Array[] };
-    let bytes: Uint8Array;
-    if (base === null) {
-      made = listAddress([], value, seed);
-      bytes = jsonFile({ seed: toHex(seed), value });
-    } else {
-      const tail = value.slice(base.texts.length);
-      made = listAddress(base.elements, tail, seed);
-      bytes = jsonFile({ base: partMarker(base.ref), seed: toHex(seed), tail });
-    }
-    const ref = this.emit(indexKey, made.address, bytes, out);
-    this.recent.unshift({ ref, texts, elements: made.elements });
-    if (this.recent.length > this.recentMax) this.recent.pop();
-    return this.marker(ref);
-  }
-}
-
-function mediaTypeOf(parent: Record<string, Json> | null): string | null {
-  if (parent === null) return null;
-  for (const k of MEDIA_TYPE_MEMBERS) {
-    const t = parent[k];
-    if (typeof t === 'string' && /^[\x21-\x7e]{1,255}$/.test(t) && t.includes('/')) return t;
-  }
-  return null;
-}
-
-// ---------------------------------------------------------------------------------------------- reader
+// ----------------------------------------------------------------------------------------- part files
 
 /** A part file, parsed and checked for shape (PARTS.md §3): not yet checked against its address. */
 export type PartFile =
@@ -510,163 +290,12 @@ export interface PartSite {
   path: string;
 }
 
-function siteLoc(site: PartSite): { seq?: number; path: string } {
+export function siteLoc(site: PartSite): { seq?: number; path: string } {
   return site.seq === undefined ? { path: site.path } : { seq: site.seq, path: site.path };
 }
 
 /** Gets a part file's bytes by address (a PartStore's get, or a receipt's entry). */
 export type PartSource = (address: string, size: number) => Promise<Uint8Array | { size: number } | null>;
-
-/**
- * Resolves part references against a source, checking each part on first use (PARTS.md §5): size, F,
- * shape, and with `deep` its address. Each part is fetched and checked once per reader, however many
- * records reference it; a list's base chain is followed without recursion.
- */
-export class PartReader {
-  private readonly files = new Map<string, PartFile>();
-  private readonly values = new Map<string, Json>();
-  private readonly elements = new Map<string, Uint8Array[]>();
-
-  constructor(
-    private readonly source: PartSource,
-    private readonly options: { deep?: boolean } = {},
-  ) {}
-
-  /** The parts checked so far, by address (for a receipt writer: each once). */
-  checked(): ReadonlyMap<string, PartFile> {
-    return this.files;
-  }
-
-  /** Fetches and checks the part a reference names; PartError when it is missing or not that part. */
-  async file(ref: PartRef, site: PartSite): Promise<PartFile> {
-    const done = this.files.get(ref.digest);
-    if (done !== undefined) return done;
-    const loc = site.seq === undefined ? { path: site.path } : { seq: site.seq, path: site.path };
-    const where = `part ${ref.digest} (${site.seq === undefined ? '' : `seq ${site.seq} `}at ${site.path === '' ? 'the root' : site.path})`;
-    if (ref.size > MAX_PART_BYTES) throw new PartError('PART_CORRUPT', `${where} is ${ref.size} bytes by its reference; a part file is at most ${MAX_PART_BYTES}`, ref.digest, loc);
-    const got = await this.source(ref.digest, ref.size);
-    if (got === null) throw new PartError('PART_MISSING', `${where} is not in the store`, ref.digest, loc);
-    if (!(got instanceof Uint8Array) || got.length !== ref.size) {
-      const held = got instanceof Uint8Array ? got.length : got.size;
-      throw new PartError('PART_CORRUPT', `${where} holds ${held} bytes, the reference says ${ref.size}`, ref.digest, loc);
-    }
-    const actual = digestBytes(got);
-    if (actual !== ref.file) throw new PartError('PART_CORRUPT', `${where}: its file hashes to ${actual}, the reference says ${ref.file}`, ref.digest, loc);
-    const f = parsePartFile(got);
-    if (typeof f === 'string') throw new PartError('PART_CORRUPT', `${where}: its file ${f}`, ref.digest, loc);
-    if (f.kind === 'list') await this.listElements(f, ref, site);
-    else if (this.options.deep) {
-      const a = addressOf(f, () => null);
-      if (a !== ref.digest) throw new PartError('PART_ADDRESS_MISMATCH', `${where}: its value gives address ${a ?? '(none)'}`, ref.digest, loc);
-      this.noteElements(ref.digest, f);
-    }
-    f.address = ref.digest;
-    this.files.set(ref.digest, f);
-    return f;
-  }
-
-  /** A list's flattened elements, base chain first (iterative: a 40-turn chat has a chain of 80 lists). */
-  private async listElements(f: Extract<PartFile, { kind: 'list' }>, ref: PartRef, site: PartSite): Promise<Json[]> {
-    const chain: Array<{ file: Extract<PartFile, { kind: 'list' }>; ref: PartRef }> = [{ file: f, ref }];
-    let bottom: Json[] | undefined;
-    for (let cur = f; ; ) {
-      if (chain.length > MAX_BASE_CHAIN) throw new PartError('PART_CORRUPT', `part ${ref.digest}: its base chain is longer than ${MAX_BASE_CHAIN} lists`, ref.digest, siteLoc(site));
-      const known = this.values.get(cur.base.digest);
-      if (known !== undefined) {
-        bottom = known as Json[];
-        break;
-      }
-      const next = this.files.get(cur.base.digest) ?? (await this.fetchOnly(cur.base, site));
-      if (next.kind === 'media') throw new PartError('PART_CORRUPT', `part ${ref.digest}: its base ${cur.base.digest} is media, not a list`, ref.digest, siteLoc(site));
-      if (next.kind === 'value') {
-        if (!Array.isArray(next.value)) throw new PartError('PART_CORRUPT', `part ${ref.digest}: its base ${cur.base.digest} is not a list`, ref.digest, siteLoc(site));
-        bottom = next.value;
-        this.noteElements(cur.base.digest, next);
-        this.files.set(cur.base.digest, next);
-        this.values.set(cur.base.digest, next.value);
-        break;
-      }
-      chain.push({ file: next, ref: cur.base });
-      cur = next;
-    }
-    let list = bottom;
-    for (let i = chain.length - 1; i >= 0; i--) {
-      const c = chain[i]!;
-      if (this.options.deep) {
-        const seed = seedFromHex(c.file.seed);
-        const base = this.elements.get(c.file.base.digest);
-        if (seed !== null && base !== undefined) {
-          const made = listAddress(base, c.file.tail, seed);
-          if (made.address !== c.ref.digest) throw new PartError('PART_ADDRESS_MISMATCH', `part ${c.ref.digest}: its value gives address ${made.address}`, c.ref.digest, siteLoc(site));
-          this.elements.set(c.ref.digest, made.elements);
-        }
-      }
-      list = [...list, ...c.file.tail];
-      this.values.set(c.ref.digest, list);
-      c.file.address = c.ref.digest;
-      this.files.set(c.ref.digest, c.file);
-    }
-    return list;
-  }
-
-  private noteElements(address: string, f: PartFile): void {
-    if (!this.options.deep || f.kind !== 'value' || !Array.isArray(f.value)) return;
-    const seed = seedFromHex(f.seed);
-    if (seed === null) return;
-    this.elements.set(address, listAddress([], f.value, seed).elements);
-  }
-
-  /** Fetch and check size, F, shape, without following a list's base (the caller walks the chain). */
-  private async fetchOnly(ref: PartRef, site: PartSite): Promise<PartFile> {
-    if (ref.size > MAX_PART_BYTES) throw new PartError('PART_CORRUPT', `part ${ref.digest} is ${ref.size} bytes by its reference; a part file is at most ${MAX_PART_BYTES}`, ref.digest, siteLoc(site));
-    const got = await this.source(ref.digest, ref.size);
-    const where = `part ${ref.digest} (a list's base, met at ${site.path === '' ? 'the root' : site.path})`;
-    const loc = site.seq === undefined ? { path: site.path } : { seq: site.seq, path: site.path };
-    if (got === null) throw new PartError('PART_MISSING', `${where} is not in the store`, ref.digest, loc);
-    if (!(got instanceof Uint8Array) || got.length !== ref.size) throw new PartError('PART_CORRUPT', `${where} is not ${ref.size} bytes long`, ref.digest, loc);
-    const actual = digestBytes(got);
-    if (actual !== ref.file) throw new PartError('PART_CORRUPT', `${where}: its file hashes to ${actual}, the reference says ${ref.file}`, ref.digest, loc);
-    const f = parsePartFile(got);
-    if (typeof f === 'string') throw new PartError('PART_CORRUPT', `${where}: its file ${f}`, ref.digest, loc);
-    return f;
-  }
-
-  /** The part a reference names, checked, and the value it stands for with the references inside it in place. */
-  async shallow(ref: PartRef, site: PartSite): Promise<{ file: PartFile; value: Json }> {
-    const f = await this.file(ref, site);
-    const value = f.kind === 'media' ? base64Of(f.raw) : f.kind === 'value' ? f.value : this.values.get(ref.digest)!;
-    return { file: f, value };
-  }
-
-  /** The value a reference stands for, with every nested reference resolved (and each part checked). */
-  async value(ref: PartRef, site: PartSite, depth = 0): Promise<Json> {
-    const cached = this.values.get(ref.digest);
-    if (cached !== undefined && this.files.has(ref.digest)) return this.resolve(cached, site, depth + 1);
-    const f = await this.file(ref, site);
-    let v: Json;
-    if (f.kind === 'media') v = base64Of(f.raw);
-    else if (f.kind === 'value') v = f.value;
-    else v = this.values.get(ref.digest)!;
-    this.values.set(ref.digest, v);
-    return this.resolve(v, site, depth + 1);
-  }
-
-  /** `v` with every part reference inside replaced by its value. */
-  async resolve(v: Json, site: PartSite, depth = 0): Promise<Json> {
-    if (v === null || typeof v !== 'object') return v;
-    if (depth > MAX_PART_DEPTH) throw new PartError('PART_CORRUPT', `part references nest deeper than ${MAX_PART_DEPTH} at ${site.path}`, '', siteLoc(site));
-    const ref = partRefOf(v);
-    if (ref !== null) return this.value(ref, site, depth);
-    if (Array.isArray(v)) {
-      const out: Json[] = [];
-      for (let i = 0; i < v.length; i++) out.push(await this.resolve(v[i]!, { ...site, path: `${site.path}/${i}` }, depth));
-      return out;
-    }
-    const out: Record<string, Json> = {};
-    for (const k of Object.keys(v)) out[k] = await this.resolve(v[k]!, { ...site, path: `${site.path}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}` }, depth);
-    return out;
-  }
-}
 
 /** Every part reference inside a value (not inside parts), with its JSON Pointer. */
 export function partRefsIn(v: Json, path = ''): Array<{ ref: PartRef; path: string }> {

@@ -18,9 +18,8 @@ import { assertSeq } from '../ids.js';
 import { afterOf, appendManyOf, queueSteps } from '../append.js';
 import type { BlobPayload } from '../prepare.js';
 import { restoreRecord } from '../restore.js';
-import { JournalParts, resolveRecordParts } from '../parts-prepare.js';
+import { JournalParts } from '../parts-prepare.js';
 import { FilePartStore } from './parts.js';
-import type { PartReader } from '../../record/v3/parts.js';
 import { knownSteps, sequenceBatch, type Group, type GroupOutcome } from '../sequencer.js';
 import type { AppendOptions, AppendResult, Journal, JournalConfig, JournalReport, JournalVerifyOptions, Lineage } from '../types.js';
 import { assertOwnDirectories } from './fsutil.js';
@@ -77,8 +76,7 @@ export class FileJournal implements Journal {
   private closed = false;
   /** Set while appendStream writes: the queue's commits wait for it. */
   private streaming: Promise<void> | null = null;
-  /** A stepchain/v3 journal's parts (spec/PARTS.md): `parts/` in its directory. */
-  readonly parts: JournalParts | null;
+  readonly parts: JournalParts | null; // a stepchain/v3 journal's parts (spec/PARTS.md): `parts/` in its directory
 
   constructor(
     readonly id: string,
@@ -376,10 +374,10 @@ export class FileJournal implements Journal {
   }
 
   async *read(range?: SeqRange): AsyncGenerator<StepRecord> {
-    let reader: PartReader | undefined;
+    const resolve = this.parts?.resolver(); // a stepchain/v3 journal's parts, each checked once per read
     for await (const l of this.lines(range)) {
       const record = await restoreRecord(this.genesis, l.text, l.seq, join(BUCKETS_DIR, l.segment), (ref) => this.blob(ref.digest, ref.size));
-      yield this.parts === null ? record : await resolveRecordParts(record, l.seq, (reader ??= this.parts.reader()));
+      yield resolve === undefined ? record : await resolve(record, l.seq);
     }
   }
 
