@@ -164,19 +164,7 @@ export function checkLine(text: string, format: JournalFormat): LineFacts {
     }
   }
   const facts: LineFacts = { problems: problems ?? NO_PROBLEMS, readable: true, seq, prevHash: typeof prevValue === 'string' ? prevValue : null, stepHash, blobs, markers: scan.markers };
-  // A v3 record's kind is open (FORMAT §14.8): a well-formed kind this verifier does not check is a notice.
-  if (profile.version === 3) {
-    if (profile.memberNames.has('bind')) facts.publicForm = true;
-    const kind = value('kind');
-    if (isKindName(kind)) {
-      const status = kindStatus(kind);
-      if (status !== 'checked') {
-        facts.notices = [status === 'unknown'
-          ? { code: 'KIND_UNKNOWN', message: `kind ${JSON.stringify(kind)} is not one this verifier knows: its integrity is verified, its meaning is not checked`, location: { ...at, field: 'kind' } }
-          : { code: 'KIND_UNCHECKED', message: `kind ${JSON.stringify(kind)} is registered, but its own rules are not checked by this verifier: its integrity is verified`, location: { ...at, field: 'kind' } }];
-      }
-    }
-  }
+  if (profile.version === 3) v3Facts(facts, profile, value('kind'), at);
   return facts;
 }
 
@@ -226,6 +214,22 @@ function checkMarkers(
     }
   }
   return blobs;
+}
+
+/**
+ * What a v3 record adds to its facts: whether it is in public form, and a notice for a well-formed kind
+ * this verifier does not check (FORMAT §14.8: never a failure).
+ */
+function v3Facts(facts: LineFacts, profile: RecordProfile, kind: unknown, at: ProblemLocation): void {
+  if (profile.memberNames.has('bind')) facts.publicForm = true;
+  if (isKindName(kind)) {
+    const status = kindStatus(kind);
+    if (status !== 'checked') {
+      facts.notices = [status === 'unknown'
+        ? { code: 'KIND_UNKNOWN', message: `kind ${JSON.stringify(kind)} is not one this verifier knows: its integrity is verified, its meaning is not checked`, location: { ...at, field: 'kind' } }
+        : { code: 'KIND_UNCHECKED', message: `kind ${JSON.stringify(kind)} is registered, but its own rules are not checked by this verifier: its integrity is verified`, location: { ...at, field: 'kind' } }];
+    }
+  }
 }
 
 const DIGEST_RE = /^sha256:[0-9a-f]{64}$/;
