@@ -220,7 +220,7 @@ export function publicRecordV3(record: JsonObject, bind: string, policy: Policy)
   return { record: out, declarations, withheld, needles };
 }
 
-interface UnitTree {
+export interface UnitTree {
   parent: number[];
   children: number[][];
 }
@@ -230,7 +230,7 @@ interface UnitTree {
  * the slot member, then members in JCS order of names, elements by index, a long string's chunks; nothing
  * inside a part reference). Null when the walk meets a different number of units than were committed.
  */
-function unitTree(present: boolean, value: Json | undefined, count: number): UnitTree | null {
+export function unitTree(present: boolean, value: Json | undefined, count: number): UnitTree | null {
   const parent: number[] = [-1];
   const children: number[][] = [[]];
   let next = 1;
