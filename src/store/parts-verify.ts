@@ -53,3 +53,10 @@ export async function verifyParts(lines: AsyncIterable<{ seq: number; text: stri
   }
   return problems;
 }
+
+/** A journal's verify report with its parts' problems added (a v3 journal whose chain verified). */
+export async function withPartProblems<R extends { ok: boolean; problems: Array<Problem<string>> }>(report: R, lines: AsyncIterable<{ seq: number; text: string }>, source: PartSource): Promise<R> {
+  if (!report.ok) return report;
+  const problems = await verifyParts(lines, source);
+  return problems.length === 0 ? report : { ...report, ok: false, problems: [...report.problems, ...problems] };
+}

@@ -7,9 +7,13 @@ import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { FileStore, MemoryStore, type StepInput, type Store } from '../../src/store/index.js';
+import { SqliteStore } from '../../src/store/sqlite/index.js';
+import { PostgresStore } from '../../src/store/postgres/index.js';
+import { postgresHarness } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const dir = tempDir('stepchain-parts-journal-');
+const pg = await postgresHarness('partsj', 2);
 
 function chat(turns: number): StepInput[] {
   const messages: Array<{ role: string; content: string }> = [{ role: 'user', content: 'Research the topic.' }];
@@ -35,6 +39,8 @@ function bytesUnder(path: string): number {
 describe.each([
   ['file', (): Store => new FileStore(join(dir, 'file'), { fsync: 'none' })],
   ['memory', (): Store => new MemoryStore()],
+  ['sqlite', (): Store => new SqliteStore(join(dir, 'db.sqlite'))],
+  ['postgres', (): Store => pg.store()],
 ] as const)('a stepchain/v3 journal with parts: %s store', (name, make) => {
   test('a growing conversation reads back exactly and verifies; each page is stored once', async () => {
     const store = make();
