@@ -12,6 +12,8 @@ import { PART_SLOTS } from './parts-prepare.js';
 
 export type PartProblemCode = 'PART_MISSING' | 'PART_CORRUPT' | 'PART_ADDRESS_MISMATCH';
 
+const PART_NAME_TEXT = '"$stepchain:part"';
+
 /** At most this many part problems are listed (a lost parts folder is one cause, not ten thousand). */
 const MAX_PART_PROBLEMS = 100;
 
@@ -38,6 +40,9 @@ export async function verifyParts(lines: AsyncIterable<{ seq: number; text: stri
   };
   for await (const line of lines) {
     if (problems.length >= MAX_PART_PROBLEMS) break;
+    // A line without a reference needs no second parse (the marker name cannot appear escaped: JCS writes
+    // `$`, `:` and letters as themselves, so a reference's member name is this exact text in the line).
+    if (!line.text.includes(PART_NAME_TEXT)) continue;
     let record: Record<string, Json>;
     try {
       record = JSON.parse(line.text) as Record<string, Json>;
