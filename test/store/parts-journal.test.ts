@@ -112,3 +112,23 @@ test('a receipt of a v3 journal carries each part once and verifies; a part entr
   ]));
   await j.close();
 });
+
+test.each([
+  ['file', (): Store => new FileStore(join(dir, 'forks'), { fsync: 'none' })],
+  ['memory', (): Store => new MemoryStore()],
+] as const)('a fork of a v3 journal (%s store) carries the parts its steps reach, and reads back', async (_name, make) => {
+  const store = make();
+  const parent = await store.create('parent', { format: 'stepchain/v3' });
+  const steps = chat(4);
+  for (const s of steps) await parent.append(s);
+  const fork = await store.fork(parent, { fromStep: 5, to: 'fork' });
+  const back = [];
+  for await (const r of fork.read()) back.push({ input: r.input, prompt: r.prompt, result: r.result });
+  expect(back).toEqual(steps.slice(0, 6).map((s) => ({ input: s.input, prompt: s.prompt ?? null, result: s.result ?? null })));
+  expect((await fork.verify()).problems).toEqual([]);
+  // The fork appends on: its new prompt extends the copied ones.
+  await fork.append(steps[6]!);
+  expect((await fork.get(6))?.prompt).toEqual(steps[6]!.prompt);
+  await fork.close();
+  await parent.close();
+});
