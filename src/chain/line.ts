@@ -11,6 +11,8 @@ import { scanCanonical, type MarkerSpan } from '../canonical/scan.js';
 import { canonicalValue } from '../canonical/value.js';
 import { BLOB_MARKER, REDACTED_MARKER, isBlobBody, isRedactedBody, type BlobRef } from '../record/markers.js';
 import type { JournalFormat, RecordProfile } from '../record/profile.js';
+import { isKindName, kindStatus } from '../record/v3/kinds.js';
+import { V3_MARKERS } from '../record/v3.js';
 import type { ChainProblemCode, ProblemLocation } from './report.js';
 
 /** A problem of one line; the caller adds the file and line number to its location. */
@@ -34,6 +36,13 @@ export interface LineFacts {
   blobs: Array<BlobRef & { field: string }>;
   /** Every marker object in the line, valid or not. */
   markers: MarkerSpan[];
+  /**
+   * Notices that never break integrity (FORMAT §14.8: a v3 record of a kind this verifier does not know or
+   * does not check); absent when there is none, so a clean line's facts stay small.
+   */
+  notices?: readonly LineProblem[];
+  /** True for a record in a publication's public form (v3: `bind` and `secrets`, no seed); absent otherwise. */
+  publicForm?: true;
 }
 
 const encoder = new TextEncoder();
@@ -154,7 +163,9 @@ export function checkLine(text: string, format: JournalFormat): LineFacts {
       report('HASH_MISMATCH', `stored step_hash ${stepHash} does not match the record's content (${computed}): a covered field was altered after hashing, or step_hash itself was edited`, { ...at, field: 'step_hash' });
     }
   }
-  return { problems: problems ?? NO_PROBLEMS, readable: true, seq, prevHash: typeof prevValue === 'string' ? prevValue : null, stepHash, blobs, markers: scan.markers };
+  const facts: LineFacts = { problems: problems ?? NO_PROBLEMS, readable: true, seq, prevHash: typeof prevValue === 'string' ? prevValue : null, stepHash, blobs, markers: scan.markers };
+  if (profile.version === 3) v3Facts(facts, profile, value('kind'), at);
+  return facts;
 }
 
 /** Marker objects (FORMAT §3.5): exactly one member with a defined name, a body of the right shape, in a place the profile allows. */
@@ -168,6 +179,11 @@ function checkMarkers(
   const blobs: Array<BlobRef & { field: string }> = [];
   for (const m of markers) {
     const loc = { ...at, field: unescapeToken(m.path.split('/')[1] ?? ''), path: m.path };
+    if (profile.version === 3) {
+      const why = v3MarkerDefect(text, m, profile);
+      if (why !== null) report('MARKER_INVALID', why, loc);
+      continue;
+    }
     if (m.names.length !== 1) {
       report('MARKER_INVALID', `a marker object must have exactly one member (found ${m.names.length})`, loc);
       continue;
@@ -198,6 +214,64 @@ function checkMarkers(
     }
   }
   return blobs;
+}
+
+/**
+ * What a v3 record adds to its facts: whether it is in public form, and a notice for a well-formed kind
+ * this verifier does not check (FORMAT §14.8: never a failure).
+ */
+function v3Facts(facts: LineFacts, profile: RecordProfile, kind: unknown, at: ProblemLocation): void {
+  if (profile.memberNames.has('bind')) facts.publicForm = true;
+  if (isKindName(kind)) {
+    const status = kindStatus(kind);
+    if (status !== 'checked') {
+      facts.notices = [status === 'unknown'
+        ? { code: 'KIND_UNKNOWN', message: `kind ${JSON.stringify(kind)} is not one this verifier knows: its integrity is verified, its meaning is not checked`, location: { ...at, field: 'kind' } }
+        : { code: 'KIND_UNCHECKED', message: `kind ${JSON.stringify(kind)} is registered, but its own rules are not checked by this verifier: its integrity is verified`, location: { ...at, field: 'kind' } }];
+    }
+  }
+}
+
+const DIGEST_RE = /^sha256:[0-9a-f]{64}$/;
+const isDigestText = (v: unknown): boolean => typeof v === 'string' && DIGEST_RE.test(v);
+
+/**
+ * The markers of a v3 record (FORMAT §14.6): a part reference `{"$stepchain:part":{"digest":D,…}}` in any
+ * form; in the public form also withheld markers (a value `{"$stepchain:withheld":D}`, or beside an object's
+ * disclosed members `"$stepchain:withheld":[D,…]` sorted without repeats) and chunk lists
+ * `{"$stepchain:chunks":[…]}`. Whether each then commits to the root is the deep tier's question.
+ */
+function v3MarkerDefect(text: string, m: MarkerSpan, profile: RecordProfile): string | null {
+  let obj: Record<string, unknown>;
+  try {
+    obj = JSON.parse(text.slice(m.start, m.end)) as Record<string, unknown>;
+  } catch {
+    return 'a marker object that is not JSON';
+  }
+  const field = unescapeToken(m.path.split('/')[1] ?? '');
+  if (!profile.redactable.includes(field)) return `a marker may stand only inside a content slot or meta, not in ${JSON.stringify(field)}`;
+  const isPublic = profile.memberNames.has('bind');
+  const reserved = m.names.filter((n) => n.startsWith('$stepchain:'));
+  for (const name of reserved) {
+    const body = obj[name];
+    if (name === V3_MARKERS.part) {
+      if (m.names.length !== 1) return 'a part reference is an object with the one member "$stepchain:part"';
+      if (body === null || typeof body !== 'object' || Array.isArray(body) || !isDigestText((body as Record<string, unknown>).digest)) return 'a part reference is {"$stepchain:part":{"digest":"sha256:<hex>",…}}';
+    } else if (name === V3_MARKERS.withheld && isPublic) {
+      if (typeof body === 'string') {
+        if (m.names.length !== 1 || !isDigestText(body)) return 'a withheld value is {"$stepchain:withheld":"sha256:<hex>"}';
+      } else if (Array.isArray(body)) {
+        if (body.length === 0 || !body.every(isDigestText) || body.some((d, i) => i > 0 && (d as string) <= (body[i - 1] as string))) return 'withheld members are a non-empty list of digests, sorted ascending without repeats';
+      } else return 'a withheld marker holds a digest, or a list of digests beside an object\'s members';
+    } else if (name === V3_MARKERS.chunks && isPublic) {
+      if (m.names.length !== 1 || !Array.isArray(body) || body.length < 2) return 'a chunk list is {"$stepchain:chunks":[chunks…]} with at least two chunks';
+    } else if (name === V3_MARKERS.withheld || name === V3_MARKERS.chunks) {
+      return `${JSON.stringify(name)} stands only in a publication's public form, never in a stored record`;
+    } else {
+      return `unknown marker ${JSON.stringify(name)}`;
+    }
+  }
+  return null;
 }
 
 function unescapeToken(token: string): string {

@@ -30,7 +30,12 @@ export type ChainProblemCode =
   | 'SEQ_OUT_OF_ORDER'
   | 'DUPLICATE_STEP'
   | 'HEAD_MISMATCH'
-  | 'BUCKET_MISNAMED';
+  | 'BUCKET_MISNAMED'
+  // stepchain/v3 (FORMAT §14): the deep tier, and notices about kinds this verifier does not check
+  | 'ROOT_MISMATCH'
+  | 'WITHHELD_IN_JOURNAL'
+  | 'KIND_UNKNOWN'
+  | 'KIND_UNCHECKED';
 
 /** Blobs (FORMAT §7): reported by whoever holds them, a store or a receipt verifier. */
 export type BlobProblemCode = 'BLOB_MISSING' | 'BLOB_CORRUPT';

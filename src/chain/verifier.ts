@@ -15,6 +15,8 @@ import { isDigest } from '../canonical/sha256.js';
 import { formatOf, genesisDefect, genesisHash, type Genesis } from '../record/formats.js';
 import type { BlobRef } from '../record/markers.js';
 import type { JournalFormat } from '../record/profile.js';
+import { FORMAT_V3 } from '../record/v3.js';
+import { deepCheckLine } from '../record/v3/deep.js';
 import { checkLine, decodeLine, lineTooLong, type LineFacts, type LineProblem } from './line.js';
 import { LinkChecker } from './links.js';
 import { ProblemList } from './problems.js';
@@ -50,6 +52,17 @@ export interface ChainVerifierOptions {
   maxProblems?: number;
   /** Called for every complete line that scanned as a canonical JSON object. */
   onLine?: (line: VerifiedLine) => void;
+  /**
+   * The deep tier of stepchain/v3 (FORMAT §14.7): recompute every private record's root from its values
+   * (ROOT_MISMATCH). No effect on other formats. Default false: the fast tier (B and the step hash) only.
+   */
+  deep?: boolean;
+  /**
+   * The lines are a journal's stored records (a store, a full receipt's chain): a v3 record in a
+   * publication's public form is refused (WITHHELD_IN_JOURNAL), since its `bind` is taken as given and only
+   * a publication's verifier, which checks every public record deep, may accept one.
+   */
+  storedOnly?: boolean;
 }
 
 const encoder = new TextEncoder();
@@ -66,6 +79,8 @@ export class ChainVerifier {
   private segmentLines = 0;
   private steps = 0;
   private lastLocation: ProblemLocation = {};
+  /** Notices by code and kind: the first location and how many records (FORMAT §14.8). */
+  private readonly notices = new Map<string, { code: ChainProblemCode; message: string; location: ProblemLocation; count: number }>();
 
   constructor(private readonly options: ChainVerifierOptions = {}) {
     this.problems = new ProblemList(options.maxProblems ?? 1000);
@@ -149,9 +164,26 @@ export class ChainVerifier {
   /** A line's facts from the per-line check, then the link check in chain order. */
   private record(text: string | (() => string), facts: LineFacts, loc: ProblemLocation): void {
     this.addAll(facts.problems, loc);
+    if (facts.notices !== undefined) {
+      for (const n of facts.notices) {
+        const key = n.code + n.message.slice(0, n.message.indexOf(':'));
+        const seen = this.notices.get(key);
+        if (seen) seen.count++;
+        else this.notices.set(key, { code: n.code, message: n.message, location: { ...loc, ...n.location }, count: 1 });
+      }
+    }
     if (!facts.readable) {
       this.links.unreadable();
       return;
+    }
+    if (facts.publicForm === true && this.options.storedOnly === true) {
+      this.problems.add('WITHHELD_IN_JOURNAL', 'a record in a publication\'s public form (bind and secrets, no seed) stands among stored records: its bind cannot be checked here, so its values are not bound; a journal holds every record in its private form', { ...loc, ...(facts.seq === null ? {} : { seq: facts.seq }), field: 'bind' });
+    }
+    if (this.options.deep === true && this.format.format === FORMAT_V3 && facts.problems.length === 0 && facts.publicForm !== true) {
+      const finding = deepCheckLine(typeof text === 'string' ? text : text());
+      if (finding !== null) {
+        this.problems.add(finding.code, finding.message, { ...loc, ...(facts.seq === null ? {} : { seq: facts.seq }), field: finding.field, ...(finding.path === undefined ? {} : { path: finding.path }) });
+      }
     }
     const declared = this.segmentLines === 1 ? this.declaredFirstSeq : null;
     const linked = this.links.link(facts, this.steps === 1, declared);
@@ -186,7 +218,11 @@ export class ChainVerifier {
       head_seq: headSeq,
       steps: this.steps,
       problems: this.problems.items,
-      warnings: [],
+      warnings: [...this.notices.values()].map((n) => ({
+        code: n.code,
+        message: n.count === 1 ? n.message : `${n.message} (${n.count} records; the first is located)`,
+        location: n.location,
+      })),
       problems_truncated: this.problems.truncated,
     };
   }

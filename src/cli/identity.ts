@@ -28,7 +28,7 @@ export function describeIdentity(e: Pick<RunEntry, 'run'>): string {
 
 /** One line naming a run journal's identity (for log and verify), or null for a v1 journal. */
 export function identityLine(genesis: { format: string }): string | null {
-  if (genesis.format !== 'stepchain/v2') return null;
+  if (genesis.format !== 'stepchain/v2' && genesis.format !== 'stepchain/v3') return null;
   const g = genesis as GenesisV2;
   const rest = describeIdentity(g);
   return `run ${inline(g.journal_id)}${rest ? ` (${rest})` : ''}, created ${inline(g.created_at)}`;

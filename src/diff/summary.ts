@@ -27,7 +27,8 @@ export function dottedPath(pointer: string): string {
   }
   let out = '';
   for (const t of tokens) {
-    if (INDEX.test(t) && out !== '') out += `[${t}]`;
+    if (t === V3_WITHHELD && out !== '') out += ' (its withheld members)';
+    else if (INDEX.test(t) && out !== '') out += `[${t}]`;
     else if (IDENT.test(t)) out += out === '' ? t : `.${t}`;
     else out += `[${JSON.stringify(t)}]`;
   }
@@ -47,16 +48,37 @@ export function shorten(text: string, max: number): string {
 /** A value as JSON text, markers named instead of spelled out, shortened to `max`. */
 export function renderValue(v: Json | undefined, max: number): string {
   if (v === undefined) return '(absent)';
+  return shorten(shownText(v), max);
+}
+
+/**
+ * A value as JSON text with markers named: a blob reference, a v2 redaction, and the units a v3 publication
+ * withholds (REDACTION §13) — a withheld value as ‹withheld›, a string with withheld chunks as its shown
+ * chunks (each proven) with ‹withheld› in place of the others, an object's withheld members as one
+ * `‹n withheld›` entry (their names are withheld too).
+ */
+function shownText(v: Json): string {
+  if (v === null || typeof v !== 'object') return JSON.stringify(v);
+  if (Array.isArray(v)) return '[' + v.map(shownText).join(',') + ']';
   if (isMarker(v)) {
     const [name] = Object.keys(v);
+    const body = v[name!];
     if (name === BLOB_MARKER) {
-      const d = (v[name!] as { digest?: unknown } | null)?.digest;
+      const d = (body as { digest?: unknown } | null)?.digest;
       return `‹blob ${typeof d === 'string' ? `${d.slice(0, 15)}…` : '?'}›`;
     }
+    if (name === V3_WITHHELD && typeof body === 'string') return '‹withheld›';
+    if (name === V3_CHUNKS && Array.isArray(body)) return '"' + body.map((c) => (typeof c === 'string' ? JSON.stringify(c).slice(1, -1) : '‹withheld›')).join('') + '"';
     return '‹redacted›';
   }
-  return shorten(JSON.stringify(v), max);
+  const parts = Object.keys(v).filter((k) => !(k === V3_WITHHELD && Array.isArray(v[k]))).map((k) => JSON.stringify(k) + ':' + shownText(v[k]!));
+  const held: unknown = v[V3_WITHHELD];
+  if (Array.isArray(held)) parts.push(`‹${held.length} withheld›`);
+  return '{' + parts.join(',') + '}';
 }
+
+const V3_WITHHELD = '$stepchain:withheld';
+const V3_CHUNKS = '$stepchain:chunks';
 
 function typeName(v: Json | undefined): string {
   if (v === null) return 'null';

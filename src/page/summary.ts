@@ -13,10 +13,30 @@ export type Segment =
   /** A redaction marker: the value was replaced by a salted commitment (spec/REDACTION.md §4). */
   | { kind: 'redacted'; rule: string; commitment: string; text: string | null }
   /** A blob reference whose bytes were not resolved (spec/FORMAT.md §7). */
-  | { kind: 'blob'; digest: string; size: number };
+  | { kind: 'blob'; digest: string; size: number }
+  /**
+   * A withheld unit of a v3 publication (spec/REDACTION.md §13): a member (`count` of them, from an object's
+   * withheld list), an element, a chunk of a string or a slot. Everything else such a receipt shows is proven.
+   */
+  | { kind: 'withheld'; digest: string; count: number };
 
 export const REDACTED_KEY = '$stepchain:redacted';
 export const BLOB_KEY = '$stepchain:blob';
+export const WITHHELD_KEY = '$stepchain:withheld';
+export const CHUNKS_KEY = '$stepchain:chunks';
+
+/** The chunks of a v3 chunk list (`{"$stepchain:chunks": [...]}`), or null when `v` is not one. */
+export function chunkListOf(v: unknown): unknown[] | null {
+  if (!isObject(v)) return null;
+  const keys = Object.keys(v);
+  return keys.length === 1 && keys[0] === CHUNKS_KEY && Array.isArray(v[CHUNKS_KEY]) ? (v[CHUNKS_KEY] as unknown[]) : null;
+}
+
+/** An object's list of withheld member digests (v3), or null. */
+export function withheldListOf(v: unknown): string[] | null {
+  if (!isObject(v) || !Array.isArray(v[WITHHELD_KEY])) return null;
+  return (v[WITHHELD_KEY] as unknown[]).filter((d): d is string => typeof d === 'string');
+}
 
 /** Characters of a preview in the step list. */
 export const PREVIEW_CHARS = 96;
@@ -58,6 +78,7 @@ export function markerOf(v: unknown): Segment | null {
   const keys = Object.keys(v);
   if (keys.length !== 1) return null;
   const body = v[keys[0]!];
+  if (keys[0] === WITHHELD_KEY && typeof body === 'string') return { kind: 'withheld', digest: body, count: 1 };
   if (!isObject(body)) return null;
   if (keys[0] === REDACTED_KEY && typeof body.rule === 'string' && typeof body.commitment === 'string') {
     return { kind: 'redacted', rule: body.rule, commitment: body.commitment, text: typeof body.text === 'string' ? body.text : null };
@@ -104,6 +125,21 @@ export function preview(value: unknown, blob: BlobLookup, max = PREVIEW_CHARS): 
     }
     if (typeof v === 'string') return put(top ? v : JSON.stringify(v));
     if (v === null || typeof v !== 'object') return put(String(v));
+    const chunks = chunkListOf(v);
+    if (chunks) {
+      // A string with withheld chunks: its shown chunks as text (each proven), the withheld ones as markers.
+      if (!top && !put('"')) return false;
+      for (const c of chunks) {
+        const m = markerOf(c);
+        if (m) {
+          flush();
+          out.push(m);
+          room -= 12;
+          if (room <= 0) return false;
+        } else if (!put(typeof c === 'string' ? (top ? c : JSON.stringify(c).slice(1, -1)) : '')) return false;
+      }
+      return top || put('"');
+    }
     if (Array.isArray(v)) {
       if (!put('[')) return false;
       for (let i = 0; i < v.length; i++) {
@@ -115,10 +151,19 @@ export function preview(value: unknown, blob: BlobLookup, max = PREVIEW_CHARS): 
     if (!put('{')) return false;
     let first = true;
     for (const k of Object.keys(v)) {
+      if (k === WITHHELD_KEY && withheldListOf(v)) continue;
       if (!first && !put(', ')) return false;
       first = false;
       if (!put(`${JSON.stringify(k)}: `)) return false;
       if (!walk((v as Record<string, unknown>)[k], false)) return false;
+    }
+    const held = withheldListOf(v);
+    if (held && held.length > 0) {
+      if (!first && !put(', ')) return false;
+      flush();
+      out.push({ kind: 'withheld', digest: held[0]!, count: held.length });
+      room -= 12;
+      if (room <= 0) return false;
     }
     return put('}');
   };
@@ -166,9 +211,9 @@ export function toolOf(toolCall: unknown, blob: BlobLookup): Segment[] {
 /** Counts redaction markers in a parsed record (blobs are not searched: a published receipt keeps every marker in its lines). */
 export function countRedactions(v: unknown): number {
   const m = markerOf(v);
-  if (m) return m.kind === 'redacted' ? 1 : 0;
+  if (m) return m.kind === 'redacted' || m.kind === 'withheld' ? 1 : 0;
   if (Array.isArray(v)) return v.reduce((n: number, x) => n + countRedactions(x), 0);
-  if (isObject(v)) return Object.values(v).reduce((n: number, x) => n + countRedactions(x), 0);
+  if (isObject(v)) return Object.entries(v).reduce((n: number, [k, x]) => n + (k === WITHHELD_KEY && Array.isArray(x) ? x.length : countRedactions(x)), 0);
   return 0;
 }
 
@@ -200,5 +245,5 @@ export function summarize(
 
 /** Plain text of segments (for tests, titles and copy): markers as [redacted: rule] and [blob sha256:…]. */
 export function segmentsText(segments: readonly Segment[]): string {
-  return segments.map((s) => (s.kind === 'text' ? s.text : s.kind === 'redacted' ? `[redacted: ${s.rule}]` : `[blob ${s.digest.slice(0, 19)}…, ${s.size} bytes]`)).join('');
+  return segments.map((s) => (s.kind === 'text' ? s.text : s.kind === 'redacted' ? `[redacted: ${s.rule}]` : s.kind === 'withheld' ? (s.count === 1 ? '[withheld]' : `[${s.count} withheld]`) : `[blob ${s.digest.slice(0, 19)}…, ${s.size} bytes]`)).join('');
 }

@@ -13,7 +13,7 @@ import { MAX_KEY_FILE_BYTES, readPins, type PinError } from './pins.js';
 /** A signed note's limit, and a proof file's (spec/PROOFS.md §11): the page reads one byte past each. */
 const MAX_NOTE_BYTES = 1024 * 1024;
 const MAX_PROOF_BYTES = 4 * 1024 * 1024;
-import { markerOf, type Segment, type StepRow } from './summary.js';
+import { WITHHELD_KEY, chunkListOf, markerOf, withheldListOf, type Segment, type StepRow } from './summary.js';
 
 /** The `format` of the CLI's --json documents (src/cli/output.ts), which the page's JSON view repeats. */
 const CLI_JSON_FORMAT = 'stepchain-cli/v1';
@@ -565,6 +565,17 @@ export function mountPage(starting: Promise<Verifier>): void {
       } else frag.append(segmentNode(m));
       return frag;
     }
+    const chunks = chunkListOf(v);
+    if (chunks) {
+      // A v3 string with withheld chunks: the shown chunks are proven text, the withheld ones badges in place.
+      frag.append('"');
+      for (const c of chunks) {
+        const cm = markerOf(c);
+        frag.append(cm ? segmentNode(cm) : typeof c === 'string' ? JSON.stringify(c).slice(1, -1) : '');
+      }
+      frag.append('"');
+      return frag;
+    }
     if (Array.isArray(v)) {
       if (v.length === 0) return document.createTextNode('[]');
       frag.append('[\n');
@@ -573,9 +584,12 @@ export function mountPage(starting: Promise<Verifier>): void {
       return frag;
     }
     if (v !== null && typeof v === 'object') {
-      const keys = Object.keys(v);
-      if (keys.length === 0) return document.createTextNode('{}');
+      const held = withheldListOf(v);
+      const keys = Object.keys(v).filter((k) => !(held && k === WITHHELD_KEY));
+      if (keys.length === 0 && !held) return document.createTextNode('{}');
       frag.append('{\n');
+      // A v3 object's withheld members: one badge for them all (their names are withheld too).
+      if (held) frag.append(pad(depth + 1), segmentNode({ kind: 'withheld', digest: held[0] ?? '', count: held.length }), keys.length > 0 ? ',\n' : '\n');
       keys.forEach((k, i) => {
         const value = jsonNode((v as Record<string, unknown>)[k], depth + 1, blobs);
         // A redacted view's members (depth 0: the record's slots) are wrapped and badged as not bound to the head.
@@ -622,6 +636,11 @@ function segmentNode(s: Segment): Node {
     const label = `redacted · rule ${s.rule}${s.text !== null ? ` · ${JSON.stringify(s.text)} (text not bound)` : ''}`;
     const span = h('span', { class: 'redacted', 'data-rule': s.rule }, label);
     span.title = `Redacted by rule ${s.rule}; salted commitment ${s.commitment}. A disclosure proof can reveal the value.`;
+    return span;
+  }
+  if (s.kind === 'withheld') {
+    const span = h('span', { class: 'redacted withheld' }, s.count === 1 ? 'withheld' : `${s.count} members withheld`);
+    span.title = s.count === 1 ? `Withheld: its salted digest ${s.digest} is bound to the head; the value is not shown.` : `${s.count} members withheld (names and values); their salted digests are bound to the head.`;
     return span;
   }
   const span = h('span', { class: 'blobref' }, `blob ${s.digest.slice(0, 19)}… (${plural(s.size, 'byte')})`);

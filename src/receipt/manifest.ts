@@ -3,6 +3,7 @@
  * the range, the head and the digest, size and step count of every other entry. `parseManifest` reads
  * hostile bytes and returns either the manifest or the reasons it is not one; it never throws. Pure.
  */
+import { partEntryName, partListOf } from './parts.js';
 import { MAX_VALUE_DEPTH } from '../canonical/limits.js';
 import { scanCanonical } from '../canonical/scan.js';
 import { isDigest } from '../canonical/sha256.js';
@@ -62,16 +63,18 @@ export function blobEntryName(digest: string): string {
  * The tar bytes a receipt with this manifest has (spec/RECEIPT.md §6.1): a header, the data and its padding
  * for the manifest, the signature (when present) and every listed entry, then the two-block end marker.
  */
-export function declaredArchiveBytes(manifestBytes: number, signatureBytes: number | null, m: Pick<ReceiptManifest, 'chain' | 'blobs'>): number {
+export function declaredArchiveBytes(manifestBytes: number, signatureBytes: number | null, m: Pick<ReceiptManifest, 'chain' | 'blobs'> & { parts?: unknown }): number {
   let n = BLOCK + paddedSize(manifestBytes) + (signatureBytes === null ? 0 : BLOCK + paddedSize(signatureBytes)) + 2 * BLOCK;
   for (const c of m.chain) n += BLOCK + paddedSize(c.size);
   for (const b of m.blobs) n += BLOCK + paddedSize(b.size);
+  // A stepchain/v3 receipt's parts (PARTS.md §8), listed by the extension member `parts`.
+  for (const p of partListOf(m)) n += BLOCK + paddedSize(p.size);
   return n;
 }
 
 /** The entry names in the archive's fixed order (§3.3). */
 export function entryNames(m: ReceiptManifest, signed: boolean): string[] {
-  return [MANIFEST_NAME, ...(signed ? [SIGNATURE_NAME] : []), ...m.chain.map((c) => c.name), ...m.blobs.map((b) => blobEntryName(b.digest))];
+  return [MANIFEST_NAME, ...(signed ? [SIGNATURE_NAME] : []), ...m.chain.map((c) => c.name), ...m.blobs.map((b) => blobEntryName(b.digest)), ...partListOf(m).map((p) => partEntryName(p.address))];
 }
 
 const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });

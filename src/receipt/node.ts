@@ -2,6 +2,7 @@
  * The Node shell around the receipt core: files, gzip and key files. Everything that decides validity
  * lives in the pure modules; this file only moves bytes. (spec/RECEIPT.md §3.1 for the gzip profile.)
  */
+import { partSourceOf } from './parts.js';
 import { constants as fsConstants, type createReadStream } from 'node:fs';
 import { chmod, open, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { Readable, Transform } from 'node:stream';
@@ -55,6 +56,7 @@ export async function receiptInput(source: ChainSource, options: { from?: number
     from,
     to,
     blob: (d) => source.blob(d),
+    parts: partSourceOf(source),
     ...(options.sign === undefined ? {} : { sign: options.sign }),
     ...(options.extra === undefined ? {} : { extra: options.extra }),
   };

@@ -18,7 +18,10 @@ export type ReceiptProblemCode =
   | 'COUNT_MISMATCH'
   | 'SIGNATURE_INVALID'
   | 'SIGNATURE_MISSING'
-  | 'KEY_MISMATCH';
+  | 'KEY_MISMATCH'
+  /** A stepchain/v3 part a record references is not in the receipt, or its entry is not the part (PARTS.md §9). */
+  | 'PART_MISSING'
+  | 'PART_CORRUPT';
 
 /** A problem that stops reading: thrown by the readers, caught once by the verifier. */
 export class FatalProblem {

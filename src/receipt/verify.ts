@@ -10,8 +10,11 @@
  * (`onBlob`): extensions such as the publication checks and a proofs phase plug in there.
  *
  * Every byte is hostile: this module never throws on input; each failure is a Problem with a stable code.
- * Pure — no Node-only imports — so it runs in a browser.
+ * Pure — no Node-only imports — so it runs in a browser. Longer than 400 lines because every phase of §7
+ * reads and writes the one verification's state (listing, chain feeder, a v3 receipt's parts, the report),
+ * kept in one class read top to bottom as the procedure is; the parts' own checks live in parts.ts.
  */
+import { checkPartList, partListOf, PART_NAME_RE, PARTS_MEMBER, ReceiptParts } from './parts.js';
 import { MAX_LINE_BYTES, MAX_RECORD_DEPTH } from '../canonical/limits.js';
 import { scanCanonical } from '../canonical/scan.js';
 import { digestBytes, isDigest, sha256Stream, toHex } from '../canonical/sha256.js';
@@ -124,6 +127,7 @@ class ReceiptVerification {
   /** Each listed blob, the first step referencing it, and a changed blob's location, which atEnd (once every line is seen) gives that step. */
   private readonly listed = new Map<string, { size: number; referenced: { seq?: number; field: string } | null; changed?: ProblemLocation }>();
   private chain: ChainFeeder | null = null;
+  private parts: ReceiptParts | null = null; // a stepchain/v3 receipt's parts (PARTS.md §8)
   private chainReport: ChainReport<ChainProblemCode> | null = null;
   /** The run reader's state over the range, for a stepchain/v2 journal (RUNS.md §2); null otherwise. */
   private run: RunState | null = null;
@@ -210,7 +214,7 @@ class ReceiptVerification {
     } else if (this.options.publicKey !== undefined) {
       this.add('SIGNATURE_MISSING', `a public key was pinned but the receipt has no ${SIGNATURE_NAME} entry: it is unsigned`, { file: SIGNATURE_NAME });
     }
-    const parsed = parseManifest(manifestBytes, this.options.extensions);
+    const parsed = parseManifest(manifestBytes, { [PARTS_MEMBER]: checkPartList, ...this.options.extensions });
     if (!parsed.ok) {
       // One problem, then stop (§7 step 5): a violation of §4 wins over a listing beyond §6's limits.
       const first = parsed.reasons.find((r) => !r.limit) ?? parsed.reasons[0]!;
@@ -240,6 +244,8 @@ class ReceiptVerification {
     this.expected = entryNames(m, signed);
     this.next = signed ? 2 : 1;
     for (const b of m.blobs) this.listed.set(b.digest, { size: b.size, referenced: null });
+    this.parts = m.genesis.format === 'stepchain/v3' ? new ReceiptParts(partListOf(m)) : null;
+    if (this.parts === null && PARTS_MEMBER in m) this.add('MANIFEST_INVALID', `the manifest lists parts, which only a stepchain/v3 receipt has (this one is ${m.genesis.format ?? 'stepchain/v1'})`, { file: MANIFEST_NAME, path: '/parts' });
     if (m.range.from === 0 && m.range.prev_hash !== genesisHash(m.genesis)) {
       this.add('GENESIS_MISMATCH', `range.prev_hash ${m.range.prev_hash} is not the genesis hash ${genesisHash(m.genesis)}, though the range starts at seq 0`, { file: MANIFEST_NAME, path: '/range/prev_hash' });
     }
@@ -252,6 +258,7 @@ class ReceiptVerification {
       maxProblems: this.options.maxProblems ?? 1000,
       onLine: (line) => {
         this.blobReferences(line);
+        if (this.parts !== null && line.clean) this.parts.line(line.text, line.seq, line.file ?? undefined, (c, msg, at) => this.add(c, msg, at));
         // A run journal: read each clean record's boundaries, for what the receipt cannot prove (§8).
         if (this.run !== null && line.clean && line.seq !== null) foldLine(this.run, line.text, line.seq);
         this.options.onLine?.(line);
@@ -290,6 +297,7 @@ class ReceiptVerification {
     this.next++;
     if (CHAIN_NAME_RE.test(name)) await this.readChainEntry(tar, entry);
     else if (BLOB_NAME_RE.test(name)) await this.readBlobEntry(tar, entry);
+    else if (PART_NAME_RE.test(name) && this.parts !== null) await this.parts.read(tar, entry, (c, msg, loc) => this.add(c, msg, loc));
     else throw new FatalProblem('ENTRY_UNEXPECTED', `entry ${JSON.stringify(name)} is not listed in the manifest`, at);
   }
 
@@ -354,6 +362,7 @@ class ReceiptVerification {
       this.chainReport = await this.chain.finish();
       this.chain = null;
     }
+    this.parts?.finish((c, msg, at) => this.add(c, msg, at));
     for (const [digest, b] of this.listed) {
       if (b.changed && b.referenced) Object.assign(b.changed, b.referenced);
       if (!b.referenced) this.add('ENTRY_UNEXPECTED', `blob ${digest} is listed but no step in the range references it`, { file: blobEntryName(digest) });

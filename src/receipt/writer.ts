@@ -9,6 +9,8 @@ import { createHash, type Hash } from 'node:crypto';
 import { ReceiptError } from './errors.js';
 import { MANIFEST_NAME, SIGNATURE_NAME, blobEntryName, type ChainEntry } from './manifest.js';
 import { fetchBlob, planReceipt, type ReceiptPlan, type ReceiptWriterInput } from './plan.js';
+import { partEntryName, partListOf } from './parts.js';
+import { digestBytes } from '../canonical/sha256.js';
 
 export { planReceipt, type ReceiptPlan, type ReceiptWriterInput } from './plan.js';
 
@@ -67,6 +69,14 @@ class ArchiveProducer {
       await this.whole(blobEntryName(b.digest), await fetchBlob(input, b).catch((e: unknown) => {
         throw e instanceof ReceiptError && e.code !== 'LIMIT_EXCEEDED' ? new ReceiptError('SOURCE_CHANGED', `${e.message} (it was present in the first pass)`) : e;
       }));
+    }
+    for (const p of partListOf(manifest)) {
+      if (this.stopped) return;
+      const got = input.parts ? await input.parts(p.address, p.size) : null;
+      if (!(got instanceof Uint8Array) || got.length !== p.size || digestBytes(got) !== p.digest) {
+        throw new ReceiptError('SOURCE_CHANGED', `part ${p.address} is no longer the one the first pass read`);
+      }
+      await this.whole(partEntryName(p.address), got);
     }
     this.pack.finalize();
   }

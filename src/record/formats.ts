@@ -11,16 +11,22 @@ import { formatTimestamp, newStepId } from './fields.js';
 import type { JournalFormat, RecordProfile } from './profile.js';
 import { FORMAT_V1, JOURNAL_V1, type GenesisV1 } from './v1.js';
 import { FORMAT_V2, JOURNAL_V2, type GenesisV2, type RunIdentity } from './v2.js';
+import { FORMAT_V3, JOURNAL_V3, type GenesisV3 } from './v3.js';
 
 /** Every format this verifier reads; the first is the one new journals are created in. */
-const FORMATS: readonly JournalFormat[] = [JOURNAL_V1, JOURNAL_V2];
+const FORMATS: readonly JournalFormat[] = [JOURNAL_V1, JOURNAL_V2, JOURNAL_V3];
 
 export const DEFAULT_FORMAT: JournalFormat = FORMATS[0]!;
 /** The genesis `format` of new journals. */
 export const JOURNAL_FORMAT = FORMAT_V1;
+/**
+ * The format of new run journals (startRun, the adapters) and of `stepchain init`'s plain journals: the one
+ * constant that decides it, so making `stepchain/v3` the default is this one change.
+ */
+export const NEW_RUN_FORMAT: typeof FORMAT_V2 | typeof FORMAT_V3 = FORMAT_V2;
 
 /** A journal's genesis object (FORMAT §6.1, §11.1). */
-export type Genesis = GenesisV1 | GenesisV2;
+export type Genesis = GenesisV1 | GenesisV2 | GenesisV3;
 
 /** The format a genesis `format` value names, or null when this verifier does not read it. */
 export function journalFormat(format: unknown): JournalFormat | null {
@@ -51,16 +57,22 @@ export function genesisDefect(value: unknown): string | null {
   return `unsupported genesis format ${JSON.stringify(value.format)}; this verifier reads ${FORMATS.map((f) => f.format).join(', ')}`;
 }
 
+/** A journal format a caller may name when creating a journal. */
+export type CreatableFormat = typeof FORMAT_V1 | typeof FORMAT_V2 | typeof FORMAT_V3;
+
 /**
- * A new genesis: `stepchain/v1`, or `stepchain/v2` (a run journal, FORMAT §11.1, whose records hash salted
- * slot commitments, §12) when `run` is given or `format` names it — the identity is part of the genesis hash.
+ * A new genesis: `stepchain/v1`, `stepchain/v2` (a run journal, FORMAT §11.1, whose records hash salted
+ * slot commitments, §12) when `run` is given or `format` names it, or `stepchain/v3` (§14: every member,
+ * element and chunk committed) when `format` names it — the identity is part of the genesis hash.
  */
-export function makeGenesis(options: { journalId?: string; createdAt?: Date | string; run?: RunIdentity; format?: typeof FORMAT_V1 | typeof FORMAT_V2 } = {}): Genesis {
+export function makeGenesis(options: { journalId?: string; createdAt?: Date | string; run?: RunIdentity; format?: CreatableFormat } = {}): Genesis {
   const createdAt = typeof options.createdAt === 'string' ? options.createdAt : formatTimestamp(options.createdAt ?? new Date());
   const journalId = options.journalId ?? newStepId();
-  const genesis: Genesis = options.run === undefined && options.format !== FORMAT_V2
-    ? { format: FORMAT_V1, journal_id: journalId, created_at: createdAt }
-    : { format: FORMAT_V2, journal_id: journalId, created_at: createdAt, run: options.run ?? {} };
+  const genesis: Genesis = options.format === FORMAT_V3
+    ? { format: FORMAT_V3, journal_id: journalId, created_at: createdAt, run: options.run ?? {} }
+    : options.run === undefined && options.format !== FORMAT_V2
+      ? { format: FORMAT_V1, journal_id: journalId, created_at: createdAt }
+      : { format: FORMAT_V2, journal_id: journalId, created_at: createdAt, run: options.run ?? {} };
   const defect = genesisDefect(genesis);
   if (defect) throw new RecordError('GENESIS_INVALID', defect);
   return genesis;

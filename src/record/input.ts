@@ -32,6 +32,12 @@ export interface StepInput {
    * a caller must never choose one, since a guessable salt makes the record's commitments guessable.
    */
   salt?: unknown;
+  /**
+   * stepchain/v3 journals only (FORMAT §14.4): the record seed, 64 lowercase hex digits. Only for copying a
+   * record byte for byte; a writer draws a fresh one from the CSPRNG when it is absent, and a caller must
+   * never choose one (every salt of the record derives from it).
+   */
+  seed?: unknown;
 }
 
 /**
@@ -63,6 +69,8 @@ export interface CheckedStep {
   ts: string | undefined;
   /** A record salt carried over by a copy (v2); undefined: the writer draws one. */
   salt: string | undefined;
+  /** A record seed carried over by a copy (v3); undefined: the writer draws one. */
+  seed: string | undefined;
 }
 
 const RECORD_SALT_RE = /^[0-9a-f]{32}$/;
@@ -76,7 +84,7 @@ export function checkStepInput(step: StepInput, profile: RecordProfile = DEFAULT
     throw new RecordError('FIELD_INVALID', `a step must be a plain object with ${listed(profile.contentFields)}`);
   }
   for (const key of Object.keys(step)) {
-    if (key === 'salt' && profile.memberNames.has('salt')) continue;
+    if ((key === 'salt' || key === 'seed') && profile.memberNames.has(key)) continue;
     if (profile.computed.includes(key)) {
       throw new RecordError('FIELD_NOT_ALLOWED', `"${key}" is computed by the journal and cannot be supplied`, {
         location: { path: `/${key}` },
@@ -142,7 +150,18 @@ export function checkStepInput(step: StepInput, profile: RecordProfile = DEFAULT
     }
     ts = step.ts;
   }
-  return { content, meta, texts, step_id: stepId, ts, salt: recordSaltOf(step.salt) };
+  return { content, meta, texts, step_id: stepId, ts, salt: recordSaltOf(step.salt), seed: recordSeedOf(step.seed) };
+}
+
+const RECORD_SEED_RE = /^[0-9a-f]{64}$/;
+
+/** A record seed a copy carries over (FORMAT §14.4), or undefined when none is given. */
+function recordSeedOf(given: unknown): string | undefined {
+  if (given === undefined) return undefined;
+  if (typeof given !== 'string' || !RECORD_SEED_RE.test(given)) {
+    throw new RecordError('FIELD_INVALID', 'seed must be 64 lowercase hex digits (a record seed copied from another journal)', { location: { path: '/seed' } });
+  }
+  return given;
 }
 
 /** A record salt a copy carries over (FORMAT §12.2), or undefined when none is given. */

@@ -37,6 +37,8 @@ export interface Envelope {
   prevHash: string;
   /** v2 (FORMAT §12.2): a record salt carried over by a copy; absent, the seal draws a fresh one. */
   salt?: string;
+  /** v3 (FORMAT §14.4): a record seed carried over by a copy (64 hex); absent, the seal draws a fresh one. */
+  seed?: string;
 }
 
 export interface RecordProfile {

@@ -4,12 +4,17 @@
  */
 import type { PublishedReport } from './verify.js';
 import { printablePointer } from './unbound.js';
+import { COMMITTED_PUBLICATION_FORMAT_V3 } from './publication.js';
 
 /** What a published receipt proves and does not prove, added to the receipt's own sentences (REDACTION.md §7). */
 export function describePublication(r: PublishedReport): void {
   if (!r.ok) {
     r.proves = [];
     r.does_not_prove = ['Anything: the published receipt failed verification, so none of its contents can be relied on.'];
+    return;
+  }
+  if (r.publication?.format === COMMITTED_PUBLICATION_FORMAT_V3) {
+    describeV3(r);
     return;
   }
   if (r.publication) {
@@ -73,5 +78,21 @@ function describeCommitted(r: PublishedReport): void {
       ? 'That the text outside the markers of a redacted view (a slot with its digest in "digests") is the original: only an opening of the slot binds it.'
       : `That the text of the ${plural(r.unbound_count, 'redacted view')} (${unboundPlaces(r)}) is the original: it is NOT bound to the head — anyone holding this receipt can rewrite it and it still verifies. Only the slot's digest is bound; an opening of the slot from the journal binds its text.`,
     'That the policy removed every secret: it proves only that what was redacted is declared.',
+  ];
+}
+
+/** What a v3 publication proves (REDACTION.md §13.8): everything it shows is bound; what it withholds is shown as withheld. */
+function describeV3(r: PublishedReport): void {
+  r.proves = [
+    ...r.proves,
+    `The published chain is the original chain: every step hash, the head ${r.head ?? ''} among them, is the one the journal holds, recomputed here from the values shown and the digests of the withheld units.`,
+    'Every value shown is the original value at its place: each member, element, string chunk and member name shown was recomputed here from its salt and is bound to its record\'s root, and so to the head. Nothing is shown that the head does not bind.',
+    `Every withheld unit stands as a withheld marker where the original unit stood, and each is declared in the manifest (${r.redactions}): nothing was withheld or left in silently.`,
+    'Nothing about a withheld value can be tested by guessing: its digest is salted with 128 secret bits derived from a record seed that never leaves the journal.',
+  ];
+  r.does_not_prove = [
+    ...r.does_not_prove,
+    'What a withheld unit holds, its type or its length; a withheld member\'s name and each declaration\'s rule are the publisher\'s word (its place, the object, is bound).',
+    'That the policy removed every secret: it proves only that what was withheld is declared.',
   ];
 }

@@ -15,6 +15,8 @@ import { RedactError } from './errors.js';
 import { compilePolicy, parsePolicyText, type Policy, type PolicyDocument } from './policy.js';
 import { planPublication, type Publication } from './publish.js';
 import { planCommittedPublication } from './commit-publish.js';
+import { planV3Publication } from './v3-publish.js';
+import { FORMAT_V3 } from '../record/v3.js';
 import { formatOf } from '../record/formats.js';
 import { publishedReceiptHooks, verifyPublishedReceipt, type PublishedReport, type VerifyPublishedOptions } from './verify.js';
 import { viewSlots } from './unbound.js';
@@ -55,6 +57,11 @@ export interface PublishResult extends ExportResult {
    * their text as not bound to the head (§12.5 step 6), since only their digests are bound.
    */
   views: number;
+  /**
+   * A `stepchain/v3` journal (REDACTION §13): true — every value the receipt shows is bound to the original
+   * head, and each withheld unit stands as a marker at its place. Absent for v1 and v2 publications.
+   */
+  bound?: true;
 }
 
 const isPolicy = (p: unknown): p is Policy => p !== null && typeof p === 'object' && 'digest' in p && 'rules' in p && 'document' in p;
@@ -122,6 +129,7 @@ export async function publish(source: ChainSource, options: PublishOptions): Pro
     if (typeof options.secretsOut !== 'string' || options.secretsOut === '' || options.secretsOut === options.out) throw new RedactError('ARGUMENT_INVALID', 'secretsOut must be a path other than out');
     if (await exists(options.secretsOut)) throw new RedactError('OUTPUT_EXISTS', `${options.secretsOut} exists; a secrets file is never overwritten`, { location: { file: options.secretsOut } });
   }
+  if (formatOf(source.genesis).format === FORMAT_V3) return publishV3(source, options);
   if (formatOf(source.genesis).records.length > 1) return publishCommitted(source, options);
   const pub = await preparePublication(source, options);
   let wroteSecrets = false;
@@ -190,6 +198,26 @@ async function publishCommitted(source: ChainSource, options: PublishOptions): P
     ...result, redactions: pub.declarations.length, policy_digest: policy.digest, original_head: pub.head,
     redacted_from: pub.declarations[0]?.seq ?? pub.head.seq + 1, secrets_out: options.secretsOut ?? null, publication: 'original-head',
     views: pub.lines.reduce((n, l) => n + (l.startsWith('{"digests":{') ? viewSlots(JSON.parse(l)).length : 0), 0),
+  };
+}
+
+/**
+ * A v3 journal (REDACTION §13): public records against the original head, every shown byte bound. No
+ * secrets file: each withheld unit's salt derives from its record's seed, which stays in the journal.
+ */
+async function publishV3(source: ChainSource, options: PublishOptions): Promise<PublishResult> {
+  if (options.secretsOut !== undefined) {
+    throw new RedactError('ARGUMENT_INVALID', 'a stepchain/v3 journal is published without a secrets file: every withheld unit opens from the journal itself (its salt derives from the record seed)', {
+      hint: 'leave out --secrets-out',
+    });
+  }
+  const policy = await loadPolicy(options.policy);
+  const sign = options.sign === undefined ? undefined : typeof options.sign === 'object' && !(options.sign instanceof Uint8Array) ? await readKeyFile(options.sign.keyFile) : options.sign;
+  const pub = await planV3Publication(source, { policy, ...(sign === undefined ? {} : { sign }), ...(options.exporter === undefined ? {} : { exporter: options.exporter }) });
+  const result = await writePlanToFile(pub.plan, options.out);
+  return {
+    ...result, redactions: pub.declarations.length, policy_digest: policy.digest, original_head: pub.head,
+    redacted_from: pub.declarations[0]?.seq ?? pub.head.seq + 1, secrets_out: null, publication: 'original-head', views: 0, bound: true,
   };
 }
 

@@ -41,6 +41,11 @@ export interface Redaction {
   matched: string[];
   /** Whether `matched` holds detector matches (true) or the leaves of a path-selected value. */
   detected: boolean;
+  /**
+   * A substring redaction's merged spans, [start, end) in UTF-16 code units of `value`: a v3 publication
+   * withholds the chunks they touch (REDACTION.md §13).
+   */
+  spans?: Array<[number, number]>;
 }
 
 /** `{"$stepchain:redacted": {"commitment", "rule", "text"?}}` (FORMAT.md §3.5). */
@@ -83,10 +88,10 @@ export function redactStep(
   return { fields: result, redactions: w.out };
 }
 
-function marker(w: Walk, tokens: Array<string | number>, rule: CompiledRule, value: Json, matched: string[], detected: boolean, text?: string): RedactionMarker {
+function marker(w: Walk, tokens: Array<string | number>, rule: CompiledRule, value: Json, matched: string[], detected: boolean, text?: string, spans?: Array<[number, number]>): RedactionMarker {
   const salt = w.salt();
   const c = commitment(salt, value);
-  w.out.push({ seq: w.seq, path: toPointer(tokens), rule: rule.id, commitment: c, salt, value, matched, detected });
+  w.out.push({ seq: w.seq, path: toPointer(tokens), rule: rule.id, commitment: c, salt, value, matched, detected, ...(spans ? { spans } : {}) });
   return { [REDACTED_MARKER]: { commitment: c, rule: rule.id, ...(text === undefined ? {} : { text }) } } as RedactionMarker;
 }
 
@@ -173,5 +178,5 @@ function redactString(w: Walk, s: string, tokens: Array<string | number>, scope:
     at = m.end;
   }
   text += s.slice(at);
-  return marker(w, tokens, first.rule, s, all.map((m) => s.slice(m.start, m.end)), true, text);
+  return marker(w, tokens, first.rule, s, all.map((m) => s.slice(m.start, m.end)), true, text, all.map((m) => [m.start, m.end] as [number, number]));
 }

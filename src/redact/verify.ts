@@ -20,7 +20,9 @@ import { MANIFEST_NAME, type ReceiptManifest } from '../receipt/manifest.js';
 import type { ReceiptReading } from '../receipt/problems.js';
 import { verifyReceipt, type ByteInput, type ReceiptProblemCode, type ReceiptReport, type VerifyReceiptOptions } from '../receipt/verify.js';
 import { anchorDefect, redactionsDefect, type AnchorBlock, type Declaration } from './anchor.js';
-import { publicationDefect, type PublicationBlock } from './publication.js';
+import { COMMITTED_PUBLICATION_FORMAT_V3, publicationDefect, type PublicationBlock } from './publication.js';
+import { V3PublicationChecks, isV3PublicLine, v3DeclarationsDefect } from './v3-verify.js';
+import { FORMAT_V3 } from '../record/v3.js';
 import { viewSlots } from './unbound.js';
 import { describePublication } from './describe.js';
 
@@ -31,7 +33,8 @@ export interface MarkerValue {
 }
 
 /** The problems of a published receipt (spec/REDACTION.md §6): a receipt's, and its declarations' and anchor's. */
-export type PublishedProblemCode = ReceiptProblemCode | 'REDACTION_UNDECLARED' | 'REDACTION_MISSING' | 'ANCHOR_INVALID' | 'SALT_PUBLISHED' | 'VIEW_INVALID';
+export type PublishedProblemCode = ReceiptProblemCode | 'REDACTION_UNDECLARED' | 'REDACTION_MISSING' | 'ANCHOR_INVALID' | 'SALT_PUBLISHED' | 'VIEW_INVALID'
+  | 'ROOT_MISMATCH' | 'SECRETS_INVALID' | 'SECRET_PUBLISHED' | 'MARKER_INVALID';
 
 /**
  * Text a published receipt shows that nothing binds to the head (REDACTION.md §7.2, §12.7): a redacted view
@@ -139,6 +142,8 @@ class PublicationChecks {
   publishedContent = false;
   /** Reports already finished: finishing one again returns it unchanged (no doubled problems). */
   private readonly finished = new WeakSet<object>();
+  /** The deep tier of every v3 public-form line and its declarations (REDACTION.md §13.6). */
+  private readonly v3 = new V3PublicationChecks();
 
   constructor(private readonly locate: Locate | undefined) {}
 
@@ -158,6 +163,11 @@ class PublicationChecks {
 
   /** The `redactions` manifest member (§6.3). */
   redactionsMember(v: unknown): string | null {
+    if (this.publication?.format === COMMITTED_PUBLICATION_FORMAT_V3) {
+      const defect = v3DeclarationsDefect(v);
+      if (!defect) this.declared = this.v3.declare(v as Declaration[]);
+      return defect;
+    }
     const why = redactionsDefect(v);
     if (!why) this.declared = new Map((v as Declaration[]).map((d) => [key(d.seq, d.path), { d, seen: false }]));
     return why;
@@ -167,6 +177,12 @@ class PublicationChecks {
   line(line: VerifiedLine): void {
     if (line.seq === null) return;
     if (this.locate?.step && line.seq === this.locate.seq) this.locatedLine = line.text;
+    // A v3 public-form record is checked deep whatever the manifest says: its fast tier takes `bind` as
+    // given, so without this check nothing would bind what it shows (a publication stripped of its members).
+    if (isV3PublicLine(line.text) && this.v3.line(line, this.extra)) {
+      this.publishedContent = true;
+      return;
+    }
     if (this.publication) this.publicForm(line);
     const views = this.views(line);
     const marked = new Set<string>();
@@ -303,6 +319,9 @@ class PublicationChecks {
   private checkPublication(m: ReceiptManifest, r: PublishedReport, add: (code: PublishedProblemCode, message: string, path: string) => void): void {
     if (this.declared === null) add('ANCHOR_INVALID', 'the manifest has no redactions list: this is not a published (redacted) receipt', '/redactions');
     if (formatOf(m.genesis).records.length < 2) add('ANCHOR_INVALID', `a ${String(m.genesis.format)} chain hashes raw values, so it cannot be published against its own head; publish it re-anchored (anchor block)`, '/publication');
+    else if ((m.genesis.format === FORMAT_V3) !== (this.publication!.format === COMMITTED_PUBLICATION_FORMAT_V3)) {
+      add('ANCHOR_INVALID', `a ${String(m.genesis.format)} journal is not published as ${this.publication!.format}: stepchain/v3 journals are published as ${COMMITTED_PUBLICATION_FORMAT_V3}, stepchain/v2 journals as stepchain-redaction/v3`, '/publication/format');
+    }
     r.publication = this.publication;
   }
 

@@ -16,6 +16,7 @@ import type { Json, JsonObject } from '../canonical/json.js';
 import type { StepInput } from '../record/input.js';
 import type { StepRecord } from '../record/seal.js';
 import { FORMAT_V2, type GenesisV2, type RunIdentity, type StepRecordV2 } from '../record/v2.js';
+import { FORMAT_V3 } from '../record/v3.js';
 import { StepchainError } from '../errors.js';
 import type { AppendResult, Journal } from '../store/types.js';
 import { RuntimeError } from './errors.js';
@@ -209,8 +210,8 @@ export class Run {
 
   constructor(journal: Journal, options: RunOpenOptions = {}) {
     this.savedUsable = options.savedState !== false;
-    if (journal.genesis.format !== FORMAT_V2) {
-      throw new RuntimeError('NOT_A_RUN', `journal ${JSON.stringify(journal.id)} is a ${journal.genesis.format} journal, not a run (stepchain/v2)`, {
+    if (journal.genesis.format !== FORMAT_V2 && journal.genesis.format !== FORMAT_V3) {
+      throw new RuntimeError('NOT_A_RUN', `journal ${JSON.stringify(journal.id)} is a ${journal.genesis.format} journal, not a run (stepchain/v2 or stepchain/v3)`, {
         hint: 'create run journals with startRun (or stepchain init --run)',
       });
     }

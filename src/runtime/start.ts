@@ -3,6 +3,7 @@
  * genesis and its run.started record, or an existing one opened with its state read from the journal.
  */
 import { isValidId } from '../record/fields.js';
+import { NEW_RUN_FORMAT } from '../record/formats.js';
 import type { RunIdentity } from '../record/v2.js';
 import { StepchainError } from '../errors.js';
 import type { CreateOptions, Journal, Store } from '../store/types.js';
@@ -36,6 +37,8 @@ export interface StartRunOptions {
   /** The run's input (the task), recorded in its run.started record. */
   input?: unknown;
   createdAt?: Date | string;
+  /** The run journal's format: `stepchain/v2`, or `stepchain/v3` (FORMAT §14). Default: NEW_RUN_FORMAT. */
+  format?: 'stepchain/v2' | 'stepchain/v3';
   segmentBytes?: number;
   blobThreshold?: number;
 }
@@ -66,7 +69,9 @@ export async function startRun(store: Store, options: StartRunOptions = {}): Pro
   // A run started inside a recorded tool (an agent used as a tool) is that tool's run's child.
   const inside = options.parentRunId === undefined ? enclosingRun() : undefined;
   const identity = inside !== undefined ? { ...options, parentRunId: inside } : options;
-  const create: CreateOptions = { journalId: runId, run: runIdentity(identity) };
+  const format = options.format ?? NEW_RUN_FORMAT;
+  if (format !== 'stepchain/v2' && format !== 'stepchain/v3') throw optionError(`format ${JSON.stringify(format)} must be "stepchain/v2" or "stepchain/v3"`);
+  const create: CreateOptions = { journalId: runId, run: runIdentity(identity), format };
   if (options.createdAt !== undefined) create.createdAt = options.createdAt;
   if (options.segmentBytes !== undefined) create.segmentBytes = options.segmentBytes;
   if (options.blobThreshold !== undefined) create.blobThreshold = options.blobThreshold;

@@ -7,6 +7,7 @@ import { writerProfile, type Genesis } from '../record/formats.js';
 import type { StepInput } from '../record/input.js';
 import type { CommitQueue } from './commit-queue.js';
 import { StoreError } from './errors.js';
+import type { JournalParts } from './parts-prepare.js';
 import { prepareSteps } from './prepare.js';
 import type { AppendOptions, AppendResult, JournalConfig } from './types.js';
 
@@ -35,6 +36,8 @@ export interface QueuedJournal {
   readonly readOnly: boolean;
   readonly config: Readonly<JournalConfig>;
   readonly genesis: Genesis;
+  /** A stepchain/v3 journal's parts (PARTS.md): large values become parts, stored before the lines. */
+  readonly parts?: JournalParts | null;
 }
 
 /** Refuses a closed (CLOSED) or read-only (READ_ONLY) journal, prepares the steps and queues them as one group. */
@@ -45,7 +48,10 @@ export function queueSteps(queue: CommitQueue, journal: QueuedJournal, closed: b
   }
   try {
     const after = afterOf(options);
-    return queue.enqueue(prepareSteps(steps, journal.config.blobThreshold, writerProfile(journal.genesis)), after);
+    const prepared = prepareSteps(steps, journal.config.blobThreshold, writerProfile(journal.genesis));
+    const parts = journal.parts;
+    if (parts !== undefined && parts !== null) return parts.prepare(prepared).then((p) => queue.enqueue(p, after));
+    return queue.enqueue(prepared, after);
   } catch (e) {
     return Promise.reject(e);
   }

@@ -104,7 +104,7 @@ export async function copyJournal(source: Journal, target: Store, id: string, op
         // What the target will seal, predicted before anything is written: the same prepare and seal.
         const profile = writerProfile(dest.genesis);
         const texts = prepareStep(step, dest.config.blobThreshold, profile).texts;
-        const sealed = profile.seal(texts, { seq: l.seq, stepId: rec.step_id, ts: rec.ts, prevHash: prev, ...(typeof step.salt === 'string' ? { salt: step.salt } : {}) }).line;
+        const sealed = profile.seal(texts, { seq: l.seq, stepId: rec.step_id, ts: rec.ts, prevHash: prev, ...(typeof step.salt === 'string' ? { salt: step.salt } : {}), ...(typeof step.seed === 'string' ? { seed: step.seed } : {}) }).line;
         if (sealed.slice(0, -1) !== l.text) {
           throw new StoreError('JOURNAL_INVALID', `the source's step ${l.seq} is not what a writer of this version seals from its content (blob substitution or encoding differ), so it cannot be copied byte for byte; the copy stopped, and the target holds an identical prefix of the source`, {
             location: { seq: l.seq },
@@ -133,8 +133,8 @@ async function targetJournal(source: Journal, target: Store, id: string): Promis
     journalId: source.genesis.journal_id,
     createdAt: source.genesis.created_at,
     // The genesis is copied whole: its format and, for v2, the run identity (FORMAT §11.2).
-    format: source.genesis.format as 'stepchain/v1' | 'stepchain/v2',
-    ...(source.genesis.format === 'stepchain/v2' ? { run: (source.genesis as { run: RunIdentity }).run } : {}),
+    format: source.genesis.format as 'stepchain/v1' | 'stepchain/v2' | 'stepchain/v3',
+    ...(source.genesis.format === 'stepchain/v2' || source.genesis.format === 'stepchain/v3' ? { run: (source.genesis as { run: RunIdentity }).run } : {}),
     segmentBytes: source.config.segmentBytes,
     blobThreshold: source.config.blobThreshold,
   };
@@ -172,6 +172,8 @@ function stepInputOf(rec: StepRecord, source: Journal): StepInput {
   if (rec.meta !== undefined) step.meta = rec.meta;
   // A v2 record's salt (FORMAT §12.2) goes with it, so the copy's commitments and step hash are the source's.
   if (typeof fields.salt === 'string') step.salt = fields.salt;
+  // A v3 record's seed (FORMAT §14.4) likewise: the copy's root, B and step hash are the source's.
+  if (typeof fields.seed === 'string') step.seed = fields.seed;
   return step as unknown as StepInput;
 }
 

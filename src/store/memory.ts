@@ -20,6 +20,10 @@ import { IdempotencyWindow } from './idempotency.js';
 import { assertJournalId, assertSeq, checkRange, intOption } from './ids.js';
 import { prepareSteps } from './prepare.js';
 import { blobSizeError, restoreRecord } from './restore.js';
+import { JournalParts, resolveRecordParts } from './parts-prepare.js';
+import { MemoryPartStore, type PartPayload } from './parts.js';
+import { verifyParts } from './parts-verify.js';
+import type { PartReader } from '../record/v3/part-reader.js';
 import { placeLine, segmentLabel, type SegmentCursor } from './segments.js';
 import { knownSteps, sequenceBatch } from './sequencer.js';
 import { journalReport, verifySource, type SourceSegment } from './verify-source.js';
@@ -44,6 +48,8 @@ interface MemoryState {
   cursor: SegmentCursor;
   hash: string;
   blobs: Map<string, Uint8Array>;
+  /** A stepchain/v3 journal's parts (spec/PARTS.md), made on its first append. */
+  parts?: JournalParts;
   window: IdempotencyWindow;
 }
 
@@ -111,13 +117,19 @@ export class MemoryStore implements Store {
     if (this.journals.has(options.to)) throw this.taken(options.to);
     const lines: string[] = [];
     const blobs = new Map<string, Uint8Array>();
+    const copiedParts: PartPayload[] = [];
     const lineage = await copyPrefix(parent, options.fromStep, {
       line: (text) => void lines.push(text),
       blob: (digest, bytes) => void blobs.set(digest, bytes.slice()),
+      part: (address, bytes) => void copiedParts.push({ address, bytes: bytes.slice(), indexKey: '' }),
     });
     if (this.journals.has(options.to)) throw this.taken(options.to);
     const state = this.newState(parent.genesis, { blobThreshold: parent.config.blobThreshold, segmentBytes: parent.config.segmentBytes }, lineage);
     for (const [d, b] of blobs) state.blobs.set(d, b);
+    if (parent.genesis.format === 'stepchain/v3') {
+      state.parts = new JournalParts(new MemoryPartStore());
+      await state.parts.store.put(copiedParts);
+    }
     for (const text of lines) commitLine(state, text);
     this.journals.set(options.to, state);
     return this.open(options.to);
@@ -152,6 +164,11 @@ class MemoryJournal implements Journal {
     return this.state.config;
   }
 
+  /** A stepchain/v3 journal's parts (spec/PARTS.md); null before its first append, and for v1/v2. */
+  get parts(): JournalParts | null {
+    return this.state.parts ?? null;
+  }
+
   append(step: StepInput, options?: AppendOptions): Promise<AppendResult> {
     return this.appendGroup([step], options).then((r) => r[0]!);
   }
@@ -165,7 +182,12 @@ class MemoryJournal implements Journal {
     if (this.readOnly) throw new StoreError('READ_ONLY', `journal ${this.id} was opened read-only`, { hint: 'open it without readOnly to append' });
     const s = this.state;
     const after = afterOf(options);
-    const prepared = prepareSteps(steps, s.config.blobThreshold, writerProfile(s.genesis));
+    let prepared = prepareSteps(steps, s.config.blobThreshold, writerProfile(s.genesis));
+    if (s.genesis.format === 'stepchain/v3') {
+      // Parts are stored before the lines (PARTS.md §7); the tail is read only after, so no append interleaves.
+      s.parts ??= new JournalParts(new MemoryPartStore());
+      prepared = await s.parts.prepare(prepared);
+    }
     const groups = [after === undefined ? { steps: prepared } : { steps: prepared, after }];
     // The window answers at once: no await between reading the tail and committing, so no other append interleaves.
     const known = s.window.lookup(groups[0]!.steps.flatMap((p) => (p.step_id === undefined ? [] : [p.step_id])));
@@ -195,7 +217,12 @@ class MemoryJournal implements Journal {
   }
 
   async *read(range?: SeqRange): AsyncGenerator<StepRecord> {
-    for await (const l of this.lines(range)) yield await restoreRecord(this.state.genesis, l.text, l.seq, `memory:${this.id}`, (ref) => this.blob(ref.digest, ref.size));
+    let reader: PartReader | undefined;
+    for await (const l of this.lines(range)) {
+      const record = await restoreRecord(this.state.genesis, l.text, l.seq, `memory:${this.id}`, (ref) => this.blob(ref.digest, ref.size));
+      const parts = this.state.parts;
+      yield parts === undefined ? record : await resolveRecordParts(record, l.seq, (reader ??= parts.reader()));
+    }
   }
 
   async get(seq: number): Promise<StepRecord | null> {
@@ -220,7 +247,11 @@ class MemoryJournal implements Journal {
       lines: [s.lines.slice(first, s.segments[i + 1] ?? s.lines.length)],
     }));
     const v = await verifySource({ genesis: s.genesis, lineage: s.lineage, segments, blob: async (ref) => s.blobs.get(ref.digest) ?? null, blobsWhere: 'the store' }, options);
-    return journalReport(v);
+    const report = journalReport(v);
+    if (s.genesis.format !== 'stepchain/v3' || !report.ok) return report;
+    const store = s.parts?.store ?? new MemoryPartStore();
+    const problems = await verifyParts((async function* () { for (let seq = 0; seq < s.lines.length; seq++) yield { seq, text: s.lines[seq]! }; })(), (a, size) => store.get(a, size));
+    return problems.length === 0 ? report : { ...report, ok: false, problems: [...report.problems, ...problems] };
   }
 
   async close(): Promise<void> {

@@ -28,6 +28,8 @@ export interface PreparedStep {
   ts: string | undefined;
   /** A record salt carried over by a copy (v2 only); undefined: the seal draws one. */
   salt: string | undefined;
+  /** A record seed carried over by a copy (v3 only); undefined: the seal draws one. */
+  seed: string | undefined;
   blobs: BlobPayload[];
   /** The idempotency key (FILE-STORE.md §10): what an idempotent retry must match. */
   key: string;
@@ -71,7 +73,7 @@ export function prepareStep(step: StepInput, blobThreshold: number, profile: Rec
     content[field] = marker as unknown as Json;
     texts[field] = canonicalJsonTrusted(marker);
   }
-  return { profile, content, meta: checked.meta, texts, step_id: checked.step_id, ts: checked.ts, salt: checked.salt, blobs, key: profile.key(texts) };
+  return { profile, content, meta: checked.meta, texts, step_id: checked.step_id, ts: checked.ts, salt: checked.salt, seed: checked.seed, blobs, key: profile.key(texts) };
 }
 
 /** prepareStep over one append() or appendMany() call; with several steps, an error names the step's index. */

@@ -92,6 +92,7 @@ export function sequenceBatch(groups: readonly Group[], tail: Tail, known: Reado
         // No spread of a conditional object: it allocated two objects per step where one will do.
         const envelope: Envelope = { seq, stepId, ts, prevHash: gt.hash };
         if (step.salt !== undefined) envelope.salt = step.salt;
+        if (step.seed !== undefined) envelope.seed = step.seed;
         const { stepHash, line } = step.profile.seal(step.texts, envelope);
         if (line.length * 3 > MAX_LINE_BYTES && encoder.encode(line).length > MAX_LINE_BYTES) {
           throw new StoreError('STEP_TOO_LARGE', `step ${seq}'s line would exceed the limit of ${MAX_LINE_BYTES} bytes`, {

@@ -14,7 +14,7 @@ import type { StepInput } from '../record/input.js';
 import type { StepRecord } from '../record/seal.js';
 
 /** The problems of a journal's verify (spec/FILE-STORE.md §13): the chain's, the blobs', and the store's own. */
-export type JournalProblemCode = ChainProblemCode | BlobProblemCode | 'JOURNAL_INVALID' | 'HEAD_CACHE_STALE' | 'BATCH_PENDING';
+export type JournalProblemCode = ChainProblemCode | BlobProblemCode | 'PART_MISSING' | 'PART_CORRUPT' | 'PART_ADDRESS_MISMATCH' | 'JOURNAL_INVALID' | 'HEAD_CACHE_STALE' | 'BATCH_PENDING';
 export type JournalReport = ChainReport<JournalProblemCode>;
 
 /** What `append` returns: the step's place in the chain. */
@@ -78,8 +78,11 @@ export interface CreateOptions {
    * covered by the genesis hash. Absent: a stepchain/v1 journal, as before.
    */
   run?: RunIdentity;
-  /** The journal format (default `stepchain/v1`, or `stepchain/v2` when `run` is given); `stepchain/v2` records hash salted slot commitments (FORMAT §12). */
-  format?: 'stepchain/v1' | 'stepchain/v2';
+  /**
+   * The journal format (default `stepchain/v1`, or `stepchain/v2` when `run` is given); `stepchain/v2` records hash
+   * salted slot commitments (FORMAT §12); `stepchain/v3` records commit every member, element and chunk (FORMAT §14).
+   */
+  format?: 'stepchain/v1' | 'stepchain/v2' | 'stepchain/v3';
 }
 
 export interface OpenOptions {
@@ -153,6 +156,8 @@ export interface JournalVerifyOptions {
    * on the caller's thread. The report is the same, problem for problem.
    */
   pool?: LineCheckPool;
+  /** stepchain/v3: also run the deep tier, recomputing every record's root from its values (FORMAT §14.7). */
+  deep?: boolean;
 }
 
 export interface Store<J extends Journal = Journal> {

@@ -55,6 +55,8 @@ export interface VerifySourceOptions {
   onLine?: (line: VerifiedLine) => void;
   /** Where the per-line checks run (worker threads); without one, on this thread. The report is the same. */
   pool?: LineCheckPool;
+  /** stepchain/v3: the deep tier too (FORMAT §14.7). */
+  deep?: boolean;
 }
 
 export interface SegmentOutcome {
@@ -83,6 +85,9 @@ export async function verifySource(source: VerifiableJournal, options: VerifySou
   const verifier = new ChainVerifier({
     genesis: source.genesis,
     ...(options.expectHead === undefined ? {} : { expectHead: options.expectHead }),
+    ...(options.deep === true ? { deep: true } : {}),
+    // A store holds private records only: a public-form v3 line in it is refused, never taken at its bind.
+    storedOnly: true,
     onLine: (l) => {
       for (const ref of l.blobs) {
         pending.push({ ref, location: { ...(l.file === undefined ? {} : { file: l.file }), line: l.line, ...(l.seq === null ? {} : { seq: l.seq }), field: ref.field } });

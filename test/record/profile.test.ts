@@ -140,7 +140,7 @@ describe('the record profile is the one place the verifier, the sealer and the k
   const genesis = makeGenesis({ journalId: 'profile-test', createdAt: '2026-01-01T00:00:00.000Z' });
 
   test('a genesis of an unknown format is refused by its format, one with wrong members by its members first', () => {
-    expect(genesisDefect({ ...genesis, format: 'stepchain/v9' })).toBe('unsupported genesis format "stepchain/v9"; this verifier reads stepchain/v1, stepchain/v2');
+    expect(genesisDefect({ ...genesis, format: 'stepchain/v9' })).toBe('unsupported genesis format "stepchain/v9"; this verifier reads stepchain/v1, stepchain/v2, stepchain/v3');
     expect(genesisDefect({ format: 'stepchain/v9', journal_id: 'x' })).toBe('the genesis must have exactly the members created_at, format, journal_id (found format, journal_id)');
     expect(genesisDefect(genesis)).toBeNull();
     expect(formatOf(genesis)).toBe(JOURNAL_V1);

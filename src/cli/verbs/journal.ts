@@ -1,5 +1,6 @@
 /** Verbs over a journal (a directory, a SQLite or a Postgres location): init, append, log, show, head, fork. */
 import type { StepRecord } from '../../record/seal.js';
+import { NEW_RUN_FORMAT } from '../../record/formats.js';
 import { intArg } from '../args.js';
 import { EXIT_FAILED, EXIT_OK, UsageError, type Verb } from '../cli.js';
 import { parseJsonStrict, readLinesOf, readText, InputError } from '../input.js';
@@ -12,6 +13,22 @@ import { Run, startRun, type Effect } from '../../runtime/index.js';
 import { identityLine, labelsOf } from '../identity.js';
 import { logEntry } from '../log-lines.js';
 import { inline } from '../safe-text.js';
+import { savePart, stepParts } from '../parts.js';
+
+/** show --parts / --save-part: the step's parts listed, or one written to a file (PARTS.md). */
+async function showParts(out: Output, journal: Journal, seq: number, save: string | undefined, file: string | undefined): Promise<number> {
+  if (save !== undefined) {
+    const { row, bytes } = await savePart(journal, seq, save, file!);
+    if (out.json) out.document('show', { ok: true, seq, saved: { ...row, out: file, written: bytes } });
+    else out.say(`saved ${bytes} bytes of ${row.kind === 'media' ? inline(row.media_type!) : 'JSON'} (part ${row.address}) to ${inline(file!)}`);
+    return EXIT_OK;
+  }
+  const { rows } = await stepParts(journal, seq);
+  if (out.json) out.document('show', { ok: true, seq, parts: rows });
+  else if (rows.length === 0) out.say(`step ${seq} references no part`);
+  else for (const r of rows) out.print(`${inline(r.path)}  ${r.kind}${r.media_type === null ? '' : ` ${inline(r.media_type)}`}  ${r.bytes} bytes  ${r.address}`);
+  return EXIT_OK;
+}
 
 export { openJournal, withJournal } from '../location.js';
 export { describePrompt } from '../log-lines.js';
@@ -21,19 +38,20 @@ export { printReport };
 export const initVerb: Verb = {
   name: 'init',
   summary: 'create a journal (a directory, or in a SQLite file or Postgres; a run journal with --run or any run option)',
-  usage: '<journal> [--format v1|v2] [--run] [--conversation C] [--parent R] [--agent A] [--label k=v]… [--bucket-bytes N] [--blob-threshold N]',
+  usage: '<journal> [--format v1|v2|v3] [--run] [--conversation C] [--parent R] [--agent A] [--label k=v]… [--bucket-bytes N] [--blob-threshold N]',
   description: [
     'A journal is a directory path, a SQLite location sqlite:path/to/agents.db?journal=<id> (spec/SQLITE.md), or a Postgres',
     'location postgres://user@host:port/db?journal=<id> (the password from PGPASSWORD or ~/.pgpass); a store\'s file or',
     'tables are created on first use. Any other scheme (s3://…) is an error: nothing is created.',
     'Plain: a stepchain/v2 journal (records hash salted per-field commitments, spec/FORMAT.md §12, so a published',
-    'receipt verifies against the original head); --format v1 for a stepchain/v1 journal.',
+    'receipt verifies against the original head); --format v1 for a stepchain/v1 journal; --format v3 for a stepchain/v3',
+    'journal (every member, element and chunk committed, spec/FORMAT.md §14; with --run, a v3 run journal).',
     'With --run or any of --conversation, --parent, --agent, --label: a run journal',
     '(stepchain/v2, spec/FORMAT.md §11) whose run id is the journal\'s id, with its identity in the genesis (covered by',
     'the genesis hash) and a run.started record; effect and continuation need one. A run id already in the store is refused.',
   ].join('\n'),
   options: {
-    format: { type: 'string', arg: 'v1|v2', description: 'the journal format of a plain journal (default v2; v1 for readers that know only stepchain/v1)' },
+    format: { type: 'string', arg: 'v1|v2|v3', description: 'the journal format (default v2; v1 for readers that know only stepchain/v1; v3 commits every member, element and chunk)' },
     run: { type: 'boolean', description: 'create a run journal (stepchain/v2)' },
     conversation: { type: 'string', arg: 'C', description: 'the conversation this run belongs to' },
     parent: { type: 'string', arg: 'R', description: 'the run that delegated this one (an orchestrator\'s run id)' },
@@ -57,9 +75,10 @@ export const initVerb: Verb = {
     };
     const labels = labelsOf(values.label, 'init');
     const asRun = values.run === true || [values.conversation, values.parent, values.agent, labels].some((v) => v !== undefined);
-    const format = values.format ?? 'v2';
-    if (format !== 'v1' && format !== 'v2') throw new UsageError(`init --format must be v1 or v2 (got ${JSON.stringify(format)})`, 'init');
-    if (asRun && format === 'v1') throw new UsageError('a run journal is stepchain/v2: drop --format v1, or the run options', 'init');
+    const format = values.format ?? NEW_RUN_FORMAT.slice('stepchain/'.length);
+    if (format !== 'v1' && format !== 'v2' && format !== 'v3') throw new UsageError(`init --format must be v1, v2 or v3 (got ${JSON.stringify(format)})`, 'init');
+    if (asRun && format === 'v1') throw new UsageError('a run journal is stepchain/v2 or stepchain/v3: drop --format v1, or the run options', 'init');
+    const formatName = `stepchain/${format}` as 'stepchain/v1' | 'stepchain/v2' | 'stepchain/v3';
     const at = await locate(positionals[0]!);
     let journal: Journal;
     try {
@@ -70,10 +89,11 @@ export const initVerb: Verb = {
           ...(values.conversation !== undefined ? { conversationId: values.conversation as string } : {}),
           ...(values.parent !== undefined ? { parentRunId: values.parent as string } : {}),
           ...(values.agent !== undefined ? { agent: values.agent as string } : {}),
+          format: formatName as 'stepchain/v2' | 'stepchain/v3',
         });
         journal = run.journal;
       } else {
-        journal = await at.store.create(id, { ...sizes, format: format === 'v2' ? 'stepchain/v2' : 'stepchain/v1' });
+        journal = await at.store.create(id, { ...sizes, format: formatName });
       }
       await journal.close();
     } finally {
@@ -189,9 +209,9 @@ export const logVerb: Verb = {
       const pastHead = to === undefined && range.from !== undefined && range.to !== undefined && range.to < range.from;
       const steps = (): AsyncIterable<StepRecord> => (pastHead ? noSteps() : journal.read(range));
       // A run journal: its effects with no outcome are marked (RUNS.md §2), on every line that begins one.
-      const pending: Effect[] = journal.genesis.format === 'stepchain/v2' && report.ok ? await Run.of(journal, { savedState: false }).pendingEffects() : [];
+      const pending: Effect[] = (journal.genesis.format === 'stepchain/v2' || journal.genesis.format === 'stepchain/v3') && report.ok ? await Run.of(journal, { savedState: false }).pendingEffects() : [];
       const pendingIds = new Set(pending.map((e) => e.id));
-      const runMembers = journal.genesis.format === 'stepchain/v2' ? { run: journal.genesis.run, pending_effects: pending.map((e) => e.id) } : {};
+      const runMembers = journal.genesis.format === 'stepchain/v2' || journal.genesis.format === 'stepchain/v3' ? { run: journal.genesis.run, pending_effects: pending.map((e) => e.id) } : {};
       if (values.jsonl) {
         for await (const step of steps()) await out.stream(JSON.stringify({ type: 'step', step, ...(pendingIds.has(step.step_id) ? { outcome_unknown: true } : {}) }));
         await out.stream(JSON.stringify({ type: 'summary', format: JSON_FORMAT, command: 'log', ok: report.ok, verification: report, ...runMembers }));
@@ -219,12 +239,23 @@ export const logVerb: Verb = {
 export const showVerb: Verb = {
   name: 'show',
   summary: 'print one step in full (blobs restored)',
-  usage: '<journal> <seq>',
-  options: {},
+  usage: '<journal> <seq> [--parts] [--save-part <pointer> -o <file>]',
+  options: {
+    parts: { type: 'boolean', description: 'list the parts the step references (stepchain/v3): where each stands, its address, kind, media type and size' },
+    'save-part': { type: 'string', arg: 'pointer', description: 'write the part standing at this JSON Pointer (as --parts lists it) to the file -o names: a media part as its raw bytes, any other as JSON' },
+    out: { type: 'string', short: 'o', arg: 'file', description: 'the file --save-part writes' },
+  },
   args: { min: 2, max: 2, names: ['journal', 'seq'] },
-  examples: [['stepchain show runs/today 3', 'step 3 as JSON']],
-  async run({ out, positionals }) {
+  examples: [
+    ['stepchain show runs/today 3', 'step 3 as JSON'],
+    ['stepchain show runs/today 3 --parts', 'the parts step 3 references'],
+    ['stepchain show runs/today 3 --save-part /prompt/0/content/1/data -o image.png', 'save an image the step sent'],
+  ],
+  async run({ out, positionals, values }) {
     const seq = intArg(positionals[1], 'seq', 'show');
+    const save = values['save-part'] as string | undefined;
+    if (save !== undefined && values.out === undefined) throw new UsageError('--save-part needs -o <file>', 'show');
+    if (values.parts || save !== undefined) return withJournal(positionals[0]!, true, (journal) => showParts(out, journal, seq, save, values.out as string | undefined));
     return withJournal(positionals[0]!, true, async (journal) => {
       const step = await journal.get(seq);
       if (step === null) {

@@ -17,7 +17,7 @@ import { nonRegularTarget } from '../../receipt/node.js';
 
 export const publishVerb: Verb = {
   name: 'publish',
-  summary: 'publish a redacted receipt that still verifies: against the original head (v2 journals) or anchored to it (v1)',
+  summary: 'publish a redacted receipt that still verifies: against the original head (v2 and v3 journals) or anchored to it (v1)',
   usage: '<journal> --policy policy.json --opt-in -o public.tar.gz [--secrets-out file] [--sign keyfile]',
   description: [
     'Redacts every value the policy selects (paths, tools, seq ranges, built-in secret detectors), replaces it with a',
@@ -34,6 +34,11 @@ export const publishVerb: Verb = {
     '§12): each record keeps its step hash, withheld values stay as salted digests, and the receipt verifies',
     'against the original head (`stepchain verify public.tar --head <head>`). Every withheld slot can later be',
     'opened from the journal itself; --secrets-out then holds only the values redacted inside a field.',
+    '',
+    'A stepchain/v3 journal is published unit by unit (spec/REDACTION.md §13): every member, element or chunk of a',
+    'long string the policy selects stands as a withheld marker at its place, and every value shown is bound to the',
+    'original head; a detector\'s hit inside a long string withholds only the chunks it touches. No secrets file:',
+    'every withheld unit opens from the journal.',
   ].join('\n'),
   options: {
     policy: { type: 'string', arg: 'file', description: 'the redaction policy (JSON; see spec/REDACTION.md §3)' },
@@ -69,13 +74,15 @@ export const publishVerb: Verb = {
         const k = result.redacted_from;
         if (result.publication === 'original-head') out.say(`  published against the original head ${result.original_head.step_hash} (seq ${result.original_head.seq}): verify it with --head; withheld values are salted digests only`);
         // Issue 32: the publisher learns what readers will be told about views.
-        if (result.views > 0) out.say(out.style('yellow', `  ${result.views} field${result.views === 1 ? ' is' : 's are'} published as redacted views: verifiers show their text as NOT bound to the head (only the digest is); a path rule that withholds the whole field avoids that`));
+        if (result.bound) out.say(`  every value shown is bound to the head; ${result.redactions === 1 ? 'the withheld unit stands' : 'withheld units stand'} as markers at ${result.redactions === 1 ? 'its place' : 'their places'}, each declared`);
+        else if (result.views > 0) out.say(out.style('yellow', `  ${result.views} field${result.views === 1 ? ' is' : 's are'} published as redacted views: verifiers show their text as NOT bound to the head (only the digest is); a path rule that withholds the whole field avoids that`));
         else out.say(k > result.original_head.seq
           ? `  nothing redacted: the public head is the original head ${result.original_head.step_hash}`
           : `  original head ${result.original_head.step_hash} (seq ${result.original_head.seq}): in the public receipt only as a salted commitment${k > 0 ? `; ${k === 1 ? 'step 0' : `steps 0..${k - 1}`} published unchanged` : ''}`);
         out.say(`  policy ${result.policy_digest}`);
         out.say(`  manifest ${result.manifest_digest}; ${result.signed_by ? `signed by ${result.signed_by}` : 'unsigned'}`);
         if (result.secrets_out) out.say(`  secrets in ${result.secrets_out} (mode 0600): keep it private; it can disclose every redacted value`);
+        else if (result.bound) out.say('  no secrets file: every withheld unit opens from the journal (its salt derives from its record\'s seed)');
         else if (result.publication === 'original-head') out.say('  no --secrets-out: withheld fields open from the journal (openSlot); values redacted inside a field cannot be disclosed');
         else out.say(out.style('yellow', '  no --secrets-out: the redacted values can never be disclosed from this receipt'));
       }

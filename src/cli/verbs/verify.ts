@@ -51,6 +51,8 @@ export const verifyVerb: Verb = {
     'Lines are hashed and checked on every core (--threads: this thread and a worker thread per other core, at most 8',
     'threads in all) once the chain is larger than one batch (128 KiB); the links between them are checked in order on',
     'this thread, which also checks batches while the workers are busy. The report is the same with any --threads.',
+    'A stepchain/v3 journal is checked by its fast tier (every record\'s bind and step hash); --deep also recomputes every',
+    'record\'s root from its values (spec/FORMAT.md §14.7).',
   ].join('\n'),
   options: {
     head: { type: 'string', arg: 'sha256:…', description: 'the head you expect (obtained out of band); a different head fails' },
@@ -63,6 +65,7 @@ export const verifyVerb: Verb = {
     threshold: { type: 'string', arg: 't', description: 'how many of the --cosigner keys must have signed (default: all of them)' },
     'require-pin': { type: 'boolean', description: 'exit 1 unless the verdict is authenticated: an intact journal or receipt that no pin ties to anyone fails (for scripts and CI)' },
     threads: { type: 'string', arg: 'N', description: 'threads that check lines, this one included: N − 1 worker threads (default: one per core, at most 8; 1 checks on this thread only)' },
+    deep: { type: 'boolean', description: 'stepchain/v3 journals: also recompute every record\'s root from its values (ROOT_MISMATCH), not only its bind and step hash (spec/FORMAT.md §14.7)' },
   },
   args: { min: 0, max: 1, names: ['path'] },
   examples: [
@@ -95,8 +98,10 @@ export const verifyVerb: Verb = {
       : { head: await pinnedCheckpoint(values.checkpoint as string, policy, 'verify'), file: values.checkpoint as string, signed: policy !== null, witnesses: policy?.quorum ?? 0 };
     const pool = await linePool(threads, !postgres && kind === 'journal' ? path : undefined);
     try {
-      const verdict = postgres ? await verifyStored(out, path, expectHead, pool, trusted)
-        : kind === 'journal' ? await verifyJournal(out, path, expectHead, pool, trusted)
+      const deep = values.deep === true;
+      if (deep && kind !== 'journal') throw new UsageError('--deep applies to journals (a published receipt\'s records are always checked deep)', 'verify');
+      const verdict = postgres ? await verifyStored(out, path, expectHead, pool, trusted, deep)
+        : kind === 'journal' ? await verifyJournal(out, path, expectHead, pool, trusted, deep)
         : await verifyReceipt(out, path, kind, expectHead, values.pubkey as string | undefined, pool, { policy, trusted: trusted?.head, proof: values.proof as string | undefined }, await attestOptions(values));
       if (verdict.ok && !verdict.authenticated && values['require-pin'] === true) {
         out.say(out.style(['red', 'bold'], '✘ --require-pin: not authenticated, so this check fails (exit 1)'));
@@ -200,7 +205,7 @@ async function extendsPinned(out: Output, path: string, report: ChainReport<stri
   return report.ok ? [`  ${out.style('green', 'proves')}   it extends the checkpoint of size ${trusted.head.size} (${inline(trusted.file)})`] : [];
 }
 
-async function verifyJournal(out: Output, path: string, expectHead: string | undefined, pool: LineCheckPool | undefined, trusted?: Pinned): Promise<Settled> {
+async function verifyJournal(out: Output, path: string, expectHead: string | undefined, pool: LineCheckPool | undefined, trusted?: Pinned, deep = false): Promise<Settled> {
   // The directory's own verifier, not the whole store: a start loads no writer. Verified without opening
   // the journal, so a metadata file that cannot be opened is a problem in the report (as FileStore.verify).
   // Imported statically: the journal path is the common one, and each module loaded on its own costs a
@@ -210,7 +215,7 @@ async function verifyJournal(out: Output, path: string, expectHead: string | und
   checkId(basename(full));
   const progress = out.progress('verifying');
   const report = await verifyJournalDir(full, {
-    ...(expectHead !== undefined ? { expectHead } : {}), ...(pool ? { pool } : {}), onProgress: () => progress.tick(),
+    ...(expectHead !== undefined ? { expectHead } : {}), ...(pool ? { pool } : {}), ...(deep ? { deep } : {}), onProgress: () => progress.tick(),
   });
   progress.end();
   // Only a journal that verified: its journal.json is then a regular file of bounded size, read the safe way.
@@ -237,14 +242,14 @@ async function runIdentity(genesisOf: () => Promise<{ format: string; run?: unkn
 }
 
 /** A journal in a store the CLI reaches through a location (Postgres): the store's own verify. */
-async function verifyStored(out: Output, path: string, expectHead: string | undefined, pool: LineCheckPool | undefined, trusted?: Pinned): Promise<Settled> {
+async function verifyStored(out: Output, path: string, expectHead: string | undefined, pool: LineCheckPool | undefined, trusted?: Pinned, deep = false): Promise<Settled> {
   const { journalId, locate } = await import('../location.js');
   const at = await locate(path);
   let report;
   let identity;
   try {
     const progress = out.progress('verifying');
-    report = await at.store.verify(journalId(at), { ...(expectHead !== undefined ? { expectHead } : {}), ...(pool ? { pool } : {}), onProgress: () => progress.tick() });
+    report = await at.store.verify(journalId(at), { ...(expectHead !== undefined ? { expectHead } : {}), ...(pool ? { pool } : {}), ...(deep ? { deep } : {}), onProgress: () => progress.tick() });
     progress.end();
     identity = await runIdentity(async () => {
       const journal = await at.store.open(journalId(at), { readOnly: true });

@@ -18,6 +18,8 @@ import { assertSeq } from '../ids.js';
 import { afterOf, appendManyOf, queueSteps } from '../append.js';
 import type { BlobPayload } from '../prepare.js';
 import { restoreRecord } from '../restore.js';
+import { JournalParts } from '../parts-prepare.js';
+import { FilePartStore } from './parts.js';
 import { knownSteps, sequenceBatch, type Group, type GroupOutcome } from '../sequencer.js';
 import type { AppendOptions, AppendResult, Journal, JournalConfig, JournalReport, JournalVerifyOptions, Lineage, RunStateCache } from '../types.js';
 import { assertOwnDirectories } from './fsutil.js';
@@ -74,6 +76,7 @@ export class FileJournal implements Journal {
   private closed = false;
   /** Set while appendStream writes: the queue's commits wait for it. */
   private streaming: Promise<void> | null = null;
+  readonly parts: JournalParts | null; // a stepchain/v3 journal's parts (spec/PARTS.md): `parts/` in its directory
 
   constructor(
     readonly id: string,
@@ -106,6 +109,7 @@ export class FileJournal implements Journal {
       },
     });
     this.queue = new CommitQueue(this.sink());
+    this.parts = this.genesis.format === 'stepchain/v3' ? new JournalParts(new FilePartStore(dir, { fsync: options.fsync !== 'none' })) : null;
   }
 
   // ---------------------------------------------------------------- appending
@@ -201,6 +205,7 @@ export class FileJournal implements Journal {
         let prepared;
         try {
           prepared = prepareSteps(group, this.config.blobThreshold, profile);
+          if (this.parts !== null) prepared = await this.parts.prepare(prepared);
         } catch (e) {
           if (e instanceof Error) {
             const at = /^step (\d+) of the batch: /.exec(e.message);
@@ -374,8 +379,10 @@ export class FileJournal implements Journal {
   }
 
   async *read(range?: SeqRange): AsyncGenerator<StepRecord> {
+    const resolve = this.parts?.resolver(); // a stepchain/v3 journal's parts, each checked once per read
     for await (const l of this.lines(range)) {
-      yield await restoreRecord(this.genesis, l.text, l.seq, join(BUCKETS_DIR, l.segment), (ref) => this.blob(ref.digest, ref.size));
+      const record = await restoreRecord(this.genesis, l.text, l.seq, join(BUCKETS_DIR, l.segment), (ref) => this.blob(ref.digest, ref.size));
+      yield resolve === undefined ? record : await resolve(record, l.seq);
     }
   }
 

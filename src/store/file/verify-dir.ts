@@ -7,7 +7,7 @@
  */
 import { lstat, opendir, readdir, stat } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { MAX_LINE_BYTES } from '../../canonical/limits.js';
 import { MAX_PROBLEMS, ProblemBudget, ProblemList } from '../../chain/problems.js';
 import type { Problem } from '../../chain/report.js';
@@ -21,6 +21,10 @@ import {
 } from './layout.js';
 import { readLineBatches } from './lines.js';
 import { PENDING_NAME, readPending, type PendingBatch } from './batch.js';
+import { FilePartStore, PARTS_DIR } from './parts.js';
+import { verifyParts } from '../parts-verify.js';
+import { readStoredLines } from './reads.js';
+import { JournalPaths } from './layout.js';
 import type { JournalProblemCode, JournalReport, JournalVerifyOptions } from '../types.js';
 import { verifySource, type BlobProblem, type SegmentOutcome } from '../verify-source.js';
 
@@ -48,6 +52,7 @@ const ENTRIES: ReadonlyMap<string, 'file' | 'directory'> = new Map([
   [WAITING_NAME, 'file'],
   [TREE_DIR, 'directory'],
   [CHECKPOINTS_DIR, 'directory'],
+  [PARTS_DIR, 'directory'],
 ]);
 
 function stopped(problem: Problem<JournalProblemCode>): JournalReport {
@@ -98,7 +103,13 @@ export async function verifyJournalDir(dir: string, options: DirVerifyOptions = 
   const stale = await headCacheDefect(dir, kinds.get(HEAD_FILE), report);
   if (stale !== null) warnings.push({ code: 'HEAD_CACHE_STALE', message: `${HEAD_FILE} ${stale}; ${await whoRewrites(dir, options.staleMs ?? 10_000)}`, location: { file: HEAD_FILE } });
 
-  const all = [...entries.items, ...chainProblems, ...bucketProblems.items, ...verified.blobs.items, ...verified.lineage, ...markProblems];
+  // 6b. A stepchain/v3 journal's parts (PARTS.md §9): each referenced part once, size, digest and shape.
+  const partProblems: Array<Problem<JournalProblemCode>> = [];
+  if (meta.genesis.format === 'stepchain/v3' && report.problems.length === 0) {
+    const parts = new FilePartStore(dir, { fsync: false });
+    partProblems.push(...(await verifyParts(readStoredLines(new JournalPaths(dir)), (a, size) => parts.get(a, size), { where: (a) => relative(dir, parts.pathOf(a)) })));
+  }
+  const all = [...entries.items, ...chainProblems, ...bucketProblems.items, ...verified.blobs.items, ...partProblems, ...verified.lineage, ...markProblems];
   return {
     ...report,
     ok: all.length === 0 && !report.problems_truncated && !budget.truncated,

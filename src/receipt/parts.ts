@@ -1,0 +1,179 @@
+/**
+ * Parts in a receipt (spec/PARTS.md §8): a full receipt of a stepchain/v3 journal carries each part its
+ * records reach — directly, inside another part, or as a list's base — once, as the entry `parts/<address
+ * hex>` after the chain and blob entries, listed in the manifest member `parts`
+ * ([{address, digest, size}], sorted by address). The writer collects and checks them; the verifier checks
+ * each entry against its listing and its shape (PARTS.md §9 steps 3–5), and at the end that every reference
+ * met names a listed part that came, and every listed part was referenced. Pure.
+ */
+import type { Json } from '../canonical/json.js';
+import { digestBytes } from '../canonical/sha256.js';
+import type { Problem, ProblemLocation } from '../chain/report.js';
+import type { StoredLine } from '../chain/source.js';
+import { MAX_PART_BYTES, PartError, parsePartFile, partRefsIn, partRefsOfFile, type PartRef, type PartSource } from '../record/v3/parts.js';
+import { PartReader } from '../record/v3/part-reader.js';
+import { ReceiptError } from './errors.js';
+import { FatalProblem } from './problems.js';
+import type { TarEntry, TarReader } from './tar-reader.js';
+
+export const PARTS_MEMBER = 'parts';
+export const PART_NAME_RE = /^parts\/([0-9a-f]{64})$/;
+/** The record slots whose values may hold references (every v3 slot but meta). */
+const PART_SLOTS = ['error', 'input', 'model', 'prompt', 'result', 'tool_call'] as const;
+
+export interface PartEntry {
+  address: string;
+  /** SHA-256 of the part file (the references' `file`). */
+  digest: string;
+  size: number;
+}
+
+export function partEntryName(address: string): string {
+  return `parts/${address.slice('sha256:'.length)}`;
+}
+
+const DIGEST_RE = /^sha256:[0-9a-f]{64}$/;
+
+/** The manifest's `parts` member, checked (an extension check: null when well formed). */
+export function checkPartList(value: unknown): string | null {
+  if (!Array.isArray(value)) return 'parts must be an array';
+  let prev = '';
+  for (const [i, e] of value.entries()) {
+    if (e === null || typeof e !== 'object' || Array.isArray(e)) return `parts/${i} is not {"address","digest","size"}`;
+    const o = e as Record<string, unknown>;
+    if (Object.keys(o).length !== 3 || typeof o.address !== 'string' || !DIGEST_RE.test(o.address) || typeof o.digest !== 'string' || !DIGEST_RE.test(o.digest) || typeof o.size !== 'number' || !Number.isSafeInteger(o.size) || o.size < 0) {
+      return `parts/${i} is not {"address":"sha256:<hex>","digest":"sha256:<hex>","size":<bytes>}`;
+    }
+    if (o.address <= prev) return 'parts must be sorted by address without repeats';
+    prev = o.address;
+  }
+  return null;
+}
+
+/** The listed parts of a manifest that passed checkPartList (none when it has no `parts`). */
+export function partListOf(m: { [member: string]: unknown }): PartEntry[] {
+  return Array.isArray(m[PARTS_MEMBER]) ? (m[PARTS_MEMBER] as PartEntry[]) : [];
+}
+
+/** Every reference in a stored line's part slots, with its JSON Pointer (a line that does not parse has none). */
+function lineRefs(text: string): Array<{ ref: PartRef; path: string }> {
+  // No reference's member name in the line (JCS writes it as this exact text): no second parse.
+  if (!text.includes('"$stepchain:part"')) return [];
+  let record: Record<string, Json>;
+  try {
+    record = JSON.parse(text) as Record<string, Json>;
+  } catch {
+    return [];
+  }
+  if (record === null || typeof record !== 'object') return [];
+  const out: Array<{ ref: PartRef; path: string }> = [];
+  for (const slot of PART_SLOTS) {
+    const v = record[slot];
+    if (v !== null && typeof v === 'object') out.push(...partRefsIn(v, `/${slot}`));
+  }
+  return out;
+}
+
+/**
+ * The writer's pass: every part the range's records reach, each fetched and checked once (size, file
+ * digest, shape), sorted by address. A missing or damaged part stops the export: a receipt is only
+ * written for a journal that verifies.
+ */
+export async function collectParts(lines: AsyncIterable<StoredLine>, from: number, to: number, source: PartSource): Promise<PartEntry[]> {
+  const reader = new PartReader(source);
+  const found = new Map<string, PartEntry>();
+  for await (const line of lines) {
+    if (line.seq < from) continue;
+    if (line.seq > to) break;
+    for (const { ref, path } of lineRefs(line.text)) {
+      const stack: PartRef[] = [ref];
+      while (stack.length > 0) {
+        const r = stack.pop()!;
+        if (found.has(r.digest)) continue;
+        try {
+          const f = await reader.file(r, { seq: line.seq, path });
+          found.set(r.digest, { address: r.digest, digest: r.file, size: r.size });
+          stack.push(...partRefsOfFile(f));
+        } catch (e) {
+          if (e instanceof PartError) throw new ReceiptError('CHAIN_INVALID', e.message, { location: e.location, hint: 'run `stepchain verify` on the journal; a receipt is only written for a journal whose parts verify' });
+          throw e;
+        }
+      }
+    }
+  }
+  return [...found.values()].sort((a, b) => (a.address < b.address ? -1 : 1));
+}
+
+/** Where a receipt's writer gets parts from: a journal with parts (a v3 journal of any store). */
+export function partSourceOf(source: object): PartSource | null {
+  const parts = (source as { parts?: { store?: { get?: unknown } } | null }).parts;
+  const get = parts?.store?.get;
+  if (typeof get !== 'function') return null;
+  return (a, size) => (get as PartSource).call(parts!.store, a, size);
+}
+
+export type PartProblemCode = 'PART_MISSING' | 'PART_CORRUPT';
+
+/** The verifier's side: references met in lines and in part entries, against the listing and the entries read. */
+export class ReceiptParts {
+  private readonly listed = new Map<string, PartEntry>();
+  /** Addresses whose entry came and checked out, with the references inside them. */
+  private readonly came = new Set<string>();
+  /** The first reference met for each address, where it was met. */
+  private readonly referenced = new Map<string, { ref: PartRef; at: ProblemLocation }>();
+
+  constructor(list: readonly PartEntry[]) {
+    for (const e of list) this.listed.set(e.address, e);
+  }
+
+  /** A verified chain line: its references, each to a listed part of the size and digest the reference records. */
+  line(text: string, seq: number | null, file: string | undefined, add: (code: PartProblemCode, message: string, at: ProblemLocation) => void): void {
+    for (const { ref, path } of lineRefs(text)) this.reference(ref, { ...(file === undefined ? {} : { file }), ...(seq === null ? {} : { seq }), path }, add);
+  }
+
+  private reference(ref: PartRef, at: ProblemLocation, add: (code: PartProblemCode, message: string, at: ProblemLocation) => void): void {
+    if (this.referenced.has(ref.digest)) return;
+    this.referenced.set(ref.digest, { ref, at });
+    const e = this.listed.get(ref.digest);
+    if (e === undefined) add('PART_MISSING', `the reference names part ${ref.digest}, which the manifest does not list`, at);
+    else if (e.digest !== ref.file || e.size !== ref.size) add('PART_CORRUPT', `the reference records part ${ref.digest} as ${ref.size} bytes with digest ${ref.file}; the manifest lists ${e.size} bytes, ${e.digest}`, at);
+  }
+
+  /** Whether `name` is a listed part's entry name (for the archive's fixed order). */
+  names(): string[] {
+    return [...this.listed.keys()].map(partEntryName);
+  }
+
+  /** A part entry read from the archive (within the part size limit), then checked by `entry`. */
+  async read(tar: TarReader, entry: TarEntry, add: (code: PartProblemCode, message: string, at: ProblemLocation) => void): Promise<void> {
+    if (entry.size > MAX_PART_BYTES) throw new FatalProblem('ARCHIVE_LIMIT', `part entry is ${entry.size} bytes; the limit is ${MAX_PART_BYTES}`, { file: entry.name });
+    tar.reserveData(entry);
+    this.entry(entry.name, await tar.readData(entry), add);
+  }
+
+  /** A part entry's bytes: against its listing, then its shape; its own references are met here. */
+  entry(name: string, bytes: Uint8Array, add: (code: PartProblemCode, message: string, at: ProblemLocation) => void): void {
+    const address = 'sha256:' + PART_NAME_RE.exec(name)![1]!;
+    const e = this.listed.get(address)!;
+    const at: ProblemLocation = { file: name };
+    if (bytes.length !== e.size) return add('PART_CORRUPT', `part entry is ${bytes.length} bytes; the manifest lists ${e.size}`, at);
+    const digest = digestBytes(bytes);
+    if (digest !== e.digest) return add('PART_CORRUPT', `part entry hashes to ${digest}; the manifest lists ${e.digest}`, at);
+    const f = parsePartFile(bytes);
+    if (typeof f === 'string') return add('PART_CORRUPT', `part entry ${f}`, at);
+    this.came.add(address);
+    for (const inner of partRefsOfFile(f)) this.reference(inner, { file: name }, add);
+  }
+
+  /** At the end: a listed part no reference reached, and a referenced part whose entry never came. */
+  finish(add: (code: PartProblemCode | 'ENTRY_UNEXPECTED', message: string, at: ProblemLocation) => void): void {
+    for (const [address, { at }] of this.referenced) {
+      if (this.listed.has(address) && !this.came.has(address)) add('PART_MISSING', `part ${address} is referenced here but its entry is missing or damaged`, at);
+    }
+    for (const address of this.listed.keys()) {
+      if (!this.referenced.has(address)) add('ENTRY_UNEXPECTED', `part ${address} is listed but no record in the range reaches it`, { file: partEntryName(address) });
+    }
+  }
+}
+
+export type { Problem };

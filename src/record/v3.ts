@@ -1,0 +1,294 @@
+/**
+ * Format `stepchain/v3` (spec/FORMAT.md §14; docs/design/format-v3.md): every object member, array element
+ * and chunk of a long string is a committed unit (record/v3/commit.ts), the record's `root` R commits to all
+ * of them, and two tiers bind one record:
+ *
+ * - the fast tier (every `stepchain verify`): `B` = SHA-256 of the stored line without `step_hash` — a MAC
+ *   of the whole private line under its 256-bit `seed` — and the step hash = SHA-256(JCS({bind: B, kind,
+ *   prev_hash, ref, root, seq, step_id, ts, v})). Two native hashes per record: any edit of any stored byte
+ *   changes B, hence the step hash and the chain.
+ * - the deep tier (`verify --deep`, publication): R recomputed from the values (deep.ts).
+ *
+ * STEP_V3 is the stored (private) form; STEP_V3_PUBLIC is the form a publication writes (`bind` and
+ * `secrets` instead of `seed`), whose fast tier takes `bind` as given. Kinds (§10 of the design) are open:
+ * a kind that matches the pattern but is not registered is verified for integrity and reported as a notice.
+ */
+import { isObject, type Json } from '../canonical/json.js';
+import { canonicalValue } from '../canonical/value.js';
+import { digestUtf8, toHex } from '../canonical/sha256.js';
+import { isValidId, isValidTimestamp } from './fields.js';
+import { SEQ_RULE, STEP_ID_RULE, TS_RULE, digestRule, envelope, invalid } from './rules.js';
+import { keyOfRecord, keyOfTexts, stepHashWithout, type Envelope, type JournalFormat, type MemberRule, type RecordProfile, type StepTexts } from './profile.js';
+import { runIdentityDefect, type RunIdentity } from './v2.js';
+import { toolNameOf } from './v1.js';
+import { CHUNKS_MARKER, CommitError, PART_MARKER, V3_SLOTS, WITHHELD_MARKER, commitRecord, newSeed, seedFromHex } from './v3/commit.js';
+import { KINDS_BY_NAME, KIND_PATTERN, kindRule, type KindSpec } from './v3/kinds.js';
+import { publicRecordProblems } from './v3/public.js';
+
+export const FORMAT_V3 = 'stepchain/v3';
+export const RECORD_VERSION_V3 = 3;
+
+/** The caller-facing content fields of a v3 record: v2's. */
+export const CONTENT_FIELDS_V3 = ['kind', 'ref', 'input', 'model', 'prompt', 'tool_call', 'result', 'error'] as const;
+/** The members of the step hash's preimage besides `bind` (design §4.3), in JCS order with it. */
+const ENVELOPE_NAMES = ['bind', 'kind', 'prev_hash', 'ref', 'root', 'seq', 'step_id', 'ts', 'v'] as const;
+
+export interface GenesisV3 {
+  format: typeof FORMAT_V3;
+  journal_id: string;
+  created_at: string;
+  run: RunIdentity;
+}
+
+/** A stored v3 record (private form). */
+export interface StepRecordV3 {
+  v: 3;
+  seq: number;
+  step_id: string;
+  ts: string;
+  prev_hash: string;
+  kind: string;
+  ref: string | null;
+  input: Json;
+  model: Json;
+  prompt: Json;
+  tool_call: Json;
+  result: Json;
+  error: Json;
+  meta?: { [key: string]: Json };
+  /** `sha256:` R, the root of the record's unit tree. */
+  root: string;
+  /** The record seed (256 bits, 64 hex): every slot key and salt derives from it. Private to the journal. */
+  seed: string;
+  step_hash: string;
+}
+
+const SEED_TEXT = /"[0-9a-f]{64}"/y;
+const content = (name: string, check: MemberRule['check'] = null): MemberRule => ({ name, required: true, role: 'content', check });
+
+function baseMembers(): MemberRule[] {
+  return [
+    content('error'),
+    content('input'),
+    content('kind', kindRule),
+    { name: 'meta', required: false, role: 'meta', check: (text, start) => (text.charCodeAt(start) === 0x7b ? null : invalid('meta must be a JSON object')) },
+    content('model'),
+    envelope('prev_hash', digestRule('prev_hash')),
+    content('prompt'),
+    content('ref', (text, start, end) => {
+      const r = canonicalValue(text, start, end);
+      return r === null || isValidId(r) ? null : invalid('ref must be null or the step_id of an earlier record (1–128 characters from [A-Za-z0-9._:-])');
+    }),
+    content('result'),
+    envelope('root', digestRule('root')),
+    SEQ_RULE,
+    envelope('step_hash', digestRule('step_hash')),
+    STEP_ID_RULE,
+    content('tool_call'),
+    TS_RULE,
+    envelope('v', (text, start, end) => {
+      const v = canonicalValue(text, start, end);
+      if (v === RECORD_VERSION_V3) return null;
+      return typeof v === 'number'
+        ? { code: 'UNSUPPORTED_VERSION', message: `record version ${v} is not supported in a stepchain/v3 journal; it holds version 3` }
+        : invalid('v must be the number 3');
+    }),
+  ];
+}
+
+const seedRule: MemberRule = envelope('seed', (text, start, end) => {
+  SEED_TEXT.lastIndex = start;
+  return end - start === 66 && SEED_TEXT.test(text) ? null : invalid('seed must be 64 lowercase hex digits (256 bits)');
+});
+const bindRule: MemberRule = envelope('bind', digestRule('bind'));
+const secretsRule: MemberRule = envelope('secrets', (text, start, end) => (isObject(canonicalValue(text, start, end)) ? null : invalid('secrets must be a JSON object')));
+
+const byName = (a: MemberRule, b: MemberRule): number => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+const STORED_MEMBERS = [...baseMembers(), seedRule].sort(byName);
+const PUBLIC_MEMBERS = [...baseMembers(), bindRule, secretsRule].sort(byName);
+
+/** Not a digest: what a record whose envelope cannot be read hashes to, so it never matches (HASH_MISMATCH). */
+const UNDECIDED = 'sha256:undecided';
+
+/**
+ * The step hash from `bind` and the other envelope members' canonical texts (design §4.3). JCS of an
+ * object of canonical member texts is their sorted concatenation, and ENVELOPE_NAMES is sorted.
+ */
+export function stepHashV3(bind: string, texts: (name: string) => string | undefined): string {
+  let out = '{"bind":"' + bind + '"';
+  for (let i = 1; i < ENVELOPE_NAMES.length; i++) {
+    const n = ENVELOPE_NAMES[i]!;
+    const t = texts(n);
+    if (t === undefined) return UNDECIDED;
+    out += ',"' + n + '":' + t;
+  }
+  return digestUtf8(out + '}');
+}
+
+/** The step hash of a stored line from its member spans: B from the line itself (private) or `bind` (public). */
+function lineStepHash(text: string, stepHashSpan: readonly [number, number], spans: ReadonlyMap<string, readonly [number, number]>, bindFromLine: boolean): string {
+  let bind: string;
+  if (bindFromLine) {
+    // A line without a valid seed is no private v3 record: B of it is never what the writer sealed.
+    const seed = spans.get('seed');
+    if (seed === undefined) return UNDECIDED;
+    bind = stepHashWithout(text, stepHashSpan);
+  } else {
+    const b = spans.get('bind');
+    if (b === undefined) return UNDECIDED;
+    bind = text.slice(b[0] + 1, b[1] - 1);
+    if (!/^sha256:[0-9a-f]{64}$/.test(bind)) return UNDECIDED;
+  }
+  return stepHashV3(bind, (n) => {
+    const s = spans.get(n);
+    return s === undefined ? undefined : text.slice(s[0], s[1]);
+  });
+}
+
+/** The slot values of a record from the canonical texts of its content and meta (absent meta: undefined). */
+export function slotValuesOfTexts(texts: StepTexts): Record<string, unknown> {
+  const values: Record<string, unknown> = {};
+  for (const slot of V3_SLOTS) if (texts[slot] !== undefined) values[slot] = JSON.parse(texts[slot]!);
+  return values;
+}
+
+/** The names of a private line's members in JCS order, each with where its text comes from. */
+const LINE_ORDER = ['error', 'input', 'kind', 'meta', 'model', 'prev_hash', 'prompt', 'ref', 'result', 'root', 'seed', 'seq', 'step_hash', 'step_id', 'tool_call', 'ts', 'v'] as const;
+
+/**
+ * Seals a private v3 record from the canonical texts of its content and meta: draws a seed (or takes the
+ * copy's `e.seed`), computes R over the values, assembles the line without step_hash, B = its SHA-256, the
+ * step hash, and the stored line. Throws CommitError when a part reference in the texts is malformed.
+ */
+export function sealV3(texts: StepTexts, e: Envelope): { stepHash: string; line: string; root: string; bind: string } {
+  const seedBytes = e.seed !== undefined ? seedFromHex(e.seed) : newSeed();
+  if (seedBytes === null) throw new CommitError('SECRETS_INVALID', 'a v3 record seed is 64 lowercase hex digits', '/seed');
+  const root = commitRecord(slotValuesOfTexts(texts), seedBytes).root;
+  const seedHex = e.seed ?? toHex(seedBytes);
+  const member = (n: (typeof LINE_ORDER)[number]): string | undefined => {
+    switch (n) {
+      case 'prev_hash': return '"' + e.prevHash + '"';
+      case 'root': return '"' + root + '"';
+      case 'seed': return '"' + seedHex + '"';
+      case 'seq': return String(e.seq);
+      case 'step_id': return JSON.stringify(e.stepId);
+      case 'ts': return JSON.stringify(e.ts);
+      case 'v': return String(RECORD_VERSION_V3);
+      case 'step_hash': return undefined;
+      default: return texts[n];
+    }
+  };
+  const pieces: string[] = [];
+  let hashAt = 0;
+  for (const n of LINE_ORDER) {
+    if (n === 'step_hash') {
+      hashAt = pieces.length;
+      continue;
+    }
+    const t = member(n);
+    if (t !== undefined) pieces.push('"' + n + '":' + t);
+  }
+  // B hashes the line without step_hash; the line is the same members with step_hash in its sorted place.
+  const bind = digestUtf8('{' + pieces.join(',') + '}');
+  const stepHash = stepHashV3(bind, (n) => member(n as (typeof LINE_ORDER)[number]));
+  pieces.splice(hashAt, 0, '"step_hash":"' + stepHash + '"');
+  const line = '{' + pieces.join(',') + '}\n';
+  return { stepHash, line, root, bind };
+}
+
+/** Rules between members for the registered kinds (v2's and v3's own); an unregistered kind is only notified. */
+function relationDefect(value: (name: string) => unknown): { field: string; message: string } | null {
+  const kind = value('kind');
+  if (typeof kind !== 'string') return null;
+  const spec: KindSpec | undefined = KINDS_BY_NAME.get(kind);
+  if (spec === undefined) return null;
+  const ref = value('ref');
+  if (spec.ref === 'required' && ref === null) return { field: 'ref', message: `a ${kind} record must name the record it continues in ref` };
+  if (spec.ref === 'none' && ref !== null && ref !== undefined) return { field: 'ref', message: `a ${kind} record has no ref (ref must be null)` };
+  const error = value('error');
+  if (spec.error === 'required' && error === null) return { field: 'error', message: `a ${kind} record must carry its error (error must not be null)` };
+  if (spec.error === 'none' && error !== null && error !== undefined) return { field: 'error', message: `only a failed record carries an error; a ${kind} record has error null` };
+  return null;
+}
+
+
+const BASE: Omit<RecordProfile, 'id' | 'members' | 'memberNames' | 'computed' | 'seal' | 'stepHashOf'> = {
+  version: RECORD_VERSION_V3,
+  contentFields: CONTENT_FIELDS_V3,
+  defaults: { kind: 'step' },
+  // v3 has parts (design §8), not blobs: no whole-field blob reference.
+  blobFields: new Set<string>(),
+  redactable: [...V3_SLOTS],
+  diffFields: { content: [...CONTENT_FIELDS_V3, 'meta'], envelope: ['v', 'seq', 'step_id', 'ts', 'prev_hash', 'root', 'step_hash'] },
+  relationDefect,
+  key: (texts) => keyOfTexts(CONTENT_FIELDS_V3, texts),
+  recordKey: (record) => keyOfRecord(CONTENT_FIELDS_V3, record),
+  toolName: (record) => toolNameOf(record.tool_call),
+};
+
+export const STEP_V3: RecordProfile = {
+  ...BASE,
+  id: 'step/v3',
+  members: STORED_MEMBERS,
+  memberNames: new Set(STORED_MEMBERS.map((m) => m.name)),
+  computed: ['v', 'seq', 'prev_hash', 'step_hash', 'root', 'seed'],
+  seal: (texts, e) => {
+    const { stepHash, line } = sealV3(texts, e);
+    return { stepHash, line };
+  },
+  stepHashOf: (text, span, spans) => lineStepHash(text, span, spans, true),
+};
+
+export const STEP_V3_PUBLIC: RecordProfile = {
+  ...BASE,
+  id: 'step/v3+public',
+  members: PUBLIC_MEMBERS,
+  memberNames: new Set(PUBLIC_MEMBERS.map((m) => m.name)),
+  computed: ['v', 'seq', 'prev_hash', 'step_hash', 'root', 'bind', 'secrets'],
+  seal: () => {
+    throw new TypeError('step/v3+public: a public-form record is written by the publisher, never appended');
+  },
+  stepHashOf: (text, span, spans) => publicStepHash(text, span, spans),
+};
+
+/**
+ * The step hash of a public-form line. Its envelope takes `bind` and `root` as given, which would bind
+ * nothing the line shows; so R is recomputed from the shown values and the secrets (v3/public.ts), and a line
+ * whose values do not give its root hashes to nothing (HASH_MISMATCH) on every verifier path. The
+ * publication checks name the cause (ROOT_MISMATCH, SECRETS_INVALID, …; REDACTION.md §13).
+ */
+function publicStepHash(text: string, span: readonly [number, number], spans: ReadonlyMap<string, readonly [number, number]>): string {
+  const h = lineStepHash(text, span, spans, false);
+  if (h === UNDECIDED) return h;
+  let record: unknown;
+  try {
+    record = JSON.parse(text);
+  } catch {
+    return UNDECIDED;
+  }
+  return publicRecordProblems(record).length === 0 ? h : UNDECIDED;
+}
+
+const GENESIS_MEMBERS = ['created_at', 'format', 'journal_id', 'run'] as const;
+
+export const JOURNAL_V3: JournalFormat = {
+  format: FORMAT_V3,
+  genesisMembers: GENESIS_MEMBERS,
+  genesisDefect(g) {
+    const keys = Object.keys(g).sort();
+    if (keys.join(',') !== GENESIS_MEMBERS.join(',')) {
+      return `a stepchain/v3 genesis must have exactly the members created_at, format, journal_id, run (found ${keys.join(', ') || 'none'})`;
+    }
+    if (!isValidId(g.journal_id)) return 'genesis journal_id must be 1–128 characters from [A-Za-z0-9._:-]';
+    if (!isValidTimestamp(g.created_at)) return 'genesis created_at must be an RFC 3339 UTC timestamp with milliseconds';
+    return runIdentityDefect(g.run);
+  },
+  records: [STEP_V3, STEP_V3_PUBLIC],
+  // A public-form record carries `bind` (no seed); every other record is read as the stored form.
+  select: (member) => (member('seed') === undefined && member('bind') !== undefined ? STEP_V3_PUBLIC : STEP_V3),
+  memberNames: new Set([...STEP_V3.memberNames, ...STEP_V3_PUBLIC.memberNames]),
+};
+
+/** Markers a v3 record may hold (design §7.1, §8.5): part references in any form, withheld/chunks in public form only. */
+export const V3_MARKERS = { part: PART_MARKER, withheld: WITHHELD_MARKER, chunks: CHUNKS_MARKER } as const;
+export { KIND_PATTERN };

@@ -1,0 +1,375 @@
+/**
+ * The public form of a `stepchain/v3` record (spec/REDACTION.md §13): building it from a stored record and
+ * a policy, and checking one against the step hash it carries — the deep tier of a published receipt.
+ * Every value the public form shows is a disclosed unit that the reader recomputes from its salt; every
+ * unit the policy selects is a withheld marker at its place, whose digest the reader takes as given. The
+ * commitments themselves (units, salts, root) are the record module's; this file only decides what is
+ * shown and reads what is shown. Pure: the page runs the checking half.
+ */
+import { canonicalJson } from '../canonical/jcs.js';
+import { isObject, type Json, type JsonObject } from '../canonical/json.js';
+import { isDigest, toHex } from '../canonical/sha256.js';
+import { base64Encode } from '../receipt/base64.js';
+import { RedactError } from './errors.js';
+import type { Policy } from './policy.js';
+import { redactStep, rulesForStep, type Redaction } from './redact.js';
+import type { RecordProfile } from '../record/profile.js';
+import {
+  CHUNKS_MARKER as CHUNKS, CommitError, PART_MARKER, V3_SLOTS as SLOTS, WITHHELD_MARKER as WITHHELD, chunkString, commitRecord, commitSlot,
+  derivedSalts, listedSalts, rootOf, seedFromHex, slotKey, stringChunks, type Unit,
+} from '../record/v3/commit.js';
+import { stepHashV3 } from '../record/v3.js';
+
+export { WITHHELD, CHUNKS };
+
+/** A declaration of a v3 publication: one per withheld unit (§13.4). `chunk` names a withheld chunk of the string at `path`. */
+export interface V3Declaration {
+  seq: number;
+  path: string;
+  rule: string;
+  chunk?: number;
+}
+
+/** Declarations in manifest order: by seq, then path (UTF-16), then chunk (a whole unit before its chunks). */
+export function compareV3Declarations(a: V3Declaration, b: V3Declaration): number {
+  return a.seq - b.seq || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0) || (a.chunk ?? -1) - (b.chunk ?? -1);
+}
+
+/** A withheld unit, private to the publisher (its salt opens it, §13.7). */
+export interface V3Withheld extends V3Declaration {
+  digest: string;
+  salt: Uint8Array;
+  kind: Unit['kind'];
+}
+
+export interface V3PublicRecord {
+  record: JsonObject;
+  declarations: V3Declaration[];
+  withheld: V3Withheld[];
+  /** What the leak sweep searches for: the selected values' matches, and every secret that stays private. */
+  needles: Redaction[];
+}
+
+/** A problem of one public record (§13.6), located at a member of the record and a path into it. */
+export interface V3RecordProblem {
+  code: 'ROOT_MISMATCH' | 'SECRETS_INVALID' | 'MARKER_INVALID' | 'SECRET_PUBLISHED' | 'HASH_MISMATCH';
+  field: string;
+  path?: string;
+  message: string;
+}
+
+const b64u = (b: Uint8Array): string => base64Encode(b).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+const digestOf = (d: Uint8Array): string => 'sha256:' + toHex(d);
+
+/** Strict base64url without padding (RFC 4648 §5): exactly one text per byte string, or null. */
+export function b64uDecode(text: unknown): Uint8Array | null {
+  if (typeof text !== 'string' || text.length % 4 === 1 || !/^[A-Za-z0-9_-]*$/.test(text)) return null;
+  const pad = (4 - (text.length % 4)) % 4;
+  const std = text.replace(/-/g, '+').replace(/_/g, '/') + '='.repeat(pad);
+  let bin: string;
+  try {
+    bin = atob(std);
+  } catch {
+    return null;
+  }
+  const out = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+  return b64u(out) === text ? out : null;
+}
+
+const hexToBytes = (h: string): Uint8Array => {
+  const out = new Uint8Array(h.length / 2);
+  for (let i = 0; i < out.length; i++) out[i] = parseInt(h.slice(2 * i, 2 * i + 2), 16);
+  return out;
+};
+
+/** The escaped-text byte offset of each UTF-16 index of `s` (JCS escaping, UTF-8), for mapping detector spans onto chunks. */
+function escapedOffsets(s: string): number[] {
+  const enc = new TextEncoder();
+  const off = new Array<number>(s.length + 1);
+  let at = 0;
+  for (let i = 0; i < s.length; ) {
+    const cp = s.codePointAt(i)!;
+    const n = cp > 0xffff ? 2 : 1;
+    off[i] = at;
+    if (n === 2) off[i + 1] = at;
+    at += enc.encode(JSON.stringify(String.fromCodePoint(cp))).length - 2;
+    i += n;
+  }
+  off[s.length] = at;
+  return off;
+}
+
+/** The redactable slots and the tool name, as the policy walk (redact.ts) reads a v3 record. */
+const V3_WALK = {
+  redactable: SLOTS,
+  toolName: (r: Readonly<Record<string, unknown>>): string | null => {
+    const t = r.tool_call;
+    return isObject(t) && typeof t.name === 'string' ? t.name : null;
+  },
+} as unknown as RecordProfile;
+
+/**
+ * The public form of one stored v3 record under `policy` (§13.3). `record` is the parsed stored line (with
+ * `seed`), `bind` its B. Refuses (SOURCE_INVALID) a record whose values do not give its `root`: the
+ * writer's claim C6 is checked before anything is published.
+ */
+export function publicRecordV3(record: JsonObject, bind: string, policy: Policy): V3PublicRecord {
+  const seq = record.seq as number;
+  const seed = typeof record.seed === 'string' ? seedFromHex(record.seed) : null;
+  if (seed === null) throw new RedactError('SOURCE_INVALID', `step ${seq} is not a stored stepchain/v3 record with its seed; publish from the original journal, not from a published copy`, { location: { seq } });
+  const values: Record<string, Json> = {};
+  for (const s of SLOTS) if (s in record) values[s] = record[s]!;
+  let c: ReturnType<typeof commitRecord>;
+  try {
+    c = commitRecord(values, seed, { units: true });
+  } catch (e) {
+    throw new RedactError('SOURCE_INVALID', `step ${seq} cannot be committed: ${e instanceof Error ? e.message : String(e)}`, { location: { seq } });
+  }
+  if (c.root !== record.root) {
+    throw new RedactError('SOURCE_INVALID', `step ${seq}'s values do not give its root (ROOT_MISMATCH): the record was not written from these values; nothing is published`, { location: { seq } });
+  }
+
+  // What the policy selects: whole nodes (members, elements, slots) and detector spans inside strings.
+  const { redactions } = redactStep(policy, seq, values, () => new Uint8Array(32), V3_WALK);
+  const rules = rulesForStep(policy, seq, V3_WALK.toolName(values));
+
+  const needles: Redaction[] = [];
+  const declarations: V3Declaration[] = [];
+  const withheld: V3Withheld[] = [];
+  const out: JsonObject = {};
+  const keysOut: Record<string, string> = {};
+  const saltsOut: Record<string, string> = {};
+  let anyWithheld = false;
+  const privateSecret = (path: string, what: string, bytes: Uint8Array): void => {
+    needles.push({ seq, path, rule: what, commitment: '', salt: new Uint8Array(0), value: null, matched: [toHex(bytes), b64u(bytes)], detected: true });
+  };
+
+  for (let j = 0; j < SLOTS.length; j++) {
+    const name = SLOTS[j]!;
+    const units = c.units.filter((u) => u.slot === name);
+    const tree = unitTree(name in record, record[name], units.length);
+    if (tree === null) throw new RedactError('SOURCE_INVALID', `step ${seq}: the units of ${name} do not follow its value`, { location: { seq } });
+    const rule = selected(name, record, units, tree, redactions, rules, needles, seq);
+
+    // A unit is hidden when it or an ancestor is withheld; only the topmost withheld units are markers.
+    const hidden = units.map(() => false);
+    for (const u of units) hidden[u.index] = rule.has(u.index) || (tree.parent[u.index]! >= 0 && hidden[tree.parent[u.index]!]!);
+    for (const u of units) {
+      const p = tree.parent[u.index]!;
+      if (!rule.has(u.index) || (p >= 0 && hidden[p]!)) continue;
+      const chunk = u.kind === 'chunk' ? tree.children[p]!.indexOf(u.index) : undefined;
+      const path = chunk === undefined ? u.path : units[p]!.path;
+      const w: V3Withheld = { seq, path, rule: rule.get(u.index)!, digest: digestOf(u.digest), salt: u.salt, kind: u.kind, ...(chunk === undefined ? {} : { chunk }) };
+      withheld.push(w);
+      declarations.push({ seq, path, rule: w.rule, ...(chunk === undefined ? {} : { chunk }) });
+      privateSecret(u.path, 'withheld salt', u.salt);
+    }
+    const key = c.slots[j]!.key;
+    if (rule.has(0)) {
+      out[name] = { [WITHHELD]: digestOf(c.slots[j]!.digest) };
+      privateSecret(`/${name}`, 'slot key', key);
+      anyWithheld = true;
+      continue;
+    }
+    if (name in record) out[name] = shown(record[name]!, 0, tree, units, rule);
+    if (!hidden.some((h) => h)) {
+      keysOut[name] = b64u(key);
+      continue;
+    }
+    anyWithheld = true;
+    privateSecret(`/${name}`, 'slot key', key);
+    const disclosed = units.filter((u) => !hidden[u.index]);
+    const all = new Uint8Array(16 * disclosed.length);
+    disclosed.forEach((u, k) => all.set(u.salt, 16 * k));
+    saltsOut[name] = b64u(all);
+  }
+
+  for (const m of Object.keys(record)) if (!(SLOTS as readonly string[]).includes(m) && m !== 'seed') out[m] = record[m]!;
+  out.bind = bind;
+  if (anyWithheld) {
+    out.secrets = { keys: keysOut, salts: saltsOut };
+    needles.push({ seq, path: '', rule: 'seed', commitment: '', salt: new Uint8Array(0), value: null, matched: [record.seed as string], detected: true });
+  } else out.secrets = { seed: record.seed! };
+  return { record: out, declarations, withheld, needles };
+}
+
+/**
+ * The units of one slot that the policy withholds, each with its rule: whole nodes the walk selected, the
+ * chunks a detector span touches (the others stay disclosed), and an absent slot a path rule ends at.
+ */
+function selected(
+  name: string, record: JsonObject, units: readonly Unit[], tree: UnitTree, redactions: readonly Redaction[], rules: ReturnType<typeof rulesForStep>, needles: Redaction[], seq: number,
+): Map<number, string> {
+  const byPath = new Map<string, number>();
+  for (const u of units) if (u.kind !== 'chunk') byPath.set(u.path, u.index);
+  const rule = new Map<number, string>(); // unit index → the rule that withholds it
+  const hold = (i: number, r: string): void => {
+    if (!rule.has(i)) rule.set(i, r);
+  };
+  for (const r of redactions) {
+    if (r.path !== `/${name}` && !r.path.startsWith(`/${name}/`)) continue;
+    needles.push(r);
+    const i = byPath.get(r.path);
+    if (i === undefined) throw new RedactError('SOURCE_INVALID', `step ${seq}: the policy selects ${r.path}, which is not a unit of the record (inside a part reference?)`, { location: { seq } });
+    const chunks = tree.children[i]!.filter((k) => units[k]!.kind === 'chunk');
+    if (r.spans && chunks.length > 0 && typeof r.value === 'string') {
+      // The chunks a detector span touches (byte ranges of the escaped text); the others stay disclosed.
+      const off = escapedOffsets(r.value);
+      const ends = stringChunks(r.value)!;
+      let at = 0;
+      const ranges = ends.map((t) => [at, (at += t.length)] as const);
+      for (const [a, b] of r.spans) chunks.forEach((k, n) => {
+        if (ranges[n]![0] < off[b]! && ranges[n]![1] > off[a]!) hold(k, r.rule);
+      });
+    } else hold(i, r.rule);
+  }
+  if (!(name in record)) {
+    // An absent slot a path rule ends at is withheld all the same: the marker stands for the commitment to absence.
+    for (const r of rules) if (r.detectors.length === 0 && r.paths !== null && r.paths.matches(r.paths.step(r.paths.root(), name))) { hold(0, r.id); break; }
+  }
+
+  return rule;
+}
+
+export interface UnitTree {
+  parent: number[];
+  children: number[][];
+}
+
+/**
+ * Each unit's parent and children, by walking the value in the commitment walk's order (record/v3/commit.ts:
+ * the slot member, then members in JCS order of names, elements by index, a long string's chunks; nothing
+ * inside a part reference). Null when the walk meets a different number of units than were committed.
+ */
+export function unitTree(present: boolean, value: Json | undefined, count: number): UnitTree | null {
+  const parent: number[] = [-1];
+  const children: number[][] = [[]];
+  let next = 1;
+  const add = (p: number): number => {
+    const me = next++;
+    parent[me] = p;
+    children[me] = [];
+    children[p]!.push(me);
+    return me;
+  };
+  const visit = (v: Json, p: number): void => {
+    if (typeof v === 'string') {
+      const cs = stringChunks(v);
+      if (cs !== null) for (let k = 0; k < cs.length; k++) add(p);
+      return;
+    }
+    if (v === null || typeof v !== 'object') return;
+    if (Array.isArray(v)) {
+      for (const x of v) visit(x, add(p));
+      return;
+    }
+    const keys = Object.keys(v);
+    if (keys.length === 1 && keys[0] === PART_MARKER) return;
+    for (const k of keys.sort()) visit(v[k]!, add(p));
+  };
+  if (present) visit(value!, 0);
+  return next === count ? { parent, children } : null;
+}
+
+/** A slot's value as shown: withheld members, elements and chunks replaced by markers at their places. */
+function shown(v: Json, i: number, tree: UnitTree, units: readonly Unit[], rule: ReadonlyMap<number, string>): Json {
+  const kids = tree.children[i]!;
+  if (typeof v === 'string') {
+    if (kids.length === 0 || !kids.some((k) => rule.has(k))) return v;
+    return { [CHUNKS]: kids.map((k) => (rule.has(k) ? { [WITHHELD]: digestOf(units[k]!.digest) } : chunkString(stringChunks(v)![kids.indexOf(k)]!))) };
+  }
+  if (v === null || typeof v !== 'object') return v;
+  if (Array.isArray(v)) return v.map((x, n) => (rule.has(kids[n]!) ? { [WITHHELD]: digestOf(units[kids[n]!]!.digest) } : shown(x, kids[n]!, tree, units, rule)));
+  const keys = Object.keys(v);
+  if (keys.length === 1 && keys[0] === PART_MARKER) return v;
+  const o: JsonObject = {};
+  const held: string[] = [];
+  keys.sort().forEach((k, n) => {
+    const u = kids[n]!;
+    if (rule.has(u)) held.push(digestOf(units[u]!.digest));
+    else o[k] = shown(v[k]!, u, tree, units, rule);
+  });
+  if (held.length > 0) o[WITHHELD] = held.sort();
+  return o;
+}
+
+/**
+ * Checks one public record (§13.6 steps 2–4): no private secret, the secrets' shape, every disclosed unit
+ * recomputed from its salt, withheld digests taken as given, R recomputed and compared with `root`. With
+ * `stepHash`, also the step hash from the envelope, `bind` and `root` (the chain verifier does that for a
+ * receipt's lines). Never throws on hostile input.
+ */
+export function checkPublicRecordV3(record: unknown, options: { stepHash?: boolean } = {}): V3RecordProblem[] {
+  const problems: V3RecordProblem[] = [];
+  if (!isObject(record)) return [{ code: 'MARKER_INVALID', field: '', message: 'a public record is a JSON object' }];
+  for (const m of ['seed', 'keys']) {
+    if (m in record) problems.push({ code: 'SECRET_PUBLISHED', field: m, message: `a public record carries "${m}", which opens every unit of the record: a publication carries "secrets" only` });
+  }
+  if (!isDigest(record.root)) problems.push({ code: 'MARKER_INVALID', field: 'root', message: 'root must be a digest' });
+  if (!isDigest(record.bind)) problems.push({ code: 'MARKER_INVALID', field: 'bind', message: 'bind must be a digest' });
+  const sec = record.secrets;
+  let seed: Uint8Array | null = null;
+  let keys: Record<string, unknown> = {};
+  let salts: Record<string, unknown> = {};
+  const secretsBad = (message: string, field = 'secrets'): V3RecordProblem[] => [...problems, { code: 'SECRETS_INVALID', field, message }];
+  if (isObject(sec) && Object.keys(sec).join(',') === 'seed' && typeof sec.seed === 'string' && /^[0-9a-f]{64}$/.test(sec.seed)) seed = hexToBytes(sec.seed);
+  else if (isObject(sec) && Object.keys(sec).sort().join(',') === 'keys,salts' && isObject(sec.keys) && isObject(sec.salts)) {
+    keys = sec.keys;
+    salts = sec.salts;
+    for (const s of [...Object.keys(keys), ...Object.keys(salts)]) if (!SLOTS.includes(s as (typeof SLOTS)[number])) return secretsBad(`secrets names ${JSON.stringify(s)}, which is no slot`);
+    for (const s of Object.keys(keys)) if (s in salts) return secretsBad(`slot ${s} is in both secrets.keys and secrets.salts; a slot is disclosed by one or the other`);
+  } else return secretsBad('secrets must be {"seed": 64 hex} or {"keys": {slot: key}, "salts": {slot: salts}}');
+  if (problems.length > 0) return problems;
+
+  const digests: Uint8Array[] = [];
+  for (let j = 0; j < SLOTS.length; j++) {
+    const name = SLOTS[j]!;
+    const v = record[name] as Json | undefined;
+    const wholeMarker = isObject(v) && WITHHELD in v && !Array.isArray(v[WITHHELD]);
+    if (wholeMarker && (seed !== null || name in keys || name in salts)) {
+      return [{ code: 'SECRETS_INVALID', field: name, path: `/${name}`, message: `the withheld ${name} has secrets of its own in "secrets"; a slot withheld whole has none` }];
+    }
+    let salts0: ReturnType<typeof listedSalts> | null = null;
+    let source: () => Uint8Array | null = () => null;
+    if (!wholeMarker) {
+      if (seed !== null || name in keys) {
+        const key = seed !== null ? slotKey(seed, j) : b64uDecode(keys[name]);
+        if (key === null || key.length !== 16) return [{ code: 'SECRETS_INVALID', field: 'secrets', path: `/keys/${name}`, message: `secrets.keys.${name} must be 16 bytes in base64url` }];
+        if (hasMarker(v)) return [{ code: 'SECRET_PUBLISHED', field: name, path: `/${name}`, message: `${name} withholds a unit but is disclosed by its slot key, which opens that unit: a partly withheld slot is disclosed by the salts of its disclosed units` }];
+        source = derivedSalts(key);
+      } else if (name in salts) {
+        const all = b64uDecode(salts[name]);
+        if (all === null || all.length === 0 || all.length % 16 !== 0) return [{ code: 'SECRETS_INVALID', field: 'secrets', path: `/salts/${name}`, message: `secrets.salts.${name} must be one or more 16-byte salts in base64url` }];
+        source = salts0 = listedSalts(all);
+      } else {
+        return [{ code: 'SECRETS_INVALID', field: name, path: `/${name}`, message: `${name} is shown but "secrets" holds no salt for it: a disclosed value needs its salt, and shown text that no salt binds is not the original record's` }];
+      }
+    }
+    try {
+      digests.push(commitSlot(name, v, source, { public: true }));
+    } catch (e) {
+      if (!(e instanceof CommitError)) throw e;
+      return [{ code: e.code, field: name, path: e.path, message: e.message }];
+    }
+    if (salts0 !== null && salts0.used() !== salts0.total()) {
+      return [{ code: 'SECRETS_INVALID', field: 'secrets', path: `/salts/${name}`, message: `secrets.salts.${name} holds ${salts0.total() - salts0.used()} salts more than ${name} has disclosed units` }];
+    }
+  }
+  const root = digestOf(rootOf(digests));
+  if (root !== record.root) {
+    return [{ code: 'ROOT_MISMATCH', field: 'root', message: `the disclosed values and withheld digests give root ${root}, not the record's ${String(record.root)}: a shown value, name, chunk, order or withheld digest is not the original` }];
+  }
+  if (options.stepHash) {
+    const h = stepHashV3(record.bind as string, (n) => (n in record ? canonicalJson(record[n], { refuseReserved: false }) : undefined));
+    if (h !== record.step_hash) return [{ code: 'HASH_MISMATCH', field: 'step_hash', message: `the envelope, bind and root give step hash ${h}, not ${String(record.step_hash)}` }];
+  }
+  return [];
+}
+
+/** Whether a shown value holds any `$stepchain:` marker (a withheld unit or a chunk list). */
+function hasMarker(v: Json | undefined): boolean {
+  if (v === null || typeof v !== 'object') return false;
+  if (Array.isArray(v)) return v.some(hasMarker);
+  return Object.keys(v).some((k) => k.startsWith('$stepchain:') || hasMarker(v[k]));
+}

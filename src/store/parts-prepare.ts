@@ -1,0 +1,103 @@
+/**
+ * Parts at append (spec/PARTS.md §2): after prepareStep has validated a step of a `stepchain/v3` journal
+ * (so no caller value holds a `$stepchain:` name, and every reference below is the writer's), its content
+ * slots' large values are moved into parts and the slots' canonical texts and idempotency key are made
+ * again from the values with references in place. `meta` and the envelope members (kind, ref) never move.
+ * The parts go to the store before any line that references them, as blobs do. Pure but for the writer's
+ * lookups in the part store.
+ */
+import { canonicalJsonTrusted } from '../canonical/jcs.js';
+import type { Json } from '../canonical/json.js';
+import { PART_THRESHOLD_DEFAULT, type PartPayload } from '../record/v3/parts.js';
+import { PartReader } from '../record/v3/part-reader.js';
+import { PartWriter } from '../record/v3/part-writer.js';
+import type { PartStore } from './parts.js';
+import type { PreparedStep } from './prepare.js';
+
+/** The slots whose values may become parts: every v3 slot but `meta` (design §8.1). */
+export const PART_SLOTS: readonly string[] = ['error', 'input', 'model', 'prompt', 'result', 'tool_call'];
+
+/** A prepared step with its parts substituted, and the new parts it needs stored first. */
+export interface PartedStep {
+  step: PreparedStep;
+  parts: PartPayload[];
+}
+
+export async function substituteParts(step: PreparedStep, writer: PartWriter): Promise<PartedStep> {
+  const slots: Record<string, Json> = {};
+  for (const name of PART_SLOTS) {
+    const text = step.texts[name];
+    // A slot whose text is shorter than the threshold holds nothing that could become a part (every part
+    // is at least the threshold, and base64 media of 1 KiB is longer than the smallest threshold).
+    if (text === undefined || text.length < writer.threshold / 3) continue;
+    slots[name] = step.content[name]!;
+  }
+  if (Object.keys(slots).length === 0) return { step, parts: [] };
+  const { slots: substituted, parts } = await writer.extract(slots);
+  if (parts.length === 0 && Object.keys(substituted).every((k) => substituted[k] === slots[k])) return { step, parts };
+  const content = { ...step.content };
+  const texts: Record<string, string> = { ...step.texts };
+  for (const name of Object.keys(substituted)) {
+    content[name] = substituted[name]!;
+    texts[name] = canonicalJsonTrusted(substituted[name]);
+  }
+  return { step: { ...step, content, texts, key: step.profile.key(texts) }, parts };
+}
+
+/**
+ * A journal's parts, as its append and read paths use them: the store, the writer (made on first use, with
+ * the store's part key) and a reader per read. Journals of v1/v2 have none.
+ */
+export class JournalParts {
+  private writer: Promise<PartWriter> | null = null;
+
+  constructor(
+    readonly store: PartStore,
+    private readonly threshold: number = PART_THRESHOLD_DEFAULT,
+  ) {}
+
+  /** Substitutes parts in prepared v3 steps and stores the new parts (before the caller writes any line). */
+  async prepare(steps: readonly PreparedStep[]): Promise<PreparedStep[]> {
+    if (steps.every((s) => s.profile.version !== 3)) return [...steps];
+    this.writer ??= this.store.key().then((key) => new PartWriter(key, this.store, { threshold: this.threshold }));
+    const writer = await this.writer.catch((e: unknown) => {
+      this.writer = null;
+      throw e;
+    });
+    const out: PreparedStep[] = [];
+    const parts: PartPayload[] = [];
+    for (const s of steps) {
+      if (s.profile.version !== 3) {
+        out.push(s);
+        continue;
+      }
+      const done = await substituteParts(s, writer);
+      out.push(done.step);
+      parts.push(...done.parts);
+    }
+    if (parts.length > 0) await this.store.put(parts);
+    return out;
+  }
+
+  /** Resolves restored records' parts through one reader (each part fetched and checked once per read). */
+  resolver(): <R extends object>(record: R, seq: number) => Promise<R> {
+    const reader = this.reader();
+    return (record, seq) => resolveRecordParts(record, seq, reader);
+  }
+
+  /** A reader over this journal's parts (each part checked once per reader). */
+  reader(deep = false): PartReader {
+    return new PartReader((a, size) => this.store.get(a, size), { deep });
+  }
+}
+
+/** A restored record's content slots with their part references resolved (PARTS.md §9). */
+export async function resolveRecordParts<R extends object>(record: R, seq: number, reader: PartReader): Promise<R> {
+  const fields = record as unknown as Record<string, Json>;
+  for (const name of PART_SLOTS) {
+    const v = fields[name];
+    if (v === null || typeof v !== 'object') continue;
+    fields[name] = await reader.resolve(v, { seq, path: `/${name}` });
+  }
+  return record;
+}
