@@ -6,6 +6,7 @@
  */
 import type { Genesis } from '../record/formats.js';
 import { FORMAT_V2, type RunIdentity } from '../record/v2.js';
+import { FORMAT_V3 } from '../record/v3.js';
 import type { Lineage } from './types.js';
 
 /** Which runs to list: every given member must match (labels: each given label). */
@@ -27,10 +28,10 @@ export interface RunEntry {
   fork_of: string | null;
 }
 
-/** The run entry of a journal, or null when it is not a run journal (format stepchain/v1). */
+/** The run entry of a journal, or null when it is not a run journal (format stepchain/v1; v2 and v3 journals are runs). */
 export function runEntryOf(id: string, genesis: Genesis, lineage: Lineage | null): RunEntry | null {
-  if (genesis.format !== FORMAT_V2) return null;
-  return { id, run_id: genesis.journal_id, created_at: genesis.created_at, run: genesis.run, fork_of: lineage?.parent_journal ?? null };
+  if (genesis.format !== FORMAT_V2 && genesis.format !== FORMAT_V3) return null;
+  return { id, run_id: genesis.journal_id, created_at: genesis.created_at, run: (genesis as { run: RunIdentity }).run, fork_of: lineage?.parent_journal ?? null };
 }
 
 export function matchesRun(entry: RunEntry, filter: RunFilter): boolean {

@@ -40,7 +40,7 @@ export async function listJournals(db: Db, t: Tables): Promise<string[]> {
  */
 export async function listRunMeta(db: Db, t: Tables): Promise<{ id: string; meta: string }[]> {
   const r = await db.query<{ id: string; meta: string }>(
-    `SELECT id, meta FROM ${t.journals} WHERE (meta::jsonb) #>> '{genesis,format}' = 'stepchain/v2' ORDER BY id COLLATE "C"`,
+    `SELECT id, meta FROM ${t.journals} WHERE (meta::jsonb) #>> '{genesis,format}' IN ('stepchain/v2', 'stepchain/v3') ORDER BY id COLLATE "C"`,
   );
   return r.rows;
 }

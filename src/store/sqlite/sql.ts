@@ -35,7 +35,7 @@ export function listJournals(db: Connection): string[] {
 
 /** The id and metadata of every run journal (genesis format stepchain/v2), in one statement. */
 export function listRunMeta(db: Connection): Array<{ id: string; meta: string }> {
-  return stmt(db, `SELECT id, meta FROM journals WHERE json_extract(meta, '$.genesis.format') = 'stepchain/v2' ORDER BY id`).all() as Array<{ id: string; meta: string }>;
+  return stmt(db, `SELECT id, meta FROM journals WHERE json_extract(meta, '$.genesis.format') IN ('stepchain/v2', 'stepchain/v3') ORDER BY id`).all() as Array<{ id: string; meta: string }>;
 }
 
 /** Inserts a journal's row with an empty chain; null when the id is taken (the caller's JOURNAL_EXISTS). */
