@@ -53,10 +53,11 @@ const ALLOWED: Record<string, readonly string[]> = {
   runtime: ['base', 'canonical', 'record', 'chain', 'store'],
   replay: ['base', 'canonical', 'record', 'chain', 'diff', 'store', 'runtime'],
   mcp: ['base', 'canonical', 'record', 'chain', 'store', 'runtime'],
-  cli: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'store/postgres', 'store/sqlite', 'redact', 'proofs', 'parallel', 'runtime', 'replay', 'mcp', 'entry'],
+  cli: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'store/postgres', 'store/sqlite', 'redact', 'proofs', 'parallel', 'runtime', 'replay', 'mcp', 'otel', 'entry'],
   demo: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'redact', 'runtime'],
   page: ['entry'],
-  entry: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'store/postgres', 'store/sqlite', 'redact', 'proofs', 'parallel', 'testing', 'runtime', 'replay', 'mcp'],
+  entry: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'store/postgres', 'store/sqlite', 'redact', 'proofs', 'parallel', 'testing', 'runtime', 'replay', 'mcp', 'otel'],
+  otel: ['base', 'entry'],
   adapters: ['entry'],
 };
 
@@ -130,7 +131,7 @@ describe('the entry points', () => {
   const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { exports: Record<string, unknown>; sideEffects: unknown };
 
   test('package.json names each entry and declares that importing none has side effects', () => {
-    expect(Object.keys(pkg.exports).sort()).toEqual(['.', './ai-sdk', './format', './journal', './langchain', './langgraph', './mcp', './openai-agents', './package.json', './postgres', './sqlite', './testing', './verify']);
+    expect(Object.keys(pkg.exports).sort()).toEqual(['.', './ai-sdk', './format', './journal', './langchain', './langgraph', './mcp', './openai-agents', './otel', './package.json', './postgres', './sqlite', './testing', './verify']);
     expect(pkg.sideEffects).toBe(false);
   });
 

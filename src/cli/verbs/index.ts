@@ -29,4 +29,6 @@ export const VERBS: readonly LazyVerb[] = [
   lazy('continuation', async () => (await import('./run.js')).continuationVerb),
   lazy('runs', async () => (await import('./run.js')).runsVerb),
   lazy('mcp', async () => (await import('./mcp.js')).mcpVerb),
+  lazy('collect', async () => (await import('./otel.js')).collectVerb),
+  lazy('otel-export', async () => (await import('./otel.js')).otelExportVerb),
 ];
