@@ -6,6 +6,7 @@
 import type { StepInput } from '../index.js';
 import { operationOf, parseJson, SpanReader, toolCallsOf, type Operation } from './attributes.js';
 import type { OtelSpan } from './otlp.js';
+import { causalOrder, consumedIds } from './order.js';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
@@ -47,7 +48,12 @@ function otelMeta(span: OtelSpan, reader: SpanReader, withResource: boolean): { 
 const failed = (s: OtelSpan): boolean => s.status.code === 2;
 const errorOf = (s: OtelSpan, r: SpanReader): Json => ({ name: r.string('error.type') ?? 'Error', message: s.status.message });
 
-interface Event { t: bigint; phase: number; id: string; sub: number; step: StepInput }
+/**
+ * A span's records stand together — its start, then its end — and spans are ordered by their end, then their
+ * start, then their id (§5.1). The SDKs stamp a span's start with the wall clock in milliseconds and its end
+ * with a monotonic clock in nanoseconds, so ends order spans that starts would tie.
+ */
+interface Event { t: bigint; s: bigint; id: string; sub: number; step: StepInput }
 
 /** The start and end records of one span inside a run, each with its place in the order. */
 function spanEvents(span: OtelSpan, op: Operation, childRun: string | undefined): Event[] {
@@ -55,7 +61,7 @@ function spanEvents(span: OtelSpan, op: Operation, childRun: string | undefined)
   r.get('gen_ai.operation.name');
   const start = BigInt(span.start_time_unix_nano);
   const endRaw = BigInt(span.end_time_unix_nano);
-  const at = (step: StepInput, end: boolean): Event => (end && endRaw > start ? { t: endRaw, phase: 0, id: span.span_id, sub: 0, step } : { t: start, phase: 1, id: span.span_id, sub: end ? 1 : 0, step });
+  const at = (step: StepInput, end: boolean): Event => ({ t: endRaw > start ? endRaw : start, s: start, id: span.span_id, sub: end ? 1 : 0, step });
   const startId = `${span.span_id}.start`;
   const ts = (end: boolean) => timestampOf(end && endRaw > start ? span.end_time_unix_nano : span.start_time_unix_nano);
   if (op === 'model') {
@@ -99,7 +105,7 @@ function spanEvents(span: OtelSpan, op: Operation, childRun: string | undefined)
 
 function compare(a: Event, b: Event): number {
   if (a.t !== b.t) return a.t < b.t ? -1 : 1;
-  if (a.phase !== b.phase) return a.phase - b.phase;
+  if (a.s !== b.s) return a.s < b.s ? -1 : 1;
   if (a.id !== b.id) return a.id < b.id ? -1 : 1;
   return a.sub - b.sub;
 }
@@ -164,12 +170,15 @@ export function mapTrace(spans: readonly OtelSpan[]): MappedRun[] {
 }
 
 function buildRun(traceId: string, runId: string, own: OtelSpan | null, inside: OtelSpan[], ops: Map<string, Operation>, runOf: Map<string, string>): MappedRun {
-  const events: Event[] = [];
-  for (const s of inside) {
+  const groups = inside.map((s) => {
     const op = ops.get(s.span_id)!;
-    events.push(...spanEvents(s, op, op === 'agent' ? runIdOf(traceId, s.span_id) : undefined));
-  }
-  events.sort(compare);
+    const evs = spanEvents(s, op, op === 'agent' ? runIdOf(traceId, s.span_id) : undefined).sort(compare);
+    const last = evs[evs.length - 1]!.step;
+    const asks = op === 'model' && Array.isArray(last.tool_call) ? (last.tool_call as { id?: unknown }[]).flatMap((c) => (typeof c?.id === 'string' ? [c.id] : [])) : [];
+    const call = op === 'tool' ? (last.tool_call as { call_id?: unknown }) : undefined;
+    return { end: evs[0]!.t, start: evs[0]!.s, id: s.span_id, asks, executes: typeof call?.call_id === 'string' ? call.call_id : undefined, consumes: op === 'model' ? consumedIds(last.prompt as never) : [], evs };
+  });
+  const events = causalOrder(groups).flatMap((g) => g.evs);
   const first = own ?? [...inside].sort((a, b) => (BigInt(a.start_time_unix_nano) < BigInt(b.start_time_unix_nano) ? -1 : 1))[0];
   const startNs = own?.start_time_unix_nano ?? (events[0] === undefined ? '0' : String(events[0].t));
   const endNs = own !== null && BigInt(own.end_time_unix_nano) > BigInt(own.start_time_unix_nano) ? own.end_time_unix_nano : (events.length === 0 ? startNs : String(events[events.length - 1]!.t));
