@@ -4,7 +4,8 @@
  * filled in one appendMany unit, so a run is either absent or whole — and spans that arrive after their
  * trace was written recorded as a late run beside it, never dropped.
  */
-import { startRun, StepchainError, type Store } from '../index.js';
+import { StepchainError } from '../errors.js';
+import type { Store } from '../index.js';
 import { mapTrace, runIdOf, timestampOf, type MappedRun } from './mapping.js';
 import type { OtelSpan } from './otlp.js';
 
@@ -162,7 +163,7 @@ function lateRun(traceId: string, n: number, spans: OtelSpan[]): MappedRun {
  * Creates the run journal and appends all its records in one unit. A run already in the store (a restart
  * re-sent by an exporter's retry) is left as it is: its records are the same spans.
  */
-export async function writeMapped(store: Store, options: Parameters<typeof startRun>[1] & { runId: string; createdAt: string }, steps: MappedRun['steps']): Promise<void> {
+export async function writeMapped(store: Store, options: { runId: string; createdAt: string; agent?: string; conversationId?: string; parentRunId?: string; labels?: Record<string, string> }, steps: MappedRun['steps']): Promise<void> {
   const { runId, createdAt, ...identity } = options;
   let journal;
   try {
