@@ -24,6 +24,9 @@ export interface CollectorOptions {
   onRun?: (run: { runId: string; steps: number; late: boolean }) => void;
 }
 
+/** Traces written at once. */
+const WRITERS = 8;
+
 interface OpenTrace { spans: Map<string, OtelSpan>; firstAt: number; lastAt: number; late: number }
 
 /** A duplicate of a held span: the one that ended last is kept, the smaller text on a tie — so arrival order does not matter. */
@@ -42,7 +45,9 @@ export class SpanCollector {
   private readonly written = new Map<string, { spans: Set<string>; late: number }>();
   private held = 0;
   private timer: NodeJS.Timeout | undefined;
-  private writing: Promise<void> = Promise.resolve();
+  /** Runs being written; each is its own journal, so up to WRITERS are written side by side (a create waits on its fsyncs). */
+  private readonly writing = new Set<Promise<void>>();
+  private readonly queue: Array<() => Promise<void>> = [];
   private closed = false;
   readonly settleMs: number;
   readonly maxOpenMs: number;
@@ -110,10 +115,22 @@ export class SpanCollector {
     done.late = t.late;
     this.written.set(traceId, done);
     const runs = t.late === 0 ? mapTrace(spans) : [lateRun(traceId, t.late, spans)];
-    this.writing = this.writing.then(async () => {
+    this.queue.push(async () => {
       for (const run of runs) await this.writeRun(run, t.late > 0);
       this.held -= spans.length;
     });
+    this.pump();
+  }
+
+  private pump(): void {
+    while (this.writing.size < WRITERS && this.queue.length > 0) {
+      const job = this.queue.shift()!;
+      const p: Promise<void> = job().finally(() => {
+        this.writing.delete(p);
+        this.pump();
+      });
+      this.writing.add(p);
+    }
   }
 
   private async writeRun(run: MappedRun, late: boolean): Promise<void> {
@@ -131,7 +148,7 @@ export class SpanCollector {
   /** Writes every trace held now, settled or not, and waits for the writes. */
   async flush(): Promise<void> {
     for (const id of [...this.open.keys()]) this.writeTrace(id);
-    await this.writing;
+    while (this.writing.size > 0) await Promise.all([...this.writing]);
   }
 
   /** Stops taking spans, writes everything held, waits. */
