@@ -14,7 +14,7 @@ export interface CollectorOptions {
   settleMs?: number;
   /** A trace still open this long after its first span is written as it is (ms). Default 300000. */
   maxOpenMs?: number;
-  /** A trace holding this many spans is written at once; more spans are late. Default 1500 (a run is one appendMany). */
+  /** A trace holding this many spans is written at once; more spans are late. Default 1500, at most 2000 (a run is one appendMany). */
   maxSpansPerTrace?: number;
   /** Spans held in all, beyond which `accept` refuses (the sender retries later). Default 200000. */
   maxHeldSpans?: number;
@@ -58,7 +58,8 @@ export class SpanCollector {
   constructor(readonly store: Store, private readonly options: CollectorOptions = {}) {
     this.settleMs = options.settleMs ?? 2000;
     this.maxOpenMs = options.maxOpenMs ?? 300_000;
-    this.maxSpansPerTrace = options.maxSpansPerTrace ?? 1500;
+    // A run is written as one appendMany unit, which holds up to 4096 records (FILE-STORE.md §9): 2 per span, 2 more.
+    this.maxSpansPerTrace = Math.max(1, Math.min(options.maxSpansPerTrace ?? 1500, 2000));
     this.maxHeldSpans = options.maxHeldSpans ?? 200_000;
   }
 

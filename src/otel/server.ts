@@ -5,6 +5,7 @@
  * changes nothing; an accepted one is answered 200 at once (writing happens after, never blocking the sender).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { timingSafeEqual } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import { SpanCollector, type CollectorOptions } from './collector.js';
 import { OtlpError, spansOfJson, spansOfProtobuf } from './otlp.js';
@@ -67,7 +68,13 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
   const collector = new SpanCollector(options.store, options);
   const maxBody = options.maxBodyBytes ?? 8 * 1024 * 1024;
   const maxInflated = options.maxInflatedBytes ?? 32 * 1024 * 1024;
-  const expected = options.token === undefined ? undefined : `Bearer ${options.token}`;
+  const expected = options.token === undefined ? undefined : Buffer.from(`Bearer ${options.token}`);
+  // Compared in constant time, so the answer's timing does not reveal how much of a guess was right.
+  const authorized = (header: string | undefined): boolean => {
+    if (expected === undefined) return true;
+    const given = Buffer.from(header ?? '');
+    return given.length === expected.length && timingSafeEqual(given, expected);
+  };
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
@@ -75,7 +82,7 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
     const path = (req.url ?? '').split('?')[0];
     if (path !== '/v1/traces') return fail(res, 404, encoding, 5, `${path ?? ''} is not served here: traces go to POST /v1/traces`);
     if (req.method !== 'POST') return fail(res, 405, encoding, 12, 'only POST is accepted at /v1/traces', { allow: 'POST' });
-    if (expected !== undefined && req.headers.authorization !== expected) {
+    if (!authorized(req.headers.authorization)) {
       req.resume();
       return fail(res, 401, encoding, 16, 'a bearer token is required (Authorization: Bearer <token>)');
     }
