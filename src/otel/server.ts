@@ -64,6 +64,51 @@ function readBody(req: IncomingMessage, max: number): Promise<Buffer | 'too-larg
   });
 }
 
+interface Handling { collector: SpanCollector; maxBody: number; maxInflated: number; authorized: (header: string | undefined) => boolean }
+
+/** One request to its answer (the module comment): nothing is kept from a request that fails. */
+async function handle(req: IncomingMessage, res: ServerResponse, ctx: Handling): Promise<void> {
+  const { collector, maxBody, maxInflated, authorized } = ctx;
+  const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  const encoding: Encoding = type === 'application/json' ? 'json' : 'protobuf';
+  const path = (req.url ?? '').split('?')[0];
+  if (path !== '/v1/traces') return fail(res, 404, encoding, 5, `${path ?? ''} is not served here: traces go to POST /v1/traces`);
+  if (req.method !== 'POST') return fail(res, 405, encoding, 12, 'only POST is accepted at /v1/traces', { allow: 'POST' });
+  if (!authorized(req.headers.authorization)) {
+    req.resume();
+    return fail(res, 401, encoding, 16, 'a bearer token is required (Authorization: Bearer <token>)');
+  }
+  if (type !== 'application/json' && type !== 'application/x-protobuf') {
+    req.resume();
+    return fail(res, 415, encoding, 3, `content-type ${JSON.stringify(type)} is not OTLP: send application/x-protobuf or application/json`);
+  }
+  let body = await readBody(req, maxBody);
+  if (body === 'too-large') return fail(res, 413, encoding, 8, `the request is over ${maxBody} bytes: export smaller batches`);
+  const contentEncoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
+  if (contentEncoding === 'gzip') {
+    try {
+      body = gunzipSync(body, { maxOutputLength: maxInflated });
+    } catch (e) {
+      const big = e instanceof RangeError || (e as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE';
+      return big ? fail(res, 413, encoding, 8, `the request inflates past ${maxInflated} bytes`) : fail(res, 400, encoding, 3, 'the gzip body does not inflate');
+    }
+  } else if (contentEncoding !== 'identity') {
+    return fail(res, 415, encoding, 3, `content-encoding ${JSON.stringify(contentEncoding)} is not supported: gzip or none`);
+  }
+  let spans;
+  try {
+    spans = encoding === 'json' ? spansOfJson(body.toString('utf8')) : spansOfProtobuf(body);
+  } catch (e) {
+    if (e instanceof OtlpError || e instanceof RangeError) return fail(res, 400, encoding, 3, e.message);
+    throw e;
+  }
+  if (!collector.hasRoomFor(spans.length)) return fail(res, 503, encoding, 14, 'the receiver holds as many spans as it may: retry later', { 'retry-after': '5' });
+  collector.accept(spans);
+  const ok = encoding === 'json' ? Buffer.from('{}') : Buffer.from(encodeProtobufResponse());
+  res.writeHead(200, { 'content-type': encoding === 'json' ? 'application/json' : 'application/x-protobuf', 'content-length': String(ok.length) });
+  res.end(ok);
+}
+
 export async function startReceiver(options: ReceiverOptions): Promise<Receiver> {
   const collector = new SpanCollector(options.store, options);
   const maxBody = options.maxBodyBytes ?? 8 * 1024 * 1024;
@@ -76,49 +121,8 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
     return given.length === expected.length && timingSafeEqual(given, expected);
   };
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-    const encoding: Encoding = type === 'application/json' ? 'json' : 'protobuf';
-    const path = (req.url ?? '').split('?')[0];
-    if (path !== '/v1/traces') return fail(res, 404, encoding, 5, `${path ?? ''} is not served here: traces go to POST /v1/traces`);
-    if (req.method !== 'POST') return fail(res, 405, encoding, 12, 'only POST is accepted at /v1/traces', { allow: 'POST' });
-    if (!authorized(req.headers.authorization)) {
-      req.resume();
-      return fail(res, 401, encoding, 16, 'a bearer token is required (Authorization: Bearer <token>)');
-    }
-    if (type !== 'application/json' && type !== 'application/x-protobuf') {
-      req.resume();
-      return fail(res, 415, encoding, 3, `content-type ${JSON.stringify(type)} is not OTLP: send application/x-protobuf or application/json`);
-    }
-    let body = await readBody(req, maxBody);
-    if (body === 'too-large') return fail(res, 413, encoding, 8, `the request is over ${maxBody} bytes: export smaller batches`);
-    const contentEncoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
-    if (contentEncoding === 'gzip') {
-      try {
-        body = gunzipSync(body, { maxOutputLength: maxInflated });
-      } catch (e) {
-        const big = e instanceof RangeError || (e as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE';
-        return big ? fail(res, 413, encoding, 8, `the request inflates past ${maxInflated} bytes`) : fail(res, 400, encoding, 3, 'the gzip body does not inflate');
-      }
-    } else if (contentEncoding !== 'identity') {
-      return fail(res, 415, encoding, 3, `content-encoding ${JSON.stringify(contentEncoding)} is not supported: gzip or none`);
-    }
-    let spans;
-    try {
-      spans = encoding === 'json' ? spansOfJson(body.toString('utf8')) : spansOfProtobuf(body);
-    } catch (e) {
-      if (e instanceof OtlpError || e instanceof RangeError) return fail(res, 400, encoding, 3, e.message);
-      throw e;
-    }
-    if (!collector.hasRoomFor(spans.length)) return fail(res, 503, encoding, 14, 'the receiver holds as many spans as it may: retry later', { 'retry-after': '5' });
-    collector.accept(spans);
-    const ok = encoding === 'json' ? Buffer.from('{}') : Buffer.from(encodeProtobufResponse());
-    res.writeHead(200, { 'content-type': encoding === 'json' ? 'application/json' : 'application/x-protobuf', 'content-length': String(ok.length) });
-    res.end(ok);
-  }
-
   const server: Server = createServer((req, res) => {
-    handle(req, res).catch((e: unknown) => {
+    handle(req, res, { collector, maxBody, maxInflated, authorized }).catch((e: unknown) => {
       options.log?.(`internal error: ${e instanceof Error ? e.message : String(e)}`);
       if (!res.headersSent) fail(res, 500, 'json', 13, 'internal error');
       else res.destroy();
