@@ -131,7 +131,7 @@ function bundle(entryPoints, chunkDir, plugins) {
     // Errors and --debug stacks point at src/ (main.ts turns source maps on for --debug).
     sourcemap: 'linked',
     sourcesContent: false,
-    external: ['tar-stream', '@peculiar/*', 'asn1js'],
+    external: ['tar-stream', '@peculiar/*', 'asn1js', 'protobufjs', 'protobufjs/*'],
     plugins: [keepPoolOutside, nativeHashOnly, ...plugins],
     // Readable rather than small, as the page: the code a user runs is the code in src/, concatenated.
     minify: false,

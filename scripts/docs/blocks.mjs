@@ -114,6 +114,11 @@ export function makeWorkdir(prefix = 'stepchain-docs-') {
   const shim = join(bin, 'stepchain');
   writeFileSync(shim, `#!/bin/sh\nexec "${process.execPath}" "${CLI}" "$@"\n`);
   chmodSync(shim, 0o755);
+  // `python` is the test environment's (docs/otel.md runs a Python agent): $STEPCHAIN_PYTHON, else <repo>/.venv.
+  const python = process.env.STEPCHAIN_PYTHON ?? join(ROOT, '.venv/bin/python');
+  const pyShim = join(bin, 'python');
+  writeFileSync(pyShim, `#!/bin/sh\nexec "${python}" "$@"\n`);
+  chmodSync(pyShim, 0o755);
   return dir;
 }
 

@@ -33,4 +33,6 @@ export const VERBS: readonly LazyVerb[] = [
   lazy('runs', async () => (await import('./run.js')).runsVerb),
   lazy('prune', async () => (await import('./retention.js')).pruneVerb),
   lazy('mcp', async () => (await import('./mcp.js')).mcpVerb),
+  lazy('collect', async () => (await import('./otel.js')).collectVerb),
+  lazy('otel-export', async () => (await import('./otel.js')).otelExportVerb),
 ];
