@@ -8,6 +8,7 @@
  *
  * Pure (no Node imports): the chain verifier runs `ErasureLedger`, a writer runs `eraseUnit`.
  */
+import { StepchainError } from '../../errors.js';
 import { canonicalJsonTrusted } from '../../canonical/jcs.js';
 import { RESERVED_PREFIX } from '../../canonical/limits.js';
 import { digestUtf8, toHex } from '../../canonical/sha256.js';
@@ -41,13 +42,16 @@ const DIGEST_RE = /^sha256:[0-9a-f]{64}$/;
 const STEP_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
 const isObj = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
-export class ErasureError extends Error {
+export type ErasureErrorCode = 'ERASURE_TARGET_INVALID' | 'ERASURE_MISMATCH' | 'MARKER_INVALID' | 'ROOT_MISMATCH' | 'SEALED_INVALID';
+
+/** Why an erasure could not be made or a sealed record cannot be read; nothing was written. */
+export class ErasureError extends StepchainError<ErasureErrorCode> {
   constructor(
-    readonly code: 'ERASURE_TARGET_INVALID' | 'ERASURE_MISMATCH' | 'MARKER_INVALID' | 'ROOT_MISMATCH' | 'SEALED_INVALID',
+    code: ErasureErrorCode,
     message: string,
     readonly path?: string,
   ) {
-    super(message);
+    super(code, message, path === undefined ? {} : { location: { path } });
     this.name = 'ErasureError';
   }
 }
