@@ -41,8 +41,8 @@ export interface ErasureOutcome {
 
 const STALE_MS = 10_000;
 
-/** Test-only: STEPCHAIN_TEST_ERASE_FAULT=after-record|after-temp kills the process there (a real SIGKILL). */
-function fault(point: 'after-record' | 'after-temp'): void {
+/** Test-only: STEPCHAIN_TEST_ERASE_FAULT=after-record|after-rewrite kills the process there (a real SIGKILL). */
+function fault(point: 'after-record' | 'after-rewrite'): void {
   if (process.env.STEPCHAIN_TEST_ERASE_FAULT !== point) return;
   writeSync(2, `stepchain-erase-fault ${point}\n`);
   process.kill(process.pid, 'SIGKILL');
@@ -109,7 +109,7 @@ async function completeErasure(paths: JournalPaths, stepId: string, t: ErasureIn
     const erased = eraseUnit(record, t.path, stepId, t.digest);
     lines[i] = erased.line.slice(0, -1);
     await writeFileAtomic(file, lines.join('\n'), { fsyncFile: true, fsyncDir: true });
-    fault('after-temp');
+    fault('after-rewrite');
     return await deleteUnreferencedParts(paths, erased.parts);
   } finally {
     await lock.release();
