@@ -53,10 +53,11 @@ const ALLOWED: Record<string, readonly string[]> = {
   runtime: ['base', 'canonical', 'record', 'chain', 'store'],
   replay: ['base', 'canonical', 'record', 'chain', 'diff', 'store', 'runtime'],
   mcp: ['base', 'canonical', 'record', 'chain', 'store', 'runtime'],
-  cli: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'store/postgres', 'store/sqlite', 'redact', 'proofs', 'parallel', 'runtime', 'replay', 'mcp', 'entry'],
+  erase: ['base', 'canonical', 'record', 'chain', 'store', 'store/file'],
+  cli: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'store/postgres', 'store/sqlite', 'redact', 'proofs', 'parallel', 'runtime', 'replay', 'mcp', 'erase', 'entry'],
   demo: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'redact', 'runtime'],
   page: ['entry'],
-  entry: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'store/postgres', 'store/sqlite', 'redact', 'proofs', 'parallel', 'testing', 'runtime', 'replay', 'mcp'],
+  entry: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'store/postgres', 'store/sqlite', 'redact', 'proofs', 'parallel', 'testing', 'runtime', 'replay', 'mcp', 'erase'],
   adapters: ['entry'],
 };
 
@@ -130,7 +131,7 @@ describe('the entry points', () => {
   const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { exports: Record<string, unknown>; sideEffects: unknown };
 
   test('package.json names each entry and declares that importing none has side effects', () => {
-    expect(Object.keys(pkg.exports).sort()).toEqual(['.', './ai-sdk', './format', './journal', './langchain', './langgraph', './mcp', './openai-agents', './package.json', './postgres', './sqlite', './testing', './verify']);
+    expect(Object.keys(pkg.exports).sort()).toEqual(['.', './ai-sdk', './erase', './format', './journal', './langchain', './langgraph', './mcp', './openai-agents', './package.json', './postgres', './sqlite', './testing', './verify']);
     expect(pkg.sideEffects).toBe(false);
   });
 

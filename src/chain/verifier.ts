@@ -17,7 +17,7 @@ import type { BlobRef } from '../record/markers.js';
 import type { JournalFormat } from '../record/profile.js';
 import { FORMAT_V3 } from '../record/v3.js';
 import { deepCheckLine } from '../record/v3/deep.js';
-import { ErasureLedger } from '../record/v3/erasure.js';
+import { ErasureLedger } from '../record/v3/erasure-ledger.js';
 import { checkLine, decodeLine, lineTooLong, type LineFacts, type LineProblem } from './line.js';
 import { LinkChecker } from './links.js';
 import { ProblemList } from './problems.js';
