@@ -66,6 +66,7 @@ async function aiSdkAgent(root, format) {
     },
   });
   const started = process.hrtime.bigint();
+  const cpu0 = process.cpuUsage();
   const result = await generateText({
     model: wrapLanguageModel({ model: mock, middleware: stepchainMiddleware(run) }),
     tools: recordTools(run, { fetch_page: fetchPage }),
@@ -74,6 +75,7 @@ async function aiSdkAgent(root, format) {
     prompt: 'Read the pages one by one and summarize them.',
   });
   const ms = Number(process.hrtime.bigint() - started) / 1e6;
+  const cpu = process.cpuUsage(cpu0);
   await run.close();
   growth.push(bytesUnder(dir));
   // Distinct content: the last prompt holds every message of the conversation once; plus the answer.
@@ -81,7 +83,7 @@ async function aiSdkAgent(root, format) {
   const distinct = utf8(JSON.stringify(last)) + utf8(result.text);
   const journal = bytesUnder(dir);
   const receipt = await receiptBytes(store, 'agent', root);
-  return { journal, receipt, distinct, growth, msPerTurn: ms / TURNS };
+  return { journal, receipt, distinct, growth, msPerTurn: ms / TURNS, cpuPerTurn: (cpu.user + cpu.system) / 1000 / TURNS };
 }
 
 async function receiptBytes(store, id, root) {
@@ -119,8 +121,11 @@ function jsonlAgent(root, format) {
   writeFileSync(file, lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
   execFileSync(process.execPath, [CLI, 'init', dir, '--format', format.slice('stepchain/'.length)], { stdio: 'ignore' });
   const started = process.hrtime.bigint();
-  execFileSync(process.execPath, [CLI, 'append', dir, '--jsonl', '--file', file], { stdio: 'ignore', maxBuffer: 1 << 26 });
+  // The child's CPU time: user + system of the whole append process, from the shell's `times`.
+  const times = execFileSync('/bin/sh', ['-c', `"$0" "$1" append "$2" --jsonl --file "$3" >/dev/null 2>&1; times`, process.execPath, CLI, dir, file], { encoding: 'utf8' });
   const ms = Number(process.hrtime.bigint() - started) / 1e6;
+  const child = times.trim().split('\n').pop().trim().split(/\s+/).map((t) => { const m = /^(\d+)m([\d.]+)s$/.exec(t); return m ? Number(m[1]) * 60 + Number(m[2]) : 0; });
+  const cpuPerTurn = ((child[0] ?? 0) + (child[1] ?? 0)) * 1000 / TURNS;
   const distinct = utf8(JSON.stringify(messages)) + utf8(answer);
   const journal = bytesUnder(dir);
   let receipt;
@@ -130,7 +135,7 @@ function jsonlAgent(root, format) {
   } catch (e) {
     receipt = 'not exported';
   }
-  return { journal, receipt, distinct, msPerTurn: ms / TURNS };
+  return { journal, receipt, distinct, msPerTurn: ms / TURNS, cpuPerTurn };
 }
 
 /** A 200 KB image sent with the user's message, so in every one of five model calls' prompts. */
@@ -190,12 +195,12 @@ async function main() {
   const L = [];
   L.push(`## Parts: journals that grow with what is new (issue 33, bench/v3-storage.mjs${quick ? ' --quick' : ''})`);
   L.push('');
-  L.push(`${TURNS} turns; each turn a model call whose prompt holds the whole conversation so far, a tool call, and a tool result of 100 KB (different every turn). File store, fsync none, Node ${process.version}, one run. "Distinct" is the bytes of the conversation's messages once (the last prompt) plus the answer. Growth: journal bytes added per turn, mean of the first five and of the last five turns.`);
+  L.push(`${TURNS} turns; each turn a model call whose prompt holds the whole conversation so far, a tool call, and a tool result of 100 KB (different every turn). File store, fsync none, Node ${process.version}, one run. "Distinct" is the bytes of the conversation's messages once (the last prompt) plus the answer. Growth: journal bytes added per turn, mean of the first five and of the last five turns. Time per turn: the agent's run (AI SDK: in process, the tool's directory walk for the growth column included) or the whole \`append --jsonl\` process (its CPU time from the shell's \`times\`), divided by the turns; the machine is shared (2 cores, 8 helpers), so wall times are loose and CPU times the ones to compare; the --jsonl input itself holds every prompt whole, so its parsing grows with the square of the turns in both formats.`);
   L.push('');
-  L.push('| path | format | distinct | journal | ÷ distinct | receipt | ÷ distinct | growth, turns 1–5 | growth, last 5 | ms per turn |');
-  L.push('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+  L.push('| path | format | distinct | journal | ÷ distinct | receipt | ÷ distinct | growth, turns 1–5 | growth, last 5 | wall ms per turn | CPU ms per turn |');
+  L.push('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const r of rows) {
-    L.push(`| ${r.path} | ${r.format} | ${mb(r.distinct)} | ${mb(r.journal)} | ${x(r.journal, r.distinct)} | ${mb(r.receipt)} | ${x(r.receipt, r.distinct)} | ${r.firstGrowth === undefined ? '–' : kb(r.firstGrowth)} | ${r.lastGrowth === undefined ? '–' : kb(r.lastGrowth)} | ${r.msPerTurn.toFixed(1)} |`);
+    L.push(`| ${r.path} | ${r.format} | ${mb(r.distinct)} | ${mb(r.journal)} | ${x(r.journal, r.distinct)} | ${mb(r.receipt)} | ${x(r.receipt, r.distinct)} | ${r.firstGrowth === undefined ? '–' : kb(r.firstGrowth)} | ${r.lastGrowth === undefined ? '–' : kb(r.lastGrowth)} | ${r.msPerTurn.toFixed(1)} | ${r.cpuPerTurn.toFixed(1)} |`);
   }
   L.push('');
   L.push('A 200 KB PNG sent with the user\'s message, so in each of five model calls\' prompts (AI SDK adapter):');

@@ -170,7 +170,7 @@ export class Progress {
  * progress without the library knowing about terminals.
  */
 export function countingSource(source: ChainSource, progress: Progress): ChainSource {
-  return {
+  const counted: ChainSource = {
     genesis: source.genesis,
     head: () => source.head(),
     blob: (digest) => source.blob(digest),
@@ -181,6 +181,9 @@ export function countingSource(source: ChainSource, progress: Progress): ChainSo
       }
     },
   };
+  // A stepchain/v3 journal's parts travel with it: the receipt writer carries each once (PARTS.md §8).
+  const parts = (source as { parts?: unknown }).parts;
+  return parts === undefined || parts === null ? counted : Object.assign(counted, { parts });
 }
 
 /**

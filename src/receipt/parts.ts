@@ -57,6 +57,8 @@ export function partListOf(m: { [member: string]: unknown }): PartEntry[] {
 
 /** Every reference in a stored line's part slots, with its JSON Pointer (a line that does not parse has none). */
 function lineRefs(text: string): Array<{ ref: PartRef; path: string }> {
+  // No reference's member name in the line (JCS writes it as this exact text): no second parse.
+  if (!text.includes('"$stepchain:part"')) return [];
   let record: Record<string, Json>;
   try {
     record = JSON.parse(text) as Record<string, Json>;

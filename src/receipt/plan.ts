@@ -74,7 +74,9 @@ export async function planReceipt(input: ReceiptWriterInput): Promise<ReceiptPla
   const privateKey = input.sign === undefined ? null : parsePrivateKey(input.sign);
   const measured = await new ChainMeasure(input).run();
   const blobList: BlobEntry[] = [...measured.blobs.entries()].map(([digest, size]) => ({ digest, size })).sort((a, b) => (a.digest < b.digest ? -1 : 1));
-  const partList = input.parts ? await collectParts(input.lines(), from, to, input.parts) : [];
+  // A v3 journal without a part source still has its references checked: a receipt missing its parts is never written.
+  const partSource = input.parts ?? (input.genesis.format === 'stepchain/v3' ? async () => null : null);
+  const partList = partSource ? await collectParts(input.lines(), from, to, partSource) : [];
   const entries = 2 + measured.chain.length + blobList.length + partList.length;
   if (entries > MAX_ENTRIES) throw new ReceiptError('LIMIT_EXCEEDED', `the receipt would hold ${entries} entries; a verifier accepts at most ${MAX_ENTRIES}`, { hint: 'export a shorter range' });
   for (const b of blobList) await fetchBlob(input, b);

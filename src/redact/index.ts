@@ -25,3 +25,7 @@ export { planCommittedPublication, type CommittedPublication, type WithheldSlot 
 export { COMMITTED_PUBLICATION_FORMAT, publicationDefect, type PublicationBlock } from './publication.js';
 export { openSlot, verifyOpening, openingDefect, SLOT_OPENING_FORMAT, type SlotOpening, type OpeningReport } from './opening.js';
 export { viewSlots, printablePointer } from './unbound.js';
+export { planV3Publication, type V3Publication } from './v3-publish.js';
+export { publicRecordV3, checkPublicRecordV3, compareV3Declarations, type V3Declaration, type V3Withheld, type V3PublicRecord, type V3RecordProblem } from './v3-public.js';
+export { openUnitV3, verifyUnitOpening, UNIT_OPENING_FORMAT, type UnitOpening, type UnitOpeningReport } from './v3-opening.js';
+export { COMMITTED_PUBLICATION_FORMAT_V3 } from './publication.js';

@@ -150,33 +150,7 @@ export function publicRecordV3(record: JsonObject, bind: string, policy: Policy)
     const units = c.units.filter((u) => u.slot === name);
     const tree = unitTree(name in record, record[name], units.length);
     if (tree === null) throw new RedactError('SOURCE_INVALID', `step ${seq}: the units of ${name} do not follow its value`, { location: { seq } });
-    const byPath = new Map<string, number>();
-    for (const u of units) if (u.kind !== 'chunk') byPath.set(u.path, u.index);
-    const rule = new Map<number, string>(); // unit index → the rule that withholds it
-    const hold = (i: number, r: string): void => {
-      if (!rule.has(i)) rule.set(i, r);
-    };
-    for (const r of redactions) {
-      if (r.path !== `/${name}` && !r.path.startsWith(`/${name}/`)) continue;
-      needles.push(r);
-      const i = byPath.get(r.path);
-      if (i === undefined) throw new RedactError('SOURCE_INVALID', `step ${seq}: the policy selects ${r.path}, which is not a unit of the record (inside a part reference?)`, { location: { seq } });
-      const chunks = tree.children[i]!.filter((k) => units[k]!.kind === 'chunk');
-      if (r.spans && chunks.length > 0 && typeof r.value === 'string') {
-        // The chunks a detector span touches (byte ranges of the escaped text); the others stay disclosed.
-        const off = escapedOffsets(r.value);
-        const ends = stringChunks(r.value)!;
-        let at = 0;
-        const ranges = ends.map((t) => [at, (at += t.length)] as const);
-        for (const [a, b] of r.spans) chunks.forEach((k, n) => {
-          if (ranges[n]![0] < off[b]! && ranges[n]![1] > off[a]!) hold(k, r.rule);
-        });
-      } else hold(i, r.rule);
-    }
-    if (!(name in record)) {
-      // An absent slot a path rule ends at is withheld all the same: the marker stands for the commitment to absence.
-      for (const r of rules) if (r.detectors.length === 0 && r.paths !== null && r.paths.matches(r.paths.step(r.paths.root(), name))) { hold(0, r.id); break; }
-    }
+    const rule = selected(name, record, units, tree, redactions, rules, needles, seq);
 
     // A unit is hidden when it or an ancestor is withheld; only the topmost withheld units are markers.
     const hidden = units.map(() => false);
@@ -220,7 +194,45 @@ export function publicRecordV3(record: JsonObject, bind: string, policy: Policy)
   return { record: out, declarations, withheld, needles };
 }
 
-interface UnitTree {
+/**
+ * The units of one slot that the policy withholds, each with its rule: whole nodes the walk selected, the
+ * chunks a detector span touches (the others stay disclosed), and an absent slot a path rule ends at.
+ */
+function selected(
+  name: string, record: JsonObject, units: readonly Unit[], tree: UnitTree, redactions: readonly Redaction[], rules: ReturnType<typeof rulesForStep>, needles: Redaction[], seq: number,
+): Map<number, string> {
+  const byPath = new Map<string, number>();
+  for (const u of units) if (u.kind !== 'chunk') byPath.set(u.path, u.index);
+  const rule = new Map<number, string>(); // unit index → the rule that withholds it
+  const hold = (i: number, r: string): void => {
+    if (!rule.has(i)) rule.set(i, r);
+  };
+  for (const r of redactions) {
+    if (r.path !== `/${name}` && !r.path.startsWith(`/${name}/`)) continue;
+    needles.push(r);
+    const i = byPath.get(r.path);
+    if (i === undefined) throw new RedactError('SOURCE_INVALID', `step ${seq}: the policy selects ${r.path}, which is not a unit of the record (inside a part reference?)`, { location: { seq } });
+    const chunks = tree.children[i]!.filter((k) => units[k]!.kind === 'chunk');
+    if (r.spans && chunks.length > 0 && typeof r.value === 'string') {
+      // The chunks a detector span touches (byte ranges of the escaped text); the others stay disclosed.
+      const off = escapedOffsets(r.value);
+      const ends = stringChunks(r.value)!;
+      let at = 0;
+      const ranges = ends.map((t) => [at, (at += t.length)] as const);
+      for (const [a, b] of r.spans) chunks.forEach((k, n) => {
+        if (ranges[n]![0] < off[b]! && ranges[n]![1] > off[a]!) hold(k, r.rule);
+      });
+    } else hold(i, r.rule);
+  }
+  if (!(name in record)) {
+    // An absent slot a path rule ends at is withheld all the same: the marker stands for the commitment to absence.
+    for (const r of rules) if (r.detectors.length === 0 && r.paths !== null && r.paths.matches(r.paths.step(r.paths.root(), name))) { hold(0, r.id); break; }
+  }
+
+  return rule;
+}
+
+export interface UnitTree {
   parent: number[];
   children: number[][];
 }
@@ -230,7 +242,7 @@ interface UnitTree {
  * the slot member, then members in JCS order of names, elements by index, a long string's chunks; nothing
  * inside a part reference). Null when the walk meets a different number of units than were committed.
  */
-function unitTree(present: boolean, value: Json | undefined, count: number): UnitTree | null {
+export function unitTree(present: boolean, value: Json | undefined, count: number): UnitTree | null {
   const parent: number[] = [-1];
   const children: number[][] = [[]];
   let next = 1;

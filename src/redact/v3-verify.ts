@@ -66,17 +66,21 @@ export class V3PublicationChecks {
     return out;
   }
 
-  line(line: VerifiedLine, extra: ProblemList<PublishedProblemCode>): void {
+  /**
+   * Checks a line that passed isV3PublicLine; false when it is no public-form record after all (its top level
+   * has no `bind` and `secrets`: the prefilter matched text inside a value), and the caller treats it as any line.
+   */
+  line(line: VerifiedLine, extra: ProblemList<PublishedProblemCode>): boolean {
     const seq = line.seq!;
     const loc = { ...(line.file ? { file: line.file } : {}), line: line.line, seq };
     let record: unknown;
     try {
       record = JSON.parse(line.text);
     } catch {
-      return; // a line with a seq scanned as canonical JSON: cannot happen
+      return false; // a line with a seq scanned as canonical JSON: cannot happen
     }
+    if (!isObject(record) || !('bind' in record) || !('secrets' in record) || record.v !== 3) return false;
     for (const p of checkPublicRecordV3(record)) extra.add(p.code, `seq ${seq}: ${p.message}`, { ...loc, field: p.field, ...(p.path ? { path: p.path } : {}) });
-    if (!isObject(record)) return;
 
     // The withheld places this record shows: single units (slot, element, chunk) and per object its list.
     const places = new Set<string>();
@@ -131,6 +135,7 @@ export class V3PublicationChecks {
         extra.add('REDACTION_UNDECLARED', `the object at seq ${seq}, ${path} withholds ${l.n} member(s) but the manifest declares ${l.declared}`, { ...loc, field: path.split('/')[1]!, path });
       }
     }
+    return true;
   }
 }
 

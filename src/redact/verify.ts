@@ -179,9 +179,8 @@ class PublicationChecks {
     if (this.locate?.step && line.seq === this.locate.seq) this.locatedLine = line.text;
     // A v3 public-form record is checked deep whatever the manifest says: its fast tier takes `bind` as
     // given, so without this check nothing would bind what it shows (a publication stripped of its members).
-    if (isV3PublicLine(line.text)) {
+    if (isV3PublicLine(line.text) && this.v3.line(line, this.extra)) {
       this.publishedContent = true;
-      this.v3.line(line, this.extra);
       return;
     }
     if (this.publication) this.publicForm(line);

@@ -6,6 +6,7 @@
 import { genesisHash } from '../record/index.js';
 import { ChainVerifier } from '../chain/verifier.js';
 import { blobDefect } from '../record/blobs.js';
+import { partsOfJournal } from './parts-verify.js';
 import type { BlobRef } from '../record/markers.js';
 import { describeProblem } from '../chain/report.js';
 import { StoreError } from './errors.js';
@@ -15,6 +16,8 @@ import type { Journal, Lineage } from './types.js';
 export interface PrefixSink {
   line(text: string, seq: number): Promise<void> | void;
   blob(digest: string, bytes: Uint8Array): Promise<void> | void;
+  /** A stepchain/v3 part the copied steps reach, checked (PARTS.md §9), before the line that needs it. */
+  part?(address: string, bytes: Uint8Array): Promise<void> | void;
 }
 
 /** Streams the parent's steps 0..fromStep into `sink`; returns the fork's lineage. */
@@ -37,6 +40,7 @@ export async function copyPrefix(parent: Journal, fromStep: number, sink: Prefix
   const copied = new Set<string>();
   let count = 0;
   let segment: string | null = null;
+  const parts = sink.part === undefined ? null : partsOfJournal(parent);
   for await (const l of parent.lines({ from: 0, to: fromStep })) {
     refs = [];
     if (l.segment !== segment) verifier.beginSegment((segment = l.segment));
@@ -52,6 +56,7 @@ export async function copyPrefix(parent: Journal, fromStep: number, sink: Prefix
       await sink.blob(ref.digest, bytes);
       copied.add(ref.digest);
     }
+    if (parts !== null) for (const p of await parts.reached(l.text, l.seq)) await sink.part!(p.address, p.bytes);
     await sink.line(l.text, l.seq);
     count++;
   }

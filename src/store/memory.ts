@@ -21,7 +21,7 @@ import { assertJournalId, assertSeq, checkRange, intOption } from './ids.js';
 import { prepareSteps } from './prepare.js';
 import { blobSizeError, restoreRecord } from './restore.js';
 import { JournalParts, resolveRecordParts } from './parts-prepare.js';
-import { MemoryPartStore } from './parts.js';
+import { MemoryPartStore, type PartPayload } from './parts.js';
 import { verifyParts } from './parts-verify.js';
 import type { PartReader } from '../record/v3/part-reader.js';
 import { placeLine, segmentLabel, type SegmentCursor } from './segments.js';
@@ -117,13 +117,19 @@ export class MemoryStore implements Store {
     if (this.journals.has(options.to)) throw this.taken(options.to);
     const lines: string[] = [];
     const blobs = new Map<string, Uint8Array>();
+    const copiedParts: PartPayload[] = [];
     const lineage = await copyPrefix(parent, options.fromStep, {
       line: (text) => void lines.push(text),
       blob: (digest, bytes) => void blobs.set(digest, bytes.slice()),
+      part: (address, bytes) => void copiedParts.push({ address, bytes: bytes.slice(), indexKey: '' }),
     });
     if (this.journals.has(options.to)) throw this.taken(options.to);
     const state = this.newState(parent.genesis, { blobThreshold: parent.config.blobThreshold, segmentBytes: parent.config.segmentBytes }, lineage);
     for (const [d, b] of blobs) state.blobs.set(d, b);
+    if (parent.genesis.format === 'stepchain/v3') {
+      state.parts = new JournalParts(new MemoryPartStore());
+      await state.parts.store.put(copiedParts);
+    }
     for (const text of lines) commitLine(state, text);
     this.journals.set(options.to, state);
     return this.open(options.to);

@@ -12,6 +12,8 @@ import { PART_SLOTS } from './parts-prepare.js';
 
 export type PartProblemCode = 'PART_MISSING' | 'PART_CORRUPT' | 'PART_ADDRESS_MISMATCH';
 
+const PART_NAME_TEXT = '"$stepchain:part"';
+
 /** At most this many part problems are listed (a lost parts folder is one cause, not ten thousand). */
 const MAX_PART_PROBLEMS = 100;
 
@@ -38,6 +40,9 @@ export async function verifyParts(lines: AsyncIterable<{ seq: number; text: stri
   };
   for await (const line of lines) {
     if (problems.length >= MAX_PART_PROBLEMS) break;
+    // A line without a reference needs no second parse (the marker name cannot appear escaped: JCS writes
+    // `$`, `:` and letters as themselves, so a reference's member name is this exact text in the line).
+    if (!line.text.includes(PART_NAME_TEXT)) continue;
     let record: Record<string, Json>;
     try {
       record = JSON.parse(line.text) as Record<string, Json>;
@@ -52,4 +57,47 @@ export async function verifyParts(lines: AsyncIterable<{ seq: number; text: stri
     }
   }
   return problems;
+}
+
+/**
+ * The parts a journal's lines reach, each once and checked, for a copy (fork) of its steps: `reached(line)`
+ * gives the parts first reached by that line, to be stored before it. Null for a journal without parts. A
+ * missing or damaged part stops the copy with its PartError (code, address, seq and path).
+ */
+export function partsOfJournal(journal: object): { reached(text: string, seq: number): Promise<Array<{ address: string; bytes: Uint8Array }>> } | null {
+  const store = (journal as { parts?: { store?: { get(a: string, size?: number): Promise<Uint8Array | { size: number } | null> } } | null }).parts?.store;
+  if (store === undefined) return null;
+  const reader = new PartReader((a, size) => store.get(a, size));
+  const seen = new Set<string>();
+  return {
+    async reached(text, seq) {
+      if (!text.includes(PART_NAME_TEXT)) return [];
+      const record = JSON.parse(text) as Record<string, Json>;
+      const out: Array<{ address: string; bytes: Uint8Array }> = [];
+      for (const slot of PART_SLOTS) {
+        const v = record[slot];
+        if (v === null || typeof v !== 'object') continue;
+        for (const { ref, path } of partRefsIn(v, `/${slot}`)) {
+          const stack: PartRef[] = [ref];
+          while (stack.length > 0) {
+            const r = stack.pop()!;
+            if (seen.has(r.digest)) continue;
+            seen.add(r.digest);
+            const f = await reader.file(r, { seq, path });
+            stack.push(...partRefsOfFile(f));
+            const bytes = await store.get(r.digest, r.size);
+            if (bytes instanceof Uint8Array) out.push({ address: r.digest, bytes });
+          }
+        }
+      }
+      return out;
+    },
+  };
+}
+
+/** A journal's verify report with its parts' problems added (a v3 journal whose chain verified). */
+export async function withPartProblems<R extends { ok: boolean; problems: Array<Problem<string>> }>(report: R, lines: AsyncIterable<{ seq: number; text: string }>, source: PartSource): Promise<R> {
+  if (!report.ok) return report;
+  const problems = await verifyParts(lines, source);
+  return problems.length === 0 ? report : { ...report, ok: false, problems: [...report.problems, ...problems] };
 }

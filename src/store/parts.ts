@@ -22,7 +22,7 @@ export interface PartStore {
    * Stores parts, idempotently: an address already held is left as it is (same address, same file: the
    * address is a digest of the value under the part's own seed, and the writer made the file once). Durable
    * when the promise resolves, as the store promises, so the lines that reference them are written after.
-   * Each part's `indexKey` is recorded for `lookup`.
+   * Each part's `indexKey` is recorded for `lookup` (an empty key: none, as for a fork's copied parts).
    */
   put(parts: readonly PartPayload[]): Promise<void>;
   /** The address stored under a writer's private index key (HMAC-SHA-256 of content under the journal's part key), or null. */
@@ -78,7 +78,7 @@ export class MemoryPartStore implements PartStore {
   put(parts: readonly PartPayload[]): Promise<void> {
     for (const p of parts) {
       if (!this.files.has(p.address)) this.files.set(p.address, p.bytes.slice());
-      this.index.set(p.indexKey, p.address);
+      if (p.indexKey !== '') this.index.set(p.indexKey, p.address);
     }
     return Promise.resolve();
   }

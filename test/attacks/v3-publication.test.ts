@@ -194,3 +194,16 @@ describe('hiding: nothing withheld is in the public bytes, and guesses cannot be
     expect(candidates.filter(([n, v]) => n === 'pin' && 'sha256:' + member(pin.salt, n, v) === pin.digest).map(([, v]) => v)).toEqual(['"4711"']);
   });
 });
+
+describe('a full (private) v3 receipt whose content quotes the public form', () => {
+  it('is no publication: text like "secrets": and "bind":" inside a value does not trigger the public-form checks', async () => {
+    const { receiptBytes } = await import('../../src/receipt/node.js');
+    const { verifyReceipt } = await import('../../src/receipt/verify.js');
+    const { publishedReceiptHooks } = await import('../../src/redact/verify.js');
+    const j = await v3Journal([{ step_id: 's0', ts: '2026-01-01T00:00:00.000Z', model: 'm', prompt: 'quote', result: { bind: 'sha256:x', secrets: { keys: {} } } }]);
+    const bytes = await receiptBytes(j);
+    const r = await verifyReceipt(bytes, publishedReceiptHooks().options);
+    expect(r.problems).toEqual([]);
+    expect(r.ok).toBe(true);
+  });
+});

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChainVerifier } from '../../src/chain/verifier.js';
 import { FileStore } from '../../src/store/file/store.js';
 import { MemoryStore } from '../../src/store/memory.js';
+import { copyJournal } from '../../src/store/copy.js';
 import { startRun } from '../../src/runtime/index.js';
 import { formatOf, genesisHash, makeGenesis } from '../../src/record/formats.js';
 import { canonicalJson } from '../../src/canonical/jcs.js';
@@ -183,5 +184,29 @@ describe('stepchain/v3 public form in a journal', () => {
     const stored = new ChainVerifier({ genesis: j.genesis, storedOnly: true });
     stored.line(forged, true);
     expect(stored.finish().problems.map((p) => p.code)).toEqual(['WITHHELD_IN_JOURNAL']); // … which a journal never does
+  });
+});
+
+describe('stepchain/v3 forks and copies keep the format and the bytes', () => {
+  it('a fork of a v3 journal is v3 and appends v3; a copy into another store is byte for byte (the seeds travel)', async () => {
+    const store = new MemoryStore();
+    const parent = await store.create('p', { format: 'stepchain/v3' });
+    await parent.appendMany([steps[0]!, steps[1]!, steps[2]!]);
+    const fork = await store.fork(parent, { fromStep: 1, to: 'f' });
+    expect(fork.genesis.format).toBe('stepchain/v3');
+    await fork.append({ input: { after: 'fork' } });
+    const lines: Array<Record<string, unknown>> = [];
+    for await (const r of fork.read()) lines.push(r as unknown as Record<string, unknown>);
+    expect(lines.map((r) => r.v)).toEqual([3, 3, 3]);
+    expect((await fork.verify()).ok).toBe(true);
+    const other = new MemoryStore();
+    await copyJournal(parent, other, 'c');
+    const copy = await other.open('c');
+    const a: unknown[] = [];
+    const b: unknown[] = [];
+    for await (const r of parent.read()) a.push(r);
+    for await (const r of copy.read()) b.push(r);
+    expect(b).toEqual(a);
+    expect((await copy.verify()).ok).toBe(true);
   });
 });

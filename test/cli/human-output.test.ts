@@ -352,7 +352,7 @@ golden('effect list of a run journal', () => ['effect', 'list', at('run')], 0, `
    5  <uuid>  weather  PENDING — outcome unknown  key weather-2
       args: {"city":"Weather in Paris?"}
 `);
-golden('effect list on a v1 journal', () => ['effect', 'list', at('v1')], 2, `error: NOT_A_RUN: journal "v1" is a stepchain/v1 journal, not a run (stepchain/v2) (create run journals with startRun (or stepchain init --run))
+golden('effect list on a v1 journal', () => ['effect', 'list', at('v1')], 2, `error: NOT_A_RUN: journal "v1" is a stepchain/v1 journal, not a run (stepchain/v2 or stepchain/v3) (create run journals with startRun (or stepchain init --run))
 `);
 golden('runs', () => ['runs', dir], 0, ``, `<time>  v2  running
 <time>  run  interrupted, 1 pending  agent Weather in Paris?, env=Weather in Paris?

@@ -39,6 +39,12 @@ describe('v3 publication properties', () => {
         }
         const { pub, bytes, head } = made;
         expect((await verifyPublishedReceipt(bytes, { expectHead: head })).problems).toEqual([]);
+        // No salt of a withheld unit is in the public bytes (hex or base64url).
+        const all = Buffer.from(bytes).toString('latin1');
+        for (const w of pub.withheld) {
+          expect(all).not.toContain(Buffer.from(w.salt).toString('base64url'));
+          expect(all).not.toContain(Buffer.from(w.salt).toString('hex'));
+        }
         const seq = which % pub.lines.length;
         const line = Buffer.from(pub.lines[seq]!, 'utf8');
         const pos = at % line.length;

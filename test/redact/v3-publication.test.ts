@@ -88,3 +88,27 @@ describe('diff of two v3 publications', () => {
     expect(describeField({ path: '/input/$stepchain:withheld', kind: 'removed', a: r.input['$stepchain:withheld'] } as never, 100)).toMatch(/^input \(its withheld members\) removed/);
   });
 });
+
+describe('opening one withheld unit of a v3 publication', () => {
+  it('opens a member, a chunk and a slot; a wrong value, salt or place is refused; it reveals that unit only', async () => {
+    const { openUnitV3, verifyUnitOpening } = await import('../../src/redact/v3-opening.js');
+    const { j, pub, bytes } = await published();
+    const md = pub.plan.manifestDigest;
+    const pin = await openUnitV3(j, 2, '/input/pin', md);
+    expect(await verifyUnitOpening(bytes, pin)).toMatchObject({ ok: true, value: '4711' });
+    const chunk = await openUnitV3(j, 2, '/input/note', md, 0);
+    expect(chunk.value).toBe('Please contact alice.liddell+test@example.org about the overdue ');
+    expect((await verifyUnitOpening(bytes, chunk)).ok).toBe(true);
+    const meta = await openUnitV3(j, 2, '/meta', md);
+    expect(await verifyUnitOpening(bytes, meta)).toMatchObject({ ok: true, value: { operator: 'ops' } });
+    const codeOf = async (p: unknown) => (await verifyUnitOpening(bytes, p)).problems[0]?.code;
+    expect(await codeOf({ ...pin, value: '4712' })).toBe('COMMITMENT_MISMATCH');
+    expect(await codeOf({ ...pin, salts: 'AAAAAAAAAAAAAAAAAAAAAA' })).toBe('COMMITMENT_MISMATCH');
+    expect(await codeOf({ ...pin, salts: Buffer.concat([Buffer.from(pin.salts, 'base64url'), Buffer.alloc(16)]).toString('base64url') })).toBe('COMMITMENT_MISMATCH');
+    expect(await codeOf({ ...pin, path: '/result/price' })).toBe('NOT_REDACTED');
+    expect(await codeOf({ ...pin, manifest_digest: 'sha256:' + '0'.repeat(64) })).toBe('MANIFEST_MISMATCH');
+    expect(await codeOf({ ...pin, extra: 1 })).toBe('PROOF_INVALID');
+    // The member opening binds the name as well: the same salt and value under another name do not open it.
+    expect(await codeOf({ ...pin, path: '/input/approved' })).toBe('COMMITMENT_MISMATCH');
+  });
+});

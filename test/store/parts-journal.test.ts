@@ -7,9 +7,13 @@ import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { FileStore, MemoryStore, type StepInput, type Store } from '../../src/store/index.js';
+import { SqliteStore } from '../../src/store/sqlite/index.js';
+import { PostgresStore } from '../../src/store/postgres/index.js';
+import { postgresHarness } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const dir = tempDir('stepchain-parts-journal-');
+const pg = await postgresHarness('partsj', 2);
 
 function chat(turns: number): StepInput[] {
   const messages: Array<{ role: string; content: string }> = [{ role: 'user', content: 'Research the topic.' }];
@@ -35,6 +39,8 @@ function bytesUnder(path: string): number {
 describe.each([
   ['file', (): Store => new FileStore(join(dir, 'file'), { fsync: 'none' })],
   ['memory', (): Store => new MemoryStore()],
+  ['sqlite', (): Store => new SqliteStore(join(dir, 'db.sqlite'))],
+  ['postgres', (): Store => pg.store()],
 ] as const)('a stepchain/v3 journal with parts: %s store', (name, make) => {
   test('a growing conversation reads back exactly and verifies; each page is stored once', async () => {
     const store = make();
@@ -105,4 +111,24 @@ test('a receipt of a v3 journal carries each part once and verifies; a part entr
     expect.objectContaining({ code: 'PART_MISSING', location: expect.objectContaining({ seq: 5, path: '/result/text' }) }),
   ]));
   await j.close();
+});
+
+test.each([
+  ['file', (): Store => new FileStore(join(dir, 'forks'), { fsync: 'none' })],
+  ['memory', (): Store => new MemoryStore()],
+] as const)('a fork of a v3 journal (%s store) carries the parts its steps reach, and reads back', async (_name, make) => {
+  const store = make();
+  const parent = await store.create('parent', { format: 'stepchain/v3' });
+  const steps = chat(4);
+  for (const s of steps) await parent.append(s);
+  const fork = await store.fork(parent, { fromStep: 5, to: 'fork' });
+  const back = [];
+  for await (const r of fork.read()) back.push({ input: r.input, prompt: r.prompt, result: r.result });
+  expect(back).toEqual(steps.slice(0, 6).map((s) => ({ input: s.input, prompt: s.prompt ?? null, result: s.result ?? null })));
+  expect((await fork.verify()).problems).toEqual([]);
+  // The fork appends on: its new prompt extends the copied ones.
+  await fork.append(steps[6]!);
+  expect((await fork.get(6))?.prompt).toEqual(steps[6]!.prompt);
+  await fork.close();
+  await parent.close();
 });

@@ -13,6 +13,22 @@ import { Run, startRun, type Effect } from '../../runtime/index.js';
 import { identityLine, labelsOf } from '../identity.js';
 import { logEntry } from '../log-lines.js';
 import { inline } from '../safe-text.js';
+import { savePart, stepParts } from '../parts.js';
+
+/** show --parts / --save-part: the step's parts listed, or one written to a file (PARTS.md). */
+async function showParts(out: Output, journal: Journal, seq: number, save: string | undefined, file: string | undefined): Promise<number> {
+  if (save !== undefined) {
+    const { row, bytes } = await savePart(journal, seq, save, file!);
+    if (out.json) out.document('show', { ok: true, seq, saved: { ...row, out: file, written: bytes } });
+    else out.say(`saved ${bytes} bytes of ${row.kind === 'media' ? inline(row.media_type!) : 'JSON'} (part ${row.address}) to ${inline(file!)}`);
+    return EXIT_OK;
+  }
+  const { rows } = await stepParts(journal, seq);
+  if (out.json) out.document('show', { ok: true, seq, parts: rows });
+  else if (rows.length === 0) out.say(`step ${seq} references no part`);
+  else for (const r of rows) out.print(`${inline(r.path)}  ${r.kind}${r.media_type === null ? '' : ` ${inline(r.media_type)}`}  ${r.bytes} bytes  ${r.address}`);
+  return EXIT_OK;
+}
 
 export { openJournal, withJournal } from '../location.js';
 export { describePrompt } from '../log-lines.js';
@@ -223,12 +239,23 @@ export const logVerb: Verb = {
 export const showVerb: Verb = {
   name: 'show',
   summary: 'print one step in full (blobs restored)',
-  usage: '<journal> <seq>',
-  options: {},
+  usage: '<journal> <seq> [--parts] [--save-part <pointer> -o <file>]',
+  options: {
+    parts: { type: 'boolean', description: 'list the parts the step references (stepchain/v3): where each stands, its address, kind, media type and size' },
+    'save-part': { type: 'string', arg: 'pointer', description: 'write the part standing at this JSON Pointer (as --parts lists it) to the file -o names: a media part as its raw bytes, any other as JSON' },
+    out: { type: 'string', short: 'o', arg: 'file', description: 'the file --save-part writes' },
+  },
   args: { min: 2, max: 2, names: ['journal', 'seq'] },
-  examples: [['stepchain show runs/today 3', 'step 3 as JSON']],
-  async run({ out, positionals }) {
+  examples: [
+    ['stepchain show runs/today 3', 'step 3 as JSON'],
+    ['stepchain show runs/today 3 --parts', 'the parts step 3 references'],
+    ['stepchain show runs/today 3 --save-part /prompt/0/content/1/data -o image.png', 'save an image the step sent'],
+  ],
+  async run({ out, positionals, values }) {
     const seq = intArg(positionals[1], 'seq', 'show');
+    const save = values['save-part'] as string | undefined;
+    if (save !== undefined && values.out === undefined) throw new UsageError('--save-part needs -o <file>', 'show');
+    if (values.parts || save !== undefined) return withJournal(positionals[0]!, true, (journal) => showParts(out, journal, seq, save, values.out as string | undefined));
     return withJournal(positionals[0]!, true, async (journal) => {
       const step = await journal.get(seq);
       if (step === null) {

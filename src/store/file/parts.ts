@@ -72,6 +72,7 @@ export class FilePartStore implements PartStore {
     for (const p of parts) {
       const path = this.pathOf(p.address);
       if (!(await this.has(p.address))) await this.write(path, p.bytes, dirs);
+      if (p.indexKey === '') continue; // a copied part: no index entry (the copy's writer may store a repeat once)
       if (!INDEX_KEY_RE.test(p.indexKey)) throw new StoreError('OPTION_INVALID', `part index key ${JSON.stringify(p.indexKey)} is not 64 lowercase hex digits`);
       await this.write(join(this.root, INDEX_DIR, p.indexKey.slice(0, 2), p.indexKey.slice(2)), p.address, dirs);
     }

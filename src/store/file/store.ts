@@ -4,6 +4,7 @@
  * New journals (create, fork) are built in a hidden staging directory and renamed into place, so a
  * journal directory either is complete or does not exist.
  */
+import { FilePartStore } from './parts.js';
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
@@ -221,6 +222,7 @@ export class FileStore implements Store {
             partBytes += buf.length;
             if (partBytes >= 1 << 20) await flush();
           },
+          part: (address, bytes) => new FilePartStore(staging, { fsync: durable }).put([{ address, bytes, indexKey: '' }]),
           blob: async (digest, bytes) => {
             const bh = await open(join(staging, BLOBS_DIR, blobFileName(digest)), 'wx');
             try {

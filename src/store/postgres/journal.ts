@@ -19,6 +19,9 @@ import type { JournalMeta } from '../meta.js';
 import { appendManyOf, queueSteps } from '../append.js';
 import type { BlobPayload } from '../prepare.js';
 import { restoreRecord } from '../restore.js';
+import { JournalParts } from '../parts-prepare.js';
+import { withPartProblems } from '../parts-verify.js';
+import { PostgresPartStore } from './parts.js';
 import { blobOfRow, headOfRow, placeLines, rowLines } from '../rows/lines.js';
 import { knownSteps, sequenceBatch, type Group, type GroupOutcome, type SequencedBatch } from '../sequencer.js';
 import type { AppendOptions, AppendResult, Journal, JournalConfig, JournalReport, JournalVerifyOptions, Lineage } from '../types.js';
@@ -45,6 +48,8 @@ export class PostgresJournal implements Journal {
   readonly config: JournalConfig;
   private readonly queue: CommitQueue;
   private closed = false;
+  /** A stepchain/v3 journal's parts (spec/PARTS.md §7): tables parts and part_index in the store's schema. */
+  readonly parts: JournalParts | null;
 
   constructor(
     private readonly ctx: StoreContext,
@@ -59,6 +64,7 @@ export class PostgresJournal implements Journal {
     this.config = meta.config;
     // Nothing is kept between batches: each is its own transaction, and the row lock ends with it.
     this.queue = new CommitQueue({ commit: (groups) => this.commit(groups), beforeBatch: async () => {}, lingerMs: () => null, release: async () => {} });
+    this.parts = this.genesis.format === 'stepchain/v3' ? new JournalParts(new PostgresPartStore(ctx.pool, ctx.tables.schema, id)) : null;
   }
 
   private get where(): string {
@@ -177,7 +183,11 @@ export class PostgresJournal implements Journal {
   }
 
   async *read(range?: SeqRange): AsyncGenerator<StepRecord> {
-    for await (const l of this.lines(range)) yield await restoreRecord(this.genesis, l.text, l.seq, this.where, (ref) => this.blob(ref.digest, ref.size));
+    const resolve = this.parts?.resolver(); // a stepchain/v3 journal's parts, each checked once per read
+    for await (const l of this.lines(range)) {
+      const record = await restoreRecord(this.genesis, l.text, l.seq, this.where, (ref) => this.blob(ref.digest, ref.size));
+      yield resolve === undefined ? record : await resolve(record, l.seq);
+    }
   }
 
   async get(seq: number): Promise<StepRecord | null> {
@@ -198,7 +208,9 @@ export class PostgresJournal implements Journal {
   }
 
   verify(options: JournalVerifyOptions = {}): Promise<JournalReport> {
-    return verifyJournalRows(this.ctx, this.id, options);
+    const parts = this.parts;
+    if (parts === null) return verifyJournalRows(this.ctx, this.id, options);
+    return verifyJournalRows(this.ctx, this.id, options).then((r) => withPartProblems(r, this.lines(), (a, size) => parts.store.get(a, size)));
   }
 
   // ---------------------------------------------------------------- the tree (spec/POSTGRES.md §4.1)

@@ -23,6 +23,10 @@ import { assertSeq } from '../ids.js';
 import type { JournalMeta } from '../meta.js';
 import type { BlobPayload } from '../prepare.js';
 import { restoreRecord } from '../restore.js';
+import { JournalParts } from '../parts-prepare.js';
+import { withPartProblems } from '../parts-verify.js';
+import { SqlitePartStore } from './parts.js';
+import { connect } from './driver.js';
 import { blobOfRow, clashError, committedSteps, headOfRow, placeLines, rowLines, type LockedHead } from '../rows/lines.js';
 import { catchUpAndFollow, planTreeStep, rowLeaves, stateAtHead, syncTree } from '../rows/tree.js';
 import { knownSteps, sequenceBatch, type Group, type GroupOutcome } from '../sequencer.js';
@@ -49,6 +53,9 @@ export class SqliteJournal implements Journal {
   readonly config: JournalConfig;
   private readonly queue: CommitQueue;
   private closed = false;
+  /** A stepchain/v3 journal's parts (spec/PARTS.md §7): tables parts and part_index, on a connection of their own. */
+  readonly parts: JournalParts | null;
+  private readonly partStore: SqlitePartStore | null;
 
   constructor(
     private readonly ctx: SqliteContext,
@@ -63,6 +70,8 @@ export class SqliteJournal implements Journal {
     this.config = meta.config;
     // Nothing is kept between batches: each is its own transaction, and the write lock ends with it.
     this.queue = new CommitQueue({ commit: (groups) => this.commit(groups), beforeBatch: async () => {}, lingerMs: () => null, release: async () => {} });
+    this.partStore = this.genesis.format === 'stepchain/v3' ? new SqlitePartStore(() => connect(ctx.db.file, { timeout: 10_000 }), id) : null;
+    this.parts = this.partStore === null ? null : new JournalParts(this.partStore);
   }
 
   private get where(): string {
@@ -152,7 +161,11 @@ export class SqliteJournal implements Journal {
   }
 
   async *read(range?: SeqRange): AsyncGenerator<StepRecord> {
-    for await (const l of this.lines(range)) yield await restoreRecord(this.genesis, l.text, l.seq, this.where, (ref) => this.blob(ref.digest, ref.size));
+    const resolve = this.parts?.resolver(); // a stepchain/v3 journal's parts, each checked once per read
+    for await (const l of this.lines(range)) {
+      const record = await restoreRecord(this.genesis, l.text, l.seq, this.where, (ref) => this.blob(ref.digest, ref.size));
+      yield resolve === undefined ? record : await resolve(record, l.seq);
+    }
   }
 
   async get(seq: number): Promise<StepRecord | null> {
@@ -167,7 +180,9 @@ export class SqliteJournal implements Journal {
   }
 
   verify(options: JournalVerifyOptions = {}): Promise<JournalReport> {
-    return verifySqliteJournal(this.ctx, this.id, options);
+    const parts = this.parts;
+    if (parts === null) return verifySqliteJournal(this.ctx, this.id, options);
+    return verifySqliteJournal(this.ctx, this.id, options).then((r) => withPartProblems(r, this.lines(), (a, size) => parts.store.get(a, size)));
   }
 
   // ---------------------------------------------------------------- the tree (spec/SQLITE.md §4.1)
@@ -223,5 +238,6 @@ export class SqliteJournal implements Journal {
   async close(): Promise<void> {
     this.closed = true;
     await this.queue.close();
+    this.partStore?.close();
   }
 }

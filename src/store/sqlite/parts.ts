@@ -16,12 +16,28 @@ const SCHEMA = [
 ];
 
 export class SqlitePartStore implements PartStore {
-  /** `db`: an open connection to the store's file; `journal`: the id of the journal whose parts these are. */
+  private conn: Connection | null = null;
+
+  /** `db`: a connection to the store's file, or how to open one on first use; `journal`: the id of the journal whose parts these are. */
   constructor(
-    private readonly db: Connection,
+    private readonly open: Connection | (() => Connection),
     private readonly journal: string,
-  ) {
-    for (const sql of SCHEMA) db.exec(sql);
+  ) {}
+
+  /** The connection, its tables created on first use. */
+  private get db(): Connection {
+    if (this.conn === null) {
+      const c = typeof this.open === 'function' ? this.open() : this.open;
+      for (const sql of SCHEMA) c.exec(sql);
+      this.conn = c;
+    }
+    return this.conn;
+  }
+
+  /** Closes a connection this store opened itself. */
+  close(): void {
+    if (this.conn !== null && typeof this.open === 'function') this.conn.close();
+    this.conn = null;
   }
 
   get(address: string, size?: number): Promise<Uint8Array | { size: number } | null> {
