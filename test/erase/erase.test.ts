@@ -145,6 +145,28 @@ describe('erase one value (file store)', { timeout: 120_000 }, () => {
     }
   });
 
+  it('a value stored as a part: its part file is deleted with the last record that references it, kept while another does', async () => {
+    const store = new FileStore(mkdtempSync(join(root, 's-')));
+    const page = `Customer file of ${EMAIL}: ` + 'the long history of an account, repeated. '.repeat(60);
+    const j = await store.create('p', { format: 'stepchain/v3' } as never);
+    await j.append({ result: { page } } as never);
+    await j.append({ result: { page } } as never);
+    await j.close();
+    const dir = join(store.root, 'p');
+    const partFiles = (): string[] => filesUnder(join(dir, 'parts')).filter((f) => /[0-9a-f]{62}$/.test(f) && !f.includes('index'));
+    expect(partFiles().length).toBe(1);
+    const first = await eraseValue(store, 'p', { seq: 0, path: '/result/page', reason: 'r' });
+    expect(first.parts_deleted).toEqual([]);
+    expect(partFiles().length).toBe(1);
+    const second = await eraseValue(store, 'p', { seq: 1, path: '/result/page', reason: 'r' });
+    expect(second.parts_deleted.length).toBe(1);
+    expect(partFiles()).toEqual([]);
+    expect(holders(dir, [EMAIL])).toEqual([]);
+    const report = await store.verify('p', { deep: true } as never);
+    expect(report.problems).toEqual([]);
+    expect(report.warnings.filter((w) => w.code === 'VALUE_ERASED').length).toBe(2);
+  });
+
   it('refuses what it cannot erase: a chunk, an erasure record, an absent path, a v2 journal', async () => {
     const store = new FileStore(mkdtempSync(join(root, 's-')));
     await journalWith(store, 'x');
