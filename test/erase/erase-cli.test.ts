@@ -56,6 +56,8 @@ describe('stepchain erase (real processes)', { timeout: 180_000 }, () => {
     expect(after.code).toBe(0);
     const human = await run(['verify', 'cp']);
     expect(human.stderr + human.stdout).toMatch(/VALUE_ERASED/);
+    const log = await run(['log', 'cp']);
+    expect(log.stdout + log.stderr).toContain('result: {"sent":true,‹1 erased›}');
     expect((await run(['export', 'cp', '-o', 'cp.tar.gz'])).code).toBe(0);
     const tar = gunzipSync(readFileSync(join(dir, 'cp.tar.gz')));
     expect(tar.includes(Buffer.from(JSON.stringify({ email: EMAIL }).slice(10, -2)))).toBe(true); // input.to is another unit, still there
