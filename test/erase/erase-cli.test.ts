@@ -5,7 +5,7 @@
  * `--resume` completes it.
  */
 import { execFile } from 'node:child_process';
-import { readFileSync, readdirSync, rmSync } from 'node:fs';
+import { readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
@@ -63,6 +63,10 @@ describe('stepchain erase (real processes)', { timeout: 180_000 }, () => {
     expect(tar.includes(Buffer.from(JSON.stringify({ email: EMAIL }).slice(10, -2)))).toBe(true); // input.to is another unit, still there
     for (const n of [Buffer.from(salt), Buffer.from(Buffer.from(salt).toString('hex')), Buffer.from(b64u(salt))]) expect(tar.includes(n)).toBe(false);
     expect((await run(['verify', 'cp.tar.gz'])).code).toBe(0);
+    writeFileSync(join(dir, 'policy.json'), JSON.stringify({ rules: [{ id: 'n', paths: ['/input/n'] }] }));
+    const published = await run(['publish', 'cp', '--policy', 'policy.json', '--opt-in', '-o', 'cp-public.tar.gz']);
+    expect(published.code).not.toBe(0);
+    expect(published.stderr).toContain('holds erased values (sealed form');
   });
 
   for (const point of ['after-record', 'after-rewrite'] as const) {
