@@ -244,7 +244,8 @@ class ReceiptVerification {
     this.expected = entryNames(m, signed);
     this.next = signed ? 2 : 1;
     for (const b of m.blobs) this.listed.set(b.digest, { size: b.size, referenced: null });
-    this.parts = m.genesis.format === 'stepchain/v3' || partListOf(m).length > 0 ? new ReceiptParts(partListOf(m)) : null;
+    this.parts = m.genesis.format === 'stepchain/v3' ? new ReceiptParts(partListOf(m)) : null;
+    if (this.parts === null && PARTS_MEMBER in m) this.add('MANIFEST_INVALID', `the manifest lists parts, which only a stepchain/v3 receipt has (this one is ${m.genesis.format ?? 'stepchain/v1'})`, { file: MANIFEST_NAME, path: '/parts' });
     if (m.range.from === 0 && m.range.prev_hash !== genesisHash(m.genesis)) {
       this.add('GENESIS_MISMATCH', `range.prev_hash ${m.range.prev_hash} is not the genesis hash ${genesisHash(m.genesis)}, though the range starts at seq 0`, { file: MANIFEST_NAME, path: '/range/prev_hash' });
     }

@@ -116,6 +116,8 @@ test('a receipt of a v3 journal carries each part once and verifies; a part entr
 test.each([
   ['file', (): Store => new FileStore(join(dir, 'forks'), { fsync: 'none' })],
   ['memory', (): Store => new MemoryStore()],
+  ['sqlite', (): Store => new SqliteStore(join(dir, 'forks.sqlite'))],
+  ['postgres', (): Store => pg.store()],
 ] as const)('a fork of a v3 journal (%s store) carries the parts its steps reach, and reads back', async (_name, make) => {
   const store = make();
   const parent = await store.create('parent', { format: 'stepchain/v3' });

@@ -81,4 +81,13 @@ describe('a v3 receipt\'s parts under attack', () => {
     const r = await verifyReceipt(withManifest(m, [...entries.slice(1), { name: `parts/${'ff'.repeat(32)}`, data: stray }]));
     expect(r.problems).toEqual([expect.objectContaining({ code: 'ENTRY_UNEXPECTED', location: { file: `parts/${'ff'.repeat(32)}` } })]);
   });
+
+  test('a v2 receipt whose manifest lists parts is refused: parts are a stepchain/v3 member', async () => {
+    const v2 = await new MemoryStore().create('old', { format: 'stepchain/v2' });
+    await v2.append({ input: { x: 1 } });
+    const e = entriesOf(await receiptBytes(v2));
+    const m = JSON.parse(new TextDecoder().decode(e[0]!.data)) as Record<string, unknown>;
+    const r = await verifyReceipt(withManifest({ ...m, parts: [] }, e.slice(1)));
+    expect(codes(r)).toContain('MANIFEST_INVALID');
+  });
 });

@@ -69,6 +69,7 @@ export class PostgresPartStore implements PartStore {
         Buffer.from(p.bytes.buffer, p.bytes.byteOffset, p.bytes.byteLength),
         p.bytes.length,
       ]);
+      if (p.indexKey === '') continue; // a copied part: no index entry
       await this.pool.query(`INSERT INTO ${this.index} (journal, key, address) VALUES ($1, $2, $3) ON CONFLICT (journal, key) DO UPDATE SET address = EXCLUDED.address`, [
         this.journal,
         p.indexKey,

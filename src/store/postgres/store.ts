@@ -3,6 +3,7 @@
  * any number of processes on any number of machines, serialized by the database itself. The same Store
  * contract as the file store; the tables are created on first write and versioned (schema.ts).
  */
+import { PostgresPartStore } from './parts.js';
 import { genesisHash, makeGenesis } from '../../record/formats.js';
 import { defaultConfig, journalConfig } from '../config.js';
 import { StoreError } from '../errors.js';
@@ -282,6 +283,8 @@ export class PostgresStore implements Store<PostgresJournal>, StoreDiagnostics {
             }
           },
           blob: (digest, bytes) => insertBlobs(client, ctx.tables, key, [{ digest, bytes }]),
+          // A v3 journal's parts (PARTS.md §7): committed before the fork; one left by a failed fork is unreferenced.
+          part: (address, bytes) => new PostgresPartStore(ctx.pool, ctx.tables.schema, to).put([{ address, bytes, indexKey: '' }]),
         });
         await insertLines(client, ctx.tables, key, pending);
         const meta: JournalMeta = { ...draft, lineage };

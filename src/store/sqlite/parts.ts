@@ -63,7 +63,7 @@ export class SqlitePartStore implements PartStore {
       for (const p of parts) {
         if (!ADDRESS_RE.test(p.address)) throw new StoreError('OPTION_INVALID', `${JSON.stringify(p.address)} is not a part address`);
         file.run(this.journal, p.address, Buffer.from(p.bytes.buffer, p.bytes.byteOffset, p.bytes.byteLength));
-        index.run(this.journal, p.indexKey, p.address);
+        if (p.indexKey !== '') index.run(this.journal, p.indexKey, p.address); // '': a copied part, no index entry
       }
       if (own) this.db.exec('COMMIT');
     } catch (e) {

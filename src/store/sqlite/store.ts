@@ -4,6 +4,7 @@
  * the file and Postgres stores and the Postgres store's structure: a head row per journal, steps, blobs,
  * the Merkle tree and checkpoints in tables created on first write and versioned (schema.ts).
  */
+import { SqlitePartStore } from './parts.js';
 import { resolve } from 'node:path';
 import { genesisHash, makeGenesis } from '../../record/formats.js';
 import { defaultConfig, journalConfig } from '../config.js';
@@ -146,6 +147,8 @@ export class SqliteStore implements Store<SqliteJournal>, StoreDiagnostics {
           }
         },
         blob: async (digest, bytes) => insertBlobs(db, key, [{ digest, bytes }]),
+        // A v3 journal's parts, in the fork's own transaction (PARTS.md §7).
+        part: (address, bytes) => new SqlitePartStore(db, to).put([{ address, bytes, indexKey: '' }]),
       });
       insertLines(db, key, pending);
       const meta: JournalMeta = { ...draft, lineage };
