@@ -25,7 +25,7 @@ export interface ErasureFinding {
  */
 export class ErasureLedger {
   private readonly markers: Array<ErasedUnit & { seq: number }> = [];
-  private readonly records = new Map<string, { seq: number; input: ErasureInput | null }>();
+  private readonly records = new Map<string, { seq: number; input: ErasureInput | null; defect: string | null }>();
   private readonly findings: ErasureFinding[] = [];
 
   /** One record of the chain that is sealed or of kind erasure (others need not be fed). */
@@ -41,8 +41,8 @@ export class ErasureLedger {
     const seq = typeof r.seq === 'number' ? r.seq : -1;
     if (r.kind === ERASURE_KIND && typeof r.step_id === 'string') {
       const input = erasureInputOf(r.input);
-      if (typeof input === 'string') this.findings.push({ code: 'ERASURE_MISMATCH', message: `seq ${seq}: ${input}`, seq, field: 'input' });
-      if (!this.records.has(r.step_id)) this.records.set(r.step_id, { seq, input: typeof input === 'string' ? null : input });
+      // A malformed input matters when a marker names the record (finish); alone it is the kind's notice only.
+      if (!this.records.has(r.step_id)) this.records.set(r.step_id, { seq, input: typeof input === 'string' ? null : input, defect: typeof input === 'string' ? input : null });
     }
     if (r.seed !== undefined) return;
     // Sealed form: its bind is taken as stored, so what remains must give its root (deep, always).
@@ -71,6 +71,7 @@ export class ErasureLedger {
       named.add(m.erasure);
       const rec = this.records.get(m.erasure);
       const where = m.path.endsWith('/' + ERASED_MARKER) ? `a member of ${m.path.slice(0, -ERASED_MARKER.length - 1)}` : m.path;
+      if (rec !== undefined && rec.defect !== null) out.push({ code: 'ERASURE_MISMATCH', message: `seq ${rec.seq}: an erased value (seq ${m.seq}) names this erasure record, whose input is not an erasure's: ${rec.defect}`, seq: rec.seq, field: 'input' });
       if (rec === undefined || rec.input === null || rec.seq <= m.seq) {
         out.push({ code: 'ERASURE_UNRECORDED', message: `seq ${m.seq}: the erased value at ${where} (digest ${m.digest}) names erasure record ${JSON.stringify(m.erasure)}, which is not an erasure record later in the chain`, seq: m.seq, field: m.path.split('/')[1]!, path: m.path });
         continue;
