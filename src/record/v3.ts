@@ -23,6 +23,7 @@ import { runIdentityDefect, type RunIdentity } from './v2.js';
 import { toolNameOf } from './v1.js';
 import { CHUNKS_MARKER, CommitError, PART_MARKER, V3_SLOTS, WITHHELD_MARKER, commitRecord, newSeed, seedFromHex } from './v3/commit.js';
 import { KINDS_BY_NAME, KIND_PATTERN, kindRule, type KindSpec } from './v3/kinds.js';
+import { publicRecordProblems } from './v3/public.js';
 
 export const FORMAT_V3 = 'stepchain/v3';
 export const RECORD_VERSION_V3 = 3;
@@ -250,7 +251,7 @@ export const STEP_V3_PUBLIC: RecordProfile = {
   seal: () => {
     throw new TypeError('step/v3+public: a public-form record is written by the publisher, never appended');
   },
-  stepHashOf: (text, span, spans) => lineStepHash(text, span, spans, false),
+  stepHashOf: (text, span, spans) => publicStepHash(text, span, spans),
 };
 
 /** A record after an erasure (spec/ERASURE.md §2): stored `bind` taken by the fast tier; what remains is checked by the chain's erasure ledger. */
@@ -265,6 +266,24 @@ export const STEP_V3_SEALED: RecordProfile = {
   },
   stepHashOf: (text, span, spans) => lineStepHash(text, span, spans, false),
 };
+
+/**
+ * The step hash of a public-form line. Its envelope takes `bind` and `root` as given, which would bind
+ * nothing the line shows; so R is recomputed from the shown values and the secrets (v3/public.ts), and a line
+ * whose values do not give its root hashes to nothing (HASH_MISMATCH) on every verifier path. The
+ * publication checks name the cause (ROOT_MISMATCH, SECRETS_INVALID, …; REDACTION.md §13).
+ */
+function publicStepHash(text: string, span: readonly [number, number], spans: ReadonlyMap<string, readonly [number, number]>): string {
+  const h = lineStepHash(text, span, spans, false);
+  if (h === UNDECIDED) return h;
+  let record: unknown;
+  try {
+    record = JSON.parse(text);
+  } catch {
+    return UNDECIDED;
+  }
+  return publicRecordProblems(record).length === 0 ? h : UNDECIDED;
+}
 
 const GENESIS_MEMBERS = ['created_at', 'format', 'journal_id', 'run'] as const;
 

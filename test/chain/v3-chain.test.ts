@@ -180,10 +180,12 @@ describe('stepchain/v3 public form in a journal', () => {
     const forged = canonicalJson({ ...rest, bind, secrets: {}, step_hash: stepHash, tool_call: { name: 'pay', arguments: { to: 'mallory', amount: 10000 } } });
     const v = new ChainVerifier({ genesis: j.genesis });
     v.line(forged, true);
-    expect(v.finish().ok).toBe(true); // the public profile's fast tier alone takes bind as given …
+    // The public profile recomputes R from the shown values and secrets, so the rewrite fails on every path …
+    expect(v.finish().problems.map((p) => p.code)).toEqual(['HASH_MISMATCH']);
     const stored = new ChainVerifier({ genesis: j.genesis, storedOnly: true });
     stored.line(forged, true);
-    expect(stored.finish().problems.map((p) => p.code)).toEqual(['WITHHELD_IN_JOURNAL']); // … which a journal never does
+    // … and a journal refuses a public-form line whatever it holds.
+    expect(stored.finish().problems.map((p) => p.code)).toEqual(['HASH_MISMATCH', 'WITHHELD_IN_JOURNAL']);
   });
 });
 
