@@ -55,10 +55,11 @@ const ALLOWED: Record<string, readonly string[]> = {
   replay: ['base', 'canonical', 'record', 'chain', 'diff', 'store', 'runtime'],
   mcp: ['base', 'canonical', 'record', 'chain', 'store', 'runtime'],
   retention: ['base', 'canonical', 'record', 'chain', 'store', 'proofs'],
-  cli: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'store/postgres', 'store/sqlite', 'redact', 'proofs', 'attest', 'parallel', 'runtime', 'replay', 'mcp', 'otel', 'retention', 'entry'],
+  erase: ['base', 'canonical', 'record', 'chain', 'store', 'store/file'],
+  cli: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'store/postgres', 'store/sqlite', 'redact', 'proofs', 'attest', 'parallel', 'runtime', 'replay', 'mcp', 'otel', 'retention', 'erase', 'entry'],
   demo: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'redact', 'runtime'],
   page: ['entry'],
-  entry: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'store/postgres', 'store/sqlite', 'redact', 'proofs', 'attest', 'parallel', 'testing', 'runtime', 'replay', 'mcp', 'otel', 'retention'],
+  entry: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'store/postgres', 'store/sqlite', 'redact', 'proofs', 'attest', 'parallel', 'testing', 'runtime', 'replay', 'mcp', 'otel', 'retention', 'erase'],
   otel: ['base', 'entry'],
   adapters: ['entry'],
 };
@@ -137,7 +138,7 @@ describe('the entry points', () => {
   const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { exports: Record<string, unknown>; sideEffects: unknown };
 
   test('package.json names each entry and declares that importing none has side effects', () => {
-    expect(Object.keys(pkg.exports).sort()).toEqual(['.', './ai-sdk', './format', './journal', './langchain', './langgraph', './mcp', './openai-agents', './otel', './package.json', './postgres', './retention', './sqlite', './testing', './verify']);
+    expect(Object.keys(pkg.exports).sort()).toEqual(['.', './ai-sdk', './erase', './format', './journal', './langchain', './langgraph', './mcp', './openai-agents', './otel', './package.json', './postgres', './retention', './sqlite', './testing', './verify']);
     expect(pkg.sideEffects).toBe(false);
   });
 

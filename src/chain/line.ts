@@ -13,6 +13,7 @@ import { BLOB_MARKER, REDACTED_MARKER, isBlobBody, isRedactedBody, type BlobRef 
 import type { JournalFormat, RecordProfile } from '../record/profile.js';
 import { isKindName, kindStatus } from '../record/v3/kinds.js';
 import { V3_MARKERS } from '../record/v3.js';
+import { ERASED_MARKER, ERASURE_KIND, erasedMarkerDefect } from '../record/v3/erasure.js';
 import type { ChainProblemCode, ProblemLocation } from './report.js';
 
 /** A problem of one line; the caller adds the file and line number to its location. */
@@ -43,6 +44,8 @@ export interface LineFacts {
   notices?: readonly LineProblem[];
   /** True for a record in a publication's public form (v3: `bind` and `secrets`, no seed); absent otherwise. */
   publicForm?: true;
+  /** v3: a record in sealed form or of kind erasure, which the chain's erasure ledger cross-checks (spec/ERASURE.md §5). */
+  erasure?: true;
 }
 
 const encoder = new TextEncoder();
@@ -221,7 +224,8 @@ function checkMarkers(
  * this verifier does not check (FORMAT §14.8: never a failure).
  */
 function v3Facts(facts: LineFacts, profile: RecordProfile, kind: unknown, at: ProblemLocation): void {
-  if (profile.memberNames.has('bind')) facts.publicForm = true;
+  if (profile.memberNames.has('secrets')) facts.publicForm = true;
+  if (profile.memberNames.has('keys') || kind === ERASURE_KIND) facts.erasure = true;
   if (isKindName(kind)) {
     const status = kindStatus(kind);
     if (status !== 'checked') {
@@ -250,7 +254,8 @@ function v3MarkerDefect(text: string, m: MarkerSpan, profile: RecordProfile): st
   }
   const field = unescapeToken(m.path.split('/')[1] ?? '');
   if (!profile.redactable.includes(field)) return `a marker may stand only inside a content slot or meta, not in ${JSON.stringify(field)}`;
-  const isPublic = profile.memberNames.has('bind');
+  const isPublic = profile.memberNames.has('secrets');
+  const isSealed = profile.memberNames.has('keys');
   const reserved = m.names.filter((n) => n.startsWith('$stepchain:'));
   for (const name of reserved) {
     const body = obj[name];
@@ -265,6 +270,11 @@ function v3MarkerDefect(text: string, m: MarkerSpan, profile: RecordProfile): st
       } else return 'a withheld marker holds a digest, or a list of digests beside an object\'s members';
     } else if (name === V3_MARKERS.chunks && isPublic) {
       if (m.names.length !== 1 || !Array.isArray(body) || body.length < 2) return 'a chunk list is {"$stepchain:chunks":[chunks…]} with at least two chunks';
+    } else if (name === ERASED_MARKER && isSealed) {
+      const why = erasedMarkerDefect(obj);
+      if (why !== null) return why;
+    } else if (name === ERASED_MARKER) {
+      return `${JSON.stringify(name)} stands only in a record in sealed form (after an erasure: no seed; bind, keys, salts)`;
     } else if (name === V3_MARKERS.withheld || name === V3_MARKERS.chunks) {
       return `${JSON.stringify(name)} stands only in a publication's public form, never in a stored record`;
     } else {

@@ -35,7 +35,12 @@ export type ChainProblemCode =
   | 'ROOT_MISMATCH'
   | 'WITHHELD_IN_JOURNAL'
   | 'KIND_UNKNOWN'
-  | 'KIND_UNCHECKED';
+  | 'KIND_UNCHECKED'
+  // erasure in stepchain/v3 (ERASURE.md §5): problems, then notices (an erased value, an erasure not yet carried out)
+  | 'ERASURE_UNRECORDED'
+  | 'ERASURE_MISMATCH'
+  | 'ERASURE_PENDING'
+  | 'VALUE_ERASED';
 
 /** Blobs (FORMAT §7): reported by whoever holds them, a store or a receipt verifier. */
 export type BlobProblemCode = 'BLOB_MISSING' | 'BLOB_CORRUPT';

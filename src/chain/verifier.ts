@@ -17,6 +17,7 @@ import type { BlobRef } from '../record/markers.js';
 import type { JournalFormat } from '../record/profile.js';
 import { FORMAT_V3 } from '../record/v3.js';
 import { deepCheckLine } from '../record/v3/deep.js';
+import { ErasureLedger } from '../record/v3/erasure-ledger.js';
 import { checkLine, decodeLine, lineTooLong, type LineFacts, type LineProblem } from './line.js';
 import { LinkChecker } from './links.js';
 import { ProblemList } from './problems.js';
@@ -81,6 +82,8 @@ export class ChainVerifier {
   private lastLocation: ProblemLocation = {};
   /** Notices by code and kind: the first location and how many records (FORMAT §14.8). */
   private readonly notices = new Map<string, { code: ChainProblemCode; message: string; location: ProblemLocation; count: number }>();
+  /** Sealed records and erasure records (v3), cross-checked at the end (ERASURE.md §5); null until one is met. */
+  private erasures: ErasureLedger | null = null;
 
   constructor(private readonly options: ChainVerifierOptions = {}) {
     this.problems = new ProblemList(options.maxProblems ?? 1000);
@@ -179,6 +182,9 @@ export class ChainVerifier {
     if (facts.publicForm === true && this.options.storedOnly === true) {
       this.problems.add('WITHHELD_IN_JOURNAL', 'a record in a publication\'s public form (bind and secrets, no seed) stands among stored records: its bind cannot be checked here, so its values are not bound; a journal holds every record in its private form', { ...loc, ...(facts.seq === null ? {} : { seq: facts.seq }), field: 'bind' });
     }
+    if (facts.erasure === true && this.format.format === FORMAT_V3 && facts.problems.length === 0) {
+      (this.erasures ??= new ErasureLedger()).add(typeof text === 'string' ? text : text());
+    }
     if (this.options.deep === true && this.format.format === FORMAT_V3 && facts.problems.length === 0 && facts.publicForm !== true) {
       const finding = deepCheckLine(typeof text === 'string' ? text : text());
       if (finding !== null) {
@@ -202,6 +208,12 @@ export class ChainVerifier {
 
   /** Ends the walk and returns the report. */
   finish(): ChainReport<ChainProblemCode> {
+    for (const f of this.erasures?.finish() ?? []) {
+      const location: ProblemLocation = { seq: f.seq, field: f.field, ...(f.path === undefined ? {} : { path: f.path }) };
+      if (f.notice) this.notices.set(`${f.code}#${this.notices.size}`, { code: f.code, message: f.message, location, count: 1 });
+      else this.problems.add(f.code, f.message, location);
+    }
+    this.erasures = null;
     const { hash: head, seq: headSeq } = this.links.head();
     const expectHead = this.options.expectHead;
     if (expectHead !== undefined && head !== expectHead) {

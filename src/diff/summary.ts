@@ -68,16 +68,21 @@ function shownText(v: Json): string {
       return `‹blob ${typeof d === 'string' ? `${d.slice(0, 15)}…` : '?'}›`;
     }
     if (name === V3_WITHHELD && typeof body === 'string') return '‹withheld›';
+    if (name === V3_ERASED) return Array.isArray(body) ? `{‹${body.length} erased›}` : '‹erased›';
     if (name === V3_CHUNKS && Array.isArray(body)) return '"' + body.map((c) => (typeof c === 'string' ? JSON.stringify(c).slice(1, -1) : '‹withheld›')).join('') + '"';
     return '‹redacted›';
   }
-  const parts = Object.keys(v).filter((k) => !(k === V3_WITHHELD && Array.isArray(v[k]))).map((k) => JSON.stringify(k) + ':' + shownText(v[k]!));
+  const parts = Object.keys(v).filter((k) => !((k === V3_WITHHELD || k === V3_ERASED) && Array.isArray(v[k]))).map((k) => JSON.stringify(k) + ':' + shownText(v[k]!));
   const held: unknown = v[V3_WITHHELD];
   if (Array.isArray(held)) parts.push(`‹${held.length} withheld›`);
+  // erasure (ERASURE.md §2): an erased member's name is gone with its value
+  const erased: unknown = v[V3_ERASED];
+  if (Array.isArray(erased)) parts.push(`‹${erased.length} erased›`);
   return '{' + parts.join(',') + '}';
 }
 
 const V3_WITHHELD = '$stepchain:withheld';
+const V3_ERASED = '$stepchain:erased';
 const V3_CHUNKS = '$stepchain:chunks';
 
 function typeName(v: Json | undefined): string {

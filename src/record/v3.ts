@@ -106,6 +106,9 @@ const secretsRule: MemberRule = envelope('secrets', (text, start, end) => (isObj
 const byName = (a: MemberRule, b: MemberRule): number => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 const STORED_MEMBERS = [...baseMembers(), seedRule].sort(byName);
 const PUBLIC_MEMBERS = [...baseMembers(), bindRule, secretsRule].sort(byName);
+// erasure (spec/ERASURE.md): the sealed form keeps bind, the other slot keys and the erased slot's salts.
+const objectRule = (name: string): MemberRule => envelope(name, (text, start, end) => (isObject(canonicalValue(text, start, end)) ? null : invalid(`${name} must be a JSON object`)));
+const SEALED_MEMBERS = [...baseMembers(), bindRule, objectRule('keys'), objectRule('salts')].sort(byName);
 
 /** Not a digest: what a record whose envelope cannot be read hashes to, so it never matches (HASH_MISMATCH). */
 const UNDECIDED = 'sha256:undecided';
@@ -251,6 +254,19 @@ export const STEP_V3_PUBLIC: RecordProfile = {
   stepHashOf: (text, span, spans) => publicStepHash(text, span, spans),
 };
 
+/** A record after an erasure (spec/ERASURE.md §2): stored `bind` taken by the fast tier; what remains is checked by the chain's erasure ledger. */
+export const STEP_V3_SEALED: RecordProfile = {
+  ...BASE,
+  id: 'step/v3+sealed',
+  members: SEALED_MEMBERS,
+  memberNames: new Set(SEALED_MEMBERS.map((m) => m.name)),
+  computed: ['v', 'seq', 'prev_hash', 'step_hash', 'root', 'bind', 'keys', 'salts'],
+  seal: () => {
+    throw new TypeError('step/v3+sealed: a sealed record is written by an erasure, never appended');
+  },
+  stepHashOf: (text, span, spans) => lineStepHash(text, span, spans, false),
+};
+
 /**
  * The step hash of a public-form line. Its envelope takes `bind` and `root` as given, which would bind
  * nothing the line shows; so R is recomputed from the shown values and the secrets (v3/public.ts), and a line
@@ -283,10 +299,10 @@ export const JOURNAL_V3: JournalFormat = {
     if (!isValidTimestamp(g.created_at)) return 'genesis created_at must be an RFC 3339 UTC timestamp with milliseconds';
     return runIdentityDefect(g.run);
   },
-  records: [STEP_V3, STEP_V3_PUBLIC],
-  // A public-form record carries `bind` (no seed); every other record is read as the stored form.
-  select: (member) => (member('seed') === undefined && member('bind') !== undefined ? STEP_V3_PUBLIC : STEP_V3),
-  memberNames: new Set([...STEP_V3.memberNames, ...STEP_V3_PUBLIC.memberNames]),
+  records: [STEP_V3, STEP_V3_PUBLIC, STEP_V3_SEALED],
+  // A public-form record carries `bind` and `secrets` (no seed); a sealed one (erasure) `bind` and `keys`; every other record is read as the stored form.
+  select: (member) => (member('seed') === undefined && member('bind') !== undefined ? (member('secrets') === undefined && member('keys') !== undefined ? STEP_V3_SEALED : STEP_V3_PUBLIC) : STEP_V3),
+  memberNames: new Set([...STEP_V3.memberNames, ...STEP_V3_PUBLIC.memberNames, ...STEP_V3_SEALED.memberNames]),
 };
 
 /** Markers a v3 record may hold (design §7.1, §8.5): part references in any form, withheld/chunks in public form only. */

@@ -117,6 +117,7 @@ const V3_WALK = {
 export function publicRecordV3(record: JsonObject, bind: string, policy: Policy): V3PublicRecord {
   const seq = record.seq as number;
   const seed = typeof record.seed === 'string' ? seedFromHex(record.seed) : null;
+  if (seed === null && record.keys !== undefined && record.bind !== undefined && record.secrets === undefined) throw new RedactError('SOURCE_INVALID', `step ${seq} holds erased values (sealed form, spec/ERASURE.md): publishing a journal with erasures is not implemented yet; export a full receipt (stepchain export), which carries the sealed records and verifies`, { location: { seq } });
   if (seed === null) throw new RedactError('SOURCE_INVALID', `step ${seq} is not a stored stepchain/v3 record with its seed; publish from the original journal, not from a published copy`, { location: { seq } });
   const values: Record<string, Json> = {};
   for (const s of SLOTS) if (s in record) values[s] = record[s]!;

@@ -19,6 +19,7 @@ export const VERBS: readonly LazyVerb[] = [
   lazy('copy', async () => (await import('./store.js')).copyVerb),
   lazy('doctor', async () => (await import('./store.js')).doctorVerb),
   lazy('publish', async () => (await import('./publish.js')).publishVerb),
+  lazy('erase', async () => (await import('./erase.js')).eraseVerb),
   lazy('disclose', async () => (await import('./publish.js')).discloseVerb),
   lazy('keygen', async () => (await import('./receipt.js')).keygenVerb),
   lazy('checkpoint', async () => (await import('./proofs.js')).checkpointVerb),

@@ -4,7 +4,7 @@
  * lock afresh reads forward from what it knew (another process may have appended); a torn final line — a
  * writer that crashed mid-write — is quarantined and cut off; the head cache is repaired to match.
  */
-import { readdir, open, unlink, type FileHandle } from 'node:fs/promises';
+import { readdir, open, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import { MAX_LINE_BYTES } from '../../canonical/limits.js';
 import { isDigest } from '../../canonical/sha256.js';
@@ -49,6 +49,11 @@ export async function listBuckets(paths: JournalPaths): Promise<number[]> {
 export class Tail {
   /** Null until read, and again after anything went wrong: the next holder reads it afresh. */
   state: TailState | null = null;
+  /**
+   * The tail bucket's inode when the state was last read (erasure, ERASURE.md §4): an erasure replaces a
+   * bucket by rename, so a kept state whose bucket is another file now is read afresh, never trusted.
+   */
+  private seen: { bucket: number; ino: number } | null = null;
 
   constructor(
     private readonly paths: JournalPaths,
@@ -70,11 +75,25 @@ export class Tail {
         await rollBackPending(this.paths.dir, this.paths, pending, this.durableHead);
         this.state = null;
       }
+      if (this.state !== null && !(await this.sameBucketFile(this.state.bucket))) this.state = null;
       await this.read();
+      this.seen = await this.inodeOf(this.state!.bucket);
     } catch (e) {
       if (e instanceof StoreError) throw e;
       throw ioError('reading the tail of', this.paths.buckets, e);
     }
+  }
+
+  private async inodeOf(bucket: number): Promise<{ bucket: number; ino: number } | null> {
+    const st = await stat(this.paths.bucket(bucket)).catch(() => null);
+    return st === null ? null : { bucket, ino: st.ino };
+  }
+
+  /** Whether the kept state's bucket is still the file it was read from (or not yet created by anyone). */
+  private async sameBucketFile(bucket: number): Promise<boolean> {
+    const now = await this.inodeOf(bucket);
+    if (now === null) return true;
+    return this.seen !== null && this.seen.bucket === bucket && this.seen.ino === now.ino;
   }
 
   private async read(): Promise<void> {

@@ -1,0 +1,250 @@
+/**
+ * Erasure in a file store (spec/ERASURE.md §4): the erasure record is appended first (the commit point),
+ * then, under the journal lock, the bucket that holds the erased record is replaced atomically (a sibling
+ * temporary file, fsync, rename, directory fsync) by the same bytes with that one line in sealed form, and
+ * part files no record references any more are deleted. A process killed in between leaves a journal that
+ * verifies (the erasure reported pending) and `resumeErasures` — which every erase runs first — completes it.
+ */
+import { readdir, readFile, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { writeSync } from 'node:fs';
+import { StoreError } from '../store/errors.js';
+import { FileStore } from '../store/file/store.js';
+import { acquireLock } from '../store/file/lock.js';
+import { JournalPaths } from '../store/file/layout.js';
+import { listBuckets } from '../store/file/tail.js';
+import { writeFileAtomic } from '../store/file/fsutil.js';
+import { FilePartStore } from '../store/file/parts.js';
+import { FORMAT_V3 } from '../record/v3.js';
+import { ERASURE_KIND, ErasureError, erasureInputOf, eraseUnit, isSealed, unitAt, ERASED_MARKER, type ErasureInput } from '../record/v3/erasure.js';
+
+export interface EraseRequest {
+  seq: number;
+  /** JSON Pointer of a member or element (or a whole slot) of that record: `/result/email`. */
+  path: string;
+  reason: string;
+  by?: string | null;
+}
+
+export interface ErasureOutcome {
+  journal: string;
+  seq: number;
+  path: string;
+  digest: string;
+  /** The erasure record's seq and step_id. */
+  erasure: { seq: number; step_id: string };
+  /** Part files deleted because no record references them any more. */
+  parts_deleted: string[];
+  /** True when this call only completed an erasure an earlier, interrupted one had recorded. */
+  resumed: boolean;
+}
+
+const STALE_MS = 10_000;
+
+/** Test-only: STEPCHAIN_TEST_ERASE_FAULT=after-record|after-rewrite kills the process there (a real SIGKILL). */
+function fault(point: 'after-record' | 'after-rewrite'): void {
+  if (process.env.STEPCHAIN_TEST_ERASE_FAULT !== point) return;
+  writeSync(2, `stepchain-erase-fault ${point}\n`);
+  process.kill(process.pid, 'SIGKILL');
+}
+
+/** The erasure record's step_id: one per (target, digest), so a retried erase appends nothing twice. */
+export function erasureStepId(seq: number, digest: string): string {
+  return `erasure:${seq}:${digest.slice(7, 39)}`;
+}
+
+async function rawRecord(paths: JournalPaths, seq: number): Promise<{ bucket: number; text: string } | null> {
+  const buckets = await listBuckets(paths);
+  let first: number | undefined;
+  for (const b of buckets) if (b <= seq) first = b;
+  if (first === undefined) return null;
+  const bytes = await readFile(paths.bucket(first), 'utf8');
+  const lines = bytes.split('\n');
+  const text = lines[seq - first];
+  return text === undefined || text === '' ? null : { bucket: first, text };
+}
+
+/**
+ * Erases the unit at `req.path` of record `req.seq` of journal `id` (a stepchain/v3 journal of `store`).
+ * Completes any interrupted erasure of the journal first.
+ */
+export async function eraseValue(store: FileStore, id: string, req: EraseRequest): Promise<ErasureOutcome> {
+  await resumeErasures(store, id);
+  const paths = new JournalPaths(join(store.root, id));
+  const journal = await store.open(id);
+  let appended;
+  let digest: string;
+  try {
+    if (journal.genesis.format !== FORMAT_V3) throw new StoreError('OPTION_INVALID', `journal ${id} is ${String(journal.genesis.format)}: only stepchain/v3 records can be erased (their values are committed one by one with salts that can be destroyed)`);
+    if (typeof req.reason !== 'string' || req.reason.length === 0) throw new StoreError('OPTION_INVALID', 'an erasure needs a reason (--reason TEXT)');
+    const raw = await rawRecord(paths, req.seq);
+    if (raw === null) throw new StoreError('OPTION_INVALID', `journal ${id} has no record at seq ${req.seq}`);
+    const record = JSON.parse(raw.text) as Record<string, unknown>;
+    if (record.kind === ERASURE_KIND) throw new ErasureError('ERASURE_TARGET_INVALID', `seq ${req.seq} is an erasure record: it holds no erasable value`);
+    digest = 'sha256:' + Buffer.from(unitAt(record, req.path).unit.digest).toString('hex');
+    const input: ErasureInput = { target: req.seq, path: req.path, digest, reason: req.reason, by: req.by ?? null };
+    // The commit point: from here the erasure is recorded, and completed by this call or the next erase.
+    appended = await journal.append({ step_id: erasureStepId(req.seq, digest), kind: ERASURE_KIND, ref: null, input: input as never, result: null, error: null });
+  } finally {
+    await journal.close();
+  }
+  fault('after-record');
+  const done = await completeErasure(paths, appended.step_id, { target: req.seq, path: req.path, digest: digest!, reason: req.reason, by: req.by ?? null });
+  return { journal: id, seq: req.seq, path: req.path, digest: digest!, erasure: { seq: appended.seq, step_id: appended.step_id }, parts_deleted: done, resumed: false };
+}
+
+/** Carries out a recorded erasure under the journal lock; returns the part files deleted. Idempotent. */
+async function completeErasure(paths: JournalPaths, stepId: string, t: ErasureInput): Promise<string[]> {
+  const lock = await acquireLock(paths.dir, { timeoutMs: 2 * STALE_MS, staleMs: STALE_MS });
+  try {
+    const buckets = await listBuckets(paths);
+    let first: number | undefined;
+    for (const b of buckets) if (b <= t.target) first = b;
+    if (first === undefined) throw new StoreError('JOURNAL_CORRUPT', `no bucket holds seq ${t.target}`);
+    const file = paths.bucket(first);
+    const lines = (await readFile(file, 'utf8')).split('\n');
+    const i = t.target - first;
+    const record = JSON.parse(lines[i]!) as Record<string, unknown>;
+    if (hasMarker(record, stepId)) return [];
+    const erased = eraseUnit(record, t.path, stepId, t.digest);
+    lines[i] = erased.line.slice(0, -1);
+    await writeFileAtomic(file, lines.join('\n'), { fsyncFile: true, fsyncDir: true });
+    fault('after-rewrite');
+    return await deleteUnreferencedParts(paths, erased.parts);
+  } finally {
+    await lock.release();
+  }
+}
+
+function hasMarker(record: Record<string, unknown>, stepId: string): boolean {
+  if (!isSealed(record)) return false;
+  return JSON.stringify(record).includes(`"erasure":${JSON.stringify(stepId)}`) && JSON.stringify(record).includes(ERASED_MARKER);
+}
+
+/** Deletes the part files (and their dedupe-index entries) that no line and no other part file references. */
+async function deleteUnreferencedParts(paths: JournalPaths, addresses: readonly string[]): Promise<string[]> {
+  if (addresses.length === 0) return [];
+  const parts = new FilePartStore(paths.dir);
+  const referenced = new Set<string>();
+  for (const b of await listBuckets(paths)) {
+    const text = await readFile(paths.bucket(b), 'utf8');
+    for (const a of addresses) if (text.includes(`"digest":"${a}"`)) referenced.add(a);
+  }
+  for await (const other of parts.list()) {
+    if (addresses.includes(other)) continue;
+    const text = await readFile(parts.pathOf(other), 'utf8').catch(() => '');
+    for (const a of addresses) if (text.includes(`"digest":"${a}"`)) referenced.add(a);
+  }
+  const deleted: string[] = [];
+  for (const a of addresses) {
+    if (referenced.has(a)) continue;
+    await parts.delete(a);
+    deleted.push(a);
+  }
+  return deleted;
+}
+
+/**
+ * Completes every erasure the journal records but has not carried out (a process killed between the
+ * erasure record and the rewrite), and removes temporary files an interrupted rewrite left. Returns them.
+ */
+export async function resumeErasures(store: FileStore, id: string): Promise<ErasureOutcome[]> {
+  const paths = new JournalPaths(join(store.root, id));
+  for (const name of await readdir(paths.buckets).catch(() => [] as string[])) {
+    if (name.startsWith('.') && name.includes('.jsonl.tmp-')) await unlink(join(paths.buckets, name)).catch(() => {});
+  }
+  const pending: Array<{ seq: number; step_id: string; input: ErasureInput }> = [];
+  const sealedBy = new Set<string>();
+  for (const b of await listBuckets(paths)) {
+    for (const text of (await readFile(paths.bucket(b), 'utf8')).split('\n')) {
+      if (text === '') continue;
+      if (text.includes(`"kind":"${ERASURE_KIND}"`)) {
+        const r = JSON.parse(text) as Record<string, unknown>;
+        const input = erasureInputOf(r.input);
+        if (r.kind === ERASURE_KIND && typeof input !== 'string') pending.push({ seq: r.seq as number, step_id: r.step_id as string, input });
+      }
+      if (text.includes(ERASED_MARKER)) for (const m of text.matchAll(/"erasure":("[A-Za-z0-9._:-]+")/g)) sealedBy.add(JSON.parse(m[1]!) as string);
+    }
+  }
+  const out: ErasureOutcome[] = [];
+  for (const p of pending) {
+    if (sealedBy.has(p.step_id)) continue;
+    const deleted = await completeErasure(paths, p.step_id, p.input);
+    out.push({ journal: id, seq: p.input.target, path: p.input.path, digest: p.input.digest, erasure: { seq: p.seq, step_id: p.step_id }, parts_deleted: deleted, resumed: true });
+  }
+  return out;
+}
+
+export interface MatchRequest {
+  /** A JSON Pointer with `*` for any member name or index: `/result/email`, `/input/messages/*\/content`. */
+  matchPath: string;
+  /** The value to find (compared as JSON). */
+  value: unknown;
+  reason: string;
+  by?: string | null;
+}
+
+export interface StoreErasureReport {
+  journals_scanned: number;
+  /** v1/v2 journals, which cannot erase one value: listed, never silently skipped. */
+  journals_not_v3: string[];
+  erased: ErasureOutcome[];
+  /** Matches that could not be erased, with why. */
+  failed: Array<{ journal: string; seq: number; path: string; error: string }>;
+}
+
+function matchPaths(value: unknown, pattern: readonly string[], at: string, want: string, out: string[]): void {
+  if (pattern.length === 0) {
+    if (JSON.stringify(value) === want) out.push(at);
+    return;
+  }
+  if (value === null || typeof value !== 'object') return;
+  const [head, ...rest] = pattern;
+  const entries: Array<[string, unknown]> = Array.isArray(value) ? value.map((v, i) => [String(i), v]) : Object.entries(value as Record<string, unknown>);
+  for (const [k, v] of entries) {
+    if (k.startsWith('$stepchain:')) continue;
+    if (head === '*' || head === k) matchPaths(v, rest, `${at}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`, want, out);
+  }
+}
+
+/** Finds and erases every value at `matchPath` equal to `value` in every stepchain/v3 journal of the store. */
+export async function eraseMatching(store: FileStore, req: MatchRequest): Promise<StoreErasureReport> {
+  const tokens = req.matchPath.split('/');
+  if (tokens[0] !== '' || tokens.length < 2) throw new StoreError('OPTION_INVALID', `--match-path ${JSON.stringify(req.matchPath)} is not a JSON Pointer (it starts with "/")`);
+  const pattern = tokens.slice(1).map((t) => (t === '*' ? '*' : t.replace(/~1/g, '/').replace(/~0/g, '~')));
+  const want = JSON.stringify(req.value);
+  const report: StoreErasureReport = { journals_scanned: 0, journals_not_v3: [], erased: [], failed: [] };
+  for (const id of await store.list()) {
+    if (id.startsWith('_')) continue;
+    report.journals_scanned++;
+    const paths = new JournalPaths(join(store.root, id));
+    const meta = await readFile(join(paths.dir, 'journal.json'), 'utf8').catch(() => '');
+    if (!meta.includes(`"format":"${FORMAT_V3}"`)) {
+      report.journals_not_v3.push(id);
+      continue;
+    }
+    report.erased.push(...(await resumeErasures(store, id)));
+    const found: Array<{ seq: number; path: string }> = [];
+    for (const b of await listBuckets(paths)) {
+      const text = await readFile(paths.bucket(b), 'utf8');
+      // A cheap filter: a matching value's JSON text is in the line (strings: without escapes differing).
+      if (!text.includes(want.length > 2 && typeof req.value === 'string' ? want.slice(1, -1) : want)) continue;
+      text.split('\n').forEach((line) => {
+        if (line === '') return;
+        const r = JSON.parse(line) as Record<string, unknown>;
+        if (r.kind === ERASURE_KIND) return;
+        const hits: string[] = [];
+        matchPaths(r, pattern, '', want, hits);
+        for (const h of hits) found.push({ seq: r.seq as number, path: h });
+      });
+    }
+    for (const f of found) {
+      try {
+        report.erased.push(await eraseValue(store, id, { seq: f.seq, path: f.path, reason: req.reason, by: req.by ?? null }));
+      } catch (e) {
+        report.failed.push({ journal: id, seq: f.seq, path: f.path, error: e instanceof Error ? e.message : String(e) });
+      }
+    }
+  }
+  return report;
+}

@@ -1,0 +1,363 @@
+/**
+ * Erasure of a value in a `stepchain/v3` record (spec/ERASURE.md; docs/design/format-v3.md §9): the unit's
+ * value is replaced in place by a `$stepchain:erased` marker that keeps its digest, and the record moves to
+ * *sealed form* — its seed deleted, every other slot key kept (`keys`), the erased slot's remaining salts kept
+ * in preorder (`salts`), and `bind` (B) stored since it can no longer be recomputed. R, B and the step hash
+ * are unchanged, so the head, every checkpoint and every cosignature stay valid; the erased value's salt
+ * existed only as a derivation of the destroyed seed/slot key, so nothing left can test a guess.
+ *
+ * Pure (no Node imports): the chain verifier runs `ErasureLedger`, a writer runs `eraseUnit`.
+ */
+import { StepchainError } from '../../errors.js';
+import { canonicalJsonTrusted } from '../../canonical/jcs.js';
+import { RESERVED_PREFIX } from '../../canonical/limits.js';
+import { digestUtf8, toHex } from '../../canonical/sha256.js';
+import { CHUNKS_MARKER, CommitError, SALT_BYTES, KEY_BYTES, V3_SLOTS, WITHHELD_MARKER, commitSlot, derivedSalts, listedSalts, rootOf, seedFromHex, slotKey, type SaltSource, type Unit } from './commit.js';
+
+export const ERASED_MARKER = `${RESERVED_PREFIX}erased`;
+export const ERASURE_KIND = 'erasure';
+
+/** `{"digest": D, "erasure": S}`: what an erased marker holds (the unit's digest, the erasure record's step_id). */
+export interface ErasedBody {
+  digest: string;
+  erasure: string;
+}
+
+/** An erased unit found in a sealed record. */
+export interface ErasedUnit extends ErasedBody {
+  /** JSON Pointer of the erased unit (a member's pointer ends with a name nobody can read any more: its digest stands in). */
+  path: string;
+}
+
+/** The `input` of an erasure record (spec/ERASURE.md §3). */
+export interface ErasureInput {
+  target: number;
+  path: string;
+  digest: string;
+  reason: string;
+  by: string | null;
+}
+
+const DIGEST_RE = /^sha256:[0-9a-f]{64}$/;
+const STEP_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
+const isObj = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+export type ErasureErrorCode = 'ERASURE_TARGET_INVALID' | 'ERASURE_MISMATCH' | 'MARKER_INVALID' | 'ROOT_MISMATCH' | 'SEALED_INVALID';
+
+/** Why an erasure could not be made or a sealed record cannot be read; nothing was written. */
+export class ErasureError extends StepchainError<ErasureErrorCode> {
+  constructor(
+    code: ErasureErrorCode,
+    message: string,
+    readonly path?: string,
+  ) {
+    super(code, message, path === undefined ? {} : { location: { path } });
+    this.name = 'ErasureError';
+  }
+}
+
+// ---- base64url (no padding), browser-safe ----
+const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+export function b64u(bytes: Uint8Array): string {
+  let out = '';
+  for (let i = 0; i < bytes.length; i += 3) {
+    const n = (bytes[i]! << 16) | ((bytes[i + 1] ?? 0) << 8) | (bytes[i + 2] ?? 0);
+    const left = bytes.length - i;
+    out += B64[(n >>> 18) & 63]! + B64[(n >>> 12) & 63]! + (left > 1 ? B64[(n >>> 6) & 63]! : '') + (left > 2 ? B64[n & 63]! : '');
+  }
+  return out;
+}
+export function fromB64u(text: string): Uint8Array | null {
+  if (!/^[A-Za-z0-9_-]*$/.test(text) || text.length % 4 === 1) return null;
+  const out = new Uint8Array(Math.floor((text.length * 3) / 4));
+  let acc = 0;
+  let bits = 0;
+  let at = 0;
+  for (const c of text) {
+    acc = (acc << 6) | B64.indexOf(c);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out[at++] = (acc >>> bits) & 0xff;
+    }
+  }
+  // Canonical only: leftover bits must be zero, so one byte string has one text.
+  if ((acc & ((1 << bits) - 1)) !== 0) return null;
+  return out;
+}
+
+function escapePointer(name: string): string {
+  return name.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+function unescapeToken(t: string): string {
+  return t.replace(/~1/g, '/').replace(/~0/g, '~');
+}
+
+function erasedBodyOf(v: unknown): ErasedBody | null {
+  if (!isObj(v)) return null;
+  const k = Object.keys(v);
+  if (k.length !== 2 || !DIGEST_RE.test(String(v.digest)) || typeof v.erasure !== 'string' || !STEP_ID_RE.test(v.erasure)) return null;
+  return { digest: v.digest as string, erasure: v.erasure };
+}
+
+/**
+ * Whether a marker object found in a stored v3 line is a well-formed erased marker (spec/ERASURE.md §2):
+ * `{"$stepchain:erased":{"digest":D,"erasure":S}}` alone (an element, or a whole slot), or beside an object's
+ * members `"$stepchain:erased":[{"digest":D,"erasure":S},…]` sorted by digest without repeats. Returns why not.
+ */
+export function erasedMarkerDefect(obj: Record<string, unknown>): string | null {
+  const body = obj[ERASED_MARKER];
+  if (Array.isArray(body)) {
+    if (body.length === 0) return 'erased members are a non-empty list of {"digest","erasure"}';
+    let prev = '';
+    for (const b of body) {
+      const e = erasedBodyOf(b);
+      if (e === null) return 'an erased member is {"digest":"sha256:<hex>","erasure":"<step_id>"}';
+      if (e.digest <= prev) return 'erased members are sorted by digest without repeats';
+      prev = e.digest;
+    }
+    return null;
+  }
+  if (Object.keys(obj).length !== 1) return 'an erased value is an object with the one member "$stepchain:erased"';
+  return erasedBodyOf(body) === null ? 'an erased value is {"$stepchain:erased":{"digest":"sha256:<hex>","erasure":"<step_id>"}}' : null;
+}
+
+/** Every erased unit of a sealed record's slot value, with its pointer (members: the parent's pointer + "/" + the marker's index is unknown: the digest names it). */
+export function collectErased(v: unknown, path: string, out: ErasedUnit[]): void {
+  if (Array.isArray(v)) {
+    v.forEach((x, k) => collectErased(x, `${path}/${k}`, out));
+    return;
+  }
+  if (!isObj(v)) return;
+  if (ERASED_MARKER in v) {
+    const body = v[ERASED_MARKER];
+    if (Array.isArray(body)) {
+      for (const b of body) {
+        const e = erasedBodyOf(b);
+        if (e !== null) out.push({ ...e, path: `${path}/${ERASED_MARKER}` });
+      }
+    } else {
+      const e = erasedBodyOf(body);
+      if (e !== null) out.push({ ...e, path });
+      return;
+    }
+  }
+  for (const k of Object.keys(v)) if (k !== ERASED_MARKER) collectErased(v[k], `${path}/${escapePointer(k)}`, out);
+}
+
+/** The value with erased markers rewritten as the public walk's withheld markers (their digests given, no salt taken). */
+function asWithheld(v: unknown, path: string): unknown {
+  if (Array.isArray(v)) return v.map((x, k) => asWithheld(x, `${path}/${k}`));
+  if (!isObj(v)) return v;
+  if (WITHHELD_MARKER in v || CHUNKS_MARKER in v) throw new ErasureError('MARKER_INVALID', 'a stored record holds no withheld or chunk markers', path);
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(v)) {
+    if (k === ERASED_MARKER) {
+      const body = v[k];
+      if (Array.isArray(body)) out[WITHHELD_MARKER] = body.map((b) => (b as ErasedBody).digest);
+      else return { [WITHHELD_MARKER]: (body as ErasedBody).digest };
+    } else out[k] = asWithheld(v[k], `${path}/${escapePointer(k)}`);
+  }
+  return out;
+}
+
+type Rec = Record<string, unknown>;
+
+/** Whether a parsed v3 record is in sealed form (no seed; bind, keys, salts). */
+export function isSealed(r: Rec): boolean {
+  return r.seed === undefined && r.bind !== undefined && r.keys !== undefined && r.salts !== undefined;
+}
+
+interface SlotSource {
+  salts: SaltSource;
+  /** For listed salts: whether every one was used (checked after the walk). */
+  done(): boolean;
+  keyed: boolean;
+}
+
+/** Where each slot's salts come from: the seed (private form) or `keys` / `salts` (sealed form). */
+function slotSources(r: Rec): SlotSource[] {
+  if (typeof r.seed === 'string') {
+    const seed = seedFromHex(r.seed);
+    if (seed === null) throw new ErasureError('SEALED_INVALID', 'seed must be 64 lowercase hex digits');
+    return V3_SLOTS.map((_, j) => ({ salts: derivedSalts(slotKey(seed, j)), done: () => true, keyed: true }));
+  }
+  const keys = r.keys;
+  const salts = r.salts;
+  if (!isObj(keys) || !isObj(salts)) throw new ErasureError('SEALED_INVALID', 'a sealed record has the objects keys and salts');
+  for (const n of [...Object.keys(keys), ...Object.keys(salts)]) {
+    if (!(V3_SLOTS as readonly string[]).includes(n)) throw new ErasureError('SEALED_INVALID', `keys and salts name slots only (found ${JSON.stringify(n)})`);
+  }
+  return V3_SLOTS.map((slot) => {
+    const inKeys = slot in keys;
+    if (inKeys === slot in salts) throw new ErasureError('SEALED_INVALID', `slot ${slot} must be in exactly one of keys and salts`);
+    if (inKeys) {
+      const k = typeof keys[slot] === 'string' ? fromB64u(keys[slot] as string) : null;
+      if (k === null || k.length !== KEY_BYTES) throw new ErasureError('SEALED_INVALID', `keys.${slot} must be ${KEY_BYTES} bytes in base64url`);
+      return { salts: derivedSalts(k), done: () => true, keyed: true };
+    }
+    const s = typeof salts[slot] === 'string' ? fromB64u(salts[slot] as string) : null;
+    if (s === null || s.length % SALT_BYTES !== 0) throw new ErasureError('SEALED_INVALID', `salts.${slot} must be whole ${SALT_BYTES}-byte salts in base64url`);
+    const list = listedSalts(s);
+    return { salts: list, done: () => list.used() === list.total(), keyed: false };
+  });
+}
+
+/**
+ * R of a record from what it holds — its seed, or (sealed form) its kept keys and salts with erased units'
+ * digests as given — and, when asked, the units of one slot in preorder (in sealed form an erased unit is
+ * not among them: its salt is gone).
+ */
+export function rootOfRemaining(r: Rec, collect?: { slot: string; units: Unit[] }): string {
+  const sources = slotSources(r);
+  const digests = V3_SLOTS.map((slot, j) => {
+    const src = sources[j]!;
+    const value = r[slot];
+    const sealed = typeof r.seed !== 'string';
+    if (sealed && src.keyed && containsErased(value)) throw new ErasureError('MARKER_INVALID', `slot ${slot} holds an erased unit, so its key cannot be kept; its salts are`, `/${slot}`);
+    const walked = sealed ? asWithheld(value, `/${slot}`) : value;
+    let d: Uint8Array;
+    try {
+      d = commitSlot(slot, walked, src.salts, { public: sealed, ...(collect?.slot === slot ? { collect: collect.units } : {}) });
+    } catch (e) {
+      if (e instanceof CommitError) throw new ErasureError(e.code === 'SECRETS_INVALID' ? 'SEALED_INVALID' : 'MARKER_INVALID', e.message, e.path);
+      throw e;
+    }
+    if (!src.done()) throw new ErasureError('SEALED_INVALID', `salts.${slot} holds more salts than the slot has remaining units`, `/${slot}`);
+    return d;
+  });
+  return 'sha256:' + toHex(rootOf(digests));
+}
+
+function containsErased(v: unknown): boolean {
+  if (Array.isArray(v)) return v.some(containsErased);
+  if (!isObj(v)) return false;
+  return ERASED_MARKER in v || Object.values(v).some(containsErased);
+}
+
+/** The envelope texts the step hash covers (FORMAT §14.5) of a parsed record. */
+function stepHashOfRecord(r: Rec, bind: string): string {
+  let out = '{"bind":"' + bind + '"';
+  for (const n of ['kind', 'prev_hash', 'ref', 'root', 'seq', 'step_id', 'ts', 'v']) out += ',"' + n + '":' + canonicalJsonTrusted(r[n] as never);
+  return digestUtf8(out + '}');
+}
+
+/** B of a private record: SHA-256 of its canonical line without step_hash. */
+function bindOfPrivate(r: Rec): string {
+  const rest: Rec = { ...r };
+  delete rest.step_hash;
+  return digestUtf8(canonicalJsonTrusted(rest as never));
+}
+
+export interface Erased {
+  /** The record after erasure (sealed form), and its canonical line with a newline. */
+  record: Rec;
+  line: string;
+  digest: string;
+  /** Part addresses the erased value referenced (their files may be deletable: spec/ERASURE.md §4 step 6). */
+  parts: string[];
+}
+
+/** The unit digest at `path` of a record (private or sealed), or an ErasureError when no such unit is there. */
+export function unitAt(r: Rec, path: string): { unit: Unit; units: Unit[] } {
+  const tokens = path.split('/');
+  if (tokens[0] !== '' || tokens.length < 2 || !(V3_SLOTS as readonly string[]).includes(unescapeToken(tokens[1]!))) {
+    throw new ErasureError('ERASURE_TARGET_INVALID', `path ${JSON.stringify(path)} is not a JSON Pointer into a slot (${V3_SLOTS.join(', ')})`, path);
+  }
+  const slot = unescapeToken(tokens[1]!);
+  const units: Unit[] = [];
+  rootOfRemaining(r, { slot, units });
+  const unit = units.find((u) => u.path === path);
+  if (unit === undefined || unit.kind === 'chunk' || (slot === 'meta' && r.meta === undefined)) {
+    throw new ErasureError('ERASURE_TARGET_INVALID', `no member or element at ${path} in seq ${String(r.seq)} (already erased, inside a part, a chunk, or absent)`, path);
+  }
+  return { unit, units };
+}
+
+function partAddresses(v: unknown, out: string[]): void {
+  if (Array.isArray(v)) v.forEach((x) => partAddresses(x, out));
+  else if (isObj(v)) {
+    const p = v[`${RESERVED_PREFIX}part`];
+    if (isObj(p) && typeof p.digest === 'string' && Object.keys(v).length === 1) out.push(p.digest);
+    else Object.values(v).forEach((x) => partAddresses(x, out));
+  }
+}
+
+/**
+ * Erases the unit at `path` of record `r` (private or sealed form), naming the erasure record `erasureStepId`.
+ * Checks before returning that R and the step hash are unchanged; throws ErasureError otherwise.
+ */
+export function eraseUnit(r: Rec, path: string, erasureStepId: string, expectDigest?: string): Erased {
+  const rootBefore = rootOfRemaining(r);
+  if (rootBefore !== r.root) throw new ErasureError('ROOT_MISMATCH', `seq ${String(r.seq)}: its root does not commit to its values; nothing is erased from a record that does not verify deep`);
+  const { unit, units } = unitAt(r, path);
+  const digest = 'sha256:' + toHex(unit.digest);
+  if (expectDigest !== undefined && expectDigest !== digest) throw new ErasureError('ERASURE_MISMATCH', `the unit at ${path} of seq ${String(r.seq)} has digest ${digest}, not the ${expectDigest} named`, path);
+  const inside = (u: Unit): boolean => u === unit || u.path.startsWith(path + '/') || u.path.startsWith(path + '#');
+  const kept = units.filter((u) => !inside(u));
+  const tokens = path.split('/').slice(1).map(unescapeToken);
+  const slot = tokens[0]!;
+  const out: Rec = JSON.parse(JSON.stringify(r)) as Rec;
+  const marker = { digest, erasure: erasureStepId };
+  const parts: string[] = [];
+  if (tokens.length === 1) {
+    partAddresses(out[slot], parts);
+    out[slot] = { [ERASED_MARKER]: marker };
+  } else {
+    let parent: unknown = out[slot];
+    for (const t of tokens.slice(1, -1)) parent = Array.isArray(parent) ? parent[Number(t)] : (parent as Rec)[t];
+    const last = tokens[tokens.length - 1]!;
+    if (Array.isArray(parent)) {
+      partAddresses(parent[Number(last)], parts);
+      parent[Number(last)] = { [ERASED_MARKER]: marker };
+    } else {
+      const obj = parent as Rec;
+      partAddresses(obj[last], parts);
+      delete obj[last];
+      const list = ((obj[ERASED_MARKER] as ErasedBody[] | undefined) ?? []).concat([marker]);
+      list.sort((a, b) => (a.digest < b.digest ? -1 : a.digest > b.digest ? 1 : 0));
+      obj[ERASED_MARKER] = list;
+    }
+  }
+  let saltBytes = new Uint8Array(kept.length * SALT_BYTES);
+  kept.forEach((u, i) => saltBytes.set(u.salt, i * SALT_BYTES));
+  if (typeof r.seed === 'string') {
+    const seed = seedFromHex(r.seed)!;
+    out.bind = bindOfPrivate(r);
+    delete out.seed;
+    const keys: Rec = {};
+    V3_SLOTS.forEach((s, j) => {
+      if (s !== slot) keys[s] = b64u(slotKey(seed, j));
+    });
+    out.keys = keys;
+    out.salts = { [slot]: b64u(saltBytes) };
+    seed.fill(0);
+  } else {
+    const keys = { ...(out.keys as Rec) };
+    delete keys[slot];
+    out.keys = keys;
+    out.salts = { ...(out.salts as Rec), [slot]: b64u(saltBytes) };
+  }
+  saltBytes.fill(0);
+  saltBytes = new Uint8Array(0);
+  // What remains must still give R and the step hash: the head and every checkpoint stay valid.
+  const rootAfter = rootOfRemaining(out);
+  if (rootAfter !== r.root) throw new ErasureError('ROOT_MISMATCH', `erasing ${path} of seq ${String(r.seq)} would change its root (${rootAfter}); nothing was written`);
+  if (stepHashOfRecord(out, out.bind as string) !== r.step_hash) throw new ErasureError('SEALED_INVALID', `erasing ${path} of seq ${String(r.seq)} would change its step hash; nothing was written`);
+  return { record: out, line: canonicalJsonTrusted(out as never) + '\n', digest, parts };
+}
+
+/** The input of an erasure record, or why it is not one (spec/ERASURE.md §3). */
+export function erasureInputOf(input: unknown): ErasureInput | string {
+  if (!isObj(input)) return 'the input of an erasure record is {"by","digest","path","reason","target"}';
+  const keys = Object.keys(input).sort().join(',');
+  if (keys !== 'by,digest,path,reason,target') return `the input of an erasure record has exactly the members by, digest, path, reason, target (found ${keys || 'none'})`;
+  const { target, path, digest, reason, by } = input;
+  if (typeof target !== 'number' || !Number.isSafeInteger(target) || target < 0) return 'target is the seq of the record erased';
+  if (typeof path !== 'string' || !path.startsWith('/')) return 'path is a JSON Pointer into the erased record';
+  if (typeof digest !== 'string' || !DIGEST_RE.test(digest)) return 'digest is the erased unit\'s digest';
+  if (typeof reason !== 'string' || reason.length === 0) return 'reason is a non-empty string';
+  if (by !== null && typeof by !== 'string') return 'by is a string or null';
+  return { target, path, digest, reason, by };
+}
+
