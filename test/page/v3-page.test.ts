@@ -10,7 +10,7 @@ import { editRecord, published, reforge } from '../redact/v3-helpers.js';
 
 const verify = async (bytes: Uint8Array, head: string) => {
   const session = new Session();
-  const outcome = await session.verify({ receipt: new Blob([bytes]), name: 'p', expectHead: head });
+  const outcome = await session.verify({ receipt: new Blob([new Uint8Array(bytes)]), name: 'p', expectHead: head });
   return { session, outcome };
 };
 
