@@ -45,7 +45,8 @@ export default defineConfig({
     pool: 'forks',
     // vitest's default is one worker fewer than the cores: a single file at a time on a 2-core machine, where
     // most files spend their time waiting on the child processes, servers and timers they start, leaving a
-    // core idle. Two at least (measured on test/store: 97 s -> 75 s; test/runtime: 37 s -> 31 s).
+    // core idle. Two at least: back to back, test/store 66 s -> 43 s (load ~5), test/runtime 37 s -> 31 s;
+    // CPU-bound files gain nothing and lose nothing (test/receipt + test/chain 34 s -> 33 s); three gave no more.
     maxWorkers: Math.max(2, availableParallelism() - 1),
     sequence: { sequencer: LongestFirst },
   },
