@@ -25,10 +25,17 @@ async function exitedOk(c: Driven): Promise<void> {
 /** `writers` niced processes × `count` awaited appends beside busy processes: all acknowledged, each once. */
 export async function starvedWriters(kind: Kind, where: string, store: Store, id: string, writers: number, count: number, options: Record<string, unknown>): Promise<void> {
   await (await store.create(id)).close();
-  const stop = starve();
+  let stop: (() => Promise<void>) | undefined;
   try {
-    const children = Array.from({ length: writers }, (_, w) => drive('writer.mjs', [kind, where, id, `w${w}`, String(count), JSON.stringify(options)], {}, 10));
+    const children = Array.from({ length: writers }, (_, w) => drive('writer.mjs', [kind, where, id, `w${w}`, String(count), JSON.stringify(options)], { STEPCHAIN_TEST_WAIT_GO: '1' }, 10));
+    // The busy processes start once every writer is loaded and has its journal open, just before the
+    // appends: all of them still run starved, without paying for starved Node start-ups, which prove nothing.
+    await Promise.all(children.map((c) => c.waitFor((l) => l === 'ready')));
+    stop = starve();
+    for (const c of children) c.proc.stdin!.write('go\n');
     await Promise.all(children.map(exitedOk));
+    await stop(); // the checks below are no part of the fault: they need not run starved
+    stop = undefined;
     const acks = new Map<string, number>();
     for (const c of children) {
       expect(failsOf(c)).toEqual([]);
@@ -38,7 +45,7 @@ export async function starvedWriters(kind: Kind, where: string, store: Store, id
     const ids = await expectAcknowledgedOnce(store, id, acks);
     expect(ids).toHaveLength(writers * count);
   } finally {
-    await stop();
+    await stop?.();
   }
 }
 
@@ -51,7 +58,7 @@ export async function endingTogether(kind: Kind, where: string, store: Store, ru
   const ids: string[] = [];
   for (let i = 0; i < effects; i++) ids.push((await run.beginTool({ name: 'charge', args: { i }, id: `eff-${i}` })).id);
   await run.close();
-  const stop = starve();
+  let stop: (() => Promise<void>) | undefined;
   let results: Array<{ ended: string[]; refused: string[] }>;
   try {
     const children = Array.from({ length: procs }, (_, p) => {
@@ -59,11 +66,14 @@ export async function endingTogether(kind: Kind, where: string, store: Store, ru
       return drive('ender-loop.mjs', [kind, where, runId, `p${p}`, (p % 2 === 0 ? order : order.reverse()).join(',')], {}, p % 2 === 0 ? 10 : undefined);
     });
     await Promise.all(children.map((c) => c.waitFor((l) => l === 'ready')));
+    // The busy processes start once every ender is ready (loaded, run resumed), just before the race: the
+    // race runs starved as before, without paying for starved Node start-ups, which prove nothing here.
+    stop = starve();
     for (const c of children) c.proc.stdin!.write('go\n');
     await Promise.all(children.map(exitedOk));
     results = children.map((c) => JSON.parse(c.lines[1]!) as { ended: string[]; refused: string[] });
   } finally {
-    await stop();
+    await stop?.();
   }
   // Every effect was ended by exactly one process, and refused to every other.
   const enders = new Map<string, string[]>();
