@@ -127,5 +127,7 @@ export async function generate() {
     delete p[f.base.digest];
     s.splice(0, 1, {});
   }));
-  return { 'v3-parts.json': { description: 'stepchain/v3 parts (spec/PARTS.md): values stored once, referenced, read back and checked on read', threshold: 256, part_key_hex: '07'.repeat(32), cases } };
+  // The shared vector shape (vectors/README.md): each case's result is invalid when either tier refuses it.
+  const shaped = cases.map((c) => ({ id: c.id, comment: c.comment, result: c.expected.fast.result === 'valid' && c.expected.deep.result === 'valid' ? 'valid' : 'invalid', ...Object.fromEntries(Object.entries(c).filter(([k]) => k !== 'id' && k !== 'comment')) }));
+  return { 'v3-parts.json': { format: 'stepchain-vectors/v1', kind: 'v3-parts', description: 'stepchain/v3 parts (spec/PARTS.md): values stored once, referenced, read back and checked on read', threshold: 256, part_key_hex: '07'.repeat(32), cases: shaped } };
 }
