@@ -93,9 +93,9 @@ describe('stepchain CLI', () => {
     const v1 = await run(['init', join(dir, 'legacy'), '--format', 'v1', '--json'], { cwd: dir });
     expect(v1.code).toBe(0);
     expect(JSON.parse(v1.stdout).genesis.format).toBe('stepchain/v1');
-    const bad = await run(['init', join(dir, 'other'), '--format', 'v3'], { cwd: dir });
+    const bad = await run(['init', join(dir, 'other'), '--format', 'v9'], { cwd: dir });
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain('--format must be v1 or v2');
+    expect(bad.stderr).toContain('--format must be v1, v2 or v3');
   });
 
   test('append from a file, from stdin, and a batch with --jsonl', async () => {

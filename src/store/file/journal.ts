@@ -8,7 +8,6 @@
 import { join } from 'node:path';
 import type { ChainHead, SeqRange, StoredLine } from '../../chain/source.js';
 import { formatTimestamp } from '../../record/fields.js';
-import type { Genesis } from '../../record/formats.js';
 import type { StepInput } from '../../record/input.js';
 import type { StepRecord } from '../../record/seal.js';
 import { CommitQueue, type CommitSink } from '../commit-queue.js';
@@ -16,7 +15,6 @@ import { StoreError } from '../errors.js';
 import { IdempotencyWindow } from '../idempotency.js';
 import { assertSeq } from '../ids.js';
 import { afterOf, appendManyOf, queueSteps } from '../append.js';
-import type { BlobPayload } from '../prepare.js';
 import { restoreRecord } from '../restore.js';
 import { JournalParts } from '../parts-prepare.js';
 import { FilePartStore } from './parts.js';
@@ -26,8 +24,8 @@ import { assertOwnDirectories } from './fsutil.js';
 import { BUCKETS_DIR, JournalPaths, type JournalMeta } from './layout.js';
 import { faultPoint } from './faults.js';
 import { STREAM_CHUNK, STREAM_MANY, readPending, removePending, rollBackPending, writePending, type PendingBatch, type StreamedBatch } from './batch.js';
-import { prepareSteps } from '../prepare.js';
-import { writerProfile } from '../../record/formats.js';
+import { prepareSteps, type BlobPayload } from '../prepare.js';
+import { writerProfile, type Genesis } from '../../record/formats.js';
 import { Lease } from './lease.js';
 import { sweepStaging } from './lock.js';
 import { readBlob, readHead, readStoredLines, runStateFile } from './reads.js';
@@ -48,10 +46,7 @@ export interface FileJournalOptions {
   batchSyncMs: number;
   lockHoldMs: number;
   lockLingerMs: number;
-  /**
-   * Called under the lock after a batch's lines are written and before its appends are acknowledged,
-   * with the lines in seq order: where state kept beside head.json (a Merkle frontier) follows the chain.
-   */
+  /** Called under the lock after a batch's lines are written, before its appends are acknowledged (lines in seq order). */
   afterCommit?: (lines: readonly CommittedLine[]) => Promise<void>;
   /** Follow every commit with the Merkle tree (default true); false defers it to checkpoint() and treeView(). */
   merkleTree?: boolean;
