@@ -69,7 +69,7 @@ function lineRefs(text: string): Array<{ ref: PartRef; path: string }> {
   const out: Array<{ ref: PartRef; path: string }> = [];
   for (const slot of PART_SLOTS) {
     const v = record[slot];
-    if (v !== null && typeof v === 'object') out.push(...partRefsIn(v, `/${slot}`));
+    if (v !== null && typeof v === 'object') for (const ref of partRefsIn(v, `/${slot}`)) out.push(ref);
   }
   return out;
 }
@@ -93,7 +93,7 @@ export async function collectParts(lines: AsyncIterable<StoredLine>, from: numbe
         try {
           const f = await reader.file(r, { seq: line.seq, path });
           found.set(r.digest, { address: r.digest, digest: r.file, size: r.size });
-          stack.push(...partRefsOfFile(f));
+          for (const ref of partRefsOfFile(f)) stack.push(ref);
         } catch (e) {
           if (e instanceof PartError) throw new ReceiptError('CHAIN_INVALID', e.message, { location: e.location, hint: 'run `stepchain verify` on the journal; a receipt is only written for a journal whose parts verify' });
           throw e;

@@ -1,5 +1,5 @@
 /**
- * The file store's parts (spec/PARTS.md §6.1): one file per part at `parts/<2 hex>/<62 hex>` under the
+ * The file store's parts (spec/PARTS.md §7): one file per part at `parts/<2 hex>/<62 hex>` under the
  * journal's directory, named by the address's hex, written once by temporary file and rename (a reader
  * sees a whole file or none); the writer's private index at `parts/index/<2 hex>/<62 hex>`, each file
  * holding the address its key names. Every file is opened as a hostile one (openRegular: no FIFO, device

@@ -1,5 +1,5 @@
 /**
- * The Postgres store's parts (spec/PARTS.md §6.3): table `<schema>.parts (journal, address, bytes, size)`
+ * The Postgres store's parts (spec/PARTS.md §7): table `<schema>.parts (journal, address, bytes, size)`
  * with primary key `(journal, address)`, and the writer's private index `<schema>.part_index (journal, key,
  * address)`. Created on first use (`IF NOT EXISTS`), so a schema written before parts existed needs no
  * migration to read. A part is committed by its own statement before any line that references it.

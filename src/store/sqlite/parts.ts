@@ -1,5 +1,5 @@
 /**
- * The SQLite store's parts (spec/PARTS.md §6.2): table `parts (journal, address, bytes)` with primary key
+ * The SQLite store's parts (spec/PARTS.md §7): table `parts (journal, address, bytes)` with primary key
  * `(journal, address)`, and the writer's private index `part_index (journal, key, address)`, in the
  * store's database file. The tables are created on first use (`IF NOT EXISTS`), so a database written before
  * parts existed needs no migration to read. Statements run on the synchronous driver's connection.
