@@ -121,7 +121,19 @@ def fold_record(state: RunState, r: dict[str, Any]) -> None:
         def anomaly(code: str, message: str) -> None:
             state.anomalies.append({"seq": seq, "code": code, "message": message})
 
-        if kind == "tool.started":
+        def repeats_start() -> bool:
+            # RUNS.md §2: a start under an id the run already has is an anomaly; the first one stands.
+            first = state.effects.get(r["step_id"]) or state.models.get(r["step_id"])
+            if first is None:
+                return False
+            what = "tool effect" if r["step_id"] in state.effects else "model request"
+            anomaly("STEP_ID_REPEATED", f"{kind} at seq {seq} repeats step_id {json.dumps(r['step_id'])} of the {what} "
+                    f"started at seq {first.seq}: the first stands, this one is not read")
+            return True
+
+        if kind in ("tool.started", "model.started") and repeats_start():
+            pass
+        elif kind == "tool.started":
             c = call or {}
             state.effects[r["step_id"]] = Effect(
                 r["step_id"], seq, _str(c.get("name")), c.get("arguments"), _str(c.get("call_id")), _str(c.get("idempotency_key")),
