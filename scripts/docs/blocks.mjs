@@ -98,6 +98,8 @@ export function normalize(text, dir) {
     .replace(/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/g, '<id>')
     .replace(/\bsha256:[0-9a-f]{64}\b/g, 'sha256:<hash>')
     .replace(/\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{12,64}\b/g, '<hex>')
+    // A 12-digit step id prefix can be all digits (about 1 in 280): it is an id all the same.
+    .replace(/(^|\s)[0-9]{12}(?=\s)/g, '$1<hex>')
     .replace(/\+[0-9a-f]{8}\+[A-Za-z0-9+/]{40,}={0,2}/g, '+<keyhash>+<key>')
     .replace(/(?<![\w+/])(?=[A-Za-z0-9+/]*\d)(?=[A-Za-z0-9+/]*[A-Z])(?=[A-Za-z0-9+/]*[a-z])[A-Za-z0-9+/]{40,}={0,2}(?![\w+/=])/g, '<base64>')
     .replace(/\b\d+ bytes\b/g, '<n> bytes')

@@ -8,17 +8,18 @@
  */
 import { canonicalJson } from '../canonical/jcs.js';
 import { isObject, type Json, type JsonObject } from '../canonical/json.js';
-import { isDigest, toHex } from '../canonical/sha256.js';
+import { toHex } from '../canonical/sha256.js';
 import { base64Encode } from '../receipt/base64.js';
 import { RedactError } from './errors.js';
 import type { Policy } from './policy.js';
 import { redactStep, rulesForStep, type Redaction } from './redact.js';
 import type { RecordProfile } from '../record/profile.js';
 import {
-  CHUNKS_MARKER as CHUNKS, CommitError, PART_MARKER, V3_SLOTS as SLOTS, WITHHELD_MARKER as WITHHELD, chunkString, commitRecord, commitSlot,
-  derivedSalts, listedSalts, rootOf, seedFromHex, slotKey, stringChunks, type Unit,
+  CHUNKS_MARKER as CHUNKS, PART_MARKER, V3_SLOTS as SLOTS, WITHHELD_MARKER as WITHHELD, chunkString, commitRecord, seedFromHex, stringChunks,
+  type Unit,
 } from '../record/v3/commit.js';
 import { stepHashV3 } from '../record/v3.js';
+import { publicRecordProblems } from '../record/v3/public.js';
 
 export { WITHHELD, CHUNKS };
 
@@ -77,11 +78,6 @@ export function b64uDecode(text: unknown): Uint8Array | null {
   return b64u(out) === text ? out : null;
 }
 
-const hexToBytes = (h: string): Uint8Array => {
-  const out = new Uint8Array(h.length / 2);
-  for (let i = 0; i < out.length; i++) out[i] = parseInt(h.slice(2 * i, 2 * i + 2), 16);
-  return out;
-};
 
 /** The escaped-text byte offset of each UTF-16 index of `s` (JCS escaping, UTF-8), for mapping detector spans onto chunks. */
 function escapedOffsets(s: string): number[] {
@@ -302,65 +298,9 @@ function shown(v: Json, i: number, tree: UnitTree, units: readonly Unit[], rule:
  * receipt's lines). Never throws on hostile input.
  */
 export function checkPublicRecordV3(record: unknown, options: { stepHash?: boolean } = {}): V3RecordProblem[] {
-  const problems: V3RecordProblem[] = [];
-  if (!isObject(record)) return [{ code: 'MARKER_INVALID', field: '', message: 'a public record is a JSON object' }];
-  for (const m of ['seed', 'keys']) {
-    if (m in record) problems.push({ code: 'SECRET_PUBLISHED', field: m, message: `a public record carries "${m}", which opens every unit of the record: a publication carries "secrets" only` });
-  }
-  if (!isDigest(record.root)) problems.push({ code: 'MARKER_INVALID', field: 'root', message: 'root must be a digest' });
-  if (!isDigest(record.bind)) problems.push({ code: 'MARKER_INVALID', field: 'bind', message: 'bind must be a digest' });
-  const sec = record.secrets;
-  let seed: Uint8Array | null = null;
-  let keys: Record<string, unknown> = {};
-  let salts: Record<string, unknown> = {};
-  const secretsBad = (message: string, field = 'secrets'): V3RecordProblem[] => [...problems, { code: 'SECRETS_INVALID', field, message }];
-  if (isObject(sec) && Object.keys(sec).join(',') === 'seed' && typeof sec.seed === 'string' && /^[0-9a-f]{64}$/.test(sec.seed)) seed = hexToBytes(sec.seed);
-  else if (isObject(sec) && Object.keys(sec).sort().join(',') === 'keys,salts' && isObject(sec.keys) && isObject(sec.salts)) {
-    keys = sec.keys;
-    salts = sec.salts;
-    for (const s of [...Object.keys(keys), ...Object.keys(salts)]) if (!SLOTS.includes(s as (typeof SLOTS)[number])) return secretsBad(`secrets names ${JSON.stringify(s)}, which is no slot`);
-    for (const s of Object.keys(keys)) if (s in salts) return secretsBad(`slot ${s} is in both secrets.keys and secrets.salts; a slot is disclosed by one or the other`);
-  } else return secretsBad('secrets must be {"seed": 64 hex} or {"keys": {slot: key}, "salts": {slot: salts}}');
-  if (problems.length > 0) return problems;
-
-  const digests: Uint8Array[] = [];
-  for (let j = 0; j < SLOTS.length; j++) {
-    const name = SLOTS[j]!;
-    const v = record[name] as Json | undefined;
-    const wholeMarker = isObject(v) && WITHHELD in v && !Array.isArray(v[WITHHELD]);
-    if (wholeMarker && (seed !== null || name in keys || name in salts)) {
-      return [{ code: 'SECRETS_INVALID', field: name, path: `/${name}`, message: `the withheld ${name} has secrets of its own in "secrets"; a slot withheld whole has none` }];
-    }
-    let salts0: ReturnType<typeof listedSalts> | null = null;
-    let source: () => Uint8Array | null = () => null;
-    if (!wholeMarker) {
-      if (seed !== null || name in keys) {
-        const key = seed !== null ? slotKey(seed, j) : b64uDecode(keys[name]);
-        if (key === null || key.length !== 16) return [{ code: 'SECRETS_INVALID', field: 'secrets', path: `/keys/${name}`, message: `secrets.keys.${name} must be 16 bytes in base64url` }];
-        if (hasMarker(v)) return [{ code: 'SECRET_PUBLISHED', field: name, path: `/${name}`, message: `${name} withholds a unit but is disclosed by its slot key, which opens that unit: a partly withheld slot is disclosed by the salts of its disclosed units` }];
-        source = derivedSalts(key);
-      } else if (name in salts) {
-        const all = b64uDecode(salts[name]);
-        if (all === null || all.length === 0 || all.length % 16 !== 0) return [{ code: 'SECRETS_INVALID', field: 'secrets', path: `/salts/${name}`, message: `secrets.salts.${name} must be one or more 16-byte salts in base64url` }];
-        source = salts0 = listedSalts(all);
-      } else {
-        return [{ code: 'SECRETS_INVALID', field: name, path: `/${name}`, message: `${name} is shown but "secrets" holds no salt for it: a disclosed value needs its salt, and shown text that no salt binds is not the original record's` }];
-      }
-    }
-    try {
-      digests.push(commitSlot(name, v, source, { public: true }));
-    } catch (e) {
-      if (!(e instanceof CommitError)) throw e;
-      return [{ code: e.code, field: name, path: e.path, message: e.message }];
-    }
-    if (salts0 !== null && salts0.used() !== salts0.total()) {
-      return [{ code: 'SECRETS_INVALID', field: 'secrets', path: `/salts/${name}`, message: `secrets.salts.${name} holds ${salts0.total() - salts0.used()} salts more than ${name} has disclosed units` }];
-    }
-  }
-  const root = digestOf(rootOf(digests));
-  if (root !== record.root) {
-    return [{ code: 'ROOT_MISMATCH', field: 'root', message: `the disclosed values and withheld digests give root ${root}, not the record's ${String(record.root)}: a shown value, name, chunk, order or withheld digest is not the original` }];
-  }
+  // The shape, secrets and root: the one implementation every verifier path uses (record/v3/public.ts).
+  const problems: V3RecordProblem[] = publicRecordProblems(record);
+  if (problems.length > 0 || !isObject(record)) return problems;
   if (options.stepHash) {
     const h = stepHashV3(record.bind as string, (n) => (n in record ? canonicalJson(record[n], { refuseReserved: false }) : undefined));
     if (h !== record.step_hash) return [{ code: 'HASH_MISMATCH', field: 'step_hash', message: `the envelope, bind and root give step hash ${h}, not ${String(record.step_hash)}` }];
@@ -368,9 +308,3 @@ export function checkPublicRecordV3(record: unknown, options: { stepHash?: boole
   return [];
 }
 
-/** Whether a shown value holds any `$stepchain:` marker (a withheld unit or a chunk list). */
-function hasMarker(v: Json | undefined): boolean {
-  if (v === null || typeof v !== 'object') return false;
-  if (Array.isArray(v)) return v.some(hasMarker);
-  return Object.keys(v).some((k) => k.startsWith('$stepchain:') || hasMarker(v[k]));
-}
