@@ -13,6 +13,8 @@ from .canonical import (MAX_LINE_BYTES, MAX_RECORD_DEPTH, RESERVED_PREFIX, Marke
 from .formats import format_of, genesis_defect, genesis_hash
 from .formats.base import JournalFormat, RecordProfile, is_valid_id
 from .formats.v2 import _ABSENT
+from .formats.v3 import kind_notice
+from .v3 import CHUNKS_MARKER, PART_MARKER, WITHHELD_MARKER, V3Defect, private_root
 
 BLOB_MARKER = RESERVED_PREFIX + "blob"
 REDACTED_MARKER = RESERVED_PREFIX + "redacted"
@@ -45,6 +47,7 @@ class ChainReport:
     problems: list[Problem]
     warnings: list[Problem]
     problems_truncated: bool
+    notices: list[Problem] = field(default_factory=list)
 
 
 @dataclass
@@ -58,6 +61,8 @@ class LineFacts:
     markers: list[MarkerSpan] = field(default_factory=list)
     text: str = ""
     spans: Optional[dict[str, tuple[int, int]]] = None
+    profile: Optional[RecordProfile] = None
+    kind: Any = None
 
 
 def _unreadable(code: str, message: str, location: dict[str, Any]) -> LineFacts:
@@ -85,8 +90,9 @@ def decode_line(data: bytes) -> str | LineFacts:
         return _unreadable("MALFORMED_LINE", f"line is not valid UTF-8 (first bad byte at column {column})", {"column": column})
 
 
-def check_line(text: str, fmt: JournalFormat) -> LineFacts:
-    """One complete line (decoded, without its newline) against the journal format (FORMAT §6.3 steps 3–5)."""
+def check_line(text: str, fmt: JournalFormat, allow_public: bool = True) -> LineFacts:
+    """One complete line (decoded, without its newline) against the journal format (FORMAT §6.3 steps 3–5).
+    allow_public=False: a v3 public-form record is WITHHELD_IN_JOURNAL (FORMAT §14.6)."""
     if not text:
         return _unreadable("MALFORMED_LINE", "empty line", {"column": 1})
     scan = scan_canonical(text, MAX_RECORD_DEPTH)
@@ -141,7 +147,7 @@ def check_line(text: str, fmt: JournalFormat) -> LineFacts:
         rel = profile.relation_defect(lambda n: _ABSENT if n in broke else value(n))
         if rel:
             report("FIELD_INVALID", rel[1], {**at, "field": rel[0]})
-    blobs = _check_markers(text, scan.markers, profile, at, report)
+    blobs = (_check_markers_v3 if profile.version == 3 else _check_markers)(text, scan.markers, profile, at, report)
     prev_hash = value("prev_hash") if prev_valid else None
     step_hash = value("step_hash") if step_valid else None
     if step_hash is not None:
@@ -149,7 +155,11 @@ def check_line(text: str, fmt: JournalFormat) -> LineFacts:
         if computed != step_hash:
             report("HASH_MISMATCH", f"stored step_hash {step_hash} does not match the record's content ({computed}): a covered field was "
                    "altered after hashing, or step_hash itself was edited", {**at, "field": "step_hash"})
-    return LineFacts(problems, True, seq, prev_hash, step_hash, blobs, scan.markers, text, members)
+    if profile.id == "step/v3+public" and not allow_public:
+        report("WITHHELD_IN_JOURNAL", "a record in public form (bind and secrets, no seed) stands among stored records: its bind would be "
+               "taken as given and nothing would bind its values; a journal holds private records only", {**at, "field": "bind"})
+    kind = value("kind") if "kind" not in broke else None
+    return LineFacts(problems, True, seq, prev_hash, step_hash, blobs, scan.markers, text, members, profile, kind)
 
 
 def _check_markers(text: str, markers: list[MarkerSpan], profile: RecordProfile, at: dict[str, Any],
@@ -180,6 +190,28 @@ def _check_markers(text: str, markers: list[MarkerSpan], profile: RecordProfile,
         else:
             report("MARKER_INVALID", f"unknown marker {json.dumps(name, ensure_ascii=False)}", loc)
     return blobs
+
+
+def _check_markers_v3(text: str, markers: list[MarkerSpan], profile: RecordProfile, at: dict[str, Any],
+                      report: Callable[[str, str, dict[str, Any]], None]) -> list[dict[str, Any]]:
+    """FORMAT §14.7 A.1: in a private record only part references, each the only member of its object with a digest;
+    a public form's withheld and chunk markers are checked by its walk (REDACTION.md §13.6)."""
+    public = profile.id == "step/v3+public"
+    for m in markers:
+        tokens = m.path.split("/")
+        loc = {**at, "field": unescape_token(tokens[1] if len(tokens) > 1 else ""), "path": m.path}
+        if loc["field"] not in profile.redactable:
+            report("MARKER_INVALID", f"a marker may stand only inside a slot, not in {json.dumps(loc['field'])}", loc)
+            continue
+        if PART_MARKER in m.names:
+            body = json.loads(text[m.start:m.end]).get(PART_MARKER)
+            if len(m.names) != 1 or not isinstance(body, dict) or not is_digest(body.get("digest")):
+                report("MARKER_INVALID", 'a part reference is {"$stepchain:part":{"digest":"sha256:<hex>",…}}, the only member of its object', loc)
+        elif not public or any(n not in (WITHHELD_MARKER, CHUNKS_MARKER) for n in m.names if n.startswith(RESERVED_PREFIX)):
+            names = [n for n in m.names if n.startswith(RESERVED_PREFIX)]
+            report("MARKER_INVALID", f"{json.dumps(names[0] if names else m.names[0], ensure_ascii=False)} may not stand in a "
+                   f"{'public' if public else 'stored (private)'} stepchain/v3 record", loc)
+    return []
 
 
 class _Links:
@@ -255,13 +287,16 @@ class VerifiedLine:
 class ChainVerifier:
     def __init__(self, genesis: Any = None, *, start: Optional[dict[str, Any]] = None, fmt: Optional[JournalFormat] = None,
                  expect_head: Optional[str] = None, max_problems: int = 1000,
-                 on_line: Optional[Callable[[VerifiedLine], None]] = None) -> None:
+                 on_line: Optional[Callable[[VerifiedLine], None]] = None, deep: bool = False, allow_public: bool = True) -> None:
         self.problems: list[Problem] = []
         self.max_problems = max_problems
         self.truncated = False
         self.format = fmt or format_of(genesis)
         self.expect_head = expect_head
         self.on_line = on_line
+        self.deep = deep
+        self.allow_public = allow_public
+        self.kinds: dict[str, tuple[str, dict[str, Any], int]] = {}  # kind -> (notice code, first location, records)
         if start is not None:
             seq, prev = start.get("seq"), start.get("prev_hash")
             ok_seq = is_seq(seq) and isinstance(seq, int)
@@ -306,7 +341,7 @@ class ChainVerifier:
         self.steps += 1
         self.last_location = loc
         text = decode_line(data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data)
-        facts = check_line(text, self.format) if isinstance(text, str) else text
+        facts = check_line(text, self.format, self.allow_public) if isinstance(text, str) else text
         for p in facts.problems:
             self._add(p.code, p.message, {**loc, **p.location})
         if not facts.readable:
@@ -316,10 +351,33 @@ class ChainVerifier:
         link_problems, duplicate = self.links.link(facts, self.steps == 1, declared)
         for p in link_problems:
             self._add(p.code, p.message, {**loc, **p.location})
+        if facts.profile is not None and facts.profile.version == 3:
+            self._v3(facts, loc, not facts.problems and not link_problems and not duplicate)
         if duplicate or self.on_line is None:
             return
         self.on_line(VerifiedLine(self.segment, self.segment_lines, facts.text, facts.seq, facts.step_hash,
                                   not facts.problems and not link_problems, facts.blobs, facts.markers))
+
+    def _v3(self, facts: LineFacts, loc: dict[str, Any], clean: bool) -> None:
+        """FORMAT §14.7: the kind notices (A.4) and, with deep, the root of a private record from its values (B)."""
+        at = {**loc, **({} if facts.seq is None else {"seq": facts.seq})}
+        code = kind_notice(facts.kind)
+        if code is not None:
+            first = self.kinds.get(facts.kind)
+            self.kinds[facts.kind] = (code, at, 1) if first is None else (first[0], first[1], first[2] + 1)
+        if not self.deep or not clean or facts.profile is None or facts.profile.id != "step/v3" or facts.spans is None:
+            return
+        from .formats.v3 import slot_values
+        spans = facts.spans
+        try:
+            root, _ = private_root(facts.text[spans["seed"][0] + 1:spans["seed"][1] - 1], slot_values(facts.text, spans))
+        except V3Defect as d:
+            self._add(d.code, d.message, {**at, "field": d.path.split("/")[1], "path": d.path})
+            return
+        stored = facts.text[spans["root"][0] + 1:spans["root"][1] - 1]
+        if root != stored:
+            self._add("ROOT_MISMATCH", f"the record's values give the root {root}, not the stored {stored}: the writer sealed a root that "
+                      "does not commit to the values it stored, so no publication of this record can be proven", {**at, "field": "root"})
 
     def finish(self) -> ChainReport:
         head, head_seq = self.links.head()
@@ -328,8 +386,12 @@ class ChainVerifier:
                    else f"expected head {self.expect_head}, found {head}: the chain was truncated, extended or replaced")
             loc = {**self.last_location, **({} if head_seq is None else {"seq": head_seq}), "field": "step_hash"}
             self._add("HEAD_MISMATCH", msg, loc)
+        notices = [Problem(code, f"{n} record{'s' if n != 1 else ''} of kind {kind!r}: " + (
+            "not in the registry (FORMAT.md §14.8); integrity verified, its own rules unknown" if code == "KIND_UNKNOWN" else
+            "registered, but this verifier does not check its own rules; integrity verified"), at)
+            for kind, (code, at, n) in self.kinds.items()]
         return ChainReport(not self.problems and not self.truncated, self.start_hash, self.start_seq, head, head_seq, self.steps,
-                           self.problems, [], self.truncated)
+                           self.problems, [], self.truncated, notices)
 
 
 def declared_first_seq(name: str) -> Optional[int]:

@@ -9,11 +9,12 @@ from ..canonical import canonical_json, digest_utf8
 from .base import JournalFormat, RecordProfile
 from .v1 import FORMAT_V1, JOURNAL_V1
 from .v2 import FORMAT_V2, JOURNAL_V2
+from .v3 import FORMAT_V3, JOURNAL_V3
 
-FORMATS: list[JournalFormat] = [JOURNAL_V1, JOURNAL_V2]
+FORMATS: list[JournalFormat] = [JOURNAL_V1, JOURNAL_V2, JOURNAL_V3]
 DEFAULT_FORMAT = FORMATS[0]
 
-__all__ = ["FORMATS", "DEFAULT_FORMAT", "FORMAT_V1", "FORMAT_V2", "JournalFormat", "RecordProfile", "journal_format",
+__all__ = ["FORMATS", "DEFAULT_FORMAT", "FORMAT_V1", "FORMAT_V2", "FORMAT_V3", "JournalFormat", "RecordProfile", "journal_format",
            "format_of", "genesis_defect", "genesis_hash"]
 
 
