@@ -194,24 +194,44 @@ def _check_markers(text: str, markers: list[MarkerSpan], profile: RecordProfile,
 
 def _check_markers_v3(text: str, markers: list[MarkerSpan], profile: RecordProfile, at: dict[str, Any],
                       report: Callable[[str, str, dict[str, Any]], None]) -> list[dict[str, Any]]:
-    """FORMAT §14.7 A.1: in a private record only part references, each the only member of its object with a digest;
-    a public form's withheld and chunk markers are checked by its walk (REDACTION.md §13.6)."""
+    """The shapes of a v3 record's markers (FORMAT §14.6, §14.7 A.1): part references anywhere in a slot; in the public
+    form also withheld markers (a digest, or an ascending list of digests beside an object's members) and chunk lists
+    of two or more. Whether they give the root is the walk's question (REDACTION.md §13.6)."""
     public = profile.id == "step/v3+public"
     for m in markers:
         tokens = m.path.split("/")
         loc = {**at, "field": unescape_token(tokens[1] if len(tokens) > 1 else ""), "path": m.path}
-        if loc["field"] not in profile.redactable:
-            report("MARKER_INVALID", f"a marker may stand only inside a slot, not in {json.dumps(loc['field'])}", loc)
-            continue
-        if PART_MARKER in m.names:
-            body = json.loads(text[m.start:m.end]).get(PART_MARKER)
-            if len(m.names) != 1 or not isinstance(body, dict) or not is_digest(body.get("digest")):
-                report("MARKER_INVALID", 'a part reference is {"$stepchain:part":{"digest":"sha256:<hex>",…}}, the only member of its object', loc)
-        elif not public or any(n not in (WITHHELD_MARKER, CHUNKS_MARKER) for n in m.names if n.startswith(RESERVED_PREFIX)):
-            names = [n for n in m.names if n.startswith(RESERVED_PREFIX)]
-            report("MARKER_INVALID", f"{json.dumps(names[0] if names else m.names[0], ensure_ascii=False)} may not stand in a "
-                   f"{'public' if public else 'stored (private)'} stepchain/v3 record", loc)
+        why = _v3_marker_defect(json.loads(text[m.start:m.end]), m, loc["field"], profile, public)
+        if why is not None:
+            report("MARKER_INVALID", why, loc)
     return []
+
+
+def _v3_marker_defect(obj: dict[str, Any], m: MarkerSpan, fld: str, profile: RecordProfile, public: bool) -> Optional[str]:
+    if fld not in profile.redactable:
+        return f"a marker may stand only inside a slot, not in {json.dumps(fld, ensure_ascii=False)}"
+    for name in (n for n in m.names if n.startswith(RESERVED_PREFIX)):
+        body = obj.get(name)
+        if name == PART_MARKER:
+            if len(m.names) != 1 or not isinstance(body, dict) or not is_digest(body.get("digest")):
+                return 'a part reference is {"$stepchain:part":{"digest":"sha256:<hex>",…}}, the only member of its object'
+        elif name == WITHHELD_MARKER and public:
+            if isinstance(body, str):
+                if len(m.names) != 1 or not is_digest(body):
+                    return 'a withheld value is {"$stepchain:withheld":"sha256:<hex>"}'
+            elif isinstance(body, list):
+                if not body or not all(is_digest(d) for d in body) or any(body[i] <= body[i - 1] for i in range(1, len(body))):
+                    return "withheld members are a non-empty list of digests, sorted ascending without repeats"
+            else:
+                return "a withheld marker holds a digest, or a list of digests beside an object's members"
+        elif name == CHUNKS_MARKER and public:
+            if len(m.names) != 1 or not isinstance(body, list) or len(body) < 2:
+                return 'a chunk list is {"$stepchain:chunks":[chunks…]} with at least two chunks'
+        elif name in (WITHHELD_MARKER, CHUNKS_MARKER):
+            return f"{json.dumps(name)} stands only in a publication's public form, never in a stored record"
+        else:
+            return f"unknown marker {json.dumps(name, ensure_ascii=False)}"
+    return None
 
 
 class _Links:
@@ -364,7 +384,7 @@ class ChainVerifier:
         code = kind_notice(facts.kind)
         if code is not None:
             first = self.kinds.get(facts.kind)
-            self.kinds[facts.kind] = (code, at, 1) if first is None else (first[0], first[1], first[2] + 1)
+            self.kinds[facts.kind] = (code, {**at, "field": "kind"}, 1) if first is None else (first[0], first[1], first[2] + 1)
         if not self.deep or not clean or facts.profile is None or facts.profile.id != "step/v3" or facts.spans is None:
             return
         from .formats.v3 import slot_values

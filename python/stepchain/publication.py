@@ -14,10 +14,15 @@ from .formats.base import is_valid_id
 
 REDACTION_FORMAT = "stepchain-redaction/v2"
 COMMITTED_PUBLICATION_FORMAT = "stepchain-redaction/v3"
+V3_PUBLICATION_FORMAT = "stepchain-redaction/v4"  # REDACTION.md §13: a stepchain/v3 journal's publication
 ANCHOR_MEMBERS = ["commitments", "format", "genesis_hash", "length", "policy_digest", "redacted_from"]
 REDACTABLE = {"error", "input", "meta", "model", "prompt", "result", "tool_call"}
 STOPPING = {"ARCHIVE_INVALID", "ARCHIVE_UNSAFE", "ARCHIVE_LIMIT", "ENTRY_UNEXPECTED", "MANIFEST_INVALID", "SIGNATURE_INVALID"}
 WITHDRAWN = {"stepchain-redaction/v1": "anchors of format \"stepchain-redaction/v1\" are withdrawn: they list the original step hashes unsalted"}
+
+
+def unescape(token: str) -> str:
+    return token.replace("~1", "/").replace("~0", "~")
 
 
 def _parse_pointer(p: str) -> Optional[list[str]]:
@@ -66,8 +71,9 @@ def anchor_defect(v: Any) -> Optional[str]:
 def publication_defect(v: Any) -> Optional[str]:
     if not isinstance(v, dict) or sorted(v) != ["format", "policy_digest"]:
         return 'publication must be {"format","policy_digest"} and nothing else'
-    if v["format"] != COMMITTED_PUBLICATION_FORMAT:
-        return f"publication.format is {json.dumps(v['format'])}; this verifier reads {json.dumps(COMMITTED_PUBLICATION_FORMAT)}"
+    if v["format"] not in (COMMITTED_PUBLICATION_FORMAT, V3_PUBLICATION_FORMAT):
+        return (f"publication.format is {json.dumps(v['format'])}; this verifier reads {json.dumps(COMMITTED_PUBLICATION_FORMAT)} "
+                f"and {json.dumps(V3_PUBLICATION_FORMAT)}")
     if not is_digest(v["policy_digest"]):
         return "publication.policy_digest must be a digest"
     return None
@@ -78,16 +84,17 @@ def redactions_defect(v: Any) -> Optional[str]:
         return "redactions must be an array"
     prev = None
     for i, d in enumerate(v):
-        if not isinstance(d, dict) or sorted(d) != ["path", "rule", "seq"] or not is_seq(d["seq"]) or not isinstance(d["path"], str) or not is_valid_id(d["rule"]):
-            return f'redactions[{i}] must be {{"path": <JSON Pointer>, "rule": <id>, "seq": <seq>}}'
+        if (not isinstance(d, dict) or sorted(k for k in d if k != "chunk") != ["path", "rule", "seq"] or not is_seq(d["seq"])
+                or not isinstance(d["path"], str) or not is_valid_id(d["rule"]) or ("chunk" in d and not is_seq(d["chunk"]))):
+            return f'redactions[{i}] must be {{"path": <JSON Pointer>, "rule": <id>, "seq": <seq>}}, with "chunk": <index> for a chunk (§13.4)'
         tokens = _parse_pointer(d["path"])
         if tokens is None:
             return f"redactions[{i}].path is not a JSON Pointer"
         if not tokens or tokens[0] not in REDACTABLE:
             return f"redactions[{i}].path must point into a content field or meta"
-        k = (d["seq"], utf16_key(d["path"]))
+        k = (d["seq"], utf16_key(d["path"]), -1 if "chunk" not in d else d["chunk"])
         if prev is not None and prev >= k:
-            return f"redactions[{i}] is out of order or repeated: declarations are sorted by seq, then path"
+            return f"redactions[{i}] is out of order or repeated: declarations are sorted by seq, then path, then chunk"
         prev = k
     return None
 
@@ -110,7 +117,7 @@ class PublicationChecks:
     def __init__(self) -> None:
         self.anchor: Optional[dict[str, Any]] = None
         self.publication: Optional[dict[str, Any]] = None
-        self.declared: Optional[dict[tuple[int, str], dict[str, Any]]] = None
+        self.declared: Optional[dict[tuple[int, str, Optional[int]], dict[str, Any]]] = None
         self.extra: list[Problem] = []
         self.unbound: list[dict[str, Any]] = []
         self.published_content = False
@@ -132,7 +139,7 @@ class PublicationChecks:
         def redactions(v: Any) -> Optional[str]:
             why = redactions_defect(v)
             if why is None:
-                self.declared = {(d["seq"], d["path"]): {"d": d, "seen": False} for d in v}
+                self.declared = {(d["seq"], d["path"], d.get("chunk")): {"d": d, "seen": False} for d in v}
             return why
         return {"anchor": anchor, "publication": publication, "redactions": redactions}
 
@@ -145,6 +152,9 @@ class PublicationChecks:
             return
         self.lines.setdefault(line.seq, line.text)
         at = {**({"file": line.file} if line.file else {}), "line": line.line, "seq": line.seq}
+        if '"bind":"' in line.text and '"secrets":' in line.text and line.text.endswith(',"v":3}'):
+            self._v3_line(line, at)
+            return
         if self.publication is not None and '"salt":"' in line.text:
             members = scan_canonical(line.text, MAX_RECORD_DEPTH).members
             if members is not None and "salt" in members and "salts" not in members:
@@ -174,7 +184,7 @@ class PublicationChecks:
                 if self.publication is not None and m.path == f"/{slot}":
                     self.add("VIEW_INVALID", f"the withheld {slot} of seq {line.seq} carries text beside its digest", {**loc, "field": slot})
                 self.unbound.append({"seq": line.seq, "field": slot, "path": m.path, "why": "marker-text"})
-            entry = self.declared.get((line.seq, m.path)) if self.declared is not None else None
+            entry = self.declared.get((line.seq, m.path, None)) if self.declared is not None else None
             if entry is None:
                 self.add("REDACTION_UNDECLARED", f"a redaction marker (rule {json.dumps(body['rule'])}) stands at seq {line.seq}, {m.path}, but the manifest's redactions list does not declare it",
                          {**loc, "field": slot} if in_view else loc)
@@ -188,6 +198,66 @@ class PublicationChecks:
             self.unbound.append({"seq": line.seq, "field": slot, "path": f"/{slot}", "why": "view"})
             if slot not in marked:
                 self.add("VIEW_INVALID", f"{slot} of seq {line.seq} is a redacted view with no redaction marker inside", {**at, "field": slot, "path": f"/{slot}"})
+
+    def _v3_line(self, line: VerifiedLine, at: dict[str, Any]) -> None:
+        """REDACTION.md §13.6 steps 2–3 for a v3 record in public form: the first failure of its walk, then its
+        withheld markers against the declarations."""
+        from .formats.v3 import public_defect
+        spans = scan_canonical(line.text, MAX_RECORD_DEPTH).members
+        if spans is None or "secrets" not in spans or "bind" not in spans:
+            return
+        self.published_content = True
+        d = public_defect(line.text, spans)
+        if d is not None:
+            tokens = d.path.split("/")
+            self.add(d.code, d.message, {**at, "field": tokens[1] if len(tokens) > 1 else "", "path": d.path})
+        record = json.loads(line.text)
+        for slot in sorted(REDACTABLE):
+            if slot in record:
+                self._v3_markers(record[slot], f"/{slot}", line.seq, at)
+
+    def _v3_markers(self, v: Any, path: str, seq: int, at: dict[str, Any]) -> None:
+        from .v3 import CHUNKS_MARKER, WITHHELD_MARKER
+        from .canonical import escape_token
+
+        def match(p: str, chunk: Optional[int]) -> None:
+            entry = self.declared.get((seq, p, chunk)) if self.declared is not None else None
+            if entry is None or entry["seen"]:
+                where = p if chunk is None else f"{p}#{chunk}"
+                self.add("REDACTION_UNDECLARED", f"a withheld unit stands at seq {seq}, {where}, but the manifest's redactions list does not declare it",
+                         {**at, "path": p, **({} if chunk is None else {"chunk": chunk})})
+            else:
+                entry["seen"] = True
+        if isinstance(v, list):
+            for k, x in enumerate(v):
+                self._v3_markers(x, f"{path}/{k}", seq, at)
+            return
+        if not isinstance(v, dict):
+            return
+        w = v.get(WITHHELD_MARKER)
+        if len(v) == 1 and isinstance(w, str):
+            match(path, None)
+            return
+        if len(v) == 1 and isinstance(v.get(CHUNKS_MARKER), list):
+            for k, c in enumerate(v[CHUNKS_MARKER]):
+                if isinstance(c, dict) and len(c) == 1 and isinstance(c.get(WITHHELD_MARKER), str):
+                    match(path, k)
+            return
+        if isinstance(w, list):
+            # n listed digests match n declarations <object>/<name> whose names the object does not show (§13.6 step 3)
+            prefix = path + "/"
+            free = [key for key, e in (self.declared or {}).items() if key[0] == seq and key[2] is None and not e["seen"]
+                    and key[1].startswith(prefix) and "/" not in key[1][len(prefix):]
+                    and unescape(key[1][len(prefix):]) not in v]
+            for i in range(len(w)):
+                if i < len(free):
+                    self.declared[free[i]]["seen"] = True  # type: ignore[index]
+                else:
+                    self.add("REDACTION_UNDECLARED", f"an object at seq {seq}, {path} lists {len(w)} withheld members, but the manifest declares "
+                             f"{len(free)} there", {**at, "path": path})
+        for k, x in v.items():
+            if k != WITHHELD_MARKER:
+                self._v3_markers(x, f"{path}/{escape_token(k)}", seq, at)
 
     def blob(self, digest: str, text: str) -> None:
         scan = scan_canonical(text, MAX_RECORD_DEPTH, members=False)
@@ -204,8 +274,12 @@ class PublicationChecks:
             if self.publication is not None:
                 if decl is None:
                     add("ANCHOR_INVALID", "the manifest has no redactions list: this is not a published (redacted) receipt", "/redactions")
+                fmt = m["genesis"].get("format")
                 if len(format_of(m["genesis"]).records) < 2:
-                    add("ANCHOR_INVALID", f"a {m['genesis'].get('format')} chain hashes raw values, so it cannot be published against its own head", "/publication")
+                    add("ANCHOR_INVALID", f"a {fmt} chain hashes raw values, so it cannot be published against its own head", "/publication")
+                elif (self.publication["format"] == V3_PUBLICATION_FORMAT) != (fmt == "stepchain/v3"):
+                    add("ANCHOR_INVALID", f"a {fmt} journal is not published as {self.publication['format']} (REDACTION.md §12 is for "
+                        "stepchain/v2, §13 for stepchain/v3)", "/publication/format")
                 if a is not None:
                     add("ANCHOR_INVALID", "a receipt published against its original head (publication) has no anchor block", "/anchor")
             elif a is None:
@@ -228,6 +302,7 @@ class PublicationChecks:
                 for e in decl.values():
                     if not e["seen"]:
                         d = e["d"]
-                        self.add("REDACTION_MISSING", f"the manifest declares a redaction at seq {d['seq']}, {d['path']} (rule {json.dumps(d['rule'])}), but no marker stands there",
-                                 {"file": "manifest.json", "seq": d["seq"], "path": d["path"]})
+                        self.add("REDACTION_MISSING", f"the manifest declares a redaction at seq {d['seq']}, {d['path']}"
+                                 f"{'' if 'chunk' not in d else ' chunk ' + str(d['chunk'])} (rule {json.dumps(d['rule'])}), but no marker stands there",
+                                 {"file": "manifest.json", "seq": d["seq"], "path": d["path"], **({"chunk": d["chunk"]} if "chunk" in d else {})})
         return self.extra
