@@ -183,7 +183,9 @@ def redact_step(document: dict[str, Any], seq: int, fields: dict[str, Any], salt
         for m in find_secrets(s, ids):
             text += s[at:m["start"]] + f"[REDACTED:{m['detector']}]"
             at = m["end"]
-        return marker(tokens, first, s, text + s[at:])
+        m = marker(tokens, first, s, text + s[at:])
+        out[-1]["spans"] = [(x["start"], x["end"]) for x in find_secrets(s, ids)]  # where a v3 publisher cuts (REDACTION.md §13.3)
+        return m
 
     result: dict[str, Any] = {}
     for f in redactable:

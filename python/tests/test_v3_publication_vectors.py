@@ -40,3 +40,14 @@ def test_public_lines(c):
 def _prev(line):
     import json
     return json.loads(line)["prev_hash"]
+
+
+from stepchain.policy import compile_policy  # noqa: E402
+from stepchain.publish_v3 import public_record  # noqa: E402
+
+
+@pytest.mark.parametrize("c", cases(PUB, lambda c: c["kind"] == "public-record"))
+def test_public_record(c):
+    line, declarations = public_record(c["private_line"], compile_policy(c["policy"])["document"])
+    assert {"public_line": line, "declarations": declarations} == c["expect"]
+    assert '"bind":"' + c["bind"] + '"' in line
