@@ -14,7 +14,7 @@ from .formats import format_of, genesis_defect, genesis_hash
 from .formats.base import JournalFormat, RecordProfile, is_valid_id
 from .formats.v2 import _ABSENT
 from .formats.v3 import kind_notice
-from .v3 import CHUNKS_MARKER, PART_MARKER, WITHHELD_MARKER, V3Defect, private_root
+from .v3 import CHUNKS_MARKER, ERASED_MARKER, PART_MARKER, WITHHELD_MARKER, V3Defect, erased_entry_defect, private_root
 
 BLOB_MARKER = RESERVED_PREFIX + "blob"
 REDACTED_MARKER = RESERVED_PREFIX + "redacted"
@@ -201,13 +201,13 @@ def _check_markers_v3(text: str, markers: list[MarkerSpan], profile: RecordProfi
     for m in markers:
         tokens = m.path.split("/")
         loc = {**at, "field": unescape_token(tokens[1] if len(tokens) > 1 else ""), "path": m.path}
-        why = _v3_marker_defect(json.loads(text[m.start:m.end]), m, loc["field"], profile, public)
+        why = _v3_marker_defect(json.loads(text[m.start:m.end]), m, loc["field"], profile, public, profile.id == "step/v3+sealed")
         if why is not None:
             report("MARKER_INVALID", why, loc)
     return []
 
 
-def _v3_marker_defect(obj: dict[str, Any], m: MarkerSpan, fld: str, profile: RecordProfile, public: bool) -> Optional[str]:
+def _v3_marker_defect(obj: dict[str, Any], m: MarkerSpan, fld: str, profile: RecordProfile, public: bool, sealed: bool) -> Optional[str]:
     if fld not in profile.redactable:
         return f"a marker may stand only inside a slot, not in {json.dumps(fld, ensure_ascii=False)}"
     for name in (n for n in m.names if n.startswith(RESERVED_PREFIX)):
@@ -227,6 +227,15 @@ def _v3_marker_defect(obj: dict[str, Any], m: MarkerSpan, fld: str, profile: Rec
         elif name == CHUNKS_MARKER and public:
             if len(m.names) != 1 or not isinstance(body, list) or len(body) < 2:
                 return 'a chunk list is {"$stepchain:chunks":[chunks…]} with at least two chunks'
+        elif name == ERASED_MARKER and sealed:
+            if isinstance(body, dict):
+                if len(m.names) != 1 or erased_entry_defect(body):
+                    return 'an erased value is {"$stepchain:erased":{"digest":D,"erasure":S}}, the only member of its object'
+            elif not isinstance(body, list) or not body or any(erased_entry_defect(e) for e in body) or any(
+                    body[i]["digest"] <= body[i - 1]["digest"] for i in range(1, len(body))):
+                return "erased members are a non-empty list of {digest, erasure}, sorted by digest without repeats"
+        elif name == ERASED_MARKER:
+            return f"{json.dumps(name)} stands only in a record in sealed form (after an erasure: no seed; bind, keys, salts)"
         elif name in (WITHHELD_MARKER, CHUNKS_MARKER):
             return f"{json.dumps(name)} stands only in a publication's public form, never in a stored record"
         else:
@@ -317,6 +326,7 @@ class ChainVerifier:
         self.deep = deep
         self.allow_public = allow_public
         self.kinds: dict[str, tuple[str, dict[str, Any], int]] = {}  # kind -> (notice code, first location, records)
+        self.erasures: Any = None  # an ErasureLedger once a v3 record is sealed or of kind erasure (ERASURE.md §5)
         if start is not None:
             seq, prev = start.get("seq"), start.get("prev_hash")
             ok_seq = is_seq(seq) and isinstance(seq, int)
@@ -385,6 +395,19 @@ class ChainVerifier:
         if code is not None:
             first = self.kinds.get(facts.kind)
             self.kinds[facts.kind] = (code, {**at, "field": "kind"}, 1) if first is None else (first[0], first[1], first[2] + 1)
+        if facts.profile is not None and facts.spans is not None and (facts.profile.id == "step/v3+sealed" or facts.kind == "erasure"):
+            if self.erasures is None:
+                from .erasure import ErasureLedger
+                self.erasures = ErasureLedger()
+            if facts.profile.id == "step/v3+sealed":
+                if not facts.problems:
+                    for p in self.erasures.sealed(facts.text, facts.spans, facts.seq, at):
+                        self._add(p.code, p.message, p.location)
+            else:
+                sp = facts.spans.get("input")
+                step_id = facts.spans.get("step_id")
+                if sp is not None and step_id is not None:
+                    self.erasures.record(canonical_value(facts.text, *step_id), facts.seq, canonical_value(facts.text, *sp), at)
         if not self.deep or not clean or facts.profile is None or facts.profile.id != "step/v3" or facts.spans is None:
             return
         from .formats.v3 import slot_values
@@ -400,6 +423,11 @@ class ChainVerifier:
                       "does not commit to the values it stored, so no publication of this record can be proven", {**at, "field": "root"})
 
     def finish(self) -> ChainReport:
+        erasure_notices: list[Problem] = []
+        if self.erasures is not None:
+            found, erasure_notices = self.erasures.finish()
+            for p in found:
+                self._add(p.code, p.message, p.location)
         head, head_seq = self.links.head()
         if self.expect_head is not None and head != self.expect_head:
             msg = (f"expected head {self.expect_head}, but the chain has no readable last step" if head is None
@@ -409,7 +437,7 @@ class ChainVerifier:
         notices = [Problem(code, f"{n} record{'s' if n != 1 else ''} of kind {kind!r}: " + (
             "not in the registry (FORMAT.md §14.8); integrity verified, its own rules unknown" if code == "KIND_UNKNOWN" else
             "registered, but this verifier does not check its own rules; integrity verified"), at)
-            for kind, (code, at, n) in self.kinds.items()]
+            for kind, (code, at, n) in self.kinds.items()] + erasure_notices
         return ChainReport(not self.problems and not self.truncated, self.start_hash, self.start_seq, head, head_seq, self.steps,
                            self.problems, [], self.truncated, notices)
 

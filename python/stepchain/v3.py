@@ -17,6 +17,7 @@ SLOTS = ["error", "input", "meta", "model", "prompt", "result", "tool_call"]
 PART_MARKER = RESERVED_PREFIX + "part"
 WITHHELD_MARKER = RESERVED_PREFIX + "withheld"
 CHUNKS_MARKER = RESERVED_PREFIX + "chunks"
+ERASED_MARKER = RESERVED_PREFIX + "erased"
 TAG_MEMBER, TAG_ELEMENT, TAG_CHUNK, TAG_PART = b"\x6d", b"\x65", b"\x63", b"\x70"
 SCALAR_MAX = 64
 SEED_RE = re.compile(r"[0-9a-f]{64}\Z")
@@ -136,8 +137,9 @@ class _Walk:
     """Digests of one slot's units, bottom-up, numbered in preorder (§14.2). `public` accepts the withheld and
     chunk markers of a public form (REDACTION.md §13.3); `units` collects every unit when given."""
 
-    def __init__(self, salts: Any, public: bool, units: Optional[list[Unit]] = None) -> None:
+    def __init__(self, salts: Any, public: bool, units: Optional[list[Unit]] = None, erased: Optional[list[dict[str, Any]]] = None) -> None:
         self.salts, self.public, self.units = salts, public, units
+        self.erased = erased  # a sealed record's walk (ERASURE.md §2): the erased markers met, in preorder
 
     def _unit(self, kind: str, path: str) -> Unit:
         i, salt = self.salts.next(path)
@@ -155,6 +157,8 @@ class _Walk:
     def element(self, value: Any, path: str) -> bytes:
         if self.public and _is_withheld_one(value):
             return _withheld_digest(value, path)
+        if self.erased is not None and isinstance(value, dict) and ERASED_MARKER in value:
+            return self.erased_one(value, path)
         u = self._unit("element", path)
         u.digest = _sha(TAG_ELEMENT, u.salt, self.repr(value, path))
         return u.digest
@@ -187,13 +191,32 @@ class _Walk:
         withheld: list[bytes] = []
         if self.public and reserved == [WITHHELD_MARKER] and isinstance(v[WITHHELD_MARKER], list):
             withheld = _withheld_list(v[WITHHELD_MARKER], path)
+        elif self.erased is not None and reserved == [ERASED_MARKER] and isinstance(v[ERASED_MARKER], list):
+            withheld = self.erased_list(v[ERASED_MARKER], path)
         elif reserved:
             raise V3Defect("MARKER_INVALID", f"{path}/{escape_token(reserved[0])}",
                            f"{reserved[0]} is not a marker that may stand here")
         digests = list(withheld)
-        for k in sorted((k for k in v if k != WITHHELD_MARKER or not withheld), key=utf16_key):
+        for k in sorted((k for k in v if k not in (WITHHELD_MARKER, ERASED_MARKER) or not withheld), key=utf16_key):
             digests.append(self.member(k, v[k], f"{path}/{escape_token(k)}"))
         return b"{" + b"".join(sorted(digests))
+
+    def erased_one(self, v: dict[str, Any], path: str) -> bytes:
+        body = v[ERASED_MARKER]
+        if len(v) != 1 or erased_entry_defect(body):
+            raise V3Defect("MARKER_INVALID", path, 'an erased value is {"$stepchain:erased":{"digest":D,"erasure":S}}, its only member')
+        assert self.erased is not None
+        self.erased.append({"path": path, "member": False, **body})
+        return bytes.fromhex(body["digest"][7:])
+
+    def erased_list(self, entries: list[Any], path: str) -> list[bytes]:
+        at = f"{path}/{escape_token(ERASED_MARKER)}"
+        if not entries or any(erased_entry_defect(e) for e in entries) or any(
+                entries[i]["digest"] <= entries[i - 1]["digest"] for i in range(1, len(entries))):
+            raise V3Defect("MARKER_INVALID", at, "erased members are a non-empty list of {digest, erasure}, sorted by digest without repeats")
+        assert self.erased is not None
+        self.erased.extend({"path": path, "member": True, **e} for e in entries)
+        return [bytes.fromhex(e["digest"][7:]) for e in entries]
 
     def chunk_list(self, chunks: Any, path: str) -> bytes:
         if not isinstance(chunks, list) or len(chunks) < 2 or not any(_is_withheld_one(c) for c in chunks):
@@ -209,6 +232,46 @@ class _Walk:
                 raise V3Defect("MARKER_INVALID", at, "a shown chunk is a non-empty string of at most 256 bytes of escaped text")
             out.append(self.chunk(t, at))
         return b"~" + b"".join(out)
+
+
+def erased_entry_defect(e: Any) -> bool:
+    return not (isinstance(e, dict) and sorted(e) == ["digest", "erasure"] and is_digest(e["digest"]) and isinstance(e["erasure"], str))
+
+
+def sealed_root(values: dict[str, Any], keys: Any, salts: Any) -> tuple[str, list[dict[str, Any]]]:
+    """R of a record in sealed form (ERASURE.md §2): a slot in `keys` derives its salts, a slot in `salts` takes
+    them one by one, an erased unit counts as its digest. Raises V3Defect: MARKER_INVALID for a malformed
+    marker, ROOT_MISMATCH for keys and salts that do not name every slot once, or salts too few or left over."""
+    def fail(path: str, why: str) -> V3Defect:
+        return V3Defect("ROOT_MISMATCH", path, why)
+    if not isinstance(keys, dict) or not isinstance(salts, dict):
+        raise fail("/keys", "keys and salts must be objects")
+    if sorted([*keys, *salts]) != SLOTS:
+        raise fail("/keys", "every slot is named in exactly one of keys and salts")
+    erased: list[dict[str, Any]] = []
+    digests = []
+    for name in SLOTS:
+        if name in keys:
+            raw = b64url_decode(keys[name])
+            if raw is None or len(raw) != 16:
+                raise fail(f"/keys/{name}", "a slot key is 16 bytes in canonical base64url")
+            src: Any = _DerivedSalts(raw)
+        else:
+            raw = b64url_decode(salts[name])
+            if raw is None or len(raw) % 16:
+                raise fail(f"/salts/{name}", "a slot's salts are 16-byte salts in canonical base64url")
+            src = _ListedSalts(raw)
+        w = _Walk(src, False, None, erased)
+        try:
+            if name in values and isinstance(values[name], dict) and isinstance(values[name].get(ERASED_MARKER), dict):
+                digests.append(w.erased_one(values[name], "/" + name))
+            else:
+                digests.append(w.member(name, values.get(name), "/" + name, absent=name not in values))
+        except V3Defect as d:
+            raise fail(d.path, f"slot {name} has too few salts for the units that remain") if d.code == "SECRETS_INVALID" else d
+        if src.left():
+            raise fail(f"/salts/{name}", f"{src.left()} salts of slot {name} are left over")
+    return root_of(digests), erased
 
 
 def _is_withheld_one(v: Any) -> bool:

@@ -149,6 +149,33 @@ STEP_V3_PUBLIC = RecordProfile(
 )
 
 
+def sealed_step_hash(text: str, spans: dict[str, tuple[int, int]]) -> str:
+    """ERASURE.md §5 step 1: a sealed record's B is its stored bind; its values are bound by its deep check."""
+    b = spans.get("bind")
+    if b is None or "step_hash" not in spans or not digest_rule("bind")(text, b[0], b[1]) is None:
+        return UNDECIDED
+    return _step_hash(text, spans, text[b[0] + 1:b[1] - 1])
+
+
+def _object_check(name: str) -> Any:
+    return lambda t, s, e: None if t[s] == "{" else invalid(f"{name} must be a JSON object")
+
+
+STEP_V3_SEALED = RecordProfile(
+    id="step/v3+sealed", version=3,
+    members=_by_name(BASE_MEMBERS + [envelope("bind", digest_rule("bind")), MemberRule("keys", True, "envelope", _object_check("keys")),
+                                     MemberRule("salts", True, "envelope", _object_check("salts"))]),
+    content_fields=CONTENT_FIELDS_V3, blob_fields=set(), redactable=SLOTS,
+    step_hash_of=sealed_step_hash, relation_defect=_public_relation, defaults={"kind": "step"},
+)
+
+
+def _select(member: Callable[[str], Any]) -> RecordProfile:
+    if member("seed") is not _ABSENT or member("bind") is _ABSENT:
+        return STEP_V3
+    return STEP_V3_SEALED if member("keys") is not _ABSENT and member("secrets") is _ABSENT else STEP_V3_PUBLIC
+
+
 def genesis_defect(g: dict[str, Any]) -> Optional[str]:
     keys = sorted(g)
     if keys != GENESIS_MEMBERS:
@@ -160,6 +187,5 @@ def genesis_defect(g: dict[str, Any]) -> Optional[str]:
     return run_identity_defect(g["run"])
 
 
-JOURNAL_V3 = JournalFormat(FORMAT_V3, GENESIS_MEMBERS, genesis_defect, [STEP_V3, STEP_V3_PUBLIC],
-                           lambda member: STEP_V3_PUBLIC if member("seed") is _ABSENT and member("bind") is not _ABSENT else STEP_V3)
-__all__ = ["FORMAT_V3", "JOURNAL_V3", "STEP_V3", "STEP_V3_PUBLIC", "PAYLOAD_FIELDS", "kind_notice", "public_defect", "slot_values"]
+JOURNAL_V3 = JournalFormat(FORMAT_V3, GENESIS_MEMBERS, genesis_defect, [STEP_V3, STEP_V3_PUBLIC, STEP_V3_SEALED], _select)
+__all__ = ["FORMAT_V3", "JOURNAL_V3", "STEP_V3", "STEP_V3_PUBLIC", "STEP_V3_SEALED", "PAYLOAD_FIELDS", "kind_notice", "public_defect", "slot_values"]

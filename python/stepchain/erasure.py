@@ -1,0 +1,105 @@
+"""The chain-level check of erasure (spec/ERASURE.md §5): a record in sealed form is checked deep whatever the
+tier (what remains must give its root), and once the chain is read each erased marker is matched with the
+erasure record that names it back, each erasure record with its marker. Pure; fed in chain order."""
+from __future__ import annotations
+
+import json
+from typing import Any, Optional
+
+from .canonical import is_digest, is_seq
+from .chain import Problem
+from .formats.base import is_valid_id
+from .v3 import V3Defect, sealed_root
+
+ERASURE_KIND = "erasure"
+
+
+def erasure_input_defect(v: Any) -> Optional[str]:
+    """Why a record's input is not that of an erasure record (§3), or None."""
+    if not isinstance(v, dict) or sorted(v) != ["by", "digest", "path", "reason", "target"]:
+        return "an erasure's input is exactly {target, path, digest, reason, by}"
+    if not is_seq(v["target"]) or not isinstance(v["target"], int):
+        return "input.target must be a seq"
+    if not isinstance(v["path"], str) or not v["path"].startswith("/"):
+        return "input.path must be the JSON Pointer of the erased unit"
+    if not is_digest(v["digest"]):
+        return "input.digest must be a digest"
+    if not isinstance(v["reason"], str) or not v["reason"]:
+        return "input.reason must be a non-empty string"
+    if v["by"] is not None and not isinstance(v["by"], str):
+        return "input.by must be a string or null"
+    return None
+
+
+def _parent(path: str) -> str:
+    return path[:path.rfind("/")]
+
+
+class ErasureLedger:
+    def __init__(self) -> None:
+        self.markers: list[dict[str, Any]] = []
+        self.records: dict[str, dict[str, Any]] = {}  # step_id -> {seq, input, defect, at}
+
+    def sealed(self, text: str, spans: dict[str, tuple[int, int]], seq: Optional[int], at: dict[str, Any]) -> list[Problem]:
+        """§5 step 2 for one record in sealed form: its problems (ROOT_MISMATCH, MARKER_INVALID, ERASURE_UNRECORDED)."""
+        from .formats.v3 import slot_values
+        from .canonical import canonical_value
+
+        def member(name: str) -> Any:
+            s = spans.get(name)
+            return None if s is None else canonical_value(text, s[0], s[1])
+        try:
+            root, erased = sealed_root(slot_values(text, spans), member("keys"), member("salts"))
+        except V3Defect as d:
+            return [Problem(d.code, d.message, {**at, "field": d.path.split("/")[1], "path": d.path})]
+        if root != member("root"):
+            return [Problem("ROOT_MISMATCH", f"what remains of this sealed record gives the root {root}, not its stored root: a kept value, "
+                            "key or salt was changed after the erasure", {**at, "field": "root"})]
+        if not erased:
+            return [Problem("ERASURE_UNRECORDED", "this record is in sealed form (its seed deleted) without any erased value: a seed is "
+                            "deleted only by an erasure", {**at, "field": "seed"})]
+        self.markers.extend({**m, "seq": seq, "at": at} for m in erased)
+        return []
+
+    def record(self, step_id: Any, seq: Optional[int], value: Any, at: dict[str, Any]) -> None:
+        if isinstance(step_id, str) and is_valid_id(step_id) and seq is not None and step_id not in self.records:
+            self.records[step_id] = {"seq": seq, "input": value, "defect": erasure_input_defect(value), "at": at}
+
+    def finish(self) -> tuple[list[Problem], list[Problem]]:
+        """(problems, notices) once the chain is read (§5 steps 3–4)."""
+        problems: list[Problem] = []
+        notices: list[Problem] = []
+        named: set[str] = set()
+        for m in self.markers:
+            named.add(m["erasure"])
+            rec = self.records.get(m["erasure"])
+            loc = {**m["at"], "field": m["path"].split("/")[1], "path": m["path"]}
+            where = f"{m['path']}/…" if m["member"] else m["path"]
+            if rec is None or rec["seq"] <= m["seq"] or rec["defect"] is not None:
+                problems.append(Problem("ERASURE_UNRECORDED", f"the erased value at {where} (digest {m['digest']}) names erasure record "
+                                        f"{json.dumps(m['erasure'])}, which is not an erasure record later in the chain", loc))
+                if rec is not None and rec["defect"] is not None:
+                    problems.append(Problem("ERASURE_MISMATCH", f"an erased value (seq {m['seq']}) names this erasure record, whose input "
+                                            f"is not an erasure's: {rec['defect']}", {**rec["at"], "field": "input"}))
+                continue
+            t = rec["input"]
+            same_path = (_parent(t["path"]) == m["path"]) if m["member"] else t["path"] == m["path"]
+            if t["target"] != m["seq"] or t["digest"] != m["digest"] or not same_path:
+                problems.append(Problem("ERASURE_UNRECORDED", f"the erased value at {where} (digest {m['digest']}) is not the one its erasure "
+                                        f"record (seq {rec['seq']}) names (seq {t['target']}, {t['path']}, {t['digest']})", loc))
+                problems.append(Problem("ERASURE_MISMATCH", f"this erasure record names seq {t['target']} {t['path']} digest {t['digest']}, "
+                                        f"but the value it erased is seq {m['seq']} {where} digest {m['digest']}", {**rec["at"], "field": "input"}))
+                continue
+            notices.append(Problem("VALUE_ERASED", f"the value at {t['path']} was erased by seq {rec['seq']} (reason {json.dumps(t['reason'], ensure_ascii=False)}, "
+                                   f"by {json.dumps(t['by'], ensure_ascii=False)}); its digest {t['digest']} still binds it", {**m["at"], "path": t["path"]}))
+        for step_id, rec in self.records.items():
+            if step_id in named or rec["defect"] is not None:
+                continue
+            if rec["input"]["target"] >= rec["seq"]:
+                problems.append(Problem("ERASURE_MISMATCH", f"an erasure record names seq {rec['input']['target']}, which is not earlier in the chain",
+                                        {**rec["at"], "field": "input"}))
+            else:
+                notices.append(Problem("ERASURE_PENDING", f"the erasure of {rec['input']['path']} in seq {rec['input']['target']} is recorded but "
+                                       "not yet carried out (an erasure was interrupted): run `stepchain erase <journal> --resume`",
+                                       {**rec["at"], "field": "input"}))
+        return problems, notices

@@ -1,0 +1,28 @@
+"""vectors/erasure.json (spec/ERASURE.md §5): sealed records, erased markers and erasure records through the chain
+verifier, the problems and the erasure notices exactly; the erased value and its salt are in no line."""
+import base64
+
+import pytest
+from conftest import cases, load_vectors
+
+from stepchain.chain import verify_chain
+
+ERASURE = load_vectors("erasure.json")
+
+
+@pytest.mark.parametrize("c", cases(ERASURE))
+def test_erasure(c):
+    data = "".join(line + "\n" for line in c["lines"]).encode()
+    r = verify_chain([("0000000000000000.jsonl", data)], c["genesis"], allow_public=False)
+    assert r.ok == (c["result"] == "valid") == c["expected"]["ok"]
+    assert [{"code": p.code, "seq": p.location.get("seq")} for p in r.problems] == c["expected"]["problems"]
+    notices = [{"code": n.code, "seq": n.location.get("seq"), "path": n.location.get("path")} for n in r.notices
+               if n.code.startswith("ERASURE") or n.code == "VALUE_ERASED"]
+    assert notices == c["expected"]["notices"]
+    if "original_lines" in c:
+        import json
+        hashes = [json.loads(x)["step_hash"] for x in c["lines"]]
+        assert hashes[:len(c["original_lines"])] == [json.loads(x)["step_hash"] for x in c["original_lines"]]
+        salt = bytes.fromhex(c["erased_salt_hex"])
+        for needle in (c["erased_value"], c["erased_salt_hex"], base64.urlsafe_b64encode(salt).rstrip(b"=").decode()):
+            assert needle not in "\n".join(c["lines"])
