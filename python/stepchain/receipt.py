@@ -506,16 +506,21 @@ class ReceiptReport:
     unbound: list[dict[str, Any]] = field(default_factory=list)
     unbound_count: int = 0
     lines: dict[int, str] = field(default_factory=dict)
+    attest: dict[str, Any] = field(default_factory=dict)  # TIME.md §7.3: timestamps, cosignatures, threshold, cosigned_by
 
 
 def verify_receipt(data: bytes, *, public_key: Optional[bytes | str] = None, expect_head: Optional[str] = None,
-                   max_problems: int = 1000, policy: Any = None, trusted: Any = None, consistency: Any = None) -> ReceiptReport:
+                   max_problems: int = 1000, policy: Any = None, trusted: Any = None, consistency: Any = None,
+                   tsa_certs: Any = (), cosigners: Any = (), threshold: Optional[int] = None) -> ReceiptReport:
     """Verifies a receipt held in memory (RECEIPT.md §7), with its `proof` member and against a trusted earlier
     checkpoint (PROOFS.md §9.8: `policy` a proofs.Policy, `trusted` a proofs.Checkpoint, `consistency` a proof
-    file). Never raises on hostile bytes."""
+    file), and its time-stamp tokens and co-signatures (TIME.md §7: `tsa_certs` certificates from
+    attest.load_tsa_certificate, `cosigners` attest.Cosigner pins, `threshold`). Never raises on hostile bytes."""
+    from .attest import AttestChecks
     from .proofs import ReceiptProofChecks
     v = _Verification(public_key, expect_head, max_problems)
     v.proof_checks = ReceiptProofChecks(policy, trusted, consistency)
+    v.attest = AttestChecks(list(tsa_certs), list(cosigners), threshold)
     return v.run(data)
 
 
@@ -575,6 +580,8 @@ class _Verification:
         self.proof_checks: Any = None
         self.publication: Any = None
         self.publication_if_published = False
+        from .attest import AttestChecks
+        self.attest: Any = AttestChecks()
 
     def add(self, code: str, message: str, location: Optional[dict[str, Any]] = None) -> None:
         if len(self.problems) >= self.max:
@@ -653,7 +660,7 @@ class _Verification:
             if why is None and checks is not None:
                 checks.member = v
             return why
-        extensions: dict[str, Any] = {"proof": proof_member}
+        extensions: dict[str, Any] = {"proof": proof_member, **self.attest.extensions()}
         if self.publication is not None:
             extensions.update(self.publication.extensions())
         m, reasons = parse_manifest(manifest, extensions)
@@ -701,6 +708,7 @@ class _Verification:
                     self.add("BLOB_CORRUPT", f"the reference records size {ref['size']} for blob {ref['digest']}, the manifest lists {entry['size']}", loc)
         if self.proof_checks is not None:
             self.proof_checks.line(line.clean, line.seq, line.step_hash)
+        self.attest.line(line.clean, line.seq, line.step_hash)
         if self.publication is not None:
             self.publication.line(line)
         if self.run_state is not None and line.clean and line.seq is not None:
@@ -814,6 +822,10 @@ class _Verification:
             for p in self.proof_checks.finish(r.range, gh):
                 self.add(p.code, p.message, {"path": "/proof"})
             r.tlog = self.proof_checks.tlog
+        if r.manifest is not None and not self.stopped:
+            for a in self.attest.finish(r.manifest, genesis_hash(r.manifest["genesis"])):
+                self.add(a.code, a.message, {"path": a.path})
+            r.attest = self.attest.report
         pub = self.publication
         if pub is not None and self.publication_if_published:
             m = r.manifest
