@@ -33,7 +33,8 @@ def _report_doc(kind: str, path: str, report: Any, extra: Optional[dict[str, Any
     doc = {"format": "stepchain-cli/v1", "command": "verify", "ok": report.ok, "kind": kind, "path": path,
            "report": {"ok": report.ok, "start_hash": report.start_hash, "start_seq": report.start_seq, "head": report.head,
                       "head_seq": report.head_seq, "steps": report.steps, "problems": [problem(p) for p in report.problems],
-                      "warnings": [problem(p) for p in report.warnings], "problems_truncated": report.problems_truncated}}
+                      "warnings": [problem(p) for p in report.warnings], "problems_truncated": report.problems_truncated,
+                      "notices": [problem(p) for p in getattr(report, "notices", [])]}}
     if extra:
         doc.update(extra)
     return doc
@@ -159,7 +160,7 @@ def verify_main(args: argparse.Namespace) -> int:
         if not os.path.exists(os.path.join(path, META_FILE)):
             print(f"stepchain verify: {safe(path)} is not a journal directory (no {META_FILE})", file=sys.stderr)
             return EXIT_USAGE
-        report = verify_journal_dir(path, args.head)
+        report = verify_journal_dir(path, args.head, deep=args.deep)
         kind = "journal"
         if trusted is not None and report.ok:
             report.problems.extend(_journal_extends(path, report, trusted))
@@ -186,6 +187,8 @@ def verify_main(args: argparse.Namespace) -> int:
             print(f"  {p.code}  {safe(_where(p.location))}: {safe(p.message)}", file=sys.stderr)
     for w in report.warnings:
         print(f"  warning {w.code}  {safe(_where(w.location))}: {safe(w.message)}", file=sys.stderr)
+    for n in getattr(report, "notices", []):
+        print(f"  notice {n.code}  {safe(_where(n.location))}: {safe(n.message)}", file=sys.stderr)
     return EXIT_OK if report.ok else EXIT_FAILED
 
 
@@ -202,6 +205,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     v.add_argument("--quorum", help="how many witnesses must cosign (default: all given)")
     v.add_argument("--checkpoint", help="an earlier signed checkpoint the journal or receipt must extend")
     v.add_argument("--proof", help="a proof file: alone, check it; with a receipt and --checkpoint, the consistency proof")
+    v.add_argument("--deep", action="store_true", help="stepchain/v3: the deep tier too (every root from its values, every part's address)")
     try:
         args = parser.parse_args(argv)
     except SystemExit as e:

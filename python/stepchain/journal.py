@@ -82,8 +82,8 @@ def _write_atomic(path: str, data: bytes, fsync: bool) -> None:
 def make_genesis(*, journal_id: Optional[str] = None, created_at: Optional[str] = None, run: Optional[dict[str, Any]] = None,
                  fmt: Optional[str] = None) -> dict[str, Any]:
     g: dict[str, Any] = {"format": FORMAT_V1, "journal_id": journal_id or str(uuid.uuid4()), "created_at": created_at or format_timestamp()}
-    if run is not None or fmt == FORMAT_V2:
-        g["format"] = FORMAT_V2
+    if run is not None or fmt in (FORMAT_V2, "stepchain/v3"):
+        g["format"] = fmt if fmt == "stepchain/v3" else FORMAT_V2  # stepchain/v3 (FORMAT.md §14): values inline, no parts writer yet
         g["run"] = run or {}
     defect = genesis_defect(g)
     if defect:
@@ -691,7 +691,8 @@ def open_journal(path: str, *, create: bool = True, run: Optional[dict[str, Any]
                  journal_id: Optional[str] = None, bucket_bytes: int = DEFAULT_BUCKET_BYTES,
                  blob_threshold: int = DEFAULT_BLOB_THRESHOLD, **options: Any) -> Journal:
     """Opens the journal directory at `path` for appending, creating it when absent (a stepchain/v1 journal, or
-    stepchain/v2 — a run journal — when `run` is given or fmt is "stepchain/v2"). The store root is its parent."""
+    stepchain/v2 — a run journal — when `run` is given or fmt is "stepchain/v2"; stepchain/v3 when fmt is
+    "stepchain/v3", every value stored inline). The store root is its parent."""
     if create and not os.path.exists(os.path.join(path, META_FILE)):
         try:
             create_journal_dir(path, make_genesis(journal_id=journal_id, run=run, fmt=fmt), bucket_bytes=bucket_bytes,

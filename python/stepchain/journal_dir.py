@@ -22,7 +22,7 @@ BLOBS_DIR = "blobs/sha256"
 LOCK_NAME = "journal.lock"
 WAITING_NAME = "journal.lock.waiting"
 ENTRIES = {META_FILE: "file", BUCKETS_DIR: "directory", "blobs": "directory", HEAD_FILE: "file", LOCK_NAME: "directory",
-           WAITING_NAME: "file", "tree": "directory", "checkpoints": "directory"}
+           WAITING_NAME: "file", "tree": "directory", "checkpoints": "directory", "parts": "directory"}  # parts: stepchain/v3 (PARTS.md §7)
 MAX_META_BYTES = 4096
 MAX_HEAD_BYTES = 256
 BUCKET_RE = re.compile(r"(\d{16})\.jsonl\Z")
@@ -203,7 +203,28 @@ def _stopped(problem: Problem) -> ChainReport:
     return ChainReport(False, None, 0, None, None, 0, [problem], [], False)
 
 
-def verify_journal_dir(path: str, expect_head: Optional[str] = None) -> ChainReport:
+def _part_fetch(path: str) -> Any:
+    """The file store's part files, parts/<A hex 0–1>/<A hex 2–63> (PARTS.md §7): a regular file only, its length
+    checked before it is read."""
+    def fetch(address: str, size: int) -> Any:
+        h = address[7:]
+        p = os.path.join(path, "parts", h[:2], h[2:])
+        if _kind(p) is None:
+            return None
+        if _kind(p) != "file":
+            return {"size": -1}
+        n = os.stat(p).st_size
+        if n != size:
+            return {"size": n}
+        try:
+            return _read_regular(p, size)
+        except OSError:
+            return None
+    return fetch
+
+
+def verify_journal_dir(path: str, expect_head: Optional[str] = None, *, deep: bool = False) -> ChainReport:
+    """A journal directory read-only (FILE-STORE.md §13); deep: the v3 deep tier too (FORMAT.md §14.7 B, PARTS.md §9.6)."""
     try:
         meta = parse_meta(_read_regular(os.path.join(path, META_FILE), MAX_META_BYTES).decode("utf-8"))
     except JournalInvalid as e:
@@ -275,14 +296,28 @@ def verify_journal_dir(path: str, expect_head: Optional[str] = None) -> ChainRep
     lineage_hash: list[Optional[str]] = [None]
     pending: list[tuple[dict[str, Any], dict[str, Any]]] = []
 
+    part_reader: Any = None
+    part_problems: list[Problem] = []
+
     def on_line(ln: VerifiedLine) -> None:
+        nonlocal part_reader
+        refs = [m for m in ln.markers if m.names == ["$stepchain:part"]]
+        if refs and ln.seq is not None:
+            from .parts import PartError, PartReader
+            if part_reader is None:
+                part_reader = PartReader(_part_fetch(path), deep=deep)
+            for m in refs:
+                try:
+                    part_reader.resolve(json.loads(ln.text[m.start:m.end]), ln.seq, m.path)
+                except PartError as e:
+                    part_problems.append(Problem(e.code, e.message, {**({} if ln.file is None else {"file": ln.file}), "line": ln.line, **e.location}))
         for ref in ln.blobs:
             loc = {**({} if ln.file is None else {"file": ln.file}), "line": ln.line, **({} if ln.seq is None else {"seq": ln.seq}), "field": ref["field"]}
             pending.append((ref, loc))
         if lineage is not None and ln.seq == lineage["from_step"]:
             lineage_hash[0] = ln.step_hash
 
-    verifier = ChainVerifier(meta["genesis"], expect_head=expect_head, on_line=on_line)
+    verifier = ChainVerifier(meta["genesis"], expect_head=expect_head, on_line=on_line, deep=deep, allow_public=False)
     blob_problems: list[Problem] = []
     outcomes: dict[str, Optional[tuple[str, str]]] = {}
     segments: list[tuple[str, int, int, Optional[str]]] = []  # label, first, whole lines, error
@@ -346,9 +381,9 @@ def verify_journal_dir(path: str, expect_head: Optional[str] = None) -> ChainRep
     stale = _head_cache_defect(path, kinds.get(HEAD_FILE), report)
     if stale is not None:
         warnings.append(Problem("HEAD_CACHE_STALE", f"{HEAD_FILE} {stale}; the next writer rewrites it", {"file": HEAD_FILE}))
-    problems = entries + chain_problems + bucket_problems + blob_problems + lineage_problems
+    problems = entries + chain_problems + bucket_problems + blob_problems + part_problems + lineage_problems
     return ChainReport(not problems and not report.problems_truncated, report.start_hash, report.start_seq, report.head, report.head_seq,
-                       report.steps, problems, warnings, report.problems_truncated)
+                       report.steps, problems, warnings, report.problems_truncated, report.notices)
 
 
 def _judge_blob(path: str, ref: dict[str, Any]) -> Optional[tuple[str, str]]:

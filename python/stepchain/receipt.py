@@ -27,6 +27,7 @@ MANIFEST_NAME = "manifest.json"
 SIGNATURE_NAME = "manifest.sig.json"
 CHAIN_NAME_RE = re.compile(r"chain/(\d{16})\.jsonl\Z")
 BLOB_NAME_RE = re.compile(r"blobs/([0-9a-f]{64})\Z")
+PART_NAME_RE = re.compile(r"parts/([0-9a-f]{64})\Z")
 BASE_MEMBERS = ["blobs", "chain", "exporter", "format", "genesis", "head", "range"]
 BLOCK = 512
 MAX_ENTRIES = 65_536
@@ -582,6 +583,9 @@ class _Verification:
         self.publication_if_published = False
         from .attest import AttestChecks
         self.attest: Any = AttestChecks()
+        self.part_listing: Optional[dict[str, dict[str, Any]]] = None  # PARTS.md §8: address -> {digest, size}
+        self.part_bytes: dict[str, bytes] = {}
+        self.part_refs: list[tuple[dict[str, Any], dict[str, Any]]] = []  # (reference, location) in archive order
 
     def add(self, code: str, message: str, location: Optional[dict[str, Any]] = None) -> None:
         if len(self.problems) >= self.max:
@@ -660,7 +664,19 @@ class _Verification:
             if why is None and checks is not None:
                 checks.member = v
             return why
-        extensions: dict[str, Any] = {"proof": proof_member, **self.attest.extensions()}
+        def parts_member(v: Any) -> Optional[str]:
+            prev = ""
+            if not isinstance(v, list):
+                return "parts must be an array"
+            for i, e in enumerate(v):
+                if not (_exact(e, ["address", "digest", "size"]) and is_digest(e["address"]) and is_digest(e["digest"]) and is_seq(e["size"])):
+                    return f'parts[{i}] must be {{"address":A,"digest":F,"size":Z}}'
+                if e["address"] <= prev:
+                    return "parts must be sorted by address without repeats"
+                prev = e["address"]
+            self.part_listing = {e["address"]: e for e in v}
+            return None
+        extensions: dict[str, Any] = {"proof": proof_member, "parts": parts_member, **self.attest.extensions()}
         if self.publication is not None:
             extensions.update(self.publication.extensions())
         m, reasons = parse_manifest(manifest, extensions)
@@ -671,6 +687,7 @@ class _Verification:
             raise Fatal("ARCHIVE_LIMIT" if first[2] else "MANIFEST_INVALID", first[0] + (f" (the manifest has {more} more problems; this is the first)" if more else ""), loc)
         declared = BLOCK + _padded(len(manifest)) + (0 if signature is None else BLOCK + _padded(len(signature))) + 2 * BLOCK
         declared += sum(BLOCK + _padded(c["size"]) for c in m["chain"]) + sum(BLOCK + _padded(b["size"]) for b in m["blobs"])
+        declared += sum(BLOCK + _padded(e["size"]) for e in (self.part_listing or {}).values())
         if declared > MAX_ARCHIVE_BYTES:
             raise Fatal("ARCHIVE_LIMIT", f"the manifest declares an archive of {declared} bytes; the limit is {MAX_ARCHIVE_BYTES}", {"file": MANIFEST_NAME})
         tar.limit = declared + MAX_TRAILING_ZEROS
@@ -680,7 +697,7 @@ class _Verification:
         r.journal_id = m["genesis"]["journal_id"]
         r.scope = "complete" if m["range"]["from"] == 0 else "partial"
         self.expected = [MANIFEST_NAME] + ([SIGNATURE_NAME] if signature is not None else []) + [c["name"] for c in m["chain"]] + [
-            "blobs/" + b["digest"][7:] for b in m["blobs"]]
+            "blobs/" + b["digest"][7:] for b in m["blobs"]] + ["parts/" + a[7:] for a in (self.part_listing or {})]
         self.next = 2 if signature is not None else 1
         for b in m["blobs"]:
             self.listed[b["digest"]] = {"size": b["size"], "referenced": None, "changed": None}
@@ -706,6 +723,10 @@ class _Verification:
                     entry["referenced"] = {**({} if line.seq is None else {"seq": line.seq}), "field": ref["field"]}
                 if entry["size"] != ref["size"]:
                     self.add("BLOB_CORRUPT", f"the reference records size {ref['size']} for blob {ref['digest']}, the manifest lists {entry['size']}", loc)
+        for m in line.markers:
+            if m.names == ["$stepchain:part"]:
+                loc = {**({"file": line.file} if line.file else {}), "line": line.line, **({} if line.seq is None else {"seq": line.seq}), "path": m.path}
+                self.part_refs.append((json.loads(line.text[m.start:m.end]), loc))
         if self.proof_checks is not None:
             self.proof_checks.line(line.clean, line.seq, line.step_hash)
         self.attest.line(line.clean, line.seq, line.step_hash)
@@ -731,6 +752,8 @@ class _Verification:
             self._chain_entry(tar, name, size)
         elif BLOB_NAME_RE.match(name):
             self._blob_entry(tar, name, size)
+        elif PART_NAME_RE.match(name):
+            self._part_entry(tar, name, size)
         else:
             raise Fatal("ENTRY_UNEXPECTED", f"entry {name!r} is not listed in the manifest", at)
 
@@ -756,6 +779,61 @@ class _Verification:
         if len(lines) != c["steps"]:
             self.add("COUNT_MISMATCH", f"chain entry holds {len(lines)} complete lines; the manifest lists {c['steps']} steps", at)
         tar.padding(name, size)
+
+    def _part_entry(self, tar: _Tar, name: str, size: int) -> None:
+        """A part entry against its listing: length, then SHA-256, then the shapes of PARTS.md §4 (PART_CORRUPT)."""
+        from .parts import MAX_PART_BYTES, PartError, _parse
+        at = {"file": name}
+        address = "sha256:" + name[len("parts/"):]
+        listed = (self.part_listing or {})[address]
+        if size > MAX_PART_BYTES:
+            raise Fatal("ARCHIVE_LIMIT", f"part entry is {size} bytes; the limit is {MAX_PART_BYTES}", at)
+        tar.reserve_data(name, size)
+        data = tar.data(name, size)
+        tar.padding(name, size)
+        if size != listed["size"]:
+            self.add("PART_CORRUPT", f"part {address} is {size} bytes; the manifest lists {listed['size']}", at)
+        elif digest_bytes(data) != listed["digest"]:
+            self.add("PART_CORRUPT", f"part {address}'s bytes hash to {digest_bytes(data)}, not the listed {listed['digest']}", at)
+        else:
+            try:
+                _parse(data, address, at)
+                self.part_bytes[address] = data
+            except PartError as e:
+                self.add("PART_CORRUPT", e.message, at)
+
+    def _check_parts(self) -> None:
+        """PARTS.md §8: each reference against the listing, each referenced part read and checked, each listed part reached."""
+        if not self.part_refs and not self.part_listing:
+            return
+        from .parts import PART_MARKER, PartError, PartReader
+        listing = self.part_listing or {}
+
+        def fetch(address: str, size: int) -> Any:
+            data = self.part_bytes.get(address)
+            return None if data is None else (data if len(data) == size else {"size": len(data)})
+        reader = PartReader(fetch)
+        judged: set[str] = set()
+        for ref, loc in self.part_refs:
+            body = ref.get(PART_MARKER) if isinstance(ref, dict) else None
+            address = body.get("digest") if isinstance(body, dict) else None
+            if not isinstance(address, str) or address in judged:
+                continue
+            judged.add(address)
+            e = listing.get(address)
+            if e is None:
+                self.add("PART_MISSING", f"a reference names part {address}, which the manifest does not list", loc)
+                continue
+            if e["digest"] != body.get("file") or e["size"] != body.get("size"):
+                self.add("PART_CORRUPT", f"the reference to part {address} records another file digest or size than the manifest lists", loc)
+                continue
+            try:
+                reader.resolve(ref, loc.get("seq"), loc.get("path", ""))
+            except PartError as err:
+                self.add(err.code, err.message, {**loc, **err.location})
+        for address in listing:
+            if address not in reader.parts and address not in judged:
+                self.add("ENTRY_UNEXPECTED", f"part {address} is listed but no reference reaches it", {"file": "parts/" + address[7:]})
 
     def _blob_entry(self, tar: _Tar, name: str, size: int) -> None:
         at = {"file": name}
@@ -796,6 +874,7 @@ class _Verification:
                 b["changed"].update(b["referenced"])
             if b["referenced"] is None:
                 self.add("ENTRY_UNEXPECTED", f"blob {digest} is listed but no step in the range references it", {"file": "blobs/" + digest[7:]})
+        self._check_parts()
 
     def _conclude(self) -> ReceiptReport:
         r = self.r

@@ -160,3 +160,75 @@ def test_checkpoints_signed_by_typescript_over_what_python_appended(tmp_path):
     lines = bucket.read_bytes().split(b"\n")
     bucket.write_bytes(lines[0] + b"\n")
     assert py("--checkpoint", str(tmp_path / "c2"), "--log-key", vkey) == 1
+
+
+def _bucket_lines(path) -> list[str]:
+    return (Path(path) / "buckets" / "0000000000000000.jsonl").read_text("utf-8").splitlines()
+
+
+def test_typescript_writes_v3_python_verifies_and_publishes_the_same(tmp_path):
+    """stepchain/v3 (FORMAT.md §14, PARTS.md, REDACTION.md §13): the TypeScript writer's journal — a long prompt
+    stored as a part — verifies in Python in both tiers with TypeScript's head, its receipt (with the part entry)
+    verifies, its publication verifies against the original head, and Python's public form of each record is the
+    line TypeScript published, byte for byte. Then a part file is altered and a value rewritten: both are found."""
+    import tarfile
+    from stepchain.policy import compile_policy
+    from stepchain.publish_v3 import public_record
+    from stepchain.receipt import verify_published_receipt, verify_receipt
+    j = str(tmp_path / "j")
+    ts("init", j, "--format", "v3")
+    steps = [{"input": {"note": "Please contact alice.liddell+test@example.org about the overdue invoice INV-9 before Friday."},
+              "model": "m", "prompt": "Call the API.", "result": {"status": 200},
+              "tool_call": {"name": "http", "arguments": {"api_key": "k-live-0123456789abcdef", "url": "https://api.example.com/v1"}}},
+             {"input": None, "model": "m", "prompt": [{"role": "user", "content": "summarize this page " * 80}], "tool_call": None,
+              "result": ["é☃𝄞\u2028", 1e21, -0.0, {"": None}]}]
+    for s in steps:
+        (tmp_path / "s.json").write_text(json.dumps(s), "utf-8")
+        ts("append", j, "-f", str(tmp_path / "s.json"))
+    assert any((tmp_path / "j" / "parts").rglob("*")), "the long prompt went to a part"
+    doc = ts_verify(j)
+    for deep in (False, True):
+        r = verify_journal_dir(j, deep=deep)
+        assert r.ok and r.problems == [] and r.head == doc["report"]["head"] and r.steps == 2, r.problems
+
+    ts("export", j, "-o", str(tmp_path / "r.tar"))
+    r = verify_receipt((tmp_path / "r.tar").read_bytes())
+    assert r.ok and r.head == doc["report"]["head"], r.problems
+
+    policy = {"rules": [{"id": "tool-secrets", "paths": ["/tool_call/arguments/api_key"], "tools": ["http"]},
+                        {"id": "secrets", "detectors": ["email"]}]}
+    (tmp_path / "p.json").write_text(json.dumps(policy), "utf-8")
+    (tmp_path / "one").mkdir()
+    ts("init", str(tmp_path / "one" / "j"), "--format", "v3")
+    (tmp_path / "s.json").write_text(json.dumps(steps[0]), "utf-8")
+    ts("append", str(tmp_path / "one" / "j"), "-f", str(tmp_path / "s.json"))
+    ts("publish", str(tmp_path / "one" / "j"), "--policy", str(tmp_path / "p.json"), "--opt-in", "-o", str(tmp_path / "pub.tar"))
+    private = _bucket_lines(tmp_path / "one" / "j")
+    pub = verify_published_receipt((tmp_path / "pub.tar").read_bytes(), expect_head=json.loads(private[-1])["step_hash"])
+    assert pub.ok and pub.redactions == 2, pub.problems
+    with tarfile.open(tmp_path / "pub.tar") as t:
+        published = t.extractfile("chain/0000000000000000.jsonl").read().decode("utf-8").splitlines()
+    assert [public_record(line, compile_policy(policy)["document"])[0] for line in private] == published
+
+    part = next(p for p in (tmp_path / "j" / "parts").rglob("*") if p.is_file() and "index" not in p.parts and p.name != "key")
+    part.write_bytes(part.read_bytes().replace(b"summarize", b"Summarize", 1))
+    assert [p.code for p in verify_journal_dir(j).problems] == ["PART_CORRUPT"]
+    assert ts_verify(j)["ok"] is False
+    lines = _bucket_lines(j)
+    lines[0] = lines[0].replace('"status":200', '"status":201')
+    (tmp_path / "j" / "buckets" / "0000000000000000.jsonl").write_text("".join(l + "\n" for l in lines), "utf-8")
+    assert "HASH_MISMATCH" in [p.code for p in verify_journal_dir(j).problems]
+
+
+def test_python_writes_v3_typescript_verifies_deep(tmp_path):
+    """A stepchain/v3 journal the Python writer sealed (every value inline): TypeScript verifies it in the deep tier
+    (each root from its values), and Python and TypeScript report one head."""
+    j = open_journal(str(tmp_path / "j"), fmt="stepchain/v3", fsync="none")
+    for i in range(3):
+        j.append({"input": {"i": i, "text": "é☃𝄞\u2028 " + "a long text " * 12}, "model": "m", "prompt": [{"role": "user", "content": "x" * 70}],
+                  "tool_call": {"name": "t", "arguments": {"x": 0.1 * i, "\"q/~": [True, None]}}, "result": [1e21, -0.0, {}], "meta": {"n": 1}})
+    head = j.head()
+    j.close()
+    p = ts("verify", str(tmp_path / "j"), "--deep", "--json", check=False)
+    doc = json.loads(p.stdout)
+    assert p.returncode == 0 and doc["ok"] and doc["report"]["head"] == head["step_hash"], p.stderr
