@@ -95,3 +95,18 @@ def test_redact(c):
     fields, redactions = redact_step(compile_policy(c["policy"])["document"], c["seq"], c["fields"], lambda: next(salts))
     assert fields == c["expect"]
     assert [{k: r[k] for k in ("path", "rule", "commitment")} for r in redactions] == [{k: r[k] for k in ("path", "rule", "commitment")} for r in c["redactions"]]
+
+
+from stepchain.publish_v1 import publish_v1, seeded_salts  # noqa: E402
+
+
+@pytest.mark.parametrize("c", cases(REDACTION, lambda c: c["kind"] == "publish"))
+def test_publish_reproduces_the_receipt(c):
+    """§5.3: the same journal, policy, seeded salts and exporter give the TypeScript publisher's receipt byte for byte."""
+    j = c["journal"]
+    blobs = {b["digest"]: base64.b64decode(b["base64"]) for b in j["blobs"]}
+    pub = publish_v1(j["genesis"], j["lines"], blobs, c["policy"], seeded_salts(c["seed"]), c["exporter"])
+    assert pub.receipt == _PUBLISHED[c["expect"]["receipt"]]
+    assert pub.original_head["step_hash"] == c["expect"]["original_head"]
+    assert pub.steps == c["expect"]["steps"]
+    assert verify_published_receipt(pub.receipt).ok
