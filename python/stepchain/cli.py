@@ -169,7 +169,9 @@ def verify_main(args: argparse.Namespace) -> int:
         from .receipt import ReceiptUnavailable, verify_receipt_file
         try:
             consistency = _read_small(args.proof, 4 << 20) if args.proof is not None else None
-            report = verify_receipt_file(path, public_key=args.pubkey, expect_head=args.head, policy=policy, trusted=trusted, consistency=consistency)
+            tsa, cosigners, threshold = _time_pins(args)
+            report = verify_receipt_file(path, public_key=args.pubkey, expect_head=args.head, policy=policy, trusted=trusted, consistency=consistency,
+                                         tsa_certs=tsa, cosigners=cosigners, threshold=threshold)
         except ReceiptUnavailable as e:
             print(f"stepchain verify: {safe(e)}", file=sys.stderr)
             return EXIT_USAGE
@@ -192,6 +194,32 @@ def verify_main(args: argparse.Namespace) -> int:
     return EXIT_OK if report.ok else EXIT_FAILED
 
 
+def _time_pins(args: Any) -> tuple[list[Any], list[Any], Optional[int]]:
+    """--tsa-cert, --cosigner and --threshold (TIME.md §4.2, §7.2): an unusable pin is the caller's error (exit 2)."""
+    from .attest import AttestError, Cosigner, load_tsa_certificate
+    from .receipt import ReceiptUnavailable, decode_public_key
+    certs, cosigners = [], []
+    for f in args.tsa_cert or []:
+        try:
+            certs.append(load_tsa_certificate(_read_small(f, 1 << 20)))
+        except AttestError as e:
+            raise ReceiptUnavailable(f"--tsa-cert {f}: {e}") from None
+    for f in args.cosigner or []:
+        key, why = decode_public_key(_read_small(f, 65536))
+        if key is None:
+            raise ReceiptUnavailable(f"KEY_INVALID: --cosigner {f}: {why}")
+        c = Cosigner(os.path.splitext(os.path.basename(f))[0], key)
+        if any(x.key_id == c.key_id for x in cosigners):
+            raise ReceiptUnavailable(f"--cosigner {f}: this key is given twice; a threshold counts distinct keys")
+        cosigners.append(c)
+    threshold = None
+    if args.threshold is not None:
+        if not re.fullmatch(r"[1-9][0-9]{0,5}", args.threshold) or not cosigners:
+            raise ReceiptUnavailable("--threshold must be a positive integer, with --cosigner keys")
+        threshold = int(args.threshold)
+    return certs, cosigners, threshold
+
+
 def main(argv: Optional[list[str]] = None) -> int:
     parser = _Parser(prog="python -m stepchain", description="stepchain for Python: verify journals and receipts offline")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -205,6 +233,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     v.add_argument("--quorum", help="how many witnesses must cosign (default: all given)")
     v.add_argument("--checkpoint", help="an earlier signed checkpoint the journal or receipt must extend")
     v.add_argument("--proof", help="a proof file: alone, check it; with a receipt and --checkpoint, the consistency proof")
+    v.add_argument("--tsa-cert", action="append", help="receipts: a time-stamping authority's certificate (PEM or DER), repeatable (TIME.md)")
+    v.add_argument("--cosigner", action="append", help="receipts: a co-signer's public key file (as --pubkey), repeatable; named by its file name")
+    v.add_argument("--threshold", help="how many of the --cosigner keys must have signed (default: all of them)")
     v.add_argument("--deep", action="store_true", help="stepchain/v3: the deep tier too (every root from its values, every part's address)")
     try:
         args = parser.parse_args(argv)

@@ -536,7 +536,8 @@ def verify_published_receipt(data: bytes, *, public_key: Optional[bytes | str] =
 
 
 def verify_receipt_file(path: str, public_key: Optional[str] = None, expect_head: Optional[str] = None, *, policy: Any = None,
-                        trusted: Any = None, consistency: Any = None) -> ReceiptReport:
+                        trusted: Any = None, consistency: Any = None, tsa_certs: Any = (), cosigners: Any = (),
+                        threshold: Optional[int] = None) -> ReceiptReport:
     pinned: Optional[bytes] = None
     try:
         with open(path, "rb") as f:
@@ -558,6 +559,8 @@ def verify_receipt_file(path: str, public_key: Optional[str] = None, expect_head
     v.proof_checks = ReceiptProofChecks(policy, trusted, consistency)
     v.publication = PublicationChecks()
     v.publication_if_published = True  # an ordinary receipt stays one; a published one is held to REDACTION.md
+    from .attest import AttestChecks
+    v.attest = AttestChecks(list(tsa_certs), list(cosigners), threshold)
     return v.run(data)
 
 

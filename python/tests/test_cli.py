@@ -91,3 +91,34 @@ def test_proof_files(tmp_path):
         assert run(*args).returncode == (0 if c["expect"]["ok"] else 1), c["id"]
     assert run("verify", "--proof", str(p), "--log-key", "not+a+vkey").returncode == 2
     assert run("verify", "--proof", str(p), "--log-key", c["policy"]["log"], "--quorum", "01").returncode == 2
+
+
+def test_v3_journals_and_time_pins(tmp_path):
+    """stepchain/v3: fast and --deep tiers, a rewritten value found; receipts with RFC 3161 tokens and co-signatures
+    against --tsa-cert, --cosigner and --threshold (TIME.md §7), an unusable certificate a usage error (exit 2)."""
+    import base64
+    from conftest import load_vectors
+    j = open_journal(str(tmp_path / "v3"), fmt="stepchain/v3", fsync="none")
+    j.append({"input": {"q": "x" * 100}, "model": "m", "prompt": None, "tool_call": None, "result": [1, 2]})
+    j.close()
+    assert run("verify", str(tmp_path / "v3"), "--deep").returncode == 0
+    bucket = tmp_path / "v3" / "buckets" / "0000000000000000.jsonl"
+    bucket.write_text(bucket.read_text("utf-8").replace("[1,2]", "[1,3]"), "utf-8")
+    bad = run("verify", str(tmp_path / "v3"), "--json")
+    assert bad.returncode == 1 and json.loads(bad.stdout)["report"]["problems"][0]["code"] == "HASH_MISMATCH"
+
+    time = {c["id"]: c for c in load_vectors("time.json")["cases"]}
+    for cid in ("timestamp-valid", "timestamp-wrong-tsa", "cosign-2-of-3", "cosign-quorum-not-met"):
+        (tmp_path / f"{cid}.tar").write_bytes(base64.b64decode(time[cid]["base64"]))
+    (tmp_path / "tsa.pem").write_text(time["timestamp-valid"]["tsa_certs"][0], "ascii")
+    assert run("verify", str(tmp_path / "timestamp-valid.tar"), "--tsa-cert", str(tmp_path / "tsa.pem")).returncode == 0
+    wrong = run("verify", str(tmp_path / "timestamp-wrong-tsa.tar"), "--tsa-cert", str(tmp_path / "tsa.pem"), "--json")
+    assert wrong.returncode == 1 and json.loads(wrong.stdout)["report"]["problems"][0]["code"] == "TIMESTAMP_SIGNER"
+    (tmp_path / "bad.pem").write_text("not a certificate", "ascii")
+    assert run("verify", str(tmp_path / "timestamp-valid.tar"), "--tsa-cert", str(tmp_path / "bad.pem")).returncode == 2
+    keys = []
+    for c in time["cosign-2-of-3"]["cosigners"]:
+        (tmp_path / f"{c['name']}.pub").write_text(c["public_key"], "ascii")
+        keys += ["--cosigner", str(tmp_path / f"{c['name']}.pub")]
+    assert run("verify", str(tmp_path / "cosign-2-of-3.tar"), *keys, "--threshold", "2").returncode == 0
+    assert run("verify", str(tmp_path / "cosign-quorum-not-met.tar"), *keys, "--threshold", "2").returncode == 1
