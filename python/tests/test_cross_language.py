@@ -232,3 +232,27 @@ def test_python_writes_v3_typescript_verifies_deep(tmp_path):
     p = ts("verify", str(tmp_path / "j"), "--deep", "--json", check=False)
     doc = json.loads(p.stdout)
     assert p.returncode == 0 and doc["ok"] and doc["report"]["head"] == head["step_hash"], p.stderr
+
+
+def test_typescript_erases_python_verifies(tmp_path):
+    """ERASURE.md: values erased by the TypeScript CLI (a member and an element) leave a journal Python verifies in both
+    tiers, with one VALUE_ERASED notice per erased value, naming its erasure record; the erased value is gone."""
+    j = str(tmp_path / "j")
+    ts("init", j, "--format", "v3")
+    (tmp_path / "s.json").write_text(json.dumps({"input": {"customer": "c-17"}, "model": None, "prompt": None, "tool_call": None,
+                                                 "result": {"email": "alice@example.org", "plan": "pro", "tags": ["vip", "x-secret-tag"]}}), "utf-8")
+    ts("append", j, "-f", str(tmp_path / "s.json"))
+    ts("erase", j, "--seq", "0", "--path", "/result/email", "--reason", "GDPR Art. 17", "--by", "dpo@example.org")
+    ts("erase", j, "--seq", "0", "--path", "/result/tags/1", "--reason", "request", "--by", "dpo")
+    for deep in (False, True):
+        r = verify_journal_dir(j, deep=deep)
+        assert r.ok, r.problems
+        assert [(n.code, n.location["seq"], n.location["path"]) for n in r.notices if n.code == "VALUE_ERASED"] == [
+            ("VALUE_ERASED", 0, "/result/email"), ("VALUE_ERASED", 0, "/result/tags/1")]
+    text = (tmp_path / "j" / "buckets" / "0000000000000000.jsonl").read_text("utf-8")
+    assert "alice@example.org" not in text and "x-secret-tag" not in text
+    # Someone with write access drops the erasure records: the markers are unrecorded.
+    lines = text.splitlines()
+    (tmp_path / "j" / "buckets" / "0000000000000000.jsonl").write_text(lines[0] + "\n", "utf-8")
+    (tmp_path / "j" / "head.json").unlink()
+    assert [p.code for p in verify_journal_dir(j).problems] == ["ERASURE_UNRECORDED", "ERASURE_UNRECORDED"]
