@@ -154,7 +154,8 @@ class Journal:
     languages coordinate through the lock, §8)."""
 
     def __init__(self, path: str, *, fsync: str = "always", stale_ms: int = 10_000, timeout_ms: Optional[int] = None,
-                 window: int = DEFAULT_WINDOW, read_only: bool = False, linger_ms: float = 2, hold_ms: float = 100) -> None:
+                 window: int = DEFAULT_WINDOW, read_only: bool = False, linger_ms: float = 2, hold_ms: float = 100,
+                 part_threshold: Optional[int] = 1024) -> None:
         if fsync not in FSYNC_MODES:
             raise ValueError(f"fsync must be one of {', '.join(FSYNC_MODES)}")
         self.path = os.path.abspath(path)
@@ -171,6 +172,9 @@ class Journal:
         self.genesis_hash = genesis_hash(self.genesis)
         self.bucket_bytes: int = self.meta["config"]["bucket_bytes"]
         self.blob_threshold: int = self.meta["config"]["blob_threshold"]
+        # stepchain/v3: values of part_threshold canonical bytes or more become parts (PARTS.md §3); None keeps them inline
+        self.part_threshold = part_threshold
+        self._part_writer: Any = None
         self.fsync = fsync
         self.window = window
         self.read_only = read_only
@@ -439,6 +443,17 @@ class Journal:
                 blobs[d] = data
                 v = {RESERVED_PREFIX + "blob": {"digest": d, "size": len(data)}}
             content[f] = v
+        if profile.version == 3 and self.part_threshold is not None:
+            # PARTS.md §3: large values of every slot but meta become parts, written before the line (commit below)
+            if self._part_writer is None:
+                from .part_writer import PartWriter
+                self._part_writer = PartWriter(self.path, self.part_threshold, self.fsync != "none")
+            slots = {f: content[f] for f in ("error", "input", "model", "prompt", "result", "tool_call") if f in content}
+            replaced, parts = self._part_writer.extract(slots)
+            content.update(replaced)
+            for address, data, index_key in parts:
+                blobs["part:" + address] = data
+                blobs["index:" + address] = index_key.encode("ascii")
         if "meta" in step:
             if not isinstance(step["meta"], dict):
                 raise StoreError("FIELD_INVALID", "meta must be a dict (a JSON object)")
@@ -507,7 +522,11 @@ class Journal:
             if not lines:
                 return results
             for d, data in blobs.items():
-                self._write_blob(d, data)
+                if d.startswith("part:"):
+                    assert self._part_writer is not None
+                    self._part_writer.store(d[5:], data, blobs["index:" + d[5:]].decode("ascii"))
+                elif not d.startswith("index:"):
+                    self._write_blob(d, data)
             self.lock.check()
             self._write_lines(lines)
             for sid, k in batch.items():
@@ -692,7 +711,7 @@ def open_journal(path: str, *, create: bool = True, run: Optional[dict[str, Any]
                  blob_threshold: int = DEFAULT_BLOB_THRESHOLD, **options: Any) -> Journal:
     """Opens the journal directory at `path` for appending, creating it when absent (a stepchain/v1 journal, or
     stepchain/v2 — a run journal — when `run` is given or fmt is "stepchain/v2"; stepchain/v3 when fmt is
-    "stepchain/v3", every value stored inline). The store root is its parent."""
+    "stepchain/v3", large values stored once as parts, PARTS.md). The store root is its parent."""
     if create and not os.path.exists(os.path.join(path, META_FILE)):
         try:
             create_journal_dir(path, make_genesis(journal_id=journal_id, run=run, fmt=fmt), bucket_bytes=bucket_bytes,

@@ -221,17 +221,37 @@ def test_typescript_writes_v3_python_verifies_and_publishes_the_same(tmp_path):
 
 
 def test_python_writes_v3_typescript_verifies_deep(tmp_path):
-    """A stepchain/v3 journal the Python writer sealed (every value inline): TypeScript verifies it in the deep tier
-    (each root from its values), and Python and TypeScript report one head."""
-    j = open_journal(str(tmp_path / "j"), fmt="stepchain/v3", fsync="none")
-    for i in range(3):
-        j.append({"input": {"i": i, "text": "é☃𝄞\u2028 " + "a long text " * 12}, "model": "m", "prompt": [{"role": "user", "content": "x" * 70}],
-                  "tool_call": {"name": "t", "arguments": {"x": 0.1 * i, "\"q/~": [True, None]}}, "result": [1e21, -0.0, {}], "meta": {"n": 1}})
-    head = j.head()
+    """A stepchain/v3 journal the Python writer sealed, its large values stored once as parts (PARTS.md §3: a value
+    part, a list part on the previous list, a media part, a repeat found through the index by a second process):
+    TypeScript verifies it in the deep tier (roots and part addresses), reads every step back as appended, and
+    Python verifies TypeScript's receipt of it (with its part entries)."""
+    import base64 as b64
+    from stepchain.receipt import verify_receipt
+    png = b64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 6).decode("ascii")
+    chat = [{"role": "user", "content": "Summarize the page. " * 5}, {"role": "assistant", "content": "Reading it. é☃𝄞 " * 7}]
+    steps = [{"input": {"i": 0, "\"q/~": [True, None, 1e21, -0.0]}, "model": "m", "prompt": chat, "tool_call": None, "result": {"text": "long " * 80}},
+             {"input": None, "model": "m", "prompt": chat + [{"role": "user", "content": [{"type": "file", "mediaType": "image/png", "data": png}]}],
+              "tool_call": {"name": "t", "arguments": {"x": 0.1}}, "result": {"text": "long " * 80}, "step_id": "s1"}]
+    j = open_journal(str(tmp_path / "j"), fmt="stepchain/v3", fsync="none", part_threshold=256)
+    for s in steps:
+        j.append(s)
     j.close()
+    again = open_journal(str(tmp_path / "j"), fsync="none", part_threshold=256)
+    assert again.append(steps[1]).seq == 1  # a retry from another process: the parts are found again, not copied
+    head = again.head()
+    again.close()
+    kinds = sorted(("list" if b'"tail":' in f.read_bytes() else "media" if b"\n" in f.read_bytes() else "value")
+                   for f in (tmp_path / "j" / "parts").glob("[0-9a-f][0-9a-f]/*"))
+    assert kinds == ["list", "media", "value", "value", "value"]  # the first list, the image message, the long text
     p = ts("verify", str(tmp_path / "j"), "--deep", "--json", check=False)
     doc = json.loads(p.stdout)
     assert p.returncode == 0 and doc["ok"] and doc["report"]["head"] == head["step_hash"], p.stderr
+    for seq, s in enumerate(steps):
+        shown = json.loads(ts("show", str(tmp_path / "j"), str(seq), "--json").stdout)["step"]
+        assert {k: shown[k] for k in ("input", "model", "prompt", "tool_call", "result")} == {k: s[k] for k in ("input", "model", "prompt", "tool_call", "result")}
+    ts("export", str(tmp_path / "j"), "-o", str(tmp_path / "r.tar"))
+    r = verify_receipt((tmp_path / "r.tar").read_bytes())
+    assert r.ok and r.head == head["step_hash"], r.problems
 
 
 def test_typescript_erases_python_verifies(tmp_path):
