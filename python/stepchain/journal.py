@@ -639,7 +639,8 @@ class Journal:
 
     def read(self, start: int = 0, end: Optional[int] = None, *, blobs: bool = False) -> Iterator[dict[str, Any]]:
         """The records of seqs start..end (inclusive), parsed; a torn final line is never read. With blobs=True,
-        blob references are replaced by their values."""
+        blob references (and, in a stepchain/v3 journal, part references: PARTS.md §9, each file checked) are
+        replaced by their values."""
         buckets = self._buckets()
         lines_out: list[dict[str, Any]] = []
         # Where the last read stopped (seq, bucket, byte offset): a reader that follows the journal (the run API,
@@ -682,7 +683,19 @@ class Journal:
                 for f in self.profile.blob_fields:
                     if f in rec:
                         rec[f] = self.blob_value(rec[f])
+                if self.profile.version == 3 and '"$stepchain:part"' in json.dumps(rec):
+                    rec = self._resolve_parts(rec)
             yield rec
+
+    def _resolve_parts(self, rec: dict[str, Any]) -> dict[str, Any]:
+        from .journal_dir import _part_fetch
+        from .parts import PartError, PartReader
+        reader = PartReader(_part_fetch(self.path))
+        try:
+            return {k: (reader.resolve(v, rec.get("seq"), "/" + k) if k in ("error", "input", "model", "prompt", "result", "tool_call") else v)
+                    for k, v in rec.items()}
+        except PartError as e:
+            raise StoreError(e.code, f"seq {rec.get('seq')} {e.location.get('path', '')}: {e.message}") from None
 
     def verify(self, expect_head: Optional[str] = None) -> ChainReport:
         """The directory verified read-only (§13), as `stepchain verify <journal>` does (the lock let go first)."""

@@ -239,6 +239,8 @@ def test_python_writes_v3_typescript_verifies_deep(tmp_path):
     again = open_journal(str(tmp_path / "j"), fsync="none", part_threshold=256)
     assert again.append(steps[1]).seq == 1  # a retry from another process: the parts are found again, not copied
     head = again.head()
+    fields = ("input", "model", "prompt", "tool_call", "result")
+    assert [{k: r[k] for k in fields} for r in again.read(blobs=True)] == [{k: s[k] for k in fields} for s in steps]
     again.close()
     kinds = sorted(("list" if b'"tail":' in f.read_bytes() else "media" if b"\n" in f.read_bytes() else "value")
                    for f in (tmp_path / "j" / "parts").glob("[0-9a-f][0-9a-f]/*"))
