@@ -113,7 +113,7 @@ def _requested_ids(tool_call: Any) -> list[str]:
 def fold_record(state: RunState, r: dict[str, Any]) -> None:
     seq = r["seq"]
     state.last_seq = seq
-    if r.get("v") == 2:
+    if r.get("v") in (2, 3):  # a run journal of stepchain/v2 or /v3 (FORMAT.md §14: startRun(…, {format: "stepchain/v3"}))
         call = _obj(r.get("tool_call"))
         kind = r.get("kind")
         ref = r.get("ref")

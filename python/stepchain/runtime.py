@@ -77,8 +77,8 @@ class Run:
     (TypeScript or Python) are read in before each decision that depends on them."""
 
     def __init__(self, journal: Journal) -> None:
-        if journal.genesis.get("format") != FORMAT_V2:
-            raise RuntimeError_("NOT_A_RUN", f"journal {journal.id!r} is a {journal.genesis.get('format')} journal, not a run (stepchain/v2)")
+        if journal.genesis.get("format") not in (FORMAT_V2, "stepchain/v3"):
+            raise RuntimeError_("NOT_A_RUN", f"journal {journal.id!r} is a {journal.genesis.get('format')} journal, not a run (stepchain/v2 or /v3)")
         self.journal = journal
         self.state = RunState()
         self.begun: dict[str, dict[str, Any]] = {}
@@ -101,7 +101,8 @@ class Run:
 
     def refresh(self) -> RunState:
         """Reads the records appended since the last read (by any process) into the state."""
-        for r in self.journal.read(self.state.last_seq + 1):
+        # stepchain/v3: part references read as the values they stand for, so effects compare by their real arguments
+        for r in self.journal.read(self.state.last_seq + 1, blobs=self.journal.profile.version == 3):
             if r["seq"] == self.state.last_seq + 1:
                 self._fold(r)
         return self.state
@@ -373,7 +374,7 @@ def start_run(root: str, *, run_id: Optional[str] = None, conversation_id: Optio
         ident["parent_run_id"] = parent_run_id
     path = os.path.join(root, run_id)
     try:
-        genesis = make_genesis(journal_id=run_id, run=ident)
+        genesis = make_genesis(journal_id=run_id, run=ident, fmt=options.pop("format", None))  # "stepchain/v3": FORMAT.md §14
     except StoreError as e:
         raise RuntimeError_("OPTION_INVALID", str(e)) from None
     try:

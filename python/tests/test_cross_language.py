@@ -278,3 +278,28 @@ def test_typescript_erases_python_verifies(tmp_path):
     (tmp_path / "j" / "buckets" / "0000000000000000.jsonl").write_text(lines[0] + "\n", "utf-8")
     (tmp_path / "j" / "head.json").unlink()
     assert [p.code for p in verify_journal_dir(j).problems] == ["ERASURE_UNRECORDED", "ERASURE_UNRECORDED"]
+
+
+def test_v3_run_journals_across_languages(tmp_path):
+    """A stepchain/v3 run journal (FORMAT.md §14, RUNS.md): an effect TypeScript began and never ended is pending for
+    a Python run resumed on the same journal (continuation before it, the same call refused), and the records Python
+    adds — with a tool argument large enough to be a part — verify in TypeScript's deep tier."""
+    from stepchain import resume_run
+    from stepchain.runtime import RuntimeError_
+    ts("init", str(tmp_path / "runs" / "r1"), "--format", "v3", "--run")
+    started = ts("effect", "begin", str(tmp_path / "runs" / "r1"), "--tool", "send", "--args", '{"to":"bob"}').stdout.strip()
+    (tmp_path / "runs" / "r1" / ".run-state.json").unlink(missing_ok=True)  # what another machine or a crash leaves: the records alone
+    run = resume_run(str(tmp_path / "runs"), "r1", fsync="none")
+    assert [e.id for e in run.pending_effects()] == [started]
+    with pytest.raises(RuntimeError_) as refused:
+        run.begin_tool("send", {"to": "bob"})
+    assert refused.value.code == "EFFECT_PENDING"
+    run.resolve_effect(started, "done", reason="the provider shows it delivered")
+    effect = run.begin_tool("search", {"q": "x" * 3000})
+    effect.complete({"hits": 1})
+    run.close()
+    p = ts("verify", str(tmp_path / "runs" / "r1"), "--deep", "--json", check=False)
+    assert p.returncode == 0 and json.loads(p.stdout)["ok"], p.stderr
+    again = resume_run(str(tmp_path / "runs"), "r1", fsync="none")
+    assert again.pending_effects() == [] and [e.args for e in again.effects() if e.tool == "search"] == [{"q": "x" * 3000}]
+    again.close()
