@@ -10,7 +10,7 @@ from typing import Any, Optional
 from .canonical import MAX_RECORD_DEPTH, canonical_json, scan_canonical, utf16_key
 from .formats.v1 import step_hash_without
 from .formats.v3 import public_defect, public_step_hash
-from .redact import _Patterns, redact_step
+from .redact import _Patterns, find_secrets, redact_step
 from .v3 import SLOTS, WITHHELD_MARKER, CHUNKS_MARKER, Unit, b64url, chunk_text, escaped_text, private_root, slot_keys
 
 
@@ -30,6 +30,38 @@ def _tokens(path: str) -> list[str]:
 
 def public_record(private_line: str, document: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
     """(the public line, its declarations) for a stored v3 record under a compiled policy document."""
+    line, decl, _ = _public(private_line, document)
+    return line, decl
+
+
+def _leaves(v: Any, out: set[str]) -> None:
+    """§5.5: the string and number leaves of 8 or more characters (numbers as JCS writes them)."""
+    if isinstance(v, dict):
+        for x in v.values():
+            _leaves(x, out)
+    elif isinstance(v, list):
+        for x in v:
+            _leaves(x, out)
+    elif isinstance(v, str) or (isinstance(v, (int, float)) and not isinstance(v, bool)):
+        text = v if isinstance(v, str) else canonical_json(v)
+        if len(text) >= 8:
+            out.add(text)
+
+
+def _spans(v: Any, detectors: list[str], out: set[str]) -> None:
+    """§5.5: each detector span in a value's strings and member names."""
+    if isinstance(v, dict):
+        for k, x in v.items():
+            _spans(k, detectors, out)
+            _spans(x, detectors, out)
+    elif isinstance(v, list):
+        for x in v:
+            _spans(x, detectors, out)
+    elif isinstance(v, str):
+        out.update(v[m["start"]:m["end"]] for m in find_secrets(v, detectors))
+
+
+def _public(private_line: str, document: dict[str, Any]) -> tuple[str, list[dict[str, Any]], set[str]]:
     scan = scan_canonical(private_line, MAX_RECORD_DEPTH)
     if scan.defect or scan.members is None:
         raise PublishError("SOURCE_INVALID", "the record is not a canonical JSON object")
@@ -43,6 +75,14 @@ def public_record(private_line: str, document: dict[str, Any]) -> tuple[str, lis
     if "$stepchain:part" in private_line:
         raise PublishError("SOURCE_INVALID", f"record {seq} holds part references, which this version does not publish")
     _, selected = redact_step(document, seq, values, lambda: "0" * 32, SLOTS)
+    rules = {r["id"]: r for r in document["rules"]}
+    needles: set[str] = set()
+    for sel in selected:
+        rule = rules[sel["rule"]]
+        if rule.get("detectors"):
+            _spans(sel["value"], rule["detectors"], needles)
+        else:
+            _leaves(sel["value"], needles)
     # withheld units: (path, chunk or None, rule)
     withheld: list[tuple[str, Optional[int], str]] = []
     for sel in selected:
@@ -82,6 +122,12 @@ def public_record(private_line: str, document: dict[str, Any]) -> tuple[str, lis
         if not ws:
             keys[slot] = b64url(slot_key[j])
             continue
+        # §13.5: the sweep also looks for the seed, this slot's key and every withheld unit's salt
+        needles.update({seed, slot_key[j].hex(), b64url(slot_key[j])})
+        for p, c, _ in ws:
+            u = digest_of.get(p if c is None else f"{p}#{c}")
+            if u is not None:
+                needles.update({u.salt.hex(), b64url(u.salt)})
         if any(p == "/" + slot and c is None for p, c, _ in ws):
             public[slot] = {WITHHELD_MARKER: "sha256:" + slot_digests[j].hex()}
             continue
@@ -97,7 +143,7 @@ def public_record(private_line: str, document: dict[str, Any]) -> tuple[str, lis
         raise PublishError("SOURCE_INVALID", f"the public form of record {seq} does not hash to its step hash")
     decl = [{"seq": seq, "path": p, "rule": r, **({} if c is None else {"chunk": c})} for p, c, r in withheld]
     decl.sort(key=lambda d: (d["seq"], utf16_key(d["path"]), d.get("chunk", -1)))
-    return line, decl
+    return line, decl, needles
 
 
 def _absent_slot_rule(document: dict[str, Any], seq: int, values: dict[str, Any], slot: str) -> Optional[str]:
@@ -137,4 +183,84 @@ def _place(record: dict[str, Any], path: str, chunk: Optional[int], units: dict[
         parent[WITHHELD_MARKER] = sorted([*parent.get(WITHHELD_MARKER, []), d])
 
 
-__all__ = ["PublishError", "public_record"]
+def _escape(t: str) -> str:
+    return canonical_json(t)[1:-1]
+
+
+def _envelope_secret(document: dict[str, Any], where: str, value: Any) -> None:
+    """§5.6: every detector a rule names, over an envelope member (never redactable)."""
+    detectors = sorted({d for r in document["rules"] for d in r.get("detectors", [])})
+    strings: list[str] = []
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            strings.append(v)
+        elif isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    for s in strings:
+        found = find_secrets(s, detectors)
+        if found:
+            raise PublishError("ENVELOPE_SECRET", f"{where} holds what detector {found[0]['detector']} matches; an envelope member cannot be "
+                               "redacted, so this journal cannot be published with this policy")
+
+
+def publish_v3(genesis: dict[str, Any], buckets: list[tuple[str, list[str]]], policy: Any, exporter: str) -> tuple[bytes, list[dict[str, Any]]]:
+    """A stepchain/v3 journal published against its original head (REDACTION.md §13.4–§13.5): every record in public
+    form, the manifest with `publication` and `redactions`, after the leak sweep of §5.5 over everything published.
+    `buckets`: (bucket file name, stored lines) in order. Deterministic: the seeds decide every salt."""
+    from .canonical import digest_bytes
+    from .formats import genesis_hash
+    from .policy import compile_policy
+    from .publish_v1 import _entry
+    from .receipt import BLOCK, RECEIPT_FORMAT
+    compiled = compile_policy(policy)
+    document = compiled["document"]
+    if genesis.get("format") != "stepchain/v3":
+        raise PublishError("SOURCE_INVALID", "publish_v3 publishes stepchain/v3 journals")
+    _envelope_secret(document, "the genesis", genesis)
+    from .chain import verify_chain
+    checked = verify_chain([(name, "".join(l + "\n" for l in lines).encode("utf-8")) for name, lines in buckets], genesis, allow_public=False)
+    if not checked.ok:
+        p = checked.problems[0]
+        raise PublishError("SOURCE_INVALID", f"the journal does not verify ({p.code}: {p.message}): nothing is published")
+    entries: list[tuple[str, bytes]] = []
+    chain: list[dict[str, Any]] = []
+    redactions: list[dict[str, Any]] = []
+    needles: set[str] = set()
+    seq, head = -1, None
+    for name, lines in buckets:
+        public = []
+        for line in lines:
+            rec = json.loads(line)
+            _envelope_secret(document, f"step {rec.get('seq')} (step_id, ts)", [rec.get("step_id"), rec.get("ts")])
+            text, decl, found = _public(line, document)
+            public.append(text)
+            redactions.extend(decl)
+            needles |= found
+            seq, head = rec["seq"], rec["step_hash"]
+        data = "".join(t + "\n" for t in public).encode("utf-8")
+        entries.append(("chain/" + name, data))
+        chain.append({"digest": digest_bytes(data), "name": "chain/" + name, "size": len(data), "steps": len(public)})
+    if head is None:
+        raise PublishError("SOURCE_INVALID", "the journal has no steps to publish")
+    redactions.sort(key=lambda d: (d["seq"], utf16_key(d["path"]), d.get("chunk", -1)))
+    manifest = {"blobs": [], "chain": chain, "exporter": exporter, "format": RECEIPT_FORMAT, "genesis": genesis,
+                "head": {"seq": seq, "step_hash": head}, "publication": {"format": "stepchain-redaction/v4", "policy_digest": compiled["digest"]},
+                "range": {"from": 0, "prev_hash": genesis_hash(genesis), "to": seq}, "redactions": redactions}
+    entries.insert(0, ("manifest.json", canonical_json(manifest).encode("utf-8")))
+    texts = [data.decode("utf-8") for _, data in entries]
+    for needle in sorted(needles):
+        form = needle
+        for level in range(6):
+            for i, t in enumerate(texts):
+                if form and form in t:
+                    raise PublishError("LEAK_DETECTED", f"a selected string remains in {entries[i][0]} at escaping level {level}: "
+                                       "the policy withholds it in one place while it stands unselected in another")
+            form = _escape(form)
+    return b"".join(_entry(n, d) for n, d in entries) + b"\0" * (2 * BLOCK), redactions
+
+
+__all__ = ["PublishError", "public_record", "publish_v3"]

@@ -209,6 +209,11 @@ def test_typescript_writes_v3_python_verifies_and_publishes_the_same(tmp_path):
     with tarfile.open(tmp_path / "pub.tar") as t:
         published = t.extractfile("chain/0000000000000000.jsonl").read().decode("utf-8").splitlines()
     assert [public_record(line, compile_policy(policy)["document"])[0] for line in private] == published
+    # the whole publication is determined by the journal (the seeds decide every salt): Python's is TypeScript's, byte for byte
+    from stepchain.publish_v3 import publish_v3
+    exporter = json.loads(tarfile.open(tmp_path / "pub.tar").extractfile("manifest.json").read())["exporter"]
+    genesis = json.loads((tmp_path / "one" / "j" / "journal.json").read_text("utf-8"))["genesis"]
+    assert publish_v3(genesis, [("0000000000000000.jsonl", private)], policy, exporter)[0] == (tmp_path / "pub.tar").read_bytes()
 
     part = next(p for p in (tmp_path / "j" / "parts").rglob("*") if p.is_file() and "index" not in p.parts and p.name != "key")
     part.write_bytes(part.read_bytes().replace(b"summarize", b"Summarize", 1))
