@@ -110,3 +110,19 @@ def test_publish_reproduces_the_receipt(c):
     assert pub.original_head["step_hash"] == c["expect"]["original_head"]
     assert pub.steps == c["expect"]["steps"]
     assert verify_published_receipt(pub.receipt).ok
+
+
+@pytest.mark.parametrize("c", cases(COMMITMENTS, lambda c: c["kind"] == "public-lines"))
+def test_v2_public_lines(c):
+    """commitments.json `public-lines` (REDACTION.md §12.2–§12.3): the public records of published-valid chain up with
+    their stored step hashes, and every declaration names a marker or withheld slot that stands there."""
+    import json as _json
+    from stepchain.chain import verify_chain
+    from stepchain.formats import journal_format
+    first = _json.loads(c["lines"][0])
+    r = verify_chain([("0000000000000000.jsonl", "".join(l + "\n" for l in c["lines"]).encode())], None,
+                     start={"seq": first["seq"], "prev_hash": first["prev_hash"]}, fmt=journal_format("stepchain/v2"))
+    assert r.ok and r.problems == [] and r.head == _json.loads(c["lines"][-1])["step_hash"]
+    records = {(_json.loads(l)["seq"]): l for l in c["lines"]}
+    for d in c["redactions"]:
+        assert '"$stepchain:redacted"' in records[d["seq"]]
