@@ -197,12 +197,13 @@ class Journal:
         # The tail as last read: the open bucket, its length, the last step.
         self._bucket_first: Optional[int] = None
         self._bucket_len = 0
+        self._bucket_ino: Optional[int] = None
         self._last_seq = -1
         self._last_hash = self.genesis_hash
         self._ids: dict[str, _Known] = {}
         self._order: collections.deque[str] = collections.deque()
-        self._read_at: Optional[tuple[int, int, int]] = None
-        self._read_at_next: Optional[tuple[int, int, int]] = None
+        self._read_at: Optional[tuple[int, int, int, int]] = None  # (next seq, bucket first seq, byte offset, bucket inode)
+        self._read_at_next: Optional[tuple[int, int, int, int]] = None
         if read_only:
             self._catch_up(repair=False)
         else:
@@ -246,10 +247,24 @@ class Journal:
             if first != self._bucket_first and first != self._last_seq + 1:
                 raise StoreError("JOURNAL_CORRUPT", f"bucket {name} starts at seq {first}, but the chain's next step is seq {self._last_seq + 1}")
             with open(p, "rb") as f:
+                ino = os.fstat(f.fileno()).st_ino
+                if first == self._bucket_first and ino != self._bucket_ino:
+                    # ERASURE.md §4: an erasure replaced the bucket (rename): its lengths changed, so it is read afresh
+                    start = 0
                 f.seek(start)
                 data = f.read()
             lines, torn = split_lines(data)
             pos = start
+            if start == 0 and first == self._bucket_first:
+                while lines:
+                    try:
+                        seen = json.loads(lines[0]).get("seq")
+                    except (ValueError, AttributeError):
+                        break
+                    if not isinstance(seen, int) or seen > self._last_seq:
+                        break
+                    pos += len(lines.pop(0)) + 1
+            self._bucket_ino = ino
             for ln in lines:
                 try:
                     rec = json.loads(ln)
@@ -608,6 +623,7 @@ class Journal:
         last_first, last_len, last_lines = groups[-1]
         self._bucket_first = last_first
         self._bucket_len = last_len + sum(map(len, last_lines))
+        self._bucket_ino = os.stat(os.path.join(self.path, BUCKETS_DIR, bucket_name(last_first))).st_ino
 
     # ------------------------------------------------------------------------------------------ queries
 
@@ -654,6 +670,9 @@ class Journal:
                 break
             offset = cached[2] if cached is not None and cached[1] == first else 0
             with open(os.path.join(self.path, BUCKETS_DIR, name), "rb") as f:
+                ino = os.fstat(f.fileno()).st_ino
+                if offset and cached is not None and cached[3] != ino:
+                    offset = 0  # the bucket was replaced (an erasure, ERASURE.md §4): the offset is another file's
                 f.seek(offset)
                 lines, _ = split_lines(f.read())
             pos = offset
@@ -668,7 +687,7 @@ class Journal:
                     break
                 lines_out.append(rec)
                 pos += len(ln) + 1
-                self._read_at_next = (rec["seq"] + 1, first, pos)
+                self._read_at_next = (rec["seq"] + 1, first, pos, ino)
             if done:
                 break
         # The mark is read after the lines (§18): lines past a pending batch's start are not committed.

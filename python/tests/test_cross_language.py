@@ -308,3 +308,23 @@ def test_v3_run_journals_across_languages(tmp_path):
     again = resume_run(str(tmp_path / "runs"), "r1", fsync="none")
     assert again.pending_effects() == [] and [e.args for e in again.effects() if e.tool == "search"] == [{"q": "x" * 3000}]
     again.close()
+
+
+def test_a_python_writer_keeps_writing_after_a_typescript_erasure(tmp_path):
+    """ERASURE.md §4: an erasure replaces the bucket file (rename) with lines of other lengths. A Python writer and a
+    Python reader that kept their view of the tail across it read the bucket afresh, append after it and read on;
+    both languages verify the result."""
+    j = str(tmp_path / "j")
+    ts("init", j, "--format", "v3")
+    writer = open_journal(j, fsync="none")
+    writer.append({"input": {"who": "alice@example.org"}, "model": None, "prompt": None, "tool_call": None, "result": {"ok": True}})
+    writer.append({"input": {"q": 1}, "model": None, "prompt": None, "tool_call": None, "result": None})
+    reader = open_journal(j, read_only=True)
+    assert [r["seq"] for r in reader.read(0)] == [0, 1]
+    ts("erase", j, "--seq", "0", "--path", "/input/who", "--reason", "request")
+    at = writer.append({"input": {"q": 2}, "model": None, "prompt": None, "tool_call": None, "result": None})
+    assert at.seq == 3  # after the erasure record, seq 2
+    assert [r["seq"] for r in reader.read(2)] == [2, 3]
+    writer.close()
+    reader.close()
+    assert verify_journal_dir(j).ok and ts_verify(j)["ok"]
