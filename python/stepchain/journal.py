@@ -482,7 +482,8 @@ class Journal:
             rel = profile.relation_defect(lambda n: content.get(n, _ABSENT))
             if rel:
                 raise StoreError("FIELD_INVALID", rel[1])
-            if content.get("kind") not in (None,) and content["kind"] not in __import__("stepchain.formats.v2", fromlist=["RECORD_KINDS"]).RECORD_KINDS:
+            kinds = __import__("stepchain.formats.v2", fromlist=["RECORD_KINDS"]).RECORD_KINDS + (["erasure"] if profile.version == 3 else [])
+            if content.get("kind") not in (None,) and content["kind"] not in kinds:
                 raise StoreError("FIELD_INVALID", f"kind {content['kind']!r} is not a record kind")
         sid = step.get("step_id")
         if sid is not None and not is_valid_id(sid):

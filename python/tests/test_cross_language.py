@@ -328,3 +328,50 @@ def test_a_python_writer_keeps_writing_after_a_typescript_erasure(tmp_path):
     writer.close()
     reader.close()
     assert verify_journal_dir(j).ok and ts_verify(j)["ok"]
+
+
+def test_python_erases_typescript_verifies(tmp_path):
+    """ERASURE.md §4: Python erases a member, an element and then a second member of a record (the second from its
+    sealed form) in a journal TypeScript wrote; TypeScript and Python verify it with one VALUE_ERASED per value; the
+    values and their salts are gone; a retried erasure appends nothing; an interrupted one (the record appended, the
+    bucket not yet rewritten) is pending until resume completes it."""
+    from stepchain.erase import erase, resume
+    j = str(tmp_path / "j")
+    ts("init", j, "--format", "v3")
+    (tmp_path / "s.json").write_text(json.dumps({"input": {"customer": {"id": "c-17", "email": "alice@example.org"}}, "model": None,
+                                                 "prompt": None, "tool_call": None, "result": {"email": "alice@example.org", "plan": "pro",
+                                                 "tags": ["vip", "secret-tag-1"]}}), "utf-8")
+    ts("append", j, "-f", str(tmp_path / "s.json"))
+    head_before = ts_verify(j)["report"]["head"]
+    first = erase(j, 0, "/result/email", "GDPR Art. 17 request #118", "dpo@example.org", fsync="none")
+    assert first["erasure"] == 1 and first["erasure_id"].startswith("erasure:0:")
+    erase(j, 0, "/result/tags/1", "request", None, fsync="none")
+    erase(j, 0, "/input/customer/email", "request", "dpo", fsync="none")
+    doc = ts_verify(j)
+    assert doc["ok"] and doc["report"]["steps"] == 4
+    erased = [w for w in doc["report"]["warnings"] if w["code"] == "VALUE_ERASED"]
+    assert len(erased) == 3, doc["report"]["warnings"]
+    r = verify_journal_dir(j, deep=True)
+    assert r.ok and sorted(n.location["path"] for n in r.notices if n.code == "VALUE_ERASED") == ["/input/customer/email", "/result/email", "/result/tags/1"]
+    text = (tmp_path / "j" / "buckets" / "0000000000000000.jsonl").read_text("utf-8")
+    assert "alice@example.org" not in text and "secret-tag-1" not in text
+    assert json.loads(text.splitlines()[0])["step_hash"] == head_before  # the erased record keeps its step hash
+    with pytest.raises(Exception) as again:
+        erase(j, 0, "/result/email", "again", fsync="none")
+    assert getattr(again.value, "code", None) == "ERASURE_TARGET_INVALID"
+    # interrupted: the erasure record is there, the value too (what a kill between §4 steps 4 and 6 leaves)
+    ts("init", str(tmp_path / "j3"), "--format", "v3")
+    ts("append", str(tmp_path / "j3"), "-f", str(tmp_path / "s.json"))
+    stored = _bucket_lines(tmp_path / "j3")
+    from stepchain import open_journal as _open
+    w = _open(str(tmp_path / "j3"), fsync="none")
+    from stepchain.erase import units_of
+    d = "sha256:" + next(u for u in units_of(json.loads(stored[0]))["result"] if u.path == "/result/plan").digest.hex()
+    w.append({"kind": "erasure", "ref": None, "error": None, "input": {"by": None, "digest": d, "path": "/result/plan", "reason": "r", "target": 0},
+              "model": None, "prompt": None, "tool_call": None, "result": None, "step_id": f"erasure:0:{d[7:39]}"})
+    w.close()
+    assert [n.code for n in verify_journal_dir(str(tmp_path / "j3")).notices if n.code == "ERASURE_PENDING"] == ["ERASURE_PENDING"]
+    assert resume(str(tmp_path / "j3"), fsync="none") == [f"erasure:0:{d[7:39]}"]
+    r3 = verify_journal_dir(str(tmp_path / "j3"))
+    assert r3.ok and [n.code for n in r3.notices if n.code.startswith(("ERASURE", "VALUE"))] == ["VALUE_ERASED"]
+    assert ts_verify(str(tmp_path / "j3"))["ok"]
