@@ -141,6 +141,25 @@ export class SqliteFile {
     }
   }
 
+  /**
+   * After the queued transactions: checkpoints the WAL into the database file and truncates it to zero
+   * bytes (PRAGMA wal_checkpoint(TRUNCATE)), so page images of rows an erasure overwrote leave the -wal file.
+   * False when another connection's read kept part of it (the next checkpoint completes it).
+   */
+  truncateWal(): Promise<boolean> {
+    if (this.closed) return Promise.reject(new StoreError('CLOSED', `the store for ${this.file} is closed`, { hint: 'make a new SqliteStore' }));
+    const run = this.tail.then(() => {
+      try {
+        const rows = this.writer().pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number; log: number; checkpointed: number }>;
+        return rows[0]?.busy === 0;
+      } catch (e) {
+        throw translate(e, this.file, 'checkpointing the WAL');
+      }
+    });
+    this.tail = run.catch(() => {});
+    return run;
+  }
+
   /** BEGIN IMMEDIATE, retried while another connection holds the write lock, until the lock timeout. */
   private async begin(db: Connection): Promise<void> {
     const deadline = Date.now() + this.lockTimeoutMs;
