@@ -10,7 +10,7 @@ const isObj = (v: unknown): v is Rec => v !== null && typeof v === 'object' && !
 
 /** What the chain-level erasure check reports (spec/ERASURE.md §5). */
 export interface ErasureFinding {
-  code: 'ERASURE_UNRECORDED' | 'ERASURE_MISMATCH' | 'ROOT_MISMATCH' | 'MARKER_INVALID' | 'ERASURE_PENDING' | 'VALUE_ERASED';
+  code: 'ERASURE_UNRECORDED' | 'ERASURE_MISMATCH' | 'ROOT_MISMATCH' | 'MARKER_INVALID' | 'ERASURE_PENDING' | 'VALUE_ERASED' | 'KIND_UNCHECKED';
   message: string;
   seq: number;
   field: string;
@@ -85,7 +85,13 @@ export class ErasureLedger {
       out.push({ code: 'VALUE_ERASED', message: `seq ${m.seq}: the value at ${t.path} was erased by seq ${rec.seq} (reason ${JSON.stringify(t.reason)}${t.by === null ? '' : `, by ${JSON.stringify(t.by)}`}); its digest ${m.digest} still binds it`, seq: m.seq, field: m.path.split('/')[1]!, path: t.path, notice: true });
     }
     for (const [stepId, rec] of this.records) {
-      if (named.has(stepId) || rec.input === null) continue;
+      if (named.has(stepId)) continue;
+      if (rec.input === null) {
+        // It erased nothing and claims nothing checkable: the notice such a record had before the kind was
+        // checked, so journals written then keep their verdict (vectors/v3.json chain-kinds-notices).
+        out.push({ code: 'KIND_UNCHECKED', message: `seq ${rec.seq}: an erasure record whose input is not an erasure's (${rec.defect ?? ''}) names nothing erased, so what it claims cannot be checked: its integrity is verified`, seq: rec.seq, field: 'input', notice: true });
+        continue;
+      }
       if (rec.input.target >= rec.seq) {
         out.push({ code: 'ERASURE_MISMATCH', message: `seq ${rec.seq}: an erasure record names seq ${rec.input.target}, which is not earlier in the chain`, seq: rec.seq, field: 'input' });
         continue;
