@@ -27,8 +27,11 @@ export interface ErasureOutcome {
   resumed: boolean;
 }
 
-/** Test-only: STEPCHAIN_TEST_ERASE_FAULT=after-record|after-rewrite kills the process there (a real SIGKILL). */
-export function fault(point: 'after-record' | 'after-rewrite'): void {
+/**
+ * Test-only: STEPCHAIN_TEST_ERASE_FAULT=after-record|in-rewrite|after-rewrite kills the process there (a real
+ * SIGKILL); in-rewrite (SQLite, Postgres) is inside the rewrite's transaction, after its UPDATE, before COMMIT.
+ */
+export function fault(point: 'after-record' | 'in-rewrite' | 'after-rewrite'): void {
   if (process.env.STEPCHAIN_TEST_ERASE_FAULT !== point) return;
   writeSync(2, `stepchain-erase-fault ${point}\n`);
   process.kill(process.pid, 'SIGKILL');

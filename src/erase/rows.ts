@@ -37,7 +37,7 @@ async function completeErasure(journal: RowJournal, stepId: string, t: ErasureIn
     const record = JSON.parse(line) as Record<string, unknown>;
     if (hasMarker(record, stepId)) return null;
     const erased = eraseUnit(record, t.path, stepId, t.digest);
-    return { line: erased.line.slice(0, -1), parts: erased.parts };
+    return { line: erased.line.slice(0, -1), parts: erased.parts, beforeCommit: () => fault('in-rewrite') };
   });
   if (done === null) return [];
   fault('after-rewrite');

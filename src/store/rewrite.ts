@@ -9,6 +9,8 @@
 export interface LineRewrite {
   line: string;
   parts: readonly string[];
+  /** Called once the row is updated and the parts deleted, before COMMIT (a test's crash point). */
+  beforeCommit?: () => void;
 }
 
 export interface RewriteOutcome {

@@ -304,7 +304,10 @@ export class PostgresJournal implements Journal, LineRewriter {
       const partsDeleted: string[] = [];
       const partsTable = `"${t.schema}".parts`;
       const { rows: has } = await client.query(`SELECT to_regclass($1) IS NOT NULL AS present`, [partsTable]);
-      if (has[0]?.present !== true) return { partsDeleted };
+      if (has[0]?.present !== true) {
+        next.beforeCommit?.();
+        return { partsDeleted };
+      }
       for (const address of new Set(next.parts)) {
         const needle = partReferenceText(address);
         const { rows: used } = await client.query(
@@ -317,6 +320,7 @@ export class PostgresJournal implements Journal, LineRewriter {
         await client.query(`DELETE FROM "${t.schema}".part_index WHERE journal = $1 AND address = $2`, [this.id, address]);
         if ((gone.rowCount ?? 0) > 0) partsDeleted.push(address);
       }
+      next.beforeCommit?.();
       return { partsDeleted };
     });
   }

@@ -53,6 +53,9 @@ export class SqliteFile {
       db.pragma('journal_mode = WAL');
       db.pragma(`synchronous = ${SYNCHRONOUS[this.durability]}`);
       db.pragma('foreign_keys = ON');
+      // Freed and moved cell space is overwritten with zeros, not left in the pages: a row an erasure
+      // rewrote (spec/ERASURE.md §6.1), or a copy a page rearrangement left behind, is then nowhere in the file.
+      db.pragma('secure_delete = ON');
       const version = installedVersion(db);
       if (version !== null && version > SQLITE_SCHEMA_VERSION) throw tooNew(version, this.file);
       if (version !== SQLITE_SCHEMA_VERSION) {

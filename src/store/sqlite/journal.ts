@@ -239,9 +239,9 @@ export class SqliteJournal implements Journal, LineRewriter {
   // ---------------------------------------------------------------- erasure
 
   /**
-   * Replaces the line of `seq` in place (spec/ERASURE.md §6, SQLITE.md §4.2): in one write transaction, with
-   * secure_delete on so the old row's bytes (and overflow pages) are overwritten with zeros in the pages
-   * rather than left in free space; the parts the old line named that no line and no other part references
+   * Replaces the line of `seq` in place (spec/ERASURE.md §6.1): in one write transaction (the writer
+   * connection has secure_delete on, so the old row's bytes and overflow pages are overwritten with zeros
+   * rather than left in free space); the parts the old line named that no line and no other part references
    * any more go in the same transaction. After COMMIT the WAL, which still holds page images of the old
    * row, is checkpointed into the file and truncated to zero bytes.
    */
@@ -253,30 +253,25 @@ export class SqliteJournal implements Journal, LineRewriter {
       if (row === undefined) return null;
       const next = rewrite(row.line);
       if (next === null) return null;
-      const before = db.pragma('secure_delete', { simple: true }) as number;
-      db.pragma('secure_delete = ON');
-      try {
-        db.prepare('UPDATE steps SET line = ? WHERE journal = ? AND seq = ?').run(next.line, this.key, seq);
-        // The head row counts the open segment's bytes (the file store's tail bucket length): a sealed line is longer.
-        if (Number(row.bucket) === head.cursor.first) {
-          db.prepare('UPDATE journals SET bucket_size = bucket_size + ? WHERE key = ?').run(Buffer.byteLength(next.line, 'utf8') - Buffer.byteLength(row.line, 'utf8'), this.key);
-        }
-        const partsDeleted: string[] = [];
-        const parts = new SqlitePartStore(db, this.id);
-        const hasParts = db.prepare(`SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'parts'`).get() !== undefined;
-        for (const address of hasParts ? new Set(next.parts) : []) {
-          const needle = partReferenceText(address);
-          const inLine = db.prepare('SELECT 1 FROM steps WHERE journal = ? AND instr(line, ?) > 0 LIMIT 1').get(this.key, needle);
-          const inPart = db.prepare('SELECT 1 FROM parts WHERE journal = ? AND address <> ? AND instr(bytes, ?) > 0 LIMIT 1').get(this.id, address, Buffer.from(needle, 'utf8'));
-          if (inLine !== undefined || inPart !== undefined) continue;
-          if (db.prepare('SELECT 1 FROM parts WHERE journal = ? AND address = ?').get(this.id, address) === undefined) continue;
-          void parts.delete(address);
-          partsDeleted.push(address);
-        }
-        return { partsDeleted };
-      } finally {
-        db.pragma(`secure_delete = ${before ? 'ON' : 'OFF'}`);
+      db.prepare('UPDATE steps SET line = ? WHERE journal = ? AND seq = ?').run(next.line, this.key, seq);
+      // The head row counts the open segment's bytes (the file store's tail bucket length): a sealed line is longer.
+      if (Number(row.bucket) === head.cursor.first) {
+        db.prepare('UPDATE journals SET bucket_size = bucket_size + ? WHERE key = ?').run(Buffer.byteLength(next.line, 'utf8') - Buffer.byteLength(row.line, 'utf8'), this.key);
       }
+      const partsDeleted: string[] = [];
+      const parts = new SqlitePartStore(db, this.id);
+      const hasParts = db.prepare(`SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'parts'`).get() !== undefined;
+      for (const address of hasParts ? new Set(next.parts) : []) {
+        const needle = partReferenceText(address);
+        const inLine = db.prepare('SELECT 1 FROM steps WHERE journal = ? AND instr(line, ?) > 0 LIMIT 1').get(this.key, needle);
+        const inPart = db.prepare('SELECT 1 FROM parts WHERE journal = ? AND address <> ? AND instr(bytes, ?) > 0 LIMIT 1').get(this.id, address, Buffer.from(needle, 'utf8'));
+        if (inLine !== undefined || inPart !== undefined) continue;
+        if (db.prepare('SELECT 1 FROM parts WHERE journal = ? AND address = ?').get(this.id, address) === undefined) continue;
+        void parts.delete(address);
+        partsDeleted.push(address);
+      }
+      next.beforeCommit?.();
+      return { partsDeleted };
     });
     if (done === null) return null;
     return { ...done, walTruncated: await this.ctx.db.truncateWal() };
