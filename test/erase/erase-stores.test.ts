@@ -8,10 +8,11 @@
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
-import type { Journal, Store } from '../../src/store/index.js';
+import { connect } from '../../src/store/sqlite/driver.js';
+import type { PostgresStore } from '../../src/store/postgres/index.js';
+import type { Journal } from '../../src/store/index.js';
 import { eraseMatching, eraseValue } from '../../src/erase.js';
 import { b64u, unitAt } from '../../src/record/v3/erasure.js';
 import { postgresHarness } from '../helpers/postgres.js';
@@ -24,6 +25,8 @@ const pg = await postgresHarness('erase', 4);
 const EMAIL = 'grace.erasure+stores@example.org';
 const PAGE = `Customer file of ${EMAIL}: ` + 'the long history of an account, repeated. '.repeat(40);
 const hex = (b: Uint8Array | string): string => Buffer.from(b).toString('hex');
+
+type Store = SqliteStore | PostgresStore;
 
 interface Backend {
   name: string;
@@ -38,13 +41,13 @@ const backends: Backend[] = [
     store: () => new SqliteStore(join(mkdtempSync(join(root, 's-')), 'store.db')),
     async places(store) {
       const file = (store as SqliteStore).file;
-      const db = new Database(file, { readonly: true });
+      const db = connect(file, { readonly: true });
       const out: Array<{ where: string; bytes: Buffer }> = [];
       try {
         for (const { name } of db.prepare(`SELECT name FROM sqlite_schema WHERE type = 'table'`).all() as Array<{ name: string }>) {
           const parts: Buffer[] = [];
-          for (const row of db.prepare(`SELECT * FROM "${name}"`).raw().all() as unknown[][]) {
-            for (const v of row) parts.push(Buffer.isBuffer(v) ? v : Buffer.from(String(v)));
+          for (const row of db.prepare(`SELECT * FROM "${name}"`).all() as Array<Record<string, unknown>>) {
+            for (const v of Object.values(row)) parts.push(Buffer.isBuffer(v) ? v : Buffer.from(String(v)));
           }
           out.push({ where: `table ${name}`, bytes: Buffer.concat(parts) });
         }
@@ -60,7 +63,7 @@ const backends: Backend[] = [
     name: 'postgres',
     store: () => pg.store(),
     async places(store) {
-      const schema = (store as unknown as { tables: { schema: string } }).tables.schema;
+      const schema = (store as PostgresStore).tables.schema;
       const { rows: tables } = await pg.admin.query<{ t: string }>(`SELECT table_name AS t FROM information_schema.tables WHERE table_schema = $1`, [schema]);
       const out: Array<{ where: string; bytes: Buffer }> = [];
       for (const { t } of tables) {
