@@ -156,6 +156,15 @@ describe.each(backends)('erase in the $name store', { timeout: 180_000 }, (backe
     await expect(eraseValue(store, 'old', { seq: 0, path: '/result/email', reason: 'r' })).rejects.toThrow(/stepchain\/v3/);
     await expect(eraseValue(store, 'a', { seq: 99, path: '/result/email', reason: 'r' })).rejects.toThrow(/no record at seq 99/);
     expect((await store.verify('a')).head_seq).toBe(3);
+    // Inside a part, or one chunk of a long string: refused with a code that says why and what to erase instead.
+    const doc = { owner: EMAIL, ...Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`k${i}`, `a short line of the customer file, number ${i}`])) };
+    const p = await store.create('p', { format: 'stepchain/v3' } as never);
+    await p.append({ result: { doc, note: 'n'.repeat(100) } } as never);
+    expect(JSON.stringify(await lineOf(p, 0))).toContain('"doc":{"$stepchain:part"');
+    await p.close();
+    await expect(eraseValue(store, 'p', { seq: 0, path: '/result/doc/owner', reason: 'r' })).rejects.toMatchObject({ code: 'ERASURE_INSIDE_PART', message: expect.stringContaining('erase the member that holds the part, /result/doc,') });
+    await expect(eraseValue(store, 'p', { seq: 0, path: '/result/note#1', reason: 'r' })).rejects.toMatchObject({ code: 'ERASURE_CHUNK', message: expect.stringContaining('erase the whole string, /result/note') });
+    expect((await store.verify('p')).head_seq).toBe(0);
     if (store instanceof SqliteStore) await store.close();
   });
 });
