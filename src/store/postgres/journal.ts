@@ -281,7 +281,7 @@ export class PostgresJournal implements Journal, LineRewriter {
   // ---------------------------------------------------------------- erasure
 
   /**
-   * Replaces the line of `seq` in place (spec/ERASURE.md §6, POSTGRES.md): in one transaction holding the
+   * Replaces the line of `seq` in place (spec/ERASURE.md §6.1, POSTGRES.md §6.5): in one transaction holding the
    * journal's head row lock (the writer lock every append takes), the row is updated and the parts the old
    * line named that no line and no other part references any more are deleted. The old row version stays in
    * the table's files as a dead tuple until VACUUM, and in the WAL until recycled (ERASURE.md §6.2).

@@ -239,7 +239,7 @@ export class SqliteJournal implements Journal, LineRewriter {
   // ---------------------------------------------------------------- erasure
 
   /**
-   * Replaces the line of `seq` in place (spec/ERASURE.md §6.1): in one write transaction (the writer
+   * Replaces the line of `seq` in place (spec/ERASURE.md §6.1, SQLITE.md §6.4): in one write transaction (the writer
    * connection has secure_delete on, so the old row's bytes and overflow pages are overwritten with zeros
    * rather than left in free space); the parts the old line named that no line and no other part references
    * any more go in the same transaction. After COMMIT the WAL, which still holds page images of the old
