@@ -44,7 +44,7 @@ function verify(lines) {
 }
 
 /** Erases `targets` ([seq, path] in order) of the chain built from STEPS, as the library does: records first, then the rewrite. */
-function erased(label, targets, { lie } = {}) {
+function erased(label, targets, { lie, extra = [] } = {}) {
   const base = chain(label, STEPS);
   const contents = [...STEPS];
   const plan = [];
@@ -58,6 +58,7 @@ function erased(label, targets, { lie } = {}) {
     // Erase in the record as it stands (a second erasure of one record starts from its sealed form).
     current[seq] = eraseUnit(current[seq], path, id).record;
   }
+  contents.push(...extra);
   const sealedChain = chain(label, contents);
   // The erasure records are hashed into the chain; then each target line is replaced by its sealed form.
   let lines = sealedChain.map((r) => canonicalJsonTrusted(r));
@@ -133,6 +134,15 @@ export async function generate() {
     const lines = base.map((x) => canonicalJsonTrusted(x));
     lines[0] = canonicalJsonTrusted(r);
     add('sealed-without-erasure', 'a record turned to sealed form with nothing erased (its seed dropped): no erasure explains it. (Its result slot, given no salts, does not give the root either.)', 'invalid', lines);
+  }
+  {
+    // Added with the kind checked (spec/ERASURE.md §5): a pending erasure record checked against its sealed target.
+    const lying = erased('pending-lie', [[0, '/result/email']], { extra: [erasureContent(0, '/result/plan', 'sha256:' + sha('not the plan'), 'erasure:0:lie')] });
+    add('pending-lie-sealed-target', 'an erasure record not carried out that names a unit of a sealed record with another digest than the unit has there: it claims an erasure that cannot be carried out (ERASURE_MISMATCH), besides the real erasure of /result/email', 'invalid', lying.lines);
+    const honest = erased('pending-sealed', [[0, '/result/email']], { extra: [erasureContent(0, '/result/plan', digestAt(erased('pending-sealed', [[0, '/result/email']]).lines.map((l) => JSON.parse(l))[0], '/result/plan'), 'erasure:0:plan')] });
+    add('pending-sealed-target', 'a second erasure of a sealed record recorded but not carried out: its unit is there with the digest it names, so it is pending (a notice)', 'valid', honest.lines);
+    const malformed = chain('malformed', [...STEPS, { step_id: 'erasure:malformed', kind: 'erasure', input: { path: '/result/email', reason: 'request', target: 0 } }]);
+    add('erasure-input-malformed', 'an erasure record whose input lacks digest and by, named by no marker: it erased nothing, the journal is valid (the verifier keeps the notice KIND_UNCHECKED it gave before the kind was checked)', 'valid', malformed.map((r) => canonicalJsonTrusted(r)));
   }
   return { 'erasure.json': { format: 'stepchain-vectors/v1', kind: 'erasure', description: 'erasure of values in stepchain/v3 journals (spec/ERASURE.md): sealed records, erased markers and erasure records, with the codes a verifier reports', cases } };
 }

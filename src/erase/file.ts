@@ -7,7 +7,6 @@
  */
 import { readdir, readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeSync } from 'node:fs';
 import { StoreError } from '../store/errors.js';
 import { FileStore } from '../store/file/store.js';
 import { acquireLock } from '../store/file/lock.js';
@@ -16,42 +15,12 @@ import { listBuckets } from '../store/file/tail.js';
 import { writeFileAtomic } from '../store/file/fsutil.js';
 import { FilePartStore } from '../store/file/parts.js';
 import { FORMAT_V3 } from '../record/v3.js';
-import { ERASURE_KIND, ErasureError, erasureInputOf, eraseUnit, isSealed, unitAt, ERASED_MARKER, type ErasureInput } from '../record/v3/erasure.js';
-
-export interface EraseRequest {
-  seq: number;
-  /** JSON Pointer of a member or element (or a whole slot) of that record: `/result/email`. */
-  path: string;
-  reason: string;
-  by?: string | null;
-}
-
-export interface ErasureOutcome {
-  journal: string;
-  seq: number;
-  path: string;
-  digest: string;
-  /** The erasure record's seq and step_id. */
-  erasure: { seq: number; step_id: string };
-  /** Part files deleted because no record references them any more. */
-  parts_deleted: string[];
-  /** True when this call only completed an erasure an earlier, interrupted one had recorded. */
-  resumed: boolean;
-}
+import { erasureStepId, fault, hasMarker, matchPaths, matchPattern, type EraseRequest, type ErasureOutcome, type MatchRequest, type StoreErasureReport } from './common.js';
+import { ERASURE_KIND, ErasureError, erasureInputOf, eraseUnit, unitAt, ERASED_MARKER, type ErasureInput } from '../record/v3/erasure.js';
 
 const STALE_MS = 10_000;
 
-/** Test-only: STEPCHAIN_TEST_ERASE_FAULT=after-record|after-rewrite kills the process there (a real SIGKILL). */
-function fault(point: 'after-record' | 'after-rewrite'): void {
-  if (process.env.STEPCHAIN_TEST_ERASE_FAULT !== point) return;
-  writeSync(2, `stepchain-erase-fault ${point}\n`);
-  process.kill(process.pid, 'SIGKILL');
-}
-
-/** The erasure record's step_id: one per (target, digest), so a retried erase appends nothing twice. */
-export function erasureStepId(seq: number, digest: string): string {
-  return `erasure:${seq}:${digest.slice(7, 39)}`;
-}
+export { erasureStepId, type EraseRequest, type ErasureOutcome, type MatchRequest, type StoreErasureReport };
 
 async function rawRecord(paths: JournalPaths, seq: number): Promise<{ bucket: number; text: string } | null> {
   const buckets = await listBuckets(paths);
@@ -116,11 +85,6 @@ async function completeErasure(paths: JournalPaths, stepId: string, t: ErasureIn
   }
 }
 
-function hasMarker(record: Record<string, unknown>, stepId: string): boolean {
-  if (!isSealed(record)) return false;
-  return JSON.stringify(record).includes(`"erasure":${JSON.stringify(stepId)}`) && JSON.stringify(record).includes(ERASED_MARKER);
-}
-
 /** Deletes the part files (and their dedupe-index entries) that no line and no other part file references. */
 async function deleteUnreferencedParts(paths: JournalPaths, addresses: readonly string[]): Promise<string[]> {
   if (addresses.length === 0) return [];
@@ -175,43 +139,9 @@ export async function resumeErasures(store: FileStore, id: string): Promise<Eras
   return out;
 }
 
-export interface MatchRequest {
-  /** A JSON Pointer with `*` for any member name or index: `/result/email`, `/input/messages/*\/content`. */
-  matchPath: string;
-  /** The value to find (compared as JSON). */
-  value: unknown;
-  reason: string;
-  by?: string | null;
-}
-
-export interface StoreErasureReport {
-  journals_scanned: number;
-  /** v1/v2 journals, which cannot erase one value: listed, never silently skipped. */
-  journals_not_v3: string[];
-  erased: ErasureOutcome[];
-  /** Matches that could not be erased, with why. */
-  failed: Array<{ journal: string; seq: number; path: string; error: string }>;
-}
-
-function matchPaths(value: unknown, pattern: readonly string[], at: string, want: string, out: string[]): void {
-  if (pattern.length === 0) {
-    if (JSON.stringify(value) === want) out.push(at);
-    return;
-  }
-  if (value === null || typeof value !== 'object') return;
-  const [head, ...rest] = pattern;
-  const entries: Array<[string, unknown]> = Array.isArray(value) ? value.map((v, i) => [String(i), v]) : Object.entries(value as Record<string, unknown>);
-  for (const [k, v] of entries) {
-    if (k.startsWith('$stepchain:')) continue;
-    if (head === '*' || head === k) matchPaths(v, rest, `${at}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`, want, out);
-  }
-}
-
 /** Finds and erases every value at `matchPath` equal to `value` in every stepchain/v3 journal of the store. */
 export async function eraseMatching(store: FileStore, req: MatchRequest): Promise<StoreErasureReport> {
-  const tokens = req.matchPath.split('/');
-  if (tokens[0] !== '' || tokens.length < 2) throw new StoreError('OPTION_INVALID', `--match-path ${JSON.stringify(req.matchPath)} is not a JSON Pointer (it starts with "/")`);
-  const pattern = tokens.slice(1).map((t) => (t === '*' ? '*' : t.replace(/~1/g, '/').replace(/~0/g, '~')));
+  const pattern = matchPattern(req.matchPath);
   const want = JSON.stringify(req.value);
   const report: StoreErasureReport = { journals_scanned: 0, journals_not_v3: [], erased: [], failed: [] };
   for (const id of await store.list()) {

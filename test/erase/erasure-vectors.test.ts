@@ -1,6 +1,7 @@
 /**
  * vectors/erasure.json (scripts/vectors/erasure.mjs, spec/ERASURE.md): the chain verifier reports exactly
- * the expected problems and erasure notices for each case; the erased value and its salt are in no line of
+ * the expected problems and erasure notices for each case, and KIND_UNCHECKED only for an erasure record
+ * whose input is not an erasure's (the kind is checked); the erased value and its salt are in no line of
  * the erased chain, and its step hashes are those of the original chain.
  */
 import { describe, expect, it } from 'vitest';
@@ -30,6 +31,9 @@ describe('vectors/erasure.json', () => {
     expect(r.ok).toBe(c.result === 'valid');
     expect(r.problems.map((p) => ({ code: p.code, seq: p.location.seq ?? null }))).toEqual(c.expected.problems);
     expect(r.warnings.filter((w) => w.code.startsWith('ERASURE') || w.code === 'VALUE_ERASED').map((w) => ({ code: w.code, seq: w.location.seq ?? null, path: w.location.path ?? null }))).toEqual(c.expected.notices);
+    // The kind is checked: KIND_UNCHECKED only for an erasure record whose input is not an erasure's (ERASURE.md §5).
+    const malformed = c.lines.map((l) => JSON.parse(l) as { seq: number; kind: string; input: unknown }).filter((r) => r.kind === 'erasure' && Object.keys((r.input ?? {}) as object).sort().join() !== 'by,digest,path,reason,target').map((r) => r.seq);
+    expect(r.warnings.filter((w) => w.code === 'KIND_UNCHECKED').map((w) => w.location.seq)).toEqual(malformed);
     if (c.original_lines !== undefined) {
       const hashes = (ls: string[]): unknown[] => ls.map((l) => (JSON.parse(l) as { step_hash: string }).step_hash);
       expect(hashes(c.lines).slice(0, c.original_lines.length)).toEqual(hashes(c.original_lines));

@@ -1,9 +1,10 @@
 /** `stepchain erase`: erase one value of a stepchain/v3 journal, or every matching value across a store (spec/ERASURE.md). */
 import { resolve } from 'node:path';
 import { FileStore } from '../../store/file/store.js';
-import { eraseMatching, eraseValue, resumeErasures, type ErasureOutcome } from '../../erase/file.js';
+import { eraseMatching, eraseValue, resumeErasures, type ErasureOutcome } from '../../erase/store.js';
 import { EXIT_FAILED, EXIT_OK, UsageError, type Verb } from '../cli.js';
 import { locate } from '../location.js';
+import { backendOf } from '../../store/scheme.js';
 import { inline } from '../safe-text.js';
 
 function intArg(v: unknown, name: string): number {
@@ -22,7 +23,7 @@ export const eraseVerb: Verb = {
     'reason, by) is appended first; then the record is rewritten under the journal lock by atomic replacement of its bucket.',
     'An erase interrupted between the two is completed by --resume (or by the next erase); verify reports it pending meanwhile.',
     'Across a store: --match-path is a JSON Pointer where "*" matches any member or index, --value the JSON value to find',
-    '(a bare word is taken as a string). File stores only in this version (spec/ERASURE.md §6).',
+    '(a bare word is taken as a string). A journal directory or store root, sqlite:FILE[?journal=ID] or postgres://…[?journal=ID].',
   ].join('\n'),
   options: {
     seq: { type: 'string', arg: 'N', description: 'the seq of the record holding the value' },
@@ -48,8 +49,15 @@ export const eraseVerb: Verb = {
       } catch {
         value = values.value;
       }
-      const store = new FileStore(resolve(positionals[0]!));
-      const report = await eraseMatching(store, { matchPath: values['match-path'] as string, value, reason: values.reason as string, by: (values.by as string | undefined) ?? null });
+      const text = positionals[0]!;
+      const at = backendOf(text) === 'file' ? null : await locate(text, { journalOptional: true });
+      let report;
+      try {
+        const store = at === null ? new FileStore(resolve(text)) : at.store;
+        report = await eraseMatching(store, { matchPath: values['match-path'] as string, value, reason: values.reason as string, by: (values.by as string | undefined) ?? null });
+      } finally {
+        await at?.close();
+      }
       if (out.json) out.document('erase', { ok: report.failed.length === 0, ...report });
       else {
         for (const o of report.erased) say(o);
@@ -61,7 +69,7 @@ export const eraseVerb: Verb = {
     }
     const at = await locate(positionals[0]!);
     try {
-      if (!(at.store instanceof FileStore) || at.id === undefined) throw new UsageError('erase works on journal directories in this version (SQLite and Postgres: not yet)', 'erase');
+      if (at.id === undefined) throw new UsageError(`${inline(at.display)} names a store: add ?journal=<id> to erase one value (or use --match-path across the store)`, 'erase');
       if (values.resume === true) {
         const done = await resumeErasures(at.store, at.id);
         if (out.json) out.document('erase', { ok: true, erased: done });

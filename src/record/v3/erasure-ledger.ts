@@ -3,14 +3,15 @@
  * their root), erased markers and erasure records cross-checked once the chain is read. Pure.
  */
 import { V3_SLOTS } from './commit.js';
-import { ERASED_MARKER, ERASURE_KIND, ErasureError, collectErased, erasureInputOf, rootOfRemaining, type ErasedUnit, type ErasureInput } from './erasure.js';
+import { ERASED_MARKER, ERASURE_KIND, ErasureError, collectErased, erasureInputOf, rootOfRemaining, unitAt, type ErasedUnit, type ErasureInput } from './erasure.js';
+import { toHex } from '../../canonical/sha256.js';
 
 type Rec = Record<string, unknown>;
 const isObj = (v: unknown): v is Rec => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** What the chain-level erasure check reports (spec/ERASURE.md §5). */
 export interface ErasureFinding {
-  code: 'ERASURE_UNRECORDED' | 'ERASURE_MISMATCH' | 'ROOT_MISMATCH' | 'MARKER_INVALID' | 'ERASURE_PENDING' | 'VALUE_ERASED';
+  code: 'ERASURE_UNRECORDED' | 'ERASURE_MISMATCH' | 'ROOT_MISMATCH' | 'MARKER_INVALID' | 'ERASURE_PENDING' | 'VALUE_ERASED' | 'KIND_UNCHECKED';
   message: string;
   seq: number;
   field: string;
@@ -20,13 +21,15 @@ export interface ErasureFinding {
 }
 
 /**
- * The cross-check of sealed records and erasure records along a chain, fed in chain order. Holds only the
- * erased markers and erasure records seen (a handful), never the lines.
+ * The cross-check of sealed records and erasure records along a chain, fed in chain order. Holds the erased
+ * markers and erasure records seen, and the lines of the sealed records (erasures are rare), never the others.
  */
 export class ErasureLedger {
   private readonly markers: Array<ErasedUnit & { seq: number }> = [];
   private readonly records = new Map<string, { seq: number; input: ErasureInput | null; defect: string | null }>();
   private readonly findings: ErasureFinding[] = [];
+  /** The lines of sealed records whose remains give their root, by seq: what a pending erasure is checked against. */
+  private readonly sealed = new Map<number, string>();
 
   /** One record of the chain that is sealed or of kind erasure (others need not be fed). */
   add(text: string): void {
@@ -61,6 +64,25 @@ export class ErasureLedger {
     for (const slot of V3_SLOTS) collectErased(r[slot], `/${slot}`, found);
     if (found.length === 0) this.findings.push({ code: 'ERASURE_UNRECORDED', message: `seq ${seq} is in sealed form (its seed deleted) without any erased value: a seed is deleted only by an erasure`, seq, field: 'seed' });
     for (const m of found) this.markers.push({ ...m, seq });
+    this.sealed.set(seq, text);
+  }
+
+  /**
+   * Why a pending erasure record cannot be what it claims of a target in sealed form (null: it can — the unit
+   * is there with that digest, or an erased marker there holds that digest). A target in private form was
+   * read before the erasure record in this one pass: its path and digest are checked when the erasure is
+   * carried out (spec/ERASURE.md §5).
+   */
+  private pendingDefect(t: ErasureInput): string | null {
+    const line = this.sealed.get(t.target);
+    if (line === undefined) return null;
+    try {
+      const found = 'sha256:' + toHex(unitAt(JSON.parse(line) as Rec, t.path).unit.digest);
+      return found === t.digest ? null : `the unit at ${t.path} of seq ${t.target} has digest ${found}`;
+    } catch {
+      const erased = this.markers.some((m) => m.seq === t.target && m.digest === t.digest && pathMatches(t.path, m));
+      return erased ? null : `seq ${t.target} holds no unit at ${t.path} with that digest, erased or not`;
+    }
   }
 
   /** The findings once the chain is read: problems, then notices (pending erasures, erased values). */
@@ -85,9 +107,20 @@ export class ErasureLedger {
       out.push({ code: 'VALUE_ERASED', message: `seq ${m.seq}: the value at ${t.path} was erased by seq ${rec.seq} (reason ${JSON.stringify(t.reason)}${t.by === null ? '' : `, by ${JSON.stringify(t.by)}`}); its digest ${m.digest} still binds it`, seq: m.seq, field: m.path.split('/')[1]!, path: t.path, notice: true });
     }
     for (const [stepId, rec] of this.records) {
-      if (named.has(stepId) || rec.input === null) continue;
+      if (named.has(stepId)) continue;
+      if (rec.input === null) {
+        // It erased nothing and claims nothing checkable: the notice such a record had before the kind was
+        // checked, so journals written then keep their verdict (vectors/v3.json chain-kinds-notices).
+        out.push({ code: 'KIND_UNCHECKED', message: `seq ${rec.seq}: an erasure record whose input is not an erasure's (${rec.defect ?? ''}) names nothing erased, so what it claims cannot be checked: its integrity is verified`, seq: rec.seq, field: 'input', notice: true });
+        continue;
+      }
       if (rec.input.target >= rec.seq) {
         out.push({ code: 'ERASURE_MISMATCH', message: `seq ${rec.seq}: an erasure record names seq ${rec.input.target}, which is not earlier in the chain`, seq: rec.seq, field: 'input' });
+        continue;
+      }
+      const defect = this.pendingDefect(rec.input);
+      if (defect !== null) {
+        out.push({ code: 'ERASURE_MISMATCH', message: `seq ${rec.seq}: this erasure record names ${rec.input.path} of seq ${rec.input.target} with digest ${rec.input.digest}, but ${defect}: it claims an erasure that cannot be carried out`, seq: rec.seq, field: 'input' });
         continue;
       }
       out.push({ code: 'ERASURE_PENDING', message: `seq ${rec.seq}: the erasure of ${rec.input.path} in seq ${rec.input.target} is recorded but not yet carried out (an erasure was interrupted): run \`stepchain erase <journal> --resume\``, seq: rec.seq, field: 'input', notice: true });

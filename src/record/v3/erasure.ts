@@ -42,7 +42,7 @@ const DIGEST_RE = /^sha256:[0-9a-f]{64}$/;
 const STEP_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
 const isObj = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
-export type ErasureErrorCode = 'ERASURE_TARGET_INVALID' | 'ERASURE_MISMATCH' | 'MARKER_INVALID' | 'ROOT_MISMATCH' | 'SEALED_INVALID';
+export type ErasureErrorCode = 'ERASURE_TARGET_INVALID' | 'ERASURE_INSIDE_PART' | 'ERASURE_CHUNK' | 'ERASURE_MISMATCH' | 'MARKER_INVALID' | 'ROOT_MISMATCH' | 'SEALED_INVALID';
 
 /** Why an erasure could not be made or a sealed record cannot be read; nothing was written. */
 export class ErasureError extends StepchainError<ErasureErrorCode> {
@@ -268,10 +268,34 @@ export function unitAt(r: Rec, path: string): { unit: Unit; units: Unit[] } {
   const units: Unit[] = [];
   rootOfRemaining(r, { slot, units });
   const unit = units.find((u) => u.path === path);
+  if (unit === undefined || unit.kind === 'chunk') refuseUnsupported(r, path, tokens.slice(1).map(unescapeToken), unit?.kind === 'chunk');
   if (unit === undefined || unit.kind === 'chunk' || (slot === 'meta' && r.meta === undefined)) {
     throw new ErasureError('ERASURE_TARGET_INVALID', `no member or element at ${path} in seq ${String(r.seq)} (already erased, inside a part, a chunk, or absent)`, path);
   }
   return { unit, units };
+}
+
+/**
+ * The refusals of spec/ERASURE.md §6.3, each saying why and what to do instead: a unit inside a part (its
+ * bytes are one file shared by every record that references it, bound by the SHA-256 each reference holds),
+ * and a chunk of a long string (the string is the smallest erasable unit). Returns when neither applies.
+ */
+function refuseUnsupported(r: Rec, path: string, tokens: readonly string[], chunk: boolean): void {
+  if (chunk) {
+    const whole = path.replace(/#\d+$/, '');
+    throw new ErasureError('ERASURE_CHUNK', `${path} of seq ${String(r.seq)} is one chunk of a long string: a chunk cannot be erased alone (its string is the smallest erasable unit); erase the whole string, ${whole}`, path);
+  }
+  let v: unknown = r;
+  for (let i = 0; i < tokens.length; i++) {
+    if (isObj(v) && isObj(v[`${RESERVED_PREFIX}part`]) && Object.keys(v).length === 1) {
+      const holder = '/' + tokens.slice(0, i).map(escapePointer).join('/');
+      throw new ErasureError('ERASURE_INSIDE_PART', `${path} of seq ${String(r.seq)} lies inside a part (spec/PARTS.md: a large value stored once per journal, shared by every record that references it): a unit inside a part cannot be erased alone in this version; erase the member that holds the part, ${holder}, in this record and in every other record that references it (stepchain erase <store> --match-path), and the part is deleted once nothing references it`, path);
+    }
+    const t = tokens[i]!;
+    if (Array.isArray(v)) v = /^(0|[1-9]\d*)$/.test(t) ? v[Number(t)] : undefined;
+    else if (isObj(v)) v = Object.prototype.hasOwnProperty.call(v, t) ? v[t] : undefined;
+    else return;
+  }
 }
 
 function partAddresses(v: unknown, out: string[]): void {

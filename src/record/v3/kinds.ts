@@ -47,7 +47,7 @@ export const KIND_REGISTRY: readonly KindSpec[] = [
   spec('approval.requested', 'any', 'none', false, 'a tool call presented for approval (#39): input is the presented request'),
   spec('approval.granted', 'required', 'none', false, 'an approval of a request (#39): ref names the request; meta holds the approver identity and signature'),
   spec('approval.denied', 'required', 'none', false, 'a refusal of a request (#39): ref names the request'),
-  spec('erasure', 'none', 'none', false, 'an erasure of a committed unit (#40): input {target, path, digest, reason, by}'),
+  spec('erasure', 'none', 'none', true, 'an erasure of a committed unit (#40): input {target, path, digest, reason, by}, cross-checked against the sealed record it names (ERASURE.md §5)'),
 ];
 
 export const KINDS_BY_NAME: ReadonlyMap<string, KindSpec> = new Map(KIND_REGISTRY.map((k) => [k.kind, k]));

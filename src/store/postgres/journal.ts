@@ -38,11 +38,12 @@ import { MemoryTree, treeRoot, type NodeReader } from '../../proofs/nodes.js';
 import type { NoteSigner } from '../../proofs/note.js';
 import { stepLeafHash } from '../../proofs/hash.js';
 import { ProofError } from '../../proofs/problems.js';
+import { partReferenceText, type LineRewrite, type LineRewriter, type RewriteOutcome } from '../rewrite.js';
 
 /** SQLSTATE undefined_table: the tree's tables on a schema older than version 2. */
 const UNDEFINED_TABLE = '42P01';
 
-export class PostgresJournal implements Journal {
+export class PostgresJournal implements Journal, LineRewriter {
   readonly genesis: Genesis;
   readonly lineage: Lineage | null;
   readonly config: JournalConfig;
@@ -275,6 +276,53 @@ export class PostgresJournal implements Journal {
       memory.append(stepLeafHash(l.step_hash)!);
     }
     return { size, root: await treeRoot(memory, size), reader: memory };
+  }
+
+  // ---------------------------------------------------------------- erasure
+
+  /**
+   * Replaces the line of `seq` in place (spec/ERASURE.md §6.1, POSTGRES.md §6.5): in one transaction holding the
+   * journal's head row lock (the writer lock every append takes), the row is updated and the parts the old
+   * line named that no line and no other part references any more are deleted. The old row version stays in
+   * the table's files as a dead tuple until VACUUM, and in the WAL until recycled (ERASURE.md §6.2).
+   */
+  async rewriteLine(seq: number, rewrite: (line: string) => LineRewrite | null): Promise<RewriteOutcome | null> {
+    assertSeq('seq', seq);
+    if (this.readOnly) throw new StoreError('READ_ONLY', `journal ${this.id} was opened read-only`, { hint: 'open it without readOnly to erase' });
+    const t = this.ctx.tables;
+    return this.underLock('erasing a value of', async (client, head) => {
+      const { rows } = await client.query<{ line: string; bucket: number }>(`SELECT line, bucket::float8 AS bucket FROM ${t.steps} WHERE journal = $1 AND seq = $2`, [this.key, seq]);
+      if (rows[0] === undefined) return null;
+      const old = rows[0].line;
+      const next = rewrite(old);
+      if (next === null) return null;
+      await client.query(`UPDATE ${t.steps} SET line = $3 WHERE journal = $1 AND seq = $2`, [this.key, seq, next.line]);
+      // The head row counts the open segment's bytes (the file store's tail bucket length): a sealed line is longer.
+      if (rows[0].bucket === head.cursor.first) {
+        await client.query(`UPDATE ${t.journals} SET bucket_size = bucket_size + $2 WHERE key = $1`, [this.key, Buffer.byteLength(next.line, 'utf8') - Buffer.byteLength(old, 'utf8')]);
+      }
+      const partsDeleted: string[] = [];
+      const partsTable = `"${t.schema}".parts`;
+      const { rows: has } = await client.query(`SELECT to_regclass($1) IS NOT NULL AS present`, [partsTable]);
+      if (has[0]?.present !== true) {
+        next.beforeCommit?.();
+        return { partsDeleted };
+      }
+      for (const address of new Set(next.parts)) {
+        const needle = partReferenceText(address);
+        const { rows: used } = await client.query(
+          `SELECT 1 FROM ${t.steps} WHERE journal = $1 AND strpos(line, $2) > 0
+           UNION ALL SELECT 1 FROM ${partsTable} WHERE journal = $3 AND address <> $4 AND position(convert_to($2, 'UTF8') IN bytes) > 0 LIMIT 1`,
+          [this.key, needle, this.id, address],
+        );
+        if (used.length > 0) continue;
+        const gone = await client.query(`DELETE FROM ${partsTable} WHERE journal = $1 AND address = $2`, [this.id, address]);
+        await client.query(`DELETE FROM "${t.schema}".part_index WHERE journal = $1 AND address = $2`, [this.id, address]);
+        if ((gone.rowCount ?? 0) > 0) partsDeleted.push(address);
+      }
+      next.beforeCommit?.();
+      return { partsDeleted };
+    });
   }
 
   /** Runs `fn` in a transaction holding the head row's lock, and commits. */

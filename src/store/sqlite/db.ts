@@ -53,6 +53,9 @@ export class SqliteFile {
       db.pragma('journal_mode = WAL');
       db.pragma(`synchronous = ${SYNCHRONOUS[this.durability]}`);
       db.pragma('foreign_keys = ON');
+      // Freed and moved cell space is overwritten with zeros, not left in the pages: a row an erasure
+      // rewrote (spec/ERASURE.md §6.1), or a copy a page rearrangement left behind, is then nowhere in the file.
+      db.pragma('secure_delete = ON');
       const version = installedVersion(db);
       if (version !== null && version > SQLITE_SCHEMA_VERSION) throw tooNew(version, this.file);
       if (version !== SQLITE_SCHEMA_VERSION) {
@@ -139,6 +142,25 @@ export class SqliteFile {
       if (db.inTransaction) db.exec('ROLLBACK');
       throw translate(e, this.file, doing);
     }
+  }
+
+  /**
+   * After the queued transactions: checkpoints the WAL into the database file and truncates it to zero
+   * bytes (PRAGMA wal_checkpoint(TRUNCATE)), so page images of rows an erasure overwrote leave the -wal file.
+   * False when another connection's read kept part of it (the next checkpoint completes it).
+   */
+  truncateWal(): Promise<boolean> {
+    if (this.closed) return Promise.reject(new StoreError('CLOSED', `the store for ${this.file} is closed`, { hint: 'make a new SqliteStore' }));
+    const run = this.tail.then(() => {
+      try {
+        const rows = this.writer().pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number; log: number; checkpointed: number }>;
+        return rows[0]?.busy === 0;
+      } catch (e) {
+        throw translate(e, this.file, 'checkpointing the WAL');
+      }
+    });
+    this.tail = run.catch(() => {});
+    return run;
   }
 
   /** BEGIN IMMEDIATE, retried while another connection holds the write lock, until the lock timeout. */

@@ -36,6 +36,7 @@ import type { Connection } from './driver.js';
 import { insertBlobs, insertLines, isConstraint, lastLine, linesPage, linesWithStepIds, lockedHead, readBlob, updateHead } from './sql.js';
 import { SqliteTreeStorage, writeTreeStep } from './tree.js';
 import { verifySqliteJournal } from './verify.js';
+import { partReferenceText, type LineRewrite, type LineRewriter, type RewriteOutcome } from '../rewrite.js';
 
 /** What journals and the verifier share: the file, and the writers' settings. */
 export interface SqliteContext {
@@ -47,7 +48,7 @@ export interface SqliteContext {
   merkleTree: boolean;
 }
 
-export class SqliteJournal implements Journal {
+export class SqliteJournal implements Journal, LineRewriter {
   readonly genesis: Genesis;
   readonly lineage: Lineage | null;
   readonly config: JournalConfig;
@@ -233,6 +234,47 @@ export class SqliteJournal implements Journal {
       memory.append(stepLeafHash(l.step_hash)!);
     }
     return { size, root: await treeRoot(memory, size), reader: memory };
+  }
+
+  // ---------------------------------------------------------------- erasure
+
+  /**
+   * Replaces the line of `seq` in place (spec/ERASURE.md §6.1, SQLITE.md §6.4): in one write transaction (the writer
+   * connection has secure_delete on, so the old row's bytes and overflow pages are overwritten with zeros
+   * rather than left in free space); the parts the old line named that no line and no other part references
+   * any more go in the same transaction. After COMMIT the WAL, which still holds page images of the old
+   * row, is checkpointed into the file and truncated to zero bytes.
+   */
+  async rewriteLine(seq: number, rewrite: (line: string) => LineRewrite | null): Promise<RewriteOutcome | null> {
+    assertSeq('seq', seq);
+    if (this.readOnly) throw new StoreError('READ_ONLY', `journal ${this.id} was opened read-only`, { hint: 'open it without readOnly to erase' });
+    const done = await this.underLock('erasing a value of', (db, head) => {
+      const row = db.prepare('SELECT line, bucket FROM steps WHERE journal = ? AND seq = ?').get(this.key, seq) as { line: string; bucket: number } | undefined;
+      if (row === undefined) return null;
+      const next = rewrite(row.line);
+      if (next === null) return null;
+      db.prepare('UPDATE steps SET line = ? WHERE journal = ? AND seq = ?').run(next.line, this.key, seq);
+      // The head row counts the open segment's bytes (the file store's tail bucket length): a sealed line is longer.
+      if (Number(row.bucket) === head.cursor.first) {
+        db.prepare('UPDATE journals SET bucket_size = bucket_size + ? WHERE key = ?').run(Buffer.byteLength(next.line, 'utf8') - Buffer.byteLength(row.line, 'utf8'), this.key);
+      }
+      const partsDeleted: string[] = [];
+      const parts = new SqlitePartStore(db, this.id);
+      const hasParts = db.prepare(`SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'parts'`).get() !== undefined;
+      for (const address of hasParts ? new Set(next.parts) : []) {
+        const needle = partReferenceText(address);
+        const inLine = db.prepare('SELECT 1 FROM steps WHERE journal = ? AND instr(line, ?) > 0 LIMIT 1').get(this.key, needle);
+        const inPart = db.prepare('SELECT 1 FROM parts WHERE journal = ? AND address <> ? AND instr(bytes, ?) > 0 LIMIT 1').get(this.id, address, Buffer.from(needle, 'utf8'));
+        if (inLine !== undefined || inPart !== undefined) continue;
+        if (db.prepare('SELECT 1 FROM parts WHERE journal = ? AND address = ?').get(this.id, address) === undefined) continue;
+        void parts.delete(address);
+        partsDeleted.push(address);
+      }
+      next.beforeCommit?.();
+      return { partsDeleted };
+    });
+    if (done === null) return null;
+    return { ...done, walTruncated: await this.ctx.db.truncateWal() };
   }
 
   async close(): Promise<void> {

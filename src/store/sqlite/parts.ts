@@ -28,6 +28,8 @@ export class SqlitePartStore implements PartStore {
   private get db(): Connection {
     if (this.conn === null) {
       const c = typeof this.open === 'function' ? this.open() : this.open;
+      // As the store's writer connection: what a page rearrangement moves or frees is zeroed (ERASURE.md §6.1).
+      if (typeof this.open === 'function') c.pragma('secure_delete = ON');
       for (const sql of SCHEMA) c.exec(sql);
       this.conn = c;
     }

@@ -1,0 +1,146 @@
+/**
+ * Erasure in the database stores, SQLite and Postgres (spec/ERASURE.md §6.1): the procedure of the file
+ * store (§4) with the bucket replacement swapped for the journal's `rewriteLine` — the row of the target
+ * record updated, and the parts nothing references any more deleted, in one transaction under the store's
+ * writer lock (SQLite's write lock; Postgres's head row lock). The erasure record is appended first and is
+ * the commit point; a process killed after it leaves the erasure pending, completed by `resumeErasures`,
+ * which every erase runs first.
+ */
+import { StoreError } from '../store/errors.js';
+import { isLineRewriter, type LineRewriter } from '../store/rewrite.js';
+import type { Journal, Store } from '../store/types.js';
+import { FORMAT_V3 } from '../record/v3.js';
+import { ERASED_MARKER, ERASURE_KIND, ErasureError, erasureInputOf, eraseUnit, unitAt, type ErasureInput } from '../record/v3/erasure.js';
+import { erasureStepId, fault, hasMarker, matchPaths, matchPattern, type EraseRequest, type ErasureOutcome, type MatchRequest, type StoreErasureReport } from './common.js';
+
+type RowJournal = Journal & LineRewriter;
+
+async function openForErasure(store: Store, id: string): Promise<RowJournal> {
+  const journal = await store.open(id);
+  if (!isLineRewriter(journal)) {
+    await journal.close();
+    throw new StoreError('OPTION_INVALID', `journal ${id}: this store cannot rewrite a stored line, so nothing can be erased in it (erasure works in file, SQLite and Postgres stores)`);
+  }
+  return journal as RowJournal;
+}
+
+async function lineAt(journal: Journal, seq: number): Promise<string | null> {
+  const head = await journal.head();
+  if (head === null || seq > head.seq) return null;
+  for await (const l of journal.lines({ from: seq, to: seq })) return l.text;
+  return null;
+}
+
+/** Carries out a recorded erasure in one transaction; returns the parts deleted ([] when it was already done). */
+async function completeErasure(journal: RowJournal, stepId: string, t: ErasureInput): Promise<string[]> {
+  const done = await journal.rewriteLine(t.target, (line) => {
+    const record = JSON.parse(line) as Record<string, unknown>;
+    if (hasMarker(record, stepId)) return null;
+    const erased = eraseUnit(record, t.path, stepId, t.digest);
+    return { line: erased.line.slice(0, -1), parts: erased.parts, beforeCommit: () => fault('in-rewrite') };
+  });
+  if (done === null) return [];
+  fault('after-rewrite');
+  return done.partsDeleted;
+}
+
+async function resumeOpen(journal: RowJournal, id: string): Promise<ErasureOutcome[]> {
+  const pending: Array<{ seq: number; step_id: string; input: ErasureInput }> = [];
+  const sealedBy = new Set<string>();
+  for await (const { text } of journal.lines()) {
+    if (text.includes(`"kind":"${ERASURE_KIND}"`)) {
+      const r = JSON.parse(text) as Record<string, unknown>;
+      const input = erasureInputOf(r.input);
+      if (r.kind === ERASURE_KIND && typeof input !== 'string') pending.push({ seq: r.seq as number, step_id: r.step_id as string, input });
+    }
+    if (text.includes(ERASED_MARKER)) for (const m of text.matchAll(/"erasure":("[A-Za-z0-9._:-]+")/g)) sealedBy.add(JSON.parse(m[1]!) as string);
+  }
+  const out: ErasureOutcome[] = [];
+  for (const p of pending) {
+    if (sealedBy.has(p.step_id)) continue;
+    const deleted = await completeErasure(journal, p.step_id, p.input);
+    out.push({ journal: id, seq: p.input.target, path: p.input.path, digest: p.input.digest, erasure: { seq: p.seq, step_id: p.step_id }, parts_deleted: deleted, resumed: true });
+  }
+  return out;
+}
+
+/** Completes every erasure journal `id` records but has not carried out (a process killed after the erasure record). */
+export async function resumeRowErasures(store: Store, id: string): Promise<ErasureOutcome[]> {
+  const journal = await openForErasure(store, id);
+  try {
+    if (journal.genesis.format !== FORMAT_V3) return [];
+    return await resumeOpen(journal, id);
+  } finally {
+    await journal.close();
+  }
+}
+
+async function eraseOpen(journal: RowJournal, id: string, req: EraseRequest): Promise<ErasureOutcome> {
+  if (journal.genesis.format !== FORMAT_V3) throw new StoreError('OPTION_INVALID', `journal ${id} is ${String(journal.genesis.format)}: only stepchain/v3 records can be erased (their values are committed one by one with salts that can be destroyed)`);
+  if (typeof req.reason !== 'string' || req.reason.length === 0) throw new StoreError('OPTION_INVALID', 'an erasure needs a reason (--reason TEXT)');
+  await resumeOpen(journal, id);
+  const text = await lineAt(journal, req.seq);
+  if (text === null) throw new StoreError('OPTION_INVALID', `journal ${id} has no record at seq ${req.seq}`);
+  const record = JSON.parse(text) as Record<string, unknown>;
+  if (record.kind === ERASURE_KIND) throw new ErasureError('ERASURE_TARGET_INVALID', `seq ${req.seq} is an erasure record: it holds no erasable value`);
+  const digest = 'sha256:' + Buffer.from(unitAt(record, req.path).unit.digest).toString('hex');
+  const stepId = erasureStepId(req.seq, digest);
+  // Refused before anything is written: a record that does not verify deep, or a unit that cannot be sealed.
+  eraseUnit(record, req.path, stepId, digest);
+  const input: ErasureInput = { target: req.seq, path: req.path, digest, reason: req.reason, by: req.by ?? null };
+  // The commit point: from here the erasure is recorded, and completed by this call or the next erase.
+  const appended = await journal.append({ step_id: stepId, kind: ERASURE_KIND, ref: null, input: input as never, result: null, error: null });
+  fault('after-record');
+  const deleted = await completeErasure(journal, appended.step_id, input);
+  return { journal: id, seq: req.seq, path: req.path, digest, erasure: { seq: appended.seq, step_id: appended.step_id }, parts_deleted: deleted, resumed: false };
+}
+
+/** Erases the unit at `req.path` of record `req.seq` of journal `id` of a SQLite or Postgres store. */
+export async function eraseRowValue(store: Store, id: string, req: EraseRequest): Promise<ErasureOutcome> {
+  const journal = await openForErasure(store, id);
+  try {
+    return await eraseOpen(journal, id, req);
+  } finally {
+    await journal.close();
+  }
+}
+
+/** Every value at `matchPath` equal to `value` in every stepchain/v3 journal of a SQLite or Postgres store, erased. */
+export async function eraseRowMatching(store: Store, req: MatchRequest): Promise<StoreErasureReport> {
+  const pattern = matchPattern(req.matchPath);
+  const want = JSON.stringify(req.value);
+  // A cheap filter: a matching value's JSON text is in the line (a string: its text without the quotes).
+  const needle = want.length > 2 && typeof req.value === 'string' ? want.slice(1, -1) : want;
+  const report: StoreErasureReport = { journals_scanned: 0, journals_not_v3: [], erased: [], failed: [] };
+  for (const id of await store.list()) {
+    if (id.startsWith('_')) continue;
+    report.journals_scanned++;
+    const journal = await openForErasure(store, id);
+    try {
+      if (journal.genesis.format !== FORMAT_V3) {
+        report.journals_not_v3.push(id);
+        continue;
+      }
+      report.erased.push(...(await resumeOpen(journal, id)));
+      const found: Array<{ seq: number; path: string }> = [];
+      for await (const { text } of journal.lines()) {
+        if (!text.includes(needle)) continue;
+        const r = JSON.parse(text) as Record<string, unknown>;
+        if (r.kind === ERASURE_KIND) continue;
+        const hits: string[] = [];
+        matchPaths(r, pattern, '', want, hits);
+        for (const h of hits) found.push({ seq: r.seq as number, path: h });
+      }
+      for (const f of found) {
+        try {
+          report.erased.push(await eraseOpen(journal, id, { seq: f.seq, path: f.path, reason: req.reason, by: req.by ?? null }));
+        } catch (e) {
+          report.failed.push({ journal: id, seq: f.seq, path: f.path, error: e instanceof Error ? e.message : String(e) });
+        }
+      }
+    } finally {
+      await journal.close();
+    }
+  }
+  return report;
+}

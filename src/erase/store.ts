@@ -1,0 +1,30 @@
+/**
+ * Erasure in any store (spec/ERASURE.md): the file store by atomic replacement of a bucket (file.ts), the
+ * SQLite and Postgres stores by an update of the record's row in one transaction (rows.ts). One call
+ * whatever the store.
+ */
+import { FileStore } from '../store/file/store.js';
+import type { Store } from '../store/types.js';
+import { eraseMatching as eraseFileMatching, eraseValue as eraseFileValue, resumeErasures as resumeFileErasures } from './file.js';
+import { eraseRowMatching, eraseRowValue, resumeRowErasures } from './rows.js';
+import type { EraseRequest, ErasureOutcome, MatchRequest, StoreErasureReport } from './common.js';
+
+export { erasureStepId, type EraseRequest, type ErasureOutcome, type MatchRequest, type StoreErasureReport } from './common.js';
+
+/**
+ * Erases the unit at `req.path` of record `req.seq` of journal `id` (a stepchain/v3 journal of `store`),
+ * keeping every step hash, the head and every checkpoint valid. Completes any interrupted erasure first.
+ */
+export function eraseValue(store: Store, id: string, req: EraseRequest): Promise<ErasureOutcome> {
+  return store instanceof FileStore ? eraseFileValue(store, id, req) : eraseRowValue(store, id, req);
+}
+
+/** Completes every erasure journal `id` records but has not carried out; returns them. */
+export function resumeErasures(store: Store, id: string): Promise<ErasureOutcome[]> {
+  return store instanceof FileStore ? resumeFileErasures(store, id) : resumeRowErasures(store, id);
+}
+
+/** Finds and erases every value at `req.matchPath` equal to `req.value` in every stepchain/v3 journal of the store. */
+export function eraseMatching(store: Store, req: MatchRequest): Promise<StoreErasureReport> {
+  return store instanceof FileStore ? eraseFileMatching(store, req) : eraseRowMatching(store, req);
+}
