@@ -12,6 +12,7 @@ import type { Problem, ProblemLocation } from '../chain/report.js';
 import type { StoredLine } from '../chain/source.js';
 import { MAX_PART_BYTES, PartError, parsePartFile, partRefsIn, partRefsOfFile, type PartRef, type PartSource } from '../record/v3/parts.js';
 import { PartReader } from '../record/v3/part-reader.js';
+import { checkPublicPart, isPublicPartFile, parsePublicPartFile, publicPartRefsIn, type PublicPartFile } from '../record/v3/public-part.js';
 import { ReceiptError } from './errors.js';
 import { FatalProblem } from './problems.js';
 import type { TarEntry, TarReader } from './tar-reader.js';
@@ -53,6 +54,24 @@ export function checkPartList(value: unknown): string | null {
 /** The listed parts of a manifest that passed checkPartList (none when it has no `parts`). */
 export function partListOf(m: { [member: string]: unknown }): PartEntry[] {
   return Array.isArray(m[PARTS_MEMBER]) ? (m[PARTS_MEMBER] as PartEntry[]) : [];
+}
+
+/** Every public reference (`{"digest": A}` alone) in a public record's part slots, with its JSON Pointer. */
+function linePublicRefs(text: string): Array<{ address: string; path: string }> {
+  if (!text.includes('"$stepchain:part":{"digest":"sha256:')) return [];
+  let record: Record<string, Json>;
+  try {
+    record = JSON.parse(text) as Record<string, Json>;
+  } catch {
+    return [];
+  }
+  if (record === null || typeof record !== 'object' || !('secrets' in record)) return [];
+  const out: Array<{ address: string; path: string }> = [];
+  for (const slot of PART_SLOTS) {
+    const v = record[slot];
+    if (v !== null && typeof v === 'object') out.push(...publicPartRefsIn(v, `/${slot}`));
+  }
+  return out;
 }
 
 /** Every reference in a stored line's part slots, with its JSON Pointer (a line that does not parse has none). */
@@ -112,7 +131,7 @@ export function partSourceOf(source: object): PartSource | null {
   return (a, size) => (get as PartSource).call(parts!.store, a, size);
 }
 
-export type PartProblemCode = 'PART_MISSING' | 'PART_CORRUPT';
+export type PartProblemCode = 'PART_MISSING' | 'PART_CORRUPT' | 'PART_ADDRESS_MISMATCH';
 
 /** The verifier's side: references met in lines and in part entries, against the listing and the entries read. */
 export class ReceiptParts {
@@ -122,13 +141,32 @@ export class ReceiptParts {
   /** The first reference met for each address, where it was met. */
   private readonly referenced = new Map<string, { ref: PartRef; at: ProblemLocation }>();
 
-  constructor(list: readonly PartEntry[]) {
+  /** A published receipt's public part files (REDACTION.md §13.10), checked deep at the end. */
+  private readonly publicFiles = new Map<string, PublicPartFile>();
+  /** Addresses met through a public reference: their files must be public ones, and give the address. */
+  private readonly publicRefs = new Set<string>();
+
+  constructor(
+    list: readonly PartEntry[],
+    /** Observes every public part file whose address checked (the publication's declaration checks). */
+    private readonly onPublicPart?: (address: string, file: PublicPartFile) => void,
+  ) {
     for (const e of list) this.listed.set(e.address, e);
   }
 
   /** A verified chain line: its references, each to a listed part of the size and digest the reference records. */
   line(text: string, seq: number | null, file: string | undefined, add: (code: PartProblemCode, message: string, at: ProblemLocation) => void): void {
-    for (const { ref, path } of lineRefs(text)) this.reference(ref, { ...(file === undefined ? {} : { file }), ...(seq === null ? {} : { seq }), path }, add);
+    const at = (path: string): ProblemLocation => ({ ...(file === undefined ? {} : { file }), ...(seq === null ? {} : { seq }), path });
+    for (const { ref, path } of lineRefs(text)) this.reference(ref, at(path), add);
+    for (const { address, path } of linePublicRefs(text)) this.publicReference(address, at(path), add);
+  }
+
+  /** A public reference names an address only: the part's public file is bound by its address (checked at the end). */
+  private publicReference(address: string, at: ProblemLocation, add: (code: PartProblemCode, message: string, at: ProblemLocation) => void): void {
+    this.publicRefs.add(address);
+    if (this.referenced.has(address)) return;
+    this.referenced.set(address, { ref: { digest: address, file: '', size: 0 }, at });
+    if (!this.listed.has(address)) add('PART_MISSING', `the reference names part ${address}, which the manifest does not list`, at);
   }
 
   private reference(ref: PartRef, at: ProblemLocation, add: (code: PartProblemCode, message: string, at: ProblemLocation) => void): void {
@@ -159,14 +197,71 @@ export class ReceiptParts {
     if (bytes.length !== e.size) return add('PART_CORRUPT', `part entry is ${bytes.length} bytes; the manifest lists ${e.size}`, at);
     const digest = digestBytes(bytes);
     if (digest !== e.digest) return add('PART_CORRUPT', `part entry hashes to ${digest}; the manifest lists ${e.digest}`, at);
+    if (isPublicPartFile(bytes)) {
+      const p = parsePublicPartFile(bytes);
+      if (typeof p === 'string') return add('PART_CORRUPT', `public part entry ${p}`, at);
+      this.publicFiles.set(address, p);
+      this.came.add(address);
+      if (p.kind === 'list') this.publicReference(p.base, { file: name, path: '/base' }, add);
+      if (p.kind !== 'media') for (const r of publicPartRefsIn(p.kind === 'value' ? p.value : p.tail, p.kind === 'value' ? '/value' : '/tail')) this.publicReference(r.address, { file: name, path: r.path }, add);
+      return;
+    }
     const f = parsePartFile(bytes);
     if (typeof f === 'string') return add('PART_CORRUPT', `part entry ${f}`, at);
     this.came.add(address);
     for (const inner of partRefsOfFile(f)) this.reference(inner, { file: name }, add);
   }
 
+  /**
+   * The deep tier of every public part file (REDACTION.md §13.10): its address from what it shows, a list's
+   * over its base's elements (base chains followed without recursion, each part once); and a part met
+   * through a public reference must be a public file — a private reference's F and size do not bind a file
+   * that no address was checked for.
+   */
+  private checkPublic(add: (code: PartProblemCode, message: string, at: ProblemLocation) => void): void {
+    const elements = new Map<string, Uint8Array[] | null>(); // address → element digests (null: not an array)
+    const failed = new Set<string>();
+    for (const address of this.publicRefs) {
+      if (this.came.has(address) && !this.publicFiles.has(address)) {
+        add('PART_CORRUPT', `part ${address} is referenced by a public record but its entry is a private part file`, { file: partEntryName(address) });
+        failed.add(address);
+      }
+    }
+    for (const start of [...this.publicFiles.keys()].sort()) {
+      // The chain of bases still to check, bottom first.
+      const chain: string[] = [];
+      for (let a: string | null = start; a !== null && !elements.has(a) && !failed.has(a); ) {
+        if (chain.includes(a)) {
+          add('PART_CORRUPT', `part ${a}'s base chain loops`, { file: partEntryName(a) });
+          break;
+        }
+        chain.push(a);
+        const f = this.publicFiles.get(a);
+        a = f !== undefined && f.kind === 'list' ? f.base : null;
+      }
+      for (let i = chain.length - 1; i >= 0; i--) {
+        const a = chain[i]!;
+        const f = this.publicFiles.get(a);
+        if (f === undefined) {
+          failed.add(a);
+          continue;
+        }
+        const base = f.kind === 'list' ? elements.get(f.base) ?? null : null;
+        const r = checkPublicPart(f, a, base);
+        if (!r.ok) {
+          failed.add(a);
+          add(r.code, `public part ${a}: ${r.message}`, { file: partEntryName(a), ...(r.path ? { path: r.path } : {}) });
+          continue;
+        }
+        elements.set(a, r.elements);
+        this.onPublicPart?.(a, f);
+      }
+    }
+  }
+
   /** At the end: a listed part no reference reached, and a referenced part whose entry never came. */
   finish(add: (code: PartProblemCode | 'ENTRY_UNEXPECTED', message: string, at: ProblemLocation) => void): void {
+    if (this.publicFiles.size > 0 || this.publicRefs.size > 0) this.checkPublic(add);
     for (const [address, { at }] of this.referenced) {
       if (this.listed.has(address) && !this.came.has(address)) add('PART_MISSING', `part ${address} is referenced here but its entry is missing or damaged`, at);
     }

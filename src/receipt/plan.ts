@@ -20,7 +20,7 @@ import { keyIdOf, parsePrivateKey } from './keys.js';
 import { MAX_ARCHIVE_BYTES, MAX_BLOB_BYTES, MAX_CHAIN_ENTRY_BYTES, MAX_ENTRIES, MAX_MANIFEST_BYTES, MAX_SIGNATURE_BYTES } from './limits.js';
 import { BASE_MEMBERS, RECEIPT_FORMAT, chainEntryName, declaredArchiveBytes, type BlobEntry, type ChainEntry, type ReceiptManifest } from './manifest.js';
 import { EXPORTER } from './version.js';
-import { collectParts, PARTS_MEMBER } from './parts.js';
+import { collectParts, PARTS_MEMBER, type PartEntry } from './parts.js';
 import type { PartSource } from '../record/v3/parts.js';
 
 export interface ReceiptWriterInput {
@@ -37,6 +37,11 @@ export interface ReceiptWriterInput {
   blob: (digest: string) => Promise<Uint8Array | null>;
   /** A stepchain/v3 journal's parts (PARTS.md §8): each part the range reaches is carried once. */
   parts?: PartSource | null;
+  /**
+   * The parts to carry, when the caller lists them (a v3 publication's public part files, REDACTION.md
+   * §13.10, which `parts` serves): then the range's references are not collected from the lines.
+   */
+  partList?: PartEntry[];
   /** Extra top-level manifest members (I-JSON; may not reuse a base member's name). */
   extra?: Record<string, Json>;
   /** Ed25519 signing key: 32 seed bytes or a PKCS#8 PEM. */
@@ -76,7 +81,7 @@ export async function planReceipt(input: ReceiptWriterInput): Promise<ReceiptPla
   const blobList: BlobEntry[] = [...measured.blobs.entries()].map(([digest, size]) => ({ digest, size })).sort((a, b) => (a.digest < b.digest ? -1 : 1));
   // A v3 journal without a part source still has its references checked: a receipt missing its parts is never written.
   const partSource = input.parts ?? (input.genesis.format === 'stepchain/v3' ? async () => null : null);
-  const partList = partSource ? await collectParts(input.lines(), from, to, partSource) : [];
+  const partList = input.partList ?? (partSource ? await collectParts(input.lines(), from, to, partSource) : []);
   const entries = 2 + measured.chain.length + blobList.length + partList.length;
   if (entries > MAX_ENTRIES) throw new ReceiptError('LIMIT_EXCEEDED', `the receipt would hold ${entries} entries; a verifier accepts at most ${MAX_ENTRIES}`, { hint: 'export a shorter range' });
   for (const b of blobList) await fetchBlob(input, b);

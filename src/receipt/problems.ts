@@ -21,7 +21,9 @@ export type ReceiptProblemCode =
   | 'KEY_MISMATCH'
   /** A stepchain/v3 part a record references is not in the receipt, or its entry is not the part (PARTS.md §9). */
   | 'PART_MISSING'
-  | 'PART_CORRUPT';
+  | 'PART_CORRUPT'
+  /** A published receipt's public part file does not give its address (REDACTION.md §13.10). */
+  | 'PART_ADDRESS_MISMATCH';
 
 /** A problem that stops reading: thrown by the readers, caught once by the verifier. */
 export class FatalProblem {

@@ -39,6 +39,7 @@ import {
 import { FatalProblem, type ReceiptProblemCode, type ReceiptReading } from './problems.js';
 import { checkSignature } from './signature.js';
 import { TarReader, type TarEntry } from './tar-reader.js';
+import type { PublicPartFile } from '../record/v3/public-part.js';
 
 export type { ByteInput } from './inflate.js';
 export type { ReceiptProblemCode } from './problems.js';
@@ -60,6 +61,8 @@ export interface VerifyReceiptOptions<R extends ReceiptReport = ReceiptReport<Re
   onLine?: (line: VerifiedLine) => void;
   /** Observes every blob entry whose bytes are canonical JSON: its digest and text (REDACTION.md §7). */
   onBlob?: (digest: string, text: string) => void;
+  /** Observes every public part file of a published v3 receipt whose address checked (REDACTION.md §13.10). */
+  onPublicPart?: (address: string, file: PublicPartFile) => void;
   /** Runs the chain's per-line checks on these threads (`createLineCheckPool` from `stepchain`); the report is the same. */
   pool?: LineCheckPool;
   /**
@@ -244,7 +247,7 @@ class ReceiptVerification {
     this.expected = entryNames(m, signed);
     this.next = signed ? 2 : 1;
     for (const b of m.blobs) this.listed.set(b.digest, { size: b.size, referenced: null });
-    this.parts = m.genesis.format === 'stepchain/v3' ? new ReceiptParts(partListOf(m)) : null;
+    this.parts = m.genesis.format === 'stepchain/v3' ? new ReceiptParts(partListOf(m), this.options.onPublicPart) : null;
     if (this.parts === null && PARTS_MEMBER in m) this.add('MANIFEST_INVALID', `the manifest lists parts, which only a stepchain/v3 receipt has (this one is ${m.genesis.format ?? 'stepchain/v1'})`, { file: MANIFEST_NAME, path: '/parts' });
     if (m.range.from === 0 && m.range.prev_hash !== genesisHash(m.genesis)) {
       this.add('GENESIS_MISMATCH', `range.prev_hash ${m.range.prev_hash} is not the genesis hash ${genesisHash(m.genesis)}, though the range starts at seq 0`, { file: MANIFEST_NAME, path: '/range/prev_hash' });

@@ -196,7 +196,7 @@ async function publishCommitted(source: ChainSource, options: PublishOptions): P
   }
   return {
     ...result, redactions: pub.declarations.length, policy_digest: policy.digest, original_head: pub.head,
-    redacted_from: pub.declarations[0]?.seq ?? pub.head.seq + 1, secrets_out: options.secretsOut ?? null, publication: 'original-head',
+    redacted_from: firstWithheld(pub.declarations, pub.head.seq), secrets_out: options.secretsOut ?? null, publication: 'original-head',
     views: pub.lines.reduce((n, l) => n + (l.startsWith('{"digests":{') ? viewSlots(JSON.parse(l)).length : 0), 0),
   };
 }
@@ -217,8 +217,14 @@ async function publishV3(source: ChainSource, options: PublishOptions): Promise<
   const result = await writePlanToFile(pub.plan, options.out);
   return {
     ...result, redactions: pub.declarations.length, policy_digest: policy.digest, original_head: pub.head,
-    redacted_from: pub.declarations[0]?.seq ?? pub.head.seq + 1, secrets_out: null, publication: 'original-head', views: 0, bound: true,
+    redacted_from: firstWithheld(pub.declarations, pub.head.seq), secrets_out: null, publication: 'original-head', views: 0, bound: true,
   };
+}
+
+/** The first seq whose record withholds a unit; 0 when only parts withhold some (a part may be shown by any record). */
+function firstWithheld(declarations: ReadonlyArray<{ seq?: number; part?: string }>, head: number): number {
+  const first = declarations[0];
+  return first === undefined ? head + 1 : first.seq ?? 0;
 }
 
 /** `verifyPublishedReceipt` for a file path as well as bytes or a stream: the root entry's `verifyPublishedReceipt`. */

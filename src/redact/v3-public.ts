@@ -19,6 +19,11 @@ import {
   type Unit,
 } from '../record/v3/commit.js';
 import { stepHashV3 } from '../record/v3.js';
+import type { RecordCommitment } from '../record/v3/commit.js';
+import { partRefOf, type PartRef } from '../record/v3/parts.js';
+import { publicPartMarker } from '../record/v3/public-part.js';
+import { parsePointer } from '../canonical/pointer.js';
+import { hiddenUnits, type PublicationParts, type Tree } from './v3-parts.js';
 import { publicRecordProblems } from '../record/v3/public.js';
 
 export { WITHHELD, CHUNKS };
@@ -31,9 +36,27 @@ export interface V3Declaration {
   chunk?: number;
 }
 
-/** Declarations in manifest order: by seq, then path (UTF-16), then chunk (a whole unit before its chunks). */
-export function compareV3Declarations(a: V3Declaration, b: V3Declaration): number {
-  return a.seq - b.seq || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0) || (a.chunk ?? -1) - (b.chunk ?? -1);
+/** A declaration of a unit withheld inside a part (§13.10): `path` points into the part's value (a list's tail). */
+export interface V3PartDeclaration {
+  part: string;
+  path: string;
+  rule: string;
+  chunk?: number;
+}
+
+export type V3AnyDeclaration = V3Declaration | V3PartDeclaration;
+
+/**
+ * Declarations in manifest order: a record's by seq, then a part's by address; then path (UTF-16), then
+ * chunk (a whole unit before its chunks).
+ */
+export function compareV3Declarations(a: V3AnyDeclaration, b: V3AnyDeclaration): number {
+  const ap = 'part' in a ? a.part : null;
+  const bp = 'part' in b ? b.part : null;
+  if (ap === null && bp !== null) return -1;
+  if (ap !== null && bp === null) return 1;
+  const first = ap === null ? (a as V3Declaration).seq - (b as V3Declaration).seq : ap < bp! ? -1 : ap > bp! ? 1 : 0;
+  return first || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0) || (a.chunk ?? -1) - (b.chunk ?? -1);
 }
 
 /** A withheld unit, private to the publisher (its salt opens it, §13.7). */
@@ -105,19 +128,25 @@ const V3_WALK = {
   },
 } as unknown as RecordProfile;
 
-/**
- * The public form of one stored v3 record under `policy` (§13.3). `record` is the parsed stored line (with
- * `seed`), `bind` its B. Refuses (SOURCE_INVALID) a record whose values do not give its `root`: the
- * writer's claim C6 is checked before anything is published.
- */
-export function publicRecordV3(record: JsonObject, bind: string, policy: Policy): V3PublicRecord {
+/** A stored record committed and checked against its root, with one unit tree per slot (rules still empty). */
+interface Committed {
+  seq: number;
+  record: JsonObject;
+  bind: string;
+  c: RecordCommitment;
+  trees: Tree[];
+  values: Record<string, Json>;
+  needles: Redaction[];
+}
+
+function commitStored(record: JsonObject, bind: string): Committed {
   const seq = record.seq as number;
   const seed = typeof record.seed === 'string' ? seedFromHex(record.seed) : null;
   if (seed === null && record.keys !== undefined && record.bind !== undefined && record.secrets === undefined) throw new RedactError('SOURCE_INVALID', `step ${seq} holds erased values (sealed form, spec/ERASURE.md): publishing a journal with erasures is not implemented yet; export a full receipt (stepchain export), which carries the sealed records and verifies`, { location: { seq } });
   if (seed === null) throw new RedactError('SOURCE_INVALID', `step ${seq} is not a stored stepchain/v3 record with its seed; publish from the original journal, not from a published copy`, { location: { seq } });
   const values: Record<string, Json> = {};
   for (const s of SLOTS) if (s in record) values[s] = record[s]!;
-  let c: ReturnType<typeof commitRecord>;
+  let c: RecordCommitment;
   try {
     c = commitRecord(values, seed, { units: true });
   } catch (e) {
@@ -126,12 +155,87 @@ export function publicRecordV3(record: JsonObject, bind: string, policy: Policy)
   if (c.root !== record.root) {
     throw new RedactError('SOURCE_INVALID', `step ${seq}'s values do not give its root (ROOT_MISMATCH): the record was not written from these values; nothing is published`, { location: { seq } });
   }
+  const trees = SLOTS.map((name): Tree => {
+    const units = c.units.filter((u) => u.slot === name);
+    const tree = unitTree(name in record, record[name], units.length);
+    if (tree === null) throw new RedactError('SOURCE_INVALID', `step ${seq}: the units of ${name} do not follow its value`, { location: { seq } });
+    return { part: null, units, tree, value: record[name] ?? null, rule: new Map() };
+  });
+  return { seq, record, bind, c, trees, values, needles: [] };
+}
 
-  // What the policy selects: whole nodes (members, elements, slots) and detector spans inside strings.
-  const { redactions } = redactStep(policy, seq, values, () => new Uint8Array(32), V3_WALK);
-  const rules = rulesForStep(policy, seq, V3_WALK.toolName(values));
+/**
+ * The public form of one stored v3 record under `policy` (§13.3), for a record without part references.
+ * `record` is the parsed stored line (with `seed`), `bind` its B. Refuses (SOURCE_INVALID) a record whose
+ * values do not give its `root`: the writer's claim C6 is checked before anything is published.
+ */
+export function publicRecordV3(record: JsonObject, bind: string, policy: Policy): V3PublicRecord {
+  const k = commitStored(record, bind);
+  const { redactions } = redactStep(policy, k.seq, k.values, () => new Uint8Array(32), V3_WALK);
+  const rules = rulesForStep(policy, k.seq, V3_WALK.toolName(k.values));
+  SLOTS.forEach((name, j) => selected(name, record, k.trees[j]!, redactions, rules, k.needles, k.seq));
+  return buildPublicRecord(k, []);
+}
 
-  const needles: Redaction[] = [];
+/**
+ * The selection of a record whose slots reference parts (§13.10): the policy sees the values with every
+ * part resolved, and each selection is located in the tree that holds it — the record's slot or a part
+ * (whose rule map is shared by every record that references it). `finish` builds the public record once
+ * every record's selections are in (a part's markers depend on all of them); `refs` collects the private
+ * references the public record shows.
+ */
+export async function selectRecordV3Parts(record: JsonObject, bind: string, policy: Policy, parts: PublicationParts): Promise<{ finish: (refs: PartRef[]) => V3PublicRecord }> {
+  const k = commitStored(record, bind);
+  const seq = k.seq;
+  const resolved: Record<string, Json> = {};
+  for (const s of SLOTS) if (s in k.values) resolved[s] = s === 'meta' ? k.values[s]! : await parts.resolve(k.values[s]!, seq, `/${s}`);
+  const { redactions } = redactStep(policy, seq, resolved, () => new Uint8Array(32), V3_WALK);
+  const rules = rulesForStep(policy, seq, V3_WALK.toolName(resolved));
+  for (const r of redactions) {
+    const tokens = parsePointer(r.path);
+    const j = (SLOTS as readonly string[]).indexOf(tokens[0]!);
+    if (j < 0) continue;
+    const place = await parts.locate({ tree: k.trees[j]!, unit: 0, node: k.values[tokens[0]!] ?? null }, tokens.slice(1), seq, r.path, r.spans !== undefined);
+    if (place === null) throw new RedactError('SOURCE_INVALID', `step ${seq}: the policy selects ${r.path}, which is no unit of the record or of a part it references (inside a media part?)`, { location: { seq, path: r.path } });
+    k.needles.push(r);
+    holdPlace(place.tree, place.unit, r, seq);
+  }
+  SLOTS.forEach((name, j) => {
+    if (!(name in record)) absentSlot(name, k.trees[j]!, rules);
+  });
+  return { finish: (refs) => buildPublicRecord(k, refs) };
+}
+
+/** Withholds what a selection names at its place: the chunks a detector's span touches, else the whole unit. */
+function holdPlace(t: Tree, i: number, r: Redaction, seq: number): void {
+  const hold = (u: number): void => {
+    if (!t.rule.has(u)) t.rule.set(u, r.rule);
+  };
+  const chunks = t.tree.children[i]!.filter((k) => t.units[k]!.kind === 'chunk');
+  if (r.spans && chunks.length > 0 && typeof r.value === 'string') {
+    // The chunks a detector span touches (byte ranges of the escaped text); the others stay disclosed.
+    const off = escapedOffsets(r.value);
+    const ends = stringChunks(r.value)!;
+    let at = 0;
+    const ranges = ends.map((x) => [at, (at += x.length)] as const);
+    for (const [a, b] of r.spans) chunks.forEach((k, n) => {
+      if (ranges[n]![0] < off[b]! && ranges[n]![1] > off[a]!) hold(k);
+    });
+    return;
+  }
+  if (t.part !== null && i === 0) throw new RedactError('SOURCE_INVALID', `step ${seq}: the policy selects part ${t.part} whole where no unit holds its reference`, { location: { seq, path: r.path } });
+  hold(i);
+}
+
+/** An absent slot a path rule ends at is withheld all the same: the marker stands for the commitment to absence. */
+function absentSlot(name: string, t: Tree, rules: ReturnType<typeof rulesForStep>): void {
+  for (const r of rules) if (r.detectors.length === 0 && r.paths !== null && r.paths.matches(r.paths.step(r.paths.root(), name))) { if (!t.rule.has(0)) t.rule.set(0, r.id); break; }
+}
+
+/** The public record from a committed record whose trees carry their rules (§13.3). */
+function buildPublicRecord(k: Committed, refs: PartRef[]): V3PublicRecord {
+  const { seq, record, c } = k;
+  const needles = k.needles;
   const declarations: V3Declaration[] = [];
   const withheld: V3Withheld[] = [];
   const out: JsonObject = {};
@@ -144,23 +248,14 @@ export function publicRecordV3(record: JsonObject, bind: string, policy: Policy)
 
   for (let j = 0; j < SLOTS.length; j++) {
     const name = SLOTS[j]!;
-    const units = c.units.filter((u) => u.slot === name);
-    const tree = unitTree(name in record, record[name], units.length);
-    if (tree === null) throw new RedactError('SOURCE_INVALID', `step ${seq}: the units of ${name} do not follow its value`, { location: { seq } });
-    const rule = selected(name, record, units, tree, redactions, rules, needles, seq);
-
+    const t = k.trees[j]!;
+    const { units, rule } = t;
     // A unit is hidden when it or an ancestor is withheld; only the topmost withheld units are markers.
-    const hidden = units.map(() => false);
-    for (const u of units) hidden[u.index] = rule.has(u.index) || (tree.parent[u.index]! >= 0 && hidden[tree.parent[u.index]!]!);
-    for (const u of units) {
-      const p = tree.parent[u.index]!;
-      if (!rule.has(u.index) || (p >= 0 && hidden[p]!)) continue;
-      const chunk = u.kind === 'chunk' ? tree.children[p]!.indexOf(u.index) : undefined;
-      const path = chunk === undefined ? u.path : units[p]!.path;
-      const w: V3Withheld = { seq, path, rule: rule.get(u.index)!, digest: digestOf(u.digest), salt: u.salt, kind: u.kind, ...(chunk === undefined ? {} : { chunk }) };
-      withheld.push(w);
-      declarations.push({ seq, path, rule: w.rule, ...(chunk === undefined ? {} : { chunk }) });
-      privateSecret(u.path, 'withheld salt', u.salt);
+    const hidden = hiddenUnits(t);
+    for (const w of topWithheld(t, hidden)) {
+      withheld.push({ seq, ...w });
+      declarations.push({ seq, path: w.path, rule: w.rule, ...(w.chunk === undefined ? {} : { chunk: w.chunk }) });
+      privateSecret(w.path, 'withheld salt', w.salt);
     }
     const key = c.slots[j]!.key;
     if (rule.has(0)) {
@@ -169,7 +264,7 @@ export function publicRecordV3(record: JsonObject, bind: string, policy: Policy)
       anyWithheld = true;
       continue;
     }
-    if (name in record) out[name] = shown(record[name]!, 0, tree, units, rule);
+    if (name in record) out[name] = shown(record[name]!, 0, t.tree, units, rule, refs);
     if (!hidden.some((h) => h)) {
       keysOut[name] = b64u(key);
       continue;
@@ -178,12 +273,12 @@ export function publicRecordV3(record: JsonObject, bind: string, policy: Policy)
     privateSecret(`/${name}`, 'slot key', key);
     const disclosed = units.filter((u) => !hidden[u.index]);
     const all = new Uint8Array(16 * disclosed.length);
-    disclosed.forEach((u, k) => all.set(u.salt, 16 * k));
+    disclosed.forEach((u, n) => all.set(u.salt, 16 * n));
     saltsOut[name] = b64u(all);
   }
 
   for (const m of Object.keys(record)) if (!(SLOTS as readonly string[]).includes(m) && m !== 'seed') out[m] = record[m]!;
-  out.bind = bind;
+  out.bind = k.bind;
   if (anyWithheld) {
     out.secrets = { keys: keysOut, salts: saltsOut };
     needles.push({ seq, path: '', rule: 'seed', commitment: '', salt: new Uint8Array(0), value: null, matched: [record.seed as string], detected: true });
@@ -191,42 +286,39 @@ export function publicRecordV3(record: JsonObject, bind: string, policy: Policy)
   return { record: out, declarations, withheld, needles };
 }
 
+/** The topmost withheld units of a tree (the markers it shows), each with its declared path, chunk and digest. */
+export function topWithheld(t: Tree, hidden: readonly boolean[]): Array<Omit<V3Withheld, 'seq'>> {
+  const out: Array<Omit<V3Withheld, 'seq'>> = [];
+  for (const u of t.units) {
+    const p = t.tree.parent[u.index]!;
+    if (!t.rule.has(u.index) || (p >= 0 && hidden[p]!)) continue;
+    const chunk = u.kind === 'chunk' ? t.tree.children[p]!.indexOf(u.index) : undefined;
+    const path = chunk === undefined ? u.path : t.units[p]!.path;
+    out.push({ path, rule: t.rule.get(u.index)!, digest: digestOf(u.digest), salt: u.salt, kind: u.kind, ...(chunk === undefined ? {} : { chunk }) });
+  }
+  return out;
+}
+
+/** A part's value as its public file shows it (§13.10), collecting the private references it shows. */
+export function shownPart(t: Tree, refs: PartRef[]): Json {
+  return shown(t.value!, 0, t.tree, t.units, t.rule, refs);
+}
+
 /**
  * The units of one slot that the policy withholds, each with its rule: whole nodes the walk selected, the
  * chunks a detector span touches (the others stay disclosed), and an absent slot a path rule ends at.
  */
-function selected(
-  name: string, record: JsonObject, units: readonly Unit[], tree: UnitTree, redactions: readonly Redaction[], rules: ReturnType<typeof rulesForStep>, needles: Redaction[], seq: number,
-): Map<number, string> {
+function selected(name: string, record: JsonObject, t: Tree, redactions: readonly Redaction[], rules: ReturnType<typeof rulesForStep>, needles: Redaction[], seq: number): void {
   const byPath = new Map<string, number>();
-  for (const u of units) if (u.kind !== 'chunk') byPath.set(u.path, u.index);
-  const rule = new Map<number, string>(); // unit index → the rule that withholds it
-  const hold = (i: number, r: string): void => {
-    if (!rule.has(i)) rule.set(i, r);
-  };
+  for (const u of t.units) if (u.kind !== 'chunk') byPath.set(u.path, u.index);
   for (const r of redactions) {
     if (r.path !== `/${name}` && !r.path.startsWith(`/${name}/`)) continue;
     needles.push(r);
     const i = byPath.get(r.path);
-    if (i === undefined) throw new RedactError('SOURCE_INVALID', `step ${seq}: the policy selects ${r.path}, which is not a unit of the record (inside a part reference?)`, { location: { seq } });
-    const chunks = tree.children[i]!.filter((k) => units[k]!.kind === 'chunk');
-    if (r.spans && chunks.length > 0 && typeof r.value === 'string') {
-      // The chunks a detector span touches (byte ranges of the escaped text); the others stay disclosed.
-      const off = escapedOffsets(r.value);
-      const ends = stringChunks(r.value)!;
-      let at = 0;
-      const ranges = ends.map((t) => [at, (at += t.length)] as const);
-      for (const [a, b] of r.spans) chunks.forEach((k, n) => {
-        if (ranges[n]![0] < off[b]! && ranges[n]![1] > off[a]!) hold(k, r.rule);
-      });
-    } else hold(i, r.rule);
+    if (i === undefined) throw new RedactError('SOURCE_INVALID', `step ${seq}: the policy selects ${r.path}, which is not a unit of the record`, { location: { seq } });
+    holdPlace(t, i, r, seq);
   }
-  if (!(name in record)) {
-    // An absent slot a path rule ends at is withheld all the same: the marker stands for the commitment to absence.
-    for (const r of rules) if (r.detectors.length === 0 && r.paths !== null && r.paths.matches(r.paths.step(r.paths.root(), name))) { hold(0, r.id); break; }
-  }
-
-  return rule;
+  if (!(name in record)) absentSlot(name, t, rules);
 }
 
 export interface UnitTree {
@@ -270,22 +362,28 @@ export function unitTree(present: boolean, value: Json | undefined, count: numbe
 }
 
 /** A slot's value as shown: withheld members, elements and chunks replaced by markers at their places. */
-function shown(v: Json, i: number, tree: UnitTree, units: readonly Unit[], rule: ReadonlyMap<number, string>): Json {
+function shown(v: Json, i: number, tree: UnitTree, units: readonly Unit[], rule: ReadonlyMap<number, string>, refs: PartRef[]): Json {
   const kids = tree.children[i]!;
   if (typeof v === 'string') {
     if (kids.length === 0 || !kids.some((k) => rule.has(k))) return v;
     return { [CHUNKS]: kids.map((k) => (rule.has(k) ? { [WITHHELD]: digestOf(units[k]!.digest) } : chunkString(stringChunks(v)![kids.indexOf(k)]!))) };
   }
   if (v === null || typeof v !== 'object') return v;
-  if (Array.isArray(v)) return v.map((x, n) => (rule.has(kids[n]!) ? { [WITHHELD]: digestOf(units[kids[n]!]!.digest) } : shown(x, kids[n]!, tree, units, rule)));
+  if (Array.isArray(v)) return v.map((x, n) => (rule.has(kids[n]!) ? { [WITHHELD]: digestOf(units[kids[n]!]!.digest) } : shown(x, kids[n]!, tree, units, rule, refs)));
   const keys = Object.keys(v);
-  if (keys.length === 1 && keys[0] === PART_MARKER) return v;
+  if (keys.length === 1 && keys[0] === PART_MARKER) {
+    // A public reference names the address alone: the private file digest and size are not published (§13.10).
+    const ref = partRefOf(v);
+    if (ref === null) throw new RedactError('SOURCE_INVALID', 'a part reference is malformed');
+    refs.push(ref);
+    return publicPartMarker(ref.digest);
+  }
   const o: JsonObject = {};
   const held: string[] = [];
   keys.sort().forEach((k, n) => {
     const u = kids[n]!;
     if (rule.has(u)) held.push(digestOf(units[u]!.digest));
-    else o[k] = shown(v[k]!, u, tree, units, rule);
+    else o[k] = shown(v[k]!, u, tree, units, rule, refs);
   });
   if (held.length > 0) o[WITHHELD] = held.sort();
   return o;

@@ -23,7 +23,13 @@ import { COMMITTED_PUBLICATION_FORMAT_V3, type PublicationBlockV3 } from './publ
 import { envelopeCheck, sweep, type PublishCoreOptions } from './publish.js';
 import { sourceInvalid } from './rechain.js';
 import type { Redaction } from './redact.js';
-import { checkPublicRecordV3, compareV3Declarations, publicRecordV3, type V3Declaration, type V3Withheld } from './v3-public.js';
+import { checkPublicRecordV3, compareV3Declarations, publicRecordV3, selectRecordV3Parts, shownPart, topWithheld, unitTree, type V3AnyDeclaration, type V3PartDeclaration, type V3PublicRecord, type V3Withheld } from './v3-public.js';
+import { b64u, hiddenUnits, publicPartBytes, PublicationParts } from './v3-parts.js';
+import { partSourceOf, type PartEntry } from '../receipt/parts.js';
+import { PartError, type PartRef } from '../record/v3/parts.js';
+import { checkPublicPart, parsePublicPartFile } from '../record/v3/public-part.js';
+import { seedFromHex, slotKey } from '../record/v3/commit.js';
+import { digestBytes, toHex } from '../canonical/sha256.js';
 
 export interface V3Publication {
   plan: ReceiptPlan;
@@ -31,11 +37,20 @@ export interface V3Publication {
   /** The head, the same in the journal and in the public receipt. */
   head: { seq: number; step_hash: string };
   /** Every withheld unit with its digest and salt (private: each salt opens its unit, §13.7). */
-  withheld: V3Withheld[];
+  withheld: Array<V3Withheld | V3PartWithheld>;
   /** Every declaration, in manifest order. */
-  declarations: V3Declaration[];
+  declarations: V3AnyDeclaration[];
   /** The public records, without newlines. */
   lines: string[];
+  /** The public part files, by address (§13.10). */
+  parts: Map<string, Uint8Array>;
+}
+
+/** A unit withheld inside a part (§13.10), private to the publisher. */
+export interface V3PartWithheld extends V3PartDeclaration {
+  digest: string;
+  salt: Uint8Array;
+  kind: string;
 }
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
@@ -50,10 +65,10 @@ export async function planV3Publication(source: ChainSource, options: PublishCor
   envelope(source.genesis as unknown as Json, 'the genesis', {});
   const verifier = new ChainVerifier({ genesis: source.genesis, expectHead: head.step_hash, maxProblems: 10 });
   const published = formatOf(source.genesis).records[1]!;
-  const lines: StoredLine[] = [];
-  const declarations: V3Declaration[] = [];
-  const withheld: V3Withheld[] = [];
-  const needles: Redaction[] = [];
+  const partSource = partSourceOf(source);
+  const parts = new PublicationParts(partSource ?? (async () => null), unitTree);
+  // Pass 1: every record's selections (a part's withheld units are the union over the records that show it).
+  const pending: Array<{ segment: string; seq: number; step_hash: string; finish: (refs: PartRef[]) => V3PublicRecord }> = [];
   let segment: string | null = null;
   for await (const line of source.lines({ from: 0, to: head.seq })) {
     if (line.segment !== segment) verifier.beginSegment(line.segment);
@@ -62,35 +77,78 @@ export async function planV3Publication(source: ChainSource, options: PublishCor
     const scan = scanCanonical(line.text, {});
     if (scan.defect || scan.members === null || !scan.members.has('step_hash')) throw sourceInvalid(`the line of step ${line.seq} is not a canonical stored record`);
     const record = JSON.parse(line.text) as JsonObject;
-    if (JSON.stringify(record).includes('"$stepchain:part"')) {
-      throw sourceInvalid(`step ${line.seq} references parts (content stored once); publishing parts is not implemented yet`);
-    }
     const seq = line.seq;
     envelope(record.step_id!, `step ${seq}'s step_id`, { seq, field: 'step_id' });
     envelope(record.ts!, `step ${seq}'s ts`, { seq, field: 'ts' });
     const bind = stepHashWithout(line.text, scan.members.get('step_hash')!);
-    const pub = publicRecordV3(record, bind, policy);
+    let finish: (refs: PartRef[]) => V3PublicRecord;
+    try {
+      finish = line.text.includes('"$stepchain:part"') ? (await selectRecordV3Parts(record, bind, policy, parts)).finish : ((pub) => () => pub)(publicRecordV3(record, bind, policy));
+    } catch (e) {
+      if (e instanceof PartError) throw sourceInvalid(`step ${seq}: ${e.message} (${e.code}); nothing is published`);
+      throw e;
+    }
+    pending.push({ segment: line.segment, seq, step_hash: record.step_hash as string, finish });
+  }
+  const report = verifier.finish();
+  if (!report.ok) throw sourceInvalid(`the journal does not verify: ${describeProblem(report.problems[0]!)}`);
+  if (pending.length !== head.seq + 1) throw sourceInvalid(`the journal yielded ${pending.length} steps; its head is seq ${head.seq}`);
+
+  // Pass 2: the public records, then every part they reach (through shown references and lists' bases), once.
+  const lines: StoredLine[] = [];
+  const declarations: V3AnyDeclaration[] = [];
+  const withheld: Array<V3Withheld | V3PartWithheld> = [];
+  const needles: Redaction[] = [];
+  const queue: PartRef[] = [];
+  for (const p of pending) {
+    const pub = p.finish(queue);
     const text = canonicalJson(pub.record, { refuseReserved: false });
     if (new TextEncoder().encode(text).length + 1 > MAX_LINE_BYTES) {
-      throw new RedactError('LIMIT_EXCEEDED', `the public record of step ${seq} would be a line over ${MAX_LINE_BYTES} bytes`, { location: { seq }, hint: 'withhold a larger unit' });
+      throw new RedactError('LIMIT_EXCEEDED', `the public record of step ${p.seq} would be a line over ${MAX_LINE_BYTES} bytes`, { location: { seq: p.seq }, hint: 'withhold a larger unit' });
     }
     // The reader's two checks, made by the publisher first: the public record's step hash (fast) and root (deep).
     const pscan = scanCanonical(text, {});
-    if (published.stepHashOf(text, pscan.members!.get('step_hash')!, pscan.members!) !== record.step_hash || checkPublicRecordV3(pub.record).length > 0) {
-      throw sourceInvalid(`the public form of step ${seq} does not verify against its step hash`);
+    const problems = checkPublicRecordV3(pub.record);
+    if (published.stepHashOf(text, pscan.members!.get('step_hash')!, pscan.members!) !== p.step_hash || problems.length > 0) {
+      throw sourceInvalid(`the public form of step ${p.seq} does not verify against its step hash${problems.length > 0 ? ` (${problems[0]!.code}: ${problems[0]!.message})` : ''}`);
     }
-    lines.push({ segment: line.segment, seq, text });
+    lines.push({ segment: p.segment, seq: p.seq, text });
     declarations.push(...pub.declarations);
     withheld.push(...pub.withheld);
     needles.push(...pub.needles);
   }
-  const report = verifier.finish();
-  if (!report.ok) throw sourceInvalid(`the journal does not verify: ${describeProblem(report.problems[0]!)}`);
-  if (lines.length !== head.seq + 1) throw sourceInvalid(`the journal yielded ${lines.length} steps; its head is seq ${head.seq}`);
+  const publicParts = new Map<string, Uint8Array>();
+  const partTexts: Array<{ text: string; where: string }> = [];
+  while (queue.length > 0) {
+    const ref = queue.pop()!;
+    if (publicParts.has(ref.digest)) continue;
+    const p = await parts.load(ref, -1, '').catch((e: unknown) => {
+      throw e instanceof PartError ? sourceInvalid(`${e.message} (${e.code}); nothing is published`) : e;
+    });
+    const hidden = hiddenUnits(p);
+    for (const w of topWithheld(p, hidden)) {
+      withheld.push({ part: p.part, ...w });
+      declarations.push({ part: p.part, path: w.path, rule: w.rule, ...(w.chunk === undefined ? {} : { chunk: w.chunk }) });
+      needles.push(privateNeedle(w.path, 'withheld salt', w.salt));
+    }
+    const made = publicPartBytes(p, (t) => shownPart(t, queue));
+    if (p.file.kind === 'list') queue.push(p.file.base);
+    needles.push({ seq: -1, path: '', rule: 'part seed', commitment: '', salt: new Uint8Array(0), value: null, matched: [p.file.seed], detected: true });
+    const seed = seedFromHex(p.file.seed)!;
+    if (made.anyWithheld) needles.push(privateNeedle('', 'part key', slotKey(seed, 0)));
+    // The reader's check, made by the publisher first: the public file gives the part's address.
+    const parsed = parsePublicPartFile(made.bytes);
+    const base = p.file.kind === 'list' ? baseElements(p.file.base.digest, publicParts, parts) : null;
+    if (typeof parsed === 'string' || !checkPublicPart(parsed, p.part, base).ok) throw sourceInvalid(`the public file of part ${p.part} does not give its address`);
+    publicParts.set(p.part, made.bytes);
+    const nl = made.bytes.indexOf(0x0a);
+    partTexts.push({ text: decoder.decode(nl < 0 ? made.bytes : made.bytes.subarray(0, nl)), where: `part ${p.part}` });
+  }
+  const partList: PartEntry[] = [...publicParts].map(([address, bytes]) => ({ address, digest: digestBytes(bytes), size: bytes.length })).sort((a, b) => (a.address < b.address ? -1 : 1));
 
   const publication: PublicationBlockV3 = { format: COMMITTED_PUBLICATION_FORMAT_V3, policy_digest: policy.digest };
   declarations.sort(compareV3Declarations);
-  sweep(needles, [...lines.map((l) => ({ text: l.text, where: `step ${l.seq}` })), { text: canonicalJson(source.genesis), where: 'the genesis' }]);
+  sweep(needles, [...lines.map((l) => ({ text: l.text, where: `step ${l.seq}` })), ...partTexts, { text: canonicalJson(source.genesis), where: 'the genesis' }]);
   const plan = await planReceipt({
     genesis: source.genesis,
     lines: async function* () {
@@ -99,10 +157,38 @@ export async function planV3Publication(source: ChainSource, options: PublishCor
     from: 0,
     to: head.seq,
     blob: async () => null,
+    parts: async (address) => publicParts.get(address) ?? null,
+    partList,
     extra: { publication, redactions: declarations } as unknown as Record<string, Json>,
     ...(options.sign === undefined ? {} : { sign: options.sign }),
     ...(options.exporter === undefined ? {} : { exporter: options.exporter }),
   });
   sweep(needles, [{ text: decoder.decode(plan.manifestBytes), where: 'the manifest' }]);
-  return { plan, publication, head: { seq: head.seq, step_hash: head.step_hash }, withheld, declarations, lines: lines.map((l) => l.text) };
+  return { plan, publication, head: { seq: head.seq, step_hash: head.step_hash }, withheld, declarations, lines: lines.map((l) => l.text), parts: publicParts };
+}
+
+function privateNeedle(path: string, what: string, bytes: Uint8Array): Redaction {
+  return { seq: -1, path, rule: what, commitment: '', salt: new Uint8Array(0), value: null, matched: [toHex(bytes), b64u(bytes)], detected: true };
+}
+
+/** A list's base elements as a reader computes them from the public files (published first: the base chain is checked bottom up). */
+function baseElements(address: string, published: ReadonlyMap<string, Uint8Array>, parts: PublicationParts): Uint8Array[] | null {
+  const chain: string[] = [];
+  for (let a: string | null = address; a !== null; ) {
+    chain.push(a);
+    const p = parts.loaded.get(a);
+    a = p !== undefined && p.file.kind === 'list' ? p.file.base.digest : null;
+  }
+  let elements: Uint8Array[] | null = null;
+  for (let i = chain.length - 1; i >= 0; i--) {
+    const p = parts.loaded.get(chain[i]!);
+    if (p === undefined) return null;
+    const bytes = published.get(chain[i]!) ?? publicPartBytes(p, (t) => shownPart(t, [])).bytes;
+    const f = parsePublicPartFile(bytes);
+    if (typeof f === 'string') return null;
+    const r = checkPublicPart(f, chain[i]!, elements);
+    if (!r.ok) return null;
+    elements = r.elements;
+  }
+  return elements;
 }

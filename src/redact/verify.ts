@@ -22,6 +22,7 @@ import { verifyReceipt, type ByteInput, type ReceiptProblemCode, type ReceiptRep
 import { anchorDefect, redactionsDefect, type AnchorBlock, type Declaration } from './anchor.js';
 import { COMMITTED_PUBLICATION_FORMAT_V3, publicationDefect, type PublicationBlock } from './publication.js';
 import { V3PublicationChecks, isV3PublicLine, v3DeclarationsDefect } from './v3-verify.js';
+import type { PublicPartFile } from '../record/v3/public-part.js';
 import { FORMAT_V3 } from '../record/v3.js';
 import { viewSlots } from './unbound.js';
 import { describePublication } from './describe.js';
@@ -74,7 +75,7 @@ export interface PublishedReport extends ReceiptReport<PublishedProblemCode> {
  * which adds the declaration and anchor problems — so whoever passes these options gets the whole
  * verification, publication checks included (issue 14 item 6: `diff` passed the observers without it).
  */
-export type ReceiptHooks = Required<Pick<VerifyReceiptOptions<ReceiptReport<ReceiptProblemCode> | PublishedReport>, 'extensions' | 'onLine' | 'onBlob' | 'finish'>>;
+export type ReceiptHooks = Required<Pick<VerifyReceiptOptions<ReceiptReport<ReceiptProblemCode> | PublishedReport>, 'extensions' | 'onLine' | 'onBlob' | 'onPublicPart' | 'finish'>>;
 
 export interface VerifyPublishedOptions extends Omit<VerifyReceiptOptions, keyof ReceiptHooks> {
   /** Also return the marker standing at this step and path (and with `step: true`, the step's whole line). */
@@ -123,6 +124,7 @@ export function publishedReceiptHooks(locate?: Locate): PublishedReceiptHooks {
     extensions: { anchor: (v) => checks.anchorMember(v), redactions: (v) => checks.redactionsMember(v), publication: (v) => checks.publicationMember(v) },
     onLine: (line) => checks.line(line),
     onBlob: (digest, text) => checks.blob(digest, text),
+    onPublicPart: (address, file) => checks.publicPart(address, file),
     finish: finishIfPublished,
   };
   return { options, finish, finishIfPublished };
@@ -171,6 +173,12 @@ class PublicationChecks {
     const why = redactionsDefect(v);
     if (!why) this.declared = new Map((v as Declaration[]).map((d) => [key(d.seq, d.path), { d, seen: false }]));
     return why;
+  }
+
+  /** A published v3 receipt's public part file whose address checked: its markers against the declarations (§13.10). */
+  publicPart(address: string, file: PublicPartFile): void {
+    this.publishedContent = true;
+    this.v3.part(address, file, this.extra);
   }
 
   /** Every redaction marker in a verified line must be declared, with the rule it names (§7 step 2). */
@@ -334,7 +342,10 @@ class PublicationChecks {
     const complete = receipt.steps === m.head.seq - m.range.from + 1 && !stopped;
     if (!complete) return;
     for (const { d, seen } of decl.values()) {
-      if (!seen) this.extra.add('REDACTION_MISSING', `the manifest declares a redaction at seq ${d.seq}, ${d.path} (rule ${JSON.stringify(d.rule)}), but no marker stands there`, { file: MANIFEST_NAME, seq: d.seq, path: d.path });
+      if (seen) continue;
+      const part = (d as { part?: string }).part;
+      if (part !== undefined) this.extra.add('REDACTION_MISSING', `the manifest declares a redaction in part ${part}, ${d.path} (rule ${JSON.stringify(d.rule)}), but no marker stands there (or the part's entry did not check)`, { file: MANIFEST_NAME, path: d.path });
+      else this.extra.add('REDACTION_MISSING', `the manifest declares a redaction at seq ${d.seq}, ${d.path} (rule ${JSON.stringify(d.rule)}), but no marker stands there`, { file: MANIFEST_NAME, seq: d.seq, path: d.path });
     }
   }
 }

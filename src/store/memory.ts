@@ -166,6 +166,8 @@ class MemoryJournal implements Journal {
 
   /** A stepchain/v3 journal's parts (spec/PARTS.md); null before its first append, and for v1/v2. */
   get parts(): JournalParts | null {
+    // Made on first use, so a copy can store parts before this journal's first append.
+    if (this.state.parts === undefined && this.state.genesis.format === 'stepchain/v3') this.state.parts = new JournalParts(new MemoryPartStore());
     return this.state.parts ?? null;
   }
 

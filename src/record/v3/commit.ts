@@ -202,6 +202,14 @@ class Walk {
     return u;
   }
 
+  /** The top unit of a part whose body the caller assembles (a list over its base's elements): its salt, index 0. */
+  top(path: string): Uint8Array {
+    this.index++;
+    const salt = this.nextSalt(path);
+    this.record('part', 0, path, salt);
+    return salt;
+  }
+
   /** A member or element unit, or the slot/part top unit (tag given). */
   unit(tag: number, kind: UnitKind, name: string | null, value: unknown, path: string, present = true): Uint8Array {
     const i = this.index++;
@@ -246,6 +254,8 @@ class Walk {
     const keys = Object.keys(o);
     if (keys.length === 1 && keys[0] === PART_MARKER) {
       const body = o[PART_MARKER];
+      // A public reference is exactly {"digest": A}: anything beside it would be shown and bound by nothing.
+      if (this.options.public && isPlainObject(body) && Object.keys(body).length !== 1) throw new CommitError('MARKER_INVALID', 'a public part reference is exactly {"$stepchain:part":{"digest":"sha256:…"}}', path);
       if (!isPlainObject(body)) throw new CommitError('MARKER_INVALID', 'a part reference is {"$stepchain:part":{"digest":"sha256:…",…}}', path);
       return [BYTE[REFERENCE]!, digestBytesOf(body.digest, path)];
     }
@@ -358,6 +368,24 @@ export function commitPart(value: unknown, seed: Uint8Array, options: { units?: 
   const walk = new Walk('part', derivedSalts(slotKey(seed, 0)), options.units ? { collect: options.units } : {});
   const digest = walk.unit(TAG.part, 'part', null, value, '');
   return { address: 'sha256:' + toHex(digest), digest };
+}
+
+/**
+ * A part's top unit and, for an array value, its elements' digests (REDACTION.md §13.10): with `base` the
+ * elements a list's base part gives, the list's address SHA-256(0x70 ‖ salt 0 ‖ 0x5b ‖ base ‖ tail elements)
+ * (PARTS.md §5). Salts come from `salts` in preorder (unit 0 first); with `public`, withheld markers count
+ * as their digests. Throws CommitError on a shape it cannot commit.
+ */
+export function commitPartUnits(value: unknown, salts: SaltSource, options: WalkOptions & { base?: readonly Uint8Array[] } = {}): { digest: Uint8Array; elements: Uint8Array[] | null } {
+  const walk = new Walk('part', salts, options);
+  if (!Array.isArray(value)) {
+    if (options.base !== undefined) throw new CommitError('MARKER_INVALID', 'a list part\'s tail is an array', '');
+    return { digest: walk.unit(TAG.part, 'part', null, value, ''), elements: null };
+  }
+  const salt = walk.top('');
+  const elements = walk.repr(value, '').slice(1);
+  const all = options.base === undefined ? elements : [...options.base, ...elements];
+  return { digest: sha256Concat([BYTE[TAG.part]!, salt, BYTE[ARRAY]!, ...all]), elements: all };
 }
 
 let pool = new Uint8Array(0);

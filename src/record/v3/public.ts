@@ -113,5 +113,6 @@ export function publicRecordProblems(record: unknown): PublicRecordProblem[] {
 function hasMarker(v: Json | undefined): boolean {
   if (v === null || typeof v !== 'object') return false;
   if (Array.isArray(v)) return v.some(hasMarker);
-  return Object.keys(v).some((k) => k.startsWith('$stepchain:') || hasMarker(v[k]));
+  // A part reference is no marker: the part's own public file withholds what it withholds (REDACTION.md §13.10).
+  return Object.keys(v).some((k) => (k.startsWith('$stepchain:') && k !== '$stepchain:part') || hasMarker(v[k]));
 }
