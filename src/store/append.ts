@@ -40,12 +40,17 @@ export interface QueuedJournal {
   readonly parts?: JournalParts | null;
 }
 
+/** Why `journal` takes no append: CLOSED, READ_ONLY; null when it does. */
+export function writeRefusal(journal: QueuedJournal, closed: boolean): StoreError | null {
+  if (closed) return new StoreError('CLOSED', `journal ${journal.id} is closed`, { hint: 'open it again' });
+  if (journal.readOnly) return new StoreError('READ_ONLY', `journal ${journal.id} was opened read-only`, { hint: 'open it without readOnly to append' });
+  return null;
+}
+
 /** Refuses a closed (CLOSED) or read-only (READ_ONLY) journal, prepares the steps and queues them as one group. */
 export function queueSteps(queue: CommitQueue, journal: QueuedJournal, closed: boolean, steps: readonly StepInput[], options?: AppendOptions): Promise<AppendResult[]> {
-  if (closed) return Promise.reject(new StoreError('CLOSED', `journal ${journal.id} is closed`, { hint: 'open it again' }));
-  if (journal.readOnly) {
-    return Promise.reject(new StoreError('READ_ONLY', `journal ${journal.id} was opened read-only`, { hint: 'open it without readOnly to append' }));
-  }
+  const refused = writeRefusal(journal, closed);
+  if (refused !== null) return Promise.reject(refused);
   try {
     const after = afterOf(options);
     const prepared = prepareSteps(steps, journal.config.blobThreshold, writerProfile(journal.genesis));

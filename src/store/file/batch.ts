@@ -18,22 +18,7 @@ import { bucketFirstSeq, type JournalPaths } from './layout.js';
 
 export const PENDING_NAME = '.batch-pending.json';
 
-/** Steps a streamed batch prepares, seals and writes at a time: its memory, whatever the stream's length (bench/RESULTS.md). */
-export const STREAM_CHUNK = 256;
-
-/** appendMany calls with more steps than this are written as a streamed batch. */
-export const STREAM_MANY = 4096;
-
-/** What a streamed batch committed. */
-export interface StreamedBatch {
-  /** Steps the stream held. */
-  steps: number;
-  /** Lines it added (a step repeating a committed one by step_id adds none). */
-  appended: number;
-  /** Seqs of the first and last line added; null when none was. */
-  first: number | null;
-  last: number | null;
-}
+export { STREAM_CHUNK, STREAM_MANY, type StreamedBatch } from '../stream.js';
 
 /** Where the committed chain ended when the batch began. */
 export interface PendingBatch {

@@ -22,7 +22,7 @@ import { knownSteps, sequenceBatch, type Group, type GroupOutcome } from '../seq
 import type { AppendOptions, AppendResult, Journal, JournalConfig, JournalReport, JournalVerifyOptions, Lineage, RunStateCache } from '../types.js';
 import { assertOwnDirectories } from './fsutil.js';
 import { BUCKETS_DIR, JournalPaths, type JournalMeta } from './layout.js';
-import { faultPoint } from './faults.js';
+import { faultPoint } from '../faults.js';
 import { STREAM_CHUNK, STREAM_MANY, readPending, removePending, rollBackPending, writePending, type PendingBatch, type StreamedBatch } from './batch.js';
 import { prepareSteps, type BlobPayload } from '../prepare.js';
 import { writerProfile, type Genesis } from '../../record/formats.js';

@@ -13,7 +13,7 @@
 import { constants, fstatSync } from 'node:fs';
 import { open, unlink, type FileHandle } from 'node:fs/promises';
 import { StoreError, ioError } from '../errors.js';
-import { faultPlanned, faultPoint } from './faults.js';
+import { faultPlanned, faultPoint } from '../faults.js';
 import type { BlobPayload } from '../prepare.js';
 import { placeLine } from '../segments.js';
 import { fsyncDir, openRegular, sizeOf, writeFileAtomic } from './fsutil.js';

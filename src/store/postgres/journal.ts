@@ -7,6 +7,7 @@
  * append resolves only after COMMIT returned; nothing is held between batches.
  */
 import { isDigest } from '../../canonical/sha256.js';
+import { StepchainError } from '../../errors.js';
 import type { ChainHead, SeqRange, StoredLine } from '../../chain/source.js';
 import { formatTimestamp } from '../../record/fields.js';
 import type { Genesis } from '../../record/formats.js';
@@ -16,19 +17,23 @@ import { CommitQueue } from '../commit-queue.js';
 import { StoreError } from '../errors.js';
 import { assertSeq } from '../ids.js';
 import type { JournalMeta } from '../meta.js';
-import { appendManyOf, queueSteps } from '../append.js';
+import { afterOf, appendManyOf, queueSteps, writeRefusal } from '../append.js';
+import { faultPoint } from '../faults.js';
+import { prepareSteps } from '../prepare.js';
+import { STREAM_MANY, streamChunks, type StreamedBatch, type StreamOptions } from '../stream.js';
+import { writerProfile } from '../../record/formats.js';
 import type { BlobPayload } from '../prepare.js';
 import { restoreRecord } from '../restore.js';
 import { JournalParts } from '../parts-prepare.js';
 import { withPartProblems } from '../parts-verify.js';
 import { PostgresPartStore } from './parts.js';
 import { blobOfRow, headOfRow, placeLines, rowLines } from '../rows/lines.js';
-import { knownSteps, sequenceBatch, type Group, type GroupOutcome, type SequencedBatch } from '../sequencer.js';
+import { knownSteps, sequenceBatch, type Group, type GroupOutcome } from '../sequencer.js';
 import type { AppendOptions, AppendResult, Journal, JournalConfig, JournalReport, JournalVerifyOptions, Lineage } from '../types.js';
 import type { DbClient } from './driver.js';
 import { isConnectionLoss, sqlState, translate } from './errors.js';
 import { StepIdIndex } from './idempotency.js';
-import { beginAndLockHead, clashError, headWithTree, holdsLine, insertBlobs, lastLine, linesPage, readBlob, writeLines, type LockedHead, type NewLine } from './sql.js';
+import { beginAndLockHead, clashError, headWithTree, holdsLine, insertBlobs, lastLine, linesPage, lockedHeadNow, readBlob, writeLines, type LockedHead, type NewLine } from './sql.js';
 import type { StoreContext } from './store.js';
 import { verifyJournalRows } from './verify.js';
 import { catchUpAndFollow, planTreeStep, PostgresTreeStorage, rowLeaves, syncedTree, treeStatements } from './tree.js';
@@ -78,8 +83,83 @@ export class PostgresJournal implements Journal, LineRewriter {
     return this.enqueue([step], options).then((r) => r[0]!);
   }
 
+  /** A batch longer than STREAM_MANY goes as a stream (appendStream): the store's memory stays bounded beside the caller's array. */
   appendMany(steps: readonly StepInput[], options?: AppendOptions): Promise<AppendResult[]> {
-    return appendManyOf(steps, (s) => this.enqueue(s, options));
+    return appendManyOf(steps, async (s) => {
+      if (s.length <= STREAM_MANY || afterOf(options) !== undefined) return this.enqueue(s, options);
+      const results: AppendResult[] = [];
+      await this.appendStream(s, { onResults: (r) => { for (const x of r) results.push(x); } });
+      return results;
+    });
+  }
+
+  /**
+   * Appends a stream of steps of any length as one all-or-nothing batch in bounded memory (POSTGRES.md §6):
+   * one transaction holding the head row lock for the whole stream, `chunk` steps prepared, sequenced and
+   * inserted at a time, then one COMMIT. A refused step, a failed statement, a lost connection or a crash
+   * before COMMIT leaves none of it; an unanswered COMMIT is settled as any append's. Readers see the chain
+   * as it was until COMMIT; other appends wait for the row lock (LOCK_TIMEOUT past their lock timeout); a
+   * stream stalled between chunks past idleTimeoutMs is ended by the server and fails whole. A v3 journal's
+   * parts go through the pool as they come: a failed batch may leave parts no line references (harmless).
+   */
+  async appendStream(steps: AsyncIterable<StepInput> | Iterable<StepInput>, options: StreamOptions = {}): Promise<StreamedBatch> {
+    const refused = writeRefusal(this, this.closed);
+    if (refused !== null) throw refused;
+    const profile = writerProfile(this.genesis);
+    const parts = this.parts;
+    const client = await this.connect(`appending to journal ${this.id}`);
+    let last: NewLine | null = null;
+    /** Set once COMMIT is sent: what the batch resolves with if it is found committed after all. */
+    let committing: StreamedBatch | null = null;
+    try {
+      let head = await beginAndLockHead(client, this.ctx.tables, this.key, this.ctx.lockTimeoutMs, this.ctx.idleTimeoutMs);
+      const result = await streamChunks(
+        steps,
+        options,
+        async (group) => {
+          const prepared = prepareSteps(group, this.config.blobThreshold, profile);
+          return parts === null ? prepared : parts.prepare(prepared);
+        },
+        async (prepared) => {
+          if (head === null) throw this.gone();
+          const written = await this.commitOn(client, head, [{ steps: prepared }]);
+          const outcome = written.outcomes[0]!;
+          if (!outcome.ok) throw outcome.error;
+          const first = written.last === null ? null : head.seq + 1;
+          const added = written.last === null ? 0 : written.last.seq - head.seq;
+          if (written.last !== null) {
+            last = written.last;
+            head = await lockedHeadNow(client, this.ctx.tables, this.key);
+          }
+          faultPoint('after-chunk');
+          return { results: outcome.results, added, first };
+        },
+      );
+      if (last === null) {
+        await client.query('ROLLBACK');
+      } else {
+        committing = result;
+        await client.query('COMMIT');
+      }
+      client.release();
+      return result;
+    } catch (e) {
+      await this.failed(client, e, committing === null ? null : last);
+      return committing!; // the COMMIT went unanswered, and the batch is found committed
+    }
+  }
+
+  /** A connection from the pool; a failure to get one is the coded error of what was being done. */
+  private async connect(doing: string): Promise<DbClient> {
+    try {
+      return await this.ctx.pool.connect();
+    } catch (e) {
+      throw translate(e, this.ctx.display, doing);
+    }
+  }
+
+  private gone(): StoreError {
+    return new StoreError('JOURNAL_NOT_FOUND', `journal ${this.id} is no longer in ${this.ctx.display}`, { hint: 'something removed its row; restore it from a backup' });
   }
 
   private enqueue(steps: readonly StepInput[], options?: AppendOptions): Promise<AppendResult[]> {
@@ -88,57 +168,74 @@ export class PostgresJournal implements Journal, LineRewriter {
 
   /** The queue's sink: one transaction for a batch of append calls; each call's outcome on its own. */
   private async commit(groups: readonly Group[]): Promise<GroupOutcome[]> {
-    let client: DbClient;
-    try {
-      client = await this.ctx.pool.connect();
-    } catch (e) {
-      throw translate(e, this.ctx.display, `appending to journal ${this.id}`);
-    }
-    let sent: { batch: SequencedBatch; last: NewLine } | null = null;
+    const client = await this.connect(`appending to journal ${this.id}`);
+    let sent: { outcomes: GroupOutcome[]; last: NewLine } | null = null;
     try {
       const head = await beginAndLockHead(client, this.ctx.tables, this.key, this.ctx.lockTimeoutMs, this.ctx.idleTimeoutMs);
-      if (head === null) throw new StoreError('JOURNAL_NOT_FOUND', `journal ${this.id} is no longer in ${this.ctx.display}`, { hint: 'something removed its row; restore it from a backup' });
-      const index = new StepIdIndex(client, this.ctx.tables, this.key, this.genesis, head.seq, this.ctx.idempotencyWindow, this.where);
-      const batch = sequenceBatch(groups, { seq: head.seq, hash: head.hash }, await knownSteps(index, groups), formatTimestamp(new Date()));
-      if (batch.lines.length === 0) {
+      if (head === null) throw this.gone();
+      const written = await this.commitOn(client, head, groups);
+      if (written.last === null) {
         await client.query('ROLLBACK');
       } else {
-        const { lines, tail } = placeLines(batch, head, this.config.segmentBytes);
-        const blobs = new Map<string, BlobPayload>();
-        for (const o of batch.outcomes) if (o.ok) for (const b of o.blobs) blobs.set(b.digest, b);
-        await insertBlobs(client, this.ctx.tables, this.key, [...blobs.values()]);
-        // The tree (spec/POSTGRES.md §4.1): written by the lines' own last statement when its state is the
-        // head's; otherwise caught up from the rows first, in this transaction.
-        const treeStep = this.ctx.merkleTree ? planTreeStep(head, batch.lines, this.where) : null;
-        if (this.ctx.merkleTree && treeStep === null) await catchUpAndFollow(client, this.ctx.tables, this.key, head, batch.lines, this.where);
-        try {
-          await writeLines(client, this.ctx.tables, this.key, lines, tail, treeStep ? (values) => treeStatements(this.ctx.tables, treeStep, values) : undefined);
-        } catch (e) {
-          if (sqlState(e) === '23505') throw clashError(this.id, head.seq + 1, e);
-          throw e;
-        }
-        sent = { batch, last: lines[lines.length - 1]! };
+        sent = { outcomes: written.outcomes, last: written.last };
         await client.query('COMMIT');
       }
       client.release();
-      return batch.outcomes;
+      return written.outcomes;
     } catch (e) {
-      const lost = isConnectionLoss(e);
-      if (!lost) await client.query('ROLLBACK').catch(() => {});
-      client.release(true);
-      // COMMIT was sent and no answer came: the transaction may have committed. Learn which.
-      if (sent !== null && lost) {
-        const fate = await this.commitFate(sent.last);
-        if (fate === 'committed') return sent.batch.outcomes;
-        if (fate === 'unknown') {
-          throw new StoreError('SERVER_UNREACHABLE', `${this.ctx.display}: the connection was lost during COMMIT of journal ${this.id}, and whether it committed cannot be learnt now`, {
-            hint: 'retry with the same step_ids: a step that did commit is returned as it is (FILE-STORE.md §10)',
-            cause: e,
-          });
-        }
-      }
-      throw translate(e, this.ctx.display, `appending to journal ${this.id}`);
+      await this.failed(client, e, sent?.last ?? null);
+      return sent!.outcomes; // the COMMIT went unanswered, and the batch is found committed
     }
+  }
+
+  /**
+   * Inside the transaction beginAndLockHead began, whose head row reads `head`: sequences `groups` and writes
+   * their blobs, lines, tree and head row. `last`: the last line written, null when none was.
+   */
+  private async commitOn(client: DbClient, head: LockedHead, groups: readonly Group[]): Promise<{ outcomes: GroupOutcome[]; last: NewLine | null }> {
+    const index = new StepIdIndex(client, this.ctx.tables, this.key, this.genesis, head.seq, this.ctx.idempotencyWindow, this.where);
+    const batch = sequenceBatch(groups, { seq: head.seq, hash: head.hash }, await knownSteps(index, groups), formatTimestamp(new Date()));
+    if (batch.lines.length === 0) return { outcomes: batch.outcomes, last: null };
+    const { lines, tail } = placeLines(batch, head, this.config.segmentBytes);
+    const blobs = new Map<string, BlobPayload>();
+    for (const o of batch.outcomes) if (o.ok) for (const b of o.blobs) blobs.set(b.digest, b);
+    await insertBlobs(client, this.ctx.tables, this.key, [...blobs.values()]);
+    // The tree (spec/POSTGRES.md §4.1): written by the lines' own last statement when its state is the
+    // head's; otherwise caught up from the rows first, in this transaction.
+    const treeStep = this.ctx.merkleTree ? planTreeStep(head, batch.lines, this.where) : null;
+    if (this.ctx.merkleTree && treeStep === null) await catchUpAndFollow(client, this.ctx.tables, this.key, head, batch.lines, this.where);
+    try {
+      await writeLines(client, this.ctx.tables, this.key, lines, tail, treeStep ? (values) => treeStatements(this.ctx.tables, treeStep, values) : undefined);
+    } catch (e) {
+      if (sqlState(e) === '23505') throw clashError(this.id, head.seq + 1, e);
+      throw e;
+    }
+    return { outcomes: batch.outcomes, last: lines[lines.length - 1]! };
+  }
+
+  /**
+   * After an append transaction failed with `e`: rolls back and lets the connection go; then throws the
+   * coded error — unless COMMIT had been sent (`sentLast`, the last line it wrote), no answer came, and
+   * the batch is found committed: then it returns, and the append stands.
+   */
+  private async failed(client: DbClient, e: unknown, sentLast: NewLine | null): Promise<void> {
+    const lost = isConnectionLoss(e);
+    if (!lost) await client.query('ROLLBACK').catch(() => {});
+    client.release(true);
+    // COMMIT was sent and no answer came: the transaction may have committed. Learn which.
+    if (sentLast !== null && lost) {
+      const fate = await this.commitFate(sentLast);
+      if (fate === 'committed') return;
+      if (fate === 'unknown') {
+        throw new StoreError('SERVER_UNREACHABLE', `${this.ctx.display}: the connection was lost during COMMIT of journal ${this.id}, and whether it committed cannot be learnt now`, {
+          hint: 'retry with the same step_ids: a step that did commit is returned as it is (FILE-STORE.md §10)',
+          cause: e,
+        });
+      }
+    }
+    // A refusal of a streamed step (prepare, parts) is the caller's error, not the server's.
+    if (e instanceof StepchainError) throw e;
+    throw translate(e, this.ctx.display, `appending to journal ${this.id}`);
   }
 
   /** After a COMMIT that went unanswered: waits for that transaction to end (the row lock), then looks. */
@@ -327,15 +424,10 @@ export class PostgresJournal implements Journal, LineRewriter {
 
   /** Runs `fn` in a transaction holding the head row's lock, and commits. */
   private async underLock<T>(doing: string, fn: (client: DbClient, head: LockedHead) => Promise<T>): Promise<T> {
-    let client: DbClient;
-    try {
-      client = await this.ctx.pool.connect();
-    } catch (e) {
-      throw translate(e, this.ctx.display, `${doing} journal ${this.id}`);
-    }
+    const client = await this.connect(`${doing} journal ${this.id}`);
     try {
       const head = await beginAndLockHead(client, this.ctx.tables, this.key, this.ctx.lockTimeoutMs, this.ctx.idleTimeoutMs);
-      if (head === null) throw new StoreError('JOURNAL_NOT_FOUND', `journal ${this.id} is no longer in ${this.ctx.display}`, { hint: 'something removed its row; restore it from a backup' });
+      if (head === null) throw this.gone();
       const out = await fn(client, head);
       await client.query('COMMIT');
       client.release();

@@ -71,11 +71,23 @@ export async function beginAndLockHead(client: DbClient, t: Tables, key: number,
     `SET LOCAL lock_timeout = ${Math.trunc(lockTimeoutMs)}`,
     `SET LOCAL idle_in_transaction_session_timeout = ${Math.trunc(idleTimeoutMs)}`,
     // The tree's state rides along (version 2): a commit that keeps the tree pays no extra round trip.
-    `SELECT j.head_seq::float8 AS head_seq, j.head_hash, j.bucket_first::float8 AS bucket_first, j.bucket_size::float8 AS bucket_size, s.state AS tree
-     FROM ${t.journals} j LEFT JOIN ${t.treeState} s ON s.journal = j.key WHERE j.key = ${k} FOR UPDATE OF j`,
+    lockHeadSql(t, k),
   ];
   const results = (await client.query(sql.join('; '))) as unknown as Array<{ rows: Array<Record<string, unknown>> }>;
-  const row = results[3]?.rows[0];
+  return lockedHeadOfRow(results[3]?.rows[0]);
+}
+
+function lockHeadSql(t: Tables, key: number): string {
+  return `SELECT j.head_seq::float8 AS head_seq, j.head_hash, j.bucket_first::float8 AS bucket_first, j.bucket_size::float8 AS bucket_size, s.state AS tree
+     FROM ${t.journals} j LEFT JOIN ${t.treeState} s ON s.journal = j.key WHERE j.key = ${Math.trunc(key)} FOR UPDATE OF j`;
+}
+
+/** Inside the transaction beginAndLockHead began: the head row (and tree state) as this transaction left it. */
+export async function lockedHeadNow(client: DbClient, t: Tables, key: number): Promise<LockedHead | null> {
+  return lockedHeadOfRow((await client.query(lockHeadSql(t, key))).rows[0] as Record<string, unknown> | undefined);
+}
+
+function lockedHeadOfRow(row: Record<string, unknown> | undefined): LockedHead | null {
   if (row === undefined) return null;
   return {
     seq: row.head_seq as number,

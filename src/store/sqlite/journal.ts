@@ -16,7 +16,11 @@ import { formatTimestamp } from '../../record/fields.js';
 import type { Genesis } from '../../record/formats.js';
 import type { StepInput } from '../../record/input.js';
 import type { StepRecord } from '../../record/seal.js';
-import { appendManyOf, queueSteps } from '../append.js';
+import { afterOf, appendManyOf, queueSteps, writeRefusal } from '../append.js';
+import { faultPoint } from '../faults.js';
+import { prepareSteps } from '../prepare.js';
+import { STREAM_MANY, streamChunks, type StreamedBatch, type StreamOptions } from '../stream.js';
+import { writerProfile } from '../../record/formats.js';
 import { CommitQueue } from '../commit-queue.js';
 import { StoreError } from '../errors.js';
 import { assertSeq } from '../ids.js';
@@ -105,8 +109,54 @@ export class SqliteJournal implements Journal, LineRewriter {
     return this.enqueue([step], options).then((r) => r[0]!);
   }
 
+  /** A batch longer than STREAM_MANY goes as a stream (appendStream): the store's memory stays bounded beside the caller's array. */
   appendMany(steps: readonly StepInput[], options?: AppendOptions): Promise<AppendResult[]> {
-    return appendManyOf(steps, (s) => this.enqueue(s, options));
+    return appendManyOf(steps, async (s) => {
+      if (s.length <= STREAM_MANY || afterOf(options) !== undefined) return this.enqueue(s, options);
+      const results: AppendResult[] = [];
+      await this.appendStream(s, { onResults: (r) => { for (const x of r) results.push(x); } });
+      return results;
+    });
+  }
+
+  /**
+   * Appends a stream of steps of any length as one all-or-nothing batch in bounded memory (SQLITE.md §6):
+   * one write transaction (BEGIN IMMEDIATE) for the whole stream, its steps prepared, sequenced and
+   * inserted `chunk` at a time against the head row as the transaction left it, a v3 journal's parts in the
+   * same transaction, then one COMMIT. A refused step, a failed write or a crash before COMMIT leaves none
+   * of the batch (SQLite rolls the transaction back; after a crash, its frames in the WAL are never
+   * committed). Readers see the chain as it was until COMMIT; other writers, in this process or others,
+   * wait for SQLite's write lock — another process's append fails with LOCK_TIMEOUT if the batch holds it
+   * longer than its lock timeout.
+   */
+  async appendStream(steps: AsyncIterable<StepInput> | Iterable<StepInput>, options: StreamOptions = {}): Promise<StreamedBatch> {
+    const refused = writeRefusal(this, this.closed);
+    if (refused !== null) throw refused;
+    const profile = writerProfile(this.genesis);
+    return this.underLock('appending a streamed batch to', (db, start) => {
+      // The parts on the transaction's own connection: stored, or rolled back, with the lines.
+      const parts = this.genesis.format === 'stepchain/v3' ? new JournalParts(new SqlitePartStore(db, this.id)) : null;
+      let head = start;
+      return streamChunks(
+        steps,
+        options,
+        async (group) => {
+          const prepared = prepareSteps(group, this.config.blobThreshold, profile);
+          return parts === null ? prepared : parts.prepare(prepared);
+        },
+        async (prepared) => {
+          const outcome = (await this.commitOn(db, head, [{ steps: prepared }]))[0]!;
+          if (!outcome.ok) throw outcome.error;
+          const next = lockedHead(db, this.key);
+          if (next === null) throw this.gone();
+          const added = next.seq - head.seq;
+          const first = added === 0 ? null : head.seq + 1;
+          head = next;
+          faultPoint('after-chunk');
+          return { results: outcome.results, added, first };
+        },
+      );
+    });
   }
 
   private enqueue(steps: readonly StepInput[], options?: AppendOptions): Promise<AppendResult[]> {
@@ -115,32 +165,35 @@ export class SqliteJournal implements Journal, LineRewriter {
 
   /** The queue's sink: one transaction for a batch of append calls; each call's outcome on its own. */
   private commit(groups: readonly Group[]): Promise<GroupOutcome[]> {
-    return this.underLock('appending to', async (db, head) => {
-      const index = {
-        lookup: (ids: readonly string[]) => committedSteps(linesWithStepIds(db, this.key, [...new Set(ids)], head.seq, this.ctx.idempotencyWindow), this.genesis, this.where),
-        committed: () => {},
-        clear: () => {},
-      };
-      const batch = sequenceBatch(groups, { seq: head.seq, hash: head.hash }, await knownSteps(index, groups), formatTimestamp(new Date()));
-      if (batch.lines.length === 0) return batch.outcomes;
-      const { lines, tail } = placeLines(batch, head, this.config.segmentBytes);
-      const blobs = new Map<string, BlobPayload>();
-      for (const o of batch.outcomes) if (o.ok) for (const b of o.blobs) blobs.set(b.digest, b);
-      insertBlobs(db, this.key, [...blobs.values()]);
-      // The tree (spec/SQLITE.md §4.1): the fast path when its state is the head's; otherwise caught up
-      // from the rows first (before the new rows are in), in this transaction.
-      const treeStep = this.ctx.merkleTree ? planTreeStep(head, batch.lines, this.where) : null;
-      if (this.ctx.merkleTree && treeStep === null) await catchUpAndFollow(this.treeStorage(db), head, this.leaves(db), batch.lines);
-      try {
-        insertLines(db, this.key, lines);
-      } catch (e) {
-        if (isConstraint(e, 'PRIMARYKEY')) throw clashError(this.id, head.seq + 1, e);
-        throw e;
-      }
-      if (treeStep !== null) writeTreeStep(db, this.key, treeStep);
-      updateHead(db, this.key, tail);
-      return batch.outcomes;
-    });
+    return this.underLock('appending to', (db, head) => this.commitOn(db, head, groups));
+  }
+
+  /** Inside a write transaction whose head row reads `head`: sequences `groups` and writes their lines, blobs, tree and head. */
+  private async commitOn(db: Connection, head: LockedHead, groups: readonly Group[]): Promise<GroupOutcome[]> {
+    const index = {
+      lookup: (ids: readonly string[]) => committedSteps(linesWithStepIds(db, this.key, [...new Set(ids)], head.seq, this.ctx.idempotencyWindow), this.genesis, this.where),
+      committed: () => {},
+      clear: () => {},
+    };
+    const batch = sequenceBatch(groups, { seq: head.seq, hash: head.hash }, await knownSteps(index, groups), formatTimestamp(new Date()));
+    if (batch.lines.length === 0) return batch.outcomes;
+    const { lines, tail } = placeLines(batch, head, this.config.segmentBytes);
+    const blobs = new Map<string, BlobPayload>();
+    for (const o of batch.outcomes) if (o.ok) for (const b of o.blobs) blobs.set(b.digest, b);
+    insertBlobs(db, this.key, [...blobs.values()]);
+    // The tree (spec/SQLITE.md §4.1): the fast path when its state is the head's; otherwise caught up
+    // from the rows first (before the new rows are in), in this transaction.
+    const treeStep = this.ctx.merkleTree ? planTreeStep(head, batch.lines, this.where) : null;
+    if (this.ctx.merkleTree && treeStep === null) await catchUpAndFollow(this.treeStorage(db), head, this.leaves(db), batch.lines);
+    try {
+      insertLines(db, this.key, lines);
+    } catch (e) {
+      if (isConstraint(e, 'PRIMARYKEY')) throw clashError(this.id, head.seq + 1, e);
+      throw e;
+    }
+    if (treeStep !== null) writeTreeStep(db, this.key, treeStep);
+    updateHead(db, this.key, tail);
+    return batch.outcomes;
   }
 
   private treeStorage(db: Connection): SqliteTreeStorage {

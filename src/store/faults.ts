@@ -1,5 +1,5 @@
 /**
- * Fault points of the file writer, for the fault battery (test/faults; issue 34): a test process sets the
+ * Fault points of the writers, for the fault battery (test/faults; issue 34): a test process sets the
  * environment variable STEPCHAIN_TEST_FAULT to `<point>:<action>[@<n>]`, and the n-th time (default the
  * first) the writer reaches that point it announces `stepchain-fault <point> <action>` on standard error and
  * then stops itself (`stop`: SIGSTOP, until a SIGCONT), kills itself (`kill`: SIGKILL), or blocks its event
@@ -12,8 +12,12 @@
  */
 import { existsSync, writeSync } from 'node:fs';
 
-/** after-confirm: the lock confirmed, the lines not yet written; mid-write: half a segment's bytes written; after-write: written, not yet acknowledged. */
-export type FaultPoint = 'after-confirm' | 'mid-write' | 'after-write';
+/**
+ * after-confirm: the lock confirmed, the lines not yet written; mid-write: half a segment's bytes written;
+ * after-write: written, not yet acknowledged (the file writer); after-chunk: a chunk of a streamed batch
+ * written inside its open transaction, not committed (the SQLite and Postgres writers).
+ */
+export type FaultPoint = 'after-confirm' | 'mid-write' | 'after-write' | 'after-chunk';
 
 interface FaultPlan {
   point: FaultPoint;
@@ -25,7 +29,7 @@ const PLAN: FaultPlan | null = parsePlan(process.env.STEPCHAIN_TEST_FAULT);
 let reached = 0;
 
 function parsePlan(text: string | undefined): FaultPlan | null {
-  const m = /^(after-confirm|mid-write|after-write):(stop|kill|block)(?:@(\d{1,6}))?$/.exec(text ?? '');
+  const m = /^(after-confirm|mid-write|after-write|after-chunk):(stop|kill|block)(?:@(\d{1,6}))?$/.exec(text ?? '');
   return m === null ? null : { point: m[1] as FaultPoint, action: m[2]!, nth: Number(m[3] ?? 1) };
 }
 

@@ -1,0 +1,129 @@
+/**
+ * Bulk appends as a stream on the database stores (issue 34; spec/SQLITE.md §6, POSTGRES.md §6): appendStream,
+ * appendMany of more than 4096 steps and `append --jsonl` write the batch chunk by chunk inside one
+ * transaction, so memory is one chunk whatever its length, and keep the all-or-nothing promise — a step
+ * refused in the middle, or the writer stopped and then killed (SIGKILL) in the middle, leaves none of the
+ * batch: readers never see its rows, and the next writer appends after the chain as it was. Real better-sqlite3
+ * files, the run's real embedded Postgres, the built CLI as a real process.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, test } from 'vitest';
+import type { Journal, StepInput, Store } from '../../src/index.js';
+import type { StreamedBatch } from '../../src/store/stream.js';
+import { SqliteStore } from '../../src/store/sqlite/index.js';
+import { CLI } from '../hardening/support.js';
+import { postgresHarness } from '../helpers/postgres.js';
+import { tempDir } from '../helpers/tmp.js';
+import { drive, processState, until } from './helpers.js';
+
+const root = tempDir('stepchain-bulk-db-');
+const pg = await postgresHarness('pgbulk', 3);
+const password = decodeURIComponent(new URL(pg.url).password);
+
+type Streaming = Journal & { appendStream(steps: AsyncIterable<StepInput> | Iterable<StepInput>, options?: { chunk?: number }): Promise<StreamedBatch> };
+
+interface Kind {
+  name: string;
+  store(): Store & { close(): Promise<void> };
+  /** The CLI's location of journal `id` in that store. */
+  location(s: Store, id: string): string;
+  env: Record<string, string>;
+}
+
+let files = 0;
+const KINDS: Kind[] = [
+  {
+    name: 'SQLite',
+    store: () => new SqliteStore(join(root, `s${files++}.db`)),
+    location: (s, id) => `sqlite:${(s as SqliteStore).file}?journal=${id}`,
+    env: {},
+  },
+  {
+    name: 'Postgres',
+    store: () => pg.store(),
+    location: (s, id) => {
+      const u = new URL(pg.url);
+      u.password = '';
+      u.searchParams.set('journal', id);
+      u.searchParams.set('schema', (s as ReturnType<typeof pg.store>).tables.schema);
+      return u.toString();
+    },
+    env: { PGPASSWORD: password },
+  },
+];
+
+async function* stepsOf(n: number, bad?: { at: number; step: StepInput }): AsyncGenerator<StepInput> {
+  for (let i = 0; i < n; i++) yield i === bad?.at ? bad.step : { input: { i }, result: 'ok' };
+}
+
+async function texts(j: Journal): Promise<string[]> {
+  const out: string[] = [];
+  for await (const l of j.lines()) out.push(l.text);
+  return out;
+}
+
+describe.each(KINDS)('$name: a streamed batch is all or nothing', (kind) => {
+  test.each([
+    ['a step the prepare refuses (a member the journal computes)', { v: 9, input: 'x' } as unknown as StepInput, 'FIELD_NOT_ALLOWED'],
+    ['a step the sequencer refuses (a committed step_id with other content)', { step_id: 'before-0', input: 'other' }, 'STEP_ID_CONFLICT'],
+  ])('%s at step 1234 of 1500, written 100 at a time: none of it', async (_what, step, code) => {
+    const s = kind.store();
+    const j = (await s.create('refused')) as Streaming;
+    for (let i = 0; i < 3; i++) await j.append({ step_id: `before-${i}`, input: i });
+    const before = await texts(j);
+    const err = await j.appendStream(stepsOf(1500, { at: 1234, step }), { chunk: 100 }).catch((e: unknown) => e as { code?: string; message: string });
+    expect((err as { code?: string }).code).toBe(code);
+    if (code === 'FIELD_NOT_ALLOWED') expect((err as Error).message).toContain('step 1234 of the batch');
+    expect(await texts(j)).toEqual(before);
+    expect((await j.append({ input: 'after' })).seq).toBe(3);
+    // A step_id repeated across chunks is one step (idempotent), as in one appendMany.
+    const repeated = async function* (): AsyncGenerator<StepInput> {
+      yield* stepsOf(150);
+      yield { step_id: 'twice', input: 't' };
+      yield* stepsOf(150);
+      yield { step_id: 'twice', input: 't' };
+    };
+    expect(await j.appendStream(repeated(), { chunk: 100 })).toEqual({ steps: 302, appended: 301, first: 4, last: 304 });
+    // appendMany of more than 4096 steps takes the same path: a refused step leaves none of it.
+    const many = Array.from({ length: 5000 }, (_, i): StepInput => (i === 4321 ? step : { input: { many: i } }));
+    const head = await j.head();
+    await expect(j.appendMany(many)).rejects.toMatchObject({ code });
+    expect(await j.head()).toEqual(head);
+    many[4321] = { input: 'fine' };
+    const results = await j.appendMany(many);
+    expect(results.map((r) => r.seq)).toEqual(many.map((_, i) => head!.seq + 1 + i));
+    const report = await j.verify();
+    expect(report.problems).toEqual([]);
+    expect(report).toMatchObject({ ok: true, steps: 305 + 5000 });
+    await s.close();
+  }, 120_000);
+
+  test('append --jsonl stopped after its 4th chunk, then killed (SIGKILL): readers never see the batch, the next writer appends after the chain as it was', async () => {
+    const s = kind.store();
+    const j = await s.create('crashed');
+    await j.append({ input: 'before' });
+    const before = await texts(j);
+    const input = join(root, `crashed-${kind.name}.jsonl`);
+    writeFileSync(input, Array.from({ length: 5000 }, (_, i) => `{"input":{"i":${i},"text":"a step of a bulk import"},"result":"ok"}\n`).join(''));
+    const child = drive(CLI, ['append', kind.location(s, 'crashed'), '--jsonl', '--file', input], { ...kind.env, STEPCHAIN_TEST_FAULT: 'after-chunk:stop@4' });
+    let exited = false;
+    void child.exited.then(() => (exited = true));
+    await until(() => exited || (child.stderr().includes('stepchain-fault after-chunk stop') && processState(child.proc.pid!) === 'T'));
+    expect(exited, child.stderr()).toBe(false);
+    // Four chunks (1024 steps) are written inside its open transaction: no reader sees them.
+    const reader = await s.open('crashed', { readOnly: true });
+    expect(await reader.head()).toMatchObject({ seq: 0 });
+    expect(await texts(reader)).toEqual(before);
+    child.proc.kill('SIGKILL');
+    expect((await child.exited).signal).toBe('SIGKILL');
+    expect(child.lines).toEqual([]); // nothing was printed: nothing was committed
+    // The next writer (in Postgres, once the server has ended the dead client's transaction) follows seq 0.
+    expect((await j.append({ input: 'after' })).seq).toBe(1);
+    const all = await texts(reader);
+    expect(all.slice(0, 1)).toEqual(before);
+    expect(all.join('\n')).not.toContain('bulk import');
+    expect((await reader.verify()).ok).toBe(true);
+    await s.close();
+  }, 120_000);
+});
