@@ -29,6 +29,14 @@ export interface Sha256Batch {
   copy(src: Uint8Array, start: number, end: number): void;
   /** Closes the open message; returns its index. */
   end(): number;
+  /**
+   * Opens the next message to be written in place, for callers that assemble many small pieces: room for
+   * `max` bytes in `bytes` from the returned offset (the view is valid until the next reserve or begin).
+   * Write exactly the message's bytes, none past its length; `close(length)` closes it and returns its index.
+   */
+  reserve(max: number): number;
+  readonly bytes: Uint8Array;
+  close(length: number): number;
   /** The digests of every message since the reset, 32 bytes each in order: a view valid until the next reset. */
   run(): Uint8Array;
 }
@@ -87,13 +95,37 @@ class WasmBatch implements Sha256Batch {
     this.mem = new Uint8Array(this.memory.buffer);
   }
 
+  /**
+   * Everything from MESSAGES to here has been written since the memory was last zeroed. Past it the memory is
+   * zero, so a message's padding needs only its 0x80 and its length written: one fill per batch instead of one
+   * per message.
+   */
+  private dirty = MESSAGES;
+
   reset(): void {
+    if (this.dirty > MESSAGES) this.mem.fill(0, MESSAGES, this.dirty);
+    this.dirty = MESSAGES;
     this.count = 0;
     this.at = MESSAGES;
   }
 
   begin(): void {
     this.start = this.at;
+  }
+
+  get bytes(): Uint8Array {
+    return this.mem;
+  }
+
+  reserve(max: number): number {
+    // The padding (at most 72 bytes) is written in place too.
+    if (this.at + max + 72 > this.mem.length) this.room(max + 72);
+    return (this.start = this.at);
+  }
+
+  close(length: number): number {
+    this.at = this.start + length;
+    return this.end();
   }
 
   byte(b: number): void {
@@ -119,19 +151,22 @@ class WasmBatch implements Sha256Batch {
     this.room(size - n);
     const mem = this.mem;
     const pad = this.start + size;
+    // Past the message the memory is zero (see dirty); a run's table, written where messages now go, is not.
+    if (this.at < this.dirty) mem.fill(0, this.at, Math.min(pad, this.dirty));
+    if (pad > this.dirty) this.dirty = pad;
     mem[this.at] = 0x80;
-    mem.fill(0, this.at + 1, pad - 5);
     // The message length in bits, 64-bit big-endian (messages here are far below 2^53 bits).
     const bits = n * 8;
-    const high = Math.floor(bits / 0x100000000);
-    mem[pad - 5] = high & 0xff;
+    mem[pad - 5] = Math.floor(bits / 0x100000000) & 0xff;
     mem[pad - 4] = bits >>> 24;
     mem[pad - 3] = (bits >>> 16) & 0xff;
     mem[pad - 2] = (bits >>> 8) & 0xff;
     mem[pad - 1] = bits & 0xff;
     const i = this.count++;
-    this.starts = grown(this.starts, this.count);
-    this.blocks = grown(this.blocks, this.count);
+    if (i >= this.starts.length) {
+      this.starts = grown(this.starts, this.count);
+      this.blocks = grown(this.blocks, this.count);
+    }
     this.starts[i] = this.start;
     this.blocks[i] = size >>> 6;
     this.at = pad;
@@ -149,7 +184,9 @@ class WasmBatch implements Sha256Batch {
     const table = out + 32 * count;
     this.at = table;
     this.room(ENTRY * count + 64);
-    this.at = MESSAGES;
+    // Messages written after this run (before a reset) go past the table: every message since the reset stays.
+    this.at = table + ENTRY * count;
+    if (this.at > this.dirty) this.dirty = this.at;
     if (this.view32.buffer !== this.memory.buffer) this.view32 = new Int32Array(this.memory.buffer);
     const view = this.view32;
     // Messages of equal block count share an entry, four lanes each; the open entry of a block count is being filled.
@@ -213,6 +250,20 @@ class PortableBatch implements Sha256Batch {
 
   begin(): void {
     this.start = this.at;
+  }
+
+  get bytes(): Uint8Array {
+    return this.buf;
+  }
+
+  reserve(max: number): number {
+    this.room(max);
+    return (this.start = this.at);
+  }
+
+  close(length: number): number {
+    this.at = this.start + length;
+    return this.end();
   }
 
   byte(b: number): void {

@@ -35,9 +35,8 @@ const SLOT_NAME_BYTES = V3_SLOTS.map((s) => encoder.encode(JSON.stringify(s)));
 /** `"$stepchain:part"`: an object whose only member has this name is a part reference, for the walk to check. */
 const PART_NAME = encoder.encode('"$stepchain:part"');
 
-/** The scan met something it leaves to the walk. */
-class Unexpected extends Error {}
-const UNEXPECTED = new Unexpected();
+/** Thrown (and caught) where the scan meets something it leaves to the walk. */
+const UNEXPECTED = new Error('left to the walk');
 
 function grownI32(a: Int32Array<ArrayBuffer>, need: number): Int32Array<ArrayBuffer> {
   if (need <= a.length) return a;
@@ -54,22 +53,14 @@ class TreeHasher {
   private src = new Uint8Array(16384);
   private units = 0;
   // Per unit: repr kind, tag, slot, preorder index, name kind and slice, value slice, children, height.
-  private kind = new Int32Array(256);
-  private tag = new Int32Array(256);
-  private slot = new Int32Array(256);
-  private index = new Int32Array(256);
-  private nameKind = new Int32Array(256);
-  private nameStart = new Int32Array(256);
-  private nameEnd = new Int32Array(256);
-  private valStart = new Int32Array(256);
-  private valEnd = new Int32Array(256);
-  private childStart = new Int32Array(256);
-  private childCount = new Int32Array(256);
-  private height = new Int32Array(256);
-  private children = new Int32Array(256);
-  private childrenUsed = 0;
-  private stack = new Int32Array(256);
-  private stackTop = 0;
+  private kind = new Int32Array(256); private tag = new Int32Array(256); private slot = new Int32Array(256);
+  private index = new Int32Array(256); private nameKind = new Int32Array(256);
+  private nameStart = new Int32Array(256); private nameEnd = new Int32Array(256);
+  private valStart = new Int32Array(256); private valEnd = new Int32Array(256);
+  private childStart = new Int32Array(256); private childCount = new Int32Array(256); private height = new Int32Array(256);
+  // The children lists of every container, and the scan's stack of children met so far.
+  private children = new Int32Array(256); private childrenUsed = 0;
+  private stack = new Int32Array(256); private stackTop = 0;
   private slotUnits = new Int32Array(V3_SLOTS.length);
   private digests = new Uint8Array(32 * 256);
   private salts = new Uint8Array(32 * 64);
@@ -146,22 +137,14 @@ class TreeHasher {
     if (c === 0x5b) return this.container(u, ARRAY, p + 1, end, 0x5d);
     if (c === 0x22) {
       const e = this.stringEnd(p, end);
-      if (e - p - 2 <= CHUNK_THRESHOLD) {
-        this.kind[u] = SCALAR;
-        this.valStart[u] = p;
-        this.valEnd[u] = e;
-        return e;
-      }
+      if (e - p - 2 <= CHUNK_THRESHOLD) return this.slice(u, SCALAR, p, e);
       // Chunks (§4.2) of the escaped text between the quotes, each a unit numbered after the string's.
       this.kind[u] = CHUNKED;
       const base = this.stackTop;
       let start = p + 1;
       for (const ce of chunkEnds(b.subarray(p + 1, e - 1))!) {
         const chunk = this.newUnit(TAG.chunk, NO_NAME, 0, 0);
-        this.kind[chunk] = CHUNK;
-        this.valStart[chunk] = start;
-        this.valEnd[chunk] = p + 1 + ce;
-        start = p + 1 + ce;
+        start = this.slice(chunk, CHUNK, start, p + 1 + ce);
         this.push(chunk);
       }
       this.adopt(u, base);
@@ -175,10 +158,15 @@ class TreeHasher {
       q++;
     }
     if (q === p) throw UNEXPECTED;
-    this.kind[u] = SCALAR;
-    this.valStart[u] = p;
-    this.valEnd[u] = q;
-    return q;
+    return this.slice(u, SCALAR, p, q);
+  }
+
+  /** Unit u's repr is the text's bytes [start, end) (a scalar's literal, a chunk's escaped text); returns end. */
+  private slice(u: number, kind: number, start: number, end: number): number {
+    this.kind[u] = kind;
+    this.valStart[u] = start;
+    this.valEnd[u] = end;
+    return end;
   }
 
   /** The members (`{`) or elements (`[`) from p to the closing byte, each a unit, as u's children. */
@@ -206,38 +194,51 @@ class TreeHasher {
   }
 
   private isPartName(p: number, end: number): boolean {
-    if (p + PART_NAME.length > end) return false;
-    for (let k = 0; k < PART_NAME.length; k++) if (this.src[p + k] !== PART_NAME[k]) return false;
-    return true;
+    return p + PART_NAME.length <= end && PART_NAME.every((x, k) => this.src[p + k] === x);
   }
 
-  /** Writes unit u's preimage as the batch's next message. */
+  /** Writes unit u's preimage as the batch's next message, in place (the pieces are short: loops, not views). */
   private preimage(u: number): void {
-    const batch = this.batch;
-    batch.begin();
-    batch.byte(this.tag[u]!);
-    const s = 32 * (this.slotUnits[this.slot[u]!]! + (this.index[u]! >>> 1)) + SALT_BYTES * (this.index[u]! & 1);
-    batch.copy(this.salts, s, s + SALT_BYTES);
-    const nk = this.nameKind[u];
-    if (nk === TEXT_NAME) batch.copy(this.src, this.nameStart[u]!, this.nameEnd[u]!);
-    else if (nk === SLOT_NAME) {
-      const name = SLOT_NAME_BYTES[this.slot[u]!]!;
-      batch.copy(name, 0, name.length);
-    }
     const kind = this.kind[u]!;
-    if (kind === SCALAR || kind === CHUNK) batch.copy(this.src, this.valStart[u]!, this.valEnd[u]!);
-    else if (kind !== ABSENT) {
-      batch.byte(REPR_BYTE[kind]!);
+    const slot = this.slot[u]!;
+    const index = this.index[u]!;
+    let names = this.src;
+    let ns = 0;
+    let nameLen = 0;
+    if (this.nameKind[u] === TEXT_NAME) {
+      ns = this.nameStart[u]!;
+      nameLen = this.nameEnd[u]! - ns;
+    } else if (this.nameKind[u] === SLOT_NAME) {
+      names = SLOT_NAME_BYTES[slot]!;
+      nameLen = names.length;
+    }
+    const scalar = kind === SCALAR || kind === CHUNK;
+    const n = this.childCount[u]!;
+    const reprLen = scalar ? this.valEnd[u]! - this.valStart[u]! : kind === ABSENT ? 0 : 1 + 32 * n;
+    const batch = this.batch;
+    const start = batch.reserve(1 + SALT_BYTES + nameLen + reprLen);
+    const m = batch.bytes;
+    let at = start;
+    m[at++] = this.tag[u]!;
+    const salts = this.salts;
+    const s = 32 * (this.slotUnits[slot]! + (index >>> 1)) + SALT_BYTES * (index & 1);
+    for (let k = s; k < s + SALT_BYTES; k++) m[at++] = salts[k]!;
+    for (let k = ns; k < ns + nameLen; k++) m[at++] = names[k]!;
+    if (scalar) {
+      const src = this.src;
+      const ve = this.valEnd[u]!;
+      for (let k = this.valStart[u]!; k < ve; k++) m[at++] = src[k]!;
+    } else if (kind !== ABSENT) {
+      m[at++] = REPR_BYTE[kind]!;
       const cs = this.childStart[u]!;
-      const n = this.childCount[u]!;
       if (kind === OBJECT && n > 1) this.sortByDigest(cs, n);
       const d = this.digests;
       for (let k = 0; k < n; k++) {
-        const at = 32 * this.children[cs + k]!;
-        batch.copy(d, at, at + 32);
+        const c = 32 * this.children[cs + k]!;
+        for (let i = c; i < c + 32; i++) m[at++] = d[i]!;
       }
     }
-    batch.end();
+    batch.close(at - start);
   }
 
   /** Sorts children[cs, cs + n) by their digests, ascending byte order (insertion sort: objects are small). */
@@ -327,14 +328,15 @@ class TreeHasher {
       const n = (this.slotUnits[j]! + 1) >>> 1;
       this.slotUnits[j] = blocks;
       for (let k = 0; k < n; k++) {
-        batch.begin();
-        batch.byte(TAG.salt);
-        batch.copy(keys, 32 * j, 32 * j + KEY_BYTES);
-        batch.byte(k >>> 24);
-        batch.byte((k >>> 16) & 0xff);
-        batch.byte((k >>> 8) & 0xff);
-        batch.byte(k & 0xff);
-        batch.end();
+        let at = batch.reserve(1 + KEY_BYTES + 4);
+        const m = batch.bytes;
+        m[at++] = TAG.salt;
+        for (let i = 32 * j; i < 32 * j + KEY_BYTES; i++) m[at++] = keys[i]!;
+        m[at++] = k >>> 24;
+        m[at++] = (k >>> 16) & 0xff;
+        m[at++] = (k >>> 8) & 0xff;
+        m[at++] = k & 0xff;
+        batch.close(1 + KEY_BYTES + 4);
       }
       blocks += n;
     }
@@ -355,11 +357,7 @@ class TreeHasher {
       while (k < this.units && this.height[byLevel[k]!] === h) this.preimage(byLevel[k++]!);
       const out = batch.run();
       const d = this.digests;
-      for (let i = from; i < k; i++) {
-        const src = 32 * (i - from);
-        const dst = 32 * byLevel[i]!;
-        for (let b = 0; b < 32; b++) d[dst + b] = out[src + b]!;
-      }
+      for (let i = from; i < k; i++) for (let b = 0, src = 32 * (i - from), dst = 32 * byLevel[i]!; b < 32; b++) d[dst + b] = out[src + b]!;
     }
   }
 
