@@ -21,7 +21,8 @@ import { SEQ_RULE, STEP_ID_RULE, TS_RULE, digestRule, envelope, invalid } from '
 import { keyOfRecord, keyOfTexts, stepHashWithout, type Envelope, type JournalFormat, type MemberRule, type RecordProfile, type StepTexts } from './profile.js';
 import { runIdentityDefect, type RunIdentity } from './v2.js';
 import { toolNameOf } from './v1.js';
-import { CHUNKS_MARKER, CommitError, PART_MARKER, V3_SLOTS, WITHHELD_MARKER, commitRecord, newSeed, seedFromHex } from './v3/commit.js';
+import { commitRecordTexts } from './v3/commit-texts.js';
+import { CHUNKS_MARKER, CommitError, PART_MARKER, V3_SLOTS, WITHHELD_MARKER, newSeed, seedFromHex } from './v3/commit.js';
 import { KINDS_BY_NAME, KIND_PATTERN, kindRule, type KindSpec } from './v3/kinds.js';
 import { publicRecordProblems } from './v3/public.js';
 
@@ -166,7 +167,8 @@ const LINE_ORDER = ['error', 'input', 'kind', 'meta', 'model', 'prev_hash', 'pro
 export function sealV3(texts: StepTexts, e: Envelope): { stepHash: string; line: string; root: string; bind: string } {
   const seedBytes = e.seed !== undefined ? seedFromHex(e.seed) : newSeed();
   if (seedBytes === null) throw new CommitError('SECRETS_INVALID', 'a v3 record seed is 64 lowercase hex digits', '/seed');
-  const root = commitRecord(slotValuesOfTexts(texts), seedBytes).root;
+  // The unit tree from the slots' canonical texts, hashed level by level in batches (v3/commit-texts.ts).
+  const root = 'sha256:' + toHex(commitRecordTexts(texts, seedBytes));
   const seedHex = e.seed ?? toHex(seedBytes);
   const member = (n: (typeof LINE_ORDER)[number]): string | undefined => {
     switch (n) {

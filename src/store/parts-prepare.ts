@@ -8,7 +8,7 @@
  */
 import { canonicalJsonTrusted } from '../canonical/jcs.js';
 import type { Json } from '../canonical/json.js';
-import { PART_THRESHOLD_DEFAULT, type PartPayload } from '../record/v3/parts.js';
+import { MEDIA_MIN_BYTES, PART_THRESHOLD_DEFAULT, type PartPayload } from '../record/v3/parts.js';
 import { PartReader } from '../record/v3/part-reader.js';
 import { PartWriter } from '../record/v3/part-writer.js';
 import type { PartStore } from './parts.js';
@@ -23,13 +23,33 @@ export interface PartedStep {
   parts: PartPayload[];
 }
 
+/** The shortest base64 text of a media part (MEDIA_MIN_BYTES raw bytes; parts.ts mediaBytesOf). */
+const MEDIA_MIN_TEXT = Math.ceil(MEDIA_MIN_BYTES / 3) * 4;
+
+/** The UTF-8 length of a string (lone surrogates as U+FFFD's 3 bytes, as TextEncoder writes them), counted up to `stop`. */
+function utf8Length(s: string, stop: number): number {
+  if (s.length >= stop) return s.length;
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) n += 1;
+    else if (c < 0x800) n += 2;
+    else if (c >= 0xd800 && c < 0xdc00 && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      n += 4;
+      i++;
+    } else n += 3;
+  }
+  return n;
+}
+
 export async function substituteParts(step: PreparedStep, writer: PartWriter): Promise<PartedStep> {
   const slots: Record<string, Json> = {};
   for (const name of PART_SLOTS) {
     const text = step.texts[name];
-    // A slot whose text is shorter than the threshold holds nothing that could become a part (every part
-    // is at least the threshold, and base64 media of 1 KiB is longer than the smallest threshold).
-    if (text === undefined || text.length < writer.threshold / 3) continue;
+    // A slot whose text is shorter than the threshold holds nothing that could become a part: a value part's
+    // text is at least the threshold in UTF-8 bytes, a media string at least MEDIA_MIN_TEXT characters, and
+    // every value's text is a piece of its slot's (exactly measured: the walk below awaits at every value).
+    if (text === undefined || (text.length < MEDIA_MIN_TEXT && utf8Length(text, writer.threshold) < writer.threshold)) continue;
     slots[name] = step.content[name]!;
   }
   if (Object.keys(slots).length === 0) return { step, parts: [] };

@@ -19,7 +19,7 @@ import {
   BLOBS_DIR, BUCKETS_DIR, CHECKPOINTS_DIR, HEAD_FILE, MAX_HEAD_BYTES, MAX_META_BYTES, META_FILE, blobFileName, bucketFirstSeq, bucketName,
   isOutOfRangeBucketName, isQuarantineName, parseHead, parseMeta, TREE_DIR, type JournalMeta,
 } from './layout.js';
-import { readLineBatches } from './lines.js';
+import { readLineBatches, type RawLine } from './lines.js';
 import { PENDING_NAME, readPending, type PendingBatch } from './batch.js';
 import { FilePartStore, PARTS_DIR } from './parts.js';
 import { verifyParts } from '../parts-verify.js';
@@ -76,7 +76,7 @@ export async function verifyJournalDir(dir: string, options: DirVerifyOptions = 
   const entries = new ProblemList<JournalProblemCode>(budget);
   const kinds = await checkEntries(dir, entries);
   const allBuckets = await bucketFiles(dir, kinds, entries);
-  const { verified, mark } = await verifyCommitted(dir, meta, allBuckets, options, budget);
+  const { verified, mark, partsFrom } = await verifyCommitted(dir, meta, allBuckets, options, budget);
   const buckets = allBuckets;
   const report = verified.chain;
   const warnings: Array<Problem<JournalProblemCode>> = [];
@@ -105,9 +105,10 @@ export async function verifyJournalDir(dir: string, options: DirVerifyOptions = 
 
   // 6b. A stepchain/v3 journal's parts (PARTS.md §9): each referenced part once, size, digest and shape.
   const partProblems: Array<Problem<JournalProblemCode>> = [];
-  if (meta.genesis.format === 'stepchain/v3' && report.problems.length === 0) {
+  // The chain's pass noted the first bucket with a part reference: none, no second pass (the common case).
+  if (meta.genesis.format === 'stepchain/v3' && report.problems.length === 0 && partsFrom !== null) {
     const parts = new FilePartStore(dir, { fsync: false });
-    partProblems.push(...(await verifyParts(readStoredLines(new JournalPaths(dir)), (a, size) => parts.get(a, size), { where: (a) => relative(dir, parts.pathOf(a)) })));
+    partProblems.push(...(await verifyParts(readStoredLines(new JournalPaths(dir), { from: partsFrom }), (a, size) => parts.get(a, size), { where: (a) => relative(dir, parts.pathOf(a)) })));
   }
   const all = [...entries.items, ...chainProblems, ...bucketProblems.items, ...verified.blobs.items, ...partProblems, ...verified.lineage, ...markProblems];
   return {
@@ -125,8 +126,10 @@ export async function verifyJournalDir(dir: string, options: DirVerifyOptions = 
  * batch began while this one read without it) sends the pass round again with it (at most three passes),
  * so no pending line is taken for a committed one.
  */
-async function verifyCommitted(dir: string, meta: JournalMeta, allBuckets: Array<[number, string]>, options: DirVerifyOptions, budget: ProblemBudget): Promise<{ verified: Awaited<ReturnType<typeof verifySource>>; mark: PendingBatch | null | 'unreadable' }> {
+async function verifyCommitted(dir: string, meta: JournalMeta, allBuckets: Array<[number, string]>, options: DirVerifyOptions, budget: ProblemBudget): Promise<{ verified: Awaited<ReturnType<typeof verifySource>>; mark: PendingBatch | null | 'unreadable'; partsFrom: number | null }> {
   let mark: PendingBatch | null | 'unreadable' = null;
+  let partsFrom: number | null = null;
+  const v3 = meta.genesis.format === 'stepchain/v3';
   let verified!: Awaited<ReturnType<typeof verifySource>>;
   const left = budget.left;
   const truncated = budget.truncated;
@@ -136,12 +139,17 @@ async function verifyCommitted(dir: string, meta: JournalMeta, allBuckets: Array
     const buckets = limit === null ? allBuckets : allBuckets.filter(([first]) => first <= limit.bucket);
     budget.left = left;
     budget.truncated = truncated;
+    partsFrom = null;
+    const notingParts = (first: number, lines: AsyncGenerator<RawLine[]>): AsyncGenerator<RawLine[]> =>
+      withPartsNoted(lines, () => {
+        if (partsFrom === null || first < partsFrom) partsFrom = first;
+      });
     verified = await verifySource({
       genesis: meta.genesis,
       lineage: meta.lineage,
       segments: () => buckets.map(([first, name]) => ({
         label: name, declaredFirstSeq: first,
-        lines: readLineBatches(join(dir, BUCKETS_DIR, name), 0, MAX_LINE_BYTES, limit !== null && first === limit.bucket ? { ...VERIFY_READS, end: limit.size } : VERIFY_READS),
+        lines: ((lines) => (v3 ? notingParts(first, lines) : lines))(readLineBatches(join(dir, BUCKETS_DIR, name), 0, MAX_LINE_BYTES, limit !== null && first === limit.bucket ? { ...VERIFY_READS, end: limit.size } : VERIFY_READS)),
       })),
       blob: (ref) => readBlob(join(dir, BLOBS_DIR, blobFileName(ref.digest)), ref),
       blobsWhere: `${BLOBS_DIR}/`,
@@ -151,7 +159,26 @@ async function verifyCommitted(dir: string, meta: JournalMeta, allBuckets: Array
     const after = await pendingMark(dir);
     if (after === null || after === 'unreadable' || after.seq >= (verified.chain.head_seq ?? -1)) break;
   }
-  return { verified, mark };
+  return { verified, mark, partsFrom };
+}
+
+/**
+ * A part reference's member name as it stands in a stored line: JCS writes `$`, `:` and letters as
+ * themselves, so a line holds a reference only if it holds these exact bytes (PARTS.md §9's step needs
+ * the lines that do; a journal without parts then needs no second pass over its buckets).
+ */
+const PART_NAME_BYTES = Buffer.from('"$stepchain:part"');
+
+/** The batches unchanged, calling `noted` for each line (terminated or not) whose bytes hold a part reference's name. */
+async function* withPartsNoted(lines: AsyncGenerator<RawLine[]>, noted: () => void): AsyncGenerator<RawLine[]> {
+  for await (const batch of lines) {
+    for (const l of batch) {
+      // `$` is rare in a line: its search is a memchr, and the name's is tried only where one stands.
+      const dollar = l.bytes.indexOf(0x24);
+      if (dollar > 0 && l.bytes.indexOf(PART_NAME_BYTES, dollar - 1) >= 0) noted();
+    }
+    yield batch;
+  }
 }
 
 /** The pending-batch mark (§18), null when there is none, 'unreadable' when there is one that cannot be read. */

@@ -1,0 +1,396 @@
+/**
+ * The root R of a private `stepchain/v3` record from the canonical texts of its slots (spec/FORMAT.md §14,
+ * docs/design/format-v3.md §4–§5 and §12.3): the same digests as commit.ts's walk over parsed values, computed
+ * the way the writer's and the deep verifier's hot paths can afford. Every unit's body is a slice of its slot's
+ * canonical text (design §4.1), so the text is scanned once into a table of units — no parse, no
+ * re-serialisation — and the tree is hashed level by level, each level's preimages written straight into one
+ * batched SHA-256 call (canonical/sha256-batch.ts): the slot keys, the salt blocks, then every unit whose
+ * children are hashed, bottom up, and R. About ten calls per record instead of a hundred.
+ *
+ * The texts must be canonical (RFC 8785), as every stored line's are. Anything the scan does not expect — a
+ * part reference to check, a text that ends early — is handed to commit.ts's walk over the parsed values,
+ * which gives the same root or throws its coded CommitError. test/record/v3-commit-texts.test.ts holds the
+ * two equal on generated values. Pure.
+ */
+import { newSha256Batch, type Sha256Batch } from '../../canonical/sha256-batch.js';
+import { CHUNK_THRESHOLD, chunkEnds } from './chunks.js';
+import { KEY_BYTES, SALT_BYTES, SEED_BYTES, TAG, V3_SLOTS, commitRecord, type V3Slot } from './commit.js';
+
+/** The kinds of a unit's repr (design §4.1). */
+const SCALAR = 0; // repr = its canonical text
+const CHUNK = 1; // a chunk unit: tag ‖ salt ‖ escaped text
+const OBJECT = 2; // `{` ‖ child digests in ascending byte order
+const ARRAY = 3; // `[` ‖ element digests in order
+const CHUNKED = 4; // `~` ‖ chunk digests in order
+const ABSENT = 5; // an absent slot: tag ‖ salt ‖ name
+const REPR_BYTE = [0, 0, 0x7b, 0x5b, 0x7e, 0];
+
+/** Unit names: none, a slice of the text, or the slot's own name. */
+const NO_NAME = 0;
+const TEXT_NAME = 1;
+const SLOT_NAME = 2;
+
+const encoder = new TextEncoder();
+const SLOT_NAME_BYTES = V3_SLOTS.map((s) => encoder.encode(JSON.stringify(s)));
+/** `"$stepchain:part"`: an object whose only member has this name is a part reference, for the walk to check. */
+const PART_NAME = encoder.encode('"$stepchain:part"');
+
+/** Thrown (and caught) where the scan meets something it leaves to the walk. */
+const UNEXPECTED = new Error('left to the walk');
+
+function grownI32(a: Int32Array<ArrayBuffer>, need: number): Int32Array<ArrayBuffer> {
+  if (need <= a.length) return a;
+  const b = new Int32Array(Math.max(need, 2 * a.length));
+  b.set(a);
+  return b;
+}
+
+/**
+ * The unit table of one record and the work buffers, reused from record to record (a writer seals one record
+ * at a time; nothing here is kept between calls).
+ */
+class TreeHasher {
+  private src = new Uint8Array(16384);
+  private units = 0;
+  // Per unit: repr kind, tag, slot, preorder index, name kind and slice, value slice, children, height.
+  private kind = new Int32Array(256); private tag = new Int32Array(256); private slot = new Int32Array(256);
+  private index = new Int32Array(256); private nameKind = new Int32Array(256);
+  private nameStart = new Int32Array(256); private nameEnd = new Int32Array(256);
+  private valStart = new Int32Array(256); private valEnd = new Int32Array(256);
+  private childStart = new Int32Array(256); private childCount = new Int32Array(256); private height = new Int32Array(256);
+  // The children lists of every container, and the scan's stack of children met so far.
+  private children = new Int32Array(256); private childrenUsed = 0;
+  private stack = new Int32Array(256); private stackTop = 0;
+  private slotUnits = new Int32Array(V3_SLOTS.length);
+  private digests = new Uint8Array(32 * 256);
+  private salts = new Uint8Array(32 * 64);
+  private readonly batch: Sha256Batch = newSha256Batch();
+  // The scan's current slot and its next preorder index.
+  private curSlot = 0;
+  private nextIndex = 0;
+
+  private newUnit(tag: number, nameKind: number, nameStart: number, nameEnd: number): number {
+    const u = this.units++;
+    if (u >= this.kind.length) this.growUnits(2 * this.kind.length);
+    this.tag[u] = tag;
+    this.slot[u] = this.curSlot;
+    this.index[u] = this.nextIndex++;
+    this.nameKind[u] = nameKind;
+    this.nameStart[u] = nameStart;
+    this.nameEnd[u] = nameEnd;
+    this.childCount[u] = 0;
+    this.height[u] = 0;
+    return u;
+  }
+
+  /** Longer than one line per column because each column is a typed array of its own (no objects per unit). */
+  private growUnits(n: number): void {
+    [this.kind, this.tag, this.slot, this.index] = [grownI32(this.kind, n), grownI32(this.tag, n), grownI32(this.slot, n), grownI32(this.index, n)];
+    [this.nameKind, this.nameStart, this.nameEnd] = [grownI32(this.nameKind, n), grownI32(this.nameStart, n), grownI32(this.nameEnd, n)];
+    [this.valStart, this.valEnd, this.childStart] = [grownI32(this.valStart, n), grownI32(this.valEnd, n), grownI32(this.childStart, n)];
+    [this.childCount, this.height] = [grownI32(this.childCount, n), grownI32(this.height, n)];
+  }
+
+  private push(u: number): void {
+    if (this.stackTop >= this.stack.length) this.stack = grownI32(this.stack, this.stackTop + 1);
+    this.stack[this.stackTop++] = u;
+  }
+
+  /** Moves the children pushed since `base` into the table as u's children; u's height is one above theirs. */
+  private adopt(u: number, base: number): void {
+    const n = this.stackTop - base;
+    this.children = grownI32(this.children, this.childrenUsed + n);
+    let h = -1;
+    for (let k = 0; k < n; k++) {
+      const c = this.stack[base + k]!;
+      this.children[this.childrenUsed + k] = c;
+      if (this.height[c]! > h) h = this.height[c]!;
+    }
+    this.childStart[u] = this.childrenUsed;
+    this.childCount[u] = n;
+    this.childrenUsed += n;
+    this.height[u] = h + 1;
+    this.stackTop = base;
+  }
+
+  /** The end (after the closing quote) of the string literal opening at p. */
+  private stringEnd(p: number, end: number): number {
+    const b = this.src;
+    let q = p;
+    for (;;) {
+      q = b.indexOf(0x22, q + 1);
+      if (q < 0 || q >= end) throw UNEXPECTED;
+      let k = q - 1;
+      while (b[k] === 0x5c) k--;
+      if (((q - 1 - k) & 1) === 0) return q + 1;
+    }
+  }
+
+  /** Scans the value at p (its text ends by `end`) as unit u's repr; returns where the value ends. */
+  private value(u: number, p: number, end: number): number {
+    const b = this.src;
+    const c = b[p];
+    if (c === 0x7b) {
+      if (this.isPartName(p + 1, end)) throw UNEXPECTED;
+      return this.container(u, OBJECT, p + 1, end, 0x7d);
+    }
+    if (c === 0x5b) return this.container(u, ARRAY, p + 1, end, 0x5d);
+    if (c === 0x22) {
+      const e = this.stringEnd(p, end);
+      if (e - p - 2 <= CHUNK_THRESHOLD) return this.slice(u, SCALAR, p, e);
+      // Chunks (§4.2) of the escaped text between the quotes, each a unit numbered after the string's.
+      this.kind[u] = CHUNKED;
+      const base = this.stackTop;
+      let start = p + 1;
+      for (const ce of chunkEnds(b.subarray(p + 1, e - 1))!) {
+        const chunk = this.newUnit(TAG.chunk, NO_NAME, 0, 0);
+        start = this.slice(chunk, CHUNK, start, p + 1 + ce);
+        this.push(chunk);
+      }
+      this.adopt(u, base);
+      return e;
+    }
+    // A number, true, false or null: up to the next structural byte.
+    let q = p;
+    while (q < end) {
+      const x = b[q];
+      if (x === 0x2c || x === 0x7d || x === 0x5d) break;
+      q++;
+    }
+    if (q === p) throw UNEXPECTED;
+    return this.slice(u, SCALAR, p, q);
+  }
+
+  /** Unit u's repr is the text's bytes [start, end) (a scalar's literal, a chunk's escaped text); returns end. */
+  private slice(u: number, kind: number, start: number, end: number): number {
+    this.kind[u] = kind;
+    this.valStart[u] = start;
+    this.valEnd[u] = end;
+    return end;
+  }
+
+  /** The members (`{`) or elements (`[`) from p to the closing byte, each a unit, as u's children. */
+  private container(u: number, kind: number, p: number, end: number, close: number): number {
+    const b = this.src;
+    this.kind[u] = kind;
+    const base = this.stackTop;
+    if (b[p] !== close) {
+      for (;;) {
+        let child: number;
+        if (kind === OBJECT) {
+          const ke = this.stringEnd(p, end);
+          child = this.newUnit(TAG.member, TEXT_NAME, p, ke);
+          p = ke + 1;
+        } else child = this.newUnit(TAG.element, NO_NAME, 0, 0);
+        this.push(child);
+        p = this.value(child, p, end);
+        if (b[p] === 0x2c) p++;
+        else if (b[p] === close) break;
+        else throw UNEXPECTED;
+      }
+    }
+    this.adopt(u, base);
+    return p + 1;
+  }
+
+  private isPartName(p: number, end: number): boolean {
+    return p + PART_NAME.length <= end && PART_NAME.every((x, k) => this.src[p + k] === x);
+  }
+
+  /** Writes unit u's preimage as the batch's next message, in place (the pieces are short: loops, not views). */
+  private preimage(u: number): void {
+    const kind = this.kind[u]!;
+    const slot = this.slot[u]!;
+    const index = this.index[u]!;
+    let names = this.src;
+    let ns = 0;
+    let nameLen = 0;
+    if (this.nameKind[u] === TEXT_NAME) {
+      ns = this.nameStart[u]!;
+      nameLen = this.nameEnd[u]! - ns;
+    } else if (this.nameKind[u] === SLOT_NAME) {
+      names = SLOT_NAME_BYTES[slot]!;
+      nameLen = names.length;
+    }
+    const scalar = kind === SCALAR || kind === CHUNK;
+    const n = this.childCount[u]!;
+    const reprLen = scalar ? this.valEnd[u]! - this.valStart[u]! : kind === ABSENT ? 0 : 1 + 32 * n;
+    const batch = this.batch;
+    const start = batch.reserve(1 + SALT_BYTES + nameLen + reprLen);
+    const m = batch.bytes;
+    let at = start;
+    m[at++] = this.tag[u]!;
+    const salts = this.salts;
+    const s = 32 * (this.slotUnits[slot]! + (index >>> 1)) + SALT_BYTES * (index & 1);
+    for (let k = s; k < s + SALT_BYTES; k++) m[at++] = salts[k]!;
+    for (let k = ns; k < ns + nameLen; k++) m[at++] = names[k]!;
+    if (scalar) {
+      const src = this.src;
+      const ve = this.valEnd[u]!;
+      for (let k = this.valStart[u]!; k < ve; k++) m[at++] = src[k]!;
+    } else if (kind !== ABSENT) {
+      m[at++] = REPR_BYTE[kind]!;
+      const cs = this.childStart[u]!;
+      if (kind === OBJECT && n > 1) this.sortByDigest(cs, n);
+      const d = this.digests;
+      for (let k = 0; k < n; k++) {
+        const c = 32 * this.children[cs + k]!;
+        for (let i = c; i < c + 32; i++) m[at++] = d[i]!;
+      }
+    }
+    batch.close(at - start);
+  }
+
+  /** Sorts children[cs, cs + n) by their digests, ascending byte order (insertion sort: objects are small). */
+  private sortByDigest(cs: number, n: number): void {
+    const ch = this.children;
+    const d = this.digests;
+    for (let i = 1; i < n; i++) {
+      const x = ch[cs + i]!;
+      let j = i - 1;
+      while (j >= 0 && compareDigests(d, 32 * ch[cs + j]!, 32 * x) > 0) {
+        ch[cs + j + 1] = ch[cs + j]!;
+        j--;
+      }
+      ch[cs + j + 1] = x;
+    }
+  }
+
+  /** R of a private record; null when the scan leaves the record to the walk. */
+  root(texts: Readonly<Partial<Record<V3Slot, string>>>, seed: Uint8Array): Uint8Array | null {
+    const tops = this.scan(texts);
+    if (tops === null) return null;
+    this.deriveSalts(seed);
+    this.hashLevels();
+    // R = SHA-256(0x72 ‖ the seven slot digests).
+    const batch = this.batch;
+    batch.reset();
+    batch.begin();
+    batch.byte(TAG.root);
+    for (const top of tops) batch.copy(this.digests, 32 * top, 32 * top + 32);
+    batch.end();
+    return batch.run().slice(0, 32);
+  }
+
+  /** The slot texts, encoded one after the other, and their unit table in slot order, preorder within; each slot's top unit. */
+  private scan(texts: Readonly<Partial<Record<V3Slot, string>>>): number[] | null {
+    this.units = 0;
+    this.childrenUsed = 0;
+    this.stackTop = 0;
+    let at = 0;
+    const tops: number[] = [];
+    try {
+      for (let j = 0; j < V3_SLOTS.length; j++) {
+        this.curSlot = j;
+        this.nextIndex = 0;
+        const top = this.newUnit(TAG.member, SLOT_NAME, 0, 0);
+        tops.push(top);
+        const text = texts[V3_SLOTS[j]!];
+        if (text === undefined) {
+          this.kind[top] = ABSENT;
+        } else {
+          if (at + 3 * text.length > this.src.length) {
+            const grown = new Uint8Array(Math.max(2 * this.src.length, at + 3 * text.length));
+            grown.set(this.src.subarray(0, at));
+            this.src = grown;
+          }
+          const end = at + encoder.encodeInto(text, this.src.subarray(at)).written!;
+          if (this.value(top, at, end) !== end) return null;
+          at = end;
+        }
+        this.slotUnits[j] = this.nextIndex;
+      }
+    } catch (e) {
+      if (e === UNEXPECTED) return null;
+      throw e;
+    }
+    return tops;
+  }
+
+  /**
+   * The slot keys, SHA-256(0x6b ‖ seed ‖ u8(j))[0, 16), then every salt block SHA-256(0x73 ‖ key ‖ u32be(b))
+   * (two salts each) in two batches; slotUnits becomes each slot's first block.
+   */
+  private deriveSalts(seed: Uint8Array): void {
+    const batch = this.batch;
+    batch.reset();
+    for (let j = 0; j < V3_SLOTS.length; j++) {
+      batch.begin();
+      batch.byte(TAG.key);
+      batch.copy(seed, 0, SEED_BYTES);
+      batch.byte(j);
+      batch.end();
+    }
+    const keys = batch.run().slice();
+    batch.reset();
+    let blocks = 0;
+    for (let j = 0; j < V3_SLOTS.length; j++) {
+      const n = (this.slotUnits[j]! + 1) >>> 1;
+      this.slotUnits[j] = blocks;
+      for (let k = 0; k < n; k++) {
+        let at = batch.reserve(1 + KEY_BYTES + 4);
+        const m = batch.bytes;
+        m[at++] = TAG.salt;
+        for (let i = 32 * j; i < 32 * j + KEY_BYTES; i++) m[at++] = keys[i]!;
+        m[at++] = k >>> 24;
+        m[at++] = (k >>> 16) & 0xff;
+        m[at++] = (k >>> 8) & 0xff;
+        m[at++] = k & 0xff;
+        batch.close(1 + KEY_BYTES + 4);
+      }
+      blocks += n;
+    }
+    if (32 * blocks > this.salts.length) this.salts = new Uint8Array(Math.max(32 * blocks, 2 * this.salts.length));
+    this.salts.set(batch.run());
+  }
+
+  /** The units' digests, level by level: a unit's height is one above its highest child's, so each level's children are done. */
+  private hashLevels(): void {
+    const batch = this.batch;
+    if (32 * this.units > this.digests.length) this.digests = new Uint8Array(Math.max(32 * this.units, 2 * this.digests.length));
+    let levels = 0;
+    for (let u = 0; u < this.units; u++) if (this.height[u]! + 1 > levels) levels = this.height[u]! + 1;
+    const byLevel = this.levelOrder(levels);
+    for (let h = 0, k = 0; h < levels; h++) {
+      batch.reset();
+      const from = k;
+      while (k < this.units && this.height[byLevel[k]!] === h) this.preimage(byLevel[k++]!);
+      const out = batch.run();
+      const d = this.digests;
+      for (let i = from; i < k; i++) for (let b = 0, src = 32 * (i - from), dst = 32 * byLevel[i]!; b < 32; b++) d[dst + b] = out[src + b]!;
+    }
+  }
+
+  /** The units ordered by height (a counting sort). */
+  private levelOrder(levels: number): Int32Array {
+    const count = new Int32Array(levels + 1);
+    for (let u = 0; u < this.units; u++) count[this.height[u]! + 1]!++;
+    for (let h = 1; h <= levels; h++) count[h]! += count[h - 1]!;
+    const order = new Int32Array(this.units);
+    for (let u = 0; u < this.units; u++) order[count[this.height[u]!]!++] = u;
+    return order;
+  }
+}
+
+function compareDigests(d: Uint8Array, a: number, b: number): number {
+  for (let k = 0; k < 32; k++) {
+    const x = d[a + k]! - d[b + k]!;
+    if (x !== 0) return x;
+  }
+  return 0;
+}
+
+let hasher: TreeHasher | null = null;
+
+/**
+ * R of a private record (`sha256:` + hex, and its bytes) from the canonical texts of its slots (absent:
+ * undefined) and its 32-byte seed. Throws CommitError where commitRecord would (a malformed part reference).
+ */
+export function commitRecordTexts(texts: Readonly<Partial<Record<V3Slot, string>>>, seed: Uint8Array): Uint8Array {
+  if (seed.length !== SEED_BYTES) throw new RangeError(`a v3 seed is ${SEED_BYTES} bytes`);
+  const root = (hasher ??= new TreeHasher()).root(texts, seed);
+  if (root !== null) return root;
+  const values: Partial<Record<V3Slot, unknown>> = {};
+  for (const slot of V3_SLOTS) if (texts[slot] !== undefined) values[slot] = JSON.parse(texts[slot]);
+  return commitRecord(values, seed).rootBytes;
+}
