@@ -1,0 +1,116 @@
+/**
+ * The MCP proxy's approval hook on approval records (spec/MCP.md §5.1, spec/APPROVALS.md) with the real
+ * @modelcontextprotocol/sdk client and server, each a process of its own: a held call is recorded as
+ * approval.requested; an approver decides from another process (`stepchain approve`) or the approval
+ * command does; a denied call is answered with an MCP error and never reaches the server (the server's
+ * input, as tee.mjs saw it, is checked); an approved call's effect names its request; the journal verifies.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { describe, expect, test } from 'vitest';
+import { FileStore } from '../../src/store/index.js';
+import { resumeRun } from '../../src/runtime/index.js';
+import { tempDir } from '../helpers/tmp.js';
+import { runNode } from '../hardening/support.js';
+import { CLI, NODE, SERVER, TEE, connect, proxied, waitForRunEnd, type Session } from './support.js';
+
+const root = tempDir('stepchain-mcp-approval-');
+const T = 240_000;
+const cli = (args: string[]) => runNode([CLI, ...args], { timeoutMs: 120_000 });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Waits until the proxy has named `n` requests waiting for approval; their ids, in order. */
+async function waitingRequests(s: Session, n: number): Promise<string[]> {
+  for (;;) {
+    const ids = [...s.stderr().matchAll(/waits for approval until \S+: stepchain approve \S+ (\S+) --key/g)].map((m) => m[1]!);
+    if (ids.length >= n) return ids;
+    await sleep(50);
+  }
+}
+
+async function approvalsOf(journal: string) {
+  const run = await resumeRun(new FileStore(dirname(journal), { fsync: 'none' }), basename(journal), { readOnly: true });
+  try {
+    return { approvals: await run.approvals(), effects: await run.effects() };
+  } finally {
+    await run.close();
+  }
+}
+
+describe('stepchain mcp --format v3: approvals as approval records', () => {
+  test('an approver in another process denies one call and grants the next: the denied call never reaches the server', async () => {
+    const journal = join(root, 'out-of-band');
+    const key = join(root, 'alice.key');
+    expect((await cli(['keygen', '-o', key])).code).toBe(0);
+    const wire = join(root, 'server-1');
+    const s = await connect(proxied(journal, ['--fsync', 'none', '--format', 'v3', '--approve-tools', 'add'], [NODE, TEE, wire, NODE, SERVER]));
+    // A tool not named by --approve-tools goes through as before.
+    expect((await s.client.callTool({ name: 'echo', arguments: { text: 'free' } })).content).toEqual([{ type: 'text', text: 'free' }]);
+
+    const first = s.client.callTool({ name: 'add', arguments: { a: 40, b: 2 } });
+    const [denyId] = await waitingRequests(s, 1);
+    const denied = await cli(['approve', journal, denyId!, '--key', key, '--deny', '--reason', 'not on a Friday', '--name', 'alice']);
+    expect(denied.code, denied.stderr).toBe(0);
+    await expect(first).rejects.toThrow(/-32011.*denied by alice .*not on a Friday/s);
+
+    const second = s.client.callTool({ name: 'add', arguments: { a: 2, b: 3 } });
+    const [, grantId] = await waitingRequests(s, 2);
+    const granted = await cli(['approve', journal, grantId!, '--key', key, '--approve', '--reason', 'fine', '--name', 'alice']);
+    expect(granted.code, granted.stderr).toBe(0);
+    expect((await second).structuredContent).toEqual({ sum: 5 });
+    await s.client.close();
+    await waitForRunEnd(journal);
+
+    const seen = readFileSync(`${wire}.in`, 'utf8');
+    expect(seen).toContain('"a":2,"b":3');
+    expect(seen).not.toContain('"a":40'); // the denied call never reached the server
+    const { approvals, effects } = await approvalsOf(journal);
+    expect(approvals.map((a) => [a.id, a.call.name, a.status, a.approver?.name ?? null, a.reason])).toEqual([
+      [denyId, 'add', 'denied', 'alice', 'not on a Friday'],
+      [grantId, 'add', 'granted', 'alice', 'fine'],
+    ]);
+    expect(approvals[0]!.effect).toBeNull();
+    // Effects: echo, and the granted add, which names its request.
+    expect(effects.map((e) => [e.tool, e.status])).toEqual([['echo', 'completed'], ['add', 'completed']]);
+    expect(approvals[1]!.effect).toBe(effects[1]!.id);
+    const verified = await cli(['verify', journal, '--json']);
+    expect(verified.code, verified.stdout + verified.stderr).toBe(0);
+  }, T);
+
+  test('--approve-with: the command signs with stepchain approve itself, or the proxy\'s --approver-key signs its verdict', async () => {
+    const journal = join(root, 'command');
+    const person = join(root, 'bob.key');
+    const policyKey = join(root, 'policy.key');
+    for (const k of [person, policyKey]) expect((await cli(['keygen', '-o', k])).code).toBe(0);
+    // echo: the command has a person sign the grant (stepchain approve, another process); anything else: exit 1.
+    const approver = join(root, 'approver.mjs');
+    writeFileSync(approver, `import { execFileSync } from 'node:child_process';
+let text = '';
+for await (const c of process.stdin) text += c;
+const call = JSON.parse(text);
+if (call.tool !== 'echo' || call.effect_id !== null) { console.log('only echo, says the policy'); process.exit(1); }
+execFileSync(process.execPath, [${JSON.stringify(CLI)}, 'approve', call.approval.journal, call.approval.request, '--key', ${JSON.stringify(person)}, '--approve', '--name', 'bob'], { stdio: ['ignore', 'ignore', 'inherit'] });
+console.log('bob signed');
+`);
+    const wire = join(root, 'server-2');
+    const s = await connect(proxied(journal, ['--fsync', 'none', '--format', 'v3', '--approve-with', `${NODE} ${approver}`, '--approver-key', policyKey, '--approver-name', 'policy'], [NODE, TEE, wire, NODE, SERVER]));
+    expect((await s.client.callTool({ name: 'echo', arguments: { text: 'ok' } })).content).toEqual([{ type: 'text', text: 'ok' }]);
+    await expect(s.client.callTool({ name: 'add', arguments: { a: 7, b: 7 } })).rejects.toThrow(/-32011.*denied by policy .*only echo, says the policy/s);
+    await s.client.close();
+    await waitForRunEnd(journal);
+
+    expect(readFileSync(`${wire}.in`, 'utf8')).not.toContain('"a":7');
+    const { approvals, effects } = await approvalsOf(journal);
+    expect(approvals.map((a) => [a.call.name, a.status, a.approver?.name ?? null])).toEqual([['echo', 'granted', 'bob'], ['add', 'denied', 'policy']]);
+    expect(approvals[0]!.approver!.keyid).not.toBe(approvals[1]!.approver!.keyid);
+    expect(effects.map((e) => [e.tool, e.status])).toEqual([['echo', 'completed']]);
+    expect(approvals[0]!.effect).toBe(effects[0]!.id);
+    expect((await cli(['verify', journal])).code).toBe(0);
+  }, T);
+
+  test('approval records need v3: the v3-only options are refused on a v2 run, before anything starts', async () => {
+    const r = await cli(['mcp', join(root, 'v2'), '--approve-tools', 'add', '--', NODE, SERVER]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--approve-tools needs approval records, which need --format v3/);
+  }, T);
+});
