@@ -181,7 +181,8 @@ export class ApprovalLedger {
   private approverOf(meta: DecisionMeta, seq: number): ApproverFacts {
     const keyid = meta.approver.keyid;
     if (this.pins.has(keyid)) return { keyid, name: this.pins.get(keyid) ?? meta.approver.name, pinned: true };
-    if (!this.unpinned.has(keyid)) this.unpinned.set(keyid, { seq, name: meta.approver.name });
+    // With pins, an unpinned signer is a problem (APPROVER_UNKNOWN), not a notice.
+    if (this.pins.size === 0 && !this.unpinned.has(keyid)) this.unpinned.set(keyid, { seq, name: meta.approver.name });
     return { keyid, name: meta.approver.name, pinned: false };
   }
 
