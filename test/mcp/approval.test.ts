@@ -12,10 +12,10 @@ import { FileStore } from '../../src/store/index.js';
 import { resumeRun } from '../../src/runtime/index.js';
 import { tempDir } from '../helpers/tmp.js';
 import { runNode } from '../hardening/support.js';
-import { CLI, NODE, SERVER, TEE, connect, proxied, waitForRunEnd, type Session } from './support.js';
+import { CLI, NODE, SERVER, TEE, connect, proxied, type Session } from './support.js';
 
 const root = tempDir('stepchain-mcp-approval-');
-const T = 240_000;
+const T = 180_000;
 const cli = (args: string[]) => runNode([CLI, ...args], { timeoutMs: 120_000 });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -28,14 +28,36 @@ async function waitingRequests(s: Session, n: number): Promise<string[]> {
   }
 }
 
-async function approvalsOf(journal: string) {
-  const run = await resumeRun(new FileStore(dirname(journal), { fsync: 'none' }), basename(journal), { readOnly: true });
+interface Rec { seq: number; kind: string; ref: string | null; step_id: string; tool_call: { name: string } | null; meta?: { approval?: { request: string } } }
+
+/** The journal's records as stored (the proxy's run ends with run.completed or run.failed as it exits). */
+async function recordsOf(journal: string): Promise<Rec[]> {
+  const j = await new FileStore(dirname(journal), { fsync: 'none' }).open(basename(journal), { readOnly: true });
   try {
-    return { approvals: await run.approvals(), effects: await run.effects() };
+    const out: Rec[] = [];
+    for await (const r of j.read()) out.push(r as unknown as Rec);
+    return out;
   } finally {
-    await run.close();
+    await j.close();
   }
 }
+
+/** Waits until the proxy has ended the run, then reads its records and its approvals. */
+async function ended(journal: string) {
+  for (;;) {
+    const records = await recordsOf(journal);
+    if (['run.completed', 'run.failed'].includes(records.at(-1)?.kind ?? '')) {
+      const run = await resumeRun(new FileStore(dirname(journal), { fsync: 'none' }), basename(journal), { readOnly: true });
+      try {
+        return { records, approvals: await run.approvals() };
+      } finally {
+        await run.close();
+      }
+    }
+    await sleep(50);
+  }
+}
+const kinds = (records: Rec[]) => records.map((r) => (r.tool_call === null ? r.kind : `${r.kind} ${r.tool_call.name}`));
 
 describe('stepchain mcp --format v3: approvals as approval records', () => {
   test('an approver in another process denies one call and grants the next: the denied call never reaches the server', async () => {
@@ -59,20 +81,25 @@ describe('stepchain mcp --format v3: approvals as approval records', () => {
     expect(granted.code, granted.stderr).toBe(0);
     expect((await second).structuredContent).toEqual({ sum: 5 });
     await s.client.close();
-    await waitForRunEnd(journal);
+    const { records, approvals } = await ended(journal);
 
     const seen = readFileSync(`${wire}.in`, 'utf8');
     expect(seen).toContain('"a":2,"b":3');
     expect(seen).not.toContain('"a":40'); // the denied call never reached the server
-    const { approvals, effects } = await approvalsOf(journal);
     expect(approvals.map((a) => [a.id, a.call.name, a.status, a.approver?.name ?? null, a.reason])).toEqual([
       [denyId, 'add', 'denied', 'alice', 'not on a Friday'],
       [grantId, 'add', 'granted', 'alice', 'fine'],
     ]);
     expect(approvals[0]!.effect).toBeNull();
-    // Effects: echo, and the granted add, which names its request.
-    expect(effects.map((e) => [e.tool, e.status])).toEqual([['echo', 'completed'], ['add', 'completed']]);
-    expect(approvals[1]!.effect).toBe(effects[1]!.id);
+    // The denied add has no tool.started; the granted one's names its request.
+    expect(kinds(records)).toEqual([
+      'run.started', 'tool.started echo', 'tool.completed echo',
+      'approval.requested', 'approval.denied',
+      'approval.requested', 'approval.granted', 'tool.started add', 'tool.completed add', 'run.completed',
+    ]);
+    const added = records.find((r) => r.kind === 'tool.started' && r.tool_call?.name === 'add')!;
+    expect(added.meta?.approval?.request).toBe(grantId);
+    expect(approvals[1]!.effect).toBe(added.step_id);
     const verified = await cli(['verify', journal, '--json']);
     expect(verified.code, verified.stdout + verified.stderr).toBe(0);
   }, T);
@@ -97,14 +124,16 @@ console.log('bob signed');
     expect((await s.client.callTool({ name: 'echo', arguments: { text: 'ok' } })).content).toEqual([{ type: 'text', text: 'ok' }]);
     await expect(s.client.callTool({ name: 'add', arguments: { a: 7, b: 7 } })).rejects.toThrow(/-32011.*denied by policy .*only echo, says the policy/s);
     await s.client.close();
-    await waitForRunEnd(journal);
+    const { records, approvals } = await ended(journal);
 
     expect(readFileSync(`${wire}.in`, 'utf8')).not.toContain('"a":7');
-    const { approvals, effects } = await approvalsOf(journal);
     expect(approvals.map((a) => [a.call.name, a.status, a.approver?.name ?? null])).toEqual([['echo', 'granted', 'bob'], ['add', 'denied', 'policy']]);
     expect(approvals[0]!.approver!.keyid).not.toBe(approvals[1]!.approver!.keyid);
-    expect(effects.map((e) => [e.tool, e.status])).toEqual([['echo', 'completed']]);
-    expect(approvals[0]!.effect).toBe(effects[0]!.id);
+    expect(kinds(records)).toEqual([
+      'run.started', 'approval.requested', 'approval.granted', 'tool.started echo', 'tool.completed echo',
+      'approval.requested', 'approval.denied', 'run.completed',
+    ]);
+    expect(approvals[0]!.effect).toBe(records[3]!.step_id);
     expect((await cli(['verify', journal])).code).toBe(0);
   }, T);
 
