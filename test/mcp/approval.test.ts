@@ -137,6 +137,32 @@ console.log('bob signed');
     expect((await cli(['verify', journal])).code).toBe(0);
   }, T);
 
+  test('a call cancelled while it waits is neither forwarded nor answered; one no one decides expires and is refused', async () => {
+    const journal = join(root, 'expire');
+    const wire = join(root, 'server-3');
+    const client = join(root, 'client-3'); // what the proxy answered the client, as tee.mjs saw it
+    const s = await connect([TEE, client, NODE, ...proxied(journal, ['--fsync', 'none', '--format', 'v3', '--approve-tools', 'add', '--approval-timeout', '1'], [NODE, TEE, wire, NODE, SERVER])]);
+    const abort = new AbortController();
+    const cancelled = s.client.callTool({ name: 'add', arguments: { a: 11, b: 0 } }, undefined, { signal: abort.signal });
+    await waitingRequests(s, 1);
+    abort.abort('changed my mind');
+    await expect(cancelled).rejects.toThrow(/changed my mind|abort/i);
+    await expect(s.client.callTool({ name: 'add', arguments: { a: 12, b: 0 } })).rejects.toThrow(/-32011.*no decision before the request expired/s);
+    await s.client.close();
+    const { records, approvals } = await ended(journal);
+    expect(kinds(records)).toEqual(['run.started', 'approval.requested', 'approval.requested', 'run.completed']);
+    expect(approvals.map((a) => a.status)).toEqual(['expired', 'expired']);
+    const seen = readFileSync(`${wire}.in`, 'utf8');
+    expect(seen).not.toContain('"a":11');
+    expect(seen).not.toContain('"a":12');
+    const sent = readFileSync(`${client}.in`, 'utf8').split('\n').filter((l) => l.includes('"a":11'));
+    expect(sent).toHaveLength(1);
+    const id = (JSON.parse(sent[0]!) as { id: number }).id;
+    const answered = readFileSync(`${client}.out`, 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as { id?: unknown });
+    expect(answered.some((m) => m.id === id)).toBe(false); // the cancelled call was not answered
+    expect((await cli(['verify', journal])).code).toBe(0);
+  }, T);
+
   test('approval records need v3: the v3-only options are refused on a v2 run, before anything starts', async () => {
     const r = await cli(['mcp', join(root, 'v2'), '--approve-tools', 'add', '--', NODE, SERVER]);
     expect(r.code).toBe(2);
