@@ -7,8 +7,7 @@
  * does, records the signed decision and runs the tool only on a grant, its effect naming the request.
  * Nothing here imports LangGraph: `interrupt` and `Command` are the caller's, from `@langchain/langgraph`.
  */
-import { signApproval, APPROVAL_STATEMENT_TYPE, type ApprovalStatement, type DecisionMeta } from '../../approval/index.js';
-import type { ApprovalOutcome, ApprovalRequest, Run } from '../../runtime/index.js';
+import { signApproval, APPROVAL_STATEMENT_TYPE, type ApprovalOutcome, type ApprovalRequest, type ApprovalStatement, type DecisionMeta, type Run } from '../../index.js';
 import { LangGraphError } from './errors.js';
 
 /** What a node hands `interrupt()`: the recorded request, all an approver needs to see and to sign. */
