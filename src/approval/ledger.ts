@@ -5,7 +5,7 @@
  * effect, so both read the rules from one place. Holds the requests seen (a handful), never the lines.
  * Pure; never throws on hostile input.
  */
-import { keyIdOf } from '../receipt/keys.js';
+import { keyIdOf } from '../crypto/ed25519.js';
 import {
   APPROVAL_DENIED, APPROVAL_GRANTED, APPROVAL_REQUESTED, decisionMetaDefect, instant, presentedDigest, requestInputDefect, statementDefect,
   type ApprovalStatement, type DecisionMeta, type PresentedCall, type RequestInput,

@@ -119,3 +119,19 @@ export function decisionMetaDefect(v: unknown): string | null {
   if (!isDigest(a.keyid) || typeof a.public_key !== 'string' || (a.name !== null && typeof a.name !== 'string')) return 'meta.approver: keyid is a digest, public_key base64, name a string or null';
   return null;
 }
+
+/**
+ * The statement an approver signs for `request` (APPROVALS.md §3): for approvers outside a Run, who hold
+ * what the request showed them (an ApprovalRequest, or the same members read from the journal).
+ */
+export function approvalStatement(
+  request: { id: string; seq: number; stepHash: string; digest: string; genesisHash: string },
+  decision: ApprovalDecision,
+  options: { reason?: string | null; decidedAt?: Date } = {},
+): ApprovalStatement {
+  return {
+    decided_at: (options.decidedAt ?? new Date()).toISOString(), decision, digest: request.digest, genesis_hash: request.genesisHash,
+    reason: options.reason === undefined || options.reason === '' ? null : options.reason,
+    request: request.id, request_hash: request.stepHash, request_seq: request.seq, type: APPROVAL_STATEMENT_TYPE,
+  };
+}

@@ -5,9 +5,8 @@
  * decision and its time, so a signature holds for that one decision only. Pure; runs in a browser.
  */
 import { ed25519 } from '@noble/curves/ed25519.js';
-import { base64Decode, base64Encode } from '../receipt/base64.js';
-import { pae, signatureDefect } from '../receipt/dsse.js';
-import { keyIdOf, parsePrivateKey } from '../receipt/keys.js';
+import { base64Decode, base64Encode } from '../crypto/base64.js';
+import { keyIdOf, pae, seedFromPkcs8Pem, signatureDefect } from '../crypto/ed25519.js';
 import { APPROVAL_PAYLOAD_TYPE, statementBytes, type ApprovalStatement, type DecisionMeta } from './records.js';
 
 /**
@@ -15,7 +14,8 @@ import { APPROVAL_PAYLOAD_TYPE, statementBytes, type ApprovalStatement, type Dec
  * and its signature over the statement. `key`: an Ed25519 seed (32 bytes) or a PKCS#8 PEM text.
  */
 export function signApproval(statement: ApprovalStatement, key: Uint8Array | string, name?: string): DecisionMeta {
-  const privateKey = parsePrivateKey(key);
+  const privateKey = key instanceof Uint8Array ? key : typeof key === 'string' ? seedFromPkcs8Pem(key) : null;
+  if (privateKey === null || privateKey.length !== 32) throw new TypeError('an approver\'s key is an Ed25519 seed (32 bytes) or a PKCS#8 PEM text ("-----BEGIN PRIVATE KEY-----")');
   const publicKey = ed25519.getPublicKey(privateKey);
   const signature = ed25519.sign(pae(APPROVAL_PAYLOAD_TYPE, statementBytes(statement)), privateKey);
   return {
