@@ -5,9 +5,12 @@
  * command does; a denied call is answered with an MCP error and never reaches the server (the server's
  * input, as tee.mjs saw it, is checked); an approved call's effect names its request; the journal verifies.
  */
+import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { describe, expect, test } from 'vitest';
+import { afterAll, describe, expect, test } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { FileStore } from '../../src/store/index.js';
 import { resumeRun } from '../../src/runtime/index.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -18,6 +21,38 @@ const root = tempDir('stepchain-mcp-approval-');
 const T = 180_000;
 const cli = (args: string[]) => runNode([CLI, ...args], { timeoutMs: 120_000 });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const HTTP_SERVER = new URL('./fixtures/http-server.mjs', import.meta.url).pathname;
+const started: ChildProcess[] = [];
+afterAll(() => { for (const c of started) if (c.exitCode === null) c.kill('SIGKILL'); });
+
+/** One approver key (PKCS#8 PEM, from keygen) for every test: a process start costs more than the tests' own work. */
+let approverKey: Promise<string> | undefined;
+const personKey = (): Promise<string> => (approverKey ??= (async () => {
+  const key = join(root, 'person.key');
+  expect((await cli(['keygen', '-o', key])).code).toBe(0);
+  return key;
+})());
+
+/** Starts `node args…`; its output so far, and a wait for a pattern in it. */
+function startNode(args: string[]) {
+  const child = spawn(NODE, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  started.push(child);
+  let seen = '';
+  child.stdout!.on('data', (c: Buffer) => { seen += c.toString('utf8'); });
+  child.stderr!.on('data', (c: Buffer) => { seen += c.toString('utf8'); });
+  const waitFor = async (pattern: RegExp): Promise<RegExpExecArray> => {
+    for (;;) {
+      const m = pattern.exec(seen);
+      if (m) return m;
+      if (child.exitCode !== null) throw new Error(`exited (${child.exitCode}) before printing ${pattern}: ${seen}`);
+      await sleep(50);
+    }
+  };
+  return { child, waitFor, output: () => seen };
+}
+
+/** The call's error message, handled at once (a call's rejection that arrives before its assertion is not "unhandled"). */
+const refusal = (call: Promise<unknown>): Promise<string> => call.then((r) => `answered: ${JSON.stringify(r)}`, (e: Error) => e.message);
 
 /** Waits until the proxy has named `n` requests waiting for approval; their ids, in order. */
 async function waitingRequests(s: Session, n: number): Promise<string[]> {
@@ -62,18 +97,17 @@ const kinds = (records: Rec[]) => records.map((r) => (r.tool_call === null ? r.k
 describe('stepchain mcp --format v3: approvals as approval records', () => {
   test('an approver in another process denies one call and grants the next: the denied call never reaches the server', async () => {
     const journal = join(root, 'out-of-band');
-    const key = join(root, 'alice.key');
-    expect((await cli(['keygen', '-o', key])).code).toBe(0);
+    const key = await personKey();
     const wire = join(root, 'server-1');
     const s = await connect(proxied(journal, ['--fsync', 'none', '--format', 'v3', '--approve-tools', 'add'], [NODE, TEE, wire, NODE, SERVER]));
     // A tool not named by --approve-tools goes through as before.
     expect((await s.client.callTool({ name: 'echo', arguments: { text: 'free' } })).content).toEqual([{ type: 'text', text: 'free' }]);
 
-    const first = s.client.callTool({ name: 'add', arguments: { a: 40, b: 2 } });
+    const first = refusal(s.client.callTool({ name: 'add', arguments: { a: 40, b: 2 } }));
     const [denyId] = await waitingRequests(s, 1);
     const denied = await cli(['approve', journal, denyId!, '--key', key, '--deny', '--reason', 'not on a Friday', '--name', 'alice']);
     expect(denied.code, denied.stderr).toBe(0);
-    await expect(first).rejects.toThrow(/-32011.*denied by alice .*not on a Friday/s);
+    expect(await first).toMatch(/-32011.*denied by alice .*not on a Friday/s);
 
     const second = s.client.callTool({ name: 'add', arguments: { a: 2, b: 3 } });
     const [, grantId] = await waitingRequests(s, 2);
@@ -106,9 +140,9 @@ describe('stepchain mcp --format v3: approvals as approval records', () => {
 
   test('--approve-with: the command signs with stepchain approve itself, or the proxy\'s --approver-key signs its verdict', async () => {
     const journal = join(root, 'command');
-    const person = join(root, 'bob.key');
-    const policyKey = join(root, 'policy.key');
-    for (const k of [person, policyKey]) expect((await cli(['keygen', '-o', k])).code).toBe(0);
+    const person = await personKey();
+    const policyKey = join(root, 'policy.key'); // a raw 32-byte Ed25519 seed, the other form --approver-key takes
+    writeFileSync(policyKey, new Uint8Array(32).fill(42));
     // echo: the command has a person sign the grant (stepchain approve, another process); anything else: exit 1.
     const approver = join(root, 'approver.mjs');
     writeFileSync(approver, `import { execFileSync } from 'node:child_process';
@@ -143,10 +177,10 @@ console.log('bob signed');
     const client = join(root, 'client-3'); // what the proxy answered the client, as tee.mjs saw it
     const s = await connect([TEE, client, NODE, ...proxied(journal, ['--fsync', 'none', '--format', 'v3', '--approve-tools', 'add', '--approval-timeout', '1'], [NODE, TEE, wire, NODE, SERVER])]);
     const abort = new AbortController();
-    const cancelled = s.client.callTool({ name: 'add', arguments: { a: 11, b: 0 } }, undefined, { signal: abort.signal });
+    const cancelled = refusal(s.client.callTool({ name: 'add', arguments: { a: 11, b: 0 } }, undefined, { signal: abort.signal }));
     await waitingRequests(s, 1);
     abort.abort('changed my mind');
-    await expect(cancelled).rejects.toThrow(/changed my mind|abort/i);
+    expect(await cancelled).toMatch(/changed my mind|abort/i);
     await expect(s.client.callTool({ name: 'add', arguments: { a: 12, b: 0 } })).rejects.toThrow(/-32011.*no decision before the request expired/s);
     await s.client.close();
     const { records, approvals } = await ended(journal);
@@ -161,6 +195,30 @@ console.log('bob signed');
     const answered = readFileSync(`${client}.out`, 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as { id?: unknown });
     expect(answered.some((m) => m.id === id)).toBe(false); // the cancelled call was not answered
     expect((await cli(['verify', journal])).code).toBe(0);
+  }, T);
+
+  test('over Streamable HTTP (--upstream): the POST holding a held call is answered once an approver in another process decides', async () => {
+    const server = startNode([HTTP_SERVER]);
+    const upstream = `http://127.0.0.1:${(await server.waitFor(/LISTENING (\d+)/))[1]}/mcp`;
+    const store = join(root, 'http-runs');
+    const key = await personKey();
+    const proxy = startNode([CLI, 'mcp', store, '--fsync', 'none', '--format', 'v3', '--approve-tools', 'add', '--upstream', upstream]);
+    const url = (await proxy.waitFor(/give the client (http:\/\/127\.0\.0\.1:\d+\/mcp)/))[1]!;
+    const transport = new StreamableHTTPClientTransport(new URL(url));
+    const client = new Client({ name: 'stepchain-http-client', version: '3.0.0' });
+    await client.connect(transport);
+    const call = refusal(client.callTool({ name: 'add', arguments: { a: 5, b: 6 } }));
+    const [, journal, id] = await proxy.waitFor(/stepchain approve (\S+) (\S+) --key/);
+    const decided = await cli(['approve', journal!, id!, '--key', key, '--deny', '--reason', 'not over http', '--name', 'dave']);
+    expect(decided.code, decided.stderr).toBe(0);
+    expect(await call).toMatch(/-32011.*denied by dave .*not over http/s);
+    await transport.terminateSession();
+    await client.close();
+    const { records, approvals } = await ended(journal!);
+    expect(kinds(records)).toEqual(['run.started', 'approval.requested', 'approval.denied', 'run.completed']);
+    expect(approvals.map((a) => [a.status, a.approver?.name])).toEqual([['denied', 'dave']]);
+    proxy.child.kill('SIGTERM');
+    server.child.kill('SIGTERM');
   }, T);
 
   test('approval records need v3: the v3-only options are refused on a v2 run, before anything starts', async () => {

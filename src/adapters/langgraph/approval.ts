@@ -7,7 +7,7 @@
  * does, records the signed decision and runs the tool only on a grant, its effect naming the request.
  * Nothing here imports LangGraph: `interrupt` and `Command` are the caller's, from `@langchain/langgraph`.
  */
-import { signApproval, APPROVAL_STATEMENT_TYPE, type ApprovalOutcome, type ApprovalRequest, type ApprovalStatement, type DecisionMeta, type Run } from '../../index.js';
+import { approvalStatement, signApproval, type ApprovalOutcome, type ApprovalRequest, type ApprovalStatement, type DecisionMeta, type Run } from '../../index.js';
 import { LangGraphError } from './errors.js';
 
 /** What a node hands `interrupt()`: the recorded request, all an approver needs to see and to sign. */
@@ -80,17 +80,11 @@ function canonical(v: unknown): unknown {
  * (a 32-byte seed or PKCS#8 PEM). The result is what the graph is resumed with. Pure; no journal needed.
  */
 export function signToolApproval(prompt: ApprovalPrompt, decision: 'granted' | 'denied', options: { key: Uint8Array | string; name?: string; reason?: string; decidedAt?: Date }): SignedApproval {
-  const input: ApprovalStatement = {
-    type: APPROVAL_STATEMENT_TYPE,
-    genesis_hash: prompt.genesis_hash,
-    request: prompt.request,
-    request_seq: prompt.request_seq,
-    request_hash: prompt.request_hash,
-    digest: prompt.digest,
+  const input = approvalStatement(
+    { id: prompt.request, seq: prompt.request_seq, stepHash: prompt.request_hash, digest: prompt.digest, genesisHash: prompt.genesis_hash },
     decision,
-    decided_at: (options.decidedAt ?? new Date()).toISOString(),
-    reason: options.reason ?? null,
-  };
+    { ...(options.reason === undefined ? {} : { reason: options.reason }), ...(options.decidedAt === undefined ? {} : { decidedAt: options.decidedAt }) },
+  );
   return { type: 'stepchain.approval-decision', input, meta: signApproval(input, options.key, options.name) };
 }
 

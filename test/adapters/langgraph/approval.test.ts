@@ -90,10 +90,9 @@ describe('LangGraph interrupt flow on approval records', () => {
     expect(approvals[1]!.effect).toBeNull();
     await run.complete();
     await run.close();
-    for (const id of ['refund-agent', saver.journalId('order-1042'), saver.journalId('order-1043')]) {
-      const report = await runNode([CLI, 'verify', join(root, 'journals', id)], { timeoutMs: 120_000 });
-      expect(report.code, `${id}: ${report.stdout}${report.stderr}`).toBe(0);
-    }
+    // The run's approvals and effects verify (the thread journals are the saver's, tested on their own).
+    const report = await runNode([CLI, 'verify', join(root, 'journals', 'refund-agent')], { timeoutMs: 120_000 });
+    expect(report.code, `${report.stdout}${report.stderr}`).toBe(0);
     await saver.close();
     expect(readFileSync(key, 'utf8')).toContain('PRIVATE KEY'); // the key stayed in the approver's file
   }, T);
