@@ -3,16 +3,19 @@
 // `stepchain mcp --upstream` (issue 44): the proxy must not change any scenario's result. Offline: the
 // suite talks to 127.0.0.1 only.
 //
-// The suite is not a dependency of stepchain (it pulls express, octokit… and asks for Node 22), so it is
-// installed apart and named here:
+// The suite is not a dependency of stepchain (it pulls express, octokit…), so it is installed apart and
+// named here:
 //
-//   npm install --prefix /tmp/conformance @modelcontextprotocol/conformance@0.1
+//   npm install --prefix /tmp/conformance @modelcontextprotocol/conformance@0.1.13
 //   npm run build && node scripts/mcp-conformance.mjs /tmp/conformance/node_modules/@modelcontextprotocol/conformance
 //
-// On Node 20 the suite's one use of fs.globSync (Node 22) is served by a small stand-in, loaded by a
-// module hook for the suite's own imports only.
+// No published version declares `engines`. Versions 0.1.5 to 0.1.13 run on Node 20 as published (checked on
+// Node 20.20); 0.1.14 and later (0.2.0 alphas included) import fs.globSync, which Node 20 lacks, and stop at
+// load. For those, on Node 20 only, the one use of fs.globSync is served by a small stand-in, loaded by a
+// module hook for the suite's own imports: the results then come from a suite that is not as published,
+// and the script says so.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import fs, { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -23,6 +26,11 @@ if (suite === undefined) {
   process.exit(2);
 }
 const root = fileURLToPath(new URL('..', import.meta.url));
+const manifest = JSON.parse(readFileSync(join(suite, 'package.json'), 'utf8'));
+// The suite's command: its package's bin (dist/index.mjs up to 0.1.5, dist/index.js after).
+const entry = join(suite, typeof manifest.bin === 'string' ? manifest.bin : Object.values(manifest.bin)[0]);
+const needsGlob = typeof fs.globSync !== 'function' && readFileSync(entry, 'utf8').includes('globSync');
+console.log(`@modelcontextprotocol/conformance ${manifest.version} on Node ${process.versions.node}${needsGlob ? ' (fs.globSync served by a stand-in: the suite is not run as published)' : ' (as published)'}\n`);
 const work = mkdtempSync(join(tmpdir(), 'stepchain-conformance-'));
 
 // fs.globSync(`**/<name>`, { cwd }) for Node 20, and the hook that gives it to the suite alone.
@@ -61,7 +69,7 @@ function start(args, pattern) {
 /** Runs every server scenario against `url`; each scenario's "passed, failed" line from the summary. */
 function conformance(url) {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', join(work, 'register.mjs'), join(suite, 'dist/index.js'), 'server', '--url', url], { cwd: work, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [...(needsGlob ? ['--import', join(work, 'register.mjs')] : []), entry, 'server', '--url', url], { cwd: work, stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (c) => { out += c; });
     child.on('close', () => {

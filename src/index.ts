@@ -43,6 +43,13 @@ export {
   resumeHistory, type ResumeHistory,
 } from './runtime/index.js';
 
+// Approval records (spec/APPROVALS.md): the signed statement and its signature, for approvers outside a Run.
+export {
+  signApproval, approvalStatement,
+  type ApprovalStatement, type DecisionMeta, type ApproverIdentity, type ApprovalEntry, type ApproverFacts, type PinnedApprover,
+} from './approval/index.js';
+export type { ApprovalRequest, ApprovalOutcome, ApprovalState, RequestApprovalOptions, AwaitApprovalOptions, DecideApprovalOptions, SignedDecision } from './runtime/index.js';
+
 // Pinned replay: a verified run journal served back as a cassette (spec/REPLAY.md).
 export {
   replayFrom, ReplayError, explain, type Replay,

@@ -38,9 +38,11 @@ const ALLOWED: Record<string, readonly string[]> = {
   base: [],
   canonical: ['base'],
   record: ['base', 'canonical'],
-  chain: ['base', 'canonical', 'record'],
+  crypto: ['base', 'canonical'],
+  approval: ['base', 'canonical', 'record', 'crypto'],
+  chain: ['base', 'canonical', 'record', 'approval'],
   diff: ['base', 'canonical', 'record', 'chain'],
-  receipt: ['base', 'canonical', 'record', 'chain'],
+  receipt: ['base', 'canonical', 'record', 'chain', 'crypto'],
   store: ['base', 'canonical', 'record', 'chain'],
   'store/file': ['base', 'canonical', 'record', 'chain', 'store', 'proofs'],
   'store/rows': ['base', 'canonical', 'record', 'chain', 'store', 'proofs'],
@@ -51,15 +53,15 @@ const ALLOWED: Record<string, readonly string[]> = {
   attest: ['base', 'canonical', 'record', 'chain', 'receipt'],
   redact: ['base', 'canonical', 'record', 'chain', 'receipt', 'diff'],
   testing: ['base', 'canonical', 'record', 'chain', 'diff'],
-  runtime: ['base', 'canonical', 'record', 'chain', 'store'],
+  runtime: ['base', 'canonical', 'record', 'chain', 'store', 'approval'],
   replay: ['base', 'canonical', 'record', 'chain', 'diff', 'store', 'runtime'],
   mcp: ['base', 'canonical', 'record', 'chain', 'store', 'runtime'],
   retention: ['base', 'canonical', 'record', 'chain', 'store', 'proofs'],
   erase: ['base', 'canonical', 'record', 'chain', 'store', 'store/file'],
-  cli: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'store/postgres', 'store/sqlite', 'redact', 'proofs', 'attest', 'parallel', 'runtime', 'replay', 'mcp', 'otel', 'retention', 'erase', 'entry'],
+  cli: ['base', 'canonical', 'record', 'chain', 'approval', 'diff', 'receipt', 'store', 'store/file', 'store/postgres', 'store/sqlite', 'redact', 'proofs', 'attest', 'parallel', 'runtime', 'replay', 'mcp', 'otel', 'retention', 'erase', 'entry'],
   demo: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'redact', 'runtime'],
   page: ['entry'],
-  entry: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'store/postgres', 'store/sqlite', 'redact', 'proofs', 'attest', 'parallel', 'testing', 'runtime', 'replay', 'mcp', 'otel', 'retention', 'erase'],
+  entry: ['base', 'canonical', 'record', 'crypto', 'approval', 'chain', 'diff', 'receipt', 'store', 'store/file', 'store/postgres', 'store/sqlite', 'redact', 'proofs', 'attest', 'parallel', 'testing', 'runtime', 'replay', 'mcp', 'otel', 'retention', 'erase'],
   otel: ['base', 'entry'],
   adapters: ['entry'],
 };
@@ -146,8 +148,8 @@ describe('the entry points', () => {
     const root = await import('../src/index.js');
     expect(Object.keys(root).sort()).toEqual([
       'CanonicalError', 'DiffError', 'FileStore', 'MemoryStore', 'PolicyError', 'ReceiptError', 'RecordError', 'RedactError', 'ReplayError', 'Run', 'RuntimeError', 'StepchainError', 'StoreError',
-      'VERSION', 'VOLATILE_PATTERNS', 'beginEffect', 'createLineCheckPool', 'currentEffect', 'describeLocation', 'diff', 'disclose', 'discloseHash', 'discloseStep', 'explain', 'exportReceipt', 'formatDiff', 'generateKeyPair', 'keygen', 'openSlot',
-      'openStore', 'parseLocation', 'publish', 'readPublicKeyFile', 'replayFrom', 'resumeHistory', 'resumeRun', 'runEffect', 'startRun', 'summarize', 'toJournalValue', 'toolCallOf', 'verifyDisclosureFiles', 'verifyOpening', 'verifyPublishedReceipt', 'verifyReceipt', 'withEffect',
+      'VERSION', 'VOLATILE_PATTERNS', 'approvalStatement', 'beginEffect', 'createLineCheckPool', 'currentEffect', 'describeLocation', 'diff', 'disclose', 'discloseHash', 'discloseStep', 'explain', 'exportReceipt', 'formatDiff', 'generateKeyPair', 'keygen', 'openSlot',
+      'openStore', 'parseLocation', 'publish', 'readPublicKeyFile', 'replayFrom', 'resumeHistory', 'resumeRun', 'runEffect', 'signApproval', 'startRun', 'summarize', 'toJournalValue', 'toolCallOf', 'verifyDisclosureFiles', 'verifyOpening', 'verifyPublishedReceipt', 'verifyReceipt', 'withEffect',
     ]);
   });
 

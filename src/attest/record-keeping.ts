@@ -27,6 +27,27 @@ export interface RecordLike {
   tool_call?: unknown;
 }
 
+/** An approver, from the approval records (spec/APPROVALS.md §6), with what they decided. */
+export interface PersonInvolved {
+  /** The pinned name (authenticated), else the name the approver gave itself, else its key id. */
+  name: string;
+  role: 'approver';
+  keyid: string;
+  /** Whether the name comes from a pinned key (verify --approver), not from the approver's own claim. */
+  authenticated: boolean;
+  decisions: Array<{ request: string; tool: string | null; decision: 'granted' | 'denied'; seq: number; decided_at: string | null }>;
+}
+
+/** What the view reads of the verifier's approvals (ChainReport.approvals). */
+export interface ApprovalLike {
+  request: string;
+  tool: string | null;
+  status: string;
+  decision_seq: number | null;
+  decided_at: string | null;
+  approver: { keyid: string; name: string | null; pinned: boolean } | null;
+}
+
 export interface RunRecordKeeping {
   journal_id: string;
   run: unknown;
@@ -34,7 +55,7 @@ export interface RunRecordKeeping {
   period_of_use: { start: string | null; end: string | null; clock: string };
   reference_inputs: { models: string[]; tools: string[] };
   input_data: Array<{ seq: number; step_hash: string; input_digest: string }>;
-  persons_involved: { source: string; persons: Array<{ name: string; role: string }> };
+  persons_involved: { source: string; persons: PersonInvolved[] };
   integrity: { head: string | null; head_seq: number | null; steps: number; chain_verified: boolean };
 }
 
@@ -53,6 +74,7 @@ export async function runRecordKeeping(
   genesis: { journal_id: string; created_at: string; run?: unknown },
   records: AsyncIterable<RecordLike>,
   chainVerified: boolean,
+  approvals?: readonly ApprovalLike[],
 ): Promise<RunRecordKeeping> {
   const models = new Set<string>();
   const tools = new Set<string>();
@@ -79,9 +101,27 @@ export async function runRecordKeeping(
     period_of_use: { start, end, clock: 'the agent\'s own clock (each step\'s ts)' },
     reference_inputs: { models: [...models].sort(), tools: [...tools].sort() },
     input_data: inputs,
-    // Approval records come with the next record format (spec/TIME.md §10); until then no journal names a person.
-    persons_involved: { source: 'approval records: none in this journal\'s format, so no person is named', persons: [] },
+    persons_involved: personsOf((genesis as { format?: unknown }).format, approvals),
     integrity: { head: head?.step_hash ?? null, head_seq: head?.seq ?? null, steps, chain_verified: chainVerified },
+  };
+}
+
+/** The approvers named by the verified approval records (spec/APPROVALS.md §6), one per key, in order of their first decision. */
+function personsOf(format: unknown, approvals: readonly ApprovalLike[] | undefined): RunRecordKeeping['persons_involved'] {
+  if (format !== 'stepchain/v3') return { source: `approval records (spec/APPROVALS.md) exist only in stepchain/v3 journals; this one is ${typeof format === 'string' ? format : 'stepchain/v1'}, so no person is named`, persons: [] };
+  const byKey = new Map<string, PersonInvolved>();
+  for (const a of approvals ?? []) {
+    if (a.approver === null || a.decision_seq === null || (a.status !== 'granted' && a.status !== 'denied')) continue;
+    const p = byKey.get(a.approver.keyid) ?? { name: a.approver.name ?? a.approver.keyid, role: 'approver' as const, keyid: a.approver.keyid, authenticated: a.approver.pinned, decisions: [] };
+    p.decisions.push({ request: a.request, tool: a.tool, decision: a.status, seq: a.decision_seq, decided_at: a.decided_at });
+    byKey.set(a.approver.keyid, p);
+  }
+  const persons = [...byKey.values()];
+  const unauthenticated = persons.filter((p) => !p.authenticated).length;
+  return {
+    source: persons.length === 0 ? 'approval records (spec/APPROVALS.md): no decision in this journal, so no person is named'
+      : `approval records (spec/APPROVALS.md): each approver's key signed their decisions${unauthenticated === 0 ? '; every key was pinned, so the names are authenticated' : `; ${unauthenticated} approver${unauthenticated === 1 ? '\'s name is its' : 's\' names are their'} own claim (pin the keys: --approver KEY)`}`,
+    persons,
   };
 }
 

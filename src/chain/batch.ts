@@ -55,7 +55,7 @@ export function checkBatch(batch: LineBatch): PackedFacts | null {
 }
 
 function isClean(f: LineFacts): boolean {
-  return f.readable && f.problems.length === 0 && f.blobs.length === 0 && f.markers.length === 0 && f.notices === undefined && f.publicForm === undefined && f.erasure === undefined && f.seq !== null
+  return f.readable && f.problems.length === 0 && f.blobs.length === 0 && f.markers.length === 0 && f.notices === undefined && f.publicForm === undefined && f.erasure === undefined && f.approval === undefined && f.seq !== null
     && f.prevHash?.length === DIGEST_CHARS && f.stepHash?.length === DIGEST_CHARS;
 }
 

@@ -5,6 +5,8 @@
  * are public API: add, never rename.
  */
 
+import type { ApprovalEntry } from '../approval/ledger.js';
+
 export type ChainProblemCode =
   // a line that is not a canonical I-JSON record (FORMAT §4)
   | 'MALFORMED_LINE'
@@ -40,7 +42,17 @@ export type ChainProblemCode =
   | 'ERASURE_UNRECORDED'
   | 'ERASURE_MISMATCH'
   | 'ERASURE_PENDING'
-  | 'VALUE_ERASED';
+  | 'VALUE_ERASED'
+  // approval records in stepchain/v3 (APPROVALS.md §5): problems, then notices (an approver not pinned, a value withheld)
+  | 'APPROVAL_INVALID'
+  | 'APPROVAL_MISMATCH'
+  | 'APPROVAL_MISSING'
+  | 'APPROVAL_DENIED'
+  | 'APPROVAL_EXPIRED'
+  | 'APPROVAL_REPEATED'
+  | 'APPROVER_UNKNOWN'
+  | 'APPROVER_UNPINNED'
+  | 'APPROVAL_UNCHECKED';
 
 /** Blobs (FORMAT §7): reported by whoever holds them, a store or a receipt verifier. */
 export type BlobProblemCode = 'BLOB_MISSING' | 'BLOB_CORRUPT';
@@ -84,6 +96,8 @@ export interface ChainReport<Code extends string = string> {
   warnings: Array<Problem<Code>>;
   /** True when more problems were found than the report keeps (maxProblems). */
   problems_truncated: boolean;
+  /** stepchain/v3: every approval request in the chain and what became of it, who decided (APPROVALS.md §6); absent when there is none. */
+  approvals?: ApprovalEntry[];
 }
 
 /** A problem in one line of text: "CODE at location: message" (what errors quote when a chain does not verify). */

@@ -18,6 +18,7 @@ import type { JournalFormat } from '../record/profile.js';
 import { FORMAT_V3 } from '../record/v3.js';
 import { deepCheckLine } from '../record/v3/deep.js';
 import { ErasureLedger } from '../record/v3/erasure-ledger.js';
+import { ApprovalLedger, type PinnedApprover } from '../approval/ledger.js';
 import { checkLine, decodeLine, lineTooLong, type LineFacts, type LineProblem } from './line.js';
 import { LinkChecker } from './links.js';
 import { ProblemList } from './problems.js';
@@ -64,6 +65,11 @@ export interface ChainVerifierOptions {
    * a publication's verifier, which checks every public record deep, may accept one.
    */
   storedOnly?: boolean;
+  /**
+   * stepchain/v3: the approvers whose keys are pinned (spec/APPROVALS.md §5): a decision signed by another key
+   * is APPROVER_UNKNOWN. Without pins, decisions are checked and listed, their approvers unauthenticated.
+   */
+  approvers?: readonly PinnedApprover[];
 }
 
 const encoder = new TextEncoder();
@@ -84,6 +90,8 @@ export class ChainVerifier {
   private readonly notices = new Map<string, { code: ChainProblemCode; message: string; location: ProblemLocation; count: number }>();
   /** Sealed records and erasure records (v3), cross-checked at the end (ERASURE.md §5); null until one is met. */
   private erasures: ErasureLedger | null = null;
+  /** Approval requests, decisions and the effects begun for them (APPROVALS.md §5); null until a request is met. */
+  private approvals: ApprovalLedger | null = null;
 
   constructor(private readonly options: ChainVerifierOptions = {}) {
     this.problems = new ProblemList(options.maxProblems ?? 1000);
@@ -185,6 +193,9 @@ export class ChainVerifier {
     if (facts.erasure === true && this.format.format === FORMAT_V3 && facts.problems.length === 0) {
       (this.erasures ??= new ErasureLedger()).add(typeof text === 'string' ? text : text());
     }
+    if (facts.approval !== undefined && this.format.format === FORMAT_V3 && facts.problems.length === 0 && (facts.approval === 'record' || this.approvals?.active === true)) {
+      this.approval(typeof text === 'string' ? text : text());
+    }
     if (this.options.deep === true && this.format.format === FORMAT_V3 && facts.problems.length === 0 && facts.publicForm !== true) {
       const finding = deepCheckLine(typeof text === 'string' ? text : text());
       if (finding !== null) {
@@ -202,6 +213,19 @@ export class ChainVerifier {
     else onLine(new LazyLine(this.segment, this.segmentLines, text, facts, clean));
   }
 
+  /** An approval record, or an effect once the chain holds a request, through the ledger (a parsed copy). */
+  private approval(text: string): void {
+    let r: unknown;
+    try {
+      r = JSON.parse(text);
+    } catch {
+      return;
+    }
+    if (r === null || typeof r !== 'object' || Array.isArray(r)) return;
+    this.approvals ??= new ApprovalLedger({ genesisHash: this.options.start ? null : this.startHash, partial: this.startSeq > 0, ...(this.options.approvers ? { approvers: this.options.approvers } : {}) });
+    this.approvals.record(r as Record<string, unknown>);
+  }
+
   private addAll(problems: readonly LineProblem[], loc: ProblemLocation): void {
     for (const p of problems) this.problems.add(p.code, p.message, { ...loc, ...p.location });
   }
@@ -214,6 +238,13 @@ export class ChainVerifier {
       else this.problems.add(f.code, f.message, location);
     }
     this.erasures = null;
+    const approvals = this.approvals;
+    for (const f of approvals?.finish() ?? []) {
+      const location: ProblemLocation = { seq: f.seq, field: f.field };
+      if (f.notice) this.notices.set(`${f.code}#${this.notices.size}`, { code: f.code, message: f.message, location, count: 1 });
+      else this.problems.add(f.code, f.message, location);
+    }
+    this.approvals = null;
     const { hash: head, seq: headSeq } = this.links.head();
     const expectHead = this.options.expectHead;
     if (expectHead !== undefined && head !== expectHead) {
@@ -236,6 +267,7 @@ export class ChainVerifier {
         location: n.location,
       })),
       problems_truncated: this.problems.truncated,
+      ...(approvals === null ? {} : { approvals: approvals.entries() }),
     };
   }
 }

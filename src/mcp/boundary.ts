@@ -5,8 +5,9 @@
  * forwards the bytes it read; this decides only whether, and records.
  */
 import { idKey, type JsonRpcId, type Peeked } from './lines.js';
-import { listVerdict, type ToolPolicy } from './policy.js';
+import { listVerdict, needsApproval, type ToolPolicy } from './policy.js';
 import { message, type SessionRecorder } from './session.js';
+import type { ApprovalOutcome } from '../runtime/index.js';
 
 /** JSON-RPC error codes the proxy answers with (implementation-defined server errors, -32000 to -32099). */
 export const MCP_PROXY_ERRORS = {
@@ -62,6 +63,9 @@ export class Boundary {
     const isTool = m.method === 'tools/call';
     const tool = !isTool ? m.method! : typeof params.name === 'string' && params.name !== '' ? params.name : '(no name)';
     const args = isTool ? params.arguments : m.params;
+    // With approval records, a call held for approval is recorded as its request, not yet as an effect:
+    // none is begun unless it is granted (spec/MCP.md §5.1).
+    if (isTool && session.approvalRecords && needsApproval(policy, tool) && listVerdict(policy, tool) === null) return this.holdForApproval(m, tool, params.arguments, meta, refuse);
     const effectId = await session.begin(key, tool, args, meta);
     if (effectId instanceof Error) {
       refuse({ id: m.id, code: MCP_PROXY_ERRORS.RECORDING_FAILED, message: `the ${m.method} request was not forwarded: its intent could not be recorded (${effectId.message})` });
@@ -95,6 +99,76 @@ export class Boundary {
     return { kind: 'held', approved };
   }
 
+  /**
+   * A call that needs an approval, on a run with approval records (spec/MCP.md §5.1): approval.requested
+   * with the call as presented, then the decision — an approver's, written by `stepchain approve` from any
+   * process, or the approval command's (which may sign itself, else the proxy's approver key signs its
+   * verdict) — and only on a grant the call's tool.started, naming the request, before it is forwarded.
+   */
+  private async holdForApproval(m: Peeked & { id: JsonRpcId }, tool: string, args: unknown, meta: Record<string, unknown>, refuse: (r: Refusal) => void): Promise<Admission> {
+    const { session, policy } = this;
+    const key = idKey(m.id);
+    const timeout = policy.approvalTimeoutMs ?? 300_000;
+    const request = await session.requestApproval(key, tool, args, meta, new Date(Date.now() + timeout));
+    if (request instanceof Error) {
+      refuse({ id: m.id, code: MCP_PROXY_ERRORS.RECORDING_FAILED, message: `the tools/call request was not forwarded: its approval request could not be recorded (${request.message})` });
+      return { kind: 'drop' };
+    }
+    const approved = (async (): Promise<boolean> => {
+      const journal = await session.location().catch(() => null);
+      let outcome: ApprovalOutcome | Error | null;
+      if (policy.approve !== undefined) {
+        const run = await session.start();
+        const verdict = await policy.approve({
+          tool, arguments: args ?? null, run_id: run.runId, effect_id: null, request_id: m.id,
+          approval: { request: request.id, digest: request.digest, journal, expires_at: request.expiresAt },
+        }).catch((e: unknown) => ({ approved: false, reason: `the approver failed: ${message(e)}` }));
+        // The command may have signed its decision itself (stepchain approve); else the proxy's key signs its verdict.
+        outcome = await session.decisionOn(request).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))));
+        if (outcome === null && policy.approverKey !== undefined && !session.wasStopped(key)) {
+          outcome = await session.decide(request, verdict.approved ? 'granted' : 'denied', policy.approverKey.key, policy.approverKey.name, verdict.reason);
+        }
+        if (outcome === null) {
+          outcome = new Error(`the approval command ${verdict.approved ? 'approved' : 'denied'} the call (${verdict.reason}) but no approver signed a decision: sign one with stepchain approve, or give the proxy --approver-key`);
+        }
+      } else {
+        this.log(`call ${JSON.stringify(tool)} (request id ${JSON.stringify(m.id)}) waits for approval until ${request.expiresAt ?? 'it is decided'}: stepchain approve ${journal ?? '<journal>'} ${request.id} --key FILE (--approve | --deny) [--reason TEXT]`);
+        outcome = await session.awaitApproval(key, request);
+      }
+      // A call the client cancelled (or left, closing the session) while it waited: neither forwarded nor answered.
+      const stopped = session.wasStopped(key);
+      session.doneWaiting(key);
+      if (stopped) return false;
+      const no = (why: string): false => {
+        refuse({ id: m.id, code: MCP_PROXY_ERRORS.POLICY_DENIED, message: `the call was not approved: ${why}` });
+        return false;
+      };
+      if (outcome instanceof Error) return no(outcome.message);
+      const who = outcome.approver === null ? '' : ` by ${outcome.approver.name ?? 'key'} ${outcome.approver.keyid}`;
+      const why = outcome.reason === null ? '' : `: ${outcome.reason}`;
+      if (outcome.status === 'denied') return no(`denied${who}${why} (approval ${request.id})`);
+      if (outcome.status === 'expired') return no(`no decision before the request expired at ${request.expiresAt} (approval ${request.id})`);
+      const begun = await session.beginApproved(key, tool, args, meta, request);
+      if (begun instanceof Error) {
+        refuse({ id: m.id, code: MCP_PROXY_ERRORS.RECORDING_FAILED, message: `the approved call was not forwarded: its intent could not be recorded (${begun.message})` });
+        return false;
+      }
+      this.log(`call ${JSON.stringify(tool)} approved${who}${why}; forwarded as effect ${begun}`);
+      return true;
+    })().catch((e: unknown) => {
+      session.doneWaiting(key);
+      this.log(`internal error while a call waited for approval: ${message(e)}; it is not forwarded`);
+      refuse({ id: m.id, code: MCP_PROXY_ERRORS.POLICY_DENIED, message: `the call was not approved: ${message(e)}` });
+      return false;
+    });
+    return { kind: 'held', approved };
+  }
+
+  /** Stops every call waiting for a decision: the client closed the session. */
+  closing(): void {
+    this.session.stopAllWaiting('the client closed the session');
+  }
+
   /** What the client sent (one message, or a batch's): noted, recorded, and admitted or not. */
   async fromClient(messages: readonly Peeked[], refuse: (r: Refusal) => void): Promise<Admission> {
     const { session } = this;
@@ -109,7 +183,10 @@ export class Boundary {
       }
       if (m.method === 'notifications/cancelled') {
         const p = (m.params ?? {}) as { requestId?: unknown; reason?: unknown };
-        if ((typeof p.requestId === 'string' || typeof p.requestId === 'number') && session.has(idKey(p.requestId))) {
+        if ((typeof p.requestId === 'string' || typeof p.requestId === 'number') && session.isWaiting(idKey(p.requestId))) {
+          // Waiting for its approval: it is not forwarded; its request stays undecided (and expires).
+          session.stopWaiting(idKey(p.requestId), 'the client cancelled the call');
+        } else if ((typeof p.requestId === 'string' || typeof p.requestId === 'number') && session.has(idKey(p.requestId))) {
           const reason = typeof p.reason === 'string' ? p.reason : null;
           await session.end(idKey(p.requestId), { error: { name: 'McpCancelled', message: `the client cancelled the call${reason === null ? '' : `: ${reason}`}`, reason } });
         }

@@ -129,6 +129,7 @@ export async function startHttpProxy(options: HttpProxyOptions): Promise<Running
       const answer = await fetch(target, { method: req.method ?? 'GET', headers: requestHeaders(req), signal: abort.signal });
       if (req.method === 'DELETE' && answer.ok && typeof sid === 'string' && known !== undefined) {
         sessions.delete(sid);
+        known.closing(); // calls still waiting for an approval are not forwarded to a session that ended
         await known.session.finish({ code: 0, signal: null }, true);
       }
       return relay(answer, res, known);
@@ -175,7 +176,10 @@ export async function startHttpProxy(options: HttpProxyOptions): Promise<Running
       const open = [...sessions.values(), ...(stateless === undefined ? [] : [stateless])];
       sessions.clear();
       // Stopped by its operator: a session with nothing in flight ended well; one with calls in flight did not.
-      for (const b of open) await b.session.finish({ code: null, signal: 'SIGTERM' }, true);
+      for (const b of open) {
+        b.closing();
+        await b.session.finish({ code: null, signal: 'SIGTERM' }, true);
+      }
     },
   };
 }

@@ -10,8 +10,11 @@ export interface ToolCallRequest {
   tool: string;
   arguments: unknown;
   run_id: string | null;
-  effect_id: string;
+  /** The call's effect (v2: its tool.started precedes the decision); null with approval records, where none is begun before a grant. */
+  effect_id: string | null;
   request_id: string | number;
+  /** With approval records (a stepchain/v3 run, spec/MCP.md §5.1): the recorded request, for `stepchain approve`. */
+  approval?: { request: string; digest: string; journal: string | null; expires_at: string | null };
 }
 
 export interface Decision {
@@ -25,8 +28,23 @@ export interface ToolPolicy {
   allow?: readonly string[];
   /** These tools may never be called (deny wins over allow). */
   deny?: readonly string[];
-  /** Asked for each call the lists let through; the call waits for its answer. */
+  /** Asked for each call the lists let through (or, with `approveTools`, for those tools' calls); the call waits for its answer. */
   approve?: (call: ToolCallRequest) => Promise<Decision>;
+  /**
+   * Tools whose calls need an approval. Default: every call when `approve` is given, none otherwise. With
+   * approval records and no `approve`, the decision is an approver's, recorded by `stepchain approve`.
+   */
+  approveTools?: readonly string[];
+  /** With approval records: the key that signs `approve`'s verdict when the approver did not record one itself. */
+  approverKey?: { key: Uint8Array | string; name?: string };
+  /** With approval records: how long a call waits for its decision, in ms (the request's expiry). Default 5 minutes. */
+  approvalTimeoutMs?: number;
+}
+
+/** Whether a call of `tool` must be approved before it is forwarded. */
+export function needsApproval(policy: ToolPolicy, tool: string): boolean {
+  if (policy.approveTools !== undefined) return policy.approveTools.includes(tool);
+  return policy.approve !== undefined;
 }
 
 /** The lists' verdict on a tool: null when it may go on (to the approver, if any), else why not. */

@@ -74,6 +74,8 @@ export function startProxy(options: ProxyOptions): RunningProxy {
   let clientDone = false;
   readLines(options.input, (line) => { fromClient = inTurn(fromClient, () => onClientLine(line)); }, () => {
     clientDone = true;
+    // Calls still waiting for an approval decision are not forwarded to a session that is closing.
+    void fromClient.then(() => boundary.closing());
     // The client closed its side: once every message it sent is forwarded, close the server's input and
     // give it graceMs to exit before SIGTERM (the MCP stdio shutdown), then as long again before SIGKILL.
     void fromClient.then(() => Promise.all([...held])).then(() => {

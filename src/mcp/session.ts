@@ -4,7 +4,7 @@
  * forwarded, its outcome from the server's response, a client's cancellation, or the proxy's policy.
  * Recording never throws into the proxy: each method says whether it succeeded, and the proxy decides.
  */
-import type { Run, EffectHandle, ModelCallHandle, StartRunOptions } from '../runtime/index.js';
+import type { Run, EffectHandle, ModelCallHandle, StartRunOptions, ApprovalRequest, ApprovalOutcome } from '../runtime/index.js';
 import { startRun } from '../runtime/index.js';
 import type { Store } from '../store/types.js';
 
@@ -21,8 +21,15 @@ export interface SessionOptions {
   /** The server's command line, recorded in run.started. */
   command: string[];
   blobThreshold?: number;
+  /**
+   * The run journal's format (default the runtime's, stepchain/v2). Approval records (spec/MCP.md §5.1) need
+   * stepchain/v3: on a v2 run a call held for approval is recorded as before, by tool.updated and tool.failed.
+   */
+  format?: 'stepchain/v2' | 'stepchain/v3';
   /** Where the proxy says what it does and what went wrong (standard error). */
   log: (line: string) => void;
+  /** The location of a run of this store, as `stepchain approve` takes it (named to an approver); none when unknown. */
+  locate?: (runId: string) => string;
 }
 
 /** A fresh run id for a session in a store: sortable by time, unique by its random tail. */
@@ -40,6 +47,9 @@ export class SessionRecorder {
   private readonly effects = new Map<string, EffectHandle>();
   /** The server's sampling requests in flight, by its request id: model requests made through the client. */
   private readonly models = new Map<string, ModelCallHandle>();
+  /** Calls held for an approval decision (v3), by request key: how to stop waiting. */
+  private readonly waiting = new Map<string, AbortController>();
+  private readonly stopped = new Set<string>();
 
   constructor(private readonly options: SessionOptions) {}
 
@@ -73,6 +83,7 @@ export class SessionRecorder {
       ...(agent === undefined ? {} : { agent }),
       ...(this.options.conversationId === undefined ? {} : { conversationId: this.options.conversationId }),
       ...(this.options.blobThreshold === undefined ? {} : { blobThreshold: this.options.blobThreshold }),
+      ...(this.options.format === undefined ? {} : { format: this.options.format }),
     };
     this.run = startRun(this.options.store, options);
     this.run.then(
@@ -133,6 +144,102 @@ export class SessionRecorder {
 
   has(key: string): boolean {
     return this.effects.has(key);
+  }
+
+  /** Whether held calls are recorded as approval records (a stepchain/v3 run; spec/MCP.md §5.1). */
+  get approvalRecords(): boolean {
+    return this.options.format === 'stepchain/v3';
+  }
+
+  /** Where an approver finds this session's run (for `stepchain approve`), or null when unknown. */
+  async location(): Promise<string | null> {
+    const run = await this.start();
+    return this.options.locate?.(run.runId) ?? null;
+  }
+
+  /** Records approval.requested for a held call (spec/MCP.md §5.1); the request, or an Error when it could not be recorded. */
+  async requestApproval(key: string, name: string, args: unknown, meta: Record<string, unknown>, expiresAt: Date | undefined): Promise<ApprovalRequest | Error> {
+    try {
+      const run = await this.start();
+      const request = await run.requestApproval({ name, args: args === undefined ? null : args }, { meta: { mcp: meta }, ...(expiresAt === undefined ? {} : { expiresAt }) });
+      this.waiting.set(key, new AbortController());
+      return request;
+    } catch (e) {
+      this.options.log(`could not record the approval request of the call ${JSON.stringify(name)} (${message(e)}): it is refused, not forwarded`);
+      return e instanceof Error ? e : new Error(String(e));
+    }
+  }
+
+  /** Whether the call `key` is waiting for an approval decision. */
+  isWaiting(key: string): boolean {
+    return this.waiting.has(key);
+  }
+
+  /** Stops waiting for the decision on `key` (the client cancelled the call, or closed the session). */
+  stopWaiting(key: string, why: string): void {
+    const wait = this.waiting.get(key);
+    if (wait === undefined) return;
+    this.stopped.add(key);
+    wait.abort(new Error(why));
+  }
+
+  /** Whether the wait for `key` was stopped (the call is then neither forwarded nor answered). */
+  wasStopped(key: string): boolean {
+    return this.stopped.has(key);
+  }
+
+  /** Stops every wait (the client closed the session): those calls are not forwarded, their requests stay undecided. */
+  stopAllWaiting(why: string): void {
+    for (const key of [...this.waiting.keys()]) this.stopWaiting(key, why);
+  }
+
+  /** Waits for the decision on a request, written by any process (`stepchain approve`), until it expires or the wait is stopped. */
+  async awaitApproval(key: string, request: ApprovalRequest): Promise<ApprovalOutcome | Error> {
+    try {
+      const run = await this.start();
+      return await run.awaitApproval(request, { signal: this.waiting.get(key)!.signal });
+    } catch (e) {
+      return e instanceof Error ? e : new Error(String(e));
+    }
+  }
+
+  /** The decision recorded on a request so far (by any process), or null when it is still undecided. */
+  async decisionOn(request: ApprovalRequest): Promise<ApprovalOutcome | Error | null> {
+    const run = await this.start();
+    await run.refresh();
+    const state = (await run.approvals()).find((a) => a.id === request.id);
+    if (state === undefined || state.status === 'pending') return null;
+    if (state.status === 'invalid') return new Error(`approval request ${request.id} is not well-formed in the journal`);
+    return { status: state.status, request: request.id, seq: state.decisionSeq, approver: state.approver, reason: state.reason };
+  }
+
+  /** Signs and records a decision with the proxy's approver key (the verdict of an approval command). */
+  async decide(request: ApprovalRequest, decision: 'granted' | 'denied', key: Uint8Array | string, name: string | undefined, reason: string): Promise<ApprovalOutcome | Error> {
+    try {
+      const run = await this.start();
+      return await run.decideApproval(request, decision, { key, reason, ...(name === undefined ? {} : { name }) });
+    } catch (e) {
+      return e instanceof Error ? e : new Error(String(e));
+    }
+  }
+
+  /** The call's wait is over (decided, expired or stopped). */
+  doneWaiting(key: string): void {
+    this.waiting.delete(key);
+    this.stopped.delete(key);
+  }
+
+  /** Records the intent of an approved call, naming its granted request; the effect id, or an Error. */
+  async beginApproved(key: string, name: string, args: unknown, meta: Record<string, unknown>, request: ApprovalRequest): Promise<string | Error> {
+    try {
+      const run = await this.start();
+      const effect = await run.beginTool({ name, args: args === undefined ? null : args, meta: { mcp: meta }, approval: request });
+      this.effects.set(key, effect);
+      return effect.id;
+    } catch (e) {
+      this.options.log(`could not record the intent of the approved call ${JSON.stringify(name)} (${message(e)}): it is refused, not forwarded`);
+      return e instanceof Error ? e : new Error(String(e));
+    }
   }
 
   /** A note on a started effect (an approval), as a tool.updated summary. */

@@ -4,13 +4,15 @@
  * The key id is "sha256:" + hex(SHA-256(the raw 32-byte public key)). Pure; runs in a browser.
  */
 import { ed25519 } from '@noble/curves/ed25519.js';
-import { digestBytes } from '../canonical/sha256.js';
+import { PKCS8_PREFIX, keyIdOf, publicKeyDefect, seedFromPkcs8Pem, stripPrefix } from '../crypto/ed25519.js';
 import { base64Decode, base64Encode } from './base64.js';
 import { ReceiptError } from './errors.js';
+
+// Key ids and the public-key check live beneath the chain (crypto/ed25519.ts), where approval records use them too.
+export { keyIdOf, publicKeyDefect };
 import { concatBytes } from '../bytes.js';
 
 /** DER prefixes for Ed25519 keys: everything before the 32 key bytes. */
-const PKCS8_PREFIX = Uint8Array.from([0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20]);
 const SPKI_PREFIX = Uint8Array.from([0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00]);
 
 export interface KeyPair {
@@ -18,11 +20,6 @@ export interface KeyPair {
   privateKey: Uint8Array;
   publicKey: Uint8Array;
   keyId: string;
-}
-
-/** "sha256:" + hex(SHA-256(raw public key)). */
-export function keyIdOf(publicKey: Uint8Array): string {
-  return digestBytes(publicKey);
 }
 
 export function generateKeyPair(): KeyPair {
@@ -54,18 +51,6 @@ export function publicKeyToPem(publicKey: Uint8Array): string {
   return pem('PUBLIC KEY', concatBytes([SPKI_PREFIX, publicKey]));
 }
 
-function unpem(text: string, label: string): Uint8Array | null {
-  const m = new RegExp(`^\\s*-----BEGIN ${label}-----\\r?\\n([A-Za-z0-9+/=\\r\\n]+?)\\r?\\n?-----END ${label}-----\\s*$`).exec(text);
-  if (!m) return null;
-  return base64Decode(m[1]!.replace(/\r?\n/g, ''));
-}
-
-function stripPrefix(der: Uint8Array | null, prefix: Uint8Array): Uint8Array | null {
-  if (der === null || der.length !== prefix.length + 32) return null;
-  for (let i = 0; i < prefix.length; i++) if (der[i] !== prefix[i]) return null;
-  return der.slice(prefix.length);
-}
-
 /** A signing key: 32 raw seed bytes, or a PKCS#8 PEM text. Throws ReceiptError KEY_INVALID. */
 export function parsePrivateKey(key: Uint8Array | string): Uint8Array {
   if (key instanceof Uint8Array) {
@@ -73,7 +58,7 @@ export function parsePrivateKey(key: Uint8Array | string): Uint8Array {
     return key;
   }
   if (typeof key === 'string') {
-    const raw = stripPrefix(unpem(key, 'PRIVATE KEY'), PKCS8_PREFIX);
+    const raw = seedFromPkcs8Pem(key);
     if (raw) return raw;
   }
   throw new ReceiptError('KEY_INVALID', 'the signing key is neither 32 bytes nor an Ed25519 PKCS#8 PEM ("-----BEGIN PRIVATE KEY-----")');
@@ -139,23 +124,6 @@ export function decodePublicKey(key: unknown): PublicKeyResult {
 function checkPoint(raw: Uint8Array): PublicKeyResult {
   const why = publicKeyDefect(raw);
   return why ? { ok: false, reason: `the pinned key ${why}` } : { ok: true, key: raw };
-}
-
-/**
- * Why 32 bytes cannot be an Ed25519 public key under spec/RECEIPT.md §5.1, or null: the encoding must be
- * canonical (y < p, and no "negative zero" x) and the point must not be of small order — a small-order
- * key makes signatures that verify for any message.
- */
-export function publicKeyDefect(raw: Uint8Array): string | null {
-  if (!(raw instanceof Uint8Array) || raw.length !== 32) return 'is not 32 bytes';
-  let point: ReturnType<typeof ed25519.Point.fromBytes>;
-  try {
-    point = ed25519.Point.fromBytes(raw, false); // zip215 false: RFC 8032 §5.1.3 decoding, canonical only
-  } catch {
-    return 'is not the canonical encoding of a point on Ed25519';
-  }
-  if (point.isSmallOrder()) return 'is a point of small order, which no signer can own: signatures with it verify for many messages';
-  return null;
 }
 
 /** `decodePublicKey`'s key, or null when it is not one (kept for callers that need no reason). */

@@ -28,7 +28,27 @@ export type RuntimeErrorCode =
   /** A resolution of an effect that is not pending (it has an observed outcome). */
   | 'EFFECT_NOT_PENDING'
   /** resumeRun of a run whose journal does not verify (tampered, truncated): refused rather than resumed. */
-  | 'RUN_INVALID';
+  | 'RUN_INVALID'
+  /** An approval call on a journal that is not stepchain/v3 (approval records exist only there: spec/APPROVALS.md). */
+  | 'APPROVAL_FORMAT'
+  /** No approval request with that id in the run. */
+  | 'APPROVAL_UNKNOWN'
+  /** beginTool for a request with no decision yet. */
+  | 'APPROVAL_PENDING'
+  /** beginTool for a denied request. */
+  | 'APPROVAL_DENIED'
+  /** beginTool, or a decision, after the request's expires_at. */
+  | 'APPROVAL_EXPIRED'
+  /** beginTool with a call other than the one the request presented. */
+  | 'APPROVAL_MISMATCH'
+  /** beginTool for a grant an effect already used (one grant, one effect). */
+  | 'APPROVAL_USED'
+  /** A second decision on a request. */
+  | 'APPROVAL_DECIDED'
+  /** A request whose record is not well formed. */
+  | 'APPROVAL_INVALID'
+  /** beginTool without naming a request for a call that was presented for approval in this run. */
+  | 'APPROVAL_REQUIRED';
 
 export class RuntimeError extends StepchainError<RuntimeErrorCode> {
   /** With EFFECT_PENDING: the id of the pending effect the call would repeat (from beginTool), or the first one pending (from complete). */

@@ -9,4 +9,5 @@ export {
   type EffectDecision, type ResolveOptions, type CompleteOptions,
 } from './run.js';
 export { beginEffect, runEffect, currentEffect, withEffect, type EffectClass, type EffectScope, type EffectRun } from './effects.js';
+export type { ApprovalRequest, ApprovalOutcome, ApprovalState, RequestApprovalOptions, AwaitApprovalOptions, DecideApprovalOptions, SignedDecision } from './approvals.js';
 export { resumeHistory, type ResumeHistory } from './history.js';

@@ -24,6 +24,14 @@ import { StoreError } from '../store/errors.js';
 import { emptyState, foldRecord, intentKey, pendingOf, RESOLUTION_DECISIONS, type Effect, type ModelCall, type ResolutionDecision, type RunState } from '../record/run-state.js';
 import { errorValue, outcomeValue, toJournalValue } from './value.js';
 import { restoreRunState, savedPoint, saveRunState, type Begun } from './saved-state.js';
+import { ApprovalLedger, type ApprovalEntry } from '../approval/ledger.js';
+import { APPROVAL_DENIED, APPROVAL_GRANTED, APPROVAL_REQUESTED, APPROVAL_STATEMENT_TYPE, decisionMetaDefect, instant, presentedDigest, statementDefect, type ApprovalStatement } from '../approval/records.js';
+import { approvalSignatureDefect, signApproval } from '../approval/sign.js';
+import { genesisHash } from '../record/formats.js';
+import {
+  approvalFormatError, beginRefusal, outcomeOf, requestIdOf, unknownRequest, waitFor,
+  type ApprovalOutcome, type ApprovalRequest, type ApprovalState, type AwaitApprovalOptions, type DecideApprovalOptions, type RequestApprovalOptions, type SignedDecision,
+} from './approvals.js';
 
 /**
  * After this many HEAD_MOVED in a row an outcome's retries pause a little (jittered, growing to 64 ms): each
@@ -73,6 +81,12 @@ export interface BeginToolOptions {
   /** The effect this one retries (recorded as `meta.retry_of`); default: the matching effect resolved with `retry`, if any (RUNS.md §5). */
   retryOf?: string;
   meta?: Record<string, unknown>;
+  /**
+   * stepchain/v3: the granted approval request this call executes (APPROVALS.md §4), recorded as
+   * `meta.approval`. Refused unless the request was granted, is not expired, its grant unused, and the call
+   * equals what it presented (APPROVAL_PENDING, _DENIED, _EXPIRED, _USED, _MISMATCH).
+   */
+  approval?: ApprovalRequest | string;
 }
 
 /** How a pending effect (outcome unknown) is resolved (RUNS.md §5). */
@@ -207,6 +221,8 @@ export class Run {
    * the caller begins that id again (its acknowledgement was lost), so the store's idempotent retry answers.
    */
   private readonly sending = new Map<string, RunStep>();
+  /** stepchain/v3: the run's approval records (APPROVALS.md), read whole on the first approval call, then kept by fold. */
+  private approvalBook: ApprovalLedger | null = null;
 
   constructor(journal: Journal, options: RunOpenOptions = {}) {
     this.savedUsable = options.savedState !== false;
@@ -303,6 +319,7 @@ export class Run {
   private fold(r: StepRecord): void {
     this.lastHash = r.step_hash;
     foldRecord(this.state, r);
+    this.approvalBook?.record(r as unknown as Record<string, unknown>);
     if (r.v === 2 && (r.kind === 'model.started' || r.kind === 'tool.started')) {
       this.begun.set(r.step_id, { input: r.input, model: r.model, prompt: r.prompt, tool_call: r.tool_call });
     }
@@ -425,11 +442,15 @@ export class Run {
     if (options.summary !== undefined) call.summary = options.summary;
     const meta = options.meta === undefined ? undefined : (toJournalValue(options.meta, { field: 'meta' }) as JsonObject);
     const intent = intentKey(options.name, args);
+    const approvalId = options.approval === undefined ? undefined : requestIdOf(options.approval);
+    if (approvalId !== undefined) await this.approvalsRead();
+    const digest = this.approvalBook === null ? '' : presentedDigest({ name: options.name, arguments: args });
     // The record of the last decision that let an append go ahead: once sent, it is what this Run re-sends.
     let sent: RunStep | undefined;
     const at = await this.inTurn(() => this.checked(() => {
       sent = undefined;
       this.refuseEnded('tool.started');
+      const approval = this.approvalMeta(approvalId, digest);
       const sameId = options.id === undefined ? undefined : this.state.effects.get(options.id);
       // This Run re-sending the effect it is beginning (its append's acknowledgement was lost): the very record
       // again, which the store's idempotent retry answers (FILE-STORE.md §10). Nothing else is answered by id.
@@ -456,6 +477,7 @@ export class Run {
       const retried = options.retryOf ?? matches.find((e) => e?.resolution?.decision === 'retry' && !this.retried(e.id))?.id;
       const m: JsonObject = { ...(meta ?? {}) };
       if (retried !== undefined) m.retry_of = retried;
+      if (approval !== undefined) m.approval = approval;
       if (Object.keys(m).length > 0) step.meta = m;
       sent = step;
       return step;
@@ -470,6 +492,159 @@ export class Run {
     }
     this.mine.add(at.step_id);
     return this.effect(at.step_id, at.seq);
+  }
+
+  /**
+   * The `meta.approval` of an effect begun for request `id` (APPROVALS.md §4), or a RuntimeError when the
+   * request does not let it begin; without a request, a refusal when the call is one presented for approval.
+   */
+  private approvalMeta(id: string | undefined, digest: string): JsonObject | undefined {
+    const book = this.approvalBook;
+    if (book === null) return undefined;
+    if (id === undefined) {
+      const presented = book.entries().find((e) => e.digest === digest);
+      if (presented === undefined) return undefined;
+      throw new RuntimeError('APPROVAL_REQUIRED', `run ${this.runId}: this call was presented for approval as request ${JSON.stringify(presented.request)} (seq ${presented.request_seq}); begin it with { approval: request } once granted`);
+    }
+    const e = book.state(id, Date.now());
+    if (e === undefined) throw unknownRequest(this.runId, id);
+    const refusal = beginRefusal(this.runId, e, digest, Date.now());
+    if (refusal !== null) throw refusal;
+    return { request: id, request_hash: e.request_hash };
+  }
+
+  /** Reads the run's approval records (the whole chain, once; then fold keeps them) to the chain's end. */
+  private approvalsRead(): Promise<ApprovalLedger> {
+    if (this.journal.genesis.format !== FORMAT_V3) return Promise.reject(approvalFormatError(this.runId, this.journal.genesis.format));
+    return this.inTurn(async () => {
+      await this.catchUp();
+      if (this.approvalBook === null) {
+        const book = new ApprovalLedger({ genesisHash: genesisHash(this.journal.genesis) });
+        if (this.state.lastSeq >= 0) for await (const r of this.journal.read({ from: 0, to: this.state.lastSeq })) book.record(r as unknown as Record<string, unknown>);
+        this.approvalBook = book;
+      }
+      return this.approvalBook;
+    });
+  }
+
+  /**
+   * Presents a tool call for approval (APPROVALS.md §2): appends an approval.requested record with the call
+   * and the digest of exactly what was presented. stepchain/v3 journals only (APPROVAL_FORMAT).
+   */
+  async requestApproval(call: { name: string; args?: unknown }, options: RequestApprovalOptions = {}): Promise<ApprovalRequest> {
+    if (this.journal.genesis.format !== FORMAT_V3) throw approvalFormatError(this.runId, this.journal.genesis.format);
+    if (call === null || typeof call !== 'object' || typeof call.name !== 'string' || call.name.length === 0) throw optionError('requestApproval needs { name: the tool\'s name, args }');
+    const presented = { name: call.name, arguments: toJournalValue(call.args, { field: 'input/presented/arguments' }) };
+    let expiresAt: string | null = null;
+    if (options.expiresAt !== undefined) {
+      const t = options.expiresAt instanceof Date ? options.expiresAt.getTime() : Date.parse(options.expiresAt);
+      if (!Number.isFinite(t)) throw optionError('requestApproval: expiresAt must be a Date or an ISO 8601 timestamp');
+      expiresAt = new Date(t).toISOString();
+    }
+    const digest = presentedDigest(presented);
+    const step: RunStep = { kind: APPROVAL_REQUESTED, input: { presented, digest, expires_at: expiresAt } };
+    if (options.id !== undefined) step.step_id = options.id;
+    if (options.meta !== undefined) step.meta = toJournalValue(options.meta, { field: 'meta' });
+    const at = await this.record(step);
+    return { id: at.step_id, seq: at.seq, stepHash: at.step_hash, digest, call: presented, expiresAt, genesisHash: genesisHash(this.journal.genesis) };
+  }
+
+  /**
+   * Waits for a decision on a request, reading the journal every `pollMs` (another process may decide: the
+   * CLI's `stepchain approve`). Resolves granted, denied, or expired once its expiry passes undecided; a
+   * decision that does not verify does not count.
+   */
+  async awaitApproval(request: ApprovalRequest | string, options: AwaitApprovalOptions = {}): Promise<ApprovalOutcome> {
+    const id = requestIdOf(request);
+    const pollMs = options.pollMs ?? 250;
+    if (!(pollMs > 0)) throw optionError('awaitApproval: pollMs must be a positive number of milliseconds');
+    for (;;) {
+      options.signal?.throwIfAborted();
+      const e = (await this.approvalsRead()).state(id, Date.now());
+      if (e === undefined) throw unknownRequest(this.runId, id);
+      if (e.status === 'invalid') throw new RuntimeError('APPROVAL_INVALID', `run ${this.runId}: approval request ${JSON.stringify(id)} is not a well-formed request`);
+      const outcome = outcomeOf(e);
+      if (outcome !== null) return outcome;
+      await waitFor(pollMs, options.signal);
+    }
+  }
+
+  /**
+   * Decides a request: appends approval.granted or approval.denied with the approver's key, its name, and
+   * its Ed25519 signature over the statement naming this journal, the request and the decision
+   * (APPROVALS.md §3). Refused for a request already decided (APPROVAL_DECIDED) or expired.
+   */
+  async decideApproval(request: ApprovalRequest | string, decision: 'granted' | 'denied', options: DecideApprovalOptions): Promise<ApprovalOutcome> {
+    if (decision !== 'granted' && decision !== 'denied') throw optionError('decideApproval: the decision is "granted" or "denied"');
+    if (options === null || typeof options !== 'object' || options.key === undefined) throw optionError('decideApproval needs { key: the approver\'s Ed25519 private key }');
+    const reason = options.reason === undefined || options.reason === '' ? null : options.reason;
+    return this.appendDecision(requestIdOf(request), (e, now) => {
+      const statement: ApprovalStatement = {
+        decided_at: new Date(now).toISOString(), decision, digest: e.digest!, genesis_hash: genesisHash(this.journal.genesis), reason,
+        request: e.request, request_hash: e.request_hash, request_seq: e.request_seq, type: APPROVAL_STATEMENT_TYPE,
+      };
+      return { input: statement, meta: signApproval(statement, options.key, options.name) };
+    });
+  }
+
+  /**
+   * Records a decision an approver signed elsewhere (its UI, a resumed LangGraph interrupt), as it is: its
+   * statement must name this journal and the request as recorded, and its signature hold (APPROVAL_INVALID
+   * otherwise, nothing appended). The same decision already recorded is answered as recorded.
+   */
+  async recordApprovalDecision(request: ApprovalRequest | string, signed: SignedDecision): Promise<ApprovalOutcome> {
+    const id = requestIdOf(request);
+    const why = signed === null || typeof signed !== 'object' ? 'not { input, meta }' : statementDefect(signed.input) ?? decisionMetaDefect(signed.meta);
+    if (why !== null) throw new RuntimeError('APPROVAL_INVALID', `run ${this.runId}: the decision on ${JSON.stringify(id)} is not a signed approval decision: ${why}`);
+    const sigWhy = approvalSignatureDefect(signed.input, signed.meta);
+    if (sigWhy !== null) throw new RuntimeError('APPROVAL_INVALID', `run ${this.runId}: the decision on ${JSON.stringify(id)} does not verify: ${sigWhy}`);
+    const existing = (await this.approvalsRead()).state(id);
+    if (existing?.decision_seq != null) {
+      for await (const r of this.journal.read({ from: existing.decision_seq, to: existing.decision_seq })) {
+        if ((r.meta as { signature?: unknown } | undefined)?.signature === signed.meta.signature) return outcomeOf(existing)!;
+      }
+    }
+    return this.appendDecision(id, () => signed);
+  }
+
+  /** Appends the decision `sign` makes for request `id`, once the run's records let it (APPROVALS.md §3, §5). */
+  private async appendDecision(id: string, sign: (e: ApprovalEntry, now: number) => SignedDecision): Promise<ApprovalOutcome> {
+    await this.approvalsRead();
+    let decision: 'granted' | 'denied' = 'granted';
+    const at = await this.inTurn(() => this.checked(() => {
+      const now = Date.now();
+      const e = this.approvalBook!.state(id, now);
+      if (e === undefined) throw unknownRequest(this.runId, id);
+      if (e.status === 'invalid' || e.digest === null) throw new RuntimeError('APPROVAL_INVALID', `run ${this.runId}: approval request ${JSON.stringify(id)} is not a well-formed request`);
+      if (e.status === 'granted' || e.status === 'denied') throw new RuntimeError('APPROVAL_DECIDED', `run ${this.runId}: approval request ${JSON.stringify(id)} was already ${e.status} at seq ${e.decision_seq}; one decision per request`);
+      if (e.status === 'expired') throw new RuntimeError('APPROVAL_EXPIRED', `run ${this.runId}: approval request ${JSON.stringify(id)} expired at ${e.expires_at}; a decision no longer counts`);
+      const { input, meta } = sign(e, now);
+      decision = input.decision;
+      const bad = input.request !== id ? `it is about request ${JSON.stringify(input.request)}`
+        : input.request_seq !== e.request_seq || input.request_hash !== e.request_hash ? `it names request seq ${input.request_seq} ${input.request_hash}, but the request is seq ${e.request_seq} ${e.request_hash}`
+        : input.digest !== e.digest ? `it signs digest ${input.digest}, not the presented call's ${e.digest}`
+        : input.genesis_hash !== genesisHash(this.journal.genesis) ? `it names the journal with genesis ${input.genesis_hash}, not this one`
+        : e.expires_at !== null && instant(input.decided_at)! > Date.parse(e.expires_at) ? `it was decided at ${input.decided_at}, after the request expired (${e.expires_at})`
+        : null;
+      if (bad !== null) throw new RuntimeError('APPROVAL_INVALID', `run ${this.runId}: the decision does not bind approval request ${JSON.stringify(id)}: ${bad}`);
+      this.refuseEnded(decision === 'granted' ? APPROVAL_GRANTED : APPROVAL_DENIED);
+      return { kind: decision === 'granted' ? APPROVAL_GRANTED : APPROVAL_DENIED, ref: id, ts: input.decided_at, input: input as unknown as JsonObject, meta: meta as unknown as JsonObject };
+    }));
+    const e = this.approvalBook!.state(id)!;
+    return { status: decision, request: id, seq: at.seq, approver: e.approver, reason: e.reason };
+  }
+
+  /** Every approval request of the run, in order, with where it stands now. */
+  async approvals(): Promise<ApprovalState[]> {
+    const book = await this.approvalsRead();
+    const g = genesisHash(this.journal.genesis);
+    return book.entries(Date.now()).map((e) => {
+      const input = book.presented(e.request);
+      return {
+        ...e, id: e.request, seq: e.request_seq, stepHash: e.request_hash, digest: e.digest ?? '', call: { name: input?.presented.name ?? '', arguments: (input?.presented.arguments ?? null) as Json },
+        expiresAt: e.expires_at, genesisHash: g, decisionSeq: e.decision_seq,
+      };
+    });
   }
 
   /** Whether an effect was already retried by a later one (its retry_of), so a second match does not name it again. */

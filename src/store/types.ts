@@ -158,6 +158,8 @@ export interface JournalVerifyOptions {
   pool?: LineCheckPool;
   /** stepchain/v3: also run the deep tier, recomputing every record's root from its values (FORMAT §14.7). */
   deep?: boolean;
+  /** stepchain/v3: the pinned approvers' public keys (spec/APPROVALS.md §5): a decision by any other key is APPROVER_UNKNOWN. */
+  approvers?: ReadonlyArray<{ key: Uint8Array; name?: string }>;
 }
 
 export interface Store<J extends Journal = Journal> {

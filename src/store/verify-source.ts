@@ -57,6 +57,8 @@ export interface VerifySourceOptions {
   pool?: LineCheckPool;
   /** stepchain/v3: the deep tier too (FORMAT §14.7). */
   deep?: boolean;
+  /** stepchain/v3: pinned approvers (spec/APPROVALS.md §5). */
+  approvers?: ReadonlyArray<{ key: Uint8Array; name?: string }>;
 }
 
 export interface SegmentOutcome {
@@ -86,6 +88,7 @@ export async function verifySource(source: VerifiableJournal, options: VerifySou
     genesis: source.genesis,
     ...(options.expectHead === undefined ? {} : { expectHead: options.expectHead }),
     ...(options.deep === true ? { deep: true } : {}),
+    ...(options.approvers === undefined ? {} : { approvers: options.approvers }),
     // A store holds private records only: a public-form v3 line in it is refused, never taken at its bind.
     storedOnly: true,
     onLine: (l) => {

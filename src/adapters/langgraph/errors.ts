@@ -11,6 +11,8 @@ export type LangGraphErrorCode =
   /** `deleteThread` on a store that does not offer `remove` (spec/FILE-STORE.md §15). */
   | 'REMOVE_UNSUPPORTED'
   /** A thread's journal that does not verify where the saver reads it (spec/LANGGRAPH.md §6): never resumed. */
-  | 'THREAD_INVALID';
+  | 'THREAD_INVALID'
+  /** An approval asked or answered through the interrupt flow in a way that cannot be recorded (spec/LANGGRAPH.md §9). */
+  | 'LANGGRAPH_APPROVAL_INVALID';
 
 export class LangGraphError extends StepchainError<LangGraphErrorCode> {}

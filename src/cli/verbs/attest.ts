@@ -16,6 +16,7 @@ import { intArg } from '../args.js';
 import { EXIT_FAILED, EXIT_OK, UsageError, type Verb } from '../cli.js';
 import { withJournal } from '../location.js';
 import { inline } from '../safe-text.js';
+import { approverPins } from './approve-lines.js';
 
 export const ATTESTATIONS_FORMAT = 'stepchain-attestations/v1';
 
@@ -184,11 +185,11 @@ export function attestMembers(doc: AttestationsFile, from: number, to: number): 
 export const recordKeepingVerb: Verb = {
   name: 'record-keeping',
   summary: 'an EU AI Act Art. 12 record-keeping view of runs: period of use, reference inputs, input data, persons, retention',
-  usage: '<journal>… --retention PERIOD -o record.json [--profile art12]',
+  usage: '<journal>… --retention PERIOD -o record.json [--profile art12] [--approver KEY …]',
   description: [
     'Verifies each journal, then writes one JSON document (format stepchain-record-keeping/v1, profile eu-ai-act-art12)',
     'with an entry per run: the period of use (first to last step, on the agent\'s clock), the models and tools used,',
-    'each input by seq and digest, the persons involved (from approval records, when the format has them), the journal\'s',
+    'each input by seq and digest, the persons involved (the approvers of a stepchain/v3 journal\'s approval records), the journal\'s',
     'head, and the retention period you state. It says plainly that logging is what Art. 12 asks and that tamper-evidence',
     'is this tool\'s addition. A journal that does not verify is refused (exit 1): a record that cannot be trusted is not written.',
   ].join('\n'),
@@ -196,6 +197,7 @@ export const recordKeepingVerb: Verb = {
     out: { type: 'string', short: 'o', arg: 'file', description: 'where to write the document' },
     retention: { type: 'string', arg: 'PERIOD', description: 'how long these logs are kept, e.g. "6 months" or P6M (Art. 19 and 26: at least six months)' },
     profile: { type: 'string', arg: 'NAME', description: 'the profile: art12 (the only one)' },
+    approver: { type: 'string', multiple: true, arg: 'KEY', description: 'an approver\'s public key file: the persons it signed for are named as authenticated (repeat for each; spec/APPROVALS.md)' },
   },
   args: { min: 1, max: 64, names: ['journal'] },
   examples: [['stepchain record-keeping runs/today --retention P6M -o today.art12.json', 'the Art. 12 view of one run']],
@@ -204,12 +206,13 @@ export const recordKeepingVerb: Verb = {
     if (values.retention === undefined || String(values.retention).trim() === '') throw new UsageError('--retention PERIOD is required: say how long these logs are kept (at least six months under Art. 19 and 26)', 'record-keeping');
     if (values.out === undefined) throw new UsageError('-o <file> is required', 'record-keeping');
     const { runRecordKeeping, recordKeepingDocument } = await import('../../attest/record-keeping.js');
+    const approvers = await approverPins((values.approver as string[] | undefined) ?? []);
     const runs = [];
     for (const path of positionals) {
       const entry = await withJournal(path, true, async (journal) => {
-        const report = await journal.verify();
+        const report = await journal.verify(approvers.length ? { approvers } : {});
         if (!report.ok) return null;
-        return runRecordKeeping(journal.genesis as { journal_id: string; created_at: string; run?: unknown }, journal.read() as AsyncIterable<never>, true);
+        return runRecordKeeping(journal.genesis as { journal_id: string; created_at: string; run?: unknown }, journal.read() as AsyncIterable<never>, true, report.approvals);
       });
       if (entry === null) {
         out.say(`✘ ${inline(path)} does not verify: run \`stepchain verify ${inline(path)}\`; no record was written`);

@@ -30,6 +30,7 @@ export const VERBS: readonly LazyVerb[] = [
   lazy('record-keeping', async () => (await import('./attest.js')).recordKeepingVerb),
   lazy('page', async () => (await import('./page.js')).pageVerb),
   lazy('effect', async () => (await import('./run.js')).effectVerb),
+  lazy('approve', async () => (await import('./approve.js')).approveVerb),
   lazy('continuation', async () => (await import('./run.js')).continuationVerb),
   lazy('runs', async () => (await import('./run.js')).runsVerb),
   lazy('prune', async () => (await import('./retention.js')).pruneVerb),

@@ -3,7 +3,7 @@
  * command line. Standard input and output are the client's; standard error carries the proxy's notes and
  * the server's own. The proxy exits with the server's exit status.
  */
-import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { constants } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { FileStore, type FsyncMode, type Store } from '../../store/index.js';
@@ -14,7 +14,26 @@ import { UsageError, type Verb } from '../cli.js';
 import { labelsOf } from '../identity.js';
 import { locate } from '../location.js';
 
-interface Where { store: Store; runId: string | undefined; display: string; close(): Promise<void> }
+interface Where {
+  store: Store;
+  runId: string | undefined;
+  display: string;
+  /** A run's location in this store, as stepchain approve takes it (file stores). */
+  locate?: (runId: string) => string;
+  close(): Promise<void>;
+}
+
+/** An approver key file: a PKCS#8 PEM text, else its bytes (a 32-byte Ed25519 seed). */
+function readApproverKey(file: string): Uint8Array | string {
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(file);
+  } catch (e) {
+    throw new UsageError(`--approver-key ${JSON.stringify(file)} cannot be read: ${e instanceof Error ? e.message : String(e)}`, 'mcp');
+  }
+  const text = bytes.toString('utf8');
+  return text.trimStart().startsWith('-----BEGIN') ? text : new Uint8Array(bytes);
+}
 
 /**
  * A path that does not exist: a new run journal there. A directory that is not a journal: a store, one run per
@@ -30,12 +49,12 @@ async function sessionLocation(text: string, fsync: FsyncMode, manySessions: boo
   const full = resolve(text);
   // An HTTP proxy serves many sessions, each a run of its own: there a new path becomes a store.
   if (!existsSync(full) && manySessions) mkdirSync(full, { recursive: true });
-  if (!existsSync(full)) return { store: new FileStore(dirname(full), { fsync }), runId: basename(full), display: full, close: async () => {} };
+  if (!existsSync(full)) return { store: new FileStore(dirname(full), { fsync }), runId: basename(full), display: full, locate: (id) => join(dirname(full), id), close: async () => {} };
   if (!statSync(full).isDirectory()) throw new UsageError(`${full} is a file; name a path that does not exist (a new run journal) or a store directory`, 'mcp');
   if (existsSync(join(full, 'journal.json'))) {
     throw new UsageError(`${full} is a journal already; each session is a run of its own: name a path that does not exist, or the directory holding your journals (a store)`, 'mcp');
   }
-  return { store: new FileStore(full, { fsync }), runId: undefined, display: full, close: async () => {} };
+  return { store: new FileStore(full, { fsync }), runId: undefined, display: full, locate: (id) => join(full, id), close: async () => {} };
 }
 
 const list = (v: unknown): string[] | undefined =>
@@ -44,7 +63,7 @@ const list = (v: unknown): string[] | undefined =>
 export const mcpVerb: Verb = {
   name: 'mcp',
   summary: 'run an MCP server behind a proxy that records every tool call in a run journal',
-  usage: '<journal or store> [--label k=v]… [--allow tool]… [--deny tool]… [--approve-with cmd] [--fsync mode] (-- <server command…> | --upstream URL [--port N])',
+  usage: '<journal or store> [--label k=v]… [--allow tool]… [--deny tool]… [--approve-with cmd] [--format v2|v3] [--fsync mode] (-- <server command…> | --upstream URL [--port N])',
   description: [
     'An MCP client launches this in place of its server (stdio). The proxy launches the server, forwards every message both',
     'ways byte for byte, and records each tools/call as a tool effect (spec/MCP.md): its intent durable before the call is',
@@ -62,6 +81,11 @@ export const mcpVerb: Verb = {
     allow: { type: 'string', arg: 'tool', multiple: true, description: 'only these tools may be called (repeatable, or comma-separated)' },
     deny: { type: 'string', arg: 'tool', multiple: true, description: 'these tools may never be called (repeatable, or comma-separated)' },
     'approve-with': { type: 'string', arg: 'cmd', description: 'a shell command run per call with the call as JSON on stdin: exit 0 approves, anything else denies' },
+    'approve-tools': { type: 'string', arg: 'tool', multiple: true, description: 'only these tools\' calls need an approval (repeatable, or comma-separated); with --format v3 and no --approve-with, an approver decides with stepchain approve' },
+    'approver-key': { type: 'string', arg: 'FILE', description: 'with --format v3 and --approve-with: the Ed25519 key (PKCS#8 PEM, or a 32-byte seed) that signs the command\'s verdict' },
+    'approver-name': { type: 'string', arg: 'NAME', description: 'the name recorded with --approver-key\'s signatures' },
+    'approval-timeout': { type: 'string', arg: 'S', description: 'with --format v3: how long a call waits for its decision, in seconds (its request\'s expiry; default 300)' },
+    format: { type: 'string', arg: 'v2|v3', description: 'the run journal\'s format (default v2); v3 records approvals as approval records (spec/MCP.md §5.1)' },
     fsync: { type: 'string', arg: 'always|batch|none', description: 'when a journal directory is synced to disk (default always: an intent is on disk before its call is forwarded)' },
     upstream: { type: 'string', arg: 'URL', description: 'proxy a Streamable HTTP MCP server at URL instead of launching a command' },
     port: { type: 'string', arg: 'N', description: 'with --upstream: the port to listen on at 127.0.0.1 (default: a free port)' },
@@ -77,6 +101,9 @@ export const mcpVerb: Verb = {
     const fsync = (values.fsync ?? 'always') as FsyncMode;
     if (fsync !== 'always' && fsync !== 'batch' && fsync !== 'none') throw new UsageError(`--fsync must be always, batch or none (got ${JSON.stringify(values.fsync)})`, 'mcp');
     const labels = labelsOf(values.label, 'mcp');
+    const formatArg = values.format ?? 'v2';
+    if (formatArg !== 'v2' && formatArg !== 'v3') throw new UsageError(`--format must be v2 or v3 (got ${JSON.stringify(formatArg)})`, 'mcp');
+    const format = `stepchain/${formatArg}` as 'stepchain/v2' | 'stepchain/v3';
     const where = await sessionLocation(positionals[0]!, fsync, typeof values.upstream === 'string');
     const policy: ToolPolicy = {};
     const allow = list(values.allow);
@@ -84,6 +111,17 @@ export const mcpVerb: Verb = {
     if (allow !== undefined) policy.allow = allow;
     if (deny !== undefined) policy.deny = deny;
     if (typeof values['approve-with'] === 'string') policy.approve = commandApprover(values['approve-with']);
+    const approveTools = list(values['approve-tools']);
+    if (approveTools !== undefined) policy.approveTools = approveTools;
+    const v3Only = (['approve-tools', 'approver-key', 'approver-name', 'approval-timeout'] as const).filter((o) => values[o] !== undefined);
+    if (format !== 'stepchain/v3' && v3Only.length > 0) {
+      throw new UsageError(`--${v3Only[0]} needs approval records, which need --format v3 (on a v2 run an approval is the --approve-with command's exit status, recorded as tool.updated)`, 'mcp');
+    }
+    if (typeof values['approver-key'] === 'string') {
+      if (policy.approve === undefined) throw new UsageError('--approver-key signs the verdict of the --approve-with command: give the command too', 'mcp');
+      policy.approverKey = { key: readApproverKey(values['approver-key']), ...(typeof values['approver-name'] === 'string' ? { name: values['approver-name'] } : {}) };
+    }
+    if (values['approval-timeout'] !== undefined) policy.approvalTimeoutMs = intArg(values['approval-timeout'], '--approval-timeout', 'mcp') * 1000;
     const log = (line: string): void => { process.stderr.write(`stepchain mcp: ${line.replace(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/g, '?')}\n`); };
     if (where.runId === undefined) log(`recording into the store ${where.display}, one run per session`);
     const common = {
@@ -93,8 +131,10 @@ export const mcpVerb: Verb = {
       ...(typeof values.agent === 'string' ? { agent: values.agent } : {}),
       ...(typeof values.conversation === 'string' ? { conversationId: values.conversation } : {}),
       ...(values['blob-threshold'] !== undefined ? { blobThreshold: intArg(values['blob-threshold'], '--blob-threshold', 'mcp') } : {}),
+      format,
       policy,
       log,
+      ...(where.locate === undefined ? {} : { locate: where.locate }),
     };
     if (typeof values.upstream === 'string') {
       if (positionals.length > 1) throw new UsageError('give a server command (after --) or --upstream URL, not both', 'mcp');
@@ -120,7 +160,9 @@ export const mcpVerb: Verb = {
       ...(values['blob-threshold'] !== undefined ? { blobThreshold: intArg(values['blob-threshold'], '--blob-threshold', 'mcp') } : {}),
       command: positionals[1]!,
       args: positionals.slice(2),
+      format,
       policy,
+      ...(where.locate === undefined ? {} : { locate: where.locate }),
       input: process.stdin,
       output: process.stdout,
       log,

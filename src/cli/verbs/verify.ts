@@ -30,13 +30,15 @@ import { POLICY_OPTIONS, READ_LIMITS, pinnedCheckpoint, policyFrom, readBounded 
 import { unboundLines } from '../unbound.js';
 import { inline } from '../safe-text.js';
 import { backendOf } from '../../store/scheme.js';
+import type { PinnedApprover } from '../../approval/ledger.js';
+import { approvalLines, approverPins } from './approve-lines.js';
 
 const HEAD_RE = /^sha256:[0-9a-f]{64}$/;
 
 export const verifyVerb: Verb = {
   name: 'verify',
   summary: 'verify a journal or a receipt offline: the verdict, then every problem with its location',
-  usage: '<journal | receipt.tar | receipt.tar.gz> [--head sha256:…] [--pubkey file] [--checkpoint FILE] [--log-key VKEY …] [--tsa-cert FILE] [--cosigner KEY … [--threshold t]] [--require-pin] [--threads N]  |  --proof FILE --log-key VKEY',
+  usage: '<journal | receipt.tar | receipt.tar.gz> [--head sha256:…] [--pubkey file] [--checkpoint FILE] [--log-key VKEY …] [--tsa-cert FILE] [--cosigner KEY … [--threshold t]] [--approver KEY …] [--require-pin] [--threads N]  |  --proof FILE --log-key VKEY',
   description: [
     'Three verdicts (docs/auditors.md): "authenticated" — intact, and a pin held (--pubkey, --head, or a checkpoint signed by',
     'the --log-key with the --witness policy); "intact, NOT authenticated" — consistent, but nothing ties it to anyone (exit 0,',
@@ -65,6 +67,7 @@ export const verifyVerb: Verb = {
     threshold: { type: 'string', arg: 't', description: 'how many of the --cosigner keys must have signed (default: all of them)' },
     'require-pin': { type: 'boolean', description: 'exit 1 unless the verdict is authenticated: an intact journal or receipt that no pin ties to anyone fails (for scripts and CI)' },
     threads: { type: 'string', arg: 'N', description: 'threads that check lines, this one included: N − 1 worker threads (default: one per core, at most 8; 1 checks on this thread only)' },
+    approver: { type: 'string', multiple: true, arg: 'KEY', description: 'stepchain/v3: an approver\'s public key file (as --pubkey); repeat for each. Decisions signed by them are authenticated, any other signer fails (APPROVER_UNKNOWN; spec/APPROVALS.md)' },
     deep: { type: 'boolean', description: 'stepchain/v3 journals: also recompute every record\'s root from its values (ROOT_MISMATCH), not only its bind and step hash (spec/FORMAT.md §14.7)' },
   },
   args: { min: 0, max: 1, names: ['path'] },
@@ -100,8 +103,10 @@ export const verifyVerb: Verb = {
     try {
       const deep = values.deep === true;
       if (deep && kind !== 'journal') throw new UsageError('--deep applies to journals (a published receipt\'s records are always checked deep)', 'verify');
-      const verdict = postgres ? await verifyStored(out, path, expectHead, pool, trusted, deep)
-        : kind === 'journal' ? await verifyJournal(out, path, expectHead, pool, trusted, deep)
+      const approvers = await approverPins((values.approver as string[] | undefined) ?? []);
+      if (approvers.length > 0 && kind !== 'journal') throw new UsageError('--approver applies to journals (receipts: not yet)', 'verify');
+      const verdict = postgres ? await verifyStored(out, path, expectHead, pool, trusted, deep, approvers)
+        : kind === 'journal' ? await verifyJournal(out, path, expectHead, pool, trusted, deep, approvers)
         : await verifyReceipt(out, path, kind, expectHead, values.pubkey as string | undefined, pool, { policy, trusted: trusted?.head, proof: values.proof as string | undefined }, await attestOptions(values));
       if (verdict.ok && !verdict.authenticated && values['require-pin'] === true) {
         out.say(out.style(['red', 'bold'], '✘ --require-pin: not authenticated, so this check fails (exit 1)'));
@@ -205,7 +210,7 @@ async function extendsPinned(out: Output, path: string, report: ChainReport<stri
   return report.ok ? [`  ${out.style('green', 'proves')}   it extends the checkpoint of size ${trusted.head.size} (${inline(trusted.file)})`] : [];
 }
 
-async function verifyJournal(out: Output, path: string, expectHead: string | undefined, pool: LineCheckPool | undefined, trusted?: Pinned, deep = false): Promise<Settled> {
+async function verifyJournal(out: Output, path: string, expectHead: string | undefined, pool: LineCheckPool | undefined, trusted?: Pinned, deep = false, approvers: PinnedApprover[] = []): Promise<Settled> {
   // The directory's own verifier, not the whole store: a start loads no writer. Verified without opening
   // the journal, so a metadata file that cannot be opened is a problem in the report (as FileStore.verify).
   // Imported statically: the journal path is the common one, and each module loaded on its own costs a
@@ -215,7 +220,7 @@ async function verifyJournal(out: Output, path: string, expectHead: string | und
   checkId(basename(full));
   const progress = out.progress('verifying');
   const report = await verifyJournalDir(full, {
-    ...(expectHead !== undefined ? { expectHead } : {}), ...(pool ? { pool } : {}), ...(deep ? { deep } : {}), onProgress: () => progress.tick(),
+    ...(expectHead !== undefined ? { expectHead } : {}), ...(pool ? { pool } : {}), ...(deep ? { deep } : {}), ...(approvers.length ? { approvers } : {}), onProgress: () => progress.tick(),
   });
   progress.end();
   // Only a journal that verified: its journal.json is then a regular file of bounded size, read the safe way.
@@ -224,7 +229,7 @@ async function verifyJournal(out: Output, path: string, expectHead: string | und
     return parseMeta((await readRegular(file, 1 << 20)).toString('utf8'), file).genesis;
   });
   const extended = await extendsPinned(out, path, report, trusted);
-  return renderJournal(out, out.json ? full : path, report, expectHead, trusted, [...(identity ? [`  ${identity.line}`] : []), ...extended], identity);
+  return renderJournal(out, out.json ? full : path, report, expectHead, trusted, [...(identity ? [`  ${identity.line}`] : []), ...approvalLines(out, report.approvals), ...extended], identity);
 }
 
 /**
@@ -242,14 +247,14 @@ async function runIdentity(genesisOf: () => Promise<{ format: string; run?: unkn
 }
 
 /** A journal in a store the CLI reaches through a location (Postgres): the store's own verify. */
-async function verifyStored(out: Output, path: string, expectHead: string | undefined, pool: LineCheckPool | undefined, trusted?: Pinned, deep = false): Promise<Settled> {
+async function verifyStored(out: Output, path: string, expectHead: string | undefined, pool: LineCheckPool | undefined, trusted?: Pinned, deep = false, approvers: PinnedApprover[] = []): Promise<Settled> {
   const { journalId, locate } = await import('../location.js');
   const at = await locate(path);
   let report;
   let identity;
   try {
     const progress = out.progress('verifying');
-    report = await at.store.verify(journalId(at), { ...(expectHead !== undefined ? { expectHead } : {}), ...(pool ? { pool } : {}), ...(deep ? { deep } : {}), onProgress: () => progress.tick() });
+    report = await at.store.verify(journalId(at), { ...(expectHead !== undefined ? { expectHead } : {}), ...(pool ? { pool } : {}), ...(deep ? { deep } : {}), ...(approvers.length ? { approvers } : {}), onProgress: () => progress.tick() });
     progress.end();
     identity = await runIdentity(async () => {
       const journal = await at.store.open(journalId(at), { readOnly: true });
@@ -260,7 +265,7 @@ async function verifyStored(out: Output, path: string, expectHead: string | unde
     await at.close();
   }
   const extended = await extendsPinned(out, path, report, trusted);
-  return renderJournal(out, at.display, report, expectHead, trusted, [...(identity ? [`  ${identity.line}`] : []), ...extended], identity);
+  return renderJournal(out, at.display, report, expectHead, trusted, [...(identity ? [`  ${identity.line}`] : []), ...approvalLines(out, report.approvals), ...extended], identity);
 }
 
 /** What the transparency-proof options ask of a receipt: the policy, a pinned earlier checkpoint, a consistency proof file. */

@@ -21,7 +21,7 @@ export interface KindSpec {
   readonly error: 'required' | 'none' | 'any';
   /**
    * Whether this implementation checks the kind's own semantics beyond ref and error. False: reported as
-   * KIND_UNCHECKED (a notice) — registered, its rules are another issue's (#36, #39, #40).
+   * KIND_UNCHECKED (a notice) — registered, its rules are another issue's (#36, #40).
    */
   readonly checked: boolean;
   /** One line of what it records (spec/KINDS.md). */
@@ -44,9 +44,9 @@ export const KIND_REGISTRY: readonly KindSpec[] = [
   spec('tool.completed', 'required', 'none', true, 'a tool call ended; ref names its start'),
   spec('tool.failed', 'required', 'required', true, 'a tool call failed; ref names its start'),
   spec('decision', 'required', 'none', false, 'how a pending effect was resolved (#36): input {effect, resolution, result?}, meta {by, reason}; ref names the pending effect'),
-  spec('approval.requested', 'any', 'none', false, 'a tool call presented for approval (#39): input is the presented request'),
-  spec('approval.granted', 'required', 'none', false, 'an approval of a request (#39): ref names the request; meta holds the approver identity and signature'),
-  spec('approval.denied', 'required', 'none', false, 'a refusal of a request (#39): ref names the request'),
+  spec('approval.requested', 'any', 'none', true, 'a tool call presented for approval (spec/APPROVALS.md §2): input {presented: {name, arguments}, digest, expires_at}'),
+  spec('approval.granted', 'required', 'none', true, 'an approval of a request (APPROVALS.md §3): ref names the request; input is the signed statement, meta {approver, signature}'),
+  spec('approval.denied', 'required', 'none', true, 'a refusal of a request (APPROVALS.md §3): as approval.granted, with decision "denied"'),
   spec('erasure', 'none', 'none', true, 'an erasure of a committed unit (#40): input {target, path, digest, reason, by}, cross-checked against the sealed record it names (ERASURE.md §5)'),
 ];
 

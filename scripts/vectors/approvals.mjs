@@ -1,0 +1,236 @@
+// Approval record vectors (spec/APPROVALS.md): whole stepchain/v3 chains holding approval.requested,
+// approval.granted / approval.denied and the tool.started records begun for them, each with the approvers
+// pinned (if any) and what the verifier reports: ok, the problems (code, seq, field), the notices, and the
+// approvals (who decided what, which effect ran). Fixed seeds, times and keys (Ed25519 signatures are
+// deterministic), so every byte is reproducible. The valid case is built first; every negative changes one
+// thing an attacker or a careless writer would: another signer, an altered presentation, an effect after a
+// denial or after expiry, a signature replayed onto another request, journal or decision, two decisions.
+// The presented digest and the signed statement bytes are recomputed here with node:crypto and JCS
+// (canonicalJson), independently of src/approval. Built from dist/.
+import { createHash } from 'node:crypto';
+import { canonicalJson } from '../../dist/canonical/jcs.js';
+import { verifyChain } from '../../dist/chain/index.js';
+import { genesisHash, makeGenesis } from '../../dist/record/index.js';
+import { STEP_V3 } from '../../dist/record/v3.js';
+import { signApproval } from '../../dist/approval/sign.js';
+import { keyPairFromSeed } from '../../dist/receipt/keys.js';
+
+const enc = new TextEncoder();
+const sha256hex = (bytes) => createHash('sha256').update(bytes).digest('hex');
+const hex = (b) => Buffer.from(b).toString('hex');
+const seedOf = (label) => hex(createHash('sha256').update(`stepchain approval vectors seed ${label}`).digest());
+const b64 = (b) => Buffer.from(b).toString('base64');
+
+const ALICE = keyPairFromSeed(Uint8Array.from(createHash('sha256').update('approval vectors key alice').digest()));
+const MALLORY = keyPairFromSeed(Uint8Array.from(createHash('sha256').update('approval vectors key mallory').digest()));
+const PINS = { alice: { name: 'alice', public_key: b64(ALICE.publicKey) }, mallory: { name: 'mallory', public_key: b64(MALLORY.publicKey) } };
+const GENESIS = makeGenesis({ journalId: 'approval-vectors', createdAt: '2026-11-27T10:00:00.000Z', format: 'stepchain/v3', run: { agent: 'vectors' } });
+const OTHER_GENESIS = makeGenesis({ journalId: 'approval-vectors-other', createdAt: '2026-11-27T10:00:00.000Z', format: 'stepchain/v3', run: { agent: 'vectors' } });
+const CONTENT = ['kind', 'ref', 'input', 'model', 'prompt', 'tool_call', 'result', 'error'];
+const PAY = { name: 'pay_invoice', arguments: { amount: 120, invoice: 'INV-9' } };
+
+/** APPROVALS.md §2: SHA-256 of the UTF-8 of JCS({"arguments", "name"}). */
+const presentedDigest = (call) => 'sha256:' + sha256hex(enc.encode(canonicalJson({ arguments: call.arguments, name: call.name })));
+
+/** A chain being written: each record sealed with a fixed seed and a ts one second after the last. */
+function chain(genesis = GENESIS) {
+  const lines = [];
+  const records = [];
+  let prev = genesisHash(genesis);
+  const add = (step) => {
+    const seq = lines.length;
+    const texts = {};
+    for (const f of CONTENT) texts[f] = canonicalJson(step[f] ?? null, { refuseReserved: false });
+    if (step.meta) texts.meta = canonicalJson(step.meta, { refuseReserved: false });
+    const ts = step.ts ?? `2026-11-27T10:00:${String(seq).padStart(2, '0')}.000Z`;
+    const stepId = step.step_id ?? `s${seq}`;
+    const { stepHash, line } = STEP_V3.seal(texts, { seq, stepId, ts, prevHash: prev, seed: seedOf(`${genesis.journal_id} ${seq} ${stepId}`) });
+    prev = stepHash;
+    lines.push(line.slice(0, -1));
+    const rec = { seq, step_id: stepId, step_hash: stepHash, ts };
+    records.push(rec);
+    return rec;
+  };
+  return { genesis, lines, records, add };
+}
+
+const request = (c, id, call = PAY, expiresAt = null) => c.add({ kind: 'approval.requested', step_id: id, input: { digest: presentedDigest(call), expires_at: expiresAt, presented: call } });
+
+/** The statement of APPROVALS.md §3, and the decision record that carries it with its signature. */
+function statementFor(c, req, decision, ts, { reason = null, call = PAY, genesis = c.genesis } = {}) {
+  return { decided_at: ts, decision, digest: presentedDigest(call), genesis_hash: genesisHash(genesis), reason, request: req.step_id, request_hash: req.step_hash, request_seq: req.seq, type: 'stepchain-approval/v1' };
+}
+function decide(c, req, decision, { key = ALICE, name = 'alice', reason = null, kind, statement, meta, ref } = {}) {
+  const ts = `2026-11-27T10:00:${String(c.lines.length).padStart(2, '0')}.000Z`;
+  const s = statement ?? statementFor(c, req, decision, ts, { reason });
+  return c.add({ kind: kind ?? `approval.${decision}`, ref: ref ?? req.step_id, ts: s.decided_at === ts ? ts : ts, input: s, meta: meta ?? signApproval(s, key.privateKey, name) });
+}
+const effect = (c, req, call = PAY, extra = {}) => c.add({ kind: 'tool.started', tool_call: call, meta: req === null ? undefined : { approval: { request: req.step_id, request_hash: req.step_hash } }, ...extra });
+const start = (c) => c.add({ kind: 'run.started', input: { task: 'pay INV-9' } });
+
+function caseOf(cases, id, comment, c, approvers = []) {
+  const pins = approvers.map((p) => ({ key: Uint8Array.from(Buffer.from(p.public_key, 'base64')), name: p.name }));
+  const r = verifyChain({ genesis: c.genesis, storedOnly: true, files: [{ name: '0000000000000000.jsonl', bytes: enc.encode(c.lines.map((l) => l + '\n').join('')) }], ...(pins.length ? { approvers: pins } : {}) });
+  cases.push({
+    id, comment, kind: 'chain', result: r.ok ? 'valid' : 'invalid', genesis: c.genesis, lines: c.lines, approvers,
+    expect: {
+      ok: r.ok,
+      problems: r.problems.map((p) => ({ code: p.code, ...(p.location.seq === undefined ? {} : { seq: p.location.seq }), ...(p.location.field === undefined ? {} : { field: p.location.field }) })),
+      notices: r.warnings.map((w) => ({ code: w.code, ...(w.location.seq === undefined ? {} : { seq: w.location.seq }) })),
+      approvals: r.approvals ?? [],
+    },
+  });
+}
+
+export function generate() {
+  const cases = [];
+  // The statement bytes and the digest, spelled out for an implementer.
+  {
+    const c = chain();
+    start(c);
+    const req = request(c, 'req-1');
+    const ts = '2026-11-27T10:00:02.000Z';
+    const s = statementFor(c, req, 'granted', ts, { reason: 'invoice checked' });
+    const payload = canonicalJson(s);
+    const pae = `DSSEv1 ${'application/vnd.stepchain.approval+json'.length} application/vnd.stepchain.approval+json ${enc.encode(payload).length} ${payload}`;
+    const meta = signApproval(s, ALICE.privateKey, 'alice');
+    cases.push({
+      id: 'statement-bytes', kind: 'statement', result: 'valid',
+      comment: 'the presented call, its digest (SHA-256 of JCS({arguments, name})), the statement alice signs for it, its JCS, the DSSE PAE bytes and the Ed25519 signature (deterministic) with her public key',
+      presented: PAY, digest: presentedDigest(PAY), genesis_hash: genesisHash(GENESIS), statement: s, payload, pae, public_key: b64(ALICE.publicKey), keyid: ALICE.keyId, signature: meta.signature,
+    });
+  }
+  {
+    const c = chain();
+    start(c);
+    const req = request(c, 'req-1');
+    decide(c, req, 'granted', { reason: 'invoice checked' });
+    const e = effect(c, req);
+    c.add({ kind: 'tool.completed', ref: e.step_id, result: { paid: true } });
+    caseOf(cases, 'valid', 'presented, granted by alice (pinned), executed once as presented: valid, alice named as the approver', c, [PINS.alice]);
+    caseOf(cases, 'valid-unpinned', 'the same chain with no approver pinned: valid, the approver named by its key and unauthenticated (notice APPROVER_UNPINNED)', c);
+    caseOf(cases, 'wrong-signer', 'the same chain verified with mallory pinned: alice\'s grant is by an unknown approver (APPROVER_UNKNOWN)', c, [PINS.mallory]);
+  }
+  {
+    const c = chain();
+    start(c);
+    const req = request(c, 'req-1');
+    const ts = '2026-11-27T10:00:02.000Z';
+    const s = statementFor(c, req, 'granted', ts);
+    const forged = { ...signApproval(s, MALLORY.privateKey, 'alice'), approver: signApproval(s, ALICE.privateKey, 'alice').approver };
+    decide(c, req, 'granted', { statement: s, meta: forged });
+    effect(c, req);
+    caseOf(cases, 'signature-not-the-named-key', 'a grant that names alice\'s key but is signed by mallory: APPROVAL_INVALID at the decision, and the effect has no valid grant (APPROVAL_MISSING)', c, [PINS.alice]);
+  }
+  {
+    const c = chain();
+    start(c);
+    const req = request(c, 'req-1');
+    decide(c, req, 'granted');
+    effect(c, req, { name: 'pay_invoice', arguments: { amount: 1200, invoice: 'INV-9' } });
+    caseOf(cases, 'altered-presentation', 'granted for amount 120, executed with amount 1200: APPROVAL_MISMATCH at the effect\'s tool_call', c, [PINS.alice]);
+  }
+  {
+    const c = chain();
+    start(c);
+    const req = request(c, 'req-1');
+    decide(c, req, 'denied', { reason: 'duplicate invoice' });
+    effect(c, req);
+    caseOf(cases, 'denied-then-executed', 'denied by alice, then an effect begun naming the request: APPROVAL_DENIED', c, [PINS.alice]);
+  }
+  {
+    const c = chain();
+    start(c);
+    const req = request(c, 'req-1');
+    decide(c, req, 'denied');
+    effect(c, null);
+    caseOf(cases, 'denied-then-executed-unnamed', 'denied, then the presented call begun without naming any request: APPROVAL_MISSING (a presented call runs only for its granted request)', c, [PINS.alice]);
+  }
+  {
+    const c = chain();
+    start(c);
+    const req = request(c, 'req-1', PAY, '2026-11-27T10:00:03.000Z');
+    decide(c, req, 'granted');
+    c.add({ kind: 'step', input: { note: 'waited' } });
+    effect(c, req, PAY, { ts: '2026-11-27T10:00:04.000Z' });
+    caseOf(cases, 'expired-then-executed', 'granted before its expiry (10:00:03), executed after it (10:00:04): APPROVAL_EXPIRED at the effect\'s ts', c, [PINS.alice]);
+  }
+  {
+    const c = chain();
+    start(c);
+    const req = request(c, 'req-1', PAY, '2026-11-27T10:00:01.500Z');
+    decide(c, req, 'granted');
+    caseOf(cases, 'granted-after-expiry', 'a grant decided after the request expired: APPROVAL_EXPIRED, the grant does not count', c, [PINS.alice]);
+  }
+  {
+    const c = chain();
+    start(c);
+    const reqA = request(c, 'req-a');
+    const grantA = statementFor(c, reqA, 'granted', '2026-11-27T10:00:02.000Z');
+    const metaA = signApproval(grantA, ALICE.privateKey, 'alice');
+    decide(c, reqA, 'granted', { statement: grantA, meta: metaA });
+    const reqB = request(c, 'req-b', PAY);
+    c.add({ kind: 'approval.granted', ref: reqB.step_id, ts: '2026-11-27T10:00:02.000Z', input: grantA, meta: metaA });
+    effect(c, reqB);
+    caseOf(cases, 'signature-replayed-other-request', 'alice\'s grant of req-a copied as the grant of req-b (same call): the statement names req-a (APPROVAL_INVALID), so req-b\'s effect has no grant (APPROVAL_MISSING)', c, [PINS.alice]);
+  }
+  {
+    const c = chain();
+    start(c);
+    const req = request(c, 'req-1');
+    const other = chain(OTHER_GENESIS);
+    start(other);
+    const otherReq = request(other, 'req-1');
+    const s = statementFor(other, otherReq, 'granted', '2026-11-27T10:00:02.000Z');
+    decide(c, req, 'granted', { statement: s, meta: signApproval(s, ALICE.privateKey, 'alice') });
+    effect(c, req);
+    caseOf(cases, 'signature-replayed-other-journal', 'a grant alice signed for req-1 of another journal, copied into this one: the statement names the other genesis and request hash (APPROVAL_INVALID); the effect has no grant (APPROVAL_MISSING)', c, [PINS.alice]);
+  }
+  {
+    const c = chain();
+    start(c);
+    const req = request(c, 'req-1');
+    const s = statementFor(c, req, 'denied', '2026-11-27T10:00:02.000Z');
+    decide(c, req, 'granted', { kind: 'approval.granted', statement: s, meta: signApproval(s, ALICE.privateKey, 'alice') });
+    effect(c, req);
+    caseOf(cases, 'denial-flipped-to-grant', 'alice\'s signed denial stored as approval.granted: the signed decision is "denied" (APPROVAL_INVALID); the effect has no grant (APPROVAL_MISSING)', c, [PINS.alice]);
+  }
+  {
+    const c = chain();
+    start(c);
+    const req = request(c, 'req-1');
+    decide(c, req, 'granted');
+    decide(c, req, 'denied');
+    caseOf(cases, 'two-decisions', 'granted, then denied: one decision per request, the second is APPROVAL_REPEATED and does not count', c, [PINS.alice]);
+  }
+  {
+    const c = chain();
+    start(c);
+    const req = request(c, 'req-1');
+    decide(c, req, 'granted');
+    effect(c, req);
+    effect(c, req);
+    caseOf(cases, 'one-grant-two-effects', 'one grant used by two effects: the second is APPROVAL_REPEATED', c, [PINS.alice]);
+  }
+  {
+    const c = chain();
+    start(c);
+    const req = request(c, 'req-1');
+    effect(c, req);
+    caseOf(cases, 'undecided-then-executed', 'an effect begun for a request nobody decided: APPROVAL_MISSING', c, [PINS.alice]);
+  }
+  {
+    const c = chain();
+    start(c);
+    c.add({ kind: 'approval.requested', step_id: 'req-1', input: { digest: presentedDigest({ name: 'pay_invoice', arguments: { amount: 1, invoice: 'INV-9' } }), expires_at: null, presented: PAY } });
+    caseOf(cases, 'digest-not-of-presented', 'a request whose digest is not that of what it presents: APPROVAL_INVALID', c);
+  }
+  return {
+    'approvals.json': {
+      format: 'stepchain-vectors/v1',
+      kind: 'approvals',
+      description: 'Approval records (spec/APPROVALS.md): the statement an approver signs, and whole stepchain/v3 chains of requests, signed decisions and the effects begun for them, with the pinned approvers (approvers: name, base64 raw Ed25519 public key) and what a verifier reports: ok, problems (code, seq, field), notices (code, seq), and approvals (each request, its status, who decided, which effect ran).',
+      cases,
+    },
+  };
+}

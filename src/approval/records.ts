@@ -1,0 +1,137 @@
+/**
+ * The approval records of spec/APPROVALS.md: what a request presents, the digest of exactly that, and the
+ * statement an approver signs. Kept apart from the signature code (sign.ts, which loads Ed25519) so that a
+ * writer reading its own requests does not load the curve. Pure; runs in a browser.
+ */
+import { canonicalBytes, canonicalJson } from '../canonical/jcs.js';
+import { digestUtf8, isDigest } from '../canonical/sha256.js';
+
+export const APPROVAL_REQUESTED = 'approval.requested';
+export const APPROVAL_GRANTED = 'approval.granted';
+export const APPROVAL_DENIED = 'approval.denied';
+/** The statement's `type` (APPROVALS.md §3): a signature over it can be read as nothing else. */
+export const APPROVAL_STATEMENT_TYPE = 'stepchain-approval/v1';
+/** The DSSE payloadType of the signed statement (APPROVALS.md §3). */
+export const APPROVAL_PAYLOAD_TYPE = 'application/vnd.stepchain.approval+json';
+
+export type ApprovalDecision = 'granted' | 'denied';
+
+/** A tool call as presented to the approver: exactly what its digest covers. */
+export interface PresentedCall {
+  name: string;
+  arguments: unknown;
+}
+
+/** The `input` of an approval.requested record (APPROVALS.md §2). */
+export interface RequestInput {
+  digest: string;
+  expires_at: string | null;
+  presented: PresentedCall;
+}
+
+/** The signed statement, stored as the `input` of approval.granted / approval.denied (APPROVALS.md §3). */
+export interface ApprovalStatement {
+  decided_at: string;
+  decision: ApprovalDecision;
+  digest: string;
+  genesis_hash: string;
+  reason: string | null;
+  request: string;
+  request_hash: string;
+  request_seq: number;
+  type: typeof APPROVAL_STATEMENT_TYPE;
+}
+
+/** The approver as a decision's `meta.approver` names it: a key, and the name it gave itself. */
+export interface ApproverIdentity {
+  keyid: string;
+  name: string | null;
+  /** base64 of the raw 32-byte Ed25519 public key. */
+  public_key: string;
+}
+
+/** The members a decision adds to its `meta`. */
+export interface DecisionMeta {
+  approver: ApproverIdentity;
+  /** base64 of the Ed25519 signature over PAE(APPROVAL_PAYLOAD_TYPE, JCS(statement)). */
+  signature: string;
+}
+
+type Rec = Record<string, unknown>;
+const isObj = (v: unknown): v is Rec => v !== null && typeof v === 'object' && !Array.isArray(v);
+const membersAre = (v: Rec, names: string): boolean => Object.keys(v).sort().join(',') === names;
+
+/** SHA-256 of the UTF-8 of JCS({"arguments": A, "name": N}): what was presented, exactly (APPROVALS.md §2). */
+export function presentedDigest(call: PresentedCall): string {
+  return digestUtf8(canonicalJson({ arguments: call.arguments, name: call.name }));
+}
+
+/** The exact bytes an approver signs, before PAE: the UTF-8 of the statement's JCS. */
+export function statementBytes(statement: ApprovalStatement): Uint8Array {
+  return canonicalBytes(statement);
+}
+
+/** A timestamp as FORMAT.md §5.1 writes one, read as milliseconds, or null. */
+export function instant(v: unknown): number | null {
+  if (typeof v !== 'string' || !/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,9})?Z$/.test(v)) return null;
+  const t = Date.parse(v);
+  return Number.isFinite(t) ? t : null;
+}
+
+/** Why an approval.requested record's `input` is not a request, or null (APPROVALS.md §2). */
+export function requestInputDefect(v: unknown): string | null {
+  if (!isObj(v) || !membersAre(v, 'digest,expires_at,presented')) return 'input must have exactly the members digest, expires_at and presented';
+  const p = v.presented;
+  if (!isObj(p) || !membersAre(p, 'arguments,name')) return 'input.presented must have exactly the members name and arguments';
+  if (typeof p.name !== 'string' || p.name.length === 0) return 'input.presented.name must be a non-empty string';
+  if (!isDigest(v.digest)) return 'input.digest must be "sha256:" and 64 lowercase hex digits';
+  if (v.expires_at !== null && instant(v.expires_at) === null) return 'input.expires_at must be null or a UTC timestamp (2026-11-27T10:00:00.000Z)';
+  let digest: string;
+  try {
+    digest = presentedDigest(p as unknown as PresentedCall);
+  } catch {
+    return 'input.presented is not JSON that canonicalizes';
+  }
+  if (digest !== v.digest) return `input.digest ${String(v.digest)} is not the digest of input.presented (${digest}): what was presented is not what was digested`;
+  return null;
+}
+
+const STATEMENT_MEMBERS = 'decided_at,decision,digest,genesis_hash,reason,request,request_hash,request_seq,type';
+
+/** Why a decision's `input` is not an approval statement, or null (APPROVALS.md §3). */
+export function statementDefect(v: unknown): string | null {
+  if (!isObj(v) || !membersAre(v, STATEMENT_MEMBERS)) return `input must be the signed statement, with exactly the members ${STATEMENT_MEMBERS.replace(/,/g, ', ')}`;
+  if (v.type !== APPROVAL_STATEMENT_TYPE) return `input.type must be ${JSON.stringify(APPROVAL_STATEMENT_TYPE)}`;
+  if (v.decision !== 'granted' && v.decision !== 'denied') return 'input.decision must be "granted" or "denied"';
+  if (!isDigest(v.digest) || !isDigest(v.genesis_hash) || !isDigest(v.request_hash)) return 'input.digest, input.genesis_hash and input.request_hash must be digests';
+  if (typeof v.request !== 'string' || v.request.length === 0) return 'input.request must be the request\'s step_id';
+  if (typeof v.request_seq !== 'number' || !Number.isSafeInteger(v.request_seq) || v.request_seq < 0) return 'input.request_seq must be a seq';
+  if (instant(v.decided_at) === null) return 'input.decided_at must be a UTC timestamp';
+  if (v.reason !== null && typeof v.reason !== 'string') return 'input.reason must be a string or null';
+  return null;
+}
+
+/** Why a decision's `meta` does not carry an approver and a signature, or null (APPROVALS.md §3). */
+export function decisionMetaDefect(v: unknown): string | null {
+  if (!isObj(v) || !isObj(v.approver) || typeof v.signature !== 'string') return 'meta must carry approver {keyid, name, public_key} and signature';
+  const a = v.approver;
+  if (!membersAre(a, 'keyid,name,public_key')) return 'meta.approver must have exactly the members keyid, name and public_key';
+  if (!isDigest(a.keyid) || typeof a.public_key !== 'string' || (a.name !== null && typeof a.name !== 'string')) return 'meta.approver: keyid is a digest, public_key base64, name a string or null';
+  return null;
+}
+
+/**
+ * The statement an approver signs for `request` (APPROVALS.md §3): for approvers outside a Run, who hold
+ * what the request showed them (an ApprovalRequest, or the same members read from the journal).
+ */
+export function approvalStatement(
+  request: { id: string; seq: number; stepHash: string; digest: string; genesisHash: string },
+  decision: ApprovalDecision,
+  options: { reason?: string | null; decidedAt?: Date } = {},
+): ApprovalStatement {
+  return {
+    decided_at: (options.decidedAt ?? new Date()).toISOString(), decision, digest: request.digest, genesis_hash: request.genesisHash,
+    reason: options.reason === undefined || options.reason === '' ? null : options.reason,
+    request: request.id, request_hash: request.stepHash, request_seq: request.seq, type: APPROVAL_STATEMENT_TYPE,
+  };
+}

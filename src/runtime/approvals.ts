@@ -1,0 +1,114 @@
+/**
+ * The runtime's side of approval records (spec/APPROVALS.md §4): the shapes Run's approval methods take and
+ * return, and the refusals they throw. Run keeps the records in an ApprovalLedger (src/approval), the same
+ * rules verify applies, so a call the runtime lets through is one the verifier accepts.
+ */
+import type { Json } from '../canonical/json.js';
+import type { ApprovalEntry, ApproverFacts } from '../approval/ledger.js';
+import type { ApprovalStatement, DecisionMeta } from '../approval/records.js';
+import { RuntimeError } from './errors.js';
+
+/** A request as requestApproval returns it: what to pass to awaitApproval and beginTool. */
+export interface ApprovalRequest {
+  /** The request record's step_id: what an approver names (`stepchain approve <journal> <id>`). */
+  id: string;
+  seq: number;
+  stepHash: string;
+  /** SHA-256 of JCS({arguments, name}): what the approver signs for. */
+  digest: string;
+  /** The call as presented to the approver. */
+  call: { name: string; arguments: Json };
+  expiresAt: string | null;
+  /** The journal's genesis hash, which a decision's signed statement names (APPROVALS.md §3). */
+  genesisHash: string;
+}
+
+export interface RequestApprovalOptions {
+  /** After this instant no decision counts and no effect may begin for the request. */
+  expiresAt?: string | Date;
+  /** The request's step_id (default a random UUID). */
+  id?: string;
+  meta?: Record<string, unknown>;
+}
+
+export interface AwaitApprovalOptions {
+  /** Stops waiting: the promise rejects with the signal's reason. */
+  signal?: AbortSignal;
+  /** How often the journal is read again for a decision another process appended (default 250 ms). */
+  pollMs?: number;
+}
+
+export interface DecideApprovalOptions {
+  /** The approver's Ed25519 key: the 32-byte seed or a PKCS#8 PEM text (`stepchain keygen`). */
+  key: Uint8Array | string;
+  /** The name the approver gives itself (unauthenticated until its key is pinned: verify --approver). */
+  name?: string;
+  reason?: string;
+}
+
+/** What became of a request. */
+export interface ApprovalOutcome {
+  status: 'granted' | 'denied' | 'expired';
+  request: string;
+  /** The decision's seq; null when the request expired undecided. */
+  seq: number | null;
+  approver: ApproverFacts | null;
+  reason: string | null;
+}
+
+/** A request and where it stands (Run.approvals). */
+export type ApprovalState = ApprovalRequest & ApprovalEntry & {
+  /** The decision's seq (ApprovalEntry's decision_seq). */
+  decisionSeq: number | null;
+};
+
+/** A decision signed elsewhere (an approver's UI, a resumed LangGraph interrupt), to be recorded as it is. */
+export interface SignedDecision {
+  input: ApprovalStatement;
+  meta: DecisionMeta;
+}
+
+export const requestIdOf = (request: ApprovalRequest | string): string => (typeof request === 'string' ? request : request?.id);
+
+export function outcomeOf(e: ApprovalEntry): ApprovalOutcome | null {
+  if (e.status !== 'granted' && e.status !== 'denied' && e.status !== 'expired') return null;
+  return { status: e.status, request: e.request, seq: e.decision_seq, approver: e.approver, reason: e.reason };
+}
+
+export function approvalFormatError(runId: string, format: string): RuntimeError {
+  return new RuntimeError('APPROVAL_FORMAT', `run ${runId} is a ${format} journal: approval records exist only in stepchain/v3 journals`, {
+    hint: 'create the journal with `stepchain init --format v3` (or startRun(store, { format: \'stepchain/v3\' }))',
+  });
+}
+
+export function unknownRequest(runId: string, id: string): RuntimeError {
+  return new RuntimeError('APPROVAL_UNKNOWN', `run ${runId} has no approval request ${JSON.stringify(id)}`, { hint: 'list the requests with `stepchain approve <journal> --list`' });
+}
+
+/** The refusal to begin an effect for a request that does not let it begin (APPROVALS.md §5 rules 3–6), or null. */
+export function beginRefusal(runId: string, e: ApprovalEntry, digest: string, now: number): RuntimeError | null {
+  const at = `approval request ${JSON.stringify(e.request)} (seq ${e.request_seq})`;
+  const expired = e.expires_at !== null && now > Date.parse(e.expires_at);
+  if (e.status === 'invalid') return new RuntimeError('APPROVAL_INVALID', `run ${runId}: ${at} is not a well-formed request`);
+  if (e.status === 'denied') return new RuntimeError('APPROVAL_DENIED', `run ${runId}: ${at} was denied at seq ${e.decision_seq}${e.approver?.name ? ` by ${e.approver.name}` : ''}${e.reason ? `: ${e.reason}` : ''}; the tool must not run`);
+  if (expired || e.status === 'expired') return new RuntimeError('APPROVAL_EXPIRED', `run ${runId}: ${at} expired at ${e.expires_at}; the tool must not run (ask again)`);
+  if (e.status === 'pending') return new RuntimeError('APPROVAL_PENDING', `run ${runId}: ${at} has no decision yet; wait for one (awaitApproval)`);
+  if (e.effect !== null) return new RuntimeError('APPROVAL_USED', `run ${runId}: the grant of ${at} was used by effect ${JSON.stringify(e.effect)} at seq ${e.effect_seq}: one grant, one effect (ask again)`);
+  if (digest !== e.digest) return new RuntimeError('APPROVAL_MISMATCH', `run ${runId}: the call differs from what ${at} presented (digest ${digest}, presented ${e.digest}): only the call that was approved may run`);
+  return null;
+}
+
+export function waitFor(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
