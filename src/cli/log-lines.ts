@@ -10,6 +10,7 @@ import type { Json } from '../canonical/json.js';
 import { renderValue, shorten } from '../diff/summary.js';
 import type { StepRecord } from '../record/seal.js';
 import { toolNameOf } from '../record/v1.js';
+import { isRunRecord } from '../record/run-state.js';
 import type { Output } from './output.js';
 import { inline } from './safe-text.js';
 
@@ -200,7 +201,7 @@ export function logEntry(out: Output, step: StepRecord, width: number, pending: 
   const max = Math.max(30, width - 16);
   const graph = langGraphLine(step, Math.max(160, width));
   if (graph !== null) return `${at}  ${out.style('magenta', inline(graph.kind))}  ${inline(graph.text)}${mark}`;
-  const kind = step.v === 2 ? step.kind : 'step';
+  const kind = isRunRecord(step) ? step.kind : 'step';
   if (kind !== 'step') {
     const what = inline(lifecycleText(step as StepRecord & { kind: string }, max));
     return `${at}  ${out.style('magenta', inline(kind))}${what ? `  ${what}` : ''}${mark}`;

@@ -5,6 +5,7 @@
  */
 import { DEFAULT_FORMAT } from '../record/formats.js';
 import { FORMAT_V2, STEP_V2 } from '../record/v2.js';
+import { FORMAT_V3 } from '../record/v3.js';
 import { DiffError } from './errors.js';
 import { firstMatch, pairBlock } from './align.js';
 import { IgnoreSet, type PatternState } from './pattern.js';
@@ -150,12 +151,12 @@ export async function diff(a: RunInput, b: RunInput, options: DiffOptions = {}):
 }
 
 /**
- * A journal of a run (FORMAT §11) is compared on its record's fields too — kind, ref and error (DIFF.md
+ * A journal of a run (FORMAT §11, §14) is compared on its record's fields too — kind, ref and error (DIFF.md
  * §3.1) — and without its volatile members unless `volatile: false` (REPLAY.md §4).
  */
 export function isRunJournal(x: RunInput): boolean {
   const genesis = x !== null && typeof x === 'object' ? (x as { genesis?: { format?: unknown } }).genesis : undefined;
-  return typeof genesis === 'object' && genesis !== null && genesis.format === FORMAT_V2;
+  return typeof genesis === 'object' && genesis !== null && (genesis.format === FORMAT_V2 || genesis.format === FORMAT_V3);
 }
 
 class Engine {

@@ -7,6 +7,19 @@
 import type { Json } from '../canonical/json.js';
 import { canonicalJson } from '../canonical/jcs.js';
 import type { StepRecord } from './seal.js';
+import type { StepRecordV2 } from './v2.js';
+import type { StepRecordV3 } from './v3.js';
+
+/**
+ * A record of a run journal (RUNS.md §1): stepchain/v2 and stepchain/v3 records carry the same kind, ref and
+ * content members (v3's kinds are v2's and the registry's), so the run reader folds both alike.
+ */
+export type RunRecord = StepRecordV2 | StepRecordV3;
+
+/** Whether a record read from a journal is a run record (v2 or v3), which has a kind; v1 records do not. */
+export function isRunRecord(record: StepRecord | StepRecordV3): record is RunRecord {
+  return record.v === 2 || record.v === 3;
+}
 
 export type EffectStatus = 'started' | 'completed' | 'failed';
 
@@ -155,10 +168,10 @@ function requestedIds(toolCall: unknown): string[] {
  * Folds one record into the state (in seq order). Longer than 80 lines because it is one switch over the
  * record kinds, case by case as RUNS.md §2 numbers them (with §5's index and decisions), read side by side with the spec.
  */
-export function foldRecord(state: RunState, record: StepRecord): void {
+export function foldRecord(state: RunState, record: StepRecord | StepRecordV3): void {
   const seq = record.seq;
   state.lastSeq = seq;
-  if (record.v === 2) {
+  if (isRunRecord(record)) {
     const r = record;
     const call = asObject(r.tool_call);
     const anomaly = (code: BoundaryAnomaly['code'], message: string): void => void state.anomalies.push({ seq, code, message });

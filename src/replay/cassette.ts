@@ -8,6 +8,7 @@ import type { Json, JsonObject } from '../canonical/json.js';
 import type { ChainSource } from '../chain/source.js';
 import type { IgnoreSet } from '../diff/index.js';
 import type { StepRecord } from '../record/seal.js';
+import { isRunRecord } from '../record/run-state.js';
 import { restoreRecord } from '../store/restore.js';
 import { matchKey, recordProjection, type RequestKind } from './request.js';
 
@@ -38,7 +39,7 @@ export async function readCassette(source: ChainSource, ignore: IgnoreSet): Prom
   const loadBlob = (ref: { digest: string }): Promise<Uint8Array | null> => source.blob(ref.digest);
   for await (const line of source.lines()) {
     const record = await restoreRecord(source.genesis, line.text, line.seq, `replay source ${line.segment}`, loadBlob);
-    if (record.v !== 2) continue;
+    if (!isRunRecord(record)) continue;
     if (record.kind === 'run.started') cassette.runInput = record.input as Json;
     const kind = OUTCOMES[record.kind];
     if (kind === undefined) continue;

@@ -3,18 +3,18 @@
  * model answer at or before the continuation point — its request's prompt and its answer — and the tool
  * outcomes recorded after it, up to the point. Each adapter turns these into its framework's messages.
  */
-import type { StepRecordV2 } from '../record/v2.js';
+import type { RunRecord } from '../record/run-state.js';
 import type { Run } from './run.js';
 
 export interface ResumeHistory {
   /** The continuation point (null: no record yet). */
   seq: number | null;
   /** The last model.completed record at or before the point, or null when no model call completed there. */
-  answer: StepRecordV2 | null;
+  answer: RunRecord | null;
   /** The tool.completed and tool.failed records after `answer` (all of them when it is null), in seq order. */
-  outcomes: StepRecordV2[];
+  outcomes: RunRecord[];
   /** The run's records 0..seq. */
-  steps: StepRecordV2[];
+  steps: RunRecord[];
 }
 
 export async function resumeHistory(run: Pick<Run, 'continuationPoint'>): Promise<ResumeHistory> {

@@ -21,7 +21,7 @@ import { StepchainError } from '../errors.js';
 import type { AppendResult, Journal } from '../store/types.js';
 import { RuntimeError } from './errors.js';
 import { StoreError } from '../store/errors.js';
-import { emptyState, foldRecord, intentKey, pendingOf, RESOLUTION_DECISIONS, type Effect, type ModelCall, type ResolutionDecision, type RunState } from '../record/run-state.js';
+import { emptyState, foldRecord, intentKey, isRunRecord, type RunRecord, pendingOf, RESOLUTION_DECISIONS, type Effect, type ModelCall, type ResolutionDecision, type RunState } from '../record/run-state.js';
 import { errorValue, outcomeValue, toJournalValue } from './value.js';
 import { restoreRunState, savedPoint, saveRunState, type Begun } from './saved-state.js';
 import { ApprovalLedger, type ApprovalEntry } from '../approval/ledger.js';
@@ -116,7 +116,7 @@ export interface ContinuationPoint {
   /** The last seq where nothing was in flight, or null when the run has no such point. */
   seq: number | null;
   /** The records 0..seq, typed as the run format's (read `.kind` without a cast). */
-  steps: StepRecordV2[];
+  steps: RunRecord[];
 }
 
 /** The refusal to begin what would repeat `pending` (RUNS.md §5). */
@@ -320,7 +320,7 @@ export class Run {
     this.lastHash = r.step_hash;
     foldRecord(this.state, r);
     this.approvalBook?.record(r as unknown as Record<string, unknown>);
-    if (r.v === 2 && (r.kind === 'model.started' || r.kind === 'tool.started')) {
+    if (isRunRecord(r) && (r.kind === 'model.started' || r.kind === 'tool.started')) {
       this.begun.set(r.step_id, { input: r.input, model: r.model, prompt: r.prompt, tool_call: r.tool_call });
     }
   }
@@ -780,9 +780,9 @@ export class Run {
   continuationPoint(): Promise<ContinuationPoint> {
     return this.inTurn(async () => {
       const { continuation } = await this.catchUp();
-      const steps: StepRecordV2[] = [];
-      // A run journal holds v2 records only (its genesis is stepchain/v2; a verifier refuses anything else).
-      if (continuation !== null) for await (const r of this.journal.read({ from: 0, to: continuation })) if (r.v === 2) steps.push(r);
+      const steps: RunRecord[] = [];
+      // A run journal holds v2 or v3 records only, as its genesis says (a verifier refuses anything else).
+      if (continuation !== null) for await (const r of this.journal.read({ from: 0, to: continuation })) if (isRunRecord(r)) steps.push(r);
       return { seq: continuation, steps };
     });
   }
