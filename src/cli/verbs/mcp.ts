@@ -74,6 +74,9 @@ export const mcpVerb: Verb = {
     'or that the policy refuses, is answered with a JSON-RPC error and never reaches the server.',
     'With --upstream URL instead of a command: the same in front of a Streamable HTTP server, listening on 127.0.0.1',
     '(--port, default a free one) until SIGINT or SIGTERM; the URL to give the client is printed on standard error.',
+    'With --format v3, a call that needs approval (--approve-tools, or every call with --approve-with) is recorded as an',
+    'approval request and waits for an approver\'s signed decision (stepchain approve, from any process); only a grant lets it',
+    'through, its effect naming the request (spec/MCP.md §5.1). Pin who may approve with --approver KEY.pub.',
   ].join('\n'),
   options: {
     label: { type: 'string', arg: 'k=v', multiple: true, description: 'a label on the run (repeatable); mcp.client, mcp.server… are set from the session' },
@@ -98,6 +101,7 @@ export const mcpVerb: Verb = {
     ['stepchain mcp runs/session-1 -- npx -y @modelcontextprotocol/server-filesystem ~/notes', 'record one session in a new run journal'],
     ['stepchain mcp runs/ --label user=alice --deny delete_file -- node server.js', 'one run per session in the store runs/, a tool denied'],
     ['stepchain mcp runs/ --upstream https://mcp.example.com/mcp --port 8931', 'a remote server, reached at http://127.0.0.1:8931/mcp'],
+    ['stepchain mcp runs/ --format v3 --approve-tools send_email --approver alice.key.pub -- node server.js', 'send_email waits for alice\'s signed approval'],
   ],
   async run({ values, positionals }) {
     const fsync = (values.fsync ?? 'always') as FsyncMode;
