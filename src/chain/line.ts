@@ -46,8 +46,8 @@ export interface LineFacts {
   publicForm?: true;
   /** v3: a record in sealed form or of kind erasure, which the chain's erasure ledger cross-checks (spec/ERASURE.md §5). */
   erasure?: true;
-  /** v3: an approval record, or a tool.started, which the chain's approval ledger checks (spec/APPROVALS.md §5). */
-  approval?: 'record' | 'effect';
+  /** v3: an approval record, which the chain's approval ledger checks (spec/APPROVALS.md §5). */
+  approval?: true;
 }
 
 const encoder = new TextEncoder();
@@ -228,8 +228,7 @@ function checkMarkers(
 function v3Facts(facts: LineFacts, profile: RecordProfile, kind: unknown, at: ProblemLocation): void {
   if (profile.memberNames.has('secrets')) facts.publicForm = true;
   if (profile.memberNames.has('keys') || kind === ERASURE_KIND) facts.erasure = true;
-  if (kind === 'tool.started') facts.approval = 'effect';
-  else if (typeof kind === 'string' && kind.startsWith('approval.')) facts.approval = 'record';
+  if (typeof kind === 'string' && kind.startsWith('approval.')) facts.approval = true;
   if (isKindName(kind)) {
     const status = kindStatus(kind);
     if (status !== 'checked') {

@@ -73,6 +73,8 @@ export interface ChainVerifierOptions {
 }
 
 const encoder = new TextEncoder();
+/** The kind member of a tool.started record as it stands in a canonical line. */
+const TOOL_STARTED = '"kind":"tool.started"';
 
 export class ChainVerifier {
   private readonly problems: ProblemList<ChainProblemCode>;
@@ -193,8 +195,14 @@ export class ChainVerifier {
     if (facts.erasure === true && this.format.format === FORMAT_V3 && facts.problems.length === 0) {
       (this.erasures ??= new ErasureLedger()).add(typeof text === 'string' ? text : text());
     }
-    if (facts.approval !== undefined && this.format.format === FORMAT_V3 && facts.problems.length === 0 && (facts.approval === 'record' || this.approvals?.active === true)) {
-      this.approval(typeof text === 'string' ? text : text());
+    if (this.format.format === FORMAT_V3 && facts.problems.length === 0) {
+      if (facts.approval === true) this.approval(typeof text === 'string' ? text : text());
+      else if (this.approvals?.active === true) {
+        // Once the chain holds a request, every effect is checked against it (APPROVALS.md §5 steps 3–4). Only
+        // then is a line's text read here: a chain without approval records keeps the workers' packed path.
+        const line = typeof text === 'string' ? text : text();
+        if (line.includes(TOOL_STARTED)) this.approval(line);
+      }
     }
     if (this.options.deep === true && this.format.format === FORMAT_V3 && facts.problems.length === 0 && facts.publicForm !== true) {
       const finding = deepCheckLine(typeof text === 'string' ? text : text());

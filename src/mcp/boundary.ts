@@ -117,6 +117,7 @@ export class Boundary {
     const approved = (async (): Promise<boolean> => {
       const journal = await session.location().catch(() => null);
       let outcome: ApprovalOutcome | Error | null;
+      let ownDecision = false; // signed here with --approver-key, from the approval command's verdict
       if (policy.approve !== undefined) {
         const run = await session.start();
         const verdict = await policy.approve({
@@ -126,6 +127,7 @@ export class Boundary {
         // The command may have signed its decision itself (stepchain approve); else the proxy's key signs its verdict.
         outcome = await session.decisionOn(request).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))));
         if (outcome === null && policy.approverKey !== undefined && !session.wasStopped(key)) {
+          ownDecision = true;
           outcome = await session.decide(request, verdict.approved ? 'granted' : 'denied', policy.approverKey.key, policy.approverKey.name, verdict.reason);
         }
         if (outcome === null) {
@@ -148,6 +150,9 @@ export class Boundary {
       const why = outcome.reason === null ? '' : `: ${outcome.reason}`;
       if (outcome.status === 'denied') return no(`denied${who}${why} (approval ${request.id})`);
       if (outcome.status === 'expired') return no(`no decision before the request expired at ${request.expiresAt} (approval ${request.id})`);
+      if (!ownDecision && policy.approvers !== undefined && !policy.approvers.has(outcome.approver?.keyid ?? '')) {
+        return no(`granted by key ${outcome.approver?.keyid ?? '(none)'}${outcome.approver?.name == null ? '' : ` (calling itself ${outcome.approver.name})`}, which is not one of the proxy's approvers (--approver) (approval ${request.id})`);
+      }
       const begun = await session.beginApproved(key, tool, args, meta, request);
       if (begun instanceof Error) {
         refuse({ id: m.id, code: MCP_PROXY_ERRORS.RECORDING_FAILED, message: `the approved call was not forwarded: its intent could not be recorded (${begun.message})` });

@@ -37,6 +37,11 @@ export interface ToolPolicy {
   approveTools?: readonly string[];
   /** With approval records: the key that signs `approve`'s verdict when the approver did not record one itself. */
   approverKey?: { key: Uint8Array | string; name?: string };
+  /**
+   * With approval records: the key ids (sha256:…) of the approvers whose grants let a call through. Given, a
+   * grant signed by any other key (anyone able to write the journal) is refused as a denial would be.
+   */
+  approvers?: ReadonlySet<string>;
   /** With approval records: how long a call waits for its decision, in ms (the request's expiry). Default 5 minutes. */
   approvalTimeoutMs?: number;
 }

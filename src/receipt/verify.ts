@@ -46,6 +46,8 @@ export type { ReceiptProblemCode } from './problems.js';
 
 export interface VerifyReceiptOptions<R extends ReceiptReport = ReceiptReport<ReceiptProblemCode>> {
   /** A head step_hash obtained independently (for example published earlier): the receipt's head must equal it. */
+  /** stepchain/v3: the pinned approvers (spec/APPROVALS.md §5); a decision by another key is APPROVER_UNKNOWN. */
+  approvers?: ReadonlyArray<{ key: Uint8Array; name?: string }>;
   expectHead?: string;
   /**
    * A pinned Ed25519 public key, in a form of spec/RECEIPT.md §5.2 (32 raw bytes; or text: base64 of them, or
@@ -259,6 +261,7 @@ class ReceiptVerification {
       ...(m.range.from === 0 ? { genesis: m.genesis } : { start: { seq: m.range.from, prev_hash: m.range.prev_hash }, format: formatOf(m.genesis) }),
       expectHead: m.head.step_hash,
       maxProblems: this.options.maxProblems ?? 1000,
+      ...(this.options.approvers === undefined ? {} : { approvers: this.options.approvers }),
       onLine: (line) => {
         this.blobReferences(line);
         if (this.parts !== null && line.clean) this.parts.line(line.text, line.seq, line.file ?? undefined, (c, msg, at) => this.add(c, msg, at));
@@ -383,6 +386,7 @@ class ReceiptVerification {
       r.head = cr.head;
       r.head_seq = cr.head_seq;
       r.steps = cr.steps;
+      if (cr.approvals !== undefined) r.approvals = cr.approvals;
       // After a fatal problem the chain was cut short; its missing head says nothing new.
       for (const p of cr.problems) if (!(this.stopped && p.code === 'HEAD_MISMATCH')) this.add(p.code, p.message, p.location);
       const m = r.manifest;

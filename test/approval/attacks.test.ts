@@ -68,9 +68,20 @@ describe('an outsider without the approver\'s key', () => {
     expect(await code(agent.beginTool({ ...PAY, approval: b }))).toBe('APPROVAL_PENDING');
     expect(await code(agent.beginTool({ name: 'delete_repo', args: { repo: 'prod' }, approval: c }))).toBe('APPROVAL_DENIED');
     expect(await problems(run.journal)).toEqual([`APPROVAL_INVALID@${replay.seq}`, `APPROVAL_INVALID@${flipped.seq}`]);
-    // An outsider who begins the effect anyway, naming the request, is found too.
+    // An outsider who begins the effect anyway, naming the request, is found too — also when worker threads
+    // check the lines (the built pool, small batches), where an effect's line comes back packed, not flagged.
     const begun = await run.journal.append({ kind: 'tool.started', tool_call: { name: 'pay_invoice', arguments: PAY.args }, meta: { approval: { request: b.id, request_hash: b.stepHash } } });
-    expect(await problems(run.journal)).toContain(`APPROVAL_MISSING@${begun.seq}`);
+    const alone = await run.journal.verify();
+    expect(alone.problems.map((p) => `${p.code}@${p.location.seq}`)).toContain(`APPROVAL_MISSING@${begun.seq}`);
+    const { createLineCheckPool } = (await import('../../dist/parallel/index.js' as string)) as typeof import('../../src/parallel/index.js');
+    const pool = createLineCheckPool({ threads: 2, batchBytes: 700 });
+    try {
+      const threaded = await run.journal.verify({ pool });
+      expect(threaded.problems).toEqual(alone.problems);
+      expect(threaded.approvals).toEqual(alone.approvals);
+    } finally {
+      await pool.close();
+    }
     await run.journal.close();
   });
 

@@ -92,6 +92,15 @@ describe('two processes: the agent waits, the approver signs from the CLI', () =
     const wrongPin = await cli('verify', 'runs/granted', '--approver', 'mallory.key.pub', '--json');
     expect(wrongPin.code).toBe(1);
     expect(JSON.parse(wrongPin.stdout).report.problems.map((p: { code: string }) => p.code)).toEqual(['APPROVER_UNKNOWN']);
+    // The receipt carries the records: the same check and the same names, offline.
+    expect((await cli('export', 'runs/granted', '-o', 'granted.tar.gz')).code).toBe(0);
+    const receipt = await cli('verify', 'granted.tar.gz', '--approver', 'alice.key.pub', '--json');
+    expect(receipt.code, receipt.stdout).toBe(0);
+    expect(JSON.parse(receipt.stdout).report.approvals).toEqual(approvals);
+    expect((await cli('verify', 'granted.tar.gz', '--approver', 'mallory.key.pub')).code).toBe(1);
+    // The Art. 12 view names alice as the person involved.
+    expect((await cli('record-keeping', 'runs/granted', '--retention', 'P6M', '-o', 'art12.json', '--approver', 'alice.key.pub')).code).toBe(0);
+    expect(JSON.parse(readFileSync(join(dir, 'art12.json'), 'utf8')).runs[0].persons_involved.persons).toEqual([expect.objectContaining({ name: 'alice', role: 'approver', authenticated: true })]);
   }, 120_000);
 
   test('denied: the call is provably never begun', async () => {

@@ -99,7 +99,8 @@ describe('stepchain mcp --format v3: approvals as approval records', () => {
     const journal = join(root, 'out-of-band');
     const key = await personKey();
     const wire = join(root, 'server-1');
-    const s = await connect(proxied(journal, ['--fsync', 'none', '--format', 'v3', '--approve-tools', 'add'], [NODE, TEE, wire, NODE, SERVER]));
+    // The approver's key pinned: their grant lets the call through (the next test: another key's does not).
+    const s = await connect(proxied(journal, ['--fsync', 'none', '--format', 'v3', '--approve-tools', 'add', '--approver', `${key}.pub`], [NODE, TEE, wire, NODE, SERVER]));
     // A tool not named by --approve-tools goes through as before.
     expect((await s.client.callTool({ name: 'echo', arguments: { text: 'free' } })).content).toEqual([{ type: 'text', text: 'free' }]);
 
@@ -195,6 +196,24 @@ console.log('bob signed');
     const answered = readFileSync(`${client}.out`, 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as { id?: unknown });
     expect(answered.some((m) => m.id === id)).toBe(false); // the cancelled call was not answered
     expect((await cli(['verify', journal])).code).toBe(0);
+  }, T);
+
+  test('with --approver, a grant signed by any other key (an agent that can write the journal) is refused', async () => {
+    const journal = join(root, 'pinned');
+    const person = await personKey();
+    const intruder = join(root, 'intruder.key');
+    expect((await cli(['keygen', '-o', intruder])).code).toBe(0);
+    const wire = join(root, 'server-4');
+    const s = await connect(proxied(journal, ['--fsync', 'none', '--format', 'v3', '--approve-tools', 'add', '--approver', `${person}.pub`], [NODE, TEE, wire, NODE, SERVER]));
+    const call = refusal(s.client.callTool({ name: 'add', arguments: { a: 66, b: 0 } }));
+    const [id] = await waitingRequests(s, 1);
+    const forged = await cli(['approve', journal, id!, '--key', intruder, '--approve', '--name', 'alice']);
+    expect(forged.code, forged.stderr).toBe(0); // the journal takes any well-signed decision; the proxy does not
+    expect(await call).toMatch(/-32011.*granted by key sha256:[0-9a-f]{64} \(calling itself alice\), which is not one of the proxy's approvers/s);
+    await s.client.close();
+    const { records } = await ended(journal);
+    expect(kinds(records)).toEqual(['run.started', 'approval.requested', 'approval.granted', 'run.completed']);
+    expect(readFileSync(`${wire}.in`, 'utf8')).not.toContain('"a":66');
   }, T);
 
   test('over Streamable HTTP (--upstream): the POST holding a held call is answered once an approver in another process decides', async () => {

@@ -92,14 +92,21 @@ export function signToolApproval(prompt: ApprovalPrompt, decision: 'granted' | '
  * The node's side, with what `interrupt()` returned on resume: records the signed decision (checked against
  * its signature and the request it names; APPROVALS.md §3) and returns the outcome. A decision already
  * recorded for the request (the node ran again) is returned as it is. Anything that is not a signed
- * decision over this request is refused (LANGGRAPH_APPROVAL_INVALID) and nothing is recorded.
+ * decision over this request is refused (LANGGRAPH_APPROVAL_INVALID) and nothing is recorded; with
+ * `approvers` (key ids), so is a decision signed by any other key.
  */
-export async function recordToolApproval(run: Run, prompt: ApprovalPrompt, resumed: unknown): Promise<ApprovalOutcome> {
+export async function recordToolApproval(run: Run, prompt: ApprovalPrompt, resumed: unknown, options: { approvers?: readonly string[] } = {}): Promise<ApprovalOutcome> {
   if (!isObject(resumed) || resumed.type !== 'stepchain.approval-decision' || !isObject(resumed.input) || !isObject(resumed.meta)) {
     throw new LangGraphError('LANGGRAPH_APPROVAL_INVALID', `the graph was resumed with something that is not a signed approval decision for request ${JSON.stringify(prompt.request)}: resume with new Command({ resume: signToolApproval(prompt, 'granted' | 'denied', { key }) })`);
   }
   if (resumed.input.request !== prompt.request) {
     throw new LangGraphError('LANGGRAPH_APPROVAL_INVALID', `the decision the graph was resumed with is for request ${JSON.stringify(resumed.input.request)}, not ${JSON.stringify(prompt.request)}`);
+  }
+  // Pinned approvers (their key ids, sha256:… as `stepchain keygen` prints them): anyone can sign a statement,
+  // so where the resume value could come from someone else, only these keys' decisions are recorded.
+  const keyid = isObject(resumed.meta.approver) ? resumed.meta.approver.keyid : undefined;
+  if (options.approvers !== undefined && (typeof keyid !== 'string' || !options.approvers.includes(keyid))) {
+    throw new LangGraphError('LANGGRAPH_APPROVAL_INVALID', `the decision on request ${JSON.stringify(prompt.request)} is signed by key ${typeof keyid === 'string' ? keyid : '(none)'}, which is not one of the approvers given: nothing is recorded`);
   }
   return run.recordApprovalDecision(prompt.request, { input: resumed.input as unknown as ApprovalStatement, meta: resumed.meta as unknown as DecisionMeta });
 }

@@ -10,6 +10,7 @@ import { FileStore, type FsyncMode, type Store } from '../../store/index.js';
 import { backendOf } from '../../store/scheme.js';
 import { commandApprover, startHttpProxy, startProxy, type ToolPolicy } from '../../mcp/index.js';
 import { intArg } from '../args.js';
+import { approverPins } from './approve-lines.js';
 import { UsageError, type Verb } from '../cli.js';
 import { labelsOf } from '../identity.js';
 import { locate } from '../location.js';
@@ -73,6 +74,9 @@ export const mcpVerb: Verb = {
     'or that the policy refuses, is answered with a JSON-RPC error and never reaches the server.',
     'With --upstream URL instead of a command: the same in front of a Streamable HTTP server, listening on 127.0.0.1',
     '(--port, default a free one) until SIGINT or SIGTERM; the URL to give the client is printed on standard error.',
+    'With --format v3, a call that needs approval (--approve-tools, or every call with --approve-with) is recorded as an',
+    'approval request and waits for an approver\'s signed decision (stepchain approve, from any process); only a grant lets it',
+    'through, its effect naming the request (spec/MCP.md §5.1). Pin who may approve with --approver KEY.pub.',
   ].join('\n'),
   options: {
     label: { type: 'string', arg: 'k=v', multiple: true, description: 'a label on the run (repeatable); mcp.client, mcp.server… are set from the session' },
@@ -83,6 +87,7 @@ export const mcpVerb: Verb = {
     'approve-with': { type: 'string', arg: 'cmd', description: 'a shell command run per call with the call as JSON on stdin: exit 0 approves, anything else denies' },
     'approve-tools': { type: 'string', arg: 'tool', multiple: true, description: 'only these tools\' calls need an approval (repeatable, or comma-separated); with --format v3 and no --approve-with, an approver decides with stepchain approve' },
     'approver-key': { type: 'string', arg: 'FILE', description: 'with --format v3 and --approve-with: the Ed25519 key (PKCS#8 PEM, or a 32-byte seed) that signs the command\'s verdict' },
+    approver: { type: 'string', arg: 'KEY', multiple: true, description: 'with --format v3: an approver\'s public key file (keyfile.pub); repeat for each. Only their grants (and --approver-key\'s) let a call through' },
     'approver-name': { type: 'string', arg: 'NAME', description: 'the name recorded with --approver-key\'s signatures' },
     'approval-timeout': { type: 'string', arg: 'S', description: 'with --format v3: how long a call waits for its decision, in seconds (its request\'s expiry; default 300)' },
     format: { type: 'string', arg: 'v2|v3', description: 'the run journal\'s format (default v2); v3 records approvals as approval records (spec/MCP.md §5.1)' },
@@ -96,6 +101,7 @@ export const mcpVerb: Verb = {
     ['stepchain mcp runs/session-1 -- npx -y @modelcontextprotocol/server-filesystem ~/notes', 'record one session in a new run journal'],
     ['stepchain mcp runs/ --label user=alice --deny delete_file -- node server.js', 'one run per session in the store runs/, a tool denied'],
     ['stepchain mcp runs/ --upstream https://mcp.example.com/mcp --port 8931', 'a remote server, reached at http://127.0.0.1:8931/mcp'],
+    ['stepchain mcp runs/ --format v3 --approve-tools send_email --approver alice.key.pub -- node server.js', 'send_email waits for alice\'s signed approval'],
   ],
   async run({ values, positionals }) {
     const fsync = (values.fsync ?? 'always') as FsyncMode;
@@ -113,13 +119,18 @@ export const mcpVerb: Verb = {
     if (typeof values['approve-with'] === 'string') policy.approve = commandApprover(values['approve-with']);
     const approveTools = list(values['approve-tools']);
     if (approveTools !== undefined) policy.approveTools = approveTools;
-    const v3Only = (['approve-tools', 'approver-key', 'approver-name', 'approval-timeout'] as const).filter((o) => values[o] !== undefined);
+    const v3Only = (['approve-tools', 'approver', 'approver-key', 'approver-name', 'approval-timeout'] as const).filter((o) => values[o] !== undefined);
     if (format !== 'stepchain/v3' && v3Only.length > 0) {
       throw new UsageError(`--${v3Only[0]} needs approval records, which need --format v3 (on a v2 run an approval is the --approve-with command's exit status, recorded as tool.updated)`, 'mcp');
     }
     if (typeof values['approver-key'] === 'string') {
       if (policy.approve === undefined) throw new UsageError('--approver-key signs the verdict of the --approve-with command: give the command too', 'mcp');
       policy.approverKey = { key: readApproverKey(values['approver-key']), ...(typeof values['approver-name'] === 'string' ? { name: values['approver-name'] } : {}) };
+    }
+    const approverFiles = (values.approver as string[] | undefined) ?? [];
+    if (approverFiles.length > 0) {
+      const { keyIdOf } = await import('../../receipt/keys.js');
+      policy.approvers = new Set((await approverPins(approverFiles)).map((p) => keyIdOf(p.key)));
     }
     if (values['approval-timeout'] !== undefined) policy.approvalTimeoutMs = intArg(values['approval-timeout'], '--approval-timeout', 'mcp') * 1000;
     const log = (line: string): void => { process.stderr.write(`stepchain mcp: ${line.replace(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/g, '?')}\n`); };

@@ -104,10 +104,9 @@ export const verifyVerb: Verb = {
       const deep = values.deep === true;
       if (deep && kind !== 'journal') throw new UsageError('--deep applies to journals (a published receipt\'s records are always checked deep)', 'verify');
       const approvers = await approverPins((values.approver as string[] | undefined) ?? []);
-      if (approvers.length > 0 && kind !== 'journal') throw new UsageError('--approver applies to journals (receipts: not yet)', 'verify');
       const verdict = postgres ? await verifyStored(out, path, expectHead, pool, trusted, deep, approvers)
         : kind === 'journal' ? await verifyJournal(out, path, expectHead, pool, trusted, deep, approvers)
-        : await verifyReceipt(out, path, kind, expectHead, values.pubkey as string | undefined, pool, { policy, trusted: trusted?.head, proof: values.proof as string | undefined }, await attestOptions(values));
+        : await verifyReceipt(out, path, kind, expectHead, values.pubkey as string | undefined, pool, { policy, trusted: trusted?.head, proof: values.proof as string | undefined }, await attestOptions(values), approvers);
       if (verdict.ok && !verdict.authenticated && values['require-pin'] === true) {
         out.say(out.style(['red', 'bold'], '✘ --require-pin: not authenticated, so this check fails (exit 1)'));
         return EXIT_FAILED;
@@ -300,7 +299,7 @@ async function attestOptions(values: Context['values']): Promise<AttestOptions> 
   return { ...(tsa.length ? { tsa } : {}), ...(cosigners.length ? { cosigners } : {}), ...(threshold !== undefined ? { threshold } : {}) };
 }
 
-async function verifyReceipt(out: Output, path: string, kind: string, expectHead: string | undefined, pubkey: string | undefined, pool: LineCheckPool | undefined, ask: ProofAsk, attest: AttestOptions): Promise<Settled> {
+async function verifyReceipt(out: Output, path: string, kind: string, expectHead: string | undefined, pubkey: string | undefined, pool: LineCheckPool | undefined, ask: ProofAsk, attest: AttestOptions, approvers: PinnedApprover[] = []): Promise<Settled> {
   const [{ readPublicKeyFile, verifyReceiptFile }, { publishedReceiptHooks }, { notAReceipt }] = await Promise.all([import('../../receipt/node.js'), import('../../redact/verify.js'), import('../../receipt/describe.js')]);
   // An unusable key file is a usage error (exit 2), never "no key pinned".
   const publicKey = pubkey === undefined ? undefined : await readPublicKeyFile(pubkey);
@@ -315,7 +314,7 @@ async function verifyReceipt(out: Output, path: string, kind: string, expectHead
   const { receiptAttestHooks } = await import('../../attest/receipt.js');
   const attestHooks = receiptAttestHooks(attest);
   const report = await attestHooks.finish(proofHooks.finish(await verifyReceiptFile(path, {
-    ...(expectHead !== undefined ? { expectHead } : {}), ...(publicKey !== undefined ? { publicKey } : {}), ...(pool ? { pool } : {}), ...published,
+    ...(expectHead !== undefined ? { expectHead } : {}), ...(publicKey !== undefined ? { publicKey } : {}), ...(pool ? { pool } : {}), ...(approvers.length ? { approvers } : {}), ...published,
     extensions: { ...published.extensions, ...proofHooks.extensions, ...attestHooks.extensions },
     onLine: (line) => {
       published.onLine?.(line);
@@ -333,6 +332,7 @@ async function verifyReceipt(out: Output, path: string, kind: string, expectHead
     if (report.ok) {
       extra.push(`  scope: ${report.scope}${report.range ? ` (steps ${report.range.from}..${report.range.to})` : ''}; signed by: ${inline(report.signed_by ?? 'nobody (unsigned)')}`);
       extra.push(...unboundLines(out, report)); // issue 32: view text is never shown as proven
+      extra.push(...approvalLines(out, report.approvals));
       // Each sentence is one line, and quotes content (the agent, labels, an effect's tool and key): inline.
       for (const p of report.proves) extra.push(`  ${out.style('green', 'proves')}   ${inline(p)}`);
       for (const p of report.does_not_prove) extra.push(`  ${out.style('yellow', 'does not prove')} ${inline(p)}`);

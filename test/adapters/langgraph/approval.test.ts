@@ -6,7 +6,7 @@
  * runs the tool only on a grant, its effect naming the request. A denied call is never run, a forged or
  * mismatched decision is refused and nothing is recorded, and both journals verify.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,14 +32,14 @@ process.stdout.write(JSON.stringify(signToolApproval(prompt, ${JSON.stringify(de
 }
 
 /** A graph whose `refund` node asks for approval before it pays, recording into `run`; `paid` lists what it paid. */
-function refundGraph(saver: StepchainSaver, run: Run, paid: unknown[]) {
+function refundGraph(saver: StepchainSaver, run: Run, paid: unknown[], approvers?: string[]) {
   const State = Annotation.Root({ order: Annotation<number>(), amount: Annotation<number>(), outcome: Annotation<string>() });
   return new StateGraph(State)
     .addNode('refund', async (s) => {
       const call = { name: 'refund', args: { order: s.order, amount: s.amount } };
       // Run again from its start when the graph is resumed: the same id finds the request already recorded.
       const prompt = await requestToolApproval(run, call, { id: `refund-${s.order}` });
-      const decision = await recordToolApproval(run, prompt, interrupt(prompt));
+      const decision = await recordToolApproval(run, prompt, interrupt(prompt), approvers === undefined ? {} : { approvers });
       if (decision.status !== 'granted') return { outcome: `not refunded: ${decision.status} by ${decision.approver?.name} (${decision.reason})` };
       const effect = await run.beginTool({ ...call, approval: prompt.request });
       paid.push(call.args);
@@ -57,9 +57,10 @@ describe('LangGraph interrupt flow on approval records', () => {
     const saver = new StepchainSaver({ store });
     const run = await startRun(store, { runId: 'refund-agent', format: 'stepchain/v3' });
     const key = join(root, 'carol.key');
-    execFileSync(process.execPath, [CLI, 'keygen', '-o', key]);
+    const made = spawnSync(process.execPath, [CLI, 'keygen', '-o', key], { encoding: 'utf8' });
+    const carol = /key id (sha256:[0-9a-f]{64})/.exec(made.stdout + made.stderr)![1]!;
     const paid: unknown[] = [];
-    const app = refundGraph(saver, run, paid);
+    const app = refundGraph(saver, run, paid, [carol]); // only carol's decisions are recorded
 
     const granted = { configurable: { thread_id: 'order-1042' } };
     const first = await app.invoke({ order: 1042, amount: 30 }, granted);
@@ -97,19 +98,22 @@ describe('LangGraph interrupt flow on approval records', () => {
     expect(readFileSync(key, 'utf8')).toContain('PRIVATE KEY'); // the key stayed in the approver's file
   }, T);
 
-  test('a resume that is not a signed decision over this request is refused, and nothing is recorded for it', async () => {
+  test('a resume that is not a signed decision over this request, or is signed by a key not pinned, is refused, and nothing is recorded for it', async () => {
     const store = new FileStore(join(root, 'hostile'), { fsync: 'none' });
     const saver = new StepchainSaver({ store });
     const run = await startRun(store, { runId: 'agent', format: 'stepchain/v3' });
     const paid: unknown[] = [];
-    const app = refundGraph(saver, run, paid);
     const seed = new Uint8Array(32).fill(7);
+    // The key id of `seed` (any signature names it): the one approver this graph trusts.
+    const trusted = signToolApproval({ type: 'stepchain.approval-request', run_id: '', request: '', request_seq: 0, request_hash: '', genesis_hash: '', presented: { name: '', arguments: null }, digest: '', expires_at: null }, 'granted', { key: seed }).meta.approver.keyid;
+    const app = refundGraph(saver, run, paid, [trusted]);
     // Each on a thread of its own (LangGraph keeps a resume value it was given, even when the node then failed):
     // a plain "yes", a grant signed over another call (its digest), a grant whose statement was edited after signing.
     const cases: Array<[number, (p: ApprovalPrompt) => unknown, RegExp]> = [
       [7, () => 'yes', /not a signed approval decision/],
       [8, (p) => signToolApproval({ ...p, digest: `sha256:${'0'.repeat(64)}` }, 'granted', { key: seed }), /digest/],
       [9, (p) => { const d = signToolApproval(p, 'denied', { key: seed }); d.input.decision = 'granted'; return d; }, /does not verify/],
+      [10, (p) => signToolApproval(p, 'granted', { key: new Uint8Array(32).fill(8), name: 'carol' }), /not one of the approvers given/],
     ];
     for (const [order, resume, why] of cases) {
       const cfg = { configurable: { thread_id: `order-${order}` } };
@@ -118,7 +122,7 @@ describe('LangGraph interrupt flow on approval records', () => {
       await expect(app.invoke(new Command({ resume: resume(prompt) }), cfg)).rejects.toThrow(why);
     }
     expect(paid).toEqual([]);
-    expect((await run.approvals()).map((a) => [a.id, a.status])).toEqual([['refund-7', 'pending'], ['refund-8', 'pending'], ['refund-9', 'pending']]);
+    expect((await run.approvals()).map((a) => [a.id, a.status])).toEqual([['refund-7', 'pending'], ['refund-8', 'pending'], ['refund-9', 'pending'], ['refund-10', 'pending']]);
     expect(await run.effects()).toEqual([]);
     await run.close();
     await saver.close();
