@@ -2,7 +2,7 @@
  * `stepchain erase` on SQLite and Postgres locations as real processes (dist/): an erase SIGKILLed inside
  * its rewrite transaction (after the UPDATE, before COMMIT) leaves the erasure record committed and the row
  * unchanged — the journal verifies, the erasure reported pending — and `--resume` completes it; a checkpoint
- * signed before the erasure still verifies after it.
+ * signed before the erasure still verifies after it; `--match-path` on the store location erases across it.
  */
 import { execFile } from 'node:child_process';
 import { rmSync } from 'node:fs';
@@ -38,6 +38,8 @@ function run(args: string[], input?: string, env: Record<string, string> = {}): 
 interface Backend {
   name: string;
   location: string;
+  /** The store itself (no journal): for --match-path across it. */
+  storeLocation: string;
   /** The stored line of seq 0, read behind the store's back. */
   line0(): Promise<string>;
 }
@@ -54,6 +56,7 @@ const backends: Backend[] = [
   {
     name: 'sqlite',
     location: `sqlite:${sqliteFile}?journal=k`,
+    storeLocation: `sqlite:${sqliteFile}`,
     async line0() {
       const db = connect(sqliteFile, { readonly: true });
       try {
@@ -66,6 +69,7 @@ const backends: Backend[] = [
   {
     name: 'postgres',
     location: pgLocation(),
+    storeLocation: pgLocation().replace(/journal=k&?/, ''),
     async line0() {
       return (await admin.query<{ line: string }>(`SELECT line FROM "${schema}".steps WHERE seq = 0`)).rows[0]!.line;
     },
@@ -108,5 +112,12 @@ describe.each(backends)('stepchain erase on $name (real processes)', { timeout: 
     expect(done.ok).toBe(true);
     expect(done.codes).toContain('VALUE_ERASED');
     expect(done.codes).not.toContain('ERASURE_PENDING');
+
+    // Across the store: the other occurrence (input.to) found and erased, with a report.
+    const across = await run(['erase', b.storeLocation, '--match-path', '/input/to', '--value', EMAIL, '--reason', 'GDPR Art. 17', '--json']);
+    expect(across.code).toBe(0);
+    expect(JSON.parse(across.stdout)).toMatchObject({ ok: true, journals_scanned: 1, erased: [{ journal: 'k', seq: 0, path: '/input/to' }], failed: [] });
+    expect(await b.line0()).not.toContain(EMAIL);
+    expect((await verifyJson(b.location)).ok).toBe(true);
   });
 });
