@@ -2,7 +2,8 @@
  * `stepchain erase` on SQLite and Postgres locations as real processes (dist/): an erase SIGKILLed inside
  * its rewrite transaction (after the UPDATE, before COMMIT) leaves the erasure record committed and the row
  * unchanged — the journal verifies, the erasure reported pending — and `--resume` completes it; a checkpoint
- * signed before the erasure still verifies after it; `--match-path` on the store location erases across it.
+ * signed and witness-cosigned before the erasure still verifies after it, cosignature included (verify
+ * refuses the checkpoint when the quorum is not met); `--match-path` on the store location erases across it.
  */
 import { execFile } from 'node:child_process';
 import { rmSync } from 'node:fs';
@@ -83,7 +84,7 @@ async function verifyJson(at: string, extra: string[] = []): Promise<{ ok: boole
 }
 
 describe.each(backends)('stepchain erase on $name (real processes)', { timeout: 180_000 }, (b) => {
-  it('an erase SIGKILLed inside its rewrite transaction leaves a journal that verifies; --resume completes it; an earlier checkpoint still verifies', async () => {
+  it('an erase SIGKILLed inside its rewrite transaction leaves a journal that verifies; --resume completes it; a checkpoint and cosignature from before still verify', async () => {
     expect((await run(['init', b.location, '--format', 'v3'])).code).toBe(0);
     expect((await run(['append', b.location], JSON.stringify({ input: { to: EMAIL }, result: { email: EMAIL, sent: true } }))).code).toBe(0);
     expect((await run(['append', b.location], JSON.stringify({ input: { n: 2 } }))).code).toBe(0);
@@ -92,6 +93,14 @@ describe.each(backends)('stepchain erase on $name (real processes)', { timeout: 
     const signed = await run(['checkpoint', b.location, '--sign', key, '--authority', 'agents.example.com', '-o', join(dir, `${b.name}.checkpoint`)]);
     expect(signed.code).toBe(0);
     const vkey = /\S+\+[0-9a-f]{8}\+\S+/.exec(signed.stdout + signed.stderr)![0];
+    // A witness cosigns that checkpoint before the erasure (its first for this origin: no proof needed).
+    const wkeyFile = join(dir, `${b.name}-w.key`);
+    expect((await run(['keygen', '-o', wkeyFile])).code).toBe(0);
+    const wname = 'witness.example/w1';
+    const wkey = (await run(['witness', '--key', wkeyFile, '--name', wname])).stdout.trim();
+    const cosigned = join(dir, `${b.name}.cosigned`);
+    const w = await run(['witness', join(dir, `${b.name}.checkpoint`), '--key', wkeyFile, '--name', wname, '--state', join(dir, `${b.name}-wstate`), '--log-key', vkey, '-o', cosigned]);
+    expect(w.code).toBe(0);
 
     const killed = await run(['erase', b.location, '--seq', '0', '--path', '/result/email', '--reason', 'GDPR Art. 17'], undefined, { STEPCHAIN_TEST_ERASE_FAULT: 'in-rewrite' });
     expect(killed.signal).toBe('SIGKILL');
@@ -107,7 +116,7 @@ describe.each(backends)('stepchain erase on $name (real processes)', { timeout: 
     expect(resumed.code).toBe(0);
     expect((JSON.parse(resumed.stdout) as { erased: unknown[] }).erased).toHaveLength(1);
     expect(await b.line0()).not.toContain(`"email":"${EMAIL}"`); // input.to is another unit, kept
-    const done = await verifyJson(b.location, ['--deep', '--checkpoint', join(dir, `${b.name}.checkpoint`), '--log-key', vkey]);
+    const done = await verifyJson(b.location, ['--deep', '--checkpoint', cosigned, '--log-key', vkey, '--witness', wkey, '--quorum', '1']);
     expect(done.problems).toEqual([]);
     expect(done.ok).toBe(true);
     expect(done.codes).toContain('VALUE_ERASED');
