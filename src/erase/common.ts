@@ -25,6 +25,11 @@ export interface ErasureOutcome {
   parts_deleted: string[];
   /** True when this call only completed an erasure an earlier, interrupted one had recorded. */
   resumed: boolean;
+  /**
+   * SQLite only: false when the WAL could not be truncated after the rewrite (another connection was
+   * reading), so page images of the old row stay in the -wal file until the next checkpoint completes.
+   */
+  wal_truncated?: boolean;
 }
 
 /**

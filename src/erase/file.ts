@@ -51,6 +51,8 @@ export async function eraseValue(store: FileStore, id: string, req: EraseRequest
     const record = JSON.parse(raw.text) as Record<string, unknown>;
     if (record.kind === ERASURE_KIND) throw new ErasureError('ERASURE_TARGET_INVALID', `seq ${req.seq} is an erasure record: it holds no erasable value`);
     digest = 'sha256:' + Buffer.from(unitAt(record, req.path).unit.digest).toString('hex');
+    // Refused before anything is written (spec/ERASURE.md §4 step 2): a record that does not verify deep, or a unit that cannot be sealed.
+    eraseUnit(record, req.path, erasureStepId(req.seq, digest), digest);
     const input: ErasureInput = { target: req.seq, path: req.path, digest, reason: req.reason, by: req.by ?? null };
     // The commit point: from here the erasure is recorded, and completed by this call or the next erase.
     appended = await journal.append({ step_id: erasureStepId(req.seq, digest), kind: ERASURE_KIND, ref: null, input: input as never, result: null, error: null });

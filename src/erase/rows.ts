@@ -31,17 +31,17 @@ async function lineAt(journal: Journal, seq: number): Promise<string | null> {
   return null;
 }
 
-/** Carries out a recorded erasure in one transaction; returns the parts deleted ([] when it was already done). */
-async function completeErasure(journal: RowJournal, stepId: string, t: ErasureInput): Promise<string[]> {
+/** Carries out a recorded erasure in one transaction; returns the parts deleted (none when it was already done). */
+async function completeErasure(journal: RowJournal, stepId: string, t: ErasureInput): Promise<{ parts_deleted: string[]; wal_truncated?: boolean }> {
   const done = await journal.rewriteLine(t.target, (line) => {
     const record = JSON.parse(line) as Record<string, unknown>;
     if (hasMarker(record, stepId)) return null;
     const erased = eraseUnit(record, t.path, stepId, t.digest);
     return { line: erased.line.slice(0, -1), parts: erased.parts, beforeCommit: () => fault('in-rewrite') };
   });
-  if (done === null) return [];
+  if (done === null) return { parts_deleted: [] };
   fault('after-rewrite');
-  return done.partsDeleted;
+  return { parts_deleted: done.partsDeleted, ...(done.walTruncated === undefined ? {} : { wal_truncated: done.walTruncated }) };
 }
 
 async function resumeOpen(journal: RowJournal, id: string): Promise<ErasureOutcome[]> {
@@ -58,8 +58,8 @@ async function resumeOpen(journal: RowJournal, id: string): Promise<ErasureOutco
   const out: ErasureOutcome[] = [];
   for (const p of pending) {
     if (sealedBy.has(p.step_id)) continue;
-    const deleted = await completeErasure(journal, p.step_id, p.input);
-    out.push({ journal: id, seq: p.input.target, path: p.input.path, digest: p.input.digest, erasure: { seq: p.seq, step_id: p.step_id }, parts_deleted: deleted, resumed: true });
+    const done = await completeErasure(journal, p.step_id, p.input);
+    out.push({ journal: id, seq: p.input.target, path: p.input.path, digest: p.input.digest, erasure: { seq: p.seq, step_id: p.step_id }, ...done, resumed: true });
   }
   return out;
 }
@@ -91,8 +91,8 @@ async function eraseOpen(journal: RowJournal, id: string, req: EraseRequest): Pr
   // The commit point: from here the erasure is recorded, and completed by this call or the next erase.
   const appended = await journal.append({ step_id: stepId, kind: ERASURE_KIND, ref: null, input: input as never, result: null, error: null });
   fault('after-record');
-  const deleted = await completeErasure(journal, appended.step_id, input);
-  return { journal: id, seq: req.seq, path: req.path, digest, erasure: { seq: appended.seq, step_id: appended.step_id }, parts_deleted: deleted, resumed: false };
+  const done = await completeErasure(journal, appended.step_id, input);
+  return { journal: id, seq: req.seq, path: req.path, digest, erasure: { seq: appended.seq, step_id: appended.step_id }, ...done, resumed: false };
 }
 
 /** Erases the unit at `req.path` of record `req.seq` of journal `id` of a SQLite or Postgres store. */

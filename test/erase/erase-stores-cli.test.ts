@@ -2,7 +2,8 @@
  * `stepchain erase` on SQLite and Postgres locations as real processes (dist/): an erase SIGKILLed inside
  * its rewrite transaction (after the UPDATE, before COMMIT) leaves the erasure record committed and the row
  * unchanged — the journal verifies, the erasure reported pending — and `--resume` completes it; a checkpoint
- * signed before the erasure still verifies after it.
+ * signed and witness-cosigned before the erasure still verifies after it, cosignature included (verify
+ * refuses the checkpoint when the quorum is not met); `--match-path` on the store location erases across it.
  */
 import { execFile } from 'node:child_process';
 import { rmSync } from 'node:fs';
@@ -38,6 +39,8 @@ function run(args: string[], input?: string, env: Record<string, string> = {}): 
 interface Backend {
   name: string;
   location: string;
+  /** The store itself (no journal): for --match-path across it. */
+  storeLocation: string;
   /** The stored line of seq 0, read behind the store's back. */
   line0(): Promise<string>;
 }
@@ -54,6 +57,7 @@ const backends: Backend[] = [
   {
     name: 'sqlite',
     location: `sqlite:${sqliteFile}?journal=k`,
+    storeLocation: `sqlite:${sqliteFile}`,
     async line0() {
       const db = connect(sqliteFile, { readonly: true });
       try {
@@ -66,6 +70,7 @@ const backends: Backend[] = [
   {
     name: 'postgres',
     location: pgLocation(),
+    storeLocation: pgLocation().replace(/journal=k&?/, ''),
     async line0() {
       return (await admin.query<{ line: string }>(`SELECT line FROM "${schema}".steps WHERE seq = 0`)).rows[0]!.line;
     },
@@ -79,7 +84,7 @@ async function verifyJson(at: string, extra: string[] = []): Promise<{ ok: boole
 }
 
 describe.each(backends)('stepchain erase on $name (real processes)', { timeout: 180_000 }, (b) => {
-  it('an erase SIGKILLed inside its rewrite transaction leaves a journal that verifies; --resume completes it; an earlier checkpoint still verifies', async () => {
+  it('an erase SIGKILLed inside its rewrite transaction leaves a journal that verifies; --resume completes it; a checkpoint and cosignature from before still verify', async () => {
     expect((await run(['init', b.location, '--format', 'v3'])).code).toBe(0);
     expect((await run(['append', b.location], JSON.stringify({ input: { to: EMAIL }, result: { email: EMAIL, sent: true } }))).code).toBe(0);
     expect((await run(['append', b.location], JSON.stringify({ input: { n: 2 } }))).code).toBe(0);
@@ -88,6 +93,14 @@ describe.each(backends)('stepchain erase on $name (real processes)', { timeout: 
     const signed = await run(['checkpoint', b.location, '--sign', key, '--authority', 'agents.example.com', '-o', join(dir, `${b.name}.checkpoint`)]);
     expect(signed.code).toBe(0);
     const vkey = /\S+\+[0-9a-f]{8}\+\S+/.exec(signed.stdout + signed.stderr)![0];
+    // A witness cosigns that checkpoint before the erasure (its first for this origin: no proof needed).
+    const wkeyFile = join(dir, `${b.name}-w.key`);
+    expect((await run(['keygen', '-o', wkeyFile])).code).toBe(0);
+    const wname = 'witness.example/w1';
+    const wkey = (await run(['witness', '--key', wkeyFile, '--name', wname])).stdout.trim();
+    const cosigned = join(dir, `${b.name}.cosigned`);
+    const w = await run(['witness', join(dir, `${b.name}.checkpoint`), '--key', wkeyFile, '--name', wname, '--state', join(dir, `${b.name}-wstate`), '--log-key', vkey, '-o', cosigned]);
+    expect(w.code).toBe(0);
 
     const killed = await run(['erase', b.location, '--seq', '0', '--path', '/result/email', '--reason', 'GDPR Art. 17'], undefined, { STEPCHAIN_TEST_ERASE_FAULT: 'in-rewrite' });
     expect(killed.signal).toBe('SIGKILL');
@@ -103,10 +116,17 @@ describe.each(backends)('stepchain erase on $name (real processes)', { timeout: 
     expect(resumed.code).toBe(0);
     expect((JSON.parse(resumed.stdout) as { erased: unknown[] }).erased).toHaveLength(1);
     expect(await b.line0()).not.toContain(`"email":"${EMAIL}"`); // input.to is another unit, kept
-    const done = await verifyJson(b.location, ['--deep', '--checkpoint', join(dir, `${b.name}.checkpoint`), '--log-key', vkey]);
+    const done = await verifyJson(b.location, ['--deep', '--checkpoint', cosigned, '--log-key', vkey, '--witness', wkey, '--quorum', '1']);
     expect(done.problems).toEqual([]);
     expect(done.ok).toBe(true);
     expect(done.codes).toContain('VALUE_ERASED');
     expect(done.codes).not.toContain('ERASURE_PENDING');
+
+    // Across the store: the other occurrence (input.to) found and erased, with a report.
+    const across = await run(['erase', b.storeLocation, '--match-path', '/input/to', '--value', EMAIL, '--reason', 'GDPR Art. 17', '--json']);
+    expect(across.code).toBe(0);
+    expect(JSON.parse(across.stdout)).toMatchObject({ ok: true, journals_scanned: 1, erased: [{ journal: 'k', seq: 0, path: '/input/to' }], failed: [] });
+    expect(await b.line0()).not.toContain(EMAIL);
+    expect((await verifyJson(b.location)).ok).toBe(true);
   });
 });

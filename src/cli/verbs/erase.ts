@@ -40,7 +40,7 @@ export const eraseVerb: Verb = {
     ['stepchain erase runs --match-path /input/customer/email --value alice@example.org --reason "GDPR Art. 17"', 'erase one person\'s e-mail from every run'],
   ],
   async run({ out, values, positionals }) {
-    const say = (o: ErasureOutcome): void => out.say(`${o.resumed ? 'completed' : 'erased'} ${inline(o.journal)} seq ${o.seq} ${inline(o.path)} (digest ${o.digest}; erasure record seq ${o.erasure.seq})${o.parts_deleted.length ? `; ${o.parts_deleted.length} part file(s) deleted` : ''}`);
+    const say = (o: ErasureOutcome): void => out.say(`${o.resumed ? 'completed' : 'erased'} ${inline(o.journal)} seq ${o.seq} ${inline(o.path)} (digest ${o.digest}; erasure record seq ${o.erasure.seq})${o.parts_deleted.length ? `; ${o.parts_deleted.length} part file(s) deleted` : ''}${o.wal_truncated === false ? '; the WAL still holds the old row until its next checkpoint (another connection was reading)' : ''}`);
     if (values['match-path'] !== undefined) {
       if (values.value === undefined || values.reason === undefined) throw new UsageError('--match-path needs --value and --reason', 'erase');
       let value: unknown;
