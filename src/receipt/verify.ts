@@ -383,6 +383,8 @@ class ReceiptVerification {
       r.head = cr.head;
       r.head_seq = cr.head_seq;
       r.steps = cr.steps;
+      // The chain's notices (an erased value, an unchecked kind): never failures, always shown.
+      r.warnings = cr.warnings;
       // After a fatal problem the chain was cut short; its missing head says nothing new.
       for (const p of cr.problems) if (!(this.stopped && p.code === 'HEAD_MISMATCH')) this.add(p.code, p.message, p.location);
       const m = r.manifest;
