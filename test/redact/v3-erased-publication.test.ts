@@ -78,3 +78,14 @@ describe('publishing a v3 journal with erased values', () => {
     expect(codes(r)).toContain('ERASURE_UNRECORDED');
   });
 });
+
+describe('the page engine on a publication with erased values', () => {
+  it('verifies it and renders an erased unit as erased, a withheld one as withheld, the rest as text', async () => {
+    const { Session } = await import('../../src/page/engine.js');
+    const { segmentsText } = await import('../../src/page/summary.js');
+    const session = new Session();
+    const outcome = await session.verify({ receipt: new Blob([new Uint8Array(made.bytes)]), name: 'p', expectHead: made.head });
+    expect(outcome.report.problems).toEqual([]);
+    expect(segmentsText(session.rows(0, 1)[0]!.result)).toBe('{"notes": ["vip", [erased]], [withheld], [erased]}');
+  });
+});
