@@ -193,7 +193,7 @@ function commitSealed(record: JsonObject): Committed {
   const units: Unit[] = [];
   const slots = SLOTS.map((slot) => {
     const us = bySlot.get(slot)!;
-    units.push(...us);
+    for (const u of us) units.push(u);
     const key = typeof keys[slot] === 'string' ? fromB64u(keys[slot]) : null;
     return { slot, key: key ?? new Uint8Array(0), digest: us[0]?.digest ?? new Uint8Array(0) };
   });
