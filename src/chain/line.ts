@@ -170,6 +170,8 @@ export function checkLine(text: string, format: JournalFormat): LineFacts {
   }
   const facts: LineFacts = { problems: problems ?? NO_PROBLEMS, readable: true, seq, prevHash: typeof prevValue === 'string' ? prevValue : null, stepHash, blobs, markers: scan.markers };
   if (profile.version === 3) v3Facts(facts, profile, value('kind'), at);
+  // A public record that shows erased values (REDACTION.md §13.12): its markers go to the erasure ledger too.
+  if (facts.publicForm === true && scan.markers.some((m) => m.names.includes(ERASED_MARKER))) facts.erasure = true;
   return facts;
 }
 
@@ -273,11 +275,11 @@ function v3MarkerDefect(text: string, m: MarkerSpan, profile: RecordProfile): st
       } else return 'a withheld marker holds a digest, or a list of digests beside an object\'s members';
     } else if (name === V3_MARKERS.chunks && isPublic) {
       if (m.names.length !== 1 || !Array.isArray(body) || body.length < 2) return 'a chunk list is {"$stepchain:chunks":[chunks…]} with at least two chunks';
-    } else if (name === ERASED_MARKER && isSealed) {
+    } else if (name === ERASED_MARKER && (isSealed || isPublic)) {
       const why = erasedMarkerDefect(obj);
       if (why !== null) return why;
     } else if (name === ERASED_MARKER) {
-      return `${JSON.stringify(name)} stands only in a record in sealed form (after an erasure: no seed; bind, keys, salts)`;
+      return `${JSON.stringify(name)} stands only in a record in sealed form (after an erasure: no seed; bind, keys, salts) or in a publication of one`;
     } else if (name === V3_MARKERS.withheld || name === V3_MARKERS.chunks) {
       return `${JSON.stringify(name)} stands only in a publication's public form, never in a stored record`;
     } else {

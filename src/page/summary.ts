@@ -18,12 +18,25 @@ export type Segment =
    * A withheld unit of a v3 publication (spec/REDACTION.md §13): a member (`count` of them, from an object's
    * withheld list), an element, a chunk of a string or a slot. Everything else such a receipt shows is proven.
    */
-  | { kind: 'withheld'; digest: string; count: number };
+  | { kind: 'withheld'; digest: string; count: number }
+  /**
+   * An erased unit (spec/ERASURE.md; REDACTION.md §13.12): a member (`count` of them, from an object's erased
+   * list), an element or a slot whose value and salt were deleted from the journal — neither shown nor withheld
+   * by the publisher. `erasure` names the erasure record the verifier matched it with.
+   */
+  | { kind: 'erased'; digest: string; erasure: string; count: number };
 
 export const REDACTED_KEY = '$stepchain:redacted';
 export const BLOB_KEY = '$stepchain:blob';
 export const WITHHELD_KEY = '$stepchain:withheld';
 export const CHUNKS_KEY = '$stepchain:chunks';
+export const ERASED_KEY = '$stepchain:erased';
+
+/** An object's list of erased members (`[{digest, erasure}]`), or null. */
+export function erasedListOf(v: unknown): Array<{ digest: string; erasure: string }> | null {
+  if (!isObject(v) || !Array.isArray(v[ERASED_KEY])) return null;
+  return (v[ERASED_KEY] as unknown[]).filter((e): e is { digest: string; erasure: string } => isObject(e) && typeof e.digest === 'string' && typeof e.erasure === 'string');
+}
 
 /** The chunks of a v3 chunk list (`{"$stepchain:chunks": [...]}`), or null when `v` is not one. */
 export function chunkListOf(v: unknown): unknown[] | null {
@@ -80,6 +93,7 @@ export function markerOf(v: unknown): Segment | null {
   const body = v[keys[0]!];
   if (keys[0] === WITHHELD_KEY && typeof body === 'string') return { kind: 'withheld', digest: body, count: 1 };
   if (!isObject(body)) return null;
+  if (keys[0] === ERASED_KEY && typeof body.digest === 'string' && typeof body.erasure === 'string') return { kind: 'erased', digest: body.digest, erasure: body.erasure, count: 1 };
   if (keys[0] === REDACTED_KEY && typeof body.rule === 'string' && typeof body.commitment === 'string') {
     return { kind: 'redacted', rule: body.rule, commitment: body.commitment, text: typeof body.text === 'string' ? body.text : null };
   }
@@ -151,7 +165,7 @@ export function preview(value: unknown, blob: BlobLookup, max = PREVIEW_CHARS): 
     if (!put('{')) return false;
     let first = true;
     for (const k of Object.keys(v)) {
-      if (k === WITHHELD_KEY && withheldListOf(v)) continue;
+      if ((k === WITHHELD_KEY && withheldListOf(v)) || (k === ERASED_KEY && erasedListOf(v))) continue;
       if (!first && !put(', ')) return false;
       first = false;
       if (!put(`${JSON.stringify(k)}: `)) return false;
@@ -163,6 +177,15 @@ export function preview(value: unknown, blob: BlobLookup, max = PREVIEW_CHARS): 
       flush();
       out.push({ kind: 'withheld', digest: held[0]!, count: held.length });
       room -= 12;
+      if (room <= 0) return false;
+      first = false;
+    }
+    const gone = erasedListOf(v);
+    if (gone && gone.length > 0) {
+      if (!first && !put(', ')) return false;
+      flush();
+      out.push({ kind: 'erased', digest: gone[0]!.digest, erasure: gone[0]!.erasure, count: gone.length });
+      room -= 10;
       if (room <= 0) return false;
     }
     return put('}');
@@ -245,5 +268,5 @@ export function summarize(
 
 /** Plain text of segments (for tests, titles and copy): markers as [redacted: rule] and [blob sha256:…]. */
 export function segmentsText(segments: readonly Segment[]): string {
-  return segments.map((s) => (s.kind === 'text' ? s.text : s.kind === 'redacted' ? `[redacted: ${s.rule}]` : s.kind === 'withheld' ? (s.count === 1 ? '[withheld]' : `[${s.count} withheld]`) : `[blob ${s.digest.slice(0, 19)}…, ${s.size} bytes]`)).join('');
+  return segments.map((s) => (s.kind === 'text' ? s.text : s.kind === 'redacted' ? `[redacted: ${s.rule}]` : s.kind === 'withheld' ? (s.count === 1 ? '[withheld]' : `[${s.count} withheld]`) : s.kind === 'erased' ? (s.count === 1 ? '[erased]' : `[${s.count} erased]`) : `[blob ${s.digest.slice(0, 19)}…, ${s.size} bytes]`)).join('');
 }

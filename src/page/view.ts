@@ -13,7 +13,7 @@ import { MAX_KEY_FILE_BYTES, readPins, type PinError } from './pins.js';
 /** A signed note's limit, and a proof file's (spec/PROOFS.md §11): the page reads one byte past each. */
 const MAX_NOTE_BYTES = 1024 * 1024;
 const MAX_PROOF_BYTES = 4 * 1024 * 1024;
-import { WITHHELD_KEY, chunkListOf, markerOf, withheldListOf, type Segment, type StepRow } from './summary.js';
+import { ERASED_KEY, WITHHELD_KEY, chunkListOf, erasedListOf, markerOf, withheldListOf, type Segment, type StepRow } from './summary.js';
 
 /** The `format` of the CLI's --json documents (src/cli/output.ts), which the page's JSON view repeats. */
 const CLI_JSON_FORMAT = 'stepchain-cli/v1';
@@ -585,11 +585,14 @@ export function mountPage(starting: Promise<Verifier>): void {
     }
     if (v !== null && typeof v === 'object') {
       const held = withheldListOf(v);
-      const keys = Object.keys(v).filter((k) => !(held && k === WITHHELD_KEY));
-      if (keys.length === 0 && !held) return document.createTextNode('{}');
+      const gone = erasedListOf(v);
+      const keys = Object.keys(v).filter((k) => !(held && k === WITHHELD_KEY) && !(gone && k === ERASED_KEY));
+      if (keys.length === 0 && !held && !gone) return document.createTextNode('{}');
       frag.append('{\n');
       // A v3 object's withheld members: one badge for them all (their names are withheld too).
-      if (held) frag.append(pad(depth + 1), segmentNode({ kind: 'withheld', digest: held[0] ?? '', count: held.length }), keys.length > 0 ? ',\n' : '\n');
+      if (held) frag.append(pad(depth + 1), segmentNode({ kind: 'withheld', digest: held[0] ?? '', count: held.length }), keys.length > 0 || gone ? ',\n' : '\n');
+      // Its erased members (names and values deleted from the journal): one badge, a state of its own.
+      if (gone) frag.append(pad(depth + 1), segmentNode({ kind: 'erased', digest: gone[0]?.digest ?? '', erasure: gone[0]?.erasure ?? '', count: gone.length }), keys.length > 0 ? ',\n' : '\n');
       keys.forEach((k, i) => {
         const value = jsonNode((v as Record<string, unknown>)[k], depth + 1, blobs);
         // A redacted view's members (depth 0: the record's slots) are wrapped and badged as not bound to the head.
@@ -636,6 +639,11 @@ function segmentNode(s: Segment): Node {
     const label = `redacted · rule ${s.rule}${s.text !== null ? ` · ${JSON.stringify(s.text)} (text not bound)` : ''}`;
     const span = h('span', { class: 'redacted', 'data-rule': s.rule }, label);
     span.title = `Redacted by rule ${s.rule}; salted commitment ${s.commitment}. A disclosure proof can reveal the value.`;
+    return span;
+  }
+  if (s.kind === 'erased') {
+    const span = h('span', { class: 'redacted erased' }, s.count === 1 ? 'erased' : `${s.count} members erased`);
+    span.title = `Erased from the journal by ${s.erasure} (neither shown nor withheld by the publisher): its digest ${s.digest} stays bound to the head; the value and its salt no longer exist.`;
     return span;
   }
   if (s.kind === 'withheld') {

@@ -69,7 +69,7 @@ function linePublicRefs(text: string): Array<{ address: string; path: string }> 
   const out: Array<{ address: string; path: string }> = [];
   for (const slot of PART_SLOTS) {
     const v = record[slot];
-    if (v !== null && typeof v === 'object') out.push(...publicPartRefsIn(v, `/${slot}`));
+    if (v !== null && typeof v === 'object') for (const r of publicPartRefsIn(v, `/${slot}`)) out.push(r);
   }
   return out;
 }

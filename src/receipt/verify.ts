@@ -387,6 +387,9 @@ class ReceiptVerification {
       r.head_seq = cr.head_seq;
       r.steps = cr.steps;
       if (cr.approvals !== undefined) r.approvals = cr.approvals;
+
+      // The chain's notices (an erased value, an unchecked kind): never failures, always shown.
+      r.warnings = cr.warnings;
       // After a fatal problem the chain was cut short; its missing head says nothing new.
       for (const p of cr.problems) if (!(this.stopped && p.code === 'HEAD_MISMATCH')) this.add(p.code, p.message, p.location);
       const m = r.manifest;

@@ -90,6 +90,11 @@ function describeV3(r: PublishedReport): void {
     `Every withheld unit stands as a withheld marker where the original unit stood, and each is declared in the manifest (${r.redactions}): nothing was withheld or left in silently.`,
     'Nothing about a withheld value can be tested by guessing: its digest is salted with 128 secret bits derived from a record seed that never leaves the journal.',
   ];
+  // Erased values (REDACTION.md §13.12): a third state, neither shown nor withheld by the publisher.
+  const erased = r.warnings.filter((w) => w.code === 'VALUE_ERASED').length;
+  if (erased > 0) {
+    r.proves.push(`${erased === 1 ? '1 value was' : `${erased} values were`} erased from the journal before it was published (each is reported VALUE_ERASED): shown as erased where it stood, neither a value nor withheld by the publisher, and each matches an erasure record of this chain (which record, when, why and by whom). Its digest stays in the chain; the value and its salt no longer exist anywhere.`);
+  }
   r.does_not_prove = [
     ...r.does_not_prove,
     'What a withheld unit holds, its type or its length; a withheld member\'s name and each declaration\'s rule are the publisher\'s word (its place, the object, is bound).',

@@ -24,6 +24,8 @@ import { partRefOf, type PartRef } from '../record/v3/parts.js';
 import { publicPartMarker } from '../record/v3/public-part.js';
 import { parsePointer } from '../canonical/pointer.js';
 import { hiddenUnits, type PublicationParts, type Tree } from './v3-parts.js';
+import { ERASED_MARKER, isSealed, rootOfRemaining } from '../record/v3/erasure.js';
+import { fromB64u } from '../record/v3/erasure.js';
 import { publicRecordProblems } from '../record/v3/public.js';
 
 export { WITHHELD, CHUNKS };
@@ -142,7 +144,7 @@ interface Committed {
 function commitStored(record: JsonObject, bind: string): Committed {
   const seq = record.seq as number;
   const seed = typeof record.seed === 'string' ? seedFromHex(record.seed) : null;
-  if (seed === null && record.keys !== undefined && record.bind !== undefined && record.secrets === undefined) throw new RedactError('SOURCE_INVALID', `step ${seq} holds erased values (sealed form, spec/ERASURE.md): publishing a journal with erasures is not implemented yet; export a full receipt (stepchain export), which carries the sealed records and verifies`, { location: { seq } });
+  if (seed === null && isSealed(record)) return commitSealed(record);
   if (seed === null) throw new RedactError('SOURCE_INVALID', `step ${seq} is not a stored stepchain/v3 record with its seed; publish from the original journal, not from a published copy`, { location: { seq } });
   const values: Record<string, Json> = {};
   for (const s of SLOTS) if (s in record) values[s] = record[s]!;
@@ -162,6 +164,47 @@ function commitStored(record: JsonObject, bind: string): Committed {
     return { part: null, units, tree, value: record[name] ?? null, rule: new Map() };
   });
   return { seq, record, bind, c, trees, values, needles: [] };
+}
+
+/**
+ * A record in sealed form (ERASURE.md §2: its seed deleted by an erasure): what remains checked against its
+ * root, its units from its kept keys and salts, its stored `bind`. An erased unit is no unit: it is shown as
+ * erased (§13.12), and the policy sees it as absent (an erased element or slot as null).
+ */
+function commitSealed(record: JsonObject): Committed {
+  const seq = record.seq as number;
+  if (JSON.stringify(record).includes('"$stepchain:part"')) throw new RedactError('SOURCE_INVALID', `step ${seq} holds erased values and part references: publishing such a record is not implemented yet; export a full receipt (stepchain export), which carries it and verifies`, { location: { seq } });
+  let root: string;
+  const bySlot = new Map<string, Unit[]>();
+  try {
+    root = rootOfRemaining(record);
+    for (const slot of SLOTS) {
+      const units: Unit[] = [];
+      rootOfRemaining(record, { slot, units });
+      bySlot.set(slot, units);
+    }
+  } catch (e) {
+    throw new RedactError('SOURCE_INVALID', `step ${seq} is in sealed form and what remains of it cannot be checked: ${e instanceof Error ? e.message : String(e)}`, { location: { seq } });
+  }
+  if (root !== record.root) throw new RedactError('SOURCE_INVALID', `step ${seq} is in sealed form and what remains of it does not give its root (ROOT_MISMATCH); nothing is published`, { location: { seq } });
+  const keys = record.keys as Record<string, string>;
+  const values: Record<string, Json> = {};
+  for (const s of SLOTS) if (s in record) values[s] = policyView(record[s]!);
+  const units: Unit[] = [];
+  const slots = SLOTS.map((slot) => {
+    const us = bySlot.get(slot)!;
+    for (const u of us) units.push(u);
+    const key = typeof keys[slot] === 'string' ? fromB64u(keys[slot]) : null;
+    return { slot, key: key ?? new Uint8Array(0), digest: us[0]?.digest ?? new Uint8Array(0) };
+  });
+  const trees = SLOTS.map((name): Tree => {
+    const us = bySlot.get(name)!;
+    const tree = unitTree(name in record, record[name], us.length);
+    if (tree === null) throw new RedactError('SOURCE_INVALID', `step ${seq}: the remaining units of ${name} do not follow its value`, { location: { seq } });
+    return { part: null, units: us, tree, value: record[name] ?? null, rule: new Map() };
+  });
+  const c = { root, rootBytes: new Uint8Array(0), slots, units } as RecordCommitment;
+  return { seq, record, bind: record.bind as string, c, trees, values, needles: [] };
 }
 
 /**
@@ -258,6 +301,11 @@ function buildPublicRecord(k: Committed, refs: PartRef[]): V3PublicRecord {
       privateSecret(w.path, 'withheld salt', w.salt);
     }
     const key = c.slots[j]!.key;
+    if (t.units.length === 0 && name in record) {
+      // Erased whole (sealed form): shown as erased, with no secrets.
+      out[name] = record[name]!;
+      continue;
+    }
     if (rule.has(0)) {
       out[name] = { [WITHHELD]: digestOf(c.slots[j]!.digest) };
       privateSecret(`/${name}`, 'slot key', key);
@@ -265,21 +313,24 @@ function buildPublicRecord(k: Committed, refs: PartRef[]): V3PublicRecord {
       continue;
     }
     if (name in record) out[name] = shown(record[name]!, 0, t.tree, units, rule, refs);
-    if (!hidden.some((h) => h)) {
+    // A sealed slot holding an erased unit has no key left: its remaining units' salts disclose it.
+    if (!hidden.some((h) => h) && key.length > 0) {
       keysOut[name] = b64u(key);
       continue;
     }
     anyWithheld = true;
-    privateSecret(`/${name}`, 'slot key', key);
+    if (key.length > 0) privateSecret(`/${name}`, 'slot key', key);
     const disclosed = units.filter((u) => !hidden[u.index]);
     const all = new Uint8Array(16 * disclosed.length);
     disclosed.forEach((u, n) => all.set(u.salt, 16 * n));
     saltsOut[name] = b64u(all);
   }
 
-  for (const m of Object.keys(record)) if (!(SLOTS as readonly string[]).includes(m) && m !== 'seed') out[m] = record[m]!;
+  // A sealed record's kept keys and salts are private: only the ones its public form needs go to `secrets`.
+  for (const m of Object.keys(record)) if (!(SLOTS as readonly string[]).includes(m) && m !== 'seed' && m !== 'keys' && m !== 'salts') out[m] = record[m]!;
   out.bind = k.bind;
-  if (anyWithheld) {
+  if (typeof record.seed !== 'string') out.secrets = { keys: keysOut, salts: saltsOut };
+  else if (anyWithheld) {
     out.secrets = { keys: keysOut, salts: saltsOut };
     needles.push({ seq, path: '', rule: 'seed', commitment: '', salt: new Uint8Array(0), value: null, matched: [record.seed as string], detected: true });
   } else out.secrets = { seed: record.seed! };
@@ -315,6 +366,8 @@ function selected(name: string, record: JsonObject, t: Tree, redactions: readonl
     if (r.path !== `/${name}` && !r.path.startsWith(`/${name}/`)) continue;
     needles.push(r);
     const i = byPath.get(r.path);
+    // In a sealed record a selection may name an erased place (the policy sees it as null): it stays erased.
+    if (i === undefined && isSealed(record)) continue;
     if (i === undefined) throw new RedactError('SOURCE_INVALID', `step ${seq}: the policy selects ${r.path}, which is not a unit of the record`, { location: { seq } });
     holdPlace(t, i, r, seq);
   }
@@ -349,16 +402,33 @@ export function unitTree(present: boolean, value: Json | undefined, count: numbe
       return;
     }
     if (v === null || typeof v !== 'object') return;
+    // An erased unit (a sealed record, ERASURE.md §2) is no unit any more: its salt is gone.
     if (Array.isArray(v)) {
-      for (const x of v) visit(x, add(p));
+      for (const x of v) if (!isErasedValue(x)) visit(x, add(p));
       return;
     }
     const keys = Object.keys(v);
     if (keys.length === 1 && keys[0] === PART_MARKER) return;
-    for (const k of keys.sort()) visit(v[k]!, add(p));
+    for (const k of keys.sort()) if (k !== ERASED) visit(v[k]!, add(p));
   };
+  if (present && isErasedValue(value)) return count === 0 ? { parent: [], children: [] } : null;
   if (present) visit(value!, 0);
   return next === count ? { parent, children } : null;
+}
+
+const ERASED = ERASED_MARKER;
+function isErasedValue(v: unknown): boolean {
+  return isObject(v) && Object.keys(v).length === 1 && ERASED in v && !Array.isArray(v[ERASED]);
+}
+
+/** A slot's value as the policy sees it in a sealed record: erased elements and slots as null, erased members left out. */
+function policyView(v: Json): Json {
+  if (v === null || typeof v !== 'object') return v;
+  if (isErasedValue(v)) return null;
+  if (Array.isArray(v)) return v.map(policyView);
+  const o: JsonObject = {};
+  for (const k of Object.keys(v)) if (k !== ERASED) o[k] = policyView(v[k]!);
+  return o;
 }
 
 /** A slot's value as shown: withheld members, elements and chunks replaced by markers at their places. */
@@ -369,7 +439,14 @@ function shown(v: Json, i: number, tree: UnitTree, units: readonly Unit[], rule:
     return { [CHUNKS]: kids.map((k) => (rule.has(k) ? { [WITHHELD]: digestOf(units[k]!.digest) } : chunkString(stringChunks(v)![kids.indexOf(k)]!))) };
   }
   if (v === null || typeof v !== 'object') return v;
-  if (Array.isArray(v)) return v.map((x, n) => (rule.has(kids[n]!) ? { [WITHHELD]: digestOf(units[kids[n]!]!.digest) } : shown(x, kids[n]!, tree, units, rule, refs)));
+  if (Array.isArray(v)) {
+    let n = 0;
+    return v.map((x) => {
+      if (isErasedValue(x)) return x; // erased: shown as erased, neither proven nor withheld (§13.12)
+      const u = kids[n++]!;
+      return rule.has(u) ? { [WITHHELD]: digestOf(units[u]!.digest) } : shown(x, u, tree, units, rule, refs);
+    });
+  }
   const keys = Object.keys(v);
   if (keys.length === 1 && keys[0] === PART_MARKER) {
     // A public reference names the address alone: the private file digest and size are not published (§13.10).
@@ -380,11 +457,12 @@ function shown(v: Json, i: number, tree: UnitTree, units: readonly Unit[], rule:
   }
   const o: JsonObject = {};
   const held: string[] = [];
-  keys.sort().forEach((k, n) => {
+  keys.sort().filter((k) => k !== ERASED).forEach((k, n) => {
     const u = kids[n]!;
     if (rule.has(u)) held.push(digestOf(units[u]!.digest));
     else o[k] = shown(v[k]!, u, tree, units, rule, refs);
   });
+  if (ERASED in v) o[ERASED] = v[ERASED]!;
   if (held.length > 0) o[WITHHELD] = held.sort();
   return o;
 }

@@ -48,8 +48,10 @@ export class ErasureLedger {
       if (!this.records.has(r.step_id)) this.records.set(r.step_id, { seq, input: typeof input === 'string' ? null : input, defect: typeof input === 'string' ? input : null });
     }
     if (r.seed !== undefined) return;
-    // Sealed form: its bind is taken as stored, so what remains must give its root (deep, always).
-    try {
+    // A publication's public form (REDACTION.md §13.12): its root is checked with the publication's records
+    // (record/v3/public.ts); here only its erased markers are matched with erasure records.
+    const publicForm = r.secrets !== undefined && r.keys === undefined;
+    if (!publicForm) try {
       const root = rootOfRemaining(r);
       if (root !== r.root) {
         this.findings.push({ code: 'ROOT_MISMATCH', message: `seq ${seq} is in sealed form (erased) and what remains of it does not give its root ${String(r.root)} (${root}): a value or kept salt was changed`, seq, field: 'root' });
@@ -62,7 +64,7 @@ export class ErasureLedger {
     }
     const found: ErasedUnit[] = [];
     for (const slot of V3_SLOTS) collectErased(r[slot], `/${slot}`, found);
-    if (found.length === 0) this.findings.push({ code: 'ERASURE_UNRECORDED', message: `seq ${seq} is in sealed form (its seed deleted) without any erased value: a seed is deleted only by an erasure`, seq, field: 'seed' });
+    if (found.length === 0 && !publicForm) this.findings.push({ code: 'ERASURE_UNRECORDED', message: `seq ${seq} is in sealed form (its seed deleted) without any erased value: a seed is deleted only by an erasure`, seq, field: 'seed' });
     for (const m of found) this.markers.push({ ...m, seq });
     this.sealed.set(seq, text);
   }

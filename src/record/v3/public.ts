@@ -71,7 +71,8 @@ export function publicRecordProblems(record: unknown): PublicRecordProblem[] {
   const digests: Uint8Array[] = [];
   for (let j = 0; j < SLOTS.length; j++) {
     const name = SLOTS[j]!;
-    const v = record[name] as Json | undefined;
+    // An erased unit (ERASURE.md §2) counts as its digest, as a withheld one does: neither takes a salt.
+    const v = erasedAsWithheld(record[name] as Json | undefined);
     const wholeMarker = isObject(v) && WITHHELD in v && !Array.isArray(v[WITHHELD]);
     if (wholeMarker && (seed !== null || name in keys || name in salts)) {
       return [{ code: 'SECRETS_INVALID', field: name, path: `/${name}`, message: `the withheld ${name} has secrets of its own in "secrets"; a slot withheld whole has none` }];
@@ -109,6 +110,40 @@ export function publicRecordProblems(record: unknown): PublicRecordProblem[] {
   return [];
 }
 
+
+const ERASED = '$stepchain:erased';
+
+/**
+ * A public value with its erased markers read as withheld digests: `{"$stepchain:erased":{"digest":D,…}}` as
+ * `{"$stepchain:withheld":D}`, an object's erased list merged into its withheld list. Malformed erased
+ * markers are left as they are (the walk then refuses the reserved name, or the chain check the marker).
+ */
+export function erasedAsWithheld(v: Json | undefined): Json | undefined {
+  if (v === null || typeof v !== 'object') return v;
+  if (Array.isArray(v)) return v.map((x) => erasedAsWithheld(x)!);
+  if (!(ERASED in v)) {
+    let changed = false;
+    const out: Record<string, Json> = {};
+    for (const k of Object.keys(v)) {
+      out[k] = erasedAsWithheld(v[k])!;
+      if (out[k] !== v[k]) changed = true;
+    }
+    return changed ? out : v;
+  }
+  const body = v[ERASED];
+  const digestOfBody = (b: unknown): string | null => (isObject(b) && Object.keys(b).length === 2 && typeof b.digest === 'string' && typeof b.erasure === 'string' ? b.digest : null);
+  if (!Array.isArray(body)) {
+    const d = Object.keys(v).length === 1 ? digestOfBody(body) : null;
+    return d === null ? v : { [WITHHELD]: d };
+  }
+  const digests = body.map(digestOfBody);
+  if (digests.some((d) => d === null)) return v;
+  const out: Record<string, Json> = {};
+  for (const k of Object.keys(v)) if (k !== ERASED) out[k] = erasedAsWithheld(v[k])!;
+  const held = Array.isArray(v[WITHHELD]) ? (v[WITHHELD] as Json[]) : [];
+  out[WITHHELD] = [...held, ...(digests as string[])].sort();
+  return out;
+}
 
 function hasMarker(v: Json | undefined): boolean {
   if (v === null || typeof v !== 'object') return false;
