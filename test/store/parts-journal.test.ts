@@ -83,6 +83,29 @@ test('verify of a v3 journal directory finds a changed byte or a missing part, w
   await opened.close();
 });
 
+test('verify finds a missing part first referenced in a later bucket; a journal without parts verifies clean', async () => {
+  // The chain's pass notes the first bucket whose lines hold a part reference; the parts step starts there.
+  const store = new FileStore(join(dir, 'buckets'), { fsync: 'none', segmentBytes: 4096 });
+  const plain = await store.create('plain', { format: 'stepchain/v3' });
+  for (let i = 0; i < 30; i++) await plain.append({ input: { i, pad: 'p'.repeat(200) } });
+  await plain.close();
+  const later = await store.create('later', { format: 'stepchain/v3' });
+  for (let i = 0; i < 30; i++) await later.append({ input: { i, pad: 'p'.repeat(200) } });
+  await later.append({ input: { i: 30, page: 'page 30: ' + 'word '.repeat(400) } });
+  await later.close();
+  expect(readdirSync(join(dir, 'buckets', 'later', 'buckets')).length).toBeGreaterThan(2);
+  const plainReport = await (await store.open('plain', { readOnly: true })).verify();
+  expect(plainReport.problems).toEqual([]);
+  const partsDir = join(dir, 'buckets', 'later', 'parts');
+  const files = readdirSync(partsDir).filter((d) => /^[0-9a-f]{2}$/.test(d)).flatMap((d) => readdirSync(join(partsDir, d)).map((f) => join(partsDir, d, f)));
+  expect(files.length).toBe(1);
+  rmSync(files[0]!);
+  const opened = await store.open('later', { readOnly: true });
+  const report = await opened.verify();
+  expect(report.problems).toEqual([expect.objectContaining({ code: 'PART_MISSING', location: expect.objectContaining({ seq: 30, path: '/input/page' }) })]);
+  await opened.close();
+});
+
 test('a receipt of a v3 journal carries each part once and verifies; a part entry changed or left out is found at its record', async () => {
   const { receiptBytes } = await import('../../src/receipt/node.js');
   const { verifyReceipt } = await import('../../src/receipt/verify.js');

@@ -1,16 +1,13 @@
 /**
  * The root R of a private `stepchain/v3` record from the canonical texts of its slots (spec/FORMAT.md §14,
- * docs/design/format-v3.md §4–§5 and §12.3): the same digests as commit.ts's walk over parsed values, computed
- * the way the writer's and the deep verifier's hot paths can afford. Every unit's body is a slice of its slot's
- * canonical text (design §4.1), so the text is scanned once into a table of units — no parse, no
- * re-serialisation — and the tree is hashed level by level, each level's preimages written straight into one
- * batched SHA-256 call (canonical/sha256-batch.ts): the slot keys, the salt blocks, then every unit whose
- * children are hashed, bottom up, and R. About ten calls per record instead of a hundred.
- *
- * The texts must be canonical (RFC 8785), as every stored line's are. Anything the scan does not expect — a
- * part reference to check, a text that ends early — is handed to commit.ts's walk over the parsed values,
- * which gives the same root or throws its coded CommitError. test/record/v3-commit-texts.test.ts holds the
- * two equal on generated values. Pure.
+ * docs/design/format-v3.md §4–§5, §12.3): the digests of commit.ts's walk over parsed values, computed as the
+ * writer's and the deep tier's hot paths can afford. Every unit's body is a slice of its slot's canonical text
+ * (design §4.1): the text is scanned once into a table of units (no parse, no re-serialisation) and the tree
+ * hashed level by level, each level's preimages written in place into one batched SHA-256 call
+ * (canonical/sha256-batch.ts): the slot keys, the salt blocks, each level bottom up, R — about ten calls per
+ * record instead of a hundred. The texts must be canonical (RFC 8785), as every stored line's are; anything
+ * the scan does not expect (a part reference to check) goes to commit.ts's walk, which gives the same root or
+ * throws its coded CommitError. test/record/v3-commit-texts.test.ts holds the two equal. Pure.
  */
 import { newSha256Batch, type Sha256Batch } from '../../canonical/sha256-batch.js';
 import { CHUNK_THRESHOLD, chunkEnds } from './chunks.js';
@@ -26,14 +23,15 @@ const ABSENT = 5; // an absent slot: tag ‖ salt ‖ name
 const REPR_BYTE = [0, 0, 0x7b, 0x5b, 0x7e, 0];
 
 /** Unit names: none, a slice of the text, or the slot's own name. */
-const NO_NAME = 0;
-const TEXT_NAME = 1;
-const SLOT_NAME = 2;
+const NO_NAME = 0, TEXT_NAME = 1, SLOT_NAME = 2;
 
 const encoder = new TextEncoder();
 const SLOT_NAME_BYTES = V3_SLOTS.map((s) => encoder.encode(JSON.stringify(s)));
 /** `"$stepchain:part"`: an object whose only member has this name is a part reference, for the walk to check. */
 const PART_NAME = encoder.encode('"$stepchain:part"');
+
+/** Records sealed through the portable batch before the kernel is compiled. */
+const KERNEL_AFTER = 16;
 
 /** Thrown (and caught) where the scan meets something it leaves to the walk. */
 const UNEXPECTED = new Error('left to the walk');
@@ -64,7 +62,10 @@ class TreeHasher {
   private slotUnits = new Int32Array(V3_SLOTS.length);
   private digests = new Uint8Array(32 * 256);
   private salts = new Uint8Array(32 * 64);
-  private readonly batch: Sha256Batch = newSha256Batch();
+  // The first records go through the portable batch: a process that seals a few (one CLI `append`) never pays
+  // the kernel's compile, ≈ 8–12 ms of CPU measured; from the KERNEL_AFTER-th record on, the kernel.
+  private batch: Sha256Batch = newSha256Batch({ portable: true });
+  private sealed = 0;
   // The scan's current slot and its next preorder index.
   private curSlot = 0;
   private nextIndex = 0;
@@ -258,6 +259,7 @@ class TreeHasher {
 
   /** R of a private record; null when the scan leaves the record to the walk. */
   root(texts: Readonly<Partial<Record<V3Slot, string>>>, seed: Uint8Array): Uint8Array | null {
+    if (++this.sealed === KERNEL_AFTER) this.batch = newSha256Batch();
     const tops = this.scan(texts);
     if (tops === null) return null;
     this.deriveSalts(seed);
