@@ -387,7 +387,6 @@ class ReceiptVerification {
       r.head_seq = cr.head_seq;
       r.steps = cr.steps;
       if (cr.approvals !== undefined) r.approvals = cr.approvals;
-
       // The chain's notices (an erased value, an unchecked kind): never failures, always shown.
       r.warnings = cr.warnings;
       // After a fatal problem the chain was cut short; its missing head says nothing new.
