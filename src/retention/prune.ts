@@ -10,6 +10,8 @@ import { StoreError } from '../store/errors.js';
 import type { Journal, JournalReport, Store } from '../store/types.js';
 import { MemoryTree, stepLeafHash, proveConsistency, proveInclusion, treeRoot } from '../proofs/index.js';
 import { genesisHash } from '../record/formats.js';
+import { isValidId } from '../record/fields.js';
+import { hexUtf8 } from '../canonical/sha256.js';
 import { TOMBSTONE_FORMAT, checkpointOfNote, rootDigest, type RetentionBasis, type Tombstone } from './tombstone.js';
 
 /** The journal of a store that holds its tombstones (RETENTION.md §3). Not a run: `runs` never lists it. */
@@ -114,7 +116,7 @@ export async function prune(store: Store, options: PruneOptions): Promise<PruneR
     if (fresh.length > 0) {
       graveyard ??= await openGraveyard(store);
       // The step id names the run and its head: a repeat of the same removal is the same step.
-      await graveyard.appendMany(fresh.map((t) => ({ step_id: `tombstone:${t.journal}:${t.head ?? 'empty'}`, input: { journal: t.journal }, result: t as unknown as Record<string, unknown> })));
+      await graveyard.appendMany(fresh.map((t) => ({ step_id: tombstoneStepId(t.journal, t.head), input: { journal: t.journal }, result: t as unknown as Record<string, unknown> })));
     }
     for (const { tombstone } of batch) {
       if ((await headOf(store, tombstone.journal)) !== tombstone.head) {
@@ -285,4 +287,15 @@ async function tombstoneOf(entry: Entry, s: Summary, how: { removedAt: string; r
     reason: how.reason,
     policy: { keep_days: how.keepDays, basis: how.basis },
   };
+}
+
+/**
+ * The step id of a run's tombstone in `_tombstones` (RETENTION.md §3): `tombstone:<journal>:<head>`, or, where
+ * the journal's id would make it no valid step id (longer than 128 characters or characters a step id may
+ * not hold; a journal id may have 200), `tombstone:sha256.<first 32 hex of SHA-256 of the id>:<head>`. The id is
+ * only the tombstone's idempotency key: the journal is named in full by the step's input.
+ */
+export function tombstoneStepId(journal: string, head: string | null): string {
+  const plain = `tombstone:${journal}:${head ?? 'empty'}`;
+  return isValidId(plain) ? plain : `tombstone:sha256.${hexUtf8(journal).slice(0, 32)}:${head ?? 'empty'}`;
 }

@@ -326,3 +326,20 @@ function snapshot(root: string): Record<string, string> {
 function grepTree(root: string, needle: string): string[] {
   return Object.entries(snapshot(root)).filter(([, text]) => text.includes(needle)).map(([p]) => p);
 }
+
+test('a run whose id is too long for a plain tombstone step id is pruned all the same (a hashed step id), and its tombstone names it in full', async () => {
+  const store = new MemoryStore();
+  const long = 'agent-' + 'x'.repeat(100);
+  await (await makeRun(store, long, 90, 60)).close();
+  await (await makeRun(store, 'short', 90, 60)).close();
+  const result = await prune(store, { keepDays: 30, now: NOW });
+  expect(result.removed.map((t) => t.journal).sort()).toEqual([long, 'short'].sort());
+  expect(await store.list({})).toEqual([]);
+  const graveyard = await store.open(TOMBSTONE_JOURNAL);
+  const ids: string[] = [];
+  for await (const r of graveyard.read()) ids.push(r.step_id);
+  await graveyard.close();
+  expect(ids).toContain(`tombstone:short:${result.removed.find((t) => t.journal === 'short')!.head}`);
+  expect(ids.some((id) => /^tombstone:sha256\.[0-9a-f]{32}:sha256:[0-9a-f]{64}$/.test(id))).toBe(true);
+  expect((await readTombstones(store)).map((t) => t.journal).sort()).toEqual([long, 'short'].sort());
+});

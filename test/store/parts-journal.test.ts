@@ -106,6 +106,26 @@ test('verify finds a missing part first referenced in a later bucket; a journal 
   await opened.close();
 });
 
+test('a torn last line does not hide a missing part: verify still checks every reference before it', async () => {
+  const store = new FileStore(join(dir, 'torn'), { fsync: 'none' });
+  const j = await store.create('chat', { format: 'stepchain/v3' });
+  for (const s of chat(2)) await j.append(s);
+  await j.close();
+  const journalDir = join(dir, 'torn', 'chat');
+  const buckets = join(journalDir, 'buckets');
+  const bucket = join(buckets, readdirSync(buckets).filter((f) => f.endsWith('.jsonl')).sort().at(-1)!);
+  writeFileSync(bucket, readFileSync(bucket, 'utf8') + '{"v":3,"seq":4,"step_id":"torn');
+  const partsDir = join(journalDir, 'parts');
+  const files = readdirSync(partsDir).filter((d) => /^[0-9a-f]{2}$/.test(d)).flatMap((d) => readdirSync(join(partsDir, d)).map((f) => join(partsDir, d, f)));
+  rmSync(files.find((f) => readFileSync(f, 'utf8').includes('"page 0: '))!);
+  const opened = await store.open('chat', { readOnly: true });
+  const report = await opened.verify();
+  expect(report.warnings).toEqual(expect.arrayContaining([expect.objectContaining({ code: 'TRUNCATED_LINE' })]));
+  expect(report.ok).toBe(false);
+  expect(report.problems).toEqual(expect.arrayContaining([expect.objectContaining({ code: 'PART_MISSING', location: expect.objectContaining({ seq: 1, path: '/result/text' }) })]));
+  await opened.close();
+});
+
 test('a receipt of a v3 journal carries each part once and verifies; a part entry changed or left out is found at its record', async () => {
   const { receiptBytes } = await import('../../src/receipt/node.js');
   const { verifyReceipt } = await import('../../src/receipt/verify.js');

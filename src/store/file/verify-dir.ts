@@ -106,7 +106,9 @@ export async function verifyJournalDir(dir: string, options: DirVerifyOptions = 
   // 6b. A stepchain/v3 journal's parts (PARTS.md §9): each referenced part once, size, digest and shape.
   const partProblems: Array<Problem<JournalProblemCode>> = [];
   // The chain's pass noted the first bucket with a part reference: none, no second pass (the common case).
-  if (meta.genesis.format === 'stepchain/v3' && report.problems.length === 0 && partsFrom !== null) {
+  // A torn last line (a warning: a writer died mid-line) does not stop the check; any other chain problem does,
+  // as the lines' references cannot be trusted then.
+  if (meta.genesis.format === 'stepchain/v3' && chainProblems.length === 0 && partsFrom !== null) {
     const parts = new FilePartStore(dir, { fsync: false });
     partProblems.push(...(await verifyParts(readStoredLines(new JournalPaths(dir), { from: partsFrom }), (a, size) => parts.get(a, size), { where: (a) => relative(dir, parts.pathOf(a)) })));
   }
