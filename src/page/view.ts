@@ -318,6 +318,11 @@ export function mountPage(starting: Promise<Verifier>): void {
     if (r.ok) {
       parts.push(h('p', { id: 'scope' }, `scope: ${r.scope}${r.range ? ` (steps ${r.range.from}..${r.range.to})` : ''}; signed by: ${r.signed_by ?? 'nobody (unsigned)'}`));
     }
+    // Who approved or denied which tool call (spec/APPROVALS.md §6), as `verify` prints it.
+    if (r.approvals !== undefined && r.approvals.length > 0) {
+      parts.push(h('h3', {}, 'Approvals'), h('ul', { class: 'statements', id: 'approvals' }, ...r.approvals.map((a) => h('li', { class: a.status === 'granted' && a.approver?.pinned === true ? 'proves' : 'not' },
+        h('span', { class: `tag ${a.status === 'granted' && a.approver?.pinned === true ? 'proves' : 'not'}` }, a.status === 'granted' ? 'approved' : a.status), approvalSentence(a)))));
+    }
     parts.push(h('ul', { class: 'statements', id: 'statements' },
       ...r.proves.map((s) => h('li', { class: 'proves' }, h('span', { class: 'tag proves' }, 'proves'), s)),
       ...r.does_not_prove.map((s) => h('li', { class: 'not' }, h('span', { class: 'tag not' }, 'does not prove'), s))));
@@ -675,4 +680,13 @@ function throttled(fn: (p: Progress) => void): { tick: (p: Progress) => void; st
       if (timer !== null) clearTimeout(timer);
     },
   };
+}
+
+/** One request of a receipt's approval records, as a sentence: the call, who decided (pinned or not), and whether it ran. */
+function approvalSentence(a: NonNullable<ReceiptReport['approvals']>[number]): string {
+  const who = a.approver === null ? '' : a.approver.pinned
+    ? ` by ${a.approver.name ?? a.approver.keyid} (pinned)`
+    : ` by key ${a.approver.keyid}${a.approver.name === null ? '' : ` calling itself ${JSON.stringify(a.approver.name)}`} (not pinned)`;
+  const ran = a.effect_seq === null ? (a.status === 'granted' ? ', not executed' : ', never executed') : `, executed at seq ${a.effect_seq}`;
+  return `${a.tool ?? 'a call'} (request ${a.request}, seq ${a.request_seq})${who}${a.decision_seq === null ? '' : ` at seq ${a.decision_seq}`}${ran}`;
 }
