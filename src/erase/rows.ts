@@ -44,7 +44,8 @@ async function completeErasure(journal: RowJournal, stepId: string, t: ErasureIn
   return { parts_deleted: done.partsDeleted, ...(done.walTruncated === undefined ? {} : { wal_truncated: done.walTruncated }) };
 }
 
-async function resumeOpen(journal: RowJournal, id: string): Promise<ErasureOutcome[]> {
+/** What one pass over a journal's lines finds: erasure records, the erasures markers name, and (given a test) matching lines. */
+async function scan(journal: RowJournal, match?: (text: string) => void): Promise<{ pending: Array<{ seq: number; step_id: string; input: ErasureInput }>; sealedBy: Set<string> }> {
   const pending: Array<{ seq: number; step_id: string; input: ErasureInput }> = [];
   const sealedBy = new Set<string>();
   for await (const { text } of journal.lines()) {
@@ -54,7 +55,13 @@ async function resumeOpen(journal: RowJournal, id: string): Promise<ErasureOutco
       if (r.kind === ERASURE_KIND && typeof input !== 'string') pending.push({ seq: r.seq as number, step_id: r.step_id as string, input });
     }
     if (text.includes(ERASED_MARKER)) for (const m of text.matchAll(/"erasure":("[A-Za-z0-9._:-]+")/g)) sealedBy.add(JSON.parse(m[1]!) as string);
+    match?.(text);
   }
+  return { pending, sealedBy };
+}
+
+async function resumeOpen(journal: RowJournal, id: string, scanned?: Awaited<ReturnType<typeof scan>>): Promise<ErasureOutcome[]> {
+  const { pending, sealedBy } = scanned ?? (await scan(journal));
   const out: ErasureOutcome[] = [];
   for (const p of pending) {
     if (sealedBy.has(p.step_id)) continue;
@@ -75,10 +82,11 @@ export async function resumeRowErasures(store: Store, id: string): Promise<Erasu
   }
 }
 
-async function eraseOpen(journal: RowJournal, id: string, req: EraseRequest): Promise<ErasureOutcome> {
+/** `resumed`: the caller completed the journal's interrupted erasures already (eraseRowMatching's one pass). */
+async function eraseOpen(journal: RowJournal, id: string, req: EraseRequest, resumed = false): Promise<ErasureOutcome> {
   if (journal.genesis.format !== FORMAT_V3) throw new StoreError('OPTION_INVALID', `journal ${id} is ${String(journal.genesis.format)}: only stepchain/v3 records can be erased (their values are committed one by one with salts that can be destroyed)`);
   if (typeof req.reason !== 'string' || req.reason.length === 0) throw new StoreError('OPTION_INVALID', 'an erasure needs a reason (--reason TEXT)');
-  await resumeOpen(journal, id);
+  if (!resumed) await resumeOpen(journal, id);
   const text = await lineAt(journal, req.seq);
   if (text === null) throw new StoreError('OPTION_INVALID', `journal ${id} has no record at seq ${req.seq}`);
   const record = JSON.parse(text) as Record<string, unknown>;
@@ -121,19 +129,22 @@ export async function eraseRowMatching(store: Store, req: MatchRequest): Promise
         report.journals_not_v3.push(id);
         continue;
       }
-      report.erased.push(...(await resumeOpen(journal, id)));
+      // One pass: the journal's interrupted erasures and the lines that match.
       const found: Array<{ seq: number; path: string }> = [];
-      for await (const { text } of journal.lines()) {
-        if (!text.includes(needle)) continue;
+      const scanned = await scan(journal, (text) => {
+        if (!text.includes(needle)) return;
         const r = JSON.parse(text) as Record<string, unknown>;
-        if (r.kind === ERASURE_KIND) continue;
+        if (r.kind === ERASURE_KIND) return;
         const hits: string[] = [];
         matchPaths(r, pattern, '', want, hits);
         for (const h of hits) found.push({ seq: r.seq as number, path: h });
-      }
-      for (const f of found) {
+      });
+      const resumed = await resumeOpen(journal, id, scanned);
+      report.erased.push(...resumed);
+      const done = new Set(resumed.map((o) => `${o.seq} ${o.path}`));
+      for (const f of found.filter((x) => !done.has(`${x.seq} ${x.path}`))) {
         try {
-          report.erased.push(await eraseOpen(journal, id, { seq: f.seq, path: f.path, reason: req.reason, by: req.by ?? null }));
+          report.erased.push(await eraseOpen(journal, id, { seq: f.seq, path: f.path, reason: req.reason, by: req.by ?? null }, true));
         } catch (e) {
           report.failed.push({ journal: id, seq: f.seq, path: f.path, error: e instanceof Error ? e.message : String(e) });
         }
