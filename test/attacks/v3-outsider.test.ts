@@ -212,12 +212,12 @@ describe('v3 publication: held', () => {
     for (const secret of ['4821', 'bob@example.com', 'alice.liddell', 'sk-live-']) expect(text).not.toContain(secret);
   });
 
-  it('a journal holding parts is refused by publish, writing nothing (fail-closed)', () => {
+  it('a journal holding parts is published with its parts (REDACTION.md §13.10) and verifies against its original head', () => {
     const d = tmp('parts'); const j = join(d, 'jp'); ok(sc(['init', j, '--format', 'v3']));
-    ok(sc(['append', j], step({ input: { doc: 'word '.repeat(400) } })));
-    const r = sc(['publish', j, '--policy', join(P.dir, 'policy.json'), '--opt-in', '-o', join(d, 'p.tar.gz')]);
-    expect(r.status).not.toBe(0);
-    expect(existsSync(join(d, 'p.tar.gz'))).toBe(false);
+    const head = ok(sc(['append', j], step({ input: { doc: 'word '.repeat(400) } }))).stdout.trim().split(' ')[1]!;
+    ok(sc(['publish', j, '--policy', join(P.dir, 'policy.json'), '--opt-in', '-o', join(d, 'p.tar.gz')]));
+    expect(existsSync(join(d, 'p.tar.gz'))).toBe(true);
+    expect(vpub(join(d, 'p.tar.gz'), head).status).toBe(0);
   });
 });
 

@@ -64,9 +64,15 @@ describe('stepchain erase (real processes)', { timeout: 180_000 }, () => {
     for (const n of [Buffer.from(salt), Buffer.from(Buffer.from(salt).toString('hex')), Buffer.from(b64u(salt))]) expect(tar.includes(n)).toBe(false);
     expect((await run(['verify', 'cp.tar.gz'])).code).toBe(0);
     writeFileSync(join(dir, 'policy.json'), JSON.stringify({ rules: [{ id: 'n', paths: ['/input/n'] }] }));
+    // A journal with erased values is published with them shown as erased (REDACTION.md §13.12).
     const published = await run(['publish', 'cp', '--policy', 'policy.json', '--opt-in', '-o', 'cp-public.tar.gz']);
-    expect(published.code).not.toBe(0);
-    expect(published.stderr).toContain('holds erased values (sealed form');
+    expect(published.code, published.stderr).toBe(0);
+    const head = JSON.parse((await run(['head', 'cp', '--json'])).stdout).head.step_hash as string;
+    const pv = await run(['verify', 'cp-public.tar.gz', '--head', head]);
+    expect(pv.code, pv.stderr).toBe(0);
+    expect(pv.stderr + pv.stdout).toMatch(/VALUE_ERASED/);
+    const pub = gunzipSync(readFileSync(join(dir, 'cp-public.tar.gz')));
+    for (const n of [Buffer.from(salt), Buffer.from(Buffer.from(salt).toString('hex')), Buffer.from(b64u(salt))]) expect(pub.includes(n)).toBe(false);
   });
 
   for (const point of ['after-record', 'after-rewrite'] as const) {

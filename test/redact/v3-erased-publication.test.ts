@@ -89,3 +89,19 @@ describe('the page engine on a publication with erased values', () => {
     expect(segmentsText(session.rows(0, 1)[0]!.result)).toBe('{"notes": ["vip", [erased]], [withheld], [erased]}');
   });
 });
+
+describe('stepchain verify (the built CLI) on a publication with erased values', () => {
+  it('exits 0 against the original head and says which values were erased, in text and in --json', async () => {
+    const { writeFileSync } = await import('node:fs');
+    const { run } = await import('./outsider.js');
+    const dir = tempDir('stepchain-v3-erased-cli-');
+    writeFileSync(join(dir, 'public.tar'), made.bytes);
+    const text = await run(['verify', 'public.tar', '--head', made.head], dir);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stderr).toMatch(/VALUE_ERASED/);
+    expect(text.stderr).toMatch(/2 values were erased/);
+    const json = await run(['verify', 'public.tar', '--head', made.head, '--json'], dir);
+    const report = JSON.parse(json.stdout).report ?? JSON.parse(json.stdout);
+    expect(report.warnings.filter((w: { code: string }) => w.code === 'VALUE_ERASED')).toHaveLength(2);
+  }, 60_000);
+});
