@@ -12,7 +12,9 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import type { Journal, StepInput, Store } from '../../src/index.js';
 import type { StreamedBatch } from '../../src/store/stream.js';
+import { rootOfLeaves, stepLeafHash } from '../../src/proofs/index.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
+import { connect } from '../../src/store/sqlite/driver.js';
 import { CLI } from '../hardening/support.js';
 import { postgresHarness } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -30,6 +32,8 @@ interface Kind {
   /** The CLI's location of journal `id` in that store. */
   location(s: Store, id: string): string;
   env: Record<string, string>;
+  /** The size of the Merkle tree the writers kept for journal `id` (its tree_state row). */
+  treeSize(s: Store, id: string): Promise<number | null>;
 }
 
 let files = 0;
@@ -39,6 +43,14 @@ const KINDS: Kind[] = [
     store: () => new SqliteStore(join(root, `s${files++}.db`)),
     location: (s, id) => `sqlite:${(s as SqliteStore).file}?journal=${id}`,
     env: {},
+    treeSize: async (s, id) => {
+      const db = connect((s as SqliteStore).file, { readonly: true });
+      try {
+        return (db.prepare('SELECT t.size FROM tree_state t JOIN journals j ON j.key = t.journal WHERE j.id = ?').get(id) as { size: number } | undefined)?.size ?? null;
+      } finally {
+        db.close();
+      }
+    },
   },
   {
     name: 'Postgres',
@@ -51,6 +63,11 @@ const KINDS: Kind[] = [
       return u.toString();
     },
     env: { PGPASSWORD: password },
+    treeSize: async (s, id) => {
+      const t = (s as ReturnType<typeof pg.store>).tables;
+      const r = await pg.admin.query<{ size: string }>(`SELECT t.size FROM ${t.treeState} t JOIN ${t.journals} j ON j.key = t.journal WHERE j.id = $1`, [id]);
+      return r.rows[0] === undefined ? null : Number(r.rows[0].size);
+    },
   },
 ];
 
@@ -97,6 +114,12 @@ describe.each(KINDS)('$name: a streamed batch is all or nothing', (kind) => {
     const report = await j.verify();
     expect(report.problems).toEqual([]);
     expect(report).toMatchObject({ ok: true, steps: 305 + 5000 });
+    // The tree was followed chunk by chunk inside the transaction: its stored state covers the whole chain,
+    // and the root read from it (a reader uses the stored tiles) is the RFC 6962 root of the step hashes.
+    expect(await kind.treeSize(s, 'refused')).toBe(305 + 5000);
+    const leaves = (await texts(j)).map((t) => stepLeafHash((JSON.parse(t) as { step_hash: string }).step_hash)!);
+    const reader = (await s.open('refused', { readOnly: true })) as Journal & { treeView(): Promise<{ root: Uint8Array }> };
+    expect(Buffer.from((await reader.treeView()).root)).toEqual(Buffer.from(rootOfLeaves(leaves)));
     await s.close();
   }, 120_000);
 
