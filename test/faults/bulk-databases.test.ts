@@ -173,3 +173,30 @@ describe.each(KINDS)('$name: a streamed batch is all or nothing', (kind) => {
     await s.close();
   }, 120_000);
 });
+
+describe('Postgres: the streamed batch\'s connection killed in the middle', () => {
+  test('pg_terminate_backend after 4 chunks of 100: the batch fails with a coded error and leaves none of it; the next append follows the chain as it was', async () => {
+    const s = pg.store({ connection: { max: 3, application_name: 'bulk-terminated' } });
+    const j = (await s.create('terminated')) as Streaming;
+    await j.append({ input: 'before' });
+    const before = await texts(j);
+    let killed = 0;
+    async function* steps(): AsyncGenerator<StepInput> {
+      for (let i = 0; i < 1000; i++) {
+        if (i === 450) {
+          // Four chunks are inserted inside the open transaction, whose backend now waits for the next one.
+          const r = await pg.admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'bulk-terminated' AND state = 'idle in transaction'`);
+          killed = r.rowCount ?? 0;
+        }
+        yield { input: { i }, result: 'a step of a bulk import' };
+      }
+    }
+    const err = (await j.appendStream(steps(), { chunk: 100 }).catch((e: unknown) => e)) as { code?: string; message?: string };
+    expect(killed).toBe(1);
+    expect(err.code, err.message).toBe('SERVER_UNREACHABLE');
+    expect(await texts(j)).toEqual(before);
+    expect((await j.append({ input: 'after' })).seq).toBe(1);
+    expect((await texts(j)).join('\n')).not.toContain('bulk import');
+    expect((await j.verify()).ok).toBe(true);
+  }, 120_000);
+});
