@@ -12,7 +12,9 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import type { Journal, StepInput, Store } from '../../src/index.js';
 import type { StreamedBatch } from '../../src/store/stream.js';
+import { rootOfLeaves, stepLeafHash } from '../../src/proofs/index.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
+import { connect } from '../../src/store/sqlite/driver.js';
 import { CLI } from '../hardening/support.js';
 import { postgresHarness } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -30,6 +32,8 @@ interface Kind {
   /** The CLI's location of journal `id` in that store. */
   location(s: Store, id: string): string;
   env: Record<string, string>;
+  /** The size of the Merkle tree the writers kept for journal `id` (its tree_state row). */
+  treeSize(s: Store, id: string): Promise<number | null>;
 }
 
 let files = 0;
@@ -39,6 +43,14 @@ const KINDS: Kind[] = [
     store: () => new SqliteStore(join(root, `s${files++}.db`)),
     location: (s, id) => `sqlite:${(s as SqliteStore).file}?journal=${id}`,
     env: {},
+    treeSize: async (s, id) => {
+      const db = connect((s as SqliteStore).file, { readonly: true });
+      try {
+        return (db.prepare('SELECT t.size FROM tree_state t JOIN journals j ON j.key = t.journal WHERE j.id = ?').get(id) as { size: number } | undefined)?.size ?? null;
+      } finally {
+        db.close();
+      }
+    },
   },
   {
     name: 'Postgres',
@@ -51,6 +63,11 @@ const KINDS: Kind[] = [
       return u.toString();
     },
     env: { PGPASSWORD: password },
+    treeSize: async (s, id) => {
+      const t = (s as ReturnType<typeof pg.store>).tables;
+      const r = await pg.admin.query<{ size: string }>(`SELECT t.size FROM ${t.treeState} t JOIN ${t.journals} j ON j.key = t.journal WHERE j.id = $1`, [id]);
+      return r.rows[0] === undefined ? null : Number(r.rows[0].size);
+    },
   },
 ];
 
@@ -97,6 +114,12 @@ describe.each(KINDS)('$name: a streamed batch is all or nothing', (kind) => {
     const report = await j.verify();
     expect(report.problems).toEqual([]);
     expect(report).toMatchObject({ ok: true, steps: 305 + 5000 });
+    // The tree was followed chunk by chunk inside the transaction: its stored state covers the whole chain,
+    // and the root read from it (a reader uses the stored tiles) is the RFC 6962 root of the step hashes.
+    expect(await kind.treeSize(s, 'refused')).toBe(305 + 5000);
+    const leaves = (await texts(j)).map((t) => stepLeafHash((JSON.parse(t) as { step_hash: string }).step_hash)!);
+    const reader = (await s.open('refused', { readOnly: true })) as Journal & { treeView(): Promise<{ root: Uint8Array }> };
+    expect(Buffer.from((await reader.treeView()).root)).toEqual(Buffer.from(rootOfLeaves(leaves)));
     await s.close();
   }, 120_000);
 
@@ -148,5 +171,32 @@ describe.each(KINDS)('$name: a streamed batch is all or nothing', (kind) => {
     expect(large - small, `${small.toFixed(0)} MB for 5 000 steps, ${large.toFixed(0)} MB for 20 000`).toBeLessThan(45);
     expect((await (await s.open('memory-20000', { readOnly: true })).verify()).steps).toBe(20_000);
     await s.close();
+  }, 120_000);
+});
+
+describe('Postgres: the streamed batch\'s connection killed in the middle', () => {
+  test('pg_terminate_backend after 4 chunks of 100: the batch fails with a coded error and leaves none of it; the next append follows the chain as it was', async () => {
+    const s = pg.store({ connection: { max: 3, application_name: 'bulk-terminated' } });
+    const j = (await s.create('terminated')) as Streaming;
+    await j.append({ input: 'before' });
+    const before = await texts(j);
+    let killed = 0;
+    async function* steps(): AsyncGenerator<StepInput> {
+      for (let i = 0; i < 1000; i++) {
+        if (i === 450) {
+          // Four chunks are inserted inside the open transaction, whose backend now waits for the next one.
+          const r = await pg.admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'bulk-terminated' AND state = 'idle in transaction'`);
+          killed = r.rowCount ?? 0;
+        }
+        yield { input: { i }, result: 'a step of a bulk import' };
+      }
+    }
+    const err = (await j.appendStream(steps(), { chunk: 100 }).catch((e: unknown) => e)) as { code?: string; message?: string };
+    expect(killed).toBe(1);
+    expect(err.code, err.message).toBe('SERVER_UNREACHABLE');
+    expect(await texts(j)).toEqual(before);
+    expect((await j.append({ input: 'after' })).seq).toBe(1);
+    expect((await texts(j)).join('\n')).not.toContain('bulk import');
+    expect((await j.verify()).ok).toBe(true);
   }, 120_000);
 });
