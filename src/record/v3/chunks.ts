@@ -13,6 +13,8 @@ export const CHUNK_MAX = 64;
 export const CHUNK_MAX_LONG = 256;
 export const LONG_TEXT = 4096;
 
+let okScratch = new Uint8Array(1024);
+
 /**
  * Where the chunks of an escaped text (a JCS string literal without its quotes, UTF-8) end (design §4.2),
  * or null when it is not chunked (≤ 64 bytes). A chunk holds at most `max` bytes (64, or 256 above 4096);
@@ -23,7 +25,9 @@ export function chunkEnds(text: Uint8Array): number[] | null {
   if (text.length <= CHUNK_THRESHOLD) return null;
   const max = text.length > LONG_TEXT ? CHUNK_MAX_LONG : CHUNK_MAX;
   // ok[k]: a chunk may end at byte offset k (not inside an escape, not before a UTF-8 continuation byte).
-  const ok = new Uint8Array(text.length + 1).fill(1);
+  // One scratch array, reused: the writer chunks the long strings of every record it seals.
+  if (okScratch.length < text.length + 1) okScratch = new Uint8Array(Math.max(text.length + 1, 2 * okScratch.length));
+  const ok = okScratch.fill(1, 0, text.length + 1);
   for (let i = 0; i < text.length; i++) {
     if (text[i] === 0x5c) {
       const len = text[i + 1] === 0x75 ? 6 : 2;

@@ -59,6 +59,7 @@ class TreeHasher {
   // The children lists of every container, and the scan's stack of children met so far.
   private children = new Int32Array(256); private childrenUsed = 0;
   private stack = new Int32Array(256); private stackTop = 0;
+  private levelCount = new Int32Array(16); private order = new Int32Array(256);
   private slotUnits = new Int32Array(V3_SLOTS.length);
   private digests = new Uint8Array(32 * 256);
   private salts = new Uint8Array(32 * 64);
@@ -365,10 +366,10 @@ class TreeHasher {
 
   /** The units ordered by height (a counting sort). */
   private levelOrder(levels: number): Int32Array {
-    const count = new Int32Array(levels + 1);
+    const count = (this.levelCount = grownI32(this.levelCount, levels + 1)).fill(0, 0, levels + 1);
     for (let u = 0; u < this.units; u++) count[this.height[u]! + 1]!++;
     for (let h = 1; h <= levels; h++) count[h]! += count[h - 1]!;
-    const order = new Int32Array(this.units);
+    const order = (this.order = grownI32(this.order, this.units));
     for (let u = 0; u < this.units; u++) order[count[this.height[u]!]!++] = u;
     return order;
   }
