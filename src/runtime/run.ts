@@ -23,7 +23,7 @@ import { RuntimeError } from './errors.js';
 import { StoreError } from '../store/errors.js';
 import { emptyState, foldRecord, intentKey, pendingOf, RESOLUTION_DECISIONS, type Effect, type ModelCall, type ResolutionDecision, type RunState } from '../record/run-state.js';
 import { errorValue, outcomeValue, toJournalValue } from './value.js';
-import { restoreRunState, savedPoint, saveRunState, type Begun } from './saved-state.js';
+import { restoreRunState, savedPoint, saveRunState, type Begun } from '../record/saved-run-state.js';
 
 /**
  * After this many HEAD_MOVED in a row an outcome's retries pause a little (jittered, growing to 64 ms): each
