@@ -1,12 +1,12 @@
 /**
  * The run notes `stepchain verify` prints beside a run journal's verdict (spec/RUNS.md §2, §5; issue 36):
  * what an auditor should see of the run that is not a defect of the chain — effects whose outcome is
- * unknown, decisions recorded for them, boundary anomalies (STEP_ID_REPEATED and the others of §2), and a
- * run that ended with effects pending. Notes, never problems: a valid journal still exits 0. Read from the
+ * unknown, decisions recorded for them, boundary anomalies (the others of §2), any step_id repeated in the
+ * journal (STEP_ID_REPEATED), and a run that ended with effects pending. Notes, never problems: a valid journal still exits 0. Read from the
  * lines the verifier has just checked, folded as a verifier folds a receipt's (foldLine).
  */
 import type { StoredLine } from '../chain/source.js';
-import { emptyState, foldLine, pendingOf, type BoundaryAnomaly } from '../record/run-state.js';
+import { emptyState, foldLine, pendingOf, stepIdOf, type BoundaryAnomaly } from '../record/run-state.js';
 import { FORMAT_V2 } from '../record/v2.js';
 import { inline } from './safe-text.js';
 import type { Output } from './output.js';
@@ -26,8 +26,20 @@ export function hasRunNotes(format: string): boolean {
 /** The notes of a run from its stored lines in seq order (lines that verified clean). */
 export async function runNotes(lines: AsyncIterable<StoredLine>): Promise<RunNote[]> {
   const state = emptyState();
-  for await (const l of lines) foldLine(state, l.text, l.seq);
+  // Every step_id, for one repeated anywhere (beyond the idempotency window: within it a repeat is refused or
+  // answered with the first); a repeated start is the run reader's own STEP_ID_REPEATED, reported once.
+  const firstSeq = new Map<string, number>();
+  const repeated: RunNote[] = [];
+  for await (const l of lines) {
+    foldLine(state, l.text, l.seq);
+    const id = stepIdOf(l.text);
+    if (id === null) continue;
+    const first = firstSeq.get(id);
+    if (first === undefined) firstSeq.set(id, l.seq);
+    else repeated.push({ code: 'STEP_ID_REPEATED', seq: l.seq, message: `the step at seq ${l.seq} repeats step_id ${JSON.stringify(id)} of the step at seq ${first}` });
+  }
   const notes: RunNote[] = state.anomalies.map((a) => ({ code: a.code, seq: a.seq, message: a.message }));
+  for (const r of repeated) if (!notes.some((n) => n.code === r.code && n.seq === r.seq)) notes.push(r);
   for (const e of state.effects.values()) {
     if (e.resolution === null) continue;
     notes.push({ code: 'EFFECT_RESOLVED', seq: e.endSeq ?? e.seq, message: `effect ${e.id} (${e.tool ?? 'a tool'}, started at seq ${e.seq}) was resolved without an observed outcome: ${e.resolution.decision}, by ${e.resolution.by || 'someone unnamed'}, because ${e.resolution.reason || 'no reason given'}` });

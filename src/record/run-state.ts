@@ -307,6 +307,33 @@ export function kindIsStep(text: string): boolean {
   return false;
 }
 
+/**
+ * The top-level `step_id` of a canonical record line when it is a string without escapes (what every
+ * writer of this version writes: ids are [A-Za-z0-9_.-] or UUIDs), else null. Walks the members as
+ * kindIsStep does, never decoding a value; never throws.
+ */
+export function stepIdOf(text: string): string | null {
+  if (text.charCodeAt(0) !== 0x7b) return null;
+  let i = 1;
+  while (i < text.length) {
+    if (text.startsWith(STEP_ID_MEMBER, i)) {
+      const from = i + STEP_ID_MEMBER.length;
+      if (text.charCodeAt(from) !== 0x22) return null;
+      const end = text.indexOf('"', from + 1);
+      const id = end < 0 ? null : text.slice(from + 1, end);
+      return id === null || id.includes('\\') ? null : id;
+    }
+    i = skipString(text, i);
+    if (text.charCodeAt(i) !== 0x3a) return null;
+    i = skipValue(text, i + 1);
+    if (text.charCodeAt(i) !== 0x2c) return null;
+    i++;
+  }
+  return null;
+}
+
+const STEP_ID_MEMBER = '"step_id":';
+
 /** The index after the JSON string that starts at i (text.length when it does not end). */
 function skipString(text: string, i: number): number {
   if (text.charCodeAt(i) !== 0x22) return text.length;

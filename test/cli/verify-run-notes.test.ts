@@ -43,6 +43,11 @@ const CASES: Case[] = [
     await run.journal.append({ input: 'between' });
     await run.journal.append({ step_id: 'eff-1', kind: 'tool.started', tool_call: { name: 'pay', arguments: { n: 2 } } } as never);
   }, codes: ['EFFECT_PENDING', 'STEP_ID_REPEATED'], says: 'repeats step_id "eff-1"' },
+  { name: 'a plain step that repeats a step_id beyond the idempotency window', write: async (run) => {
+    await run.journal.append({ step_id: 'search-1', input: { q: 'a' } });
+    await run.journal.append({ input: 'between' });
+    await run.journal.append({ step_id: 'search-1', input: { q: 'b' } });
+  }, codes: ['STEP_ID_REPEATED'], says: 'the step at seq 3 repeats step_id "search-1" of the step at seq 1' },
 ];
 
 // Every case on a directory; on a SQLite location (the store's own verify, then its lines), the case with every kind of note.
