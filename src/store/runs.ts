@@ -16,8 +16,8 @@ export interface RunFilter {
   agent?: string;
   labels?: Record<string, string>;
   /**
-   * Only runs with this status. A store that keeps run state (SQLite, Postgres: `progress` on every entry)
-   * applies it in its query; one that does not (file, memory) lists every run, for its caller to fold.
+   * Only runs with this status. A store that keeps run state (SQLite, Postgres) applies it in its query; one
+   * that does not (file, memory) folds each run to apply it (and then sets `progress` on what it returns).
    */
   status?: RunStatus;
 }
@@ -42,7 +42,7 @@ export interface RunEntry {
   run: RunIdentity;
   /** The parent journal's id when this journal is a fork (lineage.parent_journal), else null. */
   fork_of: string | null;
-  /** Its status, read in the listing's own query where the store keeps run state (SQLite, Postgres); absent elsewhere. */
+  /** Its status, read in the listing's own query where the store keeps run state (SQLite, Postgres); elsewhere only when `status` was filtered on. */
   progress?: RunProgress;
 }
 

@@ -171,7 +171,8 @@ export interface Store<J extends Journal = Journal> {
   list(filter?: RunFilter): Promise<string[]>;
   /**
    * The matching run journals with their identity, in the same chronological order; a store that keeps run
-   * state (SQLite, Postgres) adds each run's `progress` and applies `filter.status`, in one query.
+   * state (SQLite, Postgres) adds each run's `progress` and applies `filter.status` in one query; the others
+   * apply `filter.status` by folding each run.
    */
   runs(filter?: RunFilter): Promise<RunEntry[]>;
   /** A new journal `to` whose steps 0..fromStep are byte-identical to `parent`'s. The parent is only read. */

@@ -7,7 +7,7 @@
  * next append.
  */
 import { describe, expect, test } from 'vitest';
-import { Run, resumeRun, startRun, type Journal, type RunState, type Store } from '../../src/index.js';
+import { FileStore, MemoryStore, Run, resumeRun, startRun, type Journal, type RunState, type Store } from '../../src/index.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
 import { connect } from '../../src/store/sqlite/driver.js';
 import type { PostgresStore } from '../../src/store/postgres/index.js';
@@ -161,4 +161,20 @@ describe.each(backends)('$name: the run_state row', (b) => {
     const h = await head(await store.open('b-died', { readOnly: true }));
     expect(await b.row(store, 'b-died')).toEqual({ seq: h.seq, step_hash: h.step_hash, status: 'interrupted', pending: 2, ended_at: null });
   }, 120_000);
+});
+
+describe.each([['file', () => new FileStore(`${root}/f${n++}`, { fsync: 'none' })], ['memory', () => new MemoryStore()]] as const)('a %s store, which keeps no run state', (_name, make) => {
+  test('applies a status filter by folding each run, and lists progress only then', async () => {
+    const store: Store = make();
+    const done = await startRun(store, { runId: 'a' });
+    await done.complete();
+    await done.close();
+    const died = await startRun(store, { runId: 'b' });
+    await died.beginTool({ name: 'pay', args: {} });
+    await died.close();
+    expect((await store.runs({})).map((r) => r.progress)).toEqual([undefined, undefined]);
+    expect((await store.runs({ status: 'interrupted' })).map((r) => [r.id, r.progress])).toEqual([['b', { status: 'interrupted', pending: 1, ended_at: null }]]);
+    expect(await store.list({ status: 'completed' })).toEqual(['a']);
+    expect(await store.list({ status: 'failed' })).toEqual([]);
+  });
 });

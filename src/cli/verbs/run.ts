@@ -284,13 +284,13 @@ export const runsVerb: Verb = {
     if (labels !== undefined) filter.labels = labels;
     const wanted = values.status as RunStatus | undefined;
     if (wanted !== undefined && !STATUSES.includes(wanted)) throw new UsageError(`--status ${JSON.stringify(wanted)}: one of ${STATUSES.join(', ')}`, 'runs');
-    if (wanted !== undefined) filter.status = wanted;
     // A store: a directory of journals, or a store location (sqlite:, postgres://) without ?journal=.
     const at = await openStore(positionals[0]!);
     const runs = [];
     try {
       // A database store lists each run's progress in its one query (SQLITE.md §4.2, POSTGRES.md §4.2); a
-      // directory store's runs are read one at a time, so a store of many runs is not opened all at once.
+      // directory store's runs are read one at a time from their saved state (FILE-STORE.md §19), so a store
+      // of many runs is not opened all at once. --status is applied here, to both.
       for (const { progress, ...r } of await at.store.runs(filter)) {
         const status = progress ?? (await statusOf(at.store, r.id));
         if (wanted === undefined || status.status === wanted) runs.push({ ...r, ...status });

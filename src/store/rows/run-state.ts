@@ -7,11 +7,12 @@
 import type { Genesis } from '../../record/formats.js';
 import { FORMAT_V2 } from '../../record/v2.js';
 import { FORMAT_V3 } from '../../record/v3.js';
-import { emptyState, foldLine, foldRecord, kindIsStep, pendingOf, type RunState } from '../../record/run-state.js';
+import { emptyState, foldLine, foldRecord, kindIsStep, type RunState } from '../../record/run-state.js';
 import { restoreRunState, savedPoint, saveRunState, type Begun } from '../../record/saved-run-state.js';
 import type { StepRecord } from '../../record/seal.js';
 import { parseMeta } from '../meta.js';
-import { runEntryOf, selectRuns, type RunEntry, type RunFilter, type RunProgress, type RunStatus } from '../runs.js';
+import { progressOf, statusOfState } from '../run-progress.js';
+import { runEntryOf, selectRuns, type RunEntry, type RunFilter, type RunStatus } from '../runs.js';
 import type { Store } from '../types.js';
 
 /** A run_state row: the saved state's text and the columns a listing reads. */
@@ -27,12 +28,6 @@ export interface RunStateRow {
 /** Whether the store keeps a run_state row for this journal: run journals (stepchain/v2, stepchain/v3). */
 export function keepsRunState(genesis: Genesis): boolean {
   return genesis.format === FORMAT_V2 || genesis.format === FORMAT_V3;
-}
-
-/** The status a listing shows: a run not ended with effects pending is interrupted (RUNS.md §5). */
-export function statusOfState(state: RunState): RunProgress {
-  const pending = pendingOf(state).length;
-  return { status: state.status === 'running' && pending > 0 ? 'interrupted' : state.status, pending, ended_at: state.endedAt };
 }
 
 /** What advancing a row needs from the store, all inside the writer's transaction. */
@@ -76,18 +71,6 @@ export async function advanceRunState(src: RunStateSource, lines: ReadonlyArray<
     lastHash = l.hash;
   }
   return { seq: state.lastSeq, step_hash: lastHash, ...statusOfState(state), state: saveRunState(src.runId, state, lastHash, begun) };
-}
-
-/** A run's progress folded from its records, read-only (a run whose row is missing or behind its head). */
-export async function progressOf(store: Store, id: string): Promise<RunProgress> {
-  const journal = await store.open(id, { readOnly: true });
-  try {
-    const state = emptyState();
-    for await (const r of journal.read()) foldRecord(state, r);
-    return statusOfState(state);
-  } finally {
-    await journal.close();
-  }
 }
 
 /** A run journal's row as a database store's listing reads it: metadata, head, and run_state columns (null without a row). */
