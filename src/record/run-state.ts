@@ -7,6 +7,7 @@
 import type { Json } from '../canonical/json.js';
 import { canonicalJson } from '../canonical/jcs.js';
 import type { StepRecord } from './seal.js';
+import type { StepRecordV2 } from './v2.js';
 
 export type EffectStatus = 'started' | 'completed' | 'failed';
 
@@ -158,8 +159,10 @@ function requestedIds(toolCall: unknown): string[] {
 export function foldRecord(state: RunState, record: StepRecord): void {
   const seq = record.seq;
   state.lastSeq = seq;
-  if (record.v === 2) {
-    const r = record;
+  // stepchain/v3 records carry the run members of v2 under the same names (FORMAT §14), so one reader serves both.
+  const v = (record as { v: number }).v;
+  if (v === 2 || v === 3) {
+    const r = record as StepRecordV2;
     const call = asObject(r.tool_call);
     const anomaly = (code: BoundaryAnomaly['code'], message: string): void => void state.anomalies.push({ seq, code, message });
     switch (r.kind) {
@@ -363,6 +366,17 @@ function skipValue(text: string, i: number): number {
     i++;
   }
   return i;
+}
+
+/**
+ * The record as a run record (v2, or v3 with the same members) when it starts a model request or a tool
+ * effect, else null: what a writer keeps of a call in flight, so its outcome repeats it (FORMAT §11.3).
+ */
+export function startOf(record: StepRecord): StepRecordV2 | null {
+  const v = (record as { v: number }).v;
+  if (v !== 2 && v !== 3) return null;
+  const r = record as StepRecordV2;
+  return r.kind === 'model.started' || r.kind === 'tool.started' ? r : null;
 }
 
 /** The state of a whole run from its records. */

@@ -21,7 +21,7 @@ import { StepchainError } from '../errors.js';
 import type { AppendResult, Journal } from '../store/types.js';
 import { RuntimeError } from './errors.js';
 import { StoreError } from '../store/errors.js';
-import { emptyState, foldRecord, intentKey, pendingOf, RESOLUTION_DECISIONS, type Effect, type ModelCall, type ResolutionDecision, type RunState } from '../record/run-state.js';
+import { emptyState, foldRecord, intentKey, pendingOf, RESOLUTION_DECISIONS, startOf, type Effect, type ModelCall, type ResolutionDecision, type RunState } from '../record/run-state.js';
 import { errorValue, outcomeValue, toJournalValue } from './value.js';
 import { restoreRunState, savedPoint, saveRunState, type Begun } from '../record/saved-run-state.js';
 
@@ -303,9 +303,8 @@ export class Run {
   private fold(r: StepRecord): void {
     this.lastHash = r.step_hash;
     foldRecord(this.state, r);
-    if (r.v === 2 && (r.kind === 'model.started' || r.kind === 'tool.started')) {
-      this.begun.set(r.step_id, { input: r.input, model: r.model, prompt: r.prompt, tool_call: r.tool_call });
-    }
+    const started = startOf(r);
+    if (started !== null) this.begun.set(started.step_id, { input: started.input, model: started.model, prompt: started.prompt, tool_call: started.tool_call });
   }
 
   /**

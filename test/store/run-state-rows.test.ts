@@ -122,6 +122,23 @@ describe.each(backends)('$name: the run_state row', (b) => {
     await after.close();
   }, 120_000);
 
+  test('a stepchain/v3 run: the row folds its records with their parts in place, as a Run reading the journal does', async () => {
+    const store = b.make();
+    const run = await startRun(store, { runId: 'v3', format: 'stepchain/v3' });
+    const big = { invoice: 'INV-3', pages: Array.from({ length: 40 }, (_, i) => 'page ' + String(i).repeat(400)) };
+    const e = await run.beginTool({ name: 'pay', args: big, idempotencyKey: 'INV-3' });
+    await run.journal.append({ input: { note: 'x'.repeat(20_000) } });
+    await run.close();
+    const { journal, read } = counting(await store.open('v3'));
+    const reopened = Run.of(journal);
+    expect((await reopened.pendingEffects()).map((p) => [p.id, p.args])).toEqual([[e.id, big]]);
+    expect(read()).toBe(0);
+    const full = await Run.of(await store.open('v3', { readOnly: true }), { savedState: false }).refresh();
+    expect(plain(await reopened.refresh())).toEqual(plain(full));
+    expect(await b.row(store, 'v3')).toMatchObject({ status: 'interrupted', pending: 1 });
+    await reopened.close();
+  }, 120_000);
+
   test('runs() reads each run\'s status, pending count and end time from the rows, and filters on status', async () => {
     const store = b.make();
     const done = await startRun(store, { runId: 'a-done', conversationId: 'c' });
@@ -176,5 +193,16 @@ describe.each([['file', () => new FileStore(`${root}/f${n++}`, { fsync: 'none' }
     expect((await store.runs({ status: 'interrupted' })).map((r) => [r.id, r.progress])).toEqual([['b', { status: 'interrupted', pending: 1, ended_at: null }]]);
     expect(await store.list({ status: 'completed' })).toEqual(['a']);
     expect(await store.list({ status: 'failed' })).toEqual([]);
+  });
+
+  test('a stepchain/v3 run read back by a new Run: its pending effect is seen, and the naive repeat refused (the run reader reads v3 records)', async () => {
+    const store: Store = make();
+    const run = await startRun(store, { runId: 'v3', format: 'stepchain/v3' });
+    const e = await run.beginTool({ name: 'pay', args: { invoice: 'INV-9' } });
+    await run.close();
+    const again = await resumeRun(store, 'v3');
+    expect((await again.pendingEffects()).map((p) => p.id)).toEqual([e.id]);
+    await expect(again.beginTool({ name: 'pay', args: { invoice: 'INV-9' } })).rejects.toMatchObject({ code: 'EFFECT_PENDING' });
+    await again.close();
   });
 });

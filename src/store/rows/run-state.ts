@@ -7,7 +7,7 @@
 import type { Genesis } from '../../record/formats.js';
 import { FORMAT_V2 } from '../../record/v2.js';
 import { FORMAT_V3 } from '../../record/v3.js';
-import { emptyState, foldLine, foldRecord, kindIsStep, type RunState } from '../../record/run-state.js';
+import { emptyState, foldLine, foldRecord, kindIsStep, startOf, type RunState } from '../../record/run-state.js';
 import { restoreRunState, savedPoint, saveRunState, type Begun } from '../../record/saved-run-state.js';
 import type { StepRecord } from '../../record/seal.js';
 import { parseMeta } from '../meta.js';
@@ -60,9 +60,8 @@ export async function advanceRunState(src: RunStateSource, lines: ReadonlyArray<
     if (kindIsStep(text)) return foldLine(state, text, seq);
     const r = await src.restore(text, seq);
     foldRecord(state, r);
-    if (r.v === 2 && (r.kind === 'model.started' || r.kind === 'tool.started')) {
-      begun.set(r.step_id, { input: r.input, model: r.model, prompt: r.prompt, tool_call: r.tool_call });
-    }
+    const started = startOf(r);
+    if (started !== null) begun.set(started.step_id, { input: started.input, model: started.model, prompt: started.prompt, tool_call: started.tool_call });
   };
   if (restored !== null) ({ state, begun } = restored);
   else if (src.head.seq >= 0) for await (const l of src.older(src.head.seq)) await fold(l.text, l.seq);
