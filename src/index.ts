@@ -25,7 +25,7 @@ export type { FsyncMode } from './store/file/writer.js';
 export { MemoryStore, type MemoryStoreOptions } from './store/memory.js';
 export { openStore, parseLocation, type Location, type OpenedStore } from './location.js';
 export type {
-  Store, Journal, JournalConfig, CreateOptions, OpenOptions, ForkOptions, JournalVerifyOptions, JournalReport, RunEntry, RunFilter, AppendOptions, AppendResult, Lineage,
+  Store, Journal, JournalConfig, CreateOptions, OpenOptions, ForkOptions, JournalVerifyOptions, JournalReport, RunEntry, RunFilter, RunProgress, RunStatus, AppendOptions, AppendResult, Lineage,
 } from './store/types.js';
 export type { ChainSource, ChainHead, SeqRange, StoredLine } from './chain/source.js';
 export type { StepInput, StrictStepInput, JsonInput } from './record/input.js';

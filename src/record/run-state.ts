@@ -320,6 +320,33 @@ export function kindIsStep(text: string): boolean {
   return false;
 }
 
+/**
+ * The top-level `step_id` of a canonical record line when it is a string without escapes (what every
+ * writer of this version writes: ids are [A-Za-z0-9_.-] or UUIDs), else null. Walks the members as
+ * kindIsStep does, never decoding a value; never throws.
+ */
+export function stepIdOf(text: string): string | null {
+  if (text.charCodeAt(0) !== 0x7b) return null;
+  let i = 1;
+  while (i < text.length) {
+    if (text.startsWith(STEP_ID_MEMBER, i)) {
+      const from = i + STEP_ID_MEMBER.length;
+      if (text.charCodeAt(from) !== 0x22) return null;
+      const end = text.indexOf('"', from + 1);
+      const id = end < 0 ? null : text.slice(from + 1, end);
+      return id === null || id.includes('\\') ? null : id;
+    }
+    i = skipString(text, i);
+    if (text.charCodeAt(i) !== 0x3a) return null;
+    i = skipValue(text, i + 1);
+    if (text.charCodeAt(i) !== 0x2c) return null;
+    i++;
+  }
+  return null;
+}
+
+const STEP_ID_MEMBER = '"step_id":';
+
 /** The index after the JSON string that starts at i (text.length when it does not end). */
 function skipString(text: string, i: number): number {
   if (text.charCodeAt(i) !== 0x22) return text.length;
@@ -349,6 +376,17 @@ function skipValue(text: string, i: number): number {
     i++;
   }
   return i;
+}
+
+/**
+ * The record as a run record (v2, or v3 with the same members) when it starts a model request or a tool
+ * effect, else null: what a writer keeps of a call in flight, so its outcome repeats it (FORMAT §11.3).
+ */
+export function startOf(record: StepRecord): StepRecordV2 | null {
+  const v = (record as { v: number }).v;
+  if (v !== 2 && v !== 3) return null;
+  const r = record as StepRecordV2;
+  return r.kind === 'model.started' || r.kind === 'tool.started' ? r : null;
 }
 
 /** The state of a whole run from its records. */

@@ -21,9 +21,9 @@ import { StepchainError } from '../errors.js';
 import type { AppendResult, Journal } from '../store/types.js';
 import { RuntimeError } from './errors.js';
 import { StoreError } from '../store/errors.js';
-import { emptyState, foldRecord, intentKey, isRunRecord, type RunRecord, pendingOf, RESOLUTION_DECISIONS, type Effect, type ModelCall, type ResolutionDecision, type RunState } from '../record/run-state.js';
+import { emptyState, foldRecord, intentKey, isRunRecord, type RunRecord, pendingOf, RESOLUTION_DECISIONS, startOf, type Effect, type ModelCall, type ResolutionDecision, type RunState } from '../record/run-state.js';
 import { errorValue, outcomeValue, toJournalValue } from './value.js';
-import { restoreRunState, savedPoint, saveRunState, type Begun } from './saved-state.js';
+import { restoreRunState, savedPoint, saveRunState, type Begun } from '../record/saved-run-state.js';
 import { ApprovalLedger, type ApprovalEntry } from '../approval/ledger.js';
 import { APPROVAL_DENIED, APPROVAL_GRANTED, APPROVAL_REQUESTED, APPROVAL_STATEMENT_TYPE, decisionMetaDefect, instant, presentedDigest, statementDefect, type ApprovalStatement } from '../approval/records.js';
 import { approvalSignatureDefect, signApproval } from '../approval/sign.js';
@@ -320,9 +320,8 @@ export class Run {
     this.lastHash = r.step_hash;
     foldRecord(this.state, r);
     this.approvalBook?.record(r as unknown as Record<string, unknown>);
-    if (isRunRecord(r) && (r.kind === 'model.started' || r.kind === 'tool.started')) {
-      this.begun.set(r.step_id, { input: r.input, model: r.model, prompt: r.prompt, tool_call: r.tool_call });
-    }
+    const started = startOf(r);
+    if (started !== null) this.begun.set(started.step_id, { input: started.input, model: started.model, prompt: started.prompt, tool_call: started.tool_call });
   }
 
   /**

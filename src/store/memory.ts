@@ -11,6 +11,7 @@ import type { ChainHead, SeqRange, StoredLine } from '../chain/source.js';
 import { formatTimestamp } from '../record/fields.js';
 import { makeGenesis, genesisHash, writerProfile, type Genesis } from '../record/formats.js';
 import { runEntryOf, selectRuns, type RunEntry, type RunFilter } from './runs.js';
+import { withStatus } from './run-progress.js';
 import type { StepInput } from '../record/input.js';
 import type { StepRecord } from '../record/seal.js';
 import { defaultConfig, journalConfig } from './config.js';
@@ -108,7 +109,7 @@ export class MemoryStore implements Store {
       const entry = runEntryOf(id, state.genesis, state.lineage);
       if (entry !== null) entries.push(entry);
     }
-    return selectRuns(entries, filter);
+    return withStatus(this, selectRuns(entries, filter), filter);
   }
 
   async fork(parent: Journal, options: ForkOptions): Promise<Journal> {

@@ -15,6 +15,22 @@ export interface RunFilter {
   parentRunId?: string;
   agent?: string;
   labels?: Record<string, string>;
+  /**
+   * Only runs with this status. A store that keeps run state (SQLite, Postgres) applies it in its query; one
+   * that does not (file, memory) folds each run to apply it (and then sets `progress` on what it returns).
+   */
+  status?: RunStatus;
+}
+
+/** A run's status as a listing shows it: interrupted is running with effects pending (RUNS.md §5). */
+export type RunStatus = 'running' | 'completed' | 'failed' | 'interrupted';
+export const RUN_STATUSES: readonly RunStatus[] = ['running', 'completed', 'failed', 'interrupted'];
+
+/** A run's status, its pending effects and its end time (the ts of run.completed or run.failed). */
+export interface RunProgress {
+  status: RunStatus;
+  pending: number;
+  ended_at: string | null;
 }
 
 /** One run as a store lists it: its journal id, its genesis identity, and the journal it was forked from. */
@@ -26,6 +42,8 @@ export interface RunEntry {
   run: RunIdentity;
   /** The parent journal's id when this journal is a fork (lineage.parent_journal), else null. */
   fork_of: string | null;
+  /** Its status, read in the listing's own query where the store keeps run state (SQLite, Postgres); elsewhere only when `status` was filtered on. */
+  progress?: RunProgress;
 }
 
 /** The run entry of a journal, or null when it is not a run journal (format stepchain/v1; v2 and v3 journals are runs). */
@@ -38,6 +56,7 @@ export function matchesRun(entry: RunEntry, filter: RunFilter): boolean {
   if (filter.conversationId !== undefined && entry.run.conversation_id !== filter.conversationId) return false;
   if (filter.parentRunId !== undefined && entry.run.parent_run_id !== filter.parentRunId) return false;
   if (filter.agent !== undefined && entry.run.agent !== filter.agent) return false;
+  if (filter.status !== undefined && entry.progress !== undefined && entry.progress.status !== filter.status) return false;
   if (filter.labels !== undefined) for (const [k, v] of Object.entries(filter.labels)) if (entry.run.labels?.[k] !== v) return false;
   return true;
 }

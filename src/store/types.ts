@@ -9,7 +9,7 @@ import type { BlobProblemCode, ChainProblemCode, ChainReport } from '../chain/re
 import type { ChainHead, ChainSource, SeqRange, StoredLine } from '../chain/source.js';
 import type { Genesis } from '../record/formats.js';
 import type { RunIdentity } from '../record/v2.js';
-import type { RunEntry, RunFilter } from './runs.js';
+import type { RunEntry, RunFilter, RunProgress, RunStatus } from './runs.js';
 import type { StepInput } from '../record/input.js';
 import type { StepRecord } from '../record/seal.js';
 
@@ -171,7 +171,11 @@ export interface Store<J extends Journal = Journal> {
    * then id — as a guarantee (FORMAT §11.1). A store answers it without opening every journal.
    */
   list(filter?: RunFilter): Promise<string[]>;
-  /** The matching run journals with their identity, in the same chronological order. */
+  /**
+   * The matching run journals with their identity, in the same chronological order; a store that keeps run
+   * state (SQLite, Postgres) adds each run's `progress` and applies `filter.status` in one query; the others
+   * apply `filter.status` by folding each run.
+   */
   runs(filter?: RunFilter): Promise<RunEntry[]>;
   /** A new journal `to` whose steps 0..fromStep are byte-identical to `parent`'s. The parent is only read. */
   fork(parent: Journal, options: ForkOptions): Promise<J>;
@@ -183,4 +187,4 @@ export interface Store<J extends Journal = Journal> {
   remove?(id: string): Promise<void>;
 }
 
-export type { ChainHead, ChainSource, SeqRange, StoredLine, StepInput, StepRecord, Genesis, ChainReport, RunEntry, RunFilter };
+export type { ChainHead, ChainSource, SeqRange, StoredLine, StepInput, StepRecord, Genesis, ChainReport, RunEntry, RunFilter, RunProgress, RunStatus };

@@ -172,6 +172,7 @@ golden('verify v1', () => ['verify', at('v1')], 0, `⚠ intact, NOT authenticate
 `);
 golden('verify a run journal', () => ['verify', at('run')], 0, `⚠ intact, NOT authenticated journal <dir>/run: 6 steps, head sha256:<hash> (seq 5); nothing ties it to anyone (pin --head, or --checkpoint with --log-key)
   run run (agent Weather in Paris?, env=Weather in Paris?), created <time>
+  note     EFFECT_PENDING at seq 5: effect <uuid> (weather, started at seq 5, key weather-2) has no outcome: whether it happened is unknown
   not authenticated: nothing ties this journal to anyone: pin a head obtained independently, or an earlier checkpoint with the log key (and witness policy) that signed it
 `);
 golden('verify a tampered journal', () => ['verify', at('tampered')], 1, `✘ INVALID journal <dir>/tampered: 1 problem

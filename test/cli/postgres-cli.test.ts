@@ -164,7 +164,7 @@ describe('doctor', () => {
     const r = await cli(['doctor', at('doc'), '--json']);
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({
-      ok: true, backend: 'postgres', reachable: true, server: expect.stringMatching(/^PostgreSQL 18/), schema: { name: schema, version: 2, supported: 2 }, writable: true,
+      ok: true, backend: 'postgres', reachable: true, server: expect.stringMatching(/^PostgreSQL 18/), schema: { name: schema, version: 3, supported: 3 }, writable: true,
       journal: { id: 'doc', found: true, head: null }, problems: [],
       // The test server runs without fsync (test/setup/pg-runner.mjs): doctor says what that costs.
       durability: { fsync: 'off', warning: expect.stringContaining('fsync is off') },

@@ -63,7 +63,7 @@ describe('sqlite: locations', () => {
     expect(JSON.parse(b.stdout).report.head).toBe(JSON.parse(a.stdout).report.head);
     const doctor = await cli(cwd, ['doctor', at, '--json']);
     expect(doctor.code).toBe(0);
-    expect(JSON.parse(doctor.stdout)).toMatchObject({ ok: true, backend: 'sqlite', schema: { version: 1 }, journal: { id: 'run-1', found: true, head: { seq: 3 } } });
+    expect(JSON.parse(doctor.stdout)).toMatchObject({ ok: true, backend: 'sqlite', schema: { version: 2 }, journal: { id: 'run-1', found: true, head: { seq: 3 } } });
     const missing = await cli(cwd, ['append', 'sqlite:agents.db'], '{"input":1}');
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('names no journal');

@@ -243,7 +243,9 @@ describe.each(stores)('runs in the %s store', (_name, makeStore) => {
     expect(await store.list({})).toEqual(['a', 'b', 'm', 'z']);
     expect(await store.list()).toEqual(['a', 'b', 'm', 'v1-journal', 'z']);
     const entries = await store.runs({ conversationId: 'c2' });
-    expect(entries).toEqual([{ id: 'm', run_id: 'm', created_at: '2026-01-01T00:02:00.000Z', run: { conversation_id: 'c2', labels: { env: 'dev' }, parent_run_id: 'p' }, fork_of: null }]);
+    // A store that keeps run state (SQLite, Postgres) lists each run's progress beside its identity.
+    expect(entries.map(({ progress, ...e }) => e)).toEqual([{ id: 'm', run_id: 'm', created_at: '2026-01-01T00:02:00.000Z', run: { conversation_id: 'c2', labels: { env: 'dev' }, parent_run_id: 'p' }, fork_of: null }]);
+    expect(entries[0]!.progress === undefined || entries[0]!.progress.status === 'running').toBe(true);
   });
 });
 

@@ -81,9 +81,9 @@ describe('the tree follows every commit', () => {
     const store = pgStore();
     const j = await store.create('old');
     await j.appendMany(Array.from({ length: 300 }, (_, i) => step(i)));
-    // Back to what schema version 1 was: no tree tables, no migration row 2.
+    // Back to what schema version 1 was: no tree tables (nor version 3's run_state), no migration row 2 or 3.
     const s = `"${store.tables.schema}"`;
-    await admin.query(`DROP TABLE ${s}.tree_tiles, ${s}.tree_state, ${s}.checkpoints`);
+    await admin.query(`DROP TABLE ${s}.tree_tiles, ${s}.tree_state, ${s}.checkpoints, ${s}.run_state`);
     await admin.query(`DELETE FROM ${s}.migrations WHERE version >= 2`);
     const want = rootOfLeaves((await stepHashes(j)).map((h) => stepLeafHash(h)!));
     const reader = new PostgresStore({ connectionString: url, schema: store.tables.schema });

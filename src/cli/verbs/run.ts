@@ -4,7 +4,7 @@
  * everywhere in the CLI; a store by its directory.
  */
 import type { Json } from '../../canonical/json.js';
-import type { RunFilter } from '../../store/runs.js';
+import { RUN_STATUSES, type RunFilter, type RunProgress, type RunStatus } from '../../store/runs.js';
 import { describeIdentity, labelsOf } from '../identity.js';
 import { pendingOf, Run, RuntimeError, type Effect, type EffectDecision } from '../../runtime/index.js';
 import type { Store } from '../../store/types.js';
@@ -236,11 +236,10 @@ export const continuationVerb: Verb = {
 };
 
 /** A run's status as `runs` shows it: its end record's, or interrupted while effects wait for an outcome. */
-type RunStatus = 'running' | 'completed' | 'failed' | 'interrupted';
-const STATUSES: readonly RunStatus[] = ['running', 'completed', 'failed', 'interrupted'];
+const STATUSES = RUN_STATUSES;
 
-/** Each run's status, end time and pending count, from its records (read-only: journals stay byte-identical). */
-async function statusOf(store: Store, id: string): Promise<{ status: RunStatus; pending: number; ended_at: string | null }> {
+/** A run's status, end time and pending count folded from its records (a store that keeps no run state: file, memory). Read-only: journals stay byte-identical. */
+async function statusOf(store: Store, id: string): Promise<RunProgress> {
   const journal = await store.open(id, { readOnly: true });
   try {
     const state = await Run.of(journal).refresh();
@@ -258,7 +257,8 @@ export const runsVerb: Verb = {
   description: [
     'Each run with its status: running, completed, failed, or interrupted — not ended, with N effects started and no',
     'outcome recorded (its process died mid-tool, or a tool is running right now) — its end time and its pending count',
-    '(--json: members status, ended_at and pending). Status is read from each run\'s records.',
+    '(--json: members status, ended_at and pending). A SQLite or Postgres store answers in one query from the run state it',
+    'keeps with each append; a directory store reads each run from the state it saved and the records after it.',
   ].join('\n'),
   options: {
     status: { type: 'string', arg: 'S', description: 'only runs with this status: running, completed, failed or interrupted' },
@@ -282,17 +282,17 @@ export const runsVerb: Verb = {
     if (values.agent !== undefined) filter.agent = values.agent as string;
     const labels = labelsOf(values.label, 'runs');
     if (labels !== undefined) filter.labels = labels;
-    const wanted = values.status as string | undefined;
-    if (wanted !== undefined && !(STATUSES as readonly string[]).includes(wanted)) throw new UsageError(`--status ${JSON.stringify(wanted)}: one of ${STATUSES.join(', ')}`, 'runs');
+    const wanted = values.status as RunStatus | undefined;
+    if (wanted !== undefined && !STATUSES.includes(wanted)) throw new UsageError(`--status ${JSON.stringify(wanted)}: one of ${STATUSES.join(', ')}`, 'runs');
     // A store: a directory of journals, or a store location (sqlite:, postgres://) without ?journal=.
     const at = await openStore(positionals[0]!);
-    let runs;
+    const runs = [];
     try {
-      const listed = await at.store.runs(filter);
-      // One run at a time: a store of many runs is not opened all at once.
-      runs = [];
-      for (const r of listed) {
-        const status = await statusOf(at.store, r.id);
+      // A database store lists each run's progress in its one query (SQLITE.md §4.2, POSTGRES.md §4.2); a
+      // directory store's runs are read one at a time from their saved state (FILE-STORE.md §19), so a store
+      // of many runs is not opened all at once. --status is applied here, to both.
+      for (const { progress, ...r } of await at.store.runs(filter)) {
+        const status = progress ?? (await statusOf(at.store, r.id));
         if (wanted === undefined || status.status === wanted) runs.push({ ...r, ...status });
       }
     } finally {

@@ -29,6 +29,9 @@ import { printReport, type Output } from '../output.js';
 import { POLICY_OPTIONS, READ_LIMITS, pinnedCheckpoint, policyFrom, readBounded } from '../policy.js';
 import { unboundLines } from '../unbound.js';
 import { inline } from '../safe-text.js';
+import { hasRunNotes, noteLines, runNotes, storedRunNotes, type RunNote } from '../run-notes.js';
+import { readStoredLines } from '../../store/file/reads.js';
+import { JournalPaths } from '../../store/file/layout.js';
 import { backendOf } from '../../store/scheme.js';
 import type { PinnedApprover } from '../../approval/ledger.js';
 import { approvalLines, approverPins } from './approve-lines.js';
@@ -55,6 +58,8 @@ export const verifyVerb: Verb = {
     'this thread, which also checks batches while the workers are busy. The report is the same with any --threads.',
     'A stepchain/v3 journal is checked by its fast tier (every record\'s bind and step hash); --deep also recomputes every',
     'record\'s root from its values (spec/FORMAT.md §14.7).',
+    'A run journal\'s verdict carries notes (--json: notes), not problems: effects of unknown outcome, decisions recorded',
+    'for them, repeated step ids, a run that ended with effects pending (spec/RUNS.md §2, §5); a valid journal exits 0.',
   ].join('\n'),
   options: {
     head: { type: 'string', arg: 'sha256:…', description: 'the head you expect (obtained out of band); a different head fails' },
@@ -192,13 +197,14 @@ const PIN_JOURNAL = '--head, or --checkpoint with --log-key';
 const PIN_RECEIPT = '--pubkey, --head, or --log-key';
 
 /** A verified journal's verdict (chain/verdict.ts), its JSON document or its lines. */
-function renderJournal(out: Output, display: string, report: ChainReport<string>, expectHead: string | undefined, trusted: Pinned | undefined, lines: string[], identity: { run: unknown } | null): Settled {
+function renderJournal(out: Output, display: string, report: ChainReport<string>, expectHead: string | undefined, trusted: Pinned | undefined, lines: string[], identity: { run: unknown } | null, notes: RunNote[] | null = null): Settled {
   const settled = settleJournalVerdict(report, {
     ...(expectHead !== undefined ? { head: expectHead } : {}),
     ...(trusted ? { checkpoint: { origin: trusted.head.origin, size: trusted.head.size, signed: trusted.signed, witnesses: trusted.witnesses } } : {}),
   });
-  if (out.json) out.document('verify', { ok: settled.ok, authenticated: settled.authenticated, verdict: settled.verdict, kind: 'journal', path: display, ...(identity ? { run: identity.run } : {}), report: settled });
-  else printReport(out, `journal ${display}`, settled, lines, PIN_JOURNAL);
+  // Run notes (RUNS.md §2, §5) sit beside the report, not in it: they are what the run did, not defects of the chain.
+  if (out.json) out.document('verify', { ok: settled.ok, authenticated: settled.authenticated, verdict: settled.verdict, kind: 'journal', path: display, ...(identity ? { run: identity.run } : {}), ...(notes ? { notes } : {}), report: settled });
+  else printReport(out, `journal ${display}`, settled, [...lines, ...noteLines(out, notes ?? [])], PIN_JOURNAL);
   return settled;
 }
 
@@ -227,19 +233,20 @@ async function verifyJournal(out: Output, path: string, expectHead: string | und
     const file = resolve(full, 'journal.json');
     return parseMeta((await readRegular(file, 1 << 20)).toString('utf8'), file).genesis;
   });
+  const notes = identity !== null && hasRunNotes(identity.format) ? await runNotes(readStoredLines(new JournalPaths(full))) : null;
   const extended = await extendsPinned(out, path, report, trusted);
-  return renderJournal(out, out.json ? full : path, report, expectHead, trusted, [...(identity ? [`  ${identity.line}`] : []), ...approvalLines(out, report.approvals), ...extended], identity);
+  return renderJournal(out, out.json ? full : path, report, expectHead, trusted, [...(identity ? [`  ${identity.line}`] : []), ...approvalLines(out, report.approvals), ...extended], identity, notes);
 }
 
 /**
  * A run journal's identity (spec/FORMAT.md §11.2), for the verdict to name which run it is; null for a v1
  * journal, or when the metadata cannot be read (the report already says why).
  */
-async function runIdentity(genesisOf: () => Promise<{ format: string; run?: unknown }>): Promise<{ run: unknown; line: string } | null> {
+async function runIdentity(genesisOf: () => Promise<{ format: string; run?: unknown }>): Promise<{ run: unknown; line: string; format: string } | null> {
   try {
     const genesis = await genesisOf();
     const line = identityLine(genesis);
-    return line === null ? null : { run: genesis.run, line };
+    return line === null ? null : { run: genesis.run, line, format: genesis.format };
   } catch {
     return null;
   }
@@ -251,6 +258,7 @@ async function verifyStored(out: Output, path: string, expectHead: string | unde
   const at = await locate(path);
   let report;
   let identity;
+  let notes: RunNote[] | null = null;
   try {
     const progress = out.progress('verifying');
     report = await at.store.verify(journalId(at), { ...(expectHead !== undefined ? { expectHead } : {}), ...(pool ? { pool } : {}), ...(deep ? { deep } : {}), ...(approvers.length ? { approvers } : {}), onProgress: () => progress.tick() });
@@ -260,11 +268,12 @@ async function verifyStored(out: Output, path: string, expectHead: string | unde
       await journal.close();
       return journal.genesis;
     });
+    if (report.ok && report.head_seq !== null && identity !== null && hasRunNotes(identity.format)) notes = await storedRunNotes(at.store, journalId(at), report.head_seq);
   } finally {
     await at.close();
   }
   const extended = await extendsPinned(out, path, report, trusted);
-  return renderJournal(out, at.display, report, expectHead, trusted, [...(identity ? [`  ${identity.line}`] : []), ...approvalLines(out, report.approvals), ...extended], identity);
+  return renderJournal(out, at.display, report, expectHead, trusted, [...(identity ? [`  ${identity.line}`] : []), ...approvalLines(out, report.approvals), ...extended], identity, notes);
 }
 
 /** What the transparency-proof options ask of a receipt: the policy, a pinned earlier checkpoint, a consistency proof file. */

@@ -22,6 +22,7 @@ import type { JournalReport, CreateOptions, ForkOptions, Journal, JournalConfig,
 import { verifyJournalDir } from './verify-dir.js';
 import { RunsIndex, indexJournal } from './runs-index.js';
 import { selectRuns, type RunEntry, type RunFilter } from '../runs.js';
+import { withStatus } from '../run-progress.js';
 
 export const DEFAULT_STALE_MS = 10_000;
 /**
@@ -178,11 +179,14 @@ export class FileStore implements Store {
 
   /** The run journals matching the filter, with their identity, in chronological order: from the run index (runs-index.ts). */
   async runs(filter: RunFilter = {}): Promise<RunEntry[]> {
+    let entries;
     try {
-      return selectRuns(await this.runsIndex.runs(), filter);
+      entries = selectRuns(await this.runsIndex.runs(), filter);
     } catch (e) {
       throw ioError('listing the runs under', this.root, e);
     }
+    // With a status filter each run is folded (this store keeps no run-state index: FILE-STORE.md §19).
+    return withStatus(this, entries, filter);
   }
 
   async fork(parent: Journal, options: ForkOptions): Promise<FileJournal> {

@@ -28,12 +28,13 @@ import { JournalParts } from '../parts-prepare.js';
 import { withPartProblems } from '../parts-verify.js';
 import { PostgresPartStore } from './parts.js';
 import { blobOfRow, headOfRow, placeLines, rowLines } from '../rows/lines.js';
-import { knownSteps, sequenceBatch, type Group, type GroupOutcome } from '../sequencer.js';
-import type { AppendOptions, AppendResult, Journal, JournalConfig, JournalReport, JournalVerifyOptions, Lineage } from '../types.js';
+import { knownSteps, sequenceBatch, type Group, type GroupOutcome, type SequencedBatch } from '../sequencer.js';
+import type { AppendOptions, AppendResult, Journal, JournalConfig, JournalReport, JournalVerifyOptions, Lineage, RunStateCache } from '../types.js';
+import { advanceRunState, keepsRunState } from '../rows/run-state.js';
 import type { DbClient } from './driver.js';
 import { isConnectionLoss, sqlState, translate } from './errors.js';
 import { StepIdIndex } from './idempotency.js';
-import { beginAndLockHead, clashError, headWithTree, holdsLine, insertBlobs, lastLine, linesPage, lockedHeadNow, readBlob, writeLines, type LockedHead, type NewLine } from './sql.js';
+import { beginAndLockHead, clashError, headWithTree, holdsLine, insertBlobs, lastLine, linesPage, lockedHeadNow, putRunState, readBlob, runStateRow, writeLines, type LockedHead, type NewLine } from './sql.js';
 import type { StoreContext } from './store.js';
 import { verifyJournalRows } from './verify.js';
 import { catchUpAndFollow, planTreeStep, PostgresTreeStorage, rowLeaves, syncedTree, treeStatements } from './tree.js';
@@ -210,6 +211,7 @@ export class PostgresJournal implements Journal, LineRewriter {
       if (sqlState(e) === '23505') throw clashError(this.id, head.seq + 1, e);
       throw e;
     }
+    if (keepsRunState(this.genesis)) await this.advanceRunState(client, head, batch.lines);
     return { outcomes: batch.outcomes, last: lines[lines.length - 1]! };
   }
 
@@ -239,6 +241,49 @@ export class PostgresJournal implements Journal, LineRewriter {
   }
 
   /** After a COMMIT that went unanswered: waits for that transaction to end (the row lock), then looks. */
+  /**
+   * The run_state row after the batch's lines (spec/POSTGRES.md §4.2), in the append's transaction. A line
+   * that cannot be folded (a blob or part unreadable here) removes the row instead of failing the append
+   * (under a savepoint, as a failed statement ends a Postgres transaction): readers then fold the run from
+   * its records, and the next append folds it again.
+   */
+  private async advanceRunState(client: DbClient, head: LockedHead, lines: SequencedBatch['lines']): Promise<void> {
+    const t = this.ctx.tables;
+    const resolve = this.parts?.resolver();
+    await client.query('SAVEPOINT run_state');
+    try {
+      const row = await advanceRunState({
+        runId: this.genesis.journal_id,
+        row: await runStateRow(client, t, this.key),
+        head: { seq: head.seq, step_hash: head.hash },
+        older: (to) => rowLines((from, end) => linesPage(client, t, this.key, from, end), { from: 0, to }, this.where),
+        restore: async (text, seq) => {
+          const record = await restoreRecord(this.genesis, text, seq, this.where, async (ref) => blobOfRow(await readBlob(client, t, this.key, ref.digest, ref.size), ref.digest, ref.size, this.where));
+          return resolve === undefined ? record : resolve(record, seq);
+        },
+      }, lines);
+      await putRunState(client, t, this.key, row);
+    } catch (e) {
+      if (isConnectionLoss(e)) throw e;
+      await client.query('ROLLBACK TO SAVEPOINT run_state');
+      await client.query(`DELETE FROM ${t.runState} WHERE journal = $1`, [this.key]);
+    }
+  }
+
+  /** The run_state row's saved state (spec/POSTGRES.md §4.2): written by appends only, so there is no write. */
+  get runStateCache(): RunStateCache | undefined {
+    if (!keepsRunState(this.genesis)) return undefined;
+    return {
+      read: async () => {
+        try {
+          return (await runStateRow(this.ctx.pool, this.ctx.tables, this.key))?.state ?? null;
+        } catch {
+          return null; // a schema from before version 3, or the server gone: the run is folded from its records
+        }
+      },
+    };
+  }
+
   private async commitFate(last: NewLine): Promise<'committed' | 'absent' | 'unknown'> {
     let client: DbClient;
     try {

@@ -9,7 +9,7 @@ import type { DbClient, DbPool } from './driver.js';
 import { translate } from './errors.js';
 
 /** The schema version this implementation reads and writes. */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 /** The Postgres schema (namespace) holding the tables when the caller names none. */
 export const DEFAULT_SCHEMA = 'stepchain';
 
@@ -26,6 +26,8 @@ export interface Tables {
   treeState: string;
   treeTiles: string;
   checkpoints: string;
+  /** Version 3: each run journal's saved run state (§4.2). */
+  runState: string;
 }
 
 /** Checks a schema name (lowercase, unquoted-identifier form, at most 63 bytes) and quotes its tables. */
@@ -43,6 +45,7 @@ export function tablesIn(schema: string): Tables {
     treeState: `${q}.tree_state`,
     treeTiles: `${q}.tree_tiles`,
     checkpoints: `${q}.checkpoints`,
+    runState: `${q}.run_state`,
   };
 }
 
@@ -119,6 +122,24 @@ const MIGRATIONS: readonly Migration[] = [
         note text NOT NULL,
         signed_at timestamptz NOT NULL DEFAULT now(),
         PRIMARY KEY (journal, origin, size, key_id)
+      )`,
+    ],
+  },
+  {
+    version: 3,
+    description: "run_state: each run journal's saved run state, written with its steps",
+    statements: (t) => [
+      // Derived data (spec/POSTGRES.md §4.2): the run reader's state at the head, written in the same
+      // transaction as the steps it folds; a journal without a row (made before version 3, or a fork) gets
+      // one the first time it is appended to. status, pending and ended_at are what a listing reads.
+      `CREATE TABLE ${t.runState} (
+        journal bigint PRIMARY KEY REFERENCES ${t.journals} (key),
+        seq bigint NOT NULL CHECK (seq >= 0),
+        step_hash text NOT NULL,
+        status text NOT NULL CHECK (status IN ('running', 'completed', 'failed', 'interrupted')),
+        pending integer NOT NULL CHECK (pending >= 0),
+        ended_at text,
+        state text NOT NULL
       )`,
     ],
   },

@@ -7,6 +7,8 @@ import type { DbClient, DbPool } from './driver.js';
 import { sqlState } from './errors.js';
 import type { HeadRow, LineRow, LockedHead, NewLine } from '../rows/lines.js';
 import type { Tables } from './schema.js';
+import type { RunMetaRow, RunStateRow } from '../rows/run-state.js';
+import type { RunStatus } from '../runs.js';
 
 type Db = DbPool | DbClient;
 
@@ -35,14 +37,36 @@ export async function listJournals(db: Db, t: Tables): Promise<string[]> {
 }
 
 /**
- * The id and metadata of every run journal (genesis format stepchain/v2), in one statement: listing runs
- * never opens a journal. The metadata text is canonical JSON, so the cast to jsonb only reads it.
+ * The id, metadata and run state of every run journal (genesis format stepchain/v2 or v3), in one statement
+ * (spec/POSTGRES.md §4.2): listing runs never opens a journal. With `status`, only the runs whose row says
+ * it, and those whose row is not at the head (the caller folds them). A schema from before version 3 (read
+ * by a reader, who never migrates) has no run_state table: every run is then one the caller folds.
+ * The metadata text is canonical JSON, so the cast to jsonb only reads it.
  */
-export async function listRunMeta(db: Db, t: Tables): Promise<{ id: string; meta: string }[]> {
-  const r = await db.query<{ id: string; meta: string }>(
-    `SELECT id, meta FROM ${t.journals} WHERE (meta::jsonb) #>> '{genesis,format}' IN ('stepchain/v2', 'stepchain/v3') ORDER BY id COLLATE "C"`,
+export async function listRunMeta(db: Db, t: Tables, status: RunStatus | undefined, withRunState: boolean): Promise<RunMetaRow[]> {
+  const join = withRunState ? `LEFT JOIN ${t.runState} r ON r.journal = j.key` : 'LEFT JOIN (SELECT NULL::bigint AS journal, NULL::bigint AS seq, NULL::text AS status, NULL::int AS pending, NULL::text AS ended_at) r ON false';
+  const r = await db.query<{ id: string; meta: string; head_seq: string; seq: string | null; status: RunStatus | null; pending: number | null; ended_at: string | null }>(
+    `SELECT j.id, j.meta, j.head_seq, r.seq, r.status, r.pending, r.ended_at FROM ${t.journals} j ${join}
+     WHERE (j.meta::jsonb) #>> '{genesis,format}' IN ('stepchain/v2', 'stepchain/v3') AND ($1::text IS NULL OR r.status = $1 OR r.seq IS DISTINCT FROM j.head_seq)
+     ORDER BY j.id COLLATE "C"`,
+    [status ?? null],
   );
-  return r.rows;
+  return r.rows.map((row) => ({ ...row, head_seq: int(row.head_seq), seq: row.seq === null ? null : int(row.seq) }));
+}
+
+/** A journal's run_state row, or null. */
+export async function runStateRow(db: Db, t: Tables, key: number): Promise<{ seq: number; step_hash: string; state: string } | null> {
+  const r = await db.query<{ seq: string; step_hash: string; state: string }>(`SELECT seq, step_hash, state FROM ${t.runState} WHERE journal = $1`, [key]);
+  const row = r.rows[0];
+  return row === undefined ? null : { seq: int(row.seq), step_hash: row.step_hash, state: row.state };
+}
+
+export async function putRunState(client: DbClient, t: Tables, key: number, row: RunStateRow): Promise<void> {
+  await client.query(
+    `INSERT INTO ${t.runState} (journal, seq, step_hash, status, pending, ended_at, state) VALUES ($1, $2, $3, $4, $5, $6, $7)
+     ON CONFLICT (journal) DO UPDATE SET seq = excluded.seq, step_hash = excluded.step_hash, status = excluded.status, pending = excluded.pending, ended_at = excluded.ended_at, state = excluded.state`,
+    [key, row.seq, row.step_hash, row.status, row.pending, row.ended_at, row.state],
+  );
 }
 
 /** Inserts a journal's row with an empty chain; null when the id is taken (the caller's JOURNAL_EXISTS). */

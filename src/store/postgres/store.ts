@@ -11,11 +11,12 @@ import { copyPrefix } from '../fork.js';
 import type { StoreDiagnostics, StoreHealth } from '../health.js';
 import { assertJournalId, intOption } from '../ids.js';
 import { STORE_FORMAT, parseMeta, serializeMeta, type JournalMeta } from '../meta.js';
-import { runEntryOf, selectRuns, type RunEntry, type RunFilter } from '../runs.js';
+import type { RunEntry, RunFilter } from '../runs.js';
+import { runsOfRows } from '../rows/run-state.js';
 import { placeLine, type SegmentCursor } from '../segments.js';
 import type { CreateOptions, ForkOptions, Journal, JournalConfig, JournalReport, JournalVerifyOptions, OpenOptions, Store } from '../types.js';
 import { createPool, guardClients, type ConnectionConfig, type DbClient, type DbPool } from './driver.js';
-import { translate } from './errors.js';
+import { sqlState, translate } from './errors.js';
 import { checkHealth } from './health.js';
 import { PostgresJournal } from './journal.js';
 import { parsePostgresLocation } from './location.js';
@@ -224,24 +225,27 @@ export class PostgresStore implements Store<PostgresJournal>, StoreDiagnostics {
     }
   }
 
-  /** The run journals (FORMAT §11.1) matching `filter`, in chronological order, read from the journals table alone. */
+  /**
+   * The run journals (FORMAT §11.1) matching `filter`, in chronological order, each with its progress: one
+   * statement over the journals and run_state tables (spec/POSTGRES.md §4.2). A run whose row is not at its
+   * head (written before schema version 3, or a fork not yet appended to) is folded from its records.
+   */
   async runs(filter: RunFilter = {}): Promise<RunEntry[]> {
     const ctx = await this.ready('read');
     if (ctx === null) return [];
     let rows;
     try {
-      rows = await listRunMeta(ctx.pool, ctx.tables);
+      // A schema from before version 3 (a reader never migrates) has no run_state: 42P01, undefined table.
+      rows = await listRunMeta(ctx.pool, ctx.tables, filter.status, true).catch((e: unknown) => {
+        if (sqlState(e) === '42P01') return listRunMeta(ctx.pool, ctx.tables, filter.status, false);
+        throw e;
+      });
     } catch (e) {
       throw translate(e, this.display, 'listing runs');
     }
-    const entries: RunEntry[] = [];
-    for (const row of rows) {
-      const meta = parseMeta(row.meta, `${ctx.tables.schema}.journals (id ${row.id}) meta`);
-      const entry = runEntryOf(row.id, meta.genesis, meta.lineage);
-      if (entry !== null) entries.push(entry);
-    }
-    return selectRuns(entries, filter);
+    return runsOfRows(this, rows, (id) => `${ctx.tables.schema}.journals (id ${id}) meta`, filter);
   }
+
 
   /**
    * Verifies journal `id` read-only without opening it: metadata that does not parse is reported as
@@ -314,6 +318,7 @@ export class PostgresStore implements Store<PostgresJournal>, StoreDiagnostics {
         const row = await client.query<{ key: string }>(`SELECT key FROM ${ctx.tables.journals} WHERE id = $1 FOR UPDATE`, [id]);
         if (row.rows.length === 0) throw this.notFound(id);
         const key = row.rows[0]!.key;
+        await client.query(`DELETE FROM ${ctx.tables.runState} WHERE journal = $1`, [key]);
         await client.query(`DELETE FROM ${ctx.tables.treeTiles} WHERE journal = $1`, [key]);
         await client.query(`DELETE FROM ${ctx.tables.treeState} WHERE journal = $1`, [key]);
         await client.query(`DELETE FROM ${ctx.tables.checkpoints} WHERE journal = $1`, [key]);

@@ -33,11 +33,12 @@ import { SqlitePartStore } from './parts.js';
 import { connect } from './driver.js';
 import { blobOfRow, clashError, committedSteps, headOfRow, placeLines, rowLines, type LockedHead } from '../rows/lines.js';
 import { catchUpAndFollow, planTreeStep, rowLeaves, stateAtHead, syncTree } from '../rows/tree.js';
-import { knownSteps, sequenceBatch, type Group, type GroupOutcome } from '../sequencer.js';
-import type { AppendOptions, AppendResult, Journal, JournalConfig, JournalReport, JournalVerifyOptions, Lineage } from '../types.js';
+import { knownSteps, sequenceBatch, type Group, type GroupOutcome, type SequencedBatch } from '../sequencer.js';
+import type { AppendOptions, AppendResult, Journal, JournalConfig, JournalReport, JournalVerifyOptions, Lineage, RunStateCache } from '../types.js';
 import type { SqliteFile } from './db.js';
 import type { Connection } from './driver.js';
-import { insertBlobs, insertLines, isConstraint, lastLine, linesPage, linesWithStepIds, lockedHead, readBlob, updateHead } from './sql.js';
+import { dropRunState, insertBlobs, insertLines, isConstraint, lastLine, linesPage, linesWithStepIds, lockedHead, putRunState, readBlob, runStateRow, updateHead } from './sql.js';
+import { advanceRunState, keepsRunState } from '../rows/run-state.js';
 import { SqliteTreeStorage, writeTreeStep } from './tree.js';
 import { verifySqliteJournal } from './verify.js';
 import { partReferenceText, type LineRewrite, type LineRewriter, type RewriteOutcome } from '../rewrite.js';
@@ -193,7 +194,38 @@ export class SqliteJournal implements Journal, LineRewriter {
     }
     if (treeStep !== null) writeTreeStep(db, this.key, treeStep);
     updateHead(db, this.key, tail);
+    if (keepsRunState(this.genesis)) await this.advanceRunState(db, head, batch.lines);
     return batch.outcomes;
+  }
+
+  /**
+   * The run_state row after the batch's lines (spec/SQLITE.md §4.2), in the append's transaction. A line
+   * that cannot be folded (a blob or part unreadable here) removes the row instead of failing the append:
+   * readers then fold the run from its records, and the next append folds it again.
+   */
+  private async advanceRunState(db: Connection, head: LockedHead, lines: SequencedBatch['lines']): Promise<void> {
+    const resolve = this.parts?.resolver();
+    try {
+      const row = await advanceRunState({
+        runId: this.genesis.journal_id,
+        row: runStateRow(db, this.key),
+        head: { seq: head.seq, step_hash: head.hash },
+        older: (to) => rowLines(async (from, end) => linesPage(db, this.key, from, end), { from: 0, to }, this.where),
+        restore: async (text, seq) => {
+          const record = await restoreRecord(this.genesis, text, seq, this.where, async (ref) => blobOfRow(readBlob(db, this.key, ref.digest, ref.size), ref.digest, ref.size, this.where));
+          return resolve === undefined ? record : resolve(record, seq);
+        },
+      }, lines);
+      putRunState(db, this.key, row);
+    } catch {
+      dropRunState(db, this.key);
+    }
+  }
+
+  /** The run_state row's saved state (spec/SQLITE.md §4.2): written by appends only, so there is no write. */
+  get runStateCache(): RunStateCache | undefined {
+    if (!keepsRunState(this.genesis)) return undefined;
+    return { read: async () => this.onReader('reading the run state of', (db) => runStateRow(db, this.key)?.state ?? null) };
   }
 
   private treeStorage(db: Connection): SqliteTreeStorage {

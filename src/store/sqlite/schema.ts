@@ -8,7 +8,7 @@ import { StoreError } from '../errors.js';
 import type { Connection } from './driver.js';
 
 /** The schema version this implementation reads and writes. */
-export const SQLITE_SCHEMA_VERSION = 1;
+export const SQLITE_SCHEMA_VERSION = 2;
 /** PRAGMA application_id of a stepchain store ("STCH"): file(1) and sqlite tools can tell what the file is. */
 export const APPLICATION_ID = 0x53544348;
 
@@ -73,6 +73,24 @@ const MIGRATIONS: readonly Migration[] = [
         note TEXT NOT NULL,
         signed_at TEXT NOT NULL,
         PRIMARY KEY (journal, origin, size, key_id)
+      ) STRICT`,
+    ],
+  },
+  {
+    version: 2,
+    description: 'run_state: each run journal\'s saved run state, written with its steps',
+    statements: [
+      // Derived data (spec/SQLITE.md §4.2): the run reader's state at the head, written in the same
+      // transaction as the steps it folds; a journal without a row (made before version 2, or a fork) gets
+      // one the first time it is appended to. status, pending and ended_at are what a listing reads.
+      `CREATE TABLE run_state (
+        journal INTEGER PRIMARY KEY REFERENCES journals (key),
+        seq INTEGER NOT NULL CHECK (seq >= 0),
+        step_hash TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('running', 'completed', 'failed', 'interrupted')),
+        pending INTEGER NOT NULL CHECK (pending >= 0),
+        ended_at TEXT,
+        state TEXT NOT NULL
       ) STRICT`,
     ],
   },

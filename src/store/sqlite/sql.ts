@@ -4,6 +4,8 @@
  * JavaScript numbers (a seq is at most 2^53 − 1, FORMAT §5.1).
  */
 import type { HeadRow, LineRow, LockedHead, NewLine } from '../rows/lines.js';
+import type { RunMetaRow, RunStateRow } from '../rows/run-state.js';
+import type { RunStatus } from '../runs.js';
 import type { Connection, Statement } from './driver.js';
 import { sqliteCode } from './errors.js';
 
@@ -33,9 +35,32 @@ export function listJournals(db: Connection): string[] {
   return (stmt(db, 'SELECT id FROM journals ORDER BY id').all() as Array<{ id: string }>).map((r) => r.id);
 }
 
-/** The id and metadata of every run journal (genesis format stepchain/v2), in one statement. */
-export function listRunMeta(db: Connection): Array<{ id: string; meta: string }> {
-  return stmt(db, `SELECT id, meta FROM journals WHERE json_extract(meta, '$.genesis.format') IN ('stepchain/v2', 'stepchain/v3') ORDER BY id`).all() as Array<{ id: string; meta: string }>;
+/**
+ * The id, metadata and run state of every run journal (genesis format stepchain/v2 or v3), in one statement
+ * (spec/SQLITE.md §4.2); with `status`, only the runs whose row says it, and those whose row is not at the
+ * head (the caller folds them).
+ */
+export function listRunMeta(db: Connection, status?: RunStatus): RunMetaRow[] {
+  // A file from before version 2 (a reader never migrates) has no run_state: every run is one the caller folds.
+  const withRows = stmt(db, `SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'run_state'`).get() !== undefined;
+  const from = withRows ? 'run_state' : '(SELECT NULL AS journal, NULL AS seq, NULL AS status, NULL AS pending, NULL AS ended_at)';
+  return stmt(db, `SELECT j.id, j.meta, j.head_seq, r.seq, r.status, r.pending, r.ended_at FROM journals j LEFT JOIN ${from} r ON r.journal = j.key
+    WHERE json_extract(j.meta, '$.genesis.format') IN ('stepchain/v2', 'stepchain/v3') AND (? IS NULL OR r.status = ? OR r.seq IS NOT j.head_seq) ORDER BY j.id`).all(status ?? null, status ?? null) as RunMetaRow[];
+}
+
+/** A journal's run_state row, or null. */
+export function runStateRow(db: Connection, key: number): { seq: number; step_hash: string; state: string } | null {
+  return (stmt(db, 'SELECT seq, step_hash, state FROM run_state WHERE journal = ?').get(key) as { seq: number; step_hash: string; state: string } | undefined) ?? null;
+}
+
+export function putRunState(db: Connection, key: number, row: RunStateRow): void {
+  stmt(db, `INSERT INTO run_state (journal, seq, step_hash, status, pending, ended_at, state) VALUES (?, ?, ?, ?, ?, ?, ?)
+    ON CONFLICT (journal) DO UPDATE SET seq = excluded.seq, step_hash = excluded.step_hash, status = excluded.status, pending = excluded.pending, ended_at = excluded.ended_at, state = excluded.state`)
+    .run(key, row.seq, row.step_hash, row.status, row.pending, row.ended_at, row.state);
+}
+
+export function dropRunState(db: Connection, key: number): void {
+  stmt(db, 'DELETE FROM run_state WHERE journal = ?').run(key);
 }
 
 /** Inserts a journal's row with an empty chain; null when the id is taken (the caller's JOURNAL_EXISTS). */

@@ -13,7 +13,8 @@ import { copyPrefix } from '../fork.js';
 import type { StoreDiagnostics, StoreHealth } from '../health.js';
 import { assertJournalId, intOption } from '../ids.js';
 import { STORE_FORMAT, parseMeta, serializeMeta, type JournalMeta } from '../meta.js';
-import { runEntryOf, selectRuns, type RunEntry, type RunFilter } from '../runs.js';
+import type { RunEntry, RunFilter } from '../runs.js';
+import { runsOfRows } from '../rows/run-state.js';
 import { placeLine, type SegmentCursor } from '../segments.js';
 import type { CreateOptions, ForkOptions, Journal, JournalConfig, JournalReport, JournalVerifyOptions, OpenOptions, Store } from '../types.js';
 import type { NewLine } from '../rows/lines.js';
@@ -103,16 +104,14 @@ export class SqliteStore implements Store<SqliteJournal>, StoreDiagnostics {
     return this.ctx.db.read('listing journals', listJournals) ?? [];
   }
 
-  /** The run journals (FORMAT §11.1) matching `filter`, in chronological order, read from the journals table alone. */
+  /**
+   * The run journals (FORMAT §11.1) matching `filter`, in chronological order, each with its progress: one
+   * statement over the journals and run_state tables (spec/SQLITE.md §4.2). A run whose row is not at its
+   * head (written before schema version 2, or a fork not yet appended to) is folded from its records.
+   */
   async runs(filter: RunFilter = {}): Promise<RunEntry[]> {
-    const rows = this.ctx.db.read('listing runs', listRunMeta) ?? [];
-    const entries: RunEntry[] = [];
-    for (const row of rows) {
-      const meta = parseMeta(row.meta, `${this.display} journals (id ${row.id}) meta`);
-      const entry = runEntryOf(row.id, meta.genesis, meta.lineage);
-      if (entry !== null) entries.push(entry);
-    }
-    return selectRuns(entries, filter);
+    const rows = this.ctx.db.read('listing runs', (db) => listRunMeta(db, filter.status)) ?? [];
+    return runsOfRows(this, rows, (id) => `${this.display} journals (id ${id}) meta`, filter);
   }
 
   /** Verifies journal `id` read-only without opening it: metadata that does not parse is reported, not thrown. */
@@ -169,7 +168,7 @@ export class SqliteStore implements Store<SqliteJournal>, StoreDiagnostics {
     await this.ctx.db.write(`removing journal ${id}`, (db) => {
       const row = findJournal(db, id);
       if (row === null) throw this.notFound(id);
-      for (const table of ['tree_tiles', 'tree_state', 'checkpoints', 'steps', 'blobs']) stmt(db, `DELETE FROM ${table} WHERE journal = ?`).run(row.key);
+      for (const table of ['run_state', 'tree_tiles', 'tree_state', 'checkpoints', 'steps', 'blobs']) stmt(db, `DELETE FROM ${table} WHERE journal = ?`).run(row.key);
       stmt(db, 'DELETE FROM journals WHERE key = ?').run(row.key);
     });
   }

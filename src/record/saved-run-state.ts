@@ -1,12 +1,13 @@
 /**
- * A run reader's state saved beside the chain (spec/FILE-STORE.md §19), so that a process opening a run —
- * each `stepchain effect begin|end|resolve|list` — folds only the records after it instead of the whole
- * run. Derived data: it names the seq and step hash it was folded to, and is used only when the chain's
- * step at that seq has that hash; anything else (absent, unreadable, another shape, another chain) is
- * ignored and the run is folded from its records. Pure (no I/O): the store reads and writes the text.
+ * A run reader's state saved beside the chain (spec/FILE-STORE.md §19; the SQLite and Postgres stores keep
+ * it in their run_state table, SQLITE.md §4.2, POSTGRES.md §4.2), so that a process opening a run — each
+ * `stepchain effect begin|end|resolve|list` — folds only the records after it instead of the whole run.
+ * Derived data: it names the seq and step hash it was folded to, and is used only when the chain's step at
+ * that seq has that hash; anything else (absent, unreadable, another shape, another chain) is ignored and
+ * the run is folded from its records. Pure (no I/O): the store reads and writes the text.
  */
 import type { Json } from '../canonical/json.js';
-import { emptyState, type BoundaryAnomaly, type Effect, type ModelCall, type RunState } from '../record/run-state.js';
+import { emptyState, type BoundaryAnomaly, type Effect, type ModelCall, type RunState } from './run-state.js';
 
 /** What an outcome record repeats of its start (FORMAT §11.3), for each call still in flight. */
 export type Begun = Map<string, { input: Json; model: Json; prompt: Json; tool_call: Json }>;
