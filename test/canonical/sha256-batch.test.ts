@@ -62,20 +62,21 @@ describe('batched SHA-256 (canonical/sha256-batch.ts)', () => {
   });
 
   // A platform without WebAssembly, and a page whose policy refuses to compile it (no 'wasm-unsafe-eval').
+  const host = globalThis as unknown as Record<string, unknown>;
   test.each([
     ['no WebAssembly', undefined],
-    ['a refused compile', { Module: function refused() { throw new Error('CompileError: refused by the page policy'); }, Instance: WebAssembly.Instance }],
+    ['a refused compile', { ...(host.WebAssembly as object), Module: function refused() { throw new Error('CompileError: refused by the page policy'); } }],
   ])('falls back to the portable batch where there is %s', async (_case, stand) => {
-    const saved = globalThis.WebAssembly;
+    const saved = host.WebAssembly;
     vi.resetModules();
-    (globalThis as { WebAssembly?: unknown }).WebAssembly = stand;
+    host.WebAssembly = stand;
     try {
       const fresh = await import('../../src/canonical/sha256-batch.js');
       expect(fresh.newSha256Batch().name).not.toBe('wasm-simd-4');
       const messages = EDGES.map((n) => new Uint8Array(n).fill(n & 0xff));
       expect(split(fresh.sha256Many(messages))).toEqual(digestsOf(messages));
     } finally {
-      (globalThis as { WebAssembly?: unknown }).WebAssembly = saved;
+      host.WebAssembly = saved;
     }
   });
 
