@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
-import { describe, expect, test } from 'vitest';
+import { describe, expect, test, vi } from 'vitest';
 import { newSha256Batch, sha256Many } from '../../src/canonical/sha256-batch.js';
 
 const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
@@ -59,6 +59,25 @@ describe('batched SHA-256 (canonical/sha256-batch.ts)', () => {
     const two = new TextEncoder().encode('abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq');
     expect(split(sha256Many([abc, two]))).toEqual(['ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad', '248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1']);
     expect(sha256Many([]).length).toBe(0);
+  });
+
+  // A platform without WebAssembly, and a page whose policy refuses to compile it (no 'wasm-unsafe-eval').
+  const host = globalThis as unknown as Record<string, unknown>;
+  test.each([
+    ['no WebAssembly', undefined],
+    ['a refused compile', { ...(host.WebAssembly as object), Module: function refused() { throw new Error('CompileError: refused by the page policy'); } }],
+  ])('falls back to the portable batch where there is %s', async (_case, stand) => {
+    const saved = host.WebAssembly;
+    vi.resetModules();
+    host.WebAssembly = stand;
+    try {
+      const fresh = await import('../../src/canonical/sha256-batch.js');
+      expect(fresh.newSha256Batch().name).not.toBe('wasm-simd-4');
+      const messages = EDGES.map((n) => new Uint8Array(n).fill(n & 0xff));
+      expect(split(fresh.sha256Many(messages))).toEqual(digestsOf(messages));
+    } finally {
+      host.WebAssembly = saved;
+    }
   });
 
   test('the committed kernel is what scripts/gen-sha256-wasm.mjs assembles', () => {
