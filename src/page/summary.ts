@@ -171,27 +171,29 @@ export function preview(value: unknown, blob: BlobLookup, max = PREVIEW_CHARS): 
       if (!put(`${JSON.stringify(k)}: `)) return false;
       if (!walk((v as Record<string, unknown>)[k], false)) return false;
     }
-    const held = withheldListOf(v);
-    if (held && held.length > 0) {
+    // An object's withheld members, then its erased ones: one marker each for all of them.
+    for (const m of listMarkers(v as Record<string, unknown>)) {
       if (!first && !put(', ')) return false;
-      flush();
-      out.push({ kind: 'withheld', digest: held[0]!, count: held.length });
-      room -= 12;
-      if (room <= 0) return false;
       first = false;
-    }
-    const gone = erasedListOf(v);
-    if (gone && gone.length > 0) {
-      if (!first && !put(', ')) return false;
       flush();
-      out.push({ kind: 'erased', digest: gone[0]!.digest, erasure: gone[0]!.erasure, count: gone.length });
-      room -= 10;
+      out.push(m);
+      room -= 12;
       if (room <= 0) return false;
     }
     return put('}');
   };
   walk(value, true);
   flush();
+  return out;
+}
+
+/** The markers of an object's lists: its withheld members (v3 publication) and its erased members (ERASURE.md). */
+function listMarkers(v: Record<string, unknown>): Segment[] {
+  const out: Segment[] = [];
+  const held = withheldListOf(v);
+  if (held && held.length > 0) out.push({ kind: 'withheld', digest: held[0]!, count: held.length });
+  const gone = erasedListOf(v);
+  if (gone && gone.length > 0) out.push({ kind: 'erased', digest: gone[0]!.digest, erasure: gone[0]!.erasure, count: gone.length });
   return out;
 }
 

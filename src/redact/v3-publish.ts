@@ -81,14 +81,7 @@ export async function planV3Publication(source: ChainSource, options: PublishCor
     envelope(record.step_id!, `step ${seq}'s step_id`, { seq, field: 'step_id' });
     envelope(record.ts!, `step ${seq}'s ts`, { seq, field: 'ts' });
     const bind = stepHashWithout(line.text, scan.members.get('step_hash')!);
-    let finish: (refs: PartRef[]) => V3PublicRecord;
-    try {
-      finish = line.text.includes('"$stepchain:part"') ? (await selectRecordV3Parts(record, bind, policy, parts)).finish : ((pub) => () => pub)(publicRecordV3(record, bind, policy));
-    } catch (e) {
-      if (e instanceof PartError) throw sourceInvalid(`step ${seq}: ${e.message} (${e.code}); nothing is published`);
-      throw e;
-    }
-    pending.push({ segment: line.segment, seq, step_hash: record.step_hash as string, finish });
+    pending.push({ segment: line.segment, seq, step_hash: record.step_hash as string, finish: await selectRecord(line.text, record, bind, policy, parts) });
   }
   const report = verifier.finish();
   if (!report.ok) throw sourceInvalid(`the journal does not verify: ${describeProblem(report.problems[0]!)}`);
@@ -117,6 +110,40 @@ export async function planV3Publication(source: ChainSource, options: PublishCor
     withheld.push(...pub.withheld);
     needles.push(...pub.needles);
   }
+  const { publicParts, partTexts } = await publishParts(queue, parts, { withheld, declarations, needles });
+  const partList: PartEntry[] = [...publicParts].map(([address, bytes]) => ({ address, digest: digestBytes(bytes), size: bytes.length })).sort((a, b) => (a.address < b.address ? -1 : 1));
+
+  const publication: PublicationBlockV3 = { format: COMMITTED_PUBLICATION_FORMAT_V3, policy_digest: policy.digest };
+  declarations.sort(compareV3Declarations);
+  sweep(needles, [...lines.map((l) => ({ text: l.text, where: `step ${l.seq}` })), ...partTexts, { text: canonicalJson(source.genesis), where: 'the genesis' }]);
+  const plan = await planReceipt({
+    genesis: source.genesis,
+    lines: async function* () {
+      yield* lines;
+    },
+    from: 0,
+    to: head.seq,
+    blob: async () => null,
+    parts: async (address) => publicParts.get(address) ?? null,
+    partList,
+    extra: { publication, redactions: declarations } as unknown as Record<string, Json>,
+    ...(options.sign === undefined ? {} : { sign: options.sign }),
+    ...(options.exporter === undefined ? {} : { exporter: options.exporter }),
+  });
+  sweep(needles, [{ text: decoder.decode(plan.manifestBytes), where: 'the manifest' }]);
+  return { plan, publication, head: { seq: head.seq, step_hash: head.step_hash }, withheld, declarations, lines: lines.map((l) => l.text), parts: publicParts };
+}
+
+/**
+ * Every part the public records reach (`queue`: the private references they show; bases and inner references
+ * are added as parts are published), each once as its public file (§13.10), checked as a reader checks it;
+ * its withheld units declared, its private secrets added to the sweep's needles.
+ */
+async function publishParts(
+  queue: PartRef[], parts: PublicationParts,
+  out: { withheld: Array<V3Withheld | V3PartWithheld>; declarations: V3AnyDeclaration[]; needles: Redaction[] },
+): Promise<{ publicParts: Map<string, Uint8Array>; partTexts: Array<{ text: string; where: string }> }> {
+  const { withheld, declarations, needles } = out;
   const publicParts = new Map<string, Uint8Array>();
   const partTexts: Array<{ text: string; where: string }> = [];
   while (queue.length > 0) {
@@ -144,27 +171,20 @@ export async function planV3Publication(source: ChainSource, options: PublishCor
     const nl = made.bytes.indexOf(0x0a);
     partTexts.push({ text: decoder.decode(nl < 0 ? made.bytes : made.bytes.subarray(0, nl)), where: `part ${p.part}` });
   }
-  const partList: PartEntry[] = [...publicParts].map(([address, bytes]) => ({ address, digest: digestBytes(bytes), size: bytes.length })).sort((a, b) => (a.address < b.address ? -1 : 1));
+  return { publicParts, partTexts };
+}
 
-  const publication: PublicationBlockV3 = { format: COMMITTED_PUBLICATION_FORMAT_V3, policy_digest: policy.digest };
-  declarations.sort(compareV3Declarations);
-  sweep(needles, [...lines.map((l) => ({ text: l.text, where: `step ${l.seq}` })), ...partTexts, { text: canonicalJson(source.genesis), where: 'the genesis' }]);
-  const plan = await planReceipt({
-    genesis: source.genesis,
-    lines: async function* () {
-      yield* lines;
-    },
-    from: 0,
-    to: head.seq,
-    blob: async () => null,
-    parts: async (address) => publicParts.get(address) ?? null,
-    partList,
-    extra: { publication, redactions: declarations } as unknown as Record<string, Json>,
-    ...(options.sign === undefined ? {} : { sign: options.sign }),
-    ...(options.exporter === undefined ? {} : { exporter: options.exporter }),
-  });
-  sweep(needles, [{ text: decoder.decode(plan.manifestBytes), where: 'the manifest' }]);
-  return { plan, publication, head: { seq: head.seq, step_hash: head.step_hash }, withheld, declarations, lines: lines.map((l) => l.text), parts: publicParts };
+/** One record's selections (§13.3; with parts §13.10), and how to build its public form once all are in. */
+async function selectRecord(text: string, record: JsonObject, bind: string, policy: PublishCoreOptions['policy'], parts: PublicationParts): Promise<(refs: PartRef[]) => V3PublicRecord> {
+  if (!text.includes('"$stepchain:part"')) {
+    const pub = publicRecordV3(record, bind, policy);
+    return () => pub;
+  }
+  try {
+    return (await selectRecordV3Parts(record, bind, policy, parts)).finish;
+  } catch (e) {
+    throw e instanceof PartError ? sourceInvalid(`step ${record.seq as number}: ${e.message} (${e.code}); nothing is published`) : e;
+  }
 }
 
 function privateNeedle(path: string, what: string, bytes: Uint8Array): Redaction {

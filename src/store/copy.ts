@@ -20,10 +20,7 @@ import type { StepRecord } from '../record/seal.js';
 import { StoreError } from './errors.js';
 import { prepareStep } from './prepare.js';
 import { restoreRecord } from './restore.js';
-import { canonicalJsonTrusted } from '../canonical/jcs.js';
-import { PART_THRESHOLD_DEFAULT } from '../record/v3/parts.js';
-import { PART_SLOTS } from './parts-prepare.js';
-import { journalPartsOf, PartCopier } from './parts-copy.js';
+import { PartCopier } from './parts-copy.js';
 import type { ChainHead, Journal, Store } from './types.js';
 
 export interface CopyOptions {
@@ -83,14 +80,6 @@ export async function copyJournal(source: Journal, target: Store, id: string, op
       batchBytes = 0;
     };
     const destLines = have > 0 ? dest.lines({ from: 0, to: have - 1 })[Symbol.asyncIterator]() : null;
-    let copier: PartCopier | null = null;
-    const copyParts = (seq: number): PartCopier => {
-      if (copier !== null) return copier;
-      const from = journalPartsOf(source);
-      const to = journalPartsOf(dest);
-      if (from === null || to === null) throw new StoreError('JOURNAL_INVALID', `the source's step ${seq} references parts, and the ${from === null ? 'source' : 'target'} journal has no part store`, { location: { seq } });
-      return (copier = new PartCopier(from, to));
-    };
     const lines = head === null ? [] : source.lines({ from: 0, to: head.seq });
     for await (const l of lines) {
       if (l.segment !== segment) verifier.beginSegment((segment = l.segment));
@@ -110,21 +99,13 @@ export async function copyJournal(source: Journal, target: Store, id: string, op
         const mine = await destLines!.next();
         if (mine.done === true || mine.value.text !== l.text) throw differs(id, `its step ${l.seq} is not the source's`);
       } else {
-        // Restoring checks every blob against its reference (BLOB_MISSING, BLOB_CORRUPT).
+        // Restoring checks every blob against its reference (BLOB_MISSING, BLOB_CORRUPT); a v3 record's parts go to the target first (parts-copy.ts).
         const rec = await restoreRecord(source.genesis, l.text, l.seq, `source journal ${source.id}`, (ref) => source.blob(ref.digest, ref.size));
-        // A v3 record's parts go to the target first, found there by the target's writer (parts-copy.ts).
-        const stored = l.text.includes('"$stepchain:part"') ? { ...(rec as unknown as Record<string, Json>) } : null;
-        if (stored !== null) Object.assign(rec, await copyParts(l.seq).copy(stored, l.seq));
+        const stored = l.text.includes('"$stepchain:part"') ? await PartCopier.of(source, dest).carry(rec as unknown as Record<string, Json>, l.seq) : null;
         const step = stepInputOf(rec, source);
         // What the target will seal, predicted before anything is written: the same prepare and seal.
         const profile = writerProfile(dest.genesis);
-        const texts: Record<string, string> = { ...prepareStep(step, dest.config.blobThreshold, profile).texts };
-        if (stored !== null) {
-          if (!(await copyParts(l.seq).reproduces(stored, rec as unknown as Record<string, Json>, PART_THRESHOLD_DEFAULT))) {
-            throw new StoreError('JOURNAL_INVALID', `the source's step ${l.seq} stores its values in parts that a writer of this version would not make from them (another part threshold?), so it cannot be copied byte for byte; the copy stopped, and the target holds an identical prefix of the source`, { location: { seq: l.seq } });
-          }
-          for (const n of PART_SLOTS) if (stored[n] !== undefined) texts[n] = canonicalJsonTrusted(stored[n]);
-        }
+        const texts = { ...prepareStep(step, dest.config.blobThreshold, profile).texts, ...stored };
         const sealed = profile.seal(texts, { seq: l.seq, stepId: rec.step_id, ts: rec.ts, prevHash: prev, ...(typeof step.salt === 'string' ? { salt: step.salt } : {}), ...(typeof step.seed === 'string' ? { seed: step.seed } : {}) }).line;
         if (sealed.slice(0, -1) !== l.text) {
           throw new StoreError('JOURNAL_INVALID', `the source's step ${l.seq} is not what a writer of this version seals from its content (blob substitution or encoding differ), so it cannot be copied byte for byte; the copy stopped, and the target holds an identical prefix of the source`, {

@@ -13,7 +13,7 @@ import { toHex } from '../canonical/sha256.js';
 import { TAG } from '../record/v3/commit.js';
 import { PartReader } from '../record/v3/part-reader.js';
 import { PartWriter } from '../record/v3/part-writer.js';
-import { hmacSha256, partRefOf, partRefsOfFile, type PartFile, type PartPayload, type PartRef } from '../record/v3/parts.js';
+import { hmacSha256, PART_THRESHOLD_DEFAULT, partRefOf, partRefsOfFile, type PartFile, type PartPayload, type PartRef } from '../record/v3/parts.js';
 import { StoreError } from './errors.js';
 import type { JournalParts } from './parts-prepare.js';
 import { PART_SLOTS } from './parts-prepare.js';
@@ -27,16 +27,45 @@ export function journalPartsOf(journal: object): JournalParts | null {
 }
 
 export class PartCopier {
-  private readonly reader: PartReader;
   /** Addresses already stored in the target by this copy. */
   private readonly done = new Set<string>();
   private key: Uint8Array | null = null;
 
+  private readonly reader: PartReader | null;
+
+  private static readonly copiers = new WeakMap<object, PartCopier>();
+
+  /** The copier of one copy (a source into a target journal), made on the first step that references a part. */
+  static of(source: object, target: object): PartCopier {
+    let c = PartCopier.copiers.get(target);
+    if (c === undefined || c.from !== source) PartCopier.copiers.set(target, (c = new PartCopier(journalPartsOf(source), journalPartsOf(target), source)));
+    return c;
+  }
+
+  /** Either side may have no parts (v1/v2): then the first step that references a part is refused. */
   constructor(
-    private readonly source: JournalParts,
-    private readonly target: JournalParts,
+    private readonly source: JournalParts | null,
+    private readonly target: JournalParts | null,
+    private readonly from: object | null = null,
   ) {
-    this.reader = source.reader();
+    this.reader = source === null ? null : source.reader();
+  }
+
+  /**
+   * The copy's side of one step that references parts: its parts stored in the target, `rec`'s slots resolved
+   * in place (the step to re-append), and the canonical texts the target will seal (the stored slots, with
+   * their references), once it is checked that the target's writer puts exactly those references back.
+   */
+  async carry(rec: Record<string, Json>, seq: number): Promise<Record<string, string>> {
+    if (this.source === null || this.target === null) throw new StoreError('JOURNAL_INVALID', `the source's step ${seq} references parts, and the ${this.source === null ? 'source' : 'target'} journal has no part store`, { location: { seq } });
+    const stored = { ...rec };
+    Object.assign(rec, await this.copy(stored, seq));
+    if (!(await this.reproduces(stored, rec, PART_THRESHOLD_DEFAULT))) {
+      throw new StoreError('JOURNAL_INVALID', `the source's step ${seq} stores its values in parts that a writer of this version would not make from them (another part threshold?), so it cannot be copied byte for byte; the copy stopped, and the target holds an identical prefix of the source`, { location: { seq } });
+    }
+    const texts: Record<string, string> = {};
+    for (const n of PART_SLOTS) if (stored[n] !== undefined) texts[n] = canonicalJsonTrusted(stored[n]);
+    return texts;
   }
 
   /**
@@ -45,7 +74,7 @@ export class PartCopier {
    * resolved: the step to re-append.
    */
   async copy(stored: Readonly<Record<string, Json>>, seq: number): Promise<Record<string, Json>> {
-    this.key ??= await this.target.store.key();
+    this.key ??= await this.target!.store.key();
     const order: PartPayload[] = [];
     const visit = async (ref: PartRef, path: string): Promise<void> => {
       // Iterative over the references a part holds, appending each part after those it references.
@@ -57,7 +86,7 @@ export class PartCopier {
           stack.pop();
           continue;
         }
-        const { file, value } = await this.reader.shallow(top.ref, { seq, path });
+        const { file, value } = await this.reader!.shallow(top.ref, { seq, path });
         if (!top.expanded) {
           top.expanded = true;
           if (!seen.has(top.ref.digest)) {
@@ -68,7 +97,7 @@ export class PartCopier {
         }
         stack.pop();
         this.done.add(top.ref.digest);
-        const bytes = await this.source.store.get(top.ref.digest, top.ref.size);
+        const bytes = await this.source!.store.get(top.ref.digest, top.ref.size);
         if (!(bytes instanceof Uint8Array)) throw new StoreError('JOURNAL_CORRUPT', `part ${top.ref.digest} (seq ${seq}) vanished from the source while it was copied`, { location: { seq, path } });
         order.push({ address: top.ref.digest, bytes, indexKey: this.indexKey(file, value) });
       }
@@ -78,11 +107,11 @@ export class PartCopier {
       if (v === undefined || v === null || typeof v !== 'object') continue;
       for (const { ref, path } of refsIn(v, `/${name}`)) await visit(ref, path);
     }
-    if (order.length > 0) await this.target.store.put(order);
+    if (order.length > 0) await this.target!.store.put(order);
     const out: Record<string, Json> = { ...stored };
     for (const name of PART_SLOTS) {
       const v = stored[name];
-      if (v !== undefined && v !== null && typeof v === 'object') out[name] = await this.reader.resolve(v, { seq, path: `/${name}` });
+      if (v !== undefined && v !== null && typeof v === 'object') out[name] = await this.reader!.resolve(v, { seq, path: `/${name}` });
     }
     return out;
   }
@@ -92,7 +121,7 @@ export class PartCopier {
    * found through the target's index, none made anew): checked before anything is appended.
    */
   async reproduces(stored: Readonly<Record<string, Json>>, resolved: Readonly<Record<string, Json>>, threshold: number): Promise<boolean> {
-    const store = this.target.store;
+    const store = this.target!.store;
     const writer = new PartWriter(this.key ?? (await store.key()), store, { threshold });
     const slots: Record<string, Json> = {};
     for (const name of PART_SLOTS) if (resolved[name] !== undefined) slots[name] = resolved[name]!;

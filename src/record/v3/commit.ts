@@ -180,7 +180,7 @@ function escapePointer(name: string): string {
  * The walk of one tree (a slot, or a part's value): numbers units in preorder as it meets them, takes each
  * unit's salt from `salts`, and returns digests bottom-up. Throws CommitError on a shape it cannot commit.
  */
-class Walk {
+export class Walk {
   private index = 0;
   constructor(
     private readonly slot: string,
@@ -202,7 +202,7 @@ class Walk {
     return u;
   }
 
-  /** The top unit of a part whose body the caller assembles (a list over its base's elements): its salt, index 0. */
+  /** The salt of a part's top unit (index 0) when the caller assembles its body: a list over its base's elements. */
   top(path: string): Uint8Array {
     this.index++;
     const salt = this.nextSalt(path);
@@ -368,24 +368,6 @@ export function commitPart(value: unknown, seed: Uint8Array, options: { units?: 
   const walk = new Walk('part', derivedSalts(slotKey(seed, 0)), options.units ? { collect: options.units } : {});
   const digest = walk.unit(TAG.part, 'part', null, value, '');
   return { address: 'sha256:' + toHex(digest), digest };
-}
-
-/**
- * A part's top unit and, for an array value, its elements' digests (REDACTION.md §13.10): with `base` the
- * elements a list's base part gives, the list's address SHA-256(0x70 ‖ salt 0 ‖ 0x5b ‖ base ‖ tail elements)
- * (PARTS.md §5). Salts come from `salts` in preorder (unit 0 first); with `public`, withheld markers count
- * as their digests. Throws CommitError on a shape it cannot commit.
- */
-export function commitPartUnits(value: unknown, salts: SaltSource, options: WalkOptions & { base?: readonly Uint8Array[] } = {}): { digest: Uint8Array; elements: Uint8Array[] | null } {
-  const walk = new Walk('part', salts, options);
-  if (!Array.isArray(value)) {
-    if (options.base !== undefined) throw new CommitError('MARKER_INVALID', 'a list part\'s tail is an array', '');
-    return { digest: walk.unit(TAG.part, 'part', null, value, ''), elements: null };
-  }
-  const salt = walk.top('');
-  const elements = walk.repr(value, '').slice(1);
-  const all = options.base === undefined ? elements : [...options.base, ...elements];
-  return { digest: sha256Concat([BYTE[TAG.part]!, salt, BYTE[ARRAY]!, ...all]), elements: all };
 }
 
 let pool = new Uint8Array(0);

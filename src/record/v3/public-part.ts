@@ -16,7 +16,7 @@ import type { Json } from '../../canonical/json.js';
 import { RESERVED_PREFIX } from '../../canonical/limits.js';
 import { scanCanonical } from '../../canonical/scan.js';
 import { toHex } from '../../canonical/sha256.js';
-import { CommitError, commitPartUnits, derivedSalts, listedSalts, PART_MARKER, sha256Concat, TAG, CHUNKS_MARKER, WITHHELD_MARKER, type SaltSource } from './commit.js';
+import { CommitError, derivedSalts, listedSalts, PART_MARKER, sha256Concat, TAG, CHUNKS_MARKER, WITHHELD_MARKER, Walk, type SaltSource, type WalkOptions } from './commit.js';
 import { b64uDecode } from './public.js';
 
 export type PublicPartFile =
@@ -149,6 +149,24 @@ function showsWithheld(v: unknown, depth: number): boolean {
   if (v === null || typeof v !== 'object' || depth > MAX_DEPTH) return false;
   if (Array.isArray(v)) return v.some((x) => showsWithheld(x, depth + 1));
   return Object.keys(v).some((k) => k === WITHHELD_MARKER || showsWithheld((v as Record<string, unknown>)[k], depth + 1));
+}
+
+/**
+ * A part's top unit and, for an array value, its elements' digests (REDACTION.md §13.10): with `base` the
+ * elements a list's base part gives, the list's address SHA-256(0x70 ‖ salt 0 ‖ 0x5b ‖ base ‖ tail elements)
+ * (PARTS.md §5). Salts come from `salts` in preorder (unit 0 first); with `public`, withheld markers count
+ * as their digests. Throws CommitError on a shape it cannot commit.
+ */
+export function commitPartUnits(value: unknown, salts: SaltSource, options: WalkOptions & { base?: readonly Uint8Array[] } = {}): { digest: Uint8Array; elements: Uint8Array[] | null } {
+  const walk = new Walk('part', salts, options);
+  if (!Array.isArray(value)) {
+    if (options.base !== undefined) throw new CommitError('MARKER_INVALID', 'a list part\'s tail is an array', '');
+    return { digest: walk.unit(TAG.part, 'part', null, value, ''), elements: null };
+  }
+  const salt = walk.top('');
+  const elements = walk.repr(value, '').slice(1);
+  const all = options.base === undefined ? elements : [...options.base, ...elements];
+  return { digest: sha256Concat([Uint8Array.of(TAG.part), salt, Uint8Array.of(0x5b), ...all]), elements: all };
 }
 
 export type PublicPartCheck =
