@@ -242,3 +242,51 @@ def test_partial_range_reports_outside_requests_unchecked():
     r = v.finish()
     assert r.ok, [p.code for p in r.problems]
     assert [(n.code, n.location["seq"]) for n in r.notices] == [("APPROVAL_UNCHECKED", 2)]
+
+
+# ------------------------------------------------------------------------------------------- the CLI
+
+def _journal_of(tmp_path, c):
+    """A journal directory holding a vector chain: journal.json with the case's genesis, one bucket with its lines."""
+    import subprocess  # noqa: F401
+    from stepchain import open_journal
+    path = tmp_path / c["id"]
+    open_journal(str(path), fmt="stepchain/v3", fsync="none").close()
+    meta = json.loads((path / "journal.json").read_text("utf-8"))
+    (path / "journal.json").write_text(canonical_json({**meta, "genesis": c["genesis"]}) + "\n", "utf-8")
+    (path / "buckets" / BUCKET).write_text("".join(line + "\n" for line in c["lines"]), "utf-8")
+    for extra in (path / "head.json",):
+        if extra.exists():
+            extra.unlink()
+    return str(path)
+
+
+def test_cli_verify_with_approver(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+    pkg = str(Path(__file__).resolve().parents[1])
+
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "stepchain", "verify", *args], capture_output=True, text=True, cwd=pkg, timeout=120)
+
+    by_id = {c["id"]: c for c in DOC["cases"]}
+    (tmp_path / "alice.pub").write_text(by_id["valid"]["approvers"][0]["public_key"], "ascii")
+    (tmp_path / "mallory.pub").write_text(by_id["wrong-signer"]["approvers"][0]["public_key"], "ascii")
+    valid = _journal_of(tmp_path, by_id["valid"])
+    before = {p: p.read_bytes() for p in Path(valid).rglob("*") if p.is_file()}
+    ok = run(valid, "--approver", str(tmp_path / "alice.pub"), "--json")
+    assert ok.returncode == 0, ok.stderr
+    assert json.loads(ok.stdout)["report"]["approvals"] == by_id["valid"]["expect"]["approvals"]
+    assert "approved pay_invoice (request req-1, seq 1) by alice (pinned) at seq 2, executed at seq 3" in ok.stderr
+    unpinned = run(valid, "--json")
+    assert unpinned.returncode == 0 and [n["code"] for n in json.loads(unpinned.stdout)["report"]["notices"]] == ["APPROVER_UNPINNED"]
+    assert "(not pinned)" in unpinned.stderr
+    wrong = run(valid, "--approver", str(tmp_path / "mallory.pub"), "--json")
+    assert wrong.returncode == 1 and [p["code"] for p in json.loads(wrong.stdout)["report"]["problems"]] == ["APPROVER_UNKNOWN"]
+    denied = run(_journal_of(tmp_path, by_id["denied-then-executed"]), "--approver", str(tmp_path / "alice.pub"))
+    assert denied.returncode == 1 and "APPROVAL_DENIED" in denied.stderr and "denied   pay_invoice" in denied.stderr
+    (tmp_path / "bad.pub").write_text("not a key", "ascii")
+    assert run(valid, "--approver", str(tmp_path / "bad.pub")).returncode == 2
+    assert run(valid, "--approver", str(tmp_path / "alice.pub"), "--approver", str(tmp_path / "alice.pub")).returncode == 2
+    assert {p: p.read_bytes() for p in Path(valid).rglob("*") if p.is_file()} == before  # read-only
