@@ -290,3 +290,39 @@ def test_cli_verify_with_approver(tmp_path):
     assert run(valid, "--approver", str(tmp_path / "bad.pub")).returncode == 2
     assert run(valid, "--approver", str(tmp_path / "alice.pub"), "--approver", str(tmp_path / "alice.pub")).returncode == 2
     assert {p: p.read_bytes() for p in Path(valid).rglob("*") if p.is_file()} == before  # read-only
+
+
+def test_typescript_and_python_cli_agree(tmp_path):
+    """The same journal directories and a partial receipt the TypeScript CLI exported, through both CLIs: the same
+    problems, notices and approvals."""
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2]
+    cli = root / "dist" / "cli" / "main.js"
+    node = shutil.which("node")
+    if node is None or not cli.exists():
+        pytest.skip("needs node and the built CLI (npm run build)")
+
+    def both(*args):
+        t = subprocess.run([node, str(cli), "verify", *args, "--json"], capture_output=True, text=True, timeout=300)
+        p = subprocess.run([sys.executable, "-m", "stepchain", "verify", *args, "--json"], capture_output=True, text=True,
+                           cwd=str(root / "python"), timeout=300)
+        assert (t.returncode, p.returncode) in ((0, 0), (1, 1)), (t.stderr, p.stderr)
+        t, p = json.loads(t.stdout)["report"], json.loads(p.stdout)["report"]
+        pick = lambda ps: [(x["code"], x["location"]) for x in ps]  # noqa: E731
+        assert pick(t["problems"]) == pick(p["problems"])
+        assert pick(t["warnings"]) == pick(p["warnings"] + p["notices"])
+        assert t.get("approvals") == p.get("approvals")
+        return p
+
+    by_id = {c["id"]: c for c in DOC["cases"]}
+    (tmp_path / "alice.pub").write_text(by_id["valid"]["approvers"][0]["public_key"], "ascii")
+    pin = ["--approver", str(tmp_path / "alice.pub")]
+    valid = _journal_of(tmp_path, by_id["valid"])
+    assert both(valid, *pin)["approvals"][0]["status"] == "granted"
+    assert [x["code"] for x in both(_journal_of(tmp_path, by_id["signature-not-the-named-key"]))["problems"]] == ["APPROVAL_INVALID", "APPROVAL_MISSING"]
+    receipt = str(tmp_path / "part.tar")
+    subprocess.run([node, str(cli), "export", valid, "-o", receipt, "--from", "2"], check=True, capture_output=True, timeout=300)
+    assert [x["code"] for x in both(receipt, *pin)["notices"]] == ["APPROVAL_UNCHECKED"]
