@@ -291,7 +291,9 @@ class ApprovalLedger:
         meta = r.get("meta")
         named = meta.get("approval") if isinstance(meta, dict) and isinstance(meta.get("approval"), dict) else None
         call = r.get("tool_call") if isinstance(r.get("tool_call"), dict) else None
-        hidden = call is None or has_marker(call.get("name")) or has_marker(call.get("arguments"))
+        # Withheld (a publication), stored apart or erased: the call itself is a marker, a member of it is withheld, or its
+        # name or arguments hold one. Then, and only then, it is not compared (§5 step 5).
+        hidden = call is not None and (any(k.startswith(RESERVED) for k in call) or has_marker(call.get("name")) or has_marker(call.get("arguments")))
         digest = None
         if call is not None and not hidden and "name" in call and "arguments" in call:
             digest = presented_digest(call["name"], call["arguments"])
@@ -340,8 +342,12 @@ class ApprovalLedger:
                       f"(effect {json.dumps(req.effect[0])} at seq {req.effect[1]} used it): one grant, one effect", seq, "meta")
             return
         req.effect = (eid, seq)
-        if req.input is not None and digest is not None and digest != req.input["digest"]:
-            self._add("APPROVAL_MISMATCH", f"seq {seq}: effect {json.dumps(eid)} executes a call (digest {digest}) other than the one presented "
+        # A call that holds no marker is in hand: one with no digest (not exactly {name, arguments}, or not JSON that
+        # canonicalizes) is not the presented call (§5 step 3), never "withheld" (step 5 is for markers only).
+        if req.input is not None and not hidden and digest != req.input["digest"]:
+            what = (f"a call (digest {digest})" if digest is not None else
+                    "a tool_call that is not a call as presented (an object with name and arguments that canonicalizes)")
+            self._add("APPROVAL_MISMATCH", f"seq {seq}: effect {json.dumps(eid)} executes {what} other than the one presented "
                       f"by request {json.dumps(rid)} and granted (digest {req.input['digest']}): the tool name or arguments were changed after "
                       "approval", seq, "tool_call")
         elif req.input is None or digest is None:

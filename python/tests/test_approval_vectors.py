@@ -183,6 +183,15 @@ def test_effect_with_another_request_hash_is_mismatch():
     assert codes == [("APPROVAL_MISMATCH", 3, "meta")]
 
 
+@pytest.mark.parametrize("call", [{"name": "pay_invoice"}, {"args": {"amount": 1200}, "name": "pay_invoice"}, "pay_invoice", None])
+def test_effect_whose_call_is_not_a_presented_call_is_mismatch(call):
+    # APPROVALS.md §5 step 3: nothing is withheld here, so the call is compared, and it is not the one presented.
+    # (src/approval/ledger.ts reports these valid with an APPROVAL_UNCHECKED notice "withheld": a divergence, reported.)
+    r, codes = _granted().effect("s3", "req-1", 3, call=call).verify()
+    assert codes == [("APPROVAL_MISMATCH", 3, "tool_call")]
+    assert [n.code for n in r.notices] == []
+
+
 def test_repeated_request_id_is_invalid():
     _, codes = _granted().request("req-1", 3).verify()
     assert codes == [("APPROVAL_INVALID", 3, "step_id")]
