@@ -1,8 +1,9 @@
 /**
  * The Postgres store's parts (spec/PARTS.md §7): table `<schema>.parts (journal, address, bytes, size)`
  * with primary key `(journal, address)`, and the writer's private index `<schema>.part_index (journal, key,
- * address)`. Created on first use (`IF NOT EXISTS`), so a schema written before parts existed needs no
- * migration to read. A part is committed by its own statement before any line that references it.
+ * address)`. Created on first use (`IF NOT EXISTS`, under the migration's advisory lock), so a schema
+ * written before parts existed needs no migration to read. A part is committed by its own statement before
+ * any line that references it.
  */
 import { StoreError } from '../errors.js';
 import type { PartPayload, PartStore } from '../parts.js';
@@ -16,6 +17,7 @@ export class PostgresPartStore implements PartStore {
   private readonly index: string;
   private readonly keys: string;
   private readonly schema: string;
+  private readonly schemaName: string;
 
   /** `pool`: the store's pool; `schema`: its schema name (checked as the store checks it); `journal`: the journal's id. */
   constructor(
@@ -24,19 +26,46 @@ export class PostgresPartStore implements PartStore {
     private readonly journal: string,
   ) {
     const t = tablesIn(schema);
+    this.schemaName = t.schema;
     this.schema = `"${t.schema}"`;
     this.parts = `${this.schema}.parts`;
     this.index = `${this.schema}.part_index`;
     this.keys = `${this.schema}.part_keys`;
   }
 
+  /**
+   * The part tables, created once per schema: concurrent CREATE TABLE IF NOT EXISTS from several sessions
+   * race on the catalogs (a unique violation in pg_type), so they are created in one transaction under the
+   * advisory lock the schema's migration takes (schema.ts), after a look that finds them in place without it.
+   */
   private init(): Promise<void> {
     this.ready ??= (async () => {
-      await this.pool.query(`CREATE SCHEMA IF NOT EXISTS ${this.schema}`);
-      await this.pool.query(`CREATE TABLE IF NOT EXISTS ${this.parts} (journal text NOT NULL, address text NOT NULL, bytes bytea NOT NULL, size integer NOT NULL, PRIMARY KEY (journal, address))`);
-      await this.pool.query(`CREATE TABLE IF NOT EXISTS ${this.index} (journal text NOT NULL, key text NOT NULL, address text NOT NULL, PRIMARY KEY (journal, key))`);
-      await this.pool.query(`CREATE TABLE IF NOT EXISTS ${this.keys} (journal text PRIMARY KEY, key text NOT NULL)`);
-    })();
+      const { rows } = await this.pool.query<{ n: number }>(
+        'SELECT count(to_regclass(t)) AS n FROM unnest($1::text[]) AS t',
+        [[this.parts, this.index, this.keys]],
+      );
+      if (Number(rows[0]?.n) === 3) return;
+      const client = await this.pool.connect();
+      let broken = false;
+      try {
+        await client.query('BEGIN');
+        await client.query(`SELECT pg_advisory_xact_lock(hashtext('stepchain:migrate'), hashtext($1))`, [this.schemaName]);
+        await client.query(`CREATE SCHEMA IF NOT EXISTS ${this.schema}`);
+        await client.query(`CREATE TABLE IF NOT EXISTS ${this.parts} (journal text NOT NULL, address text NOT NULL, bytes bytea NOT NULL, size integer NOT NULL, PRIMARY KEY (journal, address))`);
+        await client.query(`CREATE TABLE IF NOT EXISTS ${this.index} (journal text NOT NULL, key text NOT NULL, address text NOT NULL, PRIMARY KEY (journal, key))`);
+        await client.query(`CREATE TABLE IF NOT EXISTS ${this.keys} (journal text PRIMARY KEY, key text NOT NULL)`);
+        await client.query('COMMIT');
+      } catch (e) {
+        broken = true;
+        await client.query('ROLLBACK').catch(() => {});
+        throw e;
+      } finally {
+        client.release(broken);
+      }
+    })().catch((e: unknown) => {
+      this.ready = null; // the next call tries again
+      throw e;
+    });
     return this.ready;
   }
 
