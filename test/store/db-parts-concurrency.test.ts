@@ -1,0 +1,73 @@
+/**
+ * Parts of several stepchain/v3 journals written at once into one database store (spec/SQLITE.md §4.2,
+ * POSTGRES.md §4.2): in SQLite, one store's journals appending concurrently in one process (their parts once
+ * went through connections of their own, which waited on the store's writer with the event loop blocked:
+ * SQLITE_BUSY); in Postgres, the first writes of v3 journals on several sessions into a fresh schema (their
+ * part tables were created by racing CREATE TABLE IF NOT EXISTS: a unique violation in pg_type).
+ */
+import { join } from 'node:path';
+import { describe, expect, test } from 'vitest';
+import type { Store, StepInput } from '../../src/store/index.js';
+import { SqliteStore } from '../../src/store/sqlite/index.js';
+import { PostgresStore } from '../../src/store/postgres/index.js';
+import { postgresHarness } from '../helpers/postgres.js';
+import { tempDir } from '../helpers/tmp.js';
+
+const dir = tempDir('stepchain-db-parts-');
+const pg = await postgresHarness('dbparts', 4);
+
+/** A step whose result is large enough to become a part (over the 1 KiB threshold), distinct per journal and step. */
+function step(journal: number, i: number): StepInput {
+  return { input: { journal, i }, result: { text: `journal ${journal} step ${i}: ` + `word${journal}-${i} `.repeat(150) } };
+}
+
+/** Every journal's steps read back exactly (their parts resolved) and verify without problems. */
+async function expectIntact(store: Store, ids: string[], steps: number): Promise<void> {
+  for (const [n, id] of ids.entries()) {
+    const j = await store.open(id, { readOnly: true });
+    const back: unknown[] = [];
+    for await (const r of j.read()) back.push(r.result);
+    expect(back).toEqual(Array.from({ length: steps }, (_, i) => step(n, i).result));
+    expect((await j.verify()).problems).toEqual([]);
+    await j.close();
+  }
+}
+
+describe('SQLite: v3 journals of one store written at once in one process', () => {
+  test('every journal is created and appended to (no SQLITE_BUSY), and every part is there', async () => {
+    const store = new SqliteStore(join(dir, 'one.db'), { fsync: 'none', lockTimeoutMs: 60_000 });
+    const workers = 4;
+    const each = 6;
+    // As an agent host does: runs started at once, each a journal of its own (created, appended to, closed),
+    // so one journal's first part writes come while another journal's transaction holds the write lock.
+    const ids = Array.from({ length: workers * each }, (_, n) => `run-${n}`);
+    await Promise.all(Array.from({ length: workers }, async (_, w) => {
+      for (let k = 0; k < each; k++) {
+        const n = w * each + k;
+        const j = await store.create(ids[n]!, { format: 'stepchain/v3' });
+        await j.appendMany([step(n, 0), step(n, 1)]);
+        await j.close();
+      }
+    }));
+    await expectIntact(store, ids, 2);
+    await store.close();
+  }, 240_000);
+});
+
+describe('Postgres: the first writes of v3 journals into a fresh schema, at once', () => {
+  test('every journal stores its parts (no unique violation on the part tables), in each of several fresh schemas', async () => {
+    const writers = 8;
+    const ids = Array.from({ length: writers }, (_, n) => `w${n}`);
+    for (let round = 0; round < 3; round++) {
+      // Two stores (two pools) on one fresh schema: the journals' first part writes meet on sessions of both.
+      const schema = pg.schemaName();
+      const stores = [0, 1].map(() => pg.track(new PostgresStore({ connectionString: pg.url, schema, connection: { max: writers } })));
+      const journals = [];
+      for (const [n, id] of ids.entries()) journals.push(await stores[n % 2]!.create(id, { format: 'stepchain/v3' }));
+      const outcomes = await Promise.allSettled(journals.map((j, n) => j.appendMany([step(n, 0), step(n, 1)])));
+      expect(outcomes.filter((o) => o.status === 'rejected').map((o) => String((o as PromiseRejectedResult).reason))).toEqual([]);
+      await Promise.all(journals.map((j) => j.close()));
+      await expectIntact(stores[0]!, ids, 2);
+    }
+  }, 240_000);
+});
