@@ -69,6 +69,7 @@ function ensureKey(db: Connection, journal: string): string {
 }
 
 export class SqlitePartStore implements PartStore {
+  /** Whether the part tables are known to exist. */
   private created = false;
 
   /**
@@ -85,7 +86,13 @@ export class SqlitePartStore implements PartStore {
   private read<T>(doing: string, absent: T, fn: (db: Connection) => T): T {
     const on = this.on;
     if (!(on instanceof SqliteFile)) return fn(this.given(on));
-    return on.read(`${doing} journal ${this.journal}`, (db) => (hasTables(db) ? fn(db) : absent)) ?? absent;
+    return (
+      on.read(`${doing} journal ${this.journal}`, (db) => {
+        // Once seen, the tables stay: nothing drops them.
+        if (!this.created && !(this.created = hasTables(db))) return absent;
+        return fn(db);
+      }) ?? absent
+    );
   }
 
   /** Runs a write with the part tables present: a transaction queued on the store's writer, or on the given connection. */
