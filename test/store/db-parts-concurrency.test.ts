@@ -71,3 +71,32 @@ describe('Postgres: the first writes of v3 journals into a fresh schema, at once
     }
   }, 240_000);
 });
+
+describe.each([
+  ['sqlite', () => new SqliteStore(join(dir, 'remove.db'), { fsync: 'none' })],
+  ['postgres', () => pg.store()],
+] as const)('remove takes a v3 journal\'s parts and part key with it: %s store', (_name, make) => {
+  test('a journal made again under the id holds none of the old parts and has a new part key', async () => {
+    const store = make();
+    const old = await store.create('again', { format: 'stepchain/v3' });
+    await old.append(step(0, 0));
+    const oldParts: string[] = [];
+    for await (const a of old.parts!.store.list()) oldParts.push(a);
+    expect(oldParts.length).toBeGreaterThan(0);
+    const oldKey = await old.parts!.store.key();
+    await old.close();
+    await store.remove('again');
+    const fresh = await store.create('again', { format: 'stepchain/v3' });
+    for (const a of oldParts) expect(await fresh.parts!.store.has(a)).toBe(false);
+    expect(Buffer.from(await fresh.parts!.store.key()).equals(Buffer.from(oldKey))).toBe(false);
+    await fresh.append(step(1, 0));
+    await fresh.close();
+    const j = await store.open('again', { readOnly: true });
+    const back: unknown[] = [];
+    for await (const r of j.read()) back.push(r.result);
+    expect(back).toEqual([step(1, 0).result]);
+    expect((await j.verify()).problems).toEqual([]);
+    await j.close();
+    if (store instanceof SqliteStore) await store.close();
+  }, 120_000);
+});
