@@ -10,6 +10,7 @@ import { describe, expect, test } from 'vitest';
 import type { Store, StepInput } from '../../src/store/index.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
 import { PostgresStore } from '../../src/store/postgres/index.js';
+import { connect } from '../../src/store/sqlite/driver.js';
 import { postgresHarness } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -99,4 +100,39 @@ describe.each([
     await j.close();
     if (store instanceof SqliteStore) await store.close();
   }, 120_000);
+});
+
+describe('a reader of a v3 journal creates no part tables', () => {
+  const readEverything = async (store: Store): Promise<void> => {
+    const j = await store.open('empty', { readOnly: true });
+    for await (const _ of j.read()) void _;
+    expect((await j.verify()).problems).toEqual([]);
+    const parts = (j as unknown as { parts: { store: { list(): AsyncIterable<string>; get(a: string): Promise<unknown>; lookup(k: string): Promise<unknown> } } }).parts.store;
+    for await (const _ of parts.list()) void _;
+    expect(await parts.get(`sha256:${'0'.repeat(64)}`)).toBe(null);
+    expect(await parts.lookup('0'.repeat(64))).toBe(null);
+    await j.close();
+  };
+
+  test('sqlite', async () => {
+    const file = join(dir, 'reader.db');
+    const writer = new SqliteStore(file, { fsync: 'none' });
+    await (await writer.create('empty', { format: 'stepchain/v3' })).close();
+    await writer.close();
+    const reader = new SqliteStore(file);
+    await readEverything(reader);
+    await reader.close();
+    const db = connect(file, {});
+    expect(db.prepare(`SELECT name FROM sqlite_schema WHERE name LIKE 'part%'`).all()).toEqual([]);
+    db.close();
+  });
+
+  test('postgres', async () => {
+    const schema = pg.schemaName();
+    const writer = pg.track(new PostgresStore({ connectionString: pg.url, schema }));
+    await (await writer.create('empty', { format: 'stepchain/v3' })).close();
+    await readEverything(pg.track(new PostgresStore({ connectionString: pg.url, schema })));
+    const { rows } = await pg.admin.query(`SELECT to_regclass('"${schema}".parts')::text AS t`);
+    expect(rows[0].t).toBe(null);
+  });
 });

@@ -13,6 +13,7 @@ import { tablesIn } from './schema.js';
 
 export class PostgresPartStore implements PartStore {
   private ready: Promise<void> | null = null;
+  private seen = false;
   private readonly parts: string;
   private readonly index: string;
   private readonly keys: string;
@@ -40,11 +41,7 @@ export class PostgresPartStore implements PartStore {
    */
   private init(): Promise<void> {
     this.ready ??= (async () => {
-      const { rows } = await this.pool.query<{ n: number }>(
-        'SELECT count(to_regclass(t)) AS n FROM unnest($1::text[]) AS t',
-        [[this.parts, this.index, this.keys]],
-      );
-      if (Number(rows[0]?.n) === 3) return;
+      if (await this.present()) return;
       const client = await this.pool.connect();
       let broken = false;
       try {
@@ -69,8 +66,16 @@ export class PostgresPartStore implements PartStore {
     return this.ready;
   }
 
+  /** Whether the three part tables exist (a look, no write; once true, kept: nothing drops them). */
+  private async present(): Promise<boolean> {
+    if (this.seen) return true;
+    const { rows } = await this.pool.query<{ n: string }>('SELECT count(to_regclass(t)) AS n FROM unnest($1::text[]) AS t', [[this.parts, this.index, this.keys]]);
+    this.seen = Number(rows[0]?.n) === 3;
+    return this.seen;
+  }
+
   async get(address: string, size?: number): Promise<Uint8Array | { size: number } | null> {
-    await this.init();
+    if (!(await this.present())) return null; // no part tables yet: no parts, and a reader creates nothing
     const want = size ?? null;
     const { rows } = await this.pool.query<{ size: number; bytes: Buffer | null }>(
       `SELECT size, CASE WHEN $3::integer IS NULL OR size = $3::integer THEN bytes END AS bytes FROM ${this.parts} WHERE journal = $1 AND address = $2`,
@@ -83,7 +88,7 @@ export class PostgresPartStore implements PartStore {
   }
 
   async has(address: string): Promise<boolean> {
-    await this.init();
+    if (!(await this.present())) return false; // no part tables yet: no parts, and a reader creates nothing
     const { rows } = await this.pool.query(`SELECT 1 FROM ${this.parts} WHERE journal = $1 AND address = $2`, [this.journal, address]);
     return rows.length > 0;
   }
@@ -108,7 +113,7 @@ export class PostgresPartStore implements PartStore {
   }
 
   async lookup(indexKey: string): Promise<string | null> {
-    await this.init();
+    if (!(await this.present())) return null; // no part tables yet: no parts, and a reader creates nothing
     const { rows } = await this.pool.query<{ address: string }>(`SELECT address FROM ${this.index} WHERE journal = $1 AND key = $2`, [this.journal, indexKey]);
     return rows[0]?.address ?? null;
   }
@@ -129,7 +134,7 @@ export class PostgresPartStore implements PartStore {
   }
 
   async *list(): AsyncIterable<string> {
-    await this.init();
+    if (!(await this.present())) return; // no part tables yet: no parts, and a reader creates nothing
     const { rows } = await this.pool.query<{ address: string }>(`SELECT address FROM ${this.parts} WHERE journal = $1 ORDER BY address`, [this.journal]);
     for (const r of rows) yield r.address;
   }
