@@ -13,6 +13,7 @@ import { PostgresStore } from '../../src/store/postgres/index.js';
 import { connect } from '../../src/store/sqlite/driver.js';
 import { postgresHarness } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/tmp.js';
+import { runChild } from './helpers.js';
 
 const dir = tempDir('stepchain-db-parts-');
 const pg = await postgresHarness('dbparts', 4);
@@ -135,4 +136,26 @@ describe('a reader of a v3 journal creates no part tables', () => {
     const { rows } = await pg.admin.query(`SELECT to_regclass('"${schema}".parts')::text AS t`);
     expect(rows[0].t).toBe(null);
   });
+});
+
+describe('a part write that failed is not referenced by a later append', () => {
+  test('sqlite: the parts of an append refused at LOCK_TIMEOUT are made again by the next append of the same value', async () => {
+    const store = new SqliteStore(join(dir, 'refused.db'), { fsync: 'none', lockTimeoutMs: 300 });
+    const j = await store.create('j', { format: 'stepchain/v3' });
+    await j.append({ input: 'first' }); // the part key is kept
+    // Another process holds the write lock: the append's part write gives up (LOCK_TIMEOUT), nothing stored.
+    const holder = runChild('sqlite-hold.mjs', [store.file, 'j']);
+    await holder.waitFor((l) => l.startsWith('holding '), 60_000);
+    expect(await j.append(step(0, 0)).catch((e: { code?: string }) => e.code)).toBe('LOCK_TIMEOUT');
+    holder.proc.kill('SIGKILL');
+    await holder.exited;
+    // The same value again: its line must reference a part that is stored, not the one the writer made before.
+    await j.append(step(0, 0));
+    expect((await j.verify()).problems).toEqual([]);
+    const back: unknown[] = [];
+    for await (const r of j.read()) back.push(r.result);
+    expect(back).toEqual([null, step(0, 0).result]);
+    await j.close();
+    await store.close();
+  }, 120_000);
 });
