@@ -60,12 +60,12 @@ describe('Postgres: the first writes of v3 journals into a fresh schema, at once
   test('every journal stores its parts (no unique violation on the part tables), in each of several fresh schemas', async () => {
     const writers = 8;
     const ids = Array.from({ length: writers }, (_, n) => `w${n}`);
-    for (let round = 0; round < 3; round++) {
-      // Two stores (two pools) on one fresh schema: the journals' first part writes meet on sessions of both.
+    for (let round = 0; round < 5; round++) {
+      // Four stores (four pools) on one fresh schema: the journals' first part writes meet on sessions of all.
       const schema = pg.schemaName();
-      const stores = [0, 1].map(() => pg.track(new PostgresStore({ connectionString: pg.url, schema, connection: { max: writers } })));
+      const stores = [0, 1, 2, 3].map(() => pg.track(new PostgresStore({ connectionString: pg.url, schema, connection: { max: writers } })));
       const journals = [];
-      for (const [n, id] of ids.entries()) journals.push(await stores[n % 2]!.create(id, { format: 'stepchain/v3' }));
+      for (const [n, id] of ids.entries()) journals.push(await stores[n % 4]!.create(id, { format: 'stepchain/v3' }));
       const outcomes = await Promise.allSettled(journals.map((j, n) => j.appendMany([step(n, 0), step(n, 1)])));
       expect(outcomes.filter((o) => o.status === 'rejected').map((o) => String((o as PromiseRejectedResult).reason))).toEqual([]);
       await Promise.all(journals.map((j) => j.close()));
