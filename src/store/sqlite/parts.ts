@@ -105,14 +105,15 @@ export class SqlitePartStore implements PartStore {
       });
     }
     const db = this.given(on);
-    const own = !db.inTransaction;
-    if (own) db.exec('BEGIN IMMEDIATE');
+    // In the caller's transaction (a fork, an erasure): an error throws here, at once, and the caller rolls back.
+    if (db.inTransaction) return Promise.resolve(fn(db));
+    db.exec('BEGIN IMMEDIATE');
     try {
       const out = fn(db);
-      if (own) db.exec('COMMIT');
+      db.exec('COMMIT');
       return Promise.resolve(out);
     } catch (e) {
-      if (own && db.inTransaction) db.exec('ROLLBACK');
+      if (db.inTransaction) db.exec('ROLLBACK');
       return Promise.reject(e);
     }
   }
