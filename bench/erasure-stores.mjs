@@ -22,7 +22,7 @@ const root = mkdtempSync(join(tmpdir(), 'stepchain-bench-erase-stores-'));
 const ms = (t) => Number(process.hrtime.bigint() - t) / 1e6;
 const say = (s) => console.log(s);
 
-async function measure(name, makeStore, { size, writers = 1 } = {}) {
+async function measure(name, makeStore, { size, writers = 8 } = {}) {
   // (1) one value in a journal of STEPS steps
   const store = makeStore('one');
   const j = await store.create('j', { format: 'stepchain/v3' });
@@ -39,20 +39,15 @@ async function measure(name, makeStore, { size, writers = 1 } = {}) {
   say(`${name}: erase one value, journal of ${STEPS} steps: median ${times[times.length >> 1].toFixed(1)} ms, min ${times[0].toFixed(1)} ms, max ${times[times.length - 1].toFixed(1)} ms (${REPEAT} erasures)`);
 
   // (2) one subject across a store of RUNS runs
-  // Built by `writers` concurrent writers (the build is not what is measured; SQLite builds without fsync,
-  // and with one writer: concurrent appends to several v3 journals of one SqliteStore in one process meet
-  // SQLITE_BUSY, the part store's own connection waiting on the writer's lock).
+  // Built by `writers` concurrent writers (the build is not what is measured; SQLite builds without fsync).
   const builder = makeStore('many', { build: true });
   let t = process.hrtime.bigint();
-  // Run 0 alone first: a v3 journal's first write creates the parts tables (CREATE TABLE IF NOT EXISTS, which
-  // Postgres does not serialize between concurrent sessions: a unique violation in pg_type).
   let next = 0;
   const one = async (i) => {
     const run = await builder.create(`run-${String(i).padStart(6, '0')}`, { format: 'stepchain/v3' });
     await run.appendMany([step(3 * i, i % EVERY === 0), step(3 * i + 1, false), step(3 * i + 2, false)]);
     await run.close();
   };
-  await one(next++);
   await Promise.all(Array.from({ length: writers }, async () => {
     for (let i = next++; i < RUNS; i = next++) {
       await one(i);
@@ -81,7 +76,7 @@ try {
     });
     if (!msg.url) throw new Error(msg.error);
     try {
-      await measure('Postgres (fsync on, synchronous_commit on)', (n) => new PostgresStore({ connectionString: msg.url, schema: `bench_erase_${n}` }), { writers: 8 });
+      await measure('Postgres (fsync on, synchronous_commit on)', (n) => new PostgresStore({ connectionString: msg.url, schema: `bench_erase_${n}` }));
     } finally {
       if (runner.connected) runner.disconnect();
       await exited;

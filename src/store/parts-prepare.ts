@@ -69,7 +69,14 @@ export async function substituteParts(step: PreparedStep, writer: PartWriter): P
  * the store's part key) and a reader per read. Journals of v1/v2 have none.
  */
 export class JournalParts {
-  private writer: Promise<PartWriter> | null = null;
+  /**
+   * The writer (its part key read or drawn on first use) and the writes of the parts it made, in the order
+   * it made them. The writer remembers every part it made and references it again without storing it
+   * again, so a call's lines may only be written once every part made before its own is durable: its write
+   * waits for the earlier ones, and fails when one of them failed. A failed write also drops the writer and
+   * its memory (the next call starts a new one), so no later line references a part that was never stored.
+   */
+  private current: { writer: Promise<PartWriter>; stored: Promise<void> } | null = null;
 
   constructor(
     readonly store: PartStore,
@@ -79,9 +86,12 @@ export class JournalParts {
   /** Substitutes parts in prepared v3 steps and stores the new parts (before the caller writes any line). */
   async prepare(steps: readonly PreparedStep[]): Promise<PreparedStep[]> {
     if (steps.every((s) => s.profile.version !== 3)) return [...steps];
-    this.writer ??= this.store.key().then((key) => new PartWriter(key, this.store, { threshold: this.threshold }));
-    const writer = await this.writer.catch((e: unknown) => {
-      this.writer = null;
+    const state = (this.current ??= { writer: this.store.key().then((key) => new PartWriter(key, this.store, { threshold: this.threshold })), stored: Promise.resolve() });
+    const forget = (): void => {
+      if (this.current === state) this.current = null;
+    };
+    const writer = await state.writer.catch((e: unknown) => {
+      forget();
       throw e;
     });
     const out: PreparedStep[] = [];
@@ -95,7 +105,13 @@ export class JournalParts {
       out.push(done.step);
       parts.push(...done.parts);
     }
-    if (parts.length > 0) await this.store.put(parts);
+    // After every part the writer made before these (which these steps may reference), in order.
+    const stored = state.stored.then(() => (parts.length > 0 ? this.store.put(parts) : undefined));
+    state.stored = stored;
+    await stored.catch((e: unknown) => {
+      forget();
+      throw e;
+    });
     return out;
   }
 

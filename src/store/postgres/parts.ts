@@ -1,8 +1,9 @@
 /**
  * The Postgres store's parts (spec/PARTS.md §7): table `<schema>.parts (journal, address, bytes, size)`
  * with primary key `(journal, address)`, and the writer's private index `<schema>.part_index (journal, key,
- * address)`. Created on first use (`IF NOT EXISTS`), so a schema written before parts existed needs no
- * migration to read. A part is committed by its own statement before any line that references it.
+ * address)`. Created on first use (`IF NOT EXISTS`, under the migration's advisory lock), so a schema
+ * written before parts existed needs no migration to read. A part is committed by its own statement before
+ * any line that references it.
  */
 import { StoreError } from '../errors.js';
 import type { PartPayload, PartStore } from '../parts.js';
@@ -12,10 +13,12 @@ import { tablesIn } from './schema.js';
 
 export class PostgresPartStore implements PartStore {
   private ready: Promise<void> | null = null;
+  private seen = false;
   private readonly parts: string;
   private readonly index: string;
   private readonly keys: string;
   private readonly schema: string;
+  private readonly schemaName: string;
 
   /** `pool`: the store's pool; `schema`: its schema name (checked as the store checks it); `journal`: the journal's id. */
   constructor(
@@ -24,24 +27,55 @@ export class PostgresPartStore implements PartStore {
     private readonly journal: string,
   ) {
     const t = tablesIn(schema);
+    this.schemaName = t.schema;
     this.schema = `"${t.schema}"`;
     this.parts = `${this.schema}.parts`;
     this.index = `${this.schema}.part_index`;
     this.keys = `${this.schema}.part_keys`;
   }
 
+  /**
+   * The part tables, created once per schema: concurrent CREATE TABLE IF NOT EXISTS from several sessions
+   * race on the catalogs (a unique violation in pg_type), so they are created in one transaction under the
+   * advisory lock the schema's migration takes (schema.ts), after a look that finds them in place without it.
+   */
   private init(): Promise<void> {
     this.ready ??= (async () => {
-      await this.pool.query(`CREATE SCHEMA IF NOT EXISTS ${this.schema}`);
-      await this.pool.query(`CREATE TABLE IF NOT EXISTS ${this.parts} (journal text NOT NULL, address text NOT NULL, bytes bytea NOT NULL, size integer NOT NULL, PRIMARY KEY (journal, address))`);
-      await this.pool.query(`CREATE TABLE IF NOT EXISTS ${this.index} (journal text NOT NULL, key text NOT NULL, address text NOT NULL, PRIMARY KEY (journal, key))`);
-      await this.pool.query(`CREATE TABLE IF NOT EXISTS ${this.keys} (journal text PRIMARY KEY, key text NOT NULL)`);
-    })();
+      if (await this.present()) return;
+      const client = await this.pool.connect();
+      let broken = false;
+      try {
+        await client.query('BEGIN');
+        await client.query(`SELECT pg_advisory_xact_lock(hashtext('stepchain:migrate'), hashtext($1))`, [this.schemaName]);
+        await client.query(`CREATE SCHEMA IF NOT EXISTS ${this.schema}`);
+        await client.query(`CREATE TABLE IF NOT EXISTS ${this.parts} (journal text NOT NULL, address text NOT NULL, bytes bytea NOT NULL, size integer NOT NULL, PRIMARY KEY (journal, address))`);
+        await client.query(`CREATE TABLE IF NOT EXISTS ${this.index} (journal text NOT NULL, key text NOT NULL, address text NOT NULL, PRIMARY KEY (journal, key))`);
+        await client.query(`CREATE TABLE IF NOT EXISTS ${this.keys} (journal text PRIMARY KEY, key text NOT NULL)`);
+        await client.query('COMMIT');
+      } catch (e) {
+        broken = true;
+        await client.query('ROLLBACK').catch(() => {});
+        throw e;
+      } finally {
+        client.release(broken);
+      }
+    })().catch((e: unknown) => {
+      this.ready = null; // the next call tries again
+      throw e;
+    });
     return this.ready;
   }
 
+  /** Whether the three part tables exist (a look, no write; once true, kept: nothing drops them). */
+  private async present(): Promise<boolean> {
+    if (this.seen) return true;
+    const { rows } = await this.pool.query<{ n: string }>('SELECT count(to_regclass(t)) AS n FROM unnest($1::text[]) AS t', [[this.parts, this.index, this.keys]]);
+    this.seen = Number(rows[0]?.n) === 3;
+    return this.seen;
+  }
+
   async get(address: string, size?: number): Promise<Uint8Array | { size: number } | null> {
-    await this.init();
+    if (!(await this.present())) return null; // no part tables yet: no parts, and a reader creates nothing
     const want = size ?? null;
     const { rows } = await this.pool.query<{ size: number; bytes: Buffer | null }>(
       `SELECT size, CASE WHEN $3::integer IS NULL OR size = $3::integer THEN bytes END AS bytes FROM ${this.parts} WHERE journal = $1 AND address = $2`,
@@ -54,7 +88,7 @@ export class PostgresPartStore implements PartStore {
   }
 
   async has(address: string): Promise<boolean> {
-    await this.init();
+    if (!(await this.present())) return false; // no part tables yet: no parts, and a reader creates nothing
     const { rows } = await this.pool.query(`SELECT 1 FROM ${this.parts} WHERE journal = $1 AND address = $2`, [this.journal, address]);
     return rows.length > 0;
   }
@@ -79,7 +113,7 @@ export class PostgresPartStore implements PartStore {
   }
 
   async lookup(indexKey: string): Promise<string | null> {
-    await this.init();
+    if (!(await this.present())) return null; // no part tables yet: no parts, and a reader creates nothing
     const { rows } = await this.pool.query<{ address: string }>(`SELECT address FROM ${this.index} WHERE journal = $1 AND key = $2`, [this.journal, indexKey]);
     return rows[0]?.address ?? null;
   }
@@ -100,7 +134,7 @@ export class PostgresPartStore implements PartStore {
   }
 
   async *list(): AsyncIterable<string> {
-    await this.init();
+    if (!(await this.present())) return; // no part tables yet: no parts, and a reader creates nothing
     const { rows } = await this.pool.query<{ address: string }>(`SELECT address FROM ${this.parts} WHERE journal = $1 ORDER BY address`, [this.journal]);
     for (const r of rows) yield r.address;
   }

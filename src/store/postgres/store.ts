@@ -306,8 +306,8 @@ export class PostgresStore implements Store<PostgresJournal>, StoreDiagnostics {
 
   /**
    * Removes journal `id` whole (spec/FILE-STORE.md §15) in one transaction: its head row is locked first, so
-   * a writer mid-commit finishes before it and the next append fails (JOURNAL_NOT_FOUND); its lines, blobs
-   * and row go together or not at all.
+   * a writer mid-commit finishes before it and the next append fails (JOURNAL_NOT_FOUND); its lines, blobs,
+   * parts and row go together or not at all.
    */
   async remove(id: string): Promise<void> {
     assertJournalId(id);
@@ -324,6 +324,12 @@ export class PostgresStore implements Store<PostgresJournal>, StoreDiagnostics {
         await client.query(`DELETE FROM ${ctx.tables.checkpoints} WHERE journal = $1`, [key]);
         await client.query(`DELETE FROM ${ctx.tables.steps} WHERE journal = $1`, [key]);
         await client.query(`DELETE FROM ${ctx.tables.blobs} WHERE journal = $1`, [key]);
+        // A v3 journal's parts, index and part key (§4.3), keyed by id: a journal made again under the id starts without them.
+        for (const table of ['parts', 'part_index', 'part_keys']) {
+          const name = `"${ctx.tables.schema}".${table}`;
+          const found = await client.query<{ t: string | null }>('SELECT to_regclass($1)::text AS t', [name]);
+          if (found.rows[0]?.t != null) await client.query(`DELETE FROM ${name} WHERE journal = $1`, [id]);
+        }
         await client.query(`DELETE FROM ${ctx.tables.journals} WHERE key = $1`, [key]);
         await client.query('COMMIT');
       } catch (e) {

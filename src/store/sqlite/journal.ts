@@ -30,7 +30,6 @@ import { restoreRecord } from '../restore.js';
 import { JournalParts } from '../parts-prepare.js';
 import { withPartProblems } from '../parts-verify.js';
 import { SqlitePartStore } from './parts.js';
-import { connect } from './driver.js';
 import { blobOfRow, clashError, committedSteps, headOfRow, placeLines, rowLines, type LockedHead } from '../rows/lines.js';
 import { catchUpAndFollow, planTreeStep, rowLeaves, stateAtHead, syncTree } from '../rows/tree.js';
 import { knownSteps, sequenceBatch, type Group, type GroupOutcome, type SequencedBatch } from '../sequencer.js';
@@ -59,7 +58,7 @@ export class SqliteJournal implements Journal, LineRewriter {
   readonly config: JournalConfig;
   private readonly queue: CommitQueue;
   private closed = false;
-  /** A stepchain/v3 journal's parts (spec/PARTS.md §7): tables parts and part_index, on a connection of their own. */
+  /** A stepchain/v3 journal's parts (spec/PARTS.md §7): tables parts and part_index, written through the store's writer connection. */
   readonly parts: JournalParts | null;
   private readonly partStore: SqlitePartStore | null;
 
@@ -76,7 +75,8 @@ export class SqliteJournal implements Journal, LineRewriter {
     this.config = meta.config;
     // Nothing is kept between batches: each is its own transaction, and the write lock ends with it.
     this.queue = new CommitQueue({ commit: (groups) => this.commit(groups), beforeBatch: async () => {}, lingerMs: () => null, release: async () => {} });
-    this.partStore = this.genesis.format === 'stepchain/v3' ? new SqlitePartStore(() => connect(ctx.db.file, { timeout: 10_000 }), id) : null;
+    // Through the store's own connections: the writer's queue of transactions, and the reader (parts.ts).
+    this.partStore = this.genesis.format === 'stepchain/v3' ? new SqlitePartStore(ctx.db, id) : null;
     this.parts = this.partStore === null ? null : new JournalParts(this.partStore);
   }
 

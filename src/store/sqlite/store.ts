@@ -160,8 +160,8 @@ export class SqliteStore implements Store<SqliteJournal>, StoreDiagnostics {
 
   /**
    * Removes journal `id` whole (spec/FILE-STORE.md §15) in one transaction: a writer mid-commit finishes
-   * before it (the write lock), and the next append fails (JOURNAL_NOT_FOUND); its lines, blobs, tree and
-   * row go together or not at all.
+   * before it (the write lock), and the next append fails (JOURNAL_NOT_FOUND); its lines, blobs, parts, tree
+   * and row go together or not at all.
    */
   async remove(id: string): Promise<void> {
     assertJournalId(id);
@@ -169,6 +169,10 @@ export class SqliteStore implements Store<SqliteJournal>, StoreDiagnostics {
       const row = findJournal(db, id);
       if (row === null) throw this.notFound(id);
       for (const table of ['run_state', 'tree_tiles', 'tree_state', 'checkpoints', 'steps', 'blobs']) stmt(db, `DELETE FROM ${table} WHERE journal = ?`).run(row.key);
+      // A v3 journal's parts, index and part key (§4.3), keyed by id: a journal made again under the id starts without them.
+      for (const table of ['parts', 'part_index', 'part_keys']) {
+        if (db.prepare(`SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?`).get(table) !== undefined) db.prepare(`DELETE FROM ${table} WHERE journal = ?`).run(id);
+      }
       stmt(db, 'DELETE FROM journals WHERE key = ?').run(row.key);
     });
   }
