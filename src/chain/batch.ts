@@ -6,7 +6,7 @@
  * cost more than the check saved, measured); any other line travels whole. Pure: no Node-only imports.
  */
 import { newSha256Batch, type Sha256Batch } from '../canonical/sha256-batch.js';
-import { sha256IsPortable, toHex } from '../canonical/sha256.js';
+import { sha256Backend, sha256IsPortable, toHex } from '../canonical/sha256.js';
 import { journalFormat } from '../record/formats.js';
 import { checkLineBytes, settleStepHash, type DeferredStepHash, type LineFacts } from './line.js';
 
@@ -68,9 +68,12 @@ const encoder = new TextEncoder();
 /** One batch per thread, reused (its memory kept): the WebAssembly kernel where it compiles, else the portable batch. */
 let lineHashes: Sha256Batch | null = null;
 
-/** The name of the SHA-256 engine the line batches hash with on this platform: 'wasm-simd-4', or the portable one's name. */
+/**
+ * The SHA-256 engine the chain's line hashes go through on this platform: where the hash is portable, the
+ * batch's ('wasm-simd-4', or the portable one's name where WebAssembly is refused); elsewhere the native one's.
+ */
 export function lineHashEngine(): string {
-  return (lineHashes ??= newSha256Batch()).name;
+  return sha256IsPortable() ? (lineHashes ??= newSha256Batch()).name : sha256Backend().name;
 }
 
 /** Hashes the deferred lines' preimages in one batch and settles each comparison. */
