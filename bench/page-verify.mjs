@@ -8,7 +8,9 @@
 // thread, with node:crypto's SHA-256 and with @noble/hashes' (what a browser gets), in CPU time: what the
 // page's per-record work costs apart from the browser.
 //
-//   npm run build && node bench/page-verify.mjs [--steps=100000] [--reps=3] [--receipt=path]
+// --page=path measures another build of the page (say, one built from an earlier commit) against the same CLI.
+//
+//   npm run build && node bench/page-verify.mjs [--steps=100000] [--reps=3] [--receipt=path] [--page=path]
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -22,8 +24,8 @@ import { makeSteps } from './lib/steps.mjs';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const CLI = join(here, '../dist/cli/main.js');
-const PAGE = pathToFileURL(join(here, '../dist/page/verify.html')).href;
 const arg = (name, fallback) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
+const PAGE = pathToFileURL(arg('page', join(here, '../dist/page/verify.html'))).href;
 const STEPS = Number(arg('steps', '100000'));
 const REPS = Number(arg('reps', '3'));
 const median = (xs) => {
@@ -49,6 +51,7 @@ try {
   const page = await browser.newPage();
   await page.goto(PAGE);
   await page.waitForFunction(() => document.body.dataset.state === 'idle', null, { timeout: 60_000 });
+  let lineHash = '';
   const pageOnce = async () => {
     await page.locator('#form').evaluate((f) => f.reset());
     await page.setInputFiles('#receipt', receipt);
@@ -58,6 +61,7 @@ try {
     const ms = performance.now() - t;
     const ok = await page.evaluate(() => document.getElementById('verdict')?.dataset.ok === 'true');
     if (!ok) throw new Error('the page did not verify the receipt');
+    lineHash = await page.evaluate(() => document.body.dataset.lineHash ?? '(not shown: a page before issue 45)');
     return ms;
   };
   const cliOnce = () => {
@@ -91,7 +95,7 @@ try {
       const c = process.cpuUsage();
       const r = await new Session().verify({ receipt: await openAsBlob(${JSON.stringify(receipt)}), name: 'r' }, () => {});
       const u = process.cpuUsage(c);
-      console.log(JSON.stringify({ ok: r.report?.ok ?? r.ok, cpu: (u.user + u.system) / 1000 }));`;
+      console.log(JSON.stringify({ ok: r.report?.ok ?? r.ok, cpu: (u.user + u.system) / 1000, lineHash: r.lineHash ?? '?' }));`;
     const out = spawnSync(process.execPath, ['--input-type=module', '-e', code], { encoding: 'utf8' });
     if (out.status !== 0) throw new Error(out.stderr);
     return JSON.parse(out.stdout.trim());
@@ -114,10 +118,11 @@ try {
     '|---|---:|---|',
     `| \`stepchain verify\`, whole process, wall | ${(median(cliMs) / 1000).toFixed(2)} s | ${cliMs.map((x) => (x / 1000).toFixed(2)).join(', ')} |`,
     `| the page in Chromium, Verify to verdict, wall | ${(median(pageMs) / 1000).toFixed(2)} s | ${pageMs.map((x) => (x / 1000).toFixed(2)).join(', ')} |`,
+    `| the page's line hashes | ${lineHash} | |`,
     `| **page ÷ CLI**, per pair (target ≤ 1.3×) | **${f2(median(ratios))}×** | ${ratios.map(f2).join(', ')} |`,
     `| \`stepchain verify\`, whole process, CPU | ${(cli / 1000).toFixed(2)} s | 1 |`,
     `| the page's engine in Node, one thread, node:crypto SHA-256, CPU | ${(native.cpu / 1000).toFixed(2)} s | 1 (ok ${native.ok}) |`,
-    `| the page's engine in Node, one thread, @noble/hashes SHA-256 (a browser's), CPU | ${(noble.cpu / 1000).toFixed(2)} s | 1 (ok ${noble.ok}); ${f2(noble.cpu / native.cpu)}× the same with node:crypto |`,
+    `| the page's engine in Node, one thread, @noble/hashes SHA-256 (a browser's), CPU | ${(noble.cpu / 1000).toFixed(2)} s | 1 (ok ${noble.ok}, line hashes ${noble.lineHash}); ${f2(noble.cpu / native.cpu)}× the same with node:crypto |`,
   ].join('\n'));
 } finally {
   rmSync(scratch, { recursive: true, force: true });

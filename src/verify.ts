@@ -10,6 +10,8 @@ export { genesisHash, genesisDefect, JOURNAL_FORMAT, type Genesis, type StepReco
 export { canonicalJson, scanCanonical, digestUtf8, digestBytes, isDigest } from './canonical/index.js';
 export { verifyReceipt, type VerifyReceiptOptions, type ReceiptReport, type ByteInput } from './receipt/verify.js';
 export { notAReceipt } from './receipt/describe.js';
+/** Which SHA-256 engine hashes the chain's lines on this platform (diagnostic: the verification page shows it). */
+export { lineHashEngine } from './chain/batch.js';
 export { settleVerdict, settleJournalVerdict, firstAlteredStep, messageBesideCode, TO_PIN, type AuditVerdict, type VerdictFields, type JournalPins } from './chain/verdict.js';
 export { decodePublicKey, type PublicKeyResult } from './receipt/keys.js';
 export { verifyPublishedReceipt, publishedReceiptHooks, type PublishedReport, type UnboundText } from './redact/verify.js';

@@ -175,6 +175,34 @@ export function hexUtf8(text: string): string {
   return backend.hexUtf8 !== undefined ? backend.hexUtf8(text) : toHex(backend.utf8([text]));
 }
 
+/**
+ * Whether the SHA-256 in effect is the portable one (@noble/hashes: a browser), where hashing many short
+ * messages through the batched kernel (canonical/sha256-batch.ts) and whole entries through WebCrypto pays.
+ * Inside Node, node:crypto's native hash is used as before.
+ */
+export function sha256IsPortable(): boolean {
+  return backend === nobleBackend;
+}
+
+/** The part of WebCrypto used here (this module's types name no platform library). */
+interface SubtleDigest {
+  digest(algorithm: 'SHA-256', data: Uint8Array): Promise<ArrayBuffer>;
+}
+
+/**
+ * SHA-256 of a whole buffer through the platform's native WebCrypto (`crypto.subtle.digest`), or null where
+ * the backend in effect is already native (node:crypto streams at the CPU's speed) or the platform has no
+ * WebCrypto. In a browser the backend is @noble/hashes, at about 2.6× node:crypto's CPU (bench/RESULTS.md,
+ * "The page against the CLI"); a caller that holds a whole archive entry anyway digests it natively here.
+ * WebCrypto has no incremental form, so this is only for bytes held whole.
+ */
+export function wholeDigest(): ((data: Uint8Array) => Promise<Uint8Array>) | null {
+  if (!sha256IsPortable()) return null;
+  const subtle = (globalThis as { crypto?: { subtle?: SubtleDigest } }).crypto?.subtle;
+  if (subtle === undefined || typeof subtle.digest !== 'function') return null;
+  return async (data) => new Uint8Array(await subtle.digest('SHA-256', data));
+}
+
 /** An incremental hash from the backend in effect (node:crypto inside Node). */
 export function sha256Stream(): Sha256Stream {
   return backend.create();

@@ -5,8 +5,10 @@
  * so their facts travel as a seq and two digests in flat arrays (a structured clone of one object per line
  * cost more than the check saved, measured); any other line travels whole. Pure: no Node-only imports.
  */
+import { newSha256Batch, type Sha256Batch } from '../canonical/sha256-batch.js';
+import { sha256Backend, sha256IsPortable, toHex } from '../canonical/sha256.js';
 import { journalFormat } from '../record/formats.js';
-import { checkLineBytes, type LineFacts } from './line.js';
+import { checkLineBytes, settleStepHash, type DeferredStepHash, type LineFacts } from './line.js';
 
 /** Stored lines without their newlines, back to back: line i is bytes[ends[i - 1] ?? 0 .. ends[i]]. */
 export interface LineBatch {
@@ -35,13 +37,21 @@ export function checkBatch(batch: LineBatch): PackedFacts | null {
   const format = journalFormat(batch.format);
   if (format === null) return null;
   const { bytes, ends } = batch;
+  // Where the platform's SHA-256 is the portable one (a browser), the step hashes of v1 lines are computed
+  // together, four lanes at a time (hashDeferred); elsewhere each line is hashed by its check.
+  const deferred: DeferredStepHash[] | undefined = sha256IsPortable() ? [] : undefined;
+  const all: LineFacts[] = new Array(ends.length);
+  let start = 0;
+  for (let i = 0; i < ends.length; i++) {
+    all[i] = checkLineBytes(bytes.subarray(start, ends[i]), format, deferred);
+    start = ends[i]!;
+  }
+  if (deferred !== undefined && deferred.length > 0) hashDeferred(deferred);
   const seqs = new Float64Array(ends.length);
   const hashes: string[] = [];
   const others: LineFacts[] = [];
-  let start = 0;
   for (let i = 0; i < ends.length; i++) {
-    const f = checkLineBytes(bytes.subarray(start, ends[i]), format);
-    start = ends[i]!;
+    const f = all[i]!;
     if (isClean(f)) {
       seqs[i] = f.seq!;
       hashes.push(f.prevHash!, f.stepHash!);
@@ -52,6 +62,35 @@ export function checkBatch(batch: LineBatch): PackedFacts | null {
     }
   }
   return { seqs, hashes: hashes.join(''), others };
+}
+
+const encoder = new TextEncoder();
+/** One batch per thread, reused (its memory kept): the WebAssembly kernel where it compiles, else the portable batch. */
+let lineHashes: Sha256Batch | null = null;
+
+/**
+ * The SHA-256 engine the chain's line hashes go through on this platform: where the hash is portable, the
+ * batch's ('wasm-simd-4', or the portable one's name where WebAssembly is refused); elsewhere the native one's.
+ */
+export function lineHashEngine(): string {
+  return sha256IsPortable() ? (lineHashes ??= newSha256Batch()).name : sha256Backend().name;
+}
+
+/** Hashes the deferred lines' preimages in one batch and settles each comparison. */
+function hashDeferred(deferred: DeferredStepHash[]): void {
+  const batch = (lineHashes ??= newSha256Batch());
+  batch.reset();
+  for (const d of deferred) {
+    // UTF-8 takes at most three bytes per UTF-16 unit.
+    const max = 3 * (d.head.length + d.tail.length);
+    const at = batch.reserve(max);
+    const mem = batch.bytes;
+    const head = encoder.encodeInto(d.head, mem.subarray(at, at + max)).written;
+    const tail = encoder.encodeInto(d.tail, mem.subarray(at + head, at + max)).written;
+    batch.close(head + tail);
+  }
+  const digests = batch.run();
+  for (let i = 0; i < deferred.length; i++) settleStepHash(deferred[i]!, 'sha256:' + toHex(digests.subarray(32 * i, 32 * i + 32)));
 }
 
 function isClean(f: LineFacts): boolean {

@@ -10,7 +10,7 @@ import { isSeq } from '../canonical/json.js';
 import { scanCanonical, type MarkerSpan } from '../canonical/scan.js';
 import { canonicalValue } from '../canonical/value.js';
 import { BLOB_MARKER, REDACTED_MARKER, isBlobBody, isRedactedBody, type BlobRef } from '../record/markers.js';
-import type { JournalFormat, RecordProfile } from '../record/profile.js';
+import { stepHashPreimage, stepHashWithout, type JournalFormat, type RecordProfile } from '../record/profile.js';
 import { isKindName, kindStatus } from '../record/v3/kinds.js';
 import { V3_MARKERS } from '../record/v3.js';
 import { ERASED_MARKER, ERASURE_KIND, erasedMarkerDefect } from '../record/v3/erasure.js';
@@ -78,10 +78,40 @@ export function lineTooLong(byteLength: number): LineFacts | null {
   return byteLength + 1 > MAX_LINE_BYTES ? unreadable('LINE_TOO_LONG', `line of ${byteLength + 1} bytes exceeds the limit of ${MAX_LINE_BYTES}`, {}) : null;
 }
 
-/** The whole per-line check from a stored line's bytes: decodeLine, then checkLine. What a worker thread runs. */
-export function checkLineBytes(bytes: Uint8Array, format: JournalFormat): LineFacts {
+/**
+ * A line's step-hash comparison left to the caller, which hashes many lines' preimages in one batch
+ * (chain/batch.ts) and then calls `settleStepHash` with each computed digest: the facts are final only then.
+ */
+export interface DeferredStepHash {
+  facts: LineFacts;
+  /** The hashed text is head + tail (FORMAT §5.2: the line without its step_hash member). */
+  head: string;
+  tail: string;
+  stored: string;
+  at: ProblemLocation;
+}
+
+/**
+ * The whole per-line check from a stored line's bytes: decodeLine, then checkLine. What a worker thread runs.
+ * With `deferred`, a line whose step hash is the line's SHA-256 without its step_hash member (v1's rule) is
+ * not hashed here: its comparison is pushed to `deferred` instead.
+ */
+export function checkLineBytes(bytes: Uint8Array, format: JournalFormat, deferred?: DeferredStepHash[]): LineFacts {
   const text = decodeLine(bytes);
-  return typeof text === 'string' ? checkLine(text, format) : text;
+  return typeof text === 'string' ? checkLine(text, format, deferred) : text;
+}
+
+/** Ends a deferred comparison: the problem checkLine reports on a mismatch, at the end of the line's problems as there. */
+export function settleStepHash(d: DeferredStepHash, computed: string): void {
+  if (computed !== d.stored) d.facts.problems = [...d.facts.problems, hashMismatch(d.stored, computed, d.at)];
+}
+
+function hashMismatch(stored: string, computed: string, at: ProblemLocation): LineProblem {
+  return {
+    code: 'HASH_MISMATCH',
+    message: `stored step_hash ${stored} does not match the record's content (${computed}): a covered field was altered after hashing, or step_hash itself was edited`,
+    location: { ...at, field: 'step_hash' },
+  };
 }
 
 function firstInvalidUtf8(bytes: Uint8Array): number {
@@ -101,7 +131,7 @@ function firstInvalidUtf8(bytes: Uint8Array): number {
 }
 
 /** Checks one complete line (decoded, without its newline) against the journal format. */
-export function checkLine(text: string, format: JournalFormat): LineFacts {
+export function checkLine(text: string, format: JournalFormat, deferred?: DeferredStepHash[]): LineFacts {
   // An empty line is met at the end of the text (FORMAT §4.3).
   if (text.length === 0) return unreadable('MALFORMED_LINE', 'empty line', { column: 1 });
   const scan = scanCanonical(text, { maxDepth: MAX_RECORD_DEPTH });
@@ -161,14 +191,19 @@ export function checkLine(text: string, format: JournalFormat): LineFacts {
   const prevValue = prevValid ? value('prev_hash') : null;
   const stepValue = stepValid ? value('step_hash') : null;
   const stepHash = typeof stepValue === 'string' ? stepValue : null;
-  // The hash covers the record without its step_hash member (FORMAT §5.2).
+  // The hash covers the record without its step_hash member (FORMAT §5.2). The HASH_MISMATCH problem is the
+  // last a v1 line can have, so a deferred comparison (v1's rule only) appends it in the same place.
+  let preimage: [string, string] | null = null;
   if (stepHash !== null) {
-    const computed = profile.stepHashOf(text, members.get('step_hash')!, members);
-    if (computed !== stepHash) {
-      report('HASH_MISMATCH', `stored step_hash ${stepHash} does not match the record's content (${computed}): a covered field was altered after hashing, or step_hash itself was edited`, { ...at, field: 'step_hash' });
+    const span = members.get('step_hash')!;
+    if (deferred !== undefined && profile.stepHashOf === stepHashWithout && profile.version !== 3) preimage = stepHashPreimage(text, span);
+    else {
+      const computed = profile.stepHashOf(text, span, members);
+      if (computed !== stepHash) (problems ??= []).push(hashMismatch(stepHash, computed, at));
     }
   }
   const facts: LineFacts = { problems: problems ?? NO_PROBLEMS, readable: true, seq, prevHash: typeof prevValue === 'string' ? prevValue : null, stepHash, blobs, markers: scan.markers };
+  if (preimage !== null) deferred!.push({ facts, head: preimage[0], tail: preimage[1], stored: stepHash!, at });
   if (profile.version === 3) v3Facts(facts, profile, value('kind'), at);
   // A public record that shows erased values (REDACTION.md §13.12): its markers go to the erasure ledger too.
   if (facts.publicForm === true && scan.markers.some((m) => m.names.includes(ERASED_MARKER))) facts.erasure = true;

@@ -13,7 +13,7 @@
  * slices so the page keeps responding). Pure: no DOM, no Node.
  */
 import {
-  HASH_DISCLOSURE_FORMAT, STEP_DISCLOSURE_FORMAT, parseCheckpoint, parseNote, parseTsaCertificate, parseVerifierKey, publishedReceiptHooks, receiptAttestHooks,
+  HASH_DISCLOSURE_FORMAT, STEP_DISCLOSURE_FORMAT, lineHashEngine, parseCheckpoint, parseNote, parseTsaCertificate, parseVerifierKey, publishedReceiptHooks, receiptAttestHooks,
   receiptProofHooks, verifyDisclosure, verifyHashDisclosure, verifyReceipt, verifyStepDisclosure, type AttestOptions, type ReceiptProofOptions, type ReceiptReport,
   type TsaCertificate, type VerifiedLine,
 } from '../verify.js';
@@ -93,6 +93,11 @@ export interface Outcome {
   flagged: number;
   ms: number;
   disclosure: DisclosureOutcome | null;
+  /**
+   * The SHA-256 engine the line hashes went through: 'wasm-simd-4' where the page's CSP lets the worker compile
+   * the batched kernel, else the portable one (spec/RECEIPT.md's verdict is the same with either).
+   */
+  lineHash: string;
 }
 
 export interface BlobView {
@@ -159,6 +164,7 @@ export class Session {
       flagged: this.flagged.length,
       ms: Date.now() - started,
       disclosure,
+      lineHash: lineHashEngine(),
     };
   }
 

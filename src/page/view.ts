@@ -235,6 +235,7 @@ export function mountPage(starting: Promise<Verifier>): void {
       state.open = null;
       onlyFlagged.checked = false;
       renderOutcome(outcome);
+      document.body.dataset.lineHash = outcome.lineHash;
       if (outcome.listed > 0) await renderRows();
       document.body.dataset.state = 'done';
       // The verdict takes focus (keyboard users land on it; a phone shows it first, page.css), and is scrolled to.
@@ -370,7 +371,7 @@ export function mountPage(starting: Promise<Verifier>): void {
       add('published receipt', `${plural(p.redactions ?? 0, 'declared redaction')}`);
       if (p.anchor) add('anchor', `original run of ${plural(p.anchor.length, 'step')}, first redaction at seq ${p.anchor.redacted_from}, policy ${p.anchor.policy_digest}`);
     }
-    add('verified in', `${(o.ms / 1000).toFixed(2)} s (${state.verifier?.mode === 'worker' ? 'Web Worker' : 'page thread'})`);
+    add('verified in', `${(o.ms / 1000).toFixed(2)} s (${state.verifier?.mode === 'worker' ? 'Web Worker' : 'page thread'}; line hashes: ${o.lineHash === 'wasm-simd-4' ? 'WebAssembly SIMD' : o.lineHash})`);
     const dl = h('dl', { class: 'facts', id: 'facts' });
     for (const [k, v] of rows) dl.append(h('dt', {}, k), h('dd', {}, v));
     return h('div', {}, h('h3', {}, 'Receipt'), dl);

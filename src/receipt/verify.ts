@@ -17,7 +17,7 @@
 import { checkPartList, partListOf, PART_NAME_RE, PARTS_MEMBER, ReceiptParts } from './parts.js';
 import { MAX_LINE_BYTES, MAX_RECORD_DEPTH } from '../canonical/limits.js';
 import { scanCanonical } from '../canonical/scan.js';
-import { digestBytes, isDigest, sha256Stream, toHex } from '../canonical/sha256.js';
+import { digestBytes, isDigest, sha256Stream, toHex, wholeDigest } from '../canonical/sha256.js';
 import type { LineCheckPool } from '../chain/batch.js';
 import { ChainFeeder } from '../chain/feeder.js';
 import { LineSplitter } from '../chain/lines.js';
@@ -108,6 +108,12 @@ function emptyReport(): ReceiptReport<ReceiptProblemCode> {
     verdict: 'invalid', authenticated: false, authenticated_by: [], to_pin: null,
   };
 }
+
+/**
+ * The largest chain entry copied aside to be digested whole by WebCrypto where the only streaming SHA-256 is
+ * a portable one (readChainEntry): not a format limit, a memory bound on that copy. Larger entries stream.
+ */
+const MAX_HELD_ENTRY_BYTES = 256 * 1024 * 1024;
 
 /** Verifies a receipt held in memory or streamed. Never throws; the report says what is wrong and where. */
 export async function verifyReceipt<R extends ReceiptReport = ReceiptReport<ReceiptProblemCode>>(input: ByteInput, options: VerifyReceiptOptions<R> = {}): Promise<R> {
@@ -318,16 +324,25 @@ class ReceiptVerification {
     const chain = this.chain!;
     chain.beginSegment(name, Number(CHAIN_NAME_RE.exec(name)![1]));
     const splitter = new LineSplitter(MAX_LINE_BYTES);
-    const h = sha256Stream();
+    // Where the only SHA-256 in reach is a portable one (a browser), an entry up to MAX_HELD_ENTRY_BYTES is
+    // copied aside as it streams and digested whole by the platform's native WebCrypto; anywhere else, and
+    // for a larger entry, it is hashed as it streams.
+    const whole = size <= MAX_HELD_ENTRY_BYTES ? wholeDigest() : null;
+    const held = whole === null ? null : new Uint8Array(size);
+    let heldAt = 0;
+    const h = held === null ? sha256Stream() : null;
     const onLine = (line: Uint8Array, tooLong: boolean, start: number, end: number): void => (tooLong ? chain.longLine(end - start - 1) : chain.line(line, true));
     await tar.streamData(entry, (piece) => {
-      h.update(piece);
+      if (held !== null) {
+        held.set(piece, heldAt);
+        heldAt += piece.length;
+      } else h!.update(piece);
       splitter.split(piece, onLine);
       return chain.settle();
     });
     const torn = splitter.end();
     if (torn !== null) chain.line(torn.bytes, false);
-    const digest = 'sha256:' + toHex(h.digest());
+    const digest = 'sha256:' + toHex(held !== null ? await whole!(held.subarray(0, heldAt)) : h!.digest());
     if (digest !== c.digest) this.add('DIGEST_MISMATCH', `chain entry digest ${digest} differs from the manifest's ${c.digest}`, at);
     if (splitter.lines !== c.steps) this.add('COUNT_MISMATCH', `chain entry holds ${splitter.lines} complete lines; the manifest lists ${c.steps} steps`, at);
     await tar.padding(entry);
@@ -343,7 +358,8 @@ class ReceiptVerification {
     tar.reserveData(entry);
     const bytes = await tar.readData(entry);
     this.report.blobs++;
-    const digest = digestBytes(bytes);
+    const whole = wholeDigest();
+    const digest = whole === null ? digestBytes(bytes) : 'sha256:' + toHex(await whole(bytes));
     if (size !== b.size) this.add('BLOB_CORRUPT', `blob is ${size} bytes; the manifest lists ${b.size}`, at);
     if (digest !== digestFromName) {
       this.add('BLOB_CORRUPT', `blob bytes hash to ${digest}, not the digest ${digestFromName} they are stored under`, (b.changed = { ...at }));

@@ -115,8 +115,17 @@ export function keyOfRecord(contentFields: readonly string[], record: Readonly<R
 
 /** The step hash of a stored line: the SHA-256 of the line without its step_hash member (FORMAT §5.2). */
 export function stepHashWithout(text: string, span: readonly [number, number]): string {
+  const [head, tail] = stepHashPreimage(text, span);
+  return digestUtf8(head, tail);
+}
+
+/**
+ * What stepHashWithout hashes, as the two texts either side of the step_hash member (its comma included), for
+ * a caller that hashes many lines' preimages in one batch (chain/batch.ts).
+ */
+export function stepHashPreimage(text: string, span: readonly [number, number]): [string, string] {
   const keyStart = span[0] - '"step_hash":'.length;
   return text.charCodeAt(keyStart - 1) === 0x2c
-    ? digestUtf8(text.slice(0, keyStart - 1), text.slice(span[1]))
-    : digestUtf8(text.slice(0, keyStart), text.slice(span[1] + (text.charCodeAt(span[1]) === 0x2c ? 1 : 0)));
+    ? [text.slice(0, keyStart - 1), text.slice(span[1])]
+    : [text.slice(0, keyStart), text.slice(span[1] + (text.charCodeAt(span[1]) === 0x2c ? 1 : 0))];
 }
