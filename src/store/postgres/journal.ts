@@ -30,11 +30,11 @@ import { PostgresPartStore } from './parts.js';
 import { blobOfRow, headOfRow, placeLines, rowLines } from '../rows/lines.js';
 import { knownSteps, sequenceBatch, type Group, type GroupOutcome, type SequencedBatch } from '../sequencer.js';
 import type { AppendOptions, AppendResult, Journal, JournalConfig, JournalReport, JournalVerifyOptions, Lineage, RunStateCache } from '../types.js';
-import { advanceRunState, keepsRunState } from '../rows/run-state.js';
+import { keepsRunState } from '../rows/run-state.js';
 import type { DbClient } from './driver.js';
 import { isConnectionLoss, sqlState, translate } from './errors.js';
 import { StepIdIndex } from './idempotency.js';
-import { beginAndLockHead, clashError, headWithTree, holdsLine, insertBlobs, lastLine, linesPage, lockedHeadNow, putRunState, readBlob, runStateRow, writeLines, type LockedHead, type NewLine } from './sql.js';
+import { beginAndLockHead, clashError, headWithTree, insertBlobs, lastLine, linesPage, lockedHeadNow, readBlob, writeLines, type LockedHead, type NewLine } from './sql.js';
 import type { StoreContext } from './store.js';
 import { verifyJournalRows } from './verify.js';
 import { catchUpAndFollow, planTreeStep, PostgresTreeStorage, rowLeaves, syncedTree, treeStatements } from './tree.js';
@@ -44,7 +44,8 @@ import { MemoryTree, treeRoot, type NodeReader } from '../../proofs/nodes.js';
 import type { NoteSigner } from '../../proofs/note.js';
 import { stepLeafHash } from '../../proofs/hash.js';
 import { ProofError } from '../../proofs/problems.js';
-import { partReferenceText, type LineRewrite, type LineRewriter, type RewriteOutcome } from '../rewrite.js';
+import type { LineRewrite, LineRewriter, RewriteOutcome } from '../rewrite.js';
+import { advanceRunStateRow, commitFateOf, readRunStateRow, rewriteRow } from './journal-rows.js';
 
 /** SQLSTATE undefined_table: the tree's tables on a schema older than version 2. */
 const UNDEFINED_TABLE = '42P01';
@@ -240,67 +241,19 @@ export class PostgresJournal implements Journal, LineRewriter {
     throw translate(e, this.ctx.display, `appending to journal ${this.id}`);
   }
 
-  /** After a COMMIT that went unanswered: waits for that transaction to end (the row lock), then looks. */
-  /**
-   * The run_state row after the batch's lines (spec/POSTGRES.md §4.2), in the append's transaction. A line
-   * that cannot be folded (a blob or part unreadable here) removes the row instead of failing the append
-   * (under a savepoint, as a failed statement ends a Postgres transaction): readers then fold the run from
-   * its records, and the next append folds it again.
-   */
-  private async advanceRunState(client: DbClient, head: LockedHead, lines: SequencedBatch['lines']): Promise<void> {
-    const t = this.ctx.tables;
-    const resolve = this.parts?.resolver();
-    await client.query('SAVEPOINT run_state');
-    try {
-      const row = await advanceRunState({
-        runId: this.genesis.journal_id,
-        row: await runStateRow(client, t, this.key),
-        head: { seq: head.seq, step_hash: head.hash },
-        older: (to) => rowLines((from, end) => linesPage(client, t, this.key, from, end), { from: 0, to }, this.where),
-        restore: async (text, seq) => {
-          const record = await restoreRecord(this.genesis, text, seq, this.where, async (ref) => blobOfRow(await readBlob(client, t, this.key, ref.digest, ref.size), ref.digest, ref.size, this.where));
-          return resolve === undefined ? record : resolve(record, seq);
-        },
-      }, lines);
-      await putRunState(client, t, this.key, row);
-    } catch (e) {
-      if (isConnectionLoss(e)) throw e;
-      await client.query('ROLLBACK TO SAVEPOINT run_state');
-      await client.query(`DELETE FROM ${t.runState} WHERE journal = $1`, [this.key]);
-    }
+  /** The run_state row after the batch's lines (spec/POSTGRES.md §4.2), in the append's transaction. */
+  private advanceRunState(client: DbClient, head: LockedHead, lines: SequencedBatch['lines']): Promise<void> {
+    return advanceRunStateRow({ client, tables: this.ctx.tables, key: this.key, genesis: this.genesis, where: this.where, parts: this.parts }, head, lines);
   }
 
   /** The run_state row's saved state (spec/POSTGRES.md §4.2): written by appends only, so there is no write. */
   get runStateCache(): RunStateCache | undefined {
-    if (!keepsRunState(this.genesis)) return undefined;
-    return {
-      read: async () => {
-        try {
-          return (await runStateRow(this.ctx.pool, this.ctx.tables, this.key))?.state ?? null;
-        } catch {
-          return null; // a schema from before version 3, or the server gone: the run is folded from its records
-        }
-      },
-    };
+    return keepsRunState(this.genesis) ? { read: () => readRunStateRow(this.ctx.pool, this.ctx.tables, this.key) } : undefined;
   }
 
-  private async commitFate(last: NewLine): Promise<'committed' | 'absent' | 'unknown'> {
-    let client: DbClient;
-    try {
-      client = await this.ctx.pool.connect();
-    } catch {
-      return 'unknown';
-    }
-    try {
-      await beginAndLockHead(client, this.ctx.tables, this.key, this.ctx.lockTimeoutMs, this.ctx.idleTimeoutMs);
-      const held = await holdsLine(client, this.ctx.tables, this.key, last.seq, last.text);
-      await client.query('ROLLBACK');
-      client.release();
-      return held ? 'committed' : 'absent';
-    } catch {
-      client.release(true);
-      return 'unknown';
-    }
+  /** After a COMMIT that went unanswered: waits for that transaction to end (the row lock), then looks. */
+  private commitFate(last: NewLine): Promise<'committed' | 'absent' | 'unknown'> {
+    return commitFateOf(this.ctx, this.key, last);
   }
 
   // ---------------------------------------------------------------- reading
@@ -431,40 +384,7 @@ export class PostgresJournal implements Journal, LineRewriter {
   async rewriteLine(seq: number, rewrite: (line: string) => LineRewrite | null): Promise<RewriteOutcome | null> {
     assertSeq('seq', seq);
     if (this.readOnly) throw new StoreError('READ_ONLY', `journal ${this.id} was opened read-only`, { hint: 'open it without readOnly to erase' });
-    const t = this.ctx.tables;
-    return this.underLock('erasing a value of', async (client, head) => {
-      const { rows } = await client.query<{ line: string; bucket: number }>(`SELECT line, bucket::float8 AS bucket FROM ${t.steps} WHERE journal = $1 AND seq = $2`, [this.key, seq]);
-      if (rows[0] === undefined) return null;
-      const old = rows[0].line;
-      const next = rewrite(old);
-      if (next === null) return null;
-      await client.query(`UPDATE ${t.steps} SET line = $3 WHERE journal = $1 AND seq = $2`, [this.key, seq, next.line]);
-      // The head row counts the open segment's bytes (the file store's tail bucket length): a sealed line is longer.
-      if (rows[0].bucket === head.cursor.first) {
-        await client.query(`UPDATE ${t.journals} SET bucket_size = bucket_size + $2 WHERE key = $1`, [this.key, Buffer.byteLength(next.line, 'utf8') - Buffer.byteLength(old, 'utf8')]);
-      }
-      const partsDeleted: string[] = [];
-      const partsTable = `"${t.schema}".parts`;
-      const { rows: has } = await client.query(`SELECT to_regclass($1) IS NOT NULL AS present`, [partsTable]);
-      if (has[0]?.present !== true) {
-        next.beforeCommit?.();
-        return { partsDeleted };
-      }
-      for (const address of new Set(next.parts)) {
-        const needle = partReferenceText(address);
-        const { rows: used } = await client.query(
-          `SELECT 1 FROM ${t.steps} WHERE journal = $1 AND strpos(line, $2) > 0
-           UNION ALL SELECT 1 FROM ${partsTable} WHERE journal = $3 AND address <> $4 AND position(convert_to($2, 'UTF8') IN bytes) > 0 LIMIT 1`,
-          [this.key, needle, this.id, address],
-        );
-        if (used.length > 0) continue;
-        const gone = await client.query(`DELETE FROM ${partsTable} WHERE journal = $1 AND address = $2`, [this.id, address]);
-        await client.query(`DELETE FROM "${t.schema}".part_index WHERE journal = $1 AND address = $2`, [this.id, address]);
-        if ((gone.rowCount ?? 0) > 0) partsDeleted.push(address);
-      }
-      next.beforeCommit?.();
-      return { partsDeleted };
-    });
+    return this.underLock('erasing a value of', (client, head) => rewriteRow(client, this.ctx.tables, { key: this.key, id: this.id }, head, seq, rewrite));
   }
 
   /** Runs `fn` in a transaction holding the head row's lock, and commits. */
