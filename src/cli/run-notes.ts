@@ -64,6 +64,24 @@ export class RunNoteCollector {
   }
 }
 
+/** A receipt's run notes: a receipt holds the run's records, so its clean lines give the journal's notes (RUNS.md §2, §5). */
+export class ReceiptRunNotes {
+  private readonly collector = new RunNoteCollector();
+
+  /** The receipt verifier's onLine hook. */
+  onLine(line: { clean: boolean; text: string; seq: number | null }): void {
+    if (line.clean && line.seq !== null) this.collector.add(line.text, line.seq);
+  }
+
+  /**
+   * The notes of a receipt that verified, of a run journal, from seq 0; else null. A partial range lacks the
+   * records before it, so its effects' starts (or outcomes) would read as missing when they are only outside it.
+   */
+  of(report: { ok: boolean; scope?: string | null; genesis?: { format?: string } | null }): RunNote[] | null {
+    return report.ok && report.scope === 'complete' && hasRunNotes(report.genesis?.format) ? this.collector.notes() : null;
+  }
+}
+
 /** The notes of a run from its stored lines in seq order (lines that verified clean). */
 export async function runNotes(lines: AsyncIterable<StoredLine>): Promise<RunNote[]> {
   const collector = new RunNoteCollector();

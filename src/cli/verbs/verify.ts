@@ -29,7 +29,7 @@ import { printReport, type Output } from '../output.js';
 import { POLICY_OPTIONS, READ_LIMITS, pinnedCheckpoint, policyFrom, readBounded } from '../policy.js';
 import { unboundLines } from '../unbound.js';
 import { inline } from '../safe-text.js';
-import { hasRunNotes, noteLines, RunNoteCollector, runNotes, storedRunNotes, type RunNote } from '../run-notes.js';
+import { hasRunNotes, noteLines, ReceiptRunNotes, runNotes, storedRunNotes, type RunNote } from '../run-notes.js';
 import { readStoredLines } from '../../store/file/reads.js';
 import { JournalPaths } from '../../store/file/layout.js';
 import { backendOf } from '../../store/scheme.js';
@@ -322,8 +322,7 @@ async function verifyReceipt(out: Output, path: string, kind: string, expectHead
   // Time-stamp tokens and co-signatures (spec/TIME.md): their members are always understood, checked against the pins given.
   const { receiptAttestHooks } = await import('../../attest/receipt.js');
   const attestHooks = receiptAttestHooks(attest);
-  // A receipt holds the run's records: its clean lines give the same run notes as the journal's (RUNS.md §2, §5).
-  const collector = new RunNoteCollector();
+  const receiptNotes = new ReceiptRunNotes();
   const report = await attestHooks.finish(proofHooks.finish(await verifyReceiptFile(path, {
     ...(expectHead !== undefined ? { expectHead } : {}), ...(publicKey !== undefined ? { publicKey } : {}), ...(pool ? { pool } : {}), ...(approvers.length ? { approvers } : {}), ...published,
     extensions: { ...published.extensions, ...proofHooks.extensions, ...attestHooks.extensions },
@@ -331,12 +330,10 @@ async function verifyReceipt(out: Output, path: string, kind: string, expectHead
       published.onLine?.(line);
       proofHooks.onLine(line);
       attestHooks.onLine(line);
-      if (line.clean && line.seq !== null) collector.add(line.text, line.seq);
+      receiptNotes.onLine(line);
     },
   }) as ReceiptReport<string>));
-  // Only a receipt that verified, of a run journal, from seq 0: a partial range lacks the records before it,
-  // so its effects' starts (or outcomes) would read as missing when they are only outside the range.
-  const notes = report.ok && report.scope === 'complete' && hasRunNotes(report.genesis?.format) ? collector.notes() : null;
+  const notes = receiptNotes.of(report);
   if (out.json) {
     out.document('verify', { ok: report.ok, authenticated: report.authenticated, verdict: report.verdict, kind, path: resolve(path), ...(notes ? { notes } : {}), report });
   } else if (notAReceipt(report)) {
