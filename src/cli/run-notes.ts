@@ -3,11 +3,13 @@
  * what an auditor should see of the run that is not a defect of the chain — effects whose outcome is
  * unknown, decisions recorded for them, boundary anomalies (the others of §2), any step_id repeated in the
  * journal (STEP_ID_REPEATED), and a run that ended with effects pending. Notes, never problems: a valid journal still exits 0. Read from the
- * lines the verifier has just checked, folded as a verifier folds a receipt's (foldLine).
+ * lines the verifier has just checked, folded as a verifier folds a receipt's (foldLine): a stepchain/v2 or v3 journal, or a
+ * complete receipt of one (its lines are the run's records from seq 0).
  */
 import type { StoredLine } from '../chain/source.js';
 import { emptyState, foldLine, pendingOf, stepIdOf, type BoundaryAnomaly } from '../record/run-state.js';
 import { FORMAT_V2 } from '../record/v2.js';
+import { FORMAT_V3 } from '../record/v3.js';
 import { inline } from './safe-text.js';
 import type { Output } from './output.js';
 import type { Store } from '../store/types.js';
@@ -18,40 +20,73 @@ export interface RunNote {
   message: string;
 }
 
-/** Whether a journal of this format has run notes: stepchain/v2 runs, whose stored lines are their records. */
-export function hasRunNotes(format: string): boolean {
-  return format === FORMAT_V2;
+/** Whether a journal of this format has run notes: stepchain/v2 and stepchain/v3 runs, whose stored lines are their records. */
+export function hasRunNotes(format: string | undefined): boolean {
+  return format === FORMAT_V2 || format === FORMAT_V3;
+}
+
+/**
+ * Collects the notes of a run from its stored lines, one at a time in seq order (lines that verified clean):
+ * a journal's lines read back, or a receipt's lines as its verifier checks them (its onLine hook).
+ */
+export class RunNoteCollector {
+  private readonly state = emptyState();
+  // Every step_id, for one repeated anywhere (beyond the idempotency window: within it a repeat is refused or
+  // answered with the first); a repeated start is the run reader's own STEP_ID_REPEATED, reported once.
+  private readonly firstSeq = new Map<string, number>();
+  private readonly repeated: RunNote[] = [];
+
+  add(text: string, seq: number): void {
+    foldLine(this.state, text, seq);
+    const id = stepIdOf(text);
+    if (id === null) return;
+    const first = this.firstSeq.get(id);
+    if (first === undefined) this.firstSeq.set(id, seq);
+    else this.repeated.push({ code: 'STEP_ID_REPEATED', seq, message: `the step at seq ${seq} repeats step_id ${JSON.stringify(id)} of the step at seq ${first}` });
+  }
+
+  notes(): RunNote[] {
+    const state = this.state;
+    const notes: RunNote[] = state.anomalies.map((a) => ({ code: a.code, seq: a.seq, message: a.message }));
+    for (const r of this.repeated) if (!notes.some((n) => n.code === r.code && n.seq === r.seq)) notes.push(r);
+    for (const e of state.effects.values()) {
+      if (e.resolution === null) continue;
+      notes.push({ code: 'EFFECT_RESOLVED', seq: e.endSeq ?? e.seq, message: `effect ${e.id} (${e.tool ?? 'a tool'}, started at seq ${e.seq}) was resolved without an observed outcome: ${e.resolution.decision}, by ${e.resolution.by || 'someone unnamed'}, because ${e.resolution.reason || 'no reason given'}` });
+    }
+    const pending = pendingOf(state);
+    for (const e of pending) {
+      notes.push({ code: 'EFFECT_PENDING', seq: e.seq, message: `effect ${e.id} (${e.tool ?? 'a tool'}, started at seq ${e.seq}${e.idempotencyKey ? `, key ${e.idempotencyKey}` : ''}) has no outcome: whether it happened is unknown` });
+    }
+    if (state.status !== 'running' && pending.length > 0) {
+      notes.push({ code: 'RUN_ENDED_PENDING', seq: state.lastSeq, message: `the run ${state.status === 'completed' ? 'completed' : 'failed'} with ${pending.length} effect${pending.length === 1 ? '' : 's'} pending` });
+    }
+    return notes.sort((a, b) => a.seq - b.seq);
+  }
+}
+
+/** A receipt's run notes: a receipt holds the run's records, so its clean lines give the journal's notes (RUNS.md §2, §5). */
+export class ReceiptRunNotes {
+  private readonly collector = new RunNoteCollector();
+
+  /** The receipt verifier's onLine hook. */
+  onLine(line: { clean: boolean; text: string; seq: number | null }): void {
+    if (line.clean && line.seq !== null) this.collector.add(line.text, line.seq);
+  }
+
+  /**
+   * The notes of a receipt that verified, of a run journal, from seq 0; else null. A partial range lacks the
+   * records before it, so its effects' starts (or outcomes) would read as missing when they are only outside it.
+   */
+  of(report: { ok: boolean; scope?: string | null; genesis?: { format?: string } | null }): RunNote[] | null {
+    return report.ok && report.scope === 'complete' && hasRunNotes(report.genesis?.format) ? this.collector.notes() : null;
+  }
 }
 
 /** The notes of a run from its stored lines in seq order (lines that verified clean). */
 export async function runNotes(lines: AsyncIterable<StoredLine>): Promise<RunNote[]> {
-  const state = emptyState();
-  // Every step_id, for one repeated anywhere (beyond the idempotency window: within it a repeat is refused or
-  // answered with the first); a repeated start is the run reader's own STEP_ID_REPEATED, reported once.
-  const firstSeq = new Map<string, number>();
-  const repeated: RunNote[] = [];
-  for await (const l of lines) {
-    foldLine(state, l.text, l.seq);
-    const id = stepIdOf(l.text);
-    if (id === null) continue;
-    const first = firstSeq.get(id);
-    if (first === undefined) firstSeq.set(id, l.seq);
-    else repeated.push({ code: 'STEP_ID_REPEATED', seq: l.seq, message: `the step at seq ${l.seq} repeats step_id ${JSON.stringify(id)} of the step at seq ${first}` });
-  }
-  const notes: RunNote[] = state.anomalies.map((a) => ({ code: a.code, seq: a.seq, message: a.message }));
-  for (const r of repeated) if (!notes.some((n) => n.code === r.code && n.seq === r.seq)) notes.push(r);
-  for (const e of state.effects.values()) {
-    if (e.resolution === null) continue;
-    notes.push({ code: 'EFFECT_RESOLVED', seq: e.endSeq ?? e.seq, message: `effect ${e.id} (${e.tool ?? 'a tool'}, started at seq ${e.seq}) was resolved without an observed outcome: ${e.resolution.decision}, by ${e.resolution.by || 'someone unnamed'}, because ${e.resolution.reason || 'no reason given'}` });
-  }
-  const pending = pendingOf(state);
-  for (const e of pending) {
-    notes.push({ code: 'EFFECT_PENDING', seq: e.seq, message: `effect ${e.id} (${e.tool ?? 'a tool'}, started at seq ${e.seq}${e.idempotencyKey ? `, key ${e.idempotencyKey}` : ''}) has no outcome: whether it happened is unknown` });
-  }
-  if (state.status !== 'running' && pending.length > 0) {
-    notes.push({ code: 'RUN_ENDED_PENDING', seq: state.lastSeq, message: `the run ${state.status === 'completed' ? 'completed' : 'failed'} with ${pending.length} effect${pending.length === 1 ? '' : 's'} pending` });
-  }
-  return notes.sort((a, b) => a.seq - b.seq);
+  const collector = new RunNoteCollector();
+  for await (const l of lines) collector.add(l.text, l.seq);
+  return collector.notes();
 }
 
 /** The notes of journal `id` of `store`, from its lines up to `to` (the seq its verify ended at), read-only. */

@@ -42,7 +42,11 @@ export interface RunEntry {
   run: RunIdentity;
   /** The parent journal's id when this journal is a fork (lineage.parent_journal), else null. */
   fork_of: string | null;
-  /** Its status, read in the listing's own query where the store keeps run state (SQLite, Postgres); elsewhere only when `status` was filtered on. */
+  /**
+   * Its status: read in the listing's own query where the store keeps run state (SQLite, Postgres); from the
+   * run's saved state when it is current in a directory store (FILE-STORE.md §19); otherwise only when
+   * `status` was filtered on.
+   */
   progress?: RunProgress;
 }
 

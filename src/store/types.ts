@@ -173,8 +173,9 @@ export interface Store<J extends Journal = Journal> {
   list(filter?: RunFilter): Promise<string[]>;
   /**
    * The matching run journals with their identity, in the same chronological order; a store that keeps run
-   * state (SQLite, Postgres) adds each run's `progress` and applies `filter.status` in one query; the others
-   * apply `filter.status` by folding each run.
+   * state (SQLite, Postgres) adds each run's `progress` and applies `filter.status` in one query; a directory
+   * store adds it from each run's saved state when that is current (FILE-STORE.md §19), without opening the
+   * journal; the others apply `filter.status` by folding each run (a directory store: each run without it).
    */
   runs(filter?: RunFilter): Promise<RunEntry[]>;
   /** A new journal `to` whose steps 0..fromStep are byte-identical to `parent`'s. The parent is only read. */

@@ -128,6 +128,23 @@ describe('docs/crash-safe-resume.md: the five-line resume after a SIGKILL mid-to
   });
 });
 
+describe('the resume example wherever it is shown (README.md\'s crash-safe section, docs/)', () => {
+  test('every block marked resume-example is, byte for byte, the one the test above runs after a SIGKILL, and at most 5 lines', async () => {
+    const { readFileSync } = await import('node:fs');
+    const { documentedFiles } = await import('../../scripts/docs/blocks.mjs');
+    // The fence is `javascript`, which the docs runner (test/docs/examples.test.ts) shows and does not run: an
+    // excerpt, not a program. This is how a README copy of it runs in the suite: it must be the executed one.
+    const MARKED = /<!-- resume-example[^>]*-->\n```javascript\n([\s\S]*?)```/g;
+    const shown = (documentedFiles() as string[]).flatMap((file) => [...readFileSync(join(ROOT, file), 'utf8').matchAll(MARKED)].map((m) => [file, m[1]!] as const));
+    const executed = shown.find(([file]) => file === 'docs/crash-safe-resume.md')?.[1];
+    expect(executed, 'docs/crash-safe-resume.md has the resume-example block resume-doc.mjs runs').toBeDefined();
+    for (const [file, body] of shown) {
+      expect(body, file).toBe(executed);
+      expect(body.trim().split('\n').length, file).toBeLessThanOrEqual(5);
+    }
+  });
+});
+
 describe('openai-agents resumeInput', () => {
   test('the items at the continuation point: the request input, the model output, each tool outcome as a function_call_result; the SDK runs on from them', async () => {
     const dir = join(tempDir('stepchain-crash-'), 'runs');

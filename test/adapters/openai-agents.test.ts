@@ -8,6 +8,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
+import { z } from 'zod';
 import { diff, exportReceipt, startRun, verifyReceipt, type Run, type StepRecord } from '../../src/index.js';
 import { adapterStores } from './stores.js';
 import { agentsRecorder, type AgentsRecorder } from '../../src/adapters/openai-agents/index.js';
@@ -179,6 +180,35 @@ describe.each(STORES)('on the %s', (_name, makeStore) => {
       const streamed = await new Runner().run(agent, 'hi', { stream: true });
       await expect((async () => { for await (const _ of streamed) { /* drain */ } await streamed.completed; })()).rejects.toThrow('socket reset');
       expect((await records(run)).map(kindOf)).toEqual(['run.started', 'model.started', 'model.failed']);
+    });
+
+    test('a tool result JSON cannot represent stays a success: the SDK gets the real value, the journal a marker in its place (RUNS.md §6)', async () => {
+      const { Agent, Runner, setTraceProcessors, setTracingDisabled } = await import('@openai/agents');
+      const { ScriptedModel, assistantMessage, functionCall } = await import('@openai/agents/testing');
+      const run = await startRun(store, { runId: 'agents-unrepresentable' });
+      const recorder = agentsRecorder(run, { store });
+      setTraceProcessors([recorder]);
+      setTracingDisabled(false);
+      // An HTTP client's response object, as a tool returns it: a back reference, a NaN, a method.
+      const response: Record<string, unknown> = { status: 200, ratio: Number.NaN, text: () => 'body' };
+      response['self'] = response;
+      const fetchPage = recorder.tool({ name: 'fetch_page', description: 'an HTTP response', parameters: z.object({}), execute: async () => response });
+      const model = new ScriptedModel([[functionCall('fetch_page', {}, { callId: 'f1' })], [assistantMessage('fetched')]]);
+      const agent = new Agent({ name: 'bot', instructions: 'x', model: recorder.model(model, 'scripted'), tools: [fetchPage] });
+      const result = await new Runner().run(agent, 'fetch it');
+      await recorder.flush();
+      expect(result.finalOutput).toBe('fetched');
+      // The SDK got the very value the tool returned, and told the model what it makes of it, not a failure.
+      const item = result.newItems.find((i) => i.type === 'tool_call_output_item') as { output: unknown } | undefined;
+      expect(item?.output).toBe(response);
+      const told = JSON.stringify(model.calls[1]!.request.input);
+      expect(told).toContain('[object with circular references]');
+      expect(told).not.toMatch(/error|fail|unrepresentable/i);
+      const effects = await run.effects();
+      expect(effects.map((e) => [e.tool, e.callId, e.status])).toEqual([['fetch_page', 'f1', 'completed']]);
+      expect(effects[0]!.result).toMatchObject({ status: 200, ratio: { unrepresentable: 'the number NaN' }, self: { unrepresentable: 'a reference back to an enclosing value (a cycle)' } });
+      expect(await run.pendingEffects()).toEqual([]);
+      expect((await run.journal.verify()).ok).toBe(true);
     });
 
     test('with tracing off every record goes to the recorder\'s run: no child runs, nothing lost', async () => {

@@ -2,10 +2,11 @@
  * `stepchain verify` of a run journal names what the run left for an auditor (issue 36; RUNS.md §2, §5):
  * effects of unknown outcome, decisions recorded for them, a step_id repeated by a start (STEP_ID_REPEATED),
  * and a run that ended with effects pending — as notes beside the verdict and in `--json` `notes`, never
- * as problems: a valid journal still exits 0 and its report is unchanged. Real journals, the built CLI.
+ * as problems: a valid journal still exits 0 and its report is unchanged. stepchain/v2 and v3 journals, and complete
+ * receipts of them (a receipt holds the run's records). Real journals, the built CLI.
  */
 import { describe, expect, test } from 'vitest';
-import { FileStore, startRun, type Run } from '../../src/index.js';
+import { exportReceipt, FileStore, startRun, type Run } from '../../src/index.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
 import { CLI, runNode } from '../hardening/support.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -50,18 +51,24 @@ const CASES: Case[] = [
   }, codes: ['STEP_ID_REPEATED'], says: 'the step at seq 3 repeats step_id "search-1" of the step at seq 1' },
 ];
 
-// Every case on a directory; on a SQLite location (the store's own verify, then its lines), the case with every kind of note.
-const ROWS = [...CASES.map((c) => ['directory', c.name, c] as const), ['sqlite', CASES[2]!.name, CASES[2]!] as const];
+// Every case on a directory; on a SQLite location (the store's own verify, then its lines), on a stepchain/v3
+// journal, and in a receipt of a v2 and of a v3 run (its lines are the run's records): the case with every kind of note.
+type Kind = 'directory' | 'sqlite' | 'v3' | 'receipt' | 'v3-receipt';
+const ROWS: ReadonlyArray<readonly [Kind, string, Case]> = [
+  ...CASES.map((c) => ['directory', c.name, c] as const),
+  ...(['sqlite', 'v3', 'receipt', 'v3-receipt'] as const).map((k) => [k, CASES[2]!.name, CASES[2]!] as const),
+];
 
 describe('verify on a run journal', () => {
   test.each(ROWS)('%s: %s', async (kind, _name, c) => {
     const dir = `${root}/${kind}-${n++}`;
-    const store = kind === 'directory' ? new FileStore(dir, { idempotencyWindow: 1 }) : new SqliteStore(`${dir}.db`, { idempotencyWindow: 1 });
-    const run = await startRun(store, { runId: 'run-1' });
+    const store = kind === 'sqlite' ? new SqliteStore(`${dir}.db`, { idempotencyWindow: 1 }) : new FileStore(dir, { idempotencyWindow: 1 });
+    const run = await startRun(store, { runId: 'run-1', ...(kind.startsWith('v3') ? { format: 'stepchain/v3' as const } : {}) });
     await c.write(run);
+    if (kind.endsWith('receipt')) await exportReceipt(run.journal, { out: `${dir}.tar` });
     await run.close();
     if (store instanceof SqliteStore) await store.close();
-    const at = kind === 'directory' ? `${dir}/run-1` : `sqlite:${dir}.db?journal=run-1`;
+    const at = kind === 'sqlite' ? `sqlite:${dir}.db?journal=run-1` : kind.endsWith('receipt') ? `${dir}.tar` : `${dir}/run-1`;
 
     const json = await cli(['verify', at, '--json']);
     expect(json.code).toBe(0);
@@ -80,6 +87,22 @@ describe('verify on a run journal', () => {
     }
   }, 60_000);
 });
+
+test('a partial receipt has no run notes: the records before its range are not in it', async () => {
+  const dir = `${root}/partial`;
+  const run = await startRun(new FileStore(dir), { runId: 'run-1' });
+  await CASES[2]!.write(run);
+  await exportReceipt(run.journal, { out: `${dir}.tar`, from: 2 });
+  await exportReceipt(run.journal, { out: `${dir}-whole.tar` });
+  await run.close();
+  const partial = JSON.parse((await cli(['verify', `${dir}.tar`, '--json'])).stdout) as { ok: boolean; notes?: unknown; report: { scope: string } };
+  expect(partial.ok).toBe(true);
+  expect(partial.report.scope).toBe('partial');
+  expect(partial.notes).toBeUndefined();
+  // The same run's complete receipt has them.
+  const whole = JSON.parse((await cli(['verify', `${dir}-whole.tar`, '--json'])).stdout) as { notes?: Array<{ code: string }> };
+  expect(whole.notes?.map((x) => x.code).sort()).toEqual(['EFFECT_PENDING', 'EFFECT_RESOLVED', 'RUN_ENDED_PENDING']);
+}, 60_000);
 
 test('a tool name with control characters is printed escaped in the notes', async () => {
   const store = new FileStore(`${root}/hostile`);

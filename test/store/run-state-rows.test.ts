@@ -180,8 +180,8 @@ describe.each(backends)('$name: the run_state row', (b) => {
   }, 120_000);
 });
 
-describe.each([['file', () => new FileStore(`${root}/f${n++}`, { fsync: 'none' })], ['memory', () => new MemoryStore()]] as const)('a %s store, which keeps no run state', (_name, make) => {
-  test('applies a status filter by folding each run, and lists progress only then', async () => {
+describe.each([['file', () => new FileStore(`${root}/f${n++}`, { fsync: 'none' })], ['memory', () => new MemoryStore()]] as const)('a %s store, which keeps no run state', (name, make) => {
+  test('applies a status filter by folding each run, and lists progress only then (a file store: also from a current saved state)', async () => {
     const store: Store = make();
     const done = await startRun(store, { runId: 'a' });
     await done.complete();
@@ -189,7 +189,10 @@ describe.each([['file', () => new FileStore(`${root}/f${n++}`, { fsync: 'none' }
     const died = await startRun(store, { runId: 'b' });
     await died.beginTool({ name: 'pay', args: {} });
     await died.close();
-    expect((await store.runs({})).map((r) => r.progress)).toEqual([undefined, undefined]);
+    // A directory store lists each run's progress from its .run-state.json, saved by close (FILE-STORE.md §19).
+    expect((await store.runs({})).map((r) => r.progress)).toEqual(name === 'file'
+      ? [{ status: 'completed', pending: 0, ended_at: expect.any(String) }, { status: 'interrupted', pending: 1, ended_at: null }]
+      : [undefined, undefined]);
     expect((await store.runs({ status: 'interrupted' })).map((r) => [r.id, r.progress])).toEqual([['b', { status: 'interrupted', pending: 1, ended_at: null }]]);
     expect(await store.list({ status: 'completed' })).toEqual(['a']);
     expect(await store.list({ status: 'failed' })).toEqual([]);
@@ -205,4 +208,78 @@ describe.each([['file', () => new FileStore(`${root}/f${n++}`, { fsync: 'none' }
     await expect(again.beginTool({ name: 'pay', args: { invoice: 'INV-9' } })).rejects.toMatchObject({ code: 'EFFECT_PENDING' });
     await again.close();
   });
+});
+
+describe('a directory store\'s listing from the saved run state (FILE-STORE.md §19)', () => {
+  const dirOf = (root: string, id: string) => `${root}/${id}`;
+
+  async function closedRun(root: string, id: string): Promise<void> {
+    const run = await startRun(new FileStore(root, { fsync: 'none' }), { runId: id });
+    await run.complete('ok');
+    await run.close();
+  }
+
+  test('a state behind the chain is not used, even when head.json still names its step (a writer killed before rewriting the cache)', async () => {
+    const { readFileSync, writeFileSync } = await import('node:fs');
+    const root = `${tempDir('stepchain-runs-saved-')}/runs`;
+    const store = new FileStore(root, { fsync: 'none' });
+    const run = await startRun(store, { runId: 'died' });
+    await run.close();
+    const cache = readFileSync(`${dirOf(root, 'died')}/head.json`, 'utf8');
+    expect(JSON.parse(readFileSync(`${dirOf(root, 'died')}/.run-state.json`, 'utf8'))).toMatchObject({ seq: 0, status: 'running' });
+    // A later process begins an effect (a raw append: no state saved) and dies; the cache is put back as a
+    // writer SIGKILLed between committing the line and rewriting head.json (§7) leaves it.
+    const j = await store.open('died');
+    await j.append({ kind: 'tool.started', tool_call: { name: 'pay_invoice', arguments: { invoice: 'INV-1' } } } as never);
+    await j.close();
+    writeFileSync(`${dirOf(root, 'died')}/head.json`, cache);
+    const [entry] = await store.runs({});
+    expect(entry!.progress).toBeUndefined(); // not the saved "running": the chain's last step is past it
+    expect((await store.runs({ status: 'interrupted' })).map((r) => [r.id, r.progress])).toEqual([['died', { status: 'interrupted', pending: 1, ended_at: null }]]);
+  });
+
+  test('a saved state of another run, another shape or another chain is ignored, and the run folded', async () => {
+    const { readFileSync, writeFileSync } = await import('node:fs');
+    const root = `${tempDir('stepchain-runs-saved-')}/runs`;
+    const store = new FileStore(root, { fsync: 'none' });
+    const died = await startRun(store, { runId: 'died' });
+    await died.beginTool({ name: 'pay_invoice', args: {} });
+    await died.close();
+    await closedRun(root, 'done');
+    const file = `${dirOf(root, 'died')}/.run-state.json`;
+    const saved = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+    // Each planted state claims the run completed with nothing pending; none of them may be believed.
+    const planted = [
+      { ...saved, status: 'completed', effects: [], run_id: 'done' },
+      { ...saved, status: 'completed', effects: [], step_hash: `sha256:${'0'.repeat(64)}` },
+      { ...saved, status: 'completed', effects: 'none' },
+      readFileSync(`${dirOf(root, 'done')}/.run-state.json`, 'utf8'),
+    ];
+    for (const p of planted) {
+      writeFileSync(file, typeof p === 'string' ? p : JSON.stringify(p));
+      const entries = await store.runs({});
+      expect(entries.map((e) => [e.id, e.progress?.status])).toEqual([['died', undefined], ['done', 'completed']]);
+      expect(await store.list({ status: 'interrupted' })).toEqual(['died']);
+    }
+  });
+
+  test('stepchain runs on a directory lists the same status from a saved state and from folding', async () => {
+    const { rmSync } = await import('node:fs');
+    const { CLI, runNode } = await import('../hardening/support.js');
+    const root = `${tempDir('stepchain-runs-saved-')}/runs`;
+    const store = new FileStore(root, { fsync: 'none' });
+    const died = await startRun(store, { runId: 'died' });
+    await died.beginTool({ name: 'pay_invoice', args: {} });
+    await died.close();
+    await closedRun(root, 'done');
+    const list = async () => {
+      const r = await runNode([CLI, 'runs', root, '--json'], { timeoutMs: 60_000 });
+      expect(r.code, r.stderr).toBe(0);
+      return (JSON.parse(r.stdout) as { runs: Array<{ id: string; status: string; pending: number; ended_at: string | null }> }).runs.map((x) => [x.id, x.status, x.pending, x.ended_at === null]);
+    };
+    const fromSaved = await list();
+    expect(fromSaved).toEqual([['died', 'interrupted', 1, true], ['done', 'completed', 0, false]]);
+    for (const id of ['died', 'done']) rmSync(`${dirOf(root, id)}/.run-state.json`);
+    expect(await list()).toEqual(fromSaved);
+  }, 120_000);
 });

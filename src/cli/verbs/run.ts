@@ -289,8 +289,9 @@ export const runsVerb: Verb = {
     const runs = [];
     try {
       // A database store lists each run's progress in its one query (SQLITE.md §4.2, POSTGRES.md §4.2); a
-      // directory store's runs are read one at a time from their saved state (FILE-STORE.md §19), so a store
-      // of many runs is not opened all at once. --status is applied here, to both.
+      // directory store lists it from each run's saved state where that is current (FILE-STORE.md §19), without
+      // opening the journal; a run without it is opened here, one at a time, and read from its saved state and
+      // the records after it. --status is applied here, to all.
       for (const { progress, ...r } of await at.store.runs(filter)) {
         const status = progress ?? (await statusOf(at.store, r.id));
         if (wanted === undefined || status.status === wanted) runs.push({ ...r, ...status });

@@ -29,7 +29,7 @@ import { printReport, type Output } from '../output.js';
 import { POLICY_OPTIONS, READ_LIMITS, pinnedCheckpoint, policyFrom, readBounded } from '../policy.js';
 import { unboundLines } from '../unbound.js';
 import { inline } from '../safe-text.js';
-import { hasRunNotes, noteLines, runNotes, storedRunNotes, type RunNote } from '../run-notes.js';
+import { hasRunNotes, noteLines, ReceiptRunNotes, runNotes, storedRunNotes, type RunNote } from '../run-notes.js';
 import { readStoredLines } from '../../store/file/reads.js';
 import { JournalPaths } from '../../store/file/layout.js';
 import { backendOf } from '../../store/scheme.js';
@@ -322,6 +322,7 @@ async function verifyReceipt(out: Output, path: string, kind: string, expectHead
   // Time-stamp tokens and co-signatures (spec/TIME.md): their members are always understood, checked against the pins given.
   const { receiptAttestHooks } = await import('../../attest/receipt.js');
   const attestHooks = receiptAttestHooks(attest);
+  const receiptNotes = new ReceiptRunNotes();
   const report = await attestHooks.finish(proofHooks.finish(await verifyReceiptFile(path, {
     ...(expectHead !== undefined ? { expectHead } : {}), ...(publicKey !== undefined ? { publicKey } : {}), ...(pool ? { pool } : {}), ...(approvers.length ? { approvers } : {}), ...published,
     extensions: { ...published.extensions, ...proofHooks.extensions, ...attestHooks.extensions },
@@ -329,10 +330,12 @@ async function verifyReceipt(out: Output, path: string, kind: string, expectHead
       published.onLine?.(line);
       proofHooks.onLine(line);
       attestHooks.onLine(line);
+      receiptNotes.onLine(line);
     },
   }) as ReceiptReport<string>));
+  const notes = receiptNotes.of(report);
   if (out.json) {
-    out.document('verify', { ok: report.ok, authenticated: report.authenticated, verdict: report.verdict, kind, path: resolve(path), report });
+    out.document('verify', { ok: report.ok, authenticated: report.authenticated, verdict: report.verdict, kind, path: resolve(path), ...(notes ? { notes } : {}), report });
   } else if (notAReceipt(report)) {
     out.say(`${out.style(['red', 'bold'], '✘ not a receipt')} ${inline(path)}: nothing in it reads as a stepchain receipt (a .tar or .tar.gz from \`stepchain export\` or \`publish\`, starting with its manifest)`);
     for (const p of report.problems) out.say(`  ${out.style('red', inline(p.code))} ${inline(messageBesideCode(p))}`);
@@ -345,6 +348,7 @@ async function verifyReceipt(out: Output, path: string, kind: string, expectHead
       // Each sentence is one line, and quotes content (the agent, labels, an effect's tool and key): inline.
       for (const p of report.proves) extra.push(`  ${out.style('green', 'proves')}   ${inline(p)}`);
       for (const p of report.does_not_prove) extra.push(`  ${out.style('yellow', 'does not prove')} ${inline(p)}`);
+      extra.push(...noteLines(out, notes ?? []));
     }
     printReport(out, `receipt ${path}`, report, extra, PIN_RECEIPT);
   }

@@ -23,6 +23,7 @@ import { verifyJournalDir } from './verify-dir.js';
 import { RunsIndex, indexJournal } from './runs-index.js';
 import { selectRuns, type RunEntry, type RunFilter } from '../runs.js';
 import { withStatus } from '../run-progress.js';
+import { savedProgress } from './saved-progress.js';
 
 export const DEFAULT_STALE_MS = 10_000;
 /**
@@ -181,11 +182,17 @@ export class FileStore implements Store {
   async runs(filter: RunFilter = {}): Promise<RunEntry[]> {
     let entries;
     try {
-      entries = selectRuns(await this.runsIndex.runs(), filter);
+      // Copies: the index keeps its entries between listings, and a progress is this listing's alone.
+      entries = selectRuns(await this.runsIndex.runs(), filter).map((e) => ({ ...e }));
     } catch (e) {
       throw ioError('listing the runs under', this.root, e);
     }
-    // With a status filter each run is folded (this store keeps no run-state index: FILE-STORE.md §19).
+    // Each run's progress from its saved state when that is current (FILE-STORE.md §19), without opening
+    // the journal; the others are folded for a status filter (withStatus), or by the caller that wants them.
+    for (const e of entries) {
+      const progress = await savedProgress(join(this.root, e.id), e.run_id);
+      if (progress !== null) e.progress = progress;
+    }
     return withStatus(this, entries, filter);
   }
 
