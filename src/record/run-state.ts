@@ -382,11 +382,8 @@ function skipValue(text: string, i: number): number {
  * The record as a run record (v2, or v3 with the same members) when it starts a model request or a tool
  * effect, else null: what a writer keeps of a call in flight, so its outcome repeats it (FORMAT §11.3).
  */
-export function startOf(record: StepRecord): StepRecordV2 | null {
-  const v = (record as { v: number }).v;
-  if (v !== 2 && v !== 3) return null;
-  const r = record as StepRecordV2;
-  return r.kind === 'model.started' || r.kind === 'tool.started' ? r : null;
+export function startOf(record: StepRecord | StepRecordV3): RunRecord | null {
+  return isRunRecord(record) && (record.kind === 'model.started' || record.kind === 'tool.started') ? record : null;
 }
 
 /** The state of a whole run from its records. */

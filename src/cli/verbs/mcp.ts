@@ -162,22 +162,7 @@ export const mcpVerb: Verb = {
       return 0;
     }
     if (positionals.length < 2) throw new UsageError('missing the server command: stepchain mcp <journal or store> -- <command…> (or --upstream URL)', 'mcp');
-    const proxy = startProxy({
-      store: where.store,
-      ...(where.runId === undefined ? {} : { runId: where.runId }),
-      ...(labels === undefined ? {} : { labels }),
-      ...(typeof values.agent === 'string' ? { agent: values.agent } : {}),
-      ...(typeof values.conversation === 'string' ? { conversationId: values.conversation } : {}),
-      ...(values['blob-threshold'] !== undefined ? { blobThreshold: intArg(values['blob-threshold'], '--blob-threshold', 'mcp') } : {}),
-      command: positionals[1]!,
-      args: positionals.slice(2),
-      format,
-      policy,
-      ...(where.locate === undefined ? {} : { locate: where.locate }),
-      input: process.stdin,
-      output: process.stdout,
-      log,
-    });
+    const proxy = startProxy({ ...common, command: positionals[1]!, args: positionals.slice(2), input: process.stdin, output: process.stdout });
     const pass = (signal: NodeJS.Signals) => () => proxy.kill(signal);
     for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(s, pass(s));
     const exit = await proxy.done;

@@ -5,19 +5,15 @@
  * loads the store, a receipt the receipt verifier and the publication checks. It runs the per-line checks on
  * every core when the chain is big enough to gain.
  */
-import { readdir, stat } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import type { LineCheckPool } from '../../chain/batch.js';
-import { BATCH_BYTES } from '../../chain/feeder.js';
 import type { ChainReport } from '../../chain/report.js';
 import { messageBesideCode, settleJournalVerdict, type VerdictFields } from '../../chain/verdict.js';
-import { defaultThreads } from '../../parallel/threads.js';
 import type { CheckpointPolicy, TreeHead } from '../../proofs/index.js';
 import type { AttestOptions } from '../../attest/receipt.js';
 import type { ReceiptReport } from '../../receipt/verify.js';
 import { genesisHash } from '../../record/formats.js';
 import { readRegular } from '../../store/file/fsutil.js';
-import { BUCKETS_DIR } from '../../store/file/layout.js';
 import { verifyJournalDir } from '../../store/file/verify-dir.js';
 import { assertJournalId } from '../../store/ids.js';
 import { parseMeta } from '../../store/meta.js';
@@ -35,6 +31,7 @@ import { JournalPaths } from '../../store/file/layout.js';
 import { backendOf } from '../../store/scheme.js';
 import type { PinnedApprover } from '../../approval/ledger.js';
 import { approvalLines, approverPins } from './approve-lines.js';
+import { linePool } from '../verify-pool.js';
 
 const HEAD_RE = /^sha256:[0-9a-f]{64}$/;
 
@@ -122,64 +119,6 @@ export const verifyVerb: Verb = {
     }
   },
 };
-
-/**
- * The worker pool for `threads` threads in all: this one, which reads, links and checks batches whenever
- * every worker holds two, and `threads` − 1 workers (none for one thread, or on one core). A second isolate
- * per core was measured to cost more than it gains: each worker loads its code, compiles the checks anew
- * and grows a heap of its own (bench/speed.mjs, process rows). A journal directory whose buckets hold less
- * than one batch gets none: the feeder would check it on this thread anyway, and loading the pool
- * (node:worker_threads) is a few milliseconds of a small verify's start; a bigger one starts its workers
- * now, so they load while this thread opens and reads the first files. Receipts and Postgres load the pool
- * at the first batch (their size is not known before reading).
- */
-async function linePool(threads: number | undefined, journalDir?: string): Promise<ClosablePool | undefined> {
-  if (threads === 1 || (journalDir !== undefined && (await smallerThanOneBatch(journalDir)))) return undefined;
-  const workers = (threads ?? defaultThreads()) - 1;
-  if (workers < 1) return undefined;
-  if (journalDir === undefined) return poolAtFirstBatch(workers);
-  const { createLineCheckPool } = await import('../../parallel/index.js');
-  const pool = createLineCheckPool({ threads: workers, callerChecks: true });
-  pool.start();
-  return pool;
-}
-
-type ClosablePool = LineCheckPool & { close(): Promise<void> };
-
-/**
- * A pool whose module (node:worker_threads, the pool) loads at the first batch: a receipt or a Postgres
- * journal of one batch or less, whose size is not known before it is read, never loads it. Its batches
- * live in shared memory from the start, as the pool's own (WorkerLineCheckPool.allocate), so the workers
- * read them where the feeder wrote them.
- */
-function poolAtFirstBatch(workers: number): ClosablePool {
-  let loaded: Promise<ClosablePool> | null = null;
-  const load = (): Promise<ClosablePool> => (loaded ??= import('../../parallel/index.js').then((m) => m.createLineCheckPool({ threads: workers, callerChecks: true })));
-  return {
-    threads: workers,
-    callerChecks: true,
-    allocate: (bytes) => new Uint8Array(new SharedArrayBuffer(bytes)),
-    check: async (batch) => (await load()).check(batch),
-    close: async () => {
-      if (loaded !== null) await (await loaded).close();
-    },
-  };
-}
-
-/** Whether a journal directory's buckets hold fewer bytes than one batch; false when that cannot be told (the verifier then reports why). */
-async function smallerThanOneBatch(dir: string): Promise<boolean> {
-  try {
-    const buckets = join(dir, BUCKETS_DIR);
-    let bytes = 0;
-    for (const name of await readdir(buckets)) {
-      bytes += (await stat(join(buckets, name))).size;
-      if (bytes >= BATCH_BYTES) return false;
-    }
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** An earlier checkpoint the journal must extend (--checkpoint), the file it came from, and whether a log key (and how many witnesses) verified it. */
 interface Pinned {

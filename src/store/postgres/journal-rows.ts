@@ -4,7 +4,12 @@
  * replacing one line in place for an erasure (§6.5, ERASURE.md §6.1). Each runs on a client the journal
  * holds, under the journal's head row lock where it writes.
  */
+import type { ChainHead } from '../../chain/source.js';
 import type { Genesis } from '../../record/formats.js';
+import { parseStoredTree } from '../../proofs/log.js';
+import { MemoryTree, treeRoot, type NodeReader } from '../../proofs/nodes.js';
+import { stepLeafHash } from '../../proofs/hash.js';
+import { StoreError } from '../errors.js';
 import type { JournalParts } from '../parts-prepare.js';
 import { restoreRecord } from '../restore.js';
 import { blobOfRow, rowLines } from '../rows/lines.js';
@@ -13,10 +18,14 @@ import { partReferenceText, type LineRewrite, type RewriteOutcome } from '../rew
 import type { SequencedBatch } from '../sequencer.js';
 import type { RunStateCache } from '../types.js';
 import type { DbClient, DbPool } from './driver.js';
-import { isConnectionLoss } from './errors.js';
-import { beginAndLockHead, holdsLine, linesPage, putRunState, readBlob, runStateRow, type LockedHead, type NewLine } from './sql.js';
+import { isConnectionLoss, sqlState, translate } from './errors.js';
+import { PostgresTreeStorage, rowLeaves } from './tree.js';
+import { beginAndLockHead, headWithTree, holdsLine, linesPage, putRunState, readBlob, runStateRow, type LockedHead, type NewLine } from './sql.js';
 import type { Tables } from './schema.js';
 import type { StoreContext } from './store.js';
+
+/** SQLSTATE undefined_table: the tree's tables on a schema older than version 2. */
+export const UNDEFINED_TABLE = '42P01';
 
 /** What the run-state row is written for: the journal's row, genesis and parts. */
 export interface RunStateTarget {
@@ -125,4 +134,34 @@ export async function rewriteRow(client: DbClient, t: Tables, journal: { key: nu
   }
   next.beforeCommit?.();
   return { partsDeleted };
+}
+
+/**
+ * A read-only journal's tree at its current size, for proofs: the stored tree when it is the head's, else one
+ * built in memory from the rows (a reader never writes, and never migrates).
+ */
+export async function storedOrRowsTree(ctx: StoreContext, key: number, id: string, where: string, head: () => Promise<ChainHead | null>): Promise<{ size: number; root: Uint8Array; reader: NodeReader }> {
+  const storage = new PostgresTreeStorage(ctx.pool, ctx.tables, key);
+  let row;
+  try {
+    row = await headWithTree(ctx.pool, ctx.tables, key);
+  } catch (e) {
+    // A reader never migrates: on a schema older than version 2 there are no tree tables to read.
+    if (sqlState(e) !== UNDEFINED_TABLE) throw translate(e, ctx.display, `reading the tree of journal ${id}`);
+    const at = await head();
+    row = { seq: at?.seq ?? -1, hash: at?.step_hash ?? '', tree: null };
+  }
+  if (row === null) throw new StoreError('JOURNAL_NOT_FOUND', `journal ${id} is no longer in ${ctx.display}`);
+  const size = row.seq + 1;
+  const stored = row.tree === null ? null : parseStoredTree(row.tree);
+  if (stored !== null && stored.tree.size === size && stored.step_hash === (size === 0 ? null : row.hash)) {
+    const reader = storage.reader();
+    return { size, root: await treeRoot(reader, size), reader };
+  }
+  const memory = new MemoryTree();
+  for await (const l of rowLeaves(ctx.pool, ctx.tables, key, where)(0)) {
+    if (l.seq >= size) break;
+    memory.append(stepLeafHash(l.step_hash)!);
+  }
+  return { size, root: await treeRoot(memory, size), reader: memory };
 }

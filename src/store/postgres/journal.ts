@@ -34,21 +34,16 @@ import { keepsRunState } from '../rows/run-state.js';
 import type { DbClient } from './driver.js';
 import { isConnectionLoss, sqlState, translate } from './errors.js';
 import { StepIdIndex } from './idempotency.js';
-import { beginAndLockHead, clashError, headWithTree, insertBlobs, lastLine, linesPage, lockedHeadNow, readBlob, writeLines, type LockedHead, type NewLine } from './sql.js';
+import { beginAndLockHead, clashError, insertBlobs, lastLine, linesPage, lockedHeadNow, readBlob, writeLines, type LockedHead, type NewLine } from './sql.js';
 import type { StoreContext } from './store.js';
 import { verifyJournalRows } from './verify.js';
 import { catchUpAndFollow, planTreeStep, PostgresTreeStorage, rowLeaves, syncedTree, treeStatements } from './tree.js';
 import { signJournalCheckpoint, type SignedCheckpoint } from '../../proofs/keeper.js';
-import { parseStoredTree } from '../../proofs/log.js';
-import { MemoryTree, treeRoot, type NodeReader } from '../../proofs/nodes.js';
+import { treeRoot, type NodeReader } from '../../proofs/nodes.js';
 import type { NoteSigner } from '../../proofs/note.js';
-import { stepLeafHash } from '../../proofs/hash.js';
 import { ProofError } from '../../proofs/problems.js';
 import type { LineRewrite, LineRewriter, RewriteOutcome } from '../rewrite.js';
-import { advanceRunStateRow, commitFateOf, readRunStateRow, rewriteRow } from './journal-rows.js';
-
-/** SQLSTATE undefined_table: the tree's tables on a schema older than version 2. */
-const UNDEFINED_TABLE = '42P01';
+import { advanceRunStateRow, commitFateOf, readRunStateRow, rewriteRow, storedOrRowsTree, UNDEFINED_TABLE } from './journal-rows.js';
 
 export class PostgresJournal implements Journal, LineRewriter {
   readonly genesis: Genesis;
@@ -349,28 +344,7 @@ export class PostgresJournal implements Journal, LineRewriter {
       const reader = storage.reader();
       return { size, root: await treeRoot(reader, size), reader };
     }
-    let row;
-    try {
-      row = await headWithTree(this.ctx.pool, this.ctx.tables, this.key);
-    } catch (e) {
-      // A reader never migrates: on a schema older than version 2 there are no tree tables to read.
-      if (sqlState(e) !== UNDEFINED_TABLE) throw translate(e, this.ctx.display, `reading the tree of journal ${this.id}`);
-      const head = await this.head();
-      row = { seq: head?.seq ?? -1, hash: head?.step_hash ?? '', tree: null };
-    }
-    if (row === null) throw new StoreError('JOURNAL_NOT_FOUND', `journal ${this.id} is no longer in ${this.ctx.display}`);
-    const size = row.seq + 1;
-    const stored = row.tree === null ? null : parseStoredTree(row.tree);
-    if (stored !== null && stored.tree.size === size && stored.step_hash === (size === 0 ? null : row.hash)) {
-      const reader = storage.reader();
-      return { size, root: await treeRoot(reader, size), reader };
-    }
-    const memory = new MemoryTree();
-    for await (const l of rowLeaves(this.ctx.pool, this.ctx.tables, this.key, this.where)(0)) {
-      if (l.seq >= size) break;
-      memory.append(stepLeafHash(l.step_hash)!);
-    }
-    return { size, root: await treeRoot(memory, size), reader: memory };
+    return storedOrRowsTree(this.ctx, this.key, this.id, this.where, () => this.head());
   }
 
   // ---------------------------------------------------------------- erasure
