@@ -5,6 +5,7 @@
  * writer), not problems. Every file is opened as a regular file of bounded size (fsutil.openRegular), so a
  * FIFO or a device planted anywhere in the directory is reported, never waited on or read without end.
  */
+import type { VerifiedLine } from '../../chain/verifier.js';
 import { lstat, opendir, readdir, stat } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -31,6 +32,8 @@ import { verifySource, type BlobProblem, type SegmentOutcome } from '../verify-s
 export interface DirVerifyOptions extends JournalVerifyOptions {
   /** The writers' stale threshold, to say whether a lock left in the directory is stale (default 10 s). */
   staleMs?: number;
+  /** Observes every line the chain's pass reads, in seq order; a pass that starts again (§18) starts from seq 0 again. */
+  onLine?: (line: VerifiedLine) => void;
 }
 
 const BLOB_NAME_RE = /^[0-9a-f]{64}$/;
