@@ -1,6 +1,7 @@
 // The Python package beside the TypeScript library on the same machine, in the same run (issue 42): writer
 // appends/s (each append awaited before the next, as an agent appends; fsync 'none' and 'always', formats
-// stepchain/v1 and v2) and verifier steps/s over one journal directory the TypeScript writer made. With
+// stepchain/v1, v2 and v3) and verifier steps/s over journal directories the TypeScript writer made (stepchain/v1,
+// and stepchain/v3 in its fast and deep tiers). With
 // --bernstein=PYTHON, also the peer bernstein's (Python) journal, measured the same way by bench/python-peer.py.
 // Not part of `npm test`.
 //
@@ -22,7 +23,7 @@ const step = (i) => ({ input: { i, q: 'what is the weather in Oslo' }, model: 'g
 async function tsAppends(n, fsync, format) {
   const root = mkdtempSync(join(tmpdir(), 'stepchain-bench-ts-'));
   const store = new FileStore(root, { fsync });
-  const j = await store.create('j', format === 'stepchain/v2' ? { format } : {});
+  const j = await store.create('j', format === 'stepchain/v1' ? {} : { format });
   const t = performance.now();
   for (let i = 0; i < n; i++) await j.append(step(i));
   const s = (performance.now() - t) / 1000;
@@ -37,25 +38,28 @@ function py(...args) {
 
 const rows = [];
 for (const [fsync, n] of [['none', N], ['always', Math.max(50, Math.floor(N / 10))]]) {
-  for (const format of ['stepchain/v1', 'stepchain/v2']) {
+  for (const format of ['stepchain/v1', 'stepchain/v2', 'stepchain/v3']) {
     const ts = await tsAppends(n, fsync, format);
     const p = py('append', String(n), fsync, format).appends_per_s;
     rows.push(`| appends/s, ${format}, fsync ${fsync} (${n} appends) | ${ts.toFixed(0)} | ${p.toFixed(0)} | ${(p / ts).toFixed(2)} |`);
   }
 }
-// One journal the TypeScript writer made, verified by both.
-const root = mkdtempSync(join(tmpdir(), 'stepchain-bench-verify-'));
-const store = new FileStore(root, { fsync: 'none' });
-const j = await store.create('j');
-for (let i = 0; i < VERIFY_STEPS; i += 1000) await j.appendMany(Array.from({ length: Math.min(1000, VERIFY_STEPS - i) }, (_, k) => step(i + k)));
-await j.close();
-const t = performance.now();
-const report = await (await store.open('j', { readOnly: true })).verify();
-const tsMs = performance.now() - t;
-if (!report.ok) throw new Error('the TypeScript journal does not verify');
-const pv = py('verify', join(root, 'j'));
-rows.push(`| verify steps/s (${VERIFY_STEPS} steps, stepchain/v1, one journal) | ${(VERIFY_STEPS / (tsMs / 1000)).toFixed(0)} | ${pv.steps_per_s.toFixed(0)} | ${(pv.steps_per_s / (VERIFY_STEPS / (tsMs / 1000))).toFixed(2)} |`);
-rmSync(root, { recursive: true, force: true });
+// One journal per format the TypeScript writer made, verified by both (v3: the fast tier, then the deep one).
+for (const [format, deep] of [['stepchain/v1', false], ['stepchain/v3', false], ['stepchain/v3', true]]) {
+  const root = mkdtempSync(join(tmpdir(), 'stepchain-bench-verify-'));
+  const store = new FileStore(root, { fsync: 'none' });
+  const j = await store.create('j', format === 'stepchain/v1' ? {} : { format });
+  for (let i = 0; i < VERIFY_STEPS; i += 1000) await j.appendMany(Array.from({ length: Math.min(1000, VERIFY_STEPS - i) }, (_, k) => step(i + k)));
+  await j.close();
+  const t = performance.now();
+  const report = await (await store.open('j', { readOnly: true })).verify(deep ? { deep } : {});
+  const tsMs = performance.now() - t;
+  if (!report.ok) throw new Error(`the TypeScript ${format} journal does not verify`);
+  const pv = py('verify', join(root, 'j'), ...(deep ? ['deep'] : []));
+  const tsRate = VERIFY_STEPS / (tsMs / 1000);
+  rows.push(`| verify steps/s (${VERIFY_STEPS} steps, ${format}${format === 'stepchain/v3' ? (deep ? ', deep tier' : ', fast tier') : ''}, one journal) | ${tsRate.toFixed(0)} | ${pv.steps_per_s.toFixed(0)} | ${(pv.steps_per_s / tsRate).toFixed(2)} |`);
+  rmSync(root, { recursive: true, force: true });
+}
 const peer = arg('bernstein', null);
 if (peer !== null) {
   const b = JSON.parse(execFileSync(peer, [join(here, 'python-peer.py'), String(VERIFY_STEPS)], { encoding: 'utf8' }).trim().split('\n').pop());

@@ -25,7 +25,7 @@ if mode == "append":
     print(json.dumps({"appends_per_s": n / s, "n": n}))
 elif mode == "verify":
     t = time.perf_counter()
-    r = verify_journal_dir(arg)
+    r = verify_journal_dir(arg, deep=len(sys.argv) > 3 and sys.argv[3] == "deep")
     s = time.perf_counter() - t
     assert r.ok, [p.summary() for p in r.problems[:3]]
     print(json.dumps({"steps_per_s": r.steps / s, "steps": r.steps, "ms": s * 1000}))

@@ -48,6 +48,8 @@ class ChainReport:
     warnings: list[Problem]
     problems_truncated: bool
     notices: list[Problem] = field(default_factory=list)
+    # stepchain/v3: every approval request and what became of it (APPROVALS.md §6); None when the chain holds none
+    approvals: Optional[list[dict[str, Any]]] = None
 
 
 @dataclass
@@ -316,7 +318,8 @@ class VerifiedLine:
 class ChainVerifier:
     def __init__(self, genesis: Any = None, *, start: Optional[dict[str, Any]] = None, fmt: Optional[JournalFormat] = None,
                  expect_head: Optional[str] = None, max_problems: int = 1000,
-                 on_line: Optional[Callable[[VerifiedLine], None]] = None, deep: bool = False, allow_public: bool = True) -> None:
+                 on_line: Optional[Callable[[VerifiedLine], None]] = None, deep: bool = False, allow_public: bool = True,
+                 approvers: Any = None) -> None:
         self.problems: list[Problem] = []
         self.max_problems = max_problems
         self.truncated = False
@@ -327,6 +330,9 @@ class ChainVerifier:
         self.allow_public = allow_public
         self.kinds: dict[str, tuple[str, dict[str, Any], int]] = {}  # kind -> (notice code, first location, records)
         self.erasures: Any = None  # an ErasureLedger once a v3 record is sealed or of kind erasure (ERASURE.md §5)
+        self.approvers = approvers  # pinned approvers (APPROVALS.md §5 step 2.7): raw keys, (key, name) pairs or {key, name}
+        self.approvals: Any = None  # an ApprovalLedger once a v3 chain holds an approval record (APPROVALS.md §5)
+        self.from_range = start is not None
         if start is not None:
             seq, prev = start.get("seq"), start.get("prev_hash")
             ok_seq = is_seq(seq) and isinstance(seq, int)
@@ -408,6 +414,9 @@ class ChainVerifier:
                 step_id = facts.spans.get("step_id")
                 if sp is not None and step_id is not None:
                     self.erasures.record(canonical_value(facts.text, *step_id), facts.seq, canonical_value(facts.text, *sp), at)
+        if not facts.problems and isinstance(facts.kind, str) and (
+                facts.kind.startswith("approval.") or (facts.kind == "tool.started" and self.approvals is not None and self.approvals.active)):
+            self._approval(facts.text)
         if not self.deep or not clean or facts.profile is None or facts.profile.id != "step/v3" or facts.spans is None:
             return
         from .formats.v3 import slot_values
@@ -422,12 +431,32 @@ class ChainVerifier:
             self._add("ROOT_MISMATCH", f"the record's values give the root {root}, not the stored {stored}: the writer sealed a root that "
                       "does not commit to the values it stored, so no publication of this record can be proven", {**at, "field": "root"})
 
+    def _approval(self, text: str) -> None:
+        """An approval record, or an effect once the chain holds a request, through the ledger (a parsed copy)."""
+        from .approval import ApprovalLedger, parse_value, pins_of
+        try:
+            r = parse_value(text)
+        except (ValueError, RecursionError):
+            return
+        if not isinstance(r, dict):
+            return
+        if self.approvals is None:
+            self.approvals = ApprovalLedger(None if self.from_range else self.start_hash, self.start_seq > 0, pins_of(self.approvers))
+        self.approvals.record(r)
+
     def finish(self) -> ChainReport:
         erasure_notices: list[Problem] = []
         if self.erasures is not None:
             found, erasure_notices = self.erasures.finish()
             for p in found:
                 self._add(p.code, p.message, p.location)
+        approval_notices: list[Problem] = []
+        if self.approvals is not None:
+            for f in self.approvals.finish():
+                if f.notice:
+                    approval_notices.append(Problem(f.code, f.message, {"seq": f.seq, "field": f.field}))
+                else:
+                    self._add(f.code, f.message, {"seq": f.seq, "field": f.field})
         head, head_seq = self.links.head()
         if self.expect_head is not None and head != self.expect_head:
             msg = (f"expected head {self.expect_head}, but the chain has no readable last step" if head is None
@@ -437,9 +466,9 @@ class ChainVerifier:
         notices = [Problem(code, f"{n} record{'s' if n != 1 else ''} of kind {kind!r}: " + (
             "not in the registry (FORMAT.md §14.8); integrity verified, its own rules unknown" if code == "KIND_UNKNOWN" else
             "registered, but this verifier does not check its own rules; integrity verified"), at)
-            for kind, (code, at, n) in self.kinds.items()] + erasure_notices
+            for kind, (code, at, n) in self.kinds.items()] + erasure_notices + approval_notices
         return ChainReport(not self.problems and not self.truncated, self.start_hash, self.start_seq, head, head_seq, self.steps,
-                           self.problems, [], self.truncated, notices)
+                           self.problems, [], self.truncated, notices, None if self.approvals is None else self.approvals.entries())
 
 
 def declared_first_seq(name: str) -> Optional[int]:

@@ -35,6 +35,8 @@ def _report_doc(kind: str, path: str, report: Any, extra: Optional[dict[str, Any
                       "head_seq": report.head_seq, "steps": report.steps, "problems": [problem(p) for p in report.problems],
                       "warnings": [problem(p) for p in report.warnings], "problems_truncated": report.problems_truncated,
                       "notices": [problem(p) for p in getattr(report, "notices", [])]}}
+    if getattr(report, "approvals", None) is not None:
+        doc["report"]["approvals"] = report.approvals
     if extra:
         doc.update(extra)
     return doc
@@ -138,6 +140,7 @@ def verify_main(args: argparse.Namespace) -> int:
     try:
         policy = _policy(args)
         trusted = _trusted(args, policy)
+        approvers = _approver_pins(args)
     except _Usage as e:
         print(f"stepchain verify: {safe(e)}", file=sys.stderr)
         return EXIT_USAGE
@@ -160,7 +163,7 @@ def verify_main(args: argparse.Namespace) -> int:
         if not os.path.exists(os.path.join(path, META_FILE)):
             print(f"stepchain verify: {safe(path)} is not a journal directory (no {META_FILE})", file=sys.stderr)
             return EXIT_USAGE
-        report = verify_journal_dir(path, args.head, deep=args.deep)
+        report = verify_journal_dir(path, args.head, deep=args.deep, approvers=approvers)
         kind = "journal"
         if trusted is not None and report.ok:
             report.problems.extend(_journal_extends(path, report, trusted))
@@ -171,7 +174,7 @@ def verify_main(args: argparse.Namespace) -> int:
             consistency = _read_small(args.proof, 4 << 20) if args.proof is not None else None
             tsa, cosigners, threshold = _time_pins(args)
             report = verify_receipt_file(path, public_key=args.pubkey, expect_head=args.head, policy=policy, trusted=trusted, consistency=consistency,
-                                         tsa_certs=tsa, cosigners=cosigners, threshold=threshold)
+                                         tsa_certs=tsa, cosigners=cosigners, threshold=threshold, approvers=approvers)
         except ReceiptUnavailable as e:
             print(f"stepchain verify: {safe(e)}", file=sys.stderr)
             return EXIT_USAGE
@@ -187,11 +190,48 @@ def verify_main(args: argparse.Namespace) -> int:
         print(f"✘ INVALID {kind} {safe(path)}: {len(report.problems)} problem(s)", file=sys.stderr)
         for p in report.problems:
             print(f"  {p.code}  {safe(_where(p.location))}: {safe(p.message)}", file=sys.stderr)
+    for line in approval_lines(getattr(report, "approvals", None)):
+        print(line, file=sys.stderr)
     for w in report.warnings:
         print(f"  warning {w.code}  {safe(_where(w.location))}: {safe(w.message)}", file=sys.stderr)
     for n in getattr(report, "notices", []):
         print(f"  notice {n.code}  {safe(_where(n.location))}: {safe(n.message)}", file=sys.stderr)
     return EXIT_OK if report.ok else EXIT_FAILED
+
+
+def _approver_pins(args: Any) -> list[tuple[bytes, str]]:
+    """--approver key files (APPROVALS.md §5 step 2.7), each named by its file name less .pub/.key; unusable: exit 2."""
+    from .receipt import decode_public_key, key_id_of
+    pins: list[tuple[bytes, str]] = []
+    for f in args.approver or []:
+        key, why = decode_public_key(_read_small(f, 65536))
+        if key is None:
+            raise _Usage(f"KEY_INVALID: --approver {f}: {why}")
+        if any(key_id_of(k) == key_id_of(key) for k, _ in pins):
+            raise _Usage(f"--approver {f}: the same key is given twice")
+        name = os.path.basename(f)
+        for ext in (".pub", ".key"):
+            name = name[:-len(ext)] if name.endswith(ext) else name
+        pins.append((key, name))
+    return pins
+
+
+def approval_lines(approvals: Any) -> list[str]:
+    """One line per approval request (APPROVALS.md §6): its decision, by whom, and whether and where it was executed."""
+    out = []
+    for a in approvals or []:
+        tool = "a call" if a["tool"] is None else safe(a["tool"])
+        who = ""
+        if a["approver"] is not None:
+            ap = a["approver"]
+            who = (f" by {safe(ap['name'] or ap['keyid'])} (pinned)" if ap["pinned"] else
+                   f" by key {ap['keyid']}{'' if ap['name'] is None else ' calling itself ' + safe(json.dumps(ap['name'], ensure_ascii=False))} (not pinned)")
+        effect = ((", not executed" if a["status"] == "granted" else ", never executed") if a["effect_seq"] is None
+                  else f", executed at seq {a['effect_seq']}")
+        word = {"granted": "approved", "denied": "denied"}.get(a["status"], a["status"])
+        at = "" if a["decision_seq"] is None else f" at seq {a['decision_seq']}"
+        out.append(f"  {word:<8} {tool} (request {safe(a['request'])}, seq {a['request_seq']}){who}{at}{effect}")
+    return out
 
 
 def _time_pins(args: Any) -> tuple[list[Any], list[Any], Optional[int]]:
@@ -237,6 +277,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     v.add_argument("--cosigner", action="append", help="receipts: a co-signer's public key file (as --pubkey), repeatable; named by its file name")
     v.add_argument("--threshold", help="how many of the --cosigner keys must have signed (default: all of them)")
     v.add_argument("--deep", action="store_true", help="stepchain/v3: the deep tier too (every root from its values, every part's address)")
+    v.add_argument("--approver", action="append", help="stepchain/v3: an approver's public key file (as --pubkey), repeatable; decisions "
+                   "signed by them are authenticated, any other signer fails (APPROVER_UNKNOWN; spec/APPROVALS.md); named by its file name")
     try:
         args = parser.parse_args(argv)
     except SystemExit as e:

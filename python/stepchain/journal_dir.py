@@ -223,8 +223,9 @@ def _part_fetch(path: str) -> Any:
     return fetch
 
 
-def verify_journal_dir(path: str, expect_head: Optional[str] = None, *, deep: bool = False) -> ChainReport:
-    """A journal directory read-only (FILE-STORE.md §13); deep: the v3 deep tier too (FORMAT.md §14.7 B, PARTS.md §9.6)."""
+def verify_journal_dir(path: str, expect_head: Optional[str] = None, *, deep: bool = False, approvers: Any = None) -> ChainReport:
+    """A journal directory read-only (FILE-STORE.md §13); deep: the v3 deep tier too (FORMAT.md §14.7 B, PARTS.md §9.6);
+    approvers: the pinned approvers' keys (APPROVALS.md §5, as chain.ChainVerifier takes them)."""
     try:
         meta = parse_meta(_read_regular(os.path.join(path, META_FILE), MAX_META_BYTES).decode("utf-8"))
     except JournalInvalid as e:
@@ -317,7 +318,8 @@ def verify_journal_dir(path: str, expect_head: Optional[str] = None, *, deep: bo
         if lineage is not None and ln.seq == lineage["from_step"]:
             lineage_hash[0] = ln.step_hash
 
-    verifier = ChainVerifier(meta["genesis"], expect_head=expect_head, on_line=on_line, deep=deep, allow_public=False)
+    verifier = ChainVerifier(meta["genesis"], expect_head=expect_head, on_line=on_line, deep=deep, allow_public=False,
+                             approvers=approvers)
     blob_problems: list[Problem] = []
     outcomes: dict[str, Optional[tuple[str, str]]] = {}
     segments: list[tuple[str, int, int, Optional[str]]] = []  # label, first, whole lines, error
@@ -383,7 +385,7 @@ def verify_journal_dir(path: str, expect_head: Optional[str] = None, *, deep: bo
         warnings.append(Problem("HEAD_CACHE_STALE", f"{HEAD_FILE} {stale}; the next writer rewrites it", {"file": HEAD_FILE}))
     problems = entries + chain_problems + bucket_problems + blob_problems + part_problems + lineage_problems
     return ChainReport(not problems and not report.problems_truncated, report.start_hash, report.start_seq, report.head, report.head_seq,
-                       report.steps, problems, warnings, report.problems_truncated, report.notices)
+                       report.steps, problems, warnings, report.problems_truncated, report.notices, report.approvals)
 
 
 def _judge_blob(path: str, ref: dict[str, Any]) -> Optional[tuple[str, str]]:

@@ -508,11 +508,13 @@ class ReceiptReport:
     unbound_count: int = 0
     lines: dict[int, str] = field(default_factory=dict)
     attest: dict[str, Any] = field(default_factory=dict)  # TIME.md §7.3: timestamps, cosignatures, threshold, cosigned_by
+    approvals: Optional[list[dict[str, Any]]] = None  # stepchain/v3: the approval requests in the range (APPROVALS.md §6)
+    notices: list[Problem] = field(default_factory=list)
 
 
 def verify_receipt(data: bytes, *, public_key: Optional[bytes | str] = None, expect_head: Optional[str] = None,
                    max_problems: int = 1000, policy: Any = None, trusted: Any = None, consistency: Any = None,
-                   tsa_certs: Any = (), cosigners: Any = (), threshold: Optional[int] = None) -> ReceiptReport:
+                   tsa_certs: Any = (), cosigners: Any = (), threshold: Optional[int] = None, approvers: Any = None) -> ReceiptReport:
     """Verifies a receipt held in memory (RECEIPT.md §7), with its `proof` member and against a trusted earlier
     checkpoint (PROOFS.md §9.8: `policy` a proofs.Policy, `trusted` a proofs.Checkpoint, `consistency` a proof
     file), and its time-stamp tokens and co-signatures (TIME.md §7: `tsa_certs` certificates from
@@ -522,6 +524,7 @@ def verify_receipt(data: bytes, *, public_key: Optional[bytes | str] = None, exp
     v = _Verification(public_key, expect_head, max_problems)
     v.proof_checks = ReceiptProofChecks(policy, trusted, consistency)
     v.attest = AttestChecks(list(tsa_certs), list(cosigners), threshold)
+    v.approvers = approvers
     return v.run(data)
 
 
@@ -537,7 +540,7 @@ def verify_published_receipt(data: bytes, *, public_key: Optional[bytes | str] =
 
 def verify_receipt_file(path: str, public_key: Optional[str] = None, expect_head: Optional[str] = None, *, policy: Any = None,
                         trusted: Any = None, consistency: Any = None, tsa_certs: Any = (), cosigners: Any = (),
-                        threshold: Optional[int] = None) -> ReceiptReport:
+                        threshold: Optional[int] = None, approvers: Any = None) -> ReceiptReport:
     pinned: Optional[bytes] = None
     try:
         with open(path, "rb") as f:
@@ -561,6 +564,7 @@ def verify_receipt_file(path: str, public_key: Optional[str] = None, expect_head
     v.publication_if_published = True  # an ordinary receipt stays one; a published one is held to REDACTION.md
     from .attest import AttestChecks
     v.attest = AttestChecks(list(tsa_certs), list(cosigners), threshold)
+    v.approvers = approvers
     return v.run(data)
 
 
@@ -578,6 +582,7 @@ class _Verification:
         self.next = 0
         self.listed: dict[str, dict[str, Any]] = {}
         self.chain: Optional[ChainVerifier] = None
+        self.approvers: Any = None  # pinned approvers (APPROVALS.md §5), handed to the chain verifier
         self.chain_report: Any = None
         self.run_state: Optional[RunState] = None
         self.stopped = False
@@ -710,10 +715,11 @@ class _Verification:
                      {"file": MANIFEST_NAME, "path": "/range/prev_hash"})
         self.run_state = RunState() if m["genesis"]["format"] == FORMAT_V2 else None
         if m["range"]["from"] == 0:
-            self.chain = ChainVerifier(m["genesis"], expect_head=m["head"]["step_hash"], max_problems=self.max, on_line=self._on_line)
+            self.chain = ChainVerifier(m["genesis"], expect_head=m["head"]["step_hash"], max_problems=self.max, on_line=self._on_line,
+                                       approvers=self.approvers)
         else:
             self.chain = ChainVerifier(None, start={"seq": m["range"]["from"], "prev_hash": m["range"]["prev_hash"]}, fmt=format_of(m["genesis"]),
-                                       expect_head=m["head"]["step_hash"], max_problems=self.max, on_line=self._on_line)
+                                       expect_head=m["head"]["step_hash"], max_problems=self.max, on_line=self._on_line, approvers=self.approvers)
 
     def _on_line(self, line: VerifiedLine) -> None:
         for ref in line.blobs:
@@ -886,6 +892,7 @@ class _Verification:
         cr = self.chain_report
         if cr is not None:
             r.start_hash, r.start_seq, r.head, r.head_seq, r.steps = cr.start_hash, cr.start_seq, cr.head, cr.head_seq, cr.steps
+            r.approvals, r.notices = cr.approvals, list(cr.notices)
             for p in cr.problems:
                 if not (self.stopped and p.code == "HEAD_MISMATCH"):
                     self.add(p.code, p.message, p.location)

@@ -20,7 +20,12 @@ FORMAT_V3 = "stepchain/v3"
 KIND_RE = re.compile(r"[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*\Z")
 MAX_KIND_LENGTH = 128
 # FORMAT.md §14.8: the kinds of §11.3 are checked here; these are registered, their own rules are other issues'.
-UNCHECKED_KINDS = {"decision", "approval.requested", "approval.granted", "approval.denied", "erasure"}
+UNCHECKED_KINDS = {"decision", "erasure"}
+# Registered by v3 and checked here: the approval records, by the chain's approval ledger (APPROVALS.md §5).
+CHECKED_V3_KINDS = {"approval.requested", "approval.granted", "approval.denied"}
+# The kinds v3 adds to v2's (FORMAT.md §14.8) and their rules between members: ref required, forbidden or either.
+V3_KIND_REF = {"decision": "required", "approval.requested": "any", "approval.granted": "required", "approval.denied": "required",
+               "erasure": "none"}
 SEED_TEXT = re.compile(r'"[0-9a-f]{64}"')
 ENVELOPE = ["kind", "prev_hash", "ref", "root", "seq", "step_id", "ts", "v"]
 CONTENT_FIELDS_V3 = ["kind", "ref", "input", "model", "prompt", "tool_call", "result", "error"]
@@ -28,9 +33,26 @@ CONTENT_FIELDS_V3 = ["kind", "ref", "input", "model", "prompt", "tool_call", "re
 
 def kind_notice(kind: Any) -> Optional[str]:
     """KIND_UNKNOWN or KIND_UNCHECKED for a well-formed kind (§14.7 A.4), None for a kind checked here."""
-    if not isinstance(kind, str) or kind in RECORD_KINDS:
+    if not isinstance(kind, str) or kind in RECORD_KINDS or kind in CHECKED_V3_KINDS:
         return None
     return "KIND_UNCHECKED" if kind in UNCHECKED_KINDS else "KIND_UNKNOWN"
+
+
+def v3_relation_defect(value: Callable[[str], Any]) -> Optional[tuple[str, str]]:
+    """The rules between members (FORMAT §11.3, §14.8) for v2's kinds and the kinds v3 registers; an unregistered kind
+    is only notified."""
+    kind = value("kind")
+    rule = V3_KIND_REF.get(kind) if isinstance(kind, str) else None
+    if rule is None:
+        return relation_defect(value)
+    ref, error = value("ref"), value("error")
+    if rule == "required" and ref is None:
+        return ("ref", f"a {kind} record must name the record it continues in ref")
+    if rule == "none" and ref is not None and ref is not _ABSENT:
+        return ("ref", f"a {kind} record has no ref (ref must be null)")
+    if error is not None and error is not _ABSENT:
+        return ("error", f"only a failed record carries an error; a {kind} record has error null")
+    return None
 
 
 def _kind_check(t: str, s: int, e: int) -> Violation:
@@ -130,7 +152,7 @@ _by_name: Callable[[list[MemberRule]], list[MemberRule]] = lambda rules: sorted(
 STEP_V3 = RecordProfile(
     id="step/v3", version=3, members=_by_name(BASE_MEMBERS + [MemberRule("seed", True, "envelope", _seed_check)]),
     content_fields=CONTENT_FIELDS_V3, blob_fields=set(), redactable=SLOTS,
-    step_hash_of=private_step_hash, relation_defect=relation_defect, defaults={"kind": "step"}, seal=seal_v3,
+    step_hash_of=private_step_hash, relation_defect=v3_relation_defect, defaults={"kind": "step"}, seal=seal_v3,
 )
 
 
@@ -138,7 +160,7 @@ def _public_relation(value: Callable[[str], Any]) -> Optional[tuple[str, str]]:
     def shown(n: str) -> Any:
         v = value(n)
         return _ABSENT if isinstance(v, dict) and any(k.startswith("$stepchain:") for k in v) else v
-    return relation_defect(shown)
+    return v3_relation_defect(shown)
 
 
 STEP_V3_PUBLIC = RecordProfile(

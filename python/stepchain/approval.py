@@ -1,0 +1,416 @@
+"""The chain-level check of approval records (spec/APPROVALS.md §5), fed in chain order every approval record and,
+once the chain holds a request, every tool.started record: requests, the signed decisions on them and the effects
+begun for them. Holds the requests seen (a handful), never the lines. Pure; never raises on hostile input.
+
+What depends on the shape of the signed statement (APPROVALS.md §3) is kept in one place below: STATEMENT_RULES
+(its members and the type of each) and _binding_defect (which members bind the record and its request)."""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Callable, Optional
+
+from .canonical import CanonicalError, canonical_json, digest_utf8, is_digest
+
+APPROVAL_REQUESTED = "approval.requested"
+APPROVAL_GRANTED = "approval.granted"
+APPROVAL_DENIED = "approval.denied"
+APPROVAL_KINDS = (APPROVAL_REQUESTED, APPROVAL_GRANTED, APPROVAL_DENIED)
+STATEMENT_TYPE = "stepchain-approval/v1"
+PAYLOAD_TYPE = "application/vnd.stepchain.approval+json"
+RESERVED = "$stepchain:"
+MAX_SAFE = 2**53 - 1
+
+
+def _is_str(v: Any) -> bool:
+    return isinstance(v, str)
+
+
+def _is_seq(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= MAX_SAFE
+
+
+# The statement an approver signs (APPROVALS.md §3): its members and the rule each member's value keeps. The shape
+# of the statement is here and in _binding_defect, nowhere else.
+STATEMENT_RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "type": (lambda v: v == STATEMENT_TYPE, f"input.type must be {json.dumps(STATEMENT_TYPE)}"),
+    "decision": (lambda v: v in ("granted", "denied"), 'input.decision must be "granted" or "denied"'),
+    "digest": (is_digest, "input.digest must be a digest"),
+    "genesis_hash": (is_digest, "input.genesis_hash must be a digest"),
+    "request_hash": (is_digest, "input.request_hash must be a digest"),
+    "request": (lambda v: _is_str(v) and v != "", "input.request must be the request's step_id"),
+    "request_seq": (_is_seq, "input.request_seq must be a seq"),
+    "decided_at": (lambda v: instant(v) is not None, "input.decided_at must be a UTC timestamp"),
+    "reason": (lambda v: v is None or _is_str(v), "input.reason must be a string or null"),
+}
+STATEMENT_MEMBERS = sorted(STATEMENT_RULES)
+
+_INSTANT = re.compile(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?Z\Z")
+
+
+def instant(v: Any) -> Optional[int]:
+    """A UTC timestamp read as milliseconds since the epoch, or None (times compare as instants, §5)."""
+    m = _INSTANT.match(v) if isinstance(v, str) else None
+    if m is None:
+        return None
+    try:
+        t = datetime(*(int(g) for g in m.groups()[:6]), tzinfo=timezone.utc)
+    except ValueError:
+        return None
+    frac = (m.group(7) or "0").ljust(3, "0")[:3]
+    return (int(t.timestamp()) * 1000) + int(frac)
+
+
+def _js_int(token: str) -> Any:
+    # JSON numbers are doubles to the writer (TypeScript): an integer past 2^53 is read as the double it denotes,
+    # so that JCS writes it back as the writer did.
+    i = int(token)
+    return i if -MAX_SAFE <= i <= MAX_SAFE else float(token)
+
+
+def parse_value(text: str) -> Any:
+    return json.loads(text, parse_int=_js_int)
+
+
+def has_marker(v: Any, depth: int = 0) -> bool:
+    """Whether a value holds a reserved marker (withheld, chunks, part, erased): its true value is not in hand."""
+    if depth > 64:
+        return True
+    if isinstance(v, list):
+        return any(has_marker(x, depth + 1) for x in v)
+    if not isinstance(v, dict):
+        return False
+    return any(k.startswith(RESERVED) or has_marker(x, depth + 1) for k, x in v.items())
+
+
+def presented_digest(name: Any, arguments: Any) -> Optional[str]:
+    """SHA-256 of the UTF-8 of JCS({"arguments": A, "name": N}) (§2), or None when it does not canonicalize."""
+    try:
+        return digest_utf8(canonical_json({"arguments": arguments, "name": name}))
+    except (CanonicalError, RecursionError, ValueError, TypeError):
+        return None
+
+
+def request_input_defect(v: Any) -> Optional[str]:
+    """Why an approval.requested record's input is not a request (§2), or None."""
+    if not isinstance(v, dict) or sorted(v) != ["digest", "expires_at", "presented"]:
+        return "input must have exactly the members digest, expires_at and presented"
+    p = v["presented"]
+    if not isinstance(p, dict) or sorted(p) != ["arguments", "name"]:
+        return "input.presented must have exactly the members name and arguments"
+    if not _is_str(p["name"]) or p["name"] == "":
+        return "input.presented.name must be a non-empty string"
+    if not is_digest(v["digest"]):
+        return 'input.digest must be "sha256:" and 64 lowercase hex digits'
+    if v["expires_at"] is not None and instant(v["expires_at"]) is None:
+        return "input.expires_at must be null or a UTC timestamp (2026-11-27T10:00:00.000Z)"
+    d = presented_digest(p["name"], p["arguments"])
+    if d is None:
+        return "input.presented is not JSON that canonicalizes"
+    if d != v["digest"]:
+        return f"input.digest {v['digest']} is not the digest of input.presented ({d}): what was presented is not what was digested"
+    return None
+
+
+def statement_defect(v: Any) -> Optional[str]:
+    """Why a decision's input is not an approval statement (§3), or None."""
+    if not isinstance(v, dict) or sorted(v) != STATEMENT_MEMBERS:
+        return f"input must be the signed statement, with exactly the members {', '.join(STATEMENT_MEMBERS)}"
+    for name, (ok, why) in STATEMENT_RULES.items():
+        if not ok(v[name]):
+            return why
+    return None
+
+
+def decision_meta_defect(v: Any) -> Optional[str]:
+    """Why a decision's meta does not carry an approver and a signature (§3), or None."""
+    if not isinstance(v, dict) or not isinstance(v.get("approver"), dict) or not _is_str(v.get("signature")):
+        return "meta must carry approver {keyid, name, public_key} and signature"
+    a = v["approver"]
+    if sorted(a) != ["keyid", "name", "public_key"]:
+        return "meta.approver must have exactly the members keyid, name and public_key"
+    if not is_digest(a["keyid"]) or not _is_str(a["public_key"]) or not (a["name"] is None or _is_str(a["name"])):
+        return "meta.approver: keyid is a digest, public_key base64, name a string or null"
+    return None
+
+
+def statement_bytes(statement: dict[str, Any]) -> bytes:
+    """The bytes an approver signs, before PAE: the UTF-8 of the statement's JCS."""
+    return canonical_json(statement).encode("utf-8")
+
+
+def signature_defect(statement: dict[str, Any], meta: dict[str, Any]) -> Optional[str]:
+    """Why meta's signature is not its approver's over the statement (§3, RECEIPT.md §5.1), or None."""
+    from .ed25519 import signature_defect as ed_defect
+    from .receipt import b64decode, key_id_of, pae
+    public_key = b64decode(meta["approver"]["public_key"])
+    sig = b64decode(meta["signature"])
+    if public_key is None or len(public_key) != 32:
+        return "meta.approver.public_key is not the base64 of 32 bytes"
+    if key_id_of(public_key) != meta["approver"]["keyid"]:
+        return "meta.approver.keyid is not the digest of its public_key"
+    if sig is None:
+        return "meta.signature is not canonical base64"
+    try:
+        return ed_defect(pae(PAYLOAD_TYPE, statement_bytes(statement)), sig, public_key)
+    except (CanonicalError, ValueError, TypeError) as e:
+        return f"the signature cannot be checked: {e}"
+
+
+@dataclass
+class Finding:
+    code: str
+    message: str
+    seq: int
+    field: str
+    notice: bool = False
+
+
+@dataclass
+class _Decision:
+    kind: str
+    seq: int
+    ts: str
+    approver: dict[str, Any]
+    reason: Optional[str]
+
+
+@dataclass
+class _Request:
+    seq: int
+    step_hash: str
+    input: Optional[dict[str, Any]]
+    hidden: bool
+    decision: Optional[_Decision] = None
+    effect: Optional[tuple[str, int]] = None
+
+
+@dataclass
+class ApprovalLedger:
+    """genesis_hash: the journal's, which every statement must name (None when the range does not start at the
+    genesis); partial: the range starts after seq 0, so a request before it is outside, not missing; pins: key id ->
+    pinned name (None for a key pinned without a name)."""
+    genesis_hash: Optional[str]
+    partial: bool = False
+    pins: dict[str, Optional[str]] = field(default_factory=dict)
+    requests: dict[str, _Request] = field(default_factory=dict)
+    findings: list[Finding] = field(default_factory=list)
+    unpinned: dict[str, tuple[int, Optional[str]]] = field(default_factory=dict)
+
+    @property
+    def active(self) -> bool:
+        return bool(self.requests)
+
+    def _add(self, code: str, message: str, seq: int, fld: str, notice: bool = False) -> None:
+        self.findings.append(Finding(code, message, seq, fld, notice))
+
+    def record(self, r: dict[str, Any]) -> None:
+        """One parsed record, in chain order; other kinds are ignored."""
+        seq = r.get("seq") if _is_seq(r.get("seq")) else -1
+        kind = r.get("kind")
+        if kind == APPROVAL_REQUESTED:
+            self._request(r, seq)
+        elif kind in (APPROVAL_GRANTED, APPROVAL_DENIED):
+            self._decision(r, seq, kind)
+        elif kind == "tool.started" and self.requests:
+            self._effect(r, seq)
+
+    def _request(self, r: dict[str, Any], seq: int) -> None:
+        rid = str(r.get("step_id"))
+        if rid in self.requests:
+            self._add("APPROVAL_INVALID", f"seq {seq}: approval request {json.dumps(rid)} repeats the step_id of the request at seq "
+                      f"{self.requests[rid].seq}: a request is named by its step_id, so each is unique", seq, "step_id")
+            return
+        hidden = has_marker(r.get("input"))
+        why = None if hidden else request_input_defect(r.get("input"))
+        if why is not None:
+            self._add("APPROVAL_INVALID", f"seq {seq}: approval request {json.dumps(rid)}: {why}", seq, "input")
+        if hidden:
+            self._add("APPROVAL_UNCHECKED", f"seq {seq}: approval request {json.dumps(rid)} has withheld or stored-apart values: what was "
+                      "presented is not compared", seq, "input", True)
+        self.requests[rid] = _Request(seq, str(r.get("step_hash")), r["input"] if why is None and not hidden else None, hidden)
+
+    def _decision(self, r: dict[str, Any], seq: int, kind: str) -> None:
+        decision = "granted" if kind == APPROVAL_GRANTED else "denied"
+        ref = r.get("ref") if _is_str(r.get("ref")) else None
+        req = None if ref is None else self.requests.get(ref)
+
+        def bad(why: str, fld: str = "input") -> None:
+            self._add("APPROVAL_INVALID", f"seq {seq}: {kind} of request {json.dumps(ref)}: {why}", seq, fld)
+
+        if req is None:
+            if self.partial:
+                self._add("APPROVAL_UNCHECKED", f"seq {seq}: {kind} names request {json.dumps(ref)}, which is not in this range", seq, "ref", True)
+            else:
+                bad("ref names no approval request earlier in this chain", "ref")
+            return
+        if has_marker(r.get("input")) or has_marker(r.get("meta")):
+            self._add("APPROVAL_UNCHECKED", f"seq {seq}: the decision on {json.dumps(ref)} has withheld values: its signature is not checked",
+                      seq, "input", True)
+            return
+        why = statement_defect(r.get("input")) or decision_meta_defect(r.get("meta"))
+        if why is not None:
+            return bad(why, "meta" if why.startswith("meta") else "input")
+        s, meta = r["input"], r["meta"]
+        why = _binding_defect(s, decision, ref, r.get("ts"), req, self.genesis_hash)
+        if why is not None:
+            return bad(why)
+        why = signature_defect(s, meta)
+        if why is not None:
+            return bad(f"the approver's signature does not hold: {why}", "meta")
+        approver = self._approver(meta, seq)
+        if req.decision is not None:
+            self._add("APPROVAL_REPEATED", f"seq {seq}: request {json.dumps(ref)} was already {req.decision.kind} at seq {req.decision.seq}: "
+                      "one decision per request, this one does not count", seq, "ref")
+            return
+        expires = None if req.input is None else instant(req.input["expires_at"])
+        decided = instant(s["decided_at"])
+        if expires is not None and decided is not None and decided > expires:
+            self._add("APPROVAL_EXPIRED", f"seq {seq}: request {json.dumps(ref)} expired at {req.input['expires_at']}, before this decision "  # type: ignore[index]
+                      f"({s['decided_at']}): it does not count", seq, "input")
+            return
+        if not approver["pinned"] and self.pins:
+            named = meta["approver"]["name"]
+            self._add("APPROVER_UNKNOWN", f"seq {seq}: request {json.dumps(ref)} was {decision} by key {meta['approver']['keyid']}"
+                      f"{'' if named is None else f' (calling itself {json.dumps(named)})'}, which is none of the pinned approvers", seq, "meta")
+        req.decision = _Decision(decision, seq, s["decided_at"], approver, s["reason"])
+
+    def _approver(self, meta: dict[str, Any], seq: int) -> dict[str, Any]:
+        keyid, name = meta["approver"]["keyid"], meta["approver"]["name"]
+        if keyid in self.pins:
+            pinned = self.pins[keyid]
+            return {"keyid": keyid, "name": name if pinned is None else pinned, "pinned": True}
+        if not self.pins and keyid not in self.unpinned:
+            self.unpinned[keyid] = (seq, name)
+        return {"keyid": keyid, "name": name, "pinned": False}
+
+    def _effect(self, r: dict[str, Any], seq: int) -> None:
+        eid = str(r.get("step_id"))
+        meta = r.get("meta")
+        named = meta.get("approval") if isinstance(meta, dict) and isinstance(meta.get("approval"), dict) else None
+        call = r.get("tool_call") if isinstance(r.get("tool_call"), dict) else None
+        # Withheld (a publication), stored apart or erased: the call itself is a marker, a member of it is withheld, or its
+        # name or arguments hold one. Then, and only then, it is not compared (§5 step 5).
+        hidden = call is not None and (any(k.startswith(RESERVED) for k in call) or has_marker(call.get("name")) or has_marker(call.get("arguments")))
+        digest = None
+        if call is not None and not hidden and "name" in call and "arguments" in call:
+            digest = presented_digest(call["name"], call["arguments"])
+        if named is None:
+            if digest is None:
+                return
+            for rid, req in self.requests.items():
+                if req.input is not None and req.input["digest"] == digest:
+                    self._add("APPROVAL_MISSING", f"seq {seq}: effect {json.dumps(eid)} begins the call presented by approval request "
+                              f"{json.dumps(rid)} (seq {req.seq}) without naming it (meta.approval): a call that was put to an approver is "
+                              "begun only for its granted request", seq, "meta")
+                    return
+            return
+        rid = named.get("request") if _is_str(named.get("request")) else None
+        req = None if rid is None else self.requests.get(rid)
+        if req is None:
+            if self.partial:
+                self._add("APPROVAL_UNCHECKED", f"seq {seq}: effect {json.dumps(eid)} names approval request {json.dumps(rid)}, which is not in "
+                          "this range", seq, "meta", True)
+            else:
+                self._add("APPROVAL_MISSING", f"seq {seq}: effect {json.dumps(eid)} names approval request {json.dumps(rid)}, which is no request "
+                          "earlier in this chain", seq, "meta")
+            return
+        if named.get("request_hash") != req.step_hash:
+            self._add("APPROVAL_MISMATCH", f"seq {seq}: effect {json.dumps(eid)} names request {json.dumps(rid)} with step hash "
+                      f"{named.get('request_hash')}, but that request is {req.step_hash}", seq, "meta")
+            return
+        d = req.decision
+        expires = None if req.input is None else instant(req.input["expires_at"])
+        if d is not None and d.kind == "denied":
+            by = "" if d.approver["name"] is None else f" by {d.approver['name']}"
+            self._add("APPROVAL_DENIED", f"seq {seq}: effect {json.dumps(eid)} was begun for request {json.dumps(rid)}, which was denied at seq "
+                      f"{d.seq}{by}", seq, "meta")
+            return
+        began = instant(r.get("ts"))
+        if expires is not None and (began is None or began > expires):
+            self._add("APPROVAL_EXPIRED", f"seq {seq}: effect {json.dumps(eid)} was begun at {r.get('ts')}, after request {json.dumps(rid)} "
+                      f"expired ({req.input['expires_at']})", seq, "ts")  # type: ignore[index]
+            return
+        if d is None:
+            self._add("APPROVAL_MISSING", f"seq {seq}: effect {json.dumps(eid)} was begun for request {json.dumps(rid)}, which no valid decision "
+                      "granted before it", seq, "meta")
+            return
+        if req.effect is not None:
+            self._add("APPROVAL_REPEATED", f"seq {seq}: effect {json.dumps(eid)} uses the grant of request {json.dumps(rid)} a second time "
+                      f"(effect {json.dumps(req.effect[0])} at seq {req.effect[1]} used it): one grant, one effect", seq, "meta")
+            return
+        req.effect = (eid, seq)
+        # A call that holds no marker is in hand: one with no digest (not exactly {name, arguments}, or not JSON that
+        # canonicalizes) is not the presented call (§5 step 3), never "withheld" (step 5 is for markers only).
+        if req.input is not None and not hidden and digest != req.input["digest"]:
+            what = (f"a call (digest {digest})" if digest is not None else
+                    "a tool_call that is not a call as presented (an object with name and arguments that canonicalizes)")
+            self._add("APPROVAL_MISMATCH", f"seq {seq}: effect {json.dumps(eid)} executes {what} other than the one presented "
+                      f"by request {json.dumps(rid)} and granted (digest {req.input['digest']}): the tool name or arguments were changed after "
+                      "approval", seq, "tool_call")
+        elif req.input is None or digest is None:
+            if not req.hidden and not hidden and req.input is None:
+                return
+            self._add("APPROVAL_UNCHECKED", f"seq {seq}: effect {json.dumps(eid)}'s call or its request's presentation is withheld: they are "
+                      "not compared", seq, "tool_call", True)
+
+    def entries(self, now_ms: Optional[int] = None) -> list[dict[str, Any]]:
+        """Every request in chain order and what became of it (§6); with now_ms, an undecided request past its expiry is expired."""
+        out = []
+        for rid, req in self.requests.items():
+            d, inp = req.decision, req.input
+            expires = None if inp is None else instant(inp["expires_at"])
+            status = ("invalid" if inp is None and not req.hidden else d.kind if d is not None else
+                      "expired" if expires is not None and now_ms is not None and now_ms > expires else "pending")
+            out.append({
+                "request": rid, "request_seq": req.seq, "request_hash": req.step_hash,
+                "tool": None if inp is None else inp["presented"]["name"], "digest": None if inp is None else inp["digest"],
+                "expires_at": None if inp is None else inp["expires_at"], "status": status,
+                "decision_seq": None if d is None else d.seq, "decided_at": None if d is None else d.ts,
+                "approver": None if d is None else d.approver, "reason": None if d is None else d.reason,
+                "effect": None if req.effect is None else req.effect[0], "effect_seq": None if req.effect is None else req.effect[1],
+            })
+        return out
+
+    def finish(self) -> list[Finding]:
+        """The findings once the chain is read: problems (and notices) in chain order, then a notice per unpinned approver."""
+        out = list(self.findings)
+        for keyid, (seq, name) in self.unpinned.items():
+            calling = "" if name is None else f" (calling itself {json.dumps(name)})"
+            out.append(Finding("APPROVER_UNPINNED", f"decisions signed by key {keyid}{calling} are intact but not authenticated: pin the "
+                               "approver's public key (--approver KEY) to tie them to a person", seq, "meta", True))
+        return out
+
+
+def _binding_defect(s: dict[str, Any], decision: str, ref: str, ts: Any, req: _Request, genesis_hash: Optional[str]) -> Optional[str]:
+    """§5 step 2.3: the statement binds this record and its request (a signature moved elsewhere does not hold)."""
+    if s["decision"] != decision:
+        return f"the signed decision is {json.dumps(s['decision'])} but the record is approval.{decision}"
+    if s["request"] != ref:
+        return f"the signed statement is about request {json.dumps(s['request'])}, not the request this record names"
+    if s["request_seq"] != req.seq or s["request_hash"] != req.step_hash:
+        return f"the signed statement names request seq {s['request_seq']} {s['request_hash']}, but the request is seq {req.seq} {req.step_hash}"
+    if req.input is not None and s["digest"] != req.input["digest"]:
+        return f"the signed digest {s['digest']} is not the digest of what the request presented ({req.input['digest']})"
+    if genesis_hash is not None and s["genesis_hash"] != genesis_hash:
+        return f"the signed statement is for the journal with genesis {s['genesis_hash']}, not this one ({genesis_hash})"
+    if s["decided_at"] != ts:
+        return f"the signed decided_at {s['decided_at']} is not the record's ts {ts}"
+    return None
+
+
+def pins_of(approvers: Any) -> dict[str, Optional[str]]:
+    """Pinned approvers (raw 32-byte keys, or (key, name) pairs, or {key, name} dicts) as key id -> name."""
+    from .receipt import key_id_of
+    out: dict[str, Optional[str]] = {}
+    for a in approvers or []:
+        if isinstance(a, (bytes, bytearray)):
+            key, name = bytes(a), None
+        elif isinstance(a, dict):
+            key, name = a["key"], a.get("name")
+        else:
+            key, name = a
+        out[key_id_of(bytes(key))] = name
+    return out
