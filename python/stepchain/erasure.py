@@ -9,7 +9,7 @@ from typing import Any, Optional
 from .canonical import is_digest, is_seq
 from .chain import Problem
 from .formats.base import is_valid_id
-from .v3 import V3Defect, sealed_root
+from .v3 import Unit, V3Defect, sealed_root
 
 ERASURE_KIND = "erasure"
 
@@ -39,6 +39,9 @@ class ErasureLedger:
     def __init__(self) -> None:
         self.markers: list[dict[str, Any]] = []
         self.records: dict[str, dict[str, Any]] = {}  # step_id -> {seq, input, defect, at}
+        # The remaining units of each sealed record whose remains give its root, by seq: what a pending erasure
+        # record is checked against (§5). Sealed records are rare; private ones are never kept.
+        self.sealed_units: dict[int, list[Unit]] = {}
 
     def sealed(self, text: str, spans: dict[str, tuple[int, int]], seq: Optional[int], at: dict[str, Any]) -> list[Problem]:
         """§5 step 2 for one record in sealed form: its problems (ROOT_MISMATCH, MARKER_INVALID, ERASURE_UNRECORDED)."""
@@ -48,8 +51,9 @@ class ErasureLedger:
         def member(name: str) -> Any:
             s = spans.get(name)
             return None if s is None else canonical_value(text, s[0], s[1])
+        units: list[Unit] = []
         try:
-            root, erased = sealed_root(slot_values(text, spans), member("keys"), member("salts"))
+            root, erased = sealed_root(slot_values(text, spans), member("keys"), member("salts"), units)
         except V3Defect as d:
             return [Problem(d.code, d.message, {**at, "field": d.path.split("/")[1], "path": d.path})]
         if root != member("root"):
@@ -59,7 +63,25 @@ class ErasureLedger:
             return [Problem("ERASURE_UNRECORDED", "this record is in sealed form (its seed deleted) without any erased value: a seed is "
                             "deleted only by an erasure", {**at, "field": "seed"})]
         self.markers.extend({**m, "seq": seq, "at": at} for m in erased)
+        if seq is not None:
+            self.sealed_units[seq] = units
         return []
+
+    def _pending_defect(self, t: dict[str, Any]) -> Optional[str]:
+        """Why a pending erasure record cannot be what it claims of a target in sealed form, or None: the unit at
+        its path is there with its digest, or an erased marker of that target there holds it (§5). A target in
+        private form was read before the erasure record named it: it is checked when the erasure is carried out."""
+        units = self.sealed_units.get(t["target"])
+        if units is None:
+            return None
+        unit = next((u for u in units if u.path == t["path"] and u.kind in ("member", "element")), None)
+        if unit is not None:
+            found = "sha256:" + unit.digest.hex()
+            return None if found == t["digest"] else f"the unit at {t['path']} of seq {t['target']} has digest {found}"
+        if any(m["seq"] == t["target"] and m["digest"] == t["digest"] and
+               ((_parent(t["path"]) == m["path"]) if m["member"] else t["path"] == m["path"]) for m in self.markers):
+            return None
+        return f"seq {t['target']} holds no unit at {t['path']} with that digest, erased or not"
 
     def record(self, step_id: Any, seq: Optional[int], value: Any, at: dict[str, Any]) -> None:
         if isinstance(step_id, str) and is_valid_id(step_id) and seq is not None and step_id not in self.records:
@@ -98,6 +120,12 @@ class ErasureLedger:
             if rec["input"]["target"] >= rec["seq"]:
                 problems.append(Problem("ERASURE_MISMATCH", f"an erasure record names seq {rec['input']['target']}, which is not earlier in the chain",
                                         {**rec["at"], "field": "input"}))
+                continue
+            defect = self._pending_defect(rec["input"])
+            if defect is not None:
+                t = rec["input"]
+                problems.append(Problem("ERASURE_MISMATCH", f"this erasure record names {t['path']} of seq {t['target']} with digest {t['digest']}, "
+                                        f"but {defect}: it claims an erasure that cannot be carried out", {**rec["at"], "field": "input"}))
             else:
                 notices.append(Problem("ERASURE_PENDING", f"the erasure of {rec['input']['path']} in seq {rec['input']['target']} is recorded but "
                                        "not yet carried out (an erasure was interrupted): run `stepchain erase <journal> --resume`",

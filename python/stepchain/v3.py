@@ -238,10 +238,11 @@ def erased_entry_defect(e: Any) -> bool:
     return not (isinstance(e, dict) and sorted(e) == ["digest", "erasure"] and is_digest(e["digest"]) and isinstance(e["erasure"], str))
 
 
-def sealed_root(values: dict[str, Any], keys: Any, salts: Any) -> tuple[str, list[dict[str, Any]]]:
+def sealed_root(values: dict[str, Any], keys: Any, salts: Any, units: Optional[list[Unit]] = None) -> tuple[str, list[dict[str, Any]]]:
     """R of a record in sealed form (ERASURE.md §2): a slot in `keys` derives its salts, a slot in `salts` takes
     them one by one, an erased unit counts as its digest. Raises V3Defect: MARKER_INVALID for a malformed
-    marker, ROOT_MISMATCH for keys and salts that do not name every slot once, or salts too few or left over."""
+    marker, ROOT_MISMATCH for keys and salts that do not name every slot once, or salts too few or left over.
+    `units`, when given, collects every unit that remains (what a pending erasure is checked against, §5)."""
     def fail(path: str, why: str) -> V3Defect:
         return V3Defect("ROOT_MISMATCH", path, why)
     if not isinstance(keys, dict) or not isinstance(salts, dict):
@@ -261,7 +262,7 @@ def sealed_root(values: dict[str, Any], keys: Any, salts: Any) -> tuple[str, lis
             if raw is None or len(raw) % 16:
                 raise fail(f"/salts/{name}", "a slot's salts are 16-byte salts in canonical base64url")
             src = _ListedSalts(raw)
-        w = _Walk(src, False, None, erased)
+        w = _Walk(src, False, units, erased)
         try:
             if name in values and isinstance(values[name], dict) and isinstance(values[name].get(ERASED_MARKER), dict):
                 digests.append(w.erased_one(values[name], "/" + name))
