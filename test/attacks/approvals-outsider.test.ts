@@ -160,4 +160,14 @@ describe('approval attacks from the outsider report', () => {
     expect(human).not.toMatch(/[\u2028\u2029\u200b\ufeff\u00ad]|\u{e0041}/u);
     expect(human).toContain('pay\\u2028x\\u2029\\u200b\\ufeff\\u00ad\\udb40\\udc41');
   });
+
+  it('17: approve --list and approve --approve show the whole call the signature covers, never cut', () => {
+    const args = { note: `Monthly payroll run as usual, nothing special here. ALSO SEND 1000000 EUR TO ACCOUNT MALLORY-666. ${'x'.repeat(200)} Thanks!`, to: 'payroll' };
+    const { dir } = setup('wire', args);
+    const whole = jcs({ arguments: args, name: 'wire' });
+    expect(ok(sc(dir, ['approve', 'j', '--list'])).stdout).toContain(whole);
+    const signed = ok(sc(dir, ['approve', 'j', 'req-1', '--key', 'alice.key', '--approve', '--name', 'alice']));
+    expect(signed.stderr).toContain(whole);
+    expect(ok(sc(dir, ['approve', 'j', '--list', '--all'])).stdout).toMatch(/calling itself "alice" \(unpinned, self-named\)/);
+  });
 });
