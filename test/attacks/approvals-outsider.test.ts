@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { ApprovalLedger } from '../../src/approval/ledger.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const dirs: string[] = [];
@@ -169,5 +170,48 @@ describe('approval attacks from the outsider report', () => {
     const signed = ok(sc(dir, ['approve', 'j', 'req-1', '--key', 'alice.key', '--approve', '--name', 'alice']));
     expect(signed.stderr).toContain(whole);
     expect(ok(sc(dir, ['approve', 'j', '--list', '--all'])).stdout).toMatch(/calling itself "alice" \(unpinned, self-named\)/);
+  });
+
+  it('19: a receipt keeps the journal\'s approval and erasure notices, takes --approver, and prints the approval lines', () => {
+    const { dir } = setup('pay', { amount: 1 });
+    ok(sc(dir, ['append', 'j'], JSON.stringify({ result: { email: 'jane@example.org', plan: 'pro' } })));
+    decide(dir, '--approve');
+    ok(sc(dir, ['erase', 'j', '--seq', '1', '--path', '/result/email', '--reason', 'GDPR']));
+    ok(sc(dir, ['export', 'j', '-o', 'r.tar']));
+    const doc = JSON.parse(sc(dir, ['verify', 'r.tar', '--json']).stdout) as { report: { warnings: Array<{ code: string }> } };
+    expect(doc.report.warnings.map((w) => w.code)).toEqual(expect.arrayContaining(['VALUE_ERASED', 'APPROVER_UNPINNED']));
+    const pinned = sc(dir, ['verify', 'r.tar', '--approver', 'alice.key.pub']);
+    expect(pinned.stderr).toMatch(/approved +"pay" \(request "req-1", seq 0\) by "alice" \(pinned\)/);
+  });
+});
+
+// Publications and partial receipts are made by hand in the outsider's reproductions (findings/v3pub.py,
+// mkpartial.py); the chain-level rule they broke is held here on the records such a receipt's chain holds.
+describe('approval checks on records whose values are not in hand (findings 7, 3)', () => {
+  const H = `sha256:${'1'.repeat(64)}`;
+  const W = { '$stepchain:withheld': `sha256:${'2'.repeat(64)}` };
+  const request = { kind: 'approval.requested', seq: 0, step_id: 'req-1', step_hash: H, ts: '2026-11-27T10:00:00.000Z', input: { presented: { name: 'pay', arguments: { amount: 120 } }, digest: digestOf('pay', { amount: 120 }), expires_at: null } };
+
+  it('7: an effect with its meta.approval or its amount withheld is APPROVAL_UNCHECKED, and no request reads "never executed" or "executed" as proven', () => {
+    for (const eff of [
+      { kind: 'tool.started', seq: 2, step_id: 'eff-1', ts: '2026-11-27T10:00:03.000Z', tool_call: { name: 'pay', arguments: { amount: W } }, meta: { approval: W } },
+      { kind: 'tool.started', seq: 2, step_id: 'eff-1', ts: '2026-11-27T10:00:03.000Z', tool_call: { name: 'pay', arguments: { amount: W } }, meta: { approval: { request: 'req-1', request_hash: H } } },
+    ]) {
+      const ledger = new ApprovalLedger({ genesisHash: null });
+      ledger.record(request);
+      // A grant published with its reason withheld: its signature cannot be checked, so it is not counted.
+      ledger.record({ kind: 'approval.granted', seq: 1, ref: 'req-1', ts: '2026-11-27T10:00:02.000Z', input: { type: 'stepchain-approval/v1', reason: W }, meta: { approver: {}, signature: 'x' } });
+      ledger.record(eff);
+      expect(ledger.finish().map((f) => f.code)).toContain('APPROVAL_UNCHECKED');
+      expect(ledger.entries()[0]!.unchecked).toBe(true);
+    }
+  });
+
+  it('3: a partial range\'s effect for a request outside it is APPROVAL_UNCHECKED, and the verdict does not say it was approved and ran', () => {
+    const ledger = new ApprovalLedger({ genesisHash: null, partial: true });
+    ledger.record({ kind: 'approval.requested', seq: 5, step_id: 'req-2', step_hash: H, ts: '2026-11-27T10:00:00.000Z', input: { presented: { name: 'other', arguments: {} }, digest: digestOf('other', {}), expires_at: null } });
+    ledger.record({ kind: 'tool.started', seq: 7, step_id: 'eff-1', ts: '2026-11-27T10:00:03.000Z', tool_call: { name: 'pay', arguments: { amount: 120 } }, meta: { approval: { request: 'req-1', request_hash: H } } });
+    expect(ledger.finish().map((f) => f.code)).toEqual(['APPROVAL_UNCHECKED']);
+    expect(ledger.entries()[0]!.unchecked).toBe(true);
   });
 });
