@@ -305,6 +305,9 @@ class ApprovalLedger:
                     self._add("APPROVAL_MISSING", f"seq {seq}: effect {json.dumps(eid)} begins the call presented by approval request "
                               f"{json.dumps(rid)} (seq {req.seq}) without naming it (meta.approval): a call that was put to an approver is "
                               "begun only for its granted request", seq, "meta")
+                    # §5.4: that request's effect is then this record (its verdict says it was executed).
+                    if req.effect is None:
+                        req.effect = (eid, seq)
                     return
             return
         rid = named.get("request") if _is_str(named.get("request")) else None
