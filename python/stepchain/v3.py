@@ -185,6 +185,9 @@ class _Walk:
     def object(self, v: dict[str, Any], path: str) -> bytes:
         reserved = [k for k in v if k.startswith(RESERVED_PREFIX)]
         if PART_MARKER in v:
+            if self.public and not (len(v) == 1 and isinstance(v[PART_MARKER], dict) and list(v[PART_MARKER]) == ["digest"]):
+                # A public record or part shows a reference as its address alone (REDACTION.md §13.10 step 1).
+                raise V3Defect("MARKER_INVALID", path, 'a public part reference is {"$stepchain:part":{"digest":"sha256:<hex>"}} and nothing else')
             return b"&" + part_address(v, path)
         if self.public and reserved == [CHUNKS_MARKER] and len(v) == 1:
             return self.chunk_list(v[CHUNKS_MARKER], path)
