@@ -85,6 +85,10 @@ def has_marker(v: Any, depth: int = 0) -> bool:
     return any(k.startswith(RESERVED) or has_marker(x, depth + 1) for k, x in v.items())
 
 
+# The tool_call members an effect may hold (§4): the presented call, and identifiers the approver could not know.
+EFFECT_CALL_MEMBERS = ("name", "arguments", "call_id", "idempotency_key")
+
+
 def presented_digest(name: Any, arguments: Any) -> Optional[str]:
     """SHA-256 of the UTF-8 of JCS({"arguments": A, "name": N}) (§2), or None when it does not canonicalize."""
     try:
@@ -198,6 +202,8 @@ class ApprovalLedger:
     requests: dict[str, _Request] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
     unpinned: dict[str, tuple[int, Optional[str]]] = field(default_factory=dict)
+    # The latest ts read so far, in chain order: an effect is no earlier than a record before it (§5.3).
+    latest: Optional[int] = None
 
     @property
     def active(self) -> bool:
@@ -216,6 +222,30 @@ class ApprovalLedger:
             self._decision(r, seq, kind)
         elif kind == "tool.started" and self.requests:
             self._effect(r, seq)
+        elif self.requests and isinstance(r.get("tool_call"), dict) and (
+                kind == "step" or (kind in ("tool.completed", "tool.failed") and not _is_str(r.get("ref")))):
+            # A call recorded as run without a tool.started (a plain step, a completion naming no start): it names
+            # no request, so a presented call recorded this way runs without its grant (§5.4).
+            self._unnamed(r, seq, r["tool_call"])
+        t = instant(r.get("ts"))
+        if t is not None and (self.latest is None or t > self.latest):
+            self.latest = t
+
+    def _unnamed(self, r: dict[str, Any], seq: int, call: dict[str, Any]) -> None:
+        if has_marker(call.get("name")) or has_marker(call.get("arguments")) or "name" not in call or "arguments" not in call:
+            return
+        digest = presented_digest(call["name"], call["arguments"])
+        if digest is None:
+            return
+        eid = str(r.get("step_id"))
+        for rid, req in self.requests.items():
+            if req.input is not None and req.input["digest"] == digest:
+                self._add("APPROVAL_MISSING", f"seq {seq}: {r.get('kind')} {json.dumps(eid)} runs the call presented by approval request "
+                          f"{json.dumps(rid)} (seq {req.seq}) without naming it (meta.approval): a call that was put to an approver is "
+                          "begun only for its granted request", seq, "meta")
+                if req.effect is None:
+                    req.effect = (eid, seq)
+                return
 
     def _request(self, r: dict[str, Any], seq: int) -> None:
         rid = str(r.get("step_id"))
@@ -332,13 +362,22 @@ class ApprovalLedger:
                       f"{d.seq}{by}", seq, "meta")
             return
         began = instant(r.get("ts"))
-        if expires is not None and (began is None or began > expires):
-            self._add("APPROVAL_EXPIRED", f"seq {seq}: effect {json.dumps(eid)} was begun at {r.get('ts')}, after request {json.dumps(rid)} "
-                      f"expired ({req.input['expires_at']})", seq, "ts")  # type: ignore[index]
+        # The effect's time by chain order: no earlier than any record before it (a backdated ts does not move it, §5.3).
+        at = None if began is None else max(began, self.latest if self.latest is not None else began)
+        if expires is not None and (at is None or at > expires):
+            earlier = began is not None and at is not None and began < at
+            self._add("APPROVAL_EXPIRED", f"seq {seq}: effect {json.dumps(eid)} was begun "
+                      f"{'after a record dated later than its own ts ' + str(r.get('ts')) if earlier else 'at ' + str(r.get('ts'))}, after request "
+                      f"{json.dumps(rid)} expired ({req.input['expires_at']})", seq, "ts")  # type: ignore[index]
             return
         if d is None:
             self._add("APPROVAL_MISSING", f"seq {seq}: effect {json.dumps(eid)} was begun for request {json.dumps(rid)}, which no valid decision "
                       "granted before it", seq, "meta")
+            return
+        granted = instant(d.ts)
+        if began is not None and granted is not None and began < granted:
+            self._add("APPROVAL_MISSING", f"seq {seq}: effect {json.dumps(eid)} is dated {r.get('ts')}, before its grant was decided ({d.ts}, "
+                      f"seq {d.seq}): an effect is begun after its grant", seq, "ts")
             return
         if req.effect is not None:
             self._add("APPROVAL_REPEATED", f"seq {seq}: effect {json.dumps(eid)} uses the grant of request {json.dumps(rid)} a second time "
@@ -353,6 +392,10 @@ class ApprovalLedger:
             self._add("APPROVAL_MISMATCH", f"seq {seq}: effect {json.dumps(eid)} executes {what} other than the one presented "
                       f"by request {json.dumps(rid)} and granted (digest {req.input['digest']}): the tool name or arguments were changed after "
                       "approval", seq, "tool_call")
+        elif call is not None and not hidden and req.input is not None and [k for k in call if k not in EFFECT_CALL_MEMBERS]:
+            extra = ", ".join(json.dumps(k) for k in call if k not in EFFECT_CALL_MEMBERS)
+            self._add("APPROVAL_MISMATCH", f"seq {seq}: effect {json.dumps(eid)}'s tool_call adds {extra} to the call request {json.dumps(rid)} "
+                      "presented: only call_id and idempotency_key may be added (§4)", seq, "tool_call")
         elif req.input is None or digest is None:
             if not req.hidden and not hidden and req.input is None:
                 return

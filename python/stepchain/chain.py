@@ -415,7 +415,7 @@ class ChainVerifier:
                 if sp is not None and step_id is not None:
                     self.erasures.record(canonical_value(facts.text, *step_id), facts.seq, canonical_value(facts.text, *sp), at)
         if not facts.problems and isinstance(facts.kind, str) and (
-                facts.kind.startswith("approval.") or (facts.kind == "tool.started" and self.approvals is not None and self.approvals.active)):
+                facts.kind.startswith("approval.") or (self.approvals is not None and self.approvals.active and (facts.kind == "tool.started" or '"tool_call":{' in facts.text))):
             self._approval(facts.text)
         if not self.deep or not clean or facts.profile is None or facts.profile.id != "step/v3" or facts.spans is None:
             return

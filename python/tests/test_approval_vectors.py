@@ -335,3 +335,32 @@ def test_typescript_and_python_cli_agree(tmp_path):
     receipt = str(tmp_path / "part.tar")
     subprocess.run([node, str(cli), "export", valid, "-o", receipt, "--from", "2"], check=True, capture_output=True, timeout=300)
     assert [x["code"] for x in both(receipt, *pin)["notices"]] == ["APPROVAL_UNCHECKED"]
+
+
+# APPROVALS.md §4, §5.3, §5.4 as w-afix changed them (outsider findings): the whole tool_call is compared, an effect is
+# dated no earlier than its grant nor than the chain before it, and a presented call recorded as another kind is found.
+
+def test_effect_adding_a_member_the_approver_never_saw_is_mismatch():
+    _, codes = _granted().effect("s3", "req-1", 3, call={**CALL, "summary": "pay 12 EUR"}).verify()
+    assert codes == [("APPROVAL_MISMATCH", 3, "tool_call")]
+    r, codes = _granted().effect("s3", "req-1", 3, call={**CALL, "call_id": "c-1", "idempotency_key": "k-1"}).verify()
+    assert codes == [] and r.ok
+
+
+def test_effect_dated_before_its_grant_is_missing():
+    # Recorded after the grant in chain order, but its ts says it began before the approver decided.
+    _, codes = _granted().effect("s3", "req-1", 1).verify()
+    assert codes == [("APPROVAL_MISSING", 3, "ts")]
+
+
+def test_backdated_effect_is_expired_by_chain_order():
+    c = Chain().add(_rec("run.started", "s0", 0)).request("req-1", 1, expires_at="2026-11-27T10:00:05.000Z").decide("s2", "req-1", 2)
+    c.add(_rec("step", "s3", 9, tool_call={"arguments": {}, "name": "lookup"}))  # a call at 10:00:09, past the expiry
+    _, codes = c.effect("s4", "req-1", 4).verify()  # dated 10:00:04: before the expiry, but after a record of 10:00:09
+    assert codes == [("APPROVAL_EXPIRED", 4, "ts")]
+
+
+def test_presented_call_recorded_as_a_plain_step_is_missing():
+    r, codes = _granted().add(_rec("step", "s3", 3, tool_call=CALL)).verify()
+    assert codes == [("APPROVAL_MISSING", 3, "meta")]
+    assert (r.approvals[0]["effect"], r.approvals[0]["effect_seq"]) == ("s3", 3)
