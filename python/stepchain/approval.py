@@ -21,6 +21,7 @@ APPROVAL_KINDS = (APPROVAL_REQUESTED, APPROVAL_GRANTED, APPROVAL_DENIED)
 STATEMENT_TYPE = "stepchain-approval/v1"
 PAYLOAD_TYPE = "application/vnd.stepchain.approval+json"
 RESERVED = "$stepchain:"
+PART = "$stepchain:part"
 MAX_SAFE = 2**53 - 1
 
 
@@ -97,8 +98,44 @@ def presented_digest(name: Any, arguments: Any) -> Optional[str]:
         return None
 
 
-def request_input_defect(v: Any) -> Optional[str]:
-    """Why an approval.requested record's input is not a request (§2), or None."""
+def has_hidden(v: Any, depth: int = 0) -> bool:
+    """Whether a value holds a marker other than a part reference (withheld, chunks, erased): its true value is not in
+    hand. A part reference is in hand: within a journal equal content has one address (PARTS.md §5)."""
+    if depth > 64:
+        return True
+    if isinstance(v, list):
+        return any(has_hidden(x, depth + 1) for x in v)
+    if not isinstance(v, dict):
+        return False
+    if len(v) == 1 and PART in v:
+        return not (isinstance(v[PART], dict) and isinstance(v[PART].get("digest"), str))
+    return any(k.startswith(RESERVED) or has_hidden(x, depth + 1) for k, x in v.items())
+
+
+def _addressed(v: Any, depth: int = 0) -> Any:
+    if depth > 64:
+        raise ValueError("too deep")
+    if isinstance(v, list):
+        return [_addressed(x, depth + 1) for x in v]
+    if not isinstance(v, dict):
+        return v
+    if len(v) == 1 and PART in v and isinstance(v[PART], dict):
+        return {PART: v[PART].get("digest")}
+    return {k: _addressed(x, depth + 1) for k, x in v.items()}
+
+
+def call_form(name: Any, arguments: Any) -> Optional[str]:
+    """The canonical text of {arguments, name} with every part reference (private or public) reduced to its address
+    (§5.3 "Comparing calls"), or None when it does not canonicalize. Without references, equal forms are equal digests."""
+    try:
+        return canonical_json(_addressed({"arguments": arguments, "name": name}))
+    except (CanonicalError, RecursionError, ValueError, TypeError):
+        return None
+
+
+def request_input_defect(v: Any, parted: bool = False) -> Optional[str]:
+    """Why an approval.requested record's input is not a request (§2), or None. `parted`: its presentation holds part
+    references, so its digest (of the values the references stand for) is not checked here; calls compare by form."""
     if not isinstance(v, dict) or sorted(v) != ["digest", "expires_at", "presented"]:
         return "input must have exactly the members digest, expires_at and presented"
     p = v["presented"]
@@ -110,6 +147,8 @@ def request_input_defect(v: Any) -> Optional[str]:
         return 'input.digest must be "sha256:" and 64 lowercase hex digits'
     if v["expires_at"] is not None and instant(v["expires_at"]) is None:
         return "input.expires_at must be null or a UTC timestamp (2026-11-27T10:00:00.000Z)"
+    if parted:
+        return None
     d = presented_digest(p["name"], p["arguments"])
     if d is None:
         return "input.presented is not JSON that canonicalizes"
@@ -189,6 +228,7 @@ class _Request:
     hidden: bool
     decision: Optional[_Decision] = None
     effect: Optional[tuple[str, int]] = None
+    form: Optional[str] = None  # the presented call's call_form, None for a malformed or withheld request
 
 
 @dataclass
@@ -232,14 +272,17 @@ class ApprovalLedger:
             self.latest = t
 
     def _unnamed(self, r: dict[str, Any], seq: int, call: dict[str, Any]) -> None:
-        if has_marker(call.get("name")) or has_marker(call.get("arguments")) or "name" not in call or "arguments" not in call:
-            return
-        digest = presented_digest(call["name"], call["arguments"])
-        if digest is None:
-            return
         eid = str(r.get("step_id"))
+        if has_hidden(call.get("name")) or has_hidden(call.get("arguments")):
+            # Erased or withheld: it could be any presented call (§5.5).
+            self._add("APPROVAL_UNCHECKED", f"seq {seq}: {r.get('kind')} {json.dumps(eid)} has a withheld or erased call and names no "
+                      "approval request: whether it runs a call put to an approver is not checked", seq, "tool_call", True)
+            return
+        form = call_form(call.get("name"), call.get("arguments"))
+        if form is None:
+            return
         for rid, req in self.requests.items():
-            if req.input is not None and req.input["digest"] == digest:
+            if req.form is not None and req.form == form:
                 self._add("APPROVAL_MISSING", f"seq {seq}: {r.get('kind')} {json.dumps(eid)} runs the call presented by approval request "
                           f"{json.dumps(rid)} (seq {req.seq}) without naming it (meta.approval): a call that was put to an approver is "
                           "begun only for its granted request", seq, "meta")
@@ -253,14 +296,16 @@ class ApprovalLedger:
             self._add("APPROVAL_INVALID", f"seq {seq}: approval request {json.dumps(rid)} repeats the step_id of the request at seq "
                       f"{self.requests[rid].seq}: a request is named by its step_id, so each is unique", seq, "step_id")
             return
-        hidden = has_marker(r.get("input"))
-        why = None if hidden else request_input_defect(r.get("input"))
+        hidden = has_hidden(r.get("input"))
+        why = None if hidden else request_input_defect(r.get("input"), parted=has_marker(r.get("input")))
         if why is not None:
             self._add("APPROVAL_INVALID", f"seq {seq}: approval request {json.dumps(rid)}: {why}", seq, "input")
         if hidden:
             self._add("APPROVAL_UNCHECKED", f"seq {seq}: approval request {json.dumps(rid)} has withheld or stored-apart values: what was "
                       "presented is not compared", seq, "input", True)
-        self.requests[rid] = _Request(seq, str(r.get("step_hash")), r["input"] if why is None and not hidden else None, hidden)
+        given = r["input"] if why is None and not hidden else None
+        form = None if given is None else call_form(given["presented"]["name"], given["presented"]["arguments"])
+        self.requests[rid] = _Request(seq, str(r.get("step_hash")), given, hidden, form=form)
 
     def _decision(self, r: dict[str, Any], seq: int, kind: str) -> None:
         decision = "granted" if kind == APPROVAL_GRANTED else "denied"
@@ -319,26 +364,23 @@ class ApprovalLedger:
     def _effect(self, r: dict[str, Any], seq: int) -> None:
         eid = str(r.get("step_id"))
         meta = r.get("meta")
-        named = meta.get("approval") if isinstance(meta, dict) and isinstance(meta.get("approval"), dict) else None
+        named = meta.get("approval") if isinstance(meta, dict) and isinstance(meta.get("approval"), dict) and not has_hidden(meta["approval"]) else None
         call = r.get("tool_call") if isinstance(r.get("tool_call"), dict) else None
         # Withheld (a publication), stored apart or erased: the call itself is a marker, a member of it is withheld, or its
         # name or arguments hold one. Then, and only then, it is not compared (§5 step 5).
-        hidden = call is not None and (any(k.startswith(RESERVED) for k in call) or has_marker(call.get("name")) or has_marker(call.get("arguments")))
-        digest = None
+        hidden = call is not None and (any(k.startswith(RESERVED) for k in call) or has_hidden(call.get("name")) or has_hidden(call.get("arguments")))
+        form = None
         if call is not None and not hidden and "name" in call and "arguments" in call:
-            digest = presented_digest(call["name"], call["arguments"])
+            form = call_form(call["name"], call["arguments"])
+        digest = None if form is None else presented_digest(call["name"], call["arguments"])  # type: ignore[index]
         if named is None:
-            if digest is None:
+            if has_hidden(meta) or (isinstance(meta, dict) and "approval" in meta and has_hidden(meta["approval"])):
+                # Withheld or erased meta: whether it named a request, and which, is not in hand (§5.5).
+                self._add("APPROVAL_UNCHECKED", f"seq {seq}: effect {json.dumps(eid)} has a withheld or erased meta: whether it was begun "
+                          "for an approval request is not checked", seq, "meta", True)
                 return
-            for rid, req in self.requests.items():
-                if req.input is not None and req.input["digest"] == digest:
-                    self._add("APPROVAL_MISSING", f"seq {seq}: effect {json.dumps(eid)} begins the call presented by approval request "
-                              f"{json.dumps(rid)} (seq {req.seq}) without naming it (meta.approval): a call that was put to an approver is "
-                              "begun only for its granted request", seq, "meta")
-                    # §5.4: that request's effect is then this record (its verdict says it was executed).
-                    if req.effect is None:
-                        req.effect = (eid, seq)
-                    return
+            if call is not None:
+                self._unnamed(r, seq, call)
             return
         rid = named.get("request") if _is_str(named.get("request")) else None
         req = None if rid is None else self.requests.get(rid)
@@ -386,7 +428,7 @@ class ApprovalLedger:
         req.effect = (eid, seq)
         # A call that holds no marker is in hand: one with no digest (not exactly {name, arguments}, or not JSON that
         # canonicalizes) is not the presented call (§5 step 3), never "withheld" (step 5 is for markers only).
-        if req.input is not None and not hidden and digest != req.input["digest"]:
+        if req.input is not None and not hidden and (form is None or form != req.form):
             what = (f"a call (digest {digest})" if digest is not None else
                     "a tool_call that is not a call as presented (an object with name and arguments that canonicalizes)")
             self._add("APPROVAL_MISMATCH", f"seq {seq}: effect {json.dumps(eid)} executes {what} other than the one presented "

@@ -364,3 +364,24 @@ def test_presented_call_recorded_as_a_plain_step_is_missing():
     r, codes = _granted().add(_rec("step", "s3", 3, tool_call=CALL)).verify()
     assert codes == [("APPROVAL_MISSING", 3, "meta")]
     assert (r.approvals[0]["effect"], r.approvals[0]["effect_seq"]) == ("s3", 3)
+
+
+def _part_ref(n):
+    return {"$stepchain:part": {"digest": "sha256:" + f"{n:02x}" * 32, "file": "sha256:" + "ee" * 32, "size": 2048}}
+
+
+def test_calls_with_part_references_compare_by_address():
+    """APPROVALS.md §5.3 "Comparing calls": a part reference is in hand (never skipped as withheld); the call granted
+    with a reference is run with the same reference, and a reference to another address is another call."""
+    call = {"arguments": {"invoice": _part_ref(1)}, "name": "pay_invoice"}
+
+    def chain():
+        c = Chain().add(_rec("run.started", "s0", 0))
+        c.add(_rec("approval.requested", "req-1", 1, input={"digest": DIGEST, "expires_at": None, "presented": call}))
+        return c.decide("s2", "req-1", 2)
+    r, codes = chain().effect("s3", "req-1", 3, call=call).verify()
+    assert codes == [] and r.ok and [n.code for n in r.notices if n.code.startswith("APPROVAL")] == []
+    _, codes = chain().effect("s3", "req-1", 3, call={"arguments": {"invoice": _part_ref(2)}, "name": "pay_invoice"}).verify()
+    assert codes == [("APPROVAL_MISMATCH", 3, "tool_call")]
+    _, codes = chain().add(_rec("step", "s3", 3, tool_call=call)).verify()
+    assert codes == [("APPROVAL_MISSING", 3, "meta")]
