@@ -229,6 +229,7 @@ class _Request:
     decision: Optional[_Decision] = None
     effect: Optional[tuple[str, int]] = None
     form: Optional[str] = None  # the presented call's call_form, None for a malformed or withheld request
+    unchecked: bool = False  # §5.5 applies to it: the report marks it `unchecked` (§6)
 
 
 @dataclass
@@ -244,6 +245,8 @@ class ApprovalLedger:
     unpinned: dict[str, tuple[int, Optional[str]]] = field(default_factory=dict)
     # The latest ts read so far, in chain order: an effect is no earlier than a record before it (§5.3).
     latest: Optional[int] = None
+    # A call could not be checked against the requests (withheld or erased): "never executed" is not proven (§5.5).
+    unchecked_calls: bool = False
 
     @property
     def active(self) -> bool:
@@ -275,6 +278,7 @@ class ApprovalLedger:
         eid = str(r.get("step_id"))
         if has_hidden(call.get("name")) or has_hidden(call.get("arguments")):
             # Erased or withheld: it could be any presented call (§5.5).
+            self.unchecked_calls = True
             self._add("APPROVAL_UNCHECKED", f"seq {seq}: {r.get('kind')} {json.dumps(eid)} has a withheld or erased call and names no "
                       "approval request: whether it runs a call put to an approver is not checked", seq, "tool_call", True)
             return
@@ -305,7 +309,7 @@ class ApprovalLedger:
                       "presented is not compared", seq, "input", True)
         given = r["input"] if why is None and not hidden else None
         form = None if given is None else call_form(given["presented"]["name"], given["presented"]["arguments"])
-        self.requests[rid] = _Request(seq, str(r.get("step_hash")), given, hidden, form=form)
+        self.requests[rid] = _Request(seq, str(r.get("step_hash")), given, hidden, form=form, unchecked=hidden)
 
     def _decision(self, r: dict[str, Any], seq: int, kind: str) -> None:
         decision = "granted" if kind == APPROVAL_GRANTED else "denied"
@@ -322,6 +326,7 @@ class ApprovalLedger:
                 bad("ref names no approval request earlier in this chain", "ref")
             return
         if has_marker(r.get("input")) or has_marker(r.get("meta")):
+            req.unchecked = True
             self._add("APPROVAL_UNCHECKED", f"seq {seq}: the decision on {json.dumps(ref)} has withheld values: its signature is not checked",
                       seq, "input", True)
             return
@@ -376,6 +381,7 @@ class ApprovalLedger:
         if named is None:
             if has_hidden(meta) or (isinstance(meta, dict) and "approval" in meta and has_hidden(meta["approval"])):
                 # Withheld or erased meta: whether it named a request, and which, is not in hand (§5.5).
+                self.unchecked_calls = True
                 self._add("APPROVAL_UNCHECKED", f"seq {seq}: effect {json.dumps(eid)} has a withheld or erased meta: whether it was begun "
                           "for an approval request is not checked", seq, "meta", True)
                 return
@@ -386,6 +392,7 @@ class ApprovalLedger:
         req = None if rid is None else self.requests.get(rid)
         if req is None:
             if self.partial:
+                self.unchecked_calls = True
                 self._add("APPROVAL_UNCHECKED", f"seq {seq}: effect {json.dumps(eid)} names approval request {json.dumps(rid)}, which is not in "
                           "this range", seq, "meta", True)
             else:
@@ -413,6 +420,10 @@ class ApprovalLedger:
                       f"{json.dumps(rid)} expired ({req.input['expires_at']})", seq, "ts")  # type: ignore[index]
             return
         if d is None:
+            if req.unchecked:
+                self._add("APPROVAL_UNCHECKED", f"seq {seq}: effect {json.dumps(eid)} was begun for request {json.dumps(rid)}, whose decision or "
+                          "presentation is withheld or erased: its grant is not checked", seq, "meta", True)
+                return
             self._add("APPROVAL_MISSING", f"seq {seq}: effect {json.dumps(eid)} was begun for request {json.dumps(rid)}, which no valid decision "
                       "granted before it", seq, "meta")
             return
@@ -441,6 +452,7 @@ class ApprovalLedger:
         elif req.input is None or digest is None:
             if not req.hidden and not hidden and req.input is None:
                 return
+            req.unchecked = True
             self._add("APPROVAL_UNCHECKED", f"seq {seq}: effect {json.dumps(eid)}'s call or its request's presentation is withheld: they are "
                       "not compared", seq, "tool_call", True)
 
@@ -459,6 +471,7 @@ class ApprovalLedger:
                 "decision_seq": None if d is None else d.seq, "decided_at": None if d is None else d.ts,
                 "approver": None if d is None else d.approver, "reason": None if d is None else d.reason,
                 "effect": None if req.effect is None else req.effect[0], "effect_seq": None if req.effect is None else req.effect[1],
+                **({"unchecked": True} if req.unchecked or (req.effect is None and self.unchecked_calls) else {}),
             })
         return out
 

@@ -385,3 +385,28 @@ def test_calls_with_part_references_compare_by_address():
     assert codes == [("APPROVAL_MISMATCH", 3, "tool_call")]
     _, codes = chain().add(_rec("step", "s3", 3, tool_call=call)).verify()
     assert codes == [("APPROVAL_MISSING", 3, "meta")]
+
+
+def test_withheld_decision_and_meta_mark_requests_unchecked():
+    """APPROVALS.md §5.5 and §6, on the ledger itself (a publication's records, parsed): a decision with withheld values
+    leaves its request unchecked, so an effect for it is a notice, not missing; an effect whose meta is withheld could
+    be any request's, so every request with no effect found is `unchecked`, never proven "never executed"."""
+    from stepchain.approval import ApprovalLedger
+    withheld = {"$stepchain:withheld": "sha256:" + "77" * 32}
+    c = _granted().request("req-2", 3).effect("s4", "req-1", 4)
+    records = [json.loads(line) for line in c.lines]
+    records[2]["input"] = withheld  # the grant of req-1
+    ledger = ApprovalLedger(G)
+    for r in records:
+        ledger.record(r)
+    findings = [(f.code, f.seq, f.notice) for f in ledger.finish()]
+    assert ("APPROVAL_UNCHECKED", 4, True) in findings and not any(not notice for _, _, notice in findings), findings
+    assert [e.get("unchecked") for e in ledger.entries()] == [True, None]
+
+    records = [json.loads(line) for line in _granted().request("req-2", 3).effect("s4", "req-1", 4).effect("s5", "req-2", 5).lines]
+    records[5]["meta"] = withheld  # which request s5 was begun for is not in hand
+    ledger = ApprovalLedger(G)
+    for r in records:
+        ledger.record(r)
+    assert [(f.code, f.seq) for f in ledger.finish() if f.code != "APPROVER_UNPINNED"] == [("APPROVAL_UNCHECKED", 5)]
+    assert [(e["effect"], e.get("unchecked")) for e in ledger.entries()] == [("s4", None), (None, True)]
