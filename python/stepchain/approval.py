@@ -247,6 +247,9 @@ class ApprovalLedger:
     latest: Optional[int] = None
     # A call could not be checked against the requests (withheld or erased): "never executed" is not proven (§5.5).
     unchecked_calls: bool = False
+    # The chain is a fork whose steps 0..forked_at were copied from its parent (FILE-STORE.md lineage): a request
+    # there authorises no effect after it, since the parent holds the same request and decision (§5.3, the fork rule).
+    forked_at: Optional[int] = None
 
     @property
     def active(self) -> bool:
@@ -402,6 +405,11 @@ class ApprovalLedger:
         if named.get("request_hash") != req.step_hash:
             self._add("APPROVAL_MISMATCH", f"seq {seq}: effect {json.dumps(eid)} names request {json.dumps(rid)} with step hash "
                       f"{named.get('request_hash')}, but that request is {req.step_hash}", seq, "meta")
+            return
+        if self.forked_at is not None and req.seq <= self.forked_at < seq:
+            self._add("APPROVAL_MISSING", f"seq {seq}: effect {json.dumps(eid)} names request {json.dumps(rid)} (seq {req.seq}), which this fork "
+                      f"copied from its parent (steps 0–{self.forked_at}): a decision on it is the parent's too, so it authorises no effect "
+                      "in the fork; request approval again in the fork", seq, "meta")
             return
         d = req.decision
         expires = None if req.input is None else instant(req.input["expires_at"])

@@ -319,7 +319,7 @@ class ChainVerifier:
     def __init__(self, genesis: Any = None, *, start: Optional[dict[str, Any]] = None, fmt: Optional[JournalFormat] = None,
                  expect_head: Optional[str] = None, max_problems: int = 1000,
                  on_line: Optional[Callable[[VerifiedLine], None]] = None, deep: bool = False, allow_public: bool = True,
-                 approvers: Any = None) -> None:
+                 approvers: Any = None, forked_at: Optional[int] = None) -> None:
         self.problems: list[Problem] = []
         self.max_problems = max_problems
         self.truncated = False
@@ -332,6 +332,7 @@ class ChainVerifier:
         self.erasures: Any = None  # an ErasureLedger once a v3 record is sealed or of kind erasure (ERASURE.md §5)
         self.approvers = approvers  # pinned approvers (APPROVALS.md §5 step 2.7): raw keys, (key, name) pairs or {key, name}
         self.approvals: Any = None  # an ApprovalLedger once a v3 chain holds an approval record (APPROVALS.md §5)
+        self.forked_at = forked_at  # a fork's last step copied from its parent (its lineage's from_step), for the fork rule
         self.from_range = start is not None
         if start is not None:
             seq, prev = start.get("seq"), start.get("prev_hash")
@@ -441,7 +442,8 @@ class ChainVerifier:
         if not isinstance(r, dict):
             return
         if self.approvals is None:
-            self.approvals = ApprovalLedger(None if self.from_range else self.start_hash, self.start_seq > 0, pins_of(self.approvers))
+            self.approvals = ApprovalLedger(None if self.from_range else self.start_hash, self.start_seq > 0, pins_of(self.approvers),
+                                            forked_at=self.forked_at)
         self.approvals.record(r)
 
     def finish(self) -> ChainReport:

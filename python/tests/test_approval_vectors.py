@@ -410,3 +410,16 @@ def test_withheld_decision_and_meta_mark_requests_unchecked():
         ledger.record(r)
     assert [(f.code, f.seq) for f in ledger.finish() if f.code != "APPROVER_UNPINNED"] == [("APPROVAL_UNCHECKED", 5)]
     assert [(e["effect"], e.get("unchecked")) for e in ledger.entries()] == [("s4", None), (None, True)]
+
+
+def test_fork_copied_request_authorises_no_effect_in_the_fork():
+    """APPROVALS.md §5.3, the fork rule: a fork whose steps 0..2 were copied from its parent (lineage from_step 2) holds
+    the parent's request and grant; an effect in the fork's own records naming it would run the grant twice."""
+    c = _granted().effect("s3", "req-1", 3)
+    data = "".join(line + "\n" for line in c.lines).encode()
+    pins = [(ALICE.raw, "alice")]
+    r = verify_chain([(BUCKET, data)], GENESIS, allow_public=False, approvers=pins, forked_at=2)
+    assert [(p.code, p.location.get("seq"), p.location.get("field")) for p in r.problems] == [("APPROVAL_MISSING", 3, "meta")]
+    # The same chain not known as a fork, or forked after the effect, is valid.
+    assert verify_chain([(BUCKET, data)], GENESIS, allow_public=False, approvers=pins).ok
+    assert verify_chain([(BUCKET, data)], GENESIS, allow_public=False, approvers=pins, forked_at=3).ok
