@@ -229,7 +229,7 @@ def _v3_marker_defect(obj: dict[str, Any], m: MarkerSpan, fld: str, profile: Rec
         elif name == CHUNKS_MARKER and public:
             if len(m.names) != 1 or not isinstance(body, list) or len(body) < 2:
                 return 'a chunk list is {"$stepchain:chunks":[chunks…]} with at least two chunks'
-        elif name == ERASED_MARKER and sealed:
+        elif name == ERASED_MARKER and (sealed or public):  # a sealed record, or its public form (REDACTION.md §13.12)
             if isinstance(body, dict):
                 if len(m.names) != 1 or erased_entry_defect(body):
                     return 'an erased value is {"$stepchain:erased":{"digest":D,"erasure":S}}, the only member of its object'
@@ -237,7 +237,7 @@ def _v3_marker_defect(obj: dict[str, Any], m: MarkerSpan, fld: str, profile: Rec
                     body[i]["digest"] <= body[i - 1]["digest"] for i in range(1, len(body))):
                 return "erased members are a non-empty list of {digest, erasure}, sorted by digest without repeats"
         elif name == ERASED_MARKER:
-            return f"{json.dumps(name)} stands only in a record in sealed form (after an erasure: no seed; bind, keys, salts)"
+            return f"{json.dumps(name)} stands only in a record in sealed form (after an erasure: no seed; bind, keys, salts) or its public form"
         elif name in (WITHHELD_MARKER, CHUNKS_MARKER):
             return f"{json.dumps(name)} stands only in a publication's public form, never in a stored record"
         else:
@@ -402,6 +402,12 @@ class ChainVerifier:
         if code is not None:
             first = self.kinds.get(facts.kind)
             self.kinds[facts.kind] = (code, {**at, "field": "kind"}, 1) if first is None else (first[0], first[1], first[2] + 1)
+        if (facts.profile is not None and facts.spans is not None and facts.profile.id == "step/v3+public" and not facts.problems
+                and '"$stepchain:erased"' in facts.text):
+            if self.erasures is None:
+                from .erasure import ErasureLedger
+                self.erasures = ErasureLedger()
+            self.erasures.public(facts.text, facts.spans, facts.seq, at)
         if facts.profile is not None and facts.spans is not None and (facts.profile.id == "step/v3+sealed" or facts.kind == "erasure"):
             if self.erasures is None:
                 from .erasure import ErasureLedger

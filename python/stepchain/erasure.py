@@ -83,6 +83,36 @@ class ErasureLedger:
             return None
         return f"seq {t['target']} holds no unit at {t['path']} with that digest, erased or not"
 
+    def public(self, text: str, spans: dict[str, tuple[int, int]], seq: Optional[int], at: dict[str, Any]) -> None:
+        """The public form of a sealed record (REDACTION.md §13.12): its root is checked with the publication's records
+        (public_root counts each erased unit as its digest); here only its erased markers are matched with erasure
+        records (§5 step 3). A pending erasure naming it is checked against those markers."""
+        from .formats.v3 import slot_values
+        from .v3 import ERASED_MARKER, SLOTS, WITHHELD_MARKER, erased_entry_defect
+        from .canonical import escape_token
+        found: list[dict[str, Any]] = []
+        values = slot_values(text, spans)
+        stack: list[tuple[Any, str]] = [(values[name], "/" + name) for name in reversed(SLOTS) if name in values]
+        while stack:
+            v, path = stack.pop()
+            if isinstance(v, list):
+                stack.extend((x, f"{path}/{k}") for k, x in reversed(list(enumerate(v))))
+                continue
+            if not isinstance(v, dict):
+                continue
+            body = v.get(ERASED_MARKER)
+            if isinstance(body, dict) and len(v) == 1 and not erased_entry_defect(body):
+                found.append({"path": path, "member": False, **body})
+                continue
+            if isinstance(body, list):
+                found.extend({"path": path, "member": True, **e} for e in body if not erased_entry_defect(e))
+            stack.extend((x, f"{path}/{escape_token(k)}") for k, x in reversed(list(v.items())) if k not in (ERASED_MARKER, WITHHELD_MARKER))
+        if not found:
+            return
+        self.markers.extend({**m, "seq": seq, "at": at} for m in found)
+        if seq is not None:
+            self.sealed_units[seq] = []  # its units are not in hand: a pending erasure of it is checked against its markers
+
     def record(self, step_id: Any, seq: Optional[int], value: Any, at: dict[str, Any]) -> None:
         if isinstance(step_id, str) and is_valid_id(step_id) and seq is not None and step_id not in self.records:
             self.records[step_id] = {"seq": seq, "input": value, "defect": erasure_input_defect(value), "at": at}

@@ -191,16 +191,20 @@ class _Walk:
             return b"&" + part_address(v, path)
         if self.public and reserved == [CHUNKS_MARKER] and len(v) == 1:
             return self.chunk_list(v[CHUNKS_MARKER], path)
-        withheld: list[bytes] = []
-        if self.public and reserved == [WITHHELD_MARKER] and isinstance(v[WITHHELD_MARKER], list):
-            withheld = _withheld_list(v[WITHHELD_MARKER], path)
-        elif self.erased is not None and reserved == [ERASED_MARKER] and isinstance(v[ERASED_MARKER], list):
-            withheld = self.erased_list(v[ERASED_MARKER], path)
-        elif reserved:
-            raise V3Defect("MARKER_INVALID", f"{path}/{escape_token(reserved[0])}",
-                           f"{reserved[0]} is not a marker that may stand here")
-        digests = list(withheld)
-        for k in sorted((k for k in v if k not in (WITHHELD_MARKER, ERASED_MARKER) or not withheld), key=utf16_key):
+        # An object's withheld members (a public form) and erased members (a sealed record, or the public form of
+        # one: REDACTION.md §13.12) stand as lists of digests; both may stand in one object.
+        lists = [k for k in reserved if (k == WITHHELD_MARKER and self.public or k == ERASED_MARKER and self.erased is not None)
+                 and isinstance(v[k], list)]
+        other = [k for k in reserved if k not in lists]
+        if other:
+            raise V3Defect("MARKER_INVALID", f"{path}/{escape_token(other[0])}",
+                           f"{other[0]} is not a marker that may stand here")
+        digests: list[bytes] = []
+        if WITHHELD_MARKER in lists:
+            digests += _withheld_list(v[WITHHELD_MARKER], path)
+        if ERASED_MARKER in lists:
+            digests += self.erased_list(v[ERASED_MARKER], path)
+        for k in sorted((k for k in v if k not in lists), key=utf16_key):
             digests.append(self.member(k, v[k], f"{path}/{escape_token(k)}"))
         return b"{" + b"".join(sorted(digests))
 
@@ -307,8 +311,9 @@ def root_of(slot_digests: list[bytes]) -> str:
     return "sha256:" + _sha(b"\x72", *slot_digests).hex()
 
 
-def slot_digest(name: str, values: dict[str, Any], salts: Any, public: bool = False, units: Optional[list[Unit]] = None) -> bytes:
-    w = _Walk(salts, public, units)
+def slot_digest(name: str, values: dict[str, Any], salts: Any, public: bool = False, units: Optional[list[Unit]] = None,
+                erased: Optional[list[dict[str, Any]]] = None) -> bytes:
+    w = _Walk(salts, public, units, erased)
     return w.member(name, values.get(name), "/" + name, absent=name not in values)
 
 
@@ -348,7 +353,7 @@ def _has_marker(v: Any) -> bool:
     return False
 
 
-def public_root(values: dict[str, Any], secrets: Any) -> str:
+def public_root(values: dict[str, Any], secrets: Any, erased: Optional[list[dict[str, Any]]] = None) -> str:
     """R' of a public-form record (REDACTION.md §13.6 step 2.2–2.5) from its shown values, withheld markers and
     `secrets`; raises V3Defect (SECRETS_INVALID, SECRET_PUBLISHED, MARKER_INVALID) at the first failure."""
     if not isinstance(secrets, dict):
@@ -377,9 +382,17 @@ def public_root(values: dict[str, Any], secrets: Any) -> str:
         raise V3Defect("SECRETS_INVALID", "/secrets", 'secrets is {"seed": S} or {"keys": K, "salts": L}')
     derived = slot_keys(seed) if seed is not None else None
     digests: list[bytes] = []
+    # The public form of a sealed record shows its erased units as erased (REDACTION.md §13.12): each counts as its
+    # digest, and the chain's erasure ledger matches it with its erasure record.
+    erased = [] if erased is None else erased
     for j, name in enumerate(SLOTS):
         path = "/" + name
         value = values.get(name)
+        if name in values and isinstance(value, dict) and isinstance(value.get(ERASED_MARKER), dict):
+            if derived is not None or name in keys or name in listed:
+                raise V3Defect("SECRETS_INVALID", path, f"slot {name} is erased whole, yet secrets are published for it")
+            digests.append(_Walk(_ListedSalts(b""), True, None, erased).erased_one(value, path))
+            continue
         if name in values and _is_withheld_one(value):
             if derived is not None or name in keys or name in listed:
                 raise V3Defect("SECRETS_INVALID", path, f"slot {name} is withheld whole, yet secrets are published for it")
@@ -393,7 +406,7 @@ def public_root(values: dict[str, Any], secrets: Any) -> str:
             src = _ListedSalts(listed[name])
         else:
             raise V3Defect("SECRETS_INVALID", path, f"slot {name} is shown without a key or salts")
-        digests.append(slot_digest(name, values, src, True))
+        digests.append(slot_digest(name, values, src, True, None, erased))
         if src.left():
             raise V3Defect("SECRETS_INVALID", f"/secrets/salts/{name}", f"{src.left()} listed salts of slot {name} are left over")
     return root_of(digests)

@@ -93,3 +93,43 @@ def test_hostile_public_part_files_are_reported_never_raised():
         return json.dumps(v, separators=(",", ":"), sort_keys=True, ensure_ascii=False).encode()
     codes = _codes(_retar(data, key_beside_withheld), head)
     assert "PART_CORRUPT" in codes and "REDACTION_MISSING" in codes, codes
+
+
+def test_publication_with_erased_values_written_by_typescript(tmp_path):
+    """REDACTION.md §13.12: a publication of a journal some of whose values were erased shows them as erased; the Python
+    verifier proves the rest against the original head, reports each erased value (VALUE_ERASED, matched with its
+    erasure record), and refuses text invented where a value was erased."""
+    import json
+    import shutil
+    import subprocess
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2]
+    node = shutil.which("node")
+    if node is None or not (root / "dist" / "receipt" / "writer.js").exists():
+        pytest.skip("needs node and the built library (npm run build)")
+    subprocess.run([node, str(Path(__file__).parent / "helpers" / "ts_erased_publication.mjs"), str(tmp_path)], check=True, timeout=300)
+    data, head = (tmp_path / "pub.tar").read_bytes(), (tmp_path / "head").read_text()
+    r = verify_published_receipt(data, expect_head=head)
+    assert r.ok, [p.message for p in r.problems]
+    assert [(n.location["seq"], n.location["path"]) for n in r.notices if n.code == "VALUE_ERASED"] == [(0, "/result/email"), (0, "/result/notes/1")]
+    assert b"alice@example.org" not in data
+    # Text invented where /result/notes/1 was erased, the archive kept consistent.
+    import io
+    import tarfile
+    from stepchain.receipt import BLOCK, ustar_header
+    import hashlib
+    entries = [(m.name, tarfile.open(fileobj=io.BytesIO(data)).extractfile(m.name).read()) for m in tarfile.open(fileobj=io.BytesIO(data)).getmembers()]
+    files = dict(entries)
+    name = next(n for n, _ in entries if n.startswith("chain/"))
+    lines = files[name].decode().splitlines()
+    rec = json.loads(lines[0])
+    rec["result"]["notes"][1] = "mallory@example.org"
+    lines[0] = json.dumps(rec, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+    files[name] = "".join(line + "\n" for line in lines).encode()
+    manifest = json.loads(files["manifest.json"])
+    entry = next(e for e in manifest["chain"] if e["name"] == name)
+    entry["digest"], entry["size"] = "sha256:" + hashlib.sha256(files[name]).hexdigest(), len(files[name])
+    files["manifest.json"] = json.dumps(manifest, separators=(",", ":"), sort_keys=True, ensure_ascii=False).encode()
+    forged = b"".join(ustar_header(n, len(files[n])) + files[n] + b"\0" * (-len(files[n]) % BLOCK) for n, _ in entries) + b"\0" * (2 * BLOCK)
+    r = verify_published_receipt(forged, expect_head=head)
+    assert not r.ok and {p.code for p in r.problems} & {"SECRETS_INVALID", "ROOT_MISMATCH", "HASH_MISMATCH"}, [p.code for p in r.problems]
