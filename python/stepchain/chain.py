@@ -398,7 +398,9 @@ class ChainVerifier:
     def _v3(self, facts: LineFacts, loc: dict[str, Any], clean: bool) -> None:
         """FORMAT §14.7: the kind notices (A.4) and, with deep, the root of a private record from its values (B)."""
         at = {**loc, **({} if facts.seq is None else {"seq": facts.seq})}
-        code = kind_notice(facts.kind)
+        # The kind erasure is checked (ERASURE.md §5): its ledger gives KIND_UNCHECKED only to a malformed erasure record
+        # that no marker names, so a §3 erasure record has no such notice.
+        code = None if facts.kind == "erasure" else kind_notice(facts.kind)
         if code is not None:
             first = self.kinds.get(facts.kind)
             self.kinds[facts.kind] = (code, {**at, "field": "kind"}, 1) if first is None else (first[0], first[1], first[2] + 1)

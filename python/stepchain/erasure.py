@@ -145,7 +145,13 @@ class ErasureLedger:
             notices.append(Problem("VALUE_ERASED", f"the value at {t['path']} was erased by seq {rec['seq']} (reason {json.dumps(t['reason'], ensure_ascii=False)}, "
                                    f"by {json.dumps(t['by'], ensure_ascii=False)}); its digest {t['digest']} still binds it", {**m["at"], "path": t["path"]}))
         for step_id, rec in self.records.items():
-            if step_id in named or rec["defect"] is not None:
+            if step_id in named:
+                continue
+            if rec["defect"] is not None:
+                # It erased nothing and claims nothing checkable: the notice such a record had before the kind was
+                # checked, so journals written then keep their verdict (vectors/v3.json chain-kinds-notices).
+                notices.append(Problem("KIND_UNCHECKED", f"an erasure record whose input is not an erasure's ({rec['defect']}) names nothing "
+                                       "erased, so what it claims cannot be checked: its integrity is verified", {**rec["at"], "field": "input"}))
                 continue
             if rec["input"]["target"] >= rec["seq"]:
                 problems.append(Problem("ERASURE_MISMATCH", f"an erasure record names seq {rec['input']['target']}, which is not earlier in the chain",
