@@ -21,6 +21,7 @@ APPROVAL_KINDS = (APPROVAL_REQUESTED, APPROVAL_GRANTED, APPROVAL_DENIED)
 STATEMENT_TYPE = "stepchain-approval/v1"
 PAYLOAD_TYPE = "application/vnd.stepchain.approval+json"
 RESERVED = "$stepchain:"
+PART = "$stepchain:part"
 MAX_SAFE = 2**53 - 1
 
 
@@ -85,6 +86,10 @@ def has_marker(v: Any, depth: int = 0) -> bool:
     return any(k.startswith(RESERVED) or has_marker(x, depth + 1) for k, x in v.items())
 
 
+# The tool_call members an effect may hold (§4): the presented call, and identifiers the approver could not know.
+EFFECT_CALL_MEMBERS = ("name", "arguments", "call_id", "idempotency_key")
+
+
 def presented_digest(name: Any, arguments: Any) -> Optional[str]:
     """SHA-256 of the UTF-8 of JCS({"arguments": A, "name": N}) (§2), or None when it does not canonicalize."""
     try:
@@ -93,8 +98,44 @@ def presented_digest(name: Any, arguments: Any) -> Optional[str]:
         return None
 
 
-def request_input_defect(v: Any) -> Optional[str]:
-    """Why an approval.requested record's input is not a request (§2), or None."""
+def has_hidden(v: Any, depth: int = 0) -> bool:
+    """Whether a value holds a marker other than a part reference (withheld, chunks, erased): its true value is not in
+    hand. A part reference is in hand: within a journal equal content has one address (PARTS.md §5)."""
+    if depth > 64:
+        return True
+    if isinstance(v, list):
+        return any(has_hidden(x, depth + 1) for x in v)
+    if not isinstance(v, dict):
+        return False
+    if len(v) == 1 and PART in v:
+        return not (isinstance(v[PART], dict) and isinstance(v[PART].get("digest"), str))
+    return any(k.startswith(RESERVED) or has_hidden(x, depth + 1) for k, x in v.items())
+
+
+def _addressed(v: Any, depth: int = 0) -> Any:
+    if depth > 64:
+        raise ValueError("too deep")
+    if isinstance(v, list):
+        return [_addressed(x, depth + 1) for x in v]
+    if not isinstance(v, dict):
+        return v
+    if len(v) == 1 and PART in v and isinstance(v[PART], dict):
+        return {PART: v[PART].get("digest")}
+    return {k: _addressed(x, depth + 1) for k, x in v.items()}
+
+
+def call_form(name: Any, arguments: Any) -> Optional[str]:
+    """The canonical text of {arguments, name} with every part reference (private or public) reduced to its address
+    (§5.3 "Comparing calls"), or None when it does not canonicalize. Without references, equal forms are equal digests."""
+    try:
+        return canonical_json(_addressed({"arguments": arguments, "name": name}))
+    except (CanonicalError, RecursionError, ValueError, TypeError):
+        return None
+
+
+def request_input_defect(v: Any, parted: bool = False) -> Optional[str]:
+    """Why an approval.requested record's input is not a request (§2), or None. `parted`: its presentation holds part
+    references, so its digest (of the values the references stand for) is not checked here; calls compare by form."""
     if not isinstance(v, dict) or sorted(v) != ["digest", "expires_at", "presented"]:
         return "input must have exactly the members digest, expires_at and presented"
     p = v["presented"]
@@ -106,6 +147,8 @@ def request_input_defect(v: Any) -> Optional[str]:
         return 'input.digest must be "sha256:" and 64 lowercase hex digits'
     if v["expires_at"] is not None and instant(v["expires_at"]) is None:
         return "input.expires_at must be null or a UTC timestamp (2026-11-27T10:00:00.000Z)"
+    if parted:
+        return None
     d = presented_digest(p["name"], p["arguments"])
     if d is None:
         return "input.presented is not JSON that canonicalizes"
@@ -185,6 +228,8 @@ class _Request:
     hidden: bool
     decision: Optional[_Decision] = None
     effect: Optional[tuple[str, int]] = None
+    form: Optional[str] = None  # the presented call's call_form, None for a malformed or withheld request
+    unchecked: bool = False  # §5.5 applies to it: the report marks it `unchecked` (§6)
 
 
 @dataclass
@@ -198,6 +243,13 @@ class ApprovalLedger:
     requests: dict[str, _Request] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
     unpinned: dict[str, tuple[int, Optional[str]]] = field(default_factory=dict)
+    # The latest ts read so far, in chain order: an effect is no earlier than a record before it (§5.3).
+    latest: Optional[int] = None
+    # A call could not be checked against the requests (withheld or erased): "never executed" is not proven (§5.5).
+    unchecked_calls: bool = False
+    # The chain is a fork whose steps 0..forked_at were copied from its parent (FILE-STORE.md lineage): a request
+    # there authorises no effect after it, since the parent holds the same request and decision (§5.3, the fork rule).
+    forked_at: Optional[int] = None
 
     @property
     def active(self) -> bool:
@@ -216,6 +268,34 @@ class ApprovalLedger:
             self._decision(r, seq, kind)
         elif kind == "tool.started" and self.requests:
             self._effect(r, seq)
+        elif self.requests and isinstance(r.get("tool_call"), dict) and (
+                kind == "step" or (kind in ("tool.completed", "tool.failed") and not _is_str(r.get("ref")))):
+            # A call recorded as run without a tool.started (a plain step, a completion naming no start): it names
+            # no request, so a presented call recorded this way runs without its grant (§5.4).
+            self._unnamed(r, seq, r["tool_call"])
+        t = instant(r.get("ts"))
+        if t is not None and (self.latest is None or t > self.latest):
+            self.latest = t
+
+    def _unnamed(self, r: dict[str, Any], seq: int, call: dict[str, Any]) -> None:
+        eid = str(r.get("step_id"))
+        if has_hidden(call.get("name")) or has_hidden(call.get("arguments")):
+            # Erased or withheld: it could be any presented call (§5.5).
+            self.unchecked_calls = True
+            self._add("APPROVAL_UNCHECKED", f"seq {seq}: {r.get('kind')} {json.dumps(eid)} has a withheld or erased call and names no "
+                      "approval request: whether it runs a call put to an approver is not checked", seq, "tool_call", True)
+            return
+        form = call_form(call.get("name"), call.get("arguments"))
+        if form is None:
+            return
+        for rid, req in self.requests.items():
+            if req.form is not None and req.form == form:
+                self._add("APPROVAL_MISSING", f"seq {seq}: {r.get('kind')} {json.dumps(eid)} runs the call presented by approval request "
+                          f"{json.dumps(rid)} (seq {req.seq}) without naming it (meta.approval): a call that was put to an approver is "
+                          "begun only for its granted request", seq, "meta")
+                if req.effect is None:
+                    req.effect = (eid, seq)
+                return
 
     def _request(self, r: dict[str, Any], seq: int) -> None:
         rid = str(r.get("step_id"))
@@ -223,14 +303,16 @@ class ApprovalLedger:
             self._add("APPROVAL_INVALID", f"seq {seq}: approval request {json.dumps(rid)} repeats the step_id of the request at seq "
                       f"{self.requests[rid].seq}: a request is named by its step_id, so each is unique", seq, "step_id")
             return
-        hidden = has_marker(r.get("input"))
-        why = None if hidden else request_input_defect(r.get("input"))
+        hidden = has_hidden(r.get("input"))
+        why = None if hidden else request_input_defect(r.get("input"), parted=has_marker(r.get("input")))
         if why is not None:
             self._add("APPROVAL_INVALID", f"seq {seq}: approval request {json.dumps(rid)}: {why}", seq, "input")
         if hidden:
             self._add("APPROVAL_UNCHECKED", f"seq {seq}: approval request {json.dumps(rid)} has withheld or stored-apart values: what was "
                       "presented is not compared", seq, "input", True)
-        self.requests[rid] = _Request(seq, str(r.get("step_hash")), r["input"] if why is None and not hidden else None, hidden)
+        given = r["input"] if why is None and not hidden else None
+        form = None if given is None else call_form(given["presented"]["name"], given["presented"]["arguments"])
+        self.requests[rid] = _Request(seq, str(r.get("step_hash")), given, hidden, form=form, unchecked=hidden)
 
     def _decision(self, r: dict[str, Any], seq: int, kind: str) -> None:
         decision = "granted" if kind == APPROVAL_GRANTED else "denied"
@@ -247,6 +329,7 @@ class ApprovalLedger:
                 bad("ref names no approval request earlier in this chain", "ref")
             return
         if has_marker(r.get("input")) or has_marker(r.get("meta")):
+            req.unchecked = True
             self._add("APPROVAL_UNCHECKED", f"seq {seq}: the decision on {json.dumps(ref)} has withheld values: its signature is not checked",
                       seq, "input", True)
             return
@@ -289,28 +372,30 @@ class ApprovalLedger:
     def _effect(self, r: dict[str, Any], seq: int) -> None:
         eid = str(r.get("step_id"))
         meta = r.get("meta")
-        named = meta.get("approval") if isinstance(meta, dict) and isinstance(meta.get("approval"), dict) else None
+        named = meta.get("approval") if isinstance(meta, dict) and isinstance(meta.get("approval"), dict) and not has_hidden(meta["approval"]) else None
         call = r.get("tool_call") if isinstance(r.get("tool_call"), dict) else None
         # Withheld (a publication), stored apart or erased: the call itself is a marker, a member of it is withheld, or its
         # name or arguments hold one. Then, and only then, it is not compared (§5 step 5).
-        hidden = call is not None and (any(k.startswith(RESERVED) for k in call) or has_marker(call.get("name")) or has_marker(call.get("arguments")))
-        digest = None
+        hidden = call is not None and (any(k.startswith(RESERVED) for k in call) or has_hidden(call.get("name")) or has_hidden(call.get("arguments")))
+        form = None
         if call is not None and not hidden and "name" in call and "arguments" in call:
-            digest = presented_digest(call["name"], call["arguments"])
+            form = call_form(call["name"], call["arguments"])
+        digest = None if form is None else presented_digest(call["name"], call["arguments"])  # type: ignore[index]
         if named is None:
-            if digest is None:
+            if has_hidden(meta) or (isinstance(meta, dict) and "approval" in meta and has_hidden(meta["approval"])):
+                # Withheld or erased meta: whether it named a request, and which, is not in hand (§5.5).
+                self.unchecked_calls = True
+                self._add("APPROVAL_UNCHECKED", f"seq {seq}: effect {json.dumps(eid)} has a withheld or erased meta: whether it was begun "
+                          "for an approval request is not checked", seq, "meta", True)
                 return
-            for rid, req in self.requests.items():
-                if req.input is not None and req.input["digest"] == digest:
-                    self._add("APPROVAL_MISSING", f"seq {seq}: effect {json.dumps(eid)} begins the call presented by approval request "
-                              f"{json.dumps(rid)} (seq {req.seq}) without naming it (meta.approval): a call that was put to an approver is "
-                              "begun only for its granted request", seq, "meta")
-                    return
+            if call is not None:
+                self._unnamed(r, seq, call)
             return
         rid = named.get("request") if _is_str(named.get("request")) else None
         req = None if rid is None else self.requests.get(rid)
         if req is None:
             if self.partial:
+                self.unchecked_calls = True
                 self._add("APPROVAL_UNCHECKED", f"seq {seq}: effect {json.dumps(eid)} names approval request {json.dumps(rid)}, which is not in "
                           "this range", seq, "meta", True)
             else:
@@ -321,6 +406,11 @@ class ApprovalLedger:
             self._add("APPROVAL_MISMATCH", f"seq {seq}: effect {json.dumps(eid)} names request {json.dumps(rid)} with step hash "
                       f"{named.get('request_hash')}, but that request is {req.step_hash}", seq, "meta")
             return
+        if self.forked_at is not None and req.seq <= self.forked_at < seq:
+            self._add("APPROVAL_MISSING", f"seq {seq}: effect {json.dumps(eid)} names request {json.dumps(rid)} (seq {req.seq}), which this fork "
+                      f"copied from its parent (steps 0–{self.forked_at}): a decision on it is the parent's too, so it authorises no effect "
+                      "in the fork; request approval again in the fork", seq, "meta")
+            return
         d = req.decision
         expires = None if req.input is None else instant(req.input["expires_at"])
         if d is not None and d.kind == "denied":
@@ -329,13 +419,26 @@ class ApprovalLedger:
                       f"{d.seq}{by}", seq, "meta")
             return
         began = instant(r.get("ts"))
-        if expires is not None and (began is None or began > expires):
-            self._add("APPROVAL_EXPIRED", f"seq {seq}: effect {json.dumps(eid)} was begun at {r.get('ts')}, after request {json.dumps(rid)} "
-                      f"expired ({req.input['expires_at']})", seq, "ts")  # type: ignore[index]
+        # The effect's time by chain order: no earlier than any record before it (a backdated ts does not move it, §5.3).
+        at = None if began is None else max(began, self.latest if self.latest is not None else began)
+        if expires is not None and (at is None or at > expires):
+            earlier = began is not None and at is not None and began < at
+            self._add("APPROVAL_EXPIRED", f"seq {seq}: effect {json.dumps(eid)} was begun "
+                      f"{'after a record dated later than its own ts ' + str(r.get('ts')) if earlier else 'at ' + str(r.get('ts'))}, after request "
+                      f"{json.dumps(rid)} expired ({req.input['expires_at']})", seq, "ts")  # type: ignore[index]
             return
         if d is None:
+            if req.unchecked:
+                self._add("APPROVAL_UNCHECKED", f"seq {seq}: effect {json.dumps(eid)} was begun for request {json.dumps(rid)}, whose decision or "
+                          "presentation is withheld or erased: its grant is not checked", seq, "meta", True)
+                return
             self._add("APPROVAL_MISSING", f"seq {seq}: effect {json.dumps(eid)} was begun for request {json.dumps(rid)}, which no valid decision "
                       "granted before it", seq, "meta")
+            return
+        granted = instant(d.ts)
+        if began is not None and granted is not None and began < granted:
+            self._add("APPROVAL_MISSING", f"seq {seq}: effect {json.dumps(eid)} is dated {r.get('ts')}, before its grant was decided ({d.ts}, "
+                      f"seq {d.seq}): an effect is begun after its grant", seq, "ts")
             return
         if req.effect is not None:
             self._add("APPROVAL_REPEATED", f"seq {seq}: effect {json.dumps(eid)} uses the grant of request {json.dumps(rid)} a second time "
@@ -344,15 +447,20 @@ class ApprovalLedger:
         req.effect = (eid, seq)
         # A call that holds no marker is in hand: one with no digest (not exactly {name, arguments}, or not JSON that
         # canonicalizes) is not the presented call (§5 step 3), never "withheld" (step 5 is for markers only).
-        if req.input is not None and not hidden and digest != req.input["digest"]:
+        if req.input is not None and not hidden and (form is None or form != req.form):
             what = (f"a call (digest {digest})" if digest is not None else
                     "a tool_call that is not a call as presented (an object with name and arguments that canonicalizes)")
             self._add("APPROVAL_MISMATCH", f"seq {seq}: effect {json.dumps(eid)} executes {what} other than the one presented "
                       f"by request {json.dumps(rid)} and granted (digest {req.input['digest']}): the tool name or arguments were changed after "
                       "approval", seq, "tool_call")
+        elif call is not None and not hidden and req.input is not None and [k for k in call if k not in EFFECT_CALL_MEMBERS]:
+            extra = ", ".join(json.dumps(k) for k in call if k not in EFFECT_CALL_MEMBERS)
+            self._add("APPROVAL_MISMATCH", f"seq {seq}: effect {json.dumps(eid)}'s tool_call adds {extra} to the call request {json.dumps(rid)} "
+                      "presented: only call_id and idempotency_key may be added (§4)", seq, "tool_call")
         elif req.input is None or digest is None:
             if not req.hidden and not hidden and req.input is None:
                 return
+            req.unchecked = True
             self._add("APPROVAL_UNCHECKED", f"seq {seq}: effect {json.dumps(eid)}'s call or its request's presentation is withheld: they are "
                       "not compared", seq, "tool_call", True)
 
@@ -371,6 +479,7 @@ class ApprovalLedger:
                 "decision_seq": None if d is None else d.seq, "decided_at": None if d is None else d.ts,
                 "approver": None if d is None else d.approver, "reason": None if d is None else d.reason,
                 "effect": None if req.effect is None else req.effect[0], "effect_seq": None if req.effect is None else req.effect[1],
+                **({"unchecked": True} if req.unchecked or (req.effect is None and self.unchecked_calls) else {}),
             })
         return out
 

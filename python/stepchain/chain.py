@@ -229,7 +229,7 @@ def _v3_marker_defect(obj: dict[str, Any], m: MarkerSpan, fld: str, profile: Rec
         elif name == CHUNKS_MARKER and public:
             if len(m.names) != 1 or not isinstance(body, list) or len(body) < 2:
                 return 'a chunk list is {"$stepchain:chunks":[chunks…]} with at least two chunks'
-        elif name == ERASED_MARKER and sealed:
+        elif name == ERASED_MARKER and (sealed or public):  # a sealed record, or its public form (REDACTION.md §13.12)
             if isinstance(body, dict):
                 if len(m.names) != 1 or erased_entry_defect(body):
                     return 'an erased value is {"$stepchain:erased":{"digest":D,"erasure":S}}, the only member of its object'
@@ -237,7 +237,7 @@ def _v3_marker_defect(obj: dict[str, Any], m: MarkerSpan, fld: str, profile: Rec
                     body[i]["digest"] <= body[i - 1]["digest"] for i in range(1, len(body))):
                 return "erased members are a non-empty list of {digest, erasure}, sorted by digest without repeats"
         elif name == ERASED_MARKER:
-            return f"{json.dumps(name)} stands only in a record in sealed form (after an erasure: no seed; bind, keys, salts)"
+            return f"{json.dumps(name)} stands only in a record in sealed form (after an erasure: no seed; bind, keys, salts) or its public form"
         elif name in (WITHHELD_MARKER, CHUNKS_MARKER):
             return f"{json.dumps(name)} stands only in a publication's public form, never in a stored record"
         else:
@@ -319,7 +319,7 @@ class ChainVerifier:
     def __init__(self, genesis: Any = None, *, start: Optional[dict[str, Any]] = None, fmt: Optional[JournalFormat] = None,
                  expect_head: Optional[str] = None, max_problems: int = 1000,
                  on_line: Optional[Callable[[VerifiedLine], None]] = None, deep: bool = False, allow_public: bool = True,
-                 approvers: Any = None) -> None:
+                 approvers: Any = None, forked_at: Optional[int] = None) -> None:
         self.problems: list[Problem] = []
         self.max_problems = max_problems
         self.truncated = False
@@ -332,6 +332,7 @@ class ChainVerifier:
         self.erasures: Any = None  # an ErasureLedger once a v3 record is sealed or of kind erasure (ERASURE.md §5)
         self.approvers = approvers  # pinned approvers (APPROVALS.md §5 step 2.7): raw keys, (key, name) pairs or {key, name}
         self.approvals: Any = None  # an ApprovalLedger once a v3 chain holds an approval record (APPROVALS.md §5)
+        self.forked_at = forked_at  # a fork's last step copied from its parent (its lineage's from_step), for the fork rule
         self.from_range = start is not None
         if start is not None:
             seq, prev = start.get("seq"), start.get("prev_hash")
@@ -397,10 +398,18 @@ class ChainVerifier:
     def _v3(self, facts: LineFacts, loc: dict[str, Any], clean: bool) -> None:
         """FORMAT §14.7: the kind notices (A.4) and, with deep, the root of a private record from its values (B)."""
         at = {**loc, **({} if facts.seq is None else {"seq": facts.seq})}
-        code = kind_notice(facts.kind)
+        # The kind erasure is checked (ERASURE.md §5): its ledger gives KIND_UNCHECKED only to a malformed erasure record
+        # that no marker names, so a §3 erasure record has no such notice.
+        code = None if facts.kind == "erasure" else kind_notice(facts.kind)
         if code is not None:
             first = self.kinds.get(facts.kind)
             self.kinds[facts.kind] = (code, {**at, "field": "kind"}, 1) if first is None else (first[0], first[1], first[2] + 1)
+        if (facts.profile is not None and facts.spans is not None and facts.profile.id == "step/v3+public" and not facts.problems
+                and '"$stepchain:erased"' in facts.text):
+            if self.erasures is None:
+                from .erasure import ErasureLedger
+                self.erasures = ErasureLedger()
+            self.erasures.public(facts.text, facts.spans, facts.seq, at)
         if facts.profile is not None and facts.spans is not None and (facts.profile.id == "step/v3+sealed" or facts.kind == "erasure"):
             if self.erasures is None:
                 from .erasure import ErasureLedger
@@ -415,7 +424,7 @@ class ChainVerifier:
                 if sp is not None and step_id is not None:
                     self.erasures.record(canonical_value(facts.text, *step_id), facts.seq, canonical_value(facts.text, *sp), at)
         if not facts.problems and isinstance(facts.kind, str) and (
-                facts.kind.startswith("approval.") or (facts.kind == "tool.started" and self.approvals is not None and self.approvals.active)):
+                facts.kind.startswith("approval.") or (self.approvals is not None and self.approvals.active and (facts.kind == "tool.started" or '"tool_call":{' in facts.text))):
             self._approval(facts.text)
         if not self.deep or not clean or facts.profile is None or facts.profile.id != "step/v3" or facts.spans is None:
             return
@@ -441,7 +450,8 @@ class ChainVerifier:
         if not isinstance(r, dict):
             return
         if self.approvals is None:
-            self.approvals = ApprovalLedger(None if self.from_range else self.start_hash, self.start_seq > 0, pins_of(self.approvers))
+            self.approvals = ApprovalLedger(None if self.from_range else self.start_hash, self.start_seq > 0, pins_of(self.approvers),
+                                            forked_at=self.forked_at)
         self.approvals.record(r)
 
     def finish(self) -> ChainReport:

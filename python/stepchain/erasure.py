@@ -9,7 +9,7 @@ from typing import Any, Optional
 from .canonical import is_digest, is_seq
 from .chain import Problem
 from .formats.base import is_valid_id
-from .v3 import V3Defect, sealed_root
+from .v3 import Unit, V3Defect, sealed_root
 
 ERASURE_KIND = "erasure"
 
@@ -39,6 +39,9 @@ class ErasureLedger:
     def __init__(self) -> None:
         self.markers: list[dict[str, Any]] = []
         self.records: dict[str, dict[str, Any]] = {}  # step_id -> {seq, input, defect, at}
+        # The remaining units of each sealed record whose remains give its root, by seq: what a pending erasure
+        # record is checked against (§5). Sealed records are rare; private ones are never kept.
+        self.sealed_units: dict[int, list[Unit]] = {}
 
     def sealed(self, text: str, spans: dict[str, tuple[int, int]], seq: Optional[int], at: dict[str, Any]) -> list[Problem]:
         """§5 step 2 for one record in sealed form: its problems (ROOT_MISMATCH, MARKER_INVALID, ERASURE_UNRECORDED)."""
@@ -48,8 +51,9 @@ class ErasureLedger:
         def member(name: str) -> Any:
             s = spans.get(name)
             return None if s is None else canonical_value(text, s[0], s[1])
+        units: list[Unit] = []
         try:
-            root, erased = sealed_root(slot_values(text, spans), member("keys"), member("salts"))
+            root, erased = sealed_root(slot_values(text, spans), member("keys"), member("salts"), units)
         except V3Defect as d:
             return [Problem(d.code, d.message, {**at, "field": d.path.split("/")[1], "path": d.path})]
         if root != member("root"):
@@ -59,7 +63,55 @@ class ErasureLedger:
             return [Problem("ERASURE_UNRECORDED", "this record is in sealed form (its seed deleted) without any erased value: a seed is "
                             "deleted only by an erasure", {**at, "field": "seed"})]
         self.markers.extend({**m, "seq": seq, "at": at} for m in erased)
+        if seq is not None:
+            self.sealed_units[seq] = units
         return []
+
+    def _pending_defect(self, t: dict[str, Any]) -> Optional[str]:
+        """Why a pending erasure record cannot be what it claims of a target in sealed form, or None: the unit at
+        its path is there with its digest, or an erased marker of that target there holds it (§5). A target in
+        private form was read before the erasure record named it: it is checked when the erasure is carried out."""
+        units = self.sealed_units.get(t["target"])
+        if units is None:
+            return None
+        unit = next((u for u in units if u.path == t["path"] and u.kind in ("member", "element")), None)
+        if unit is not None:
+            found = "sha256:" + unit.digest.hex()
+            return None if found == t["digest"] else f"the unit at {t['path']} of seq {t['target']} has digest {found}"
+        if any(m["seq"] == t["target"] and m["digest"] == t["digest"] and
+               ((_parent(t["path"]) == m["path"]) if m["member"] else t["path"] == m["path"]) for m in self.markers):
+            return None
+        return f"seq {t['target']} holds no unit at {t['path']} with that digest, erased or not"
+
+    def public(self, text: str, spans: dict[str, tuple[int, int]], seq: Optional[int], at: dict[str, Any]) -> None:
+        """The public form of a sealed record (REDACTION.md §13.12): its root is checked with the publication's records
+        (public_root counts each erased unit as its digest); here only its erased markers are matched with erasure
+        records (§5 step 3). A pending erasure naming it is checked against those markers."""
+        from .formats.v3 import slot_values
+        from .v3 import ERASED_MARKER, SLOTS, WITHHELD_MARKER, erased_entry_defect
+        from .canonical import escape_token
+        found: list[dict[str, Any]] = []
+        values = slot_values(text, spans)
+        stack: list[tuple[Any, str]] = [(values[name], "/" + name) for name in reversed(SLOTS) if name in values]
+        while stack:
+            v, path = stack.pop()
+            if isinstance(v, list):
+                stack.extend((x, f"{path}/{k}") for k, x in reversed(list(enumerate(v))))
+                continue
+            if not isinstance(v, dict):
+                continue
+            body = v.get(ERASED_MARKER)
+            if isinstance(body, dict) and len(v) == 1 and not erased_entry_defect(body):
+                found.append({"path": path, "member": False, **body})
+                continue
+            if isinstance(body, list):
+                found.extend({"path": path, "member": True, **e} for e in body if not erased_entry_defect(e))
+            stack.extend((x, f"{path}/{escape_token(k)}") for k, x in reversed(list(v.items())) if k not in (ERASED_MARKER, WITHHELD_MARKER))
+        if not found:
+            return
+        self.markers.extend({**m, "seq": seq, "at": at} for m in found)
+        if seq is not None:
+            self.sealed_units[seq] = []  # its units are not in hand: a pending erasure of it is checked against its markers
 
     def record(self, step_id: Any, seq: Optional[int], value: Any, at: dict[str, Any]) -> None:
         if isinstance(step_id, str) and is_valid_id(step_id) and seq is not None and step_id not in self.records:
@@ -93,11 +145,23 @@ class ErasureLedger:
             notices.append(Problem("VALUE_ERASED", f"the value at {t['path']} was erased by seq {rec['seq']} (reason {json.dumps(t['reason'], ensure_ascii=False)}, "
                                    f"by {json.dumps(t['by'], ensure_ascii=False)}); its digest {t['digest']} still binds it", {**m["at"], "path": t["path"]}))
         for step_id, rec in self.records.items():
-            if step_id in named or rec["defect"] is not None:
+            if step_id in named:
+                continue
+            if rec["defect"] is not None:
+                # It erased nothing and claims nothing checkable: the notice such a record had before the kind was
+                # checked, so journals written then keep their verdict (vectors/v3.json chain-kinds-notices).
+                notices.append(Problem("KIND_UNCHECKED", f"an erasure record whose input is not an erasure's ({rec['defect']}) names nothing "
+                                       "erased, so what it claims cannot be checked: its integrity is verified", {**rec["at"], "field": "input"}))
                 continue
             if rec["input"]["target"] >= rec["seq"]:
                 problems.append(Problem("ERASURE_MISMATCH", f"an erasure record names seq {rec['input']['target']}, which is not earlier in the chain",
                                         {**rec["at"], "field": "input"}))
+                continue
+            defect = self._pending_defect(rec["input"])
+            if defect is not None:
+                t = rec["input"]
+                problems.append(Problem("ERASURE_MISMATCH", f"this erasure record names {t['path']} of seq {t['target']} with digest {t['digest']}, "
+                                        f"but {defect}: it claims an erasure that cannot be carried out", {**rec["at"], "field": "input"}))
             else:
                 notices.append(Problem("ERASURE_PENDING", f"the erasure of {rec['input']['path']} in seq {rec['input']['target']} is recorded but "
                                        "not yet carried out (an erasure was interrupted): run `stepchain erase <journal> --resume`",

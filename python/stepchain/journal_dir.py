@@ -319,7 +319,7 @@ def verify_journal_dir(path: str, expect_head: Optional[str] = None, *, deep: bo
             lineage_hash[0] = ln.step_hash
 
     verifier = ChainVerifier(meta["genesis"], expect_head=expect_head, on_line=on_line, deep=deep, allow_public=False,
-                             approvers=approvers)
+                             approvers=approvers, forked_at=None if lineage is None else lineage["from_step"])
     blob_problems: list[Problem] = []
     outcomes: dict[str, Optional[tuple[str, str]]] = {}
     segments: list[tuple[str, int, int, Optional[str]]] = []  # label, first, whole lines, error

@@ -83,7 +83,23 @@ def redactions_defect(v: Any) -> Optional[str]:
     if not isinstance(v, list):
         return "redactions must be an array"
     prev = None
+    prev_part = None
     for i, d in enumerate(v):
+        if isinstance(d, dict) and "part" in d:
+            # A unit withheld inside a part is declared by the part (§13.10): after every declaration with a seq,
+            # by part, then path, then chunk; the path points into the part's value ("" only for a chunk).
+            if (sorted(k for k in d if k != "chunk") != ["part", "path", "rule"] or not is_digest(d["part"]) or not isinstance(d["path"], str)
+                    or not is_valid_id(d["rule"]) or ("chunk" in d and not is_seq(d["chunk"]))):
+                return f'redactions[{i}] must be {{"part": <address>, "path": <JSON Pointer>, "rule": <id>}}, with "chunk": <index> for a chunk (§13.10)'
+            if _parse_pointer(d["path"]) is None or (d["path"] == "" and "chunk" not in d):
+                return f'redactions[{i}].path is not a JSON Pointer into the part\'s value ("" only with a chunk)'
+            pk = (d["part"], utf16_key(d["path"]), -1 if "chunk" not in d else d["chunk"])
+            if prev_part is not None and prev_part >= pk:
+                return f"redactions[{i}] is out of order or repeated: a part's declarations follow every record's, sorted by part, then path, then chunk"
+            prev_part = pk
+            continue
+        if prev_part is not None:
+            return f"redactions[{i}] is out of order: declarations with a seq come before those of parts"
         if (not isinstance(d, dict) or sorted(k for k in d if k != "chunk") != ["path", "rule", "seq"] or not is_seq(d["seq"])
                 or not isinstance(d["path"], str) or not is_valid_id(d["rule"]) or ("chunk" in d and not is_seq(d["chunk"]))):
             return f'redactions[{i}] must be {{"path": <JSON Pointer>, "rule": <id>, "seq": <seq>}}, with "chunk": <index> for a chunk (§13.4)'
@@ -139,7 +155,7 @@ class PublicationChecks:
         def redactions(v: Any) -> Optional[str]:
             why = redactions_defect(v)
             if why is None:
-                self.declared = {(d["seq"], d["path"], d.get("chunk")): {"d": d, "seen": False} for d in v}
+                self.declared = {(d["part"] if "part" in d else d["seq"], d["path"], d.get("chunk")): {"d": d, "seen": False} for d in v}
             return why
         return {"anchor": anchor, "publication": publication, "redactions": redactions}
 
@@ -216,15 +232,29 @@ class PublicationChecks:
             if slot in record:
                 self._v3_markers(record[slot], f"/{slot}", line.seq, at)
 
-    def _v3_markers(self, v: Any, path: str, seq: int, at: dict[str, Any]) -> None:
+    def public_part(self, address: str, f: Any) -> None:
+        """§13.10 step 4: a public part file whose address checked, its withheld markers against the declarations naming
+        the part (located at its entry and a path into its value; a list's tail element k is /k)."""
+        if f.kind == "media":
+            return
+        at = {"file": "parts/" + address[7:]}
+        if f.kind == "value":
+            self._v3_markers(f.value, "", address, at)
+        else:
+            for k, x in enumerate(f.value):
+                self._v3_markers(x, f"/{k}", address, at)
+
+    def _v3_markers(self, v: Any, path: str, seq: Any, at: dict[str, Any]) -> None:
+        """`seq`: the record's seq, or the address of the part whose value this is."""
         from .v3 import CHUNKS_MARKER, WITHHELD_MARKER
         from .canonical import escape_token
+        owner = f"part {seq}" if isinstance(seq, str) else f"seq {seq}"
 
         def match(p: str, chunk: Optional[int]) -> None:
             entry = self.declared.get((seq, p, chunk)) if self.declared is not None else None
             if entry is None or entry["seen"]:
                 where = p if chunk is None else f"{p}#{chunk}"
-                self.add("REDACTION_UNDECLARED", f"a withheld unit stands at seq {seq}, {where}, but the manifest's redactions list does not declare it",
+                self.add("REDACTION_UNDECLARED", f"a withheld unit stands at {owner}, {where}, but the manifest's redactions list does not declare it",
                          {**at, "path": p, **({} if chunk is None else {"chunk": chunk})})
             else:
                 entry["seen"] = True
@@ -253,7 +283,7 @@ class PublicationChecks:
                 if i < len(free):
                     self.declared[free[i]]["seen"] = True  # type: ignore[index]
                 else:
-                    self.add("REDACTION_UNDECLARED", f"an object at seq {seq}, {path} lists {len(w)} withheld members, but the manifest declares "
+                    self.add("REDACTION_UNDECLARED", f"an object at {owner}, {path} lists {len(w)} withheld members, but the manifest declares "
                              f"{len(free)} there", {**at, "path": path})
         for k, x in v.items():
             if k != WITHHELD_MARKER:
@@ -295,14 +325,16 @@ class PublicationChecks:
                 if a["length"] != m["head"]["seq"] + 1:
                     add("ANCHOR_INVALID", f"anchor.length {a['length']} differs from the published chain's {m['head']['seq'] + 1} steps", "/anchor/length")
                 if decl is not None:
-                    first = next(iter(decl.values()))["d"]["seq"] if decl else a["length"]
+                    first = next(iter(decl.values()))["d"].get("seq", a["length"]) if decl else a["length"]
                     if a["redacted_from"] != first:
                         add("ANCHOR_INVALID", f"anchor.redacted_from is {a['redacted_from']}, but the first redaction is declared at {first}", "/anchor/redacted_from")
             if decl is not None and r.steps == m["head"]["seq"] - m["range"]["from"] + 1 and not stopped:
                 for e in decl.values():
                     if not e["seen"]:
                         d = e["d"]
-                        self.add("REDACTION_MISSING", f"the manifest declares a redaction at seq {d['seq']}, {d['path']}"
+                        owner = f"part {d['part']}" if "part" in d else f"seq {d['seq']}"
+                        self.add("REDACTION_MISSING", f"the manifest declares a redaction at {owner}, {d['path']}"
                                  f"{'' if 'chunk' not in d else ' chunk ' + str(d['chunk'])} (rule {json.dumps(d['rule'])}), but no marker stands there",
-                                 {"file": "manifest.json", "seq": d["seq"], "path": d["path"], **({"chunk": d["chunk"]} if "chunk" in d else {})})
+                                 {"file": "manifest.json", **({"part": d["part"]} if "part" in d else {"seq": d["seq"]}), "path": d["path"],
+                                  **({"chunk": d["chunk"]} if "chunk" in d else {})})
         return self.extra

@@ -594,6 +594,10 @@ class _Verification:
         self.part_listing: Optional[dict[str, dict[str, Any]]] = None  # PARTS.md §8: address -> {digest, size}
         self.part_bytes: dict[str, bytes] = {}
         self.part_refs: list[tuple[dict[str, Any], dict[str, Any]]] = []  # (reference, location) in archive order
+        # A published receipt's public part files (REDACTION.md §13.10), and the addresses met through a public
+        # reference ({"digest": A} alone) with where first: their files must be public ones and give the address.
+        self.public_parts: dict[str, Any] = {}
+        self.public_refs: dict[str, dict[str, Any]] = {}
 
     def add(self, code: str, message: str, location: Optional[dict[str, Any]] = None) -> None:
         if len(self.problems) >= self.max:
@@ -735,7 +739,15 @@ class _Verification:
         for m in line.markers:
             if m.names == ["$stepchain:part"]:
                 loc = {**({"file": line.file} if line.file else {}), "line": line.line, **({} if line.seq is None else {"seq": line.seq}), "path": m.path}
-                self.part_refs.append((json.loads(line.text[m.start:m.end]), loc))
+                ref = json.loads(line.text[m.start:m.end])
+                from .public_part import public_ref_of
+                address = public_ref_of(ref)
+                if address is not None and m.path.split("/")[1:2] != ["meta"]:
+                    self._public_reference(address, loc)
+                elif '"bind":"' in line.text and '"secrets":' in line.text:
+                    continue  # a malformed reference in a public record: its walk reports MARKER_INVALID (§13.10 step 1)
+                else:
+                    self.part_refs.append((ref, loc))
         if self.proof_checks is not None:
             self.proof_checks.line(line.clean, line.seq, line.step_hash)
         self.attest.line(line.clean, line.seq, line.step_hash)
@@ -800,10 +812,22 @@ class _Verification:
         tar.reserve_data(name, size)
         data = tar.data(name, size)
         tar.padding(name, size)
+        from .public_part import is_public_part_file, parse_public_part, public_refs_in
         if size != listed["size"]:
             self.add("PART_CORRUPT", f"part {address} is {size} bytes; the manifest lists {listed['size']}", at)
         elif digest_bytes(data) != listed["digest"]:
             self.add("PART_CORRUPT", f"part {address}'s bytes hash to {digest_bytes(data)}, not the listed {listed['digest']}", at)
+        elif is_public_part_file(data):
+            p = parse_public_part(data)
+            if isinstance(p, str):
+                self.add("PART_CORRUPT", f"public part entry {p}", at)
+                return
+            self.public_parts[address] = p
+            if p.kind == "list":
+                self._public_reference(p.base, {"file": name, "path": "/base"})
+            if p.kind != "media":
+                for a, path in public_refs_in(p.value, "/value" if p.kind == "value" else "/tail"):
+                    self._public_reference(a, {"file": name, "path": path})
         else:
             try:
                 _parse(data, address, at)
@@ -811,8 +835,56 @@ class _Verification:
             except PartError as e:
                 self.add("PART_CORRUPT", e.message, at)
 
+    def _public_reference(self, address: str, loc: dict[str, Any]) -> None:
+        """A public reference names an address only: the part's public file is bound by its address (checked at the end)."""
+        if address in self.public_refs:
+            return
+        self.public_refs[address] = loc
+        if address not in (self.part_listing or {}):
+            self.add("PART_MISSING", f"the reference names part {address}, which the manifest does not list", loc)
+
+    def _check_public_parts(self) -> None:
+        """REDACTION.md §13.10 steps 1–3: a part met through a public reference is a public file, and every public file
+        gives its address from what it shows, a list's over its base's elements (bases first, without recursion)."""
+        from .public_part import check_public_part
+        elements: dict[str, Optional[list[bytes]]] = {}
+        failed: set[str] = set()
+        for address in self.public_refs:
+            if address in self.part_bytes:
+                self.add("PART_CORRUPT", f"part {address} is referenced by a public record but its entry is a private part file",
+                         {"file": "parts/" + address[7:]})
+                failed.add(address)
+        for start in sorted(self.public_parts):
+            chain: list[str] = []
+            a: Optional[str] = start
+            while a is not None and a not in elements and a not in failed:
+                if a in chain:
+                    self.add("PART_CORRUPT", f"part {a}'s base chain loops", {"file": "parts/" + a[7:]})
+                    break
+                chain.append(a)
+                f = self.public_parts.get(a)
+                a = f.base if f is not None and f.kind == "list" else None
+            for a in reversed(chain):
+                f = self.public_parts.get(a)
+                if f is None:
+                    failed.add(a)
+                    continue
+                code, message, els = check_public_part(f, a, elements.get(f.base) if f.kind == "list" else None)
+                if code is not None:
+                    failed.add(a)
+                    self.add(code, f"public part {a}: {message}", {"file": "parts/" + a[7:]})
+                    continue
+                elements[a] = els
+                if self.publication is not None:
+                    self.publication.public_part(a, f)
+
     def _check_parts(self) -> None:
         """PARTS.md §8: each reference against the listing, each referenced part read and checked, each listed part reached."""
+        if self.public_parts or self.public_refs:
+            self._check_public_parts()
+            for address, loc in self.public_refs.items():
+                if address in (self.part_listing or {}) and address not in self.public_parts and address not in self.part_bytes:
+                    self.add("PART_MISSING", f"part {address} is referenced here but its entry is missing or damaged", loc)
         if not self.part_refs and not self.part_listing:
             return
         from .parts import PART_MARKER, PartError, PartReader
@@ -841,7 +913,7 @@ class _Verification:
             except PartError as err:
                 self.add(err.code, err.message, {**loc, **err.location})
         for address in listing:
-            if address not in reader.parts and address not in judged:
+            if address not in reader.parts and address not in judged and address not in self.public_refs:
                 self.add("ENTRY_UNEXPECTED", f"part {address} is listed but no reference reaches it", {"file": "parts/" + address[7:]})
 
     def _blob_entry(self, tar: _Tar, name: str, size: int) -> None:

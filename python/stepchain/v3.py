@@ -185,19 +185,26 @@ class _Walk:
     def object(self, v: dict[str, Any], path: str) -> bytes:
         reserved = [k for k in v if k.startswith(RESERVED_PREFIX)]
         if PART_MARKER in v:
+            if self.public and not (len(v) == 1 and isinstance(v[PART_MARKER], dict) and list(v[PART_MARKER]) == ["digest"]):
+                # A public record or part shows a reference as its address alone (REDACTION.md §13.10 step 1).
+                raise V3Defect("MARKER_INVALID", path, 'a public part reference is {"$stepchain:part":{"digest":"sha256:<hex>"}} and nothing else')
             return b"&" + part_address(v, path)
         if self.public and reserved == [CHUNKS_MARKER] and len(v) == 1:
             return self.chunk_list(v[CHUNKS_MARKER], path)
-        withheld: list[bytes] = []
-        if self.public and reserved == [WITHHELD_MARKER] and isinstance(v[WITHHELD_MARKER], list):
-            withheld = _withheld_list(v[WITHHELD_MARKER], path)
-        elif self.erased is not None and reserved == [ERASED_MARKER] and isinstance(v[ERASED_MARKER], list):
-            withheld = self.erased_list(v[ERASED_MARKER], path)
-        elif reserved:
-            raise V3Defect("MARKER_INVALID", f"{path}/{escape_token(reserved[0])}",
-                           f"{reserved[0]} is not a marker that may stand here")
-        digests = list(withheld)
-        for k in sorted((k for k in v if k not in (WITHHELD_MARKER, ERASED_MARKER) or not withheld), key=utf16_key):
+        # An object's withheld members (a public form) and erased members (a sealed record, or the public form of
+        # one: REDACTION.md §13.12) stand as lists of digests; both may stand in one object.
+        lists = [k for k in reserved if (k == WITHHELD_MARKER and self.public or k == ERASED_MARKER and self.erased is not None)
+                 and isinstance(v[k], list)]
+        other = [k for k in reserved if k not in lists]
+        if other:
+            raise V3Defect("MARKER_INVALID", f"{path}/{escape_token(other[0])}",
+                           f"{other[0]} is not a marker that may stand here")
+        digests: list[bytes] = []
+        if WITHHELD_MARKER in lists:
+            digests += _withheld_list(v[WITHHELD_MARKER], path)
+        if ERASED_MARKER in lists:
+            digests += self.erased_list(v[ERASED_MARKER], path)
+        for k in sorted((k for k in v if k not in lists), key=utf16_key):
             digests.append(self.member(k, v[k], f"{path}/{escape_token(k)}"))
         return b"{" + b"".join(sorted(digests))
 
@@ -238,10 +245,11 @@ def erased_entry_defect(e: Any) -> bool:
     return not (isinstance(e, dict) and sorted(e) == ["digest", "erasure"] and is_digest(e["digest"]) and isinstance(e["erasure"], str))
 
 
-def sealed_root(values: dict[str, Any], keys: Any, salts: Any) -> tuple[str, list[dict[str, Any]]]:
+def sealed_root(values: dict[str, Any], keys: Any, salts: Any, units: Optional[list[Unit]] = None) -> tuple[str, list[dict[str, Any]]]:
     """R of a record in sealed form (ERASURE.md §2): a slot in `keys` derives its salts, a slot in `salts` takes
     them one by one, an erased unit counts as its digest. Raises V3Defect: MARKER_INVALID for a malformed
-    marker, ROOT_MISMATCH for keys and salts that do not name every slot once, or salts too few or left over."""
+    marker, ROOT_MISMATCH for keys and salts that do not name every slot once, or salts too few or left over.
+    `units`, when given, collects every unit that remains (what a pending erasure is checked against, §5)."""
     def fail(path: str, why: str) -> V3Defect:
         return V3Defect("ROOT_MISMATCH", path, why)
     if not isinstance(keys, dict) or not isinstance(salts, dict):
@@ -261,7 +269,7 @@ def sealed_root(values: dict[str, Any], keys: Any, salts: Any) -> tuple[str, lis
             if raw is None or len(raw) % 16:
                 raise fail(f"/salts/{name}", "a slot's salts are 16-byte salts in canonical base64url")
             src = _ListedSalts(raw)
-        w = _Walk(src, False, None, erased)
+        w = _Walk(src, False, units, erased)
         try:
             if name in values and isinstance(values[name], dict) and isinstance(values[name].get(ERASED_MARKER), dict):
                 digests.append(w.erased_one(values[name], "/" + name))
@@ -303,8 +311,9 @@ def root_of(slot_digests: list[bytes]) -> str:
     return "sha256:" + _sha(b"\x72", *slot_digests).hex()
 
 
-def slot_digest(name: str, values: dict[str, Any], salts: Any, public: bool = False, units: Optional[list[Unit]] = None) -> bytes:
-    w = _Walk(salts, public, units)
+def slot_digest(name: str, values: dict[str, Any], salts: Any, public: bool = False, units: Optional[list[Unit]] = None,
+                erased: Optional[list[dict[str, Any]]] = None) -> bytes:
+    w = _Walk(salts, public, units, erased)
     return w.member(name, values.get(name), "/" + name, absent=name not in values)
 
 
@@ -344,7 +353,7 @@ def _has_marker(v: Any) -> bool:
     return False
 
 
-def public_root(values: dict[str, Any], secrets: Any) -> str:
+def public_root(values: dict[str, Any], secrets: Any, erased: Optional[list[dict[str, Any]]] = None) -> str:
     """R' of a public-form record (REDACTION.md §13.6 step 2.2–2.5) from its shown values, withheld markers and
     `secrets`; raises V3Defect (SECRETS_INVALID, SECRET_PUBLISHED, MARKER_INVALID) at the first failure."""
     if not isinstance(secrets, dict):
@@ -373,9 +382,17 @@ def public_root(values: dict[str, Any], secrets: Any) -> str:
         raise V3Defect("SECRETS_INVALID", "/secrets", 'secrets is {"seed": S} or {"keys": K, "salts": L}')
     derived = slot_keys(seed) if seed is not None else None
     digests: list[bytes] = []
+    # The public form of a sealed record shows its erased units as erased (REDACTION.md §13.12): each counts as its
+    # digest, and the chain's erasure ledger matches it with its erasure record.
+    erased = [] if erased is None else erased
     for j, name in enumerate(SLOTS):
         path = "/" + name
         value = values.get(name)
+        if name in values and isinstance(value, dict) and isinstance(value.get(ERASED_MARKER), dict):
+            if derived is not None or name in keys or name in listed:
+                raise V3Defect("SECRETS_INVALID", path, f"slot {name} is erased whole, yet secrets are published for it")
+            digests.append(_Walk(_ListedSalts(b""), True, None, erased).erased_one(value, path))
+            continue
         if name in values and _is_withheld_one(value):
             if derived is not None or name in keys or name in listed:
                 raise V3Defect("SECRETS_INVALID", path, f"slot {name} is withheld whole, yet secrets are published for it")
@@ -389,7 +406,7 @@ def public_root(values: dict[str, Any], secrets: Any) -> str:
             src = _ListedSalts(listed[name])
         else:
             raise V3Defect("SECRETS_INVALID", path, f"slot {name} is shown without a key or salts")
-        digests.append(slot_digest(name, values, src, True))
+        digests.append(slot_digest(name, values, src, True, None, erased))
         if src.left():
             raise V3Defect("SECRETS_INVALID", f"/secrets/salts/{name}", f"{src.left()} listed salts of slot {name} are left over")
     return root_of(digests)

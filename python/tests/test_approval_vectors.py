@@ -335,3 +335,91 @@ def test_typescript_and_python_cli_agree(tmp_path):
     receipt = str(tmp_path / "part.tar")
     subprocess.run([node, str(cli), "export", valid, "-o", receipt, "--from", "2"], check=True, capture_output=True, timeout=300)
     assert [x["code"] for x in both(receipt, *pin)["notices"]] == ["APPROVAL_UNCHECKED"]
+
+
+# APPROVALS.md §4, §5.3, §5.4 as w-afix changed them (outsider findings): the whole tool_call is compared, an effect is
+# dated no earlier than its grant nor than the chain before it, and a presented call recorded as another kind is found.
+
+def test_effect_adding_a_member_the_approver_never_saw_is_mismatch():
+    _, codes = _granted().effect("s3", "req-1", 3, call={**CALL, "summary": "pay 12 EUR"}).verify()
+    assert codes == [("APPROVAL_MISMATCH", 3, "tool_call")]
+    r, codes = _granted().effect("s3", "req-1", 3, call={**CALL, "call_id": "c-1", "idempotency_key": "k-1"}).verify()
+    assert codes == [] and r.ok
+
+
+def test_effect_dated_before_its_grant_is_missing():
+    # Recorded after the grant in chain order, but its ts says it began before the approver decided.
+    _, codes = _granted().effect("s3", "req-1", 1).verify()
+    assert codes == [("APPROVAL_MISSING", 3, "ts")]
+
+
+def test_backdated_effect_is_expired_by_chain_order():
+    c = Chain().add(_rec("run.started", "s0", 0)).request("req-1", 1, expires_at="2026-11-27T10:00:05.000Z").decide("s2", "req-1", 2)
+    c.add(_rec("step", "s3", 9, tool_call={"arguments": {}, "name": "lookup"}))  # a call at 10:00:09, past the expiry
+    _, codes = c.effect("s4", "req-1", 4).verify()  # dated 10:00:04: before the expiry, but after a record of 10:00:09
+    assert codes == [("APPROVAL_EXPIRED", 4, "ts")]
+
+
+def test_presented_call_recorded_as_a_plain_step_is_missing():
+    r, codes = _granted().add(_rec("step", "s3", 3, tool_call=CALL)).verify()
+    assert codes == [("APPROVAL_MISSING", 3, "meta")]
+    assert (r.approvals[0]["effect"], r.approvals[0]["effect_seq"]) == ("s3", 3)
+
+
+def _part_ref(n):
+    return {"$stepchain:part": {"digest": "sha256:" + f"{n:02x}" * 32, "file": "sha256:" + "ee" * 32, "size": 2048}}
+
+
+def test_calls_with_part_references_compare_by_address():
+    """APPROVALS.md §5.3 "Comparing calls": a part reference is in hand (never skipped as withheld); the call granted
+    with a reference is run with the same reference, and a reference to another address is another call."""
+    call = {"arguments": {"invoice": _part_ref(1)}, "name": "pay_invoice"}
+
+    def chain():
+        c = Chain().add(_rec("run.started", "s0", 0))
+        c.add(_rec("approval.requested", "req-1", 1, input={"digest": DIGEST, "expires_at": None, "presented": call}))
+        return c.decide("s2", "req-1", 2)
+    r, codes = chain().effect("s3", "req-1", 3, call=call).verify()
+    assert codes == [] and r.ok and [n.code for n in r.notices if n.code.startswith("APPROVAL")] == []
+    _, codes = chain().effect("s3", "req-1", 3, call={"arguments": {"invoice": _part_ref(2)}, "name": "pay_invoice"}).verify()
+    assert codes == [("APPROVAL_MISMATCH", 3, "tool_call")]
+    _, codes = chain().add(_rec("step", "s3", 3, tool_call=call)).verify()
+    assert codes == [("APPROVAL_MISSING", 3, "meta")]
+
+
+def test_withheld_decision_and_meta_mark_requests_unchecked():
+    """APPROVALS.md §5.5 and §6, on the ledger itself (a publication's records, parsed): a decision with withheld values
+    leaves its request unchecked, so an effect for it is a notice, not missing; an effect whose meta is withheld could
+    be any request's, so every request with no effect found is `unchecked`, never proven "never executed"."""
+    from stepchain.approval import ApprovalLedger
+    withheld = {"$stepchain:withheld": "sha256:" + "77" * 32}
+    c = _granted().request("req-2", 3).effect("s4", "req-1", 4)
+    records = [json.loads(line) for line in c.lines]
+    records[2]["input"] = withheld  # the grant of req-1
+    ledger = ApprovalLedger(G)
+    for r in records:
+        ledger.record(r)
+    findings = [(f.code, f.seq, f.notice) for f in ledger.finish()]
+    assert ("APPROVAL_UNCHECKED", 4, True) in findings and not any(not notice for _, _, notice in findings), findings
+    assert [e.get("unchecked") for e in ledger.entries()] == [True, None]
+
+    records = [json.loads(line) for line in _granted().request("req-2", 3).effect("s4", "req-1", 4).effect("s5", "req-2", 5).lines]
+    records[5]["meta"] = withheld  # which request s5 was begun for is not in hand
+    ledger = ApprovalLedger(G)
+    for r in records:
+        ledger.record(r)
+    assert [(f.code, f.seq) for f in ledger.finish() if f.code != "APPROVER_UNPINNED"] == [("APPROVAL_UNCHECKED", 5)]
+    assert [(e["effect"], e.get("unchecked")) for e in ledger.entries()] == [("s4", None), (None, True)]
+
+
+def test_fork_copied_request_authorises_no_effect_in_the_fork():
+    """APPROVALS.md §5.3, the fork rule: a fork whose steps 0..2 were copied from its parent (lineage from_step 2) holds
+    the parent's request and grant; an effect in the fork's own records naming it would run the grant twice."""
+    c = _granted().effect("s3", "req-1", 3)
+    data = "".join(line + "\n" for line in c.lines).encode()
+    pins = [(ALICE.raw, "alice")]
+    r = verify_chain([(BUCKET, data)], GENESIS, allow_public=False, approvers=pins, forked_at=2)
+    assert [(p.code, p.location.get("seq"), p.location.get("field")) for p in r.problems] == [("APPROVAL_MISSING", 3, "meta")]
+    # The same chain not known as a fork, or forked after the effect, is valid.
+    assert verify_chain([(BUCKET, data)], GENESIS, allow_public=False, approvers=pins).ok
+    assert verify_chain([(BUCKET, data)], GENESIS, allow_public=False, approvers=pins, forked_at=3).ok

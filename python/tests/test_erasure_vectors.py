@@ -26,3 +26,16 @@ def test_erasure(c):
         salt = bytes.fromhex(c["erased_salt_hex"])
         for needle in (c["erased_value"], c["erased_salt_hex"], base64.urlsafe_b64encode(salt).rstrip(b"=").decode()):
             assert needle not in "\n".join(c["lines"])
+
+
+def test_erasure_is_a_checked_kind():
+    """ERASURE.md §5: an erasure record whose input is §3's gets no KIND_UNCHECKED (3 and 4 hold it to its claim); one
+    whose input is not, named by no marker, keeps the KIND_UNCHECKED it had before the kind was checked."""
+    seen = set()
+    for c in ERASURE["cases"]:
+        data = "".join(line + "\n" for line in c["lines"]).encode()
+        r = verify_chain([("0000000000000000.jsonl", data)], c["genesis"], allow_public=False)
+        unchecked = [n.location.get("seq") for n in r.notices if n.code == "KIND_UNCHECKED"]
+        assert unchecked == ([2] if c["id"] == "erasure-input-malformed" else []), (c["id"], unchecked)
+        seen.add(c["id"])
+    assert "erasure-input-malformed" in seen and "pending-sealed-target" in seen

@@ -5,10 +5,11 @@
  * effect, so both read the rules from one place. Holds the requests seen (a handful), never the lines.
  * Pure; never throws on hostile input.
  */
+import { canonicalJsonTrusted } from '../canonical/jcs.js';
 import { keyIdOf } from '../crypto/ed25519.js';
 import {
-  APPROVAL_DENIED, APPROVAL_GRANTED, APPROVAL_REQUESTED, decisionMetaDefect, instant, presentedDigest, requestInputDefect, statementDefect,
-  type ApprovalStatement, type DecisionMeta, type PresentedCall, type RequestInput,
+  APPROVAL_DENIED, APPROVAL_GRANTED, APPROVAL_REQUESTED, decisionMetaDefect, instant, partedRequestDefect, requestInputDefect, statementDefect,
+  type ApprovalStatement, type DecisionMeta, type RequestInput,
 } from './records.js';
 import { approvalSignatureDefect } from './sign.js';
 
@@ -62,14 +63,22 @@ export interface ApprovalEntry {
   /** The step_id and seq of the effect begun for it, if any. */
   effect: string | null;
   effect_seq: number | null;
+  /**
+   * Present (true) when the chain holds what could not be checked against this request (APPROVAL_UNCHECKED:
+   * a withheld or erased call, decision or request): "executed" or "never executed" is then not proven.
+   */
+  unchecked?: true;
 }
 
 interface RequestState {
   seq: number;
   stepHash: string;
   input: RequestInput | null;
-  /** Values are withheld or parts (a publication): what was presented cannot be compared. */
+  /** The presented call's canonical text with part references reduced to their addresses, or null (withheld, malformed). */
+  form: string | null;
+  /** Values are withheld or erased (a publication, an erasure): what was presented cannot be compared. */
   hidden: boolean;
+  unchecked: boolean;
   decision: { kind: 'granted' | 'denied'; seq: number; ts: string; approver: ApproverFacts; reason: string | null } | null;
   effect: { id: string; seq: number } | null;
 }
@@ -77,7 +86,9 @@ interface RequestState {
 type Rec = Record<string, unknown>;
 const isObj = (v: unknown): v is Rec => v !== null && typeof v === 'object' && !Array.isArray(v);
 
-/** Whether a value holds a reserved marker (withheld, chunks, part, erased): its true value is not in hand. */
+const PART = '$stepchain:part';
+
+/** Whether a value holds a reserved marker (withheld, chunks, part, erased). */
 function hasMarker(v: unknown, depth = 0): boolean {
   if (depth > 64) return true;
   if (Array.isArray(v)) return v.some((x) => hasMarker(x, depth + 1));
@@ -86,12 +97,57 @@ function hasMarker(v: unknown, depth = 0): boolean {
   return false;
 }
 
+/**
+ * Whether a value holds a marker other than a part reference (withheld, chunks, erased): its true value is
+ * not in hand. A part reference is in hand: within a journal equal content has one address (PARTS.md §5).
+ */
+function hasHidden(v: unknown, depth = 0): boolean {
+  if (depth > 64) return true;
+  if (Array.isArray(v)) return v.some((x) => hasHidden(x, depth + 1));
+  if (!isObj(v)) return false;
+  const keys = Object.keys(v);
+  if (keys.length === 1 && keys[0] === PART) return !(isObj(v[PART]) && typeof v[PART].digest === 'string');
+  for (const k of keys) if (k.startsWith('$stepchain:') || hasHidden(v[k], depth + 1)) return true;
+  return false;
+}
+
+/** A value with each part reference reduced to its address (private and public references alike). */
+function addressed(v: unknown, depth = 0): unknown {
+  if (depth > 64) throw new Error('too deep');
+  if (Array.isArray(v)) return v.map((x) => addressed(x, depth + 1));
+  if (!isObj(v)) return v;
+  const keys = Object.keys(v);
+  if (keys.length === 1 && keys[0] === PART && isObj(v[PART])) return { [PART]: v[PART].digest };
+  const out: Rec = {};
+  for (const k of keys) out[k] = addressed(v[k], depth + 1);
+  return out;
+}
+
+/** The canonical text of {arguments, name} with part references as addresses (APPROVALS.md §5.3), or null. */
+function callForm(name: unknown, args: unknown): string | null {
+  try {
+    // Trusted: parsed JSON; a part reference's reserved name is what is compared here.
+    return canonicalJsonTrusted(addressed({ arguments: args, name }));
+  } catch {
+    return null;
+  }
+}
+
+/** The tool_call members an effect may add to the presented call (APPROVALS.md §4); any other is a different call. */
+const EFFECT_EXTRA_MEMBERS = new Set(['name', 'arguments', 'call_id', 'idempotency_key']);
+
 export interface ApprovalLedgerOptions {
   /** The journal's genesis hash, which every decision's statement must name; null when the range does not start at the genesis. */
   genesisHash: string | null;
   /** The chain is a range that starts after seq 0: a request before it is outside, not missing. */
   partial?: boolean;
   approvers?: readonly PinnedApprover[];
+  /**
+   * The chain is a fork whose steps 0..forkedAt were copied from its parent (FILE-STORE.md lineage): a request
+   * in that prefix does not authorise an effect after it (APPROVALS.md §5.3), since the parent holds the same
+   * request and any decision on it is the parent's too.
+   */
+  forkedAt?: number;
 }
 
 export class ApprovalLedger {
@@ -99,6 +155,10 @@ export class ApprovalLedger {
   private readonly findings: ApprovalFinding[] = [];
   private readonly pins = new Map<string, string | null>();
   private readonly unpinned = new Map<string, { seq: number; name: string | null }>();
+  /** An effect or record whose call could not be checked against the requests: "never executed" is not proven. */
+  private uncheckedCalls = false;
+  /** The latest ts read so far (chain order): an effect is no earlier than a record before it (§5.3). */
+  private latest = -Infinity;
 
   constructor(private readonly options: ApprovalLedgerOptions) {
     for (const p of options.approvers ?? []) this.pins.set(keyIdOf(p.key), p.name ?? null);
@@ -119,6 +179,13 @@ export class ApprovalLedger {
     if (r.kind === APPROVAL_REQUESTED) this.request(r, seq);
     else if (r.kind === APPROVAL_GRANTED || r.kind === APPROVAL_DENIED) this.decision(r, seq);
     else if (r.kind === 'tool.started' && this.requests.size > 0) this.effect(r, seq);
+    else if (this.requests.size > 0 && isObj(r.tool_call) && (r.kind === 'step' || ((r.kind === 'tool.completed' || r.kind === 'tool.failed') && typeof r.ref !== 'string'))) {
+      // A call recorded as run without a tool.started (a plain step, a completion naming no start): it names no
+      // request, so a presented call recorded this way is run without its grant (§5.4).
+      this.unnamed(r, seq, r.tool_call);
+    }
+    const t = instant(r.ts);
+    if (t !== null && t > this.latest) this.latest = t;
   }
 
   private request(r: Rec, seq: number): void {
@@ -127,12 +194,15 @@ export class ApprovalLedger {
       this.add('APPROVAL_INVALID', `seq ${seq}: approval request ${JSON.stringify(id)} repeats the step_id of the request at seq ${this.requests.get(id)!.seq}: a request is named by its step_id, so each is unique`, seq, 'step_id');
       return;
     }
-    const hidden = hasMarker(r.input);
-    const why = hidden ? null : requestInputDefect(r.input);
+    const hidden = hasHidden(r.input);
+    // Part references are in hand: the request's shape is checked, and its digest where no part stands in it.
+    const parted = !hidden && hasMarker(r.input);
+    const why = hidden ? null : parted ? partedRequestDefect(r.input) : requestInputDefect(r.input);
     if (why !== null) this.add('APPROVAL_INVALID', `seq ${seq}: approval request ${JSON.stringify(id)}: ${why}`, seq, 'input');
-    if (hidden) this.add('APPROVAL_UNCHECKED', `seq ${seq}: approval request ${JSON.stringify(id)} has withheld or stored-apart values: what was presented is not compared`, seq, 'input', true);
+    if (hidden) this.add('APPROVAL_UNCHECKED', `seq ${seq}: approval request ${JSON.stringify(id)} has withheld or erased values: what was presented is not compared`, seq, 'input', true);
     const input = why === null && !hidden ? (r.input as unknown as RequestInput) : null;
-    this.requests.set(id, { seq, stepHash: String(r.step_hash), input, hidden, decision: null, effect: null });
+    const form = input === null ? null : callForm(input.presented.name, input.presented.arguments);
+    this.requests.set(id, { seq, stepHash: String(r.step_hash), input, form, hidden, unchecked: hidden, decision: null, effect: null });
   }
 
   private decision(r: Rec, seq: number): void {
@@ -146,6 +216,7 @@ export class ApprovalLedger {
       return;
     }
     if (hasMarker(r.input) || hasMarker(r.meta)) {
+      req.unchecked = true;
       this.add('APPROVAL_UNCHECKED', `seq ${seq}: the decision on ${JSON.stringify(ref)} has withheld values: its signature is not checked`, seq, 'input', true);
       return;
     }
@@ -186,52 +257,84 @@ export class ApprovalLedger {
     return { keyid, name: meta.approver.name, pinned: false };
   }
 
-  private effect(r: Rec, seq: number): void {
+  /** A record of a call run without naming a request: a presented call is APPROVAL_MISSING (§5.4). */
+  private unnamed(r: Rec, seq: number, call: Rec): void {
     const id = String(r.step_id);
-    const named = isObj(r.meta) && isObj(r.meta.approval) ? r.meta.approval : null;
-    const call = isObj(r.tool_call) ? r.tool_call : null;
-    const hidden = call === null || hasMarker(call.name) || hasMarker(call.arguments);
-    let digest: string | null = null;
-    if (!hidden) {
-      try {
-        digest = presentedDigest({ name: call.name, arguments: call.arguments } as PresentedCall);
-      } catch {
-        digest = null;
-      }
-    }
-    if (named === null) {
-      if (digest === null) return;
-      for (const [rid, req] of this.requests) {
-        if (req.input?.digest === digest) {
-          this.add('APPROVAL_MISSING', `seq ${seq}: effect ${JSON.stringify(id)} begins the call presented by approval request ${JSON.stringify(rid)} (seq ${req.seq}) without naming it (meta.approval): a call that was put to an approver is begun only for its granted request`, seq, 'meta');
-          return;
-        }
-      }
+    if (hasHidden(call.name) || hasHidden(call.arguments)) {
+      // Erased or withheld: it could be any presented call.
+      this.uncheckedCalls = true;
+      this.add('APPROVAL_UNCHECKED', `seq ${seq}: ${String(r.kind)} ${JSON.stringify(id)} has a withheld or erased call and names no approval request: whether it runs a call put to an approver is not checked`, seq, 'tool_call', true);
       return;
     }
+    const form = callForm(call.name, call.arguments);
+    if (form === null) return;
+    for (const [rid, req] of this.requests) {
+      if (req.form === form) {
+        // It ran: the verdict says so (executed at this seq), never "never executed".
+        if (req.effect === null) req.effect = { id, seq };
+        this.add('APPROVAL_MISSING', `seq ${seq}: ${String(r.kind)} ${JSON.stringify(id)} runs the call presented by approval request ${JSON.stringify(rid)} (seq ${req.seq}) without naming it (meta.approval): a call that was put to an approver is begun only for its granted request`, seq, 'meta');
+        return;
+      }
+    }
+  }
+
+  private effect(r: Rec, seq: number): void {
+    const id = String(r.step_id);
+    const call = isObj(r.tool_call) ? r.tool_call : null;
+    const metaHidden = hasHidden(r.meta);
+    const named = isObj(r.meta) && isObj(r.meta.approval) && !hasHidden(r.meta.approval) ? r.meta.approval : null;
+    if (named === null) {
+      if (metaHidden) {
+        // The effect's meta is withheld or erased: whether it named a request, and which, is not in hand.
+        this.uncheckedCalls = true;
+        this.add('APPROVAL_UNCHECKED', `seq ${seq}: effect ${JSON.stringify(id)} has a withheld or erased meta: whether it was begun for an approval request is not checked`, seq, 'meta', true);
+        return;
+      }
+      if (call !== null) this.unnamed(r, seq, call);
+      return;
+    }
+    const callHidden = call === null || hasHidden(call.name) || hasHidden(call.arguments);
     const rid = typeof named.request === 'string' ? named.request : null;
     const req = rid === null ? undefined : this.requests.get(rid);
     if (req === undefined) {
-      if (this.options.partial === true) this.add('APPROVAL_UNCHECKED', `seq ${seq}: effect ${JSON.stringify(id)} names approval request ${JSON.stringify(rid)}, which is not in this range`, seq, 'meta', true);
-      else this.add('APPROVAL_MISSING', `seq ${seq}: effect ${JSON.stringify(id)} names approval request ${JSON.stringify(rid)}, which is no request earlier in this chain`, seq, 'meta');
+      if (this.options.partial === true) {
+        this.uncheckedCalls = true;
+        this.add('APPROVAL_UNCHECKED', `seq ${seq}: effect ${JSON.stringify(id)} names approval request ${JSON.stringify(rid)}, which is not in this range: its grant is not checked`, seq, 'meta', true);
+      } else this.add('APPROVAL_MISSING', `seq ${seq}: effect ${JSON.stringify(id)} names approval request ${JSON.stringify(rid)}, which is no request earlier in this chain`, seq, 'meta');
       return;
     }
     if (named.request_hash !== req.stepHash) {
       this.add('APPROVAL_MISMATCH', `seq ${seq}: effect ${JSON.stringify(id)} names request ${JSON.stringify(rid)} with step hash ${String(named.request_hash)}, but that request is ${req.stepHash}`, seq, 'meta');
       return;
     }
+    const forked = this.options.forkedAt;
+    if (forked !== undefined && req.seq <= forked && seq > forked) {
+      this.add('APPROVAL_MISSING', `seq ${seq}: effect ${JSON.stringify(id)} names request ${JSON.stringify(rid)} (seq ${req.seq}), which this fork copied from its parent (steps 0–${forked}): a decision on it is the parent's too, so it authorises no effect in the fork; request approval again in the fork`, seq, 'meta');
+      return;
+    }
     const d = req.decision;
     const expires = req.input === null ? null : instant(req.input.expires_at);
     if (d?.kind === 'denied') {
-      this.add('APPROVAL_DENIED', `seq ${seq}: effect ${JSON.stringify(id)} was begun for request ${JSON.stringify(rid)}, which was denied at seq ${d.seq}${d.approver.name === null ? '' : ` by ${d.approver.name}`}`, seq, 'meta');
+      this.add('APPROVAL_DENIED', `seq ${seq}: effect ${JSON.stringify(id)} was begun for request ${JSON.stringify(rid)}, which was denied at seq ${d.seq}${d.approver.name === null ? '' : ` by ${d.approver.pinned ? d.approver.name : `a key calling itself ${JSON.stringify(d.approver.name)} (unpinned, self-named)`}`}`, seq, 'meta');
       return;
     }
-    if (expires !== null && (instant(r.ts) ?? Infinity) > expires) {
-      this.add('APPROVAL_EXPIRED', `seq ${seq}: effect ${JSON.stringify(id)} was begun at ${String(r.ts)}, after request ${JSON.stringify(rid)} expired (${req.input!.expires_at})`, seq, 'ts');
+    // The effect's time by chain order: no earlier than any record before it (an agent's backdated ts does not move it).
+    const ts = instant(r.ts);
+    const at = Math.max(ts ?? Infinity, this.latest);
+    if (expires !== null && at > expires) {
+      this.add('APPROVAL_EXPIRED', `seq ${seq}: effect ${JSON.stringify(id)} was begun ${ts !== null && ts < at ? `after a record dated ${new Date(at).toISOString()} (its own ts ${String(r.ts)} is earlier than the chain before it)` : `at ${String(r.ts)}`}, after request ${JSON.stringify(rid)} expired (${req.input!.expires_at})`, seq, 'ts');
       return;
     }
     if (d === null) {
+      if (req.unchecked) {
+        this.add('APPROVAL_UNCHECKED', `seq ${seq}: effect ${JSON.stringify(id)} was begun for request ${JSON.stringify(rid)}, whose decision or presentation is withheld or erased: its grant is not checked`, seq, 'meta', true);
+        return;
+      }
       this.add('APPROVAL_MISSING', `seq ${seq}: effect ${JSON.stringify(id)} was begun for request ${JSON.stringify(rid)}, which no valid decision granted before it`, seq, 'meta');
+      return;
+    }
+    if (ts !== null && ts < (instant(d.ts) ?? -Infinity)) {
+      this.add('APPROVAL_MISSING', `seq ${seq}: effect ${JSON.stringify(id)} is dated ${String(r.ts)}, before its grant was decided (${d.ts}, seq ${d.seq}): an effect is begun after its grant`, seq, 'ts');
       return;
     }
     if (req.effect !== null) {
@@ -239,11 +342,19 @@ export class ApprovalLedger {
       return;
     }
     req.effect = { id, seq };
-    if (req.input !== null && digest !== null && digest !== req.input.digest) {
-      this.add('APPROVAL_MISMATCH', `seq ${seq}: effect ${JSON.stringify(id)} executes a call (digest ${digest}) other than the one presented by request ${JSON.stringify(rid)} and granted (digest ${req.input.digest}): the tool name or arguments were changed after approval`, seq, 'tool_call');
-    } else if (req.input === null || digest === null) {
-      if (!req.hidden && !hidden && req.input === null) return;
-      this.add('APPROVAL_UNCHECKED', `seq ${seq}: effect ${JSON.stringify(id)}'s call or its request's presentation is withheld: they are not compared`, seq, 'tool_call', true);
+    if (callHidden || req.hidden) {
+      req.unchecked = true;
+      this.add('APPROVAL_UNCHECKED', `seq ${seq}: effect ${JSON.stringify(id)}'s call or its request's presentation is withheld or erased: they are not compared`, seq, 'tool_call', true);
+      return;
+    }
+    if (req.form === null) return; // a malformed request, already a problem
+    const extra = Object.keys(call).filter((k) => !EFFECT_EXTRA_MEMBERS.has(k));
+    const form = callForm(call.name, call.arguments);
+    if (form !== req.form) {
+      const parted = form !== null && (form.includes(PART) || req.form.includes(PART));
+      this.add('APPROVAL_MISMATCH', `seq ${seq}: effect ${JSON.stringify(id)} executes a call other than the one presented by request ${JSON.stringify(rid)} and granted: the tool name or arguments were changed after approval${parted ? ' (compared with part references as their addresses: within a journal equal content has one address, PARTS.md §5)' : ''}`, seq, 'tool_call');
+    } else if (extra.length > 0) {
+      this.add('APPROVAL_MISMATCH', `seq ${seq}: effect ${JSON.stringify(id)}'s tool_call adds ${extra.map((k) => JSON.stringify(k)).join(', ')} to the call request ${JSON.stringify(rid)} presented: only call_id and idempotency_key may be added`, seq, 'tool_call');
     }
   }
 
@@ -276,6 +387,7 @@ export class ApprovalLedger {
       reason: d?.reason ?? null,
       effect: req.effect?.id ?? null,
       effect_seq: req.effect?.seq ?? null,
+      ...(req.unchecked || (req.effect === null && this.uncheckedCalls) ? { unchecked: true as const } : {}),
     };
   }
 

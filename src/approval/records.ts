@@ -96,6 +96,20 @@ export function requestInputDefect(v: unknown): string | null {
   return null;
 }
 
+/**
+ * Why a request whose presented values hold part references (PARTS.md §5) is not a request, or null: its
+ * shape only, since its digest covers the values the parts hold, which the chain alone does not carry.
+ */
+export function partedRequestDefect(v: unknown): string | null {
+  if (!isObj(v) || !membersAre(v, 'digest,expires_at,presented')) return 'input must have exactly the members digest, expires_at and presented';
+  const p = v.presented;
+  if (!isObj(p) || !membersAre(p, 'arguments,name')) return 'input.presented must have exactly the members name and arguments';
+  if (typeof p.name !== 'string' || p.name.length === 0) return 'input.presented.name must be a non-empty string';
+  if (!isDigest(v.digest)) return 'input.digest must be "sha256:" and 64 lowercase hex digits';
+  if (v.expires_at !== null && instant(v.expires_at) === null) return 'input.expires_at must be null or a UTC timestamp (2026-11-27T10:00:00.000Z)';
+  return null;
+}
+
 const STATEMENT_MEMBERS = 'decided_at,decision,digest,genesis_hash,reason,request,request_hash,request_seq,type';
 
 /** Why a decision's `input` is not an approval statement, or null (APPROVALS.md §3). */

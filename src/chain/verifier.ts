@@ -70,11 +70,13 @@ export interface ChainVerifierOptions {
    * is APPROVER_UNKNOWN. Without pins, decisions are checked and listed, their approvers unauthenticated.
    */
   approvers?: readonly PinnedApprover[];
+  /** A fork's last step copied from its parent (its lineage's from_step): see ApprovalLedgerOptions.forkedAt. */
+  forkedAt?: number;
 }
 
 const encoder = new TextEncoder();
-/** The kind member of a tool.started record as it stands in a canonical line. */
-const TOOL_STARTED = '"kind":"tool.started"';
+/** A record's tool_call object as it stands in a canonical line (a tool.started, or a call recorded another way). */
+const TOOL_CALL = '"tool_call":{';
 
 export class ChainVerifier {
   private readonly problems: ProblemList<ChainProblemCode>;
@@ -201,7 +203,7 @@ export class ChainVerifier {
         // Once the chain holds a request, every effect is checked against it (APPROVALS.md §5 steps 3–4). Only
         // then is a line's text read here: a chain without approval records keeps the workers' packed path.
         const line = typeof text === 'string' ? text : text();
-        if (line.includes(TOOL_STARTED)) this.approval(line);
+        if (line.includes(TOOL_CALL)) this.approval(line);
       }
     }
     if (this.options.deep === true && this.format.format === FORMAT_V3 && facts.problems.length === 0 && facts.publicForm !== true) {
@@ -230,7 +232,7 @@ export class ChainVerifier {
       return;
     }
     if (r === null || typeof r !== 'object' || Array.isArray(r)) return;
-    this.approvals ??= new ApprovalLedger({ genesisHash: this.options.start ? null : this.startHash, partial: this.startSeq > 0, ...(this.options.approvers ? { approvers: this.options.approvers } : {}) });
+    this.approvals ??= new ApprovalLedger({ genesisHash: this.options.start ? null : this.startHash, partial: this.startSeq > 0, ...(this.options.approvers ? { approvers: this.options.approvers } : {}), ...(this.options.forkedAt === undefined ? {} : { forkedAt: this.options.forkedAt }) });
     this.approvals.record(r as Record<string, unknown>);
   }
 

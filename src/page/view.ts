@@ -686,8 +686,11 @@ function throttled(fn: (p: Progress) => void): { tick: (p: Progress) => void; st
 /** One request of a receipt's approval records, as a sentence: the call, who decided (pinned or not), and whether it ran. */
 function approvalSentence(a: NonNullable<ReceiptReport['approvals']>[number]): string {
   const who = a.approver === null ? '' : a.approver.pinned
-    ? ` by ${a.approver.name ?? a.approver.keyid} (pinned)`
-    : ` by key ${a.approver.keyid}${a.approver.name === null ? '' : ` calling itself ${JSON.stringify(a.approver.name)}`} (not pinned)`;
-  const ran = a.effect_seq === null ? (a.status === 'granted' ? ', not executed' : ', never executed') : `, executed at seq ${a.effect_seq}`;
-  return `${a.tool ?? 'a call'} (request ${a.request}, seq ${a.request_seq})${who}${a.decision_seq === null ? '' : ` at seq ${a.decision_seq}`}${ran}`;
+    ? ` by ${a.approver.name === null ? `key ${a.approver.keyid}` : JSON.stringify(a.approver.name)} (pinned)`
+    : ` by key ${a.approver.keyid}${a.approver.name === null ? ' (unpinned)' : ` calling itself ${JSON.stringify(a.approver.name)} (unpinned, self-named)`}`;
+  // Where the chain holds what could not be checked (APPROVAL_UNCHECKED), neither "executed" nor "never executed" is proven.
+  const ran = (a as { unchecked?: true }).unchecked === true
+    ? (a.effect_seq === null ? ', no effect found, not proven (APPROVAL_UNCHECKED: some records could not be checked)' : `, an effect begun at seq ${a.effect_seq}, not checked against the call (APPROVAL_UNCHECKED)`)
+    : a.effect_seq === null ? (a.status === 'granted' ? ', not executed' : ', never executed') : `, executed at seq ${a.effect_seq}`;
+  return `${a.tool === null ? 'a call' : JSON.stringify(a.tool)} (request ${JSON.stringify(a.request)}, seq ${a.request_seq})${who}${a.decision_seq === null ? '' : ` at seq ${a.decision_seq}`}${ran}`;
 }

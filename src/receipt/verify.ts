@@ -403,8 +403,10 @@ class ReceiptVerification {
       r.head_seq = cr.head_seq;
       r.steps = cr.steps;
       if (cr.approvals !== undefined) r.approvals = cr.approvals;
-      // The chain's notices (an erased value, an unchecked kind): never failures, always shown.
-      r.warnings = cr.warnings;
+      // The chain's notices (APPROVAL_UNCHECKED, APPROVER_UNPINNED, VALUE_ERASED, …) are the receipt's too: a
+      // receipt says no less than the journal it was made from.
+      // (KIND_UNCHECKED is left out: a receipt's own verdict says what it does not check.)
+      if (r.manifest?.genesis.format === 'stepchain/v3') for (const w of cr.warnings) if (w.code !== 'KIND_UNCHECKED') r.warnings.push(w);
       // After a fatal problem the chain was cut short; its missing head says nothing new.
       for (const p of cr.problems) if (!(this.stopped && p.code === 'HEAD_MISMATCH')) this.add(p.code, p.message, p.location);
       const m = r.manifest;

@@ -442,7 +442,12 @@ export class Run {
     const meta = options.meta === undefined ? undefined : (toJournalValue(options.meta, { field: 'meta' }) as JsonObject);
     const intent = intentKey(options.name, args);
     const approvalId = options.approval === undefined ? undefined : requestIdOf(options.approval);
-    if (approvalId !== undefined) await this.approvalsRead();
+    // Every effect of a v3 journal is checked against its requests: a call presented for approval is begun only
+    // for its granted request (APPROVALS.md §4: APPROVAL_REQUIRED, or APPROVAL_DENIED when it was denied).
+    if (approvalId !== undefined && options.summary !== undefined) {
+      throw new RuntimeError('APPROVAL_MISMATCH', `run ${this.runId}: an effect begun for approval request ${JSON.stringify(approvalId)} carries no summary: the approver saw the call's name and arguments only (APPROVALS.md §4)`);
+    }
+    if (approvalId !== undefined || this.journal.genesis.format === FORMAT_V3) await this.approvalsRead();
     const digest = this.approvalBook === null ? '' : presentedDigest({ name: options.name, arguments: args });
     // The record of the last decision that let an append go ahead: once sent, it is what this Run re-sends.
     let sent: RunStep | undefined;
@@ -503,6 +508,7 @@ export class Run {
     if (id === undefined) {
       const presented = book.entries().find((e) => e.digest === digest);
       if (presented === undefined) return undefined;
+      if (presented.status === 'denied') throw beginRefusal(this.runId, presented, digest, Date.now())!;
       throw new RuntimeError('APPROVAL_REQUIRED', `run ${this.runId}: this call was presented for approval as request ${JSON.stringify(presented.request)} (seq ${presented.request_seq}); begin it with { approval: request } once granted`);
     }
     const e = book.state(id, Date.now());
@@ -518,7 +524,9 @@ export class Run {
     return this.inTurn(async () => {
       await this.catchUp();
       if (this.approvalBook === null) {
-        const book = new ApprovalLedger({ genesisHash: genesisHash(this.journal.genesis) });
+        const lineage = (this.journal as { lineage?: { from_step?: unknown } | null }).lineage;
+        const forkedAt = typeof lineage?.from_step === 'number' ? lineage.from_step : undefined;
+        const book = new ApprovalLedger({ genesisHash: genesisHash(this.journal.genesis), ...(forkedAt === undefined ? {} : { forkedAt }) });
         if (this.state.lastSeq >= 0) for await (const r of this.journal.read({ from: 0, to: this.state.lastSeq })) book.record(r as unknown as Record<string, unknown>);
         this.approvalBook = book;
       }

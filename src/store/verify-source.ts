@@ -89,6 +89,7 @@ export async function verifySource(source: VerifiableJournal, options: VerifySou
     ...(options.expectHead === undefined ? {} : { expectHead: options.expectHead }),
     ...(options.deep === true ? { deep: true } : {}),
     ...(options.approvers === undefined ? {} : { approvers: options.approvers }),
+    ...(lineage === null ? {} : { forkedAt: lineage.from_step }),
     // A store holds private records only: a public-form v3 line in it is refused, never taken at its bind.
     storedOnly: true,
     onLine: (l) => {

@@ -88,7 +88,7 @@ describe('two processes: the agent waits, the approver signs from the CLI', () =
     const approvals = JSON.parse(verified.stdout).report.approvals;
     expect(approvals).toEqual([expect.objectContaining({ request: id, status: 'granted', tool: 'pay_invoice', approver: expect.objectContaining({ name: 'alice', pinned: true }), reason: 'invoice checked', effect_seq: expect.any(Number) })]);
     const human = await cli('verify', 'runs/granted', '--approver', 'alice.key.pub');
-    expect(human.stderr).toMatch(new RegExp(`approved +pay_invoice \\(request ${id}, seq \\d+\\) by alice \\(pinned\\) at seq \\d+, executed at seq \\d+`));
+    expect(human.stderr).toMatch(new RegExp(`approved +"pay_invoice" \\(request "${id}", seq \\d+\\) by "alice" \\(pinned\\) at seq \\d+, executed at seq \\d+`));
     const wrongPin = await cli('verify', 'runs/granted', '--approver', 'mallory.key.pub', '--json');
     expect(wrongPin.code).toBe(1);
     expect(JSON.parse(wrongPin.stdout).report.problems.map((p: { code: string }) => p.code)).toEqual(['APPROVER_UNKNOWN']);

@@ -6,7 +6,7 @@
 import { readKeyFile } from '../../receipt/node.js';
 import { Run } from '../../runtime/run.js';
 import type { ApprovalState } from '../../runtime/approvals.js';
-import { renderValue } from '../../diff/summary.js';
+import { canonicalJsonTrusted } from '../../canonical/jcs.js';
 import { EXIT_OK, UsageError, type Verb } from '../cli.js';
 import { withJournal } from '../location.js';
 import type { Output } from '../output.js';
@@ -28,11 +28,19 @@ function listRequests(out: Output, all: ApprovalState[], pendingOnly: boolean): 
   }
   if (shown.length === 0) out.say(pendingOnly ? 'no approval request is pending' : 'no approval requests in this run');
   for (const a of shown) {
-    const who = a.approver === null ? '' : ` by ${inline(a.approver.name ?? a.approver.keyid)}${a.approver.pinned ? '' : ' (key ' + a.approver.keyid.slice(0, 19) + '…)'}`;
+    // Names from content are quoted and escaped; no key is pinned here, so a name is the approver's own claim.
+    const who = a.approver === null ? '' : ` by key ${a.approver.keyid}${a.approver.name === null ? '' : ` calling itself ${inline(JSON.stringify(a.approver.name))} (unpinned, self-named)`}`;
     const expiry = a.expiresAt === null ? '' : ` expires ${a.expiresAt}`;
-    out.print(`${inline(a.id)}  seq ${a.seq}  ${a.status}${who}${expiry}  ${inline(a.call.name)} ${inline(renderValue(a.call.arguments, 80))}`);
+    out.print(`${inline(JSON.stringify(a.id))}  seq ${a.seq}  ${a.status}${who}${expiry}  ${inline(JSON.stringify(a.call.name))}`);
+    // The whole call, never cut: what an approver signs is the digest of exactly this.
+    out.print(`    ${callText(a)}`);
   }
   return EXIT_OK;
+}
+
+/** The call as presented, whole: the canonical JSON its digest covers (APPROVALS.md §2), escaped for a terminal. */
+function callText(a: ApprovalState): string {
+  return inline(canonicalJsonTrusted({ arguments: a.call.arguments, name: a.call.name }));
 }
 
 export const approveVerb: Verb = {
@@ -76,13 +84,16 @@ export const approveVerb: Verb = {
     const decision = values.approve === true ? 'granted' : 'denied';
     return withJournal(path, false, async (journal) => {
       const run = Run.of(journal);
+      // The approver sees exactly what the signature covers (the request's digest is of this text) before it is signed.
+      const shown = (await run.approvals()).find((a) => a.id === id);
+      if (shown !== undefined && !out.json) out.say(`${decision === 'granted' ? 'granting' : 'denying'} request ${inline(JSON.stringify(id))} (seq ${shown.seq}, digest ${shown.digest}), the call:\n    ${callText(shown)}`);
       const outcome = await run.decideApproval(id, decision, {
         key,
         ...(typeof values.name === 'string' ? { name: values.name } : {}),
         ...(typeof values.reason === 'string' ? { reason: values.reason } : {}),
       });
       await run.saveState();
-      if (out.json) out.document('approve', { ok: true, request: id, decision, seq: outcome.seq, approver: outcome.approver, reason: outcome.reason });
+      if (out.json) out.document('approve', { ok: true, request: id, decision, seq: outcome.seq, approver: outcome.approver, reason: outcome.reason, ...(shown === undefined ? {} : { tool: shown.call.name, arguments: shown.call.arguments, digest: shown.digest }) });
       else out.say(`request ${inline(id)} ${decision} (seq ${outcome.seq}), signed by key ${outcome.approver?.keyid ?? '?'}`);
       return EXIT_OK;
     });
