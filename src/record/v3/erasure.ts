@@ -12,7 +12,7 @@ import { StepchainError } from '../../errors.js';
 import { canonicalJsonTrusted } from '../../canonical/jcs.js';
 import { RESERVED_PREFIX } from '../../canonical/limits.js';
 import { digestUtf8, toHex } from '../../canonical/sha256.js';
-import { CHUNKS_MARKER, CommitError, SALT_BYTES, KEY_BYTES, V3_SLOTS, WITHHELD_MARKER, commitSlot, derivedSalts, listedSalts, rootOf, seedFromHex, slotKey, type SaltSource, type Unit } from './commit.js';
+import { CHUNKS_MARKER, CommitError, PART_MARKER, SALT_BYTES, KEY_BYTES, V3_SLOTS, WITHHELD_MARKER, commitSlot, derivedSalts, listedSalts, rootOf, seedFromHex, slotKey, type SaltSource, type Unit } from './commit.js';
 
 export const ERASED_MARKER = `${RESERVED_PREFIX}erased`;
 export const ERASURE_KIND = 'erasure';
@@ -42,7 +42,7 @@ const DIGEST_RE = /^sha256:[0-9a-f]{64}$/;
 const STEP_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
 const isObj = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
-export type ErasureErrorCode = 'ERASURE_TARGET_INVALID' | 'ERASURE_INSIDE_PART' | 'ERASURE_CHUNK' | 'ERASURE_MISMATCH' | 'MARKER_INVALID' | 'ROOT_MISMATCH' | 'SEALED_INVALID';
+export type ErasureErrorCode = 'ERASURE_TARGET_INVALID' | 'ERASURE_SIGNED' | 'ERASURE_INSIDE_PART' | 'ERASURE_CHUNK' | 'ERASURE_MISMATCH' | 'MARKER_INVALID' | 'ROOT_MISMATCH' | 'SEALED_INVALID';
 
 /** Why an erasure could not be made or a sealed record cannot be read; nothing was written. */
 export class ErasureError extends StepchainError<ErasureErrorCode> {
@@ -150,13 +150,23 @@ function asWithheld(v: unknown, path: string): unknown {
   if (Array.isArray(v)) return v.map((x, k) => asWithheld(x, `${path}/${k}`));
   if (!isObj(v)) return v;
   if (WITHHELD_MARKER in v || CHUNKS_MARKER in v) throw new ErasureError('MARKER_INVALID', 'a stored record holds no withheld or chunk markers', path);
+  const keys = Object.keys(v);
+  // A part reference commits only its address; the public walk takes it as exactly {"digest": A} (the
+  // `file` and `size` a stored reference holds beside it are bound by the part's file, not by R).
+  if (keys.length === 1 && keys[0] === PART_MARKER) {
+    const body = v[PART_MARKER];
+    return isObj(body) && typeof body.digest === 'string' ? { [PART_MARKER]: { digest: body.digest } } : v;
+  }
   const out: Record<string, unknown> = {};
-  for (const k of Object.keys(v)) {
+  for (const k of keys) {
     if (k === ERASED_MARKER) {
       const body = v[k];
       if (Array.isArray(body)) out[WITHHELD_MARKER] = body.map((b) => (b as ErasedBody).digest);
       else return { [WITHHELD_MARKER]: (body as ErasedBody).digest };
-    } else out[k] = asWithheld(v[k], `${path}/${escapePointer(k)}`);
+    } else {
+      // Defined, not assigned: a member named "__proto__" (legal JSON) would otherwise set the prototype and vanish.
+      Object.defineProperty(out, k, { value: asWithheld(v[k], `${path}/${escapePointer(k)}`), enumerable: true, writable: true, configurable: true });
+    }
   }
   return out;
 }
@@ -295,6 +305,36 @@ function refuseUnsupported(r: Rec, path: string, tokens: readonly string[], chun
     if (Array.isArray(v)) v = /^(0|[1-9]\d*)$/.test(t) ? v[Number(t)] : undefined;
     else if (isObj(v)) v = Object.prototype.hasOwnProperty.call(v, t) ? v[t] : undefined;
     else return;
+  }
+}
+
+/** Kinds whose `input` is a statement the approver signed, and whose `meta` holds the key and signature (spec/APPROVALS.md). */
+const SIGNED_DECISION_KINDS: readonly string[] = ['approval.granted', 'approval.denied'];
+
+/**
+ * The refusals a writer makes before it records an erasure (spec/ERASURE.md §6.3), beyond `unitAt`'s: a
+ * unit of an approver's signed decision (erasing any of it voids the signature, and with it the decision),
+ * and a unit that holds a value erased earlier (its erasure record would lose the marker that names it).
+ * Not checked when an erasure already recorded is completed: what was committed is carried out.
+ */
+export function refuseUnerasable(r: Rec, path: string): void {
+  const tokens = path.split('/').slice(1).map(unescapeToken);
+  const slot = tokens[0];
+  if (typeof r.kind === 'string' && SIGNED_DECISION_KINDS.includes(r.kind) && (slot === 'input' || slot === 'meta')) {
+    throw new ErasureError('ERASURE_SIGNED', `${path} of seq ${String(r.seq)} is part of the decision an approver signed (the ${r.kind} record's input is the signed statement, its meta the key and signature; spec/APPROVALS.md): erasing any of it would void the signature and turn the decision into a problem; nothing was written. A signed decision is removed only with its journal (retention)`, path);
+  }
+  let v: unknown = r;
+  for (const t of tokens) {
+    if (Array.isArray(v)) v = /^(0|[1-9]\d*)$/.test(t) ? v[Number(t)] : undefined;
+    else if (isObj(v)) v = Object.prototype.hasOwnProperty.call(v, t) ? v[t] : undefined;
+    else return;
+  }
+  if (isObj(v) || Array.isArray(v)) {
+    const inside: ErasedUnit[] = [];
+    collectErased(v, path, inside);
+    if (inside.length > 0) {
+      throw new ErasureError('ERASURE_TARGET_INVALID', `${path} of seq ${String(r.seq)} holds a value erased earlier (by ${inside[0]!.erasure}): erasing the whole of it would remove the marker that erasure record is checked against; nothing was written. Erase its remaining members or elements one by one instead`, path);
+    }
   }
 }
 
