@@ -200,4 +200,18 @@ describe('erasure: the outsider findings (real processes)', { timeout: 300_000 }
     expect(bucketText('f18')).not.toContain('isAdmin');
     expect((await verify('f18', ['--deep'])).problems).toEqual([]);
   });
+
+  it('finding 18: an erasure beside a "__proto__" member recorded but not carried out (the stuck state) is completed by erase --resume', async () => {
+    await init('f18r', { result: { ['__proto__']: { isAdmin: true }, email: 'jane@example.org' } });
+    expect((await erase('f18r', 0, '/result/email', { STEPCHAIN_TEST_ERASE_FAULT: 'after-record' })).code).not.toBe(0);
+    expect((await verify('f18r')).warnings).toContain('ERASURE_PENDING');
+    const resumed = await run(['erase', 'f18r', '--resume']);
+    expect(resumed.stderr).not.toMatch(/error/i);
+    expect(resumed.code).toBe(0);
+    expect(bucketText('f18r')).not.toContain('jane@example.org');
+    const v = await verify('f18r', ['--deep']);
+    expect(v.problems).toEqual([]);
+    expect(v.warnings).not.toContain('ERASURE_PENDING');
+    expect(v.warnings).toContain('VALUE_ERASED');
+  });
 });
