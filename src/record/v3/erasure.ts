@@ -165,7 +165,9 @@ function asWithheld(v: unknown, path: string): unknown {
       else return { [WITHHELD_MARKER]: (body as ErasedBody).digest };
     } else {
       // Defined, not assigned: a member named "__proto__" (legal JSON) would otherwise set the prototype and vanish.
-      Object.defineProperty(out, k, { value: asWithheld(v[k], `${path}/${escapePointer(k)}`), enumerable: true, writable: true, configurable: true });
+      const value = asWithheld(v[k], `${path}/${escapePointer(k)}`);
+      if (k === '__proto__') Object.defineProperty(out, k, { value, enumerable: true, writable: true, configurable: true });
+      else out[k] = value;
     }
   }
   return out;

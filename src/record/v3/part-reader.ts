@@ -160,7 +160,8 @@ export class PartReader {
     for (const k of Object.keys(v)) {
       const value = await this.resolve(v[k]!, { ...site, path: `${site.path}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}` }, depth);
       // Defined, not assigned: a member named "__proto__" (legal JSON, kept by JSON.parse) would otherwise become the prototype and vanish from show and log.
-      Object.defineProperty(out, k, { value, enumerable: true, writable: true, configurable: true });
+      if (k === '__proto__') Object.defineProperty(out, k, { value, enumerable: true, writable: true, configurable: true });
+      else out[k] = value;
     }
     return out;
   }
