@@ -142,6 +142,23 @@ describe('erasure: the outsider findings (real processes)', { timeout: 300_000 }
     expect(v.warnings.filter((c) => c === 'VALUE_ERASED')).toHaveLength(3);
   });
 
+  it('findings 6, 11, 18 in a SQLite store: erased beside a part and a "__proto__" member; the holder of an erased member refused', async () => {
+    const at = `sqlite:${join(dir, 'store.db')}?journal=k`;
+    expect((await run(['init', at, '--format', 'v3'])).code).toBe(0);
+    expect((await run(['append', at], JSON.stringify({ input: { page: BIG }, result: { customer: { email: 'jane@example.org', id: 7 }, ['__proto__']: { isAdmin: true } } }))).code).toBe(0);
+    const first = await erase(at, 0, '/result/customer/email');
+    expect(first.stderr).not.toMatch(/error/i);
+    expect(first.code).toBe(0);
+    const nested = await erase(at, 0, '/result/customer');
+    expect(nested.code).not.toBe(0);
+    expect(nested.stderr).toContain('ERASURE_TARGET_INVALID');
+    const v = await verify(at, ['--deep']);
+    expect(v.problems).toEqual([]);
+    expect(v.warnings).not.toContain('ERASURE_PENDING');
+    expect(v.warnings.filter((c) => c === 'VALUE_ERASED')).toHaveLength(1);
+    expect((await run(['show', at, '0'])).stdout).toContain('isAdmin');
+  });
+
   it('finding 1: a member of a signed decision (approval.granted / approval.denied input or meta) is refused as ERASURE_SIGNED', () => {
     const granted = { kind: 'approval.granted', seq: 2, input: { reason: 'called jane@example.org', decision: 'granted' }, meta: { approver: { name: 'alice' }, signature: 'x' } };
     for (const path of ['/input/reason', '/input', '/meta/approver/name', '/meta/signature', '/meta']) {
