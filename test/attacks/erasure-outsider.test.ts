@@ -103,6 +103,28 @@ describe('erasure: the outsider findings (real processes)', { timeout: 300_000 }
     expect(v.warnings).toContain('VALUE_ERASED');
   });
 
+  it('a stuck erasure blocks nothing: an erasure record no writer can carry out (appended by hand) stays pending, is reported by --resume, and later erases work', async () => {
+    await init('stuck', { result: { email: 'jane@example.org', phone: '+33 6 12 34 56 78' } });
+    const bogus = { kind: 'erasure', step_id: 'erasure:0:bogus', input: { target: 0, path: '/result/nothing', digest: 'sha256:' + 'a'.repeat(64), reason: 'x', by: null } };
+    expect((await run(['append', 'stuck'], JSON.stringify(bogus))).code).toBe(0);
+    expect((await verify('stuck')).warnings).toContain('ERASURE_PENDING');
+    const r = await erase('stuck', 0, '/result/email');
+    expect(r.stderr).not.toMatch(/error/i);
+    expect(r.code).toBe(0);
+    expect(bucketText('stuck')).not.toContain('jane@example.org');
+    const resumed = await run(['erase', 'stuck', '--resume', '--json']);
+    expect(resumed.code).toBe(1);
+    const doc = JSON.parse(resumed.stdout) as { ok: boolean; stuck: Array<{ code: string; erasure: { seq: number } }> };
+    expect(doc.ok).toBe(false);
+    expect(doc.stuck).toEqual([expect.objectContaining({ code: 'ERASURE_TARGET_INVALID', erasure: expect.objectContaining({ seq: 1 }) })]);
+    expect((await run(['erase', 'stuck', '--resume'])).stderr).toContain('cannot carry out erasure record seq 1');
+    expect((await erase('stuck', 0, '/result/phone')).code).toBe(0);
+    const v = await verify('stuck', ['--deep']);
+    // The real erasures verify; the hand-made record, checkable now that its target is sealed, is caught lying (§5 step 4).
+    expect(v.warnings.filter((c) => c === 'VALUE_ERASED')).toHaveLength(2);
+    expect(v.problems).toEqual(['ERASURE_MISMATCH']);
+  });
+
   it('ERASURE.md §4 step 7: the part only the erased value referenced is deleted with its index entry; a part still referenced stays', async () => {
     await init('parts', { result: { doc: 'D'.repeat(1100), keep: 'K'.repeat(1100) } }, { result: { again: 'K'.repeat(1100) } });
     expect(partFiles('parts')).toHaveLength(2);
