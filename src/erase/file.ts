@@ -16,7 +16,7 @@ import { writeFileAtomic } from '../store/file/fsutil.js';
 import { FilePartStore } from '../store/file/parts.js';
 import { FORMAT_V3 } from '../record/v3.js';
 import { erasureStepId, fault, hasMarker, matchPaths, matchPattern, stuckOrThrow, type StuckErasure, type EraseRequest, type ErasureOutcome, type MatchRequest, type StoreErasureReport } from './common.js';
-import { ERASURE_KIND, ErasureError, erasureInputOf, eraseUnit, refuseUnerasable, unitAt, ERASED_MARKER, type ErasureInput } from '../record/v3/erasure.js';
+import { ERASURE_KIND, ErasureError, erasureInputOf, eraseUnit, unitAt, ERASED_MARKER, type ErasureInput } from '../record/v3/erasure.js';
 
 const STALE_MS = 10_000;
 
@@ -50,7 +50,6 @@ export async function eraseValue(store: FileStore, id: string, req: EraseRequest
     if (raw === null) throw new StoreError('OPTION_INVALID', `journal ${id} has no record at seq ${req.seq}`);
     const record = JSON.parse(raw.text) as Record<string, unknown>;
     if (record.kind === ERASURE_KIND) throw new ErasureError('ERASURE_TARGET_INVALID', `seq ${req.seq} is an erasure record: it holds no erasable value`);
-    refuseUnerasable(record, req.path);
     digest = 'sha256:' + Buffer.from(unitAt(record, req.path).unit.digest).toString('hex');
     // Refused before anything is written (spec/ERASURE.md §4 step 2): a record that does not verify deep, or a unit that cannot be sealed.
     eraseUnit(record, req.path, erasureStepId(req.seq, digest), digest);

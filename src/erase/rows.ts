@@ -10,7 +10,7 @@ import { StoreError } from '../store/errors.js';
 import { isLineRewriter, type LineRewriter } from '../store/rewrite.js';
 import type { Journal, Store } from '../store/types.js';
 import { FORMAT_V3 } from '../record/v3.js';
-import { ERASED_MARKER, ERASURE_KIND, ErasureError, erasureInputOf, eraseUnit, refuseUnerasable, unitAt, type ErasureInput } from '../record/v3/erasure.js';
+import { ERASED_MARKER, ERASURE_KIND, ErasureError, erasureInputOf, eraseUnit, unitAt, type ErasureInput } from '../record/v3/erasure.js';
 import { erasureStepId, fault, hasMarker, matchPaths, matchPattern, stuckOrThrow, type StuckErasure, type EraseRequest, type ErasureOutcome, type MatchRequest, type StoreErasureReport } from './common.js';
 
 type RowJournal = Journal & LineRewriter;
@@ -98,7 +98,6 @@ async function eraseOpen(journal: RowJournal, id: string, req: EraseRequest, res
   if (text === null) throw new StoreError('OPTION_INVALID', `journal ${id} has no record at seq ${req.seq}`);
   const record = JSON.parse(text) as Record<string, unknown>;
   if (record.kind === ERASURE_KIND) throw new ErasureError('ERASURE_TARGET_INVALID', `seq ${req.seq} is an erasure record: it holds no erasable value`);
-  refuseUnerasable(record, req.path);
   const digest = 'sha256:' + Buffer.from(unitAt(record, req.path).unit.digest).toString('hex');
   const stepId = erasureStepId(req.seq, digest);
   // Refused before anything is written: a record that does not verify deep, or a unit that cannot be sealed.

@@ -18,7 +18,7 @@ import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { refuseUnerasable } from '../../src/record/v3/erasure.js';
+import { refuseUnerasable, unitAt } from '../../src/record/v3/erasure.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
@@ -179,6 +179,27 @@ describe('erasure: the outsider findings (real processes)', { timeout: 300_000 }
     expect(v.warnings).not.toContain('ERASURE_PENDING');
     expect(v.warnings.filter((c) => c === 'VALUE_ERASED')).toHaveLength(1);
     expect((await run(['show', at, '0'])).stdout).toContain('isAdmin');
+  });
+
+  it('finding 11, raced: a recorded erasure of an object whose member was erased meanwhile stays pending (reported), the journal valid', async () => {
+    // Two erases racing: each read the record before the other changed it, both recorded; the member's was
+    // carried out first. The object's erasure record (appended here as the racing writer did) must not be
+    // carried out over the member's marker.
+    await init('race', { result: { customer: { email: 'jane@example.org', id: 7 } } });
+    expect((await erase('race', 0, '/result/customer/email')).code).toBe(0);
+    const digest = 'sha256:' + Buffer.from(unitAt(record('race', 0), '/result/customer').unit.digest).toString('hex');
+    const parent = { kind: 'erasure', step_id: `erasure:0:${digest.slice(7, 39)}`, input: { target: 0, path: '/result/customer', digest, reason: 'GDPR Art. 17', by: null } };
+    expect((await run(['append', 'race'], JSON.stringify(parent))).code).toBe(0);
+    const resumed = await run(['erase', 'race', '--resume', '--json']);
+    expect(resumed.code).toBe(1);
+    expect((JSON.parse(resumed.stdout) as { stuck: Array<{ code: string }> }).stuck).toEqual([expect.objectContaining({ code: 'ERASURE_TARGET_INVALID' })]);
+    const v = await verify('race', ['--deep']);
+    expect(v.problems).toEqual([]);
+    expect(v.ok).toBe(true);
+    expect(v.warnings).toContain('ERASURE_PENDING');
+    expect(v.warnings).toContain('VALUE_ERASED');
+    // The member can still be erased one by one.
+    expect((await erase('race', 0, '/result/customer/id')).code).toBe(0);
   });
 
   it('finding 1: a member of a signed decision (approval.granted / approval.denied input or meta) is refused as ERASURE_SIGNED', () => {

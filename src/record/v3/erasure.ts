@@ -317,7 +317,7 @@ const SIGNED_DECISION_KINDS: readonly string[] = ['approval.granted', 'approval.
  * The refusals a writer makes before it records an erasure (spec/ERASURE.md §6.3), beyond `unitAt`'s: a
  * unit of an approver's signed decision (erasing any of it voids the signature, and with it the decision),
  * and a unit that holds a value erased earlier (its erasure record would lose the marker that names it).
- * Not checked when an erasure already recorded is completed: what was committed is carried out.
+ * `eraseUnit` checks them, so both before an erasure is recorded and when a recorded one is carried out.
  */
 export function refuseUnerasable(r: Rec, path: string): void {
   const tokens = path.split('/').slice(1).map(unescapeToken);
@@ -354,6 +354,9 @@ function partAddresses(v: unknown, out: string[]): void {
  * Checks before returning that R and the step hash are unchanged; throws ErasureError otherwise.
  */
 export function eraseUnit(r: Rec, path: string, erasureStepId: string, expectDigest?: string): Erased {
+  // Also when a recorded erasure is completed: one that would void a signature or orphan an earlier marker
+  // (two erasures of nested units racing) stays pending and is reported, rather than making the journal invalid.
+  refuseUnerasable(r, path);
   const rootBefore = rootOfRemaining(r);
   if (rootBefore !== r.root) throw new ErasureError('ROOT_MISMATCH', `seq ${String(r.seq)}: its root does not commit to its values; nothing is erased from a record that does not verify deep`);
   const { unit, units } = unitAt(r, path);
