@@ -9,10 +9,13 @@
  * Pure (no Node imports): the chain verifier runs `ErasureLedger`, a writer runs `eraseUnit`.
  */
 import { StepchainError } from '../../errors.js';
+import { b64u, fromB64u } from './base64url.js';
 import { canonicalJsonTrusted } from '../../canonical/jcs.js';
 import { RESERVED_PREFIX } from '../../canonical/limits.js';
 import { digestUtf8, toHex } from '../../canonical/sha256.js';
 import { CHUNKS_MARKER, CommitError, PART_MARKER, SALT_BYTES, KEY_BYTES, V3_SLOTS, WITHHELD_MARKER, commitSlot, derivedSalts, listedSalts, rootOf, seedFromHex, slotKey, type SaltSource, type Unit } from './commit.js';
+
+export { b64u, fromB64u };
 
 export const ERASED_MARKER = `${RESERVED_PREFIX}erased`;
 export const ERASURE_KIND = 'erasure';
@@ -54,36 +57,6 @@ export class ErasureError extends StepchainError<ErasureErrorCode> {
     super(code, message, path === undefined ? {} : { location: { path } });
     this.name = 'ErasureError';
   }
-}
-
-// ---- base64url (no padding), browser-safe ----
-const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
-export function b64u(bytes: Uint8Array): string {
-  let out = '';
-  for (let i = 0; i < bytes.length; i += 3) {
-    const n = (bytes[i]! << 16) | ((bytes[i + 1] ?? 0) << 8) | (bytes[i + 2] ?? 0);
-    const left = bytes.length - i;
-    out += B64[(n >>> 18) & 63]! + B64[(n >>> 12) & 63]! + (left > 1 ? B64[(n >>> 6) & 63]! : '') + (left > 2 ? B64[n & 63]! : '');
-  }
-  return out;
-}
-export function fromB64u(text: string): Uint8Array | null {
-  if (!/^[A-Za-z0-9_-]*$/.test(text) || text.length % 4 === 1) return null;
-  const out = new Uint8Array(Math.floor((text.length * 3) / 4));
-  let acc = 0;
-  let bits = 0;
-  let at = 0;
-  for (const c of text) {
-    acc = (acc << 6) | B64.indexOf(c);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out[at++] = (acc >>> bits) & 0xff;
-    }
-  }
-  // Canonical only: leftover bits must be zero, so one byte string has one text.
-  if ((acc & ((1 << bits) - 1)) !== 0) return null;
-  return out;
 }
 
 function escapePointer(name: string): string {
@@ -151,8 +124,7 @@ function asWithheld(v: unknown, path: string): unknown {
   if (!isObj(v)) return v;
   if (WITHHELD_MARKER in v || CHUNKS_MARKER in v) throw new ErasureError('MARKER_INVALID', 'a stored record holds no withheld or chunk markers', path);
   const keys = Object.keys(v);
-  // A part reference commits only its address; the public walk takes it as exactly {"digest": A} (the
-  // `file` and `size` a stored reference holds beside it are bound by the part's file, not by R).
+  // A part reference commits only its address: the public walk takes exactly {"digest": A} (§2).
   if (keys.length === 1 && keys[0] === PART_MARKER) {
     const body = v[PART_MARKER];
     return isObj(body) && typeof body.digest === 'string' ? { [PART_MARKER]: { digest: body.digest } } : v;
@@ -314,10 +286,9 @@ function refuseUnsupported(r: Rec, path: string, tokens: readonly string[], chun
 const SIGNED_DECISION_KINDS: readonly string[] = ['approval.granted', 'approval.denied'];
 
 /**
- * The refusals a writer makes before it records an erasure (spec/ERASURE.md §6.3), beyond `unitAt`'s: a
- * unit of an approver's signed decision (erasing any of it voids the signature, and with it the decision),
- * and a unit that holds a value erased earlier (its erasure record would lose the marker that names it).
- * `eraseUnit` checks them, so both before an erasure is recorded and when a recorded one is carried out.
+ * Refusals beyond `unitAt`'s (spec/ERASURE.md §6.3): a unit of an approver's signed decision (erasing it voids
+ * the signature), a unit holding a value erased earlier (its erasure record would lose its marker). Checked by
+ * `eraseUnit`: before an erasure is recorded and when a recorded one is carried out.
  */
 export function refuseUnerasable(r: Rec, path: string): void {
   const tokens = path.split('/').slice(1).map(unescapeToken);
@@ -331,13 +302,9 @@ export function refuseUnerasable(r: Rec, path: string): void {
     else if (isObj(v)) v = Object.prototype.hasOwnProperty.call(v, t) ? v[t] : undefined;
     else return;
   }
-  if (isObj(v) || Array.isArray(v)) {
-    const inside: ErasedUnit[] = [];
-    collectErased(v, path, inside);
-    if (inside.length > 0) {
-      throw new ErasureError('ERASURE_TARGET_INVALID', `${path} of seq ${String(r.seq)} holds a value erased earlier (by ${inside[0]!.erasure}): erasing the whole of it would remove the marker that erasure record is checked against; nothing was written. Erase its remaining members or elements one by one instead`, path);
-    }
-  }
+  const inside: ErasedUnit[] = [];
+  collectErased(v, path, inside);
+  if (inside.length > 0) throw new ErasureError('ERASURE_TARGET_INVALID', `${path} of seq ${String(r.seq)} holds a value erased earlier (by ${inside[0]!.erasure}): erasing the whole of it would remove the marker that erasure record is checked against; nothing was written. Erase its remaining members or elements one by one instead`, path);
 }
 
 function partAddresses(v: unknown, out: string[]): void {
