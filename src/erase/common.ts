@@ -4,7 +4,7 @@
  */
 import { writeSync } from 'node:fs';
 import { StoreError } from '../store/errors.js';
-import { ERASED_MARKER, isSealed } from '../record/v3/erasure.js';
+import { ERASED_MARKER, ErasureError, isSealed } from '../record/v3/erasure.js';
 
 export interface EraseRequest {
   seq: number;
@@ -45,6 +45,26 @@ export function fault(point: 'after-record' | 'in-rewrite' | 'after-rewrite'): v
 /** The erasure record's step_id: one per (target, digest), so a retried erase appends nothing twice. */
 export function erasureStepId(seq: number, digest: string): string {
   return `erasure:${seq}:${digest.slice(7, 39)}`;
+}
+
+/**
+ * An erasure the journal records but that cannot be carried out (its target holds no such unit, another
+ * digest, …): a record appended by hand or by an older writer. It stays pending (verify: ERASURE_PENDING)
+ * and is reported by `resume`; it does not keep any other erasure from being made.
+ */
+export interface StuckErasure {
+  journal: string;
+  seq: number;
+  path: string;
+  erasure: { seq: number; step_id: string };
+  code: string;
+  error: string;
+}
+
+/** Collects an ErasureError from carrying out a recorded erasure as stuck; rethrows anything else (I/O, a lock). */
+export function stuckOrThrow(e: unknown, journal: string, p: { seq: number; step_id: string; input: { target: number; path: string } }, stuck: StuckErasure[]): void {
+  if (!(e instanceof ErasureError)) throw e;
+  stuck.push({ journal, seq: p.input.target, path: p.input.path, erasure: { seq: p.seq, step_id: p.step_id }, code: e.code, error: e.message });
 }
 
 export interface MatchRequest {

@@ -15,12 +15,12 @@ import { listBuckets } from '../store/file/tail.js';
 import { writeFileAtomic } from '../store/file/fsutil.js';
 import { FilePartStore } from '../store/file/parts.js';
 import { FORMAT_V3 } from '../record/v3.js';
-import { erasureStepId, fault, hasMarker, matchPaths, matchPattern, type EraseRequest, type ErasureOutcome, type MatchRequest, type StoreErasureReport } from './common.js';
+import { erasureStepId, fault, hasMarker, matchPaths, matchPattern, stuckOrThrow, type StuckErasure, type EraseRequest, type ErasureOutcome, type MatchRequest, type StoreErasureReport } from './common.js';
 import { ERASURE_KIND, ErasureError, erasureInputOf, eraseUnit, unitAt, ERASED_MARKER, type ErasureInput } from '../record/v3/erasure.js';
 
 const STALE_MS = 10_000;
 
-export { erasureStepId, type EraseRequest, type ErasureOutcome, type MatchRequest, type StoreErasureReport };
+export { erasureStepId, type StuckErasure, type EraseRequest, type ErasureOutcome, type MatchRequest, type StoreErasureReport };
 
 async function rawRecord(paths: JournalPaths, seq: number): Promise<{ bucket: number; text: string } | null> {
   const buckets = await listBuckets(paths);
@@ -114,7 +114,7 @@ async function deleteUnreferencedParts(paths: JournalPaths, addresses: readonly 
  * Completes every erasure the journal records but has not carried out (a process killed between the
  * erasure record and the rewrite), and removes temporary files an interrupted rewrite left. Returns them.
  */
-export async function resumeErasures(store: FileStore, id: string): Promise<ErasureOutcome[]> {
+export async function resumeErasures(store: FileStore, id: string, stuck: StuckErasure[] = []): Promise<ErasureOutcome[]> {
   const paths = new JournalPaths(join(store.root, id));
   for (const name of await readdir(paths.buckets).catch(() => [] as string[])) {
     if (name.startsWith('.') && name.includes('.jsonl.tmp-')) await unlink(join(paths.buckets, name)).catch(() => {});
@@ -135,7 +135,14 @@ export async function resumeErasures(store: FileStore, id: string): Promise<Eras
   const out: ErasureOutcome[] = [];
   for (const p of pending) {
     if (sealedBy.has(p.step_id)) continue;
-    const deleted = await completeErasure(paths, p.step_id, p.input);
+    let deleted: string[];
+    try {
+      deleted = await completeErasure(paths, p.step_id, p.input);
+    } catch (e) {
+      // One that cannot be carried out stays pending and is reported; it blocks no other erasure.
+      stuckOrThrow(e, id, p, stuck);
+      continue;
+    }
     out.push({ journal: id, seq: p.input.target, path: p.input.path, digest: p.input.digest, erasure: { seq: p.seq, step_id: p.step_id }, parts_deleted: deleted, resumed: true });
   }
   return out;

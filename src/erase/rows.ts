@@ -11,7 +11,7 @@ import { isLineRewriter, type LineRewriter } from '../store/rewrite.js';
 import type { Journal, Store } from '../store/types.js';
 import { FORMAT_V3 } from '../record/v3.js';
 import { ERASED_MARKER, ERASURE_KIND, ErasureError, erasureInputOf, eraseUnit, unitAt, type ErasureInput } from '../record/v3/erasure.js';
-import { erasureStepId, fault, hasMarker, matchPaths, matchPattern, type EraseRequest, type ErasureOutcome, type MatchRequest, type StoreErasureReport } from './common.js';
+import { erasureStepId, fault, hasMarker, matchPaths, matchPattern, stuckOrThrow, type StuckErasure, type EraseRequest, type ErasureOutcome, type MatchRequest, type StoreErasureReport } from './common.js';
 
 type RowJournal = Journal & LineRewriter;
 
@@ -60,23 +60,30 @@ async function scan(journal: RowJournal, match?: (text: string) => void): Promis
   return { pending, sealedBy };
 }
 
-async function resumeOpen(journal: RowJournal, id: string, scanned?: Awaited<ReturnType<typeof scan>>): Promise<ErasureOutcome[]> {
+async function resumeOpen(journal: RowJournal, id: string, scanned?: Awaited<ReturnType<typeof scan>>, stuck: StuckErasure[] = []): Promise<ErasureOutcome[]> {
   const { pending, sealedBy } = scanned ?? (await scan(journal));
   const out: ErasureOutcome[] = [];
   for (const p of pending) {
     if (sealedBy.has(p.step_id)) continue;
-    const done = await completeErasure(journal, p.step_id, p.input);
+    let done: Awaited<ReturnType<typeof completeErasure>>;
+    try {
+      done = await completeErasure(journal, p.step_id, p.input);
+    } catch (e) {
+      // One that cannot be carried out stays pending and is reported; it blocks no other erasure.
+      stuckOrThrow(e, id, p, stuck);
+      continue;
+    }
     out.push({ journal: id, seq: p.input.target, path: p.input.path, digest: p.input.digest, erasure: { seq: p.seq, step_id: p.step_id }, ...done, resumed: true });
   }
   return out;
 }
 
 /** Completes every erasure journal `id` records but has not carried out (a process killed after the erasure record). */
-export async function resumeRowErasures(store: Store, id: string): Promise<ErasureOutcome[]> {
+export async function resumeRowErasures(store: Store, id: string, stuck: StuckErasure[] = []): Promise<ErasureOutcome[]> {
   const journal = await openForErasure(store, id);
   try {
     if (journal.genesis.format !== FORMAT_V3) return [];
-    return await resumeOpen(journal, id);
+    return await resumeOpen(journal, id, undefined, stuck);
   } finally {
     await journal.close();
   }

@@ -7,9 +7,9 @@ import { FileStore } from '../store/file/store.js';
 import type { Store } from '../store/types.js';
 import { eraseMatching as eraseFileMatching, eraseValue as eraseFileValue, resumeErasures as resumeFileErasures } from './file.js';
 import { eraseRowMatching, eraseRowValue, resumeRowErasures } from './rows.js';
-import type { EraseRequest, ErasureOutcome, MatchRequest, StoreErasureReport } from './common.js';
+import type { EraseRequest, ErasureOutcome, MatchRequest, StoreErasureReport, StuckErasure } from './common.js';
 
-export { erasureStepId, type EraseRequest, type ErasureOutcome, type MatchRequest, type StoreErasureReport } from './common.js';
+export { erasureStepId, type StuckErasure, type EraseRequest, type ErasureOutcome, type MatchRequest, type StoreErasureReport } from './common.js';
 
 /**
  * Erases the unit at `req.path` of record `req.seq` of journal `id` (a stepchain/v3 journal of `store`),
@@ -19,9 +19,12 @@ export function eraseValue(store: Store, id: string, req: EraseRequest): Promise
   return store instanceof FileStore ? eraseFileValue(store, id, req) : eraseRowValue(store, id, req);
 }
 
-/** Completes every erasure journal `id` records but has not carried out; returns them. */
-export function resumeErasures(store: Store, id: string): Promise<ErasureOutcome[]> {
-  return store instanceof FileStore ? resumeFileErasures(store, id) : resumeRowErasures(store, id);
+/**
+ * Completes every erasure journal `id` records but has not carried out; returns them. One that cannot be
+ * carried out (its target holds no such unit) is pushed onto `stuck` and blocks nothing.
+ */
+export function resumeErasures(store: Store, id: string, stuck: StuckErasure[] = []): Promise<ErasureOutcome[]> {
+  return store instanceof FileStore ? resumeFileErasures(store, id, stuck) : resumeRowErasures(store, id, stuck);
 }
 
 /** Finds and erases every value at `req.matchPath` equal to `req.value` in every stepchain/v3 journal of the store. */

@@ -1,7 +1,7 @@
 /** `stepchain erase`: erase one value of a stepchain/v3 journal, or every matching value across a store (spec/ERASURE.md). */
 import { resolve } from 'node:path';
 import { FileStore } from '../../store/file/store.js';
-import { eraseMatching, eraseValue, resumeErasures, type ErasureOutcome } from '../../erase/store.js';
+import { eraseMatching, eraseValue, resumeErasures, type ErasureOutcome, type StuckErasure } from '../../erase/store.js';
 import { EXIT_FAILED, EXIT_OK, UsageError, type Verb } from '../cli.js';
 import { locate } from '../location.js';
 import { backendOf } from '../../store/scheme.js';
@@ -71,13 +71,15 @@ export const eraseVerb: Verb = {
     try {
       if (at.id === undefined) throw new UsageError(`${inline(at.display)} names a store: add ?journal=<id> to erase one value (or use --match-path across the store)`, 'erase');
       if (values.resume === true) {
-        const done = await resumeErasures(at.store, at.id);
-        if (out.json) out.document('erase', { ok: true, erased: done });
+        const stuck: StuckErasure[] = [];
+        const done = await resumeErasures(at.store, at.id, stuck);
+        if (out.json) out.document('erase', { ok: stuck.length === 0, erased: done, stuck });
         else {
           done.forEach(say);
-          out.say(`${done.length} interrupted erasure(s) completed`);
+          for (const s of stuck) out.say(out.style('red', `cannot carry out erasure record seq ${s.erasure.seq} (${inline(s.path)} of seq ${s.seq}): ${s.code}: ${inline(s.error)}; it stays pending and blocks no other erasure`));
+          out.say(`${done.length} interrupted erasure(s) completed${stuck.length ? `, ${stuck.length} cannot be carried out` : ''}`);
         }
-        return EXIT_OK;
+        return stuck.length === 0 ? EXIT_OK : EXIT_FAILED;
       }
       if (values.seq === undefined || values.path === undefined || values.reason === undefined) throw new UsageError('erase needs --seq, --path and --reason (or --match-path on a store, or --resume)', 'erase');
       const o = await eraseValue(at.store, at.id, { seq: intArg(values.seq, '--seq'), path: values.path as string, reason: values.reason as string, by: (values.by as string | undefined) ?? null });

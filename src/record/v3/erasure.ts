@@ -9,10 +9,13 @@
  * Pure (no Node imports): the chain verifier runs `ErasureLedger`, a writer runs `eraseUnit`.
  */
 import { StepchainError } from '../../errors.js';
+import { b64u, fromB64u } from './base64url.js';
 import { canonicalJsonTrusted } from '../../canonical/jcs.js';
 import { RESERVED_PREFIX } from '../../canonical/limits.js';
 import { digestUtf8, toHex } from '../../canonical/sha256.js';
-import { CHUNKS_MARKER, CommitError, SALT_BYTES, KEY_BYTES, V3_SLOTS, WITHHELD_MARKER, commitSlot, derivedSalts, listedSalts, rootOf, seedFromHex, slotKey, type SaltSource, type Unit } from './commit.js';
+import { CHUNKS_MARKER, CommitError, PART_MARKER, SALT_BYTES, KEY_BYTES, V3_SLOTS, WITHHELD_MARKER, commitSlot, derivedSalts, listedSalts, rootOf, seedFromHex, slotKey, type SaltSource, type Unit } from './commit.js';
+
+export { b64u, fromB64u };
 
 export const ERASED_MARKER = `${RESERVED_PREFIX}erased`;
 export const ERASURE_KIND = 'erasure';
@@ -42,7 +45,7 @@ const DIGEST_RE = /^sha256:[0-9a-f]{64}$/;
 const STEP_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
 const isObj = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
-export type ErasureErrorCode = 'ERASURE_TARGET_INVALID' | 'ERASURE_INSIDE_PART' | 'ERASURE_CHUNK' | 'ERASURE_MISMATCH' | 'MARKER_INVALID' | 'ROOT_MISMATCH' | 'SEALED_INVALID';
+export type ErasureErrorCode = 'ERASURE_TARGET_INVALID' | 'ERASURE_SIGNED' | 'ERASURE_INSIDE_PART' | 'ERASURE_CHUNK' | 'ERASURE_MISMATCH' | 'MARKER_INVALID' | 'ROOT_MISMATCH' | 'SEALED_INVALID';
 
 /** Why an erasure could not be made or a sealed record cannot be read; nothing was written. */
 export class ErasureError extends StepchainError<ErasureErrorCode> {
@@ -54,36 +57,6 @@ export class ErasureError extends StepchainError<ErasureErrorCode> {
     super(code, message, path === undefined ? {} : { location: { path } });
     this.name = 'ErasureError';
   }
-}
-
-// ---- base64url (no padding), browser-safe ----
-const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
-export function b64u(bytes: Uint8Array): string {
-  let out = '';
-  for (let i = 0; i < bytes.length; i += 3) {
-    const n = (bytes[i]! << 16) | ((bytes[i + 1] ?? 0) << 8) | (bytes[i + 2] ?? 0);
-    const left = bytes.length - i;
-    out += B64[(n >>> 18) & 63]! + B64[(n >>> 12) & 63]! + (left > 1 ? B64[(n >>> 6) & 63]! : '') + (left > 2 ? B64[n & 63]! : '');
-  }
-  return out;
-}
-export function fromB64u(text: string): Uint8Array | null {
-  if (!/^[A-Za-z0-9_-]*$/.test(text) || text.length % 4 === 1) return null;
-  const out = new Uint8Array(Math.floor((text.length * 3) / 4));
-  let acc = 0;
-  let bits = 0;
-  let at = 0;
-  for (const c of text) {
-    acc = (acc << 6) | B64.indexOf(c);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out[at++] = (acc >>> bits) & 0xff;
-    }
-  }
-  // Canonical only: leftover bits must be zero, so one byte string has one text.
-  if ((acc & ((1 << bits) - 1)) !== 0) return null;
-  return out;
 }
 
 function escapePointer(name: string): string {
@@ -150,13 +123,24 @@ function asWithheld(v: unknown, path: string): unknown {
   if (Array.isArray(v)) return v.map((x, k) => asWithheld(x, `${path}/${k}`));
   if (!isObj(v)) return v;
   if (WITHHELD_MARKER in v || CHUNKS_MARKER in v) throw new ErasureError('MARKER_INVALID', 'a stored record holds no withheld or chunk markers', path);
+  const keys = Object.keys(v);
+  // A part reference commits only its address: the public walk takes exactly {"digest": A} (§2).
+  if (keys.length === 1 && keys[0] === PART_MARKER) {
+    const body = v[PART_MARKER];
+    return isObj(body) && typeof body.digest === 'string' ? { [PART_MARKER]: { digest: body.digest } } : v;
+  }
   const out: Record<string, unknown> = {};
-  for (const k of Object.keys(v)) {
+  for (const k of keys) {
     if (k === ERASED_MARKER) {
       const body = v[k];
       if (Array.isArray(body)) out[WITHHELD_MARKER] = body.map((b) => (b as ErasedBody).digest);
       else return { [WITHHELD_MARKER]: (body as ErasedBody).digest };
-    } else out[k] = asWithheld(v[k], `${path}/${escapePointer(k)}`);
+    } else {
+      // Defined, not assigned: a member named "__proto__" (legal JSON) would otherwise set the prototype and vanish.
+      const value = asWithheld(v[k], `${path}/${escapePointer(k)}`);
+      if (k === '__proto__') Object.defineProperty(out, k, { value, enumerable: true, writable: true, configurable: true });
+      else out[k] = value;
+    }
   }
   return out;
 }
@@ -298,6 +282,31 @@ function refuseUnsupported(r: Rec, path: string, tokens: readonly string[], chun
   }
 }
 
+/** Kinds whose `input` is a statement the approver signed, and whose `meta` holds the key and signature (spec/APPROVALS.md). */
+const SIGNED_DECISION_KINDS: readonly string[] = ['approval.granted', 'approval.denied'];
+
+/**
+ * Refusals beyond `unitAt`'s (spec/ERASURE.md §6.3): a unit of an approver's signed decision (erasing it voids
+ * the signature), a unit holding a value erased earlier (its erasure record would lose its marker). Checked by
+ * `eraseUnit`: before an erasure is recorded and when a recorded one is carried out.
+ */
+export function refuseUnerasable(r: Rec, path: string): void {
+  const tokens = path.split('/').slice(1).map(unescapeToken);
+  const slot = tokens[0];
+  if (typeof r.kind === 'string' && SIGNED_DECISION_KINDS.includes(r.kind) && (slot === 'input' || slot === 'meta')) {
+    throw new ErasureError('ERASURE_SIGNED', `${path} of seq ${String(r.seq)} is part of the decision an approver signed (the ${r.kind} record's input is the signed statement, its meta the key and signature; spec/APPROVALS.md): erasing any of it would void the signature and turn the decision into a problem; nothing was written. A signed decision is removed only with its journal (retention)`, path);
+  }
+  let v: unknown = r;
+  for (const t of tokens) {
+    if (Array.isArray(v)) v = /^(0|[1-9]\d*)$/.test(t) ? v[Number(t)] : undefined;
+    else if (isObj(v)) v = Object.prototype.hasOwnProperty.call(v, t) ? v[t] : undefined;
+    else return;
+  }
+  const inside: ErasedUnit[] = [];
+  collectErased(v, path, inside);
+  if (inside.length > 0) throw new ErasureError('ERASURE_TARGET_INVALID', `${path} of seq ${String(r.seq)} holds a value erased earlier (by ${inside[0]!.erasure}): erasing the whole of it would remove the marker that erasure record is checked against; nothing was written. Erase its remaining members or elements one by one instead`, path);
+}
+
 function partAddresses(v: unknown, out: string[]): void {
   if (Array.isArray(v)) v.forEach((x) => partAddresses(x, out));
   else if (isObj(v)) {
@@ -312,6 +321,9 @@ function partAddresses(v: unknown, out: string[]): void {
  * Checks before returning that R and the step hash are unchanged; throws ErasureError otherwise.
  */
 export function eraseUnit(r: Rec, path: string, erasureStepId: string, expectDigest?: string): Erased {
+  // Also when a recorded erasure is completed: one that would void a signature or orphan an earlier marker
+  // (two erasures of nested units racing) stays pending and is reported, rather than making the journal invalid.
+  refuseUnerasable(r, path);
   const rootBefore = rootOfRemaining(r);
   if (rootBefore !== r.root) throw new ErasureError('ROOT_MISMATCH', `seq ${String(r.seq)}: its root does not commit to its values; nothing is erased from a record that does not verify deep`);
   const { unit, units } = unitAt(r, path);

@@ -157,7 +157,12 @@ export class PartReader {
       return out;
     }
     const out: Record<string, Json> = {};
-    for (const k of Object.keys(v)) out[k] = await this.resolve(v[k]!, { ...site, path: `${site.path}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}` }, depth);
+    for (const k of Object.keys(v)) {
+      const value = await this.resolve(v[k]!, { ...site, path: `${site.path}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}` }, depth);
+      // Defined, not assigned: a member named "__proto__" (legal JSON, kept by JSON.parse) would otherwise become the prototype and vanish from show and log.
+      if (k === '__proto__') Object.defineProperty(out, k, { value, enumerable: true, writable: true, configurable: true });
+      else out[k] = value;
+    }
     return out;
   }
 }
