@@ -358,6 +358,12 @@ export class ApprovalLedger {
     }
   }
 
+  /** Whether request `id` is in the prefix a fork copied from its parent: it authorises no effect in the fork (§5.3). */
+  copiedFromParent(id: string): boolean {
+    const req = this.requests.get(id);
+    return req !== undefined && this.options.forkedAt !== undefined && req.seq <= this.options.forkedAt;
+  }
+
   /** What request `id` presented, as recorded (null for a malformed or withheld one). */
   presented(id: string): RequestInput | null {
     return this.requests.get(id)?.input ?? null;
