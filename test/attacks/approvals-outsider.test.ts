@@ -86,6 +86,8 @@ describe('approval attacks from the outsider report', () => {
     const denied = sc(dir, ['effect', 'begin', 'j', '--tool', 'mail', '--args', JSON.stringify(args), '--json']);
     expect(denied.status).not.toBe(0);
     expect(denied.stdout + denied.stderr).toMatch(/APPROVAL_DENIED/);
+    // Finding 2: the refusal does not present the approver's own name as fact.
+    expect(denied.stdout + denied.stderr).toMatch(/calling itself \\?"alice\\?" \(unpinned, self-named\)/);
     // Written by hand (not through the runtime), the same unnamed call is found by the verifier.
     ok(sc(dir, ['append', 'j'], JSON.stringify({ kind: 'tool.started', step_id: 'eff-x', tool_call: { name: 'mail', arguments: args } })));
     const v = verify(dir);
