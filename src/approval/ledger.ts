@@ -5,7 +5,7 @@
  * effect, so both read the rules from one place. Holds the requests seen (a handful), never the lines.
  * Pure; never throws on hostile input.
  */
-import { canonicalJsonTrusted } from '../canonical/jcs.js';
+import { EFFECT_EXTRA_MEMBERS, PART, callForm, hasHidden, hasMarker } from './calls.js';
 import { keyIdOf } from '../crypto/ed25519.js';
 import {
   APPROVAL_DENIED, APPROVAL_GRANTED, APPROVAL_REQUESTED, decisionMetaDefect, instant, partedRequestDefect, requestInputDefect, statementDefect,
@@ -85,56 +85,6 @@ interface RequestState {
 
 type Rec = Record<string, unknown>;
 const isObj = (v: unknown): v is Rec => v !== null && typeof v === 'object' && !Array.isArray(v);
-
-const PART = '$stepchain:part';
-
-/** Whether a value holds a reserved marker (withheld, chunks, part, erased). */
-function hasMarker(v: unknown, depth = 0): boolean {
-  if (depth > 64) return true;
-  if (Array.isArray(v)) return v.some((x) => hasMarker(x, depth + 1));
-  if (!isObj(v)) return false;
-  for (const k of Object.keys(v)) if (k.startsWith('$stepchain:') || hasMarker(v[k], depth + 1)) return true;
-  return false;
-}
-
-/**
- * Whether a value holds a marker other than a part reference (withheld, chunks, erased): its true value is
- * not in hand. A part reference is in hand: within a journal equal content has one address (PARTS.md §5).
- */
-function hasHidden(v: unknown, depth = 0): boolean {
-  if (depth > 64) return true;
-  if (Array.isArray(v)) return v.some((x) => hasHidden(x, depth + 1));
-  if (!isObj(v)) return false;
-  const keys = Object.keys(v);
-  if (keys.length === 1 && keys[0] === PART) return !(isObj(v[PART]) && typeof v[PART].digest === 'string');
-  for (const k of keys) if (k.startsWith('$stepchain:') || hasHidden(v[k], depth + 1)) return true;
-  return false;
-}
-
-/** A value with each part reference reduced to its address (private and public references alike). */
-function addressed(v: unknown, depth = 0): unknown {
-  if (depth > 64) throw new Error('too deep');
-  if (Array.isArray(v)) return v.map((x) => addressed(x, depth + 1));
-  if (!isObj(v)) return v;
-  const keys = Object.keys(v);
-  if (keys.length === 1 && keys[0] === PART && isObj(v[PART])) return { [PART]: v[PART].digest };
-  const out: Rec = {};
-  for (const k of keys) out[k] = addressed(v[k], depth + 1);
-  return out;
-}
-
-/** The canonical text of {arguments, name} with part references as addresses (APPROVALS.md §5.3), or null. */
-function callForm(name: unknown, args: unknown): string | null {
-  try {
-    // Trusted: parsed JSON; a part reference's reserved name is what is compared here.
-    return canonicalJsonTrusted(addressed({ arguments: args, name }));
-  } catch {
-    return null;
-  }
-}
-
-/** The tool_call members an effect may add to the presented call (APPROVALS.md §4); any other is a different call. */
-const EFFECT_EXTRA_MEMBERS = new Set(['name', 'arguments', 'call_id', 'idempotency_key']);
 
 export interface ApprovalLedgerOptions {
   /** The journal's genesis hash, which every decision's statement must name; null when the range does not start at the genesis. */
@@ -356,6 +306,12 @@ export class ApprovalLedger {
     } else if (extra.length > 0) {
       this.add('APPROVAL_MISMATCH', `seq ${seq}: effect ${JSON.stringify(id)}'s tool_call adds ${extra.map((k) => JSON.stringify(k)).join(', ')} to the call request ${JSON.stringify(rid)} presented: only call_id and idempotency_key may be added`, seq, 'tool_call');
     }
+  }
+
+  /** Whether request `id` is in the prefix a fork copied from its parent: it authorises no effect in the fork (§5.3). */
+  copiedFromParent(id: string): boolean {
+    const req = this.requests.get(id);
+    return req !== undefined && this.options.forkedAt !== undefined && req.seq <= this.options.forkedAt;
   }
 
   /** What request `id` presented, as recorded (null for a malformed or withheld one). */

@@ -90,7 +90,7 @@ export function beginRefusal(runId: string, e: ApprovalEntry, digest: string, no
   const at = `approval request ${JSON.stringify(e.request)} (seq ${e.request_seq})`;
   const expired = e.expires_at !== null && now > Date.parse(e.expires_at);
   if (e.status === 'invalid') return new RuntimeError('APPROVAL_INVALID', `run ${runId}: ${at} is not a well-formed request`);
-  if (e.status === 'denied') return new RuntimeError('APPROVAL_DENIED', `run ${runId}: ${at} was denied at seq ${e.decision_seq}${e.approver?.name ? ` by ${e.approver.name}` : ''}${e.reason ? `: ${e.reason}` : ''}; the tool must not run`);
+  if (e.status === 'denied') return new RuntimeError('APPROVAL_DENIED', `run ${runId}: ${at} was denied at seq ${e.decision_seq}${e.approver?.name ? (e.approver.pinned ? ` by ${JSON.stringify(e.approver.name)}` : ` by a key calling itself ${JSON.stringify(e.approver.name)} (unpinned, self-named)`) : ''}${e.reason ? `: ${e.reason}` : ''}; the tool must not run`);
   if (expired || e.status === 'expired') return new RuntimeError('APPROVAL_EXPIRED', `run ${runId}: ${at} expired at ${e.expires_at}; the tool must not run (ask again)`);
   if (e.status === 'pending') return new RuntimeError('APPROVAL_PENDING', `run ${runId}: ${at} has no decision yet; wait for one (awaitApproval)`);
   if (e.effect !== null) return new RuntimeError('APPROVAL_USED', `run ${runId}: the grant of ${at} was used by effect ${JSON.stringify(e.effect)} at seq ${e.effect_seq}: one grant, one effect (ask again)`);

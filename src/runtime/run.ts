@@ -513,6 +513,9 @@ export class Run {
     }
     const e = book.state(id, Date.now());
     if (e === undefined) throw unknownRequest(this.runId, id);
+    if (book.copiedFromParent(id)) {
+      throw new RuntimeError('APPROVAL_REQUIRED', `run ${this.runId}: approval request ${JSON.stringify(id)} (seq ${e.request_seq}) was copied from the parent journal by this fork: a decision on it is the parent's, so it authorises no effect here; request approval again in the fork (APPROVALS.md §4)`);
+    }
     const refusal = beginRefusal(this.runId, e, digest, Date.now());
     if (refusal !== null) throw refusal;
     return { request: id, request_hash: e.request_hash };

@@ -8,6 +8,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ApprovalLedger } from '../../src/approval/ledger.js';
+import { Run } from '../../src/runtime/run.js';
+import { alice, tempDir, v3Run } from '../approval/helpers.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const dirs: string[] = [];
@@ -84,6 +86,8 @@ describe('approval attacks from the outsider report', () => {
     const denied = sc(dir, ['effect', 'begin', 'j', '--tool', 'mail', '--args', JSON.stringify(args), '--json']);
     expect(denied.status).not.toBe(0);
     expect(denied.stdout + denied.stderr).toMatch(/APPROVAL_DENIED/);
+    // Finding 2: the refusal does not present the approver's own name as fact.
+    expect(denied.stdout + denied.stderr).toMatch(/calling itself \\?"alice\\?" \(unpinned, self-named\)/);
     // Written by hand (not through the runtime), the same unnamed call is found by the verifier.
     ok(sc(dir, ['append', 'j'], JSON.stringify({ kind: 'tool.started', step_id: 'eff-x', tool_call: { name: 'mail', arguments: args } })));
     const v = verify(dir);
@@ -104,6 +108,18 @@ describe('approval attacks from the outsider report', () => {
     const b = verify(dir, 'B');
     expect(b.problems).toContain('APPROVAL_MISSING');
     expect(b.status).not.toBe(0);
+  });
+
+  it('20: the runtime of a fork refuses an effect for a request copied from the parent, granted in the fork or not', async () => {
+    const { store, run } = await v3Run(tempDir());
+    const req = await run.requestApproval({ name: 'pay', args: { amount: 120 } });
+    const parent = await store.open('r1');
+    const fork = await store.fork(parent, { fromStep: req.seq, to: 'r1-fork' });
+    const forked = Run.of(fork);
+    await forked.decideApproval(req.id, 'granted', { key: alice.privateKey, name: 'alice' });
+    await expect(forked.beginTool({ name: 'pay', args: { amount: 120 }, approval: req.id })).rejects.toMatchObject({ code: 'APPROVAL_REQUIRED' });
+    await run.decideApproval(req.id, 'granted', { key: alice.privateKey, name: 'alice' });
+    await (await run.beginTool({ name: 'pay', args: { amount: 120 }, approval: req.id })).complete({ paid: true });
   });
 
   it('4: a denied call recorded as a plain step is APPROVAL_MISSING, not "never executed"', () => {

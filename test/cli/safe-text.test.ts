@@ -25,7 +25,8 @@ describe('inline', () => {
     ['bidi marks', '\u200e\u200f\u061c', '\\u200e\\u200f\\u061c'],
     ['NUL and BEL', '\u0000\u0007', '\\u0000\\u0007'],
     ['plain text, accents, emoji and ✔ unchanged', 'café ✔ 🙂 “quotes” \\u001b', 'café ✔ 🙂 “quotes” \\u001b'],
-    ['U+00A0 (after C1) and U+2028 are not controls it escapes', '\u00a0\u2028', '\u00a0\u2028'],
+    ['U+00A0 (after C1) is not a character it escapes', '\u00a0', '\u00a0'],
+    ['line and paragraph separators, zero-width space, BOM, soft hyphen and tag characters (issue 39 outsider finding 9)', 'a\u2028b\u2029c\u200bd\ufeffe\u00adf\u{e0041}', 'a\\u2028b\\u2029c\\u200bd\\ufeffe\\u00adf\\udb40\\udc41'],
   ])('%s', (_name, input, shown) => {
     expect(inline(input)).toBe(shown);
     expect(UNSAFE.test(inline(input))).toBe(false);
