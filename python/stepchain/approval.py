@@ -126,7 +126,7 @@ def _addressed(v: Any, depth: int = 0) -> Any:
 
 def call_form(name: Any, arguments: Any) -> Optional[str]:
     """The canonical text of {arguments, name} with every part reference (private or public) reduced to its address
-    (§5.3 "Comparing calls"), or None when it does not canonicalize. Without references, equal forms are equal digests."""
+    (§5 step 3 "Comparing calls"), or None when it does not canonicalize. Without references, equal forms are equal digests."""
     try:
         return canonical_json(_addressed({"arguments": arguments, "name": name}))
     except (CanonicalError, RecursionError, ValueError, TypeError):
@@ -229,7 +229,7 @@ class _Request:
     decision: Optional[_Decision] = None
     effect: Optional[tuple[str, int]] = None
     form: Optional[str] = None  # the presented call's call_form, None for a malformed or withheld request
-    unchecked: bool = False  # §5.5 applies to it: the report marks it `unchecked` (§6)
+    unchecked: bool = False  # §5 step 5 applies to it: the report marks it `unchecked` (§6)
 
 
 @dataclass
@@ -243,12 +243,12 @@ class ApprovalLedger:
     requests: dict[str, _Request] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
     unpinned: dict[str, tuple[int, Optional[str]]] = field(default_factory=dict)
-    # The latest ts read so far, in chain order: an effect is no earlier than a record before it (§5.3).
+    # The latest ts read so far, in chain order: an effect is no earlier than a record before it (§5 step 3).
     latest: Optional[int] = None
-    # A call could not be checked against the requests (withheld or erased): "never executed" is not proven (§5.5).
+    # A call could not be checked against the requests (withheld or erased): "never executed" is not proven (§5 step 5).
     unchecked_calls: bool = False
     # The chain is a fork whose steps 0..forked_at were copied from its parent (FILE-STORE.md lineage): a request
-    # there authorises no effect after it, since the parent holds the same request and decision (§5.3, the fork rule).
+    # there authorises no effect after it, since the parent holds the same request and decision (§5 step 3, the fork rule).
     forked_at: Optional[int] = None
 
     @property
@@ -271,7 +271,7 @@ class ApprovalLedger:
         elif self.requests and isinstance(r.get("tool_call"), dict) and (
                 kind == "step" or (kind in ("tool.completed", "tool.failed") and not _is_str(r.get("ref")))):
             # A call recorded as run without a tool.started (a plain step, a completion naming no start): it names
-            # no request, so a presented call recorded this way runs without its grant (§5.4).
+            # no request, so a presented call recorded this way runs without its grant (§5 step 4).
             self._unnamed(r, seq, r["tool_call"])
         t = instant(r.get("ts"))
         if t is not None and (self.latest is None or t > self.latest):
@@ -280,7 +280,7 @@ class ApprovalLedger:
     def _unnamed(self, r: dict[str, Any], seq: int, call: dict[str, Any]) -> None:
         eid = str(r.get("step_id"))
         if has_hidden(call.get("name")) or has_hidden(call.get("arguments")):
-            # Erased or withheld: it could be any presented call (§5.5).
+            # Erased or withheld: it could be any presented call (§5 step 5).
             self.unchecked_calls = True
             self._add("APPROVAL_UNCHECKED", f"seq {seq}: {r.get('kind')} {json.dumps(eid)} has a withheld or erased call and names no "
                       "approval request: whether it runs a call put to an approver is not checked", seq, "tool_call", True)
@@ -383,7 +383,7 @@ class ApprovalLedger:
         digest = None if form is None else presented_digest(call["name"], call["arguments"])  # type: ignore[index]
         if named is None:
             if has_hidden(meta) or (isinstance(meta, dict) and "approval" in meta and has_hidden(meta["approval"])):
-                # Withheld or erased meta: whether it named a request, and which, is not in hand (§5.5).
+                # Withheld or erased meta: whether it named a request, and which, is not in hand (§5 step 5).
                 self.unchecked_calls = True
                 self._add("APPROVAL_UNCHECKED", f"seq {seq}: effect {json.dumps(eid)} has a withheld or erased meta: whether it was begun "
                           "for an approval request is not checked", seq, "meta", True)
@@ -419,7 +419,7 @@ class ApprovalLedger:
                       f"{d.seq}{by}", seq, "meta")
             return
         began = instant(r.get("ts"))
-        # The effect's time by chain order: no earlier than any record before it (a backdated ts does not move it, §5.3).
+        # The effect's time by chain order: no earlier than any record before it (a backdated ts does not move it, §5 step 3).
         at = None if began is None else max(began, self.latest if self.latest is not None else began)
         if expires is not None and (at is None or at > expires):
             earlier = began is not None and at is not None and began < at

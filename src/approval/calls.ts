@@ -1,5 +1,5 @@
 /**
- * How the approval check reads a call (spec/APPROVALS.md §5.3–§5.5): which markers leave a value out of hand,
+ * How the approval check reads a call (spec/APPROVALS.md §5 step 3–§5 step 5): which markers leave a value out of hand,
  * and the comparable text of a call with part references as their addresses. Pure; runs in a browser.
  */
 import { canonicalJsonTrusted } from '../canonical/jcs.js';
@@ -44,7 +44,7 @@ function addressed(v: unknown, depth = 0): unknown {
   return out;
 }
 
-/** The canonical text of {arguments, name} with part references as addresses (APPROVALS.md §5.3), or null. */
+/** The canonical text of {arguments, name} with part references as addresses (APPROVALS.md §5 step 3), or null. */
 export function callForm(name: unknown, args: unknown): string | null {
   try {
     // Trusted: parsed JSON; a part reference's reserved name is what is compared here.

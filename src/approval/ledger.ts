@@ -94,7 +94,7 @@ export interface ApprovalLedgerOptions {
   approvers?: readonly PinnedApprover[];
   /**
    * The chain is a fork whose steps 0..forkedAt were copied from its parent (FILE-STORE.md lineage): a request
-   * in that prefix does not authorise an effect after it (APPROVALS.md §5.3), since the parent holds the same
+   * in that prefix does not authorise an effect after it (APPROVALS.md §5 step 3), since the parent holds the same
    * request and any decision on it is the parent's too.
    */
   forkedAt?: number;
@@ -107,7 +107,7 @@ export class ApprovalLedger {
   private readonly unpinned = new Map<string, { seq: number; name: string | null }>();
   /** An effect or record whose call could not be checked against the requests: "never executed" is not proven. */
   private uncheckedCalls = false;
-  /** The latest ts read so far (chain order): an effect is no earlier than a record before it (§5.3). */
+  /** The latest ts read so far (chain order): an effect is no earlier than a record before it (§5 step 3). */
   private latest = -Infinity;
 
   constructor(private readonly options: ApprovalLedgerOptions) {
@@ -131,7 +131,7 @@ export class ApprovalLedger {
     else if (r.kind === 'tool.started' && this.requests.size > 0) this.effect(r, seq);
     else if (this.requests.size > 0 && isObj(r.tool_call) && (r.kind === 'step' || ((r.kind === 'tool.completed' || r.kind === 'tool.failed') && typeof r.ref !== 'string'))) {
       // A call recorded as run without a tool.started (a plain step, a completion naming no start): it names no
-      // request, so a presented call recorded this way is run without its grant (§5.4).
+      // request, so a presented call recorded this way is run without its grant (§5 step 4).
       this.unnamed(r, seq, r.tool_call);
     }
     const t = instant(r.ts);
@@ -207,7 +207,7 @@ export class ApprovalLedger {
     return { keyid, name: meta.approver.name, pinned: false };
   }
 
-  /** A record of a call run without naming a request: a presented call is APPROVAL_MISSING (§5.4). */
+  /** A record of a call run without naming a request: a presented call is APPROVAL_MISSING (§5 step 4). */
   private unnamed(r: Rec, seq: number, call: Rec): void {
     const id = String(r.step_id);
     if (hasHidden(call.name) || hasHidden(call.arguments)) {
@@ -308,7 +308,7 @@ export class ApprovalLedger {
     }
   }
 
-  /** Whether request `id` is in the prefix a fork copied from its parent: it authorises no effect in the fork (§5.3). */
+  /** Whether request `id` is in the prefix a fork copied from its parent: it authorises no effect in the fork (§5 step 3). */
   copiedFromParent(id: string): boolean {
     const req = this.requests.get(id);
     return req !== undefined && this.options.forkedAt !== undefined && req.seq <= this.options.forkedAt;

@@ -55,6 +55,10 @@ test('deferred, batched step hashes give the per-line check\'s facts, intact or 
     ),
     { numRuns: 150 },
   );
-  // Node has WebAssembly SIMD: the kernel did the work, not the portable batch.
+  // Node has WebAssembly SIMD: with the portable hash in effect (a browser's case), the kernel does the work,
+  // not the portable batch; with node:crypto, node:crypto does.
+  setSha256Backend(nobleBackend);
   expect(lineHashEngine()).toBe('wasm-simd-4');
+  setSha256Backend(nodeBackend!);
+  expect(lineHashEngine()).toBe('node:crypto');
 });
