@@ -13,7 +13,14 @@ export default {
   plugins: ['@stryker-mutator/vitest-runner', './test/mutation/ignore-message-text.mjs'],
   // No mutants in the wording of coded reports (test/mutation/ignore-message-text.mjs says what counts).
   ignorers: ['message-text'],
-  mutate: ['src/canonical/**/*.ts', 'src/record/**/*.ts', 'src/chain/**/*.ts', 'src/receipt/**/*.ts', 'src/redact/**/*.ts', '!src/**/index.ts'],
+  mutate: [
+    'src/canonical/**/*.ts',
+    'src/record/**/*.ts',
+    'src/chain/**/*.ts',
+    'src/receipt/**/*.ts',
+    'src/redact/**/*.ts',
+    '!src/**/index.ts',
+  ],
   coverageAnalysis: 'perTest',
   // A mutant reached while a test file loads (its top-level fixtures) is "static", and Stryker would rerun
   // the whole suite for each: 2 578 of them, 89% of the time, hours on two cores. With ignoreStatic one that

@@ -30,7 +30,10 @@ class LongestFirst extends BaseSequencer {
       const i = LONGEST_FIRST.findIndex((p) => path.startsWith(p));
       return i === -1 ? LONGEST_FIRST.length : i;
     };
-    return ordered.map((f, i) => ({ f, i, r: rank(f) })).sort((a, b) => a.r - b.r || a.i - b.i).map((x) => x.f);
+    return ordered
+      .map((f, i) => ({ f, i, r: rank(f) }))
+      .sort((a, b) => a.r - b.r || a.i - b.i)
+      .map((x) => x.f);
   }
 }
 

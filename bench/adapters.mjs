@@ -22,16 +22,34 @@ import { measure, median } from './lib/stats.mjs';
 import { writeSection } from './lib/results-section.mjs';
 
 const usage = { inputTokens: { total: 12, noCache: 12 }, outputTokens: { total: 8, text: 8 } };
-const text = (t) => ({ content: [{ type: 'text', text: t }], finishReason: { unified: 'stop', raw: 'stop' }, usage, warnings: [] });
-const toolCall = (i) => ({ content: [{ type: 'tool-call', toolCallId: `c${i}`, toolName: 'lookup', input: JSON.stringify({ q: `query ${i}` }) }], finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage, warnings: [] });
+const text = (t) => ({
+  content: [{ type: 'text', text: t }],
+  finishReason: { unified: 'stop', raw: 'stop' },
+  usage,
+  warnings: [],
+});
+const toolCall = (i) => ({
+  content: [{ type: 'tool-call', toolCallId: `c${i}`, toolName: 'lookup', input: JSON.stringify({ q: `query ${i}` }) }],
+  finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
+  usage,
+  warnings: [],
+});
 const lookup = tool({ inputSchema: z.object({ q: z.string() }), execute: async ({ q }) => ({ q, hits: [1, 2, 3] }) });
 
 /** One conversation: `tools` false → one model call answering with text; true → a tool call, the tool, then the answer (two model calls). */
 async function conversation(run, i, tools) {
-  const mock = new MockLanguageModelV3({ doGenerate: tools ? [toolCall(i), text(`answer ${i}`)] : [text(`answer ${i}`)] });
+  const mock = new MockLanguageModelV3({
+    doGenerate: tools ? [toolCall(i), text(`answer ${i}`)] : [text(`answer ${i}`)],
+  });
   const model = run === null ? mock : wrapLanguageModel({ model: mock, middleware: stepchainMiddleware(run) });
   const toolSet = tools ? (run === null ? { lookup } : recordTools(run, { lookup })) : undefined;
-  await generateText({ model, tools: toolSet, stopWhen: stepCountIs(4), maxRetries: 0, prompt: `question ${i}: ${'context '.repeat(50)}` });
+  await generateText({
+    model,
+    tools: toolSet,
+    stopWhen: stepCountIs(4),
+    maxRetries: 0,
+    prompt: `question ${i}: ${'context '.repeat(50)}`,
+  });
 }
 
 /** `fn` with the CPU time of each call (ms, user + system) pushed to `into`. */
@@ -61,14 +79,26 @@ export async function adapterOverhead({ quick = false, log = () => undefined } =
       for (const tools of [false, true]) {
         const K = calls[fsync];
         const modelCalls = K * (tools ? 2 : 1);
-        log(`adapters: fsync ${fsync}, ${tools ? 'tool loop' : 'one model call'}, ${K} conversations × ${reps} runs ...`);
+        log(
+          `adapters: fsync ${fsync}, ${tools ? 'tool loop' : 'one model call'}, ${K} conversations × ${reps} runs ...`,
+        );
         const cpu = { bare: [], rec: [] };
-        const bare = { units: modelCalls, fn: cpuTimed(cpu.bare, async () => { for (let i = 0; i < K; i++) await conversation(null, i, tools); }) };
+        const bare = {
+          units: modelCalls,
+          fn: cpuTimed(cpu.bare, async () => {
+            for (let i = 0; i < K; i++) await conversation(null, i, tools);
+          }),
+        };
         const bareFig = await measure({ reps, units: modelCalls, warmup: 1, fn: bare.fn });
         const recFig = await measure({
-          reps, units: modelCalls, warmup: 1, pair: bare,
+          reps,
+          units: modelCalls,
+          warmup: 1,
+          pair: bare,
           setup: async () => startRun(store, { runId: `bench-${n++}` }),
-          fn: cpuTimed(cpu.rec, async (run) => { for (let i = 0; i < K; i++) await conversation(run, i, tools); }),
+          fn: cpuTimed(cpu.rec, async (run) => {
+            for (let i = 0; i < K; i++) await conversation(run, i, tools);
+          }),
           teardown: (run) => run.close(),
         });
         const msBare = 1000 / bareFig.median;
@@ -76,7 +106,22 @@ export async function adapterOverhead({ quick = false, log = () => undefined } =
         // The first run of each list is a warm-up; every later one is a measured run (the bare ones also as pairs).
         const cpuBare = medianOf(cpu.bare.slice(1)) / modelCalls;
         const cpuRec = medianOf(cpu.rec.slice(1)) / modelCalls;
-        rows.push({ fsync, shape: tools ? 'tool call, tool, answer (2 model calls, 1 tool)' : 'one model call, text answer', appends: tools ? 3 : 2, msBare, msRec, added: msRec - msBare, cpuBare, cpuRec, cpuAdded: cpuRec - cpuBare, ratio: recFig.pairRatio, ratioMin: recFig.pairMin, ratioMax: recFig.pairMax, runs: recFig.runs, K });
+        rows.push({
+          fsync,
+          shape: tools ? 'tool call, tool, answer (2 model calls, 1 tool)' : 'one model call, text answer',
+          appends: tools ? 3 : 2,
+          msBare,
+          msRec,
+          added: msRec - msBare,
+          cpuBare,
+          cpuRec,
+          cpuAdded: cpuRec - cpuBare,
+          ratio: recFig.pairRatio,
+          ratioMin: recFig.pairMin,
+          ratioMax: recFig.pairMax,
+          runs: recFig.runs,
+          K,
+        });
         log(`  wall ${ms(msBare)} → ${ms(msRec)} ms, CPU ${ms(cpuBare)} → ${ms(cpuRec)} ms per model call`);
       }
     }
@@ -105,15 +150,26 @@ const ms = (x) => (x >= 10 ? x.toFixed(1) : x.toFixed(3));
 /** The section as markdown lines (heading included). */
 export function adapterSection(rows) {
   const L = ['## Adapter overhead (issue 18)', ''];
-  L.push('`generateText` with the AI SDK\'s mock model (`MockLanguageModelV3`), bare and recorded with `stepchain/ai-sdk` (middleware + recorded tools) into a run in a MemoryStore or a file store. Per model call: the median time of a run divided by its model calls. "Added" = recorded − bare; the throughput ratio comes from paired runs (each recorded run right after a bare one).');
+  L.push(
+    '`generateText` with the AI SDK\'s mock model (`MockLanguageModelV3`), bare and recorded with `stepchain/ai-sdk` (middleware + recorded tools) into a run in a MemoryStore or a file store. Per model call: the median time of a run divided by its model calls. "Added" = recorded − bare; the throughput ratio comes from paired runs (each recorded run right after a bare one).',
+  );
   L.push('');
-  L.push('| Store (fsync) | Conversation | Appends per model call | Bare, per model call | Recorded, per model call | Added per model call | CPU added per model call (bare → recorded) | Recorded / bare throughput (paired) | Runs × conversations |');
+  L.push(
+    '| Store (fsync) | Conversation | Appends per model call | Bare, per model call | Recorded, per model call | Added per model call | CPU added per model call (bare → recorded) | Recorded / bare throughput (paired) | Runs × conversations |',
+  );
   L.push('|---|---|---:|---:|---:|---:|---:|---:|---:|');
-  for (const r of rows) L.push(`| ${r.fsync === 'memory' ? 'MemoryStore' : `file, ${r.fsync}`} | ${r.shape} | ${r.appends} | ${ms(r.msBare)} ms | ${ms(r.msRec)} ms | **${ms(r.added)} ms** | **${ms(r.cpuAdded)} ms** (${ms(r.cpuBare)} → ${ms(r.cpuRec)}) | ${r.ratio.toFixed(2)}× (${r.ratioMin.toFixed(2)}–${r.ratioMax.toFixed(2)}) | ${r.runs} × ${r.K} |`);
+  for (const r of rows)
+    L.push(
+      `| ${r.fsync === 'memory' ? 'MemoryStore' : `file, ${r.fsync}`} | ${r.shape} | ${r.appends} | ${ms(r.msBare)} ms | ${ms(r.msRec)} ms | **${ms(r.added)} ms** | **${ms(r.cpuAdded)} ms** (${ms(r.cpuBare)} → ${ms(r.cpuRec)}) | ${r.ratio.toFixed(2)}× (${r.ratioMin.toFixed(2)}–${r.ratioMax.toFixed(2)}) | ${r.runs} × ${r.K} |`,
+    );
   L.push('');
-  L.push('Where the time goes: the MemoryStore rows are the adapter and the runtime without the file system. Each runtime record (`Run.record`) is one append: the Run folds the record into its state from what it asked for and what the append returned (seq, hashes, `ts`), and reads the journal only for records another writer appended — a gap before its seq, or an outcome refused with `HEAD_MOVED` because the chain moved (spec/FILE-STORE.md §17). Appends that follow each other keep the file store\'s lock (`lockLingerMs`), so a recorded model call costs its appends and their fsyncs, no lock acquisition or tail re-read per record. CPU time is this process\'s (user + system), the steadier figure on a shared machine: wall figures here move by several ms from run to run under other load (a negative "added" is such noise), so compare CPU.');
+  L.push(
+    'Where the time goes: the MemoryStore rows are the adapter and the runtime without the file system. Each runtime record (`Run.record`) is one append: the Run folds the record into its state from what it asked for and what the append returned (seq, hashes, `ts`), and reads the journal only for records another writer appended — a gap before its seq, or an outcome refused with `HEAD_MOVED` because the chain moved (spec/FILE-STORE.md §17). Appends that follow each other keep the file store\'s lock (`lockLingerMs`), so a recorded model call costs its appends and their fsyncs, no lock acquisition or tail re-read per record. CPU time is this process\'s (user + system), the steadier figure on a shared machine: wall figures here move by several ms from run to run under other load (a negative "added" is such noise), so compare CPU.',
+  );
   L.push('');
-  L.push(`Before (${BEFORE.commit}: every record an append followed by a read-back of the head and the new records, which also let the lock lapse between appends; the same script, ${BEFORE.when}), added per model call, wall / CPU: ${BEFORE.rows.map((r) => `${r.store}, ${r.shape}: ${r.wall} / ${r.cpu} ms`).join('; ')}.`);
+  L.push(
+    `Before (${BEFORE.commit}: every record an append followed by a read-back of the head and the new records, which also let the lock lapse between appends; the same script, ${BEFORE.when}), added per model call, wall / CPU: ${BEFORE.rows.map((r) => `${r.store}, ${r.shape}: ${r.wall} / ${r.cpu} ms`).join('; ')}.`,
+  );
   L.push('');
   return L;
 }

@@ -51,7 +51,8 @@ const cpuDone = (c) => {
  * The collector's cost is left to "the rest", where the whole appendMany pays it.
  */
 const settle = typeof globalThis.gc === 'function' ? () => globalThis.gc({ type: 'minor' }) : () => {};
-if (typeof globalThis.gc !== 'function') console.error('run with node --expose-gc: without it, collections land in whichever phase is running');
+if (typeof globalThis.gc !== 'function')
+  console.error('run with node --expose-gc: without it, collections land in whichever phase is running');
 
 /** CPU microseconds of `fn()` (sync), added to `into[name]`. */
 function lap(into, name, fn) {
@@ -115,9 +116,13 @@ async function pipeline() {
 function prepareParts() {
   const t = {};
   for (const b of batches) {
-    lap(t, JCS, () => { for (const s of b) checkStepInput(s, profile); });
+    lap(t, JCS, () => {
+      for (const s of b) checkStepInput(s, profile);
+    });
     const prepared = prepareSteps(b, 1 << 20, profile);
-    lap(t, KEY, () => { for (const p of prepared) profile.key(p.texts); });
+    lap(t, KEY, () => {
+      for (const p of prepared) profile.key(p.texts);
+    });
   }
   return t;
 }
@@ -148,7 +153,12 @@ for (const run of [pipeline, prepareParts, whole]) {
 }
 const parts = [PREPARE, SEQUENCE, WINDOW, WRITE, TREE];
 const sum = parts.reduce((a, k) => a + results[k], 0);
-console.log(`${format}, ${n} of bench/lib/steps.mjs's steps (seed 11) in batches of ${BATCH}; CPU µs per step, best of ${rounds}; Node ${process.version}; dist ${arg('dist', 'dist')}`);
-for (const name of [PREPARE, JCS, KEY, SEQUENCE, WINDOW, WRITE, TREE, WHOLE]) console.log(`${results[name].toFixed(2).padStart(7)} µs  ${name}`);
-console.log(`${(results[WHOLE] - sum).toFixed(2).padStart(7)} µs  the rest: whole − the five phases (the garbage collector, the queue's promise hops, the lock's checks per batch)`);
+console.log(
+  `${format}, ${n} of bench/lib/steps.mjs's steps (seed 11) in batches of ${BATCH}; CPU µs per step, best of ${rounds}; Node ${process.version}; dist ${arg('dist', 'dist')}`,
+);
+for (const name of [PREPARE, JCS, KEY, SEQUENCE, WINDOW, WRITE, TREE, WHOLE])
+  console.log(`${results[name].toFixed(2).padStart(7)} µs  ${name}`);
+console.log(
+  `${(results[WHOLE] - sum).toFixed(2).padStart(7)} µs  the rest: whole − the five phases (the garbage collector, the queue's promise hops, the lock's checks per batch)`,
+);
 console.log(JSON.stringify({ format, steps: n, cpuUsPerStep: results, rest: results[WHOLE] - sum }));

@@ -35,7 +35,9 @@ try {
   const p = await median(plain.journal);
   const a = await median(approved.journal);
   console.log(`plain:    ${N} calls, ${2 * N + 1} records, verify ${p.toFixed(0)} ms`);
-  console.log(`approved: ${N} calls, ${4 * N + 1} records, verify ${a.toFixed(0)} ms (${((a - p) / N * 1000).toFixed(0)} µs more per approval flow)`);
+  console.log(
+    `approved: ${N} calls, ${4 * N + 1} records, verify ${a.toFixed(0)} ms (${(((a - p) / N) * 1000).toFixed(0)} µs more per approval flow)`,
+  );
   await plain.close();
   await approved.close();
 } finally {

@@ -22,7 +22,9 @@ async function journalLocation(dir) {
   if (storeKind === 'dir') return { at: join(dir, 'j'), env: {}, done: async () => {} };
   if (storeKind === 'sqlite') return { at: `sqlite:${join(dir, 'bulk.db')}?journal=j`, env: {}, done: async () => {} };
   if (storeKind !== 'postgres') throw new Error(`--store=${storeKind}: dir, sqlite or postgres`);
-  const runner = fork(new URL('../test/setup/pg-runner.mjs', import.meta.url), ['--durable'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const runner = fork(new URL('../test/setup/pg-runner.mjs', import.meta.url), ['--durable'], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   const exited = new Promise((r) => runner.once('exit', r));
   const m = await new Promise((r) => runner.once('message', r));
   if (m.url === undefined) throw new Error(m.error);
@@ -30,7 +32,14 @@ async function journalLocation(dir) {
   const password = decodeURIComponent(u.password);
   u.password = '';
   u.searchParams.set('journal', 'j');
-  return { at: u.toString(), env: { PGPASSWORD: password }, done: async () => { runner.disconnect(); await exited; } };
+  return {
+    at: u.toString(),
+    env: { PGPASSWORD: password },
+    done: async () => {
+      runner.disconnect();
+      await exited;
+    },
+  };
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'stepchain-bulk-'));
@@ -46,12 +55,33 @@ try {
   await new Promise((r) => out.end(r));
   execFileSync(process.execPath, [cli, 'init', store.at], { stdio: 'ignore', env });
   const started = process.hrtime.bigint();
-  const r = spawnSync('/usr/bin/time', ['-v', process.execPath, ...nodeFlags, cli, 'append', store.at, '--jsonl', '--file', input], { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8', maxBuffer: 1 << 26, env });
+  const r = spawnSync(
+    '/usr/bin/time',
+    ['-v', process.execPath, ...nodeFlags, cli, 'append', store.at, '--jsonl', '--file', input],
+    { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8', maxBuffer: 1 << 26, env },
+  );
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   const kb = Number(/Maximum resident set size \(kbytes\): (\d+)/.exec(r.stderr)?.[1] ?? NaN);
   const mb = kb / 1024;
-  const cpu = ['User', 'System'].reduce((t, k) => t + Number(new RegExp(`${k} time \\(seconds\\): ([\\d.]+)`).exec(r.stderr)?.[1] ?? NaN), 0);
-  console.log(JSON.stringify({ cli, store: storeKind, ...(nodeFlags.length > 0 ? { node_flags: nodeFlags } : {}), steps, input_mb: +(statSync(input).size / 2 ** 20).toFixed(1), exit: r.status, peak_rss_mb: +mb.toFixed(1), seconds: +seconds.toFixed(1), cpu_s: +cpu.toFixed(1), steps_per_s: Math.round(steps / seconds), limit_mb: limitMb }));
+  const cpu = ['User', 'System'].reduce(
+    (t, k) => t + Number(new RegExp(`${k} time \\(seconds\\): ([\\d.]+)`).exec(r.stderr)?.[1] ?? NaN),
+    0,
+  );
+  console.log(
+    JSON.stringify({
+      cli,
+      store: storeKind,
+      ...(nodeFlags.length > 0 ? { node_flags: nodeFlags } : {}),
+      steps,
+      input_mb: +(statSync(input).size / 2 ** 20).toFixed(1),
+      exit: r.status,
+      peak_rss_mb: +mb.toFixed(1),
+      seconds: +seconds.toFixed(1),
+      cpu_s: +cpu.toFixed(1),
+      steps_per_s: Math.round(steps / seconds),
+      limit_mb: limitMb,
+    }),
+  );
   if (r.status !== 0) console.error(r.stderr.split('\n').slice(0, 5).join('\n'));
   process.exitCode = r.status === 0 && mb <= limitMb ? 0 : 1;
 } finally {

@@ -21,7 +21,8 @@ const here = fileURLToPath(new URL('.', import.meta.url));
 const CLI = join(here, '../dist/cli/main.js');
 const SHARED = join(here, 'workers/cli-shared-chunks.mjs');
 const CPU_EXIT = join(here, 'workers/cpu-exit.mjs');
-const arg = (name, fallback) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
+const arg = (name, fallback) =>
+  process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
 const REPS = Number(arg('reps', '11'));
 const SIZES = arg('steps', '10,10000').split(',').map(Number);
 const WRITE = process.argv.includes('--write');
@@ -50,14 +51,28 @@ function cli(...args) {
 function runJournal(root, steps) {
   const path = join(root, `run-${steps}`);
   cli('init', path, '--run');
-  const lines = Array.from({ length: steps - 1 }, (_, i) => JSON.stringify({ input: { q: `question ${i}` }, model: 'm', prompt: null, tool_call: null, result: { i, text: 'lorem ipsum dolor sit amet '.repeat(4) } }));
+  const lines = Array.from({ length: steps - 1 }, (_, i) =>
+    JSON.stringify({
+      input: { q: `question ${i}` },
+      model: 'm',
+      prompt: null,
+      tool_call: null,
+      result: { i, text: 'lorem ipsum dolor sit amet '.repeat(4) },
+    }),
+  );
   const file = join(root, `steps-${steps}.jsonl`);
   writeFileSync(file, lines.join('\n') + '\n');
   if (steps > 1) cli('append', path, '--jsonl', '--file', file);
   return path;
 }
 
-const STEP = JSON.stringify({ input: { q: 'one more' }, model: 'm', prompt: null, tool_call: null, result: { ok: true } });
+const STEP = JSON.stringify({
+  input: { q: 'one more' },
+  model: 'm',
+  prompt: null,
+  tool_call: null,
+  result: { ok: true },
+});
 
 /** Paired: `node -e 0`, then the command made by `make(i)`; ratios command ÷ node per pair. */
 function paired(make) {
@@ -77,7 +92,17 @@ function paired(make) {
     cpuMs.push(b.cpu);
     base.push(a.cpu);
   }
-  return { wall: median(wall), wallMin: Math.min(...wall), wallMax: Math.max(...wall), cpu: median(cpu), cpuMin: Math.min(...cpu), cpuMax: Math.max(...cpu), ms: median(ms), cpuMs: median(cpuMs), baseCpu: median(base) };
+  return {
+    wall: median(wall),
+    wallMin: Math.min(...wall),
+    wallMax: Math.max(...wall),
+    cpu: median(cpu),
+    cpuMin: Math.min(...cpu),
+    cpuMax: Math.max(...cpu),
+    ms: median(ms),
+    cpuMs: median(cpuMs),
+    baseCpu: median(base),
+  };
 }
 
 const root = mkdtempSync(join(tmpdir(), 'stepchain-cli-startup-'));
@@ -93,15 +118,41 @@ try {
       ['`append` of one step', (i) => [[CLI, 'append', path, '--file', stepFile]]],
       ['`append` of one step, main build (before)', () => [[SHARED, 'append', path, '--file', stepFile]]],
       // Distinct arguments each time: the same tool and arguments as a pending effect are refused.
-      ['`effect begin`', () => [[CLI, 'effect', 'begin', path, '--tool', 'send_email', '--args', JSON.stringify({ to: 'a@b.example', n: n++ })]]],
+      [
+        '`effect begin`',
+        () => [
+          [
+            CLI,
+            'effect',
+            'begin',
+            path,
+            '--tool',
+            'send_email',
+            '--args',
+            JSON.stringify({ to: 'a@b.example', n: n++ }),
+          ],
+        ],
+      ],
     ];
     // `effect end` needs an effect begun: one per run, begun (untimed) before the pairs.
-    const ids = Array.from({ length: REPS + 1 }, (_, i) => cli('effect', 'begin', path, '--tool', 'fetch', '--args', JSON.stringify({ url: `https://x.example/${i}` })).trim());
+    const ids = Array.from({ length: REPS + 1 }, (_, i) =>
+      cli(
+        'effect',
+        'begin',
+        path,
+        '--tool',
+        'fetch',
+        '--args',
+        JSON.stringify({ url: `https://x.example/${i}` }),
+      ).trim(),
+    );
     commands.push(['`effect end`', (i) => [[CLI, 'effect', 'end', path, ids[i + 1], '--result', '{"status":200}']]]);
     for (const [name, make] of commands) {
       const p = paired(make);
       rows.push({ steps, name, ...p });
-      console.error(`${steps} steps  ${name}: ${p.ms.toFixed(0)} ms wall, ${p.cpuMs.toFixed(0)} ms CPU; ×node -e 0: wall ${p.wall.toFixed(2)} (${p.wallMin.toFixed(2)}–${p.wallMax.toFixed(2)}), CPU ${p.cpu.toFixed(2)} (${p.cpuMin.toFixed(2)}–${p.cpuMax.toFixed(2)})`);
+      console.error(
+        `${steps} steps  ${name}: ${p.ms.toFixed(0)} ms wall, ${p.cpuMs.toFixed(0)} ms CPU; ×node -e 0: wall ${p.wall.toFixed(2)} (${p.wallMin.toFixed(2)}–${p.wallMax.toFixed(2)}), CPU ${p.cpu.toFixed(2)} (${p.cpuMin.toFixed(2)}–${p.cpuMax.toFixed(2)})`,
+      );
     }
   }
 } finally {
@@ -118,7 +169,10 @@ const lines = [
   '',
   '| run journal | command | wall | CPU | × `node -e 0`, wall | × `node -e 0`, CPU |',
   '|---:|---|---:|---:|---:|---:|',
-  ...rows.map((r) => `| ${r.steps.toLocaleString('en')} steps | ${r.name} | ${r.ms.toFixed(0)} ms | ${r.cpuMs.toFixed(0)} ms | **${f2(r.wall)}×** (${f2(r.wallMin)}–${f2(r.wallMax)}) | **${f2(r.cpu)}×** (${f2(r.cpuMin)}–${f2(r.cpuMax)}) |`),
+  ...rows.map(
+    (r) =>
+      `| ${r.steps.toLocaleString('en')} steps | ${r.name} | ${r.ms.toFixed(0)} ms | ${r.cpuMs.toFixed(0)} ms | **${f2(r.wall)}×** (${f2(r.wallMin)}–${f2(r.wallMax)}) | **${f2(r.cpu)}×** (${f2(r.cpuMin)}–${f2(r.cpuMax)}) |`,
+  ),
   '',
   `\`node -e 0\`: ${median(rows.map((r) => r.baseCpu)).toFixed(0)} ms of CPU (median over the rows).`,
   '<!-- cli-startup:end -->',
@@ -130,5 +184,10 @@ if (WRITE) {
   const text = readFileSync(file, 'utf8');
   const begin = text.indexOf('<!-- cli-startup:begin -->');
   const end = text.indexOf('<!-- cli-startup:end -->');
-  writeFileSync(file, begin >= 0 && end > begin ? text.slice(0, begin) + table + text.slice(end + '<!-- cli-startup:end -->'.length) : `${text.trimEnd()}\n\n${table}\n`);
+  writeFileSync(
+    file,
+    begin >= 0 && end > begin
+      ? text.slice(0, begin) + table + text.slice(end + '<!-- cli-startup:end -->'.length)
+      : `${text.trimEnd()}\n\n${table}\n`,
+  );
 }

@@ -59,24 +59,43 @@ async function phasesOf(k, { n, reps }) {
   const phases = [
     [PHASES[0], () => prepareSteps(steps, 1 << 30, v.profile)],
     [PHASES[1], () => sequenceBatch([{ steps: prepared }], { seq: -1, hash: genesisHash(v.genesis) }, NO_STEPS, NOW)],
-    [PHASES[2], () => { for (const line of v.lines) checkLine(line, format); }],
-    [PHASES[3], () => { for (let i = 0; i < spans.length; i++) v.profile.stepHashOf(v.lines[i], spans[i].get('step_hash'), spans[i]); }],
-    [PHASES[4], () => {
-      const cv = new ChainVerifier({ genesis: v.genesis });
-      cv.beginSegment('b');
-      for (const line of bytes) cv.line(line, true);
-      const r = cv.finish();
-      if (!r.ok) throw new Error(`chain ${k}: ${r.problems[0]?.message}`);
-    }],
-    [PHASES[5], () => {
-      if (k === 'v1') return;
-      const s = emptyState();
-      v.lines.forEach((line, seq) => foldLine(s, line, seq));
-    }],
-    [PHASES[6], async () => {
-      const rep = await verifyReceipt(receipt);
-      if (!rep.ok) throw new Error(`receipt ${k}: ${rep.problems[0]?.message}`);
-    }],
+    [
+      PHASES[2],
+      () => {
+        for (const line of v.lines) checkLine(line, format);
+      },
+    ],
+    [
+      PHASES[3],
+      () => {
+        for (let i = 0; i < spans.length; i++) v.profile.stepHashOf(v.lines[i], spans[i].get('step_hash'), spans[i]);
+      },
+    ],
+    [
+      PHASES[4],
+      () => {
+        const cv = new ChainVerifier({ genesis: v.genesis });
+        cv.beginSegment('b');
+        for (const line of bytes) cv.line(line, true);
+        const r = cv.finish();
+        if (!r.ok) throw new Error(`chain ${k}: ${r.problems[0]?.message}`);
+      },
+    ],
+    [
+      PHASES[5],
+      () => {
+        if (k === 'v1') return;
+        const s = emptyState();
+        v.lines.forEach((line, seq) => foldLine(s, line, seq));
+      },
+    ],
+    [
+      PHASES[6],
+      async () => {
+        const rep = await verifyReceipt(receipt);
+        if (!rep.ok) throw new Error(`receipt ${k}: ${rep.problems[0]?.message}`);
+      },
+    ],
   ];
   const out = {};
   for (const [name, fn] of phases) {
@@ -109,7 +128,10 @@ export async function measurePhases({ n = 3000, reps = 5, pairs = 2 } = {}) {
   const runs = { v1: [], v2: [] };
   for (let p = 0; p < pairs; p++) {
     for (const k of ['v1', 'v2']) {
-      const out = execFileSync(process.execPath, ['--expose-gc', self, `--only=${k}`, `--n=${n}`, `--reps=${reps}`], { encoding: 'utf8', maxBuffer: 1 << 20 });
+      const out = execFileSync(process.execPath, ['--expose-gc', self, `--only=${k}`, `--n=${n}`, `--reps=${reps}`], {
+        encoding: 'utf8',
+        maxBuffer: 1 << 20,
+      });
       runs[k].push(JSON.parse(out));
     }
   }
@@ -138,17 +160,28 @@ export async function measurePaths({ root, n = 5000, reps = 5 }) {
     return j.id;
   };
   const ids = { v1: await fill('v1'), v2: await fill('v2') };
-  const journals = { v1: await store.open(ids.v1, { readOnly: true }), v2: await store.open(ids.v2, { readOnly: true }) };
+  const journals = {
+    v1: await store.open(ids.v1, { readOnly: true }),
+    v2: await store.open(ids.v2, { readOnly: true }),
+  };
   const tar = (k) => join(root, `paths-${k}.tar`);
   for (const k of ['v1', 'v2']) await exportReceipt(journals[k], { out: tar(k) });
-  const policy = redact.compilePolicy({ rules: [{ id: 'user-id', paths: ['/input/user/id'] }, { id: 'prompts', paths: ['/prompt'] }] });
+  const policy = redact.compilePolicy({
+    rules: [
+      { id: 'user-id', paths: ['/input/user/id'] },
+      { id: 'prompts', paths: ['/prompt'] },
+    ],
+  });
   const pub = (k) => join(root, `paths-pub-${k}.tar`);
   await redact.publish(journals.v1, { out: pub('v1'), policy: policy.document, optIn: true });
   const { writeReceipt } = await import('../dist/receipt/writer.js');
   const parts = [];
-  for await (const c of writeReceipt((await redact.planCommittedPublication(journals.v2, { policy })).plan)) parts.push(Buffer.from(c));
+  for await (const c of writeReceipt((await redact.planCommittedPublication(journals.v2, { policy })).plan))
+    parts.push(Buffer.from(c));
   await writeFile(pub('v2'), Buffer.concat(parts));
-  const ok = (what, r) => { if (!r.ok) throw new Error(`${what}: ${r.problems[0]?.message}`); };
+  const ok = (what, r) => {
+    if (!r.ok) throw new Error(`${what}: ${r.problems[0]?.message}`);
+  };
   const paths = [
     ['append (appendMany, batches of 1000, fsync none)', (k) => fill(k)],
     ['journal verify', async (k) => ok('verify', await journals[k].verify())],
@@ -175,15 +208,24 @@ export async function measurePaths({ root, n = 5000, reps = 5 }) {
 }
 
 export function renderPaths(rows) {
-  const L = ['| Path (CPU µs per step, paired runs) | v1 | v2 | v2 rate ÷ v1 rate (median of pairs) |', '|---|---:|---:|---:|'];
+  const L = [
+    '| Path (CPU µs per step, paired runs) | v1 | v2 | v2 rate ÷ v1 rate (median of pairs) |',
+    '|---|---:|---:|---:|',
+  ];
   for (const [name, a, b, r] of rows) L.push(`| ${name} | ${a.toFixed(1)} | ${b.toFixed(1)} | ${r.toFixed(2)}× |`);
   return L.join('\n');
 }
 
 /** A ratio needs a measurable v1 phase: under 0.05 µs (v1's run reader does nothing) it would be noise. */
 export function renderPhases(rows) {
-  const L = ['| Phase (CPU µs per step, median of paired runs) | v1 | v2 | v2 − v1 | v2 ÷ v1 |', '|---|---:|---:|---:|---:|'];
-  for (const [name, a, b] of rows) L.push(`| ${name} | ${a.toFixed(2)} | ${b.toFixed(2)} | ${b - a >= 0 ? '+' : ''}${(b - a).toFixed(2)} | ${a >= 0.05 ? (b / a).toFixed(2) + '×' : '–'} |`);
+  const L = [
+    '| Phase (CPU µs per step, median of paired runs) | v1 | v2 | v2 − v1 | v2 ÷ v1 |',
+    '|---|---:|---:|---:|---:|',
+  ];
+  for (const [name, a, b] of rows)
+    L.push(
+      `| ${name} | ${a.toFixed(2)} | ${b.toFixed(2)} | ${b - a >= 0 ? '+' : ''}${(b - a).toFixed(2)} | ${a >= 0.05 ? (b / a).toFixed(2) + '×' : '–'} |`,
+    );
   return L.join('\n');
 }
 

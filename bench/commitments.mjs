@@ -37,9 +37,20 @@ export async function commitmentsSection({ root, N, reps, record }) {
     return N;
   };
   // Append: appendMany in batches of 1000 (fsync none, so the figure is the CPU cost of preparing and sealing).
-  const a1 = record('commitments', 'v1 append (appendMany, batches of 1000, fsync none)', await measure({ reps, units: N, warmup: 1, fn: appendOf('v1') }), 'steps/s');
+  const a1 = record(
+    'commitments',
+    'v1 append (appendMany, batches of 1000, fsync none)',
+    await measure({ reps, units: N, warmup: 1, fn: appendOf('v1') }),
+    'steps/s',
+  );
   a1.label = 'v1';
-  const a2 = record('commitments', 'v2 append (appendMany, batches of 1000, fsync none)', await measure({ reps, units: N, warmup: 1, pair: { units: N, fn: appendOf('v1') }, fn: appendOf('v2') }), 'steps/s', a1);
+  const a2 = record(
+    'commitments',
+    'v2 append (appendMany, batches of 1000, fsync none)',
+    await measure({ reps, units: N, warmup: 1, pair: { units: N, fn: appendOf('v1') }, fn: appendOf('v2') }),
+    'steps/s',
+    a1,
+  );
 
   // Verify: the same steps, one journal of each.
   await fill(store, 'v1', formats.v1, steps);
@@ -51,13 +62,27 @@ export async function commitmentsSection({ root, N, reps, record }) {
     if (!r.ok || r.steps !== N) throw new Error(`journal verify: ${r.problems[0]?.message}`);
     return r.steps;
   };
-  const v1 = record('commitments', 'v1 journal verify', await measure({ reps, units: N, warmup: 1, fn: verifyOf(j1) }), 'steps/s');
+  const v1 = record(
+    'commitments',
+    'v1 journal verify',
+    await measure({ reps, units: N, warmup: 1, fn: verifyOf(j1) }),
+    'steps/s',
+  );
   v1.label = 'v1 journal verify';
-  const v2 = record('commitments', 'v2 journal verify', await measure({ reps, units: N, warmup: 1, pair: { units: N, fn: verifyOf(j1) }, fn: verifyOf(j2) }), 'steps/s', v1);
+  const v2 = record(
+    'commitments',
+    'v2 journal verify',
+    await measure({ reps, units: N, warmup: 1, pair: { units: N, fn: verifyOf(j1) }, fn: verifyOf(j2) }),
+    'steps/s',
+    v1,
+  );
 
   // Receipts: export and verify, and their sizes.
   const tar = (v) => join(root, `commitments-${v}.tar`);
-  for (const [v, j] of [['v1', j1], ['v2', j2]]) {
+  for (const [v, j] of [
+    ['v1', j1],
+    ['v2', j2],
+  ]) {
     rmSync(tar(v), { force: true });
     await exportReceipt(j, { out: tar(v) });
   }
@@ -66,13 +91,29 @@ export async function commitmentsSection({ root, N, reps, record }) {
     if (!r.ok) throw new Error(`receipt verify ${v}: ${r.problems[0]?.message}`);
     return r.steps;
   };
-  const r1 = record('commitments', 'v1 receipt verify (.tar)', await measure({ reps, units: N, warmup: 1, fn: rvOf('v1') }), 'steps/s');
+  const r1 = record(
+    'commitments',
+    'v1 receipt verify (.tar)',
+    await measure({ reps, units: N, warmup: 1, fn: rvOf('v1') }),
+    'steps/s',
+  );
   r1.label = 'v1 receipt verify';
-  const r2 = record('commitments', 'v2 receipt verify (.tar)', await measure({ reps, units: N, warmup: 1, pair: { units: N, fn: rvOf('v1') }, fn: rvOf('v2') }), 'steps/s', r1);
+  const r2 = record(
+    'commitments',
+    'v2 receipt verify (.tar)',
+    await measure({ reps, units: N, warmup: 1, pair: { units: N, fn: rvOf('v1') }, fn: rvOf('v2') }),
+    'steps/s',
+    r1,
+  );
 
   // Publications: v1 re-anchored (§6) against v2 against its own head (§12), one value per step withheld.
   const redact = await import('../dist/redact/index.js');
-  const policy = redact.compilePolicy({ rules: [{ id: 'user-id', paths: ['/input/user/id'] }, { id: 'prompts', paths: ['/prompt'] }] });
+  const policy = redact.compilePolicy({
+    rules: [
+      { id: 'user-id', paths: ['/input/user/id'] },
+      { id: 'prompts', paths: ['/prompt'] },
+    ],
+  });
   const pub1 = join(root, 'commitments-pub-v1.tar');
   rmSync(pub1, { force: true });
   await redact.publish(j1, { out: pub1, policy: policy.document, optIn: true });
@@ -88,14 +129,27 @@ export async function commitmentsSection({ root, N, reps, record }) {
     if (!r.ok) throw new Error(`published verify ${path}: ${r.problems[0]?.code}`);
     return N;
   };
-  const p1 = record('commitments', 'v1 published receipt verify (re-anchored)', await measure({ reps: Math.max(2, reps - 1), units: N, fn: pvOf(pub1) }), 'steps/s');
+  const p1 = record(
+    'commitments',
+    'v1 published receipt verify (re-anchored)',
+    await measure({ reps: Math.max(2, reps - 1), units: N, fn: pvOf(pub1) }),
+    'steps/s',
+  );
   p1.label = 'v1 published verify';
-  record('commitments', 'v2 published receipt verify (against the original head)', await measure({ reps: Math.max(2, reps - 1), units: N, pair: { units: N, fn: pvOf(pub1) }, fn: pvOf(pub2) }), 'steps/s', p1);
+  record(
+    'commitments',
+    'v2 published receipt verify (against the original head)',
+    await measure({ reps: Math.max(2, reps - 1), units: N, pair: { units: N, fn: pvOf(pub1) }, fn: pvOf(pub2) }),
+    'steps/s',
+    p1,
+  );
 
   const size = (p) => statSync(p).size;
   const bucketBytes = (id) => {
     const dir = join(store.root, id, 'buckets');
-    return readdirSync(dir).filter((f) => f.endsWith('.jsonl')).reduce((t, f) => t + statSync(join(dir, f)).size, 0);
+    return readdirSync(dir)
+      .filter((f) => f.endsWith('.jsonl'))
+      .reduce((t, f) => t + statSync(join(dir, f)).size, 0);
   };
   const rows = [
     ['stored line (bytes per step)', bucketBytes('v1') / N, bucketBytes('v2') / N],
@@ -116,16 +170,20 @@ function phasesNote(phases) {
   const chain = row('chain verify');
   const extra = (r) => (r[2] - r[1]).toFixed(1);
   const L = ['### Where the time goes', ''];
-  L.push('Each phase alone, in memory, by CPU time (process.cpuUsage), each format in its own process (bench/commitments-phases.mjs; `--paths` gives the four paths above by CPU time):');
+  L.push(
+    'Each phase alone, in memory, by CPU time (process.cpuUsage), each format in its own process (bench/commitments-phases.mjs; `--paths` gives the four paths above by CPU time):',
+  );
   L.push('');
   L.push(renderPhases(phases));
   L.push('');
-  L.push(`Against a v1 record, a v2 record's step hash costs ${extra(hash)} µs more, its whole per-line check ${extra(check)} µs more (chain verify in memory ${extra(chain)} µs), and its seal ${extra(seal)} µs more: the step hash is all of the gap, within the noise. `
-    + 'Both are the format\'s hashes: FORMAT §12 hashes each record with twelve SHA-256 calls (four salt blocks for its seven slots, one digest per slot — an absent meta is committed too — and the step hash over the commitments) where v1 makes one, over about 2.4 KB of input instead of 1.5 KB. '
-    + 'node:crypto\'s one-shot hash costs about 0.25–0.35 µs a call before the first byte, so the calls alone are 3–4 µs a record and the extra bytes about 0.5 µs; what is left beyond the hashes (slicing the member texts, the commitments text, the plan\'s lookups) is under 1.5 µs. '
-    + 'The run reader a v2 receipt runs for its "does not prove" statements parses only records that are not plain steps (foldLine). '
-    + `The per-line check of v1 is about ${check[1].toFixed(0)} µs a record here, so 20% of it is less than the twelve hash calls cost: the 0.8× target for verify cannot be met by the code alone while each record takes twelve native hash calls. `
-    + 'What would move it: fewer hash calls per record (a format change, out of scope for a speed fix), a native SHA-256 that hashes many short inputs in one call, or checking lines in worker threads (createLineCheckPool), which spreads both formats\' per-line cost over the threads.');
+  L.push(
+    `Against a v1 record, a v2 record's step hash costs ${extra(hash)} µs more, its whole per-line check ${extra(check)} µs more (chain verify in memory ${extra(chain)} µs), and its seal ${extra(seal)} µs more: the step hash is all of the gap, within the noise. ` +
+      "Both are the format's hashes: FORMAT §12 hashes each record with twelve SHA-256 calls (four salt blocks for its seven slots, one digest per slot — an absent meta is committed too — and the step hash over the commitments) where v1 makes one, over about 2.4 KB of input instead of 1.5 KB. " +
+      "node:crypto's one-shot hash costs about 0.25–0.35 µs a call before the first byte, so the calls alone are 3–4 µs a record and the extra bytes about 0.5 µs; what is left beyond the hashes (slicing the member texts, the commitments text, the plan's lookups) is under 1.5 µs. " +
+      'The run reader a v2 receipt runs for its "does not prove" statements parses only records that are not plain steps (foldLine). ' +
+      `The per-line check of v1 is about ${check[1].toFixed(0)} µs a record here, so 20% of it is less than the twelve hash calls cost: the 0.8× target for verify cannot be met by the code alone while each record takes twelve native hash calls. ` +
+      "What would move it: fewer hash calls per record (a format change, out of scope for a speed fix), a native SHA-256 that hashes many short inputs in one call, or checking lines in worker threads (createLineCheckPool), which spreads both formats' per-line cost over the threads.",
+  );
   return L.join('\n');
 }
 
@@ -135,21 +193,32 @@ const MARK_CLOSE = '<!-- /section:commitments -->';
 /** The section's markdown: its figures (already recorded) and the size table, between markers. */
 export function renderCommitments(result, figures, { fmtRate, fmtRatio, ratioOf, when }) {
   const L = [MARK_OPEN, '## Commitment hashing: stepchain/v2 against stepchain/v1 (issue 21)', ''];
-  L.push(`${when}; ${result.N} steps of bench/lib/steps.mjs (seed 21), the same steps in both formats. Ratios are v2 ÷ v1 from paired adjacent runs (median, min–max). Target: v2 append and verify within 20% of v1 (ratio ≥ 0.8×).`);
+  L.push(
+    `${when}; ${result.N} steps of bench/lib/steps.mjs (seed 21), the same steps in both formats. Ratios are v2 ÷ v1 from paired adjacent runs (median, min–max). Target: v2 append and verify within 20% of v1 (ratio ≥ 0.8×).`,
+  );
   L.push('');
   L.push('| Figure | Median | Spread (min–max) | Runs | Ratio | Against |');
   L.push('|---|---:|---:|---:|---:|---|');
   for (const f of figures.filter((x) => x.section === 'commitments')) {
-    const r = f.ref ? fmtRatio(ratioOf(f)) + (f.pairRatio !== undefined ? ` (${fmtRatio(f.pairMin)}–${fmtRatio(f.pairMax)})` : '') : '1×';
-    L.push(`| ${f.name} | ${fmtRate(f.median)} ${f.unit} | ${fmtRate(f.min)}–${fmtRate(f.max)} | ${f.runs} | ${r} | ${f.ref ? f.ref.label ?? f.ref.name : ''} |`);
+    const r = f.ref
+      ? fmtRatio(ratioOf(f)) + (f.pairRatio !== undefined ? ` (${fmtRatio(f.pairMin)}–${fmtRatio(f.pairMax)})` : '')
+      : '1×';
+    L.push(
+      `| ${f.name} | ${fmtRate(f.median)} ${f.unit} | ${fmtRate(f.min)}–${fmtRate(f.max)} | ${f.runs} | ${r} | ${f.ref ? (f.ref.label ?? f.ref.name) : ''} |`,
+    );
   }
   L.push('');
   L.push('| Size | v1 | v2 | v2 − v1 |');
   L.push('|---|---:|---:|---:|');
-  for (const [name, a, b] of result.rows) L.push(`| ${name} | ${a.toFixed(0)} | ${b.toFixed(0)} | ${b - a >= 0 ? '+' : ''}${(b - a).toFixed(0)} (${(((b - a) / a) * 100).toFixed(1)}%) |`);
+  for (const [name, a, b] of result.rows)
+    L.push(
+      `| ${name} | ${a.toFixed(0)} | ${b.toFixed(0)} | ${b - a >= 0 ? '+' : ''}${(b - a).toFixed(0)} (${(((b - a) / a) * 100).toFixed(1)}%) |`,
+    );
   L.push('');
   const pass = (f) => (ratioOf(f) >= 0.8 ? '**pass**' : '**FAIL**');
-  L.push(`Targets: v2 append ${fmtRatio(ratioOf(result.append))} of v1 (${pass(result.append)}); v2 journal verify ${fmtRatio(ratioOf(result.verify))} of v1 (${pass(result.verify)}); v2 receipt verify ${fmtRatio(ratioOf(result.receipt))} of v1 (${pass(result.receipt)}).`);
+  L.push(
+    `Targets: v2 append ${fmtRatio(ratioOf(result.append))} of v1 (${pass(result.append)}); v2 journal verify ${fmtRatio(ratioOf(result.verify))} of v1 (${pass(result.verify)}); v2 receipt verify ${fmtRatio(ratioOf(result.receipt))} of v1 (${pass(result.receipt)}).`,
+  );
   if (result.phases) L.push('', phasesNote(result.phases));
   L.push(MARK_CLOSE);
   return L.join('\n');

@@ -50,6 +50,11 @@ for (const [name, make] of FAMILIES) {
   const growth = four / one;
   const bad = growth > GROWTH_LIMIT;
   if (bad) failed++;
-  console.log(`| ${name} | ${one.toFixed(1)} | ${ratio.toFixed(2)}× | ${growth.toFixed(2)}× (limit ${GROWTH_LIMIT}×)${bad ? ' **over**' : ''} |`);
+  console.log(
+    `| ${name} | ${one.toFixed(1)} | ${ratio.toFixed(2)}× | ${growth.toFixed(2)}× (limit ${GROWTH_LIMIT}×)${bad ? ' **over**' : ''} |`,
+  );
 }
-if (failed) console.log(`\n${failed} over the growth limit. Single runs of a few ms are noisy on a shared machine: rerun before believing it.`);
+if (failed)
+  console.log(
+    `\n${failed} over the growth limit. Single runs of a few ms are noisy on a shared machine: rerun before believing it.`,
+  );

@@ -21,7 +21,15 @@ function lines(journal, n, change) {
   for (let i = 0; i < n; i++) {
     const step = makeStep(i);
     if (change && i === n - 1) step.result.total += 1;
-    const rec = { v: 1, seq: i, step_id: `${journal}-${i}`, ts: new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString(), prev_hash: HASH, ...step, step_hash: HASH };
+    const rec = {
+      v: 1,
+      seq: i,
+      step_id: `${journal}-${i}`,
+      ts: new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString(),
+      prev_hash: HASH,
+      ...step,
+      step_hash: HASH,
+    };
     out[i] = canonicalJson(rec);
   }
   return out;
@@ -31,9 +39,15 @@ function lines(journal, n, change) {
 function source(texts) {
   return {
     genesis: { format: 'stepchain/v1', journal_id: 'bench', created_at: '2026-01-01T00:00:00.000Z' },
-    async head() { return { seq: texts.length - 1, step_hash: HASH }; },
-    async *lines() { for (let i = 0; i < texts.length; i++) yield { segment: '0000000000000000.jsonl', seq: i, text: texts[i] }; },
-    async blob() { return null; },
+    async head() {
+      return { seq: texts.length - 1, step_hash: HASH };
+    },
+    async *lines() {
+      for (let i = 0; i < texts.length; i++) yield { segment: '0000000000000000.jsonl', seq: i, text: texts[i] };
+    },
+    async blob() {
+      return null;
+    },
   };
 }
 
@@ -60,22 +74,29 @@ const a = lines('a', N);
 const b = lines('b', N);
 const c = lines('c', N, true);
 const bytes = a.reduce((s, t) => s + t.length + 1, 0);
-console.log(`diff bench: 2 runs × ${N.toLocaleString('en')} steps, ${(bytes / N).toFixed(0)} bytes per line, median of ${REPS}`);
+console.log(
+  `diff bench: 2 runs × ${N.toLocaleString('en')} steps, ${(bytes / N).toFixed(0)} bytes per line, median of ${REPS}`,
+);
 
 const base = await time(() => readBoth(a, b));
 const same = await time(() => diff(source(a), source(b)));
 const end = await time(() => diff(source(a), source(c), { all: true }));
 if (!same.out.same) throw new Error('identical runs reported as different');
-if (end.out.divergences.length !== 1 || end.out.divergences[0].seq_a !== N - 1) throw new Error('the last-step divergence was not found');
+if (end.out.divergences.length !== 1 || end.out.divergences[0].seq_a !== N - 1)
+  throw new Error('the last-step divergence was not found');
 
 let failed = false;
 const row = (name, t) => {
   const ratio = t.ms / base.ms;
   const ok = ratio <= LIMIT;
   failed ||= !ok;
-  console.log(`${name.padEnd(34)} ${t.ms.toFixed(0).padStart(7)} ms  ${((2 * N) / t.ms).toFixed(0).padStart(5)}k steps/s  ${ratio.toFixed(2)}× read+parse (limit ${LIMIT}×) ${ok ? 'ok' : 'OVER'}`);
+  console.log(
+    `${name.padEnd(34)} ${t.ms.toFixed(0).padStart(7)} ms  ${((2 * N) / t.ms).toFixed(0).padStart(5)}k steps/s  ${ratio.toFixed(2)}× read+parse (limit ${LIMIT}×) ${ok ? 'ok' : 'OVER'}`,
+  );
 };
-console.log(`${'read + JSON.parse both runs'.padEnd(34)} ${base.ms.toFixed(0).padStart(7)} ms  ${((2 * N) / base.ms).toFixed(0).padStart(5)}k steps/s  baseline`);
+console.log(
+  `${'read + JSON.parse both runs'.padEnd(34)} ${base.ms.toFixed(0).padStart(7)} ms  ${((2 * N) / base.ms).toFixed(0).padStart(5)}k steps/s  baseline`,
+);
 row('diff, identical', same);
 row('diff --all, diverging at the end', end);
 process.exitCode = failed ? 1 : 0;

@@ -27,10 +27,19 @@ const root = mkdtempSync(join(tmpdir(), 'stepchain-bench-langgraph-'));
 function superStep(i, parentMessages) {
   const messages = [...parentMessages, { role: i % 2 ? 'ai' : 'human', content: `message ${i} `.repeat(25) }];
   const checkpoint = {
-    v: 4, id: uuid6(-3), ts: new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString(),
-    channel_values: { messages, step: i }, channel_versions: { messages: i + 1, step: i + 1 }, versions_seen: { agent: { messages: i } },
+    v: 4,
+    id: uuid6(-3),
+    ts: new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString(),
+    channel_values: { messages, step: i },
+    channel_versions: { messages: i + 1, step: i + 1 },
+    versions_seen: { agent: { messages: i } },
   };
-  return { checkpoint, messages, metadata: { source: 'loop', step: i, parents: {} }, newVersions: { messages: i + 1, step: i + 1 } };
+  return {
+    checkpoint,
+    messages,
+    metadata: { source: 'loop', step: i, parents: {} },
+    newVersions: { messages: i + 1, step: i + 1 },
+  };
 }
 
 /** One run: STEPS super-steps on a fresh thread; returns the per-step latencies (ms) of put + getTuple. */
@@ -45,7 +54,8 @@ async function run(saver, thread) {
     config = await saver.put(config, s.checkpoint, s.metadata, s.newVersions);
     const tuple = await saver.getTuple({ configurable: { thread_id: thread, checkpoint_ns: '' } });
     lat.push(performance.now() - t);
-    if (tuple?.checkpoint.id !== s.checkpoint.id || tuple.checkpoint.channel_values.messages.length !== i + 1) throw new Error(`wrong tuple at step ${i}`);
+    if (tuple?.checkpoint.id !== s.checkpoint.id || tuple.checkpoint.channel_values.messages.length !== i + 1)
+      throw new Error(`wrong tuple at step ${i}`);
   }
   return lat;
 }
@@ -55,12 +65,20 @@ const quantile = (s, q) => s[Math.min(s.length - 1, Math.floor(q * s.length))];
 const savers = [
   { name: 'MemorySaver (LangGraph)', make: () => new MemorySaver() },
   { name: 'StepchainSaver, memory store', make: () => new StepchainSaver({ store: new MemoryStore() }) },
-  { name: 'StepchainSaver, file store, fsync none', make: (r) => new StepchainSaver({ store: new FileStore(join(root, `none-${r}`), { fsync: 'none' }) }) },
-  { name: 'StepchainSaver, file store, fsync always', make: (r) => new StepchainSaver({ store: new FileStore(join(root, `always-${r}`), { fsync: 'always' }) }) },
+  {
+    name: 'StepchainSaver, file store, fsync none',
+    make: (r) => new StepchainSaver({ store: new FileStore(join(root, `none-${r}`), { fsync: 'none' }) }),
+  },
+  {
+    name: 'StepchainSaver, file store, fsync always',
+    make: (r) => new StepchainSaver({ store: new FileStore(join(root, `always-${r}`), { fsync: 'always' }) }),
+  },
 ];
 
 const results = savers.map((s) => ({ ...s, medians: [], p95s: [] }));
-const load0 = loadavg().map((x) => x.toFixed(2)).join(' / ');
+const load0 = loadavg()
+  .map((x) => x.toFixed(2))
+  .join(' / ');
 try {
   // Interleaved: each repetition runs every saver once, so the machine's load falls on all of them alike.
   for (let r = -1; r < REPS; r++) {
@@ -72,7 +90,9 @@ try {
       if (r < 0) continue; // warm-up
       res.medians.push(quantile(lat, 0.5));
       res.p95s.push(quantile(lat, 0.95));
-      process.stderr.write(`${res.name}: median ${quantile(lat, 0.5).toFixed(3)} ms, p95 ${quantile(lat, 0.95).toFixed(3)} ms\n`);
+      process.stderr.write(
+        `${res.name}: median ${quantile(lat, 0.5).toFixed(3)} ms, p95 ${quantile(lat, 0.95).toFixed(3)} ms\n`,
+      );
     }
   }
 } finally {
@@ -82,22 +102,35 @@ try {
 const med = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const base = med(results[0].medians);
 const L = [BEGIN, '## LangGraph checkpointer: put + getTuple (issue 19)', ''];
-L.push(`Written by \`bench/langgraph.mjs\` (${quick ? 'quick' : 'full'} mode, ${new Date().toISOString()}, load average ${load0} at start, ${loadavg().map((x) => x.toFixed(2)).join(' / ')} at end).`);
-L.push(`One figure = one \`put\` then \`getTuple\` of the latest checkpoint, as at every super-step of a graph; a thread of ${STEPS} super-steps whose messages channel grows by one ~300-byte message per step; ${REPS} runs per saver, interleaved, after one warm-up each. Median and p95 are per run; the table gives their median over the runs and the spread of the run medians.`);
+L.push(
+  `Written by \`bench/langgraph.mjs\` (${quick ? 'quick' : 'full'} mode, ${new Date().toISOString()}, load average ${load0} at start, ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' / ')} at end).`,
+);
+L.push(
+  `One figure = one \`put\` then \`getTuple\` of the latest checkpoint, as at every super-step of a graph; a thread of ${STEPS} super-steps whose messages channel grows by one ~300-byte message per step; ${REPS} runs per saver, interleaved, after one warm-up each. Median and p95 are per run; the table gives their median over the runs and the spread of the run medians.`,
+);
 L.push('');
 L.push('| Saver | Median latency | Spread of run medians | p95 | vs MemorySaver (medians) |');
 L.push('|---|---:|---:|---:|---:|');
 for (const r of results) {
   const m = med(r.medians);
-  L.push(`| ${r.name} | ${m.toFixed(3)} ms | ${Math.min(...r.medians).toFixed(3)}–${Math.max(...r.medians).toFixed(3)} ms | ${med(r.p95s).toFixed(3)} ms | ${(m / base).toFixed(1)}× |`);
+  L.push(
+    `| ${r.name} | ${m.toFixed(3)} ms | ${Math.min(...r.medians).toFixed(3)}–${Math.max(...r.medians).toFixed(3)} ms | ${med(r.p95s).toFixed(3)} ms | ${(m / base).toFixed(1)}× |`,
+  );
 }
 L.push('');
-L.push('MemorySaver keeps serialized rows in a JavaScript object; StepchainSaver canonicalizes and hashes a record per `put` and appends it to a journal (in `always` mode durably: one fsync per put), and `getTuple` first asks the journal for its head so that records other processes appended are seen.');
+L.push(
+  'MemorySaver keeps serialized rows in a JavaScript object; StepchainSaver canonicalizes and hashes a record per `put` and appends it to a journal (in `always` mode durably: one fsync per put), and `getTuple` first asks the journal for its head so that records other processes appended are seen.',
+);
 L.push(END);
 const section = L.join('\n');
 
 const current = existsSync(OUT) ? readFileSync(OUT, 'utf8') : '';
 const at = current.indexOf(BEGIN);
-const next = at >= 0 ? current.slice(0, at) + section + current.slice(current.indexOf(END, at) + END.length) : `${current.trimEnd()}\n\n${section}\n`;
+const next =
+  at >= 0
+    ? current.slice(0, at) + section + current.slice(current.indexOf(END, at) + END.length)
+    : `${current.trimEnd()}\n\n${section}\n`;
 writeFileSync(OUT, next);
 process.stderr.write(`wrote its section of ${OUT}\n`);

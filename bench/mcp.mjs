@@ -28,11 +28,20 @@ const dir = mkdtempSync(join(tmpdir(), 'stepchain-bench-mcp-'));
 
 const CONFIGS = [
   { name: 'direct (no proxy)', args: () => [SERVER] },
-  { name: 'proxy, fsync none', args: (i) => [CLI, 'mcp', join(dir, `none-${i}`), '--fsync', 'none', '--', process.execPath, SERVER] },
-  { name: 'proxy, fsync always', args: (i) => [CLI, 'mcp', join(dir, `always-${i}`), '--fsync', 'always', '--', process.execPath, SERVER] },
+  {
+    name: 'proxy, fsync none',
+    args: (i) => [CLI, 'mcp', join(dir, `none-${i}`), '--fsync', 'none', '--', process.execPath, SERVER],
+  },
+  {
+    name: 'proxy, fsync always',
+    args: (i) => [CLI, 'mcp', join(dir, `always-${i}`), '--fsync', 'always', '--', process.execPath, SERVER],
+  },
 ];
 
-const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2; };
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
 
 async function session(config, i) {
   const transport = new StdioClientTransport({ command: process.execPath, args: config.args(i), stderr: 'ignore' });
@@ -48,7 +57,11 @@ async function session(config, i) {
   }
   let next = 0;
   const t0 = performance.now();
-  await Promise.all(Array.from({ length: IN_FLIGHT }, async () => { while (next < CONCURRENT) await call(next++); }));
+  await Promise.all(
+    Array.from({ length: IN_FLIGHT }, async () => {
+      while (next < CONCURRENT) await call(next++);
+    }),
+  );
   const rate = CONCURRENT / ((performance.now() - t0) / 1000);
   await client.close();
   return { latency: median(lat), p99: lat.sort((a, b) => a - b)[Math.floor(lat.length * 0.99)], rate };
@@ -61,7 +74,9 @@ for (let round = 0; round < ROUNDS; round++) {
     results[k].latency.push(r.latency);
     results[k].p99.push(r.p99);
     results[k].rate.push(r.rate);
-    console.error(`round ${round + 1}/${ROUNDS} ${config.name}: ${r.latency.toFixed(3)} ms/call, ${r.rate.toFixed(0)} calls/s`);
+    console.error(
+      `round ${round + 1}/${ROUNDS} ${config.name}: ${r.latency.toFixed(3)} ms/call, ${r.rate.toFixed(0)} calls/s`,
+    );
   }
 }
 rmSync(dir, { recursive: true, force: true });
@@ -71,7 +86,8 @@ const lines = [
   '## MCP proxy',
   '',
   `\`node bench/mcp.mjs\`${quick ? ' --quick' : ''} (issue 44): the SDK's client calling \`echo\` on the test server over stdio, directly and through`,
-  '`stepchain mcp` recording to a run journal. Latency: median of each session\'s median over sequential calls; calls/s: ' + `${IN_FLIGHT} calls in flight.`,
+  "`stepchain mcp` recording to a run journal. Latency: median of each session's median over sequential calls; calls/s: " +
+    `${IN_FLIGHT} calls in flight.`,
   `${ROUNDS} rounds, ${SEQUENTIAL} sequential and ${CONCURRENT} concurrent calls each; the configurations take turns. Node ${process.version}, ${new Date().toISOString().slice(0, 10)}.`,
   'The machine was shared with other jobs and loaded while this ran: read the ratios, not the absolute figures.',
   '',
@@ -83,8 +99,8 @@ const lines = [
   }),
   '',
   'Each recorded call is two appends (the intent before the call is forwarded, the outcome before the answer is',
-  'passed on), so with fsync always a call waits for two fsyncs of the journal on this machine\'s disk; with fsync',
-  'none, the proxy\'s cost is the parsing, hashing and writing of two records and one more process hop each way.',
+  "passed on), so with fsync always a call waits for two fsyncs of the journal on this machine's disk; with fsync",
+  "none, the proxy's cost is the parsing, hashing and writing of two records and one more process hop each way.",
   '',
 ];
 console.log(lines.join('\n'));

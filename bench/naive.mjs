@@ -4,7 +4,17 @@
 // line, re-canonicalizes it without step_hash, re-hashes and checks the link. The record format is
 // stepchain's (spec/FORMAT.md §5), so the naive verifier also runs on the store's own bucket files.
 import { createHash, randomUUID } from 'node:crypto';
-import { closeSync, existsSync, fstatSync, fsyncSync, openSync, readFileSync, readSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fstatSync,
+  fsyncSync,
+  openSync,
+  readFileSync,
+  readSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import canonicalize from 'canonicalize';
 import lockfile from 'proper-lockfile';
 
@@ -28,10 +38,20 @@ export class NaiveJournal {
   }
 
   async append(step) {
-    const release = await lockfile.lock(this.path, { retries: { retries: 1000, minTimeout: 1, maxTimeout: 20 }, stale: 10_000 });
+    const release = await lockfile.lock(this.path, {
+      retries: { retries: 1000, minTimeout: 1, maxTimeout: 20 },
+      stale: 10_000,
+    });
     try {
       const { seq, hash } = this.tail();
-      const record = { v: 1, seq: seq + 1, step_id: randomUUID(), ts: new Date().toISOString(), prev_hash: hash, ...step };
+      const record = {
+        v: 1,
+        seq: seq + 1,
+        step_id: randomUUID(),
+        ts: new Date().toISOString(),
+        prev_hash: hash,
+        ...step,
+      };
       record.step_hash = sha256(canonicalize(record));
       const fd = openSync(this.path, 'a');
       try {

@@ -28,9 +28,19 @@ const { encodeProtobufRequest } = await import(join(root, 'dist/otel/proto.js'))
 const { StepchainSpanProcessor } = await import(join(root, 'dist/otel.js'));
 const { FileStore, MemoryStore } = await import(join(root, 'dist/index.js'));
 const dir = mkdtempSync(join(tmpdir(), 'stepchain-bench-otel-'));
-const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2; };
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
 
-const hexId = (n, bytes) => Buffer.from(n.toString(16).padStart(bytes * 2, '0').slice(-bytes * 2), 'hex');
+const hexId = (n, bytes) =>
+  Buffer.from(
+    n
+      .toString(16)
+      .padStart(bytes * 2, '0')
+      .slice(-bytes * 2),
+    'hex',
+  );
 const kv = (key, v) => ({ key, value: typeof v === 'number' ? { intValue: v } : { stringValue: v } });
 
 /** The 4 spans of trace `t` as protobuf-ready objects. */
@@ -38,15 +48,43 @@ function traceSpans(t, round) {
   const traceId = hexId(round * 1e7 + t + 1, 16);
   const base = 1_700_000_000_000 + t;
   const span = (k, parent, name, startMs, endMs, attributes) => ({
-    traceId, spanId: hexId(t * 8 + k + 1, 8), parentSpanId: parent === null ? undefined : hexId(t * 8 + parent + 1, 8), name, kind: 1,
-    startTimeUnixNano: String(BigInt(startMs) * 1_000_000n), endTimeUnixNano: String(BigInt(endMs) * 1_000_000n), attributes, status: {},
+    traceId,
+    spanId: hexId(t * 8 + k + 1, 8),
+    parentSpanId: parent === null ? undefined : hexId(t * 8 + parent + 1, 8),
+    name,
+    kind: 1,
+    startTimeUnixNano: String(BigInt(startMs) * 1_000_000n),
+    endTimeUnixNano: String(BigInt(endMs) * 1_000_000n),
+    attributes,
+    status: {},
   });
-  const output = JSON.stringify([{ role: 'assistant', parts: [{ type: 'tool_call', id: `c${t}`, name: 'forecast', arguments: { city: 'Paris' } }] }]);
+  const output = JSON.stringify([
+    { role: 'assistant', parts: [{ type: 'tool_call', id: `c${t}`, name: 'forecast', arguments: { city: 'Paris' } }] },
+  ]);
   return [
-    span(0, null, 'invoke_agent weather', base, base + 10, [kv('gen_ai.operation.name', 'invoke_agent'), kv('gen_ai.agent.name', 'weather')]),
-    span(1, 0, 'chat gpt', base + 1, base + 3, [kv('gen_ai.operation.name', 'chat'), kv('gen_ai.request.model', 'gpt'), kv('gen_ai.input.messages', '[{"role":"user","parts":[{"type":"text","content":"Weather in Paris?"}]}]'), kv('gen_ai.output.messages', output), kv('gen_ai.usage.input_tokens', 10)]),
-    span(2, 0, 'execute_tool forecast', base + 4, base + 5, [kv('gen_ai.operation.name', 'execute_tool'), kv('gen_ai.tool.name', 'forecast'), kv('gen_ai.tool.call.id', `c${t}`), kv('gen_ai.tool.call.arguments', '{"city":"Paris"}'), kv('gen_ai.tool.call.result', 'sunny')]),
-    span(3, 0, 'chat gpt', base + 6, base + 8, [kv('gen_ai.operation.name', 'chat'), kv('gen_ai.request.model', 'gpt'), kv('gen_ai.output.messages', '[{"role":"assistant","parts":[{"type":"text","content":"Sunny."}]}]')]),
+    span(0, null, 'invoke_agent weather', base, base + 10, [
+      kv('gen_ai.operation.name', 'invoke_agent'),
+      kv('gen_ai.agent.name', 'weather'),
+    ]),
+    span(1, 0, 'chat gpt', base + 1, base + 3, [
+      kv('gen_ai.operation.name', 'chat'),
+      kv('gen_ai.request.model', 'gpt'),
+      kv('gen_ai.input.messages', '[{"role":"user","parts":[{"type":"text","content":"Weather in Paris?"}]}]'),
+      kv('gen_ai.output.messages', output),
+      kv('gen_ai.usage.input_tokens', 10),
+    ]),
+    span(2, 0, 'execute_tool forecast', base + 4, base + 5, [
+      kv('gen_ai.operation.name', 'execute_tool'),
+      kv('gen_ai.tool.name', 'forecast'),
+      kv('gen_ai.tool.call.id', `c${t}`),
+      kv('gen_ai.tool.call.arguments', '{"city":"Paris"}'),
+      kv('gen_ai.tool.call.result', 'sunny'),
+    ]),
+    span(3, 0, 'chat gpt', base + 6, base + 8, [
+      kv('gen_ai.operation.name', 'chat'),
+      kv('gen_ai.request.model', 'gpt'),
+      kv('gen_ai.output.messages', '[{"role":"assistant","parts":[{"type":"text","content":"Sunny."}]}]'),
+    ]),
   ];
 }
 
@@ -55,17 +93,33 @@ function requests(round) {
   for (let t = 0; t < TRACES; t += 128) {
     const spans = [];
     for (let k = t; k < Math.min(TRACES, t + 128); k++) spans.push(...traceSpans(k, round));
-    out.push({ body: encodeProtobufRequest({ resourceSpans: [{ resource: { attributes: [kv('service.name', 'bench')] }, scopeSpans: [{ scope: { name: 'bench' }, spans }] }] }), spans: spans.length });
+    out.push({
+      body: encodeProtobufRequest({
+        resourceSpans: [
+          {
+            resource: { attributes: [kv('service.name', 'bench')] },
+            scopeSpans: [{ scope: { name: 'bench' }, spans }],
+          },
+        ],
+      }),
+      spans: spans.length,
+    });
   }
   return out;
 }
 
 async function ingestRound(round) {
   const store = join(dir, `ingest-${round}`);
-  const child = spawn(process.execPath, [CLI, 'collect', store, '--listen', '127.0.0.1:0', '--settle', '200'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, 'collect', store, '--listen', '127.0.0.1:0', '--settle', '200'], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let err = '';
   const url = await new Promise((resolve, reject) => {
-    child.stderr.on('data', (c) => { err += c; const m = /listening on (http:\/\/[^ ]+)/.exec(err); if (m) resolve(m[1]); });
+    child.stderr.on('data', (c) => {
+      err += c;
+      const m = /listening on (http:\/\/[^ ]+)/.exec(err);
+      if (m) resolve(m[1]);
+    });
     child.once('exit', () => reject(new Error(err)));
   });
   const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -77,7 +131,11 @@ async function ingestRound(round) {
     while (next < all.length) {
       const r = all[next++];
       for (;;) {
-        const res = await fetch(`${url}/v1/traces`, { method: 'POST', headers: { 'content-type': 'application/x-protobuf' }, body: r.body });
+        const res = await fetch(`${url}/v1/traces`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-protobuf' },
+          body: r.body,
+        });
         await res.arrayBuffer();
         if (res.status === 200) break;
         if (res.status !== 503) throw new Error(`answered ${res.status}`);
@@ -92,19 +150,50 @@ async function ingestRound(round) {
   const code = await exited;
   const recorded = performance.now() - t0;
   if (code !== 0) throw new Error(`collect exited ${code}: ${err.slice(-500)}`);
-  if (!/stopped: (\d+) runs written/.test(err) || Number(/stopped: (\d+) runs/.exec(err)[1]) !== TRACES) throw new Error(`not every run was written: ${err.slice(-300)}`);
+  if (!/stopped: (\d+) runs written/.test(err) || Number(/stopped: (\d+) runs/.exec(err)[1]) !== TRACES)
+    throw new Error(`not every run was written: ${err.slice(-300)}`);
   rmSync(store, { recursive: true, force: true });
   return { accepted: spans / (accepted / 1000), recorded: spans / (recorded / 1000) };
 }
 
 function emit(tracer, t) {
-  const agent = tracer.startSpan('invoke_agent weather', { attributes: { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'weather' } }, ROOT_CONTEXT);
+  const agent = tracer.startSpan(
+    'invoke_agent weather',
+    { attributes: { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'weather' } },
+    ROOT_CONTEXT,
+  );
   const ctx = trace.setSpan(ROOT_CONTEXT, agent);
-  const c1 = tracer.startSpan('chat gpt', { attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'gpt', 'gen_ai.output.messages': '[{"role":"assistant","parts":[{"type":"tool_call","id":"c","name":"forecast","arguments":{}}]}]' } }, ctx);
+  const c1 = tracer.startSpan(
+    'chat gpt',
+    {
+      attributes: {
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.request.model': 'gpt',
+        'gen_ai.output.messages':
+          '[{"role":"assistant","parts":[{"type":"tool_call","id":"c","name":"forecast","arguments":{}}]}]',
+      },
+    },
+    ctx,
+  );
   c1.end();
-  const tool = tracer.startSpan('execute_tool forecast', { attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'forecast', 'gen_ai.tool.call.id': 'c', 'gen_ai.tool.call.result': `r${t}` } }, ctx);
+  const tool = tracer.startSpan(
+    'execute_tool forecast',
+    {
+      attributes: {
+        'gen_ai.operation.name': 'execute_tool',
+        'gen_ai.tool.name': 'forecast',
+        'gen_ai.tool.call.id': 'c',
+        'gen_ai.tool.call.result': `r${t}`,
+      },
+    },
+    ctx,
+  );
   tool.end();
-  const c2 = tracer.startSpan('chat gpt', { attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'gpt' } }, ctx);
+  const c2 = tracer.startSpan(
+    'chat gpt',
+    { attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'gpt' } },
+    ctx,
+  );
   c2.end();
   agent.end();
 }
@@ -121,14 +210,18 @@ async function inProcessRound(round) {
   // The latency on the instrumented code's path: the processor holding spans in a memory store, against none;
   // the two take turns (bare, with, bare) so both see the same load, the bare figure the mean of its two.
   const bare = new NodeTracerProvider().getTracer('bench');
-  const holding = new NodeTracerProvider({ spanProcessors: [new StepchainSpanProcessor(new MemoryStore(), { settleMs: 3_600_000, maxHeldSpans: 1e7 })] });
+  const holding = new NodeTracerProvider({
+    spanProcessors: [new StepchainSpanProcessor(new MemoryStore(), { settleMs: 3_600_000, maxHeldSpans: 1e7 })],
+  });
   const b1 = timeEmit(bare, LATENCY_TRACES);
   const withNs = timeEmit(holding.getTracer('bench'), LATENCY_TRACES);
   const b2 = timeEmit(bare, LATENCY_TRACES);
   const bareNs = (b1 + b2) / 2;
   // Writing, off that path: what forceFlush/shutdown spends per span into a directory store.
   const store = new FileStore(join(dir, `inproc-${round}`), { fsync: 'none' });
-  const recording = new NodeTracerProvider({ spanProcessors: [new StepchainSpanProcessor(store, { settleMs: 3_600_000, maxHeldSpans: 1e7 })] });
+  const recording = new NodeTracerProvider({
+    spanProcessors: [new StepchainSpanProcessor(store, { settleMs: 3_600_000, maxHeldSpans: 1e7 })],
+  });
   const tr = recording.getTracer('bench');
   for (let t = 0; t < IN_PROCESS_TRACES; t++) emit(tr, t);
   const t0 = performance.now();
@@ -177,6 +270,9 @@ if (!quick) {
   const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
   const start = text.indexOf(lines[0]);
   const next = start < 0 ? -1 : text.indexOf('\n## ', start + 3);
-  const out = start < 0 ? `${text.replace(/\n*$/, '\n\n')}${lines.join('\n')}\n` : text.slice(0, start) + lines.join('\n') + '\n' + (next >= 0 ? text.slice(next + 1) : '');
+  const out =
+    start < 0
+      ? `${text.replace(/\n*$/, '\n\n')}${lines.join('\n')}\n`
+      : text.slice(0, start) + lines.join('\n') + '\n' + (next >= 0 ? text.slice(next + 1) : '');
   writeFileSync(file, out);
 }

@@ -24,7 +24,8 @@ import { makeSteps } from './lib/steps.mjs';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const CLI = join(here, '../dist/cli/main.js');
-const arg = (name, fallback) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
+const arg = (name, fallback) =>
+  process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
 const PAGE = pathToFileURL(arg('page', join(here, '../dist/page/verify.html'))).href;
 const STEPS = Number(arg('steps', '100000'));
 const REPS = Number(arg('reps', '3'));
@@ -57,7 +58,10 @@ try {
     await page.setInputFiles('#receipt', receipt);
     const t = performance.now();
     await page.click('#verify');
-    await page.waitForFunction(() => ['done', 'error'].includes(document.body.dataset.state ?? ''), null, { timeout: 600_000, polling: 50 });
+    await page.waitForFunction(() => ['done', 'error'].includes(document.body.dataset.state ?? ''), null, {
+      timeout: 600_000,
+      polling: 50,
+    });
     const ms = performance.now() - t;
     const ok = await page.evaluate(() => document.getElementById('verdict')?.dataset.ok === 'true');
     if (!ok) throw new Error('the page did not verify the receipt');
@@ -80,14 +84,26 @@ try {
     cliMs.push(c);
     pageMs.push(p);
     ratios.push(p / c);
-    console.error(`run ${r + 1}: page ${(p / 1000).toFixed(2)} s, CLI ${(c / 1000).toFixed(2)} s, ${(p / c).toFixed(2)}×`);
+    console.error(
+      `run ${r + 1}: page ${(p / 1000).toFixed(2)} s, CLI ${(c / 1000).toFixed(2)} s, ${(p / c).toFixed(2)}×`,
+    );
   }
   const threads = await page.evaluate(() => navigator.hardwareConcurrency);
   await browser.close();
 
   // The page's engine in Node, one thread: the same code with each SHA-256 backend.
   const engine = join(scratch, 'engine.mjs');
-  await esbuild.build({ absWorkingDir: join(here, '..'), entryPoints: ['src/page/engine.ts'], outfile: engine, bundle: true, format: 'esm', platform: 'neutral', target: 'es2022', mainFields: ['module', 'main'], logLevel: 'warning' });
+  await esbuild.build({
+    absWorkingDir: join(here, '..'),
+    entryPoints: ['src/page/engine.ts'],
+    outfile: engine,
+    bundle: true,
+    format: 'esm',
+    platform: 'neutral',
+    target: 'es2022',
+    mainFields: ['module', 'main'],
+    logLevel: 'warning',
+  });
   const engineCpu = (hash) => {
     const code = `${hash === 'noble' ? 'delete process.getBuiltinModule;' : ''}
       const { openAsBlob } = await import('node:fs');
@@ -101,7 +117,9 @@ try {
     return JSON.parse(out.stdout.trim());
   };
   const cliCpu = () => {
-    const r = spawnSync(process.execPath, ['--import', join(here, 'workers/cpu-exit.mjs'), CLI, 'verify', receipt], { encoding: 'utf8' });
+    const r = spawnSync(process.execPath, ['--import', join(here, 'workers/cpu-exit.mjs'), CLI, 'verify', receipt], {
+      encoding: 'utf8',
+    });
     return Number(/cpu-ms ([\d.]+)/.exec(r.stderr)?.[1] ?? NaN);
   };
   const native = engineCpu('native');
@@ -109,21 +127,23 @@ try {
   const cli = cliCpu();
 
   const f2 = (x) => x.toFixed(2);
-  console.log([
-    `## The page against the CLI: one ${STEPS.toLocaleString('en')}-step receipt (issue 45)`,
-    '',
-    `\`node bench/page-verify.mjs\`, ${new Date().toISOString().slice(0, 10)}, Node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model.trim()}), Chromium's hardwareConcurrency ${threads}, load average ${load0.map(f2).join(' / ')} at the start, ${loadavg().map(f2).join(' / ')} at the end. ${REPS} runs, CLI then page in turn; medians.`,
-    '',
-    '| figure | median | runs |',
-    '|---|---:|---|',
-    `| \`stepchain verify\`, whole process, wall | ${(median(cliMs) / 1000).toFixed(2)} s | ${cliMs.map((x) => (x / 1000).toFixed(2)).join(', ')} |`,
-    `| the page in Chromium, Verify to verdict, wall | ${(median(pageMs) / 1000).toFixed(2)} s | ${pageMs.map((x) => (x / 1000).toFixed(2)).join(', ')} |`,
-    `| the page's line hashes | ${lineHash} | |`,
-    `| **page ÷ CLI**, per pair (target ≤ 1.3×) | **${f2(median(ratios))}×** | ${ratios.map(f2).join(', ')} |`,
-    `| \`stepchain verify\`, whole process, CPU | ${(cli / 1000).toFixed(2)} s | 1 |`,
-    `| the page's engine in Node, one thread, node:crypto SHA-256, CPU | ${(native.cpu / 1000).toFixed(2)} s | 1 (ok ${native.ok}) |`,
-    `| the page's engine in Node, one thread, @noble/hashes SHA-256 (a browser's), CPU | ${(noble.cpu / 1000).toFixed(2)} s | 1 (ok ${noble.ok}, line hashes ${noble.lineHash}); ${f2(noble.cpu / native.cpu)}× the same with node:crypto |`,
-  ].join('\n'));
+  console.log(
+    [
+      `## The page against the CLI: one ${STEPS.toLocaleString('en')}-step receipt (issue 45)`,
+      '',
+      `\`node bench/page-verify.mjs\`, ${new Date().toISOString().slice(0, 10)}, Node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model.trim()}), Chromium's hardwareConcurrency ${threads}, load average ${load0.map(f2).join(' / ')} at the start, ${loadavg().map(f2).join(' / ')} at the end. ${REPS} runs, CLI then page in turn; medians.`,
+      '',
+      '| figure | median | runs |',
+      '|---|---:|---|',
+      `| \`stepchain verify\`, whole process, wall | ${(median(cliMs) / 1000).toFixed(2)} s | ${cliMs.map((x) => (x / 1000).toFixed(2)).join(', ')} |`,
+      `| the page in Chromium, Verify to verdict, wall | ${(median(pageMs) / 1000).toFixed(2)} s | ${pageMs.map((x) => (x / 1000).toFixed(2)).join(', ')} |`,
+      `| the page's line hashes | ${lineHash} | |`,
+      `| **page ÷ CLI**, per pair (target ≤ 1.3×) | **${f2(median(ratios))}×** | ${ratios.map(f2).join(', ')} |`,
+      `| \`stepchain verify\`, whole process, CPU | ${(cli / 1000).toFixed(2)} s | 1 |`,
+      `| the page's engine in Node, one thread, node:crypto SHA-256, CPU | ${(native.cpu / 1000).toFixed(2)} s | 1 (ok ${native.ok}) |`,
+      `| the page's engine in Node, one thread, @noble/hashes SHA-256 (a browser's), CPU | ${(noble.cpu / 1000).toFixed(2)} s | 1 (ok ${noble.ok}, line hashes ${noble.lineHash}); ${f2(noble.cpu / native.cpu)}× the same with node:crypto |`,
+    ].join('\n'),
+  );
 } finally {
   rmSync(scratch, { recursive: true, force: true });
 }

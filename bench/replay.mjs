@@ -16,8 +16,15 @@ import { measure } from './lib/stats.mjs';
 import { writeSection } from './lib/results-section.mjs';
 
 const HEADING = '## Replay (issue 20)';
-const prompt = (i) => [{ role: 'system', content: 'You are a careful assistant. '.repeat(4) }, { role: 'user', content: `question ${i % 97}` }];
-const request = (i) => ({ model: { provider: 'openai.chat', modelId: 'gpt-4o' }, prompt: prompt(i), input: { temperature: 0 } });
+const prompt = (i) => [
+  { role: 'system', content: 'You are a careful assistant. '.repeat(4) },
+  { role: 'user', content: `question ${i % 97}` },
+];
+const request = (i) => ({
+  model: { provider: 'openai.chat', modelId: 'gpt-4o' },
+  prompt: prompt(i),
+  input: { temperature: 0 },
+});
 const args = (i) => ({ q: `query ${i % 89}`, limit: 10 });
 
 /** Writes the recording with appendMany (the runtime's records, ids fixed so outcomes can name their start). */
@@ -27,9 +34,27 @@ async function recording(store, steps) {
   for (let i = 0; batch.length < steps; i++) {
     const m = request(i);
     batch.push({ kind: 'model.started', step_id: `m${i}`, ...m });
-    batch.push({ kind: 'model.completed', step_id: `mc${i}`, ref: `m${i}`, ...m, result: { content: [{ type: 'text', text: `answer ${i}` }] }, tool_call: [{ id: `c${i}`, name: 'lookup', arguments: args(i) }], meta: { usage: { inputTokens: 12, outputTokens: 8 }, latency_ms: i % 13 } });
-    batch.push({ kind: 'tool.started', step_id: `t${i}`, tool_call: { name: 'lookup', arguments: args(i), call_id: `c${i}` } });
-    batch.push({ kind: 'tool.completed', step_id: `tc${i}`, ref: `t${i}`, tool_call: { name: 'lookup', arguments: args(i), call_id: `c${i}` }, result: { hits: [i, i + 1, i + 2] } });
+    batch.push({
+      kind: 'model.completed',
+      step_id: `mc${i}`,
+      ref: `m${i}`,
+      ...m,
+      result: { content: [{ type: 'text', text: `answer ${i}` }] },
+      tool_call: [{ id: `c${i}`, name: 'lookup', arguments: args(i) }],
+      meta: { usage: { inputTokens: 12, outputTokens: 8 }, latency_ms: i % 13 },
+    });
+    batch.push({
+      kind: 'tool.started',
+      step_id: `t${i}`,
+      tool_call: { name: 'lookup', arguments: args(i), call_id: `c${i}` },
+    });
+    batch.push({
+      kind: 'tool.completed',
+      step_id: `tc${i}`,
+      ref: `t${i}`,
+      tool_call: { name: 'lookup', arguments: args(i), call_id: `c${i}` },
+      result: { hits: [i, i + 1, i + 2] },
+    });
   }
   for (let at = 0; at < steps; at += 1000) await run.appendMany(batch.slice(at, Math.min(steps, at + 1000)));
   await run.close();
@@ -64,7 +89,15 @@ export async function replayBench({ quick = false, log = () => undefined } = {})
     log(`replay: read × ${reps} ...`);
     const readFig = await measure({ reps, units: steps, warmup: 1, fn: read.fn });
     log(`replay: verify × ${reps} ...`);
-    const verifyFig = await measure({ reps, units: steps, warmup: 1, pair: read, fn: async () => { if (!(await journal.verify()).ok) throw new Error('bench: does not verify'); } });
+    const verifyFig = await measure({
+      reps,
+      units: steps,
+      warmup: 1,
+      pair: read,
+      fn: async () => {
+        if (!(await journal.verify()).ok) throw new Error('bench: does not verify');
+      },
+    });
     log(`replay: replay × ${reps} ...`);
     const replayFig = await measure({ reps, units: steps, warmup: 1, pair: read, fn: () => replayAll(journal, pairs) });
     await journal.close();
@@ -78,13 +111,24 @@ const ms = (fig) => `${fig.ms.toFixed(0)} ms`;
 
 export function replaySection(r) {
   const L = [HEADING, ''];
-  L.push(`A run journal of ${r.steps.toLocaleString('en')} records (run.started, then ${r.pairs.toLocaleString('en')} model requests and ${r.pairs.toLocaleString('en')} tool calls, each a started record and its outcome) in a file store. Replay = \`replayFrom\` in strict mode (verify the chain, read every record, key every outcome) and every request served. Ratios of the medians, and from paired runs (each right after a read); on a shared 2-core machine the paired ratios spread widely, so read both.`);
+  L.push(
+    `A run journal of ${r.steps.toLocaleString('en')} records (run.started, then ${r.pairs.toLocaleString('en')} model requests and ${r.pairs.toLocaleString('en')} tool calls, each a started record and its outcome) in a file store. Replay = \`replayFrom\` in strict mode (verify the chain, read every record, key every outcome) and every request served. Ratios of the medians, and from paired runs (each right after a read); on a shared 2-core machine the paired ratios spread widely, so read both.`,
+  );
   L.push('');
-  L.push('| Operation | Median time | Steps/s | Time / read time (medians) | Time / read time (paired: median, min–max) | Runs |');
+  L.push(
+    '| Operation | Median time | Steps/s | Time / read time (medians) | Time / read time (paired: median, min–max) | Runs |',
+  );
   L.push('|---|---:|---:|---:|---:|---:|');
-  L.push(`| read (\`journal.read()\`, every record) | ${ms(r.readFig)} | ${Math.round(r.readFig.median).toLocaleString('en')} | 1 | 1 | ${r.readFig.runs} |`);
-  for (const [name, fig] of [['verify (`journal.verify()`)', r.verifyFig], ['**replay** (verify + read + key + serve all)', r.replayFig]]) {
-    L.push(`| ${name} | ${ms(fig)} | ${Math.round(fig.median).toLocaleString('en')} | **${(r.readFig.median / fig.median).toFixed(2)}×** | ${(1 / fig.pairRatio).toFixed(2)}× (${(1 / fig.pairMax).toFixed(2)}–${(1 / fig.pairMin).toFixed(2)}) | ${fig.runs} |`);
+  L.push(
+    `| read (\`journal.read()\`, every record) | ${ms(r.readFig)} | ${Math.round(r.readFig.median).toLocaleString('en')} | 1 | 1 | ${r.readFig.runs} |`,
+  );
+  for (const [name, fig] of [
+    ['verify (`journal.verify()`)', r.verifyFig],
+    ['**replay** (verify + read + key + serve all)', r.replayFig],
+  ]) {
+    L.push(
+      `| ${name} | ${ms(fig)} | ${Math.round(fig.median).toLocaleString('en')} | **${(r.readFig.median / fig.median).toFixed(2)}×** | ${(1 / fig.pairRatio).toFixed(2)}× (${(1 / fig.pairMax).toFixed(2)}–${(1 / fig.pairMin).toFixed(2)}) | ${fig.runs} |`,
+    );
   }
   L.push('');
   return L;

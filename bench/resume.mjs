@@ -32,12 +32,21 @@ for (const n of (process.argv[2] ?? '100,10000').split(',').map(Number)) {
   await run.close();
   const t = {};
   for (const verify of [false, true]) {
-    t[verify ? 'verify' : 'noverify'] = await best(async () => (await resumeRun(store, 'r', { readOnly: true, verify })).close());
+    t[verify ? 'verify' : 'noverify'] = await best(async () =>
+      (await resumeRun(store, 'r', { readOnly: true, verify })).close(),
+    );
   }
   // A thread of n checkpoints: one put through the saver, then n − 1 more of the same shape (each a new id).
   const saver = new StepchainSaver({ store });
   const thread = { configurable: { thread_id: 't', checkpoint_ns: '' } };
-  const checkpoint = (i) => ({ v: 4, id: uuid6(-3), ts: new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString(), channel_values: { step: i, note: `super-step ${i}` }, channel_versions: { step: i + 1, note: i + 1 }, versions_seen: {} });
+  const checkpoint = (i) => ({
+    v: 4,
+    id: uuid6(-3),
+    ts: new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString(),
+    channel_values: { step: i, note: `super-step ${i}` },
+    channel_versions: { step: i + 1, note: i + 1 },
+    versions_seen: {},
+  });
   await saver.put(thread, checkpoint(0), { source: 'loop', step: 0, parents: {} }, { step: 1, note: 1 });
   const journal = await saver.journal('t');
   let first;

@@ -21,7 +21,9 @@ const RUNS = QUICK ? 1_000 : 10_000;
 const STEPS = 5;
 const DAY = 86_400_000;
 const NOW = new Date('2026-11-27T12:00:00.000Z');
-const LOAD0 = loadavg().map((x) => x.toFixed(2)).join(' / ');
+const LOAD0 = loadavg()
+  .map((x) => x.toFixed(2))
+  .join(' / ');
 const log = (s) => process.stderr.write(s + '\n');
 const scratch = mkdtempSync(join(tmpdir(), 'stepchain-bench-retention-'));
 const rows = [];
@@ -30,15 +32,26 @@ async function measure(name, store) {
   let t = performance.now();
   for (let i = 0; i < RUNS; i++) {
     const age = i % 2 === 0 ? 400 : 3;
-    const j = await store.create(`run-${String(i).padStart(5, '0')}`, { run: { agent: 'bench' }, createdAt: new Date(NOW.getTime() - (age + 1) * DAY) });
-    await j.appendMany(Array.from({ length: STEPS }, (_, s) => ({ step_id: `s${s}`, ts: new Date(NOW.getTime() - age * DAY), input: { q: `question ${i}.${s}` }, result: { a: 'x'.repeat(200) } })));
+    const j = await store.create(`run-${String(i).padStart(5, '0')}`, {
+      run: { agent: 'bench' },
+      createdAt: new Date(NOW.getTime() - (age + 1) * DAY),
+    });
+    await j.appendMany(
+      Array.from({ length: STEPS }, (_, s) => ({
+        step_id: `s${s}`,
+        ts: new Date(NOW.getTime() - age * DAY),
+        input: { q: `question ${i}.${s}` },
+        result: { a: 'x'.repeat(200) },
+      })),
+    );
     await j.close();
   }
   const fill = performance.now() - t;
   t = performance.now();
   const result = await prune(store, { keepDays: 180, now: NOW });
   const pruneMs = performance.now() - t;
-  if (result.removed.length !== RUNS / 2 || (await readTombstones(store)).length !== RUNS / 2) throw new Error(`${name}: pruned ${result.removed.length}`);
+  if (result.removed.length !== RUNS / 2 || (await readTombstones(store)).length !== RUNS / 2)
+    throw new Error(`${name}: pruned ${result.removed.length}`);
   rows.push({ name, fill, pruneMs });
   log(`${name}: filled ${RUNS} runs in ${(fill / 1000).toFixed(1)} s, pruned half in ${(pruneMs / 1000).toFixed(1)} s`);
 }
@@ -60,10 +73,13 @@ const lines = [
   '',
   '| store | fill (baseline) | prune half | prune per removed run | prune ÷ fill per run |',
   '|---|---:|---:|---:|---:|',
-  ...rows.map((r) => `| ${r.name} | ${(r.fill / 1000).toFixed(1)} s | ${(r.pruneMs / 1000).toFixed(1)} s | ${(r.pruneMs / (RUNS / 2)).toFixed(2)} ms | ${((r.pruneMs / (RUNS / 2)) / (r.fill / RUNS)).toFixed(2)}× |`),
+  ...rows.map(
+    (r) =>
+      `| ${r.name} | ${(r.fill / 1000).toFixed(1)} s | ${(r.pruneMs / 1000).toFixed(1)} s | ${(r.pruneMs / (RUNS / 2)).toFixed(2)} ms | ${(r.pruneMs / (RUNS / 2) / (r.fill / RUNS)).toFixed(2)}× |`,
+  ),
   '',
   'Each removal reads and verifies the run (tree root, head, last checkpoint), appends its tombstone durably (64 per commit), re-reads',
-  'the head and removes the run; on a directory the removal\'s rename, directory fsync and delete dominate.',
+  "the head and removes the run; on a directory the removal's rename, directory fsync and delete dominate.",
   '',
 ];
 writeSection(OUT, '## Retention (issue 40', lines);

@@ -22,7 +22,9 @@ import { PostgresStore } from '../dist/postgres.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const N = Number(process.argv.find((a) => a.startsWith('--n='))?.slice(4) ?? 10_000);
-const STORES = (process.argv.find((a) => a.startsWith('--stores='))?.slice(9) ?? 'directory,sqlite,postgres').split(',');
+const STORES = (process.argv.find((a) => a.startsWith('--stores='))?.slice(9) ?? 'directory,sqlite,postgres').split(
+  ',',
+);
 const log = (s) => process.stderr.write(s + '\n');
 const med = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
@@ -40,15 +42,17 @@ async function timed(fn, reps) {
 async function fill(store) {
   const t0 = performance.now();
   for (let i = 0; i < N; i += 20) {
-    await Promise.all(Array.from({ length: Math.min(20, N - i) }, async (_, k) => {
-      const n = i + k;
-      const run = await startRun(store, { runId: `run-${String(n).padStart(6, '0')}`, agent: 'bench' });
-      if (n % 3 === 0) await run.complete('ok');
-      else if (n % 3 === 1) await run.beginTool({ name: 'pay', args: { n } });
-      // A plain step through the Run (a directory store's saved state then names it; a raw journal.append would not).
-      else await run.record({ kind: 'step', input: { n } });
-      await run.close();
-    }));
+    await Promise.all(
+      Array.from({ length: Math.min(20, N - i) }, async (_, k) => {
+        const n = i + k;
+        const run = await startRun(store, { runId: `run-${String(n).padStart(6, '0')}`, agent: 'bench' });
+        if (n % 3 === 0) await run.complete('ok');
+        else if (n % 3 === 1) await run.beginTool({ name: 'pay', args: { n } });
+        // A plain step through the Run (a directory store's saved state then names it; a raw journal.append would not).
+        else await run.record({ kind: 'step', input: { n } });
+        await run.close();
+      }),
+    );
   }
   return performance.now() - t0;
 }
@@ -60,7 +64,7 @@ async function foldEach(store) {
     const j = await store.open(r.id, { readOnly: true });
     const run = Run.of(j, { savedState: false });
     const pending = (await run.pendingEffects()).length;
-    out.push({ id: r.id, status: (await run.status()), pending });
+    out.push({ id: r.id, status: await run.status(), pending });
     await j.close();
   }
   return out;
@@ -92,7 +96,8 @@ async function effectCheck(store) {
     const id = `long-${steps}`;
     const run = await startRun(store, { runId: id });
     await run.beginTool({ name: 'pay', args: { steps } });
-    for (let i = 0; i < steps; i += 1000) await run.journal.appendMany(Array.from({ length: Math.min(1000, steps - i) }, (_, k) => ({ input: { k } })));
+    for (let i = 0; i < steps; i += 1000)
+      await run.journal.appendMany(Array.from({ length: Math.min(1000, steps - i) }, (_, k) => ({ input: { k } })));
     await run.close();
     const saved = await timed(() => checkOne(store, id), 7);
     const folded = await timed(async () => {
@@ -112,7 +117,10 @@ async function measureStore(name, store) {
   const all = await timed(() => store.runs({}), 5);
   const interrupted = await timed(() => store.runs({ status: 'interrupted' }), 5);
   const withProgress = all.out.filter((r) => r.progress !== undefined).length;
-  if (withProgress !== all.out.length) throw new Error(`${name}: ${all.out.length - withProgress} of ${all.out.length} runs listed without their progress`);
+  if (withProgress !== all.out.length)
+    throw new Error(
+      `${name}: ${all.out.length - withProgress} of ${all.out.length} runs listed without their progress`,
+    );
   const opened = store instanceof FileStore ? await timed(() => openEach(store), 1) : null;
   log(`${name}: baseline (fold each run)…`);
   const base = await timed(() => foldEach(store), 1);
@@ -120,19 +128,27 @@ async function measureStore(name, store) {
   return { name, createMs, all, interrupted, opened, base, effects };
 }
 
-const load0 = loadavg().map((x) => x.toFixed(2)).join(' / ');
+const load0 = loadavg()
+  .map((x) => x.toFixed(2))
+  .join(' / ');
 const dir = mkdtempSync(join(tmpdir(), 'stepchain-bench-runs-status-'));
 const usePg = STORES.includes('postgres');
-const runner = !usePg ? null : fork(join(here, '..', 'test', 'setup', 'pg-runner.mjs'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+const runner = !usePg
+  ? null
+  : fork(join(here, '..', 'test', 'setup', 'pg-runner.mjs'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
 const exited = runner === null ? null : new Promise((resolve) => runner.once('exit', resolve));
-const msg = runner === null ? null : await new Promise((resolve, reject) => {
-  runner.once('message', resolve);
-  runner.once('exit', (code) => reject(new Error(`the PostgreSQL runner exited (code ${code})`)));
-});
+const msg =
+  runner === null
+    ? null
+    : await new Promise((resolve, reject) => {
+        runner.once('message', resolve);
+        runner.once('exit', (code) => reject(new Error(`the PostgreSQL runner exited (code ${code})`)));
+      });
 if (msg !== null && !msg.url) throw new Error(msg.error);
 const results = [];
 try {
-  if (STORES.includes('directory')) results.push(await measureStore('directory', new FileStore(join(dir, 'runs'), { fsync: 'none' })));
+  if (STORES.includes('directory'))
+    results.push(await measureStore('directory', new FileStore(join(dir, 'runs'), { fsync: 'none' })));
   if (STORES.includes('sqlite')) {
     const sqlite = new SqliteStore(join(dir, 'runs.db'), { fsync: 'none' });
     results.push(await measureStore('SQLite', sqlite));
@@ -148,13 +164,25 @@ try {
   await exited;
   rmSync(dir, { recursive: true, force: true });
 }
-console.log(`runs-status: N = ${N} runs per store, Node ${process.version}, load average ${load0} at the start, ${loadavg().map((x) => x.toFixed(2)).join(' / ')} at the end`);
-console.log('| store | runs created | runs({}) with progress (databases: one query; directory: each saved state, unopened) | runs({ status: interrupted }) | before, directory: each run opened, Run.refresh | baseline: each run opened and folded | speed-up on the baseline |');
+console.log(
+  `runs-status: N = ${N} runs per store, Node ${process.version}, load average ${load0} at the start, ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' / ')} at the end`,
+);
+console.log(
+  '| store | runs created | runs({}) with progress (databases: one query; directory: each saved state, unopened) | runs({ status: interrupted }) | before, directory: each run opened, Run.refresh | baseline: each run opened and folded | speed-up on the baseline |',
+);
 console.log('|---|---|---|---|---|---|---|');
 for (const r of results) {
-  console.log(`| ${r.name} | ${N} in ${(r.createMs / 1000).toFixed(1)} s | ${r.all.ms.toFixed(0)} ms (${r.all.out.length} runs, median of 5) | ${r.interrupted.ms.toFixed(0)} ms (${r.interrupted.out.length} runs) | ${r.opened ? `${(r.opened.ms / 1000).toFixed(1)} s (1 run)` : '—'} | ${(r.base.ms / 1000).toFixed(1)} s (1 run) | ×${(r.base.ms / r.all.ms).toFixed(0)} |`);
+  console.log(
+    `| ${r.name} | ${N} in ${(r.createMs / 1000).toFixed(1)} s | ${r.all.ms.toFixed(0)} ms (${r.all.out.length} runs, median of 5) | ${r.interrupted.ms.toFixed(0)} ms (${r.interrupted.out.length} runs) | ${r.opened ? `${(r.opened.ms / 1000).toFixed(1)} s (1 run)` : '—'} | ${(r.base.ms / 1000).toFixed(1)} s (1 run) | ×${(r.base.ms / r.all.ms).toFixed(0)} |`,
+  );
 }
 console.log('');
-console.log('| store | steps in the run | open + pendingEffects + close, from the saved state (a run_state row; directory: .run-state.json) (median of 7) | the same folding every record (median of 3) |');
+console.log(
+  '| store | steps in the run | open + pendingEffects + close, from the saved state (a run_state row; directory: .run-state.json) (median of 7) | the same folding every record (median of 3) |',
+);
 console.log('|---|---|---|---|');
-for (const r of results) for (const e of r.effects) console.log(`| ${r.name} | ${e.steps} | ${e.saved.toFixed(1)} ms | ${e.folded.toFixed(1)} ms |`);
+for (const r of results)
+  for (const e of r.effects)
+    console.log(`| ${r.name} | ${e.steps} | ${e.saved.toFixed(1)} ms | ${e.folded.toFixed(1)} ms |`);

@@ -16,11 +16,19 @@ const root = mkdtempSync(join(tmpdir(), 'stepchain-bench-runs-'));
 const store = new FileStore(root, { fsync: 'none' });
 const t0 = performance.now();
 for (let i = 0; i < N; i += 50) {
-  await Promise.all(Array.from({ length: Math.min(50, N - i) }, async (_, k) => {
-    const n = i + k;
-    const run = await startRun(store, { runId: `run-${String(n).padStart(6, '0')}`, conversationId: `conv-${n % 100}`, parentRunId: `orch-${n % 1000}`, agent: 'bench', labels: { shard: String(n % 7) } });
-    await run.close();
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(50, N - i) }, async (_, k) => {
+      const n = i + k;
+      const run = await startRun(store, {
+        runId: `run-${String(n).padStart(6, '0')}`,
+        conversationId: `conv-${n % 100}`,
+        parentRunId: `orch-${n % 1000}`,
+        agent: 'bench',
+        labels: { shard: String(n % 7) },
+      });
+      await run.close();
+    }),
+  );
 }
 const createMs = performance.now() - t0;
 async function timed(fn, reps = 5) {
@@ -55,5 +63,7 @@ console.log(`list({ conversationId }) → ${byConv.out.length} runs: ${byConv.ms
 console.log(`list({ parentRunId })    → ${byParent.out.length} runs: ${byParent.ms.toFixed(1)} ms`);
 console.log(`runs({}) → ${all.out.length} entries: ${all.ms.toFixed(1)} ms`);
 console.log(`first listing without the index (rebuilds it from ${N} metadata files): ${rebuildMs.toFixed(0)} ms`);
-console.log(`baseline, opening every journal to read its genesis: ${naive.ms.toFixed(0)} ms (median of 3); index speed-up ×${(naive.ms / byConv.ms).toFixed(0)}`);
+console.log(
+  `baseline, opening every journal to read its genesis: ${naive.ms.toFixed(0)} ms (median of 3); index speed-up ×${(naive.ms / byConv.ms).toFixed(0)}`,
+);
 rmSync(root, { recursive: true, force: true });

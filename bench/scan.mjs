@@ -20,7 +20,8 @@ import { makeStep } from './lib/steps.mjs';
 import { gc, median } from './lib/stats.mjs';
 
 const argv = process.argv.slice(2);
-const option = (name, fallback) => Number(argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback);
+const option = (name, fallback) =>
+  Number(argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback);
 const LINES = option('lines', 20_000);
 const ROUNDS = option('rounds', 9);
 
@@ -49,7 +50,9 @@ const avgBytes = bytes.reduce((n, b) => n + b.length, 0) / bytes.length;
 // a figure measured on lines it rejects would measure the failure path.
 let sink = 0;
 const FIGURES = {
-  parse: () => { for (const t of texts) sink += JSON.parse(t).seq; },
+  parse: () => {
+    for (const t of texts) sink += JSON.parse(t).seq;
+  },
   limit: () => {
     for (const b of bytes) {
       sink += JSON.parse(b.toString('utf8')).seq;
@@ -100,20 +103,29 @@ const pairedRatio = (a, b) => med(samples[a].map((x, i) => x / samples[b][i]));
 const fmt = (us) => `${us.toFixed(2)} µs`;
 
 const rows = [
-  ['JSON.parse (the limit\'s parse)', 'parse', null],
+  ["JSON.parse (the limit's parse)", 'parse', null],
   ['limit per line: decode + JSON.parse + SHA-256', 'limit', null],
   ['scanCanonical (strict canonical scan)', 'scan', 'parse'],
-  ['checkLine (verify\'s per-line check, decoded line)', 'checkLine', 'limit'],
-  ['checkLineBytes (decode + checkLine: a worker\'s per-line work)', 'checkLineBytes', 'limit'],
+  ["checkLine (verify's per-line check, decoded line)", 'checkLine', 'limit'],
+  ["checkLineBytes (decode + checkLine: a worker's per-line work)", 'checkLineBytes', 'limit'],
 ];
-console.log(`bench/scan.mjs: ${LINES} stored v1 lines of ${Math.round(avgBytes)} bytes on average, ${ROUNDS} rounds, CPU time of this thread; Node ${process.version}; load average ${loadavg().map((x) => x.toFixed(2)).join(' / ')}`);
+console.log(
+  `bench/scan.mjs: ${LINES} stored v1 lines of ${Math.round(avgBytes)} bytes on average, ${ROUNDS} rounds, CPU time of this thread; Node ${process.version}; load average ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' / ')}`,
+);
 console.log('');
 console.log('| Figure | µs/line (median) | min–max | Ratio (paired, median) |');
 console.log('|---|---:|---:|---|');
 for (const [label, key, against] of rows) {
   const xs = samples[key];
-  const ratio = against === null ? '' : `${pairedRatio(key, against).toFixed(2)}× ${against === 'parse' ? 'JSON.parse' : 'the limit per line'}`;
-  console.log(`| ${label} | ${fmt(med(xs))} | ${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)} | ${ratio} |`);
+  const ratio =
+    against === null
+      ? ''
+      : `${pairedRatio(key, against).toFixed(2)}× ${against === 'parse' ? 'JSON.parse' : 'the limit per line'}`;
+  console.log(
+    `| ${label} | ${fmt(med(xs))} | ${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)} | ${ratio} |`,
+  );
 }
 console.log('');
 console.log('Ratios are time ÷ time: below 1× is cheaper than the reference.');

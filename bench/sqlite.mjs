@@ -24,18 +24,25 @@ const OUT = join(here, QUICK ? 'RESULTS-quick.md' : 'RESULTS.md');
 const CFG = QUICK
   ? { runMs: 1500, reps: 1, writers: [1, 4, 16], conc: [1, 8], verifyN: 10_000, verifyReps: 1 }
   : { runMs: 4000, reps: 3, writers: [1, 4, 16], conc: [1, 8], verifyN: 100_000, verifyReps: 3 };
-const LOAD0 = loadavg().map((x) => x.toFixed(2)).join(' / ');
+const LOAD0 = loadavg()
+  .map((x) => x.toFixed(2))
+  .join(' / ');
 const log = (s) => process.stderr.write(s + '\n');
 const scratch = mkdtempSync(join(tmpdir(), 'stepchain-bench-sqlite-'));
 const rows = [];
 let serial = 0;
 
 async function runWorkers(argsFor, count) {
-  const procs = Array.from({ length: count }, (_, p) => fork(join(here, 'workers', 'sqlite-append-proc.mjs'), argsFor(p), { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
-  const next = (p) => new Promise((resolve, reject) => {
-    p.once('message', resolve);
-    p.once('exit', (code) => code !== 0 && reject(new Error(`a writer exited with ${code}`)));
-  });
+  const procs = Array.from({ length: count }, (_, p) =>
+    fork(join(here, 'workers', 'sqlite-append-proc.mjs'), argsFor(p), {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    }),
+  );
+  const next = (p) =>
+    new Promise((resolve, reject) => {
+      p.once('message', resolve);
+      p.once('exit', (code) => code !== 0 && reject(new Error(`a writer exited with ${code}`)));
+    });
   await Promise.all(procs.map(next));
   const results = procs.map(next);
   for (const p of procs) p.send('go');
@@ -58,15 +65,24 @@ async function appendFigures() {
           const where = join(scratch, k.kind === 'sqlite' ? `append-${serial++}.db` : `append-${serial++}`);
           const setup = k.kind === 'sqlite' ? new SqliteStore(where) : new FileStore(where, { fsync: 'always' });
           await (await setup.create(id)).close();
-          const results = await runWorkers((p) => [k.kind, where, id, String(conc), String(CFG.runMs), String(p * 1_000_000), k.fsync], writers);
+          const results = await runWorkers(
+            (p) => [k.kind, where, id, String(conc), String(CFG.runMs), String(p * 1_000_000), k.fsync],
+            writers,
+          );
           const done = results.reduce((a, x) => a + x.done, 0);
           rates.push((done * 1000) / Math.max(...results.map((x) => x.ms)));
           const check = await (await setup.open(id, { readOnly: true })).verify();
-          if (!check.ok || check.steps !== done) throw new Error(`${k.kind} ${id}: ${check.steps} steps (expected ${done}), ok ${check.ok}`);
+          if (!check.ok || check.steps !== done)
+            throw new Error(`${k.kind} ${id}: ${check.steps} steps (expected ${done}), ok ${check.ok}`);
           if (k.kind === 'sqlite') await setup.close();
         }
         const s = summary(rates);
-        rows.push({ figure: `${writers} process${writers === 1 ? '' : 'es'} × ${conc} awaiting appender${conc === 1 ? '' : 's'}, ${k.label}`, ...s, unit: 'appends/s', key: `${k.kind}-${k.fsync}:${writers}:${conc}` });
+        rows.push({
+          figure: `${writers} process${writers === 1 ? '' : 'es'} × ${conc} awaiting appender${conc === 1 ? '' : 's'}, ${k.label}`,
+          ...s,
+          unit: 'appends/s',
+          key: `${k.kind}-${k.fsync}:${writers}:${conc}`,
+        });
         log(`append ${k.label} ${writers}×${conc}: ${fmtRate(s.median)}/s`);
       }
     }
@@ -92,7 +108,10 @@ async function verifyFigures() {
   }
   await lj.close();
   await fj.close();
-  for (const [label, store, key] of [['file store', files, 'verify-file'], ['SQLite', lite, 'verify-sqlite']]) {
+  for (const [label, store, key] of [
+    ['file store', files, 'verify-file'],
+    ['SQLite', lite, 'verify-sqlite'],
+  ]) {
     const rates = [];
     for (let r = 0; r < CFG.verifyReps; r++) {
       const t0 = performance.now();
@@ -102,14 +121,26 @@ async function verifyFigures() {
       rates.push((N * 1000) / ms);
     }
     const s = summary(rates);
-    rows.push({ figure: `verify of ${N} steps, ${label} (the store's verify: chain, blobs, its own checks)`, ...s, unit: 'steps/s', key });
+    rows.push({
+      figure: `verify of ${N} steps, ${label} (the store's verify: chain, blobs, its own checks)`,
+      ...s,
+      unit: 'steps/s',
+      key,
+    });
     log(`verify ${label}: ${fmtRate(s.median)} steps/s`);
   }
   const v = rows.find((x) => x.key === 'verify-sqlite');
   v.ratio = v.median / rows.find((x) => x.key === 'verify-file').median;
   v.against = 'the file store';
   await lite.close();
-  rows.push({ figure: `database file of ${N} steps (after close: WAL checkpointed)`, median: statSync(join(scratch, 'verify.db')).size / N, min: null, max: null, unit: 'bytes/step', key: 'size' });
+  rows.push({
+    figure: `database file of ${N} steps (after close: WAL checkpointed)`,
+    median: statSync(join(scratch, 'verify.db')).size / N,
+    min: null,
+    max: null,
+    unit: 'bytes/step',
+    key: 'size',
+  });
 }
 
 try {
@@ -122,12 +153,17 @@ const fmt = (row) => (row.unit === 'bytes/step' ? row.median.toFixed(0) : fmtRat
 const lines = [
   '## SQLite store (issue 41, `npm run bench:sqlite`)',
   '',
-  `Node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), load average at start ${LOAD0}, at end ${loadavg().map((x) => x.toFixed(2)).join(' / ')}; ` +
+  `Node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), load average at start ${LOAD0}, at end ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' / ')}; ` +
     `median of ${CFG.reps} runs of ${CFG.runMs} ms (verify: ${CFG.verifyReps}), min–max beside it. The machine was shared with other work while this ran: read ratios, not absolutes.`,
   '',
   '| figure | median | min–max | unit | ratio |',
   '|---|---:|---:|---|---|',
-  ...rows.map((r) => `| ${r.figure} | ${fmt(r)} | ${r.min === null ? '' : `${fmtRate(r.min)}–${fmtRate(r.max)}`} | ${r.unit} | ${r.ratio === undefined ? '' : `${fmtRatio(r.ratio)} of ${r.against}`} |`),
+  ...rows.map(
+    (r) =>
+      `| ${r.figure} | ${fmt(r)} | ${r.min === null ? '' : `${fmtRate(r.min)}–${fmtRate(r.max)}`} | ${r.unit} | ${r.ratio === undefined ? '' : `${fmtRatio(r.ratio)} of ${r.against}`} |`,
+  ),
   '',
 ];
 writeSection(OUT, '## SQLite store (issue 41', lines);

@@ -54,8 +54,19 @@ async function aiSdkAgent(root, format) {
   const run = await startRun(store, { runId: 'agent', format });
   const dir = join(root, 'agent');
   const script = [];
-  for (let i = 0; i < TURNS; i++) script.push({ content: [{ type: 'tool-call', toolCallId: `c${i}`, toolName: 'fetch_page', input: JSON.stringify({ n: i }) }], finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage, warnings: [] });
-  script.push({ content: [{ type: 'text', text: 'Here is what the pages say.' }], finishReason: { unified: 'stop', raw: 'stop' }, usage, warnings: [] });
+  for (let i = 0; i < TURNS; i++)
+    script.push({
+      content: [{ type: 'tool-call', toolCallId: `c${i}`, toolName: 'fetch_page', input: JSON.stringify({ n: i }) }],
+      finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
+      usage,
+      warnings: [],
+    });
+  script.push({
+    content: [{ type: 'text', text: 'Here is what the pages say.' }],
+    finishReason: { unified: 'stop', raw: 'stop' },
+    usage,
+    warnings: [],
+  });
   const mock = new MockLanguageModelV3({ doGenerate: script });
   const growth = [];
   const fetchPage = tool({
@@ -83,7 +94,14 @@ async function aiSdkAgent(root, format) {
   const distinct = utf8(JSON.stringify(last)) + utf8(result.text);
   const journal = bytesUnder(dir);
   const receipt = await receiptBytes(store, 'agent', root);
-  return { journal, receipt, distinct, growth, msPerTurn: ms / TURNS, cpuPerTurn: (cpu.user + cpu.system) / 1000 / TURNS };
+  return {
+    journal,
+    receipt,
+    distinct,
+    growth,
+    msPerTurn: ms / TURNS,
+    cpuPerTurn: (cpu.user + cpu.system) / 1000 / TURNS,
+  };
 }
 
 async function receiptBytes(store, id, root) {
@@ -107,25 +125,52 @@ function jsonlAgent(root, format) {
   const messages = [{ role: 'user', content: 'Read the pages one by one and summarize them.' }];
   for (let i = 0; i < TURNS; i++) {
     lines.push({ input: { turn: i, call: 'model' }, model: 'mock-model', prompt: [...messages] });
-    const call = { role: 'assistant', content: [{ type: 'tool-call', toolCallId: `c${i}`, toolName: 'fetch_page', input: { n: i } }] };
+    const call = {
+      role: 'assistant',
+      content: [{ type: 'tool-call', toolCallId: `c${i}`, toolName: 'fetch_page', input: { n: i } }],
+    };
     lines.push({ input: { turn: i, call: 'model' }, model: 'mock-model', result: call });
     lines.push({ input: { turn: i, call: 'tool' }, tool_call: { name: 'fetch_page', arguments: { n: i } } });
     const text = page(i);
     lines.push({ input: { turn: i, call: 'tool' }, result: { text } });
-    messages.push(call, { role: 'tool', content: [{ type: 'tool-result', toolCallId: `c${i}`, toolName: 'fetch_page', output: { type: 'text', value: text } }] });
+    messages.push(call, {
+      role: 'tool',
+      content: [
+        { type: 'tool-result', toolCallId: `c${i}`, toolName: 'fetch_page', output: { type: 'text', value: text } },
+      ],
+    });
   }
   lines.push({ input: { turn: TURNS, call: 'model' }, model: 'mock-model', prompt: [...messages] });
   const answer = 'Here is what the pages say.';
-  lines.push({ input: { turn: TURNS, call: 'model' }, model: 'mock-model', result: { role: 'assistant', content: answer } });
+  lines.push({
+    input: { turn: TURNS, call: 'model' },
+    model: 'mock-model',
+    result: { role: 'assistant', content: answer },
+  });
   const file = join(root, 'steps.jsonl');
   writeFileSync(file, lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
-  execFileSync(process.execPath, [CLI, 'init', dir, '--format', format.slice('stepchain/'.length)], { stdio: 'ignore' });
+  execFileSync(process.execPath, [CLI, 'init', dir, '--format', format.slice('stepchain/'.length)], {
+    stdio: 'ignore',
+  });
   const started = process.hrtime.bigint();
   // The child's CPU time: user + system of the whole append process, from the shell's `times`.
-  const times = execFileSync('/bin/sh', ['-c', `"$0" "$1" append "$2" --jsonl --file "$3" >/dev/null 2>&1; times`, process.execPath, CLI, dir, file], { encoding: 'utf8' });
+  const times = execFileSync(
+    '/bin/sh',
+    ['-c', `"$0" "$1" append "$2" --jsonl --file "$3" >/dev/null 2>&1; times`, process.execPath, CLI, dir, file],
+    { encoding: 'utf8' },
+  );
   const ms = Number(process.hrtime.bigint() - started) / 1e6;
-  const child = times.trim().split('\n').pop().trim().split(/\s+/).map((t) => { const m = /^(\d+)m([\d.]+)s$/.exec(t); return m ? Number(m[1]) * 60 + Number(m[2]) : 0; });
-  const cpuPerTurn = ((child[0] ?? 0) + (child[1] ?? 0)) * 1000 / TURNS;
+  const child = times
+    .trim()
+    .split('\n')
+    .pop()
+    .trim()
+    .split(/\s+/)
+    .map((t) => {
+      const m = /^(\d+)m([\d.]+)s$/.exec(t);
+      return m ? Number(m[1]) * 60 + Number(m[2]) : 0;
+    });
+  const cpuPerTurn = (((child[0] ?? 0) + (child[1] ?? 0)) * 1000) / TURNS;
   const distinct = utf8(JSON.stringify(messages)) + utf8(answer);
   const journal = bytesUnder(dir);
   let receipt;
@@ -146,16 +191,38 @@ async function imageAgent(root, format) {
   png.set([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
   for (let i = 8; i < png.length; i++) png[i] = (i * 2654435761) >>> 24;
   const script = [];
-  for (let i = 0; i < 4; i++) script.push({ content: [{ type: 'tool-call', toolCallId: `z${i}`, toolName: 'zoom', input: JSON.stringify({ level: i }) }], finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage, warnings: [] });
-  script.push({ content: [{ type: 'text', text: 'A chart.' }], finishReason: { unified: 'stop', raw: 'stop' }, usage, warnings: [] });
+  for (let i = 0; i < 4; i++)
+    script.push({
+      content: [{ type: 'tool-call', toolCallId: `z${i}`, toolName: 'zoom', input: JSON.stringify({ level: i }) }],
+      finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
+      usage,
+      warnings: [],
+    });
+  script.push({
+    content: [{ type: 'text', text: 'A chart.' }],
+    finishReason: { unified: 'stop', raw: 'stop' },
+    usage,
+    warnings: [],
+  });
   const mock = new MockLanguageModelV3({ doGenerate: script });
-  const zoom = tool({ inputSchema: z.object({ level: z.number() }), execute: async ({ level }) => `zoomed to ${level}` });
+  const zoom = tool({
+    inputSchema: z.object({ level: z.number() }),
+    execute: async ({ level }) => `zoomed to ${level}`,
+  });
   await generateText({
     model: wrapLanguageModel({ model: mock, middleware: stepchainMiddleware(run) }),
     tools: recordTools(run, { zoom }),
     stopWhen: stepCountIs(5),
     maxRetries: 0,
-    messages: [{ role: 'user', content: [{ type: 'text', text: 'What is in this image?' }, { type: 'file', mediaType: 'image/png', data: png }] }],
+    messages: [
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'What is in this image?' },
+          { type: 'file', mediaType: 'image/png', data: png },
+        ],
+      },
+    ],
   });
   await run.close();
   const dir = join(root, 'image');
@@ -179,8 +246,16 @@ async function main() {
       const perTurn = g.slice(1).map((v, i) => v - g[i]);
       const first = perTurn.slice(0, 5);
       const lastFive = perTurn.slice(-5);
-      rows.push({ path: 'AI SDK adapter', format, ...a, firstGrowth: first.reduce((s, v) => s + v, 0) / first.length, lastGrowth: lastFive.reduce((s, v) => s + v, 0) / lastFive.length });
-      console.error(`  journal ${mb(a.journal)} (${x(a.journal, a.distinct)}), receipt ${mb(a.receipt)}, ${a.msPerTurn.toFixed(1)} ms/turn`);
+      rows.push({
+        path: 'AI SDK adapter',
+        format,
+        ...a,
+        firstGrowth: first.reduce((s, v) => s + v, 0) / first.length,
+        lastGrowth: lastFive.reduce((s, v) => s + v, 0) / lastFive.length,
+      });
+      console.error(
+        `  journal ${mb(a.journal)} (${x(a.journal, a.distinct)}), receipt ${mb(a.receipt)}, ${a.msPerTurn.toFixed(1)} ms/turn`,
+      );
       console.error(`v3-storage: ${format}, stepchain append --jsonl ...`);
       const j = jsonlAgent(join(root, `jsonl-${tag}`), format);
       rows.push({ path: '`stepchain append --jsonl`', format, ...j });
@@ -195,15 +270,21 @@ async function main() {
   const L = [];
   L.push(`## Parts: journals that grow with what is new (issue 33, bench/v3-storage.mjs${quick ? ' --quick' : ''})`);
   L.push('');
-  L.push(`${TURNS} turns; each turn a model call whose prompt holds the whole conversation so far, a tool call, and a tool result of 100 KB (different every turn). File store, fsync none, Node ${process.version}, one run. "Distinct" is the bytes of the conversation's messages once (the last prompt) plus the answer. Growth: journal bytes added per turn, mean of the first five and of the last five turns. Time per turn: the agent's run (AI SDK: in process, the tool's directory walk for the growth column included) or the whole \`append --jsonl\` process (its CPU time from the shell's \`times\`), divided by the turns; the machine is shared (2 cores, 8 helpers), so wall times are loose and CPU times the ones to compare; the --jsonl input itself holds every prompt whole, so its parsing grows with the square of the turns in both formats.`);
+  L.push(
+    `${TURNS} turns; each turn a model call whose prompt holds the whole conversation so far, a tool call, and a tool result of 100 KB (different every turn). File store, fsync none, Node ${process.version}, one run. "Distinct" is the bytes of the conversation's messages once (the last prompt) plus the answer. Growth: journal bytes added per turn, mean of the first five and of the last five turns. Time per turn: the agent's run (AI SDK: in process, the tool's directory walk for the growth column included) or the whole \`append --jsonl\` process (its CPU time from the shell's \`times\`), divided by the turns; the machine is shared (2 cores, 8 helpers), so wall times are loose and CPU times the ones to compare; the --jsonl input itself holds every prompt whole, so its parsing grows with the square of the turns in both formats.`,
+  );
   L.push('');
-  L.push('| path | format | distinct | journal | ÷ distinct | receipt | ÷ distinct | growth, turns 1–5 | growth, last 5 | wall ms per turn | CPU ms per turn |');
+  L.push(
+    '| path | format | distinct | journal | ÷ distinct | receipt | ÷ distinct | growth, turns 1–5 | growth, last 5 | wall ms per turn | CPU ms per turn |',
+  );
   L.push('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const r of rows) {
-    L.push(`| ${r.path} | ${r.format} | ${mb(r.distinct)} | ${mb(r.journal)} | ${x(r.journal, r.distinct)} | ${mb(r.receipt)} | ${x(r.receipt, r.distinct)} | ${r.firstGrowth === undefined ? '–' : kb(r.firstGrowth)} | ${r.lastGrowth === undefined ? '–' : kb(r.lastGrowth)} | ${r.msPerTurn.toFixed(1)} | ${r.cpuPerTurn.toFixed(1)} |`);
+    L.push(
+      `| ${r.path} | ${r.format} | ${mb(r.distinct)} | ${mb(r.journal)} | ${x(r.journal, r.distinct)} | ${mb(r.receipt)} | ${x(r.receipt, r.distinct)} | ${r.firstGrowth === undefined ? '–' : kb(r.firstGrowth)} | ${r.lastGrowth === undefined ? '–' : kb(r.lastGrowth)} | ${r.msPerTurn.toFixed(1)} | ${r.cpuPerTurn.toFixed(1)} |`,
+    );
   }
   L.push('');
-  L.push('A 200 KB PNG sent with the user\'s message, so in each of five model calls\' prompts (AI SDK adapter):');
+  L.push("A 200 KB PNG sent with the user's message, so in each of five model calls' prompts (AI SDK adapter):");
   L.push('');
   L.push('| format | journal | ÷ image |');
   L.push('|---|---:|---:|');

@@ -77,13 +77,28 @@ for (let r = 0; r < ROUNDS; r++) {
   const order = ['v1', 'v2', 'v3'];
   for (let k = 0; k < r % 3; k++) order.push(order.shift());
   for (const v of order) cpu[v].push((await fill(FORMATS[v], steps)).cpuUs);
-  process.stderr.write(`append round ${r + 1}/${ROUNDS}: v1 ${fmt(cpu.v1.at(-1))} µs, v2 ${fmt(cpu.v2.at(-1))} µs, v3 ${fmt(cpu.v3.at(-1))} µs\n`);
+  process.stderr.write(
+    `append round ${r + 1}/${ROUNDS}: v1 ${fmt(cpu.v1.at(-1))} µs, v2 ${fmt(cpu.v2.at(-1))} µs, v3 ${fmt(cpu.v3.at(-1))} µs\n`,
+  );
 }
 const ratio = (v) => cpu[v].map((x, i) => x / cpu.v1[i]);
 
 // 3. Units per step and line sizes.
 let units = 0;
-for (const s of steps.slice(0, 1000)) units += commitRecord({ error: null, input: s.input ?? null, model: s.model ?? null, prompt: s.prompt ?? null, result: s.result ?? null, tool_call: s.tool_call ?? null, ...(s.meta ? { meta: s.meta } : {}) }, newSeed(), { units: true }).units.length;
+for (const s of steps.slice(0, 1000))
+  units += commitRecord(
+    {
+      error: null,
+      input: s.input ?? null,
+      model: s.model ?? null,
+      prompt: s.prompt ?? null,
+      result: s.result ?? null,
+      tool_call: s.tool_call ?? null,
+      ...(s.meta ? { meta: s.meta } : {}),
+    },
+    newSeed(),
+    { units: true },
+  ).units.length;
 const lineBytes = (id) => {
   const dir = join(root, id, 'buckets');
   let bytes = 0;
@@ -120,31 +135,59 @@ for (const [name, extra] of variants) {
   }
   const ratios = lim.map((l, i) => l / v3[i]);
   const ratios1 = lim.map((l, i) => l / v1[i]);
-  rows.push({ name, lim: median(lim), v3: median(v3), v1: median(v1), ratio: median(ratios), ratios, ratio1: median(ratios1), ratios1, cpu3: median(cpu3), cpu1: median(cpu1) });
-  process.stderr.write(`verify ${name}: limit ${fmt(median(lim), 0)} ms, v3 ${fmt(median(v3), 0)} ms (${fmt(median(ratios))}×), v1 ${fmt(median(v1), 0)} ms (${fmt(median(ratios1))}×)\n`);
+  rows.push({
+    name,
+    lim: median(lim),
+    v3: median(v3),
+    v1: median(v1),
+    ratio: median(ratios),
+    ratios,
+    ratio1: median(ratios1),
+    ratios1,
+    cpu3: median(cpu3),
+    cpu1: median(cpu1),
+  });
+  process.stderr.write(
+    `verify ${name}: limit ${fmt(median(lim), 0)} ms, v3 ${fmt(median(v3), 0)} ms (${fmt(median(ratios))}×), v1 ${fmt(median(v1), 0)} ms (${fmt(median(ratios1))}×)\n`,
+  );
 }
 const load1 = loadavg()[0];
 
 say('## stepchain/v3: append and verify against v1 (issue 32 targets; `node --expose-gc bench/v3.mjs`)');
 say();
-say(`${availableParallelism()} cores, Node ${process.versions.node}, load average ${fmt(load0, 1)} at the start and ${fmt(load1, 1)} at the end (a machine shared by other jobs: CPU time is the figure for append, paired runs for verify). Bench steps: \`makeSteps\` (bench/lib/steps.mjs, ~1.2 KB each), **${fmt(units / 1000, 1)} committed units per step** on average (members, elements and chunks, the 7 slots included). Stored line: v1 ${fmt(lineBytes(j1.id) / VERIFY_N, 0)} B, v3 ${fmt(lineBytes(j3.id) / VERIFY_N, 0)} B per step.`);
+say(
+  `${availableParallelism()} cores, Node ${process.versions.node}, load average ${fmt(load0, 1)} at the start and ${fmt(load1, 1)} at the end (a machine shared by other jobs: CPU time is the figure for append, paired runs for verify). Bench steps: \`makeSteps\` (bench/lib/steps.mjs, ~1.2 KB each), **${fmt(units / 1000, 1)} committed units per step** on average (members, elements and chunks, the 7 slots included). Stored line: v1 ${fmt(lineBytes(j1.id) / VERIFY_N, 0)} B, v3 ${fmt(lineBytes(j3.id) / VERIFY_N, 0)} B per step.`,
+);
 say();
-say(`### Append CPU per step (appendMany in batches of ${BATCH}, fsync none, ${APPEND_N} steps, ${ROUNDS} interleaved rounds)`);
+say(
+  `### Append CPU per step (appendMany in batches of ${BATCH}, fsync none, ${APPEND_N} steps, ${ROUNDS} interleaved rounds)`,
+);
 say();
 say('| format | CPU µs per step, median (min–max) | ÷ v1, median of rounds (min–max) | target |');
 say('|---|---:|---:|---|');
 say(`| v1 | ${fmt(median(cpu.v1))} (${range(cpu.v1)}) | 1 | |`);
 say(`| v2 | ${fmt(median(cpu.v2))} (${range(cpu.v2)}) | ${fmt(median(ratio('v2')))}× (${range(ratio('v2'))}) | |`);
-say(`| v3 | ${fmt(median(cpu.v3))} (${range(cpu.v3)}) | **${fmt(median(ratio('v3')))}×** (${range(ratio('v3'))}) | ≤ 2× v1 |`);
+say(
+  `| v3 | ${fmt(median(cpu.v3))} (${range(cpu.v3)}) | **${fmt(median(ratio('v3')))}×** (${range(ratio('v3'))}) | ≤ 2× v1 |`,
+);
 say();
 say(`### \`stepchain verify\` of ${VERIFY_N} steps, whole process, against the v1 line limit`);
 say();
-say('The limit: a bare Node process that reads the v1 journal\'s bucket files, JSON.parses and SHA-256es each line once (bench/workers/limit-proc.mjs). Ratio = limit time ÷ verify time, median of paired runs (min–max); target for v3 ≥ 0.8× with its default threads.');
+say(
+  "The limit: a bare Node process that reads the v1 journal's bucket files, JSON.parses and SHA-256es each line once (bench/workers/limit-proc.mjs). Ratio = limit time ÷ verify time, median of paired runs (min–max); target for v3 ≥ 0.8× with its default threads.",
+);
 say();
-say('| threads | limit ms | v3 verify ms | **v3 ÷ limit** | v1 verify ms | v1 ÷ limit | CPU ms of all threads: v1, v3 |');
+say(
+  '| threads | limit ms | v3 verify ms | **v3 ÷ limit** | v1 verify ms | v1 ÷ limit | CPU ms of all threads: v1, v3 |',
+);
 say('|---|---:|---:|---:|---:|---:|---:|');
-for (const r of rows) say(`| ${r.name} | ${fmt(r.lim, 0)} | ${fmt(r.v3, 0)} | **${fmt(r.ratio)}×** (${range(r.ratios)}) | ${fmt(r.v1, 0)} | ${fmt(r.ratio1)}× (${range(r.ratios1)}) | ${fmt(r.cpu1, 0)}, ${fmt(r.cpu3, 0)} |`);
+for (const r of rows)
+  say(
+    `| ${r.name} | ${fmt(r.lim, 0)} | ${fmt(r.v3, 0)} | **${fmt(r.ratio)}×** (${range(r.ratios)}) | ${fmt(r.v1, 0)} | ${fmt(r.ratio1)}× (${range(r.ratios1)}) | ${fmt(r.cpu1, 0)}, ${fmt(r.cpu3, 0)} |`,
+  );
 say();
-say('v3\'s default `verify` runs the fast tier (FORMAT §14.7 A: B and the step hash, two SHA-256 calls per record); `--deep` adds the unit tree (§14.7 B) and is not part of this target.');
+say(
+  "v3's default `verify` runs the fast tier (FORMAT §14.7 A: B and the step hash, two SHA-256 calls per record); `--deep` adds the unit tree (§14.7 B) and is not part of this target.",
+);
 process.stdout.write(out.join('\n') + '\n');
 rmSync(root, { recursive: true, force: true });

@@ -11,8 +11,12 @@ import { FileStore, resumeRun, startRun } from 'stepchain';
 // Stand-ins for a model provider and a tool with side effects.
 const model = async (messages) => {
   const last = messages[messages.length - 1];
-  if (last.role === 'tool' && !last.content.startsWith('error')) return { content: 'Done: the invoice is paid.', toolCalls: [] };
-  return { content: null, toolCalls: [{ id: `call_${messages.length}`, name: 'pay_invoice', arguments: { invoice: 'INV-9', eur: 120 } }] };
+  if (last.role === 'tool' && !last.content.startsWith('error'))
+    return { content: 'Done: the invoice is paid.', toolCalls: [] };
+  return {
+    content: null,
+    toolCalls: [{ id: `call_${messages.length}`, name: 'pay_invoice', arguments: { invoice: 'INV-9', eur: 120 } }],
+  };
 };
 const tools = {
   pay_invoice: async (args, { slow }) => {
@@ -23,7 +27,9 @@ const tools = {
 
 async function agent(store, runId, { slow }) {
   const existing = (await store.list({})).includes(runId);
-  const run = existing ? await resumeRun(store, runId) : await startRun(store, { runId, agent: 'payer', conversationId: 'conv-1', input: 'Pay INV-9' });
+  const run = existing
+    ? await resumeRun(store, runId)
+    : await startRun(store, { runId, agent: 'payer', conversationId: 'conv-1', input: 'Pay INV-9' });
 
   // After a crash: effects that started and never recorded an outcome. Never re-run one blindly.
   for (const e of await run.pendingEffects()) {
@@ -38,9 +44,12 @@ async function agent(store, runId, { slow }) {
   // The conversation up to that point, rebuilt from the records (ids stay out of what the model sees).
   const messages = [{ role: 'user', content: 'Pay INV-9' }];
   for (const r of steps) {
-    if (r.kind === 'model.completed') messages.push({ role: 'assistant', content: r.result.content, tool_calls: r.tool_call });
-    if (r.kind === 'tool.completed') messages.push({ role: 'tool', tool_call_id: r.tool_call.call_id, content: JSON.stringify(r.result) });
-    if (r.kind === 'tool.failed') messages.push({ role: 'tool', tool_call_id: r.tool_call.call_id, content: `error: ${r.error.message}` });
+    if (r.kind === 'model.completed')
+      messages.push({ role: 'assistant', content: r.result.content, tool_calls: r.tool_call });
+    if (r.kind === 'tool.completed')
+      messages.push({ role: 'tool', tool_call_id: r.tool_call.call_id, content: JSON.stringify(r.result) });
+    if (r.kind === 'tool.failed')
+      messages.push({ role: 'tool', tool_call_id: r.tool_call.call_id, content: `error: ${r.error.message}` });
   }
   for (;;) {
     const call = await run.beginModel({ model: 'example-model', prompt: messages });
@@ -53,7 +62,12 @@ async function agent(store, runId, { slow }) {
     }
     for (const tc of reply.toolCalls) {
       // The intent is durable before the tool runs.
-      const effect = await run.beginTool({ name: tc.name, args: tc.arguments, callId: tc.id, idempotencyKey: `${runId}-${tc.name}` });
+      const effect = await run.beginTool({
+        name: tc.name,
+        args: tc.arguments,
+        callId: tc.id,
+        idempotencyKey: `${runId}-${tc.name}`,
+      });
       console.log(`intent recorded: ${tc.name} (effect ${effect.id})`);
       try {
         const result = await tools[tc.name](tc.arguments, { slow });
@@ -74,7 +88,9 @@ if (role === 'child') {
 } else {
   const dir = mkdtempSync(join(tmpdir(), 'crash-safe-agent-'));
   console.log('— first process: starts the run, is killed while paying');
-  const child = spawn(process.execPath, [fileURLToPath(import.meta.url), 'child', dir], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [fileURLToPath(import.meta.url), 'child', dir], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   child.stdout.setEncoding('utf8').on('data', (text) => {
     process.stdout.write(text);
     if (text.includes('intent recorded')) child.kill('SIGKILL');

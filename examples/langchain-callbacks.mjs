@@ -14,8 +14,14 @@ import { StepchainCallbackHandler } from 'stepchain/langchain';
 const dir = process.argv[2] ?? mkdtempSync(join(tmpdir(), 'stepchain-langchain-'));
 const recorder = new StepchainCallbackHandler({ store: new FileStore(join(dir, 'runs')), agent: 'weather' });
 
-const weather = tool(async ({ city }) => `${city}: 21C`, { name: 'weather', description: 'weather', schema: z.object({ city: z.string() }) });
-const model = fakeModel().respondWithTools([{ name: 'weather', args: { city: 'Paris' }, id: 'call-1' }]).respond(new AIMessage('It is 21C in Paris.'));
+const weather = tool(async ({ city }) => `${city}: 21C`, {
+  name: 'weather',
+  description: 'weather',
+  schema: z.object({ city: z.string() }),
+});
+const model = fakeModel()
+  .respondWithTools([{ name: 'weather', args: { city: 'Paris' }, id: 'call-1' }])
+  .respond(new AIMessage('It is 21C in Paris.'));
 const agent = createAgent({ model, tools: [weather] });
 await agent.invoke({ messages: [new HumanMessage('Weather in Paris?')] }, { callbacks: [recorder] });
 

@@ -14,11 +14,13 @@ const State = Annotation.Root({ draft: Annotation(), verdict: Annotation() });
 const app = new StateGraph(State)
   .addNode('write', () => ({ draft: 'Refund order 1042' }))
   .addNode('review', (s) => ({ verdict: interrupt({ approve: s.draft }) }))
-  .addEdge(START, 'write').addEdge('write', 'review').addEdge('review', END)
+  .addEdge(START, 'write')
+  .addEdge('write', 'review')
+  .addEdge('review', END)
   .compile({ checkpointer });
 
 const thread = { configurable: { thread_id: 'order-1042' } };
-await app.invoke({}, thread);                                  // stops at the interrupt
+await app.invoke({}, thread); // stops at the interrupt
 const done = await app.invoke(new Command({ resume: 'approved' }), thread);
 console.log('verdict:', done.verdict);
 

@@ -19,16 +19,31 @@ const recorder = agentsRecorder(run, { store });
 setTraceProcessors([recorder]);
 
 const weather = recorder.tool({
-  name: 'weather', description: 'the weather in a city', parameters: z.object({ city: z.string() }),
+  name: 'weather',
+  description: 'the weather in a city',
+  parameters: z.object({ city: z.string() }),
   execute: async ({ city }) => ({ city, tempC: 21 }),
 });
 const specialist = new Agent({
-  name: 'specialist', instructions: 'answer with the weather', tools: [weather],
-  model: recorder.model(new ScriptedModel([[functionCall('weather', { city: 'Paris' }, { callId: 'call-1' })], [assistantMessage('It is 21°C in Paris.')]]), 'scripted'),
+  name: 'specialist',
+  instructions: 'answer with the weather',
+  tools: [weather],
+  model: recorder.model(
+    new ScriptedModel([
+      [functionCall('weather', { city: 'Paris' }, { callId: 'call-1' })],
+      [assistantMessage('It is 21°C in Paris.')],
+    ]),
+    'scripted',
+  ),
 });
 const triage = Agent.create({
-  name: 'triage', instructions: 'route to the specialist', handoffs: [specialist],
-  model: recorder.model(new ScriptedModel([[functionCall('transfer_to_specialist', {}, { callId: 'h-1' })]]), 'scripted'),
+  name: 'triage',
+  instructions: 'route to the specialist',
+  handoffs: [specialist],
+  model: recorder.model(
+    new ScriptedModel([[functionCall('transfer_to_specialist', {}, { callId: 'h-1' })]]),
+    'scripted',
+  ),
 });
 const result = await runAgent(triage, 'Weather in Paris?');
 await recorder.flush();
@@ -37,7 +52,10 @@ await run.complete(result.finalOutput);
 for (const r of [run, ...recorder.childRuns()]) {
   const report = await r.journal.verify();
   const parent = r.identity.parent_run_id ? `, child of ${r.identity.parent_run_id}` : '';
-  console.log(`run ${r.runId} (${r.identity.agent}${parent}): ${report.steps} records, verified ${report.ok ? 'ok' : 'NOT ok'}`);
-  for await (const rec of r.journal.read()) console.log(`  ${String(rec.seq).padStart(2)} ${rec.kind}${rec.tool_call?.name ? ` ${rec.tool_call.name}` : ''}`);
+  console.log(
+    `run ${r.runId} (${r.identity.agent}${parent}): ${report.steps} records, verified ${report.ok ? 'ok' : 'NOT ok'}`,
+  );
+  for await (const rec of r.journal.read())
+    console.log(`  ${String(rec.seq).padStart(2)} ${rec.kind}${rec.tool_call?.name ? ` ${rec.tool_call.name}` : ''}`);
 }
 console.log(`answer: ${result.finalOutput}`);

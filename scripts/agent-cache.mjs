@@ -17,10 +17,15 @@ rmSync(AGENT_CACHE, { force: true });
 const scratch = mkdtempSync(join(tmpdir(), 'stepchain-agent-cache-'));
 try {
   const journal = join(scratch, 'run');
-  const init = spawnSync(process.execPath, [join(root, 'dist/cli/main.js'), 'init', journal, '--run'], { encoding: 'utf8' });
+  const init = spawnSync(process.execPath, [join(root, 'dist/cli/main.js'), 'init', journal, '--run'], {
+    encoding: 'utf8',
+  });
   if (init.status !== 0) throw new Error(`stepchain init --run: ${init.stderr}`);
   const step = join(scratch, 'step.json');
-  writeFileSync(step, JSON.stringify({ input: { q: 'warm' }, model: 'm', prompt: null, tool_call: null, result: { ok: true } }));
+  writeFileSync(
+    step,
+    JSON.stringify({ input: { q: 'warm' }, model: 'm', prompt: null, tool_call: null, result: { ok: true } }),
+  );
   const { module, script } = loadAgent();
   // What these print is not wanted here: stdout and stderr are this process's, read by the build.
   const write = process.stdout.write.bind(process.stdout);
@@ -34,8 +39,23 @@ try {
     for (const round of [1, 2]) {
       const json = round === 2 ? ['--json'] : [];
       codes.push(await module.runAgent(['append', journal, '--file', step, ...json]));
-      codes.push(await module.runAgent(['effect', 'begin', journal, '--tool', 'warm', '--args', `{"n":${round}}`, '--id', `warm-${round}`, ...json]));
-      codes.push(await module.runAgent(['effect', 'end', journal, `warm-${round}`, '--result', '{"ok":true}', ...json]));
+      codes.push(
+        await module.runAgent([
+          'effect',
+          'begin',
+          journal,
+          '--tool',
+          'warm',
+          '--args',
+          `{"n":${round}}`,
+          '--id',
+          `warm-${round}`,
+          ...json,
+        ]),
+      );
+      codes.push(
+        await module.runAgent(['effect', 'end', journal, `warm-${round}`, '--result', '{"ok":true}', ...json]),
+      );
     }
   } finally {
     process.stdout.write = write;

@@ -47,7 +47,10 @@ const nativeHashOnly = {
   name: 'native-sha256-only',
   setup(build) {
     build.onResolve({ filter: /^@noble\/hashes\/sha2\.js$/ }, (args) =>
-      /[\\/]src[\\/]canonical[\\/]sha256\.ts$/.test(args.importer) ? { path: 'sha2-fallback', namespace: 'native-sha256-only' } : undefined);
+      /[\\/]src[\\/]canonical[\\/]sha256\.ts$/.test(args.importer)
+        ? { path: 'sha2-fallback', namespace: 'native-sha256-only' }
+        : undefined,
+    );
     build.onLoad({ filter: /.*/, namespace: 'native-sha256-only' }, () => ({
       loader: 'js',
       contents: [
@@ -71,7 +74,10 @@ const verifyApart = {
   name: 'verify-bundled-apart',
   setup(build) {
     build.onResolve({ filter: /^\.\/verify-main\.js$/ }, (args) =>
-      /[\\/]src[\\/]cli[\\/]main\.ts$/.test(args.importer) ? { path: `./${VERIFY}/main.js`, external: true } : undefined);
+      /[\\/]src[\\/]cli[\\/]main\.ts$/.test(args.importer)
+        ? { path: `./${VERIFY}/main.js`, external: true }
+        : undefined,
+    );
   },
 };
 
@@ -178,40 +184,66 @@ const builds = [
   await bundle({ [`cli/${VERIFY}/main`]: 'src/cli/verify-main.ts' }, `cli/${VERIFY}`, []),
 ];
 const agent = await bundleAgent();
-const agentImports = Object.values(agent.metafile.outputs).flatMap((o) => o.imports ?? []).filter((i) => !i.path.startsWith('node:') && i.path !== 'tar-stream');
-if (agentImports.length > 0) throw new Error(`dist/${AGENT}.cjs must be one file; it imports ${agentImports.map((i) => i.path).join(', ')}`);
+const agentImports = Object.values(agent.metafile.outputs)
+  .flatMap((o) => o.imports ?? [])
+  .filter((i) => !i.path.startsWith('node:') && i.path !== 'tar-stream');
+if (agentImports.length > 0)
+  throw new Error(`dist/${AGENT}.cjs must be one file; it imports ${agentImports.map((i) => i.path).join(', ')}`);
 {
   // esbuild's ASCII charset escapes every string, template and regular expression; what it leaves is in
   // comments, written out here as \u escapes (text in a comment), so the file is ASCII throughout.
   const file = at(`dist/${AGENT}.cjs`);
-  await writeFile(file, (await readFile(file, 'utf8')).replace(/[^\x00-\x7f]/gu, (c) => [...c].map((u) => `\\u{${u.codePointAt(0).toString(16)}}`).join('')));
+  await writeFile(
+    file,
+    (await readFile(file, 'utf8')).replace(/[^\x00-\x7f]/gu, (c) =>
+      [...c].map((u) => `\\u{${u.codePointAt(0).toString(16)}}`).join(''),
+    ),
+  );
 }
 const made = spawnSync(process.execPath, [at('scripts/agent-cache.mjs')], { encoding: 'utf8' });
 if (made.status !== 0) throw new Error(`scripts/agent-cache.mjs failed: ${made.stderr}`);
 const worker = await bundleWorker();
 const workerImports = Object.values(worker.metafile.outputs)[0].imports.filter((i) => !i.path.startsWith('node:'));
-if (workerImports.length > 0) throw new Error(`dist/parallel/worker.js must be one file; it imports ${workerImports.map((i) => i.path).join(', ')}`);
+if (workerImports.length > 0)
+  throw new Error(
+    `dist/parallel/worker.js must be one file; it imports ${workerImports.map((i) => i.path).join(', ')}`,
+  );
 
 // Every relative path the bundle names must lead to a file: the chunks' imports of each other, the pool in
 // dist/parallel/, and what code finds by `new URL(…, import.meta.url)` (the page verb's built page, the
 // pool's worker script). Those paths were written for the file they were in, so code that lands in another
 // folder (the entry in dist/cli/, not dist/cli/chunks/) would break them; a worker that does not load fails
 // quietly (its batches are checked on the calling thread), so look here, at build time.
-const PATHS = [/(?:\bfrom|\bimport\()\s*"(\.{1,2}\/[^"]+)"/g, /new URL\(\s*"(\.{1,2}\/[^"]+)",\s*import\.meta\.url\s*\)/g];
+const PATHS = [
+  /(?:\bfrom|\bimport\()\s*"(\.{1,2}\/[^"]+)"/g,
+  /new URL\(\s*"(\.{1,2}\/[^"]+)",\s*import\.meta\.url\s*\)/g,
+];
 for (const name of builds.flatMap((b) => Object.keys(b.metafile.outputs)).filter((n) => n.endsWith('.js'))) {
   const file = at(name);
   const code = await readFile(file, 'utf8');
   for (const re of PATHS) {
     for (const [, rel] of code.matchAll(re)) {
       const target = fileURLToPath(new URL(rel, pathToFileURL(file)));
-      if (!existsSync(target)) throw new Error(`${name} names ${rel}, which is not there (${target}); see scripts/build-cli.mjs`);
+      if (!existsSync(target))
+        throw new Error(`${name} names ${rel}, which is not there (${target}); see scripts/build-cli.mjs`);
     }
   }
 }
-for (const [b, where] of [[builds[0], 'dist/cli/main.js'], [builds[1], `dist/cli/${VERIFY}/main.js`]]) {
+for (const [b, where] of [
+  [builds[0], 'dist/cli/main.js'],
+  [builds[1], `dist/cli/${VERIFY}/main.js`],
+]) {
   const outputs = Object.entries(b.metafile.outputs).filter(([name]) => name.endsWith('.js'));
   const bytes = outputs.reduce((n, [, o]) => n + o.bytes, 0);
   console.error(`${where}: bundled with ${outputs.length - 1} chunks, ${(bytes / 1024).toFixed(0)} KiB in all`);
 }
-console.error(`dist/${AGENT}.cjs: one file, ${(Object.entries(agent.metafile.outputs).filter(([n]) => n.endsWith('.cjs')).reduce((n, [, o]) => n + o.bytes, 0) / 1024).toFixed(0)} KiB; ${made.stdout.trim()}`);
-console.error(`dist/parallel/worker.js: one file, ${(Object.values(worker.metafile.outputs).reduce((n, o) => n + (o.bytes ?? 0), 0) / 1024).toFixed(0)} KiB with its source map`);
+console.error(
+  `dist/${AGENT}.cjs: one file, ${(
+    Object.entries(agent.metafile.outputs)
+      .filter(([n]) => n.endsWith('.cjs'))
+      .reduce((n, [, o]) => n + o.bytes, 0) / 1024
+  ).toFixed(0)} KiB; ${made.stdout.trim()}`,
+);
+console.error(
+  `dist/parallel/worker.js: one file, ${(Object.values(worker.metafile.outputs).reduce((n, o) => n + (o.bytes ?? 0), 0) / 1024).toFixed(0)} KiB with its source map`,
+);

@@ -46,7 +46,8 @@ const csp = [
 const template = await readFile(at('src/page/page.html'), 'utf8');
 const fill = { CSP: csp, VERSION, STYLE: style, SCRIPT: script };
 const html = template.replace(/\{\{(CSP|VERSION|STYLE|SCRIPT)\}\}/g, (_, key) => fill[key]);
-if (/\{\{[A-Z]+\}\}/.test(html.replace(script, ''))) throw new Error('src/page/page.html has a placeholder the build does not fill');
+if (/\{\{[A-Z]+\}\}/.test(html.replace(script, '')))
+  throw new Error('src/page/page.html has a placeholder the build does not fill');
 if (/\bhttps?:\/\//i.test(html.replace(script, ''))) throw new Error('the page markup names a remote address');
 
 await mkdir(at('dist/page'), { recursive: true });

@@ -28,7 +28,8 @@ async function extractLibraries(into) {
     stream.on('end', () => {
       if (header.type !== 'file') return next();
       const file = path.join(into, header.name);
-      if (!file.startsWith(into + path.sep)) return next(new Error(`al2023.tar.br holds an entry outside its folder: ${header.name}`));
+      if (!file.startsWith(into + path.sep))
+        return next(new Error(`al2023.tar.br holds an entry outside its folder: ${header.name}`));
       mkdir(path.dirname(file), { recursive: true })
         .then(() => writeFile(file, Buffer.concat(chunks), { mode: 0o755 }))
         .then(() => next(), next);
@@ -40,7 +41,9 @@ async function extractLibraries(into) {
 /** The path of the extracted Chromium, extracting it first when needed. Throws with the reason when it cannot. */
 export async function ensureChromium() {
   if (process.arch !== 'x64' || process.platform !== 'linux') {
-    throw new Error(`@sparticuz/chromium ships Chromium for linux-x64 only; this is ${process.platform}-${process.arch}`);
+    throw new Error(
+      `@sparticuz/chromium ships Chromium for linux-x64 only; this is ${process.platform}-${process.arch}`,
+    );
   }
   const { version } = JSON.parse(await readFile(path.join(packageRoot(), 'package.json'), 'utf8'));
   const uid = typeof process.getuid === 'function' ? process.getuid() : 0;
@@ -49,7 +52,8 @@ export async function ensureChromium() {
   if (existsSync(exe)) {
     // Another user of a shared /tmp must not be able to plant the browser this runs.
     const info = statSync(finalDir);
-    if (info.uid !== uid || (info.mode & 0o022) !== 0) throw new Error(`${finalDir} is not owned by this user or is writable by others; remove it`);
+    if (info.uid !== uid || (info.mode & 0o022) !== 0)
+      throw new Error(`${finalDir} is not owned by this user or is writable by others; remove it`);
     return exe;
   }
   const work = await mkdtemp(`${finalDir}.tmp-`);
@@ -78,12 +82,18 @@ export async function ensureChromium() {
 export function launchOptions(exe) {
   let missing = [];
   try {
-    missing = execFileSync('ldd', [exe], { encoding: 'utf8' }).split('\n').filter((l) => l.includes('not found')).map((l) => l.trim().split(' ')[0]);
+    missing = execFileSync('ldd', [exe], { encoding: 'utf8' })
+      .split('\n')
+      .filter((l) => l.includes('not found'))
+      .map((l) => l.trim().split(' ')[0]);
   } catch {
     // no ldd: try the host's libraries; a failed launch names what is missing
   }
   const env = { ...process.env };
-  if (missing.length > 0) env.LD_LIBRARY_PATH = [path.join(path.dirname(exe), 'al2023', 'lib'), env.LD_LIBRARY_PATH].filter(Boolean).join(':');
+  if (missing.length > 0)
+    env.LD_LIBRARY_PATH = [path.join(path.dirname(exe), 'al2023', 'lib'), env.LD_LIBRARY_PATH]
+      .filter(Boolean)
+      .join(':');
   // sparticuz.args are for AWS Lambda (--single-process, --disable-web-security …): they change what a
   // file:// page may do, so none of them is used. As root Chromium's sandbox cannot start.
   return { executablePath: exe, env, args: ['--no-sandbox'], chromiumSandbox: false, headless: true };

@@ -29,13 +29,17 @@ try {
     for (const r of results) {
       if (r.kind === 'code' && r.exit !== 0) {
         failed = true;
-        console.error(`${file}:${r.block.start + 1}: the ${r.block.lang} block exited ${r.exit}:\n${r.output.trimEnd()}`);
+        console.error(
+          `${file}:${r.block.start + 1}: the ${r.block.lang} block exited ${r.exit}:\n${r.output.trimEnd()}`,
+        );
       }
       if (r.kind !== 'console') continue;
       for (const step of r.steps) {
         if (step.exit === step.expectedExit) continue;
         failed = true;
-        console.error(`${file}:${step.line}: \`${step.command}\` exited ${step.exit}, documented ${step.expectedExit}:\n${step.actual.trimEnd()}`);
+        console.error(
+          `${file}:${step.line}: \`${step.command}\` exited ${step.exit}, documented ${step.expectedExit}:\n${step.actual.trimEnd()}`,
+        );
       }
     }
     const { text: updated, rewritten } = rewriteConsoleOutput(text, results, dir);

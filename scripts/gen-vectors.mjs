@@ -9,15 +9,22 @@ const here = fileURLToPath(new URL('.', import.meta.url));
 const out = fileURLToPath(new URL('../vectors/', import.meta.url));
 const check = process.argv.includes('--check');
 let differences = 0;
-for (const file of readdirSync(here + 'vectors').filter((f) => f.endsWith('.mjs')).sort()) {
+for (const file of readdirSync(here + 'vectors')
+  .filter((f) => f.endsWith('.mjs'))
+  .sort()) {
   const mod = await import(here + 'vectors/' + file);
   const files = await mod.generate();
   for (const [name, doc] of Object.entries(files)) {
     const text = JSON.stringify(doc, null, 2) + '\n';
     if (check) {
       let old = '';
-      try { old = readFileSync(out + name, 'utf8'); } catch {}
-      if (old !== text) { differences++; console.error(`differs: vectors/${name}`); }
+      try {
+        old = readFileSync(out + name, 'utf8');
+      } catch {}
+      if (old !== text) {
+        differences++;
+        console.error(`differs: vectors/${name}`);
+      }
     } else {
       writeFileSync(out + name, text);
       console.error(`wrote vectors/${name} (${doc.cases?.length ?? 0} cases)`);

@@ -22,7 +22,9 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const suite = process.argv[2];
 if (suite === undefined) {
-  console.error('usage: node scripts/mcp-conformance.mjs <path to the installed @modelcontextprotocol/conformance package>');
+  console.error(
+    'usage: node scripts/mcp-conformance.mjs <path to the installed @modelcontextprotocol/conformance package>',
+  );
   process.exit(2);
 }
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -30,11 +32,15 @@ const manifest = JSON.parse(readFileSync(join(suite, 'package.json'), 'utf8'));
 // The suite's command: its package's bin (dist/index.mjs up to 0.1.5, dist/index.js after).
 const entry = join(suite, typeof manifest.bin === 'string' ? manifest.bin : Object.values(manifest.bin)[0]);
 const needsGlob = typeof fs.globSync !== 'function' && readFileSync(entry, 'utf8').includes('globSync');
-console.log(`@modelcontextprotocol/conformance ${manifest.version} on Node ${process.versions.node}${needsGlob ? ' (fs.globSync served by a stand-in: the suite is not run as published)' : ' (as published)'}\n`);
+console.log(
+  `@modelcontextprotocol/conformance ${manifest.version} on Node ${process.versions.node}${needsGlob ? ' (fs.globSync served by a stand-in: the suite is not run as published)' : ' (as published)'}\n`,
+);
 const work = mkdtempSync(join(tmpdir(), 'stepchain-conformance-'));
 
 // fs.globSync(`**/<name>`, { cwd }) for Node 20, and the hook that gives it to the suite alone.
-writeFileSync(join(work, 'fs-with-glob.mjs'), `import fs from 'node:fs';
+writeFileSync(
+  join(work, 'fs-with-glob.mjs'),
+  `import fs from 'node:fs';
 import { join, relative } from 'node:path';
 export * from 'node:fs';
 export default fs;
@@ -45,21 +51,32 @@ export function globSync(pattern, { cwd = '.' } = {}) {
   walk(cwd);
   return found;
 }
-`);
-writeFileSync(join(work, 'hooks.mjs'), `const SHIM = new URL('./fs-with-glob.mjs', import.meta.url).href;
+`,
+);
+writeFileSync(
+  join(work, 'hooks.mjs'),
+  `const SHIM = new URL('./fs-with-glob.mjs', import.meta.url).href;
 export async function resolve(specifier, context, next) {
   if ((specifier === 'fs' || specifier === 'node:fs') && context.parentURL?.includes(${JSON.stringify(pathToFileURL(suite).href)})) return { url: SHIM, shortCircuit: true };
   return next(specifier, context);
 }
-`);
-writeFileSync(join(work, 'register.mjs'), `import { register } from 'node:module';\nregister('./hooks.mjs', import.meta.url);\n`);
+`,
+);
+writeFileSync(
+  join(work, 'register.mjs'),
+  `import { register } from 'node:module';\nregister('./hooks.mjs', import.meta.url);\n`,
+);
 
 /** Starts `node args…` and resolves with the first match of `pattern` in its output. */
 function start(args, pattern) {
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let seen = '';
   return new Promise((resolve, reject) => {
-    const look = (c) => { seen += c; const m = pattern.exec(seen); if (m) resolve({ child, match: m }); };
+    const look = (c) => {
+      seen += c;
+      const m = pattern.exec(seen);
+      if (m) resolve({ child, match: m });
+    };
     child.stdout.setEncoding('utf8').on('data', look);
     child.stderr.setEncoding('utf8').on('data', look);
     child.on('close', (code) => reject(new Error(`${args.join(' ')} exited (${code}): ${seen}`)));
@@ -69,12 +86,25 @@ function start(args, pattern) {
 /** Runs every server scenario against `url`; each scenario's "passed, failed" line from the summary. */
 function conformance(url) {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [...(needsGlob ? ['--import', join(work, 'register.mjs')] : []), entry, 'server', '--url', url], { cwd: work, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(
+      process.execPath,
+      [...(needsGlob ? ['--import', join(work, 'register.mjs')] : []), entry, 'server', '--url', url],
+      { cwd: work, stdio: ['ignore', 'pipe', 'inherit'] },
+    );
     let out = '';
-    child.stdout.setEncoding('utf8').on('data', (c) => { out += c; });
+    child.stdout.setEncoding('utf8').on('data', (c) => {
+      out += c;
+    });
     child.on('close', () => {
       const summary = out.slice(out.indexOf('=== SUMMARY ==='));
-      resolve(new Map([...summary.matchAll(/^[✓✗] ([\w-]+): (\d+) passed, (\d+) failed$/gm)].map((m) => [m[1], `${m[2]} passed, ${m[3]} failed`])));
+      resolve(
+        new Map(
+          [...summary.matchAll(/^[✓✗] ([\w-]+): (\d+) passed, (\d+) failed$/gm)].map((m) => [
+            m[1],
+            `${m[2]} passed, ${m[3]} failed`,
+          ]),
+        ),
+      );
     });
   });
 }
@@ -82,7 +112,10 @@ function conformance(url) {
 const server = await start([join(root, 'test/mcp/fixtures/http-server.mjs')], /LISTENING (\d+)/);
 const upstream = `http://127.0.0.1:${server.match[1]}/mcp`;
 const store = join(work, 'runs');
-const proxy = await start([join(root, 'dist/cli/main.js'), 'mcp', store, '--fsync', 'none', '--upstream', upstream], /give the client (http:\/\/\S+)/);
+const proxy = await start(
+  [join(root, 'dist/cli/main.js'), 'mcp', store, '--fsync', 'none', '--upstream', upstream],
+  /give the client (http:\/\/\S+)/,
+);
 try {
   const direct = await conformance(upstream);
   const through = await conformance(proxy.match[1]);

@@ -16,7 +16,8 @@ import { Stryker } from '@stryker-mutator/core';
 import base from '../stryker.config.mjs';
 
 const [folder, files, tests] = process.argv.slice(2);
-if (!folder || !files || !tests) throw new Error('usage: node scripts/mutate-retest.mjs <folder> <file.ts,…> <test file,…>');
+if (!folder || !files || !tests)
+  throw new Error('usage: node scripts/mutate-retest.mjs <folder> <file.ts,…> <test file,…>');
 const OUT = 'reports/mutation-retest';
 mkdirSync(OUT, { recursive: true });
 const sources = files.split(',').map((f) => `src/${folder}/${f}`);
@@ -24,7 +25,12 @@ const sources = files.split(',').map((f) => `src/${folder}/${f}`);
 // The newest full report holding each file.
 const full = new Map();
 for (const entry of readdirSync('reports/mutation')) {
-  if (!entry.endsWith('.json') || entry.endsWith('.incremental.json') || !(entry === `${folder}.json` || entry.startsWith(`${folder}--`))) continue;
+  if (
+    !entry.endsWith('.json') ||
+    entry.endsWith('.incremental.json') ||
+    !(entry === `${folder}.json` || entry.startsWith(`${folder}--`))
+  )
+    continue;
   const path = `reports/mutation/${entry}`;
   const report = JSON.parse(readFileSync(path, 'utf8'));
   for (const [file, data] of Object.entries(report.files ?? {})) {
@@ -33,16 +39,21 @@ for (const entry of readdirSync('reports/mutation')) {
   }
 }
 for (const file of sources) {
-  if (!full.has(file)) throw new Error(`${file}: no full report in reports/mutation; run npm run mutate -- ${folder} first`);
-  if (full.get(file).source !== readFileSync(file, 'utf8')) throw new Error(`${file} changed since its full run (${full.get(file).run}): run it again in full`);
+  if (!full.has(file))
+    throw new Error(`${file}: no full report in reports/mutation; run npm run mutate -- ${folder} first`);
+  if (full.get(file).source !== readFileSync(file, 'utf8'))
+    throw new Error(`${file} changed since its full run (${full.get(file).run}): run it again in full`);
 }
 
 const name = `${folder}--${files.replace(/\.ts/g, '')}`;
 const config = `${OUT}/${name}.vitest.config.ts`;
-writeFileSync(config, `// Written by scripts/mutate-retest.mjs.
+writeFileSync(
+  config,
+  `// Written by scripts/mutate-retest.mjs.
 import { defineConfig } from 'vitest/config';
 export default defineConfig({ test: { include: ${JSON.stringify(tests.split(','))}, env: { STEPCHAIN_MUTATION: '1', RUNS: '20' }, testTimeout: 60_000, pool: 'forks' } });
-`);
+`,
+);
 await new Stryker({
   ...base,
   vitest: { configFile: config, related: false },
@@ -57,7 +68,8 @@ await new Stryker({
 }).runMutationTest();
 
 const retest = JSON.parse(readFileSync(`${OUT}/${name}.json`, 'utf8'));
-const key = (m) => `${m.mutatorName}|${m.location.start.line}:${m.location.start.column}-${m.location.end.line}:${m.location.end.column}|${m.replacement}`;
+const key = (m) =>
+  `${m.mutatorName}|${m.location.start.line}:${m.location.start.column}-${m.location.end.line}:${m.location.end.column}|${m.replacement}`;
 const DETECTED = new Set(['Killed', 'Timeout']);
 const UNDETECTED = new Set(['Survived', 'NoCoverage']);
 const pct = (a, b) => (b ? `${((100 * a) / b).toFixed(1)}%` : '–');
@@ -65,16 +77,24 @@ const lines = [];
 for (const file of sources) {
   const now = new Map((retest.files[file]?.mutants ?? []).map((m) => [key(m), m.status]));
   const text = full.get(file).source.split('\n');
-  let detected = 0, undetected = 0, killedNow = 0;
+  let detected = 0,
+    undetected = 0,
+    killedNow = 0;
   const left = [];
   for (const m of full.get(file).mutants) {
     if (DETECTED.has(m.status)) detected++;
     if (!UNDETECTED.has(m.status)) continue;
     undetected++;
     if (DETECTED.has(now.get(key(m)))) killedNow++;
-    else left.push(`- ${file}:${m.location.start.line}:${m.location.start.column} ${m.mutatorName}: ${JSON.stringify(text[m.location.start.line - 1].trim().slice(0, 100))} → ${JSON.stringify((m.replacement ?? '').slice(0, 60))}`);
+    else
+      left.push(
+        `- ${file}:${m.location.start.line}:${m.location.start.column} ${m.mutatorName}: ${JSON.stringify(text[m.location.start.line - 1].trim().slice(0, 100))} → ${JSON.stringify((m.replacement ?? '').slice(0, 60))}`,
+      );
   }
-  lines.push(`${file}: full run ${pct(detected, detected + undetected)} (${detected} / ${detected + undetected}); with the new tests ${pct(detected + killedNow, detected + undetected)} (${killedNow} more killed, ${left.length} left)`, ...left);
+  lines.push(
+    `${file}: full run ${pct(detected, detected + undetected)} (${detected} / ${detected + undetected}); with the new tests ${pct(detected + killedNow, detected + undetected)} (${killedNow} more killed, ${left.length} left)`,
+    ...left,
+  );
 }
 writeFileSync(`${OUT}/${name}.md`, `${lines.join('\n')}\n`);
 console.log(lines.join('\n'));

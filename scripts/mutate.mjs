@@ -21,7 +21,8 @@ const summaryOnly = args.includes('--summary');
 const option = (name) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const tests = option('tests');
 const concurrency = option('concurrency');
-if (concurrency !== undefined && !/^[1-9][0-9]*$/.test(concurrency)) throw new Error(`--concurrency=${concurrency}: a positive whole number`);
+if (concurrency !== undefined && !/^[1-9][0-9]*$/.test(concurrency))
+  throw new Error(`--concurrency=${concurrency}: a positive whole number`);
 const asked = args.filter((a) => !a.startsWith('--'));
 for (const a of args) {
   if (a.startsWith('--') && a !== '--summary' && !a.startsWith('--tests=') && !a.startsWith('--concurrency=')) {
@@ -32,21 +33,29 @@ for (const a of args) {
 if (tests !== undefined) process.env.STEPCHAIN_MUTATION_TESTS = tests;
 for (const t of asked) {
   const [folder, files] = t.split('/');
-  if (!FOLDERS.includes(folder) || (files !== undefined && !files.split(',').every((f) => f.endsWith('.ts') && existsSync(`src/${folder}/${f}`)))) {
-    throw new Error(`unknown target ${t}: a folder (${FOLDERS.join(', ')}) or files in one, e.g. record/seal.ts or receipt/verify.ts,tar.ts`);
+  if (
+    !FOLDERS.includes(folder) ||
+    (files !== undefined && !files.split(',').every((f) => f.endsWith('.ts') && existsSync(`src/${folder}/${f}`)))
+  ) {
+    throw new Error(
+      `unknown target ${t}: a folder (${FOLDERS.join(', ')}) or files in one, e.g. record/seal.ts or receipt/verify.ts,tar.ts`,
+    );
   }
 }
 mkdirSync(OUT, { recursive: true });
 
 /** A target's report name: `receipt`, or `receipt--verify,tar` for src/receipt/verify.ts and tar.ts. */
-const reportName = (target) => target.replace(/\.ts(?=,|$)/g, '').replace('/', '--') + (tests === undefined ? '' : '@limited');
+const reportName = (target) =>
+  target.replace(/\.ts(?=,|$)/g, '').replace('/', '--') + (tests === undefined ? '' : '@limited');
 /** The files a target mutates: a folder's, but its index.ts; or the ones named. */
 function mutateOf(target) {
   const [folder, files] = target.split('/');
   return files === undefined ? sourcesOf(folder) : files.split(',').map((f) => `src/${folder}/${f}`);
 }
 function sourcesOf(folder) {
-  return readdirSync(`src/${folder}`).filter((f) => f.endsWith('.ts') && f !== 'index.ts').map((f) => `src/${folder}/${f}`);
+  return readdirSync(`src/${folder}`)
+    .filter((f) => f.endsWith('.ts') && f !== 'index.ts')
+    .map((f) => `src/${folder}/${f}`);
 }
 
 for (const target of summaryOnly ? [] : asked.length ? asked : FOLDERS) {
@@ -79,7 +88,9 @@ for (const entry of readdirSync(OUT)) {
   if (!report.files) continue;
   const name = entry.slice(0, -'.json'.length);
   const run = `${name} (${new Date(mtime).toISOString().slice(0, 16)}Z)`;
-  const listed = existsSync(`${OUT}/${name}.files`) ? readFileSync(`${OUT}/${name}.files`, 'utf8').split('\n').filter(Boolean) : [];
+  const listed = existsSync(`${OUT}/${name}.files`)
+    ? readFileSync(`${OUT}/${name}.files`, 'utf8').split('\n').filter(Boolean)
+    : [];
   for (const file of listed) if (!newest.has(file)) newest.set(file, { mutants: [], source: '', run, mtime: -1 });
   for (const [file, { mutants, source }] of Object.entries(report.files)) {
     if ((newest.get(file)?.mtime ?? -1) < mtime) newest.set(file, { mutants, source, run, mtime });
@@ -100,7 +111,10 @@ for (const folder of FOLDERS) {
   const missing = [];
   for (const file of sources) {
     const found = newest.get(file);
-    if (!found) { missing.push(file); continue; }
+    if (!found) {
+      missing.push(file);
+      continue;
+    }
     runs.add(found.run);
     for (const m of found.mutants) {
       if (DETECTED.has(m.status)) n.detected++;
@@ -109,7 +123,9 @@ for (const folder of FOLDERS) {
         n.undetected++;
         const { line, column } = m.location.start;
         const was = excerpt(found.source, m.location);
-        survivors.push(`${file}:${line}:${column} ${m.status} ${m.mutatorName}: ${JSON.stringify(was)} → ${JSON.stringify(m.replacement ?? '')}`);
+        survivors.push(
+          `${file}:${line}:${column} ${m.status} ${m.mutatorName}: ${JSON.stringify(was)} → ${JSON.stringify(m.replacement ?? '')}`,
+        );
       } else if (m.status === 'Ignored') n.ignored++;
       else if (!DETECTED.has(m.status)) n.errors++;
     }
@@ -117,7 +133,9 @@ for (const folder of FOLDERS) {
   unmeasured.push(...missing);
   for (const k of Object.keys(total)) total[k] += n[k];
   const measured = `${sources.length - missing.length}/${sources.length}`;
-  rows.push(`| src/${folder} | ${score(n)} | ${n.detected} | ${n.timeout} | ${n.undetected} | ${n.ignored} | ${n.errors} | ${measured} | ${[...runs].join(', ')} |`);
+  rows.push(
+    `| src/${folder} | ${score(n)} | ${n.detected} | ${n.timeout} | ${n.undetected} | ${n.ignored} | ${n.errors} | ${measured} | ${[...runs].join(', ')} |`,
+  );
 }
 
 /** The mutated code, on one line and at most 80 characters. */

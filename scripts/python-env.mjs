@@ -24,7 +24,9 @@ function version(exe) {
 }
 
 function interpreter() {
-  const candidates = process.env.STEPCHAIN_PYTHON ? [process.env.STEPCHAIN_PYTHON] : ['python3.13', 'python3.12', 'python3.11', 'python3'];
+  const candidates = process.env.STEPCHAIN_PYTHON
+    ? [process.env.STEPCHAIN_PYTHON]
+    : ['python3.13', 'python3.12', 'python3.11', 'python3'];
   for (const exe of candidates) {
     const v = version(exe);
     if (v !== null && Number(v.split('.')[0]) === 3 && Number(v.split('.')[1]) >= 11) return { exe, v };
@@ -49,4 +51,6 @@ const args = ['-m', 'pip', 'install', '--disable-pip-version-check', '--no-input
 for (const f of files) args.push('-r', join(root, f));
 execFileSync(python, args, { stdio: 'inherit' });
 writeFileSync(stampFile, stamp);
-console.error(`python-env: .venv set up with Python ${v} from ${files.join(', ')} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+console.error(
+  `python-env: .venv set up with Python ${v} from ${files.join(', ')} in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+);

@@ -35,7 +35,10 @@ try {
   await writeFile(tampered, tar);
 
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, serviceWorkers: 'block' });
-  await context.route((u) => !/^(file|blob):/.test(u.href), (route) => route.abort('blockedbyclient'));
+  await context.route(
+    (u) => !/^(file|blob):/.test(u.href),
+    (route) => route.abort('blockedbyclient'),
+  );
   const page = await context.newPage();
   await page.goto(pathToFileURL(join(root, 'dist/page/verify.html')).href);
   await page.waitForFunction(() => document.body.dataset.state === 'idle');
@@ -59,13 +62,27 @@ try {
   await shoot(tampered, 'page-tampered.png', async () => {});
 
   // The three verdicts, as the auditor sees them when Verify returns (the verdict has focus and is in view).
-  for (const [device, viewport] of [['desktop', { width: 1280, height: 800 }], ['phone', { width: 390, height: 844 }]]) {
-    const ctx = await browser.newContext({ viewport, serviceWorkers: 'block', deviceScaleFactor: device === 'phone' ? 2 : 1 });
-    await ctx.route((u) => !/^(file|blob):/.test(u.href), (route) => route.abort('blockedbyclient'));
+  for (const [device, viewport] of [
+    ['desktop', { width: 1280, height: 800 }],
+    ['phone', { width: 390, height: 844 }],
+  ]) {
+    const ctx = await browser.newContext({
+      viewport,
+      serviceWorkers: 'block',
+      deviceScaleFactor: device === 'phone' ? 2 : 1,
+    });
+    await ctx.route(
+      (u) => !/^(file|blob):/.test(u.href),
+      (route) => route.abort('blockedbyclient'),
+    );
     const view = await ctx.newPage();
     await view.goto(pathToFileURL(join(root, 'dist/page/verify.html')).href);
     await view.waitForFunction(() => document.body.dataset.state === 'idle');
-    for (const [verdict, receipt, pinned] of [['authenticated', signed, true], ['intact', signed, false], ['invalid', tampered, true]]) {
+    for (const [verdict, receipt, pinned] of [
+      ['authenticated', signed, true],
+      ['intact', signed, false],
+      ['invalid', tampered, true],
+    ]) {
       await view.locator('#form').evaluate((form) => form.reset());
       await view.setInputFiles('#receipt', receipt);
       await view.setInputFiles('#pubkey', pinned ? keys.publicKeyFile : []);

@@ -53,23 +53,88 @@ try {
   writeFileSync(join(dir, 'index.txt'), '');
   writeFileSync(join(dir, 'serial'), '1000\n');
   writeFileSync(join(dir, 'tsaserial'), '01\n');
-  ssl('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '36500', '-subj', '/CN=stepchain vectors root');
+  ssl(
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.pem',
+    '-days',
+    '36500',
+    '-subj',
+    '/CN=stepchain vectors root',
+  );
   const issue = (name, key, cn, dates) => {
     ssl('req', '-newkey', ...key, '-nodes', '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${cn}`);
-    ssl('ca', '-batch', '-config', 'tsa.cnf', '-cert', 'ca.pem', '-keyfile', 'ca.key', '-in', `${name}.csr`, '-out', `${name}.pem`, ...dates, '-extfile', 'tsa.cnf', '-extensions', 'tsa_ext', '-notext');
+    ssl(
+      'ca',
+      '-batch',
+      '-config',
+      'tsa.cnf',
+      '-cert',
+      'ca.pem',
+      '-keyfile',
+      'ca.key',
+      '-in',
+      `${name}.csr`,
+      '-out',
+      `${name}.pem`,
+      ...dates,
+      '-extfile',
+      'tsa.cnf',
+      '-extensions',
+      'tsa_ext',
+      '-notext',
+    );
   };
   issue('tsa', ['rsa:2048'], 'stepchain vectors TSA', ['-days', '36500']);
   issue('other', ['ec', '-pkeyopt', 'ec_paramgen_curve:P-256'], 'another TSA', ['-days', '36500']);
-  issue('expired', ['ec', '-pkeyopt', 'ec_paramgen_curve:P-256'], 'expired TSA', ['-startdate', '20200101000000Z', '-enddate', '20210101000000Z']);
+  issue('expired', ['ec', '-pkeyopt', 'ec_paramgen_curve:P-256'], 'expired TSA', [
+    '-startdate',
+    '20200101000000Z',
+    '-enddate',
+    '20210101000000Z',
+  ]);
   const tokens = {};
   for (const [name, { digest, signer }] of Object.entries(SUBJECTS)) {
     ssl('ts', '-query', '-digest', digest, '-sha256', '-cert', '-no_nonce', '-out', `${name}.tsq`);
-    ssl('ts', '-reply', '-config', 'tsa.cnf', '-queryfile', `${name}.tsq`, '-signer', `${signer}.pem`, '-inkey', `${signer}.key`, '-token_out', '-out', `${name}.tst`);
+    ssl(
+      'ts',
+      '-reply',
+      '-config',
+      'tsa.cnf',
+      '-queryfile',
+      `${name}.tsq`,
+      '-signer',
+      `${signer}.pem`,
+      '-inkey',
+      `${signer}.key`,
+      '-token_out',
+      '-out',
+      `${name}.tst`,
+    );
     tokens[name] = readFileSync(join(dir, `${name}.tst`)).toString('base64');
   }
   const pem = (n) => readFileSync(join(dir, `${n}.pem`), 'utf8');
   const out = fileURLToPath(new URL('./vectors-fixtures/time-tsa.json', import.meta.url));
-  writeFileSync(out, JSON.stringify({ comment: 'made by scripts/time-tsa.mjs with openssl; see spec/TIME.md §9', certificates: { tsa: pem('tsa'), other: pem('other'), expired: pem('expired'), root: pem('ca') }, tokens }, null, 2) + '\n');
+  writeFileSync(
+    out,
+    JSON.stringify(
+      {
+        comment: 'made by scripts/time-tsa.mjs with openssl; see spec/TIME.md §9',
+        certificates: { tsa: pem('tsa'), other: pem('other'), expired: pem('expired'), root: pem('ca') },
+        tokens,
+      },
+      null,
+      2,
+    ) + '\n',
+  );
   console.error(`wrote ${out}`);
 } finally {
   rmSync(dir, { recursive: true, force: true });

@@ -20,7 +20,10 @@ export class StepchainError<Code extends string = string> extends Error {
   readonly hint: string | undefined;
 
   constructor(code: Code, message: string, options: { location?: ErrorLocation; hint?: string; cause?: unknown } = {}) {
-    super(`${code}: ${message}${options.hint ? ` (${options.hint})` : ''}`, options.cause === undefined ? undefined : { cause: options.cause });
+    super(
+      `${code}: ${message}${options.hint ? ` (${options.hint})` : ''}`,
+      options.cause === undefined ? undefined : { cause: options.cause },
+    );
     this.name = new.target.name;
     this.code = code;
     this.location = options.location ?? {};

@@ -25,7 +25,21 @@ export type { FsyncMode } from './store/file/writer.js';
 export { MemoryStore, type MemoryStoreOptions } from './store/memory.js';
 export { openStore, parseLocation, type Location, type OpenedStore } from './location.js';
 export type {
-  Store, Journal, JournalConfig, CreateOptions, OpenOptions, ForkOptions, JournalVerifyOptions, JournalReport, RunEntry, RunFilter, RunProgress, RunStatus, AppendOptions, AppendResult, Lineage,
+  Store,
+  Journal,
+  JournalConfig,
+  CreateOptions,
+  OpenOptions,
+  ForkOptions,
+  JournalVerifyOptions,
+  JournalReport,
+  RunEntry,
+  RunFilter,
+  RunProgress,
+  RunStatus,
+  AppendOptions,
+  AppendResult,
+  Lineage,
 } from './store/types.js';
 export type { ChainSource, ChainHead, SeqRange, StoredLine } from './chain/source.js';
 export type { StepInput, StrictStepInput, JsonInput } from './record/input.js';
@@ -35,37 +49,113 @@ export type { Json, JsonObject } from './canonical/json.js';
 
 // The agent runtime: runs, model requests and tool effects in flight, the continuation point (RUNS.md).
 export {
-  RuntimeError, startRun, resumeRun, Run, toJournalValue, toolCallOf, type ToolCallValue,
-  type RuntimeErrorCode, type StartRunOptions, type BeginModelOptions, type ModelOutcome, type BeginToolOptions, type ContinuationPoint, type RunOpenOptions,
-  type ModelCallHandle, type EffectHandle, type Effect, type ModelCall, type EffectStatus, type RunState, type BoundaryAnomaly, type JournalValueOptions, type BytesValue,
-  type EffectDecision, type ResolveOptions, type CompleteOptions, type Resolution, type ResolutionDecision, type Unrepresentable,
-  beginEffect, runEffect, currentEffect, withEffect, type EffectClass, type EffectScope, type EffectRun,
-  resumeHistory, type ResumeHistory,
+  RuntimeError,
+  startRun,
+  resumeRun,
+  Run,
+  toJournalValue,
+  toolCallOf,
+  type ToolCallValue,
+  type RuntimeErrorCode,
+  type StartRunOptions,
+  type BeginModelOptions,
+  type ModelOutcome,
+  type BeginToolOptions,
+  type ContinuationPoint,
+  type RunOpenOptions,
+  type ModelCallHandle,
+  type EffectHandle,
+  type Effect,
+  type ModelCall,
+  type EffectStatus,
+  type RunState,
+  type BoundaryAnomaly,
+  type JournalValueOptions,
+  type BytesValue,
+  type EffectDecision,
+  type ResolveOptions,
+  type CompleteOptions,
+  type Resolution,
+  type ResolutionDecision,
+  type Unrepresentable,
+  beginEffect,
+  runEffect,
+  currentEffect,
+  withEffect,
+  type EffectClass,
+  type EffectScope,
+  type EffectRun,
+  resumeHistory,
+  type ResumeHistory,
 } from './runtime/index.js';
 
 // Approval records (spec/APPROVALS.md): the signed statement and its signature, for approvers outside a Run.
 export {
-  signApproval, approvalStatement,
-  type ApprovalStatement, type DecisionMeta, type ApproverIdentity, type ApprovalEntry, type ApproverFacts, type PinnedApprover,
+  signApproval,
+  approvalStatement,
+  type ApprovalStatement,
+  type DecisionMeta,
+  type ApproverIdentity,
+  type ApprovalEntry,
+  type ApproverFacts,
+  type PinnedApprover,
 } from './approval/index.js';
-export type { ApprovalRequest, ApprovalOutcome, ApprovalState, RequestApprovalOptions, AwaitApprovalOptions, DecideApprovalOptions, SignedDecision } from './runtime/index.js';
+export type {
+  ApprovalRequest,
+  ApprovalOutcome,
+  ApprovalState,
+  RequestApprovalOptions,
+  AwaitApprovalOptions,
+  DecideApprovalOptions,
+  SignedDecision,
+} from './runtime/index.js';
 
 // Pinned replay: a verified run journal served back as a cassette (spec/REPLAY.md).
 export {
-  replayFrom, ReplayError, explain, type Replay,
-  type ReplayMode, type ReplayOptions, type ReplaySource, type ReplayAnswer, type ReplayEntry, type ReplayedHead, type ReplayErrorCode,
-  type ModelRequest, type ToolRequest, type Explanation, type DivergenceClass, type ExplainInput,
+  replayFrom,
+  ReplayError,
+  explain,
+  type Replay,
+  type ReplayMode,
+  type ReplayOptions,
+  type ReplaySource,
+  type ReplayAnswer,
+  type ReplayEntry,
+  type ReplayedHead,
+  type ReplayErrorCode,
+  type ModelRequest,
+  type ToolRequest,
+  type Explanation,
+  type DivergenceClass,
+  type ExplainInput,
 } from './replay/index.js';
 export { VOLATILE_PATTERNS } from './diff/volatile.js';
 export type { RunIdentity, RecordKind, GenesisV2, StepRecordV2 } from './record/v2.js';
 
 // Receipts: export one, verify one (a path, bytes or a stream), keys.
-export { exportReceipt, verifyReceiptAt as verifyReceipt, keygen, readPublicKeyFile, type ExportOptions, type ExportResult, type KeygenResult } from './receipt/node.js';
+export {
+  exportReceipt,
+  verifyReceiptAt as verifyReceipt,
+  keygen,
+  readPublicKeyFile,
+  type ExportOptions,
+  type ExportResult,
+  type KeygenResult,
+} from './receipt/node.js';
 export type { VerifyReceiptOptions, ReceiptReport, ByteInput } from './receipt/verify.js';
 export { generateKeyPair, type KeyPair } from './receipt/keys.js';
 
 // Publishing a redacted receipt, disclosing what it hides.
-export { publish, verifyPublishedAt as verifyPublishedReceipt, disclose, discloseStep, discloseHash, verifyDisclosureFiles, type PublishOptions, type PublishResult } from './redact/node.js';
+export {
+  publish,
+  verifyPublishedAt as verifyPublishedReceipt,
+  disclose,
+  discloseStep,
+  discloseHash,
+  verifyDisclosureFiles,
+  type PublishOptions,
+  type PublishResult,
+} from './redact/node.js';
 export type { PublishedReport, VerifyPublishedOptions, UnboundText } from './redact/verify.js';
 // A v2 journal's publication is against its original head; a withheld field is opened from the journal.
 export { openSlot, verifyOpening, type SlotOpening, type OpeningReport } from './redact/opening.js';

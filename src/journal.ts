@@ -5,7 +5,21 @@
  * nothing to a bundle but the error classes.
  */
 export type {
-  Store, Journal, JournalConfig, CreateOptions, OpenOptions, ForkOptions, JournalVerifyOptions, JournalReport, RunEntry, RunFilter, JournalProblemCode, AppendOptions, AppendResult, Lineage, RunStateCache,
+  Store,
+  Journal,
+  JournalConfig,
+  CreateOptions,
+  OpenOptions,
+  ForkOptions,
+  JournalVerifyOptions,
+  JournalReport,
+  RunEntry,
+  RunFilter,
+  JournalProblemCode,
+  AppendOptions,
+  AppendResult,
+  Lineage,
+  RunStateCache,
 } from './store/types.js';
 export type { ChainSource, ChainHead, SeqRange, StoredLine } from './chain/source.js';
 export type { StepInput, StrictStepInput, JsonInput } from './record/input.js';
@@ -19,7 +33,15 @@ export type { RuntimeErrorCode } from './runtime/errors.js';
 // From the modules themselves, not runtime/index.js: that one also holds the effect runner (node:async_hooks),
 // and this entry's graph stays free of Node's types (tsconfig.browser.json).
 export type { StartRunOptions } from './runtime/start.js';
-export type { BeginModelOptions, ModelOutcome, BeginToolOptions, ContinuationPoint, ModelCallHandle, EffectHandle, RunOpenOptions } from './runtime/run.js';
+export type {
+  BeginModelOptions,
+  ModelOutcome,
+  BeginToolOptions,
+  ContinuationPoint,
+  ModelCallHandle,
+  EffectHandle,
+  RunOpenOptions,
+} from './runtime/run.js';
 export type { Effect, ModelCall, EffectStatus, RunState } from './record/run-state.js';
 export { StepchainError, type ErrorLocation } from './errors.js';
 export { CanonicalError, type CanonicalErrorCode } from './canonical/errors.js';

@@ -30,7 +30,14 @@ export { KNOWN_SCHEMES } from './store/scheme.js';
 export type Location =
   | { backend: 'file'; path: string; journal: undefined; display: string }
   | { backend: 'sqlite'; file: string; journal: string | undefined; display: string }
-  | { backend: 'postgres'; connectionString: string; schema: string | undefined; journal: string | undefined; display: string; hasPassword: boolean }
+  | {
+      backend: 'postgres';
+      connectionString: string;
+      schema: string | undefined;
+      journal: string | undefined;
+      display: string;
+      hasPassword: boolean;
+    }
   | { backend: 'memory'; name: string; journal: string | undefined; display: string };
 
 /** A store opened from a location, with what every backend answers alike. */
@@ -53,13 +60,24 @@ export interface OpenedStore {
 
 /** Parses a location without opening anything; SCHEME_UNKNOWN for a scheme this version does not know. */
 export function parseLocation(text: string): Location {
-  if (typeof text !== 'string' || text === '') throw new StoreError('OPTION_INVALID', 'a location must be a non-empty string: a directory, sqlite:file.db, postgres://… or memory:');
+  if (typeof text !== 'string' || text === '')
+    throw new StoreError(
+      'OPTION_INVALID',
+      'a location must be a non-empty string: a directory, sqlite:file.db, postgres://… or memory:',
+    );
   switch (backendOf(text)) {
     case 'sqlite':
       return { backend: 'sqlite', ...parseSqliteLocation(text) };
     case 'postgres': {
       const l = parsePostgresLocation(text);
-      return { backend: 'postgres', connectionString: l.connectionString, schema: l.schema, journal: l.journal, display: l.display, hasPassword: l.hasPassword };
+      return {
+        backend: 'postgres',
+        connectionString: l.connectionString,
+        schema: l.schema,
+        journal: l.journal,
+        display: l.display,
+        hasPassword: l.hasPassword,
+      };
     }
     case 'memory':
       return memoryLocation(text);
@@ -74,10 +92,19 @@ function memoryLocation(text: string): Location {
   const name = q < 0 ? rest : rest.slice(0, q);
   const params = new URLSearchParams(q < 0 ? '' : rest.slice(q + 1));
   for (const key of params.keys()) {
-    if (key !== 'journal') throw new StoreError('OPTION_INVALID', `${JSON.stringify(text)}: ?${key}= is not a parameter of a memory location (only journal is)`);
+    if (key !== 'journal')
+      throw new StoreError(
+        'OPTION_INVALID',
+        `${JSON.stringify(text)}: ?${key}= is not a parameter of a memory location (only journal is)`,
+      );
   }
   const journal = params.get('journal') ?? undefined;
-  return { backend: 'memory', name, journal, display: `memory:${name}${journal === undefined ? '' : `?journal=${journal}`}` };
+  return {
+    backend: 'memory',
+    name,
+    journal,
+    display: `memory:${name}${journal === undefined ? '' : `?journal=${journal}`}`,
+  };
 }
 
 /** Named memory stores of this process: `memory:x` opened twice is one store. */
@@ -96,32 +123,82 @@ export async function openStore(location: string | Location): Promise<OpenedStor
   switch (at.backend) {
     case 'sqlite': {
       const store = new SqliteStore(at.file);
-      return { ...base, display: store.display + (at.journal === undefined ? '' : `?journal=${at.journal}`), key: store.display, store, verify: (id, o) => store.verify(id, o), health: (j) => store.health(j), close: () => store.close() };
+      return {
+        ...base,
+        display: store.display + (at.journal === undefined ? '' : `?journal=${at.journal}`),
+        key: store.display,
+        store,
+        verify: (id, o) => store.verify(id, o),
+        health: (j) => store.health(j),
+        close: () => store.close(),
+      };
     }
     case 'postgres': {
-      const store = new PostgresStore({ connectionString: at.connectionString, ...(at.schema === undefined ? {} : { schema: at.schema }) });
-      return { ...base, key: `postgres:${at.connectionString}#${store.tables.schema}`, store, verify: (id, o) => store.verify(id, o), health: (j) => store.health(j), close: () => store.close() };
+      const store = new PostgresStore({
+        connectionString: at.connectionString,
+        ...(at.schema === undefined ? {} : { schema: at.schema }),
+      });
+      return {
+        ...base,
+        key: `postgres:${at.connectionString}#${store.tables.schema}`,
+        store,
+        verify: (id, o) => store.verify(id, o),
+        health: (j) => store.health(j),
+        close: () => store.close(),
+      };
     }
     case 'memory': {
       let store = at.name === '' ? new MemoryStore() : memoryStores.get(at.name);
       if (store === undefined) memoryStores.set(at.name, (store = new MemoryStore()));
       const held = store;
-      return { ...base, key: at.name === '' ? `memory:#${memoryKeys++}` : `memory:${at.name}`, store, verify: async (id, o) => (await held.open(id, { readOnly: true })).verify(o), health: (j) => memoryHealth(held, at.display, j), close: async () => {} };
+      return {
+        ...base,
+        key: at.name === '' ? `memory:#${memoryKeys++}` : `memory:${at.name}`,
+        store,
+        verify: async (id, o) => (await held.open(id, { readOnly: true })).verify(o),
+        health: (j) => memoryHealth(held, at.display, j),
+        close: async () => {},
+      };
     }
     case 'file': {
       const root = resolve(at.path);
       const store = new FileStore(root);
-      return { ...base, display: root, key: `directory:${root}`, store, verify: (id, o) => store.verify(id, o), health: (j) => fileStoreHealth(root, j === undefined ? undefined : { id: j, head: () => headOf(store, j) }), close: async () => {} };
+      return {
+        ...base,
+        display: root,
+        key: `directory:${root}`,
+        store,
+        verify: (id, o) => store.verify(id, o),
+        health: (j) => fileStoreHealth(root, j === undefined ? undefined : { id: j, head: () => headOf(store, j) }),
+        close: async () => {},
+      };
     }
   }
 }
 
 async function memoryHealth(store: MemoryStore, display: string, journal?: string): Promise<StoreHealth> {
-  const health: StoreHealth = { ok: true, backend: 'memory', location: display, reachable: true, server: null, schema: { name: 'memory', version: null, supported: 'memory' }, writable: true, problems: [] };
+  const health: StoreHealth = {
+    ok: true,
+    backend: 'memory',
+    location: display,
+    reachable: true,
+    server: null,
+    schema: { name: 'memory', version: null, supported: 'memory' },
+    writable: true,
+    problems: [],
+  };
   if (journal !== undefined) {
     const found = (await store.list()).includes(journal);
-    health.journal = { id: journal, found, head: found ? await (await store.open(journal, { readOnly: true })).head() : null };
-    if (!found) health.problems.push({ code: 'JOURNAL_NOT_FOUND', message: `no journal ${JSON.stringify(journal)} in ${display}` });
+    health.journal = {
+      id: journal,
+      found,
+      head: found ? await (await store.open(journal, { readOnly: true })).head() : null,
+    };
+    if (!found)
+      health.problems.push({
+        code: 'JOURNAL_NOT_FOUND',
+        message: `no journal ${JSON.stringify(journal)} in ${display}`,
+      });
     health.ok = found;
   }
   return health;

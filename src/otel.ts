@@ -8,5 +8,13 @@ export { startReceiver, type Receiver, type ReceiverOptions } from './otel/serve
 export { SpanCollector, type CollectorOptions } from './otel/collector.js';
 export { StepchainSpanProcessor, spanOfReadable, type ReadableSpanLike } from './otel/processor.js';
 export { mapTrace, type MappedRun } from './otel/mapping.js';
-export { OtlpError, spansOfJson, spansOfProtobuf, spansOfRequest, type OtelSpan, type SpanEvent, type SpanLink } from './otel/otlp.js';
+export {
+  OtlpError,
+  spansOfJson,
+  spansOfProtobuf,
+  spansOfRequest,
+  type OtelSpan,
+  type SpanEvent,
+  type SpanLink,
+} from './otel/otlp.js';
 export { backlinkAttributes, linkSpan, runAsOtlp, exportRun, tracesUrl } from './otel/export.js';

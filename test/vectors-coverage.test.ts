@@ -18,9 +18,15 @@ function testSources(dir: string): string[] {
   });
 }
 
-const vectorFiles = readdirSync(VECTORS_DIR).filter((f) => f.endsWith('.json')).sort();
+const vectorFiles = readdirSync(VECTORS_DIR)
+  .filter((f) => f.endsWith('.json'))
+  .sort();
 // String-literal names only: a template such as loadVectors('${name}') in a message is not a load.
-const loaded = new Set(testSources(TEST_DIR).flatMap((src) => [...src.matchAll(/loadVectors(?:<[^>]*>)?\(\s*'([^'$]+)'\s*\)/g)].map((m) => m[1]!)));
+const loaded = new Set(
+  testSources(TEST_DIR).flatMap((src) =>
+    [...src.matchAll(/loadVectors(?:<[^>]*>)?\(\s*'([^'$]+)'\s*\)/g)].map((m) => m[1]!),
+  ),
+);
 
 describe('golden vectors', () => {
   test('there are vector files', () => {

@@ -34,7 +34,8 @@ const spread = (xs) => {
 export function appendRows({ steps, pairs, inner = 2, row, notes, log }) {
   const tpDir = join(bench, 'thirdparty');
   const hypercore = existsSync(join(tpDir, 'node_modules/hypercore/package.json'));
-  if (!hypercore) notes.push('hypercore not measured: bench/thirdparty has no node_modules (`npm ci --prefix bench/thirdparty`).');
+  if (!hypercore)
+    notes.push('hypercore not measured: bench/thirdparty has no node_modules (`npm ci --prefix bench/thirdparty`).');
   const worker = join(bench, 'workers/append-rate.mjs');
   const runs = { limit: [], hc: [], hcCpu: [], v1: [], v2: [] };
   const ratios = { v1: { limit: [], hc: [], hcCpu: [] }, v2: { limit: [], hc: [], hcCpu: [] } };
@@ -51,7 +52,10 @@ export function appendRows({ steps, pairs, inner = 2, row, notes, log }) {
       ratios[f].limit.push(mine[f].cpu / limit);
     }
     if (!hypercore) continue;
-    const tp = child([join(tpDir, 'run.mjs'), '--append-only', `--steps=${steps}`, `--reps=${inner}`, `--seed=${SEED}`], tpDir);
+    const tp = child(
+      [join(tpDir, 'run.mjs'), '--append-only', `--steps=${steps}`, `--reps=${inner}`, `--seed=${SEED}`],
+      tpDir,
+    );
     version = tp.versions.hypercore;
     const hc = { wall: best(tp.hypercore.append), cpu: best(tp.hypercore.appendCpu) };
     runs.hc.push(hc.wall);
@@ -61,23 +65,59 @@ export function appendRows({ steps, pairs, inner = 2, row, notes, log }) {
       ratios[f].hcCpu.push(mine[f].cpu / hc.cpu);
     }
   }
-  row('append', 'per-step CPU limit: JSON round trip + canonicalize + seal + SHA-256, bare loop', summary(runs.limit), 'steps/CPU-s');
+  row(
+    'append',
+    'per-step CPU limit: JSON round trip + canonicalize + seal + SHA-256, bare loop',
+    summary(runs.limit),
+    'steps/CPU-s',
+  );
   for (const f of FORMATS) {
-    row('append', `appendMany, stepchain/${f}, batches of 256, fsync none (CPU per step)`, summary(runs[f].map((x) => x.cpu)), 'steps/CPU-s', 'per-step CPU limit (paired runs)', spread(ratios[f].limit));
+    row(
+      'append',
+      `appendMany, stepchain/${f}, batches of 256, fsync none (CPU per step)`,
+      summary(runs[f].map((x) => x.cpu)),
+      'steps/CPU-s',
+      'per-step CPU limit (paired runs)',
+      spread(ratios[f].limit),
+    );
   }
   if (hypercore) {
     row('append', `hypercore ${version}: append, batches of 256 (wall)`, summary(runs.hc), 'steps/s');
-    row('append', `hypercore ${version}: append, batches of 256 (CPU per step, every thread)`, summary(runs.hcCpu), 'steps/CPU-s');
+    row(
+      'append',
+      `hypercore ${version}: append, batches of 256 (CPU per step, every thread)`,
+      summary(runs.hcCpu),
+      'steps/CPU-s',
+    );
     for (const f of FORMATS) {
-      row('append', `appendMany, stepchain/${f}, batches of 256, fsync none (wall)`, summary(runs[f].map((x) => x.wall)), 'steps/s', 'hypercore append, wall (paired runs)', spread(ratios[f].hc));
-      row('append', `appendMany, stepchain/${f}, batches of 256, fsync none (CPU per step)`, summary(runs[f].map((x) => x.cpu)), 'steps/CPU-s', 'hypercore append, CPU per step (paired runs)', spread(ratios[f].hcCpu));
+      row(
+        'append',
+        `appendMany, stepchain/${f}, batches of 256, fsync none (wall)`,
+        summary(runs[f].map((x) => x.wall)),
+        'steps/s',
+        'hypercore append, wall (paired runs)',
+        spread(ratios[f].hc),
+      );
+      row(
+        'append',
+        `appendMany, stepchain/${f}, batches of 256, fsync none (CPU per step)`,
+        summary(runs[f].map((x) => x.cpu)),
+        'steps/CPU-s',
+        'hypercore append, CPU per step (paired runs)',
+        spread(ratios[f].hcCpu),
+      );
     }
   }
   const mid = (xs) => median([...xs].sort((a, b) => a - b));
   const fmt = (xs) => `${mid(xs).toFixed(2)}×`;
   for (const f of FORMATS) {
-    const below = hypercore && mid(ratios[f].hc) < 0.5 ? ' Below the target: where the time goes is in bench/README.md, "Where appendMany\'s time goes".' : '';
-    notes.push(`Append, stepchain/${f}: appendMany at ${fmt(ratios[f].limit)} the per-step CPU limit${hypercore ? `, ${fmt(ratios[f].hc)} hypercore's batched append in wall time and ${fmt(ratios[f].hcCpu)} in CPU time per step` : ''} (medians of ${pairs} paired runs; target ≥ 0.5× hypercore).${below}`);
+    const below =
+      hypercore && mid(ratios[f].hc) < 0.5
+        ? ' Below the target: where the time goes is in bench/README.md, "Where appendMany\'s time goes".'
+        : '';
+    notes.push(
+      `Append, stepchain/${f}: appendMany at ${fmt(ratios[f].limit)} the per-step CPU limit${hypercore ? `, ${fmt(ratios[f].hc)} hypercore's batched append in wall time and ${fmt(ratios[f].hcCpu)} in CPU time per step` : ''} (medians of ${pairs} paired runs; target ≥ 0.5× hypercore).${below}`,
+    );
   }
   return ratios;
 }

@@ -8,7 +8,10 @@ import { join } from 'node:path';
 
 export function bucketFiles(journalDir) {
   const dir = join(journalDir, 'buckets');
-  return readdirSync(dir).filter((n) => n.endsWith('.jsonl')).sort().map((n) => join(dir, n));
+  return readdirSync(dir)
+    .filter((n) => n.endsWith('.jsonl'))
+    .sort()
+    .map((n) => join(dir, n));
 }
 
 export async function limitPass(files, { hash = true, parse = true } = {}) {

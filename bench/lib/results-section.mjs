@@ -11,7 +11,8 @@ export function writeSection(file, heading, lines) {
     out = text.slice(0, start) + lines.join('\n') + (next >= 0 ? '\n' + text.slice(next + 1) : '');
   } else {
     const notes = text.indexOf('## Notes');
-    out = notes >= 0 ? text.slice(0, notes) + lines.join('\n') + '\n' + text.slice(notes) : text + '\n' + lines.join('\n');
+    out =
+      notes >= 0 ? text.slice(0, notes) + lines.join('\n') + '\n' + text.slice(notes) : text + '\n' + lines.join('\n');
   }
   writeFileSync(file, out);
 }

@@ -5,13 +5,54 @@
 // moved, Ch and Maj as one v128.bitselect each. Memory: the state at 0 (8 × v128: word k of lanes 0–3 at
 // 16k), a dummy block at 2048 for idle lanes, the padded messages from 4096.
 
-const K = [0x428a2f98,0x71374491,0xb5c0fbcf,0xe9b5dba5,0x3956c25b,0x59f111f1,0x923f82a4,0xab1c5ed5,0xd807aa98,0x12835b01,0x243185be,0x550c7dc3,0x72be5d74,0x80deb1fe,0x9bdc06a7,0xc19bf174,0xe49b69c1,0xefbe4786,0x0fc19dc6,0x240ca1cc,0x2de92c6f,0x4a7484aa,0x5cb0a9dc,0x76f988da,0x983e5152,0xa831c66d,0xb00327c8,0xbf597fc7,0xc6e00bf3,0xd5a79147,0x06ca6351,0x14292967,0x27b70a85,0x2e1b2138,0x4d2c6dfc,0x53380d13,0x650a7354,0x766a0abb,0x81c2c92e,0x92722c85,0xa2bfe8a1,0xa81a664b,0xc24b8b70,0xc76c51a3,0xd192e819,0xd6990624,0xf40e3585,0x106aa070,0x19a4c116,0x1e376c08,0x2748774c,0x34b0bcb5,0x391c0cb3,0x4ed8aa4a,0x5b9cca4f,0x682e6ff3,0x748f82ee,0x78a5636f,0x84c87814,0x8cc70208,0x90befffa,0xa4506ceb,0xbef9a3f7,0xc67178f2];
+const K = [
+  0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98,
+  0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786,
+  0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8,
+  0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13,
+  0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819,
+  0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a,
+  0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
+  0xc67178f2,
+];
 const IV = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19];
 
-const leb = (n) => { const out = []; do { let b = n & 0x7f; n >>>= 7; if (n) b |= 0x80; out.push(b); } while (n); return out; };
-const sleb = (n) => { const out = []; for (;;) { const b = n & 0x7f; n >>= 7; if ((n === 0 && !(b & 0x40)) || (n === -1 && (b & 0x40))) { out.push(b); return out; } out.push(b | 0x80); } };
+const leb = (n) => {
+  const out = [];
+  do {
+    let b = n & 0x7f;
+    n >>>= 7;
+    if (n) b |= 0x80;
+    out.push(b);
+  } while (n);
+  return out;
+};
+const sleb = (n) => {
+  const out = [];
+  for (;;) {
+    const b = n & 0x7f;
+    n >>= 7;
+    if ((n === 0 && !(b & 0x40)) || (n === -1 && b & 0x40)) {
+      out.push(b);
+      return out;
+    }
+    out.push(b | 0x80);
+  }
+};
 const simd = (op) => [0xfd, ...leb(op)];
-const OP = { load: 0x00, store: 0x0b, const: 0x0c, not: 0x4d, and: 0x4e, or: 0x50, xor: 0x51, bitselect: 0x52, shl: 0xab, shr_u: 0xad, add: 0xae };
+const OP = {
+  load: 0x00,
+  store: 0x0b,
+  const: 0x0c,
+  not: 0x4d,
+  and: 0x4e,
+  or: 0x50,
+  xor: 0x51,
+  bitselect: 0x52,
+  shl: 0xab,
+  shr_u: 0xad,
+  add: 0xae,
+};
 
 function body() {
   const c = [];
@@ -19,43 +60,121 @@ function body() {
   const set = (l) => c.push(0x21, ...leb(l));
   const op = (o) => c.push(...simd(o));
   const i32 = (n) => c.push(0x41, ...sleb(n));
-  const load = (offset) => { i32(0); c.push(...simd(OP.load), 4, ...leb(offset)); };
-  const store = (offset, pushValue) => { i32(0); pushValue(); c.push(...simd(OP.store), 4, ...leb(offset)); };
-  const splat = (k) => { c.push(...simd(OP.const)); for (let i = 0; i < 4; i++) c.push(k & 0xff, (k >>> 8) & 0xff, (k >>> 16) & 0xff, (k >>> 24) & 0xff); };
-  const rotr = (l, n) => { get(l); i32(n); op(OP.shr_u); get(l); i32(32 - n); op(OP.shl); op(OP.or); };
-  const bigSigma = (l, r1, r2, r3) => { rotr(l, r1); rotr(l, r2); op(OP.xor); rotr(l, r3); op(OP.xor); };
-  const smallSigma = (l, r1, r2, s) => { rotr(l, r1); rotr(l, r2); op(OP.xor); get(l); i32(s); op(OP.shr_u); op(OP.xor); };
+  const load = (offset) => {
+    i32(0);
+    c.push(...simd(OP.load), 4, ...leb(offset));
+  };
+  const store = (offset, pushValue) => {
+    i32(0);
+    pushValue();
+    c.push(...simd(OP.store), 4, ...leb(offset));
+  };
+  const splat = (k) => {
+    c.push(...simd(OP.const));
+    for (let i = 0; i < 4; i++) c.push(k & 0xff, (k >>> 8) & 0xff, (k >>> 16) & 0xff, (k >>> 24) & 0xff);
+  };
+  const rotr = (l, n) => {
+    get(l);
+    i32(n);
+    op(OP.shr_u);
+    get(l);
+    i32(32 - n);
+    op(OP.shl);
+    op(OP.or);
+  };
+  const bigSigma = (l, r1, r2, r3) => {
+    rotr(l, r1);
+    rotr(l, r2);
+    op(OP.xor);
+    rotr(l, r3);
+    op(OP.xor);
+  };
+  const smallSigma = (l, r1, r2, s) => {
+    rotr(l, r1);
+    rotr(l, r2);
+    op(OP.xor);
+    get(l);
+    i32(s);
+    op(OP.shr_u);
+    op(OP.xor);
+  };
   // Params (i32): 0–3 the address of each lane's current 64-byte block. Locals (v128): 4–11 the working
   // variables, 12–27 the schedule window, 28 T1, 29 T2. Words are gathered lane by lane (load32_lane) and
   // byte-swapped to big-endian by one swizzle.
-  const W0 = 12, T1 = 28, T2 = 29;
+  const W0 = 12,
+    T1 = 28,
+    T2 = 29;
   let v = [4, 5, 6, 7, 8, 9, 10, 11];
-  for (let k = 0; k < 8; k++) { load(16 * k); set(v[k]); }
+  for (let k = 0; k < 8; k++) {
+    load(16 * k);
+    set(v[k]);
+  }
   for (let t = 0; t < 64; t++) {
     const w = W0 + (t % 16);
     if (t < 16) {
-      c.push(...simd(OP.const), ...new Array(16).fill(0)); set(w);
-      for (let l = 0; l < 4; l++) { get(l); get(w); c.push(...simd(0x56), 2, ...leb(4 * t), l); set(w); }
-      get(w); c.push(...simd(OP.const), 3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12); c.push(...simd(0x0e)); set(w);
-    }
-    else {
-      smallSigma(W0 + ((t - 2) % 16), 17, 19, 10); get(W0 + ((t - 7) % 16)); op(OP.add);
-      smallSigma(W0 + ((t - 15) % 16), 7, 18, 3); op(OP.add); get(w); op(OP.add); set(w);
+      c.push(...simd(OP.const), ...new Array(16).fill(0));
+      set(w);
+      for (let l = 0; l < 4; l++) {
+        get(l);
+        get(w);
+        c.push(...simd(0x56), 2, ...leb(4 * t), l);
+        set(w);
+      }
+      get(w);
+      c.push(...simd(OP.const), 3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12);
+      c.push(...simd(0x0e));
+      set(w);
+    } else {
+      smallSigma(W0 + ((t - 2) % 16), 17, 19, 10);
+      get(W0 + ((t - 7) % 16));
+      op(OP.add);
+      smallSigma(W0 + ((t - 15) % 16), 7, 18, 3);
+      op(OP.add);
+      get(w);
+      op(OP.add);
+      set(w);
     }
     const [a, b, cc, d, e, f, g, h] = v;
-    get(h); bigSigma(e, 6, 11, 25); op(OP.add);
-    get(f); get(g); get(e); op(OP.bitselect); op(OP.add);          // Ch = bitselect(f, g, e)
-    splat(K[t]); op(OP.add); get(w); op(OP.add); set(T1);
+    get(h);
+    bigSigma(e, 6, 11, 25);
+    op(OP.add);
+    get(f);
+    get(g);
+    get(e);
+    op(OP.bitselect);
+    op(OP.add); // Ch = bitselect(f, g, e)
+    splat(K[t]);
+    op(OP.add);
+    get(w);
+    op(OP.add);
+    set(T1);
     bigSigma(a, 2, 13, 22);
-    get(cc); get(a); get(a); get(b); op(OP.xor); op(OP.bitselect); // Maj = bitselect(c, a, a ^ b)
-    op(OP.add); set(T2);
-    get(d); get(T1); op(OP.add); set(d);
-    get(T1); get(T2); op(OP.add); set(h);
+    get(cc);
+    get(a);
+    get(a);
+    get(b);
+    op(OP.xor);
+    op(OP.bitselect); // Maj = bitselect(c, a, a ^ b)
+    op(OP.add);
+    set(T2);
+    get(d);
+    get(T1);
+    op(OP.add);
+    set(d);
+    get(T1);
+    get(T2);
+    op(OP.add);
+    set(h);
     v = [h, a, b, cc, d, e, f, g];
   }
-  for (let k = 0; k < 8; k++) store(16 * k, () => { load(16 * k); get(v[k]); op(OP.add); });
+  for (let k = 0; k < 8; k++)
+    store(16 * k, () => {
+      load(16 * k);
+      get(v[k]);
+      op(OP.add);
+    });
   c.push(0x0b);
-  const locals = [0x01, ...leb(26), 0x7b];  // 26 v128 locals after the 4 params
+  const locals = [0x01, ...leb(26), 0x7b]; // 26 v128 locals after the 4 params
   const fn = [...locals, ...c];
   return [...leb(fn.length), ...fn];
 }
@@ -63,9 +182,9 @@ function body() {
 function moduleBytes() {
   const section = (id, bytes) => [id, ...leb(bytes.length), ...bytes];
   const str = (s) => [...leb(s.length), ...[...s].map((ch) => ch.charCodeAt(0))];
-  const type = section(1, [1, 0x60, 4, 0x7f, 0x7f, 0x7f, 0x7f, 0]);         // (func (param i32 i32 i32 i32))
+  const type = section(1, [1, 0x60, 4, 0x7f, 0x7f, 0x7f, 0x7f, 0]); // (func (param i32 i32 i32 i32))
   const func = section(3, [1, 0]);
-  const mem = section(5, [1, 0x00, 1]);                                       // 1 page
+  const mem = section(5, [1, 0x00, 1]); // 1 page
   const exp = section(7, [2, ...str('compress4'), 0, 0, ...str('memory'), 2, 0]);
   const code = section(10, [1, ...body()]);
   return new Uint8Array([0x00, 0x61, 0x73, 0x6d, 1, 0, 0, 0, ...type, ...func, ...mem, ...exp, ...code]);
@@ -73,7 +192,12 @@ function moduleBytes() {
 
 let instance = null;
 export function sha256x4Available() {
-  try { instance ??= new WebAssembly.Instance(new WebAssembly.Module(moduleBytes())); return true; } catch { return false; }
+  try {
+    instance ??= new WebAssembly.Instance(new WebAssembly.Module(moduleBytes()));
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -84,27 +208,50 @@ export function sha256x4Available() {
 export function sha256Many(msgs, out) {
   instance ??= new WebAssembly.Instance(new WebAssembly.Module(moduleBytes()));
   const { compress4, memory } = instance.exports;
-  const BASE = 4096, DUMMY = 2048;
+  const BASE = 4096,
+    DUMMY = 2048;
   let total = 0;
   for (const m of msgs) total += (((m.length + 8) >>> 6) + 1) << 6;
   const need = BASE + total;
   if (memory.buffer.byteLength < need) memory.grow(Math.ceil((need - memory.buffer.byteLength) / 65536));
-  const bytes = new Uint8Array(memory.buffer), mem32 = new Uint32Array(memory.buffer, 0, 32);
-  const start = new Int32Array(msgs.length), nblocks = new Int32Array(msgs.length);
+  const bytes = new Uint8Array(memory.buffer),
+    mem32 = new Uint32Array(memory.buffer, 0, 32);
+  const start = new Int32Array(msgs.length),
+    nblocks = new Int32Array(msgs.length);
   let at = BASE;
   for (let i = 0; i < msgs.length; i++) {
-    const m = msgs[i], n = m.length, size = (((n + 8) >>> 6) + 1) << 6;
-    bytes.set(m, at); bytes.fill(0, at + n, at + size); bytes[at + n] = 0x80;
+    const m = msgs[i],
+      n = m.length,
+      size = (((n + 8) >>> 6) + 1) << 6;
+    bytes.set(m, at);
+    bytes.fill(0, at + n, at + size);
+    bytes[at + n] = 0x80;
     const bits = n * 8;
     bytes[at + size - 5] = Math.floor(bits / 2 ** 32) & 0xff;
-    bytes[at + size - 4] = bits >>> 24; bytes[at + size - 3] = (bits >>> 16) & 0xff; bytes[at + size - 2] = (bits >>> 8) & 0xff; bytes[at + size - 1] = bits & 0xff;
-    start[i] = at; nblocks[i] = size >>> 6; at += size;
+    bytes[at + size - 4] = bits >>> 24;
+    bytes[at + size - 3] = (bits >>> 16) & 0xff;
+    bytes[at + size - 2] = (bits >>> 8) & 0xff;
+    bytes[at + size - 1] = bits & 0xff;
+    start[i] = at;
+    nblocks[i] = size >>> 6;
+    at += size;
   }
-  const lane = [-1, -1, -1, -1], ptr = [DUMMY, DUMMY, DUMMY, DUMMY], left = [0, 0, 0, 0];
-  let next = 0, busy = 0;
+  const lane = [-1, -1, -1, -1],
+    ptr = [DUMMY, DUMMY, DUMMY, DUMMY],
+    left = [0, 0, 0, 0];
+  let next = 0,
+    busy = 0;
   const take = (l) => {
-    if (next >= msgs.length) { lane[l] = -1; ptr[l] = DUMMY; return; }
-    lane[l] = next; ptr[l] = start[next]; left[l] = nblocks[next]; next++; busy++;
+    if (next >= msgs.length) {
+      lane[l] = -1;
+      ptr[l] = DUMMY;
+      return;
+    }
+    lane[l] = next;
+    ptr[l] = start[next];
+    left[l] = nblocks[next];
+    next++;
+    busy++;
     for (let k = 0; k < 8; k++) mem32[4 * k + l] = IV[k];
   };
   for (let l = 0; l < 4; l++) take(l);
@@ -115,8 +262,15 @@ export function sha256Many(msgs, out) {
       ptr[l] += 64;
       if (--left[l] === 0) {
         const o = 32 * lane[l];
-        for (let k = 0; k < 8; k++) { const v = mem32[4 * k + l]; out[o + 4 * k] = v >>> 24; out[o + 4 * k + 1] = (v >>> 16) & 0xff; out[o + 4 * k + 2] = (v >>> 8) & 0xff; out[o + 4 * k + 3] = v & 0xff; }
-        busy--; take(l);
+        for (let k = 0; k < 8; k++) {
+          const v = mem32[4 * k + l];
+          out[o + 4 * k] = v >>> 24;
+          out[o + 4 * k + 1] = (v >>> 16) & 0xff;
+          out[o + 4 * k + 2] = (v >>> 8) & 0xff;
+          out[o + 4 * k + 3] = v & 0xff;
+        }
+        busy--;
+        take(l);
       }
     }
   }
@@ -144,60 +298,176 @@ function groupsBody() {
   const set = (l) => c.push(0x21, ...leb(l));
   const op = (o) => c.push(...simd(o));
   const i32 = (n) => c.push(0x41, ...sleb(n));
-  const splat = (k) => { c.push(...simd(OP.const)); for (let i = 0; i < 4; i++) c.push(k & 0xff, (k >>> 8) & 0xff, (k >>> 16) & 0xff, (k >>> 24) & 0xff); };
+  const splat = (k) => {
+    c.push(...simd(OP.const));
+    for (let i = 0; i < 4; i++) c.push(k & 0xff, (k >>> 8) & 0xff, (k >>> 16) & 0xff, (k >>> 24) & 0xff);
+  };
   const BSWAP = [3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12];
-  const rotr = (l, n) => { get(l); i32(n); op(OP.shr_u); get(l); i32(32 - n); op(OP.shl); op(OP.or); };
-  const bigSigma = (l, r1, r2, r3) => { rotr(l, r1); rotr(l, r2); op(OP.xor); rotr(l, r3); op(OP.xor); };
-  const smallSigma = (l, r1, r2, s) => { rotr(l, r1); rotr(l, r2); op(OP.xor); get(l); i32(s); op(OP.shr_u); op(OP.xor); };
+  const rotr = (l, n) => {
+    get(l);
+    i32(n);
+    op(OP.shr_u);
+    get(l);
+    i32(32 - n);
+    op(OP.shl);
+    op(OP.or);
+  };
+  const bigSigma = (l, r1, r2, r3) => {
+    rotr(l, r1);
+    rotr(l, r2);
+    op(OP.xor);
+    rotr(l, r3);
+    op(OP.xor);
+  };
+  const smallSigma = (l, r1, r2, s) => {
+    rotr(l, r1);
+    rotr(l, r2);
+    op(OP.xor);
+    get(l);
+    i32(s);
+    op(OP.shr_u);
+    op(OP.xor);
+  };
   // params 0 table, 1 n, 2 out; i32 locals 3 g, 4–7 p0–p3, 8 nb; v128 locals 9–16 state, 17–24 working,
   // 25–40 schedule, 41 T1, 42 T2.
-  const TABLE = 0, N = 1, OUT = 2, G = 3, P = 4, NB = 8, S = 9, V = 17, W0 = 25, T1 = 41, T2 = 42;
-  c.push(0x02, 0x40);                                   // block $done
-  c.push(0x03, 0x40);                                   //  loop $groups
-  get(G); get(N); c.push(0x4f); c.push(0x0d, 1);        //   g >= n → exit
-  for (let l = 0; l < 4; l++) { get(TABLE); c.push(0x28, 2, ...leb(4 * l)); set(P + l); }
-  get(TABLE); c.push(0x28, 2, 16); set(NB);
-  for (let k = 0; k < 8; k++) { splat(IV[k]); set(S + k); }
-  c.push(0x03, 0x40);                                   //   loop $blocks
+  const TABLE = 0,
+    N = 1,
+    OUT = 2,
+    G = 3,
+    P = 4,
+    NB = 8,
+    S = 9,
+    V = 17,
+    W0 = 25,
+    T1 = 41,
+    T2 = 42;
+  c.push(0x02, 0x40); // block $done
+  c.push(0x03, 0x40); //  loop $groups
+  get(G);
+  get(N);
+  c.push(0x4f);
+  c.push(0x0d, 1); //   g >= n → exit
+  for (let l = 0; l < 4; l++) {
+    get(TABLE);
+    c.push(0x28, 2, ...leb(4 * l));
+    set(P + l);
+  }
+  get(TABLE);
+  c.push(0x28, 2, 16);
+  set(NB);
+  for (let k = 0; k < 8; k++) {
+    splat(IV[k]);
+    set(S + k);
+  }
+  c.push(0x03, 0x40); //   loop $blocks
   let v = [V, V + 1, V + 2, V + 3, V + 4, V + 5, V + 6, V + 7];
-  for (let k = 0; k < 8; k++) { get(S + k); set(v[k]); }
+  for (let k = 0; k < 8; k++) {
+    get(S + k);
+    set(v[k]);
+  }
   for (let t = 0; t < 64; t++) {
     const w = W0 + (t % 16);
     if (t < 16) {
-      c.push(...simd(OP.const), ...new Array(16).fill(0)); set(w);
-      for (let l = 0; l < 4; l++) { get(P + l); get(w); c.push(...simd(0x56), 2, ...leb(4 * t), l); set(w); }
-      get(w); c.push(...simd(OP.const), ...BSWAP); c.push(...simd(0x0e)); set(w);
+      c.push(...simd(OP.const), ...new Array(16).fill(0));
+      set(w);
+      for (let l = 0; l < 4; l++) {
+        get(P + l);
+        get(w);
+        c.push(...simd(0x56), 2, ...leb(4 * t), l);
+        set(w);
+      }
+      get(w);
+      c.push(...simd(OP.const), ...BSWAP);
+      c.push(...simd(0x0e));
+      set(w);
     } else {
-      smallSigma(W0 + ((t - 2) % 16), 17, 19, 10); get(W0 + ((t - 7) % 16)); op(OP.add);
-      smallSigma(W0 + ((t - 15) % 16), 7, 18, 3); op(OP.add); get(w); op(OP.add); set(w);
+      smallSigma(W0 + ((t - 2) % 16), 17, 19, 10);
+      get(W0 + ((t - 7) % 16));
+      op(OP.add);
+      smallSigma(W0 + ((t - 15) % 16), 7, 18, 3);
+      op(OP.add);
+      get(w);
+      op(OP.add);
+      set(w);
     }
     const [a, b, cc, d, e, f, g, h] = v;
-    get(h); bigSigma(e, 6, 11, 25); op(OP.add);
-    get(f); get(g); get(e); op(OP.bitselect); op(OP.add);
-    splat(K[t]); op(OP.add); get(w); op(OP.add); set(T1);
+    get(h);
+    bigSigma(e, 6, 11, 25);
+    op(OP.add);
+    get(f);
+    get(g);
+    get(e);
+    op(OP.bitselect);
+    op(OP.add);
+    splat(K[t]);
+    op(OP.add);
+    get(w);
+    op(OP.add);
+    set(T1);
     bigSigma(a, 2, 13, 22);
-    get(cc); get(a); get(a); get(b); op(OP.xor); op(OP.bitselect);
-    op(OP.add); set(T2);
-    get(d); get(T1); op(OP.add); set(d);
-    get(T1); get(T2); op(OP.add); set(h);
+    get(cc);
+    get(a);
+    get(a);
+    get(b);
+    op(OP.xor);
+    op(OP.bitselect);
+    op(OP.add);
+    set(T2);
+    get(d);
+    get(T1);
+    op(OP.add);
+    set(d);
+    get(T1);
+    get(T2);
+    op(OP.add);
+    set(h);
     v = [h, a, b, cc, d, e, f, g];
   }
-  for (let k = 0; k < 8; k++) { get(S + k); get(v[k]); op(OP.add); set(S + k); }
-  for (let l = 0; l < 4; l++) { get(P + l); i32(64); c.push(0x6a); set(P + l); }
-  get(NB); i32(1); c.push(0x6b); c.push(0x22, ...leb(NB)); // nb -= 1 (tee)
-  c.push(0x0d, 0);                                      //   nb != 0 → next block
-  c.push(0x0b);                                         //   end $blocks
   for (let k = 0; k < 8; k++) {
-    get(S + k); c.push(...simd(OP.const), ...BSWAP); c.push(...simd(0x0e)); set(T1);
-    for (let l = 0; l < 4; l++) { get(OUT); get(T1); c.push(...simd(0x5a), 2, ...leb(32 * l + 4 * k), l); }
+    get(S + k);
+    get(v[k]);
+    op(OP.add);
+    set(S + k);
   }
-  get(TABLE); i32(32); c.push(0x6a); set(TABLE);
-  get(OUT); i32(128); c.push(0x6a); set(OUT);
-  get(G); i32(1); c.push(0x6a); set(G);
-  c.push(0x0c, 0);                                      //   next group
-  c.push(0x0b);                                         //  end $groups
-  c.push(0x0b);                                         // end $done
-  c.push(0x0b);                                         // end function
+  for (let l = 0; l < 4; l++) {
+    get(P + l);
+    i32(64);
+    c.push(0x6a);
+    set(P + l);
+  }
+  get(NB);
+  i32(1);
+  c.push(0x6b);
+  c.push(0x22, ...leb(NB)); // nb -= 1 (tee)
+  c.push(0x0d, 0); //   nb != 0 → next block
+  c.push(0x0b); //   end $blocks
+  for (let k = 0; k < 8; k++) {
+    get(S + k);
+    c.push(...simd(OP.const), ...BSWAP);
+    c.push(...simd(0x0e));
+    set(T1);
+    for (let l = 0; l < 4; l++) {
+      get(OUT);
+      get(T1);
+      c.push(...simd(0x5a), 2, ...leb(32 * l + 4 * k), l);
+    }
+  }
+  get(TABLE);
+  i32(32);
+  c.push(0x6a);
+  set(TABLE);
+  get(OUT);
+  i32(128);
+  c.push(0x6a);
+  set(OUT);
+  get(G);
+  i32(1);
+  c.push(0x6a);
+  set(G);
+  c.push(0x0c, 0); //   next group
+  c.push(0x0b); //  end $groups
+  c.push(0x0b); // end $done
+  c.push(0x0b); // end function
   const fn = [2, 6, 0x7f, 34, 0x7b, ...c];
   return [...leb(fn.length), ...fn];
 }
@@ -229,40 +499,70 @@ export function wasmBatch(capacityBytes) {
   const bytes = new Uint8Array(memory.buffer);
   const i32 = new Int32Array(memory.buffer);
   const MSG = 65536;
-  let at = MSG, count = 0;
-  const starts = [], blocks = [];
+  let at = MSG,
+    count = 0;
+  const starts = [],
+    blocks = [];
   return {
-    reset() { at = MSG; count = 0; starts.length = 0; blocks.length = 0; },
+    reset() {
+      at = MSG;
+      count = 0;
+      starts.length = 0;
+      blocks.length = 0;
+    },
     add(m) {
-      const n = m.length, size = (((n + 8) >>> 6) + 1) << 6;
-      bytes.set(m, at); bytes.fill(0, at + n, at + size); bytes[at + n] = 0x80;
+      const n = m.length,
+        size = (((n + 8) >>> 6) + 1) << 6;
+      bytes.set(m, at);
+      bytes.fill(0, at + n, at + size);
+      bytes[at + n] = 0x80;
       const bits = n * 8;
-      bytes[at + size - 4] = bits >>> 24; bytes[at + size - 3] = (bits >>> 16) & 0xff; bytes[at + size - 2] = (bits >>> 8) & 0xff; bytes[at + size - 1] = bits & 0xff;
-      starts.push(at); blocks.push(size >>> 6); at += size; count++;
+      bytes[at + size - 4] = bits >>> 24;
+      bytes[at + size - 3] = (bits >>> 16) & 0xff;
+      bytes[at + size - 2] = (bits >>> 8) & 0xff;
+      bytes[at + size - 1] = bits & 0xff;
+      starts.push(at);
+      blocks.push(size >>> 6);
+      at += size;
+      count++;
     },
     run(out) {
       // Group by block count (a counting pass, no sort); the table and the digests live after the messages.
       let maxB = 0;
       for (let i = 0; i < count; i++) if (blocks[i] > maxB) maxB = blocks[i];
-      const table = (at + 31) & ~31, lanesOf = new Int32Array(4 * (count + 4 * maxB)).fill(-1);
+      const table = (at + 31) & ~31,
+        lanesOf = new Int32Array(4 * (count + 4 * maxB)).fill(-1);
       let g = 0;
       for (let nb = 1; nb <= maxB; nb++) {
-        let l = 0, t = (table >> 2) + 8 * g;
+        let l = 0,
+          t = (table >> 2) + 8 * g;
         for (let i = 0; i < count; i++) {
           if (blocks[i] !== nb) continue;
-          i32[t + l] = starts[i]; lanesOf[4 * g + l] = i;
-          if (++l === 4) { i32[t + 4] = nb; g++; l = 0; t = (table >> 2) + 8 * g; }
+          i32[t + l] = starts[i];
+          lanesOf[4 * g + l] = i;
+          if (++l === 4) {
+            i32[t + 4] = nb;
+            g++;
+            l = 0;
+            t = (table >> 2) + 8 * g;
+          }
         }
-        if (l > 0) { for (let k = l; k < 4; k++) i32[t + k] = i32[t]; i32[t + 4] = nb; g++; }
+        if (l > 0) {
+          for (let k = l; k < 4; k++) i32[t + k] = i32[t];
+          i32[t + 4] = nb;
+          g++;
+        }
       }
       const outAt = table + 32 * g;
       const c0 = process.cpuUsage();
       hashGroups(table, g, outAt);
-      const c1 = process.cpuUsage(c0); lastCallMicros = c1.user + c1.system;
+      const c1 = process.cpuUsage(c0);
+      lastCallMicros = c1.user + c1.system;
       for (let k = 0; k < 4 * g; k++) {
         const i = lanesOf[k];
         if (i < 0) continue;
-        const src = outAt + 32 * k, dst = 32 * i;
+        const src = outAt + 32 * k,
+          dst = 32 * i;
         for (let j = 0; j < 32; j++) out[dst + j] = bytes[src + j];
       }
       return g;
@@ -280,58 +580,179 @@ function groupsBodyInterleaved(q) {
   const set = (l) => c.push(0x21, ...leb(l));
   const op = (o) => c.push(...simd(o));
   const i32 = (n) => c.push(0x41, ...sleb(n));
-  const splat = (k) => { c.push(...simd(OP.const)); for (let i = 0; i < 4; i++) c.push(k & 0xff, (k >>> 8) & 0xff, (k >>> 16) & 0xff, (k >>> 24) & 0xff); };
+  const splat = (k) => {
+    c.push(...simd(OP.const));
+    for (let i = 0; i < 4; i++) c.push(k & 0xff, (k >>> 8) & 0xff, (k >>> 16) & 0xff, (k >>> 24) & 0xff);
+  };
   const BSWAP = [3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12];
-  const rotr = (l, n) => { get(l); i32(n); op(OP.shr_u); get(l); i32(32 - n); op(OP.shl); op(OP.or); };
-  const bigSigma = (l, r1, r2, r3) => { rotr(l, r1); rotr(l, r2); op(OP.xor); rotr(l, r3); op(OP.xor); };
-  const smallSigma = (l, r1, r2, s) => { rotr(l, r1); rotr(l, r2); op(OP.xor); get(l); i32(s); op(OP.shr_u); op(OP.xor); };
-  const TABLE = 0, N = 1, OUT = 2, G = 3, NB = 4, P = 5;           // i32 params/locals; P..P+4q−1 addresses
-  const nI32 = 2 + 4 * q;                                          // g, nb, addresses
-  const V0 = 3 + nI32;                                             // first v128 local
-  const per = 8 + 8 + 16 + 2;                                      // state, working, schedule, T1 T2
-  const S = (x) => V0 + per * x, VW = (x) => V0 + per * x + 8, W0 = (x) => V0 + per * x + 16, T1 = (x) => V0 + per * x + 32, T2 = (x) => V0 + per * x + 33;
+  const rotr = (l, n) => {
+    get(l);
+    i32(n);
+    op(OP.shr_u);
+    get(l);
+    i32(32 - n);
+    op(OP.shl);
+    op(OP.or);
+  };
+  const bigSigma = (l, r1, r2, r3) => {
+    rotr(l, r1);
+    rotr(l, r2);
+    op(OP.xor);
+    rotr(l, r3);
+    op(OP.xor);
+  };
+  const smallSigma = (l, r1, r2, s) => {
+    rotr(l, r1);
+    rotr(l, r2);
+    op(OP.xor);
+    get(l);
+    i32(s);
+    op(OP.shr_u);
+    op(OP.xor);
+  };
+  const TABLE = 0,
+    N = 1,
+    OUT = 2,
+    G = 3,
+    NB = 4,
+    P = 5; // i32 params/locals; P..P+4q−1 addresses
+  const nI32 = 2 + 4 * q; // g, nb, addresses
+  const V0 = 3 + nI32; // first v128 local
+  const per = 8 + 8 + 16 + 2; // state, working, schedule, T1 T2
+  const S = (x) => V0 + per * x,
+    VW = (x) => V0 + per * x + 8,
+    W0 = (x) => V0 + per * x + 16,
+    T1 = (x) => V0 + per * x + 32,
+    T2 = (x) => V0 + per * x + 33;
   c.push(0x02, 0x40, 0x03, 0x40);
-  get(G); get(N); c.push(0x4f, 0x0d, 1);
-  for (let l = 0; l < 4 * q; l++) { get(TABLE); c.push(0x28, 2, ...leb(4 * l)); set(P + l); }
-  get(TABLE); c.push(0x28, 2, 48); set(NB);
-  for (let x = 0; x < q; x++) for (let k = 0; k < 8; k++) { splat(IV[k]); set(S(x) + k); }
+  get(G);
+  get(N);
+  c.push(0x4f, 0x0d, 1);
+  for (let l = 0; l < 4 * q; l++) {
+    get(TABLE);
+    c.push(0x28, 2, ...leb(4 * l));
+    set(P + l);
+  }
+  get(TABLE);
+  c.push(0x28, 2, 48);
+  set(NB);
+  for (let x = 0; x < q; x++)
+    for (let k = 0; k < 8; k++) {
+      splat(IV[k]);
+      set(S(x) + k);
+    }
   c.push(0x03, 0x40);
   const v = [];
-  for (let x = 0; x < q; x++) { v.push([0, 1, 2, 3, 4, 5, 6, 7].map((k) => VW(x) + k)); for (let k = 0; k < 8; k++) { get(S(x) + k); set(v[x][k]); } }
+  for (let x = 0; x < q; x++) {
+    v.push([0, 1, 2, 3, 4, 5, 6, 7].map((k) => VW(x) + k));
+    for (let k = 0; k < 8; k++) {
+      get(S(x) + k);
+      set(v[x][k]);
+    }
+  }
   for (let t = 0; t < 64; t++) {
     for (let x = 0; x < q; x++) {
       const w = W0(x) + (t % 16);
       if (t < 16) {
-        c.push(...simd(OP.const), ...new Array(16).fill(0)); set(w);
-        for (let l = 0; l < 4; l++) { get(P + 4 * x + l); get(w); c.push(...simd(0x56), 2, ...leb(4 * t), l); set(w); }
-        get(w); c.push(...simd(OP.const), ...BSWAP); c.push(...simd(0x0e)); set(w);
+        c.push(...simd(OP.const), ...new Array(16).fill(0));
+        set(w);
+        for (let l = 0; l < 4; l++) {
+          get(P + 4 * x + l);
+          get(w);
+          c.push(...simd(0x56), 2, ...leb(4 * t), l);
+          set(w);
+        }
+        get(w);
+        c.push(...simd(OP.const), ...BSWAP);
+        c.push(...simd(0x0e));
+        set(w);
       } else {
-        smallSigma(W0(x) + ((t - 2) % 16), 17, 19, 10); get(W0(x) + ((t - 7) % 16)); op(OP.add);
-        smallSigma(W0(x) + ((t - 15) % 16), 7, 18, 3); op(OP.add); get(w); op(OP.add); set(w);
+        smallSigma(W0(x) + ((t - 2) % 16), 17, 19, 10);
+        get(W0(x) + ((t - 7) % 16));
+        op(OP.add);
+        smallSigma(W0(x) + ((t - 15) % 16), 7, 18, 3);
+        op(OP.add);
+        get(w);
+        op(OP.add);
+        set(w);
       }
       const [a, b, cc, d, e, f, g, h] = v[x];
-      get(h); bigSigma(e, 6, 11, 25); op(OP.add);
-      get(f); get(g); get(e); op(OP.bitselect); op(OP.add);
-      splat(K[t]); op(OP.add); get(w); op(OP.add); set(T1(x));
+      get(h);
+      bigSigma(e, 6, 11, 25);
+      op(OP.add);
+      get(f);
+      get(g);
+      get(e);
+      op(OP.bitselect);
+      op(OP.add);
+      splat(K[t]);
+      op(OP.add);
+      get(w);
+      op(OP.add);
+      set(T1(x));
       bigSigma(a, 2, 13, 22);
-      get(cc); get(a); get(a); get(b); op(OP.xor); op(OP.bitselect);
-      op(OP.add); set(T2(x));
-      get(d); get(T1(x)); op(OP.add); set(d);
-      get(T1(x)); get(T2(x)); op(OP.add); set(h);
+      get(cc);
+      get(a);
+      get(a);
+      get(b);
+      op(OP.xor);
+      op(OP.bitselect);
+      op(OP.add);
+      set(T2(x));
+      get(d);
+      get(T1(x));
+      op(OP.add);
+      set(d);
+      get(T1(x));
+      get(T2(x));
+      op(OP.add);
+      set(h);
       v[x] = [h, a, b, cc, d, e, f, g];
     }
   }
-  for (let x = 0; x < q; x++) for (let k = 0; k < 8; k++) { get(S(x) + k); get(v[x][k]); op(OP.add); set(S(x) + k); }
-  for (let l = 0; l < 4 * q; l++) { get(P + l); i32(64); c.push(0x6a); set(P + l); }
-  get(NB); i32(1); c.push(0x6b); c.push(0x22, ...leb(NB)); c.push(0x0d, 0);
-  c.push(0x0b);
-  for (let x = 0; x < q; x++) for (let k = 0; k < 8; k++) {
-    get(S(x) + k); c.push(...simd(OP.const), ...BSWAP); c.push(...simd(0x0e)); set(T1(x));
-    for (let l = 0; l < 4; l++) { get(OUT); get(T1(x)); c.push(...simd(0x5a), 2, ...leb(32 * (4 * x + l) + 4 * k), l); }
+  for (let x = 0; x < q; x++)
+    for (let k = 0; k < 8; k++) {
+      get(S(x) + k);
+      get(v[x][k]);
+      op(OP.add);
+      set(S(x) + k);
+    }
+  for (let l = 0; l < 4 * q; l++) {
+    get(P + l);
+    i32(64);
+    c.push(0x6a);
+    set(P + l);
   }
-  get(TABLE); i32(64); c.push(0x6a); set(TABLE);
-  get(OUT); i32(128 * q); c.push(0x6a); set(OUT);
-  get(G); i32(1); c.push(0x6a); set(G);
+  get(NB);
+  i32(1);
+  c.push(0x6b);
+  c.push(0x22, ...leb(NB));
+  c.push(0x0d, 0);
+  c.push(0x0b);
+  for (let x = 0; x < q; x++)
+    for (let k = 0; k < 8; k++) {
+      get(S(x) + k);
+      c.push(...simd(OP.const), ...BSWAP);
+      c.push(...simd(0x0e));
+      set(T1(x));
+      for (let l = 0; l < 4; l++) {
+        get(OUT);
+        get(T1(x));
+        c.push(...simd(0x5a), 2, ...leb(32 * (4 * x + l) + 4 * k), l);
+      }
+    }
+  get(TABLE);
+  i32(64);
+  c.push(0x6a);
+  set(TABLE);
+  get(OUT);
+  i32(128 * q);
+  c.push(0x6a);
+  set(OUT);
+  get(G);
+  i32(1);
+  c.push(0x6a);
+  set(G);
   c.push(0x0c, 0, 0x0b, 0x0b, 0x0b);
   const fn = [2, ...leb(nI32), 0x7f, ...leb(per * q), 0x7b, ...c];
   return [...leb(fn.length), ...fn];
@@ -358,21 +779,34 @@ export function interleavedCost(q, count = 8192, rounds = 20, check = null) {
   let inst = interleaved.get(q);
   if (!inst) interleaved.set(q, (inst = new WebAssembly.Instance(new WebAssembly.Module(interleavedModuleBytes(q)))));
   const { hashGroups, memory } = inst.exports;
-  const lanes = 4 * q, groupsN = Math.ceil(count / lanes);
-  const MSG = 65536, need = MSG + 64 * count + 64 * groupsN + 32 * lanes * groupsN + 65536;
+  const lanes = 4 * q,
+    groupsN = Math.ceil(count / lanes);
+  const MSG = 65536,
+    need = MSG + 64 * count + 64 * groupsN + 32 * lanes * groupsN + 65536;
   if (memory.buffer.byteLength < need) memory.grow(Math.ceil((need - memory.buffer.byteLength) / 65536));
-  const bytes = new Uint8Array(memory.buffer), i32v = new Int32Array(memory.buffer);
+  const bytes = new Uint8Array(memory.buffer),
+    i32v = new Int32Array(memory.buffer);
   for (let i = 0; i < count; i++) {
     const at = MSG + 64 * i;
     const m = check ? check.msgs[i] : null;
     for (let k = 0; k < 50; k++) bytes[at + k] = m ? m[k] : (i * 31 + k) & 0xff;
-    bytes.fill(0, at + 50, at + 64); bytes[at + 50] = 0x80; bytes[at + 62] = 0x01; bytes[at + 63] = 0x90; // 400 bits
+    bytes.fill(0, at + 50, at + 64);
+    bytes[at + 50] = 0x80;
+    bytes[at + 62] = 0x01;
+    bytes[at + 63] = 0x90; // 400 bits
   }
   const table = MSG + 64 * count;
-  for (let g = 0; g < groupsN; g++) { for (let l = 0; l < lanes; l++) i32v[(table >> 2) + 16 * g + l] = MSG + 64 * Math.min(count - 1, g * lanes + l); i32v[(table >> 2) + 16 * g + 12] = 1; }
+  for (let g = 0; g < groupsN; g++) {
+    for (let l = 0; l < lanes; l++) i32v[(table >> 2) + 16 * g + l] = MSG + 64 * Math.min(count - 1, g * lanes + l);
+    i32v[(table >> 2) + 16 * g + 12] = 1;
+  }
   const out = table + 64 * groupsN;
   hashGroups(table, groupsN, out);
-  if (check) for (let i = 0; i < count; i++) { const got = Buffer.from(bytes.subarray(out + 32 * i, out + 32 * i + 32)).toString('hex'); if (got !== check.hex[i]) throw new Error(`interleaved kernel q=${q}: wrong digest at ${i}`); }
+  if (check)
+    for (let i = 0; i < count; i++) {
+      const got = Buffer.from(bytes.subarray(out + 32 * i, out + 32 * i + 32)).toString('hex');
+      if (got !== check.hex[i]) throw new Error(`interleaved kernel q=${q}: wrong digest at ${i}`);
+    }
   for (let r = 0; r < 3; r++) hashGroups(table, groupsN, out);
   const c0 = process.cpuUsage();
   for (let r = 0; r < rounds; r++) hashGroups(table, groupsN, out);

@@ -36,7 +36,10 @@ function sentence(rand, minChars) {
 
 function hex(rand, n) {
   let s = '';
-  while (s.length < n) s += Math.floor(rand() * 0x100000000).toString(16).padStart(8, '0');
+  while (s.length < n)
+    s += Math.floor(rand() * 0x100000000)
+      .toString(16)
+      .padStart(8, '0');
   return s.slice(0, n);
 }
 
@@ -46,9 +49,19 @@ export function makeStep(i, { seed = 1, blobBytes = 0 } = {}) {
   const tool = TOOLS[i % TOOLS.length];
   const items = [];
   for (let k = 0; k < 4; k++) {
-    items.push({ id: `doc-${hex(rand, 8)}`, title: sentence(rand, 14), score: Math.round(rand() * 10000) / 10000, tokens: 40 + Math.floor(rand() * 900) });
+    items.push({
+      id: `doc-${hex(rand, 8)}`,
+      title: sentence(rand, 14),
+      score: Math.round(rand() * 10000) / 10000,
+      tokens: 40 + Math.floor(rand() * 900),
+    });
   }
-  const result = { status: 'ok', items, total: 1 + Math.floor(rand() * 5000), latency_ms: 12 + Math.floor(rand() * 800) };
+  const result = {
+    status: 'ok',
+    items,
+    total: 1 + Math.floor(rand() * 5000),
+    latency_ms: 12 + Math.floor(rand() * 800),
+  };
   if (blobBytes > 0) {
     // Printable, incompressible-ish text: what a fetched page or a tool's large output looks like.
     let body = '';
@@ -67,7 +80,11 @@ export function makeStep(i, { seed = 1, blobBytes = 0 } = {}) {
     tool_call: {
       id: `call_${hex(rand, 16)}`,
       name: tool,
-      arguments: { query: sentence(rand, 30), top_k: 6, filters: { lang: 'en', since: '2025-01-01', tags: ['prod', 'eu'] } },
+      arguments: {
+        query: sentence(rand, 30),
+        top_k: 6,
+        filters: { lang: 'en', since: '2025-01-01', tags: ['prod', 'eu'] },
+      },
     },
     result,
     meta: { agent: 'bench', attempt: 1 },

@@ -14,9 +14,11 @@ process.send({ ready: true });
 await new Promise((resolve) => process.once('message', resolve));
 const t0 = performance.now();
 let next = 0;
-await Promise.all(Array.from({ length: conc }, async () => {
-  while (next < count) await journal.append(steps[next++]);
-}));
+await Promise.all(
+  Array.from({ length: conc }, async () => {
+    while (next < count) await journal.append(steps[next++]);
+  }),
+);
 const ms = performance.now() - t0;
 await journal.close();
 process.send({ done: true, ms });

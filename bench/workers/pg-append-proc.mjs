@@ -10,9 +10,15 @@ const [kind, where, id, concArg, msArg, offsetArg] = process.argv.slice(2);
 const conc = Number(concArg);
 const ms = Number(msArg);
 const offset = Number(offsetArg);
-const store = kind === 'postgres'
-  ? new PostgresStore({ connectionString: process.env.STEPCHAIN_PG_URL, schema: where, connection: { max: 2 }, lockTimeoutMs: 120_000 })
-  : new FileStore(where, { fsync: 'always', lockTimeoutMs: 120_000 });
+const store =
+  kind === 'postgres'
+    ? new PostgresStore({
+        connectionString: process.env.STEPCHAIN_PG_URL,
+        schema: where,
+        connection: { max: 2 },
+        lockTimeoutMs: 120_000,
+      })
+    : new FileStore(where, { fsync: 'always', lockTimeoutMs: 120_000 });
 const journal = await store.open(id);
 await journal.head(); // connect before the clock starts
 process.send({ ready: true });
@@ -21,12 +27,14 @@ let next = 0;
 let done = 0;
 const t0 = performance.now();
 const until = t0 + ms;
-await Promise.all(Array.from({ length: conc }, async () => {
-  while (performance.now() < until) {
-    await journal.append(makeStep(offset + next++));
-    done++;
-  }
-}));
+await Promise.all(
+  Array.from({ length: conc }, async () => {
+    while (performance.now() < until) {
+      await journal.append(makeStep(offset + next++));
+      done++;
+    }
+  }),
+);
 const elapsed = performance.now() - t0;
 await journal.close();
 if (kind === 'postgres') await store.close();

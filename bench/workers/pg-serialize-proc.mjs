@@ -24,7 +24,11 @@ const payload = 'x'.repeat(1400);
 const seal = (prev, seq) => createHash('sha256').update(`${prev}|${seq}|${payload}`).digest('hex');
 
 async function insert(seq, hash) {
-  await client.query(`INSERT INTO ${s}.steps (journal, seq, hash, line) VALUES (1, $1, $2, $3)`, [seq, hash, `{"seq":${seq},"h":"${hash}","p":"${payload}"}`]);
+  await client.query(`INSERT INTO ${s}.steps (journal, seq, hash, line) VALUES (1, $1, $2, $3)`, [
+    seq,
+    hash,
+    `{"seq":${seq},"h":"${hash}","p":"${payload}"}`,
+  ]);
 }
 
 let staged = null;
@@ -36,14 +40,16 @@ if (strategy === 'staged') {
 const append = {
   async staged() {
     let wake;
-    const woken = () => new Promise((resolve) => {
-      wake = resolve;
-      setTimeout(resolve, 20);
-    });
+    const woken = () =>
+      new Promise((resolve) => {
+        wake = resolve;
+        setTimeout(resolve, 20);
+      });
     staged = { wake: () => wake?.() };
     await client.query('BEGIN');
     await client.query('SET LOCAL synchronous_commit = off');
-    const id = (await client.query(`INSERT INTO ${s}.staging (journal, line) VALUES (1, $1) RETURNING id`, [payload])).rows[0].id;
+    const id = (await client.query(`INSERT INTO ${s}.staging (journal, line) VALUES (1, $1) RETURNING id`, [payload]))
+      .rows[0].id;
     await client.query('COMMIT');
     let turns = 0;
     for (;;) {
@@ -53,17 +59,27 @@ const append = {
       if (got) {
         turns++;
         const h = (await client.query(`SELECT head_seq, head_hash FROM ${s}.journals WHERE key = 1`)).rows[0];
-        const batch = (await client.query(`SELECT id, line FROM ${s}.staging WHERE journal = 1 ORDER BY id LIMIT 2000`)).rows;
+        const batch = (await client.query(`SELECT id, line FROM ${s}.staging WHERE journal = 1 ORDER BY id LIMIT 2000`))
+          .rows;
         let seq = Number(h.head_seq);
         let hash = h.head_hash;
-        const seqs = [], hashes = [], lines = [], ids = [];
+        const seqs = [],
+          hashes = [],
+          lines = [],
+          ids = [];
         for (const row of batch) {
           seq++;
           hash = seal(hash, seq);
-          seqs.push(seq); hashes.push(hash); lines.push(`{"seq":${seq},"h":"${hash}","p":"${row.line}"}`); ids.push(row.id);
+          seqs.push(seq);
+          hashes.push(hash);
+          lines.push(`{"seq":${seq},"h":"${hash}","p":"${row.line}"}`);
+          ids.push(row.id);
         }
         if (ids.length > 0) {
-          await client.query(`INSERT INTO ${s}.steps (journal, seq, hash, line, staged) SELECT 1, * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[])`, [seqs, hashes, lines, ids]);
+          await client.query(
+            `INSERT INTO ${s}.steps (journal, seq, hash, line, staged) SELECT 1, * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[])`,
+            [seqs, hashes, lines, ids],
+          );
           await client.query(`UPDATE ${s}.journals SET head_seq = $1, head_hash = $2 WHERE key = 1`, [seq, hash]);
           await client.query(`DELETE FROM ${s}.staging WHERE id = ANY($1::bigint[])`, [ids]);
           await client.query(`NOTIFY ${schema}_chained`);
@@ -100,7 +116,8 @@ const append = {
   async advisory() {
     await client.query('BEGIN');
     await client.query('SELECT pg_advisory_xact_lock(42, 2)');
-    const last = (await client.query(`SELECT seq, hash FROM ${s}.steps WHERE journal = 1 ORDER BY seq DESC LIMIT 1`)).rows[0];
+    const last = (await client.query(`SELECT seq, hash FROM ${s}.steps WHERE journal = 1 ORDER BY seq DESC LIMIT 1`))
+      .rows[0];
     const seq = last === undefined ? 0 : Number(last.seq) + 1;
     await insert(seq, seal(last?.hash ?? 'genesis', seq));
     await client.query('COMMIT');
@@ -109,7 +126,8 @@ const append = {
   async optimistic() {
     for (let retries = 0; ; retries++) {
       await client.query('BEGIN');
-      const last = (await client.query(`SELECT seq, hash FROM ${s}.steps WHERE journal = 1 ORDER BY seq DESC LIMIT 1`)).rows[0];
+      const last = (await client.query(`SELECT seq, hash FROM ${s}.steps WHERE journal = 1 ORDER BY seq DESC LIMIT 1`))
+        .rows[0];
       const seq = last === undefined ? 0 : Number(last.seq) + 1;
       try {
         await insert(seq, seal(last?.hash ?? 'genesis', seq));

@@ -10,7 +10,10 @@ const [kind, where, id, concArg, msArg, offsetArg, fsync] = process.argv.slice(2
 const conc = Number(concArg);
 const ms = Number(msArg);
 const offset = Number(offsetArg);
-const store = kind === 'sqlite' ? new SqliteStore(where, { fsync, lockTimeoutMs: 120_000 }) : new FileStore(where, { fsync, lockTimeoutMs: 120_000 });
+const store =
+  kind === 'sqlite'
+    ? new SqliteStore(where, { fsync, lockTimeoutMs: 120_000 })
+    : new FileStore(where, { fsync, lockTimeoutMs: 120_000 });
 const journal = await store.open(id);
 await journal.head(); // open the reader before the clock starts
 process.send({ ready: true });
@@ -19,12 +22,14 @@ let next = 0;
 let done = 0;
 const t0 = performance.now();
 const until = t0 + ms;
-await Promise.all(Array.from({ length: conc }, async () => {
-  while (performance.now() < until) {
-    await journal.append(makeStep(offset + next++));
-    done++;
-  }
-}));
+await Promise.all(
+  Array.from({ length: conc }, async () => {
+    while (performance.now() < until) {
+      await journal.append(makeStep(offset + next++));
+      done++;
+    }
+  }),
+);
 const elapsed = performance.now() - t0;
 await journal.close();
 if (kind === 'sqlite') await store.close();

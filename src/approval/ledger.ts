@@ -8,8 +8,17 @@
 import { EFFECT_EXTRA_MEMBERS, PART, callForm, hasHidden, hasMarker } from './calls.js';
 import { keyIdOf } from '../crypto/ed25519.js';
 import {
-  APPROVAL_DENIED, APPROVAL_GRANTED, APPROVAL_REQUESTED, decisionMetaDefect, instant, partedRequestDefect, requestInputDefect, statementDefect,
-  type ApprovalStatement, type DecisionMeta, type RequestInput,
+  APPROVAL_DENIED,
+  APPROVAL_GRANTED,
+  APPROVAL_REQUESTED,
+  decisionMetaDefect,
+  instant,
+  partedRequestDefect,
+  requestInputDefect,
+  statementDefect,
+  type ApprovalStatement,
+  type DecisionMeta,
+  type RequestInput,
 } from './records.js';
 import { approvalSignatureDefect } from './sign.js';
 
@@ -79,7 +88,13 @@ interface RequestState {
   /** Values are withheld or erased (a publication, an erasure): what was presented cannot be compared. */
   hidden: boolean;
   unchecked: boolean;
-  decision: { kind: 'granted' | 'denied'; seq: number; ts: string; approver: ApproverFacts; reason: string | null } | null;
+  decision: {
+    kind: 'granted' | 'denied';
+    seq: number;
+    ts: string;
+    approver: ApproverFacts;
+    reason: string | null;
+  } | null;
   effect: { id: string; seq: number } | null;
 }
 
@@ -129,7 +144,11 @@ export class ApprovalLedger {
     if (r.kind === APPROVAL_REQUESTED) this.request(r, seq);
     else if (r.kind === APPROVAL_GRANTED || r.kind === APPROVAL_DENIED) this.decision(r, seq);
     else if (r.kind === 'tool.started' && this.requests.size > 0) this.effect(r, seq);
-    else if (this.requests.size > 0 && isObj(r.tool_call) && (r.kind === 'step' || ((r.kind === 'tool.completed' || r.kind === 'tool.failed') && typeof r.ref !== 'string'))) {
+    else if (
+      this.requests.size > 0 &&
+      isObj(r.tool_call) &&
+      (r.kind === 'step' || ((r.kind === 'tool.completed' || r.kind === 'tool.failed') && typeof r.ref !== 'string'))
+    ) {
       // A call recorded as run without a tool.started (a plain step, a completion naming no start): it names no
       // request, so a presented call recorded this way is run without its grant (§5 step 4).
       this.unnamed(r, seq, r.tool_call);
@@ -141,33 +160,74 @@ export class ApprovalLedger {
   private request(r: Rec, seq: number): void {
     const id = String(r.step_id);
     if (this.requests.has(id)) {
-      this.add('APPROVAL_INVALID', `seq ${seq}: approval request ${JSON.stringify(id)} repeats the step_id of the request at seq ${this.requests.get(id)!.seq}: a request is named by its step_id, so each is unique`, seq, 'step_id');
+      this.add(
+        'APPROVAL_INVALID',
+        `seq ${seq}: approval request ${JSON.stringify(id)} repeats the step_id of the request at seq ${this.requests.get(id)!.seq}: a request is named by its step_id, so each is unique`,
+        seq,
+        'step_id',
+      );
       return;
     }
     const hidden = hasHidden(r.input);
     // Part references are in hand: the request's shape is checked, and its digest where no part stands in it.
     const parted = !hidden && hasMarker(r.input);
     const why = hidden ? null : parted ? partedRequestDefect(r.input) : requestInputDefect(r.input);
-    if (why !== null) this.add('APPROVAL_INVALID', `seq ${seq}: approval request ${JSON.stringify(id)}: ${why}`, seq, 'input');
-    if (hidden) this.add('APPROVAL_UNCHECKED', `seq ${seq}: approval request ${JSON.stringify(id)} has withheld or erased values: what was presented is not compared`, seq, 'input', true);
+    if (why !== null)
+      this.add('APPROVAL_INVALID', `seq ${seq}: approval request ${JSON.stringify(id)}: ${why}`, seq, 'input');
+    if (hidden)
+      this.add(
+        'APPROVAL_UNCHECKED',
+        `seq ${seq}: approval request ${JSON.stringify(id)} has withheld or erased values: what was presented is not compared`,
+        seq,
+        'input',
+        true,
+      );
     const input = why === null && !hidden ? (r.input as unknown as RequestInput) : null;
     const form = input === null ? null : callForm(input.presented.name, input.presented.arguments);
-    this.requests.set(id, { seq, stepHash: String(r.step_hash), input, form, hidden, unchecked: hidden, decision: null, effect: null });
+    this.requests.set(id, {
+      seq,
+      stepHash: String(r.step_hash),
+      input,
+      form,
+      hidden,
+      unchecked: hidden,
+      decision: null,
+      effect: null,
+    });
   }
 
   private decision(r: Rec, seq: number): void {
     const kind = r.kind === APPROVAL_GRANTED ? 'granted' : 'denied';
     const ref = typeof r.ref === 'string' ? r.ref : null;
     const req = ref === null ? undefined : this.requests.get(ref);
-    const bad = (why: string, field = 'input'): void => this.add('APPROVAL_INVALID', `seq ${seq}: ${r.kind as string} of request ${JSON.stringify(ref)}: ${why}`, seq, field);
+    const bad = (why: string, field = 'input'): void =>
+      this.add(
+        'APPROVAL_INVALID',
+        `seq ${seq}: ${r.kind as string} of request ${JSON.stringify(ref)}: ${why}`,
+        seq,
+        field,
+      );
     if (req === undefined) {
-      if (this.options.partial === true) this.add('APPROVAL_UNCHECKED', `seq ${seq}: ${r.kind as string} names request ${JSON.stringify(ref)}, which is not in this range`, seq, 'ref', true);
+      if (this.options.partial === true)
+        this.add(
+          'APPROVAL_UNCHECKED',
+          `seq ${seq}: ${r.kind as string} names request ${JSON.stringify(ref)}, which is not in this range`,
+          seq,
+          'ref',
+          true,
+        );
       else bad('ref names no approval request earlier in this chain', 'ref');
       return;
     }
     if (hasMarker(r.input) || hasMarker(r.meta)) {
       req.unchecked = true;
-      this.add('APPROVAL_UNCHECKED', `seq ${seq}: the decision on ${JSON.stringify(ref)} has withheld values: its signature is not checked`, seq, 'input', true);
+      this.add(
+        'APPROVAL_UNCHECKED',
+        `seq ${seq}: the decision on ${JSON.stringify(ref)} has withheld values: its signature is not checked`,
+        seq,
+        'input',
+        true,
+      );
       return;
     }
     const why = statementDefect(r.input) ?? decisionMetaDefect(r.meta);
@@ -175,26 +235,53 @@ export class ApprovalLedger {
     const s = r.input as unknown as ApprovalStatement;
     const meta = r.meta as unknown as DecisionMeta;
     // The statement binds this journal, this request and this decision: a signature moved elsewhere does not hold.
-    if (s.decision !== kind) return bad(`the signed decision is ${JSON.stringify(s.decision)} but the record is ${r.kind as string}`);
-    if (s.request !== ref) return bad(`the signed statement is about request ${JSON.stringify(s.request)}, not the request this record names`);
-    if (s.request_seq !== req.seq || s.request_hash !== req.stepHash) return bad(`the signed statement names request seq ${s.request_seq} ${s.request_hash}, but the request is seq ${req.seq} ${req.stepHash}`);
-    if (req.input !== null && s.digest !== req.input.digest) return bad(`the signed digest ${s.digest} is not the digest of what the request presented (${req.input.digest})`);
-    if (this.options.genesisHash !== null && s.genesis_hash !== this.options.genesisHash) return bad(`the signed statement is for the journal with genesis ${s.genesis_hash}, not this one (${this.options.genesisHash})`);
-    if (s.decided_at !== r.ts) return bad(`the signed decided_at ${s.decided_at} is not the record's ts ${String(r.ts)}`);
+    if (s.decision !== kind)
+      return bad(`the signed decision is ${JSON.stringify(s.decision)} but the record is ${r.kind as string}`);
+    if (s.request !== ref)
+      return bad(
+        `the signed statement is about request ${JSON.stringify(s.request)}, not the request this record names`,
+      );
+    if (s.request_seq !== req.seq || s.request_hash !== req.stepHash)
+      return bad(
+        `the signed statement names request seq ${s.request_seq} ${s.request_hash}, but the request is seq ${req.seq} ${req.stepHash}`,
+      );
+    if (req.input !== null && s.digest !== req.input.digest)
+      return bad(`the signed digest ${s.digest} is not the digest of what the request presented (${req.input.digest})`);
+    if (this.options.genesisHash !== null && s.genesis_hash !== this.options.genesisHash)
+      return bad(
+        `the signed statement is for the journal with genesis ${s.genesis_hash}, not this one (${this.options.genesisHash})`,
+      );
+    if (s.decided_at !== r.ts)
+      return bad(`the signed decided_at ${s.decided_at} is not the record's ts ${String(r.ts)}`);
     const sigWhy = approvalSignatureDefect(s, meta);
     if (sigWhy !== null) return bad(`the approver's signature does not hold: ${sigWhy}`, 'meta');
     const approver = this.approverOf(meta, seq);
     if (req.decision !== null) {
-      this.add('APPROVAL_REPEATED', `seq ${seq}: request ${JSON.stringify(ref)} was already ${req.decision.kind} at seq ${req.decision.seq}: one decision per request, this one does not count`, seq, 'ref');
+      this.add(
+        'APPROVAL_REPEATED',
+        `seq ${seq}: request ${JSON.stringify(ref)} was already ${req.decision.kind} at seq ${req.decision.seq}: one decision per request, this one does not count`,
+        seq,
+        'ref',
+      );
       return;
     }
     const expires = req.input === null ? null : instant(req.input.expires_at);
     if (expires !== null && instant(s.decided_at)! > expires) {
-      this.add('APPROVAL_EXPIRED', `seq ${seq}: request ${JSON.stringify(ref)} expired at ${req.input!.expires_at}, before this decision (${s.decided_at}): it does not count`, seq, 'input');
+      this.add(
+        'APPROVAL_EXPIRED',
+        `seq ${seq}: request ${JSON.stringify(ref)} expired at ${req.input!.expires_at}, before this decision (${s.decided_at}): it does not count`,
+        seq,
+        'input',
+      );
       return;
     }
     if (approver.pinned === false && this.pins.size > 0) {
-      this.add('APPROVER_UNKNOWN', `seq ${seq}: request ${JSON.stringify(ref)} was ${kind} by key ${meta.approver.keyid}${meta.approver.name === null ? '' : ` (calling itself ${JSON.stringify(meta.approver.name)})`}, which is none of the pinned approvers`, seq, 'meta');
+      this.add(
+        'APPROVER_UNKNOWN',
+        `seq ${seq}: request ${JSON.stringify(ref)} was ${kind} by key ${meta.approver.keyid}${meta.approver.name === null ? '' : ` (calling itself ${JSON.stringify(meta.approver.name)})`}, which is none of the pinned approvers`,
+        seq,
+        'meta',
+      );
     }
     req.decision = { kind, seq, ts: s.decided_at, approver, reason: s.reason };
   }
@@ -213,7 +300,13 @@ export class ApprovalLedger {
     if (hasHidden(call.name) || hasHidden(call.arguments)) {
       // Erased or withheld: it could be any presented call.
       this.uncheckedCalls = true;
-      this.add('APPROVAL_UNCHECKED', `seq ${seq}: ${String(r.kind)} ${JSON.stringify(id)} has a withheld or erased call and names no approval request: whether it runs a call put to an approver is not checked`, seq, 'tool_call', true);
+      this.add(
+        'APPROVAL_UNCHECKED',
+        `seq ${seq}: ${String(r.kind)} ${JSON.stringify(id)} has a withheld or erased call and names no approval request: whether it runs a call put to an approver is not checked`,
+        seq,
+        'tool_call',
+        true,
+      );
       return;
     }
     const form = callForm(call.name, call.arguments);
@@ -222,7 +315,12 @@ export class ApprovalLedger {
       if (req.form === form) {
         // It ran: the verdict says so (executed at this seq), never "never executed".
         if (req.effect === null) req.effect = { id, seq };
-        this.add('APPROVAL_MISSING', `seq ${seq}: ${String(r.kind)} ${JSON.stringify(id)} runs the call presented by approval request ${JSON.stringify(rid)} (seq ${req.seq}) without naming it (meta.approval): a call that was put to an approver is begun only for its granted request`, seq, 'meta');
+        this.add(
+          'APPROVAL_MISSING',
+          `seq ${seq}: ${String(r.kind)} ${JSON.stringify(id)} runs the call presented by approval request ${JSON.stringify(rid)} (seq ${req.seq}) without naming it (meta.approval): a call that was put to an approver is begun only for its granted request`,
+          seq,
+          'meta',
+        );
         return;
       }
     }
@@ -237,7 +335,13 @@ export class ApprovalLedger {
       if (metaHidden) {
         // The effect's meta is withheld or erased: whether it named a request, and which, is not in hand.
         this.uncheckedCalls = true;
-        this.add('APPROVAL_UNCHECKED', `seq ${seq}: effect ${JSON.stringify(id)} has a withheld or erased meta: whether it was begun for an approval request is not checked`, seq, 'meta', true);
+        this.add(
+          'APPROVAL_UNCHECKED',
+          `seq ${seq}: effect ${JSON.stringify(id)} has a withheld or erased meta: whether it was begun for an approval request is not checked`,
+          seq,
+          'meta',
+          true,
+        );
         return;
       }
       if (call !== null) this.unnamed(r, seq, call);
@@ -249,52 +353,111 @@ export class ApprovalLedger {
     if (req === undefined) {
       if (this.options.partial === true) {
         this.uncheckedCalls = true;
-        this.add('APPROVAL_UNCHECKED', `seq ${seq}: effect ${JSON.stringify(id)} names approval request ${JSON.stringify(rid)}, which is not in this range: its grant is not checked`, seq, 'meta', true);
-      } else this.add('APPROVAL_MISSING', `seq ${seq}: effect ${JSON.stringify(id)} names approval request ${JSON.stringify(rid)}, which is no request earlier in this chain`, seq, 'meta');
+        this.add(
+          'APPROVAL_UNCHECKED',
+          `seq ${seq}: effect ${JSON.stringify(id)} names approval request ${JSON.stringify(rid)}, which is not in this range: its grant is not checked`,
+          seq,
+          'meta',
+          true,
+        );
+      } else
+        this.add(
+          'APPROVAL_MISSING',
+          `seq ${seq}: effect ${JSON.stringify(id)} names approval request ${JSON.stringify(rid)}, which is no request earlier in this chain`,
+          seq,
+          'meta',
+        );
       return;
     }
     if (named.request_hash !== req.stepHash) {
-      this.add('APPROVAL_MISMATCH', `seq ${seq}: effect ${JSON.stringify(id)} names request ${JSON.stringify(rid)} with step hash ${String(named.request_hash)}, but that request is ${req.stepHash}`, seq, 'meta');
+      this.add(
+        'APPROVAL_MISMATCH',
+        `seq ${seq}: effect ${JSON.stringify(id)} names request ${JSON.stringify(rid)} with step hash ${String(named.request_hash)}, but that request is ${req.stepHash}`,
+        seq,
+        'meta',
+      );
       return;
     }
     const forked = this.options.forkedAt;
     if (forked !== undefined && req.seq <= forked && seq > forked) {
-      this.add('APPROVAL_MISSING', `seq ${seq}: effect ${JSON.stringify(id)} names request ${JSON.stringify(rid)} (seq ${req.seq}), which this fork copied from its parent (steps 0–${forked}): a decision on it is the parent's too, so it authorises no effect in the fork; request approval again in the fork`, seq, 'meta');
+      this.add(
+        'APPROVAL_MISSING',
+        `seq ${seq}: effect ${JSON.stringify(id)} names request ${JSON.stringify(rid)} (seq ${req.seq}), which this fork copied from its parent (steps 0–${forked}): a decision on it is the parent's too, so it authorises no effect in the fork; request approval again in the fork`,
+        seq,
+        'meta',
+      );
       return;
     }
     const d = req.decision;
     const expires = req.input === null ? null : instant(req.input.expires_at);
     if (d?.kind === 'denied') {
-      this.add('APPROVAL_DENIED', `seq ${seq}: effect ${JSON.stringify(id)} was begun for request ${JSON.stringify(rid)}, which was denied at seq ${d.seq}${d.approver.name === null ? '' : ` by ${d.approver.pinned ? d.approver.name : `a key calling itself ${JSON.stringify(d.approver.name)} (unpinned, self-named)`}`}`, seq, 'meta');
+      this.add(
+        'APPROVAL_DENIED',
+        `seq ${seq}: effect ${JSON.stringify(id)} was begun for request ${JSON.stringify(rid)}, which was denied at seq ${d.seq}${d.approver.name === null ? '' : ` by ${d.approver.pinned ? d.approver.name : `a key calling itself ${JSON.stringify(d.approver.name)} (unpinned, self-named)`}`}`,
+        seq,
+        'meta',
+      );
       return;
     }
     // The effect's time by chain order: no earlier than any record before it (an agent's backdated ts does not move it).
     const ts = instant(r.ts);
     const at = Math.max(ts ?? Infinity, this.latest);
     if (expires !== null && at > expires) {
-      this.add('APPROVAL_EXPIRED', `seq ${seq}: effect ${JSON.stringify(id)} was begun ${ts !== null && ts < at ? `after a record dated ${new Date(at).toISOString()} (its own ts ${String(r.ts)} is earlier than the chain before it)` : `at ${String(r.ts)}`}, after request ${JSON.stringify(rid)} expired (${req.input!.expires_at})`, seq, 'ts');
+      this.add(
+        'APPROVAL_EXPIRED',
+        `seq ${seq}: effect ${JSON.stringify(id)} was begun ${ts !== null && ts < at ? `after a record dated ${new Date(at).toISOString()} (its own ts ${String(r.ts)} is earlier than the chain before it)` : `at ${String(r.ts)}`}, after request ${JSON.stringify(rid)} expired (${req.input!.expires_at})`,
+        seq,
+        'ts',
+      );
       return;
     }
     if (d === null) {
       if (req.unchecked) {
-        this.add('APPROVAL_UNCHECKED', `seq ${seq}: effect ${JSON.stringify(id)} was begun for request ${JSON.stringify(rid)}, whose decision or presentation is withheld or erased: its grant is not checked`, seq, 'meta', true);
+        this.add(
+          'APPROVAL_UNCHECKED',
+          `seq ${seq}: effect ${JSON.stringify(id)} was begun for request ${JSON.stringify(rid)}, whose decision or presentation is withheld or erased: its grant is not checked`,
+          seq,
+          'meta',
+          true,
+        );
         return;
       }
-      this.add('APPROVAL_MISSING', `seq ${seq}: effect ${JSON.stringify(id)} was begun for request ${JSON.stringify(rid)}, which no valid decision granted before it`, seq, 'meta');
+      this.add(
+        'APPROVAL_MISSING',
+        `seq ${seq}: effect ${JSON.stringify(id)} was begun for request ${JSON.stringify(rid)}, which no valid decision granted before it`,
+        seq,
+        'meta',
+      );
       return;
     }
     if (ts !== null && ts < (instant(d.ts) ?? -Infinity)) {
-      this.add('APPROVAL_MISSING', `seq ${seq}: effect ${JSON.stringify(id)} is dated ${String(r.ts)}, before its grant was decided (${d.ts}, seq ${d.seq}): an effect is begun after its grant`, seq, 'ts');
+      this.add(
+        'APPROVAL_MISSING',
+        `seq ${seq}: effect ${JSON.stringify(id)} is dated ${String(r.ts)}, before its grant was decided (${d.ts}, seq ${d.seq}): an effect is begun after its grant`,
+        seq,
+        'ts',
+      );
       return;
     }
     if (req.effect !== null) {
-      this.add('APPROVAL_REPEATED', `seq ${seq}: effect ${JSON.stringify(id)} uses the grant of request ${JSON.stringify(rid)} a second time (effect ${JSON.stringify(req.effect.id)} at seq ${req.effect.seq} used it): one grant, one effect`, seq, 'meta');
+      this.add(
+        'APPROVAL_REPEATED',
+        `seq ${seq}: effect ${JSON.stringify(id)} uses the grant of request ${JSON.stringify(rid)} a second time (effect ${JSON.stringify(req.effect.id)} at seq ${req.effect.seq} used it): one grant, one effect`,
+        seq,
+        'meta',
+      );
       return;
     }
     req.effect = { id, seq };
     if (callHidden || req.hidden) {
       req.unchecked = true;
-      this.add('APPROVAL_UNCHECKED', `seq ${seq}: effect ${JSON.stringify(id)}'s call or its request's presentation is withheld or erased: they are not compared`, seq, 'tool_call', true);
+      this.add(
+        'APPROVAL_UNCHECKED',
+        `seq ${seq}: effect ${JSON.stringify(id)}'s call or its request's presentation is withheld or erased: they are not compared`,
+        seq,
+        'tool_call',
+        true,
+      );
       return;
     }
     if (req.form === null) return; // a malformed request, already a problem
@@ -302,9 +465,19 @@ export class ApprovalLedger {
     const form = callForm(call.name, call.arguments);
     if (form !== req.form) {
       const parted = form !== null && (form.includes(PART) || req.form.includes(PART));
-      this.add('APPROVAL_MISMATCH', `seq ${seq}: effect ${JSON.stringify(id)} executes a call other than the one presented by request ${JSON.stringify(rid)} and granted: the tool name or arguments were changed after approval${parted ? ' (compared with part references as their addresses: within a journal equal content has one address, PARTS.md §5)' : ''}`, seq, 'tool_call');
+      this.add(
+        'APPROVAL_MISMATCH',
+        `seq ${seq}: effect ${JSON.stringify(id)} executes a call other than the one presented by request ${JSON.stringify(rid)} and granted: the tool name or arguments were changed after approval${parted ? ' (compared with part references as their addresses: within a journal equal content has one address, PARTS.md §5)' : ''}`,
+        seq,
+        'tool_call',
+      );
     } else if (extra.length > 0) {
-      this.add('APPROVAL_MISMATCH', `seq ${seq}: effect ${JSON.stringify(id)}'s tool_call adds ${extra.map((k) => JSON.stringify(k)).join(', ')} to the call request ${JSON.stringify(rid)} presented: only call_id and idempotency_key may be added`, seq, 'tool_call');
+      this.add(
+        'APPROVAL_MISMATCH',
+        `seq ${seq}: effect ${JSON.stringify(id)}'s tool_call adds ${extra.map((k) => JSON.stringify(k)).join(', ')} to the call request ${JSON.stringify(rid)} presented: only call_id and idempotency_key may be added`,
+        seq,
+        'tool_call',
+      );
     }
   }
 
@@ -328,7 +501,14 @@ export class ApprovalLedger {
   private entry(id: string, req: RequestState, now?: number): ApprovalEntry {
     const d = req.decision;
     const expires = req.input === null ? null : instant(req.input.expires_at);
-    const status = req.input === null && !req.hidden ? 'invalid' : d !== null ? d.kind : expires !== null && now !== undefined && now > expires ? 'expired' : 'pending';
+    const status =
+      req.input === null && !req.hidden
+        ? 'invalid'
+        : d !== null
+          ? d.kind
+          : expires !== null && now !== undefined && now > expires
+            ? 'expired'
+            : 'pending';
     return {
       request: id,
       request_seq: req.seq,
@@ -356,7 +536,13 @@ export class ApprovalLedger {
   finish(): ApprovalFinding[] {
     const out = [...this.findings];
     for (const [keyid, u] of this.unpinned) {
-      out.push({ code: 'APPROVER_UNPINNED', message: `decisions signed by key ${keyid}${u.name === null ? '' : ` (calling itself ${JSON.stringify(u.name)})`} are intact but not authenticated: pin the approver's public key (--approver KEY) to tie them to a person`, seq: u.seq, field: 'meta', notice: true });
+      out.push({
+        code: 'APPROVER_UNPINNED',
+        message: `decisions signed by key ${keyid}${u.name === null ? '' : ` (calling itself ${JSON.stringify(u.name)})`} are intact but not authenticated: pin the approver's public key (--approver KEY) to tie them to a person`,
+        seq: u.seq,
+        field: 'meta',
+        notice: true,
+      });
     }
     return out;
   }

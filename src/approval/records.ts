@@ -80,19 +80,23 @@ export function instant(v: unknown): number | null {
 
 /** Why an approval.requested record's `input` is not a request, or null (APPROVALS.md §2). */
 export function requestInputDefect(v: unknown): string | null {
-  if (!isObj(v) || !membersAre(v, 'digest,expires_at,presented')) return 'input must have exactly the members digest, expires_at and presented';
+  if (!isObj(v) || !membersAre(v, 'digest,expires_at,presented'))
+    return 'input must have exactly the members digest, expires_at and presented';
   const p = v.presented;
-  if (!isObj(p) || !membersAre(p, 'arguments,name')) return 'input.presented must have exactly the members name and arguments';
+  if (!isObj(p) || !membersAre(p, 'arguments,name'))
+    return 'input.presented must have exactly the members name and arguments';
   if (typeof p.name !== 'string' || p.name.length === 0) return 'input.presented.name must be a non-empty string';
   if (!isDigest(v.digest)) return 'input.digest must be "sha256:" and 64 lowercase hex digits';
-  if (v.expires_at !== null && instant(v.expires_at) === null) return 'input.expires_at must be null or a UTC timestamp (2026-11-27T10:00:00.000Z)';
+  if (v.expires_at !== null && instant(v.expires_at) === null)
+    return 'input.expires_at must be null or a UTC timestamp (2026-11-27T10:00:00.000Z)';
   let digest: string;
   try {
     digest = presentedDigest(p as unknown as PresentedCall);
   } catch {
     return 'input.presented is not JSON that canonicalizes';
   }
-  if (digest !== v.digest) return `input.digest ${String(v.digest)} is not the digest of input.presented (${digest}): what was presented is not what was digested`;
+  if (digest !== v.digest)
+    return `input.digest ${String(v.digest)} is not the digest of input.presented (${digest}): what was presented is not what was digested`;
   return null;
 }
 
@@ -101,12 +105,15 @@ export function requestInputDefect(v: unknown): string | null {
  * shape only, since its digest covers the values the parts hold, which the chain alone does not carry.
  */
 export function partedRequestDefect(v: unknown): string | null {
-  if (!isObj(v) || !membersAre(v, 'digest,expires_at,presented')) return 'input must have exactly the members digest, expires_at and presented';
+  if (!isObj(v) || !membersAre(v, 'digest,expires_at,presented'))
+    return 'input must have exactly the members digest, expires_at and presented';
   const p = v.presented;
-  if (!isObj(p) || !membersAre(p, 'arguments,name')) return 'input.presented must have exactly the members name and arguments';
+  if (!isObj(p) || !membersAre(p, 'arguments,name'))
+    return 'input.presented must have exactly the members name and arguments';
   if (typeof p.name !== 'string' || p.name.length === 0) return 'input.presented.name must be a non-empty string';
   if (!isDigest(v.digest)) return 'input.digest must be "sha256:" and 64 lowercase hex digits';
-  if (v.expires_at !== null && instant(v.expires_at) === null) return 'input.expires_at must be null or a UTC timestamp (2026-11-27T10:00:00.000Z)';
+  if (v.expires_at !== null && instant(v.expires_at) === null)
+    return 'input.expires_at must be null or a UTC timestamp (2026-11-27T10:00:00.000Z)';
   return null;
 }
 
@@ -114,12 +121,15 @@ const STATEMENT_MEMBERS = 'decided_at,decision,digest,genesis_hash,reason,reques
 
 /** Why a decision's `input` is not an approval statement, or null (APPROVALS.md §3). */
 export function statementDefect(v: unknown): string | null {
-  if (!isObj(v) || !membersAre(v, STATEMENT_MEMBERS)) return `input must be the signed statement, with exactly the members ${STATEMENT_MEMBERS.replace(/,/g, ', ')}`;
+  if (!isObj(v) || !membersAre(v, STATEMENT_MEMBERS))
+    return `input must be the signed statement, with exactly the members ${STATEMENT_MEMBERS.replace(/,/g, ', ')}`;
   if (v.type !== APPROVAL_STATEMENT_TYPE) return `input.type must be ${JSON.stringify(APPROVAL_STATEMENT_TYPE)}`;
   if (v.decision !== 'granted' && v.decision !== 'denied') return 'input.decision must be "granted" or "denied"';
-  if (!isDigest(v.digest) || !isDigest(v.genesis_hash) || !isDigest(v.request_hash)) return 'input.digest, input.genesis_hash and input.request_hash must be digests';
-  if (typeof v.request !== 'string' || v.request.length === 0) return 'input.request must be the request\'s step_id';
-  if (typeof v.request_seq !== 'number' || !Number.isSafeInteger(v.request_seq) || v.request_seq < 0) return 'input.request_seq must be a seq';
+  if (!isDigest(v.digest) || !isDigest(v.genesis_hash) || !isDigest(v.request_hash))
+    return 'input.digest, input.genesis_hash and input.request_hash must be digests';
+  if (typeof v.request !== 'string' || v.request.length === 0) return "input.request must be the request's step_id";
+  if (typeof v.request_seq !== 'number' || !Number.isSafeInteger(v.request_seq) || v.request_seq < 0)
+    return 'input.request_seq must be a seq';
   if (instant(v.decided_at) === null) return 'input.decided_at must be a UTC timestamp';
   if (v.reason !== null && typeof v.reason !== 'string') return 'input.reason must be a string or null';
   return null;
@@ -127,10 +137,13 @@ export function statementDefect(v: unknown): string | null {
 
 /** Why a decision's `meta` does not carry an approver and a signature, or null (APPROVALS.md §3). */
 export function decisionMetaDefect(v: unknown): string | null {
-  if (!isObj(v) || !isObj(v.approver) || typeof v.signature !== 'string') return 'meta must carry approver {keyid, name, public_key} and signature';
+  if (!isObj(v) || !isObj(v.approver) || typeof v.signature !== 'string')
+    return 'meta must carry approver {keyid, name, public_key} and signature';
   const a = v.approver;
-  if (!membersAre(a, 'keyid,name,public_key')) return 'meta.approver must have exactly the members keyid, name and public_key';
-  if (!isDigest(a.keyid) || typeof a.public_key !== 'string' || (a.name !== null && typeof a.name !== 'string')) return 'meta.approver: keyid is a digest, public_key base64, name a string or null';
+  if (!membersAre(a, 'keyid,name,public_key'))
+    return 'meta.approver must have exactly the members keyid, name and public_key';
+  if (!isDigest(a.keyid) || typeof a.public_key !== 'string' || (a.name !== null && typeof a.name !== 'string'))
+    return 'meta.approver: keyid is a digest, public_key base64, name a string or null';
   return null;
 }
 
@@ -144,8 +157,14 @@ export function approvalStatement(
   options: { reason?: string | null; decidedAt?: Date } = {},
 ): ApprovalStatement {
   return {
-    decided_at: (options.decidedAt ?? new Date()).toISOString(), decision, digest: request.digest, genesis_hash: request.genesisHash,
+    decided_at: (options.decidedAt ?? new Date()).toISOString(),
+    decision,
+    digest: request.digest,
+    genesis_hash: request.genesisHash,
     reason: options.reason === undefined || options.reason === '' ? null : options.reason,
-    request: request.id, request_hash: request.stepHash, request_seq: request.seq, type: APPROVAL_STATEMENT_TYPE,
+    request: request.id,
+    request_hash: request.stepHash,
+    request_seq: request.seq,
+    type: APPROVAL_STATEMENT_TYPE,
   };
 }

@@ -15,11 +15,18 @@ import { APPROVAL_PAYLOAD_TYPE, statementBytes, type ApprovalStatement, type Dec
  */
 export function signApproval(statement: ApprovalStatement, key: Uint8Array | string, name?: string): DecisionMeta {
   const privateKey = key instanceof Uint8Array ? key : typeof key === 'string' ? seedFromPkcs8Pem(key) : null;
-  if (privateKey === null || privateKey.length !== 32) throw new TypeError('an approver\'s key is an Ed25519 seed (32 bytes) or a PKCS#8 PEM text ("-----BEGIN PRIVATE KEY-----")');
+  if (privateKey === null || privateKey.length !== 32)
+    throw new TypeError(
+      'an approver\'s key is an Ed25519 seed (32 bytes) or a PKCS#8 PEM text ("-----BEGIN PRIVATE KEY-----")',
+    );
   const publicKey = ed25519.getPublicKey(privateKey);
   const signature = ed25519.sign(pae(APPROVAL_PAYLOAD_TYPE, statementBytes(statement)), privateKey);
   return {
-    approver: { keyid: keyIdOf(publicKey), name: name === undefined || name === '' ? null : name, public_key: base64Encode(publicKey) },
+    approver: {
+      keyid: keyIdOf(publicKey),
+      name: name === undefined || name === '' ? null : name,
+      public_key: base64Encode(publicKey),
+    },
     signature: base64Encode(signature),
   };
 }

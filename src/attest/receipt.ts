@@ -12,13 +12,27 @@ import { digestBytes, isDigest } from '../canonical/sha256.js';
 import { genesisHash } from '../record/formats.js';
 import { base64Decode } from '../receipt/base64.js';
 import { verifyReceipt, type ByteInput, type ReceiptReport, type VerifyReceiptOptions } from '../receipt/verify.js';
-import { envelopeDefect, parseStatement, timestampSubject, type CosignEnvelope, type CosignStatement } from './statements.js';
+import {
+  envelopeDefect,
+  parseStatement,
+  timestampSubject,
+  type CosignEnvelope,
+  type CosignStatement,
+} from './statements.js';
 import type { TsaCertificate } from './tsp.js';
 
 export const TIMESTAMPS_MEMBER = 'timestamps';
 export const COSIGNATURES_MEMBER = 'cosignatures';
 
-export type AttestProblemCode = 'TIMESTAMP_INVALID' | 'TIMESTAMP_MISMATCH' | 'TIMESTAMP_SIGNER' | 'TIMESTAMP_CERT_EXPIRED' | 'TIMESTAMP_MISSING' | 'COSIGNATURE_INVALID' | 'COSIGNATURE_MISMATCH' | 'COSIGN_QUORUM';
+export type AttestProblemCode =
+  | 'TIMESTAMP_INVALID'
+  | 'TIMESTAMP_MISMATCH'
+  | 'TIMESTAMP_SIGNER'
+  | 'TIMESTAMP_CERT_EXPIRED'
+  | 'TIMESTAMP_MISSING'
+  | 'COSIGNATURE_INVALID'
+  | 'COSIGNATURE_MISMATCH'
+  | 'COSIGN_QUORUM';
 
 /** One carried token: a head of the range and the DER token (base64) over its subject. */
 export interface TimestampEntry {
@@ -44,8 +58,22 @@ export interface AttestOptions {
 }
 
 export interface AttestReport {
-  timestamps: Array<{ seq: number; step_hash: string; checked: boolean; gen_time: string | null; tsa: string | null; serial: string | null }>;
-  cosignatures: Array<{ keyid: string; name: string | null; from: number; to: number; pinned: boolean; verified: boolean }>;
+  timestamps: Array<{
+    seq: number;
+    step_hash: string;
+    checked: boolean;
+    gen_time: string | null;
+    tsa: string | null;
+    serial: string | null;
+  }>;
+  cosignatures: Array<{
+    keyid: string;
+    name: string | null;
+    from: number;
+    to: number;
+    pinned: boolean;
+    verified: boolean;
+  }>;
   threshold: number | null;
   /** Pinned co-signers whose verified signature covers some of the range. */
   cosigned_by: string[];
@@ -62,11 +90,14 @@ const TIMESTAMP_SENTENCE = /^That the recorded content and timestamps are true/;
 export function timestampsDefect(v: unknown): string | null {
   if (!Array.isArray(v) || v.length < 1 || v.length > 16) return 'timestamps must be a list of 1 to 16 entries';
   for (const [i, t] of v.entries()) {
-    if (typeof t !== 'object' || t === null || Object.keys(t).sort().join(',') !== 'seq,step_hash,token') return `timestamps[${i}] must have exactly the members seq, step_hash and token`;
+    if (typeof t !== 'object' || t === null || Object.keys(t).sort().join(',') !== 'seq,step_hash,token')
+      return `timestamps[${i}] must have exactly the members seq, step_hash and token`;
     const e = t as Record<string, unknown>;
-    if (typeof e.seq !== 'number' || !Number.isSafeInteger(e.seq) || e.seq < 0) return `timestamps[${i}].seq is not a seq`;
+    if (typeof e.seq !== 'number' || !Number.isSafeInteger(e.seq) || e.seq < 0)
+      return `timestamps[${i}].seq is not a seq`;
     if (!isDigest(e.step_hash)) return `timestamps[${i}].step_hash is not "sha256:" and 64 lowercase hex digits`;
-    if (typeof e.token !== 'string' || e.token.length > 65536 || base64Decode(e.token) === null) return `timestamps[${i}].token is not canonical base64 of at most 48 KiB`;
+    if (typeof e.token !== 'string' || e.token.length > 65536 || base64Decode(e.token) === null)
+      return `timestamps[${i}].token is not canonical base64 of at most 48 KiB`;
   }
   return null;
 }
@@ -75,7 +106,11 @@ export function timestampsDefect(v: unknown): string | null {
 export function cosignaturesDefect(v: unknown): string | null {
   if (!Array.isArray(v) || v.length < 1 || v.length > 64) return 'cosignatures must be a list of 1 to 64 envelopes';
   for (const [i, e] of v.entries()) {
-    const why = envelopeDefect(e) ?? (parseStatement(e as CosignEnvelope).ok ? null : (parseStatement(e as CosignEnvelope) as { reason: string }).reason);
+    const why =
+      envelopeDefect(e) ??
+      (parseStatement(e as CosignEnvelope).ok
+        ? null
+        : (parseStatement(e as CosignEnvelope) as { reason: string }).reason);
     if (why) return `cosignatures[${i}]: ${why}`;
   }
   return null;
@@ -125,25 +160,32 @@ class AttestChecks {
   }
 
   line(l: VerifiedLine): void {
-    if (l.clean && l.seq !== null && l.step_hash !== null && this.wanted.has(l.seq)) this.wanted.set(l.seq, l.step_hash);
+    if (l.clean && l.seq !== null && l.step_hash !== null && this.wanted.has(l.seq))
+      this.wanted.set(l.seq, l.step_hash);
   }
 
   async finish<R extends ReceiptReport<string>>(report: R): Promise<AttestedReport<R>> {
     const tsa = this.options.tsa ?? [];
     const cosigners = this.options.cosigners ?? [];
-    if (this.timestamps.length === 0 && this.envelopes.length === 0 && tsa.length === 0 && cosigners.length === 0) return report;
+    if (this.timestamps.length === 0 && this.envelopes.length === 0 && tsa.length === 0 && cosigners.length === 0)
+      return report;
     const out = report as AttestedReport<R>;
     const attest: AttestReport = { timestamps: [], cosignatures: [], threshold: null, cosigned_by: [] };
     out.attest = attest;
     const problems: Array<Problem<string>> = [];
-    const add = (code: AttestProblemCode, message: string, path: string): void => void problems.push({ code, message: `${code}: ${message}`, location: { path } });
+    const add = (code: AttestProblemCode, message: string, path: string): void =>
+      void problems.push({ code, message: `${code}: ${message}`, location: { path } });
     // A manifest that did not parse (or a receipt cut short) has nothing to bind to: the receipt's own problems say why.
     if (report.manifest && report.range) {
       try {
         await this.checkTimestamps(report, tsa, attest, add);
         await this.checkCosignatures(report, cosigners, attest, add);
       } catch (e) {
-        add('TIMESTAMP_INVALID', `the attestations could not be checked: ${e instanceof Error ? e.message : String(e)}`, '');
+        add(
+          'TIMESTAMP_INVALID',
+          `the attestations could not be checked: ${e instanceof Error ? e.message : String(e)}`,
+          '',
+        );
       }
     }
     if (problems.length > 0) {
@@ -155,17 +197,40 @@ class AttestChecks {
     return out;
   }
 
-  private async checkTimestamps(report: ReceiptReport<string>, tsa: TsaCertificate[], attest: AttestReport, add: (c: AttestProblemCode, m: string, p: string) => void): Promise<void> {
+  private async checkTimestamps(
+    report: ReceiptReport<string>,
+    tsa: TsaCertificate[],
+    attest: AttestReport,
+    add: (c: AttestProblemCode, m: string, p: string) => void,
+  ): Promise<void> {
     const g = genesisHash(report.manifest!.genesis);
     const { from, to } = report.range!;
-    if (tsa.length > 0 && this.timestamps.length === 0) add('TIMESTAMP_MISSING', 'a TSA certificate was pinned but the receipt carries no time-stamp token', `/${TIMESTAMPS_MEMBER}`);
+    if (tsa.length > 0 && this.timestamps.length === 0)
+      add(
+        'TIMESTAMP_MISSING',
+        'a TSA certificate was pinned but the receipt carries no time-stamp token',
+        `/${TIMESTAMPS_MEMBER}`,
+      );
     for (const [i, t] of this.timestamps.entries()) {
       const at = `/${TIMESTAMPS_MEMBER}/${i}`;
-      const row = { seq: t.seq, step_hash: t.step_hash, checked: false, gen_time: null as string | null, tsa: null as string | null, serial: null as string | null };
+      const row = {
+        seq: t.seq,
+        step_hash: t.step_hash,
+        checked: false,
+        gen_time: null as string | null,
+        tsa: null as string | null,
+        serial: null as string | null,
+      };
       attest.timestamps.push(row);
       const chain = this.wanted.get(t.seq);
       if (t.seq < from || t.seq > to || chain !== t.step_hash) {
-        add('TIMESTAMP_MISMATCH', t.seq < from || t.seq > to ? `the token is over seq ${t.seq}, outside this receipt's steps ${from}..${to}` : `the token is over step_hash ${t.step_hash} at seq ${t.seq}, but the chain's step ${t.seq} is ${chain ?? 'unverified'}`, at);
+        add(
+          'TIMESTAMP_MISMATCH',
+          t.seq < from || t.seq > to
+            ? `the token is over seq ${t.seq}, outside this receipt's steps ${from}..${to}`
+            : `the token is over step_hash ${t.step_hash} at seq ${t.seq}, but the chain's step ${t.seq} is ${chain ?? 'unverified'}`,
+          at,
+        );
         continue;
       }
       if (tsa.length === 0) continue;
@@ -182,14 +247,26 @@ class AttestChecks {
         }
         first ??= c;
       }
-      if (first && first.ok) Object.assign(row, { checked: true, gen_time: first.facts.gen_time, tsa: first.facts.tsa, serial: first.facts.serial });
+      if (first && first.ok)
+        Object.assign(row, {
+          checked: true,
+          gen_time: first.facts.gen_time,
+          tsa: first.facts.tsa,
+          serial: first.facts.serial,
+        });
       else if (first) add(first.code, first.reason, at);
     }
   }
 
-  private async checkCosignatures(report: ReceiptReport<string>, cosigners: Cosigner[], attest: AttestReport, add: (c: AttestProblemCode, m: string, p: string) => void): Promise<void> {
+  private async checkCosignatures(
+    report: ReceiptReport<string>,
+    cosigners: Cosigner[],
+    attest: AttestReport,
+    add: (c: AttestProblemCode, m: string, p: string) => void,
+  ): Promise<void> {
     // Ed25519 loads only when there are signatures to check against pinned keys.
-    const { cosignatureHolds } = this.envelopes.length > 0 && cosigners.length > 0 ? await import('./sign.js') : { cosignatureHolds: () => false };
+    const { cosignatureHolds } =
+      this.envelopes.length > 0 && cosigners.length > 0 ? await import('./sign.js') : { cosignatureHolds: () => false };
     const g = genesisHash(report.manifest!.genesis);
     const { from, to, prev_hash } = report.range!;
     const pinned = new Map(cosigners.map((c) => [keyIdOf(c.key), c]));
@@ -200,11 +277,16 @@ class AttestChecks {
       // Bound to this receipt: the same journal, an end inside the range with the chain's hash there, and
       // a start whose prev_hash the receipt can check (the range's own, or a step's inside it).
       const before = s.from === from ? prev_hash : s.from > from ? this.wanted.get(s.from - 1) : undefined;
-      const why = s.genesis_hash !== g ? `the statement is of another journal (genesis ${s.genesis_hash})`
-        : s.to < from || s.to > to ? `the statement covers steps ${s.from}..${s.to}, which end outside this receipt's steps ${from}..${to}`
-        : this.wanted.get(s.to) !== s.step_hash ? `the statement names step_hash ${s.step_hash} at seq ${s.to}, but the chain's step ${s.to} is ${this.wanted.get(s.to) ?? 'unverified'}`
-        : before !== undefined && before !== s.prev_hash ? `the statement names prev_hash ${s.prev_hash} before seq ${s.from}, but the chain has ${before ?? 'an unverified step'}`
-        : null;
+      const why =
+        s.genesis_hash !== g
+          ? `the statement is of another journal (genesis ${s.genesis_hash})`
+          : s.to < from || s.to > to
+            ? `the statement covers steps ${s.from}..${s.to}, which end outside this receipt's steps ${from}..${to}`
+            : this.wanted.get(s.to) !== s.step_hash
+              ? `the statement names step_hash ${s.step_hash} at seq ${s.to}, but the chain's step ${s.to} is ${this.wanted.get(s.to) ?? 'unverified'}`
+              : before !== undefined && before !== s.prev_hash
+                ? `the statement names prev_hash ${s.prev_hash} before seq ${s.from}, but the chain has ${before ?? 'an unverified step'}`
+                : null;
       if (why) {
         add('COSIGNATURE_MISMATCH', why, at);
         continue;
@@ -212,21 +294,41 @@ class AttestChecks {
       for (const sig of e.signatures) {
         const p = pinned.get(sig.keyid);
         const holds = p !== undefined && cosignatureHolds(e, sig.sig, p.key);
-        attest.cosignatures.push({ keyid: sig.keyid, name: p?.name ?? null, from: s.from, to: s.to, pinned: p !== undefined, verified: holds });
-        if (p !== undefined && !holds) add('COSIGNATURE_INVALID', `the signature of pinned co-signer ${p.name ?? sig.keyid} does not verify over the statement for steps ${s.from}..${s.to}: it was altered, or another key made it`, `${at}/signatures`);
+        attest.cosignatures.push({
+          keyid: sig.keyid,
+          name: p?.name ?? null,
+          from: s.from,
+          to: s.to,
+          pinned: p !== undefined,
+          verified: holds,
+        });
+        if (p !== undefined && !holds)
+          add(
+            'COSIGNATURE_INVALID',
+            `the signature of pinned co-signer ${p.name ?? sig.keyid} does not verify over the statement for steps ${s.from}..${s.to}: it was altered, or another key made it`,
+            `${at}/signatures`,
+          );
         else if (holds) signed.add(sig.keyid);
       }
     }
     if (cosigners.length === 0) return;
     const t = this.options.threshold ?? cosigners.length;
     if (!Number.isInteger(t) || t < 1 || t > pinned.size) {
-      add('COSIGN_QUORUM', `the threshold ${String(t)} is not a whole number from 1 to the ${pinned.size} distinct co-signers pinned`, `/${COSIGNATURES_MEMBER}`);
+      add(
+        'COSIGN_QUORUM',
+        `the threshold ${String(t)} is not a whole number from 1 to the ${pinned.size} distinct co-signers pinned`,
+        `/${COSIGNATURES_MEMBER}`,
+      );
       return;
     }
     attest.threshold = t;
     attest.cosigned_by = [...pinned.keys()].filter((k) => signed.has(k));
     if (signed.size < t) {
-      add('COSIGN_QUORUM', `${signed.size} of the ${pinned.size} pinned co-signers signed a statement over this receipt's steps; the policy needs ${t}`, `/${COSIGNATURES_MEMBER}`);
+      add(
+        'COSIGN_QUORUM',
+        `${signed.size} of the ${pinned.size} pinned co-signers signed a statement over this receipt's steps; the policy needs ${t}`,
+        `/${COSIGNATURES_MEMBER}`,
+      );
     }
   }
 
@@ -235,28 +337,45 @@ class AttestChecks {
     const from = report.range!.from;
     const checked = attest.timestamps.filter((t) => t.checked);
     for (const t of checked) {
-      report.proves.push(`Steps ${from}–${t.seq} existed no later than ${t.gen_time}, per TSA ${t.tsa}: its RFC 3161 token (serial ${t.serial}) stamps the head at seq ${t.seq}, which each of them is hashed into.`);
+      report.proves.push(
+        `Steps ${from}–${t.seq} existed no later than ${t.gen_time}, per TSA ${t.tsa}: its RFC 3161 token (serial ${t.serial}) stamps the head at seq ${t.seq}, which each of them is hashed into.`,
+      );
     }
     const unchecked = attest.timestamps.length - checked.length;
     if (checked.length > 0) {
-      report.does_not_prove = report.does_not_prove.map((s) => (TIMESTAMP_SENTENCE.test(s)
-        ? 'That the recorded content is true, or any step\'s own timestamp (the agent\'s clock): the time-stamping authority fixes only a latest time by which the steps existed, not when each was taken.'
-        : s));
+      report.does_not_prove = report.does_not_prove.map((s) =>
+        TIMESTAMP_SENTENCE.test(s)
+          ? "That the recorded content is true, or any step's own timestamp (the agent's clock): the time-stamping authority fixes only a latest time by which the steps existed, not when each was taken."
+          : s,
+      );
     } else if (unchecked > 0) {
-      report.does_not_prove.push(`When the steps existed: the receipt carries ${unchecked} RFC 3161 time-stamp token${unchecked === 1 ? '' : 's'}, not checked; pin the time-stamping authority's certificate (--tsa-cert) to rely on ${unchecked === 1 ? 'it' : 'them'}.`);
+      report.does_not_prove.push(
+        `When the steps existed: the receipt carries ${unchecked} RFC 3161 time-stamp token${unchecked === 1 ? '' : 's'}, not checked; pin the time-stamping authority's certificate (--tsa-cert) to rely on ${unchecked === 1 ? 'it' : 'them'}.`,
+      );
     }
     // In the order the caller pinned the co-signers (not the envelopes' keyid order), so the verdict reads the same each time.
     const byKey = new Map<string, string[]>();
     for (const p of this.options.cosigners ?? []) {
       const keyid = keyIdOf(p.key);
-      const ranges = attest.cosignatures.filter((c) => c.verified && c.keyid === keyid).map((c) => (c.from === c.to ? `step ${c.to}` : `steps ${c.from}–${c.to}`));
+      const ranges = attest.cosignatures
+        .filter((c) => c.verified && c.keyid === keyid)
+        .map((c) => (c.from === c.to ? `step ${c.to}` : `steps ${c.from}–${c.to}`));
       if (ranges.length > 0) byKey.set(p.name ? `${p.name} (${keyid})` : keyid, ranges);
     }
-    for (const [who, ranges] of byKey) report.proves.push(`Co-signer ${who}, whom you pinned, signed ${ranges.join(', ')} (each statement names the last step's hash, so it covers every step before it too).`);
+    for (const [who, ranges] of byKey)
+      report.proves.push(
+        `Co-signer ${who}, whom you pinned, signed ${ranges.join(', ')} (each statement names the last step's hash, so it covers every step before it too).`,
+      );
     const unknown = attest.cosignatures.filter((c) => !c.pinned).length;
-    if (unknown > 0) report.does_not_prove.push(`Who made ${unknown} co-signature${unknown === 1 ? '' : 's'} by keys you did not pin: a key id is a claim until compared with one you trust.`);
+    if (unknown > 0)
+      report.does_not_prove.push(
+        `Who made ${unknown} co-signature${unknown === 1 ? '' : 's'} by keys you did not pin: a key id is a claim until compared with one you trust.`,
+      );
     if (pinnedCount > 0 && attest.threshold !== null) {
-      pinHeld(report, `${attest.cosigned_by.length} of the ${pinnedCount} co-signers you pinned (threshold ${attest.threshold}) signed statements over its steps: ${[...byKey.keys()].join('; ')}`);
+      pinHeld(
+        report,
+        `${attest.cosigned_by.length} of the ${pinnedCount} co-signers you pinned (threshold ${attest.threshold}) signed statements over its steps: ${[...byKey.keys()].join('; ')}`,
+      );
       settleVerdict(report, 'receipt');
     }
   }
@@ -267,7 +386,9 @@ class AttestChecks {
  * observers called, the caller's finish first, then these. Never throws.
  */
 export async function verifyAttestedReceipt<R extends ReceiptReport<string> = ReceiptReport>(
-  input: ByteInput, attest: AttestOptions = {}, options: VerifyReceiptOptions<R> = {},
+  input: ByteInput,
+  attest: AttestOptions = {},
+  options: VerifyReceiptOptions<R> = {},
 ): Promise<AttestedReport<R>> {
   const hooks = receiptAttestHooks(attest);
   const base = options ?? {};

@@ -12,12 +12,17 @@ import type { CosignEnvelope } from './statements.js';
 
 /** A new envelope over the statement with one signature, or the envelope with one more (DSSE allows several). */
 export function cosign(statement: Uint8Array | CosignEnvelope, privateKey: Uint8Array): CosignEnvelope {
-  const envelope: CosignEnvelope = statement instanceof Uint8Array ? { payload: base64Encode(statement), payloadType: COSIGN_PAYLOAD_TYPE, signatures: [] } : { ...statement, signatures: [...statement.signatures] };
+  const envelope: CosignEnvelope =
+    statement instanceof Uint8Array
+      ? { payload: base64Encode(statement), payloadType: COSIGN_PAYLOAD_TYPE, signatures: [] }
+      : { ...statement, signatures: [...statement.signatures] };
   const payload = base64Decode(envelope.payload)!;
   const publicKey = ed25519.getPublicKey(privateKey);
   const keyid = keyIdOf(publicKey);
   const sig = base64Encode(ed25519.sign(pae(COSIGN_PAYLOAD_TYPE, payload), privateKey));
-  envelope.signatures = [...envelope.signatures.filter((s) => s.keyid !== keyid), { keyid, sig }].sort((a, b) => (a.keyid < b.keyid ? -1 : a.keyid > b.keyid ? 1 : 0));
+  envelope.signatures = [...envelope.signatures.filter((s) => s.keyid !== keyid), { keyid, sig }].sort((a, b) =>
+    a.keyid < b.keyid ? -1 : a.keyid > b.keyid ? 1 : 0,
+  );
   return envelope;
 }
 
@@ -32,4 +37,3 @@ export function cosignatureHolds(envelope: CosignEnvelope, sig: string, publicKe
     return false;
   }
 }
-

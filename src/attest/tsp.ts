@@ -7,7 +7,15 @@
  */
 import { AsnConvert, OctetString } from '@peculiar/asn1-schema';
 import { ContentInfo, SignedData, id_signedData, type SignerInfo } from '@peculiar/asn1-cms';
-import { AlgorithmIdentifier, Certificate, ExtendedKeyUsage, SubjectKeyIdentifier, id_ce_extKeyUsage, id_ce_subjectKeyIdentifier, id_kp_timeStamping } from '@peculiar/asn1-x509';
+import {
+  AlgorithmIdentifier,
+  Certificate,
+  ExtendedKeyUsage,
+  SubjectKeyIdentifier,
+  id_ce_extKeyUsage,
+  id_ce_subjectKeyIdentifier,
+  id_kp_timeStamping,
+} from '@peculiar/asn1-x509';
 import { MessageImprint, TSTInfo, TimeStampReq, TimeStampResp } from '@peculiar/asn1-tsp';
 import { ECDSASigValue } from '@peculiar/asn1-ecc';
 import * as asn1js from 'asn1js';
@@ -74,10 +82,15 @@ export interface TokenFacts {
 
 export type TokenCheck =
   | { ok: true; facts: TokenFacts }
-  | { ok: false; code: 'TIMESTAMP_INVALID' | 'TIMESTAMP_MISMATCH' | 'TIMESTAMP_SIGNER' | 'TIMESTAMP_CERT_EXPIRED'; reason: string };
+  | {
+      ok: false;
+      code: 'TIMESTAMP_INVALID' | 'TIMESTAMP_MISMATCH' | 'TIMESTAMP_SIGNER' | 'TIMESTAMP_CERT_EXPIRED';
+      reason: string;
+    };
 
 const buf = (b: Uint8Array): ArrayBuffer => b.slice().buffer;
-const bytes = (b: ArrayBuffer | ArrayBufferView): Uint8Array => (b instanceof ArrayBuffer ? new Uint8Array(b) : new Uint8Array(b.buffer, b.byteOffset, b.byteLength));
+const bytes = (b: ArrayBuffer | ArrayBufferView): Uint8Array =>
+  b instanceof ArrayBuffer ? new Uint8Array(b) : new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
 const hex = (b: Uint8Array): string => Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
 function equal(a: Uint8Array, b: Uint8Array): boolean {
   if (a.length !== b.length) return false;
@@ -107,15 +120,30 @@ function commonName(cert: Certificate): string {
 export function parseTsaCertificate(input: Uint8Array | string): TsaCertificateResult {
   try {
     const der = certificateDer(input);
-    if (der === null) return { ok: false, reason: 'not a certificate: expected one PEM "CERTIFICATE" block or its DER bytes' };
+    if (der === null)
+      return { ok: false, reason: 'not a certificate: expected one PEM "CERTIFICATE" block or its DER bytes' };
     const cert = AsnConvert.parse(der, Certificate);
-    if (!equal(bytes(AsnConvert.serialize(cert)), der)) return { ok: false, reason: 'the certificate is not DER-encoded (or has bytes after it)' };
+    if (!equal(bytes(AsnConvert.serialize(cert)), der))
+      return { ok: false, reason: 'the certificate is not DER-encoded (or has bytes after it)' };
     const eku = cert.tbsCertificate.extensions?.find((e) => e.extnID === id_ce_extKeyUsage);
-    if (!eku || !eku.critical) return { ok: false, reason: 'the certificate has no critical extended key usage: RFC 3161 §2.3 requires one naming id-kp-timeStamping' };
+    if (!eku || !eku.critical)
+      return {
+        ok: false,
+        reason:
+          'the certificate has no critical extended key usage: RFC 3161 §2.3 requires one naming id-kp-timeStamping',
+      };
     const usages = AsnConvert.parse(eku.extnValue, ExtendedKeyUsage);
-    if (!usages.includes(id_kp_timeStamping)) return { ok: false, reason: 'the certificate\'s extended key usage does not name id-kp-timeStamping: it is not a time-stamping authority\'s' };
+    if (!usages.includes(id_kp_timeStamping))
+      return {
+        ok: false,
+        reason:
+          "the certificate's extended key usage does not name id-kp-timeStamping: it is not a time-stamping authority's",
+      };
     const v = cert.tbsCertificate.validity;
-    return { ok: true, tsa: { der, cert, name: commonName(cert), notBefore: v.notBefore.getTime(), notAfter: v.notAfter.getTime() } };
+    return {
+      ok: true,
+      tsa: { der, cert, name: commonName(cert), notBefore: v.notBefore.getTime(), notAfter: v.notAfter.getTime() },
+    };
   } catch (e) {
     return { ok: false, reason: `not a certificate: ${e instanceof Error ? e.message : String(e)}` };
   }
@@ -125,7 +153,10 @@ export function parseTsaCertificate(input: Uint8Array | string): TsaCertificateR
 export function timeStampRequest(subject: Uint8Array, nonce: Uint8Array): Uint8Array {
   const req = new TimeStampReq({
     version: 1,
-    messageImprint: new MessageImprint({ hashAlgorithm: new AlgorithmIdentifier({ algorithm: ID_SHA256 }), hashedMessage: new OctetString(sha256(subject)) }),
+    messageImprint: new MessageImprint({
+      hashAlgorithm: new AlgorithmIdentifier({ algorithm: ID_SHA256 }),
+      hashedMessage: new OctetString(sha256(subject)),
+    }),
     nonce: buf(nonce[0]! & 0x80 ? Uint8Array.of(0, ...nonce) : nonce),
     certReq: true,
   });
@@ -133,18 +164,28 @@ export function timeStampRequest(subject: Uint8Array, nonce: Uint8Array): Uint8A
 }
 
 /** A TSA's answer: the token when granted (status 0 or 1, RFC 3161 §2.4.2), else why not. */
-export function tokenFromResponse(response: Uint8Array, subject: Uint8Array, nonce: Uint8Array): { ok: true; token: Uint8Array } | { ok: false; reason: string } {
+export function tokenFromResponse(
+  response: Uint8Array,
+  subject: Uint8Array,
+  nonce: Uint8Array,
+): { ok: true; token: Uint8Array } | { ok: false; reason: string } {
   try {
     const resp = AsnConvert.parse(response, TimeStampResp);
     const status = resp.status.status as number;
-    if (status !== 0 && status !== 1) return { ok: false, reason: `the TSA refused (PKIStatus ${status}${resp.status.statusString ? `: ${resp.status.statusString.join('; ')}` : ''})` };
+    if (status !== 0 && status !== 1)
+      return {
+        ok: false,
+        reason: `the TSA refused (PKIStatus ${status}${resp.status.statusString ? `: ${resp.status.statusString.join('; ')}` : ''})`,
+      };
     if (!resp.timeStampToken) return { ok: false, reason: 'the TSA granted the request but sent no token' };
     const token = bytes(AsnConvert.serialize(resp.timeStampToken));
     const info = tstInfoOf(token);
     if (typeof info === 'string') return { ok: false, reason: info };
-    if (!equal(bytes(info.messageImprint.hashedMessage.buffer), sha256(subject))) return { ok: false, reason: 'the token\'s message imprint is not the digest that was sent' };
+    if (!equal(bytes(info.messageImprint.hashedMessage.buffer), sha256(subject)))
+      return { ok: false, reason: "the token's message imprint is not the digest that was sent" };
     const sent = BigInt('0x' + hex(nonce));
-    if (!info.nonce || BigInt('0x' + (hex(bytes(info.nonce)) || '0')) !== sent) return { ok: false, reason: 'the token\'s nonce is not the one that was sent (a replayed or misrouted answer)' };
+    if (!info.nonce || BigInt('0x' + (hex(bytes(info.nonce)) || '0')) !== sent)
+      return { ok: false, reason: "the token's nonce is not the one that was sent (a replayed or misrouted answer)" };
     return { ok: true, token };
   } catch (e) {
     return { ok: false, reason: `not a time-stamp response: ${e instanceof Error ? e.message : String(e)}` };
@@ -159,7 +200,7 @@ function signedDataOf(token: Uint8Array): SignedData | string {
 }
 
 function eContentOf(sd: SignedData): Uint8Array | string {
-  if (sd.encapContentInfo.eContentType !== ID_CT_TSTINFO) return 'the token\'s content is not a TSTInfo';
+  if (sd.encapContentInfo.eContentType !== ID_CT_TSTINFO) return "the token's content is not a TSTInfo";
   const c = sd.encapContentInfo.eContent;
   const raw = c?.single?.buffer ?? c?.any;
   return raw ? bytes(raw) : 'the token carries no TSTInfo';
@@ -190,18 +231,48 @@ export async function checkToken(token: Uint8Array, subject: Uint8Array, tsa: Ts
     content = e;
     info = AsnConvert.parse(e, TSTInfo);
   } catch (e) {
-    return { ok: false, code: 'TIMESTAMP_INVALID', reason: `the token does not parse: ${e instanceof Error ? e.message : String(e)}` };
+    return {
+      ok: false,
+      code: 'TIMESTAMP_INVALID',
+      reason: `the token does not parse: ${e instanceof Error ? e.message : String(e)}`,
+    };
   }
-  if (info.version !== 1) return { ok: false, code: 'TIMESTAMP_INVALID', reason: `TSTInfo version ${info.version}; only version 1 is defined` };
-  if (info.messageImprint.hashAlgorithm.algorithm !== ID_SHA256) return { ok: false, code: 'TIMESTAMP_INVALID', reason: 'the message imprint is not SHA-256 (spec/TIME.md §4.1)' };
+  if (info.version !== 1)
+    return {
+      ok: false,
+      code: 'TIMESTAMP_INVALID',
+      reason: `TSTInfo version ${info.version}; only version 1 is defined`,
+    };
+  if (info.messageImprint.hashAlgorithm.algorithm !== ID_SHA256)
+    return { ok: false, code: 'TIMESTAMP_INVALID', reason: 'the message imprint is not SHA-256 (spec/TIME.md §4.1)' };
   if (!equal(bytes(info.messageImprint.hashedMessage.buffer), sha256(subject))) {
-    return { ok: false, code: 'TIMESTAMP_MISMATCH', reason: 'the token\'s message imprint is not the SHA-256 of this subject: it stamps something else (another head, or an altered one)' };
+    return {
+      ok: false,
+      code: 'TIMESTAMP_MISMATCH',
+      reason:
+        "the token's message imprint is not the SHA-256 of this subject: it stamps something else (another head, or an altered one)",
+    };
   }
   // What CMS fixes for this content (RFC 5652 §5.1): version 3, and the signer's digest among those listed.
-  if (sd.version !== 3) return { ok: false, code: 'TIMESTAMP_INVALID', reason: `SignedData version ${sd.version}; a TSTInfo is signed with version 3` };
-  if (sd.signerInfos.length !== 1) return { ok: false, code: 'TIMESTAMP_INVALID', reason: `the token has ${sd.signerInfos.length} signers; a time-stamp token has one` };
+  if (sd.version !== 3)
+    return {
+      ok: false,
+      code: 'TIMESTAMP_INVALID',
+      reason: `SignedData version ${sd.version}; a TSTInfo is signed with version 3`,
+    };
+  if (sd.signerInfos.length !== 1)
+    return {
+      ok: false,
+      code: 'TIMESTAMP_INVALID',
+      reason: `the token has ${sd.signerInfos.length} signers; a time-stamp token has one`,
+    };
   const si = sd.signerInfos[0]!;
-  if (!sd.digestAlgorithms.some((a) => a.algorithm === si.digestAlgorithm.algorithm)) return { ok: false, code: 'TIMESTAMP_INVALID', reason: 'the signer\'s digest algorithm is not among the SignedData\'s' };
+  if (!sd.digestAlgorithms.some((a) => a.algorithm === si.digestAlgorithm.algorithm))
+    return {
+      ok: false,
+      code: 'TIMESTAMP_INVALID',
+      reason: "the signer's digest algorithm is not among the SignedData's",
+    };
   const who = signerDefect(si, tsa);
   if (who) return { ok: false, code: 'TIMESTAMP_SIGNER', reason: who };
   let verdict: string | null;
@@ -210,13 +281,26 @@ export async function checkToken(token: Uint8Array, subject: Uint8Array, tsa: Ts
   } catch (e) {
     verdict = `the signature could not be checked: ${e instanceof Error ? e.message : String(e)}`;
   }
-  if (verdict) return { ok: false, code: verdict.startsWith('TIMESTAMP_SIGNER') ? 'TIMESTAMP_SIGNER' : 'TIMESTAMP_INVALID', reason: verdict.replace(/^TIMESTAMP_SIGNER: /, '') };
+  if (verdict)
+    return {
+      ok: false,
+      code: verdict.startsWith('TIMESTAMP_SIGNER') ? 'TIMESTAMP_SIGNER' : 'TIMESTAMP_INVALID',
+      reason: verdict.replace(/^TIMESTAMP_SIGNER: /, ''),
+    };
   const t = info.genTime;
-  if (!(t instanceof Date) || Number.isNaN(t.getTime())) return { ok: false, code: 'TIMESTAMP_INVALID', reason: 'genTime is not a time' };
+  if (!(t instanceof Date) || Number.isNaN(t.getTime()))
+    return { ok: false, code: 'TIMESTAMP_INVALID', reason: 'genTime is not a time' };
   if (t < tsa.notBefore || t > tsa.notAfter) {
-    return { ok: false, code: 'TIMESTAMP_CERT_EXPIRED', reason: `genTime ${t.toISOString()} is outside the TSA certificate's validity (${tsa.notBefore.toISOString()} to ${tsa.notAfter.toISOString()}): the certificate was not valid when the token was made` };
+    return {
+      ok: false,
+      code: 'TIMESTAMP_CERT_EXPIRED',
+      reason: `genTime ${t.toISOString()} is outside the TSA certificate's validity (${tsa.notBefore.toISOString()} to ${tsa.notAfter.toISOString()}): the certificate was not valid when the token was made`,
+    };
   }
-  return { ok: true, facts: { gen_time: t.toISOString(), tsa: tsa.name, serial: hex(bytes(info.serialNumber)), policy: info.policy } };
+  return {
+    ok: true,
+    facts: { gen_time: t.toISOString(), tsa: tsa.name, serial: hex(bytes(info.serialNumber)), policy: info.policy },
+  };
 }
 
 /** The SignerInfo names the pinned certificate: by issuer and serial number, or by subject key identifier. */
@@ -230,7 +314,8 @@ function signerDefect(si: SignerInfo, tsa: TsaCertificate): string | null {
   }
   const ski = si.sid.subjectKeyIdentifier;
   const own = tbs.extensions?.find((e) => e.extnID === id_ce_subjectKeyIdentifier);
-  if (ski && own && equal(bytes(ski.buffer), bytes(AsnConvert.parse(own.extnValue, SubjectKeyIdentifier).buffer))) return null;
+  if (ski && own && equal(bytes(ski.buffer), bytes(AsnConvert.parse(own.extnValue, SubjectKeyIdentifier).buffer)))
+    return null;
   return `the token was signed by another key than the pinned TSA certificate ${tsa.name}'s`;
 }
 
@@ -245,18 +330,22 @@ function attributesDefect(si: SignerInfo, content: Uint8Array, tsa: TsaCertifica
   const digest = DIGESTS[si.digestAlgorithm.algorithm];
   if (!digest) return `the digest algorithm ${si.digestAlgorithm.algorithm} is not SHA-256, SHA-384 or SHA-512`;
   const ct = attribute(si, ID_CONTENT_TYPE);
-  if (!ct || !equal(ct, bytes(new asn1js.ObjectIdentifier({ value: ID_CT_TSTINFO }).toBER()))) return 'the content-type attribute is not id-ct-TSTInfo';
+  if (!ct || !equal(ct, bytes(new asn1js.ObjectIdentifier({ value: ID_CT_TSTINFO }).toBER())))
+    return 'the content-type attribute is not id-ct-TSTInfo';
   const md = attribute(si, ID_MESSAGE_DIGEST);
   const mdValue = md ? asn1js.fromBER(buf(md)).result : null;
-  if (!(mdValue instanceof asn1js.OctetString) || !equal(bytes(mdValue.valueBlock.valueHexView), digest.hash(content))) return 'the message-digest attribute is not the digest of the TSTInfo: the token was altered';
+  if (!(mdValue instanceof asn1js.OctetString) || !equal(bytes(mdValue.valueBlock.valueHexView), digest.hash(content)))
+    return 'the message-digest attribute is not the digest of the TSTInfo: the token was altered';
   const v2 = attribute(si, ID_SIGNING_CERTIFICATE_V2);
   const v1 = v2 ? null : attribute(si, ID_SIGNING_CERTIFICATE);
   const first = firstCertHash(v2 ?? v1);
   if (!first) return 'the token has no signing-certificate attribute (RFC 3161 §2.4.2, RFC 5816)';
-  const hashOid = v2 ? first.alg ?? ID_SHA256 : ID_SHA1;
+  const hashOid = v2 ? (first.alg ?? ID_SHA256) : ID_SHA1;
   const h = hashOid === ID_SHA1 ? sha1(tsa.der) : DIGESTS[hashOid]?.hash(tsa.der);
   if (!h) return `the signing-certificate attribute uses ${hashOid}, not a known digest`;
-  return equal(h, first.hash) ? null : `TIMESTAMP_SIGNER: the token's signing-certificate attribute names another certificate than the pinned TSA certificate ${tsa.name}`;
+  return equal(h, first.hash)
+    ? null
+    : `TIMESTAMP_SIGNER: the token's signing-certificate attribute names another certificate than the pinned TSA certificate ${tsa.name}`;
 }
 
 /** SigningCertificate(V2) ::= SEQUENCE { certs SEQUENCE OF ESSCertID(v2), … }: the first ESSCertID's hash. */
@@ -292,25 +381,31 @@ async function signatureDefect(si: SignerInfo, tsa: TsaCertificate): Promise<str
   if (!subtle) return 'this platform has no WebCrypto to check the signature with';
   let ok: boolean;
   if (alg.kind === 'RSA') {
-    if (spki.algorithm.algorithm !== RSA_ENCRYPTION) return 'TIMESTAMP_SIGNER: the pinned TSA certificate\'s key is not an RSA key, but the token is signed with RSA';
-    const key = await subtle.importKey('spki', spkiDer, { name: 'RSASSA-PKCS1-v1_5', hash: digest.name }, false, ['verify']);
+    if (spki.algorithm.algorithm !== RSA_ENCRYPTION)
+      return "TIMESTAMP_SIGNER: the pinned TSA certificate's key is not an RSA key, but the token is signed with RSA";
+    const key = await subtle.importKey('spki', spkiDer, { name: 'RSASSA-PKCS1-v1_5', hash: digest.name }, false, [
+      'verify',
+    ]);
     ok = await subtle.verify('RSASSA-PKCS1-v1_5', key, buf(bytes(si.signature.buffer)), buf(signed));
   } else {
     const params = spki.algorithm.parameters ? asn1js.fromBER(spki.algorithm.parameters).result : null;
     const curveOid = params instanceof asn1js.ObjectIdentifier ? params.valueBlock.toString() : null;
     const curve = spki.algorithm.algorithm === EC_PUBLIC_KEY && curveOid ? CURVES[curveOid] : undefined;
-    if (!curve) return 'TIMESTAMP_SIGNER: the pinned TSA certificate\'s key is not an ECDSA key on P-256, P-384 or P-521';
+    if (!curve)
+      return "TIMESTAMP_SIGNER: the pinned TSA certificate's key is not an ECDSA key on P-256, P-384 or P-521";
     const sig = AsnConvert.parse(si.signature.buffer, ECDSASigValue);
     const raw = new Uint8Array(curve.size * 2);
     const r = stripZeros(bytes(sig.r));
     const s = stripZeros(bytes(sig.s));
-    if (r.length > curve.size || s.length > curve.size) return 'the ECDSA signature\'s r or s is too long for the curve';
+    if (r.length > curve.size || s.length > curve.size) return "the ECDSA signature's r or s is too long for the curve";
     raw.set(r, curve.size - r.length);
     raw.set(s, raw.length - s.length);
     const key = await subtle.importKey('spki', spkiDer, { name: 'ECDSA', namedCurve: curve.name }, false, ['verify']);
     ok = await subtle.verify({ name: 'ECDSA', hash: digest.name }, key, buf(raw), buf(signed));
   }
-  return ok ? null : 'the TSA\'s signature over the signed attributes does not verify with the pinned certificate\'s key: the token was altered, or another key signed it';
+  return ok
+    ? null
+    : "the TSA's signature over the signed attributes does not verify with the pinned certificate's key: the token was altered, or another key signed it";
 }
 
 /**
@@ -321,7 +416,14 @@ async function signatureDefect(si: SignerInfo, tsa: TsaCertificate): Promise<str
 function signedAttributesDer(si: SignerInfo): Uint8Array {
   const parts = si.signedAttrs!.map((a) => bytes(AsnConvert.serialize(a)));
   const length = parts.reduce((n, p) => n + p.length, 0);
-  const lengthBytes = length < 0x80 ? [length] : length < 0x100 ? [0x81, length] : length < 0x10000 ? [0x82, length >> 8, length & 0xff] : [0x83, length >> 16, (length >> 8) & 0xff, length & 0xff];
+  const lengthBytes =
+    length < 0x80
+      ? [length]
+      : length < 0x100
+        ? [0x81, length]
+        : length < 0x10000
+          ? [0x82, length >> 8, length & 0xff]
+          : [0x83, length >> 16, (length >> 8) & 0xff, length & 0xff];
   const out = new Uint8Array(1 + lengthBytes.length + length);
   out[0] = 0x31;
   out.set(lengthBytes, 1);

@@ -58,7 +58,11 @@ export function isShortestDecimal(s: string, start: number, dot: number, end: nu
  * form above (null when `members` is false or the canonical root is not an object), or
  * undefined when this path cannot vouch for the text and the general scanner must read it.
  */
-export function scanPlain(s: string, maxDepth: number, members: boolean): Map<string, [number, number]> | null | undefined {
+export function scanPlain(
+  s: string,
+  maxDepth: number,
+  members: boolean,
+): Map<string, [number, number]> | null | undefined {
   indexed = !CONTROL_OR_SURROGATE.test(s);
   nextBackslash = -1;
   if (s.charCodeAt(0) === 0x7b) {
@@ -186,7 +190,13 @@ function before(s: string, a: number, aEnd: number, b: number, bEnd: number): bo
 }
 
 /** At "{": the index after the object, or GIVE_UP; `found` (the root's) gets each member's value span. */
-function object(s: string, i: number, depth: number, maxDepth: number, found: Map<string, [number, number]> | null): number {
+function object(
+  s: string,
+  i: number,
+  depth: number,
+  maxDepth: number,
+  found: Map<string, [number, number]> | null,
+): number {
   if (depth > maxDepth) return GIVE_UP;
   i++;
   if (s.charCodeAt(i) === 0x7d) return i + 1;

@@ -18,12 +18,7 @@ import { isShortestDecimal, scanPlain } from './scan-fast.js';
 export { isShortestDecimal };
 
 export type ScanCode =
-  | 'MALFORMED_LINE'
-  | 'DEPTH_LIMIT'
-  | 'DUPLICATE_KEY'
-  | 'LONE_SURROGATE'
-  | 'NOT_FINITE_NUMBER'
-  | 'NONCANONICAL_LINE';
+  'MALFORMED_LINE' | 'DEPTH_LIMIT' | 'DUPLICATE_KEY' | 'LONE_SURROGATE' | 'NOT_FINITE_NUMBER' | 'NONCANONICAL_LINE';
 
 export interface ScanDefect {
   code: ScanCode;
@@ -98,7 +93,12 @@ class Scanner {
     } catch (e) {
       if (e instanceof Abort) return e.defect;
       /* c8 ignore next 2 -- a scanner bug must still yield a report, never an exception */
-      return { code: 'MALFORMED_LINE', index: this.i, path: toPointer(this.path), reason: `internal scanner error: ${String(e)}` };
+      return {
+        code: 'MALFORMED_LINE',
+        index: this.i,
+        path: toPointer(this.path),
+        reason: `internal scanner error: ${String(e)}`,
+      };
     }
     return this.noncanonical;
   }
@@ -113,7 +113,8 @@ class Scanner {
    * closing one, after any needless escape inside it.
    */
   private soft(reason: string, index = this.i): void {
-    if (this.noncanonical === null || index < this.noncanonical.index) this.noncanonical = { code: 'NONCANONICAL_LINE', index, path: toPointer(this.path), reason };
+    if (this.noncanonical === null || index < this.noncanonical.index)
+      this.noncanonical = { code: 'NONCANONICAL_LINE', index, path: toPointer(this.path), reason };
   }
 
   private skipWs(): void {
@@ -142,7 +143,8 @@ class Scanner {
   private literal(word: string): void {
     // A grammar defect is met at the first character that cannot continue (FORMAT §4.3), not at the word's start.
     for (let k = 1; k < word.length; k++) {
-      if (this.s.charCodeAt(this.i + k) !== word.charCodeAt(k)) this.hard('MALFORMED_LINE', `expected ${word}`, this.i + k);
+      if (this.s.charCodeAt(this.i + k) !== word.charCodeAt(k))
+        this.hard('MALFORMED_LINE', `expected ${word}`, this.i + k);
     }
     this.i += word.length;
   }
@@ -200,7 +202,8 @@ class Scanner {
     }
     const token = s.slice(start, i);
     const n = Number(token);
-    if (!Number.isFinite(n)) this.hard('NOT_FINITE_NUMBER', `${token} is outside the range of an IEEE 754 double`, start);
+    if (!Number.isFinite(n))
+      this.hard('NOT_FINITE_NUMBER', `${token} is outside the range of an IEEE 754 double`, start);
     const canonical = String(n);
     if (canonical !== token) this.soft(`number ${token} is written ${canonical} in canonical form`, start);
     this.i = i;
@@ -237,17 +240,21 @@ class Scanner {
             // Lone unless a complete low-surrogate escape follows at once; a broken escape after it does not
             // make it less lone, and LONE_SURROGATE, met at this backslash, comes first (FORMAT §4.3).
             const low = s.charCodeAt(i + 6) === 0x5c && s.charCodeAt(i + 7) === 0x75 ? hexValue(s, i + 8) : -1;
-            if (!(low >= 0xdc00 && low <= 0xdfff)) this.hard('LONE_SURROGATE', 'escaped high surrogate without its low half', i);
+            if (!(low >= 0xdc00 && low <= 0xdfff))
+              this.hard('LONE_SURROGATE', 'escaped high surrogate without its low half', i);
             this.soft('a surrogate pair is written literally in canonical form', i);
             if (decode) out += String.fromCharCode(code, low);
             i += 12;
             chunkStart = i;
             continue;
           }
-          if (code >= 0xdc00 && code <= 0xdfff) this.hard('LONE_SURROGATE', 'escaped low surrogate without a high half', i);
+          if (code >= 0xdc00 && code <= 0xdfff)
+            this.hard('LONE_SURROGATE', 'escaped low surrogate without a high half', i);
           if (code >= 0x20) this.soft(`\\u${s.slice(i + 2, i + 6)} is written literally in canonical form`, i);
-          else if (CANONICAL_SHORT.has(code)) this.soft(`\\u${s.slice(i + 2, i + 6)} has a short escape in canonical form`, i);
-          else if (s.slice(i + 2, i + 6) !== code.toString(16).padStart(4, '0')) this.soft('\\u escapes use lowercase hex in canonical form', i);
+          else if (CANONICAL_SHORT.has(code))
+            this.soft(`\\u${s.slice(i + 2, i + 6)} has a short escape in canonical form`, i);
+          else if (s.slice(i + 2, i + 6) !== code.toString(16).padStart(4, '0'))
+            this.soft('\\u escapes use lowercase hex in canonical form', i);
           if (decode) out += String.fromCharCode(code);
           i += 6;
         } else {
@@ -272,7 +279,8 @@ class Scanner {
       if (c < 0x20) this.hard('MALFORMED_LINE', 'control character inside a string must be escaped', i);
       if (c >= 0xd800 && c <= 0xdfff) {
         const next = s.charCodeAt(i + 1);
-        if (c >= 0xdc00 || !(next >= 0xdc00 && next <= 0xdfff)) this.hard('LONE_SURROGATE', 'lone surrogate in a string', i);
+        if (c >= 0xdc00 || !(next >= 0xdc00 && next <= 0xdfff))
+          this.hard('LONE_SURROGATE', 'lone surrogate in a string', i);
         i += 2;
         continue;
       }

@@ -64,7 +64,10 @@ type OneShot = {
 /** node:crypto's one-shot `hash` (Node ≥ 20.12), or null. */
 function nodeOneShot(host: object): OneShot | null {
   const p = (host as { process?: { getBuiltinModule?: unknown } }).process;
-  const crypto = typeof p?.getBuiltinModule === 'function' ? (p.getBuiltinModule as (id: string) => unknown)(NODE_CRYPTO) : undefined;
+  const crypto =
+    typeof p?.getBuiltinModule === 'function'
+      ? (p.getBuiltinModule as (id: string) => unknown)(NODE_CRYPTO)
+      : undefined;
   const hash = (crypto as { hash?: unknown } | undefined)?.hash;
   return typeof hash === 'function' ? (hash as OneShot) : null;
 }
@@ -72,7 +75,10 @@ function nodeOneShot(host: object): OneShot | null {
 /** node:crypto's createHash when `host` is Node's global object, else null (a browser has no `process`). */
 export function nodeCreateHash(host: object): CreateHash | null {
   const p = (host as { process?: { getBuiltinModule?: unknown } }).process;
-  const crypto = typeof p?.getBuiltinModule === 'function' ? (p.getBuiltinModule as (id: string) => unknown)(NODE_CRYPTO) : undefined;
+  const crypto =
+    typeof p?.getBuiltinModule === 'function'
+      ? (p.getBuiltinModule as (id: string) => unknown)(NODE_CRYPTO)
+      : undefined;
   const create = (crypto as { createHash?: unknown } | undefined)?.createHash;
   return typeof create === 'function' ? (create as CreateHash) : null;
 }
@@ -109,7 +115,8 @@ function nodeBackendOf(createHash: CreateHash, oneShot: OneShot | null): Sha256B
 
 const createHash = nodeCreateHash(globalThis);
 /** node:crypto's SHA-256, where the platform has it. */
-export const nodeBackend: Sha256Backend | null = createHash === null ? null : nodeBackendOf(createHash, nodeOneShot(globalThis));
+export const nodeBackend: Sha256Backend | null =
+  createHash === null ? null : nodeBackendOf(createHash, nodeOneShot(globalThis));
 
 let backend: Sha256Backend = nodeBackend ?? nobleBackend;
 
@@ -162,7 +169,8 @@ export function toHex(bytes: Uint8Array): string {
 
 /** `"sha256:" + lowercase hex`, the form every digest takes in stepchain documents. */
 export function digestUtf8(...parts: string[]): string {
-  if (backend.hexUtf8 !== undefined) return 'sha256:' + backend.hexUtf8(parts.length === 1 ? parts[0]! : parts.join(''));
+  if (backend.hexUtf8 !== undefined)
+    return 'sha256:' + backend.hexUtf8(parts.length === 1 ? parts[0]! : parts.join(''));
   return 'sha256:' + toHex(backend.utf8(parts));
 }
 

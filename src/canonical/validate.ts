@@ -33,8 +33,11 @@ export function assertIJson(value: unknown, options: ValidateOptions = {}): void
 
   const checkString = (s: string, role: 'value' | 'key'): void => {
     if (!s.isWellFormed()) {
-      fail('LONE_SURROGATE', `${role === 'key' ? 'member name' : 'string'} contains a lone UTF-16 surrogate`,
-        'I-JSON strings must be valid Unicode; decode or escape binary data before recording it');
+      fail(
+        'LONE_SURROGATE',
+        `${role === 'key' ? 'member name' : 'string'} contains a lone UTF-16 surrogate`,
+        'I-JSON strings must be valid Unicode; decode or escape binary data before recording it',
+      );
     }
   };
 
@@ -46,7 +49,8 @@ export function assertIJson(value: unknown, options: ValidateOptions = {}): void
       case 'boolean':
         return;
       case 'number':
-        if (!Number.isFinite(v)) fail('NOT_FINITE_NUMBER', `${String(v)} is not a JSON number`, 'record it as a string or null');
+        if (!Number.isFinite(v))
+          fail('NOT_FINITE_NUMBER', `${String(v)} is not a JSON number`, 'record it as a string or null');
         return;
       case 'object':
         break;
@@ -79,8 +83,11 @@ export function assertIJson(value: unknown, options: ValidateOptions = {}): void
       path.push(key);
       checkString(key, 'key');
       if (refuseReserved && key.startsWith(RESERVED_PREFIX)) {
-        fail('RESERVED_KEY', `member name ${JSON.stringify(key)} uses the reserved prefix "${RESERVED_PREFIX}"`,
-          'rename the member; names with this prefix are stepchain markers');
+        fail(
+          'RESERVED_KEY',
+          `member name ${JSON.stringify(key)} uses the reserved prefix "${RESERVED_PREFIX}"`,
+          'rename the member; names with this prefix are stepchain markers',
+        );
       }
       walk((obj as Record<string, unknown>)[key], depth + 1);
       path.pop();
@@ -95,12 +102,24 @@ export function assertIJson(value: unknown, options: ValidateOptions = {}): void
 function plainObjectDefect(obj: object, proto: unknown): [CanonicalErrorCode, string, string?] | null {
   if (proto !== Object.prototype && proto !== null) {
     const name = (proto as { constructor?: { name?: unknown } } | null)?.constructor?.name;
-    const what = typeof name !== 'string' || name === '' ? 'an object with a custom prototype'
-      : name === 'Object' ? 'an object whose prototype is not Object.prototype' : `a ${name}`;
-    return ['NOT_PLAIN_OBJECT', `${what} is not plain JSON data`, 'convert it to a plain object, array, string or number first'];
+    const what =
+      typeof name !== 'string' || name === ''
+        ? 'an object with a custom prototype'
+        : name === 'Object'
+          ? 'an object whose prototype is not Object.prototype'
+          : `a ${name}`;
+    return [
+      'NOT_PLAIN_OBJECT',
+      `${what} is not plain JSON data`,
+      'convert it to a plain object, array, string or number first',
+    ];
   }
   if (typeof (obj as { toJSON?: unknown }).toJSON === 'function') {
-    return ['NOT_PLAIN_OBJECT', 'an object with a toJSON method is not plain JSON data', 'call toJSON yourself and record the result'];
+    return [
+      'NOT_PLAIN_OBJECT',
+      'an object with a toJSON method is not plain JSON data',
+      'call toJSON yourself and record the result',
+    ];
   }
   if (Object.getOwnPropertySymbols(obj).length > 0) return ['UNSUPPORTED_TYPE', 'symbol-keyed members are not JSON'];
   return null;

@@ -90,12 +90,24 @@ function hashDeferred(deferred: DeferredStepHash[]): void {
     batch.close(head + tail);
   }
   const digests = batch.run();
-  for (let i = 0; i < deferred.length; i++) settleStepHash(deferred[i]!, 'sha256:' + toHex(digests.subarray(32 * i, 32 * i + 32)));
+  for (let i = 0; i < deferred.length; i++)
+    settleStepHash(deferred[i]!, 'sha256:' + toHex(digests.subarray(32 * i, 32 * i + 32)));
 }
 
 function isClean(f: LineFacts): boolean {
-  return f.readable && f.problems.length === 0 && f.blobs.length === 0 && f.markers.length === 0 && f.notices === undefined && f.publicForm === undefined && f.erasure === undefined && f.approval === undefined && f.seq !== null
-    && f.prevHash?.length === DIGEST_CHARS && f.stepHash?.length === DIGEST_CHARS;
+  return (
+    f.readable &&
+    f.problems.length === 0 &&
+    f.blobs.length === 0 &&
+    f.markers.length === 0 &&
+    f.notices === undefined &&
+    f.publicForm === undefined &&
+    f.erasure === undefined &&
+    f.approval === undefined &&
+    f.seq !== null &&
+    f.prevHash?.length === DIGEST_CHARS &&
+    f.stepHash?.length === DIGEST_CHARS
+  );
 }
 
 /** Line i's facts, as `checkLineBytes` returned them in the worker. */

@@ -57,7 +57,11 @@ export interface ChainFeederOptions {
 const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** Batches checked on the feeding thread itself (see the constructor). */
-const IN_THREAD: LineCheckPool = { threads: 1, callerChecks: true, check: (batch) => Promise.resolve(checkBatch(batch)) };
+const IN_THREAD: LineCheckPool = {
+  threads: 1,
+  callerChecks: true,
+  check: (batch) => Promise.resolve(checkBatch(batch)),
+};
 
 export class ChainFeeder {
   private readonly pool: LineCheckPool | null;
@@ -77,7 +81,11 @@ export class ChainFeeder {
   /** Batches the pool has answered. */
   private answered = 0;
 
-  constructor(readonly verifier: ChainVerifier, pool: LineCheckPool | null | undefined, private readonly options: ChainFeederOptions = {}) {
+  constructor(
+    readonly verifier: ChainVerifier,
+    pool: LineCheckPool | null | undefined,
+    private readonly options: ChainFeederOptions = {},
+  ) {
     const format = verifier.format;
     // Workers look formats up by name: a caller's own format object is checked here, on this thread.
     // With no pool where the SHA-256 is the portable one (a browser), lines still go through in batches, checked
@@ -134,7 +142,10 @@ export class ChainFeeder {
 
   private async drain(): Promise<void> {
     const most = this.pool!.threads * 3;
-    while (this.inFlight.length > 0 && (this.inFlight.length > most || this.inFlight[0]!.facts !== undefined || this.inFlight[0]!.failed)) {
+    while (
+      this.inFlight.length > 0 &&
+      (this.inFlight.length > most || this.inFlight[0]!.facts !== undefined || this.inFlight[0]!.failed)
+    ) {
       const head = this.inFlight[0]!;
       await head.ready;
       this.inFlight.shift();
@@ -169,13 +180,23 @@ export class ChainFeeder {
 
   private take(pool: LineCheckPool | null): Batch {
     const bytes = this.buffer.subarray(0, this.held);
-    const batch: Batch = { ops: this.ops, bytes, ends: Uint32Array.from(this.ends), facts: undefined, failed: false, ready: Promise.resolve() };
+    const batch: Batch = {
+      ops: this.ops,
+      bytes,
+      ends: Uint32Array.from(this.ends),
+      facts: undefined,
+      failed: false,
+      ready: Promise.resolve(),
+    };
     this.ops = [];
     this.buffer = this.allocate(this.batchBytes);
     this.ends = [];
     this.held = 0;
     if (batch.ends.length === 0) batch.facts = null;
-    else if (pool === null || ((this.answered === 0 || pool.callerChecks === true) && this.unanswered() >= pool.threads * HELP_AFTER)) {
+    else if (
+      pool === null ||
+      ((this.answered === 0 || pool.callerChecks === true) && this.unanswered() >= pool.threads * HELP_AFTER)
+    ) {
       // Every worker already holds HELP_AFTER batches: this thread would only wait, so it checks this one
       // itself. While the workers start (none has answered yet) always; after that only when the pool leaves
       // this thread a core (callerChecks): with as many workers as cores, a feeding thread that keeps checking
@@ -184,8 +205,7 @@ export class ChainFeeder {
       // it is the other way round: the feeding thread's idle time is a core's (bench/speed.mjs, process rows).
       if (pool !== null) this.checkedHere++;
       batch.facts = checkBatch({ format: this.format, bytes, ends: batch.ends });
-    }
-    else {
+    } else {
       batch.ready = pool.check({ format: this.format, bytes, ends: batch.ends }).then(
         (facts) => {
           this.answered++;
@@ -212,7 +232,9 @@ export class ChainFeeder {
     for (const op of batch.ops) {
       if (typeof op === 'number') {
         const line = bytes.subarray(op === 0 ? 0 : ends[op - 1], ends[op]);
-        v.checkedLine(facts === null ? checkLineBytes(line, v.format) : unpackFacts(facts, op), () => decoder.decode(line));
+        v.checkedLine(facts === null ? checkLineBytes(line, v.format) : unpackFacts(facts, op), () =>
+          decoder.decode(line),
+        );
       } else if ('segment' in op) {
         v.beginSegment(op.segment, op.declared);
         continue;

@@ -7,5 +7,13 @@ export { LinkChecker, type LinkStart } from './links.js';
 export { verifyChain, verifyFile, declaredFirstSeq, type VerifyChainInput } from './files.js';
 export { LineSplitter, type SplitLine } from './lines.js';
 export { ProblemList, ProblemBudget, MAX_PROBLEMS } from './problems.js';
-export { describeLocation, describeProblem, type ChainReport, type Problem, type ChainProblemCode, type BlobProblemCode, type ProblemLocation } from './report.js';
+export {
+  describeLocation,
+  describeProblem,
+  type ChainReport,
+  type Problem,
+  type ChainProblemCode,
+  type BlobProblemCode,
+  type ProblemLocation,
+} from './report.js';
 export type { ChainSource, StoredLine, ChainHead, SeqRange } from './source.js';

@@ -55,7 +55,15 @@ const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 const NO_PROBLEMS: readonly LineProblem[] = Object.freeze([]);
 
 function unreadable(code: ChainProblemCode, message: string, location: ProblemLocation): LineFacts {
-  return { problems: [{ code, message, location }], readable: false, seq: null, prevHash: null, stepHash: null, blobs: [], markers: [] };
+  return {
+    problems: [{ code, message, location }],
+    readable: false,
+    seq: null,
+    prevHash: null,
+    stepHash: null,
+    blobs: [],
+    markers: [],
+  };
 }
 
 /**
@@ -75,7 +83,9 @@ export function decodeLine(bytes: Uint8Array): string | LineFacts {
 
 /** The facts of a line of `byteLength` bytes (without its newline) when it exceeds MAX_LINE_BYTES, else null. */
 export function lineTooLong(byteLength: number): LineFacts | null {
-  return byteLength + 1 > MAX_LINE_BYTES ? unreadable('LINE_TOO_LONG', `line of ${byteLength + 1} bytes exceeds the limit of ${MAX_LINE_BYTES}`, {}) : null;
+  return byteLength + 1 > MAX_LINE_BYTES
+    ? unreadable('LINE_TOO_LONG', `line of ${byteLength + 1} bytes exceeds the limit of ${MAX_LINE_BYTES}`, {})
+    : null;
 }
 
 /**
@@ -158,12 +168,14 @@ export function checkLine(text: string, format: JournalFormat, deferred?: Deferr
   const at: ProblemLocation = seq === null ? {} : { seq };
   // Most lines have no problem: their list is the shared empty one, and a line's first problem makes its own.
   let problems: LineProblem[] | null = null;
-  const report = (code: ChainProblemCode, message: string, location: ProblemLocation): void => void (problems ??= []).push({ code, message, location });
+  const report = (code: ChainProblemCode, message: string, location: ProblemLocation): void =>
+    void (problems ??= []).push({ code, message, location });
 
   // One line's problems come in a fixed order (FORMAT §6.3 step 4): unknown members in line order, then
   // each member of the profile in UTF-16 order (missing, or breaking its rule), then markers.
   for (const name of members.keys()) {
-    if (!profile.memberNames.has(name)) report('UNKNOWN_FIELD', `unknown member ${JSON.stringify(name)} in a step record`, { ...at, field: name });
+    if (!profile.memberNames.has(name))
+      report('UNKNOWN_FIELD', `unknown member ${JSON.stringify(name)} in a step record`, { ...at, field: name });
   }
   // The link members are known when present and true to their rule (a digest, for v1).
   let prevValid = false;
@@ -174,7 +186,8 @@ export function checkLine(text: string, format: JournalFormat, deferred?: Deferr
   for (const rule of profile.members) {
     const span = members.get(rule.name);
     if (span === undefined) {
-      if (rule.required) report('MISSING_FIELD', `required member "${rule.name}" is missing`, { ...at, field: rule.name });
+      if (rule.required)
+        report('MISSING_FIELD', `required member "${rule.name}" is missing`, { ...at, field: rule.name });
       continue;
     }
     const broken = rule.check?.(text, span[0], span[1]);
@@ -184,7 +197,9 @@ export function checkLine(text: string, format: JournalFormat, deferred?: Deferr
     } else if (rule.name === 'prev_hash') prevValid = true;
     else if (rule.name === 'step_hash') stepValid = true;
   }
-  const relation = profile.relationDefect?.(broke === null ? value : (name) => (broke!.has(name) ? undefined : value(name)));
+  const relation = profile.relationDefect?.(
+    broke === null ? value : (name) => (broke!.has(name) ? undefined : value(name)),
+  );
   if (relation) report('FIELD_INVALID', relation.message, { ...at, field: relation.field });
   const blobs = checkMarkers(text, scan.markers, profile, at, report);
 
@@ -196,13 +211,22 @@ export function checkLine(text: string, format: JournalFormat, deferred?: Deferr
   let preimage: [string, string] | null = null;
   if (stepHash !== null) {
     const span = members.get('step_hash')!;
-    if (deferred !== undefined && profile.stepHashOf === stepHashWithout && profile.version !== 3) preimage = stepHashPreimage(text, span);
+    if (deferred !== undefined && profile.stepHashOf === stepHashWithout && profile.version !== 3)
+      preimage = stepHashPreimage(text, span);
     else {
       const computed = profile.stepHashOf(text, span, members);
       if (computed !== stepHash) (problems ??= []).push(hashMismatch(stepHash, computed, at));
     }
   }
-  const facts: LineFacts = { problems: problems ?? NO_PROBLEMS, readable: true, seq, prevHash: typeof prevValue === 'string' ? prevValue : null, stepHash, blobs, markers: scan.markers };
+  const facts: LineFacts = {
+    problems: problems ?? NO_PROBLEMS,
+    readable: true,
+    seq,
+    prevHash: typeof prevValue === 'string' ? prevValue : null,
+    stepHash,
+    blobs,
+    markers: scan.markers,
+  };
   if (preimage !== null) deferred!.push({ facts, head: preimage[0], tail: preimage[1], stored: stepHash!, at });
   if (profile.version === 3) v3Facts(facts, profile, value('kind'), at);
   // A public record that shows erased values (REDACTION.md §13.12): its markers go to the erasure ledger too.
@@ -239,7 +263,11 @@ function checkMarkers(
         continue;
       }
       if (!isBlobBody(body)) {
-        report('MARKER_INVALID', 'a blob reference is {"$stepchain:blob":{"digest":"sha256:<hex>","size":<bytes>}}', loc);
+        report(
+          'MARKER_INVALID',
+          'a blob reference is {"$stepchain:blob":{"digest":"sha256:<hex>","size":<bytes>}}',
+          loc,
+        );
         continue;
       }
       blobs.push({ field, digest: body.digest, size: body.size });
@@ -247,9 +275,17 @@ function checkMarkers(
       // Checked wherever it stands (FORMAT §3.5): outside the content fields and meta — in ts, seq, an
       // unknown member — it is invalid even when its shape is right, besides that member's own problem.
       if (!profile.redactable.includes(loc.field)) {
-        report('MARKER_INVALID', `a redaction marker may stand only inside a content field or meta, not in ${JSON.stringify(loc.field)}`, loc);
+        report(
+          'MARKER_INVALID',
+          `a redaction marker may stand only inside a content field or meta, not in ${JSON.stringify(loc.field)}`,
+          loc,
+        );
       } else if (!isRedactedBody(body)) {
-        report('MARKER_INVALID', 'a redaction marker is {"$stepchain:redacted":{"commitment":"sha256:<hex>","rule":"<id>"}} with an optional "text"', loc);
+        report(
+          'MARKER_INVALID',
+          'a redaction marker is {"$stepchain:redacted":{"commitment":"sha256:<hex>","rule":"<id>"}} with an optional "text"',
+          loc,
+        );
       }
     } else {
       report('MARKER_INVALID', `unknown marker ${JSON.stringify(name)}`, loc);
@@ -269,9 +305,19 @@ function v3Facts(facts: LineFacts, profile: RecordProfile, kind: unknown, at: Pr
   if (isKindName(kind)) {
     const status = kindStatus(kind);
     if (status !== 'checked') {
-      facts.notices = [status === 'unknown'
-        ? { code: 'KIND_UNKNOWN', message: `kind ${JSON.stringify(kind)} is not one this verifier knows: its integrity is verified, its meaning is not checked`, location: { ...at, field: 'kind' } }
-        : { code: 'KIND_UNCHECKED', message: `kind ${JSON.stringify(kind)} is registered, but its own rules are not checked by this verifier: its integrity is verified`, location: { ...at, field: 'kind' } }];
+      facts.notices = [
+        status === 'unknown'
+          ? {
+              code: 'KIND_UNKNOWN',
+              message: `kind ${JSON.stringify(kind)} is not one this verifier knows: its integrity is verified, its meaning is not checked`,
+              location: { ...at, field: 'kind' },
+            }
+          : {
+              code: 'KIND_UNCHECKED',
+              message: `kind ${JSON.stringify(kind)} is registered, but its own rules are not checked by this verifier: its integrity is verified`,
+              location: { ...at, field: 'kind' },
+            },
+      ];
     }
   }
 }
@@ -293,7 +339,8 @@ function v3MarkerDefect(text: string, m: MarkerSpan, profile: RecordProfile): st
     return 'a marker object that is not JSON';
   }
   const field = unescapeToken(m.path.split('/')[1] ?? '');
-  if (!profile.redactable.includes(field)) return `a marker may stand only inside a content slot or meta, not in ${JSON.stringify(field)}`;
+  if (!profile.redactable.includes(field))
+    return `a marker may stand only inside a content slot or meta, not in ${JSON.stringify(field)}`;
   const isPublic = profile.memberNames.has('secrets');
   const isSealed = profile.memberNames.has('keys');
   const reserved = m.names.filter((n) => n.startsWith('$stepchain:'));
@@ -301,15 +348,28 @@ function v3MarkerDefect(text: string, m: MarkerSpan, profile: RecordProfile): st
     const body = obj[name];
     if (name === V3_MARKERS.part) {
       if (m.names.length !== 1) return 'a part reference is an object with the one member "$stepchain:part"';
-      if (body === null || typeof body !== 'object' || Array.isArray(body) || !isDigestText((body as Record<string, unknown>).digest)) return 'a part reference is {"$stepchain:part":{"digest":"sha256:<hex>",…}}';
+      if (
+        body === null ||
+        typeof body !== 'object' ||
+        Array.isArray(body) ||
+        !isDigestText((body as Record<string, unknown>).digest)
+      )
+        return 'a part reference is {"$stepchain:part":{"digest":"sha256:<hex>",…}}';
     } else if (name === V3_MARKERS.withheld && isPublic) {
       if (typeof body === 'string') {
-        if (m.names.length !== 1 || !isDigestText(body)) return 'a withheld value is {"$stepchain:withheld":"sha256:<hex>"}';
+        if (m.names.length !== 1 || !isDigestText(body))
+          return 'a withheld value is {"$stepchain:withheld":"sha256:<hex>"}';
       } else if (Array.isArray(body)) {
-        if (body.length === 0 || !body.every(isDigestText) || body.some((d, i) => i > 0 && (d as string) <= (body[i - 1] as string))) return 'withheld members are a non-empty list of digests, sorted ascending without repeats';
-      } else return 'a withheld marker holds a digest, or a list of digests beside an object\'s members';
+        if (
+          body.length === 0 ||
+          !body.every(isDigestText) ||
+          body.some((d, i) => i > 0 && (d as string) <= (body[i - 1] as string))
+        )
+          return 'withheld members are a non-empty list of digests, sorted ascending without repeats';
+      } else return "a withheld marker holds a digest, or a list of digests beside an object's members";
     } else if (name === V3_MARKERS.chunks && isPublic) {
-      if (m.names.length !== 1 || !Array.isArray(body) || body.length < 2) return 'a chunk list is {"$stepchain:chunks":[chunks…]} with at least two chunks';
+      if (m.names.length !== 1 || !Array.isArray(body) || body.length < 2)
+        return 'a chunk list is {"$stepchain:chunks":[chunks…]} with at least two chunks';
     } else if (name === ERASED_MARKER && (isSealed || isPublic)) {
       const why = erasedMarkerDefect(obj);
       if (why !== null) return why;

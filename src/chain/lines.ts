@@ -32,7 +32,10 @@ export class LineSplitter {
   /** Complete (newline-terminated) lines so far. */
   lines = 0;
 
-  constructor(private readonly maxBytes = Number.POSITIVE_INFINITY, start = 0) {
+  constructor(
+    private readonly maxBytes = Number.POSITIVE_INFINITY,
+    start = 0,
+  ) {
     this.pos = start;
     this.lineStart = start;
   }

@@ -45,32 +45,65 @@ export class LinkChecker {
    * segment's first line (FORMAT §6.3 step 8). Returns its problems, and whether it repeats the previous
    * line (DUPLICATE_STEP): such a line is skipped, and the next line links to the original.
    */
-  link(facts: LineFacts, first: boolean, declaredFirstSeq: number | null): { problems: readonly LineProblem[]; duplicate: boolean } {
+  link(
+    facts: LineFacts,
+    first: boolean,
+    declaredFirstSeq: number | null,
+  ): { problems: readonly LineProblem[]; duplicate: boolean } {
     const { seq, prevHash, stepHash } = facts;
     let problems: LineProblem[] | null = null;
-    const report = (code: LineProblem['code'], message: string, field: string): void => void (problems ??= []).push({ code, message, location: seq === null ? { field } : { seq, field } });
+    const report = (code: LineProblem['code'], message: string, field: string): void =>
+      void (problems ??= []).push({ code, message, location: seq === null ? { field } : { seq, field } });
     const expectedSeq = this.lastSeq + 1;
     const latestSeq = expectedSeq + this.slack;
-    if (seq !== null && seq < expectedSeq && stepHash !== null && stepHash === this.lastLineHash && seq === this.lastLineSeq) {
+    if (
+      seq !== null &&
+      seq < expectedSeq &&
+      stepHash !== null &&
+      stepHash === this.lastLineHash &&
+      seq === this.lastLineSeq
+    ) {
       report('DUPLICATE_STEP', `step ${seq} appears again (the same step_hash as the previous line)`, 'seq');
       return { problems: problems!, duplicate: true };
     }
     if (seq !== null && seq > latestSeq) {
       const expected = latestSeq === expectedSeq ? `${expectedSeq}` : `${expectedSeq}–${latestSeq}`;
-      report('SEQ_GAP', latestSeq === seq - 1 ? `expected seq ${expected}, found ${seq}: step ${seq - 1} is missing` : `expected seq ${expected}, found ${seq}: steps ${latestSeq}–${seq - 1} are missing`, 'seq');
+      report(
+        'SEQ_GAP',
+        latestSeq === seq - 1
+          ? `expected seq ${expected}, found ${seq}: step ${seq - 1} is missing`
+          : `expected seq ${expected}, found ${seq}: steps ${latestSeq}–${seq - 1} are missing`,
+        'seq',
+      );
     } else if (seq !== null && seq < expectedSeq) {
-      report('SEQ_OUT_OF_ORDER', `expected seq ${expectedSeq}, found ${seq}: steps are out of order or repeated`, 'seq');
+      report(
+        'SEQ_OUT_OF_ORDER',
+        `expected seq ${expectedSeq}, found ${seq}: steps are out of order or repeated`,
+        'seq',
+      );
     }
     if (declaredFirstSeq !== null && seq !== null && seq !== declaredFirstSeq) {
       report('BUCKET_MISNAMED', `bucket is named for seq ${declaredFirstSeq} but its first step is seq ${seq}`, 'seq');
     }
     if (prevHash !== null && this.lastHash !== null && prevHash !== this.lastHash) {
       if (first && this.start.fromGenesis) {
-        report('GENESIS_MISMATCH', `the first step's prev_hash ${prevHash} is not the genesis hash ${this.lastHash}: the chain belongs to another journal or its genesis was altered`, 'prev_hash');
+        report(
+          'GENESIS_MISMATCH',
+          `the first step's prev_hash ${prevHash} is not the genesis hash ${this.lastHash}: the chain belongs to another journal or its genesis was altered`,
+          'prev_hash',
+        );
       } else if (first) {
-        report('LINK_BROKEN', `the first step's prev_hash ${prevHash} is not the range's starting hash ${this.lastHash}`, 'prev_hash');
+        report(
+          'LINK_BROKEN',
+          `the first step's prev_hash ${prevHash} is not the range's starting hash ${this.lastHash}`,
+          'prev_hash',
+        );
       } else {
-        report('LINK_BROKEN', `prev_hash ${prevHash} is not the previous step's step_hash ${this.lastHash}: a step before this one was removed, inserted, reordered or altered`, 'prev_hash');
+        report(
+          'LINK_BROKEN',
+          `prev_hash ${prevHash} is not the previous step's step_hash ${this.lastHash}: a step before this one was removed, inserted, reordered or altered`,
+          'prev_hash',
+        );
       }
     }
     if (seq === null) this.slack++;

@@ -107,7 +107,10 @@ export function describeProblem(p: Problem): string {
 
 export function describeLocation(loc: ProblemLocation): string {
   const parts: string[] = [];
-  if (loc.file !== undefined) parts.push(loc.line !== undefined ? `${loc.file}:${loc.line}${loc.column !== undefined ? `:${loc.column}` : ''}` : loc.file);
+  if (loc.file !== undefined)
+    parts.push(
+      loc.line !== undefined ? `${loc.file}:${loc.line}${loc.column !== undefined ? `:${loc.column}` : ''}` : loc.file,
+    );
   else if (loc.line !== undefined) parts.push(`line ${loc.line}`);
   if (loc.seq !== undefined) parts.push(`seq ${loc.seq}`);
   if (loc.path !== undefined) parts.push(loc.path === '' ? 'the record' : loc.path);

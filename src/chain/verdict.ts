@@ -28,8 +28,10 @@ export interface VerdictFields {
 
 /** What to pin, by what was verified. */
 export const TO_PIN = {
-  receipt: 'nothing ties this receipt to anyone: pin the signer\'s public key, a head obtained independently, or the log key (with the witness policy) that signed its checkpoint',
-  journal: 'nothing ties this journal to anyone: pin a head obtained independently, or an earlier checkpoint with the log key (and witness policy) that signed it',
+  receipt:
+    "nothing ties this receipt to anyone: pin the signer's public key, a head obtained independently, or the log key (with the witness policy) that signed its checkpoint",
+  journal:
+    'nothing ties this journal to anyone: pin a head obtained independently, or an earlier checkpoint with the log key (and witness policy) that signed it',
 } as const;
 
 /** Records a pin that held (kept only while the report is ok). */
@@ -38,7 +40,10 @@ export function pinHeld(report: ChainReport<string> & Partial<VerdictFields>, se
 }
 
 /** Sets verdict, authenticated, authenticated_by and to_pin from `ok` and the pins that held. Idempotent. */
-export function settleVerdict<R extends ChainReport<string>>(report: R & Partial<VerdictFields>, subject: keyof typeof TO_PIN): R & VerdictFields {
+export function settleVerdict<R extends ChainReport<string>>(
+  report: R & Partial<VerdictFields>,
+  subject: keyof typeof TO_PIN,
+): R & VerdictFields {
   const r = report as R & VerdictFields;
   const by = r.authenticated_by ?? [];
   r.authenticated_by = r.ok ? by : [];
@@ -60,12 +65,21 @@ export interface JournalPins {
  * A journal's verdict: authenticated only against a pinned head, or an earlier checkpoint whose log key
  * (and witness policy) the auditor pinned. A checkpoint parsed without a log key ties the journal to no one.
  */
-export function settleJournalVerdict<R extends ChainReport<string>>(report: R & Partial<VerdictFields>, pins: JournalPins): R & VerdictFields {
+export function settleJournalVerdict<R extends ChainReport<string>>(
+  report: R & Partial<VerdictFields>,
+  pins: JournalPins,
+): R & VerdictFields {
   if (report.ok && pins.head !== undefined) pinHeld(report, `the chain ends at the head you pinned (${pins.head})`);
   const cp = pins.checkpoint;
   if (report.ok && cp?.signed && cp.size > 0) {
-    const later = report.head_seq !== null && report.head_seq >= cp.size ? `; steps ${cp.size}..${report.head_seq} only extend it` : '';
-    pinHeld(report, `steps 0..${cp.size - 1} have the root of the earlier checkpoint you pinned (${cp.origin}, size ${cp.size}), signed by the log key you pinned${cp.witnesses > 0 ? ` and cosigned by at least ${cp.witnesses} pinned witnesses` : ''}${later}`);
+    const later =
+      report.head_seq !== null && report.head_seq >= cp.size
+        ? `; steps ${cp.size}..${report.head_seq} only extend it`
+        : '';
+    pinHeld(
+      report,
+      `steps 0..${cp.size - 1} have the root of the earlier checkpoint you pinned (${cp.origin}, size ${cp.size}), signed by the log key you pinned${cp.witnesses > 0 ? ` and cosigned by at least ${cp.witnesses} pinned witnesses` : ''}${later}`,
+    );
   }
   return settleVerdict(report, 'journal');
 }
@@ -79,9 +93,12 @@ export function messageBesideCode(p: { code: string; message: string }): string 
 }
 
 /** The first step a problem names, with its field: what an auditor of an invalid report wants to see first. */
-export function firstAlteredStep(report: ChainReport<string>): { seq: number; field: string | null; code: string } | null {
+export function firstAlteredStep(
+  report: ChainReport<string>,
+): { seq: number; field: string | null; code: string } | null {
   for (const p of report.problems) {
-    if (p.location.seq !== undefined) return { seq: p.location.seq, field: p.location.field ?? p.location.path ?? null, code: p.code };
+    if (p.location.seq !== undefined)
+      return { seq: p.location.seq, field: p.location.field ?? p.location.path ?? null, code: p.code };
   }
   return null;
 }

@@ -91,7 +91,10 @@ export class ChainVerifier {
   private steps = 0;
   private lastLocation: ProblemLocation = {};
   /** Notices by code and kind: the first location and how many records (FORMAT §14.8). */
-  private readonly notices = new Map<string, { code: ChainProblemCode; message: string; location: ProblemLocation; count: number }>();
+  private readonly notices = new Map<
+    string,
+    { code: ChainProblemCode; message: string; location: ProblemLocation; count: number }
+  >();
   /** Sealed records and erasure records (v3), cross-checked at the end (ERASURE.md §5); null until one is met. */
   private erasures: ErasureLedger | null = null;
   /** Approval requests, decisions and the effects begun for them (APPROVALS.md §5); null until a request is met. */
@@ -105,7 +108,10 @@ export class ChainVerifier {
       this.startSeq = typeof seq === 'number' && Number.isSafeInteger(seq) && seq >= 0 ? seq : 0;
       this.startHash = isDigest(prev) ? prev : null;
       if (this.startSeq !== seq || this.startHash === null) {
-        this.problems.add('GENESIS_INVALID', 'a partial chain starts from a seq (an integer from 0 to 2^53 - 1) and a prev_hash (a digest)');
+        this.problems.add(
+          'GENESIS_INVALID',
+          'a partial chain starts from a seq (an integer from 0 to 2^53 - 1) and a prev_hash (a digest)',
+        );
       }
     } else {
       this.startSeq = 0;
@@ -139,13 +145,22 @@ export class ChainVerifier {
     const loc = this.location();
     if (!terminated) {
       const byteLength = typeof bytes === 'string' ? encoder.encode(bytes).length : bytes.length;
-      this.problems.add('TRUNCATED_LINE', `the file ends inside a line (${byteLength} bytes without a newline): a torn write; the step was never committed`, loc);
+      this.problems.add(
+        'TRUNCATED_LINE',
+        `the file ends inside a line (${byteLength} bytes without a newline): a torn write; the step was never committed`,
+        loc,
+      );
       return;
     }
     this.steps++;
     this.lastLocation = loc;
     // A string of n UTF-16 units is at most 3n UTF-8 bytes: only a long one is measured.
-    const text = typeof bytes !== 'string' ? decodeLine(bytes) : bytes.length * 3 + 1 > MAX_LINE_BYTES ? lineTooLong(encoder.encode(bytes).length) ?? bytes : bytes;
+    const text =
+      typeof bytes !== 'string'
+        ? decodeLine(bytes)
+        : bytes.length * 3 + 1 > MAX_LINE_BYTES
+          ? (lineTooLong(encoder.encode(bytes).length) ?? bytes)
+          : bytes;
     if (typeof text === 'string') this.record(text, checkLine(text, this.format), loc);
     else this.record('', text, loc);
   }
@@ -192,7 +207,11 @@ export class ChainVerifier {
       return;
     }
     if (facts.publicForm === true && this.options.storedOnly === true) {
-      this.problems.add('WITHHELD_IN_JOURNAL', 'a record in a publication\'s public form (bind and secrets, no seed) stands among stored records: its bind cannot be checked here, so its values are not bound; a journal holds every record in its private form', { ...loc, ...(facts.seq === null ? {} : { seq: facts.seq }), field: 'bind' });
+      this.problems.add(
+        'WITHHELD_IN_JOURNAL',
+        "a record in a publication's public form (bind and secrets, no seed) stands among stored records: its bind cannot be checked here, so its values are not bound; a journal holds every record in its private form",
+        { ...loc, ...(facts.seq === null ? {} : { seq: facts.seq }), field: 'bind' },
+      );
     }
     if (facts.erasure === true && this.format.format === FORMAT_V3 && facts.problems.length === 0) {
       (this.erasures ??= new ErasureLedger()).add(typeof text === 'string' ? text : text());
@@ -206,10 +225,20 @@ export class ChainVerifier {
         if (line.includes(TOOL_CALL)) this.approval(line);
       }
     }
-    if (this.options.deep === true && this.format.format === FORMAT_V3 && facts.problems.length === 0 && facts.publicForm !== true) {
+    if (
+      this.options.deep === true &&
+      this.format.format === FORMAT_V3 &&
+      facts.problems.length === 0 &&
+      facts.publicForm !== true
+    ) {
       const finding = deepCheckLine(typeof text === 'string' ? text : text());
       if (finding !== null) {
-        this.problems.add(finding.code, finding.message, { ...loc, ...(facts.seq === null ? {} : { seq: facts.seq }), field: finding.field, ...(finding.path === undefined ? {} : { path: finding.path }) });
+        this.problems.add(finding.code, finding.message, {
+          ...loc,
+          ...(facts.seq === null ? {} : { seq: facts.seq }),
+          field: finding.field,
+          ...(finding.path === undefined ? {} : { path: finding.path }),
+        });
       }
     }
     const declared = this.segmentLines === 1 ? this.declaredFirstSeq : null;
@@ -219,7 +248,17 @@ export class ChainVerifier {
     const clean = facts.problems.length === 0 && linked.problems.length === 0;
     const onLine = this.options.onLine;
     if (onLine === undefined) return;
-    if (typeof text === 'string') onLine({ file: this.segment, line: this.segmentLines, text, seq: facts.seq, step_hash: facts.stepHash, clean, blobs: facts.blobs, markers: facts.markers });
+    if (typeof text === 'string')
+      onLine({
+        file: this.segment,
+        line: this.segmentLines,
+        text,
+        seq: facts.seq,
+        step_hash: facts.stepHash,
+        clean,
+        blobs: facts.blobs,
+        markers: facts.markers,
+      });
     else onLine(new LazyLine(this.segment, this.segmentLines, text, facts, clean));
   }
 
@@ -232,7 +271,12 @@ export class ChainVerifier {
       return;
     }
     if (r === null || typeof r !== 'object' || Array.isArray(r)) return;
-    this.approvals ??= new ApprovalLedger({ genesisHash: this.options.start ? null : this.startHash, partial: this.startSeq > 0, ...(this.options.approvers ? { approvers: this.options.approvers } : {}), ...(this.options.forkedAt === undefined ? {} : { forkedAt: this.options.forkedAt }) });
+    this.approvals ??= new ApprovalLedger({
+      genesisHash: this.options.start ? null : this.startHash,
+      partial: this.startSeq > 0,
+      ...(this.options.approvers ? { approvers: this.options.approvers } : {}),
+      ...(this.options.forkedAt === undefined ? {} : { forkedAt: this.options.forkedAt }),
+    });
     this.approvals.record(r as Record<string, unknown>);
   }
 
@@ -243,25 +287,34 @@ export class ChainVerifier {
   /** Ends the walk and returns the report. */
   finish(): ChainReport<ChainProblemCode> {
     for (const f of this.erasures?.finish() ?? []) {
-      const location: ProblemLocation = { seq: f.seq, field: f.field, ...(f.path === undefined ? {} : { path: f.path }) };
-      if (f.notice) this.notices.set(`${f.code}#${this.notices.size}`, { code: f.code, message: f.message, location, count: 1 });
+      const location: ProblemLocation = {
+        seq: f.seq,
+        field: f.field,
+        ...(f.path === undefined ? {} : { path: f.path }),
+      };
+      if (f.notice)
+        this.notices.set(`${f.code}#${this.notices.size}`, { code: f.code, message: f.message, location, count: 1 });
       else this.problems.add(f.code, f.message, location);
     }
     this.erasures = null;
     const approvals = this.approvals;
     for (const f of approvals?.finish() ?? []) {
       const location: ProblemLocation = { seq: f.seq, field: f.field };
-      if (f.notice) this.notices.set(`${f.code}#${this.notices.size}`, { code: f.code, message: f.message, location, count: 1 });
+      if (f.notice)
+        this.notices.set(`${f.code}#${this.notices.size}`, { code: f.code, message: f.message, location, count: 1 });
       else this.problems.add(f.code, f.message, location);
     }
     this.approvals = null;
     const { hash: head, seq: headSeq } = this.links.head();
     const expectHead = this.options.expectHead;
     if (expectHead !== undefined && head !== expectHead) {
-      this.problems.add('HEAD_MISMATCH', head === null
-        ? `expected head ${expectHead}, but the chain has no readable last step`
-        : `expected head ${expectHead}, found ${head}: the chain was truncated, extended or replaced`,
-      { ...this.lastLocation, ...(headSeq === null ? {} : { seq: headSeq }), field: 'step_hash' });
+      this.problems.add(
+        'HEAD_MISMATCH',
+        head === null
+          ? `expected head ${expectHead}, but the chain has no readable last step`
+          : `expected head ${expectHead}, found ${head}: the chain was truncated, extended or replaced`,
+        { ...this.lastLocation, ...(headSeq === null ? {} : { seq: headSeq }), field: 'step_hash' },
+      );
     }
     return {
       ok: this.problems.items.length === 0 && !this.problems.truncated,
@@ -290,7 +343,13 @@ class LazyLine implements VerifiedLine {
   readonly markers: MarkerSpan[];
   private decoded: string | null = null;
 
-  constructor(readonly file: string | undefined, readonly line: number, private readonly decode: () => string, facts: LineFacts, readonly clean: boolean) {
+  constructor(
+    readonly file: string | undefined,
+    readonly line: number,
+    private readonly decode: () => string,
+    facts: LineFacts,
+    readonly clean: boolean,
+  ) {
     this.seq = facts.seq;
     this.step_hash = facts.stepHash;
     this.blobs = facts.blobs;

@@ -58,8 +58,18 @@ export function loadAgent(options: { debug?: boolean } = {}): LoadedAgent {
     filename: AGENT_BUNDLE,
     ...(cachedData === undefined ? {} : { cachedData }),
   });
-  const wrapper = script.runInThisContext() as (exports: object, require: NodeJS.Require, module: { exports: object }, filename: string, dir: string) => void;
+  const wrapper = script.runInThisContext() as (
+    exports: object,
+    require: NodeJS.Require,
+    module: { exports: object },
+    filename: string,
+    dir: string,
+  ) => void;
   const module = { exports: {} };
   wrapper.call(module.exports, module.exports, require, module, AGENT_BUNDLE, dirname(AGENT_BUNDLE));
-  return { module: module.exports as AgentModule, cached: cachedData !== undefined && !script.cachedDataRejected, script };
+  return {
+    module: module.exports as AgentModule,
+    cached: cachedData !== undefined && !script.cachedDataRejected,
+    script,
+  };
 }

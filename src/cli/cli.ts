@@ -17,7 +17,10 @@ export const EXIT_FAILED = 1;
 export const EXIT_ERROR = 2;
 
 export class UsageError extends StepchainError<'USAGE'> {
-  constructor(message: string, readonly verb?: string) {
+  constructor(
+    message: string,
+    readonly verb?: string,
+  ) {
     super('USAGE', message);
   }
 }
@@ -76,7 +79,13 @@ export function formatVerbHelp(verb: Verb): string {
   if (verb.description) lines.push('', verb.description);
   const opts = { ...verb.options, ...GLOBAL_OPTIONS };
   lines.push('', 'Options:');
-  const rows = Object.entries(opts).map(([name, o]) => [`${o.short ? `-${o.short}, ` : '    '}--${name}${o.type === 'string' ? ` <${o.arg ?? 'value'}>` : ''}${o.multiple ? '…' : ''}`, o.description] as const);
+  const rows = Object.entries(opts).map(
+    ([name, o]) =>
+      [
+        `${o.short ? `-${o.short}, ` : '    '}--${name}${o.type === 'string' ? ` <${o.arg ?? 'value'}>` : ''}${o.multiple ? '…' : ''}`,
+        o.description,
+      ] as const,
+  );
   const width = Math.max(...rows.map((r) => r[0].length));
   for (const [left, right] of rows) lines.push(`  ${left.padEnd(width)}  ${right}`);
   lines.push('', 'Examples:');
@@ -99,7 +108,7 @@ export function formatMainHelp(verbs: readonly Verb[]): string {
     '',
     'Global options: --json (machine-readable output on stdout), --debug, --help, --version',
     'Exit codes: 0 success; 1 verification failed or divergence found; 2 usage, input or I/O error.',
-    'Run `stepchain <command> --help` for a command\'s options and examples.',
+    "Run `stepchain <command> --help` for a command's options and examples.",
   ].join('\n');
 }
 
@@ -153,14 +162,20 @@ export async function runCli(argv: readonly string[], verbs: readonly VerbEntry[
     out.say(formatMainHelp(await Promise.all(verbs.map(loadVerb))));
     return EXIT_ERROR;
   }
-  const verbName = first === 'help' ? argv.find((a, i) => i > argv.indexOf('help') && !a.startsWith('-')) ?? 'help' : first;
+  const verbName =
+    first === 'help' ? (argv.find((a, i) => i > argv.indexOf('help') && !a.startsWith('-')) ?? 'help') : first;
   const entry = verbs.find((v) => v.name === verbName);
   let verb: Verb | undefined;
   try {
     verb = entry && (await loadVerb(entry));
     if (!verb) {
-      const guess = suggest(verbName, verbs.map((v) => v.name));
-      throw new UsageError(`unknown command "${inline(verbName)}"${guess ? `; did you mean "${guess}"?` : ''} (see stepchain --help)`);
+      const guess = suggest(
+        verbName,
+        verbs.map((v) => v.name),
+      );
+      throw new UsageError(
+        `unknown command "${inline(verbName)}"${guess ? `; did you mean "${guess}"?` : ''} (see stepchain --help)`,
+      );
     }
     if (first === 'help') {
       out.print(formatVerbHelp(verb));
@@ -170,7 +185,11 @@ export async function runCli(argv: readonly string[], verbs: readonly VerbEntry[
     rest.splice(argv.indexOf(first), 1);
     const options: NonNullable<ParseArgsConfig['options']> = {};
     for (const [name, o] of Object.entries({ ...verb.options, ...GLOBAL_OPTIONS })) {
-      options[name] = { type: o.type, ...(o.short ? { short: o.short } : {}), ...(o.multiple ? { multiple: true } : {}) };
+      options[name] = {
+        type: o.type,
+        ...(o.short ? { short: o.short } : {}),
+        ...(o.multiple ? { multiple: true } : {}),
+      };
     }
     let parsed: ReturnType<typeof parseArgs>;
     try {
@@ -190,12 +209,21 @@ export async function runCli(argv: readonly string[], verbs: readonly VerbEntry[
     const seen = new Set<string>();
     for (const t of parsed.tokens ?? []) {
       if (t.kind !== 'option' || options[t.name]?.type !== 'string' || options[t.name]?.multiple) continue;
-      if (seen.has(t.name)) throw new UsageError(`--${t.name} is given more than once; it takes one value, so give it once`, verb.name);
+      if (seen.has(t.name))
+        throw new UsageError(`--${t.name} is given more than once; it takes one value, so give it once`, verb.name);
       seen.add(t.name);
     }
     const { min, max, names } = verb.args;
-    if (parsed.positionals.length < min) throw new UsageError(`missing ${names.slice(parsed.positionals.length, min).map((n) => `<${n}>`).join(' ')}`, verb.name);
-    if (parsed.positionals.length > max) throw new UsageError(`unexpected argument "${inline(parsed.positionals[max]!)}"`, verb.name);
+    if (parsed.positionals.length < min)
+      throw new UsageError(
+        `missing ${names
+          .slice(parsed.positionals.length, min)
+          .map((n) => `<${n}>`)
+          .join(' ')}`,
+        verb.name,
+      );
+    if (parsed.positionals.length > max)
+      throw new UsageError(`unexpected argument "${inline(parsed.positionals[max]!)}"`, verb.name);
     return await verb.run({ out, values: parsed.values as Context['values'], positionals: parsed.positionals, debug });
   } catch (e) {
     return reportError(out, verb?.name ?? verbName, e, debug);
@@ -205,23 +233,33 @@ export async function runCli(argv: readonly string[], verbs: readonly VerbEntry[
 function reportError(out: Output, command: string, e: unknown, debug: boolean): number {
   out.clearProgress();
   if (e instanceof StepchainError) {
-    const where = [e.location.file, e.location.line !== undefined ? `line ${e.location.line}` : undefined, e.location.seq !== undefined ? `seq ${e.location.seq}` : undefined, e.location.path]
+    const where = [
+      e.location.file,
+      e.location.line !== undefined ? `line ${e.location.line}` : undefined,
+      e.location.seq !== undefined ? `seq ${e.location.seq}` : undefined,
+      e.location.path,
+    ]
       .filter((x) => x !== undefined && x !== '')
       .join(', ');
-    const located = where === '' || e.message.includes(where) || (e.location.file !== undefined && e.message.includes(e.location.file));
+    const located =
+      where === '' ||
+      e.message.includes(where) ||
+      (e.location.file !== undefined && e.message.includes(e.location.file));
     // The message is one logical line, shown inline as a whole: a value quoted from input (a member name, a
     // path, an argument) cannot start a line of its own, style or move the terminal.
     out.say(`${out.style('red', 'error:')} ${inline(e.message)}${located ? '' : ` [${inline(where)}]`}`);
     if (e instanceof UsageError) out.say(`Run \`stepchain ${e.verb ?? ''}${e.verb ? ' ' : ''}--help\` for usage.`);
     if (debug && e.stack) out.say(e.stack);
-    if (out.json) out.document(command, { ok: false, error: { code: e.code, message: e.message, location: e.location } });
+    if (out.json)
+      out.document(command, { ok: false, error: { code: e.code, message: e.message, location: e.location } });
     return EXIT_ERROR;
   }
   const err = e as NodeJS.ErrnoException;
   const message = err && typeof err.message === 'string' ? err.message : String(e);
   out.say(`${out.style('red', 'error:')} ${inline(message)}`);
   if (debug && err?.stack) out.say(err.stack);
-  else if (!err?.code) out.say('This looks like a bug in stepchain; run again with --debug and report the stack trace.');
+  else if (!err?.code)
+    out.say('This looks like a bug in stepchain; run again with --debug and report the stack trace.');
   if (out.json) out.document(command, { ok: false, error: { code: err?.code ?? 'INTERNAL', message } });
   return EXIT_ERROR;
 }

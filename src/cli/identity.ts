@@ -22,7 +22,12 @@ export function describeIdentity(e: Pick<RunEntry, 'run'>): string {
   if (e.run.agent !== undefined) parts.push(`agent ${inline(e.run.agent)}`);
   if (e.run.conversation_id !== undefined) parts.push(`conversation ${inline(e.run.conversation_id)}`);
   if (e.run.parent_run_id !== undefined) parts.push(`parent ${inline(e.run.parent_run_id)}`);
-  if (e.run.labels !== undefined) parts.push(Object.entries(e.run.labels).map(([k, v]) => `${inline(k)}=${inline(v)}`).join(' '));
+  if (e.run.labels !== undefined)
+    parts.push(
+      Object.entries(e.run.labels)
+        .map(([k, v]) => `${inline(k)}=${inline(v)}`)
+        .join(' '),
+    );
   return parts.join(', ');
 }
 
@@ -33,4 +38,3 @@ export function identityLine(genesis: { format: string }): string | null {
   const rest = describeIdentity(g);
   return `run ${inline(g.journal_id)}${rest ? ` (${rest})` : ''}, created ${inline(g.created_at)}`;
 }
-

@@ -27,17 +27,31 @@ export function parseJsonStrict(text: string, where: { file: string; line?: numb
   if (d && d.code !== 'NONCANONICAL_LINE') {
     const pos = lineAndColumn(text, d.index);
     const line = (where.line ?? 1) + pos.line - 1;
-    const what = d.code === 'MALFORMED_LINE' ? 'is not valid JSON' : d.code === 'DUPLICATE_KEY' ? 'repeats a member name' : d.code === 'LONE_SURROGATE' ? 'holds a lone surrogate' : d.code === 'NOT_FINITE_NUMBER' ? 'holds a number too large for JSON' : 'nests too deeply';
-    throw new InputError('INPUT_INVALID', `${where.file}:${line}:${pos.column} ${what}: ${d.reason}${d.path ? ` (at ${d.path})` : ''}`, {
-      location: { file: where.file, line, ...(d.path ? { path: d.path } : {}) },
-    });
+    const what =
+      d.code === 'MALFORMED_LINE'
+        ? 'is not valid JSON'
+        : d.code === 'DUPLICATE_KEY'
+          ? 'repeats a member name'
+          : d.code === 'LONE_SURROGATE'
+            ? 'holds a lone surrogate'
+            : d.code === 'NOT_FINITE_NUMBER'
+              ? 'holds a number too large for JSON'
+              : 'nests too deeply';
+    throw new InputError(
+      'INPUT_INVALID',
+      `${where.file}:${line}:${pos.column} ${what}: ${d.reason}${d.path ? ` (at ${d.path})` : ''}`,
+      {
+        location: { file: where.file, line, ...(d.path ? { path: d.path } : {}) },
+      },
+    );
   }
   return JSON.parse(text);
 }
 
 export async function readText(path: string | undefined): Promise<{ text: string; name: string }> {
   if (path === undefined || path === '-') {
-    if (process.stdin.isTTY) throw new InputError('INPUT_UNREADABLE', 'no input: pass --file, or pipe JSON into standard input');
+    if (process.stdin.isTTY)
+      throw new InputError('INPUT_UNREADABLE', 'no input: pass --file, or pipe JSON into standard input');
     const chunks: Buffer[] = [];
     for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
     return { text: Buffer.concat(chunks).toString('utf8'), name: '<stdin>' };
@@ -46,7 +60,11 @@ export async function readText(path: string | undefined): Promise<{ text: string
     return { text: await readFile(path, 'utf8'), name: path };
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
-    throw new InputError('INPUT_UNREADABLE', `cannot read ${path}: ${err.code === 'ENOENT' ? 'no such file' : err.message}`, { location: { file: path } });
+    throw new InputError(
+      'INPUT_UNREADABLE',
+      `cannot read ${path}: ${err.code === 'ENOENT' ? 'no such file' : err.message}`,
+      { location: { file: path } },
+    );
   }
 }
 
@@ -56,11 +74,20 @@ export async function pathKind(path: string): Promise<'journal' | 'receipt'> {
   try {
     info = await stat(path);
   } catch (e) {
-    throw new InputError('INPUT_UNREADABLE', `cannot read ${path}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file or directory' : (e as Error).message}`, { location: { file: path } });
+    throw new InputError(
+      'INPUT_UNREADABLE',
+      `cannot read ${path}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file or directory' : (e as Error).message}`,
+      { location: { file: path } },
+    );
   }
   if (info.isDirectory()) return 'journal';
   // A FIFO, device or socket is refused before it is opened: reading a FIFO with no writer waits for ever.
-  if (!info.isFile()) throw new InputError('INPUT_UNREADABLE', `cannot read ${path}: it is ${info.isFIFO() ? 'a FIFO' : info.isSocket() ? 'a socket' : info.isCharacterDevice() || info.isBlockDevice() ? 'a device' : 'not a regular file'}, neither a receipt file nor a journal folder`, { location: { file: path } });
+  if (!info.isFile())
+    throw new InputError(
+      'INPUT_UNREADABLE',
+      `cannot read ${path}: it is ${info.isFIFO() ? 'a FIFO' : info.isSocket() ? 'a socket' : info.isCharacterDevice() || info.isBlockDevice() ? 'a device' : 'not a regular file'}, neither a receipt file nor a journal folder`,
+      { location: { file: path } },
+    );
   return 'receipt';
 }
 
@@ -68,11 +95,14 @@ export async function pathKind(path: string): Promise<'journal' | 'receipt'> {
  * The non-blank lines of a file (or standard input, for undefined or "-"), one at a time with their line
  * numbers: a JSONL input of any length is read in memory bounded by its longest line.
  */
-export async function* readLinesOf(path: string | undefined): AsyncGenerator<{ text: string; line: number; name: string }> {
+export async function* readLinesOf(
+  path: string | undefined,
+): AsyncGenerator<{ text: string; line: number; name: string }> {
   let input: NodeJS.ReadableStream;
   let name: string;
   if (path === undefined || path === '-') {
-    if (process.stdin.isTTY) throw new InputError('INPUT_UNREADABLE', 'no input: pass --file, or pipe JSON into standard input');
+    if (process.stdin.isTTY)
+      throw new InputError('INPUT_UNREADABLE', 'no input: pass --file, or pipe JSON into standard input');
     input = process.stdin;
     name = '<stdin>';
   } else {
@@ -80,7 +110,15 @@ export async function* readLinesOf(path: string | undefined): AsyncGenerator<{ t
     const file = createReadStream(path);
     await new Promise<void>((resolve, reject) => {
       file.once('open', () => resolve());
-      file.once('error', (e: NodeJS.ErrnoException) => reject(new InputError('INPUT_UNREADABLE', `cannot read ${path}: ${e.code === 'ENOENT' ? 'no such file' : e.message}`, { location: { file: path } })));
+      file.once('error', (e: NodeJS.ErrnoException) =>
+        reject(
+          new InputError(
+            'INPUT_UNREADABLE',
+            `cannot read ${path}: ${e.code === 'ENOENT' ? 'no such file' : e.message}`,
+            { location: { file: path } },
+          ),
+        ),
+      );
     });
     input = file;
     name = path;

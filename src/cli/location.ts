@@ -39,16 +39,30 @@ export async function locate(text: string, options: { journalOptional?: boolean 
   const loc = parseLocation(text);
   if (loc.backend !== 'file') {
     if (loc.journal === undefined && options.journalOptional !== true) {
-      throw new StoreError('OPTION_INVALID', `${loc.display} names no journal`, { hint: `add ?journal=<id> to the location, for example ${loc.backend === 'postgres' ? 'postgres://user@host/db' : loc.display}?journal=run-42` });
+      throw new StoreError('OPTION_INVALID', `${loc.display} names no journal`, {
+        hint: `add ?journal=<id> to the location, for example ${loc.backend === 'postgres' ? 'postgres://user@host/db' : loc.display}?journal=run-42`,
+      });
     }
     if (loc.backend === 'postgres' && loc.hasPassword && !warned) {
       warned = true;
-      process.stderr.write('warning: the location holds a password, which other users of this machine can see in the process list; use PGPASSWORD or ~/.pgpass instead\n');
+      process.stderr.write(
+        'warning: the location holds a password, which other users of this machine can see in the process list; use PGPASSWORD or ~/.pgpass instead\n',
+      );
     }
     const opened = await openStore(loc);
     // Every store but memory's verifies a journal by id itself; memory's gets the opened store's verify.
-    const store = ('verify' in opened.store ? opened.store : Object.assign(opened.store, { verify: opened.verify })) as Located['store'];
-    return { kind: loc.backend, store, id: loc.journal, display: opened.display, storeKey: opened.key, health: () => opened.health(loc.journal), close: () => opened.close() };
+    const store = (
+      'verify' in opened.store ? opened.store : Object.assign(opened.store, { verify: opened.verify })
+    ) as Located['store'];
+    return {
+      kind: loc.backend,
+      store,
+      id: loc.journal,
+      display: opened.display,
+      storeKey: opened.key,
+      health: () => opened.health(loc.journal),
+      close: () => opened.close(),
+    };
   }
   const full = resolve(text);
   const opened = await openStore({ backend: 'file', path: dirname(full), journal: undefined, display: dirname(full) });
@@ -73,11 +87,15 @@ export async function locate(text: string, options: { journalOptional?: boolean 
 
 /** The journal id a location names, or OPTION_INVALID. */
 export function journalId(at: Located): string {
-  if (at.id === undefined) throw new StoreError('OPTION_INVALID', `${at.display} names no journal`, { hint: 'add ?journal=<id>' });
+  if (at.id === undefined)
+    throw new StoreError('OPTION_INVALID', `${at.display} names no journal`, { hint: 'add ?journal=<id>' });
   return at.id;
 }
 
-export async function openJournal(text: string, options: { readOnly: boolean }): Promise<{ journal: Journal; at: Located }> {
+export async function openJournal(
+  text: string,
+  options: { readOnly: boolean },
+): Promise<{ journal: Journal; at: Located }> {
   const at = await locate(text);
   try {
     return { journal: await at.store.open(journalId(at), { readOnly: options.readOnly }), at };
@@ -88,7 +106,11 @@ export async function openJournal(text: string, options: { readOnly: boolean }):
 }
 
 /** Opens the journal at `text`, runs `fn`, and closes the journal and its store whatever happens. */
-export async function withJournal<T>(text: string, readOnly: boolean, fn: (j: Journal, at: Located) => Promise<T>): Promise<T> {
+export async function withJournal<T>(
+  text: string,
+  readOnly: boolean,
+  fn: (j: Journal, at: Located) => Promise<T>,
+): Promise<T> {
   const { journal, at } = await openJournal(text, { readOnly });
   try {
     return await fn(journal, at);

@@ -40,7 +40,8 @@ export function modelLabel(model: Json, max: number): string {
   if (typeof model === 'string') return shorten(model, max);
   if (isObject(model)) {
     const id = [model.modelId, model.name, model.id, model.model].find((v): v is string => typeof v === 'string');
-    if (id !== undefined) return shorten(typeof model.provider === 'string' && model.provider !== '' ? `${model.provider}/${id}` : id, max);
+    if (id !== undefined)
+      return shorten(typeof model.provider === 'string' && model.provider !== '' ? `${model.provider}/${id}` : id, max);
   }
   return renderValue(model, max);
 }
@@ -49,7 +50,10 @@ export function modelLabel(model: Json, max: number): string {
 export function errorText(error: Json, max: number): string {
   if (typeof error === 'string') return shorten(error, max);
   if (isObject(error) && typeof error.message === 'string') {
-    return shorten(typeof error.name === 'string' && error.name !== '' ? `${error.name}: ${error.message}` : error.message, max);
+    return shorten(
+      typeof error.name === 'string' && error.name !== '' ? `${error.name}: ${error.message}` : error.message,
+      max,
+    );
   }
   return renderValue(error, max);
 }
@@ -65,7 +69,8 @@ export function describePrompt(prompt: Json, max: number): string {
     const messages = prompt as JsonObject[];
     const lastRole = messages[messages.length - 1]!.role as string;
     let asked: JsonObject | undefined;
-    for (let i = messages.length - 1; i >= 0 && asked === undefined; i--) if (messages[i]!.role === 'user') asked = messages[i];
+    for (let i = messages.length - 1; i >= 0 && asked === undefined; i--)
+      if (messages[i]!.role === 'user') asked = messages[i];
     const head = `${messages.length} message${messages.length === 1 ? '' : 's'}, the last from ${lastRole}`;
     if (asked === undefined) return shorten(head, max);
     const text = messageText(asked.content ?? null);
@@ -87,7 +92,11 @@ function messageText(content: Json): string {
 /** The text parts of a content array (`{type: 'text' | 'output_text', text}`), or none. */
 function textParts(content: Json | undefined): string[] {
   if (!Array.isArray(content)) return [];
-  return content.flatMap((p) => (isObject(p) && typeof p.text === 'string' && (p.type === undefined || p.type === 'text' || p.type === 'output_text') ? [p.text] : []));
+  return content.flatMap((p) =>
+    isObject(p) && typeof p.text === 'string' && (p.type === undefined || p.type === 'text' || p.type === 'output_text')
+      ? [p.text]
+      : [],
+  );
 }
 
 /**
@@ -147,16 +156,34 @@ export function langGraphLine(step: StepRecord, max: number): { kind: string; te
   const result = isObject(step.result) ? step.result : {};
   if (input.kind === 'langgraph.checkpoint') {
     const meta = storedJson(input.metadata);
-    const source = meta && typeof meta.source === 'string' ? `, ${meta.source}${typeof meta.step === 'number' ? ` step ${meta.step}` : ''}` : '';
+    const source =
+      meta && typeof meta.source === 'string'
+        ? `, ${meta.source}${typeof meta.step === 'number' ? ` step ${meta.step}` : ''}`
+        : '';
     const p = isObject(input.parent) ? input.parent : null;
-    const parent = p === null ? '' : typeof p.seq === 'number' ? `, parent at seq ${p.seq}` : `, parent ${String(p.checkpoint_id)}`;
+    const parent =
+      p === null ? '' : typeof p.seq === 'number' ? `, parent at seq ${p.seq}` : `, parent ${String(p.checkpoint_id)}`;
     const channels = isObject(result.channel_values) ? Object.keys(result.channel_values) : [];
-    return { kind: input.kind, text: shorten(`${thread}: ${checkpoint}${source}${parent}; channels ${channels.length ? channels.join(', ') : 'none'}`, max) };
+    return {
+      kind: input.kind,
+      text: shorten(
+        `${thread}: ${checkpoint}${source}${parent}; channels ${channels.length ? channels.join(', ') : 'none'}`,
+        max,
+      ),
+    };
   }
   if (input.kind === 'langgraph.writes') {
-    const writes = Array.isArray(result.writes) ? result.writes.flatMap((w) => (isObject(w) && typeof w.channel === 'string' ? [w.channel] : [])) : [];
+    const writes = Array.isArray(result.writes)
+      ? result.writes.flatMap((w) => (isObject(w) && typeof w.channel === 'string' ? [w.channel] : []))
+      : [];
     const task = text(input.task_path) || text(input.task_id) || '?';
-    return { kind: input.kind, text: shorten(`${thread}: writes to ${writes.length ? writes.join(', ') : 'no channel'} by task ${task}, for ${checkpoint}`, max) };
+    return {
+      kind: input.kind,
+      text: shorten(
+        `${thread}: writes to ${writes.length ? writes.join(', ') : 'no channel'} by task ${task}, for ${checkpoint}`,
+        max,
+      ),
+    };
   }
   return { kind: input.kind, text: shorten(thread, max) };
 }
@@ -206,7 +233,9 @@ export function logEntry(out: Output, step: StepRecord, width: number, pending: 
     const what = inline(lifecycleText(step as StepRecord & { kind: string }, max));
     return `${at}  ${out.style('magenta', inline(kind))}${what ? `  ${what}` : ''}${mark}`;
   }
-  const lines = [`${at}  ${out.style('bold', inline(modelLabel(step.model, 40)))}  ${out.style('cyan', inline(toolLabel(step.tool_call)))}${mark}`];
+  const lines = [
+    `${at}  ${out.style('bold', inline(modelLabel(step.model, 40)))}  ${out.style('cyan', inline(toolLabel(step.tool_call)))}${mark}`,
+  ];
   if (step.prompt !== null) lines.push(`       prompt: ${inline(describePrompt(step.prompt, max))}`);
   if (step.tool_call !== null) lines.push(`       call:   ${inline(renderValue(step.tool_call, max))}`);
   lines.push(`       result: ${inline(renderValue(step.result, max))}`);

@@ -99,7 +99,8 @@ export class Output {
         else resolve();
       };
       const onDrain = (): void => done();
-      const onClose = (): void => done(Object.assign(new Error('standard output was closed by its reader'), { code: 'EPIPE' }));
+      const onClose = (): void =>
+        done(Object.assign(new Error('standard output was closed by its reader'), { code: 'EPIPE' }));
       this.out.once('drain', onDrain);
       this.out.once('error', done);
       this.out.once('close', onClose);
@@ -154,7 +155,9 @@ export class Progress {
       const width = 24;
       const fraction = Math.min(1, this.done / this.total);
       const filled = Math.round(fraction * width);
-      this.output.drawProgress(`${this.label} [${'█'.repeat(filled)}${' '.repeat(width - filled)}] ${Math.floor(fraction * 100)}% ${this.done}/${this.total}`);
+      this.output.drawProgress(
+        `${this.label} [${'█'.repeat(filled)}${' '.repeat(width - filled)}] ${Math.floor(fraction * 100)}% ${this.done}/${this.total}`,
+      );
     } else {
       this.output.drawProgress(`${this.label} ${this.done}`);
     }
@@ -191,22 +194,44 @@ export function countingSource(source: ChainSource, progress: Progress): ChainSo
  * the auditor's verdict (chain/verdict.ts) gets its three answers: authenticated (green), intact but not
  * authenticated (yellow, with what to pin: `pinWith`, the flags that would authenticate it), invalid (red).
  */
-export function printReport(out: Output, subject: string, report: ChainReport<string> & Partial<VerdictFields>, extra: string[] = [], pinWith?: string): void {
+export function printReport(
+  out: Output,
+  subject: string,
+  report: ChainReport<string> & Partial<VerdictFields>,
+  extra: string[] = [],
+  pinWith?: string,
+): void {
   const size = `${report.steps} step${report.steps === 1 ? '' : 's'}${report.head ? `, head ${report.head} (seq ${report.head_seq})` : ', empty'}`;
   if (report.ok && report.verdict === 'intact') {
-    out.say(`${out.style(['yellow', 'bold'], '⚠ intact, NOT authenticated')} ${inline(subject)}: ${size}; nothing ties it to anyone${pinWith ? ` (pin ${pinWith})` : ''}`);
+    out.say(
+      `${out.style(['yellow', 'bold'], '⚠ intact, NOT authenticated')} ${inline(subject)}: ${size}; nothing ties it to anyone${pinWith ? ` (pin ${pinWith})` : ''}`,
+    );
   } else if (report.ok) {
-    out.say(`${out.style('green', report.verdict === 'authenticated' ? '✔ authenticated' : '✔ valid')} ${inline(subject)}: ${size}`);
+    out.say(
+      `${out.style('green', report.verdict === 'authenticated' ? '✔ authenticated' : '✔ valid')} ${inline(subject)}: ${size}`,
+    );
     for (const by of report.authenticated_by ?? []) out.say(`  ${out.style('green', 'pinned')}   ${inline(by)}`);
   } else {
     const n = report.problems.length;
-    out.say(`${out.style(['red', 'bold'], '✘ INVALID')} ${inline(subject)}: ${n}${report.problems_truncated ? '+' : ''} problem${n === 1 ? '' : 's'}`);
+    out.say(
+      `${out.style(['red', 'bold'], '✘ INVALID')} ${inline(subject)}: ${n}${report.problems_truncated ? '+' : ''} problem${n === 1 ? '' : 's'}`,
+    );
     // The step first: what an auditor asks of a damaged chain is which step was altered.
     const altered = firstAlteredStep(report);
-    if (altered) out.say(`  ${out.style(['red', 'bold'], 'altered')}  step ${altered.seq}${altered.field ? `, ${inline(altered.field)}` : ''} (${inline(altered.code)})`);
-    for (const p of report.problems) out.say(`  ${out.style('red', inline(p.code))} ${out.style('dim', inline(describeLocation(p.location)))}\n      ${inline(messageBesideCode(p))}`);
+    if (altered)
+      out.say(
+        `  ${out.style(['red', 'bold'], 'altered')}  step ${altered.seq}${altered.field ? `, ${inline(altered.field)}` : ''} (${inline(altered.code)})`,
+      );
+    for (const p of report.problems)
+      out.say(
+        `  ${out.style('red', inline(p.code))} ${out.style('dim', inline(describeLocation(p.location)))}\n      ${inline(messageBesideCode(p))}`,
+      );
   }
-  for (const w of report.warnings) out.say(`  ${out.style('yellow', 'warning')} ${inline(w.code)} ${out.style('dim', inline(describeLocation(w.location)))}: ${inline(messageBesideCode(w))}`);
+  for (const w of report.warnings)
+    out.say(
+      `  ${out.style('yellow', 'warning')} ${inline(w.code)} ${out.style('dim', inline(describeLocation(w.location)))}: ${inline(messageBesideCode(w))}`,
+    );
   for (const line of extra) out.say(line);
-  if (report.ok && report.verdict === 'intact' && report.to_pin) out.say(out.style('yellow', `  not authenticated: ${inline(report.to_pin)}`));
+  if (report.ok && report.verdict === 'intact' && report.to_pin)
+    out.say(out.style('yellow', `  not authenticated: ${inline(report.to_pin)}`));
 }

@@ -28,12 +28,19 @@ export interface PartRow {
 
 function partsOf(journal: Journal): JournalParts {
   const parts = (journal as { parts?: JournalParts | null }).parts;
-  if (parts === undefined || parts === null) throw new UsageError('this journal holds no parts: parts are stored by stepchain/v3 journals (a directory or memory)', 'show');
+  if (parts === undefined || parts === null)
+    throw new UsageError(
+      'this journal holds no parts: parts are stored by stepchain/v3 journals (a directory or memory)',
+      'show',
+    );
   return parts;
 }
 
 /** The step's parts, in the order a walk of its slots meets them (each address once). */
-export async function stepParts(journal: Journal, seq: number): Promise<{ rows: PartRow[]; reader: PartReader; refs: Map<string, PartRef> }> {
+export async function stepParts(
+  journal: Journal,
+  seq: number,
+): Promise<{ rows: PartRow[]; reader: PartReader; refs: Map<string, PartRef> }> {
   const reader = partsOf(journal).reader();
   let text: string | null = null;
   for await (const l of journal.lines({ from: seq, to: seq })) text = l.text;
@@ -52,7 +59,13 @@ export async function stepParts(journal: Journal, seq: number): Promise<{ rows: 
     if (seen.has(ref.digest)) continue;
     seen.add(ref.digest);
     const { file, value } = await reader.shallow(ref, { seq, path });
-    rows.push({ path, address: ref.digest, kind: file.kind, media_type: file.kind === 'media' ? file.mediaType : null, bytes: ref.size });
+    rows.push({
+      path,
+      address: ref.digest,
+      kind: file.kind,
+      media_type: file.kind === 'media' ? file.mediaType : null,
+      bytes: ref.size,
+    });
     refs.set(path, ref);
     if (file.kind !== 'media') queue.push(...partRefsIn(value, path));
   }
@@ -60,17 +73,26 @@ export async function stepParts(journal: Journal, seq: number): Promise<{ rows: 
 }
 
 /** Writes the part at `path` (as stepParts lists it) to `out`; returns what was written. */
-export async function savePart(journal: Journal, seq: number, path: string, out: string): Promise<{ row: PartRow; bytes: number }> {
+export async function savePart(
+  journal: Journal,
+  seq: number,
+  path: string,
+  out: string,
+): Promise<{ row: PartRow; bytes: number }> {
   const { rows, reader, refs } = await stepParts(journal, seq);
   const row = rows.find((r) => r.path === path);
   const ref = refs.get(path);
   if (row === undefined || ref === undefined) {
-    throw new UsageError(`step ${seq} has no part at ${JSON.stringify(path)}; its parts stand at ${rows.length === 0 ? '(none)' : rows.map((r) => JSON.stringify(r.path)).join(', ')} (see show --parts)`, 'show');
+    throw new UsageError(
+      `step ${seq} has no part at ${JSON.stringify(path)}; its parts stand at ${rows.length === 0 ? '(none)' : rows.map((r) => JSON.stringify(r.path)).join(', ')} (see show --parts)`,
+      'show',
+    );
   }
   const kind = await nonRegularTarget(out);
   if (kind !== null) throw new UsageError(`cannot write ${out}: it is ${kind}, not a regular file`, 'show');
   const { file } = await reader.shallow(ref, { seq, path });
-  const bytes = file.kind === 'media' ? file.raw : new TextEncoder().encode(canonicalJson(await reader.value(ref, { seq, path })));
+  const bytes =
+    file.kind === 'media' ? file.raw : new TextEncoder().encode(canonicalJson(await reader.value(ref, { seq, path })));
   await writeFile(out, bytes);
   return { row, bytes: bytes.length };
 }

@@ -12,9 +12,22 @@ export const proofs = (): Promise<Proofs> => import('../proofs/index.js');
 
 /** The policy options: `--log-key`, `--witness`…, `--quorum`. */
 export const POLICY_OPTIONS: Record<string, OptionSpec> = {
-  'log-key': { type: 'string', arg: 'vkey|file', description: 'the log\'s verifier key (printed by `stepchain checkpoint`), or a file holding it' },
-  witness: { type: 'string', multiple: true, arg: 'vkey|file', description: 'a witness verifier key (printed by `stepchain witness`); repeat for each witness' },
-  quorum: { type: 'string', arg: 'k', description: 'how many of the --witness keys must have cosigned (default: all of them)' },
+  'log-key': {
+    type: 'string',
+    arg: 'vkey|file',
+    description: "the log's verifier key (printed by `stepchain checkpoint`), or a file holding it",
+  },
+  witness: {
+    type: 'string',
+    multiple: true,
+    arg: 'vkey|file',
+    description: 'a witness verifier key (printed by `stepchain witness`); repeat for each witness',
+  },
+  quorum: {
+    type: 'string',
+    arg: 'k',
+    description: 'how many of the --witness keys must have cosigned (default: all of them)',
+  },
 };
 
 /**
@@ -43,7 +56,10 @@ export async function readBounded(path: string, what: string, verb: string, limi
   try {
     handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
     const info = await handle.stat();
-    if (!info.isFile()) throw refuse(`it is ${info.isFIFO() ? 'a FIFO' : info.isDirectory() ? 'a directory' : info.isSocket() ? 'a socket' : info.isCharacterDevice() || info.isBlockDevice() ? 'a device' : 'not a regular file'}, not a regular file`);
+    if (!info.isFile())
+      throw refuse(
+        `it is ${info.isFIFO() ? 'a FIFO' : info.isDirectory() ? 'a directory' : info.isSocket() ? 'a socket' : info.isCharacterDevice() || info.isBlockDevice() ? 'a device' : 'not a regular file'}, not a regular file`,
+      );
     // Up to one byte past the limit, whatever the size said: the file may grow while it is read.
     let buf = new Uint8Array(Math.min(limit + 1, info.size + 1));
     let n = 0;
@@ -67,7 +83,12 @@ export async function readBounded(path: string, what: string, verb: string, limi
   }
 }
 /** A small text file named on the command line (a checkpoint, a vkey), at most `limit` + 1 bytes of it (readBounded). */
-export async function readSmall(path: string, what: string, verb: string, limit: number = READ_LIMITS.checkpoint): Promise<string> {
+export async function readSmall(
+  path: string,
+  what: string,
+  verb: string,
+  limit: number = READ_LIMITS.checkpoint,
+): Promise<string> {
   return new TextDecoder().decode(await readBounded(path, what, verb, limit));
 }
 
@@ -88,7 +109,11 @@ async function vkeyArg(value: string, verb: string, flag: string): Promise<impor
   if (value.includes('+')) text = trimVkey(value);
   else {
     const bytes = await readBounded(value, `${flag} file`, verb, READ_LIMITS.vkey);
-    if (bytes.length > READ_LIMITS.vkey) throw new UsageError(`${flag} file ${value}: LIMIT_EXCEEDED: is larger than ${READ_LIMITS.vkey} bytes; a verifier key file is at most ${READ_LIMITS.vkey}`, verb);
+    if (bytes.length > READ_LIMITS.vkey)
+      throw new UsageError(
+        `${flag} file ${value}: LIMIT_EXCEEDED: is larger than ${READ_LIMITS.vkey} bytes; a verifier key file is at most ${READ_LIMITS.vkey}`,
+        verb,
+      );
     text = trimVkey(new TextDecoder().decode(bytes));
   }
   try {
@@ -105,20 +130,29 @@ async function vkeyArg(value: string, verb: string, flag: string): Promise<impor
  */
 export function quorumArg(value: string, witnesses: number, verb: string): number {
   const ok = /^(0|[1-9][0-9]{0,8})$/.test(value) ? Number(value) : NaN;
-  if (!Number.isSafeInteger(ok) || ok > witnesses) throw new UsageError(`--quorum must be a whole number from 0 to the ${witnesses} --witness keys, written without sign, spaces or leading zeros (got "${inline(value)}")`, verb);
+  if (!Number.isSafeInteger(ok) || ok > witnesses)
+    throw new UsageError(
+      `--quorum must be a whole number from 0 to the ${witnesses} --witness keys, written without sign, spaces or leading zeros (got "${inline(value)}")`,
+      verb,
+    );
   return ok;
 }
 
 /** The policy of the options, or null when no --log-key was given (witnesses without a log key are refused). */
-export async function policyFrom(values: Record<string, unknown>, verb: string): Promise<import('../proofs/index.js').CheckpointPolicy | null> {
+export async function policyFrom(
+  values: Record<string, unknown>,
+  verb: string,
+): Promise<import('../proofs/index.js').CheckpointPolicy | null> {
   const witnessArgs = (values.witness as string[] | undefined) ?? [];
   if (values['log-key'] === undefined) {
-    if (witnessArgs.length > 0 || values.quorum !== undefined) throw new UsageError('--witness and --quorum need --log-key', verb);
+    if (witnessArgs.length > 0 || values.quorum !== undefined)
+      throw new UsageError('--witness and --quorum need --log-key', verb);
     return null;
   }
   const log = await vkeyArg(values['log-key'] as string, verb, '--log-key');
   const witnesses = await Promise.all(witnessArgs.map((w) => vkeyArg(w, verb, '--witness')));
-  const quorum = values.quorum === undefined ? witnesses.length : quorumArg(values.quorum as string, witnesses.length, verb);
+  const quorum =
+    values.quorum === undefined ? witnesses.length : quorumArg(values.quorum as string, witnesses.length, verb);
   const { policyDefect } = await import('../proofs/checkpoint.js');
   const defect = policyDefect({ log, witnesses, quorum });
   if (defect) throw new UsageError(`the policy cannot be used: ${defect}`, verb);
@@ -129,17 +163,26 @@ export async function policyFrom(values: Record<string, unknown>, verb: string):
  * A pinned earlier checkpoint: read, parsed, and — with a log key — its log signature verified. Anything
  * that makes it unusable is a usage error (exit 2): a pin never falls back to "not pinned".
  */
-export async function pinnedCheckpoint(path: string, policy: import('../proofs/index.js').CheckpointPolicy | null, verb: string): Promise<import('../proofs/index.js').TreeHead> {
+export async function pinnedCheckpoint(
+  path: string,
+  policy: import('../proofs/index.js').CheckpointPolicy | null,
+  verb: string,
+): Promise<import('../proofs/index.js').TreeHead> {
   const { parseNote, parseCheckpoint, verifyCheckpoint } = await proofs();
   const note = await readSmall(path, 'checkpoint', verb);
   if (policy) {
     // The whole policy, witnesses and quorum too (--help says so): a pin that fails it is unusable.
     const v = verifyCheckpoint(note, policy);
-    if (!v.ok) throw new UsageError(`--checkpoint ${path} cannot be used: ${v.problems.map((p) => p.message).join('; ')}`, verb);
+    if (!v.ok)
+      throw new UsageError(`--checkpoint ${path} cannot be used: ${v.problems.map((p) => p.message).join('; ')}`, verb);
     return v.checkpoint!;
   }
   const parsed = parseNote(note);
   const cp = parsed.ok ? parseCheckpoint(parsed.note.text) : null;
-  if (!cp?.ok) throw new UsageError(`--checkpoint ${path} cannot be used: ${parsed.ok ? (cp as { problem: { message: string } }).problem.message : parsed.problem.message}`, verb);
+  if (!cp?.ok)
+    throw new UsageError(
+      `--checkpoint ${path} cannot be used: ${parsed.ok ? (cp as { problem: { message: string } }).problem.message : parsed.problem.message}`,
+      verb,
+    );
   return cp.checkpoint;
 }

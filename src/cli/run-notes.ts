@@ -42,7 +42,12 @@ export class RunNoteCollector {
     if (id === null) return;
     const first = this.firstSeq.get(id);
     if (first === undefined) this.firstSeq.set(id, seq);
-    else this.repeated.push({ code: 'STEP_ID_REPEATED', seq, message: `the step at seq ${seq} repeats step_id ${JSON.stringify(id)} of the step at seq ${first}` });
+    else
+      this.repeated.push({
+        code: 'STEP_ID_REPEATED',
+        seq,
+        message: `the step at seq ${seq} repeats step_id ${JSON.stringify(id)} of the step at seq ${first}`,
+      });
   }
 
   notes(): RunNote[] {
@@ -51,14 +56,26 @@ export class RunNoteCollector {
     for (const r of this.repeated) if (!notes.some((n) => n.code === r.code && n.seq === r.seq)) notes.push(r);
     for (const e of state.effects.values()) {
       if (e.resolution === null) continue;
-      notes.push({ code: 'EFFECT_RESOLVED', seq: e.endSeq ?? e.seq, message: `effect ${e.id} (${e.tool ?? 'a tool'}, started at seq ${e.seq}) was resolved without an observed outcome: ${e.resolution.decision}, by ${e.resolution.by || 'someone unnamed'}, because ${e.resolution.reason || 'no reason given'}` });
+      notes.push({
+        code: 'EFFECT_RESOLVED',
+        seq: e.endSeq ?? e.seq,
+        message: `effect ${e.id} (${e.tool ?? 'a tool'}, started at seq ${e.seq}) was resolved without an observed outcome: ${e.resolution.decision}, by ${e.resolution.by || 'someone unnamed'}, because ${e.resolution.reason || 'no reason given'}`,
+      });
     }
     const pending = pendingOf(state);
     for (const e of pending) {
-      notes.push({ code: 'EFFECT_PENDING', seq: e.seq, message: `effect ${e.id} (${e.tool ?? 'a tool'}, started at seq ${e.seq}${e.idempotencyKey ? `, key ${e.idempotencyKey}` : ''}) has no outcome: whether it happened is unknown` });
+      notes.push({
+        code: 'EFFECT_PENDING',
+        seq: e.seq,
+        message: `effect ${e.id} (${e.tool ?? 'a tool'}, started at seq ${e.seq}${e.idempotencyKey ? `, key ${e.idempotencyKey}` : ''}) has no outcome: whether it happened is unknown`,
+      });
     }
     if (state.status !== 'running' && pending.length > 0) {
-      notes.push({ code: 'RUN_ENDED_PENDING', seq: state.lastSeq, message: `the run ${state.status === 'completed' ? 'completed' : 'failed'} with ${pending.length} effect${pending.length === 1 ? '' : 's'} pending` });
+      notes.push({
+        code: 'RUN_ENDED_PENDING',
+        seq: state.lastSeq,
+        message: `the run ${state.status === 'completed' ? 'completed' : 'failed'} with ${pending.length} effect${pending.length === 1 ? '' : 's'} pending`,
+      });
     }
     return notes.sort((a, b) => a.seq - b.seq);
   }
@@ -78,7 +95,9 @@ export class ReceiptRunNotes {
    * records before it, so its effects' starts (or outcomes) would read as missing when they are only outside it.
    */
   of(report: { ok: boolean; scope?: string | null; genesis?: { format?: string } | null }): RunNote[] | null {
-    return report.ok && report.scope === 'complete' && hasRunNotes(report.genesis?.format) ? this.collector.notes() : null;
+    return report.ok && report.scope === 'complete' && hasRunNotes(report.genesis?.format)
+      ? this.collector.notes()
+      : null;
   }
 }
 

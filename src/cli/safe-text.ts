@@ -21,10 +21,12 @@
  */
 
 /** Every character escaped in people-facing output (see the module comment). */
-const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u200b\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff\u{e0000}-\u{e007f}]/u;
+const UNSAFE =
+  /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u200b\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff\u{e0000}-\u{e007f}]/u;
 const UNSAFE_ALL = new RegExp(UNSAFE.source, 'gu');
 /** The same set less newline and tab. */
-const UNSAFE_BLOCK = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u061c\u200b\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff\u{e0000}-\u{e007f}]/u;
+const UNSAFE_BLOCK =
+  /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u061c\u200b\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff\u{e0000}-\u{e007f}]/u;
 const UNSAFE_BLOCK_ALL = new RegExp(UNSAFE_BLOCK.source, 'gu');
 
 const SHORT: Record<string, string> = { '\n': '\\n', '\t': '\\t', '\r': '\\r' };

@@ -14,7 +14,14 @@ const SHOWN = 20;
 /** The unbound places of a report, or null when it lists none (an ordinary receipt, or a journal). */
 export function unboundOf(report: unknown): { count: number; places: UnboundText[] } | null {
   const r = report as { unbound?: UnboundText[]; unbound_count?: number } | null;
-  if (r === null || typeof r !== 'object' || !Array.isArray(r.unbound) || typeof r.unbound_count !== 'number' || r.unbound_count === 0) return null;
+  if (
+    r === null ||
+    typeof r !== 'object' ||
+    !Array.isArray(r.unbound) ||
+    typeof r.unbound_count !== 'number' ||
+    r.unbound_count === 0
+  )
+    return null;
   return { count: r.unbound_count, places: r.unbound };
 }
 
@@ -30,7 +37,11 @@ export function unboundLines(out: Output, report: unknown, subject = 'this recei
   const lines = [
     `  ${out.style(['yellow', 'bold'], 'NOT BOUND')} ${subject} shows ${u.count} value${u.count === 1 ? '' : 's'} whose text is NOT bound to the head: anyone holding the receipt can rewrite ${u.count === 1 ? 'it' : 'them'} and it still verifies. Read ${u.count === 1 ? 'it' : 'them'} as the publisher's word, not as proven:`,
   ];
-  for (const p of u.places.slice(0, SHOWN)) lines.push(`      ${out.style('yellow', 'not bound')} seq ${p.seq} ${printablePointer(p.path)} (${WHY[p.why]})`);
-  if (u.count > SHOWN) lines.push(`      … and ${u.count - SHOWN} more (--json lists ${u.places.length === u.count ? 'them all' : `the first ${u.places.length}`} in report.unbound)`);
+  for (const p of u.places.slice(0, SHOWN))
+    lines.push(`      ${out.style('yellow', 'not bound')} seq ${p.seq} ${printablePointer(p.path)} (${WHY[p.why]})`);
+  if (u.count > SHOWN)
+    lines.push(
+      `      … and ${u.count - SHOWN} more (--json lists ${u.places.length === u.count ? 'them all' : `the first ${u.places.length}`} in report.unbound)`,
+    );
   return lines;
 }

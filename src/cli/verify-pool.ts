@@ -39,7 +39,10 @@ export type ClosablePool = LineCheckPool & { close(): Promise<void> };
  */
 function poolAtFirstBatch(workers: number): ClosablePool {
   let loaded: Promise<ClosablePool> | null = null;
-  const load = (): Promise<ClosablePool> => (loaded ??= import('../parallel/index.js').then((m) => m.createLineCheckPool({ threads: workers, callerChecks: true })));
+  const load = (): Promise<ClosablePool> =>
+    (loaded ??= import('../parallel/index.js').then((m) =>
+      m.createLineCheckPool({ threads: workers, callerChecks: true }),
+    ));
   return {
     threads: workers,
     callerChecks: true,

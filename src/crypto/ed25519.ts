@@ -28,7 +28,8 @@ export function publicKeyDefect(raw: Uint8Array): string | null {
   } catch {
     return 'is not the canonical encoding of a point on Ed25519';
   }
-  if (point.isSmallOrder()) return 'is a point of small order, which no signer can own: signatures with it verify for many messages';
+  if (point.isSmallOrder())
+    return 'is a point of small order, which no signer can own: signatures with it verify for many messages';
   return null;
 }
 
@@ -70,12 +71,12 @@ export function signatureDefect(message: Uint8Array, sig: Uint8Array, publicKey:
   if (keyWhy) return `public_key ${keyWhy}`;
   const rBytes = sig.subarray(0, 32);
   const s = littleEndian(sig.subarray(32));
-  if (s >= L) return 'the signature\'s S is not reduced modulo L (a malleable, non-canonical encoding)';
+  if (s >= L) return "the signature's S is not reduced modulo L (a malleable, non-canonical encoding)";
   let R: InstanceType<typeof Point>;
   try {
     R = Point.fromBytes(rBytes, false);
   } catch {
-    return 'the signature\'s R is not the canonical encoding of a point';
+    return "the signature's R is not the canonical encoding of a point";
   }
   const A = Point.fromBytes(publicKey, false);
   const h = sha512.create().update(rBytes).update(publicKey).update(message).digest();
@@ -85,12 +86,15 @@ export function signatureDefect(message: Uint8Array, sig: Uint8Array, publicKey:
   return left.equals(right) ? null : 'the signature does not verify ([S]B ≠ R + [k]A)';
 }
 
-
 /** The DER prefix of an Ed25519 PKCS#8 private key (RFC 8410 §7): everything before the 32 seed bytes. */
-export const PKCS8_PREFIX = Uint8Array.from([0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20]);
+export const PKCS8_PREFIX = Uint8Array.from([
+  0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20,
+]);
 
 export function unpem(text: string, label: string): Uint8Array | null {
-  const m = new RegExp(`^\\s*-----BEGIN ${label}-----\\r?\\n([A-Za-z0-9+/=\\r\\n]+?)\\r?\\n?-----END ${label}-----\\s*$`).exec(text);
+  const m = new RegExp(
+    `^\\s*-----BEGIN ${label}-----\\r?\\n([A-Za-z0-9+/=\\r\\n]+?)\\r?\\n?-----END ${label}-----\\s*$`,
+  ).exec(text);
   if (!m) return null;
   return base64Decode(m[1]!.replace(/\r?\n/g, ''));
 }

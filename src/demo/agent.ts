@@ -21,15 +21,21 @@ function flights(from: string, to: string): Array<Record<string, unknown>> {
 }
 
 export function agentRun(options: { weatherInLyon?: string } = {}): StepInput[] {
-  const question = 'I want to go from Paris to Lyon next weekend. What will the weather be, and what is the cheapest direct flight?';
+  const question =
+    'I want to go from Paris to Lyon next weekend. What will the weather be, and what is the cheapest direct flight?';
   const weather = { city: 'Lyon', forecast: options.weatherInLyon ?? 'sunny', high_c: 14, low_c: 4 };
   const results = flights('CDG', 'LYS');
-  const cheapest = results.filter((f) => f.stops === 0).sort((a, b) => (a.price as { amount: number }).amount - (b.price as { amount: number }).amount)[0]!;
+  const cheapest = results
+    .filter((f) => f.stops === 0)
+    .sort((a, b) => (a.price as { amount: number }).amount - (b.price as { amount: number }).amount)[0]!;
   return [
     {
       input: { user: question },
       model: 'gpt-4o-2024-08-06',
-      prompt: [{ role: 'system', content: SYSTEM }, { role: 'user', content: question }],
+      prompt: [
+        { role: 'system', content: SYSTEM },
+        { role: 'user', content: question },
+      ],
       tool_call: { name: 'get_weather', arguments: { city: 'Lyon', date: '2026-12-05' } },
       result: weather,
       meta: { latency_ms: 840, tokens: { prompt: 212, completion: 31 } },
@@ -37,8 +43,15 @@ export function agentRun(options: { weatherInLyon?: string } = {}): StepInput[] 
     {
       input: { observation: weather },
       model: 'gpt-4o-2024-08-06',
-      prompt: [{ role: 'system', content: SYSTEM }, { role: 'user', content: question }, { role: 'tool', content: JSON.stringify(weather) }],
-      tool_call: { name: 'search_flights', arguments: { from: 'CDG', to: 'LYS', date_from: '2026-12-04', date_to: '2026-12-06' } },
+      prompt: [
+        { role: 'system', content: SYSTEM },
+        { role: 'user', content: question },
+        { role: 'tool', content: JSON.stringify(weather) },
+      ],
+      tool_call: {
+        name: 'search_flights',
+        arguments: { from: 'CDG', to: 'LYS', date_from: '2026-12-04', date_to: '2026-12-06' },
+      },
       result: { count: results.length, flights: results },
       meta: { latency_ms: 1210 },
     },
@@ -55,12 +68,18 @@ export function agentRun(options: { weatherInLyon?: string } = {}): StepInput[] 
           api_key: 'sk-live-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c',
         },
       },
-      result: { status: 200, body: { flight: cheapest.id, total: cheapest.price, contact: 'bookings@fares.example.com' } },
+      result: {
+        status: 200,
+        body: { flight: cheapest.id, total: cheapest.price, contact: 'bookings@fares.example.com' },
+      },
     },
     {
       input: { observation: { total: cheapest.price } },
       model: 'gpt-4o-2024-08-06',
-      prompt: [{ role: 'system', content: SYSTEM }, { role: 'user', content: question }],
+      prompt: [
+        { role: 'system', content: SYSTEM },
+        { role: 'user', content: question },
+      ],
       tool_call: null,
       result: `Lyon will be ${weather.forecast} next weekend (${weather.low_c}–${weather.high_c} °C). The cheapest direct flight is ${String(cheapest.carrier)} ${String(cheapest.id)} at ${(cheapest.price as { amount: number }).amount} EUR.`,
       meta: { latency_ms: 530 },

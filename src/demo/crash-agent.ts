@@ -7,7 +7,13 @@ import { FileStore } from '../store/index.js';
 import { startRun } from '../runtime/index.js';
 
 const [root, runId] = process.argv.slice(2) as [string, string];
-const run = await startRun(new FileStore(root), { runId, conversationId: 'trip-planning', agent: 'travel-agent', labels: { user: 'u-1001', environment: 'demo' }, input: { task: 'book a hotel in Lyon for 12 March' } });
+const run = await startRun(new FileStore(root), {
+  runId,
+  conversationId: 'trip-planning',
+  agent: 'travel-agent',
+  labels: { user: 'u-1001', environment: 'demo' },
+  input: { task: 'book a hotel in Lyon for 12 March' },
+});
 const prompt = [{ role: 'user', content: 'Book me a hotel in Lyon for 12 March.' }];
 const call = await run.beginModel({ model: 'gpt-4o-2024-08-06', prompt });
 await call.complete({
@@ -15,7 +21,13 @@ await call.complete({
   toolCalls: [{ id: 'call_h1', name: 'book_hotel', arguments: { city: 'Lyon', night: '2026-03-12', max_eur: 180 } }],
   usage: { input_tokens: 412n, output_tokens: 38n },
 });
-const effect = await run.beginTool({ name: 'book_hotel', args: { city: 'Lyon', night: '2026-03-12', max_eur: 180 }, callId: 'call_h1', idempotencyKey: 'trip-42-hotel', summary: 'booking a room in Lyon, up to 180 EUR' });
+const effect = await run.beginTool({
+  name: 'book_hotel',
+  args: { city: 'Lyon', night: '2026-03-12', max_eur: 180 },
+  callId: 'call_h1',
+  idempotencyKey: 'trip-42-hotel',
+  summary: 'booking a room in Lyon, up to 180 EUR',
+});
 process.stdout.write(`intent ${effect.id}\n`);
 // The booking API is slow; the process is killed before it answers.
 await new Promise((resolve) => setTimeout(resolve, 60_000));

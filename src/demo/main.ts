@@ -43,10 +43,15 @@ async function main(): Promise<void> {
   await rm(root, { recursive: true, force: true });
   await mkdir(root, { recursive: true });
   const store = new FileStore(join(root, 'journals'));
-  console.log(bold('stepchain — a tamper-evident journal of an AI agent\'s steps, with receipts anyone can verify offline'));
+  console.log(
+    bold("stepchain — a tamper-evident journal of an AI agent's steps, with receipts anyone can verify offline"),
+  );
   console.log(dim(`working in ${rel(root)}/`));
 
-  heading('Record an agent run', 'Each step (prompt, model, tool call, result) is canonicalized (RFC 8785) and chained by SHA-256 to the one before.');
+  heading(
+    'Record an agent run',
+    'Each step (prompt, model, tool call, result) is canonicalized (RFC 8785) and chained by SHA-256 to the one before.',
+  );
   const journal = await store.create('trip');
   for (const step of agentRun()) {
     const r = await journal.append(step);
@@ -57,24 +62,44 @@ async function main(): Promise<void> {
   say(`head ${bold(head.step_hash)}`);
   say(dim('the 100 KB flight search result was stored once as a content-addressed blob; the chain hashes its digest'));
 
-  heading('Verify the journal', 'Re-hash every line and check every link and blob. Any edit, deletion, insertion or reorder would show here.');
+  heading(
+    'Verify the journal',
+    'Re-hash every line and check every link and blob. Any edit, deletion, insertion or reorder would show here.',
+  );
   const report = await journal.verify();
-  say(report.ok ? green(`✔ the chain holds: ${report.steps} steps, head ${report.head}`) : red(`✘ ${report.problems.length} problems`));
+  say(
+    report.ok
+      ? green(`✔ the chain holds: ${report.steps} steps, head ${report.head}`)
+      : red(`✘ ${report.problems.length} problems`),
+  );
 
-  heading('Export a signed receipt', 'A deterministic tarball: canonical manifest, the chain, the blobs; the manifest is signed (Ed25519, DSSE).');
+  heading(
+    'Export a signed receipt',
+    'A deterministic tarball: canonical manifest, the chain, the blobs; the manifest is signed (Ed25519, DSSE).',
+  );
   const keys = await keygen(join(root, 'publisher.key'));
   const receiptPath = join(root, 'receipt.tar.gz');
   const exported = await exportReceipt(journal, { out: receiptPath, sign: { keyFile: keys.keyFile } });
   say(`${rel(receiptPath)}: ${exported.bytes} bytes, ${exported.entries} entries, signed by ${exported.signed_by}`);
 
-  heading('Verify the receipt offline, as an auditor', 'With nothing but the tarball and the publisher\'s public key: no journal, no network, no trust in the sender.');
+  heading(
+    'Verify the receipt offline, as an auditor',
+    "With nothing but the tarball and the publisher's public key: no journal, no network, no trust in the sender.",
+  );
   const publicKey = await readPublicKeyFile(keys.publicKeyFile);
   const verdict = await verifyReceiptFile(receiptPath, { publicKey, expectHead: head.step_hash });
-  say(verdict.ok ? green(`✔ valid: ${verdict.steps} steps, ${verdict.scope} run, head pinned, signature by the pinned key`) : red(`✘ invalid: ${verdict.problems.map((p) => p.code).join(', ')}`));
+  say(
+    verdict.ok
+      ? green(`✔ valid: ${verdict.steps} steps, ${verdict.scope} run, head pinned, signature by the pinned key`)
+      : red(`✘ invalid: ${verdict.problems.map((p) => p.code).join(', ')}`),
+  );
   for (const p of verdict.proves) say(`${green('proves')}          ${p}`);
   for (const p of verdict.does_not_prove) say(`${dim('does not prove')}  ${dim(p)}`);
 
-  heading('Tamper with a copy', 'Change one character of one tool result inside the receipt: the auditor learns exactly where it broke.');
+  heading(
+    'Tamper with a copy',
+    'Change one character of one tool result inside the receipt: the auditor learns exactly where it broke.',
+  );
   const tar = gunzipSync(await readFile(receiptPath));
   const text = tar.toString('latin1');
   const at = text.indexOf('"forecast":"sunny"');
@@ -82,12 +107,34 @@ async function main(): Promise<void> {
   const tamperedPath = join(root, 'tampered.tar');
   await writeFile(tamperedPath, tar);
   const broken = await verifyReceiptFile(tamperedPath, { publicKey });
-  say(broken.ok ? red('✘ the tampering went unnoticed (this is a bug)') : green(`✔ detected: ${broken.problems.length} problem${broken.problems.length === 1 ? '' : 's'}`));
-  for (const p of broken.problems.slice(0, 3)) say(`  ${red(p.code)} ${dim(describeLocation(p.location))}: ${p.message}`);
+  say(
+    broken.ok
+      ? red('✘ the tampering went unnoticed (this is a bug)')
+      : green(`✔ detected: ${broken.problems.length} problem${broken.problems.length === 1 ? '' : 's'}`),
+  );
+  for (const p of broken.problems.slice(0, 3))
+    say(`  ${red(p.code)} ${dim(describeLocation(p.location))}: ${p.message}`);
 
-  await publishStage({ heading, say, journal, root, rel, green, red, dim, keyFile: keys.keyFile, publicKey, count, secret: PLANTED_SECRET, privateReceipt: receiptPath });
+  await publishStage({
+    heading,
+    say,
+    journal,
+    root,
+    rel,
+    green,
+    red,
+    dim,
+    keyFile: keys.keyFile,
+    publicKey,
+    count,
+    secret: PLANTED_SECRET,
+    privateReceipt: receiptPath,
+  });
 
-  heading('Replay the run and diff it', 'A test author replays the agent; the weather tool now answers differently. Where exactly did the replay diverge?');
+  heading(
+    'Replay the run and diff it',
+    'A test author replays the agent; the weather tool now answers differently. Where exactly did the replay diverge?',
+  );
   const replay = await store.create('trip-replay');
   await replay.appendMany(agentRun({ weatherInLyon: 'rain' }));
   const d = await diff(journal, replay);
@@ -98,7 +145,9 @@ async function main(): Promise<void> {
 
   await crashStage({ heading, say, store, green, red, dim, bold });
 
-  console.log(`\n${green('done')} in ${((Date.now() - started) / 1000).toFixed(1)} s. Try: node dist/cli/main.js log ${rel(join(root, 'journals', 'trip'))}, or effect list ${rel(join(root, 'journals', 'trip-hotel'))}`);
+  console.log(
+    `\n${green('done')} in ${((Date.now() - started) / 1000).toFixed(1)} s. Try: node dist/cli/main.js log ${rel(join(root, 'journals', 'trip'))}, or effect list ${rel(join(root, 'journals', 'trip-hotel'))}`,
+  );
 }
 
 main().catch((e: unknown) => {

@@ -94,27 +94,38 @@ interface Settings {
   ignoreSources: string[];
 }
 
-function checkOptions(options: unknown, contentFields: readonly string[] = DEFAULT_FIELDS, runJournal = false): Settings {
+function checkOptions(
+  options: unknown,
+  contentFields: readonly string[] = DEFAULT_FIELDS,
+  runJournal = false,
+): Settings {
   if (options === undefined || options === null) options = {};
-  if (typeof options !== 'object' || Array.isArray(options)) throw new DiffError('BAD_OPTION', 'options must be an object');
+  if (typeof options !== 'object' || Array.isArray(options))
+    throw new DiffError('BAD_OPTION', 'options must be an object');
   const o = options as Record<string, unknown>;
   const known = new Set(['all', 'envelope', 'ignore', 'window', 'maxFields', 'volatile']);
   for (const k of Object.keys(o)) {
     if (!known.has(k) && o[k] !== undefined) {
-      throw new DiffError('BAD_OPTION', `unknown option ${JSON.stringify(k)}`, { hint: 'options are all, envelope, ignore, window, maxFields and volatile' });
+      throw new DiffError('BAD_OPTION', `unknown option ${JSON.stringify(k)}`, {
+        hint: 'options are all, envelope, ignore, window, maxFields and volatile',
+      });
     }
   }
   const bool = (k: string): boolean => {
     const v = o[k];
     if (v === undefined) return false;
-    if (typeof v !== 'boolean') throw new DiffError('BAD_OPTION', `option ${k} must be a boolean, not ${JSON.stringify(v)}`);
+    if (typeof v !== 'boolean')
+      throw new DiffError('BAD_OPTION', `option ${k} must be a boolean, not ${JSON.stringify(v)}`);
     return v;
   };
   const int = (k: string, min: number, max: number, dflt: number): number => {
     const v = o[k];
     if (v === undefined) return dflt;
     if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
-      throw new DiffError('BAD_OPTION', `option ${k} must be an integer from ${min} to ${max}, not ${JSON.stringify(v)}`);
+      throw new DiffError(
+        'BAD_OPTION',
+        `option ${k} must be an integer from ${min} to ${max}, not ${JSON.stringify(v)}`,
+      );
     }
     return v;
   };
@@ -123,7 +134,8 @@ function checkOptions(options: unknown, contentFields: readonly string[] = DEFAU
   const window = int('window', 1, 1000, 64);
   const maxFields = int('maxFields', 1, 1_000_000, 1000);
   const ignoreOpt = o.ignore ?? [];
-  if (!Array.isArray(ignoreOpt)) throw new DiffError('BAD_OPTION', 'option ignore must be an array of JSON Pointer patterns');
+  if (!Array.isArray(ignoreOpt))
+    throw new DiffError('BAD_OPTION', 'option ignore must be an array of JSON Pointer patterns');
   const volatile = o.volatile === undefined ? true : bool('volatile');
   const ignoreSources = [...(runJournal && volatile ? VOLATILE_PATTERNS : []), ...(ignoreOpt as unknown[])] as string[];
   const ignore = new IgnoreSet(ignoreSources);
@@ -156,7 +168,9 @@ export async function diff(a: RunInput, b: RunInput, options: DiffOptions = {}):
  */
 export function isRunJournal(x: RunInput): boolean {
   const genesis = x !== null && typeof x === 'object' ? (x as { genesis?: { format?: unknown } }).genesis : undefined;
-  return typeof genesis === 'object' && genesis !== null && (genesis.format === FORMAT_V2 || genesis.format === FORMAT_V3);
+  return (
+    typeof genesis === 'object' && genesis !== null && (genesis.format === FORMAT_V2 || genesis.format === FORMAT_V3)
+  );
 }
 
 class Engine {
@@ -245,7 +259,10 @@ class Engine {
     await this.b.fill(w);
     const wa = this.a.buffered.slice(0, w);
     const wb = this.b.buffered.slice(0, w);
-    const match = firstMatch(wa.map((e) => this.a.keyOf(e)), wb.map((e) => this.b.keyOf(e)));
+    const match = firstMatch(
+      wa.map((e) => this.a.keyOf(e)),
+      wb.map((e) => this.b.keyOf(e)),
+    );
     const na = match ? match[0] : wa.length;
     const nb = match ? match[1] : wb.length;
     const pairs = pairBlock(na, nb, (i, j) => similarity(wa[i]!, wb[j]!));
@@ -298,10 +315,14 @@ class Engine {
       } catch (e) {
         // A value read from a blob is not depth-checked up front; the recursive walk may exhaust the stack.
         if (!(e instanceof RangeError)) throw e;
-        throw new DiffError('BAD_STEP', `step ${ea.seq} of run a and step ${eb.seq} of run b nest too deeply at /${f} to compare`, {
-          location: { seq: ea.seq, path: `/${f}` },
-          cause: e,
-        });
+        throw new DiffError(
+          'BAD_STEP',
+          `step ${ea.seq} of run a and step ${eb.seq} of run b nest too deeply at /${f} to compare`,
+          {
+            location: { seq: ea.seq, path: `/${f}` },
+            cause: e,
+          },
+        );
       }
     }
     if (c.count === 0) return null;

@@ -1,7 +1,16 @@
 /** The divergence diff engine (spec/DIFF.md). Pure: no node:* imports, runs in a browser. */
 export {
-  diff, isRunJournal, DIFF_FORMAT, DEFAULT_FIELDS, ENVELOPE_DIFF_FIELDS,
-  type DiffOptions, type DiffReport, type Divergence, type ChangedStep, type InsertedStep, type DeletedStep,
+  diff,
+  isRunJournal,
+  DIFF_FORMAT,
+  DEFAULT_FIELDS,
+  ENVELOPE_DIFF_FIELDS,
+  type DiffOptions,
+  type DiffReport,
+  type Divergence,
+  type ChangedStep,
+  type InsertedStep,
+  type DeletedStep,
 } from './diff.js';
 export { DiffError, type DiffErrorCode } from './errors.js';
 export { summarize, formatDiff, describeField, dottedPath, shorten, type SummaryOptions } from './summary.js';

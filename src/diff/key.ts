@@ -59,7 +59,8 @@ function serializeMembers(obj: Record<string, unknown>, maxDepth: number, path: 
     const v = obj[k];
     if (i > 0) out += ',';
     path.push(k);
-    out += JSON.stringify(k) + ':' + (inSortedOrder(v, 1, maxDepth) ? JSON.stringify(v) : serialize(v, 1, maxDepth, path));
+    out +=
+      JSON.stringify(k) + ':' + (inSortedOrder(v, 1, maxDepth) ? JSON.stringify(v) : serialize(v, 1, maxDepth, path));
     path.pop();
   }
   return out + '}';

@@ -91,13 +91,19 @@ export function compilePattern(source: string): CompiledPattern {
   const tokens: Token[] = rawTokens.map((r) => {
     if (r === '*') return ONE;
     if (r === '**') return ANY;
-    if (/~[^012]|~$/.test(r)) bad(`has a bad "~" escape in the token ${JSON.stringify(r)} (~0 is "~", ~1 is "/", ~2 is "*")`);
-    if (r.includes('*')) bad(`uses "*" inside the token ${JSON.stringify(r)}; a wildcard must be a whole token (write ~2 for a literal "*")`);
+    if (/~[^012]|~$/.test(r))
+      bad(`has a bad "~" escape in the token ${JSON.stringify(r)} (~0 is "~", ~1 is "/", ~2 is "*")`);
+    if (r.includes('*'))
+      bad(
+        `uses "*" inside the token ${JSON.stringify(r)}; a wildcard must be a whole token (write ~2 for a literal "*")`,
+      );
     return r.replace(/~1/g, '/').replace(/~2/g, '*').replace(/~0/g, '~');
   });
   const first = tokens[0]!;
   if (typeof first === 'string' && !DEFAULT_FORMAT.memberNames.has(first) && !STEP_V2.memberNames.has(first)) {
-    bad(`starts with ${JSON.stringify(first)}, which is not a step field (input, model, prompt, tool_call, result, meta, a run record's kind, ref or error, or an envelope field)`);
+    bad(
+      `starts with ${JSON.stringify(first)}, which is not a step field (input, model, prompt, tool_call, result, meta, a run record's kind, ref or error, or an envelope field)`,
+    );
   }
   for (let i = 1; i < tokens.length; i++) {
     if (tokens[i] === ANY && tokens[i - 1] === ANY) bad('has "**" twice in a row');

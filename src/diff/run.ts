@@ -47,13 +47,13 @@ export interface ProjectionSpec {
 
 function isChainSource(x: unknown): x is ChainSource {
   return (
-    typeof x === 'object' && x !== null &&
+    typeof x === 'object' &&
+    x !== null &&
     typeof (x as ChainSource).lines === 'function' &&
     typeof (x as ChainSource).blob === 'function' &&
     typeof (x as ChainSource).head === 'function'
   );
 }
-
 
 export class Run {
   private readonly buffer: Entry[] = [];
@@ -81,7 +81,10 @@ export class Run {
     } else if (it !== null && typeof it === 'object' && typeof it[Symbol.iterator] === 'function') {
       this.iterator = it[Symbol.iterator]!();
     } else {
-      throw new DiffError('BAD_INPUT', `run ${side} must be an array, an iterable or async iterable of step records, or a ChainSource (a journal or a receipt)`);
+      throw new DiffError(
+        'BAD_INPUT',
+        `run ${side} must be an array, an iterable or async iterable of step records, or a ChainSource (a journal or a receipt)`,
+      );
     }
   }
 
@@ -184,10 +187,14 @@ export class Run {
       e.key = equalityKey(e.projection, MAX_RECORD_DEPTH);
     } catch (error) {
       const path = error instanceof KeyError ? error.path : '';
-      throw new DiffError('BAD_STEP', `step ${e.seq} of run ${this.side} is not I-JSON: ${(error as Error).message}${path ? ` at ${path}` : ''}`, {
-        location: { seq: e.seq, ...(path ? { path } : {}), ...(e.file === undefined ? {} : { file: e.file }) },
-        cause: error,
-      });
+      throw new DiffError(
+        'BAD_STEP',
+        `step ${e.seq} of run ${this.side} is not I-JSON: ${(error as Error).message}${path ? ` at ${path}` : ''}`,
+        {
+          location: { seq: e.seq, ...(path ? { path } : {}), ...(e.file === undefined ? {} : { file: e.file }) },
+          cause: error,
+        },
+      );
     }
     return e.key;
   }
@@ -202,9 +209,14 @@ export class Run {
     const blob = await fetchBlob((r) => source.blob(r.digest), ref);
     const location = { seq, path: `/${field}` };
     if (!blob.ok && blob.missing) {
-      throw new DiffError('BLOB_MISSING', `run ${this.side} step ${seq} references blob ${ref.digest} at /${field}, which the source does not hold`, { location });
+      throw new DiffError(
+        'BLOB_MISSING',
+        `run ${this.side} step ${seq} references blob ${ref.digest} at /${field}, which the source does not hold`,
+        { location },
+      );
     }
-    if (!blob.ok) throw new DiffError('BLOB_INVALID', `blob ${ref.digest} of run ${this.side} ${blob.defect}`, { location });
+    if (!blob.ok)
+      throw new DiffError('BLOB_INVALID', `blob ${ref.digest} of run ${this.side} ${blob.defect}`, { location });
     const value = blobValue(blob.bytes);
     // Keep a few resolved blobs: a retry loop tends to reference the same large prompt again and again.
     if (this.blobCache.size >= 8) this.blobCache.delete(this.blobCache.keys().next().value!);

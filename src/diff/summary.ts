@@ -69,10 +69,15 @@ function shownText(v: Json): string {
     }
     if (name === V3_WITHHELD && typeof body === 'string') return '‹withheld›';
     if (name === V3_ERASED) return Array.isArray(body) ? `{‹${body.length} erased›}` : '‹erased›';
-    if (name === V3_CHUNKS && Array.isArray(body)) return '"' + body.map((c) => (typeof c === 'string' ? JSON.stringify(c).slice(1, -1) : '‹withheld›')).join('') + '"';
+    if (name === V3_CHUNKS && Array.isArray(body))
+      return (
+        '"' + body.map((c) => (typeof c === 'string' ? JSON.stringify(c).slice(1, -1) : '‹withheld›')).join('') + '"'
+      );
     return '‹redacted›';
   }
-  const parts = Object.keys(v).filter((k) => !((k === V3_WITHHELD || k === V3_ERASED) && Array.isArray(v[k]))).map((k) => JSON.stringify(k) + ':' + shownText(v[k]!));
+  const parts = Object.keys(v)
+    .filter((k) => !((k === V3_WITHHELD || k === V3_ERASED) && Array.isArray(v[k])))
+    .map((k) => JSON.stringify(k) + ':' + shownText(v[k]!));
   const held: unknown = v[V3_WITHHELD];
   if (Array.isArray(held)) parts.push(`‹${held.length} withheld›`);
   // erasure (ERASURE.md §2): an erased member's name is gone with its value
@@ -148,13 +153,15 @@ function prefixSentence(report: DiffReport): string {
   const extra = report.divergences.filter((d) => d.kind === (short === 'a' ? 'inserted' : 'deleted'));
   const seqs = extra.map((d) => (d.kind === 'inserted' ? d.seq_b : d.kind === 'deleted' ? d.seq_a : 0));
   const n = report.compared[short];
-  const head = n === 0
-    ? `run ${short} is empty, a strict prefix of run ${long}`
-    : `run ${short} is a strict prefix of run ${long} (${plural(n, 'step')}, all equal)`;
+  const head =
+    n === 0
+      ? `run ${short} is empty, a strict prefix of run ${long}`
+      : `run ${short} is a strict prefix of run ${long} (${plural(n, 'step')}, all equal)`;
   if (seqs.length === 0) return head;
-  const tail = report.complete && report.divergences.length === seqs.length
-    ? `${long} continues with ${plural(seqs.length, 'more step')} (${range(seqs[0]!, seqs[seqs.length - 1]!)})`
-    : `${long} continues at step ${seqs[0]}`;
+  const tail =
+    report.complete && report.divergences.length === seqs.length
+      ? `${long} continues with ${plural(seqs.length, 'more step')} (${range(seqs[0]!, seqs[seqs.length - 1]!)})`
+      : `${long} continues at step ${seqs[0]}`;
   return `${head}; ${tail}`;
 }
 
@@ -176,11 +183,15 @@ export function formatDiff(report: DiffReport, options: SummaryOptions = {}): st
   const max = Math.max(5, options.maxValueLength ?? 60);
   const lines = [summarize(report, options)];
   const ignoring = report.ignore.length > 0 ? `; ignoring ${report.ignore.join(', ')}` : '';
-  lines.push(`compared ${plural(report.compared.a, 'step')} of a and ${plural(report.compared.b, 'step')} of b (fields: ${report.fields.join(', ')}${ignoring})`);
+  lines.push(
+    `compared ${plural(report.compared.a, 'step')} of a and ${plural(report.compared.b, 'step')} of b (fields: ${report.fields.join(', ')}${ignoring})`,
+  );
   for (const d of report.divergences) {
     switch (d.kind) {
       case 'changed':
-        lines.push(d.seq_a === d.seq_b ? `step ${d.seq_a} changed:` : `step ${d.seq_a} of a / step ${d.seq_b} of b changed:`);
+        lines.push(
+          d.seq_a === d.seq_b ? `step ${d.seq_a} changed:` : `step ${d.seq_a} of a / step ${d.seq_b} of b changed:`,
+        );
         for (const f of d.fields) lines.push(`  ${describeField(f, max)}`);
         if (d.fields_omitted) lines.push(`  … and ${plural(d.fields_omitted, 'more field')}`);
         break;

@@ -68,7 +68,8 @@ export function prune(value: Json, ignore: IgnoreSet, state: PatternState): Json
 
 /** Plain assignment would make a member named "__proto__" (as JSON.parse can produce) the prototype. */
 function setMember(obj: JsonObject, key: string, value: Json): void {
-  if (key === '__proto__') Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+  if (key === '__proto__')
+    Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
   else obj[key] = value;
 }
 

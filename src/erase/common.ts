@@ -62,9 +62,21 @@ export interface StuckErasure {
 }
 
 /** Collects an ErasureError from carrying out a recorded erasure as stuck; rethrows anything else (I/O, a lock). */
-export function stuckOrThrow(e: unknown, journal: string, p: { seq: number; step_id: string; input: { target: number; path: string } }, stuck: StuckErasure[]): void {
+export function stuckOrThrow(
+  e: unknown,
+  journal: string,
+  p: { seq: number; step_id: string; input: { target: number; path: string } },
+  stuck: StuckErasure[],
+): void {
   if (!(e instanceof ErasureError)) throw e;
-  stuck.push({ journal, seq: p.input.target, path: p.input.path, erasure: { seq: p.seq, step_id: p.step_id }, code: e.code, error: e.message });
+  stuck.push({
+    journal,
+    seq: p.input.target,
+    path: p.input.path,
+    erasure: { seq: p.seq, step_id: p.step_id },
+    code: e.code,
+    error: e.message,
+  });
 }
 
 export interface MatchRequest {
@@ -92,23 +104,32 @@ export function matchPaths(value: unknown, pattern: readonly string[], at: strin
   }
   if (value === null || typeof value !== 'object') return;
   const [head, ...rest] = pattern;
-  const entries: Array<[string, unknown]> = Array.isArray(value) ? value.map((v, i) => [String(i), v]) : Object.entries(value as Record<string, unknown>);
+  const entries: Array<[string, unknown]> = Array.isArray(value)
+    ? value.map((v, i) => [String(i), v])
+    : Object.entries(value as Record<string, unknown>);
   for (const [k, v] of entries) {
     if (k.startsWith('$stepchain:')) continue;
-    if (head === '*' || head === k) matchPaths(v, rest, `${at}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`, want, out);
+    if (head === '*' || head === k)
+      matchPaths(v, rest, `${at}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`, want, out);
   }
 }
 
 /** The tokens of a `--match-path` pattern (`*`: any member name or index), or OPTION_INVALID. */
 export function matchPattern(matchPath: string): string[] {
   const tokens = matchPath.split('/');
-  if (tokens[0] !== '' || tokens.length < 2) throw new StoreError('OPTION_INVALID', `--match-path ${JSON.stringify(matchPath)} is not a JSON Pointer (it starts with "/")`);
+  if (tokens[0] !== '' || tokens.length < 2)
+    throw new StoreError(
+      'OPTION_INVALID',
+      `--match-path ${JSON.stringify(matchPath)} is not a JSON Pointer (it starts with "/")`,
+    );
   return tokens.slice(1).map((t) => (t === '*' ? '*' : t.replace(/~1/g, '/').replace(/~0/g, '~')));
 }
 
 /** Whether a record (sealed form) holds a marker naming erasure record `stepId`: that erasure is carried out. */
 export function hasMarker(record: Record<string, unknown>, stepId: string): boolean {
   if (!isSealed(record)) return false;
-  return JSON.stringify(record).includes(`"erasure":${JSON.stringify(stepId)}`) && JSON.stringify(record).includes(ERASED_MARKER);
+  return (
+    JSON.stringify(record).includes(`"erasure":${JSON.stringify(stepId)}`) &&
+    JSON.stringify(record).includes(ERASED_MARKER)
+  );
 }
-

@@ -15,12 +15,39 @@ import { listBuckets } from '../store/file/tail.js';
 import { writeFileAtomic } from '../store/file/fsutil.js';
 import { FilePartStore } from '../store/file/parts.js';
 import { FORMAT_V3 } from '../record/v3.js';
-import { erasureStepId, fault, hasMarker, matchPaths, matchPattern, stuckOrThrow, type StuckErasure, type EraseRequest, type ErasureOutcome, type MatchRequest, type StoreErasureReport } from './common.js';
-import { ERASURE_KIND, ErasureError, erasureInputOf, eraseUnit, unitAt, ERASED_MARKER, type ErasureInput } from '../record/v3/erasure.js';
+import {
+  erasureStepId,
+  fault,
+  hasMarker,
+  matchPaths,
+  matchPattern,
+  stuckOrThrow,
+  type StuckErasure,
+  type EraseRequest,
+  type ErasureOutcome,
+  type MatchRequest,
+  type StoreErasureReport,
+} from './common.js';
+import {
+  ERASURE_KIND,
+  ErasureError,
+  erasureInputOf,
+  eraseUnit,
+  unitAt,
+  ERASED_MARKER,
+  type ErasureInput,
+} from '../record/v3/erasure.js';
 
 const STALE_MS = 10_000;
 
-export { erasureStepId, type StuckErasure, type EraseRequest, type ErasureOutcome, type MatchRequest, type StoreErasureReport };
+export {
+  erasureStepId,
+  type StuckErasure,
+  type EraseRequest,
+  type ErasureOutcome,
+  type MatchRequest,
+  type StoreErasureReport,
+};
 
 async function rawRecord(paths: JournalPaths, seq: number): Promise<{ bucket: number; text: string } | null> {
   const buckets = await listBuckets(paths);
@@ -44,24 +71,54 @@ export async function eraseValue(store: FileStore, id: string, req: EraseRequest
   let appended;
   let digest: string;
   try {
-    if (journal.genesis.format !== FORMAT_V3) throw new StoreError('OPTION_INVALID', `journal ${id} is ${String(journal.genesis.format)}: only stepchain/v3 records can be erased (their values are committed one by one with salts that can be destroyed)`);
-    if (typeof req.reason !== 'string' || req.reason.length === 0) throw new StoreError('OPTION_INVALID', 'an erasure needs a reason (--reason TEXT)');
+    if (journal.genesis.format !== FORMAT_V3)
+      throw new StoreError(
+        'OPTION_INVALID',
+        `journal ${id} is ${String(journal.genesis.format)}: only stepchain/v3 records can be erased (their values are committed one by one with salts that can be destroyed)`,
+      );
+    if (typeof req.reason !== 'string' || req.reason.length === 0)
+      throw new StoreError('OPTION_INVALID', 'an erasure needs a reason (--reason TEXT)');
     const raw = await rawRecord(paths, req.seq);
     if (raw === null) throw new StoreError('OPTION_INVALID', `journal ${id} has no record at seq ${req.seq}`);
     const record = JSON.parse(raw.text) as Record<string, unknown>;
-    if (record.kind === ERASURE_KIND) throw new ErasureError('ERASURE_TARGET_INVALID', `seq ${req.seq} is an erasure record: it holds no erasable value`);
+    if (record.kind === ERASURE_KIND)
+      throw new ErasureError(
+        'ERASURE_TARGET_INVALID',
+        `seq ${req.seq} is an erasure record: it holds no erasable value`,
+      );
     digest = 'sha256:' + Buffer.from(unitAt(record, req.path).unit.digest).toString('hex');
     // Refused before anything is written (spec/ERASURE.md §4 step 2): a record that does not verify deep, or a unit that cannot be sealed.
     eraseUnit(record, req.path, erasureStepId(req.seq, digest), digest);
     const input: ErasureInput = { target: req.seq, path: req.path, digest, reason: req.reason, by: req.by ?? null };
     // The commit point: from here the erasure is recorded, and completed by this call or the next erase.
-    appended = await journal.append({ step_id: erasureStepId(req.seq, digest), kind: ERASURE_KIND, ref: null, input: input as never, result: null, error: null });
+    appended = await journal.append({
+      step_id: erasureStepId(req.seq, digest),
+      kind: ERASURE_KIND,
+      ref: null,
+      input: input as never,
+      result: null,
+      error: null,
+    });
   } finally {
     await journal.close();
   }
   fault('after-record');
-  const done = await completeErasure(paths, appended.step_id, { target: req.seq, path: req.path, digest: digest!, reason: req.reason, by: req.by ?? null });
-  return { journal: id, seq: req.seq, path: req.path, digest: digest!, erasure: { seq: appended.seq, step_id: appended.step_id }, parts_deleted: done, resumed: false };
+  const done = await completeErasure(paths, appended.step_id, {
+    target: req.seq,
+    path: req.path,
+    digest: digest!,
+    reason: req.reason,
+    by: req.by ?? null,
+  });
+  return {
+    journal: id,
+    seq: req.seq,
+    path: req.path,
+    digest: digest!,
+    erasure: { seq: appended.seq, step_id: appended.step_id },
+    parts_deleted: done,
+    resumed: false,
+  };
 }
 
 /** Carries out a recorded erasure under the journal lock; returns the part files deleted. Idempotent. */
@@ -114,7 +171,11 @@ async function deleteUnreferencedParts(paths: JournalPaths, addresses: readonly 
  * Completes every erasure the journal records but has not carried out (a process killed between the
  * erasure record and the rewrite), and removes temporary files an interrupted rewrite left. Returns them.
  */
-export async function resumeErasures(store: FileStore, id: string, stuck: StuckErasure[] = []): Promise<ErasureOutcome[]> {
+export async function resumeErasures(
+  store: FileStore,
+  id: string,
+  stuck: StuckErasure[] = [],
+): Promise<ErasureOutcome[]> {
   const paths = new JournalPaths(join(store.root, id));
   for (const name of await readdir(paths.buckets).catch(() => [] as string[])) {
     if (name.startsWith('.') && name.includes('.jsonl.tmp-')) await unlink(join(paths.buckets, name)).catch(() => {});
@@ -127,9 +188,11 @@ export async function resumeErasures(store: FileStore, id: string, stuck: StuckE
       if (text.includes(`"kind":"${ERASURE_KIND}"`)) {
         const r = JSON.parse(text) as Record<string, unknown>;
         const input = erasureInputOf(r.input);
-        if (r.kind === ERASURE_KIND && typeof input !== 'string') pending.push({ seq: r.seq as number, step_id: r.step_id as string, input });
+        if (r.kind === ERASURE_KIND && typeof input !== 'string')
+          pending.push({ seq: r.seq as number, step_id: r.step_id as string, input });
       }
-      if (text.includes(ERASED_MARKER)) for (const m of text.matchAll(/"erasure":("[A-Za-z0-9._:-]+")/g)) sealedBy.add(JSON.parse(m[1]!) as string);
+      if (text.includes(ERASED_MARKER))
+        for (const m of text.matchAll(/"erasure":("[A-Za-z0-9._:-]+")/g)) sealedBy.add(JSON.parse(m[1]!) as string);
     }
   }
   const out: ErasureOutcome[] = [];
@@ -143,7 +206,15 @@ export async function resumeErasures(store: FileStore, id: string, stuck: StuckE
       stuckOrThrow(e, id, p, stuck);
       continue;
     }
-    out.push({ journal: id, seq: p.input.target, path: p.input.path, digest: p.input.digest, erasure: { seq: p.seq, step_id: p.step_id }, parts_deleted: deleted, resumed: true });
+    out.push({
+      journal: id,
+      seq: p.input.target,
+      path: p.input.path,
+      digest: p.input.digest,
+      erasure: { seq: p.seq, step_id: p.step_id },
+      parts_deleted: deleted,
+      resumed: true,
+    });
   }
   return out;
 }
@@ -179,9 +250,16 @@ export async function eraseMatching(store: FileStore, req: MatchRequest): Promis
     }
     for (const f of found) {
       try {
-        report.erased.push(await eraseValue(store, id, { seq: f.seq, path: f.path, reason: req.reason, by: req.by ?? null }));
+        report.erased.push(
+          await eraseValue(store, id, { seq: f.seq, path: f.path, reason: req.reason, by: req.by ?? null }),
+        );
       } catch (e) {
-        report.failed.push({ journal: id, seq: f.seq, path: f.path, error: e instanceof Error ? e.message : String(e) });
+        report.failed.push({
+          journal: id,
+          seq: f.seq,
+          path: f.path,
+          error: e instanceof Error ? e.message : String(e),
+        });
       }
     }
   }

@@ -10,8 +10,28 @@ import { StoreError } from '../store/errors.js';
 import { isLineRewriter, type LineRewriter } from '../store/rewrite.js';
 import type { Journal, Store } from '../store/types.js';
 import { FORMAT_V3 } from '../record/v3.js';
-import { ERASED_MARKER, ERASURE_KIND, ErasureError, erasureInputOf, eraseUnit, unitAt, type ErasureInput } from '../record/v3/erasure.js';
-import { erasureStepId, fault, hasMarker, matchPaths, matchPattern, stuckOrThrow, type StuckErasure, type EraseRequest, type ErasureOutcome, type MatchRequest, type StoreErasureReport } from './common.js';
+import {
+  ERASED_MARKER,
+  ERASURE_KIND,
+  ErasureError,
+  erasureInputOf,
+  eraseUnit,
+  unitAt,
+  type ErasureInput,
+} from '../record/v3/erasure.js';
+import {
+  erasureStepId,
+  fault,
+  hasMarker,
+  matchPaths,
+  matchPattern,
+  stuckOrThrow,
+  type StuckErasure,
+  type EraseRequest,
+  type ErasureOutcome,
+  type MatchRequest,
+  type StoreErasureReport,
+} from './common.js';
 
 type RowJournal = Journal & LineRewriter;
 
@@ -19,7 +39,10 @@ async function openForErasure(store: Store, id: string): Promise<RowJournal> {
   const journal = await store.open(id);
   if (!isLineRewriter(journal)) {
     await journal.close();
-    throw new StoreError('OPTION_INVALID', `journal ${id}: this store cannot rewrite a stored line, so nothing can be erased in it (erasure works in file, SQLite and Postgres stores)`);
+    throw new StoreError(
+      'OPTION_INVALID',
+      `journal ${id}: this store cannot rewrite a stored line, so nothing can be erased in it (erasure works in file, SQLite and Postgres stores)`,
+    );
   }
   return journal as RowJournal;
 }
@@ -32,7 +55,11 @@ async function lineAt(journal: Journal, seq: number): Promise<string | null> {
 }
 
 /** Carries out a recorded erasure in one transaction; returns the parts deleted (none when it was already done). */
-async function completeErasure(journal: RowJournal, stepId: string, t: ErasureInput): Promise<{ parts_deleted: string[]; wal_truncated?: boolean }> {
+async function completeErasure(
+  journal: RowJournal,
+  stepId: string,
+  t: ErasureInput,
+): Promise<{ parts_deleted: string[]; wal_truncated?: boolean }> {
   const done = await journal.rewriteLine(t.target, (line) => {
     const record = JSON.parse(line) as Record<string, unknown>;
     if (hasMarker(record, stepId)) return null;
@@ -41,26 +68,39 @@ async function completeErasure(journal: RowJournal, stepId: string, t: ErasureIn
   });
   if (done === null) return { parts_deleted: [] };
   fault('after-rewrite');
-  return { parts_deleted: done.partsDeleted, ...(done.walTruncated === undefined ? {} : { wal_truncated: done.walTruncated }) };
+  return {
+    parts_deleted: done.partsDeleted,
+    ...(done.walTruncated === undefined ? {} : { wal_truncated: done.walTruncated }),
+  };
 }
 
 /** What one pass over a journal's lines finds: erasure records, the erasures markers name, and (given a test) matching lines. */
-async function scan(journal: RowJournal, match?: (text: string) => void): Promise<{ pending: Array<{ seq: number; step_id: string; input: ErasureInput }>; sealedBy: Set<string> }> {
+async function scan(
+  journal: RowJournal,
+  match?: (text: string) => void,
+): Promise<{ pending: Array<{ seq: number; step_id: string; input: ErasureInput }>; sealedBy: Set<string> }> {
   const pending: Array<{ seq: number; step_id: string; input: ErasureInput }> = [];
   const sealedBy = new Set<string>();
   for await (const { text } of journal.lines()) {
     if (text.includes(`"kind":"${ERASURE_KIND}"`)) {
       const r = JSON.parse(text) as Record<string, unknown>;
       const input = erasureInputOf(r.input);
-      if (r.kind === ERASURE_KIND && typeof input !== 'string') pending.push({ seq: r.seq as number, step_id: r.step_id as string, input });
+      if (r.kind === ERASURE_KIND && typeof input !== 'string')
+        pending.push({ seq: r.seq as number, step_id: r.step_id as string, input });
     }
-    if (text.includes(ERASED_MARKER)) for (const m of text.matchAll(/"erasure":("[A-Za-z0-9._:-]+")/g)) sealedBy.add(JSON.parse(m[1]!) as string);
+    if (text.includes(ERASED_MARKER))
+      for (const m of text.matchAll(/"erasure":("[A-Za-z0-9._:-]+")/g)) sealedBy.add(JSON.parse(m[1]!) as string);
     match?.(text);
   }
   return { pending, sealedBy };
 }
 
-async function resumeOpen(journal: RowJournal, id: string, scanned?: Awaited<ReturnType<typeof scan>>, stuck: StuckErasure[] = []): Promise<ErasureOutcome[]> {
+async function resumeOpen(
+  journal: RowJournal,
+  id: string,
+  scanned?: Awaited<ReturnType<typeof scan>>,
+  stuck: StuckErasure[] = [],
+): Promise<ErasureOutcome[]> {
   const { pending, sealedBy } = scanned ?? (await scan(journal));
   const out: ErasureOutcome[] = [];
   for (const p of pending) {
@@ -73,13 +113,25 @@ async function resumeOpen(journal: RowJournal, id: string, scanned?: Awaited<Ret
       stuckOrThrow(e, id, p, stuck);
       continue;
     }
-    out.push({ journal: id, seq: p.input.target, path: p.input.path, digest: p.input.digest, erasure: { seq: p.seq, step_id: p.step_id }, ...done, resumed: true });
+    out.push({
+      journal: id,
+      seq: p.input.target,
+      path: p.input.path,
+      digest: p.input.digest,
+      erasure: { seq: p.seq, step_id: p.step_id },
+      ...done,
+      resumed: true,
+    });
   }
   return out;
 }
 
 /** Completes every erasure journal `id` records but has not carried out (a process killed after the erasure record). */
-export async function resumeRowErasures(store: Store, id: string, stuck: StuckErasure[] = []): Promise<ErasureOutcome[]> {
+export async function resumeRowErasures(
+  store: Store,
+  id: string,
+  stuck: StuckErasure[] = [],
+): Promise<ErasureOutcome[]> {
   const journal = await openForErasure(store, id);
   try {
     if (journal.genesis.format !== FORMAT_V3) return [];
@@ -91,23 +143,44 @@ export async function resumeRowErasures(store: Store, id: string, stuck: StuckEr
 
 /** `resumed`: the caller completed the journal's interrupted erasures already (eraseRowMatching's one pass). */
 async function eraseOpen(journal: RowJournal, id: string, req: EraseRequest, resumed = false): Promise<ErasureOutcome> {
-  if (journal.genesis.format !== FORMAT_V3) throw new StoreError('OPTION_INVALID', `journal ${id} is ${String(journal.genesis.format)}: only stepchain/v3 records can be erased (their values are committed one by one with salts that can be destroyed)`);
-  if (typeof req.reason !== 'string' || req.reason.length === 0) throw new StoreError('OPTION_INVALID', 'an erasure needs a reason (--reason TEXT)');
+  if (journal.genesis.format !== FORMAT_V3)
+    throw new StoreError(
+      'OPTION_INVALID',
+      `journal ${id} is ${String(journal.genesis.format)}: only stepchain/v3 records can be erased (their values are committed one by one with salts that can be destroyed)`,
+    );
+  if (typeof req.reason !== 'string' || req.reason.length === 0)
+    throw new StoreError('OPTION_INVALID', 'an erasure needs a reason (--reason TEXT)');
   if (!resumed) await resumeOpen(journal, id);
   const text = await lineAt(journal, req.seq);
   if (text === null) throw new StoreError('OPTION_INVALID', `journal ${id} has no record at seq ${req.seq}`);
   const record = JSON.parse(text) as Record<string, unknown>;
-  if (record.kind === ERASURE_KIND) throw new ErasureError('ERASURE_TARGET_INVALID', `seq ${req.seq} is an erasure record: it holds no erasable value`);
+  if (record.kind === ERASURE_KIND)
+    throw new ErasureError('ERASURE_TARGET_INVALID', `seq ${req.seq} is an erasure record: it holds no erasable value`);
   const digest = 'sha256:' + Buffer.from(unitAt(record, req.path).unit.digest).toString('hex');
   const stepId = erasureStepId(req.seq, digest);
   // Refused before anything is written: a record that does not verify deep, or a unit that cannot be sealed.
   eraseUnit(record, req.path, stepId, digest);
   const input: ErasureInput = { target: req.seq, path: req.path, digest, reason: req.reason, by: req.by ?? null };
   // The commit point: from here the erasure is recorded, and completed by this call or the next erase.
-  const appended = await journal.append({ step_id: stepId, kind: ERASURE_KIND, ref: null, input: input as never, result: null, error: null });
+  const appended = await journal.append({
+    step_id: stepId,
+    kind: ERASURE_KIND,
+    ref: null,
+    input: input as never,
+    result: null,
+    error: null,
+  });
   fault('after-record');
   const done = await completeErasure(journal, appended.step_id, input);
-  return { journal: id, seq: req.seq, path: req.path, digest, erasure: { seq: appended.seq, step_id: appended.step_id }, ...done, resumed: false };
+  return {
+    journal: id,
+    seq: req.seq,
+    path: req.path,
+    digest,
+    erasure: { seq: appended.seq, step_id: appended.step_id },
+    ...done,
+    resumed: false,
+  };
 }
 
 /** Erases the unit at `req.path` of record `req.seq` of journal `id` of a SQLite or Postgres store. */
@@ -151,9 +224,16 @@ export async function eraseRowMatching(store: Store, req: MatchRequest): Promise
       const done = new Set(resumed.map((o) => `${o.seq} ${o.path}`));
       for (const f of found.filter((x) => !done.has(`${x.seq} ${x.path}`))) {
         try {
-          report.erased.push(await eraseOpen(journal, id, { seq: f.seq, path: f.path, reason: req.reason, by: req.by ?? null }, true));
+          report.erased.push(
+            await eraseOpen(journal, id, { seq: f.seq, path: f.path, reason: req.reason, by: req.by ?? null }, true),
+          );
         } catch (e) {
-          report.failed.push({ journal: id, seq: f.seq, path: f.path, error: e instanceof Error ? e.message : String(e) });
+          report.failed.push({
+            journal: id,
+            seq: f.seq,
+            path: f.path,
+            error: e instanceof Error ? e.message : String(e),
+          });
         }
       }
     } finally {

@@ -5,11 +5,22 @@
  */
 import { FileStore } from '../store/file/store.js';
 import type { Store } from '../store/types.js';
-import { eraseMatching as eraseFileMatching, eraseValue as eraseFileValue, resumeErasures as resumeFileErasures } from './file.js';
+import {
+  eraseMatching as eraseFileMatching,
+  eraseValue as eraseFileValue,
+  resumeErasures as resumeFileErasures,
+} from './file.js';
 import { eraseRowMatching, eraseRowValue, resumeRowErasures } from './rows.js';
 import type { EraseRequest, ErasureOutcome, MatchRequest, StoreErasureReport, StuckErasure } from './common.js';
 
-export { erasureStepId, type StuckErasure, type EraseRequest, type ErasureOutcome, type MatchRequest, type StoreErasureReport } from './common.js';
+export {
+  erasureStepId,
+  type StuckErasure,
+  type EraseRequest,
+  type ErasureOutcome,
+  type MatchRequest,
+  type StoreErasureReport,
+} from './common.js';
 
 /**
  * Erases the unit at `req.path` of record `req.seq` of journal `id` (a stepchain/v3 journal of `store`),

@@ -18,7 +18,11 @@ export const MCP_PROXY_ERRORS = {
 } as const;
 
 /** An error answer the proxy gives in the server's place. */
-export interface Refusal { id: JsonRpcId; code: number; message: string }
+export interface Refusal {
+  id: JsonRpcId;
+  code: number;
+  message: string;
+}
 
 /** What to do with what the client sent: forward it now, drop it (its refusals answer it), or wait for an approval. */
 export type Admission = { kind: 'forward' } | { kind: 'drop' } | { kind: 'held'; approved: Promise<boolean> };
@@ -26,17 +30,34 @@ export type Admission = { kind: 'forward' } | { kind: 'drop' } | { kind: 'held';
 function textOf(result: unknown): string {
   const content = (result as { content?: unknown } | null)?.content;
   if (!Array.isArray(content)) return '';
-  return content.filter((c): c is { type: 'text'; text: string } => c?.type === 'text' && typeof c.text === 'string').map((c) => c.text).join('\n').slice(0, 1000);
+  return content
+    .filter((c): c is { type: 'text'; text: string } => c?.type === 'text' && typeof c.text === 'string')
+    .map((c) => c.text)
+    .join('\n')
+    .slice(0, 1000);
 }
 
 /** A response's outcome as the journal records it (spec/MCP.md §3). */
 export function outcomeOf(m: Peeked): { result: unknown } | { error: unknown } {
   if (m.hasError) {
     const e = (m.error ?? {}) as { code?: unknown; message?: unknown; data?: unknown };
-    return { error: { name: 'McpError', message: typeof e.message === 'string' ? e.message : 'JSON-RPC error', code: typeof e.code === 'number' ? e.code : null, ...(e.data === undefined ? {} : { data: e.data }) } };
+    return {
+      error: {
+        name: 'McpError',
+        message: typeof e.message === 'string' ? e.message : 'JSON-RPC error',
+        code: typeof e.code === 'number' ? e.code : null,
+        ...(e.data === undefined ? {} : { data: e.data }),
+      },
+    };
   }
   if ((m.result as { isError?: unknown } | null)?.isError === true) {
-    return { error: { name: 'McpToolError', message: textOf(m.result) || 'the tool reported an error (isError)', result: m.result } };
+    return {
+      error: {
+        name: 'McpToolError',
+        message: textOf(m.result) || 'the tool reported an error (isError)',
+        result: m.result,
+      },
+    };
   }
   return { result: m.result };
 }
@@ -49,7 +70,11 @@ const hasId = (m: Peeked): m is Peeked & { id: JsonRpcId } => m.id !== undefined
 export class Boundary {
   private readonly initializing = new Set<string>();
 
-  constructor(readonly session: SessionRecorder, private readonly policy: ToolPolicy, private readonly log: (line: string) => void) {}
+  constructor(
+    readonly session: SessionRecorder,
+    private readonly policy: ToolPolicy,
+    private readonly log: (line: string) => void,
+  ) {}
 
   /** Records a call's intent and applies the lists; the approver's verdict, when there is one, comes later. */
   private async admitCall(m: Peeked & { id: JsonRpcId }, refuse: (r: Refusal) => void): Promise<Admission> {
@@ -61,14 +86,23 @@ export class Boundary {
     // resources/read and prompts/get are recorded as effects named by their method, their params as the
     // arguments (spec/MCP.md §3); the policy governs tools only.
     const isTool = m.method === 'tools/call';
-    const tool = !isTool ? m.method! : typeof params.name === 'string' && params.name !== '' ? params.name : '(no name)';
+    const tool = !isTool
+      ? m.method!
+      : typeof params.name === 'string' && params.name !== ''
+        ? params.name
+        : '(no name)';
     const args = isTool ? params.arguments : m.params;
     // With approval records, a call held for approval is recorded as its request, not yet as an effect:
     // none is begun unless it is granted (spec/MCP.md §5.1).
-    if (isTool && session.approvalRecords && needsApproval(policy, tool) && listVerdict(policy, tool) === null) return this.holdForApproval(m, tool, params.arguments, meta, refuse);
+    if (isTool && session.approvalRecords && needsApproval(policy, tool) && listVerdict(policy, tool) === null)
+      return this.holdForApproval(m, tool, params.arguments, meta, refuse);
     const effectId = await session.begin(key, tool, args, meta);
     if (effectId instanceof Error) {
-      refuse({ id: m.id, code: MCP_PROXY_ERRORS.RECORDING_FAILED, message: `the ${m.method} request was not forwarded: its intent could not be recorded (${effectId.message})` });
+      refuse({
+        id: m.id,
+        code: MCP_PROXY_ERRORS.RECORDING_FAILED,
+        message: `the ${m.method} request was not forwarded: its intent could not be recorded (${effectId.message})`,
+      });
       return { kind: 'drop' };
     }
     if (!isTool) return { kind: 'forward' };
@@ -81,16 +115,28 @@ export class Boundary {
     const approve = policy.approve;
     if (approve === undefined) return { kind: 'forward' };
     const approved = (async () => {
-      const runId = await session.start().then((r) => r.runId, () => null);
-      const decision = await approve({ tool, arguments: params.arguments ?? null, run_id: runId, effect_id: effectId, request_id: m.id })
-        .catch((e: unknown) => ({ approved: false, reason: `the approver failed: ${message(e)}` }));
+      const runId = await session.start().then(
+        (r) => r.runId,
+        () => null,
+      );
+      const decision = await approve({
+        tool,
+        arguments: params.arguments ?? null,
+        run_id: runId,
+        effect_id: effectId,
+        request_id: m.id,
+      }).catch((e: unknown) => ({ approved: false, reason: `the approver failed: ${message(e)}` }));
       if (!session.has(key)) return false; // cancelled while it waited
       if (decision.approved) {
         await session.note(key, `approved: ${decision.reason}`);
         return true;
       }
       await session.end(key, { error: { name: 'McpApprovalDenied', message: decision.reason, tool } });
-      refuse({ id: m.id, code: MCP_PROXY_ERRORS.POLICY_DENIED, message: `the call was not approved: ${decision.reason}` });
+      refuse({
+        id: m.id,
+        code: MCP_PROXY_ERRORS.POLICY_DENIED,
+        message: `the call was not approved: ${decision.reason}`,
+      });
       return false;
     })().catch((e: unknown) => {
       this.log(`internal error while a call waited for approval: ${message(e)}; it is not forwarded`);
@@ -105,13 +151,23 @@ export class Boundary {
    * process, or the approval command's (which may sign itself, else the proxy's approver key signs its
    * verdict) — and only on a grant the call's tool.started, naming the request, before it is forwarded.
    */
-  private async holdForApproval(m: Peeked & { id: JsonRpcId }, tool: string, args: unknown, meta: Record<string, unknown>, refuse: (r: Refusal) => void): Promise<Admission> {
+  private async holdForApproval(
+    m: Peeked & { id: JsonRpcId },
+    tool: string,
+    args: unknown,
+    meta: Record<string, unknown>,
+    refuse: (r: Refusal) => void,
+  ): Promise<Admission> {
     const { session, policy } = this;
     const key = idKey(m.id);
     const timeout = policy.approvalTimeoutMs ?? 300_000;
     const request = await session.requestApproval(key, tool, args, meta, new Date(Date.now() + timeout));
     if (request instanceof Error) {
-      refuse({ id: m.id, code: MCP_PROXY_ERRORS.RECORDING_FAILED, message: `the tools/call request was not forwarded: its approval request could not be recorded (${request.message})` });
+      refuse({
+        id: m.id,
+        code: MCP_PROXY_ERRORS.RECORDING_FAILED,
+        message: `the tools/call request was not forwarded: its approval request could not be recorded (${request.message})`,
+      });
       return { kind: 'drop' };
     }
     const approved = (async (): Promise<boolean> => {
@@ -120,21 +176,39 @@ export class Boundary {
       let ownDecision = false; // signed here with --approver-key, from the approval command's verdict
       if (policy.approve !== undefined) {
         const run = await session.start();
-        const verdict = await policy.approve({
-          tool, arguments: args ?? null, run_id: run.runId, effect_id: null, request_id: m.id,
-          approval: { request: request.id, digest: request.digest, journal, expires_at: request.expiresAt },
-        }).catch((e: unknown) => ({ approved: false, reason: `the approver failed: ${message(e)}` }));
+        const verdict = await policy
+          .approve({
+            tool,
+            arguments: args ?? null,
+            run_id: run.runId,
+            effect_id: null,
+            request_id: m.id,
+            approval: { request: request.id, digest: request.digest, journal, expires_at: request.expiresAt },
+          })
+          .catch((e: unknown) => ({ approved: false, reason: `the approver failed: ${message(e)}` }));
         // The command may have signed its decision itself (stepchain approve); else the proxy's key signs its verdict.
-        outcome = await session.decisionOn(request).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))));
+        outcome = await session
+          .decisionOn(request)
+          .catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))));
         if (outcome === null && policy.approverKey !== undefined && !session.wasStopped(key)) {
           ownDecision = true;
-          outcome = await session.decide(request, verdict.approved ? 'granted' : 'denied', policy.approverKey.key, policy.approverKey.name, verdict.reason);
+          outcome = await session.decide(
+            request,
+            verdict.approved ? 'granted' : 'denied',
+            policy.approverKey.key,
+            policy.approverKey.name,
+            verdict.reason,
+          );
         }
         if (outcome === null) {
-          outcome = new Error(`the approval command ${verdict.approved ? 'approved' : 'denied'} the call (${verdict.reason}) but no approver signed a decision: sign one with stepchain approve, or give the proxy --approver-key`);
+          outcome = new Error(
+            `the approval command ${verdict.approved ? 'approved' : 'denied'} the call (${verdict.reason}) but no approver signed a decision: sign one with stepchain approve, or give the proxy --approver-key`,
+          );
         }
       } else {
-        this.log(`call ${JSON.stringify(tool)} (request id ${JSON.stringify(m.id)}) waits for approval until ${request.expiresAt ?? 'it is decided'}: stepchain approve ${journal ?? '<journal>'} ${request.id} --key FILE (--approve | --deny) [--reason TEXT]`);
+        this.log(
+          `call ${JSON.stringify(tool)} (request id ${JSON.stringify(m.id)}) waits for approval until ${request.expiresAt ?? 'it is decided'}: stepchain approve ${journal ?? '<journal>'} ${request.id} --key FILE (--approve | --deny) [--reason TEXT]`,
+        );
         outcome = await session.awaitApproval(key, request);
       }
       // A call the client cancelled (or left, closing the session) while it waited: neither forwarded nor answered.
@@ -149,13 +223,20 @@ export class Boundary {
       const who = outcome.approver === null ? '' : ` by ${outcome.approver.name ?? 'key'} ${outcome.approver.keyid}`;
       const why = outcome.reason === null ? '' : `: ${outcome.reason}`;
       if (outcome.status === 'denied') return no(`denied${who}${why} (approval ${request.id})`);
-      if (outcome.status === 'expired') return no(`no decision before the request expired at ${request.expiresAt} (approval ${request.id})`);
+      if (outcome.status === 'expired')
+        return no(`no decision before the request expired at ${request.expiresAt} (approval ${request.id})`);
       if (!ownDecision && policy.approvers !== undefined && !policy.approvers.has(outcome.approver?.keyid ?? '')) {
-        return no(`granted by key ${outcome.approver?.keyid ?? '(none)'}${outcome.approver?.name == null ? '' : ` (calling itself ${outcome.approver.name})`}, which is not one of the proxy's approvers (--approver) (approval ${request.id})`);
+        return no(
+          `granted by key ${outcome.approver?.keyid ?? '(none)'}${outcome.approver?.name == null ? '' : ` (calling itself ${outcome.approver.name})`}, which is not one of the proxy's approvers (--approver) (approval ${request.id})`,
+        );
       }
       const begun = await session.beginApproved(key, tool, args, meta, request);
       if (begun instanceof Error) {
-        refuse({ id: m.id, code: MCP_PROXY_ERRORS.RECORDING_FAILED, message: `the approved call was not forwarded: its intent could not be recorded (${begun.message})` });
+        refuse({
+          id: m.id,
+          code: MCP_PROXY_ERRORS.RECORDING_FAILED,
+          message: `the approved call was not forwarded: its intent could not be recorded (${begun.message})`,
+        });
         return false;
       }
       this.log(`call ${JSON.stringify(tool)} approved${who}${why}; forwarded as effect ${begun}`);
@@ -188,12 +269,24 @@ export class Boundary {
       }
       if (m.method === 'notifications/cancelled') {
         const p = (m.params ?? {}) as { requestId?: unknown; reason?: unknown };
-        if ((typeof p.requestId === 'string' || typeof p.requestId === 'number') && session.isWaiting(idKey(p.requestId))) {
+        if (
+          (typeof p.requestId === 'string' || typeof p.requestId === 'number') &&
+          session.isWaiting(idKey(p.requestId))
+        ) {
           // Waiting for its approval: it is not forwarded; its request stays undecided (and expires).
           session.stopWaiting(idKey(p.requestId), 'the client cancelled the call');
-        } else if ((typeof p.requestId === 'string' || typeof p.requestId === 'number') && session.has(idKey(p.requestId))) {
+        } else if (
+          (typeof p.requestId === 'string' || typeof p.requestId === 'number') &&
+          session.has(idKey(p.requestId))
+        ) {
           const reason = typeof p.reason === 'string' ? p.reason : null;
-          await session.end(idKey(p.requestId), { error: { name: 'McpCancelled', message: `the client cancelled the call${reason === null ? '' : `: ${reason}`}`, reason } });
+          await session.end(idKey(p.requestId), {
+            error: {
+              name: 'McpCancelled',
+              message: `the client cancelled the call${reason === null ? '' : `: ${reason}`}`,
+              reason,
+            },
+          });
         }
       }
     }
@@ -214,7 +307,9 @@ export class Boundary {
       await session.end(idKey(c.id), { error: { name: 'McpPolicyDenied', message: why, tool: null } });
       refuse({ id: c.id, code: MCP_PROXY_ERRORS.POLICY_DENIED, message: why });
     }
-    for (const m of messages) if (m.method !== undefined && !RECORDED.has(m.method) && hasId(m)) refuse({ id: m.id, code: MCP_PROXY_ERRORS.POLICY_DENIED, message: why });
+    for (const m of messages)
+      if (m.method !== undefined && !RECORDED.has(m.method) && hasId(m))
+        refuse({ id: m.id, code: MCP_PROXY_ERRORS.POLICY_DENIED, message: why });
     return { kind: 'drop' };
   }
 

@@ -30,7 +30,19 @@ export interface RunningHttpProxy {
 }
 
 /** Headers that belong to one connection, not to the message (RFC 9110 §7.6.1), and the ones fetch sets itself. */
-const HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer', 'host', 'content-length', 'accept-encoding', 'content-encoding']);
+const HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'upgrade',
+  'te',
+  'trailer',
+  'host',
+  'content-length',
+  'accept-encoding',
+  'content-encoding',
+]);
 
 function requestHeaders(req: IncomingMessage): Headers {
   const h = new Headers();
@@ -49,7 +61,10 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
     let size = 0;
     req.on('data', (c: Buffer) => {
       size += c.length;
-      if (size > limit) { reject(new Error(`request body over ${limit} bytes`)); req.destroy(); } else parts.push(c);
+      if (size > limit) {
+        reject(new Error(`request body over ${limit} bytes`));
+        req.destroy();
+      } else parts.push(c);
     });
     req.on('end', () => resolve(Buffer.concat(parts)));
     req.on('error', reject);
@@ -71,7 +86,11 @@ function eventEnd(buf: Buffer): number {
 
 /** The data of one SSE event (its `data:` lines joined), as bytes to peek at. */
 function eventData(event: Buffer): Buffer {
-  const data = event.toString('utf8').split(/\r\n|\r|\n/).filter((l) => l.startsWith('data:')).map((l) => l.slice(l.startsWith('data: ') ? 6 : 5));
+  const data = event
+    .toString('utf8')
+    .split(/\r\n|\r|\n/)
+    .filter((l) => l.startsWith('data:'))
+    .map((l) => l.slice(l.startsWith('data: ') ? 6 : 5));
   return Buffer.from(data.join('\n'), 'utf8');
 }
 
@@ -86,12 +105,19 @@ export async function startHttpProxy(options: HttpProxyOptions): Promise<Running
   const limit = options.maxBodyBytes ?? 64 * 1024 * 1024;
   const sessions = new Map<string, Boundary>();
   let stateless: Boundary | undefined;
-  const newBoundary = (): Boundary => new Boundary(new SessionRecorder({ ...options, command: ['--upstream', upstream.href] }), options.policy ?? {}, log);
+  const newBoundary = (): Boundary =>
+    new Boundary(
+      new SessionRecorder({ ...options, command: ['--upstream', upstream.href] }),
+      options.policy ?? {},
+      log,
+    );
 
   /** Passes the upstream's answer back, recording what its messages say before each leaves. */
   async function relay(answer: Response, res: ServerResponse, boundary: Boundary | undefined): Promise<void> {
     const headers: Record<string, string> = {};
-    answer.headers.forEach((v, k) => { if (!HOP.has(k)) headers[k] = v; });
+    answer.headers.forEach((v, k) => {
+      if (!HOP.has(k)) headers[k] = v;
+    });
     res.writeHead(answer.status, answer.statusText, headers);
     const type = answer.headers.get('content-type') ?? '';
     if (answer.body === null) return void res.end();
@@ -118,15 +144,23 @@ export async function startHttpProxy(options: HttpProxyOptions): Promise<Running
     // the user visits could otherwise reach the proxy, and through it the upstream, with the user's network.
     const origin = req.headers.origin;
     if (!LOCAL_HOST.test(req.headers.host ?? '') || (origin !== undefined && !LOCAL_ORIGIN.test(origin))) {
-      return void res.writeHead(403, { 'content-type': 'text/plain' }).end('stepchain mcp: only local clients may use this proxy (Host and Origin must be 127.0.0.1 or localhost)\n');
+      return void res
+        .writeHead(403, { 'content-type': 'text/plain' })
+        .end('stepchain mcp: only local clients may use this proxy (Host and Origin must be 127.0.0.1 or localhost)\n');
     }
     const target = new URL(req.url ?? '/', upstream.origin);
     const sid = req.headers['mcp-session-id'];
     const known = typeof sid === 'string' ? sessions.get(sid) : stateless;
     const abort = new AbortController();
-    res.on('close', () => { if (!res.writableFinished) abort.abort(); });
+    res.on('close', () => {
+      if (!res.writableFinished) abort.abort();
+    });
     if (req.method !== 'POST') {
-      const answer = await fetch(target, { method: req.method ?? 'GET', headers: requestHeaders(req), signal: abort.signal });
+      const answer = await fetch(target, {
+        method: req.method ?? 'GET',
+        headers: requestHeaders(req),
+        signal: abort.signal,
+      });
       if (req.method === 'DELETE' && answer.ok && typeof sid === 'string' && known !== undefined) {
         sessions.delete(sid);
         known.closing(); // calls still waiting for an approval are not forwarded to a session that ended
@@ -137,12 +171,16 @@ export async function startHttpProxy(options: HttpProxyOptions): Promise<Running
     const body = await readBody(req, limit);
     const messages = peek(body);
     const initializing = messages.some((m) => m.method === 'initialize');
-    const boundary = initializing ? newBoundary() : known ?? (stateless ??= newBoundary());
+    const boundary = initializing ? newBoundary() : (known ?? (stateless ??= newBoundary()));
     const refusals: Refusal[] = [];
     let admission = await boundary.fromClient(messages, (r) => refusals.push(r));
     if (admission.kind === 'held') admission = (await admission.approved) ? { kind: 'forward' } : { kind: 'drop' };
     if (admission.kind === 'drop') {
-      const errors = refusals.map((r) => ({ jsonrpc: '2.0', id: r.id, error: { code: r.code, message: `stepchain mcp: ${r.message}` } }));
+      const errors = refusals.map((r) => ({
+        jsonrpc: '2.0',
+        id: r.id,
+        error: { code: r.code, message: `stepchain mcp: ${r.message}` },
+      }));
       if (errors.length === 0) return void res.writeHead(202).end();
       res.writeHead(200, { 'content-type': 'application/json' });
       return void res.end(JSON.stringify(Array.isArray(JSON.parse(body.toString('utf8'))) ? errors : errors[0]));
@@ -160,7 +198,10 @@ export async function startHttpProxy(options: HttpProxyOptions): Promise<Running
     handle(req, res).catch((e: unknown) => {
       if (res.destroyed || (e as Error)?.name === 'AbortError') return void res.destroy(); // the client went away
       log(`${req.method} ${req.url}: ${message(e)}`);
-      if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' }).end(`stepchain mcp: the upstream could not be reached: ${message(e)}\n`);
+      if (!res.headersSent)
+        res
+          .writeHead(502, { 'content-type': 'text/plain' })
+          .end(`stepchain mcp: the upstream could not be reached: ${message(e)}\n`);
       else res.destroy();
     });
   });
@@ -172,7 +213,10 @@ export async function startHttpProxy(options: HttpProxyOptions): Promise<Running
   return {
     url: `http://127.0.0.1:${port}${upstream.pathname}${upstream.search}`,
     close: async () => {
-      await new Promise<void>((resolve) => { server.close(() => resolve()); server.closeAllConnections(); });
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
       const open = [...sessions.values(), ...(stateless === undefined ? [] : [stateless])];
       sessions.clear();
       // Stopped by its operator: a session with nothing in flight ended well; one with calls in flight did not.

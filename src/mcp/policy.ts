@@ -55,14 +55,18 @@ export function needsApproval(policy: ToolPolicy, tool: string): boolean {
 /** The lists' verdict on a tool: null when it may go on (to the approver, if any), else why not. */
 export function listVerdict(policy: ToolPolicy, tool: string): string | null {
   if (policy.deny?.includes(tool)) return `tool ${JSON.stringify(tool)} is denied by the proxy's policy (--deny)`;
-  if (policy.allow !== undefined && !policy.allow.includes(tool)) return `tool ${JSON.stringify(tool)} is not in the proxy's allow list (--allow)`;
+  if (policy.allow !== undefined && !policy.allow.includes(tool))
+    return `tool ${JSON.stringify(tool)} is not in the proxy's allow list (--allow)`;
   return null;
 }
 
 /** The first line of text an approver wrote, without control characters, at most 200 characters. */
 function firstLine(text: string): string {
   // eslint-disable-next-line no-control-regex
-  return (text.split('\n')[0] ?? '').replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ').trim().slice(0, 200);
+  return (text.split('\n')[0] ?? '')
+    .replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ')
+    .trim()
+    .slice(0, 200);
 }
 
 /**
@@ -71,17 +75,24 @@ function firstLine(text: string): string {
  * writes to standard output is recorded as the reason. Its standard error goes to the proxy's.
  */
 export function commandApprover(command: string): (call: ToolCallRequest) => Promise<Decision> {
-  return (call) => new Promise<Decision>((resolve) => {
-    const child = spawn('/bin/sh', ['-c', command], { stdio: ['pipe', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => { if (out.length < 4096) out += c; });
-    child.stdin.on('error', () => {});
-    child.stdin.end(`${JSON.stringify(call)}\n`);
-    child.on('error', (e) => resolve({ approved: false, reason: `the approver could not be started: ${e.message}` }));
-    child.on('close', (code, signal) => {
-      const said = firstLine(out);
-      if (code === 0) resolve({ approved: true, reason: said === '' ? `approved by ${command}` : said });
-      else resolve({ approved: false, reason: said === '' ? `denied by ${command} (${signal ?? `exit ${code}`})` : said });
+  return (call) =>
+    new Promise<Decision>((resolve) => {
+      const child = spawn('/bin/sh', ['-c', command], { stdio: ['pipe', 'pipe', 'inherit'] });
+      let out = '';
+      child.stdout.setEncoding('utf8').on('data', (c: string) => {
+        if (out.length < 4096) out += c;
+      });
+      child.stdin.on('error', () => {});
+      child.stdin.end(`${JSON.stringify(call)}\n`);
+      child.on('error', (e) => resolve({ approved: false, reason: `the approver could not be started: ${e.message}` }));
+      child.on('close', (code, signal) => {
+        const said = firstLine(out);
+        if (code === 0) resolve({ approved: true, reason: said === '' ? `approved by ${command}` : said });
+        else
+          resolve({
+            approved: false,
+            reason: said === '' ? `denied by ${command} (${signal ?? `exit ${code}`})` : said,
+          });
+      });
     });
-  });
 }

@@ -42,8 +42,12 @@ export function startProxy(options: ProxyOptions): RunningProxy {
   const log = options.log;
   const session = new SessionRecorder({ ...options, command: [options.command, ...options.args] });
   const child = spawn(options.command, [...options.args], { stdio: ['pipe', 'pipe', 'inherit'] });
-  const toServer = (line: Buffer): void => { if (child.stdin.writable) child.stdin.write(line); };
-  const toClient = (line: Buffer): void => { options.output.write(line); };
+  const toServer = (line: Buffer): void => {
+    if (child.stdin.writable) child.stdin.write(line);
+  };
+  const toClient = (line: Buffer): void => {
+    options.output.write(line);
+  };
   child.stdin.on('error', (e) => log(`the server's input closed: ${message(e)}`));
   options.output.on('error', (e) => log(`the client's side closed: ${message(e)}`));
 
@@ -60,7 +64,9 @@ export function startProxy(options: ProxyOptions): RunningProxy {
     if (admission.kind === 'forward') toServer(line);
     else if (admission.kind === 'held') {
       // Held alone, off the queue: the client's other messages pass while this call waits.
-      const waiting = admission.approved.then((ok) => { if (ok) toServer(line); });
+      const waiting = admission.approved.then((ok) => {
+        if (ok) toServer(line);
+      });
       held.add(waiting);
       void waiting.finally(() => held.delete(waiting));
     }
@@ -72,23 +78,42 @@ export function startProxy(options: ProxyOptions): RunningProxy {
   }
 
   let clientDone = false;
-  readLines(options.input, (line) => { fromClient = inTurn(fromClient, () => onClientLine(line)); }, () => {
-    clientDone = true;
-    // Calls still waiting for an approval decision are not forwarded to a session that is closing.
-    void fromClient.then(() => boundary.closing());
-    // The client closed its side: once every message it sent is forwarded, close the server's input and
-    // give it graceMs to exit before SIGTERM (the MCP stdio shutdown), then as long again before SIGKILL.
-    void fromClient.then(() => Promise.all([...held])).then(() => {
-      child.stdin.end();
-      const grace = options.graceMs ?? 2000;
-      const term = setTimeout(() => child.kill('SIGTERM'), grace);
-      const kill = setTimeout(() => child.kill('SIGKILL'), 2 * grace);
-      term.unref();
-      kill.unref();
-      child.once('exit', () => { clearTimeout(term); clearTimeout(kill); });
-    });
-  });
-  const serverOut = new Promise<void>((resolve) => readLines(child.stdout, (line) => { fromServer = inTurn(fromServer, () => onServerLine(line)); }, resolve));
+  readLines(
+    options.input,
+    (line) => {
+      fromClient = inTurn(fromClient, () => onClientLine(line));
+    },
+    () => {
+      clientDone = true;
+      // Calls still waiting for an approval decision are not forwarded to a session that is closing.
+      void fromClient.then(() => boundary.closing());
+      // The client closed its side: once every message it sent is forwarded, close the server's input and
+      // give it graceMs to exit before SIGTERM (the MCP stdio shutdown), then as long again before SIGKILL.
+      void fromClient
+        .then(() => Promise.all([...held]))
+        .then(() => {
+          child.stdin.end();
+          const grace = options.graceMs ?? 2000;
+          const term = setTimeout(() => child.kill('SIGTERM'), grace);
+          const kill = setTimeout(() => child.kill('SIGKILL'), 2 * grace);
+          term.unref();
+          kill.unref();
+          child.once('exit', () => {
+            clearTimeout(term);
+            clearTimeout(kill);
+          });
+        });
+    },
+  );
+  const serverOut = new Promise<void>((resolve) =>
+    readLines(
+      child.stdout,
+      (line) => {
+        fromServer = inTurn(fromServer, () => onServerLine(line));
+      },
+      resolve,
+    ),
+  );
 
   const done = new Promise<ProxyExit>((resolve) => {
     let spawnError: Error | undefined;
@@ -106,5 +131,10 @@ export function startProxy(options: ProxyOptions): RunningProxy {
       })();
     });
   });
-  return { done, kill: (signal) => { child.kill(signal); } };
+  return {
+    done,
+    kill: (signal) => {
+      child.kill(signal);
+    },
+  };
 }

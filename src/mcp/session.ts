@@ -4,12 +4,20 @@
  * forwarded, its outcome from the server's response, a client's cancellation, or the proxy's policy.
  * Recording never throws into the proxy: each method says whether it succeeded, and the proxy decides.
  */
-import type { Run, EffectHandle, ModelCallHandle, StartRunOptions, ApprovalRequest, ApprovalOutcome } from '../runtime/index.js';
+import type {
+  Run,
+  EffectHandle,
+  ModelCallHandle,
+  StartRunOptions,
+  ApprovalRequest,
+  ApprovalOutcome,
+} from '../runtime/index.js';
 import { startRun } from '../runtime/index.js';
 import type { Store } from '../store/types.js';
 
 /** Label values are at most 1024 code units (FORMAT §11.2); a longer client or server name is cut. */
-const cut = (s: unknown, n: number): string | undefined => (typeof s === 'string' && s.length > 0 ? s.slice(0, n) : undefined);
+const cut = (s: unknown, n: number): string | undefined =>
+  typeof s === 'string' && s.length > 0 ? s.slice(0, n) : undefined;
 
 export interface SessionOptions {
   store: Store;
@@ -34,11 +42,17 @@ export interface SessionOptions {
 
 /** A fresh run id for a session in a store: sortable by time, unique by its random tail. */
 export function sessionRunId(now = new Date()): string {
-  const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  const stamp = now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
   return `mcp-${stamp}-${globalThis.crypto.randomUUID().slice(0, 8)}`;
 }
 
-interface Info { name?: unknown; version?: unknown }
+interface Info {
+  name?: unknown;
+  version?: unknown;
+}
 
 export class SessionRecorder {
   private run: Promise<Run> | undefined;
@@ -57,7 +71,8 @@ export class SessionRecorder {
   noteInitialize(params: unknown): void {
     this.initialize = params ?? null;
     const p = params as { clientInfo?: Info } | null;
-    if (p !== null && typeof p === 'object' && p.clientInfo !== null && typeof p.clientInfo === 'object') this.clientInfo = p.clientInfo;
+    if (p !== null && typeof p === 'object' && p.clientInfo !== null && typeof p.clientInfo === 'object')
+      this.clientInfo = p.clientInfo;
   }
 
   /** Creates the run (once): called with the server's initialize result, or at the first call if none came. */
@@ -79,7 +94,13 @@ export class SessionRecorder {
     const options: StartRunOptions = {
       runId: this.options.runId ?? sessionRunId(),
       labels,
-      input: { mcp: { server_command: this.options.command, initialize: this.initialize ?? null, initialized: initialized ?? null } },
+      input: {
+        mcp: {
+          server_command: this.options.command,
+          initialize: this.initialize ?? null,
+          initialized: initialized ?? null,
+        },
+      },
       ...(agent === undefined ? {} : { agent }),
       ...(this.options.conversationId === undefined ? {} : { conversationId: this.options.conversationId }),
       ...(this.options.blobThreshold === undefined ? {} : { blobThreshold: this.options.blobThreshold }),
@@ -88,7 +109,10 @@ export class SessionRecorder {
     this.run = startRun(this.options.store, options);
     this.run.then(
       (run) => this.options.log(`recording this session as run ${run.runId}`),
-      (e: unknown) => this.options.log(`could not create the run (${message(e)}): tool calls will be refused, since none can be recorded`),
+      (e: unknown) =>
+        this.options.log(
+          `could not create the run (${message(e)}): tool calls will be refused, since none can be recorded`,
+        ),
     );
     return this.run;
   }
@@ -101,7 +125,9 @@ export class SessionRecorder {
       this.effects.set(key, effect);
       return effect.id;
     } catch (e) {
-      this.options.log(`could not record the intent of the call ${JSON.stringify(name)} (${message(e)}): it is refused, not forwarded`);
+      this.options.log(
+        `could not record the intent of the call ${JSON.stringify(name)} (${message(e)}): it is refused, not forwarded`,
+      );
       return e instanceof Error ? e : new Error(String(e));
     }
   }
@@ -113,7 +139,12 @@ export class SessionRecorder {
       const p = (params ?? {}) as { messages?: unknown; modelPreferences?: unknown; systemPrompt?: unknown };
       const rest: Record<string, unknown> = { ...(p as Record<string, unknown>) };
       delete rest.messages; // recorded as the prompt
-      const call = await run.beginModel({ model: p.modelPreferences ?? null, prompt: p.messages ?? null, input: rest, meta: { mcp: { request_id: requestId, method: 'sampling/createMessage' } } });
+      const call = await run.beginModel({
+        model: p.modelPreferences ?? null,
+        prompt: p.messages ?? null,
+        input: rest,
+        meta: { mcp: { request_id: requestId, method: 'sampling/createMessage' } },
+      });
       this.models.set(key, call);
       return true;
     } catch (e) {
@@ -138,7 +169,9 @@ export class SessionRecorder {
         await call.complete({ result: outcome.result, ...(typeof stop === 'string' ? { finishReason: stop } : {}) });
       }
     } catch (e) {
-      this.options.log(`could not record the answer to a sampling request (${message(e)}); it stays pending in the journal`);
+      this.options.log(
+        `could not record the answer to a sampling request (${message(e)}); it stays pending in the journal`,
+      );
     }
   }
 
@@ -158,14 +191,25 @@ export class SessionRecorder {
   }
 
   /** Records approval.requested for a held call (spec/MCP.md §5.1); the request, or an Error when it could not be recorded. */
-  async requestApproval(key: string, name: string, args: unknown, meta: Record<string, unknown>, expiresAt: Date | undefined): Promise<ApprovalRequest | Error> {
+  async requestApproval(
+    key: string,
+    name: string,
+    args: unknown,
+    meta: Record<string, unknown>,
+    expiresAt: Date | undefined,
+  ): Promise<ApprovalRequest | Error> {
     try {
       const run = await this.start();
-      const request = await run.requestApproval({ name, args: args === undefined ? null : args }, { meta: { mcp: meta }, ...(expiresAt === undefined ? {} : { expiresAt }) });
+      const request = await run.requestApproval(
+        { name, args: args === undefined ? null : args },
+        { meta: { mcp: meta }, ...(expiresAt === undefined ? {} : { expiresAt }) },
+      );
       this.waiting.set(key, new AbortController());
       return request;
     } catch (e) {
-      this.options.log(`could not record the approval request of the call ${JSON.stringify(name)} (${message(e)}): it is refused, not forwarded`);
+      this.options.log(
+        `could not record the approval request of the call ${JSON.stringify(name)} (${message(e)}): it is refused, not forwarded`,
+      );
       return e instanceof Error ? e : new Error(String(e));
     }
   }
@@ -209,12 +253,25 @@ export class SessionRecorder {
     await run.refresh();
     const state = (await run.approvals()).find((a) => a.id === request.id);
     if (state === undefined || state.status === 'pending') return null;
-    if (state.status === 'invalid') return new Error(`approval request ${request.id} is not well-formed in the journal`);
-    return { status: state.status, request: request.id, seq: state.decisionSeq, approver: state.approver, reason: state.reason };
+    if (state.status === 'invalid')
+      return new Error(`approval request ${request.id} is not well-formed in the journal`);
+    return {
+      status: state.status,
+      request: request.id,
+      seq: state.decisionSeq,
+      approver: state.approver,
+      reason: state.reason,
+    };
   }
 
   /** Signs and records a decision with the proxy's approver key (the verdict of an approval command). */
-  async decide(request: ApprovalRequest, decision: 'granted' | 'denied', key: Uint8Array | string, name: string | undefined, reason: string): Promise<ApprovalOutcome | Error> {
+  async decide(
+    request: ApprovalRequest,
+    decision: 'granted' | 'denied',
+    key: Uint8Array | string,
+    name: string | undefined,
+    reason: string,
+  ): Promise<ApprovalOutcome | Error> {
     try {
       const run = await this.start();
       return await run.decideApproval(request, decision, { key, reason, ...(name === undefined ? {} : { name }) });
@@ -230,14 +287,27 @@ export class SessionRecorder {
   }
 
   /** Records the intent of an approved call, naming its granted request; the effect id, or an Error. */
-  async beginApproved(key: string, name: string, args: unknown, meta: Record<string, unknown>, request: ApprovalRequest): Promise<string | Error> {
+  async beginApproved(
+    key: string,
+    name: string,
+    args: unknown,
+    meta: Record<string, unknown>,
+    request: ApprovalRequest,
+  ): Promise<string | Error> {
     try {
       const run = await this.start();
-      const effect = await run.beginTool({ name, args: args === undefined ? null : args, meta: { mcp: meta }, approval: request });
+      const effect = await run.beginTool({
+        name,
+        args: args === undefined ? null : args,
+        meta: { mcp: meta },
+        approval: request,
+      });
       this.effects.set(key, effect);
       return effect.id;
     } catch (e) {
-      this.options.log(`could not record the intent of the approved call ${JSON.stringify(name)} (${message(e)}): it is refused, not forwarded`);
+      this.options.log(
+        `could not record the intent of the approved call ${JSON.stringify(name)} (${message(e)}): it is refused, not forwarded`,
+      );
       return e instanceof Error ? e : new Error(String(e));
     }
   }
@@ -265,7 +335,9 @@ export class SessionRecorder {
       else await effect.complete(outcome.result);
       return true;
     } catch (e) {
-      this.options.log(`could not record the outcome of effect ${effect.id} (${message(e)}); it stays pending in the journal`);
+      this.options.log(
+        `could not record the outcome of effect ${effect.id} (${message(e)}); it stays pending in the journal`,
+      );
       return false;
     }
   }
@@ -285,7 +357,8 @@ export class SessionRecorder {
     }
     try {
       const inFlight = this.effects.size + this.models.size;
-      if (inFlight === 0 && (clientClosed || exit.code === 0)) await run.complete({ server_exit: exit, closed_by: clientClosed ? 'client' : 'server' });
+      if (inFlight === 0 && (clientClosed || exit.code === 0))
+        await run.complete({ server_exit: exit, closed_by: clientClosed ? 'client' : 'server' });
       else {
         await run.fail({
           name: 'McpServerExited',

@@ -50,7 +50,8 @@ export class SpanReader {
       if (m === null) continue;
       this.used.add(key);
       const at = Number(m[1]);
-      (out[at] ??= {})[m[2]!] = typeof value === 'string' && (m[2] === 'arguments' || m[2]!.endsWith('.arguments')) ? parseJson(value) : value;
+      (out[at] ??= {})[m[2]!] =
+        typeof value === 'string' && (m[2] === 'arguments' || m[2]!.endsWith('.arguments')) ? parseJson(value) : value;
     }
     const messages = out.filter((m) => m !== undefined);
     return messages.length === 0 ? undefined : messages;
@@ -99,10 +100,12 @@ export function toolCallsOf(output: Json | undefined, aiSdkCalls: Json | undefin
   const calls: Json[] = [];
   if (Array.isArray(output)) {
     for (const message of output) {
-      const parts = message !== null && typeof message === 'object' && !Array.isArray(message) ? message.parts : undefined;
+      const parts =
+        message !== null && typeof message === 'object' && !Array.isArray(message) ? message.parts : undefined;
       if (!Array.isArray(parts)) continue;
       for (const p of parts) {
-        if (p !== null && typeof p === 'object' && !Array.isArray(p) && p.type === 'tool_call') calls.push({ id: p.id ?? null, name: p.name ?? null, arguments: p.arguments ?? null });
+        if (p !== null && typeof p === 'object' && !Array.isArray(p) && p.type === 'tool_call')
+          calls.push({ id: p.id ?? null, name: p.name ?? null, arguments: p.arguments ?? null });
       }
     }
   }
@@ -110,7 +113,11 @@ export function toolCallsOf(output: Json | undefined, aiSdkCalls: Json | undefin
     for (const c of aiSdkCalls) {
       if (c === null || typeof c !== 'object' || Array.isArray(c)) continue;
       const args = c.input ?? c.args ?? null;
-      calls.push({ id: c.toolCallId ?? null, name: c.toolName ?? null, arguments: typeof args === 'string' ? parseJson(args) : args });
+      calls.push({
+        id: c.toolCallId ?? null,
+        name: c.toolName ?? null,
+        arguments: typeof args === 'string' ? parseJson(args) : args,
+      });
     }
   }
   return calls.length === 0 ? null : calls;

@@ -27,7 +27,12 @@ export interface CollectorOptions {
 /** Traces written at once. */
 const WRITERS = 8;
 
-interface OpenTrace { spans: Map<string, OtelSpan>; firstAt: number; lastAt: number; late: number }
+interface OpenTrace {
+  spans: Map<string, OtelSpan>;
+  firstAt: number;
+  lastAt: number;
+  late: number;
+}
 
 /** A duplicate of a held span: the one that ended last is kept, the smaller text on a tie — so arrival order does not matter. */
 function keep(a: OtelSpan, b: OtelSpan): OtelSpan {
@@ -55,7 +60,10 @@ export class SpanCollector {
   readonly maxHeldSpans: number;
   failures = 0;
 
-  constructor(readonly store: Store, private readonly options: CollectorOptions = {}) {
+  constructor(
+    readonly store: Store,
+    private readonly options: CollectorOptions = {},
+  ) {
     this.settleMs = options.settleMs ?? 2000;
     this.maxOpenMs = options.maxOpenMs ?? 300_000;
     // A run is written as one appendMany unit, which holds up to 4096 records (FILE-STORE.md §9): 2 per span, 2 more.
@@ -77,7 +85,11 @@ export class SpanCollector {
       const done = this.written.get(s.trace_id);
       if (done?.spans.has(s.span_id)) continue;
       let t = this.open.get(s.trace_id);
-      if (t === undefined) this.open.set(s.trace_id, (t = { spans: new Map(), firstAt: now, lastAt: now, late: done === undefined ? 0 : done.late + 1 }));
+      if (t === undefined)
+        this.open.set(
+          s.trace_id,
+          (t = { spans: new Map(), firstAt: now, lastAt: now, late: done === undefined ? 0 : done.late + 1 }),
+        );
       const had = t.spans.get(s.span_id);
       if (had === undefined) this.held++;
       t.spans.set(s.span_id, had === undefined ? s : keep(had, s));
@@ -90,18 +102,23 @@ export class SpanCollector {
 
   private schedule(): void {
     if (this.timer !== undefined || this.closed || this.open.size === 0) return;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      this.sweep(Date.now());
-      this.schedule();
-    }, Math.min(this.settleMs, 1000));
+    this.timer = setTimeout(
+      () => {
+        this.timer = undefined;
+        this.sweep(Date.now());
+        this.schedule();
+      },
+      Math.min(this.settleMs, 1000),
+    );
     this.timer.unref();
   }
 
   /** Writes each trace that settled (a root span, quiet for settleMs) or stayed open past maxOpenMs. */
   private sweep(now: number): void {
     for (const [id, t] of this.open) {
-      const hasRoot = [...t.spans.values()].some((s) => s.parent_span_id === '' || (t.late > 0 && !t.spans.has(s.parent_span_id)));
+      const hasRoot = [...t.spans.values()].some(
+        (s) => s.parent_span_id === '' || (t.late > 0 && !t.spans.has(s.parent_span_id)),
+      );
       if ((hasRoot && now - t.lastAt >= this.settleMs) || now - t.firstAt >= this.maxOpenMs) this.writeTrace(id);
     }
   }
@@ -136,7 +153,14 @@ export class SpanCollector {
 
   private async writeRun(run: MappedRun, late: boolean): Promise<void> {
     try {
-      const opts = { runId: run.runId, labels: run.labels, createdAt: run.createdAt, ...(run.agent === undefined ? {} : { agent: run.agent }), ...(run.conversationId === undefined ? {} : { conversationId: run.conversationId }), ...(run.parentRunId === undefined ? {} : { parentRunId: run.parentRunId }) };
+      const opts = {
+        runId: run.runId,
+        labels: run.labels,
+        createdAt: run.createdAt,
+        ...(run.agent === undefined ? {} : { agent: run.agent }),
+        ...(run.conversationId === undefined ? {} : { conversationId: run.conversationId }),
+        ...(run.parentRunId === undefined ? {} : { parentRunId: run.parentRunId }),
+      };
       await writeMapped(this.store, opts, run.steps);
       this.options.onRun?.({ runId: run.runId, steps: run.steps.length, late });
       this.options.log?.(`wrote run ${run.runId} (${run.steps.length} records${late ? ', late spans' : ''})`);
@@ -168,12 +192,30 @@ export class SpanCollector {
 /** Spans that came after their trace was written: a run of their own beside it (§5.3), each span a step. */
 function lateRun(traceId: string, n: number, spans: OtelSpan[]): MappedRun {
   const mapped = mapTrace(spans);
-  const steps = mapped.flatMap((r) => r.steps.filter((s) => s.kind !== 'run.started' && s.kind !== 'run.completed' && s.kind !== 'run.failed'));
-  const first = spans.reduce((m, s) => (BigInt(s.start_time_unix_nano) < BigInt(m) ? s.start_time_unix_nano : m), spans[0]!.start_time_unix_nano);
+  const steps = mapped.flatMap((r) =>
+    r.steps.filter((s) => s.kind !== 'run.started' && s.kind !== 'run.completed' && s.kind !== 'run.failed'),
+  );
+  const first = spans.reduce(
+    (m, s) => (BigInt(s.start_time_unix_nano) < BigInt(m) ? s.start_time_unix_nano : m),
+    spans[0]!.start_time_unix_nano,
+  );
   const runId = `${runIdOf(traceId, null)}.late-${n}`;
   return {
-    runId, span: null, labels: { 'otel.trace_id': traceId, 'otel.late': String(n) }, parentRunId: runIdOf(traceId, null), createdAt: timestampOf(first),
-    steps: [{ kind: 'run.started', step_id: 'late.start', ts: timestampOf(first), meta: { otel: { trace_id: traceId, late: n, runs: mapped.map((r) => r.runId) } } }, ...steps, { kind: 'run.completed', step_id: 'late.end', ts: timestampOf(first) }],
+    runId,
+    span: null,
+    labels: { 'otel.trace_id': traceId, 'otel.late': String(n) },
+    parentRunId: runIdOf(traceId, null),
+    createdAt: timestampOf(first),
+    steps: [
+      {
+        kind: 'run.started',
+        step_id: 'late.start',
+        ts: timestampOf(first),
+        meta: { otel: { trace_id: traceId, late: n, runs: mapped.map((r) => r.runId) } },
+      },
+      ...steps,
+      { kind: 'run.completed', step_id: 'late.end', ts: timestampOf(first) },
+    ],
   };
 }
 
@@ -181,7 +223,18 @@ function lateRun(traceId: string, n: number, spans: OtelSpan[]): MappedRun {
  * Creates the run journal and appends all its records in one unit. A run already in the store (a restart
  * re-sent by an exporter's retry) is left as it is: its records are the same spans.
  */
-export async function writeMapped(store: Store, options: { runId: string; createdAt: string; agent?: string; conversationId?: string; parentRunId?: string; labels?: Record<string, string> }, steps: MappedRun['steps']): Promise<void> {
+export async function writeMapped(
+  store: Store,
+  options: {
+    runId: string;
+    createdAt: string;
+    agent?: string;
+    conversationId?: string;
+    parentRunId?: string;
+    labels?: Record<string, string>;
+  },
+  steps: MappedRun['steps'],
+): Promise<void> {
   const { runId, createdAt, ...identity } = options;
   let journal;
   try {
@@ -197,7 +250,12 @@ export async function writeMapped(store: Store, options: { runId: string; create
   }
 }
 
-function runIdentityOf(o: { agent?: string; conversationId?: string; parentRunId?: string; labels?: Record<string, string> }): Record<string, unknown> {
+function runIdentityOf(o: {
+  agent?: string;
+  conversationId?: string;
+  parentRunId?: string;
+  labels?: Record<string, string>;
+}): Record<string, unknown> {
   const run: Record<string, unknown> = {};
   if (o.agent !== undefined) run.agent = o.agent;
   if (o.conversationId !== undefined) run.conversation_id = o.conversationId;

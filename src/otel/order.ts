@@ -20,7 +20,8 @@ export interface Ordered {
   consumes: string[];
 }
 
-const before = (a: Ordered, b: Ordered): boolean => (a.end !== b.end ? a.end < b.end : a.start !== b.start ? a.start < b.start : a.id < b.id);
+const before = (a: Ordered, b: Ordered): boolean =>
+  a.end !== b.end ? a.end < b.end : a.start !== b.start ? a.start < b.start : a.id < b.id;
 
 /** The ids of tool results in a prompt: GenAI `tool_call_response` parts, the AI SDK's `tool-result` parts. */
 export function consumedIds(prompt: Json | undefined): string[] {
@@ -47,7 +48,8 @@ export function causalOrder<T extends Ordered>(items: readonly T[]): T[] {
   const executedBy = new Map<string, number[]>();
   items.forEach((it, i) => {
     for (const x of it.asks) (askedBy.get(x) ?? askedBy.set(x, []).get(x)!).push(i);
-    if (it.executes !== undefined) (executedBy.get(it.executes) ?? executedBy.set(it.executes, []).get(it.executes)!).push(i);
+    if (it.executes !== undefined)
+      (executedBy.get(it.executes) ?? executedBy.set(it.executes, []).get(it.executes)!).push(i);
   });
   const edge = (from: number, to: number): void => {
     if (from === to) return;

@@ -15,8 +15,16 @@ export class OtlpError extends Error {
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
-export interface SpanEvent { time_unix_nano: string; name: string; attributes: Record<string, Json> }
-export interface SpanLink { trace_id: string; span_id: string; attributes: Record<string, Json> }
+export interface SpanEvent {
+  time_unix_nano: string;
+  name: string;
+  attributes: Record<string, Json>;
+}
+export interface SpanLink {
+  trace_id: string;
+  span_id: string;
+  attributes: Record<string, Json>;
+}
 
 /** One span, as the receiver and the in-process processor hand it to the mapping. */
 export interface OtelSpan {
@@ -41,7 +49,8 @@ export const MAX_ATTRIBUTE_DEPTH = 32;
 const HEX = /^[0-9a-f]*$/;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Uint8Array);
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Uint8Array);
 
 /** A member by its lowerCamelCase name or its proto field name (the OTLP/JSON mapping accepts both). */
 function member(o: Record<string, unknown>, camel: string): unknown {
@@ -61,7 +70,8 @@ function text(o: Record<string, unknown>, name: string, where: string): string {
   const v = member(o, name);
   if (v === undefined) return '';
   if (typeof v !== 'string') throw new OtlpError(`${where}.${name}: expected a string, got ${typeof v}`);
-  if (LONE_SURROGATE.test(v)) throw new OtlpError(`${where}.${name}: a string with a lone surrogate (not Unicode text)`);
+  if (LONE_SURROGATE.test(v))
+    throw new OtlpError(`${where}.${name}: a string with a lone surrogate (not Unicode text)`);
   return v;
 }
 
@@ -77,10 +87,14 @@ function id(o: Record<string, unknown>, name: string, bytes: number, where: stri
   let hex: string;
   if (v === undefined) hex = '';
   else if (typeof v === 'string') hex = v.toLowerCase();
-  else if (v instanceof Uint8Array || (Array.isArray(v) && v.every((b) => typeof b === 'number'))) hex = toHex(v as number[]);
+  else if (v instanceof Uint8Array || (Array.isArray(v) && v.every((b) => typeof b === 'number')))
+    hex = toHex(v as number[]);
   else throw new OtlpError(`${where}.${name}: expected ${bytes} bytes as hex, got ${typeof v}`);
   if (hex === '' && optional) return '';
-  if (!HEX.test(hex) || hex.length !== bytes * 2 || /^0+$/.test(hex)) throw new OtlpError(`${where}.${name}: ${JSON.stringify(hex.slice(0, 80))} is not a valid ${bytes}-byte id (hex, not all zero)`);
+  if (!HEX.test(hex) || hex.length !== bytes * 2 || /^0+$/.test(hex))
+    throw new OtlpError(
+      `${where}.${name}: ${JSON.stringify(hex.slice(0, 80))} is not a valid ${bytes}-byte id (hex, not all zero)`,
+    );
   return hex;
 }
 
@@ -101,18 +115,27 @@ function enumValue(o: Record<string, unknown>, name: string, where: string, name
   throw new OtlpError(`${where}.${name}: expected an enum number, got ${JSON.stringify(v).slice(0, 40)}`);
 }
 
-const SPAN_KINDS = ['SPAN_KIND_UNSPECIFIED', 'SPAN_KIND_INTERNAL', 'SPAN_KIND_SERVER', 'SPAN_KIND_CLIENT', 'SPAN_KIND_PRODUCER', 'SPAN_KIND_CONSUMER'];
+const SPAN_KINDS = [
+  'SPAN_KIND_UNSPECIFIED',
+  'SPAN_KIND_INTERNAL',
+  'SPAN_KIND_SERVER',
+  'SPAN_KIND_CLIENT',
+  'SPAN_KIND_PRODUCER',
+  'SPAN_KIND_CONSUMER',
+];
 const STATUS_CODES = ['STATUS_CODE_UNSET', 'STATUS_CODE_OK', 'STATUS_CODE_ERROR'];
 
 /** An AnyValue as JSON: an int64 beyond ±(2^53−1) and a non-finite double become strings, bytes {"bytes": base64}. */
 function anyValue(v: unknown, where: string, depth: number): Json {
   if (depth > MAX_ATTRIBUTE_DEPTH) throw new OtlpError(`${where}: nested deeper than ${MAX_ATTRIBUTE_DEPTH} levels`);
   if (v === undefined || v === null) return null;
-  if (!isObject(v)) throw new OtlpError(`${where}: expected an AnyValue object, got ${Array.isArray(v) ? 'a list' : typeof v}`);
+  if (!isObject(v))
+    throw new OtlpError(`${where}: expected an AnyValue object, got ${Array.isArray(v) ? 'a list' : typeof v}`);
   const s = member(v, 'stringValue');
   if (s !== undefined) {
     if (typeof s !== 'string') throw new OtlpError(`${where}.stringValue: expected a string, got ${typeof s}`);
-    if (LONE_SURROGATE.test(s)) throw new OtlpError(`${where}.stringValue: a string with a lone surrogate (not Unicode text)`);
+    if (LONE_SURROGATE.test(s))
+      throw new OtlpError(`${where}.stringValue: a string with a lone surrogate (not Unicode text)`);
     return s;
   }
   const b = member(v, 'boolValue');
@@ -123,7 +146,13 @@ function anyValue(v: unknown, where: string, depth: number): Json {
   const i = member(v, 'intValue');
   if (i !== undefined) {
     if (typeof i === 'number' && Number.isSafeInteger(i)) return i;
-    if (typeof i === 'string' && /^-?(0|[1-9][0-9]{0,18})$/.test(i) && BigInt(i) >= -(2n ** 63n) && BigInt(i) < 2n ** 63n) return Number.isSafeInteger(Number(i)) ? Number(i) : i;
+    if (
+      typeof i === 'string' &&
+      /^-?(0|[1-9][0-9]{0,18})$/.test(i) &&
+      BigInt(i) >= -(2n ** 63n) &&
+      BigInt(i) < 2n ** 63n
+    )
+      return Number.isSafeInteger(Number(i)) ? Number(i) : i;
     throw new OtlpError(`${where}.intValue: expected a 64-bit integer, got ${JSON.stringify(i).slice(0, 40)}`);
   }
   const d = member(v, 'doubleValue');
@@ -135,7 +164,9 @@ function anyValue(v: unknown, where: string, depth: number): Json {
   const a = member(v, 'arrayValue');
   if (a !== undefined) {
     if (!isObject(a)) throw new OtlpError(`${where}.arrayValue: expected an object`);
-    return list(a, 'values', `${where}.arrayValue`).map((e, k) => anyValue(e, `${where}.arrayValue.values[${k}]`, depth + 1));
+    return list(a, 'values', `${where}.arrayValue`).map((e, k) =>
+      anyValue(e, `${where}.arrayValue.values[${k}]`, depth + 1),
+    );
   }
   const kvl = member(v, 'kvlistValue');
   if (kvl !== undefined) {
@@ -180,14 +211,25 @@ function span(s: unknown, where: string, resource: Record<string, Json>, scope: 
     events: list(s, 'events', where).map((e, k) => {
       const at = `${where}.events[${k}]`;
       if (!isObject(e)) throw new OtlpError(`${at}: expected an Event object`);
-      return { time_unix_nano: nanos(e, 'timeUnixNano', at), name: text(e, 'name', at), attributes: attributes(list(e, 'attributes', at), at) };
+      return {
+        time_unix_nano: nanos(e, 'timeUnixNano', at),
+        name: text(e, 'name', at),
+        attributes: attributes(list(e, 'attributes', at), at),
+      };
     }),
     links: list(s, 'links', where).map((l, k) => {
       const at = `${where}.links[${k}]`;
       if (!isObject(l)) throw new OtlpError(`${at}: expected a Link object`);
-      return { trace_id: id(l, 'traceId', 16, at, false), span_id: id(l, 'spanId', 8, at, false), attributes: attributes(list(l, 'attributes', at), at) };
+      return {
+        trace_id: id(l, 'traceId', 16, at, false),
+        span_id: id(l, 'spanId', 8, at, false),
+        attributes: attributes(list(l, 'attributes', at), at),
+      };
     }),
-    status: { code: enumValue(st, 'code', `${where}.status`, STATUS_CODES), message: text(st, 'message', `${where}.status`) },
+    status: {
+      code: enumValue(st, 'code', `${where}.status`, STATUS_CODES),
+      message: text(st, 'message', `${where}.status`),
+    },
     resource,
     scope,
   };
@@ -202,14 +244,20 @@ export function spansOfRequest(request: unknown): OtelSpan[] {
     if (!isObject(rs)) throw new OtlpError(`${where}: expected a ResourceSpans object`);
     const res = member(rs, 'resource');
     if (res !== undefined && !isObject(res)) throw new OtlpError(`${where}.resource: expected an object`);
-    const resource = attributes(list((res ?? {}) as Record<string, unknown>, 'attributes', `${where}.resource`), `${where}.resource`);
+    const resource = attributes(
+      list((res ?? {}) as Record<string, unknown>, 'attributes', `${where}.resource`),
+      `${where}.resource`,
+    );
     list(rs, 'scopeSpans', where).forEach((ss, c) => {
       const at = `${where}.scopeSpans[${c}]`;
       if (!isObject(ss)) throw new OtlpError(`${at}: expected a ScopeSpans object`);
       const sc = member(ss, 'scope');
       if (sc !== undefined && !isObject(sc)) throw new OtlpError(`${at}.scope: expected an object`);
       const scopeObject = (sc ?? {}) as Record<string, unknown>;
-      const scope = { name: text(scopeObject, 'name', `${at}.scope`), version: text(scopeObject, 'version', `${at}.scope`) };
+      const scope = {
+        name: text(scopeObject, 'name', `${at}.scope`),
+        version: text(scopeObject, 'version', `${at}.scope`),
+      };
       list(ss, 'spans', at).forEach((s, k) => out.push(span(s, `${at}.spans[${k}]`, resource, scope)));
     });
   });
@@ -222,7 +270,9 @@ export function spansOfProtobuf(bytes: Uint8Array): OtelSpan[] {
   try {
     request = decodeProtobufRequest(bytes);
   } catch (e) {
-    throw new OtlpError(`the protobuf body is not an ExportTraceServiceRequest: ${e instanceof Error ? e.message : String(e)}`);
+    throw new OtlpError(
+      `the protobuf body is not an ExportTraceServiceRequest: ${e instanceof Error ? e.message : String(e)}`,
+    );
   }
   return spansOfRequest(request);
 }

@@ -32,7 +32,8 @@ const nanos = (t: HrTime): string => (BigInt(t[0]) * 1_000_000_000n + BigInt(t[1
 /** An SDK attribute value as JSON (the SDK allows primitives and homogeneous arrays of them). */
 function value(v: unknown): Json {
   if (typeof v === 'string' || typeof v === 'boolean') return v;
-  if (typeof v === 'number') return Number.isFinite(v) ? (Number.isInteger(v) && !Number.isSafeInteger(v) ? String(v) : v) : String(v);
+  if (typeof v === 'number')
+    return Number.isFinite(v) ? (Number.isInteger(v) && !Number.isSafeInteger(v) ? String(v) : v) : String(v);
   if (Array.isArray(v)) return v.map(value);
   return v === undefined || v === null ? null : String(v);
 }
@@ -47,14 +48,24 @@ function attrs(a: Record<string, unknown> | undefined): Record<string, Json> {
 export function spanOfReadable(s: ReadableSpanLike): OtelSpan {
   const ctx = s.spanContext();
   return {
-    trace_id: ctx.traceId, span_id: ctx.spanId, parent_span_id: s.parentSpanContext?.spanId ?? '', name: s.name,
+    trace_id: ctx.traceId,
+    span_id: ctx.spanId,
+    parent_span_id: s.parentSpanContext?.spanId ?? '',
+    name: s.name,
     // The SDK's SpanKind starts at INTERNAL = 0; OTLP's at UNSPECIFIED = 0, INTERNAL = 1.
     kind: s.kind + 1,
-    start_time_unix_nano: nanos(s.startTime), end_time_unix_nano: nanos(s.endTime), attributes: attrs(s.attributes),
+    start_time_unix_nano: nanos(s.startTime),
+    end_time_unix_nano: nanos(s.endTime),
+    attributes: attrs(s.attributes),
     events: s.events.map((e) => ({ time_unix_nano: nanos(e.time), name: e.name, attributes: attrs(e.attributes) })),
-    links: s.links.map((l) => ({ trace_id: l.context.traceId, span_id: l.context.spanId, attributes: attrs(l.attributes) })),
+    links: s.links.map((l) => ({
+      trace_id: l.context.traceId,
+      span_id: l.context.spanId,
+      attributes: attrs(l.attributes),
+    })),
     status: { code: s.status.code, message: s.status.message ?? '' },
-    resource: attrs(s.resource.attributes), scope: { name: s.instrumentationScope.name, version: s.instrumentationScope.version ?? '' },
+    resource: attrs(s.resource.attributes),
+    scope: { name: s.instrumentationScope.name, version: s.instrumentationScope.version ?? '' },
   };
 }
 

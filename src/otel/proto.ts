@@ -7,7 +7,12 @@
 import protobuf from 'protobufjs/light.js';
 
 const kv = (fields: Record<string, [type: string, id: number, rule?: 'repeated']>) => ({
-  fields: Object.fromEntries(Object.entries(fields).map(([name, [type, id, rule]]) => [name, rule === undefined ? { type, id } : { type, id, rule }])),
+  fields: Object.fromEntries(
+    Object.entries(fields).map(([name, [type, id, rule]]) => [
+      name,
+      rule === undefined ? { type, id } : { type, id, rule },
+    ]),
+  ),
 });
 
 const SCHEMA = {
@@ -15,24 +20,73 @@ const SCHEMA = {
     otlp: {
       nested: {
         AnyValue: {
-          oneofs: { value: { oneof: ['stringValue', 'boolValue', 'intValue', 'doubleValue', 'arrayValue', 'kvlistValue', 'bytesValue'] } },
-          ...kv({ stringValue: ['string', 1], boolValue: ['bool', 2], intValue: ['int64', 3], doubleValue: ['double', 4], arrayValue: ['ArrayValue', 5], kvlistValue: ['KeyValueList', 6], bytesValue: ['bytes', 7] }),
+          oneofs: {
+            value: {
+              oneof: ['stringValue', 'boolValue', 'intValue', 'doubleValue', 'arrayValue', 'kvlistValue', 'bytesValue'],
+            },
+          },
+          ...kv({
+            stringValue: ['string', 1],
+            boolValue: ['bool', 2],
+            intValue: ['int64', 3],
+            doubleValue: ['double', 4],
+            arrayValue: ['ArrayValue', 5],
+            kvlistValue: ['KeyValueList', 6],
+            bytesValue: ['bytes', 7],
+          }),
         },
         ArrayValue: kv({ values: ['AnyValue', 1, 'repeated'] }),
         KeyValueList: kv({ values: ['KeyValue', 1, 'repeated'] }),
         KeyValue: kv({ key: ['string', 1], value: ['AnyValue', 2] }),
-        InstrumentationScope: kv({ name: ['string', 1], version: ['string', 2], attributes: ['KeyValue', 3, 'repeated'], droppedAttributesCount: ['uint32', 4] }),
-        Resource: kv({ attributes: ['KeyValue', 1, 'repeated'], droppedAttributesCount: ['uint32', 2] }),
-        ResourceSpans: kv({ resource: ['Resource', 1], scopeSpans: ['ScopeSpans', 2, 'repeated'], schemaUrl: ['string', 3] }),
-        ScopeSpans: kv({ scope: ['InstrumentationScope', 1], spans: ['Span', 2, 'repeated'], schemaUrl: ['string', 3] }),
-        Span: kv({
-          traceId: ['bytes', 1], spanId: ['bytes', 2], traceState: ['string', 3], parentSpanId: ['bytes', 4], flags: ['fixed32', 16], name: ['string', 5],
-          kind: ['int32', 6], startTimeUnixNano: ['fixed64', 7], endTimeUnixNano: ['fixed64', 8], attributes: ['KeyValue', 9, 'repeated'],
-          droppedAttributesCount: ['uint32', 10], events: ['Event', 11, 'repeated'], droppedEventsCount: ['uint32', 12], links: ['Link', 13, 'repeated'],
-          droppedLinksCount: ['uint32', 14], status: ['Status', 15],
+        InstrumentationScope: kv({
+          name: ['string', 1],
+          version: ['string', 2],
+          attributes: ['KeyValue', 3, 'repeated'],
+          droppedAttributesCount: ['uint32', 4],
         }),
-        Event: kv({ timeUnixNano: ['fixed64', 1], name: ['string', 2], attributes: ['KeyValue', 3, 'repeated'], droppedAttributesCount: ['uint32', 4] }),
-        Link: kv({ traceId: ['bytes', 1], spanId: ['bytes', 2], traceState: ['string', 3], attributes: ['KeyValue', 4, 'repeated'], droppedAttributesCount: ['uint32', 5], flags: ['fixed32', 6] }),
+        Resource: kv({ attributes: ['KeyValue', 1, 'repeated'], droppedAttributesCount: ['uint32', 2] }),
+        ResourceSpans: kv({
+          resource: ['Resource', 1],
+          scopeSpans: ['ScopeSpans', 2, 'repeated'],
+          schemaUrl: ['string', 3],
+        }),
+        ScopeSpans: kv({
+          scope: ['InstrumentationScope', 1],
+          spans: ['Span', 2, 'repeated'],
+          schemaUrl: ['string', 3],
+        }),
+        Span: kv({
+          traceId: ['bytes', 1],
+          spanId: ['bytes', 2],
+          traceState: ['string', 3],
+          parentSpanId: ['bytes', 4],
+          flags: ['fixed32', 16],
+          name: ['string', 5],
+          kind: ['int32', 6],
+          startTimeUnixNano: ['fixed64', 7],
+          endTimeUnixNano: ['fixed64', 8],
+          attributes: ['KeyValue', 9, 'repeated'],
+          droppedAttributesCount: ['uint32', 10],
+          events: ['Event', 11, 'repeated'],
+          droppedEventsCount: ['uint32', 12],
+          links: ['Link', 13, 'repeated'],
+          droppedLinksCount: ['uint32', 14],
+          status: ['Status', 15],
+        }),
+        Event: kv({
+          timeUnixNano: ['fixed64', 1],
+          name: ['string', 2],
+          attributes: ['KeyValue', 3, 'repeated'],
+          droppedAttributesCount: ['uint32', 4],
+        }),
+        Link: kv({
+          traceId: ['bytes', 1],
+          spanId: ['bytes', 2],
+          traceState: ['string', 3],
+          attributes: ['KeyValue', 4, 'repeated'],
+          droppedAttributesCount: ['uint32', 5],
+          flags: ['fixed32', 6],
+        }),
         Status: kv({ message: ['string', 2], code: ['int32', 3] }),
         ExportTraceServiceRequest: kv({ resourceSpans: ['ResourceSpans', 1, 'repeated'] }),
         ExportTracePartialSuccess: kv({ rejectedSpans: ['int64', 1], errorMessage: ['string', 2] }),
@@ -61,7 +115,8 @@ export function encodeProtobufRequest(request: unknown): Uint8Array {
 
 /** An empty ExportTraceServiceResponse, or one with partial_success. */
 export function encodeProtobufResponse(rejected = 0, errorMessage = ''): Uint8Array {
-  const body = rejected === 0 && errorMessage === '' ? {} : { partialSuccess: { rejectedSpans: rejected, errorMessage } };
+  const body =
+    rejected === 0 && errorMessage === '' ? {} : { partialSuccess: { rejectedSpans: rejected, errorMessage } };
   return ExportResponse.encode(ExportResponse.fromObject(body)).finish();
 }
 

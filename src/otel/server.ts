@@ -37,9 +37,23 @@ export interface Receiver {
 type Encoding = 'protobuf' | 'json';
 
 /** OTLP/HTTP failure body: a Status in the request's encoding (code: gRPC's, INVALID_ARGUMENT = 3 …). */
-function fail(res: ServerResponse, http: number, encoding: Encoding, code: number, message: string, headers: Record<string, string> = {}): void {
-  const body = encoding === 'json' ? Buffer.from(JSON.stringify({ code, message })) : Buffer.from(encodeProtobufStatus(code, message));
-  res.writeHead(http, { 'content-type': encoding === 'json' ? 'application/json' : 'application/x-protobuf', 'content-length': String(body.length), ...headers });
+function fail(
+  res: ServerResponse,
+  http: number,
+  encoding: Encoding,
+  code: number,
+  message: string,
+  headers: Record<string, string> = {},
+): void {
+  const body =
+    encoding === 'json'
+      ? Buffer.from(JSON.stringify({ code, message }))
+      : Buffer.from(encodeProtobufStatus(code, message));
+  res.writeHead(http, {
+    'content-type': encoding === 'json' ? 'application/json' : 'application/x-protobuf',
+    'content-length': String(body.length),
+    ...headers,
+  });
   res.end(body);
 }
 
@@ -64,7 +78,12 @@ function readBody(req: IncomingMessage, max: number): Promise<Buffer | 'too-larg
   });
 }
 
-interface Handling { collector: SpanCollector; maxBody: number; maxInflated: number; authorized: (header: string | undefined) => boolean }
+interface Handling {
+  collector: SpanCollector;
+  maxBody: number;
+  maxInflated: number;
+  authorized: (header: string | undefined) => boolean;
+}
 
 /** One request to its answer (the module comment): nothing is kept from a request that fails. */
 async function handle(req: IncomingMessage, res: ServerResponse, ctx: Handling): Promise<void> {
@@ -72,28 +91,45 @@ async function handle(req: IncomingMessage, res: ServerResponse, ctx: Handling):
   const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
   const encoding: Encoding = type === 'application/json' ? 'json' : 'protobuf';
   const path = (req.url ?? '').split('?')[0];
-  if (path !== '/v1/traces') return fail(res, 404, encoding, 5, `${path ?? ''} is not served here: traces go to POST /v1/traces`);
-  if (req.method !== 'POST') return fail(res, 405, encoding, 12, 'only POST is accepted at /v1/traces', { allow: 'POST' });
+  if (path !== '/v1/traces')
+    return fail(res, 404, encoding, 5, `${path ?? ''} is not served here: traces go to POST /v1/traces`);
+  if (req.method !== 'POST')
+    return fail(res, 405, encoding, 12, 'only POST is accepted at /v1/traces', { allow: 'POST' });
   if (!authorized(req.headers.authorization)) {
     req.resume();
     return fail(res, 401, encoding, 16, 'a bearer token is required (Authorization: Bearer <token>)');
   }
   if (type !== 'application/json' && type !== 'application/x-protobuf') {
     req.resume();
-    return fail(res, 415, encoding, 3, `content-type ${JSON.stringify(type)} is not OTLP: send application/x-protobuf or application/json`);
+    return fail(
+      res,
+      415,
+      encoding,
+      3,
+      `content-type ${JSON.stringify(type)} is not OTLP: send application/x-protobuf or application/json`,
+    );
   }
   let body = await readBody(req, maxBody);
-  if (body === 'too-large') return fail(res, 413, encoding, 8, `the request is over ${maxBody} bytes: export smaller batches`);
+  if (body === 'too-large')
+    return fail(res, 413, encoding, 8, `the request is over ${maxBody} bytes: export smaller batches`);
   const contentEncoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
   if (contentEncoding === 'gzip') {
     try {
       body = gunzipSync(body, { maxOutputLength: maxInflated });
     } catch (e) {
       const big = e instanceof RangeError || (e as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE';
-      return big ? fail(res, 413, encoding, 8, `the request inflates past ${maxInflated} bytes`) : fail(res, 400, encoding, 3, 'the gzip body does not inflate');
+      return big
+        ? fail(res, 413, encoding, 8, `the request inflates past ${maxInflated} bytes`)
+        : fail(res, 400, encoding, 3, 'the gzip body does not inflate');
     }
   } else if (contentEncoding !== 'identity') {
-    return fail(res, 415, encoding, 3, `content-encoding ${JSON.stringify(contentEncoding)} is not supported: gzip or none`);
+    return fail(
+      res,
+      415,
+      encoding,
+      3,
+      `content-encoding ${JSON.stringify(contentEncoding)} is not supported: gzip or none`,
+    );
   }
   let spans;
   try {
@@ -102,10 +138,16 @@ async function handle(req: IncomingMessage, res: ServerResponse, ctx: Handling):
     if (e instanceof OtlpError || e instanceof RangeError) return fail(res, 400, encoding, 3, e.message);
     throw e;
   }
-  if (!collector.hasRoomFor(spans.length)) return fail(res, 503, encoding, 14, 'the receiver holds as many spans as it may: retry later', { 'retry-after': '5' });
+  if (!collector.hasRoomFor(spans.length))
+    return fail(res, 503, encoding, 14, 'the receiver holds as many spans as it may: retry later', {
+      'retry-after': '5',
+    });
   collector.accept(spans);
   const ok = encoding === 'json' ? Buffer.from('{}') : Buffer.from(encodeProtobufResponse());
-  res.writeHead(200, { 'content-type': encoding === 'json' ? 'application/json' : 'application/x-protobuf', 'content-length': String(ok.length) });
+  res.writeHead(200, {
+    'content-type': encoding === 'json' ? 'application/json' : 'application/x-protobuf',
+    'content-length': String(ok.length),
+  });
   res.end(ok);
 }
 
@@ -136,7 +178,7 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
     server.listen(options.port ?? 4318, host, () => resolve());
   });
   const address = server.address();
-  const port = typeof address === 'object' && address !== null ? address.port : options.port ?? 4318;
+  const port = typeof address === 'object' && address !== null ? address.port : (options.port ?? 4318);
   const shown = host.includes(':') ? `[${host}]` : host;
   return {
     url: `http://${shown}:${port}`,

@@ -53,8 +53,14 @@ function startWorker(source: string): Promise<Verifier> {
     let started = false;
     let stopped: string | null = null;
     let next = 1;
-    const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void; onProgress?: (p: Progress) => void }>();
-    const timer = setTimeout(() => fail(`the worker did not start within ${WORKER_START_MS / 1000} s`), WORKER_START_MS);
+    const pending = new Map<
+      number,
+      { resolve: (v: unknown) => void; reject: (e: Error) => void; onProgress?: (p: Progress) => void }
+    >();
+    const timer = setTimeout(
+      () => fail(`the worker did not start within ${WORKER_START_MS / 1000} s`),
+      WORKER_START_MS,
+    );
     const fail = (message: string): void => {
       clearTimeout(timer);
       if (!started) {

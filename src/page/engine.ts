@@ -13,9 +13,25 @@
  * slices so the page keeps responding). Pure: no DOM, no Node.
  */
 import {
-  HASH_DISCLOSURE_FORMAT, STEP_DISCLOSURE_FORMAT, lineHashEngine, parseCheckpoint, parseNote, parseTsaCertificate, parseVerifierKey, publishedReceiptHooks, receiptAttestHooks,
-  receiptProofHooks, verifyDisclosure, verifyHashDisclosure, verifyReceipt, verifyStepDisclosure, type AttestOptions, type ReceiptProofOptions, type ReceiptReport,
-  type TsaCertificate, type VerifiedLine,
+  HASH_DISCLOSURE_FORMAT,
+  STEP_DISCLOSURE_FORMAT,
+  lineHashEngine,
+  parseCheckpoint,
+  parseNote,
+  parseTsaCertificate,
+  parseVerifierKey,
+  publishedReceiptHooks,
+  receiptAttestHooks,
+  receiptProofHooks,
+  verifyDisclosure,
+  verifyHashDisclosure,
+  verifyReceipt,
+  verifyStepDisclosure,
+  type AttestOptions,
+  type ReceiptProofOptions,
+  type ReceiptReport,
+  type TsaCertificate,
+  type VerifiedLine,
 } from '../verify.js';
 import { summarize, type BlobLookup, type StepRow } from './summary.js';
 
@@ -138,7 +154,10 @@ export class Session {
   private request: VerifyRequest | null = null;
   private fingerprint: string | null = null;
 
-  constructor(private readonly keepChars = KEEP_CHARS, private readonly pace?: Pace) {
+  constructor(
+    private readonly keepChars = KEEP_CHARS,
+    private readonly pace?: Pace,
+  ) {
     this.room = keepChars;
   }
 
@@ -151,7 +170,13 @@ export class Session {
     this.room = this.keepChars;
     this.request = request;
     this.fingerprint = null;
-    const report = await this.pass(request, 'receipt', onProgress, (line) => this.list(line), (digest, text) => this.keepBlob(digest, text));
+    const report = await this.pass(
+      request,
+      'receipt',
+      onProgress,
+      (line) => this.list(line),
+      (digest, text) => this.keepBlob(digest, text),
+    );
     this.fingerprint = fingerprint(report);
     let disclosure: DisclosureOutcome | null = null;
     if (request.proof) disclosure = await this.disclose(request, onProgress);
@@ -187,12 +212,21 @@ export class Session {
     let reread = false;
     const blobTexts = new Map<string, string>();
     if (text === null) {
-      text = await this.reread(index, e.blobs.map((b) => b.digest), blobTexts, onProgress);
+      text = await this.reread(
+        index,
+        e.blobs.map((b) => b.digest),
+        blobTexts,
+        onProgress,
+      );
       reread = true;
     }
     const lookup: BlobLookup = (d) => this.blobTexts.get(d) ?? blobTexts.get(d) ?? null;
     return {
-      row: summarize({ index, seq: e.seq, file: e.file, line: e.line, clean: e.clean, step_hash: null, blobs: e.blobs.length }, text, lookup),
+      row: summarize(
+        { index, seq: e.seq, file: e.file, line: e.line, clean: e.clean, step_hash: null, blobs: e.blobs.length },
+        text,
+        lookup,
+      ),
       text,
       blobs: e.blobs.map((b) => ({ ...b, text: lookup(b.digest) })),
       reread,
@@ -201,7 +235,8 @@ export class Session {
 
   /** The list position of a line: by its file and line number when given, else the first with this seq; -1 when none. */
   find(where: { seq?: number; file?: string; line?: number }): number {
-    if (where.file !== undefined && where.line !== undefined) return this.entries.findIndex((e) => e.file === where.file && e.line === where.line);
+    if (where.file !== undefined && where.line !== undefined)
+      return this.entries.findIndex((e) => e.file === where.file && e.line === where.line);
     if (where.seq !== undefined) return this.entries.findIndex((e) => e.seq === where.seq);
     return -1;
   }
@@ -209,7 +244,11 @@ export class Session {
   private row(index: number): StepRow {
     const e = this.entries[index]!;
     const lookup: BlobLookup = (d) => this.blobTexts.get(d) ?? null;
-    return summarize({ index, seq: e.seq, file: e.file, line: e.line, clean: e.clean, step_hash: null, blobs: e.blobs.length }, e.text, lookup);
+    return summarize(
+      { index, seq: e.seq, file: e.file, line: e.line, clean: e.clean, step_hash: null, blobs: e.blobs.length },
+      e.text,
+      lookup,
+    );
   }
 
   private list(line: VerifiedLine): void {
@@ -220,7 +259,17 @@ export class Session {
       this.room -= text.length;
     }
     // Only what is kept refers to the line's text: a retained substring (a step_hash) would keep the whole line alive.
-    this.entries.push({ seq: line.seq, file: line.file ?? null, line: line.line, clean: line.clean, blobs: line.blobs.length === 0 ? NO_BLOBS : line.blobs.map((b) => ({ digest: b.digest, size: b.size, field: b.field })), text });
+    this.entries.push({
+      seq: line.seq,
+      file: line.file ?? null,
+      line: line.line,
+      clean: line.clean,
+      blobs:
+        line.blobs.length === 0
+          ? NO_BLOBS
+          : line.blobs.map((b) => ({ digest: b.digest, size: b.size, field: b.field })),
+      text,
+    });
     if (!line.clean) this.flagged.push(index);
   }
 
@@ -232,32 +281,39 @@ export class Session {
 
   /** One verification pass over the file, with the hooks `stepchain verify` uses and the page's observers. */
   private async pass(
-    request: VerifyRequest, phase: Progress['phase'], onProgress: (p: Progress) => void,
-    onLine: (line: VerifiedLine) => void, onBlob: (digest: string, text: string) => void,
+    request: VerifyRequest,
+    phase: Progress['phase'],
+    onProgress: (p: Progress) => void,
+    onLine: (line: VerifiedLine) => void,
+    onBlob: (digest: string, text: string) => void,
   ): Promise<ReceiptReport> {
     const hooks = publishedReceiptHooks();
     const proofs = receiptProofHooks(proofOptions(request));
     const attest = receiptAttestHooks(attestOptions(request));
     let steps = 0;
-    const input = this.feed(request.receipt, (bytes) => onProgress({ phase, bytes, total: request.receipt.size, steps }));
-    return attest.finish(await verifyReceipt(input, {
-      ...(request.expectHead !== undefined ? { expectHead: request.expectHead } : {}),
-      ...(request.publicKey !== undefined ? { publicKey: request.publicKey } : {}),
-      ...hooks.options,
-      extensions: { ...hooks.options.extensions, ...proofs.extensions, ...attest.extensions },
-      finish: (r, reading) => proofs.finish(hooks.options.finish(r, reading)),
-      onLine: (line) => {
-        hooks.options.onLine(line);
-        proofs.onLine(line);
-        attest.onLine(line);
-        steps++;
-        onLine(line);
-      },
-      onBlob: (digest, text) => {
-        hooks.options.onBlob(digest, text);
-        onBlob(digest, text);
-      },
-    }));
+    const input = this.feed(request.receipt, (bytes) =>
+      onProgress({ phase, bytes, total: request.receipt.size, steps }),
+    );
+    return attest.finish(
+      await verifyReceipt(input, {
+        ...(request.expectHead !== undefined ? { expectHead: request.expectHead } : {}),
+        ...(request.publicKey !== undefined ? { publicKey: request.publicKey } : {}),
+        ...hooks.options,
+        extensions: { ...hooks.options.extensions, ...proofs.extensions, ...attest.extensions },
+        finish: (r, reading) => proofs.finish(hooks.options.finish(r, reading)),
+        onLine: (line) => {
+          hooks.options.onLine(line);
+          proofs.onLine(line);
+          attest.onLine(line);
+          steps++;
+          onLine(line);
+        },
+        onBlob: (digest, text) => {
+          hooks.options.onBlob(digest, text);
+          onBlob(digest, text);
+        },
+      }),
+    );
   }
 
   /** The file's bytes in pieces, counting them, and yielding to the page between slices when asked to. */
@@ -289,33 +345,72 @@ export class Session {
       proof = JSON.parse(new TextDecoder().decode(proofFile.bytes));
     } catch (e) {
       return {
-        ok: false, kind: 'value', problems: [{ code: 'PROOF_INVALID', message: `cannot read ${proofFile.name} as JSON: ${e instanceof Error ? e.message : String(e)}` }],
-        seq: null, path: null, rule: null, value: null, manifest_digest: null, proves: [], receipt_ok: null, receipt_problems: [],
+        ok: false,
+        kind: 'value',
+        problems: [
+          {
+            code: 'PROOF_INVALID',
+            message: `cannot read ${proofFile.name} as JSON: ${e instanceof Error ? e.message : String(e)}`,
+          },
+        ],
+        seq: null,
+        path: null,
+        rule: null,
+        value: null,
+        manifest_digest: null,
+        proves: [],
+        receipt_ok: null,
+        receipt_problems: [],
       };
     }
     const options = request.publicKey !== undefined ? { publicKey: request.publicKey } : {};
-    const input = this.feed(request.receipt, (bytes) => onProgress({ phase: 'disclosure', bytes, total: request.receipt.size, steps: 0 }));
+    const input = this.feed(request.receipt, (bytes) =>
+      onProgress({ phase: 'disclosure', bytes, total: request.receipt.size, steps: 0 }),
+    );
     const format = proof !== null && typeof proof === 'object' ? (proof as { format?: unknown }).format : undefined;
     const stepPrefix = STEP_DISCLOSURE_FORMAT.slice(0, STEP_DISCLOSURE_FORMAT.indexOf('/') + 1);
-    const kind: DisclosureOutcome['kind'] = format === HASH_DISCLOSURE_FORMAT ? 'hash' : typeof format === 'string' && format.startsWith(stepPrefix) ? 'step' : 'value';
-    const report = kind === 'hash' ? await verifyHashDisclosure(input, proof, options) : kind === 'step' ? await verifyStepDisclosure(input, proof, options) : await verifyDisclosure(input, proof, options);
+    const kind: DisclosureOutcome['kind'] =
+      format === HASH_DISCLOSURE_FORMAT
+        ? 'hash'
+        : typeof format === 'string' && format.startsWith(stepPrefix)
+          ? 'step'
+          : 'value';
+    const report =
+      kind === 'hash'
+        ? await verifyHashDisclosure(input, proof, options)
+        : kind === 'step'
+          ? await verifyStepDisclosure(input, proof, options)
+          : await verifyDisclosure(input, proof, options);
     const { receipt, ...rest } = report;
     return { ...rest, kind, receipt_ok: receipt?.ok ?? null, receipt_problems: receipt?.problems ?? [] };
   }
 
   /** Reads one line (and the blobs it names) again from the file; the pass must give the first pass's report. */
-  private async reread(index: number, digests: string[], blobs: Map<string, string>, onProgress: (p: Progress) => void): Promise<string> {
+  private async reread(
+    index: number,
+    digests: string[],
+    blobs: Map<string, string>,
+    onProgress: (p: Progress) => void,
+  ): Promise<string> {
     const request = this.request!;
     let at = 0;
     let text: string | null = null;
     const wanted = new Set(digests);
-    const report = await this.pass(request, 'reread', onProgress, (line) => {
-      if (at++ === index) text = line.text;
-    }, (digest, t) => {
-      if (wanted.has(digest)) blobs.set(digest, t);
-    });
+    const report = await this.pass(
+      request,
+      'reread',
+      onProgress,
+      (line) => {
+        if (at++ === index) text = line.text;
+      },
+      (digest, t) => {
+        if (wanted.has(digest)) blobs.set(digest, t);
+      },
+    );
     if (fingerprint(report) !== this.fingerprint || text === null) {
-      throw new Error('the receipt file changed since it was verified (a second reading gives another report); verify it again');
+      throw new Error(
+        'the receipt file changed since it was verified (a second reading gives another report); verify it again',
+      );
     }
     return text;
   }
@@ -339,7 +434,10 @@ function proofOptions(request: VerifyRequest): ReceiptProofOptions {
 
 /** The CLI's --tsa-cert, --cosigner and --threshold from the request's pins (already checked in pins.ts). */
 function attestOptions(request: VerifyRequest): AttestOptions {
-  const tsa = (request.tsaCerts ?? []).map((b) => parseTsaCertificate(b)).filter((r): r is { ok: true; tsa: TsaCertificate } => r.ok).map((r) => r.tsa);
+  const tsa = (request.tsaCerts ?? [])
+    .map((b) => parseTsaCertificate(b))
+    .filter((r): r is { ok: true; tsa: TsaCertificate } => r.ok)
+    .map((r) => r.tsa);
   return {
     ...(tsa.length ? { tsa } : {}),
     ...(request.cosigners?.length ? { cosigners: request.cosigners } : {}),
@@ -351,4 +449,3 @@ function attestOptions(request: VerifyRequest): AttestOptions {
 function fingerprint(r: ReceiptReport): string {
   return JSON.stringify([r.ok, r.manifest_digest, r.head, r.steps, r.problems]);
 }
-

@@ -4,7 +4,16 @@
  * digest; a pin that is given but cannot be used stops the verification with an error on its field — it
  * never falls back to "no pin". Pure.
  */
-import { decodePublicKey, parseCheckpoint, parseNote, parseTsaCertificate, parseVerifierKey, policyDefect, verifyCheckpoint, type NoteVerifier } from '../verify.js';
+import {
+  decodePublicKey,
+  parseCheckpoint,
+  parseNote,
+  parseTsaCertificate,
+  parseVerifierKey,
+  policyDefect,
+  verifyCheckpoint,
+  type NoteVerifier,
+} from '../verify.js';
 
 /** The most bytes a public key file may hold (as the CLI's readPublicKeyFile). */
 export const MAX_KEY_FILE_BYTES = 64 * 1024;
@@ -40,9 +49,18 @@ export interface PinError {
 /** The checkpoint pins travel to the worker as text (a verifier key holds functions, which do not cross). */
 export type Pins =
   | {
-    ok: true; publicKey?: Uint8Array; expectHead?: string; logKey?: string; witnesses?: string[]; quorum?: number; checkpoint?: string; consistency?: Uint8Array;
-    tsaCerts?: Uint8Array[]; cosigners?: Array<{ name: string; key: Uint8Array }>; threshold?: number;
-  }
+      ok: true;
+      publicKey?: Uint8Array;
+      expectHead?: string;
+      logKey?: string;
+      witnesses?: string[];
+      quorum?: number;
+      checkpoint?: string;
+      consistency?: Uint8Array;
+      tsaCerts?: Uint8Array[];
+      cosigners?: Array<{ name: string; key: Uint8Array }>;
+      threshold?: number;
+    }
   | { ok: false; errors: PinError[] };
 
 export function readPins(input: PinInput): Pins {
@@ -51,43 +69,74 @@ export function readPins(input: PinInput): Pins {
   let expectHead: string | undefined;
   if (input.key) {
     const { name, size, bytes } = input.key;
-    if (size > MAX_KEY_FILE_BYTES || bytes.length > MAX_KEY_FILE_BYTES) errors.push({ field: 'key', message: `public key file ${name}: is ${Math.max(size, bytes.length)} bytes; a public key file is at most ${MAX_KEY_FILE_BYTES}` });
+    if (size > MAX_KEY_FILE_BYTES || bytes.length > MAX_KEY_FILE_BYTES)
+      errors.push({
+        field: 'key',
+        message: `public key file ${name}: is ${Math.max(size, bytes.length)} bytes; a public key file is at most ${MAX_KEY_FILE_BYTES}`,
+      });
     else {
       const key = decodePublicKey(bytes);
       if (key.ok) publicKey = key.key;
-      else errors.push({ field: 'key', message: `public key file ${name}: ${key.reason.replace(/^the pinned key /, '')}` });
+      else
+        errors.push({
+          field: 'key',
+          message: `public key file ${name}: ${key.reason.replace(/^the pinned key /, '')}`,
+        });
     }
   }
   if (input.head !== '') {
     // A field holding only spaces is a pin that cannot be used, not "no pin".
     const head = input.head.replace(/^[ \t\r\n]+|[ \t\r\n]+$/g, '');
     if (HEAD_RE.test(head)) expectHead = head;
-    else errors.push({ field: 'head', message: 'the pinned head must be "sha256:" followed by 64 lowercase hex digits' });
+    else
+      errors.push({ field: 'head', message: 'the pinned head must be "sha256:" followed by 64 lowercase hex digits' });
   }
   const { logKey, witnesses, quorum, checkpoint } = readCheckpointPins(input, errors);
   const attest = readAttestPins(input, errors);
   if (errors.length > 0) return { ok: false, errors };
   return {
-    ok: true, ...(publicKey ? { publicKey } : {}), ...(expectHead ? { expectHead } : {}), ...(logKey ? { logKey } : {}),
-    ...(witnesses && witnesses.length > 0 ? { witnesses, quorum: quorum! } : {}), ...(checkpoint ? { checkpoint } : {}),
-    ...(input.consistency ? { consistency: input.consistency.bytes } : {}), ...attest,
+    ok: true,
+    ...(publicKey ? { publicKey } : {}),
+    ...(expectHead ? { expectHead } : {}),
+    ...(logKey ? { logKey } : {}),
+    ...(witnesses && witnesses.length > 0 ? { witnesses, quorum: quorum! } : {}),
+    ...(checkpoint ? { checkpoint } : {}),
+    ...(input.consistency ? { consistency: input.consistency.bytes } : {}),
+    ...attest,
   };
 }
 
 /** TSA certificates, co-signer keys and the threshold, with the CLI's rules (src/cli/verbs/verify.ts, spec/TIME.md). */
-function readAttestPins(input: PinInput, errors: PinError[]): { tsaCerts?: Uint8Array[]; cosigners?: Array<{ name: string; key: Uint8Array }>; threshold?: number } {
+function readAttestPins(
+  input: PinInput,
+  errors: PinError[],
+): { tsaCerts?: Uint8Array[]; cosigners?: Array<{ name: string; key: Uint8Array }>; threshold?: number } {
   const tsaCerts: Uint8Array[] = [];
   for (const c of input.tsaCerts ?? []) {
-    const parsed = c.bytes.length > MAX_KEY_FILE_BYTES * 16 ? { ok: false as const, reason: 'is too large for a certificate' } : parseTsaCertificate(c.bytes);
+    const parsed =
+      c.bytes.length > MAX_KEY_FILE_BYTES * 16
+        ? { ok: false as const, reason: 'is too large for a certificate' }
+        : parseTsaCertificate(c.bytes);
     if (parsed.ok) tsaCerts.push(c.bytes);
     else errors.push({ field: 'tsacert', message: `TSA certificate ${c.name}: ${parsed.reason}` });
   }
   const cosigners: Array<{ name: string; key: Uint8Array }> = [];
   const seen = new Set<string>();
   for (const c of input.cosigners ?? []) {
-    const key = c.bytes.length > MAX_KEY_FILE_BYTES ? { ok: false as const, reason: `is over ${MAX_KEY_FILE_BYTES} bytes` } : decodePublicKey(c.bytes);
-    if (!key.ok) errors.push({ field: 'cosigners', message: `co-signer key ${c.name}: ${key.reason.replace(/^the pinned key /, '')}` });
-    else if (seen.has(key.key.join(','))) errors.push({ field: 'cosigners', message: `co-signer key ${c.name}: the same key is given twice; each co-signer counts once` });
+    const key =
+      c.bytes.length > MAX_KEY_FILE_BYTES
+        ? { ok: false as const, reason: `is over ${MAX_KEY_FILE_BYTES} bytes` }
+        : decodePublicKey(c.bytes);
+    if (!key.ok)
+      errors.push({
+        field: 'cosigners',
+        message: `co-signer key ${c.name}: ${key.reason.replace(/^the pinned key /, '')}`,
+      });
+    else if (seen.has(key.key.join(',')))
+      errors.push({
+        field: 'cosigners',
+        message: `co-signer key ${c.name}: the same key is given twice; each co-signer counts once`,
+      });
     else {
       seen.add(key.key.join(','));
       cosigners.push({ name: c.name, key: key.key });
@@ -97,9 +146,17 @@ function readAttestPins(input: PinInput, errors: PinError[]): { tsaCerts?: Uint8
   let threshold: number | undefined;
   if (text !== '') {
     threshold = /^[1-9][0-9]{0,8}$/.test(text) ? Number(text) : NaN;
-    if (!(threshold >= 1 && threshold <= cosigners.length)) errors.push({ field: 'threshold', message: `the threshold must be a whole number from 1 to the ${cosigners.length} co-signer keys (or left empty for all of them)` });
+    if (!(threshold >= 1 && threshold <= cosigners.length))
+      errors.push({
+        field: 'threshold',
+        message: `the threshold must be a whole number from 1 to the ${cosigners.length} co-signer keys (or left empty for all of them)`,
+      });
   }
-  return { ...(tsaCerts.length ? { tsaCerts } : {}), ...(cosigners.length ? { cosigners } : {}), ...(threshold !== undefined ? { threshold } : {}) };
+  return {
+    ...(tsaCerts.length ? { tsaCerts } : {}),
+    ...(cosigners.length ? { cosigners } : {}),
+    ...(threshold !== undefined ? { threshold } : {}),
+  };
 }
 
 const trim = (s: string): string => s.replace(/^[ \t\r\n]+|[ \t\r\n]+$/g, '');
@@ -109,22 +166,34 @@ const trim = (s: string): string => s.replace(/^[ \t\r\n]+|[ \t\r\n]+$/g, '');
  * --log-key, --witness, --quorum, --checkpoint): a pin that cannot be used is an error, witnesses need a log
  * key, and the earlier checkpoint must satisfy the whole policy, witnesses too.
  */
-function readCheckpointPins(input: PinInput, errors: PinError[]): { logKey?: string; witnesses?: string[]; quorum?: number; checkpoint?: string } {
+function readCheckpointPins(
+  input: PinInput,
+  errors: PinError[],
+): { logKey?: string; witnesses?: string[]; quorum?: number; checkpoint?: string } {
   const logKey = trim(input.logKey ?? '');
   let log: NoteVerifier | null = null;
   if ((input.logKey ?? '') !== '') {
     try {
       log = parseVerifierKey(logKey);
     } catch (e) {
-      errors.push({ field: 'logkey', message: `the log key: ${e instanceof Error ? e.message.replace(/^KEY_INVALID: /, '') : String(e)}` });
+      errors.push({
+        field: 'logkey',
+        message: `the log key: ${e instanceof Error ? e.message.replace(/^KEY_INVALID: /, '') : String(e)}`,
+      });
     }
   }
-  const witnessLines = (input.witnesses ?? '').split('\n').map(trim).filter((l) => l !== '');
+  const witnessLines = (input.witnesses ?? '')
+    .split('\n')
+    .map(trim)
+    .filter((l) => l !== '');
   // The quorum as typed, not trimmed: an empty field is the CLI without --quorum (every witness); anything
   // else is read as the CLI reads --quorum (spec/PROOFS.md §8.4), so " " or "01" is an error, never 0.
   const quorumText = input.quorum ?? '';
   if ((input.logKey ?? '') === '' && (witnessLines.length > 0 || quorumText !== '')) {
-    errors.push({ field: witnessLines.length > 0 ? 'witnesses' : 'quorum', message: 'witness keys and a quorum need the log key' });
+    errors.push({
+      field: witnessLines.length > 0 ? 'witnesses' : 'quorum',
+      message: 'witness keys and a quorum need the log key',
+    });
     return {};
   }
   const witnesses: NoteVerifier[] = [];
@@ -132,26 +201,44 @@ function readCheckpointPins(input: PinInput, errors: PinError[]): { logKey?: str
     try {
       witnesses.push(parseVerifierKey(w));
     } catch (e) {
-      errors.push({ field: 'witnesses', message: `witness key ${i + 1}: ${e instanceof Error ? e.message.replace(/^KEY_INVALID: /, '') : String(e)}` });
+      errors.push({
+        field: 'witnesses',
+        message: `witness key ${i + 1}: ${e instanceof Error ? e.message.replace(/^KEY_INVALID: /, '') : String(e)}`,
+      });
     }
   }
-  const quorum = quorumText === '' ? witnessLines.length : /^(0|[1-9][0-9]{0,8})$/.test(quorumText) ? Number(quorumText) : NaN;
+  const quorum =
+    quorumText === '' ? witnessLines.length : /^(0|[1-9][0-9]{0,8})$/.test(quorumText) ? Number(quorumText) : NaN;
   if (!Number.isSafeInteger(quorum) || quorum > witnessLines.length) {
-    errors.push({ field: 'quorum', message: `the quorum must be a whole number from 0 to the ${witnessLines.length} witness keys, written without sign, spaces or leading zeros (or left empty for all of them)` });
+    errors.push({
+      field: 'quorum',
+      message: `the quorum must be a whole number from 0 to the ${witnessLines.length} witness keys, written without sign, spaces or leading zeros (or left empty for all of them)`,
+    });
   }
   const policy = log && errors.length === 0 ? { log, witnesses, quorum } : null;
   const defect = policy ? policyDefect(policy) : null;
   if (defect) errors.push({ field: 'witnesses', message: `the policy cannot be used: ${defect}` });
   const cp = input.checkpoint;
-  const pins = { ...(log ? { logKey } : {}), ...(log && witnessLines.length > 0 ? { witnesses: witnessLines, quorum } : {}) };
+  const pins = {
+    ...(log ? { logKey } : {}),
+    ...(log && witnessLines.length > 0 ? { witnesses: witnessLines, quorum } : {}),
+  };
   if (!cp) return pins;
   if (policy && !defect) {
     const v = verifyCheckpoint(cp.text, policy);
-    if (!v.ok) errors.push({ field: 'checkpoint', message: `earlier checkpoint ${cp.name}: ${v.problems.map((p) => p.message).join('; ')}` });
+    if (!v.ok)
+      errors.push({
+        field: 'checkpoint',
+        message: `earlier checkpoint ${cp.name}: ${v.problems.map((p) => p.message).join('; ')}`,
+      });
   } else if (!log) {
     const note = parseNote(cp.text);
     const parsed = note.ok ? parseCheckpoint(note.note.text) : null;
-    if (!parsed?.ok) errors.push({ field: 'checkpoint', message: `earlier checkpoint ${cp.name}: ${note.ok ? (parsed as { problem: { message: string } }).problem.message : note.problem.message}` });
+    if (!parsed?.ok)
+      errors.push({
+        field: 'checkpoint',
+        message: `earlier checkpoint ${cp.name}: ${note.ok ? (parsed as { problem: { message: string } }).problem.message : note.problem.message}`,
+      });
   }
   return { ...pins, checkpoint: cp.text };
 }

@@ -35,14 +35,19 @@ export const ERASED_KEY = '$stepchain:erased';
 /** An object's list of erased members (`[{digest, erasure}]`), or null. */
 export function erasedListOf(v: unknown): Array<{ digest: string; erasure: string }> | null {
   if (!isObject(v) || !Array.isArray(v[ERASED_KEY])) return null;
-  return (v[ERASED_KEY] as unknown[]).filter((e): e is { digest: string; erasure: string } => isObject(e) && typeof e.digest === 'string' && typeof e.erasure === 'string');
+  return (v[ERASED_KEY] as unknown[]).filter(
+    (e): e is { digest: string; erasure: string } =>
+      isObject(e) && typeof e.digest === 'string' && typeof e.erasure === 'string',
+  );
 }
 
 /** The chunks of a v3 chunk list (`{"$stepchain:chunks": [...]}`), or null when `v` is not one. */
 export function chunkListOf(v: unknown): unknown[] | null {
   if (!isObject(v)) return null;
   const keys = Object.keys(v);
-  return keys.length === 1 && keys[0] === CHUNKS_KEY && Array.isArray(v[CHUNKS_KEY]) ? (v[CHUNKS_KEY] as unknown[]) : null;
+  return keys.length === 1 && keys[0] === CHUNKS_KEY && Array.isArray(v[CHUNKS_KEY])
+    ? (v[CHUNKS_KEY] as unknown[])
+    : null;
 }
 
 /** An object's list of withheld member digests (v3), or null. */
@@ -93,11 +98,18 @@ export function markerOf(v: unknown): Segment | null {
   const body = v[keys[0]!];
   if (keys[0] === WITHHELD_KEY && typeof body === 'string') return { kind: 'withheld', digest: body, count: 1 };
   if (!isObject(body)) return null;
-  if (keys[0] === ERASED_KEY && typeof body.digest === 'string' && typeof body.erasure === 'string') return { kind: 'erased', digest: body.digest, erasure: body.erasure, count: 1 };
+  if (keys[0] === ERASED_KEY && typeof body.digest === 'string' && typeof body.erasure === 'string')
+    return { kind: 'erased', digest: body.digest, erasure: body.erasure, count: 1 };
   if (keys[0] === REDACTED_KEY && typeof body.rule === 'string' && typeof body.commitment === 'string') {
-    return { kind: 'redacted', rule: body.rule, commitment: body.commitment, text: typeof body.text === 'string' ? body.text : null };
+    return {
+      kind: 'redacted',
+      rule: body.rule,
+      commitment: body.commitment,
+      text: typeof body.text === 'string' ? body.text : null,
+    };
   }
-  if (keys[0] === BLOB_KEY && typeof body.digest === 'string' && typeof body.size === 'number') return { kind: 'blob', digest: body.digest, size: body.size };
+  if (keys[0] === BLOB_KEY && typeof body.digest === 'string' && typeof body.size === 'number')
+    return { kind: 'blob', digest: body.digest, size: body.size };
   return null;
 }
 
@@ -193,7 +205,8 @@ function listMarkers(v: Record<string, unknown>): Segment[] {
   const held = withheldListOf(v);
   if (held && held.length > 0) out.push({ kind: 'withheld', digest: held[0]!, count: held.length });
   const gone = erasedListOf(v);
-  if (gone && gone.length > 0) out.push({ kind: 'erased', digest: gone[0]!.digest, erasure: gone[0]!.erasure, count: gone.length });
+  if (gone && gone.length > 0)
+    out.push({ kind: 'erased', digest: gone[0]!.digest, erasure: gone[0]!.erasure, count: gone.length });
   return out;
 }
 
@@ -210,12 +223,15 @@ export function resolveBlob(digest: string, blob: BlobLookup): unknown {
 
 /** A prompt; a list of chat messages ({role, content}) reads best as its count and its last message. */
 export function promptPreview(prompt: unknown, blob: BlobLookup): Segment[] {
-  const isMessage = (m: unknown): m is { role: string; content: unknown } => isObject(m) && typeof m.role === 'string' && 'content' in m;
+  const isMessage = (m: unknown): m is { role: string; content: unknown } =>
+    isObject(m) && typeof m.role === 'string' && 'content' in m;
   if (Array.isArray(prompt) && prompt.length > 0 && prompt.every(isMessage)) {
     const last = prompt[prompt.length - 1] as { role: string; content: unknown };
     const head = `${prompt.length} message${prompt.length === 1 ? '' : 's'}, last ${last.role}: `;
     const rest = preview(last.content, blob, Math.max(16, PREVIEW_CHARS - head.length));
-    return rest[0]?.kind === 'text' ? [{ kind: 'text', text: head + rest[0].text }, ...rest.slice(1)] : [{ kind: 'text', text: head }, ...rest];
+    return rest[0]?.kind === 'text'
+      ? [{ kind: 'text', text: head + rest[0].text }, ...rest.slice(1)]
+      : [{ kind: 'text', text: head }, ...rest];
   }
   return preview(prompt, blob);
 }
@@ -238,17 +254,39 @@ export function countRedactions(v: unknown): number {
   const m = markerOf(v);
   if (m) return m.kind === 'redacted' || m.kind === 'withheld' ? 1 : 0;
   if (Array.isArray(v)) return v.reduce((n: number, x) => n + countRedactions(x), 0);
-  if (isObject(v)) return Object.entries(v).reduce((n: number, [k, x]) => n + (k === WITHHELD_KEY && Array.isArray(x) ? x.length : countRedactions(x)), 0);
+  if (isObject(v))
+    return Object.entries(v).reduce(
+      (n: number, [k, x]) => n + (k === WITHHELD_KEY && Array.isArray(x) ? x.length : countRedactions(x)),
+      0,
+    );
   return 0;
 }
 
 /** The list row of one verified line. `text` is the stored line, or null when it was not kept in memory. */
 export function summarize(
-  entry: { index: number; seq: number | null; file: string | null; line: number; clean: boolean; step_hash: string | null; blobs: number },
+  entry: {
+    index: number;
+    seq: number | null;
+    file: string | null;
+    line: number;
+    clean: boolean;
+    step_hash: string | null;
+    blobs: number;
+  },
   text: string | null,
   blob: BlobLookup,
 ): StepRow {
-  const row: StepRow = { ...entry, kept: text !== null, ts: null, model: [], tool: [], prompt: [], result: [], redactions: 0, views: [] };
+  const row: StepRow = {
+    ...entry,
+    kept: text !== null,
+    ts: null,
+    model: [],
+    tool: [],
+    prompt: [],
+    result: [],
+    redactions: 0,
+    views: [],
+  };
   if (text === null) return row;
   let record: unknown;
   try {
@@ -270,5 +308,21 @@ export function summarize(
 
 /** Plain text of segments (for tests, titles and copy): markers as [redacted: rule] and [blob sha256:…]. */
 export function segmentsText(segments: readonly Segment[]): string {
-  return segments.map((s) => (s.kind === 'text' ? s.text : s.kind === 'redacted' ? `[redacted: ${s.rule}]` : s.kind === 'withheld' ? (s.count === 1 ? '[withheld]' : `[${s.count} withheld]`) : s.kind === 'erased' ? (s.count === 1 ? '[erased]' : `[${s.count} erased]`) : `[blob ${s.digest.slice(0, 19)}…, ${s.size} bytes]`)).join('');
+  return segments
+    .map((s) =>
+      s.kind === 'text'
+        ? s.text
+        : s.kind === 'redacted'
+          ? `[redacted: ${s.rule}]`
+          : s.kind === 'withheld'
+            ? s.count === 1
+              ? '[withheld]'
+              : `[${s.count} withheld]`
+            : s.kind === 'erased'
+              ? s.count === 1
+                ? '[erased]'
+                : `[${s.count} erased]`
+              : `[blob ${s.digest.slice(0, 19)}…, ${s.size} bytes]`,
+    )
+    .join('');
 }

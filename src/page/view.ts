@@ -5,7 +5,16 @@
  * `stepchain disclose --check` prints it, and a paginated step list with one step expanded. Everything
  * from a receipt is written as text nodes (textContent), never as markup. No framework: the page is small.
  */
-import { describeLocation, firstAlteredStep, messageBesideCode, notAReceipt, printablePointer, type Problem, type ReceiptReport, type UnboundText } from '../verify.js';
+import {
+  describeLocation,
+  firstAlteredStep,
+  messageBesideCode,
+  notAReceipt,
+  printablePointer,
+  type Problem,
+  type ReceiptReport,
+  type UnboundText,
+} from '../verify.js';
 import type { Verifier } from './client.js';
 import { KEEP_CHARS, type DisclosureOutcome, type Outcome, type Progress, type StepDetail } from './engine.js';
 import { MAX_KEY_FILE_BYTES, readPins, type PinError } from './pins.js';
@@ -13,7 +22,16 @@ import { MAX_KEY_FILE_BYTES, readPins, type PinError } from './pins.js';
 /** A signed note's limit, and a proof file's (spec/PROOFS.md §11): the page reads one byte past each. */
 const MAX_NOTE_BYTES = 1024 * 1024;
 const MAX_PROOF_BYTES = 4 * 1024 * 1024;
-import { ERASED_KEY, WITHHELD_KEY, chunkListOf, erasedListOf, markerOf, withheldListOf, type Segment, type StepRow } from './summary.js';
+import {
+  ERASED_KEY,
+  WITHHELD_KEY,
+  chunkListOf,
+  erasedListOf,
+  markerOf,
+  withheldListOf,
+  type Segment,
+  type StepRow,
+} from './summary.js';
 
 /** The `format` of the CLI's --json documents (src/cli/output.ts), which the page's JSON view repeats. */
 const CLI_JSON_FORMAT = 'stepchain-cli/v1';
@@ -23,7 +41,11 @@ export const PAGE_ROWS = 50;
 
 type Attrs = Record<string, string>;
 
-function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs = {}, ...children: Array<Node | string | null>): HTMLElementTagNameMap[K] {
+function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs: Attrs = {},
+  ...children: Array<Node | string | null>
+): HTMLElementTagNameMap[K] {
   const node = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
   for (const c of children) if (c !== null) node.append(c);
@@ -32,7 +54,12 @@ function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs = {}, ...
 
 /** Each file chosen in a multiple file input, its first `limit` + 1 bytes (a larger file fails its limit unread). */
 async function smallFiles(input: HTMLInputElement, limit: number): Promise<Array<{ name: string; bytes: Uint8Array }>> {
-  return Promise.all(Array.from(input.files ?? [], async (f) => ({ name: f.name, bytes: new Uint8Array(await f.slice(0, limit + 1).arrayBuffer()) })));
+  return Promise.all(
+    Array.from(input.files ?? [], async (f) => ({
+      name: f.name,
+      bytes: new Uint8Array(await f.slice(0, limit + 1).arrayBuffer()),
+    })),
+  );
 }
 
 function byId<T extends HTMLElement>(id: string): T {
@@ -41,8 +68,10 @@ function byId<T extends HTMLElement>(id: string): T {
   return node as T;
 }
 
-const plural = (n: number, one: string, many = `${one}s`): string => `${n.toLocaleString('en')} ${n === 1 ? one : many}`;
-const size = (bytes: number): string => (bytes < 1024 * 1024 ? `${(bytes / 1024).toFixed(1)} KiB` : `${(bytes / (1024 * 1024)).toFixed(1)} MiB`);
+const plural = (n: number, one: string, many = `${one}s`): string =>
+  `${n.toLocaleString('en')} ${n === 1 ? one : many}`;
+const size = (bytes: number): string =>
+  bytes < 1024 * 1024 ? `${(bytes / 1024).toFixed(1)} KiB` : `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
 
 interface State {
   verifier: Verifier | null;
@@ -69,9 +98,15 @@ export function mountPage(starting: Promise<Verifier>): void {
   const cosignersInput = byId<HTMLInputElement>('cosigners');
   const thresholdInput = byId<HTMLInputElement>('threshold');
   const pinFields = {
-    key: [keyInput, 'pubkey-error'], head: [headInput, 'head-error'], logkey: [logKeyInput, 'logkey-error'], checkpoint: [checkpointInput, 'checkpoint-error'],
-    witnesses: [witnessesInput, 'witnesses-error'], quorum: [quorumInput, 'quorum-error'],
-    tsacert: [tsaCertInput, 'tsacert-error'], cosigners: [cosignersInput, 'cosigners-error'], threshold: [thresholdInput, 'threshold-error'],
+    key: [keyInput, 'pubkey-error'],
+    head: [headInput, 'head-error'],
+    logkey: [logKeyInput, 'logkey-error'],
+    checkpoint: [checkpointInput, 'checkpoint-error'],
+    witnesses: [witnessesInput, 'witnesses-error'],
+    quorum: [quorumInput, 'quorum-error'],
+    tsacert: [tsaCertInput, 'tsacert-error'],
+    cosigners: [cosignersInput, 'cosigners-error'],
+    threshold: [thresholdInput, 'threshold-error'],
   } as const;
   const drop = byId('drop');
   const dropped = byId('dropped');
@@ -94,21 +129,38 @@ export function mountPage(starting: Promise<Verifier>): void {
   const engine = byId('engine');
   byId('keep').textContent = `${Math.round(KEEP_CHARS / (1024 * 1024))} MiB`;
 
-  const state: State = { verifier: null, outcome: null, receiptName: '', page: 0, only: 'all', open: null, busy: false };
+  const state: State = {
+    verifier: null,
+    outcome: null,
+    receiptName: '',
+    page: 0,
+    only: 'all',
+    open: null,
+    busy: false,
+  };
   document.body.dataset.state = 'starting';
 
-  starting.then((v) => {
-    state.verifier = v;
-    engine.textContent = v.mode === 'worker' ? 'verifying in a Web Worker (the page stays responsive)' : '';
-    if (v.mode === 'main-thread') {
-      engine.append(h('span', { class: 'fallback' }, `No Web Worker could start (${v.why ?? 'unknown reason'}): verifying on this page's thread, in slices; the page may respond slowly while it works.`));
-    }
-    document.body.dataset.engine = v.mode;
-    document.body.dataset.state = 'idle';
-  }, (e: unknown) => {
-    engine.textContent = `the verifier could not start: ${e instanceof Error ? e.message : String(e)}`;
-    document.body.dataset.state = 'broken';
-  });
+  starting.then(
+    (v) => {
+      state.verifier = v;
+      engine.textContent = v.mode === 'worker' ? 'verifying in a Web Worker (the page stays responsive)' : '';
+      if (v.mode === 'main-thread') {
+        engine.append(
+          h(
+            'span',
+            { class: 'fallback' },
+            `No Web Worker could start (${v.why ?? 'unknown reason'}): verifying on this page's thread, in slices; the page may respond slowly while it works.`,
+          ),
+        );
+      }
+      document.body.dataset.engine = v.mode;
+      document.body.dataset.state = 'idle';
+    },
+    (e: unknown) => {
+      engine.textContent = `the verifier could not start: ${e instanceof Error ? e.message : String(e)}`;
+      document.body.dataset.state = 'broken';
+    },
+  );
 
   // A file dropped outside the drop zone would make the browser open it in place of this page.
   for (const type of ['dragover', 'drop'] as const) window.addEventListener(type, (e) => e.preventDefault());
@@ -187,14 +239,27 @@ export function mountPage(starting: Promise<Verifier>): void {
     const checkpointFile = checkpointInput.files?.[0];
     const consistencyFile = consistencyInput.files?.[0];
     const pins = readPins({
-      key: keyFile ? { name: keyFile.name, size: keyFile.size, bytes: new Uint8Array(await keyFile.slice(0, MAX_KEY_FILE_BYTES + 1).arrayBuffer()) } : null,
+      key: keyFile
+        ? {
+            name: keyFile.name,
+            size: keyFile.size,
+            bytes: new Uint8Array(await keyFile.slice(0, MAX_KEY_FILE_BYTES + 1).arrayBuffer()),
+          }
+        : null,
       head: headInput.value,
       logKey: logKeyInput.value,
-      checkpoint: checkpointFile ? { name: checkpointFile.name, text: await checkpointFile.slice(0, MAX_NOTE_BYTES + 1).text() } : null,
+      checkpoint: checkpointFile
+        ? { name: checkpointFile.name, text: await checkpointFile.slice(0, MAX_NOTE_BYTES + 1).text() }
+        : null,
       witnesses: witnessesInput.value,
       quorum: quorumInput.value,
       // One byte past the limits (spec/PROOFS.md §11.1): a larger file fails its limit without being read whole.
-      consistency: consistencyFile ? { name: consistencyFile.name, bytes: new Uint8Array(await consistencyFile.slice(0, MAX_PROOF_BYTES + 1).arrayBuffer()) } : null,
+      consistency: consistencyFile
+        ? {
+            name: consistencyFile.name,
+            bytes: new Uint8Array(await consistencyFile.slice(0, MAX_PROOF_BYTES + 1).arrayBuffer()),
+          }
+        : null,
       tsaCerts: await smallFiles(tsaCertInput, MAX_KEY_FILE_BYTES * 16),
       cosigners: await smallFiles(cosignersInput, MAX_KEY_FILE_BYTES),
       threshold: thresholdInput.value,
@@ -206,7 +271,9 @@ export function mountPage(starting: Promise<Verifier>): void {
       return;
     }
     const proofFile = proofInput.files?.[0];
-    const proof = proofFile ? { name: proofFile.name, bytes: new Uint8Array(await proofFile.arrayBuffer()) } : undefined;
+    const proof = proofFile
+      ? { name: proofFile.name, bytes: new Uint8Array(await proofFile.arrayBuffer()) }
+      : undefined;
     state.busy = true;
     state.receiptName = receipt.name;
     verifyButton.disabled = true;
@@ -222,12 +289,23 @@ export function mountPage(starting: Promise<Verifier>): void {
     showProgress({ phase: 'receipt', bytes: 0, total: receipt.size, steps: 0 });
     const progress = throttled(showProgress);
     try {
-      const outcome = await state.verifier.verify({
-        receipt, name: receipt.name, ...(pins.publicKey ? { publicKey: pins.publicKey } : {}), ...(pins.expectHead ? { expectHead: pins.expectHead } : {}), ...(proof ? { proof } : {}),
-        ...(pins.logKey ? { logKey: pins.logKey } : {}), ...(pins.checkpoint ? { checkpoint: pins.checkpoint } : {}),
-        ...(pins.witnesses ? { witnesses: pins.witnesses, quorum: pins.quorum! } : {}), ...(pins.consistency ? { consistency: pins.consistency } : {}),
-        ...(pins.tsaCerts ? { tsaCerts: pins.tsaCerts } : {}), ...(pins.cosigners ? { cosigners: pins.cosigners } : {}), ...(pins.threshold !== undefined ? { threshold: pins.threshold } : {}),
-      }, progress.tick);
+      const outcome = await state.verifier.verify(
+        {
+          receipt,
+          name: receipt.name,
+          ...(pins.publicKey ? { publicKey: pins.publicKey } : {}),
+          ...(pins.expectHead ? { expectHead: pins.expectHead } : {}),
+          ...(proof ? { proof } : {}),
+          ...(pins.logKey ? { logKey: pins.logKey } : {}),
+          ...(pins.checkpoint ? { checkpoint: pins.checkpoint } : {}),
+          ...(pins.witnesses ? { witnesses: pins.witnesses, quorum: pins.quorum! } : {}),
+          ...(pins.consistency ? { consistency: pins.consistency } : {}),
+          ...(pins.tsaCerts ? { tsaCerts: pins.tsaCerts } : {}),
+          ...(pins.cosigners ? { cosigners: pins.cosigners } : {}),
+          ...(pins.threshold !== undefined ? { threshold: pins.threshold } : {}),
+        },
+        progress.tick,
+      );
       progress.stop();
       state.outcome = outcome;
       state.page = 0;
@@ -260,7 +338,12 @@ export function mountPage(starting: Promise<Verifier>): void {
 
   function showProgress(p: Progress): void {
     progressBox.hidden = false;
-    const what = p.phase === 'receipt' ? 'Verifying the receipt' : p.phase === 'disclosure' ? 'Checking the disclosure proof (reading the receipt again)' : 'Reading the step again from the file';
+    const what =
+      p.phase === 'receipt'
+        ? 'Verifying the receipt'
+        : p.phase === 'disclosure'
+          ? 'Checking the disclosure proof (reading the receipt again)'
+          : 'Reading the step again from the file';
     progressBar.max = Math.max(1, p.total);
     progressBar.value = p.bytes;
     progressLabel.textContent = `${what}: ${size(p.bytes)} of ${size(p.total)}${p.steps ? `, ${plural(p.steps, 'step')}` : ''}`;
@@ -277,21 +360,45 @@ export function mountPage(starting: Promise<Verifier>): void {
     const n = r.problems.length;
     const size = `${plural(r.steps, 'step')}${r.head ? `, head ${r.head} (seq ${r.head_seq})` : ', empty'}`;
     if (r.verdict === 'authenticated') {
-      return [h('p', { class: 'headline', id: 'headline' }, `✔ authenticated receipt ${name}: ${size}`),
-        h('ul', { class: 'pinned', id: 'authenticated-by' }, ...r.authenticated_by.map((s) => h('li', {}, h('span', { class: 'tag proves' }, 'pinned'), s)))];
+      return [
+        h('p', { class: 'headline', id: 'headline' }, `✔ authenticated receipt ${name}: ${size}`),
+        h(
+          'ul',
+          { class: 'pinned', id: 'authenticated-by' },
+          ...r.authenticated_by.map((s) => h('li', {}, h('span', { class: 'tag proves' }, 'pinned'), s)),
+        ),
+      ];
     }
     if (r.verdict === 'intact') {
-      return [h('p', { class: 'headline', id: 'headline' }, `⚠ intact, NOT authenticated receipt ${name}: ${size}`),
-        h('p', { class: 'to-pin', id: 'to-pin' }, `Not authenticated: ${r.to_pin ?? ''} (the fields of section 1).`)];
+      return [
+        h('p', { class: 'headline', id: 'headline' }, `⚠ intact, NOT authenticated receipt ${name}: ${size}`),
+        h('p', { class: 'to-pin', id: 'to-pin' }, `Not authenticated: ${r.to_pin ?? ''} (the fields of section 1).`),
+      ];
     }
     if (notAReceipt(r)) {
-      return [h('p', { class: 'headline', id: 'headline' }, `✘ this is not a receipt: ${name}`),
-        h('p', { id: 'not-a-receipt' }, 'Nothing in this file reads as a stepchain receipt (a .tar or .tar.gz from stepchain export or publish, starting with its manifest). Choose the receipt file itself.')];
+      return [
+        h('p', { class: 'headline', id: 'headline' }, `✘ this is not a receipt: ${name}`),
+        h(
+          'p',
+          { id: 'not-a-receipt' },
+          'Nothing in this file reads as a stepchain receipt (a .tar or .tar.gz from stepchain export or publish, starting with its manifest). Choose the receipt file itself.',
+        ),
+      ];
     }
-    const parts: Node[] = [h('p', { class: 'headline', id: 'headline' }, `✘ INVALID receipt ${name}: ${n.toLocaleString('en')}${r.problems_truncated ? '+' : ''} problem${n === 1 ? '' : 's'}`)];
+    const parts: Node[] = [
+      h(
+        'p',
+        { class: 'headline', id: 'headline' },
+        `✘ INVALID receipt ${name}: ${n.toLocaleString('en')}${r.problems_truncated ? '+' : ''} problem${n === 1 ? '' : 's'}`,
+      ),
+    ];
     const altered = firstAlteredStep(r);
     if (altered) {
-      const line = h('p', { class: 'altered', id: 'altered' }, `Altered: step ${altered.seq}${altered.field ? `, ${altered.field}` : ''} (${altered.code})`);
+      const line = h(
+        'p',
+        { class: 'altered', id: 'altered' },
+        `Altered: step ${altered.seq}${altered.field ? `, ${altered.field}` : ''} (${altered.code})`,
+      );
       const button = h('button', { type: 'button', class: 'link' }, 'show this step');
       button.addEventListener('click', () => void goTo({ seq: altered.seq }));
       line.append(' ', button);
@@ -312,21 +419,54 @@ export function mountPage(starting: Promise<Verifier>): void {
     const n = r.problems.length;
     const parts: Node[] = [];
     if (n > 0) {
-      parts.push(h('h3', {}, 'Problems'), h('ol', { class: 'problems', id: 'problems' }, ...r.problems.map(problemItem)));
-      if (r.problems_truncated) parts.push(h('p', {}, 'More problems were found than the verifier keeps (1000); the first ones are listed.'));
+      parts.push(
+        h('h3', {}, 'Problems'),
+        h('ol', { class: 'problems', id: 'problems' }, ...r.problems.map(problemItem)),
+      );
+      if (r.problems_truncated)
+        parts.push(h('p', {}, 'More problems were found than the verifier keeps (1000); the first ones are listed.'));
     }
-    if (r.warnings.length > 0) parts.push(h('h3', {}, 'Warnings'), h('ol', { class: 'problems warning' }, ...r.warnings.map(problemItem)));
+    if (r.warnings.length > 0)
+      parts.push(h('h3', {}, 'Warnings'), h('ol', { class: 'problems warning' }, ...r.warnings.map(problemItem)));
     if (r.ok) {
-      parts.push(h('p', { id: 'scope' }, `scope: ${r.scope}${r.range ? ` (steps ${r.range.from}..${r.range.to})` : ''}; signed by: ${r.signed_by ?? 'nobody (unsigned)'}`));
+      parts.push(
+        h(
+          'p',
+          { id: 'scope' },
+          `scope: ${r.scope}${r.range ? ` (steps ${r.range.from}..${r.range.to})` : ''}; signed by: ${r.signed_by ?? 'nobody (unsigned)'}`,
+        ),
+      );
     }
     // Who approved or denied which tool call (spec/APPROVALS.md §6), as `verify` prints it.
     if (r.approvals !== undefined && r.approvals.length > 0) {
-      parts.push(h('h3', {}, 'Approvals'), h('ul', { class: 'statements', id: 'approvals' }, ...r.approvals.map((a) => h('li', { class: a.status === 'granted' && a.approver?.pinned === true ? 'proves' : 'not' },
-        h('span', { class: `tag ${a.status === 'granted' && a.approver?.pinned === true ? 'proves' : 'not'}` }, a.status === 'granted' ? 'approved' : a.status), approvalSentence(a)))));
+      parts.push(
+        h('h3', {}, 'Approvals'),
+        h(
+          'ul',
+          { class: 'statements', id: 'approvals' },
+          ...r.approvals.map((a) =>
+            h(
+              'li',
+              { class: a.status === 'granted' && a.approver?.pinned === true ? 'proves' : 'not' },
+              h(
+                'span',
+                { class: `tag ${a.status === 'granted' && a.approver?.pinned === true ? 'proves' : 'not'}` },
+                a.status === 'granted' ? 'approved' : a.status,
+              ),
+              approvalSentence(a),
+            ),
+          ),
+        ),
+      );
     }
-    parts.push(h('ul', { class: 'statements', id: 'statements' },
-      ...r.proves.map((s) => h('li', { class: 'proves' }, h('span', { class: 'tag proves' }, 'proves'), s)),
-      ...r.does_not_prove.map((s) => h('li', { class: 'not' }, h('span', { class: 'tag not' }, 'does not prove'), s))));
+    parts.push(
+      h(
+        'ul',
+        { class: 'statements', id: 'statements' },
+        ...r.proves.map((s) => h('li', { class: 'proves' }, h('span', { class: 'tag proves' }, 'proves'), s)),
+        ...r.does_not_prove.map((s) => h('li', { class: 'not' }, h('span', { class: 'tag not' }, 'does not prove'), s)),
+      ),
+    );
     const unbound = unboundView(r);
     if (unbound) parts.unshift(unbound);
     parts.push(facts(o));
@@ -336,13 +476,27 @@ export function mountPage(starting: Promise<Verifier>): void {
     steps.hidden = o.listed === 0;
     const keptNote = byId('kept-note');
     keptNote.hidden = o.kept === o.listed;
-    keptNote.textContent = o.kept === o.listed ? '' : `The page keeps the text of the first ${plural(o.kept, 'step')} in memory (${byId('keep').textContent}); the other ${plural(o.listed - o.kept, 'step')} show without content here, and opening one reads the receipt again.`;
+    keptNote.textContent =
+      o.kept === o.listed
+        ? ''
+        : `The page keeps the text of the first ${plural(o.kept, 'step')} in memory (${byId('keep').textContent}); the other ${plural(o.listed - o.kept, 'step')} show without content here, and opening one reads the receipt again.`;
   }
 
   function problemItem(p: Problem): HTMLLIElement {
     const loc = describeLocation(p.location);
-    const li = h('li', { 'data-code': p.code }, h('code', { class: 'code' }, p.code), loc ? h('span', { class: 'loc' }, loc) : null, h('p', { class: 'msg' }, messageBesideCode(p)));
-    const where = p.location.file !== undefined && p.location.line !== undefined ? { file: p.location.file, line: p.location.line } : p.location.seq !== undefined ? { seq: p.location.seq } : null;
+    const li = h(
+      'li',
+      { 'data-code': p.code },
+      h('code', { class: 'code' }, p.code),
+      loc ? h('span', { class: 'loc' }, loc) : null,
+      h('p', { class: 'msg' }, messageBesideCode(p)),
+    );
+    const where =
+      p.location.file !== undefined && p.location.line !== undefined
+        ? { file: p.location.file, line: p.location.line }
+        : p.location.seq !== undefined
+          ? { seq: p.location.seq }
+          : null;
     if (where && state.outcome && state.outcome.listed > 0) {
       const button = h('button', { type: 'button', class: 'link' }, 'show this step');
       button.addEventListener('click', () => void goTo(where));
@@ -367,11 +521,21 @@ export function mountPage(starting: Promise<Verifier>): void {
     add('archive entries', r.entries);
     add('blobs', r.blobs);
     if (o.published) {
-      const p = r as ReceiptReport & { redactions?: number; anchor?: { length: number; redacted_from: number; policy_digest: string } | null };
+      const p = r as ReceiptReport & {
+        redactions?: number;
+        anchor?: { length: number; redacted_from: number; policy_digest: string } | null;
+      };
       add('published receipt', `${plural(p.redactions ?? 0, 'declared redaction')}`);
-      if (p.anchor) add('anchor', `original run of ${plural(p.anchor.length, 'step')}, first redaction at seq ${p.anchor.redacted_from}, policy ${p.anchor.policy_digest}`);
+      if (p.anchor)
+        add(
+          'anchor',
+          `original run of ${plural(p.anchor.length, 'step')}, first redaction at seq ${p.anchor.redacted_from}, policy ${p.anchor.policy_digest}`,
+        );
     }
-    add('verified in', `${(o.ms / 1000).toFixed(2)} s (${state.verifier?.mode === 'worker' ? 'Web Worker' : 'page thread'}; line hashes: ${o.lineHash === 'wasm-simd-4' ? 'WebAssembly SIMD' : o.lineHash})`);
+    add(
+      'verified in',
+      `${(o.ms / 1000).toFixed(2)} s (${state.verifier?.mode === 'worker' ? 'Web Worker' : 'page thread'}; line hashes: ${o.lineHash === 'wasm-simd-4' ? 'WebAssembly SIMD' : o.lineHash})`,
+    );
     const dl = h('dl', { class: 'facts', id: 'facts' });
     for (const [k, v] of rows) dl.append(h('dt', {}, k), h('dd', {}, v));
     return h('div', {}, h('h3', {}, 'Receipt'), dl);
@@ -381,24 +545,65 @@ export function mountPage(starting: Promise<Verifier>): void {
     const box = h('div', { id: 'disclosure', class: `verdict ${d.ok ? 'valid' : 'invalid'}`, 'data-ok': String(d.ok) });
     let headline: string;
     if (d.ok) {
-      if (d.kind === 'step') headline = `✔ whole-step disclosure holds: step ${d.seq} of the original run is ${JSON.stringify(d.record)}`;
-      else if (d.kind === 'hash') headline = `✔ hash disclosure holds: the anchor commits to ${d.step_hash} as the original hash of step ${d.seq}${d.head ? ' (the original head)' : ''}`;
+      if (d.kind === 'step')
+        headline = `✔ whole-step disclosure holds: step ${d.seq} of the original run is ${JSON.stringify(d.record)}`;
+      else if (d.kind === 'hash')
+        headline = `✔ hash disclosure holds: the anchor commits to ${d.step_hash} as the original hash of step ${d.seq}${d.head ? ' (the original head)' : ''}`;
       else headline = `✔ disclosure holds: seq ${d.seq}, ${d.path} (rule ${d.rule}) = ${JSON.stringify(d.value)}`;
     } else {
       headline = `✘ disclosure does NOT hold${d.seq !== null ? ` for seq ${d.seq}${d.kind === 'value' && d.path ? `, ${d.path}` : ''}` : ''}`;
     }
     box.append(h('p', { class: 'headline' }, headline));
-    if (d.problems.length) box.append(h('ol', { class: 'problems' }, ...d.problems.map((p) => h('li', { 'data-code': p.code }, h('code', { class: 'code' }, p.code), h('p', { class: 'msg' }, messageBesideCode(p))))));
-    if (d.proves.length) box.append(h('ul', { class: 'statements' }, ...d.proves.map((s) => h('li', {}, h('span', { class: 'tag proves' }, 'proves'), s))));
+    if (d.problems.length)
+      box.append(
+        h(
+          'ol',
+          { class: 'problems' },
+          ...d.problems.map((p) =>
+            h(
+              'li',
+              { 'data-code': p.code },
+              h('code', { class: 'code' }, p.code),
+              h('p', { class: 'msg' }, messageBesideCode(p)),
+            ),
+          ),
+        ),
+      );
+    if (d.proves.length)
+      box.append(
+        h(
+          'ul',
+          { class: 'statements' },
+          ...d.proves.map((s) => h('li', {}, h('span', { class: 'tag proves' }, 'proves'), s)),
+        ),
+      );
     return h('div', {}, h('h3', {}, 'Disclosure proof'), box);
   }
 
   function jsonView(o: Outcome): HTMLElement {
     const pre = h('pre', { class: 'json', id: 'report-json', tabindex: '0' });
-    const box = h('details', { id: 'json-details' }, h('summary', {}, 'The report as JSON (as stepchain verify --json prints it)'), pre);
+    const box = h(
+      'details',
+      { id: 'json-details' },
+      h('summary', {}, 'The report as JSON (as stepchain verify --json prints it)'),
+      pre,
+    );
     box.addEventListener('toggle', () => {
       if (box.open && pre.textContent === '') {
-        pre.textContent = JSON.stringify({ format: CLI_JSON_FORMAT, command: 'verify', ok: o.report.ok, authenticated: o.report.authenticated, verdict: o.report.verdict, kind: 'receipt', file: state.receiptName, report: o.report }, null, 2);
+        pre.textContent = JSON.stringify(
+          {
+            format: CLI_JSON_FORMAT,
+            command: 'verify',
+            ok: o.report.ok,
+            authenticated: o.report.authenticated,
+            verdict: o.report.verdict,
+            kind: 'receipt',
+            file: state.receiptName,
+            report: o.report,
+          },
+          null,
+          2,
+        );
       }
     });
     return box;
@@ -459,9 +664,10 @@ export function mountPage(starting: Promise<Verifier>): void {
     const from = state.page * PAGE_ROWS;
     const rows = await state.verifier.rows(from, PAGE_ROWS, state.only);
     rowsBody.replaceChildren(...rows.map(rowView));
-    pageInfo.textContent = total === 0
-      ? 'No step has a problem of its own.'
-      : `${state.only === 'flagged' ? 'Steps with problems' : 'Steps'} ${(from + 1).toLocaleString('en')}–${(from + rows.length).toLocaleString('en')} of ${total.toLocaleString('en')} (page ${(state.page + 1).toLocaleString('en')} of ${pages.toLocaleString('en')})`;
+    pageInfo.textContent =
+      total === 0
+        ? 'No step has a problem of its own.'
+        : `${state.only === 'flagged' ? 'Steps with problems' : 'Steps'} ${(from + 1).toLocaleString('en')}–${(from + rows.length).toLocaleString('en')} of ${total.toLocaleString('en')} (page ${(state.page + 1).toLocaleString('en')} of ${pages.toLocaleString('en')})`;
     prev.disabled = state.page === 0;
     next.disabled = state.page >= pages - 1;
   }
@@ -473,12 +679,34 @@ export function mountPage(starting: Promise<Verifier>): void {
     if (!row.clean) seq.append(h('span', { class: 'sr' }, ' (this line has problems)'), ' ⚠');
     tr.append(seq);
     if (!row.kept) {
-      tr.append(h('td', { colspan: '5', class: 'notkept' }, 'text not kept in memory — open the step to read it again from the file'));
+      tr.append(
+        h(
+          'td',
+          { colspan: '5', class: 'notkept' },
+          'text not kept in memory — open the step to read it again from the file',
+        ),
+      );
     } else {
       const views = new Set(row.views);
-      tr.append(h('td', { class: 'mono' }, row.ts ?? ''), segCell(row.model, views.has('model')), row.tool.length ? segCell(row.tool, views.has('tool_call')) : h('td', { class: 'none' }, '—'), segCell(row.prompt, views.has('prompt')), segCell(row.result, views.has('result')));
+      tr.append(
+        h('td', { class: 'mono' }, row.ts ?? ''),
+        segCell(row.model, views.has('model')),
+        row.tool.length ? segCell(row.tool, views.has('tool_call')) : h('td', { class: 'none' }, '—'),
+        segCell(row.prompt, views.has('prompt')),
+        segCell(row.result, views.has('result')),
+      );
     }
-    const open = h('button', { type: 'button', class: 'link', 'aria-controls': 'step-detail', 'aria-expanded': String(row.index === state.open), 'aria-label': `Open step ${row.seq ?? `at position ${row.index + 1}`}` }, 'open');
+    const open = h(
+      'button',
+      {
+        type: 'button',
+        class: 'link',
+        'aria-controls': 'step-detail',
+        'aria-expanded': String(row.index === state.open),
+        'aria-label': `Open step ${row.seq ?? `at position ${row.index + 1}`}`,
+      },
+      'open',
+    );
     open.addEventListener('click', () => void openStep(row.index));
     tr.append(h('td', {}, open));
     return tr;
@@ -486,7 +714,12 @@ export function mountPage(starting: Promise<Verifier>): void {
 
   /** A cell of the step list; a redacted view's cell says, before its text, that the text is not bound. */
   function segCell(segments: Segment[], view = false): HTMLTableCellElement {
-    const td = h('td', view ? { class: 'unbound' } : {}, ...(view ? [unboundBadge()] : []), ...segments.map(segmentNode));
+    const td = h(
+      'td',
+      view ? { class: 'unbound' } : {},
+      ...(view ? [unboundBadge()] : []),
+      ...segments.map(segmentNode),
+    );
     td.title = td.textContent ?? '';
     return td;
   }
@@ -506,7 +739,9 @@ export function mountPage(starting: Promise<Verifier>): void {
     try {
       d = await state.verifier.step(index, progress.tick);
     } catch (e) {
-      detail.replaceChildren(h('p', { class: 'error-box' }, `This step cannot be shown: ${e instanceof Error ? e.message : String(e)}`));
+      detail.replaceChildren(
+        h('p', { class: 'error-box' }, `This step cannot be shown: ${e instanceof Error ? e.message : String(e)}`),
+      );
       return;
     } finally {
       progress.stop();
@@ -517,7 +752,11 @@ export function mountPage(starting: Promise<Verifier>): void {
 
   function renderDetail(d: StepDetail): void {
     const r = d.row;
-    const title = h('h3', { id: 'step-title', tabindex: '-1' }, `Step ${r.seq ?? '(unreadable seq)'} — ${r.file ?? ''}:${r.line}`);
+    const title = h(
+      'h3',
+      { id: 'step-title', tabindex: '-1' },
+      `Step ${r.seq ?? '(unreadable seq)'} — ${r.file ?? ''}:${r.line}`,
+    );
     const close = h('button', { type: 'button', class: 'secondary' }, 'Close');
     close.addEventListener('click', () => {
       detail.hidden = true;
@@ -528,8 +767,22 @@ export function mountPage(starting: Promise<Verifier>): void {
       opened?.focus();
     });
     const parts: Node[] = [title];
-    if (!r.clean) parts.push(h('p', { class: 'error-box' }, 'This line has problems of its own: see the verdict above. Its content cannot be relied on.'));
-    if (d.reread) parts.push(h('p', { class: 'placeholder' }, 'Read again from the file: it was beyond what the page keeps in memory. The second reading gave the same report.'));
+    if (!r.clean)
+      parts.push(
+        h(
+          'p',
+          { class: 'error-box' },
+          'This line has problems of its own: see the verdict above. Its content cannot be relied on.',
+        ),
+      );
+    if (d.reread)
+      parts.push(
+        h(
+          'p',
+          { class: 'placeholder' },
+          'Read again from the file: it was beyond what the page keeps in memory. The second reading gave the same report.',
+        ),
+      );
     let record: unknown = null;
     try {
       record = JSON.parse(d.text);
@@ -538,20 +791,39 @@ export function mountPage(starting: Promise<Verifier>): void {
     }
     const blobs = new Map(d.blobs.map((b) => [b.digest, b.text]));
     if (r.views.length) {
-      parts.push(h('p', { class: 'unbound-note' }, `${r.views.join(', ')} ${r.views.length === 1 ? 'is a redacted view' : 'are redacted views'}: the text shown is NOT bound to the head. Anyone holding the receipt can rewrite it and the receipt still verifies; only the field's digest is bound.`));
+      parts.push(
+        h(
+          'p',
+          { class: 'unbound-note' },
+          `${r.views.join(', ')} ${r.views.length === 1 ? 'is a redacted view' : 'are redacted views'}: the text shown is NOT bound to the head. Anyone holding the receipt can rewrite it and the receipt still verifies; only the field's digest is bound.`,
+        ),
+      );
     }
     parts.push(h('div', { class: 'tree mono', id: 'step-tree' }, jsonNode(record, 0, blobs, new Set(r.views))));
     if (d.blobs.length) {
-      parts.push(h('p', {}, `${plural(d.blobs.length, 'field')} of this step ${d.blobs.length === 1 ? 'is' : 'are'} stored as a blob; ${d.blobs.every((b) => b.text !== null) ? 'shown in place above' : 'blobs the page did not keep are shown as references'}.`));
+      parts.push(
+        h(
+          'p',
+          {},
+          `${plural(d.blobs.length, 'field')} of this step ${d.blobs.length === 1 ? 'is' : 'are'} stored as a blob; ${d.blobs.every((b) => b.text !== null) ? 'shown in place above' : 'blobs the page did not keep are shown as references'}.`,
+        ),
+      );
     }
-    parts.push(h('details', {}, h('summary', {}, 'The stored line, exactly as hashed'), h('pre', { class: 'json' }, d.text)));
+    parts.push(
+      h('details', {}, h('summary', {}, 'The stored line, exactly as hashed'), h('pre', { class: 'json' }, d.text)),
+    );
     parts.push(close);
     detail.replaceChildren(...parts);
     title.focus();
   }
 
   /** A value as indented JSON text, markers shown as markers and kept blobs in place. */
-  function jsonNode(v: unknown, depth: number, blobs: Map<string, string | null>, views: ReadonlySet<string> = new Set()): Node {
+  function jsonNode(
+    v: unknown,
+    depth: number,
+    blobs: Map<string, string | null>,
+    views: ReadonlySet<string> = new Set(),
+  ): Node {
     const frag = document.createDocumentFragment();
     const pad = (d: number): string => '  '.repeat(d);
     const m = markerOf(v);
@@ -596,14 +868,36 @@ export function mountPage(starting: Promise<Verifier>): void {
       if (keys.length === 0 && !held && !gone) return document.createTextNode('{}');
       frag.append('{\n');
       // A v3 object's withheld members: one badge for them all (their names are withheld too).
-      if (held) frag.append(pad(depth + 1), segmentNode({ kind: 'withheld', digest: held[0] ?? '', count: held.length }), keys.length > 0 || gone ? ',\n' : '\n');
+      if (held)
+        frag.append(
+          pad(depth + 1),
+          segmentNode({ kind: 'withheld', digest: held[0] ?? '', count: held.length }),
+          keys.length > 0 || gone ? ',\n' : '\n',
+        );
       // Its erased members (names and values deleted from the journal): one badge, a state of its own.
-      if (gone) frag.append(pad(depth + 1), segmentNode({ kind: 'erased', digest: gone[0]?.digest ?? '', erasure: gone[0]?.erasure ?? '', count: gone.length }), keys.length > 0 ? ',\n' : '\n');
+      if (gone)
+        frag.append(
+          pad(depth + 1),
+          segmentNode({
+            kind: 'erased',
+            digest: gone[0]?.digest ?? '',
+            erasure: gone[0]?.erasure ?? '',
+            count: gone.length,
+          }),
+          keys.length > 0 ? ',\n' : '\n',
+        );
       keys.forEach((k, i) => {
         const value = jsonNode((v as Record<string, unknown>)[k], depth + 1, blobs);
         // A redacted view's members (depth 0: the record's slots) are wrapped and badged as not bound to the head.
-        const shown = depth === 0 && views.has(k) ? h('span', { class: 'unbound', 'data-slot': k }, unboundBadge(), value) : value;
-        frag.append(pad(depth + 1), h('span', { class: 'k' }, JSON.stringify(k)), ': ', shown, i < keys.length - 1 ? ',\n' : '\n');
+        const shown =
+          depth === 0 && views.has(k) ? h('span', { class: 'unbound', 'data-slot': k }, unboundBadge(), value) : value;
+        frag.append(
+          pad(depth + 1),
+          h('span', { class: 'k' }, JSON.stringify(k)),
+          ': ',
+          shown,
+          i < keys.length - 1 ? ',\n' : '\n',
+        );
       });
       frag.append(`${pad(depth)}}`);
       return frag;
@@ -623,18 +917,38 @@ function unboundView(r: ReceiptReport): HTMLElement | null {
   const count = unboundCount(r);
   if (count === 0) return null;
   const places = ((r as ReceiptReport & { unbound?: UnboundText[] }).unbound ?? []).slice(0, 20);
-  const list = h('ul', {}, ...places.map((p) => h('li', {}, `seq ${p.seq} ${printablePointer(p.path)} — ${p.why === 'view' ? 'redacted view: the text around its markers' : 'the "text" of a redaction marker'}`)));
-  return h('div', { class: 'unbound-box', id: 'unbound', 'data-count': String(count) },
+  const list = h(
+    'ul',
+    {},
+    ...places.map((p) =>
+      h(
+        'li',
+        {},
+        `seq ${p.seq} ${printablePointer(p.path)} — ${p.why === 'view' ? 'redacted view: the text around its markers' : 'the "text" of a redaction marker'}`,
+      ),
+    ),
+  );
+  return h(
+    'div',
+    { class: 'unbound-box', id: 'unbound', 'data-count': String(count) },
     h('h3', {}, `Not bound to the head: ${plural(count, 'value')}`),
-    h('p', {}, `This receipt shows ${plural(count, 'value')} whose text is NOT bound to the head: anyone holding the receipt can rewrite ${count === 1 ? 'it' : 'them'} and it still verifies. They are marked “not bound” in the steps below; read them as the publisher's word, not as verified content.`),
+    h(
+      'p',
+      {},
+      `This receipt shows ${plural(count, 'value')} whose text is NOT bound to the head: anyone holding the receipt can rewrite ${count === 1 ? 'it' : 'them'} and it still verifies. They are marked “not bound” in the steps below; read them as the publisher's word, not as verified content.`,
+    ),
     list,
-    ...(count > places.length ? [h('p', {}, `… and ${plural(count - places.length, 'more')} (the report as JSON lists up to 1,000).`)] : []));
+    ...(count > places.length
+      ? [h('p', {}, `… and ${plural(count - places.length, 'more')} (the report as JSON lists up to 1,000).`)]
+      : []),
+  );
 }
 
 /** The badge before a value whose text is not bound to the head. */
 function unboundBadge(): HTMLElement {
   const span = h('span', { class: 'unbound-tag' }, 'not bound');
-  span.title = 'A redacted view: the text is not bound to the head; only the field\'s digest is. Anyone holding the receipt could have written it.';
+  span.title =
+    "A redacted view: the text is not bound to the head; only the field's digest is. Anyone holding the receipt could have written it.";
   return span;
 }
 
@@ -654,7 +968,10 @@ function segmentNode(s: Segment): Node {
   }
   if (s.kind === 'withheld') {
     const span = h('span', { class: 'redacted withheld' }, s.count === 1 ? 'withheld' : `${s.count} members withheld`);
-    span.title = s.count === 1 ? `Withheld: its salted digest ${s.digest} is bound to the head; the value is not shown.` : `${s.count} members withheld (names and values); their salted digests are bound to the head.`;
+    span.title =
+      s.count === 1
+        ? `Withheld: its salted digest ${s.digest} is bound to the head; the value is not shown.`
+        : `${s.count} members withheld (names and values); their salted digests are bound to the head.`;
     return span;
   }
   const span = h('span', { class: 'blobref' }, `blob ${s.digest.slice(0, 19)}… (${plural(s.size, 'byte')})`);
@@ -685,12 +1002,22 @@ function throttled(fn: (p: Progress) => void): { tick: (p: Progress) => void; st
 
 /** One request of a receipt's approval records, as a sentence: the call, who decided (pinned or not), and whether it ran. */
 function approvalSentence(a: NonNullable<ReceiptReport['approvals']>[number]): string {
-  const who = a.approver === null ? '' : a.approver.pinned
-    ? ` by ${a.approver.name === null ? `key ${a.approver.keyid}` : JSON.stringify(a.approver.name)} (pinned)`
-    : ` by key ${a.approver.keyid}${a.approver.name === null ? ' (unpinned)' : ` calling itself ${JSON.stringify(a.approver.name)} (unpinned, self-named)`}`;
+  const who =
+    a.approver === null
+      ? ''
+      : a.approver.pinned
+        ? ` by ${a.approver.name === null ? `key ${a.approver.keyid}` : JSON.stringify(a.approver.name)} (pinned)`
+        : ` by key ${a.approver.keyid}${a.approver.name === null ? ' (unpinned)' : ` calling itself ${JSON.stringify(a.approver.name)} (unpinned, self-named)`}`;
   // Where the chain holds what could not be checked (APPROVAL_UNCHECKED), neither "executed" nor "never executed" is proven.
-  const ran = (a as { unchecked?: true }).unchecked === true
-    ? (a.effect_seq === null ? ', no effect found, not proven (APPROVAL_UNCHECKED: some records could not be checked)' : `, an effect begun at seq ${a.effect_seq}, not checked against the call (APPROVAL_UNCHECKED)`)
-    : a.effect_seq === null ? (a.status === 'granted' ? ', not executed' : ', never executed') : `, executed at seq ${a.effect_seq}`;
+  const ran =
+    (a as { unchecked?: true }).unchecked === true
+      ? a.effect_seq === null
+        ? ', no effect found, not proven (APPROVAL_UNCHECKED: some records could not be checked)'
+        : `, an effect begun at seq ${a.effect_seq}, not checked against the call (APPROVAL_UNCHECKED)`
+      : a.effect_seq === null
+        ? a.status === 'granted'
+          ? ', not executed'
+          : ', never executed'
+        : `, executed at seq ${a.effect_seq}`;
   return `${a.tool === null ? 'a call' : JSON.stringify(a.tool)} (request ${JSON.stringify(a.request)}, seq ${a.request_seq})${who}${a.decision_seq === null ? '' : ` at seq ${a.decision_seq}`}${ran}`;
 }

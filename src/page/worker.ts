@@ -22,10 +22,13 @@ export function runWorker(): void {
     queue = queue.then(async () => {
       try {
         const value =
-          req.op === 'verify' ? await session.verify(req.request, (progress) => scope.postMessage({ id: req.id, progress }))
-          : req.op === 'rows' ? session.rows(req.from, req.count, req.only)
-          : req.op === 'find' ? session.find(req.where)
-          : await session.step(req.index, (progress) => scope.postMessage({ id: req.id, progress }));
+          req.op === 'verify'
+            ? await session.verify(req.request, (progress) => scope.postMessage({ id: req.id, progress }))
+            : req.op === 'rows'
+              ? session.rows(req.from, req.count, req.only)
+              : req.op === 'find'
+                ? session.find(req.where)
+                : await session.step(req.index, (progress) => scope.postMessage({ id: req.id, progress }));
         scope.postMessage({ id: req.id, ok: true, value });
       } catch (e) {
         scope.postMessage({ id: req.id, ok: false, message: e instanceof Error ? e.message : String(e) });

@@ -26,7 +26,6 @@ export interface LineCheckPoolOptions {
   batchBytes?: number;
 }
 
-
 interface Slot {
   worker: Worker;
   /** Batches sent and not yet answered. */
@@ -47,10 +46,12 @@ export class WorkerLineCheckPool implements LineCheckPool {
   constructor(options: LineCheckPoolOptions = {}) {
     // One core is the calling thread's: it reads and links, and checks batches when it would wait.
     const threads = options.threads ?? Math.max(1, defaultThreads() - 1);
-    if (!Number.isSafeInteger(threads) || threads < 1) throw new RangeError(`threads must be a positive integer (got ${String(threads)})`);
+    if (!Number.isSafeInteger(threads) || threads < 1)
+      throw new RangeError(`threads must be a positive integer (got ${String(threads)})`);
     this.threads = threads;
     const batchBytes = options.batchBytes;
-    if (batchBytes !== undefined && (!Number.isSafeInteger(batchBytes) || batchBytes < 1)) throw new RangeError(`batchBytes must be a positive integer (got ${String(batchBytes)})`);
+    if (batchBytes !== undefined && (!Number.isSafeInteger(batchBytes) || batchBytes < 1))
+      throw new RangeError(`batchBytes must be a positive integer (got ${String(batchBytes)})`);
     this.batchBytes = batchBytes;
     this.callerChecks = options.callerChecks ?? threads < availableParallelism();
   }
@@ -100,7 +101,9 @@ export class WorkerLineCheckPool implements LineCheckPool {
   private spawn(): Slot {
     // A small young generation: a batch's garbage dies young, and each worker's heap counts in the process's
     // peak RSS (no old-generation cap: one line may be 16 MiB).
-    const worker = new Worker(new URL('./worker.js', import.meta.url), { resourceLimits: { maxYoungGenerationSizeMb: 4 } });
+    const worker = new Worker(new URL('./worker.js', import.meta.url), {
+      resourceLimits: { maxYoungGenerationSizeMb: 4 },
+    });
     const slot: Slot = { worker, waiting: new Map(), failed: null };
     worker.unref();
     worker.on('message', (m: { id: number; facts: PackedFacts | null }) => {

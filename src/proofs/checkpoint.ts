@@ -7,8 +7,15 @@ import { base64Decode, base64Encode } from '../receipt/base64.js';
 import { EMPTY_ROOT, HASH_SIZE, equalBytes } from './hash.js';
 import { MAX_TREE_SIZE, isSize } from './math.js';
 import {
-  SIG_COSIGNATURE_V1, SIG_ED25519, cosignatureTime, noteTextDefect, parseNote, signNote, signatureLine,
-  type NoteSigner, type NoteVerifier,
+  SIG_COSIGNATURE_V1,
+  SIG_ED25519,
+  cosignatureTime,
+  noteTextDefect,
+  parseNote,
+  signNote,
+  signatureLine,
+  type NoteSigner,
+  type NoteVerifier,
 } from './note.js';
 import { ProofError, problem, type ProofProblem } from './problems.js';
 
@@ -30,7 +37,10 @@ const encoder = new TextEncoder();
 
 /** The checkpoint a note text holds: origin, size, base64 root, then optional extension lines. */
 export function parseCheckpoint(text: string): CheckpointParse {
-  const bad = (why: string, code: ProofProblem['code'] = 'CHECKPOINT_MALFORMED'): CheckpointParse => ({ ok: false, problem: problem(code, `the checkpoint ${why}`) });
+  const bad = (why: string, code: ProofProblem['code'] = 'CHECKPOINT_MALFORMED'): CheckpointParse => ({
+    ok: false,
+    problem: problem(code, `the checkpoint ${why}`),
+  });
   if (typeof text !== 'string') return bad('is not text');
   const defect = noteTextDefect(text);
   if (defect) return bad(defect);
@@ -39,30 +49,47 @@ export function parseCheckpoint(text: string): CheckpointParse {
   const empty = lines.findIndex((l) => l === '');
   if (empty >= 0) return bad(`line ${empty + 1} is empty`);
   const [origin, sizeText, rootText] = lines as [string, string, string];
-  if (!SIZE_RE.test(sizeText)) return bad(`tree size "${sizeText.slice(0, 40)}" is not a decimal number without leading zeros`);
+  if (!SIZE_RE.test(sizeText))
+    return bad(`tree size "${sizeText.slice(0, 40)}" is not a decimal number without leading zeros`);
   const size = Number(sizeText);
-  if (!isSize(size) || sizeText.length > 16) return bad(`tree size ${sizeText.slice(0, 40)} is larger than ${MAX_TREE_SIZE}`, 'LIMIT_EXCEEDED');
+  if (!isSize(size) || sizeText.length > 16)
+    return bad(`tree size ${sizeText.slice(0, 40)} is larger than ${MAX_TREE_SIZE}`, 'LIMIT_EXCEEDED');
   const root = base64Decode(rootText);
   if (root === null || root.length !== HASH_SIZE) return bad('root hash is not the base64 of 32 bytes');
-  if (size === 0 && !equalBytes(root, EMPTY_ROOT)) return bad('has size 0 but its root is not the hash of the empty string');
+  if (size === 0 && !equalBytes(root, EMPTY_ROOT))
+    return bad('has size 0 but its root is not the hash of the empty string');
   return { ok: true, checkpoint: { origin, size, root, extensions: lines.slice(3) } };
 }
 
 /** The note text of a checkpoint. Throws ProofError NOTE_INVALID for a checkpoint that would not parse back. */
-export function formatCheckpoint(cp: { origin: string; size: number; root: Uint8Array; extensions?: readonly string[] }): string {
+export function formatCheckpoint(cp: {
+  origin: string;
+  size: number;
+  root: Uint8Array;
+  extensions?: readonly string[];
+}): string {
   const root = cp.root instanceof Uint8Array ? cp.root : new Uint8Array(0);
   const text = `${cp.origin}\n${cp.size}\n${base64Encode(root)}\n${(cp.extensions ?? []).map((e) => e + '\n').join('')}`;
   const parsed = parseCheckpoint(text);
-  if (!parsed.ok || parsed.checkpoint.origin !== cp.origin || parsed.checkpoint.extensions.length !== (cp.extensions ?? []).length) {
-    throw new ProofError('NOTE_INVALID', parsed.ok ? 'an origin or extension line holds a newline' : parsed.problem.message);
+  if (
+    !parsed.ok ||
+    parsed.checkpoint.origin !== cp.origin ||
+    parsed.checkpoint.extensions.length !== (cp.extensions ?? []).length
+  ) {
+    throw new ProofError(
+      'NOTE_INVALID',
+      parsed.ok ? 'an origin or extension line holds a newline' : parsed.problem.message,
+    );
   }
   return text;
 }
 
 /** A checkpoint signed by the log: the key's name must be the origin (C2SP tlog-policy). */
 export function signCheckpoint(cp: { origin: string; size: number; root: Uint8Array }, log: NoteSigner): string {
-  if (log.type !== SIG_ED25519) throw new ProofError('KEY_INVALID', 'a log signs checkpoints with an Ed25519 (type 0x01) key');
-  if (log.name !== cp.origin) throw new ProofError('KEY_INVALID', `the log key is named "${log.name}", not the origin "${cp.origin}"`);
+  if (log.type !== SIG_ED25519)
+    throw new ProofError('KEY_INVALID', 'a log signs checkpoints with an Ed25519 (type 0x01) key');
+  if (log.name !== cp.origin)
+    throw new ProofError('KEY_INVALID', `the log key is named "${log.name}", not the origin "${cp.origin}"`);
   return signNote(formatCheckpoint(cp), [log]);
 }
 
@@ -71,12 +98,17 @@ export function signCheckpoint(cp: { origin: string; size: number; root: Uint8Ar
  * The caller checks the checkpoint (verifyCheckpoint, checkWitnessUpdate) first; this only signs.
  */
 export function cosignCheckpoint(note: string, witness: NoteSigner): string {
-  if (witness.type !== SIG_COSIGNATURE_V1) throw new ProofError('KEY_INVALID', 'a witness cosigns with a cosignature/v1 (type 0x04) key');
+  if (witness.type !== SIG_COSIGNATURE_V1)
+    throw new ProofError('KEY_INVALID', 'a witness cosigns with a cosignature/v1 (type 0x04) key');
   const parsed = parseNote(note);
   if (!parsed.ok) throw new ProofError('NOTE_INVALID', parsed.problem.message);
   const cp = parseCheckpoint(parsed.note.text);
   if (!cp.ok) throw new ProofError('NOTE_INVALID', cp.problem.message);
-  return signatureLine({ name: witness.name, keyId: witness.keyId, signature: witness.sign(encoder.encode(parsed.note.text)) });
+  return signatureLine({
+    name: witness.name,
+    keyId: witness.keyId,
+    signature: witness.sign(encoder.encode(parsed.note.text)),
+  });
 }
 
 /** The note with more signature lines (cosignatures) appended. Throws ProofError NOTE_INVALID if the result does not parse. */
@@ -115,17 +147,26 @@ export interface CheckpointReport {
 /** Why a policy cannot be used, or null. */
 export function policyDefect(policy: CheckpointPolicy): string | null {
   if (typeof policy !== 'object' || policy === null) return 'the policy is not an object';
-  const isKey = (k: NoteVerifier | undefined): k is NoteVerifier => typeof k === 'object' && k !== null && typeof k.name === 'string' && typeof k.verify === 'function' && k.publicKey instanceof Uint8Array;
+  const isKey = (k: NoteVerifier | undefined): k is NoteVerifier =>
+    typeof k === 'object' &&
+    k !== null &&
+    typeof k.name === 'string' &&
+    typeof k.verify === 'function' &&
+    k.publicKey instanceof Uint8Array;
   const log = policy.log;
   if (!isKey(log) || log.type !== SIG_ED25519) return 'the policy has no Ed25519 (type 0x01) log key';
   const witnesses = policy.witnesses ?? [];
   if (!Array.isArray(witnesses)) return 'witnesses is not a list';
-  for (const w of witnesses) if (!isKey(w) || w.type !== SIG_COSIGNATURE_V1) return `witness ${String((w as NoteVerifier | undefined)?.name)} is not a cosignature/v1 (type 0x04) key`;
+  for (const w of witnesses)
+    if (!isKey(w) || w.type !== SIG_COSIGNATURE_V1)
+      return `witness ${String((w as NoteVerifier | undefined)?.name)} is not a cosignature/v1 (type 0x04) key`;
   const keys = [log, ...witnesses].map((k) => Array.from(k.publicKey).join(','));
-  if (new Set(keys).size !== keys.length) return 'the same public key appears twice (a witness must be independent of the log and of the other witnesses)';
+  if (new Set(keys).size !== keys.length)
+    return 'the same public key appears twice (a witness must be independent of the log and of the other witnesses)';
   // Only an absent quorum defaults (to 0); null, a string ("", "1") or a fraction is a defect, never 0.
   const quorum: unknown = policy.quorum === undefined ? 0 : policy.quorum;
-  if (typeof quorum !== 'number' || !Number.isSafeInteger(quorum) || quorum < 0 || quorum > witnesses.length) return `the quorum ${String(quorum)} is not a number from 0 to the ${witnesses.length} witnesses`;
+  if (typeof quorum !== 'number' || !Number.isSafeInteger(quorum) || quorum < 0 || quorum > witnesses.length)
+    return `the quorum ${String(quorum)} is not a number from 0 to the ${witnesses.length} witnesses`;
   return null;
 }
 
@@ -147,7 +188,13 @@ export function verifyCheckpoint(note: string | Uint8Array, policy: CheckpointPo
   const cp = parseCheckpoint(parsed.note.text);
   if (!cp.ok) return stop(cp.problem);
   report.checkpoint = cp.checkpoint;
-  if (cp.checkpoint.origin !== policy.log.name) return stop(problem('ORIGIN_MISMATCH', `the checkpoint is for origin "${cp.checkpoint.origin.slice(0, 300)}", not "${policy.log.name}"`));
+  if (cp.checkpoint.origin !== policy.log.name)
+    return stop(
+      problem(
+        'ORIGIN_MISMATCH',
+        `the checkpoint is for origin "${cp.checkpoint.origin.slice(0, 300)}", not "${policy.log.name}"`,
+      ),
+    );
   const text = encoder.encode(parsed.note.text);
   const witnesses = policy.witnesses ?? [];
   let logSigned = false;
@@ -155,20 +202,29 @@ export function verifyCheckpoint(note: string | Uint8Array, policy: CheckpointPo
     const id = sig.keyId.toString(16).padStart(8, '0');
     if (sig.name === policy.log.name && sig.keyId === policy.log.keyId) {
       if (policy.log.verify(text, sig.signature)) logSigned = true;
-      else report.problems.push(problem('SIGNATURE_INVALID', `the log signature of ${sig.name} (key id ${id}) does not verify`));
+      else
+        report.problems.push(
+          problem('SIGNATURE_INVALID', `the log signature of ${sig.name} (key id ${id}) does not verify`),
+        );
       continue;
     }
     const w = witnesses.find((k) => k.name === sig.name && k.keyId === sig.keyId);
     if (!w) continue; // unknown keys are ignored (signed-note)
     if (!w.verify(text, sig.signature)) {
-      report.problems.push(problem('COSIGNATURE_INVALID', `the cosignature of witness ${sig.name} (key id ${id}) does not verify`));
+      report.problems.push(
+        problem('COSIGNATURE_INVALID', `the cosignature of witness ${sig.name} (key id ${id}) does not verify`),
+      );
     } else if (!report.cosignatures.some((c) => c.name === w.name && c.keyId === w.keyId)) {
       report.cosignatures.push({ name: w.name, keyId: w.keyId, timestamp: cosignatureTime(sig.signature)! });
     }
   }
-  if (!logSigned && !report.problems.some((p) => p.code === 'SIGNATURE_INVALID')) report.problems.push(problem('SIGNATURE_MISSING', `no signature line of the log key ${policy.log.name}`));
+  if (!logSigned && !report.problems.some((p) => p.code === 'SIGNATURE_INVALID'))
+    report.problems.push(problem('SIGNATURE_MISSING', `no signature line of the log key ${policy.log.name}`));
   const quorum = policy.quorum ?? 0;
-  if (report.cosignatures.length < quorum) report.problems.push(problem('QUORUM_NOT_MET', `${report.cosignatures.length} of the required ${quorum} witnesses cosigned`));
+  if (report.cosignatures.length < quorum)
+    report.problems.push(
+      problem('QUORUM_NOT_MET', `${report.cosignatures.length} of the required ${quorum} witnesses cosigned`),
+    );
   report.ok = report.problems.length === 0;
   return report;
 }

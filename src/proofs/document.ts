@@ -45,29 +45,60 @@ const MEMBERS = {
 } as const;
 
 function checkNote(note: unknown, what: string): void {
-  if (typeof note !== 'string' || !parseNote(note).ok) throw new ProofError('ARGUMENT_INVALID', `${what} is not a signed note`);
+  if (typeof note !== 'string' || !parseNote(note).ok)
+    throw new ProofError('ARGUMENT_INVALID', `${what} is not a signed note`);
 }
 
 function encodeHashes(proof: readonly Uint8Array[]): string[] {
   return proof.map((h, i) => {
-    if (!(h instanceof Uint8Array) || h.length !== HASH_SIZE) throw new ProofError('ARGUMENT_INVALID', `proof hash ${i} is not 32 bytes`);
+    if (!(h instanceof Uint8Array) || h.length !== HASH_SIZE)
+      throw new ProofError('ARGUMENT_INVALID', `proof hash ${i} is not 32 bytes`);
     return base64Encode(h);
   });
 }
 
 /** The inclusion proof file of steps from..to (their step hashes, in order) against a signed checkpoint. */
-export function inclusionProofDocument(a: { checkpoint: string; from: number; to: number; steps: readonly string[]; proof: readonly Uint8Array[] }): InclusionProofDocument {
+export function inclusionProofDocument(a: {
+  checkpoint: string;
+  from: number;
+  to: number;
+  steps: readonly string[];
+  proof: readonly Uint8Array[];
+}): InclusionProofDocument {
   checkNote(a.checkpoint, 'the checkpoint');
-  if (!isSize(a.from) || !isSize(a.to) || a.from > a.to) throw new ProofError('ARGUMENT_INVALID', 'from and to are leaf indices with from ≤ to');
-  if (!Array.isArray(a.steps) || a.steps.length !== a.to - a.from + 1 || !a.steps.every(isDigest)) throw new ProofError('ARGUMENT_INVALID', `steps are the ${a.to - a.from + 1} step hashes of steps ${a.from}..${a.to}`);
-  return { checkpoint: a.checkpoint, format: PROOF_FORMAT, from: a.from, hashes: encodeHashes(a.proof), steps: [...a.steps], to: a.to, type: 'inclusion' };
+  if (!isSize(a.from) || !isSize(a.to) || a.from > a.to)
+    throw new ProofError('ARGUMENT_INVALID', 'from and to are leaf indices with from ≤ to');
+  if (!Array.isArray(a.steps) || a.steps.length !== a.to - a.from + 1 || !a.steps.every(isDigest))
+    throw new ProofError(
+      'ARGUMENT_INVALID',
+      `steps are the ${a.to - a.from + 1} step hashes of steps ${a.from}..${a.to}`,
+    );
+  return {
+    checkpoint: a.checkpoint,
+    format: PROOF_FORMAT,
+    from: a.from,
+    hashes: encodeHashes(a.proof),
+    steps: [...a.steps],
+    to: a.to,
+    type: 'inclusion',
+  };
 }
 
 /** The consistency proof file from `oldCheckpoint` to `checkpoint` (both signed notes). */
-export function consistencyProofDocument(a: { oldCheckpoint: string; checkpoint: string; proof: readonly Uint8Array[] }): ConsistencyProofDocument {
+export function consistencyProofDocument(a: {
+  oldCheckpoint: string;
+  checkpoint: string;
+  proof: readonly Uint8Array[];
+}): ConsistencyProofDocument {
   checkNote(a.oldCheckpoint, 'the old checkpoint');
   checkNote(a.checkpoint, 'the checkpoint');
-  return { checkpoint: a.checkpoint, format: PROOF_FORMAT, hashes: encodeHashes(a.proof), old_checkpoint: a.oldCheckpoint, type: 'consistency' };
+  return {
+    checkpoint: a.checkpoint,
+    format: PROOF_FORMAT,
+    hashes: encodeHashes(a.proof),
+    old_checkpoint: a.oldCheckpoint,
+    type: 'consistency',
+  };
 }
 
 /** The file's bytes as text: JCS of the document and a newline. */
@@ -105,7 +136,10 @@ type Parsed = { ok: true; doc: ProofDocument } | { ok: false; problem: ProofProb
 
 /** Parses a proof file: canonical JSON of exactly the members of its type, then at most one newline. */
 export function parseProofDocument(input: string | Uint8Array): Parsed {
-  const bad = (why: string, code: ProofProblem['code'] = 'PROOF_MALFORMED'): Parsed => ({ ok: false, problem: problem(code, `the proof file ${why}`) });
+  const bad = (why: string, code: ProofProblem['code'] = 'PROOF_MALFORMED'): Parsed => ({
+    ok: false,
+    problem: problem(code, `the proof file ${why}`),
+  });
   let text: string;
   if (input instanceof Uint8Array) {
     if (input.length > MAX_PROOF_BYTES) return bad(`is larger than ${MAX_PROOF_BYTES} bytes`, 'LIMIT_EXCEEDED');
@@ -133,7 +167,8 @@ export function parseProofDocument(input: string | Uint8Array): Parsed {
   if (v.type !== 'inclusion' && v.type !== 'consistency') return bad('type is neither "inclusion" nor "consistency"');
   const want = MEMBERS[v.type];
   const keys = Object.keys(v).sort();
-  if (keys.length !== want.length || keys.some((k, i) => k !== want[i])) return bad(`must have exactly the members ${want.join(', ')}`);
+  if (keys.length !== want.length || keys.some((k, i) => k !== want[i]))
+    return bad(`must have exactly the members ${want.join(', ')}`);
   let canonical: string | null = null;
   try {
     canonical = canonicalJson(v);
@@ -142,12 +177,14 @@ export function parseProofDocument(input: string | Uint8Array): Parsed {
   }
   if (canonical !== text) return bad('is not in canonical form (RFC 8785), or is not I-JSON');
   if (typeof v.checkpoint !== 'string') return bad('checkpoint is not a string');
-  if (!Array.isArray(v.hashes) || !v.hashes.every((h) => typeof h === 'string')) return bad('hashes is not a list of strings');
+  if (!Array.isArray(v.hashes) || !v.hashes.every((h) => typeof h === 'string'))
+    return bad('hashes is not a list of strings');
   if (v.type === 'consistency') {
     if (typeof v.old_checkpoint !== 'string') return bad('old_checkpoint is not a string');
   } else {
     if (!isSize(v.from) || !isSize(v.to)) return bad('from and to are not integers from 0 to 2^53 − 1');
-    if (!Array.isArray(v.steps) || !v.steps.every((s) => typeof s === 'string')) return bad('steps is not a list of strings');
+    if (!Array.isArray(v.steps) || !v.steps.every((s) => typeof s === 'string'))
+      return bad('steps is not a list of strings');
   }
   return { ok: true, doc: v as unknown as ProofDocument };
 }
@@ -167,8 +204,22 @@ function decodeHashes(hashes: readonly string[]): Uint8Array[] | string {
  * checkpoint of a consistency proof needs the log's signature only), then the proof's hashes take the
  * steps (or the old root) to the checkpoint's root. Never throws.
  */
-export function verifyProofDocument(input: string | Uint8Array, policy: CheckpointPolicy, options: VerifyProofOptions = {}): ProofReport {
-  const report: ProofReport = { ok: false, type: null, checkpoint: null, old_checkpoint: null, from: null, to: null, steps: null, cosignatures: [], problems: [] };
+export function verifyProofDocument(
+  input: string | Uint8Array,
+  policy: CheckpointPolicy,
+  options: VerifyProofOptions = {},
+): ProofReport {
+  const report: ProofReport = {
+    ok: false,
+    type: null,
+    checkpoint: null,
+    old_checkpoint: null,
+    from: null,
+    to: null,
+    steps: null,
+    cosignatures: [],
+    problems: [],
+  };
   const finish = (p?: ProofProblem): ProofReport => {
     if (p) report.problems.push(p);
     report.ok = report.problems.length === 0;
@@ -190,30 +241,73 @@ export function verifyProofDocument(input: string | Uint8Array, policy: Checkpoi
       report.from = doc.from;
       report.to = doc.to;
       report.steps = doc.steps;
-      if (doc.steps.length !== doc.to - doc.from + 1 && doc.from <= doc.to) return finish(problem('PROOF_MALFORMED', `steps must hold the ${doc.to - doc.from + 1} step hashes of steps ${doc.from}..${doc.to}`));
+      if (doc.steps.length !== doc.to - doc.from + 1 && doc.from <= doc.to)
+        return finish(
+          problem(
+            'PROOF_MALFORMED',
+            `steps must hold the ${doc.to - doc.from + 1} step hashes of steps ${doc.from}..${doc.to}`,
+          ),
+        );
       const leaves: Uint8Array[] = [];
       for (const [i, s] of doc.steps.entries()) {
         const leaf = stepLeafHash(s);
         if (!leaf) return finish(problem('PROOF_MALFORMED', `step hash ${i} is not a digest`));
         leaves.push(leaf);
       }
-      const v = verifyRange({ from: doc.from, to: doc.to, size: cp.checkpoint.size, leaves, proof, root: cp.checkpoint.root });
+      const v = verifyRange({
+        from: doc.from,
+        to: doc.to,
+        size: cp.checkpoint.size,
+        leaves,
+        proof,
+        root: cp.checkpoint.root,
+      });
       return finish(v.ok ? undefined : v.problem);
     }
     const old = verifyCheckpoint(doc.old_checkpoint, { log: policy.log });
     report.old_checkpoint = old.checkpoint;
-    for (const p of old.problems) report.problems.push({ code: p.code, message: p.message.replace(': ', ': (old checkpoint) ') });
+    for (const p of old.problems)
+      report.problems.push({ code: p.code, message: p.message.replace(': ', ': (old checkpoint) ') });
     if (!old.checkpoint) return finish();
     const trusted = options.trusted;
     if (trusted) {
-      if (trusted.origin !== old.checkpoint.origin) report.problems.push(problem('ORIGIN_MISMATCH', `the trusted checkpoint is for "${trusted.origin.slice(0, 300)}", the proof's old checkpoint for "${old.checkpoint.origin.slice(0, 300)}"`));
-      else if (trusted.size !== old.checkpoint.size) report.problems.push(problem('OLD_SIZE_MISMATCH', `the proof starts at size ${old.checkpoint.size}, the trusted checkpoint has size ${trusted.size}`));
-      else if (!(trusted.root instanceof Uint8Array) || !equalBytes(trusted.root, old.checkpoint.root)) report.problems.push(problem('INCONSISTENT', `the trusted checkpoint and the proof's old checkpoint have different roots for size ${trusted.size}: the log forked`));
+      if (trusted.origin !== old.checkpoint.origin)
+        report.problems.push(
+          problem(
+            'ORIGIN_MISMATCH',
+            `the trusted checkpoint is for "${trusted.origin.slice(0, 300)}", the proof's old checkpoint for "${old.checkpoint.origin.slice(0, 300)}"`,
+          ),
+        );
+      else if (trusted.size !== old.checkpoint.size)
+        report.problems.push(
+          problem(
+            'OLD_SIZE_MISMATCH',
+            `the proof starts at size ${old.checkpoint.size}, the trusted checkpoint has size ${trusted.size}`,
+          ),
+        );
+      else if (!(trusted.root instanceof Uint8Array) || !equalBytes(trusted.root, old.checkpoint.root))
+        report.problems.push(
+          problem(
+            'INCONSISTENT',
+            `the trusted checkpoint and the proof's old checkpoint have different roots for size ${trusted.size}: the log forked`,
+          ),
+        );
     }
-    const v = verifyConsistency({ oldSize: old.checkpoint.size, oldRoot: old.checkpoint.root, size: cp.checkpoint.size, root: cp.checkpoint.root, proof });
+    const v = verifyConsistency({
+      oldSize: old.checkpoint.size,
+      oldRoot: old.checkpoint.root,
+      size: cp.checkpoint.size,
+      root: cp.checkpoint.root,
+      proof,
+    });
     return finish(v.ok ? undefined : v.problem);
   } catch (cause) {
     // Unreachable by design; kept so a bug surfaces as a report rather than an exception in a verifier.
-    return finish(problem('PROOF_MALFORMED', `the proof file could not be checked (${cause instanceof Error ? cause.message : String(cause)})`));
+    return finish(
+      problem(
+        'PROOF_MALFORMED',
+        `the proof file could not be checked (${cause instanceof Error ? cause.message : String(cause)})`,
+      ),
+    );
   }
 }

@@ -39,8 +39,10 @@ export class TreeFrontier {
 
   /** Appends one leaf hash (see `stepLeafHash`). */
   append(leaf: Uint8Array, onNode?: NodeSink): void {
-    if (!(leaf instanceof Uint8Array) || leaf.length !== HASH_SIZE) throw new ProofError('ARGUMENT_INVALID', 'a leaf hash is 32 bytes');
-    if (this.#size >= MAX_TREE_SIZE) throw new ProofError('ARGUMENT_INVALID', `a tree holds at most ${MAX_TREE_SIZE} leaves`);
+    if (!(leaf instanceof Uint8Array) || leaf.length !== HASH_SIZE)
+      throw new ProofError('ARGUMENT_INVALID', 'a leaf hash is 32 bytes');
+    if (this.#size >= MAX_TREE_SIZE)
+      throw new ProofError('ARGUMENT_INVALID', `a tree holds at most ${MAX_TREE_SIZE} leaves`);
     let hash = leaf;
     let index = this.#size;
     onNode?.(0, index, hash);
@@ -104,10 +106,12 @@ export class TreeFrontier {
     if (typeof value !== 'object' || value === null || Array.isArray(value)) return fail('is not an object');
     const v = value as Record<string, unknown>;
     const keys = Object.keys(v).sort();
-    if (keys.length !== 3 || keys[0] !== 'format' || keys[1] !== 'nodes' || keys[2] !== 'size') return fail('must have exactly the members format, nodes and size');
+    if (keys.length !== 3 || keys[0] !== 'format' || keys[1] !== 'nodes' || keys[2] !== 'size')
+      return fail('must have exactly the members format, nodes and size');
     if (v.format !== TREE_STATE_FORMAT) return fail(`format is not "${TREE_STATE_FORMAT}"`);
     if (!isSize(v.size)) return fail('size is not an integer from 0 to 2^53 − 1');
-    if (!Array.isArray(v.nodes) || v.nodes.length !== popCount(v.size)) return fail(`must hold exactly one node per one bit of size (${isSize(v.size) ? popCount(v.size) : '?'})`);
+    if (!Array.isArray(v.nodes) || v.nodes.length !== popCount(v.size))
+      return fail(`must hold exactly one node per one bit of size (${isSize(v.size) ? popCount(v.size) : '?'})`);
     const nodes: Uint8Array[] = [];
     for (const [i, n] of v.nodes.entries()) {
       const bytes = typeof n === 'string' ? base64Decode(n) : null;
@@ -122,7 +126,10 @@ export class TreeFrontier {
 }
 
 /** Builds the frontier of a journal's leaves in one pass (an existing journal, opened for the first time). */
-export async function frontierOf(leaves: Iterable<Uint8Array> | AsyncIterable<Uint8Array>, onNode?: NodeSink): Promise<TreeFrontier> {
+export async function frontierOf(
+  leaves: Iterable<Uint8Array> | AsyncIterable<Uint8Array>,
+  onNode?: NodeSink,
+): Promise<TreeFrontier> {
   const frontier = new TreeFrontier();
   for await (const leaf of leaves) frontier.append(leaf, onNode);
   return frontier;

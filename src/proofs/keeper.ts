@@ -42,9 +42,13 @@ export function lastCheckpoint(kept: readonly KeptCheckpoint[], origin: string):
     const note = parseNote(k.note);
     const cp = note.ok ? parseCheckpoint(note.note.text) : null;
     if (!cp?.ok) {
-      throw new ProofError('CHECKPOINT_REFUSED', `the kept checkpoint ${k.name} cannot be read: ${note.ok ? (cp as { problem: { message: string } }).problem.message : note.problem.message}`, {
-        hint: 'restore it from a backup; a log never signs without knowing the last checkpoint it signed',
-      });
+      throw new ProofError(
+        'CHECKPOINT_REFUSED',
+        `the kept checkpoint ${k.name} cannot be read: ${note.ok ? (cp as { problem: { message: string } }).problem.message : note.problem.message}`,
+        {
+          hint: 'restore it from a backup; a log never signs without knowing the last checkpoint it signed',
+        },
+      );
     }
     if (cp.checkpoint.origin === origin && (last === null || cp.checkpoint.size > last.size)) last = cp.checkpoint;
   }
@@ -57,7 +61,12 @@ export function lastCheckpoint(kept: readonly KeptCheckpoint[], origin: string):
  * (SIZE_DECREASED for a truncated journal, INCONSISTENT for a rewritten one) and signs nothing. The
  * caller holds the journal's lock, so the tree does not move meanwhile.
  */
-export async function signJournalCheckpoint(tree: JournalTree, keeper: CheckpointKeeper, signer: NoteSigner, leaves: LeafSource): Promise<SignedCheckpoint> {
+export async function signJournalCheckpoint(
+  tree: JournalTree,
+  keeper: CheckpointKeeper,
+  signer: NoteSigner,
+  leaves: LeafSource,
+): Promise<SignedCheckpoint> {
   const origin = signer.name;
   const next = { origin, size: tree.size, root: tree.root() };
   // The stored tree is derived data that whoever can write the store can replace (an old tree/ put back
@@ -71,18 +80,27 @@ export async function signJournalCheckpoint(tree: JournalTree, keeper: Checkpoin
     fromChain.append(hash);
   }
   if (fromChain.size !== next.size || !equalBytes(fromChain.root(), next.root)) {
-    throw new ProofError('CHECKPOINT_REFUSED', `refusing to sign size ${next.size} of ${origin}: the stored Merkle tree does not match the journal's chain`, {
-      hint: 'the tree cache was altered; it is derived data: remove it (tree/, or the tree tables) so it is rebuilt from the chain, then verify the journal against its last checkpoint',
-    });
+    throw new ProofError(
+      'CHECKPOINT_REFUSED',
+      `refusing to sign size ${next.size} of ${origin}: the stored Merkle tree does not match the journal's chain`,
+      {
+        hint: 'the tree cache was altered; it is derived data: remove it (tree/, or the tree tables) so it is rebuilt from the chain, then verify the journal against its last checkpoint',
+      },
+    );
   }
   const previous = lastCheckpoint(await keeper.readCheckpoints(), origin);
   if (previous) {
-    const proof = previous.size <= next.size ? await proveConsistency(tree.storage.reader(), previous.size, next.size) : [];
+    const proof =
+      previous.size <= next.size ? await proveConsistency(tree.storage.reader(), previous.size, next.size) : [];
     const verdict = checkWitnessUpdate({ last: previous, next, proof });
     if (!verdict.ok) {
-      throw new ProofError('CHECKPOINT_REFUSED', `refusing to sign size ${next.size} of ${origin}: it does not extend the checkpoint of size ${previous.size} this journal signed (${verdict.problem.message})`, {
-        hint: 'the journal was truncated or rewritten after that checkpoint; restore it from a backup',
-      });
+      throw new ProofError(
+        'CHECKPOINT_REFUSED',
+        `refusing to sign size ${next.size} of ${origin}: it does not extend the checkpoint of size ${previous.size} this journal signed (${verdict.problem.message})`,
+        {
+          hint: 'the journal was truncated or rewritten after that checkpoint; restore it from a backup',
+        },
+      );
     }
   }
   const note = signCheckpoint(next, signer);

@@ -117,7 +117,8 @@ export class JournalTree {
     let usable = stored !== null && stored.tree.size <= end.seq + 1;
     if (usable && stored!.tree.size === end.seq + 1 && stored!.step_hash !== end.step_hash) usable = false;
     if (usable) usable = await this.tilesCover(stored!.tree.size);
-    if (usable && stored!.tree.size > 0 && stored!.tree.size < end.seq + 1) usable = await this.leafMatches(stored!, leaves);
+    if (usable && stored!.tree.size > 0 && stored!.tree.size < end.seq + 1)
+      usable = await this.leafMatches(stored!, leaves);
     this.#frontier = usable ? TreeFrontier.parse(stored!.tree) : new TreeFrontier();
     this.#last = usable ? stored!.step_hash : null;
     for (let l = 0; l < MAX_TILE_LEVELS; l++) await this.storage.truncateTiles(l, tileCountAt(this.#frontier.size, l));
@@ -128,7 +129,11 @@ export class JournalTree {
         if (this.#pending.length >= 4096) await this.flushTiles();
         if (leaf.seq >= end.seq) break;
       }
-      if (this.#frontier.size !== end.seq + 1) throw new ProofError('TREE_STATE_INVALID', `the journal's lines end at seq ${this.#frontier.size - 1}, its head is seq ${end.seq}`);
+      if (this.#frontier.size !== end.seq + 1)
+        throw new ProofError(
+          'TREE_STATE_INVALID',
+          `the journal's lines end at seq ${this.#frontier.size - 1}, its head is seq ${end.seq}`,
+        );
       await this.persist();
     } else if (this.#dirty) {
       await this.persist();
@@ -137,13 +142,15 @@ export class JournalTree {
 
   /** Whether every tile level holds at least the hashes a tree of `size` completed. */
   private async tilesCover(size: number): Promise<boolean> {
-    for (let l = 0; l < tileLevelsAt(size); l++) if ((await this.storage.tileCount(l)) < tileCountAt(size, l)) return false;
+    for (let l = 0; l < tileLevelsAt(size); l++)
+      if ((await this.storage.tileCount(l)) < tileCountAt(size, l)) return false;
     return true;
   }
 
   /** Whether the chain still holds the state's last leaf (else the journal was rewritten under the state). */
   private async leafMatches(stored: StoredTree, leaves: LeafSource): Promise<boolean> {
-    for await (const l of leaves(stored.tree.size - 1)) return l.seq === stored.tree.size - 1 && l.step_hash === stored.step_hash;
+    for await (const l of leaves(stored.tree.size - 1))
+      return l.seq === stored.tree.size - 1 && l.step_hash === stored.step_hash;
     return false;
   }
 
@@ -151,7 +158,8 @@ export class JournalTree {
   add(seq: number, stepHash: string): void {
     const leaf = stepLeafHash(stepHash);
     if (leaf === null) throw new ProofError('ARGUMENT_INVALID', `seq ${seq}: the step hash is not a digest`);
-    if (seq !== this.#frontier.size) throw new ProofError('ARGUMENT_INVALID', `seq ${seq} arrived for a tree of ${this.#frontier.size} leaves`);
+    if (seq !== this.#frontier.size)
+      throw new ProofError('ARGUMENT_INVALID', `seq ${seq} arrived for a tree of ${this.#frontier.size} leaves`);
     this.#frontier.append(leaf, (level, index, hash) => {
       if (level % TILE_HEIGHT === 0) this.#pending.push({ tileLevel: level / TILE_HEIGHT, index, hash });
     });
@@ -192,21 +200,46 @@ export class JournalTree {
  * leaves have another root, FORKED when it has exactly `size` steps (`total`, when known) and another root.
  * Reads only as far as the checkpoint's size.
  */
-export async function leavesExtend(stepHashes: AsyncIterable<string>, trusted: { size: number; root: Uint8Array }, total?: number): Promise<Verdict> {
+export async function leavesExtend(
+  stepHashes: AsyncIterable<string>,
+  trusted: { size: number; root: Uint8Array },
+  total?: number,
+): Promise<Verdict> {
   const frontier = new TreeFrontier();
   if (trusted.size > 0) {
     for await (const h of stepHashes) {
       const leaf = stepLeafHash(h);
-      if (leaf === null) return { ok: false, problem: problem('PROOF_MALFORMED', `step ${frontier.size} has no valid step hash`) };
+      if (leaf === null)
+        return { ok: false, problem: problem('PROOF_MALFORMED', `step ${frontier.size} has no valid step hash`) };
       frontier.append(leaf);
       if (frontier.size === trusted.size) break;
     }
   }
-  if (frontier.size < trusted.size) return { ok: false, problem: problem('SIZE_DECREASED', `the earlier checkpoint has ${trusted.size} steps, the journal only ${frontier.size}: it was truncated`) };
+  if (frontier.size < trusted.size)
+    return {
+      ok: false,
+      problem: problem(
+        'SIZE_DECREASED',
+        `the earlier checkpoint has ${trusted.size} steps, the journal only ${frontier.size}: it was truncated`,
+      ),
+    };
   if (!equalBytes(frontier.root(), trusted.root)) {
     // The same size with another root is a fork (PROOFS.md §9.8 step 3), not an extension that went wrong.
-    if (total === trusted.size) return { ok: false, problem: problem('FORKED', `the journal's ${total} steps and the earlier checkpoint of size ${trusted.size} have different roots: two histories of the same size (a fork)`) };
-    return { ok: false, problem: problem('INCONSISTENT', `steps 0..${trusted.size - 1} do not have the earlier checkpoint's root: the journal was rewritten after it`) };
+    if (total === trusted.size)
+      return {
+        ok: false,
+        problem: problem(
+          'FORKED',
+          `the journal's ${total} steps and the earlier checkpoint of size ${trusted.size} have different roots: two histories of the same size (a fork)`,
+        ),
+      };
+    return {
+      ok: false,
+      problem: problem(
+        'INCONSISTENT',
+        `steps 0..${trusted.size - 1} do not have the earlier checkpoint's root: the journal was rewritten after it`,
+      ),
+    };
   }
   return { ok: true };
 }

@@ -32,7 +32,11 @@ export function isPowerOfTwo(n: number): boolean {
 /** The number of one bits of n. */
 export function popCount(n: number): number {
   let count = 0;
-  for (let hi = Math.floor(n / TWO_32), lo = n % TWO_32; hi > 0 || lo > 0; hi = Math.floor(hi / 2), lo = Math.floor(lo / 2)) {
+  for (
+    let hi = Math.floor(n / TWO_32), lo = n % TWO_32;
+    hi > 0 || lo > 0;
+    hi = Math.floor(hi / 2), lo = Math.floor(lo / 2)
+  ) {
     if (lo % 2 === 1) count++;
     if (hi % 2 === 1) count++;
   }

@@ -37,7 +37,7 @@ export interface Span {
  */
 export function perfectNodes(span: Span): NodeId[] {
   const out: NodeId[] = [];
-  for (let start = span.start; start < span.end; ) {
+  for (let start = span.start; start < span.end;) {
     let width = 2 ** (bitLength(span.end - start) - 1);
     while (start % width !== 0) width /= 2;
     out.push({ level: bitLength(width) - 1, index: start / width });
@@ -59,9 +59,14 @@ export async function readSpans(reader: NodeReader, spans: readonly Span[]): Pro
   const ids = groups.flat();
   if (ids.length === 0) return [];
   const hashes = await reader.readNodes(ids);
-  if (!hashes || hashes.length !== ids.length) throw new ProofError('NODE_READER_FAILED', `asked for ${ids.length} node hashes, got ${hashes?.length ?? 'none'}`);
+  if (!hashes || hashes.length !== ids.length)
+    throw new ProofError('NODE_READER_FAILED', `asked for ${ids.length} node hashes, got ${hashes?.length ?? 'none'}`);
   for (const [i, h] of hashes.entries()) {
-    if (!(h instanceof Uint8Array) || h.length !== HASH_SIZE) throw new ProofError('NODE_READER_FAILED', `the hash of node (level ${ids[i]!.level}, index ${ids[i]!.index}) is not 32 bytes`);
+    if (!(h instanceof Uint8Array) || h.length !== HASH_SIZE)
+      throw new ProofError(
+        'NODE_READER_FAILED',
+        `the hash of node (level ${ids[i]!.level}, index ${ids[i]!.index}) is not 32 bytes`,
+      );
   }
   const out: Uint8Array[] = [];
   let at = 0;
@@ -108,8 +113,10 @@ export class MemoryTree implements NodeReader {
   }
 
   append(leaf: Uint8Array, onNode?: NodeSink): void {
-    if (!(leaf instanceof Uint8Array) || leaf.length !== HASH_SIZE) throw new ProofError('ARGUMENT_INVALID', 'a leaf hash is 32 bytes');
-    if (this.size >= MAX_TREE_SIZE) throw new ProofError('ARGUMENT_INVALID', `a tree holds at most ${MAX_TREE_SIZE} leaves`);
+    if (!(leaf instanceof Uint8Array) || leaf.length !== HASH_SIZE)
+      throw new ProofError('ARGUMENT_INVALID', 'a leaf hash is 32 bytes');
+    if (this.size >= MAX_TREE_SIZE)
+      throw new ProofError('ARGUMENT_INVALID', `a tree holds at most ${MAX_TREE_SIZE} leaves`);
     let index = this.size;
     this.#levels[0]!.push(leaf);
     onNode?.(0, index, leaf);
@@ -126,7 +133,11 @@ export class MemoryTree implements NodeReader {
   readNodes(ids: readonly NodeId[]): Uint8Array[] {
     return ids.map(({ level, index }) => {
       const column = this.#levels[level];
-      if (!column || !(index >= 0 && index < column.length)) throw new ProofError('NODE_READER_FAILED', `node (level ${level}, index ${index}) is not in this tree of ${this.size} leaves`);
+      if (!column || !(index >= 0 && index < column.length))
+        throw new ProofError(
+          'NODE_READER_FAILED',
+          `node (level ${level}, index ${index}) is not in this tree of ${this.size} leaves`,
+        );
       return column.at(index);
     });
   }
@@ -176,7 +187,14 @@ export function tileReader(fetch: TileFetch, options: { cache?: number } = {}): 
         const first = index * 2 ** height;
         const tileIndex = Math.floor(first / TILE_WIDTH);
         const offset = first - tileIndex * TILE_WIDTH;
-        return { key: `${tileLevel}/${tileIndex}`, tileLevel, tileIndex, height, k: offset / 2 ** height, width: offset + 2 ** height };
+        return {
+          key: `${tileLevel}/${tileIndex}`,
+          tileLevel,
+          tileIndex,
+          height,
+          k: offset / 2 ** height,
+          width: offset + 2 ** height,
+        };
       });
       const wanted = new Map<string, { level: number; index: number; width: number }>();
       for (const p of plans) {
@@ -185,17 +203,22 @@ export function tileReader(fetch: TileFetch, options: { cache?: number } = {}): 
         const w = wanted.get(p.key);
         if (!w || w.width < p.width) wanted.set(p.key, { level: p.tileLevel, index: p.tileIndex, width: p.width });
       }
-      await Promise.all([...wanted].map(async ([key, t]) => {
-        const bytes = await fetch(t.level, t.index, t.width);
-        if (!(bytes instanceof Uint8Array) || bytes.length < t.width * HASH_SIZE || bytes.length % HASH_SIZE !== 0) {
-          throw new ProofError('NODE_READER_FAILED', `tile ${t.level}/${t.index} holds fewer than the ${t.width} hashes needed`);
-        }
-        const width = Math.min(TILE_WIDTH, bytes.length / HASH_SIZE);
-        const entries: Uint8Array[] = [];
-        for (let i = 0; i < width; i++) entries.push(bytes.slice(i * HASH_SIZE, (i + 1) * HASH_SIZE));
-        open.delete(key);
-        open.set(key, { width, rows: [entries] });
-      }));
+      await Promise.all(
+        [...wanted].map(async ([key, t]) => {
+          const bytes = await fetch(t.level, t.index, t.width);
+          if (!(bytes instanceof Uint8Array) || bytes.length < t.width * HASH_SIZE || bytes.length % HASH_SIZE !== 0) {
+            throw new ProofError(
+              'NODE_READER_FAILED',
+              `tile ${t.level}/${t.index} holds fewer than the ${t.width} hashes needed`,
+            );
+          }
+          const width = Math.min(TILE_WIDTH, bytes.length / HASH_SIZE);
+          const entries: Uint8Array[] = [];
+          for (let i = 0; i < width; i++) entries.push(bytes.slice(i * HASH_SIZE, (i + 1) * HASH_SIZE));
+          open.delete(key);
+          open.set(key, { width, rows: [entries] });
+        }),
+      );
       const out = plans.map((p) => {
         const tile = open.get(p.key)!;
         open.delete(p.key); // most recently used last

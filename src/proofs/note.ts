@@ -42,7 +42,13 @@ export type NoteParse = { ok: true; note: Note } | { ok: false; problem: ProofPr
 
 /** A key name: non-empty, no Unicode white space, no `+` (signed-note "Format"). */
 export function isKeyName(name: unknown): name is string {
-  return typeof name === 'string' && name.length > 0 && !name.includes('+') && !/\p{White_Space}/u.test(name) && name.isWellFormed();
+  return (
+    typeof name === 'string' &&
+    name.length > 0 &&
+    !name.includes('+') &&
+    !/\p{White_Space}/u.test(name) &&
+    name.isWellFormed()
+  );
 }
 
 /** A note text: valid UTF-8 (well-formed UTF-16 here), no control character but newline, ends with one. */
@@ -51,7 +57,8 @@ export function noteTextDefect(text: string): string | null {
   if (!text.endsWith('\n')) return 'does not end with a newline';
   // eslint-disable-next-line no-control-regex
   const control = /[\u0000-\u0009\u000b-\u001f]/.exec(text);
-  if (control) return `holds the control character U+${control[0].charCodeAt(0).toString(16).padStart(4, '0')} at offset ${control.index}`;
+  if (control)
+    return `holds the control character U+${control[0].charCodeAt(0).toString(16).padStart(4, '0')} at offset ${control.index}`;
   return null;
 }
 
@@ -61,7 +68,10 @@ export function noteTextDefect(text: string): string | null {
  * `— <name> <base64(key id || signature)>`.
  */
 export function parseNote(input: string | Uint8Array): NoteParse {
-  const bad = (why: string, code: ProofProblem['code'] = 'NOTE_MALFORMED'): NoteParse => ({ ok: false, problem: problem(code, `the signed note ${why}`) });
+  const bad = (why: string, code: ProofProblem['code'] = 'NOTE_MALFORMED'): NoteParse => ({
+    ok: false,
+    problem: problem(code, `the signed note ${why}`),
+  });
   let message: string;
   if (input instanceof Uint8Array) {
     if (input.length > MAX_NOTE_BYTES) return bad(`is larger than ${MAX_NOTE_BYTES} bytes`, 'LIMIT_EXCEEDED');
@@ -71,7 +81,8 @@ export function parseNote(input: string | Uint8Array): NoteParse {
       return bad('is not valid UTF-8');
     }
   } else if (typeof input === 'string') {
-    if (input.length > MAX_NOTE_BYTES || encoder.encode(input).length > MAX_NOTE_BYTES) return bad(`is larger than ${MAX_NOTE_BYTES} bytes`, 'LIMIT_EXCEEDED');
+    if (input.length > MAX_NOTE_BYTES || encoder.encode(input).length > MAX_NOTE_BYTES)
+      return bad(`is larger than ${MAX_NOTE_BYTES} bytes`, 'LIMIT_EXCEEDED');
     message = input;
   } else {
     return bad('is neither text nor bytes');
@@ -83,7 +94,8 @@ export function parseNote(input: string | Uint8Array): NoteParse {
   const text = message.slice(0, split + 1);
   const lines = message.slice(split + 2, -1).split('\n');
   if (lines.length === 1 && lines[0] === '') return bad('has no signature line');
-  if (lines.length > MAX_NOTE_SIGNATURES) return bad(`has more than ${MAX_NOTE_SIGNATURES} signature lines`, 'LIMIT_EXCEEDED');
+  if (lines.length > MAX_NOTE_SIGNATURES)
+    return bad(`has more than ${MAX_NOTE_SIGNATURES} signature lines`, 'LIMIT_EXCEEDED');
   const signatures: NoteSignature[] = [];
   for (const [i, line] of lines.entries()) {
     const where = `signature line ${i + 1}`;
@@ -180,9 +192,18 @@ export function cosignatureTime(signature: Uint8Array): number | null {
 }
 
 function checkKey(name: string, publicKey: Uint8Array, type: number): void {
-  if (!isKeyName(name)) throw new ProofError('KEY_INVALID', `"${name}" is not a key name: it must be non-empty, without white space or '+'`);
-  if (!(publicKey instanceof Uint8Array) || publicKey.length !== 32) throw new ProofError('KEY_INVALID', 'an Ed25519 public key is 32 bytes');
-  if (type !== SIG_ED25519 && type !== SIG_COSIGNATURE_V1) throw new ProofError('KEY_INVALID', `signature type 0x${type.toString(16).padStart(2, '0')} is not supported (0x01 Ed25519, 0x04 cosignature/v1)`);
+  if (!isKeyName(name))
+    throw new ProofError(
+      'KEY_INVALID',
+      `"${name}" is not a key name: it must be non-empty, without white space or '+'`,
+    );
+  if (!(publicKey instanceof Uint8Array) || publicKey.length !== 32)
+    throw new ProofError('KEY_INVALID', 'an Ed25519 public key is 32 bytes');
+  if (type !== SIG_ED25519 && type !== SIG_COSIGNATURE_V1)
+    throw new ProofError(
+      'KEY_INVALID',
+      `signature type 0x${type.toString(16).padStart(2, '0')} is not supported (0x01 Ed25519, 0x04 cosignature/v1)`,
+    );
 }
 
 /** The verifier of an Ed25519 log key (type 0x01) or an Ed25519 witness key (type 0x04). */
@@ -190,13 +211,17 @@ export function noteVerifier(name: string, publicKey: Uint8Array, type: number =
   checkKey(name, publicKey, type);
   const key = publicKey.slice();
   return {
-    name, type, publicKey: key, keyId: noteKeyId(name, type, key),
-    verify: type === SIG_ED25519
-      ? (text, sig) => sig.length === 64 && ed25519Verify(sig, text, key)
-      : (text, sig) => {
-        const t = cosignatureTime(sig);
-        return t !== null && ed25519Verify(sig.subarray(8), cosignedMessage(text, t), key);
-      },
+    name,
+    type,
+    publicKey: key,
+    keyId: noteKeyId(name, type, key),
+    verify:
+      type === SIG_ED25519
+        ? (text, sig) => sig.length === 64 && ed25519Verify(sig, text, key)
+        : (text, sig) => {
+            const t = cosignatureTime(sig);
+            return t !== null && ed25519Verify(sig.subarray(8), cosignedMessage(text, t), key);
+          },
   };
 }
 
@@ -204,18 +229,28 @@ export function noteVerifier(name: string, publicKey: Uint8Array, type: number =
  * A signer for a 32-byte Ed25519 private key (seed). Type 0x01 signs note texts (a log's checkpoints);
  * type 0x04 makes cosignatures with the time `clock()` returns, in seconds (default: now).
  */
-export function noteSigner(name: string, privateKey: Uint8Array, type: number = SIG_ED25519, clock: () => number = () => Math.floor(Date.now() / 1000)): NoteSigner {
-  if (!(privateKey instanceof Uint8Array) || privateKey.length !== 32) throw new ProofError('KEY_INVALID', 'an Ed25519 private key is 32 bytes');
+export function noteSigner(
+  name: string,
+  privateKey: Uint8Array,
+  type: number = SIG_ED25519,
+  clock: () => number = () => Math.floor(Date.now() / 1000),
+): NoteSigner {
+  if (!(privateKey instanceof Uint8Array) || privateKey.length !== 32)
+    throw new ProofError('KEY_INVALID', 'an Ed25519 private key is 32 bytes');
   const seed = privateKey.slice();
   const publicKey = ed25519.getPublicKey(seed);
   checkKey(name, publicKey, type);
   const keyId = noteKeyId(name, type, publicKey);
   if (type === SIG_ED25519) return { name, type, keyId, publicKey, sign: (text) => ed25519.sign(text, seed) };
   return {
-    name, type, keyId, publicKey,
+    name,
+    type,
+    keyId,
+    publicKey,
     sign(text) {
       const t = clock();
-      if (!Number.isSafeInteger(t) || t < 0) throw new ProofError('ARGUMENT_INVALID', 'a cosignature time is a whole number of seconds from 0 to 2^53 − 1');
+      if (!Number.isSafeInteger(t) || t < 0)
+        throw new ProofError('ARGUMENT_INVALID', 'a cosignature time is a whole number of seconds from 0 to 2^53 − 1');
       const out = new Uint8Array(72);
       new DataView(out.buffer).setUint32(0, Math.floor(t / 2 ** 32));
       new DataView(out.buffer).setUint32(4, t % 2 ** 32);
@@ -230,7 +265,10 @@ export function signNote(text: string, signers: readonly NoteSigner[]): string {
   const defect = typeof text === 'string' ? noteTextDefect(text) : 'is not a string';
   if (defect) throw new ProofError('NOTE_INVALID', `the note text ${defect}`);
   const bytes = encoder.encode(text);
-  return formatNote({ text, signatures: signers.map((s) => ({ name: s.name, keyId: s.keyId, signature: s.sign(bytes) })) });
+  return formatNote({
+    text,
+    signatures: signers.map((s) => ({ name: s.name, keyId: s.keyId, signature: s.sign(bytes) })),
+  });
 }
 
 /** The vkey of a verifier: `<name>+<hex key id>+<base64(type || public key)>`. */
@@ -252,11 +290,17 @@ export function parseVerifierKey(vkey: string): NoteVerifier {
   const second = first < 0 ? -1 : vkey.indexOf('+', first + 1);
   if (second < 0) throw new ProofError('KEY_INVALID', 'a verifier key is <name>+<hex key id>+<base64 key>');
   const [name, id, b64] = [vkey.slice(0, first), vkey.slice(first + 1, second), vkey.slice(second + 1)];
-  if (!/^[0-9a-f]{8}$/.test(id)) throw new ProofError('KEY_INVALID', `the key id "${id}" is not 8 lowercase hex digits`);
+  if (!/^[0-9a-f]{8}$/.test(id))
+    throw new ProofError('KEY_INVALID', `the key id "${id}" is not 8 lowercase hex digits`);
   const material = base64Decode(b64);
-  if (material === null || material.length !== 33) throw new ProofError('KEY_INVALID', 'the key material is not the base64 of a type byte and a 32-byte Ed25519 key');
+  if (material === null || material.length !== 33)
+    throw new ProofError('KEY_INVALID', 'the key material is not the base64 of a type byte and a 32-byte Ed25519 key');
   const v = noteVerifier(name, material.subarray(1), material[0]!);
-  if (v.keyId !== parseInt(id, 16)) throw new ProofError('KEY_INVALID', `the key id ${id} is not the id of this name and key (${v.keyId.toString(16).padStart(8, '0')})`);
+  if (v.keyId !== parseInt(id, 16))
+    throw new ProofError(
+      'KEY_INVALID',
+      `the key id ${id} is not the id of this name and key (${v.keyId.toString(16).padStart(8, '0')})`,
+    );
   return v;
 }
 
@@ -288,9 +332,15 @@ export function openNote(input: string | Uint8Array, verifiers: readonly NoteVer
       if (!verifiedBy.includes(v)) verifiedBy.push(v);
     } else {
       const code = v.type === SIG_COSIGNATURE_V1 ? 'COSIGNATURE_INVALID' : 'SIGNATURE_INVALID';
-      problems.push(problem(code, `the signature of ${sig.name} (key id ${sig.keyId.toString(16).padStart(8, '0')}) does not verify`));
+      problems.push(
+        problem(
+          code,
+          `the signature of ${sig.name} (key id ${sig.keyId.toString(16).padStart(8, '0')}) does not verify`,
+        ),
+      );
     }
   }
-  if (verifiedBy.length === 0 && problems.length === 0) problems.push(problem('SIGNATURE_MISSING', 'no signature line is from a known key'));
+  if (verifiedBy.length === 0 && problems.length === 0)
+    problems.push(problem('SIGNATURE_MISSING', 'no signature line is from a known key'));
   return { ok: problems.length === 0, note, verifiedBy, problems };
 }

@@ -24,10 +24,15 @@ const JOURNAL_ID_RE = /^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,199}$/;
 const GENESIS_RE = /^sha256:[0-9a-f]{64}$/;
 
 function defect(o: JournalOrigin): string | null {
-  if (typeof o?.authority !== 'string' || !AUTHORITY_RE.test(o.authority) || o.authority.split('/').some((s) => s === '.' || s === '..')) {
+  if (
+    typeof o?.authority !== 'string' ||
+    !AUTHORITY_RE.test(o.authority) ||
+    o.authority.split('/').some((s) => s === '.' || s === '..')
+  ) {
     return `authority "${String(o?.authority)}" is not a lowercase DNS name optionally followed by /path segments`;
   }
-  if (typeof o.journalId !== 'string' || !JOURNAL_ID_RE.test(o.journalId) || o.journalId.includes('..')) return `journal id "${String(o.journalId)}" is not a store id (FILE-STORE.md §3)`;
+  if (typeof o.journalId !== 'string' || !JOURNAL_ID_RE.test(o.journalId) || o.journalId.includes('..'))
+    return `journal id "${String(o.journalId)}" is not a store id (FILE-STORE.md §3)`;
   if (typeof o.genesisHash !== 'string' || !GENESIS_RE.test(o.genesisHash)) return 'the genesis hash is not a digest';
   return null;
 }
@@ -37,7 +42,10 @@ export function journalOrigin(o: JournalOrigin): string {
   const why = defect(o);
   if (why) throw new ProofError('ARGUMENT_INVALID', why);
   const origin = `${o.authority}/${o.journalId}/${o.genesisHash.slice(7)}`;
-  if (origin.length > MAX_ORIGIN_BYTES) throw new ProofError('ARGUMENT_INVALID', `the origin is ${origin.length} bytes, more than ${MAX_ORIGIN_BYTES}`, { hint: 'use a shorter authority or journal id' });
+  if (origin.length > MAX_ORIGIN_BYTES)
+    throw new ProofError('ARGUMENT_INVALID', `the origin is ${origin.length} bytes, more than ${MAX_ORIGIN_BYTES}`, {
+      hint: 'use a shorter authority or journal id',
+    });
   return origin;
 }
 
@@ -46,6 +54,10 @@ export function parseJournalOrigin(origin: string): JournalOrigin | null {
   if (typeof origin !== 'string' || origin.length > MAX_ORIGIN_BYTES) return null;
   const parts = origin.split('/');
   if (parts.length < 3) return null;
-  const o = { authority: parts.slice(0, -2).join('/'), journalId: parts.at(-2)!, genesisHash: 'sha256:' + parts.at(-1)! };
+  const o = {
+    authority: parts.slice(0, -2).join('/'),
+    journalId: parts.at(-2)!,
+    genesisHash: 'sha256:' + parts.at(-1)!,
+  };
   return defect(o) === null ? o : null;
 }

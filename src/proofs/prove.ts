@@ -50,8 +50,10 @@ export function inclusionSpans(from: number, to: number, size: number): Span[] {
  * when oldSize is 0 (every tree extends the empty tree) or equals size.
  */
 export function consistencySpans(oldSize: number, size: number): Span[] {
-  if (!isSize(oldSize) || !isSize(size)) throw new ProofError('ARGUMENT_INVALID', 'tree sizes are integers from 0 to 2^53 − 1');
-  if (oldSize > size) throw new ProofError('ARGUMENT_INVALID', `the old size ${oldSize} is larger than the new size ${size}`);
+  if (!isSize(oldSize) || !isSize(size))
+    throw new ProofError('ARGUMENT_INVALID', 'tree sizes are integers from 0 to 2^53 − 1');
+  if (oldSize > size)
+    throw new ProofError('ARGUMENT_INVALID', `the old size ${oldSize} is larger than the new size ${size}`);
   const out: Span[] = [];
   if (oldSize === 0 || oldSize === size) return out;
   const sub = (m: number, lo: number, hi: number, whole: boolean): void => {
@@ -73,7 +75,12 @@ export function consistencySpans(oldSize: number, size: number): Span[] {
 }
 
 /** The inclusion proof of leaves from..to (inclusive) in the tree of `size` leaves behind `reader`. */
-export async function proveInclusion(reader: NodeReader, from: number, to: number, size: number): Promise<Uint8Array[]> {
+export async function proveInclusion(
+  reader: NodeReader,
+  from: number,
+  to: number,
+  size: number,
+): Promise<Uint8Array[]> {
   return readSpans(reader, inclusionSpans(from, to, size));
 }
 

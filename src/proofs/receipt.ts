@@ -11,8 +11,20 @@ import { pinHeld, settleVerdict } from '../chain/verdict.js';
 import { genesisHash } from '../record/formats.js';
 import type { VerifiedLine } from '../chain/verifier.js';
 import { base64Decode, base64Encode } from '../receipt/base64.js';
-import { verifyReceipt, type ByteInput, type ReceiptProblemCode, type ReceiptReport, type VerifyReceiptOptions } from '../receipt/verify.js';
-import { parseCheckpoint, verifyCheckpoint, type Checkpoint, type CheckpointPolicy, type Cosignature } from './checkpoint.js';
+import {
+  verifyReceipt,
+  type ByteInput,
+  type ReceiptProblemCode,
+  type ReceiptReport,
+  type VerifyReceiptOptions,
+} from '../receipt/verify.js';
+import {
+  parseCheckpoint,
+  verifyCheckpoint,
+  type Checkpoint,
+  type CheckpointPolicy,
+  type Cosignature,
+} from './checkpoint.js';
 import { verifyProofDocument } from './document.js';
 import { HASH_SIZE, equalBytes, stepLeafHash } from './hash.js';
 import { TreeFrontier } from './frontier.js';
@@ -63,7 +75,8 @@ export type ProvenReceiptReport = ReceiptReport<ReceiptProblemCode | ProofProble
 export function proofMemberDefect(v: unknown): string | null {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return 'proof is not an object';
   const keys = Object.keys(v).sort();
-  if (keys.length !== 2 || keys[0] !== 'checkpoint' || keys[1] !== 'hashes') return 'proof must have exactly the members checkpoint and hashes';
+  if (keys.length !== 2 || keys[0] !== 'checkpoint' || keys[1] !== 'hashes')
+    return 'proof must have exactly the members checkpoint and hashes';
   const m = v as Record<string, unknown>;
   if (typeof m.checkpoint !== 'string' || !parseNote(m.checkpoint).ok) return 'proof.checkpoint is not a signed note';
   if (!Array.isArray(m.hashes) || m.hashes.length > 106) return 'proof.hashes is not a list of at most 106 hashes';
@@ -93,19 +106,36 @@ function receiptGenesisHash(report: ReceiptReport<string>): string | null {
  * ProofError ARGUMENT_INVALID when the checkpoint is not of that tree (another root at its size) or does
  * not hold the range: a writer never ships a proof that cannot verify.
  */
-export async function proveReceiptRange(reader: NodeReader, note: string, from: number, to: number): Promise<ReceiptProofMember> {
+export async function proveReceiptRange(
+  reader: NodeReader,
+  note: string,
+  from: number,
+  to: number,
+): Promise<ReceiptProofMember> {
   const parsed = parseNote(note);
   const cp = parsed.ok ? parseCheckpoint(parsed.note.text) : null;
   if (!cp?.ok) throw new ProofError('ARGUMENT_INVALID', 'the checkpoint is not a signed checkpoint note');
-  if (to >= cp.checkpoint.size) throw new ProofError('ARGUMENT_INVALID', `steps ${from}..${to} are not in the checkpoint's ${cp.checkpoint.size} steps`, { hint: 'sign a newer checkpoint, or export a range that ends before its size' });
+  if (to >= cp.checkpoint.size)
+    throw new ProofError(
+      'ARGUMENT_INVALID',
+      `steps ${from}..${to} are not in the checkpoint's ${cp.checkpoint.size} steps`,
+      { hint: 'sign a newer checkpoint, or export a range that ends before its size' },
+    );
   if (!equalBytes(await treeRoot(reader, cp.checkpoint.size), cp.checkpoint.root)) {
-    throw new ProofError('ARGUMENT_INVALID', `the checkpoint's root is not this journal's root at size ${cp.checkpoint.size}: it is of another journal, or this one was rewritten`);
+    throw new ProofError(
+      'ARGUMENT_INVALID',
+      `the checkpoint's root is not this journal's root at size ${cp.checkpoint.size}: it is of another journal, or this one was rewritten`,
+    );
   }
   return receiptProofMember(note, await proveInclusion(reader, from, to, cp.checkpoint.size));
 }
 
 const b64 = (b: Uint8Array): string => base64Encode(b);
-const head = (c: { origin: string; size: number; root: Uint8Array }): { origin: string; size: number; root: string } => ({ origin: c.origin, size: c.size, root: b64(c.root) });
+const head = (c: {
+  origin: string;
+  size: number;
+  root: Uint8Array;
+}): { origin: string; size: number; root: string } => ({ origin: c.origin, size: c.size, root: b64(c.root) });
 
 /**
  * Hooks for `verifyReceipt` that understand the `proof` member and check an earlier checkpoint. Pass
@@ -168,20 +198,34 @@ class ProofChecks {
     const verified = this.member_ ? this.checkMember(report, tlog, problems) : null;
     if (this.options.trusted) this.checkExtends(report, verified, tlog, problems);
     if (problems.length > 0) {
-      (report.problems as Array<Problem<string>>).push(...problems.map((p) => ({ code: p.code, message: p.message, location: { path: `/${PROOF_MEMBER}` } })));
+      (report.problems as Array<Problem<string>>).push(
+        ...problems.map((p) => ({ code: p.code, message: p.message, location: { path: `/${PROOF_MEMBER}` } })),
+      );
       report.ok = false;
       report.proves = [];
     } else if (report.ok) {
       if (tlog.checkpoint && tlog.pinned) {
         // The pinned checkpoint ties the range to the log's tree: what a bare partial receipt cannot show.
-        report.does_not_prove = report.does_not_prove.filter((s) => !/^That (steps 0–\d+ exist|step 0 exists|these steps belong|this step belongs)\b/.test(s));
-        report.does_not_prove.push(`That the log showed the same tree to everyone: that is what witness cosignatures (a quorum in the policy) attest, and ${tlog.cosignatures.length} counted`);
+        report.does_not_prove = report.does_not_prove.filter(
+          (s) => !/^That (steps 0–\d+ exist|step 0 exists|these steps belong|this step belongs)\b/.test(s),
+        );
+        report.does_not_prove.push(
+          `That the log showed the same tree to everyone: that is what witness cosignatures (a quorum in the policy) attest, and ${tlog.cosignatures.length} counted`,
+        );
       }
       if (tlog.checkpoint) {
-        report.proves.push(`steps ${report.range!.from}..${report.range!.to} are in the tree of ${tlog.checkpoint.origin} at size ${tlog.checkpoint.size}${tlog.pinned ? `, whose checkpoint is signed by the pinned log key${tlog.cosignatures.length ? ` and cosigned by ${tlog.cosignatures.map((c) => c.name).join(', ')}` : ''}` : ''}`);
-        if (!tlog.pinned) report.does_not_prove.push('who signed the checkpoint: no log key was pinned, so the inclusion proof shows only that the receipt agrees with the checkpoint it carries');
+        report.proves.push(
+          `steps ${report.range!.from}..${report.range!.to} are in the tree of ${tlog.checkpoint.origin} at size ${tlog.checkpoint.size}${tlog.pinned ? `, whose checkpoint is signed by the pinned log key${tlog.cosignatures.length ? ` and cosigned by ${tlog.cosignatures.map((c) => c.name).join(', ')}` : ''}` : ''}`,
+        );
+        if (!tlog.pinned)
+          report.does_not_prove.push(
+            'who signed the checkpoint: no log key was pinned, so the inclusion proof shows only that the receipt agrees with the checkpoint it carries',
+          );
       }
-      if (tlog.extends) report.proves.push(`it extends the earlier checkpoint of size ${tlog.extends.size}: no step of that tree was changed, removed or reordered`);
+      if (tlog.extends)
+        report.proves.push(
+          `it extends the earlier checkpoint of size ${tlog.extends.size}: no step of that tree was changed, removed or reordered`,
+        );
       this.pinsHeld(report, tlog);
     }
     return settleVerdict(out, 'receipt');
@@ -196,17 +240,28 @@ class ProofChecks {
     const policy = this.options.policy;
     if (!policy) return;
     const quorum = policy.quorum ?? 0;
-    const witnesses = quorum > 0 ? ` and cosigned by ${tlog.cosignatures.length} of the pinned witnesses (quorum ${quorum})` : '';
+    const witnesses =
+      quorum > 0 ? ` and cosigned by ${tlog.cosignatures.length} of the pinned witnesses (quorum ${quorum})` : '';
     if (tlog.checkpoint && tlog.pinned) {
-      pinHeld(report, `steps ${report.range!.from}..${report.range!.to} are in the checkpoint of ${tlog.checkpoint.origin} at size ${tlog.checkpoint.size}, signed by the log key you pinned${witnesses}`);
+      pinHeld(
+        report,
+        `steps ${report.range!.from}..${report.range!.to} are in the checkpoint of ${tlog.checkpoint.origin} at size ${tlog.checkpoint.size}, signed by the log key you pinned${witnesses}`,
+      );
     } else if (tlog.extends && tlog.extends.size > 0) {
       const t = tlog.extends;
-      pinHeld(report, `steps 0..${t.size - 1} have the root of the earlier checkpoint you pinned (${t.origin}, size ${t.size}), signed by the log key you pinned${t.size - 1 < report.range!.to ? `; steps ${t.size}..${report.range!.to} only extend it` : ''}`);
+      pinHeld(
+        report,
+        `steps 0..${t.size - 1} have the root of the earlier checkpoint you pinned (${t.origin}, size ${t.size}), signed by the log key you pinned${t.size - 1 < report.range!.to ? `; steps ${t.size}..${report.range!.to} only extend it` : ''}`,
+      );
     }
   }
 
   /** The member's checkpoint (against the policy when there is one), its origin, and the range proof. */
-  private checkMember(report: ReceiptReport<string>, tlog: ReceiptProofReport, problems: ProofProblem[]): Checkpoint | null {
+  private checkMember(
+    report: ReceiptReport<string>,
+    tlog: ReceiptProofReport,
+    problems: ProofProblem[],
+  ): Checkpoint | null {
     const m = this.member_!;
     let cp: Checkpoint | null;
     if (this.options.policy) {
@@ -225,8 +280,20 @@ class ProofChecks {
     tlog.checkpoint = head(cp);
     const origin = parseJournalOrigin(cp.origin);
     const genesis = receiptGenesisHash(report);
-    if (origin === null) problems.push(problem('ORIGIN_MISMATCH', `the checkpoint's origin "${cp.origin.slice(0, 300)}" is not a journal origin (PROOFS.md §8.5)`));
-    else if (genesis !== null && origin.genesisHash !== genesis) problems.push(problem('ORIGIN_MISMATCH', `the checkpoint is of a journal with genesis ${origin.genesisHash}, the receipt's is ${genesis}`));
+    if (origin === null)
+      problems.push(
+        problem(
+          'ORIGIN_MISMATCH',
+          `the checkpoint's origin "${cp.origin.slice(0, 300)}" is not a journal origin (PROOFS.md §8.5)`,
+        ),
+      );
+    else if (genesis !== null && origin.genesisHash !== genesis)
+      problems.push(
+        problem(
+          'ORIGIN_MISMATCH',
+          `the checkpoint is of a journal with genesis ${origin.genesisHash}, the receipt's is ${genesis}`,
+        ),
+      );
     const range = report.range;
     if (!range || this.broken || this.leaves.length !== range.to - range.from + 1) return cp; // the chain's problems say why
     const proof = m.hashes.map((h) => base64Decode(h)!);
@@ -236,13 +303,23 @@ class ProofChecks {
   }
 
   /** That what the receipt shows extends the trusted checkpoint; never falls back to "not pinned". */
-  private checkExtends(report: ReceiptReport<string>, cp: Checkpoint | null, tlog: ReceiptProofReport, problems: ProofProblem[]): void {
+  private checkExtends(
+    report: ReceiptReport<string>,
+    cp: Checkpoint | null,
+    tlog: ReceiptProofReport,
+    problems: ProofProblem[],
+  ): void {
     const trusted = this.options.trusted!;
     const range = report.range;
     if (!range) return; // the receipt itself did not read: its problems say so
     const origin = parseJournalOrigin(trusted.origin);
     if (origin === null || origin.genesisHash !== receiptGenesisHash(report) || (cp && cp.origin !== trusted.origin)) {
-      problems.push(problem('ORIGIN_MISMATCH', `the earlier checkpoint is of "${trusted.origin.slice(0, 300)}", not of this receipt's journal`));
+      problems.push(
+        problem(
+          'ORIGIN_MISMATCH',
+          `the earlier checkpoint is of "${trusted.origin.slice(0, 300)}", not of this receipt's journal`,
+        ),
+      );
       return;
     }
     const shown = range.to + 1;
@@ -251,24 +328,46 @@ class ProofChecks {
       const root = this.prefixRoot ?? (trusted.size === 0 ? this.prefix.root() : null);
       if (root === null) return;
       if (!equalBytes(root, trusted.root)) {
-        problems.push(trusted.size === shown
-          ? problem('FORKED', `the receipt's ${shown} steps and the earlier checkpoint of size ${trusted.size} have different roots: two histories of the same size (a fork)`)
-          : problem('INCONSISTENT', `steps 0..${trusted.size - 1} of the receipt do not have the earlier checkpoint's root: the journal was rewritten after it`));
-      }
-      else tlog.extends = head(trusted);
+        problems.push(
+          trusted.size === shown
+            ? problem(
+                'FORKED',
+                `the receipt's ${shown} steps and the earlier checkpoint of size ${trusted.size} have different roots: two histories of the same size (a fork)`,
+              )
+            : problem(
+                'INCONSISTENT',
+                `steps 0..${trusted.size - 1} of the receipt do not have the earlier checkpoint's root: the journal was rewritten after it`,
+              ),
+        );
+      } else tlog.extends = head(trusted);
       return;
     }
     if (trusted.size > shown && (!cp || cp.size < trusted.size)) {
-      problems.push(problem('SIZE_DECREASED', `the earlier checkpoint has ${trusted.size} steps, the receipt shows ${cp ? cp.size : shown}: the journal was truncated, or the receipt stops early`));
+      problems.push(
+        problem(
+          'SIZE_DECREASED',
+          `the earlier checkpoint has ${trusted.size} steps, the receipt shows ${cp ? cp.size : shown}: the journal was truncated, or the receipt stops early`,
+        ),
+      );
       return;
     }
     if (!cp) {
-      problems.push(problem('CONSISTENCY_UNPROVEN', 'a partial receipt without a verified checkpoint cannot be shown to extend the earlier checkpoint'));
+      problems.push(
+        problem(
+          'CONSISTENCY_UNPROVEN',
+          'a partial receipt without a verified checkpoint cannot be shown to extend the earlier checkpoint',
+        ),
+      );
       return;
     }
     // Equal sizes need no proof (PROOFS.md §9.8 step 2.3): the same root is the same tree, another root a fork.
     if (cp.size === trusted.size && !equalBytes(cp.root, trusted.root)) {
-      problems.push(problem('FORKED', `the receipt's checkpoint and the earlier one both have size ${cp.size} but different roots: the log showed two histories (a fork)`));
+      problems.push(
+        problem(
+          'FORKED',
+          `the receipt's checkpoint and the earlier one both have size ${cp.size} but different roots: the log showed two histories (a fork)`,
+        ),
+      );
       return;
     }
     if (cp.size === trusted.size && this.options.consistency === undefined) {
@@ -276,18 +375,34 @@ class ProofChecks {
       return;
     }
     if (this.options.consistency === undefined) {
-      problems.push(problem('CONSISTENCY_UNPROVEN', `no consistency proof from size ${trusted.size} to the receipt's checkpoint (size ${cp.size}) was given`));
+      problems.push(
+        problem(
+          'CONSISTENCY_UNPROVEN',
+          `no consistency proof from size ${trusted.size} to the receipt's checkpoint (size ${cp.size}) was given`,
+        ),
+      );
       return;
     }
     const policy = this.options.policy ?? null;
     if (!policy) {
-      problems.push(problem('CONSISTENCY_UNPROVEN', 'a consistency proof is checked against a pinned log key, and none was given'));
+      problems.push(
+        problem('CONSISTENCY_UNPROVEN', 'a consistency proof is checked against a pinned log key, and none was given'),
+      );
       return;
     }
     const v = verifyProofDocument(this.options.consistency, { log: policy.log }, { trusted });
     problems.push(...v.problems);
-    if (v.ok && v.checkpoint && (v.type !== 'consistency' || v.checkpoint.size !== cp.size || !equalBytes(v.checkpoint.root, cp.root))) {
-      problems.push(problem('INCONSISTENT', `the consistency proof ends at size ${v.checkpoint.size}, not at the receipt's checkpoint (size ${cp.size}) with its root`));
+    if (
+      v.ok &&
+      v.checkpoint &&
+      (v.type !== 'consistency' || v.checkpoint.size !== cp.size || !equalBytes(v.checkpoint.root, cp.root))
+    ) {
+      problems.push(
+        problem(
+          'INCONSISTENT',
+          `the consistency proof ends at size ${v.checkpoint.size}, not at the receipt's checkpoint (size ${cp.size}) with its root`,
+        ),
+      );
       return;
     }
     if (v.ok) tlog.extends = head(trusted);
@@ -299,7 +414,9 @@ class ProofChecks {
  * extensions merged, both observers called, the caller's finish first, then the proofs'. Never throws.
  */
 export async function verifyProvenReceipt<R extends ReceiptReport<string> = ReceiptReport<ReceiptProblemCode>>(
-  input: ByteInput, proofs: ReceiptProofOptions = {}, options: VerifyReceiptOptions<R> = {},
+  input: ByteInput,
+  proofs: ReceiptProofOptions = {},
+  options: VerifyReceiptOptions<R> = {},
 ): Promise<R & { tlog?: ReceiptProofReport }> {
   const hooks = receiptProofHooks(proofs);
   const base = options ?? {};

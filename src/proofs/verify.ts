@@ -43,7 +43,11 @@ export function verifyInclusion(input: InclusionInput): Verdict {
   if (defect) return fail('PROOF_MALFORMED', defect);
   if (index >= size) return fail('INDEX_OUT_OF_RANGE', `leaf ${index} is not in a tree of ${size} leaves`);
   const want = inclusionSpans(index, index, size).length;
-  if (proof.length !== want) return fail('PROOF_LENGTH_INVALID', `the inclusion proof of leaf ${index} in a tree of ${size} has ${want} hashes, not ${proof.length}`);
+  if (proof.length !== want)
+    return fail(
+      'PROOF_LENGTH_INVALID',
+      `the inclusion proof of leaf ${index} in a tree of ${size} has ${want} hashes, not ${proof.length}`,
+    );
   let fn = index;
   let sn = size - 1;
   let r = leaf;
@@ -64,7 +68,11 @@ export function verifyInclusion(input: InclusionInput): Verdict {
     sn = Math.floor(sn / 2);
   }
   if (sn !== 0) return fail('PROOF_LENGTH_INVALID', 'the proof stops below the root');
-  if (!equalBytes(r, root)) return fail('ROOT_MISMATCH', `leaf ${index} with this proof leads to another root than the tree of ${size} leaves has`);
+  if (!equalBytes(r, root))
+    return fail(
+      'ROOT_MISMATCH',
+      `leaf ${index} with this proof leads to another root than the tree of ${size} leaves has`,
+    );
   return OK;
 }
 
@@ -83,16 +91,23 @@ export interface RangeInput {
 /** PROOFS.md §9.2: are `leaves` the leaves from..to of the tree of `size` leaves whose root is `root`? */
 export function verifyRange(input: RangeInput): Verdict {
   const { from, to, size, leaves, proof, root } = input ?? ({} as RangeInput);
-  if (!isSize(size) || !isSize(from) || !isSize(to)) return fail('PROOF_MALFORMED', 'from, to and size are integers from 0 to 2^53 − 1');
+  if (!isSize(size) || !isSize(from) || !isSize(to))
+    return fail('PROOF_MALFORMED', 'from, to and size are integers from 0 to 2^53 − 1');
   if (!isHash(root)) return fail('PROOF_MALFORMED', 'the root is 32 bytes');
   const defect = hashListDefect(proof);
   if (defect) return fail('PROOF_MALFORMED', defect);
   if (from > to) return fail('INDEX_OUT_OF_RANGE', `from (${from}) is after to (${to})`);
   if (to >= size) return fail('INDEX_OUT_OF_RANGE', `leaf ${to} is not in a tree of ${size} leaves`);
-  if (!Array.isArray(leaves) || leaves.length !== to - from + 1) return fail('PROOF_MALFORMED', `leaves ${from}..${to} are ${to - from + 1} hashes`);
-  for (let i = 0; i < leaves.length; i++) if (!isHash(leaves[i])) return fail('PROOF_MALFORMED', `the hash of leaf ${from + i} is not 32 bytes`);
+  if (!Array.isArray(leaves) || leaves.length !== to - from + 1)
+    return fail('PROOF_MALFORMED', `leaves ${from}..${to} are ${to - from + 1} hashes`);
+  for (let i = 0; i < leaves.length; i++)
+    if (!isHash(leaves[i])) return fail('PROOF_MALFORMED', `the hash of leaf ${from + i} is not 32 bytes`);
   const want = inclusionSpans(from, to, size).length;
-  if (proof.length !== want) return fail('PROOF_LENGTH_INVALID', `the inclusion proof of leaves ${from}..${to} in a tree of ${size} has ${want} hashes, not ${proof.length}`);
+  if (proof.length !== want)
+    return fail(
+      'PROOF_LENGTH_INVALID',
+      `the inclusion proof of leaves ${from}..${to} in a tree of ${size} has ${want} hashes, not ${proof.length}`,
+    );
   let next = 0;
   const end = to + 1;
   // Mirrors inclusionSpans: the proof's hashes are consumed in the order they were produced.
@@ -107,7 +122,11 @@ export function verifyRange(input: RangeInput): Verdict {
     const left = compute(lo, mid);
     return nodeHash(left, compute(mid, hi));
   };
-  if (!equalBytes(compute(0, size), root)) return fail('ROOT_MISMATCH', `leaves ${from}..${to} with this proof lead to another root than the tree of ${size} leaves has`);
+  if (!equalBytes(compute(0, size), root))
+    return fail(
+      'ROOT_MISMATCH',
+      `leaves ${from}..${to} with this proof lead to another root than the tree of ${size} leaves has`,
+    );
   return OK;
 }
 
@@ -128,12 +147,20 @@ export function verifyConsistency(input: ConsistencyInput): Verdict {
   if (defect) return fail('PROOF_MALFORMED', defect);
   if (oldSize > size) return fail('SIZE_DECREASED', `the tree shrank from ${oldSize} to ${size} leaves`);
   const want = consistencySpans(oldSize, size).length;
-  if (proof.length !== want) return fail('PROOF_LENGTH_INVALID', `the consistency proof from ${oldSize} to ${size} has ${want} hashes, not ${proof.length}`);
+  if (proof.length !== want)
+    return fail(
+      'PROOF_LENGTH_INVALID',
+      `the consistency proof from ${oldSize} to ${size} has ${want} hashes, not ${proof.length}`,
+    );
   if (oldSize === 0) {
-    return equalBytes(oldRoot, EMPTY_ROOT) ? OK : fail('INCONSISTENT', 'the old tree is empty but its root is not the hash of the empty string');
+    return equalBytes(oldRoot, EMPTY_ROOT)
+      ? OK
+      : fail('INCONSISTENT', 'the old tree is empty but its root is not the hash of the empty string');
   }
   if (oldSize === size) {
-    return equalBytes(oldRoot, root) ? OK : fail('INCONSISTENT', `two different roots for the same size ${size}: the log forked`);
+    return equalBytes(oldRoot, root)
+      ? OK
+      : fail('INCONSISTENT', `two different roots for the same size ${size}: the log forked`);
   }
   const path = [...proof];
   // Step 2: a power-of-two old tree is itself a node of the new one, and its root starts the walk.
@@ -163,7 +190,12 @@ export function verifyConsistency(input: ConsistencyInput): Verdict {
     sn = Math.floor(sn / 2);
   }
   if (sn !== 0) return fail('PROOF_LENGTH_INVALID', 'the proof stops below the root');
-  if (!equalBytes(fr, oldRoot)) return fail('INCONSISTENT', `the proof does not lead to the old root: the first ${oldSize} leaves differ`);
-  if (!equalBytes(sr, root)) return fail('INCONSISTENT', `the proof does not lead to the new root: the tree of ${size} leaves does not extend the old one`);
+  if (!equalBytes(fr, oldRoot))
+    return fail('INCONSISTENT', `the proof does not lead to the old root: the first ${oldSize} leaves differ`);
+  if (!equalBytes(sr, root))
+    return fail(
+      'INCONSISTENT',
+      `the proof does not lead to the new root: the tree of ${size} leaves does not extend the old one`,
+    );
   return OK;
 }

@@ -32,7 +32,11 @@ export function signManifest(manifest: Uint8Array, privateKey: Uint8Array): Sign
   const publicKey = ed25519.getPublicKey(privateKey);
   const sig = ed25519.sign(pae(PAYLOAD_TYPE, manifest), privateKey);
   return {
-    envelope: { payload: base64Encode(manifest), payloadType: PAYLOAD_TYPE, signatures: [{ keyid: keyIdOf(publicKey), sig: base64Encode(sig) }] },
+    envelope: {
+      payload: base64Encode(manifest),
+      payloadType: PAYLOAD_TYPE,
+      signatures: [{ keyid: keyIdOf(publicKey), sig: base64Encode(sig) }],
+    },
     format: SIGNATURE_FORMAT,
     public_key: base64Encode(publicKey),
   };

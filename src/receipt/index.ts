@@ -4,17 +4,45 @@ export { verifyReceipt, type VerifyReceiptOptions, type ReceiptReport, type Byte
 export type { ReceiptReading } from './problems.js';
 export { planReceipt, writeReceipt, receiptTar, type ReceiptWriterInput, type ReceiptPlan } from './writer.js';
 export {
-  exportReceipt, openReceiptSource, writePlanToFile, receiptBytes, receiptInput, verifyReceiptFile, verifyReceiptAt, keygen, readKeyFile, readPublicKeyFile,
-  type ExportOptions, type ExportResult, type KeygenResult,
+  exportReceipt,
+  openReceiptSource,
+  writePlanToFile,
+  receiptBytes,
+  receiptInput,
+  verifyReceiptFile,
+  verifyReceiptAt,
+  keygen,
+  readKeyFile,
+  readPublicKeyFile,
+  type ExportOptions,
+  type ExportResult,
+  type KeygenResult,
 } from './node.js';
 export {
-  generateKeyPair, keyPairFromSeed, keyIdOf, parsePrivateKey, parsePublicKey, decodePublicKey, publicKeyDefect, privateKeyToPem, publicKeyToPem,
-  type KeyPair, type PublicKeyResult,
+  generateKeyPair,
+  keyPairFromSeed,
+  keyIdOf,
+  parsePrivateKey,
+  parsePublicKey,
+  decodePublicKey,
+  publicKeyDefect,
+  privateKeyToPem,
+  publicKeyToPem,
+  type KeyPair,
+  type PublicKeyResult,
 } from './keys.js';
 export { PAYLOAD_TYPE, SIGNATURE_FORMAT, pae, type DsseEnvelope, type SignatureDocument } from './dsse.js';
 export {
-  RECEIPT_FORMAT, MANIFEST_NAME, SIGNATURE_NAME, parseManifest, chainEntryName, blobEntryName,
-  type ReceiptManifest, type ChainEntry, type BlobEntry, type ReceiptRange,
+  RECEIPT_FORMAT,
+  MANIFEST_NAME,
+  SIGNATURE_NAME,
+  parseManifest,
+  chainEntryName,
+  blobEntryName,
+  type ReceiptManifest,
+  type ChainEntry,
+  type BlobEntry,
+  type ReceiptRange,
 } from './manifest.js';
 export { receiptSource, type ReceiptSource } from './source.js';
 export * as receiptLimits from './limits.js';

@@ -10,7 +10,16 @@
  * exactly where the member ended, and its gzip mode checks the header, CRC-32 and ISIZE as zlib does.
  * Pure; runs in a browser.
  */
-import { ZStream, Z_BUF_ERROR, Z_NO_FLUSH, Z_OK, Z_STREAM_END, zlibInflate, zlibInflateEnd, zlibInflateInit2 } from 'pako';
+import {
+  ZStream,
+  Z_BUF_ERROR,
+  Z_NO_FLUSH,
+  Z_OK,
+  Z_STREAM_END,
+  zlibInflate,
+  zlibInflateEnd,
+  zlibInflateInit2,
+} from 'pako';
 import { concatBytes } from '../bytes.js';
 
 export class InflateError extends Error {}
@@ -33,7 +42,8 @@ export async function* chunksOf(input: ByteInput): AsyncGenerator<Uint8Array> {
       for (;;) {
         const { value, done } = await reader.read();
         if (done) return;
-        if (!(value instanceof Uint8Array)) throw new InflateError('the input stream yielded something other than bytes');
+        if (!(value instanceof Uint8Array))
+          throw new InflateError('the input stream yielded something other than bytes');
         yield value;
       }
     } finally {
@@ -105,7 +115,9 @@ async function* gunzip(source: AsyncGenerator<Uint8Array>): AsyncGenerator<Uint8
         consumed += before - strm.avail_in;
         if (status === Z_STREAM_END) ended = true;
         else if (status !== Z_OK && status !== Z_BUF_ERROR) {
-          throw new InflateError(`the gzip stream is corrupt at compressed byte ${consumed}: ${strm.msg || `zlib status ${status}`}`);
+          throw new InflateError(
+            `the gzip stream is corrupt at compressed byte ${consumed}: ${strm.msg || `zlib status ${status}`}`,
+          );
         }
         const produced = OUT_CHUNK - strm.avail_out;
         full = strm.avail_out === 0;
@@ -118,7 +130,8 @@ async function* gunzip(source: AsyncGenerator<Uint8Array>): AsyncGenerator<Uint8
       }
       if (ended && strm.avail_in > 0) throw trailing(consumed, strm.avail_in);
     }
-    if (!ended) throw new InflateError(`the gzip stream ends inside its member after ${consumed} compressed bytes (truncated)`);
+    if (!ended)
+      throw new InflateError(`the gzip stream ends inside its member after ${consumed} compressed bytes (truncated)`);
   } finally {
     zlibInflateEnd(strm);
   }

@@ -30,7 +30,8 @@ export function generateKeyPair(): KeyPair {
 
 /** The key pair for a 32-byte seed (for tests and vectors with fixed keys). */
 export function keyPairFromSeed(seed: Uint8Array): KeyPair {
-  if (!(seed instanceof Uint8Array) || seed.length !== 32) throw new ReceiptError('KEY_INVALID', 'an Ed25519 private key is 32 bytes');
+  if (!(seed instanceof Uint8Array) || seed.length !== 32)
+    throw new ReceiptError('KEY_INVALID', 'an Ed25519 private key is 32 bytes');
   const publicKey = ed25519.getPublicKey(seed);
   return { privateKey: Uint8Array.from(seed), publicKey, keyId: keyIdOf(publicKey) };
 }
@@ -41,7 +42,6 @@ function pem(label: string, der: Uint8Array): string {
   for (let i = 0; i < b64.length; i += 64) lines.push(b64.slice(i, i + 64));
   return `-----BEGIN ${label}-----\n${lines.join('\n')}\n-----END ${label}-----\n`;
 }
-
 
 export function privateKeyToPem(privateKey: Uint8Array): string {
   return pem('PRIVATE KEY', concatBytes([PKCS8_PREFIX, privateKey]));
@@ -54,14 +54,18 @@ export function publicKeyToPem(publicKey: Uint8Array): string {
 /** A signing key: 32 raw seed bytes, or a PKCS#8 PEM text. Throws ReceiptError KEY_INVALID. */
 export function parsePrivateKey(key: Uint8Array | string): Uint8Array {
   if (key instanceof Uint8Array) {
-    if (key.length !== 32) throw new ReceiptError('KEY_INVALID', `an Ed25519 private key is 32 bytes, not ${key.length}`);
+    if (key.length !== 32)
+      throw new ReceiptError('KEY_INVALID', `an Ed25519 private key is 32 bytes, not ${key.length}`);
     return key;
   }
   if (typeof key === 'string') {
     const raw = seedFromPkcs8Pem(key);
     if (raw) return raw;
   }
-  throw new ReceiptError('KEY_INVALID', 'the signing key is neither 32 bytes nor an Ed25519 PKCS#8 PEM ("-----BEGIN PRIVATE KEY-----")');
+  throw new ReceiptError(
+    'KEY_INVALID',
+    'the signing key is neither 32 bytes nor an Ed25519 PKCS#8 PEM ("-----BEGIN PRIVATE KEY-----")',
+  );
 }
 
 /** ASCII whitespace only (SP, HT, CR, LF): String.prototype.trim would also strip U+00A0, U+FEFF and others. */
@@ -101,22 +105,36 @@ export function decodePublicKey(key: unknown): PublicKeyResult {
     }
   } else if (typeof key === 'string') text = key;
   else return no(`the pinned key is ${key === null ? 'null' : typeof key}, not bytes or text`);
-  if (text.length > MAX_KEY_TEXT) return no(`the pinned key is ${text.length} characters of text; a public key is a few hundred at most`);
+  if (text.length > MAX_KEY_TEXT)
+    return no(`the pinned key is ${text.length} characters of text; a public key is a few hundred at most`);
   const t = trimAscii(text);
   if (t === '') return no(text === '' ? 'the pinned key is empty' : 'the pinned key is only whitespace');
   if (t.startsWith('-----BEGIN ')) {
     const lines = t.split(/\r?\n/);
     const label = /^-----BEGIN ([A-Z0-9 ]+)-----$/.exec(lines[0]!)?.[1];
-    if (label === 'PRIVATE KEY') return no('the pinned key is a PEM private key ("BEGIN PRIVATE KEY"); pin the public key (keyfile.pub), and keep the private key private');
-    if (label !== 'PUBLIC KEY') return no(`the pinned key is a PEM block labelled ${JSON.stringify(label ?? lines[0])}, not "PUBLIC KEY"`);
-    if (lines.length < 3 || lines[lines.length - 1] !== '-----END PUBLIC KEY-----') return no('the pinned key\'s PEM block does not end with "-----END PUBLIC KEY-----" on a line of its own');
+    if (label === 'PRIVATE KEY')
+      return no(
+        'the pinned key is a PEM private key ("BEGIN PRIVATE KEY"); pin the public key (keyfile.pub), and keep the private key private',
+      );
+    if (label !== 'PUBLIC KEY')
+      return no(`the pinned key is a PEM block labelled ${JSON.stringify(label ?? lines[0])}, not "PUBLIC KEY"`);
+    if (lines.length < 3 || lines[lines.length - 1] !== '-----END PUBLIC KEY-----')
+      return no('the pinned key\'s PEM block does not end with "-----END PUBLIC KEY-----" on a line of its own');
     const body = lines.slice(1, -1);
-    if (!body.every((l) => /^[A-Za-z0-9+/=]+$/.test(l))) return no('the pinned key\'s PEM block holds a line that is not base64 (PEM headers are not accepted)');
+    if (!body.every((l) => /^[A-Za-z0-9+/=]+$/.test(l)))
+      return no("the pinned key's PEM block holds a line that is not base64 (PEM headers are not accepted)");
     const raw = stripPrefix(base64Decode(body.join('')), SPKI_PREFIX);
-    return raw ? checkPoint(raw) : no('the pinned key\'s PEM block is not an Ed25519 SubjectPublicKeyInfo (RFC 8410 §4: 302a300506032b6570032100 and 32 key bytes)');
+    return raw
+      ? checkPoint(raw)
+      : no(
+          "the pinned key's PEM block is not an Ed25519 SubjectPublicKeyInfo (RFC 8410 §4: 302a300506032b6570032100 and 32 key bytes)",
+        );
   }
   const raw = base64Decode(t);
-  if (raw === null) return no('the pinned key is text but neither canonical base64 (RFC 4648, padded) nor a "-----BEGIN PUBLIC KEY-----" PEM block');
+  if (raw === null)
+    return no(
+      'the pinned key is text but neither canonical base64 (RFC 4648, padded) nor a "-----BEGIN PUBLIC KEY-----" PEM block',
+    );
   if (raw.length !== 32) return no(`the pinned key is the base64 of ${raw.length} bytes; an Ed25519 public key is 32`);
   return checkPoint(raw);
 }

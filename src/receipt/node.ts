@@ -10,7 +10,14 @@ import { pipeline } from 'node:stream/promises';
 import { createGzip, constants as zc } from 'node:zlib';
 import type { ChainSource } from '../chain/source.js';
 import { ReceiptError } from './errors.js';
-import { decodePublicKey, generateKeyPair, parsePrivateKey, privateKeyToPem, publicKeyToPem, type KeyPair } from './keys.js';
+import {
+  decodePublicKey,
+  generateKeyPair,
+  parsePrivateKey,
+  privateKeyToPem,
+  publicKeyToPem,
+  type KeyPair,
+} from './keys.js';
 import { verifyReceipt, type ByteInput, type ReceiptReport, type VerifyReceiptOptions } from './verify.js';
 import { planReceipt, writeReceipt, type ReceiptPlan, type ReceiptWriterInput } from './writer.js';
 import type { Json } from '../record/index.js';
@@ -42,13 +49,19 @@ export interface ExportResult {
 }
 
 /** Resolves the export options against a source into the writer core's input. */
-export async function receiptInput(source: ChainSource, options: { from?: number; to?: number; sign?: Uint8Array | string; extra?: Record<string, Json> } = {}): Promise<ReceiptWriterInput> {
+export async function receiptInput(
+  source: ChainSource,
+  options: { from?: number; to?: number; sign?: Uint8Array | string; extra?: Record<string, Json> } = {},
+): Promise<ReceiptWriterInput> {
   const head = await source.head();
   if (head === null) throw new ReceiptError('EMPTY_RANGE', 'the journal holds no step; there is nothing to prove');
   const from = options.from ?? 0;
   const to = options.to ?? head.seq;
   if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to) || from < 0 || to < from || to > head.seq) {
-    throw new ReceiptError('RANGE_INVALID', `range ${String(from)}..${String(to)} is not within the journal's steps 0..${head.seq} with from ≤ to`);
+    throw new ReceiptError(
+      'RANGE_INVALID',
+      `range ${String(from)}..${String(to)} is not within the journal's steps 0..${head.seq} with from ≤ to`,
+    );
   }
   return {
     genesis: source.genesis,
@@ -63,7 +76,10 @@ export async function receiptInput(source: ChainSource, options: { from?: number
 }
 
 /** The receipt as an uncompressed tar held in memory (tests, vectors, small journals). */
-export async function receiptBytes(source: ChainSource, options: { from?: number; to?: number; sign?: Uint8Array | string; extra?: Record<string, Json> } = {}): Promise<Uint8Array> {
+export async function receiptBytes(
+  source: ChainSource,
+  options: { from?: number; to?: number; sign?: Uint8Array | string; extra?: Record<string, Json> } = {},
+): Promise<Uint8Array> {
   const plan = await planReceipt(await receiptInput(source, options));
   const parts: Uint8Array[] = [];
   for await (const chunk of writeReceipt(plan)) parts.push(Uint8Array.from(chunk));
@@ -72,12 +88,21 @@ export async function receiptBytes(source: ChainSource, options: { from?: number
 
 /** Writes a receipt file (atomically: a temporary file renamed into place). */
 export async function exportReceipt(source: ChainSource, options: ExportOptions): Promise<ExportResult> {
-  if (!options || typeof options.out !== 'string' || options.out === '') throw new ReceiptError('ARGUMENT_INVALID', 'exportReceipt needs { out: <path> }');
+  if (!options || typeof options.out !== 'string' || options.out === '')
+    throw new ReceiptError('ARGUMENT_INVALID', 'exportReceipt needs { out: <path> }');
   let sign: Uint8Array | string | undefined;
   if (options.sign !== undefined) {
-    sign = typeof options.sign === 'object' && !(options.sign instanceof Uint8Array) ? await readKeyFile(options.sign.keyFile) : options.sign;
+    sign =
+      typeof options.sign === 'object' && !(options.sign instanceof Uint8Array)
+        ? await readKeyFile(options.sign.keyFile)
+        : options.sign;
   }
-  const input = await receiptInput(source, { ...(options.from === undefined ? {} : { from: options.from }), ...(options.to === undefined ? {} : { to: options.to }), ...(sign === undefined ? {} : { sign }), ...(options.extra === undefined ? {} : { extra: options.extra }) });
+  const input = await receiptInput(source, {
+    ...(options.from === undefined ? {} : { from: options.from }),
+    ...(options.to === undefined ? {} : { to: options.to }),
+    ...(sign === undefined ? {} : { sign }),
+    ...(options.extra === undefined ? {} : { extra: options.extra }),
+  });
   const plan = await planReceipt(input);
   return writePlanToFile(plan, options.out);
 }
@@ -87,7 +112,12 @@ export async function writePlanToFile(plan: ReceiptPlan, out: string): Promise<E
   const compressed = /\.(tar\.gz|tgz)$/i.test(out);
   // The receipt replaces a regular file at `out`, never a FIFO, device or directory (rename would replace the node).
   const kind = await nonRegularTarget(out);
-  if (kind !== null) throw new ReceiptError('OUTPUT_FAILED', `cannot write ${out}: it is ${kind}, not a regular file; name a file to write`, { location: { file: out } });
+  if (kind !== null)
+    throw new ReceiptError(
+      'OUTPUT_FAILED',
+      `cannot write ${out}: it is ${kind}, not a regular file; name a file to write`,
+      { location: { file: out } },
+    );
   const tmp = `${out}.tmp-${process.pid}-${Date.now()}`;
   let bytes = 0;
   const count = new Transform({
@@ -107,11 +137,19 @@ export async function writePlanToFile(plan: ReceiptPlan, out: string): Promise<E
     // The cleanup never hides the failure: with the folder missing or a file, rm itself fails (ENOTDIR).
     await rm(tmp, { force: true }).catch(() => {});
     if (e instanceof ReceiptError) throw e;
-    throw new ReceiptError('OUTPUT_FAILED', `cannot write ${out}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+    throw new ReceiptError('OUTPUT_FAILED', `cannot write ${out}: ${e instanceof Error ? e.message : String(e)}`, {
+      cause: e,
+    });
   }
   const m = plan.manifest;
   return {
-    out, bytes, compressed, manifest_digest: plan.manifestDigest, signed_by: plan.signedBy, range: m.range, head: m.head,
+    out,
+    bytes,
+    compressed,
+    manifest_digest: plan.manifestDigest,
+    signed_by: plan.signedBy,
+    range: m.range,
+    head: m.head,
     entries: 1 + (plan.signatureBytes ? 1 : 0) + m.chain.length + m.blobs.length,
   };
 }
@@ -147,14 +185,23 @@ function fixGzipHeader(): Transform {
 const READ_CHUNK_BYTES = 256 * 1024;
 
 /** Verifies a receipt file, streaming it from disk. Never throws on the file's content. */
-export async function verifyReceiptFile<R extends ReceiptReport<string> = ReceiptReport>(path: string, options: VerifyReceiptOptions<R> = {}): Promise<R> {
+export async function verifyReceiptFile<R extends ReceiptReport<string> = ReceiptReport>(
+  path: string,
+  options: VerifyReceiptOptions<R> = {},
+): Promise<R> {
   let stream: ReturnType<typeof createReadStream>;
   try {
     const handle = await open(path, 'r');
     stream = handle.createReadStream({ highWaterMark: READ_CHUNK_BYTES });
   } catch (e) {
     const r = await verifyReceipt(new Uint8Array(0), options);
-    r.problems = [{ code: 'ARCHIVE_INVALID', message: `cannot read ${path}: ${e instanceof Error ? e.message : String(e)}`, location: { file: path } }];
+    r.problems = [
+      {
+        code: 'ARCHIVE_INVALID',
+        message: `cannot read ${path}: ${e instanceof Error ? e.message : String(e)}`,
+        location: { file: path },
+      },
+    ];
     return r;
   }
   return verifyReceipt(toBytes(stream), options);
@@ -165,7 +212,10 @@ async function* toBytes(stream: AsyncIterable<Buffer>): AsyncGenerator<Uint8Arra
 }
 
 /** `verifyReceipt` for a file path as well as bytes or a stream: the root entry's `verifyReceipt`. */
-export async function verifyReceiptAt<R extends ReceiptReport<string> = ReceiptReport>(input: ByteInput | string, options: VerifyReceiptOptions<R> = {}): Promise<R> {
+export async function verifyReceiptAt<R extends ReceiptReport<string> = ReceiptReport>(
+  input: ByteInput | string,
+  options: VerifyReceiptOptions<R> = {},
+): Promise<R> {
   return typeof input === 'string' ? verifyReceiptFile(input, options) : verifyReceipt(input, options);
 }
 
@@ -201,10 +251,15 @@ export async function keygen(keyFile: string, pair: KeyPair = generateKeyPair())
 /** A key file that could not be written: KEY_EXISTS when it is there already, else OUTPUT_FAILED; both name it. */
 function keyWriteError(file: string, e: unknown): ReceiptError {
   if ((e as NodeJS.ErrnoException).code === 'EEXIST') {
-    return new ReceiptError('KEY_EXISTS', `${file} exists; keygen never overwrites a key`, { location: { file }, hint: 'choose another name, or move the old key away first' });
+    return new ReceiptError('KEY_EXISTS', `${file} exists; keygen never overwrites a key`, {
+      location: { file },
+      hint: 'choose another name, or move the old key away first',
+    });
   }
   return new ReceiptError('OUTPUT_FAILED', `cannot write ${file}: ${e instanceof Error ? e.message : String(e)}`, {
-    location: { file }, cause: e, hint: 'the folder must exist and be writable, and the name short enough for the file system',
+    location: { file },
+    cause: e,
+    hint: 'the folder must exist and be writable, and the name short enough for the file system',
   });
 }
 
@@ -218,13 +273,18 @@ export async function readKeyFile(path: string): Promise<Uint8Array> {
     handle = await open(path, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
     const info = await handle.stat();
     if (!info.isFile()) throw new Error('it is not a regular file');
-    if (info.size > MAX_KEY_FILE_BYTES) throw new Error(`it is ${info.size} bytes; a key file is at most ${MAX_KEY_FILE_BYTES}`);
+    if (info.size > MAX_KEY_FILE_BYTES)
+      throw new Error(`it is ${info.size} bytes; a key file is at most ${MAX_KEY_FILE_BYTES}`);
     const buf = Buffer.alloc(info.size);
     let n = 0;
-    for (let got = -1; got !== 0 && n < buf.length; n += got) got = (await handle.read(buf, n, buf.length - n, n)).bytesRead;
+    for (let got = -1; got !== 0 && n < buf.length; n += got)
+      got = (await handle.read(buf, n, buf.length - n, n)).bytesRead;
     text = buf.subarray(0, n).toString('utf8');
   } catch (e) {
-    throw new ReceiptError('KEY_INVALID', `cannot read key file ${path}: ${e instanceof Error ? e.message : String(e)}`);
+    throw new ReceiptError(
+      'KEY_INVALID',
+      `cannot read key file ${path}: ${e instanceof Error ? e.message : String(e)}`,
+    );
   } finally {
     await handle?.close().catch(() => {});
   }
@@ -242,24 +302,27 @@ const MAX_KEY_FILE_BYTES = 64 * 1024;
  * Only regular files are read (a FIFO would block, a device would never end), and at most 64 KiB.
  */
 export async function readPublicKeyFile(path: string): Promise<Uint8Array> {
-  const invalid = (why: string): ReceiptError => new ReceiptError('KEY_INVALID', `public key file ${path}: ${why}`, {
-    location: { file: path },
-    hint: 'give the signer\'s public key: keyfile.pub as written by `stepchain keygen`, the base64 of the 32 key bytes, or the 32 bytes themselves',
-  });
+  const invalid = (why: string): ReceiptError =>
+    new ReceiptError('KEY_INVALID', `public key file ${path}: ${why}`, {
+      location: { file: path },
+      hint: "give the signer's public key: keyfile.pub as written by `stepchain keygen`, the base64 of the 32 key bytes, or the 32 bytes themselves",
+    });
   let bytes: Uint8Array;
   let handle: Awaited<ReturnType<typeof open>> | null = null;
   try {
     handle = await open(path, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
     const info = await handle.stat();
     if (!info.isFile()) throw invalid('is not a regular file');
-    if (info.size > MAX_KEY_FILE_BYTES) throw invalid(`is ${info.size} bytes; a public key file is at most ${MAX_KEY_FILE_BYTES}`);
+    if (info.size > MAX_KEY_FILE_BYTES)
+      throw invalid(`is ${info.size} bytes; a public key file is at most ${MAX_KEY_FILE_BYTES}`);
     const buf = new Uint8Array(MAX_KEY_FILE_BYTES + 1);
     let n = 0;
     for (;;) {
       const { bytesRead } = await handle.read(buf, n, buf.length - n, null);
       if (bytesRead === 0) break;
       n += bytesRead;
-      if (n > MAX_KEY_FILE_BYTES) throw invalid(`holds more than ${MAX_KEY_FILE_BYTES} bytes; a public key file is a few hundred`);
+      if (n > MAX_KEY_FILE_BYTES)
+        throw invalid(`holds more than ${MAX_KEY_FILE_BYTES} bytes; a public key file is a few hundred`);
     }
     bytes = buf.subarray(0, n);
   } catch (e) {
@@ -275,7 +338,10 @@ export async function readPublicKeyFile(path: string): Promise<Uint8Array> {
 }
 
 /** A receipt file as a verified, read-only ChainSource (for diff and other readers). Throws RECEIPT_INVALID. */
-export async function openReceiptSource(path: string, options: VerifyReceiptOptions<ReceiptReport<string>> = {}): Promise<ReceiptSource> {
+export async function openReceiptSource(
+  path: string,
+  options: VerifyReceiptOptions<ReceiptReport<string>> = {},
+): Promise<ReceiptSource> {
   return receiptSource(async () => {
     const handle = await open(path, 'r');
     return toBytes(handle.createReadStream({ highWaterMark: 1 << 16 }));
@@ -296,5 +362,13 @@ export async function nonRegularTarget(path: string): Promise<string | null> {
     return null; // absent (or unreadable: the write itself then reports why)
   }
   if (info.isFile()) return null;
-  return info.isFIFO() ? 'a FIFO' : info.isDirectory() ? 'a directory' : info.isSocket() ? 'a socket' : info.isCharacterDevice() || info.isBlockDevice() ? 'a device' : 'not a regular file';
+  return info.isFIFO()
+    ? 'a FIFO'
+    : info.isDirectory()
+      ? 'a directory'
+      : info.isSocket()
+        ? 'a socket'
+        : info.isCharacterDevice() || info.isBlockDevice()
+          ? 'a device'
+          : 'not a regular file';
 }

@@ -10,9 +10,23 @@ import type { Json } from '../canonical/json.js';
 import { digestBytes } from '../canonical/sha256.js';
 import type { Problem, ProblemLocation } from '../chain/report.js';
 import type { StoredLine } from '../chain/source.js';
-import { MAX_PART_BYTES, PartError, parsePartFile, partRefsIn, partRefsOfFile, type PartRef, type PartSource } from '../record/v3/parts.js';
+import {
+  MAX_PART_BYTES,
+  PartError,
+  parsePartFile,
+  partRefsIn,
+  partRefsOfFile,
+  type PartRef,
+  type PartSource,
+} from '../record/v3/parts.js';
 import { PartReader } from '../record/v3/part-reader.js';
-import { checkPublicPart, isPublicPartFile, parsePublicPartFile, publicPartRefsIn, type PublicPartFile } from '../record/v3/public-part.js';
+import {
+  checkPublicPart,
+  isPublicPartFile,
+  parsePublicPartFile,
+  publicPartRefsIn,
+  type PublicPartFile,
+} from '../record/v3/public-part.js';
 import { ReceiptError } from './errors.js';
 import { FatalProblem } from './problems.js';
 import type { TarEntry, TarReader } from './tar-reader.js';
@@ -42,7 +56,16 @@ export function checkPartList(value: unknown): string | null {
   for (const [i, e] of value.entries()) {
     if (e === null || typeof e !== 'object' || Array.isArray(e)) return `parts/${i} is not {"address","digest","size"}`;
     const o = e as Record<string, unknown>;
-    if (Object.keys(o).length !== 3 || typeof o.address !== 'string' || !DIGEST_RE.test(o.address) || typeof o.digest !== 'string' || !DIGEST_RE.test(o.digest) || typeof o.size !== 'number' || !Number.isSafeInteger(o.size) || o.size < 0) {
+    if (
+      Object.keys(o).length !== 3 ||
+      typeof o.address !== 'string' ||
+      !DIGEST_RE.test(o.address) ||
+      typeof o.digest !== 'string' ||
+      !DIGEST_RE.test(o.digest) ||
+      typeof o.size !== 'number' ||
+      !Number.isSafeInteger(o.size) ||
+      o.size < 0
+    ) {
       return `parts/${i} is not {"address":"sha256:<hex>","digest":"sha256:<hex>","size":<bytes>}`;
     }
     if (o.address <= prev) return 'parts must be sorted by address without repeats';
@@ -98,7 +121,12 @@ function lineRefs(text: string): Array<{ ref: PartRef; path: string }> {
  * digest, shape), sorted by address. A missing or damaged part stops the export: a receipt is only
  * written for a journal that verifies.
  */
-export async function collectParts(lines: AsyncIterable<StoredLine>, from: number, to: number, source: PartSource): Promise<PartEntry[]> {
+export async function collectParts(
+  lines: AsyncIterable<StoredLine>,
+  from: number,
+  to: number,
+  source: PartSource,
+): Promise<PartEntry[]> {
   const reader = new PartReader(source);
   const found = new Map<string, PartEntry>();
   for await (const line of lines) {
@@ -114,7 +142,11 @@ export async function collectParts(lines: AsyncIterable<StoredLine>, from: numbe
           found.set(r.digest, { address: r.digest, digest: r.file, size: r.size });
           for (const ref of partRefsOfFile(f)) stack.push(ref);
         } catch (e) {
-          if (e instanceof PartError) throw new ReceiptError('CHAIN_INVALID', e.message, { location: e.location, hint: 'run `stepchain verify` on the journal; a receipt is only written for a journal whose parts verify' });
+          if (e instanceof PartError)
+            throw new ReceiptError('CHAIN_INVALID', e.message, {
+              location: e.location,
+              hint: 'run `stepchain verify` on the journal; a receipt is only written for a journal whose parts verify',
+            });
           throw e;
         }
       }
@@ -155,26 +187,50 @@ export class ReceiptParts {
   }
 
   /** A verified chain line: its references, each to a listed part of the size and digest the reference records. */
-  line(text: string, seq: number | null, file: string | undefined, add: (code: PartProblemCode, message: string, at: ProblemLocation) => void): void {
-    const at = (path: string): ProblemLocation => ({ ...(file === undefined ? {} : { file }), ...(seq === null ? {} : { seq }), path });
+  line(
+    text: string,
+    seq: number | null,
+    file: string | undefined,
+    add: (code: PartProblemCode, message: string, at: ProblemLocation) => void,
+  ): void {
+    const at = (path: string): ProblemLocation => ({
+      ...(file === undefined ? {} : { file }),
+      ...(seq === null ? {} : { seq }),
+      path,
+    });
     for (const { ref, path } of lineRefs(text)) this.reference(ref, at(path), add);
     for (const { address, path } of linePublicRefs(text)) this.publicReference(address, at(path), add);
   }
 
   /** A public reference names an address only: the part's public file is bound by its address (checked at the end). */
-  private publicReference(address: string, at: ProblemLocation, add: (code: PartProblemCode, message: string, at: ProblemLocation) => void): void {
+  private publicReference(
+    address: string,
+    at: ProblemLocation,
+    add: (code: PartProblemCode, message: string, at: ProblemLocation) => void,
+  ): void {
     this.publicRefs.add(address);
     if (this.referenced.has(address)) return;
     this.referenced.set(address, { ref: { digest: address, file: '', size: 0 }, at });
-    if (!this.listed.has(address)) add('PART_MISSING', `the reference names part ${address}, which the manifest does not list`, at);
+    if (!this.listed.has(address))
+      add('PART_MISSING', `the reference names part ${address}, which the manifest does not list`, at);
   }
 
-  private reference(ref: PartRef, at: ProblemLocation, add: (code: PartProblemCode, message: string, at: ProblemLocation) => void): void {
+  private reference(
+    ref: PartRef,
+    at: ProblemLocation,
+    add: (code: PartProblemCode, message: string, at: ProblemLocation) => void,
+  ): void {
     if (this.referenced.has(ref.digest)) return;
     this.referenced.set(ref.digest, { ref, at });
     const e = this.listed.get(ref.digest);
-    if (e === undefined) add('PART_MISSING', `the reference names part ${ref.digest}, which the manifest does not list`, at);
-    else if (e.digest !== ref.file || e.size !== ref.size) add('PART_CORRUPT', `the reference records part ${ref.digest} as ${ref.size} bytes with digest ${ref.file}; the manifest lists ${e.size} bytes, ${e.digest}`, at);
+    if (e === undefined)
+      add('PART_MISSING', `the reference names part ${ref.digest}, which the manifest does not list`, at);
+    else if (e.digest !== ref.file || e.size !== ref.size)
+      add(
+        'PART_CORRUPT',
+        `the reference records part ${ref.digest} as ${ref.size} bytes with digest ${ref.file}; the manifest lists ${e.size} bytes, ${e.digest}`,
+        at,
+      );
   }
 
   /** Whether `name` is a listed part's entry name (for the archive's fixed order). */
@@ -183,27 +239,45 @@ export class ReceiptParts {
   }
 
   /** A part entry read from the archive (within the part size limit), then checked by `entry`. */
-  async read(tar: TarReader, entry: TarEntry, add: (code: PartProblemCode, message: string, at: ProblemLocation) => void): Promise<void> {
-    if (entry.size > MAX_PART_BYTES) throw new FatalProblem('ARCHIVE_LIMIT', `part entry is ${entry.size} bytes; the limit is ${MAX_PART_BYTES}`, { file: entry.name });
+  async read(
+    tar: TarReader,
+    entry: TarEntry,
+    add: (code: PartProblemCode, message: string, at: ProblemLocation) => void,
+  ): Promise<void> {
+    if (entry.size > MAX_PART_BYTES)
+      throw new FatalProblem('ARCHIVE_LIMIT', `part entry is ${entry.size} bytes; the limit is ${MAX_PART_BYTES}`, {
+        file: entry.name,
+      });
     tar.reserveData(entry);
     this.entry(entry.name, await tar.readData(entry), add);
   }
 
   /** A part entry's bytes: against its listing, then its shape; its own references are met here. */
-  entry(name: string, bytes: Uint8Array, add: (code: PartProblemCode, message: string, at: ProblemLocation) => void): void {
+  entry(
+    name: string,
+    bytes: Uint8Array,
+    add: (code: PartProblemCode, message: string, at: ProblemLocation) => void,
+  ): void {
     const address = 'sha256:' + PART_NAME_RE.exec(name)![1]!;
     const e = this.listed.get(address)!;
     const at: ProblemLocation = { file: name };
-    if (bytes.length !== e.size) return add('PART_CORRUPT', `part entry is ${bytes.length} bytes; the manifest lists ${e.size}`, at);
+    if (bytes.length !== e.size)
+      return add('PART_CORRUPT', `part entry is ${bytes.length} bytes; the manifest lists ${e.size}`, at);
     const digest = digestBytes(bytes);
-    if (digest !== e.digest) return add('PART_CORRUPT', `part entry hashes to ${digest}; the manifest lists ${e.digest}`, at);
+    if (digest !== e.digest)
+      return add('PART_CORRUPT', `part entry hashes to ${digest}; the manifest lists ${e.digest}`, at);
     if (isPublicPartFile(bytes)) {
       const p = parsePublicPartFile(bytes);
       if (typeof p === 'string') return add('PART_CORRUPT', `public part entry ${p}`, at);
       this.publicFiles.set(address, p);
       this.came.add(address);
       if (p.kind === 'list') this.publicReference(p.base, { file: name, path: '/base' }, add);
-      if (p.kind !== 'media') for (const r of publicPartRefsIn(p.kind === 'value' ? p.value : p.tail, p.kind === 'value' ? '/value' : '/tail')) this.publicReference(r.address, { file: name, path: r.path }, add);
+      if (p.kind !== 'media')
+        for (const r of publicPartRefsIn(
+          p.kind === 'value' ? p.value : p.tail,
+          p.kind === 'value' ? '/value' : '/tail',
+        ))
+          this.publicReference(r.address, { file: name, path: r.path }, add);
       return;
     }
     const f = parsePartFile(bytes);
@@ -223,14 +297,16 @@ export class ReceiptParts {
     const failed = new Set<string>();
     for (const address of this.publicRefs) {
       if (this.came.has(address) && !this.publicFiles.has(address)) {
-        add('PART_CORRUPT', `part ${address} is referenced by a public record but its entry is a private part file`, { file: partEntryName(address) });
+        add('PART_CORRUPT', `part ${address} is referenced by a public record but its entry is a private part file`, {
+          file: partEntryName(address),
+        });
         failed.add(address);
       }
     }
     for (const start of [...this.publicFiles.keys()].sort()) {
       // The chain of bases still to check, bottom first.
       const chain: string[] = [];
-      for (let a: string | null = start; a !== null && !elements.has(a) && !failed.has(a); ) {
+      for (let a: string | null = start; a !== null && !elements.has(a) && !failed.has(a);) {
         if (chain.includes(a)) {
           add('PART_CORRUPT', `part ${a}'s base chain loops`, { file: partEntryName(a) });
           break;
@@ -246,11 +322,14 @@ export class ReceiptParts {
           failed.add(a);
           continue;
         }
-        const base = f.kind === 'list' ? elements.get(f.base) ?? null : null;
+        const base = f.kind === 'list' ? (elements.get(f.base) ?? null) : null;
         const r = checkPublicPart(f, a, base);
         if (!r.ok) {
           failed.add(a);
-          add(r.code, `public part ${a}: ${r.message}`, { file: partEntryName(a), ...(r.path ? { path: r.path } : {}) });
+          add(r.code, `public part ${a}: ${r.message}`, {
+            file: partEntryName(a),
+            ...(r.path ? { path: r.path } : {}),
+          });
           continue;
         }
         elements.set(a, r.elements);
@@ -263,10 +342,14 @@ export class ReceiptParts {
   finish(add: (code: PartProblemCode | 'ENTRY_UNEXPECTED', message: string, at: ProblemLocation) => void): void {
     if (this.publicFiles.size > 0 || this.publicRefs.size > 0) this.checkPublic(add);
     for (const [address, { at }] of this.referenced) {
-      if (this.listed.has(address) && !this.came.has(address)) add('PART_MISSING', `part ${address} is referenced here but its entry is missing or damaged`, at);
+      if (this.listed.has(address) && !this.came.has(address))
+        add('PART_MISSING', `part ${address} is referenced here but its entry is missing or damaged`, at);
     }
     for (const address of this.listed.keys()) {
-      if (!this.referenced.has(address)) add('ENTRY_UNEXPECTED', `part ${address} is listed but no record in the range reaches it`, { file: partEntryName(address) });
+      if (!this.referenced.has(address))
+        add('ENTRY_UNEXPECTED', `part ${address} is listed but no record in the range reaches it`, {
+          file: partEntryName(address),
+        });
     }
   }
 }

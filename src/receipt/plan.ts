@@ -17,8 +17,23 @@ import { genesisHash, type Genesis } from '../record/formats.js';
 import { signManifest } from './dsse.js';
 import { ReceiptError } from './errors.js';
 import { keyIdOf, parsePrivateKey } from './keys.js';
-import { MAX_ARCHIVE_BYTES, MAX_BLOB_BYTES, MAX_CHAIN_ENTRY_BYTES, MAX_ENTRIES, MAX_MANIFEST_BYTES, MAX_SIGNATURE_BYTES } from './limits.js';
-import { BASE_MEMBERS, RECEIPT_FORMAT, chainEntryName, declaredArchiveBytes, type BlobEntry, type ChainEntry, type ReceiptManifest } from './manifest.js';
+import {
+  MAX_ARCHIVE_BYTES,
+  MAX_BLOB_BYTES,
+  MAX_CHAIN_ENTRY_BYTES,
+  MAX_ENTRIES,
+  MAX_MANIFEST_BYTES,
+  MAX_SIGNATURE_BYTES,
+} from './limits.js';
+import {
+  BASE_MEMBERS,
+  RECEIPT_FORMAT,
+  chainEntryName,
+  declaredArchiveBytes,
+  type BlobEntry,
+  type ChainEntry,
+  type ReceiptManifest,
+} from './manifest.js';
 import { EXPORTER } from './version.js';
 import { collectParts, PARTS_MEMBER, type PartEntry } from './parts.js';
 import type { PartSource } from '../record/v3/parts.js';
@@ -63,7 +78,9 @@ export interface ReceiptPlan {
 const encoder = new TextEncoder();
 
 function chainInvalid(message: string): ReceiptError {
-  return new ReceiptError('CHAIN_INVALID', message, { hint: 'run `stepchain verify` on the journal; a receipt is only written for a chain that verifies' });
+  return new ReceiptError('CHAIN_INVALID', message, {
+    hint: 'run `stepchain verify` on the journal; a receipt is only written for a chain that verifies',
+  });
 }
 
 /** Pass 1: verify, measure, check blobs, build and sign the manifest. */
@@ -71,21 +88,43 @@ export async function planReceipt(input: ReceiptWriterInput): Promise<ReceiptPla
   const { from, to } = input;
   const startSeq = input.start?.seq ?? 0;
   if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to) || from < startSeq || to < from) {
-    throw new ReceiptError('RANGE_INVALID', `range ${from}..${to} is not a range of seqs from ${startSeq} with from ≤ to`);
+    throw new ReceiptError(
+      'RANGE_INVALID',
+      `range ${from}..${to} is not a range of seqs from ${startSeq} with from ≤ to`,
+    );
   }
-  if (input.start && (!Number.isSafeInteger(input.start.seq) || input.start.seq < 0 || !isDigest(input.start.prev_hash))) {
-    throw new ReceiptError('ARGUMENT_INVALID', 'start must be {seq: <non-negative integer>, prev_hash: "sha256:<hex>"}');
+  if (
+    input.start &&
+    (!Number.isSafeInteger(input.start.seq) || input.start.seq < 0 || !isDigest(input.start.prev_hash))
+  ) {
+    throw new ReceiptError(
+      'ARGUMENT_INVALID',
+      'start must be {seq: <non-negative integer>, prev_hash: "sha256:<hex>"}',
+    );
   }
   const privateKey = input.sign === undefined ? null : parsePrivateKey(input.sign);
   const measured = await new ChainMeasure(input).run();
-  const blobList: BlobEntry[] = [...measured.blobs.entries()].map(([digest, size]) => ({ digest, size })).sort((a, b) => (a.digest < b.digest ? -1 : 1));
+  const blobList: BlobEntry[] = [...measured.blobs.entries()]
+    .map(([digest, size]) => ({ digest, size }))
+    .sort((a, b) => (a.digest < b.digest ? -1 : 1));
   // A v3 journal without a part source still has its references checked: a receipt missing its parts is never written.
   const partSource = input.parts ?? (input.genesis.format === 'stepchain/v3' ? async () => null : null);
   const partList = input.partList ?? (partSource ? await collectParts(input.lines(), from, to, partSource) : []);
   const entries = 2 + measured.chain.length + blobList.length + partList.length;
-  if (entries > MAX_ENTRIES) throw new ReceiptError('LIMIT_EXCEEDED', `the receipt would hold ${entries} entries; a verifier accepts at most ${MAX_ENTRIES}`, { hint: 'export a shorter range' });
+  if (entries > MAX_ENTRIES)
+    throw new ReceiptError(
+      'LIMIT_EXCEEDED',
+      `the receipt would hold ${entries} entries; a verifier accepts at most ${MAX_ENTRIES}`,
+      { hint: 'export a shorter range' },
+    );
   for (const b of blobList) await fetchBlob(input, b);
-  const manifest = buildManifest(partList.length === 0 ? input : { ...input, extra: { ...input.extra, [PARTS_MEMBER]: partList as unknown as Json } }, measured, blobList);
+  const manifest = buildManifest(
+    partList.length === 0
+      ? input
+      : { ...input, extra: { ...input.extra, [PARTS_MEMBER]: partList as unknown as Json } },
+    measured,
+    blobList,
+  );
   return sealManifest(input, manifest, privateKey);
 }
 
@@ -122,11 +161,13 @@ class ChainMeasure {
 
   private observe(line: VerifiedLine): void {
     this.lastHash = line.step_hash;
-    if (line.seq !== this.currentSeq && this.seqConflict === null) this.seqConflict = `the source says seq ${this.currentSeq} for a line whose seq is ${String(line.seq)}`;
+    if (line.seq !== this.currentSeq && this.seqConflict === null)
+      this.seqConflict = `the source says seq ${this.currentSeq} for a line whose seq is ${String(line.seq)}`;
     if (!this.inRange) return;
     for (const ref of line.blobs) {
       const known = this.blobs.get(ref.digest);
-      if (known !== undefined && known !== ref.size && this.blobConflict === null) this.blobConflict = `blob ${ref.digest} is referenced with sizes ${known} and ${ref.size}`;
+      if (known !== undefined && known !== ref.size && this.blobConflict === null)
+        this.blobConflict = `blob ${ref.digest} is referenced with sizes ${known} and ${ref.size}`;
       this.blobs.set(ref.digest, ref.size);
     }
   }
@@ -159,7 +200,11 @@ class ChainMeasure {
     }
     if (this.seqConflict) throw chainInvalid(this.seqConflict);
     if (count === 0) throw new ReceiptError('EMPTY_RANGE', `the journal holds no step in ${from}..${to}`);
-    if (lastSeq !== to) throw new ReceiptError('RANGE_INVALID', `the journal ends at seq ${lastSeq}; the range asks for steps up to ${to}`);
+    if (lastSeq !== to)
+      throw new ReceiptError(
+        'RANGE_INVALID',
+        `the journal ends at seq ${lastSeq}; the range asks for steps up to ${to}`,
+      );
     if (this.blobConflict) throw new ReceiptError('BLOB_CORRUPT', this.blobConflict);
     if (this.prevHash === null || report.head === null) throw chainInvalid('the range has no readable start or head');
     return { chain: this.chain, blobs: this.blobs, prevHash: this.prevHash, head: report.head };
@@ -167,7 +212,11 @@ class ChainMeasure {
 
   /** A line into the current chain entry; a new entry where the source's segment changes or the entry would pass its limit. */
   private add(line: StoredLine, bytes: Uint8Array): void {
-    if (this.entry === null || this.entry.segment !== line.segment || this.entry.size + bytes.length > MAX_CHAIN_ENTRY_BYTES) {
+    if (
+      this.entry === null ||
+      this.entry.segment !== line.segment ||
+      this.entry.size + bytes.length > MAX_CHAIN_ENTRY_BYTES
+    ) {
       this.close();
       this.entry = { name: chainEntryName(line.seq), size: 0, steps: 0, hash: sha256Stream(), segment: line.segment };
     }
@@ -194,39 +243,70 @@ function buildManifest(input: ReceiptWriterInput, m: Measured, blobList: BlobEnt
     range: { from: input.from, prev_hash: m.prevHash, to: input.to },
   };
   for (const [k, v] of Object.entries(input.extra ?? {})) {
-    if ((BASE_MEMBERS as readonly string[]).includes(k)) throw new ReceiptError('MANIFEST_INVALID', `extra manifest member ${JSON.stringify(k)} would replace a base member`);
+    if ((BASE_MEMBERS as readonly string[]).includes(k))
+      throw new ReceiptError(
+        'MANIFEST_INVALID',
+        `extra manifest member ${JSON.stringify(k)} would replace a base member`,
+      );
     manifest[k] = v;
   }
   return manifest;
 }
 
 /** The manifest's exact bytes and its signature, each within the limits a verifier enforces (§6). */
-function sealManifest(input: ReceiptWriterInput, manifest: ReceiptManifest, privateKey: Uint8Array | null): ReceiptPlan {
+function sealManifest(
+  input: ReceiptWriterInput,
+  manifest: ReceiptManifest,
+  privateKey: Uint8Array | null,
+): ReceiptPlan {
   let text: string;
   try {
     text = canonicalJson(manifest);
   } catch (e) {
-    throw new ReceiptError('MANIFEST_INVALID', `the manifest is not I-JSON: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+    throw new ReceiptError(
+      'MANIFEST_INVALID',
+      `the manifest is not I-JSON: ${e instanceof Error ? e.message : String(e)}`,
+      { cause: e },
+    );
   }
   const manifestBytes = encoder.encode(text);
-  if (manifestBytes.length > MAX_MANIFEST_BYTES) throw new ReceiptError('LIMIT_EXCEEDED', `the manifest would be ${manifestBytes.length} bytes; a verifier accepts at most ${MAX_MANIFEST_BYTES}`, { hint: 'export a shorter range' });
+  if (manifestBytes.length > MAX_MANIFEST_BYTES)
+    throw new ReceiptError(
+      'LIMIT_EXCEEDED',
+      `the manifest would be ${manifestBytes.length} bytes; a verifier accepts at most ${MAX_MANIFEST_BYTES}`,
+      { hint: 'export a shorter range' },
+    );
   let signatureBytes: Uint8Array | null = null;
   let signedBy: string | null = null;
   if (privateKey) {
     signatureBytes = encoder.encode(canonicalJson(signManifest(manifestBytes, privateKey)));
-    if (signatureBytes.length > MAX_SIGNATURE_BYTES) throw new ReceiptError('LIMIT_EXCEEDED', `the signature entry would be ${signatureBytes.length} bytes; the limit is ${MAX_SIGNATURE_BYTES}`);
+    if (signatureBytes.length > MAX_SIGNATURE_BYTES)
+      throw new ReceiptError(
+        'LIMIT_EXCEEDED',
+        `the signature entry would be ${signatureBytes.length} bytes; the limit is ${MAX_SIGNATURE_BYTES}`,
+      );
     signedBy = keyIdOf(ed25519.getPublicKey(privateKey));
   }
   const declared = declaredArchiveBytes(manifestBytes.length, signatureBytes ? signatureBytes.length : null, manifest);
-  if (declared > MAX_ARCHIVE_BYTES) throw new ReceiptError('LIMIT_EXCEEDED', `the receipt would be ${declared} bytes uncompressed; a verifier accepts at most ${MAX_ARCHIVE_BYTES}`, { hint: 'export a shorter range' });
+  if (declared > MAX_ARCHIVE_BYTES)
+    throw new ReceiptError(
+      'LIMIT_EXCEEDED',
+      `the receipt would be ${declared} bytes uncompressed; a verifier accepts at most ${MAX_ARCHIVE_BYTES}`,
+      { hint: 'export a shorter range' },
+    );
   return { manifest, manifestBytes, signatureBytes, manifestDigest: digestBytes(manifestBytes), signedBy, input };
 }
 
 /** A listed blob from the source, checked as every reader checks a blob (FORMAT §7). */
 export async function fetchBlob(input: ReceiptWriterInput, b: BlobEntry): Promise<Uint8Array> {
-  if (b.size > MAX_BLOB_BYTES) throw new ReceiptError('LIMIT_EXCEEDED', `blob ${b.digest} is ${b.size} bytes; a verifier accepts at most ${MAX_BLOB_BYTES}`);
+  if (b.size > MAX_BLOB_BYTES)
+    throw new ReceiptError(
+      'LIMIT_EXCEEDED',
+      `blob ${b.digest} is ${b.size} bytes; a verifier accepts at most ${MAX_BLOB_BYTES}`,
+    );
   const blob = await fetchChecked((ref) => input.blob(ref.digest), b);
-  if (!blob.ok && blob.missing) throw new ReceiptError('BLOB_MISSING', `a step references blob ${b.digest}, which the journal does not hold`);
+  if (!blob.ok && blob.missing)
+    throw new ReceiptError('BLOB_MISSING', `a step references blob ${b.digest}, which the journal does not hold`);
   if (!blob.ok) throw new ReceiptError('BLOB_CORRUPT', `the journal's copy of blob ${b.digest} ${blob.defect}`);
   return blob.bytes;
 }

@@ -28,17 +28,25 @@ export function checkSignature(bytes: Uint8Array, manifestBytes: Uint8Array): st
     if (e instanceof FatalProblem) throw e;
     fail('the signature entry is not UTF-8 JSON');
   }
-  const obj = (v: unknown, keys: string[]): Record<string, unknown> | null => (isObject(v) && hasExactMembers(v, keys) ? v : null);
-  const d = obj(doc, ['envelope', 'format', 'public_key']) ?? fail('the signature entry must be {"envelope":{…},"format":…,"public_key":…}');
-  if (d.format !== SIGNATURE_FORMAT) fail(`signature format is ${JSON.stringify(d.format)}, not ${JSON.stringify(SIGNATURE_FORMAT)}`);
+  const obj = (v: unknown, keys: string[]): Record<string, unknown> | null =>
+    isObject(v) && hasExactMembers(v, keys) ? v : null;
+  const d =
+    obj(doc, ['envelope', 'format', 'public_key']) ??
+    fail('the signature entry must be {"envelope":{…},"format":…,"public_key":…}');
+  if (d.format !== SIGNATURE_FORMAT)
+    fail(`signature format is ${JSON.stringify(d.format)}, not ${JSON.stringify(SIGNATURE_FORMAT)}`);
   const pub = typeof d.public_key === 'string' ? base64Decode(d.public_key) : null;
   if (!pub || pub.length !== 32) fail('public_key must be the base64 of a 32-byte Ed25519 public key');
-  const env = obj(d.envelope, ['payload', 'payloadType', 'signatures']) ?? fail('the DSSE envelope must have exactly payload, payloadType and signatures');
-  if (env.payloadType !== PAYLOAD_TYPE) fail(`payloadType is ${JSON.stringify(env.payloadType)}, not ${JSON.stringify(PAYLOAD_TYPE)}`);
+  const env =
+    obj(d.envelope, ['payload', 'payloadType', 'signatures']) ??
+    fail('the DSSE envelope must have exactly payload, payloadType and signatures');
+  if (env.payloadType !== PAYLOAD_TYPE)
+    fail(`payloadType is ${JSON.stringify(env.payloadType)}, not ${JSON.stringify(PAYLOAD_TYPE)}`);
   const payload = typeof env.payload === 'string' ? base64Decode(env.payload) : null;
   if (!payload) fail('payload is not canonical base64');
   if (!equalBytes(payload!, manifestBytes)) fail(`the envelope's payload is not the exact bytes of ${MANIFEST_NAME}`);
-  if (!Array.isArray(env.signatures) || env.signatures.length !== 1) fail('the envelope must carry exactly one signature');
+  if (!Array.isArray(env.signatures) || env.signatures.length !== 1)
+    fail('the envelope must carry exactly one signature');
   const s = obj((env.signatures as unknown[])[0], ['keyid', 'sig']) ?? fail('a signature is {"keyid":…,"sig":…}');
   const keyId = keyIdOf(pub!);
   if (s.keyid !== keyId) fail(`keyid ${JSON.stringify(s.keyid)} is not the id of public_key (${keyId})`);

@@ -27,21 +27,31 @@ const BLOB_CACHE_BYTES = 256 * 1024 * 1024;
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
 /** Verifies the receipt and returns it as a ChainSource; throws ReceiptError RECEIPT_INVALID if it does not verify. */
-export async function receiptSource(open: () => ByteInput | Promise<ByteInput>, options: VerifyReceiptOptions<ReceiptReport<string>> = {}): Promise<ReceiptSource> {
+export async function receiptSource(
+  open: () => ByteInput | Promise<ByteInput>,
+  options: VerifyReceiptOptions<ReceiptReport<string>> = {},
+): Promise<ReceiptSource> {
   const report = await verifyReceipt(await open(), options);
   if (!report.ok || !report.manifest) {
     const p = report.problems[0];
-    throw new ReceiptError('RECEIPT_INVALID', p ? `the receipt does not verify: ${p.code}${describeLocation(p.location) ? ` at ${describeLocation(p.location)}` : ''}: ${p.message}` : 'the receipt does not verify');
+    throw new ReceiptError(
+      'RECEIPT_INVALID',
+      p
+        ? `the receipt does not verify: ${p.code}${describeLocation(p.location) ? ` at ${describeLocation(p.location)}` : ''}: ${p.message}`
+        : 'the receipt does not verify',
+    );
   }
   return new VerifiedReceipt(open, report, report.manifest);
 }
 
-const changed = (name: string): ReceiptError => new ReceiptError('SOURCE_CHANGED', `receipt entry ${name} changed after it was verified`);
+const changed = (name: string): ReceiptError =>
+  new ReceiptError('SOURCE_CHANGED', `receipt entry ${name} changed after it was verified`);
 
 /** It verified a moment ago: whatever no longer reads means the archive changed. */
 function asChanged(e: unknown): unknown {
   if (e instanceof FatalProblem) return changed(e.location.file ?? 'the archive');
-  if (e instanceof InflateError) return new ReceiptError('SOURCE_CHANGED', `the receipt changed after it was verified: ${e.message}`);
+  if (e instanceof InflateError)
+    return new ReceiptError('SOURCE_CHANGED', `the receipt changed after it was verified: ${e.message}`);
   return e;
 }
 
@@ -107,7 +117,8 @@ class VerifiedReceipt implements ReceiptSource {
           seq++;
         }
       }
-      if ('sha256:' + toHex(h.digest()) !== listed.digest || splitter.end() !== null || splitter.lines !== listed.steps) throw changed(entry.name);
+      if ('sha256:' + toHex(h.digest()) !== listed.digest || splitter.end() !== null || splitter.lines !== listed.steps)
+        throw changed(entry.name);
       if (seq > to) return;
       await tar.padding(entry);
     }

@@ -97,13 +97,19 @@ export class TarReader {
   /** Refuses, before reading, `bytes` more that would take the archive past its limit (§6.1). */
   reserve(bytes: number, what: string, at: ProblemLocation = {}): void {
     if (this.reader.position + bytes > this.limit) {
-      throw new FatalProblem('ARCHIVE_LIMIT', `${what} would take the uncompressed archive to ${this.reader.position + bytes} bytes, past ${this.limit}: ${this.limitWhy}. Refused before inflating further (a decompression bomb, or a header that lies about its size)`, at);
+      throw new FatalProblem(
+        'ARCHIVE_LIMIT',
+        `${what} would take the uncompressed archive to ${this.reader.position + bytes} bytes, past ${this.limit}: ${this.limitWhy}. Refused before inflating further (a decompression bomb, or a header that lies about its size)`,
+        at,
+      );
     }
   }
 
   /** Before an entry's data is read: its data and padding must fit within the limit (§7 step 6). */
   reserveData(entry: TarEntry): void {
-    this.reserve(paddedSize(entry.size), `entry ${entry.name}'s ${entry.size} bytes of data and their padding`, { file: entry.name });
+    this.reserve(paddedSize(entry.size), `entry ${entry.name}'s ${entry.size} bytes of data and their padding`, {
+      file: entry.name,
+    });
   }
 
   /** The next entry's header, or null at the end marker (after the zeros allowed to follow it). */
@@ -111,7 +117,12 @@ export class TarReader {
     this.reserve(BLOCK, 'a header block');
     const header = await this.reader.read(BLOCK);
     if (header.length < BLOCK) {
-      throw new FatalProblem('ARCHIVE_INVALID', header.length === 0 ? 'the archive ends without the two-block end marker' : 'the archive ends inside a header block');
+      throw new FatalProblem(
+        'ARCHIVE_INVALID',
+        header.length === 0
+          ? 'the archive ends without the two-block end marker'
+          : 'the archive ends inside a header block',
+      );
     }
     if (isZeroBlock(header)) {
       await this.end();
@@ -122,17 +133,24 @@ export class TarReader {
     const { name, size } = verdict;
     const at: ProblemLocation = { file: name };
     this.entries++;
-    if (this.entries > MAX_ENTRIES) throw new FatalProblem('ARCHIVE_LIMIT', `the archive holds more than ${MAX_ENTRIES} entries`, at);
-    if (this.seen.has(name)) throw new FatalProblem('ARCHIVE_UNSAFE', `entry ${name} appears twice; a later copy could shadow the verified one`, at);
+    if (this.entries > MAX_ENTRIES)
+      throw new FatalProblem('ARCHIVE_LIMIT', `the archive holds more than ${MAX_ENTRIES} entries`, at);
+    if (this.seen.has(name))
+      throw new FatalProblem(
+        'ARCHIVE_UNSAFE',
+        `entry ${name} appears twice; a later copy could shadow the verified one`,
+        at,
+      );
     this.seen.add(name);
     return { name, size };
   }
 
   /** The end marker's second block, and at most MAX_TRAILING_ZEROS zero bytes after it. */
   private async end(): Promise<void> {
-    this.reserve(BLOCK, 'the end marker\'s second block');
+    this.reserve(BLOCK, "the end marker's second block");
     const second = await this.reader.read(BLOCK);
-    if (second.length < BLOCK || !isZeroBlock(second)) throw new FatalProblem('ARCHIVE_INVALID', 'the end marker is not two zero blocks');
+    if (second.length < BLOCK || !isZeroBlock(second))
+      throw new FatalProblem('ARCHIVE_INVALID', 'the end marker is not two zero blocks');
     let trailing = 0;
     for (;;) {
       const rest = await this.reader.read(Math.max(1, Math.min(64 * 1024, this.limit - this.reader.position)));
@@ -140,14 +158,20 @@ export class TarReader {
       this.reserve(0, 'zero bytes after the end marker');
       if (!isZeroBlock(rest)) throw new FatalProblem('ARCHIVE_INVALID', 'bytes other than zeros follow the end marker');
       trailing += rest.length;
-      if (trailing > MAX_TRAILING_ZEROS) throw new FatalProblem('ARCHIVE_LIMIT', `more than ${MAX_TRAILING_ZEROS} zero bytes follow the end marker`);
+      if (trailing > MAX_TRAILING_ZEROS)
+        throw new FatalProblem('ARCHIVE_LIMIT', `more than ${MAX_TRAILING_ZEROS} zero bytes follow the end marker`);
     }
   }
 
   /** An entry's whole data, then its padding. */
   async readData(entry: TarEntry): Promise<Uint8Array> {
     const bytes = await this.reader.read(entry.size);
-    if (bytes.length < entry.size) throw new FatalProblem('ARCHIVE_INVALID', `the archive ends inside entry ${entry.name} (${bytes.length} of ${entry.size} bytes)`, { file: entry.name });
+    if (bytes.length < entry.size)
+      throw new FatalProblem(
+        'ARCHIVE_INVALID',
+        `the archive ends inside entry ${entry.name} (${bytes.length} of ${entry.size} bytes)`,
+        { file: entry.name },
+      );
     await this.padding(entry);
     return bytes;
   }
@@ -156,14 +180,24 @@ export class TarReader {
   /** An entry's data as views passed to `fn`, which may return a promise to make the reader wait (backpressure). */
   async streamData(entry: TarEntry, fn: (piece: Uint8Array) => void | Promise<void>): Promise<void> {
     const got = await this.reader.stream(entry.size, fn);
-    if (got < entry.size) throw new FatalProblem('ARCHIVE_INVALID', `the archive ends inside entry ${entry.name} (${got} of ${entry.size} bytes)`, { file: entry.name });
+    if (got < entry.size)
+      throw new FatalProblem(
+        'ARCHIVE_INVALID',
+        `the archive ends inside entry ${entry.name} (${got} of ${entry.size} bytes)`,
+        { file: entry.name },
+      );
   }
 
   /** An entry's data as pieces of at most `pieceSize` bytes (views), pulled one at a time; the caller reads the padding after. */
   async *dataPieces(entry: TarEntry, pieceSize = 64 * 1024): AsyncGenerator<Uint8Array> {
     for (let left = entry.size; left > 0;) {
       const piece = await this.reader.read(Math.min(left, pieceSize));
-      if (piece.length === 0) throw new FatalProblem('ARCHIVE_INVALID', `the archive ends inside entry ${entry.name} (${entry.size - left} of ${entry.size} bytes)`, { file: entry.name });
+      if (piece.length === 0)
+        throw new FatalProblem(
+          'ARCHIVE_INVALID',
+          `the archive ends inside entry ${entry.name} (${entry.size - left} of ${entry.size} bytes)`,
+          { file: entry.name },
+        );
       left -= piece.length;
       yield piece;
     }
@@ -180,7 +214,13 @@ export class TarReader {
     const pad = (BLOCK - (entry.size % BLOCK)) % BLOCK;
     if (pad === 0) return;
     const bytes = await this.reader.read(pad);
-    if (bytes.length < pad) throw new FatalProblem('ARCHIVE_INVALID', `the archive ends inside the padding of entry ${entry.name}`, { file: entry.name });
-    if (!isZeroBlock(bytes)) throw new FatalProblem('ARCHIVE_INVALID', `the padding after entry ${entry.name} is not all zero bytes`, { file: entry.name });
+    if (bytes.length < pad)
+      throw new FatalProblem('ARCHIVE_INVALID', `the archive ends inside the padding of entry ${entry.name}`, {
+        file: entry.name,
+      });
+    if (!isZeroBlock(bytes))
+      throw new FatalProblem('ARCHIVE_INVALID', `the padding after entry ${entry.name} is not all zero bytes`, {
+        file: entry.name,
+      });
   }
 }

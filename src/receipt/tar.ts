@@ -83,9 +83,19 @@ export type HeaderVerdict =
   | { ok: false; code: 'ARCHIVE_INVALID' | 'ARCHIVE_UNSAFE'; message: string; name?: string };
 
 const TYPE_NAMES: Record<string, string> = {
-  '1': 'a hard link', '2': 'a symbolic link', '3': 'a character device', '4': 'a block device', '5': 'a directory',
-  '6': 'a FIFO', '7': 'a contiguous file', x: 'a PAX extended header', g: 'a PAX global header',
-  L: 'a GNU long-name header', K: 'a GNU long-link header', S: 'a GNU sparse file', V: 'a GNU volume label',
+  '1': 'a hard link',
+  '2': 'a symbolic link',
+  '3': 'a character device',
+  '4': 'a block device',
+  '5': 'a directory',
+  '6': 'a FIFO',
+  '7': 'a contiguous file',
+  x: 'a PAX extended header',
+  g: 'a PAX global header',
+  L: 'a GNU long-name header',
+  K: 'a GNU long-link header',
+  S: 'a GNU sparse file',
+  V: 'a GNU volume label',
 };
 
 /**
@@ -94,9 +104,23 @@ const TYPE_NAMES: Record<string, string> = {
  * to name) or because it is written in another form.
  */
 const FIELDS: Array<[string, number, number]> = [
-  ['name', 0, 100], ['mode', 100, 8], ['uid', 108, 8], ['gid', 116, 8], ['size', 124, 12], ['mtime', 136, 12],
-  ['typeflag', 156, 1], ['linkname', 157, 100], ['magic', 257, 6], ['version', 263, 2], ['uname', 265, 32],
-  ['gname', 297, 32], ['devmajor', 329, 8], ['devminor', 337, 8], ['prefix', 345, 155], ['padding', 500, 12], ['checksum', 148, 8],
+  ['name', 0, 100],
+  ['mode', 100, 8],
+  ['uid', 108, 8],
+  ['gid', 116, 8],
+  ['size', 124, 12],
+  ['mtime', 136, 12],
+  ['typeflag', 156, 1],
+  ['linkname', 157, 100],
+  ['magic', 257, 6],
+  ['version', 263, 2],
+  ['uname', 265, 32],
+  ['gname', 297, 32],
+  ['devmajor', 329, 8],
+  ['devminor', 337, 8],
+  ['prefix', 345, 155],
+  ['padding', 500, 12],
+  ['checksum', 148, 8],
 ];
 
 /**
@@ -107,7 +131,11 @@ const FIELDS: Array<[string, number, number]> = [
 export function inspectHeader(h: Uint8Array): HeaderVerdict {
   const stored = readOctal(h, 148, 8);
   if (stored === null || stored !== checksum(h)) {
-    return { ok: false, code: 'ARCHIVE_INVALID', message: `header checksum ${stored === null ? 'is not an octal number' : `${stored} does not match the header's byte sum ${checksum(h)}`}: not a valid tar header` };
+    return {
+      ok: false,
+      code: 'ARCHIVE_INVALID',
+      message: `header checksum ${stored === null ? 'is not an octal number' : `${stored} does not match the header's byte sum ${checksum(h)}`}: not a valid tar header`,
+    };
   }
   const name = fieldText(h, 0, 100);
   const prefix = fieldText(h, 345, 155);
@@ -115,24 +143,55 @@ export function inspectHeader(h: Uint8Array): HeaderVerdict {
   const type = String.fromCharCode(h[156]!);
   if (type !== '0') {
     const what = TYPE_NAMES[type] ?? `an entry of type ${JSON.stringify(type === '\0' ? '\\0' : type)}`;
-    return { ok: false, code: 'ARCHIVE_UNSAFE', name: full, message: `entry ${JSON.stringify(full)} is ${what}; a receipt holds regular files only (typeflag "0")` };
+    return {
+      ok: false,
+      code: 'ARCHIVE_UNSAFE',
+      name: full,
+      message: `entry ${JSON.stringify(full)} is ${what}; a receipt holds regular files only (typeflag "0")`,
+    };
   }
   if (fieldText(h, 257, 6) !== 'ustar' || h[262] !== 0 || h[263] !== 0x30 || h[264] !== 0x30) {
-    return { ok: false, code: 'ARCHIVE_INVALID', name: full, message: `entry ${JSON.stringify(full)} is not a POSIX ustar header (magic "ustar\\0", version "00")` };
+    return {
+      ok: false,
+      code: 'ARCHIVE_INVALID',
+      name: full,
+      message: `entry ${JSON.stringify(full)} is not a POSIX ustar header (magic "ustar\\0", version "00")`,
+    };
   }
   if (full.startsWith('/') || full.split('/').some((s) => s === '..') || /[\\:]|\\x/.test(full)) {
-    return { ok: false, code: 'ARCHIVE_UNSAFE', name: full, message: `entry name ${JSON.stringify(full)} is absolute, climbs with "..", or holds a backslash, colon or non-ASCII byte` };
+    return {
+      ok: false,
+      code: 'ARCHIVE_UNSAFE',
+      name: full,
+      message: `entry name ${JSON.stringify(full)} is absolute, climbs with "..", or holds a backslash, colon or non-ASCII byte`,
+    };
   }
-  if (prefix) return { ok: false, code: 'ARCHIVE_INVALID', name: full, message: `entry ${JSON.stringify(full)} uses the ustar prefix field; receipt names fit the name field` };
+  if (prefix)
+    return {
+      ok: false,
+      code: 'ARCHIVE_INVALID',
+      name: full,
+      message: `entry ${JSON.stringify(full)} uses the ustar prefix field; receipt names fit the name field`,
+    };
   const size = readOctal(h, 124, 12);
   if (size === null || h[124]! & 0x80) {
-    return { ok: false, code: 'ARCHIVE_INVALID', name: full, message: `entry ${JSON.stringify(full)} has a size field that is not octal digits` };
+    return {
+      ok: false,
+      code: 'ARCHIVE_INVALID',
+      name: full,
+      message: `entry ${JSON.stringify(full)} has a size field that is not octal digits`,
+    };
   }
   const expected = ustarHeader(name, size);
   for (const [field, at, len] of FIELDS) {
     for (let i = at; i < at + len; i++) {
       if (h[i] !== expected[i]) {
-        return { ok: false, code: 'ARCHIVE_INVALID', name: full, message: `entry ${JSON.stringify(full)}: header field ${field} is ${JSON.stringify(fieldText(h, at, len))}, not the profile's ${JSON.stringify(fieldText(expected, at, len))} (byte ${i})` };
+        return {
+          ok: false,
+          code: 'ARCHIVE_INVALID',
+          name: full,
+          message: `entry ${JSON.stringify(full)}: header field ${field} is ${JSON.stringify(fieldText(h, at, len))}, not the profile's ${JSON.stringify(fieldText(expected, at, len))} (byte ${i})`,
+        };
       }
     }
   }

@@ -31,10 +31,27 @@ import { emptyState, foldLine, type RunState } from '../record/run-state.js';
 import { describe } from './describe.js';
 import { InflateError, openArchive, type ByteInput } from './inflate.js';
 import { decodePublicKey, keyIdOf } from './keys.js';
-import { MAX_ARCHIVE_BYTES, MAX_BLOB_BYTES, MAX_CHAIN_ENTRY_BYTES, MAX_MANIFEST_BYTES, MAX_PREFIX_BYTES, MAX_SIGNATURE_BYTES, MAX_TRAILING_ZEROS } from './limits.js';
 import {
-  BLOB_NAME_RE, CHAIN_NAME_RE, MANIFEST_NAME, RECEIPT_FORMAT, SIGNATURE_NAME, blobEntryName, declaredArchiveBytes, entryNames, parseManifest,
-  type ReceiptManifest, type ReceiptRange,
+  MAX_ARCHIVE_BYTES,
+  MAX_BLOB_BYTES,
+  MAX_CHAIN_ENTRY_BYTES,
+  MAX_MANIFEST_BYTES,
+  MAX_PREFIX_BYTES,
+  MAX_SIGNATURE_BYTES,
+  MAX_TRAILING_ZEROS,
+} from './limits.js';
+import {
+  BLOB_NAME_RE,
+  CHAIN_NAME_RE,
+  MANIFEST_NAME,
+  RECEIPT_FORMAT,
+  SIGNATURE_NAME,
+  blobEntryName,
+  declaredArchiveBytes,
+  entryNames,
+  parseManifest,
+  type ReceiptManifest,
+  type ReceiptRange,
 } from './manifest.js';
 import { FatalProblem, type ReceiptProblemCode, type ReceiptReading } from './problems.js';
 import { checkSignature } from './signature.js';
@@ -75,7 +92,8 @@ export interface VerifyReceiptOptions<R extends ReceiptReport = ReceiptReport<Re
   finish?: (report: ReceiptReport<ReceiptProblemCode>, reading: ReceiptReading) => R;
 }
 
-export interface ReceiptReport<Code extends string = string> extends ChainReport<Code>, VerdictFields /* RECEIPT §8.1 */ {
+export interface ReceiptReport<Code extends string = string>
+  extends ChainReport<Code>, VerdictFields /* RECEIPT §8.1 */ {
   format: typeof RECEIPT_FORMAT | null;
   /** Whether the archive was gzip-compressed. */
   compressed: boolean;
@@ -102,10 +120,32 @@ const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 function emptyReport(): ReceiptReport<ReceiptProblemCode> {
   return {
-    ok: false, start_hash: null, start_seq: 0, head: null, head_seq: null, steps: 0, problems: [], warnings: [], problems_truncated: false,
-    format: null, compressed: false, scope: null, range: null, genesis: null, journal_id: null, manifest_digest: null, signed_by: null,
-    proves: [], does_not_prove: [], entries: 0, blobs: 0, manifest: null,
-    verdict: 'invalid', authenticated: false, authenticated_by: [], to_pin: null,
+    ok: false,
+    start_hash: null,
+    start_seq: 0,
+    head: null,
+    head_seq: null,
+    steps: 0,
+    problems: [],
+    warnings: [],
+    problems_truncated: false,
+    format: null,
+    compressed: false,
+    scope: null,
+    range: null,
+    genesis: null,
+    journal_id: null,
+    manifest_digest: null,
+    signed_by: null,
+    proves: [],
+    does_not_prove: [],
+    entries: 0,
+    blobs: 0,
+    manifest: null,
+    verdict: 'invalid',
+    authenticated: false,
+    authenticated_by: [],
+    to_pin: null,
   };
 }
 
@@ -116,7 +156,10 @@ function emptyReport(): ReceiptReport<ReceiptProblemCode> {
 const MAX_HELD_ENTRY_BYTES = 256 * 1024 * 1024;
 
 /** Verifies a receipt held in memory or streamed. Never throws; the report says what is wrong and where. */
-export async function verifyReceipt<R extends ReceiptReport = ReceiptReport<ReceiptProblemCode>>(input: ByteInput, options: VerifyReceiptOptions<R> = {}): Promise<R> {
+export async function verifyReceipt<R extends ReceiptReport = ReceiptReport<ReceiptProblemCode>>(
+  input: ByteInput,
+  options: VerifyReceiptOptions<R> = {},
+): Promise<R> {
   // "Never throws" covers the options too: null (or any non-object) from a caller's config means none.
   if (options === null || typeof options !== 'object') options = {};
   const v = new ReceiptVerification(options);
@@ -124,7 +167,10 @@ export async function verifyReceipt<R extends ReceiptReport = ReceiptReport<Rece
   await v.readArchive(input);
   const report = await v.conclude();
   // The verdict again after the extension's checks, which may have found problems of their own.
-  return settleVerdict(options.finish ? options.finish(report, { stopped: v.stopped }) : (report as ReceiptReport as R), 'receipt');
+  return settleVerdict(
+    options.finish ? options.finish(report, { stopped: v.stopped }) : (report as ReceiptReport as R),
+    'receipt',
+  );
 }
 
 /** The state of one verification, and its phases in the order they run. */
@@ -136,7 +182,10 @@ class ReceiptVerification {
   private expected: string[] = [];
   private next = 0;
   /** Each listed blob, the first step referencing it, and a changed blob's location, which atEnd (once every line is seen) gives that step. */
-  private readonly listed = new Map<string, { size: number; referenced: { seq?: number; field: string } | null; changed?: ProblemLocation }>();
+  private readonly listed = new Map<
+    string,
+    { size: number; referenced: { seq?: number; field: string } | null; changed?: ProblemLocation }
+  >();
   private chain: ChainFeeder | null = null;
   private parts: ReceiptParts | null = null; // a stepchain/v3 receipt's parts (PARTS.md §8)
   private chainReport: ChainReport<ChainProblemCode> | null = null;
@@ -158,11 +207,18 @@ class ReceiptVerification {
     if (this.options.publicKey !== undefined) {
       const key = decodePublicKey(this.options.publicKey);
       if (key.ok) this.pinned = key.key;
-      else this.add('KEY_MISMATCH', `${key.reason}; a pinned key that cannot be used matches no signer (spec/RECEIPT.md §5.2)`);
+      else
+        this.add(
+          'KEY_MISMATCH',
+          `${key.reason}; a pinned key that cannot be used matches no signer (spec/RECEIPT.md §5.2)`,
+        );
     }
     const head: unknown = this.options.expectHead;
     if (head !== undefined && !isDigest(head)) {
-      this.add('HEAD_MISMATCH', `the pinned head ${typeof head === 'string' ? JSON.stringify(head.slice(0, 80)) : `(${head === null ? 'null' : typeof head})`} is not "sha256:" followed by 64 lowercase hex digits; a pinned head that cannot be used matches no receipt`);
+      this.add(
+        'HEAD_MISMATCH',
+        `the pinned head ${typeof head === 'string' ? JSON.stringify(head.slice(0, 80)) : `(${head === null ? 'null' : typeof head})`} is not "sha256:" followed by 64 lowercase hex digits; a pinned head that cannot be used matches no receipt`,
+      );
     }
   }
 
@@ -171,11 +227,19 @@ class ReceiptVerification {
     let chunks: AsyncGenerator<Uint8Array> | null = null;
     let tar: TarReader | null = null;
     try {
-      if (!isByteInput(input)) throw new FatalProblem('ARCHIVE_INVALID', 'the receipt must be given as bytes (a Uint8Array or a stream of them)');
+      if (!isByteInput(input))
+        throw new FatalProblem(
+          'ARCHIVE_INVALID',
+          'the receipt must be given as bytes (a Uint8Array or a stream of them)',
+        );
       const opened = await openArchive(input);
       chunks = opened.chunks;
       this.report.compressed = opened.compressed;
-      tar = new TarReader(opened.chunks, MAX_PREFIX_BYTES, 'the most an archive can hold before its manifest is read (the manifest and the signature at their limits)');
+      tar = new TarReader(
+        opened.chunks,
+        MAX_PREFIX_BYTES,
+        'the most an archive can hold before its manifest is read (the manifest and the signature at their limits)',
+      );
       let entry = await this.readManifest(tar);
       while (entry !== null) {
         await this.readEntry(tar, entry);
@@ -196,10 +260,23 @@ class ReceiptVerification {
   /** The manifest, and the signature when it follows; returns the entry after them (null at the end). */
   private async readManifest(tar: TarReader): Promise<TarEntry | null> {
     const first = await tar.next();
-    if (first === null) throw new FatalProblem('ENTRY_MISSING', `the archive holds no ${MANIFEST_NAME}: it is not a receipt`, { file: MANIFEST_NAME });
+    if (first === null)
+      throw new FatalProblem('ENTRY_MISSING', `the archive holds no ${MANIFEST_NAME}: it is not a receipt`, {
+        file: MANIFEST_NAME,
+      });
     const at = { file: first.name };
-    if (first.name !== MANIFEST_NAME) throw new FatalProblem('ENTRY_UNEXPECTED', `the first entry is ${JSON.stringify(first.name)}; a receipt starts with ${MANIFEST_NAME}`, at);
-    if (first.size > MAX_MANIFEST_BYTES) throw new FatalProblem('ARCHIVE_LIMIT', `the manifest is ${first.size} bytes; the limit is ${MAX_MANIFEST_BYTES}`, at);
+    if (first.name !== MANIFEST_NAME)
+      throw new FatalProblem(
+        'ENTRY_UNEXPECTED',
+        `the first entry is ${JSON.stringify(first.name)}; a receipt starts with ${MANIFEST_NAME}`,
+        at,
+      );
+    if (first.size > MAX_MANIFEST_BYTES)
+      throw new FatalProblem(
+        'ARCHIVE_LIMIT',
+        `the manifest is ${first.size} bytes; the limit is ${MAX_MANIFEST_BYTES}`,
+        at,
+      );
     tar.reserveData(first);
     const manifestBytes = await tar.readData(first);
     const next = await tar.next();
@@ -207,7 +284,12 @@ class ReceiptVerification {
       this.settleManifest(tar, manifestBytes, null);
       return next;
     }
-    if (next.size > MAX_SIGNATURE_BYTES) throw new FatalProblem('ARCHIVE_LIMIT', `the signature entry is ${next.size} bytes; the limit is ${MAX_SIGNATURE_BYTES}`, { file: next.name });
+    if (next.size > MAX_SIGNATURE_BYTES)
+      throw new FatalProblem(
+        'ARCHIVE_LIMIT',
+        `the signature entry is ${next.size} bytes; the limit is ${MAX_SIGNATURE_BYTES}`,
+        { file: next.name },
+      );
     tar.reserveData(next);
     this.settleManifest(tar, manifestBytes, await tar.readData(next));
     return tar.next();
@@ -220,26 +302,46 @@ class ReceiptVerification {
       const keyId = checkSignature(signature, manifestBytes);
       this.report.signed_by = keyId;
       if (this.pinned && keyIdOf(this.pinned) !== keyId) {
-        this.add('KEY_MISMATCH', `the receipt is signed by key ${keyId}, not by the pinned key ${keyIdOf(this.pinned)}`, { file: SIGNATURE_NAME });
+        this.add(
+          'KEY_MISMATCH',
+          `the receipt is signed by key ${keyId}, not by the pinned key ${keyIdOf(this.pinned)}`,
+          { file: SIGNATURE_NAME },
+        );
       }
     } else if (this.options.publicKey !== undefined) {
-      this.add('SIGNATURE_MISSING', `a public key was pinned but the receipt has no ${SIGNATURE_NAME} entry: it is unsigned`, { file: SIGNATURE_NAME });
+      this.add(
+        'SIGNATURE_MISSING',
+        `a public key was pinned but the receipt has no ${SIGNATURE_NAME} entry: it is unsigned`,
+        { file: SIGNATURE_NAME },
+      );
     }
     const parsed = parseManifest(manifestBytes, { [PARTS_MEMBER]: checkPartList, ...this.options.extensions });
     if (!parsed.ok) {
       // One problem, then stop (§7 step 5): a violation of §4 wins over a listing beyond §6's limits.
       const first = parsed.reasons.find((r) => !r.limit) ?? parsed.reasons[0]!;
       const more = parsed.reasons.length - 1;
-      throw new FatalProblem(first.limit ? 'ARCHIVE_LIMIT' : 'MANIFEST_INVALID', `${first.message}${more ? ` (the manifest has ${more} more problem${more === 1 ? '' : 's'}; this is the first)` : ''}`, {
-        file: MANIFEST_NAME, ...(first.path ? { path: first.path } : {}),
-      });
+      throw new FatalProblem(
+        first.limit ? 'ARCHIVE_LIMIT' : 'MANIFEST_INVALID',
+        `${first.message}${more ? ` (the manifest has ${more} more problem${more === 1 ? '' : 's'}; this is the first)` : ''}`,
+        {
+          file: MANIFEST_NAME,
+          ...(first.path ? { path: first.path } : {}),
+        },
+      );
     }
     const m = parsed.manifest;
     const declared = declaredArchiveBytes(manifestBytes.length, signature ? signature.length : null, m);
     if (declared > MAX_ARCHIVE_BYTES) {
-      throw new FatalProblem('ARCHIVE_LIMIT', `the manifest declares an archive of ${declared} bytes (headers, data, padding and end marker); the limit is ${MAX_ARCHIVE_BYTES}`, { file: MANIFEST_NAME });
+      throw new FatalProblem(
+        'ARCHIVE_LIMIT',
+        `the manifest declares an archive of ${declared} bytes (headers, data, padding and end marker); the limit is ${MAX_ARCHIVE_BYTES}`,
+        { file: MANIFEST_NAME },
+      );
     }
-    tar.setLimit(declared + MAX_TRAILING_ZEROS, `the ${declared} bytes the manifest declares (every listed entry with its header and padding, and the end marker) and at most ${MAX_TRAILING_ZEROS} zero bytes after them`);
+    tar.setLimit(
+      declared + MAX_TRAILING_ZEROS,
+      `the ${declared} bytes the manifest declares (every listed entry with its header and padding, and the end marker) and at most ${MAX_TRAILING_ZEROS} zero bytes after them`,
+    );
     this.accept(m, signature !== null);
   }
 
@@ -255,38 +357,64 @@ class ReceiptVerification {
     this.expected = entryNames(m, signed);
     this.next = signed ? 2 : 1;
     for (const b of m.blobs) this.listed.set(b.digest, { size: b.size, referenced: null });
-    this.parts = m.genesis.format === 'stepchain/v3' ? new ReceiptParts(partListOf(m), this.options.onPublicPart) : null;
-    if (this.parts === null && PARTS_MEMBER in m) this.add('MANIFEST_INVALID', `the manifest lists parts, which only a stepchain/v3 receipt has (this one is ${m.genesis.format ?? 'stepchain/v1'})`, { file: MANIFEST_NAME, path: '/parts' });
+    this.parts =
+      m.genesis.format === 'stepchain/v3' ? new ReceiptParts(partListOf(m), this.options.onPublicPart) : null;
+    if (this.parts === null && PARTS_MEMBER in m)
+      this.add(
+        'MANIFEST_INVALID',
+        `the manifest lists parts, which only a stepchain/v3 receipt has (this one is ${m.genesis.format ?? 'stepchain/v1'})`,
+        { file: MANIFEST_NAME, path: '/parts' },
+      );
     if (m.range.from === 0 && m.range.prev_hash !== genesisHash(m.genesis)) {
-      this.add('GENESIS_MISMATCH', `range.prev_hash ${m.range.prev_hash} is not the genesis hash ${genesisHash(m.genesis)}, though the range starts at seq 0`, { file: MANIFEST_NAME, path: '/range/prev_hash' });
+      this.add(
+        'GENESIS_MISMATCH',
+        `range.prev_hash ${m.range.prev_hash} is not the genesis hash ${genesisHash(m.genesis)}, though the range starts at seq 0`,
+        { file: MANIFEST_NAME, path: '/range/prev_hash' },
+      );
     }
     this.run = m.genesis.format === FORMAT_V2 ? emptyState() : null;
-    this.chain = new ChainFeeder(new ChainVerifier({
-      // A partial range starts at its prev_hash, but its lines are still checked by the profiles of the
-      // format its genesis names (a stepchain/v2 range is not read as v1).
-      ...(m.range.from === 0 ? { genesis: m.genesis } : { start: { seq: m.range.from, prev_hash: m.range.prev_hash }, format: formatOf(m.genesis) }),
-      expectHead: m.head.step_hash,
-      maxProblems: this.options.maxProblems ?? 1000,
-      ...(this.options.approvers === undefined ? {} : { approvers: this.options.approvers }),
-      onLine: (line) => {
-        this.blobReferences(line);
-        if (this.parts !== null && line.clean) this.parts.line(line.text, line.seq, line.file ?? undefined, (c, msg, at) => this.add(c, msg, at));
-        // A run journal: read each clean record's boundaries, for what the receipt cannot prove (§8).
-        if (this.run !== null && line.clean && line.seq !== null) foldLine(this.run, line.text, line.seq);
-        this.options.onLine?.(line);
-      },
-    }), this.options.pool);
+    this.chain = new ChainFeeder(
+      new ChainVerifier({
+        // A partial range starts at its prev_hash, but its lines are still checked by the profiles of the
+        // format its genesis names (a stepchain/v2 range is not read as v1).
+        ...(m.range.from === 0
+          ? { genesis: m.genesis }
+          : { start: { seq: m.range.from, prev_hash: m.range.prev_hash }, format: formatOf(m.genesis) }),
+        expectHead: m.head.step_hash,
+        maxProblems: this.options.maxProblems ?? 1000,
+        ...(this.options.approvers === undefined ? {} : { approvers: this.options.approvers }),
+        onLine: (line) => {
+          this.blobReferences(line);
+          if (this.parts !== null && line.clean)
+            this.parts.line(line.text, line.seq, line.file ?? undefined, (c, msg, at) => this.add(c, msg, at));
+          // A run journal: read each clean record's boundaries, for what the receipt cannot prove (§8).
+          if (this.run !== null && line.clean && line.seq !== null) foldLine(this.run, line.text, line.seq);
+          this.options.onLine?.(line);
+        },
+      }),
+      this.options.pool,
+    );
   }
 
   /** Each blob a line references must be listed, with the size the line records. */
   private blobReferences(line: VerifiedLine): void {
     for (const ref of line.blobs) {
-      const loc: ProblemLocation = { ...(line.file ? { file: line.file } : {}), line: line.line, ...(line.seq !== null ? { seq: line.seq } : {}), field: ref.field };
+      const loc: ProblemLocation = {
+        ...(line.file ? { file: line.file } : {}),
+        line: line.line,
+        ...(line.seq !== null ? { seq: line.seq } : {}),
+        field: ref.field,
+      };
       const entry = this.listed.get(ref.digest);
       if (!entry) this.add('BLOB_MISSING', `step references blob ${ref.digest}, which the manifest does not list`, loc);
       else {
         entry.referenced ??= { ...(line.seq !== null ? { seq: line.seq } : {}), field: ref.field };
-        if (entry.size !== ref.size) this.add('BLOB_CORRUPT', `the reference records size ${ref.size} for blob ${ref.digest}, the manifest lists ${entry.size}`, loc);
+        if (entry.size !== ref.size)
+          this.add(
+            'BLOB_CORRUPT',
+            `the reference records size ${ref.size} for blob ${ref.digest}, the manifest lists ${entry.size}`,
+            loc,
+          );
       }
     }
   }
@@ -298,18 +426,33 @@ class ReceiptVerification {
     if (this.expected[this.next] !== name) {
       const where = this.expected.indexOf(name);
       if (where < 0) {
-        throw new FatalProblem('ENTRY_UNEXPECTED', name === SIGNATURE_NAME
-          ? `${SIGNATURE_NAME} must directly follow ${MANIFEST_NAME}`
-          : `entry ${JSON.stringify(name)} is not listed in the manifest`, at);
+        throw new FatalProblem(
+          'ENTRY_UNEXPECTED',
+          name === SIGNATURE_NAME
+            ? `${SIGNATURE_NAME} must directly follow ${MANIFEST_NAME}`
+            : `entry ${JSON.stringify(name)} is not listed in the manifest`,
+          at,
+        );
       }
-      if (where < this.next) throw new FatalProblem('ENTRY_UNEXPECTED', `entry ${name} is out of order: the profile's fixed order expects ${this.expected[this.next] ?? 'the end marker'} here`, at);
-      for (let i = this.next; i < where; i++) this.add('ENTRY_MISSING', `the manifest lists ${this.expected[i]}, which the archive does not hold (the next entry is ${name})`, { file: this.expected[i]! });
+      if (where < this.next)
+        throw new FatalProblem(
+          'ENTRY_UNEXPECTED',
+          `entry ${name} is out of order: the profile's fixed order expects ${this.expected[this.next] ?? 'the end marker'} here`,
+          at,
+        );
+      for (let i = this.next; i < where; i++)
+        this.add(
+          'ENTRY_MISSING',
+          `the manifest lists ${this.expected[i]}, which the archive does not hold (the next entry is ${name})`,
+          { file: this.expected[i]! },
+        );
       this.next = where;
     }
     this.next++;
     if (CHAIN_NAME_RE.test(name)) await this.readChainEntry(tar, entry);
     else if (BLOB_NAME_RE.test(name)) await this.readBlobEntry(tar, entry);
-    else if (PART_NAME_RE.test(name) && this.parts !== null) await this.parts.read(tar, entry, (c, msg, loc) => this.add(c, msg, loc));
+    else if (PART_NAME_RE.test(name) && this.parts !== null)
+      await this.parts.read(tar, entry, (c, msg, loc) => this.add(c, msg, loc));
     else throw new FatalProblem('ENTRY_UNEXPECTED', `entry ${JSON.stringify(name)} is not listed in the manifest`, at);
   }
 
@@ -318,7 +461,12 @@ class ReceiptVerification {
     const { name, size } = entry;
     const at: ProblemLocation = { file: name };
     const c = this.report.manifest!.chain.find((e) => e.name === name)!;
-    if (size > MAX_CHAIN_ENTRY_BYTES) throw new FatalProblem('ARCHIVE_LIMIT', `chain entry is ${size} bytes; the limit is ${MAX_CHAIN_ENTRY_BYTES}`, at);
+    if (size > MAX_CHAIN_ENTRY_BYTES)
+      throw new FatalProblem(
+        'ARCHIVE_LIMIT',
+        `chain entry is ${size} bytes; the limit is ${MAX_CHAIN_ENTRY_BYTES}`,
+        at,
+      );
     if (size !== c.size) this.add('DIGEST_MISMATCH', `chain entry is ${size} bytes; the manifest lists ${c.size}`, at);
     tar.reserveData(entry);
     const chain = this.chain!;
@@ -331,7 +479,8 @@ class ReceiptVerification {
     const held = whole === null ? null : new Uint8Array(size);
     let heldAt = 0;
     const h = held === null ? sha256Stream() : null;
-    const onLine = (line: Uint8Array, tooLong: boolean, start: number, end: number): void => (tooLong ? chain.longLine(end - start - 1) : chain.line(line, true));
+    const onLine = (line: Uint8Array, tooLong: boolean, start: number, end: number): void =>
+      tooLong ? chain.longLine(end - start - 1) : chain.line(line, true);
     await tar.streamData(entry, (piece) => {
       if (held !== null) {
         held.set(piece, heldAt);
@@ -343,8 +492,14 @@ class ReceiptVerification {
     const torn = splitter.end();
     if (torn !== null) chain.line(torn.bytes, false);
     const digest = 'sha256:' + toHex(held !== null ? await whole!(held.subarray(0, heldAt)) : h!.digest());
-    if (digest !== c.digest) this.add('DIGEST_MISMATCH', `chain entry digest ${digest} differs from the manifest's ${c.digest}`, at);
-    if (splitter.lines !== c.steps) this.add('COUNT_MISMATCH', `chain entry holds ${splitter.lines} complete lines; the manifest lists ${c.steps} steps`, at);
+    if (digest !== c.digest)
+      this.add('DIGEST_MISMATCH', `chain entry digest ${digest} differs from the manifest's ${c.digest}`, at);
+    if (splitter.lines !== c.steps)
+      this.add(
+        'COUNT_MISMATCH',
+        `chain entry holds ${splitter.lines} complete lines; the manifest lists ${c.steps} steps`,
+        at,
+      );
     await tar.padding(entry);
   }
 
@@ -354,7 +509,8 @@ class ReceiptVerification {
     const at: ProblemLocation = { file: name };
     const digestFromName = 'sha256:' + name.slice('blobs/'.length);
     const b = this.listed.get(digestFromName)!;
-    if (size > MAX_BLOB_BYTES) throw new FatalProblem('ARCHIVE_LIMIT', `blob entry is ${size} bytes; the limit is ${MAX_BLOB_BYTES}`, at);
+    if (size > MAX_BLOB_BYTES)
+      throw new FatalProblem('ARCHIVE_LIMIT', `blob entry is ${size} bytes; the limit is ${MAX_BLOB_BYTES}`, at);
     tar.reserveData(entry);
     const bytes = await tar.readData(entry);
     this.report.blobs++;
@@ -362,7 +518,11 @@ class ReceiptVerification {
     const digest = whole === null ? digestBytes(bytes) : 'sha256:' + toHex(await whole(bytes));
     if (size !== b.size) this.add('BLOB_CORRUPT', `blob is ${size} bytes; the manifest lists ${b.size}`, at);
     if (digest !== digestFromName) {
-      this.add('BLOB_CORRUPT', `blob bytes hash to ${digest}, not the digest ${digestFromName} they are stored under`, (b.changed = { ...at }));
+      this.add(
+        'BLOB_CORRUPT',
+        `blob bytes hash to ${digest}, not the digest ${digestFromName} they are stored under`,
+        (b.changed = { ...at }),
+      );
       return;
     }
     let text: string;
@@ -373,13 +533,20 @@ class ReceiptVerification {
       return;
     }
     const scan = scanCanonical(text, { maxDepth: MAX_RECORD_DEPTH, members: false });
-    if (scan.defect) this.add('BLOB_CORRUPT', `blob bytes are not canonical JSON: ${scan.defect.reason}`, { ...at, ...(scan.defect.path ? { path: scan.defect.path } : {}) });
+    if (scan.defect)
+      this.add('BLOB_CORRUPT', `blob bytes are not canonical JSON: ${scan.defect.reason}`, {
+        ...at,
+        ...(scan.defect.path ? { path: scan.defect.path } : {}),
+      });
     else this.options.onBlob?.(digestFromName, text);
   }
 
   /** §7 step 7, at the end marker: listed entries that never came, the chain's end, blobs no step references. */
   private async atEnd(): Promise<void> {
-    for (let i = this.next; i < this.expected.length; i++) this.add('ENTRY_MISSING', `the manifest lists ${this.expected[i]}, which the archive does not hold`, { file: this.expected[i]! });
+    for (let i = this.next; i < this.expected.length; i++)
+      this.add('ENTRY_MISSING', `the manifest lists ${this.expected[i]}, which the archive does not hold`, {
+        file: this.expected[i]!,
+      });
     if (this.chain) {
       this.chainReport = await this.chain.finish();
       this.chain = null;
@@ -387,7 +554,10 @@ class ReceiptVerification {
     this.parts?.finish((c, msg, at) => this.add(c, msg, at));
     for (const [digest, b] of this.listed) {
       if (b.changed && b.referenced) Object.assign(b.changed, b.referenced);
-      if (!b.referenced) this.add('ENTRY_UNEXPECTED', `blob ${digest} is listed but no step in the range references it`, { file: blobEntryName(digest) });
+      if (!b.referenced)
+        this.add('ENTRY_UNEXPECTED', `blob ${digest} is listed but no step in the range references it`, {
+          file: blobEntryName(digest),
+        });
     }
   }
 
@@ -406,16 +576,25 @@ class ReceiptVerification {
       // The chain's notices (APPROVAL_UNCHECKED, APPROVER_UNPINNED, VALUE_ERASED, …) are the receipt's too: a
       // receipt says no less than the journal it was made from.
       // (KIND_UNCHECKED is left out: a receipt's own verdict says what it does not check.)
-      if (r.manifest?.genesis.format === 'stepchain/v3') for (const w of cr.warnings) if (w.code !== 'KIND_UNCHECKED') r.warnings.push(w);
+      if (r.manifest?.genesis.format === 'stepchain/v3')
+        for (const w of cr.warnings) if (w.code !== 'KIND_UNCHECKED') r.warnings.push(w);
       // After a fatal problem the chain was cut short; its missing head says nothing new.
-      for (const p of cr.problems) if (!(this.stopped && p.code === 'HEAD_MISMATCH')) this.add(p.code, p.message, p.location);
+      for (const p of cr.problems)
+        if (!(this.stopped && p.code === 'HEAD_MISMATCH')) this.add(p.code, p.message, p.location);
       const m = r.manifest;
       if (m && !this.stopped && cr.head_seq !== null && cr.head_seq !== m.head.seq && cr.problems.length === 0) {
-        this.add('HEAD_MISMATCH', `the chain ends at seq ${cr.head_seq}; the manifest's head is seq ${m.head.seq}`, { file: MANIFEST_NAME, path: '/head/seq' });
+        this.add('HEAD_MISMATCH', `the chain ends at seq ${cr.head_seq}; the manifest's head is seq ${m.head.seq}`, {
+          file: MANIFEST_NAME,
+          path: '/head/seq',
+        });
       }
       const pin = this.options.expectHead;
       if (!this.stopped && pin !== undefined && isDigest(pin) && cr.head !== pin) {
-        this.add('HEAD_MISMATCH', `the pinned head is ${pin}, but the receipt's chain ends at ${cr.head ?? 'no readable step'}`, { file: MANIFEST_NAME, path: '/head/step_hash' });
+        this.add(
+          'HEAD_MISMATCH',
+          `the pinned head is ${pin}, but the receipt's chain ends at ${cr.head ?? 'no readable step'}`,
+          { file: MANIFEST_NAME, path: '/head/step_hash' },
+        );
       }
     }
     r.problems = this.problems.items;
@@ -431,5 +610,8 @@ class ReceiptVerification {
 function isByteInput(input: unknown): input is ByteInput {
   if (input instanceof Uint8Array) return true;
   if (input === null || typeof input !== 'object') return false;
-  return typeof (input as ReadableStream).getReader === 'function' || typeof (input as AsyncIterable<Uint8Array>)[Symbol.asyncIterator] === 'function';
+  return (
+    typeof (input as ReadableStream).getReader === 'function' ||
+    typeof (input as AsyncIterable<Uint8Array>)[Symbol.asyncIterator] === 'function'
+  );
 }

@@ -19,7 +19,20 @@ const FLUSH_CHARS = 64 * 1024;
 
 function header(name: string, size: number): TarHeader {
   // Every field explicit: tar-stream's defaults would put the current time into mtime.
-  return { name, size, mode: 0o644, uid: 0, gid: 0, mtime: new Date(0), type: 'file', linkname: '', uname: '', gname: '', devmajor: 0, devminor: 0 };
+  return {
+    name,
+    size,
+    mode: 0o644,
+    uid: 0,
+    gid: 0,
+    mtime: new Date(0),
+    type: 'file',
+    linkname: '',
+    uname: '',
+    gname: '',
+    devmajor: 0,
+    devminor: 0,
+  };
 }
 
 type Pack = ReturnType<typeof tarPack>;
@@ -32,7 +45,8 @@ export async function* writeReceipt(plan: ReceiptPlan): AsyncGenerator<Uint8Arra
     pack.destroy(err instanceof Error ? err : new Error(String(err)));
   });
   try {
-    for await (const chunk of pack as AsyncIterable<Uint8Array>) yield new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.length);
+    for await (const chunk of pack as AsyncIterable<Uint8Array>)
+      yield new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.length);
   } finally {
     producer.stopped = true;
     if (!pack.destroyed) (pack as unknown as { destroy(): void }).destroy();
@@ -55,7 +69,11 @@ class ArchiveProducer {
   private whole(name: string, bytes: Uint8Array): Promise<void> {
     return new Promise((resolve, reject) => {
       // Entry errors reach us through the callback (and the pack); the listener keeps a destroyed entry quiet.
-      this.pack.entry(header(name, bytes.length), Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length), (err) => (err ? reject(err) : resolve())).on('error', () => {});
+      this.pack
+        .entry(header(name, bytes.length), Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length), (err) =>
+          err ? reject(err) : resolve(),
+        )
+        .on('error', () => {});
     });
   }
 
@@ -66,9 +84,14 @@ class ArchiveProducer {
     if (!(await this.chainEntries())) return;
     for (const b of manifest.blobs) {
       if (this.stopped) return;
-      await this.whole(blobEntryName(b.digest), await fetchBlob(input, b).catch((e: unknown) => {
-        throw e instanceof ReceiptError && e.code !== 'LIMIT_EXCEEDED' ? new ReceiptError('SOURCE_CHANGED', `${e.message} (it was present in the first pass)`) : e;
-      }));
+      await this.whole(
+        blobEntryName(b.digest),
+        await fetchBlob(input, b).catch((e: unknown) => {
+          throw e instanceof ReceiptError && e.code !== 'LIMIT_EXCEEDED'
+            ? new ReceiptError('SOURCE_CHANGED', `${e.message} (it was present in the first pass)`)
+            : e;
+        }),
+      );
     }
     for (const p of partListOf(manifest)) {
       if (this.stopped) return;
@@ -100,7 +123,8 @@ class ArchiveProducer {
         index++;
       }
     }
-    if (current !== null || index !== manifest.chain.length) throw new ReceiptError('SOURCE_CHANGED', 'the source yields fewer steps than it did in the first pass');
+    if (current !== null || index !== manifest.chain.length)
+      throw new ReceiptError('SOURCE_CHANGED', 'the source yields fewer steps than it did in the first pass');
     return true;
   }
 }
@@ -119,9 +143,14 @@ class ChainEntryStream {
   private pending: string[] = [];
   private pendingChars = 0;
 
-  constructor(pack: Pack, private readonly entry: ChainEntry) {
+  constructor(
+    pack: Pack,
+    private readonly entry: ChainEntry,
+  ) {
     let settle!: (err?: Error | null) => void;
-    this.done = new Promise<void>((resolve, reject) => { settle = (err) => (err ? reject(err) : resolve()); });
+    this.done = new Promise<void>((resolve, reject) => {
+      settle = (err) => (err ? reject(err) : resolve());
+    });
     this.w = pack.entry(header(entry.name, entry.size), (err) => settle(err));
     this.w.on('error', () => {});
     this.done.catch(() => {}); // awaited in finish; when the consumer stops first, nobody will
@@ -147,14 +176,16 @@ class ChainEntryStream {
     this.pendingChars = 0;
     this.hash.update(bytes);
     this.size += bytes.length;
-    if (this.size > this.entry.size) throw new ReceiptError('SOURCE_CHANGED', `chain entry ${this.entry.name} grew between the export's passes`);
+    if (this.size > this.entry.size)
+      throw new ReceiptError('SOURCE_CHANGED', `chain entry ${this.entry.name} grew between the export's passes`);
     if (!this.w.write(bytes)) await drained(this.w);
   }
 
   private async finish(): Promise<void> {
     await this.flush();
     // Shorter than pass 1 measured: ending it would fail in tar-stream with its own "Size mismatch".
-    if (this.size !== this.entry.size) throw new ReceiptError('SOURCE_CHANGED', `chain entry ${this.entry.name} changed between the export's passes`);
+    if (this.size !== this.entry.size)
+      throw new ReceiptError('SOURCE_CHANGED', `chain entry ${this.entry.name} changed between the export's passes`);
     (this.w as unknown as { end(): void }).end();
     await this.done;
     if ('sha256:' + this.hash.digest('hex') !== this.entry.digest) {
@@ -168,7 +199,10 @@ class ChainEntryStream {
  * with two `once` listeners the unfired `close` one stayed, one more per backpressure event, so a large
  * entry leaked listeners and memory in proportion to its size (MaxListenersExceededWarning in bench/).
  */
-function drained(w: { on(event: 'drain' | 'close', fn: () => void): unknown; off(event: 'drain' | 'close', fn: () => void): unknown }): Promise<void> {
+function drained(w: {
+  on(event: 'drain' | 'close', fn: () => void): unknown;
+  off(event: 'drain' | 'close', fn: () => void): unknown;
+}): Promise<void> {
   return new Promise<void>((resolve) => {
     const done = (): void => {
       w.off('drain', done);

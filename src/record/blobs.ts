@@ -28,7 +28,8 @@ export function blobDefect(bytes: Uint8Array, ref: BlobRef): string | null {
   // A blob is a value a writer accepted, and writers refuse reserved names (§3.4, §7): a marker inside one
   // was put there by someone else, and a reader would show it as if it were the step's content.
   const marker = scan.markers[0];
-  if (marker !== undefined) return `holds the reserved member name ${JSON.stringify(marker.names.find((n) => n.startsWith(RESERVED_PREFIX)) ?? marker.names[0])} at ${marker.path === '' ? 'its root' : marker.path}, which no writer stores in a blob`;
+  if (marker !== undefined)
+    return `holds the reserved member name ${JSON.stringify(marker.names.find((n) => n.startsWith(RESERVED_PREFIX)) ?? marker.names[0])} at ${marker.path === '' ? 'its root' : marker.path}, which no writer stores in a blob`;
   return null;
 }
 
@@ -38,7 +39,8 @@ export function blobValue(bytes: Uint8Array): Json {
 }
 
 /** A blob fetched for a reference and checked: its bytes, or why there are none to use. */
-export type FetchedBlob = { ok: true; bytes: Uint8Array } | { ok: false; missing: true } | { ok: false; missing: false; defect: string };
+export type FetchedBlob =
+  { ok: true; bytes: Uint8Array } | { ok: false; missing: true } | { ok: false; missing: false; defect: string };
 
 /**
  * Fetches the blob `ref` names and checks it (FORMAT §7): every reader that takes a blob from a store or a

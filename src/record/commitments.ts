@@ -13,23 +13,52 @@
 import { canonicalValue } from '../canonical/value.js';
 import { isObject } from '../canonical/json.js';
 import { digestUtf8, hexUtf8 } from '../canonical/sha256.js';
-import { SALT_HEX_DIGITS, SALT_TEXT, SLOT_DIGEST_TAG, SLOT_SALT_TAG, isSaltHex, newRecordSalt, slotDigest, slotSalts } from './salts.js';
+import {
+  SALT_HEX_DIGITS,
+  SALT_TEXT,
+  SLOT_DIGEST_TAG,
+  SLOT_SALT_TAG,
+  isSaltHex,
+  newRecordSalt,
+  slotDigest,
+  slotSalts,
+} from './salts.js';
 import { REDACTED_MARKER } from './markers.js';
 import type { Envelope, MemberRule, RecordProfile, StepTexts } from './profile.js';
 
-export { SLOT_SALT_TAG, SLOT_DIGEST_TAG, SALT_HEX_DIGITS, isSaltHex, newRecordSalt, slotSalts, slotSalt, slotDigest } from './salts.js';
+export {
+  SLOT_SALT_TAG,
+  SLOT_DIGEST_TAG,
+  SALT_HEX_DIGITS,
+  isSaltHex,
+  newRecordSalt,
+  slotSalts,
+  slotSalt,
+  slotDigest,
+} from './salts.js';
 
 /**
  * The step hash from the texts of the members hashed in clear (every member but step_hash, salt and the
  * slots) and one digest per slot: SHA-256 of the JCS of those members plus `"commitments": {slot: digest}`.
  */
-export function committedStepHash(clear: Readonly<Record<string, string>>, digests: Readonly<Record<string, string>>, slots: readonly string[]): string {
+export function committedStepHash(
+  clear: Readonly<Record<string, string>>,
+  digests: Readonly<Record<string, string>>,
+  slots: readonly string[],
+): string {
   return digestUtf8(committedPreimage(clear, digests, slots));
 }
 
 /** The preimage committedStepHash hashes (FORMAT §12.3): for vectors and independent checks. */
-export function committedPreimage(clear: Readonly<Record<string, string>>, digests: Readonly<Record<string, string>>, slots: readonly string[]): string {
-  const commitments = commitmentsText(slots, slots.map((s) => digests[s]!));
+export function committedPreimage(
+  clear: Readonly<Record<string, string>>,
+  digests: Readonly<Record<string, string>>,
+  slots: readonly string[],
+): string {
+  const commitments = commitmentsText(
+    slots,
+    slots.map((s) => digests[s]!),
+  );
   const names = [...Object.keys(clear), 'commitments'].sort();
   let out = '{';
   for (let i = 0; i < names.length; i++) {
@@ -74,7 +103,8 @@ interface CommitPlan {
   readonly skipPublic: ReadonlySet<string>;
 }
 
-type MemberSource = 'content' | 'slot' | 'prev_hash' | 'seq' | 'step_id' | 'ts' | 'v' | 'salt' | 'step_hash' | 'commitments';
+type MemberSource =
+  'content' | 'slot' | 'prev_hash' | 'seq' | 'step_id' | 'ts' | 'v' | 'salt' | 'step_hash' | 'commitments';
 interface PlanMember {
   readonly name: string;
   readonly source: MemberSource;
@@ -86,7 +116,14 @@ interface PlanMember {
 const ENVELOPE_SOURCES: readonly MemberSource[] = ['prev_hash', 'seq', 'step_id', 'ts', 'v'];
 
 function planMembers(names: ReadonlyArray<readonly [string, MemberSource]>): PlanMember[] {
-  return [...names].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map(([name, source]) => ({ name, source, first: JSON.stringify(name) + ':', next: ',' + JSON.stringify(name) + ':' }));
+  return [...names]
+    .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+    .map(([name, source]) => ({
+      name,
+      source,
+      first: JSON.stringify(name) + ':',
+      next: ',' + JSON.stringify(name) + ':',
+    }));
 }
 
 const plans = new WeakMap<RecordProfile, CommitPlan>();
@@ -103,7 +140,13 @@ function planOf(profile: RecordProfile): CommitPlan {
       open: slots.map((slot) => '\n["' + slot + '",'),
       absent: slots.map((slot) => '\n["' + slot + '"]'),
       preimage: planMembers([...clear, ...envelope, ['commitments', 'commitments']]),
-      line: planMembers([...clear, ...envelope, ...slots.map((n) => [n, 'slot'] as const), ['salt', 'salt'], ['step_hash', 'step_hash']]),
+      line: planMembers([
+        ...clear,
+        ...envelope,
+        ...slots.map((n) => [n, 'slot'] as const),
+        ['salt', 'salt'],
+        ['step_hash', 'step_hash'],
+      ]),
       commitmentKeys: slots.map((slot, i) => (i === 0 ? '{"' : '","') + slot + '":"sha256:'),
       skipPrivate: new Set(['step_hash', 'salt', ...slots]),
       skipPublic: new Set(['step_hash', 'salts', 'digests', ...slots]),
@@ -137,20 +180,41 @@ function commitmentsOf(plan: CommitPlan, digests: readonly string[]): string {
  * from newRecordSalt when not given: vectors pass a fixed one). Returns the line and its step hash. The
  * caller vouches for the texts (each the JCS of a valid value), as for every profile's seal.
  */
-export function sealCommitted(profile: RecordProfile, texts: StepTexts, e: Envelope, recordSalt: string = newRecordSalt()): { stepHash: string; line: string } {
+export function sealCommitted(
+  profile: RecordProfile,
+  texts: StepTexts,
+  e: Envelope,
+  recordSalt: string = newRecordSalt(),
+): { stepHash: string; line: string } {
   const plan = planOf(profile);
   const salts = saltsOf(plan, recordSalt);
   const digests: string[] = new Array(plan.slots.length);
   for (let i = 0; i < digests.length; i++) {
     const text = texts[plan.slots[i]!];
-    digests[i] = hexUtf8(SLOT_DIGEST_TAG + salts[i]! + (text === undefined ? plan.absent[i]! : plan.open[i]! + text + ']'));
+    digests[i] = hexUtf8(
+      SLOT_DIGEST_TAG + salts[i]! + (text === undefined ? plan.absent[i]! : plan.open[i]! + text + ']'),
+    );
   }
   const envelope = (source: MemberSource): string =>
-    source === 'prev_hash' ? JSON.stringify(e.prevHash) : source === 'seq' ? String(e.seq) : source === 'step_id' ? JSON.stringify(e.stepId) : source === 'ts' ? JSON.stringify(e.ts) : String(profile.version);
+    source === 'prev_hash'
+      ? JSON.stringify(e.prevHash)
+      : source === 'seq'
+        ? String(e.seq)
+        : source === 'step_id'
+          ? JSON.stringify(e.stepId)
+          : source === 'ts'
+            ? JSON.stringify(e.ts)
+            : String(profile.version);
   let pre = '{';
   for (let i = 0; i < plan.preimage.length; i++) {
     const m = plan.preimage[i]!;
-    pre += (i === 0 ? m.first : m.next) + (m.source === 'commitments' ? commitmentsOf(plan, digests) : m.source === 'content' ? texts[m.name]! : envelope(m.source));
+    pre +=
+      (i === 0 ? m.first : m.next) +
+      (m.source === 'commitments'
+        ? commitmentsOf(plan, digests)
+        : m.source === 'content'
+          ? texts[m.name]!
+          : envelope(m.source));
   }
   const stepHash = digestUtf8(pre + '}');
   let line = '{';
@@ -199,8 +263,18 @@ function hashFromSpans(text: string, spans: Spans, skip: ReadonlySet<string>, co
 }
 
 /** The digest of slot i (its hex) from its salt and the member's span in the line (absent: committed as absent). */
-function slotDigestAt(plan: CommitPlan, i: number, salt: string, text: string, span: readonly [number, number] | undefined): string {
-  return hexUtf8(SLOT_DIGEST_TAG + salt + (span === undefined ? plan.absent[i]! : plan.open[i]! + text.slice(span[0], span[1]) + ']'));
+function slotDigestAt(
+  plan: CommitPlan,
+  i: number,
+  salt: string,
+  text: string,
+  span: readonly [number, number] | undefined,
+): string {
+  return hexUtf8(
+    SLOT_DIGEST_TAG +
+      salt +
+      (span === undefined ? plan.absent[i]! : plan.open[i]! + text.slice(span[0], span[1]) + ']'),
+  );
 }
 
 /** The step hash of a stored private-form line, from its member spans (FORMAT §12.3). */
@@ -213,7 +287,8 @@ export function privateStepHash(profile: RecordProfile, text: string, spans: Spa
   const plan = planOf(profile);
   const salts = saltsOf(plan, text.slice(saltSpan[0] + 1, saltSpan[1] - 1));
   const digests: string[] = new Array(plan.slots.length);
-  for (let i = 0; i < digests.length; i++) digests[i] = slotDigestAt(plan, i, salts[i]!, text, spans.get(plan.slots[i]!));
+  for (let i = 0; i < digests.length; i++)
+    digests[i] = slotDigestAt(plan, i, salts[i]!, text, spans.get(plan.slots[i]!));
   return hashFromSpans(text, spans, plan.skipPrivate, commitmentsOf(plan, digests));
 }
 
@@ -243,11 +318,19 @@ export function slotStates(profile: RecordProfile, text: string, spans: Spans): 
     const whole = valueText !== undefined && valueText.startsWith(WHOLE_MARKER_PREFIX) ? wholeMarker(valueText) : null;
     const states = (salt !== undefined ? 1 : 0) + (digest !== undefined ? 1 : 0) + (whole !== null ? 1 : 0);
     if (states !== 1) {
-      out.set(slot, { kind: 'invalid', why: `slot ${slot} must be exactly one of: disclosed (a salt in salts), withheld whole (a redaction marker as its value), a redacted view (a digest in digests)` });
+      out.set(slot, {
+        kind: 'invalid',
+        why: `slot ${slot} must be exactly one of: disclosed (a salt in salts), withheld whole (a redaction marker as its value), a redacted view (a digest in digests)`,
+      });
     } else if (whole !== null) {
       out.set(slot, { kind: 'withheld', digest: whole.commitment, rule: whole.rule });
     } else if (digest !== undefined) {
-      out.set(slot, valueText === undefined ? { kind: 'invalid', why: `slot ${slot} has a digest in digests but no redacted view` } : { kind: 'view', digest: digest as string });
+      out.set(
+        slot,
+        valueText === undefined
+          ? { kind: 'invalid', why: `slot ${slot} has a digest in digests but no redacted view` }
+          : { kind: 'view', digest: digest as string },
+      );
     } else {
       out.set(slot, { kind: 'disclosed', salt: salt as string, present: valueText !== undefined });
     }
@@ -265,7 +348,8 @@ function wholeMarker(valueText: string): { commitment: string; rule: string } | 
     const marker: unknown = JSON.parse(valueText);
     if (!isWithheldMarker(marker)) return null;
     const v = (marker as Record<string, unknown>)[REDACTED_MARKER];
-    if (isObject(v) && typeof v.commitment === 'string' && typeof v.rule === 'string') return { commitment: v.commitment, rule: v.rule };
+    if (isObject(v) && typeof v.commitment === 'string' && typeof v.rule === 'string')
+      return { commitment: v.commitment, rule: v.rule };
   } catch {
     // Not JSON: the scanner has already reported the line.
   }
@@ -281,33 +365,46 @@ export function publicStepHash(profile: RecordProfile, text: string, spans: Span
     const state = states.get(plan.slots[i]!)!;
     if (state.kind === 'invalid') return UNDECIDED;
     // A withheld slot's digest is copied from the line as it stands (the member rules judge its form).
-    digests[i] = state.kind === 'disclosed' ? 'sha256:' + slotDigestAt(plan, i, state.salt, text, spans.get(plan.slots[i]!)) : state.digest;
+    digests[i] =
+      state.kind === 'disclosed'
+        ? 'sha256:' + slotDigestAt(plan, i, state.salt, text, spans.get(plan.slots[i]!))
+        : state.digest;
   }
   return hashFromSpans(text, spans, plan.skipPublic, commitmentsText(plan.slots, digests));
 }
 
 const invalid = (message: string) => ({ message });
 const saltRule: MemberRule = {
-  name: 'salt', required: true, role: 'envelope',
+  name: 'salt',
+  required: true,
+  role: 'envelope',
   check: (text, start, end) => {
     SALT_TEXT.lastIndex = start;
-    return end - start === SALT_HEX_DIGITS + 2 && SALT_TEXT.test(text) ? null : invalid('salt must be 32 lowercase hex digits (128 bits)');
+    return end - start === SALT_HEX_DIGITS + 2 && SALT_TEXT.test(text)
+      ? null
+      : invalid('salt must be 32 lowercase hex digits (128 bits)');
   },
 };
 
 /** `salts` or `digests` of a public-form record: an object whose members are slots, each a salt or a digest. */
 function slotMapRule(name: 'salts' | 'digests', slots: readonly string[], required: boolean): MemberRule {
-  const valueOk = name === 'salts' ? isSaltHex : (v: unknown) => typeof v === 'string' && /^sha256:[0-9a-f]{64}$/.test(v);
+  const valueOk =
+    name === 'salts' ? isSaltHex : (v: unknown) => typeof v === 'string' && /^sha256:[0-9a-f]{64}$/.test(v);
   return {
-    name, required, role: 'envelope',
+    name,
+    required,
+    role: 'envelope',
     check: (text, start, end) => {
       const v = canonicalValue(text, start, end);
       if (!isObject(v)) return invalid(`${name} must be a JSON object`);
       for (const [k, x] of Object.entries(v)) {
-        if (!slots.includes(k)) return invalid(`${name} may name only the slots ${slots.join(', ')} (found ${JSON.stringify(k)})`);
-        if (!valueOk(x)) return invalid(`${name}.${k} must be ${name === 'salts' ? '32 lowercase hex digits' : 'a digest'}`);
+        if (!slots.includes(k))
+          return invalid(`${name} may name only the slots ${slots.join(', ')} (found ${JSON.stringify(k)})`);
+        if (!valueOk(x))
+          return invalid(`${name}.${k} must be ${name === 'salts' ? '32 lowercase hex digits' : 'a digest'}`);
       }
-      if (name === 'digests' && Object.keys(v).length === 0) return invalid('digests, when present, names at least one slot');
+      if (name === 'digests' && Object.keys(v).length === 0)
+        return invalid('digests, when present, names at least one slot');
       return null;
     },
   };
@@ -323,7 +420,11 @@ const byName = (a: MemberRule, b: MemberRule): number => (a.name < b.name ? -1 :
 export function commitProfiles(base: RecordProfile): { stored: RecordProfile; published: RecordProfile } {
   const withoutSalt = base.members.filter((m) => m.name !== 'salt' && m.name !== 'salts' && m.name !== 'digests');
   const storedMembers = [...withoutSalt, saltRule].sort(byName);
-  const publishedMembers = [...withoutSalt, slotMapRule('salts', base.redactable, true), slotMapRule('digests', base.redactable, false)].sort(byName);
+  const publishedMembers = [
+    ...withoutSalt,
+    slotMapRule('salts', base.redactable, true),
+    slotMapRule('digests', base.redactable, false),
+  ].sort(byName);
   const stored: RecordProfile = {
     ...base,
     members: storedMembers,
@@ -345,6 +446,8 @@ export function commitProfiles(base: RecordProfile): { stored: RecordProfile; pu
   };
   // A withheld slot is a marker, not its value: rules between members read it as unknown there.
   const relation = base.relationDefect;
-  if (relation) (published as { relationDefect?: RecordProfile['relationDefect'] }).relationDefect = (value) => relation((name) => (isWithheldMarker(value(name)) ? undefined : value(name)));
+  if (relation)
+    (published as { relationDefect?: RecordProfile['relationDefect'] }).relationDefect = (value) =>
+      relation((name) => (isWithheldMarker(value(name)) ? undefined : value(name)));
   return { stored, published };
 }

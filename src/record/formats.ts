@@ -65,14 +65,18 @@ export type CreatableFormat = typeof FORMAT_V1 | typeof FORMAT_V2 | typeof FORMA
  * slot commitments, §12) when `run` is given or `format` names it, or `stepchain/v3` (§14: every member,
  * element and chunk committed) when `format` names it — the identity is part of the genesis hash.
  */
-export function makeGenesis(options: { journalId?: string; createdAt?: Date | string; run?: RunIdentity; format?: CreatableFormat } = {}): Genesis {
-  const createdAt = typeof options.createdAt === 'string' ? options.createdAt : formatTimestamp(options.createdAt ?? new Date());
+export function makeGenesis(
+  options: { journalId?: string; createdAt?: Date | string; run?: RunIdentity; format?: CreatableFormat } = {},
+): Genesis {
+  const createdAt =
+    typeof options.createdAt === 'string' ? options.createdAt : formatTimestamp(options.createdAt ?? new Date());
   const journalId = options.journalId ?? newStepId();
-  const genesis: Genesis = options.format === FORMAT_V3
-    ? { format: FORMAT_V3, journal_id: journalId, created_at: createdAt, run: options.run ?? {} }
-    : options.run === undefined && options.format !== FORMAT_V2
-      ? { format: FORMAT_V1, journal_id: journalId, created_at: createdAt }
-      : { format: FORMAT_V2, journal_id: journalId, created_at: createdAt, run: options.run ?? {} };
+  const genesis: Genesis =
+    options.format === FORMAT_V3
+      ? { format: FORMAT_V3, journal_id: journalId, created_at: createdAt, run: options.run ?? {} }
+      : options.run === undefined && options.format !== FORMAT_V2
+        ? { format: FORMAT_V1, journal_id: journalId, created_at: createdAt }
+        : { format: FORMAT_V2, journal_id: journalId, created_at: createdAt, run: options.run ?? {} };
   const defect = genesisDefect(genesis);
   if (defect) throw new RecordError('GENESIS_INVALID', defect);
   return genesis;
@@ -84,4 +88,6 @@ export function genesisHash(genesis: Genesis): string {
 }
 
 /** Every member a redaction may stand in, under any format this verifier reads (REDACTION.md §4). */
-export const REDACTABLE_MEMBERS: ReadonlySet<string> = new Set(FORMATS.flatMap((f) => f.records.flatMap((r) => r.redactable)));
+export const REDACTABLE_MEMBERS: ReadonlySet<string> = new Set(
+  FORMATS.flatMap((f) => f.records.flatMap((r) => r.redactable)),
+);

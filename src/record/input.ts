@@ -45,7 +45,8 @@ export interface StepInput {
  * Map, a function or a class instance with methods is not assignable, so TypeScript rejects it at compile
  * time; members may be undefined (they are dropped by toJournalValue, refused by append).
  */
-export type JsonInput = string | number | boolean | null | readonly JsonInput[] | { readonly [key: string]: JsonInput | undefined };
+export type JsonInput =
+  string | number | boolean | null | readonly JsonInput[] | { readonly [key: string]: JsonInput | undefined };
 
 /** StepInput with its content typed as JSON, for callers who want the compiler to refuse what append would. */
 export interface StrictStepInput {
@@ -129,9 +130,13 @@ export function checkStepInput(step: StepInput, profile: RecordProfile = DEFAULT
   let stepId: string | undefined;
   if (step.step_id !== undefined) {
     if (!isValidId(step.step_id)) {
-      throw new RecordError('FIELD_INVALID', `step_id ${JSON.stringify(step.step_id)} is not 1–128 characters from [A-Za-z0-9._:-] starting with a letter or digit`, {
-        location: { path: '/step_id' },
-      });
+      throw new RecordError(
+        'FIELD_INVALID',
+        `step_id ${JSON.stringify(step.step_id)} is not 1–128 characters from [A-Za-z0-9._:-] starting with a letter or digit`,
+        {
+          location: { path: '/step_id' },
+        },
+      );
     }
     stepId = step.step_id;
   }
@@ -139,14 +144,20 @@ export function checkStepInput(step: StepInput, profile: RecordProfile = DEFAULT
   if (step.ts instanceof Date) {
     // A Date is what a caller most often has; it is recorded as its ISO string (an invalid one is refused).
     if (Number.isNaN(step.ts.getTime()) || step.ts.getUTCFullYear() < 0 || step.ts.getUTCFullYear() > 9999) {
-      throw new RecordError('FIELD_INVALID', 'ts is a Date that is invalid or outside years 0000–9999', { location: { path: '/ts' } });
+      throw new RecordError('FIELD_INVALID', 'ts is a Date that is invalid or outside years 0000–9999', {
+        location: { path: '/ts' },
+      });
     }
     ts = formatTimestamp(step.ts);
   } else if (step.ts !== undefined) {
     if (!isValidTimestamp(step.ts)) {
-      throw new RecordError('FIELD_INVALID', `ts ${JSON.stringify(step.ts)} is not an RFC 3339 UTC timestamp with milliseconds, such as 2026-01-31T12:00:00.000Z`, {
-        location: { path: '/ts' },
-      });
+      throw new RecordError(
+        'FIELD_INVALID',
+        `ts ${JSON.stringify(step.ts)} is not an RFC 3339 UTC timestamp with milliseconds, such as 2026-01-31T12:00:00.000Z`,
+        {
+          location: { path: '/ts' },
+        },
+      );
     }
     ts = step.ts;
   }
@@ -159,7 +170,11 @@ const RECORD_SEED_RE = /^[0-9a-f]{64}$/;
 function recordSeedOf(given: unknown): string | undefined {
   if (given === undefined) return undefined;
   if (typeof given !== 'string' || !RECORD_SEED_RE.test(given)) {
-    throw new RecordError('FIELD_INVALID', 'seed must be 64 lowercase hex digits (a record seed copied from another journal)', { location: { path: '/seed' } });
+    throw new RecordError(
+      'FIELD_INVALID',
+      'seed must be 64 lowercase hex digits (a record seed copied from another journal)',
+      { location: { path: '/seed' } },
+    );
   }
   return given;
 }
@@ -168,7 +183,11 @@ function recordSeedOf(given: unknown): string | undefined {
 function recordSaltOf(given: unknown): string | undefined {
   if (given === undefined) return undefined;
   if (typeof given !== 'string' || !RECORD_SALT_RE.test(given)) {
-    throw new RecordError('FIELD_INVALID', 'salt must be 32 lowercase hex digits (a record salt copied from another journal)', { location: { path: '/salt' } });
+    throw new RecordError(
+      'FIELD_INVALID',
+      'salt must be 32 lowercase hex digits (a record salt copied from another journal)',
+      { location: { path: '/salt' } },
+    );
   }
   return given;
 }

@@ -40,14 +40,22 @@ export function isMarker(v: unknown): v is Record<string, unknown> {
 /** Whether a blob marker's body is `{"digest": <digest>, "size": <bytes>}` and nothing else. */
 export function isBlobBody(body: unknown): body is BlobRef {
   if (!isObject(body)) return false;
-  return Object.keys(body).length === 2 && isDigest(body.digest) && typeof body.size === 'number' && Number.isSafeInteger(body.size) && body.size >= 0;
+  return (
+    Object.keys(body).length === 2 &&
+    isDigest(body.digest) &&
+    typeof body.size === 'number' &&
+    Number.isSafeInteger(body.size) &&
+    body.size >= 0
+  );
 }
 
 /** Whether a redaction marker's body is `{"commitment", "rule"}` with an optional `"text"`. */
 export function isRedactedBody(body: unknown): body is RedactedBody {
   if (!isObject(body)) return false;
   for (const k of Object.keys(body)) if (k !== 'commitment' && k !== 'rule' && k !== 'text') return false;
-  return isDigest(body.commitment) && isValidId(body.rule) && (body.text === undefined || typeof body.text === 'string');
+  return (
+    isDigest(body.commitment) && isValidId(body.rule) && (body.text === undefined || typeof body.text === 'string')
+  );
 }
 
 /** The reference when `value` is a well-formed blob marker, else null. */

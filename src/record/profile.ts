@@ -72,7 +72,11 @@ export interface RecordProfile {
    * The step hash of a stored line, given the span of its step_hash value and of every top-level member's
    * value (FORMAT §5.2; a committed record, §12.3, hashes digests of its slots, read from their spans).
    */
-  stepHashOf(text: string, stepHashValue: readonly [number, number], members: ReadonlyMap<string, readonly [number, number]>): string;
+  stepHashOf(
+    text: string,
+    stepHashValue: readonly [number, number],
+    members: ReadonlyMap<string, readonly [number, number]>,
+  ): string;
   /** The idempotency key (FILE-STORE.md §10) from the canonical texts of the content and meta. */
   key(texts: StepTexts): string;
   /** The idempotency key of a parsed record. */

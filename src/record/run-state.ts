@@ -126,8 +126,18 @@ export interface RunState {
 
 export function emptyState(): RunState {
   return {
-    effects: new Map(), models: new Map(), status: 'running', continuation: null, requested: new Set(), inFlight: 0, lastSeq: -1, anomalies: [],
-    byKey: new Map(), byCallId: new Map(), byIntent: new Map(), endedAt: null,
+    effects: new Map(),
+    models: new Map(),
+    status: 'running',
+    continuation: null,
+    requested: new Set(),
+    inFlight: 0,
+    lastSeq: -1,
+    anomalies: [],
+    byKey: new Map(),
+    byCallId: new Map(),
+    byIntent: new Map(),
+    endedAt: null,
   };
 }
 
@@ -145,11 +155,13 @@ export function intentKey(tool: string, args: Json): string {
 /** `meta.resolution` of an outcome record when it is one (RUNS.md §5), else null. */
 export function resolutionOf(meta: unknown): Resolution | null {
   const r = asObject(asObject(meta)?.resolution);
-  if (r === null || typeof r.decision !== 'string' || !(RESOLUTION_DECISIONS as readonly string[]).includes(r.decision)) return null;
+  if (r === null || typeof r.decision !== 'string' || !(RESOLUTION_DECISIONS as readonly string[]).includes(r.decision))
+    return null;
   return { decision: r.decision as ResolutionDecision, by: str(r.by) ?? '', reason: str(r.reason) ?? '' };
 }
 
-const asObject = (v: unknown): Record<string, unknown> | null => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null);
+const asObject = (v: unknown): Record<string, unknown> | null =>
+  v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 const span = (from: string, to: string): number => Date.parse(to) - Date.parse(from);
 
@@ -174,15 +186,28 @@ export function foldRecord(state: RunState, record: StepRecord | StepRecordV3): 
   if (isRunRecord(record)) {
     const r = record;
     const call = asObject(r.tool_call);
-    const anomaly = (code: BoundaryAnomaly['code'], message: string): void => void state.anomalies.push({ seq, code, message });
+    const anomaly = (code: BoundaryAnomaly['code'], message: string): void =>
+      void state.anomalies.push({ seq, code, message });
     switch (r.kind) {
       case 'tool.started':
         if (repeatsStart(state, r.step_id, r.kind, seq)) break;
         state.effects.set(r.step_id, {
-          id: r.step_id, seq, tool: str(call?.name), args: (call?.arguments ?? null) as Json, callId: str(call?.call_id),
-          idempotencyKey: str(call?.idempotency_key), summary: str(call?.summary),
-          status: 'started', startedAt: r.ts, endedAt: null, endSeq: null, durationMs: null, result: null, error: null,
-          resolution: null, retryOf: str(asObject(r.meta)?.retry_of),
+          id: r.step_id,
+          seq,
+          tool: str(call?.name),
+          args: (call?.arguments ?? null) as Json,
+          callId: str(call?.call_id),
+          idempotencyKey: str(call?.idempotency_key),
+          summary: str(call?.summary),
+          status: 'started',
+          startedAt: r.ts,
+          endedAt: null,
+          endSeq: null,
+          durationMs: null,
+          result: null,
+          error: null,
+          resolution: null,
+          retryOf: str(asObject(r.meta)?.retry_of),
         });
         state.inFlight++;
         {
@@ -199,11 +224,17 @@ export function foldRecord(state: RunState, record: StepRecord | StepRecordV3): 
       case 'tool.failed': {
         const e = state.effects.get(r.ref ?? '');
         if (e === undefined) {
-          anomaly(state.models.has(r.ref ?? '') ? 'KIND_MISMATCH' : 'OUTCOME_WITHOUT_START', `${r.kind} at seq ${seq} names ${JSON.stringify(r.ref)}, which is no tool effect started before it`);
+          anomaly(
+            state.models.has(r.ref ?? '') ? 'KIND_MISMATCH' : 'OUTCOME_WITHOUT_START',
+            `${r.kind} at seq ${seq} names ${JSON.stringify(r.ref)}, which is no tool effect started before it`,
+          );
           break;
         }
         if (e.status !== 'started') {
-          anomaly('OUTCOME_REPEATED', `${r.kind} at seq ${seq} for effect ${e.id}, which already ended at seq ${e.endSeq}`);
+          anomaly(
+            'OUTCOME_REPEATED',
+            `${r.kind} at seq ${seq} for effect ${e.id}, which already ended at seq ${e.endSeq}`,
+          );
           break;
         }
         if (r.kind === 'tool.updated') {
@@ -226,18 +257,34 @@ export function foldRecord(state: RunState, record: StepRecord | StepRecordV3): 
       }
       case 'model.started':
         if (repeatsStart(state, r.step_id, r.kind, seq)) break;
-        state.models.set(r.step_id, { id: r.step_id, seq, model: r.model, status: 'started', startedAt: r.ts, endedAt: null, endSeq: null, durationMs: null, error: null });
+        state.models.set(r.step_id, {
+          id: r.step_id,
+          seq,
+          model: r.model,
+          status: 'started',
+          startedAt: r.ts,
+          endedAt: null,
+          endSeq: null,
+          durationMs: null,
+          error: null,
+        });
         state.inFlight++;
         break;
       case 'model.completed':
       case 'model.failed': {
         const m = state.models.get(r.ref ?? '');
         if (m === undefined) {
-          anomaly(state.effects.has(r.ref ?? '') ? 'KIND_MISMATCH' : 'OUTCOME_WITHOUT_START', `${r.kind} at seq ${seq} names ${JSON.stringify(r.ref)}, which is no model request started before it`);
+          anomaly(
+            state.effects.has(r.ref ?? '') ? 'KIND_MISMATCH' : 'OUTCOME_WITHOUT_START',
+            `${r.kind} at seq ${seq} names ${JSON.stringify(r.ref)}, which is no model request started before it`,
+          );
           break;
         }
         if (m.status !== 'started') {
-          anomaly('OUTCOME_REPEATED', `${r.kind} at seq ${seq} for model request ${m.id}, which already ended at seq ${m.endSeq}`);
+          anomaly(
+            'OUTCOME_REPEATED',
+            `${r.kind} at seq ${seq} for model request ${m.id}, which already ended at seq ${m.endSeq}`,
+          );
           break;
         }
         m.status = r.kind === 'model.completed' ? 'completed' : 'failed';
@@ -273,7 +320,11 @@ function repeatsStart(state: RunState, id: string, kind: string, seq: number): b
   const first = state.effects.get(id) ?? state.models.get(id);
   if (first === undefined) return false;
   const what = state.effects.has(id) ? 'tool effect' : 'model request';
-  state.anomalies.push({ seq, code: 'STEP_ID_REPEATED', message: `${kind} at seq ${seq} repeats step_id ${JSON.stringify(id)} of the ${what} started at seq ${first.seq}: the first stands, this one is not read` });
+  state.anomalies.push({
+    seq,
+    code: 'STEP_ID_REPEATED',
+    message: `${kind} at seq ${seq} repeats step_id ${JSON.stringify(id)} of the ${what} started at seq ${first.seq}: the first stands, this one is not read`,
+  });
   return true;
 }
 
@@ -309,7 +360,10 @@ export function kindIsStep(text: string): boolean {
   while (i < text.length) {
     if (text.startsWith(KIND_MEMBER, i)) {
       const end = i + KIND_MEMBER.length + STEP_KIND.length;
-      return text.startsWith(STEP_KIND, i + KIND_MEMBER.length) && (text.charCodeAt(end) === 0x2c || text.charCodeAt(end) === 0x7d);
+      return (
+        text.startsWith(STEP_KIND, i + KIND_MEMBER.length) &&
+        (text.charCodeAt(end) === 0x2c || text.charCodeAt(end) === 0x7d)
+      );
     }
     i = skipString(text, i);
     if (text.charCodeAt(i) !== 0x3a) return false;

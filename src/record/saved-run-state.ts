@@ -33,12 +33,24 @@ interface SavedRunState {
 
 /** The text saved for `state`, folded to its last seq, whose step hash is `stepHash`. */
 export function saveRunState(runId: string, state: RunState, stepHash: string, begun: Begun): string {
-  const inFlight = (id: string): boolean => state.effects.get(id)?.status === 'started' || state.models.get(id)?.status === 'started';
+  const inFlight = (id: string): boolean =>
+    state.effects.get(id)?.status === 'started' || state.models.get(id)?.status === 'started';
   const saved: SavedRunState = {
-    v: 1, run_id: runId, seq: state.lastSeq, step_hash: stepHash,
-    effects: [...state.effects.values()], models: [...state.models.values()], status: state.status, continuation: state.continuation,
-    requested: [...state.requested], in_flight: state.inFlight, anomalies: state.anomalies,
-    by_key: [...state.byKey], by_call_id: [...state.byCallId], by_intent: [...state.byIntent], ended_at: state.endedAt,
+    v: 1,
+    run_id: runId,
+    seq: state.lastSeq,
+    step_hash: stepHash,
+    effects: [...state.effects.values()],
+    models: [...state.models.values()],
+    status: state.status,
+    continuation: state.continuation,
+    requested: [...state.requested],
+    in_flight: state.inFlight,
+    anomalies: state.anomalies,
+    by_key: [...state.byKey],
+    by_call_id: [...state.byCallId],
+    by_intent: [...state.byIntent],
+    ended_at: state.endedAt,
     begun: [...begun].filter(([id]) => inFlight(id)),
   };
   return JSON.stringify(saved);
@@ -53,7 +65,16 @@ export function savedPoint(text: string, runId: string): { seq: number; step_has
     return null;
   }
   const s = saved as Partial<SavedRunState> | null;
-  if (s === null || typeof s !== 'object' || s.v !== 1 || s.run_id !== runId || !Number.isSafeInteger(s.seq) || (s.seq as number) < 0 || typeof s.step_hash !== 'string') return null;
+  if (
+    s === null ||
+    typeof s !== 'object' ||
+    s.v !== 1 ||
+    s.run_id !== runId ||
+    !Number.isSafeInteger(s.seq) ||
+    (s.seq as number) < 0 ||
+    typeof s.step_hash !== 'string'
+  )
+    return null;
   return { seq: s.seq as number, step_hash: s.step_hash, saved };
 }
 
@@ -63,8 +84,17 @@ const isArray = Array.isArray;
 export function restoreRunState(saved: unknown): { state: RunState; begun: Begun } | null {
   const s = saved as SavedRunState;
   const lists = [s.effects, s.models, s.requested, s.anomalies, s.by_key, s.by_call_id, s.by_intent, s.begun];
-  if (!lists.every(isArray) || !Number.isSafeInteger(s.in_flight) || !['running', 'completed', 'failed'].includes(s.status)) return null;
-  if (!(s.continuation === null || Number.isSafeInteger(s.continuation)) || !(s.ended_at === null || typeof s.ended_at === 'string')) return null;
+  if (
+    !lists.every(isArray) ||
+    !Number.isSafeInteger(s.in_flight) ||
+    !['running', 'completed', 'failed'].includes(s.status)
+  )
+    return null;
+  if (
+    !(s.continuation === null || Number.isSafeInteger(s.continuation)) ||
+    !(s.ended_at === null || typeof s.ended_at === 'string')
+  )
+    return null;
   const state = emptyState();
   for (const e of s.effects) {
     if (e === null || typeof e !== 'object' || typeof e.id !== 'string') return null;

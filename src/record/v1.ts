@@ -8,7 +8,16 @@ import type { Json } from '../canonical/json.js';
 import { canonicalValue } from '../canonical/value.js';
 import { isValidId, isValidTimestamp } from './fields.js';
 import { SEQ_RULE, STEP_ID_RULE, TS_RULE, digestRule, envelope, invalid } from './rules.js';
-import { keyOfRecord, keyOfTexts, stepHashWithout, type Envelope, type JournalFormat, type MemberRule, type RecordProfile, type StepTexts } from './profile.js';
+import {
+  keyOfRecord,
+  keyOfTexts,
+  stepHashWithout,
+  type Envelope,
+  type JournalFormat,
+  type MemberRule,
+  type RecordProfile,
+  type StepTexts,
+} from './profile.js';
 
 export const FORMAT_V1 = 'stepchain/v1';
 export const RECORD_VERSION_V1 = 1;
@@ -42,7 +51,12 @@ const content = (name: string): MemberRule => ({ name, required: true, role: 'co
 /** The members in UTF-16 order of their names: the order FORMAT §6.3 step 4 reports them in. */
 const MEMBERS: readonly MemberRule[] = [
   content('input'),
-  { name: 'meta', required: false, role: 'meta', check: (text, start) => (text.charCodeAt(start) === 0x7b ? null : invalid('meta must be a JSON object')) },
+  {
+    name: 'meta',
+    required: false,
+    role: 'meta',
+    check: (text, start) => (text.charCodeAt(start) === 0x7b ? null : invalid('meta must be a JSON object')),
+  },
   content('model'),
   envelope('prev_hash', digestRule('prev_hash')),
   content('prompt'),
@@ -71,18 +85,31 @@ const MEMBERS: readonly MemberRule[] = [
  */
 function sealV1(texts: StepTexts, e: Envelope): { stepHash: string; line: string } {
   const head =
-    '{"input":' + texts.input +
+    '{"input":' +
+    texts.input +
     (texts.meta === undefined ? '' : ',"meta":' + texts.meta) +
-    ',"model":' + texts.model +
-    ',"prev_hash":' + JSON.stringify(e.prevHash) +
-    ',"prompt":' + texts.prompt +
-    ',"result":' + texts.result +
-    ',"seq":' + String(e.seq);
+    ',"model":' +
+    texts.model +
+    ',"prev_hash":' +
+    JSON.stringify(e.prevHash) +
+    ',"prompt":' +
+    texts.prompt +
+    ',"result":' +
+    texts.result +
+    ',"seq":' +
+    String(e.seq);
   const tail =
-    ',"step_id":"' + e.stepId + '"' +
-    ',"tool_call":' + texts.tool_call +
-    ',"ts":"' + e.ts + '"' +
-    ',"v":' + String(RECORD_VERSION_V1) + '}';
+    ',"step_id":"' +
+    e.stepId +
+    '"' +
+    ',"tool_call":' +
+    texts.tool_call +
+    ',"ts":"' +
+    e.ts +
+    '"' +
+    ',"v":' +
+    String(RECORD_VERSION_V1) +
+    '}';
   const stepHash = digestUtf8(head, tail);
   return { stepHash, line: head + ',"step_hash":"' + stepHash + '"' + tail + '\n' };
 }
@@ -105,7 +132,10 @@ export const STEP_V1: RecordProfile = {
   computed: ['v', 'seq', 'prev_hash', 'step_hash'],
   blobFields: new Set(CONTENT_FIELDS),
   redactable: [...CONTENT_FIELDS, 'meta'].sort(),
-  diffFields: { content: [...CONTENT_FIELDS, 'meta'], envelope: ['v', 'seq', 'step_id', 'ts', 'prev_hash', 'step_hash'] },
+  diffFields: {
+    content: [...CONTENT_FIELDS, 'meta'],
+    envelope: ['v', 'seq', 'step_id', 'ts', 'prev_hash', 'step_hash'],
+  },
   seal: sealV1,
   stepHashOf: stepHashWithout,
   key: (texts) => keyOfTexts(CONTENT_FIELDS, texts),
@@ -124,7 +154,8 @@ export const JOURNAL_V1: JournalFormat = {
       return `the genesis must have exactly the members created_at, format, journal_id (found ${keys.join(', ') || 'none'})`;
     }
     if (!isValidId(g.journal_id)) return 'genesis journal_id must be 1–128 characters from [A-Za-z0-9._:-]';
-    if (!isValidTimestamp(g.created_at)) return 'genesis created_at must be an RFC 3339 UTC timestamp with milliseconds';
+    if (!isValidTimestamp(g.created_at))
+      return 'genesis created_at must be an RFC 3339 UTC timestamp with milliseconds';
     return null;
   },
   records: [STEP_V1],

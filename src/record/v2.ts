@@ -21,14 +21,27 @@ export const RECORD_VERSION_V2 = 2;
 /** The kinds of a v2 record (FORMAT §11.3). `step` is a finished step written in one append. */
 export const RECORD_KINDS = [
   'step',
-  'run.started', 'run.completed', 'run.failed',
-  'model.started', 'model.completed', 'model.failed',
-  'tool.started', 'tool.updated', 'tool.completed', 'tool.failed',
+  'run.started',
+  'run.completed',
+  'run.failed',
+  'model.started',
+  'model.completed',
+  'model.failed',
+  'tool.started',
+  'tool.updated',
+  'tool.completed',
+  'tool.failed',
 ] as const;
 export type RecordKind = (typeof RECORD_KINDS)[number];
 const KINDS: ReadonlySet<string> = new Set(RECORD_KINDS);
 /** Kinds that continue a started record and must name it in `ref`. */
-const REF_KINDS: ReadonlySet<string> = new Set(['model.completed', 'model.failed', 'tool.updated', 'tool.completed', 'tool.failed']);
+const REF_KINDS: ReadonlySet<string> = new Set([
+  'model.completed',
+  'model.failed',
+  'tool.updated',
+  'tool.completed',
+  'tool.failed',
+]);
 const FAILED_KINDS: ReadonlySet<string> = new Set(['run.failed', 'model.failed', 'tool.failed']);
 
 /** The caller-facing content fields of a v2 record, in the order the idempotency key and diff list them. */
@@ -72,7 +85,12 @@ export interface StepRecordV2 {
   step_hash: string;
 }
 
-const content = (name: string, check: MemberRule['check'] = null): MemberRule => ({ name, required: true, role: 'content', check });
+const content = (name: string, check: MemberRule['check'] = null): MemberRule => ({
+  name,
+  required: true,
+  role: 'content',
+  check,
+});
 
 const MEMBERS: readonly MemberRule[] = [
   content('error'),
@@ -81,13 +99,20 @@ const MEMBERS: readonly MemberRule[] = [
     const k = canonicalValue(text, start, end);
     return typeof k === 'string' && KINDS.has(k) ? null : invalid(`kind must be one of ${RECORD_KINDS.join(', ')}`);
   }),
-  { name: 'meta', required: false, role: 'meta', check: (text, start) => (text.charCodeAt(start) === 0x7b ? null : invalid('meta must be a JSON object')) },
+  {
+    name: 'meta',
+    required: false,
+    role: 'meta',
+    check: (text, start) => (text.charCodeAt(start) === 0x7b ? null : invalid('meta must be a JSON object')),
+  },
   content('model'),
   envelope('prev_hash', digestRule('prev_hash')),
   content('prompt'),
   content('ref', (text, start, end) => {
     const r = canonicalValue(text, start, end);
-    return r === null || isValidId(r) ? null : invalid('ref must be null or the step_id of an earlier record (1–128 characters from [A-Za-z0-9._:-])');
+    return r === null || isValidId(r)
+      ? null
+      : invalid('ref must be null or the step_id of an earlier record (1–128 characters from [A-Za-z0-9._:-])');
   }),
   content('result'),
   SEQ_RULE,
@@ -99,7 +124,10 @@ const MEMBERS: readonly MemberRule[] = [
     const v = canonicalValue(text, start, end);
     if (v === RECORD_VERSION_V2) return null;
     return typeof v === 'number'
-      ? { code: 'UNSUPPORTED_VERSION', message: `record version ${v} is not supported in a stepchain/v2 journal; it holds version 2` }
+      ? {
+          code: 'UNSUPPORTED_VERSION',
+          message: `record version ${v} is not supported in a stepchain/v2 journal; it holds version 2`,
+        }
       : invalid('v must be the number 2');
   }),
 ];
@@ -114,11 +142,15 @@ function relationDefect(value: (name: string) => unknown): { field: string; mess
   const kind = value('kind');
   if (typeof kind !== 'string' || !KINDS.has(kind)) return null; // the member rule reports it
   const ref = value('ref');
-  if (REF_KINDS.has(kind) && ref === null) return { field: 'ref', message: `a ${kind} record must name the started record it ends in ref` };
-  if (!REF_KINDS.has(kind) && ref !== null && ref !== undefined) return { field: 'ref', message: `a ${kind} record has no ref (ref must be null)` };
+  if (REF_KINDS.has(kind) && ref === null)
+    return { field: 'ref', message: `a ${kind} record must name the started record it ends in ref` };
+  if (!REF_KINDS.has(kind) && ref !== null && ref !== undefined)
+    return { field: 'ref', message: `a ${kind} record has no ref (ref must be null)` };
   const error = value('error');
-  if (FAILED_KINDS.has(kind) && error === null) return { field: 'error', message: `a ${kind} record must carry its error (error must not be null)` };
-  if (!FAILED_KINDS.has(kind) && error !== null && error !== undefined) return { field: 'error', message: `only a failed record carries an error; a ${kind} record has error null` };
+  if (FAILED_KINDS.has(kind) && error === null)
+    return { field: 'error', message: `a ${kind} record must carry its error (error must not be null)` };
+  if (!FAILED_KINDS.has(kind) && error !== null && error !== undefined)
+    return { field: 'error', message: `only a failed record carries an error; a ${kind} record has error null` };
   return null;
 }
 
@@ -138,7 +170,10 @@ const STEP_V2_BASE: RecordProfile = {
   computed: ['v', 'seq', 'prev_hash', 'step_hash'],
   blobFields: new Set(PAYLOAD_FIELDS),
   redactable: [...PAYLOAD_FIELDS, 'meta'].sort(),
-  diffFields: { content: [...CONTENT_FIELDS_V2, 'meta'], envelope: ['v', 'seq', 'step_id', 'ts', 'prev_hash', 'step_hash'] },
+  diffFields: {
+    content: [...CONTENT_FIELDS_V2, 'meta'],
+    envelope: ['v', 'seq', 'step_id', 'ts', 'prev_hash', 'step_hash'],
+  },
   relationDefect,
   seal: () => {
     throw new TypeError('step/v2 is sealed through commitProfiles');
@@ -163,18 +198,28 @@ export const MAX_AGENT_NAME = 256;
 /** Why a run identity breaks FORMAT §11.1, or null. */
 export function runIdentityDefect(run: unknown): string | null {
   if (!isObject(run)) return 'genesis run must be a JSON object';
-  for (const k of Object.keys(run)) if (!RUN_MEMBERS.has(k)) return `unknown member ${JSON.stringify(k)} in the genesis run (allowed: agent, conversation_id, labels, parent_run_id)`;
-  if (run.conversation_id !== undefined && !isValidId(run.conversation_id)) return 'run conversation_id must be 1–128 characters from [A-Za-z0-9._:-] starting with a letter or digit';
-  if (run.parent_run_id !== undefined && !isValidId(run.parent_run_id)) return 'run parent_run_id must be 1–128 characters from [A-Za-z0-9._:-] starting with a letter or digit';
-  if (run.agent !== undefined && (typeof run.agent !== 'string' || run.agent.length === 0 || run.agent.length > MAX_AGENT_NAME)) return `run agent must be a string of 1–${MAX_AGENT_NAME} characters`;
+  for (const k of Object.keys(run))
+    if (!RUN_MEMBERS.has(k))
+      return `unknown member ${JSON.stringify(k)} in the genesis run (allowed: agent, conversation_id, labels, parent_run_id)`;
+  if (run.conversation_id !== undefined && !isValidId(run.conversation_id))
+    return 'run conversation_id must be 1–128 characters from [A-Za-z0-9._:-] starting with a letter or digit';
+  if (run.parent_run_id !== undefined && !isValidId(run.parent_run_id))
+    return 'run parent_run_id must be 1–128 characters from [A-Za-z0-9._:-] starting with a letter or digit';
+  if (
+    run.agent !== undefined &&
+    (typeof run.agent !== 'string' || run.agent.length === 0 || run.agent.length > MAX_AGENT_NAME)
+  )
+    return `run agent must be a string of 1–${MAX_AGENT_NAME} characters`;
   if (run.labels !== undefined) {
     if (!isObject(run.labels)) return 'run labels must be a JSON object of strings';
     const names = Object.keys(run.labels);
     if (names.length > MAX_LABELS) return `run labels hold at most ${MAX_LABELS} names (found ${names.length})`;
     for (const name of names) {
-      if (!LABEL_NAME.test(name)) return `label name ${JSON.stringify(name)} must be 1–64 characters from [A-Za-z0-9._:-] starting with a letter or digit`;
+      if (!LABEL_NAME.test(name))
+        return `label name ${JSON.stringify(name)} must be 1–64 characters from [A-Za-z0-9._:-] starting with a letter or digit`;
       const v = run.labels[name];
-      if (typeof v !== 'string' || v.length > MAX_LABEL_VALUE) return `label ${JSON.stringify(name)} must be a string of at most ${MAX_LABEL_VALUE} characters`;
+      if (typeof v !== 'string' || v.length > MAX_LABEL_VALUE)
+        return `label ${JSON.stringify(name)} must be a string of at most ${MAX_LABEL_VALUE} characters`;
     }
   }
   return null;
@@ -189,7 +234,8 @@ export const JOURNAL_V2: JournalFormat = {
       return `a stepchain/v2 genesis must have exactly the members created_at, format, journal_id, run (found ${keys.join(', ') || 'none'})`;
     }
     if (!isValidId(g.journal_id)) return 'genesis journal_id must be 1–128 characters from [A-Za-z0-9._:-]';
-    if (!isValidTimestamp(g.created_at)) return 'genesis created_at must be an RFC 3339 UTC timestamp with milliseconds';
+    if (!isValidTimestamp(g.created_at))
+      return 'genesis created_at must be an RFC 3339 UTC timestamp with milliseconds';
     return runIdentityDefect(g.run);
   },
   records: [STEP_V2, STEP_V2_PUBLIC],

@@ -18,11 +18,28 @@ import { canonicalValue } from '../canonical/value.js';
 import { digestUtf8, toHex } from '../canonical/sha256.js';
 import { isValidId, isValidTimestamp } from './fields.js';
 import { SEQ_RULE, STEP_ID_RULE, TS_RULE, digestRule, envelope, invalid } from './rules.js';
-import { keyOfRecord, keyOfTexts, stepHashWithout, type Envelope, type JournalFormat, type MemberRule, type RecordProfile, type StepTexts } from './profile.js';
+import {
+  keyOfRecord,
+  keyOfTexts,
+  stepHashWithout,
+  type Envelope,
+  type JournalFormat,
+  type MemberRule,
+  type RecordProfile,
+  type StepTexts,
+} from './profile.js';
 import { runIdentityDefect, type RunIdentity } from './v2.js';
 import { toolNameOf } from './v1.js';
 import { commitRecordTexts } from './v3/commit-texts.js';
-import { CHUNKS_MARKER, CommitError, PART_MARKER, V3_SLOTS, WITHHELD_MARKER, newSeed, seedFromHex } from './v3/commit.js';
+import {
+  CHUNKS_MARKER,
+  CommitError,
+  PART_MARKER,
+  V3_SLOTS,
+  WITHHELD_MARKER,
+  newSeed,
+  seedFromHex,
+} from './v3/commit.js';
 import { KINDS_BY_NAME, KIND_PATTERN, kindRule, type KindSpec } from './v3/kinds.js';
 import { publicRecordProblems } from './v3/public.js';
 
@@ -65,20 +82,32 @@ export interface StepRecordV3 {
 }
 
 const SEED_TEXT = /"[0-9a-f]{64}"/y;
-const content = (name: string, check: MemberRule['check'] = null): MemberRule => ({ name, required: true, role: 'content', check });
+const content = (name: string, check: MemberRule['check'] = null): MemberRule => ({
+  name,
+  required: true,
+  role: 'content',
+  check,
+});
 
 function baseMembers(): MemberRule[] {
   return [
     content('error'),
     content('input'),
     content('kind', kindRule),
-    { name: 'meta', required: false, role: 'meta', check: (text, start) => (text.charCodeAt(start) === 0x7b ? null : invalid('meta must be a JSON object')) },
+    {
+      name: 'meta',
+      required: false,
+      role: 'meta',
+      check: (text, start) => (text.charCodeAt(start) === 0x7b ? null : invalid('meta must be a JSON object')),
+    },
     content('model'),
     envelope('prev_hash', digestRule('prev_hash')),
     content('prompt'),
     content('ref', (text, start, end) => {
       const r = canonicalValue(text, start, end);
-      return r === null || isValidId(r) ? null : invalid('ref must be null or the step_id of an earlier record (1–128 characters from [A-Za-z0-9._:-])');
+      return r === null || isValidId(r)
+        ? null
+        : invalid('ref must be null or the step_id of an earlier record (1–128 characters from [A-Za-z0-9._:-])');
     }),
     content('result'),
     envelope('root', digestRule('root')),
@@ -91,7 +120,10 @@ function baseMembers(): MemberRule[] {
       const v = canonicalValue(text, start, end);
       if (v === RECORD_VERSION_V3) return null;
       return typeof v === 'number'
-        ? { code: 'UNSUPPORTED_VERSION', message: `record version ${v} is not supported in a stepchain/v3 journal; it holds version 3` }
+        ? {
+            code: 'UNSUPPORTED_VERSION',
+            message: `record version ${v} is not supported in a stepchain/v3 journal; it holds version 3`,
+          }
         : invalid('v must be the number 3');
     }),
   ];
@@ -102,13 +134,18 @@ const seedRule: MemberRule = envelope('seed', (text, start, end) => {
   return end - start === 66 && SEED_TEXT.test(text) ? null : invalid('seed must be 64 lowercase hex digits (256 bits)');
 });
 const bindRule: MemberRule = envelope('bind', digestRule('bind'));
-const secretsRule: MemberRule = envelope('secrets', (text, start, end) => (isObject(canonicalValue(text, start, end)) ? null : invalid('secrets must be a JSON object')));
+const secretsRule: MemberRule = envelope('secrets', (text, start, end) =>
+  isObject(canonicalValue(text, start, end)) ? null : invalid('secrets must be a JSON object'),
+);
 
 const byName = (a: MemberRule, b: MemberRule): number => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 const STORED_MEMBERS = [...baseMembers(), seedRule].sort(byName);
 const PUBLIC_MEMBERS = [...baseMembers(), bindRule, secretsRule].sort(byName);
 // erasure (spec/ERASURE.md): the sealed form keeps bind, the other slot keys and the erased slot's salts.
-const objectRule = (name: string): MemberRule => envelope(name, (text, start, end) => (isObject(canonicalValue(text, start, end)) ? null : invalid(`${name} must be a JSON object`)));
+const objectRule = (name: string): MemberRule =>
+  envelope(name, (text, start, end) =>
+    isObject(canonicalValue(text, start, end)) ? null : invalid(`${name} must be a JSON object`),
+  );
 const SEALED_MEMBERS = [...baseMembers(), bindRule, objectRule('keys'), objectRule('salts')].sort(byName);
 
 /** Not a digest: what a record whose envelope cannot be read hashes to, so it never matches (HASH_MISMATCH). */
@@ -130,7 +167,12 @@ export function stepHashV3(bind: string, texts: (name: string) => string | undef
 }
 
 /** The step hash of a stored line from its member spans: B from the line itself (private) or `bind` (public). */
-function lineStepHash(text: string, stepHashSpan: readonly [number, number], spans: ReadonlyMap<string, readonly [number, number]>, bindFromLine: boolean): string {
+function lineStepHash(
+  text: string,
+  stepHashSpan: readonly [number, number],
+  spans: ReadonlyMap<string, readonly [number, number]>,
+  bindFromLine: boolean,
+): string {
   let bind: string;
   if (bindFromLine) {
     // A line without a valid seed is no private v3 record: B of it is never what the writer sealed.
@@ -157,7 +199,25 @@ export function slotValuesOfTexts(texts: StepTexts): Record<string, unknown> {
 }
 
 /** The names of a private line's members in JCS order, each with where its text comes from. */
-const LINE_ORDER = ['error', 'input', 'kind', 'meta', 'model', 'prev_hash', 'prompt', 'ref', 'result', 'root', 'seed', 'seq', 'step_hash', 'step_id', 'tool_call', 'ts', 'v'] as const;
+const LINE_ORDER = [
+  'error',
+  'input',
+  'kind',
+  'meta',
+  'model',
+  'prev_hash',
+  'prompt',
+  'ref',
+  'result',
+  'root',
+  'seed',
+  'seq',
+  'step_hash',
+  'step_id',
+  'tool_call',
+  'ts',
+  'v',
+] as const;
 
 /**
  * Seals a private v3 record from the canonical texts of its content and meta: draws a seed (or takes the
@@ -166,21 +226,31 @@ const LINE_ORDER = ['error', 'input', 'kind', 'meta', 'model', 'prev_hash', 'pro
  */
 export function sealV3(texts: StepTexts, e: Envelope): { stepHash: string; line: string; root: string; bind: string } {
   const seedBytes = e.seed !== undefined ? seedFromHex(e.seed) : newSeed();
-  if (seedBytes === null) throw new CommitError('SECRETS_INVALID', 'a v3 record seed is 64 lowercase hex digits', '/seed');
+  if (seedBytes === null)
+    throw new CommitError('SECRETS_INVALID', 'a v3 record seed is 64 lowercase hex digits', '/seed');
   // The unit tree from the slots' canonical texts, hashed level by level in batches (v3/commit-texts.ts).
   const root = 'sha256:' + toHex(commitRecordTexts(texts, seedBytes));
   const seedHex = e.seed ?? toHex(seedBytes);
   const member = (n: (typeof LINE_ORDER)[number]): string | undefined => {
     switch (n) {
-      case 'prev_hash': return '"' + e.prevHash + '"';
-      case 'root': return '"' + root + '"';
-      case 'seed': return '"' + seedHex + '"';
-      case 'seq': return String(e.seq);
-      case 'step_id': return JSON.stringify(e.stepId);
-      case 'ts': return JSON.stringify(e.ts);
-      case 'v': return String(RECORD_VERSION_V3);
-      case 'step_hash': return undefined;
-      default: return texts[n];
+      case 'prev_hash':
+        return '"' + e.prevHash + '"';
+      case 'root':
+        return '"' + root + '"';
+      case 'seed':
+        return '"' + seedHex + '"';
+      case 'seq':
+        return String(e.seq);
+      case 'step_id':
+        return JSON.stringify(e.stepId);
+      case 'ts':
+        return JSON.stringify(e.ts);
+      case 'v':
+        return String(RECORD_VERSION_V3);
+      case 'step_hash':
+        return undefined;
+      default:
+        return texts[n];
     }
   };
   const pieces: string[] = [];
@@ -208,14 +278,17 @@ function relationDefect(value: (name: string) => unknown): { field: string; mess
   const spec: KindSpec | undefined = KINDS_BY_NAME.get(kind);
   if (spec === undefined) return null;
   const ref = value('ref');
-  if (spec.ref === 'required' && ref === null) return { field: 'ref', message: `a ${kind} record must name the record it continues in ref` };
-  if (spec.ref === 'none' && ref !== null && ref !== undefined) return { field: 'ref', message: `a ${kind} record has no ref (ref must be null)` };
+  if (spec.ref === 'required' && ref === null)
+    return { field: 'ref', message: `a ${kind} record must name the record it continues in ref` };
+  if (spec.ref === 'none' && ref !== null && ref !== undefined)
+    return { field: 'ref', message: `a ${kind} record has no ref (ref must be null)` };
   const error = value('error');
-  if (spec.error === 'required' && error === null) return { field: 'error', message: `a ${kind} record must carry its error (error must not be null)` };
-  if (spec.error === 'none' && error !== null && error !== undefined) return { field: 'error', message: `only a failed record carries an error; a ${kind} record has error null` };
+  if (spec.error === 'required' && error === null)
+    return { field: 'error', message: `a ${kind} record must carry its error (error must not be null)` };
+  if (spec.error === 'none' && error !== null && error !== undefined)
+    return { field: 'error', message: `only a failed record carries an error; a ${kind} record has error null` };
   return null;
 }
-
 
 const BASE: Omit<RecordProfile, 'id' | 'members' | 'memberNames' | 'computed' | 'seal' | 'stepHashOf'> = {
   version: RECORD_VERSION_V3,
@@ -224,7 +297,10 @@ const BASE: Omit<RecordProfile, 'id' | 'members' | 'memberNames' | 'computed' | 
   // v3 has parts (design §8), not blobs: no whole-field blob reference.
   blobFields: new Set<string>(),
   redactable: [...V3_SLOTS],
-  diffFields: { content: [...CONTENT_FIELDS_V3, 'meta'], envelope: ['v', 'seq', 'step_id', 'ts', 'prev_hash', 'root', 'step_hash'] },
+  diffFields: {
+    content: [...CONTENT_FIELDS_V3, 'meta'],
+    envelope: ['v', 'seq', 'step_id', 'ts', 'prev_hash', 'root', 'step_hash'],
+  },
   relationDefect,
   key: (texts) => keyOfTexts(CONTENT_FIELDS_V3, texts),
   recordKey: (record) => keyOfRecord(CONTENT_FIELDS_V3, record),
@@ -275,7 +351,11 @@ export const STEP_V3_SEALED: RecordProfile = {
  * whose values do not give its root hashes to nothing (HASH_MISMATCH) on every verifier path. The
  * publication checks name the cause (ROOT_MISMATCH, SECRETS_INVALID, …; REDACTION.md §13).
  */
-function publicStepHash(text: string, span: readonly [number, number], spans: ReadonlyMap<string, readonly [number, number]>): string {
+function publicStepHash(
+  text: string,
+  span: readonly [number, number],
+  spans: ReadonlyMap<string, readonly [number, number]>,
+): string {
   const h = lineStepHash(text, span, spans, false);
   if (h === UNDECIDED) return h;
   let record: unknown;
@@ -298,12 +378,18 @@ export const JOURNAL_V3: JournalFormat = {
       return `a stepchain/v3 genesis must have exactly the members created_at, format, journal_id, run (found ${keys.join(', ') || 'none'})`;
     }
     if (!isValidId(g.journal_id)) return 'genesis journal_id must be 1–128 characters from [A-Za-z0-9._:-]';
-    if (!isValidTimestamp(g.created_at)) return 'genesis created_at must be an RFC 3339 UTC timestamp with milliseconds';
+    if (!isValidTimestamp(g.created_at))
+      return 'genesis created_at must be an RFC 3339 UTC timestamp with milliseconds';
     return runIdentityDefect(g.run);
   },
   records: [STEP_V3, STEP_V3_PUBLIC, STEP_V3_SEALED],
   // A public-form record carries `bind` and `secrets` (no seed); a sealed one (erasure) `bind` and `keys`; every other record is read as the stored form.
-  select: (member) => (member('seed') === undefined && member('bind') !== undefined ? (member('secrets') === undefined && member('keys') !== undefined ? STEP_V3_SEALED : STEP_V3_PUBLIC) : STEP_V3),
+  select: (member) =>
+    member('seed') === undefined && member('bind') !== undefined
+      ? member('secrets') === undefined && member('keys') !== undefined
+        ? STEP_V3_SEALED
+        : STEP_V3_PUBLIC
+      : STEP_V3,
   memberNames: new Set([...STEP_V3.memberNames, ...STEP_V3_PUBLIC.memberNames, ...STEP_V3_SEALED.memberNames]),
 };
 

@@ -62,16 +62,25 @@ const ANCHOR_MEMBERS = ['commitments', 'format', 'genesis_hash', 'length', 'poli
 
 /** Why `value` is not an anchor block, judged from the block alone (§6.2), or null. */
 export function anchorDefect(value: unknown): string | null {
-  if (isObject(value) && typeof value.format === 'string' && Object.prototype.hasOwnProperty.call(WITHDRAWN_FORMATS, value.format)) return WITHDRAWN_FORMATS[value.format]!;
-  if (!isObject(value) || !hasExactMembers(value, ANCHOR_MEMBERS)) return `anchor must be {${ANCHOR_MEMBERS.map((m) => JSON.stringify(m)).join(',')}} and nothing else`;
-  if (value.format !== REDACTION_FORMAT) return `anchor.format is ${JSON.stringify(value.format)}; this verifier reads ${JSON.stringify(REDACTION_FORMAT)}`;
+  if (
+    isObject(value) &&
+    typeof value.format === 'string' &&
+    Object.prototype.hasOwnProperty.call(WITHDRAWN_FORMATS, value.format)
+  )
+    return WITHDRAWN_FORMATS[value.format]!;
+  if (!isObject(value) || !hasExactMembers(value, ANCHOR_MEMBERS))
+    return `anchor must be {${ANCHOR_MEMBERS.map((m) => JSON.stringify(m)).join(',')}} and nothing else`;
+  if (value.format !== REDACTION_FORMAT)
+    return `anchor.format is ${JSON.stringify(value.format)}; this verifier reads ${JSON.stringify(REDACTION_FORMAT)}`;
   if (!isDigest(value.genesis_hash)) return 'anchor.genesis_hash must be a digest';
   if (!isDigest(value.policy_digest)) return 'anchor.policy_digest must be a digest';
   if (!isSeq(value.length) || value.length < 1) return 'anchor.length must be a positive integer';
-  if (!isSeq(value.redacted_from) || value.redacted_from > value.length) return `anchor.redacted_from must be an integer from 0 to anchor.length (${value.length})`;
+  if (!isSeq(value.redacted_from) || value.redacted_from > value.length)
+    return `anchor.redacted_from must be an integer from 0 to anchor.length (${value.length})`;
   const c = value.commitments;
   const want = value.length - value.redacted_from;
-  if (!Array.isArray(c) || c.length !== want) return `anchor.commitments must hold exactly anchor.length − anchor.redacted_from (${want}) step commitments`;
+  if (!Array.isArray(c) || c.length !== want)
+    return `anchor.commitments must hold exactly anchor.length − anchor.redacted_from (${want}) step commitments`;
   for (let i = 0; i < c.length; i++) if (!isDigest(c[i])) return `anchor.commitments[${i}] is not a digest`;
   return null;
 }
@@ -87,7 +96,13 @@ export function redactionsDefect(value: unknown): string | null {
   let prev: Declaration | null = null;
   for (let i = 0; i < value.length; i++) {
     const d = value[i] as unknown;
-    if (!isObject(d) || !hasExactMembers(d, ['path', 'rule', 'seq']) || !isSeq(d.seq) || typeof d.path !== 'string' || !isValidId(d.rule)) {
+    if (
+      !isObject(d) ||
+      !hasExactMembers(d, ['path', 'rule', 'seq']) ||
+      !isSeq(d.seq) ||
+      typeof d.path !== 'string' ||
+      !isValidId(d.rule)
+    ) {
       return `redactions[${i}] must be {"path": <JSON Pointer>, "rule": <id>, "seq": <seq>}`;
     }
     let tokens: string[];
@@ -96,9 +111,11 @@ export function redactionsDefect(value: unknown): string | null {
     } catch {
       return `redactions[${i}].path is not a JSON Pointer`;
     }
-    if (tokens.length === 0 || !REDACTABLE_MEMBERS.has(tokens[0]!)) return `redactions[${i}].path must point into a content field or meta`;
+    if (tokens.length === 0 || !REDACTABLE_MEMBERS.has(tokens[0]!))
+      return `redactions[${i}].path must point into a content field or meta`;
     const decl = d as unknown as Declaration;
-    if (prev && compareDeclarations(prev, decl) >= 0) return `redactions[${i}] is out of order or repeated: declarations are sorted by seq, then path`;
+    if (prev && compareDeclarations(prev, decl) >= 0)
+      return `redactions[${i}] is out of order or repeated: declarations are sorted by seq, then path`;
     prev = decl;
   }
   return null;
@@ -130,9 +147,14 @@ export const MAX_ANCHOR_DIFFERENCES = 20;
  * sentences; empty when the anchor is true of that journal. Once MAX_ANCHOR_DIFFERENCES are found (the
  * genesis hash counts), no further line is read: the last sentence then names the first step not compared.
  */
-export async function compareAnchor(source: ChainSource, anchor: AnchorBlock, openings: ReadonlyArray<{ seq: number; salt: string }>): Promise<string[]> {
+export async function compareAnchor(
+  source: ChainSource,
+  anchor: AnchorBlock,
+  openings: ReadonlyArray<{ seq: number; salt: string }>,
+): Promise<string[]> {
   const out: string[] = [];
-  if (genesisHash(source.genesis) !== anchor.genesis_hash) out.push(`the journal's genesis hash is ${genesisHash(source.genesis)}, the anchor's ${anchor.genesis_hash}`);
+  if (genesisHash(source.genesis) !== anchor.genesis_hash)
+    out.push(`the journal's genesis hash is ${genesisHash(source.genesis)}, the anchor's ${anchor.genesis_hash}`);
   const salts = new Map(openings.map((o) => [o.seq, saltFromHex(o.salt)]));
   let seq = 0;
   for await (const line of source.lines({ from: 0 })) {
@@ -151,10 +173,14 @@ export async function compareAnchor(source: ChainSource, anchor: AnchorBlock, op
       const salt = salts.get(seq);
       if (!salt) out.push(`step ${seq}: no opening (salt) for its commitment`);
       else if (!isDigest(hash)) out.push(`step ${seq}: the journal's line has no readable step_hash`);
-      else if (stepCommitment(salt, hash) !== anchor.commitments[at]) out.push(`step ${seq}: the anchor's commitment does not open to the journal's step hash ${hash}`);
+      else if (stepCommitment(salt, hash) !== anchor.commitments[at])
+        out.push(`step ${seq}: the anchor's commitment does not open to the journal's step hash ${hash}`);
     }
     seq++;
   }
-  if (seq !== anchor.length) out.push(`the journal has ${seq} steps, the anchor ${anchor.length}${seq > anchor.length ? ' (it has grown since publishing)' : ''}`);
+  if (seq !== anchor.length)
+    out.push(
+      `the journal has ${seq} steps, the anchor ${anchor.length}${seq > anchor.length ? ' (it has grown since publishing)' : ''}`,
+    );
   return out;
 }

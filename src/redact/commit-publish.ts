@@ -27,7 +27,6 @@ import { checkedSalts, envelopeCheck, sweep, type PublishCoreOptions } from './p
 import { resolveOriginals, sourceInvalid, type HeldBlob } from './rechain.js';
 import { redactStep, rulesForStep, type Redaction } from './redact.js';
 
-
 /** A slot withheld whole: its digest stands in the public record; the journal opens it (§12.6). */
 export interface WithheldSlot {
   seq: number;
@@ -55,18 +54,24 @@ const decoder = new TextDecoder('utf-8', { fatal: true });
 
 /** Whether a path rule without detectors ends at the (absent) slot itself: it withholds the slot. */
 function withholdsAbsent(rules: ReturnType<typeof rulesForStep>, slot: string): string | null {
-  for (const r of rules) if (r.detectors.length === 0 && r.paths !== null && r.paths.matches(r.paths.step(r.paths.root(), slot))) return r.id;
+  for (const r of rules)
+    if (r.detectors.length === 0 && r.paths !== null && r.paths.matches(r.paths.step(r.paths.root(), slot)))
+      return r.id;
   return null;
 }
 
 /** Publishes a v2 journal by its policy, in public form, against its own head. */
-export async function planCommittedPublication(source: ChainSource, options: PublishCoreOptions): Promise<CommittedPublication> {
+export async function planCommittedPublication(
+  source: ChainSource,
+  options: PublishCoreOptions,
+): Promise<CommittedPublication> {
   const { policy } = options;
   const salts = checkedSalts(options.salts ?? randomSalts());
   const head = await source.head();
   if (head === null) throw new RedactError('SOURCE_INVALID', 'the journal holds no step; there is nothing to publish');
   const format = formatOf(source.genesis);
-  if (format.records.length < 2) throw sourceInvalid(`a ${format.format} journal has no public form; publish it with planPublication (re-anchored)`);
+  if (format.records.length < 2)
+    throw sourceInvalid(`a ${format.format} journal has no public form; publish it with planPublication (re-anchored)`);
   const envelope = envelopeCheck(policy);
   envelope(source.genesis as unknown as Json, 'the genesis', {});
   const walk = new CommittedWalk(source, format, policy, salts, envelope, head.step_hash);
@@ -95,8 +100,13 @@ export async function planCommittedPublication(source: ChainSource, options: Pub
   });
   sweep(walk.sweepable, [{ text: decoder.decode(plan.manifestBytes), where: 'the manifest' }]);
   return {
-    plan, publication, head: { seq: head.seq, step_hash: head.step_hash }, withheld: walk.withheld,
-    redactions: walk.redactions, declarations, lines: walk.lines.map((l) => l.text),
+    plan,
+    publication,
+    head: { seq: head.seq, step_hash: head.step_hash },
+    withheld: walk.withheld,
+    redactions: walk.redactions,
+    declarations,
+    lines: walk.lines.map((l) => l.text),
   };
 }
 
@@ -128,21 +138,31 @@ class CommittedWalk {
     this.segment = line.segment;
     this.verifier.line(line.text, true);
     const scan = scanCanonical(line.text, {});
-    if (scan.defect || scan.members === null) throw sourceInvalid(`the line of step ${line.seq} is not a canonical JSON object`);
+    if (scan.defect || scan.members === null)
+      throw sourceInvalid(`the line of step ${line.seq} is not a canonical JSON object`);
     const record = JSON.parse(line.text) as Record<string, Json>;
     const profile = this.format.select((name) => record[name]);
     if (profile !== this.format.records[0] || !isSaltHex(record.salt)) {
-      throw sourceInvalid(`step ${line.seq} is not a stored ${this.format.format} record with its salt; publish from the original journal, not from a published copy`);
+      throw sourceInvalid(
+        `step ${line.seq} is not a stored ${this.format.format} record with its salt; publish from the original journal, not from a published copy`,
+      );
     }
     const seq = line.seq;
     this.envelope(record.step_id!, `step ${seq}'s step_id`, { seq, field: 'step_id' });
     this.envelope(record.ts!, `step ${seq}'s ts`, { seq, field: 'ts' });
-    const { originals, blobs } = await resolveOriginals(record, profile, seq, (d) => this.source.blob(d), this.blobCache);
+    const { originals, blobs } = await resolveOriginals(
+      record,
+      profile,
+      seq,
+      (d) => this.source.blob(d),
+      this.blobCache,
+    );
     const { fields: redacted, redactions } = redactStep(this.policy, seq, originals, this.salts, profile);
     const rules = rulesForStep(this.policy, seq, profile.toolName(originals));
 
     const out: Record<string, Json> = {};
-    for (const m of profile.members) if (m.role === 'envelope' && m.name !== 'salt' && record[m.name] !== undefined) out[m.name] = record[m.name]!;
+    for (const m of profile.members)
+      if (m.role === 'envelope' && m.name !== 'salt' && record[m.name] !== undefined) out[m.name] = record[m.name]!;
     for (const f of profile.contentFields) if (!profile.redactable.includes(f)) out[f] = record[f]!;
     const saltsOut: Record<string, string> = {};
     const digests: Record<string, string> = {};
@@ -172,7 +192,12 @@ class CommittedWalk {
     }
     for (const r of redactions) {
       this.sweepable.push(r);
-      if (r.path.indexOf('/', 1) === -1 && out[r.path.slice(1)] !== undefined && wholeRule(out[r.path.slice(1)]) !== null) continue; // the whole slot, declared above
+      if (
+        r.path.indexOf('/', 1) === -1 &&
+        out[r.path.slice(1)] !== undefined &&
+        wholeRule(out[r.path.slice(1)]) !== null
+      )
+        continue; // the whole slot, declared above
       this.redactions.push(r);
       this.declarations.push({ path: r.path, rule: r.rule, seq });
     }
@@ -186,20 +211,29 @@ class CommittedWalk {
   private emit(out: Record<string, Json>, stepHash: string, seq: number): void {
     const text = canonicalJson(out, { refuseReserved: false });
     if (new TextEncoder().encode(text).length + 1 > MAX_LINE_BYTES) {
-      throw new RedactError('LIMIT_EXCEEDED', `the public record of step ${seq} would be a line over ${MAX_LINE_BYTES} bytes (a redacted view of a blob is stored inline)`, {
-        location: { seq }, hint: 'add a rule that withholds the whole field',
-      });
+      throw new RedactError(
+        'LIMIT_EXCEEDED',
+        `the public record of step ${seq} would be a line over ${MAX_LINE_BYTES} bytes (a redacted view of a blob is stored inline)`,
+        {
+          location: { seq },
+          hint: 'add a rule that withholds the whole field',
+        },
+      );
     }
     const scan = scanCanonical(text, {});
     const published = this.format.records[1]!;
-    if (publicStepHash(published, text, scan.members!) !== stepHash) throw sourceInvalid(`the public form of step ${seq} does not hash to its step hash; the record has members this version does not know`);
+    if (publicStepHash(published, text, scan.members!) !== stepHash)
+      throw sourceInvalid(
+        `the public form of step ${seq} does not hash to its step hash; the record has members this version does not know`,
+      );
     this.lines.push({ segment: this.segment!, seq, text });
   }
 
   finish(headSeq: number): void {
     const report = this.verifier.finish();
     if (!report.ok) throw sourceInvalid(`the journal does not verify: ${describeProblem(report.problems[0]!)}`);
-    if (this.lines.length !== headSeq + 1) throw sourceInvalid(`the journal yielded ${this.lines.length} steps; its head is seq ${headSeq}`);
+    if (this.lines.length !== headSeq + 1)
+      throw sourceInvalid(`the journal yielded ${this.lines.length} steps; its head is seq ${headSeq}`);
   }
 }
 
@@ -207,11 +241,24 @@ class CommittedWalk {
 function wholeRule(v: Json | undefined): string | null {
   if (v === null || typeof v !== 'object' || Array.isArray(v)) return null;
   const body = (v as Record<string, Json>)[REDACTED_MARKER];
-  return body !== null && typeof body === 'object' && !Array.isArray(body) && typeof (body as Record<string, Json>).rule === 'string' ? ((body as Record<string, Json>).rule as string) : null;
+  return body !== null &&
+    typeof body === 'object' &&
+    !Array.isArray(body) &&
+    typeof (body as Record<string, Json>).rule === 'string'
+    ? ((body as Record<string, Json>).rule as string)
+    : null;
 }
 
 /** A private salt as a sweep needle: were it anywhere in the public bytes, publishing stops (LEAK_DETECTED). */
 function saltNeedle(seq: number, slot: string, salt: string, what: string): Redaction {
-  return { seq, path: `/${slot}`, rule: `${what} salt`, commitment: '', salt: new Uint8Array(0), value: null, matched: [salt], detected: true };
+  return {
+    seq,
+    path: `/${slot}`,
+    rule: `${what} salt`,
+    commitment: '',
+    salt: new Uint8Array(0),
+    value: null,
+    matched: [salt],
+    detected: true,
+  };
 }
-

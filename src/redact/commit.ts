@@ -26,7 +26,8 @@ const STEP_TAG_BYTES = encoder.encode(STEP_COMMITMENT_TAG);
 
 /** The commitment to `value` under `salt` (32 bytes). Throws RangeError for another salt length. */
 export function commitment(salt: Uint8Array, value: unknown): string {
-  if (!(salt instanceof Uint8Array) || salt.length !== SALT_BYTES) throw new RangeError(`a salt is exactly ${SALT_BYTES} bytes`);
+  if (!(salt instanceof Uint8Array) || salt.length !== SALT_BYTES)
+    throw new RangeError(`a salt is exactly ${SALT_BYTES} bytes`);
   const h = sha256Stream();
   h.update(TAG_BYTES);
   h.update(salt);
@@ -36,7 +37,8 @@ export function commitment(salt: Uint8Array, value: unknown): string {
 
 /** The step commitment to an original step hash under `salt` (32 bytes). Throws RangeError for another salt or a non-digest. */
 export function stepCommitment(salt: Uint8Array, stepHash: string): string {
-  if (!(salt instanceof Uint8Array) || salt.length !== SALT_BYTES) throw new RangeError(`a salt is exactly ${SALT_BYTES} bytes`);
+  if (!(salt instanceof Uint8Array) || salt.length !== SALT_BYTES)
+    throw new RangeError(`a salt is exactly ${SALT_BYTES} bytes`);
   if (!isDigest(stepHash)) throw new RangeError('a step hash is "sha256:" and 64 lowercase hex digits');
   const h = sha256Stream();
   h.update(STEP_TAG_BYTES);
@@ -88,7 +90,8 @@ export function fixedSalts(salts: readonly Uint8Array[]): SaltSource {
   let i = 0;
   return () => {
     const s = salts[i++];
-    if (!s || s.length !== SALT_BYTES) throw new RangeError(`fixed salt ${i - 1} is missing or not ${SALT_BYTES} bytes`);
+    if (!s || s.length !== SALT_BYTES)
+      throw new RangeError(`fixed salt ${i - 1} is missing or not ${SALT_BYTES} bytes`);
     return s;
   };
 }

@@ -10,7 +10,9 @@ import { COMMITTED_PUBLICATION_FORMAT_V3 } from './publication.js';
 export function describePublication(r: PublishedReport): void {
   if (!r.ok) {
     r.proves = [];
-    r.does_not_prove = ['Anything: the published receipt failed verification, so none of its contents can be relied on.'];
+    r.does_not_prove = [
+      'Anything: the published receipt failed verification, so none of its contents can be relied on.',
+    ];
     return;
   }
   if (r.publication?.format === COMMITTED_PUBLICATION_FORMAT_V3) {
@@ -29,21 +31,31 @@ export function describePublication(r: PublishedReport): void {
   r.proves = [
     ...r.proves,
     `Every redaction marker in the chain is declared in the manifest, and every declared redaction (${r.redactions}) has its marker: nothing was dropped or left in silently.`,
-    ...(k === a.length ? ['Nothing was redacted.'] : k > 0 ? [`${k === 1 ? 'Step 0 holds' : `Steps 0–${k - 1} hold`} no redaction; the first redaction is in step ${k}.`] : []),
+    ...(k === a.length
+      ? ['Nothing was redacted.']
+      : k > 0
+        ? [`${k === 1 ? 'Step 0 holds' : `Steps 0–${k - 1} hold`} no redaction; the first redaction is in step ${k}.`]
+        : []),
     ...(r.signed_by
-      ? [`The signer of the manifest vouches for the anchor: an original run of ${a.length} steps from genesis ${a.genesis_hash}, redacted by policy ${a.policy_digest}, ${k === a.length ? 'with nothing redacted' : `with salted commitments to the original hashes of ${steps(k, a.length - 1)}`}.`]
+      ? [
+          `The signer of the manifest vouches for the anchor: an original run of ${a.length} steps from genesis ${a.genesis_hash}, redacted by policy ${a.policy_digest}, ${k === a.length ? 'with nothing redacted' : `with salted commitments to the original hashes of ${steps(k, a.length - 1)}`}.`,
+        ]
       : []),
   ];
   r.does_not_prove = [
     ...r.does_not_prove,
     ...(k < a.length
-      ? [`The original head, or the original hashes of ${steps(k, a.length - 1)}: the anchor holds them only as salted commitments, so that no reader can test guesses of the redacted values against them. The publisher can open the head's commitment (stepchain disclose --hash-only) for someone who already holds the original head.`]
+      ? [
+          `The original head, or the original hashes of ${steps(k, a.length - 1)}: the anchor holds them only as salted commitments, so that no reader can test guesses of the redacted values against them. The publisher can open the head's commitment (stepchain disclose --hash-only) for someone who already holds the original head.`,
+        ]
       : []),
     `That the original run is the one the anchor describes (${k > 0 ? `${steps(0, k - 1)} as published, ` : ''}${k < a.length ? 'the hashes its commitments hide' : 'this head'}): the anchor is the publisher's ${signed}claim. Compare it with a head pinned out of band, or with the original journal (compareAnchor in the library).`,
     'That the redacted steps carry the original content outside the markers: the published chain is a new chain from the first redaction on; only a disclosure (or the original journal) can show what a marker hides.',
     'That the policy removed every secret: it proves only that what was redacted is declared.',
     ...(r.unbound_count > 0
-      ? [`That the text shown in ${plural(r.unbound_count, 'redaction marker')} (its "text": ${unboundPlaces(r)}) is the original text around the redacted value: it is the publisher's rendering, not bound to any head; only a marker's commitment binds the value, and a disclosure checks the text against it.`]
+      ? [
+          `That the text shown in ${plural(r.unbound_count, 'redaction marker')} (its "text": ${unboundPlaces(r)}) is the original text around the redacted value: it is the publisher's rendering, not bound to any head; only a marker's commitment binds the value, and a disclosure checks the text against it.`,
+        ]
       : []),
   ];
 }
@@ -54,7 +66,11 @@ const plural = (n: number, one: string): string => `${n} ${one}${n === 1 ? '' : 
 function unboundPlaces(r: PublishedReport): string {
   const shown = r.unbound.slice(0, 5).map((u) => `seq ${u.seq} ${printablePointer(u.path)}`);
   const more = r.unbound_count - shown.length;
-  return more > 0 ? `${shown.join(', ')} and ${more} more` : shown.length > 1 ? `${shown.slice(0, -1).join(', ')} and ${shown[shown.length - 1]!}` : shown[0]!;
+  return more > 0
+    ? `${shown.join(', ')} and ${more} more`
+    : shown.length > 1
+      ? `${shown.slice(0, -1).join(', ')} and ${shown[shown.length - 1]!}`
+      : shown[0]!;
 }
 
 /** What a v2 publication proves (REDACTION.md §12.7). */
@@ -86,18 +102,20 @@ function describeV3(r: PublishedReport): void {
   r.proves = [
     ...r.proves,
     `The published chain is the original chain: every step hash, the head ${r.head ?? ''} among them, is the one the journal holds, recomputed here from the values shown and the digests of the withheld units.`,
-    'Every value shown is the original value at its place: each member, element, string chunk and member name shown was recomputed here from its salt and is bound to its record\'s root, and so to the head. Nothing is shown that the head does not bind.',
+    "Every value shown is the original value at its place: each member, element, string chunk and member name shown was recomputed here from its salt and is bound to its record's root, and so to the head. Nothing is shown that the head does not bind.",
     `Every withheld unit stands as a withheld marker where the original unit stood, and each is declared in the manifest (${r.redactions}): nothing was withheld or left in silently.`,
     'Nothing about a withheld value can be tested by guessing: its digest is salted with 128 secret bits derived from a record seed that never leaves the journal.',
   ];
   // Erased values (REDACTION.md §13.12): a third state, neither shown nor withheld by the publisher.
   const erased = r.warnings.filter((w) => w.code === 'VALUE_ERASED').length;
   if (erased > 0) {
-    r.proves.push(`${erased === 1 ? '1 value was' : `${erased} values were`} erased from the journal before it was published (each is reported VALUE_ERASED): shown as erased where it stood, neither a value nor withheld by the publisher, and each matches an erasure record of this chain (which record, when, why and by whom). Its digest stays in the chain; the value and its salt no longer exist anywhere.`);
+    r.proves.push(
+      `${erased === 1 ? '1 value was' : `${erased} values were`} erased from the journal before it was published (each is reported VALUE_ERASED): shown as erased where it stood, neither a value nor withheld by the publisher, and each matches an erasure record of this chain (which record, when, why and by whom). Its digest stays in the chain; the value and its salt no longer exist anywhere.`,
+    );
   }
   r.does_not_prove = [
     ...r.does_not_prove,
-    'What a withheld unit holds, its type or its length; a withheld member\'s name and each declaration\'s rule are the publisher\'s word (its place, the object, is bound).',
+    "What a withheld unit holds, its type or its length; a withheld member's name and each declaration's rule are the publisher's word (its place, the object, is bound).",
     'That the policy removed every secret: it proves only that what was withheld is declared.',
   ];
 }

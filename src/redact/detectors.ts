@@ -30,8 +30,7 @@ function regexDetector(id: string, description: string, prefilter: (s: string) =
 
 /** The source text of each regex detector, as the spec lists it. */
 export const DETECTOR_PATTERNS = {
-  'api-key':
-    String.raw`(?<![A-Za-z0-9])sk-[A-Za-z0-9_-]{20,}|(?<![A-Za-z0-9])gh[pousr]_[A-Za-z0-9]{30,}|(?<![A-Za-z0-9])github_pat_[A-Za-z0-9_]{20,}|(?<![A-Za-z0-9])xox[abposr]-[A-Za-z0-9-]{10,}|(?<![A-Za-z0-9])AIza[0-9A-Za-z_-]{35}`,
+  'api-key': String.raw`(?<![A-Za-z0-9])sk-[A-Za-z0-9_-]{20,}|(?<![A-Za-z0-9])gh[pousr]_[A-Za-z0-9]{30,}|(?<![A-Za-z0-9])github_pat_[A-Za-z0-9_]{20,}|(?<![A-Za-z0-9])xox[abposr]-[A-Za-z0-9-]{10,}|(?<![A-Za-z0-9])AIza[0-9A-Za-z_-]{35}`,
   'aws-access-key': String.raw`(?<![A-Z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Z0-9])`,
   'bearer-token': String.raw`(?<![A-Za-z0-9])[Bb][Ee][Aa][Rr][Ee][Rr][ \t]+[A-Za-z0-9._~+/-]{8,}=*`,
   jwt: String.raw`(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*`,
@@ -59,22 +58,51 @@ function findEmails(s: string): Array<[number, number]> {
     while (end > at + 1 && (s[end - 1] === '.' || s[end - 1] === '-')) end--;
     const domain = s.slice(at + 1, end);
     const labels = domain.split('.');
-    if (labels.length < 2 || labels.some((l) => l.length === 0) || !/^[A-Za-z]{2,}$/.test(labels[labels.length - 1]!)) continue;
+    if (labels.length < 2 || labels.some((l) => l.length === 0) || !/^[A-Za-z]{2,}$/.test(labels[labels.length - 1]!))
+      continue;
     out.push([start, end]);
     floor = end;
     from = end;
   }
 }
 
-const has = (...needles: string[]) => (s: string): boolean => needles.some((n) => s.includes(n));
+const has =
+  (...needles: string[]) =>
+  (s: string): boolean =>
+    needles.some((n) => s.includes(n));
 
 export const DETECTORS: ReadonlyMap<string, Detector> = new Map(
   [
-    regexDetector('api-key', 'API keys: OpenAI sk-…/sk-proj-…, Anthropic sk-ant-…, GitHub ghp_…/github_pat_…, Slack xox?-…, Google AIza…', has('sk-', 'gh', 'github_pat_', 'xox', 'AIza'), new RegExp(DETECTOR_PATTERNS['api-key'], 'g')),
-    regexDetector('aws-access-key', 'AWS access key ids: AKIA or ASIA and 16 upper-case letters or digits', has('AKIA', 'ASIA'), new RegExp(DETECTOR_PATTERNS['aws-access-key'], 'g')),
-    regexDetector('bearer-token', 'HTTP bearer credentials: "Bearer <token>" (any case), scheme and token', (s) => /[Bb][Ee][Aa][Rr][Ee][Rr]/.test(s), new RegExp(DETECTOR_PATTERNS['bearer-token'], 'g')),
-    regexDetector('jwt', 'JSON Web Tokens: three base64url segments, the header starting eyJ', has('eyJ'), new RegExp(DETECTOR_PATTERNS.jwt, 'g')),
-    regexDetector('private-key', 'PEM private keys: from -----BEGIN … PRIVATE KEY----- to its END line (or the end of the string)', has('PRIVATE KEY-----'), new RegExp(DETECTOR_PATTERNS['private-key'], 'g')),
+    regexDetector(
+      'api-key',
+      'API keys: OpenAI sk-…/sk-proj-…, Anthropic sk-ant-…, GitHub ghp_…/github_pat_…, Slack xox?-…, Google AIza…',
+      has('sk-', 'gh', 'github_pat_', 'xox', 'AIza'),
+      new RegExp(DETECTOR_PATTERNS['api-key'], 'g'),
+    ),
+    regexDetector(
+      'aws-access-key',
+      'AWS access key ids: AKIA or ASIA and 16 upper-case letters or digits',
+      has('AKIA', 'ASIA'),
+      new RegExp(DETECTOR_PATTERNS['aws-access-key'], 'g'),
+    ),
+    regexDetector(
+      'bearer-token',
+      'HTTP bearer credentials: "Bearer <token>" (any case), scheme and token',
+      (s) => /[Bb][Ee][Aa][Rr][Ee][Rr]/.test(s),
+      new RegExp(DETECTOR_PATTERNS['bearer-token'], 'g'),
+    ),
+    regexDetector(
+      'jwt',
+      'JSON Web Tokens: three base64url segments, the header starting eyJ',
+      has('eyJ'),
+      new RegExp(DETECTOR_PATTERNS.jwt, 'g'),
+    ),
+    regexDetector(
+      'private-key',
+      'PEM private keys: from -----BEGIN … PRIVATE KEY----- to its END line (or the end of the string)',
+      has('PRIVATE KEY-----'),
+      new RegExp(DETECTOR_PATTERNS['private-key'], 'g'),
+    ),
     { id: 'email', description: 'e-mail addresses: local@domain.tld', find: findEmails } satisfies Detector,
   ].map((d) => [d.id, d] as const),
 );
@@ -99,7 +127,8 @@ export interface Match {
  */
 export function findSecrets(s: string, ids: readonly string[]): Match[] {
   const all: Match[] = [];
-  for (const id of ids) for (const [start, end] of DETECTORS.get(id)!.find(s)) if (end > start) all.push({ start, end, detector: id });
+  for (const id of ids)
+    for (const [start, end] of DETECTORS.get(id)!.find(s)) if (end > start) all.push({ start, end, detector: id });
   if (all.length <= 1) return all;
   all.sort((a, b) => a.start - b.start || ids.indexOf(a.detector) - ids.indexOf(b.detector));
   const out: Match[] = [];

@@ -38,23 +38,35 @@ export interface HashDisclosureReport {
 /** Builds the hash disclosure of step `seq` (default: the last committed step, the original head) from a secrets file. */
 export function discloseHashFromSecrets(secrets: unknown, seq?: number): HashDisclosureProof {
   assertSecrets(secrets);
-  if (seq !== undefined && !isSeq(seq)) throw new RedactError('ARGUMENT_INVALID', 'a hash disclosure needs a seq (non-negative integer)');
+  if (seq !== undefined && !isSeq(seq))
+    throw new RedactError('ARGUMENT_INVALID', 'a hash disclosure needs a seq (non-negative integer)');
   let at = seq ?? -1;
   if (seq === undefined) for (const o of secrets.steps) if (isObject(o) && isSeq(o.seq) && o.seq > at) at = o.seq;
   const o = at >= 0 ? openingFromSecrets(secrets, at) : null;
   if (!o) {
-    throw new RedactError('NOT_REDACTED', seq === undefined
-      ? 'nothing was redacted, so the anchor commits to no step hash: the original head is the published head'
-      : `the anchor commits to no hash of step ${seq}: steps before the first redaction are published with their original hashes`, { location: { seq: at } });
+    throw new RedactError(
+      'NOT_REDACTED',
+      seq === undefined
+        ? 'nothing was redacted, so the anchor commits to no step hash: the original head is the published head'
+        : `the anchor commits to no hash of step ${seq}: steps before the first redaction are published with their original hashes`,
+      { location: { seq: at } },
+    );
   }
-  return { format: HASH_DISCLOSURE_FORMAT, manifest_digest: secrets.manifest_digest, salt: o.salt, seq: at, step_hash: o.step_hash };
+  return {
+    format: HASH_DISCLOSURE_FORMAT,
+    manifest_digest: secrets.manifest_digest,
+    salt: o.salt,
+    seq: at,
+    step_hash: o.step_hash,
+  };
 }
 
 function hashProofDefect(proof: unknown): string | null {
   if (!isObject(proof) || !hasExactMembers(proof, ['format', 'manifest_digest', 'salt', 'seq', 'step_hash'])) {
     return 'a hash disclosure has exactly the members format, manifest_digest, salt, seq and step_hash';
   }
-  if (proof.format !== HASH_DISCLOSURE_FORMAT) return `format is ${JSON.stringify(proof.format)}, not ${JSON.stringify(HASH_DISCLOSURE_FORMAT)}`;
+  if (proof.format !== HASH_DISCLOSURE_FORMAT)
+    return `format is ${JSON.stringify(proof.format)}, not ${JSON.stringify(HASH_DISCLOSURE_FORMAT)}`;
   if (!isDigest(proof.manifest_digest)) return 'manifest_digest must be a digest';
   if (!isSeq(proof.seq)) return 'seq must be a non-negative integer';
   if (saltFromHex(proof.salt) === null) return 'salt must be 64 lowercase hex digits (32 bytes)';
@@ -67,8 +79,21 @@ function hashProofDefect(proof: unknown): string | null {
  * proof names its manifest, and SHA-256 over the tag, salt and step hash gives the anchor's commitment for
  * that seq. Never throws.
  */
-export async function verifyHashDisclosure(receipt: ByteInput, proof: unknown, options: Omit<VerifyPublishedOptions, 'locate'> = {}): Promise<HashDisclosureReport> {
-  const report: HashDisclosureReport = { ok: false, problems: [], seq: null, step_hash: null, head: false, manifest_digest: null, receipt: null, proves: [] };
+export async function verifyHashDisclosure(
+  receipt: ByteInput,
+  proof: unknown,
+  options: Omit<VerifyPublishedOptions, 'locate'> = {},
+): Promise<HashDisclosureReport> {
+  const report: HashDisclosureReport = {
+    ok: false,
+    problems: [],
+    seq: null,
+    step_hash: null,
+    head: false,
+    manifest_digest: null,
+    receipt: null,
+    proves: [],
+  };
   const fail = (code: DisclosureProblemCode, message: string): HashDisclosureReport => {
     report.problems.push({ code, message });
     return report;
@@ -82,14 +107,28 @@ export async function verifyHashDisclosure(receipt: ByteInput, proof: unknown, o
   report.manifest_digest = published.manifest_digest;
   if (!published.ok || !published.anchor) {
     const first = published.problems[0];
-    return fail('RECEIPT_INVALID', `the receipt does not verify as a published receipt${first ? `: ${first.code}: ${first.message}` : ''}`);
+    return fail(
+      'RECEIPT_INVALID',
+      `the receipt does not verify as a published receipt${first ? `: ${first.code}: ${first.message}` : ''}`,
+    );
   }
-  if (published.manifest_digest !== p.manifest_digest) return fail('MANIFEST_MISMATCH', `the proof is for the receipt with manifest ${p.manifest_digest}; this receipt's manifest is ${published.manifest_digest}`);
+  if (published.manifest_digest !== p.manifest_digest)
+    return fail(
+      'MANIFEST_MISMATCH',
+      `the proof is for the receipt with manifest ${p.manifest_digest}; this receipt's manifest is ${published.manifest_digest}`,
+    );
   const a = published.anchor;
   if (p.seq >= a.length) return fail('NOT_REDACTED', `the receipt has no step ${p.seq}`);
-  if (p.seq < a.redacted_from) return fail('NOT_REDACTED', `the anchor commits to no hash of step ${p.seq}: steps before the first redaction (seq ${a.redacted_from}) are published with their original hashes`);
+  if (p.seq < a.redacted_from)
+    return fail(
+      'NOT_REDACTED',
+      `the anchor commits to no hash of step ${p.seq}: steps before the first redaction (seq ${a.redacted_from}) are published with their original hashes`,
+    );
   if (stepCommitment(saltFromHex(p.salt)!, p.step_hash) !== a.commitments[p.seq - a.redacted_from]) {
-    return fail('ANCHOR_MISMATCH', `SHA-256 over the salt and ${p.step_hash} is not the anchor's commitment for step ${p.seq}`);
+    return fail(
+      'ANCHOR_MISMATCH',
+      `SHA-256 over the salt and ${p.step_hash} is not the anchor's commitment for step ${p.seq}`,
+    );
   }
   report.ok = true;
   report.step_hash = p.step_hash;

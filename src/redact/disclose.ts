@@ -55,32 +55,60 @@ export interface DisclosureProof {
 }
 
 export function secretsFile(
-  manifestDigest: string, redactions: readonly Redaction[], unblobbed: ReadonlyArray<{ seq: number; fields: string[] }>, steps: readonly StepOpening[],
+  manifestDigest: string,
+  redactions: readonly Redaction[],
+  unblobbed: ReadonlyArray<{ seq: number; fields: string[] }>,
+  steps: readonly StepOpening[],
 ): SecretsFile {
   return {
     format: SECRETS_FORMAT,
     manifest_digest: manifestDigest,
-    redactions: redactions.map((r) => ({ commitment: r.commitment, path: r.path, rule: r.rule, salt: saltToHex(r.salt), seq: r.seq, value: r.value })),
+    redactions: redactions.map((r) => ({
+      commitment: r.commitment,
+      path: r.path,
+      rule: r.rule,
+      salt: saltToHex(r.salt),
+      seq: r.seq,
+      value: r.value,
+    })),
     steps: steps.map((o) => ({ salt: o.salt, seq: o.seq, step_hash: o.step_hash })),
     unblobbed: unblobbed.map((u) => ({ fields: [...u.fields], seq: u.seq })),
   };
 }
 
 /** Checks the secrets file's outline (format, manifest digest, redactions, steps); throws SECRETS_INVALID. */
-export function assertSecrets(secrets: unknown): asserts secrets is Record<string, unknown> & { manifest_digest: string; redactions: unknown[]; steps: unknown[] } {
+export function assertSecrets(
+  secrets: unknown,
+): asserts secrets is Record<string, unknown> & { manifest_digest: string; redactions: unknown[]; steps: unknown[] } {
   if (isObject(secrets) && secrets.format === WITHDRAWN_SECRETS) {
-    throw new RedactError('SECRETS_INVALID', `this secrets file (${WITHDRAWN_SECRETS}) belongs to a receipt whose anchor format is withdrawn: ${WITHDRAWN_FORMATS['stepchain-redaction/v1']!}`);
+    throw new RedactError(
+      'SECRETS_INVALID',
+      `this secrets file (${WITHDRAWN_SECRETS}) belongs to a receipt whose anchor format is withdrawn: ${WITHDRAWN_FORMATS['stepchain-redaction/v1']!}`,
+    );
   }
-  if (!isObject(secrets) || secrets.format !== SECRETS_FORMAT || !isDigest(secrets.manifest_digest) || !Array.isArray(secrets.redactions) || !Array.isArray(secrets.steps)) {
-    throw new RedactError('SECRETS_INVALID', `not a secrets file (expected {"format": "${SECRETS_FORMAT}", "manifest_digest", "redactions", "steps", "unblobbed"})`);
+  if (
+    !isObject(secrets) ||
+    secrets.format !== SECRETS_FORMAT ||
+    !isDigest(secrets.manifest_digest) ||
+    !Array.isArray(secrets.redactions) ||
+    !Array.isArray(secrets.steps)
+  ) {
+    throw new RedactError(
+      'SECRETS_INVALID',
+      `not a secrets file (expected {"format": "${SECRETS_FORMAT}", "manifest_digest", "redactions", "steps", "unblobbed"})`,
+    );
   }
 }
 
 /** The secrets file's opening of step `seq`'s commitment, checked; null when the file has none for it. */
-export function openingFromSecrets(secrets: { steps: unknown[] }, seq: number): { salt: string; step_hash: string } | null {
+export function openingFromSecrets(
+  secrets: { steps: unknown[] },
+  seq: number,
+): { salt: string; step_hash: string } | null {
   const o = secrets.steps.find((x) => isObject(x) && x.seq === seq);
   if (o === undefined) return null;
-  if (!isObject(o) || saltFromHex(o.salt) === null || !isDigest(o.step_hash)) throw new RedactError('SECRETS_INVALID', `the secrets file's opening of step ${seq} is damaged`);
+  if (!isObject(o) || saltFromHex(o.salt) === null || !isDigest(o.step_hash))
+    throw new RedactError('SECRETS_INVALID', `the secrets file's opening of step ${seq} is damaged`);
   return { salt: o.salt as string, step_hash: o.step_hash };
 }
 
@@ -97,24 +125,46 @@ export const isPointer = (v: unknown): v is string => {
 /** Builds the proof for one location from a secrets file; throws RedactError when it cannot. */
 export function discloseFromSecrets(secrets: unknown, seq: number, path: string): DisclosureProof {
   assertSecrets(secrets);
-  if (!isSeq(seq) || !isPointer(path)) throw new RedactError('ARGUMENT_INVALID', 'disclose needs a seq (non-negative integer) and a JSON Pointer path such as /tool_call/arguments/api_key');
-  const entry = (secrets.redactions as unknown[]).find((e) => isObject(e) && e.seq === seq && e.path === path) as Record<string, unknown> | undefined;
+  if (!isSeq(seq) || !isPointer(path))
+    throw new RedactError(
+      'ARGUMENT_INVALID',
+      'disclose needs a seq (non-negative integer) and a JSON Pointer path such as /tool_call/arguments/api_key',
+    );
+  const entry = (secrets.redactions as unknown[]).find((e) => isObject(e) && e.seq === seq && e.path === path) as
+    Record<string, unknown> | undefined;
   if (!entry) {
-    const here = (secrets.redactions as unknown[]).filter((e) => isObject(e) && e.seq === seq).map((e) => (e as { path: string }).path);
-    throw new RedactError('NOT_REDACTED', `nothing was redacted at seq ${seq}, ${path}${here.length ? `; redacted paths in that step: ${here.slice(0, 10).join(', ')}${here.length > 10 ? ', …' : ''}` : ''}`, { location: { seq, path } });
+    const here = (secrets.redactions as unknown[])
+      .filter((e) => isObject(e) && e.seq === seq)
+      .map((e) => (e as { path: string }).path);
+    throw new RedactError(
+      'NOT_REDACTED',
+      `nothing was redacted at seq ${seq}, ${path}${here.length ? `; redacted paths in that step: ${here.slice(0, 10).join(', ')}${here.length > 10 ? ', …' : ''}` : ''}`,
+      { location: { seq, path } },
+    );
   }
   const salt = saltFromHex(entry.salt);
-  if (!salt || !isDigest(entry.commitment) || !isValidId(entry.rule) || !('value' in entry)) throw new RedactError('SECRETS_INVALID', `the secrets file's entry for seq ${seq}, ${path} is damaged`);
+  if (!salt || !isDigest(entry.commitment) || !isValidId(entry.rule) || !('value' in entry))
+    throw new RedactError('SECRETS_INVALID', `the secrets file's entry for seq ${seq}, ${path} is damaged`);
   let recomputed: string;
   try {
     recomputed = commitment(salt, entry.value);
   } catch {
     throw new RedactError('SECRETS_INVALID', `the secrets file's value for seq ${seq}, ${path} is not I-JSON`);
   }
-  if (recomputed !== entry.commitment) throw new RedactError('SECRETS_INVALID', `the secrets file's salt and value for seq ${seq}, ${path} do not match its commitment`);
+  if (recomputed !== entry.commitment)
+    throw new RedactError(
+      'SECRETS_INVALID',
+      `the secrets file's salt and value for seq ${seq}, ${path} do not match its commitment`,
+    );
   return {
-    commitment: entry.commitment, format: DISCLOSURE_FORMAT, manifest_digest: secrets.manifest_digest, path, rule: entry.rule as string,
-    salt: entry.salt as string, seq, value: entry.value as Json,
+    commitment: entry.commitment,
+    format: DISCLOSURE_FORMAT,
+    manifest_digest: secrets.manifest_digest,
+    path,
+    rule: entry.rule as string,
+    salt: entry.salt as string,
+    seq,
+    value: entry.value as Json,
   };
 }
 
@@ -153,10 +203,14 @@ export interface DisclosureReport {
 
 /** Why `proof` is not a disclosure document, or null. */
 export function proofDefect(proof: unknown): string | null {
-  if (!isObject(proof) || !hasExactMembers(proof, ['commitment', 'format', 'manifest_digest', 'path', 'rule', 'salt', 'seq', 'value'])) {
+  if (
+    !isObject(proof) ||
+    !hasExactMembers(proof, ['commitment', 'format', 'manifest_digest', 'path', 'rule', 'salt', 'seq', 'value'])
+  ) {
     return 'a disclosure proof has exactly the members commitment, format, manifest_digest, path, rule, salt, seq and value';
   }
-  if (proof.format !== DISCLOSURE_FORMAT) return `format is ${JSON.stringify(proof.format)}, not ${JSON.stringify(DISCLOSURE_FORMAT)}`;
+  if (proof.format !== DISCLOSURE_FORMAT)
+    return `format is ${JSON.stringify(proof.format)}, not ${JSON.stringify(DISCLOSURE_FORMAT)}`;
   if (!isDigest(proof.manifest_digest)) return 'manifest_digest must be a digest';
   if (!isDigest(proof.commitment)) return 'commitment must be a digest';
   if (!isSeq(proof.seq)) return 'seq must be a non-negative integer';
@@ -192,8 +246,22 @@ export function textFits(text: string, value: string): boolean {
  * receipt), the proof names its manifest, a marker stands at the proof's seq and path with the same rule
  * and commitment, and SHA-256 over the tag, salt and value gives that commitment. Never throws.
  */
-export async function verifyDisclosure(receipt: ByteInput, proof: unknown, options: Omit<VerifyPublishedOptions, 'locate'> = {}): Promise<DisclosureReport> {
-  const report: DisclosureReport = { ok: false, problems: [], seq: null, path: null, rule: null, value: null, manifest_digest: null, receipt: null, proves: [] };
+export async function verifyDisclosure(
+  receipt: ByteInput,
+  proof: unknown,
+  options: Omit<VerifyPublishedOptions, 'locate'> = {},
+): Promise<DisclosureReport> {
+  const report: DisclosureReport = {
+    ok: false,
+    problems: [],
+    seq: null,
+    path: null,
+    rule: null,
+    value: null,
+    manifest_digest: null,
+    receipt: null,
+    proves: [],
+  };
   const defect = proofDefect(proof);
   if (defect) {
     report.problems.push({ code: 'PROOF_INVALID', message: defect });
@@ -208,28 +276,48 @@ export async function verifyDisclosure(receipt: ByteInput, proof: unknown, optio
   report.manifest_digest = published.manifest_digest;
   if (!published.ok) {
     const first = published.problems[0];
-    report.problems.push({ code: 'RECEIPT_INVALID', message: `the receipt does not verify as a published receipt${first ? `: ${first.code}: ${first.message}` : ''}` });
+    report.problems.push({
+      code: 'RECEIPT_INVALID',
+      message: `the receipt does not verify as a published receipt${first ? `: ${first.code}: ${first.message}` : ''}`,
+    });
     return report;
   }
   if (published.manifest_digest !== p.manifest_digest) {
-    report.problems.push({ code: 'MANIFEST_MISMATCH', message: `the proof is for the receipt with manifest ${p.manifest_digest}; this receipt's manifest is ${published.manifest_digest}` });
+    report.problems.push({
+      code: 'MANIFEST_MISMATCH',
+      message: `the proof is for the receipt with manifest ${p.manifest_digest}; this receipt's manifest is ${published.manifest_digest}`,
+    });
     return report;
   }
   const marker = published.located;
   if (!marker) {
-    report.problems.push({ code: 'NOT_REDACTED', message: `no redaction marker stands at seq ${p.seq}, ${p.path} in this receipt` });
+    report.problems.push({
+      code: 'NOT_REDACTED',
+      message: `no redaction marker stands at seq ${p.seq}, ${p.path} in this receipt`,
+    });
     return report;
   }
   if (marker.rule !== p.rule || marker.commitment !== p.commitment) {
-    report.problems.push({ code: 'MARKER_MISMATCH', message: `the marker at seq ${p.seq}, ${p.path} is rule ${JSON.stringify(marker.rule)} with commitment ${marker.commitment}; the proof claims rule ${JSON.stringify(p.rule)} with ${p.commitment}` });
+    report.problems.push({
+      code: 'MARKER_MISMATCH',
+      message: `the marker at seq ${p.seq}, ${p.path} is rule ${JSON.stringify(marker.rule)} with commitment ${marker.commitment}; the proof claims rule ${JSON.stringify(p.rule)} with ${p.commitment}`,
+    });
     return report;
   }
   if (commitment(saltFromHex(p.salt)!, p.value) !== marker.commitment) {
-    report.problems.push({ code: 'COMMITMENT_MISMATCH', message: 'SHA-256 over the salt and the disclosed value is not the marker\'s commitment: the value (or salt) is not the redacted one' });
+    report.problems.push({
+      code: 'COMMITMENT_MISMATCH',
+      message:
+        "SHA-256 over the salt and the disclosed value is not the marker's commitment: the value (or salt) is not the redacted one",
+    });
     return report;
   }
   if (marker.text !== undefined && (typeof p.value !== 'string' || !textFits(marker.text, p.value))) {
-    report.problems.push({ code: 'TEXT_MISMATCH', message: 'the marker\'s text (the string with its secrets replaced by placeholders) cannot have come from the disclosed value' });
+    report.problems.push({
+      code: 'TEXT_MISMATCH',
+      message:
+        "the marker's text (the string with its secrets replaced by placeholders) cannot have come from the disclosed value",
+    });
     return report;
   }
   report.ok = true;
@@ -239,7 +327,9 @@ export async function verifyDisclosure(receipt: ByteInput, proof: unknown, optio
     // Issue 32: in a v2 publication such a marker stands in a redacted view, whose text (the marker included)
     // no head binds: the proof ties the value to this receipt's marker only.
     ...(published.publication
-      ? ['The marker stands in a redacted view, which is NOT bound to the original head: anyone holding the receipt could have written the marker, so this ties the value to this receipt only. An opening of the slot (stepchain-opening/v1) binds it to the head.']
+      ? [
+          'The marker stands in a redacted view, which is NOT bound to the original head: anyone holding the receipt could have written the marker, so this ties the value to this receipt only. An opening of the slot (stepchain-opening/v1) binds it to the head.',
+        ]
       : []),
     ...(published.signed_by ? [`That receipt is signed by ${published.signed_by}.`] : []),
   ];

@@ -8,9 +8,27 @@ import { readKeyFile, writePlanToFile, type ExportResult } from '../receipt/node
 import { writeReceipt } from '../receipt/writer.js';
 import { verifyReceiptFile } from '../receipt/node.js';
 import type { SaltSource } from './commit.js';
-import { discloseFromSecrets, secretsFile, verifyDisclosure, type DisclosureProof, type DisclosureReport, type SecretsFile } from './disclose.js';
-import { HASH_DISCLOSURE_FORMAT, discloseHashFromSecrets, verifyHashDisclosure, type HashDisclosureProof, type HashDisclosureReport } from './disclose-hash.js';
-import { discloseStepFromSecrets, verifyStepDisclosure, type StepDisclosureProof, type StepDisclosureReport } from './disclose-step.js';
+import {
+  discloseFromSecrets,
+  secretsFile,
+  verifyDisclosure,
+  type DisclosureProof,
+  type DisclosureReport,
+  type SecretsFile,
+} from './disclose.js';
+import {
+  HASH_DISCLOSURE_FORMAT,
+  discloseHashFromSecrets,
+  verifyHashDisclosure,
+  type HashDisclosureProof,
+  type HashDisclosureReport,
+} from './disclose-hash.js';
+import {
+  discloseStepFromSecrets,
+  verifyStepDisclosure,
+  type StepDisclosureProof,
+  type StepDisclosureReport,
+} from './disclose-step.js';
 import { RedactError } from './errors.js';
 import { compilePolicy, parsePolicyText, type Policy, type PolicyDocument } from './policy.js';
 import { planPublication, type Publication } from './publish.js';
@@ -18,7 +36,12 @@ import { planCommittedPublication } from './commit-publish.js';
 import { planV3Publication } from './v3-publish.js';
 import { FORMAT_V3 } from '../record/v3.js';
 import { formatOf } from '../record/formats.js';
-import { publishedReceiptHooks, verifyPublishedReceipt, type PublishedReport, type VerifyPublishedOptions } from './verify.js';
+import {
+  publishedReceiptHooks,
+  verifyPublishedReceipt,
+  type PublishedReport,
+  type VerifyPublishedOptions,
+} from './verify.js';
 import { viewSlots } from './unbound.js';
 import type { ByteInput } from '../receipt/inflate.js';
 import { concatBytes } from '../bytes.js';
@@ -64,11 +87,13 @@ export interface PublishResult extends ExportResult {
   bound?: true;
 }
 
-const isPolicy = (p: unknown): p is Policy => p !== null && typeof p === 'object' && 'digest' in p && 'rules' in p && 'document' in p;
+const isPolicy = (p: unknown): p is Policy =>
+  p !== null && typeof p === 'object' && 'digest' in p && 'rules' in p && 'document' in p;
 
 export async function loadPolicy(policy: PublishOptions['policy']): Promise<Policy> {
   if (isPolicy(policy)) return policy;
-  if (policy !== null && typeof policy === 'object' && 'file' in policy && typeof policy.file === 'string') return readPolicyFile(policy.file);
+  if (policy !== null && typeof policy === 'object' && 'file' in policy && typeof policy.file === 'string')
+    return readPolicyFile(policy.file);
   return compilePolicy(policy);
 }
 
@@ -77,7 +102,11 @@ export async function readPolicyFile(path: string): Promise<Policy> {
   try {
     text = await readFile(path, 'utf8');
   } catch (e) {
-    throw new RedactError('ARGUMENT_INVALID', `cannot read policy file ${path}: ${e instanceof Error ? e.message : String(e)}`, { location: { file: path } });
+    throw new RedactError(
+      'ARGUMENT_INVALID',
+      `cannot read policy file ${path}: ${e instanceof Error ? e.message : String(e)}`,
+      { location: { file: path } },
+    );
   }
   return parsePolicyText(text, path);
 }
@@ -93,15 +122,26 @@ async function exists(path: string): Promise<boolean> {
 
 function assertOptIn(options: unknown): asserts options is { optIn: true } {
   if (options === null || typeof options !== 'object' || (options as { optIn?: unknown }).optIn !== true) {
-    throw new RedactError('OPT_IN_REQUIRED', 'publishing shares a redacted copy of the journal beyond its owners; pass { optIn: true } (CLI: --opt-in) to confirm. Nothing was read or written.');
+    throw new RedactError(
+      'OPT_IN_REQUIRED',
+      'publishing shares a redacted copy of the journal beyond its owners; pass { optIn: true } (CLI: --opt-in) to confirm. Nothing was read or written.',
+    );
   }
 }
 
 /** Plans a publication without writing anything (tests, vectors, `--dry-run`-like uses). */
-export async function preparePublication(source: ChainSource, options: Omit<PublishOptions, 'out' | 'secretsOut'>): Promise<Publication> {
+export async function preparePublication(
+  source: ChainSource,
+  options: Omit<PublishOptions, 'out' | 'secretsOut'>,
+): Promise<Publication> {
   assertOptIn(options);
   const policy = await loadPolicy(options.policy);
-  const sign = options.sign === undefined ? undefined : typeof options.sign === 'object' && !(options.sign instanceof Uint8Array) ? await readKeyFile(options.sign.keyFile) : options.sign;
+  const sign =
+    options.sign === undefined
+      ? undefined
+      : typeof options.sign === 'object' && !(options.sign instanceof Uint8Array)
+        ? await readKeyFile(options.sign.keyFile)
+        : options.sign;
   return planPublication(source, {
     policy,
     ...(options.salts ? { salts: options.salts } : {}),
@@ -124,17 +164,25 @@ export async function publicationBytes(pub: Publication): Promise<Uint8Array> {
  */
 export async function publish(source: ChainSource, options: PublishOptions): Promise<PublishResult> {
   assertOptIn(options);
-  if (typeof options.out !== 'string' || options.out === '') throw new RedactError('ARGUMENT_INVALID', 'publish needs { out: <path> }');
+  if (typeof options.out !== 'string' || options.out === '')
+    throw new RedactError('ARGUMENT_INVALID', 'publish needs { out: <path> }');
   if (options.secretsOut !== undefined) {
-    if (typeof options.secretsOut !== 'string' || options.secretsOut === '' || options.secretsOut === options.out) throw new RedactError('ARGUMENT_INVALID', 'secretsOut must be a path other than out');
-    if (await exists(options.secretsOut)) throw new RedactError('OUTPUT_EXISTS', `${options.secretsOut} exists; a secrets file is never overwritten`, { location: { file: options.secretsOut } });
+    if (typeof options.secretsOut !== 'string' || options.secretsOut === '' || options.secretsOut === options.out)
+      throw new RedactError('ARGUMENT_INVALID', 'secretsOut must be a path other than out');
+    if (await exists(options.secretsOut))
+      throw new RedactError('OUTPUT_EXISTS', `${options.secretsOut} exists; a secrets file is never overwritten`, {
+        location: { file: options.secretsOut },
+      });
   }
   if (formatOf(source.genesis).format === FORMAT_V3) return publishV3(source, options);
   if (formatOf(source.genesis).records.length > 1) return publishCommitted(source, options);
   const pub = await preparePublication(source, options);
   let wroteSecrets = false;
   if (options.secretsOut !== undefined) {
-    await writeSecrets(options.secretsOut, secretsFile(pub.plan.manifestDigest, pub.redactions, pub.unblobbed, pub.steps));
+    await writeSecrets(
+      options.secretsOut,
+      secretsFile(pub.plan.manifestDigest, pub.redactions, pub.unblobbed, pub.steps),
+    );
     wroteSecrets = true;
   }
   let result: ExportResult;
@@ -151,7 +199,8 @@ export async function publish(source: ChainSource, options: PublishOptions): Pro
     original_head: pub.originalHead,
     redacted_from: pub.anchor.redacted_from,
     secrets_out: options.secretsOut ?? null,
-    publication: 'anchored', views: 0,
+    publication: 'anchored',
+    views: 0,
   };
 }
 
@@ -170,9 +219,12 @@ async function writeSecrets(path: string, secrets: SecretsFile): Promise<void> {
 
 /** A private output that could not be created: OUTPUT_EXISTS when it is there already, else OUTPUT_FAILED; both name it. */
 function outputError(path: string, e: unknown, never: string): RedactError {
-  if ((e as NodeJS.ErrnoException).code === 'EEXIST') return new RedactError('OUTPUT_EXISTS', `${path} exists; ${never}`, { location: { file: path } });
+  if ((e as NodeJS.ErrnoException).code === 'EEXIST')
+    return new RedactError('OUTPUT_EXISTS', `${path} exists; ${never}`, { location: { file: path } });
   return new RedactError('OUTPUT_FAILED', `cannot write ${path}: ${e instanceof Error ? e.message : String(e)}`, {
-    location: { file: path }, cause: e, hint: 'the folder must exist and be writable',
+    location: { file: path },
+    cause: e,
+    hint: 'the folder must exist and be writable',
   });
 }
 
@@ -182,11 +234,20 @@ function outputError(path: string, e: unknown, never: string): RedactError {
  */
 async function publishCommitted(source: ChainSource, options: PublishOptions): Promise<PublishResult> {
   const policy = await loadPolicy(options.policy);
-  const sign = options.sign === undefined ? undefined : typeof options.sign === 'object' && !(options.sign instanceof Uint8Array) ? await readKeyFile(options.sign.keyFile) : options.sign;
+  const sign =
+    options.sign === undefined
+      ? undefined
+      : typeof options.sign === 'object' && !(options.sign instanceof Uint8Array)
+        ? await readKeyFile(options.sign.keyFile)
+        : options.sign;
   const pub = await planCommittedPublication(source, {
-    policy, ...(options.salts ? { salts: options.salts } : {}), ...(sign === undefined ? {} : { sign }), ...(options.exporter === undefined ? {} : { exporter: options.exporter }),
+    policy,
+    ...(options.salts ? { salts: options.salts } : {}),
+    ...(sign === undefined ? {} : { sign }),
+    ...(options.exporter === undefined ? {} : { exporter: options.exporter }),
   });
-  if (options.secretsOut !== undefined) await writeSecrets(options.secretsOut, secretsFile(pub.plan.manifestDigest, pub.redactions, [], []));
+  if (options.secretsOut !== undefined)
+    await writeSecrets(options.secretsOut, secretsFile(pub.plan.manifestDigest, pub.redactions, [], []));
   let result: ExportResult;
   try {
     result = await writePlanToFile(pub.plan, options.out);
@@ -195,8 +256,13 @@ async function publishCommitted(source: ChainSource, options: PublishOptions): P
     throw e;
   }
   return {
-    ...result, redactions: pub.declarations.length, policy_digest: policy.digest, original_head: pub.head,
-    redacted_from: firstWithheld(pub.declarations, pub.head.seq), secrets_out: options.secretsOut ?? null, publication: 'original-head',
+    ...result,
+    redactions: pub.declarations.length,
+    policy_digest: policy.digest,
+    original_head: pub.head,
+    redacted_from: firstWithheld(pub.declarations, pub.head.seq),
+    secrets_out: options.secretsOut ?? null,
+    publication: 'original-head',
     views: pub.lines.reduce((n, l) => n + (l.startsWith('{"digests":{') ? viewSlots(JSON.parse(l)).length : 0), 0),
   };
 }
@@ -207,33 +273,59 @@ async function publishCommitted(source: ChainSource, options: PublishOptions): P
  */
 async function publishV3(source: ChainSource, options: PublishOptions): Promise<PublishResult> {
   if (options.secretsOut !== undefined) {
-    throw new RedactError('ARGUMENT_INVALID', 'a stepchain/v3 journal is published without a secrets file: every withheld unit opens from the journal itself (its salt derives from the record seed)', {
-      hint: 'leave out --secrets-out',
-    });
+    throw new RedactError(
+      'ARGUMENT_INVALID',
+      'a stepchain/v3 journal is published without a secrets file: every withheld unit opens from the journal itself (its salt derives from the record seed)',
+      {
+        hint: 'leave out --secrets-out',
+      },
+    );
   }
   const policy = await loadPolicy(options.policy);
-  const sign = options.sign === undefined ? undefined : typeof options.sign === 'object' && !(options.sign instanceof Uint8Array) ? await readKeyFile(options.sign.keyFile) : options.sign;
-  const pub = await planV3Publication(source, { policy, ...(sign === undefined ? {} : { sign }), ...(options.exporter === undefined ? {} : { exporter: options.exporter }) });
+  const sign =
+    options.sign === undefined
+      ? undefined
+      : typeof options.sign === 'object' && !(options.sign instanceof Uint8Array)
+        ? await readKeyFile(options.sign.keyFile)
+        : options.sign;
+  const pub = await planV3Publication(source, {
+    policy,
+    ...(sign === undefined ? {} : { sign }),
+    ...(options.exporter === undefined ? {} : { exporter: options.exporter }),
+  });
   const result = await writePlanToFile(pub.plan, options.out);
   return {
-    ...result, redactions: pub.declarations.length, policy_digest: policy.digest, original_head: pub.head,
-    redacted_from: firstWithheld(pub.declarations, pub.head.seq), secrets_out: null, publication: 'original-head', views: 0, bound: true,
+    ...result,
+    redactions: pub.declarations.length,
+    policy_digest: policy.digest,
+    original_head: pub.head,
+    redacted_from: firstWithheld(pub.declarations, pub.head.seq),
+    secrets_out: null,
+    publication: 'original-head',
+    views: 0,
+    bound: true,
   };
 }
 
 /** The first seq whose record withholds a unit; 0 when only parts withhold some (a part may be shown by any record). */
 function firstWithheld(declarations: ReadonlyArray<{ seq?: number; part?: string }>, head: number): number {
   const first = declarations[0];
-  return first === undefined ? head + 1 : first.seq ?? 0;
+  return first === undefined ? head + 1 : (first.seq ?? 0);
 }
 
 /** `verifyPublishedReceipt` for a file path as well as bytes or a stream: the root entry's `verifyPublishedReceipt`. */
-export async function verifyPublishedAt(input: ByteInput | string, options: VerifyPublishedOptions = {}): Promise<PublishedReport> {
+export async function verifyPublishedAt(
+  input: ByteInput | string,
+  options: VerifyPublishedOptions = {},
+): Promise<PublishedReport> {
   return typeof input === 'string' ? verifyPublishedFile(input, options) : verifyPublishedReceipt(input, options);
 }
 
 /** Verifies a published receipt file (streamed from disk). Never throws on the file's content. */
-export async function verifyPublishedFile(path: string, options: VerifyPublishedOptions = {}): Promise<PublishedReport> {
+export async function verifyPublishedFile(
+  path: string,
+  options: VerifyPublishedOptions = {},
+): Promise<PublishedReport> {
   const { locate, ...rest } = options;
   const hooks = publishedReceiptHooks(locate);
   return (await verifyReceiptFile(path, { ...rest, ...hooks.options, finish: hooks.finish })) as PublishedReport;
@@ -245,7 +337,11 @@ async function readSecrets(path: string): Promise<unknown> {
   try {
     text = await readFile(path, 'utf8');
   } catch (e) {
-    throw new RedactError('ARGUMENT_INVALID', `cannot read secrets file ${path}: ${e instanceof Error ? e.message : String(e)}`, { location: { file: path } });
+    throw new RedactError(
+      'ARGUMENT_INVALID',
+      `cannot read secrets file ${path}: ${e instanceof Error ? e.message : String(e)}`,
+      { location: { file: path } },
+    );
   }
   try {
     return JSON.parse(text);
@@ -258,47 +354,66 @@ async function readSecrets(path: string): Promise<unknown> {
  * Makes a disclosure proof for one redacted location from the secrets file, after checking that the
  * public receipt verifies and is the one the secrets file belongs to, and that the proof verifies.
  */
-export async function disclose(receiptPath: string, options: { secrets: string; seq: number; path: string; out?: string }): Promise<{ proof: DisclosureProof; report: DisclosureReport }> {
+export async function disclose(
+  receiptPath: string,
+  options: { secrets: string; seq: number; path: string; out?: string },
+): Promise<{ proof: DisclosureProof; report: DisclosureReport }> {
   const secrets = await readSecrets(options.secrets);
   const proof = discloseFromSecrets(secrets, options.seq, options.path);
   const bytes = await readReceiptBytes(receiptPath);
   const report = await verifyDisclosure(bytes, proof);
   if (!report.ok) {
     const p = report.problems[0]!;
-    throw new RedactError(p.code === 'MANIFEST_MISMATCH' ? 'SECRETS_INVALID' : 'RECEIPT_INVALID', `the proof does not verify against ${receiptPath}: ${p.code}: ${p.message}`);
+    throw new RedactError(
+      p.code === 'MANIFEST_MISMATCH' ? 'SECRETS_INVALID' : 'RECEIPT_INVALID',
+      `the proof does not verify against ${receiptPath}: ${p.code}: ${p.message}`,
+    );
   }
   if (options.out !== undefined) await writeProof(options.out, proof);
   return { proof, report };
 }
 
 /** Makes a whole-step proof (every redaction of one step) from the secrets file, checked against the receipt. */
-export async function discloseStep(receiptPath: string, options: { secrets: string; seq: number; out?: string }): Promise<{ proof: StepDisclosureProof; report: StepDisclosureReport }> {
+export async function discloseStep(
+  receiptPath: string,
+  options: { secrets: string; seq: number; out?: string },
+): Promise<{ proof: StepDisclosureProof; report: StepDisclosureReport }> {
   const secrets = await readSecrets(options.secrets);
   const proof = discloseStepFromSecrets(secrets, options.seq);
   const report = await verifyStepDisclosure(await readReceiptBytes(receiptPath), proof);
   if (!report.ok) {
     const p = report.problems[0]!;
-    throw new RedactError(p.code === 'MANIFEST_MISMATCH' ? 'SECRETS_INVALID' : 'RECEIPT_INVALID', `the step proof does not verify against ${receiptPath}: ${p.code}: ${p.message}`);
+    throw new RedactError(
+      p.code === 'MANIFEST_MISMATCH' ? 'SECRETS_INVALID' : 'RECEIPT_INVALID',
+      `the step proof does not verify against ${receiptPath}: ${p.code}: ${p.message}`,
+    );
   }
   if (options.out !== undefined) await writeProof(options.out, proof);
   return { proof, report };
 }
 
 /** Makes a hash disclosure (the anchor's commitment to step `seq`'s original hash opened; default: the original head), checked against the receipt. */
-export async function discloseHash(receiptPath: string, options: { secrets: string; seq?: number; out?: string }): Promise<{ proof: HashDisclosureProof; report: HashDisclosureReport }> {
+export async function discloseHash(
+  receiptPath: string,
+  options: { secrets: string; seq?: number; out?: string },
+): Promise<{ proof: HashDisclosureProof; report: HashDisclosureReport }> {
   const secrets = await readSecrets(options.secrets);
   let proof: HashDisclosureProof;
   try {
     proof = discloseHashFromSecrets(secrets, options.seq);
   } catch (e) {
     // Nothing to open: say why when the receipt is one that has no anchor at all.
-    if (e instanceof RedactError && e.code === 'NOT_REDACTED') throw (await notAnchored(await readReceiptBytes(receiptPath), receiptPath)) ?? e;
+    if (e instanceof RedactError && e.code === 'NOT_REDACTED')
+      throw (await notAnchored(await readReceiptBytes(receiptPath), receiptPath)) ?? e;
     throw e;
   }
   const report = await verifyHashDisclosure(await readReceiptBytes(receiptPath), proof);
   if (!report.ok) {
     const p = report.problems[0]!;
-    throw new RedactError(p.code === 'MANIFEST_MISMATCH' ? 'SECRETS_INVALID' : 'RECEIPT_INVALID', `the hash disclosure does not verify against ${receiptPath}: ${p.code}: ${p.message}`);
+    throw new RedactError(
+      p.code === 'MANIFEST_MISMATCH' ? 'SECRETS_INVALID' : 'RECEIPT_INVALID',
+      `the hash disclosure does not verify against ${receiptPath}: ${p.code}: ${p.message}`,
+    );
   }
   if (options.out !== undefined) await writeProof(options.out, proof);
   return { proof, report };
@@ -312,10 +427,14 @@ export async function discloseHash(receiptPath: string, options: { secrets: stri
 async function notAnchored(bytes: Uint8Array, receiptPath: string): Promise<RedactError | null> {
   const published = await verifyPublishedReceipt(bytes);
   if (published.publication === null || published.head === null) return null;
-  return new RedactError('NOT_REDACTED', `${receiptPath} is published against its original head (a stepchain/v2 journal, spec/REDACTION.md §12): its head ${published.head} (seq ${published.head_seq}) is the original head, so there is no anchor commitment for a hash disclosure to open`, {
-    location: { file: receiptPath },
-    hint: `whoever holds the original head checks it with \`stepchain verify ${receiptPath} --head ${published.head}\`; hash disclosures (§8.5) are for stepchain/v1 publications, and a withheld value of this receipt opens from the journal (§12.6)`,
-  });
+  return new RedactError(
+    'NOT_REDACTED',
+    `${receiptPath} is published against its original head (a stepchain/v2 journal, spec/REDACTION.md §12): its head ${published.head} (seq ${published.head_seq}) is the original head, so there is no anchor commitment for a hash disclosure to open`,
+    {
+      location: { file: receiptPath },
+      hint: `whoever holds the original head checks it with \`stepchain verify ${receiptPath} --head ${published.head}\`; hash disclosures (§8.5) are for stepchain/v1 publications, and a withheld value of this receipt opens from the journal (§12.6)`,
+    },
+  );
 }
 
 async function writeProof(out: string, proof: unknown): Promise<void> {
@@ -328,19 +447,37 @@ async function writeProof(out: string, proof: unknown): Promise<void> {
 
 /** Checks a proof file (a value, a whole step or a hash, by its format) against a receipt file. Never throws on their content. */
 export async function verifyDisclosureFiles(
-  receiptPath: string, proofPath: string, options: Omit<VerifyPublishedOptions, 'locate'> = {},
+  receiptPath: string,
+  proofPath: string,
+  options: Omit<VerifyPublishedOptions, 'locate'> = {},
 ): Promise<DisclosureReport | StepDisclosureReport | HashDisclosureReport> {
   let proof: unknown;
   try {
     proof = JSON.parse(await readFile(proofPath, 'utf8'));
   } catch (e) {
-    return { ok: false, problems: [{ code: 'PROOF_INVALID', message: `cannot read ${proofPath} as JSON: ${e instanceof Error ? e.message : String(e)}` }], seq: null, path: null, rule: null, value: null, manifest_digest: null, receipt: null, proves: [] };
+    return {
+      ok: false,
+      problems: [
+        {
+          code: 'PROOF_INVALID',
+          message: `cannot read ${proofPath} as JSON: ${e instanceof Error ? e.message : String(e)}`,
+        },
+      ],
+      seq: null,
+      path: null,
+      rule: null,
+      value: null,
+      manifest_digest: null,
+      receipt: null,
+      proves: [],
+    };
   }
   const bytes = await readReceiptBytes(receiptPath);
   const format = proof !== null && typeof proof === 'object' ? (proof as { format?: unknown }).format : undefined;
   if (format === HASH_DISCLOSURE_FORMAT) return verifyHashDisclosure(bytes, proof, options);
   // A withdrawn step-disclosure format goes to the step verifier, which says why it is refused.
-  if (typeof format === 'string' && format.startsWith('stepchain-step-disclosure/')) return verifyStepDisclosure(bytes, proof, options);
+  if (typeof format === 'string' && format.startsWith('stepchain-step-disclosure/'))
+    return verifyStepDisclosure(bytes, proof, options);
   return verifyDisclosure(bytes, proof, options);
 }
 
@@ -348,6 +485,10 @@ async function readReceiptBytes(path: string): Promise<Uint8Array> {
   try {
     return new Uint8Array(await readFile(path));
   } catch (e) {
-    throw new RedactError('ARGUMENT_INVALID', `cannot read receipt ${path}: ${e instanceof Error ? e.message : String(e)}`, { location: { file: path } });
+    throw new RedactError(
+      'ARGUMENT_INVALID',
+      `cannot read receipt ${path}: ${e instanceof Error ? e.message : String(e)}`,
+      { location: { file: path } },
+    );
   }
 }

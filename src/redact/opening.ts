@@ -66,23 +66,39 @@ export function openingDefect(p: unknown): string | null {
 }
 
 /** Opens slot `slot` of step `seq` from the journal, for the publication with `manifestDigest`. */
-export async function openSlot(source: ChainSource, seq: number, slot: string, manifestDigest: string): Promise<SlotOpening> {
+export async function openSlot(
+  source: ChainSource,
+  seq: number,
+  slot: string,
+  manifestDigest: string,
+): Promise<SlotOpening> {
   const format = formatOf(source.genesis);
   const stored = format.records[0]!;
   if (format.records.length < 2 || !stored.redactable.includes(slot)) {
-    throw new RedactError('ARGUMENT_INVALID', `${slot} is not a slot of a ${format.format} record (slots: ${format.records.length < 2 ? 'none' : stored.redactable.join(', ')})`);
+    throw new RedactError(
+      'ARGUMENT_INVALID',
+      `${slot} is not a slot of a ${format.format} record (slots: ${format.records.length < 2 ? 'none' : stored.redactable.join(', ')})`,
+    );
   }
   let text: string | null = null;
   for await (const l of source.lines({ from: seq, to: seq })) text = l.text;
   if (text === null) throw new RedactError('ARGUMENT_INVALID', `the journal has no step ${seq}`);
   const record = JSON.parse(text) as Record<string, Json>;
-  if (!isSaltHex(record.salt)) throw new RedactError('SOURCE_INVALID', `step ${seq} carries no record salt: open slots from the original journal`);
-  const opening: SlotOpening = { format: SLOT_OPENING_FORMAT, manifest_digest: manifestDigest, seq, slot, salt: slotSalt(record.salt, slot, stored.redactable) };
+  if (!isSaltHex(record.salt))
+    throw new RedactError('SOURCE_INVALID', `step ${seq} carries no record salt: open slots from the original journal`);
+  const opening: SlotOpening = {
+    format: SLOT_OPENING_FORMAT,
+    manifest_digest: manifestDigest,
+    seq,
+    slot,
+    salt: slotSalt(record.salt, slot, stored.redactable),
+  };
   if (record[slot] !== undefined) opening.value = record[slot];
   const ref = stored.blobFields.has(slot) && record[slot] !== undefined ? blobRefOf(record[slot]) : null;
   if (ref !== null) {
     const blob = await fetchBlob((r) => source.blob(r.digest), ref);
-    if (!blob.ok) throw new RedactError('SOURCE_INVALID', `blob ${ref.digest} (step ${seq}, ${slot}) is missing or damaged`);
+    if (!blob.ok)
+      throw new RedactError('SOURCE_INVALID', `blob ${ref.digest} (step ${seq}, ${slot}) is missing or damaged`);
     opening.blob = blobValue(blob.bytes);
   }
   return opening;
@@ -101,25 +117,43 @@ export async function verifyOpening(receipt: ByteInput, proof: unknown): Promise
   report.seq = p.seq;
   report.slot = p.slot;
   const published = await verifyPublishedReceipt(receipt, { locate: { seq: p.seq, step: true } });
-  if (!published.ok || published.publication === null) return fail('RECEIPT_INVALID', published.ok ? 'the receipt is not published against its original head (no publication block)' : `the receipt does not verify: ${published.problems[0]?.code ?? 'unknown'}`);
-  if (published.manifest_digest !== p.manifest_digest) return fail('MANIFEST_MISMATCH', `the opening was made for manifest ${p.manifest_digest}; this receipt's is ${published.manifest_digest}`);
+  if (!published.ok || published.publication === null)
+    return fail(
+      'RECEIPT_INVALID',
+      published.ok
+        ? 'the receipt is not published against its original head (no publication block)'
+        : `the receipt does not verify: ${published.problems[0]?.code ?? 'unknown'}`,
+    );
+  if (published.manifest_digest !== p.manifest_digest)
+    return fail(
+      'MANIFEST_MISMATCH',
+      `the opening was made for manifest ${p.manifest_digest}; this receipt's is ${published.manifest_digest}`,
+    );
   const line = published.located_line;
   if (line === null) return fail('NOT_REDACTED', `the receipt has no step ${p.seq}`);
   const scan = scanCanonical(line, {});
   const profile = formatOf(published.genesis).records[1]!;
   const state = scan.members === null ? undefined : slotStates(profile, line, scan.members).get(p.slot);
   if (state === undefined) return fail('NOT_REDACTED', `${p.slot} is not a slot of step ${p.seq}`);
-  if (state.kind !== 'withheld' && state.kind !== 'view') return fail('NOT_REDACTED', `slot ${p.slot} of step ${p.seq} is disclosed in the receipt; there is nothing to open`);
+  if (state.kind !== 'withheld' && state.kind !== 'view')
+    return fail(
+      'NOT_REDACTED',
+      `slot ${p.slot} of step ${p.seq} is disclosed in the receipt; there is nothing to open`,
+    );
   const valueText = 'value' in p ? canonicalJson(p.value as Json, { refuseReserved: false }) : undefined;
-  if (slotDigest(p.salt, p.slot, valueText) !== state.digest) return fail('COMMITMENT_MISMATCH', `the salt and value do not open the digest of slot ${p.slot} at step ${p.seq}`);
+  if (slotDigest(p.salt, p.slot, valueText) !== state.digest)
+    return fail('COMMITMENT_MISMATCH', `the salt and value do not open the digest of slot ${p.slot} at step ${p.seq}`);
   let value = p.value ?? null;
   const ref = 'value' in p ? blobRefOf(p.value) : null;
   if (ref !== null) {
-    if (!('blob' in p)) return fail('PROOF_INVALID', `slot ${p.slot} was stored as a blob: the opening must carry the blob's value`);
+    if (!('blob' in p))
+      return fail('PROOF_INVALID', `slot ${p.slot} was stored as a blob: the opening must carry the blob's value`);
     const text = canonicalJsonTrusted(p.blob as Json);
-    if (digestUtf8(text) !== ref.digest || new TextEncoder().encode(text).length !== ref.size) return fail('COMMITMENT_MISMATCH', `the opening's blob value does not match the reference ${ref.digest}`);
+    if (digestUtf8(text) !== ref.digest || new TextEncoder().encode(text).length !== ref.size)
+      return fail('COMMITMENT_MISMATCH', `the opening's blob value does not match the reference ${ref.digest}`);
     value = p.blob as Json;
-  } else if ('blob' in p) return fail('PROOF_INVALID', `slot ${p.slot} was not a blob; an opening carries blob only for one`);
+  } else if ('blob' in p)
+    return fail('PROOF_INVALID', `slot ${p.slot} was not a blob; an opening carries blob only for one`);
   report.ok = true;
   report.present = 'value' in p;
   report.value = value;

@@ -22,7 +22,8 @@ export interface PublicationBlockV3 extends PublicationBlock {
 
 /** Why a `publication` member breaks §12.4, or null. */
 export function publicationDefect(value: unknown): string | null {
-  if (!isObject(value) || Object.keys(value).sort().join(',') !== 'format,policy_digest') return 'publication must be {"format","policy_digest"} and nothing else';
+  if (!isObject(value) || Object.keys(value).sort().join(',') !== 'format,policy_digest')
+    return 'publication must be {"format","policy_digest"} and nothing else';
   if (value.format !== COMMITTED_PUBLICATION_FORMAT && value.format !== COMMITTED_PUBLICATION_FORMAT_V3) {
     return `publication.format is ${JSON.stringify(value.format)}; this verifier reads ${JSON.stringify(COMMITTED_PUBLICATION_FORMAT)} and ${JSON.stringify(COMMITTED_PUBLICATION_FORMAT_V3)}`;
   }

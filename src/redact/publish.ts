@@ -15,7 +15,14 @@ import type { Json } from '../canonical/json.js';
 import type { ChainSource } from '../chain/source.js';
 import { genesisHash } from '../record/formats.js';
 import { planReceipt, type ReceiptPlan } from '../receipt/writer.js';
-import { REDACTION_FORMAT, compareDeclarations, extrasToJson, type AnchorBlock, type Declaration, type StepOpening } from './anchor.js';
+import {
+  REDACTION_FORMAT,
+  compareDeclarations,
+  extrasToJson,
+  type AnchorBlock,
+  type Declaration,
+  type StepOpening,
+} from './anchor.js';
 import { SALT_BYTES, randomSalts, saltToHex, stepCommitment, type SaltSource } from './commit.js';
 import { findSecrets } from './detectors.js';
 import { RedactError } from './errors.js';
@@ -106,7 +113,11 @@ export async function planPublication(source: ChainSource, options: PublishCoreO
   });
   sweep(redactions, [{ text: decoder.decode(plan.manifestBytes), where: 'the manifest' }]);
   return {
-    plan, anchor, redactions, lines: lines.map((l) => l.text), unblobbed: walk.unblobbed,
+    plan,
+    anchor,
+    redactions,
+    lines: lines.map((l) => l.text),
+    unblobbed: walk.unblobbed,
     originalHead: { seq: head.seq, step_hash: head.step_hash },
     steps: walk.openings.map((o) => ({ salt: saltToHex(o.salt), seq: o.seq, step_hash: o.step_hash })),
   };
@@ -114,15 +125,24 @@ export async function planPublication(source: ChainSource, options: PublishCoreO
 
 /** The caller's salt source, wrapped so that a failing or misbehaving one is ARGUMENT_INVALID. */
 export function checkedSalts(source: SaltSource): SaltSource {
-  if (typeof source !== 'function') throw new RedactError('ARGUMENT_INVALID', 'salts must be a function returning 32-byte salts (randomSalts(), seededSalts(seed), fixedSalts([...]))');
+  if (typeof source !== 'function')
+    throw new RedactError(
+      'ARGUMENT_INVALID',
+      'salts must be a function returning 32-byte salts (randomSalts(), seededSalts(seed), fixedSalts([...]))',
+    );
   return () => {
     let salt: unknown;
     try {
       salt = source();
     } catch (e) {
-      throw new RedactError('ARGUMENT_INVALID', `the salt source failed: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+      throw new RedactError(
+        'ARGUMENT_INVALID',
+        `the salt source failed: ${e instanceof Error ? e.message : String(e)}`,
+        { cause: e },
+      );
     }
-    if (!(salt instanceof Uint8Array) || salt.length !== SALT_BYTES) throw new RedactError('ARGUMENT_INVALID', `the salt source returned something other than ${SALT_BYTES} bytes`);
+    if (!(salt instanceof Uint8Array) || salt.length !== SALT_BYTES)
+      throw new RedactError('ARGUMENT_INVALID', `the salt source returned something other than ${SALT_BYTES} bytes`);
     return salt;
   };
 }
@@ -140,13 +160,18 @@ export function envelopeCheck(policy: Policy): EnvelopeCheck {
     if (typeof value === 'string') {
       const m = findSecrets(value, detectors)[0];
       if (m) {
-        throw new RedactError('ENVELOPE_SECRET', `${what}${path} matches the ${m.detector} detector (rule ${JSON.stringify(ruleOf.get(m.detector))}); envelope members are never redacted, so publishing would reveal it`, {
-          location: { ...location, ...(path ? { path } : {}) },
-          hint: 'envelope members (step_id, ts, the genesis) are published as they are; if this is a false positive, drop the detector from the policy, otherwise the journal cannot be published',
-        });
+        throw new RedactError(
+          'ENVELOPE_SECRET',
+          `${what}${path} matches the ${m.detector} detector (rule ${JSON.stringify(ruleOf.get(m.detector))}); envelope members are never redacted, so publishing would reveal it`,
+          {
+            location: { ...location, ...(path ? { path } : {}) },
+            hint: 'envelope members (step_id, ts, the genesis) are published as they are; if this is a false positive, drop the detector from the policy, otherwise the journal cannot be published',
+          },
+        );
       }
     } else if (value !== null && typeof value === 'object') {
-      for (const [k, v] of Array.isArray(value) ? value.entries() : Object.entries(value)) check(v, what, location, `${path}/${String(k)}`);
+      for (const [k, v] of Array.isArray(value) ? value.entries() : Object.entries(value))
+        check(v, what, location, `${path}/${String(k)}`);
     }
   };
   return (value, what, location) => {
@@ -186,7 +211,8 @@ export function sweep(redactions: readonly Redaction[], texts: ReadonlyArray<{ t
       // Detector matches are searched for whatever their length; leaves a path selected from 8 characters.
       if (s.length === 0 || (!r.detected && s.length < MIN_SWEEP_LENGTH)) continue;
       escapedForms(s).forEach((form, level) => {
-        if (!origin.has(form)) origin.set(form, { rule: `rule "${r.rule}" (matched at seq ${r.seq}, ${r.path})`, level });
+        if (!origin.has(form))
+          origin.set(form, { rule: `rule "${r.rule}" (matched at seq ${r.seq}, ${r.path})`, level });
       });
     }
   }
@@ -195,7 +221,12 @@ export function sweep(redactions: readonly Redaction[], texts: ReadonlyArray<{ t
     const needle = search.find(text);
     if (needle !== null) {
       const o = origin.get(needle)!;
-      const how = o.level === 0 ? 'as it is' : o.level === 1 ? 'as a JSON string' : `JSON-escaped ${o.level} times (quoted inside a string value)`;
+      const how =
+        o.level === 0
+          ? 'as it is'
+          : o.level === 1
+            ? 'as a JSON string'
+            : `JSON-escaped ${o.level} times (quoted inside a string value)`;
       throw new RedactError('LEAK_DETECTED', `a string that ${o.rule} redacted still appears in ${where}, ${how}`, {
         hint: 'the policy selects that value in one place but not in another; widen the rule (fewer tools/seq limits, broader paths) and publish again',
       });

@@ -21,7 +21,9 @@ import type { Policy } from './policy.js';
 import { redactStep, type Redaction } from './redact.js';
 
 export function sourceInvalid(message: string): RedactError {
-  return new RedactError('SOURCE_INVALID', message, { hint: 'run `stepchain verify` on the journal; only a journal that verifies is published' });
+  return new RedactError('SOURCE_INVALID', message, {
+    hint: 'run `stepchain verify` on the journal; only a journal that verifies is published',
+  });
 }
 
 const encoder = new TextEncoder();
@@ -37,7 +39,11 @@ export type HeldBlob = BlobRef & { bytes: Uint8Array };
  * they were; `cache` holds each blob's value once. Throws SOURCE_INVALID for a missing or damaged blob.
  */
 export async function resolveOriginals(
-  record: Record<string, Json>, profile: RecordProfile, seq: number, blob: (digest: string) => Promise<Uint8Array | null>, cache: Map<string, Json>,
+  record: Record<string, Json>,
+  profile: RecordProfile,
+  seq: number,
+  blob: (digest: string) => Promise<Uint8Array | null>,
+  cache: Map<string, Json>,
 ): Promise<{ originals: Record<string, Json>; blobs: Map<string, HeldBlob> }> {
   const originals: Record<string, Json> = {};
   const blobs = new Map<string, HeldBlob>();
@@ -50,7 +56,8 @@ export async function resolveOriginals(
       continue;
     }
     const got = await fetchBlob((r) => blob(r.digest), ref);
-    if (!got.ok && got.missing) throw sourceInvalid(`step ${seq} references blob ${ref.digest} in ${field}, which the journal does not hold`);
+    if (!got.ok && got.missing)
+      throw sourceInvalid(`step ${seq} references blob ${ref.digest} in ${field}, which the journal does not hold`);
     if (!got.ok) throw sourceInvalid(`blob ${ref.digest} (step ${seq}, ${field}) ${got.defect}`);
     let value = cache.get(ref.digest);
     if (value === undefined) cache.set(ref.digest, (value = blobValue(got.bytes)));
@@ -89,7 +96,9 @@ export class Rechain {
     this.format = formatOf(source.genesis);
     this.prev = genesisHash(source.genesis);
     this.verifier = new ChainVerifier({
-      genesis: source.genesis, expectHead: head, maxProblems: 10,
+      genesis: source.genesis,
+      expectHead: head,
+      maxProblems: 10,
       onLine: (l) => {
         if (l.markers.some((m) => m.names.includes(REDACTED_MARKER))) {
           this.preexisting ??= `step ${l.seq ?? '?'} already holds a redaction marker; publish from the original journal, not from a published copy`;
@@ -120,7 +129,8 @@ export class Rechain {
     for (const r of found) this.redactions.push(r); // one push per value: a spread of an unbounded array overflows the stack
     if (this.redactedFrom === null && found.length > 0) this.redactedFrom = line.seq;
     // Drawn after the step's value salts (§5.3), so seeded salts number the same in every implementation.
-    if (this.redactedFrom !== null) this.openings.push({ seq: line.seq, salt: this.salts(), step_hash: record.step_hash });
+    if (this.redactedFrom !== null)
+      this.openings.push({ seq: line.seq, salt: this.salts(), step_hash: record.step_hash });
 
     const next = this.rebuild(fields, profile, originals, redacted, blobs, line.seq);
     const sealed = this.seal(next, record, line.seq);
@@ -128,17 +138,28 @@ export class Rechain {
   }
 
   /** The original values of the redactable members, blobs resolved, and the blobs they were. */
-  private originals(record: Record<string, Json>, profile: RecordProfile, seq: number): Promise<{ originals: Record<string, Json>; blobs: Map<string, HeldBlob> }> {
+  private originals(
+    record: Record<string, Json>,
+    profile: RecordProfile,
+    seq: number,
+  ): Promise<{ originals: Record<string, Json>; blobs: Map<string, HeldBlob> }> {
     return resolveOriginals(record, profile, seq, (d) => this.source.blob(d), this.blobCache);
   }
 
   /** The published record before sealing: the envelope as stored, prev_hash onto the new chain, the redacted members. */
   private rebuild(
-    record: Record<string, Json>, profile: RecordProfile, originals: Record<string, Json>, redacted: Record<string, Json>, blobs: Map<string, HeldBlob>, seq: number,
+    record: Record<string, Json>,
+    profile: RecordProfile,
+    originals: Record<string, Json>,
+    redacted: Record<string, Json>,
+    blobs: Map<string, HeldBlob>,
+    seq: number,
   ): Record<string, unknown> {
     const next: Record<string, unknown> = {};
     // Every member a redaction may not stand in is kept as stored (the envelope; a v2 record's kind and ref).
-    for (const m of profile.members) if (!profile.redactable.includes(m.name) && m.name !== 'step_hash' && m.name !== 'prev_hash') next[m.name] = record[m.name];
+    for (const m of profile.members)
+      if (!profile.redactable.includes(m.name) && m.name !== 'step_hash' && m.name !== 'prev_hash')
+        next[m.name] = record[m.name];
     next.prev_hash = this.prev;
     for (const field of profile.redactable) {
       if (!(field in originals)) continue;
@@ -169,13 +190,20 @@ export class Rechain {
       throw sourceInvalid(`step ${seq} cannot be re-sealed: ${e instanceof Error ? e.message : String(e)}`);
     }
     if (encoder.encode(sealed.line).length > MAX_LINE_BYTES) {
-      throw new RedactError('LIMIT_EXCEEDED', `the redacted step ${seq} would be a line over ${MAX_LINE_BYTES} bytes (a partly redacted blob is stored inline)`, {
-        location: { seq }, hint: 'add a rule that redacts the whole field',
-      });
+      throw new RedactError(
+        'LIMIT_EXCEEDED',
+        `the redacted step ${seq} would be a line over ${MAX_LINE_BYTES} bytes (a partly redacted blob is stored inline)`,
+        {
+          location: { seq },
+          hint: 'add a rule that redacts the whole field',
+        },
+      );
     }
     if (this.redactedFrom === null && sealed.record.step_hash !== original.step_hash) {
       // Steps before the first redaction are published unchanged, so their hashes are public (§6.2).
-      throw sourceInvalid(`step ${seq} holds no redaction but does not re-seal to its own step hash; its line has members this version does not know`);
+      throw sourceInvalid(
+        `step ${seq} holds no redaction but does not re-seal to its own step hash; its line has members this version does not know`,
+      );
     }
     this.lines.push({ segment: this.segment!, seq, text: sealed.line.slice(0, -1) });
     return sealed.record.step_hash;
@@ -188,6 +216,7 @@ export class Rechain {
       throw sourceInvalid(`the journal does not verify: ${describeProblem(report.problems[0]!)}`);
     }
     if (this.preexisting) throw sourceInvalid(this.preexisting);
-    if (this.lines.length !== headSeq + 1) throw sourceInvalid(`the journal yielded ${this.lines.length} steps; its head is seq ${headSeq}`);
+    if (this.lines.length !== headSeq + 1)
+      throw sourceInvalid(`the journal yielded ${this.lines.length} steps; its head is seq ${headSeq}`);
   }
 }

@@ -51,10 +51,11 @@ export interface Redaction {
 /** `{"$stepchain:redacted": {"commitment", "rule", "text"?}}` (FORMAT.md §3.5). */
 export type RedactionMarker = { [REDACTED_MARKER]: { commitment: string; rule: string; text?: string } } & JsonObject;
 
-
 /** The rules that apply to a step: its seq in the rule's range, its tool (if the rule names tools) listed. */
 export function rulesForStep(policy: Policy, seq: number, tool: string | null): CompiledRule[] {
-  return policy.rules.filter((r) => seq >= r.from && seq <= r.to && (r.tools === null || (tool !== null && r.tools.has(tool))));
+  return policy.rules.filter(
+    (r) => seq >= r.from && seq <= r.to && (r.tools === null || (tool !== null && r.tools.has(tool))),
+  );
 }
 
 interface Walk {
@@ -70,7 +71,11 @@ interface Walk {
  * record profile says which members a policy may redact, in walk order, and what the step's tool is.
  */
 export function redactStep(
-  policy: Policy, seq: number, fields: Partial<Record<string, Json>>, salt: SaltSource, profile: RecordProfile = DEFAULT_FORMAT.records[0]!,
+  policy: Policy,
+  seq: number,
+  fields: Partial<Record<string, Json>>,
+  salt: SaltSource,
+  profile: RecordProfile = DEFAULT_FORMAT.records[0]!,
 ): { fields: Record<string, Json>; redactions: Redaction[] } {
   const rules = rulesForStep(policy, seq, profile.toolName(fields));
   const w: Walk = { seq, rules, salt, out: [] };
@@ -83,16 +88,43 @@ export function redactStep(
       continue;
     }
     const states = rules.map((r) => (r.paths ? r.paths.step(r.paths.root(), field) : null));
-    result[field] = walk(w, value, [field], states, rules.map((r) => r.paths === null));
+    result[field] = walk(
+      w,
+      value,
+      [field],
+      states,
+      rules.map((r) => r.paths === null),
+    );
   }
   return { fields: result, redactions: w.out };
 }
 
-function marker(w: Walk, tokens: Array<string | number>, rule: CompiledRule, value: Json, matched: string[], detected: boolean, text?: string, spans?: Array<[number, number]>): RedactionMarker {
+function marker(
+  w: Walk,
+  tokens: Array<string | number>,
+  rule: CompiledRule,
+  value: Json,
+  matched: string[],
+  detected: boolean,
+  text?: string,
+  spans?: Array<[number, number]>,
+): RedactionMarker {
   const salt = w.salt();
   const c = commitment(salt, value);
-  w.out.push({ seq: w.seq, path: toPointer(tokens), rule: rule.id, commitment: c, salt, value, matched, detected, ...(spans ? { spans } : {}) });
-  return { [REDACTED_MARKER]: { commitment: c, rule: rule.id, ...(text === undefined ? {} : { text }) } } as RedactionMarker;
+  w.out.push({
+    seq: w.seq,
+    path: toPointer(tokens),
+    rule: rule.id,
+    commitment: c,
+    salt,
+    value,
+    matched,
+    detected,
+    ...(spans ? { spans } : {}),
+  });
+  return {
+    [REDACTED_MARKER]: { commitment: c, rule: rule.id, ...(text === undefined ? {} : { text }) },
+  } as RedactionMarker;
 }
 
 /**
@@ -102,13 +134,20 @@ function marker(w: Walk, tokens: Array<string | number>, rule: CompiledRule, val
  */
 function leaves(v: Json, out: string[] = []): string[] {
   if (typeof v === 'string') out.push(v);
-  else if (typeof v === 'number') out.push(JSON.stringify(v)); // ECMAScript Number::toString, which JCS uses
+  else if (typeof v === 'number')
+    out.push(JSON.stringify(v)); // ECMAScript Number::toString, which JCS uses
   else if (Array.isArray(v)) for (const x of v) leaves(x, out);
   else if (v !== null && typeof v === 'object') for (const k of Object.keys(v)) leaves(v[k]!, out);
   return out;
 }
 
-function walk(w: Walk, value: Json, tokens: Array<string | number>, states: Array<PatternState | null>, scoped: boolean[]): Json {
+function walk(
+  w: Walk,
+  value: Json,
+  tokens: Array<string | number>,
+  states: Array<PatternState | null>,
+  scoped: boolean[],
+): Json {
   const { rules } = w;
   // 1. whole-value path rules; and which detector rules come into scope here.
   let inScope: boolean[] | null = null;
@@ -128,7 +167,8 @@ function walk(w: Walk, value: Json, tokens: Array<string | number>, states: Arra
   if (value === null || typeof value !== 'object') return value;
   // Prune: no detector in scope and no path pattern alive below.
   if (!anyScoped && states.every((s) => s === null || s.length === 0)) return value;
-  const step = (token: string): Array<PatternState | null> => states.map((s, i) => (s === null ? null : rules[i]!.paths!.step(s, token)));
+  const step = (token: string): Array<PatternState | null> =>
+    states.map((s, i) => (s === null ? null : rules[i]!.paths!.step(s, token)));
   if (Array.isArray(value)) {
     let out: Json[] | null = null;
     for (let k = 0; k < value.length; k++) {
@@ -143,7 +183,15 @@ function walk(w: Walk, value: Json, tokens: Array<string | number>, states: Arra
       const r = rules[i]!;
       if (!scope[i] || r.detectors.length === 0) continue;
       const names = Object.keys(value).filter((k) => findSecrets(k, r.detectors).length > 0);
-      if (names.length > 0) return marker(w, tokens, r, value, names.flatMap((k) => findSecrets(k, r.detectors).map((m) => k.slice(m.start, m.end))), true);
+      if (names.length > 0)
+        return marker(
+          w,
+          tokens,
+          r,
+          value,
+          names.flatMap((k) => findSecrets(k, r.detectors).map((m) => k.slice(m.start, m.end))),
+          true,
+        );
     }
   }
   let out: JsonObject | null = null;
@@ -164,7 +212,15 @@ function redactString(w: Walk, s: string, tokens: Array<string | number>, scope:
     if (!scope[i] || r.detectors.length === 0) continue;
     const matches = findSecrets(s, r.detectors);
     if (matches.length === 0) continue;
-    if (r.mode === 'value') return marker(w, tokens, r, s, matches.map((m) => s.slice(m.start, m.end)), true);
+    if (r.mode === 'value')
+      return marker(
+        w,
+        tokens,
+        r,
+        s,
+        matches.map((m) => s.slice(m.start, m.end)),
+        true,
+      );
     first ??= { rule: r, matches };
     for (const d of r.detectors) if (!ids.includes(d)) ids.push(d);
   }
@@ -178,5 +234,14 @@ function redactString(w: Walk, s: string, tokens: Array<string | number>, scope:
     at = m.end;
   }
   text += s.slice(at);
-  return marker(w, tokens, first.rule, s, all.map((m) => s.slice(m.start, m.end)), true, text, all.map((m) => [m.start, m.end] as [number, number]));
+  return marker(
+    w,
+    tokens,
+    first.rule,
+    s,
+    all.map((m) => s.slice(m.start, m.end)),
+    true,
+    text,
+    all.map((m) => [m.start, m.end] as [number, number]),
+  );
 }

@@ -17,7 +17,12 @@ export function viewSlots(record: unknown): string[] {
   const out: string[] = [];
   for (const slot of Object.keys(record.digests)) {
     const v = record[slot];
-    if (REDACTABLE_MEMBERS.has(slot) && v !== undefined && !(isObject(v) && Object.keys(v).length === 1 && REDACTED_MARKER in v)) out.push(slot);
+    if (
+      REDACTABLE_MEMBERS.has(slot) &&
+      v !== undefined &&
+      !(isObject(v) && Object.keys(v).length === 1 && REDACTED_MARKER in v)
+    )
+      out.push(slot);
   }
   return out;
 }
@@ -28,5 +33,8 @@ export function viewSlots(record: unknown): string[] {
  * or on the page cannot rewrite what is around it.
  */
 export function printablePointer(path: string): string {
-  return path.replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u{${c.charCodeAt(0).toString(16)}}`);
+  return path.replace(
+    /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g,
+    (c) => `\\u{${c.charCodeAt(0).toString(16)}}`,
+  );
 }

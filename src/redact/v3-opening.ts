@@ -10,7 +10,19 @@ import { isDigest, toHex } from '../canonical/sha256.js';
 import { assertIJson } from '../canonical/validate.js';
 import type { ChainSource } from '../chain/source.js';
 import {
-  CHUNKS_MARKER, CommitError, TAG, V3_SLOTS, WITHHELD_MARKER, chunkString, commitRecord, commitSlot, escapedText, listedSalts, seedFromHex, sha256Concat, stringChunks,
+  CHUNKS_MARKER,
+  CommitError,
+  TAG,
+  V3_SLOTS,
+  WITHHELD_MARKER,
+  chunkString,
+  commitRecord,
+  commitSlot,
+  escapedText,
+  listedSalts,
+  seedFromHex,
+  sha256Concat,
+  stringChunks,
 } from '../record/v3/commit.js';
 import type { ByteInput } from '../receipt/verify.js';
 import type { DisclosureProblemCode } from './disclose.js';
@@ -41,16 +53,27 @@ export interface UnitOpeningReport {
   value: Json | null;
 }
 
-const b64u = (b: Uint8Array): string => btoa(String.fromCharCode(...b)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+const b64u = (b: Uint8Array): string =>
+  btoa(String.fromCharCode(...b))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=+$/, '');
 
 /** The opening of the withheld unit at (seq, path[, chunk]) of a v3 journal, for the receipt with `manifestDigest`. */
-export async function openUnitV3(source: ChainSource, seq: number, path: string, manifestDigest: string, chunk?: number): Promise<UnitOpening> {
+export async function openUnitV3(
+  source: ChainSource,
+  seq: number,
+  path: string,
+  manifestDigest: string,
+  chunk?: number,
+): Promise<UnitOpening> {
   let line: string | null = null;
   for await (const l of source.lines({ from: seq, to: seq })) line = l.text;
   if (line === null) throw new RedactError('ARGUMENT_INVALID', `the journal has no step ${seq}`);
   const record = JSON.parse(line) as JsonObject;
   const seed = typeof record.seed === 'string' ? seedFromHex(record.seed) : null;
-  if (seed === null) throw new RedactError('SOURCE_INVALID', `step ${seq} is not a stored stepchain/v3 record with its seed`);
+  if (seed === null)
+    throw new RedactError('SOURCE_INVALID', `step ${seq} is not a stored stepchain/v3 record with its seed`);
   const values: Record<string, Json> = {};
   for (const s of V3_SLOTS) if (s in record) values[s] = record[s]!;
   const c = commitRecord(values, seed, { units: true });
@@ -60,7 +83,8 @@ export async function openUnitV3(source: ChainSource, seq: number, path: string,
   const at = units.findIndex((u) => u.kind !== 'chunk' && u.path === path);
   if (tree === null || at < 0) throw new RedactError('ARGUMENT_INVALID', `step ${seq} has no unit at ${path}`);
   const target = chunk === undefined ? at : tree.children[at]!.filter((k) => units[k]!.kind === 'chunk')[chunk];
-  if (target === undefined) throw new RedactError('ARGUMENT_INVALID', `the string at ${path} of step ${seq} has no chunk ${String(chunk)}`);
+  if (target === undefined)
+    throw new RedactError('ARGUMENT_INVALID', `the string at ${path} of step ${seq} has no chunk ${String(chunk)}`);
   // The unit, then everything below it, in preorder.
   const inside = (i: number): boolean => i === target || (tree.parent[i]! >= 0 && inside(tree.parent[i]!));
   const salts = units.filter((u) => inside(u.index)).map((u) => u.salt);
@@ -68,7 +92,15 @@ export async function openUnitV3(source: ChainSource, seq: number, path: string,
   salts.forEach((s, k) => all.set(s, 16 * k));
   let value: Json = valueAt(record, path);
   if (chunk !== undefined) value = chunkString(stringChunks(value as string)![chunk]!);
-  return { format: UNIT_OPENING_FORMAT, manifest_digest: manifestDigest, seq, path, ...(chunk === undefined ? {} : { chunk }), salts: b64u(all), value };
+  return {
+    format: UNIT_OPENING_FORMAT,
+    manifest_digest: manifestDigest,
+    seq,
+    path,
+    ...(chunk === undefined ? {} : { chunk }),
+    salts: b64u(all),
+    value,
+  };
 }
 
 function valueAt(record: JsonObject, path: string): Json {
@@ -81,11 +113,16 @@ function valueAt(record: JsonObject, path: string): Json {
 function openingDefect(p: unknown): string | null {
   if (!isObject(p)) return 'an opening is a JSON object';
   const names = Object.keys(p).sort().join(',');
-  if (names !== 'format,manifest_digest,path,salts,seq,value' && names !== 'chunk,format,manifest_digest,path,salts,seq,value') return 'an opening has exactly format, manifest_digest, seq, path, salts, value (and chunk for a chunk)';
+  if (
+    names !== 'format,manifest_digest,path,salts,seq,value' &&
+    names !== 'chunk,format,manifest_digest,path,salts,seq,value'
+  )
+    return 'an opening has exactly format, manifest_digest, seq, path, salts, value (and chunk for a chunk)';
   if (p.format !== UNIT_OPENING_FORMAT) return `format must be ${JSON.stringify(UNIT_OPENING_FORMAT)}`;
   if (!isDigest(p.manifest_digest)) return 'manifest_digest must be a digest';
   if (!Number.isSafeInteger(p.seq) || (p.seq as number) < 0) return 'seq must be an integer ≥ 0';
-  if ('chunk' in p && (!Number.isSafeInteger(p.chunk) || (p.chunk as number) < 0)) return 'chunk must be an integer ≥ 0';
+  if ('chunk' in p && (!Number.isSafeInteger(p.chunk) || (p.chunk as number) < 0))
+    return 'chunk must be an integer ≥ 0';
   if (typeof p.path !== 'string') return 'path must be a JSON Pointer';
   try {
     if (parsePointer(p.path).length === 0) return 'path must point into a slot';
@@ -93,7 +130,8 @@ function openingDefect(p: unknown): string | null {
     return 'path must be a JSON Pointer';
   }
   const s = b64uDecode(p.salts);
-  if (s === null || s.length === 0 || s.length % 16 !== 0) return 'salts must be one or more 16-byte salts in base64url';
+  if (s === null || s.length === 0 || s.length % 16 !== 0)
+    return 'salts must be one or more 16-byte salts in base64url';
   try {
     assertIJson(p.value, { refuseReserved: true });
   } catch (e) {
@@ -115,15 +153,26 @@ export async function verifyUnitOpening(receipt: ByteInput, proof: unknown): Pro
   report.seq = p.seq;
   report.path = p.path;
   const published = await verifyPublishedReceipt(receipt, { locate: { seq: p.seq, step: true } });
-  if (!published.ok || published.publication === null) return fail('RECEIPT_INVALID', published.ok ? 'the receipt is not a publication' : `the receipt does not verify: ${published.problems[0]?.code ?? 'unknown'}`);
-  if (published.manifest_digest !== p.manifest_digest) return fail('MANIFEST_MISMATCH', `the opening was made for manifest ${p.manifest_digest}; this receipt's is ${published.manifest_digest}`);
+  if (!published.ok || published.publication === null)
+    return fail(
+      'RECEIPT_INVALID',
+      published.ok
+        ? 'the receipt is not a publication'
+        : `the receipt does not verify: ${published.problems[0]?.code ?? 'unknown'}`,
+    );
+  if (published.manifest_digest !== p.manifest_digest)
+    return fail(
+      'MANIFEST_MISMATCH',
+      `the opening was made for manifest ${p.manifest_digest}; this receipt's is ${published.manifest_digest}`,
+    );
   if (published.located_line === null) return fail('NOT_REDACTED', `the receipt has no step ${p.seq}`);
   const tokens = parsePointer(p.path);
   const record = JSON.parse(published.located_line) as JsonObject;
   // Where the digest stands: a withheld slot, element or chunk holds one; an object's withheld list holds a member's.
   const parent = (n: number): Json | undefined => {
     let v: Json | undefined = record;
-    for (const t of tokens.slice(0, n)) v = v === null || typeof v !== 'object' ? undefined : Array.isArray(v) ? v[Number(t)] : v[t];
+    for (const t of tokens.slice(0, n))
+      v = v === null || typeof v !== 'object' ? undefined : Array.isArray(v) ? v[Number(t)] : v[t];
     return v;
   };
   const here = parent(tokens.length);
@@ -141,7 +190,11 @@ export async function verifyUnitOpening(receipt: ByteInput, proof: unknown): Pro
   } else if (here === undefined && isObject(up) && Array.isArray(up[WITHHELD_MARKER])) {
     candidates = (up[WITHHELD_MARKER] as Json[]).filter((d): d is string => typeof d === 'string');
   }
-  if (candidates.length === 0) return fail('NOT_REDACTED', `nothing is withheld at step ${p.seq}, ${p.path}${p.chunk === undefined ? '' : ` chunk ${p.chunk}`}`);
+  if (candidates.length === 0)
+    return fail(
+      'NOT_REDACTED',
+      `nothing is withheld at step ${p.seq}, ${p.path}${p.chunk === undefined ? '' : ` chunk ${p.chunk}`}`,
+    );
   const salts = listedSalts(b64uDecode(p.salts)!);
   let digest: Uint8Array;
   try {
@@ -157,8 +210,16 @@ export async function verifyUnitOpening(receipt: ByteInput, proof: unknown): Pro
     if (e instanceof CommitError) return fail('COMMITMENT_MISMATCH', e.message);
     throw e;
   }
-  if (salts.used() !== salts.total()) return fail('COMMITMENT_MISMATCH', `the opening carries ${salts.total() - salts.used()} salts more than the value has units`);
-  if (!candidates.includes('sha256:' + toHex(digest))) return fail('COMMITMENT_MISMATCH', `the salts and value do not give the digest withheld at step ${p.seq}, ${p.path}`);
+  if (salts.used() !== salts.total())
+    return fail(
+      'COMMITMENT_MISMATCH',
+      `the opening carries ${salts.total() - salts.used()} salts more than the value has units`,
+    );
+  if (!candidates.includes('sha256:' + toHex(digest)))
+    return fail(
+      'COMMITMENT_MISMATCH',
+      `the salts and value do not give the digest withheld at step ${p.seq}, ${p.path}`,
+    );
   report.ok = true;
   report.value = p.value;
   return report;

@@ -61,7 +61,10 @@ export class PublicationParts {
   readonly loaded = new Map<string, LoadedPart>();
   private readonly reader: PartReader;
 
-  constructor(source: PartSource, private readonly unitTree: (present: boolean, value: Json | undefined, count: number) => UnitTreeShape | null) {
+  constructor(
+    source: PartSource,
+    private readonly unitTree: (present: boolean, value: Json | undefined, count: number) => UnitTreeShape | null,
+  ) {
     this.reader = new PartReader(source, { deep: true });
   }
 
@@ -76,7 +79,8 @@ export class PublicationParts {
     if (done !== undefined) return done;
     const { file } = await this.reader.shallow(ref, { seq, path });
     const seed = seedFromHex(file.seed);
-    if (seed === null) throw new RedactError('SOURCE_INVALID', `part ${ref.digest} has no usable seed`, { location: { seq, path } });
+    if (seed === null)
+      throw new RedactError('SOURCE_INVALID', `part ${ref.digest} has no usable seed`, { location: { seq, path } });
     let units: Unit[] = [];
     let value: Json | null = null;
     let elements: LoadedPart['elements'] = null;
@@ -86,15 +90,28 @@ export class PublicationParts {
     } else {
       value = file.kind === 'value' ? file.value : file.tail;
       const made = commitPart(value, seed, { units });
-      if (file.kind === 'value' && made.address !== ref.digest) throw new RedactError('SOURCE_INVALID', `part ${ref.digest}'s value does not give its address (PART_ADDRESS_MISMATCH); nothing is published`, { location: { seq, path } });
+      if (file.kind === 'value' && made.address !== ref.digest)
+        throw new RedactError(
+          'SOURCE_INVALID',
+          `part ${ref.digest}'s value does not give its address (PART_ADDRESS_MISMATCH); nothing is published`,
+          { location: { seq, path } },
+        );
       if (file.kind === 'list') {
         const base = await this.load(file.base, seq, path);
-        if (base.elements === null) throw new RedactError('SOURCE_INVALID', `part ${ref.digest}'s base is not a list`, { location: { seq, path } });
+        if (base.elements === null)
+          throw new RedactError('SOURCE_INVALID', `part ${ref.digest}'s base is not a list`, {
+            location: { seq, path },
+          });
         elements = [...base.elements, ...file.tail.map((_, i) => ({ part: ref.digest, index: i }))];
       } else if (Array.isArray(value)) elements = value.map((_, i) => ({ part: ref.digest, index: i }));
     }
-    const tree = this.unitTree(true, value ?? undefined, units.length) ?? (file.kind === 'media' ? { parent: [-1], children: [[]] } : null);
-    if (tree === null) throw new RedactError('SOURCE_INVALID', `part ${ref.digest}: its units do not follow its value`, { location: { seq, path } });
+    const tree =
+      this.unitTree(true, value ?? undefined, units.length) ??
+      (file.kind === 'media' ? { parent: [-1], children: [[]] } : null);
+    if (tree === null)
+      throw new RedactError('SOURCE_INVALID', `part ${ref.digest}: its units do not follow its value`, {
+        location: { seq, path },
+      });
     const p: LoadedPart = { part: ref.digest, file, ref, units, tree, value, rule: new Map(), elements };
     this.loaded.set(ref.digest, p);
     return p;
@@ -105,9 +122,15 @@ export class PublicationParts {
    * parts, a list's element into the part that added it. With `intoString`, a path that ends at a value
    * part holding a string continues into it (a detector's span selects that string's chunks).
    */
-  async locate(start: Place, tokens: readonly string[], seq: number, path: string, intoString: boolean): Promise<Place | null> {
+  async locate(
+    start: Place,
+    tokens: readonly string[],
+    seq: number,
+    path: string,
+    intoString: boolean,
+  ): Promise<Place | null> {
     let { tree, unit, node } = start;
-    for (let t = 0; t < tokens.length; ) {
+    for (let t = 0; t < tokens.length;) {
       const ref = partRefOf(node);
       if (ref !== null) {
         const p = await this.load(ref, seq, path);
@@ -159,7 +182,8 @@ function hexDigest(d: string): Uint8Array {
 /** Whether each unit of a tree is hidden: withheld itself or under a withheld unit. */
 export function hiddenUnits(t: Tree): boolean[] {
   const hidden = t.units.map(() => false);
-  for (const u of t.units) hidden[u.index] = t.rule.has(u.index) || (t.tree.parent[u.index]! >= 0 && hidden[t.tree.parent[u.index]!]!);
+  for (const u of t.units)
+    hidden[u.index] = t.rule.has(u.index) || (t.tree.parent[u.index]! >= 0 && hidden[t.tree.parent[u.index]!]!);
   return hidden;
 }
 
@@ -188,7 +212,10 @@ export function publicPartBytes(p: LoadedPart, show: (t: Tree) => Json): { bytes
     bytes.set(f.raw, head.length + 1);
     return { bytes, anyWithheld };
   }
-  const body: JsonObject = f.kind === 'value' ? { secrets, value: show(p) } : { base: publicPartMarker(f.base.digest), secrets, tail: show(p) };
+  const body: JsonObject =
+    f.kind === 'value'
+      ? { secrets, value: show(p) }
+      : { base: publicPartMarker(f.base.digest), secrets, tail: show(p) };
   return { bytes: encoder.encode(canonicalJson(body, { refuseReserved: false })), anyWithheld };
 }
 

@@ -15,7 +15,14 @@ import type { Policy } from './policy.js';
 import { redactStep, rulesForStep, type Redaction } from './redact.js';
 import type { RecordProfile } from '../record/profile.js';
 import {
-  CHUNKS_MARKER as CHUNKS, PART_MARKER, V3_SLOTS as SLOTS, WITHHELD_MARKER as WITHHELD, chunkString, commitRecord, seedFromHex, stringChunks,
+  CHUNKS_MARKER as CHUNKS,
+  PART_MARKER,
+  V3_SLOTS as SLOTS,
+  WITHHELD_MARKER as WITHHELD,
+  chunkString,
+  commitRecord,
+  seedFromHex,
+  stringChunks,
   type Unit,
 } from '../record/v3/commit.js';
 import { stepHashV3 } from '../record/v3.js';
@@ -105,13 +112,12 @@ export function b64uDecode(text: unknown): Uint8Array | null {
   return b64u(out) === text ? out : null;
 }
 
-
 /** The escaped-text byte offset of each UTF-16 index of `s` (JCS escaping, UTF-8), for mapping detector spans onto chunks. */
 function escapedOffsets(s: string): number[] {
   const enc = new TextEncoder();
   const off = new Array<number>(s.length + 1);
   let at = 0;
-  for (let i = 0; i < s.length; ) {
+  for (let i = 0; i < s.length;) {
     const cp = s.codePointAt(i)!;
     const n = cp > 0xffff ? 2 : 1;
     off[i] = at;
@@ -136,22 +142,38 @@ function commitStored(record: JsonObject, bind: string): Committed {
   const seq = record.seq as number;
   const seed = typeof record.seed === 'string' ? seedFromHex(record.seed) : null;
   if (seed === null && isSealed(record)) return commitSealed(record);
-  if (seed === null) throw new RedactError('SOURCE_INVALID', `step ${seq} is not a stored stepchain/v3 record with its seed; publish from the original journal, not from a published copy`, { location: { seq } });
+  if (seed === null)
+    throw new RedactError(
+      'SOURCE_INVALID',
+      `step ${seq} is not a stored stepchain/v3 record with its seed; publish from the original journal, not from a published copy`,
+      { location: { seq } },
+    );
   const values: Record<string, Json> = {};
   for (const s of SLOTS) if (s in record) values[s] = record[s]!;
   let c: RecordCommitment;
   try {
     c = commitRecord(values, seed, { units: true });
   } catch (e) {
-    throw new RedactError('SOURCE_INVALID', `step ${seq} cannot be committed: ${e instanceof Error ? e.message : String(e)}`, { location: { seq } });
+    throw new RedactError(
+      'SOURCE_INVALID',
+      `step ${seq} cannot be committed: ${e instanceof Error ? e.message : String(e)}`,
+      { location: { seq } },
+    );
   }
   if (c.root !== record.root) {
-    throw new RedactError('SOURCE_INVALID', `step ${seq}'s values do not give its root (ROOT_MISMATCH): the record was not written from these values; nothing is published`, { location: { seq } });
+    throw new RedactError(
+      'SOURCE_INVALID',
+      `step ${seq}'s values do not give its root (ROOT_MISMATCH): the record was not written from these values; nothing is published`,
+      { location: { seq } },
+    );
   }
   const trees = SLOTS.map((name): Tree => {
     const units = c.units.filter((u) => u.slot === name);
     const tree = unitTree(name in record, record[name], units.length);
-    if (tree === null) throw new RedactError('SOURCE_INVALID', `step ${seq}: the units of ${name} do not follow its value`, { location: { seq } });
+    if (tree === null)
+      throw new RedactError('SOURCE_INVALID', `step ${seq}: the units of ${name} do not follow its value`, {
+        location: { seq },
+      });
     return { part: null, units, tree, value: record[name] ?? null, rule: new Map() };
   });
   return { seq, record, bind, c, trees, values, needles: [] };
@@ -177,19 +199,36 @@ export function publicRecordV3(record: JsonObject, bind: string, policy: Policy)
  * every record's selections are in (a part's markers depend on all of them); `refs` collects the private
  * references the public record shows.
  */
-export async function selectRecordV3Parts(record: JsonObject, bind: string, policy: Policy, parts: PublicationParts): Promise<{ finish: (refs: PartRef[]) => V3PublicRecord }> {
+export async function selectRecordV3Parts(
+  record: JsonObject,
+  bind: string,
+  policy: Policy,
+  parts: PublicationParts,
+): Promise<{ finish: (refs: PartRef[]) => V3PublicRecord }> {
   const k = commitStored(record, bind);
   const seq = k.seq;
   const resolved: Record<string, Json> = {};
-  for (const s of SLOTS) if (s in k.values) resolved[s] = s === 'meta' ? k.values[s]! : await parts.resolve(k.values[s]!, seq, `/${s}`);
+  for (const s of SLOTS)
+    if (s in k.values) resolved[s] = s === 'meta' ? k.values[s]! : await parts.resolve(k.values[s]!, seq, `/${s}`);
   const { redactions } = redactStep(policy, seq, resolved, () => new Uint8Array(32), V3_WALK);
   const rules = rulesForStep(policy, seq, V3_WALK.toolName(resolved));
   for (const r of redactions) {
     const tokens = parsePointer(r.path);
     const j = (SLOTS as readonly string[]).indexOf(tokens[0]!);
     if (j < 0) continue;
-    const place = await parts.locate({ tree: k.trees[j]!, unit: 0, node: k.values[tokens[0]!] ?? null }, tokens.slice(1), seq, r.path, r.spans !== undefined);
-    if (place === null) throw new RedactError('SOURCE_INVALID', `step ${seq}: the policy selects ${r.path}, which is no unit of the record or of a part it references (inside a media part?)`, { location: { seq, path: r.path } });
+    const place = await parts.locate(
+      { tree: k.trees[j]!, unit: 0, node: k.values[tokens[0]!] ?? null },
+      tokens.slice(1),
+      seq,
+      r.path,
+      r.spans !== undefined,
+    );
+    if (place === null)
+      throw new RedactError(
+        'SOURCE_INVALID',
+        `step ${seq}: the policy selects ${r.path}, which is no unit of the record or of a part it references (inside a media part?)`,
+        { location: { seq, path: r.path } },
+      );
     k.needles.push(r);
     holdPlace(place.tree, place.unit, r, seq);
   }
@@ -211,18 +250,28 @@ function holdPlace(t: Tree, i: number, r: Redaction, seq: number): void {
     const ends = stringChunks(r.value)!;
     let at = 0;
     const ranges = ends.map((x) => [at, (at += x.length)] as const);
-    for (const [a, b] of r.spans) chunks.forEach((k, n) => {
-      if (ranges[n]![0] < off[b]! && ranges[n]![1] > off[a]!) hold(k);
-    });
+    for (const [a, b] of r.spans)
+      chunks.forEach((k, n) => {
+        if (ranges[n]![0] < off[b]! && ranges[n]![1] > off[a]!) hold(k);
+      });
     return;
   }
-  if (t.part !== null && i === 0) throw new RedactError('SOURCE_INVALID', `step ${seq}: the policy selects part ${t.part} whole where no unit holds its reference`, { location: { seq, path: r.path } });
+  if (t.part !== null && i === 0)
+    throw new RedactError(
+      'SOURCE_INVALID',
+      `step ${seq}: the policy selects part ${t.part} whole where no unit holds its reference`,
+      { location: { seq, path: r.path } },
+    );
   hold(i);
 }
 
 /** An absent slot a path rule ends at is withheld all the same: the marker stands for the commitment to absence. */
 function absentSlot(name: string, t: Tree, rules: ReturnType<typeof rulesForStep>): void {
-  for (const r of rules) if (r.detectors.length === 0 && r.paths !== null && r.paths.matches(r.paths.step(r.paths.root(), name))) { if (!t.rule.has(0)) t.rule.set(0, r.id); break; }
+  for (const r of rules)
+    if (r.detectors.length === 0 && r.paths !== null && r.paths.matches(r.paths.step(r.paths.root(), name))) {
+      if (!t.rule.has(0)) t.rule.set(0, r.id);
+      break;
+    }
 }
 
 /** The public record from a committed record whose trees carry their rules (§13.3). */
@@ -236,7 +285,16 @@ function buildPublicRecord(k: Committed, refs: PartRef[]): V3PublicRecord {
   const saltsOut: Record<string, string> = {};
   let anyWithheld = false;
   const privateSecret = (path: string, what: string, bytes: Uint8Array): void => {
-    needles.push({ seq, path, rule: what, commitment: '', salt: new Uint8Array(0), value: null, matched: [toHex(bytes), b64u(bytes)], detected: true });
+    needles.push({
+      seq,
+      path,
+      rule: what,
+      commitment: '',
+      salt: new Uint8Array(0),
+      value: null,
+      matched: [toHex(bytes), b64u(bytes)],
+      detected: true,
+    });
   };
 
   for (let j = 0; j < SLOTS.length; j++) {
@@ -277,12 +335,22 @@ function buildPublicRecord(k: Committed, refs: PartRef[]): V3PublicRecord {
   }
 
   // A sealed record's kept keys and salts are private: only the ones its public form needs go to `secrets`.
-  for (const m of Object.keys(record)) if (!(SLOTS as readonly string[]).includes(m) && m !== 'seed' && m !== 'keys' && m !== 'salts') out[m] = record[m]!;
+  for (const m of Object.keys(record))
+    if (!(SLOTS as readonly string[]).includes(m) && m !== 'seed' && m !== 'keys' && m !== 'salts') out[m] = record[m]!;
   out.bind = k.bind;
   if (typeof record.seed !== 'string') out.secrets = { keys: keysOut, salts: saltsOut };
   else if (anyWithheld) {
     out.secrets = { keys: keysOut, salts: saltsOut };
-    needles.push({ seq, path: '', rule: 'seed', commitment: '', salt: new Uint8Array(0), value: null, matched: [record.seed as string], detected: true });
+    needles.push({
+      seq,
+      path: '',
+      rule: 'seed',
+      commitment: '',
+      salt: new Uint8Array(0),
+      value: null,
+      matched: [record.seed as string],
+      detected: true,
+    });
   } else out.secrets = { seed: record.seed! };
   return { record: out, declarations, withheld, needles };
 }
@@ -295,7 +363,14 @@ export function topWithheld(t: Tree, hidden: readonly boolean[]): Array<Omit<V3W
     if (!t.rule.has(u.index) || (p >= 0 && hidden[p]!)) continue;
     const chunk = u.kind === 'chunk' ? t.tree.children[p]!.indexOf(u.index) : undefined;
     const path = chunk === undefined ? u.path : t.units[p]!.path;
-    out.push({ path, rule: t.rule.get(u.index)!, digest: digestOf(u.digest), salt: u.salt, kind: u.kind, ...(chunk === undefined ? {} : { chunk }) });
+    out.push({
+      path,
+      rule: t.rule.get(u.index)!,
+      digest: digestOf(u.digest),
+      salt: u.salt,
+      kind: u.kind,
+      ...(chunk === undefined ? {} : { chunk }),
+    });
   }
   return out;
 }
@@ -309,7 +384,15 @@ export function shownPart(t: Tree, refs: PartRef[]): Json {
  * The units of one slot that the policy withholds, each with its rule: whole nodes the walk selected, the
  * chunks a detector span touches (the others stay disclosed), and an absent slot a path rule ends at.
  */
-function selected(name: string, record: JsonObject, t: Tree, redactions: readonly Redaction[], rules: ReturnType<typeof rulesForStep>, needles: Redaction[], seq: number): void {
+function selected(
+  name: string,
+  record: JsonObject,
+  t: Tree,
+  redactions: readonly Redaction[],
+  rules: ReturnType<typeof rulesForStep>,
+  needles: Redaction[],
+  seq: number,
+): void {
   const byPath = new Map<string, number>();
   for (const u of t.units) if (u.kind !== 'chunk') byPath.set(u.path, u.index);
   for (const r of redactions) {
@@ -318,18 +401,34 @@ function selected(name: string, record: JsonObject, t: Tree, redactions: readonl
     const i = byPath.get(r.path);
     // In a sealed record a selection may name an erased place (the policy sees it as null): it stays erased.
     if (i === undefined && isSealed(record)) continue;
-    if (i === undefined) throw new RedactError('SOURCE_INVALID', `step ${seq}: the policy selects ${r.path}, which is not a unit of the record`, { location: { seq } });
+    if (i === undefined)
+      throw new RedactError(
+        'SOURCE_INVALID',
+        `step ${seq}: the policy selects ${r.path}, which is not a unit of the record`,
+        { location: { seq } },
+      );
     holdPlace(t, i, r, seq);
   }
   if (!(name in record)) absentSlot(name, t, rules);
 }
 
 /** A slot's value as shown: withheld members, elements and chunks replaced by markers at their places. */
-function shown(v: Json, i: number, tree: UnitTree, units: readonly Unit[], rule: ReadonlyMap<number, string>, refs: PartRef[]): Json {
+function shown(
+  v: Json,
+  i: number,
+  tree: UnitTree,
+  units: readonly Unit[],
+  rule: ReadonlyMap<number, string>,
+  refs: PartRef[],
+): Json {
   const kids = tree.children[i]!;
   if (typeof v === 'string') {
     if (kids.length === 0 || !kids.some((k) => rule.has(k))) return v;
-    return { [CHUNKS]: kids.map((k) => (rule.has(k) ? { [WITHHELD]: digestOf(units[k]!.digest) } : chunkString(stringChunks(v)![kids.indexOf(k)]!))) };
+    return {
+      [CHUNKS]: kids.map((k) =>
+        rule.has(k) ? { [WITHHELD]: digestOf(units[k]!.digest) } : chunkString(stringChunks(v)![kids.indexOf(k)]!),
+      ),
+    };
   }
   if (v === null || typeof v !== 'object') return v;
   if (Array.isArray(v)) {
@@ -350,11 +449,14 @@ function shown(v: Json, i: number, tree: UnitTree, units: readonly Unit[], rule:
   }
   const o: JsonObject = {};
   const held: string[] = [];
-  keys.sort().filter((k) => k !== ERASED).forEach((k, n) => {
-    const u = kids[n]!;
-    if (rule.has(u)) held.push(digestOf(units[u]!.digest));
-    else o[k] = shown(v[k]!, u, tree, units, rule, refs);
-  });
+  keys
+    .sort()
+    .filter((k) => k !== ERASED)
+    .forEach((k, n) => {
+      const u = kids[n]!;
+      if (rule.has(u)) held.push(digestOf(units[u]!.digest));
+      else o[k] = shown(v[k]!, u, tree, units, rule, refs);
+    });
   if (ERASED in v) o[ERASED] = v[ERASED]!;
   if (held.length > 0) o[WITHHELD] = held.sort();
   return o;
@@ -371,9 +473,17 @@ export function checkPublicRecordV3(record: unknown, options: { stepHash?: boole
   const problems: V3RecordProblem[] = publicRecordProblems(record);
   if (problems.length > 0 || !isObject(record)) return problems;
   if (options.stepHash) {
-    const h = stepHashV3(record.bind as string, (n) => (n in record ? canonicalJson(record[n], { refuseReserved: false }) : undefined));
-    if (h !== record.step_hash) return [{ code: 'HASH_MISMATCH', field: 'step_hash', message: `the envelope, bind and root give step hash ${h}, not ${String(record.step_hash)}` }];
+    const h = stepHashV3(record.bind as string, (n) =>
+      n in record ? canonicalJson(record[n], { refuseReserved: false }) : undefined,
+    );
+    if (h !== record.step_hash)
+      return [
+        {
+          code: 'HASH_MISMATCH',
+          field: 'step_hash',
+          message: `the envelope, bind and root give step hash ${h}, not ${String(record.step_hash)}`,
+        },
+      ];
   }
   return [];
 }
-

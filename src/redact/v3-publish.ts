@@ -23,7 +23,19 @@ import { COMMITTED_PUBLICATION_FORMAT_V3, type PublicationBlockV3 } from './publ
 import { envelopeCheck, sweep, type PublishCoreOptions } from './publish.js';
 import { sourceInvalid } from './rechain.js';
 import type { Redaction } from './redact.js';
-import { checkPublicRecordV3, compareV3Declarations, publicRecordV3, selectRecordV3Parts, shownPart, topWithheld, unitTree, type V3AnyDeclaration, type V3PartDeclaration, type V3PublicRecord, type V3Withheld } from './v3-public.js';
+import {
+  checkPublicRecordV3,
+  compareV3Declarations,
+  publicRecordV3,
+  selectRecordV3Parts,
+  shownPart,
+  topWithheld,
+  unitTree,
+  type V3AnyDeclaration,
+  type V3PartDeclaration,
+  type V3PublicRecord,
+  type V3Withheld,
+} from './v3-public.js';
 import { b64u, hiddenUnits, publicPartBytes, PublicationParts } from './v3-parts.js';
 import { partSourceOf, type PartEntry } from '../receipt/parts.js';
 import { PartError, type PartRef } from '../record/v3/parts.js';
@@ -60,7 +72,10 @@ export async function planV3Publication(source: ChainSource, options: PublishCor
   const { policy } = options;
   const head = await source.head();
   if (head === null) throw new RedactError('SOURCE_INVALID', 'the journal holds no step; there is nothing to publish');
-  if (formatOf(source.genesis).format !== FORMAT_V3) throw sourceInvalid(`a ${String((source.genesis as { format?: unknown }).format)} journal is not published by the v3 publisher`);
+  if (formatOf(source.genesis).format !== FORMAT_V3)
+    throw sourceInvalid(
+      `a ${String((source.genesis as { format?: unknown }).format)} journal is not published by the v3 publisher`,
+    );
   const envelope = envelopeCheck(policy);
   envelope(source.genesis as unknown as Json, 'the genesis', {});
   const verifier = new ChainVerifier({ genesis: source.genesis, expectHead: head.step_hash, maxProblems: 10 });
@@ -68,24 +83,36 @@ export async function planV3Publication(source: ChainSource, options: PublishCor
   const partSource = partSourceOf(source);
   const parts = new PublicationParts(partSource ?? (async () => null), unitTree);
   // Pass 1: every record's selections (a part's withheld units are the union over the records that show it).
-  const pending: Array<{ segment: string; seq: number; step_hash: string; finish: (refs: PartRef[]) => V3PublicRecord }> = [];
+  const pending: Array<{
+    segment: string;
+    seq: number;
+    step_hash: string;
+    finish: (refs: PartRef[]) => V3PublicRecord;
+  }> = [];
   let segment: string | null = null;
   for await (const line of source.lines({ from: 0, to: head.seq })) {
     if (line.segment !== segment) verifier.beginSegment(line.segment);
     segment = line.segment;
     verifier.line(line.text, true);
     const scan = scanCanonical(line.text, {});
-    if (scan.defect || scan.members === null || !scan.members.has('step_hash')) throw sourceInvalid(`the line of step ${line.seq} is not a canonical stored record`);
+    if (scan.defect || scan.members === null || !scan.members.has('step_hash'))
+      throw sourceInvalid(`the line of step ${line.seq} is not a canonical stored record`);
     const record = JSON.parse(line.text) as JsonObject;
     const seq = line.seq;
     envelope(record.step_id!, `step ${seq}'s step_id`, { seq, field: 'step_id' });
     envelope(record.ts!, `step ${seq}'s ts`, { seq, field: 'ts' });
     const bind = stepHashWithout(line.text, scan.members.get('step_hash')!);
-    pending.push({ segment: line.segment, seq, step_hash: record.step_hash as string, finish: await selectRecord(line.text, record, bind, policy, parts) });
+    pending.push({
+      segment: line.segment,
+      seq,
+      step_hash: record.step_hash as string,
+      finish: await selectRecord(line.text, record, bind, policy, parts),
+    });
   }
   const report = verifier.finish();
   if (!report.ok) throw sourceInvalid(`the journal does not verify: ${describeProblem(report.problems[0]!)}`);
-  if (pending.length !== head.seq + 1) throw sourceInvalid(`the journal yielded ${pending.length} steps; its head is seq ${head.seq}`);
+  if (pending.length !== head.seq + 1)
+    throw sourceInvalid(`the journal yielded ${pending.length} steps; its head is seq ${head.seq}`);
 
   // Pass 2: the public records, then every part they reach (through shown references and lists' bases), once.
   const lines: StoredLine[] = [];
@@ -97,13 +124,22 @@ export async function planV3Publication(source: ChainSource, options: PublishCor
     const pub = p.finish(queue);
     const text = canonicalJson(pub.record, { refuseReserved: false });
     if (new TextEncoder().encode(text).length + 1 > MAX_LINE_BYTES) {
-      throw new RedactError('LIMIT_EXCEEDED', `the public record of step ${p.seq} would be a line over ${MAX_LINE_BYTES} bytes`, { location: { seq: p.seq }, hint: 'withhold a larger unit' });
+      throw new RedactError(
+        'LIMIT_EXCEEDED',
+        `the public record of step ${p.seq} would be a line over ${MAX_LINE_BYTES} bytes`,
+        { location: { seq: p.seq }, hint: 'withhold a larger unit' },
+      );
     }
     // The reader's two checks, made by the publisher first: the public record's step hash (fast) and root (deep).
     const pscan = scanCanonical(text, {});
     const problems = checkPublicRecordV3(pub.record);
-    if (published.stepHashOf(text, pscan.members!.get('step_hash')!, pscan.members!) !== p.step_hash || problems.length > 0) {
-      throw sourceInvalid(`the public form of step ${p.seq} does not verify against its step hash${problems.length > 0 ? ` (${problems[0]!.code}: ${problems[0]!.message})` : ''}`);
+    if (
+      published.stepHashOf(text, pscan.members!.get('step_hash')!, pscan.members!) !== p.step_hash ||
+      problems.length > 0
+    ) {
+      throw sourceInvalid(
+        `the public form of step ${p.seq} does not verify against its step hash${problems.length > 0 ? ` (${problems[0]!.code}: ${problems[0]!.message})` : ''}`,
+      );
     }
     lines.push({ segment: p.segment, seq: p.seq, text });
     declarations.push(...pub.declarations);
@@ -111,11 +147,17 @@ export async function planV3Publication(source: ChainSource, options: PublishCor
     needles.push(...pub.needles);
   }
   const { publicParts, partTexts } = await publishParts(queue, parts, { withheld, declarations, needles });
-  const partList: PartEntry[] = [...publicParts].map(([address, bytes]) => ({ address, digest: digestBytes(bytes), size: bytes.length })).sort((a, b) => (a.address < b.address ? -1 : 1));
+  const partList: PartEntry[] = [...publicParts]
+    .map(([address, bytes]) => ({ address, digest: digestBytes(bytes), size: bytes.length }))
+    .sort((a, b) => (a.address < b.address ? -1 : 1));
 
   const publication: PublicationBlockV3 = { format: COMMITTED_PUBLICATION_FORMAT_V3, policy_digest: policy.digest };
   declarations.sort(compareV3Declarations);
-  sweep(needles, [...lines.map((l) => ({ text: l.text, where: `step ${l.seq}` })), ...partTexts, { text: canonicalJson(source.genesis), where: 'the genesis' }]);
+  sweep(needles, [
+    ...lines.map((l) => ({ text: l.text, where: `step ${l.seq}` })),
+    ...partTexts,
+    { text: canonicalJson(source.genesis), where: 'the genesis' },
+  ]);
   const plan = await planReceipt({
     genesis: source.genesis,
     lines: async function* () {
@@ -131,7 +173,15 @@ export async function planV3Publication(source: ChainSource, options: PublishCor
     ...(options.exporter === undefined ? {} : { exporter: options.exporter }),
   });
   sweep(needles, [{ text: decoder.decode(plan.manifestBytes), where: 'the manifest' }]);
-  return { plan, publication, head: { seq: head.seq, step_hash: head.step_hash }, withheld, declarations, lines: lines.map((l) => l.text), parts: publicParts };
+  return {
+    plan,
+    publication,
+    head: { seq: head.seq, step_hash: head.step_hash },
+    withheld,
+    declarations,
+    lines: lines.map((l) => l.text),
+    parts: publicParts,
+  };
 }
 
 /**
@@ -140,7 +190,8 @@ export async function planV3Publication(source: ChainSource, options: PublishCor
  * its withheld units declared, its private secrets added to the sweep's needles.
  */
 async function publishParts(
-  queue: PartRef[], parts: PublicationParts,
+  queue: PartRef[],
+  parts: PublicationParts,
   out: { withheld: Array<V3Withheld | V3PartWithheld>; declarations: V3AnyDeclaration[]; needles: Redaction[] },
 ): Promise<{ publicParts: Map<string, Uint8Array>; partTexts: Array<{ text: string; where: string }> }> {
   const { withheld, declarations, needles } = out;
@@ -155,18 +206,33 @@ async function publishParts(
     const hidden = hiddenUnits(p);
     for (const w of topWithheld(p, hidden)) {
       withheld.push({ part: p.part, ...w });
-      declarations.push({ part: p.part, path: w.path, rule: w.rule, ...(w.chunk === undefined ? {} : { chunk: w.chunk }) });
+      declarations.push({
+        part: p.part,
+        path: w.path,
+        rule: w.rule,
+        ...(w.chunk === undefined ? {} : { chunk: w.chunk }),
+      });
       needles.push(privateNeedle(w.path, 'withheld salt', w.salt));
     }
     const made = publicPartBytes(p, (t) => shownPart(t, queue));
     if (p.file.kind === 'list') queue.push(p.file.base);
-    needles.push({ seq: -1, path: '', rule: 'part seed', commitment: '', salt: new Uint8Array(0), value: null, matched: [p.file.seed], detected: true });
+    needles.push({
+      seq: -1,
+      path: '',
+      rule: 'part seed',
+      commitment: '',
+      salt: new Uint8Array(0),
+      value: null,
+      matched: [p.file.seed],
+      detected: true,
+    });
     const seed = seedFromHex(p.file.seed)!;
     if (made.anyWithheld) needles.push(privateNeedle('', 'part key', slotKey(seed, 0)));
     // The reader's check, made by the publisher first: the public file gives the part's address.
     const parsed = parsePublicPartFile(made.bytes);
     const base = p.file.kind === 'list' ? baseElements(p.file.base.digest, publicParts, parts) : null;
-    if (typeof parsed === 'string' || !checkPublicPart(parsed, p.part, base).ok) throw sourceInvalid(`the public file of part ${p.part} does not give its address`);
+    if (typeof parsed === 'string' || !checkPublicPart(parsed, p.part, base).ok)
+      throw sourceInvalid(`the public file of part ${p.part} does not give its address`);
     publicParts.set(p.part, made.bytes);
     const nl = made.bytes.indexOf(0x0a);
     partTexts.push({ text: decoder.decode(nl < 0 ? made.bytes : made.bytes.subarray(0, nl)), where: `part ${p.part}` });
@@ -175,7 +241,13 @@ async function publishParts(
 }
 
 /** One record's selections (§13.3; with parts §13.10), and how to build its public form once all are in. */
-async function selectRecord(text: string, record: JsonObject, bind: string, policy: PublishCoreOptions['policy'], parts: PublicationParts): Promise<(refs: PartRef[]) => V3PublicRecord> {
+async function selectRecord(
+  text: string,
+  record: JsonObject,
+  bind: string,
+  policy: PublishCoreOptions['policy'],
+  parts: PublicationParts,
+): Promise<(refs: PartRef[]) => V3PublicRecord> {
   if (!text.includes('"$stepchain:part"')) {
     const pub = publicRecordV3(record, bind, policy);
     return () => pub;
@@ -183,18 +255,33 @@ async function selectRecord(text: string, record: JsonObject, bind: string, poli
   try {
     return (await selectRecordV3Parts(record, bind, policy, parts)).finish;
   } catch (e) {
-    throw e instanceof PartError ? sourceInvalid(`step ${record.seq as number}: ${e.message} (${e.code}); nothing is published`) : e;
+    throw e instanceof PartError
+      ? sourceInvalid(`step ${record.seq as number}: ${e.message} (${e.code}); nothing is published`)
+      : e;
   }
 }
 
 function privateNeedle(path: string, what: string, bytes: Uint8Array): Redaction {
-  return { seq: -1, path, rule: what, commitment: '', salt: new Uint8Array(0), value: null, matched: [toHex(bytes), b64u(bytes)], detected: true };
+  return {
+    seq: -1,
+    path,
+    rule: what,
+    commitment: '',
+    salt: new Uint8Array(0),
+    value: null,
+    matched: [toHex(bytes), b64u(bytes)],
+    detected: true,
+  };
 }
 
 /** A list's base elements as a reader computes them from the public files (published first: the base chain is checked bottom up). */
-function baseElements(address: string, published: ReadonlyMap<string, Uint8Array>, parts: PublicationParts): Uint8Array[] | null {
+function baseElements(
+  address: string,
+  published: ReadonlyMap<string, Uint8Array>,
+  parts: PublicationParts,
+): Uint8Array[] | null {
   const chain: string[] = [];
-  for (let a: string | null = address; a !== null; ) {
+  for (let a: string | null = address; a !== null;) {
     chain.push(a);
     const p = parts.loaded.get(a);
     a = p !== undefined && p.file.kind === 'list' ? p.file.base.digest : null;

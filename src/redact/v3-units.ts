@@ -28,7 +28,12 @@ export interface Committed {
  */
 export function commitSealed(record: JsonObject): Committed {
   const seq = record.seq as number;
-  if (JSON.stringify(record).includes('"$stepchain:part"')) throw new RedactError('SOURCE_INVALID', `step ${seq} holds erased values and part references: publishing such a record is not implemented yet; export a full receipt (stepchain export), which carries it and verifies`, { location: { seq } });
+  if (JSON.stringify(record).includes('"$stepchain:part"'))
+    throw new RedactError(
+      'SOURCE_INVALID',
+      `step ${seq} holds erased values and part references: publishing such a record is not implemented yet; export a full receipt (stepchain export), which carries it and verifies`,
+      { location: { seq } },
+    );
   let root: string;
   const bySlot = new Map<string, Unit[]>();
   try {
@@ -39,9 +44,18 @@ export function commitSealed(record: JsonObject): Committed {
       bySlot.set(slot, units);
     }
   } catch (e) {
-    throw new RedactError('SOURCE_INVALID', `step ${seq} is in sealed form and what remains of it cannot be checked: ${e instanceof Error ? e.message : String(e)}`, { location: { seq } });
+    throw new RedactError(
+      'SOURCE_INVALID',
+      `step ${seq} is in sealed form and what remains of it cannot be checked: ${e instanceof Error ? e.message : String(e)}`,
+      { location: { seq } },
+    );
   }
-  if (root !== record.root) throw new RedactError('SOURCE_INVALID', `step ${seq} is in sealed form and what remains of it does not give its root (ROOT_MISMATCH); nothing is published`, { location: { seq } });
+  if (root !== record.root)
+    throw new RedactError(
+      'SOURCE_INVALID',
+      `step ${seq} is in sealed form and what remains of it does not give its root (ROOT_MISMATCH); nothing is published`,
+      { location: { seq } },
+    );
   const keys = record.keys as Record<string, string>;
   const values: Record<string, Json> = {};
   for (const s of SLOTS) if (s in record) values[s] = policyView(record[s]!);
@@ -55,7 +69,10 @@ export function commitSealed(record: JsonObject): Committed {
   const trees = SLOTS.map((name): Tree => {
     const us = bySlot.get(name)!;
     const tree = unitTree(name in record, record[name], us.length);
-    if (tree === null) throw new RedactError('SOURCE_INVALID', `step ${seq}: the remaining units of ${name} do not follow its value`, { location: { seq } });
+    if (tree === null)
+      throw new RedactError('SOURCE_INVALID', `step ${seq}: the remaining units of ${name} do not follow its value`, {
+        location: { seq },
+      });
     return { part: null, units: us, tree, value: record[name] ?? null, rule: new Map() };
   });
   const c = { root, rootBytes: new Uint8Array(0), slots, units } as RecordCommitment;

@@ -35,7 +35,12 @@ export function v3DeclarationsDefect(value: unknown): string | null {
     const names = Object.keys(d).sort().join(',');
     const inPart = names === 'part,path,rule' || names === 'chunk,part,path,rule';
     if (names !== 'path,rule,seq' && names !== 'chunk,path,rule,seq' && !inPart) return shape;
-    if (inPart ? typeof d.part !== 'string' || !/^sha256:[0-9a-f]{64}$/.test(d.part) : !Number.isSafeInteger(d.seq) || (d.seq as number) < 0) return shape;
+    if (
+      inPart
+        ? typeof d.part !== 'string' || !/^sha256:[0-9a-f]{64}$/.test(d.part)
+        : !Number.isSafeInteger(d.seq) || (d.seq as number) < 0
+    )
+      return shape;
     if (typeof d.path !== 'string' || !isValidId(d.rule)) return shape;
     if ('chunk' in d && (!Number.isSafeInteger(d.chunk) || (d.chunk as number) < 0)) return shape;
     let tokens: string[];
@@ -44,16 +49,25 @@ export function v3DeclarationsDefect(value: unknown): string | null {
     } catch {
       return `redactions[${i}].path is not a JSON Pointer`;
     }
-    if (inPart ? tokens.length === 0 && !('chunk' in d) : tokens.length === 0 || !(V3_SLOTS as readonly string[]).includes(tokens[0]!)) return inPart ? `redactions[${i}].path must point inside the part's value (or be "" with "chunk", a chunk of a part that is one string)` : `redactions[${i}].path must point into a slot (${V3_SLOTS.join(', ')})`;
+    if (
+      inPart
+        ? tokens.length === 0 && !('chunk' in d)
+        : tokens.length === 0 || !(V3_SLOTS as readonly string[]).includes(tokens[0]!)
+    )
+      return inPart
+        ? `redactions[${i}].path must point inside the part's value (or be "" with "chunk", a chunk of a part that is one string)`
+        : `redactions[${i}].path must point into a slot (${V3_SLOTS.join(', ')})`;
     const decl = d as unknown as V3AnyDeclaration;
-    if (prev && compareV3Declarations(prev, decl) >= 0) return `redactions[${i}] is out of order or repeated: declarations are sorted by seq, then part, then path, then chunk`;
+    if (prev && compareV3Declarations(prev, decl) >= 0)
+      return `redactions[${i}] is out of order or repeated: declarations are sorted by seq, then part, then path, then chunk`;
     prev = decl;
   }
   return null;
 }
 
 type Entry = { d: Declaration; seen: boolean };
-const declKey = (seq: number | string, path: string, chunk?: number): string => `${seq} ${path}${chunk === undefined ? '' : `\u0000${chunk}`}`;
+const declKey = (seq: number | string, path: string, chunk?: number): string =>
+  `${seq} ${path}${chunk === undefined ? '' : `\u0000${chunk}`}`;
 
 /** What a v3 publication's lines show, checked as they come. */
 export class V3PublicationChecks {
@@ -88,15 +102,28 @@ export class V3PublicationChecks {
     const loc = { file };
     for (const p of places) {
       const [path, chunk] = p.split('\u0000');
-      extra.add('REDACTION_UNDECLARED', `a withheld ${chunk === undefined ? 'unit' : `chunk (#${chunk})`} stands in part ${address} at ${path}, but the manifest's redactions list does not declare it`, { ...loc, path: path! });
+      extra.add(
+        'REDACTION_UNDECLARED',
+        `a withheld ${chunk === undefined ? 'unit' : `chunk (#${chunk})`} stands in part ${address} at ${path}, but the manifest's redactions list does not declare it`,
+        { ...loc, path: path! },
+      );
     }
     for (const [path, l] of lists) {
-      if (l.declared < l.n) extra.add('REDACTION_UNDECLARED', `the object in part ${address} at ${path} withholds ${l.n} member(s) but the manifest declares ${l.declared}`, { ...loc, path });
+      if (l.declared < l.n)
+        extra.add(
+          'REDACTION_UNDECLARED',
+          `the object in part ${address} at ${path} withholds ${l.n} member(s) but the manifest declares ${l.declared}`,
+          { ...loc, path },
+        );
     }
   }
 
   /** Marks the declarations that match a withheld place (removing it) or a withheld member of a listed object. */
-  private match(entries: Entry[], places: Set<string>, lists: Map<string, { n: number; shown: Set<string>; declared: number }>): void {
+  private match(
+    entries: Entry[],
+    places: Set<string>,
+    lists: Map<string, { n: number; shown: Set<string>; declared: number }>,
+  ): void {
     for (const e of entries) {
       const d = e.d as V3AnyDeclaration;
       const k = d.chunk === undefined ? d.path : `${d.path}\u0000${d.chunk}`;
@@ -130,7 +157,8 @@ export class V3PublicationChecks {
       return false; // a line with a seq scanned as canonical JSON: cannot happen
     }
     if (!isObject(record) || !('bind' in record) || !('secrets' in record) || record.v !== 3) return false;
-    for (const p of checkPublicRecordV3(record)) extra.add(p.code, `seq ${seq}: ${p.message}`, { ...loc, field: p.field, ...(p.path ? { path: p.path } : {}) });
+    for (const p of checkPublicRecordV3(record))
+      extra.add(p.code, `seq ${seq}: ${p.message}`, { ...loc, field: p.field, ...(p.path ? { path: p.path } : {}) });
 
     // The withheld places this record shows: single units (slot, element, chunk) and per object its list.
     const places = new Set<string>();
@@ -148,11 +176,19 @@ export class V3PublicationChecks {
     this.match(this.bySeq.get(seq) ?? [], places, lists);
     for (const p of places) {
       const [path, chunk] = p.split('\u0000');
-      extra.add('REDACTION_UNDECLARED', `a withheld ${chunk === undefined ? 'unit' : `chunk (#${chunk})`} stands at seq ${seq}, ${path}, but the manifest's redactions list does not declare it`, { ...loc, field: path!.split('/')[1]!, path: path! });
+      extra.add(
+        'REDACTION_UNDECLARED',
+        `a withheld ${chunk === undefined ? 'unit' : `chunk (#${chunk})`} stands at seq ${seq}, ${path}, but the manifest's redactions list does not declare it`,
+        { ...loc, field: path!.split('/')[1]!, path: path! },
+      );
     }
     for (const [path, l] of lists) {
       if (l.declared < l.n) {
-        extra.add('REDACTION_UNDECLARED', `the object at seq ${seq}, ${path} withholds ${l.n} member(s) but the manifest declares ${l.declared}`, { ...loc, field: path.split('/')[1]!, path });
+        extra.add(
+          'REDACTION_UNDECLARED',
+          `the object at seq ${seq}, ${path} withholds ${l.n} member(s) but the manifest declares ${l.declared}`,
+          { ...loc, field: path.split('/')[1]!, path },
+        );
       }
     }
     return true;
@@ -160,7 +196,10 @@ export class V3PublicationChecks {
 }
 
 /** The withheld places a shown value holds: single units (element, chunk; the value itself) and per object its list. */
-function withheldPlaces(value: Json, at: string): { places: Set<string>; lists: Map<string, { n: number; shown: Set<string>; declared: number }> } {
+function withheldPlaces(
+  value: Json,
+  at: string,
+): { places: Set<string>; lists: Map<string, { n: number; shown: Set<string>; declared: number }> } {
   const places = new Set<string>();
   const lists = new Map<string, { n: number; shown: Set<string>; declared: number }>();
   const visit = (v: Json, path: string, depth: number): void => {

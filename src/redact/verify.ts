@@ -18,7 +18,13 @@ import type { ProblemLocation } from '../chain/report.js';
 import type { VerifiedLine } from '../chain/verifier.js';
 import { MANIFEST_NAME, type ReceiptManifest } from '../receipt/manifest.js';
 import type { ReceiptReading } from '../receipt/problems.js';
-import { verifyReceipt, type ByteInput, type ReceiptProblemCode, type ReceiptReport, type VerifyReceiptOptions } from '../receipt/verify.js';
+import {
+  verifyReceipt,
+  type ByteInput,
+  type ReceiptProblemCode,
+  type ReceiptReport,
+  type VerifyReceiptOptions,
+} from '../receipt/verify.js';
 import { anchorDefect, redactionsDefect, type AnchorBlock, type Declaration } from './anchor.js';
 import { COMMITTED_PUBLICATION_FORMAT_V3, publicationDefect, type PublicationBlock } from './publication.js';
 import { V3PublicationChecks, isV3PublicLine, v3DeclarationsDefect } from './v3-verify.js';
@@ -34,8 +40,17 @@ export interface MarkerValue {
 }
 
 /** The problems of a published receipt (spec/REDACTION.md §6): a receipt's, and its declarations' and anchor's. */
-export type PublishedProblemCode = ReceiptProblemCode | 'REDACTION_UNDECLARED' | 'REDACTION_MISSING' | 'ANCHOR_INVALID' | 'SALT_PUBLISHED' | 'VIEW_INVALID'
-  | 'ROOT_MISMATCH' | 'SECRETS_INVALID' | 'SECRET_PUBLISHED' | 'MARKER_INVALID';
+export type PublishedProblemCode =
+  | ReceiptProblemCode
+  | 'REDACTION_UNDECLARED'
+  | 'REDACTION_MISSING'
+  | 'ANCHOR_INVALID'
+  | 'SALT_PUBLISHED'
+  | 'VIEW_INVALID'
+  | 'ROOT_MISMATCH'
+  | 'SECRETS_INVALID'
+  | 'SECRET_PUBLISHED'
+  | 'MARKER_INVALID';
 
 /**
  * Text a published receipt shows that nothing binds to the head (REDACTION.md §7.2, §12.7): a redacted view
@@ -75,7 +90,12 @@ export interface PublishedReport extends ReceiptReport<PublishedProblemCode> {
  * which adds the declaration and anchor problems — so whoever passes these options gets the whole
  * verification, publication checks included (issue 14 item 6: `diff` passed the observers without it).
  */
-export type ReceiptHooks = Required<Pick<VerifyReceiptOptions<ReceiptReport<ReceiptProblemCode> | PublishedReport>, 'extensions' | 'onLine' | 'onBlob' | 'onPublicPart' | 'finish'>>;
+export type ReceiptHooks = Required<
+  Pick<
+    VerifyReceiptOptions<ReceiptReport<ReceiptProblemCode> | PublishedReport>,
+    'extensions' | 'onLine' | 'onBlob' | 'onPublicPart' | 'finish'
+  >
+>;
 
 export interface VerifyPublishedOptions extends Omit<VerifyReceiptOptions, keyof ReceiptHooks> {
   /** Also return the marker standing at this step and path (and with `step: true`, the step's whole line). */
@@ -108,20 +128,35 @@ export interface PublishedReceiptHooks {
    */
   finish(report: ReceiptReport<ReceiptProblemCode> | PublishedReport, reading?: ReceiptReading): PublishedReport;
   /** `finish` when the manifest has an anchor or declarations; the receipt report unchanged otherwise. */
-  finishIfPublished(report: ReceiptReport<ReceiptProblemCode> | PublishedReport, reading?: ReceiptReading): ReceiptReport<ReceiptProblemCode> | PublishedReport;
+  finishIfPublished(
+    report: ReceiptReport<ReceiptProblemCode> | PublishedReport,
+    reading?: ReceiptReading,
+  ): ReceiptReport<ReceiptProblemCode> | PublishedReport;
 }
 
 export function publishedReceiptHooks(locate?: Locate): PublishedReceiptHooks {
   const checks = new PublicationChecks(locate);
-  const finish = (receipt: ReceiptReport<ReceiptProblemCode> | PublishedReport, reading?: ReceiptReading): PublishedReport => checks.finish(receipt, reading);
-  const finishIfPublished = (receipt: ReceiptReport<ReceiptProblemCode> | PublishedReport, reading?: ReceiptReading): ReceiptReport<ReceiptProblemCode> | PublishedReport => {
+  const finish = (
+    receipt: ReceiptReport<ReceiptProblemCode> | PublishedReport,
+    reading?: ReceiptReading,
+  ): PublishedReport => checks.finish(receipt, reading);
+  const finishIfPublished = (
+    receipt: ReceiptReport<ReceiptProblemCode> | PublishedReport,
+    reading?: ReceiptReading,
+  ): ReceiptReport<ReceiptProblemCode> | PublishedReport => {
     const m = receipt.manifest;
     // A chain holding redaction markers or redacted views is a publication whatever its manifest says:
     // journals refuse reserved member names and never write digests, so only a publisher writes them.
-    return m && ('anchor' in m || 'redactions' in m || 'publication' in m || checks.publishedContent) ? finish(receipt, reading) : receipt;
+    return m && ('anchor' in m || 'redactions' in m || 'publication' in m || checks.publishedContent)
+      ? finish(receipt, reading)
+      : receipt;
   };
   const options: ReceiptHooks = {
-    extensions: { anchor: (v) => checks.anchorMember(v), redactions: (v) => checks.redactionsMember(v), publication: (v) => checks.publicationMember(v) },
+    extensions: {
+      anchor: (v) => checks.anchorMember(v),
+      redactions: (v) => checks.redactionsMember(v),
+      publication: (v) => checks.publicationMember(v),
+    },
     onLine: (line) => checks.line(line),
     onBlob: (digest, text) => checks.blob(digest, text),
     onPublicPart: (address, file) => checks.publicPart(address, file),
@@ -200,32 +235,58 @@ class PublicationChecks {
       if (value === null) continue; // an invalid marker: the chain verifier reports MARKER_INVALID
       this.publishedContent = true;
       if (this.locate && line.seq === this.locate.seq && m.path === this.locate.path) this.located = value;
-      const loc: ProblemLocation = { ...(line.file ? { file: line.file } : {}), line: line.line, seq: line.seq, path: m.path };
+      const loc: ProblemLocation = {
+        ...(line.file ? { file: line.file } : {}),
+        line: line.line,
+        seq: line.seq,
+        path: m.path,
+      };
       const slot = m.path.split('/')[1]!;
       // A view's value is never a whole marker (viewSlots leaves those out), so a marker in its slot is inside it.
       const inView = views !== null && views.has(slot);
       if (inView) marked.add(slot);
       else if (value.text !== undefined) {
         if (this.publication && m.path === `/${slot}`) {
-          this.extra.add('VIEW_INVALID', `the withheld ${slot} of seq ${line.seq} carries text beside its digest; a withheld slot's marker is exactly {"commitment","rule"}, and no digest binds that text`, { ...loc, field: slot });
+          this.extra.add(
+            'VIEW_INVALID',
+            `the withheld ${slot} of seq ${line.seq} carries text beside its digest; a withheld slot's marker is exactly {"commitment","rule"}, and no digest binds that text`,
+            { ...loc, field: slot },
+          );
         }
         this.addUnbound({ seq: line.seq, field: slot, path: m.path, why: 'marker-text' });
       }
       const entry = this.declared?.get(key(line.seq, m.path));
       if (!entry) {
-        this.extra.add('REDACTION_UNDECLARED', `a redaction marker (rule ${JSON.stringify(value.rule)}) stands at seq ${line.seq}, ${m.path}, but the manifest's redactions list does not declare it${inView ? `; it is the marker of the redacted view ${slot}, whose text nothing binds to the head` : ''}`, inView ? { ...loc, field: slot } : loc);
+        this.extra.add(
+          'REDACTION_UNDECLARED',
+          `a redaction marker (rule ${JSON.stringify(value.rule)}) stands at seq ${line.seq}, ${m.path}, but the manifest's redactions list does not declare it${inView ? `; it is the marker of the redacted view ${slot}, whose text nothing binds to the head` : ''}`,
+          inView ? { ...loc, field: slot } : loc,
+        );
       } else {
         entry.seen = true;
-        if (entry.d.rule !== value.rule) this.extra.add('REDACTION_UNDECLARED', `the marker at seq ${line.seq}, ${m.path} names rule ${JSON.stringify(value.rule)}; the declaration names ${JSON.stringify(entry.d.rule)}`, loc);
+        if (entry.d.rule !== value.rule)
+          this.extra.add(
+            'REDACTION_UNDECLARED',
+            `the marker at seq ${line.seq}, ${m.path} names rule ${JSON.stringify(value.rule)}; the declaration names ${JSON.stringify(entry.d.rule)}`,
+            loc,
+          );
       }
     }
     if (views === null) return;
     for (const slot of views) {
       this.addUnbound({ seq: line.seq, field: slot, path: `/${slot}`, why: 'view' });
       if (!marked.has(slot)) {
-        this.extra.add('VIEW_INVALID', `${slot} of seq ${line.seq} is a redacted view (its digest in "digests") with no redaction marker inside: a view shows a value with markers in it, and nothing binds its text to the head`, {
-          ...(line.file ? { file: line.file } : {}), line: line.line, seq: line.seq, field: slot, path: `/${slot}`,
-        });
+        this.extra.add(
+          'VIEW_INVALID',
+          `${slot} of seq ${line.seq} is a redacted view (its digest in "digests") with no redaction marker inside: a view shows a value with markers in it, and nothing binds its text to the head`,
+          {
+            ...(line.file ? { file: line.file } : {}),
+            line: line.line,
+            seq: line.seq,
+            field: slot,
+            path: `/${slot}`,
+          },
+        );
       }
     }
   }
@@ -240,7 +301,8 @@ class PublicationChecks {
   private views(line: VerifiedLine): Set<string> | null {
     const t = line.text;
     const first = t.charCodeAt(2); // the first member name's first character ('d' is 100)
-    if (first > 100 || (!t.startsWith('{"digests":{') && !(t.slice(2, 9) < 'digests' && t.includes('"digests":{')))) return null;
+    if (first > 100 || (!t.startsWith('{"digests":{') && !(t.slice(2, 9) < 'digests' && t.includes('"digests":{'))))
+      return null;
     let record: unknown;
     try {
       record = JSON.parse(t);
@@ -264,16 +326,27 @@ class PublicationChecks {
     if (!line.text.includes('"salt":"')) return;
     const members = scanCanonical(line.text, { maxDepth: MAX_RECORD_DEPTH }).members;
     if (members === null || members.has('salts') || !members.has('salt')) return;
-    this.extra.add('SALT_PUBLISHED', `step ${line.seq} is a stored record with its record salt, from which every slot salt follows: a publication carries public records only (salts per disclosed slot)`, {
-      ...(line.file ? { file: line.file } : {}), line: line.line, seq: line.seq!, field: 'salt',
-    });
+    this.extra.add(
+      'SALT_PUBLISHED',
+      `step ${line.seq} is a stored record with its record salt, from which every slot salt follows: a publication carries public records only (salts per disclosed slot)`,
+      {
+        ...(line.file ? { file: line.file } : {}),
+        line: line.line,
+        seq: line.seq!,
+        field: 'salt',
+      },
+    );
   }
 
   /** A published receipt keeps every marker in its chain lines, where it is declared: none in a blob. */
   blob(digest: string, text: string): void {
     const scan = scanCanonical(text, { maxDepth: MAX_RECORD_DEPTH, members: false });
     if (scan.markers.length > 0) {
-      this.extra.add('REDACTION_UNDECLARED', `blob ${digest} holds a marker at ${scan.markers[0]!.path || 'its root'}; a published receipt keeps every marker in the chain lines, where it is declared`, { file: `blobs/${digest.slice(7)}`, path: scan.markers[0]!.path });
+      this.extra.add(
+        'REDACTION_UNDECLARED',
+        `blob ${digest} holds a marker at ${scan.markers[0]!.path || 'its root'}; a published receipt keeps every marker in the chain lines, where it is declared`,
+        { file: `blobs/${digest.slice(7)}`, path: scan.markers[0]!.path },
+      );
     }
   }
 
@@ -281,8 +354,15 @@ class PublicationChecks {
   finish(receipt: ReceiptReport<ReceiptProblemCode> | PublishedReport, reading?: ReceiptReading): PublishedReport {
     if (this.finished.has(receipt)) return receipt as PublishedReport;
     const r: PublishedReport = {
-      ...receipt, problems: receipt.problems.slice(), anchor: null, publication: null, redactions: 0, located: null, located_line: null,
-      unbound: this.unbound.slice(), unbound_count: this.unboundCount,
+      ...receipt,
+      problems: receipt.problems.slice(),
+      anchor: null,
+      publication: null,
+      redactions: 0,
+      located: null,
+      located_line: null,
+      unbound: this.unbound.slice(),
+      unbound_count: this.unboundCount,
     };
     const stopped = reading ? reading.stopped : receipt.problems.some((p) => STOPPING.has(p.code));
     // The manifest is only there when both members passed their shape checks (or are absent).
@@ -298,25 +378,65 @@ class PublicationChecks {
   }
 
   /** The anchor against the rest of the manifest, and every declaration against a marker (§7 step 3, in this order). */
-  private checkManifest(receipt: ReceiptReport<ReceiptProblemCode> | PublishedReport, m: ReceiptManifest, r: PublishedReport, stopped: boolean): void {
+  private checkManifest(
+    receipt: ReceiptReport<ReceiptProblemCode> | PublishedReport,
+    m: ReceiptManifest,
+    r: PublishedReport,
+    stopped: boolean,
+  ): void {
     const { anchor: a, declared: decl } = this;
-    const add = (code: PublishedProblemCode, message: string, path: string): void => this.extra.add(code, message, { file: MANIFEST_NAME, path });
+    const add = (code: PublishedProblemCode, message: string, path: string): void =>
+      this.extra.add(code, message, { file: MANIFEST_NAME, path });
     if (this.publication) {
       this.checkPublication(m, r, add);
-      if (a) add('ANCHOR_INVALID', 'a receipt published against its original head (publication) has no anchor block', '/anchor');
+      if (a)
+        add(
+          'ANCHOR_INVALID',
+          'a receipt published against its original head (publication) has no anchor block',
+          '/anchor',
+        );
     } else if (a === null) {
-      add('ANCHOR_INVALID', this.publishedContent && decl === null
-        ? 'the chain holds redaction markers or redacted views (digests), which only a publisher writes, but the manifest has no publication or anchor block: a publication stripped of its declarations'
-        : 'the manifest has no anchor block: this is not a published (redacted) receipt', '/anchor');
+      add(
+        'ANCHOR_INVALID',
+        this.publishedContent && decl === null
+          ? 'the chain holds redaction markers or redacted views (digests), which only a publisher writes, but the manifest has no publication or anchor block: a publication stripped of its declarations'
+          : 'the manifest has no anchor block: this is not a published (redacted) receipt',
+        '/anchor',
+      );
     }
-    if (decl === null && !this.publication) add('ANCHOR_INVALID', 'the manifest has no redactions list: this is not a published (redacted) receipt', '/redactions');
+    if (decl === null && !this.publication)
+      add(
+        'ANCHOR_INVALID',
+        'the manifest has no redactions list: this is not a published (redacted) receipt',
+        '/redactions',
+      );
     if (a && !this.publication) {
-      if (m.range.from !== 0) add('ANCHOR_INVALID', `a published receipt covers the whole chain from seq 0; this one starts at ${m.range.from}`, '/range/from');
-      if (a.genesis_hash !== genesisHash(m.genesis)) add('ANCHOR_INVALID', `anchor.genesis_hash ${a.genesis_hash} is not the hash of the manifest's genesis (${genesisHash(m.genesis)})`, '/anchor/genesis_hash');
-      if (a.length !== m.head.seq + 1) add('ANCHOR_INVALID', `anchor.length ${a.length} differs from the published chain's ${m.head.seq + 1} steps`, '/anchor/length');
+      if (m.range.from !== 0)
+        add(
+          'ANCHOR_INVALID',
+          `a published receipt covers the whole chain from seq 0; this one starts at ${m.range.from}`,
+          '/range/from',
+        );
+      if (a.genesis_hash !== genesisHash(m.genesis))
+        add(
+          'ANCHOR_INVALID',
+          `anchor.genesis_hash ${a.genesis_hash} is not the hash of the manifest's genesis (${genesisHash(m.genesis)})`,
+          '/anchor/genesis_hash',
+        );
+      if (a.length !== m.head.seq + 1)
+        add(
+          'ANCHOR_INVALID',
+          `anchor.length ${a.length} differs from the published chain's ${m.head.seq + 1} steps`,
+          '/anchor/length',
+        );
       if (decl) {
         const first = decl.size > 0 ? decl.values().next().value!.d.seq : a.length;
-        if (a.redacted_from !== first) add('ANCHOR_INVALID', `anchor.redacted_from is ${a.redacted_from}, but the first redaction is declared at ${decl.size > 0 ? `seq ${first}` : 'no seq (there is none), so it must be anchor.length'}`, '/anchor/redacted_from');
+        if (a.redacted_from !== first)
+          add(
+            'ANCHOR_INVALID',
+            `anchor.redacted_from is ${a.redacted_from}, but the first redaction is declared at ${decl.size > 0 ? `seq ${first}` : 'no seq (there is none), so it must be anchor.length'}`,
+            '/anchor/redacted_from',
+          );
       }
       r.anchor = a;
     }
@@ -324,17 +444,40 @@ class PublicationChecks {
   }
 
   /** A v2 publication (§12.5 step 3): declarations present, a journal format with a public form. */
-  private checkPublication(m: ReceiptManifest, r: PublishedReport, add: (code: PublishedProblemCode, message: string, path: string) => void): void {
-    if (this.declared === null) add('ANCHOR_INVALID', 'the manifest has no redactions list: this is not a published (redacted) receipt', '/redactions');
-    if (formatOf(m.genesis).records.length < 2) add('ANCHOR_INVALID', `a ${String(m.genesis.format)} chain hashes raw values, so it cannot be published against its own head; publish it re-anchored (anchor block)`, '/publication');
+  private checkPublication(
+    m: ReceiptManifest,
+    r: PublishedReport,
+    add: (code: PublishedProblemCode, message: string, path: string) => void,
+  ): void {
+    if (this.declared === null)
+      add(
+        'ANCHOR_INVALID',
+        'the manifest has no redactions list: this is not a published (redacted) receipt',
+        '/redactions',
+      );
+    if (formatOf(m.genesis).records.length < 2)
+      add(
+        'ANCHOR_INVALID',
+        `a ${String(m.genesis.format)} chain hashes raw values, so it cannot be published against its own head; publish it re-anchored (anchor block)`,
+        '/publication',
+      );
     else if ((m.genesis.format === FORMAT_V3) !== (this.publication!.format === COMMITTED_PUBLICATION_FORMAT_V3)) {
-      add('ANCHOR_INVALID', `a ${String(m.genesis.format)} journal is not published as ${this.publication!.format}: stepchain/v3 journals are published as ${COMMITTED_PUBLICATION_FORMAT_V3}, stepchain/v2 journals as stepchain-redaction/v3`, '/publication/format');
+      add(
+        'ANCHOR_INVALID',
+        `a ${String(m.genesis.format)} journal is not published as ${this.publication!.format}: stepchain/v3 journals are published as ${COMMITTED_PUBLICATION_FORMAT_V3}, stepchain/v2 journals as stepchain-redaction/v3`,
+        '/publication/format',
+      );
     }
     r.publication = this.publication;
   }
 
   /** Every declaration against a marker (§7 step 4), once every line was read. */
-  private checkDeclarations(receipt: ReceiptReport<ReceiptProblemCode> | PublishedReport, m: ReceiptManifest, r: PublishedReport, stopped: boolean): void {
+  private checkDeclarations(
+    receipt: ReceiptReport<ReceiptProblemCode> | PublishedReport,
+    m: ReceiptManifest,
+    r: PublishedReport,
+    stopped: boolean,
+  ): void {
     const decl = this.declared;
     if (!decl) return;
     r.redactions = decl.size;
@@ -344,8 +487,18 @@ class PublicationChecks {
     for (const { d, seen } of decl.values()) {
       if (seen) continue;
       const part = (d as { part?: string }).part;
-      if (part !== undefined) this.extra.add('REDACTION_MISSING', `the manifest declares a redaction in part ${part}, ${d.path} (rule ${JSON.stringify(d.rule)}), but no marker stands there (or the part's entry did not check)`, { file: MANIFEST_NAME, path: d.path });
-      else this.extra.add('REDACTION_MISSING', `the manifest declares a redaction at seq ${d.seq}, ${d.path} (rule ${JSON.stringify(d.rule)}), but no marker stands there`, { file: MANIFEST_NAME, seq: d.seq, path: d.path });
+      if (part !== undefined)
+        this.extra.add(
+          'REDACTION_MISSING',
+          `the manifest declares a redaction in part ${part}, ${d.path} (rule ${JSON.stringify(d.rule)}), but no marker stands there (or the part's entry did not check)`,
+          { file: MANIFEST_NAME, path: d.path },
+        );
+      else
+        this.extra.add(
+          'REDACTION_MISSING',
+          `the manifest declares a redaction at seq ${d.seq}, ${d.path} (rule ${JSON.stringify(d.rule)}), but no marker stands there`,
+          { file: MANIFEST_NAME, seq: d.seq, path: d.path },
+        );
     }
   }
 }
@@ -366,12 +519,25 @@ function markerValue(text: string, path: string): MarkerValue | null {
  * caller that finishes a report without the receipt verifier's `reading` (ENTRY_UNEXPECTED stops in RECEIPT
  * §7 step 6 but not in step 7, so this test is the cautious one).
  */
-const STOPPING = new Set<string>(['ARCHIVE_INVALID', 'ARCHIVE_UNSAFE', 'ARCHIVE_LIMIT', 'ENTRY_UNEXPECTED', 'MANIFEST_INVALID', 'SIGNATURE_INVALID']);
+const STOPPING = new Set<string>([
+  'ARCHIVE_INVALID',
+  'ARCHIVE_UNSAFE',
+  'ARCHIVE_LIMIT',
+  'ENTRY_UNEXPECTED',
+  'MANIFEST_INVALID',
+  'SIGNATURE_INVALID',
+]);
 
 /** Verifies a published receipt: the receipt, the anchor, and the declarations in both directions. Never throws. */
-export async function verifyPublishedReceipt(input: ByteInput, options: VerifyPublishedOptions = {}): Promise<PublishedReport> {
+export async function verifyPublishedReceipt(
+  input: ByteInput,
+  options: VerifyPublishedOptions = {},
+): Promise<PublishedReport> {
   // Options may come from hostile callers (a verifier page's query string): anything not an object is none.
-  const { locate, ...rest } = options !== null && typeof options === 'object' && !Array.isArray(options) ? options : ({} as VerifyPublishedOptions);
+  const { locate, ...rest } =
+    options !== null && typeof options === 'object' && !Array.isArray(options)
+      ? options
+      : ({} as VerifyPublishedOptions);
   const hooks = publishedReceiptHooks(locate);
   // finish, not finishIfPublished: here an ordinary receipt is not a published one (ANCHOR_INVALID).
   return (await verifyReceipt(input, { ...rest, ...hooks.options, finish: hooks.finish })) as PublishedReport;

@@ -24,7 +24,12 @@ export interface RecordedOutcome {
   served: boolean;
 }
 
-const OUTCOMES: Record<string, RequestKind> = { 'model.completed': 'model', 'model.failed': 'model', 'tool.completed': 'tool', 'tool.failed': 'tool' };
+const OUTCOMES: Record<string, RequestKind> = {
+  'model.completed': 'model',
+  'model.failed': 'model',
+  'tool.completed': 'tool',
+  'tool.failed': 'tool',
+};
 
 export interface Cassette {
   models: RecordedOutcome[];
@@ -47,7 +52,15 @@ export async function readCassette(source: ChainSource, ignore: IgnoreSet): Prom
     const key = matchKey(kind, projection, ignore);
     const ordinal = counts.get(key) ?? 0;
     counts.set(key, ordinal + 1);
-    (kind === 'model' ? cassette.models : cassette.tools).push({ kind, seq: record.seq, key, ordinal, projection, record, served: false });
+    (kind === 'model' ? cassette.models : cassette.tools).push({
+      kind,
+      seq: record.seq,
+      key,
+      ordinal,
+      projection,
+      record,
+      served: false,
+    });
   }
   return cassette;
 }

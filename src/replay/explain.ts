@@ -27,7 +27,8 @@ export interface Explanation {
 type KindLookup = (side: 'a' | 'b', seq: number) => Promise<string>;
 
 const REQUEST_FIELDS = ['/input', '/model', '/prompt'];
-const under = (path: string, roots: readonly string[]): boolean => roots.some((r) => path === r || path.startsWith(`${r}/`));
+const under = (path: string, roots: readonly string[]): boolean =>
+  roots.some((r) => path === r || path.startsWith(`${r}/`));
 
 function classOf(record: string, fields: readonly FieldDiff[]): { cls: DivergenceClass; fields: string[] } {
   const paths = fields.map((f) => f.path);
@@ -47,7 +48,10 @@ export type ExplainInput = ChainSource | readonly { seq: number; kind?: unknown 
 
 /** Classifies every divergence of `report` (run diff with `all: true` to see them all) over the runs it compared. */
 export async function explain(report: DiffReport, a: ExplainInput, b: ExplainInput): Promise<Explanation[]> {
-  const kindOf = Array.isArray(a) || Array.isArray(b) ? kindsOf(a as never, b as never) : kindsFrom(a as ChainSource, b as ChainSource);
+  const kindOf =
+    Array.isArray(a) || Array.isArray(b)
+      ? kindsOf(a as never, b as never)
+      : kindsFrom(a as ChainSource, b as ChainSource);
   const out: Explanation[] = [];
   for (const d of report.divergences) {
     if (d.kind === 'changed') {
@@ -61,7 +65,14 @@ export async function explain(report: DiffReport, a: ExplainInput, b: ExplainInp
       // A step only one run has: the agent took another path — it asked (or stopped asking) something.
       const step = d.step as Record<string, Json>;
       const record = typeof step.kind === 'string' ? step.kind : 'step';
-      out.push({ class: 'request-change', divergence: d.kind, seq_a: d.kind === 'deleted' ? d.seq_a : null, seq_b: d.kind === 'inserted' ? d.seq_b : null, record, fields: [] });
+      out.push({
+        class: 'request-change',
+        divergence: d.kind,
+        seq_a: d.kind === 'deleted' ? d.seq_a : null,
+        seq_b: d.kind === 'inserted' ? d.seq_b : null,
+        record,
+        fields: [],
+      });
     }
   }
   return out;
@@ -83,7 +94,10 @@ function kindsFrom(a: ChainSource, b: ChainSource): KindLookup {
 }
 
 /** A KindLookup over records in memory. */
-function kindsOf(a: readonly { seq: number; kind?: unknown }[], b: readonly { seq: number; kind?: unknown }[]): KindLookup {
+function kindsOf(
+  a: readonly { seq: number; kind?: unknown }[],
+  b: readonly { seq: number; kind?: unknown }[],
+): KindLookup {
   return (side, seq) => {
     const r = (side === 'a' ? a : b).find((x) => x.seq === seq);
     return Promise.resolve(typeof r?.kind === 'string' ? r.kind : 'step');

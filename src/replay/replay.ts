@@ -12,7 +12,15 @@ import { dottedPath, renderValue } from '../diff/summary.js';
 import { FORMAT_V2 } from '../record/v2.js';
 import { readCassette, type Cassette, type RecordedOutcome } from './cassette.js';
 import { ReplayError } from './errors.js';
-import { matchKey, modelProjection, requestDiff, toolProjection, type ModelRequest, type RequestKind, type ToolRequest } from './request.js';
+import {
+  matchKey,
+  modelProjection,
+  requestDiff,
+  toolProjection,
+  type ModelRequest,
+  type RequestKind,
+  type ToolRequest,
+} from './request.js';
 
 export type ReplayMode = 'strict' | 'lenient' | 'record-missing';
 
@@ -46,7 +54,16 @@ export interface ReplayedHead {
 
 /** A recorded answer, or the word that the caller must ask its live model or tool. */
 export type ReplayAnswer =
-  | { source: 'recorded'; seq: number; ordinal: number; record: JsonObject; result: Json; toolCalls: Json; meta: JsonObject | null; error: Json | null }
+  | {
+      source: 'recorded';
+      seq: number;
+      ordinal: number;
+      record: JsonObject;
+      result: Json;
+      toolCalls: Json;
+      meta: JsonObject | null;
+      error: Json | null;
+    }
   | { source: 'live'; reason: 'unmatched' | 'exhausted' };
 
 /** One served request, in the order asked. */
@@ -62,7 +79,11 @@ const MODES: readonly ReplayMode[] = ['strict', 'lenient', 'record-missing'];
 
 export async function replayFrom(source: ReplaySource, options: ReplayOptions = {}): Promise<Replay> {
   const mode = options.mode ?? 'strict';
-  if (!MODES.includes(mode)) throw new ReplayError('REPLAY_OPTION_INVALID', `mode must be strict, lenient or record-missing, not ${JSON.stringify(mode)}`);
+  if (!MODES.includes(mode))
+    throw new ReplayError(
+      'REPLAY_OPTION_INVALID',
+      `mode must be strict, lenient or record-missing, not ${JSON.stringify(mode)}`,
+    );
   const head = await verified(source, options.expectHead);
   const ignore = new IgnoreSet([...(options.volatile === false ? [] : VOLATILE_PATTERNS), ...(options.ignore ?? [])]);
   return new Replay(mode, head, ignore, await readCassette(source, ignore));
@@ -74,18 +95,37 @@ async function verified(source: ReplaySource, expectHead: string | undefined): P
   }
   let report: ChainReport<string>;
   if ('report' in source && source.report !== undefined) report = source.report;
-  else if (typeof (source as VerifiableSource).verify === 'function') report = await (source as VerifiableSource).verify(expectHead === undefined ? {} : { expectHead });
-  else throw new ReplayError('REPLAY_UNVERIFIED', 'the source can neither verify itself nor carries a verification report', { hint: 'pass a Journal, or a receipt opened with receiptSource/openReceiptSource' });
+  else if (typeof (source as VerifiableSource).verify === 'function')
+    report = await (source as VerifiableSource).verify(expectHead === undefined ? {} : { expectHead });
+  else
+    throw new ReplayError(
+      'REPLAY_UNVERIFIED',
+      'the source can neither verify itself nor carries a verification report',
+      { hint: 'pass a Journal, or a receipt opened with receiptSource/openReceiptSource' },
+    );
   const where = `${source.genesis.journal_id}`;
   if (!report.ok) {
     const p = report.problems[0];
-    throw new ReplayError('REPLAY_UNVERIFIED', `journal ${where} does not verify${p ? `: ${p.code}${describeLocation(p.location) ? ` at ${describeLocation(p.location)}` : ''}: ${p.message}` : ''}`, { hint: 'replay only from a run whose chain verifies: run stepchain verify on it' });
+    throw new ReplayError(
+      'REPLAY_UNVERIFIED',
+      `journal ${where} does not verify${p ? `: ${p.code}${describeLocation(p.location) ? ` at ${describeLocation(p.location)}` : ''}: ${p.message}` : ''}`,
+      { hint: 'replay only from a run whose chain verifies: run stepchain verify on it' },
+    );
   }
-  if (report.head === null || report.head_seq === null) throw new ReplayError('REPLAY_UNVERIFIED', `journal ${where} is empty: there is nothing to replay`);
+  if (report.head === null || report.head_seq === null)
+    throw new ReplayError('REPLAY_UNVERIFIED', `journal ${where} is empty: there is nothing to replay`);
   if (expectHead !== undefined && report.head !== expectHead) {
-    throw new ReplayError('REPLAY_UNVERIFIED', `journal ${where} ends at ${report.head}, not at the pinned head ${expectHead}`, { hint: 'the recording changed since it was pinned' });
+    throw new ReplayError(
+      'REPLAY_UNVERIFIED',
+      `journal ${where} ends at ${report.head}, not at the pinned head ${expectHead}`,
+      { hint: 'the recording changed since it was pinned' },
+    );
   }
-  if (source.genesis.format !== FORMAT_V2) throw new ReplayError('REPLAY_UNVERIFIED', `journal ${where} is not a run journal (format ${source.genesis.format}); replay reads the model and tool records of stepchain/v2`);
+  if (source.genesis.format !== FORMAT_V2)
+    throw new ReplayError(
+      'REPLAY_UNVERIFIED',
+      `journal ${where} is not a run journal (format ${source.genesis.format}); replay reads the model and tool records of stepchain/v2`,
+    );
   return { journal_id: source.genesis.journal_id, seq: report.head_seq, step_hash: report.head };
 }
 
@@ -119,7 +159,12 @@ export class Replay {
 
   /** Labels for the replay run's genesis (spec/REPLAY.md §6): the journal and head it replayed from. */
   get labels(): Record<string, string> {
-    return { 'replay.of': this.head.journal_id, 'replay.head': this.head.step_hash, 'replay.seq': String(this.head.seq), 'replay.mode': this.mode };
+    return {
+      'replay.of': this.head.journal_id,
+      'replay.head': this.head.step_hash,
+      'replay.seq': String(this.head.seq),
+      'replay.mode': this.mode,
+    };
   }
 
   /** The recorded run's task (its run.started input), to start the replay run with the same one. */
@@ -134,7 +179,10 @@ export class Replay {
 
   /** Recorded outcomes no live request asked for yet. */
   unserved(): { kind: RequestKind; seq: number }[] {
-    return [...this.cassette.models, ...this.cassette.tools].filter((o) => !o.served).map((o) => ({ kind: o.kind, seq: o.seq })).sort((a, b) => a.seq - b.seq);
+    return [...this.cassette.models, ...this.cassette.tools]
+      .filter((o) => !o.served)
+      .map((o) => ({ kind: o.kind, seq: o.seq }))
+      .sort((a, b) => a.seq - b.seq);
   }
 
   /** The recorded answer to a model request: in strict and record-missing modes, the next one in record order. */
@@ -147,7 +195,11 @@ export class Replay {
     const next = models[this.modelCursor];
     if (next === undefined) {
       if (this.mode === 'record-missing') return this.goLive('model', key, 'exhausted');
-      throw new ReplayError('REPLAY_EXHAUSTED', `model request #${this.count('model') + 1} has no recorded answer: the recording of ${this.head.journal_id} holds ${models.length} model request${models.length === 1 ? '' : 's'}, all served`, { hint: 'the agent asks more than it did when recorded; record again, or replay with mode record-missing' });
+      throw new ReplayError(
+        'REPLAY_EXHAUSTED',
+        `model request #${this.count('model') + 1} has no recorded answer: the recording of ${this.head.journal_id} holds ${models.length} model request${models.length === 1 ? '' : 's'}, all served`,
+        { hint: 'the agent asks more than it did when recorded; record again, or replay with mode record-missing' },
+      );
     }
     if (next.key !== key) throw this.mismatch(next, live);
     return this.serve('model', key, next);
@@ -155,7 +207,8 @@ export class Replay {
 
   /** The recorded outcome of a tool call: matched by key and ordinal in any order (parallel calls finish in any order). */
   nextToolResult(call: ToolRequest): ReplayAnswer {
-    if (call === null || typeof call !== 'object' || typeof call.name !== 'string') throw new ReplayError('REPLAY_OPTION_INVALID', 'nextToolResult takes { name, arguments }');
+    if (call === null || typeof call !== 'object' || typeof call.name !== 'string')
+      throw new ReplayError('REPLAY_OPTION_INVALID', 'nextToolResult takes { name, arguments }');
     const live = toolProjection(call);
     const key = matchKey('tool', live, this.ignore);
     const found = this.firstUnserved(key);
@@ -164,7 +217,11 @@ export class Replay {
     if (unserved.length === 0 && this.mode === 'record-missing') return this.goLive('tool', key, 'exhausted');
     const nearest = unserved.find((o) => (o.projection.tool_call as JsonObject).name === call.name) ?? unserved[0];
     if (nearest === undefined) {
-      throw new ReplayError('REPLAY_EXHAUSTED', `tool call ${call.name} has no recorded outcome: every recorded tool call of ${this.head.journal_id} was served`, { hint: 'record again, or replay with mode record-missing' });
+      throw new ReplayError(
+        'REPLAY_EXHAUSTED',
+        `tool call ${call.name} has no recorded outcome: every recorded tool call of ${this.head.journal_id} was served`,
+        { hint: 'record again, or replay with mode record-missing' },
+      );
     }
     throw this.mismatch(nearest, live);
   }
@@ -179,8 +236,14 @@ export class Replay {
     this.log.push({ kind, source: 'recorded', seq: o.seq, key });
     const r = o.record as unknown as Record<string, Json | undefined>;
     return {
-      source: 'recorded', seq: o.seq, ordinal: o.ordinal, record: o.record as unknown as JsonObject,
-      result: r.result ?? null, toolCalls: r.tool_call ?? null, meta: (r.meta ?? null) as JsonObject | null, error: r.error ?? null,
+      source: 'recorded',
+      seq: o.seq,
+      ordinal: o.ordinal,
+      record: o.record as unknown as JsonObject,
+      result: r.result ?? null,
+      toolCalls: r.tool_call ?? null,
+      meta: (r.meta ?? null) as JsonObject | null,
+      error: r.error ?? null,
     };
   }
 
@@ -192,12 +255,22 @@ export class Replay {
   private mismatch(recorded: RecordedOutcome, live: JsonObject): ReplayError {
     const fields: FieldDiff[] = requestDiff(recorded.projection, live, this.ignore);
     const n = this.count(recorded.kind) + 1;
-    const lines = fields.slice(0, 20).map((f) => `  ${f.path} (${dottedPath(f.path)}): ${f.kind === 'added' ? '(absent)' : renderValue(f.a as Json, 120)} → ${f.kind === 'removed' ? '(absent)' : renderValue(f.b as Json, 120)}`);
-    const what = recorded.kind === 'model' ? `model request #${n}` : `tool call ${String((live.tool_call as JsonObject).name)}`;
-    const e = new ReplayError('REPLAY_MISMATCH', `${what} differs from the recorded one (seq ${recorded.seq} of ${this.head.journal_id}), recorded → live:\n${lines.join('\n')}${fields.length > 20 ? `\n  … ${fields.length - 20} more` : ''}`, {
-      location: { seq: recorded.seq, ...(fields[0] ? { path: fields[0].path } : {}) },
-      hint: 'the request changed (your code): update the recording, ignore the member, or replay in lenient mode',
-    });
+    const lines = fields
+      .slice(0, 20)
+      .map(
+        (f) =>
+          `  ${f.path} (${dottedPath(f.path)}): ${f.kind === 'added' ? '(absent)' : renderValue(f.a as Json, 120)} → ${f.kind === 'removed' ? '(absent)' : renderValue(f.b as Json, 120)}`,
+      );
+    const what =
+      recorded.kind === 'model' ? `model request #${n}` : `tool call ${String((live.tool_call as JsonObject).name)}`;
+    const e = new ReplayError(
+      'REPLAY_MISMATCH',
+      `${what} differs from the recorded one (seq ${recorded.seq} of ${this.head.journal_id}), recorded → live:\n${lines.join('\n')}${fields.length > 20 ? `\n  … ${fields.length - 20} more` : ''}`,
+      {
+        location: { seq: recorded.seq, ...(fields[0] ? { path: fields[0].path } : {}) },
+        hint: 'the request changed (your code): update the recording, ignore the member, or replay in lenient mode',
+      },
+    );
     e.diff = fields;
     e.recorded = recorded.projection;
     e.live = live;

@@ -34,12 +34,22 @@ export function modelProjection(request: ModelRequest): JsonObject {
 }
 
 export function toolProjection(call: ToolRequest): JsonObject {
-  return { tool_call: { arguments: toJournalValue(call.arguments ?? null, { field: 'tool_call/arguments' }) as Json, name: call.name } };
+  return {
+    tool_call: {
+      arguments: toJournalValue(call.arguments ?? null, { field: 'tool_call/arguments' }) as Json,
+      name: call.name,
+    },
+  };
 }
 
 /** The projection of a stored record (already journal values). */
 export function recordProjection(kind: RequestKind, record: Record<string, unknown>): JsonObject {
-  if (kind === 'model') return { input: (record.input ?? null) as Json, model: (record.model ?? null) as Json, prompt: (record.prompt ?? null) as Json };
+  if (kind === 'model')
+    return {
+      input: (record.input ?? null) as Json,
+      model: (record.model ?? null) as Json,
+      prompt: (record.prompt ?? null) as Json,
+    };
   const call = (record.tool_call ?? {}) as { name?: Json; arguments?: Json };
   return { tool_call: { arguments: call.arguments ?? null, name: call.name ?? null } };
 }

@@ -80,7 +80,9 @@ export async function readTombstones(store: Store): Promise<Tombstone[]> {
  * The store's tombstones with the verification of the journal that holds them (its chain, as `verify` checks
  * it): a tombstone read from a journal that does not verify is not evidence of anything.
  */
-export async function verifiedTombstones(store: Store): Promise<{ report: JournalReport | null; tombstones: Tombstone[] }> {
+export async function verifiedTombstones(
+  store: Store,
+): Promise<{ report: JournalReport | null; tombstones: Tombstone[] }> {
   if (!(await store.list()).includes(TOMBSTONE_JOURNAL)) return { report: null, tombstones: [] };
   const journal = await store.open(TOMBSTONE_JOURNAL, { readOnly: true });
   try {
@@ -96,9 +98,11 @@ export async function verifiedTombstones(store: Store): Promise<{ report: Journa
 /** Removes every expired run of `store` (RETENTION.md §5), each after its tombstone is durable. */
 export async function prune(store: Store, options: PruneOptions): Promise<PruneResult> {
   const keepDays = options.keepDays;
-  if (!Number.isSafeInteger(keepDays) || keepDays < 0) throw new StoreError('OPTION_INVALID', `keepDays must be a non-negative integer (got ${String(keepDays)})`);
+  if (!Number.isSafeInteger(keepDays) || keepDays < 0)
+    throw new StoreError('OPTION_INVALID', `keepDays must be a non-negative integer (got ${String(keepDays)})`);
   const basis: RetentionBasis = options.basis ?? 'last-step';
-  if (basis !== 'last-step' && basis !== 'created') throw new StoreError('OPTION_INVALID', `basis must be "last-step" or "created" (got ${JSON.stringify(basis)})`);
+  if (basis !== 'last-step' && basis !== 'created')
+    throw new StoreError('OPTION_INVALID', `basis must be "last-step" or "created" (got ${JSON.stringify(basis)})`);
   const now = options.now ?? new Date();
   const cutoff = now.getTime() - keepDays * DAY_MS;
   const reason = options.reason ?? `retention: older than ${keepDays} day${keepDays === 1 ? '' : 's'}`;
@@ -116,7 +120,13 @@ export async function prune(store: Store, options: PruneOptions): Promise<PruneR
     if (fresh.length > 0) {
       graveyard ??= await openGraveyard(store);
       // The step id names the run and its head: a repeat of the same removal is the same step.
-      await graveyard.appendMany(fresh.map((t) => ({ step_id: tombstoneStepId(t.journal, t.head), input: { journal: t.journal }, result: t as unknown as Record<string, unknown> })));
+      await graveyard.appendMany(
+        fresh.map((t) => ({
+          step_id: tombstoneStepId(t.journal, t.head),
+          input: { journal: t.journal },
+          result: t as unknown as Record<string, unknown>,
+        })),
+      );
     }
     for (const { tombstone } of batch) {
       if ((await headOf(store, tombstone.journal)) !== tombstone.head) {
@@ -132,9 +142,18 @@ export async function prune(store: Store, options: PruneOptions): Promise<PruneR
   };
   try {
     const covered = options.journals ?? (() => true);
-    const ids = (options.journals === undefined ? (await store.runs({})).map((r) => r.id) : await store.list()).filter((id) => id !== TOMBSTONE_JOURNAL && covered(id));
+    const ids = (options.journals === undefined ? (await store.runs({})).map((r) => r.id) : await store.list()).filter(
+      (id) => id !== TOMBSTONE_JOURNAL && covered(id),
+    );
     for (const id of ids) {
-      const assessed = await assess(store, id, { cutoff, now: now.getTime(), basis, removedAt: now.toISOString(), reason, keepDays });
+      const assessed = await assess(store, id, {
+        cutoff,
+        now: now.getTime(),
+        basis,
+        removedAt: now.toISOString(),
+        reason,
+        keepDays,
+      });
       if ('skipped' in assessed) result.skipped.push(assessed.skipped);
       if (!('tombstone' in assessed)) {
         result.kept++;
@@ -175,18 +194,32 @@ async function assess(
     journal = await store.open(id, { readOnly: true });
     const entry = entryOf(journal);
     const summary = await summarize(journal, how.now);
-    const since = how.basis === 'created' || summary.latestTs === null || Date.parse(summary.latestTs) < Date.parse(entry.created_at) ? entry.created_at : summary.latestTs;
+    const since =
+      how.basis === 'created' ||
+      summary.latestTs === null ||
+      Date.parse(summary.latestTs) < Date.parse(entry.created_at)
+        ? entry.created_at
+        : summary.latestTs;
     if (!(Date.parse(since) < how.cutoff)) return { kept: true };
     // Only an intact history is removed under a policy: a damaged one is evidence.
     const report = await journal.verify();
     if (!report.ok) {
       const first = report.problems[0]!;
-      throw new StoreError('JOURNAL_INVALID', `${first.code}${first.location.seq !== undefined ? ` at seq ${first.location.seq}` : ''}: ${first.message}`);
+      throw new StoreError(
+        'JOURNAL_INVALID',
+        `${first.code}${first.location.seq !== undefined ? ` at seq ${first.location.seq}` : ''}: ${first.message}`,
+      );
     }
     return { tombstone: await tombstoneOf(entry, summary, how) };
   } catch (e) {
     const err = e as { code?: unknown; message?: unknown };
-    return { skipped: { journal: id, code: typeof err.code === 'string' ? err.code : 'UNREADABLE', message: String(err.message ?? e) } };
+    return {
+      skipped: {
+        journal: id,
+        code: typeof err.code === 'string' ? err.code : 'UNREADABLE',
+        message: String(err.message ?? e),
+      },
+    };
   } finally {
     await journal?.close();
   }
@@ -202,7 +235,10 @@ async function headOf(store: Store, id: string): Promise<string | null> {
 }
 
 async function openGraveyard(store: Store): Promise<Journal> {
-  if (typeof store.remove !== 'function') throw new StoreError('OPTION_INVALID', 'this store cannot remove journals, so it cannot prune', { hint: 'use a directory, SQLite or Postgres store' });
+  if (typeof store.remove !== 'function')
+    throw new StoreError('OPTION_INVALID', 'this store cannot remove journals, so it cannot prune', {
+      hint: 'use a directory, SQLite or Postgres store',
+    });
   try {
     return await store.open(TOMBSTONE_JOURNAL);
   } catch (e) {
@@ -238,15 +274,35 @@ async function summarize(journal: Journal, now: number): Promise<Summary> {
   for await (const line of journal.lines()) {
     const record = JSON.parse(line.text) as { step_hash?: unknown; ts?: unknown };
     const leaf = typeof record.step_hash === 'string' ? stepLeafHash(record.step_hash) : null;
-    if (leaf === null) throw new StoreError('JOURNAL_INVALID', `journal ${journal.id}: seq ${line.seq} has no valid step hash`, { hint: `run stepchain verify on it; prune removes only journals it can summarize` });
+    if (leaf === null)
+      throw new StoreError('JOURNAL_INVALID', `journal ${journal.id}: seq ${line.seq} has no valid step hash`, {
+        hint: `run stepchain verify on it; prune removes only journals it can summarize`,
+      });
     tree.append(leaf);
     head = record.step_hash as string;
     lastTs = typeof record.ts === 'string' ? record.ts : null;
-    if (typeof record.ts === 'string' && Date.parse(record.ts) <= now && (latestTs === null || Date.parse(record.ts) > Date.parse(latestTs))) latestTs = record.ts;
+    if (
+      typeof record.ts === 'string' &&
+      Date.parse(record.ts) <= now &&
+      (latestTs === null || Date.parse(record.ts) > Date.parse(latestTs))
+    )
+      latestTs = record.ts;
   }
   const root = await treeRoot(tree, tree.size);
-  const kept = 'checkpoints' in journal && typeof journal.checkpoints === 'function' ? ((await (journal.checkpoints as () => Promise<string[]>)()) ?? []) : [];
-  return { format: journal.genesis.format, steps: tree.size, head, lastTs, latestTs, root, tree, checkpoint: kept.length === 0 ? null : kept[kept.length - 1]! };
+  const kept =
+    'checkpoints' in journal && typeof journal.checkpoints === 'function'
+      ? ((await (journal.checkpoints as () => Promise<string[]>)()) ?? [])
+      : [];
+  return {
+    format: journal.genesis.format,
+    steps: tree.size,
+    head,
+    lastTs,
+    latestTs,
+    root,
+    tree,
+    checkpoint: kept.length === 0 ? null : kept[kept.length - 1]!,
+  };
 }
 
 interface Entry {
@@ -259,14 +315,27 @@ interface Entry {
 
 function entryOf(journal: Journal): Entry {
   const g = journal.genesis as { journal_id: string; created_at: string; run?: Tombstone['run'] };
-  return { id: journal.id, run_id: g.journal_id, genesis_hash: genesisHash(journal.genesis), created_at: g.created_at, run: g.run ?? null };
+  return {
+    id: journal.id,
+    run_id: g.journal_id,
+    genesis_hash: genesisHash(journal.genesis),
+    created_at: g.created_at,
+    run: g.run ?? null,
+  };
 }
 
-async function tombstoneOf(entry: Entry, s: Summary, how: { removedAt: string; reason: string; keepDays: number; basis: RetentionBasis }): Promise<Tombstone> {
+async function tombstoneOf(
+  entry: Entry,
+  s: Summary,
+  how: { removedAt: string; reason: string; keepDays: number; basis: RetentionBasis },
+): Promise<Tombstone> {
   let consistency: string[] | null = null;
   if (s.checkpoint !== null) {
     const parsed = checkpointOfNote(s.checkpoint);
-    consistency = parsed.ok && parsed.checkpoint.size <= s.steps ? (await proveConsistency(s.tree, parsed.checkpoint.size, s.steps)).map(rootDigest) : [];
+    consistency =
+      parsed.ok && parsed.checkpoint.size <= s.steps
+        ? (await proveConsistency(s.tree, parsed.checkpoint.size, s.steps)).map(rootDigest)
+        : [];
   }
   return {
     tombstone: TOMBSTONE_FORMAT,

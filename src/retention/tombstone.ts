@@ -7,7 +7,15 @@
  * never throws on what it checks.
  */
 import { isDigest, toHex } from '../canonical/index.js';
-import { EMPTY_ROOT, parseCheckpoint, parseJournalOrigin, parseNote, stepLeafHash, verifyConsistency, verifyInclusion } from '../proofs/index.js';
+import {
+  EMPTY_ROOT,
+  parseCheckpoint,
+  parseJournalOrigin,
+  parseNote,
+  stepLeafHash,
+  verifyConsistency,
+  verifyInclusion,
+} from '../proofs/index.js';
 import type { CheckpointParse } from '../proofs/checkpoint.js';
 import type { RunIdentity } from '../record/v2.js';
 
@@ -55,12 +63,16 @@ export interface TombstoneProblem {
   message: string;
 }
 
-export type TombstoneCheck =
-  | { ok: true; checkpointSize: number | null }
-  | { ok: false; problem: TombstoneProblem };
+export type TombstoneCheck = { ok: true; checkpointSize: number | null } | { ok: false; problem: TombstoneProblem };
 
-const malformed = (message: string): TombstoneCheck => ({ ok: false, problem: { code: 'TOMBSTONE_MALFORMED', message } });
-const inconsistent = (message: string): TombstoneCheck => ({ ok: false, problem: { code: 'TOMBSTONE_INCONSISTENT', message } });
+const malformed = (message: string): TombstoneCheck => ({
+  ok: false,
+  problem: { code: 'TOMBSTONE_MALFORMED', message },
+});
+const inconsistent = (message: string): TombstoneCheck => ({
+  ok: false,
+  problem: { code: 'TOMBSTONE_INCONSISTENT', message },
+});
 
 /** `sha256:` + hex → 32 bytes, or null. */
 export function digestBytesOf(value: unknown): Uint8Array | null {
@@ -81,20 +93,32 @@ export function tombstoneDefect(value: unknown): string | null {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return 'a tombstone is a JSON object';
   const t = value as Record<string, unknown>;
   if (t.tombstone !== TOMBSTONE_FORMAT) return `member "tombstone" must be ${JSON.stringify(TOMBSTONE_FORMAT)}`;
-  for (const name of ['journal', 'run_id', 'format', 'created_at', 'removed_at', 'reason'] as const) if (!isString(t[name])) return `member "${name}" must be a string`;
+  for (const name of ['journal', 'run_id', 'format', 'created_at', 'removed_at', 'reason'] as const)
+    if (!isString(t[name])) return `member "${name}" must be a string`;
   if (!isCount(t.steps)) return 'member "steps" must be a non-negative integer';
   if (t.steps === 0 ? t.head !== null || t.last_ts !== null : !isDigest(t.head) || !isString(t.last_ts)) {
     return 'members "head" and "last_ts" are null exactly when "steps" is 0, else a step hash and a time';
   }
   if (!isDigest(t.tree_root)) return 'member "tree_root" must be sha256: and 64 lowercase hex digits';
   if (!isDigest(t.genesis_hash)) return 'member "genesis_hash" must be sha256: and 64 lowercase hex digits';
-  if (!Array.isArray(t.head_proof) || !t.head_proof.every(isDigest)) return 'member "head_proof" must be a list of sha256: hashes';
-  if (t.run !== null && (typeof t.run !== 'object' || Array.isArray(t.run))) return 'member "run" must be an object or null';
-  if (t.checkpoint === null ? t.consistency !== null : !isString(t.checkpoint) || !Array.isArray(t.consistency) || !t.consistency.every(isDigest)) {
+  if (!Array.isArray(t.head_proof) || !t.head_proof.every(isDigest))
+    return 'member "head_proof" must be a list of sha256: hashes';
+  if (t.run !== null && (typeof t.run !== 'object' || Array.isArray(t.run)))
+    return 'member "run" must be an object or null';
+  if (
+    t.checkpoint === null
+      ? t.consistency !== null
+      : !isString(t.checkpoint) || !Array.isArray(t.consistency) || !t.consistency.every(isDigest)
+  ) {
     return 'members "checkpoint" and "consistency" are both null, or a signed note and a list of sha256: hashes';
   }
   const p = t.policy as Record<string, unknown> | null;
-  if (p === null || typeof p !== 'object' || !isCount(p.keep_days) || (p.basis !== 'last-step' && p.basis !== 'created')) {
+  if (
+    p === null ||
+    typeof p !== 'object' ||
+    !isCount(p.keep_days) ||
+    (p.basis !== 'last-step' && p.basis !== 'created')
+  ) {
     return 'member "policy" must be {"keep_days": a non-negative integer, "basis": "last-step" or "created"}';
   }
   return null;
@@ -111,29 +135,50 @@ export function checkTombstone(value: unknown, against?: string): TombstoneCheck
   if (defect !== null) return malformed(defect);
   const t = value as Tombstone;
   const root = digestBytesOf(t.tree_root)!;
-  if (t.steps === 0 && rootDigest(EMPTY_ROOT) !== t.tree_root) return inconsistent('a run of no steps has the empty tree\'s root');
+  if (t.steps === 0 && rootDigest(EMPTY_ROOT) !== t.tree_root)
+    return inconsistent("a run of no steps has the empty tree's root");
   if (t.steps > 0) {
-    const headIn = verifyInclusion({ index: t.steps - 1, size: t.steps, leaf: stepLeafHash(t.head!)!, proof: t.head_proof.map((h) => digestBytesOf(h)!), root });
-    if (!headIn.ok) return inconsistent(`the head is not the last leaf of the tree it names: ${headIn.problem.message}`);
+    const headIn = verifyInclusion({
+      index: t.steps - 1,
+      size: t.steps,
+      leaf: stepLeafHash(t.head!)!,
+      proof: t.head_proof.map((h) => digestBytesOf(h)!),
+      root,
+    });
+    if (!headIn.ok)
+      return inconsistent(`the head is not the last leaf of the tree it names: ${headIn.problem.message}`);
   }
   const note = against ?? t.checkpoint;
   if (note === null) return { ok: true, checkpointSize: null };
   const parsed = checkpointOfNote(note);
-  if (!parsed.ok) return malformed(`${against === undefined ? 'its' : 'the given'} checkpoint: ${parsed.problem.message}`);
+  if (!parsed.ok)
+    return malformed(`${against === undefined ? 'its' : 'the given'} checkpoint: ${parsed.problem.message}`);
   const cp = parsed.checkpoint;
   // A checkpoint of a stepchain journal names the journal and its genesis in its origin: one of another
   // journal proves nothing about this one, however well its tree fits.
   const origin = parseJournalOrigin(cp.origin);
   if (origin !== null && (origin.journalId !== t.journal || origin.genesisHash !== t.genesis_hash)) {
-    return inconsistent(`the checkpoint is of journal ${origin.journalId} with genesis ${origin.genesisHash}, not of the removed journal`);
+    return inconsistent(
+      `the checkpoint is of journal ${origin.journalId} with genesis ${origin.genesisHash}, not of the removed journal`,
+    );
   }
-  if (cp.size > t.steps) return inconsistent(`the checkpoint covers ${cp.size} steps but the run had ${t.steps} when it was removed: steps were lost before the removal`);
+  if (cp.size > t.steps)
+    return inconsistent(
+      `the checkpoint covers ${cp.size} steps but the run had ${t.steps} when it was removed: steps were lost before the removal`,
+    );
   let proof: Uint8Array[];
   if (cp.size === t.steps) proof = [];
-  else if (against === undefined || (t.checkpoint !== null && sizeOf(t.checkpoint) === cp.size)) proof = t.consistency!.map((h) => digestBytesOf(h)!);
-  else return inconsistent(`no proof connects a checkpoint of size ${cp.size} to the removed tree (the tombstone proves from size ${t.checkpoint === null ? 'none' : sizeOf(t.checkpoint)})`);
+  else if (against === undefined || (t.checkpoint !== null && sizeOf(t.checkpoint) === cp.size))
+    proof = t.consistency!.map((h) => digestBytesOf(h)!);
+  else
+    return inconsistent(
+      `no proof connects a checkpoint of size ${cp.size} to the removed tree (the tombstone proves from size ${t.checkpoint === null ? 'none' : sizeOf(t.checkpoint)})`,
+    );
   const verdict = verifyConsistency({ oldSize: cp.size, oldRoot: cp.root, size: t.steps, root, proof });
-  if (!verdict.ok) return inconsistent(`the removed run's tree of ${t.steps} steps does not extend the checkpoint of size ${cp.size}: ${verdict.problem.message}`);
+  if (!verdict.ok)
+    return inconsistent(
+      `the removed run's tree of ${t.steps} steps does not extend the checkpoint of size ${cp.size}: ${verdict.problem.message}`,
+    );
   return { ok: true, checkpointSize: cp.size };
 }
 

@@ -57,10 +57,11 @@ export interface ApprovalOutcome {
 }
 
 /** A request and where it stands (Run.approvals). */
-export type ApprovalState = ApprovalRequest & ApprovalEntry & {
-  /** The decision's seq (ApprovalEntry's decision_seq). */
-  decisionSeq: number | null;
-};
+export type ApprovalState = ApprovalRequest &
+  ApprovalEntry & {
+    /** The decision's seq (ApprovalEntry's decision_seq). */
+    decisionSeq: number | null;
+  };
 
 /** A decision signed elsewhere (an approver's UI, a resumed LangGraph interrupt), to be recorded as it is. */
 export interface SignedDecision {
@@ -68,7 +69,8 @@ export interface SignedDecision {
   meta: DecisionMeta;
 }
 
-export const requestIdOf = (request: ApprovalRequest | string): string => (typeof request === 'string' ? request : request?.id);
+export const requestIdOf = (request: ApprovalRequest | string): string =>
+  typeof request === 'string' ? request : request?.id;
 
 export function outcomeOf(e: ApprovalEntry): ApprovalOutcome | null {
   if (e.status !== 'granted' && e.status !== 'denied' && e.status !== 'expired') return null;
@@ -76,25 +78,52 @@ export function outcomeOf(e: ApprovalEntry): ApprovalOutcome | null {
 }
 
 export function approvalFormatError(runId: string, format: string): RuntimeError {
-  return new RuntimeError('APPROVAL_FORMAT', `run ${runId} is a ${format} journal: approval records exist only in stepchain/v3 journals`, {
-    hint: 'create the journal with `stepchain init --format v3` (or startRun(store, { format: \'stepchain/v3\' }))',
-  });
+  return new RuntimeError(
+    'APPROVAL_FORMAT',
+    `run ${runId} is a ${format} journal: approval records exist only in stepchain/v3 journals`,
+    {
+      hint: "create the journal with `stepchain init --format v3` (or startRun(store, { format: 'stepchain/v3' }))",
+    },
+  );
 }
 
 export function unknownRequest(runId: string, id: string): RuntimeError {
-  return new RuntimeError('APPROVAL_UNKNOWN', `run ${runId} has no approval request ${JSON.stringify(id)}`, { hint: 'list the requests with `stepchain approve <journal> --list`' });
+  return new RuntimeError('APPROVAL_UNKNOWN', `run ${runId} has no approval request ${JSON.stringify(id)}`, {
+    hint: 'list the requests with `stepchain approve <journal> --list`',
+  });
 }
 
 /** The refusal to begin an effect for a request that does not let it begin (APPROVALS.md §5 rules 3–6), or null. */
 export function beginRefusal(runId: string, e: ApprovalEntry, digest: string, now: number): RuntimeError | null {
   const at = `approval request ${JSON.stringify(e.request)} (seq ${e.request_seq})`;
   const expired = e.expires_at !== null && now > Date.parse(e.expires_at);
-  if (e.status === 'invalid') return new RuntimeError('APPROVAL_INVALID', `run ${runId}: ${at} is not a well-formed request`);
-  if (e.status === 'denied') return new RuntimeError('APPROVAL_DENIED', `run ${runId}: ${at} was denied at seq ${e.decision_seq}${e.approver?.name ? (e.approver.pinned ? ` by ${JSON.stringify(e.approver.name)}` : ` by a key calling itself ${JSON.stringify(e.approver.name)} (unpinned, self-named)`) : ''}${e.reason ? `: ${e.reason}` : ''}; the tool must not run`);
-  if (expired || e.status === 'expired') return new RuntimeError('APPROVAL_EXPIRED', `run ${runId}: ${at} expired at ${e.expires_at}; the tool must not run (ask again)`);
-  if (e.status === 'pending') return new RuntimeError('APPROVAL_PENDING', `run ${runId}: ${at} has no decision yet; wait for one (awaitApproval)`);
-  if (e.effect !== null) return new RuntimeError('APPROVAL_USED', `run ${runId}: the grant of ${at} was used by effect ${JSON.stringify(e.effect)} at seq ${e.effect_seq}: one grant, one effect (ask again)`);
-  if (digest !== e.digest) return new RuntimeError('APPROVAL_MISMATCH', `run ${runId}: the call differs from what ${at} presented (digest ${digest}, presented ${e.digest}): only the call that was approved may run`);
+  if (e.status === 'invalid')
+    return new RuntimeError('APPROVAL_INVALID', `run ${runId}: ${at} is not a well-formed request`);
+  if (e.status === 'denied')
+    return new RuntimeError(
+      'APPROVAL_DENIED',
+      `run ${runId}: ${at} was denied at seq ${e.decision_seq}${e.approver?.name ? (e.approver.pinned ? ` by ${JSON.stringify(e.approver.name)}` : ` by a key calling itself ${JSON.stringify(e.approver.name)} (unpinned, self-named)`) : ''}${e.reason ? `: ${e.reason}` : ''}; the tool must not run`,
+    );
+  if (expired || e.status === 'expired')
+    return new RuntimeError(
+      'APPROVAL_EXPIRED',
+      `run ${runId}: ${at} expired at ${e.expires_at}; the tool must not run (ask again)`,
+    );
+  if (e.status === 'pending')
+    return new RuntimeError(
+      'APPROVAL_PENDING',
+      `run ${runId}: ${at} has no decision yet; wait for one (awaitApproval)`,
+    );
+  if (e.effect !== null)
+    return new RuntimeError(
+      'APPROVAL_USED',
+      `run ${runId}: the grant of ${at} was used by effect ${JSON.stringify(e.effect)} at seq ${e.effect_seq}: one grant, one effect (ask again)`,
+    );
+  if (digest !== e.digest)
+    return new RuntimeError(
+      'APPROVAL_MISMATCH',
+      `run ${runId}: the call differs from what ${at} presented (digest ${digest}, presented ${e.digest}): only the call that was approved may run`,
+    );
   return null;
 }
 

@@ -56,28 +56,51 @@ const POLICY_REASON: Record<'read-only' | 'idempotent', string> = {
  * (RUNS.md §5): the handle, `status: 'completed'` when an idempotent call's key already completed (then the tool
  * must not run). Refusals the policy does not cover are thrown (EFFECT_PENDING).
  */
-export async function beginEffect(run: EffectRun, call: BeginToolOptions, effectClass?: EffectClass): Promise<EffectHandle> {
+export async function beginEffect(
+  run: EffectRun,
+  call: BeginToolOptions,
+  effectClass?: EffectClass,
+): Promise<EffectHandle> {
   const options: BeginToolOptions = { ...call };
-  if (effectClass?.kind === 'idempotent' && options.idempotencyKey === undefined) options.idempotencyKey = effectClass.key(call.args);
+  if (effectClass?.kind === 'idempotent' && options.idempotencyKey === undefined)
+    options.idempotencyKey = effectClass.key(call.args);
   // Each pending effect in the way is resolved once; a bound keeps a policy from looping on a journal that keeps refusing.
   for (let tries = 0; ; tries++) {
     try {
       return await run.beginTool(options);
     } catch (e) {
       const pending = e instanceof RuntimeError && e.code === 'EFFECT_PENDING' ? e.pendingEffect : undefined;
-      if (pending === undefined || tries >= 8 || effectClass === undefined || effectClass.kind === 'irreversible' || run.resolveEffect === undefined) throw e;
+      if (
+        pending === undefined ||
+        tries >= 8 ||
+        effectClass === undefined ||
+        effectClass.kind === 'irreversible' ||
+        run.resolveEffect === undefined
+      )
+        throw e;
       if (effectClass.kind === 'compensatable') {
         const args = (await run.effects?.())?.find((x) => x.id === pending)?.args ?? null;
-        const undo = await run.beginTool({ name: `${call.name}.compensate`, args: { effect: pending, arguments: args } });
+        const undo = await run.beginTool({
+          name: `${call.name}.compensate`,
+          args: { effect: pending, arguments: args },
+        });
         try {
           await undo.complete(await effectClass.compensate(args));
         } catch (failure) {
           await undo.fail(failure).catch(() => undefined);
           throw failure;
         }
-        await run.resolveEffect(pending, { compensated: true, compensation: undo.id }, { by: 'policy:compensatable', reason: `compensated by effect ${undo.id} before running ${call.name} again` });
+        await run.resolveEffect(
+          pending,
+          { compensated: true, compensation: undo.id },
+          { by: 'policy:compensatable', reason: `compensated by effect ${undo.id} before running ${call.name} again` },
+        );
       } else {
-        await run.resolveEffect(pending, { retry: true }, { by: `policy:${effectClass.kind}`, reason: POLICY_REASON[effectClass.kind] });
+        await run.resolveEffect(
+          pending,
+          { retry: true },
+          { by: `policy:${effectClass.kind}`, reason: POLICY_REASON[effectClass.kind] },
+        );
       }
     }
   }
@@ -89,7 +112,12 @@ export async function beginEffect(run: EffectRun, call: BeginToolOptions, effect
  * the journal could record of it (RUNS.md §6); a completed idempotent call returns its recorded result without
  * running the body.
  */
-export async function runEffect<T>(run: EffectRun, call: BeginToolOptions, execute: () => T | Promise<T>, effectClass?: EffectClass): Promise<T | Json | undefined> {
+export async function runEffect<T>(
+  run: EffectRun,
+  call: BeginToolOptions,
+  execute: () => T | Promise<T>,
+  effectClass?: EffectClass,
+): Promise<T | Json | undefined> {
   const effect = await beginEffect(run, call, effectClass);
   if (effect.status === 'completed') return effect.result;
   let output: T;

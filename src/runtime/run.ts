@@ -21,16 +21,50 @@ import { StepchainError } from '../errors.js';
 import type { AppendResult, Journal } from '../store/types.js';
 import { RuntimeError } from './errors.js';
 import { StoreError } from '../store/errors.js';
-import { emptyState, foldRecord, intentKey, isRunRecord, type RunRecord, pendingOf, RESOLUTION_DECISIONS, startOf, type Effect, type ModelCall, type ResolutionDecision, type RunState } from '../record/run-state.js';
+import {
+  emptyState,
+  foldRecord,
+  intentKey,
+  isRunRecord,
+  type RunRecord,
+  pendingOf,
+  RESOLUTION_DECISIONS,
+  startOf,
+  type Effect,
+  type ModelCall,
+  type ResolutionDecision,
+  type RunState,
+} from '../record/run-state.js';
 import { errorValue, outcomeValue, toJournalValue } from './value.js';
 import { restoreRunState, savedPoint, saveRunState, type Begun } from '../record/saved-run-state.js';
 import { ApprovalLedger, type ApprovalEntry } from '../approval/ledger.js';
-import { APPROVAL_DENIED, APPROVAL_GRANTED, APPROVAL_REQUESTED, APPROVAL_STATEMENT_TYPE, decisionMetaDefect, instant, presentedDigest, statementDefect, type ApprovalStatement } from '../approval/records.js';
+import {
+  APPROVAL_DENIED,
+  APPROVAL_GRANTED,
+  APPROVAL_REQUESTED,
+  APPROVAL_STATEMENT_TYPE,
+  decisionMetaDefect,
+  instant,
+  presentedDigest,
+  statementDefect,
+  type ApprovalStatement,
+} from '../approval/records.js';
 import { approvalSignatureDefect, signApproval } from '../approval/sign.js';
 import { genesisHash } from '../record/formats.js';
 import {
-  approvalFormatError, beginRefusal, outcomeOf, requestIdOf, unknownRequest, waitFor,
-  type ApprovalOutcome, type ApprovalRequest, type ApprovalState, type AwaitApprovalOptions, type DecideApprovalOptions, type RequestApprovalOptions, type SignedDecision,
+  approvalFormatError,
+  beginRefusal,
+  outcomeOf,
+  requestIdOf,
+  unknownRequest,
+  waitFor,
+  type ApprovalOutcome,
+  type ApprovalRequest,
+  type ApprovalState,
+  type AwaitApprovalOptions,
+  type DecideApprovalOptions,
+  type RequestApprovalOptions,
+  type SignedDecision,
 } from './approvals.js';
 
 /**
@@ -123,10 +157,14 @@ export interface ContinuationPoint {
 function pendingError(runId: string, pending: Effect, asked: string): RuntimeError {
   const key = pending.idempotencyKey === null ? '' : `, idempotency key ${JSON.stringify(pending.idempotencyKey)}`;
   const call = pending.callId === null ? '' : `, call id ${JSON.stringify(pending.callId)}`;
-  const error = new RuntimeError('EFFECT_PENDING', `run ${runId}: ${JSON.stringify(asked)} would repeat effect ${pending.id} (${JSON.stringify(pending.tool ?? '?')} at seq ${pending.seq}${call}${key}), whose outcome is unknown`, {
-    location: { seq: pending.seq },
-    hint: `check with the tool's provider whether it happened, then resolve it: run.resolveEffect(${JSON.stringify(pending.id)}, { retry } | { done, result } | { abandon }, { reason }) or stepchain effect resolve <journal> ${pending.id} (--retry | --done --result JSON | --abandon) --reason TEXT`,
-  });
+  const error = new RuntimeError(
+    'EFFECT_PENDING',
+    `run ${runId}: ${JSON.stringify(asked)} would repeat effect ${pending.id} (${JSON.stringify(pending.tool ?? '?')} at seq ${pending.seq}${call}${key}), whose outcome is unknown`,
+    {
+      location: { seq: pending.seq },
+      hint: `check with the tool's provider whether it happened, then resolve it: run.resolveEffect(${JSON.stringify(pending.id)}, { retry } | { done, result } | { abandon }, { reason }) or stepchain effect resolve <journal> ${pending.id} (--retry | --done --result JSON | --abandon) --reason TEXT`,
+    },
+  );
   error.pendingEffect = pending.id;
   return error;
 }
@@ -134,17 +172,30 @@ function pendingError(runId: string, pending: Effect, asked: string): RuntimeErr
 /** The refusal to begin a new effect under the id of one that already has an outcome (RUNS.md §5). */
 function idTaken(runId: string, e: Effect): StoreError {
   const how = e.resolution === null ? e.status : `${e.status} (resolved: ${e.resolution.decision})`;
-  return new StoreError('STEP_ID_CONFLICT', `run ${runId}: id ${JSON.stringify(e.id)} is effect ${JSON.stringify(e.tool ?? '?')} at seq ${e.seq}, which ${how} at seq ${e.endSeq}: a new effect needs a new id`, {
-    location: { seq: e.seq },
-    hint: e.resolution?.decision === 'retry' || e.status === 'failed'
-      ? `begin the retry without an id or with a new one; it records retry_of ${JSON.stringify(e.id)} when it matches by call id, key, or tool and arguments`
-      : 'begin it with a new id, or without one',
-  });
+  return new StoreError(
+    'STEP_ID_CONFLICT',
+    `run ${runId}: id ${JSON.stringify(e.id)} is effect ${JSON.stringify(e.tool ?? '?')} at seq ${e.seq}, which ${how} at seq ${e.endSeq}: a new effect needs a new id`,
+    {
+      location: { seq: e.seq },
+      hint:
+        e.resolution?.decision === 'retry' || e.status === 'failed'
+          ? `begin the retry without an id or with a new one; it records retry_of ${JSON.stringify(e.id)} when it matches by call id, key, or tool and arguments`
+          : 'begin it with a new id, or without one',
+    },
+  );
 }
 
 function decisionOf(d: EffectDecision): ResolutionDecision {
-  const given = d === null || typeof d !== 'object' ? [] : RESOLUTION_DECISIONS.filter((k) => k in d && (d as Record<string, unknown>)[k === 'done' ? 'done' : k] === true);
-  if (given.length !== 1) throw optionError('resolveEffect needs exactly one decision: { retry: true }, { done: true, result }, { abandon: true } or { compensated: true }');
+  const given =
+    d === null || typeof d !== 'object'
+      ? []
+      : RESOLUTION_DECISIONS.filter(
+          (k) => k in d && (d as Record<string, unknown>)[k === 'done' ? 'done' : k] === true,
+        );
+  if (given.length !== 1)
+    throw optionError(
+      'resolveEffect needs exactly one decision: { retry: true }, { done: true, result }, { abandon: true } or { compensated: true }',
+    );
   return given[0]!;
 }
 
@@ -182,9 +233,20 @@ export interface EffectHandle {
  */
 function ownRecord(step: RunStep, at: AppendResult): StepRecordV2 {
   const record = {
-    v: 2, seq: at.seq, step_id: at.step_id, ts: at.ts, prev_hash: at.prev_hash, step_hash: at.step_hash,
-    kind: step.kind, ref: step.ref ?? null, input: step.input ?? null, model: step.model ?? null, prompt: step.prompt ?? null,
-    tool_call: step.tool_call ?? null, result: step.result ?? null, error: step.error ?? null,
+    v: 2,
+    seq: at.seq,
+    step_id: at.step_id,
+    ts: at.ts,
+    prev_hash: at.prev_hash,
+    step_hash: at.step_hash,
+    kind: step.kind,
+    ref: step.ref ?? null,
+    input: step.input ?? null,
+    model: step.model ?? null,
+    prompt: step.prompt ?? null,
+    tool_call: step.tool_call ?? null,
+    result: step.result ?? null,
+    error: step.error ?? null,
   };
   return (step.meta === undefined ? record : { ...record, meta: step.meta }) as StepRecordV2;
 }
@@ -227,9 +289,13 @@ export class Run {
   constructor(journal: Journal, options: RunOpenOptions = {}) {
     this.savedUsable = options.savedState !== false;
     if (journal.genesis.format !== FORMAT_V2 && journal.genesis.format !== FORMAT_V3) {
-      throw new RuntimeError('NOT_A_RUN', `journal ${JSON.stringify(journal.id)} is a ${journal.genesis.format} journal, not a run (stepchain/v2 or stepchain/v3)`, {
-        hint: 'create run journals with startRun (or stepchain init --run)',
-      });
+      throw new RuntimeError(
+        'NOT_A_RUN',
+        `journal ${JSON.stringify(journal.id)} is a ${journal.genesis.format} journal, not a run (stepchain/v2 or stepchain/v3)`,
+        {
+          hint: 'create run journals with startRun (or stepchain init --run)',
+        },
+      );
     }
     this.journal = journal;
   }
@@ -258,7 +324,10 @@ export class Run {
    */
   private inTurn<T>(work: () => Promise<T>): Promise<T> {
     const next = this.last.then(work);
-    this.last = next.then(() => undefined, () => undefined);
+    this.last = next.then(
+      () => undefined,
+      () => undefined,
+    );
     return next;
   }
 
@@ -274,7 +343,8 @@ export class Run {
       this.savedUsable = false;
       if (this.state.lastSeq === -1 && end >= 0) await this.loadSaved(end);
     }
-    if (end > this.state.lastSeq) for await (const r of this.journal.read({ from: this.state.lastSeq + 1, to: end })) this.fold(r);
+    if (end > this.state.lastSeq)
+      for await (const r of this.journal.read({ from: this.state.lastSeq + 1, to: end })) this.fold(r);
     return this.state;
   }
 
@@ -288,7 +358,8 @@ export class Run {
     const point = savedPoint(text, this.runId);
     if (point === null || point.seq > end) return;
     let hash: string | null = null;
-    for await (const l of this.journal.lines({ from: point.seq, to: point.seq })) hash = (JSON.parse(l.text) as { step_hash?: unknown }).step_hash as string;
+    for await (const l of this.journal.lines({ from: point.seq, to: point.seq }))
+      hash = (JSON.parse(l.text) as { step_hash?: unknown }).step_hash as string;
     if (hash !== point.step_hash) return;
     const restored = restoreRunState(point.saved);
     if (restored === null) return;
@@ -321,7 +392,13 @@ export class Run {
     foldRecord(this.state, r);
     this.approvalBook?.record(r as unknown as Record<string, unknown>);
     const started = startOf(r);
-    if (started !== null) this.begun.set(started.step_id, { input: started.input, model: started.model, prompt: started.prompt, tool_call: started.tool_call });
+    if (started !== null)
+      this.begun.set(started.step_id, {
+        input: started.input,
+        model: started.model,
+        prompt: started.prompt,
+        tool_call: started.tool_call,
+      });
   }
 
   /**
@@ -364,7 +441,8 @@ export class Run {
         return await this.appendOwn(step, this.state.lastSeq);
       } catch (e) {
         if (!headMoved(e)) throw e;
-        if (tries >= TRIES_BEFORE_PAUSING) await pause(Math.min(64, 2 ** (tries - TRIES_BEFORE_PAUSING)) * (0.5 + Math.random()));
+        if (tries >= TRIES_BEFORE_PAUSING)
+          await pause(Math.min(64, 2 ** (tries - TRIES_BEFORE_PAUSING)) * (0.5 + Math.random()));
         await this.catchUp();
         current = true;
       }
@@ -373,18 +451,24 @@ export class Run {
 
   /** Appends one v2 record (kind, ref, content) in turn and folds it in; refused (RUN_ENDED) once the run has ended. */
   record(step: RunStep): Promise<AppendResult> {
-    return this.inTurn(() => this.checked(() => {
-      this.refuseEnded(step.kind);
-      return step;
-    }));
+    return this.inTurn(() =>
+      this.checked(() => {
+        this.refuseEnded(step.kind);
+        return step;
+      }),
+    );
   }
 
   /** RUN_ENDED when the state read so far has the run's run.completed or run.failed. */
   private refuseEnded(what: string): void {
     if (this.state.status === 'running') return;
-    throw new RuntimeError('RUN_ENDED', `run ${this.runId} has ${this.state.status} (its run.${this.state.status} record); nothing more is appended to it (asked: ${what})`, {
-      hint: 'start a new run (startRun), with parentRunId naming this one to continue its work',
-    });
+    throw new RuntimeError(
+      'RUN_ENDED',
+      `run ${this.runId} has ${this.state.status} (its run.${this.state.status} record); nothing more is appended to it (asked: ${what})`,
+      {
+        hint: 'start a new run (startRun), with parentRunId naming this one to continue its work',
+      },
+    );
   }
 
   async beginModel(options: BeginModelOptions = {}): Promise<ModelCallHandle> {
@@ -416,7 +500,13 @@ export class Run {
     const result = toJournalValue(outcome.result, { field: 'result' });
     const failure = error === null ? null : errorValue(error);
     return this.end(id, 'model', (begun) => {
-      const step: RunStep = { kind: failure === null ? 'model.completed' : 'model.failed', ref: id, ...begun, tool_call: toolCall, result };
+      const step: RunStep = {
+        kind: failure === null ? 'model.completed' : 'model.failed',
+        ref: id,
+        ...begun,
+        tool_call: toolCall,
+        result,
+      };
       if (failure !== null) step.error = failure;
       if (Object.keys(m).length > 0) step.meta = m;
       return step;
@@ -431,61 +521,89 @@ export class Run {
    * These checks come before any answer by `id`: an id already in the run is never a new effect (see `id`).
    */
   async beginTool(options: BeginToolOptions): Promise<EffectHandle> {
-    if (options === null || typeof options !== 'object' || typeof options.name !== 'string' || options.name.length === 0) {
-      throw optionError('beginTool needs { name: the tool\'s name, args }');
+    if (
+      options === null ||
+      typeof options !== 'object' ||
+      typeof options.name !== 'string' ||
+      options.name.length === 0
+    ) {
+      throw optionError("beginTool needs { name: the tool's name, args }");
     }
     const args = toJournalValue(options.args, { field: 'tool_call/arguments' });
     const call: Record<string, Json> = { name: options.name, arguments: args };
     if (options.callId !== undefined) call.call_id = options.callId;
     if (options.idempotencyKey !== undefined) call.idempotency_key = options.idempotencyKey;
     if (options.summary !== undefined) call.summary = options.summary;
-    const meta = options.meta === undefined ? undefined : (toJournalValue(options.meta, { field: 'meta' }) as JsonObject);
+    const meta =
+      options.meta === undefined ? undefined : (toJournalValue(options.meta, { field: 'meta' }) as JsonObject);
     const intent = intentKey(options.name, args);
     const approvalId = options.approval === undefined ? undefined : requestIdOf(options.approval);
     // Every effect of a v3 journal is checked against its requests: a call presented for approval is begun only
     // for its granted request (APPROVALS.md §4: APPROVAL_REQUIRED, or APPROVAL_DENIED when it was denied).
     if (approvalId !== undefined && options.summary !== undefined) {
-      throw new RuntimeError('APPROVAL_MISMATCH', `run ${this.runId}: an effect begun for approval request ${JSON.stringify(approvalId)} carries no summary: the approver saw the call's name and arguments only (APPROVALS.md §4)`);
+      throw new RuntimeError(
+        'APPROVAL_MISMATCH',
+        `run ${this.runId}: an effect begun for approval request ${JSON.stringify(approvalId)} carries no summary: the approver saw the call's name and arguments only (APPROVALS.md §4)`,
+      );
     }
     if (approvalId !== undefined || this.journal.genesis.format === FORMAT_V3) await this.approvalsRead();
     const digest = this.approvalBook === null ? '' : presentedDigest({ name: options.name, arguments: args });
     // The record of the last decision that let an append go ahead: once sent, it is what this Run re-sends.
     let sent: RunStep | undefined;
-    const at = await this.inTurn(() => this.checked(() => {
-      sent = undefined;
-      this.refuseEnded('tool.started');
-      const approval = this.approvalMeta(approvalId, digest);
-      const sameId = options.id === undefined ? undefined : this.state.effects.get(options.id);
-      // This Run re-sending the effect it is beginning (its append's acknowledgement was lost): the very record
-      // again, which the store's idempotent retry answers (FILE-STORE.md §10). Nothing else is answered by id.
-      const resent = options.id === undefined ? undefined : this.sending.get(options.id);
-      if (resent !== undefined && (sameId === undefined || sameId.status === 'started')) return resent;
-      const step: RunStep = { kind: 'tool.started', tool_call: call };
-      if (options.id !== undefined) step.step_id = options.id;
-      const matches = [
-        options.idempotencyKey === undefined ? undefined : this.state.effects.get(this.state.byKey.get(options.idempotencyKey) ?? ''),
-        options.callId === undefined ? undefined : this.state.effects.get(this.state.byCallId.get(options.callId) ?? ''),
-        this.state.effects.get(this.state.byIntent.get(intent) ?? ''),
-      ];
-      const [byKey, byCall, byIntent] = matches;
-      // The repeat checks of RUNS.md §5 come first, whatever id is asked for.
-      if (byKey?.status === 'completed') return byKey;
-      const pending = byKey?.status === 'started' ? byKey : byCall?.status === 'started' ? byCall : byIntent?.status === 'started' && !this.mine.has(byIntent.id) ? byIntent : undefined;
-      if (pending !== undefined) throw pendingError(this.runId, pending, options.name);
-      if (sameId !== undefined) {
-        // An id already in the run names that effect, never a new one (RUNS.md §5).
-        if (sameId.status === 'started') throw pendingError(this.runId, sameId, options.name);
-        if (sameId.status === 'completed' && sameId.tool === options.name && intentKey(sameId.tool, sameId.args) === intent) return sameId;
-        throw idTaken(this.runId, sameId);
-      }
-      const retried = options.retryOf ?? matches.find((e) => e?.resolution?.decision === 'retry' && !this.retried(e.id))?.id;
-      const m: JsonObject = { ...(meta ?? {}) };
-      if (retried !== undefined) m.retry_of = retried;
-      if (approval !== undefined) m.approval = approval;
-      if (Object.keys(m).length > 0) step.meta = m;
-      sent = step;
-      return step;
-    })).catch((e: unknown) => {
+    const at = await this.inTurn(() =>
+      this.checked(() => {
+        sent = undefined;
+        this.refuseEnded('tool.started');
+        const approval = this.approvalMeta(approvalId, digest);
+        const sameId = options.id === undefined ? undefined : this.state.effects.get(options.id);
+        // This Run re-sending the effect it is beginning (its append's acknowledgement was lost): the very record
+        // again, which the store's idempotent retry answers (FILE-STORE.md §10). Nothing else is answered by id.
+        const resent = options.id === undefined ? undefined : this.sending.get(options.id);
+        if (resent !== undefined && (sameId === undefined || sameId.status === 'started')) return resent;
+        const step: RunStep = { kind: 'tool.started', tool_call: call };
+        if (options.id !== undefined) step.step_id = options.id;
+        const matches = [
+          options.idempotencyKey === undefined
+            ? undefined
+            : this.state.effects.get(this.state.byKey.get(options.idempotencyKey) ?? ''),
+          options.callId === undefined
+            ? undefined
+            : this.state.effects.get(this.state.byCallId.get(options.callId) ?? ''),
+          this.state.effects.get(this.state.byIntent.get(intent) ?? ''),
+        ];
+        const [byKey, byCall, byIntent] = matches;
+        // The repeat checks of RUNS.md §5 come first, whatever id is asked for.
+        if (byKey?.status === 'completed') return byKey;
+        const pending =
+          byKey?.status === 'started'
+            ? byKey
+            : byCall?.status === 'started'
+              ? byCall
+              : byIntent?.status === 'started' && !this.mine.has(byIntent.id)
+                ? byIntent
+                : undefined;
+        if (pending !== undefined) throw pendingError(this.runId, pending, options.name);
+        if (sameId !== undefined) {
+          // An id already in the run names that effect, never a new one (RUNS.md §5).
+          if (sameId.status === 'started') throw pendingError(this.runId, sameId, options.name);
+          if (
+            sameId.status === 'completed' &&
+            sameId.tool === options.name &&
+            intentKey(sameId.tool, sameId.args) === intent
+          )
+            return sameId;
+          throw idTaken(this.runId, sameId);
+        }
+        const retried =
+          options.retryOf ?? matches.find((e) => e?.resolution?.decision === 'retry' && !this.retried(e.id))?.id;
+        const m: JsonObject = { ...(meta ?? {}) };
+        if (retried !== undefined) m.retry_of = retried;
+        if (approval !== undefined) m.approval = approval;
+        if (Object.keys(m).length > 0) step.meta = m;
+        sent = step;
+        return step;
+      }),
+    ).catch((e: unknown) => {
       // An append that failed after its decision (an I/O error, a lost acknowledgement) may have landed.
       if (options.id !== undefined && sent !== undefined) this.sending.set(options.id, sent);
       throw e;
@@ -509,12 +627,18 @@ export class Run {
       const presented = book.entries().find((e) => e.digest === digest);
       if (presented === undefined) return undefined;
       if (presented.status === 'denied') throw beginRefusal(this.runId, presented, digest, Date.now())!;
-      throw new RuntimeError('APPROVAL_REQUIRED', `run ${this.runId}: this call was presented for approval as request ${JSON.stringify(presented.request)} (seq ${presented.request_seq}); begin it with { approval: request } once granted`);
+      throw new RuntimeError(
+        'APPROVAL_REQUIRED',
+        `run ${this.runId}: this call was presented for approval as request ${JSON.stringify(presented.request)} (seq ${presented.request_seq}); begin it with { approval: request } once granted`,
+      );
     }
     const e = book.state(id, Date.now());
     if (e === undefined) throw unknownRequest(this.runId, id);
     if (book.copiedFromParent(id)) {
-      throw new RuntimeError('APPROVAL_REQUIRED', `run ${this.runId}: approval request ${JSON.stringify(id)} (seq ${e.request_seq}) was copied from the parent journal by this fork: a decision on it is the parent's, so it authorises no effect here; request approval again in the fork (APPROVALS.md §4)`);
+      throw new RuntimeError(
+        'APPROVAL_REQUIRED',
+        `run ${this.runId}: approval request ${JSON.stringify(id)} (seq ${e.request_seq}) was copied from the parent journal by this fork: a decision on it is the parent's, so it authorises no effect here; request approval again in the fork (APPROVALS.md §4)`,
+      );
     }
     const refusal = beginRefusal(this.runId, e, digest, Date.now());
     if (refusal !== null) throw refusal;
@@ -523,14 +647,20 @@ export class Run {
 
   /** Reads the run's approval records (the whole chain, once; then fold keeps them) to the chain's end. */
   private approvalsRead(): Promise<ApprovalLedger> {
-    if (this.journal.genesis.format !== FORMAT_V3) return Promise.reject(approvalFormatError(this.runId, this.journal.genesis.format));
+    if (this.journal.genesis.format !== FORMAT_V3)
+      return Promise.reject(approvalFormatError(this.runId, this.journal.genesis.format));
     return this.inTurn(async () => {
       await this.catchUp();
       if (this.approvalBook === null) {
         const lineage = (this.journal as { lineage?: { from_step?: unknown } | null }).lineage;
         const forkedAt = typeof lineage?.from_step === 'number' ? lineage.from_step : undefined;
-        const book = new ApprovalLedger({ genesisHash: genesisHash(this.journal.genesis), ...(forkedAt === undefined ? {} : { forkedAt }) });
-        if (this.state.lastSeq >= 0) for await (const r of this.journal.read({ from: 0, to: this.state.lastSeq })) book.record(r as unknown as Record<string, unknown>);
+        const book = new ApprovalLedger({
+          genesisHash: genesisHash(this.journal.genesis),
+          ...(forkedAt === undefined ? {} : { forkedAt }),
+        });
+        if (this.state.lastSeq >= 0)
+          for await (const r of this.journal.read({ from: 0, to: this.state.lastSeq }))
+            book.record(r as unknown as Record<string, unknown>);
         this.approvalBook = book;
       }
       return this.approvalBook;
@@ -541,9 +671,13 @@ export class Run {
    * Presents a tool call for approval (APPROVALS.md §2): appends an approval.requested record with the call
    * and the digest of exactly what was presented. stepchain/v3 journals only (APPROVAL_FORMAT).
    */
-  async requestApproval(call: { name: string; args?: unknown }, options: RequestApprovalOptions = {}): Promise<ApprovalRequest> {
+  async requestApproval(
+    call: { name: string; args?: unknown },
+    options: RequestApprovalOptions = {},
+  ): Promise<ApprovalRequest> {
     if (this.journal.genesis.format !== FORMAT_V3) throw approvalFormatError(this.runId, this.journal.genesis.format);
-    if (call === null || typeof call !== 'object' || typeof call.name !== 'string' || call.name.length === 0) throw optionError('requestApproval needs { name: the tool\'s name, args }');
+    if (call === null || typeof call !== 'object' || typeof call.name !== 'string' || call.name.length === 0)
+      throw optionError("requestApproval needs { name: the tool's name, args }");
     const presented = { name: call.name, arguments: toJournalValue(call.args, { field: 'input/presented/arguments' }) };
     let expiresAt: string | null = null;
     if (options.expiresAt !== undefined) {
@@ -556,7 +690,15 @@ export class Run {
     if (options.id !== undefined) step.step_id = options.id;
     if (options.meta !== undefined) step.meta = toJournalValue(options.meta, { field: 'meta' });
     const at = await this.record(step);
-    return { id: at.step_id, seq: at.seq, stepHash: at.step_hash, digest, call: presented, expiresAt, genesisHash: genesisHash(this.journal.genesis) };
+    return {
+      id: at.step_id,
+      seq: at.seq,
+      stepHash: at.step_hash,
+      digest,
+      call: presented,
+      expiresAt,
+      genesisHash: genesisHash(this.journal.genesis),
+    };
   }
 
   /**
@@ -572,7 +714,11 @@ export class Run {
       options.signal?.throwIfAborted();
       const e = (await this.approvalsRead()).state(id, Date.now());
       if (e === undefined) throw unknownRequest(this.runId, id);
-      if (e.status === 'invalid') throw new RuntimeError('APPROVAL_INVALID', `run ${this.runId}: approval request ${JSON.stringify(id)} is not a well-formed request`);
+      if (e.status === 'invalid')
+        throw new RuntimeError(
+          'APPROVAL_INVALID',
+          `run ${this.runId}: approval request ${JSON.stringify(id)} is not a well-formed request`,
+        );
       const outcome = outcomeOf(e);
       if (outcome !== null) return outcome;
       await waitFor(pollMs, options.signal);
@@ -584,14 +730,27 @@ export class Run {
    * its Ed25519 signature over the statement naming this journal, the request and the decision
    * (APPROVALS.md §3). Refused for a request already decided (APPROVAL_DECIDED) or expired.
    */
-  async decideApproval(request: ApprovalRequest | string, decision: 'granted' | 'denied', options: DecideApprovalOptions): Promise<ApprovalOutcome> {
-    if (decision !== 'granted' && decision !== 'denied') throw optionError('decideApproval: the decision is "granted" or "denied"');
-    if (options === null || typeof options !== 'object' || options.key === undefined) throw optionError('decideApproval needs { key: the approver\'s Ed25519 private key }');
+  async decideApproval(
+    request: ApprovalRequest | string,
+    decision: 'granted' | 'denied',
+    options: DecideApprovalOptions,
+  ): Promise<ApprovalOutcome> {
+    if (decision !== 'granted' && decision !== 'denied')
+      throw optionError('decideApproval: the decision is "granted" or "denied"');
+    if (options === null || typeof options !== 'object' || options.key === undefined)
+      throw optionError("decideApproval needs { key: the approver's Ed25519 private key }");
     const reason = options.reason === undefined || options.reason === '' ? null : options.reason;
     return this.appendDecision(requestIdOf(request), (e, now) => {
       const statement: ApprovalStatement = {
-        decided_at: new Date(now).toISOString(), decision, digest: e.digest!, genesis_hash: genesisHash(this.journal.genesis), reason,
-        request: e.request, request_hash: e.request_hash, request_seq: e.request_seq, type: APPROVAL_STATEMENT_TYPE,
+        decided_at: new Date(now).toISOString(),
+        decision,
+        digest: e.digest!,
+        genesis_hash: genesisHash(this.journal.genesis),
+        reason,
+        request: e.request,
+        request_hash: e.request_hash,
+        request_seq: e.request_seq,
+        type: APPROVAL_STATEMENT_TYPE,
       };
       return { input: statement, meta: signApproval(statement, options.key, options.name) };
     });
@@ -604,42 +763,87 @@ export class Run {
    */
   async recordApprovalDecision(request: ApprovalRequest | string, signed: SignedDecision): Promise<ApprovalOutcome> {
     const id = requestIdOf(request);
-    const why = signed === null || typeof signed !== 'object' ? 'not { input, meta }' : statementDefect(signed.input) ?? decisionMetaDefect(signed.meta);
-    if (why !== null) throw new RuntimeError('APPROVAL_INVALID', `run ${this.runId}: the decision on ${JSON.stringify(id)} is not a signed approval decision: ${why}`);
+    const why =
+      signed === null || typeof signed !== 'object'
+        ? 'not { input, meta }'
+        : (statementDefect(signed.input) ?? decisionMetaDefect(signed.meta));
+    if (why !== null)
+      throw new RuntimeError(
+        'APPROVAL_INVALID',
+        `run ${this.runId}: the decision on ${JSON.stringify(id)} is not a signed approval decision: ${why}`,
+      );
     const sigWhy = approvalSignatureDefect(signed.input, signed.meta);
-    if (sigWhy !== null) throw new RuntimeError('APPROVAL_INVALID', `run ${this.runId}: the decision on ${JSON.stringify(id)} does not verify: ${sigWhy}`);
+    if (sigWhy !== null)
+      throw new RuntimeError(
+        'APPROVAL_INVALID',
+        `run ${this.runId}: the decision on ${JSON.stringify(id)} does not verify: ${sigWhy}`,
+      );
     const existing = (await this.approvalsRead()).state(id);
     if (existing?.decision_seq != null) {
       for await (const r of this.journal.read({ from: existing.decision_seq, to: existing.decision_seq })) {
-        if ((r.meta as { signature?: unknown } | undefined)?.signature === signed.meta.signature) return outcomeOf(existing)!;
+        if ((r.meta as { signature?: unknown } | undefined)?.signature === signed.meta.signature)
+          return outcomeOf(existing)!;
       }
     }
     return this.appendDecision(id, () => signed);
   }
 
   /** Appends the decision `sign` makes for request `id`, once the run's records let it (APPROVALS.md §3, §5). */
-  private async appendDecision(id: string, sign: (e: ApprovalEntry, now: number) => SignedDecision): Promise<ApprovalOutcome> {
+  private async appendDecision(
+    id: string,
+    sign: (e: ApprovalEntry, now: number) => SignedDecision,
+  ): Promise<ApprovalOutcome> {
     await this.approvalsRead();
     let decision: 'granted' | 'denied' = 'granted';
-    const at = await this.inTurn(() => this.checked(() => {
-      const now = Date.now();
-      const e = this.approvalBook!.state(id, now);
-      if (e === undefined) throw unknownRequest(this.runId, id);
-      if (e.status === 'invalid' || e.digest === null) throw new RuntimeError('APPROVAL_INVALID', `run ${this.runId}: approval request ${JSON.stringify(id)} is not a well-formed request`);
-      if (e.status === 'granted' || e.status === 'denied') throw new RuntimeError('APPROVAL_DECIDED', `run ${this.runId}: approval request ${JSON.stringify(id)} was already ${e.status} at seq ${e.decision_seq}; one decision per request`);
-      if (e.status === 'expired') throw new RuntimeError('APPROVAL_EXPIRED', `run ${this.runId}: approval request ${JSON.stringify(id)} expired at ${e.expires_at}; a decision no longer counts`);
-      const { input, meta } = sign(e, now);
-      decision = input.decision;
-      const bad = input.request !== id ? `it is about request ${JSON.stringify(input.request)}`
-        : input.request_seq !== e.request_seq || input.request_hash !== e.request_hash ? `it names request seq ${input.request_seq} ${input.request_hash}, but the request is seq ${e.request_seq} ${e.request_hash}`
-        : input.digest !== e.digest ? `it signs digest ${input.digest}, not the presented call's ${e.digest}`
-        : input.genesis_hash !== genesisHash(this.journal.genesis) ? `it names the journal with genesis ${input.genesis_hash}, not this one`
-        : e.expires_at !== null && instant(input.decided_at)! > Date.parse(e.expires_at) ? `it was decided at ${input.decided_at}, after the request expired (${e.expires_at})`
-        : null;
-      if (bad !== null) throw new RuntimeError('APPROVAL_INVALID', `run ${this.runId}: the decision does not bind approval request ${JSON.stringify(id)}: ${bad}`);
-      this.refuseEnded(decision === 'granted' ? APPROVAL_GRANTED : APPROVAL_DENIED);
-      return { kind: decision === 'granted' ? APPROVAL_GRANTED : APPROVAL_DENIED, ref: id, ts: input.decided_at, input: input as unknown as JsonObject, meta: meta as unknown as JsonObject };
-    }));
+    const at = await this.inTurn(() =>
+      this.checked(() => {
+        const now = Date.now();
+        const e = this.approvalBook!.state(id, now);
+        if (e === undefined) throw unknownRequest(this.runId, id);
+        if (e.status === 'invalid' || e.digest === null)
+          throw new RuntimeError(
+            'APPROVAL_INVALID',
+            `run ${this.runId}: approval request ${JSON.stringify(id)} is not a well-formed request`,
+          );
+        if (e.status === 'granted' || e.status === 'denied')
+          throw new RuntimeError(
+            'APPROVAL_DECIDED',
+            `run ${this.runId}: approval request ${JSON.stringify(id)} was already ${e.status} at seq ${e.decision_seq}; one decision per request`,
+          );
+        if (e.status === 'expired')
+          throw new RuntimeError(
+            'APPROVAL_EXPIRED',
+            `run ${this.runId}: approval request ${JSON.stringify(id)} expired at ${e.expires_at}; a decision no longer counts`,
+          );
+        const { input, meta } = sign(e, now);
+        decision = input.decision;
+        const bad =
+          input.request !== id
+            ? `it is about request ${JSON.stringify(input.request)}`
+            : input.request_seq !== e.request_seq || input.request_hash !== e.request_hash
+              ? `it names request seq ${input.request_seq} ${input.request_hash}, but the request is seq ${e.request_seq} ${e.request_hash}`
+              : input.digest !== e.digest
+                ? `it signs digest ${input.digest}, not the presented call's ${e.digest}`
+                : input.genesis_hash !== genesisHash(this.journal.genesis)
+                  ? `it names the journal with genesis ${input.genesis_hash}, not this one`
+                  : e.expires_at !== null && instant(input.decided_at)! > Date.parse(e.expires_at)
+                    ? `it was decided at ${input.decided_at}, after the request expired (${e.expires_at})`
+                    : null;
+        if (bad !== null)
+          throw new RuntimeError(
+            'APPROVAL_INVALID',
+            `run ${this.runId}: the decision does not bind approval request ${JSON.stringify(id)}: ${bad}`,
+          );
+        this.refuseEnded(decision === 'granted' ? APPROVAL_GRANTED : APPROVAL_DENIED);
+        return {
+          kind: decision === 'granted' ? APPROVAL_GRANTED : APPROVAL_DENIED,
+          ref: id,
+          ts: input.decided_at,
+          input: input as unknown as JsonObject,
+          meta: meta as unknown as JsonObject,
+        };
+      }),
+    );
     const e = this.approvalBook!.state(id)!;
     return { status: decision, request: id, seq: at.seq, approver: e.approver, reason: e.reason };
   }
@@ -651,8 +855,15 @@ export class Run {
     return book.entries(Date.now()).map((e) => {
       const input = book.presented(e.request);
       return {
-        ...e, id: e.request, seq: e.request_seq, stepHash: e.request_hash, digest: e.digest ?? '', call: { name: input?.presented.name ?? '', arguments: (input?.presented.arguments ?? null) as Json },
-        expiresAt: e.expires_at, genesisHash: g, decisionSeq: e.decision_seq,
+        ...e,
+        id: e.request,
+        seq: e.request_seq,
+        stepHash: e.request_hash,
+        digest: e.digest ?? '',
+        call: { name: input?.presented.name ?? '', arguments: (input?.presented.arguments ?? null) as Json },
+        expiresAt: e.expires_at,
+        genesisHash: g,
+        decisionSeq: e.decision_seq,
       };
     });
   }
@@ -684,9 +895,15 @@ export class Run {
     const failure = failed ? errorValue(converted.value) : null;
     try {
       return await this.end(id, 'tool', (begun) => {
-        const step: RunStep = { kind: failed ? 'tool.failed' : 'tool.completed', ref: id, tool_call: begun.tool_call, result: failed ? null : converted.value };
+        const step: RunStep = {
+          kind: failed ? 'tool.failed' : 'tool.completed',
+          ref: id,
+          tool_call: begun.tool_call,
+          result: failed ? null : converted.value,
+        };
         if (failure !== null) step.error = failure;
-        if (converted.unrepresentable.length > 0) step.meta = { unrepresentable: converted.unrepresentable as unknown as Json };
+        if (converted.unrepresentable.length > 0)
+          step.meta = { unrepresentable: converted.unrepresentable as unknown as Json };
         return step;
       });
     } finally {
@@ -703,41 +920,65 @@ export class Run {
    */
   async resolveEffect(id: string, decision: EffectDecision, options: ResolveOptions): Promise<AppendResult> {
     const chosen = decisionOf(decision);
-    if (options === null || typeof options !== 'object' || typeof options.reason !== 'string' || options.reason.trim() === '') {
+    if (
+      options === null ||
+      typeof options !== 'object' ||
+      typeof options.reason !== 'string' ||
+      options.reason.trim() === ''
+    ) {
       throw optionError('resolveEffect needs { reason: why this decision (what was checked) }');
     }
     const by = options.by ?? 'caller';
     if (typeof by !== 'string' || by === '') throw optionError('resolveEffect: by must be a non-empty string');
     const resolution: JsonObject = { decision: chosen, by, reason: options.reason };
-    if ('compensated' in decision && decision.compensation !== undefined) resolution.compensation = decision.compensation;
+    if ('compensated' in decision && decision.compensation !== undefined)
+      resolution.compensation = decision.compensation;
     const done = 'done' in decision;
     const converted = done ? outcomeValue(decision.result, 'result') : { value: null, unrepresentable: [] };
-    return this.inTurn(() => this.checked(() => {
-      const e = this.state.effects.get(id);
-      if (e !== undefined && e.status !== 'started') {
-        throw new RuntimeError('EFFECT_NOT_PENDING', `effect ${JSON.stringify(id)} of run ${this.runId} is not pending: it ${e.status} at seq ${e.endSeq}`, {
-          location: { seq: e.endSeq ?? e.seq }, hint: 'only an effect with no outcome (effect list --pending) is resolved',
-        });
-      }
-      this.pendingEffect(id, 'tool');
-      const begun = this.begun.get(id) ?? { tool_call: null };
-      const meta: JsonObject = { resolution };
-      if (converted.unrepresentable.length > 0) meta.unrepresentable = converted.unrepresentable as unknown as Json;
-      const step: RunStep = done
-        ? { kind: 'tool.completed', ref: id, tool_call: begun.tool_call, result: converted.value, meta }
-        : { kind: 'tool.failed', ref: id, tool_call: begun.tool_call, error: { name: 'EffectResolved', message: `outcome unknown; resolved: ${chosen} (by ${by}): ${options.reason}` }, meta };
-      return step;
-    }));
+    return this.inTurn(() =>
+      this.checked(() => {
+        const e = this.state.effects.get(id);
+        if (e !== undefined && e.status !== 'started') {
+          throw new RuntimeError(
+            'EFFECT_NOT_PENDING',
+            `effect ${JSON.stringify(id)} of run ${this.runId} is not pending: it ${e.status} at seq ${e.endSeq}`,
+            {
+              location: { seq: e.endSeq ?? e.seq },
+              hint: 'only an effect with no outcome (effect list --pending) is resolved',
+            },
+          );
+        }
+        this.pendingEffect(id, 'tool');
+        const begun = this.begun.get(id) ?? { tool_call: null };
+        const meta: JsonObject = { resolution };
+        if (converted.unrepresentable.length > 0) meta.unrepresentable = converted.unrepresentable as unknown as Json;
+        const step: RunStep = done
+          ? { kind: 'tool.completed', ref: id, tool_call: begun.tool_call, result: converted.value, meta }
+          : {
+              kind: 'tool.failed',
+              ref: id,
+              tool_call: begun.tool_call,
+              error: {
+                name: 'EffectResolved',
+                message: `outcome unknown; resolved: ${chosen} (by ${by}): ${options.reason}`,
+              },
+              meta,
+            };
+        return step;
+      }),
+    );
   }
 
   private annotate(id: string, notes: { idempotencyKey?: string; summary?: string }): Promise<AppendResult> {
-    return this.inTurn(() => this.checked(() => {
-      const e = this.pendingEffect(id, 'tool');
-      const call: Record<string, Json> = { name: e.tool ?? '' };
-      if (notes.idempotencyKey !== undefined) call.idempotency_key = notes.idempotencyKey;
-      if (notes.summary !== undefined) call.summary = notes.summary;
-      return { kind: 'tool.updated', ref: id, tool_call: call };
-    }));
+    return this.inTurn(() =>
+      this.checked(() => {
+        const e = this.pendingEffect(id, 'tool');
+        const call: Record<string, Json> = { name: e.tool ?? '' };
+        if (notes.idempotencyKey !== undefined) call.idempotency_key = notes.idempotencyKey;
+        if (notes.summary !== undefined) call.summary = notes.summary;
+        return { kind: 'tool.updated', ref: id, tool_call: call };
+      }),
+    );
   }
 
   private pendingEffect(id: string, what: 'tool'): Effect;
@@ -746,24 +987,36 @@ export class Run {
     const found = what === 'tool' ? this.state.effects.get(id) : this.state.models.get(id);
     const noun = what === 'tool' ? 'tool effect' : 'model request';
     if (found === undefined) {
-      throw new RuntimeError('EFFECT_UNKNOWN', `run ${this.runId} has no ${noun} ${JSON.stringify(id)}`, { hint: `list them with ${what === 'tool' ? 'run.effects()' : 'the journal\'s records'}` });
+      throw new RuntimeError('EFFECT_UNKNOWN', `run ${this.runId} has no ${noun} ${JSON.stringify(id)}`, {
+        hint: `list them with ${what === 'tool' ? 'run.effects()' : "the journal's records"}`,
+      });
     }
     if (found.status !== 'started') {
-      throw new RuntimeError('EFFECT_ALREADY_ENDED', `${noun} ${JSON.stringify(id)} of run ${this.runId} already has its outcome (${found.status} at seq ${found.endSeq})`, {
-        location: { seq: found.endSeq ?? found.seq },
-        hint: 'an outcome is recorded once; read it with run.effects()',
-      });
+      throw new RuntimeError(
+        'EFFECT_ALREADY_ENDED',
+        `${noun} ${JSON.stringify(id)} of run ${this.runId} already has its outcome (${found.status} at seq ${found.endSeq})`,
+        {
+          location: { seq: found.endSeq ?? found.seq },
+          hint: 'an outcome is recorded once; read it with run.effects()',
+        },
+      );
     }
     return found;
   }
 
-  private end(id: string, what: 'tool' | 'model', build: (begun: { input: Json; model: Json; prompt: Json; tool_call: Json }) => RunStep): Promise<AppendResult> {
-    return this.inTurn(() => this.checked(() => {
-      this.refuseEnded(`the outcome of ${id}`);
-      if (what === 'tool') this.pendingEffect(id, 'tool');
-      else this.pendingEffect(id, 'model');
-      return build(this.begun.get(id) ?? { input: null, model: null, prompt: null, tool_call: null });
-    }));
+  private end(
+    id: string,
+    what: 'tool' | 'model',
+    build: (begun: { input: Json; model: Json; prompt: Json; tool_call: Json }) => RunStep,
+  ): Promise<AppendResult> {
+    return this.inTurn(() =>
+      this.checked(() => {
+        this.refuseEnded(`the outcome of ${id}`);
+        if (what === 'tool') this.pendingEffect(id, 'tool');
+        else this.pendingEffect(id, 'model');
+        return build(this.begun.get(id) ?? { input: null, model: null, prompt: null, tool_call: null });
+      }),
+    );
   }
 
   /** Pending effects this Run did not begin: their process may have died mid-tool (from the state already read). */
@@ -792,7 +1045,8 @@ export class Run {
       const { continuation } = await this.catchUp();
       const steps: RunRecord[] = [];
       // A run journal holds v2 or v3 records only, as its genesis says (a verifier refuses anything else).
-      if (continuation !== null) for await (const r of this.journal.read({ from: 0, to: continuation })) if (isRunRecord(r)) steps.push(r);
+      if (continuation !== null)
+        for await (const r of this.journal.read({ from: 0, to: continuation })) if (isRunRecord(r)) steps.push(r);
       return { seq: continuation, steps };
     });
   }
@@ -808,33 +1062,41 @@ export class Run {
    */
   async complete(result?: unknown, options: CompleteOptions = {}): Promise<AppendResult> {
     const value = toJournalValue(result, { field: 'result' });
-    return this.inTurn(() => this.checked(() => {
-      this.refuseEnded('run.completed');
-      const pending = pendingOf(this.state);
-      const step: RunStep = { kind: 'run.completed', result: value };
-      if (pending.length > 0) {
-        if (options.leavePending !== true) {
-          const list = pending.map((e) => `${e.id} (${JSON.stringify(e.tool ?? '?')}, seq ${e.seq})`).join(', ');
-          const refused = new RuntimeError('EFFECT_PENDING', `run ${this.runId} has ${pending.length} effect${pending.length === 1 ? '' : 's'} of unknown outcome: ${list}`, {
-            location: { seq: pending[0]!.seq },
-            hint: 'resolve each (run.resolveEffect, or stepchain effect resolve), or complete with { leavePending: true } to record them as unresolved',
-          });
-          refused.pendingEffect = pending[0]!.id;
-          throw refused;
+    return this.inTurn(() =>
+      this.checked(() => {
+        this.refuseEnded('run.completed');
+        const pending = pendingOf(this.state);
+        const step: RunStep = { kind: 'run.completed', result: value };
+        if (pending.length > 0) {
+          if (options.leavePending !== true) {
+            const list = pending.map((e) => `${e.id} (${JSON.stringify(e.tool ?? '?')}, seq ${e.seq})`).join(', ');
+            const refused = new RuntimeError(
+              'EFFECT_PENDING',
+              `run ${this.runId} has ${pending.length} effect${pending.length === 1 ? '' : 's'} of unknown outcome: ${list}`,
+              {
+                location: { seq: pending[0]!.seq },
+                hint: 'resolve each (run.resolveEffect, or stepchain effect resolve), or complete with { leavePending: true } to record them as unresolved',
+              },
+            );
+            refused.pendingEffect = pending[0]!.id;
+            throw refused;
+          }
+          step.meta = { unresolved: pending.map((e) => e.id) };
         }
-        step.meta = { unresolved: pending.map((e) => e.id) };
-      }
-      return step;
-    }));
+        return step;
+      }),
+    );
   }
 
   /** Records run.failed (allowed with effects pending: a failed run says nothing of their outcome). RUN_ENDED once ended. */
   async fail(error: unknown): Promise<AppendResult> {
     const failure = errorValue(error);
-    return this.inTurn(() => this.checked(() => {
-      this.refuseEnded('run.failed');
-      return { kind: 'run.failed', error: failure };
-    }));
+    return this.inTurn(() =>
+      this.checked(() => {
+        this.refuseEnded('run.failed');
+        return { kind: 'run.failed', error: failure };
+      }),
+    );
   }
 
   /** Saves the run's state (`saveState`) and closes the journal, once the writes asked for before it are written. */

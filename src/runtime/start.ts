@@ -43,13 +43,17 @@ export interface StartRunOptions {
   blobThreshold?: number;
 }
 
-
 function checkOptionalId(name: string, v: unknown): void {
-  if (v !== undefined && !isValidId(v)) throw optionError(`${name} ${JSON.stringify(v)} must be 1–128 characters from [A-Za-z0-9._:-] starting with a letter or digit`);
+  if (v !== undefined && !isValidId(v))
+    throw optionError(
+      `${name} ${JSON.stringify(v)} must be 1–128 characters from [A-Za-z0-9._:-] starting with a letter or digit`,
+    );
 }
 
 /** The genesis run identity from the library's options. */
-export function runIdentity(options: Pick<StartRunOptions, 'conversationId' | 'parentRunId' | 'agent' | 'labels'>): RunIdentity {
+export function runIdentity(
+  options: Pick<StartRunOptions, 'conversationId' | 'parentRunId' | 'agent' | 'labels'>,
+): RunIdentity {
   checkOptionalId('conversationId', options.conversationId);
   checkOptionalId('parentRunId', options.parentRunId);
   const run: RunIdentity = {};
@@ -64,13 +68,16 @@ export function runIdentity(options: Pick<StartRunOptions, 'conversationId' | 'p
 export async function startRun(store: Store, options: StartRunOptions = {}): Promise<Run> {
   const runId = options.runId ?? globalThis.crypto.randomUUID();
   if (typeof runId !== 'string' || !RUN_ID.test(runId) || runId.includes('..')) {
-    throw optionError(`run id ${JSON.stringify(runId)} must be 1–128 characters from [A-Za-z0-9._-] starting with a letter or digit, without ".."`);
+    throw optionError(
+      `run id ${JSON.stringify(runId)} must be 1–128 characters from [A-Za-z0-9._-] starting with a letter or digit, without ".."`,
+    );
   }
   // A run started inside a recorded tool (an agent used as a tool) is that tool's run's child.
   const inside = options.parentRunId === undefined ? enclosingRun() : undefined;
   const identity = inside !== undefined ? { ...options, parentRunId: inside } : options;
   const format = options.format ?? NEW_RUN_FORMAT;
-  if (format !== 'stepchain/v2' && format !== 'stepchain/v3') throw optionError(`format ${JSON.stringify(format)} must be "stepchain/v2" or "stepchain/v3"`);
+  if (format !== 'stepchain/v2' && format !== 'stepchain/v3')
+    throw optionError(`format ${JSON.stringify(format)} must be "stepchain/v2" or "stepchain/v3"`);
   const create: CreateOptions = { journalId: runId, run: runIdentity(identity), format };
   if (options.createdAt !== undefined) create.createdAt = options.createdAt;
   if (options.segmentBytes !== undefined) create.segmentBytes = options.segmentBytes;
@@ -80,9 +87,13 @@ export async function startRun(store: Store, options: StartRunOptions = {}): Pro
     journal = await store.create(runId, create);
   } catch (e) {
     if (e instanceof StepchainError && e.code === 'JOURNAL_EXISTS') {
-      throw new RuntimeError('RUN_EXISTS', `run ${JSON.stringify(runId)} already exists in this store`, { hint: 'resume it with resumeRun, or start a run with another id', cause: e });
+      throw new RuntimeError('RUN_EXISTS', `run ${JSON.stringify(runId)} already exists in this store`, {
+        hint: 'resume it with resumeRun, or start a run with another id',
+        cause: e,
+      });
     }
-    if (e instanceof StepchainError && e.code === 'GENESIS_INVALID') throw optionError(e.message.replace(/^GENESIS_INVALID: /, ''));
+    if (e instanceof StepchainError && e.code === 'GENESIS_INVALID')
+      throw optionError(e.message.replace(/^GENESIS_INVALID: /, ''));
     throw e;
   }
   const run = new Run(journal);
@@ -96,12 +107,20 @@ export async function startRun(store: Store, options: StartRunOptions = {}): Pro
  * store's own files; a journal that does not is refused with RUN_INVALID, so a tampered run is never
  * resumed). `verify: false` skips that pass for a caller that just verified it.
  */
-export async function resumeRun(store: Store, runId: string, options: { readOnly?: boolean; verify?: boolean } = {}): Promise<Run> {
+export async function resumeRun(
+  store: Store,
+  runId: string,
+  options: { readOnly?: boolean; verify?: boolean } = {},
+): Promise<Run> {
   let journal: Journal;
   try {
     journal = await store.open(runId, { readOnly: options.readOnly === true });
   } catch (e) {
-    if (e instanceof StepchainError && e.code === 'JOURNAL_NOT_FOUND') throw new RuntimeError('RUN_NOT_FOUND', `no run ${JSON.stringify(runId)} in this store`, { hint: 'list the runs with store.list({})', cause: e });
+    if (e instanceof StepchainError && e.code === 'JOURNAL_NOT_FOUND')
+      throw new RuntimeError('RUN_NOT_FOUND', `no run ${JSON.stringify(runId)} in this store`, {
+        hint: 'list the runs with store.list({})',
+        cause: e,
+      });
     throw e;
   }
   if (options.verify !== false) {
@@ -109,10 +128,14 @@ export async function resumeRun(store: Store, runId: string, options: { readOnly
     if (!report.ok) {
       await journal.close();
       const first = report.problems[0];
-      throw new RuntimeError('RUN_INVALID', `run ${JSON.stringify(runId)} does not verify (${report.problems.length} problem${report.problems.length === 1 ? '' : 's'}, first: ${first?.code ?? '?'}${first?.location.seq !== undefined ? ` at seq ${first.location.seq}` : ''}): not resumed`, {
-        hint: 'stepchain verify <journal> names each problem; resume from a copy that verifies, or resumeRun(store, id, { verify: false }) to read it anyway',
-        ...(first?.location.seq !== undefined ? { location: { seq: first.location.seq } } : {}),
-      });
+      throw new RuntimeError(
+        'RUN_INVALID',
+        `run ${JSON.stringify(runId)} does not verify (${report.problems.length} problem${report.problems.length === 1 ? '' : 's'}, first: ${first?.code ?? '?'}${first?.location.seq !== undefined ? ` at seq ${first.location.seq}` : ''}): not resumed`,
+        {
+          hint: 'stepchain verify <journal> names each problem; resume from a copy that verifies, or resumeRun(store, id, { verify: false }) to read it anyway',
+          ...(first?.location.seq !== undefined ? { location: { seq: first.location.seq } } : {}),
+        },
+      );
     }
   }
   // A verified journal is folded from the records just verified, never from the state saved beside them.

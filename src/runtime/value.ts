@@ -38,7 +38,8 @@ type Path = (string | number)[];
 
 /** Sets a member, also one named "__proto__" (a plain assignment would set the object's prototype instead). */
 function setMember(out: Record<string, Json>, key: string, value: Json): void {
-  if (key === '__proto__') Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+  if (key === '__proto__')
+    Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
   else out[key] = value;
 }
 
@@ -58,14 +59,21 @@ class Converter {
   private readonly stack: object[] = [];
   /** Set when converting an outcome: each unrepresentable part is replaced by a marker and listed here. */
   readonly replaced: Unrepresentable[] | null;
-  constructor(private readonly field: string, private readonly options: JournalValueOptions, lenient = false) {
+  constructor(
+    private readonly field: string,
+    private readonly options: JournalValueOptions,
+    lenient = false,
+  ) {
     this.replaced = lenient ? [] : null;
   }
 
   fail(path: Path, what: string, hint: string): never {
     const at = pointer([this.field, ...path]);
     if (this.replaced !== null) throw new Replace(at, what);
-    throw new RuntimeError('VALUE_UNREPRESENTABLE', `${at} is ${what}, which JSON cannot represent`, { location: { path: at }, hint });
+    throw new RuntimeError('VALUE_UNREPRESENTABLE', `${at} is ${what}, which JSON cannot represent`, {
+      location: { path: at },
+      hint,
+    });
   }
 
   /** walk, with an unrepresentable part replaced by its marker when lenient. */
@@ -91,7 +99,11 @@ class Converter {
       case 'number':
         if (!Number.isFinite(v)) return this.fail(path, `the number ${String(v)}`, 'record it as a string or null');
         if (Number.isInteger(v) && !Number.isSafeInteger(v)) {
-          return this.fail(path, `the integer ${String(v)}, beyond ±(2^53−1) where JSON readers round (RFC 7493)`, 'pass it as a BigInt or a string');
+          return this.fail(
+            path,
+            `the integer ${String(v)}, beyond ±(2^53−1) where JSON readers round (RFC 7493)`,
+            'pass it as a BigInt or a string',
+          );
         }
         return v;
       case 'bigint':
@@ -103,12 +115,18 @@ class Converter {
     }
     if (v === null) return null;
     const o = v as object;
-    if (this.stack.includes(o)) return this.fail(path, 'a reference back to an enclosing value (a cycle)', 'break the cycle, or record an id in its place');
+    if (this.stack.includes(o))
+      return this.fail(
+        path,
+        'a reference back to an enclosing value (a cycle)',
+        'break the cycle, or record an id in its place',
+      );
     if (o instanceof Date) {
       if (Number.isNaN(o.getTime())) return this.fail(path, 'an invalid Date', 'record a valid date or null');
       return o.toISOString();
     }
-    if (o instanceof Uint8Array || o instanceof ArrayBuffer || ArrayBuffer.isView(o)) return bytesValue(o) as unknown as Json;
+    if (o instanceof Uint8Array || o instanceof ArrayBuffer || ArrayBuffer.isView(o))
+      return bytesValue(o) as unknown as Json;
     this.stack.push(o);
     try {
       return this.container(o, path);
@@ -123,7 +141,12 @@ class Converter {
     if (o instanceof Map) {
       const out: Record<string, Json> = {};
       for (const [k, item] of o) {
-        if (typeof k !== 'string') return this.fail([...path, String(k)], 'a Map with a key that is not a string', 'convert the keys to strings first');
+        if (typeof k !== 'string')
+          return this.fail(
+            [...path, String(k)],
+            'a Map with a key that is not a string',
+            'convert the keys to strings first',
+          );
         const w = this.convert(item, [...path, k]);
         if (w !== undefined) setMember(out, k, w);
       }
@@ -132,15 +155,28 @@ class Converter {
     if (o instanceof Error) return this.error(o, path);
     if (Object.getOwnPropertySymbols(o).length > 0) {
       const proto = Object.getPrototypeOf(o) as { constructor?: { name?: unknown } } | null;
-      const cls = typeof proto?.constructor?.name === 'string' && proto.constructor.name !== 'Object' ? ` (an instance of ${proto.constructor.name})` : '';
-      return this.fail(path, `an object with symbol-keyed members${cls}`, 'copy the members you want into a plain object');
+      const cls =
+        typeof proto?.constructor?.name === 'string' && proto.constructor.name !== 'Object'
+          ? ` (an instance of ${proto.constructor.name})`
+          : '';
+      return this.fail(
+        path,
+        `an object with symbol-keyed members${cls}`,
+        'copy the members you want into a plain object',
+      );
     }
     const json = (o as { toJSON?: unknown }).toJSON;
-    if (typeof json === 'function' && Object.getPrototypeOf(o) !== Object.prototype) return this.walk((json as () => unknown).call(o), path) ?? null;
+    if (typeof json === 'function' && Object.getPrototypeOf(o) !== Object.prototype)
+      return this.walk((json as () => unknown).call(o), path) ?? null;
     return this.members(o as Record<string, unknown>, Object.keys(o), path, {});
   }
 
-  private members(o: Record<string, unknown>, keys: string[], path: Path, out: Record<string, Json>): Record<string, Json> {
+  private members(
+    o: Record<string, unknown>,
+    keys: string[],
+    path: Path,
+    out: Record<string, Json>,
+  ): Record<string, Json> {
     for (const k of keys) {
       const w = this.convert(o[k], [...path, k]);
       if (w !== undefined) setMember(out, k, w);
@@ -163,11 +199,19 @@ class Converter {
 
 /** Thrown inside a lenient conversion, caught where the part it names is converted. */
 class Replace {
-  constructor(readonly at: string, readonly what: string) {}
+  constructor(
+    readonly at: string,
+    readonly what: string,
+  ) {}
 }
 
 function bytesValue(o: ArrayBuffer | ArrayBufferView): BytesValue {
-  const bytes = o instanceof Uint8Array ? o : o instanceof ArrayBuffer ? new Uint8Array(o) : new Uint8Array(o.buffer, o.byteOffset, o.byteLength);
+  const bytes =
+    o instanceof Uint8Array
+      ? o
+      : o instanceof ArrayBuffer
+        ? new Uint8Array(o)
+        : new Uint8Array(o.buffer, o.byteOffset, o.byteLength);
   return { type: 'bytes', digest: digestBytes(bytes), size: bytes.length, base64: base64(bytes) };
 }
 

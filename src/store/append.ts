@@ -12,8 +12,12 @@ import { prepareSteps } from './prepare.js';
 import type { AppendOptions, AppendResult, JournalConfig } from './types.js';
 
 /** appendMany(steps): an array (OPTION_INVALID otherwise); none is no append at all. */
-export function appendManyOf(steps: readonly StepInput[], append: (steps: readonly StepInput[]) => Promise<AppendResult[]>): Promise<AppendResult[]> {
-  if (!Array.isArray(steps)) return Promise.reject(new StoreError('OPTION_INVALID', 'appendMany takes an array of steps'));
+export function appendManyOf(
+  steps: readonly StepInput[],
+  append: (steps: readonly StepInput[]) => Promise<AppendResult[]>,
+): Promise<AppendResult[]> {
+  if (!Array.isArray(steps))
+    return Promise.reject(new StoreError('OPTION_INVALID', 'appendMany takes an array of steps'));
   if (steps.length === 0) return Promise.resolve([]);
   return append(steps);
 }
@@ -21,11 +25,15 @@ export function appendManyOf(steps: readonly StepInput[], append: (steps: readon
 /** The seq an append must follow (AppendOptions.after), checked at the boundary: undefined when none is asked for. */
 export function afterOf(options: AppendOptions | undefined): number | undefined {
   if (options === undefined || options === null) return undefined;
-  if (typeof options !== 'object') throw new StoreError('OPTION_INVALID', 'append options must be an object such as { after: 41 }');
+  if (typeof options !== 'object')
+    throw new StoreError('OPTION_INVALID', 'append options must be an object such as { after: 41 }');
   const after = options.after;
   if (after === undefined) return undefined;
   if (!Number.isSafeInteger(after) || after < -1) {
-    throw new StoreError('OPTION_INVALID', `after must be the seq of the chain's last step (an integer, -1 for an empty chain), not ${JSON.stringify(after) ?? String(after)}`);
+    throw new StoreError(
+      'OPTION_INVALID',
+      `after must be the seq of the chain's last step (an integer, -1 for an empty chain), not ${JSON.stringify(after) ?? String(after)}`,
+    );
   }
   return after;
 }
@@ -43,12 +51,21 @@ export interface QueuedJournal {
 /** Why `journal` takes no append: CLOSED, READ_ONLY; null when it does. */
 export function writeRefusal(journal: QueuedJournal, closed: boolean): StoreError | null {
   if (closed) return new StoreError('CLOSED', `journal ${journal.id} is closed`, { hint: 'open it again' });
-  if (journal.readOnly) return new StoreError('READ_ONLY', `journal ${journal.id} was opened read-only`, { hint: 'open it without readOnly to append' });
+  if (journal.readOnly)
+    return new StoreError('READ_ONLY', `journal ${journal.id} was opened read-only`, {
+      hint: 'open it without readOnly to append',
+    });
   return null;
 }
 
 /** Refuses a closed (CLOSED) or read-only (READ_ONLY) journal, prepares the steps and queues them as one group. */
-export function queueSteps(queue: CommitQueue, journal: QueuedJournal, closed: boolean, steps: readonly StepInput[], options?: AppendOptions): Promise<AppendResult[]> {
+export function queueSteps(
+  queue: CommitQueue,
+  journal: QueuedJournal,
+  closed: boolean,
+  steps: readonly StepInput[],
+  options?: AppendOptions,
+): Promise<AppendResult[]> {
   const refused = writeRefusal(journal, closed);
   if (refused !== null) return Promise.reject(refused);
   try {

@@ -15,10 +15,25 @@ export const MIN_BLOB_THRESHOLD = 1024;
 export const MAX_BLOB_THRESHOLD = 1024 * 1024;
 
 /** The config `options` ask for, each missing setting taken from `defaults`; OPTION_INVALID names a bad one. */
-export function journalConfig(options: Pick<CreateOptions, 'segmentBytes' | 'blobThreshold'>, defaults: JournalConfig): JournalConfig {
+export function journalConfig(
+  options: Pick<CreateOptions, 'segmentBytes' | 'blobThreshold'>,
+  defaults: JournalConfig,
+): JournalConfig {
   return {
-    blobThreshold: intOption('blobThreshold', options.blobThreshold, defaults.blobThreshold, MIN_BLOB_THRESHOLD, MAX_BLOB_THRESHOLD),
-    segmentBytes: intOption('segmentBytes', options.segmentBytes, defaults.segmentBytes, MIN_SEGMENT_BYTES, MAX_SEGMENT_BYTES),
+    blobThreshold: intOption(
+      'blobThreshold',
+      options.blobThreshold,
+      defaults.blobThreshold,
+      MIN_BLOB_THRESHOLD,
+      MAX_BLOB_THRESHOLD,
+    ),
+    segmentBytes: intOption(
+      'segmentBytes',
+      options.segmentBytes,
+      defaults.segmentBytes,
+      MIN_SEGMENT_BYTES,
+      MAX_SEGMENT_BYTES,
+    ),
   };
 }
 

@@ -48,7 +48,12 @@ export interface CopyResult {
 const BATCH_STEPS = 1000;
 const BATCH_BYTES = 8 * 1024 * 1024;
 
-export async function copyJournal(source: Journal, target: Store, id: string, options: CopyOptions = {}): Promise<CopyResult> {
+export async function copyJournal(
+  source: Journal,
+  target: Store,
+  id: string,
+  options: CopyOptions = {},
+): Promise<CopyResult> {
   const head = await source.head();
   const { journal: dest, created } = await targetJournal(source, target, id);
   try {
@@ -58,7 +63,11 @@ export async function copyJournal(source: Journal, target: Store, id: string, op
     if (have > want) throw differs(id, `it holds ${have} steps and the source ${want}`);
     // One problem is enough to stop; finish() is read after each line (it has no effect without expectHead).
     let lineHash: string | null = null;
-    const verifier = new ChainVerifier({ genesis: source.genesis, maxProblems: 1, onLine: (v) => void (lineHash = v.step_hash) });
+    const verifier = new ChainVerifier({
+      genesis: source.genesis,
+      maxProblems: 1,
+      onLine: (v) => void (lineHash = v.step_hash),
+    });
     let segment: string | null = null;
     let read = 0;
     let batch: Array<{ step: StepInput; seq: number; hash: string }> = [];
@@ -70,10 +79,14 @@ export async function copyJournal(source: Journal, target: Store, id: string, op
       results.forEach((r, i) => {
         const expected = batch[i]!;
         if (r.seq !== expected.seq || r.step_hash !== expected.hash) {
-          throw new StoreError('JOURNAL_CORRUPT', `copying into ${id}: the target committed seq ${r.seq} (${r.step_hash}) where the source has seq ${expected.seq} (${expected.hash}); another writer appended to the target meanwhile`, {
-            location: { seq: expected.seq },
-            hint: 'copy into a journal nobody else writes',
-          });
+          throw new StoreError(
+            'JOURNAL_CORRUPT',
+            `copying into ${id}: the target committed seq ${r.seq} (${r.step_hash}) where the source has seq ${expected.seq} (${expected.hash}); another writer appended to the target meanwhile`,
+            {
+              location: { seq: expected.seq },
+              hint: 'copy into a journal nobody else writes',
+            },
+          );
         }
       });
       batch = [];
@@ -87,30 +100,53 @@ export async function copyJournal(source: Journal, target: Store, id: string, op
       verifier.line(l.text, true);
       const problem = verifier.finish().problems[0];
       if (problem !== undefined || lineHash === null) {
-        const what = problem === undefined ? 'its step_hash cannot be read' : `${describeLocation(problem.location)} (${problem.code}: ${problem.message})`;
-        throw new StoreError('JOURNAL_CORRUPT', `the source does not verify at ${what}; the copy stopped, and the target holds an identical prefix of the source`, {
-          location: { seq: l.seq },
-          hint: 'run verify on the source',
-        });
+        const what =
+          problem === undefined
+            ? 'its step_hash cannot be read'
+            : `${describeLocation(problem.location)} (${problem.code}: ${problem.message})`;
+        throw new StoreError(
+          'JOURNAL_CORRUPT',
+          `the source does not verify at ${what}; the copy stopped, and the target holds an identical prefix of the source`,
+          {
+            location: { seq: l.seq },
+            hint: 'run verify on the source',
+          },
+        );
       }
       options.onProgress?.(++read);
       if (l.seq < have) {
         // The target's prefix must be the source's, byte for byte.
         const mine = await destLines!.next();
-        if (mine.done === true || mine.value.text !== l.text) throw differs(id, `its step ${l.seq} is not the source's`);
+        if (mine.done === true || mine.value.text !== l.text)
+          throw differs(id, `its step ${l.seq} is not the source's`);
       } else {
         // Restoring checks every blob against its reference (BLOB_MISSING, BLOB_CORRUPT); a v3 record's parts go to the target first (parts-copy.ts).
-        const rec = await restoreRecord(source.genesis, l.text, l.seq, `source journal ${source.id}`, (ref) => source.blob(ref.digest, ref.size));
-        const stored = l.text.includes('"$stepchain:part"') ? await PartCopier.of(source, dest).carry(rec as unknown as Record<string, Json>, l.seq) : null;
+        const rec = await restoreRecord(source.genesis, l.text, l.seq, `source journal ${source.id}`, (ref) =>
+          source.blob(ref.digest, ref.size),
+        );
+        const stored = l.text.includes('"$stepchain:part"')
+          ? await PartCopier.of(source, dest).carry(rec as unknown as Record<string, Json>, l.seq)
+          : null;
         const step = stepInputOf(rec, source);
         // What the target will seal, predicted before anything is written: the same prepare and seal.
         const profile = writerProfile(dest.genesis);
         const texts = { ...prepareStep(step, dest.config.blobThreshold, profile).texts, ...stored };
-        const sealed = profile.seal(texts, { seq: l.seq, stepId: rec.step_id, ts: rec.ts, prevHash: prev, ...(typeof step.salt === 'string' ? { salt: step.salt } : {}), ...(typeof step.seed === 'string' ? { seed: step.seed } : {}) }).line;
+        const sealed = profile.seal(texts, {
+          seq: l.seq,
+          stepId: rec.step_id,
+          ts: rec.ts,
+          prevHash: prev,
+          ...(typeof step.salt === 'string' ? { salt: step.salt } : {}),
+          ...(typeof step.seed === 'string' ? { seed: step.seed } : {}),
+        }).line;
         if (sealed.slice(0, -1) !== l.text) {
-          throw new StoreError('JOURNAL_INVALID', `the source's step ${l.seq} is not what a writer of this version seals from its content (blob substitution or encoding differ), so it cannot be copied byte for byte; the copy stopped, and the target holds an identical prefix of the source`, {
-            location: { seq: l.seq },
-          });
+          throw new StoreError(
+            'JOURNAL_INVALID',
+            `the source's step ${l.seq} is not what a writer of this version seals from its content (blob substitution or encoding differ), so it cannot be copied byte for byte; the copy stopped, and the target holds an identical prefix of the source`,
+            {
+              location: { seq: l.seq },
+            },
+          );
         }
         batch.push({ step, seq: l.seq, hash: lineHash });
         batchBytes += l.text.length;
@@ -121,22 +157,36 @@ export async function copyJournal(source: Journal, target: Store, id: string, op
     await flush();
     const report = verifier.finish();
     if (report.problems.length > 0 || report.steps !== want) {
-      throw new StoreError('JOURNAL_CORRUPT', `the source yielded ${report.steps} steps for 0..${want - 1}`, { hint: 'run verify on the source' });
+      throw new StoreError('JOURNAL_CORRUPT', `the source yielded ${report.steps} steps for 0..${want - 1}`, {
+        hint: 'run verify on the source',
+      });
     }
-    return { already: have, copied: want - have, head: await dest.head(), created, lineage_dropped: source.lineage !== null };
+    return {
+      already: have,
+      copied: want - have,
+      head: await dest.head(),
+      created,
+      lineage_dropped: source.lineage !== null,
+    };
   } finally {
     await dest.close();
   }
 }
 
 /** The target journal: created with the source's genesis and config, or an existing one that has them. */
-async function targetJournal(source: Journal, target: Store, id: string): Promise<{ journal: Journal; created: boolean }> {
+async function targetJournal(
+  source: Journal,
+  target: Store,
+  id: string,
+): Promise<{ journal: Journal; created: boolean }> {
   const identity = {
     journalId: source.genesis.journal_id,
     createdAt: source.genesis.created_at,
     // The genesis is copied whole: its format and, for v2, the run identity (FORMAT §11.2).
     format: source.genesis.format as 'stepchain/v1' | 'stepchain/v2' | 'stepchain/v3',
-    ...(source.genesis.format === 'stepchain/v2' || source.genesis.format === 'stepchain/v3' ? { run: (source.genesis as { run: RunIdentity }).run } : {}),
+    ...(source.genesis.format === 'stepchain/v2' || source.genesis.format === 'stepchain/v3'
+      ? { run: (source.genesis as { run: RunIdentity }).run }
+      : {}),
     segmentBytes: source.config.segmentBytes,
     blobThreshold: source.config.blobThreshold,
   };
@@ -149,9 +199,12 @@ async function targetJournal(source: Journal, target: Store, id: string): Promis
   }
   journal = await target.open(id);
   const mismatch =
-    genesisHash(journal.genesis) !== genesisHash(source.genesis) ? `another genesis (journal_id ${journal.genesis.journal_id}, the source's is ${source.genesis.journal_id})`
-    : journal.config.segmentBytes !== source.config.segmentBytes || journal.config.blobThreshold !== source.config.blobThreshold ? 'another config (segmentBytes, blobThreshold)'
-    : null;
+    genesisHash(journal.genesis) !== genesisHash(source.genesis)
+      ? `another genesis (journal_id ${journal.genesis.journal_id}, the source's is ${source.genesis.journal_id})`
+      : journal.config.segmentBytes !== source.config.segmentBytes ||
+          journal.config.blobThreshold !== source.config.blobThreshold
+        ? 'another config (segmentBytes, blobThreshold)'
+        : null;
   if (mismatch !== null) {
     await journal.close();
     throw differs(id, `it has ${mismatch}`);
@@ -167,7 +220,11 @@ function stepInputOf(rec: StepRecord, source: Journal): StepInput {
   const fields = rec as unknown as Record<string, Json>;
   const profile = formatOf(source.genesis).select((name) => fields[name]);
   if (profile !== writerProfile(source.genesis)) {
-    throw new StoreError('JOURNAL_INVALID', `the source's step ${rec.seq} is a ${profile.id} record, which append does not write, so it cannot be copied step by step`, { location: { seq: rec.seq } });
+    throw new StoreError(
+      'JOURNAL_INVALID',
+      `the source's step ${rec.seq} is a ${profile.id} record, which append does not write, so it cannot be copied step by step`,
+      { location: { seq: rec.seq } },
+    );
   }
   const step: Record<string, Json> = { step_id: rec.step_id, ts: rec.ts };
   for (const f of profile.contentFields) step[f] = fields[f]!;
@@ -180,7 +237,11 @@ function stepInputOf(rec: StepRecord, source: Journal): StepInput {
 }
 
 function differs(id: string, why: string): StoreError {
-  return new StoreError('JOURNAL_EXISTS', `the target journal ${id} exists and is not a copy of the source: ${why}; it was left untouched`, {
-    hint: 'copy to a new id, or remove the target first',
-  });
+  return new StoreError(
+    'JOURNAL_EXISTS',
+    `the target journal ${id} exists and is not a copy of the source: ${why}; it was left untouched`,
+    {
+      hint: 'copy to a new id, or remove the target first',
+    },
+  );
 }

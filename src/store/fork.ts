@@ -25,10 +25,14 @@ export async function copyPrefix(parent: Journal, fromStep: number, sink: Prefix
   assertSeq('fromStep', fromStep);
   const head = await parent.head();
   if (head === null || fromStep > head.seq) {
-    throw new StoreError('RANGE_INVALID', `fromStep ${fromStep} is past the head of journal ${parent.id} (${head === null ? 'it has no steps' : `its last step is ${head.seq}`})`, {
-      location: { seq: fromStep },
-      hint: head === null ? 'append a step before forking' : `choose fromStep from 0 to ${head.seq}`,
-    });
+    throw new StoreError(
+      'RANGE_INVALID',
+      `fromStep ${fromStep} is past the head of journal ${parent.id} (${head === null ? 'it has no steps' : `its last step is ${head.seq}`})`,
+      {
+        location: { seq: fromStep },
+        hint: head === null ? 'append a step before forking' : `choose fromStep from 0 to ${head.seq}`,
+      },
+    );
   }
   let refs: BlobRef[] = [];
   const verifier = new ChainVerifier({
@@ -49,10 +53,17 @@ export async function copyPrefix(parent: Journal, fromStep: number, sink: Prefix
       if (copied.has(ref.digest)) continue;
       const bytes = await parent.blob(ref.digest, ref.size);
       if (bytes === null) {
-        throw new StoreError('BLOB_MISSING', `journal ${parent.id} seq ${l.seq} references blob ${ref.digest}, which it does not hold; cannot fork`, { location: { seq: l.seq } });
+        throw new StoreError(
+          'BLOB_MISSING',
+          `journal ${parent.id} seq ${l.seq} references blob ${ref.digest}, which it does not hold; cannot fork`,
+          { location: { seq: l.seq } },
+        );
       }
       const defect = blobDefect(bytes, ref);
-      if (defect !== null) throw new StoreError('BLOB_CORRUPT', `journal ${parent.id} blob ${ref.digest} ${defect}; cannot fork`, { location: { seq: l.seq } });
+      if (defect !== null)
+        throw new StoreError('BLOB_CORRUPT', `journal ${parent.id} blob ${ref.digest} ${defect}; cannot fork`, {
+          location: { seq: l.seq },
+        });
       await sink.blob(ref.digest, bytes);
       copied.add(ref.digest);
     }
@@ -63,9 +74,18 @@ export async function copyPrefix(parent: Journal, fromStep: number, sink: Prefix
   const report = verifier.finish();
   const first = report.problems[0];
   if (first !== undefined || count !== fromStep + 1 || report.head === null) {
-    throw new StoreError('JOURNAL_CORRUPT', first !== undefined
-      ? `journal ${parent.id} steps 0..${fromStep} do not verify (${describeProblem(first)}); cannot fork`
-      : `journal ${parent.id} yielded ${count} steps for 0..${fromStep}; cannot fork`, { hint: 'run verify on the parent' });
+    throw new StoreError(
+      'JOURNAL_CORRUPT',
+      first !== undefined
+        ? `journal ${parent.id} steps 0..${fromStep} do not verify (${describeProblem(first)}); cannot fork`
+        : `journal ${parent.id} yielded ${count} steps for 0..${fromStep}; cannot fork`,
+      { hint: 'run verify on the parent' },
+    );
   }
-  return { parent_journal: parent.id, parent_genesis_hash: genesisHash(parent.genesis), from_step: fromStep, parent_step_hash: report.head };
+  return {
+    parent_journal: parent.id,
+    parent_genesis_hash: genesisHash(parent.genesis),
+    from_step: fromStep,
+    parent_step_hash: report.head,
+  };
 }

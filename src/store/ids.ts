@@ -11,9 +11,13 @@ const ID_RE = /^[A-Za-z0-9_.-]{1,200}$/;
 export function assertJournalId(id: unknown, role = 'journal id'): asserts id is string {
   if (typeof id !== 'string' || !ID_RE.test(id) || id.includes('..') || id.startsWith('.')) {
     const shown = typeof id === 'string' ? JSON.stringify(id.length > 60 ? `${id.slice(0, 60)}…` : id) : typeof id;
-    throw new StoreError('ID_INVALID', `${role} ${shown} is not 1–200 characters from [A-Za-z0-9_.-] without ".." and without a leading "."`, {
-      hint: 'derive ids from a fixed alphabet, for example a UUID or a slug',
-    });
+    throw new StoreError(
+      'ID_INVALID',
+      `${role} ${shown} is not 1–200 characters from [A-Za-z0-9_.-] without ".." and without a leading "."`,
+      {
+        hint: 'derive ids from a fixed alphabet, for example a UUID or a slug',
+      },
+    );
   }
 }
 
@@ -38,7 +42,10 @@ export function assertSeq(name: string, value: unknown): asserts value is number
 }
 
 /** Normalizes a read range against nothing but itself; `to` may still lie past the head. */
-export function checkRange(range: { from?: number; to?: number } | undefined): { from: number; to: number | undefined } {
+export function checkRange(range: { from?: number; to?: number } | undefined): {
+  from: number;
+  to: number | undefined;
+} {
   const from = range?.from ?? 0;
   assertSeq('range.from', from);
   const to = range?.to;

@@ -28,7 +28,19 @@ import type { PartReader } from '../record/v3/part-reader.js';
 import { placeLine, segmentLabel, type SegmentCursor } from './segments.js';
 import { knownSteps, sequenceBatch } from './sequencer.js';
 import { journalReport, verifySource, type SourceSegment } from './verify-source.js';
-import type { AppendOptions, AppendResult, CreateOptions, ForkOptions, Journal, JournalConfig, JournalReport, JournalVerifyOptions, Lineage, OpenOptions, Store } from './types.js';
+import type {
+  AppendOptions,
+  AppendResult,
+  CreateOptions,
+  ForkOptions,
+  Journal,
+  JournalConfig,
+  JournalReport,
+  JournalVerifyOptions,
+  Lineage,
+  OpenOptions,
+  Store,
+} from './types.js';
 
 export interface MemoryStoreOptions {
   /** Defaults for `create`, as in the file store. */
@@ -68,12 +80,22 @@ export class MemoryStore implements Store {
 
   private newState(genesis: Genesis, config: JournalConfig, lineage: Lineage | null): MemoryState {
     return {
-      genesis, config, lineage, lines: [], segments: [], cursor: { first: 0, size: 0 }, hash: genesisHash(genesis), blobs: new Map(), window: new IdempotencyWindow(this.windowSize),
+      genesis,
+      config,
+      lineage,
+      lines: [],
+      segments: [],
+      cursor: { first: 0, size: 0 },
+      hash: genesisHash(genesis),
+      blobs: new Map(),
+      window: new IdempotencyWindow(this.windowSize),
     };
   }
 
   private taken(id: string): StoreError {
-    return new StoreError('JOURNAL_EXISTS', `journal ${JSON.stringify(id)} already exists in this memory store`, { hint: 'open it, or choose another id' });
+    return new StoreError('JOURNAL_EXISTS', `journal ${JSON.stringify(id)} already exists in this memory store`, {
+      hint: 'open it, or choose another id',
+    });
   }
 
   async create(id: string, options: CreateOptions = {}): Promise<Journal> {
@@ -88,7 +110,10 @@ export class MemoryStore implements Store {
   async open(id: string, options: OpenOptions = {}): Promise<Journal> {
     assertJournalId(id);
     const state = this.journals.get(id);
-    if (state === undefined) throw new StoreError('JOURNAL_NOT_FOUND', `no journal ${JSON.stringify(id)} in this memory store`, { hint: 'create it first, or check the id with list()' });
+    if (state === undefined)
+      throw new StoreError('JOURNAL_NOT_FOUND', `no journal ${JSON.stringify(id)} in this memory store`, {
+        hint: 'create it first, or check the id with list()',
+      });
     return new MemoryJournal(id, state, options.readOnly === true);
   }
 
@@ -100,7 +125,10 @@ export class MemoryStore implements Store {
 
   async remove(id: string): Promise<void> {
     assertJournalId(id);
-    if (!this.journals.delete(id)) throw new StoreError('JOURNAL_NOT_FOUND', `no journal ${JSON.stringify(id)} in this memory store`, { hint: 'check the id with list()' });
+    if (!this.journals.delete(id))
+      throw new StoreError('JOURNAL_NOT_FOUND', `no journal ${JSON.stringify(id)} in this memory store`, {
+        hint: 'check the id with list()',
+      });
   }
 
   async runs(filter: RunFilter = {}): Promise<RunEntry[]> {
@@ -113,7 +141,8 @@ export class MemoryStore implements Store {
   }
 
   async fork(parent: Journal, options: ForkOptions): Promise<Journal> {
-    if (options === null || typeof options !== 'object') throw new StoreError('OPTION_INVALID', 'fork takes { fromStep, to }');
+    if (options === null || typeof options !== 'object')
+      throw new StoreError('OPTION_INVALID', 'fork takes { fromStep, to }');
     assertJournalId(options.to, 'fork target id');
     if (this.journals.has(options.to)) throw this.taken(options.to);
     const lines: string[] = [];
@@ -125,7 +154,11 @@ export class MemoryStore implements Store {
       part: (address, bytes) => void copiedParts.push({ address, bytes: bytes.slice(), indexKey: '' }),
     });
     if (this.journals.has(options.to)) throw this.taken(options.to);
-    const state = this.newState(parent.genesis, { blobThreshold: parent.config.blobThreshold, segmentBytes: parent.config.segmentBytes }, lineage);
+    const state = this.newState(
+      parent.genesis,
+      { blobThreshold: parent.config.blobThreshold, segmentBytes: parent.config.segmentBytes },
+      lineage,
+    );
     for (const [d, b] of blobs) state.blobs.set(d, b);
     if (parent.genesis.format === 'stepchain/v3') {
       state.parts = new JournalParts(new MemoryPartStore());
@@ -168,7 +201,8 @@ class MemoryJournal implements Journal {
   /** A stepchain/v3 journal's parts (spec/PARTS.md); null before its first append, and for v1/v2. */
   get parts(): JournalParts | null {
     // Made on first use, so a copy can store parts before this journal's first append.
-    if (this.state.parts === undefined && this.state.genesis.format === 'stepchain/v3') this.state.parts = new JournalParts(new MemoryPartStore());
+    if (this.state.parts === undefined && this.state.genesis.format === 'stepchain/v3')
+      this.state.parts = new JournalParts(new MemoryPartStore());
     return this.state.parts ?? null;
   }
 
@@ -182,7 +216,10 @@ class MemoryJournal implements Journal {
 
   private async appendGroup(steps: readonly StepInput[], options?: AppendOptions): Promise<AppendResult[]> {
     if (this.closed) throw new StoreError('CLOSED', `journal ${this.id} is closed`, { hint: 'open it again' });
-    if (this.readOnly) throw new StoreError('READ_ONLY', `journal ${this.id} was opened read-only`, { hint: 'open it without readOnly to append' });
+    if (this.readOnly)
+      throw new StoreError('READ_ONLY', `journal ${this.id} was opened read-only`, {
+        hint: 'open it without readOnly to append',
+      });
     const s = this.state;
     const after = afterOf(options);
     let prepared = prepareSteps(steps, s.config.blobThreshold, writerProfile(s.genesis));
@@ -222,7 +259,9 @@ class MemoryJournal implements Journal {
   async *read(range?: SeqRange): AsyncGenerator<StepRecord> {
     let reader: PartReader | undefined;
     for await (const l of this.lines(range)) {
-      const record = await restoreRecord(this.state.genesis, l.text, l.seq, `memory:${this.id}`, (ref) => this.blob(ref.digest, ref.size));
+      const record = await restoreRecord(this.state.genesis, l.text, l.seq, `memory:${this.id}`, (ref) =>
+        this.blob(ref.digest, ref.size),
+      );
       const parts = this.state.parts;
       yield parts === undefined ? record : await resolveRecordParts(record, l.seq, (reader ??= parts.reader()));
     }
@@ -244,16 +283,31 @@ class MemoryJournal implements Journal {
 
   async verify(options: JournalVerifyOptions = {}): Promise<JournalReport> {
     const s = this.state;
-    const segments = (): SourceSegment[] => s.segments.map((first, i) => ({
-      label: segmentLabel(first),
-      declaredFirstSeq: first,
-      lines: [s.lines.slice(first, s.segments[i + 1] ?? s.lines.length)],
-    }));
-    const v = await verifySource({ genesis: s.genesis, lineage: s.lineage, segments, blob: async (ref) => s.blobs.get(ref.digest) ?? null, blobsWhere: 'the store' }, options);
+    const segments = (): SourceSegment[] =>
+      s.segments.map((first, i) => ({
+        label: segmentLabel(first),
+        declaredFirstSeq: first,
+        lines: [s.lines.slice(first, s.segments[i + 1] ?? s.lines.length)],
+      }));
+    const v = await verifySource(
+      {
+        genesis: s.genesis,
+        lineage: s.lineage,
+        segments,
+        blob: async (ref) => s.blobs.get(ref.digest) ?? null,
+        blobsWhere: 'the store',
+      },
+      options,
+    );
     const report = journalReport(v);
     if (s.genesis.format !== 'stepchain/v3' || !report.ok) return report;
     const store = s.parts?.store ?? new MemoryPartStore();
-    const problems = await verifyParts((async function* () { for (let seq = 0; seq < s.lines.length; seq++) yield { seq, text: s.lines[seq]! }; })(), (a, size) => store.get(a, size));
+    const problems = await verifyParts(
+      (async function* () {
+        for (let seq = 0; seq < s.lines.length; seq++) yield { seq, text: s.lines[seq]! };
+      })(),
+      (a, size) => store.get(a, size),
+    );
     return problems.length === 0 ? report : { ...report, ok: false, problems: [...report.problems, ...problems] };
   }
 

@@ -13,7 +13,15 @@ import { toHex } from '../canonical/sha256.js';
 import { TAG } from '../record/v3/commit.js';
 import { PartReader } from '../record/v3/part-reader.js';
 import { PartWriter } from '../record/v3/part-writer.js';
-import { hmacSha256, PART_THRESHOLD_DEFAULT, partRefOf, partRefsOfFile, type PartFile, type PartPayload, type PartRef } from '../record/v3/parts.js';
+import {
+  hmacSha256,
+  PART_THRESHOLD_DEFAULT,
+  partRefOf,
+  partRefsOfFile,
+  type PartFile,
+  type PartPayload,
+  type PartRef,
+} from '../record/v3/parts.js';
 import { StoreError } from './errors.js';
 import type { JournalParts } from './parts-prepare.js';
 import { PART_SLOTS } from './parts-prepare.js';
@@ -38,7 +46,8 @@ export class PartCopier {
   /** The copier of one copy (a source into a target journal), made on the first step that references a part. */
   static of(source: object, target: object): PartCopier {
     let c = PartCopier.copiers.get(target);
-    if (c === undefined || c.from !== source) PartCopier.copiers.set(target, (c = new PartCopier(journalPartsOf(source), journalPartsOf(target), source)));
+    if (c === undefined || c.from !== source)
+      PartCopier.copiers.set(target, (c = new PartCopier(journalPartsOf(source), journalPartsOf(target), source)));
     return c;
   }
 
@@ -57,11 +66,20 @@ export class PartCopier {
    * their references), once it is checked that the target's writer puts exactly those references back.
    */
   async carry(rec: Record<string, Json>, seq: number): Promise<Record<string, string>> {
-    if (this.source === null || this.target === null) throw new StoreError('JOURNAL_INVALID', `the source's step ${seq} references parts, and the ${this.source === null ? 'source' : 'target'} journal has no part store`, { location: { seq } });
+    if (this.source === null || this.target === null)
+      throw new StoreError(
+        'JOURNAL_INVALID',
+        `the source's step ${seq} references parts, and the ${this.source === null ? 'source' : 'target'} journal has no part store`,
+        { location: { seq } },
+      );
     const stored = { ...rec };
     Object.assign(rec, await this.copy(stored, seq));
     if (!(await this.reproduces(stored, rec, PART_THRESHOLD_DEFAULT))) {
-      throw new StoreError('JOURNAL_INVALID', `the source's step ${seq} stores its values in parts that a writer of this version would not make from them (another part threshold?), so it cannot be copied byte for byte; the copy stopped, and the target holds an identical prefix of the source`, { location: { seq } });
+      throw new StoreError(
+        'JOURNAL_INVALID',
+        `the source's step ${seq} stores its values in parts that a writer of this version would not make from them (another part threshold?), so it cannot be copied byte for byte; the copy stopped, and the target holds an identical prefix of the source`,
+        { location: { seq } },
+      );
     }
     const texts: Record<string, string> = {};
     for (const n of PART_SLOTS) if (stored[n] !== undefined) texts[n] = canonicalJsonTrusted(stored[n]);
@@ -91,14 +109,20 @@ export class PartCopier {
           top.expanded = true;
           if (!seen.has(top.ref.digest)) {
             seen.add(top.ref.digest);
-            for (const inner of partRefsOfFile(file)) if (!this.done.has(inner.digest)) stack.push({ ref: inner, expanded: false });
+            for (const inner of partRefsOfFile(file))
+              if (!this.done.has(inner.digest)) stack.push({ ref: inner, expanded: false });
           }
           continue;
         }
         stack.pop();
         this.done.add(top.ref.digest);
         const bytes = await this.source!.store.get(top.ref.digest, top.ref.size);
-        if (!(bytes instanceof Uint8Array)) throw new StoreError('JOURNAL_CORRUPT', `part ${top.ref.digest} (seq ${seq}) vanished from the source while it was copied`, { location: { seq, path } });
+        if (!(bytes instanceof Uint8Array))
+          throw new StoreError(
+            'JOURNAL_CORRUPT',
+            `part ${top.ref.digest} (seq ${seq}) vanished from the source while it was copied`,
+            { location: { seq, path } },
+          );
         order.push({ address: top.ref.digest, bytes, indexKey: this.indexKey(file, value) });
       }
     };
@@ -111,7 +135,8 @@ export class PartCopier {
     const out: Record<string, Json> = { ...stored };
     for (const name of PART_SLOTS) {
       const v = stored[name];
-      if (v !== undefined && v !== null && typeof v === 'object') out[name] = await this.reader!.resolve(v, { seq, path: `/${name}` });
+      if (v !== undefined && v !== null && typeof v === 'object')
+        out[name] = await this.reader!.resolve(v, { seq, path: `/${name}` });
     }
     return out;
   }
@@ -120,21 +145,30 @@ export class PartCopier {
    * Whether the target's writer, given the resolved slots, puts back exactly the stored slots (every part
    * found through the target's index, none made anew): checked before anything is appended.
    */
-  async reproduces(stored: Readonly<Record<string, Json>>, resolved: Readonly<Record<string, Json>>, threshold: number): Promise<boolean> {
+  async reproduces(
+    stored: Readonly<Record<string, Json>>,
+    resolved: Readonly<Record<string, Json>>,
+    threshold: number,
+  ): Promise<boolean> {
     const store = this.target!.store;
     const writer = new PartWriter(this.key ?? (await store.key()), store, { threshold });
     const slots: Record<string, Json> = {};
     for (const name of PART_SLOTS) if (resolved[name] !== undefined) slots[name] = resolved[name]!;
     const made = await writer.extract(slots);
     if (made.parts.length > 0) return false;
-    return PART_SLOTS.every((n) => (stored[n] === undefined ? made.slots[n] === undefined : made.slots[n] !== undefined && canonicalJsonTrusted(made.slots[n]) === canonicalJsonTrusted(stored[n])));
+    return PART_SLOTS.every((n) =>
+      stored[n] === undefined
+        ? made.slots[n] === undefined
+        : made.slots[n] !== undefined && canonicalJsonTrusted(made.slots[n]) === canonicalJsonTrusted(stored[n]),
+    );
   }
 
   /** The target writer's index key for a part's content (PARTS.md §6), under the target's part key. */
   private indexKey(file: PartFile, value: Json): string {
-    const pieces = file.kind === 'media'
-      ? [Uint8Array.of(TAG.media), encoder.encode(canonicalJsonTrusted(file.mediaType)), file.raw]
-      : [Uint8Array.of(TAG.part), encoder.encode(canonicalJsonTrusted(value))];
+    const pieces =
+      file.kind === 'media'
+        ? [Uint8Array.of(TAG.media), encoder.encode(canonicalJsonTrusted(file.mediaType)), file.raw]
+        : [Uint8Array.of(TAG.part), encoder.encode(canonicalJsonTrusted(value))];
     return toHex(hmacSha256(this.key!, pieces));
   }
 }

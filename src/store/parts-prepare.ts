@@ -49,7 +49,8 @@ export async function substituteParts(step: PreparedStep, writer: PartWriter): P
     // A slot whose text is shorter than the threshold holds nothing that could become a part: a value part's
     // text is at least the threshold in UTF-8 bytes, a media string at least MEDIA_MIN_TEXT characters, and
     // every value's text is a piece of its slot's (exactly measured: the walk below awaits at every value).
-    if (text === undefined || (text.length < MEDIA_MIN_TEXT && utf8Length(text, writer.threshold) < writer.threshold)) continue;
+    if (text === undefined || (text.length < MEDIA_MIN_TEXT && utf8Length(text, writer.threshold) < writer.threshold))
+      continue;
     slots[name] = step.content[name]!;
   }
   if (Object.keys(slots).length === 0) return { step, parts: [] };
@@ -86,7 +87,10 @@ export class JournalParts {
   /** Substitutes parts in prepared v3 steps and stores the new parts (before the caller writes any line). */
   async prepare(steps: readonly PreparedStep[]): Promise<PreparedStep[]> {
     if (steps.every((s) => s.profile.version !== 3)) return [...steps];
-    const state = (this.current ??= { writer: this.store.key().then((key) => new PartWriter(key, this.store, { threshold: this.threshold })), stored: Promise.resolve() });
+    const state = (this.current ??= {
+      writer: this.store.key().then((key) => new PartWriter(key, this.store, { threshold: this.threshold })),
+      stored: Promise.resolve(),
+    });
     const forget = (): void => {
       if (this.current === state) this.current = null;
     };

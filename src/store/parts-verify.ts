@@ -17,7 +17,11 @@ const PART_NAME_TEXT = '"$stepchain:part"';
 /** At most this many part problems are listed (a lost parts folder is one cause, not ten thousand). */
 const MAX_PART_PROBLEMS = 100;
 
-export async function verifyParts(lines: AsyncIterable<{ seq: number; text: string }>, source: PartSource, options: { deep?: boolean; where?: (address: string) => string } = {}): Promise<Array<Problem<PartProblemCode>>> {
+export async function verifyParts(
+  lines: AsyncIterable<{ seq: number; text: string }>,
+  source: PartSource,
+  options: { deep?: boolean; where?: (address: string) => string } = {},
+): Promise<Array<Problem<PartProblemCode>>> {
   const reader = new PartReader(source, { deep: options.deep ?? false });
   const problems: Array<Problem<PartProblemCode>> = [];
   const seen = new Set<string>();
@@ -34,7 +38,11 @@ export async function verifyParts(lines: AsyncIterable<{ seq: number; text: stri
       } catch (e) {
         if (!(e instanceof PartError)) throw e;
         const file = options.where?.(r.digest);
-        problems.push({ code: e.code, message: e.message.replace(/^PART_[A-Z_]+: /, ''), location: { seq, path: p, ...(file === undefined ? {} : { file }) } });
+        problems.push({
+          code: e.code,
+          message: e.message.replace(/^PART_[A-Z_]+: /, ''),
+          location: { seq, path: p, ...(file === undefined ? {} : { file }) },
+        });
       }
     }
   };
@@ -64,8 +72,14 @@ export async function verifyParts(lines: AsyncIterable<{ seq: number; text: stri
  * gives the parts first reached by that line, to be stored before it. Null for a journal without parts. A
  * missing or damaged part stops the copy with its PartError (code, address, seq and path).
  */
-export function partsOfJournal(journal: object): { reached(text: string, seq: number): Promise<Array<{ address: string; bytes: Uint8Array }>> } | null {
-  const store = (journal as { parts?: { store?: { get(a: string, size?: number): Promise<Uint8Array | { size: number } | null> } } | null }).parts?.store;
+export function partsOfJournal(
+  journal: object,
+): { reached(text: string, seq: number): Promise<Array<{ address: string; bytes: Uint8Array }>> } | null {
+  const store = (
+    journal as {
+      parts?: { store?: { get(a: string, size?: number): Promise<Uint8Array | { size: number } | null> } } | null;
+    }
+  ).parts?.store;
   if (store === undefined) return null;
   const reader = new PartReader((a, size) => store.get(a, size));
   const seen = new Set<string>();
@@ -96,7 +110,11 @@ export function partsOfJournal(journal: object): { reached(text: string, seq: nu
 }
 
 /** A journal's verify report with its parts' problems added (a v3 journal whose chain verified). */
-export async function withPartProblems<R extends { ok: boolean; problems: Array<Problem<string>> }>(report: R, lines: AsyncIterable<{ seq: number; text: string }>, source: PartSource): Promise<R> {
+export async function withPartProblems<R extends { ok: boolean; problems: Array<Problem<string>> }>(
+  report: R,
+  lines: AsyncIterable<{ seq: number; text: string }>,
+  source: PartSource,
+): Promise<R> {
   if (!report.ok) return report;
   const problems = await verifyParts(lines, source);
   return problems.length === 0 ? report : { ...report, ok: false, problems: [...report.problems, ...problems] };

@@ -41,7 +41,9 @@ export interface PartStore {
 
 /** 32 bytes from the platform's CSPRNG, as 64 lowercase hex digits. */
 export function newKeyHex(): string {
-  return [...globalThis.crypto.getRandomValues(new Uint8Array(32))].map((b) => b.toString(16).padStart(2, '0')).join('');
+  return [...globalThis.crypto.getRandomValues(new Uint8Array(32))]
+    .map((b) => b.toString(16).padStart(2, '0'))
+    .join('');
 }
 
 /** The bytes of a stored key, or null when it is not 64 lowercase hex digits. */

@@ -73,11 +73,26 @@ export function prepareStep(step: StepInput, blobThreshold: number, profile: Rec
     content[field] = marker as unknown as Json;
     texts[field] = canonicalJsonTrusted(marker);
   }
-  return { profile, content, meta: checked.meta, texts, step_id: checked.step_id, ts: checked.ts, salt: checked.salt, seed: checked.seed, blobs, key: profile.key(texts) };
+  return {
+    profile,
+    content,
+    meta: checked.meta,
+    texts,
+    step_id: checked.step_id,
+    ts: checked.ts,
+    salt: checked.salt,
+    seed: checked.seed,
+    blobs,
+    key: profile.key(texts),
+  };
 }
 
 /** prepareStep over one append() or appendMany() call; with several steps, an error names the step's index. */
-export function prepareSteps(steps: readonly StepInput[], blobThreshold: number, profile: RecordProfile): PreparedStep[] {
+export function prepareSteps(
+  steps: readonly StepInput[],
+  blobThreshold: number,
+  profile: RecordProfile,
+): PreparedStep[] {
   return steps.map((step, i) => {
     try {
       return prepareStep(step, blobThreshold, profile);

@@ -11,9 +11,13 @@ import { StoreError } from './errors.js';
 
 /** BLOB_CORRUPT for a stored blob whose size is not its reference's: thrown before any of it is read. */
 export function blobSizeError(where: string, digest: string, actual: number, expected: number): StoreError {
-  return new StoreError('BLOB_CORRUPT', `${where}: blob ${digest} holds ${actual} bytes, the reference says ${expected}`, {
-    hint: 'restore blobs/sha256/ from a backup',
-  });
+  return new StoreError(
+    'BLOB_CORRUPT',
+    `${where}: blob ${digest} holds ${actual} bytes, the reference says ${expected}`,
+    {
+      hint: 'restore blobs/sha256/ from a backup',
+    },
+  );
 }
 
 export async function restoreRecord(
@@ -33,10 +37,14 @@ export async function restoreRecord(
     });
   }
   if (record === null || typeof record !== 'object' || record.seq !== expectedSeq) {
-    throw new StoreError('JOURNAL_CORRUPT', `${where}: expected seq ${expectedSeq}, found ${String((record as { seq?: unknown } | null)?.seq)}`, {
-      location: { seq: expectedSeq },
-      hint: 'run verify on the journal to locate the damage',
-    });
+    throw new StoreError(
+      'JOURNAL_CORRUPT',
+      `${where}: expected seq ${expectedSeq}, found ${String((record as { seq?: unknown } | null)?.seq)}`,
+      {
+        location: { seq: expectedSeq },
+        hint: 'run verify on the journal to locate the damage',
+      },
+    );
   }
   const fields = record as unknown as Record<string, Json>;
   const profile = formatOf(genesis).select((name) => fields[name]);
@@ -45,10 +53,14 @@ export async function restoreRecord(
     if (ref === null) continue;
     const blob = await fetchBlob(loadBlob, ref);
     if (!blob.ok && blob.missing) {
-      throw new StoreError('BLOB_MISSING', `seq ${expectedSeq} field ${field} references blob ${ref.digest}, which the journal does not hold`, {
-        location: { seq: expectedSeq, path: `/${field}` },
-        hint: 'restore blobs/sha256/ from a backup',
-      });
+      throw new StoreError(
+        'BLOB_MISSING',
+        `seq ${expectedSeq} field ${field} references blob ${ref.digest}, which the journal does not hold`,
+        {
+          location: { seq: expectedSeq, path: `/${field}` },
+          hint: 'restore blobs/sha256/ from a backup',
+        },
+      );
     }
     if (!blob.ok) {
       throw new StoreError('BLOB_CORRUPT', `blob ${ref.digest} (seq ${expectedSeq} field ${field}) ${blob.defect}`, {

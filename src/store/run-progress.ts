@@ -10,7 +10,11 @@ import type { Store } from './types.js';
 /** The status a listing shows: a run not ended with effects pending is interrupted (RUNS.md §5). */
 export function statusOfState(state: RunState): RunProgress {
   const pending = pendingOf(state).length;
-  return { status: state.status === 'running' && pending > 0 ? 'interrupted' : state.status, pending, ended_at: state.endedAt };
+  return {
+    status: state.status === 'running' && pending > 0 ? 'interrupted' : state.status,
+    pending,
+    ended_at: state.endedAt,
+  };
 }
 
 /** A run's progress folded from its records, read-only (a run whose row is missing or behind its head). */

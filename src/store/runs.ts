@@ -53,15 +53,23 @@ export interface RunEntry {
 /** The run entry of a journal, or null when it is not a run journal (format stepchain/v1; v2 and v3 journals are runs). */
 export function runEntryOf(id: string, genesis: Genesis, lineage: Lineage | null): RunEntry | null {
   if (genesis.format !== FORMAT_V2 && genesis.format !== FORMAT_V3) return null;
-  return { id, run_id: genesis.journal_id, created_at: genesis.created_at, run: (genesis as { run: RunIdentity }).run, fork_of: lineage?.parent_journal ?? null };
+  return {
+    id,
+    run_id: genesis.journal_id,
+    created_at: genesis.created_at,
+    run: (genesis as { run: RunIdentity }).run,
+    fork_of: lineage?.parent_journal ?? null,
+  };
 }
 
 export function matchesRun(entry: RunEntry, filter: RunFilter): boolean {
   if (filter.conversationId !== undefined && entry.run.conversation_id !== filter.conversationId) return false;
   if (filter.parentRunId !== undefined && entry.run.parent_run_id !== filter.parentRunId) return false;
   if (filter.agent !== undefined && entry.run.agent !== filter.agent) return false;
-  if (filter.status !== undefined && entry.progress !== undefined && entry.progress.status !== filter.status) return false;
-  if (filter.labels !== undefined) for (const [k, v] of Object.entries(filter.labels)) if (entry.run.labels?.[k] !== v) return false;
+  if (filter.status !== undefined && entry.progress !== undefined && entry.progress.status !== filter.status)
+    return false;
+  if (filter.labels !== undefined)
+    for (const [k, v] of Object.entries(filter.labels)) if (entry.run.labels?.[k] !== v) return false;
   return true;
 }
 
@@ -69,5 +77,7 @@ export function matchesRun(entry: RunEntry, filter: RunFilter): boolean {
 export function selectRuns(entries: Iterable<RunEntry>, filter: RunFilter = {}): RunEntry[] {
   const out: RunEntry[] = [];
   for (const e of entries) if (matchesRun(e, filter)) out.push(e);
-  return out.sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return out.sort((a, b) =>
+    a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0,
+  );
 }

@@ -20,10 +20,18 @@ export function backendOf(text: string): Backend {
   if (scheme === undefined) return 'file';
   if (scheme === 'sqlite') return 'sqlite';
   if (scheme === 'memory') return 'memory';
-  if ((scheme === 'postgres' || scheme === 'postgresql') && text.slice(scheme.length + 1).startsWith('//')) return 'postgres';
+  if ((scheme === 'postgres' || scheme === 'postgresql') && text.slice(scheme.length + 1).startsWith('//'))
+    return 'postgres';
   // A password in an unknown URI is never repeated.
-  const shown = JSON.stringify(text.length > 80 ? `${text.slice(0, 80)}…` : text).replace(/^("[a-z][a-z0-9+.-]*:\/\/[^/@:]*):[^/@]*@/i, '$1:***@');
-  throw new StoreError('SCHEME_UNKNOWN', `${shown} starts with the scheme ${JSON.stringify(`${scheme}:`)}, which names no store stepchain knows; the schemes it knows are ${KNOWN_SCHEMES.join(', ')}, and a location without a scheme is a directory`, {
-    hint: 'name a directory, a sqlite: file or a postgres:// database (copy a journal kept elsewhere into one of them first); to name a directory whose name holds a colon, start the path with ./',
-  });
+  const shown = JSON.stringify(text.length > 80 ? `${text.slice(0, 80)}…` : text).replace(
+    /^("[a-z][a-z0-9+.-]*:\/\/[^/@:]*):[^/@]*@/i,
+    '$1:***@',
+  );
+  throw new StoreError(
+    'SCHEME_UNKNOWN',
+    `${shown} starts with the scheme ${JSON.stringify(`${scheme}:`)}, which names no store stepchain knows; the schemes it knows are ${KNOWN_SCHEMES.join(', ')}, and a location without a scheme is a directory`,
+    {
+      hint: 'name a directory, a sqlite: file or a postgres:// database (copy a journal kept elsewhere into one of them first); to name a directory whose name holds a colon, start the path with ./',
+    },
+  );
 }

@@ -25,9 +25,7 @@ export interface Group {
   after?: number;
 }
 
-export type GroupOutcome =
-  | { ok: true; results: AppendResult[]; blobs: BlobPayload[] }
-  | { ok: false; error: unknown };
+export type GroupOutcome = { ok: true; results: AppendResult[]; blobs: BlobPayload[] } | { ok: false; error: unknown };
 
 export interface SequencedBatch {
   /** New lines in seq order, each with its trailing newline. */
@@ -51,14 +49,23 @@ export function stepIdsOf(groups: readonly Group[]): string[] {
 }
 
 function headMoved(after: number, seq: number): StoreError {
-  return new StoreError('HEAD_MOVED', `the append was to follow seq ${after}, but the chain now ends at seq ${seq}: another writer appended; nothing was written`, {
-    location: { seq },
-    hint: 'read the steps after the one you knew, decide again, and append with the new last seq',
-  });
+  return new StoreError(
+    'HEAD_MOVED',
+    `the append was to follow seq ${after}, but the chain now ends at seq ${seq}: another writer appended; nothing was written`,
+    {
+      location: { seq },
+      hint: 'read the steps after the one you knew, decide again, and append with the new last seq',
+    },
+  );
 }
 
 /** `known`: the committed steps among the batch's step_ids, from the store's IdempotencyIndex. */
-export function sequenceBatch(groups: readonly Group[], tail: Tail, known: ReadonlyMap<string, CommittedStep>, now: string): SequencedBatch {
+export function sequenceBatch(
+  groups: readonly Group[],
+  tail: Tail,
+  known: ReadonlyMap<string, CommittedStep>,
+  now: string,
+): SequencedBatch {
   const lines: SequencedBatch['lines'] = [];
   const outcomes: GroupOutcome[] = [];
   const entries: SequencedBatch['entries'] = [];
@@ -77,13 +84,23 @@ export function sequenceBatch(groups: readonly Group[], tail: Tail, known: Reado
           const hit = local.get(step.step_id) ?? batchIds.get(step.step_id) ?? known.get(step.step_id);
           if (hit !== undefined) {
             if (hit.key === step.key && (step.ts === undefined || step.ts === hit.ts)) {
-              results.push({ seq: hit.seq, step_id: step.step_id, step_hash: hit.step_hash, prev_hash: hit.prev_hash, ts: hit.ts });
+              results.push({
+                seq: hit.seq,
+                step_id: step.step_id,
+                step_hash: hit.step_hash,
+                prev_hash: hit.prev_hash,
+                ts: hit.ts,
+              });
               continue;
             }
-            throw new StoreError('STEP_ID_CONFLICT', `step_id ${JSON.stringify(step.step_id)} is already seq ${hit.seq} with different ${hit.key === step.key ? 'ts' : 'content or meta'}`, {
-              location: { seq: hit.seq, path: '/step_id' },
-              hint: 'a retry must repeat the original step exactly; a new step needs a new step_id',
-            });
+            throw new StoreError(
+              'STEP_ID_CONFLICT',
+              `step_id ${JSON.stringify(step.step_id)} is already seq ${hit.seq} with different ${hit.key === step.key ? 'ts' : 'content or meta'}`,
+              {
+                location: { seq: hit.seq, path: '/step_id' },
+                hint: 'a retry must repeat the original step exactly; a new step needs a new step_id',
+              },
+            );
           }
         }
         const seq = gt.seq + 1;
@@ -95,10 +112,14 @@ export function sequenceBatch(groups: readonly Group[], tail: Tail, known: Reado
         if (step.seed !== undefined) envelope.seed = step.seed;
         const { stepHash, line } = step.profile.seal(step.texts, envelope);
         if (line.length * 3 > MAX_LINE_BYTES && encoder.encode(line).length > MAX_LINE_BYTES) {
-          throw new StoreError('STEP_TOO_LARGE', `step ${seq}'s line would exceed the limit of ${MAX_LINE_BYTES} bytes`, {
-            location: { seq, path: '/meta' },
-            hint: 'large content fields become blobs automatically; move large data out of meta into a content field',
-          });
+          throw new StoreError(
+            'STEP_TOO_LARGE',
+            `step ${seq}'s line would exceed the limit of ${MAX_LINE_BYTES} bytes`,
+            {
+              location: { seq, path: '/meta' },
+              hint: 'large content fields become blobs automatically; move large data out of meta into a content field',
+            },
+          );
         }
         const entry: CommittedStep = { seq, step_hash: stepHash, prev_hash: gt.hash, key: step.key, ts };
         local.set(stepId, entry);
@@ -124,7 +145,10 @@ export function sequenceBatch(groups: readonly Group[], tail: Tail, known: Reado
 }
 
 /** The committed steps a batch's caller-supplied step_ids may repeat, from the store's index (NO_STEPS when none is supplied). */
-export async function knownSteps(index: IdempotencyIndex, groups: readonly Group[]): Promise<ReadonlyMap<string, CommittedStep>> {
+export async function knownSteps(
+  index: IdempotencyIndex,
+  groups: readonly Group[],
+): Promise<ReadonlyMap<string, CommittedStep>> {
   const ids = stepIdsOf(groups);
   return ids.length === 0 ? NO_STEPS : index.lookup(ids);
 }

@@ -14,7 +14,15 @@ import type { StepInput } from '../record/input.js';
 import type { StepRecord } from '../record/seal.js';
 
 /** The problems of a journal's verify (spec/FILE-STORE.md §13): the chain's, the blobs', and the store's own. */
-export type JournalProblemCode = ChainProblemCode | BlobProblemCode | 'PART_MISSING' | 'PART_CORRUPT' | 'PART_ADDRESS_MISMATCH' | 'JOURNAL_INVALID' | 'HEAD_CACHE_STALE' | 'BATCH_PENDING';
+export type JournalProblemCode =
+  | ChainProblemCode
+  | BlobProblemCode
+  | 'PART_MISSING'
+  | 'PART_CORRUPT'
+  | 'PART_ADDRESS_MISMATCH'
+  | 'JOURNAL_INVALID'
+  | 'HEAD_CACHE_STALE'
+  | 'BATCH_PENDING';
 export type JournalReport = ChainReport<JournalProblemCode>;
 
 /** What `append` returns: the step's place in the chain. */
@@ -188,4 +196,17 @@ export interface Store<J extends Journal = Journal> {
   remove?(id: string): Promise<void>;
 }
 
-export type { ChainHead, ChainSource, SeqRange, StoredLine, StepInput, StepRecord, Genesis, ChainReport, RunEntry, RunFilter, RunProgress, RunStatus };
+export type {
+  ChainHead,
+  ChainSource,
+  SeqRange,
+  StoredLine,
+  StepInput,
+  StepRecord,
+  Genesis,
+  ChainReport,
+  RunEntry,
+  RunFilter,
+  RunProgress,
+  RunStatus,
+};

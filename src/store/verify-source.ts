@@ -80,7 +80,10 @@ export interface SourceVerification {
 
 type Pending = { ref: BlobRef & { field: string }; location: ProblemLocation };
 
-export async function verifySource(source: VerifiableJournal, options: VerifySourceOptions = {}): Promise<SourceVerification> {
+export async function verifySource(
+  source: VerifiableJournal,
+  options: VerifySourceOptions = {},
+): Promise<SourceVerification> {
   const pending: Pending[] = [];
   let lineageHash: string | null = null;
   const { lineage } = source;
@@ -94,7 +97,15 @@ export async function verifySource(source: VerifiableJournal, options: VerifySou
     storedOnly: true,
     onLine: (l) => {
       for (const ref of l.blobs) {
-        pending.push({ ref, location: { ...(l.file === undefined ? {} : { file: l.file }), line: l.line, ...(l.seq === null ? {} : { seq: l.seq }), field: ref.field } });
+        pending.push({
+          ref,
+          location: {
+            ...(l.file === undefined ? {} : { file: l.file }),
+            line: l.line,
+            ...(l.seq === null ? {} : { seq: l.seq }),
+            field: ref.field,
+          },
+        });
       }
       if (lineage !== null && l.seq === lineage.from_step) lineageHash = l.step_hash;
       options.onLine?.(l);
@@ -107,7 +118,12 @@ export async function verifySource(source: VerifiableJournal, options: VerifySou
   const feeder = new ChainFeeder(verifier, options.pool, onProgress ? { onEach: () => onProgress(++seen) } : {});
   for await (const segment of source.segments()) {
     feeder.beginSegment(segment.label, segment.declaredFirstSeq);
-    const outcome: SegmentOutcome = { label: segment.label, declaredFirstSeq: segment.declaredFirstSeq, wholeLines: 0, error: null };
+    const outcome: SegmentOutcome = {
+      label: segment.label,
+      declaredFirstSeq: segment.declaredFirstSeq,
+      wholeLines: 0,
+      error: null,
+    };
     segments.push(outcome);
     try {
       for await (const batch of segment.lines) {
@@ -127,7 +143,12 @@ export async function verifySource(source: VerifiableJournal, options: VerifySou
   }
   const chain = await feeder.finish();
   if (pending.length > 0) await blobs.check(pending.splice(0));
-  return { chain, blobs: blobs.problems, lineage: lineageProblems(source.genesis as Genesis, lineage, lineageHash), segments };
+  return {
+    chain,
+    blobs: blobs.problems,
+    lineage: lineageProblems(source.genesis as Genesis, lineage, lineageHash),
+    segments,
+  };
 }
 
 /** Each referenced blob checked once (by digest and size), each reference reported where it stands. */
@@ -147,13 +168,15 @@ class BlobChecks {
         outcome = await this.judge(ref);
         this.outcomes.set(key, outcome);
       }
-      if (outcome !== null) this.problems.add(outcome.code, `${outcome.message} (referenced by ${ref.field})`, location);
+      if (outcome !== null)
+        this.problems.add(outcome.code, `${outcome.message} (referenced by ${ref.field})`, location);
     }
   }
 
   private async judge(ref: BlobRef): Promise<BlobProblem | null> {
     const got = await this.source.blob(ref);
-    if (got === null) return { code: 'BLOB_MISSING', message: `blob ${ref.digest} is not in ${this.source.blobsWhere}` };
+    if (got === null)
+      return { code: 'BLOB_MISSING', message: `blob ${ref.digest} is not in ${this.source.blobsWhere}` };
     if (!(got instanceof Uint8Array)) return got;
     const defect = blobDefect(got, ref);
     return defect === null ? null : { code: 'BLOB_CORRUPT', message: `blob ${ref.digest} ${defect}` };

@@ -137,7 +137,11 @@ export interface StepsOptions {
 
 /** Steps with pairwise different content, so every alignment between two runs of them is unambiguous. */
 export function steps(options: StepsOptions = {}): fc.Arbitrary<StepInput[]> {
-  return fc.uniqueArray(step(), { minLength: options.minLength ?? 0, maxLength: options.maxLength ?? 8, selector: contentKey });
+  return fc.uniqueArray(step(), {
+    minLength: options.minLength ?? 0,
+    maxLength: options.maxLength ?? 8,
+    selector: contentKey,
+  });
 }
 
 /** A sealed run (journal id "run-a"): what a journal holds after recording `steps()`. */
@@ -217,12 +221,19 @@ function setAt(s: StepInput, tokens: string[], value: Json | undefined): void {
     if (Array.isArray(node)) node.pop();
     else delete node[last];
   } else if (Array.isArray(node)) node[Number(last)] = value;
-  else if (last === '__proto__') Object.defineProperty(node, last, { value, enumerable: true, writable: true, configurable: true });
+  else if (last === '__proto__')
+    Object.defineProperty(node, last, { value, enumerable: true, writable: true, configurable: true });
   else node[last] = value;
 }
 
 /** A one-edit mutation of step k: the changed step and the one field difference diff must report. */
-function mutate(s: StepInput, pick: number, op: number, fresh: Json, key: string): { step: StepInput; field: FieldDiff } {
+function mutate(
+  s: StepInput,
+  pick: number,
+  op: number,
+  fresh: Json,
+  key: string,
+): { step: StepInput; field: FieldDiff } {
   const all = nodes(s);
   const node = all[pick % all.length]!;
   const path = pointer(node.tokens);
@@ -242,7 +253,8 @@ function mutate(s: StepInput, pick: number, op: number, fresh: Json, key: string
   }
   // remove: a member of an object, or the last element of an array (anything else would shift indices).
   if (op % 3 === 2 && node.parent !== null) {
-    const isLast = !Array.isArray(node.parent) || Number(node.tokens[node.tokens.length - 1]) === node.parent.length - 1;
+    const isLast =
+      !Array.isArray(node.parent) || Number(node.tokens[node.tokens.length - 1]) === node.parent.length - 1;
     if (isLast) {
       setAt(out, node.tokens, undefined);
       return { step: out, field: { path, kind: 'removed', a: old } };
@@ -261,10 +273,21 @@ function mutate(s: StepInput, pick: number, op: number, fresh: Json, key: string
     value = typeof old === 'string' ? `${old}!` : typeof old === 'number' ? (old === 1 ? 2 : 1) : 'replaced';
   }
   setAt(out, node.tokens, value);
-  return { step: out, field: { path, kind: typeOf(old) === typeOf(value) ? 'changed' : 'type-changed', a: old, b: value } };
+  return {
+    step: out,
+    field: { path, kind: typeOf(old) === typeOf(value) ? 'changed' : 'type-changed', a: old, b: value },
+  };
 }
 
-function variant(kind: ReplayKind, a: StepInput[], b: StepInput[], expected: ExpectedDivergence | null, count: number, description: string, prefix?: 'a' | 'b'): ReplayVariant {
+function variant(
+  kind: ReplayKind,
+  a: StepInput[],
+  b: StepInput[],
+  expected: ExpectedDivergence | null,
+  count: number,
+  description: string,
+  prefix?: 'a' | 'b',
+): ReplayVariant {
   return {
     kind,
     a: sealRun(a, { journalId: 'run-a', start: '2026-01-01T00:00:00.000Z' }),
@@ -311,31 +334,73 @@ export function replayVariant(options: ReplayOptions = {}): fc.Arbitrary<ReplayV
           if (keys.has(contentKey(m.step))) return null;
           const b = clone(c);
           b[k] = m.step;
-          return variant(kind, c, b, { kind: 'changed', seq_a: k, seq_b: k, fields: [m.field] }, 1, `step ${k}: ${m.field.kind} at ${m.field.path}`);
+          return variant(
+            kind,
+            c,
+            b,
+            { kind: 'changed', seq_a: k, seq_b: k, fields: [m.field] },
+            1,
+            `step ${k}: ${m.field.kind} at ${m.field.path}`,
+          );
         }
         case 'inserted': {
           const k = i % (n + 1);
           const base = n === 0 ? extra : c[Math.min(k, n - 1)]!;
-          const retry: StepInput = { ...clone(base), result: { error: { type: 'timeout', message: 'upstream timed out' }, attempt: 1 + (op % 3) } };
+          const retry: StepInput = {
+            ...clone(base),
+            result: { error: { type: 'timeout', message: 'upstream timed out' }, attempt: 1 + (op % 3) },
+          };
           if (keys.has(contentKey(retry))) return null;
           const b = clone(c);
           b.splice(k, 0, retry);
-          return variant(kind, c, b, { kind: 'inserted', seq_b: k }, 1, `a retry inserted at step ${k}`, k === n ? 'a' : undefined);
+          return variant(
+            kind,
+            c,
+            b,
+            { kind: 'inserted', seq_b: k },
+            1,
+            `a retry inserted at step ${k}`,
+            k === n ? 'a' : undefined,
+          );
         }
         case 'deleted': {
           if (n === 0) return null;
           const k = i % n;
           const b = clone(c);
           b.splice(k, 1);
-          return variant(kind, c, b, { kind: 'deleted', seq_a: k }, 1, `step ${k} dropped`, k === n - 1 ? 'b' : undefined);
+          return variant(
+            kind,
+            c,
+            b,
+            { kind: 'deleted', seq_a: k },
+            1,
+            `step ${k} dropped`,
+            k === n - 1 ? 'b' : undefined,
+          );
         }
         case 'truncated': {
           if (n === 0) return null;
           const m = i % n;
-          return variant(kind, c, c.slice(0, m), { kind: 'deleted', seq_a: m }, n - m, `the replay stops after ${m} of ${n} steps`, 'b');
+          return variant(
+            kind,
+            c,
+            c.slice(0, m),
+            { kind: 'deleted', seq_a: m },
+            n - m,
+            `the replay stops after ${m} of ${n} steps`,
+            'b',
+          );
         }
         case 'extended':
-          return variant(kind, c, [...clone(c), ...more], { kind: 'inserted', seq_b: n }, more.length, `the replay adds ${more.length} steps after ${n}`, 'a');
+          return variant(
+            kind,
+            c,
+            [...clone(c), ...more],
+            { kind: 'inserted', seq_b: n },
+            more.length,
+            `the replay adds ${more.length} steps after ${n}`,
+            'a',
+          );
       }
     })
     .filter((v): v is ReplayVariant => v !== null);

@@ -24,7 +24,11 @@ export class RunMismatchError extends Error {
  * Resolves with the report when run b matches run a under `options`; rejects with a RunMismatchError whose
  * message is the divergence summary otherwise. Await it: `await expectSameRun(recorded, replayed)`.
  */
-export async function expectSameRun(a: RunInput, b: RunInput, options: DiffOptions & SummaryOptions = {}): Promise<DiffReport> {
+export async function expectSameRun(
+  a: RunInput,
+  b: RunInput,
+  options: DiffOptions & SummaryOptions = {},
+): Promise<DiffReport> {
   const { maxValueLength, ...diffOptions } = options;
   const report = await diff(a, b, diffOptions);
   if (!report.same) throw new RunMismatchError(report, maxValueLength === undefined ? {} : { maxValueLength });

@@ -6,7 +6,35 @@
 export { expectSameRun, RunMismatchError } from './expect.js';
 export { sealRun, sealRunLazily, stepContent, type SealRunOptions } from './run.js';
 export {
-  jsonValue, jsonKey, jsonString, jsonNumber, jsonScalar, prompt, model, toolCall, result, step, steps, run, replayVariant, contentKey,
-  type JsonValueOptions, type StepsOptions, type ReplayKind, type ReplayVariant, type ReplayOptions, type ExpectedDivergence,
+  jsonValue,
+  jsonKey,
+  jsonString,
+  jsonNumber,
+  jsonScalar,
+  prompt,
+  model,
+  toolCall,
+  result,
+  step,
+  steps,
+  run,
+  replayVariant,
+  contentKey,
+  type JsonValueOptions,
+  type StepsOptions,
+  type ReplayKind,
+  type ReplayVariant,
+  type ReplayOptions,
+  type ExpectedDivergence,
 } from './arbitraries.js';
-export { diff, summarize, formatDiff, patternFor, DiffError, type DiffOptions, type DiffReport, type Divergence, type FieldDiff } from '../diff/index.js';
+export {
+  diff,
+  summarize,
+  formatDiff,
+  patternFor,
+  DiffError,
+  type DiffOptions,
+  type DiffReport,
+  type Divergence,
+  type FieldDiff,
+} from '../diff/index.js';

@@ -21,7 +21,10 @@ export function sealRun(steps: Iterable<StepInput>, options: SealRunOptions = {}
 /** Like sealRun, one record at a time: for runs too long to hold in memory. */
 export function* sealRunLazily(steps: Iterable<StepInput>, options: SealRunOptions = {}): Generator<StepRecord> {
   const journalId = options.journalId ?? 'run-a';
-  const start = typeof options.start === 'string' ? Date.parse(options.start) : (options.start ?? new Date('2026-01-01T00:00:00.000Z')).getTime();
+  const start =
+    typeof options.start === 'string'
+      ? Date.parse(options.start)
+      : (options.start ?? new Date('2026-01-01T00:00:00.000Z')).getTime();
   const genesis = makeGenesis({ journalId, createdAt: new Date(start) });
   const profile = writerProfile(genesis);
   let prev = genesisHash(genesis);

@@ -3,13 +3,25 @@
  * (`MockLanguageModelV3` from `ai/test`), two tools, a parallel pair of calls, a tool that throws, a large
  * binary tool result, then a streamed turn. Deterministic: the same script gives the same steps.
  */
-import { generateText, simulateReadableStream, stepCountIs, streamText, tool, wrapLanguageModel, type LanguageModelMiddleware, type ToolSet } from 'ai';
+import {
+  generateText,
+  simulateReadableStream,
+  stepCountIs,
+  streamText,
+  tool,
+  wrapLanguageModel,
+  type LanguageModelMiddleware,
+  type ToolSet,
+} from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
 import { z } from 'zod';
 
 type WrapGenerate = NonNullable<LanguageModelMiddleware['wrapGenerate']>;
 type GenerateResult = Awaited<ReturnType<WrapGenerate>>;
-type StreamPart = Awaited<ReturnType<NonNullable<LanguageModelMiddleware['wrapStream']>>>['stream'] extends ReadableStream<infer P> ? P : never;
+type StreamPart =
+  Awaited<ReturnType<NonNullable<LanguageModelMiddleware['wrapStream']>>>['stream'] extends ReadableStream<infer P>
+    ? P
+    : never;
 
 export const usage = (input: number, output: number): GenerateResult['usage'] => ({
   inputTokens: { total: input, noCache: input, cacheRead: undefined, cacheWrite: undefined },
@@ -26,18 +38,29 @@ export function generateScript(): GenerateResult[] {
         { type: 'tool-call', toolCallId: 'call-paris', toolName: 'weather', input: JSON.stringify({ city: 'Paris' }) },
         { type: 'tool-call', toolCallId: 'call-oslo', toolName: 'weather', input: JSON.stringify({ city: 'Oslo' }) },
       ],
-      finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage: usage(10, 5), warnings: [],
+      finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
+      usage: usage(10, 5),
+      warnings: [],
     },
     {
       content: [
         { type: 'tool-call', toolCallId: 'call-explode', toolName: 'explode', input: '{}' },
-        { type: 'tool-call', toolCallId: 'call-snapshot', toolName: 'snapshot', input: JSON.stringify({ size: BIG.length }) },
+        {
+          type: 'tool-call',
+          toolCallId: 'call-snapshot',
+          toolName: 'snapshot',
+          input: JSON.stringify({ size: BIG.length }),
+        },
       ],
-      finishReason: { unified: 'tool-calls', raw: undefined }, usage: usage(20, 3), warnings: [],
+      finishReason: { unified: 'tool-calls', raw: undefined },
+      usage: usage(20, 3),
+      warnings: [],
     },
     {
       content: [{ type: 'text', text: 'Paris 21C, Oslo 5C.' }],
-      finishReason: { unified: 'stop', raw: 'stop' }, usage: usage(30, 7), warnings: [],
+      finishReason: { unified: 'stop', raw: 'stop' },
+      usage: usage(30, 7),
+      warnings: [],
       response: { id: 'resp-3', timestamp: new Date(0), modelId: 'mock-model-id' },
     },
   ];
@@ -69,7 +92,9 @@ export function streamScript(): StreamPart[][] {
 export function scriptedModel(): MockLanguageModelV3 {
   return new MockLanguageModelV3({
     doGenerate: generateScript(),
-    doStream: streamScript().map((chunks) => ({ stream: simulateReadableStream({ chunks, initialDelayInMs: null, chunkDelayInMs: null }) })),
+    doStream: streamScript().map((chunks) => ({
+      stream: simulateReadableStream({ chunks, initialDelayInMs: null, chunkDelayInMs: null }),
+    })),
   });
 }
 
@@ -101,10 +126,19 @@ export function agentTools() {
 }
 
 /** The whole scripted conversation through `generateText` then `streamText`; returns the mock (its calls are the provider requests). */
-export async function runConversation(middleware: LanguageModelMiddleware | undefined, tools: ToolSet): Promise<{ mock: MockLanguageModelV3; text: string; streamed: string }> {
+export async function runConversation(
+  middleware: LanguageModelMiddleware | undefined,
+  tools: ToolSet,
+): Promise<{ mock: MockLanguageModelV3; text: string; streamed: string }> {
   const mock = scriptedModel();
   const model = middleware === undefined ? mock : wrapLanguageModel({ model: mock, middleware });
-  const first = await generateText({ model, tools, stopWhen: stepCountIs(5), maxRetries: 0, prompt: 'What is the weather in Paris and Oslo?' });
+  const first = await generateText({
+    model,
+    tools,
+    stopWhen: stepCountIs(5),
+    maxRetries: 0,
+    prompt: 'What is the weather in Paris and Oslo?',
+  });
   const second = streamText({ model, tools, stopWhen: stepCountIs(4), maxRetries: 0, prompt: 'And in Rome?' });
   let streamed = '';
   for await (const delta of second.textStream) streamed += delta;

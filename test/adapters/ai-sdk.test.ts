@@ -38,7 +38,9 @@ describe.each(STORES)('on the %s', (_name, makeStore) => {
     return [...mock.doGenerateCalls, ...mock.doStreamCalls].map(({ abortSignal: _signal, ...rest }) => rest);
   }
 
-  async function recordedRun(runId: string): Promise<{ run: Run; mock: MockLanguageModelV3; text: string; streamed: string }> {
+  async function recordedRun(
+    runId: string,
+  ): Promise<{ run: Run; mock: MockLanguageModelV3; text: string; streamed: string }> {
     const run = await startRun(store, { runId, agent: 'weather-bot', labels: { env: 'test' } });
     const { mock, text, streamed } = await runConversation(stepchainMiddleware(run), recordTools(run, agentTools()));
     await run.complete({ text, streamed });
@@ -60,14 +62,26 @@ describe.each(STORES)('on the %s', (_name, makeStore) => {
     test('every model call and tool execution is a started record followed by its outcome', () => {
       expect(steps.map(kindOf)).toEqual([
         'run.started',
-        'model.started', 'model.completed',
-        'tool.started', 'tool.started', 'tool.completed', 'tool.completed', // the parallel pair
-        'model.started', 'model.completed',
-        'tool.started', 'tool.started', 'tool.failed', 'tool.completed', // explode fails, snapshot returns 256 KiB
-        'model.started', 'model.completed',
-        'model.started', 'model.completed', // streamed: a tool call
-        'tool.started', 'tool.completed',
-        'model.started', 'model.completed', // streamed: the text
+        'model.started',
+        'model.completed',
+        'tool.started',
+        'tool.started',
+        'tool.completed',
+        'tool.completed', // the parallel pair
+        'model.started',
+        'model.completed',
+        'tool.started',
+        'tool.started',
+        'tool.failed',
+        'tool.completed', // explode fails, snapshot returns 256 KiB
+        'model.started',
+        'model.completed',
+        'model.started',
+        'model.completed', // streamed: a tool call
+        'tool.started',
+        'tool.completed',
+        'model.started',
+        'model.completed', // streamed: the text
         'run.completed',
       ]);
     });
@@ -75,25 +89,42 @@ describe.each(STORES)('on the %s', (_name, makeStore) => {
     test('a model step records the model, the prompt, the settings, the answer, usage and finish reason', () => {
       const completed = steps.filter((r) => kindOf(r) === 'model.completed');
       expect(completed[0]!.model).toEqual({ provider: 'mock-provider', modelId: 'mock-model-id' });
-      expect(completed[0]!.prompt).toEqual([{ role: 'user', content: [{ type: 'text', text: 'What is the weather in Paris and Oslo?' }] }]);
-      expect((completed[0]!.input as { tools: { name: string }[] }).tools.map((t) => t.name)).toEqual(['weather', 'explode', 'snapshot']);
+      expect(completed[0]!.prompt).toEqual([
+        { role: 'user', content: [{ type: 'text', text: 'What is the weather in Paris and Oslo?' }] },
+      ]);
+      expect((completed[0]!.input as { tools: { name: string }[] }).tools.map((t) => t.name)).toEqual([
+        'weather',
+        'explode',
+        'snapshot',
+      ]);
       expect(completed[0]!.tool_call).toEqual([
         { id: 'call-paris', name: 'weather', arguments: { city: 'Paris' } },
         { id: 'call-oslo', name: 'weather', arguments: { city: 'Oslo' } },
       ]);
-      expect(completed[0]!.meta).toEqual({ finish_reason: 'tool-calls', finish_reason_raw: 'tool_calls', usage: { inputTokens: { total: 10, noCache: 10 }, outputTokens: { total: 5, text: 5 } } });
-      expect(completed[2]!.result).toEqual({ content: [{ type: 'text', text: 'Paris 21C, Oslo 5C.' }], response: { id: 'resp-3', modelId: 'mock-model-id', timestamp: '1970-01-01T00:00:00.000Z' } });
+      expect(completed[0]!.meta).toEqual({
+        finish_reason: 'tool-calls',
+        finish_reason_raw: 'tool_calls',
+        usage: { inputTokens: { total: 10, noCache: 10 }, outputTokens: { total: 5, text: 5 } },
+      });
+      expect(completed[2]!.result).toEqual({
+        content: [{ type: 'text', text: 'Paris 21C, Oslo 5C.' }],
+        response: { id: 'resp-3', modelId: 'mock-model-id', timestamp: '1970-01-01T00:00:00.000Z' },
+      });
       // The streamed text is assembled from its deltas; the response metadata's Date is an ISO string.
       expect(completed[4]!.result).toEqual({ content: [{ type: 'text', text: 'Rome is 25C.' }] });
-      expect(completed[3]!.result).toMatchObject({ response: { id: 'r-s1', modelId: 'mock-stream', timestamp: '1970-01-01T00:00:00.000Z' } });
+      expect(completed[3]!.result).toMatchObject({
+        response: { id: 'r-s1', modelId: 'mock-stream', timestamp: '1970-01-01T00:00:00.000Z' },
+      });
       expect(completed[3]!.tool_call).toEqual([{ id: 'call-rome', name: 'weather', arguments: { city: 'Rome' } }]);
     });
 
     test('tool effects carry the SDK toolCallId, the input, and the outcome or the error', async () => {
       const effects = await first.run.effects();
       expect(effects.map((e) => [e.tool, e.callId, e.status])).toEqual([
-        ['weather', 'call-paris', 'completed'], ['weather', 'call-oslo', 'completed'],
-        ['explode', 'call-explode', 'failed'], ['snapshot', 'call-snapshot', 'completed'],
+        ['weather', 'call-paris', 'completed'],
+        ['weather', 'call-oslo', 'completed'],
+        ['explode', 'call-explode', 'failed'],
+        ['snapshot', 'call-snapshot', 'completed'],
         ['weather', 'call-rome', 'completed'],
       ]);
       const failed = steps.find((r) => kindOf(r) === 'tool.failed') as unknown as { error: unknown };
@@ -130,7 +161,10 @@ describe.each(STORES)('on the %s', (_name, makeStore) => {
 
     test('a second identical run diffs as same', async () => {
       // `ref` is the started record's random step_id: compared as the offset it points back (refs.ts).
-      const report = await diff(await withRefsAsOffsets(first.run.journal), await withRefsAsOffsets(second.run.journal));
+      const report = await diff(
+        await withRefsAsOffsets(first.run.journal),
+        await withRefsAsOffsets(second.run.journal),
+      );
       expect(report.divergences).toEqual([]);
       expect(report.same).toBe(true);
     });
@@ -147,20 +181,47 @@ describe.each(STORES)('on the %s', (_name, makeStore) => {
 
   describe('failures are recorded, never lost', () => {
     const noTools = async (id: string): Promise<Run> => startRun(store, { runId: id });
-    const streamModel = (chunks: unknown[], opts: { throwAfter?: boolean } = {}) => new MockLanguageModelV3({
-      doStream: async () => {
-        const base = simulateReadableStream({ chunks: chunks as never[], initialDelayInMs: null, chunkDelayInMs: null });
-        if (opts.throwAfter !== true) return { stream: base };
-        const reader = base.getReader();
-        return { stream: new ReadableStream({ async pull(c) { const r = await reader.read(); if (r.done) c.error(new Error('socket reset')); else c.enqueue(r.value); } }) };
-      },
-    });
-    const partial = [{ type: 'stream-start', warnings: [] }, { type: 'text-start', id: 'a' }, { type: 'text-delta', id: 'a', delta: 'partial ' }];
+    const streamModel = (chunks: unknown[], opts: { throwAfter?: boolean } = {}) =>
+      new MockLanguageModelV3({
+        doStream: async () => {
+          const base = simulateReadableStream({
+            chunks: chunks as never[],
+            initialDelayInMs: null,
+            chunkDelayInMs: null,
+          });
+          if (opts.throwAfter !== true) return { stream: base };
+          const reader = base.getReader();
+          return {
+            stream: new ReadableStream({
+              async pull(c) {
+                const r = await reader.read();
+                if (r.done) c.error(new Error('socket reset'));
+                else c.enqueue(r.value);
+              },
+            }),
+          };
+        },
+      });
+    const partial = [
+      { type: 'stream-start', warnings: [] },
+      { type: 'text-start', id: 'a' },
+      { type: 'text-delta', id: 'a', delta: 'partial ' },
+    ];
 
     test('a provider error is a failed model request, and the error still reaches the caller', async () => {
       const run = await noTools('ai-fail-provider');
-      const mock = new MockLanguageModelV3({ doGenerate: async () => { throw new Error('HTTP 500'); } });
-      await expect(generateText({ model: wrapLanguageModel({ model: mock, middleware: stepchainMiddleware(run) }), prompt: 'x', maxRetries: 0 })).rejects.toThrow('HTTP 500');
+      const mock = new MockLanguageModelV3({
+        doGenerate: async () => {
+          throw new Error('HTTP 500');
+        },
+      });
+      await expect(
+        generateText({
+          model: wrapLanguageModel({ model: mock, middleware: stepchainMiddleware(run) }),
+          prompt: 'x',
+          maxRetries: 0,
+        }),
+      ).rejects.toThrow('HTTP 500');
       const rs = await records(run);
       expect(rs.map(kindOf)).toEqual(['run.started', 'model.started', 'model.failed']);
       expect((rs[2] as unknown as { error: unknown }).error).toMatchObject({ message: 'HTTP 500' });
@@ -168,9 +229,18 @@ describe.each(STORES)('on the %s', (_name, makeStore) => {
 
     test('an error part ends the stream as a failed request with the text that had arrived', async () => {
       const run = await noTools('ai-fail-error-part');
-      const model = wrapLanguageModel({ model: streamModel([...partial, { type: 'error', error: new Error('upstream 500') }, { type: 'finish', finishReason: { unified: 'error', raw: undefined }, usage: usage(1, 1) }]), middleware: stepchainMiddleware(run) });
+      const model = wrapLanguageModel({
+        model: streamModel([
+          ...partial,
+          { type: 'error', error: new Error('upstream 500') },
+          { type: 'finish', finishReason: { unified: 'error', raw: undefined }, usage: usage(1, 1) },
+        ]),
+        middleware: stepchainMiddleware(run),
+      });
       const result = streamText({ model, prompt: 'x', maxRetries: 0, onError: () => undefined });
-      for await (const _ of result.fullStream) { /* drain */ }
+      for await (const _ of result.fullStream) {
+        /* drain */
+      }
       const rs = await records(run);
       expect(rs.map(kindOf)).toEqual(['run.started', 'model.started', 'model.failed']);
       expect(rs[2]!.result).toEqual({ content: [{ type: 'text', text: 'partial ' }] });
@@ -179,9 +249,18 @@ describe.each(STORES)('on the %s', (_name, makeStore) => {
 
     test('a stream that throws is a failed request', async () => {
       const run = await noTools('ai-fail-throw');
-      const model = wrapLanguageModel({ model: streamModel(partial, { throwAfter: true }), middleware: stepchainMiddleware(run) });
+      const model = wrapLanguageModel({
+        model: streamModel(partial, { throwAfter: true }),
+        middleware: stepchainMiddleware(run),
+      });
       const result = streamText({ model, prompt: 'x', maxRetries: 0, onError: () => undefined });
-      await expect((async () => { for await (const _ of result.fullStream) { /* drain */ } })()).rejects.toThrow('socket reset');
+      await expect(
+        (async () => {
+          for await (const _ of result.fullStream) {
+            /* drain */
+          }
+        })(),
+      ).rejects.toThrow('socket reset');
       const rs = await records(run);
       expect(rs.map(kindOf)).toEqual(['run.started', 'model.started', 'model.failed']);
       expect((rs[2] as unknown as { error: unknown }).error).toMatchObject({ message: 'socket reset' });
@@ -192,21 +271,35 @@ describe.each(STORES)('on the %s', (_name, makeStore) => {
       const controller = new AbortController();
       // A provider stream that keeps going after the abort (the SDK does not cancel it): 'partial ' then a delta every 2 ms.
       let n = 0;
-      const mock = new MockLanguageModelV3({ doStream: async () => ({ stream: new ReadableStream({
-        async pull(c) {
-          if (n < partial.length) c.enqueue(partial[n++] as never);
-          else if (n++ < 300) { await new Promise((r) => setTimeout(r, 2)); c.enqueue({ type: 'text-delta', id: 'a', delta: '.' } as never); }
-          else c.close();
-        },
-      }) }) });
-      const result = streamText({ model: wrapLanguageModel({ model: mock, middleware: stepchainMiddleware(run) }), prompt: 'x', maxRetries: 0, abortSignal: controller.signal });
+      const mock = new MockLanguageModelV3({
+        doStream: async () => ({
+          stream: new ReadableStream({
+            async pull(c) {
+              if (n < partial.length) c.enqueue(partial[n++] as never);
+              else if (n++ < 300) {
+                await new Promise((r) => setTimeout(r, 2));
+                c.enqueue({ type: 'text-delta', id: 'a', delta: '.' } as never);
+              } else c.close();
+            },
+          }),
+        }),
+      });
+      const result = streamText({
+        model: wrapLanguageModel({ model: mock, middleware: stepchainMiddleware(run) }),
+        prompt: 'x',
+        maxRetries: 0,
+        abortSignal: controller.signal,
+      });
       const seen: string[] = [];
       for await (const part of result.fullStream) {
         seen.push(part.type);
-        if (part.type === 'text-delta' && seen.filter((t) => t === 'text-delta').length === 3) controller.abort(new Error('user stop'));
+        if (part.type === 'text-delta' && seen.filter((t) => t === 'text-delta').length === 3)
+          controller.abort(new Error('user stop'));
       }
       expect(seen).toContain('abort');
-      await expect.poll(async () => (await records(run)).map(kindOf)).toEqual(['run.started', 'model.started', 'model.failed']);
+      await expect
+        .poll(async () => (await records(run)).map(kindOf))
+        .toEqual(['run.started', 'model.started', 'model.failed']);
       const rs = await records(run);
       // What had arrived when the signal fired: the first deltas, not the 300 the provider sent after.
       expect((rs[2]!.result as { content: { text: string }[] }).content[0]!.text).toMatch(/^partial \.{2,}$/);
@@ -220,18 +313,35 @@ describe.each(STORES)('on the %s', (_name, makeStore) => {
       const cyclic: Record<string, unknown> = { a: 1, ratio: Number.NaN };
       cyclic['self'] = cyclic;
       const tools = recordTools(run, { loop: tool({ inputSchema: z.object({}), execute: async () => cyclic }) });
-      const mock = new MockLanguageModelV3({ doGenerate: [
-        { content: [{ type: 'tool-call', toolCallId: 'c1', toolName: 'loop', input: '{}' }], finishReason: { unified: 'tool-calls', raw: undefined }, usage: usage(1, 1), warnings: [] },
-      ] });
-      const res = await generateText({ model: wrapLanguageModel({ model: mock, middleware: stepchainMiddleware(run) }), tools, prompt: 'x', maxRetries: 0 });
+      const mock = new MockLanguageModelV3({
+        doGenerate: [
+          {
+            content: [{ type: 'tool-call', toolCallId: 'c1', toolName: 'loop', input: '{}' }],
+            finishReason: { unified: 'tool-calls', raw: undefined },
+            usage: usage(1, 1),
+            warnings: [],
+          },
+        ],
+      });
+      const res = await generateText({
+        model: wrapLanguageModel({ model: mock, middleware: stepchainMiddleware(run) }),
+        tools,
+        prompt: 'x',
+        maxRetries: 0,
+      });
       expect(res.steps[0]!.content.some((p) => p.type === 'tool-error')).toBe(false);
-      const toolResult = res.steps[0]!.content.find((p) => p.type === 'tool-result') as { output: Record<string, unknown> } | undefined;
+      const toolResult = res.steps[0]!.content.find((p) => p.type === 'tool-result') as
+        { output: Record<string, unknown> } | undefined;
       expect(toolResult?.output.a).toBe(1);
       expect(toolResult?.output.ratio).toBeNaN();
       expect(toolResult?.output.self).toBe(toolResult?.output);
       const effects = await run.effects();
       expect(effects.map((e) => e.status)).toEqual(['completed']);
-      expect(effects[0]!.result).toEqual({ a: 1, ratio: { unrepresentable: 'the number NaN' }, self: { unrepresentable: 'a reference back to an enclosing value (a cycle)' } });
+      expect(effects[0]!.result).toEqual({
+        a: 1,
+        ratio: { unrepresentable: 'the number NaN' },
+        self: { unrepresentable: 'a reference back to an enclosing value (a cycle)' },
+      });
       expect(await run.pendingEffects()).toEqual([]);
     });
   });

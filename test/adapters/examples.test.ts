@@ -23,7 +23,9 @@ describe('examples/', () => {
     expect(stdout).toMatch(/8 records, verified ok/);
     const [runId] = await new FileStore(dir).list();
     const recorded = await resumeRun(new FileStore(dir), runId!, { readOnly: true });
-    expect((await recorded.effects()).map((e) => [e.tool, e.callId, e.status])).toEqual([['weather', 'call-1', 'completed']]);
+    expect((await recorded.effects()).map((e) => [e.tool, e.callId, e.status])).toEqual([
+      ['weather', 'call-1', 'completed'],
+    ]);
     await recorded.close();
   });
 
@@ -37,7 +39,18 @@ describe('examples/', () => {
   });
 
   test('replay.test.mjs (README "Deterministic replay tests") passes under vitest, as a user runs it', async () => {
-    const { stdout } = await run(process.execPath, [join(ROOT, 'node_modules/vitest/vitest.mjs'), 'run', '--config', 'examples/vitest.config.mjs', '--reporter', 'verbose'], { cwd: ROOT, env: { ...env, NO_COLOR: '1', FORCE_COLOR: '0' } });
+    const { stdout } = await run(
+      process.execPath,
+      [
+        join(ROOT, 'node_modules/vitest/vitest.mjs'),
+        'run',
+        '--config',
+        'examples/vitest.config.mjs',
+        '--reporter',
+        'verbose',
+      ],
+      { cwd: ROOT, env: { ...env, NO_COLOR: '1', FORCE_COLOR: '0' } },
+    );
     expect(stdout).toContain('the agent replays its recorded run exactly, with no live model or tool');
     expect(stdout).toMatch(/Tests\s+2 passed/);
   });

@@ -31,10 +31,12 @@ describe.each(STORES)('on the %s', (_name, makeStore) => {
 
   /** What the fake models were asked, without the volatile members (abort signal, the SDK's tracing internals). */
   function requests(w: Workflow): unknown[] {
-    return w.models.flatMap((m) => m.calls.map((c) => {
-      const { signal: _s, tracing: _t, _internal: _i, ...rest } = c.request as unknown as Record<string, unknown>;
-      return rest;
-    }));
+    return w.models.flatMap((m) =>
+      m.calls.map((c) => {
+        const { signal: _s, tracing: _t, _internal: _i, ...rest } = c.request as unknown as Record<string, unknown>;
+        return rest;
+      }),
+    );
   }
 
   async function recorded(runId: string): Promise<{ run: Run; recorder: AgentsRecorder; workflow: Workflow }> {
@@ -59,11 +61,21 @@ describe.each(STORES)('on the %s', (_name, makeStore) => {
 
     test('the handoff target and the agent used as a tool are child runs, linked by parent run id', () => {
       expect(first.recorder.childRuns()).toHaveLength(2);
-      expect(specialist!.identity).toEqual({ agent: 'specialist', conversation_id: 'conv-1', labels: { env: 'test' }, parent_run_id: first.run.runId });
-      expect(researcher!.identity).toEqual({ agent: 'researcher', conversation_id: 'conv-1', labels: { env: 'test' }, parent_run_id: specialist!.runId });
+      expect(specialist!.identity).toEqual({
+        agent: 'specialist',
+        conversation_id: 'conv-1',
+        labels: { env: 'test' },
+        parent_run_id: first.run.runId,
+      });
+      expect(researcher!.identity).toEqual({
+        agent: 'researcher',
+        conversation_id: 'conv-1',
+        labels: { env: 'test' },
+        parent_run_id: specialist!.runId,
+      });
     });
 
-    test('a child run is completed when its agent finishes; the root run is the caller\'s to end', async () => {
+    test("a child run is completed when its agent finishes; the root run is the caller's to end", async () => {
       expect(await specialist!.status()).toBe('completed');
       expect(await researcher!.status()).toBe('completed');
       expect(await first.run.status()).toBe('completed');
@@ -78,8 +90,14 @@ describe.each(STORES)('on the %s', (_name, makeStore) => {
       expect(handoff?.tool_call).toMatchObject({ arguments: { from_agent: 'triage', to_agent: 'specialist' } });
       const triage = rootSteps.find((r) => kindOf(r) === 'model.completed')!;
       expect(triage.model).toEqual({ name: 'scripted' });
-      expect(triage.prompt).toEqual({ systemInstructions: 'route', input: [{ type: 'message', role: 'user', content: 'What is the weather in Paris and Oslo?' }] });
-      expect((triage.result as { output: { name: string }[] }).output[0]).toMatchObject({ type: 'function_call', name: 'transfer_to_specialist' });
+      expect(triage.prompt).toEqual({
+        systemInstructions: 'route',
+        input: [{ type: 'message', role: 'user', content: 'What is the weather in Paris and Oslo?' }],
+      });
+      expect((triage.result as { output: { name: string }[] }).output[0]).toMatchObject({
+        type: 'function_call',
+        name: 'transfer_to_specialist',
+      });
       // The handoff is not an awaited tool call: the SDK, not a recorded tool, answers it.
       expect(triage.tool_call).toEqual([]);
       const streamedStep = rootSteps.filter((r) => kindOf(r) === 'model.completed')[1]!;
@@ -92,7 +110,11 @@ describe.each(STORES)('on the %s', (_name, makeStore) => {
       expect(steps.filter((r) => kindOf(r) === 'model.completed')).toHaveLength(3);
       const effects = await specialist!.effects();
       expect(effects.map((e) => [e.tool, e.callId, e.status]).sort()).toEqual([
-        ['ask_researcher', 'r1', 'completed'], ['explode', 'x1', 'failed'], ['snapshot', 's1', 'completed'], ['weather', 'w1', 'completed'], ['weather', 'w2', 'completed'],
+        ['ask_researcher', 'r1', 'completed'],
+        ['explode', 'x1', 'failed'],
+        ['snapshot', 's1', 'completed'],
+        ['weather', 'w1', 'completed'],
+        ['weather', 'w2', 'completed'],
       ]);
       // The parallel pair: both intents are durable before either outcome.
       const pair = steps.filter((r) => toolOf(r) === 'weather').map(kindOf);
@@ -100,7 +122,10 @@ describe.each(STORES)('on the %s', (_name, makeStore) => {
       const failed = steps.find((r) => kindOf(r) === 'tool.failed') as unknown as { error: unknown };
       expect(failed.error).toMatchObject({ name: 'Error', message: 'boom' });
       const firstModel = steps.find((r) => kindOf(r) === 'model.completed')!;
-      expect(firstModel.tool_call).toEqual([{ id: 'w1', name: 'weather', arguments: { city: 'Paris' } }, { id: 'w2', name: 'weather', arguments: { city: 'Oslo' } }]);
+      expect(firstModel.tool_call).toEqual([
+        { id: 'w1', name: 'weather', arguments: { city: 'Paris' } },
+        { id: 'w2', name: 'weather', arguments: { city: 'Oslo' } },
+      ]);
       expect(await specialist!.pendingEffects()).toEqual([]);
     });
 
@@ -162,7 +187,11 @@ describe.each(STORES)('on the %s', (_name, makeStore) => {
       const recorder = agentsRecorder(run, { store });
       setTraceProcessors([recorder]);
       setTracingDisabled(false);
-      const agent = new Agent({ name: 'bot', instructions: 'x', model: recorder.model(new ScriptedModel([modelError(new Error('HTTP 500'))]), 'scripted') });
+      const agent = new Agent({
+        name: 'bot',
+        instructions: 'x',
+        model: recorder.model(new ScriptedModel([modelError(new Error('HTTP 500'))]), 'scripted'),
+      });
       await expect(new Runner().run(agent, 'hi')).rejects.toThrow('HTTP 500');
       const rs = await records(run);
       expect(rs.map(kindOf)).toEqual(['run.started', 'model.started', 'model.failed']);
@@ -176,9 +205,20 @@ describe.each(STORES)('on the %s', (_name, makeStore) => {
       const recorder = agentsRecorder(run, { store });
       setTraceProcessors([recorder]);
       setTracingDisabled(false);
-      const agent = new Agent({ name: 'bot', instructions: 'x', model: recorder.model(new ScriptedModel([modelError(new Error('socket reset'))]), 'scripted') });
+      const agent = new Agent({
+        name: 'bot',
+        instructions: 'x',
+        model: recorder.model(new ScriptedModel([modelError(new Error('socket reset'))]), 'scripted'),
+      });
       const streamed = await new Runner().run(agent, 'hi', { stream: true });
-      await expect((async () => { for await (const _ of streamed) { /* drain */ } await streamed.completed; })()).rejects.toThrow('socket reset');
+      await expect(
+        (async () => {
+          for await (const _ of streamed) {
+            /* drain */
+          }
+          await streamed.completed;
+        })(),
+      ).rejects.toThrow('socket reset');
       expect((await records(run)).map(kindOf)).toEqual(['run.started', 'model.started', 'model.failed']);
     });
 
@@ -192,9 +232,22 @@ describe.each(STORES)('on the %s', (_name, makeStore) => {
       // An HTTP client's response object, as a tool returns it: a back reference, a NaN, a method.
       const response: Record<string, unknown> = { status: 200, ratio: Number.NaN, text: () => 'body' };
       response['self'] = response;
-      const fetchPage = recorder.tool({ name: 'fetch_page', description: 'an HTTP response', parameters: z.object({}), execute: async () => response });
-      const model = new ScriptedModel([[functionCall('fetch_page', {}, { callId: 'f1' })], [assistantMessage('fetched')]]);
-      const agent = new Agent({ name: 'bot', instructions: 'x', model: recorder.model(model, 'scripted'), tools: [fetchPage] });
+      const fetchPage = recorder.tool({
+        name: 'fetch_page',
+        description: 'an HTTP response',
+        parameters: z.object({}),
+        execute: async () => response,
+      });
+      const model = new ScriptedModel([
+        [functionCall('fetch_page', {}, { callId: 'f1' })],
+        [assistantMessage('fetched')],
+      ]);
+      const agent = new Agent({
+        name: 'bot',
+        instructions: 'x',
+        model: recorder.model(model, 'scripted'),
+        tools: [fetchPage],
+      });
       const result = await new Runner().run(agent, 'fetch it');
       await recorder.flush();
       expect(result.finalOutput).toBe('fetched');
@@ -206,12 +259,16 @@ describe.each(STORES)('on the %s', (_name, makeStore) => {
       expect(told).not.toMatch(/error|fail|unrepresentable/i);
       const effects = await run.effects();
       expect(effects.map((e) => [e.tool, e.callId, e.status])).toEqual([['fetch_page', 'f1', 'completed']]);
-      expect(effects[0]!.result).toMatchObject({ status: 200, ratio: { unrepresentable: 'the number NaN' }, self: { unrepresentable: 'a reference back to an enclosing value (a cycle)' } });
+      expect(effects[0]!.result).toMatchObject({
+        status: 200,
+        ratio: { unrepresentable: 'the number NaN' },
+        self: { unrepresentable: 'a reference back to an enclosing value (a cycle)' },
+      });
       expect(await run.pendingEffects()).toEqual([]);
       expect((await run.journal.verify()).ok).toBe(true);
     });
 
-    test('with tracing off every record goes to the recorder\'s run: no child runs, nothing lost', async () => {
+    test("with tracing off every record goes to the recorder's run: no child runs, nothing lost", async () => {
       const run = await startRun(store, { runId: 'agents-no-tracing' });
       const recorder = agentsRecorder(run, { store });
       const workflow = await runWorkflow(recorder, { tracing: false });
@@ -220,7 +277,13 @@ describe.each(STORES)('on the %s', (_name, makeStore) => {
       const steps = await records(run);
       // triage 1 + specialist 3 + researcher 1 + summarizer 1 model calls; 5 tool effects; no handoff or guardrail records (they come from spans).
       expect(steps.filter((r) => kindOf(r) === 'model.completed')).toHaveLength(6);
-      expect((await run.effects()).map((e) => e.tool).sort()).toEqual(['ask_researcher', 'explode', 'snapshot', 'weather', 'weather']);
+      expect((await run.effects()).map((e) => e.tool).sort()).toEqual([
+        'ask_researcher',
+        'explode',
+        'snapshot',
+        'weather',
+        'weather',
+      ]);
       expect(await run.pendingEffects()).toEqual([]);
     });
   });

@@ -14,10 +14,13 @@ export function adapterStores(root: string): Array<[string, () => Store]> {
   });
   return [
     ['file store', () => new FileStore(join(root, 'runs'), { fsync: 'none' })],
-    ['sqlite store', () => {
-      const s = new SqliteStore(join(root, 'runs.db'), { fsync: 'none' });
-      opened.push(s);
-      return s;
-    }],
+    [
+      'sqlite store',
+      () => {
+        const s = new SqliteStore(join(root, 'runs.db'), { fsync: 'none' });
+        opened.push(s);
+        return s;
+      },
+    ],
   ];
 }

@@ -21,19 +21,30 @@ describe('the page engine on a receipt with approval records', () => {
     const { run } = await v3Run(dir);
     const a = await run.requestApproval({ name: 'pay_invoice', args: { invoice: 'INV-9' } });
     const grant = await run.decideApproval(a, 'granted', { key: alice.privateKey, name: 'alice' });
-    await (await run.beginTool({ name: 'pay_invoice', args: { invoice: 'INV-9' }, approval: a })).complete({ paid: true });
+    await (
+      await run.beginTool({ name: 'pay_invoice', args: { invoice: 'INV-9' }, approval: a })
+    ).complete({ paid: true });
     const out = join(dir, 'r.tar');
     await exportReceipt(run.journal, { out });
     const session = new Session();
     const ok = await session.verify({ receipt: new Blob([readFileSync(out)]), name: 'r.tar' });
     expect(ok.report.ok).toBe(true);
-    expect(ok.report.approvals).toEqual([expect.objectContaining({ request: a.id, status: 'granted', tool: 'pay_invoice', approver: { keyid: alice.keyId, name: 'alice', pinned: false } })]);
+    expect(ok.report.approvals).toEqual([
+      expect.objectContaining({
+        request: a.id,
+        status: 'granted',
+        tool: 'pay_invoice',
+        approver: { keyid: alice.keyId, name: 'alice', pinned: false },
+      }),
+    ]);
     // The same grant copied onto a second request of the same call, then exported again.
     const b = await run.requestApproval({ name: 'pay_invoice', args: { invoice: 'INV-9' } });
     const g = (await run.journal.get(grant.seq!))! as unknown as Record<string, never>;
     await run.journal.append({ kind: 'approval.granted', ref: b.id, ts: g.ts, input: g.input, meta: g.meta });
     // Export verifies the chain first: no receipt is written for it.
-    await expect(exportReceipt(run.journal, { out: join(dir, 'r2.tar') })).rejects.toThrow(/CHAIN_INVALID.*APPROVAL_INVALID/);
+    await expect(exportReceipt(run.journal, { out: join(dir, 'r2.tar') })).rejects.toThrow(
+      /CHAIN_INVALID.*APPROVAL_INVALID/,
+    );
     await run.journal.close();
   });
 });

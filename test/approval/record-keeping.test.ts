@@ -33,13 +33,23 @@ describe('record-keeping --profile art12: persons involved', () => {
     await run.decideApproval(c, 'granted', { key: alice.privateKey, name: 'alice' });
     await run.requestApproval({ name: 'undecided' });
     const unpinned = (await view(run.journal)).persons_involved;
-    expect(unpinned.persons.map((p) => [p.name, p.authenticated, p.decisions.map((d) => `${d.tool}:${d.decision}`)])).toEqual([
+    expect(
+      unpinned.persons.map((p) => [p.name, p.authenticated, p.decisions.map((d) => `${d.tool}:${d.decision}`)]),
+    ).toEqual([
       ['alice', false, ['pay_invoice:granted', 'pay_invoice:granted']],
       ['the boss', false, ['send_mail:denied']],
     ]);
     expect(unpinned.source).toMatch(/2 approvers' names are their own claim/);
-    const pinned = (await view(run.journal, [{ key: alice.publicKey, name: 'Alice Liddell' }, { key: mallory.publicKey, name: 'Mallory' }])).persons_involved;
-    expect(pinned.persons.map((p) => [p.name, p.keyid, p.authenticated])).toEqual([['Alice Liddell', alice.keyId, true], ['Mallory', mallory.keyId, true]]);
+    const pinned = (
+      await view(run.journal, [
+        { key: alice.publicKey, name: 'Alice Liddell' },
+        { key: mallory.publicKey, name: 'Mallory' },
+      ])
+    ).persons_involved;
+    expect(pinned.persons.map((p) => [p.name, p.keyid, p.authenticated])).toEqual([
+      ['Alice Liddell', alice.keyId, true],
+      ['Mallory', mallory.keyId, true],
+    ]);
     expect(pinned.source).toMatch(/every key was pinned/);
     await run.journal.close();
   });

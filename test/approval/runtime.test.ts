@@ -14,7 +14,11 @@ const dir = (): string => {
   dirs.push(d);
   return d;
 };
-const code = async (p: Promise<unknown>): Promise<string> => p.then(() => 'resolved', (e: unknown) => (e instanceof RuntimeError ? e.code : String(e)));
+const code = async (p: Promise<unknown>): Promise<string> =>
+  p.then(
+    () => 'resolved',
+    (e: unknown) => (e instanceof RuntimeError ? e.code : String(e)),
+  );
 const pay = { name: 'pay_invoice', args: { invoice: 'INV-9', amount: 120 } };
 
 describe('approvals in the runtime (spec/APPROVALS.md §4)', () => {
@@ -23,17 +27,36 @@ describe('approvals in the runtime (spec/APPROVALS.md §4)', () => {
     const req = await run.requestApproval(pay);
     expect(await code(run.beginTool({ ...pay, approval: req }))).toBe('APPROVAL_PENDING');
     expect(await code(run.beginTool(pay))).toBe('APPROVAL_REQUIRED');
-    const decided = await run.decideApproval(req, 'granted', { key: alice.privateKey, name: 'alice', reason: 'invoice checked' });
-    expect(decided).toMatchObject({ status: 'granted', request: req.id, approver: { keyid: alice.keyId, name: 'alice', pinned: false } });
+    const decided = await run.decideApproval(req, 'granted', {
+      key: alice.privateKey,
+      name: 'alice',
+      reason: 'invoice checked',
+    });
+    expect(decided).toMatchObject({
+      status: 'granted',
+      request: req.id,
+      approver: { keyid: alice.keyId, name: 'alice', pinned: false },
+    });
     expect(await run.awaitApproval(req)).toMatchObject({ status: 'granted' });
-    expect(await code(run.beginTool({ ...pay, args: { invoice: 'INV-9', amount: 1200 }, approval: req }))).toBe('APPROVAL_MISMATCH');
+    expect(await code(run.beginTool({ ...pay, args: { invoice: 'INV-9', amount: 1200 }, approval: req }))).toBe(
+      'APPROVAL_MISMATCH',
+    );
     const effect = await run.beginTool({ ...pay, approval: req });
     await effect.complete({ paid: true });
     expect(await code(run.beginTool({ ...pay, approval: req }))).toBe('APPROVAL_USED');
     expect(await code(run.decideApproval(req, 'denied', { key: alice.privateKey }))).toBe('APPROVAL_DECIDED');
     const report = await run.journal.verify();
     expect(report.problems).toEqual([]);
-    expect(report.approvals).toEqual([expect.objectContaining({ request: req.id, status: 'granted', tool: 'pay_invoice', approver: { keyid: alice.keyId, name: 'alice', pinned: false }, effect: effect.id, reason: 'invoice checked' })]);
+    expect(report.approvals).toEqual([
+      expect.objectContaining({
+        request: req.id,
+        status: 'granted',
+        tool: 'pay_invoice',
+        approver: { keyid: alice.keyId, name: 'alice', pinned: false },
+        effect: effect.id,
+        reason: 'invoice checked',
+      }),
+    ]);
     expect(report.warnings.map((w) => w.code)).toContain('APPROVER_UNPINNED');
     const pinned = await run.journal.verify({ approvers: [{ key: alice.publicKey, name: 'Alice Liddell' }] });
     expect(pinned.ok).toBe(true);
@@ -49,10 +72,15 @@ describe('approvals in the runtime (spec/APPROVALS.md §4)', () => {
     await run.decideApproval(denied, 'denied', { key: alice.privateKey, reason: 'duplicate invoice' });
     expect(await run.awaitApproval(denied.id)).toMatchObject({ status: 'denied', reason: 'duplicate invoice' });
     expect(await code(run.beginTool({ ...pay, approval: denied }))).toBe('APPROVAL_DENIED');
-    const expiring = await run.requestApproval({ name: 'send_mail', args: { to: 'x' } }, { expiresAt: new Date(Date.now() + 30) });
+    const expiring = await run.requestApproval(
+      { name: 'send_mail', args: { to: 'x' } },
+      { expiresAt: new Date(Date.now() + 30) },
+    );
     expect(await run.awaitApproval(expiring, { pollMs: 10 })).toMatchObject({ status: 'expired', seq: null });
     expect(await code(run.decideApproval(expiring, 'granted', { key: alice.privateKey }))).toBe('APPROVAL_EXPIRED');
-    expect(await code(run.beginTool({ name: 'send_mail', args: { to: 'x' }, approval: expiring }))).toBe('APPROVAL_EXPIRED');
+    expect(await code(run.beginTool({ name: 'send_mail', args: { to: 'x' }, approval: expiring }))).toBe(
+      'APPROVAL_EXPIRED',
+    );
     const ac = new AbortController();
     const waiting = run.awaitApproval(await run.requestApproval({ name: 'other' }), { signal: ac.signal, pollMs: 5 });
     ac.abort(new Error('stopped'));

@@ -15,12 +15,21 @@ const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const LIB = new URL('../../dist/index.js', import.meta.url).href;
 const dir = tempDir('stepchain-approval-2p-');
 
-interface Ran { code: number; stdout: string; stderr: string }
+interface Ran {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
 function cli(...args: string[]): Promise<Ran> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { cwd: dir, env: { ...process.env, NO_COLOR: '1' } }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [CLI, ...args],
+      { cwd: dir, env: { ...process.env, NO_COLOR: '1' } },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -45,8 +54,15 @@ process.stdout.write(JSON.stringify({ outcome: outcome.status }) + '\\n');
 `;
 
 /** Starts the agent and resolves with the request id it presented, and its exit. */
-function startAgent(runId: string): { request: Promise<string>; exit: Promise<{ code: number | null; lines: string[]; stderr: string }> } {
-  const child = spawn(process.execPath, [join(dir, 'agent.mjs'), join(dir, 'runs'), runId, join(dir, `${runId}.paid`)], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+function startAgent(runId: string): {
+  request: Promise<string>;
+  exit: Promise<{ code: number | null; lines: string[]; stderr: string }>;
+} {
+  const child = spawn(
+    process.execPath,
+    [join(dir, 'agent.mjs'), join(dir, 'runs'), runId, join(dir, `${runId}.paid`)],
+    { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let out = '';
   let err = '';
   let gotRequest: (id: string) => void;
@@ -57,7 +73,9 @@ function startAgent(runId: string): { request: Promise<string>; exit: Promise<{ 
     if (out.includes('\n')) gotRequest((JSON.parse(first!) as { request: string }).request);
   });
   child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-  const exit = new Promise<{ code: number | null; lines: string[]; stderr: string }>((resolve) => child.on('close', (code) => resolve({ code, lines: out.trim().split('\n'), stderr: err })));
+  const exit = new Promise<{ code: number | null; lines: string[]; stderr: string }>((resolve) =>
+    child.on('close', (code) => resolve({ code, lines: out.trim().split('\n'), stderr: err })),
+  );
   return { request, exit };
 }
 
@@ -72,8 +90,25 @@ describe('two processes: the agent waits, the approver signs from the CLI', () =
     const id = await agent.request;
     const listed = await cli('approve', 'runs/granted', '--list', '--json');
     expect(listed.code, listed.stderr).toBe(0);
-    expect(JSON.parse(listed.stdout).requests).toEqual([expect.objectContaining({ request: id, tool: 'pay_invoice', arguments: { invoice: 'INV-9', amount: 120 }, status: 'pending' })]);
-    const approved = await cli('approve', 'runs/granted', id, '--key', 'alice.key', '--approve', '--reason', 'invoice checked', '--json');
+    expect(JSON.parse(listed.stdout).requests).toEqual([
+      expect.objectContaining({
+        request: id,
+        tool: 'pay_invoice',
+        arguments: { invoice: 'INV-9', amount: 120 },
+        status: 'pending',
+      }),
+    ]);
+    const approved = await cli(
+      'approve',
+      'runs/granted',
+      id,
+      '--key',
+      'alice.key',
+      '--approve',
+      '--reason',
+      'invoice checked',
+      '--json',
+    );
     expect(approved.code, approved.stderr).toBe(0);
     expect(JSON.parse(approved.stdout)).toMatchObject({ ok: true, request: id, decision: 'granted' });
     const again = await cli('approve', 'runs/granted', id, '--key', 'mallory.key', '--deny', '--json');
@@ -86,12 +121,27 @@ describe('two processes: the agent waits, the approver signs from the CLI', () =
     const verified = await cli('verify', 'runs/granted', '--approver', 'alice.key.pub', '--json');
     expect(verified.code, verified.stdout).toBe(0);
     const approvals = JSON.parse(verified.stdout).report.approvals;
-    expect(approvals).toEqual([expect.objectContaining({ request: id, status: 'granted', tool: 'pay_invoice', approver: expect.objectContaining({ name: 'alice', pinned: true }), reason: 'invoice checked', effect_seq: expect.any(Number) })]);
+    expect(approvals).toEqual([
+      expect.objectContaining({
+        request: id,
+        status: 'granted',
+        tool: 'pay_invoice',
+        approver: expect.objectContaining({ name: 'alice', pinned: true }),
+        reason: 'invoice checked',
+        effect_seq: expect.any(Number),
+      }),
+    ]);
     const human = await cli('verify', 'runs/granted', '--approver', 'alice.key.pub');
-    expect(human.stderr).toMatch(new RegExp(`approved +"pay_invoice" \\(request "${id}", seq \\d+\\) by "alice" \\(pinned\\) at seq \\d+, executed at seq \\d+`));
+    expect(human.stderr).toMatch(
+      new RegExp(
+        `approved +"pay_invoice" \\(request "${id}", seq \\d+\\) by "alice" \\(pinned\\) at seq \\d+, executed at seq \\d+`,
+      ),
+    );
     const wrongPin = await cli('verify', 'runs/granted', '--approver', 'mallory.key.pub', '--json');
     expect(wrongPin.code).toBe(1);
-    expect(JSON.parse(wrongPin.stdout).report.problems.map((p: { code: string }) => p.code)).toEqual(['APPROVER_UNKNOWN']);
+    expect(JSON.parse(wrongPin.stdout).report.problems.map((p: { code: string }) => p.code)).toEqual([
+      'APPROVER_UNKNOWN',
+    ]);
     // The receipt carries the records: the same check and the same names, offline.
     expect((await cli('export', 'runs/granted', '-o', 'granted.tar.gz')).code).toBe(0);
     const receipt = await cli('verify', 'granted.tar.gz', '--approver', 'alice.key.pub', '--json');
@@ -99,8 +149,23 @@ describe('two processes: the agent waits, the approver signs from the CLI', () =
     expect(JSON.parse(receipt.stdout).report.approvals).toEqual(approvals);
     expect((await cli('verify', 'granted.tar.gz', '--approver', 'mallory.key.pub')).code).toBe(1);
     // The Art. 12 view names alice as the person involved.
-    expect((await cli('record-keeping', 'runs/granted', '--retention', 'P6M', '-o', 'art12.json', '--approver', 'alice.key.pub')).code).toBe(0);
-    expect(JSON.parse(readFileSync(join(dir, 'art12.json'), 'utf8')).runs[0].persons_involved.persons).toEqual([expect.objectContaining({ name: 'alice', role: 'approver', authenticated: true })]);
+    expect(
+      (
+        await cli(
+          'record-keeping',
+          'runs/granted',
+          '--retention',
+          'P6M',
+          '-o',
+          'art12.json',
+          '--approver',
+          'alice.key.pub',
+        )
+      ).code,
+    ).toBe(0);
+    expect(JSON.parse(readFileSync(join(dir, 'art12.json'), 'utf8')).runs[0].persons_involved.persons).toEqual([
+      expect.objectContaining({ name: 'alice', role: 'approver', authenticated: true }),
+    ]);
   }, 120_000);
 
   test('denied: the call is provably never begun', async () => {
@@ -116,7 +181,9 @@ describe('two processes: the agent waits, the approver signs from the CLI', () =
     expect(log.stdout).not.toContain('tool.started');
     const verified = await cli('verify', 'runs/denied', '--approver', 'alice.key.pub', '--json');
     expect(verified.code, verified.stdout).toBe(0);
-    expect(JSON.parse(verified.stdout).report.approvals).toEqual([expect.objectContaining({ request: id, status: 'denied', effect: null, reason: 'duplicate' })]);
+    expect(JSON.parse(verified.stdout).report.approvals).toEqual([
+      expect.objectContaining({ request: id, status: 'denied', effect: null, reason: 'duplicate' }),
+    ]);
   }, 120_000);
 
   test('a v2 journal refuses approve with APPROVAL_FORMAT and tells the user to use --format v3', async () => {

@@ -17,7 +17,12 @@ interface ChainCase {
   genesis: Genesis;
   lines: string[];
   approvers: Array<{ name: string; public_key: string }>;
-  expect: { ok: boolean; problems: Array<{ code: string; seq?: number; field?: string }>; notices: Array<{ code: string; seq?: number }>; approvals: unknown[] };
+  expect: {
+    ok: boolean;
+    problems: Array<{ code: string; seq?: number; field?: string }>;
+    notices: Array<{ code: string; seq?: number }>;
+    approvals: unknown[];
+  };
 }
 interface StatementCase {
   id: string;
@@ -42,36 +47,69 @@ const SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
 describe('vectors/approvals.json', () => {
   test('covers the cases issue 39 asks for', () => {
     const ids = doc.cases.map((c) => c.id);
-    for (const id of ['valid', 'wrong-signer', 'altered-presentation', 'denied-then-executed', 'expired-then-executed', 'signature-replayed-other-request', 'two-decisions']) expect(ids).toContain(id);
+    for (const id of [
+      'valid',
+      'wrong-signer',
+      'altered-presentation',
+      'denied-then-executed',
+      'expired-then-executed',
+      'signature-replayed-other-request',
+      'two-decisions',
+    ])
+      expect(ids).toContain(id);
   });
 
-  test.each(statements.map((c) => [c.id, c] as const))('%s: digest, payload, PAE and signature recomputed with node:crypto', (_id, c) => {
-    expect(sha(canonicalJson({ arguments: c.presented.arguments, name: c.presented.name }))).toBe(c.digest);
-    expect(c.statement.digest).toBe(c.digest);
-    expect(canonicalJson(c.statement)).toBe(c.payload);
-    const type = 'application/vnd.stepchain.approval+json';
-    const pae = `DSSEv1 ${Buffer.byteLength(type)} ${type} ${Buffer.byteLength(c.payload)} ${c.payload}`;
-    expect(pae).toBe(c.pae);
-    const raw = Buffer.from(c.public_key, 'base64');
-    expect(sha(raw)).toBe(c.keyid);
-    const key = createPublicKey({ key: Buffer.concat([SPKI_PREFIX, raw]), format: 'der', type: 'spki' });
-    expect(verify(null, Buffer.from(c.pae), key, Buffer.from(c.signature, 'base64'))).toBe(true);
-    // One byte of the decision changed: the signature no longer holds (a denial cannot be read as a grant).
-    const flipped = c.pae.replace('"decision":"granted"', '"decision":"denied"');
-    expect(verify(null, Buffer.from(flipped.replace(/ (\d+) \{/, (_m, n: string) => ` ${Number(n) - 1} {`)), key, Buffer.from(c.signature, 'base64'))).toBe(false);
-  });
+  test.each(statements.map((c) => [c.id, c] as const))(
+    '%s: digest, payload, PAE and signature recomputed with node:crypto',
+    (_id, c) => {
+      expect(sha(canonicalJson({ arguments: c.presented.arguments, name: c.presented.name }))).toBe(c.digest);
+      expect(c.statement.digest).toBe(c.digest);
+      expect(canonicalJson(c.statement)).toBe(c.payload);
+      const type = 'application/vnd.stepchain.approval+json';
+      const pae = `DSSEv1 ${Buffer.byteLength(type)} ${type} ${Buffer.byteLength(c.payload)} ${c.payload}`;
+      expect(pae).toBe(c.pae);
+      const raw = Buffer.from(c.public_key, 'base64');
+      expect(sha(raw)).toBe(c.keyid);
+      const key = createPublicKey({ key: Buffer.concat([SPKI_PREFIX, raw]), format: 'der', type: 'spki' });
+      expect(verify(null, Buffer.from(c.pae), key, Buffer.from(c.signature, 'base64'))).toBe(true);
+      // One byte of the decision changed: the signature no longer holds (a denial cannot be read as a grant).
+      const flipped = c.pae.replace('"decision":"granted"', '"decision":"denied"');
+      expect(
+        verify(
+          null,
+          Buffer.from(flipped.replace(/ (\d+) \{/, (_m, n: string) => ` ${Number(n) - 1} {`)),
+          key,
+          Buffer.from(c.signature, 'base64'),
+        ),
+      ).toBe(false);
+    },
+  );
 
   test.each(chains.map((c) => [c.id, c] as const))('%s', (_id, c) => {
-    const approvers = c.approvers.map((p) => ({ key: new Uint8Array(Buffer.from(p.public_key, 'base64')), name: p.name }));
+    const approvers = c.approvers.map((p) => ({
+      key: new Uint8Array(Buffer.from(p.public_key, 'base64')),
+      name: p.name,
+    }));
     const r = verifyChain({
-      genesis: c.genesis, storedOnly: true,
-      files: [{ name: '0000000000000000.jsonl', bytes: new TextEncoder().encode(c.lines.map((l) => l + '\n').join('')) }],
+      genesis: c.genesis,
+      storedOnly: true,
+      files: [
+        { name: '0000000000000000.jsonl', bytes: new TextEncoder().encode(c.lines.map((l) => l + '\n').join('')) },
+      ],
       ...(approvers.length ? { approvers } : {}),
     });
     expect(r.ok).toBe(c.expect.ok);
     expect(c.result).toBe(c.expect.ok ? 'valid' : 'invalid');
-    expect(r.problems.map((p) => ({ code: p.code, ...(p.location.seq === undefined ? {} : { seq: p.location.seq }), ...(p.location.field === undefined ? {} : { field: p.location.field }) }))).toEqual(c.expect.problems);
-    expect(r.warnings.map((w) => ({ code: w.code, ...(w.location.seq === undefined ? {} : { seq: w.location.seq }) }))).toEqual(c.expect.notices);
+    expect(
+      r.problems.map((p) => ({
+        code: p.code,
+        ...(p.location.seq === undefined ? {} : { seq: p.location.seq }),
+        ...(p.location.field === undefined ? {} : { field: p.location.field }),
+      })),
+    ).toEqual(c.expect.problems);
+    expect(
+      r.warnings.map((w) => ({ code: w.code, ...(w.location.seq === undefined ? {} : { seq: w.location.seq }) })),
+    ).toEqual(c.expect.notices);
     expect(r.approvals ?? []).toEqual(c.expect.approvals);
     expect(genesisHash(c.genesis)).toMatch(/^sha256:/);
   });

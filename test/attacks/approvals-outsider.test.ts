@@ -13,52 +13,108 @@ import { alice, tempDir, v3Run } from '../approval/helpers.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const dirs: string[] = [];
-afterAll(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true }); });
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
 
-interface Res { status: number; stdout: string; stderr: string }
+interface Res {
+  status: number;
+  stdout: string;
+  stderr: string;
+}
 function sc(cwd: string, args: string[], input?: string): Res {
-  const r = spawnSync(process.execPath, [CLI, ...args], { cwd, encoding: 'utf8', input, timeout: 120_000, maxBuffer: 64 << 20 });
+  const r = spawnSync(process.execPath, [CLI, ...args], {
+    cwd,
+    encoding: 'utf8',
+    input,
+    timeout: 120_000,
+    maxBuffer: 64 << 20,
+  });
   return { status: r.status ?? -1, stdout: r.stdout ?? '', stderr: r.stderr ?? '' };
 }
-const ok = (r: Res): Res => { if (r.status !== 0) throw new Error(`cli failed ${r.status}: ${r.stderr}${r.stdout}`); return r; };
+const ok = (r: Res): Res => {
+  if (r.status !== 0) throw new Error(`cli failed ${r.status}: ${r.stderr}${r.stdout}`);
+  return r;
+};
 const jcs = (v: unknown): string => {
   if (v === null || typeof v !== 'object') return JSON.stringify(v);
   if (Array.isArray(v)) return `[${v.map(jcs).join(',')}]`;
   const o = v as Record<string, unknown>;
-  return `{${Object.keys(o).sort().map((k) => `${JSON.stringify(k)}:${jcs(o[k])}`).join(',')}}`;
+  return `{${Object.keys(o)
+    .sort()
+    .map((k) => `${JSON.stringify(k)}:${jcs(o[k])}`)
+    .join(',')}}`;
 };
-const digestOf = (name: string, args: unknown) => `sha256:${createHash('sha256').update(jcs({ arguments: args, name })).digest('hex')}`;
+const digestOf = (name: string, args: unknown) =>
+  `sha256:${createHash('sha256')
+    .update(jcs({ arguments: args, name }))
+    .digest('hex')}`;
 
 /** A v3 journal `j` in a fresh folder with alice's key, and request req-1 presenting `name(args)`. */
-function setup(name: string, args: unknown, opts: { run?: boolean; expiresAt?: string } = {}): { dir: string; hash: () => string } {
+function setup(
+  name: string,
+  args: unknown,
+  opts: { run?: boolean; expiresAt?: string } = {},
+): { dir: string; hash: () => string } {
   const dir = mkdtempSync(join(tmpdir(), 'sc-apx-'));
   dirs.push(dir);
   ok(sc(dir, ['keygen', '-o', 'alice.key']));
   ok(sc(dir, ['init', 'j', '--format', 'v3', ...(opts.run ? ['--run'] : [])]));
-  const req = { kind: 'approval.requested', step_id: 'req-1', input: { presented: { name, arguments: args }, digest: digestOf(name, args), expires_at: opts.expiresAt ?? null } };
+  const req = {
+    kind: 'approval.requested',
+    step_id: 'req-1',
+    input: { presented: { name, arguments: args }, digest: digestOf(name, args), expires_at: opts.expiresAt ?? null },
+  };
   ok(sc(dir, ['append', 'j'], JSON.stringify(req)));
   const hash = (): string => {
-    const lines = readdirSync(join(dir, 'j', 'buckets')).filter((f) => f.endsWith('.jsonl')).sort()
-      .flatMap((f) => readFileSync(join(dir, 'j', 'buckets', f), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { kind: string; step_hash: string }));
+    const lines = readdirSync(join(dir, 'j', 'buckets'))
+      .filter((f) => f.endsWith('.jsonl'))
+      .sort()
+      .flatMap((f) =>
+        readFileSync(join(dir, 'j', 'buckets', f), 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as { kind: string; step_hash: string }),
+      );
     return lines.find((r) => r.kind === 'approval.requested')!.step_hash;
   };
   return { dir, hash };
 }
-const decide = (dir: string, how: '--approve' | '--deny', journal = 'j') => ok(sc(dir, ['approve', journal, 'req-1', '--key', 'alice.key', how, '--reason', 'checked', '--name', 'alice']));
+const decide = (dir: string, how: '--approve' | '--deny', journal = 'j') =>
+  ok(sc(dir, ['approve', journal, 'req-1', '--key', 'alice.key', how, '--reason', 'checked', '--name', 'alice']));
 const effect = (hash: string, call: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
-  JSON.stringify({ kind: 'tool.started', step_id: 'eff-1', tool_call: call, meta: { approval: { request: 'req-1', request_hash: hash } }, ...extra });
+  JSON.stringify({
+    kind: 'tool.started',
+    step_id: 'eff-1',
+    tool_call: call,
+    meta: { approval: { request: 'req-1', request_hash: hash } },
+    ...extra,
+  });
 function verify(dir: string, journal = 'j'): { status: number; problems: string[]; notices: string[]; text: string } {
   const j = sc(dir, ['verify', journal, '--approver', 'alice.key.pub', '--json']);
-  const doc = JSON.parse(j.stdout) as { report: { problems: Array<{ code: string }>; warnings: Array<{ code: string }> } };
+  const doc = JSON.parse(j.stdout) as {
+    report: { problems: Array<{ code: string }>; warnings: Array<{ code: string }> };
+  };
   const human = sc(dir, ['verify', journal, '--approver', 'alice.key.pub']);
-  return { status: j.status, problems: doc.report.problems.map((p) => p.code), notices: doc.report.warnings.map((w) => w.code), text: human.stderr };
+  return {
+    status: j.status,
+    problems: doc.report.problems.map((p) => p.code),
+    notices: doc.report.warnings.map((w) => w.code),
+    text: human.stderr,
+  };
 }
 
 describe('approval attacks from the outsider report', () => {
   it('15: a different tool run under a grant is APPROVAL_MISMATCH even when its arguments are stored as a part', () => {
     const { dir, hash } = setup('pay', { amount: 120 });
     decide(dir, '--approve');
-    ok(sc(dir, ['append', 'j'], effect(hash(), { name: 'delete_all_files', arguments: { path: '/', pad: 'A'.repeat(1100) } })));
+    ok(
+      sc(
+        dir,
+        ['append', 'j'],
+        effect(hash(), { name: 'delete_all_files', arguments: { path: '/', pad: 'A'.repeat(1100) } }),
+      ),
+    );
     const v = verify(dir);
     expect(v.problems).toContain('APPROVAL_MISMATCH');
     expect(v.status).not.toBe(0);
@@ -73,7 +129,9 @@ describe('approval attacks from the outsider report', () => {
     const v = verify(dir);
     expect(v.problems).toEqual([]);
     expect(v.notices).not.toContain('APPROVAL_UNCHECKED');
-    expect(v.text).toMatch(/approved +"mail" \(request "req-1", seq 0\) by "alice" \(pinned\) at seq 1, executed at seq 2/);
+    expect(v.text).toMatch(
+      /approved +"mail" \(request "req-1", seq 0\) by "alice" \(pinned\) at seq 1, executed at seq 2/,
+    );
   });
 
   it('16 and 5: effect begin refuses a denied presented call (APPROVAL_DENIED) and an undecided one (APPROVAL_REQUIRED); verify finds a denied part-sized call run unnamed', () => {
@@ -89,19 +147,38 @@ describe('approval attacks from the outsider report', () => {
     // Finding 2: the refusal does not present the approver's own name as fact.
     expect(denied.stdout + denied.stderr).toMatch(/calling itself \\?"alice\\?" \(unpinned, self-named\)/);
     // Written by hand (not through the runtime), the same unnamed call is found by the verifier.
-    ok(sc(dir, ['append', 'j'], JSON.stringify({ kind: 'tool.started', step_id: 'eff-x', tool_call: { name: 'mail', arguments: args } })));
+    ok(
+      sc(
+        dir,
+        ['append', 'j'],
+        JSON.stringify({ kind: 'tool.started', step_id: 'eff-x', tool_call: { name: 'mail', arguments: args } }),
+      ),
+    );
     const v = verify(dir);
     expect(v.problems).toContain('APPROVAL_MISSING');
     expect(v.text).not.toMatch(/never executed/);
   });
 
-  it('20: a grant copied into a fork does not authorise the fork\'s effect', () => {
+  it("20: a grant copied into a fork does not authorise the fork's effect", () => {
     const { dir, hash } = setup('pay', { amount: 120 });
     ok(sc(dir, ['fork', 'j', '--from-step', '0', 'B']));
     decide(dir, '--approve');
-    const grant = readdirSync(join(dir, 'j', 'buckets')).filter((f) => f.endsWith('.jsonl')).flatMap((f) => readFileSync(join(dir, 'j', 'buckets', f), 'utf8').split('\n').filter(Boolean))
-      .map((l) => JSON.parse(l) as Record<string, unknown>).find((r) => r.kind === 'approval.granted')!;
-    ok(sc(dir, ['append', 'B'], JSON.stringify({ kind: grant.kind, ref: grant.ref, ts: grant.ts, input: grant.input, meta: grant.meta })));
+    const grant = readdirSync(join(dir, 'j', 'buckets'))
+      .filter((f) => f.endsWith('.jsonl'))
+      .flatMap((f) =>
+        readFileSync(join(dir, 'j', 'buckets', f), 'utf8')
+          .split('\n')
+          .filter(Boolean),
+      )
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .find((r) => r.kind === 'approval.granted')!;
+    ok(
+      sc(
+        dir,
+        ['append', 'B'],
+        JSON.stringify({ kind: grant.kind, ref: grant.ref, ts: grant.ts, input: grant.input, meta: grant.meta }),
+      ),
+    );
     ok(sc(dir, ['append', 'j'], effect(hash(), { name: 'pay', arguments: { amount: 120 } })));
     ok(sc(dir, ['append', 'B'], effect(hash(), { name: 'pay', arguments: { amount: 120 } })));
     expect(verify(dir, 'j').problems).toEqual([]);
@@ -117,7 +194,9 @@ describe('approval attacks from the outsider report', () => {
     const fork = await store.fork(parent, { fromStep: req.seq, to: 'r1-fork' });
     const forked = Run.of(fork);
     await forked.decideApproval(req.id, 'granted', { key: alice.privateKey, name: 'alice' });
-    await expect(forked.beginTool({ name: 'pay', args: { amount: 120 }, approval: req.id })).rejects.toMatchObject({ code: 'APPROVAL_REQUIRED' });
+    await expect(forked.beginTool({ name: 'pay', args: { amount: 120 }, approval: req.id })).rejects.toMatchObject({
+      code: 'APPROVAL_REQUIRED',
+    });
     await run.decideApproval(req.id, 'granted', { key: alice.privateKey, name: 'alice' });
     await (await run.beginTool({ name: 'pay', args: { amount: 120 }, approval: req.id })).complete({ paid: true });
   });
@@ -125,7 +204,13 @@ describe('approval attacks from the outsider report', () => {
   it('4: a denied call recorded as a plain step is APPROVAL_MISSING, not "never executed"', () => {
     const { dir } = setup('pay', { amount: 9999 });
     decide(dir, '--deny');
-    ok(sc(dir, ['append', 'j'], JSON.stringify({ tool_call: { name: 'pay', arguments: { amount: 9999 } }, result: { paid: true } })));
+    ok(
+      sc(
+        dir,
+        ['append', 'j'],
+        JSON.stringify({ tool_call: { name: 'pay', arguments: { amount: 9999 } }, result: { paid: true } }),
+      ),
+    );
     const v = verify(dir);
     expect(v.problems).toContain('APPROVAL_MISSING');
     expect(v.status).not.toBe(0);
@@ -134,7 +219,13 @@ describe('approval attacks from the outsider report', () => {
   it('12: an effect dated before its grant was decided (backdated past the expiry) is a problem', () => {
     const { dir, hash } = setup('pay', { amount: 1 }, { expiresAt: new Date(Date.now() + 3_600_000).toISOString() });
     decide(dir, '--approve');
-    ok(sc(dir, ['append', 'j'], effect(hash(), { name: 'pay', arguments: { amount: 1 } }, { ts: '2000-01-01T00:00:00.000Z' })));
+    ok(
+      sc(
+        dir,
+        ['append', 'j'],
+        effect(hash(), { name: 'pay', arguments: { amount: 1 } }, { ts: '2000-01-01T00:00:00.000Z' }),
+      ),
+    );
     const v = verify(dir);
     expect(v.problems).toContain('APPROVAL_MISSING');
     expect(v.status).not.toBe(0);
@@ -143,7 +234,18 @@ describe('approval attacks from the outsider report', () => {
   it('13: a tool_call member the approver never saw (server, summary) is APPROVAL_MISMATCH', () => {
     const { dir, hash } = setup('pay', { amount: 120 });
     decide(dir, '--approve');
-    ok(sc(dir, ['append', 'j'], effect(hash(), { name: 'pay', arguments: { amount: 120 }, server: 'https://evil.example', summary: 'paying 9999 to mallory' })));
+    ok(
+      sc(
+        dir,
+        ['append', 'j'],
+        effect(hash(), {
+          name: 'pay',
+          arguments: { amount: 120 },
+          server: 'https://evil.example',
+          summary: 'paying 9999 to mallory',
+        }),
+      ),
+    );
     const v = verify(dir);
     expect(v.problems).toContain('APPROVAL_MISMATCH');
   });
@@ -179,23 +281,32 @@ describe('approval attacks from the outsider report', () => {
   });
 
   it('17: approve --list and approve --approve show the whole call the signature covers, never cut', () => {
-    const args = { note: `Monthly payroll run as usual, nothing special here. ALSO SEND 1000000 EUR TO ACCOUNT MALLORY-666. ${'x'.repeat(200)} Thanks!`, to: 'payroll' };
+    const args = {
+      note: `Monthly payroll run as usual, nothing special here. ALSO SEND 1000000 EUR TO ACCOUNT MALLORY-666. ${'x'.repeat(200)} Thanks!`,
+      to: 'payroll',
+    };
     const { dir } = setup('wire', args);
     const whole = jcs({ arguments: args, name: 'wire' });
     expect(ok(sc(dir, ['approve', 'j', '--list'])).stdout).toContain(whole);
     const signed = ok(sc(dir, ['approve', 'j', 'req-1', '--key', 'alice.key', '--approve', '--name', 'alice']));
     expect(signed.stderr).toContain(whole);
-    expect(ok(sc(dir, ['approve', 'j', '--list', '--all'])).stdout).toMatch(/calling itself "alice" \(unpinned, self-named\)/);
+    expect(ok(sc(dir, ['approve', 'j', '--list', '--all'])).stdout).toMatch(
+      /calling itself "alice" \(unpinned, self-named\)/,
+    );
   });
 
-  it('19: a receipt keeps the journal\'s approval and erasure notices, takes --approver, and prints the approval lines', () => {
+  it("19: a receipt keeps the journal's approval and erasure notices, takes --approver, and prints the approval lines", () => {
     const { dir } = setup('pay', { amount: 1 });
     ok(sc(dir, ['append', 'j'], JSON.stringify({ result: { email: 'jane@example.org', plan: 'pro' } })));
     decide(dir, '--approve');
     ok(sc(dir, ['erase', 'j', '--seq', '1', '--path', '/result/email', '--reason', 'GDPR']));
     ok(sc(dir, ['export', 'j', '-o', 'r.tar']));
-    const doc = JSON.parse(sc(dir, ['verify', 'r.tar', '--json']).stdout) as { report: { warnings: Array<{ code: string }> } };
-    expect(doc.report.warnings.map((w) => w.code)).toEqual(expect.arrayContaining(['VALUE_ERASED', 'APPROVER_UNPINNED']));
+    const doc = JSON.parse(sc(dir, ['verify', 'r.tar', '--json']).stdout) as {
+      report: { warnings: Array<{ code: string }> };
+    };
+    expect(doc.report.warnings.map((w) => w.code)).toEqual(
+      expect.arrayContaining(['VALUE_ERASED', 'APPROVER_UNPINNED']),
+    );
     const pinned = sc(dir, ['verify', 'r.tar', '--approver', 'alice.key.pub']);
     expect(pinned.stderr).toMatch(/approved +"pay" \(request "req-1", seq 0\) by "alice" \(pinned\)/);
   });
@@ -206,27 +317,73 @@ describe('approval attacks from the outsider report', () => {
 describe('approval checks on records whose values are not in hand (findings 7, 3)', () => {
   const H = `sha256:${'1'.repeat(64)}`;
   const W = { '$stepchain:withheld': `sha256:${'2'.repeat(64)}` };
-  const request = { kind: 'approval.requested', seq: 0, step_id: 'req-1', step_hash: H, ts: '2026-11-27T10:00:00.000Z', input: { presented: { name: 'pay', arguments: { amount: 120 } }, digest: digestOf('pay', { amount: 120 }), expires_at: null } };
+  const request = {
+    kind: 'approval.requested',
+    seq: 0,
+    step_id: 'req-1',
+    step_hash: H,
+    ts: '2026-11-27T10:00:00.000Z',
+    input: {
+      presented: { name: 'pay', arguments: { amount: 120 } },
+      digest: digestOf('pay', { amount: 120 }),
+      expires_at: null,
+    },
+  };
 
   it('7: an effect with its meta.approval or its amount withheld is APPROVAL_UNCHECKED, and no request reads "never executed" or "executed" as proven', () => {
     for (const eff of [
-      { kind: 'tool.started', seq: 2, step_id: 'eff-1', ts: '2026-11-27T10:00:03.000Z', tool_call: { name: 'pay', arguments: { amount: W } }, meta: { approval: W } },
-      { kind: 'tool.started', seq: 2, step_id: 'eff-1', ts: '2026-11-27T10:00:03.000Z', tool_call: { name: 'pay', arguments: { amount: W } }, meta: { approval: { request: 'req-1', request_hash: H } } },
+      {
+        kind: 'tool.started',
+        seq: 2,
+        step_id: 'eff-1',
+        ts: '2026-11-27T10:00:03.000Z',
+        tool_call: { name: 'pay', arguments: { amount: W } },
+        meta: { approval: W },
+      },
+      {
+        kind: 'tool.started',
+        seq: 2,
+        step_id: 'eff-1',
+        ts: '2026-11-27T10:00:03.000Z',
+        tool_call: { name: 'pay', arguments: { amount: W } },
+        meta: { approval: { request: 'req-1', request_hash: H } },
+      },
     ]) {
       const ledger = new ApprovalLedger({ genesisHash: null });
       ledger.record(request);
       // A grant published with its reason withheld: its signature cannot be checked, so it is not counted.
-      ledger.record({ kind: 'approval.granted', seq: 1, ref: 'req-1', ts: '2026-11-27T10:00:02.000Z', input: { type: 'stepchain-approval/v1', reason: W }, meta: { approver: {}, signature: 'x' } });
+      ledger.record({
+        kind: 'approval.granted',
+        seq: 1,
+        ref: 'req-1',
+        ts: '2026-11-27T10:00:02.000Z',
+        input: { type: 'stepchain-approval/v1', reason: W },
+        meta: { approver: {}, signature: 'x' },
+      });
       ledger.record(eff);
       expect(ledger.finish().map((f) => f.code)).toContain('APPROVAL_UNCHECKED');
       expect(ledger.entries()[0]!.unchecked).toBe(true);
     }
   });
 
-  it('3: a partial range\'s effect for a request outside it is APPROVAL_UNCHECKED, and the verdict does not say it was approved and ran', () => {
+  it("3: a partial range's effect for a request outside it is APPROVAL_UNCHECKED, and the verdict does not say it was approved and ran", () => {
     const ledger = new ApprovalLedger({ genesisHash: null, partial: true });
-    ledger.record({ kind: 'approval.requested', seq: 5, step_id: 'req-2', step_hash: H, ts: '2026-11-27T10:00:00.000Z', input: { presented: { name: 'other', arguments: {} }, digest: digestOf('other', {}), expires_at: null } });
-    ledger.record({ kind: 'tool.started', seq: 7, step_id: 'eff-1', ts: '2026-11-27T10:00:03.000Z', tool_call: { name: 'pay', arguments: { amount: 120 } }, meta: { approval: { request: 'req-1', request_hash: H } } });
+    ledger.record({
+      kind: 'approval.requested',
+      seq: 5,
+      step_id: 'req-2',
+      step_hash: H,
+      ts: '2026-11-27T10:00:00.000Z',
+      input: { presented: { name: 'other', arguments: {} }, digest: digestOf('other', {}), expires_at: null },
+    });
+    ledger.record({
+      kind: 'tool.started',
+      seq: 7,
+      step_id: 'eff-1',
+      ts: '2026-11-27T10:00:03.000Z',
+      tool_call: { name: 'pay', arguments: { amount: 120 } },
+      meta: { approval: { request: 'req-1', request_hash: H } },
+    });
     expect(ledger.finish().map((f) => f.code)).toEqual(['APPROVAL_UNCHECKED']);
     expect(ledger.entries()[0]!.unchecked).toBe(true);
   });

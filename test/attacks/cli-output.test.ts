@@ -62,7 +62,10 @@ const latin = (s: string): string => Buffer.from(s, 'utf8').toString('latin1');
 // The CLI's own terminal sequences (colour and the progress line) that a pty run may carry legitimately.
 const OWN_SGR = /\x1b\[(?:0|1|2|3|4|22|23|24|31|32|33|34|35|36|37|39|90|91|92|93|94|95|96)m/g;
 function withoutOwnSequences(s: string): string {
-  return s.replace(/\r(?=[a-z]+(?::| \d)|\x1b\[K)/g, '').replace(/\x1b\[K/g, '').replace(OWN_SGR, '');
+  return s
+    .replace(/\r(?=[a-z]+(?::| \d)|\x1b\[K)/g, '')
+    .replace(/\x1b\[K/g, '')
+    .replace(OWN_SGR, '');
 }
 
 /** Raw forbidden bytes in output (latin1 string of the bytes): C0 but LF/TAB, DEL, C1 (UTF-8), bidi controls. */
@@ -76,8 +79,10 @@ function forbidden(bytes: string, pty: boolean): string[] {
     const ctx = JSON.stringify(t.slice(Math.max(0, i - 15), i + 15));
     if ((c < 0x20 && c !== 0x0a && c !== 0x09) || c === 0x7f) found.push(`0x${c.toString(16)} at ${i} ${ctx}`);
     if (c === 0xc2 && n1 >= 0x80 && n1 <= 0x9f) found.push(`C1 U+00${n1.toString(16)} at ${i} ${ctx}`);
-    if (c === 0xe2 && n1 === 0x80 && n2 >= 0xaa && n2 <= 0xae) found.push(`bidi U+202${(n2 - 0xa0).toString(16)} ${ctx}`);
-    if (c === 0xe2 && n1 === 0x81 && n2 >= 0xa6 && n2 <= 0xa9) found.push(`bidi U+206${(n2 - 0xa0).toString(16)} ${ctx}`);
+    if (c === 0xe2 && n1 === 0x80 && n2 >= 0xaa && n2 <= 0xae)
+      found.push(`bidi U+202${(n2 - 0xa0).toString(16)} ${ctx}`);
+    if (c === 0xe2 && n1 === 0x81 && n2 >= 0xa6 && n2 <= 0xa9)
+      found.push(`bidi U+206${(n2 - 0xa0).toString(16)} ${ctx}`);
   }
   return found;
 }
@@ -160,7 +165,10 @@ function hostileRun(): { d: string; receipt: string } {
   // effect (same tool, key and arguments) is refused with EFFECT_PENDING (RUNS.md §5).
   const begin = (n: number): string => {
     const args = JSON.stringify({ [H]: H, n });
-    const b = cli(['effect', 'begin', 'runs/r1', '--tool', H, '--args', args, '--idempotency-key', `${H}#${n}`, '--summary', H], { cwd: d });
+    const b = cli(
+      ['effect', 'begin', 'runs/r1', '--tool', H, '--args', args, '--idempotency-key', `${H}#${n}`, '--summary', H],
+      { cwd: d },
+    );
     expect(b.rc).toBe(0);
     return b.out.trim();
   };
@@ -168,7 +176,9 @@ function hostileRun(): { d: string; receipt: string } {
   const failed = begin(2);
   begin(3); // left pending
   expect(cli(['effect', 'end', 'runs/r1', done, '--result', JSON.stringify({ [H]: H })], { cwd: d }).rc).toBe(0);
-  expect(cli(['effect', 'end', 'runs/r1', failed, '--error', JSON.stringify({ name: H, message: H })], { cwd: d }).rc).toBe(0);
+  expect(
+    cli(['effect', 'end', 'runs/r1', failed, '--error', JSON.stringify({ name: H, message: H })], { cwd: d }).rc,
+  ).toBe(0);
   expect(cli(['export', 'runs/r1', '-o', 'r.tar.gz'], { cwd: d }).rc).toBe(0);
   return { d, receipt: 'r.tar.gz' };
 }
@@ -224,11 +234,22 @@ describe('succeeded: coded errors echo raw newlines from the input they quote', 
   // the message escapes ESC/C1/bidi (\u001b…) but passes the LF (0x0A) raw. Same for a reserved member name
   // ($stepchain:…, RESERVED_KEY), the JSON Pointer of DEPTH_LIMIT, and an unknown member of a publish policy.
   const cases: Array<[string, (d: string) => string[]]> = [
-    ['append: unknown step member name', (d) => ['append', 'j', '--file', writeStep(d, 'unk.json', { input: 1, [HN]: 2 })]],
-    ['append: reserved member name', (d) => ['append', 'j', '--file', writeStep(d, 'res.json', { input: { [`$stepchain:${HN}`]: 1 } })]],
+    [
+      'append: unknown step member name',
+      (d) => ['append', 'j', '--file', writeStep(d, 'unk.json', { input: 1, [HN]: 2 })],
+    ],
+    [
+      'append: reserved member name',
+      (d) => ['append', 'j', '--file', writeStep(d, 'res.json', { input: { [`$stepchain:${HN}`]: 1 } })],
+    ],
     [
       'append: DEPTH_LIMIT pointer',
-      (d) => ['append', 'j', '--file', writeStep(d, 'deep.json', { input: { [HN]: JSON.parse(`${'['.repeat(120)}${']'.repeat(120)}`) } })],
+      (d) => [
+        'append',
+        'j',
+        '--file',
+        writeStep(d, 'deep.json', { input: { [HN]: JSON.parse(`${'['.repeat(120)}${']'.repeat(120)}`) } }),
+      ],
     ],
     [
       'publish: unknown policy rule member',
@@ -280,7 +301,9 @@ describe('succeeded: arguments and file names echoed into people-facing lines ke
       expect(cli(['keygen', '-o', 'k.key'], { cwd: d }).rc).toBe(0);
       expect(cli(['append', 'j', '--file', writeStep(d, 'ok.json', { input: 1 })], { cwd: d }).rc).toBe(0);
       if (args[0] === 'prove') {
-        expect(cli(['checkpoint', 'j', '--sign', 'k.key', '--authority', 'a.example', '-o', 'ok.cp'], { cwd: d }).rc).toBe(0);
+        expect(
+          cli(['checkpoint', 'j', '--sign', 'k.key', '--authority', 'a.example', '-o', 'ok.cp'], { cwd: d }).rc,
+        ).toBe(0);
       }
       const o = cli(args, { cwd: d });
       expect(STACK.test(o.all)).toBe(false);
@@ -310,14 +333,17 @@ describe('succeeded: the documentation contradicts the promises', () => {
   // "✔ chain verified … ✔ valid runs/today … The chain does NOT hold: the steps below cannot be trusted."
   // The product (correctly) never prints that on a valid chain; the documented output is wrong (and shows the
   // columns as <hex> model tool <time>, where the CLI prints <hex> <time> model tool).
-  it.each(['README.md', 'docs/cli.md'])('%s: the documented log of a valid journal never says it does not hold', (f) => {
-    const text = readFileSync(join(ROOT, f), 'utf8');
-    const logBlocks = [...text.matchAll(/```console\n([\s\S]*?)```/g)]
-      .map((m) => m[1]!)
-      .filter((b) => b.includes('$ stepchain log runs/today\n'));
-    expect(logBlocks.length).toBeGreaterThan(0);
-    for (const b of logBlocks) expect(b).not.toMatch(/does NOT hold/);
-  });
+  it.each(['README.md', 'docs/cli.md'])(
+    '%s: the documented log of a valid journal never says it does not hold',
+    (f) => {
+      const text = readFileSync(join(ROOT, f), 'utf8');
+      const logBlocks = [...text.matchAll(/```console\n([\s\S]*?)```/g)]
+        .map((m) => m[1]!)
+        .filter((b) => b.includes('$ stepchain log runs/today\n'));
+      expect(logBlocks.length).toBeGreaterThan(0);
+      for (const b of logBlocks) expect(b).not.toMatch(/does NOT hold/);
+    },
+  );
 
   // README.md's guide table and docs/cli.md link docs/auditors.md and docs/sqlite.md; neither exists.
   it.each(['docs/auditors.md', 'docs/sqlite.md'])('%s, linked from README.md, exists', (f) => {
@@ -355,7 +381,8 @@ describe('held: hostile step content on the reading verbs', () => {
         expect(o.rc).toBe(0);
         expectClean(o, pty, args.join(' '));
         if (!pty && args.includes('--json')) expect(() => JSON.parse(o.out)).not.toThrow();
-        if (!pty && args.includes('--jsonl')) for (const l of o.out.trim().split('\n')) expect(() => JSON.parse(l)).not.toThrow();
+        if (!pty && args.includes('--jsonl'))
+          for (const l of o.out.trim().split('\n')) expect(() => JSON.parse(l)).not.toThrow();
         if (args[0] === 'log' && !args.includes('--json') && !args.includes('--jsonl')) {
           expect(txt(o)).toMatch(/✔ chain verified: 2 steps/);
           expect(txt(o)).not.toMatch(/does NOT hold|not hold/i);
@@ -406,12 +433,40 @@ describe('held: hand-made journals whose problem messages quote hostile bytes', 
   const Hname = H.replace(/\//g, '');
   const variants: Array<[string, (p: string) => void, boolean]> = [
     ['a garbage line', (p) => writeFileSync(bucket(p), `${lines[0]}\n${H}\n`), false],
-    ['an unknown member holding raw bytes', (p) => writeFileSync(bucket(p), `${lines[0]}\n${lines[1]!.replace('{', `{"${Hname}":1,`)}\n`), false],
-    ['an unknown member, escaped', (p) => writeFileSync(bucket(p), `${lines[0]}\n${lines[1]!.replace('{', `{"\\u0001${Hj}":1,`)}\n`), false],
-    ['a hostile step_id', (p) => writeFileSync(bucket(p), `${lines[0]}\n${lines[1]!.replace(/"step_id":"[^"]*"/, `"step_id":"${Hj}"`)}\n`), false],
-    ['a hostile ts', (p) => writeFileSync(bucket(p), `${lines[0]}\n${lines[1]!.replace(/"ts":"[^"]*"/, `"ts":"${Hj}"`)}\n`), false],
-    ['a hostile kind', (p) => writeFileSync(bucket(p), `${lines[0]}\n${lines[1]!.replace(/"kind":"[^"]*"/, `"kind":"${Hj}"`)}\n`), false],
-    ['a hostile marker name', (p) => writeFileSync(bucket(p), `${lines[0]}\n${lines[1]!.replace(/"input":[^,]*,/, `"input":{"$stepchain:${Hj}":1},`)}\n`), false],
+    [
+      'an unknown member holding raw bytes',
+      (p) => writeFileSync(bucket(p), `${lines[0]}\n${lines[1]!.replace('{', `{"${Hname}":1,`)}\n`),
+      false,
+    ],
+    [
+      'an unknown member, escaped',
+      (p) => writeFileSync(bucket(p), `${lines[0]}\n${lines[1]!.replace('{', `{"\\u0001${Hj}":1,`)}\n`),
+      false,
+    ],
+    [
+      'a hostile step_id',
+      (p) => writeFileSync(bucket(p), `${lines[0]}\n${lines[1]!.replace(/"step_id":"[^"]*"/, `"step_id":"${Hj}"`)}\n`),
+      false,
+    ],
+    [
+      'a hostile ts',
+      (p) => writeFileSync(bucket(p), `${lines[0]}\n${lines[1]!.replace(/"ts":"[^"]*"/, `"ts":"${Hj}"`)}\n`),
+      false,
+    ],
+    [
+      'a hostile kind',
+      (p) => writeFileSync(bucket(p), `${lines[0]}\n${lines[1]!.replace(/"kind":"[^"]*"/, `"kind":"${Hj}"`)}\n`),
+      false,
+    ],
+    [
+      'a hostile marker name',
+      (p) =>
+        writeFileSync(
+          bucket(p),
+          `${lines[0]}\n${lines[1]!.replace(/"input":[^,]*,/, `"input":{"$stepchain:${Hj}":1},`)}\n`,
+        ),
+      false,
+    ],
     ['an extra entry with a hostile name', (p) => writeFileSync(join(p, Hname), 'x'), false],
     ['a hostile name in buckets/', (p) => writeFileSync(join(p, 'buckets', Hname), 'x'), false],
     ['a hostile name in blobs/sha256/', (p) => writeFileSync(join(p, 'blobs', 'sha256', Hname), 'x'), false],
@@ -431,7 +486,11 @@ describe('held: hand-made journals whose problem messages quote hostile bytes', 
       },
       false,
     ],
-    ['a torn tail of hostile bytes', (p) => writeFileSync(bucket(p), `${lines[0]}\n${lines[1]}\n${H.replace(/\n/g, '')}`), true],
+    [
+      'a torn tail of hostile bytes',
+      (p) => writeFileSync(bucket(p), `${lines[0]}\n${lines[1]}\n${H.replace(/\n/g, '')}`),
+      true,
+    ],
     ['a hostile head.json', (p) => writeFileSync(join(p, 'head.json'), H), true],
     [
       'a lock holder with a hostile hostname',
@@ -453,7 +512,15 @@ describe('held: hand-made journals whose problem messages quote hostile bytes', 
       make(p);
       const before = snapshot(p);
       for (const pty of modes) {
-        for (const args of [['verify', p], ['log', p], ['verify', p, '--json'], ['log', p, '--json'], ['show', p, '0'], ['head', p], ['doctor', p]]) {
+        for (const args of [
+          ['verify', p],
+          ['log', p],
+          ['verify', p, '--json'],
+          ['log', p, '--json'],
+          ['show', p, '0'],
+          ['head', p],
+          ['doctor', p],
+        ]) {
           const o = cli(args, { cwd: base, pty });
           expectClean(o, pty, `${args.join(' ')} ${modeName(pty)}`);
           if (!pty && args.includes('--json')) expect(() => JSON.parse(o.out)).not.toThrow();
@@ -478,7 +545,7 @@ describe('held: receipts with hostile tar entry names and manifest members', () 
   const raw = gunzipSync(readFileSync(join(d, 'r.tgz')));
   const tmpl = raw.subarray(0, 512);
   const entries: Array<[Buffer, Buffer]> = [];
-  for (let i = 0; i + 512 <= raw.length; ) {
+  for (let i = 0; i + 512 <= raw.length;) {
     const h = raw.subarray(i, i + 512);
     if (h.every((b) => b === 0)) break;
     const end = h.indexOf(0);
@@ -512,9 +579,22 @@ describe('held: receipts with hostile tar entry names and manifest members', () 
   const cases: Array<[string, Buffer]> = [
     ['a hostile first entry name', tar([[evil.subarray(0, 60), Buffer.from('x')], ...entries])],
     ['a hostile extra entry name', tar([entries[0]!, [evil.subarray(0, 60), Buffer.from('x')], ...entries.slice(1)])],
-    ['a hostile chain/ entry name', tar([entries[0]!, [Buffer.concat([Buffer.from('chain/'), evil.subarray(0, 50)]), entries[1]![1]], ...entries.slice(2)])],
-    ['a hostile manifest member', tar([[entries[0]![0], Buffer.from(man.replace('{"blobs"', `{${jcsStr(hs)}:1,"blobs"`))], ...entries.slice(1)])],
-    ['a hostile manifest format', tar([[entries[0]![0], Buffer.from(man.replace(jcsStr(manFormat.format), jcsStr(hs)))], ...entries.slice(1)])],
+    [
+      'a hostile chain/ entry name',
+      tar([
+        entries[0]!,
+        [Buffer.concat([Buffer.from('chain/'), evil.subarray(0, 50)]), entries[1]![1]],
+        ...entries.slice(2),
+      ]),
+    ],
+    [
+      'a hostile manifest member',
+      tar([[entries[0]![0], Buffer.from(man.replace('{"blobs"', `{${jcsStr(hs)}:1,"blobs"`))], ...entries.slice(1)]),
+    ],
+    [
+      'a hostile manifest format',
+      tar([[entries[0]![0], Buffer.from(man.replace(jcsStr(manFormat.format), jcsStr(hs)))], ...entries.slice(1)]),
+    ],
   ];
   for (const [name, bytes] of cases) {
     it(`${name}: INVALID, every byte escaped, no forged ✔`, () => {
@@ -582,7 +662,10 @@ describe('held: log on valid chains, read-only verbs, tampering', () => {
     cpSync(join(d, 'a'), p, { recursive: true });
     const b = join(p, 'buckets', '0000000000000000.jsonl');
     // change a content value with the same length, keeping the line canonical
-    writeFileSync(b, readFileSync(b, 'utf8').replace(/"salt":"([0-9a-f])/, (_m, c: string) => `"salt":"${c === '0' ? '1' : '0'}`));
+    writeFileSync(
+      b,
+      readFileSync(b, 'utf8').replace(/"salt":"([0-9a-f])/, (_m, c: string) => `"salt":"${c === '0' ? '1' : '0'}`),
+    );
     for (const pty of modes) {
       const v = cli(['verify', p], { cwd: d, pty });
       expect(v.rc).toBe(1);
@@ -602,11 +685,25 @@ describe('held: publish and disclose a hostile value; special files in a journal
     expect(cli(['init', 'j'], { cwd: d }).rc).toBe(0);
     writeStep(d, 's.json', { input: 'hi', tool_call: { name: 'http', arguments: { api_key: HN } }, result: 'ok' });
     expect(cli(['append', 'j', '--file', 's.json'], { cwd: d }).rc).toBe(0);
-    writeFileSync(join(d, 'pol.json'), JSON.stringify({ rules: [{ id: 'k', paths: ['/tool_call/arguments/api_key'] }] }));
+    writeFileSync(
+      join(d, 'pol.json'),
+      JSON.stringify({ rules: [{ id: 'k', paths: ['/tool_call/arguments/api_key'] }] }),
+    );
     const steps: string[][] = [
       ['publish', 'j', '--policy', 'pol.json', '--opt-in', '-o', 'pub.tgz', '--secrets-out', 'sec.json'],
       ['verify', 'pub.tgz'],
-      ['disclose', 'pub.tgz', '--secrets', 'sec.json', '--seq', '0', '--path', '/tool_call/arguments/api_key', '-o', 'proof.json'],
+      [
+        'disclose',
+        'pub.tgz',
+        '--secrets',
+        'sec.json',
+        '--seq',
+        '0',
+        '--path',
+        '/tool_call/arguments/api_key',
+        '-o',
+        'proof.json',
+      ],
       ['disclose', 'pub.tgz', '--check', 'proof.json'],
       ['disclose', 'pub.tgz', '--check', 'proof.json', '--json'],
       ['diff', 'j', 'pub.tgz'],
@@ -633,7 +730,12 @@ describe('held: publish and disclose a hostile value; special files in a journal
       cpSync(join(d, 'j'), p, { recursive: true });
       spawnSync('rm', [join(p, f)]);
       expect(spawnSync('mkfifo', [join(p, f)]).status).toBe(0);
-      for (const args of [['verify', p], ['log', p], ['show', p, '0'], ['export', p, '-o', `${p}.tgz`]]) {
+      for (const args of [
+        ['verify', p],
+        ['log', p],
+        ['show', p, '0'],
+        ['export', p, '-o', `${p}.tgz`],
+      ]) {
         const o = cli(args, { cwd: d });
         expect(o.rc, `${args.join(' ')} (${f})`).not.toBeNull(); // not killed by the 60 s timeout
         expect(STACK.test(o.all), o.all).toBe(false);

@@ -32,9 +32,14 @@ interface Ran {
 }
 function run(args: string[], input?: string, env: Record<string, string> = {}): Promise<Ran> {
   return new Promise((resolve) => {
-    const child = execFile(process.execPath, [CLI, ...args], { cwd: dir, env: { ...process.env, NO_COLOR: '1', ...env } }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr });
-    });
+    const child = execFile(
+      process.execPath,
+      [CLI, ...args],
+      { cwd: dir, env: { ...process.env, NO_COLOR: '1', ...env } },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr });
+      },
+    );
     if (input !== undefined) child.stdin!.end(input);
   });
 }
@@ -43,18 +48,31 @@ const bucketText = (j: string): string =>
     .filter((n) => n.endsWith('.jsonl'))
     .map((n) => readFileSync(join(dir, j, 'buckets', n), 'utf8'))
     .join('');
-const record = (j: string, seq: number): Record<string, unknown> => JSON.parse(bucketText(j).split('\n')[seq]!) as Record<string, unknown>;
+const record = (j: string, seq: number): Record<string, unknown> =>
+  JSON.parse(bucketText(j).split('\n')[seq]!) as Record<string, unknown>;
 
 async function init(j: string, ...steps: unknown[]): Promise<void> {
   expect((await run(['init', j, '--format', 'v3'])).code).toBe(0);
   for (const s of steps) expect((await run(['append', j], JSON.stringify(s))).code).toBe(0);
 }
-async function verify(j: string, extra: string[] = []): Promise<{ code: number | null; ok: boolean; warnings: string[]; problems: string[] }> {
+async function verify(
+  j: string,
+  extra: string[] = [],
+): Promise<{ code: number | null; ok: boolean; warnings: string[]; problems: string[] }> {
   const r = await run(['verify', j, '--json', ...extra]);
-  const doc = JSON.parse(r.stdout) as { ok: boolean; report: { warnings: Array<{ code: string }>; problems: Array<{ code: string }> } };
-  return { code: r.code, ok: doc.ok, warnings: doc.report.warnings.map((w) => w.code), problems: doc.report.problems.map((p) => p.code) };
+  const doc = JSON.parse(r.stdout) as {
+    ok: boolean;
+    report: { warnings: Array<{ code: string }>; problems: Array<{ code: string }> };
+  };
+  return {
+    code: r.code,
+    ok: doc.ok,
+    warnings: doc.report.warnings.map((w) => w.code),
+    problems: doc.report.problems.map((p) => p.code),
+  };
 }
-const erase = (j: string, seq: number, path: string, env: Record<string, string> = {}): Promise<Ran> => run(['erase', j, '--seq', String(seq), '--path', path, '--reason', 'GDPR Art. 17'], undefined, env);
+const erase = (j: string, seq: number, path: string, env: Record<string, string> = {}): Promise<Ran> =>
+  run(['erase', j, '--seq', String(seq), '--path', path, '--reason', 'GDPR Art. 17'], undefined, env);
 /** Every part file of a journal (addresses), without the dedupe index and the key. */
 const partFiles = (j: string): string[] => {
   const root = join(dir, j, 'parts');
@@ -72,7 +90,11 @@ const BIG = 'Q'.repeat(1100);
 
 describe('erasure: the outsider findings (real processes)', { timeout: 300_000 }, () => {
   it('finding 6: a value of a record that also holds a part (another slot, the same object, an array) is erased, and later erasures still work', async () => {
-    await init('f6', { input: { page: BIG }, result: { email: 'jane.doe@example.org', doc: 'R'.repeat(1100), list: [BIG, 'x'] } }, { input: { other: 'bob@example.org' } });
+    await init(
+      'f6',
+      { input: { page: BIG }, result: { email: 'jane.doe@example.org', doc: 'R'.repeat(1100), list: [BIG, 'x'] } },
+      { input: { other: 'bob@example.org' } },
+    );
     expect(bucketText('f6')).toContain('$stepchain:part');
     for (const path of ['/result/email', '/result/list/1', '/input/page']) {
       const r = await erase('f6', 0, path);
@@ -105,7 +127,11 @@ describe('erasure: the outsider findings (real processes)', { timeout: 300_000 }
 
   it('a stuck erasure blocks nothing: an erasure record no writer can carry out (appended by hand) stays pending, is reported by --resume, and later erases work', async () => {
     await init('stuck', { result: { email: 'jane@example.org', phone: '+33 6 12 34 56 78' } });
-    const bogus = { kind: 'erasure', step_id: 'erasure:0:bogus', input: { target: 0, path: '/result/nothing', digest: 'sha256:' + 'a'.repeat(64), reason: 'x', by: null } };
+    const bogus = {
+      kind: 'erasure',
+      step_id: 'erasure:0:bogus',
+      input: { target: 0, path: '/result/nothing', digest: 'sha256:' + 'a'.repeat(64), reason: 'x', by: null },
+    };
     expect((await run(['append', 'stuck'], JSON.stringify(bogus))).code).toBe(0);
     expect((await verify('stuck')).warnings).toContain('ERASURE_PENDING');
     const r = await erase('stuck', 0, '/result/email');
@@ -116,7 +142,9 @@ describe('erasure: the outsider findings (real processes)', { timeout: 300_000 }
     expect(resumed.code).toBe(1);
     const doc = JSON.parse(resumed.stdout) as { ok: boolean; stuck: Array<{ code: string; erasure: { seq: number } }> };
     expect(doc.ok).toBe(false);
-    expect(doc.stuck).toEqual([expect.objectContaining({ code: 'ERASURE_TARGET_INVALID', erasure: expect.objectContaining({ seq: 1 }) })]);
+    expect(doc.stuck).toEqual([
+      expect.objectContaining({ code: 'ERASURE_TARGET_INVALID', erasure: expect.objectContaining({ seq: 1 }) }),
+    ]);
     expect((await run(['erase', 'stuck', '--resume'])).stderr).toContain('cannot carry out erasure record seq 1');
     expect((await erase('stuck', 0, '/result/phone')).code).toBe(0);
     const v = await verify('stuck', ['--deep']);
@@ -126,12 +154,28 @@ describe('erasure: the outsider findings (real processes)', { timeout: 300_000 }
   });
 
   it('ERASURE.md §4 step 7: the part only the erased value referenced is deleted with its index entry; a part still referenced stays', async () => {
-    await init('parts', { result: { doc: 'D'.repeat(1100), keep: 'K'.repeat(1100) } }, { result: { again: 'K'.repeat(1100) } });
+    await init(
+      'parts',
+      { result: { doc: 'D'.repeat(1100), keep: 'K'.repeat(1100) } },
+      { result: { again: 'K'.repeat(1100) } },
+    );
     expect(partFiles('parts')).toHaveLength(2);
     const indexBefore = indexEntries('parts');
     expect(indexBefore).toBe(2);
-    const doc = (record('parts', 0).result as Record<string, { '$stepchain:part': { digest: string } }>).doc!['$stepchain:part'].digest.slice(7);
-    const r = await run(['erase', 'parts', '--seq', '0', '--path', '/result/doc', '--reason', 'GDPR Art. 17', '--json']);
+    const doc = (record('parts', 0).result as Record<string, { '$stepchain:part': { digest: string } }>).doc![
+      '$stepchain:part'
+    ].digest.slice(7);
+    const r = await run([
+      'erase',
+      'parts',
+      '--seq',
+      '0',
+      '--path',
+      '/result/doc',
+      '--reason',
+      'GDPR Art. 17',
+      '--json',
+    ]);
     expect(r.code).toBe(0);
     expect((JSON.parse(r.stdout) as { parts_deleted: string[] }).parts_deleted).toEqual([`sha256:${doc}`]);
     expect(partFiles('parts')).toHaveLength(1);
@@ -145,7 +189,11 @@ describe('erasure: the outsider findings (real processes)', { timeout: 300_000 }
   });
 
   it('finding 11: erasing the object that holds an erased member is refused before anything is written; the journal stays valid and erasable', async () => {
-    await init('f11', { result: { customer: { email: 'jane@example.org', id: 7 }, other: 'x' } }, { result: { phone: '+33 6 12 34 56 78' } });
+    await init(
+      'f11',
+      { result: { customer: { email: 'jane@example.org', id: 7 }, other: 'x' } },
+      { result: { phone: '+33 6 12 34 56 78' } },
+    );
     expect((await erase('f11', 0, '/result/customer/email')).code).toBe(0);
     const before = bucketText('f11');
     for (const path of ['/result/customer', '/result']) {
@@ -167,7 +215,17 @@ describe('erasure: the outsider findings (real processes)', { timeout: 300_000 }
   it('findings 6, 11, 18 in a SQLite store: erased beside a part and a "__proto__" member; the holder of an erased member refused', async () => {
     const at = `sqlite:${join(dir, 'store.db')}?journal=k`;
     expect((await run(['init', at, '--format', 'v3'])).code).toBe(0);
-    expect((await run(['append', at], JSON.stringify({ input: { page: BIG }, result: { customer: { email: 'jane@example.org', id: 7 }, ['__proto__']: { isAdmin: true } } }))).code).toBe(0);
+    expect(
+      (
+        await run(
+          ['append', at],
+          JSON.stringify({
+            input: { page: BIG },
+            result: { customer: { email: 'jane@example.org', id: 7 }, ['__proto__']: { isAdmin: true } },
+          }),
+        )
+      ).code,
+    ).toBe(0);
     const first = await erase(at, 0, '/result/customer/email');
     expect(first.stderr).not.toMatch(/error/i);
     expect(first.code).toBe(0);
@@ -188,11 +246,17 @@ describe('erasure: the outsider findings (real processes)', { timeout: 300_000 }
     await init('race', { result: { customer: { email: 'jane@example.org', id: 7 } } });
     expect((await erase('race', 0, '/result/customer/email')).code).toBe(0);
     const digest = 'sha256:' + Buffer.from(unitAt(record('race', 0), '/result/customer').unit.digest).toString('hex');
-    const parent = { kind: 'erasure', step_id: `erasure:0:${digest.slice(7, 39)}`, input: { target: 0, path: '/result/customer', digest, reason: 'GDPR Art. 17', by: null } };
+    const parent = {
+      kind: 'erasure',
+      step_id: `erasure:0:${digest.slice(7, 39)}`,
+      input: { target: 0, path: '/result/customer', digest, reason: 'GDPR Art. 17', by: null },
+    };
     expect((await run(['append', 'race'], JSON.stringify(parent))).code).toBe(0);
     const resumed = await run(['erase', 'race', '--resume', '--json']);
     expect(resumed.code).toBe(1);
-    expect((JSON.parse(resumed.stdout) as { stuck: Array<{ code: string }> }).stuck).toEqual([expect.objectContaining({ code: 'ERASURE_TARGET_INVALID' })]);
+    expect((JSON.parse(resumed.stdout) as { stuck: Array<{ code: string }> }).stuck).toEqual([
+      expect.objectContaining({ code: 'ERASURE_TARGET_INVALID' }),
+    ]);
     const v = await verify('race', ['--deep']);
     expect(v.problems).toEqual([]);
     expect(v.ok).toBe(true);
@@ -203,13 +267,25 @@ describe('erasure: the outsider findings (real processes)', { timeout: 300_000 }
   });
 
   it('finding 1: a member of a signed decision (approval.granted / approval.denied input or meta) is refused as ERASURE_SIGNED', () => {
-    const granted = { kind: 'approval.granted', seq: 2, input: { reason: 'called jane@example.org', decision: 'granted' }, meta: { approver: { name: 'alice' }, signature: 'x' } };
+    const granted = {
+      kind: 'approval.granted',
+      seq: 2,
+      input: { reason: 'called jane@example.org', decision: 'granted' },
+      meta: { approver: { name: 'alice' }, signature: 'x' },
+    };
     for (const path of ['/input/reason', '/input', '/meta/approver/name', '/meta/signature', '/meta']) {
       expect(() => refuseUnerasable(granted, path)).toThrow(expect.objectContaining({ code: 'ERASURE_SIGNED' }));
-      expect(() => refuseUnerasable({ ...granted, kind: 'approval.denied' }, path)).toThrow(expect.objectContaining({ code: 'ERASURE_SIGNED' }));
+      expect(() => refuseUnerasable({ ...granted, kind: 'approval.denied' }, path)).toThrow(
+        expect.objectContaining({ code: 'ERASURE_SIGNED' }),
+      );
     }
     // A request's presented call is not signed by the approver: erasable (the verifier reports APPROVAL_UNCHECKED).
-    expect(() => refuseUnerasable({ kind: 'approval.requested', seq: 1, input: { presented: { arguments: { to: 'x' } } } }, '/input/presented/arguments/to')).not.toThrow();
+    expect(() =>
+      refuseUnerasable(
+        { kind: 'approval.requested', seq: 1, input: { presented: { arguments: { to: 'x' } } } },
+        '/input/presented/arguments/to',
+      ),
+    ).not.toThrow();
     expect(() => refuseUnerasable({ ...granted, result: { note: 'x' } }, '/result/note')).not.toThrow();
   });
 
@@ -218,11 +294,46 @@ describe('erasure: the outsider findings (real processes)', { timeout: 300_000 }
     if (!(await run(['approve', '--help'])).stdout.includes('--approve')) ctx.skip();
     expect((await run(['keygen', '-o', 'alice.key'])).code).toBe(0);
     const args = { amount: 120 };
-    const digest = 'sha256:' + createHash('sha256').update(JSON.stringify({ arguments: args, name: 'pay' })).digest('hex');
-    await init('f1', { kind: 'approval.requested', step_id: 'req-1', input: { presented: { name: 'pay', arguments: args }, digest, expires_at: null } });
-    expect((await run(['approve', 'f1', 'req-1', '--key', 'alice.key', '--approve', '--reason', 'called Jane Doe jane@example.org', '--name', 'alice'])).code).toBe(0);
+    const digest =
+      'sha256:' +
+      createHash('sha256')
+        .update(JSON.stringify({ arguments: args, name: 'pay' }))
+        .digest('hex');
+    await init('f1', {
+      kind: 'approval.requested',
+      step_id: 'req-1',
+      input: { presented: { name: 'pay', arguments: args }, digest, expires_at: null },
+    });
+    expect(
+      (
+        await run([
+          'approve',
+          'f1',
+          'req-1',
+          '--key',
+          'alice.key',
+          '--approve',
+          '--reason',
+          'called Jane Doe jane@example.org',
+          '--name',
+          'alice',
+        ])
+      ).code,
+    ).toBe(0);
     const requestHash = record('f1', 0).step_hash as string;
-    expect((await run(['append', 'f1'], JSON.stringify({ kind: 'tool.started', step_id: 'eff-1', tool_call: { name: 'pay', arguments: args }, meta: { approval: { request: 'req-1', request_hash: requestHash } } }))).code).toBe(0);
+    expect(
+      (
+        await run(
+          ['append', 'f1'],
+          JSON.stringify({
+            kind: 'tool.started',
+            step_id: 'eff-1',
+            tool_call: { name: 'pay', arguments: args },
+            meta: { approval: { request: 'req-1', request_hash: requestHash } },
+          }),
+        )
+      ).code,
+    ).toBe(0);
     expect((await verify('f1', ['--approver', 'alice.key.pub'])).code).toBe(0);
     const before = bucketText('f1');
     const r = await erase('f1', 1, '/input/reason');
@@ -244,7 +355,9 @@ describe('erasure: the outsider findings (real processes)', { timeout: 300_000 }
     expect(show.stdout).toContain('"__proto__"');
     expect(show.stdout).toContain('isAdmin');
     const shown = await run(['show', 'f18', '0', '--json']);
-    expect(JSON.stringify((JSON.parse(shown.stdout) as { step: { result: unknown } }).step.result)).toBe('{"__proto__":{"isAdmin":true},"email":"jane@example.org"}');
+    expect(JSON.stringify((JSON.parse(shown.stdout) as { step: { result: unknown } }).step.result)).toBe(
+      '{"__proto__":{"isAdmin":true},"email":"jane@example.org"}',
+    );
     const log = await run(['log', 'f18']);
     expect(log.stdout + log.stderr).toContain('isAdmin');
     const r = await erase('f18', 0, '/result/email');

@@ -24,10 +24,21 @@ beforeAll(async () => {
   const messages: unknown[] = [{ role: 'system', content: 'You are a careful agent. '.repeat(20) }];
   const lines: string[] = [];
   for (let t = 0; t < 3; t++) {
-    messages.push({ role: 'user', content: t === 1 ? `Write to ${EMAIL} today. ` + 'Then summarise the page. '.repeat(40) : `turn ${t} ` + 'Read the next page. '.repeat(40) });
+    messages.push({
+      role: 'user',
+      content:
+        t === 1
+          ? `Write to ${EMAIL} today. ` + 'Then summarise the page. '.repeat(40)
+          : `turn ${t} ` + 'Read the next page. '.repeat(40),
+    });
     lines.push(JSON.stringify({ model: 'm', prompt: messages }));
     const page = `page ${t} ` + 'words on the page '.repeat(80);
-    lines.push(JSON.stringify({ tool_call: { name: 'fetch', arguments: { url: `https://example.com/${t}` } }, result: { text: page } }));
+    lines.push(
+      JSON.stringify({
+        tool_call: { name: 'fetch', arguments: { url: `https://example.com/${t}` } },
+        result: { text: page },
+      }),
+    );
     messages.push({ role: 'tool', content: page });
   }
   const a = await run(['append', 'j', '--jsonl'], dir, lines.join('\n') + '\n');
@@ -49,14 +60,37 @@ describe('stepchain publish and verify of a v3 journal with parts', () => {
 
   it('refuses a rewritten public part: exit 1, PART_ADDRESS_MISMATCH at the entry', async () => {
     const entries = entriesOf(receipt);
-    const manifest = JSON.parse(Buffer.from(entries[0]!.data).toString('utf8')) as { parts: Array<{ address: string; digest: string; size: number }> };
-    const victim = entries.find((e) => e.name.startsWith('parts/') && Buffer.from(e.data).toString('utf8').includes('page 1 '))!;
+    const manifest = JSON.parse(Buffer.from(entries[0]!.data).toString('utf8')) as {
+      parts: Array<{ address: string; digest: string; size: number }>;
+    };
+    const victim = entries.find(
+      (e) => e.name.startsWith('parts/') && Buffer.from(e.data).toString('utf8').includes('page 1 '),
+    )!;
     const data = text(Buffer.from(victim.data).toString('utf8').replace('page 1 ', 'page 9 '));
-    Object.assign(manifest.parts.find((p) => victim.name.endsWith(p.address.slice(7)))!, { digest: 'sha256:' + createHash('sha256').update(data).digest('hex'), size: data.length });
-    writeFileSync(join(dir, 'forged.tar'), tarOf(entries.map((e) => (e.name === 'manifest.json' ? { ...e, data: text(canonicalJson(manifest)) } : e === victim ? { ...e, data } : e))));
+    Object.assign(
+      manifest.parts.find((p) => victim.name.endsWith(p.address.slice(7)))!,
+      { digest: 'sha256:' + createHash('sha256').update(data).digest('hex'), size: data.length },
+    );
+    writeFileSync(
+      join(dir, 'forged.tar'),
+      tarOf(
+        entries.map((e) =>
+          e.name === 'manifest.json'
+            ? { ...e, data: text(canonicalJson(manifest)) }
+            : e === victim
+              ? { ...e, data }
+              : e,
+        ),
+      ),
+    );
     const r = await run(['verify', 'forged.tar', '--head', head, '--json'], dir);
     expect(r.code).toBe(1);
     const report = JSON.parse(r.stdout).report ?? JSON.parse(r.stdout);
-    expect(report.problems).toContainEqual(expect.objectContaining({ code: 'PART_ADDRESS_MISMATCH', location: expect.objectContaining({ file: victim.name }) }));
+    expect(report.problems).toContainEqual(
+      expect.objectContaining({
+        code: 'PART_ADDRESS_MISMATCH',
+        location: expect.objectContaining({ file: victim.name }),
+      }),
+    );
   });
 });

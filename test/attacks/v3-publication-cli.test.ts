@@ -20,12 +20,30 @@ beforeAll(async () => {
   const d = dir;
   expect((await run(['init', 'j', '--format', 'v3'], d)).code).toBe(0);
   const steps = [
-    { model: 'm', prompt: 'Pay alice her 10 EUR.', tool_call: { name: 'transfer', arguments: { to: 'alice', amount: 10 } } },
+    {
+      model: 'm',
+      prompt: 'Pay alice her 10 EUR.',
+      tool_call: { name: 'transfer', arguments: { to: 'alice', amount: 10 } },
+    },
     { model: 'm', prompt: 'Internal: never send more than 50 EUR.', result: { ok: true } },
-    { model: 'm', input: { note: 'Quote to alice.liddell@example.org the price of the yearly plan, as agreed on the phone.', price: 59 } },
+    {
+      model: 'm',
+      input: {
+        note: 'Quote to alice.liddell@example.org the price of the yearly plan, as agreed on the phone.',
+        price: 59,
+      },
+    },
   ];
   for (const s of steps) expect((await run(['append', 'j'], d, JSON.stringify(s))).code).toBe(0);
-  writeFileSync(join(d, 'policy.json'), JSON.stringify({ rules: [{ id: 'prompts', paths: ['/prompt'], seq: { from: 1, to: 1 } }, { id: 'secrets', detectors: ['email'] }] }));
+  writeFileSync(
+    join(d, 'policy.json'),
+    JSON.stringify({
+      rules: [
+        { id: 'prompts', paths: ['/prompt'], seq: { from: 1, to: 1 } },
+        { id: 'secrets', detectors: ['email'] },
+      ],
+    }),
+  );
   const pub = await run(['publish', 'j', '--policy', 'policy.json', '--opt-in', '-o', 'public.tar.gz'], d);
   expect(pub.code, pub.stderr).toBe(0);
   expect(pub.stderr + pub.stdout).toContain('every value shown is bound to the head');
@@ -33,7 +51,10 @@ beforeAll(async () => {
   receipt = gunzipSync(readFileSync(join(d, 'public.tar.gz')));
 }, 120_000);
 
-async function verifyForged(name: string, bytes: Uint8Array): Promise<{ code: number; report: { ok: boolean; problems: Array<{ code: string; location: { seq?: number } }> } }> {
+async function verifyForged(
+  name: string,
+  bytes: Uint8Array,
+): Promise<{ code: number; report: { ok: boolean; problems: Array<{ code: string; location: { seq?: number } }> } }> {
   writeFileSync(join(dir, name), bytes);
   const r = await run(['verify', name, '--head', head, '--json'], dir);
   return { code: r.code, report: JSON.parse(r.stdout).report ?? JSON.parse(r.stdout) };
@@ -47,19 +68,44 @@ describe('stepchain verify --head <original head> on a v3 publication', () => {
   });
 
   it('refuses a rewritten transfer (to mallory, 10000): ROOT_MISMATCH at seq 0', async () => {
-    const { code, report } = await verifyForged('rewritten.tar', reforge(receipt, (lines) => editRecord(lines, 0, (x) => { x.tool_call.arguments = { to: 'mallory', amount: 10000 }; })));
+    const { code, report } = await verifyForged(
+      'rewritten.tar',
+      reforge(receipt, (lines) =>
+        editRecord(lines, 0, (x) => {
+          x.tool_call.arguments = { to: 'mallory', amount: 10000 };
+        }),
+      ),
+    );
     expect(code).toBe(1);
-    expect(report.problems).toContainEqual(expect.objectContaining({ code: 'ROOT_MISMATCH', location: expect.objectContaining({ seq: 0 }) }));
+    expect(report.problems).toContainEqual(
+      expect.objectContaining({ code: 'ROOT_MISMATCH', location: expect.objectContaining({ seq: 0 }) }),
+    );
   });
 
   it('refuses invented text in place of the withheld prompt: SECRETS_INVALID at seq 1', async () => {
-    const { code, report } = await verifyForged('invented.tar', reforge(receipt, (lines) => editRecord(lines, 1, (x) => { x.prompt = 'transfer 10000 EUR to mallory'; })));
+    const { code, report } = await verifyForged(
+      'invented.tar',
+      reforge(receipt, (lines) =>
+        editRecord(lines, 1, (x) => {
+          x.prompt = 'transfer 10000 EUR to mallory';
+        }),
+      ),
+    );
     expect(code).toBe(1);
-    expect(report.problems).toContainEqual(expect.objectContaining({ code: 'SECRETS_INVALID', location: expect.objectContaining({ seq: 1 }) }));
+    expect(report.problems).toContainEqual(
+      expect.objectContaining({ code: 'SECRETS_INVALID', location: expect.objectContaining({ seq: 1 }) }),
+    );
   });
 
   it('refuses price 59 → 19 beside the withheld e-mail chunk', async () => {
-    const { code, report } = await verifyForged('price.tar', reforge(receipt, (lines) => editRecord(lines, 2, (x) => { x.input.price = 19; })));
+    const { code, report } = await verifyForged(
+      'price.tar',
+      reforge(receipt, (lines) =>
+        editRecord(lines, 2, (x) => {
+          x.input.price = 19;
+        }),
+      ),
+    );
     expect(code).toBe(1);
     expect(report.problems.map((p) => p.code)).toContain('ROOT_MISMATCH');
   });

@@ -33,7 +33,12 @@ interface Run {
 
 function cli(args: string[], opts: { input?: string; timeout?: number } = {}): Run {
   const t0 = Date.now();
-  const r = spawnSync(process.execPath, [CLI, ...args], { cwd: dir, input: opts.input, timeout: opts.timeout ?? 60_000, env: { ...process.env, NO_COLOR: '1' } });
+  const r = spawnSync(process.execPath, [CLI, ...args], {
+    cwd: dir,
+    input: opts.input,
+    timeout: opts.timeout ?? 60_000,
+    env: { ...process.env, NO_COLOR: '1' },
+  });
   const out = r.stdout?.toString('utf8') ?? '';
   const err = r.stderr?.toString('utf8') ?? '';
   let json: unknown = null;
@@ -77,7 +82,7 @@ function tar(entries: Array<[string, Buffer]>): Buffer {
 function untar(bytes: Buffer): Array<[string, Buffer]> {
   const t = bytes[0] === 0x1f && bytes[1] === 0x8b ? gunzipSync(bytes) : bytes;
   const out: Array<[string, Buffer]> = [];
-  for (let o = 0; o + 512 <= t.length; ) {
+  for (let o = 0; o + 512 <= t.length;) {
     const h = t.subarray(o, o + 512);
     if (h.every((b) => b === 0)) break;
     const name = h.subarray(0, 100).toString('latin1').replace(/\0.*$/s, '');
@@ -154,10 +159,18 @@ const MORE = [
     input: { user: 'And a flight?' },
     model: 'gpt-4o',
     prompt: 'Find a flight.',
-    tool_call: { name: 'http', arguments: { url: 'https://fares.example.com/q', api_key: 'sk-live-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c' } },
+    tool_call: {
+      name: 'http',
+      arguments: { url: 'https://fares.example.com/q', api_key: 'sk-live-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c' },
+    },
     result: { price: 59, contact: 'desk@fares.example.com' },
   },
-  { input: { user: 'Summarize.' }, model: 'gpt-4o', prompt: 'Answer in one sentence.', result: 'Sunny in Lyon; flights from 59 EUR.' },
+  {
+    input: { user: 'Summarize.' },
+    model: 'gpt-4o',
+    prompt: 'Answer in one sentence.',
+    result: 'Sunny in Lyon; flights from 59 EUR.',
+  },
 ];
 const POLICY = {
   rules: [
@@ -188,15 +201,61 @@ beforeAll(() => {
   ok(['export', 'runs/today', '-o', 'receipt.tar.gz', '--sign', 'alice.key']);
   ok(['export', 'runs/today', '-o', 'receipt.tar']);
   TEMPLATE = readFileSync(f('receipt.tar')).subarray(0, 512);
-  ok(['publish', 'runs/today', '--policy', 'policy.json', '--opt-in', '-o', 'public.tar.gz', '--secrets-out', 'public.secrets.json']);
-  LOG_VKEY = cli(['checkpoint', 'runs/today', '--sign', 'log.key', '--authority', 'agents.example.com', '-o', 'cp3.checkpoint', '--json']).json.vkey;
+  ok([
+    'publish',
+    'runs/today',
+    '--policy',
+    'policy.json',
+    '--opt-in',
+    '-o',
+    'public.tar.gz',
+    '--secrets-out',
+    'public.secrets.json',
+  ]);
+  LOG_VKEY = cli([
+    'checkpoint',
+    'runs/today',
+    '--sign',
+    'log.key',
+    '--authority',
+    'agents.example.com',
+    '-o',
+    'cp3.checkpoint',
+    '--json',
+  ]).json.vkey;
   writeFileSync(f('log.vkey'), `${LOG_VKEY}\n`);
   W1 = ok(['witness', '--key', 'w1.key', '--name', 'witness.example/w1']).split('\n')[0]!.trim();
   W2 = ok(['witness', '--key', 'w2.key', '--name', 'witness.example/w2']).split('\n')[0]!.trim();
   W1_IMPOSTOR = ok(['witness', '--key', 'w1impostor.key', '--name', 'witness.example/w1']).split('\n')[0]!.trim();
   writeFileSync(f('w1.vkey'), `${W1}\n`);
-  ok(['witness', 'cp3.checkpoint', '--key', 'w1.key', '--name', 'witness.example/w1', '--state', 'w1state', '--log-key', LOG_VKEY, '-o', 'cp3.w1']);
-  ok(['witness', 'cp3.checkpoint', '--key', 'w1impostor.key', '--name', 'witness.example/w1', '--state', 'w1istate', '--log-key', LOG_VKEY, '-o', 'cp3.impostor']);
+  ok([
+    'witness',
+    'cp3.checkpoint',
+    '--key',
+    'w1.key',
+    '--name',
+    'witness.example/w1',
+    '--state',
+    'w1state',
+    '--log-key',
+    LOG_VKEY,
+    '-o',
+    'cp3.w1',
+  ]);
+  ok([
+    'witness',
+    'cp3.checkpoint',
+    '--key',
+    'w1impostor.key',
+    '--name',
+    'witness.example/w1',
+    '--state',
+    'w1istate',
+    '--log-key',
+    LOG_VKEY,
+    '-o',
+    'cp3.impostor',
+  ]);
   // the attacker's journal with the same content, signed with its own key; a checkpoint of it signed by the
   // genuine log key (the log serves several journals) and one by the attacker's key
   ok(['init', 'mal']);
@@ -216,15 +275,24 @@ beforeAll(() => {
   writeFileSync(f('alt.json'), JSON.stringify({ input: { user: 'x' }, model: 'm', prompt: 'p', result: 'FORKED' }));
   ok(['append', 'fk/today', '--file', 'alt.json']);
   ok(['append', 'fk/today', '--file', 'alt.json']);
-  writeFileSync(f('glog.vkey'), `${cli(['checkpoint', 'g/today', '--sign', 'log.key', '--authority', 'agents.example.com', '-o', 'g4.checkpoint', '--json']).json.vkey}\n`);
+  writeFileSync(
+    f('glog.vkey'),
+    `${cli(['checkpoint', 'g/today', '--sign', 'log.key', '--authority', 'agents.example.com', '-o', 'g4.checkpoint', '--json']).json.vkey}\n`,
+  );
   ok(['checkpoint', 'fk/today', '--sign', 'log.key', '--authority', 'agents.example.com', '-o', 'f4.checkpoint']);
   ok(['checkpoint', 'fk/today', '--sign', 'evil.key', '--authority', 'agents.example.com', '-o', 'fevil.checkpoint']);
   ok(['export', 'g/today', '-o', 'g.tar.gz', '--sign', 'alice.key']);
   ok(['export', 'fk/today', '-o', 'fk-carry.tar.gz', '--checkpoint', 'fevil.checkpoint', '--sign', 'mallory.key']);
 }, 120_000);
 
-const verdictOf = (r: Run) => ({ rc: r.rc, ok: r.json?.ok, authenticated: r.json?.authenticated, verdict: r.json?.verdict });
-const codes = (r: Run): string[] => (r.json?.report?.problems ?? r.json?.problems ?? []).map((p: { code: string }) => p.code);
+const verdictOf = (r: Run) => ({
+  rc: r.rc,
+  ok: r.json?.ok,
+  authenticated: r.json?.authenticated,
+  verdict: r.json?.verdict,
+});
+const codes = (r: Run): string[] =>
+  (r.json?.report?.problems ?? r.json?.problems ?? []).map((p: { code: string }) => p.code);
 
 // =====================================================================================================
 describe('forged receipts and wrong pins (held)', () => {
@@ -246,8 +314,14 @@ describe('forged receipts and wrong pins (held)', () => {
     expect(verdictOf(r)).toMatchObject({ rc: 0, authenticated: false, verdict: 'intact' });
   });
   it("the genuine head pinned on the attacker's receipt, and the attacker's head on the genuine one: INVALID", () => {
-    expect(verdictOf(cli(['verify', 'forged.tar.gz', '--head', HEAD, '--json']))).toMatchObject({ rc: 1, authenticated: false });
-    expect(verdictOf(cli(['verify', 'receipt.tar.gz', '--head', MAL_HEAD, '--json']))).toMatchObject({ rc: 1, authenticated: false });
+    expect(verdictOf(cli(['verify', 'forged.tar.gz', '--head', HEAD, '--json']))).toMatchObject({
+      rc: 1,
+      authenticated: false,
+    });
+    expect(verdictOf(cli(['verify', 'receipt.tar.gz', '--head', MAL_HEAD, '--json']))).toMatchObject({
+      rc: 1,
+      authenticated: false,
+    });
     // a head of the genuine chain, but not its end
     const mid = cli(['verify', 'receipt.tar.gz', '--head', MID, '--json']);
     expect(verdictOf(mid)).toMatchObject({ rc: 1, authenticated: false });
@@ -270,17 +344,38 @@ describe('forged receipts and wrong pins (held)', () => {
     }
   });
   it("a checkpoint of the genuine journal does not authenticate the attacker's receipt", () => {
-    expect(verdictOf(cli(['verify', 'forged.tar.gz', '--checkpoint', 'cp3.checkpoint', '--log-key', 'log.vkey', '--json']))).toMatchObject({ rc: 1, authenticated: false });
+    expect(
+      verdictOf(cli(['verify', 'forged.tar.gz', '--checkpoint', 'cp3.checkpoint', '--log-key', 'log.vkey', '--json'])),
+    ).toMatchObject({ rc: 1, authenticated: false });
   });
   it("a checkpoint of the attacker's journal signed by the genuine log key does not pass for this journal (ORIGIN_MISMATCH, exit 2)", () => {
-    const r = cli(['verify', 'forged.tar.gz', '--checkpoint', 'mal-logsigned.checkpoint', '--log-key', 'log.vkey', '--json']);
+    const r = cli([
+      'verify',
+      'forged.tar.gz',
+      '--checkpoint',
+      'mal-logsigned.checkpoint',
+      '--log-key',
+      'log.vkey',
+      '--json',
+    ]);
     expect(r.rc).toBe(2);
     expect(r.out + r.err).toMatch(/ORIGIN_MISMATCH/);
-    const j = cli(['verify', 'runs/today', '--checkpoint', 'mal-logsigned.checkpoint', '--log-key', 'log.vkey', '--json']);
+    const j = cli([
+      'verify',
+      'runs/today',
+      '--checkpoint',
+      'mal-logsigned.checkpoint',
+      '--log-key',
+      'log.vkey',
+      '--json',
+    ]);
     expect(j.rc).toBe(2);
   });
   it('a checkpoint pinned without its log key authenticates nothing (--require-pin exits 1)', () => {
-    expect(verdictOf(cli(['verify', 'receipt.tar.gz', '--checkpoint', 'cp3.checkpoint', '--json']))).toMatchObject({ rc: 0, authenticated: false });
+    expect(verdictOf(cli(['verify', 'receipt.tar.gz', '--checkpoint', 'cp3.checkpoint', '--json']))).toMatchObject({
+      rc: 0,
+      authenticated: false,
+    });
     expect(cli(['verify', 'runs/today', '--checkpoint', 'cp3.checkpoint', '--require-pin']).rc).toBe(1);
   });
   it("a carried checkpoint signed by the attacker's key under the genuine origin is not the log's (invalid with --log-key)", () => {
@@ -301,7 +396,16 @@ describe('witness policy', () => {
       ['--checkpoint', 'cp3.checkpoint', '--witness', W1],
       ['--checkpoint', 'cp3.impostor', '--witness', W1, '--quorum', '1'],
       ['--checkpoint', 'cp3.w1', '--witness', W1, '--witness', W1, '--quorum', '2'],
-      ['--checkpoint', 'cp3.w1', '--witness', W1, '--witness', W1_IMPOSTOR.replace('witness.example/w1', 'witness.example/w1'), '--quorum', '2'],
+      [
+        '--checkpoint',
+        'cp3.w1',
+        '--witness',
+        W1,
+        '--witness',
+        W1_IMPOSTOR.replace('witness.example/w1', 'witness.example/w1'),
+        '--quorum',
+        '2',
+      ],
       ['--checkpoint', 'cp3.checkpoint', '--witness', LOG_VKEY, '--quorum', '1'],
       ['--checkpoint', 'cp3.w1', '--witness', W1, '--witness', W2, '--quorum', '2'],
       ['--checkpoint', 'cp3.checkpoint', '--witness', W1, '--quorum', '1.5'],
@@ -313,7 +417,10 @@ describe('witness policy', () => {
       expect(r.rc, c.join(' ')).not.toBe(0);
       expect(r.json?.authenticated, c.join(' ')).not.toBe(true);
     }
-    expect(verdictOf(cli([...base, '--checkpoint', 'cp3.w1', '--witness', W1, '--quorum', '1']))).toMatchObject({ rc: 0, authenticated: true });
+    expect(verdictOf(cli([...base, '--checkpoint', 'cp3.w1', '--witness', W1, '--quorum', '1']))).toMatchObject({
+      rc: 0,
+      authenticated: true,
+    });
   });
 
   // ATTACK (succeeded): an empty or blank --quorum (`--quorum "$K"` with K unset, or " ") is read as 0, so
@@ -325,12 +432,34 @@ describe('witness policy', () => {
   //   "-0", "00", "0.0", on journals and on --proof.
   it('ATTACK: --quorum "" (or " ") with --witness accepts a checkpoint lacking every witness cosignature', () => {
     for (const q of ['', ' ', '-0', '0.0']) {
-      const r = cli(['verify', 'receipt.tar.gz', '--checkpoint', 'cp3.checkpoint', '--log-key', 'log.vkey', '--witness', W1, `--quorum=${q}`, '--json']);
+      const r = cli([
+        'verify',
+        'receipt.tar.gz',
+        '--checkpoint',
+        'cp3.checkpoint',
+        '--log-key',
+        'log.vkey',
+        '--witness',
+        W1,
+        `--quorum=${q}`,
+        '--json',
+      ]);
       expect({ q, rc: r.rc, authenticated: r.json?.authenticated }).toEqual({ q, rc: 2, authenticated: undefined });
     }
   });
   it('ATTACK: the same empty --quorum on a journal and on --proof', () => {
-    const j = cli(['verify', 'runs/today', '--checkpoint', 'cp3.checkpoint', '--log-key', 'log.vkey', '--witness', W1, '--quorum=', '--json']);
+    const j = cli([
+      'verify',
+      'runs/today',
+      '--checkpoint',
+      'cp3.checkpoint',
+      '--log-key',
+      'log.vkey',
+      '--witness',
+      W1,
+      '--quorum=',
+      '--json',
+    ]);
     expect(j.rc).toBe(2);
     ok(['prove', 'runs/today', '--checkpoint', 'cp3.checkpoint', '--from', '0', '--to', '1', '-o', 's.proof']);
     const p = cli(['verify', '--proof', 's.proof', '--log-key', 'log.vkey', '--witness', W1, '--quorum=', '--json']);
@@ -353,8 +482,20 @@ describe('equal-size checkpoints (held)', () => {
     }
   });
   it('the same root needs no proof; prove --old refuses a fork', () => {
-    expect(verdictOf(cli(['verify', 'g.tar.gz', '--checkpoint', 'g4.checkpoint', '--log-key', 'glog.vkey', '--json']))).toMatchObject({ rc: 0, authenticated: true });
-    const p = cli(['prove', 'g/today', '--old', 'f4.checkpoint', '--checkpoint', 'g4.checkpoint', '-o', 'x.proof', '--json']);
+    expect(
+      verdictOf(cli(['verify', 'g.tar.gz', '--checkpoint', 'g4.checkpoint', '--log-key', 'glog.vkey', '--json'])),
+    ).toMatchObject({ rc: 0, authenticated: true });
+    const p = cli([
+      'prove',
+      'g/today',
+      '--old',
+      'f4.checkpoint',
+      '--checkpoint',
+      'g4.checkpoint',
+      '-o',
+      'x.proof',
+      '--json',
+    ]);
     expect(p.rc).toBe(1);
     expect(p.out + p.err).toMatch(/FORKED/);
   });
@@ -399,12 +540,35 @@ describe('input files: size bounds and non-regular files', () => {
   });
   it('ATTACK: a --witness file of 100 KB (the key, then newlines) is accepted instead of failing its 64 KiB limit', () => {
     writeFileSync(f('bigw1.vkey'), Buffer.concat([Buffer.from(`${W1}\n`), Buffer.alloc(100_000, 0x0a)]));
-    const r = cli(['verify', 'receipt.tar.gz', '--checkpoint', 'cp3.w1', '--log-key', 'log.vkey', '--witness', 'bigw1.vkey', '--json']);
+    const r = cli([
+      'verify',
+      'receipt.tar.gz',
+      '--checkpoint',
+      'cp3.w1',
+      '--log-key',
+      'log.vkey',
+      '--witness',
+      'bigw1.vkey',
+      '--json',
+    ]);
     expect(r.rc).toBe(2);
   });
   it('ATTACK: `stepchain witness --log-key` reads a 100 KB verifier-key file and cosigns instead of failing its 64 KiB limit', () => {
     writeFileSync(f('big-w.vkey'), Buffer.concat([Buffer.from(`${LOG_VKEY}\n`), Buffer.alloc(100_000, 0x20)]));
-    const r = cli(['witness', 'cp3.checkpoint', '--key', 'w2.key', '--name', 'witness.example/w2', '--state', 'w2big', '--log-key', 'big-w.vkey', '-o', 'cp3.w2big']);
+    const r = cli([
+      'witness',
+      'cp3.checkpoint',
+      '--key',
+      'w2.key',
+      '--name',
+      'witness.example/w2',
+      '--state',
+      'w2big',
+      '--log-key',
+      'big-w.vkey',
+      '-o',
+      'cp3.w2big',
+    ]);
     expect(r.rc).toBe(2);
   });
   it('held: a public key file of 100 KB (the key, then spaces) is refused', () => {
@@ -424,7 +588,9 @@ describe('published receipts: rewritten values', () => {
   const BLANKET = /every (disclosed|shown) value is the original/i;
 
   it('held: rewriting the text of a redacted view still verifies, and every CLI surface lists it as NOT bound', () => {
-    forge('public.tar.gz', 'view-rewritten.tar', { lines: (ls) => ls.map((l, i) => (i === 1 ? l.replace('"price":59', '"price":5') : l)) });
+    forge('public.tar.gz', 'view-rewritten.tar', {
+      lines: (ls) => ls.map((l, i) => (i === 1 ? l.replace('"price":59', '"price":5') : l)),
+    });
     const h = cli(['verify', 'view-rewritten.tar', '--head', HEAD]);
     expect(h.rc).toBe(0);
     expect(h.err).toMatch(/NOT BOUND/);
@@ -447,12 +613,18 @@ describe('published receipts: rewritten values', () => {
           const salt = r.salts.result;
           delete r.salts.result;
           r.digests = { result: sha(`stepchain/v2 slot\n${salt}\n${jcs(['result', r.result])}`) };
-          r.result = { summary: 'Rain in Lyon; no flights.', x: { '$stepchain:redacted': { commitment: `sha256:${'ab'.repeat(32)}`, rule: 'secrets' } } };
+          r.result = {
+            summary: 'Rain in Lyon; no flights.',
+            x: { '$stepchain:redacted': { commitment: `sha256:${'ab'.repeat(32)}`, rule: 'secrets' } },
+          };
           return jcs(r);
         }),
       manifest: (m) => {
         m.redactions.push({ path: '/result/x', rule: 'secrets', seq: 2 });
-        m.redactions.sort((a: { seq: number; path: string }, b: { seq: number; path: string }) => a.seq - b.seq || (a.path < b.path ? -1 : 1));
+        m.redactions.sort(
+          (a: { seq: number; path: string }, b: { seq: number; path: string }) =>
+            a.seq - b.seq || (a.path < b.path ? -1 : 1),
+        );
       },
     });
     const j = cli(['verify', 'disclosed-as-view.tar', '--head', HEAD, '--json']);
@@ -483,11 +655,19 @@ describe('published receipts: rewritten values', () => {
 
   it('held: a withheld slot dressed in marker text is VIEW_INVALID', () => {
     forge('public.tar.gz', 'withheld-text.tar', {
-      lines: (ls) => ls.map((l, i) => (i === 1 ? l.replace('"rule":"tool-secrets"}', '"rule":"tool-secrets","text":"sk-test-nothing-to-see"}') : l)),
+      lines: (ls) =>
+        ls.map((l, i) =>
+          i === 1 ? l.replace('"rule":"tool-secrets"}', '"rule":"tool-secrets","text":"sk-test-nothing-to-see"}') : l,
+        ),
     });
     const r = cli(['verify', 'withheld-text.tar', '--head', HEAD, '--json']);
     // the api_key marker is inside the tool_call view, so its text is view text: listed unbound, or refused
-    expect(r.rc === 1 || (r.json?.report?.unbound ?? []).some((u: { seq: number; field: string }) => u.seq === 1 && u.field === 'tool_call')).toBe(true);
+    expect(
+      r.rc === 1 ||
+        (r.json?.report?.unbound ?? []).some(
+          (u: { seq: number; field: string }) => u.seq === 1 && u.field === 'tool_call',
+        ),
+    ).toBe(true);
   });
 
   it('held: any byte change to a disclosed value fails against the original head (value, number spelling, escape, duplicate key)', () => {
@@ -495,7 +675,14 @@ describe('published receipts: rewritten values', () => {
       ['value', (l) => l.replace('"forecast":"sunny"', '"forecast":"rainy"')],
       ['number', (l) => l.replace('"high_c":14}', '"high_c":14.0000000000000001}')],
       ['escape', (l) => l.replace('"sunny"', '"\\u0073unny"')],
-      ['dupkey', (l) => l.replace('"result":{"forecast":"sunny"', '"result":{"forecast":"rainy","high_c":99},"result":{"forecast":"sunny"')],
+      [
+        'dupkey',
+        (l) =>
+          l.replace(
+            '"result":{"forecast":"sunny"',
+            '"result":{"forecast":"rainy","high_c":99},"result":{"forecast":"sunny"',
+          ),
+      ],
       ['bignum', (l) => l.replace('"high_c":14}', '"high_c":1e400}')],
       ['hugeint', (l) => l.replace('"high_c":14}', '"high_c":123456789012345678901234567890}')],
     ];
@@ -507,7 +694,18 @@ describe('published receipts: rewritten values', () => {
   });
 
   it('held: a disclosure proof re-pointed at a rewritten publication still says the marker is NOT bound to the head', () => {
-    ok(['disclose', 'public.tar.gz', '--secrets', 'public.secrets.json', '--seq', '1', '--path', '/result/contact', '-o', 'contact.proof.json']);
+    ok([
+      'disclose',
+      'public.tar.gz',
+      '--secrets',
+      'public.secrets.json',
+      '--seq',
+      '1',
+      '--path',
+      '/result/contact',
+      '-o',
+      'contact.proof.json',
+    ]);
     const md = cli(['verify', 'view-rewritten.tar', '--json']).json.report.manifest_digest;
     const p = JSON.parse(readFileSync(f('contact.proof.json'), 'utf8'));
     p.manifest_digest = md;
@@ -542,23 +740,65 @@ describe('hostile archives: no crash, no hang, no green verdict (held)', () => {
     const m = e.get('manifest.json')!;
     const s = e.get('manifest.sig.json')!;
     const c = e.get('chain/0000000000000000.jsonl')!;
-    hostile('dup-chain.tar', tar([['manifest.json', m], ['manifest.sig.json', s], ['chain/0000000000000000.jsonl', c], ['chain/0000000000000000.jsonl', c]]));
-    hostile('dup-manifest.tar', tar([['manifest.json', m], ['manifest.json', m], ['manifest.sig.json', s], ['chain/0000000000000000.jsonl', c]]));
-    hostile('dup-sig.tar', tar([['manifest.json', m], ['manifest.sig.json', s], ['manifest.sig.json', s], ['chain/0000000000000000.jsonl', c]]));
-    hostile('dotdot.tar', tar([['manifest.json', m], ['manifest.sig.json', s], ['chain/0000000000000000.jsonl', c], ['chain/../manifest.json', m]]));
+    hostile(
+      'dup-chain.tar',
+      tar([
+        ['manifest.json', m],
+        ['manifest.sig.json', s],
+        ['chain/0000000000000000.jsonl', c],
+        ['chain/0000000000000000.jsonl', c],
+      ]),
+    );
+    hostile(
+      'dup-manifest.tar',
+      tar([
+        ['manifest.json', m],
+        ['manifest.json', m],
+        ['manifest.sig.json', s],
+        ['chain/0000000000000000.jsonl', c],
+      ]),
+    );
+    hostile(
+      'dup-sig.tar',
+      tar([
+        ['manifest.json', m],
+        ['manifest.sig.json', s],
+        ['manifest.sig.json', s],
+        ['chain/0000000000000000.jsonl', c],
+      ]),
+    );
+    hostile(
+      'dotdot.tar',
+      tar([
+        ['manifest.json', m],
+        ['manifest.sig.json', s],
+        ['chain/0000000000000000.jsonl', c],
+        ['chain/../manifest.json', m],
+      ]),
+    );
   });
   it('manifest tricks: huge and negative numbers, deep nesting', () => {
     forge('receipt.tar', 'm-seq.tar', { manifest: (m) => void (m.head.seq = 9007199254740993) });
     forge('receipt.tar', 'm-to.tar', { rawManifest: (s) => s.replace(/"to":2/, `"to":1${'0'.repeat(400)}`) });
     forge('receipt.tar', 'm-size.tar', { manifest: (m) => void (m.chain[0].size = 1e308) });
     forge('receipt.tar', 'm-steps.tar', { manifest: (m) => void (m.chain[0].steps = -1) });
-    forge('receipt.tar', 'm-deep.tar', { rawManifest: (s) => s.replace('"run":{}', `"run":${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}`) });
+    forge('receipt.tar', 'm-deep.tar', {
+      rawManifest: (s) => s.replace('"run":{}', `"run":${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}`),
+    });
     for (const n of ['m-seq', 'm-to', 'm-size', 'm-steps', 'm-deep']) hostile(`${n}.tar`, readFileSync(f(`${n}.tar`)));
   });
   it('a chain line nested 100 000 deep, and a signature file nested 100 000 deep', () => {
-    forge('receipt.tar', 'c-deep.tar', { lines: (ls) => ls.map((l, i) => (i === 0 ? l.replace('"high_c":14', `"high_c":${'['.repeat(100_000)}${']'.repeat(100_000)}`) : l)) });
+    forge('receipt.tar', 'c-deep.tar', {
+      lines: (ls) =>
+        ls.map((l, i) =>
+          i === 0 ? l.replace('"high_c":14', `"high_c":${'['.repeat(100_000)}${']'.repeat(100_000)}`) : l,
+        ),
+    });
     hostile('c-deep.tar', readFileSync(f('c-deep.tar')));
-    const e = untar(readFileSync(f('receipt.tar.gz'))).map(([n, b]): [string, Buffer] => [n, n === 'manifest.sig.json' ? Buffer.from(`${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}`) : b]);
+    const e = untar(readFileSync(f('receipt.tar.gz'))).map(([n, b]): [string, Buffer] => [
+      n,
+      n === 'manifest.sig.json' ? Buffer.from(`${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}`) : b,
+    ]);
     writeFileSync(f('s-deep.tar'), tar(e));
     const r = cli(['verify', 's-deep.tar', '--pubkey', 'alice.key.pub', '--json']);
     expect(verdictOf(r)).toMatchObject({ rc: 1, authenticated: false });
@@ -566,26 +806,46 @@ describe('hostile archives: no crash, no hang, no green verdict (held)', () => {
   it('/dev/zero as the receipt: refused as a device before any read (exit 2, an input error), never read forever', () => {
     const r = cli(['verify', '/dev/zero', '--json'], { timeout: 20_000 });
     expect(r.rc).toBe(2);
-    expect(JSON.parse(r.out)).toMatchObject({ ok: false, error: { code: 'INPUT_UNREADABLE', location: { file: '/dev/zero' } } });
+    expect(JSON.parse(r.out)).toMatchObject({
+      ok: false,
+      error: { code: 'INPUT_UNREADABLE', location: { file: '/dev/zero' } },
+    });
   });
 });
 
 describe('signature replay and manifest paths (held)', () => {
   it("alice's signature file replayed onto a rewritten receipt, or onto the publication, does not authenticate", () => {
-    forge('receipt.tar.gz', 'resigned.tar', { keepSig: true, lines: (ls) => ls.map((l, i) => (i === 2 ? l.replace('Sunny in Lyon', 'Rainy in Lyon') : l)) });
-    expect(verdictOf(cli(['verify', 'resigned.tar', '--pubkey', 'alice.key.pub', '--json']))).toMatchObject({ rc: 1, authenticated: false });
+    forge('receipt.tar.gz', 'resigned.tar', {
+      keepSig: true,
+      lines: (ls) => ls.map((l, i) => (i === 2 ? l.replace('Sunny in Lyon', 'Rainy in Lyon') : l)),
+    });
+    expect(verdictOf(cli(['verify', 'resigned.tar', '--pubkey', 'alice.key.pub', '--json']))).toMatchObject({
+      rc: 1,
+      authenticated: false,
+    });
     const sig = new Map(untar(readFileSync(f('receipt.tar.gz')))).get('manifest.sig.json')!;
     const pub = untar(readFileSync(f('public.tar.gz')));
     writeFileSync(f('pub-sig.tar'), tar([pub[0]!, ['manifest.sig.json', sig], ...pub.slice(1)]));
-    expect(verdictOf(cli(['verify', 'pub-sig.tar', '--pubkey', 'alice.key.pub', '--json']))).toMatchObject({ rc: 1, authenticated: false });
+    expect(verdictOf(cli(['verify', 'pub-sig.tar', '--pubkey', 'alice.key.pub', '--json']))).toMatchObject({
+      rc: 1,
+      authenticated: false,
+    });
   });
   it('chain names with .., absolute paths, or naming a file the archive lacks are refused without a crash', () => {
     const e = new Map(untar(readFileSync(f('receipt.tar'))));
     const c = e.get('chain/0000000000000000.jsonl')!;
-    for (const name of ['chain/../0000000000000000.jsonl', '/etc/passwd', 'chain/0000000000000001.jsonl', 'manifest.json']) {
+    for (const name of [
+      'chain/../0000000000000000.jsonl',
+      '/etc/passwd',
+      'chain/0000000000000001.jsonl',
+      'manifest.json',
+    ]) {
       const m = JSON.parse(e.get('manifest.json')!.toString());
       m.chain[0].name = name;
-      const data = tar([['manifest.json', Buffer.from(jcs(m))], [name === 'manifest.json' ? 'chain/0000000000000000.jsonl' : name, c]]);
+      const data = tar([
+        ['manifest.json', Buffer.from(jcs(m))],
+        [name === 'manifest.json' ? 'chain/0000000000000000.jsonl' : name, c],
+      ]);
       writeFileSync(f('name.tar'), data);
       const r = cli(['verify', 'name.tar', '--json']);
       expect(r.rc, name).toBe(1);
@@ -621,8 +881,34 @@ describe('signature replay and manifest paths (held)', () => {
 
 describe('witness and prover refuse forks and truncation (held)', () => {
   it('a witness that cosigned one size-4 root refuses another root of the same size', () => {
-    ok(['witness', 'g4.checkpoint', '--key', 'w2.key', '--name', 'witness.example/w2', '--state', 'wg', '--log-key', 'glog.vkey', '-o', 'g4.w2']);
-    const r = cli(['witness', 'f4.checkpoint', '--key', 'w2.key', '--name', 'witness.example/w2', '--state', 'wg', '--log-key', 'glog.vkey', '-o', 'f4.w2']);
+    ok([
+      'witness',
+      'g4.checkpoint',
+      '--key',
+      'w2.key',
+      '--name',
+      'witness.example/w2',
+      '--state',
+      'wg',
+      '--log-key',
+      'glog.vkey',
+      '-o',
+      'g4.w2',
+    ]);
+    const r = cli([
+      'witness',
+      'f4.checkpoint',
+      '--key',
+      'w2.key',
+      '--name',
+      'witness.example/w2',
+      '--state',
+      'wg',
+      '--log-key',
+      'glog.vkey',
+      '-o',
+      'f4.w2',
+    ]);
     expect(r.rc).toBe(1);
     expect(r.err).toMatch(/INCONSISTENT|FORKED/);
   });
@@ -646,11 +932,29 @@ describe('one value per single-value option, for every verb', () => {
       ['verify', 'forged.tar.gz', '--head', HEAD, '--head', MAL_HEAD],
       ['verify', 'receipt.tar.gz', '--checkpoint', 'cp3.w1', '--checkpoint', 'cp3.checkpoint', '--log-key', 'log.vkey'],
       ['verify', 'receipt.tar.gz', '--checkpoint', 'cp3.checkpoint', '--log-key', 'log.vkey', '--log-key', 'log.vkey'],
-      ['verify', 'receipt.tar.gz', '--checkpoint', 'cp3.w1', '--log-key', 'log.vkey', '--witness', W1, '--quorum', '1', '--quorum', '0'],
+      [
+        'verify',
+        'receipt.tar.gz',
+        '--checkpoint',
+        'cp3.w1',
+        '--log-key',
+        'log.vkey',
+        '--witness',
+        W1,
+        '--quorum',
+        '1',
+        '--quorum',
+        '0',
+      ],
     ]) {
       const r = cli([...args, '--json']);
       const option = args.find((a, i) => a.startsWith('--') && args.indexOf(a) !== i)!;
-      expect({ args: args.join(' '), rc: r.rc, authenticated: r.json?.authenticated, code: r.json?.error?.code }).toEqual({ args: args.join(' '), rc: 2, authenticated: undefined, code: 'USAGE' });
+      expect({
+        args: args.join(' '),
+        rc: r.rc,
+        authenticated: r.json?.authenticated,
+        code: r.json?.error?.code,
+      }).toEqual({ args: args.join(' '), rc: 2, authenticated: undefined, code: 'USAGE' });
       expect(r.err).toContain(`${option} is given more than once`);
     }
   });
@@ -659,7 +963,22 @@ describe('one value per single-value option, for every verb', () => {
       ['export', 'runs/today', '-o', 'twice-a.tar.gz', '-o', 'twice-b.tar.gz'],
       ['export', 'runs/today', '-o', 'twice-a.tar.gz', '--out', 'twice-b.tar.gz'],
       ['log', 'runs/today', '--from', '0', '--from', '1'],
-      ['witness', 'cp3.checkpoint', '--key', 'w1.key', '--name', 'witness.example/w1', '--name', 'witness.example/w2', '--state', 'twice-state', '--log-key', 'log.vkey', '-o', 'twice-a.cp'],
+      [
+        'witness',
+        'cp3.checkpoint',
+        '--key',
+        'w1.key',
+        '--name',
+        'witness.example/w1',
+        '--name',
+        'witness.example/w2',
+        '--state',
+        'twice-state',
+        '--log-key',
+        'log.vkey',
+        '-o',
+        'twice-a.cp',
+      ],
     ]) {
       const r = cli(args);
       expect(r.rc, args.join(' ')).toBe(2);
@@ -668,7 +987,26 @@ describe('one value per single-value option, for every verb', () => {
     expect(spawnSync('ls', [dir]).stdout.toString()).not.toMatch(/twice-/);
   });
   it('repeatable options and flags still repeat', () => {
-    expect(verdictOf(cli(['verify', 'receipt.tar.gz', '--checkpoint', 'cp3.w1', '--log-key', 'log.vkey', '--witness', W1, '--witness', W2, '--quorum', '1', '--json', '--json']))).toMatchObject({ rc: 0, authenticated: true });
+    expect(
+      verdictOf(
+        cli([
+          'verify',
+          'receipt.tar.gz',
+          '--checkpoint',
+          'cp3.w1',
+          '--log-key',
+          'log.vkey',
+          '--witness',
+          W1,
+          '--witness',
+          W2,
+          '--quorum',
+          '1',
+          '--json',
+          '--json',
+        ]),
+      ),
+    ).toMatchObject({ rc: 0, authenticated: true });
   });
 });
 
@@ -676,31 +1014,98 @@ describe('--quorum as written (PROOFS.md §8.4)', () => {
   // Before: Number(text), so "00" and " 1" were quietly 0 and 1; now only a plain decimal integer is a quorum.
   it('anything but a plain decimal integer is a usage error naming the value, even where the checkpoint would pass', () => {
     for (const q of ['', ' ', '00', '01', ' 1', '1 ', '0x1', '-0', '+1', '1e0', '1.0']) {
-      const r = cli(['verify', 'receipt.tar.gz', '--checkpoint', 'cp3.w1', '--log-key', 'log.vkey', '--witness', W1, `--quorum=${q}`, '--json']);
+      const r = cli([
+        'verify',
+        'receipt.tar.gz',
+        '--checkpoint',
+        'cp3.w1',
+        '--log-key',
+        'log.vkey',
+        '--witness',
+        W1,
+        `--quorum=${q}`,
+        '--json',
+      ]);
       expect({ q, rc: r.rc, authenticated: r.json?.authenticated }).toEqual({ q, rc: 2, authenticated: undefined });
       expect(r.err, q).toContain(`(got "${q}")`);
     }
-    for (const q of ['0', '1']) expect(verdictOf(cli(['verify', 'receipt.tar.gz', '--checkpoint', 'cp3.w1', '--log-key', 'log.vkey', '--witness', W1, '--quorum', q, '--json']))).toMatchObject({ rc: 0, authenticated: true });
+    for (const q of ['0', '1'])
+      expect(
+        verdictOf(
+          cli([
+            'verify',
+            'receipt.tar.gz',
+            '--checkpoint',
+            'cp3.w1',
+            '--log-key',
+            'log.vkey',
+            '--witness',
+            W1,
+            '--quorum',
+            q,
+            '--json',
+          ]),
+        ),
+      ).toMatchObject({ rc: 0, authenticated: true });
   });
 });
 
 describe('verifier keys: the whitespace around them and the 64 KiB limit (PROOFS.md §8.4, §11.1)', () => {
   it('an inline --log-key or --witness with spaces, tabs or newlines around it is the key (as in a file and on the page)', () => {
-    const r = cli(['verify', 'receipt.tar.gz', '--checkpoint', 'cp3.w1', '--log-key', ` ${LOG_VKEY}\t\n`, '--witness', `\n${W1} `, '--json']);
+    const r = cli([
+      'verify',
+      'receipt.tar.gz',
+      '--checkpoint',
+      'cp3.w1',
+      '--log-key',
+      ` ${LOG_VKEY}\t\n`,
+      '--witness',
+      `\n${W1} `,
+      '--json',
+    ]);
     expect(verdictOf(r)).toMatchObject({ rc: 0, authenticated: true });
     // Whitespace inside a key is not trimmed: still refused.
-    expect(cli(['verify', 'receipt.tar.gz', '--checkpoint', 'cp3.checkpoint', '--log-key', LOG_VKEY.replace('+', ' +')]).rc).toBe(2);
+    expect(
+      cli(['verify', 'receipt.tar.gz', '--checkpoint', 'cp3.checkpoint', '--log-key', LOG_VKEY.replace('+', ' +')]).rc,
+    ).toBe(2);
   });
   it('a key file of exactly 64 KiB is read; one byte more fails LIMIT_EXCEEDED, for --log-key, --witness and witness --log-key', () => {
-    const pad = (key: string, total: number) => Buffer.concat([Buffer.from(`${key}\n`), Buffer.alloc(total - key.length - 1, 0x20)]);
+    const pad = (key: string, total: number) =>
+      Buffer.concat([Buffer.from(`${key}\n`), Buffer.alloc(total - key.length - 1, 0x20)]);
     writeFileSync(f('at-limit.vkey'), pad(LOG_VKEY, 64 * 1024));
     writeFileSync(f('over-limit.vkey'), pad(LOG_VKEY, 64 * 1024 + 1));
     writeFileSync(f('w1-over-limit.vkey'), pad(W1, 64 * 1024 + 1));
-    expect(verdictOf(cli(['verify', 'receipt.tar.gz', '--checkpoint', 'cp3.checkpoint', '--log-key', 'at-limit.vkey', '--json']))).toMatchObject({ rc: 0, authenticated: true });
+    expect(
+      verdictOf(
+        cli(['verify', 'receipt.tar.gz', '--checkpoint', 'cp3.checkpoint', '--log-key', 'at-limit.vkey', '--json']),
+      ),
+    ).toMatchObject({ rc: 0, authenticated: true });
     for (const args of [
       ['verify', 'receipt.tar.gz', '--checkpoint', 'cp3.checkpoint', '--log-key', 'over-limit.vkey'],
-      ['verify', 'receipt.tar.gz', '--checkpoint', 'cp3.w1', '--log-key', 'log.vkey', '--witness', 'w1-over-limit.vkey'],
-      ['witness', 'cp3.checkpoint', '--key', 'w2.key', '--name', 'witness.example/w2', '--state', 'w2-over', '--log-key', 'over-limit.vkey', '-o', 'cp3.w2-over'],
+      [
+        'verify',
+        'receipt.tar.gz',
+        '--checkpoint',
+        'cp3.w1',
+        '--log-key',
+        'log.vkey',
+        '--witness',
+        'w1-over-limit.vkey',
+      ],
+      [
+        'witness',
+        'cp3.checkpoint',
+        '--key',
+        'w2.key',
+        '--name',
+        'witness.example/w2',
+        '--state',
+        'w2-over',
+        '--log-key',
+        'over-limit.vkey',
+        '-o',
+        'cp3.w2-over',
+      ],
     ]) {
       const r = cli(args);
       expect(r.rc, args.join(' ')).toBe(2);

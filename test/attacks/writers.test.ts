@@ -10,7 +10,16 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, readdirSync, readlinkSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  readlinkSync,
+  rmSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/tmp.js';
@@ -19,8 +28,7 @@ const ROOT = resolve(__dirname, '..', '..');
 const CLI = join(ROOT, 'dist', 'cli', 'main.js');
 const LIB = join(ROOT, 'dist', 'index.js');
 const LINUX = process.platform === 'linux' && existsSync('/proc/self/stat');
-const CAN_UNSHARE =
-  LINUX && spawnSync('unshare', ['-p', '-f', '--mount-proc', 'true'], { timeout: 5000 }).status === 0;
+const CAN_UNSHARE = LINUX && spawnSync('unshare', ['-p', '-f', '--mount-proc', 'true'], { timeout: 5000 }).status === 0;
 
 interface Out {
   rc: number | null;
@@ -70,7 +78,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 function rawLines(dir: string): Record<string, unknown>[] {
   const b = join(dir, 'buckets');
   const out: Record<string, unknown>[] = [];
-  for (const f of readdirSync(b).filter((n) => n.endsWith('.jsonl')).sort()) {
+  for (const f of readdirSync(b)
+    .filter((n) => n.endsWith('.jsonl'))
+    .sort()) {
     for (const line of readFileSync(join(b, f), 'utf8').split('\n')) if (line) out.push(JSON.parse(line));
   }
   return out;
@@ -122,7 +132,19 @@ describe('effects raced across CLI processes', () => {
     const j = await initRun(tempDir());
     const rs = await Promise.all(
       Array.from({ length: 10 }, (_, i) =>
-        cli(['effect', 'begin', j, '--tool', 'pay', '--args', '{"eur":1,"to":"x"}', '--idempotency-key', `k${i}`, '--call-id', `c${i}`]),
+        cli([
+          'effect',
+          'begin',
+          j,
+          '--tool',
+          'pay',
+          '--args',
+          '{"eur":1,"to":"x"}',
+          '--idempotency-key',
+          `k${i}`,
+          '--call-id',
+          `c${i}`,
+        ]),
       ),
     );
     expect(rs.filter((r) => r.rc === 0)).toHaveLength(1);
@@ -151,12 +173,24 @@ describe('effects raced across CLI processes', () => {
 
   it('a completed key: 8 concurrent `effect begin` all exit 1 with EFFECT_EXISTS and print nothing on stdout; nothing appended', async () => {
     const j = await initRun(tempDir());
-    const id = (await cli(['effect', 'begin', j, '--tool', 'mail', '--args', '{"to":"a"}', '--idempotency-key', 'm1'])).out.trim();
+    const id = (
+      await cli(['effect', 'begin', j, '--tool', 'mail', '--args', '{"to":"a"}', '--idempotency-key', 'm1'])
+    ).out.trim();
     expect((await cli(['effect', 'end', j, id, '--result', '{"sent":true}'])).rc).toBe(0);
     const before = rawLines(j).length;
     const rs = await Promise.all(
       Array.from({ length: 8 }, (_, i) =>
-        cli(['effect', 'begin', j, '--tool', 'mail', '--args', JSON.stringify({ to: 'a', n: i }), '--idempotency-key', 'm1']),
+        cli([
+          'effect',
+          'begin',
+          j,
+          '--tool',
+          'mail',
+          '--args',
+          JSON.stringify({ to: 'a', n: i }),
+          '--idempotency-key',
+          'm1',
+        ]),
       ),
     );
     for (const r of rs) {
@@ -165,15 +199,26 @@ describe('effects raced across CLI processes', () => {
       expect(r.err).toContain('EFFECT_EXISTS');
     }
     // the shell idiom from docs/crash-safe-agents.md does not send twice
-    const sh = spawnSync('sh', ['-c', `id=$(${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} effect begin ${JSON.stringify(j)} --tool mail --args '{"to":"a"}' --idempotency-key m1) && echo SENT "$id"`], { encoding: 'utf8' });
+    const sh = spawnSync(
+      'sh',
+      [
+        '-c',
+        `id=$(${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} effect begin ${JSON.stringify(j)} --tool mail --args '{"to":"a"}' --idempotency-key m1) && echo SENT "$id"`,
+      ],
+      { encoding: 'utf8' },
+    );
     expect(sh.stdout).not.toContain('SENT');
     expect(rawLines(j).length).toBe(before);
   }, 60_000);
 
   it('a key resolved --done (not ended): begin again is EFFECT_EXISTS with no id on stdout', async () => {
     const j = await initRun(tempDir());
-    const id = (await cli(['effect', 'begin', j, '--tool', 'mail', '--args', '{}', '--idempotency-key', 'm2'])).out.trim();
-    expect((await cli(['effect', 'resolve', j, id, '--done', '--result', '{"ok":1}', '--reason', 'provider says sent'])).rc).toBe(0);
+    const id = (
+      await cli(['effect', 'begin', j, '--tool', 'mail', '--args', '{}', '--idempotency-key', 'm2'])
+    ).out.trim();
+    expect(
+      (await cli(['effect', 'resolve', j, id, '--done', '--result', '{"ok":1}', '--reason', 'provider says sent'])).rc,
+    ).toBe(0);
     const r = await cli(['effect', 'begin', j, '--tool', 'mail', '--args', '{}', '--idempotency-key', 'm2']);
     expect(r.rc).toBe(1);
     expect(r.out).toBe('');
@@ -182,10 +227,16 @@ describe('effects raced across CLI processes', () => {
 
   it('after resolve --retry, 10 concurrent begins of the same key: exactly one begins, naming retry_of; resolution recorded and verifies', async () => {
     const j = await initRun(tempDir());
-    const id = (await cli(['effect', 'begin', j, '--tool', 'pay', '--args', '{"eur":5}', '--idempotency-key', 'p1'])).out.trim();
-    expect((await cli(['effect', 'resolve', j, id, '--retry', '--reason', 'nothing at provider', '--by', 'ops'])).rc).toBe(0);
+    const id = (
+      await cli(['effect', 'begin', j, '--tool', 'pay', '--args', '{"eur":5}', '--idempotency-key', 'p1'])
+    ).out.trim();
+    expect(
+      (await cli(['effect', 'resolve', j, id, '--retry', '--reason', 'nothing at provider', '--by', 'ops'])).rc,
+    ).toBe(0);
     const rs = await Promise.all(
-      Array.from({ length: 10 }, () => cli(['effect', 'begin', j, '--tool', 'pay', '--args', '{"eur":5}', '--idempotency-key', 'p1'])),
+      Array.from({ length: 10 }, () =>
+        cli(['effect', 'begin', j, '--tool', 'pay', '--args', '{"eur":5}', '--idempotency-key', 'p1']),
+      ),
     );
     const ok = rs.filter((r) => r.rc === 0);
     expect(ok).toHaveLength(1);
@@ -211,10 +262,26 @@ describe('effects raced across CLI processes', () => {
   it('SIGKILL of `effect resolve` processes at random instants, then a race of survivors: never two outcomes; the journal verifies', async () => {
     const j = await initRun(tempDir());
     for (let round = 0; round < 4; round++) {
-      const id = (await cli(['effect', 'begin', j, '--tool', 'pay', '--args', JSON.stringify({ round }), '--idempotency-key', `kr${round}`])).out.trim();
+      const id = (
+        await cli([
+          'effect',
+          'begin',
+          j,
+          '--tool',
+          'pay',
+          '--args',
+          JSON.stringify({ round }),
+          '--idempotency-key',
+          `kr${round}`,
+        ])
+      ).out.trim();
       expect(id).toMatch(/^[0-9a-f-]{36}$/);
       const procs = Array.from({ length: 4 }, (_, i) =>
-        spawn(process.execPath, [CLI, 'effect', 'resolve', j, id, i % 2 ? '--retry' : '--abandon', '--reason', `k${i}`], { stdio: 'ignore' }),
+        spawn(
+          process.execPath,
+          [CLI, 'effect', 'resolve', j, id, i % 2 ? '--retry' : '--abandon', '--reason', `k${i}`],
+          { stdio: 'ignore' },
+        ),
       );
       await sleep(80 + Math.floor(Math.random() * 250));
       procs[0]!.kill('SIGKILL');
@@ -284,10 +351,23 @@ console.log(JSON.stringify({ id, refused, ended, cRc: c.status, cOut: c.stdout, 
     const dir = tempDir();
     for (let round = 0; round < 3; round++) {
       const id = `race${round}`;
-      const setup = await script(`const s = new L.FileStore(process.argv[1]); const r = await L.startRun(s, { runId: ${JSON.stringify(id)} }); await r.close();`, { args: [dir] });
+      const setup = await script(
+        `const s = new L.FileStore(process.argv[1]); const r = await L.startRun(s, { runId: ${JSON.stringify(id)} }); await r.close();`,
+        { args: [dir] },
+      );
       expect(setup.rc, setup.err).toBe(0);
       const begins = Array.from({ length: 5 }, (_, i) =>
-        cli(['effect', 'begin', join(dir, id), '--tool', 't', '--args', JSON.stringify({ i }), '--idempotency-key', `k${i}`]),
+        cli([
+          'effect',
+          'begin',
+          join(dir, id),
+          '--tool',
+          't',
+          '--args',
+          JSON.stringify({ i }),
+          '--idempotency-key',
+          `k${i}`,
+        ]),
       );
       const completer = script(
         `const s = new L.FileStore(process.argv[1]); const r = await L.resumeRun(s, ${JSON.stringify(id)});
@@ -302,8 +382,16 @@ await r.close(); console.log(res);`,
       if (doneAt >= 0) {
         const after = lines.slice(doneAt + 1).map((l) => l.kind);
         expect(after.filter((k) => k === 'tool.started')).toEqual([]);
-        const started = lines.slice(0, doneAt).filter((l) => l.kind === 'tool.started').map((l) => l.step_id);
-        const ended = new Set(lines.slice(0, doneAt).filter((l) => l.ref).map((l) => l.ref));
+        const started = lines
+          .slice(0, doneAt)
+          .filter((l) => l.kind === 'tool.started')
+          .map((l) => l.step_id);
+        const ended = new Set(
+          lines
+            .slice(0, doneAt)
+            .filter((l) => l.ref)
+            .map((l) => l.ref),
+        );
         const pending = started.filter((s) => !ended.has(s));
         expect(pending.sort()).toEqual([...(lines[doneAt].meta?.unresolved ?? [])].sort());
       }
@@ -323,7 +411,13 @@ function startOf(pid: number): string {
   return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[19]!;
 }
 function jcs(o: Record<string, unknown>): string {
-  return JSON.stringify(Object.fromEntries(Object.keys(o).sort().map((k) => [k, o[k]])));
+  return JSON.stringify(
+    Object.fromEntries(
+      Object.keys(o)
+        .sort()
+        .map((k) => [k, o[k]]),
+    ),
+  );
 }
 /** Plants journal.lock holding one record (or raw bytes), aged 10 minutes unless fresh. */
 function plant(journal: string, rec: Record<string, unknown> | string, fresh = false, extra?: string): void {
@@ -353,7 +447,10 @@ catch (e) { console.log(e.code + ' ' + e.message); }`,
 describe.runIf(LINUX)('hand-crafted lock records (FILE-STORE.md §8)', () => {
   async function setup(): Promise<string> {
     const dir = tempDir();
-    const r = await script(`const s = new L.FileStore(process.argv[1]); const j = await s.create('j'); await j.append({ input: 0 }); await j.close();`, { args: [dir] });
+    const r = await script(
+      `const s = new L.FileStore(process.argv[1]); const j = await s.create('j'); await j.append({ input: 0 }); await j.close();`,
+      { args: [dir] },
+    );
     expect(r.rc, r.err).toBe(0);
     return dir;
   }
@@ -374,28 +471,48 @@ describe.runIf(LINUX)('hand-crafted lock records (FILE-STORE.md §8)', () => {
   }, 30_000);
 
   it.each([
-    ['a reused pid (live, another start)', (p: number) => ({ host: hostId(), hostname: 'h', pid: p, start: '123' }), false],
+    [
+      'a reused pid (live, another start)',
+      (p: number) => ({ host: hostId(), hostname: 'h', pid: p, start: '123' }),
+      false,
+    ],
     ['a dead pid', () => ({ host: hostId(), hostname: 'h', pid: 2147483000, start: '1' }), false],
-    ['another host, stale', (p: number) => ({ host: 'linux:other-box:pid:[1]', hostname: 'h', pid: p, start: startOf(p) }), false],
+    [
+      'another host, stale',
+      (p: number) => ({ host: 'linux:other-box:pid:[1]', hostname: 'h', pid: p, start: startOf(p) }),
+      false,
+    ],
     ['garbage, stale', () => 'not json at all', false],
     ['a null host, stale', (p: number) => ({ host: null, hostname: 'h', pid: p, start: startOf(p) }), false],
     ['pid 0 (kill(0,0) succeeds), stale', () => ({ host: hostId(), hostname: 'h', pid: 0, start: null }), false],
     ['pid -1 (kill(-1,0) succeeds), stale', () => ({ host: hostId(), hostname: 'h', pid: -1, start: null }), false],
-    ['an oversize record, stale', (p: number) => ({ host: hostId(), hostname: 'h'.repeat(2000), pid: p, start: startOf(p) }), false],
-    ['extra members, stale', (p: number) => ({ host: hostId(), hostname: 'h', pid: p, start: startOf(p), x: 1 }), false],
-  ] as const)('%s: the lock is taken, nothing lost', async (_n, mk, fresh) => {
-    const dir = await setup();
-    const sl = spawn('sleep', ['60']);
-    try {
-      await sleep(50);
-      plant(join(dir, 'j'), mk(sl.pid!) as any, fresh);
-      const r = await tryAppend(dir);
-      expect(r).toBe('APPENDED 1');
-      expect(await verifyOk(join(dir, 'j'))).toBe(2);
-    } finally {
-      sl.kill('SIGKILL');
-    }
-  }, 30_000);
+    [
+      'an oversize record, stale',
+      (p: number) => ({ host: hostId(), hostname: 'h'.repeat(2000), pid: p, start: startOf(p) }),
+      false,
+    ],
+    [
+      'extra members, stale',
+      (p: number) => ({ host: hostId(), hostname: 'h', pid: p, start: startOf(p), x: 1 }),
+      false,
+    ],
+  ] as const)(
+    '%s: the lock is taken, nothing lost',
+    async (_n, mk, fresh) => {
+      const dir = await setup();
+      const sl = spawn('sleep', ['60']);
+      try {
+        await sleep(50);
+        plant(join(dir, 'j'), mk(sl.pid!) as any, fresh);
+        const r = await tryAppend(dir);
+        expect(r).toBe('APPENDED 1');
+        expect(await verifyOk(join(dir, 'j'))).toBe(2);
+      } finally {
+        sl.kill('SIGKILL');
+      }
+    },
+    30_000,
+  );
 
   it('a zombie holder (exited, not reaped) is provably dead: the lock is taken at once', async () => {
     const dir = await setup();
@@ -421,7 +538,12 @@ describe.runIf(LINUX)('hand-crafted lock records (FILE-STORE.md §8)', () => {
 
   it('a lock holding two entries (foreign) is never broken, even stale: LOCK_TIMEOUT', async () => {
     const dir = await setup();
-    plant(join(dir, 'j'), { host: hostId(), hostname: 'h', pid: 2147483000, start: '1' }, false, `holder-${'0'.repeat(32)}.json`);
+    plant(
+      join(dir, 'j'),
+      { host: hostId(), hostname: 'h', pid: 2147483000, start: '1' },
+      false,
+      `holder-${'0'.repeat(32)}.json`,
+    );
     expect(await tryAppend(dir)).toMatch(/^LOCK_TIMEOUT/);
   }, 30_000);
 });
@@ -431,7 +553,10 @@ describe.runIf(LINUX)('hand-crafted lock records (FILE-STORE.md §8)', () => {
 describe.runIf(LINUX)('stopped and killed writers of a streamed batch (FILE-STORE.md §8, §18)', () => {
   async function setup(): Promise<string> {
     const dir = tempDir();
-    const r = await script(`const s = new L.FileStore(process.argv[1]); const j = await s.create('j'); await j.append({ input: 'g' }); await j.close();`, { args: [dir] });
+    const r = await script(
+      `const s = new L.FileStore(process.argv[1]); const j = await s.create('j'); await j.append({ input: 'g' }); await j.close();`,
+      { args: [dir] },
+    );
     expect(r.rc, r.err).toBe(0);
     return dir;
   }
@@ -471,41 +596,49 @@ describe.runIf(LINUX)('stopped and killed writers of a streamed batch (FILE-STOR
     expect(await verifyOk(join(dir, 'j'))).toBe(701);
   }, 60_000);
 
-  it.runIf(CAN_UNSHARE)('a batch writer in another pid namespace (liveness unknown) stopped past stale: robbed; it fails LOCK_COMPROMISED, acknowledges nothing, and the robber\'s step stays', async () => {
-    const dir = await setup();
-    const p = spawn('unshare', ['-p', '-f', '--mount-proc', process.execPath, CLI, 'append', join(dir, 'j'), '--jsonl'], {
-      stdio: ['pipe', 'pipe', 'pipe'],
-      detached: true,
-    });
-    let out = '';
-    let err = '';
-    p.stdout!.on('data', (d) => (out += d));
-    p.stderr!.on('data', (d) => (err += d));
-    for (let i = 0; i < 600; i++) p.stdin!.write(line(i));
-    await sleep(1500);
-    process.kill(-p.pid!, 'SIGSTOP');
-    let w: Out;
-    try {
-      w = await script(
-        // stale at its 2 s minimum (the robber's own judgement), not the default 10 s: the same robbery, sooner
-        `const s = new L.FileStore(process.argv[1], { staleMs: 2000, lockTimeoutMs: 20000 }); const j = await s.open('j'); const a = await j.append({ input: 'ROBBER' }); await j.close(); console.log(a.seq);`,
-        { args: [dir] },
+  it.runIf(CAN_UNSHARE)(
+    "a batch writer in another pid namespace (liveness unknown) stopped past stale: robbed; it fails LOCK_COMPROMISED, acknowledges nothing, and the robber's step stays",
+    async () => {
+      const dir = await setup();
+      const p = spawn(
+        'unshare',
+        ['-p', '-f', '--mount-proc', process.execPath, CLI, 'append', join(dir, 'j'), '--jsonl'],
+        {
+          stdio: ['pipe', 'pipe', 'pipe'],
+          detached: true,
+        },
       );
-    } finally {
-      process.kill(-p.pid!, 'SIGCONT');
-    }
-    expect(w.rc, w.err).toBe(0);
-    expect(w.out.trim()).toBe('1');
-    for (let i = 600; i < 650; i++) p.stdin!.write(line(i));
-    p.stdin!.end();
-    const [rc] = await exited(p);
-    expect(rc).not.toBe(0);
-    expect(err).toContain('LOCK_COMPROMISED');
-    expect(out).toBe('');
-    const inputs = rawLines(join(dir, 'j')).map((l: any) => l.input);
-    expect(inputs).toEqual(['g', 'ROBBER']);
-    expect(await verifyOk(join(dir, 'j'))).toBe(2);
-  }, 60_000);
+      let out = '';
+      let err = '';
+      p.stdout!.on('data', (d) => (out += d));
+      p.stderr!.on('data', (d) => (err += d));
+      for (let i = 0; i < 600; i++) p.stdin!.write(line(i));
+      await sleep(1500);
+      process.kill(-p.pid!, 'SIGSTOP');
+      let w: Out;
+      try {
+        w = await script(
+          // stale at its 2 s minimum (the robber's own judgement), not the default 10 s: the same robbery, sooner
+          `const s = new L.FileStore(process.argv[1], { staleMs: 2000, lockTimeoutMs: 20000 }); const j = await s.open('j'); const a = await j.append({ input: 'ROBBER' }); await j.close(); console.log(a.seq);`,
+          { args: [dir] },
+        );
+      } finally {
+        process.kill(-p.pid!, 'SIGCONT');
+      }
+      expect(w.rc, w.err).toBe(0);
+      expect(w.out.trim()).toBe('1');
+      for (let i = 600; i < 650; i++) p.stdin!.write(line(i));
+      p.stdin!.end();
+      const [rc] = await exited(p);
+      expect(rc).not.toBe(0);
+      expect(err).toContain('LOCK_COMPROMISED');
+      expect(out).toBe('');
+      const inputs = rawLines(join(dir, 'j')).map((l: any) => l.input);
+      expect(inputs).toEqual(['g', 'ROBBER']);
+      expect(await verifyOk(join(dir, 'j'))).toBe(2);
+    },
+    60_000,
+  );
 
   it('SIGKILL of `append --jsonl` at random instants: readers see none or all of the batch; the next writer cuts back; every acknowledged step present once', async () => {
     const dir = await setup();
@@ -551,7 +684,12 @@ describe.runIf(LINUX)('stopped and killed writers of a streamed batch (FILE-STOR
     const j = join(dir, 'j');
     let input = '';
     for (let i = 0; i < 5000; i++) input += JSON.stringify({ input: i }) + '\n';
-    for (const bad of ['{not json', JSON.stringify({ input: 1, seq: 99, v: 'bogus', step_hash: 'x' }), '[1,2]', '"str"']) {
+    for (const bad of [
+      '{not json',
+      JSON.stringify({ input: 1, seq: 99, v: 'bogus', step_hash: 'x' }),
+      '[1,2]',
+      '"str"',
+    ]) {
       const r = await cli(['append', j, '--jsonl'], { input: input + bad + '\n' });
       expect(r.rc).not.toBe(0);
       expect(r.out).toBe('');
@@ -559,7 +697,8 @@ describe.runIf(LINUX)('stopped and killed writers of a streamed batch (FILE-STOR
       expect(existsSync(join(j, '.batch-pending.json'))).toBe(false);
     }
     // a refused step (a step_id repeated with another content) in the middle
-    const dup = JSON.stringify({ step_id: 'same', input: 'a' }) + '\n' + JSON.stringify({ step_id: 'same', input: 'b' }) + '\n';
+    const dup =
+      JSON.stringify({ step_id: 'same', input: 'a' }) + '\n' + JSON.stringify({ step_id: 'same', input: 'b' }) + '\n';
     const r = await cli(['append', j, '--jsonl'], { input: input + dup });
     if (r.rc !== 0) {
       expect(r.out).toBe('');
@@ -571,7 +710,9 @@ describe.runIf(LINUX)('stopped and killed writers of a streamed batch (FILE-STOR
   it('concurrent single appends and SIGKILLed batches from many processes: seqs unique and contiguous, every acknowledged append present exactly once', async () => {
     const dir = await setup();
     const j = join(dir, 'j');
-    const singles = Array.from({ length: 16 }, (_, i) => cli(['append', j], { input: JSON.stringify({ input: `s${i}` }) }));
+    const singles = Array.from({ length: 16 }, (_, i) =>
+      cli(['append', j], { input: JSON.stringify({ input: `s${i}` }) }),
+    );
     const victims = Array.from({ length: 3 }, (_, k) => {
       const p = spawn(process.execPath, [CLI, 'append', j, '--jsonl'], { stdio: ['pipe', 'ignore', 'ignore'] });
       p.stdin!.on('error', () => {});
@@ -603,7 +744,9 @@ describe('SQLite store: many processes on one file', () => {
     const init = await cli(['init', loc, '--agent', 'x']);
     expect(init.rc, init.err).toBe(0);
     const rs = await Promise.all(
-      Array.from({ length: 12 }, (_, i) => cli(['effect', 'begin', loc, '--tool', 'pay', '--args', JSON.stringify({ i }), '--idempotency-key', 'k'])),
+      Array.from({ length: 12 }, (_, i) =>
+        cli(['effect', 'begin', loc, '--tool', 'pay', '--args', JSON.stringify({ i }), '--idempotency-key', 'k']),
+      ),
     );
     const ok = rs.filter((r) => r.rc === 0);
     expect(ok).toHaveLength(1);
@@ -611,7 +754,9 @@ describe('SQLite store: many processes on one file', () => {
     const id = ok[0]!.out.trim();
     const ends = await Promise.all(
       Array.from({ length: 10 }, (_, i) =>
-        i % 2 ? cli(['effect', 'end', loc, id, '--result', JSON.stringify({ i })]) : cli(['effect', 'resolve', loc, id, '--retry', '--reason', `r${i}`]),
+        i % 2
+          ? cli(['effect', 'end', loc, id, '--result', JSON.stringify({ i })])
+          : cli(['effect', 'resolve', loc, id, '--retry', '--reason', `r${i}`]),
       ),
     );
     expect(ends.filter((r) => r.rc === 0)).toHaveLength(1);
@@ -630,7 +775,9 @@ describe('SQLite store: many processes on one file', () => {
     let s = '';
     for (let i = 0; i < 3000; i++) s += JSON.stringify({ input: `v${i}` }) + '\n';
     p.stdin!.write(s);
-    const singles = Array.from({ length: 8 }, (_, i) => cli(['append', loc], { input: JSON.stringify({ input: `s${i}` }) }));
+    const singles = Array.from({ length: 8 }, (_, i) =>
+      cli(['append', loc], { input: JSON.stringify({ input: `s${i}` }) }),
+    );
     await sleep(400);
     p.kill('SIGKILL');
     await exited(p);
@@ -693,7 +840,19 @@ console.log(res);`,
 describe('`effect begin --id` of an effect already in the run', () => {
   it('ATTACK: a completed effect with a key, begun again with its --id: must be EFFECT_EXISTS, exit 1, nothing on stdout', async () => {
     const j = await initRun(tempDir());
-    const args = ['effect', 'begin', j, '--tool', 'send', '--args', '{"to":"a"}', '--id', 'fixed-1', '--idempotency-key', 'mail-1'];
+    const args = [
+      'effect',
+      'begin',
+      j,
+      '--tool',
+      'send',
+      '--args',
+      '{"to":"a"}',
+      '--id',
+      'fixed-1',
+      '--idempotency-key',
+      'mail-1',
+    ];
     expect((await cli(args)).out.trim()).toBe('fixed-1');
     expect((await cli(['effect', 'end', j, 'fixed-1', '--result', '{"sent":true}'])).rc).toBe(0);
     const again = await cli(args);
@@ -721,7 +880,7 @@ describe('`effect begin --id` of an effect already in the run', () => {
     expect(again.err).toContain('EFFECT_PENDING');
   }, 30_000);
 
-  it('ATTACK: after resolve --retry, begin with the resolved effect\'s --id hands back the resolved effect (exit 0) instead of beginning a retry', async () => {
+  it("ATTACK: after resolve --retry, begin with the resolved effect's --id hands back the resolved effect (exit 0) instead of beginning a retry", async () => {
     const j = await initRun(tempDir());
     const args = ['effect', 'begin', j, '--tool', 'pay', '--args', '{"eur":5}', '--id', 'pay-2'];
     expect((await cli(args)).rc).toBe(0);
@@ -790,7 +949,12 @@ describe('more refusals that held', () => {
   it('intent match is by JCS: reordered members, 1.0 vs 1, 2e0 vs 2, \\u0061 vs a, trailing space all refused EFFECT_PENDING', async () => {
     const j = await initRun(tempDir());
     expect((await cli(['effect', 'begin', j, '--tool', 't', '--args', '{"a":1,"b":2.0,"s":"a"}'])).rc).toBe(0);
-    for (const a of ['{"b":2,"a":1,"s":"a"}', '{"b":2,"a":1.0,"s":"\\u0061"}', '{"b":2e0,"a":10e-1,"s":"a"}', '{"a":1,"b":2,"s":"a"} ']) {
+    for (const a of [
+      '{"b":2,"a":1,"s":"a"}',
+      '{"b":2,"a":1.0,"s":"\\u0061"}',
+      '{"b":2e0,"a":10e-1,"s":"a"}',
+      '{"a":1,"b":2,"s":"a"} ',
+    ]) {
       const r = await cli(['effect', 'begin', j, '--tool', 't', '--args', a]);
       expect(r.rc, a).toBe(1);
       expect(r.out).toBe('');
@@ -859,30 +1023,46 @@ console.log(JSON.stringify(out));`,
     expect(JSON.parse(r.out.trim())).toEqual(['EFFECT_PENDING', 'EFFECT_PENDING', 'EFFECT_PENDING']);
   }, 30_000);
 
-  it.runIf(LINUX)('journal.lock planted as a symlink to another directory holding a dead holder\'s record: refused, nothing outside touched', async () => {
-    const dir = tempDir();
-    const victim = join(dir, 'victim');
-    mkdirSync(victim);
-    const r = await script(`const s = new L.FileStore(process.argv[1]); const j = await s.create('j'); await j.append({ input: 0 }); await j.close();`, { args: [join(dir, 'store')] });
-    expect(r.rc, r.err).toBe(0);
-    const name = `holder-${'a'.repeat(32)}.json`;
-    writeFileSync(join(victim, name), jcs({ host: hostId(), hostname: 'h', pid: 2147483000, start: '1' }) + '\n');
-    writeFileSync(join(victim, 'precious.txt'), 'keep');
-    spawnSync('ln', ['-s', victim, join(dir, 'store', 'j', 'journal.lock')]);
-    const out = await tryAppend(join(dir, 'store'));
-    expect(out).not.toMatch(/^APPENDED/);
-    expect(readdirSync(victim).sort()).toEqual([name, 'precious.txt']);
-  }, 30_000);
+  it.runIf(LINUX)(
+    "journal.lock planted as a symlink to another directory holding a dead holder's record: refused, nothing outside touched",
+    async () => {
+      const dir = tempDir();
+      const victim = join(dir, 'victim');
+      mkdirSync(victim);
+      const r = await script(
+        `const s = new L.FileStore(process.argv[1]); const j = await s.create('j'); await j.append({ input: 0 }); await j.close();`,
+        { args: [join(dir, 'store')] },
+      );
+      expect(r.rc, r.err).toBe(0);
+      const name = `holder-${'a'.repeat(32)}.json`;
+      writeFileSync(join(victim, name), jcs({ host: hostId(), hostname: 'h', pid: 2147483000, start: '1' }) + '\n');
+      writeFileSync(join(victim, 'precious.txt'), 'keep');
+      spawnSync('ln', ['-s', victim, join(dir, 'store', 'j', 'journal.lock')]);
+      const out = await tryAppend(join(dir, 'store'));
+      expect(out).not.toMatch(/^APPENDED/);
+      expect(readdirSync(victim).sort()).toEqual([name, 'precious.txt']);
+    },
+    30_000,
+  );
 });
 
 describe('SIGKILLed `effect begin` processes', () => {
   it('begins of one key killed at random instants: at most one effect under the key, every printed id recorded, later begins refused', async () => {
     const j = await initRun(tempDir());
     const procs = Array.from({ length: 8 }, (_, i) => {
-      const p = spawn(process.execPath, [CLI, 'effect', 'begin', j, '--tool', 'pay', '--args', JSON.stringify({ i }), '--idempotency-key', 'kk'], { stdio: ['ignore', 'pipe', 'ignore'] });
+      const p = spawn(
+        process.execPath,
+        [CLI, 'effect', 'begin', j, '--tool', 'pay', '--args', JSON.stringify({ i }), '--idempotency-key', 'kk'],
+        { stdio: ['ignore', 'pipe', 'ignore'] },
+      );
       let out = '';
       p.stdout!.on('data', (d) => (out += d));
-      return { p, get out() { return out; } };
+      return {
+        p,
+        get out() {
+          return out;
+        },
+      };
     });
     await sleep(200 + Math.floor(Math.random() * 400));
     for (const x of procs.slice(0, 4)) x.p.kill('SIGKILL');

@@ -9,10 +9,14 @@ import { canonicalJson, digestUtf8 } from '../../src/canonical/index.js';
 import { MemoryStore } from '../../src/store/index.js';
 
 describe('runRecordKeeping', () => {
-  test('a run\'s period, reference inputs and input data come from its verified records', async () => {
+  test("a run's period, reference inputs and input data come from its verified records", async () => {
     const j = await new MemoryStore().create('art12');
     await j.appendMany([
-      { input: { question: 'Weather in Lyon?' }, model: 'gpt-4o', tool_call: { name: 'weather', arguments: { city: 'Lyon' } } },
+      {
+        input: { question: 'Weather in Lyon?' },
+        model: 'gpt-4o',
+        tool_call: { name: 'weather', arguments: { city: 'Lyon' } },
+      },
       { input: null, model: { name: 'claude' }, result: { ok: true } },
       { input: 'follow-up', model: 'gpt-4o', tool_call: { name: 'calendar' } },
     ]);
@@ -22,7 +26,11 @@ describe('runRecordKeeping', () => {
     expect(entry.period_of_use).toMatchObject({ start: records[0]!.ts, end: records[2]!.ts });
     expect(entry.reference_inputs).toEqual({ models: ['claude', 'gpt-4o'], tools: ['calendar', 'weather'] });
     expect(entry.input_data).toEqual([
-      { seq: 0, step_hash: records[0]!.step_hash, input_digest: digestUtf8(canonicalJson({ question: 'Weather in Lyon?' })) },
+      {
+        seq: 0,
+        step_hash: records[0]!.step_hash,
+        input_digest: digestUtf8(canonicalJson({ question: 'Weather in Lyon?' })),
+      },
       { seq: 2, step_hash: records[2]!.step_hash, input_digest: digestUtf8(canonicalJson('follow-up')) },
     ]);
     expect(entry.persons_involved.persons).toEqual([]);

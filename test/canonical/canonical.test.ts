@@ -6,8 +6,24 @@ import { scanCanonical } from '../../src/canonical/scan.js';
 import { assertIJson } from '../../src/canonical/validate.js';
 import { loadVectors, vectorBytes } from '../helpers/vectors.js';
 
-interface CanonicalCase { id: string; group: 'numbers' | 'values'; ieee754_hex?: string; input_json?: string; expected: string }
-interface RefusedCase { id: string; group: 'values' | 'lines'; construct?: string; at?: string; input_json?: string; text?: string; base64?: string; expected_code: string | null; expected_path?: string }
+interface CanonicalCase {
+  id: string;
+  group: 'numbers' | 'values';
+  ieee754_hex?: string;
+  input_json?: string;
+  expected: string;
+}
+interface RefusedCase {
+  id: string;
+  group: 'values' | 'lines';
+  construct?: string;
+  at?: string;
+  input_json?: string;
+  text?: string;
+  base64?: string;
+  expected_code: string | null;
+  expected_path?: string;
+}
 
 const canonical = loadVectors<CanonicalCase>('canonical.json');
 const refused = loadVectors<RefusedCase>('refused.json');
@@ -36,24 +52,51 @@ class Point {
 /** Values that no JSON text can carry, placed at a pointer inside an object. */
 function construct(tag: string): unknown {
   switch (tag) {
-    case 'nan': return NaN;
-    case 'infinity': return Infinity;
-    case 'minus-infinity': return [-Infinity];
-    case 'bigint': return 10n;
-    case 'undefined': return undefined;
-    case 'function': return () => 1;
-    case 'symbol': return Symbol('s');
-    case 'array-hole': { const a = [1]; a[2] = 3; return a; }
-    case 'date': return new Date(0);
-    case 'map': return new Map([['a', 1]]);
-    case 'set': return new Set([1]);
-    case 'class-instance': return new Point();
-    case 'typed-array': return new Uint8Array([1, 2]);
-    case 'boxed-number': return Object(5);
-    case 'to-json': return { toJSON: () => 'x' };
-    case 'cycle': { const o: Record<string, unknown> = {}; o.self = o; return o; }
-    case 'depth-101': { let v: unknown = []; for (let i = 1; i < 100; i++) v = [v]; return v; } // 100 arrays
-    default: throw new Error(`unknown construct ${tag}`);
+    case 'nan':
+      return NaN;
+    case 'infinity':
+      return Infinity;
+    case 'minus-infinity':
+      return [-Infinity];
+    case 'bigint':
+      return 10n;
+    case 'undefined':
+      return undefined;
+    case 'function':
+      return () => 1;
+    case 'symbol':
+      return Symbol('s');
+    case 'array-hole': {
+      const a = [1];
+      a[2] = 3;
+      return a;
+    }
+    case 'date':
+      return new Date(0);
+    case 'map':
+      return new Map([['a', 1]]);
+    case 'set':
+      return new Set([1]);
+    case 'class-instance':
+      return new Point();
+    case 'typed-array':
+      return new Uint8Array([1, 2]);
+    case 'boxed-number':
+      return Object(5);
+    case 'to-json':
+      return { toJSON: () => 'x' };
+    case 'cycle': {
+      const o: Record<string, unknown> = {};
+      o.self = o;
+      return o;
+    }
+    case 'depth-101': {
+      let v: unknown = [];
+      for (let i = 1; i < 100; i++) v = [v];
+      return v;
+    } // 100 arrays
+    default:
+      throw new Error(`unknown construct ${tag}`);
   }
 }
 
@@ -81,7 +124,8 @@ describe('refused.json vectors: stored lines', () => {
     const bytes = vectorBytes(c);
     let code: string | null;
     try {
-      code = scanCanonical(new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes)).defect?.code ?? null;
+      code =
+        scanCanonical(new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes)).defect?.code ?? null;
       if (bytes.length === 0) code = 'MALFORMED_LINE';
     } catch {
       code = 'MALFORMED_LINE'; // not UTF-8 (§4.3 rule 1)
@@ -116,7 +160,35 @@ describe('canonical form properties', () => {
   });
 
   test('the scanner never throws and always terminates on arbitrary text', () => {
-    const jsonish = fc.array(fc.constantFrom('{', '}', '[', ']', '"', '\\', ':', ',', 'u', 'd8', '00', '1', '-', '.', 'e', '+', 'true', 'nul', ' ', '\ud800', '😀', 'a'), { maxLength: 60 }).map((a) => a.join(''));
+    const jsonish = fc
+      .array(
+        fc.constantFrom(
+          '{',
+          '}',
+          '[',
+          ']',
+          '"',
+          '\\',
+          ':',
+          ',',
+          'u',
+          'd8',
+          '00',
+          '1',
+          '-',
+          '.',
+          'e',
+          '+',
+          'true',
+          'nul',
+          ' ',
+          '\ud800',
+          '😀',
+          'a',
+        ),
+        { maxLength: 60 },
+      )
+      .map((a) => a.join(''));
     fc.assert(
       fc.property(fc.oneof(fc.string({ unit: 'binary' }), jsonish), (text) => {
         const result = scanCanonical(text);

@@ -13,7 +13,11 @@ import { awkwardKey, awkwardValue } from '../helpers/awkward-json.js';
 
 type Outcome = { text: string } | { code: string; message: string; path: string };
 
-function outcome(serialize: (value: unknown, options?: ValidateOptions) => string, value: unknown, options?: ValidateOptions): Outcome {
+function outcome(
+  serialize: (value: unknown, options?: ValidateOptions) => string,
+  value: unknown,
+  options?: ValidateOptions,
+): Outcome {
   try {
     return { text: serialize(value, options) };
   } catch (e) {
@@ -48,9 +52,21 @@ const hostile = fc.oneof(
   fc.constant(null).map(() => ({ '$stepchain:blob': 1 })),
   fc.constant(null).map(() => Object.assign(Object.create(null) as object, { b: 1, a: [2] })),
   fc.constant(null).map(() => List.from([1, 2])),
-  fc.constant(null).map(() => { const a = [1]; a[3] = 2; return a; }),
-  fc.constant(null).map(() => { const o: Record<string, unknown> = { a: 1 }; o.self = { back: o }; return o; }),
-  fc.nat({ max: 8 }).map((n) => { let v: unknown = 'leaf'; for (let i = 0; i < n; i++) v = i % 2 ? [v] : { k: v }; return v; }),
+  fc.constant(null).map(() => {
+    const a = [1];
+    a[3] = 2;
+    return a;
+  }),
+  fc.constant(null).map(() => {
+    const o: Record<string, unknown> = { a: 1 };
+    o.self = { back: o };
+    return o;
+  }),
+  fc.nat({ max: 8 }).map((n) => {
+    let v: unknown = 'leaf';
+    for (let i = 0; i < n; i++) v = i % 2 ? [v] : { k: v };
+    return v;
+  }),
 );
 
 /** Valid JSON with hostile values planted at random depths and positions. */
@@ -109,7 +125,12 @@ describe('canonicalJsonChecked gives what the reference gives', () => {
 
   test('each member is read once: a getter cannot show the gate one value and the serializer another', () => {
     let reads = 0;
-    const value = { get a() { reads++; return reads === 1 ? 'checked' : NaN; } };
+    const value = {
+      get a() {
+        reads++;
+        return reads === 1 ? 'checked' : NaN;
+      },
+    };
     expect(canonicalJsonChecked(value)).toBe('{"a":"checked"}');
     expect(reads).toBe(1);
   });

@@ -10,7 +10,6 @@ import { parsePointer, toPointer, escapeToken } from '../../src/canonical/pointe
 import { isDigest } from '../../src/canonical/sha256.js';
 import { refusal } from '../helpers/refusal.js';
 
-
 class Tagged extends Array<number> {}
 
 describe('what JSON.stringify would silently drop or call is refused, on both writer paths', () => {

@@ -8,7 +8,10 @@ import { expect, test } from 'vitest';
 import { toHex } from '../../src/canonical/sha256.js';
 
 test('toHex equals Buffer hex for any bytes, across chunk boundaries', () => {
-  fc.assert(fc.property(fc.uint8Array({ maxLength: 5000 }), (bytes) => toHex(bytes) === Buffer.from(bytes).toString('hex')), { numRuns: 300 });
+  fc.assert(
+    fc.property(fc.uint8Array({ maxLength: 5000 }), (bytes) => toHex(bytes) === Buffer.from(bytes).toString('hex')),
+    { numRuns: 300 },
+  );
   for (const n of [0, 1, 32, 2047, 2048, 2049, 4096, 4097]) {
     const bytes = Uint8Array.from({ length: n }, (_, i) => (i * 151) & 255);
     expect(toHex(bytes)).toBe(Buffer.from(bytes).toString('hex'));

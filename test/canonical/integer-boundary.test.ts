@@ -43,7 +43,11 @@ describe('integers around 2^53', () => {
 /** Integers as the grammar allows them, with exactly `digits` digits and any first digit. */
 const integerOf = (digits: number) =>
   fc
-    .tuple(fc.boolean(), fc.integer({ min: 1, max: 9 }), fc.array(fc.integer({ min: 0, max: 9 }), { minLength: digits - 1, maxLength: digits - 1 }))
+    .tuple(
+      fc.boolean(),
+      fc.integer({ min: 1, max: 9 }),
+      fc.array(fc.integer({ min: 0, max: 9 }), { minLength: digits - 1, maxLength: digits - 1 }),
+    )
     .map(([neg, first, rest]) => `${neg ? '-' : ''}${first}${rest.join('')}`);
 
 describe('the fast path agrees with Number::toString', () => {

@@ -45,7 +45,7 @@ describe('hasExactMembers: exactly the names given, no more, no fewer', () => {
     expect(hasExactMembers({}, ['a'])).toBe(false);
   });
 
-  test('the names are compared after sorting the object\'s: a member set sorted differently is not matched by position', () => {
+  test("the names are compared after sorting the object's: a member set sorted differently is not matched by position", () => {
     // Names given in UTF-16 order; the object's keys are sorted the same way before the positional compare.
     expect(hasExactMembers({ z: 1, a: 1, m: 1 }, ['a', 'm', 'z'])).toBe(true);
     expect(hasExactMembers({ a: 1, m: 1, z: 1 }, ['a', 'z', 'm'])).toBe(false);
@@ -53,12 +53,15 @@ describe('hasExactMembers: exactly the names given, no more, no fewer', () => {
 
   test('agrees with a set comparison for any object and any sorted name list (fast-check)', () => {
     const name = fc.constantFrom('a', 'b', 'c', 'seq', 'size', '');
-    fc.assert(fc.property(fc.uniqueArray(name), fc.uniqueArray(name), (keys, wanted) => {
-      const o = Object.fromEntries(keys.map((k) => [k, 0]));
-      const names = [...wanted].sort();
-      const same = keys.length === names.length && names.every((n) => keys.includes(n));
-      expect(hasExactMembers(o, names)).toBe(same);
-    }), { numRuns: 300 });
+    fc.assert(
+      fc.property(fc.uniqueArray(name), fc.uniqueArray(name), (keys, wanted) => {
+        const o = Object.fromEntries(keys.map((k) => [k, 0]));
+        const names = [...wanted].sort();
+        const same = keys.length === names.length && names.every((n) => keys.includes(n));
+        expect(hasExactMembers(o, names)).toBe(same);
+      }),
+      { numRuns: 300 },
+    );
   });
 });
 

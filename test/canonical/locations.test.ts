@@ -15,7 +15,15 @@ import { canonicalJson } from '../../src/canonical/jcs.js';
 import { loadVectors, vectorBytes } from '../helpers/vectors.js';
 import { referenceScan as reference } from '../helpers/reference-scan.js';
 
-interface LocatedCase { id: string; group: string; text?: string; base64?: string; expected_code: string; expected_column: number; expected_path: string | null }
+interface LocatedCase {
+  id: string;
+  group: string;
+  text?: string;
+  base64?: string;
+  expected_code: string;
+  expected_column: number;
+  expected_path: string | null;
+}
 
 const refused = loadVectors<LocatedCase>('refused.json');
 const located = refused.cases.filter((c) => c.group === 'locations');
@@ -23,7 +31,8 @@ const genesis: Genesis = { format: 'stepchain/v1', journal_id: 'locations', crea
 
 describe('refused.json locations: the problem the chain verifier reports', () => {
   test('there are location cases for grammar, UTF-8, precedence and non-canonical forms', () => {
-    for (const prefix of ['grammar-', 'utf8-', 'wins-', 'noncanonical-']) expect(located.some((c) => c.id.startsWith(prefix))).toBe(true);
+    for (const prefix of ['grammar-', 'utf8-', 'wins-', 'noncanonical-'])
+      expect(located.some((c) => c.id.startsWith(prefix))).toBe(true);
     expect(genesisHash(genesis)).toMatch(/^sha256:/);
   });
 
@@ -34,7 +43,11 @@ describe('refused.json locations: the problem the chain verifier reports', () =>
     line[bytes.length] = 0x0a;
     const report = verifyChain({ genesis, files: [{ name: '0000000000000000.jsonl', bytes: line }] });
     const first = report.problems[0]!;
-    expect({ code: first.code, column: first.location.column, path: first.location.path ?? (c.expected_path === null ? null : '') }).toEqual({
+    expect({
+      code: first.code,
+      column: first.location.column,
+      path: first.location.path ?? (c.expected_path === null ? null : ''),
+    }).toEqual({
       code: c.expected_code,
       column: c.expected_column,
       path: c.expected_path,
@@ -48,12 +61,46 @@ describe('an independent reading of §4.3 agrees with the scanner', () => {
     return d && { code: d.code, at: d.index, path: d.path };
   };
 
-  test.each(located.filter((c) => c.text !== undefined).map((c) => [c.id, c.text!] as const))('on the vector %s', (_id, text) => {
-    expect(reference(text)).toEqual(scanned(text));
-  });
+  test.each(located.filter((c) => c.text !== undefined).map((c) => [c.id, c.text!] as const))(
+    'on the vector %s',
+    (_id, text) => {
+      expect(reference(text)).toEqual(scanned(text));
+    },
+  );
 
   test('on generated damaged lines: the same code, position and pointer', () => {
-    const piece = fc.constantFrom('{', '}', '[', ']', '"', '\\', ':', ',', ' ', 'u', 'd800', 'dc00', 'D83D', '\\ud800', '\\udc00', '\\u0061', '\\/', '0', '1', '-', '.', 'e', '+', '1e400', 'tru', 'nul', 'a', 'é', '😀', '\t');
+    const piece = fc.constantFrom(
+      '{',
+      '}',
+      '[',
+      ']',
+      '"',
+      '\\',
+      ':',
+      ',',
+      ' ',
+      'u',
+      'd800',
+      'dc00',
+      'D83D',
+      '\\ud800',
+      '\\udc00',
+      '\\u0061',
+      '\\/',
+      '0',
+      '1',
+      '-',
+      '.',
+      'e',
+      '+',
+      '1e400',
+      'tru',
+      'nul',
+      'a',
+      'é',
+      '😀',
+      '\t',
+    );
     const edit = fc.tuple(fc.nat(), fc.nat({ max: 3 }), fc.array(piece, { minLength: 1, maxLength: 3 }));
     const base = fc.oneof(
       fc.jsonValue({ maxDepth: 4 }).map((v) => canonicalJson(v)),

@@ -19,7 +19,11 @@ describe('lines as decoded from UTF-8', () => {
     ['["\\u00A9"]', 'NONCANONICAL_LINE', '© is written as itself'],
     ['["\\u001f"]', null, 'the last control character, lowercase'],
     ['["\\u0020"]', 'NONCANONICAL_LINE', 'the space, first character past the controls, is written as itself'],
-    ['["\\udbff\\udfff"]', 'NONCANONICAL_LINE', 'the last pair (U+10FFFF): a pair, written literally in canonical form'],
+    [
+      '["\\udbff\\udfff"]',
+      'NONCANONICAL_LINE',
+      'the last pair (U+10FFFF): a pair, written literally in canonical form',
+    ],
     ['["\\ud800\\udc00"]', 'NONCANONICAL_LINE', 'the first pair (U+10000)'],
     ['["\\udbff"]', 'LONE_SURROGATE', 'the last high surrogate, alone'],
     ['["\\udfff"]', 'LONE_SURROGATE', 'the last low surrogate, alone'],
@@ -36,8 +40,12 @@ describe('lines as decoded from UTF-8', () => {
     ['{"\\ud83d\\ude00":1,"😀":2}', 'DUPLICATE_KEY', 'an escaped pair and the character itself are the same name'],
     ['{"😀":1,"\\ud83d\\ude00":2}', 'DUPLICATE_KEY', 'the other way round'],
     ['{"\\u0061":1,"a":2}', 'DUPLICATE_KEY', 'an escaped letter and the letter'],
-    ['{"\\ud83d\\ude00":1,"\\ud83d\\ude01":2}', 'NONCANONICAL_LINE', 'distinct escaped pairs: only the escapes are wrong'],
-    ['{"a":' .repeat(128) + '1' + '}'.repeat(128), null, 'objects nested exactly 128 deep'],
+    [
+      '{"\\ud83d\\ude00":1,"\\ud83d\\ude01":2}',
+      'NONCANONICAL_LINE',
+      'distinct escaped pairs: only the escapes are wrong',
+    ],
+    ['{"a":'.repeat(128) + '1' + '}'.repeat(128), null, 'objects nested exactly 128 deep'],
     ['{"a":'.repeat(129) + '1' + '}'.repeat(129), 'DEPTH_LIMIT', 'objects nested 129 deep'],
     ['[{"a":'.repeat(64) + '[1]' + '}]'.repeat(64), 'DEPTH_LIMIT', 'arrays and objects, 129 deep'],
     ['[{"a":'.repeat(64) + '1' + '}]'.repeat(64), null, 'arrays and objects, 128 deep'],
@@ -49,7 +57,11 @@ describe('lines as decoded from UTF-8', () => {
   test('the depth limit in an object is met at the opening brace of the 129th level, at its member', () => {
     const text = '{"a":'.repeat(129) + '1' + '}'.repeat(129);
     expect(scanCanonical(text).defect).toMatchObject({ code: 'DEPTH_LIMIT', index: 5 * 128, path: '/a'.repeat(128) });
-    expect(scanCanonical(text, { maxDepth: 3 }).defect).toMatchObject({ code: 'DEPTH_LIMIT', index: 15, path: '/a/a/a' });
+    expect(scanCanonical(text, { maxDepth: 3 }).defect).toMatchObject({
+      code: 'DEPTH_LIMIT',
+      index: 15,
+      path: '/a/a/a',
+    });
     expect(scanCanonical('{"a":{"b":{}}}', { maxDepth: 3 }).defect).toBeNull();
   });
 });

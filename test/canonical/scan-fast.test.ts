@@ -24,19 +24,33 @@ function agree(text: string, options: ScanOptions = {}): void {
 /** A stored v1 line as the writer seals it, with escapes, an emoji, decimals and nesting in its content. */
 function storedLine(): string {
   const texts = {
-    input: canonicalJson({ messages: [{ content: 'Summarise the "Q3" report,\nplease \u0001 😀', role: 'user' }], params: { max_tokens: 1024, temperature: 0.2 } }),
+    input: canonicalJson({
+      messages: [{ content: 'Summarise the "Q3" report,\nplease \u0001 😀', role: 'user' }],
+      params: { max_tokens: 1024, temperature: 0.2 },
+    }),
     model: canonicalJson('claude-sonnet-4-5'),
     prompt: canonicalJson('You are a careful agent. Answer in one line.'),
-    tool_call: canonicalJson({ arguments: { filters: { tags: ['prod', 'eu'] }, top_k: 6 }, id: 'call_1', name: 'search_docs' }),
+    tool_call: canonicalJson({
+      arguments: { filters: { tags: ['prod', 'eu'] }, top_k: 6 },
+      id: 'call_1',
+      name: 'search_docs',
+    }),
     result: canonicalJson({ items: [{ score: 0.4521, tokens: 120 }], status: 'ok', total: -3 }),
     meta: canonicalJson({ agent: 'test', attempt: 1, empty: {}, none: [], flag: true, nothing: null }),
   };
-  const { line } = STEP_V1.seal(texts, { seq: 7, stepId: 'step-7', ts: '2026-01-01T00:00:01.000Z', prevHash: 'sha256:' + 'ab'.repeat(32) });
+  const { line } = STEP_V1.seal(texts, {
+    seq: 7,
+    stepId: 'step-7',
+    ts: '2026-01-01T00:00:01.000Z',
+    prevHash: 'sha256:' + 'ab'.repeat(32),
+  });
   return line.slice(0, -1);
 }
 
 /** Plain JSON values: member names that need no escape and are not reserved, integers the fast path decides. */
-const plainName = fc.string({ unit: 'grapheme', maxLength: 8 }).filter((k) => !/["\\\u0000-\u001f]/.test(k) && !k.startsWith('$stepchain:'));
+const plainName = fc
+  .string({ unit: 'grapheme', maxLength: 8 })
+  .filter((k) => !/["\\\u0000-\u001f]/.test(k) && !k.startsWith('$stepchain:'));
 const plainValue = fc.letrec<{ value: unknown }>((tie) => ({
   value: fc.oneof(
     { depthSize: 'small' },
@@ -49,7 +63,36 @@ const plainValue = fc.letrec<{ value: unknown }>((tie) => ({
   ),
 })).value;
 
-const MUTANTS = ['"', '\\', ',', ':', '{', '}', '[', ']', ' ', '\t', '0', '9', '-', '+', '.', 'e', 'E', 'u', 'n', 't', '$', 'a', '\u0000', '\u001f', '\ud800', '\udc00', '😀', '\u2028'];
+const MUTANTS = [
+  '"',
+  '\\',
+  ',',
+  ':',
+  '{',
+  '}',
+  '[',
+  ']',
+  ' ',
+  '\t',
+  '0',
+  '9',
+  '-',
+  '+',
+  '.',
+  'e',
+  'E',
+  'u',
+  'n',
+  't',
+  '$',
+  'a',
+  '\u0000',
+  '\u001f',
+  '\ud800',
+  '\udc00',
+  '😀',
+  '\u2028',
+];
 
 /** A text with one code unit replaced, inserted or deleted at `at`. */
 function mutate(text: string, at: number, kind: number, by: string): string {
@@ -60,7 +103,7 @@ function mutate(text: string, at: number, kind: number, by: string): string {
 }
 
 describe('the fast path of the canonical scanner', () => {
-  test('vouches for a stored line as the writer seals it, with the general scanner\'s members', () => {
+  test("vouches for a stored line as the writer seals it, with the general scanner's members", () => {
     const line = storedLine();
     const members = scanPlain(line, 128, true);
     expect(members).toBeInstanceOf(Map);
@@ -109,20 +152,61 @@ describe('the fast path of the canonical scanner', () => {
   });
 
   test('agrees with the general scanner on arbitrary text', () => {
-    const jsonish = fc.array(fc.constantFrom('{', '}', '[', ']', '"', '\\', ':', ',', 'u', '00', '1', '-', '.', 'e', 'true', 'null', ' ', '\ud800', '😀', 'a', '"a":', '$stepchain:'), { maxLength: 40 }).map((a) => a.join(''));
+    const jsonish = fc
+      .array(
+        fc.constantFrom(
+          '{',
+          '}',
+          '[',
+          ']',
+          '"',
+          '\\',
+          ':',
+          ',',
+          'u',
+          '00',
+          '1',
+          '-',
+          '.',
+          'e',
+          'true',
+          'null',
+          ' ',
+          '\ud800',
+          '😀',
+          'a',
+          '"a":',
+          '$stepchain:',
+        ),
+        { maxLength: 40 },
+      )
+      .map((a) => a.join(''));
     fc.assert(
-      fc.property(fc.oneof(fc.string({ unit: 'binary' }), jsonish), fc.boolean(), (text, members) => agree(text, { members })),
+      fc.property(fc.oneof(fc.string({ unit: 'binary' }), jsonish), fc.boolean(), (text, members) =>
+        agree(text, { members }),
+      ),
       { numRuns: 5000 },
     );
   });
 
   test('agrees with the general scanner on every single-character mutation of valid lines', () => {
-    const lines = fc.oneof(fc.constant(storedLine()), plainValue.map((v) => canonicalJson(v)), fc.jsonValue({ maxDepth: 4 }).map((v) => canonicalJson(v)));
+    const lines = fc.oneof(
+      fc.constant(storedLine()),
+      plainValue.map((v) => canonicalJson(v)),
+      fc.jsonValue({ maxDepth: 4 }).map((v) => canonicalJson(v)),
+    );
     fc.assert(
-      fc.property(lines, fc.nat(), fc.nat(2), fc.oneof(fc.constantFrom(...MUTANTS), fc.string({ unit: 'binary', minLength: 1, maxLength: 1 })), fc.integer({ min: 1, max: 6 }), (text, at, kind, by, maxDepth) => {
-        agree(mutate(text, at, kind, by));
-        agree(mutate(text, at, kind, by), { maxDepth });
-      }),
+      fc.property(
+        lines,
+        fc.nat(),
+        fc.nat(2),
+        fc.oneof(fc.constantFrom(...MUTANTS), fc.string({ unit: 'binary', minLength: 1, maxLength: 1 })),
+        fc.integer({ min: 1, max: 6 }),
+        (text, at, kind, by, maxDepth) => {
+          agree(mutate(text, at, kind, by));
+          agree(mutate(text, at, kind, by), { maxDepth });
+        },
+      ),
       { numRuns: 5000 },
     );
   });
@@ -157,7 +241,10 @@ describe('the fast path of the canonical scanner', () => {
  */
 describe('the fast path at the edges of its grammar', () => {
   /** The text as given and, when it is an object, with a literal surrogate pair appended as a last member. */
-  const bothReaders = (text: string): string[] => (text.startsWith('{') && text.endsWith('}') && text !== '{}' ? [text, `${text.slice(0, -1)},"~~":"😀"}`] : [text, `[${text},"😀"]`]);
+  const bothReaders = (text: string): string[] =>
+    text.startsWith('{') && text.endsWith('}') && text !== '{}'
+      ? [text, `${text.slice(0, -1)},"~~":"😀"}`]
+      : [text, `[${text},"😀"]`];
 
   const HEX = '0123456789abcdefABCDEF';
   test('every escape a string can hold: the seven short ones, \\u00XX for every two hex digits, and others', () => {
@@ -166,26 +253,83 @@ describe('the fast path at the edges of its grammar', () => {
     for (const h of HEX) for (const l of HEX) escapes.push(`\\u00${h}${l}`, `\\u${h}${l}00`, `\\u0${h}0${l}`);
     escapes.push('\\u00', '\\u0', '\\u', '\\', '\\u00\\"', '\\u001');
     for (const e of escapes) {
-      for (const text of [`{"a":"${e}"}`, `{"a":"x${e}y"}`, `["${e}",1]`, `"${e}"`]) for (const t of bothReaders(text)) agree(t);
+      for (const text of [`{"a":"${e}"}`, `{"a":"x${e}y"}`, `["${e}",1]`, `"${e}"`])
+        for (const t of bothReaders(text)) agree(t);
     }
     // The fast path vouches for the canonical ones rather than leaving them all to the general scanner.
-    for (const e of ['\\"', '\\\\', '\\b', '\\f', '\\n', '\\r', '\\t', '\\u0000', '\\u0007', '\\u000b', '\\u000e', '\\u001f', '\\u001a']) {
+    for (const e of [
+      '\\"',
+      '\\\\',
+      '\\b',
+      '\\f',
+      '\\n',
+      '\\r',
+      '\\t',
+      '\\u0000',
+      '\\u0007',
+      '\\u000b',
+      '\\u000e',
+      '\\u001f',
+      '\\u001a',
+    ]) {
       expect(scanPlain(`{"a":"${e}"}`, 128, true)).toBeInstanceOf(Map);
     }
-    for (const e of ['\\u0008', '\\u0009', '\\u000a', '\\u000c', '\\u000d', '\\u0020', '\\u001A', '\\/', '\\a', '\\a0001', '\\x0041']) {
+    for (const e of [
+      '\\u0008',
+      '\\u0009',
+      '\\u000a',
+      '\\u000c',
+      '\\u000d',
+      '\\u0020',
+      '\\u001A',
+      '\\/',
+      '\\a',
+      '\\a0001',
+      '\\x0041',
+    ]) {
       expect(scanPlain(`{"a":"${e}"}`, 128, true)).toBeUndefined();
     }
   });
 
   test('a quote or a backslash after an escape: where the string ends', () => {
-    for (const text of ['["\\",1]', '["\\"",1]', '["\\\\",1]', '["\\\\\\",1]', '["a\\"b",1]', '["\\"\\"",1]', '{"a":"\\"","b":"\\\\"}', '{"a":"\\",1}', '["\\n\\"",1]', '["x\\""]"]']) {
+    for (const text of [
+      '["\\",1]',
+      '["\\"",1]',
+      '["\\\\",1]',
+      '["\\\\\\",1]',
+      '["a\\"b",1]',
+      '["\\"\\"",1]',
+      '{"a":"\\"","b":"\\\\"}',
+      '{"a":"\\",1}',
+      '["\\n\\"",1]',
+      '["x\\""]"]',
+    ]) {
       for (const t of bothReaders(text)) agree(t);
     }
   });
 
   test('member names in order: every pair of names where one is a prefix of the other or differs by one unit', () => {
     // Units below and above the closing quote (0x22) matter: a name compared one unit past its end meets it.
-    const names = ['', 'a', 'a ', 'a!', 'a#', 'a~', 'ab', 'aa', 'b', 'a\u007f', 'aé', 'a\uffff', 'a\ue000', 'a😀', '😀', '\uffff', ' ', '!'];
+    const names = [
+      '',
+      'a',
+      'a ',
+      'a!',
+      'a#',
+      'a~',
+      'ab',
+      'aa',
+      'b',
+      'a\u007f',
+      'aé',
+      'a\uffff',
+      'a\ue000',
+      'a😀',
+      '😀',
+      '\uffff',
+      ' ',
+      '!',
+    ];
     for (const x of names) {
       for (const y of names) {
         for (const t of bothReaders(`{"${x}":1,"${y}":2}`)) agree(t);
@@ -205,28 +349,78 @@ describe('the fast path at the edges of its grammar', () => {
   });
 
   test('literal characters at the edges of the surrogate and control ranges, alone, paired and after an escape', () => {
-    const units = ['\u0000', '\u001f', ' ', '\ud7ff', '\ud800', '\udbff', '\udc00', '\udfff', '\ue000', '\uffff', '\\', '"', 'a'];
+    const units = [
+      '\u0000',
+      '\u001f',
+      ' ',
+      '\ud7ff',
+      '\ud800',
+      '\udbff',
+      '\udc00',
+      '\udfff',
+      '\ue000',
+      '\uffff',
+      '\\',
+      '"',
+      'a',
+    ];
     for (const x of units) {
       for (const y of units) {
-        for (const text of [`["${x}${y}"]`, `{"${x}${y}":1}`, `{"a":"${x}${y}"}`, `["\\n${x}${y}"]`]) for (const t of bothReaders(text)) agree(t);
+        for (const text of [`["${x}${y}"]`, `{"${x}${y}":1}`, `{"a":"${x}${y}"}`, `["\\n${x}${y}"]`])
+          for (const t of bothReaders(text)) agree(t);
       }
     }
   });
 
   test('numbers: every short token of digits, signs, points and exponents, in every position', () => {
-    const parts = ['', '-', '--', '0', '1', '9', '00', '01', '10', '.', '.0', '.5', '.50', '.000001', '.0000001', 'e1', 'E1', 'e', '+', ']', '}', ','];
+    const parts = [
+      '',
+      '-',
+      '--',
+      '0',
+      '1',
+      '9',
+      '00',
+      '01',
+      '10',
+      '.',
+      '.0',
+      '.5',
+      '.50',
+      '.000001',
+      '.0000001',
+      'e1',
+      'E1',
+      'e',
+      '+',
+      ']',
+      '}',
+      ',',
+    ];
     const tokens = new Set<string>();
     for (const a of parts) for (const b of parts) for (const c of ['', '1', '.', ']', '0']) tokens.add(a + b + c);
-    tokens.add('123456789012345').add('1234567890123456').add('-12345678901234').add('-123456789012345').add('-0.0000015').add('-0.000001');
+    tokens
+      .add('123456789012345')
+      .add('1234567890123456')
+      .add('-12345678901234')
+      .add('-123456789012345')
+      .add('-0.0000015')
+      .add('-0.000001');
     for (const n of tokens) {
-      for (const text of [n, `[${n}]`, `[${n},1]`, `[${n}]]`, `{"a":${n}}`, `{"a":${n},"b":1}`, `[1,${n}]`]) agree(text);
+      for (const text of [n, `[${n}]`, `[${n},1]`, `[${n}]]`, `{"a":${n}}`, `{"a":${n},"b":1}`, `[1,${n}]`])
+        agree(text);
     }
   });
 
   test('objects and arrays nested to the depth limit, one over, and empty ones', () => {
     for (let maxDepth = 1; maxDepth <= 4; maxDepth++) {
       for (let depth = 0; depth <= 5; depth++) {
-        for (const [open, close] of [['{"a":', '}'], ['[', ']'], ['{"a":[', ']}'], ['[{"a":', '}]']] as const) {
+        for (const [open, close] of [
+          ['{"a":', '}'],
+          ['[', ']'],
+          ['{"a":[', ']}'],
+          ['[{"a":', '}]'],
+        ] as const) {
           for (const inner of ['1', '{}', '[]', '{"b":2}', '[3]']) {
             const text = open.repeat(depth) + inner + close.repeat(depth);
             agree(text, { maxDepth });
@@ -240,15 +434,32 @@ describe('the fast path at the edges of its grammar', () => {
   test('separators: every character in place of a colon, a comma or a closing bracket', () => {
     const units = [' ', ',', ':', '}', ']', '"', '1', 'a', '\u0000', ''];
     for (const u of units) {
-      for (const text of [`{"a"${u}1}`, `{"a":1${u}"b":2}`, `[1${u}2]`, `{"a":1${u}`, `[1${u}`, `{${u}"a":1}`, `[${u}1]`, `{"a":[1${u}}`, `{"a":{"b":1${u}]}`]) {
+      for (const text of [
+        `{"a"${u}1}`,
+        `{"a":1${u}"b":2}`,
+        `[1${u}2]`,
+        `{"a":1${u}`,
+        `[1${u}`,
+        `{${u}"a":1}`,
+        `[${u}1]`,
+        `{"a":[1${u}}`,
+        `{"a":{"b":1${u}]}`,
+      ]) {
         for (const t of bothReaders(text)) agree(t);
       }
     }
   });
 
-  test('root names handed back by position: a name that is a prefix, an extension or a repeat of the last line\'s', () => {
+  test("root names handed back by position: a name that is a prefix, an extension or a repeat of the last line's", () => {
     const sequence = [
-      '{"ab":1,"b":2}', '{"a":1,"b":2}', '{"abc":1,"b":2}', '{"":1,"b":2}', '{"a":1,"bc":2}', '{"ab":1,"b":2}', '{"b":1}', '{"a":1}',
+      '{"ab":1,"b":2}',
+      '{"a":1,"b":2}',
+      '{"abc":1,"b":2}',
+      '{"":1,"b":2}',
+      '{"a":1,"bc":2}',
+      '{"ab":1,"b":2}',
+      '{"b":1}',
+      '{"a":1}',
       `{${Array.from({ length: 40 }, (_, k) => `"k${String(k).padStart(2, '0')}":${k}`).join(',')}}`,
       `{${Array.from({ length: 40 }, (_, k) => `"k${String(k).padStart(2, '0')}x":${k}`).join(',')}}`,
       `{${Array.from({ length: 40 }, (_, k) => `"k${String(k).padStart(2, '0')}":${k}`).join(',')}}`,

@@ -12,7 +12,11 @@ describe('root member spans', () => {
     const text = '{"a":1,"b":{"c":[2,{"d":3}]},"e":"x"}';
     const r = scanCanonical(text);
     expect(r.defect).toBeNull();
-    expect([...r.members!.entries()]).toEqual([['a', [5, 6]], ['b', [11, 28]], ['e', [33, 36]]]);
+    expect([...r.members!.entries()]).toEqual([
+      ['a', [5, 6]],
+      ['b', [11, 28]],
+      ['e', [33, 36]],
+    ]);
     for (const [, [s, e]] of r.members!) expect(JSON.parse(text.slice(s, e))).toBeDefined();
   });
 
@@ -38,7 +42,7 @@ describe('marker objects (FORMAT §3.5): objects with a member name starting wit
   });
 });
 
-describe('member order and duplicates, located at the name\'s opening quote', () => {
+describe("member order and duplicates, located at the name's opening quote", () => {
   test.each([
     ['a duplicate name', '{"a":1,"a":2}', 'DUPLICATE_KEY', 7, '/a'],
     ['a duplicate after a disorder', '{"b":1,"a":2,"b":3}', 'DUPLICATE_KEY', 13, '/b'],

@@ -6,7 +6,17 @@
  */
 import * as nodeCrypto from 'node:crypto';
 import { afterEach, describe, expect, test } from 'vitest';
-import { digestBytes, digestUtf8, hexUtf8, nobleBackend, nodeBackend, setSha256Backend, sha256Backend, sha256Stream, toHex } from '../../src/canonical/sha256.js';
+import {
+  digestBytes,
+  digestUtf8,
+  hexUtf8,
+  nobleBackend,
+  nodeBackend,
+  setSha256Backend,
+  sha256Backend,
+  sha256Stream,
+  toHex,
+} from '../../src/canonical/sha256.js';
 
 const ABC = 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad';
 const utf8 = (s: string) => new TextEncoder().encode(s);
@@ -19,7 +29,8 @@ test('inside Node the node:crypto backend exists, with its one-shot hash (Node â
   expect(nodeBackend!.hexUtf8).toBeTypeOf('function');
 });
 
-const noOneShot = nodeBackend === null ? null : { ...nodeBackend, hexUtf8: undefined, name: 'node:crypto without one-shot' };
+const noOneShot =
+  nodeBackend === null ? null : { ...nodeBackend, hexUtf8: undefined, name: 'node:crypto without one-shot' };
 
 describe.each([
   ['node:crypto', nodeBackend],

@@ -1,12 +1,22 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import * as nodeCrypto from 'node:crypto';
-import { nobleBackend, nodeBackend as maybeNode, nodeCreateHash, sha256Backend, toHex } from '../../src/canonical/sha256.js';
+import {
+  nobleBackend,
+  nodeBackend as maybeNode,
+  nodeCreateHash,
+  sha256Backend,
+  toHex,
+} from '../../src/canonical/sha256.js';
 import { loadVectors } from '../helpers/vectors.js';
 
 const nodeBackend = maybeNode!;
 
-interface StepHashCase { id: string; preimage: string; step_hash: string }
+interface StepHashCase {
+  id: string;
+  preimage: string;
+  step_hash: string;
+}
 
 const steps = loadVectors<StepHashCase>('step-hashes.json');
 
@@ -20,19 +30,23 @@ describe('node:crypto and @noble/hashes give identical SHA-256', () => {
 
   test('on generated text split into parts, and on bytes', () => {
     fc.assert(
-      fc.property(fc.array(fc.string({ unit: 'grapheme' }), { maxLength: 5 }), fc.uint8Array({ maxLength: 300 }), (parts, bytes) => {
-        expect(toHex(nodeBackend.utf8(parts))).toBe(toHex(nobleBackend.utf8(parts)));
-        expect(toHex(nodeBackend.bytes(bytes))).toBe(toHex(nobleBackend.bytes(bytes)));
-        expect(toHex(nobleBackend.utf8(parts))).toBe(toHex(nobleBackend.utf8([parts.join('')])));
-        // The streaming method, fed the bytes in pieces, agrees with both one-shot digests.
-        const cut = bytes.length >> 1;
-        for (const backend of [nobleBackend, nodeBackend]) {
-          const h = backend.create();
-          h.update(bytes.subarray(0, cut));
-          h.update(bytes.subarray(cut));
-          expect(toHex(h.digest())).toBe(toHex(nobleBackend.bytes(bytes)));
-        }
-      }),
+      fc.property(
+        fc.array(fc.string({ unit: 'grapheme' }), { maxLength: 5 }),
+        fc.uint8Array({ maxLength: 300 }),
+        (parts, bytes) => {
+          expect(toHex(nodeBackend.utf8(parts))).toBe(toHex(nobleBackend.utf8(parts)));
+          expect(toHex(nodeBackend.bytes(bytes))).toBe(toHex(nobleBackend.bytes(bytes)));
+          expect(toHex(nobleBackend.utf8(parts))).toBe(toHex(nobleBackend.utf8([parts.join('')])));
+          // The streaming method, fed the bytes in pieces, agrees with both one-shot digests.
+          const cut = bytes.length >> 1;
+          for (const backend of [nobleBackend, nodeBackend]) {
+            const h = backend.create();
+            h.update(bytes.subarray(0, cut));
+            h.update(bytes.subarray(cut));
+            expect(toHex(h.digest())).toBe(toHex(nobleBackend.bytes(bytes)));
+          }
+        },
+      ),
       { numRuns: 500 },
     );
   });
@@ -54,6 +68,10 @@ describe('the backend is chosen inside the library, not installed by an entry po
     expect(nodeCreateHash({})).toBeNull();
     expect(nodeCreateHash({ process: {} })).toBeNull();
     expect(nodeCreateHash({ process: { getBuiltinModule: () => undefined } })).toBeNull();
-    expect(nodeCreateHash({ process: { getBuiltinModule: (id: string) => (id === 'node:crypto' ? nodeCrypto : undefined) } })).toBe(nodeCrypto.createHash);
+    expect(
+      nodeCreateHash({
+        process: { getBuiltinModule: (id: string) => (id === 'node:crypto' ? nodeCrypto : undefined) },
+      }),
+    ).toBe(nodeCrypto.createHash);
   });
 });

@@ -10,8 +10,18 @@ import { canonicalJson, canonicalJsonChecked, canonicalJsonTrusted } from '../..
 import { awkwardKey, awkwardValue, fromBits } from '../helpers/awkward-json.js';
 import { loadVectors } from '../helpers/vectors.js';
 
-interface CanonicalCase { id: string; group: 'numbers' | 'values'; ieee754_hex?: string; input_json?: string; expected: string }
-interface StepHashCase { id: string; record: unknown; preimage: string }
+interface CanonicalCase {
+  id: string;
+  group: 'numbers' | 'values';
+  ieee754_hex?: string;
+  input_json?: string;
+  expected: string;
+}
+interface StepHashCase {
+  id: string;
+  record: unknown;
+  preimage: string;
+}
 
 const canonical = loadVectors<CanonicalCase>('canonical.json');
 
@@ -48,7 +58,10 @@ describe('canonicalJsonTrusted equals canonicalize on validated values', () => {
 describe('member order: small objects sorted by insertion, large ones by the engine (the bound is 24 members)', () => {
   // Up to 60 members in the order a caller built them (integer-like names enumerate first, in numeric
   // order), so both sides of the bound, already-sorted prefixes and reversed runs all occur.
-  const wide = fc.uniqueArray(fc.tuple(awkwardKey, fc.oneof(fc.integer(), fc.string({ maxLength: 3 }))), { maxLength: 60, selector: ([k]) => k });
+  const wide = fc.uniqueArray(fc.tuple(awkwardKey, fc.oneof(fc.integer(), fc.string({ maxLength: 3 }))), {
+    maxLength: 60,
+    selector: ([k]) => k,
+  });
   test('canonicalJsonTrusted and canonicalJsonChecked equal canonicalize on wide objects (fast-check)', () => {
     fc.assert(
       fc.property(wide, fc.boolean(), (members, reversed) => {
@@ -63,7 +76,7 @@ describe('member order: small objects sorted by insertion, large ones by the eng
     );
   });
 
-  test('the sort works on its own copy of the names: the caller\'s object keeps its member order', () => {
+  test("the sort works on its own copy of the names: the caller's object keeps its member order", () => {
     const value = { b: 1, a: 2, c: { y: 1, x: 2 } };
     expect(canonicalJsonChecked(value)).toBe('{"a":2,"b":1,"c":{"x":2,"y":1}}');
     expect(Object.keys(value)).toEqual(['b', 'a', 'c']);

@@ -9,7 +9,6 @@ import { canonicalJson, canonicalJsonChecked } from '../../src/canonical/jcs.js'
 import { assertIJson } from '../../src/canonical/validate.js';
 import { refusal } from '../helpers/refusal.js';
 
-
 /** A plain object whose member `v` counts how often it is read: a walk reads each member once. */
 function counted(v: unknown): { leaf: Record<string, unknown>; reads: () => number } {
   let n = 0;
@@ -20,10 +19,13 @@ function counted(v: unknown): { leaf: Record<string, unknown>; reads: () => numb
 
 describe('canonicalJsonChecked: one walk for ordinary data (the reference gate is the fallback, not a second pass)', () => {
   test.each([
-    ['inside an array of every scalar kind', (leaf: unknown) => ({ a: [1, -0.5, true, false, null, 'x', leaf], n: 2, b: true })],
-    ['as an array\'s only item', (leaf: unknown) => [leaf]],
+    [
+      'inside an array of every scalar kind',
+      (leaf: unknown) => ({ a: [1, -0.5, true, false, null, 'x', leaf], n: 2, b: true }),
+    ],
+    ["as an array's only item", (leaf: unknown) => [leaf]],
     ['after numbers and booleans in an object', (leaf: unknown) => ({ a: 1e21, b: false, c: leaf })],
-  ])('a member %s is read once, and the text is the reference\'s', (_, build) => {
+  ])("a member %s is read once, and the text is the reference's", (_, build) => {
     const probe = counted(7);
     const text = canonicalJsonChecked(build(probe.leaf));
     expect(probe.reads()).toBe(1);
@@ -58,14 +60,28 @@ describe('an object that is not plain data: NOT_PLAIN_OBJECT naming what it is, 
   const anonymous = new (class {})();
   const noConstructor = Object.create(Object.create(null) as object) as object;
   const oddName = Object.create({ constructor: { name: 5 } }) as object;
-  const objectNamed = Object.create(Object.create(Object.prototype, { constructor: { value: { name: 'Object' } } }) as object) as object;
+  const objectNamed = Object.create(
+    Object.create(Object.prototype, { constructor: { value: { name: 'Object' } } }) as object,
+  ) as object;
 
   test.each([
     ['a class instance names its class', new Point(), /\ba Point is not plain JSON data/],
     ['an anonymous class: a custom prototype', anonymous, /an object with a custom prototype is not plain/],
-    ['a prototype without a constructor: a custom prototype, not a TypeError', noConstructor, /an object with a custom prototype is not plain/],
-    ['a constructor whose name is not a string: a custom prototype', oddName, /an object with a custom prototype is not plain/],
-    ['a prototype claiming to be Object\'s', objectNamed, /an object whose prototype is not Object\.prototype is not plain/],
+    [
+      'a prototype without a constructor: a custom prototype, not a TypeError',
+      noConstructor,
+      /an object with a custom prototype is not plain/,
+    ],
+    [
+      'a constructor whose name is not a string: a custom prototype',
+      oddName,
+      /an object with a custom prototype is not plain/,
+    ],
+    [
+      "a prototype claiming to be Object's",
+      objectNamed,
+      /an object whose prototype is not Object\.prototype is not plain/,
+    ],
   ])('%s', (_, v, message) => {
     for (const check of [assertIJson, canonicalJson, canonicalJsonChecked]) {
       const e = refusal(() => check({ list: [v] }));

@@ -26,12 +26,14 @@ function batchOf(lines: Uint8Array[]): LineBatch {
 
 afterEach(() => setSha256Backend(nodeBackend!));
 
-test('deferred, batched step hashes give the per-line check\'s facts, intact or tampered', () => {
+test("deferred, batched step hashes give the per-line check's facts, intact or tampered", () => {
   expect(nodeBackend).not.toBeNull();
   fc.assert(
     fc.property(
       fc.array(fc.string({ unit: 'binary', maxLength: 300 }), { minLength: 1, maxLength: 40 }),
-      fc.nat(), fc.nat(), fc.constantFrom('none', 'stored', 'content'),
+      fc.nat(),
+      fc.nat(),
+      fc.constantFrom('none', 'stored', 'content'),
       (prompts, pick, hexAt, tamper) => {
         const chain = buildChain(prompts.map((p) => ({ prompt: p + 'Q' })));
         const lines = chain.lines.map((l) => l.slice(0, -1));
@@ -49,7 +51,9 @@ test('deferred, batched step hashes give the per-line check\'s facts, intact or 
         const actual = checkBatch(batch);
         setSha256Backend(nodeBackend!);
         expect(actual).toEqual(expected);
-        const mismatches = expected!.others.flatMap((f) => f.problems.map((p) => p.code)).filter((c) => c === 'HASH_MISMATCH');
+        const mismatches = expected!.others
+          .flatMap((f) => f.problems.map((p) => p.code))
+          .filter((c) => c === 'HASH_MISMATCH');
         expect(mismatches).toHaveLength(tamper === 'none' ? 0 : 1);
       },
     ),

@@ -8,7 +8,13 @@
  * batch itself. Written from the mutation run of 2026-11-23 22:50 (test/mutation/SURVIVORS.md, src/chain).
  */
 import { describe, expect, test } from 'vitest';
-import { checkBatch, unpackFacts, type LineBatch, type LineCheckPool, type PackedFacts } from '../../src/chain/batch.js';
+import {
+  checkBatch,
+  unpackFacts,
+  type LineBatch,
+  type LineCheckPool,
+  type PackedFacts,
+} from '../../src/chain/batch.js';
 import { ChainFeeder } from '../../src/chain/feeder.js';
 import { ChainVerifier, checkLineBytes, type VerifiedLine } from '../../src/chain/index.js';
 import { journalFormat } from '../../src/record/formats.js';
@@ -20,7 +26,16 @@ const D = (c: string): string => `sha256:${c.repeat(64)}`;
 const lineBytes = (chain: BuiltChain): Uint8Array[] => chain.lines.map((l) => enc.encode(l.slice(0, -1)));
 
 function seen(l: VerifiedLine) {
-  return { file: l.file, line: l.line, text: l.text, seq: l.seq, step_hash: l.step_hash, clean: l.clean, blobs: l.blobs, markers: l.markers };
+  return {
+    file: l.file,
+    line: l.line,
+    text: l.text,
+    seq: l.seq,
+    step_hash: l.step_hash,
+    clean: l.clean,
+    blobs: l.blobs,
+    markers: l.markers,
+  };
 }
 
 /** Lines back to back, as a LineBatch. */
@@ -98,10 +113,18 @@ function runSequential(genesis: BuiltChain['genesis'], calls: Call[]) {
   return { report: v.finish(), lines, each };
 }
 
-async function runFeeder(genesis: BuiltChain['genesis'], calls: Call[], pool: LineCheckPool | null, batchBytes: number) {
+async function runFeeder(
+  genesis: BuiltChain['genesis'],
+  calls: Call[],
+  pool: LineCheckPool | null,
+  batchBytes: number,
+) {
   const lines: unknown[] = [];
   let each = 0;
-  const feeder = new ChainFeeder(new ChainVerifier({ genesis, onLine: (l) => void lines.push(seen(l)) }), pool, { batchBytes, onEach: () => void each++ });
+  const feeder = new ChainFeeder(new ChainVerifier({ genesis, onLine: (l) => void lines.push(seen(l)) }), pool, {
+    batchBytes,
+    onEach: () => void each++,
+  });
   for (const c of calls) {
     if (c[0] === 'segment') feeder.beginSegment(c[1], c[2]);
     else if (c[0] === 'line') {
@@ -151,7 +174,11 @@ describe('checkBatch packs a batch as PackedFacts documents (§6.3 steps 2–5 o
     expect(facts[4]!.problems.length).toBeGreaterThan(0);
     expect([...packed.seqs]).toEqual([0, -1, 2, -2, -3]);
     expect(packed.others).toEqual([facts[1], facts[3], facts[4]]);
-    expect(packed.hashes).toBe([0, 1, 2, 3, 4].map((i) => ([0, 2].includes(i) ? chain.records[i]!.prev_hash + chain.records[i]!.step_hash : ' '.repeat(142))).join(''));
+    expect(packed.hashes).toBe(
+      [0, 1, 2, 3, 4]
+        .map((i) => ([0, 2].includes(i) ? chain.records[i]!.prev_hash + chain.records[i]!.step_hash : ' '.repeat(142)))
+        .join(''),
+    );
     lines.forEach((_, i) => expect(unpackFacts(packed, i), `line ${i}`).toEqual(facts[i]));
   });
 
@@ -169,7 +196,16 @@ describe('checkBatch packs a batch as PackedFacts documents (§6.3 steps 2–5 o
 });
 
 describe('the same report on any number of threads and any batch cut, whatever is fed', () => {
-  const chain = buildChain(Array.from({ length: 8 }, (_, i) => ({ input: { i }, result: i === 5 ? { '$stepchain:redacted': { commitment: D('c'), rule: 'secrets' } } : null }) as ContentSpec));
+  const chain = buildChain(
+    Array.from(
+      { length: 8 },
+      (_, i) =>
+        ({
+          input: { i },
+          result: i === 5 ? { '$stepchain:redacted': { commitment: D('c'), rule: 'secrets' } } : null,
+        }) as ContentSpec,
+    ),
+  );
   const lines = lineBytes(chain);
   const calls: Call[] = [
     ['segment', '0000000000000000.jsonl', 0],
@@ -194,7 +230,11 @@ describe('the same report on any number of threads and any batch cut, whatever i
     const want = runSequential(chain.genesis, c);
     expect(want.report.ok).toBe(false);
     for (const batchBytes of [1, 400, 1 << 20]) {
-      for (const threads of [1, 2, 3]) expect(await runFeeder(chain.genesis, c, answeringPool(threads), batchBytes), `${threads} threads, batches of ${batchBytes}`).toEqual(want);
+      for (const threads of [1, 2, 3])
+        expect(
+          await runFeeder(chain.genesis, c, answeringPool(threads), batchBytes),
+          `${threads} threads, batches of ${batchBytes}`,
+        ).toEqual(want);
     }
     expect(await runFeeder(chain.genesis, c, null, 1)).toEqual(want);
   });
@@ -221,7 +261,9 @@ describe('the same report on any number of threads and any batch cut, whatever i
 
 describe('batches', () => {
   test('cut at the size asked for: as many whole lines as fit, a longer line alone, each batch holding exactly its lines', async () => {
-    const chain = buildChain(Array.from({ length: 7 }, (_, i) => ({ input: i === 4 ? 'x'.repeat(300) : 10 + i }) as ContentSpec));
+    const chain = buildChain(
+      Array.from({ length: 7 }, (_, i) => ({ input: i === 4 ? 'x'.repeat(300) : 10 + i }) as ContentSpec),
+    );
     const lines = lineBytes(chain);
     expect(new Set([0, 1, 2, 3, 5, 6].map((i) => lines[i]!.length)).size).toBe(1);
     const L = lines[0]!.length;
@@ -231,7 +273,14 @@ describe('batches', () => {
     for (const l of lines) feeder.line(l, true);
     expect((await finishAnswering(feeder, m)).ok).toBe(true);
     const groups = [[0, 1], [2, 3], [4], [5, 6]];
-    expect(m.received).toEqual(groups.map((g) => batchOf(chain.genesis.format, g.map((i) => lines[i]!))));
+    expect(m.received).toEqual(
+      groups.map((g) =>
+        batchOf(
+          chain.genesis.format,
+          g.map((i) => lines[i]!),
+        ),
+      ),
+    );
     expect(feeder.checkedHere).toBe(0);
   });
 
@@ -252,7 +301,10 @@ describe('batches', () => {
     const chain = buildChain(Array.from({ length: 5 }, (_, i) => ({ input: i }) as ContentSpec));
     const m = manualPool(0);
     let each = 0;
-    const feeder = new ChainFeeder(new ChainVerifier({ genesis: chain.genesis }), m.pool, { batchBytes: 1, onEach: () => void each++ });
+    const feeder = new ChainFeeder(new ChainVerifier({ genesis: chain.genesis }), m.pool, {
+      batchBytes: 1,
+      onEach: () => void each++,
+    });
     feeder.beginSegment('0000000000000000.jsonl', 0);
     lineBytes(chain).forEach((l, i) => {
       feeder.line(l, true);
@@ -274,7 +326,11 @@ describe('settle and the feeding thread (FORMAT.md §6.3 order, memory bounded)'
     const m = manualPool(threads, callerChecks);
     const observed: number[] = [];
     let each = 0;
-    const feeder = new ChainFeeder(new ChainVerifier({ genesis: chain.genesis, onLine: (l) => void observed.push(l.seq!) }), m.pool, { batchBytes: 1, onEach: () => void each++ });
+    const feeder = new ChainFeeder(
+      new ChainVerifier({ genesis: chain.genesis, onLine: (l) => void observed.push(l.seq!) }),
+      m.pool,
+      { batchBytes: 1, onEach: () => void each++ },
+    );
     feeder.beginSegment('0000000000000000.jsonl', 0);
     return { m, feeder, observed, each: () => each };
   }

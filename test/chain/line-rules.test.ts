@@ -27,7 +27,16 @@ const RUNS = Number(process.env.RUNS ?? 100);
 /** A sealed v1 line without its newline, and its step hash. */
 function line(seq: number, prev: string, result: unknown = seq): { text: string; hash: string } {
   const { record, line } = sealRecord({
-    v: 1, seq, step_id: `s-${seq}`, ts: '2026-01-01T00:00:00.000Z', prev_hash: prev, input: null, model: 'm', prompt: null, tool_call: null, result,
+    v: 1,
+    seq,
+    step_id: `s-${seq}`,
+    ts: '2026-01-01T00:00:00.000Z',
+    prev_hash: prev,
+    input: null,
+    model: 'm',
+    prompt: null,
+    tool_call: null,
+    result,
   } as never);
   return { text: line.slice(0, -1), hash: record.step_hash };
 }
@@ -37,7 +46,11 @@ function chain(n: number): Array<{ text: string; hash: string }> {
   return out;
 }
 /** Walks `texts` (without newlines) as one bucket, each as bytes or as a string; the report and what onLine saw. */
-function walk(texts: string[], as: 'bytes' | 'string', options: ChainVerifierOptions = { genesis }): { report: ChainReport; seen: VerifiedLine[] } {
+function walk(
+  texts: string[],
+  as: 'bytes' | 'string',
+  options: ChainVerifierOptions = { genesis },
+): { report: ChainReport; seen: VerifiedLine[] } {
   const seen: VerifiedLine[] = [];
   const v = new ChainVerifier({ ...options, onLine: (l) => void seen.push(l) });
   v.beginSegment(B0, 0);
@@ -50,7 +63,15 @@ describe('a line that is not UTF-8: MALFORMED_LINE at the first byte that cannot
   const neverFirst = fc.oneof(fc.integer({ min: 0x80, max: 0xc1 }), fc.integer({ min: 0xf5, max: 0xff }));
   /** A sequence broken early: its lead byte(s), then a byte that may not follow them (§4.3's table). */
   const broken = fc.constantFrom(
-    [0xe0, 0x80], [0xe0, 0x41], [0xed, 0xa0], [0xf0, 0x8f], [0xf4, 0x90], [0xc3, 0xc3], [0xe2, 0x82, 0x41], [0xf0, 0x9f, 0x98, 0x20], [0xc2, 0x7b],
+    [0xe0, 0x80],
+    [0xe0, 0x41],
+    [0xed, 0xa0],
+    [0xf0, 0x8f],
+    [0xf4, 0x90],
+    [0xc3, 0xc3],
+    [0xe2, 0x82, 0x41],
+    [0xf0, 0x9f, 0x98, 0x20],
+    [0xc2, 0x7b],
   );
   /** A sequence cut short by the end of the line. */
   const cut = fc.constantFrom([0xc3], [0xe2], [0xe2, 0x82], [0xf0, 0x9f], [0xf0, 0x9f, 0x98]);
@@ -65,38 +86,65 @@ describe('a line that is not UTF-8: MALFORMED_LINE at the first byte that cannot
   }
 
   test('a byte that begins no sequence is reported itself, after any valid prefix', () => {
-    fc.assert(fc.property(text, neverFirst, text, (before, bad, after) => {
-      const prefix = enc.encode(before);
-      const bytes = new Uint8Array([...prefix, bad, ...enc.encode(after)]);
-      const { verifier, worker } = facts(bytes);
-      expect(verifier).toEqual([{ code: 'MALFORMED_LINE', message: expect.any(String), location: { file: B0, line: 1, column: prefix.length + 1 } }]);
-      // Nothing of an unreadable line is known: no members, no blobs, no markers.
-      expect(worker).toEqual({ readable: false, seq: null, prevHash: null, stepHash: null, blobs: [], markers: [], problems: [{ code: 'MALFORMED_LINE', message: expect.any(String), location: { column: prefix.length + 1 } }] });
-    }), { numRuns: RUNS });
+    fc.assert(
+      fc.property(text, neverFirst, text, (before, bad, after) => {
+        const prefix = enc.encode(before);
+        const bytes = new Uint8Array([...prefix, bad, ...enc.encode(after)]);
+        const { verifier, worker } = facts(bytes);
+        expect(verifier).toEqual([
+          {
+            code: 'MALFORMED_LINE',
+            message: expect.any(String),
+            location: { file: B0, line: 1, column: prefix.length + 1 },
+          },
+        ]);
+        // Nothing of an unreadable line is known: no members, no blobs, no markers.
+        expect(worker).toEqual({
+          readable: false,
+          seq: null,
+          prevHash: null,
+          stepHash: null,
+          blobs: [],
+          markers: [],
+          problems: [{ code: 'MALFORMED_LINE', message: expect.any(String), location: { column: prefix.length + 1 } }],
+        });
+      }),
+      { numRuns: RUNS },
+    );
   });
 
   test('a sequence broken early is reported at the byte that breaks it, not at its lead byte', () => {
-    fc.assert(fc.property(text, broken, text, (before, seq, after) => {
-      const prefix = enc.encode(before);
-      const bytes = new Uint8Array([...prefix, ...seq, ...enc.encode(after)]);
-      const { verifier, worker } = facts(bytes);
-      const column = prefix.length + seq.length; // the last byte of `seq` is the one that breaks it
-      expect(verifier.map((p) => [p.code, p.location])).toEqual([['MALFORMED_LINE', { file: B0, line: 1, column }]]);
-      expect(worker.problems.map((p) => [p.code, p.location])).toEqual([['MALFORMED_LINE', { column }]]);
-    }), { numRuns: RUNS });
+    fc.assert(
+      fc.property(text, broken, text, (before, seq, after) => {
+        const prefix = enc.encode(before);
+        const bytes = new Uint8Array([...prefix, ...seq, ...enc.encode(after)]);
+        const { verifier, worker } = facts(bytes);
+        const column = prefix.length + seq.length; // the last byte of `seq` is the one that breaks it
+        expect(verifier.map((p) => [p.code, p.location])).toEqual([['MALFORMED_LINE', { file: B0, line: 1, column }]]);
+        expect(worker.problems.map((p) => [p.code, p.location])).toEqual([['MALFORMED_LINE', { column }]]);
+      }),
+      { numRuns: RUNS },
+    );
   });
 
   test('a sequence cut short by the end of the line is reported where the newline stands (|L| + 1)', () => {
-    fc.assert(fc.property(text, cut, (before, seq) => {
-      const bytes = new Uint8Array([...enc.encode(before), ...seq]);
-      const { verifier, worker } = facts(bytes);
-      expect(verifier.map((p) => [p.code, p.location])).toEqual([['MALFORMED_LINE', { file: B0, line: 1, column: bytes.length + 1 }]]);
-      expect(worker.problems.map((p) => [p.code, p.location])).toEqual([['MALFORMED_LINE', { column: bytes.length + 1 }]]);
-    }), { numRuns: RUNS });
+    fc.assert(
+      fc.property(text, cut, (before, seq) => {
+        const bytes = new Uint8Array([...enc.encode(before), ...seq]);
+        const { verifier, worker } = facts(bytes);
+        expect(verifier.map((p) => [p.code, p.location])).toEqual([
+          ['MALFORMED_LINE', { file: B0, line: 1, column: bytes.length + 1 }],
+        ]);
+        expect(worker.problems.map((p) => [p.code, p.location])).toEqual([
+          ['MALFORMED_LINE', { column: bytes.length + 1 }],
+        ]);
+      }),
+      { numRuns: RUNS },
+    );
   });
 });
 
-describe('checkLineBytes, the per-line check a worker thread runs on a stored line\'s bytes', () => {
+describe("checkLineBytes, the per-line check a worker thread runs on a stored line's bytes", () => {
   test('a good line: readable, its seq, prev_hash and step_hash, as checkLine finds them on its text', () => {
     const [a, b] = chain(2);
     for (const l of [a!, b!]) {
@@ -131,7 +179,9 @@ describe('lines given as strings are measured in UTF-8 bytes (§4.2)', () => {
 
   test('a long string within the limit is read', () => {
     const text = 'é'.repeat(MAX_LINE_BYTES / 2 - 1);
-    expect(walk([text], 'string').report.problems.map((p) => [p.code, p.location.column])).toEqual([['MALFORMED_LINE', 1]]);
+    expect(walk([text], 'string').report.problems.map((p) => [p.code, p.location.column])).toEqual([
+      ['MALFORMED_LINE', 1],
+    ]);
   });
 
   test('a chain given as strings is reported and observed exactly as the same chain given as bytes', () => {
@@ -149,8 +199,25 @@ describe('a v2 record whose members break a rule between them (§11.3) is readab
   const profile = V2.records[0]!;
   const seal = (seq: number, prev: string, content: Record<string, unknown>) => {
     const texts: Record<string, string> = {};
-    for (const [k, v] of Object.entries({ kind: 'step', ref: null, input: null, model: null, prompt: null, tool_call: null, result: null, error: null, ...content })) texts[k] = canonicalJson(v as never, { refuseReserved: false });
-    const { line, stepHash } = profile.seal(texts, { seq, stepId: `s-${seq}`, ts: '2026-01-01T00:00:00.000Z', prevHash: prev, salt: '0'.repeat(32) });
+    for (const [k, v] of Object.entries({
+      kind: 'step',
+      ref: null,
+      input: null,
+      model: null,
+      prompt: null,
+      tool_call: null,
+      result: null,
+      error: null,
+      ...content,
+    }))
+      texts[k] = canonicalJson(v as never, { refuseReserved: false });
+    const { line, stepHash } = profile.seal(texts, {
+      seq,
+      stepId: `s-${seq}`,
+      ts: '2026-01-01T00:00:00.000Z',
+      prevHash: prev,
+      salt: '0'.repeat(32),
+    });
     return { text: line.slice(0, -1), hash: stepHash };
   };
 
@@ -163,9 +230,14 @@ describe('a v2 record whose members break a rule between them (§11.3) is readab
     const a = seal(0, genesisHash(g2), content);
     const b = seal(1, a.hash, {});
     const { report, seen } = walk([a.text, b.text], 'bytes', { genesis: g2 });
-    expect(report.problems.map((p) => ({ code: p.code, ...p.location }))).toEqual([{ code: 'FIELD_INVALID', file: B0, line: 1, seq: 0, field }]);
+    expect(report.problems.map((p) => ({ code: p.code, ...p.location }))).toEqual([
+      { code: 'FIELD_INVALID', file: B0, line: 1, seq: 0, field },
+    ]);
     expect([report.head, report.head_seq]).toEqual([b.hash, 1]);
-    expect(seen.map((l) => [l.seq, l.step_hash, l.clean])).toEqual([[0, a.hash, false], [1, b.hash, true]]);
+    expect(seen.map((l) => [l.seq, l.step_hash, l.clean])).toEqual([
+      [0, a.hash, false],
+      [1, b.hash, true],
+    ]);
   });
 
   // A member that is absent or broke its own rule is unknown to the rules between members: each defect is
@@ -174,7 +246,11 @@ describe('a v2 record whose members break a rule between them (§11.3) is readab
   test.each([
     ['a start whose ref is not an id: once, by the ref rule', { kind: 'tool.started', ref: 'a b' }, ['ref']],
     ['a start whose ref is a number: once, by the ref rule', { kind: 'model.started', ref: 7 }, ['ref']],
-    ['an unknown kind with an error: once, by the kind rule (the rules between members are not checked)', { kind: 'tool.retried', error: 'x' }, ['kind']],
+    [
+      'an unknown kind with an error: once, by the kind rule (the rules between members are not checked)',
+      { kind: 'tool.retried', error: 'x' },
+      ['kind'],
+    ],
     ['an unknown kind with a ref: once, by the kind rule', { kind: 'tool.retried', ref: 'start-1' }, ['kind']],
   ])('%s', (_, content, fields) => {
     const a = seal(0, genesisHash(g2), content);
@@ -182,8 +258,13 @@ describe('a v2 record whose members break a rule between them (§11.3) is readab
     expect(report.problems.map((p) => [p.code, p.location.field])).toEqual(fields.map((f) => ['FIELD_INVALID', f]));
   });
 
-  test('the rules between members are reported after every member\'s own rule and before the marker pass', () => {
-    const a = seal(0, genesisHash(g2), { kind: 'tool.started', ref: 'start-1', input: { '$stepchain:redacted': { rule: 'r' } }, result: 5 });
+  test("the rules between members are reported after every member's own rule and before the marker pass", () => {
+    const a = seal(0, genesisHash(g2), {
+      kind: 'tool.started',
+      ref: 'start-1',
+      input: { '$stepchain:redacted': { rule: 'r' } },
+      result: 5,
+    });
     const text = a.text.replace('"v":2', '"v":3');
     const { report } = walk([text], 'bytes', { genesis: g2 });
     expect(report.problems.map((p) => [p.code, p.location.field])).toEqual([
@@ -199,12 +280,33 @@ describe('seq, prev_hash and step_hash are taken only as what they are (§6.3 st
   // A caller may verify with its own format (ChainVerifierOptions.format). One whose rules let any
   // prev_hash and step_hash through still gets no link or hash check from a value that is not a string.
   const v1 = V1.records[0]!;
-  const loose: RecordProfile = { ...v1, members: v1.members.map((m) => (m.name === 'step_hash' || m.name === 'prev_hash' ? { ...m, check: null } : m)) };
+  const loose: RecordProfile = {
+    ...v1,
+    members: v1.members.map((m) => (m.name === 'step_hash' || m.name === 'prev_hash' ? { ...m, check: null } : m)),
+  };
   const format: JournalFormat = { ...V1, records: [loose], select: () => loose };
 
   test('a number as step_hash and prev_hash: no HASH_MISMATCH, no GENESIS_MISMATCH, no head', () => {
-    const text = canonicalJson({ input: null, model: 'm', prev_hash: 7, prompt: null, result: 0, seq: 0, step_hash: 5, step_id: 's-0', tool_call: null, ts: '2026-01-01T00:00:00.000Z', v: 1 });
-    expect(checkLine(text, format)).toMatchObject({ readable: true, problems: [], seq: 0, prevHash: null, stepHash: null });
+    const text = canonicalJson({
+      input: null,
+      model: 'm',
+      prev_hash: 7,
+      prompt: null,
+      result: 0,
+      seq: 0,
+      step_hash: 5,
+      step_id: 's-0',
+      tool_call: null,
+      ts: '2026-01-01T00:00:00.000Z',
+      v: 1,
+    });
+    expect(checkLine(text, format)).toMatchObject({
+      readable: true,
+      problems: [],
+      seq: 0,
+      prevHash: null,
+      stepHash: null,
+    });
     const { report, seen } = walk([text], 'string', { genesis, format });
     expect(report.problems).toEqual([]);
     expect([report.head, report.head_seq]).toEqual([null, null]);
@@ -254,10 +356,22 @@ describe('which lines reach onLine (§6.3): every readable line once, duplicates
     const texts = [a!.text, b!.text, b!.text, '[1]', c!.text, gap.text, unlinked.text, edited, 'tru'];
     const { report, seen } = walk(texts, as);
     expect(report.problems.map((p) => [p.code, p.location.line])).toEqual([
-      ['DUPLICATE_STEP', 3], ['MALFORMED_LINE', 4], ['SEQ_GAP', 6], ['LINK_BROKEN', 7], ['HASH_MISMATCH', 8], ['MALFORMED_LINE', 9],
+      ['DUPLICATE_STEP', 3],
+      ['MALFORMED_LINE', 4],
+      ['SEQ_GAP', 6],
+      ['LINK_BROKEN', 7],
+      ['HASH_MISMATCH', 8],
+      ['MALFORMED_LINE', 9],
     ]);
     // Not the duplicate (3) nor the unreadable lines (4, 9); those with problems of their own, as not clean.
-    expect(seen.map((l) => [l.line, l.seq, l.clean])).toEqual([[1, 0, true], [2, 1, true], [5, 2, true], [6, 4, false], [7, 5, false], [8, 6, false]]);
+    expect(seen.map((l) => [l.line, l.seq, l.clean])).toEqual([
+      [1, 0, true],
+      [2, 1, true],
+      [5, 2, true],
+      [6, 4, false],
+      [7, 5, false],
+      [8, 6, false],
+    ]);
     expect(seen.map((l) => l.text)).toEqual([texts[0], texts[1], texts[4], texts[5], texts[6], texts[7]]);
     expect(seen.every((l) => l.file === B0)).toBe(true);
   });

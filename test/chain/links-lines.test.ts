@@ -21,14 +21,27 @@ function chain(n: number): string[] {
   const out: string[] = [];
   let prev = G;
   for (let seq = 0; seq < n; seq++) {
-    const { record, line } = sealRecord({ v: 1, seq, step_id: `s-${seq}`, ts: '2026-01-01T00:00:00.000Z', prev_hash: prev, input: null, model: 'm', prompt: null, tool_call: null, result: seq } as never);
+    const { record, line } = sealRecord({
+      v: 1,
+      seq,
+      step_id: `s-${seq}`,
+      ts: '2026-01-01T00:00:00.000Z',
+      prev_hash: prev,
+      input: null,
+      model: 'm',
+      prompt: null,
+      tool_call: null,
+      result: seq,
+    } as never);
     out.push(line);
     prev = record.step_hash;
   }
   return out;
 }
-const verify = (lines: string[]) => verifyChain({ genesis, files: [{ name: '0000000000000000.jsonl', bytes: enc.encode(lines.join('')) }] });
-const where = (r: ReturnType<typeof verify>) => r.problems.map((p) => ({ code: p.code, line: p.location?.line, seq: p.location?.seq }));
+const verify = (lines: string[]) =>
+  verifyChain({ genesis, files: [{ name: '0000000000000000.jsonl', bytes: enc.encode(lines.join('')) }] });
+const where = (r: ReturnType<typeof verify>) =>
+  r.problems.map((p) => ({ code: p.code, line: p.location?.line, seq: p.location?.seq }));
 
 describe('DUPLICATE_STEP (§6.3)', () => {
   const [l0, l1, l2] = chain(3) as [string, string, string];
@@ -40,7 +53,7 @@ describe('DUPLICATE_STEP (§6.3)', () => {
     expect(r.head).toBe(JSON.parse(l2).step_hash);
   });
 
-  test('the previous line again at the end: the head is still the original\'s', () => {
+  test("the previous line again at the end: the head is still the original's", () => {
     const r = verify([l0, l1, l1]);
     expect(where(r)).toEqual([{ code: 'DUPLICATE_STEP', line: 3, seq: 1 }]);
     expect(r.head).toBe(JSON.parse(l1).step_hash);
@@ -73,7 +86,13 @@ describe('LineSplitter', () => {
       if (i === bytes.length ? i > start : bytes[i] === 0x0a) {
         const terminated = i < bytes.length;
         const tooLong = i - start > max;
-        out.push({ text: tooLong ? '' : Buffer.from(bytes.subarray(start, i)).toString('latin1'), tooLong, start, end: terminated ? i + 1 : i, terminated });
+        out.push({
+          text: tooLong ? '' : Buffer.from(bytes.subarray(start, i)).toString('latin1'),
+          tooLong,
+          start,
+          end: terminated ? i + 1 : i,
+          terminated,
+        });
         start = i + 1;
       }
     }
@@ -82,26 +101,49 @@ describe('LineSplitter', () => {
 
   test('any cut into pieces gives the same lines, offsets and over-long flags; the lines after a long one are intact', () => {
     const line = fc.oneof(fc.constant(''), fc.string({ unit: fc.constantFrom('a', 'b', '{'), maxLength: 12 }));
-    fc.assert(fc.property(fc.array(line, { maxLength: 8 }), fc.boolean(), fc.integer({ min: 0, max: 8 }), fc.array(fc.integer({ min: 1, max: 7 }), { minLength: 1, maxLength: 6 }), (lines, torn, max, cuts) => {
-      const text = lines.join('\n') + (torn || lines.length === 0 ? '' : '\n');
-      const bytes = enc.encode(text);
-      const splitter = new LineSplitter(max);
-      const got: Array<{ text: string; tooLong: boolean; start: number; end: number; terminated: boolean }> = [];
-      let at = 0;
-      for (let k = 0; at < bytes.length; k++) {
-        const size = cuts[k % cuts.length]!;
-        // A fresh buffer each time, overwritten after use: lines must not keep views of it.
-        const piece = bytes.slice(at, at + size);
-        for (const l of splitter.push(piece)) got.push({ text: Buffer.from(l.bytes).toString('latin1'), tooLong: l.tooLong, start: l.start, end: l.end, terminated: l.terminated });
-        piece.fill(0x7e);
-        at += size;
-      }
-      const last = splitter.end();
-      if (last) got.push({ text: Buffer.from(last.bytes).toString('latin1'), tooLong: last.tooLong, start: last.start, end: last.end, terminated: last.terminated });
-      expect(got).toEqual(expected(bytes, max));
-      expect(splitter.lines).toBe(got.filter((l) => l.terminated).length);
-      expect(splitter.end()).toBeNull();
-    }), { numRuns: Number(process.env.RUNS ?? 300) });
+    fc.assert(
+      fc.property(
+        fc.array(line, { maxLength: 8 }),
+        fc.boolean(),
+        fc.integer({ min: 0, max: 8 }),
+        fc.array(fc.integer({ min: 1, max: 7 }), { minLength: 1, maxLength: 6 }),
+        (lines, torn, max, cuts) => {
+          const text = lines.join('\n') + (torn || lines.length === 0 ? '' : '\n');
+          const bytes = enc.encode(text);
+          const splitter = new LineSplitter(max);
+          const got: Array<{ text: string; tooLong: boolean; start: number; end: number; terminated: boolean }> = [];
+          let at = 0;
+          for (let k = 0; at < bytes.length; k++) {
+            const size = cuts[k % cuts.length]!;
+            // A fresh buffer each time, overwritten after use: lines must not keep views of it.
+            const piece = bytes.slice(at, at + size);
+            for (const l of splitter.push(piece))
+              got.push({
+                text: Buffer.from(l.bytes).toString('latin1'),
+                tooLong: l.tooLong,
+                start: l.start,
+                end: l.end,
+                terminated: l.terminated,
+              });
+            piece.fill(0x7e);
+            at += size;
+          }
+          const last = splitter.end();
+          if (last)
+            got.push({
+              text: Buffer.from(last.bytes).toString('latin1'),
+              tooLong: last.tooLong,
+              start: last.start,
+              end: last.end,
+              terminated: last.terminated,
+            });
+          expect(got).toEqual(expected(bytes, max));
+          expect(splitter.lines).toBe(got.filter((l) => l.terminated).length);
+          expect(splitter.end()).toBeNull();
+        },
+      ),
+      { numRuns: Number(process.env.RUNS ?? 300) },
+    );
   });
 
   test('a line that grows past the limit across pieces, then short lines in the same piece and the next', () => {
@@ -109,8 +151,13 @@ describe('LineSplitter', () => {
     expect(s.push(enc.encode('abc'))).toEqual([]);
     expect(s.push(enc.encode('def'))).toEqual([]);
     const out = s.push(enc.encode('g\nab\ncd'));
-    expect(out.map((l) => [Buffer.from(l.bytes).toString(), l.tooLong, l.start, l.end])).toEqual([['', true, 0, 8], ['ab', false, 8, 11]]);
-    expect(s.push(enc.encode('\n')).map((l) => [Buffer.from(l.bytes).toString(), l.tooLong, l.start, l.end])).toEqual([['cd', false, 11, 14]]);
+    expect(out.map((l) => [Buffer.from(l.bytes).toString(), l.tooLong, l.start, l.end])).toEqual([
+      ['', true, 0, 8],
+      ['ab', false, 8, 11],
+    ]);
+    expect(s.push(enc.encode('\n')).map((l) => [Buffer.from(l.bytes).toString(), l.tooLong, l.start, l.end])).toEqual([
+      ['cd', false, 11, 14],
+    ]);
     expect(s.end()).toBeNull();
   });
 });
@@ -132,6 +179,12 @@ describe('describeLocation / describeProblem: how a location is written in messa
   });
 
   test('a problem: CODE at location: message', () => {
-    expect(describeProblem({ code: 'LINK_BROKEN', message: 'm', location: { file: 'f', line: 1, seq: 0, field: 'prev_hash' } })).toBe('LINK_BROKEN at f:1, seq 0, prev_hash: m');
+    expect(
+      describeProblem({
+        code: 'LINK_BROKEN',
+        message: 'm',
+        location: { file: 'f', line: 1, seq: 0, field: 'prev_hash' },
+      }),
+    ).toBe('LINK_BROKEN at f:1, seq 0, prev_hash: m');
   });
 });

@@ -9,7 +9,13 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { checkBatch, type LineBatch, type LineCheckPool, type PackedFacts } from '../../src/chain/batch.js';
 import { ChainFeeder } from '../../src/chain/feeder.js';
-import { ChainVerifier, declaredFirstSeq, LineSplitter, type ChainVerifierOptions, type VerifiedLine } from '../../src/chain/index.js';
+import {
+  ChainVerifier,
+  declaredFirstSeq,
+  LineSplitter,
+  type ChainVerifierOptions,
+  type VerifiedLine,
+} from '../../src/chain/index.js';
 import type { Genesis } from '../../src/record/index.js';
 import { buildChain, type ContentSpec } from '../helpers/chains.js';
 import { loadVectors, vectorBytes } from '../helpers/vectors.js';
@@ -27,7 +33,16 @@ type Files = Array<{ name: string; bytes: Uint8Array }>;
 
 /** What an observer sees of a line, text included. */
 function seen(l: VerifiedLine) {
-  return { file: l.file, line: l.line, text: l.text, seq: l.seq, step_hash: l.step_hash, clean: l.clean, blobs: l.blobs, markers: l.markers };
+  return {
+    file: l.file,
+    line: l.line,
+    text: l.text,
+    seq: l.seq,
+    step_hash: l.step_hash,
+    clean: l.clean,
+    blobs: l.blobs,
+    markers: l.markers,
+  };
 }
 
 /** The sequential verifier, a whole file at a time. */
@@ -37,7 +52,9 @@ function sequential(options: ChainVerifierOptions, files: Files) {
   for (const f of files) {
     v.beginSegment(f.name, declaredFirstSeq(f.name));
     const splitter = new LineSplitter(1 << 16);
-    splitter.split(f.bytes, (bytes, tooLong, start, end) => (tooLong ? v.longLine(end - start - 1) : v.line(bytes, true)));
+    splitter.split(f.bytes, (bytes, tooLong, start, end) =>
+      tooLong ? v.longLine(end - start - 1) : v.line(bytes, true),
+    );
     const torn = splitter.end();
     if (torn !== null) v.line(torn.bytes, false);
   }
@@ -45,16 +62,26 @@ function sequential(options: ChainVerifierOptions, files: Files) {
 }
 
 /** The same lines through a ChainFeeder over `pool`, fed in pieces of `piece` bytes, settling between pieces as a reader does. */
-async function parallel(options: ChainVerifierOptions, files: Files, pool: LineCheckPool, batchBytes: number, piece: number) {
+async function parallel(
+  options: ChainVerifierOptions,
+  files: Files,
+  pool: LineCheckPool,
+  batchBytes: number,
+  piece: number,
+) {
   const lines: unknown[] = [];
-  const feeder = new ChainFeeder(new ChainVerifier({ ...options, onLine: (l) => void lines.push(seen(l)) }), pool, { batchBytes });
+  const feeder = new ChainFeeder(new ChainVerifier({ ...options, onLine: (l) => void lines.push(seen(l)) }), pool, {
+    batchBytes,
+  });
   for (const f of files) {
     feeder.beginSegment(f.name, declaredFirstSeq(f.name));
     const splitter = new LineSplitter(1 << 16);
     for (let at = 0; at < f.bytes.length; at += piece) {
       // A reused buffer, as a stream reader's: the feeder must copy what it keeps.
       const scratch = f.bytes.slice(at, at + piece);
-      splitter.split(scratch, (bytes, tooLong, start, end) => (tooLong ? feeder.longLine(end - start - 1) : feeder.line(bytes, true)));
+      splitter.split(scratch, (bytes, tooLong, start, end) =>
+        tooLong ? feeder.longLine(end - start - 1) : feeder.line(bytes, true),
+      );
       scratch.fill(0x7b);
       await feeder.settle();
     }
@@ -68,7 +95,12 @@ async function parallel(options: ChainVerifierOptions, files: Files, pool: LineC
  * An in-process pool: checkBatch on this thread, but each batch finishes after a random number of
  * turns of the event loop, so batches complete out of order; `failEvery` makes some fail outright.
  */
-function shufflingPool(seed: number, failEvery = 0, threads = 3, callerChecks = false): LineCheckPool & { batches: number; failed: number; onAnswer?: () => void } {
+function shufflingPool(
+  seed: number,
+  failEvery = 0,
+  threads = 3,
+  callerChecks = false,
+): LineCheckPool & { batches: number; failed: number; onAnswer?: () => void } {
   let state = seed >>> 0 || 1;
   const next = (): number => (state = (state * 1103515245 + 12345) >>> 0) % 4;
   const pool: LineCheckPool & { batches: number; failed: number; onAnswer?: () => void } = {
@@ -86,8 +118,7 @@ function shufflingPool(seed: number, failEvery = 0, threads = 3, callerChecks = 
           if (failEvery > 0 && n % failEvery === 0) {
             pool.failed++;
             reject(new Error('worker lost'));
-          }
-          else {
+          } else {
             resolve(checkBatch(copy));
             // After the feeder's own reaction to this answer (queued by resolve, so it runs first).
             if (pool.onAnswer) queueMicrotask(pool.onAnswer);
@@ -100,15 +131,35 @@ function shufflingPool(seed: number, failEvery = 0, threads = 3, callerChecks = 
   return pool;
 }
 
-const contentArb = fc.record({
-  input: fc.oneof(fc.constant(null), fc.dictionary(fc.string({ maxLength: 6 }), fc.oneof(fc.integer(), fc.string({ maxLength: 20 })), { maxKeys: 3 })),
-  model: fc.oneof(fc.constant('m'), fc.string({ maxLength: 10 })),
-  result: fc.oneof(fc.constant(null), fc.string({ maxLength: 200 }), fc.constant({ '$stepchain:blob': { digest: `sha256:${'ab'.repeat(32)}`, size: 3 } })),
-}, { requiredKeys: [] });
+const contentArb = fc.record(
+  {
+    input: fc.oneof(
+      fc.constant(null),
+      fc.dictionary(fc.string({ maxLength: 6 }), fc.oneof(fc.integer(), fc.string({ maxLength: 20 })), { maxKeys: 3 }),
+    ),
+    model: fc.oneof(fc.constant('m'), fc.string({ maxLength: 10 })),
+    result: fc.oneof(
+      fc.constant(null),
+      fc.string({ maxLength: 200 }),
+      fc.constant({ '$stepchain:blob': { digest: `sha256:${'ab'.repeat(32)}`, size: 3 } }),
+    ),
+  },
+  { requiredKeys: [] },
+);
 
 /** One kind of damage to a chain's bytes. */
 const damageArb = fc.record({
-  how: fc.constantFrom('flip', 'delete', 'insert', 'drop-line', 'repeat-line', 'swap-lines', 'bad-utf8', 'cut-tail', 'none'),
+  how: fc.constantFrom(
+    'flip',
+    'delete',
+    'insert',
+    'drop-line',
+    'repeat-line',
+    'swap-lines',
+    'bad-utf8',
+    'cut-tail',
+    'none',
+  ),
   at: fc.nat(),
   byte: fc.integer({ min: 1, max: 255 }),
 });
@@ -119,15 +170,29 @@ function damage(bytes: Uint8Array, d: { how: string; at: number; byte: number })
   const li = d.at % lines.length;
   const enc = (s: string[]): Uint8Array => new TextEncoder().encode(s.join(''));
   switch (d.how) {
-    case 'flip': { const b = bytes.slice(); b[i] = b[i]! ^ d.byte; return b; }
-    case 'delete': return new Uint8Array([...bytes.subarray(0, i), ...bytes.subarray(i + 1)]);
-    case 'insert': return new Uint8Array([...bytes.subarray(0, i), d.byte, ...bytes.subarray(i)]);
-    case 'drop-line': return enc(lines.filter((_, k) => k !== li));
-    case 'repeat-line': return enc([...lines.slice(0, li + 1), ...lines.slice(li)]);
-    case 'swap-lines': return li + 1 < lines.length ? enc([...lines.slice(0, li), lines[li + 1]!, lines[li]!, ...lines.slice(li + 2)]) : bytes;
-    case 'bad-utf8': return new Uint8Array([...bytes.subarray(0, i), 0xff, 0xfe, ...bytes.subarray(i)]);
-    case 'cut-tail': return bytes.subarray(0, i);
-    default: return bytes;
+    case 'flip': {
+      const b = bytes.slice();
+      b[i] = b[i]! ^ d.byte;
+      return b;
+    }
+    case 'delete':
+      return new Uint8Array([...bytes.subarray(0, i), ...bytes.subarray(i + 1)]);
+    case 'insert':
+      return new Uint8Array([...bytes.subarray(0, i), d.byte, ...bytes.subarray(i)]);
+    case 'drop-line':
+      return enc(lines.filter((_, k) => k !== li));
+    case 'repeat-line':
+      return enc([...lines.slice(0, li + 1), ...lines.slice(li)]);
+    case 'swap-lines':
+      return li + 1 < lines.length
+        ? enc([...lines.slice(0, li), lines[li + 1]!, lines[li]!, ...lines.slice(li + 2)])
+        : bytes;
+    case 'bad-utf8':
+      return new Uint8Array([...bytes.subarray(0, i), 0xff, 0xfe, ...bytes.subarray(i)]);
+    case 'cut-tail':
+      return bytes.subarray(0, i);
+    default:
+      return bytes;
   }
 }
 
@@ -138,18 +203,28 @@ function segments(bytes: Uint8Array, cuts: number[], bucketNames: boolean): File
   let seqGuess = 0;
   for (const c of cuts) {
     let to = from;
-    for (let k = 0; k < c && to < bytes.length; k++) to = (bytes.indexOf(10, to) + 1) || bytes.length;
+    for (let k = 0; k < c && to < bytes.length; k++) to = bytes.indexOf(10, to) + 1 || bytes.length;
     if (to === from) break;
-    out.push({ name: bucketNames ? `${String(seqGuess).padStart(16, '0')}.jsonl` : `part-${out.length}`, bytes: bytes.subarray(from, to) });
+    out.push({
+      name: bucketNames ? `${String(seqGuess).padStart(16, '0')}.jsonl` : `part-${out.length}`,
+      bytes: bytes.subarray(from, to),
+    });
     seqGuess += c;
     from = to;
   }
-  out.push({ name: bucketNames ? `${String(seqGuess).padStart(16, '0')}.jsonl` : `part-${out.length}`, bytes: bytes.subarray(from) });
+  out.push({
+    name: bucketNames ? `${String(seqGuess).padStart(16, '0')}.jsonl` : `part-${out.length}`,
+    bytes: bytes.subarray(from),
+  });
   return out;
 }
 
 const chains = loadVectors<ChainCase>('chains.json');
-const caseOptions = (c: ChainCase): ChainVerifierOptions => ({ genesis: c.genesis ?? chains.genesis, ...(c.start ? { start: c.start } : {}), ...(c.expect_head ? { expectHead: c.expect_head } : {}) });
+const caseOptions = (c: ChainCase): ChainVerifierOptions => ({
+  genesis: c.genesis ?? chains.genesis,
+  ...(c.start ? { start: c.start } : {}),
+  ...(c.expect_head ? { expectHead: c.expect_head } : {}),
+});
 const caseFiles = (c: ChainCase): Files => c.files.map((f) => ({ name: f.name, bytes: vectorBytes(f) }));
 
 /** Feeds one bucket's lines four at a time, letting the pool answer between pieces, as a reader's chunks do. */
@@ -169,7 +244,10 @@ describe('parallel verification gives the sequential report', () => {
       const want = sequential(caseOptions(c), caseFiles(c));
       for (const batchBytes of [1, 300, 5000]) {
         const pool = shufflingPool(c.id.length + batchBytes);
-        expect(await parallel(caseOptions(c), caseFiles(c), pool, batchBytes, 97), `${c.id}, batches of ${batchBytes} bytes`).toEqual(want);
+        expect(
+          await parallel(caseOptions(c), caseFiles(c), pool, batchBytes, 97),
+          `${c.id}, batches of ${batchBytes} bytes`,
+        ).toEqual(want);
       }
     }
   });
@@ -177,13 +255,24 @@ describe('parallel verification gives the sequential report', () => {
   test('damaged chains in segments, any batch size, batches out of order (fast-check)', async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.array(contentArb, { minLength: 1, maxLength: 12 }), fc.array(damageArb, { maxLength: 3 }), fc.array(fc.integer({ min: 1, max: 6 }), { maxLength: 3 }),
-        fc.boolean(), fc.integer({ min: 1, max: 4000 }), fc.integer({ min: 1, max: 3000 }), fc.nat(), fc.boolean(), fc.integer({ min: 1, max: 3 }), fc.boolean(),
+        fc.array(contentArb, { minLength: 1, maxLength: 12 }),
+        fc.array(damageArb, { maxLength: 3 }),
+        fc.array(fc.integer({ min: 1, max: 6 }), { maxLength: 3 }),
+        fc.boolean(),
+        fc.integer({ min: 1, max: 4000 }),
+        fc.integer({ min: 1, max: 3000 }),
+        fc.nat(),
+        fc.boolean(),
+        fc.integer({ min: 1, max: 3 }),
+        fc.boolean(),
         async (contents, damages, cuts, bucketNames, batchBytes, piece, seed, pinHead, threads, callerChecks) => {
           const chain = buildChain(contents as ContentSpec[]);
           const bytes = damages.reduce(damage, chain.bytes);
           const files = segments(bytes, cuts, bucketNames);
-          const options: ChainVerifierOptions = { genesis: chain.genesis, ...(pinHead ? { expectHead: chain.records.at(-1)!.step_hash } : {}) };
+          const options: ChainVerifierOptions = {
+            genesis: chain.genesis,
+            ...(pinHead ? { expectHead: chain.records.at(-1)!.step_hash } : {}),
+          };
           // Few threads and small batches: the feeding thread checks some batches itself before the pool's
           // first answer, and with callerChecks after it too, interleaved with the workers' batches.
           const pool = shufflingPool(seed, 0, threads, callerChecks);
@@ -197,27 +286,42 @@ describe('parallel verification gives the sequential report', () => {
   test('a batch whose worker fails is checked on the calling thread: the same report', async () => {
     let failed = 0;
     await fc.assert(
-      fc.asyncProperty(fc.array(contentArb, { minLength: 2, maxLength: 10 }), damageArb, fc.integer({ min: 1, max: 3 }), fc.nat(), async (contents, d, failEvery, seed) => {
-        const chain = buildChain(contents as ContentSpec[]);
-        const files = [{ name: '0000000000000000.jsonl', bytes: damage(chain.bytes, d) }];
-        const pool = shufflingPool(seed, failEvery);
-        expect(await parallel({ genesis: chain.genesis }, files, pool, 200, 512)).toEqual(sequential({ genesis: chain.genesis }, files));
-        failed += pool.failed;
-      }),
+      fc.asyncProperty(
+        fc.array(contentArb, { minLength: 2, maxLength: 10 }),
+        damageArb,
+        fc.integer({ min: 1, max: 3 }),
+        fc.nat(),
+        async (contents, d, failEvery, seed) => {
+          const chain = buildChain(contents as ContentSpec[]);
+          const files = [{ name: '0000000000000000.jsonl', bytes: damage(chain.bytes, d) }];
+          const pool = shufflingPool(seed, failEvery);
+          expect(await parallel({ genesis: chain.genesis }, files, pool, 200, 512)).toEqual(
+            sequential({ genesis: chain.genesis }, files),
+          );
+          failed += pool.failed;
+        },
+      ),
       { numRuns: 60 },
     );
     expect(failed).toBeGreaterThan(0);
   });
 
   test('while no worker has answered and each holds two batches, the feeding thread checks the next itself: the same report', async () => {
-    const contents = Array.from({ length: 40 }, (_, i) => ({ input: { i }, result: i % 7 === 3 ? 'x'.repeat(i) : null }));
+    const contents = Array.from({ length: 40 }, (_, i) => ({
+      input: { i },
+      result: i % 7 === 3 ? 'x'.repeat(i) : null,
+    }));
     const chain = buildChain(contents as ContentSpec[]);
     const files = [{ name: '0000000000000000.jsonl', bytes: damage(chain.bytes, { how: 'flip', at: 1500, byte: 4 }) }];
     const want = sequential({ genesis: chain.genesis }, files);
     const lines: unknown[] = [];
     // One thread whose batches finish a few turns later: while four lines are fed in one piece, two batches wait.
     const pool = shufflingPool(5, 0, 1);
-    const feeder = new ChainFeeder(new ChainVerifier({ genesis: chain.genesis, onLine: (l) => void lines.push(seen(l)) }), pool, { batchBytes: 1 });
+    const feeder = new ChainFeeder(
+      new ChainVerifier({ genesis: chain.genesis, onLine: (l) => void lines.push(seen(l)) }),
+      pool,
+      { batchBytes: 1 },
+    );
     await feedInFours(feeder, files[0]!);
     expect({ report: await feeder.finish(), lines }).toEqual(want);
     expect(want.report.ok).toBe(false);
@@ -226,32 +330,50 @@ describe('parallel verification gives the sequential report', () => {
     expect(feeder.checkedHere + pool.batches).toBe(40);
   });
 
-  test.each([false, true])('callerChecks %s: the feeding thread checks batches after the first answer only when the pool leaves it a core', async (callerChecks) => {
-    const contents = Array.from({ length: 60 }, (_, i) => ({ input: { i }, result: i % 5 === 2 ? 'z'.repeat(3 * i) : null }));
-    const chain = buildChain(contents as ContentSpec[]);
-    const files = [{ name: '0000000000000000.jsonl', bytes: damage(chain.bytes, { how: 'repeat-line', at: 33, byte: 1 }) }];
-    const want = sequential({ genesis: chain.genesis }, files);
-    const lines: unknown[] = [];
-    const pool = shufflingPool(7, 0, 1, callerChecks);
-    const feeder = new ChainFeeder(new ChainVerifier({ genesis: chain.genesis, onLine: (l) => void lines.push(seen(l)) }), pool, { batchBytes: 1 });
-    // How many batches the feeding thread had checked itself when the first answer reached it.
-    let beforeFirstAnswer: number | null = null;
-    pool.onAnswer = () => void (beforeFirstAnswer ??= feeder.checkedHere);
-    await feedInFours(feeder, files[0]!);
-    expect({ report: await feeder.finish(), lines }).toEqual(want);
-    expect(beforeFirstAnswer).not.toBeNull();
-    expect(feeder.checkedHere + pool.batches).toBe(61);
-    if (callerChecks) expect(feeder.checkedHere).toBeGreaterThan(beforeFirstAnswer!);
-    else expect(feeder.checkedHere).toBe(beforeFirstAnswer);
-  });
+  test.each([false, true])(
+    'callerChecks %s: the feeding thread checks batches after the first answer only when the pool leaves it a core',
+    async (callerChecks) => {
+      const contents = Array.from({ length: 60 }, (_, i) => ({
+        input: { i },
+        result: i % 5 === 2 ? 'z'.repeat(3 * i) : null,
+      }));
+      const chain = buildChain(contents as ContentSpec[]);
+      const files = [
+        { name: '0000000000000000.jsonl', bytes: damage(chain.bytes, { how: 'repeat-line', at: 33, byte: 1 }) },
+      ];
+      const want = sequential({ genesis: chain.genesis }, files);
+      const lines: unknown[] = [];
+      const pool = shufflingPool(7, 0, 1, callerChecks);
+      const feeder = new ChainFeeder(
+        new ChainVerifier({ genesis: chain.genesis, onLine: (l) => void lines.push(seen(l)) }),
+        pool,
+        { batchBytes: 1 },
+      );
+      // How many batches the feeding thread had checked itself when the first answer reached it.
+      let beforeFirstAnswer: number | null = null;
+      pool.onAnswer = () => void (beforeFirstAnswer ??= feeder.checkedHere);
+      await feedInFours(feeder, files[0]!);
+      expect({ report: await feeder.finish(), lines }).toEqual(want);
+      expect(beforeFirstAnswer).not.toBeNull();
+      expect(feeder.checkedHere + pool.batches).toBe(61);
+      if (callerChecks) expect(feeder.checkedHere).toBeGreaterThan(beforeFirstAnswer!);
+      else expect(feeder.checkedHere).toBe(beforeFirstAnswer);
+    },
+  );
 
   test('settle called again before the last one ended, and finish without awaiting it: the same report', async () => {
     const contents = Array.from({ length: 30 }, (_, i) => ({ input: { i } }));
     const chain = buildChain(contents as ContentSpec[]);
-    const files = [{ name: '0000000000000000.jsonl', bytes: damage(chain.bytes, { how: 'swap-lines', at: 11, byte: 1 }) }];
+    const files = [
+      { name: '0000000000000000.jsonl', bytes: damage(chain.bytes, { how: 'swap-lines', at: 11, byte: 1 }) },
+    ];
     const want = sequential({ genesis: chain.genesis }, files);
     const lines: unknown[] = [];
-    const feeder = new ChainFeeder(new ChainVerifier({ genesis: chain.genesis, onLine: (l) => void lines.push(seen(l)) }), shufflingPool(9, 0, 1), { batchBytes: 1 });
+    const feeder = new ChainFeeder(
+      new ChainVerifier({ genesis: chain.genesis, onLine: (l) => void lines.push(seen(l)) }),
+      shufflingPool(9, 0, 1),
+      { batchBytes: 1 },
+    );
     feeder.beginSegment(files[0]!.name, 0);
     let fed = 0;
     new LineSplitter(1 << 16).split(files[0]!.bytes, (bytes) => {
@@ -265,7 +387,9 @@ describe('parallel verification gives the sequential report', () => {
     const chain = buildChain([{ input: 1 }, { input: 2 }]);
     const pool = shufflingPool(1);
     const files = [{ name: '0000000000000000.jsonl', bytes: chain.bytes }];
-    expect(await parallel({ genesis: chain.genesis }, files, pool, 1 << 20, 64)).toEqual(sequential({ genesis: chain.genesis }, files));
+    expect(await parallel({ genesis: chain.genesis }, files, pool, 1 << 20, 64)).toEqual(
+      sequential({ genesis: chain.genesis }, files),
+    );
     expect(pool.batches).toBe(0);
   });
 
@@ -288,7 +412,9 @@ describe('worker threads (dist/parallel)', () => {
   let pool: WorkerLineCheckPool;
   beforeAll(async () => {
     // Worker threads run JavaScript: the built pool, as the CLI runs it (`npm test` builds first).
-    const { createLineCheckPool } = (await import('../../dist/parallel/index.js' as string)) as typeof import('../../src/parallel/index.js');
+    const { createLineCheckPool } = (await import(
+      '../../dist/parallel/index.js' as string
+    )) as typeof import('../../src/parallel/index.js');
     pool = createLineCheckPool({ threads: 2 });
   });
   afterAll(async () => {
@@ -298,19 +424,25 @@ describe('worker threads (dist/parallel)', () => {
   test('chains.json vectors through real workers', async () => {
     const before = pool.answered;
     for (const c of chains.cases) {
-      expect(await parallel(caseOptions(c), caseFiles(c), pool, 256, 1000), c.id).toEqual(sequential(caseOptions(c), caseFiles(c)));
+      expect(await parallel(caseOptions(c), caseFiles(c), pool, 256, 1000), c.id).toEqual(
+        sequential(caseOptions(c), caseFiles(c)),
+      );
     }
     expect(pool.answered).toBeGreaterThan(before);
   });
 
   test('one worker started before the first batch, the feeding thread checking beside it: the same reports', async () => {
-    const { createLineCheckPool } = (await import('../../dist/parallel/index.js' as string)) as typeof import('../../src/parallel/index.js');
+    const { createLineCheckPool } = (await import(
+      '../../dist/parallel/index.js' as string
+    )) as typeof import('../../src/parallel/index.js');
     const one = createLineCheckPool({ threads: 1, callerChecks: true });
     try {
       one.start();
       one.start(); // once started, again is nothing
       for (const c of chains.cases) {
-        expect(await parallel(caseOptions(c), caseFiles(c), one, 128, 1000), c.id).toEqual(sequential(caseOptions(c), caseFiles(c)));
+        expect(await parallel(caseOptions(c), caseFiles(c), one, 128, 1000), c.id).toEqual(
+          sequential(caseOptions(c), caseFiles(c)),
+        );
       }
       expect(one.answered).toBeGreaterThan(0);
     } finally {
@@ -322,11 +454,18 @@ describe('worker threads (dist/parallel)', () => {
   test('damaged chains through real workers (fast-check)', async () => {
     const before = pool.answered;
     await fc.assert(
-      fc.asyncProperty(fc.array(contentArb, { minLength: 1, maxLength: 20 }), fc.array(damageArb, { maxLength: 2 }), fc.integer({ min: 1, max: 2000 }), async (contents, damages, batchBytes) => {
-        const chain = buildChain(contents as ContentSpec[]);
-        const files = segments(damages.reduce(damage, chain.bytes), [7], true);
-        expect(await parallel({ genesis: chain.genesis }, files, pool, batchBytes, 4096)).toEqual(sequential({ genesis: chain.genesis }, files));
-      }),
+      fc.asyncProperty(
+        fc.array(contentArb, { minLength: 1, maxLength: 20 }),
+        fc.array(damageArb, { maxLength: 2 }),
+        fc.integer({ min: 1, max: 2000 }),
+        async (contents, damages, batchBytes) => {
+          const chain = buildChain(contents as ContentSpec[]);
+          const files = segments(damages.reduce(damage, chain.bytes), [7], true);
+          expect(await parallel({ genesis: chain.genesis }, files, pool, batchBytes, 4096)).toEqual(
+            sequential({ genesis: chain.genesis }, files),
+          );
+        },
+      ),
       { numRuns: 40 },
     );
     expect(pool.answered).toBeGreaterThan(before);

@@ -21,7 +21,14 @@ const genesis = makeGenesis({ journalId: 'v3-chain', createdAt: '2026-01-01T00:0
 const V3 = formatOf(genesis);
 
 const steps = [
-  { input: { user: 'alice', note: 'Please contact alice@example.org about the overdue invoice INV-9 before Friday, thanks.' }, model: 'm', prompt: [{ role: 'user', content: 'hi' }] },
+  {
+    input: {
+      user: 'alice',
+      note: 'Please contact alice@example.org about the overdue invoice INV-9 before Friday, thanks.',
+    },
+    model: 'm',
+    prompt: [{ role: 'user', content: 'hi' }],
+  },
   { kind: 'tool.started', tool_call: { name: 'pay', arguments: { to: 'alice', amount: 10 } } },
   { kind: 'step', result: { ok: true, list: [1, 2, 3] }, meta: { by: 'test' } },
 ];
@@ -74,9 +81,15 @@ describe('stepchain/v3 writer and fast tier', () => {
     const profile = V3.records[0]!;
     steps.forEach((s, seq) => {
       const texts: Record<string, string> = {};
-      for (const f of ['kind', 'ref', 'input', 'model', 'prompt', 'tool_call', 'result', 'error']) texts[f] = canonicalJson((s as Record<string, unknown>)[f] ?? (f === 'kind' ? 'step' : null));
+      for (const f of ['kind', 'ref', 'input', 'model', 'prompt', 'tool_call', 'result', 'error'])
+        texts[f] = canonicalJson((s as Record<string, unknown>)[f] ?? (f === 'kind' ? 'step' : null));
       if ('meta' in s) texts.meta = canonicalJson(s.meta);
-      const { line, stepHash } = profile.seal(texts, { seq, stepId: `s${seq}`, ts: '2026-01-01T00:00:00.000Z', prevHash: prev });
+      const { line, stepHash } = profile.seal(texts, {
+        seq,
+        stepId: `s${seq}`,
+        ts: '2026-01-01T00:00:00.000Z',
+        prevHash: prev,
+      });
       lines.push(line.slice(0, -1));
       prev = stepHash;
     });
@@ -98,12 +111,12 @@ describe('stepchain/v3 writer and fast tier', () => {
   });
 });
 
-
 describe('stepchain/v3 deep tier and kinds', () => {
   const profile = V3.records[0]!;
   const seal = (seq: number, prev: string, s: Record<string, unknown>) => {
     const texts: Record<string, string> = {};
-    for (const f of ['kind', 'ref', 'input', 'model', 'prompt', 'tool_call', 'result', 'error']) texts[f] = canonicalJson(s[f] ?? (f === 'kind' ? 'step' : null));
+    for (const f of ['kind', 'ref', 'input', 'model', 'prompt', 'tool_call', 'result', 'error'])
+      texts[f] = canonicalJson(s[f] ?? (f === 'kind' ? 'step' : null));
     return profile.seal(texts, { seq, stepId: `s${seq}`, ts: '2026-01-01T00:00:00.000Z', prevHash: prev });
   };
   const deepVerify = (lines: readonly string[], deep: boolean) => {
@@ -119,15 +132,38 @@ describe('stepchain/v3 deep tier and kinds', () => {
     const record = JSON.parse(a.line) as Record<string, unknown>;
     (record.input as Record<string, unknown>).user = 'mallory';
     const texts: Record<string, string> = {};
-    for (const f of ['kind', 'ref', 'input', 'model', 'prompt', 'tool_call', 'result', 'error']) texts[f] = canonicalJson(record[f] ?? null);
+    for (const f of ['kind', 'ref', 'input', 'model', 'prompt', 'tool_call', 'result', 'error'])
+      texts[f] = canonicalJson(record[f] ?? null);
     const { root: _r, seed, ...rest } = record;
     void _r;
     // Re-seal with the same seed, then put the old root back and recompute B and the step hash by hand.
-    const resealed = JSON.parse(profile.seal(texts, { seq: 0, stepId: 's0', ts: '2026-01-01T00:00:00.000Z', prevHash: genesisHash(genesis), seed: seed as string }).line) as Record<string, unknown>;
+    const resealed = JSON.parse(
+      profile.seal(texts, {
+        seq: 0,
+        stepId: 's0',
+        ts: '2026-01-01T00:00:00.000Z',
+        prevHash: genesisHash(genesis),
+        seed: seed as string,
+      }).line,
+    ) as Record<string, unknown>;
     const forged = { ...rest, ...resealed, root: record.root } as Record<string, unknown>;
     delete forged.step_hash;
     const bind = 'sha256:' + sha256Hex(canonicalJson(forged));
-    const stepHash = 'sha256:' + sha256Hex(canonicalJson({ bind, kind: forged.kind, prev_hash: forged.prev_hash, ref: forged.ref, root: forged.root, seq: forged.seq, step_id: forged.step_id, ts: forged.ts, v: forged.v }));
+    const stepHash =
+      'sha256:' +
+      sha256Hex(
+        canonicalJson({
+          bind,
+          kind: forged.kind,
+          prev_hash: forged.prev_hash,
+          ref: forged.ref,
+          root: forged.root,
+          seq: forged.seq,
+          step_id: forged.step_id,
+          ts: forged.ts,
+          v: forged.v,
+        }),
+      );
     const line = canonicalJson({ ...forged, step_hash: stepHash });
     expect(deepVerify([line], false).ok).toBe(true);
     const deep = deepVerify([line], true);
@@ -140,13 +176,22 @@ describe('stepchain/v3 deep tier and kinds', () => {
     const a = seal(0, genesisHash(genesis), { kind: 'x.com.example.audit', input: { n: 1 } });
     const b = seal(1, a.stepHash, { kind: 'x.com.example.audit' });
     const c = seal(2, b.stepHash, { kind: 'erasure', input: { target: 0 } });
-    const report = deepVerify([a.line, b.line, c.line].map((l) => l.slice(0, -1)), true);
+    const report = deepVerify(
+      [a.line, b.line, c.line].map((l) => l.slice(0, -1)),
+      true,
+    );
     expect(report.ok).toBe(true);
-    expect(report.warnings.map((w) => [w.code, w.location.seq])).toEqual([['KIND_UNKNOWN', 0], ['KIND_UNCHECKED', 2]]);
+    expect(report.warnings.map((w) => [w.code, w.location.seq])).toEqual([
+      ['KIND_UNKNOWN', 0],
+      ['KIND_UNCHECKED', 2],
+    ]);
     expect(report.warnings[0]!.message).toContain('2 records');
     // A malformed kind is a failure.
     const bad = seal(0, genesisHash(genesis), { kind: 'Not A Kind' });
-    expect(deepVerify([bad.line.slice(0, -1)], false).problems[0]).toMatchObject({ code: 'FIELD_INVALID', location: { field: 'kind' } });
+    expect(deepVerify([bad.line.slice(0, -1)], false).problems[0]).toMatchObject({
+      code: 'FIELD_INVALID',
+      location: { field: 'kind' },
+    });
   });
 
   it('hostile lines never throw, fast or deep', () => {
@@ -176,8 +221,18 @@ describe('stepchain/v3 public form in a journal', () => {
     const record = JSON.parse(lines[0]!) as Record<string, unknown>;
     const { seed: _s, step_hash: stepHash, ...rest } = record;
     void _s;
-    const bind = 'sha256:' + createHash('sha256').update(canonicalJson({ ...rest, seed: record.seed })).digest('hex');
-    const forged = canonicalJson({ ...rest, bind, secrets: {}, step_hash: stepHash, tool_call: { name: 'pay', arguments: { to: 'mallory', amount: 10000 } } });
+    const bind =
+      'sha256:' +
+      createHash('sha256')
+        .update(canonicalJson({ ...rest, seed: record.seed }))
+        .digest('hex');
+    const forged = canonicalJson({
+      ...rest,
+      bind,
+      secrets: {},
+      step_hash: stepHash,
+      tool_call: { name: 'pay', arguments: { to: 'mallory', amount: 10000 } },
+    });
     const v = new ChainVerifier({ genesis: j.genesis });
     v.line(forged, true);
     // The public profile recomputes R from the shown values and secrets, so the rewrite fails on every path …

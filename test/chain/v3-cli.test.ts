@@ -19,22 +19,39 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function run(args: string[], input?: string): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = execFile(process.execPath, [CLI, ...args], { cwd: dir, env: { ...process.env, NO_COLOR: '1' } }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
-    });
+    const child = execFile(
+      process.execPath,
+      [CLI, ...args],
+      { cwd: dir, env: { ...process.env, NO_COLOR: '1' } },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
+      },
+    );
     if (input !== undefined) child.stdin!.end(input);
   });
 }
 
-const bucket = (j: string): string => join(dir, j, 'buckets', readdirSync(join(dir, j, 'buckets')).find((n) => n.endsWith('.jsonl'))!);
+const bucket = (j: string): string =>
+  join(
+    dir,
+    j,
+    'buckets',
+    readdirSync(join(dir, j, 'buckets')).find((n) => n.endsWith('.jsonl'))!,
+  );
 
 describe('stepchain/v3 in the CLI', { timeout: 120_000 }, () => {
   it('init --format v3, append, verify (fast and deep); a root not of the values is found by --deep only', async () => {
     expect((await run(['init', 'j3', '--format', 'v3'])).code).toBe(0);
     expect(JSON.parse(readFileSync(join(dir, 'j3', 'journal.json'), 'utf8')).genesis.format).toBe('stepchain/v3');
-    const step = { input: { to: 'alice', amount: 10 }, prompt: 'Pay alice 10 EUR, then write to alice@example.org about the overdue invoice INV-9.', tool_call: { name: 'pay', arguments: { to: 'alice' } } };
+    const step = {
+      input: { to: 'alice', amount: 10 },
+      prompt: 'Pay alice 10 EUR, then write to alice@example.org about the overdue invoice INV-9.',
+      tool_call: { name: 'pay', arguments: { to: 'alice' } },
+    };
     expect((await run(['append', 'j3'], JSON.stringify(step))).code).toBe(0);
-    expect((await run(['append', 'j3'], JSON.stringify({ kind: 'x.com.example.audit', input: { ok: true } }))).code).toBe(0);
+    expect(
+      (await run(['append', 'j3'], JSON.stringify({ kind: 'x.com.example.audit', input: { ok: true } }))).code,
+    ).toBe(0);
     const lines = readFileSync(bucket('j3'), 'utf8').trimEnd().split('\n');
     expect(lines.map((l) => JSON.parse(l).v)).toEqual([3, 3]);
 
@@ -51,15 +68,31 @@ describe('stepchain/v3 in the CLI', { timeout: 120_000 }, () => {
     const { step_hash: _h, ...rest } = r;
     void _h;
     const bind = 'sha256:' + createHash('sha256').update(canonicalJson(rest)).digest('hex');
-    const env = { bind, kind: r.kind, prev_hash: r.prev_hash, ref: r.ref, root: r.root, seq: r.seq, step_id: r.step_id, ts: r.ts, v: r.v };
-    const forged = canonicalJson({ ...rest, step_hash: 'sha256:' + createHash('sha256').update(canonicalJson(env)).digest('hex') });
+    const env = {
+      bind,
+      kind: r.kind,
+      prev_hash: r.prev_hash,
+      ref: r.ref,
+      root: r.root,
+      seq: r.seq,
+      step_id: r.step_id,
+      ts: r.ts,
+      v: r.v,
+    };
+    const forged = canonicalJson({
+      ...rest,
+      step_hash: 'sha256:' + createHash('sha256').update(canonicalJson(env)).digest('hex'),
+    });
     writeFileSync(bucket('j3'), `${lines[0]}\n${forged}\n`);
     rmSync(join(dir, 'j3', 'head.json'), { force: true });
     const again = await run(['verify', 'j3', '--json']);
     expect(JSON.parse(again.stdout).report.problems).toEqual([]);
     const deep = await run(['verify', 'j3', '--deep', '--json']);
     expect(deep.code).toBe(1);
-    expect(JSON.parse(deep.stdout).report.problems[0]).toMatchObject({ code: 'ROOT_MISMATCH', location: { seq: 1, field: 'root' } });
+    expect(JSON.parse(deep.stdout).report.problems[0]).toMatchObject({
+      code: 'ROOT_MISMATCH',
+      location: { seq: 1, field: 'root' },
+    });
   });
 
   it('a one-byte edit of a v3 line is found by plain verify, at its seq', async () => {

@@ -22,7 +22,16 @@ const D = (c: string) => 'sha256:' + c.repeat(64);
 
 type Fields = Record<string, unknown>;
 const base = (seq: number, prev: string): Fields => ({
-  v: 1, seq, step_id: `s-${seq}`, ts: '2026-01-01T00:00:00.000Z', prev_hash: prev, input: null, model: 'm', prompt: null, tool_call: null, result: seq,
+  v: 1,
+  seq,
+  step_id: `s-${seq}`,
+  ts: '2026-01-01T00:00:00.000Z',
+  prev_hash: prev,
+  input: null,
+  model: 'm',
+  prompt: null,
+  tool_call: null,
+  result: seq,
 });
 /** A sealed line: the record with `changes` (undefined removes a member), its true step_hash added. */
 function line(seq: number, prev: string, changes: Fields = {}): { text: string; hash: string } {
@@ -38,7 +47,10 @@ function clean(n: number): Array<{ text: string; hash: string }> {
   return out;
 }
 const enc = new TextEncoder();
-function verify(texts: string[], options: { name?: string; expectHead?: string; start?: { seq: number; prev_hash: string } } = {}): ChainReport {
+function verify(
+  texts: string[],
+  options: { name?: string; expectHead?: string; start?: { seq: number; prev_hash: string } } = {},
+): ChainReport {
   return verifyChain({
     genesis,
     ...(options.start ? { start: options.start } : {}),
@@ -73,11 +85,14 @@ describe('each envelope member broken alone (§5.1)', () => {
     expect(r.problems[0]!.location.field).toBe(field);
   });
 
-  test.each(['input', 'model', 'prompt', 'tool_call', 'result', 'seq', 'prev_hash', 'step_id', 'ts', 'v'])('%s missing: MISSING_FIELD alone, not also FIELD_INVALID', (name) => {
-    const r = verify([line(0, G, { [name]: undefined }).text]);
-    expect(codes(r)).toEqual(['MISSING_FIELD']);
-    expect(r.problems[0]!.location.field).toBe(name);
-  });
+  test.each(['input', 'model', 'prompt', 'tool_call', 'result', 'seq', 'prev_hash', 'step_id', 'ts', 'v'])(
+    '%s missing: MISSING_FIELD alone, not also FIELD_INVALID',
+    (name) => {
+      const r = verify([line(0, G, { [name]: undefined }).text]);
+      expect(codes(r)).toEqual(['MISSING_FIELD']);
+      expect(r.problems[0]!.location.field).toBe(name);
+    },
+  );
 
   test('meta absent is no problem; an object is fine', () => {
     expect(verify([line(0, G).text]).ok).toBe(true);
@@ -138,7 +153,12 @@ describe('sequence and link (§6.3)', () => {
     expect(codes(verify([a!.text, b!.text, b!.text, c!.text]))).toEqual(['DUPLICATE_STEP']);
     const edited = b!.text.replace('"seq":1,', '"seq":0,');
     // the edited line: its hash, its seq, its link; then step 2 follows a seq of 0
-    expect(codes(verify([a!.text, b!.text, edited, c!.text]))).toEqual(['HASH_MISMATCH', 'SEQ_OUT_OF_ORDER', 'LINK_BROKEN', 'SEQ_GAP']);
+    expect(codes(verify([a!.text, b!.text, edited, c!.text]))).toEqual([
+      'HASH_MISMATCH',
+      'SEQ_OUT_OF_ORDER',
+      'LINK_BROKEN',
+      'SEQ_GAP',
+    ]);
   });
 
   test('two lines with the same unreadable step_hash and seq are not a duplicate', () => {
@@ -185,7 +205,11 @@ describe('markers (§3.5)', () => {
     ['a redaction marker without a rule', { result: red({ commitment: D('b') }) }, ['MARKER_INVALID']],
     ['a redaction body that is an array', { result: red([]) }, ['MARKER_INVALID']],
     ['a redaction body that is null', { result: red(null) }, ['MARKER_INVALID']],
-    ['an unknown marker name, even with a valid redaction body', { result: { '$stepchain:other': okRed } }, ['MARKER_INVALID']],
+    [
+      'an unknown marker name, even with a valid redaction body',
+      { result: { '$stepchain:other': okRed } },
+      ['MARKER_INVALID'],
+    ],
     ['a marker with two members', { result: { ...blob(okBlob), ...red(okRed) } }, ['MARKER_INVALID']],
   ])('%s', (_what, changes, expected) => {
     expect(codes(verify([line(0, G, changes).text]))).toEqual(expected);
@@ -193,8 +217,13 @@ describe('markers (§3.5)', () => {
 
   test('a marker under a member whose name holds / or ~ is located with the name unescaped as its field', () => {
     const r = verify([line(0, G, { 'x/y': { '$stepchain:other': 1 }, 'x~y': { '$stepchain:other': 2 } }).text]);
-    const markers = r.problems.filter((p) => p.code === 'MARKER_INVALID').map((p) => [p.location.field, p.location.path]);
-    expect(markers).toEqual([['x/y', '/x~1y'], ['x~y', '/x~0y']]);
+    const markers = r.problems
+      .filter((p) => p.code === 'MARKER_INVALID')
+      .map((p) => [p.location.field, p.location.path]);
+    expect(markers).toEqual([
+      ['x/y', '/x~1y'],
+      ['x~y', '/x~0y'],
+    ]);
   });
 
   test('a valid blob reference is handed to onLine with its field; an invalid one is not', () => {
@@ -210,7 +239,7 @@ describe('markers (§3.5)', () => {
   });
 });
 
-describe('a partial chain\'s start', () => {
+describe("a partial chain's start", () => {
   const [a, b] = clean(2);
   test.each([
     [{ seq: -1, prev_hash: D('a') }],
@@ -221,7 +250,9 @@ describe('a partial chain\'s start', () => {
   ])('%j is GENESIS_INVALID', (start) => {
     const r = verify([b!.text], { start: start as never, name: '0000000000000001.jsonl' });
     expect(codes(r)[0]).toBe('GENESIS_INVALID');
-    expect(r.start_seq).toBe(typeof start.seq === 'number' && Number.isSafeInteger(start.seq) && start.seq >= 0 ? start.seq : 0);
+    expect(r.start_seq).toBe(
+      typeof start.seq === 'number' && Number.isSafeInteger(start.seq) && start.seq >= 0 ? start.seq : 0,
+    );
     expect(r.start_hash).toBe(start.prev_hash.length === 71 ? start.prev_hash : null);
   });
 
@@ -240,7 +271,11 @@ describe('lines over the limit (§4.2)', () => {
     v.longLine(MAX_LINE_BYTES * 2);
     v.line('x'.repeat(MAX_LINE_BYTES - 1), true); // exactly at the limit: read, and malformed
     const r = v.finish();
-    expect(where(r).map(({ code, line }) => [code, line])).toEqual([['LINE_TOO_LONG', 1], ['LINE_TOO_LONG', 2], ['MALFORMED_LINE', 3]]);
+    expect(where(r).map(({ code, line }) => [code, line])).toEqual([
+      ['LINE_TOO_LONG', 1],
+      ['LINE_TOO_LONG', 2],
+      ['MALFORMED_LINE', 3],
+    ]);
     expect(r.steps).toBe(3);
   });
 
@@ -250,7 +285,11 @@ describe('lines over the limit (§4.2)', () => {
     v.line('[1]', true);
     v.line('{"a":tru}', true);
     const r = v.finish();
-    expect(r.problems.map((p) => p.location)).toEqual<ProblemLocation[]>([{ line: 1 }, { line: 2 }, { line: 3, column: 9, path: '/a' }]);
+    expect(r.problems.map((p) => p.location)).toEqual<ProblemLocation[]>([
+      { line: 1 },
+      { line: 2 },
+      { line: 3, column: 9, path: '/a' },
+    ]);
     for (const p of r.problems) expect(Object.keys(p.location)).not.toContain('file');
   });
 });
@@ -277,7 +316,10 @@ describe('locations of line defects', () => {
 describe('the report', () => {
   test('HEAD_MISMATCH is located at the last step, with its seq when it has one', () => {
     const lines = clean(3);
-    const r = verify(lines.map((l) => l.text), { expectHead: D('e') });
+    const r = verify(
+      lines.map((l) => l.text),
+      { expectHead: D('e') },
+    );
     expect(where(r)).toEqual([{ code: 'HEAD_MISMATCH', file: B0, line: 3, seq: 2, field: 'step_hash' }]);
     const empty = verifyChain({ genesis, files: [], expectHead: D('e') });
     expect(where(empty)).toEqual([{ code: 'HEAD_MISMATCH', field: 'step_hash' }]);
@@ -294,6 +336,14 @@ describe('the report', () => {
 
   test('warnings is an empty list; ok, steps and the start are as walked', () => {
     const r = verify(clean(2).map((l) => l.text));
-    expect(r).toMatchObject({ ok: true, steps: 2, start_seq: 0, start_hash: G, head_seq: 1, warnings: [], problems_truncated: false });
+    expect(r).toMatchObject({
+      ok: true,
+      steps: 2,
+      start_seq: 0,
+      start_hash: G,
+      head_seq: 1,
+      warnings: [],
+      problems_truncated: false,
+    });
   });
 });

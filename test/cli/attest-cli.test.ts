@@ -16,12 +16,21 @@ import { startTsa, type LocalTsa } from '../helpers/tsa.js';
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const dir = tempDir('stepchain-attest-cli-');
 
-interface Run { code: number; stdout: string; stderr: string }
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
 function run(...args: string[]): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { cwd: dir, env: { ...process.env, NO_COLOR: '1' } }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [CLI, ...args],
+      { cwd: dir, env: { ...process.env, NO_COLOR: '1' } },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 const json = (r: Run): Record<string, any> => JSON.parse(r.stdout) as Record<string, any>;
@@ -31,16 +40,22 @@ let tsa: LocalTsa;
 
 beforeAll(async () => {
   tsa = await startTsa(tempDir('stepchain-tsa-'));
-  for (const k of ['operator', 'provider', 'approver', 'stranger']) expect((await run('keygen', '-o', `${k}.key`)).code).toBe(0);
+  for (const k of ['operator', 'provider', 'approver', 'stranger'])
+    expect((await run('keygen', '-o', `${k}.key`)).code).toBe(0);
   expect((await run('init', 'j')).code).toBe(0);
-  writeFileSync(join(dir, 'steps.jsonl'), Array.from({ length: 6 }, (_, i) => JSON.stringify({ input: { i } })).join('\n') + '\n');
+  writeFileSync(
+    join(dir, 'steps.jsonl'),
+    Array.from({ length: 6 }, (_, i) => JSON.stringify({ input: { i } })).join('\n') + '\n',
+  );
   expect((await run('append', 'j', '--jsonl', '--file', 'steps.jsonl')).code).toBe(0);
   // The TSA stamps the head; the operator and the tool provider co-sign every step, the approver steps 2..4.
   const stamped = await run('timestamp', 'j', '--tsa', tsa.url, '-o', 'j.attest.json');
   expect(stamped.code, stamped.stderr).toBe(0);
   expect((await run('cosign', 'j', '--key', 'operator.key', '-o', 'j.attest.json')).code).toBe(0);
   expect((await run('cosign', 'j', '--key', 'provider.key', '-o', 'j.attest.json')).code).toBe(0);
-  expect((await run('cosign', 'j', '--key', 'approver.key', '-o', 'j.attest.json', '--from', '2', '--to', '4')).code).toBe(0);
+  expect(
+    (await run('cosign', 'j', '--key', 'approver.key', '-o', 'j.attest.json', '--from', '2', '--to', '4')).code,
+  ).toBe(0);
   const exported = await run('export', 'j', '-o', 'r.tar.gz', '--attest', 'j.attest.json');
   expect(exported.code, exported.stderr).toBe(0);
 }, 120_000);
@@ -54,7 +69,9 @@ describe('timestamp → export → verify --tsa-cert', () => {
     expect(r.code, r.stdout).toBe(0);
     const report = json(r).report;
     expect(report.attest.timestamps).toEqual([expect.objectContaining({ seq: 5, checked: true, tsa: 'Test TSA' })]);
-    expect(report.proves.join('\n')).toMatch(/Steps 0–5 existed no later than \d{4}-\d\d-\d\dT[\d:.]+Z, per TSA Test TSA/);
+    expect(report.proves.join('\n')).toMatch(
+      /Steps 0–5 existed no later than \d{4}-\d\d-\d\dT[\d:.]+Z, per TSA Test TSA/,
+    );
     expect(report.does_not_prove.join('\n')).not.toMatch(/content and timestamps are true/);
     const human = await run('verify', 'r.tar.gz', '--tsa-cert', tsa.cert.tsa);
     expect(human.stderr).toMatch(/proves {3}Steps 0–5 existed no later than .*, per TSA Test TSA/);
@@ -63,10 +80,12 @@ describe('timestamp → export → verify --tsa-cert', () => {
   test('without --tsa-cert the token is carried but not relied on', async () => {
     const r = await run('verify', 'r.tar.gz', '--json');
     expect(r.code).toBe(0);
-    expect(json(r).report.does_not_prove.join('\n')).toMatch(/content and timestamps are true[\s\S]*1 RFC 3161 time-stamp token, not checked; pin/);
+    expect(json(r).report.does_not_prove.join('\n')).toMatch(
+      /content and timestamps are true[\s\S]*1 RFC 3161 time-stamp token, not checked; pin/,
+    );
   });
 
-  test('another TSA\'s certificate is TIMESTAMP_SIGNER (exit 1)', async () => {
+  test("another TSA's certificate is TIMESTAMP_SIGNER (exit 1)", async () => {
     const r = await run('verify', 'r.tar.gz', '--tsa-cert', tsa.cert.other, '--json');
     expect(r.code).toBe(1);
     expect(codesOf(r)).toEqual(['TIMESTAMP_SIGNER']);
@@ -85,7 +104,7 @@ describe('timestamp → export → verify --tsa-cert', () => {
     expect(codesOf(r)).toEqual(['TIMESTAMP_CERT_EXPIRED']);
   });
 
-  test('a token over another head is TIMESTAMP_MISMATCH: the step it names is not the chain\'s', async () => {
+  test("a token over another head is TIMESTAMP_MISMATCH: the step it names is not the chain's", async () => {
     const doc = JSON.parse(readFileSync(join(dir, 'j.attest.json'), 'utf8'));
     // The same token, claimed for step 4 instead of the head it stamps.
     const step4 = json(await run('show', 'j', '4', '--json'));
@@ -99,7 +118,7 @@ describe('timestamp → export → verify --tsa-cert', () => {
     expect(codesOf(r)).toEqual(['TIMESTAMP_MISMATCH']);
   });
 
-  test('a pinned certificate that is not a TSA\'s, or not a certificate, is exit 2; --tsa-cert on a journal too', async () => {
+  test("a pinned certificate that is not a TSA's, or not a certificate, is exit 2; --tsa-cert on a journal too", async () => {
     writeFileSync(join(dir, 'not-a-cert.pem'), 'hello\n');
     for (const file of [join(tsa.cert.tsa, '..', 'ca.pem'), 'not-a-cert.pem']) {
       const r = await run('verify', 'r.tar.gz', '--tsa-cert', file);
@@ -114,7 +133,11 @@ describe('record-keeping --profile art12', () => {
     const r = await run('record-keeping', 'j', '--retention', 'P6M', '-o', 'art12.json');
     expect(r.code, r.stderr).toBe(0);
     const doc = JSON.parse(readFileSync(join(dir, 'art12.json'), 'utf8'));
-    expect(doc).toMatchObject({ format: 'stepchain-record-keeping/v1', profile: 'eu-ai-act-art12', retention: { period: 'P6M' } });
+    expect(doc).toMatchObject({
+      format: 'stepchain-record-keeping/v1',
+      profile: 'eu-ai-act-art12',
+      retention: { period: 'P6M' },
+    });
     expect(doc.runs[0].integrity).toMatchObject({ steps: 6, head_seq: 5, chain_verified: true });
     expect(doc.runs[0].input_data).toHaveLength(6);
     expect((await run('record-keeping', 'j', '-o', 'x.json')).code).toBe(2);
@@ -142,7 +165,15 @@ describe('cosign → verify --cosigner … --threshold', () => {
   });
 
   test('a policy one signer short is COSIGN_QUORUM (exit 1)', async () => {
-    const r = await run('verify', 'r.tar.gz', '--cosigner', 'operator.key.pub', '--cosigner', 'stranger.key.pub', '--json');
+    const r = await run(
+      'verify',
+      'r.tar.gz',
+      '--cosigner',
+      'operator.key.pub',
+      '--cosigner',
+      'stranger.key.pub',
+      '--json',
+    );
     expect(r.code).toBe(1);
     expect(codesOf(r)).toEqual(['COSIGN_QUORUM']);
   });
@@ -150,14 +181,20 @@ describe('cosign → verify --cosigner … --threshold', () => {
   test('a threshold out of range, a key given twice, --threshold alone: exit 2', async () => {
     expect((await run('verify', 'r.tar.gz', ...pins, '--threshold', '4')).code).toBe(2);
     expect((await run('verify', 'r.tar.gz', ...pins, '--threshold', '0')).code).toBe(2);
-    expect((await run('verify', 'r.tar.gz', '--cosigner', 'operator.key.pub', '--cosigner', 'operator.key.pub')).code).toBe(2);
+    expect(
+      (await run('verify', 'r.tar.gz', '--cosigner', 'operator.key.pub', '--cosigner', 'operator.key.pub')).code,
+    ).toBe(2);
     expect((await run('verify', 'r.tar.gz', '--threshold', '1')).code).toBe(2);
   });
 
   test('a partial receipt carries only what binds to its range, and still verifies', async () => {
-    expect((await run('export', 'j', '-o', 'part.tar', '--from', '2', '--to', '4', '--attest', 'j.attest.json')).code).toBe(0);
+    expect(
+      (await run('export', 'j', '-o', 'part.tar', '--from', '2', '--to', '4', '--attest', 'j.attest.json')).code,
+    ).toBe(0);
     const r = await run('verify', 'part.tar', ...pins, '--threshold', '1', '--json');
     expect(r.code, r.stdout).toBe(0);
-    expect(json(r).report.attest.cosignatures.map((c: { keyid: string; from: number; to: number }) => `${c.from}..${c.to}`)).toEqual(['2..4']);
+    expect(
+      json(r).report.attest.cosignatures.map((c: { keyid: string; from: number; to: number }) => `${c.from}..${c.to}`),
+    ).toEqual(['2..4']);
   });
 });

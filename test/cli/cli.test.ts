@@ -12,13 +12,22 @@ import { tempDir } from '../helpers/tmp.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 
-interface Run { code: number; stdout: string; stderr: string }
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
 
 function run(args: string[], options: { cwd: string; input?: string; env?: Record<string, string> }): Promise<Run> {
   return new Promise((resolve) => {
-    const child = execFile(process.execPath, [CLI, ...args], { cwd: options.cwd, env: { ...process.env, NO_COLOR: '1', ...options.env }, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
-    });
+    const child = execFile(
+      process.execPath,
+      [CLI, ...args],
+      { cwd: options.cwd, env: { ...process.env, NO_COLOR: '1', ...options.env }, maxBuffer: 64 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
+      },
+    );
     if (options.input !== undefined) child.stdin!.end(options.input);
     else child.stdin!.end();
   });
@@ -56,7 +65,8 @@ describe('stepchain CLI', () => {
   test('--help lists every verb with an example; --version prints the version', async () => {
     const help = await run(['--help'], { cwd: dir });
     expect(help.code).toBe(0);
-    for (const verb of ['init', 'append', 'log', 'show', 'head', 'verify', 'export', 'diff', 'fork', 'keygen']) expect(help.stdout).toContain(`  ${verb}`);
+    for (const verb of ['init', 'append', 'log', 'show', 'head', 'verify', 'export', 'diff', 'fork', 'keygen'])
+      expect(help.stdout).toContain(`  ${verb}`);
     expect(help.stdout).toContain('Exit codes');
     const version = await run(['--version'], { cwd: dir });
     expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
@@ -107,17 +117,31 @@ describe('stepchain CLI', () => {
     const stdin = await run(['append', journal, '--json'], { cwd: dir, input: JSON.stringify(STEP(1)) });
     expect(stdin.code).toBe(0);
     expect(JSON.parse(stdin.stdout).appended[0].seq).toBe(1);
-    const batch = await run(['append', journal, '--jsonl'], { cwd: dir, input: [2, 3, 4].map((i) => JSON.stringify(STEP(i))).join('\n') + '\n' });
+    const batch = await run(['append', journal, '--jsonl'], {
+      cwd: dir,
+      input: [2, 3, 4].map((i) => JSON.stringify(STEP(i))).join('\n') + '\n',
+    });
     expect(batch.code).toBe(0);
-    expect(batch.stdout.trim().split('\n').map((l) => Number(l.split(' ')[0]))).toEqual([2, 3, 4]);
+    expect(
+      batch.stdout
+        .trim()
+        .split('\n')
+        .map((l) => Number(l.split(' ')[0])),
+    ).toEqual([2, 3, 4]);
   });
 
   test('bad input names the file, line and column, and appends nothing', async () => {
     const before = treeDigest(journal);
-    const dup = await run(['append', journal, '--jsonl'], { cwd: dir, input: JSON.stringify(STEP(5)) + '\n{"model":"a","model":"b"}\n' });
+    const dup = await run(['append', journal, '--jsonl'], {
+      cwd: dir,
+      input: JSON.stringify(STEP(5)) + '\n{"model":"a","model":"b"}\n',
+    });
     expect(dup.code).toBe(2);
     expect(dup.stderr).toMatch(/<stdin>:2:\d+ repeats a member name/);
-    const broken = await run(['append', journal, '--jsonl'], { cwd: dir, input: JSON.stringify(STEP(5)) + '\n{"model":"a",\n' });
+    const broken = await run(['append', journal, '--jsonl'], {
+      cwd: dir,
+      input: JSON.stringify(STEP(5)) + '\n{"model":"a",\n',
+    });
     expect(broken.code).toBe(2);
     expect(broken.stderr).toMatch(/<stdin>:2:\d+ is not valid JSON/);
     const computed = await run(['append', journal], { cwd: dir, input: '{"seq":7}' });
@@ -130,7 +154,13 @@ describe('stepchain CLI', () => {
 
   test('read-only verbs leave the journal byte-identical', async () => {
     const before = treeDigest(journal);
-    for (const args of [['log', journal], ['show', journal, '2'], ['head', journal], ['verify', journal], ['log', journal, '--json']]) {
+    for (const args of [
+      ['log', journal],
+      ['show', journal, '2'],
+      ['head', journal],
+      ['verify', journal],
+      ['log', journal, '--json'],
+    ]) {
       const r = await run(args, { cwd: dir });
       expect(r.code, args.join(' ') + r.stderr).toBe(0);
     }
@@ -155,7 +185,12 @@ describe('stepchain CLI', () => {
     const head = (await run(['head', journal], { cwd: dir })).stdout.split(' ')[1]!.trim();
     const ok = await run(['verify', journal, '--json', '--head', head], { cwd: dir });
     expect(ok.code).toBe(0);
-    expect(JSON.parse(ok.stdout)).toMatchObject({ command: 'verify', ok: true, kind: 'journal', report: { ok: true, steps: 5, head } });
+    expect(JSON.parse(ok.stdout)).toMatchObject({
+      command: 'verify',
+      ok: true,
+      kind: 'journal',
+      report: { ok: true, steps: 5, head },
+    });
     const wrong = await run(['verify', journal, '--head', 'sha256:' + '0'.repeat(64)], { cwd: dir });
     expect(wrong.code).toBe(1);
     expect(wrong.stderr).toContain('HEAD_MISMATCH');
@@ -179,7 +214,12 @@ describe('stepchain CLI', () => {
     const before = treeDigest(journal);
     const exp = await run(['export', journal, '-o', receipt, '--sign', join(dir, 'alice.key'), '--json'], { cwd: dir });
     expect(exp.code, exp.stderr).toBe(0);
-    expect(JSON.parse(exp.stdout)).toMatchObject({ command: 'export', ok: true, compressed: true, range: { from: 0, to: 4 } });
+    expect(JSON.parse(exp.stdout)).toMatchObject({
+      command: 'export',
+      ok: true,
+      compressed: true,
+      range: { from: 0, to: 4 },
+    });
     expect(treeDigest(journal)).toBe(before);
     const ok = await run(['verify', receipt, '--pubkey', join(dir, 'alice.key.pub')], { cwd: dir });
     expect(ok.code, ok.stderr).toBe(0);
@@ -210,8 +250,19 @@ describe('stepchain CLI', () => {
   test('a tampered journal: log says so plainly and exits 1', async () => {
     const copy = join(dir, 'tampered-run');
     expect((await run(['init', copy], { cwd: dir })).code).toBe(0);
-    expect((await run(['append', copy, '--jsonl'], { cwd: dir, input: [0, 1, 2].map((i) => JSON.stringify(STEP(i))).join('\n') })).code).toBe(0);
-    const bucket = join(copy, 'buckets', readdirSync(join(copy, 'buckets')).find((f) => f.endsWith('.jsonl'))!);
+    expect(
+      (
+        await run(['append', copy, '--jsonl'], {
+          cwd: dir,
+          input: [0, 1, 2].map((i) => JSON.stringify(STEP(i))).join('\n'),
+        })
+      ).code,
+    ).toBe(0);
+    const bucket = join(
+      copy,
+      'buckets',
+      readdirSync(join(copy, 'buckets')).find((f) => f.endsWith('.jsonl'))!,
+    );
     writeFileSync(bucket, readFileSync(bucket, 'utf8').replace('question 1', 'question X'));
     const log = await run(['log', copy], { cwd: dir });
     expect(log.code).toBe(1);
@@ -220,7 +271,10 @@ describe('stepchain CLI', () => {
     expect(log.stderr).toContain('does NOT hold');
     const verify = await run(['verify', copy, '--json'], { cwd: dir });
     expect(verify.code).toBe(1);
-    expect(JSON.parse(verify.stdout).report.problems[0]).toMatchObject({ code: 'HASH_MISMATCH', location: { seq: 1, line: 2 } });
+    expect(JSON.parse(verify.stdout).report.problems[0]).toMatchObject({
+      code: 'HASH_MISMATCH',
+      location: { seq: 1, line: 2 },
+    });
   });
 
   test('fork, then diff: same prefix, divergence after, exit codes 0 and 1', async () => {
@@ -229,7 +283,14 @@ describe('stepchain CLI', () => {
     expect(f.code, f.stderr).toBe(0);
     expect(JSON.parse(f.stdout).lineage).toMatchObject({ from_step: 2 });
     const changed = { ...STEP(3), tool_call: { name: 'search', arguments: { q: 'Lyon' } } };
-    expect((await run(['append', fork, '--jsonl'], { cwd: dir, input: [changed, STEP(4)].map((s) => JSON.stringify(s)).join('\n') })).code).toBe(0);
+    expect(
+      (
+        await run(['append', fork, '--jsonl'], {
+          cwd: dir,
+          input: [changed, STEP(4)].map((s) => JSON.stringify(s)).join('\n'),
+        })
+      ).code,
+    ).toBe(0);
     const same = await run(['diff', journal, journal], { cwd: dir });
     expect(same.code).toBe(0);
     const d = await run(['diff', journal, fork], { cwd: dir });
@@ -239,7 +300,12 @@ describe('stepchain CLI', () => {
     const json = await run(['diff', journal, fork, '--json', '--all'], { cwd: dir });
     const doc = JSON.parse(json.stdout);
     expect(doc).toMatchObject({ command: 'diff', same: false, report: { format: 'stepchain-diff/v1', same: false } });
-    expect(doc.report.divergences[0].fields[0]).toMatchObject({ path: '/tool_call/arguments/q', kind: 'changed', a: 'q3', b: 'Lyon' });
+    expect(doc.report.divergences[0].fields[0]).toMatchObject({
+      path: '/tool_call/arguments/q',
+      kind: 'changed',
+      a: 'q3',
+      b: 'Lyon',
+    });
     const ignored = await run(['diff', journal, fork, '--ignore', '/tool_call/arguments/q'], { cwd: dir });
     expect(ignored.code).toBe(0);
     const receipt = join(dir, 'receipt.tar.gz');
@@ -249,10 +315,16 @@ describe('stepchain CLI', () => {
     const policy = join(dir, 'policy.json');
     writeFileSync(policy, JSON.stringify({ rules: [{ id: 'queries', paths: ['/tool_call/arguments/q'] }] }));
     const published = join(dir, 'public.tar');
-    expect((await run(['publish', journal, '--policy', policy, '--opt-in', '-o', published], { cwd: dir })).code).toBe(0);
+    expect((await run(['publish', journal, '--policy', policy, '--opt-in', '-o', published], { cwd: dir })).code).toBe(
+      0,
+    );
     const vsPublished = await run(['diff', journal, published, '--json'], { cwd: dir });
     expect(vsPublished.code, vsPublished.stderr).toBe(1);
-    expect(JSON.parse(vsPublished.stdout).report.divergences[0].fields[0]).toMatchObject({ path: '/tool_call/arguments/q', kind: 'changed', a: 'q0' }); // spec/DIFF.md §3.2: a marker is one changed value
+    expect(JSON.parse(vsPublished.stdout).report.divergences[0].fields[0]).toMatchObject({
+      path: '/tool_call/arguments/q',
+      kind: 'changed',
+      a: 'q0',
+    }); // spec/DIFF.md §3.2: a marker is one changed value
     expect((await run(['verify', published], { cwd: dir })).code).toBe(0);
   });
 

@@ -14,10 +14,22 @@ import { CLI, runNode } from '../hardening/support.js';
 const root = tempDir('stepchain-diff-explain-');
 const cli = (args: string[]) => runNode([CLI, ...args], { timeoutMs: 60_000 });
 
-async function agentRun(id: string, question: string, temp: number, options: { final?: string; labels?: Record<string, string>; answer?: string } = {}): Promise<void> {
-  const run = await startRun(new FileStore(root, { fsync: 'none' }), { runId: id, input: 'task', ...(options.labels ? { labels: options.labels } : {}) });
+async function agentRun(
+  id: string,
+  question: string,
+  temp: number,
+  options: { final?: string; labels?: Record<string, string>; answer?: string } = {},
+): Promise<void> {
+  const run = await startRun(new FileStore(root, { fsync: 'none' }), {
+    runId: id,
+    input: 'task',
+    ...(options.labels ? { labels: options.labels } : {}),
+  });
   const call = await run.beginModel({ model: 'm1', prompt: [{ role: 'user', content: question }] });
-  await call.complete({ result: options.answer ?? 'call the weather tool', toolCalls: [{ id: 'c1', name: 'weather', arguments: { city: 'Paris' } }] });
+  await call.complete({
+    result: options.answer ?? 'call the weather tool',
+    toolCalls: [{ id: 'c1', name: 'weather', arguments: { city: 'Paris' } }],
+  });
   const effect = await run.beginTool({ name: 'weather', args: { city: 'Paris' }, callId: 'c1' });
   await effect.complete({ tempC: temp });
   await run.complete(options.final ?? 'done');
@@ -34,24 +46,33 @@ describe('stepchain diff --explain', () => {
     const replay = await replayFrom(recorded, { mode: 'strict' });
     await recorded.close();
     await agentRun('a-reworded', 'Weather in Paris?', 21, { final: 'Done!', labels: replay.labels });
-    await agentRun('a-other-answer', 'Weather in Paris?', 21, { labels: replay.labels, answer: 'use the weather tool' });
+    await agentRun('a-other-answer', 'Weather in Paris?', 21, {
+      labels: replay.labels,
+      answer: 'use the weather tool',
+    });
   });
 
-  test('a run whose own final result changed, same answers: the agent\'s code, not model drift', async () => {
+  test("a run whose own final result changed, same answers: the agent's code, not model drift", async () => {
     const r = await cli(['diff', join(root, 'a'), join(root, 'a-reworded'), '--all', '--explain']);
     expect(r.code).toBe(1);
-    expect(r.stdout).toContain('seq 5↔5 run.completed: run-record change (your code: the run\'s own record, not a model\'s answer) at /result');
+    expect(r.stdout).toContain(
+      "seq 5↔5 run.completed: run-record change (your code: the run's own record, not a model's answer) at /result",
+    );
     expect(r.stdout).not.toContain('drift');
   });
 
-  test('an answer that differs from a strict replay\'s is not called drift: no request went live', async () => {
+  test("an answer that differs from a strict replay's is not called drift: no request went live", async () => {
     const r = await cli(['diff', join(root, 'a'), join(root, 'a-other-answer'), '--all', '--explain']);
     expect(r.code).toBe(1);
-    expect(r.stdout).toContain('seq 2↔2 model.completed: recorded-answer change (not model drift: a strict replay sends no request live; the recorder or your code kept something else) at /result');
+    expect(r.stdout).toContain(
+      'seq 2↔2 model.completed: recorded-answer change (not model drift: a strict replay sends no request live; the recorder or your code kept something else) at /result',
+    );
     // Two runs that are no replay of each other: the same answer change is drift.
     await agentRun('c-other-answer', 'Weather in Paris?', 21, { answer: 'use the weather tool' });
     const live = await cli(['diff', join(root, 'a'), join(root, 'c-other-answer'), '--all', '--explain']);
-    expect(live.stdout).toContain('seq 2↔2 model.completed: recorded-answer change (model drift: the same request got another answer) at /result');
+    expect(live.stdout).toContain(
+      'seq 2↔2 model.completed: recorded-answer change (model drift: the same request got another answer) at /result',
+    );
   });
 
   test('two identical runs diff as same without options; --no-volatile sees the ref', async () => {
@@ -74,6 +95,10 @@ describe('stepchain diff --explain', () => {
     const r = await cli(['diff', join(root, 'a'), join(root, 'b'), '--all', '--explain', '--json']);
     expect(r.code).toBe(1);
     const doc = JSON.parse(r.stdout) as { explain: { class: string; seq_a: number }[] };
-    expect(doc.explain.map((e) => [e.seq_a, e.class])).toEqual([[1, 'request-change'], [2, 'request-change'], [4, 'tool-result-change']]);
+    expect(doc.explain.map((e) => [e.seq_a, e.class])).toEqual([
+      [1, 'request-change'],
+      [2, 'request-change'],
+      [4, 'tool-result-change'],
+    ]);
   });
 });

@@ -45,21 +45,99 @@ const ROWS: Array<[name: string, args: () => string[], shows: boolean]> = [
   ['continuation', () => ['continuation', at('run')], true],
   ['runs', () => ['runs', dir], true],
   ['runs --label', () => ['runs', dir, '--label', `env=${HOSTILE}`], false],
-  ['publish', () => ['publish', at('v2'), '--policy', at('policy.json'), '--opt-in', '-o', at('pub.tar.gz'), '--secrets-out', at('secrets.json')], false],
+  [
+    'publish',
+    () => [
+      'publish',
+      at('v2'),
+      '--policy',
+      at('policy.json'),
+      '--opt-in',
+      '-o',
+      at('pub.tar.gz'),
+      '--secrets-out',
+      at('secrets.json'),
+    ],
+    false,
+  ],
   ['verify publication', () => ['verify', at('pub.tar.gz')], false],
-  ['disclose a value to stdout', () => ['disclose', at('pub.tar.gz'), '--secrets', at('secrets.json'), '--seq', '0', '--path', '/input/api_key'], false],
-  ['publish v1', () => ['publish', at('v1-changed'), '--policy', at('policy-v1.json'), '--opt-in', '-o', at('pub1.tar.gz'), '--secrets-out', at('secrets1.json')], false],
-  ['disclose a v1 value', () => ['disclose', at('pub1.tar.gz'), '--secrets', at('secrets1.json'), '--seq', '1', '--path', '/result', '-o', at('proof1.json')], false],
+  [
+    'disclose a value to stdout',
+    () => ['disclose', at('pub.tar.gz'), '--secrets', at('secrets.json'), '--seq', '0', '--path', '/input/api_key'],
+    false,
+  ],
+  [
+    'publish v1',
+    () => [
+      'publish',
+      at('v1-changed'),
+      '--policy',
+      at('policy-v1.json'),
+      '--opt-in',
+      '-o',
+      at('pub1.tar.gz'),
+      '--secrets-out',
+      at('secrets1.json'),
+    ],
+    false,
+  ],
+  [
+    'disclose a v1 value',
+    () => [
+      'disclose',
+      at('pub1.tar.gz'),
+      '--secrets',
+      at('secrets1.json'),
+      '--seq',
+      '1',
+      '--path',
+      '/result',
+      '-o',
+      at('proof1.json'),
+    ],
+    false,
+  ],
   ['disclose --check', () => ['disclose', at('pub1.tar.gz'), '--check', at('proof1.json')], true],
-  ['disclose a whole step', () => ['disclose', at('pub1.tar.gz'), '--secrets', at('secrets1.json'), '--seq', '1', '-o', at('step1.json')], false],
+  [
+    'disclose a whole step',
+    () => ['disclose', at('pub1.tar.gz'), '--secrets', at('secrets1.json'), '--seq', '1', '-o', at('step1.json')],
+    false,
+  ],
   ['disclose --check a whole step', () => ['disclose', at('pub1.tar.gz'), '--check', at('step1.json')], true],
   ['fork', () => ['fork', at('run'), '--from-step', '2', at('run-fork')], false],
   ['doctor', () => ['doctor', at('run')], false],
   ['keygen', () => ['keygen', '-o', at('log.key')], false],
-  ['checkpoint', () => ['checkpoint', at('run'), '--sign', at('log.key'), '--authority', 'log.example', '-o', at('run.checkpoint')], false],
-  ['prove', () => ['prove', at('run'), '--checkpoint', at('run.checkpoint'), '--from', '1', '-o', at('run.proof')], false],
-  ['verify --checkpoint of a hostile file', () => ['verify', at('run'), '--checkpoint', at('hostile.checkpoint')], false],
-  ['witness a hostile checkpoint', () => ['witness', at('hostile.checkpoint'), '--key', at('log.key'), '--name', 'w.example/w1', '--state', at('w-state'), '--log-key', logKey()], false],
+  [
+    'checkpoint',
+    () => ['checkpoint', at('run'), '--sign', at('log.key'), '--authority', 'log.example', '-o', at('run.checkpoint')],
+    false,
+  ],
+  [
+    'prove',
+    () => ['prove', at('run'), '--checkpoint', at('run.checkpoint'), '--from', '1', '-o', at('run.proof')],
+    false,
+  ],
+  [
+    'verify --checkpoint of a hostile file',
+    () => ['verify', at('run'), '--checkpoint', at('hostile.checkpoint')],
+    false,
+  ],
+  [
+    'witness a hostile checkpoint',
+    () => [
+      'witness',
+      at('hostile.checkpoint'),
+      '--key',
+      at('log.key'),
+      '--name',
+      'w.example/w1',
+      '--state',
+      at('w-state'),
+      '--log-key',
+      logKey(),
+    ],
+    false,
+  ],
   ['append a hostile step, then log it', () => ['append', at('v1'), '--file', at('hostile-step.json')], false],
   ['a hostile command name', () => [HOSTILE], true],
   ['a hostile option', () => ['log', at('v1'), `--${HOSTILE_NAME}`], true],
@@ -73,9 +151,15 @@ const logKey = (): string => /--log-key\): (\S+)/.exec(ran.get('checkpoint')!.st
 describe('no raw control character from content reaches the terminal, whatever the verb', () => {
   beforeAll(async () => {
     await buildJournals(dir, { text: HOSTILE, name: HOSTILE_NAME });
-    writeFileSync(at('policy-v1.json'), JSON.stringify({ rules: [{ id: 'answers', paths: ['/result'], seq: { from: 1 } }] }));
+    writeFileSync(
+      at('policy-v1.json'),
+      JSON.stringify({ rules: [{ id: 'answers', paths: ['/result'], seq: { from: 1 } }] }),
+    );
     writeFileSync(at('hostile.checkpoint'), `log.example/${HOSTILE_NAME}\n3\nAAAA\n\n— ${HOSTILE_NAME} AAAA\n`);
-    writeFileSync(at('hostile-step.json'), JSON.stringify({ input: null, model: HOSTILE, prompt: HOSTILE, tool_call: null, result: HOSTILE }));
+    writeFileSync(
+      at('hostile-step.json'),
+      JSON.stringify({ input: null, model: HOSTILE, prompt: HOSTILE, tool_call: null, result: HOSTILE }),
+    );
     // In order: later rows read what earlier ones wrote (a receipt, a publication, a key, a checkpoint).
     for (const [name, args] of ROWS) ran.set(name, await cli(args(), dir));
     ran.set('log after append', await cli(['log', at('v1')], dir));
@@ -84,10 +168,18 @@ describe('no raw control character from content reaches the terminal, whatever t
 
   test.each(ROWS.map(([name, , shows]) => [name, shows] as const))('%s', (name, shows) => {
     const r = ran.get(name)!;
-    for (const [stream, text] of [['stdout', r.stdout], ['stderr', r.stderr]] as const) {
+    for (const [stream, text] of [
+      ['stdout', r.stdout],
+      ['stderr', r.stderr],
+    ] as const) {
       const raw = RAW.exec(text);
-      expect(raw, `${name}: ${stream} holds U+${raw?.[0].charCodeAt(0).toString(16).padStart(4, '0')} raw: ${JSON.stringify(text.slice(Math.max(0, (raw?.index ?? 0) - 40), (raw?.index ?? 0) + 40))}`).toBeNull();
-      expect(text, `${name}: ${stream} draws the forged verdict on a line of its own`).not.toMatch(/^\s*✔ (chain verified FORGED|FORGED)/m);
+      expect(
+        raw,
+        `${name}: ${stream} holds U+${raw?.[0].charCodeAt(0).toString(16).padStart(4, '0')} raw: ${JSON.stringify(text.slice(Math.max(0, (raw?.index ?? 0) - 40), (raw?.index ?? 0) + 40))}`,
+      ).toBeNull();
+      expect(text, `${name}: ${stream} draws the forged verdict on a line of its own`).not.toMatch(
+        /^\s*✔ (chain verified FORGED|FORGED)/m,
+      );
     }
     if (shows) expect(r.stdout + r.stderr, `${name} shows the content, escaped`).toMatch(/\\u001b(]52|\[2J)/);
   });
@@ -99,6 +191,8 @@ describe('no raw control character from content reaches the terminal, whatever t
     expect(log.stdout).toContain('result: "\\u001b]52;c;SGVsbG8=\\u0007');
     const show = ran.get('show after append')!;
     expect(RAW.test(show.stdout + show.stderr)).toBe(false);
-    expect(show.stdout).toContain('"model": "\\u001b]52;c;SGVsbG8=\\u0007\\u001b[2J\\r✔ chain verified FORGED\\n✔ FORGED line\\u009b31m\\u202eevil\\u007f\\tend"');
+    expect(show.stdout).toContain(
+      '"model": "\\u001b]52;c;SGVsbG8=\\u0007\\u001b[2J\\r✔ chain verified FORGED\\n✔ FORGED line\\u009b31m\\u202eevil\\u007f\\tend"',
+    );
   });
 });

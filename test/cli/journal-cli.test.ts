@@ -16,7 +16,10 @@ import { CLI, runNode } from '../hardening/support.js';
 
 const root = tempDir('stepchain-journal-cli-');
 const cli = (args: string[], options: { input?: string; node?: string[] } = {}) =>
-  runNode([...(options.node ?? []), CLI, ...args], { timeoutMs: 60_000, ...(options.input === undefined ? {} : { input: options.input }) });
+  runNode([...(options.node ?? []), CLI, ...args], {
+    timeoutMs: 60_000,
+    ...(options.input === undefined ? {} : { input: options.input }),
+  });
 
 const CHAT = [
   { role: 'system', content: 'You are a weather bot.' },
@@ -28,7 +31,13 @@ const CHAT = [
 beforeAll(async () => {
   const store = new FileStore(root, { fsync: 'none' });
   const j = await store.create('chat');
-  await j.append({ input: { q: 'paris' }, model: 'm', prompt: CHAT.slice(0, 2), tool_call: { name: 'get_weather', arguments: { city: 'Paris' } }, result: { temperature: 18.5 } });
+  await j.append({
+    input: { q: 'paris' },
+    model: 'm',
+    prompt: CHAT.slice(0, 2),
+    tool_call: { name: 'get_weather', arguments: { city: 'Paris' } },
+    result: { temperature: 18.5 },
+  });
   await j.append({ input: null, model: 'm', prompt: CHAT, result: 'It is 18.5 °C in Paris.' });
   await j.append({ input: null, model: 'm', prompt: 'plain prompt', result: 'ok' });
   await j.close();
@@ -38,7 +47,10 @@ describe('log --jsonl', () => {
   test('one object per step, then a summary line with the verdict; exit 0', async () => {
     const r = await cli(['log', join(root, 'chat'), '--jsonl']);
     expect(r.code, r.stderr).toBe(0);
-    const lines = r.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = r.stdout
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines).toHaveLength(4);
     const j = await new FileStore(root).open('chat', { readOnly: true });
     const steps: unknown[] = [];
@@ -46,12 +58,21 @@ describe('log --jsonl', () => {
     const report = await j.verify();
     await j.close();
     expect(lines.slice(0, 3)).toEqual(steps);
-    expect(lines[3]).toEqual({ type: 'summary', format: 'stepchain-cli/v1', command: 'log', ok: true, verification: report });
+    expect(lines[3]).toEqual({
+      type: 'summary',
+      format: 'stepchain-cli/v1',
+      command: 'log',
+      ok: true,
+      verification: report,
+    });
   });
 
   test('--from/--to select steps; the summary still covers the whole chain', async () => {
     const r = await cli(['log', join(root, 'chat'), '--jsonl', '--from', '1', '--to', '1']);
-    const lines = r.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as { type: string; step?: { seq: number }; verification?: { steps: number } });
+    const lines = r.stdout
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string; step?: { seq: number }; verification?: { steps: number } });
     expect(lines.map((l) => l.type)).toEqual(['step', 'summary']);
     expect(lines[0]!.step!.seq).toBe(1);
     expect(lines[1]!.verification!.steps).toBe(3);
@@ -68,7 +89,11 @@ describe('log --jsonl', () => {
     writeFileSync(bucket, readFileSync(bucket, 'utf8').replace('"input":1', '"input":7'));
     const r = await cli(['log', dir, '--jsonl']);
     expect(r.code).toBe(1);
-    const last = JSON.parse(r.stdout.trimEnd().split('\n').at(-1)!) as { type: string; ok: boolean; verification: { problems: Array<{ code: string }> } };
+    const last = JSON.parse(r.stdout.trimEnd().split('\n').at(-1)!) as {
+      type: string;
+      ok: boolean;
+      verification: { problems: Array<{ code: string }> };
+    };
     expect(last.type).toBe('summary');
     expect(last.ok).toBe(false);
     expect(last.verification.problems[0]!.code).toBe('HASH_MISMATCH');
@@ -89,7 +114,14 @@ describe('log --jsonl', () => {
   test('memory is bounded: under a 48 MB heap, --jsonl streams 40 000 steps to a pipe; --json of the same run does not fit', async () => {
     const store = new FileStore(root, { fsync: 'none' });
     const j = await store.create('long');
-    await j.appendMany(Array.from({ length: 40_000 }, (_, i) => ({ input: { i, text: 'lorem ipsum '.repeat(30) }, model: 'm', prompt: CHAT, result: { ok: i } })));
+    await j.appendMany(
+      Array.from({ length: 40_000 }, (_, i) => ({
+        input: { i, text: 'lorem ipsum '.repeat(30) },
+        model: 'm',
+        prompt: CHAT,
+        result: { ok: i },
+      })),
+    );
     await j.close();
     const cap = ['--max-old-space-size=48'];
     const stream = await cli(['log', join(root, 'long'), '--jsonl'], { node: cap });
@@ -105,19 +137,42 @@ describe('log --jsonl', () => {
 describe('what log calls the prompt', () => {
   test.each([
     ['a string is itself', 'Be brief.', 'Be brief.'],
-    ['a chat turn after a tool call: the last message is the tool\'s, the question is the user\'s', CHAT, '4 messages, the last from tool; last user message: What is the weather in Paris?'],
-    ['a chat of system and user', CHAT.slice(0, 2), '2 messages, the last from user; last user message: What is the weather in Paris?'],
-    ['content parts', [{ role: 'user', content: [{ type: 'text', text: 'Look at' }, { type: 'image_url', image_url: 'x' }, { type: 'text', text: 'this' }] }], '1 message, the last from user; last user message: Look at this'],
+    [
+      "a chat turn after a tool call: the last message is the tool's, the question is the user's",
+      CHAT,
+      '4 messages, the last from tool; last user message: What is the weather in Paris?',
+    ],
+    [
+      'a chat of system and user',
+      CHAT.slice(0, 2),
+      '2 messages, the last from user; last user message: What is the weather in Paris?',
+    ],
+    [
+      'content parts',
+      [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'Look at' },
+            { type: 'image_url', image_url: 'x' },
+            { type: 'text', text: 'this' },
+          ],
+        },
+      ],
+      '1 message, the last from user; last user message: Look at this',
+    ],
     ['no user message', [{ role: 'system', content: 'x' }], '1 message, the last from system'],
     ['not a chat', { template: 't' }, '{"template":"t"}'],
   ] as const)('%s', (_what, prompt, shown) => {
     expect(describePrompt(prompt as never, 200)).toBe(shown);
   });
 
-  test('log shows a tool turn\'s prompt as the conversation it is, not as the tool\'s result', async () => {
+  test("log shows a tool turn's prompt as the conversation it is, not as the tool's result", async () => {
     const r = await cli(['log', join(root, 'chat')]);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toContain('prompt: 4 messages, the last from tool; last user message: What is the weather in Paris?');
+    expect(r.stdout).toContain(
+      'prompt: 4 messages, the last from tool; last user message: What is the weather in Paris?',
+    );
     expect(r.stdout).not.toContain('prompt: {"temperature":18.5}');
   });
 });
@@ -140,7 +195,8 @@ describe('a bucket named above 2^53', () => {
     expect(fork.code, fork.stderr).toBe(0);
     const verify = await cli(['verify', '--json', dir]);
     expect(verify.code).toBe(1);
-    const problems = (JSON.parse(verify.stdout) as { report: { problems: Array<{ code: string; message: string }> } }).report.problems;
+    const problems = (JSON.parse(verify.stdout) as { report: { problems: Array<{ code: string; message: string }> } })
+      .report.problems;
     expect(problems.map((p) => p.code)).toEqual(['JOURNAL_INVALID']);
     expect(problems[0]!.message).toContain('2^53');
   });
@@ -155,11 +211,16 @@ describe('a metadata file that breaks FILE-STORE.md §4', () => {
     writeFileSync(join(dir, 'journal.json'), meta.replace('{"config"', '{"__proto__":{"polluted":true},"config"'));
     const verify = await cli(['verify', '--json', dir]);
     expect(verify.code).toBe(1);
-    const report = (JSON.parse(verify.stdout) as { report: { problems: Array<{ code: string; message: string }> } }).report;
+    const report = (JSON.parse(verify.stdout) as { report: { problems: Array<{ code: string; message: string }> } })
+      .report;
     expect(report.problems).toHaveLength(1);
     expect(report.problems[0]!.code).toBe('JOURNAL_INVALID');
     expect(report.problems[0]!.message).toContain('"__proto__"');
-    for (const args of [['log', dir], ['head', dir], ['append', dir]]) {
+    for (const args of [
+      ['log', dir],
+      ['head', dir],
+      ['append', dir],
+    ]) {
       const r = await cli(args, { input: '{"input":1}' });
       expect(r.code, args[0]).toBe(2);
       expect(r.stderr).toContain('JOURNAL_INVALID');
@@ -168,17 +229,31 @@ describe('a metadata file that breaks FILE-STORE.md §4', () => {
 });
 
 describe('a blob holding a marker', () => {
-  test('show refuses it with BLOB_CORRUPT instead of printing the marker as the step\'s content', async () => {
+  test("show refuses it with BLOB_CORRUPT instead of printing the marker as the step's content", async () => {
     const dir = join(root, 'marked');
     const store = new FileStore(root, { fsync: 'none' });
     const j = await store.create('marked');
     const genesis = j.genesis;
     await j.close();
     // A consistent journal whose step 0 result is a blob that is itself a blob marker: digest, size and step hash all right.
-    const value = canonicalJson({ '$stepchain:blob': { digest: 'sha256:' + '0'.repeat(64), size: 1 } }, { refuseReserved: false });
+    const value = canonicalJson(
+      { '$stepchain:blob': { digest: 'sha256:' + '0'.repeat(64), size: 1 } },
+      { refuseReserved: false },
+    );
     const digest = 'sha256:' + createHash('sha256').update(value).digest('hex');
     writeFileSync(join(dir, 'blobs', 'sha256', digest.slice(7)), value);
-    const { line } = sealRecord({ v: 1, seq: 0, step_id: 's0', ts: '2026-01-01T00:00:00.000Z', prev_hash: genesisHash(genesis), input: null, model: null, prompt: null, tool_call: null, result: { '$stepchain:blob': { digest, size: Buffer.byteLength(value) } } } as never);
+    const { line } = sealRecord({
+      v: 1,
+      seq: 0,
+      step_id: 's0',
+      ts: '2026-01-01T00:00:00.000Z',
+      prev_hash: genesisHash(genesis),
+      input: null,
+      model: null,
+      prompt: null,
+      tool_call: null,
+      result: { '$stepchain:blob': { digest, size: Buffer.byteLength(value) } },
+    } as never);
     writeFileSync(join(dir, 'buckets', '0000000000000000.jsonl.tmp'), line);
     renameSync(join(dir, 'buckets', '0000000000000000.jsonl.tmp'), join(dir, 'buckets', '0000000000000000.jsonl'));
     const show = await cli(['show', dir, '0']);
@@ -190,4 +265,3 @@ describe('a blob holding a marker', () => {
     expect(verify.stdout).toContain('BLOB_CORRUPT');
   });
 });
-

@@ -38,10 +38,29 @@ describe('errorText', () => {
 
 describe('answerText', () => {
   test.each([
-    ['AI SDK content parts', { content: [{ type: 'text', text: 'It is' }, { type: 'tool-call', toolName: 'x' }, { type: 'text', text: 'sunny.' }], finishReason: 'stop' }, '"It is sunny."'],
-    ['OpenAI Agents output items', { output: [{ type: 'message', content: [{ type: 'output_text', text: 'Hi!' }] }], responseId: 'r1' }, '"Hi!"'],
+    [
+      'AI SDK content parts',
+      {
+        content: [
+          { type: 'text', text: 'It is' },
+          { type: 'tool-call', toolName: 'x' },
+          { type: 'text', text: 'sunny.' },
+        ],
+        finishReason: 'stop',
+      },
+      '"It is sunny."',
+    ],
+    [
+      'OpenAI Agents output items',
+      { output: [{ type: 'message', content: [{ type: 'output_text', text: 'Hi!' }] }], responseId: 'r1' },
+      '"Hi!"',
+    ],
     ['a plain string', 'done', '"done"'],
-    ['an answer of tool calls only: no text (log names the calls from tool_call)', { content: [{ type: 'tool-call', toolName: 'x' }] }, ''],
+    [
+      'an answer of tool calls only: no text (log names the calls from tool_call)',
+      { content: [{ type: 'tool-call', toolName: 'x' }] },
+      '',
+    ],
     ['any other object: its JSON', { answer: 42 }, '{"answer":42}'],
   ])('%s', (_name, result, shown) => {
     expect(answerText(result as never, 200)).toBe(shown);
@@ -50,22 +69,55 @@ describe('answerText', () => {
 
 describe('langGraphLine', () => {
   const stored = (v: unknown) => ({ type: 'json', text: JSON.stringify(v) });
-  const step = (input: unknown, result: unknown) => ({ v: 1, seq: 0, input, model: null, prompt: null, tool_call: null, result }) as unknown as StepRecord;
+  const step = (input: unknown, result: unknown) =>
+    ({ v: 1, seq: 0, input, model: null, prompt: null, tool_call: null, result }) as unknown as StepRecord;
 
   test('a checkpoint: its thread, id, source and step, parent and channels', () => {
-    const line = langGraphLine(step(
-      { kind: 'langgraph.checkpoint', thread_id: 't-1', checkpoint_ns: 'sub:1', checkpoint_id: 'c2', parent: { checkpoint_id: 'c1', seq: 0, step_hash: null }, checkpoint: stored({}), metadata: stored({ source: 'loop', step: 1 }) },
-      { channel_values: { messages: { version: 2, value: stored([]) } } },
-    ), 200);
-    expect(line).toEqual({ kind: 'langgraph.checkpoint', text: 'thread t-1 (namespace sub:1): checkpoint c2, loop step 1, parent at seq 0; channels messages' });
+    const line = langGraphLine(
+      step(
+        {
+          kind: 'langgraph.checkpoint',
+          thread_id: 't-1',
+          checkpoint_ns: 'sub:1',
+          checkpoint_id: 'c2',
+          parent: { checkpoint_id: 'c1', seq: 0, step_hash: null },
+          checkpoint: stored({}),
+          metadata: stored({ source: 'loop', step: 1 }),
+        },
+        { channel_values: { messages: { version: 2, value: stored([]) } } },
+      ),
+      200,
+    );
+    expect(line).toEqual({
+      kind: 'langgraph.checkpoint',
+      text: 'thread t-1 (namespace sub:1): checkpoint c2, loop step 1, parent at seq 0; channels messages',
+    });
   });
 
   test('writes: the thread, the channels, the task and the checkpoint', () => {
-    const line = langGraphLine(step(
-      { kind: 'langgraph.writes', thread_id: 't-1', checkpoint_ns: '', checkpoint_id: 'c2', task_id: 'task-9', task_path: '' },
-      { writes: [{ idx: 0, channel: 'messages', value: stored('x') }, { idx: -3, channel: '__interrupt__', value: stored({}) }] },
-    ), 200);
-    expect(line).toEqual({ kind: 'langgraph.writes', text: 'thread t-1: writes to messages, __interrupt__ by task task-9, for checkpoint c2' });
+    const line = langGraphLine(
+      step(
+        {
+          kind: 'langgraph.writes',
+          thread_id: 't-1',
+          checkpoint_ns: '',
+          checkpoint_id: 'c2',
+          task_id: 'task-9',
+          task_path: '',
+        },
+        {
+          writes: [
+            { idx: 0, channel: 'messages', value: stored('x') },
+            { idx: -3, channel: '__interrupt__', value: stored({}) },
+          ],
+        },
+      ),
+      200,
+    );
+    expect(line).toEqual({
+      kind: 'langgraph.writes',
+      text: 'thread t-1: writes to messages, __interrupt__ by task task-9, for checkpoint c2',
+    });
   });
 
   test('any other step is none', () => {

@@ -16,7 +16,11 @@ const CLI = join(resolve(__dirname, '..', '..'), 'dist', 'cli', 'main.js');
 
 function cli(cwd: string, ...args: string[]): { rc: number | null; err: string } {
   // A generous timeout only so that a hang fails the test instead of the run: rc is then null.
-  const r = spawnSync(process.execPath, [CLI, ...args], { cwd, timeout: 120_000, env: { ...process.env, NO_COLOR: '1' } });
+  const r = spawnSync(process.execPath, [CLI, ...args], {
+    cwd,
+    timeout: 120_000,
+    env: { ...process.env, NO_COLOR: '1' },
+  });
   return { rc: r.status, err: r.stderr.toString('utf8') };
 }
 
@@ -41,15 +45,19 @@ describe('a write through rename refuses a target that is not a regular file', (
     ['export -o directory', ['export', 'j', '-o', 'dir'], 'dir', 'a directory'],
     ['publish -o FIFO', ['publish', 'j', '--policy', 'policy.json', '-o', 'fifo', '--opt-in'], 'fifo', 'a FIFO'],
     ['page -o FIFO --force', ['page', '-o', 'fifo', '--force'], 'fifo', 'a FIFO'],
-  ])('%s', (_name, args, target, kind) => {
-    const before = names();
-    const r = cli(d, ...args);
-    expect(r.rc).toBe(2);
-    expect(r.err).toContain(`OUTPUT_FAILED: cannot write ${target}: it is ${kind}, not a regular file`);
-    const st = statSync(join(d, target));
-    expect(target === 'fifo' ? st.isFIFO() : st.isDirectory()).toBe(true);
-    expect(names()).toEqual(before); // no temporary file left beside it
-  }, 300_000);
+  ])(
+    '%s',
+    (_name, args, target, kind) => {
+      const before = names();
+      const r = cli(d, ...args);
+      expect(r.rc).toBe(2);
+      expect(r.err).toContain(`OUTPUT_FAILED: cannot write ${target}: it is ${kind}, not a regular file`);
+      const st = statSync(join(d, target));
+      expect(target === 'fifo' ? st.isFIFO() : st.isDirectory()).toBe(true);
+      expect(names()).toEqual(before); // no temporary file left beside it
+    },
+    300_000,
+  );
 
   test('a regular file is still replaced (export overwrites, as before)', () => {
     writeFileSync(join(d, 'old.tar'), 'old');
@@ -64,10 +72,18 @@ describe('a reader refuses a FIFO before opening it (it would wait for ever)', (
     ['verify --proof FIFO', ['verify', 'r.tar', '--proof', 'fifo'], 'cannot read --proof fifo: it is a FIFO'],
     ['disclose --check FIFO', ['disclose', 'p.tar', '--check', 'fifo'], 'cannot read proof fifo: it is a FIFO'],
     ['disclose FIFO --check', ['disclose', 'fifo', '--check', 'p.tar'], 'cannot read receipt fifo: it is a FIFO'],
-    ['witness --key FIFO', ['witness', '--key', 'fifo', '--name', 'w'], 'cannot read key file fifo: it is not a regular file'],
-  ])('%s', (_name, args, message) => {
-    const r = cli(d, ...args);
-    expect(r.rc).toBe(2);
-    expect(r.err).toContain(message);
-  }, 300_000);
+    [
+      'witness --key FIFO',
+      ['witness', '--key', 'fifo', '--name', 'w'],
+      'cannot read key file fifo: it is not a regular file',
+    ],
+  ])(
+    '%s',
+    (_name, args, message) => {
+      const r = cli(d, ...args);
+      expect(r.rc).toBe(2);
+      expect(r.err).toContain(message);
+    },
+    300_000,
+  );
 });

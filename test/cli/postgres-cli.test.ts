@@ -24,7 +24,11 @@ function at(journal: string, extra: Record<string, string> = {}): string {
   return u.toString();
 }
 const cli = (args: string[], options: { input?: string; env?: Record<string, string> } = {}) =>
-  runNode([CLI, ...args], { timeoutMs: 60_000, env: { PGPASSWORD: password, ...options.env }, ...(options.input === undefined ? {} : { input: options.input }) });
+  runNode([CLI, ...args], {
+    timeoutMs: 60_000,
+    env: { PGPASSWORD: password, ...options.env },
+    ...(options.input === undefined ? {} : { input: options.input }),
+  });
 const dir = tempDir('stepchain-pg-cli-');
 const admin = new pg.Client({ connectionString: server.toString() });
 await admin.connect();
@@ -36,17 +40,39 @@ function noStack(stderr: string): void {
 }
 
 const STEPS = [
-  { step_id: 's0', ts: '2026-02-01T00:00:00.000Z', input: { q: 'paris' }, model: 'm', prompt: 'weather?', tool_call: { name: 'get_weather' }, result: { t: 18.5 } },
-  { step_id: 's1', ts: '2026-02-01T00:00:01.000Z', input: null, model: 'm', prompt: 'summarise', result: 'x'.repeat(70_000) },
+  {
+    step_id: 's0',
+    ts: '2026-02-01T00:00:00.000Z',
+    input: { q: 'paris' },
+    model: 'm',
+    prompt: 'weather?',
+    tool_call: { name: 'get_weather' },
+    result: { t: 18.5 },
+  },
+  {
+    step_id: 's1',
+    ts: '2026-02-01T00:00:01.000Z',
+    input: null,
+    model: 'm',
+    prompt: 'summarise',
+    result: 'x'.repeat(70_000),
+  },
   { step_id: 's2', ts: '2026-02-01T00:00:02.000Z', input: 'ünïcødé', result: 'ok', meta: { agent: 'a' } },
 ];
 
 describe('journal verbs on a Postgres location', () => {
   test('init, append, log, show, head, verify, export, fork: the same verbs, the same outputs', async () => {
     expect((await cli(['init', at('run')])).code).toBe(0);
-    const appended = await cli(['append', at('run'), '--jsonl'], { input: STEPS.map((s) => JSON.stringify(s)).join('\n') });
+    const appended = await cli(['append', at('run'), '--jsonl'], {
+      input: STEPS.map((s) => JSON.stringify(s)).join('\n'),
+    });
     expect(appended.code, appended.stderr).toBe(0);
-    expect(appended.stdout.trim().split('\n').map((l) => l.split(' ')[0])).toEqual(['0', '1', '2']);
+    expect(
+      appended.stdout
+        .trim()
+        .split('\n')
+        .map((l) => l.split(' ')[0]),
+    ).toEqual(['0', '1', '2']);
     const log = await cli(['log', at('run'), '--json']);
     expect(log.code, log.stderr).toBe(0);
     const doc = JSON.parse(log.stdout) as { ok: boolean; steps: Array<{ result: unknown }> };
@@ -76,15 +102,31 @@ describe('copy', () => {
   test('directory → Postgres → directory: identical receipts, no diff; again: nothing to do; grown: completed', async () => {
     const src = join(dir, 'src');
     expect((await cli(['init', src, '--bucket-bytes', '4096', '--blob-threshold', '1024'])).code).toBe(0);
-    const many = Array.from({ length: 30 }, (_, i) => ({ step_id: `c${i}`, input: { i, pad: 'p'.repeat(300) }, result: i % 4 === 0 ? 'b'.repeat(2000 + i) : i }));
-    expect((await cli(['append', src, '--jsonl'], { input: many.map((s) => JSON.stringify(s)).join('\n') })).code).toBe(0);
+    const many = Array.from({ length: 30 }, (_, i) => ({
+      step_id: `c${i}`,
+      input: { i, pad: 'p'.repeat(300) },
+      result: i % 4 === 0 ? 'b'.repeat(2000 + i) : i,
+    }));
+    expect((await cli(['append', src, '--jsonl'], { input: many.map((s) => JSON.stringify(s)).join('\n') })).code).toBe(
+      0,
+    );
     const toPg = await cli(['copy', src, at('copied'), '--json']);
     expect(toPg.code, toPg.stderr).toBe(0);
-    expect(JSON.parse(toPg.stdout)).toMatchObject({ ok: true, created: true, copied: 30, already: 0, head: { seq: 29 } });
+    expect(JSON.parse(toPg.stdout)).toMatchObject({
+      ok: true,
+      created: true,
+      copied: 30,
+      already: 0,
+      head: { seq: 29 },
+    });
     const back = join(dir, 'back');
     const toDir = await cli(['copy', at('copied'), back, '--json']);
     expect(toDir.code, toDir.stderr).toBe(0);
-    for (const [loc, name] of [[src, 'a.tar'], [at('copied'), 'b.tar'], [back, 'c.tar']] as const) {
+    for (const [loc, name] of [
+      [src, 'a.tar'],
+      [at('copied'), 'b.tar'],
+      [back, 'c.tar'],
+    ] as const) {
       const r = await cli(['export', loc, '-o', join(dir, name)]);
       expect(r.code, r.stderr).toBe(0);
     }
@@ -122,38 +164,105 @@ describe('the Merkle tree on a Postgres location', () => {
     const twin = join(dir, 'twin'); // the same id on both sides, so the same origin
     expect((await cli(['keygen', '-o', join(dir, 'log.key')])).code).toBe(0);
     expect((await cli(['init', twin])).code).toBe(0);
-    const steps = (from: number, count: number) => Array.from({ length: count }, (_, i) => JSON.stringify({ step_id: `t${from + i}`, input: { i: from + i } })).join('\n');
+    const steps = (from: number, count: number) =>
+      Array.from({ length: count }, (_, i) => JSON.stringify({ step_id: `t${from + i}`, input: { i: from + i } })).join(
+        '\n',
+      );
     expect((await cli(['append', twin, '--jsonl'], { input: steps(0, 40) })).code).toBe(0);
     expect((await cli(['copy', twin, at('twin')])).code).toBe(0);
     const sign = (loc: string, out: string, first: boolean) =>
-      cli(['checkpoint', loc, '--sign', join(dir, 'log.key'), ...(first ? ['--authority', 'agents.example.com'] : []), '-o', join(dir, out), '--json']);
-    for (const [loc, tag] of [[twin, 'd'], [at('twin'), 'p']] as const) {
+      cli([
+        'checkpoint',
+        loc,
+        '--sign',
+        join(dir, 'log.key'),
+        ...(first ? ['--authority', 'agents.example.com'] : []),
+        '-o',
+        join(dir, out),
+        '--json',
+      ]);
+    for (const [loc, tag] of [
+      [twin, 'd'],
+      [at('twin'), 'p'],
+    ] as const) {
       const r = await sign(loc, `${tag}-a.checkpoint`, true);
       expect(r.code, r.stderr).toBe(0);
       expect(JSON.parse(r.stdout)).toMatchObject({ ok: true, checkpoint: { size: 40 }, extends: null });
     }
-    const same = (a: string, b: string) => expect(readFileSync(join(dir, b)).equals(readFileSync(join(dir, a))), `${a} = ${b}`).toBe(true);
+    const same = (a: string, b: string) =>
+      expect(readFileSync(join(dir, b)).equals(readFileSync(join(dir, a))), `${a} = ${b}`).toBe(true);
     same('d-a.checkpoint', 'p-a.checkpoint');
     expect((await cli(['append', twin, '--jsonl'], { input: steps(40, 25) })).code).toBe(0);
     expect((await cli(['copy', twin, at('twin')])).code).toBe(0);
-    for (const [loc, tag] of [[twin, 'd'], [at('twin'), 'p']] as const) {
+    for (const [loc, tag] of [
+      [twin, 'd'],
+      [at('twin'), 'p'],
+    ] as const) {
       const r = await sign(loc, `${tag}-b.checkpoint`, false);
       expect(r.code, r.stderr).toBe(0);
       expect(JSON.parse(r.stdout)).toMatchObject({ ok: true, checkpoint: { size: 65 }, extends: 40 });
-      const c = await cli(['prove', loc, '--checkpoint', join(dir, `${tag}-b.checkpoint`), '--from', '3', '--to', '9', '-o', join(dir, `${tag}-incl.proof`)]);
+      const c = await cli([
+        'prove',
+        loc,
+        '--checkpoint',
+        join(dir, `${tag}-b.checkpoint`),
+        '--from',
+        '3',
+        '--to',
+        '9',
+        '-o',
+        join(dir, `${tag}-incl.proof`),
+      ]);
       expect(c.code, c.stderr).toBe(0);
-      const o = await cli(['prove', loc, '--checkpoint', join(dir, `${tag}-b.checkpoint`), '--old', join(dir, `${tag}-a.checkpoint`), '-o', join(dir, `${tag}-cons.proof`)]);
+      const o = await cli([
+        'prove',
+        loc,
+        '--checkpoint',
+        join(dir, `${tag}-b.checkpoint`),
+        '--old',
+        join(dir, `${tag}-a.checkpoint`),
+        '-o',
+        join(dir, `${tag}-cons.proof`),
+      ]);
       expect(o.code, o.stderr).toBe(0);
-      const e = await cli(['export', loc, '--from', '50', '--to', '60', '--checkpoint', join(dir, `${tag}-b.checkpoint`), '-o', join(dir, `${tag}-part.tar`)]);
+      const e = await cli([
+        'export',
+        loc,
+        '--from',
+        '50',
+        '--to',
+        '60',
+        '--checkpoint',
+        join(dir, `${tag}-b.checkpoint`),
+        '-o',
+        join(dir, `${tag}-part.tar`),
+      ]);
       expect(e.code, e.stderr).toBe(0);
     }
     for (const f of ['b.checkpoint', 'incl.proof', 'cons.proof', 'part.tar']) same(`d-${f}`, `p-${f}`);
     const vkey = JSON.parse((await sign(at('twin'), 'p-c.checkpoint', false)).stdout).vkey as string;
-    const checked = await cli(['verify', '--proof', join(dir, 'p-cons.proof'), '--log-key', vkey, '--checkpoint', join(dir, 'p-a.checkpoint'), '--json']);
+    const checked = await cli([
+      'verify',
+      '--proof',
+      join(dir, 'p-cons.proof'),
+      '--log-key',
+      vkey,
+      '--checkpoint',
+      join(dir, 'p-a.checkpoint'),
+      '--json',
+    ]);
     expect(checked.code, checked.stderr).toBe(0);
     const part = await cli(['verify', join(dir, 'p-part.tar'), '--log-key', vkey, '--json']);
     expect(part.code, part.stderr).toBe(0);
-    const extended = await cli(['verify', at('twin'), '--checkpoint', join(dir, 'p-a.checkpoint'), '--log-key', vkey, '--json']);
+    const extended = await cli([
+      'verify',
+      at('twin'),
+      '--checkpoint',
+      join(dir, 'p-a.checkpoint'),
+      '--log-key',
+      vkey,
+      '--json',
+    ]);
     expect(extended.code, extended.stderr).toBe(0);
   }, 120_000);
 });
@@ -164,8 +273,14 @@ describe('doctor', () => {
     const r = await cli(['doctor', at('doc'), '--json']);
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({
-      ok: true, backend: 'postgres', reachable: true, server: expect.stringMatching(/^PostgreSQL 18/), schema: { name: schema, version: 3, supported: 3 }, writable: true,
-      journal: { id: 'doc', found: true, head: null }, problems: [],
+      ok: true,
+      backend: 'postgres',
+      reachable: true,
+      server: expect.stringMatching(/^PostgreSQL 18/),
+      schema: { name: schema, version: 3, supported: 3 },
+      writable: true,
+      journal: { id: 'doc', found: true, head: null },
+      problems: [],
       // The test server runs without fsync (test/setup/pg-runner.mjs): doctor says what that costs.
       durability: { fsync: 'off', warning: expect.stringContaining('fsync is off') },
     });
@@ -175,7 +290,16 @@ describe('doctor', () => {
 
   test.each([
     ['a wrong password', { env: { PGPASSWORD: 'wrong' } }, () => at('doc'), 'AUTH_FAILED'],
-    ['no server', {}, () => { const u = new URL(at('doc')); u.port = '1'; return u.toString(); }, 'SERVER_UNREACHABLE'],
+    [
+      'no server',
+      {},
+      () => {
+        const u = new URL(at('doc'));
+        u.port = '1';
+        return u.toString();
+      },
+      'SERVER_UNREACHABLE',
+    ],
   ])('%s: exit 1 with the coded problem, no stack trace', async (_l, options, location, codeName) => {
     const r = await cli(['doctor', location(), '--json'], options);
     expect(r.code).toBe(1);
@@ -187,14 +311,29 @@ describe('doctor', () => {
     const j = join(dir, 'docdir');
     expect((await cli(['init', j])).code).toBe(0);
     const r = await cli(['doctor', j, '--json']);
-    expect(JSON.parse(r.stdout)).toMatchObject({ ok: true, backend: 'file', writable: true, journal: { id: 'docdir', found: true } });
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      ok: true,
+      backend: 'file',
+      writable: true,
+      journal: { id: 'docdir', found: true },
+    });
   });
 });
 
 describe('servers that cannot be used, from any verb', () => {
   test.each([
     ['wrong password', ['log'], { PGPASSWORD: 'wrong' }, (l: string) => l, 'AUTH_FAILED'],
-    ['no server', ['append'], {}, (l: string) => { const u = new URL(l); u.port = '1'; return u.toString(); }, 'SERVER_UNREACHABLE'],
+    [
+      'no server',
+      ['append'],
+      {},
+      (l: string) => {
+        const u = new URL(l);
+        u.port = '1';
+        return u.toString();
+      },
+      'SERVER_UNREACHABLE',
+    ],
     ['no journal named', ['head'], {}, (l: string) => l.replace(/journal=[^&]+&?/, ''), 'OPTION_INVALID'],
   ])('%s: exit 2, the code on stderr and in --json, no stack trace', async (_l, verb, env, mangle, codeName) => {
     const r = await cli([...verb, mangle(at('run')), '--json'], { env, input: '{"input":1}' });

@@ -14,12 +14,21 @@ import { tempDir } from '../helpers/tmp.js';
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const dir = tempDir('stepchain-proofs-cli-');
 
-interface Run { code: number; stdout: string; stderr: string }
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
 function run(...args: string[]): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { cwd: dir, env: { ...process.env, NO_COLOR: '1' } }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [CLI, ...args],
+      { cwd: dir, env: { ...process.env, NO_COLOR: '1' } },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 const json = (r: Run): Record<string, any> => JSON.parse(r.stdout) as Record<string, any>;
@@ -27,7 +36,10 @@ const codesOf = (r: Run): string[] => (json(r).report.problems as Array<{ code: 
 
 async function append(journal: string, from: number, count: number, tag = 'run'): Promise<void> {
   const file = join(dir, `steps-${tag}-${from}.jsonl`);
-  writeFileSync(file, Array.from({ length: count }, (_, i) => JSON.stringify({ input: { tag, i: from + i } })).join('\n') + '\n');
+  writeFileSync(
+    file,
+    Array.from({ length: count }, (_, i) => JSON.stringify({ input: { tag, i: from + i } })).join('\n') + '\n',
+  );
   const r = await run('append', journal, '--jsonl', '--file', file);
   expect(r.code, r.stderr).toBe(0);
 }
@@ -49,7 +61,17 @@ beforeAll(async () => {
   for (const k of ['log', 'w1', 'w2', 'stranger']) expect((await run('keygen', '-o', `${k}.key`)).code).toBe(0);
   expect((await run('init', 'j')).code).toBe(0);
   await append('j', 0, 40);
-  const cp = await run('checkpoint', 'j', '--sign', 'log.key', '--authority', 'agents.example.com', '-o', 'a.checkpoint', '--json');
+  const cp = await run(
+    'checkpoint',
+    'j',
+    '--sign',
+    'log.key',
+    '--authority',
+    'agents.example.com',
+    '-o',
+    'a.checkpoint',
+    '--json',
+  );
   expect(cp.code, cp.stderr).toBe(0);
   logKey = json(cp).vkey as string;
   expect(json(cp).checkpoint.size).toBe(40);
@@ -61,12 +83,25 @@ beforeAll(async () => {
 
 describe('operator and auditor', () => {
   test('prove writes inclusion and consistency proofs that verify --proof checks against the log key', async () => {
-    expect((await run('prove', 'j', '--checkpoint', 'b.checkpoint', '--from', '3', '--to', '9', '-o', 'incl.proof')).code).toBe(0);
-    expect((await run('prove', 'j', '--checkpoint', 'b.checkpoint', '--old', 'a.checkpoint', '-o', 'cons.proof')).code).toBe(0);
+    expect(
+      (await run('prove', 'j', '--checkpoint', 'b.checkpoint', '--from', '3', '--to', '9', '-o', 'incl.proof')).code,
+    ).toBe(0);
+    expect(
+      (await run('prove', 'j', '--checkpoint', 'b.checkpoint', '--old', 'a.checkpoint', '-o', 'cons.proof')).code,
+    ).toBe(0);
     const incl = await run('verify', '--proof', 'incl.proof', '--log-key', logKey, '--json');
     expect(incl.code, incl.stderr).toBe(0);
     expect(json(incl).report).toMatchObject({ ok: true, type: 'inclusion', from: 3, to: 9, checkpoint: { size: 65 } });
-    const cons = await run('verify', '--proof', 'cons.proof', '--log-key', logKey, '--checkpoint', 'a.checkpoint', '--json');
+    const cons = await run(
+      'verify',
+      '--proof',
+      'cons.proof',
+      '--log-key',
+      logKey,
+      '--checkpoint',
+      'a.checkpoint',
+      '--json',
+    );
     expect(cons.code, cons.stderr).toBe(0);
     // A tampered proof hash fails (exit 1) with its code.
     const doc = JSON.parse(readFileSync(join(dir, 'incl.proof'), 'utf8')) as { hashes: string[] };
@@ -86,23 +121,43 @@ describe('operator and auditor', () => {
 
   test.each([
     ['truncated', 'SIZE_DECREASED', (j: string) => truncate(j, 30), true],
-    ['rewritten', 'INCONSISTENT', async (j: string) => {
-      truncate(j, 30);
-      await append(j, 30, 20, 'rewrite');
-    }, true],
+    [
+      'rewritten',
+      'INCONSISTENT',
+      async (j: string) => {
+        truncate(j, 30);
+        await append(j, 30, 20, 'rewrite');
+      },
+      true,
+    ],
     // The fork keeps the genesis and the id once it replaces the journal: the same origin, another tree.
     // Its directory has none of the original's checkpoints, so only an auditor or a witness can catch it.
-    ['forked-and-rewritten', 'INCONSISTENT', async (j: string) => {
-      expect((await run('fork', j, '--from-step', '19', `${j}-fork`)).code).toBe(0);
-      await append(`${j}-fork`, 20, 30, 'fork');
-      rmSync(join(dir, j), { recursive: true });
-      renameSync(join(dir, `${j}-fork`), join(dir, j));
-    }, false],
+    [
+      'forked-and-rewritten',
+      'INCONSISTENT',
+      async (j: string) => {
+        expect((await run('fork', j, '--from-step', '19', `${j}-fork`)).code).toBe(0);
+        await append(`${j}-fork`, 20, 30, 'fork');
+        rmSync(join(dir, j), { recursive: true });
+        renameSync(join(dir, `${j}-fork`), join(dir, j));
+      },
+      false,
+    ],
   ])('verify --checkpoint on a %s journal: exit 1 with %s', async (name, code, damage, keepsCheckpoints) => {
     const j = `own-${name}`;
     expect((await run('init', j)).code).toBe(0);
     await append(j, 0, 40, name);
-    const first = await run('checkpoint', j, '--sign', 'log.key', '--authority', 'agents.example.com', '-o', `${j}.checkpoint`, '--json');
+    const first = await run(
+      'checkpoint',
+      j,
+      '--sign',
+      'log.key',
+      '--authority',
+      'agents.example.com',
+      '-o',
+      `${j}.checkpoint`,
+      '--json',
+    );
     const key = json(first).vkey as string;
     await damage(j);
     const r = await run('verify', j, '--checkpoint', `${j}.checkpoint`, '--log-key', key, '--json');
@@ -120,7 +175,7 @@ describe('operator and auditor', () => {
     expect((await run('verify', 'j', '--checkpoint', 'garbage.checkpoint')).code).toBe(2);
     expect((await run('verify', 'j', '--checkpoint', 'missing.checkpoint')).code).toBe(2);
     // Signed, but not by the pinned log key.
-    const stranger = (await run('checkpoint', 'j', '--sign', 'stranger.key', '-o', 'stranger.checkpoint', '--json'));
+    const stranger = await run('checkpoint', 'j', '--sign', 'stranger.key', '-o', 'stranger.checkpoint', '--json');
     expect(stranger.code).toBe(0);
     expect((await run('verify', 'j', '--checkpoint', 'stranger.checkpoint', '--log-key', logKey)).code).toBe(2);
   });
@@ -141,27 +196,68 @@ describe('witnesses and the policy', () => {
     expect(json(back).error.code).toBe('SIZE_DECREASED');
   });
 
-  test('log key + 1 of 2 witnesses: met by w1\'s cosignature; a forged one fails; a quorum of 2 is not met', async () => {
-    expect((await run('prove', 'j', '--checkpoint', 'b.w1', '--from', '50', '--to', '52', '-o', 'w.proof')).code).toBe(0);
-    const ok = await run('verify', '--proof', 'w.proof', '--log-key', logKey, '--witness', w1, '--witness', w2, '--quorum', '1', '--json');
+  test("log key + 1 of 2 witnesses: met by w1's cosignature; a forged one fails; a quorum of 2 is not met", async () => {
+    expect((await run('prove', 'j', '--checkpoint', 'b.w1', '--from', '50', '--to', '52', '-o', 'w.proof')).code).toBe(
+      0,
+    );
+    const ok = await run(
+      'verify',
+      '--proof',
+      'w.proof',
+      '--log-key',
+      logKey,
+      '--witness',
+      w1,
+      '--witness',
+      w2,
+      '--quorum',
+      '1',
+      '--json',
+    );
     expect(ok.code, ok.stdout).toBe(0);
-    const two = await run('verify', '--proof', 'w.proof', '--log-key', logKey, '--witness', w1, '--witness', w2, '--json');
+    const two = await run(
+      'verify',
+      '--proof',
+      'w.proof',
+      '--log-key',
+      logKey,
+      '--witness',
+      w1,
+      '--witness',
+      w2,
+      '--json',
+    );
     expect(two.code).toBe(1);
     expect(codesOf(two)).toEqual(['QUORUM_NOT_MET']);
-    const doc = JSON.parse(readFileSync(join(dir, 'w.proof'), 'utf8')) as Record<string, unknown> & { checkpoint: string };
+    const doc = JSON.parse(readFileSync(join(dir, 'w.proof'), 'utf8')) as Record<string, unknown> & {
+      checkpoint: string;
+    };
     doc.checkpoint = doc.checkpoint.replace(/(— witness\.example\/w1 )(\S+)/, (_s, h: string, b: string) => {
       const sig = Buffer.from(b, 'base64');
       sig[sig.length - 1]! ^= 1;
       return h + sig.toString('base64');
     });
     writeFileSync(join(dir, 'forged.proof'), JSON.stringify(doc, Object.keys(doc).sort()) + '\n');
-    const forged = await run('verify', '--proof', 'forged.proof', '--log-key', logKey, '--witness', w1, '--quorum', '1', '--json');
+    const forged = await run(
+      'verify',
+      '--proof',
+      'forged.proof',
+      '--log-key',
+      logKey,
+      '--witness',
+      w1,
+      '--quorum',
+      '1',
+      '--json',
+    );
     expect(forged.code).toBe(1);
     expect(codesOf(forged)).toEqual(['COSIGNATURE_INVALID', 'QUORUM_NOT_MET']);
   });
 
   test('a checkpoint signed by a key not in the policy fails', async () => {
-    expect((await run('prove', 'j', '--checkpoint', 'stranger.checkpoint', '--from', '1', '-o', 's.proof')).code).toBe(0);
+    expect((await run('prove', 'j', '--checkpoint', 'stranger.checkpoint', '--from', '1', '-o', 's.proof')).code).toBe(
+      0,
+    );
     const r = await run('verify', '--proof', 's.proof', '--log-key', logKey, '--json');
     expect(r.code).toBe(1);
     expect(codesOf(r)).toEqual(['SIGNATURE_MISSING']);

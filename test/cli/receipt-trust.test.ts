@@ -22,18 +22,33 @@ import { tempDir } from '../helpers/tmp.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 
-interface Run { code: number; stdout: string; stderr: string }
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
 
 function run(args: string[], cwd: string): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { cwd, env: { ...process.env, NO_COLOR: '1' }, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [CLI, ...args],
+      { cwd, env: { ...process.env, NO_COLOR: '1' }, maxBuffer: 64 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
 const dir = tempDir('stepchain-trust-');
-const STEP = (i: number) => ({ input: { question: `question ${i}` }, model: 'm', prompt: `step ${i}`, tool_call: null, result: { answer: i } });
+const STEP = (i: number) => ({
+  input: { question: `question ${i}` },
+  model: 'm',
+  prompt: `step ${i}`,
+  tool_call: null,
+  result: { answer: i },
+});
 
 async function journalWith(name: string, steps: Array<Record<string, unknown>>): Promise<string> {
   const j = await new FileStore(dir).create(name, { journalId: name, createdAt: CREATED_AT });
@@ -71,22 +86,46 @@ describe('a pinned key or head that cannot be used refuses; it never unpins (iss
     ['a private key', () => signer],
     ['the base64 of 31 bytes', () => keyFile('short.pub', Buffer.alloc(31, 1).toString('base64') + '\n')],
     ['33 raw bytes', () => keyFile('long.pub', new Uint8Array(33).fill(9))],
-    ['a small-order point (the identity), raw', () => keyFile('identity.pub', Uint8Array.from({ length: 32 }, (_, i) => (i === 0 ? 1 : 0)))],
-    ['a non-canonical encoding (y = p)', () => keyFile('noncanonical.pub', Buffer.from('edffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f', 'hex').toString('base64'))],
-    ['a directory', () => { const p = join(dir, 'keydir'); mkdirSync(p, { recursive: true }); return p; }],
+    [
+      'a small-order point (the identity), raw',
+      () =>
+        keyFile(
+          'identity.pub',
+          Uint8Array.from({ length: 32 }, (_, i) => (i === 0 ? 1 : 0)),
+        ),
+    ],
+    [
+      'a non-canonical encoding (y = p)',
+      () =>
+        keyFile(
+          'noncanonical.pub',
+          Buffer.from('edffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f', 'hex').toString('base64'),
+        ),
+    ],
+    [
+      'a directory',
+      () => {
+        const p = join(dir, 'keydir');
+        mkdirSync(p, { recursive: true });
+        return p;
+      },
+    ],
     ['a missing file', () => join(dir, 'no-such.pub')],
   ];
 
-  test.each(unusable)('verify --pubkey with %s: exit 2 naming the file, for a receipt signed by another key and for an unsigned one', async (_name, make) => {
-    const pub = make();
-    for (const receipt of [signedByOther, unsigned, signed]) {
-      const r = await run(['verify', receipt, '--pubkey', pub], dir);
-      expect(r.code, r.stderr).toBe(2);
-      expect(r.stderr).toContain('KEY_INVALID');
-      expect(r.stderr).toContain(pub);
-      expect(r.stderr).not.toMatch(/valid receipt/);
-    }
-  });
+  test.each(unusable)(
+    'verify --pubkey with %s: exit 2 naming the file, for a receipt signed by another key and for an unsigned one',
+    async (_name, make) => {
+      const pub = make();
+      for (const receipt of [signedByOther, unsigned, signed]) {
+        const r = await run(['verify', receipt, '--pubkey', pub], dir);
+        expect(r.code, r.stderr).toBe(2);
+        expect(r.stderr).toContain('KEY_INVALID');
+        expect(r.stderr).toContain(pub);
+        expect(r.stderr).not.toMatch(/valid receipt/);
+      }
+    },
+  );
 
   test('disclose --check with an empty --pubkey: exit 2, not a holding proof', async () => {
     const j = await memoryJournal();
@@ -100,7 +139,14 @@ describe('a pinned key or head that cannot be used refuses; it never unpins (iss
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toContain('KEY_INVALID');
     // a usable key of someone else: the proof does not hold (exit 1)
-    expect((await run(['disclose', pub, '--check', proof, '--pubkey', keyFile('alice-for-disclose.pub', publicKeyToPem(alice))], dir)).code).toBe(1);
+    expect(
+      (
+        await run(
+          ['disclose', pub, '--check', proof, '--pubkey', keyFile('alice-for-disclose.pub', publicKeyToPem(alice))],
+          dir,
+        )
+      ).code,
+    ).toBe(1);
   });
 
   test('verify --head that is empty or malformed: exit 2', async () => {
@@ -116,16 +162,23 @@ describe('a pinned key or head that cannot be used refuses; it never unpins (iss
     ['the PEM with CRLF line ends', () => readFileSync(`${signer}.pub`, 'utf8').replace(/\n/g, '\r\n')],
     ['the base64 of the 32 bytes, with a newline', () => Buffer.from(alice).toString('base64') + '\n'],
     ['the 32 raw bytes (a binary file)', () => alice],
-  ])('each accepted key file form pins: %s (exit 0 for the signer, 1 for another signer, 1 unsigned)', async (name, content) => {
-    const pub = keyFile(`form-${name.length}.pub`, content());
-    expect((await run(['verify', signed, '--pubkey', pub], dir)).code).toBe(0);
-    const mismatch = await run(['verify', signedByOther, '--pubkey', pub, '--json'], dir);
-    expect(mismatch.code).toBe(1);
-    expect(JSON.parse(mismatch.stdout).report.problems.map((p: { code: string }) => p.code)).toEqual(['KEY_MISMATCH']);
-    const missing = await run(['verify', unsigned, '--pubkey', pub, '--json'], dir);
-    expect(missing.code).toBe(1);
-    expect(JSON.parse(missing.stdout).report.problems.map((p: { code: string }) => p.code)).toEqual(['SIGNATURE_MISSING']);
-  });
+  ])(
+    'each accepted key file form pins: %s (exit 0 for the signer, 1 for another signer, 1 unsigned)',
+    async (name, content) => {
+      const pub = keyFile(`form-${name.length}.pub`, content());
+      expect((await run(['verify', signed, '--pubkey', pub], dir)).code).toBe(0);
+      const mismatch = await run(['verify', signedByOther, '--pubkey', pub, '--json'], dir);
+      expect(mismatch.code).toBe(1);
+      expect(JSON.parse(mismatch.stdout).report.problems.map((p: { code: string }) => p.code)).toEqual([
+        'KEY_MISMATCH',
+      ]);
+      const missing = await run(['verify', unsigned, '--pubkey', pub, '--json'], dir);
+      expect(missing.code).toBe(1);
+      expect(JSON.parse(missing.stdout).report.problems.map((p: { code: string }) => p.code)).toEqual([
+        'SIGNATURE_MISSING',
+      ]);
+    },
+  );
 });
 
 describe('bytes smuggled after a receipt (issue 14 item 2)', () => {
@@ -141,7 +194,11 @@ describe('bytes smuggled after a receipt (issue 14 item 2)', () => {
 
 describe('what export writes, verify accepts (issue 14 item 3)', () => {
   test('a 40 MB repetitive value: export .tar.gz and verify (it compresses about 1000:1)', async () => {
-    const big = await journalWith('big', [STEP(0), { ...STEP(1), result: { log: 'a'.repeat(40 * 1024 * 1024) } }, STEP(2)]);
+    const big = await journalWith('big', [
+      STEP(0),
+      { ...STEP(1), result: { log: 'a'.repeat(40 * 1024 * 1024) } },
+      STEP(2),
+    ]);
     const out = join(dir, 'big.tar.gz');
     const e = await run(['export', big, '-o', out, '--json'], dir);
     expect(e.code, e.stderr).toBe(0);
@@ -166,7 +223,10 @@ describe('every command that opens a receipt runs the whole verification (issue 
     // forge the anchor with a well-formed value that lies (it passes the member's shape check)
     if (typeof anchor.genesis_hash === 'string') anchor.genesis_hash = `sha256:${'0'.repeat(64)}`;
     const forged = join(dir, 'forged.tar');
-    writeFileSync(forged, tarOf([{ name: 'manifest.json', data: text(canonicalJson(manifest as never)) }, ...entries.slice(1)]));
+    writeFileSync(
+      forged,
+      tarOf([{ name: 'manifest.json', data: text(canonicalJson(manifest as never)) }, ...entries.slice(1)]),
+    );
 
     const v = await run(['verify', forged, '--json'], dir);
     expect(v.code).toBe(1);
@@ -175,7 +235,10 @@ describe('every command that opens a receipt runs the whole verification (issue 
     expect(codes).toContain('REDACTION_UNDECLARED');
 
     expect((await run(['diff', genuine, genuine], dir)).code).toBe(0);
-    for (const args of [[forged, genuine], [genuine, forged]]) {
+    for (const args of [
+      [forged, genuine],
+      [genuine, forged],
+    ]) {
       const d = await run(['diff', ...args], dir);
       expect(d.code, d.stderr).toBe(2);
       expect(d.stderr).toMatch(/RECEIPT_INVALID: the receipt does not verify: (ANCHOR_INVALID|REDACTION_UNDECLARED)/);

@@ -9,7 +9,8 @@ import { describe, expect, test } from 'vitest';
 import { tempDir } from '../helpers/tmp.js';
 import { CLI, runNode } from '../hardening/support.js';
 
-const cli = (cwd: string, args: string[], input?: string) => runNode([CLI, ...args], { cwd, timeoutMs: 60_000, ...(input === undefined ? {} : { input }) });
+const cli = (cwd: string, args: string[], input?: string) =>
+  runNode([CLI, ...args], { cwd, timeoutMs: 60_000, ...(input === undefined ? {} : { input }) });
 
 describe('a location with a scheme stepchain does not know', () => {
   test.each([
@@ -63,7 +64,12 @@ describe('sqlite: locations', () => {
     expect(JSON.parse(b.stdout).report.head).toBe(JSON.parse(a.stdout).report.head);
     const doctor = await cli(cwd, ['doctor', at, '--json']);
     expect(doctor.code).toBe(0);
-    expect(JSON.parse(doctor.stdout)).toMatchObject({ ok: true, backend: 'sqlite', schema: { version: 2 }, journal: { id: 'run-1', found: true, head: { seq: 3 } } });
+    expect(JSON.parse(doctor.stdout)).toMatchObject({
+      ok: true,
+      backend: 'sqlite',
+      schema: { version: 2 },
+      journal: { id: 'run-1', found: true, head: { seq: 3 } },
+    });
     const missing = await cli(cwd, ['append', 'sqlite:agents.db'], '{"input":1}');
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('names no journal');

@@ -29,10 +29,17 @@ function run(args: string[], dir: string): Promise<Run> {
   const log = join(dir, `modules-${Math.random().toString(36).slice(2)}.txt`);
   writeFileSync(log, '');
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', MODULE_LOG, CLI, ...args], { env: { ...process.env, NO_COLOR: '1', STEPCHAIN_MODULE_LOG: log } }, (error, stdout, stderr) => {
-      const files = readFileSync(log, 'utf8').split('\n').filter((u) => u.startsWith('file:') && !u.includes('/module-log.mjs'));
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr, files });
-    });
+    execFile(
+      process.execPath,
+      ['--import', MODULE_LOG, CLI, ...args],
+      { env: { ...process.env, NO_COLOR: '1', STEPCHAIN_MODULE_LOG: log } },
+      (error, stdout, stderr) => {
+        const files = readFileSync(log, 'utf8')
+          .split('\n')
+          .filter((u) => u.startsWith('file:') && !u.includes('/module-log.mjs'));
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr, files });
+      },
+    );
   });
 }
 
@@ -41,7 +48,15 @@ const relative = (files: string[]): string[] => files.map((u) => (u.startsWith(D
 async function journal(dir: string, steps: number, text = 'x'): Promise<string> {
   const store = new FileStore(dir, { fsync: 'none' });
   const j = await store.create('run');
-  await j.appendMany(Array.from({ length: steps }, (_, i) => ({ input: { i, text }, model: 'm', prompt: `p${i}`, tool_call: null, result: { i } })));
+  await j.appendMany(
+    Array.from({ length: steps }, (_, i) => ({
+      input: { i, text },
+      model: 'm',
+      prompt: `p${i}`,
+      tool_call: null,
+      result: { i },
+    })),
+  );
   await j.close();
   return join(dir, 'run');
 }
@@ -82,7 +97,11 @@ describe('the bundled CLI', () => {
     const receipt = await run(['verify', tar, '--json'], dir);
     expect(receipt.code).toBe(0);
     expect(JSON.parse(receipt.stdout)).toMatchObject({ ok: true, kind: 'receipt', report: { steps: 2 } });
-    expect(relative(receipt.files).filter((f) => !/^(cli\/main\.js$|cli\/verify\/)/.test(f) && !f.includes('/node_modules/'))).toEqual([]);
+    expect(
+      relative(receipt.files).filter(
+        (f) => !/^(cli\/main\.js$|cli\/verify\/)/.test(f) && !f.includes('/node_modules/'),
+      ),
+    ).toEqual([]);
   });
 
   test('`append` and `effect` load the entry and their own script (dist/cli/agent), compiled from its code cache: no receipt, signature or other store chunks', async () => {
@@ -108,7 +127,15 @@ describe('the bundled CLI', () => {
     // The cache the build made is the one V8 takes here (same source, V8 and flags): a rejected cache would
     // compile the whole bundle at every start, the same output and no error, so only this says so.
     const probe = await new Promise<string>((resolve, reject) => {
-      execFile(process.execPath, ['--input-type=module', '-e', `import { loadAgent } from ${JSON.stringify(new URL('cli/agent-load.js', DIST).href)}; const a = loadAgent(); console.log(JSON.stringify({ cached: a.cached, verbs: typeof a.module.runAgent }));`], (error, stdout) => (error ? reject(error) : resolve(stdout)));
+      execFile(
+        process.execPath,
+        [
+          '--input-type=module',
+          '-e',
+          `import { loadAgent } from ${JSON.stringify(new URL('cli/agent-load.js', DIST).href)}; const a = loadAgent(); console.log(JSON.stringify({ cached: a.cached, verbs: typeof a.module.runAgent }));`,
+        ],
+        (error, stdout) => (error ? reject(error) : resolve(stdout)),
+      );
     });
     expect(JSON.parse(probe)).toEqual({ cached: true, verbs: 'function' });
     // Their help and a usage error read as from the whole shell.
@@ -148,7 +175,10 @@ describe('the bundled CLI', () => {
   test('--threads N runs N − 1 worker threads beside this one, each loading its bundled script alone (one file)', async () => {
     const dir = tempDir('stepchain-start-');
     const path = await journal(dir, 200, 'y'.repeat(1400));
-    const [two, three] = await Promise.all([run(['verify', path, '--json', '--threads', '2'], dir), run(['verify', path, '--json', '--threads', '3'], dir)]);
+    const [two, three] = await Promise.all([
+      run(['verify', path, '--json', '--threads', '2'], dir),
+      run(['verify', path, '--json', '--threads', '3'], dir),
+    ]);
     for (const r of [two, three]) {
       expect(r.code).toBe(0);
       // The pool's modules load once on this thread; each worker loads its script and nothing else
@@ -167,7 +197,10 @@ describe('the bundled CLI', () => {
     const path = await journal(dir, 200, 'y'.repeat(1400));
     const tar = join(dir, 'big.tar');
     expect((await run(['export', path, '--out', tar], dir)).code).toBe(0);
-    const [one, two] = await Promise.all([run(['verify', tar, '--json', '--threads', '1'], dir), run(['verify', tar, '--json', '--threads', '2'], dir)]);
+    const [one, two] = await Promise.all([
+      run(['verify', tar, '--json', '--threads', '1'], dir),
+      run(['verify', tar, '--json', '--threads', '2'], dir),
+    ]);
     expect(one.code).toBe(0);
     expect(two.code).toBe(0);
     expect(JSON.parse(two.stdout)).toEqual(JSON.parse(one.stdout));
@@ -198,7 +231,19 @@ describe('the bundled CLI', () => {
     const dir = tempDir('stepchain-start-');
     const r = await run(['--help'], dir);
     expect(r.code).toBe(0);
-    for (const verb of ['init', 'verify', 'export', 'publish', 'checkpoint', 'witness', 'page', 'runs', 'copy', 'doctor']) expect(r.stdout).toContain(`  ${verb} `);
+    for (const verb of [
+      'init',
+      'verify',
+      'export',
+      'publish',
+      'checkpoint',
+      'witness',
+      'page',
+      'runs',
+      'copy',
+      'doctor',
+    ])
+      expect(r.stdout).toContain(`  ${verb} `);
     // Every verb loaded from the bundle; only CommonJS dependencies (tar-stream) come from node_modules.
     expect(r.files.filter((u) => !u.startsWith(`${DIST}cli/`) && !u.includes('/node_modules/'))).toEqual([]);
   });

@@ -46,19 +46,31 @@ test('a 30-turn conversation: journal and receipt verify in the CLI; a changed p
   expect(bad.stdout).toContain('PART_CORRUPT');
 }, 180_000);
 
-test('show --parts lists a step\'s parts; --save-part writes an image as its raw bytes', async () => {
+test("show --parts lists a step's parts; --save-part writes an image as its raw bytes", async () => {
   const png = Buffer.alloc(4096);
   Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]).copy(png);
   for (let i = 8; i < png.length; i++) png[i] = (i * 7) & 255;
   const j = join(dir, 'image');
   expect((await cli(['init', j, '--format', 'v3'])).code).toBe(0);
-  const step = { prompt: [{ role: 'user', content: [{ type: 'file', mediaType: 'image/png', data: png.toString('base64') }, { type: 'text', text: 'what is this?\u001b[31m' }] }] };
+  const step = {
+    prompt: [
+      {
+        role: 'user',
+        content: [
+          { type: 'file', mediaType: 'image/png', data: png.toString('base64') },
+          { type: 'text', text: 'what is this?\u001b[31m' },
+        ],
+      },
+    ],
+  };
   writeFileSync(join(dir, 'image.json'), JSON.stringify(step));
   expect((await cli(['append', j, '--file', join(dir, 'image.json')])).code).toBe(0);
   const listed = await cli(['show', j, '0', '--parts', '--json']);
   expect(listed.code).toBe(0);
   const rows = JSON.parse(listed.stdout).parts as Array<{ path: string; kind: string; media_type: string | null }>;
-  expect(rows).toContainEqual(expect.objectContaining({ path: '/prompt/0/content/0/data', kind: 'media', media_type: 'image/png' }));
+  expect(rows).toContainEqual(
+    expect.objectContaining({ path: '/prompt/0/content/0/data', kind: 'media', media_type: 'image/png' }),
+  );
   const saved = await cli(['show', j, '0', '--save-part', '/prompt/0/content/0/data', '-o', join(dir, 'out.png')]);
   expect(saved.code).toBe(0);
   expect(readFileSync(join(dir, 'out.png')).equals(png)).toBe(true);

@@ -18,12 +18,21 @@ import { tempDir } from '../helpers/tmp.js';
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const dir = tempDir('stepchain-verdicts-');
 
-interface Run { code: number; stdout: string; stderr: string }
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
 function run(...args: string[]): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { cwd: dir, env: { ...process.env, NO_COLOR: '1' }, maxBuffer: 64 << 20 }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [CLI, ...args],
+      { cwd: dir, env: { ...process.env, NO_COLOR: '1' }, maxBuffer: 64 << 20 },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 const json = (r: Run): Record<string, any> => JSON.parse(r.stdout) as Record<string, any>;
@@ -37,8 +46,11 @@ async function ok(...args: string[]): Promise<Run> {
 }
 
 async function append(journal: string, from: number, count: number, tag: string): Promise<void> {
-  const file = join(dir, `steps-${journal.replace(/\//g, "-")}-${from}.jsonl`);
-  writeFileSync(file, Array.from({ length: count }, (_, i) => JSON.stringify({ input: { tag, i: from + i } })).join('\n') + '\n');
+  const file = join(dir, `steps-${journal.replace(/\//g, '-')}-${from}.jsonl`);
+  writeFileSync(
+    file,
+    Array.from({ length: count }, (_, i) => JSON.stringify({ input: { tag, i: from + i } })).join('\n') + '\n',
+  );
   await ok('append', journal, '--jsonl', '--file', file);
 }
 
@@ -50,9 +62,34 @@ beforeAll(async () => {
   for (const k of ['log', 'w1', 'alice', 'mallory']) await ok('keygen', '-o', `${k}.key`);
   await ok('init', 'j');
   await append('j', 0, 40, 'genuine');
-  logKey = json(await ok('checkpoint', 'j', '--sign', 'log.key', '--authority', 'agents.example.com', '-o', 'a.checkpoint', '--json')).vkey as string;
+  logKey = json(
+    await ok(
+      'checkpoint',
+      'j',
+      '--sign',
+      'log.key',
+      '--authority',
+      'agents.example.com',
+      '-o',
+      'a.checkpoint',
+      '--json',
+    ),
+  ).vkey as string;
   w1 = (await ok('witness', '--key', 'w1.key', '--name', 'witness.example/w1')).stdout.trim();
-  await ok('witness', 'a.checkpoint', '--key', 'w1.key', '--name', 'witness.example/w1', '--state', 'w1-state', '--log-key', logKey, '-o', 'a.w1');
+  await ok(
+    'witness',
+    'a.checkpoint',
+    '--key',
+    'w1.key',
+    '--name',
+    'witness.example/w1',
+    '--state',
+    'w1-state',
+    '--log-key',
+    logKey,
+    '-o',
+    'a.w1',
+  );
   head = json(await ok('verify', 'j', '--json')).report.head as string;
   await ok('export', 'j', '-o', 'plain.tar');
   await ok('export', 'j', '--sign', 'alice.key', '-o', 'signed.tar.gz');
@@ -68,7 +105,10 @@ beforeAll(async () => {
   const cp = parsed.ok ? parseCheckpoint(parsed.note.text) : null;
   if (!cp?.ok) throw new Error('a.checkpoint does not parse');
   const seed = await readKeyFile(join(dir, 'log.key'));
-  writeFileSync(join(dir, 'forked.checkpoint'), signCheckpoint({ ...cp.checkpoint, root: new Uint8Array(32).fill(7) }, noteSigner(cp.checkpoint.origin, seed)));
+  writeFileSync(
+    join(dir, 'forked.checkpoint'),
+    signCheckpoint({ ...cp.checkpoint, root: new Uint8Array(32).fill(7) }, noteSigner(cp.checkpoint.origin, seed)),
+  );
 }, 240_000);
 
 describe('three verdicts (item 1)', () => {
@@ -77,7 +117,9 @@ describe('three verdicts (item 1)', () => {
     expect(json(r)).toMatchObject({ ok: true, authenticated: false, verdict: 'intact' });
     expect(json(r).report).toMatchObject({ verdict: 'intact', authenticated: false, authenticated_by: [] });
     const text = await ok('verify', 'plain.tar');
-    expect(firstLine(text)).toMatch(/^⚠ intact, NOT authenticated receipt plain\.tar: 40 steps, head sha256:[0-9a-f]{64} \(seq 39\); nothing ties it to anyone \(pin --pubkey, --head, or --log-key\)$/);
+    expect(firstLine(text)).toMatch(
+      /^⚠ intact, NOT authenticated receipt plain\.tar: 40 steps, head sha256:[0-9a-f]{64} \(seq 39\); nothing ties it to anyone \(pin --pubkey, --head, or --log-key\)$/,
+    );
     expect(text.stderr).not.toMatch(/✔/);
     // The proves / does not prove sentences stay.
     expect(text.stderr).toMatch(/proves {3}Steps 0–39 of journal \S+ \(created /);
@@ -85,9 +127,17 @@ describe('three verdicts (item 1)', () => {
   });
 
   test.each([
-    ['the signer\'s key', ['signed.tar.gz', '--pubkey', 'alice.key.pub'], /the manifest is signed with the Ed25519 key you pinned/],
+    [
+      "the signer's key",
+      ['signed.tar.gz', '--pubkey', 'alice.key.pub'],
+      /the manifest is signed with the Ed25519 key you pinned/,
+    ],
     ['the head', ['plain.tar', '--head', '<head>'], /the chain ends at the head you pinned/],
-    ['the log key that signed the carried checkpoint', ['partial.tar', '--log-key', '<log>'], /steps 10\.\.20 are in the checkpoint of .* signed by the log key you pinned/],
+    [
+      'the log key that signed the carried checkpoint',
+      ['partial.tar', '--log-key', '<log>'],
+      /steps 10\.\.20 are in the checkpoint of .* signed by the log key you pinned/,
+    ],
   ])('a receipt pinned by %s is authenticated, and says by what', async (_what, args, by) => {
     const a = args.map((x) => (x === '<head>' ? head : x === '<log>' ? logKey : x));
     const r = await ok('verify', ...a, '--json');
@@ -113,21 +163,61 @@ describe('three verdicts (item 1)', () => {
   test('a journal: intact unpinned; authenticated by a pinned head or a log-key-verified checkpoint; a checkpoint without its log key ties it to no one', async () => {
     const plain = await ok('verify', 'j', '--json');
     expect(json(plain)).toMatchObject({ ok: true, authenticated: false, verdict: 'intact' });
-    expect(firstLine(await ok('verify', 'j'))).toMatch(/^⚠ intact, NOT authenticated journal j: 40 steps, .*\(pin --head, or --checkpoint with --log-key\)$/);
+    expect(firstLine(await ok('verify', 'j'))).toMatch(
+      /^⚠ intact, NOT authenticated journal j: 40 steps, .*\(pin --head, or --checkpoint with --log-key\)$/,
+    );
     expect(json(await ok('verify', 'j', '--head', head, '--json'))).toMatchObject({ authenticated: true });
-    expect(json(await ok('verify', 'j', '--checkpoint', 'a.checkpoint', '--json'))).toMatchObject({ ok: true, authenticated: false });
-    const signed = await ok('verify', 'j', '--checkpoint', 'a.checkpoint', '--log-key', logKey, '--require-pin', '--json');
+    expect(json(await ok('verify', 'j', '--checkpoint', 'a.checkpoint', '--json'))).toMatchObject({
+      ok: true,
+      authenticated: false,
+    });
+    const signed = await ok(
+      'verify',
+      'j',
+      '--checkpoint',
+      'a.checkpoint',
+      '--log-key',
+      logKey,
+      '--require-pin',
+      '--json',
+    );
     expect(json(signed)).toMatchObject({ ok: true, authenticated: true });
-    expect(json(signed).report.authenticated_by.join('\n')).toMatch(/steps 0\.\.39 have the root of the earlier checkpoint you pinned/);
+    expect(json(signed).report.authenticated_by.join('\n')).toMatch(
+      /steps 0\.\.39 have the root of the earlier checkpoint you pinned/,
+    );
   });
 });
 
-describe('the witness policy applies to a journal\'s --checkpoint (item 2)', () => {
+describe("the witness policy applies to a journal's --checkpoint (item 2)", () => {
   test('a checkpoint no witness cosigned is refused under --witness W --quorum 1; the cosigned one passes', async () => {
-    const r = await run('verify', 'j', '--checkpoint', 'a.checkpoint', '--log-key', logKey, '--witness', w1, '--quorum', '1', '--json');
+    const r = await run(
+      'verify',
+      'j',
+      '--checkpoint',
+      'a.checkpoint',
+      '--log-key',
+      logKey,
+      '--witness',
+      w1,
+      '--quorum',
+      '1',
+      '--json',
+    );
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/QUORUM_NOT_MET/);
-    const cosigned = await ok('verify', 'j', '--checkpoint', 'a.w1', '--log-key', logKey, '--witness', w1, '--quorum', '1', '--json');
+    const cosigned = await ok(
+      'verify',
+      'j',
+      '--checkpoint',
+      'a.w1',
+      '--log-key',
+      logKey,
+      '--witness',
+      w1,
+      '--quorum',
+      '1',
+      '--json',
+    );
     expect(json(cosigned)).toMatchObject({ ok: true, authenticated: true });
     expect(json(cosigned).report.authenticated_by.join('\n')).toMatch(/cosigned by at least 1 pinned witnesses/);
   });
@@ -142,10 +232,26 @@ describe('equal sizes (item 3)', () => {
   });
 
   test('another root at the same size is FORKED, for a partial receipt, a complete one and a journal', async () => {
-    const partial = await run('verify', 'partial.tar', '--checkpoint', 'forked.checkpoint', '--log-key', logKey, '--json');
+    const partial = await run(
+      'verify',
+      'partial.tar',
+      '--checkpoint',
+      'forked.checkpoint',
+      '--log-key',
+      logKey,
+      '--json',
+    );
     expect(partial.code).toBe(1);
     expect(codesOf(partial)).toEqual(['FORKED']);
-    const complete = await run('verify', 'plain.tar', '--checkpoint', 'forked.checkpoint', '--log-key', logKey, '--json');
+    const complete = await run(
+      'verify',
+      'plain.tar',
+      '--checkpoint',
+      'forked.checkpoint',
+      '--log-key',
+      logKey,
+      '--json',
+    );
     expect(codesOf(complete)).toEqual(['FORKED']);
     const journal = await run('verify', 'j', '--checkpoint', 'forked.checkpoint', '--log-key', logKey, '--json');
     expect(journal.code).toBe(1);
@@ -155,7 +261,17 @@ describe('equal sizes (item 3)', () => {
 
 describe('prove refuses a forked --old (item 5)', () => {
   test('an --old of the same size with another root: FORKED, exit 1, no proof written', async () => {
-    const r = await run('prove', 'j', '--checkpoint', 'a.checkpoint', '--old', 'forked.checkpoint', '-o', 'forked.proof', '--json');
+    const r = await run(
+      'prove',
+      'j',
+      '--checkpoint',
+      'a.checkpoint',
+      '--old',
+      'forked.checkpoint',
+      '-o',
+      'forked.proof',
+      '--json',
+    );
     expect(r.code).toBe(1);
     expect(json(r)).toMatchObject({ ok: false, error: { code: 'FORKED' } });
     expect(() => readFileSync(join(dir, 'forked.proof'))).toThrow();
@@ -175,15 +291,50 @@ describe('small input files are read bounded, and only regular files (item 6)', 
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/cannot read checkpoint cp\.fifo: it is a FIFO, not a regular file/);
     expect((await run('verify', 'j', '--checkpoint', 'a.checkpoint', '--log-key', fifo('key.fifo'))).code).toBe(2);
-    expect((await run('verify', 'partial.tar', '--checkpoint', 'a.checkpoint', '--log-key', logKey, '--proof', fifo('proof.fifo'))).code).toBe(2);
-    const w = await run('witness', cp, '--key', 'w1.key', '--name', 'witness.example/w1', '--state', 'w1-state', '--log-key', logKey);
+    expect(
+      (
+        await run(
+          'verify',
+          'partial.tar',
+          '--checkpoint',
+          'a.checkpoint',
+          '--log-key',
+          logKey,
+          '--proof',
+          fifo('proof.fifo'),
+        )
+      ).code,
+    ).toBe(2);
+    const w = await run(
+      'witness',
+      cp,
+      '--key',
+      'w1.key',
+      '--name',
+      'witness.example/w1',
+      '--state',
+      'w1-state',
+      '--log-key',
+      logKey,
+    );
     expect(w.code).toBe(2);
     expect(w.stderr).toMatch(/FIFO/);
   }, 120_000);
 
   test('a FIFO as a signing key (witness --key, checkpoint --sign) is refused, never waited on', async () => {
     const key = fifo('sign.fifo');
-    const w = await run('witness', 'a.checkpoint', '--key', key, '--name', 'witness.example/w1', '--state', 'w1-state', '--log-key', logKey);
+    const w = await run(
+      'witness',
+      'a.checkpoint',
+      '--key',
+      key,
+      '--name',
+      'witness.example/w1',
+      '--state',
+      'w1-state',
+      '--log-key',
+      logKey,
+    );
     expect(w.code).not.toBe(0);
     expect(w.stderr).toMatch(/cannot read key file sign\.fifo: it is not a regular file/);
     const c = await run('checkpoint', 'j', '--sign', key, '-o', 'never.checkpoint');
@@ -207,7 +358,9 @@ describe('attacks', () => {
     await ok('prove', 'j', '--checkpoint', 'a.checkpoint', '--from', '3', '--to', '5', '-o', 'incl.proof');
     const r = await ok('verify', '--proof', 'incl.proof', '--log-key', logKey, '--json');
     expect(json(r)).toMatchObject({ ok: true, authenticated: true, verdict: 'authenticated' });
-    expect(firstLine(await ok('verify', '--proof', 'incl.proof', '--log-key', logKey))).toMatch(/^✔ authenticated proof incl\.proof: steps 3\.\.5 are in /);
+    expect(firstLine(await ok('verify', '--proof', 'incl.proof', '--log-key', logKey))).toMatch(
+      /^✔ authenticated proof incl\.proof: steps 3\.\.5 are in /,
+    );
   });
 
   test('problem codes are not repeated inside their messages', async () => {
@@ -217,7 +370,7 @@ describe('attacks', () => {
     expect(r.stderr).not.toMatch(/FORKED: /);
   });
 
-  test('a forged receipt re-chained and re-signed with the attacker\'s key: intact at best, never authenticated; any right pin refuses it', async () => {
+  test("a forged receipt re-chained and re-signed with the attacker's key: intact at best, never authenticated; any right pin refuses it", async () => {
     const unpinned = await ok('verify', 'forged.tar.gz', '--json');
     expect(json(unpinned)).toMatchObject({ ok: true, authenticated: false, verdict: 'intact' });
     expect((await run('verify', 'forged.tar.gz', '--require-pin')).code).toBe(1);
@@ -232,12 +385,27 @@ describe('attacks', () => {
     expect(json(cp).authenticated).toBe(false);
   });
 
-  test('wrong pins: a log key that did not sign the carried checkpoint, the attacker\'s own key as --log-key for the genuine receipt', async () => {
-    const mallory = json(await ok('checkpoint', 'evil/j', '--sign', 'mallory.key', '--authority', 'agents.example.com', '-o', 'evil.checkpoint', '--json')).vkey as string;
+  test("wrong pins: a log key that did not sign the carried checkpoint, the attacker's own key as --log-key for the genuine receipt", async () => {
+    const mallory = json(
+      await ok(
+        'checkpoint',
+        'evil/j',
+        '--sign',
+        'mallory.key',
+        '--authority',
+        'agents.example.com',
+        '-o',
+        'evil.checkpoint',
+        '--json',
+      ),
+    ).vkey as string;
     const r = await run('verify', 'partial.tar', '--log-key', mallory, '--json');
     expect(r.code).toBe(1);
     expect(json(r)).toMatchObject({ ok: false, authenticated: false });
     // A correct head pinned on the wrong receipt, and a signed receipt pinned to the attacker's key.
-    expect(json(await run('verify', 'signed.tar.gz', '--pubkey', 'mallory.key.pub', '--json'))).toMatchObject({ ok: false, authenticated: false });
+    expect(json(await run('verify', 'signed.tar.gz', '--pubkey', 'mallory.key.pub', '--json'))).toMatchObject({
+      ok: false,
+      authenticated: false,
+    });
   });
 });

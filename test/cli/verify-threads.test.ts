@@ -16,9 +16,14 @@ const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 
 function run(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { env: { ...process.env, NO_COLOR: '1' }, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [CLI, ...args],
+      { env: { ...process.env, NO_COLOR: '1' }, maxBuffer: 64 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -28,14 +33,24 @@ describe('stepchain verify --threads', () => {
     const store = new FileStore(dir, { fsync: 'none' });
     const j = await store.create('run');
     // About 600 KB of lines: several 128 KiB batches, so the workers run.
-    await j.appendMany(Array.from({ length: 400 }, (_, i) => ({ input: { i, text: 'y'.repeat(1400) }, model: 'm', prompt: `p${i}`, tool_call: null, result: { i } })));
+    await j.appendMany(
+      Array.from({ length: 400 }, (_, i) => ({
+        input: { i, text: 'y'.repeat(1400) },
+        model: 'm',
+        prompt: `p${i}`,
+        tool_call: null,
+        result: { i },
+      })),
+    );
     await j.close();
     const bucket = join(dir, 'run', 'buckets', readdirSync(join(dir, 'run', 'buckets'))[0]!);
     const lines = readFileSync(bucket, 'utf8').split(/(?<=\n)/);
     lines[250] = lines[250]!.replace('"p250"', '"pX50"');
     lines.splice(300, 1);
     writeFileSync(bucket, lines.join(''));
-    const reports = await Promise.all(['1', '2', '3'].map((t) => run(['verify', join(dir, 'run'), '--json', '--threads', t])));
+    const reports = await Promise.all(
+      ['1', '2', '3'].map((t) => run(['verify', join(dir, 'run'), '--json', '--threads', t])),
+    );
     for (const r of reports) expect(r.code).toBe(1);
     const docs = reports.map((r) => JSON.parse(r.stdout) as { report: { problems: Array<{ code: string }> } });
     expect(docs[0]!.report.problems.map((p) => p.code)).toEqual(['HASH_MISMATCH', 'SEQ_GAP', 'LINK_BROKEN']);
@@ -58,7 +73,15 @@ describe('verbs load when they run', () => {
     name,
     load: async (): Promise<Verb> => {
       loaded.push(name);
-      return { name, summary: `the ${name} verb`, usage: '', options: {}, args: { min: 0, max: 0, names: [] }, examples: [[`stepchain ${name}`, 'runs it']], run: async () => 0 };
+      return {
+        name,
+        summary: `the ${name} verb`,
+        usage: '',
+        options: {},
+        args: { min: 0, max: 0, names: [] },
+        examples: [[`stepchain ${name}`, 'runs it']],
+        run: async () => 0,
+      };
     },
   });
 

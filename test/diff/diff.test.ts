@@ -1,6 +1,16 @@
 /** The diff engine: options, inputs, alignment, ignore patterns and the human summary (spec/DIFF.md). */
 import { describe, expect, test } from 'vitest';
-import { diff, summarize, formatDiff, dottedPath, shorten, compilePattern, patternFor, DiffError, type DiffReport } from '../../src/diff/index.js';
+import {
+  diff,
+  summarize,
+  formatDiff,
+  dottedPath,
+  shorten,
+  compilePattern,
+  patternFor,
+  DiffError,
+  type DiffReport,
+} from '../../src/diff/index.js';
 import { firstMatch, pairBlock } from '../../src/diff/align.js';
 import { canonicalJson } from '../../src/canonical/jcs.js';
 import { digestUtf8 } from '../../src/canonical/sha256.js';
@@ -10,11 +20,17 @@ import { sealRun } from '../../src/testing/run.js';
 
 const A = { journalId: 'run-a' };
 const B = { journalId: 'run-b', start: '2026-03-01T00:00:00.000Z' };
-const s = (n: number, extra: StepInput = {}): StepInput => ({ tool_call: { name: 'step', arguments: { n } }, ...extra });
+const s = (n: number, extra: StepInput = {}): StepInput => ({
+  tool_call: { name: 'step', arguments: { n } },
+  ...extra,
+});
 const steps = (...ns: number[]): StepInput[] => ns.map((n) => s(n));
 
 async function codeOf(p: Promise<unknown>): Promise<string> {
-  const e = await p.then(() => null, (x: unknown) => x);
+  const e = await p.then(
+    () => null,
+    (x: unknown) => x,
+  );
   expect(e).toBeInstanceOf(DiffError);
   return (e as DiffError).code;
 }
@@ -43,18 +59,33 @@ describe('options are checked at the boundary', () => {
   });
 
   test('a bad pattern is named in the message, among good ones', async () => {
-    const e = (await diff(run, run, { ignore: ['/result/**/id', '/result/req*'] }).catch((x: unknown) => x)) as DiffError;
+    const e = (await diff(run, run, { ignore: ['/result/**/id', '/result/req*'] }).catch(
+      (x: unknown) => x,
+    )) as DiffError;
     expect(e.message).toMatch(/^BAD_IGNORE_PATTERN: ignore pattern "\/result\/req\*"/);
   });
 
-  test.each([['/result'], ['/*'], ['/**'], ['/**/id'], ['/result/a~1b/~0c'], ['/meta/*/x'], ['/ts'], ['/result/~2'], ['/result/a~2b']])('%s is a valid pattern', (p) => {
+  test.each([
+    ['/result'],
+    ['/*'],
+    ['/**'],
+    ['/**/id'],
+    ['/result/a~1b/~0c'],
+    ['/meta/*/x'],
+    ['/ts'],
+    ['/result/~2'],
+    ['/result/a~2b'],
+  ])('%s is a valid pattern', (p) => {
     expect(compilePattern(p).source).toBe(p);
   });
 
   test('~2 is a literal "*": patternFor(pointer) matches exactly that value', async () => {
     const x = sealRun([{ result: { '*': 1, a: 1, 'x*y': 1 } }], A);
     const y = sealRun([{ result: { '*': 2, a: 2, 'x*y': 2 } }], B);
-    const paths = async (ignore: string[]) => ((await diff(x, y, { ignore, all: true })).divergences[0] as { fields: Array<{ path: string }> }).fields.map((f) => f.path);
+    const paths = async (ignore: string[]) =>
+      ((await diff(x, y, { ignore, all: true })).divergences[0] as { fields: Array<{ path: string }> }).fields.map(
+        (f) => f.path,
+      );
     expect(await paths([patternFor('/result/*')])).toEqual(['/result/a', '/result/x*y']);
     expect(await paths([patternFor('/result/x*y')])).toEqual(['/result/*', '/result/a']);
     expect(patternFor('/result/x*y')).toBe('/result/x~2y');
@@ -108,14 +139,18 @@ describe('inputs', () => {
   });
 
   test('a BAD_STEP names the seq and the pointer of the bad value', async () => {
-    const e = (await diff([{ seq: 3, result: { list: [1, Number.POSITIVE_INFINITY] } }] as never, a).catch((x: unknown) => x)) as DiffError;
+    const e = (await diff([{ seq: 3, result: { list: [1, Number.POSITIVE_INFINITY] } }] as never, a).catch(
+      (x: unknown) => x,
+    )) as DiffError;
     expect(e.code).toBe('BAD_STEP');
     expect(e.location).toMatchObject({ seq: 3, path: '/result/list/1' });
   });
 
   test('steps need not be full records: absent fields are absent, not null', async () => {
     const r = await diff([{ seq: 0, result: 1 }] as never, [{ seq: 0, result: 1, input: null }] as never);
-    expect(r.divergences).toEqual([{ kind: 'changed', seq_a: 0, seq_b: 0, fields: [{ path: '/input', kind: 'added', b: null }] }]);
+    expect(r.divergences).toEqual([
+      { kind: 'changed', seq_a: 0, seq_b: 0, fields: [{ path: '/input', kind: 'added', b: null }] },
+    ]);
   });
 
   test('iteration stops early and the iterators are closed', async () => {
@@ -134,7 +169,11 @@ describe('inputs', () => {
 });
 
 /** An in-memory ChainSource over sealed records, with content fields moved into blobs on request. */
-function source(records: StepRecord[], blobFields: string[] = [], drop: string[] = []): ChainSource & { blobReads: number } {
+function source(
+  records: StepRecord[],
+  blobFields: string[] = [],
+  drop: string[] = [],
+): ChainSource & { blobReads: number } {
   const blobs = new Map<string, Uint8Array>();
   const lines: StoredLine[] = records.map((r) => {
     const copy: Record<string, unknown> = { ...r };
@@ -199,7 +238,10 @@ describe('ChainSource runs and blob references', () => {
 
   test('blob references without a source to resolve them compare as values', async () => {
     const ref = (d: string) => ({ '$stepchain:blob': { digest: d, size: 1 } });
-    const r = await diff([{ seq: 0, result: ref('sha256:' + '1'.repeat(64)) }] as never, [{ seq: 0, result: ref('sha256:' + '2'.repeat(64)) }] as never);
+    const r = await diff(
+      [{ seq: 0, result: ref('sha256:' + '1'.repeat(64)) }] as never,
+      [{ seq: 0, result: ref('sha256:' + '2'.repeat(64)) }] as never,
+    );
     expect(r.divergences[0]).toMatchObject({ kind: 'changed', fields: [{ path: '/result', kind: 'changed' }] });
     expect(summarize(r)).toMatch(/^diverged at step 0: result ‹blob sha256:11111111…› → ‹blob sha256:22222222…›$/);
   });
@@ -228,10 +270,20 @@ describe('ChainSource runs and blob references', () => {
 
   test('redaction markers are compared whole, never descended into', async () => {
     const red = (c: string) => ({ '$stepchain:redacted': { commitment: 'sha256:' + c.repeat(64), rule: 'pii' } });
-    const r = await diff([{ seq: 0, input: { email: red('a') } }] as never, [{ seq: 0, input: { email: 'x@y.z' } }] as never);
-    expect(r.divergences[0]).toEqual({ kind: 'changed', seq_a: 0, seq_b: 0, fields: [{ path: '/input/email', kind: 'changed', a: red('a'), b: 'x@y.z' }] });
+    const r = await diff(
+      [{ seq: 0, input: { email: red('a') } }] as never,
+      [{ seq: 0, input: { email: 'x@y.z' } }] as never,
+    );
+    expect(r.divergences[0]).toEqual({
+      kind: 'changed',
+      seq_a: 0,
+      seq_b: 0,
+      fields: [{ path: '/input/email', kind: 'changed', a: red('a'), b: 'x@y.z' }],
+    });
     expect(summarize(r)).toBe('diverged at step 0: input.email ‹redacted› → "x@y.z"');
-    expect((await diff([{ seq: 0, input: red('a') }] as never, [{ seq: 0, input: red('a') }] as never)).same).toBe(true);
+    expect((await diff([{ seq: 0, input: red('a') }] as never, [{ seq: 0, input: red('a') }] as never)).same).toBe(
+      true,
+    );
   });
 });
 
@@ -243,15 +295,62 @@ describe('alignment', () => {
     ['one deleted', [1, 2, 3], [1, 3], [{ kind: 'deleted', seq_a: 1 }]],
     ['inserted at the start', [1, 2], [0, 1, 2], [{ kind: 'inserted', seq_b: 0 }]],
     ['deleted at the start', [0, 1, 2], [1, 2], [{ kind: 'deleted', seq_a: 0 }]],
-    ['two apart', [1, 2, 3, 4, 5], [1, 9, 3, 4, 5, 6], [{ kind: 'changed', seq_a: 1, seq_b: 1 }, { kind: 'inserted', seq_b: 5 }]],
-    ['block of two inserted', [1, 2], [1, 8, 9, 2], [{ kind: 'inserted', seq_b: 1 }, { kind: 'inserted', seq_b: 2 }]],
-    ['moved step', [1, 2, 3], [2, 3, 1], [{ kind: 'deleted', seq_a: 0 }, { kind: 'inserted', seq_b: 2 }]],
-    ['nothing in common', [1, 2], [3, 4, 5], [{ kind: 'changed', seq_a: 0, seq_b: 0 }, { kind: 'changed', seq_a: 1, seq_b: 1 }, { kind: 'inserted', seq_b: 2 }]],
-    ['empty vs two', [], [1, 2], [{ kind: 'inserted', seq_b: 0 }, { kind: 'inserted', seq_b: 1 }]],
+    [
+      'two apart',
+      [1, 2, 3, 4, 5],
+      [1, 9, 3, 4, 5, 6],
+      [
+        { kind: 'changed', seq_a: 1, seq_b: 1 },
+        { kind: 'inserted', seq_b: 5 },
+      ],
+    ],
+    [
+      'block of two inserted',
+      [1, 2],
+      [1, 8, 9, 2],
+      [
+        { kind: 'inserted', seq_b: 1 },
+        { kind: 'inserted', seq_b: 2 },
+      ],
+    ],
+    [
+      'moved step',
+      [1, 2, 3],
+      [2, 3, 1],
+      [
+        { kind: 'deleted', seq_a: 0 },
+        { kind: 'inserted', seq_b: 2 },
+      ],
+    ],
+    [
+      'nothing in common',
+      [1, 2],
+      [3, 4, 5],
+      [
+        { kind: 'changed', seq_a: 0, seq_b: 0 },
+        { kind: 'changed', seq_a: 1, seq_b: 1 },
+        { kind: 'inserted', seq_b: 2 },
+      ],
+    ],
+    [
+      'empty vs two',
+      [],
+      [1, 2],
+      [
+        { kind: 'inserted', seq_b: 0 },
+        { kind: 'inserted', seq_b: 1 },
+      ],
+    ],
   ];
   test.each(cases)('%s', async (_name, xa, xb, expected) => {
     const r = await diff(sealRun(steps(...xa), A), sealRun(steps(...xb), B), { all: true });
-    expect(r.divergences.map((d) => ({ kind: d.kind, ...('seq_a' in d ? { seq_a: d.seq_a } : {}), ...('seq_b' in d ? { seq_b: d.seq_b } : {}) }))).toEqual(expected);
+    expect(
+      r.divergences.map((d) => ({
+        kind: d.kind,
+        ...('seq_a' in d ? { seq_a: d.seq_a } : {}),
+        ...('seq_b' in d ? { seq_b: d.seq_b } : {}),
+      })),
+    ).toEqual(expected);
     expect(r.same).toBe(expected.length === 0);
     expect(r.complete).toBe(true);
     expect(r.compared).toEqual({ a: xa.length, b: xb.length });
@@ -291,7 +390,10 @@ describe('alignment', () => {
     expect(pairBlock(1, 3, () => 0)).toEqual([[0, 0]]);
     expect(pairBlock(1, 3, (_i, j) => (j === 2 ? 1 : 0))).toEqual([[0, 2]]);
     expect(pairBlock(3, 1, (i) => (i === 1 ? 1 : 0))).toEqual([[1, 0]]);
-    expect(pairBlock(2, 2, () => 0)).toEqual([[0, 0], [1, 1]]);
+    expect(pairBlock(2, 2, () => 0)).toEqual([
+      [0, 0],
+      [1, 1],
+    ]);
     expect(pairBlock(0, 2, () => 0)).toEqual([]);
   });
 });
@@ -302,8 +404,18 @@ describe('field differences and ignore patterns', () => {
 
   test.each([
     ['string changed', { result: 'a' }, { result: 'b' }, [{ path: '/result', kind: 'changed', a: 'a', b: 'b' }]],
-    ['number to string', { result: { n: 5 } }, { result: { n: '5' } }, [{ path: '/result/n', kind: 'type-changed', a: 5, b: '5' }]],
-    ['null to object', { tool_call: null }, { tool_call: { name: 'x' } }, [{ path: '/tool_call', kind: 'type-changed', a: null, b: { name: 'x' } }]],
+    [
+      'number to string',
+      { result: { n: 5 } },
+      { result: { n: '5' } },
+      [{ path: '/result/n', kind: 'type-changed', a: 5, b: '5' }],
+    ],
+    [
+      'null to object',
+      { tool_call: null },
+      { tool_call: { name: 'x' } },
+      [{ path: '/tool_call', kind: 'type-changed', a: null, b: { name: 'x' } }],
+    ],
     ['object to array', { result: {} }, { result: [] }, [{ path: '/result', kind: 'type-changed', a: {}, b: [] }]],
     ['member added', { result: {} }, { result: { k: 1 } }, [{ path: '/result/k', kind: 'added', b: 1 }]],
     ['member removed', { result: { k: 1 } }, { result: {} }, [{ path: '/result/k', kind: 'removed', a: 1 }]],
@@ -312,24 +424,101 @@ describe('field differences and ignore patterns', () => {
     ['-0 equals 0', { result: -0 }, { result: 0 }, []],
     ['key order does not matter', { result: { a: 1, b: 2 } }, { result: { b: 2, a: 1 } }, []],
     ['bool changed', { result: true }, { result: false }, [{ path: '/result', kind: 'changed', a: true, b: false }]],
-    ['escaped tokens', { result: { 'a/b': { '~': 1 } } }, { result: { 'a/b': { '~': 2 } } }, [{ path: '/result/a~1b/~0', kind: 'changed', a: 1, b: 2 }]],
-    ['members in code-unit order', { result: { b: 1, B: 1, a: 1 } }, { result: { b: 2, B: 2, a: 2 } }, [
-      { path: '/result/B', kind: 'changed', a: 1, b: 2 }, { path: '/result/a', kind: 'changed', a: 1, b: 2 }, { path: '/result/b', kind: 'changed', a: 1, b: 2 }]],
+    [
+      'escaped tokens',
+      { result: { 'a/b': { '~': 1 } } },
+      { result: { 'a/b': { '~': 2 } } },
+      [{ path: '/result/a~1b/~0', kind: 'changed', a: 1, b: 2 }],
+    ],
+    [
+      'members in code-unit order',
+      { result: { b: 1, B: 1, a: 1 } },
+      { result: { b: 2, B: 2, a: 2 } },
+      [
+        { path: '/result/B', kind: 'changed', a: 1, b: 2 },
+        { path: '/result/a', kind: 'changed', a: 1, b: 2 },
+        { path: '/result/b', kind: 'changed', a: 1, b: 2 },
+      ],
+    ],
   ])('%s', async (_n, x, y, fields) => {
     const r = await one(x as StepInput, y as StepInput);
     expect(r.divergences).toEqual(fields.length === 0 ? [] : [{ kind: 'changed', seq_a: 0, seq_b: 0, fields }]);
   });
 
-  const x = { result: { request_id: 'r1', data: { request_id: 'r2', items: [{ id: 1, v: 'a' }, { id: 2, v: 'b' }] } }, meta: { trace: 't1' } };
-  const y = { result: { request_id: 'q1', data: { request_id: 'q2', items: [{ id: 7, v: 'a' }, { id: 8, v: 'c' }] } }, meta: { trace: 't2' } };
+  const x = {
+    result: {
+      request_id: 'r1',
+      data: {
+        request_id: 'r2',
+        items: [
+          { id: 1, v: 'a' },
+          { id: 2, v: 'b' },
+        ],
+      },
+    },
+    meta: { trace: 't1' },
+  };
+  const y = {
+    result: {
+      request_id: 'q1',
+      data: {
+        request_id: 'q2',
+        items: [
+          { id: 7, v: 'a' },
+          { id: 8, v: 'c' },
+        ],
+      },
+    },
+    meta: { trace: 't2' },
+  };
   test.each([
-    [[], ['/meta/trace', '/result/data/items/0/id', '/result/data/items/1/id', '/result/data/items/1/v', '/result/data/request_id', '/result/request_id']],
-    [['/result/**/request_id'], ['/meta/trace', '/result/data/items/0/id', '/result/data/items/1/id', '/result/data/items/1/v']],
-    [['/result/*/request_id'], ['/meta/trace', '/result/data/items/0/id', '/result/data/items/1/id', '/result/data/items/1/v', '/result/request_id']],
-    [['/result/data/items/*/id'], ['/meta/trace', '/result/data/items/1/v', '/result/data/request_id', '/result/request_id']],
-    [['/**/id', '/**/request_id'], ['/meta/trace', '/result/data/items/1/v']],
-    [['/result/data/items/1'], ['/meta/trace', '/result/data/items/0/id', '/result/data/request_id', '/result/request_id']],
-    [['/meta'], ['/result/data/items/0/id', '/result/data/items/1/id', '/result/data/items/1/v', '/result/data/request_id', '/result/request_id']],
+    [
+      [],
+      [
+        '/meta/trace',
+        '/result/data/items/0/id',
+        '/result/data/items/1/id',
+        '/result/data/items/1/v',
+        '/result/data/request_id',
+        '/result/request_id',
+      ],
+    ],
+    [
+      ['/result/**/request_id'],
+      ['/meta/trace', '/result/data/items/0/id', '/result/data/items/1/id', '/result/data/items/1/v'],
+    ],
+    [
+      ['/result/*/request_id'],
+      [
+        '/meta/trace',
+        '/result/data/items/0/id',
+        '/result/data/items/1/id',
+        '/result/data/items/1/v',
+        '/result/request_id',
+      ],
+    ],
+    [
+      ['/result/data/items/*/id'],
+      ['/meta/trace', '/result/data/items/1/v', '/result/data/request_id', '/result/request_id'],
+    ],
+    [
+      ['/**/id', '/**/request_id'],
+      ['/meta/trace', '/result/data/items/1/v'],
+    ],
+    [
+      ['/result/data/items/1'],
+      ['/meta/trace', '/result/data/items/0/id', '/result/data/request_id', '/result/request_id'],
+    ],
+    [
+      ['/meta'],
+      [
+        '/result/data/items/0/id',
+        '/result/data/items/1/id',
+        '/result/data/items/1/v',
+        '/result/data/request_id',
+        '/result/request_id',
+      ],
+    ],
     [['/*/**'], []],
     [['/result/**'], ['/meta/trace']],
   ])('ignore %j', async (ignore, paths) => {
@@ -341,19 +530,42 @@ describe('field differences and ignore patterns', () => {
 
   test('reported values do not show ignored members', async () => {
     const r = await one({ result: null }, { result: { request_id: 'r', ok: true } }, ['/result/request_id']);
-    expect(r.divergences[0]).toMatchObject({ fields: [{ path: '/result', kind: 'type-changed', a: null, b: { ok: true } }] });
+    expect(r.divergences[0]).toMatchObject({
+      fields: [{ path: '/result', kind: 'type-changed', a: null, b: { ok: true } }],
+    });
   });
 
   test('envelope: true compares v, seq, step_id, ts, prev_hash and step_hash, and ignore patterns reach them', async () => {
-    const r = await diff(sealRun([s(1)], A), sealRun([s(1)], B), { envelope: true, ignore: ['/step_hash', '/prev_hash'] });
-    expect(r.fields).toEqual(['input', 'model', 'prompt', 'tool_call', 'result', 'meta', 'v', 'seq', 'step_id', 'ts', 'prev_hash', 'step_hash']);
-    expect((r.divergences[0] as { fields: Array<{ path: string }> }).fields.map((f) => f.path)).toEqual(['/step_id', '/ts']);
+    const r = await diff(sealRun([s(1)], A), sealRun([s(1)], B), {
+      envelope: true,
+      ignore: ['/step_hash', '/prev_hash'],
+    });
+    expect(r.fields).toEqual([
+      'input',
+      'model',
+      'prompt',
+      'tool_call',
+      'result',
+      'meta',
+      'v',
+      'seq',
+      'step_id',
+      'ts',
+      'prev_hash',
+      'step_hash',
+    ]);
+    expect((r.divergences[0] as { fields: Array<{ path: string }> }).fields.map((f) => f.path)).toEqual([
+      '/step_id',
+      '/ts',
+    ]);
   });
 
   test('maxFields caps the list and counts the rest', async () => {
     const r = await one({ result: [1, 2, 3, 4, 5] }, { result: [5, 4, 3, 2, 1] }, []);
     expect((r.divergences[0] as { fields: unknown[] }).fields).toHaveLength(4);
-    const capped = await diff(sealRun([{ result: [1, 2, 3, 4, 5] }], A), sealRun([{ result: [5, 4, 3, 2, 1] }], B), { maxFields: 1 });
+    const capped = await diff(sealRun([{ result: [1, 2, 3, 4, 5] }], A), sealRun([{ result: [5, 4, 3, 2, 1] }], B), {
+      maxFields: 1,
+    });
     expect(capped.divergences[0]).toMatchObject({ fields: [{ path: '/result/0' }], fields_omitted: 3 });
     expect(summarize(capped)).toBe('diverged at step 0: result[0] 1 → 5 (+3 more fields)');
   });
@@ -383,8 +595,14 @@ describe('the summary', () => {
 
   test('the example from the issue, at step 17', async () => {
     const base = Array.from({ length: 20 }, (_, i) => s(i));
-    const a = sealRun([...base.slice(0, 17), { tool_call: { name: 'weather', arguments: { city: 'Paris' } } }, ...base.slice(18)], A);
-    const b = sealRun([...base.slice(0, 17), { tool_call: { name: 'weather', arguments: { city: 'Lyon' } } }, ...base.slice(18)], B);
+    const a = sealRun(
+      [...base.slice(0, 17), { tool_call: { name: 'weather', arguments: { city: 'Paris' } } }, ...base.slice(18)],
+      A,
+    );
+    const b = sealRun(
+      [...base.slice(0, 17), { tool_call: { name: 'weather', arguments: { city: 'Lyon' } } }, ...base.slice(18)],
+      B,
+    );
     const r = await diff(a, b);
     expect(summarize(r)).toBe('diverged at step 17: tool_call.arguments.city "Paris" → "Lyon"');
   });
@@ -392,7 +610,9 @@ describe('the summary', () => {
   test('long values are shortened in the middle; maxValueLength sets the limit', async () => {
     const r = await diff(sealRun([{ result: 'a'.repeat(100) + 'END' }], A), sealRun([{ result: 'b'.repeat(100) }], B));
     const line = summarize(r);
-    expect(line).toBe(`diverged at step 0: result "${'a'.repeat(19)}…${'a'.repeat(15)}END" → "${'b'.repeat(19)}…${'b'.repeat(18)}"`);
+    expect(line).toBe(
+      `diverged at step 0: result "${'a'.repeat(19)}…${'a'.repeat(15)}END" → "${'b'.repeat(19)}…${'b'.repeat(18)}"`,
+    );
     expect(summarize(r, { maxValueLength: 10 })).toBe('diverged at step 0: result "aaaa…END" → "bbbb…bbb"');
   });
 

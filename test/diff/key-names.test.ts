@@ -65,7 +65,11 @@ describe('objects with equal values under different names differ', () => {
         // A value whose members are all the same is what let the mutant through: also try that.
         const flat = Object.fromEntries(names.map((n) => [n, 0]));
         const flatRenamed = Object.fromEntries(Object.keys(renamed).map((n) => [n, 0]));
-        for (const [a, b] of [[obj, renamed], [flat, flatRenamed], [[obj], [renamed]]] as const) {
+        for (const [a, b] of [
+          [obj, renamed],
+          [flat, flatRenamed],
+          [[obj], [renamed]],
+        ] as const) {
           expect(same(a, b)).toBe(false);
           expect(key(a)).not.toBe(key(b));
           expect(key(reversed(a))).not.toBe(key(reversed(b)));

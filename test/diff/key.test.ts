@@ -27,7 +27,11 @@ function sorted(v: unknown): unknown {
   return out;
 }
 
-const key = fc.oneof(fc.string({ maxLength: 4 }), fc.nat({ max: 20 }).map(String), fc.constantFrom('10', '2', 'é', '\ud83d\ude00', '\uffff'));
+const key = fc.oneof(
+  fc.string({ maxLength: 4 }),
+  fc.nat({ max: 20 }).map(String),
+  fc.constantFrom('10', '2', 'é', '\ud83d\ude00', '\uffff'),
+);
 const { value } = fc.letrec<{ value: unknown }>((tie) => ({
   value: fc.oneof(
     { depthSize: 'small' },
@@ -42,7 +46,10 @@ describe('equalityKey', () => {
   test('the fast path and the walk write the same key, and it is JCS for I-JSON values', () => {
     fc.assert(
       fc.property(value, (v) => {
-        const expected = `{"result":${canonicalJson(v)},"input":null}`.length > KEY_HASH_THRESHOLD ? null : `{"input":null,"result":${canonicalJson(v)}}`;
+        const expected =
+          `{"result":${canonicalJson(v)},"input":null}`.length > KEY_HASH_THRESHOLD
+            ? null
+            : `{"input":null,"result":${canonicalJson(v)}}`;
         const keys = [sorted(v), reversed(sorted(v)), v].map((x) => equalityKey({ result: x, input: null }, 100));
         expect(keys[1]).toBe(keys[0]);
         expect(keys[2]).toBe(keys[0]);
@@ -64,7 +71,20 @@ describe('equalityKey', () => {
 });
 
 /** Values equalityKey refuses, or that only a walk of both sides can tell apart. */
-const odd = fc.constantFrom<unknown>(Number.NaN, Infinity, undefined, () => 1, Symbol('s'), 1n, new Date(0), new Map(), -0, 0, '\ud800', [1, , 3]);
+const odd = fc.constantFrom<unknown>(
+  Number.NaN,
+  Infinity,
+  undefined,
+  () => 1,
+  Symbol('s'),
+  1n,
+  new Date(0),
+  new Map(),
+  -0,
+  0,
+  '\ud800',
+  [1, , 3],
+);
 const { oddValue } = fc.letrec<{ oddValue: unknown }>((tie) => ({
   oddValue: fc.oneof(
     { depthSize: 'small' },
@@ -109,7 +129,9 @@ describe('sameProjection', () => {
         const text = canonicalJson({ input: x, result: y });
         expect(sameProjection(JSON.parse(text), JSON.parse(text), 128)).toBe(true);
         const other = canonicalJson({ input: y, result: x });
-        expect(sameProjection(JSON.parse(text), JSON.parse(other), 128)).toBe(equalityKey(JSON.parse(text), 128) === equalityKey(JSON.parse(other), 128));
+        expect(sameProjection(JSON.parse(text), JSON.parse(other), 128)).toBe(
+          equalityKey(JSON.parse(text), 128) === equalityKey(JSON.parse(other), 128),
+        );
       }),
       { numRuns: 1000 },
     );

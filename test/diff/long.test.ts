@@ -34,7 +34,12 @@ function record(run: string, i: number, change?: (r: StepRecord) => void): StepR
   return r;
 }
 
-function* lazyRun(run: string, n: number, sample: (i: number) => void, change?: (i: number, r: StepRecord) => void): Generator<StepRecord> {
+function* lazyRun(
+  run: string,
+  n: number,
+  sample: (i: number) => void,
+  change?: (i: number, r: StepRecord) => void,
+): Generator<StepRecord> {
   for (let i = 0; i < n; i++) {
     if (i % 20_000 === 10_000) sample(i);
     yield record(run, i, change ? (r) => change(i, r) : undefined);
@@ -57,7 +62,11 @@ function heapProbe(): { sample: (i: number) => void; growth: () => number } {
 describe('long runs', () => {
   test('100 000 identical steps: same, in bounded memory', async () => {
     const probe = heapProbe();
-    const r = await diff(lazyRun('a', N, probe.sample), lazyRun('b', N, () => {}), { ignore: ['/result/request_id'] });
+    const r = await diff(
+      lazyRun('a', N, probe.sample),
+      lazyRun('b', N, () => {}),
+      { ignore: ['/result/request_id'] },
+    );
     expect(r.same).toBe(true);
     expect(r.compared).toEqual({ a: N, b: N });
     // Holding either run would take well over 100 MB; the engine keeps a window of steps.
@@ -70,9 +79,14 @@ describe('long runs', () => {
     // b: step 50 000 is a retried call (inserted), and the last step's answer differs.
     function* b(): Generator<StepRecord> {
       let seq = 0;
-      for (const r of lazyRun('b', N, () => {}, (i, rec) => {
-        if (i === N - 1) (rec.result as { hits: string[] }).hits[1] = 'other';
-      })) {
+      for (const r of lazyRun(
+        'b',
+        N,
+        () => {},
+        (i, rec) => {
+          if (i === N - 1) (rec.result as { hits: string[] }).hits[1] = 'other';
+        },
+      )) {
         if (r.seq === 50_000) yield { ...record('b', 50_000), seq: seq++, result: { error: 'timeout' } };
         yield { ...r, seq: seq++ };
       }
@@ -80,7 +94,12 @@ describe('long runs', () => {
     const report = await diff(a, b(), { all: true, ignore: ['/result/request_id'] });
     expect(report.divergences).toEqual([
       expect.objectContaining({ kind: 'inserted', seq_b: 50_000 }),
-      { kind: 'changed', seq_a: N - 1, seq_b: N, fields: [{ path: '/result/hits/1', kind: 'changed', a: `hit ${N - 1}b`, b: 'other' }] },
+      {
+        kind: 'changed',
+        seq_a: N - 1,
+        seq_b: N,
+        fields: [{ path: '/result/hits/1', kind: 'changed', a: `hit ${N - 1}b`, b: 'other' }],
+      },
     ]);
     expect(report.compared).toEqual({ a: N, b: N + 1 });
     expect(probe.growth()).toBeLessThan(20 * 1024 * 1024);

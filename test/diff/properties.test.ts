@@ -16,7 +16,12 @@ describe('properties', () => {
         const a = sealRun(c, { journalId: 'x' });
         const b = sealRun(c, { journalId: 'y', start: '2030-01-01T00:00:00.000Z' });
         const r = await diff(a, b, { all: true });
-        expect(r).toMatchObject({ same: true, divergences: [], complete: true, compared: { a: c.length, b: c.length } });
+        expect(r).toMatchObject({
+          same: true,
+          divergences: [],
+          complete: true,
+          compared: { a: c.length, b: c.length },
+        });
         expect(r.prefix).toBeUndefined();
         // With the envelope compared, the same records are still the same.
         expect((await diff(a, a, { envelope: true })).same).toBe(true);
@@ -63,7 +68,14 @@ describe('properties', () => {
         const d = r.divergences[0]!;
         const only = d.kind === 'inserted' ? v.b[d.seq_b]! : v.a[(d as { seq_a: number }).seq_a]!;
         expect(canonicalJson(d.kind === 'changed' ? null : d.step)).toBe(
-          canonicalJson({ input: only.input, model: only.model, prompt: only.prompt, tool_call: only.tool_call, result: only.result, ...(only.meta ? { meta: only.meta } : {}) }),
+          canonicalJson({
+            input: only.input,
+            model: only.model,
+            prompt: only.prompt,
+            tool_call: only.tool_call,
+            result: only.result,
+            ...(only.meta ? { meta: only.meta } : {}),
+          }),
         );
       }),
       runs,
@@ -95,17 +107,37 @@ describe('properties', () => {
   test('an ignore pattern hides the same differences from diff and from the comparison of each field', async () => {
     // Two independent runs: the set of reported paths with ignore = the unignored paths without it.
     await fc.assert(
-      fc.asyncProperty(run({ minLength: 1, maxLength: 3 }), run({ minLength: 1, maxLength: 3 }), fc.constantFrom('/result/**', '/tool_call/arguments/*', '/*/0', '/**/id', '/prompt/*/content'), async (a, b, pattern) => {
-        const seqs = (r: Awaited<ReturnType<typeof diff>>) => r.divergences.map((d) => d.kind + ('seq_a' in d ? d.seq_a : '') + ('seq_b' in d ? d.seq_b : ''));
-        const plain = await diff(a, b, { all: true, window: 1 });
-        const ignored = await diff(a, b, { all: true, window: 1, ignore: [pattern] });
-        // With window 1 the pairing is positional, so the two reports list the same steps (bar those that became equal).
-        const re = new RegExp('^' + pattern.split('/').map((t) => (t === '**' ? '.*' : t === '*' ? '[^/]+' : t)).join('/').replace('/.*', '(/.*)?') + '(/.*)?$');
-        const expectedPaths = plain.divergences.flatMap((d) => (d.kind === 'changed' ? d.fields.map((f) => `${d.seq_a}${f.path}`).filter((p) => !re.test(p.slice(p.indexOf('/')))) : []));
-        const gotPaths = ignored.divergences.flatMap((d) => (d.kind === 'changed' ? d.fields.map((f) => `${d.seq_a}${f.path}`) : []));
-        expect(gotPaths).toEqual(expectedPaths);
-        expect(seqs(ignored).every((s) => seqs(plain).includes(s))).toBe(true);
-      }),
+      fc.asyncProperty(
+        run({ minLength: 1, maxLength: 3 }),
+        run({ minLength: 1, maxLength: 3 }),
+        fc.constantFrom('/result/**', '/tool_call/arguments/*', '/*/0', '/**/id', '/prompt/*/content'),
+        async (a, b, pattern) => {
+          const seqs = (r: Awaited<ReturnType<typeof diff>>) =>
+            r.divergences.map((d) => d.kind + ('seq_a' in d ? d.seq_a : '') + ('seq_b' in d ? d.seq_b : ''));
+          const plain = await diff(a, b, { all: true, window: 1 });
+          const ignored = await diff(a, b, { all: true, window: 1, ignore: [pattern] });
+          // With window 1 the pairing is positional, so the two reports list the same steps (bar those that became equal).
+          const re = new RegExp(
+            '^' +
+              pattern
+                .split('/')
+                .map((t) => (t === '**' ? '.*' : t === '*' ? '[^/]+' : t))
+                .join('/')
+                .replace('/.*', '(/.*)?') +
+              '(/.*)?$',
+          );
+          const expectedPaths = plain.divergences.flatMap((d) =>
+            d.kind === 'changed'
+              ? d.fields.map((f) => `${d.seq_a}${f.path}`).filter((p) => !re.test(p.slice(p.indexOf('/'))))
+              : [],
+          );
+          const gotPaths = ignored.divergences.flatMap((d) =>
+            d.kind === 'changed' ? d.fields.map((f) => `${d.seq_a}${f.path}`) : [],
+          );
+          expect(gotPaths).toEqual(expectedPaths);
+          expect(seqs(ignored).every((s) => seqs(plain).includes(s))).toBe(true);
+        },
+      ),
       runs,
     );
   });
@@ -126,11 +158,14 @@ describe('properties', () => {
 
   test('a window of 2 is enough for one change, insertion or deletion, in longer runs', async () => {
     await fc.assert(
-      fc.asyncProperty(replayVariant({ kinds: ['changed', 'inserted', 'deleted'], minLength: 1, maxLength: 20 }), async (v) => {
-        const r = await diff(v.a, v.b, { all: true, window: 2 });
-        expect(r.divergences).toHaveLength(1);
-        expect(r.divergences[0]).toMatchObject(v.expected!);
-      }),
+      fc.asyncProperty(
+        replayVariant({ kinds: ['changed', 'inserted', 'deleted'], minLength: 1, maxLength: 20 }),
+        async (v) => {
+          const r = await diff(v.a, v.b, { all: true, window: 2 });
+          expect(r.divergences).toHaveLength(1);
+          expect(r.divergences[0]).toMatchObject(v.expected!);
+        },
+      ),
       { numRuns: 60 },
     );
   });
@@ -159,7 +194,9 @@ describe('properties', () => {
         const ba = await diff(v.b, v.a, { all: true });
         expect(ba.same).toBe(ab.same);
         expect(ba.compared).toEqual({ a: ab.compared.b, b: ab.compared.a });
-        expect(ba.divergences.map((d) => d.kind)).toEqual(ab.divergences.map((d) => ({ changed: 'changed', inserted: 'deleted', deleted: 'inserted' })[d.kind]));
+        expect(ba.divergences.map((d) => d.kind)).toEqual(
+          ab.divergences.map((d) => ({ changed: 'changed', inserted: 'deleted', deleted: 'inserted' })[d.kind]),
+        );
       }),
       runs,
     );

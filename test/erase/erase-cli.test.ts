@@ -18,25 +18,53 @@ const dir = tempDir('stepchain-erase-cli-');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const EMAIL = 'carol.sigkill@example.org';
 
-function run(args: string[], input?: string, env: Record<string, string> = {}): Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }> {
+function run(
+  args: string[],
+  input?: string,
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = execFile(process.execPath, [CLI, ...args], { cwd: dir, env: { ...process.env, NO_COLOR: '1', ...env } }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, signal: error?.signal ?? null, stdout, stderr });
-    });
+    const child = execFile(
+      process.execPath,
+      [CLI, ...args],
+      { cwd: dir, env: { ...process.env, NO_COLOR: '1', ...env } },
+      (error, stdout, stderr) => {
+        resolve({
+          code: error ? (typeof error.code === 'number' ? error.code : null) : 0,
+          signal: error?.signal ?? null,
+          stdout,
+          stderr,
+        });
+      },
+    );
     if (input !== undefined) child.stdin!.end(input);
   });
 }
-const bucket = (j: string): string => join(dir, j, 'buckets', readdirSync(join(dir, j, 'buckets')).find((n) => n.endsWith('.jsonl'))!);
+const bucket = (j: string): string =>
+  join(
+    dir,
+    j,
+    'buckets',
+    readdirSync(join(dir, j, 'buckets')).find((n) => n.endsWith('.jsonl'))!,
+  );
 const record0 = (j: string): Record<string, unknown> => JSON.parse(readFileSync(bucket(j), 'utf8').split('\n')[0]!);
 
 async function journal(j: string): Promise<void> {
   expect((await run(['init', j, '--format', 'v3'])).code).toBe(0);
-  expect((await run(['append', j], JSON.stringify({ input: { to: EMAIL }, result: { email: EMAIL, sent: true } }))).code).toBe(0);
+  expect(
+    (await run(['append', j], JSON.stringify({ input: { to: EMAIL }, result: { email: EMAIL, sent: true } }))).code,
+  ).toBe(0);
   expect((await run(['append', j], JSON.stringify({ input: { n: 2 } }))).code).toBe(0);
 }
-async function verifyJson(j: string, extra: string[] = []): Promise<{ ok: boolean; warnings: Array<{ code: string }>; problems: unknown[] }> {
+async function verifyJson(
+  j: string,
+  extra: string[] = [],
+): Promise<{ ok: boolean; warnings: Array<{ code: string }>; problems: unknown[] }> {
   const r = await run(['verify', j, '--json', ...extra]);
-  const doc = JSON.parse(r.stdout) as { ok: boolean; report: { warnings: Array<{ code: string }>; problems: unknown[] } };
+  const doc = JSON.parse(r.stdout) as {
+    ok: boolean;
+    report: { warnings: Array<{ code: string }>; problems: unknown[] };
+  };
   return { ok: doc.ok, warnings: doc.report.warnings, problems: doc.report.problems };
 }
 
@@ -45,10 +73,31 @@ describe('stepchain erase (real processes)', { timeout: 180_000 }, () => {
     await journal('cp');
     const salt = unitAt(record0('cp'), '/result/email').unit.salt.slice();
     expect((await run(['keygen', '-o', 'log.key'])).code).toBe(0);
-    const signed = await run(['checkpoint', 'cp', '--sign', 'log.key', '--authority', 'agents.example.com', '-o', 'cp.checkpoint']);
+    const signed = await run([
+      'checkpoint',
+      'cp',
+      '--sign',
+      'log.key',
+      '--authority',
+      'agents.example.com',
+      '-o',
+      'cp.checkpoint',
+    ]);
     expect(signed.code).toBe(0);
     const vkey = /\S+\+[0-9a-f]{8}\+\S+/.exec(signed.stdout + signed.stderr)![0];
-    const erased = await run(['erase', 'cp', '--seq', '0', '--path', '/result/email', '--reason', 'GDPR Art. 17', '--by', 'dpo', '--json']);
+    const erased = await run([
+      'erase',
+      'cp',
+      '--seq',
+      '0',
+      '--path',
+      '/result/email',
+      '--reason',
+      'GDPR Art. 17',
+      '--by',
+      'dpo',
+      '--json',
+    ]);
     expect(erased.code).toBe(0);
     expect(JSON.parse(erased.stdout)).toMatchObject({ ok: true, seq: 0, path: '/result/email' });
     const after = await run(['verify', 'cp', '--checkpoint', 'cp.checkpoint', '--log-key', vkey, '--json']);
@@ -61,7 +110,8 @@ describe('stepchain erase (real processes)', { timeout: 180_000 }, () => {
     expect((await run(['export', 'cp', '-o', 'cp.tar.gz'])).code).toBe(0);
     const tar = gunzipSync(readFileSync(join(dir, 'cp.tar.gz')));
     expect(tar.includes(Buffer.from(JSON.stringify({ email: EMAIL }).slice(10, -2)))).toBe(true); // input.to is another unit, still there
-    for (const n of [Buffer.from(salt), Buffer.from(Buffer.from(salt).toString('hex')), Buffer.from(b64u(salt))]) expect(tar.includes(n)).toBe(false);
+    for (const n of [Buffer.from(salt), Buffer.from(Buffer.from(salt).toString('hex')), Buffer.from(b64u(salt))])
+      expect(tar.includes(n)).toBe(false);
     expect((await run(['verify', 'cp.tar.gz'])).code).toBe(0);
     writeFileSync(join(dir, 'policy.json'), JSON.stringify({ rules: [{ id: 'n', paths: ['/input/n'] }] }));
     // A journal with erased values is published with them shown as erased (REDACTION.md §13.12).
@@ -72,14 +122,19 @@ describe('stepchain erase (real processes)', { timeout: 180_000 }, () => {
     expect(pv.code, pv.stderr).toBe(0);
     expect(pv.stderr + pv.stdout).toMatch(/VALUE_ERASED/);
     const pub = gunzipSync(readFileSync(join(dir, 'cp-public.tar.gz')));
-    for (const n of [Buffer.from(salt), Buffer.from(Buffer.from(salt).toString('hex')), Buffer.from(b64u(salt))]) expect(pub.includes(n)).toBe(false);
+    for (const n of [Buffer.from(salt), Buffer.from(Buffer.from(salt).toString('hex')), Buffer.from(b64u(salt))])
+      expect(pub.includes(n)).toBe(false);
   });
 
   for (const point of ['after-record', 'after-rewrite'] as const) {
     it(`an erase SIGKILLed ${point} leaves a journal that verifies; --resume completes it`, async () => {
       const j = `kill-${point}`;
       await journal(j);
-      const killed = await run(['erase', j, '--seq', '0', '--path', '/result/email', '--reason', 'GDPR Art. 17'], undefined, { STEPCHAIN_TEST_ERASE_FAULT: point });
+      const killed = await run(
+        ['erase', j, '--seq', '0', '--path', '/result/email', '--reason', 'GDPR Art. 17'],
+        undefined,
+        { STEPCHAIN_TEST_ERASE_FAULT: point },
+      );
       expect(killed.signal).toBe('SIGKILL');
       expect(killed.stderr).toContain(`stepchain-erase-fault ${point}`);
       const mid = await verifyJson(j);

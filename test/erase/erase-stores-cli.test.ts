@@ -27,11 +27,25 @@ afterAll(async () => {
 });
 const EMAIL = 'dana.sigkill+stores@example.org';
 
-function run(args: string[], input?: string, env: Record<string, string> = {}): Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }> {
+function run(
+  args: string[],
+  input?: string,
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = execFile(process.execPath, [CLI, ...args], { cwd: dir, env: { ...process.env, NO_COLOR: '1', PGPASSWORD: password, ...env } }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, signal: error?.signal ?? null, stdout, stderr });
-    });
+    const child = execFile(
+      process.execPath,
+      [CLI, ...args],
+      { cwd: dir, env: { ...process.env, NO_COLOR: '1', PGPASSWORD: password, ...env } },
+      (error, stdout, stderr) => {
+        resolve({
+          code: error ? (typeof error.code === 'number' ? error.code : null) : 0,
+          signal: error?.signal ?? null,
+          stdout,
+          stderr,
+        });
+      },
+    );
     if (input !== undefined) child.stdin!.end(input);
   });
 }
@@ -77,20 +91,42 @@ const backends: Backend[] = [
   },
 ];
 
-async function verifyJson(at: string, extra: string[] = []): Promise<{ ok: boolean; codes: string[]; problems: unknown[] }> {
+async function verifyJson(
+  at: string,
+  extra: string[] = [],
+): Promise<{ ok: boolean; codes: string[]; problems: unknown[] }> {
   const r = await run(['verify', at, '--json', ...extra]);
-  const doc = JSON.parse(r.stdout) as { ok: boolean; report: { warnings: Array<{ code: string }>; problems: unknown[] } };
+  const doc = JSON.parse(r.stdout) as {
+    ok: boolean;
+    report: { warnings: Array<{ code: string }>; problems: unknown[] };
+  };
   return { ok: doc.ok, codes: doc.report.warnings.map((w) => w.code), problems: doc.report.problems };
 }
 
 describe.each(backends)('stepchain erase on $name (real processes)', { timeout: 180_000 }, (b) => {
   it('an erase SIGKILLed inside its rewrite transaction leaves a journal that verifies; --resume completes it; a checkpoint and cosignature from before still verify', async () => {
     expect((await run(['init', b.location, '--format', 'v3'])).code).toBe(0);
-    expect((await run(['append', b.location], JSON.stringify({ input: { to: EMAIL }, result: { email: EMAIL, sent: true } }))).code).toBe(0);
+    expect(
+      (
+        await run(
+          ['append', b.location],
+          JSON.stringify({ input: { to: EMAIL }, result: { email: EMAIL, sent: true } }),
+        )
+      ).code,
+    ).toBe(0);
     expect((await run(['append', b.location], JSON.stringify({ input: { n: 2 } }))).code).toBe(0);
     const key = join(dir, `${b.name}.key`);
     expect((await run(['keygen', '-o', key])).code).toBe(0);
-    const signed = await run(['checkpoint', b.location, '--sign', key, '--authority', 'agents.example.com', '-o', join(dir, `${b.name}.checkpoint`)]);
+    const signed = await run([
+      'checkpoint',
+      b.location,
+      '--sign',
+      key,
+      '--authority',
+      'agents.example.com',
+      '-o',
+      join(dir, `${b.name}.checkpoint`),
+    ]);
     expect(signed.code).toBe(0);
     const vkey = /\S+\+[0-9a-f]{8}\+\S+/.exec(signed.stdout + signed.stderr)![0];
     // A witness cosigns that checkpoint before the erasure (its first for this origin: no proof needed).
@@ -99,10 +135,27 @@ describe.each(backends)('stepchain erase on $name (real processes)', { timeout: 
     const wname = 'witness.example/w1';
     const wkey = (await run(['witness', '--key', wkeyFile, '--name', wname])).stdout.trim();
     const cosigned = join(dir, `${b.name}.cosigned`);
-    const w = await run(['witness', join(dir, `${b.name}.checkpoint`), '--key', wkeyFile, '--name', wname, '--state', join(dir, `${b.name}-wstate`), '--log-key', vkey, '-o', cosigned]);
+    const w = await run([
+      'witness',
+      join(dir, `${b.name}.checkpoint`),
+      '--key',
+      wkeyFile,
+      '--name',
+      wname,
+      '--state',
+      join(dir, `${b.name}-wstate`),
+      '--log-key',
+      vkey,
+      '-o',
+      cosigned,
+    ]);
     expect(w.code).toBe(0);
 
-    const killed = await run(['erase', b.location, '--seq', '0', '--path', '/result/email', '--reason', 'GDPR Art. 17'], undefined, { STEPCHAIN_TEST_ERASE_FAULT: 'in-rewrite' });
+    const killed = await run(
+      ['erase', b.location, '--seq', '0', '--path', '/result/email', '--reason', 'GDPR Art. 17'],
+      undefined,
+      { STEPCHAIN_TEST_ERASE_FAULT: 'in-rewrite' },
+    );
     expect(killed.signal).toBe('SIGKILL');
     expect(killed.stderr).toContain('stepchain-erase-fault in-rewrite');
     // The transaction died with the process: the row is as it was, the erasure record committed.
@@ -116,16 +169,41 @@ describe.each(backends)('stepchain erase on $name (real processes)', { timeout: 
     expect(resumed.code).toBe(0);
     expect((JSON.parse(resumed.stdout) as { erased: unknown[] }).erased).toHaveLength(1);
     expect(await b.line0()).not.toContain(`"email":"${EMAIL}"`); // input.to is another unit, kept
-    const done = await verifyJson(b.location, ['--deep', '--checkpoint', cosigned, '--log-key', vkey, '--witness', wkey, '--quorum', '1']);
+    const done = await verifyJson(b.location, [
+      '--deep',
+      '--checkpoint',
+      cosigned,
+      '--log-key',
+      vkey,
+      '--witness',
+      wkey,
+      '--quorum',
+      '1',
+    ]);
     expect(done.problems).toEqual([]);
     expect(done.ok).toBe(true);
     expect(done.codes).toContain('VALUE_ERASED');
     expect(done.codes).not.toContain('ERASURE_PENDING');
 
     // Across the store: the other occurrence (input.to) found and erased, with a report.
-    const across = await run(['erase', b.storeLocation, '--match-path', '/input/to', '--value', EMAIL, '--reason', 'GDPR Art. 17', '--json']);
+    const across = await run([
+      'erase',
+      b.storeLocation,
+      '--match-path',
+      '/input/to',
+      '--value',
+      EMAIL,
+      '--reason',
+      'GDPR Art. 17',
+      '--json',
+    ]);
     expect(across.code).toBe(0);
-    expect(JSON.parse(across.stdout)).toMatchObject({ ok: true, journals_scanned: 1, erased: [{ journal: 'k', seq: 0, path: '/input/to' }], failed: [] });
+    expect(JSON.parse(across.stdout)).toMatchObject({
+      ok: true,
+      journals_scanned: 1,
+      erased: [{ journal: 'k', seq: 0, path: '/input/to' }],
+      failed: [],
+    });
     expect(await b.line0()).not.toContain(EMAIL);
     expect((await verifyJson(b.location)).ok).toBe(true);
   });

@@ -44,7 +44,9 @@ const backends: Backend[] = [
       const db = connect(file, { readonly: true });
       const out: Array<{ where: string; bytes: Buffer }> = [];
       try {
-        for (const { name } of db.prepare(`SELECT name FROM sqlite_schema WHERE type = 'table'`).all() as Array<{ name: string }>) {
+        for (const { name } of db.prepare(`SELECT name FROM sqlite_schema WHERE type = 'table'`).all() as Array<{
+          name: string;
+        }>) {
           const parts: Buffer[] = [];
           for (const row of db.prepare(`SELECT * FROM "${name}"`).all() as Array<Record<string, unknown>>) {
             for (const v of Object.values(row)) parts.push(Buffer.isBuffer(v) ? v : Buffer.from(String(v)));
@@ -64,7 +66,10 @@ const backends: Backend[] = [
     store: () => pg.store(),
     async places(store) {
       const schema = (store as PostgresStore).tables.schema;
-      const { rows: tables } = await pg.admin.query<{ t: string }>(`SELECT table_name AS t FROM information_schema.tables WHERE table_schema = $1`, [schema]);
+      const { rows: tables } = await pg.admin.query<{ t: string }>(
+        `SELECT table_name AS t FROM information_schema.tables WHERE table_schema = $1`,
+        [schema],
+      );
       const out: Array<{ where: string; bytes: Buffer }> = [];
       for (const { t } of tables) {
         // Every row as text: bytea columns come out as \x hex, so the needles' hex forms are searched too.
@@ -85,7 +90,11 @@ describe.each(backends)('erase in the $name store', { timeout: 180_000 }, (backe
   it('leaves neither the value, nor its salt, nor the seed in any table; keeps the step hashes; a writer keeps appending', async () => {
     const store = backend.store();
     const j = await store.create('r', { format: 'stepchain/v3' } as never);
-    await j.append({ input: { customer: { email: EMAIL, id: 'c-17' } }, tool_call: { name: 'lookup', arguments: { q: EMAIL } }, result: { email: EMAIL, plan: 'pro', notes: ['vip', EMAIL], page: PAGE } } as never);
+    await j.append({
+      input: { customer: { email: EMAIL, id: 'c-17' } },
+      tool_call: { name: 'lookup', arguments: { q: EMAIL } },
+      result: { email: EMAIL, plan: 'pro', notes: ['vip', EMAIL], page: PAGE },
+    } as never);
     await j.append({ input: { q: 'next' }, result: { ok: true } } as never);
     const before = await lineOf(j, 0);
     const salt = unitAt(before, '/result/email').unit.salt.slice();
@@ -93,16 +102,26 @@ describe.each(backends)('erase in the $name store', { timeout: 180_000 }, (backe
     expect(JSON.stringify(before.result)).toContain('$stepchain:part');
     expect((await backend.places(store)).some((p) => p.bytes.includes(EMAIL))).toBe(true);
 
-    const paths = ['/result/email', '/result/notes/1', '/input/customer/email', '/tool_call/arguments/q', '/result/page'];
+    const paths = [
+      '/result/email',
+      '/result/notes/1',
+      '/input/customer/email',
+      '/tool_call/arguments/q',
+      '/result/page',
+    ];
     const outcomes = [];
     for (const path of paths) {
-      outcomes.push(await eraseValue(store, 'r', { seq: 0, path, reason: 'GDPR Art. 17 request #118', by: 'dpo@example.org' }));
+      outcomes.push(
+        await eraseValue(store, 'r', { seq: 0, path, reason: 'GDPR Art. 17 request #118', by: 'dpo@example.org' }),
+      );
       // The journal held open since before the erasure appends on: the head row agrees with the rewritten rows.
       await j.append({ input: { after: path } } as never);
     }
     expect(outcomes.at(-1)!.parts_deleted.length).toBe(1);
     // SQLite: the WAL was truncated after each rewrite (no other connection was reading); Postgres: not its concern.
-    expect(outcomes.map((o) => o.wal_truncated)).toEqual(paths.map(() => (backend.name === 'sqlite' ? true : undefined)));
+    expect(outcomes.map((o) => o.wal_truncated)).toEqual(
+      paths.map(() => (backend.name === 'sqlite' ? true : undefined)),
+    );
     await j.close();
 
     const needles: Array<[string, Buffer]> = [
@@ -112,9 +131,11 @@ describe.each(backends)('erase in the $name store', { timeout: 180_000 }, (backe
       ['the salt in hex', Buffer.from(hex(salt))],
       ['the salt in base64url', Buffer.from(b64u(salt))],
       ['the seed', Buffer.from(seed)],
-      ['the seed\'s bytes', Buffer.from(seed, 'hex')],
+      ["the seed's bytes", Buffer.from(seed, 'hex')],
     ];
-    const found = (await backend.places(store)).flatMap((p) => needles.filter(([, n]) => p.bytes.includes(n)).map(([what]) => `${what} in ${p.where}`));
+    const found = (await backend.places(store)).flatMap((p) =>
+      needles.filter(([, n]) => p.bytes.includes(n)).map(([what]) => `${what} in ${p.where}`),
+    );
     expect(found).toEqual([]);
 
     const r = await store.open('r', { readOnly: true });
@@ -127,7 +148,12 @@ describe.each(backends)('erase in the $name store', { timeout: 180_000 }, (backe
       expect(report.problems).toEqual([]);
       expect(report.ok).toBe(true);
       expect(report.head_seq).toBe(2 + 2 * paths.length - 1);
-      expect(report.warnings.filter((w) => w.code === 'VALUE_ERASED').map((w) => w.location.path).sort()).toEqual([...paths].sort());
+      expect(
+        report.warnings
+          .filter((w) => w.code === 'VALUE_ERASED')
+          .map((w) => w.location.path)
+          .sort(),
+      ).toEqual([...paths].sort());
     }
   });
 
@@ -142,30 +168,60 @@ describe.each(backends)('erase in the $name store', { timeout: 180_000 }, (backe
     const old = await store.create('old', {} as never);
     await old.append({ result: { email: EMAIL } } as never);
     await old.close();
-    const report = await eraseMatching(store, { matchPath: '/result/email', value: EMAIL, reason: 'GDPR Art. 17', by: 'dpo' });
-    expect(report.erased.map((e) => `${e.journal}:${e.seq}:${e.path}`).sort()).toEqual(['a:0:/result/email', 'b:0:/result/email']);
+    const report = await eraseMatching(store, {
+      matchPath: '/result/email',
+      value: EMAIL,
+      reason: 'GDPR Art. 17',
+      by: 'dpo',
+    });
+    expect(report.erased.map((e) => `${e.journal}:${e.seq}:${e.path}`).sort()).toEqual([
+      'a:0:/result/email',
+      'b:0:/result/email',
+    ]);
     expect(report.journals_not_v3).toEqual(['old']);
     expect(report.failed).toEqual([]);
     const wild = await eraseMatching(store, { matchPath: '/*/*/email', value: EMAIL, reason: 'GDPR Art. 17' });
-    expect(wild.erased.map((e) => `${e.journal}:${e.seq}:${e.path}`).sort()).toEqual(['a:0:/input/customer/email', 'b:0:/input/customer/email']);
+    expect(wild.erased.map((e) => `${e.journal}:${e.seq}:${e.path}`).sort()).toEqual([
+      'a:0:/input/customer/email',
+      'b:0:/input/customer/email',
+    ]);
     for (const id of ['a', 'b']) {
       const v = await store.verify(id);
       expect(v.problems).toEqual([]);
       expect(v.warnings.filter((w) => w.code === 'VALUE_ERASED').length).toBe(2);
     }
-    await expect(eraseValue(store, 'a', { seq: 0, path: '/result/email', reason: 'again' })).rejects.toThrow(/ERASURE_TARGET_INVALID/);
-    await expect(eraseValue(store, 'a', { seq: 2, path: '/input/path', reason: 'r' })).rejects.toThrow(/erasure record/);
-    await expect(eraseValue(store, 'old', { seq: 0, path: '/result/email', reason: 'r' })).rejects.toThrow(/stepchain\/v3/);
-    await expect(eraseValue(store, 'a', { seq: 99, path: '/result/email', reason: 'r' })).rejects.toThrow(/no record at seq 99/);
+    await expect(eraseValue(store, 'a', { seq: 0, path: '/result/email', reason: 'again' })).rejects.toThrow(
+      /ERASURE_TARGET_INVALID/,
+    );
+    await expect(eraseValue(store, 'a', { seq: 2, path: '/input/path', reason: 'r' })).rejects.toThrow(
+      /erasure record/,
+    );
+    await expect(eraseValue(store, 'old', { seq: 0, path: '/result/email', reason: 'r' })).rejects.toThrow(
+      /stepchain\/v3/,
+    );
+    await expect(eraseValue(store, 'a', { seq: 99, path: '/result/email', reason: 'r' })).rejects.toThrow(
+      /no record at seq 99/,
+    );
     expect((await store.verify('a')).head_seq).toBe(3);
     // Inside a part, or one chunk of a long string: refused with a code that says why and what to erase instead.
-    const doc = { owner: EMAIL, ...Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`k${i}`, `a short line of the customer file, number ${i}`])) };
+    const doc = {
+      owner: EMAIL,
+      ...Object.fromEntries(
+        Array.from({ length: 40 }, (_, i) => [`k${i}`, `a short line of the customer file, number ${i}`]),
+      ),
+    };
     const p = await store.create('p', { format: 'stepchain/v3' } as never);
     await p.append({ result: { doc, note: 'n'.repeat(100) } } as never);
     expect(JSON.stringify(await lineOf(p, 0))).toContain('"doc":{"$stepchain:part"');
     await p.close();
-    await expect(eraseValue(store, 'p', { seq: 0, path: '/result/doc/owner', reason: 'r' })).rejects.toMatchObject({ code: 'ERASURE_INSIDE_PART', message: expect.stringContaining('erase the member that holds the part, /result/doc,') });
-    await expect(eraseValue(store, 'p', { seq: 0, path: '/result/note#1', reason: 'r' })).rejects.toMatchObject({ code: 'ERASURE_CHUNK', message: expect.stringContaining('erase the whole string, /result/note') });
+    await expect(eraseValue(store, 'p', { seq: 0, path: '/result/doc/owner', reason: 'r' })).rejects.toMatchObject({
+      code: 'ERASURE_INSIDE_PART',
+      message: expect.stringContaining('erase the member that holds the part, /result/doc,'),
+    });
+    await expect(eraseValue(store, 'p', { seq: 0, path: '/result/note#1', reason: 'r' })).rejects.toMatchObject({
+      code: 'ERASURE_CHUNK',
+      message: expect.stringContaining('erase the whole string, /result/note'),
+    });
     expect((await store.verify('p')).head_seq).toBe(0);
     if (store instanceof SqliteStore) await store.close();
   });

@@ -36,11 +36,16 @@ function holders(dir: string, needles: Array<string | Uint8Array>): string[] {
   });
 }
 const bucketOf = (store: FileStore, id: string): string => join(store.root, id, 'buckets', '0000000000000000.jsonl');
-const lineAt = (store: FileStore, id: string, seq: number): Record<string, unknown> => JSON.parse(readFileSync(bucketOf(store, id), 'utf8').split('\n')[seq]!);
+const lineAt = (store: FileStore, id: string, seq: number): Record<string, unknown> =>
+  JSON.parse(readFileSync(bucketOf(store, id), 'utf8').split('\n')[seq]!);
 
 async function journalWith(store: FileStore, id: string): Promise<void> {
   const j = await store.create(id, { format: 'stepchain/v3' } as never);
-  await j.append({ input: { customer: { email: EMAIL, id: 'c-17' } }, tool_call: { name: 'lookup', arguments: { q: EMAIL } }, result: { email: EMAIL, plan: 'pro', notes: ['vip', EMAIL] } } as never);
+  await j.append({
+    input: { customer: { email: EMAIL, id: 'c-17' } },
+    tool_call: { name: 'lookup', arguments: { q: EMAIL } },
+    result: { email: EMAIL, plan: 'pro', notes: ['vip', EMAIL] },
+  } as never);
   await j.append({ input: { q: 'next' }, result: { ok: true } } as never);
   await j.close();
 }
@@ -54,7 +59,12 @@ describe('erase one value (file store)', { timeout: 120_000 }, () => {
     const salt = unit.salt.slice();
     const headBefore = (await store.verify('r')).head;
 
-    const o = await eraseValue(store, 'r', { seq: 0, path: '/result/email', reason: 'GDPR Art. 17 request #118', by: 'dpo@example.org' });
+    const o = await eraseValue(store, 'r', {
+      seq: 0,
+      path: '/result/email',
+      reason: 'GDPR Art. 17 request #118',
+      by: 'dpo@example.org',
+    });
     expect(o.digest).toBe('sha256:' + hex(unit.digest));
     expect(o.erasure.step_id).toBe(erasureStepId(0, o.digest));
 
@@ -77,7 +87,12 @@ describe('erase one value (file store)', { timeout: 120_000 }, () => {
       // The head moved by the four erasure records only: the chain up to seq 1 is the one signed before.
       expect(report.head_seq).toBe(5);
       const erased = report.warnings.filter((w) => w.code === 'VALUE_ERASED');
-      expect(erased.map((w) => w.location.path).sort()).toEqual(['/input/customer/email', '/result/email', '/result/notes/1', '/tool_call/arguments/q']);
+      expect(erased.map((w) => w.location.path).sort()).toEqual([
+        '/input/customer/email',
+        '/result/email',
+        '/result/notes/1',
+        '/tool_call/arguments/q',
+      ]);
     }
     // The step hashes of the records before the erasure records are those signed before: the old head is seq 1's.
     const j = await store.open('r');
@@ -107,7 +122,11 @@ describe('erase one value (file store)', { timeout: 120_000 }, () => {
     const real = unitAt(target, '/result/email').unit;
     // An erasure record that names another digest than the value it erased (written as a writer with access could).
     const j = await store.open('l');
-    const liar = await j.append({ step_id: 'erasure:lie', kind: 'erasure', input: { target: 0, path: '/result/email', digest: 'sha256:' + '0'.repeat(64), reason: 'cover-up', by: null } } as never);
+    const liar = await j.append({
+      step_id: 'erasure:lie',
+      kind: 'erasure',
+      input: { target: 0, path: '/result/email', digest: 'sha256:' + '0'.repeat(64), reason: 'cover-up', by: null },
+    } as never);
     await j.close();
     const sealed = eraseUnit(target, '/result/email', liar.step_id);
     const lines = readFileSync(bucketOf(store, 'l'), 'utf8').split('\n');
@@ -116,7 +135,10 @@ describe('erase one value (file store)', { timeout: 120_000 }, () => {
     let report = await store.verify('l');
     expect(report.ok).toBe(false);
     expect(report.problems.map((p) => p.code).sort()).toEqual(['ERASURE_MISMATCH', 'ERASURE_UNRECORDED']);
-    expect(report.problems.find((p) => p.code === 'ERASURE_UNRECORDED')!.location).toMatchObject({ seq: 0, field: 'result' });
+    expect(report.problems.find((p) => p.code === 'ERASURE_UNRECORDED')!.location).toMatchObject({
+      seq: 0,
+      field: 'result',
+    });
     expect(hex(real.digest)).not.toBe('0'.repeat(64));
 
     // A marker naming an erasure record that does not exist (a value dropped with no record of it).
@@ -131,7 +153,10 @@ describe('erase one value (file store)', { timeout: 120_000 }, () => {
     const edits: Array<(r: Record<string, unknown>) => void> = [
       (r) => ((r.result as Record<string, unknown>).plan = 'free'),
       (r) => ((r.keys as Record<string, string>).model = b64u(new Uint8Array(16))),
-      (r) => ((r.salts as Record<string, string>).result = (r.salts as Record<string, string>).result!.replace(/^./, (c) => (c === 'A' ? 'B' : 'A'))),
+      (r) =>
+        ((r.salts as Record<string, string>).result = (r.salts as Record<string, string>).result!.replace(/^./, (c) =>
+          c === 'A' ? 'B' : 'A',
+        )),
     ];
     for (const edit of edits) {
       const r = JSON.parse(JSON.stringify(good.record)) as Record<string, unknown>;
@@ -153,7 +178,8 @@ describe('erase one value (file store)', { timeout: 120_000 }, () => {
     await j.append({ result: { page } } as never);
     await j.close();
     const dir = join(store.root, 'p');
-    const partFiles = (): string[] => filesUnder(join(dir, 'parts')).filter((f) => /[0-9a-f]{62}$/.test(f) && !f.includes('index'));
+    const partFiles = (): string[] =>
+      filesUnder(join(dir, 'parts')).filter((f) => /[0-9a-f]{62}$/.test(f) && !f.includes('index'));
     expect(partFiles().length).toBe(1);
     const first = await eraseValue(store, 'p', { seq: 0, path: '/result/page', reason: 'r' });
     expect(first.parts_deleted).toEqual([]);
@@ -170,11 +196,19 @@ describe('erase one value (file store)', { timeout: 120_000 }, () => {
   it('refuses what it cannot erase: a chunk, an erasure record, an absent path, a v2 journal', async () => {
     const store = new FileStore(mkdtempSync(join(root, 's-')));
     await journalWith(store, 'x');
-    await expect(eraseValue(store, 'x', { seq: 0, path: '/result/nope', reason: 'r' })).rejects.toThrow(/ERASURE_TARGET_INVALID/);
-    await expect(eraseValue(store, 'x', { seq: 0, path: 'result/email', reason: 'r' })).rejects.toThrow(/ERASURE_TARGET_INVALID/);
+    await expect(eraseValue(store, 'x', { seq: 0, path: '/result/nope', reason: 'r' })).rejects.toThrow(
+      /ERASURE_TARGET_INVALID/,
+    );
+    await expect(eraseValue(store, 'x', { seq: 0, path: 'result/email', reason: 'r' })).rejects.toThrow(
+      /ERASURE_TARGET_INVALID/,
+    );
     await eraseValue(store, 'x', { seq: 0, path: '/result/email', reason: 'r' });
-    await expect(eraseValue(store, 'x', { seq: 0, path: '/result/email', reason: 'r' })).rejects.toThrow(/ERASURE_TARGET_INVALID/);
-    await expect(eraseValue(store, 'x', { seq: 2, path: '/input/path', reason: 'r' })).rejects.toThrow(/erasure record/);
+    await expect(eraseValue(store, 'x', { seq: 0, path: '/result/email', reason: 'r' })).rejects.toThrow(
+      /ERASURE_TARGET_INVALID/,
+    );
+    await expect(eraseValue(store, 'x', { seq: 2, path: '/input/path', reason: 'r' })).rejects.toThrow(
+      /erasure record/,
+    );
     const v2 = await store.create('v2', {} as never);
     await v2.append({ input: { a: 1 } } as never);
     await v2.close();
@@ -192,12 +226,23 @@ describe('erase one value (file store)', { timeout: 120_000 }, () => {
     const old = await store.create('old', {} as never);
     await old.append({ result: { email: EMAIL } } as never);
     await old.close();
-    const report = await eraseMatching(store, { matchPath: '/result/email', value: EMAIL, reason: 'GDPR Art. 17', by: 'dpo' });
-    expect(report.erased.map((e) => `${e.journal}:${e.seq}:${e.path}`).sort()).toEqual(['a:0:/result/email', 'b:0:/result/email']);
+    const report = await eraseMatching(store, {
+      matchPath: '/result/email',
+      value: EMAIL,
+      reason: 'GDPR Art. 17',
+      by: 'dpo',
+    });
+    expect(report.erased.map((e) => `${e.journal}:${e.seq}:${e.path}`).sort()).toEqual([
+      'a:0:/result/email',
+      'b:0:/result/email',
+    ]);
     expect(report.journals_not_v3).toEqual(['old']);
     expect(report.failed).toEqual([]);
     const wild = await eraseMatching(store, { matchPath: '/*/*/email', value: EMAIL, reason: 'GDPR Art. 17' });
-    expect(wild.erased.map((e) => `${e.journal}:${e.path}`).sort()).toEqual(['a:/input/customer/email', 'b:/input/customer/email']);
+    expect(wild.erased.map((e) => `${e.journal}:${e.path}`).sort()).toEqual([
+      'a:/input/customer/email',
+      'b:/input/customer/email',
+    ]);
     for (const id of ['a', 'b', 'c']) expect((await store.verify(id)).ok).toBe(true);
     expect(readFileSync(bucketOf(store, 'c'), 'utf8')).toContain('bob@example.org');
   });

@@ -26,8 +26,18 @@ const STALE = { staleMs: 2000, lockTimeoutMs: 120_000 };
 /** The file whose creation lets a writer blocked at its fault point go on. */
 const release = join(root, 'release');
 
-function writer(id: string, name: string, count: number, fault?: string, options: Record<string, unknown> = STALE): Driven {
-  return drive('writer.mjs', ['file', root, id, name, String(count), JSON.stringify(options)], fault === undefined ? {} : { STEPCHAIN_TEST_FAULT: fault, STEPCHAIN_TEST_FAULT_RELEASE: release });
+function writer(
+  id: string,
+  name: string,
+  count: number,
+  fault?: string,
+  options: Record<string, unknown> = STALE,
+): Driven {
+  return drive(
+    'writer.mjs',
+    ['file', root, id, name, String(count), JSON.stringify(options)],
+    fault === undefined ? {} : { STEPCHAIN_TEST_FAULT: fault, STEPCHAIN_TEST_FAULT_RELEASE: release },
+  );
 }
 
 /** Resolves once the child has announced its fault and (for a stop) is stopped. */
@@ -41,54 +51,73 @@ describe('the file store under faults (issue 34)', () => {
     await starvedWriters('file', root, store, 'starved', 3, 15, STALE);
   }, 120_000);
 
-  test.each([[2, 12], [8, 4]])('%i processes ending the same %i effects, starved: one outcome each, the others refused', async (procs, effects) => {
-    await endingTogether('file', root, store, `ending-${procs}`, procs, effects);
-  }, 120_000);
+  test.each([
+    [2, 12],
+    [8, 4],
+  ])(
+    '%i processes ending the same %i effects, starved: one outcome each, the others refused',
+    async (procs, effects) => {
+      await endingTogether('file', root, store, `ending-${procs}`, procs, effects);
+    },
+    120_000,
+  );
 
   // The two run at once (their own journals; only the blocked one waits for the release file): each spends
   // its time waiting past stale, which needs no CPU.
   test.concurrent.for<[string, string, boolean]>([
     ['stopped (SIGSTOP) past stale, then resumed', 'after-confirm:stop@3', true],
     ['its event loop blocked past stale, then let go', 'after-confirm:block@3', false],
-  ])('a holder %s inside its commit keeps its lock and completes its append; the waiter waits', { timeout: 60_000 }, async ([_what, fault, stopped], { expect }) => {
-    const id = `held-${stopped ? 'stop' : 'block'}`;
-    await (await store.create(id)).close();
-    const a = writer(id, 'a', 5, fault);
-    await atFault(a, stopped);
-    const b = writer(id, 'b', 3);
-    await b.waitFor((l) => l.startsWith('pid '));
-    await sleep(3000); // past stale: the waiter inspects the lock of a holder that has not refreshed it
-    expect(acksOf(b).size).toBe(0); // it waited: the holder is alive on this host
-    if (stopped) a.proc.kill('SIGCONT');
-    else writeFileSync(release, '');
-    await Promise.all([a.exited, b.exited]);
-    expect(failsOf(a)).toEqual([]); // no LOCK_COMPROMISED: it was never robbed
-    expect(failsOf(b)).toEqual([]);
-    const acks = new Map([...acksOf(a), ...acksOf(b)]);
-    expect(acks.size).toBe(8);
-    expect(await expectAcknowledgedOnce(store, id, acks)).toHaveLength(8);
-  });
+  ])(
+    'a holder %s inside its commit keeps its lock and completes its append; the waiter waits',
+    { timeout: 60_000 },
+    async ([_what, fault, stopped], { expect }) => {
+      const id = `held-${stopped ? 'stop' : 'block'}`;
+      await (await store.create(id)).close();
+      const a = writer(id, 'a', 5, fault);
+      await atFault(a, stopped);
+      const b = writer(id, 'b', 3);
+      await b.waitFor((l) => l.startsWith('pid '));
+      await sleep(3000); // past stale: the waiter inspects the lock of a holder that has not refreshed it
+      expect(acksOf(b).size).toBe(0); // it waited: the holder is alive on this host
+      if (stopped) a.proc.kill('SIGCONT');
+      else writeFileSync(release, '');
+      await Promise.all([a.exited, b.exited]);
+      expect(failsOf(a)).toEqual([]); // no LOCK_COMPROMISED: it was never robbed
+      expect(failsOf(b)).toEqual([]);
+      const acks = new Map([...acksOf(a), ...acksOf(b)]);
+      expect(acks.size).toBe(8);
+      expect(await expectAcknowledgedOnce(store, id, acks)).toHaveLength(8);
+    },
+  );
 
   test.each([
     ['in the middle of writing its lines (a torn line)', 'mid-write:kill@3'],
     ['after writing its line, before acknowledging it', 'after-write:kill@3'],
-  ])('a holder SIGKILLed %s: the next writer takes over at once, nothing acknowledged is lost', async (what, fault) => {
-    const id = `killed-${fault.split(':')[0]}`;
-    await (await store.create(id)).close();
-    const a = writer(id, 'a', 5, fault);
-    expect((await a.exited).signal).toBe('SIGKILL');
-    expect([...acksOf(a).keys()]).toEqual(['a-0', 'a-1']);
-    // stale 60 s: a writer waiting for staleness would outlast this test
-    const b = writer(id, 'b', 3, undefined, { staleMs: 60_000, lockTimeoutMs: 120_000 });
-    expect((await b.exited).code, b.stderr()).toBe(0);
-    const acks = new Map([...acksOf(a), ...acksOf(b)]);
-    expect(acks.size).toBe(5);
-    const ids = await expectAcknowledgedOnce(store, id, acks);
-    // The line cut short was never acknowledged, and is quarantined; the one written whole is in the chain.
-    expect(ids).toEqual(what.startsWith('in the middle') ? ['a-0', 'a-1', 'b-0', 'b-1', 'b-2'] : ['a-0', 'a-1', 'a-2', 'b-0', 'b-1', 'b-2']);
-    const quarantined = readdirSync(join(root, id, 'buckets')).filter((n) => n.includes('.quarantine-'));
-    expect(quarantined).toHaveLength(what.startsWith('in the middle') ? 1 : 0);
-  }, 60_000);
+  ])(
+    'a holder SIGKILLed %s: the next writer takes over at once, nothing acknowledged is lost',
+    async (what, fault) => {
+      const id = `killed-${fault.split(':')[0]}`;
+      await (await store.create(id)).close();
+      const a = writer(id, 'a', 5, fault);
+      expect((await a.exited).signal).toBe('SIGKILL');
+      expect([...acksOf(a).keys()]).toEqual(['a-0', 'a-1']);
+      // stale 60 s: a writer waiting for staleness would outlast this test
+      const b = writer(id, 'b', 3, undefined, { staleMs: 60_000, lockTimeoutMs: 120_000 });
+      expect((await b.exited).code, b.stderr()).toBe(0);
+      const acks = new Map([...acksOf(a), ...acksOf(b)]);
+      expect(acks.size).toBe(5);
+      const ids = await expectAcknowledgedOnce(store, id, acks);
+      // The line cut short was never acknowledged, and is quarantined; the one written whole is in the chain.
+      expect(ids).toEqual(
+        what.startsWith('in the middle')
+          ? ['a-0', 'a-1', 'b-0', 'b-1', 'b-2']
+          : ['a-0', 'a-1', 'a-2', 'b-0', 'b-1', 'b-2'],
+      );
+      const quarantined = readdirSync(join(root, id, 'buckets')).filter((n) => n.includes('.quarantine-'));
+      expect(quarantined).toHaveLength(what.startsWith('in the middle') ? 1 : 0);
+    },
+    60_000,
+  );
 
   test('a holder whose liveness cannot be checked, robbed after staleness, never writes on its stale view: LOCK_COMPROMISED, nothing written, its retry lands', async () => {
     const id = 'robbed';
@@ -100,7 +129,10 @@ describe('the file store under faults (issue 34)', () => {
     const lock = join(root, id, 'journal.lock');
     const [name] = readdirSync(lock);
     const record = parseHolder(readFileSync(join(lock, name!), 'utf8'))!;
-    writeFileSync(join(lock, name!), serializeHolder({ ...record, host: 'linux:00000000-0000-0000-0000-000000000000:pid:[1]', hostname: 'elsewhere' }));
+    writeFileSync(
+      join(lock, name!),
+      serializeHolder({ ...record, host: 'linux:00000000-0000-0000-0000-000000000000:pid:[1]', hostname: 'elsewhere' }),
+    );
     const old = new Date(Date.now() - 10_000);
     utimesSync(lock, old, old);
     const other = await new FileStore(root, { fsync: 'none', ...STALE }).open(id);

@@ -33,9 +33,13 @@ afterAll(() => {
 
 export function drive(script: string, args: string[], env: Record<string, string> = {}, nice?: number): Driven {
   const argv = [script.startsWith('/') ? script : FAULT_FIXTURES + script, ...args];
-  const proc = nice === undefined
-    ? spawn(process.execPath, argv, { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...env } })
-    : spawn('nice', ['-n', String(nice), process.execPath, ...argv], { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  const proc =
+    nice === undefined
+      ? spawn(process.execPath, argv, { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...env } })
+      : spawn('nice', ['-n', String(nice), process.execPath, ...argv], {
+          stdio: ['pipe', 'pipe', 'pipe'],
+          env: { ...process.env, ...env },
+        });
   driven.add(proc);
   proc.once('close', () => driven.delete(proc));
   const lines: string[] = [];
@@ -62,7 +66,8 @@ export function drive(script: string, args: string[], env: Record<string, string
       const check = (): void => {
         const found = lines.slice(from).find(pred);
         if (found !== undefined) resolve(found);
-        else if (closed) reject(new Error(`${script} ${args.join(' ')} exited without the line awaited; stderr: ${err}`));
+        else if (closed)
+          reject(new Error(`${script} ${args.join(' ')} exited without the line awaited; stderr: ${err}`));
         else waiters.push(check);
       };
       check();
@@ -89,17 +94,24 @@ afterAll(() => {
 });
 
 export function busyLoops(count: number): () => Promise<void> {
-  const procs = Array.from({ length: count }, () => spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }));
+  const procs = Array.from({ length: count }, () =>
+    spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }),
+  );
   for (const p of procs) {
     spinning.add(p);
     p.once('close', () => spinning.delete(p));
   }
   return async () => {
-    await Promise.all(procs.map((p) => new Promise<void>((resolve) => {
-      if (p.exitCode !== null || p.signalCode !== null) return resolve();
-      p.once('close', () => resolve());
-      p.kill('SIGKILL');
-    })));
+    await Promise.all(
+      procs.map(
+        (p) =>
+          new Promise<void>((resolve) => {
+            if (p.exitCode !== null || p.signalCode !== null) return resolve();
+            p.once('close', () => resolve());
+            p.kill('SIGKILL');
+          }),
+      ),
+    );
   };
 }
 
@@ -139,7 +151,11 @@ export function failsOf(child: Driven): string[] {
  * What every fault must leave: the chain verifies; no step_id twice; every acknowledged append in the journal
  * exactly once, at the seq it was acknowledged with. Returns the step_ids in seq order.
  */
-export async function expectAcknowledgedOnce(store: Store, id: string, acks: ReadonlyMap<string, number>): Promise<string[]> {
+export async function expectAcknowledgedOnce(
+  store: Store,
+  id: string,
+  acks: ReadonlyMap<string, number>,
+): Promise<string[]> {
   const j = await store.open(id, { readOnly: true });
   const report = await j.verify();
   expect(report.problems).toEqual([]);

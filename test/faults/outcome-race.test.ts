@@ -30,12 +30,16 @@ async function records(store: Store, id: string): Promise<StepRecord[]> {
 }
 
 describe.each(['file', 'pg'] as const)('an outcome decided on a stale read is never appended (%s store)', (kind) => {
-  test('refused eight times in a row by another process\'s appends, then beaten to the outcome: one outcome, the loser told EFFECT_ALREADY_ENDED', async () => {
+  test("refused eight times in a row by another process's appends, then beaten to the outcome: one outcome, the loser told EFFECT_ALREADY_ENDED", async () => {
     const root = kind === 'file' ? tempDir() : '';
     const store: Store = kind === 'file' ? new FileStore(root, { fsync: 'none' }) : pg.store();
     const run = await startRun(store, { runId: 'race' });
     const target = (await run.beginTool({ name: 'charge', args: { amount: 5 }, id: 'eff-target' })).id;
-    const other = drive('ender.mjs', [kind, kind === 'file' ? root : (store as unknown as { tables: { schema: string } }).tables.schema, 'race']);
+    const other = drive('ender.mjs', [
+      kind,
+      kind === 'file' ? root : (store as unknown as { tables: { schema: string } }).tables.schema,
+      'race',
+    ]);
     children.push(other);
     await other.waitFor((l) => l === 'ready');
 

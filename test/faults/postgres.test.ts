@@ -16,12 +16,28 @@ const pg = await postgresHarness('pgfault', 3);
 
 /** The server pids of a writer's connections, and the states they are in. */
 async function backends(app: string): Promise<Array<{ pid: number; state: string }>> {
-  const r = await pg.admin.query<{ pid: number; state: string }>(`SELECT pid, coalesce(state, '') AS state FROM pg_stat_activity WHERE application_name = $1`, [app]);
+  const r = await pg.admin.query<{ pid: number; state: string }>(
+    `SELECT pid, coalesce(state, '') AS state FROM pg_stat_activity WHERE application_name = $1`,
+    [app],
+  );
   return r.rows;
 }
 
-function writer(schema: string, id: string, name: string, count: number, options: Record<string, unknown> = {}): Driven {
-  return drive('writer.mjs', ['pg', schema, id, name, String(count), JSON.stringify({ connection: { max: 2, application_name: `fault-${name}` }, lockTimeoutMs: 120_000, ...options })]);
+function writer(
+  schema: string,
+  id: string,
+  name: string,
+  count: number,
+  options: Record<string, unknown> = {},
+): Driven {
+  return drive('writer.mjs', [
+    'pg',
+    schema,
+    id,
+    name,
+    String(count),
+    JSON.stringify({ connection: { max: 2, application_name: `fault-${name}` }, lockTimeoutMs: 120_000, ...options }),
+  ]);
 }
 
 describe('the Postgres store under faults (issue 34)', () => {
@@ -30,12 +46,19 @@ describe('the Postgres store under faults (issue 34)', () => {
     await starvedWriters('pg', s.tables.schema, s, 'starved', 3, 12, {});
   }, 120_000);
 
-  test.each([[2, 10], [8, 3]])('%i processes ending the same %i effects, starved: one outcome each, the others refused', async (procs, effects) => {
-    const s = pg.store();
-    await endingTogether('pg', s.tables.schema, s, `ending-${procs}`, procs, effects);
-  }, 120_000);
+  test.each([
+    [2, 10],
+    [8, 3],
+  ])(
+    '%i processes ending the same %i effects, starved: one outcome each, the others refused',
+    async (procs, effects) => {
+      const s = pg.store();
+      await endingTogether('pg', s.tables.schema, s, `ending-${procs}`, procs, effects);
+    },
+    120_000,
+  );
 
-  test('a writer\'s backend stopped (SIGSTOP) in its transaction, then resumed: the others wait, and every acknowledged append is there once', async () => {
+  test("a writer's backend stopped (SIGSTOP) in its transaction, then resumed: the others wait, and every acknowledged append is there once", async () => {
     const s = pg.store();
     await s.create('stopped');
     const a = writer(s.tables.schema, 'stopped', 'a', 40);
@@ -61,7 +84,7 @@ describe('the Postgres store under faults (issue 34)', () => {
     expect(await expectAcknowledgedOnce(s, 'stopped', acks)).toHaveLength(60);
   }, 120_000);
 
-  test('a writer\'s connections killed (pg_terminate_backend) over and over, mid-transaction or between: nothing acknowledged is lost or doubled', async () => {
+  test("a writer's connections killed (pg_terminate_backend) over and over, mid-transaction or between: nothing acknowledged is lost or doubled", async () => {
     const s = pg.store();
     await s.create('terminated');
     const a = writer(s.tables.schema, 'terminated', 'a', 30);

@@ -23,11 +23,26 @@ async function exitedOk(c: Driven): Promise<void> {
 }
 
 /** `writers` niced processes × `count` awaited appends beside busy processes: all acknowledged, each once. */
-export async function starvedWriters(kind: Kind, where: string, store: Store, id: string, writers: number, count: number, options: Record<string, unknown>): Promise<void> {
+export async function starvedWriters(
+  kind: Kind,
+  where: string,
+  store: Store,
+  id: string,
+  writers: number,
+  count: number,
+  options: Record<string, unknown>,
+): Promise<void> {
   await (await store.create(id)).close();
   let stop: (() => Promise<void>) | undefined;
   try {
-    const children = Array.from({ length: writers }, (_, w) => drive('writer.mjs', [kind, where, id, `w${w}`, String(count), JSON.stringify(options)], { STEPCHAIN_TEST_WAIT_GO: '1' }, 10));
+    const children = Array.from({ length: writers }, (_, w) =>
+      drive(
+        'writer.mjs',
+        [kind, where, id, `w${w}`, String(count), JSON.stringify(options)],
+        { STEPCHAIN_TEST_WAIT_GO: '1' },
+        10,
+      ),
+    );
     // The busy processes start once every writer is loaded and has its journal open, just before the
     // appends: all of them still run starved, without paying for starved Node start-ups, which prove nothing.
     await Promise.all(children.map((c) => c.waitFor((l) => l === 'ready')));
@@ -53,7 +68,14 @@ export async function starvedWriters(kind: Kind, where: string, store: Store, id
  * `procs` processes end the same `effects` effects of one run at once, starved (each walks the list from its
  * own offset, so that they meet everywhere): each effect ended by exactly one, refused to all the others.
  */
-export async function endingTogether(kind: Kind, where: string, store: Store, runId: string, procs: number, effects: number): Promise<void> {
+export async function endingTogether(
+  kind: Kind,
+  where: string,
+  store: Store,
+  runId: string,
+  procs: number,
+  effects: number,
+): Promise<void> {
   const run = await startRun(store, { runId });
   const ids: string[] = [];
   for (let i = 0; i < effects; i++) ids.push((await run.beginTool({ name: 'charge', args: { i }, id: `eff-${i}` })).id);
@@ -63,7 +85,12 @@ export async function endingTogether(kind: Kind, where: string, store: Store, ru
   try {
     const children = Array.from({ length: procs }, (_, p) => {
       const order = ids.map((_, i) => ids[(i + Math.floor((p * effects) / procs)) % effects]!);
-      return drive('ender-loop.mjs', [kind, where, runId, `p${p}`, (p % 2 === 0 ? order : order.reverse()).join(',')], {}, p % 2 === 0 ? 10 : undefined);
+      return drive(
+        'ender-loop.mjs',
+        [kind, where, runId, `p${p}`, (p % 2 === 0 ? order : order.reverse()).join(',')],
+        {},
+        p % 2 === 0 ? 10 : undefined,
+      );
     });
     await Promise.all(children.map((c) => c.waitFor((l) => l === 'ready')));
     // The busy processes start once every ender is ready (loaded, run resumed), just before the race: the
@@ -94,5 +121,7 @@ export async function endingTogether(kind: Kind, where: string, store: Store, ru
   const outcomes = records.filter((r) => r.v === 2 && r.kind === 'tool.completed' && ids.includes(r.ref ?? ''));
   expect(outcomes).toHaveLength(effects);
   for (const r of outcomes) expect([r.result]).toEqual(enders.get((r as { ref: string }).ref));
-  expect(records.filter((r) => r.v === 2 && r.kind === 'tool.completed' && !ids.includes(r.ref ?? ''))).toHaveLength(procs * effects);
+  expect(records.filter((r) => r.v === 2 && r.kind === 'tool.completed' && !ids.includes(r.ref ?? ''))).toHaveLength(
+    procs * effects,
+  );
 }

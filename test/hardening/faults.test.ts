@@ -11,7 +11,18 @@
  * full disk does) needs no mount and runs everywhere.
  */
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, existsSync, readFileSync, readdirSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  mkdirSync,
+  existsSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { FileStore, StoreError, type Journal } from '../../src/store/index.js';
@@ -53,15 +64,20 @@ function mountTmpfs(dir: string, size: string): string | null {
 /** Fails the calling test loudly when its mount could not be set up (a skipped fault test proves nothing). */
 function requireMount(failure: string | null, what: string): void {
   if (failure !== null) {
-    throw new Error(`this test needs ${what} and it could not be set up: ${failure}. Run the suite as root (as CI does) on a machine that allows mount(2); the test is not skipped, because a fault test that did not run proves nothing.`);
+    throw new Error(
+      `this test needs ${what} and it could not be set up: ${failure}. Run the suite as root (as CI does) on a machine that allows mount(2); the test is not skipped, because a fault test that did not run proves nothing.`,
+    );
   }
 }
 
 const acks = (r: Ran): Array<{ seq: number; id: string }> =>
-  r.stdout.split('\n').filter((l) => l.startsWith('ack ')).map((l) => {
-    const [, seq, id] = l.split(' ');
-    return { seq: Number(seq), id: id! };
-  });
+  r.stdout
+    .split('\n')
+    .filter((l) => l.startsWith('ack '))
+    .map((l) => {
+      const [, seq, id] = l.split(' ');
+      return { seq: Number(seq), id: id! };
+    });
 
 const errorOf = (r: Ran): { code: string | null; message: string } | null => {
   const line = r.stdout.split('\n').find((l) => l.startsWith('error '));
@@ -82,11 +98,29 @@ async function expectIntact(storeRoot: string, id: string, acked: Array<{ seq: n
   }
 }
 
-function appender(storeRoot: string, id: string, count: number, pad: number, options: object = {}, extra: { env?: Record<string, string>; preload?: string } = {}): Promise<Ran> {
-  return runNode([...(extra.preload ? ['--import', extra.preload] : []), FIXTURES + 'appender.mjs', storeRoot, id, String(count), String(pad), JSON.stringify(options)], {
-    timeoutMs: 60_000,
-    ...(extra.env ? { env: extra.env } : {}),
-  });
+function appender(
+  storeRoot: string,
+  id: string,
+  count: number,
+  pad: number,
+  options: object = {},
+  extra: { env?: Record<string, string>; preload?: string } = {},
+): Promise<Ran> {
+  return runNode(
+    [
+      ...(extra.preload ? ['--import', extra.preload] : []),
+      FIXTURES + 'appender.mjs',
+      storeRoot,
+      id,
+      String(count),
+      String(pad),
+      JSON.stringify(options),
+    ],
+    {
+      timeoutMs: 60_000,
+      ...(extra.env ? { env: extra.env } : {}),
+    },
+  );
 }
 
 describe('the disk fills mid-append', () => {
@@ -121,7 +155,14 @@ describe('the disk fills mid-append', () => {
     for (const budget of [20_000, 60_123, 150_001]) {
       const id = `inject-${budget}`;
       await (await store.create(id, { segmentBytes: 16 * 1024 })).close();
-      const r = await appender(root, id, 0, 700, {}, { preload: FIXTURES + 'enospc.mjs', env: { STEPCHAIN_ENOSPC_BUDGET: String(budget) } });
+      const r = await appender(
+        root,
+        id,
+        0,
+        700,
+        {},
+        { preload: FIXTURES + 'enospc.mjs', env: { STEPCHAIN_ENOSPC_BUDGET: String(budget) } },
+      );
       expect(r.code, r.stderr).toBe(3);
       const err = errorOf(r)!;
       expect(err.code).toBe('IO_ERROR');
@@ -187,7 +228,9 @@ describe('a read-only journal directory', () => {
 
 describe('the lock', () => {
   function holder(dir: string, mode: 'hold' | 'die') {
-    const proc = spawn(process.execPath, [FIXTURES + 'lock-holder.mjs', dir, mode], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(process.execPath, [FIXTURES + 'lock-holder.mjs', dir, mode], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const locked = new Promise<void>((resolve, reject) => {
       proc.stdout.on('data', (c: Buffer) => (c.toString().includes('locked') ? resolve() : undefined));
       proc.on('exit', () => reject(new Error('lock holder exited before locking')));
@@ -294,31 +337,34 @@ describe('special files planted as buckets', () => {
     ['a FIFO', (p: string) => execFileSync('mkfifo', [p])],
     ['a symlink to /dev/zero', (p: string) => symlinkSync('/dev/zero', p)],
     ['a directory', (p: string) => mkdirSync(p)],
-  ] as const)('%s: verify reports JOURNAL_INVALID, read and append fail with IO_ERROR, nothing hangs', async (what, plant) => {
-    const id = `special-${what.replace(/\W+/g, '-')}`;
-    const store = new FileStore(root, { fsync: 'none' });
-    const j = await store.create(id);
-    for (let i = 0; i < 3; i++) await j.append({ input: i });
-    await j.close();
-    // "Nothing hangs": the test's own timeout is the bound, not a stopwatch.
-    plant(join(root, id, 'buckets', '0000000000000003.jsonl'));
-    const r = await store.open(id, { readOnly: true });
-    try {
-      const report = await r.verify();
-      expect(report.ok).toBe(false);
-      expect(report.problems.map((p) => p.code)).toContain('JOURNAL_INVALID');
-      expect(report.problems.map((p) => p.message).join()).toContain('ENOTREGULAR');
-      const err = await (async () => {
-        for await (const _ of r.read()) void _;
-      })().catch((e: unknown) => e);
-      expect(err).toBeInstanceOf(StoreError);
-      expect((err as StoreError).code).toBe('IO_ERROR');
-    } finally {
-      await r.close();
-    }
-    const w = await store.open(id).catch((e: unknown) => e);
-    expect(w).toBeInstanceOf(StoreError);
-    expect((w as StoreError).code).toBe('IO_ERROR');
-    expect((w as StoreError).message).toContain('ENOTREGULAR');
-  });
+  ] as const)(
+    '%s: verify reports JOURNAL_INVALID, read and append fail with IO_ERROR, nothing hangs',
+    async (what, plant) => {
+      const id = `special-${what.replace(/\W+/g, '-')}`;
+      const store = new FileStore(root, { fsync: 'none' });
+      const j = await store.create(id);
+      for (let i = 0; i < 3; i++) await j.append({ input: i });
+      await j.close();
+      // "Nothing hangs": the test's own timeout is the bound, not a stopwatch.
+      plant(join(root, id, 'buckets', '0000000000000003.jsonl'));
+      const r = await store.open(id, { readOnly: true });
+      try {
+        const report = await r.verify();
+        expect(report.ok).toBe(false);
+        expect(report.problems.map((p) => p.code)).toContain('JOURNAL_INVALID');
+        expect(report.problems.map((p) => p.message).join()).toContain('ENOTREGULAR');
+        const err = await (async () => {
+          for await (const _ of r.read()) void _;
+        })().catch((e: unknown) => e);
+        expect(err).toBeInstanceOf(StoreError);
+        expect((err as StoreError).code).toBe('IO_ERROR');
+      } finally {
+        await r.close();
+      }
+      const w = await store.open(id).catch((e: unknown) => e);
+      expect(w).toBeInstanceOf(StoreError);
+      expect((w as StoreError).code).toBe('IO_ERROR');
+      expect((w as StoreError).message).toContain('ENOTREGULAR');
+    },
+  );
 });

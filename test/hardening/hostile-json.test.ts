@@ -50,14 +50,21 @@ function expectClean(report: ChainReport<string>): void {
 
 /** No prototype anywhere gained a member from the data. */
 function expectNoPollution(): void {
-  const probes: object[] = [{}, [], Object.prototype, Array.prototype, Function.prototype, Object.create(null) as object];
+  const probes: object[] = [
+    {},
+    [],
+    Object.prototype,
+    Array.prototype,
+    Function.prototype,
+    Object.create(null) as object,
+  ];
   for (const p of probes) {
     expect((p as Record<string, unknown>).polluted).toBeUndefined();
     expect((p as Record<string, unknown>).isAdmin).toBeUndefined();
   }
   expect(Object.prototype.hasOwnProperty.call(Object.prototype, 'polluted')).toBe(false);
   expect(typeof Object.prototype.toString).toBe('function');
-  expect(typeof ({}).constructor).toBe('function');
+  expect(typeof {}.constructor).toBe('function');
 }
 
 /** Appends `values` as step inputs, reads them back, verifies the journal, exports and verifies a receipt. */
@@ -93,7 +100,12 @@ describe('prototype-named members are data', () => {
     back.forEach((v, i) => {
       expect(canonicalJson(v)).toBe(canonicalJson(hostile[i]));
       // Still an own data member after the trip, not a prototype swap.
-      if (v !== null && typeof v === 'object' && !Array.isArray(v) && Object.prototype.hasOwnProperty.call(hostile[i], '__proto__')) {
+      if (
+        v !== null &&
+        typeof v === 'object' &&
+        !Array.isArray(v) &&
+        Object.prototype.hasOwnProperty.call(hostile[i], '__proto__')
+      ) {
         expect(Object.prototype.hasOwnProperty.call(v, '__proto__')).toBe(true);
         expect(Object.getPrototypeOf(v) === Object.prototype || Object.getPrototypeOf(v) === null).toBe(true);
       }
@@ -115,7 +127,11 @@ describe('prototype-named members are data', () => {
   test('the verifier reads a hand-sealed chain of prototype members without pollution', () => {
     const chain = buildChain(hostile.map((v) => ({ input: v, meta: JSON.parse('{"__proto__":{"polluted":true}}') })));
     const seen: string[] = [];
-    const report = verifyChain({ genesis: chain.genesis, files: [{ name: '0000000000000000.jsonl', bytes: chain.bytes }], onLine: (l) => seen.push(l.text) });
+    const report = verifyChain({
+      genesis: chain.genesis,
+      files: [{ name: '0000000000000000.jsonl', bytes: chain.bytes }],
+      onLine: (l) => seen.push(l.text),
+    });
     expectClean(report);
     expect(seen.length).toBe(hostile.length);
     expectNoPollution();
@@ -126,14 +142,21 @@ describe('prototype-named members are data', () => {
     const b = buildChain([{ input: JSON.parse('{"__proto__":{"a":2},"b":0}') }]).records;
     const d = await diff(a, b);
     expect(d.same).toBe(false);
-    expect(d.divergences).toEqual([{ kind: 'changed', seq_a: 0, seq_b: 0, fields: [{ path: '/input/__proto__/a', kind: 'changed', a: 1, b: 2 }] }]);
+    expect(d.divergences).toEqual([
+      { kind: 'changed', seq_a: 0, seq_b: 0, fields: [{ path: '/input/__proto__/a', kind: 'changed', a: 1, b: 2 }] },
+    ]);
     expect((await diff(a, b, { ignore: ['/input/b'] })).same).toBe(false);
     expect((await diff(a, b, { ignore: ['/input/__proto__/a'] })).same).toBe(true);
     expectNoPollution();
   });
 
   test('the redaction walk redacts below a __proto__ member as data and pollutes nothing', () => {
-    const policy = compilePolicy({ rules: [{ id: 'p', paths: ['/input/__proto__/secret'] }, { id: 'd', detectors: ['aws-access-key'] }] });
+    const policy = compilePolicy({
+      rules: [
+        { id: 'p', paths: ['/input/__proto__/secret'] },
+        { id: 'd', detectors: ['aws-access-key'] },
+      ],
+    });
     const input = JSON.parse('{"__proto__":{"secret":"hunter2","keep":1,"k":"AKIAIOSFODNN7EXAMPLE"},"x":1}') as Json;
     const out = redactStep(policy, 0, { input }, seededSalts('hardening'));
     const text = canonicalJson(out.fields, { refuseReserved: false });
@@ -181,7 +204,7 @@ describe('nesting at and past the limits', () => {
     }
     expect((await j.head())?.seq).toBe(0);
     expectClean(await j.verify());
-    const [back] = await readAll(j) as Array<{ input: unknown }>;
+    const [back] = (await readAll(j)) as Array<{ input: unknown }>;
     expect(canonicalJson(back!.input)).toBe(canonicalJson(nest(MAX_VALUE_DEPTH)));
   });
 
@@ -191,7 +214,9 @@ describe('nesting at and past the limits', () => {
       // The record object is depth 1, so input holds depth - 1 levels.
       const inner = '['.repeat(depth - 1) + ']'.repeat(depth - 1);
       const line = `{"input":${inner},"model":null,"prev_hash":"sha256:${'0'.repeat(64)}","prompt":null,"result":null,"seq":0,"step_hash":"sha256:${'0'.repeat(64)}","step_id":"a","tool_call":null,"ts":"2026-01-01T00:00:00.000Z","v":1}\n`;
-      const v = new ChainVerifier({ genesis: { format: 'stepchain/v1', journal_id: 'j', created_at: '2026-01-01T00:00:00.000Z' } });
+      const v = new ChainVerifier({
+        genesis: { format: 'stepchain/v1', journal_id: 'j', created_at: '2026-01-01T00:00:00.000Z' },
+      });
       verifyFile(v, '0000000000000000.jsonl', new TextEncoder().encode(line));
       const report = v.finish();
       expect(report.ok).toBe(false);
@@ -263,7 +288,20 @@ describe('Unicode edges', () => {
 });
 
 describe('numbers at the edges of IEEE 754', () => {
-  const numbers = [5e-324, -5e-324, 1.7976931348623157e308, -1.7976931348623157e308, 1e21, 1e-7, 9007199254740993, 0.1 + 0.2, 2.2250738585072014e-308, 123456789012345680000, 1e20, 1e-6];
+  const numbers = [
+    5e-324,
+    -5e-324,
+    1.7976931348623157e308,
+    -1.7976931348623157e308,
+    1e21,
+    1e-7,
+    9007199254740993,
+    0.1 + 0.2,
+    2.2250738585072014e-308,
+    123456789012345680000,
+    1e20,
+    1e-6,
+  ];
 
   test('round-trip exactly (-0 becomes 0, as RFC 8785 serializes it)', async () => {
     const values = [numbers, ...numbers, -0];

@@ -13,7 +13,14 @@ import { canonicalJson } from '../../src/canonical/jcs.js';
 import type { StepInput } from '../../src/record/index.js';
 import { verifyReceipt } from '../../src/receipt/verify.js';
 import {
-  commitment, discloseStepFromSecrets, preparePublication, publicationBytes, saltToHex, secretsFile, verifyPublishedReceipt, type Publication,
+  commitment,
+  discloseStepFromSecrets,
+  preparePublication,
+  publicationBytes,
+  saltToHex,
+  secretsFile,
+  verifyPublishedReceipt,
+  type Publication,
 } from '../../src/redact/index.js';
 import { FileStore, MemoryStore, type Journal } from '../../src/store/index.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -24,14 +31,26 @@ const MARKER = '$stepchain:redacted';
 const sha = (text: string): string => 'sha256:' + createHash('sha256').update(text, 'utf8').digest('hex');
 
 /** The values the attacker wants, and the candidate lists an attacker would try. */
-const EMAILS = ['alice@example.org', 'bob@example.org', 'carol@example.org', 'dave@example.net', 'erin@example.com', 'frank@example.com'];
+const EMAILS = [
+  'alice@example.org',
+  'bob@example.org',
+  'carol@example.org',
+  'dave@example.net',
+  'erin@example.com',
+  'frank@example.com',
+];
 const CANDIDATES: Record<string, unknown[]> = {
   '/result/approved': [true, false, null, 'yes', 'no'],
   '/input/pin': Array.from({ length: 10_000 }, (_, i) => String(i).padStart(4, '0')),
   '/result/email': EMAILS,
   '/input/note': EMAILS, // substring-redacted: the attacker fills the placeholder of the marker's text
 };
-const TRUTH = { '/result/approved': true, '/input/pin': '4821', '/result/email': 'carol@example.org', '/input/note': 'forward to dave@example.net today' };
+const TRUTH = {
+  '/result/approved': true,
+  '/input/pin': '4821',
+  '/result/email': 'carol@example.org',
+  '/input/note': 'forward to dave@example.net today',
+};
 
 const POLICY = {
   rules: [
@@ -45,7 +64,13 @@ function attackSteps(): StepInput[] {
     { step_id: 'a-0', ts: ts(0), model: 'm', input: { question: 'hello' }, result: { greeting: 'hi' } }, // nothing redacted
     { step_id: 'a-1', ts: ts(1), model: 'm', input: { question: 'approve the refund?' }, result: { approved: true } },
     { step_id: 'a-2', ts: ts(2), model: 'm', input: { pin: '4821' }, result: 'unlocked' },
-    { step_id: 'a-3', ts: ts(3), model: 'm', input: { who: 'the on-call engineer' }, result: { email: 'carol@example.org' } },
+    {
+      step_id: 'a-3',
+      ts: ts(3),
+      model: 'm',
+      input: { who: 'the on-call engineer' },
+      result: { email: 'carol@example.org' },
+    },
     { step_id: 'a-4', ts: ts(4), model: 'm', input: { note: 'forward to dave@example.net today' }, result: 'done' },
   ];
 }
@@ -64,7 +89,10 @@ async function journalOf(steps: StepInput[]): Promise<Journal> {
  */
 async function attack(bytes: Uint8Array, extraKnown: readonly string[] = []): Promise<Map<string, unknown>> {
   const lines: string[] = [];
-  const receipt = await verifyReceipt(bytes, { extensions: { anchor: () => null, redactions: () => null }, onLine: (l) => void lines.push(l.text) });
+  const receipt = await verifyReceipt(bytes, {
+    extensions: { anchor: () => null, redactions: () => null },
+    onLine: (l) => void lines.push(l.text),
+  });
   const known = new Set([...archiveText(bytes).matchAll(/sha256:[0-9a-f]{64}/g)].map((m) => m[0]));
   for (const h of extraKnown) known.add(h);
   const declarations = receipt.manifest!.redactions as Array<{ seq: number; path: string }>;
@@ -77,7 +105,9 @@ async function attack(bytes: Uint8Array, extraKnown: readonly string[] = []): Pr
     let parent = record as Record<string, unknown>;
     for (const t of tokens.slice(0, -1)) parent = parent[t] as Record<string, unknown>;
     const marker = (parent[tokens[tokens.length - 1]!] as Record<string, { text?: string }>)[MARKER]!;
-    const guesses = CANDIDATES[path]!.map((c) => (marker.text !== undefined ? marker.text.replace(/\[REDACTED:[a-z-]+\]/, String(c)) : c));
+    const guesses = CANDIDATES[path]!.map((c) =>
+      marker.text !== undefined ? marker.text.replace(/\[REDACTED:[a-z-]+\]/, String(c)) : c,
+    );
     const prevs = new Set([record.prev_hash as string, ...known]);
     // JCS orders members by name, so the record's text is fixed around the value: substitute into it.
     parent[tokens[tokens.length - 1]!] = SENTINEL;
@@ -99,7 +129,10 @@ describe('a reader guessing redacted values', () => {
   test('commitments to one low-entropy value under fresh salts are all different, and the salts appear nowhere in the published bytes', async () => {
     const j = await new FileStore(root, { fsync: 'none' }).create('answers');
     for (let i = 0; i < 12; i++) await j.append({ input: { question: `q${i}` }, result: { consent: 'yes' } });
-    const pub = await preparePublication(j, { policy: { rules: [{ id: 'consent', paths: ['/result/consent'] }] }, optIn: true });
+    const pub = await preparePublication(j, {
+      policy: { rules: [{ id: 'consent', paths: ['/result/consent'] }] },
+      optIn: true,
+    });
     const bytes = await publicationBytes(pub);
     await j.close();
 
@@ -133,7 +166,12 @@ describe('a reader guessing redacted values', () => {
     const pub = await preparePublication(j, { policy: POLICY, optIn: true });
     const bytes = await publicationBytes(pub);
     expect((await verifyPublishedReceipt(bytes)).ok).toBe(true);
-    expect(pub.redactions.map((r) => `${r.seq} ${r.path}`)).toEqual(['1 /result/approved', '2 /input/pin', '3 /result/email', '4 /input/note']);
+    expect(pub.redactions.map((r) => `${r.seq} ${r.path}`)).toEqual([
+      '1 /result/approved',
+      '2 /input/pin',
+      '3 /result/email',
+      '4 /input/note',
+    ]);
     expect(pub.anchor.redacted_from).toBe(1);
     expect([...(await attack(bytes))]).toEqual([]);
   });

@@ -15,24 +15,28 @@ const STEPS = LONG ? 1_000_000 : 200_000;
 const root = tempDir('stepchain-scale-');
 
 describe('one appendMany of many steps', () => {
-  test(`${STEPS} steps in one appendMany are committed, read back and verified`, async () => {
-    const store = new FileStore(root, { fsync: 'none' });
-    const j = await store.create('big');
-    try {
-      const results = await j.appendMany(Array.from({ length: STEPS }, (_, i) => ({ input: i })));
-      expect(results).toHaveLength(STEPS);
-      expect(results[STEPS - 1]!.seq).toBe(STEPS - 1);
-      const report = await j.verify();
-      expect(report.problems).toEqual([]);
-      expect(report.ok).toBe(true);
-      expect(report.steps).toBe(STEPS);
-      expect(report.head).toBe(results[STEPS - 1]!.step_hash);
-      expect((await j.get(STEPS - 1))?.input).toBe(STEPS - 1);
-    } finally {
-      await j.close();
-      rmSync(join(root, 'big'), { recursive: true, force: true });
-    }
-  }, LONG ? 3_600_000 : 240_000);
+  test(
+    `${STEPS} steps in one appendMany are committed, read back and verified`,
+    async () => {
+      const store = new FileStore(root, { fsync: 'none' });
+      const j = await store.create('big');
+      try {
+        const results = await j.appendMany(Array.from({ length: STEPS }, (_, i) => ({ input: i })));
+        expect(results).toHaveLength(STEPS);
+        expect(results[STEPS - 1]!.seq).toBe(STEPS - 1);
+        const report = await j.verify();
+        expect(report.problems).toEqual([]);
+        expect(report.ok).toBe(true);
+        expect(report.steps).toBe(STEPS);
+        expect(report.head).toBe(results[STEPS - 1]!.step_hash);
+        expect((await j.get(STEPS - 1))?.input).toBe(STEPS - 1);
+      } finally {
+        await j.close();
+        rmSync(join(root, 'big'), { recursive: true, force: true });
+      }
+    },
+    LONG ? 3_600_000 : 240_000,
+  );
 });
 
 describe('a journal with more problems than a report keeps', () => {

@@ -31,7 +31,17 @@ export interface Ran {
 }
 
 /** Runs node on a script to its end (killed with SIGKILL after timeoutMs, which the caller then sees). */
-export function runNode(args: string[], options: { cwd?: string; input?: string; timeoutMs?: number; env?: Record<string, string>; uid?: number; gid?: number } = {}): Promise<Ran> {
+export function runNode(
+  args: string[],
+  options: {
+    cwd?: string;
+    input?: string;
+    timeoutMs?: number;
+    env?: Record<string, string>;
+    uid?: number;
+    gid?: number;
+  } = {},
+): Promise<Ran> {
   const t0 = performance.now();
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, args, {

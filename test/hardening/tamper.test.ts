@@ -52,7 +52,9 @@ beforeAll(async () => {
   await j.close();
   pristineDir = join(root, 'pristine');
   const bdir = join(pristineDir, 'buckets');
-  const buckets = readdirSync(bdir).sort().map((name) => ({ name, lines: splitLines(readFileSync(join(bdir, name), 'utf8')) }));
+  const buckets = readdirSync(bdir)
+    .sort()
+    .map((name) => ({ name, lines: splitLines(readFileSync(join(bdir, name), 'utf8')) }));
   const blobs = new Map<string, Uint8Array>();
   const blobDir = join(pristineDir, 'blobs', 'sha256');
   for (const f of readdirSync(blobDir)) blobs.set(`sha256:${f}`, readFileSync(join(blobDir, f)));
@@ -67,7 +69,12 @@ function splitLines(text: string): string[] {
 }
 
 function clone(m: Model): Model {
-  return { genesis: { ...m.genesis }, buckets: m.buckets.map((b) => ({ name: b.name, lines: [...b.lines] })), blobs: new Map(m.blobs), start: { ...m.start } };
+  return {
+    genesis: { ...m.genesis },
+    buckets: m.buckets.map((b) => ({ name: b.name, lines: [...b.lines] })),
+    blobs: new Map(m.blobs),
+    start: { ...m.start },
+  };
 }
 
 /** Every line with its bucket index and index in the bucket. */
@@ -247,7 +254,9 @@ const DAMAGE: Record<string, (m: Model, r: number, r2: number) => boolean> = {
   },
   'garbage-line': (m, r, r2) => {
     const [b, l] = pick(positions(m), r);
-    const noise = Array.from({ length: 1 + Math.floor(r2 * 40) }, (_, i) => String.fromCharCode(33 + ((i * 7919 + Math.floor(r2 * 1e6)) % 90))).join('');
+    const noise = Array.from({ length: 1 + Math.floor(r2 * 40) }, (_, i) =>
+      String.fromCharCode(33 + ((i * 7919 + Math.floor(r2 * 1e6)) % 90)),
+    ).join('');
     m.buckets[b]!.lines.splice(l, 0, noise + '\n');
     return true;
   },
@@ -284,7 +293,10 @@ async function damagedJournal(m: Model): Promise<string> {
   const dir = join(root, id);
   cpSync(pristineDir, dir, { recursive: true });
   rmSync(join(dir, 'buckets'), { recursive: true });
-  cpSync(join(pristineDir, 'buckets'), join(dir, 'buckets'), { recursive: true, filter: (src) => !src.endsWith('.jsonl') });
+  cpSync(join(pristineDir, 'buckets'), join(dir, 'buckets'), {
+    recursive: true,
+    filter: (src) => !src.endsWith('.jsonl'),
+  });
   for (const b of m.buckets) writeFileSync(join(dir, 'buckets', b.name), b.lines.join(''));
   const blobDir = join(dir, 'blobs', 'sha256');
   for (const f of readdirSync(blobDir)) {
@@ -322,10 +334,16 @@ function forgeReceipt(m: Model): Uint8Array {
   const entry = (name: string, data: Uint8Array) => {
     parts.push(ustarHeader(name, data.length), data, new Uint8Array((512 - (data.length % 512)) % 512));
   };
-  const chain = m.buckets.filter((b) => b.lines.length > 0).map((b) => {
-    const data = enc.encode(b.lines.join(''));
-    return { name: `chain/${b.name}`, data, entry: { digest: digestBytes(data), name: `chain/${b.name}`, size: data.length, steps: b.lines.length } };
-  });
+  const chain = m.buckets
+    .filter((b) => b.lines.length > 0)
+    .map((b) => {
+      const data = enc.encode(b.lines.join(''));
+      return {
+        name: `chain/${b.name}`,
+        data,
+        entry: { digest: digestBytes(data), name: `chain/${b.name}`, size: data.length, steps: b.lines.length },
+      };
+    });
   const lastLine = m.buckets.flatMap((b) => b.lines).at(-1);
   let lastRec: Rec | null = null;
   try {
@@ -342,8 +360,15 @@ function forgeReceipt(m: Model): Uint8Array {
     exporter: 'forger/1',
     format: 'stepchain-receipt/v1',
     genesis: m.genesis,
-    head: { seq: typeof lastRec?.seq === 'number' ? lastRec.seq : 0, step_hash: typeof lastRec?.step_hash === 'string' ? lastRec.step_hash : m.start.prev_hash },
-    range: { from: m.start.seq, prev_hash: m.start.prev_hash, to: typeof lastRec?.seq === 'number' ? lastRec.seq : m.start.seq },
+    head: {
+      seq: typeof lastRec?.seq === 'number' ? lastRec.seq : 0,
+      step_hash: typeof lastRec?.step_hash === 'string' ? lastRec.step_hash : m.start.prev_hash,
+    },
+    range: {
+      from: m.start.seq,
+      prev_hash: m.start.prev_hash,
+      to: typeof lastRec?.seq === 'number' ? lastRec.seq : m.start.seq,
+    },
   };
   entry(MANIFEST_NAME, enc.encode(canonicalJson(manifest)));
   for (const c of chain) entry(c.name, c.data);
@@ -373,52 +398,73 @@ describe('tamper', () => {
     expect(r.head.step_hash).toBe(head);
   });
 
-  test.each(KINDS)('%s at random positions is always detected on the journal directory and on the receipt', async (kind) => {
-    await fc.assert(
-      fc.asyncProperty(fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }), fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }), async (r, r2) => {
-        const m = clone(pristine);
-        if (!DAMAGE[kind]!(m, r, r2)) return;
-        const journal = await verifyJournal(await damagedJournal(m), head);
-        expect(journal.ok, `journal verify missed ${kind} (${r}, ${r2})`).toBe(false);
-        const receipt = await verifyReceipt(forgeReceipt(m), { expectHead: head });
-        expect(receipt.ok, `receipt verify missed ${kind} (${r}, ${r2})`).toBe(false);
-        expect(receipt.problems.length).toBeGreaterThan(0);
-      }),
-      { numRuns: runs(6) },
-    );
-  });
+  test.each(KINDS)(
+    '%s at random positions is always detected on the journal directory and on the receipt',
+    async (kind) => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }),
+          fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }),
+          async (r, r2) => {
+            const m = clone(pristine);
+            if (!DAMAGE[kind]!(m, r, r2)) return;
+            const journal = await verifyJournal(await damagedJournal(m), head);
+            expect(journal.ok, `journal verify missed ${kind} (${r}, ${r2})`).toBe(false);
+            const receipt = await verifyReceipt(forgeReceipt(m), { expectHead: head });
+            expect(receipt.ok, `receipt verify missed ${kind} (${r}, ${r2})`).toBe(false);
+            expect(receipt.problems.length).toBeGreaterThan(0);
+          },
+        ),
+        { numRuns: runs(6) },
+      );
+    },
+  );
 
   test('without a pinned head, everything but a clean cut at the end is still detected', async () => {
-    const tailOnly = new Set(['head-mismatch-truncated', 'head-mismatch-empty', 'truncated-line', 'missing-final-newline']);
+    const tailOnly = new Set([
+      'head-mismatch-truncated',
+      'head-mismatch-empty',
+      'truncated-line',
+      'missing-final-newline',
+    ]);
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom(...KINDS.filter((k) => !tailOnly.has(k))), fc.double({ min: 0, max: 0.999, noNaN: true }), fc.double({ min: 0, max: 0.999, noNaN: true }), async (kind, r, r2) => {
-        const m = clone(pristine);
-        // A re-hash of the very last step leaves a valid chain (it holds no secret): only a pin catches that.
-        if (!DAMAGE[kind]!(m, kind === 'edited-and-rehashed' ? r * 0.9 : r, r2)) return;
-        // duplicated/reordered/etc. at the tail are still visible without a pin; only clean cuts are not.
-        expect((await verifyJournal(await damagedJournal(m))).ok, `journal missed ${kind}`).toBe(false);
-        expect((await verifyReceipt(forgeReceipt(m))).ok, `receipt missed ${kind}`).toBe(false);
-      }),
+      fc.asyncProperty(
+        fc.constantFrom(...KINDS.filter((k) => !tailOnly.has(k))),
+        fc.double({ min: 0, max: 0.999, noNaN: true }),
+        fc.double({ min: 0, max: 0.999, noNaN: true }),
+        async (kind, r, r2) => {
+          const m = clone(pristine);
+          // A re-hash of the very last step leaves a valid chain (it holds no secret): only a pin catches that.
+          if (!DAMAGE[kind]!(m, kind === 'edited-and-rehashed' ? r * 0.9 : r, r2)) return;
+          // duplicated/reordered/etc. at the tail are still visible without a pin; only clean cuts are not.
+          expect((await verifyJournal(await damagedJournal(m))).ok, `journal missed ${kind}`).toBe(false);
+          expect((await verifyReceipt(forgeReceipt(m))).ok, `receipt missed ${kind}`).toBe(false);
+        },
+      ),
       { numRuns: runs(40) },
     );
   });
 
   test('a partial receipt whose stated start does not lead into its first step is detected (partial-wrong-start)', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 1, max: pristine.buckets.length - 1 }), fc.nat(255), async (firstBucket, flip) => {
-        const m = clone(pristine);
-        m.buckets = m.buckets.slice(firstBucket);
-        const first = parse(m.buckets[0]!.lines[0]!);
-        m.start = { seq: first.seq as number, prev_hash: first.prev_hash as string };
-        const good = await verifyReceipt(forgeReceipt(m), { expectHead: head });
-        expect(good.problems).toEqual([]);
-        expect(good.scope).toBe('partial');
-        const hex = m.start.prev_hash.slice(7).split('');
-        hex[flip % 64] = hex[flip % 64] === '0' ? '1' : '0';
-        m.start.prev_hash = `sha256:${hex.join('')}`;
-        const bad = await verifyReceipt(forgeReceipt(m), { expectHead: head });
-        expect(bad.ok).toBe(false);
-      }),
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: pristine.buckets.length - 1 }),
+        fc.nat(255),
+        async (firstBucket, flip) => {
+          const m = clone(pristine);
+          m.buckets = m.buckets.slice(firstBucket);
+          const first = parse(m.buckets[0]!.lines[0]!);
+          m.start = { seq: first.seq as number, prev_hash: first.prev_hash as string };
+          const good = await verifyReceipt(forgeReceipt(m), { expectHead: head });
+          expect(good.problems).toEqual([]);
+          expect(good.scope).toBe('partial');
+          const hex = m.start.prev_hash.slice(7).split('');
+          hex[flip % 64] = hex[flip % 64] === '0' ? '1' : '0';
+          m.start.prev_hash = `sha256:${hex.join('')}`;
+          const bad = await verifyReceipt(forgeReceipt(m), { expectHead: head });
+          expect(bad.ok).toBe(false);
+        },
+      ),
       { numRuns: runs(10) },
     );
   });

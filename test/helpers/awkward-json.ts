@@ -8,10 +8,35 @@ import fc from 'fast-check';
 export const awkwardKey = fc.oneof(
   fc.string({ unit: 'grapheme', maxLength: 6 }),
   fc.nat({ max: 4_294_967_296 }).map(String),
-  fc.constantFrom('', '0', '01', '1', '10', '2', '-1', '1.5', '4294967294', '4294967295', '\u20ac', '\ud83d\ude00', '\ufb33', 'é', 'e\u0301', '\u0000', '"', '\\'),
+  fc.constantFrom(
+    '',
+    '0',
+    '01',
+    '1',
+    '10',
+    '2',
+    '-1',
+    '1.5',
+    '4294967294',
+    '4294967295',
+    '\u20ac',
+    '\ud83d\ude00',
+    '\ufb33',
+    'é',
+    'e\u0301',
+    '\u0000',
+    '"',
+    '\\',
+  ),
 );
-export const awkwardNumber = fc.oneof(fc.double({ noNaN: true, noDefaultInfinity: true }), fc.constantFrom(-0, 0, 1e21, 1e-7, 5e-324, -1.7976931348623157e308, 0.1 + 0.2));
-export const awkwardString = fc.oneof(fc.string({ unit: 'grapheme' }), fc.string({ unit: fc.constantFrom('\u0000', '\u001f', '\u007f', '\u2028', '"', '\\', '/', '\ud83d\ude00', 'a') }));
+export const awkwardNumber = fc.oneof(
+  fc.double({ noNaN: true, noDefaultInfinity: true }),
+  fc.constantFrom(-0, 0, 1e21, 1e-7, 5e-324, -1.7976931348623157e308, 0.1 + 0.2),
+);
+export const awkwardString = fc.oneof(
+  fc.string({ unit: 'grapheme' }),
+  fc.string({ unit: fc.constantFrom('\u0000', '\u001f', '\u007f', '\u2028', '"', '\\', '/', '\ud83d\ude00', 'a') }),
+);
 export const { value: awkwardValue } = fc.letrec<{ value: unknown }>((tie) => ({
   value: fc.oneof(
     { depthSize: 'small', withCrossShrink: true },

@@ -39,6 +39,9 @@ export async function postgresHarness(prefix: string, poolSize: number): Promise
     admin,
     schemaName,
     track,
-    store: (options = {}) => track(new PostgresStore({ connectionString: url, schema: schemaName(), connection: { max: poolSize }, ...options })),
+    store: (options = {}) =>
+      track(
+        new PostgresStore({ connectionString: url, schema: schemaName(), connection: { max: poolSize }, ...options }),
+      ),
   };
 }

@@ -7,9 +7,14 @@
  * code unit, so this reading does not look for one.
  */
 type Hard = 'MALFORMED_LINE' | 'DEPTH_LIMIT' | 'DUPLICATE_KEY' | 'LONE_SURROGATE' | 'NOT_FINITE_NUMBER';
-interface Found { code: Hard | 'NONCANONICAL_LINE'; at: number; path: string }
+interface Found {
+  code: Hard | 'NONCANONICAL_LINE';
+  at: number;
+  path: string;
+}
 
-const pointer = (tokens: Array<string | number>): string => tokens.map((t) => '/' + String(t).replace(/~/g, '~0').replace(/\//g, '~1')).join('');
+const pointer = (tokens: Array<string | number>): string =>
+  tokens.map((t) => '/' + String(t).replace(/~/g, '~0').replace(/\//g, '~1')).join('');
 const isWs = (c: string | undefined): boolean => c === ' ' || c === '\t' || c === '\n' || c === '\r';
 const isDigit = (c: string | undefined): boolean => c !== undefined && c >= '0' && c <= '9';
 const isHexDigit = (c: string | undefined): boolean => c !== undefined && /^[0-9a-fA-F]$/.test(c);
@@ -55,7 +60,16 @@ export function referenceScan(text: string): { code: string; at: number; path: s
         i++;
         stop();
       }
-      const simple: Record<string, string> = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
+      const simple: Record<string, string> = {
+        '"': '"',
+        '\\': '\\',
+        '/': '/',
+        b: '\b',
+        f: '\f',
+        n: '\n',
+        r: '\r',
+        t: '\t',
+      };
       if (simple[e!] !== undefined) {
         if (e === '/') at('NONCANONICAL_LINE', i);
         out += simple[e!];
@@ -70,7 +84,13 @@ export function referenceScan(text: string): { code: string; at: number; path: s
       const hex = text.slice(i + 2, i + 6);
       const unit = parseInt(hex, 16);
       const lowHex = text.slice(i + 8, i + 12);
-      const pairs = unit >= 0xd800 && unit <= 0xdbff && text.slice(i + 6, i + 8) === '\\u' && /^[0-9a-fA-F]{4}$/.test(lowHex) && parseInt(lowHex, 16) >= 0xdc00 && parseInt(lowHex, 16) <= 0xdfff;
+      const pairs =
+        unit >= 0xd800 &&
+        unit <= 0xdbff &&
+        text.slice(i + 6, i + 8) === '\\u' &&
+        /^[0-9a-fA-F]{4}$/.test(lowHex) &&
+        parseInt(lowHex, 16) >= 0xdc00 &&
+        parseInt(lowHex, 16) <= 0xdfff;
       if (pairs) {
         at('NONCANONICAL_LINE', i); // a pair is written as the character itself
         out += String.fromCharCode(unit, parseInt(lowHex, 16));
@@ -78,7 +98,8 @@ export function referenceScan(text: string): { code: string; at: number; path: s
         continue;
       }
       if (unit >= 0xd800 && unit <= 0xdfff) at('LONE_SURROGATE', i);
-      const canonicalControl = unit < 0x20 && !'\b\t\n\f\r'.includes(String.fromCharCode(unit)) && hex === hex.toLowerCase();
+      const canonicalControl =
+        unit < 0x20 && !'\b\t\n\f\r'.includes(String.fromCharCode(unit)) && hex === hex.toLowerCase();
       if (!canonicalControl) at('NONCANONICAL_LINE', i);
       out += String.fromCharCode(unit);
       i += 6;
@@ -170,8 +191,8 @@ export function referenceScan(text: string): { code: string; at: number; path: s
   const hard = found.filter((f) => f.code !== 'NONCANONICAL_LINE');
   if (grammar) hard.push(grammar);
   const soft = found.filter((f) => f.code === 'NONCANONICAL_LINE');
-  const first = (list: Found[]): Found | null => list.reduce<Found | null>((a, b) => (a === null || b.at < a.at ? b : a), null);
+  const first = (list: Found[]): Found | null =>
+    list.reduce<Found | null>((a, b) => (a === null || b.at < a.at ? b : a), null);
   const pick = first(hard) ?? first(soft);
   return pick && { code: pick.code, at: pick.at, path: pick.path };
 }
-

@@ -71,15 +71,69 @@ export async function startTsa(dir: string): Promise<LocalTsa> {
   writeFileSync(join(dir, 'db/index.txt'), '');
   writeFileSync(join(dir, 'db/serial'), '1000\n');
   writeFileSync(join(dir, 'tsaserial'), '01\n');
-  await openssl(dir, 'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '30', '-subj', '/CN=Test Root');
+  await openssl(
+    dir,
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.pem',
+    '-days',
+    '30',
+    '-subj',
+    '/CN=Test Root',
+  );
   writeFileSync(join(dir, 'empty.pem'), readFileSync(join(dir, 'ca.pem')));
   const issue = async (name: string, keyArgs: string[], cn: string, dates: string[]): Promise<void> => {
-    await openssl(dir, 'req', '-newkey', ...keyArgs, '-nodes', '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${cn}`);
-    await openssl(dir, 'ca', '-batch', '-config', 'tsa.cnf', '-cert', 'ca.pem', '-keyfile', 'ca.key', '-in', `${name}.csr`, '-out', `${name}.pem`, ...dates, '-extfile', 'tsa.cnf', '-extensions', 'tsa_ext', '-notext');
+    await openssl(
+      dir,
+      'req',
+      '-newkey',
+      ...keyArgs,
+      '-nodes',
+      '-keyout',
+      `${name}.key`,
+      '-out',
+      `${name}.csr`,
+      '-subj',
+      `/CN=${cn}`,
+    );
+    await openssl(
+      dir,
+      'ca',
+      '-batch',
+      '-config',
+      'tsa.cnf',
+      '-cert',
+      'ca.pem',
+      '-keyfile',
+      'ca.key',
+      '-in',
+      `${name}.csr`,
+      '-out',
+      `${name}.pem`,
+      ...dates,
+      '-extfile',
+      'tsa.cnf',
+      '-extensions',
+      'tsa_ext',
+      '-notext',
+    );
   };
   await issue('tsa', ['rsa:2048'], 'Test TSA', ['-days', '30']);
   await issue('other', ['ec', '-pkeyopt', 'ec_paramgen_curve:P-256'], 'Other TSA', ['-days', '30']);
-  await issue('expired', ['ec', '-pkeyopt', 'ec_paramgen_curve:P-256'], 'Expired TSA', ['-startdate', '20200101000000Z', '-enddate', '20210101000000Z']);
+  await issue('expired', ['ec', '-pkeyopt', 'ec_paramgen_curve:P-256'], 'Expired TSA', [
+    '-startdate',
+    '20200101000000Z',
+    '-enddate',
+    '20210101000000Z',
+  ]);
   let signer: Signer = 'tsa';
   let n = 0;
   const server: Server = createServer((req, res) => {
@@ -90,14 +144,32 @@ export async function startTsa(dir: string): Promise<LocalTsa> {
       const query = join(dir, `q${id}.tsq`);
       const reply = join(dir, `r${id}.tsr`);
       writeFileSync(query, Buffer.concat(chunks));
-      execFile('openssl', ['ts', '-reply', '-config', 'tsa.cnf', '-queryfile', query, '-signer', `${signer}.pem`, '-inkey', `${signer}.key`, '-out', reply], { cwd: dir }, (error) => {
-        if (error) {
-          res.writeHead(500).end(String(error));
-          return;
-        }
-        tsa.answered++;
-        res.writeHead(200, { 'content-type': 'application/timestamp-reply' }).end(readFileSync(reply));
-      });
+      execFile(
+        'openssl',
+        [
+          'ts',
+          '-reply',
+          '-config',
+          'tsa.cnf',
+          '-queryfile',
+          query,
+          '-signer',
+          `${signer}.pem`,
+          '-inkey',
+          `${signer}.key`,
+          '-out',
+          reply,
+        ],
+        { cwd: dir },
+        (error) => {
+          if (error) {
+            res.writeHead(500).end(String(error));
+            return;
+          }
+          tsa.answered++;
+          res.writeHead(200, { 'content-type': 'application/timestamp-reply' }).end(readFileSync(reply));
+        },
+      );
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -14,19 +14,26 @@ import { tempDir } from '../helpers/tmp.js';
 import { CLI, NODE, readRun } from './support.js';
 
 const root = tempDir('stepchain-mcp-http-raw-');
-const INIT_ANSWER = '{ "jsonrpc":"2.0", "id":"i-1", "result":{"protocolVersion":"2025-06-18","serverInfo":{"name":"raw-http","version":"0"},"capabilities":{}} }';
-const JSON_ANSWER = '{"jsonrpc" : "2.0", "id" : 7, "result": {"content": [{"type":"text","text":"caf\\u00e9 1.0"}], "n": 1.0}}';
-const SSE_ANSWER = ': a comment\r\nid: e-1\r\nevent: message\r\ndata: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":8,"progress":1.0}}\r\n\r\n'
-  + 'id: e-2\ndata: {"jsonrpc":"2.0", "id":8,\ndata:  "result":{"content":[],"isError":true}}\n\n';
+const INIT_ANSWER =
+  '{ "jsonrpc":"2.0", "id":"i-1", "result":{"protocolVersion":"2025-06-18","serverInfo":{"name":"raw-http","version":"0"},"capabilities":{}} }';
+const JSON_ANSWER =
+  '{"jsonrpc" : "2.0", "id" : 7, "result": {"content": [{"type":"text","text":"caf\\u00e9 1.0"}], "n": 1.0}}';
+const SSE_ANSWER =
+  ': a comment\r\nid: e-1\r\nevent: message\r\ndata: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":8,"progress":1.0}}\r\n\r\n' +
+  'id: e-2\ndata: {"jsonrpc":"2.0", "id":8,\ndata:  "result":{"content":[],"isError":true}}\n\n';
 
 const received: string[] = [];
 const upstream = createServer((req, res) => {
   let body = '';
-  req.setEncoding('utf8').on('data', (c: string) => { body += c; });
+  req.setEncoding('utf8').on('data', (c: string) => {
+    body += c;
+  });
   req.on('end', () => {
     received.push(body);
-    if (body.includes('"initialize"')) return void res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 's-1' }).end(INIT_ANSWER);
-    if (body.includes('"id": 7')) return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON_ANSWER);
+    if (body.includes('"initialize"'))
+      return void res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 's-1' }).end(INIT_ANSWER);
+    if (body.includes('"id": 7'))
+      return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON_ANSWER);
     if (body.includes('"id": 8')) {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       // In two writes cut inside an event, so the proxy must join them before it reads the event.
@@ -42,15 +49,37 @@ afterAll(() => upstream.close());
 
 test('JSON and SSE bodies pass byte for byte both ways, and the calls in them are recorded', async () => {
   const store = join(root, 'runs');
-  const proxy = spawn(NODE, [CLI, 'mcp', store, '--fsync', 'none', '--upstream', `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/mcp`], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const proxy = spawn(
+    NODE,
+    [
+      CLI,
+      'mcp',
+      store,
+      '--fsync',
+      'none',
+      '--upstream',
+      `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/mcp`,
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   let err = '';
-  const url = await new Promise<string>((resolve) => proxy.stderr!.on('data', (c: Buffer) => {
-    err += c.toString();
-    const m = /give the client (\S+)/.exec(err);
-    if (m) resolve(m[1]!);
-  }));
+  const url = await new Promise<string>((resolve) =>
+    proxy.stderr!.on('data', (c: Buffer) => {
+      err += c.toString();
+      const m = /give the client (\S+)/.exec(err);
+      if (m) resolve(m[1]!);
+    }),
+  );
   const post = async (body: string, session = true) => {
-    const r = await fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(session ? { 'mcp-session-id': 's-1' } : {}) } });
+    const r = await fetch(url, {
+      method: 'POST',
+      body,
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        ...(session ? { 'mcp-session-id': 's-1' } : {}),
+      },
+    });
     return { type: r.headers.get('content-type'), body: await r.text() };
   };
   const sent = [
@@ -67,7 +96,10 @@ test('JSON and SSE bodies pass byte for byte both ways, and the calls in them ar
   const [runId] = readdirSync(store).filter((n) => n.startsWith('mcp-'));
   const run = await readRun(join(store, runId!));
   expect(run.status).toBe('completed');
-  expect(run.effects.map((e) => [e.tool, e.status, e.args])).toEqual([['j', 'completed', { v: 1.5 }], ['s', 'failed', { w: 'é' }]]);
+  expect(run.effects.map((e) => [e.tool, e.status, e.args])).toEqual([
+    ['j', 'completed', { v: 1.5 }],
+    ['s', 'failed', { w: 'é' }],
+  ]);
   expect(run.effects[0]!.result).toEqual({ content: [{ type: 'text', text: 'café 1.0' }], n: 1 });
   expect(run.effects[1]!.error).toMatchObject({ name: 'McpToolError', result: { content: [], isError: true } });
 }, 180_000);

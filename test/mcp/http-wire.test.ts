@@ -20,9 +20,15 @@ import { CLI, NODE, waitForRunEnd } from './support.js';
 const root = tempDir('stepchain-mcp-http-wire-');
 const HTTP_SERVER = new URL('./fixtures/http-server.mjs', import.meta.url).pathname;
 const started: ChildProcess[] = [];
-afterAll(() => { for (const c of started) if (c.exitCode === null) c.kill('SIGKILL'); });
+afterAll(() => {
+  for (const c of started) if (c.exitCode === null) c.kill('SIGKILL');
+});
 
-function startAndRead(args: string[], pattern: RegExp, env: Record<string, string> = {}): Promise<{ child: ChildProcess; match: RegExpExecArray }> {
+function startAndRead(
+  args: string[],
+  pattern: RegExp,
+  env: Record<string, string> = {},
+): Promise<{ child: ChildProcess; match: RegExpExecArray }> {
   const child = spawn(NODE, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   started.push(child);
   let seen = '';
@@ -55,7 +61,14 @@ async function session(url: string): Promise<{ sent: string[]; got: string[] }> 
     const r = await fetch(input, init);
     if (post) {
       const i = got.push('') - 1;
-      reads.push(r.clone().text().then((t) => { got[i] = t; }));
+      reads.push(
+        r
+          .clone()
+          .text()
+          .then((t) => {
+            got[i] = t;
+          }),
+      );
     }
     return r;
   };
@@ -66,7 +79,9 @@ async function session(url: string): Promise<{ sent: string[]; got: string[] }> 
   await client.callTool({ name: 'echo', arguments: { text: 'caf\u00e9 \u{1F600} "quoted" \\ back' } });
   await client.callTool({ name: 'add', arguments: { a: 0.5, b: 1e-7 } });
   await client.callTool({ name: 'fail', arguments: { why: 'wire' } });
-  await client.callTool({ name: 'slow', arguments: { steps: 3, delayMs: 1 } }, undefined, { onprogress: () => undefined });
+  await client.callTool({ name: 'slow', arguments: { steps: 3, delayMs: 1 } }, undefined, {
+    onprogress: () => undefined,
+  });
   await client.callTool({ name: 'image', arguments: { size: 3000 } });
   await transport.terminateSession();
   await client.close();
@@ -75,8 +90,14 @@ async function session(url: string): Promise<{ sent: string[]; got: string[] }> 
 }
 
 const captured = (file: string): { in: string[]; out: string[] } => {
-  const lines = readFileSync(file, 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as { in?: string; out?: string });
-  return { in: lines.flatMap((l) => (l.in === undefined ? [] : [l.in])), out: lines.flatMap((l) => (l.out === undefined ? [] : [l.out])) };
+  const lines = readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as { in?: string; out?: string });
+  return {
+    in: lines.flatMap((l) => (l.in === undefined ? [] : [l.in])),
+    out: lines.flatMap((l) => (l.out === undefined ? [] : [l.out])),
+  };
 };
 
 test('the SDK client and the SDK server see the same bytes through the proxy as without it', async () => {
@@ -85,7 +106,10 @@ test('the SDK client and the SDK server see the same bytes through the proxy as 
   const direct = await session(await server(directFile));
   const upstream = await server(proxiedFile);
   const store = join(root, 'runs');
-  const proxy = await startAndRead([CLI, 'mcp', store, '--fsync', 'none', '--upstream', upstream], /give the client (http:\/\/127\.0\.0\.1:\d+\/mcp)/);
+  const proxy = await startAndRead(
+    [CLI, 'mcp', store, '--fsync', 'none', '--upstream', upstream],
+    /give the client (http:\/\/127\.0\.0\.1:\d+\/mcp)/,
+  );
   const through = await session(proxy.match[1]!);
 
   // Through the proxy: what the client sent is what the server read, what the server wrote is what the client got.
@@ -99,8 +123,19 @@ test('the SDK client and the SDK server see the same bytes through the proxy as 
   expect(through.got.some((b) => b.startsWith('event: message'))).toBe(true);
 
   // The session was recorded all the same.
-  const run = await waitForRunEnd(join(store, readdirSync(store).find((n) => n.startsWith('mcp-'))!));
-  expect(run.effects.map((e) => [e.tool, e.status])).toEqual([['echo', 'completed'], ['add', 'completed'], ['fail', 'failed'], ['slow', 'completed'], ['image', 'completed']]);
+  const run = await waitForRunEnd(
+    join(
+      store,
+      readdirSync(store).find((n) => n.startsWith('mcp-'))!,
+    ),
+  );
+  expect(run.effects.map((e) => [e.tool, e.status])).toEqual([
+    ['echo', 'completed'],
+    ['add', 'completed'],
+    ['fail', 'failed'],
+    ['slow', 'completed'],
+    ['image', 'completed'],
+  ]);
   proxy.child.kill('SIGTERM');
   await new Promise((resolve) => proxy.child.on('close', resolve));
 }, 180_000);
@@ -108,7 +143,10 @@ test('the SDK client and the SDK server see the same bytes through the proxy as 
 test('a stream cut mid-call is resumed through the proxy (Last-Event-ID): the client gets the result, the effect ends once, completed', async () => {
   const { match } = await startAndRead([HTTP_SERVER], /LISTENING (\d+)/, { MCP_RESUMABLE: '1' });
   const store = join(root, 'resumed');
-  const proxy = await startAndRead([CLI, 'mcp', store, '--fsync', 'none', '--upstream', `http://127.0.0.1:${match[1]}/mcp`], /give the client (http:\/\/127\.0\.0\.1:\d+\/mcp)/);
+  const proxy = await startAndRead(
+    [CLI, 'mcp', store, '--fsync', 'none', '--upstream', `http://127.0.0.1:${match[1]}/mcp`],
+    /give the client (http:\/\/127\.0\.0\.1:\d+\/mcp)/,
+  );
   const resumedWith: string[] = [];
   let cut = false;
   // The network, as the client sees it: the tools/call's event stream breaks after its first progress event.
@@ -134,19 +172,38 @@ test('a stream cut mid-call is resumed through the proxy (Last-Event-ID): the cl
     });
     return new Response(body, { status: r.status, headers: r.headers });
   };
-  const transport = new StreamableHTTPClientTransport(new URL(proxy.match[1]!), { fetch: flaky, reconnectionOptions: { initialReconnectionDelay: 10, maxReconnectionDelay: 100, reconnectionDelayGrowFactor: 1.5, maxRetries: 5 } });
+  const transport = new StreamableHTTPClientTransport(new URL(proxy.match[1]!), {
+    fetch: flaky,
+    reconnectionOptions: {
+      initialReconnectionDelay: 10,
+      maxReconnectionDelay: 100,
+      reconnectionDelayGrowFactor: 1.5,
+      maxRetries: 5,
+    },
+  });
   const client = new Client({ name: 'stepchain-resume-client', version: '1.0.0' });
   await client.connect(transport);
   let progress = 0;
-  const result = await client.callTool({ name: 'slow', arguments: { steps: 5, delayMs: 100 } }, undefined, { onprogress: () => { progress++; } });
+  const result = await client.callTool({ name: 'slow', arguments: { steps: 5, delayMs: 100 } }, undefined, {
+    onprogress: () => {
+      progress++;
+    },
+  });
   expect(result).toEqual({ content: [{ type: 'text', text: 'done after 5 steps' }] });
   expect(cut).toBe(true);
   expect(resumedWith.length).toBeGreaterThan(0);
   expect(progress).toBe(5);
   await transport.terminateSession();
   await client.close();
-  const run = await waitForRunEnd(join(store, readdirSync(store).find((n) => n.startsWith('mcp-'))!));
-  expect(run.effects.map((e) => [e.tool, e.status, e.result])).toEqual([['slow', 'completed', { content: [{ type: 'text', text: 'done after 5 steps' }] }]]);
+  const run = await waitForRunEnd(
+    join(
+      store,
+      readdirSync(store).find((n) => n.startsWith('mcp-'))!,
+    ),
+  );
+  expect(run.effects.map((e) => [e.tool, e.status, e.result])).toEqual([
+    ['slow', 'completed', { content: [{ type: 'text', text: 'done after 5 steps' }] }],
+  ]);
   proxy.child.kill('SIGTERM');
   await new Promise((resolve) => proxy.child.on('close', resolve));
 }, 180_000);

@@ -31,10 +31,14 @@ describe('stepchain mcp on Postgres', () => {
       const r = await cli(['effect', 'list', at(runId), '--json']);
       list = JSON.parse(r.stdout);
       const runs = await cli(['log', at(runId), '--json']);
-      if ((JSON.parse(runs.stdout) as { steps: Array<{ kind: string }> }).steps.some((x) => x.kind === 'run.completed')) break;
+      if ((JSON.parse(runs.stdout) as { steps: Array<{ kind: string }> }).steps.some((x) => x.kind === 'run.completed'))
+        break;
       await new Promise((r) => setTimeout(r, 100));
     }
-    expect(list!.effects.map((e) => [e.tool, e.status, e.arguments])).toEqual([['echo', 'completed', { text: 'to postgres' }], ['fail', 'failed', { why: 'pg' }]]);
+    expect(list!.effects.map((e) => [e.tool, e.status, e.arguments])).toEqual([
+      ['echo', 'completed', { text: 'to postgres' }],
+      ['fail', 'failed', { why: 'pg' }],
+    ]);
     const verified = await cli(['verify', at(runId)]);
     expect(verified.code, verified.stderr).toBe(0);
   }, 180_000);

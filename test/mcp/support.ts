@@ -14,7 +14,14 @@ export const TEE = fileURLToPath(new URL('./fixtures/tee.mjs', import.meta.url))
 export const NODE = process.execPath;
 
 /** The command line that runs the test server behind the proxy, recording into `journal`. */
-export const proxied = (journal: string, flags: string[] = [], server: string[] = [NODE, SERVER]): string[] => [CLI, 'mcp', journal, ...flags, '--', ...server];
+export const proxied = (journal: string, flags: string[] = [], server: string[] = [NODE, SERVER]): string[] => [
+  CLI,
+  'mcp',
+  journal,
+  ...flags,
+  '--',
+  ...server,
+];
 
 export interface Session {
   client: Client;
@@ -27,10 +34,18 @@ export interface Session {
 
 /** Starts `node <args…>` as an MCP server and connects the SDK's client to it over stdio. */
 export async function connect(args: string[], env: Record<string, string> = {}): Promise<Session> {
-  const transport = new StdioClientTransport({ command: NODE, args, stderr: 'pipe', env: { ...process.env, ...env } as Record<string, string> });
+  const transport = new StdioClientTransport({
+    command: NODE,
+    args,
+    stderr: 'pipe',
+    env: { ...process.env, ...env } as Record<string, string>,
+  });
   let err = '';
   const waiters: Array<() => void> = [];
-  transport.stderr?.on('data', (c: Buffer) => { err += c.toString('utf8'); for (const w of waiters.splice(0)) w(); });
+  transport.stderr?.on('data', (c: Buffer) => {
+    err += c.toString('utf8');
+    for (const w of waiters.splice(0)) w();
+  });
   const client = new Client({ name: 'stepchain-test-client', version: '0.0.1' });
   await client.connect(transport);
   const waitForStderr = async (text: string): Promise<void> => {
@@ -41,7 +56,12 @@ export async function connect(args: string[], env: Record<string, string> = {}):
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export interface RunView { status: string; effects: Effect[]; identity: RunIdentity; runId: string }
+export interface RunView {
+  status: string;
+  effects: Effect[];
+  identity: RunIdentity;
+  runId: string;
+}
 
 /** The run at a journal path as a reader sees it now. */
 export async function readRun(path: string): Promise<RunView> {

@@ -21,12 +21,16 @@ test('odd but valid JSON-RPC passes byte for byte both ways, and the call is rec
     '{"jsonrpc":"2.0","method":"notifications/initialized"}\r\n',
     '{ "method": "tools/call", "jsonrpc": "2.0", "id": 7, "params": {"name":"caf\\u00e9", "arguments": {"v": 1.50, "s": "\\/"}} }\n',
   ];
-  const proxy = spawn(NODE, [CLI, 'mcp', journal, '--fsync', 'none', '--', NODE, TEE, server, NODE, RAW], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const proxy = spawn(NODE, [CLI, 'mcp', journal, '--fsync', 'none', '--', NODE, TEE, server, NODE, RAW], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   let received = Buffer.alloc(0);
-  const answers = new Promise<void>((resolve) => proxy.stdout.on('data', (c: Buffer) => {
-    received = Buffer.concat([received, c]);
-    if (received.toString('utf8').split('\n').length > 2) resolve();
-  }));
+  const answers = new Promise<void>((resolve) =>
+    proxy.stdout.on('data', (c: Buffer) => {
+      received = Buffer.concat([received, c]);
+      if (received.toString('utf8').split('\n').length > 2) resolve();
+    }),
+  );
   for (const line of sent) proxy.stdin.write(line);
   await answers;
   proxy.stdin.end();

@@ -23,7 +23,12 @@ const CODE = /^[A-Z][A-Z0-9_]+$/;
  */
 function original(node) {
   for (;;) {
-    if (node?.type === 'ConditionalExpression' && node.test.type === 'CallExpression' && /^stryMutAct/.test(node.test.callee.name ?? '')) node = node.alternate;
+    if (
+      node?.type === 'ConditionalExpression' &&
+      node.test.type === 'CallExpression' &&
+      /^stryMutAct/.test(node.test.callee.name ?? '')
+    )
+      node = node.alternate;
     else if (node?.type === 'SequenceExpression') node = node.expressions[node.expressions.length - 1];
     else if (node?.type === 'ParenthesizedExpression') node = node.expression;
     else return node;
@@ -60,12 +65,19 @@ function shouldIgnore(path) {
   }
   if ((parent.isCallExpression() || parent.isNewExpression()) && at.listKey === 'arguments') {
     const first = original(parent.node.arguments[0]);
-    const coded = (first?.type === 'StringLiteral' && CODE.test(first.value)) || (first?.type === 'Identifier' && first.name === 'code');
+    const coded =
+      (first?.type === 'StringLiteral' && CODE.test(first.value)) ||
+      (first?.type === 'Identifier' && first.name === 'code');
     if (at.key >= 1 && coded) {
       return 'message text of a coded report (informative; codes and locations are what the spec fixes)';
     }
     const callee = parent.node.callee;
-    const calleeName = callee.type === 'Identifier' ? callee.name : callee.type === 'MemberExpression' && callee.property.type === 'Identifier' ? callee.property.name : undefined;
+    const calleeName =
+      callee.type === 'Identifier'
+        ? callee.name
+        : callee.type === 'MemberExpression' && callee.property.type === 'Identifier'
+          ? callee.property.name
+          : undefined;
     if (at.key === 0 && calleeName === 'soft') return 'the reason of a non-canonical form (informative)';
     if (at.key === 0 && calleeName === 'sourceInvalid') return 'message text of a SOURCE_INVALID error (informative)';
     if (at.key === 1 && calleeName === 'envelope' && parent.node.arguments.length === 3) {

@@ -39,13 +39,36 @@ const usage = (input: number, output: number) => ({
 function mockModel(): MockLanguageModelV3 {
   return new MockLanguageModelV3({
     doGenerate: [
-      { content: [{ type: 'tool-call', toolCallId: 'call-paris', toolName: 'weather', input: JSON.stringify({ city: 'Paris' }) }], finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage: usage(10, 5), warnings: [] },
-      { content: [{ type: 'text', text: 'Paris: 21C.' }], finishReason: { unified: 'stop', raw: 'stop' }, usage: usage(20, 4), warnings: [] },
+      {
+        content: [
+          {
+            type: 'tool-call',
+            toolCallId: 'call-paris',
+            toolName: 'weather',
+            input: JSON.stringify({ city: 'Paris' }),
+          },
+        ],
+        finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
+        usage: usage(10, 5),
+        warnings: [],
+      },
+      {
+        content: [{ type: 'text', text: 'Paris: 21C.' }],
+        finishReason: { unified: 'stop', raw: 'stop' },
+        usage: usage(20, 4),
+        warnings: [],
+      },
     ],
   });
 }
 
-const tools = () => ({ weather: tool({ description: 'the weather in a city', inputSchema: z.object({ city: z.string() }), execute: async ({ city }: { city: string }) => ({ city, celsius: 21 }) }) });
+const tools = () => ({
+  weather: tool({
+    description: 'the weather in a city',
+    inputSchema: z.object({ city: z.string() }),
+    execute: async ({ city }: { city: string }) => ({ city, celsius: 21 }),
+  }),
+});
 
 /** What both recordings must agree on, record by record. */
 function steps(records: Rec[]): unknown[] {
@@ -53,9 +76,16 @@ function steps(records: Rec[]): unknown[] {
     const call = r.tool_call as Record<string, unknown> | Record<string, unknown>[] | null;
     if (r.kind === 'tool.started' || r.kind === 'tool.completed') {
       const c = call as Record<string, unknown>;
-      return { kind: r.kind, name: c.name, arguments: c.arguments, call_id: c.call_id, ...(r.kind === 'tool.completed' ? { result: r.result } : {}) };
+      return {
+        kind: r.kind,
+        name: c.name,
+        arguments: c.arguments,
+        call_id: c.call_id,
+        ...(r.kind === 'tool.completed' ? { result: r.result } : {}),
+      };
     }
-    if (r.kind === 'model.completed') return { kind: r.kind, asks: Array.isArray(call) ? call.map((c) => c.toolCallId ?? c.id) : [] };
+    if (r.kind === 'model.completed')
+      return { kind: r.kind, asks: Array.isArray(call) ? call.map((c) => c.toolCallId ?? c.id) : [] };
     return { kind: r.kind };
   });
 }
@@ -66,9 +96,14 @@ describe('the Vercel AI SDK: its own telemetry, recorded without an adapter, bes
     const telemetry = tempStore();
     const receiver = await startReceiver({ store: telemetry.store, port: 0, settleMs: 60_000 });
     receivers.push(receiver);
-    const provider = new NodeTracerProvider({ spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: `${receiver.url}/v1/traces` }))] });
+    const provider = new NodeTracerProvider({
+      spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: `${receiver.url}/v1/traces` }))],
+    });
     const viaTelemetry = await generateText({
-      model: mockModel(), tools: tools(), stopWhen: stepCountIs(3), prompt: 'Weather in Paris?',
+      model: mockModel(),
+      tools: tools(),
+      stopWhen: stepCountIs(3),
+      prompt: 'Weather in Paris?',
       experimental_telemetry: { isEnabled: true, functionId: 'weather-bot', tracer: provider.getTracer('ai') },
     });
     await provider.shutdown();
@@ -80,7 +115,12 @@ describe('the Vercel AI SDK: its own telemetry, recorded without an adapter, bes
     // 2. The ai-sdk adapter, same agent.
     const adapter = tempStore();
     const run = await startRun(adapter.store, { runId: 'adapter', agent: 'weather-bot' });
-    const viaAdapter = await generateText({ model: wrapLanguageModel({ model: mockModel(), middleware: stepchainMiddleware(run) }), tools: recordTools(run, tools()), stopWhen: stepCountIs(3), prompt: 'Weather in Paris?' });
+    const viaAdapter = await generateText({
+      model: wrapLanguageModel({ model: mockModel(), middleware: stepchainMiddleware(run) }),
+      tools: recordTools(run, tools()),
+      stopWhen: stepCountIs(3),
+      prompt: 'Weather in Paris?',
+    });
     await run.complete(viaAdapter.text);
     await run.close();
     expect((await adapter.store.verify('adapter')).ok).toBe(true);
@@ -89,10 +129,20 @@ describe('the Vercel AI SDK: its own telemetry, recorded without an adapter, bes
     expect(viaTelemetry.text).toBe(viaAdapter.text);
     expect(steps(fromSpans)).toEqual(steps(fromAdapter));
     expect(steps(fromSpans)).toEqual([
-      { kind: 'run.started' }, { kind: 'model.started' }, { kind: 'model.completed', asks: ['call-paris'] },
+      { kind: 'run.started' },
+      { kind: 'model.started' },
+      { kind: 'model.completed', asks: ['call-paris'] },
       { kind: 'tool.started', name: 'weather', arguments: { city: 'Paris' }, call_id: 'call-paris' },
-      { kind: 'tool.completed', name: 'weather', arguments: { city: 'Paris' }, call_id: 'call-paris', result: { city: 'Paris', celsius: 21 } },
-      { kind: 'model.started' }, { kind: 'model.completed', asks: [] }, { kind: 'run.completed' },
+      {
+        kind: 'tool.completed',
+        name: 'weather',
+        arguments: { city: 'Paris' },
+        call_id: 'call-paris',
+        result: { city: 'Paris', celsius: 21 },
+      },
+      { kind: 'model.started' },
+      { kind: 'model.completed', asks: [] },
+      { kind: 'run.completed' },
     ]);
     // The run's identity from the telemetry: the functionId is the agent.
     const genesis = (await telemetry.store.runs({})).find((r) => r.id === runId)!;

@@ -21,7 +21,9 @@ const opened: OpenedStore[] = [];
 /** The CLI as a child process, awaited without blocking this process (the receiver answering it lives here). */
 function cli(args: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { encoding: 'utf8' }, (error, stdout, stderr) => resolve({ status: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, stdout, stderr }));
+    execFile(process.execPath, [CLI, ...args], { encoding: 'utf8' }, (error, stdout, stderr) =>
+      resolve({ status: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, stdout, stderr }),
+    );
   });
 }
 afterAll(async () => {
@@ -31,8 +33,14 @@ afterAll(async () => {
 async function recordedRun() {
   const { dir, store } = tempStore();
   const run = await startRun(store, { runId: 'r1', agent: 'weather', conversationId: 'conv-9' });
-  const model = await run.beginModel({ model: { name: 'gpt-test', provider: 'openai' }, prompt: [{ role: 'user', content: 'Paris?' }] });
-  await model.complete({ result: { text: '' }, toolCalls: [{ id: 'call-1', name: 'forecast', arguments: { city: 'Paris' } }] });
+  const model = await run.beginModel({
+    model: { name: 'gpt-test', provider: 'openai' },
+    prompt: [{ role: 'user', content: 'Paris?' }],
+  });
+  await model.complete({
+    result: { text: '' },
+    toolCalls: [{ id: 'call-1', name: 'forecast', arguments: { city: 'Paris' } }],
+  });
   const effect = await run.beginTool({ name: 'forecast', args: { city: 'Paris' }, callId: 'call-1' });
   const done = await effect.complete('sunny');
   await run.complete('Sunny.');
@@ -48,7 +56,12 @@ describe('back-links', () => {
     const span = provider.getTracer('t').startSpan('execute_tool forecast');
     linkSpan(span, 'r1', done);
     span.end();
-    expect(exporter.getFinishedSpans()[0]!.attributes).toEqual({ 'stepchain.journal_id': 'r1', 'stepchain.seq': done.seq, 'stepchain.step_id': done.step_id, 'stepchain.step_hash': done.step_hash });
+    expect(exporter.getFinishedSpans()[0]!.attributes).toEqual({
+      'stepchain.journal_id': 'r1',
+      'stepchain.seq': done.seq,
+      'stepchain.step_id': done.step_id,
+      'stepchain.step_hash': done.step_hash,
+    });
     await provider.shutdown();
   });
 
@@ -65,7 +78,14 @@ describe('back-links', () => {
     const [id] = await target.store.list();
     expect((await target.verify(id!)).ok).toBe(true);
     const received = await recordsOf(target.store, id!);
-    expect(received.map((r) => r.kind)).toEqual(['run.started', 'model.started', 'model.completed', 'tool.started', 'tool.completed', 'run.completed']);
+    expect(received.map((r) => r.kind)).toEqual([
+      'run.started',
+      'model.started',
+      'model.completed',
+      'tool.started',
+      'tool.completed',
+      'run.completed',
+    ]);
     const tool = received[4]!;
     const attrs = (tool.meta as { otel: { attributes: Record<string, unknown> } }).otel.attributes;
     const completed = original.find((r) => r.kind === 'tool.completed')!;

@@ -19,10 +19,29 @@ afterEach(async () => {
 
 const T = '0af7651916cd43dd8448eb211c80319c';
 const agentSpans = (trace = T) => [
-  jsonSpan(trace, 'a000000000000001', '', 'invoke_agent bot', 1000, 1010, { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'bot' }),
-  jsonSpan(trace, 'b000000000000002', 'a000000000000001', 'chat m', 1001, 1003, { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'm', 'gen_ai.output.messages': JSON.stringify([{ role: 'assistant', parts: [{ type: 'tool_call', id: 'c1', name: 'add', arguments: { a: 1 } }] }]) }),
-  jsonSpan(trace, 'c000000000000003', 'a000000000000001', 'execute_tool add', 1004, 1005, { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'add', 'gen_ai.tool.call.id': 'c1', 'gen_ai.tool.call.arguments': '{"a":1}', 'gen_ai.tool.call.result': '2' }),
-  jsonSpan(trace, 'd000000000000004', 'a000000000000001', 'chat m', 1006, 1008, { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'm', 'gen_ai.output.messages': '[]' }),
+  jsonSpan(trace, 'a000000000000001', '', 'invoke_agent bot', 1000, 1010, {
+    'gen_ai.operation.name': 'invoke_agent',
+    'gen_ai.agent.name': 'bot',
+  }),
+  jsonSpan(trace, 'b000000000000002', 'a000000000000001', 'chat m', 1001, 1003, {
+    'gen_ai.operation.name': 'chat',
+    'gen_ai.request.model': 'm',
+    'gen_ai.output.messages': JSON.stringify([
+      { role: 'assistant', parts: [{ type: 'tool_call', id: 'c1', name: 'add', arguments: { a: 1 } }] },
+    ]),
+  }),
+  jsonSpan(trace, 'c000000000000003', 'a000000000000001', 'execute_tool add', 1004, 1005, {
+    'gen_ai.operation.name': 'execute_tool',
+    'gen_ai.tool.name': 'add',
+    'gen_ai.tool.call.id': 'c1',
+    'gen_ai.tool.call.arguments': '{"a":1}',
+    'gen_ai.tool.call.result': '2',
+  }),
+  jsonSpan(trace, 'd000000000000004', 'a000000000000001', 'chat m', 1006, 1008, {
+    'gen_ai.operation.name': 'chat',
+    'gen_ai.request.model': 'm',
+    'gen_ai.output.messages': '[]',
+  }),
 ];
 
 async function receiver(options: Parameters<typeof startReceiver>[0] extends infer O ? Partial<O> : never = {}) {
@@ -34,39 +53,95 @@ async function receiver(options: Parameters<typeof startReceiver>[0] extends inf
 
 const varint = (n: number): number[] => {
   const out: number[] = [];
-  while (n > 0x7f) { out.push((n & 0x7f) | 0x80); n >>>= 7; }
+  while (n > 0x7f) {
+    out.push((n & 0x7f) | 0x80);
+    n >>>= 7;
+  }
   out.push(n);
   return out;
 };
-const field = (tag: number, body: Uint8Array): Buffer => Buffer.concat([Buffer.from([tag, ...varint(body.length)]), body]);
+const field = (tag: number, body: Uint8Array): Buffer =>
+  Buffer.concat([Buffer.from([tag, ...varint(body.length)]), body]);
 
 /** An ExportTraceServiceRequest whose one attribute is an array in an array … `depth` times, by hand on the wire. */
 function deepProtobuf(depth: number): Uint8Array {
   let value: Buffer = field(0x0a, Buffer.from('x'));
   for (let i = 0; i < depth; i++) value = field(0x2a, field(0x0a, value));
   const kv = Buffer.concat([field(0x0a, Buffer.from('k')), field(0x12, value)]);
-  const span = Buffer.concat([field(0x0a, Buffer.from(T, 'hex')), field(0x12, Buffer.from('a000000000000001', 'hex')), field(0x4a, kv)]);
+  const span = Buffer.concat([
+    field(0x0a, Buffer.from(T, 'hex')),
+    field(0x12, Buffer.from('a000000000000001', 'hex')),
+    field(0x4a, kv),
+  ]);
   return field(0x0a, field(0x12, field(0x12, span)));
 }
 
-const Status = protobuf.Root.fromJSON({ nested: { S: { fields: { code: { type: 'int32', id: 1 }, message: { type: 'string', id: 2 } } } } }).lookupType('S');
+const Status = protobuf.Root.fromJSON({
+  nested: { S: { fields: { code: { type: 'int32', id: 1 }, message: { type: 'string', id: 2 } } } },
+}).lookupType('S');
 
 describe('bad requests are answered, never half-kept', () => {
-  const deep = (n: number): string => `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"${T}","spanId":"a000000000000001","attributes":[{"key":"k","value":${'{"arrayValue":{"values":['.repeat(n)}{"stringValue":"x"}${']}}'.repeat(n)}}]}]}]}]}`;
+  const deep = (n: number): string =>
+    `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"${T}","spanId":"a000000000000001","attributes":[{"key":"k","value":${'{"arrayValue":{"values":['.repeat(n)}{"stringValue":"x"}${']}}'.repeat(n)}}]}]}]}]}`;
   const cases: Array<[string, string | Uint8Array, Record<string, string>, number]> = [
     ['not JSON', '{"resourceSpans": [', { 'content-type': 'application/json' }, 400],
-    ['a span id of the wrong length', JSON.stringify(jsonRequest([{ ...agentSpans()[0], spanId: 'abc' }])), { 'content-type': 'application/json' }, 400],
-    ['an all-zero trace id', JSON.stringify(jsonRequest([{ ...agentSpans()[0], traceId: '0'.repeat(32) }])), { 'content-type': 'application/json' }, 400],
-    ['a number where a list belongs', JSON.stringify({ resourceSpans: 7 }), { 'content-type': 'application/json' }, 400],
-    ['an attribute value of the wrong type', JSON.stringify(jsonRequest([{ ...agentSpans()[0], attributes: [{ key: 'k', value: { intValue: 'twelve' } }] }])), { 'content-type': 'application/json' }, 400],
-    ['a time that is not an integer', JSON.stringify(jsonRequest([{ ...agentSpans()[0], startTimeUnixNano: -5 }])), { 'content-type': 'application/json' }, 400],
-    ['a lone surrogate', JSON.stringify(jsonRequest([{ ...agentSpans()[0], name: '\ud800' }])), { 'content-type': 'application/json' }, 400],
+    [
+      'a span id of the wrong length',
+      JSON.stringify(jsonRequest([{ ...agentSpans()[0], spanId: 'abc' }])),
+      { 'content-type': 'application/json' },
+      400,
+    ],
+    [
+      'an all-zero trace id',
+      JSON.stringify(jsonRequest([{ ...agentSpans()[0], traceId: '0'.repeat(32) }])),
+      { 'content-type': 'application/json' },
+      400,
+    ],
+    [
+      'a number where a list belongs',
+      JSON.stringify({ resourceSpans: 7 }),
+      { 'content-type': 'application/json' },
+      400,
+    ],
+    [
+      'an attribute value of the wrong type',
+      JSON.stringify(jsonRequest([{ ...agentSpans()[0], attributes: [{ key: 'k', value: { intValue: 'twelve' } }] }])),
+      { 'content-type': 'application/json' },
+      400,
+    ],
+    [
+      'a time that is not an integer',
+      JSON.stringify(jsonRequest([{ ...agentSpans()[0], startTimeUnixNano: -5 }])),
+      { 'content-type': 'application/json' },
+      400,
+    ],
+    [
+      'a lone surrogate',
+      JSON.stringify(jsonRequest([{ ...agentSpans()[0], name: '\ud800' }])),
+      { 'content-type': 'application/json' },
+      400,
+    ],
     ['attributes nested 200 deep', deep(200), { 'content-type': 'application/json' }, 400],
     ['attributes nested 100 000 deep', deep(100_000), { 'content-type': 'application/json' }, 400],
-    ['protobuf garbage', new Uint8Array([0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f, 1, 2, 3]), { 'content-type': 'application/x-protobuf' }, 400],
+    [
+      'protobuf garbage',
+      new Uint8Array([0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f, 1, 2, 3]),
+      { 'content-type': 'application/x-protobuf' },
+      400,
+    ],
     ['protobuf attributes nested 3000 deep', deepProtobuf(3000), { 'content-type': 'application/x-protobuf' }, 400],
-    ['gzip that does not inflate', new Uint8Array([1, 2, 3, 4]), { 'content-type': 'application/json', 'content-encoding': 'gzip' }, 400],
-    ['a gzip bomb', gzipSync(Buffer.alloc(64 * 1024 * 1024, 0x20)), { 'content-type': 'application/json', 'content-encoding': 'gzip' }, 413],
+    [
+      'gzip that does not inflate',
+      new Uint8Array([1, 2, 3, 4]),
+      { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      400,
+    ],
+    [
+      'a gzip bomb',
+      gzipSync(Buffer.alloc(64 * 1024 * 1024, 0x20)),
+      { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      413,
+    ],
     ['a body over the limit', 'x'.repeat(9 * 1024 * 1024), { 'content-type': 'application/json' }, 413],
     ['another content type', 'hello', { 'content-type': 'text/plain' }, 415],
     ['another content encoding', 'hello', { 'content-type': 'application/json', 'content-encoding': 'br' }, 415],
@@ -79,7 +154,11 @@ describe('bad requests are answered, never half-kept', () => {
     if (answer.type === 'application/x-protobuf') {
       const decoded = Status.toObject(Status.decode(answer.body)) as { code: number; message: string };
       expect(decoded.message.length).toBeGreaterThan(0);
-    } else expect(JSON.parse(Buffer.from(answer.body).toString()) as unknown).toMatchObject({ code: expect.any(Number), message: expect.any(String) });
+    } else
+      expect(JSON.parse(Buffer.from(answer.body).toString()) as unknown).toMatchObject({
+        code: expect.any(Number),
+        message: expect.any(String),
+      });
     // A good request after it is taken, and only its run is written.
     expect((await post(r.url, JSON.stringify(jsonRequest(agentSpans())))).status).toBe(200);
     await r.collector.flush();
@@ -97,8 +176,22 @@ describe('bad requests are answered, never half-kept', () => {
   test('a bearer token: without it 401, with it 200', async () => {
     const { r } = await receiver({ token: 's3cret' });
     expect((await post(r.url, JSON.stringify(jsonRequest(agentSpans())))).status).toBe(401);
-    expect((await post(r.url, JSON.stringify(jsonRequest(agentSpans())), { 'content-type': 'application/json', authorization: 'Bearer wrong' })).status).toBe(401);
-    expect((await post(r.url, JSON.stringify(jsonRequest(agentSpans())), { 'content-type': 'application/json', authorization: 'Bearer s3cret' })).status).toBe(200);
+    expect(
+      (
+        await post(r.url, JSON.stringify(jsonRequest(agentSpans())), {
+          'content-type': 'application/json',
+          authorization: 'Bearer wrong',
+        })
+      ).status,
+    ).toBe(401);
+    expect(
+      (
+        await post(r.url, JSON.stringify(jsonRequest(agentSpans())), {
+          'content-type': 'application/json',
+          authorization: 'Bearer s3cret',
+        })
+      ).status,
+    ).toBe(200);
   });
 });
 
@@ -108,11 +201,27 @@ describe('retries, duplicates, late and endless traces', () => {
     const spans = agentSpans();
     const body = JSON.stringify(jsonRequest([...spans, spans[2]]));
     for (let i = 0; i < 3; i++) expect((await post(r.url, body)).status).toBe(200);
-    expect((await post(r.url, gzipSync(JSON.stringify(jsonRequest(spans.slice(1)))), { 'content-type': 'application/json', 'content-encoding': 'gzip' })).status).toBe(200);
+    expect(
+      (
+        await post(r.url, gzipSync(JSON.stringify(jsonRequest(spans.slice(1)))), {
+          'content-type': 'application/json',
+          'content-encoding': 'gzip',
+        })
+      ).status,
+    ).toBe(200);
     await r.collector.flush();
     const id = `otel-${T}-a000000000000001`;
     expect(await store.list()).toEqual([id]);
-    expect((await recordsOf(store, id)).map((x) => x.kind)).toEqual(['run.started', 'model.started', 'model.completed', 'tool.started', 'tool.completed', 'model.started', 'model.completed', 'run.completed']);
+    expect((await recordsOf(store, id)).map((x) => x.kind)).toEqual([
+      'run.started',
+      'model.started',
+      'model.completed',
+      'tool.started',
+      'tool.completed',
+      'model.started',
+      'model.completed',
+      'run.completed',
+    ]);
     expect((await store.verify(id)).ok).toBe(true);
     // The same spans again, after the run was written: the receiver knows them, nothing more is written.
     expect((await post(r.url, body)).status).toBe(200);
@@ -136,8 +245,13 @@ describe('retries, duplicates, late and endless traces', () => {
 
   test('a trace that never ends is written at its span bound; what follows is late, and the receiver stays up', async () => {
     const { r, store } = await receiver({ maxSpansPerTrace: 50 });
-    const child = (k: number) => jsonSpan(T, (0x1000 + k).toString(16).padStart(16, 'e'), 'a000000000000001', 'tick', 2000 + k, 2000 + k, {});
-    for (let b = 0; b < 4; b++) expect((await post(r.url, JSON.stringify(jsonRequest(Array.from({ length: 30 }, (_, k) => child(b * 30 + k)))))).status).toBe(200);
+    const child = (k: number) =>
+      jsonSpan(T, (0x1000 + k).toString(16).padStart(16, 'e'), 'a000000000000001', 'tick', 2000 + k, 2000 + k, {});
+    for (let b = 0; b < 4; b++)
+      expect(
+        (await post(r.url, JSON.stringify(jsonRequest(Array.from({ length: 30 }, (_, k) => child(b * 30 + k))))))
+          .status,
+      ).toBe(200);
     await r.collector.flush();
     const runs = (await store.list()).sort();
     expect(runs.length).toBeGreaterThanOrEqual(2);
@@ -162,14 +276,21 @@ describe('order', () => {
   test('any arrival order, with any duplicates, gives the same runs', () => {
     const spans = spansOfRequest(jsonRequest(agentSpans()));
     const expected = JSON.stringify(mapTrace(spans));
-    fc.assert(fc.property(fc.array(fc.nat(spans.length - 1), { minLength: 0, maxLength: 8 }), fc.infiniteStream(fc.nat()), (dups, seeds) => {
-      const shuffled = [...spans, ...dups.map((i) => spans[i]!)];
-      for (let i = shuffled.length - 1; i > 0; i--) {
-        const j = seeds.next().value % (i + 1);
-        [shuffled[i], shuffled[j]] = [shuffled[j]!, shuffled[i]!];
-      }
-      const unique = [...new Map(shuffled.map((s) => [s.span_id, s])).values()];
-      expect(JSON.stringify(mapTrace(unique))).toBe(expected);
-    }), { numRuns: 100 });
+    fc.assert(
+      fc.property(
+        fc.array(fc.nat(spans.length - 1), { minLength: 0, maxLength: 8 }),
+        fc.infiniteStream(fc.nat()),
+        (dups, seeds) => {
+          const shuffled = [...spans, ...dups.map((i) => spans[i]!)];
+          for (let i = shuffled.length - 1; i > 0; i--) {
+            const j = seeds.next().value % (i + 1);
+            [shuffled[i], shuffled[j]] = [shuffled[j]!, shuffled[i]!];
+          }
+          const unique = [...new Map(shuffled.map((s) => [s.span_id, s])).values()];
+          expect(JSON.stringify(mapTrace(unique))).toBe(expected);
+        },
+      ),
+      { numRuns: 100 },
+    );
   });
 });

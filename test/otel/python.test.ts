@@ -29,10 +29,14 @@ let location = '';
 
 beforeAll(async () => {
   if (!existsSync(PYTHON)) {
-    throw new Error(`no Python interpreter at ${PYTHON}: make it with \`python3 -m venv .venv && .venv/bin/pip install -r test/otel/requirements.txt\` (or set STEPCHAIN_PYTHON)`);
+    throw new Error(
+      `no Python interpreter at ${PYTHON}: make it with \`python3 -m venv .venv && .venv/bin/pip install -r test/otel/requirements.txt\` (or set STEPCHAIN_PYTHON)`,
+    );
   }
   location = `sqlite:${join(tempStore().dir, 'runs.db')}`;
-  collector = spawn(process.execPath, [CLI, 'collect', location, '--listen', '127.0.0.1:0', '--settle', '200'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  collector = spawn(process.execPath, [CLI, 'collect', location, '--listen', '127.0.0.1:0', '--settle', '200'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   exit = new Promise((resolve) => collector.once('exit', (code) => resolve(code)));
   url = await new Promise<string>((resolve, reject) => {
     collector.stderr!.on('data', (c: Buffer) => {
@@ -51,13 +55,22 @@ afterAll(() => {
 /** Runs an emitter to its end; both run side by side (each spends most of its time importing). */
 async function emit(script: string): Promise<string> {
   const child = spawn(PYTHON, [join(EMITTERS, script)], {
-    env: { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: url, OTEL_SERVICE_NAME: script.replace(/\.py$/, ''), OPENAI_API_KEY: 'unused-by-the-test-model' },
+    env: {
+      ...process.env,
+      OTEL_EXPORTER_OTLP_ENDPOINT: url,
+      OTEL_SERVICE_NAME: script.replace(/\.py$/, ''),
+      OPENAI_API_KEY: 'unused-by-the-test-model',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
   let err = '';
-  child.stdout!.on('data', (c: Buffer) => { out += c.toString(); });
-  child.stderr!.on('data', (c: Buffer) => { err += c.toString(); });
+  child.stdout!.on('data', (c: Buffer) => {
+    out += c.toString();
+  });
+  child.stderr!.on('data', (c: Buffer) => {
+    err += c.toString();
+  });
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
   expect(code, `${script}: ${err}`).toBe(0);
   return out;
@@ -83,13 +96,25 @@ describe('Python agents with their own OpenTelemetry instrumentation, recorded b
     expect(typeof run.run?.conversation_id).toBe('string');
     expect((await opened.verify(run.id)).ok).toBe(true);
     const records = await recordsOf(opened.store, run.id);
-    expect(records.map((r) => r.kind)).toEqual(['run.started', 'model.started', 'model.completed', 'tool.started', 'tool.completed', 'model.started', 'model.completed', 'run.completed']);
+    expect(records.map((r) => r.kind)).toEqual([
+      'run.started',
+      'model.started',
+      'model.completed',
+      'tool.started',
+      'tool.completed',
+      'model.started',
+      'model.completed',
+      'run.completed',
+    ]);
     const tool = records[3]!.tool_call as { name: string; arguments: unknown; call_id: string };
     expect(tool.name).toBe('forecast');
     expect(records[2]!.tool_call).toEqual([{ id: tool.call_id, name: 'forecast', arguments: tool.arguments }]);
     expect(records[4]!.result).toMatch(/^sunny in /);
     expect(records[1]!.model).toEqual({ name: 'test', provider: 'test' });
-    expect((records[2]!.meta as { usage: unknown }).usage).toEqual({ input_tokens: expect.any(Number), output_tokens: expect.any(Number) });
+    expect((records[2]!.meta as { usage: unknown }).usage).toEqual({
+      input_tokens: expect.any(Number),
+      output_tokens: expect.any(Number),
+    });
   });
 
   test('OpenAI Agents SDK: the workflow is a run, the agent a child run with the model calls and the tool effect, verified', async () => {
@@ -99,7 +124,16 @@ describe('Python agents with their own OpenTelemetry instrumentation, recorded b
     expect(workflow).toBeDefined();
     for (const r of runs) expect((await opened.verify(r.id)).ok).toBe(true);
     const records = await recordsOf(opened.store, agent.id);
-    expect(records.map((r) => r.kind)).toEqual(['run.started', 'model.started', 'model.completed', 'tool.started', 'tool.completed', 'model.started', 'model.completed', 'run.completed']);
+    expect(records.map((r) => r.kind)).toEqual([
+      'run.started',
+      'model.started',
+      'model.completed',
+      'tool.started',
+      'tool.completed',
+      'model.started',
+      'model.completed',
+      'run.completed',
+    ]);
     expect(records[3]!.tool_call).toMatchObject({ name: 'forecast', arguments: { city: 'Paris' } });
     expect(records[4]!.result).toBe('sunny in Paris');
     await opened.close();

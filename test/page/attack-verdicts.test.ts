@@ -25,7 +25,12 @@ const f = (n: string): string => join(dir, n);
 
 // biome-ignore lint: JSON
 function cli(args: string[], input?: string): { rc: number | null; out: string; err: string; json: any } {
-  const r = spawnSync(process.execPath, [CLI, ...args], { cwd: dir, input, timeout: 60_000, env: { ...process.env, NO_COLOR: '1' } });
+  const r = spawnSync(process.execPath, [CLI, ...args], {
+    cwd: dir,
+    input,
+    timeout: 60_000,
+    env: { ...process.env, NO_COLOR: '1' },
+  });
   const out = r.stdout.toString('utf8');
   let json = null;
   try {
@@ -53,22 +58,35 @@ function header(name: string, size: number): Buffer {
   return h;
 }
 const tar = (entries: Array<[string, Buffer]>): Buffer =>
-  Buffer.concat([...entries.flatMap(([n, b]) => [header(n, b.length), b, Buffer.alloc((512 - (b.length % 512)) % 512)]), Buffer.alloc(1024)]);
+  Buffer.concat([
+    ...entries.flatMap(([n, b]) => [header(n, b.length), b, Buffer.alloc((512 - (b.length % 512)) % 512)]),
+    Buffer.alloc(1024),
+  ]);
 function untar(bytes: Buffer): Array<[string, Buffer]> {
   const t = bytes[0] === 0x1f ? gunzipSync(bytes) : bytes;
   const out: Array<[string, Buffer]> = [];
-  for (let o = 0; o + 512 <= t.length; ) {
+  for (let o = 0; o + 512 <= t.length;) {
     const h = t.subarray(o, o + 512);
     if (h.every((b) => b === 0)) break;
     const size = Number.parseInt(h.subarray(124, 136).toString('latin1').trim(), 8);
-    out.push([h.subarray(0, 100).toString('latin1').replace(/\0.*$/s, ''), Buffer.from(t.subarray(o + 512, o + 512 + size))]);
+    out.push([
+      h.subarray(0, 100).toString('latin1').replace(/\0.*$/s, ''),
+      Buffer.from(t.subarray(o + 512, o + 512 + size)),
+    ]);
     o += 512 + Math.ceil(size / 512) * 512;
   }
   return out;
 }
 // biome-ignore lint: JSON
 const jcs = (v: any): string =>
-  v === null || typeof v !== 'object' ? JSON.stringify(v) : Array.isArray(v) ? `[${v.map(jcs).join(',')}]` : `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${jcs(v[k])}`).join(',')}}`;
+  v === null || typeof v !== 'object'
+    ? JSON.stringify(v)
+    : Array.isArray(v)
+      ? `[${v.map(jcs).join(',')}]`
+      : `{${Object.keys(v)
+          .sort()
+          .map((k) => `${JSON.stringify(k)}:${jcs(v[k])}`)
+          .join(',')}}`;
 const sha = (b: Buffer | string): string => `sha256:${createHash('sha256').update(b).digest('hex')}`;
 function rewriteLine(src: string, out: string, seq: number, edit: (l: string) => string): void {
   const files = new Map(untar(readFileSync(f(src))));
@@ -79,7 +97,13 @@ function rewriteLine(src: string, out: string, seq: number, edit: (l: string) =>
   const b = Buffer.from(ls.join('\n'));
   c.digest = sha(b);
   c.size = b.length;
-  writeFileSync(f(out), tar([['manifest.json', Buffer.from(jcs(m))], [c.name, b]]));
+  writeFileSync(
+    f(out),
+    tar([
+      ['manifest.json', Buffer.from(jcs(m))],
+      [c.name, b],
+    ]),
+  );
 }
 
 let HEAD: string;
@@ -89,14 +113,42 @@ let GLOG_VKEY: string;
 let W1: string;
 
 beforeAll(() => {
-  const step = { input: { user: 'What is the weather in Lyon?' }, model: 'gpt-4o', prompt: 'Use tools when needed.', tool_call: { name: 'get_weather', arguments: { city: 'Lyon' } }, result: { forecast: 'sunny', high_c: 14 } };
+  const step = {
+    input: { user: 'What is the weather in Lyon?' },
+    model: 'gpt-4o',
+    prompt: 'Use tools when needed.',
+    tool_call: { name: 'get_weather', arguments: { city: 'Lyon' } },
+    result: { forecast: 'sunny', high_c: 14 },
+  };
   const more = [
-    { input: { user: 'And a flight?' }, model: 'gpt-4o', prompt: 'Find a flight.', tool_call: { name: 'http', arguments: { url: 'https://fares.example.com/q', api_key: 'sk-live-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c' } }, result: { price: 59, contact: 'desk@fares.example.com' } },
-    { input: { user: 'Summarize.' }, model: 'gpt-4o', prompt: 'Answer in one sentence.', result: 'Sunny in Lyon; flights from 59 EUR.' },
+    {
+      input: { user: 'And a flight?' },
+      model: 'gpt-4o',
+      prompt: 'Find a flight.',
+      tool_call: {
+        name: 'http',
+        arguments: { url: 'https://fares.example.com/q', api_key: 'sk-live-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c' },
+      },
+      result: { price: 59, contact: 'desk@fares.example.com' },
+    },
+    {
+      input: { user: 'Summarize.' },
+      model: 'gpt-4o',
+      prompt: 'Answer in one sentence.',
+      result: 'Sunny in Lyon; flights from 59 EUR.',
+    },
   ];
   const lines = `${more.map((s) => JSON.stringify(s)).join('\n')}\n`;
   writeFileSync(f('step.json'), JSON.stringify(step));
-  writeFileSync(f('policy.json'), JSON.stringify({ rules: [{ id: 'tool-secrets', paths: ['/tool_call/arguments/api_key'], tools: ['http'] }, { id: 'secrets', detectors: ['api-key', 'email'] }] }));
+  writeFileSync(
+    f('policy.json'),
+    JSON.stringify({
+      rules: [
+        { id: 'tool-secrets', paths: ['/tool_call/arguments/api_key'], tools: ['http'] },
+        { id: 'secrets', detectors: ['api-key', 'email'] },
+      ],
+    }),
+  );
   for (const k of ['alice', 'mallory', 'log', 'w1']) ok(['keygen', '-o', `${k}.key`]);
   for (const j of ['runs/today', 'mal']) {
     ok(['init', j]);
@@ -109,11 +161,44 @@ beforeAll(() => {
   ok(['export', 'runs/today', '-o', 'receipt.tar']);
   TEMPLATE = readFileSync(f('receipt.tar')).subarray(0, 512);
   ok(['export', 'mal', '-o', 'forged.tar.gz', '--sign', 'mallory.key']);
-  ok(['publish', 'runs/today', '--policy', 'policy.json', '--opt-in', '-o', 'public.tar', '--secrets-out', 'public.secrets.json']);
-  LOG_VKEY = cli(['checkpoint', 'runs/today', '--sign', 'log.key', '--authority', 'agents.example.com', '-o', 'cp3.checkpoint', '--json']).json.vkey;
+  ok([
+    'publish',
+    'runs/today',
+    '--policy',
+    'policy.json',
+    '--opt-in',
+    '-o',
+    'public.tar',
+    '--secrets-out',
+    'public.secrets.json',
+  ]);
+  LOG_VKEY = cli([
+    'checkpoint',
+    'runs/today',
+    '--sign',
+    'log.key',
+    '--authority',
+    'agents.example.com',
+    '-o',
+    'cp3.checkpoint',
+    '--json',
+  ]).json.vkey;
   ok(['checkpoint', 'mal', '--sign', 'log.key', '--authority', 'agents.example.com', '-o', 'mal.checkpoint']);
   W1 = ok(['witness', '--key', 'w1.key', '--name', 'witness.example/w1']).split('\n')[0]!.trim();
-  ok(['witness', 'cp3.checkpoint', '--key', 'w1.key', '--name', 'witness.example/w1', '--state', 'w1state', '--log-key', LOG_VKEY, '-o', 'cp3.w1']);
+  ok([
+    'witness',
+    'cp3.checkpoint',
+    '--key',
+    'w1.key',
+    '--name',
+    'witness.example/w1',
+    '--state',
+    'w1state',
+    '--log-key',
+    LOG_VKEY,
+    '-o',
+    'cp3.w1',
+  ]);
   // equal-size fork
   mkdirSync(f('g'));
   mkdirSync(f('fk'));
@@ -124,13 +209,25 @@ beforeAll(() => {
   writeFileSync(f('alt.json'), JSON.stringify({ input: { user: 'x' }, model: 'm', prompt: 'p', result: 'FORKED' }));
   ok(['append', 'fk/today', '--file', 'alt.json']);
   ok(['append', 'fk/today', '--file', 'alt.json']);
-  GLOG_VKEY = cli(['checkpoint', 'g/today', '--sign', 'log.key', '--authority', 'agents.example.com', '-o', 'g3.checkpoint', '--json']).json.vkey;
+  GLOG_VKEY = cli([
+    'checkpoint',
+    'g/today',
+    '--sign',
+    'log.key',
+    '--authority',
+    'agents.example.com',
+    '-o',
+    'g3.checkpoint',
+    '--json',
+  ]).json.vkey;
   ok(['checkpoint', 'fk/today', '--sign', 'log.key', '--authority', 'agents.example.com', '-o', 'f3.checkpoint']);
   ok(['export', 'g/today', '-o', 'g.tar', '--sign', 'alice.key']);
   // rewritten publication: view text, and a disclosed value
   rewriteLine('public.tar', 'view-rewritten.tar', 1, (l) => l.replace('"price":59', '"price":5'));
   rewriteLine('public.tar', 'disclosed-rewritten.tar', 0, (l) => l.replace('"forecast":"sunny"', '"forecast":"rainy"'));
-  rewriteLine('public.tar', 'disclosed-number.tar', 0, (l) => l.replace('"high_c":14}', '"high_c":14.0000000000000001}'));
+  rewriteLine('public.tar', 'disclosed-number.tar', 0, (l) =>
+    l.replace('"high_c":14}', '"high_c":14.0000000000000001}'),
+  );
   // duplicate chain entry
   const e = untar(readFileSync(f('receipt.tar.gz')));
   writeFileSync(f('dup.tar'), tar([...e, e[2]!]));
@@ -151,20 +248,37 @@ afterEach(() => {
 });
 
 const spec = (n: string): FileSpec => ({ name: n, buffer: readFileSync(f(n)) });
-interface Pins { pubkey?: string; head?: string; checkpoint?: string; logKey?: string; witnesses?: string[]; quorum?: string }
+interface Pins {
+  pubkey?: string;
+  head?: string;
+  checkpoint?: string;
+  logKey?: string;
+  witnesses?: string[];
+  quorum?: string;
+}
 function args(file: string, p: Pins): string[] {
   return [
-    'verify', file, '--json',
-    ...(p.pubkey ? ['--pubkey', p.pubkey] : []), ...(p.head ? ['--head', p.head] : []), ...(p.checkpoint ? ['--checkpoint', p.checkpoint] : []),
-    ...(p.logKey ? ['--log-key', p.logKey] : []), ...(p.witnesses ?? []).flatMap((w) => ['--witness', w]), ...(p.quorum !== undefined && p.quorum !== '' ? [`--quorum=${p.quorum}`] : []),
+    'verify',
+    file,
+    '--json',
+    ...(p.pubkey ? ['--pubkey', p.pubkey] : []),
+    ...(p.head ? ['--head', p.head] : []),
+    ...(p.checkpoint ? ['--checkpoint', p.checkpoint] : []),
+    ...(p.logKey ? ['--log-key', p.logKey] : []),
+    ...(p.witnesses ?? []).flatMap((w) => ['--witness', w]),
+    ...(p.quorum !== undefined && p.quorum !== '' ? [`--quorum=${p.quorum}`] : []),
   ];
 }
 async function both(file: string, p: Pins = {}): Promise<{ cli: ReturnType<typeof cli>; page: Shown }> {
   const c = cli(args(file, p));
   const inputs: Inputs = {
     receipt: spec(file),
-    ...(p.pubkey ? { key: spec(p.pubkey) } : {}), ...(p.head ? { head: p.head } : {}), ...(p.checkpoint ? { checkpoint: spec(p.checkpoint) } : {}),
-    ...(p.logKey ? { logKey: p.logKey } : {}), ...(p.witnesses ? { witnesses: p.witnesses } : {}), ...(p.quorum !== undefined ? { quorum: p.quorum } : {}),
+    ...(p.pubkey ? { key: spec(p.pubkey) } : {}),
+    ...(p.head ? { head: p.head } : {}),
+    ...(p.checkpoint ? { checkpoint: spec(p.checkpoint) } : {}),
+    ...(p.logKey ? { logKey: p.logKey } : {}),
+    ...(p.witnesses ? { witnesses: p.witnesses } : {}),
+    ...(p.quorum !== undefined ? { quorum: p.quorum } : {}),
   };
   return { cli: c, page: await verify(opened.page, inputs) };
 }
@@ -186,7 +300,7 @@ describe('page and CLI, case by case', () => {
     expect(c.rc).toBe(1);
     expect(page.verdict).toBe('invalid');
   });
-  it("held: a checkpoint of another journal, signed by the same log key, is refused on both", async () => {
+  it('held: a checkpoint of another journal, signed by the same log key, is refused on both', async () => {
     const { cli: c, page } = await both('forged.tar.gz', { checkpoint: 'mal.checkpoint', logKey: LOG_VKEY });
     expect(c.rc).toBe(2);
     expect(page.state).toBe('error');
@@ -199,7 +313,12 @@ describe('page and CLI, case by case', () => {
     expect(page.problems.map((p) => p.code)).toContain('FORKED');
   });
   it('held: a checkpoint lacking the witness cosignature with quorum 1 is refused on both; cosigned, authenticated on both', async () => {
-    const r = await both('receipt.tar.gz', { checkpoint: 'cp3.checkpoint', logKey: LOG_VKEY, witnesses: [W1], quorum: '1' });
+    const r = await both('receipt.tar.gz', {
+      checkpoint: 'cp3.checkpoint',
+      logKey: LOG_VKEY,
+      witnesses: [W1],
+      quorum: '1',
+    });
     expect(r.cli.rc).toBe(2);
     expect(r.page.state).toBe('error');
     const g = await both('receipt.tar.gz', { checkpoint: 'cp3.w1', logKey: LOG_VKEY, witnesses: [W1], quorum: '1' });
@@ -207,7 +326,13 @@ describe('page and CLI, case by case', () => {
     expect(g.page.verdict).toBe('authenticated');
   });
   it('held (page): an empty quorum field with a witness means all of them: a checkpoint lacking the cosignature is refused', async () => {
-    const page = await verify(opened.page, { receipt: spec('receipt.tar.gz'), checkpoint: spec('cp3.checkpoint'), logKey: LOG_VKEY, witnesses: [W1], quorum: '' });
+    const page = await verify(opened.page, {
+      receipt: spec('receipt.tar.gz'),
+      checkpoint: spec('cp3.checkpoint'),
+      logKey: LOG_VKEY,
+      witnesses: [W1],
+      quorum: '',
+    });
     expect(page.verdict).not.toBe('authenticated');
   });
 
@@ -220,7 +345,12 @@ describe('page and CLI, case by case', () => {
   // witness), so both() pins an empty field as no --quorum; `--quorum ""` itself is a usage error (verdicts.test.ts);
   // a non-empty field that is not such a number is an error on both.
   it('fixed: an empty quorum field is the CLI without --quorum — every witness — and both refuse a checkpoint no witness cosigned', async () => {
-    const { cli: c, page } = await both('receipt.tar.gz', { checkpoint: 'cp3.checkpoint', logKey: LOG_VKEY, witnesses: [W1], quorum: '' });
+    const { cli: c, page } = await both('receipt.tar.gz', {
+      checkpoint: 'cp3.checkpoint',
+      logKey: LOG_VKEY,
+      witnesses: [W1],
+      quorum: '',
+    });
     expect(page.state).toBe('error');
     expect(c.rc).toBe(2);
     expect(c.json?.authenticated).not.toBe(true);
@@ -230,13 +360,24 @@ describe('page and CLI, case by case', () => {
   });
   it('fixed: a non-empty quorum that is not a plain whole number (" ", "-0", "00", "0.0", " 1", "+1", "1e0") is an error on both, even with the cosignature', async () => {
     for (const quorum of [' ', '-0', '00', '0.0', ' 1', '+1', '1e0']) {
-      const { cli: c, page } = await both('receipt.tar.gz', { checkpoint: 'cp3.w1', logKey: LOG_VKEY, witnesses: [W1], quorum });
+      const { cli: c, page } = await both('receipt.tar.gz', {
+        checkpoint: 'cp3.w1',
+        logKey: LOG_VKEY,
+        witnesses: [W1],
+        quorum,
+      });
       expect({ quorum, rc: c.rc, state: page.state }).toEqual({ quorum, rc: 2, state: 'error' });
       expect(page.fieldErrors.quorum, quorum).not.toBe('');
     }
   });
   it('held (page): a blank quorum (" ") on the page: not authenticated without the cosignature', async () => {
-    const page = await verify(opened.page, { receipt: spec('receipt.tar.gz'), checkpoint: spec('cp3.checkpoint'), logKey: LOG_VKEY, witnesses: [W1], quorum: ' ' });
+    const page = await verify(opened.page, {
+      receipt: spec('receipt.tar.gz'),
+      checkpoint: spec('cp3.checkpoint'),
+      logKey: LOG_VKEY,
+      witnesses: [W1],
+      quorum: ' ',
+    });
     expect(page.verdict).not.toBe('authenticated');
   });
 
@@ -253,7 +394,10 @@ describe('page and CLI, case by case', () => {
       const { cli: c, page } = await both(file, { head: HEAD });
       expect(c.rc, file).toBe(1);
       expect(page.verdict, file).toBe('invalid');
-      expect(page.problems.map((p) => p.code), file).toEqual(c.json.report.problems.map((p: { code: string }) => p.code));
+      expect(
+        page.problems.map((p) => p.code),
+        file,
+      ).toEqual(c.json.report.problems.map((p: { code: string }) => p.code));
     }
   });
   it('held: a duplicate chain entry is rejected on both, with the same codes', async () => {
@@ -285,7 +429,11 @@ describe('page and CLI, case by case', () => {
   //   the page, Log key field "$LOG_VKEY " with the same checkpoint → ✔ authenticated
   it('PARITY: a log key with a trailing space — the page authenticates, the CLI refuses', async () => {
     const spaced = `${LOG_VKEY} `;
-    const page = await verify(opened.page, { receipt: spec('receipt.tar.gz'), checkpoint: spec('cp3.checkpoint'), logKey: spaced });
+    const page = await verify(opened.page, {
+      receipt: spec('receipt.tar.gz'),
+      checkpoint: spec('cp3.checkpoint'),
+      logKey: spaced,
+    });
     const c = cli(['verify', 'receipt.tar.gz', '--checkpoint', 'cp3.checkpoint', '--log-key', spaced, '--json']);
     const onPage = page.state === 'error' ? 'refused' : page.verdict;
     const onCli = c.rc === 2 ? 'refused' : c.json?.verdict;
@@ -298,7 +446,8 @@ describe('more than 1000 redacted views (the listing cap)', () => {
   beforeAll(() => {
     ok(['init', 'big']);
     let lines = '';
-    for (let i = 0; i < 1100; i++) lines += `${JSON.stringify({ input: { user: `q${i}` }, model: 'm', prompt: 'p', result: { note: 'ok', contact: `u${i}@ex.example.com` } })}\n`;
+    for (let i = 0; i < 1100; i++)
+      lines += `${JSON.stringify({ input: { user: `q${i}` }, model: 'm', prompt: 'p', result: { note: 'ok', contact: `u${i}@ex.example.com` } })}\n`;
     ok(['append', 'big', '--jsonl'], lines);
     BIG_HEAD = ok(['head', 'big']).trim().split(' ')[1]!;
     ok(['publish', 'big', '--policy', 'policy.json', '--opt-in', '-o', 'big.tar', '--secrets-out', 'big.secrets.json']);
@@ -317,9 +466,15 @@ describe('more than 1000 redacted views (the listing cap)', () => {
     expect([...page.proves, ...page.doesNotProve].join('\n')).not.toMatch(BLANKET);
     for (let i = 0; i < 21; i++) await opened.page.click('#next');
     await opened.page.waitForSelector('#step-rows tr[data-index="1050"]');
-    expect(await opened.page.$$eval('#step-rows tr[data-index="1050"] td.unbound', (tds) => tds.map((td) => td.textContent ?? ''))).toEqual([expect.stringMatching(/^not bound.*APPROVED BY CFO/)]);
+    expect(
+      await opened.page.$$eval('#step-rows tr[data-index="1050"] td.unbound', (tds) =>
+        tds.map((td) => td.textContent ?? ''),
+      ),
+    ).toEqual([expect.stringMatching(/^not bound.*APPROVED BY CFO/)]);
     await opened.page.click('#step-rows tr[data-index="1050"] button');
     await opened.page.waitForSelector('#step-tree');
-    expect(await opened.page.$eval('#step-tree span.unbound[data-slot="result"]', (x) => x.textContent)).toMatch(/^not bound.*APPROVED BY CFO/s);
+    expect(await opened.page.$eval('#step-tree span.unbound[data-slot="result"]', (x) => x.textContent)).toMatch(
+      /^not bound.*APPROVED BY CFO/s,
+    );
   });
 });

@@ -15,7 +15,10 @@ export const PAGE_URL = pathToFileURL(PAGE_FILE).href;
 /** Launches Chromium or throws why not: the page tests fail, loudly, when no browser can start. */
 export async function launch(): Promise<Browser> {
   const c = inject('chromium');
-  if (!c.path) throw new Error(`the page tests need Chromium (from the npm package @sparticuz/chromium), and it could not be prepared:\n${c.error}`);
+  if (!c.path)
+    throw new Error(
+      `the page tests need Chromium (from the npm package @sparticuz/chromium), and it could not be prepared:\n${c.error}`,
+    );
   try {
     return await chromium.launch(launchOptions(c.path));
   } catch (e) {
@@ -35,11 +38,19 @@ export interface Opened {
 }
 
 /** The only requests the page may make: its own file, and the blob: URL it starts its worker from. */
-export const allowed = (url: string, page = PAGE_URL): boolean => url === page || /^blob:null\/[0-9a-f-]{36}$/.test(url);
+export const allowed = (url: string, page = PAGE_URL): boolean =>
+  url === page || /^blob:null\/[0-9a-f-]{36}$/.test(url);
 
 /** Opens the page (or another file:// page) with a request log and every other request aborted. */
-export async function openPage(browser: Browser, url = PAGE_URL, options: { viewport?: { width: number; height: number } } = {}): Promise<Opened> {
-  const context = await browser.newContext({ serviceWorkers: 'block', viewport: options.viewport ?? { width: 1280, height: 900 } });
+export async function openPage(
+  browser: Browser,
+  url = PAGE_URL,
+  options: { viewport?: { width: number; height: number } } = {},
+): Promise<Opened> {
+  const context = await browser.newContext({
+    serviceWorkers: 'block',
+    viewport: options.viewport ?? { width: 1280, height: 900 },
+  });
   const requests: string[] = [];
   const offending: string[] = [];
   const errors: string[] = [];
@@ -47,20 +58,29 @@ export async function openPage(browser: Browser, url = PAGE_URL, options: { view
     requests.push(r.url());
     if (!allowed(r.url(), url)) offending.push(r.url());
   });
-  await context.route((u) => !allowed(u.href, url), (route) => route.abort('blockedbyclient'));
+  await context.route(
+    (u) => !allowed(u.href, url),
+    (route) => route.abort('blockedbyclient'),
+  );
   const page = await context.newPage();
   page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
   page.on('console', (m) => {
     if (m.type() === 'error') errors.push(`console: ${m.text()}`);
   });
   await page.goto(url);
-  await page.waitForFunction(() => ['idle', 'broken'].includes(document.body.dataset.state ?? ''), null, { timeout: 20_000 });
+  await page.waitForFunction(() => ['idle', 'broken'].includes(document.body.dataset.state ?? ''), null, {
+    timeout: 20_000,
+  });
   return { page, context, requests, offending, errors };
 }
 
 export type FileSpec = { name: string; buffer: Buffer | Uint8Array; mimeType?: string };
 
-const asPayload = (f: FileSpec) => ({ name: f.name, mimeType: f.mimeType ?? 'application/octet-stream', buffer: Buffer.from(f.buffer) });
+const asPayload = (f: FileSpec) => ({
+  name: f.name,
+  mimeType: f.mimeType ?? 'application/octet-stream',
+  buffer: Buffer.from(f.buffer),
+});
 
 export interface Inputs {
   receipt: FileSpec;
@@ -92,7 +112,17 @@ export interface Shown {
   problems: Array<{ code: string; location: string; message: string }>;
   proves: string[];
   doesNotProve: string[];
-  fieldErrors: { key: string; head: string; logkey: string; checkpoint: string; witnesses: string; quorum: string; tsacert: string; cosigners: string; threshold: string };
+  fieldErrors: {
+    key: string;
+    head: string;
+    logkey: string;
+    checkpoint: string;
+    witnesses: string;
+    quorum: string;
+    tsacert: string;
+    cosigners: string;
+    threshold: string;
+  };
   disclosure: { ok: boolean; headline: string; codes: string[]; proves: string[] } | null;
 }
 
@@ -129,12 +159,31 @@ export async function shown(page: Page): Promise<Shown> {
       verdict: verdict.dataset.verdict ?? null,
       headline: text(verdict.querySelector('.headline')),
       altered: text(verdict.querySelector('.altered')),
-      problems: [...document.querySelectorAll('#problems > li')].map((li) => ({ code: text(li.querySelector('.code')), location: text(li.querySelector('.loc')), message: text(li.querySelector('.msg')) })),
+      problems: [...document.querySelectorAll('#problems > li')].map((li) => ({
+        code: text(li.querySelector('.code')),
+        location: text(li.querySelector('.loc')),
+        message: text(li.querySelector('.msg')),
+      })),
       proves: [...document.querySelectorAll('#statements li.proves')].map(statement),
       doesNotProve: [...document.querySelectorAll('#statements li.not')].map(statement),
-      fieldErrors: { key: text(document.getElementById('pubkey-error')), head: text(document.getElementById('head-error')), logkey: text(document.getElementById('logkey-error')), checkpoint: text(document.getElementById('checkpoint-error')), witnesses: text(document.getElementById('witnesses-error')), quorum: text(document.getElementById('quorum-error')), tsacert: text(document.getElementById('tsacert-error')), cosigners: text(document.getElementById('cosigners-error')), threshold: text(document.getElementById('threshold-error')) },
+      fieldErrors: {
+        key: text(document.getElementById('pubkey-error')),
+        head: text(document.getElementById('head-error')),
+        logkey: text(document.getElementById('logkey-error')),
+        checkpoint: text(document.getElementById('checkpoint-error')),
+        witnesses: text(document.getElementById('witnesses-error')),
+        quorum: text(document.getElementById('quorum-error')),
+        tsacert: text(document.getElementById('tsacert-error')),
+        cosigners: text(document.getElementById('cosigners-error')),
+        threshold: text(document.getElementById('threshold-error')),
+      },
       disclosure: d
-        ? { ok: d.dataset.ok === 'true', headline: text(d.querySelector('.headline')), codes: [...d.querySelectorAll('li[data-code]')].map((li) => li.getAttribute('data-code')!), proves: [...d.querySelectorAll('.statements li')].map(statement) }
+        ? {
+            ok: d.dataset.ok === 'true',
+            headline: text(d.querySelector('.headline')),
+            codes: [...d.querySelectorAll('li[data-code]')].map((li) => li.getAttribute('data-code')!),
+            proves: [...d.querySelectorAll('.statements li')].map(statement),
+          }
         : null,
     };
   });
@@ -145,16 +194,18 @@ export async function reportJson(page: Page): Promise<{ ok: boolean; kind: strin
   await page.click('#json-details summary');
   // The page fills the view when it is opened (the details' toggle event comes a moment after the click).
   await page.waitForFunction(() => (document.getElementById('report-json')?.textContent ?? '') !== '');
-  return JSON.parse(await page.textContent('#report-json') ?? 'null');
+  return JSON.parse((await page.textContent('#report-json')) ?? 'null');
 }
 
 /** Rows of the step list as shown: cells' text, and whether the row is flagged. */
 export async function rows(page: Page): Promise<Array<{ cells: string[]; flagged: boolean; redacted: string[] }>> {
-  return page.$$eval('#step-rows tr', (trs) => trs.map((tr) => ({
-    cells: [...tr.querySelectorAll('td')].map((td) => td.textContent ?? ''),
-    flagged: tr.classList.contains('flagged'),
-    redacted: [...tr.querySelectorAll('.redacted')].map((s) => s.getAttribute('data-rule') ?? ''),
-  })));
+  return page.$$eval('#step-rows tr', (trs) =>
+    trs.map((tr) => ({
+      cells: [...tr.querySelectorAll('td')].map((td) => td.textContent ?? ''),
+      flagged: tr.classList.contains('flagged'),
+      redacted: [...tr.querySelectorAll('.redacted')].map((s) => s.getAttribute('data-rule') ?? ''),
+    })),
+  );
 }
 
 export const pageHtml = (): string => readFileSync(PAGE_FILE, 'utf8');

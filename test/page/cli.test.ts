@@ -16,9 +16,14 @@ const dir = tempDir('stepchain-page-cli-');
 
 function run(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { cwd: dir, env: { ...process.env, NO_COLOR: '1' } }, (error, stdout, stderr) => {
-      resolve({ code: error ? Number(error.code) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [CLI, ...args],
+      { cwd: dir, env: { ...process.env, NO_COLOR: '1' } },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? Number(error.code) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -29,7 +34,15 @@ describe('stepchain page', () => {
   test('-o writes the built page; --json names the file, its size and sha256', async () => {
     const r = await run(['page', '-o', 'verify.html', '--json']);
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.stdout)).toEqual({ format: 'stepchain-cli/v1', command: 'page', ok: true, out: join(dir, 'verify.html'), bytes: built.length, sha256: `sha256:${sha}`, version: expect.any(String) });
+    expect(JSON.parse(r.stdout)).toEqual({
+      format: 'stepchain-cli/v1',
+      command: 'page',
+      ok: true,
+      out: join(dir, 'verify.html'),
+      bytes: built.length,
+      sha256: `sha256:${sha}`,
+      version: expect.any(String),
+    });
     expect(readFileSync(join(dir, 'verify.html')).equals(built)).toBe(true);
   });
 

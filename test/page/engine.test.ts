@@ -18,16 +18,19 @@ const fixtures = agentReceipts(dir);
 const file = async (path: string): Promise<ReceiptFile> => new Blob([await readFile(path)]);
 
 describe('Session', () => {
-  test.each(['signed', 'unsigned', 'tampered', 'published'] as const)('the %s receipt gets the report stepchain verify computes', async (which) => {
-    const f = await fixtures;
-    const session = new Session();
-    const outcome = await session.verify({ receipt: await file(f[which]), name: which });
-    const cli = await verifyReceiptFile(f[which], publishedReceiptHooks().options);
-    expect(outcome.report).toEqual(cli);
-    expect(outcome.listed).toBe(f.steps);
-    expect(outcome.published).toBe(which === 'published');
-    expect(outcome.flagged).toBe(which === 'tampered' ? 1 : 0);
-  });
+  test.each(['signed', 'unsigned', 'tampered', 'published'] as const)(
+    'the %s receipt gets the report stepchain verify computes',
+    async (which) => {
+      const f = await fixtures;
+      const session = new Session();
+      const outcome = await session.verify({ receipt: await file(f[which]), name: which });
+      const cli = await verifyReceiptFile(f[which], publishedReceiptHooks().options);
+      expect(outcome.report).toEqual(cli);
+      expect(outcome.listed).toBe(f.steps);
+      expect(outcome.published).toBe(which === 'published');
+      expect(outcome.flagged).toBe(which === 'tampered' ? 1 : 0);
+    },
+  );
 
   test('rows summarize model, tool, prompt and result; markers stay markers; flagged rows are listed apart', async () => {
     const f = await fixtures;
@@ -71,7 +74,12 @@ describe('Session', () => {
   test('a file that changed since it was verified is refused when a step is read again', async () => {
     const f = await fixtures;
     let current = await readFile(f.unsigned);
-    const changing: ReceiptFile = { get size() { return current.length; }, stream: () => new Blob([current]).stream() };
+    const changing: ReceiptFile = {
+      get size() {
+        return current.length;
+      },
+      stream: () => new Blob([current]).stream(),
+    };
     const session = new Session(2000);
     const outcome = await session.verify({ receipt: changing, name: 'u' });
     expect(outcome.report.ok).toBe(true);
@@ -91,9 +99,17 @@ describe('Session', () => {
   test('a disclosure proof gets the verdict `stepchain disclose --check` prints', async () => {
     const f = await fixtures;
     const session = new Session();
-    const outcome = await session.verify({ receipt: await file(f.published), name: 'p', proof: { name: 'proof.json', bytes: await readFile(f.proof) } });
+    const outcome = await session.verify({
+      receipt: await file(f.published),
+      name: 'p',
+      proof: { name: 'proof.json', bytes: await readFile(f.proof) },
+    });
     expect(outcome.disclosure).toMatchObject({ ok: true, kind: 'value', receipt_ok: true });
-    const broken = await session.verify({ receipt: await file(f.published), name: 'p', proof: { name: 'proof.json', bytes: new TextEncoder().encode('{"format":') } });
+    const broken = await session.verify({
+      receipt: await file(f.published),
+      name: 'p',
+      proof: { name: 'proof.json', bytes: new TextEncoder().encode('{"format":') },
+    });
     expect(broken.disclosure).toMatchObject({ ok: false, problems: [{ code: 'PROOF_INVALID' }] });
     expect(broken.disclosure!.problems[0]!.message).toMatch(/^cannot read proof\.json as JSON: /);
   });
@@ -105,20 +121,54 @@ describe('summaries', () => {
     ['a string is shown without quotes', 'You are careful.', 'You are careful.'],
     ['an object compactly', { a: 1, b: [true, null] }, '{"a": 1, "b": [true, null]}'],
     ['a long value is cut with an ellipsis', 'x'.repeat(200), `${'x'.repeat(95)}…`],
-    ['a redaction marker as a marker', { k: { '$stepchain:redacted': { commitment: 'sha256:' + '0'.repeat(64), rule: 'secrets' } } }, '{"k": [redacted: secrets]}'],
-    ['an unresolved blob as a reference', { '$stepchain:blob': { digest: 'sha256:' + 'a'.repeat(64), size: 12 } }, `[blob sha256:aaaaaaaaaaaa…, 12 bytes]`],
+    [
+      'a redaction marker as a marker',
+      { k: { '$stepchain:redacted': { commitment: 'sha256:' + '0'.repeat(64), rule: 'secrets' } } },
+      '{"k": [redacted: secrets]}',
+    ],
+    [
+      'an unresolved blob as a reference',
+      { '$stepchain:blob': { digest: 'sha256:' + 'a'.repeat(64), size: 12 } },
+      `[blob sha256:aaaaaaaaaaaa…, 12 bytes]`,
+    ],
   ])('%s', (_, value, expected) => {
     expect(segmentsText(preview(value, none))).toBe(expected);
   });
 
   test('a prompt of chat messages reads as how many, then the last one', () => {
-    expect(segmentsText(promptPreview([{ role: 'system', content: 'Be brief.' }, { content: 'Hi', role: 'user' }], none))).toBe('2 messages, last user: Hi');
-    expect(segmentsText(promptPreview([{ role: 'user', content: { '$stepchain:redacted': { commitment: 'sha256:' + '1'.repeat(64), rule: 'prompts' } } }], none))).toBe('1 message, last user: [redacted: prompts]');
+    expect(
+      segmentsText(
+        promptPreview(
+          [
+            { role: 'system', content: 'Be brief.' },
+            { content: 'Hi', role: 'user' },
+          ],
+          none,
+        ),
+      ),
+    ).toBe('2 messages, last user: Hi');
+    expect(
+      segmentsText(
+        promptPreview(
+          [
+            {
+              role: 'user',
+              content: { '$stepchain:redacted': { commitment: 'sha256:' + '1'.repeat(64), rule: 'prompts' } },
+            },
+          ],
+          none,
+        ),
+      ),
+    ).toBe('1 message, last user: [redacted: prompts]');
     expect(segmentsText(promptPreview([1, 2], none))).toBe('[1, 2]');
   });
 
   test('a row of a line whose text was not kept says so and shows nothing of it', () => {
-    const row = summarize({ index: 3, seq: 3, file: 'chain/x', line: 4, clean: true, step_hash: null, blobs: 0 }, null, none);
+    const row = summarize(
+      { index: 3, seq: 3, file: 'chain/x', line: 4, clean: true, step_hash: null, blobs: 0 },
+      null,
+      none,
+    );
     expect(row).toMatchObject({ kept: false, model: [], prompt: [], result: [], redactions: 0 });
   });
 });
@@ -130,13 +180,45 @@ describe('pins', () => {
   };
   test.each([
     ['no pins', { key: null, head: '' }, { ok: true }],
-    ['a head with surrounding whitespace', { key: null, head: ` sha256:${'a'.repeat(64)}\n` }, { ok: true, expectHead: `sha256:${'a'.repeat(64)}` }],
-    ['a head of only spaces is a pin that cannot be used', { key: null, head: '   ' }, { ok: false, errors: [{ field: 'head' }] }],
+    [
+      'a head with surrounding whitespace',
+      { key: null, head: ` sha256:${'a'.repeat(64)}\n` },
+      { ok: true, expectHead: `sha256:${'a'.repeat(64)}` },
+    ],
+    [
+      'a head of only spaces is a pin that cannot be used',
+      { key: null, head: '   ' },
+      { ok: false, errors: [{ field: 'head' }] },
+    ],
     ['an uppercase head', { key: null, head: `sha256:${'A'.repeat(64)}` }, { ok: false, errors: [{ field: 'head' }] }],
-    ['an empty key file', { key: key(''), head: '' }, { ok: false, errors: [{ field: 'key', message: 'public key file k.pub: is empty (0 bytes)' }] }],
-    ['a private key', { key: key('-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n'), head: '' }, { ok: false, errors: [{ field: 'key' }] }],
-    ['an oversized key file', { key: key(new Uint8Array(10), MAX_KEY_FILE_BYTES + 1), head: '' }, { ok: false, errors: [{ field: 'key', message: `public key file k.pub: is ${MAX_KEY_FILE_BYTES + 1} bytes; a public key file is at most ${MAX_KEY_FILE_BYTES}` }] }],
-    ['both wrong: both reported', { key: key('nope'), head: 'sha256:' }, { ok: false, errors: [{ field: 'key' }, { field: 'head' }] }],
+    [
+      'an empty key file',
+      { key: key(''), head: '' },
+      { ok: false, errors: [{ field: 'key', message: 'public key file k.pub: is empty (0 bytes)' }] },
+    ],
+    [
+      'a private key',
+      { key: key('-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n'), head: '' },
+      { ok: false, errors: [{ field: 'key' }] },
+    ],
+    [
+      'an oversized key file',
+      { key: key(new Uint8Array(10), MAX_KEY_FILE_BYTES + 1), head: '' },
+      {
+        ok: false,
+        errors: [
+          {
+            field: 'key',
+            message: `public key file k.pub: is ${MAX_KEY_FILE_BYTES + 1} bytes; a public key file is at most ${MAX_KEY_FILE_BYTES}`,
+          },
+        ],
+      },
+    ],
+    [
+      'both wrong: both reported',
+      { key: key('nope'), head: 'sha256:' },
+      { ok: false, errors: [{ field: 'key' }, { field: 'head' }] },
+    ],
   ])('%s', (_, input, expected) => {
     expect(readPins(input)).toMatchObject(expected);
   });
@@ -157,7 +239,11 @@ describe('the earlier checkpoint and the log key (spec/PROOFS.md §9.8), as step
     const store = new FileStore(`${dir}/cp-${Math.random().toString(16).slice(2)}`, { fsync: 'none' });
     const j = await store.create('page');
     await j.appendMany(Array.from({ length: 30 }, (_, i) => ({ input: { i } })));
-    const origin = p.journalOrigin({ authority: 'agents.example.com', journalId: 'page', genesisHash: genesisHash(j.genesis) });
+    const origin = p.journalOrigin({
+      authority: 'agents.example.com',
+      journalId: 'page',
+      genesisHash: genesisHash(j.genesis),
+    });
     const log = p.noteSigner(origin, new Uint8Array(32).fill(5));
     const first = await j.checkpoint(log);
     await j.appendMany(Array.from({ length: 10 }, (_, i) => ({ input: { more: i } })));
@@ -174,19 +260,43 @@ describe('the earlier checkpoint and the log key (spec/PROOFS.md §9.8), as step
     expect(pins.ok).toBe(true);
     if (!pins.ok) return;
     const session = new Session();
-    const good = await session.verify({ receipt: t.receipt, name: 'r', logKey: pins.logKey!, checkpoint: pins.checkpoint! });
+    const good = await session.verify({
+      receipt: t.receipt,
+      name: 'r',
+      logKey: pins.logKey!,
+      checkpoint: pins.checkpoint!,
+    });
     expect(good.report.problems).toEqual([]);
-    expect((good.report as { tlog?: { pinned: boolean; extends: { size: number } | null } }).tlog).toMatchObject({ pinned: true, extends: { size: 30 } });
-    const bad = await session.verify({ receipt: t.truncated, name: 't', logKey: pins.logKey!, checkpoint: pins.checkpoint! });
+    expect((good.report as { tlog?: { pinned: boolean; extends: { size: number } | null } }).tlog).toMatchObject({
+      pinned: true,
+      extends: { size: 30 },
+    });
+    const bad = await session.verify({
+      receipt: t.truncated,
+      name: 't',
+      logKey: pins.logKey!,
+      checkpoint: pins.checkpoint!,
+    });
     expect(bad.report.problems.map((p) => p.code)).toEqual(['SIZE_DECREASED']);
   });
 
   test('a log key or a checkpoint that cannot be used is an error on its field, never "no pin"', async () => {
     const t = await proofs();
-    expect(readPins({ key: null, head: '', logKey: 'not a vkey' })).toMatchObject({ ok: false, errors: [{ field: 'logkey' }] });
-    expect(readPins({ key: null, head: '', checkpoint: { name: 'x', text: 'garbage' } })).toMatchObject({ ok: false, errors: [{ field: 'checkpoint' }] });
-    const other = (await import('../../src/proofs/index.js')).noteSigner('agents.example.com/page/' + 'a'.repeat(64), new Uint8Array(32).fill(6));
+    expect(readPins({ key: null, head: '', logKey: 'not a vkey' })).toMatchObject({
+      ok: false,
+      errors: [{ field: 'logkey' }],
+    });
+    expect(readPins({ key: null, head: '', checkpoint: { name: 'x', text: 'garbage' } })).toMatchObject({
+      ok: false,
+      errors: [{ field: 'checkpoint' }],
+    });
+    const other = (await import('../../src/proofs/index.js')).noteSigner(
+      'agents.example.com/page/' + 'a'.repeat(64),
+      new Uint8Array(32).fill(6),
+    );
     const otherKey = (await import('../../src/proofs/index.js')).verifierKey(other);
-    expect(readPins({ key: null, head: '', logKey: otherKey, checkpoint: { name: 'a.checkpoint', text: t.first } })).toMatchObject({ ok: false, errors: [{ field: 'checkpoint' }] });
+    expect(
+      readPins({ key: null, head: '', logKey: otherKey, checkpoint: { name: 'a.checkpoint', text: t.first } }),
+    ).toMatchObject({ ok: false, errors: [{ field: 'checkpoint' }] });
   });
 });

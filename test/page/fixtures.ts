@@ -54,14 +54,32 @@ export async function agentReceipts(dir: string): Promise<AgentReceipts> {
   await writeFile(tampered, copy);
   const published = join(dir, 'trip-public.tar.gz');
   const secrets = join(dir, 'trip-public.secrets.json');
-  const result = await publish(journal, { policy: DEMO_POLICY, optIn: true, out: published, sign: { keyFile: keys.keyFile }, secretsOut: secrets });
+  const result = await publish(journal, {
+    policy: DEMO_POLICY,
+    optIn: true,
+    out: published,
+    sign: { keyFile: keys.keyFile },
+    secretsOut: secrets,
+  });
   if (result.redactions === 0) throw new Error('the demo policy redacted nothing');
-  const secretsDoc = JSON.parse(await readFile(secrets, 'utf8')) as { redactions: Array<{ seq: number; path: string }> };
+  const secretsDoc = JSON.parse(await readFile(secrets, 'utf8')) as {
+    redactions: Array<{ seq: number; path: string }>;
+  };
   const first = secretsDoc.redactions[0]!;
   const proof = join(dir, 'proof.json');
   await disclose(published, { secrets, seq: first.seq, path: first.path, out: proof });
   await journal.close();
-  return { signed, publicKey: keys.publicKeyFile, otherKey: other.publicKeyFile, unsigned, tampered, published, proof, head: head.step_hash, steps: head.seq + 1 };
+  return {
+    signed,
+    publicKey: keys.publicKeyFile,
+    otherKey: other.publicKeyFile,
+    unsigned,
+    tampered,
+    published,
+    proof,
+    head: head.step_hash,
+    steps: head.seq + 1,
+  };
 }
 
 /**
@@ -84,7 +102,11 @@ export function largeRun(steps: number): ChainSource {
       result = { '$stepchain:blob': { digest, size: enc.encode(text).length } };
     }
     const { record, line } = sealRecord({
-      v: 1, seq, step_id: `s-${seq}`, ts: new Date(Date.UTC(2026, 0, 1) + seq * 250).toISOString(), prev_hash: prev,
+      v: 1,
+      seq,
+      step_id: `s-${seq}`,
+      ts: new Date(Date.UTC(2026, 0, 1) + seq * 250).toISOString(),
+      prev_hash: prev,
       input: { task: `task ${Math.floor(seq / 10)}`, turn: seq % 10 },
       model: 'gpt-4o-mini',
       prompt: `Step ${seq}: decide the next action for task ${Math.floor(seq / 10)}.`,

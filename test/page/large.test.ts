@@ -47,7 +47,9 @@ test(`a ${STEPS.toLocaleString('en')}-step receipt verifies off the page's threa
   await page.click('#verify');
   // The page's thread answers while the worker verifies.
   expect(await page.evaluate(() => document.body.dataset.state)).toBe('verifying');
-  await page.waitForFunction(() => ['done', 'error'].includes(document.body.dataset.state ?? ''), null, { timeout: 240_000 });
+  await page.waitForFunction(() => ['done', 'error'].includes(document.body.dataset.state ?? ''), null, {
+    timeout: 240_000,
+  });
   const elapsed = Date.now() - started;
   const watch = await page.evaluate(() => {
     const w = (window as unknown as { watch: { gaps: number[]; values: Set<number>; timer: number } }).watch;
@@ -56,7 +58,11 @@ test(`a ${STEPS.toLocaleString('en')}-step receipt verifies off the page's threa
   });
   const v = await shown(page);
   expect(v.ok).toBe(true);
-  expect(v.headline).toMatch(new RegExp(`^⚠ intact, NOT authenticated receipt large\\.tar\\.gz: ${STEPS.toLocaleString('en')} steps, head sha256:[0-9a-f]{64} \\(seq ${STEPS - 1}\\)$`));
+  expect(v.headline).toMatch(
+    new RegExp(
+      `^⚠ intact, NOT authenticated receipt large\\.tar\\.gz: ${STEPS.toLocaleString('en')} steps, head sha256:[0-9a-f]{64} \\(seq ${STEPS - 1}\\)$`,
+    ),
+  );
   expect(await page.evaluate(() => document.body.dataset.engine)).toBe('worker');
   // The bar showed a value between empty and full (hashing 100 000 steps alone takes far longer than
   // the bar's 100 ms refresh, so this is no race).
@@ -64,7 +70,9 @@ test(`a ${STEPS.toLocaleString('en')}-step receipt verifies off the page's threa
 
   // One page of rows in the DOM, whatever the receipt's size.
   expect(await page.$$eval('#step-rows tr', (trs) => trs.length)).toBe(50);
-  expect(await page.textContent('#page-info')).toBe(`Steps 1–50 of ${STEPS.toLocaleString('en')} (page 1 of ${(STEPS / 50).toLocaleString('en')})`);
+  expect(await page.textContent('#page-info')).toBe(
+    `Steps 1–50 of ${STEPS.toLocaleString('en')} (page 1 of ${(STEPS / 50).toLocaleString('en')})`,
+  );
   expect(await page.evaluate(() => document.getElementsByTagName('*').length)).toBeLessThan(2500);
   await page.click('#next');
   await page.waitForFunction(() => document.querySelector('#step-rows tr')?.getAttribute('data-index') === '50');
@@ -73,19 +81,26 @@ test(`a ${STEPS.toLocaleString('en')}-step receipt verifies off the page's threa
   const opening = Date.now();
   await page.fill('#goto', String(STEPS - 1));
   await page.click('#goto-btn');
-  await page.waitForFunction((seq) => document.getElementById('step-title')?.textContent?.startsWith(`Step ${seq} `), STEPS - 1);
+  await page.waitForFunction(
+    (seq) => document.getElementById('step-title')?.textContent?.startsWith(`Step ${seq} `),
+    STEPS - 1,
+  );
   const opened = Date.now() - opening;
   expect(await page.textContent('#step-tree')).toContain(`Step ${STEPS - 1}: decide the next action`);
-  expect(await page.textContent('#page-info')).toBe(`Steps 99,951–100,000 of ${STEPS.toLocaleString('en')} (page 2,000 of 2,000)`);
+  expect(await page.textContent('#page-info')).toBe(
+    `Steps 99,951–100,000 of ${STEPS.toLocaleString('en')} (page 2,000 of 2,000)`,
+  );
   expect(o.offending).toEqual([]);
   expect(o.errors).toEqual([]);
 
   const facts = await page.textContent('#facts');
-  const kept = await page.$eval('#kept-note', (p) => ((p as HTMLElement).hidden ? '' : p.textContent ?? ''));
-  console.log([
-    `page: ${STEPS} steps, receipt ${(statSync(receipt).size / 1048576).toFixed(1)} MiB gzip (built in ${(built / 1000).toFixed(1)} s)`,
-    `  verified in ${(elapsed / 1000).toFixed(2)} s from the click (${/verified in([^)]*\))/.exec(facts ?? '')?.[1]?.trim()} in the worker)`,
-    `  page timers meanwhile: ${watch.ticks} ticks of 20 ms, longest gap ${watch.maxGap.toFixed(0)} ms; ${watch.progress.length} progress values`,
-    `  last step found and opened in ${opened} ms${kept ? ` (${kept})` : ' (its text was kept in memory)'}`,
-  ].join('\n'));
+  const kept = await page.$eval('#kept-note', (p) => ((p as HTMLElement).hidden ? '' : (p.textContent ?? '')));
+  console.log(
+    [
+      `page: ${STEPS} steps, receipt ${(statSync(receipt).size / 1048576).toFixed(1)} MiB gzip (built in ${(built / 1000).toFixed(1)} s)`,
+      `  verified in ${(elapsed / 1000).toFixed(2)} s from the click (${/verified in([^)]*\))/.exec(facts ?? '')?.[1]?.trim()} in the worker)`,
+      `  page timers meanwhile: ${watch.ticks} ticks of 20 ms, longest gap ${watch.maxGap.toFixed(0)} ms; ${watch.progress.length} progress values`,
+      `  last step found and opened in ${opened} ms${kept ? ` (${kept})` : ' (its text was kept in memory)'}`,
+    ].join('\n'),
+  );
 }, 300_000);

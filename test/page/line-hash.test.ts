@@ -41,8 +41,14 @@ afterAll(async () => {
 async function reports(o: Opened): Promise<unknown[]> {
   const out: unknown[] = [];
   for (const path of [f.unsigned, f.tampered, f.signed, run, forged]) {
-    const v = await verify(o.page, { receipt: { name: path.slice(path.lastIndexOf('/') + 1), buffer: readFileSync(path) } });
-    out.push({ shown: v, json: await reportJson(o.page), lineHash: await o.page.evaluate(() => document.body.dataset.lineHash) });
+    const v = await verify(o.page, {
+      receipt: { name: path.slice(path.lastIndexOf('/') + 1), buffer: readFileSync(path) },
+    });
+    out.push({
+      shown: v,
+      json: await reportJson(o.page),
+      lineHash: await o.page.evaluate(() => document.body.dataset.lineHash),
+    });
   }
   return out;
 }
@@ -62,18 +68,22 @@ test('the page gives the same verdicts with the WebAssembly kernel and with the 
     // Which engine hashed: the kernel where the CSP allows it, the portable batch where it refuses it.
     expect(a.map((r) => (r as { lineHash: string }).lineHash)).toEqual(Array(5).fill('wasm-simd-4'));
     expect(b.map((r) => (r as { lineHash: string }).lineHash)).toEqual(Array(5).fill('@noble/hashes'));
-    const strip = (rs: unknown[]) => rs.map((r) => {
-      const { lineHash: _, ...rest } = r as { lineHash: string };
-      return rest;
-    });
+    const strip = (rs: unknown[]) =>
+      rs.map((r) => {
+        const { lineHash: _, ...rest } = r as { lineHash: string };
+        return rest;
+      });
     expect(strip(b)).toEqual(strip(a));
     // And the verdicts are the expected ones, not merely equal.
-    const codes = (r: unknown) => (r as { shown: { problems: Array<{ code: string }> } }).shown.problems.map((p) => p.code);
+    const codes = (r: unknown) =>
+      (r as { shown: { problems: Array<{ code: string }> } }).shown.problems.map((p) => p.code);
     expect(a.map((r) => (r as { shown: { ok: boolean } }).shown.ok)).toEqual([true, false, true, true, false]);
     expect(codes(a[1])).toEqual(['DIGEST_MISMATCH', 'HASH_MISMATCH']);
     expect(codes(a[4])).toContain('HASH_MISMATCH');
     expect(codes(a[4])).toContain('DIGEST_MISMATCH');
-    const located = (a[4] as { json: { report: { problems: Array<{ code: string; location: { seq?: number } }> } } }).json.report.problems.find((p) => p.code === 'HASH_MISMATCH');
+    const located = (
+      a[4] as { json: { report: { problems: Array<{ code: string; location: { seq?: number } }> } } }
+    ).json.report.problems.find((p) => p.code === 'HASH_MISMATCH');
     expect(located?.location.seq).toBe(1777);
     for (const o of [kernel, portable]) {
       expect(o.offending).toEqual([]);

@@ -34,7 +34,12 @@ afterAll(async () => {
 describe('the built file', () => {
   const html = pageHtml();
   const csp = /<meta http-equiv="Content-Security-Policy" content="([^"]+)">/.exec(html)?.[1] ?? '';
-  const directives = new Map(csp.split(';').map((d) => d.trim().split(/\s+/)).map(([k, ...v]) => [k!, v]));
+  const directives = new Map(
+    csp
+      .split(';')
+      .map((d) => d.trim().split(/\s+/))
+      .map(([k, ...v]) => [k!, v]),
+  );
   const scripts = [...html.matchAll(/<script>([\s\S]*?)<\/script>/g)].map((m) => m[1]!);
   const styles = [...html.matchAll(/<style>([\s\S]*?)<\/style>/g)].map((m) => m[1]!);
   const hash = (text: string) => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
@@ -42,7 +47,14 @@ describe('the built file', () => {
 
   test('its CSP comes first and admits only the inline script and style by hash, WebAssembly compilation, and a blob: worker', () => {
     expect(html.indexOf('http-equiv="Content-Security-Policy"')).toBeLessThan(html.indexOf('<style>'));
-    expect([...directives.keys()].sort()).toEqual(['base-uri', 'default-src', 'form-action', 'script-src', 'style-src', 'worker-src']);
+    expect([...directives.keys()].sort()).toEqual([
+      'base-uri',
+      'default-src',
+      'form-action',
+      'script-src',
+      'style-src',
+      'worker-src',
+    ]);
     expect(directives.get('default-src')).toEqual(["'none'"]);
     // 'wasm-unsafe-eval' admits compiling WebAssembly (the worker's SHA-256 kernel, inside this same script), not eval().
     expect(directives.get('script-src')).toEqual([hash(scripts[0]!), "'wasm-unsafe-eval'"]);
@@ -56,7 +68,9 @@ describe('the built file', () => {
   test('one inline script, one inline style, and no element that loads anything', () => {
     expect(scripts).toHaveLength(1);
     expect(styles).toHaveLength(1);
-    expect(markup).not.toMatch(/<(link|img|iframe|object|embed|base|audio|video|source)\b|\bsrc=|\bhref="(?!#)|https?:\/\/|url\(/i);
+    expect(markup).not.toMatch(
+      /<(link|img|iframe|object|embed|base|audio|video|source)\b|\bsrc=|\bhref="(?!#)|https?:\/\/|url\(/i,
+    );
   });
 });
 
@@ -109,24 +123,28 @@ describe('in Chromium', () => {
         document.addEventListener('securitypolicyviolation', (e) => seen.push(e.effectiveDirective));
         const attempts: Array<Promise<unknown>> = [];
         attempts.push(fetch(`${base}/fetch`).catch(() => null));
-        attempts.push(new Promise((resolve) => {
-          const x = new XMLHttpRequest();
-          x.onloadend = resolve;
-          x.open('GET', `${base}/xhr`);
-          try {
-            x.send();
-          } catch {
-            resolve(null);
-          }
-        }));
+        attempts.push(
+          new Promise((resolve) => {
+            const x = new XMLHttpRequest();
+            x.onloadend = resolve;
+            x.open('GET', `${base}/xhr`);
+            try {
+              x.send();
+            } catch {
+              resolve(null);
+            }
+          }),
+        );
         navigator.sendBeacon(`${base}/beacon`, 'x');
         const add = (el: HTMLElement) => {
           document.body.append(el);
-          attempts.push(new Promise((resolve) => {
-            el.addEventListener('load', resolve);
-            el.addEventListener('error', resolve);
-            setTimeout(resolve, 1500);
-          }));
+          attempts.push(
+            new Promise((resolve) => {
+              el.addEventListener('load', resolve);
+              el.addEventListener('error', resolve);
+              setTimeout(resolve, 1500);
+            }),
+          );
         };
         const img = document.createElement('img');
         img.src = `${base}/img`;
@@ -146,23 +164,27 @@ describe('in Chromium', () => {
         document.head.append(style);
         try {
           const ws = new WebSocket(base.replace('http', 'ws') + '/ws');
-          attempts.push(new Promise((resolve) => {
-            ws.onerror = resolve;
-            ws.onclose = resolve;
-            setTimeout(resolve, 1500);
-          }));
+          attempts.push(
+            new Promise((resolve) => {
+              ws.onerror = resolve;
+              ws.onclose = resolve;
+              setTimeout(resolve, 1500);
+            }),
+          );
         } catch {
           // blocked synchronously
         }
         try {
           const es = new EventSource(`${base}/events`);
-          attempts.push(new Promise((resolve) => {
-            es.onerror = () => {
-              es.close();
-              resolve(null);
-            };
-            setTimeout(resolve, 1500);
-          }));
+          attempts.push(
+            new Promise((resolve) => {
+              es.onerror = () => {
+                es.close();
+                resolve(null);
+              };
+              setTimeout(resolve, 1500);
+            }),
+          );
         } catch {
           // blocked synchronously
         }
@@ -193,7 +215,15 @@ describe('in Chromium', () => {
         return { seen, fromWorker };
       }, base);
       expect(violations.fromWorker).toEqual(['fetch blocked', 'import blocked']);
-      for (const directive of ['connect-src', 'img-src', 'script-src-elem', 'style-src-elem', 'frame-src', 'form-action']) expect(violations.seen).toContain(directive);
+      for (const directive of [
+        'connect-src',
+        'img-src',
+        'script-src-elem',
+        'style-src-elem',
+        'frame-src',
+        'form-action',
+      ])
+        expect(violations.seen).toContain(directive);
       expect(hits).toBe(0);
       expect(page.url()).toBe(PAGE_URL); // the form did not navigate away
     } finally {

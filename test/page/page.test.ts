@@ -17,7 +17,10 @@ import { MemoryStore } from '../../src/store/index.js';
 import { agentReceipts, type AgentReceipts } from './fixtures.js';
 
 const dir = tempDir('stepchain-page-');
-const file = (path: string, name = path.slice(path.lastIndexOf('/') + 1)): FileSpec => ({ name, buffer: readFileSync(path) });
+const file = (path: string, name = path.slice(path.lastIndexOf('/') + 1)): FileSpec => ({
+  name,
+  buffer: readFileSync(path),
+});
 
 let browser: Browser;
 let f: AgentReceipts;
@@ -36,18 +39,26 @@ afterEach(() => {
 });
 
 describe('verdicts', () => {
-  test('a valid unpinned receipt: intact but NOT authenticated, the CLI\'s headline, proves and does not prove, and the worker did the work', async () => {
+  test("a valid unpinned receipt: intact but NOT authenticated, the CLI's headline, proves and does not prove, and the worker did the work", async () => {
     const { page } = opened;
     expect(await page.evaluate(() => document.body.dataset.engine)).toBe('worker');
     const v = await verify(page, { receipt: file(f.signed) });
     expect(v.ok).toBe(true);
     expect(v.verdict).toBe('intact');
-    expect(v.headline).toBe(`⚠ intact, NOT authenticated receipt trip.tar.gz: ${f.steps} steps, head ${f.head} (seq ${f.steps - 1})`);
+    expect(v.headline).toBe(
+      `⚠ intact, NOT authenticated receipt trip.tar.gz: ${f.steps} steps, head ${f.head} (seq ${f.steps - 1})`,
+    );
     expect(v.problems).toEqual([]);
-    expect(v.proves[0]).toMatch(/^Steps 0–3 of journal .* form an unbroken hash chain from its genesis to head sha256:/);
+    expect(v.proves[0]).toMatch(
+      /^Steps 0–3 of journal .* form an unbroken hash chain from its genesis to head sha256:/,
+    );
     expect(v.doesNotProve.some((s) => s.startsWith('That key sha256:'))).toBe(true);
-    expect(await page.textContent('#scope')).toMatch(/^scope: complete \(steps 0\.\.3\); signed by: sha256:[0-9a-f]{64}$/);
-    expect(await page.textContent('#to-pin')).toContain('nothing ties this receipt to anyone: pin the signer\'s public key');
+    expect(await page.textContent('#scope')).toMatch(
+      /^scope: complete \(steps 0\.\.3\); signed by: sha256:[0-9a-f]{64}$/,
+    );
+    expect(await page.textContent('#to-pin')).toContain(
+      "nothing ties this receipt to anyone: pin the signer's public key",
+    );
   });
 
   test('signed with the pinned key: valid, and the key is named as pinned', async () => {
@@ -65,9 +76,13 @@ describe('verdicts', () => {
     expect(v.headline).toBe('✘ INVALID receipt trip.tar.gz: 1 problem');
     expect(v.problems).toHaveLength(1);
     expect(v.problems[0]).toMatchObject({ code: 'KEY_MISMATCH', location: 'manifest.sig.json' });
-    expect(v.problems[0]!.message).toMatch(/^the receipt is signed by key sha256:[0-9a-f]{64}, not by the pinned key sha256:[0-9a-f]{64}$/);
+    expect(v.problems[0]!.message).toMatch(
+      /^the receipt is signed by key sha256:[0-9a-f]{64}, not by the pinned key sha256:[0-9a-f]{64}$/,
+    );
     expect(v.proves).toEqual([]);
-    expect(v.doesNotProve).toEqual(['Anything: the receipt failed verification, so none of its contents can be relied on.']);
+    expect(v.doesNotProve).toEqual([
+      'Anything: the receipt failed verification, so none of its contents can be relied on.',
+    ]);
   });
 
   test('tampered: each problem with its code and location, the step flagged, and "show this step" opens it', async () => {
@@ -78,7 +93,9 @@ describe('verdicts', () => {
       ['DIGEST_MISMATCH', 'chain/0000000000000000.jsonl'],
       ['HASH_MISMATCH', 'chain/0000000000000000.jsonl:1, seq 0, step_hash'],
     ]);
-    expect(v.problems[1]!.message).toMatch(/^stored step_hash sha256:[0-9a-f]{64} does not match the record's content \(sha256:[0-9a-f]{64}\)/);
+    expect(v.problems[1]!.message).toMatch(
+      /^stored step_hash sha256:[0-9a-f]{64} does not match the record's content \(sha256:[0-9a-f]{64}\)/,
+    );
     const list = await rows(page);
     expect(list.map((r) => r.flagged)).toEqual([true, false, false, false]);
     expect(list[0]!.cells[0]).toContain('0');
@@ -97,7 +114,9 @@ describe('verdicts', () => {
     const { page } = opened;
     const v = await verify(page, { receipt: file(f.published), key: file(f.publicKey) });
     expect(v.ok).toBe(true);
-    expect(v.proves.some((s) => s.startsWith('Every redaction marker in the chain is declared in the manifest'))).toBe(true);
+    expect(v.proves.some((s) => s.startsWith('Every redaction marker in the chain is declared in the manifest'))).toBe(
+      true,
+    );
     expect(v.doesNotProve.some((s) => s.startsWith('The original head'))).toBe(true);
     expect(await page.textContent('#facts')).toContain('published receipt3 declared redactions');
     const list = await rows(page);
@@ -115,10 +134,20 @@ describe('verdicts', () => {
     const v = await verify(opened.page, { receipt: file(f.published), key: file(f.publicKey), proof: file(f.proof) });
     expect(v.ok).toBe(true);
     expect(v.disclosure?.ok).toBe(true);
-    const proof = JSON.parse(readFileSync(f.proof, 'utf8')) as { seq: number; path: string; rule: string; value: unknown };
-    expect(v.disclosure?.headline).toBe(`✔ disclosure holds: seq ${proof.seq}, ${proof.path} (rule ${proof.rule}) = ${JSON.stringify(proof.value)}`);
+    const proof = JSON.parse(readFileSync(f.proof, 'utf8')) as {
+      seq: number;
+      path: string;
+      rule: string;
+      value: unknown;
+    };
+    expect(v.disclosure?.headline).toBe(
+      `✔ disclosure holds: seq ${proof.seq}, ${proof.path} (rule ${proof.rule}) = ${JSON.stringify(proof.value)}`,
+    );
     const forged = { ...proof, value: 'something else' };
-    const bad = await verify(opened.page, { receipt: file(f.published), proof: { name: 'forged.json', buffer: Buffer.from(JSON.stringify(forged)) } });
+    const bad = await verify(opened.page, {
+      receipt: file(f.published),
+      proof: { name: 'forged.json', buffer: Buffer.from(JSON.stringify(forged)) },
+    });
     expect(bad.disclosure).toMatchObject({ ok: false, codes: ['COMMITMENT_MISMATCH'] });
     expect(bad.disclosure?.headline).toBe(`✘ disclosure does NOT hold for seq ${proof.seq}, ${proof.path}`);
   });
@@ -126,16 +155,29 @@ describe('verdicts', () => {
   test('the JSON report is the report `stepchain verify --json` prints', async () => {
     await verify(opened.page, { receipt: file(f.tampered) });
     const doc = await reportJson(opened.page);
-    expect(doc).toMatchObject({ format: 'stepchain-cli/v1', command: 'verify', ok: false, kind: 'receipt', file: 'trip-tampered.tar' });
+    expect(doc).toMatchObject({
+      format: 'stepchain-cli/v1',
+      command: 'verify',
+      ok: false,
+      kind: 'receipt',
+      file: 'trip-tampered.tar',
+    });
     expect((doc.report.problems as unknown[]).length).toBe(2);
   });
 });
 
 describe('hostile content', () => {
   test('markup inside a step is shown as text: no element is made from it and nothing is fetched', async () => {
-    const hostile = '<img src="http://127.0.0.1:9/x" onerror="document.title=\'owned\'"><script>document.title=\'owned\'</script>';
+    const hostile =
+      '<img src="http://127.0.0.1:9/x" onerror="document.title=\'owned\'"><script>document.title=\'owned\'</script>';
     const journal = await new MemoryStore().create('hostile');
-    await journal.append({ input: { html: hostile }, model: hostile, prompt: hostile, tool_call: { name: hostile, arguments: {} }, result: hostile });
+    await journal.append({
+      input: { html: hostile },
+      model: hostile,
+      prompt: hostile,
+      tool_call: { name: hostile, arguments: {} },
+      result: hostile,
+    });
     const out = join(dir, 'hostile.tar');
     await exportReceipt(journal, { out });
     const { page } = opened;
@@ -153,10 +195,16 @@ describe('hostile content', () => {
 describe('inputs', () => {
   test('a pin that cannot be used stops verification with an error on its field, as the CLI exits 2', async () => {
     const { page } = opened;
-    const v = await verify(page, { receipt: file(f.signed), key: { name: 'alice.key', buffer: readFileSync(join(dir, 'alice.key')) }, head: 'sha256:nope' });
+    const v = await verify(page, {
+      receipt: file(f.signed),
+      key: { name: 'alice.key', buffer: readFileSync(join(dir, 'alice.key')) },
+      head: 'sha256:nope',
+    });
     expect(v.state).toBe('error');
     expect(v.ok).toBeNull();
-    expect(v.fieldErrors.key).toBe('public key file alice.key: is a PEM private key ("BEGIN PRIVATE KEY"); pin the public key (keyfile.pub), and keep the private key private');
+    expect(v.fieldErrors.key).toBe(
+      'public key file alice.key: is a PEM private key ("BEGIN PRIVATE KEY"); pin the public key (keyfile.pub), and keep the private key private',
+    );
     expect(v.fieldErrors.head).toBe('the pinned head must be "sha256:" followed by 64 lowercase hex digits');
     expect(await page.getAttribute('#pubkey', 'aria-invalid')).toBe('true');
     expect(await page.evaluate(() => document.activeElement?.id)).toBe('pubkey');
@@ -172,27 +220,48 @@ describe('inputs', () => {
     const store = new FileStore(join(dir, 'proofs-store'), { fsync: 'none' });
     const j = await store.create('pg');
     await j.appendMany(Array.from({ length: 30 }, (_, i) => ({ input: { i } })));
-    const log = p.noteSigner(p.journalOrigin({ authority: 'agents.example.com', journalId: 'pg', genesisHash: genesisHash(j.genesis) }), new Uint8Array(32).fill(4));
+    const log = p.noteSigner(
+      p.journalOrigin({ authority: 'agents.example.com', journalId: 'pg', genesisHash: genesisHash(j.genesis) }),
+      new Uint8Array(32).fill(4),
+    );
     const first = await j.checkpoint(log);
     await j.appendMany(Array.from({ length: 10 }, (_, i) => ({ input: { more: i } })));
     const second = await j.checkpoint(log);
     const member = await p.proveReceiptRange((await j.treeView()).reader, second.note, 25, 35);
     const spec = (name: string, bytes: Uint8Array | string): FileSpec => ({ name, buffer: Buffer.from(bytes) });
     const logKey = p.verifierKey(log);
-    const whole = await verify(page, { receipt: spec('whole.tar', await receiptBytes(j)), checkpoint: spec('first.checkpoint', first.note), logKey });
+    const whole = await verify(page, {
+      receipt: spec('whole.tar', await receiptBytes(j)),
+      checkpoint: spec('first.checkpoint', first.note),
+      logKey,
+    });
     expect(whole.problems).toEqual([]);
     expect(whole.ok).toBe(true);
     expect(whole.proves.some((s) => s.includes('extends the earlier checkpoint of size 30'))).toBe(true);
-    const partial = await verify(page, { receipt: spec('part.tar', await receiptBytes(j, { from: 25, to: 35, extra: { proof: member as never } })), logKey });
+    const partial = await verify(page, {
+      receipt: spec('part.tar', await receiptBytes(j, { from: 25, to: 35, extra: { proof: member as never } })),
+      logKey,
+    });
     expect(partial.ok).toBe(true);
     expect(partial.proves.some((s) => s.includes('steps 25..35 are in the tree of'))).toBe(true);
-    const cut = await verify(page, { receipt: spec('cut.tar', await receiptBytes(j, { to: 20 })), checkpoint: spec('first.checkpoint', first.note), logKey });
+    const cut = await verify(page, {
+      receipt: spec('cut.tar', await receiptBytes(j, { to: 20 })),
+      checkpoint: spec('first.checkpoint', first.note),
+      logKey,
+    });
     expect(cut.ok).toBe(false);
     expect(cut.problems.map((x) => x.code)).toEqual(['SIZE_DECREASED']);
-    const badKey = await verify(page, { receipt: spec('whole.tar', await receiptBytes(j)), checkpoint: spec('first.checkpoint', first.note), logKey: 'nope' });
+    const badKey = await verify(page, {
+      receipt: spec('whole.tar', await receiptBytes(j)),
+      checkpoint: spec('first.checkpoint', first.note),
+      logKey: 'nope',
+    });
     expect(badKey.state).toBe('error');
     expect(badKey.fieldErrors.logkey).toMatch(/^the log key: /);
-    const badCp = await verify(page, { receipt: spec('whole.tar', await receiptBytes(j)), checkpoint: spec('x.checkpoint', 'garbage') });
+    const badCp = await verify(page, {
+      receipt: spec('whole.tar', await receiptBytes(j)),
+      checkpoint: spec('x.checkpoint', 'garbage'),
+    });
     expect(badCp.state).toBe('error');
     expect(badCp.fieldErrors.checkpoint).toMatch(/^earlier checkpoint x\.checkpoint: /);
     await j.close();
@@ -217,21 +286,41 @@ describe('inputs', () => {
       if (!token.ok) throw new Error(token.reason);
       const keys = await Promise.all(['ada', 'ben', 'cy'].map((n) => keygen(join(dir, `${n}.key`))));
       const { readKeyFile } = await import('../../src/receipt/node.js');
-      let envelope = a.cosign(a.statementBytes({ from: 0, genesis_hash: g, prev_hash: g, step_hash: head.step_hash, to: head.seq }), await readKeyFile(keys[0]!.keyFile));
+      let envelope = a.cosign(
+        a.statementBytes({ from: 0, genesis_hash: g, prev_hash: g, step_hash: head.step_hash, to: head.seq }),
+        await readKeyFile(keys[0]!.keyFile),
+      );
       envelope = a.cosign(envelope, await readKeyFile(keys[1]!.keyFile));
-      const receipt = { name: 'attested.tar', buffer: await receiptBytes(j, { extra: { timestamps: [{ seq: head.seq, step_hash: head.step_hash, token: Buffer.from(token.token).toString('base64') }], cosignatures: [envelope] } as never }) };
+      const receipt = {
+        name: 'attested.tar',
+        buffer: await receiptBytes(j, {
+          extra: {
+            timestamps: [
+              { seq: head.seq, step_hash: head.step_hash, token: Buffer.from(token.token).toString('base64') },
+            ],
+            cosignatures: [envelope],
+          } as never,
+        }),
+      };
       const cosigners = keys.map((k) => file(k.publicKeyFile));
       const good = await verify(page, { receipt, tsaCerts: [file(tsa.cert.tsa)], cosigners, threshold: '2' });
       expect(good.problems).toEqual([]);
       expect(good.verdict).toBe('authenticated');
       expect(good.proves.join('\n')).toMatch(/Steps 0–3 existed no later than .*, per TSA Test TSA/);
-      expect(good.proves.join('\n')).toMatch(/Co-signer ada\.key\.pub \(sha256:[0-9a-f]{64}\), whom you pinned, signed steps 0–3/);
+      expect(good.proves.join('\n')).toMatch(
+        /Co-signer ada\.key\.pub \(sha256:[0-9a-f]{64}\), whom you pinned, signed steps 0–3/,
+      );
       expect(good.doesNotProve.join('\n')).not.toMatch(/content and timestamps are true/);
       const short = await verify(page, { receipt, cosigners, threshold: '3' });
       expect(short.problems.map((x) => x.code)).toEqual(['COSIGN_QUORUM']);
       const wrongTsa = await verify(page, { receipt, tsaCerts: [file(tsa.cert.other)] });
       expect(wrongTsa.problems.map((x) => x.code)).toEqual(['TIMESTAMP_SIGNER']);
-      const unusable = await verify(page, { receipt, tsaCerts: [file(join(dir, 'ada.key.pub'))], cosigners, threshold: '4' });
+      const unusable = await verify(page, {
+        receipt,
+        tsaCerts: [file(join(dir, 'ada.key.pub'))],
+        cosigners,
+        threshold: '4',
+      });
       expect(unusable.state).toBe('error');
       expect(unusable.fieldErrors.tsacert).toMatch(/^TSA certificate ada\.key\.pub: /);
       expect(unusable.fieldErrors.threshold).toMatch(/threshold must be/);
@@ -251,14 +340,19 @@ describe('inputs', () => {
   test('drag and drop: a receipt, its key and a proof dropped together go to their fields', async () => {
     const { page } = opened;
     await page.locator('#form').evaluate((form: HTMLFormElement) => form.reset());
-    const files = [file(f.published), file(f.publicKey), file(f.proof)].map((x) => ({ name: x.name, b64: Buffer.from(x.buffer).toString('base64') }));
+    const files = [file(f.published), file(f.publicKey), file(f.proof)].map((x) => ({
+      name: x.name,
+      b64: Buffer.from(x.buffer).toString('base64'),
+    }));
     const dt = await page.evaluateHandle((list) => {
       const d = new DataTransfer();
       for (const x of list) d.items.add(new File([Uint8Array.from(atob(x.b64), (c) => c.charCodeAt(0))], x.name));
       return d;
     }, files);
     await page.dispatchEvent('#drop', 'drop', { dataTransfer: dt });
-    expect(await page.textContent('#dropped')).toBe('Dropped — receipt: trip-public.tar.gz; public key: alice.key.pub; disclosure proof: proof.json');
+    expect(await page.textContent('#dropped')).toBe(
+      'Dropped — receipt: trip-public.tar.gz; public key: alice.key.pub; disclosure proof: proof.json',
+    );
     await page.click('#verify');
     await page.waitForFunction(() => document.body.dataset.state === 'done');
     const v = await shown(page);
@@ -270,7 +364,11 @@ describe('inputs', () => {
   test('keyboard only: tab to the receipt, verify with Enter, open a step with Enter, close it, focus returns', async () => {
     const { page } = opened;
     await page.locator('#form').evaluate((form: HTMLFormElement) => form.reset());
-    await page.setInputFiles('#receipt', { name: 'trip.tar', mimeType: 'application/x-tar', buffer: readFileSync(f.unsigned) });
+    await page.setInputFiles('#receipt', {
+      name: 'trip.tar',
+      mimeType: 'application/x-tar',
+      buffer: readFileSync(f.unsigned),
+    });
     await page.focus('#receipt');
     // receipt → key → head → proof → log key → earlier checkpoint → witnesses → quorum → consistency proof →
     // TSA certificates → co-signer keys → threshold → Verify
@@ -292,7 +390,9 @@ describe('inputs', () => {
 
   test('every input has a label and the verdict is announced (aria-live)', async () => {
     const { page } = opened;
-    const unlabelled = await page.$$eval('input', (inputs) => inputs.filter((i) => !(i as HTMLInputElement).labels?.length).map((i) => i.id));
+    const unlabelled = await page.$$eval('input', (inputs) =>
+      inputs.filter((i) => !(i as HTMLInputElement).labels?.length).map((i) => i.id),
+    );
     expect(unlabelled).toEqual([]);
     expect(await page.getAttribute('#verdict', 'aria-live')).toBe('polite');
     expect(await page.getAttribute('#verdict', 'role')).toBe('status');
@@ -310,7 +410,9 @@ describe('without a worker', () => {
     const alt = await openPage(browser, pathToFileURL(path).href);
     try {
       expect(await alt.page.evaluate(() => document.body.dataset.engine)).toBe('main-thread');
-      expect(await alt.page.textContent('#engine')).toMatch(/^No Web Worker could start \(.+\): verifying on this page's thread, in slices/);
+      expect(await alt.page.textContent('#engine')).toMatch(
+        /^No Web Worker could start \(.+\): verifying on this page's thread, in slices/,
+      );
       const v = await verify(alt.page, { receipt: file(f.tampered) });
       expect(v.problems.map((p) => p.code)).toEqual(['DIGEST_MISMATCH', 'HASH_MISMATCH']);
       expect(alt.offending).toEqual([]);

@@ -20,16 +20,24 @@ import { launch, openPage, reportJson, verify, type Opened } from './browser.js'
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const dir = tempDir('stepchain-page-parity-');
 
-interface Cli { code: number; doc: Record<string, unknown> }
+interface Cli {
+  code: number;
+  doc: Record<string, unknown>;
+}
 function cli(args: string[]): Promise<Cli> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [CLI, ...args, '--json'], { env: { ...process.env, NO_COLOR: '1' }, maxBuffer: 64 << 20 }, (error, stdout) => {
-      try {
-        resolve({ code: error ? Number(error.code) : 0, doc: JSON.parse(stdout) as Record<string, unknown> });
-      } catch (e) {
-        reject(new Error(`stepchain ${args.join(' ')} printed no JSON: ${String(e)}\n${stdout}`));
-      }
-    });
+    execFile(
+      process.execPath,
+      [CLI, ...args, '--json'],
+      { env: { ...process.env, NO_COLOR: '1' }, maxBuffer: 64 << 20 },
+      (error, stdout) => {
+        try {
+          resolve({ code: error ? Number(error.code) : 0, doc: JSON.parse(stdout) as Record<string, unknown> });
+        } catch (e) {
+          reject(new Error(`stepchain ${args.join(' ')} printed no JSON: ${String(e)}\n${stdout}`));
+        }
+      },
+    );
   });
 }
 
@@ -37,12 +45,14 @@ function cli(args: string[]): Promise<Cli> {
 async function limited<T, R>(items: T[], n: number, fn: (x: T) => Promise<R>): Promise<R[]> {
   const out: R[] = new Array(items.length);
   let next = 0;
-  await Promise.all(Array.from({ length: n }, async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]!);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: n }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        out[i] = await fn(items[i]!);
+      }
+    }),
+  );
   return out;
 }
 
@@ -54,8 +64,19 @@ interface Case {
   head?: string;
 }
 
-interface ReceiptVector { id: string; base64: string; options: { publicKey?: string; expectHead?: string } }
-interface RedactionVector { id: string; kind: string; base64?: string; publicKey?: string; receipt?: string; proof?: unknown }
+interface ReceiptVector {
+  id: string;
+  base64: string;
+  options: { publicKey?: string; expectHead?: string };
+}
+interface RedactionVector {
+  id: string;
+  kind: string;
+  base64?: string;
+  publicKey?: string;
+  receipt?: string;
+  proof?: unknown;
+}
 
 const receipts = loadVectors<ReceiptVector>('receipts.json').cases;
 const redaction = loadVectors<RedactionVector>('redaction.json').cases;
@@ -66,9 +87,20 @@ const cases: Case[] = [
   ...receipts.map((c) => {
     const bytes = Buffer.from(c.base64, 'base64');
     const gz = bytes[0] === 0x1f && bytes[1] === 0x8b;
-    return { id: c.id, receipt: bytes, name: `${c.id}.tar${gz ? '.gz' : ''}`, ...(c.options.publicKey !== undefined ? { key: c.options.publicKey } : {}), ...(c.options.expectHead !== undefined ? { head: c.options.expectHead } : {}) };
+    return {
+      id: c.id,
+      receipt: bytes,
+      name: `${c.id}.tar${gz ? '.gz' : ''}`,
+      ...(c.options.publicKey !== undefined ? { key: c.options.publicKey } : {}),
+      ...(c.options.expectHead !== undefined ? { head: c.options.expectHead } : {}),
+    };
   }),
-  ...published.map((c) => ({ id: c.id, receipt: Buffer.from(c.base64!, 'base64'), name: `${c.id}.tar`, ...(c.publicKey !== undefined ? { key: c.publicKey } : {}) })),
+  ...published.map((c) => ({
+    id: c.id,
+    receipt: Buffer.from(c.base64!, 'base64'),
+    name: `${c.id}.tar`,
+    ...(c.publicKey !== undefined ? { key: c.publicKey } : {}),
+  })),
 ];
 
 let browser: Browser;
@@ -86,7 +118,12 @@ test('the vectors cover what this test compares', () => {
   expect(published.length).toBeGreaterThanOrEqual(14);
   expect(disclosures.length).toBeGreaterThanOrEqual(27);
   // Pins the CLI refuses with exit 2 are among them (an empty key file, a small-order key, an empty head).
-  expect(cases.filter((c) => c.key === '' || c.head === '').map((c) => c.id).sort()).toEqual(['invalid-pinned-head-empty', 'invalid-pinned-key-empty']);
+  expect(
+    cases
+      .filter((c) => c.key === '' || c.head === '')
+      .map((c) => c.id)
+      .sort(),
+  ).toEqual(['invalid-pinned-head-empty', 'invalid-pinned-key-empty']);
 });
 
 test(`every receipt of the vectors (${cases.length}): the page's verdict is the CLI's`, async () => {
@@ -100,9 +137,17 @@ test(`every receipt of the vectors (${cases.length}): the page's verdict is the 
   // The CLI runs in child processes while the page works through the same cases.
   const cliRuns = limited(cases, 2, (c) => {
     const { receipt, key } = files[cases.indexOf(c)]!;
-    return cli(['verify', receipt, ...(key ? ['--pubkey', key] : []), ...(c.head !== undefined ? ['--head', c.head] : [])]);
+    return cli([
+      'verify',
+      receipt,
+      ...(key ? ['--pubkey', key] : []),
+      ...(c.head !== undefined ? ['--head', c.head] : []),
+    ]);
   });
-  const fromPage: Array<{ shown: Awaited<ReturnType<typeof verify>>; json: Awaited<ReturnType<typeof reportJson>> | null }> = [];
+  const fromPage: Array<{
+    shown: Awaited<ReturnType<typeof verify>>;
+    json: Awaited<ReturnType<typeof reportJson>> | null;
+  }> = [];
   for (const c of cases) {
     // An empty text field means "no pin" on the page; a pinned head that is given but empty is typed as a space.
     const head = c.head === '' ? ' ' : c.head;
@@ -125,15 +170,27 @@ test(`every receipt of the vectors (${cases.length}): the page's verdict is the 
       expect(page.state, where).toBe('error');
       const shownError = page.fieldErrors.key || page.fieldErrors.head;
       expect(shownError, where).not.toBe('');
-      const reason = (s: string) => s.replace(/^[A-Z_]+: /, '').replace(/^--head/, 'the pinned head').replace(/ \(give the signer's public key:.*\)$/, '').replace(files[i]!.key ?? '\0', `${c.id}.pub`);
+      const reason = (s: string) =>
+        s
+          .replace(/^[A-Z_]+: /, '')
+          .replace(/^--head/, 'the pinned head')
+          .replace(/ \(give the signer's public key:.*\)$/, '')
+          .replace(files[i]!.key ?? '\0', `${c.id}.pub`);
       expect(reason(shownError), where).toBe(reason(error.message));
       compared.push(`${c.id}: refused`);
       continue;
     }
-    const report = expected.doc.report as { ok: boolean; problems: Array<{ code: string; message: string; location: ProblemLocation }>; proves: string[]; does_not_prove: string[] };
+    const report = expected.doc.report as {
+      ok: boolean;
+      problems: Array<{ code: string; message: string; location: ProblemLocation }>;
+      proves: string[];
+      does_not_prove: string[];
+    };
     expect(expected.code, where).toBe(report.ok ? 0 : 1);
     expect(page.ok, where).toBe(report.ok);
-    expect(page.problems, where).toEqual(report.problems.map((p) => ({ code: p.code, location: describeLocation(p.location), message: p.message })));
+    expect(page.problems, where).toEqual(
+      report.problems.map((p) => ({ code: p.code, location: describeLocation(p.location), message: p.message })),
+    );
     expect(page.proves, where).toEqual(report.proves);
     expect(page.doesNotProve, where).toEqual(report.does_not_prove);
     expect(json?.report, where).toEqual(report);
@@ -155,14 +212,18 @@ test(`every disclosure proof of the vectors (${disclosures.length}): the page's 
     if (key) writeFileSync(key, r.publicKey!);
     return { d, r, receipt, proof, key };
   });
-  const cliRuns = limited(inputs, 2, (x) => cli(['disclose', x.receipt, '--check', x.proof, ...(x.key ? ['--pubkey', x.key] : [])]));
+  const cliRuns = limited(inputs, 2, (x) =>
+    cli(['disclose', x.receipt, '--check', x.proof, ...(x.key ? ['--pubkey', x.key] : [])]),
+  );
   const fromPage: Array<Awaited<ReturnType<typeof verify>>> = [];
   for (const x of inputs) {
-    fromPage.push(await verify(opened.page, {
-      receipt: { name: `${x.r.id}.tar`, buffer: Buffer.from(x.r.base64!, 'base64') },
-      proof: { name: `${x.d.id}.json`, buffer: Buffer.from(JSON.stringify(x.d.proof)) },
-      ...(x.r.publicKey !== undefined ? { key: { name: `${x.r.id}.pub`, buffer: Buffer.from(x.r.publicKey) } } : {}),
-    }));
+    fromPage.push(
+      await verify(opened.page, {
+        receipt: { name: `${x.r.id}.tar`, buffer: Buffer.from(x.r.base64!, 'base64') },
+        proof: { name: `${x.d.id}.json`, buffer: Buffer.from(JSON.stringify(x.d.proof)) },
+        ...(x.r.publicKey !== undefined ? { key: { name: `${x.r.id}.pub`, buffer: Buffer.from(x.r.publicKey) } } : {}),
+      }),
+    );
   }
   const fromCli = await cliRuns;
   for (const [i, x] of inputs.entries()) {

@@ -13,11 +13,23 @@ import { pathToFileURL } from 'node:url';
 import type { Browser } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { tempDir } from '../helpers/tmp.js';
-import { INVENTED, asView, marker, publishedRun, read, rewrite, sortDeclarations, withheldAsView, type Published } from '../redact/outsider.js';
+import {
+  INVENTED,
+  asView,
+  marker,
+  publishedRun,
+  read,
+  rewrite,
+  sortDeclarations,
+  withheldAsView,
+  type Published,
+} from '../redact/outsider.js';
 import { launch, openPage, reportJson, rows, verify, type FileSpec, type Opened } from './browser.js';
 
 const dir = tempDir('stepchain-page-unbound-');
-const url = process.env.STEPCHAIN_PAGE_UNDER_TEST ? pathToFileURL(process.env.STEPCHAIN_PAGE_UNDER_TEST).href : undefined;
+const url = process.env.STEPCHAIN_PAGE_UNDER_TEST
+  ? pathToFileURL(process.env.STEPCHAIN_PAGE_UNDER_TEST).href
+  : undefined;
 
 let browser: Browser;
 let opened: Opened;
@@ -54,15 +66,26 @@ describe('a withheld prompt replaced by invented text beside a kept marker', () 
     const v = await verify(page, { receipt: spec('forged.tar.gz', forged), head: pub.head });
     expect(v.ok).toBe(true);
     expect([...v.proves, ...v.doesNotProve].join('\n')).not.toMatch(BLANKET);
-    expect(v.doesNotProve.some((s) => /^That the text of the 2 redacted views \(seq 1 \/prompt and seq 2 \/input\) is the original: it is NOT bound to the head/.test(s))).toBe(true);
+    expect(
+      v.doesNotProve.some((s) =>
+        /^That the text of the 2 redacted views \(seq 1 \/prompt and seq 2 \/input\) is the original: it is NOT bound to the head/.test(
+          s,
+        ),
+      ),
+    ).toBe(true);
     // Not green: the verdict says how many values are unbound and is drawn in the warning colour.
     expect(await page.getAttribute('#verdict', 'data-unbound')).toBe('2');
     const colours = await page.evaluate(() => {
       const css = (el: Element | null) => (el ? getComputedStyle(el).borderTopColor : '');
-      return { verdict: css(document.getElementById('verdict')), ok: getComputedStyle(document.documentElement).getPropertyValue('--ok').trim() };
+      return {
+        verdict: css(document.getElementById('verdict')),
+        ok: getComputedStyle(document.documentElement).getPropertyValue('--ok').trim(),
+      };
     });
     expect(colours.verdict).not.toBe('rgb(11, 107, 46)'); // --ok, #0b6b2e
-    expect(await page.textContent('#unbound')).toMatch(/Not bound to the head: 2 values.*seq 1 \/prompt — redacted view.*seq 2 \/input — redacted view/s);
+    expect(await page.textContent('#unbound')).toMatch(
+      /Not bound to the head: 2 values.*seq 1 \/prompt — redacted view.*seq 2 \/input — redacted view/s,
+    );
     // The step list: the prompt cell of step 1 carries the badge before the invented text, and its class.
     const list = await rows(page);
     expect(list[1]!.cells[4]).toMatch(new RegExp(`^not bound.*${INVENTED}`));
@@ -71,17 +94,27 @@ describe('a withheld prompt replaced by invented text beside a kept marker', () 
     // The opened step: the view's value is wrapped and badged, with a sentence that it is not bound.
     await page.click('#step-rows tr[data-index="1"] button');
     await page.waitForSelector('#step-tree');
-    expect(await page.textContent('.unbound-note')).toMatch(/^prompt is a redacted view: the text shown is NOT bound to the head/);
-    expect(await page.$eval('#step-tree span.unbound[data-slot="prompt"]', (s) => s.textContent)).toMatch(new RegExp(`^not bound.*${INVENTED}`, 's'));
+    expect(await page.textContent('.unbound-note')).toMatch(
+      /^prompt is a redacted view: the text shown is NOT bound to the head/,
+    );
+    expect(await page.$eval('#step-tree span.unbound[data-slot="prompt"]', (s) => s.textContent)).toMatch(
+      new RegExp(`^not bound.*${INVENTED}`, 's'),
+    );
     // The JSON view carries the report's places, as `stepchain verify --json` does.
     const json = await reportJson(page);
-    expect(json.report.unbound).toEqual([{ seq: 1, field: 'prompt', path: '/prompt', why: 'view' }, { seq: 2, field: 'input', path: '/input', why: 'view' }]);
+    expect(json.report.unbound).toEqual([
+      { seq: 1, field: 'prompt', path: '/prompt', why: 'view' },
+      { seq: 2, field: 'input', path: '/input', why: 'view' },
+    ]);
   });
 });
 
 describe('a disclosed value rewritten as a marker-less view', () => {
   test('is refused: VIEW_INVALID at seq 0, tool_call', async () => {
-    const forged = rewrite(read(pub.receipt), { record: (r, seq) => seq === 0 && asView(r, 'tool_call', { name: 'transfer', arguments: { to: 'mallory', amount: 10000 } }) });
+    const forged = rewrite(read(pub.receipt), {
+      record: (r, seq) =>
+        seq === 0 && asView(r, 'tool_call', { name: 'transfer', arguments: { to: 'mallory', amount: 10000 } }),
+    });
     const v = await verify(opened.page, { receipt: spec('rewritten.tar.gz', forged), head: pub.head });
     expect(v.ok).toBe(false);
     expect(v.problems.map((p) => p.code)).toEqual(['VIEW_INVALID']);
@@ -89,7 +122,7 @@ describe('a disclosed value rewritten as a marker-less view', () => {
   });
 });
 
-describe('the publisher\'s own receipt', () => {
+describe("the publisher's own receipt", () => {
   test('the price beside the redacted e-mail address is badged as not bound; disclosed cells are not', async () => {
     const { page } = opened;
     const v = await verify(page, { receipt: { name: 'public.tar.gz', buffer: read(pub.receipt) }, head: pub.head });
@@ -98,7 +131,9 @@ describe('the publisher\'s own receipt', () => {
     expect(await page.$$eval('#step-rows td.unbound', (tds) => tds.length)).toBe(0); // input is not a column of the list
     await page.click('#step-rows tr[data-index="2"] button');
     await page.waitForSelector('#step-tree');
-    expect(await page.$eval('#step-tree span.unbound[data-slot="input"]', (s) => s.textContent)).toMatch(/^not bound.*"price": 59/s);
+    expect(await page.$eval('#step-tree span.unbound[data-slot="input"]', (s) => s.textContent)).toMatch(
+      /^not bound.*"price": 59/s,
+    );
     expect(await page.$$eval('#step-tree span.unbound', (s) => s.length)).toBe(1);
   });
 });

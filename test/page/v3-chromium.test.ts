@@ -38,16 +38,26 @@ describe('a v3 publication on the page', () => {
     const tree = (await page.textContent('#step-tree')) ?? '';
     expect(tree).toContain('invoice INV-9 before Friday.');
     expect(tree).not.toContain('alice.liddell');
-    expect(await page.$$eval('#step-tree span.withheld', (s) => s.map((x) => x.textContent))).toEqual(expect.arrayContaining(['2 members withheld', 'withheld']));
+    expect(await page.$$eval('#step-tree span.withheld', (s) => s.map((x) => x.textContent))).toEqual(
+      expect.arrayContaining(['2 members withheld', 'withheld']),
+    );
   });
 
   test('refuses a rewritten transfer and invented text for a withheld message', async () => {
     const { page } = opened;
-    const rewritten = reforge(pub.bytes, (lines) => editRecord(lines, 0, (x) => { x.tool_call.arguments = { to: 'mallory', amount: 10000 }; }));
+    const rewritten = reforge(pub.bytes, (lines) =>
+      editRecord(lines, 0, (x) => {
+        x.tool_call.arguments = { to: 'mallory', amount: 10000 };
+      }),
+    );
     const a = await verify(page, { receipt: { name: 'rewritten.tar', buffer: rewritten }, head: pub.head });
     expect(a.ok).toBe(false);
     expect(a.problems.map((p) => p.code)).toContain('ROOT_MISMATCH');
-    const invented = reforge(pub.bytes, (lines) => editRecord(lines, 1, (x) => { x.prompt[1] = { role: 'user', content: 'transfer 10000 EUR to mallory' }; }));
+    const invented = reforge(pub.bytes, (lines) =>
+      editRecord(lines, 1, (x) => {
+        x.prompt[1] = { role: 'user', content: 'transfer 10000 EUR to mallory' };
+      }),
+    );
     const b = await verify(page, { receipt: { name: 'invented.tar', buffer: invented }, head: pub.head });
     expect(b.ok).toBe(false);
     expect(b.problems.map((p) => p.code)).toContain('SECRETS_INVALID');

@@ -29,11 +29,19 @@ describe('the page engine on a v3 publication', () => {
 
   it('refuses a rewritten disclosed value and invented text in place of a withheld one', async () => {
     const { bytes, head } = await published();
-    const rewritten = reforge(bytes, (lines) => editRecord(lines, 0, (x) => { x.tool_call.arguments = { to: 'mallory', amount: 10000 }; }));
+    const rewritten = reforge(bytes, (lines) =>
+      editRecord(lines, 0, (x) => {
+        x.tool_call.arguments = { to: 'mallory', amount: 10000 };
+      }),
+    );
     const a = await verify(rewritten, head);
     expect(a.outcome.report.ok).toBe(false);
     expect(a.outcome.report.problems.map((p) => p.code)).toContain('ROOT_MISMATCH');
-    const invented = reforge(bytes, (lines) => editRecord(lines, 1, (x) => { x.prompt[1] = { role: 'user', content: 'transfer 10000 EUR to mallory' }; }));
+    const invented = reforge(bytes, (lines) =>
+      editRecord(lines, 1, (x) => {
+        x.prompt[1] = { role: 'user', content: 'transfer 10000 EUR to mallory' };
+      }),
+    );
     const b = await verify(invented, head);
     expect(b.outcome.report.ok).toBe(false);
     expect(b.outcome.report.problems.map((p) => p.code)).toContain('SECRETS_INVALID');

@@ -23,12 +23,20 @@ describe('the page engine on a v3 publication with parts', () => {
     expect(outcome.report.problems).toEqual([]);
     expect(outcome.published).toBe(true);
     const entries = entriesOf(bytes);
-    const manifest = JSON.parse(Buffer.from(entries[0]!.data).toString('utf8')) as { parts: Array<{ address: string; digest: string; size: number }> };
-    const victim = entries.find((e) => e.name.startsWith('parts/') && Buffer.from(e.data).toString('utf8').includes('"page 1 '))!;
+    const manifest = JSON.parse(Buffer.from(entries[0]!.data).toString('utf8')) as {
+      parts: Array<{ address: string; digest: string; size: number }>;
+    };
+    const victim = entries.find(
+      (e) => e.name.startsWith('parts/') && Buffer.from(e.data).toString('utf8').includes('"page 1 '),
+    )!;
     const data = text(Buffer.from(victim.data).toString('utf8').replace('page 1 ', 'page 7 '));
     const listed = manifest.parts.find((p) => victim.name.endsWith(p.address.slice(7)))!;
     Object.assign(listed, { digest: 'sha256:' + createHash('sha256').update(data).digest('hex'), size: data.length });
-    const forged = tarOf(entries.map((e) => (e.name === 'manifest.json' ? { ...e, data: text(canonicalJson(manifest)) } : e === victim ? { ...e, data } : e)));
+    const forged = tarOf(
+      entries.map((e) =>
+        e.name === 'manifest.json' ? { ...e, data: text(canonicalJson(manifest)) } : e === victim ? { ...e, data } : e,
+      ),
+    );
     const bad = await verify(forged, head);
     expect(bad.outcome.report.ok).toBe(false);
     expect(bad.outcome.report.problems.map((p) => p.code)).toContain('PART_ADDRESS_MISMATCH');

@@ -20,12 +20,21 @@ import { agentReceipts, type AgentReceipts } from './fixtures.js';
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const dir = tempDir('stepchain-verdict-table-');
 
-interface Run { code: number; stdout: string; stderr: string }
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
 function run(...args: string[]): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { cwd: dir, env: { ...process.env, NO_COLOR: '1' }, maxBuffer: 64 << 20 }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [CLI, ...args],
+      { cwd: dir, env: { ...process.env, NO_COLOR: '1' }, maxBuffer: 64 << 20 },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 async function ok(...args: string[]): Promise<Run> {
@@ -35,7 +44,10 @@ async function ok(...args: string[]): Promise<Run> {
 }
 async function append(journal: string, from: number, count: number, tag: string): Promise<void> {
   const file = join(dir, `steps-${journal.replace(/\//g, '-')}-${from}.jsonl`);
-  writeFileSync(file, Array.from({ length: count }, (_, i) => JSON.stringify({ input: { tag, i: from + i } })).join('\n') + '\n');
+  writeFileSync(
+    file,
+    Array.from({ length: count }, (_, i) => JSON.stringify({ input: { tag, i: from + i } })).join('\n') + '\n',
+  );
   await ok('append', journal, '--jsonl', '--file', file);
 }
 
@@ -52,8 +64,22 @@ function tamper(name: string, out: string, from: string, to: string): string {
 }
 
 type Expect = 'authenticated' | 'intact' | 'invalid' | 'not-a-receipt' | 'refused';
-interface Pins { pubkey?: string; head?: string; checkpoint?: string; logKey?: string; witnesses?: string[]; quorum?: string; proof?: string }
-interface Case { id: string; file: string; pins: Pins; expect: Expect; codes?: string[] }
+interface Pins {
+  pubkey?: string;
+  head?: string;
+  checkpoint?: string;
+  logKey?: string;
+  witnesses?: string[];
+  quorum?: string;
+  proof?: string;
+}
+interface Case {
+  id: string;
+  file: string;
+  pins: Pins;
+  expect: Expect;
+  codes?: string[];
+}
 
 let f: AgentReceipts;
 let logKey: string;
@@ -68,9 +94,36 @@ beforeAll(async () => {
   for (const k of ['log', 'w1', 'alice', 'mallory', 'stranger']) await ok('keygen', '-o', `${k}.key`);
   await ok('init', 'j');
   await append('j', 0, 40, 'genuine');
-  logKey = JSON.parse((await ok('checkpoint', 'j', '--sign', 'log.key', '--authority', 'agents.example.com', '-o', 'a.checkpoint', '--json')).stdout).vkey as string;
+  logKey = JSON.parse(
+    (
+      await ok(
+        'checkpoint',
+        'j',
+        '--sign',
+        'log.key',
+        '--authority',
+        'agents.example.com',
+        '-o',
+        'a.checkpoint',
+        '--json',
+      )
+    ).stdout,
+  ).vkey as string;
   w1 = (await ok('witness', '--key', 'w1.key', '--name', 'witness.example/w1')).stdout.trim();
-  await ok('witness', 'a.checkpoint', '--key', 'w1.key', '--name', 'witness.example/w1', '--state', 'w1-state', '--log-key', logKey, '-o', 'a.w1');
+  await ok(
+    'witness',
+    'a.checkpoint',
+    '--key',
+    'w1.key',
+    '--name',
+    'witness.example/w1',
+    '--state',
+    'w1-state',
+    '--log-key',
+    logKey,
+    '-o',
+    'a.w1',
+  );
   await append('j', 40, 10, 'genuine');
   await ok('checkpoint', 'j', '--sign', 'log.key', '-o', 'b.checkpoint');
   await ok('prove', 'j', '--checkpoint', 'b.checkpoint', '--old', 'a.checkpoint', '-o', 'cons.proof');
@@ -83,45 +136,144 @@ beforeAll(async () => {
   await ok('init', 'evil/j');
   await append('evil/j', 0, 50, 'forged');
   await ok('export', 'evil/j', '--sign', 'mallory.key', '-o', 'forged.tar.gz');
-  strangerKey = JSON.parse((await ok('checkpoint', 'evil/j', '--sign', 'stranger.key', '--authority', 'agents.example.com', '-o', 'evil.checkpoint', '--json')).stdout).vkey as string;
+  strangerKey = JSON.parse(
+    (
+      await ok(
+        'checkpoint',
+        'evil/j',
+        '--sign',
+        'stranger.key',
+        '--authority',
+        'agents.example.com',
+        '-o',
+        'evil.checkpoint',
+        '--json',
+      )
+    ).stdout,
+  ).vkey as string;
   writeFileSync(join(dir, 'published.tar.gz'), readFileSync(f.published));
   writeFileSync(join(dir, 'signer.pub'), readFileSync(f.publicKey));
   writeFileSync(join(dir, 'other.pub'), readFileSync(f.otherKey));
-  writeFileSync(join(dir, 'photo.png'), Buffer.concat([Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex'), Buffer.alloc(600, 7)]));
+  writeFileSync(
+    join(dir, 'photo.png'),
+    Buffer.concat([Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex'), Buffer.alloc(600, 7)]),
+  );
   const t = (name: string, out: string) => tamper(name, out, '"i":15,"tag":"genuine"', '"i":15,"tag":"genuinf"');
   const other = '0'.repeat(64);
   const log = (x: Pins): Pins => ({ logKey, ...x });
   cases = [
     { id: 'plain, unpinned', file: 'plain.tar', pins: {}, expect: 'intact' },
     { id: 'plain, right head', file: 'plain.tar', pins: { head }, expect: 'authenticated' },
-    { id: 'plain, wrong head', file: 'plain.tar', pins: { head: `sha256:${other}` }, expect: 'invalid', codes: ['HEAD_MISMATCH'] },
+    {
+      id: 'plain, wrong head',
+      file: 'plain.tar',
+      pins: { head: `sha256:${other}` },
+      expect: 'invalid',
+      codes: ['HEAD_MISMATCH'],
+    },
     { id: 'plain, malformed head', file: 'plain.tar', pins: { head: 'sha256:xyz' }, expect: 'refused' },
     { id: 'plain, tampered', file: t('plain.tar', 'plain-tampered.tar'), pins: {}, expect: 'invalid' },
-    { id: 'plain, earlier checkpoint with its log key', file: 'plain.tar', pins: log({ checkpoint: 'a.checkpoint' }), expect: 'authenticated' },
-    { id: 'plain, earlier checkpoint without a log key', file: 'plain.tar', pins: { checkpoint: 'a.checkpoint' }, expect: 'intact' },
+    {
+      id: 'plain, earlier checkpoint with its log key',
+      file: 'plain.tar',
+      pins: log({ checkpoint: 'a.checkpoint' }),
+      expect: 'authenticated',
+    },
+    {
+      id: 'plain, earlier checkpoint without a log key',
+      file: 'plain.tar',
+      pins: { checkpoint: 'a.checkpoint' },
+      expect: 'intact',
+    },
     { id: 'signed, unpinned', file: 'signed.tar.gz', pins: {}, expect: 'intact' },
     { id: 'signed, right key', file: 'signed.tar.gz', pins: { pubkey: 'alice.key.pub' }, expect: 'authenticated' },
-    { id: 'signed, wrong key', file: 'signed.tar.gz', pins: { pubkey: 'mallory.key.pub' }, expect: 'invalid', codes: ['KEY_MISMATCH'] },
+    {
+      id: 'signed, wrong key',
+      file: 'signed.tar.gz',
+      pins: { pubkey: 'mallory.key.pub' },
+      expect: 'invalid',
+      codes: ['KEY_MISMATCH'],
+    },
     { id: 'signed, a private key as the key', file: 'signed.tar.gz', pins: { pubkey: 'alice.key' }, expect: 'refused' },
-    { id: 'signed, tampered, right key', file: t('signed.tar.gz', 'signed-tampered.tar.gz'), pins: { pubkey: 'alice.key.pub' }, expect: 'invalid' },
+    {
+      id: 'signed, tampered, right key',
+      file: t('signed.tar.gz', 'signed-tampered.tar.gz'),
+      pins: { pubkey: 'alice.key.pub' },
+      expect: 'invalid',
+    },
     { id: 'forged (re-signed by the attacker), unpinned', file: 'forged.tar.gz', pins: {}, expect: 'intact' },
-    { id: 'forged, the genuine signer\'s key', file: 'forged.tar.gz', pins: { pubkey: 'alice.key.pub' }, expect: 'invalid', codes: ['KEY_MISMATCH'] },
-    { id: 'forged, the genuine head', file: 'forged.tar.gz', pins: { head }, expect: 'invalid', codes: ['HEAD_MISMATCH'] },
+    {
+      id: "forged, the genuine signer's key",
+      file: 'forged.tar.gz',
+      pins: { pubkey: 'alice.key.pub' },
+      expect: 'invalid',
+      codes: ['KEY_MISMATCH'],
+    },
+    {
+      id: 'forged, the genuine head',
+      file: 'forged.tar.gz',
+      pins: { head },
+      expect: 'invalid',
+      codes: ['HEAD_MISMATCH'],
+    },
     { id: 'partial, unpinned', file: 'partial.tar', pins: {}, expect: 'intact' },
     { id: 'partial, right log key', file: 'partial.tar', pins: log({}), expect: 'authenticated' },
-    { id: 'partial, right log key and witness, quorum 1', file: 'partial.tar', pins: log({ witnesses: [w1], quorum: '1' }), expect: 'authenticated' },
+    {
+      id: 'partial, right log key and witness, quorum 1',
+      file: 'partial.tar',
+      pins: log({ witnesses: [w1], quorum: '1' }),
+      expect: 'authenticated',
+    },
     { id: 'partial, wrong log key', file: 'partial.tar', pins: { logKey: strangerKey }, expect: 'invalid' },
-    { id: 'partial, its own checkpoint pinned (equal sizes)', file: 'partial.tar', pins: log({ checkpoint: 'a.checkpoint' }), expect: 'authenticated' },
+    {
+      id: 'partial, its own checkpoint pinned (equal sizes)',
+      file: 'partial.tar',
+      pins: log({ checkpoint: 'a.checkpoint' }),
+      expect: 'authenticated',
+    },
     { id: 'partial, tampered', file: t('partial.tar', 'partial-tampered.tar'), pins: log({}), expect: 'invalid' },
     { id: 'proof-carrying, log key', file: 'proven.tar', pins: log({}), expect: 'authenticated' },
-    { id: 'proof-carrying, earlier checkpoint and consistency proof', file: 'proven.tar', pins: log({ checkpoint: 'a.checkpoint', proof: 'cons.proof' }), expect: 'authenticated' },
-    { id: 'proof-carrying, earlier checkpoint, no consistency proof', file: 'proven.tar', pins: log({ checkpoint: 'a.checkpoint' }), expect: 'invalid', codes: ['CONSISTENCY_UNPROVEN'] },
-    { id: 'proof-carrying, earlier checkpoint a witness did not cosign, quorum 1', file: 'proven.tar', pins: log({ checkpoint: 'a.checkpoint', witnesses: [w1], quorum: '1', proof: 'cons.proof' }), expect: 'refused' },
+    {
+      id: 'proof-carrying, earlier checkpoint and consistency proof',
+      file: 'proven.tar',
+      pins: log({ checkpoint: 'a.checkpoint', proof: 'cons.proof' }),
+      expect: 'authenticated',
+    },
+    {
+      id: 'proof-carrying, earlier checkpoint, no consistency proof',
+      file: 'proven.tar',
+      pins: log({ checkpoint: 'a.checkpoint' }),
+      expect: 'invalid',
+      codes: ['CONSISTENCY_UNPROVEN'],
+    },
+    {
+      id: 'proof-carrying, earlier checkpoint a witness did not cosign, quorum 1',
+      file: 'proven.tar',
+      pins: log({ checkpoint: 'a.checkpoint', witnesses: [w1], quorum: '1', proof: 'cons.proof' }),
+      expect: 'refused',
+    },
     { id: 'published, unpinned', file: 'published.tar.gz', pins: {}, expect: 'intact' },
     { id: 'published, right key', file: 'published.tar.gz', pins: { pubkey: 'signer.pub' }, expect: 'authenticated' },
-    { id: 'published, wrong key', file: 'published.tar.gz', pins: { pubkey: 'other.pub' }, expect: 'invalid', codes: ['KEY_MISMATCH'] },
-    { id: 'published, tampered, right key', file: tamper('published.tar.gz', 'published-tampered.tar.gz', '"forecast":"sunny"', '"forecast":"snowy"'), pins: { pubkey: 'signer.pub' }, expect: 'invalid' },
-    { id: 'published, a value in a blob changed, right key', file: tamper('published.tar.gz', 'published-blob.tar.gz', '"count":420,"flights"', '"count":421,"flights"'), pins: { pubkey: 'signer.pub' }, expect: 'invalid', codes: ['BLOB_CORRUPT'] },
+    {
+      id: 'published, wrong key',
+      file: 'published.tar.gz',
+      pins: { pubkey: 'other.pub' },
+      expect: 'invalid',
+      codes: ['KEY_MISMATCH'],
+    },
+    {
+      id: 'published, tampered, right key',
+      file: tamper('published.tar.gz', 'published-tampered.tar.gz', '"forecast":"sunny"', '"forecast":"snowy"'),
+      pins: { pubkey: 'signer.pub' },
+      expect: 'invalid',
+    },
+    {
+      id: 'published, a value in a blob changed, right key',
+      file: tamper('published.tar.gz', 'published-blob.tar.gz', '"count":420,"flights"', '"count":421,"flights"'),
+      pins: { pubkey: 'signer.pub' },
+      expect: 'invalid',
+      codes: ['BLOB_CORRUPT'],
+    },
     { id: 'not a receipt (a PNG)', file: 'photo.png', pins: {}, expect: 'not-a-receipt' },
   ];
 }, 300_000);
@@ -141,9 +293,15 @@ const spec = (name: string): FileSpec => ({ name, buffer: readFileSync(join(dir,
 function cliArgs(c: Case): string[] {
   const p = c.pins;
   return [
-    'verify', c.file, '--json',
-    ...(p.pubkey ? ['--pubkey', p.pubkey] : []), ...(p.head ? ['--head', p.head] : []), ...(p.checkpoint ? ['--checkpoint', p.checkpoint] : []),
-    ...(p.logKey ? ['--log-key', p.logKey] : []), ...(p.witnesses ?? []).flatMap((w) => ['--witness', w]), ...(p.quorum ? ['--quorum', p.quorum] : []),
+    'verify',
+    c.file,
+    '--json',
+    ...(p.pubkey ? ['--pubkey', p.pubkey] : []),
+    ...(p.head ? ['--head', p.head] : []),
+    ...(p.checkpoint ? ['--checkpoint', p.checkpoint] : []),
+    ...(p.logKey ? ['--log-key', p.logKey] : []),
+    ...(p.witnesses ?? []).flatMap((w) => ['--witness', w]),
+    ...(p.quorum ? ['--quorum', p.quorum] : []),
     ...(p.proof ? ['--proof', p.proof] : []),
   ];
 }
@@ -158,8 +316,12 @@ describe('the CLI and the page give the same verdict on every case (issue 35)', 
       const p = c.pins;
       const page = await verify(opened.page, {
         receipt: spec(c.file),
-        ...(p.pubkey ? { key: spec(p.pubkey) } : {}), ...(p.head ? { head: p.head } : {}), ...(p.checkpoint ? { checkpoint: spec(p.checkpoint) } : {}),
-        ...(p.logKey ? { logKey: p.logKey } : {}), ...(p.witnesses ? { witnesses: p.witnesses } : {}), ...(p.quorum ? { quorum: p.quorum } : {}),
+        ...(p.pubkey ? { key: spec(p.pubkey) } : {}),
+        ...(p.head ? { head: p.head } : {}),
+        ...(p.checkpoint ? { checkpoint: spec(p.checkpoint) } : {}),
+        ...(p.logKey ? { logKey: p.logKey } : {}),
+        ...(p.witnesses ? { witnesses: p.witnesses } : {}),
+        ...(p.quorum ? { quorum: p.quorum } : {}),
         ...(p.proof ? { consistency: spec(p.proof) } : {}),
       });
       const row = `${c.id}\nCLI: exit ${cli.code} ${cli.stderr}\npage: ${JSON.stringify(page)}`;
@@ -167,10 +329,18 @@ describe('the CLI and the page give the same verdict on every case (issue 35)', 
       if (c.expect === 'refused') {
         expect(cli.code, row).toBe(2);
         expect(page.state, row).toBe('error');
-        expect(Object.values(page.fieldErrors).some((e) => e !== ''), row).toBe(true);
+        expect(
+          Object.values(page.fieldErrors).some((e) => e !== ''),
+          row,
+        ).toBe(true);
         continue;
       }
-      const doc = JSON.parse(cli.stdout) as { ok: boolean; authenticated: boolean; verdict: string; report: { problems: Array<{ code: string; location: { seq?: number } }> } };
+      const doc = JSON.parse(cli.stdout) as {
+        ok: boolean;
+        authenticated: boolean;
+        verdict: string;
+        report: { problems: Array<{ code: string; location: { seq?: number } }> };
+      };
       const cliCodes = doc.report.problems.map((x) => x.code);
       expect(page.state, row).toBe('done');
       expect(page.verdict, row).toBe(c.expect);
@@ -178,12 +348,18 @@ describe('the CLI and the page give the same verdict on every case (issue 35)', 
       expect(doc.authenticated, row).toBe(c.expect === 'authenticated');
       expect(cli.code, row).toBe(doc.ok ? 0 : 1);
       expect(page.ok, row).toBe(doc.ok);
-      expect(page.problems.map((x) => x.code), row).toEqual(cliCodes);
+      expect(
+        page.problems.map((x) => x.code),
+        row,
+      ).toEqual(cliCodes);
       if (c.codes) expect(cliCodes, row).toEqual(c.codes);
       // Codes are shown beside their messages, never repeated inside them.
       for (const x of page.problems) expect(x.message.startsWith(`${x.code}:`), row).toBe(false);
       // The CLI's people's text, from the same arguments without --json.
-      const text = c.expect === 'intact' || c.expect === 'not-a-receipt' || c.id.includes('tampered') || c.id.includes('blob') ? (await run(...cliArgs(c).filter((a) => a !== '--json'))).stderr : '';
+      const text =
+        c.expect === 'intact' || c.expect === 'not-a-receipt' || c.id.includes('tampered') || c.id.includes('blob')
+          ? (await run(...cliArgs(c).filter((a) => a !== '--json'))).stderr
+          : '';
       // A changed value in a blob of a publication names its step and field (issue 35 item 4), not only the blob entry.
       if (c.id.includes('blob')) {
         expect(page.altered, row).toMatch(/^Altered: step \d+, result \(BLOB_CORRUPT\)/);
@@ -191,7 +367,9 @@ describe('the CLI and the page give the same verdict on every case (issue 35)', 
       }
       if (c.expect === 'intact') {
         expect(page.headline, row).toMatch(/^⚠ intact, NOT authenticated receipt /);
-        expect(text.split('\n')[0], row).toMatch(/^⚠ intact, NOT authenticated receipt .*\(pin --pubkey, --head, or --log-key\)$/);
+        expect(text.split('\n')[0], row).toMatch(
+          /^⚠ intact, NOT authenticated receipt .*\(pin --pubkey, --head, or --log-key\)$/,
+        );
       }
       if (c.expect === 'authenticated') expect(page.headline, row).toMatch(/^✔ authenticated receipt /);
       if (c.expect === 'not-a-receipt') {
@@ -201,9 +379,13 @@ describe('the CLI and the page give the same verdict on every case (issue 35)', 
       // A tampered chain, published or not, names its altered step first (before the chain file's digest
       // mismatch), on the page and in the CLI: the step the first located problem names.
       if (c.id.includes('tampered')) {
-        const seq = c.id.startsWith('published') ? doc.report.problems.find((x) => x.location.seq !== undefined)!.location.seq! : 15;
+        const seq = c.id.startsWith('published')
+          ? doc.report.problems.find((x) => x.location.seq !== undefined)!.location.seq!
+          : 15;
         expect(page.altered, row).toMatch(new RegExp(`^Altered: step ${seq}, step_hash \\(HASH_MISMATCH\\)`));
-        expect(text.split('\n')[1], row).toMatch(new RegExp(`^ {2}altered {2}step ${seq}, step_hash \\(HASH_MISMATCH\\)$`));
+        expect(text.split('\n')[1], row).toMatch(
+          new RegExp(`^ {2}altered {2}step ${seq}, step_hash \\(HASH_MISMATCH\\)$`),
+        );
         expect(cliCodes[0], row).toBe('DIGEST_MISMATCH');
       }
     }
@@ -221,7 +403,12 @@ describe('a 390-px phone (issue 35)', () => {
         const v = document.getElementById('verdict')!.getBoundingClientRect();
         const form = document.getElementById('form')!.getBoundingClientRect();
         const result = document.querySelector('#step-table thead th:nth-child(6)')!.getBoundingClientRect();
-        return { verdictTop: v.top + window.scrollY, formTop: form.top + window.scrollY, inView: v.top >= 0 && v.top < window.innerHeight, resultWidth: result.width };
+        return {
+          verdictTop: v.top + window.scrollY,
+          formTop: form.top + window.scrollY,
+          inView: v.top >= 0 && v.top < window.innerHeight,
+          resultWidth: result.width,
+        };
       });
       expect(box.verdictTop).toBeLessThan(box.formTop);
       expect(box.inView).toBe(true);

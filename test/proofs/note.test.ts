@@ -7,8 +7,20 @@ import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import {
-  MAX_NOTE_SIGNATURES, SIG_COSIGNATURE_V1, SIG_ED25519, noteKeyId, noteSigner, noteVerifier, openNote, parseCheckpoint, parseNote, parseVerifierKey,
-  signNote, verifierKey, formatCheckpoint, ProofError,
+  MAX_NOTE_SIGNATURES,
+  SIG_COSIGNATURE_V1,
+  SIG_ED25519,
+  noteKeyId,
+  noteSigner,
+  noteVerifier,
+  openNote,
+  parseCheckpoint,
+  parseNote,
+  parseVerifierKey,
+  signNote,
+  verifierKey,
+  formatCheckpoint,
+  ProofError,
 } from '../../src/proofs/index.js';
 import { cosignatureTime, cosignedMessage, formatNote } from '../../src/proofs/note.js';
 import { sha } from './reference.js';
@@ -39,11 +51,17 @@ describe('the C2SP examples', () => {
     const parsed = parseNote(read('signed-note-quasimodo.note'));
     expect(parsed.ok).toBe(true);
     if (!parsed.ok) return;
-    expect(parsed.note.text).toBe('Ognuno sta solo sul cuor della terra\ntrafitto da un raggio di sole:\n\ned è subito sera.\n');
+    expect(parsed.note.text).toBe(
+      'Ognuno sta solo sul cuor della terra\ntrafitto da un raggio di sole:\n\ned è subito sera.\n',
+    );
     expect(parsed.note.signatures.map((s) => s.name)).toEqual(['quasimodo.example/salvatore']);
     expect(formatNote(parsed.note)).toBe(read('signed-note-quasimodo.note'));
     // A key we do not know is ignored, so nothing verifies.
-    expect(openNote(read('signed-note-quasimodo.note'), [noteVerifier('quasimodo.example/salvatore', log.publicKey)]).problems.map((p) => p.code)).toEqual(['SIGNATURE_MISSING']);
+    expect(
+      openNote(read('signed-note-quasimodo.note'), [
+        noteVerifier('quasimodo.example/salvatore', log.publicKey),
+      ]).problems.map((p) => p.code),
+    ).toEqual(['SIGNATURE_MISSING']);
   });
 
   test('tlog-checkpoint: the example parses to its origin, size and root', () => {
@@ -70,7 +88,9 @@ describe('the C2SP examples', () => {
     expect(cosig!.signature.length).toBe(72);
     const time = cosignatureTime(cosig!.signature);
     expect(time).toBe(1679315147);
-    expect(new TextDecoder().decode(cosignedMessage(new TextEncoder().encode(note.note.text), time!))).toBe(read('tlog-cosignature-message.txt'));
+    expect(new TextDecoder().decode(cosignedMessage(new TextEncoder().encode(note.note.text), time!))).toBe(
+      read('tlog-cosignature-message.txt'),
+    );
   });
 });
 
@@ -87,13 +107,19 @@ describe('keys', () => {
     for (const type of [SIG_ED25519, SIG_COSIGNATURE_V1]) {
       const v = noteVerifier('witness.example/w1', log.publicKey, type);
       const again = parseVerifierKey(verifierKey(v));
-      expect([again.name, again.keyId, again.type, Buffer.from(again.publicKey).toString('hex')]).toEqual([v.name, v.keyId, type, Buffer.from(v.publicKey).toString('hex')]);
+      expect([again.name, again.keyId, again.type, Buffer.from(again.publicKey).toString('hex')]).toEqual([
+        v.name,
+        v.keyId,
+        type,
+        Buffer.from(v.publicKey).toString('hex'),
+      ]);
     }
   });
 
   const good = verifierKey(noteVerifier('example.com/log', log.publicKey));
   const [name, id, b64] = good.split('+') as [string, string, string];
-  const material = (type: number, key = log.publicKey) => Buffer.concat([Buffer.of(type), Buffer.from(key)]).toString('base64');
+  const material = (type: number, key = log.publicKey) =>
+    Buffer.concat([Buffer.of(type), Buffer.from(key)]).toString('base64');
   test.each([
     ['two parts', `${name}+${id}`],
     ['four parts', `${good}+x`],
@@ -124,19 +150,22 @@ describe('signed notes: round trips', () => {
   const text = fc.array(line, { minLength: 1, maxLength: 6 }).map((ls) => ls.join('\n') + '\n');
 
   test('sign, parse and open: the text comes back and every signature verifies', () => {
-    fc.assert(fc.property(text, fc.integer({ min: 1, max: 4 }), (t, k) => {
-      const signers = Array.from({ length: k }, (_, i) => noteSigner(`signer.example/${i}`, seed(10 + i)));
-      const note = signNote(t, signers);
-      const parsed = parseNote(note);
-      expect(parsed.ok).toBe(true);
-      if (!parsed.ok) return;
-      expect(parsed.note.text).toBe(t);
-      expect(formatNote(parsed.note)).toBe(note);
-      const verifiers = signers.map((s) => noteVerifier(s.name, s.publicKey));
-      const opened = openNote(new TextEncoder().encode(note), verifiers);
-      expect(opened.ok).toBe(true);
-      expect(opened.verifiedBy.length).toBe(k);
-    }), { numRuns: 100 });
+    fc.assert(
+      fc.property(text, fc.integer({ min: 1, max: 4 }), (t, k) => {
+        const signers = Array.from({ length: k }, (_, i) => noteSigner(`signer.example/${i}`, seed(10 + i)));
+        const note = signNote(t, signers);
+        const parsed = parseNote(note);
+        expect(parsed.ok).toBe(true);
+        if (!parsed.ok) return;
+        expect(parsed.note.text).toBe(t);
+        expect(formatNote(parsed.note)).toBe(note);
+        const verifiers = signers.map((s) => noteVerifier(s.name, s.publicKey));
+        const opened = openNote(new TextEncoder().encode(note), verifiers);
+        expect(opened.ok).toBe(true);
+        expect(opened.verifiedBy.length).toBe(k);
+      }),
+      { numRuns: 100 },
+    );
   });
 
   test(`at least 16 signatures are accepted, up to ${MAX_NOTE_SIGNATURES}; one more is LIMIT_EXCEEDED`, () => {
@@ -152,7 +181,8 @@ describe('signed notes: round trips', () => {
   });
 
   test('signNote refuses a text that is not a note text', () => {
-    for (const t of ['no newline', 'tab\there\n', 'cr\r\n', '\ud800\n']) expect(() => signNote(t, [log])).toThrow(expect.objectContaining({ code: 'NOTE_INVALID' }));
+    for (const t of ['no newline', 'tab\there\n', 'cr\r\n', '\ud800\n'])
+      expect(() => signNote(t, [log])).toThrow(expect.objectContaining({ code: 'NOTE_INVALID' }));
   });
 });
 
@@ -191,13 +221,33 @@ describe('signed notes: verification', () => {
     ['no final newline', note.slice(0, -1), 'NOTE_MALFORMED'],
     ['a trailing blank line', note + '\n', 'NOTE_MALFORMED'],
     ['a signature line without the em dash', body + '\n' + sigLine.replace('\u2014', '-'), 'NOTE_MALFORMED'],
-    ['a signature line without the space after the dash', body + '\n' + sigLine.replace('\u2014 ', '\u2014'), 'NOTE_MALFORMED'],
-    ['a signature line with two spaces', body + '\n' + sigLine.replace(' example.com/log ', ' example.com/log  '), 'NOTE_MALFORMED'],
+    [
+      'a signature line without the space after the dash',
+      body + '\n' + sigLine.replace('\u2014 ', '\u2014'),
+      'NOTE_MALFORMED',
+    ],
+    [
+      'a signature line with two spaces',
+      body + '\n' + sigLine.replace(' example.com/log ', ' example.com/log  '),
+      'NOTE_MALFORMED',
+    ],
     ['a key name with a plus', body + '\n' + sigLine.replace('example.com/log', 'example.com+log'), 'NOTE_MALFORMED'],
-    ['a key name with a no-break space', body + '\n' + sigLine.replace('example.com/log', 'example.com\u00a0log'), 'NOTE_MALFORMED'],
+    [
+      'a key name with a no-break space',
+      body + '\n' + sigLine.replace('example.com/log', 'example.com\u00a0log'),
+      'NOTE_MALFORMED',
+    ],
     ['a signature too short for a key id', body + '\n\u2014 example.com/log AAAAAA==\n', 'NOTE_MALFORMED'],
-    ['a signature in base64 without padding', body + '\n' + sigLine.replace(b64, b64.replace(/=+$/, '')), 'NOTE_MALFORMED'],
-    ['a signature in base64url', body + '\n' + sigLine.replace(b64, b64.replace(/\+/g, '-').replace(/\//g, '_')), b64.includes('+') || b64.includes('/') ? 'NOTE_MALFORMED' : null],
+    [
+      'a signature in base64 without padding',
+      body + '\n' + sigLine.replace(b64, b64.replace(/=+$/, '')),
+      'NOTE_MALFORMED',
+    ],
+    [
+      'a signature in base64url',
+      body + '\n' + sigLine.replace(b64, b64.replace(/\+/g, '-').replace(/\//g, '_')),
+      b64.includes('+') || b64.includes('/') ? 'NOTE_MALFORMED' : null,
+    ],
     ['a carriage return', note.replace('\n5\n', '\r\n5\n'), 'NOTE_MALFORMED'],
     ['a tab in the text', note.replace('\n5\n', '\n\t5\n'), 'NOTE_MALFORMED'],
     ['a NUL in the text', note.replace('\n5\n', '\n5\u0000\n'), 'NOTE_MALFORMED'],
@@ -216,10 +266,13 @@ describe('signed notes: verification', () => {
   });
 
   test('anything at all is parsed without throwing', () => {
-    fc.assert(fc.property(fc.oneof(fc.string(), fc.uint8Array(), fc.anything()), (x) => {
-      const r = openNote(x as string, [v]);
-      expect(r.ok).toBe(false);
-    }), { numRuns: 300 });
+    fc.assert(
+      fc.property(fc.oneof(fc.string(), fc.uint8Array(), fc.anything()), (x) => {
+        const r = openNote(x as string, [v]);
+        expect(r.ok).toBe(false);
+      }),
+      { numRuns: 300 },
+    );
   });
 });
 
@@ -232,12 +285,18 @@ describe('cosigners', () => {
     expect(parsed.ok && cosignatureTime(parsed.note.signatures[0]!.signature)).toBe(1_700_000_000);
     expect(openNote(note, [wv]).ok).toBe(true);
     // The same key as an Ed25519 note key has another id: the cosignature is not mistaken for it.
-    expect(openNote(note, [noteVerifier(w.name, w.publicKey, SIG_ED25519)]).problems.map((p) => p.code)).toEqual(['SIGNATURE_MISSING']);
+    expect(openNote(note, [noteVerifier(w.name, w.publicKey, SIG_ED25519)]).problems.map((p) => p.code)).toEqual([
+      'SIGNATURE_MISSING',
+    ]);
     // Changing the time breaks the signature.
     const sig = parsed.ok ? parsed.note.signatures[0]! : null;
     const moved = Uint8Array.from(sig!.signature);
     moved[7]! ^= 1;
-    expect(openNote(formatNote({ text: 'a\nb\nc\n', signatures: [{ ...sig!, signature: moved }] }), [wv]).problems.map((p) => p.code)).toEqual(['COSIGNATURE_INVALID']);
+    expect(
+      openNote(formatNote({ text: 'a\nb\nc\n', signatures: [{ ...sig!, signature: moved }] }), [wv]).problems.map(
+        (p) => p.code,
+      ),
+    ).toEqual(['COSIGNATURE_INVALID']);
   });
 
   test('a cosigner refuses a time that is not a whole number of seconds', () => {

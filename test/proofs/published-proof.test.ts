@@ -9,7 +9,18 @@ import { concatBytes } from '../../src/bytes.js';
 import { genesisHash } from '../../src/record/formats.js';
 import type { Json } from '../../src/record/index.js';
 import { planReceipt, writeReceipt, type ReceiptPlan } from '../../src/receipt/writer.js';
-import { journalOrigin, noteSigner, noteVerifier, proveInclusion, receiptProofMember, rootOfLeaves, signCheckpoint, stepLeafHash, verifyProvenReceipt, MemoryTree } from '../../src/proofs/index.js';
+import {
+  journalOrigin,
+  noteSigner,
+  noteVerifier,
+  proveInclusion,
+  receiptProofMember,
+  rootOfLeaves,
+  signCheckpoint,
+  stepLeafHash,
+  verifyProvenReceipt,
+  MemoryTree,
+} from '../../src/proofs/index.js';
 import { planCommittedPublication } from '../../src/redact/commit-publish.js';
 import { seededSalts } from '../../src/redact/commit.js';
 import { compilePolicy } from '../../src/redact/policy.js';
@@ -32,17 +43,33 @@ async function logProof(j: Journal): Promise<{ member: Json; verifier: ReturnTyp
   const leaves: Uint8Array[] = [];
   for await (const l of j.lines()) leaves.push(stepLeafHash((JSON.parse(l.text) as { step_hash: string }).step_hash)!);
   for (const leaf of leaves) tree.append(leaf);
-  const origin = journalOrigin({ authority: 'agents.example.com', journalId: 'j', genesisHash: genesisHash(j.genesis) });
-  const log = noteSigner(origin, Uint8Array.from({ length: 32 }, (_, i) => i + 1));
+  const origin = journalOrigin({
+    authority: 'agents.example.com',
+    journalId: 'j',
+    genesisHash: genesisHash(j.genesis),
+  });
+  const log = noteSigner(
+    origin,
+    Uint8Array.from({ length: 32 }, (_, i) => i + 1),
+  );
   const note = signCheckpoint({ origin, size: tree.size, root: rootOfLeaves(leaves) }, log);
   const member = receiptProofMember(note, await proveInclusion(tree, 0, tree.size - 1, tree.size));
   return { member: member as unknown as Json, verifier: noteVerifier(log.name, log.publicKey) };
 }
 
 /** The published lines again, with the publication's members and a `proof` member beside them. */
-async function withProof(j: Journal, lines: readonly string[], members: Record<string, Json>, proof: Json): Promise<Uint8Array> {
+async function withProof(
+  j: Journal,
+  lines: readonly string[],
+  members: Record<string, Json>,
+  proof: Json,
+): Promise<Uint8Array> {
   const plan = await planReceipt({
-    genesis: j.genesis, from: 0, to: lines.length - 1, blob: async (d) => j.blob(d), extra: { ...members, proof },
+    genesis: j.genesis,
+    from: 0,
+    to: lines.length - 1,
+    blob: async (d) => j.blob(d),
+    extra: { ...members, proof },
     lines: async function* () {
       for (let i = 0; i < lines.length; i++) yield { segment: '0000000000000000', seq: i, text: lines[i]! };
     },
@@ -55,12 +82,20 @@ async function verify(bytes: Uint8Array, log: ReturnType<typeof noteVerifier>) {
 }
 
 describe('a proof member beside a publication (RECEIPT.md §4.5)', () => {
-  test('a stepchain/v2 publication keeps its step hashes: the log\'s inclusion proof verifies beside it', async () => {
+  test("a stepchain/v2 publication keeps its step hashes: the log's inclusion proof verifies beside it", async () => {
     const j = await memoryJournal(sampleSteps(), 1024, 'stepchain/v2');
     const pub = await planCommittedPublication(j, { policy: POLICY, salts: seededSalts('proof') });
     expect(pub.declarations.length).toBeGreaterThan(0);
     const { member, verifier } = await logProof(j);
-    const bytes = await withProof(j, pub.lines, JSON.parse(JSON.stringify({ publication: pub.publication, redactions: pub.declarations })) as Record<string, Json>, member);
+    const bytes = await withProof(
+      j,
+      pub.lines,
+      JSON.parse(JSON.stringify({ publication: pub.publication, redactions: pub.declarations })) as Record<
+        string,
+        Json
+      >,
+      member,
+    );
     const report = await verify(bytes, verifier);
     expect(report.problems).toEqual([]);
     expect(report.ok).toBe(true);
@@ -68,12 +103,22 @@ describe('a proof member beside a publication (RECEIPT.md §4.5)', () => {
     expect(report.tlog?.pinned).toBe(true);
   });
 
-  test('a version-2 anchor publication changed the redacted steps\' hashes: the same proof is ROOT_MISMATCH, after the publication\'s own checks', async () => {
+  test("a version-2 anchor publication changed the redacted steps' hashes: the same proof is ROOT_MISMATCH, after the publication's own checks", async () => {
     const j = await memoryJournal(sampleSteps(), 1024);
     const pub = await planPublication(j, { policy: POLICY, salts: seededSalts('proof') });
     expect(pub.anchor.redacted_from).toBeLessThan(pub.lines.length);
     const { member, verifier } = await logProof(j);
-    const bytes = await withProof(j, pub.lines, JSON.parse(JSON.stringify({ anchor: pub.anchor, redactions: pub.redactions.map((r) => ({ path: r.path, rule: r.rule, seq: r.seq })) })) as Record<string, Json>, member);
+    const bytes = await withProof(
+      j,
+      pub.lines,
+      JSON.parse(
+        JSON.stringify({
+          anchor: pub.anchor,
+          redactions: pub.redactions.map((r) => ({ path: r.path, rule: r.rule, seq: r.seq })),
+        }),
+      ) as Record<string, Json>,
+      member,
+    );
     const report = await verify(bytes, verifier);
     expect(report.problems.map((p) => p.code)).toEqual(['ROOT_MISMATCH']);
   });

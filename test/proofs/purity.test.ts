@@ -32,14 +32,23 @@ const modules = graph(resolve(SRC, 'proofs/index.ts'));
 
 test('every module of src/proofs is reachable from its index', () => {
   const reached = new Set([...modules.keys()].map((f) => f.slice(SRC.length)));
-  for (const f of readdirSync(resolve(SRC, 'proofs')).filter((n) => n.endsWith('.ts'))) expect(reached, `proofs/${f}`).toContain(`proofs/${f}`);
+  for (const f of readdirSync(resolve(SRC, 'proofs')).filter((n) => n.endsWith('.ts')))
+    expect(reached, `proofs/${f}`).toContain(`proofs/${f}`);
 });
 
-test.each([...modules.entries()].map(([file, specs]) => ({ file: file.slice(SRC.length), specs })))('$file imports only relative modules and browser-safe packages', ({ file, specs }) => {
-  for (const s of specs) if (!s.startsWith('.')) expect(ALLOWED, `${file} imports ${s}`).toContain(s);
-  // The one sanctioned mention of Node: canonical/sha256.ts asks the platform for node:crypto by name at run
-  // time (process.getBuiltinModule, no import) and falls back to @noble/hashes where there is none; the
-  // graph compiles without Node's types (tsconfig.browser.json), which is what proves no Node import.
-  const code = readFileSync(resolve(SRC, file), 'utf8').replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, '').replace("const NODE_CRYPTO = 'node:crypto';", '');
-  expect(/\bBuffer\b|\bprocess\.|\brequire\(|\bnode:/.test(code), `${file} uses Buffer, process, require or node:`).toBe(false);
-});
+test.each([...modules.entries()].map(([file, specs]) => ({ file: file.slice(SRC.length), specs })))(
+  '$file imports only relative modules and browser-safe packages',
+  ({ file, specs }) => {
+    for (const s of specs) if (!s.startsWith('.')) expect(ALLOWED, `${file} imports ${s}`).toContain(s);
+    // The one sanctioned mention of Node: canonical/sha256.ts asks the platform for node:crypto by name at run
+    // time (process.getBuiltinModule, no import) and falls back to @noble/hashes where there is none; the
+    // graph compiles without Node's types (tsconfig.browser.json), which is what proves no Node import.
+    const code = readFileSync(resolve(SRC, file), 'utf8')
+      .replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, '')
+      .replace("const NODE_CRYPTO = 'node:crypto';", '');
+    expect(
+      /\bBuffer\b|\bprocess\.|\brequire\(|\bnode:/.test(code),
+      `${file} uses Buffer, process, require or node:`,
+    ).toBe(false);
+  },
+);

@@ -30,7 +30,9 @@ export function refRoot(leaves: readonly Uint8Array[]): Uint8Array {
 export function refPath(m: number, leaves: readonly Uint8Array[]): Uint8Array[] {
   if (leaves.length <= 1) return [];
   const s = k(leaves.length);
-  return m < s ? [...refPath(m, leaves.slice(0, s)), refRoot(leaves.slice(s))] : [...refPath(m - s, leaves.slice(s)), refRoot(leaves.slice(0, s))];
+  return m < s
+    ? [...refPath(m, leaves.slice(0, s)), refRoot(leaves.slice(s))]
+    : [...refPath(m - s, leaves.slice(s)), refRoot(leaves.slice(0, s))];
 }
 
 /** The RFC 9162 §2.1.4.1 consistency proof, recursively. */
@@ -38,7 +40,9 @@ export function refConsistency(m: number, leaves: readonly Uint8Array[]): Uint8A
   const sub = (m: number, d: readonly Uint8Array[], b: boolean): Uint8Array[] => {
     if (m === d.length) return b ? [] : [refRoot(d)];
     const s = k(d.length);
-    return m <= s ? [...sub(m, d.slice(0, s), b), refRoot(d.slice(s))] : [...sub(m - s, d.slice(s), false), refRoot(d.slice(0, s))];
+    return m <= s
+      ? [...sub(m, d.slice(0, s), b), refRoot(d.slice(s))]
+      : [...sub(m - s, d.slice(s), false), refRoot(d.slice(0, s))];
   };
   return m === 0 || m === leaves.length ? [] : sub(m, leaves, true);
 }

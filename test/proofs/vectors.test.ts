@@ -6,8 +6,25 @@
 import { describe, expect, test } from 'vitest';
 import { loadVectors, vectorBytes } from '../helpers/vectors.js';
 import {
-  SIG_COSIGNATURE_V1, TreeFrontier, checkWitnessUpdate, journalOrigin, noteSigner, openNote, parseNote, parseVerifierKey, signCheckpoint, signNote,
-  stepLeafHash, verifierKey, verifyCheckpoint, verifyConsistency, verifyProofDocument, verifyRange, cosignCheckpoint, type CheckpointPolicy, type TreeHead,
+  SIG_COSIGNATURE_V1,
+  TreeFrontier,
+  checkWitnessUpdate,
+  journalOrigin,
+  noteSigner,
+  openNote,
+  parseNote,
+  parseVerifierKey,
+  signCheckpoint,
+  signNote,
+  stepLeafHash,
+  verifierKey,
+  verifyCheckpoint,
+  verifyConsistency,
+  verifyProofDocument,
+  verifyRange,
+  cosignCheckpoint,
+  type CheckpointPolicy,
+  type TreeHead,
 } from '../../src/proofs/index.js';
 
 type Head = { origin: string; size: number; root: string };
@@ -18,15 +35,26 @@ interface ProofCase {
   kind: string;
   [member: string]: unknown;
 }
-interface Key { role: string; name: string; seed: string; vkey: string; cosigns_at?: number }
+interface Key {
+  role: string;
+  name: string;
+  seed: string;
+  vkey: string;
+  cosigns_at?: number;
+}
 
 const vectors = loadVectors<ProofCase>('proofs.json');
 const keys = vectors.keys as Key[];
 const b64 = (b: Uint8Array): string => Buffer.from(b).toString('base64');
 const unb64 = (s: string): Uint8Array => new Uint8Array(Buffer.from(s, 'base64'));
-const policyOf = (p: { log: string; witnesses: string[]; quorum: number }): CheckpointPolicy => ({ log: parseVerifierKey(p.log), witnesses: p.witnesses.map(parseVerifierKey), quorum: p.quorum });
+const policyOf = (p: { log: string; witnesses: string[]; quorum: number }): CheckpointPolicy => ({
+  log: parseVerifierKey(p.log),
+  witnesses: p.witnesses.map(parseVerifierKey),
+  quorum: p.quorum,
+});
 const headOf = (h: Head | null): TreeHead | null => h && { origin: h.origin, size: h.size, root: unb64(h.root) };
-const verdict = (v: { ok: boolean; problem?: { code: string } }) => (v.ok ? { ok: true } : { ok: false, code: v.problem!.code });
+const verdict = (v: { ok: boolean; problem?: { code: string } }) =>
+  v.ok ? { ok: true } : { ok: false, code: v.problem!.code };
 
 function run(c: ProofCase): unknown {
   const x = c as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -45,10 +73,27 @@ function run(c: ProofCase): unknown {
     case 'inclusion': {
       const leaves = (x.steps as string[]).map(stepLeafHash);
       if (leaves.some((l) => l === null)) return { ok: false, code: 'PROOF_MALFORMED' };
-      return verdict(verifyRange({ from: x.from, to: x.to, size: x.size, leaves: leaves as Uint8Array[], proof: x.hashes.map(unb64), root: unb64(x.root) }));
+      return verdict(
+        verifyRange({
+          from: x.from,
+          to: x.to,
+          size: x.size,
+          leaves: leaves as Uint8Array[],
+          proof: x.hashes.map(unb64),
+          root: unb64(x.root),
+        }),
+      );
     }
     case 'consistency':
-      return verdict(verifyConsistency({ oldSize: x.old_size, oldRoot: unb64(x.old_root), size: x.size, root: unb64(x.root), proof: x.hashes.map(unb64) }));
+      return verdict(
+        verifyConsistency({
+          oldSize: x.old_size,
+          oldRoot: unb64(x.old_root),
+          size: x.size,
+          root: unb64(x.root),
+          proof: x.hashes.map(unb64),
+        }),
+      );
     case 'tree-state':
       try {
         const t = TreeFrontier.parse(x.state);
@@ -59,27 +104,65 @@ function run(c: ProofCase): unknown {
     case 'vkey':
       try {
         const v = parseVerifierKey(x.vkey);
-        return { name: v.name, key_id: v.keyId.toString(16).padStart(8, '0'), type: v.type, public_key: b64(v.publicKey) };
+        return {
+          name: v.name,
+          key_id: v.keyId.toString(16).padStart(8, '0'),
+          type: v.type,
+          public_key: b64(v.publicKey),
+        };
       } catch (e) {
         return { error: (e as { code: string }).code };
       }
     case 'note': {
       const r = openNote(x.text, (x.vkeys as string[]).map(parseVerifierKey));
-      return r.ok ? { ok: true, codes: [], verified: r.verifiedBy.map((v) => v.name), text: r.note!.text } : { ok: false, codes: r.problems.map((p) => p.code) };
+      return r.ok
+        ? { ok: true, codes: [], verified: r.verifiedBy.map((v) => v.name), text: r.note!.text }
+        : { ok: false, codes: r.problems.map((p) => p.code) };
     }
     case 'checkpoint': {
       const r = verifyCheckpoint(x.text, policyOf(x.policy));
-      return { ok: r.ok, codes: r.problems.map((p) => p.code), checkpoint: r.checkpoint && { origin: r.checkpoint.origin, size: r.checkpoint.size, root: b64(r.checkpoint.root) }, cosignatures: r.cosignatures.map((s) => ({ name: s.name, timestamp: s.timestamp })) };
+      return {
+        ok: r.ok,
+        codes: r.problems.map((p) => p.code),
+        checkpoint: r.checkpoint && {
+          origin: r.checkpoint.origin,
+          size: r.checkpoint.size,
+          root: b64(r.checkpoint.root),
+        },
+        cosignatures: r.cosignatures.map((s) => ({ name: s.name, timestamp: s.timestamp })),
+      };
     }
     case 'witness':
-      return verdict(checkWitnessUpdate({ last: headOf(x.last), next: headOf(x.next)!, proof: x.hashes.map(unb64), ...(x.old_size === undefined ? {} : { oldSize: x.old_size }) }));
+      return verdict(
+        checkWitnessUpdate({
+          last: headOf(x.last),
+          next: headOf(x.next)!,
+          proof: x.hashes.map(unb64),
+          ...(x.old_size === undefined ? {} : { oldSize: x.old_size }),
+        }),
+      );
     case 'proof-file': {
-      const r = verifyProofDocument(x.text ?? vectorBytes(x), policyOf(x.policy), x.trusted ? { trusted: headOf(x.trusted)! } : {});
-      return { ok: r.ok, codes: r.problems.map((p) => p.code), type: r.type, ...(x.expect.from !== undefined ? { from: r.from, to: r.to } : {}) };
+      const r = verifyProofDocument(
+        x.text ?? vectorBytes(x),
+        policyOf(x.policy),
+        x.trusted ? { trusted: headOf(x.trusted)! } : {},
+      );
+      return {
+        ok: r.ok,
+        codes: r.problems.map((p) => p.code),
+        type: r.type,
+        ...(x.expect.from !== undefined ? { from: r.from, to: r.to } : {}),
+      };
     }
     case 'origin':
       try {
-        return { origin: journalOrigin({ authority: x.parts.authority, journalId: x.parts.journal_id, genesisHash: x.parts.genesis_hash }) };
+        return {
+          origin: journalOrigin({
+            authority: x.parts.authority,
+            journalId: x.parts.journal_id,
+            genesisHash: x.parts.genesis_hash,
+          }),
+        };
       } catch (e) {
         return { error: (e as { code: string }).code };
       }
@@ -92,8 +175,27 @@ describe('proof vectors', () => {
   test('valid and invalid cases of every kind sit side by side', () => {
     expect(vectors.kind).toBe('proofs');
     const kinds = new Set(vectors.cases.map((c) => c.kind));
-    expect([...kinds].sort()).toEqual(['checkpoint', 'consistency', 'inclusion', 'note', 'origin', 'proof-file', 'roots', 'tree-state', 'vkey', 'witness']);
-    for (const k of kinds) if (k !== 'roots') expect(vectors.cases.filter((c) => c.kind === k).map((c) => c.result).sort(), k).toContain('invalid');
+    expect([...kinds].sort()).toEqual([
+      'checkpoint',
+      'consistency',
+      'inclusion',
+      'note',
+      'origin',
+      'proof-file',
+      'roots',
+      'tree-state',
+      'vkey',
+      'witness',
+    ]);
+    for (const k of kinds)
+      if (k !== 'roots')
+        expect(
+          vectors.cases
+            .filter((c) => c.kind === k)
+            .map((c) => c.result)
+            .sort(),
+          k,
+        ).toContain('invalid');
   });
 
   test.each(vectors.cases)('$id: $comment', (c) => {
@@ -107,7 +209,9 @@ describe('proof vectors', () => {
     const [log, ...rest] = keys;
     const signer = noteSigner(log!.name, Buffer.from(log!.seed, 'hex'));
     expect(verifierKey(signer)).toBe(log!.vkey);
-    const witnesses = rest.filter((k) => k.role === 'witness').map((k) => noteSigner(k.name, Buffer.from(k.seed, 'hex'), SIG_COSIGNATURE_V1, () => k.cosigns_at!));
+    const witnesses = rest
+      .filter((k) => k.role === 'witness')
+      .map((k) => noteSigner(k.name, Buffer.from(k.seed, 'hex'), SIG_COSIGNATURE_V1, () => k.cosigns_at!));
     const one = vectors.cases.find((c) => c.id === 'checkpoint-log-only') as ProofCase & { text: string };
     const parsed = parseNote(one.text);
     expect(parsed.ok).toBe(true);
@@ -116,8 +220,13 @@ describe('proof vectors', () => {
     expect(cp).toBe(one.text);
     const full = vectors.cases.find((c) => c.id === 'checkpoint-2-of-3') as ProofCase & { text: string };
     expect(cp + witnesses.map((w) => cosignCheckpoint(cp, w)).join('')).toBe(full.text);
-    const note = vectors.cases.find((c) => c.id === 'note-signed') as ProofCase & { text: string; expect: { text: string } };
+    const note = vectors.cases.find((c) => c.id === 'note-signed') as ProofCase & {
+      text: string;
+      expect: { text: string };
+    };
     const stranger = keys.find((k) => k.role === 'stranger')!;
-    expect(signNote(note.expect.text, [signer, noteSigner(stranger.name, Buffer.from(stranger.seed, 'hex'))])).toBe(note.text);
+    expect(signNote(note.expect.text, [signer, noteSigner(stranger.name, Buffer.from(stranger.seed, 'hex'))])).toBe(
+      note.text,
+    );
   });
 });

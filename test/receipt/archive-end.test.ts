@@ -22,7 +22,8 @@ async function* pieces(bytes: Uint8Array, size: number): AsyncGenerator<Uint8Arr
   for (let i = 0; i < bytes.length; i += size) yield bytes.subarray(i, Math.min(bytes.length, i + size));
 }
 
-const codes = async (bytes: Uint8Array | AsyncIterable<Uint8Array>): Promise<string[]> => (await verifyReceipt(bytes, { publicKey: key.publicKey })).problems.map((p) => p.code);
+const codes = async (bytes: Uint8Array | AsyncIterable<Uint8Array>): Promise<string[]> =>
+  (await verifyReceipt(bytes, { publicKey: key.publicKey })).problems.map((p) => p.code);
 
 describe('bytes after a receipt are refused', () => {
   test('baseline: the signed .tar.gz verifies against its key, whole and in pieces', async () => {
@@ -66,7 +67,13 @@ describe('bytes after a receipt are refused', () => {
 
   test('zeros inside the gzip member, after the end marker, follow the tar rule (they are part of the tar stream)', async () => {
     expect(await codes(new Uint8Array(gzipSync(concatBytes([tar, new Uint8Array(4096)]))))).toEqual([]);
-    expect(await codes(new Uint8Array(gzipSync(concatBytes([tar, new Uint8Array(512), tarOf([{ name: 'evil.txt', data: text('x') }])]))))).toEqual(['ARCHIVE_INVALID']);
+    expect(
+      await codes(
+        new Uint8Array(
+          gzipSync(concatBytes([tar, new Uint8Array(512), tarOf([{ name: 'evil.txt', data: text('x') }])])),
+        ),
+      ),
+    ).toEqual(['ARCHIVE_INVALID']);
   });
 
   test('a truncated gzip member, and a corrupt CRC or ISIZE, are ARCHIVE_INVALID', async () => {

@@ -14,7 +14,12 @@ export interface RawEntry {
 
 const enc = new TextEncoder();
 
-export function rawHeader(e: { name: string; size: number; patch?: RawEntry['patch']; keepChecksum?: boolean }): Uint8Array {
+export function rawHeader(e: {
+  name: string;
+  size: number;
+  patch?: RawEntry['patch'];
+  keepChecksum?: boolean;
+}): Uint8Array {
   const h = ustarHeader(e.name, e.size);
   for (const [at, bytes] of e.patch ?? []) {
     const b = typeof bytes === 'string' ? enc.encode(bytes) : Uint8Array.from(bytes);
@@ -39,7 +44,15 @@ export function tarOf(entries: RawEntry[], opts: { end?: boolean; trailing?: num
   const out = new Uint8Array(total);
   let o = 0;
   for (const e of entries) {
-    out.set(rawHeader({ name: e.name, size: e.data.length, ...(e.patch ? { patch: e.patch } : {}), ...(e.keepChecksum ? { keepChecksum: true } : {}) }), o);
+    out.set(
+      rawHeader({
+        name: e.name,
+        size: e.data.length,
+        ...(e.patch ? { patch: e.patch } : {}),
+        ...(e.keepChecksum ? { keepChecksum: true } : {}),
+      }),
+      o,
+    );
     o += BLOCK;
     out.set(e.data, o);
     if (e.padByte !== undefined) out.fill(e.padByte, o + e.data.length, o + padded(e.data.length));

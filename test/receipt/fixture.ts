@@ -5,7 +5,14 @@
  */
 import { canonicalJson } from '../../src/canonical/jcs.js';
 import { digestUtf8 } from '../../src/canonical/sha256.js';
-import { genesisHash, makeGenesis, sealRecord, type Genesis, type Json, type UnsealedRecord } from '../../src/record/index.js';
+import {
+  genesisHash,
+  makeGenesis,
+  sealRecord,
+  type Genesis,
+  type Json,
+  type UnsealedRecord,
+} from '../../src/record/index.js';
 import type { ChainHead, ChainSource, SeqRange, StoredLine } from '../../src/chain/source.js';
 
 export interface FixtureOptions {
@@ -29,7 +36,10 @@ const enc = new TextEncoder();
 export function makeFixture(opts: FixtureOptions): Fixture {
   const bucketSize = opts.bucketSize ?? 4;
   const blobEvery = opts.blobEvery ?? 3;
-  const genesis: Genesis = makeGenesis({ journalId: opts.journalId ?? 'fixture-journal', createdAt: '2026-01-01T00:00:00.000Z' });
+  const genesis: Genesis = makeGenesis({
+    journalId: opts.journalId ?? 'fixture-journal',
+    createdAt: '2026-01-01T00:00:00.000Z',
+  });
   let prev = genesisHash(genesis);
   const stored: StoredLine[] = [];
   const blobs = new Map<string, Uint8Array>();

@@ -20,15 +20,21 @@ const fixture = makeFixture({ steps: 8, bucketSize: 3 });
 const good = await receiptBytes(fixture, { sign: keyPairFromSeed(testSeed()).privateKey });
 const goodEntries = entriesOf(good);
 
-const codes = async (bytes: Uint8Array | AsyncIterable<Uint8Array>): Promise<string[]> => (await verifyReceipt(bytes)).problems.map((p) => p.code);
+const codes = async (bytes: Uint8Array | AsyncIterable<Uint8Array>): Promise<string[]> =>
+  (await verifyReceipt(bytes)).problems.map((p) => p.code);
 
 /** Peak of heapUsed + arrayBuffers while `fn` runs, above the level before it. */
 async function peakMemory<T>(fn: () => Promise<T>): Promise<{ value: T; peak: number }> {
-  const base = () => { const m = process.memoryUsage(); return m.heapUsed + m.arrayBuffers; };
+  const base = () => {
+    const m = process.memoryUsage();
+    return m.heapUsed + m.arrayBuffers;
+  };
   globalThis.gc?.();
   const start = base();
   let peak = 0;
-  const timer = setInterval(() => { peak = Math.max(peak, base() - start); }, 2);
+  const timer = setInterval(() => {
+    peak = Math.max(peak, base() - start);
+  }, 2);
   try {
     const value = await fn();
     peak = Math.max(peak, base() - start);
@@ -38,17 +44,31 @@ async function peakMemory<T>(fn: () => Promise<T>): Promise<{ value: T; peak: nu
   }
 }
 
-function manifestFor(chain: Array<{ name: string; size: number; steps: number; digest?: string }>, blobs: Array<{ digest: string; size: number }> = []): Uint8Array {
+function manifestFor(
+  chain: Array<{ name: string; size: number; steps: number; digest?: string }>,
+  blobs: Array<{ digest: string; size: number }> = [],
+): Uint8Array {
   const g = fixture.genesis;
-  return text(canonicalJson({
-    blobs, chain: chain.map((c) => ({ digest: c.digest ?? 'sha256:' + '0'.repeat(64), name: c.name, size: c.size, steps: c.steps })),
-    exporter: 'test', format: 'stepchain-receipt/v1', genesis: g,
-    head: { seq: chain.reduce((n, c) => n + c.steps, 0) - 1, step_hash: 'sha256:' + '1'.repeat(64) },
-    range: { from: 0, prev_hash: genesisHash(g), to: chain.reduce((n, c) => n + c.steps, 0) - 1 },
-  }));
+  return text(
+    canonicalJson({
+      blobs,
+      chain: chain.map((c) => ({
+        digest: c.digest ?? 'sha256:' + '0'.repeat(64),
+        name: c.name,
+        size: c.size,
+        steps: c.steps,
+      })),
+      exporter: 'test',
+      format: 'stepchain-receipt/v1',
+      genesis: g,
+      head: { seq: chain.reduce((n, c) => n + c.steps, 0) - 1, step_hash: 'sha256:' + '1'.repeat(64) },
+      range: { from: 0, prev_hash: genesisHash(g), to: chain.reduce((n, c) => n + c.steps, 0) - 1 },
+    }),
+  );
 }
 
-const replace = (name: string, patch: Partial<RawEntry>): RawEntry[] => goodEntries.map((e) => (e.name === name ? { ...e, ...patch } : e));
+const replace = (name: string, patch: Partial<RawEntry>): RawEntry[] =>
+  goodEntries.map((e) => (e.name === name ? { ...e, ...patch } : e));
 
 describe('hostile archives are refused with clear codes', () => {
   test('the good receipt verifies (baseline)', async () => {
@@ -58,37 +78,177 @@ describe('hostile archives are refused with clear codes', () => {
   test.each<{ id: string; tar: () => Uint8Array; code: string }>([
     { id: 'path traversal with ..', code: 'ARCHIVE_UNSAFE', tar: () => tarOf([{ name: '../evil', data: text('x') }]) },
     { id: 'absolute path', code: 'ARCHIVE_UNSAFE', tar: () => tarOf([{ name: '/etc/passwd', data: text('x') }]) },
-    { id: 'traversal after a valid manifest', code: 'ARCHIVE_UNSAFE', tar: () => tarOf([goodEntries[0]!, goodEntries[1]!, { name: 'chain/../../x', data: text('x') }]) },
-    { id: 'symlink', code: 'ARCHIVE_UNSAFE', tar: () => tarOf([{ name: 'manifest.json', data: new Uint8Array(0), patch: [[156, '2'], [157, '/etc/passwd']] }]) },
-    { id: 'hard link', code: 'ARCHIVE_UNSAFE', tar: () => tarOf([goodEntries[0]!, { name: 'chain/0000000000000000.jsonl', data: new Uint8Array(0), patch: [[156, '1'], [157, 'manifest.json']] }]) },
-    { id: 'character device', code: 'ARCHIVE_UNSAFE', tar: () => tarOf([{ name: 'manifest.json', data: new Uint8Array(0), patch: [[156, '3']] }]) },
-    { id: 'directory', code: 'ARCHIVE_UNSAFE', tar: () => tarOf([{ name: 'chain/', data: new Uint8Array(0), patch: [[156, '5']] }]) },
-    { id: 'PAX extended header', code: 'ARCHIVE_UNSAFE', tar: () => tarOf([{ name: 'PaxHeader/manifest.json', data: text('30 path=chain/0000000000000000.jsonl\n'), patch: [[156, 'x']] }, ...goodEntries]) },
-    { id: 'PAX global header', code: 'ARCHIVE_UNSAFE', tar: () => tarOf([{ name: 'pax_global_header', data: text('20 comment=hello!!\n'), patch: [[156, 'g']] }, ...goodEntries]) },
-    { id: 'GNU long name', code: 'ARCHIVE_UNSAFE', tar: () => tarOf([{ name: '././@LongLink', data: text('manifest.json\0'), patch: [[156, 'L']] }, ...goodEntries]) },
-    { id: 'bad header checksum', code: 'ARCHIVE_INVALID', tar: () => tarOf(goodEntries.map((e, i) => (i === 2 ? { ...e, patch: [[0, 'd']], keepChecksum: true } : e))) },
-    { id: 'GNU magic', code: 'ARCHIVE_INVALID', tar: () => tarOf([{ ...goodEntries[0]!, patch: [[257, 'ustar  \0']] }, ...goodEntries.slice(1)]) },
-    { id: 'nonzero mtime', code: 'ARCHIVE_INVALID', tar: () => tarOf(replace('manifest.json', { patch: [[136, '14000000000 ']] })) },
-    { id: 'owner name set', code: 'ARCHIVE_INVALID', tar: () => tarOf(replace('manifest.json', { patch: [[265, 'root']] })) },
-    { id: 'mode 0755', code: 'ARCHIVE_INVALID', tar: () => tarOf(replace('manifest.json', { patch: [[100, '000755 ']] })) },
-    { id: 'ustar prefix field used', code: 'ARCHIVE_INVALID', tar: () => tarOf(replace('manifest.json', { patch: [[345, 'x']] })) },
-    { id: 'nonzero padding after an entry', code: 'ARCHIVE_INVALID', tar: () => tarOf(replace('manifest.json', { padByte: 0x20 })) },
-    { id: 'duplicate entry', code: 'ARCHIVE_UNSAFE', tar: () => tarOf([...goodEntries.slice(0, 3), goodEntries[2]!, ...goodEntries.slice(3)]) },
+    {
+      id: 'traversal after a valid manifest',
+      code: 'ARCHIVE_UNSAFE',
+      tar: () => tarOf([goodEntries[0]!, goodEntries[1]!, { name: 'chain/../../x', data: text('x') }]),
+    },
+    {
+      id: 'symlink',
+      code: 'ARCHIVE_UNSAFE',
+      tar: () =>
+        tarOf([
+          {
+            name: 'manifest.json',
+            data: new Uint8Array(0),
+            patch: [
+              [156, '2'],
+              [157, '/etc/passwd'],
+            ],
+          },
+        ]),
+    },
+    {
+      id: 'hard link',
+      code: 'ARCHIVE_UNSAFE',
+      tar: () =>
+        tarOf([
+          goodEntries[0]!,
+          {
+            name: 'chain/0000000000000000.jsonl',
+            data: new Uint8Array(0),
+            patch: [
+              [156, '1'],
+              [157, 'manifest.json'],
+            ],
+          },
+        ]),
+    },
+    {
+      id: 'character device',
+      code: 'ARCHIVE_UNSAFE',
+      tar: () => tarOf([{ name: 'manifest.json', data: new Uint8Array(0), patch: [[156, '3']] }]),
+    },
+    {
+      id: 'directory',
+      code: 'ARCHIVE_UNSAFE',
+      tar: () => tarOf([{ name: 'chain/', data: new Uint8Array(0), patch: [[156, '5']] }]),
+    },
+    {
+      id: 'PAX extended header',
+      code: 'ARCHIVE_UNSAFE',
+      tar: () =>
+        tarOf([
+          {
+            name: 'PaxHeader/manifest.json',
+            data: text('30 path=chain/0000000000000000.jsonl\n'),
+            patch: [[156, 'x']],
+          },
+          ...goodEntries,
+        ]),
+    },
+    {
+      id: 'PAX global header',
+      code: 'ARCHIVE_UNSAFE',
+      tar: () =>
+        tarOf([{ name: 'pax_global_header', data: text('20 comment=hello!!\n'), patch: [[156, 'g']] }, ...goodEntries]),
+    },
+    {
+      id: 'GNU long name',
+      code: 'ARCHIVE_UNSAFE',
+      tar: () => tarOf([{ name: '././@LongLink', data: text('manifest.json\0'), patch: [[156, 'L']] }, ...goodEntries]),
+    },
+    {
+      id: 'bad header checksum',
+      code: 'ARCHIVE_INVALID',
+      tar: () => tarOf(goodEntries.map((e, i) => (i === 2 ? { ...e, patch: [[0, 'd']], keepChecksum: true } : e))),
+    },
+    {
+      id: 'GNU magic',
+      code: 'ARCHIVE_INVALID',
+      tar: () => tarOf([{ ...goodEntries[0]!, patch: [[257, 'ustar  \0']] }, ...goodEntries.slice(1)]),
+    },
+    {
+      id: 'nonzero mtime',
+      code: 'ARCHIVE_INVALID',
+      tar: () => tarOf(replace('manifest.json', { patch: [[136, '14000000000 ']] })),
+    },
+    {
+      id: 'owner name set',
+      code: 'ARCHIVE_INVALID',
+      tar: () => tarOf(replace('manifest.json', { patch: [[265, 'root']] })),
+    },
+    {
+      id: 'mode 0755',
+      code: 'ARCHIVE_INVALID',
+      tar: () => tarOf(replace('manifest.json', { patch: [[100, '000755 ']] })),
+    },
+    {
+      id: 'ustar prefix field used',
+      code: 'ARCHIVE_INVALID',
+      tar: () => tarOf(replace('manifest.json', { patch: [[345, 'x']] })),
+    },
+    {
+      id: 'nonzero padding after an entry',
+      code: 'ARCHIVE_INVALID',
+      tar: () => tarOf(replace('manifest.json', { padByte: 0x20 })),
+    },
+    {
+      id: 'duplicate entry',
+      code: 'ARCHIVE_UNSAFE',
+      tar: () => tarOf([...goodEntries.slice(0, 3), goodEntries[2]!, ...goodEntries.slice(3)]),
+    },
     { id: 'duplicate manifest', code: 'ARCHIVE_UNSAFE', tar: () => tarOf([goodEntries[0]!, goodEntries[0]!]) },
-    { id: 'entry not in the manifest', code: 'ENTRY_UNEXPECTED', tar: () => tarOf([...goodEntries, { name: 'README', data: text('hi') }]) },
+    {
+      id: 'entry not in the manifest',
+      code: 'ENTRY_UNEXPECTED',
+      tar: () => tarOf([...goodEntries, { name: 'README', data: text('hi') }]),
+    },
     { id: 'first entry is not the manifest', code: 'ENTRY_UNEXPECTED', tar: () => tarOf(goodEntries.slice(1)) },
-    { id: 'signature not right after the manifest', code: 'ENTRY_UNEXPECTED', tar: () => tarOf([goodEntries[0]!, goodEntries[2]!, goodEntries[1]!, ...goodEntries.slice(3)]) },
+    {
+      id: 'signature not right after the manifest',
+      code: 'ENTRY_UNEXPECTED',
+      tar: () => tarOf([goodEntries[0]!, goodEntries[2]!, goodEntries[1]!, ...goodEntries.slice(3)]),
+    },
     { id: 'no end marker', code: 'ARCHIVE_INVALID', tar: () => tarOf(goodEntries, { end: false }) },
-    { id: 'garbage after the end marker', code: 'ARCHIVE_INVALID', tar: () => { const t = tarOf(goodEntries, { trailing: 512 }); t[t.length - 3] = 1; return t; } },
+    {
+      id: 'garbage after the end marker',
+      code: 'ARCHIVE_INVALID',
+      tar: () => {
+        const t = tarOf(goodEntries, { trailing: 512 });
+        t[t.length - 3] = 1;
+        return t;
+      },
+    },
     { id: 'empty input', code: 'ARCHIVE_INVALID', tar: () => new Uint8Array(0) },
     { id: 'only an end marker', code: 'ENTRY_MISSING', tar: () => new Uint8Array(1024) },
     { id: 'truncated inside a header', code: 'ARCHIVE_INVALID', tar: () => good.subarray(0, 700) },
     { id: 'truncated inside data', code: 'ARCHIVE_INVALID', tar: () => good.subarray(0, 512 * 6 + 100) },
-    { id: 'corrupt gzip', code: 'ARCHIVE_INVALID', tar: () => { const z = gzipSync(good); z[z.length - 6]! ^= 0xff; return new Uint8Array(z); } },
-    { id: 'manifest not canonical', code: 'MANIFEST_INVALID', tar: () => tarOf([{ name: 'manifest.json', data: text('{ "format": "stepchain-receipt/v1" }') }]) },
-    { id: 'manifest from the future', code: 'MANIFEST_INVALID', tar: () => tarOf([{ name: 'manifest.json', data: text('{"format":"stepchain-receipt/v2"}') }]) },
-    { id: 'manifest too big (declared)', code: 'ARCHIVE_LIMIT', tar: () => rawHeader({ name: 'manifest.json', size: 17 * 1024 * 1024 }) },
-    { id: 'manifest listing a chain file beyond the limit', code: 'ARCHIVE_LIMIT', tar: () => tarOf([{ name: 'manifest.json', data: manifestFor([{ name: 'chain/0000000000000000.jsonl', size: 2 ** 31, steps: 1 }]) }]) },
+    {
+      id: 'corrupt gzip',
+      code: 'ARCHIVE_INVALID',
+      tar: () => {
+        const z = gzipSync(good);
+        z[z.length - 6]! ^= 0xff;
+        return new Uint8Array(z);
+      },
+    },
+    {
+      id: 'manifest not canonical',
+      code: 'MANIFEST_INVALID',
+      tar: () => tarOf([{ name: 'manifest.json', data: text('{ "format": "stepchain-receipt/v1" }') }]),
+    },
+    {
+      id: 'manifest from the future',
+      code: 'MANIFEST_INVALID',
+      tar: () => tarOf([{ name: 'manifest.json', data: text('{"format":"stepchain-receipt/v2"}') }]),
+    },
+    {
+      id: 'manifest too big (declared)',
+      code: 'ARCHIVE_LIMIT',
+      tar: () => rawHeader({ name: 'manifest.json', size: 17 * 1024 * 1024 }),
+    },
+    {
+      id: 'manifest listing a chain file beyond the limit',
+      code: 'ARCHIVE_LIMIT',
+      tar: () =>
+        tarOf([
+          {
+            name: 'manifest.json',
+            data: manifestFor([{ name: 'chain/0000000000000000.jsonl', size: 2 ** 31, steps: 1 }]),
+          },
+        ]),
+    },
   ])('$id → $code', async ({ tar, code }) => {
     const r = await verifyReceipt(tar());
     expect(r.ok).toBe(false);
@@ -97,7 +257,9 @@ describe('hostile archives are refused with clear codes', () => {
   });
 
   test('entries out of order: the skipped one is missing, then unexpected when it comes late', async () => {
-    const r = await verifyReceipt(tarOf([goodEntries[0]!, goodEntries[1]!, goodEntries[3]!, goodEntries[2]!, ...goodEntries.slice(4)]));
+    const r = await verifyReceipt(
+      tarOf([goodEntries[0]!, goodEntries[1]!, goodEntries[3]!, goodEntries[2]!, ...goodEntries.slice(4)]),
+    );
     const c = r.problems.map((p) => p.code);
     expect(c[0]).toBe('ENTRY_MISSING');
     expect(c).toContain('ENTRY_UNEXPECTED');
@@ -120,7 +282,9 @@ describe('hostile archives are refused with clear codes', () => {
 
   test('a tampered signature is SIGNATURE_INVALID; a re-signed manifest by another key is reported by key id', async () => {
     const sig = goodEntries[1]!;
-    const t = new TextDecoder().decode(sig.data).replace(/"sig":"(.)/, (_m, c: string) => `"sig":"${c === 'A' ? 'B' : 'A'}`);
+    const t = new TextDecoder()
+      .decode(sig.data)
+      .replace(/"sig":"(.)/, (_m, c: string) => `"sig":"${c === 'A' ? 'B' : 'A'}`);
     const r = await verifyReceipt(tarOf(replace('manifest.sig.json', { data: text(t) })));
     expect(r.problems.map((p) => p.code)).toEqual(['SIGNATURE_INVALID']);
     const other = await receiptBytes(fixture, { sign: keyPairFromSeed(testSeed(9)).privateKey });
@@ -161,8 +325,16 @@ describe('hostile archives are refused with clear codes', () => {
     expect(pulled).toBeLessThanOrEqual(2);
     expect(peak).toBeLessThan(64 * 1024 * 1024);
     // a manifest that lists 100 000 entries is refused by the entry limit before any entry is read
-    const blobs = Array.from({ length: 100_000 }, (_, i) => ({ digest: 'sha256:' + i.toString(16).padStart(64, '0'), size: 1 }));
-    const big = tarOf([{ name: 'manifest.json', data: manifestFor([{ name: 'chain/0000000000000000.jsonl', size: 10, steps: 1 }], blobs) }]);
+    const blobs = Array.from({ length: 100_000 }, (_, i) => ({
+      digest: 'sha256:' + i.toString(16).padStart(64, '0'),
+      size: 1,
+    }));
+    const big = tarOf([
+      {
+        name: 'manifest.json',
+        data: manifestFor([{ name: 'chain/0000000000000000.jsonl', size: 10, steps: 1 }], blobs),
+      },
+    ]);
     const r = await verifyReceipt(big);
     expect(r.problems.map((p) => p.code)).toEqual(['ARCHIVE_LIMIT']);
     expect(r.problems[0]!.message).toContain('65536');
@@ -187,7 +359,12 @@ describe('hostile archives are refused with clear codes', () => {
   });
 
   /** A gzip stream of `plain`, counting how much of the plain stream the compressor was asked for. */
-  function gzipCounting(plain: () => AsyncGenerator<Uint8Array>): { bytes: AsyncGenerator<Uint8Array>; produced: () => number; compressed: () => number; stop: () => void } {
+  function gzipCounting(plain: () => AsyncGenerator<Uint8Array>): {
+    bytes: AsyncGenerator<Uint8Array>;
+    produced: () => number;
+    compressed: () => number;
+    stop: () => void;
+  } {
     let produced = 0;
     let compressed = 0;
     async function* counting(): AsyncGenerator<Uint8Array> {
@@ -239,39 +416,44 @@ describe('hostile archives are refused with clear codes', () => {
     bomb.stop();
     expect(value.problems.map((p) => p.code)).toEqual(['ARCHIVE_LIMIT']);
     const declared = good.length; // our writer adds no zeros after the end marker: the tar is exactly the declared size
-    expect(value.problems[0]!.message).toContain(`to ${declared + 1024 * 1024 + 1} bytes, past ${declared + 1024 * 1024}`);
+    expect(value.problems[0]!.message).toContain(
+      `to ${declared + 1024 * 1024 + 1} bytes, past ${declared + 1024 * 1024}`,
+    );
     expect(bomb.produced()).toBeLessThan(2 ** 26);
     expect(peak).toBeLessThan(96 * 1024 * 1024);
   });
 
-  scale('a complete 1 GB bomb of zeros (compressed ahead of time) is refused after at most 1 MiB past the end marker', async () => {
-    const gz = createGzip({ level: 1 });
-    const parts: Buffer[] = [];
-    gz.on('data', (b: Buffer) => parts.push(b));
-    const done = new Promise((r) => gz.on('end', r));
-    const zeros = Buffer.alloc(1 << 22);
-    for (let i = 0; i < 256; i++) if (!gz.write(zeros)) await new Promise((r) => gz.once('drain', r));
-    gz.end();
-    await done;
-    const bomb = new Uint8Array(Buffer.concat(parts));
-    expect(bomb.length).toBeLessThan(8 * 1024 * 1024);
-    // Fed in 4 KiB slices and counted: 1 MiB of zeros is ~5 KiB of this gzip, so a verifier that stops
-    // 1 MiB past the end marker reads a few slices, and one that inflated the whole bomb would read all
-    // 4.6 MB of it.
-    let fed = 0;
-    async function* slices(): AsyncGenerator<Uint8Array> {
-      for (let i = 0; i < bomb.length; i += 4096) {
-        const slice = bomb.subarray(i, i + 4096);
-        fed += slice.length;
-        yield slice;
+  scale(
+    'a complete 1 GB bomb of zeros (compressed ahead of time) is refused after at most 1 MiB past the end marker',
+    async () => {
+      const gz = createGzip({ level: 1 });
+      const parts: Buffer[] = [];
+      gz.on('data', (b: Buffer) => parts.push(b));
+      const done = new Promise((r) => gz.on('end', r));
+      const zeros = Buffer.alloc(1 << 22);
+      for (let i = 0; i < 256; i++) if (!gz.write(zeros)) await new Promise((r) => gz.once('drain', r));
+      gz.end();
+      await done;
+      const bomb = new Uint8Array(Buffer.concat(parts));
+      expect(bomb.length).toBeLessThan(8 * 1024 * 1024);
+      // Fed in 4 KiB slices and counted: 1 MiB of zeros is ~5 KiB of this gzip, so a verifier that stops
+      // 1 MiB past the end marker reads a few slices, and one that inflated the whole bomb would read all
+      // 4.6 MB of it.
+      let fed = 0;
+      async function* slices(): AsyncGenerator<Uint8Array> {
+        for (let i = 0; i < bomb.length; i += 4096) {
+          const slice = bomb.subarray(i, i + 4096);
+          fed += slice.length;
+          yield slice;
+        }
       }
-    }
-    const r = await verifyReceipt(slices());
-    expect(r.problems.map((p) => p.code)).toEqual(['ARCHIVE_LIMIT']);
-    expect(r.problems[0]!.message).toMatch(/zero bytes follow the end marker/);
-    expect(fed).toBeLessThan(256 * 1024);
-    expect(await codes(bomb)).toEqual(['ARCHIVE_LIMIT']); // the same whole, as one Uint8Array
-  });
+      const r = await verifyReceipt(slices());
+      expect(r.problems.map((p) => p.code)).toEqual(['ARCHIVE_LIMIT']);
+      expect(r.problems[0]!.message).toMatch(/zero bytes follow the end marker/);
+      expect(fed).toBeLessThan(256 * 1024);
+      expect(await codes(bomb)).toEqual(['ARCHIVE_LIMIT']); // the same whole, as one Uint8Array
+    },
+  );
 
   test('verifyReceipt never throws, whatever it is given', async () => {
     for (const input of [null, undefined, 42, 'a string', {}, [1, 2], new ArrayBuffer(4)] as unknown[]) {

@@ -30,7 +30,7 @@ const edit = (patch: (m: Record<string, unknown>) => void): Record<string, unkno
 };
 const digest = (c: string) => 'sha256:' + c.repeat(64);
 
-test('the good manifest parses, and its declared size is the archive\'s length (§6.1)', () => {
+test("the good manifest parses, and its declared size is the archive's length (§6.1)", () => {
   expect(good.range.from).toBe(1);
   expect(good.chain.map((c) => c.name)).toEqual(['chain/0000000000000001.jsonl', 'chain/0000000000000003.jsonl']);
   expect(paths(good)).toBe('ok');
@@ -42,7 +42,10 @@ describe('the bytes (§4.1)', () => {
   test.each<[string, Uint8Array]>([
     ['not UTF-8', Uint8Array.of(0x7b, 0xff, 0x7d)],
     ['not canonical', enc.encode(canonicalJson(good as never).replace('{"blobs"', '{ "blobs"'))],
-    ['a member name with the reserved prefix', enc.encode(canonicalJson(good as never).replace('{"blobs"', '{"$stepchain:x":1,"blobs"'))],
+    [
+      'a member name with the reserved prefix',
+      enc.encode(canonicalJson(good as never).replace('{"blobs"', '{"$stepchain:x":1,"blobs"')),
+    ],
     ['not an object', enc.encode('[]')],
   ])('%s: one reason, at the document', (_name, bytes) => {
     const r = parseManifest(bytes);
@@ -65,10 +68,22 @@ describe('members (§4.2, §4.3)', () => {
     ['an exporter that is not a string', (m) => (m.exporter = 7), ['/exporter']],
     ['a genesis that is not one', (m) => (m.genesis = { v: 1 }), ['/genesis']],
     ['a range with an extra member', (m) => ((m.range as Record<string, unknown>).x = 1), ['/range']],
-    ['a range from after its to', (m) => (m.range = { ...good.range, from: 6 }), ['/range', '/chain/0/name', '/chain/1/name']],
-    ['a range whose from is not a seq', (m) => (m.range = { ...good.range, from: -1 }), ['/range', '/chain/0/name', '/chain/1/name']],
+    [
+      'a range from after its to',
+      (m) => (m.range = { ...good.range, from: 6 }),
+      ['/range', '/chain/0/name', '/chain/1/name'],
+    ],
+    [
+      'a range whose from is not a seq',
+      (m) => (m.range = { ...good.range, from: -1 }),
+      ['/range', '/chain/0/name', '/chain/1/name'],
+    ],
     ['a range whose to is not a seq', (m) => (m.range = { ...good.range, to: 1.5 }), ['/range', '/head/seq']],
-    ['a range whose prev_hash is not a digest', (m) => (m.range = { ...good.range, prev_hash: 'sha256:x' }), ['/range']],
+    [
+      'a range whose prev_hash is not a digest',
+      (m) => (m.range = { ...good.range, prev_hash: 'sha256:x' }),
+      ['/range'],
+    ],
     ['a head with an extra member', (m) => ((m.head as Record<string, unknown>).x = 1), ['/head']],
     ['a head whose seq is not a seq', (m) => (m.head = { ...good.head, seq: '5' }), ['/head']],
     ['a head whose step_hash is not a digest', (m) => (m.head = { ...good.head, step_hash: 5 }), ['/head']],
@@ -92,7 +107,8 @@ describe('members (§4.2, §4.3)', () => {
 });
 
 describe('the chain listing (§4.2, §6)', () => {
-  const chain = (patch: (c: Array<Record<string, unknown>>) => void) => edit((m) => patch(m.chain as Array<Record<string, unknown>>));
+  const chain = (patch: (c: Array<Record<string, unknown>>) => void) =>
+    edit((m) => patch(m.chain as Array<Record<string, unknown>>));
   test.each<[string, Record<string, unknown>, string[]]>([
     ['an empty chain', edit((m) => (m.chain = [])), ['/chain']],
     ['a chain that is not an array', edit((m) => (m.chain = {})), ['/chain']],
@@ -104,12 +120,28 @@ describe('the chain listing (§4.2, §6)', () => {
     ['an entry whose digest is not one', chain((c) => (c[0]!.digest = 'sha256:')), ['/chain/0', '/chain/1/name']],
     ['an entry whose name is not a string', chain((c) => (c[0]!.name = 1)), ['/chain/0', '/chain/1/name']],
     ['a name not of the form chain/<16 digits>.jsonl', chain((c) => (c[1]!.name = 'chain/3.jsonl')), ['/chain/1/name']],
-    ['a first entry not named for range.from', chain((c) => (c[0]!.name = 'chain/0000000000000000.jsonl')), ['/chain/0/name']],
+    [
+      'a first entry not named for range.from',
+      chain((c) => (c[0]!.name = 'chain/0000000000000000.jsonl')),
+      ['/chain/0/name'],
+    ],
     ['entries out of order', chain((c) => c.reverse()), ['/chain/0/name', '/chain/1/name', '/chain/1/name']],
-    ['an entry named like the one before it', chain((c) => (c[1]!.name = c[0]!.name)), ['/chain/1/name', '/chain/1/name']],
-    ['an entry not named for the seq after the one before', chain((c) => (c[1]!.name = 'chain/0000000000000004.jsonl')), ['/chain/1/name']],
+    [
+      'an entry named like the one before it',
+      chain((c) => (c[1]!.name = c[0]!.name)),
+      ['/chain/1/name', '/chain/1/name'],
+    ],
+    [
+      'an entry not named for the seq after the one before',
+      chain((c) => (c[1]!.name = 'chain/0000000000000004.jsonl')),
+      ['/chain/1/name'],
+    ],
     ['step counts that do not add up to the range', chain((c) => (c[1]!.steps = 4)), ['/chain']],
-    ['an entry over the chain-entry limit', chain((c) => (c[1]!.size = MAX_CHAIN_ENTRY_BYTES + 1)), ['/chain/1/size (limit)']],
+    [
+      'an entry over the chain-entry limit',
+      chain((c) => (c[1]!.size = MAX_CHAIN_ENTRY_BYTES + 1)),
+      ['/chain/1/size (limit)'],
+    ],
   ])('%s', (_name, m, expected) => {
     expect(paths(m)).toEqual(expected);
   });
@@ -119,12 +151,19 @@ describe('the chain listing (§4.2, §6)', () => {
   });
 
   test('a step-count mismatch is not reported beside another defect, but is beside a limit', () => {
-    expect(paths(chain((c) => ((c[1]!.steps = 4), (c[0]!.name = 'chain/0000000000000000.jsonl'))))).toEqual(['/chain/0/name']);
-    expect(paths(chain((c) => ((c[1]!.steps = 4), (c[1]!.size = MAX_CHAIN_ENTRY_BYTES + 1))))).toEqual(['/chain/1/size (limit)', '/chain']);
+    expect(paths(chain((c) => ((c[1]!.steps = 4), (c[0]!.name = 'chain/0000000000000000.jsonl'))))).toEqual([
+      '/chain/0/name',
+    ]);
+    expect(paths(chain((c) => ((c[1]!.steps = 4), (c[1]!.size = MAX_CHAIN_ENTRY_BYTES + 1))))).toEqual([
+      '/chain/1/size (limit)',
+      '/chain',
+    ]);
   });
 
   test('with a range that is not an object, entries are still checked for order and contiguity from 0', () => {
-    const m = edit((x) => ((x.range = 1), ((x.chain as Array<Record<string, unknown>>)[1]!.name = 'chain/0000000000000004.jsonl')));
+    const m = edit(
+      (x) => ((x.range = 1), ((x.chain as Array<Record<string, unknown>>)[1]!.name = 'chain/0000000000000004.jsonl')),
+    );
     expect(paths(m)).toEqual(['/range', '/chain/1/name']);
   });
 });
@@ -136,20 +175,42 @@ describe('the blob listing (§4.2, §6)', () => {
     ['an entry with an extra member', [{ digest: digest('a'), size: 1, x: 1 }], ['/blobs/0']],
     ['an entry whose digest is not one', [{ digest: 'a', size: 1 }], ['/blobs/0']],
     ['an entry whose size is not a seq', [{ digest: digest('a'), size: -1 }], ['/blobs/0']],
-    ['a repeated digest', [{ digest: digest('a'), size: 1 }, { digest: digest('a'), size: 1 }], ['/blobs/1/digest']],
-    ['digests out of order', [{ digest: digest('b'), size: 1 }, { digest: digest('a'), size: 1 }], ['/blobs/1/digest']],
+    [
+      'a repeated digest',
+      [
+        { digest: digest('a'), size: 1 },
+        { digest: digest('a'), size: 1 },
+      ],
+      ['/blobs/1/digest'],
+    ],
+    [
+      'digests out of order',
+      [
+        { digest: digest('b'), size: 1 },
+        { digest: digest('a'), size: 1 },
+      ],
+      ['/blobs/1/digest'],
+    ],
     ['a blob over the blob limit', [{ digest: digest('a'), size: MAX_BLOB_BYTES + 1 }], ['/blobs/0/size (limit)']],
   ])('%s', (_name, list, expected) => {
     expect(paths(blobs(list))).toEqual(expected);
   });
 
   test('sorted digests, a blob of exactly the limit and an empty list are accepted', () => {
-    expect(paths(blobs([{ digest: digest('a'), size: MAX_BLOB_BYTES }, { digest: digest('b'), size: 0 }]))).toBe('ok');
+    expect(
+      paths(
+        blobs([
+          { digest: digest('a'), size: MAX_BLOB_BYTES },
+          { digest: digest('b'), size: 0 },
+        ]),
+      ),
+    ).toBe('ok');
     expect(paths(blobs([]))).toBe('ok');
   });
 
   test(`an archive holds at most ${MAX_ENTRIES} entries, the manifest and the signature included`, () => {
-    const list = (n: number) => Array.from({ length: n }, (_, i) => ({ digest: 'sha256:' + i.toString(16).padStart(64, '0'), size: 1 }));
+    const list = (n: number) =>
+      Array.from({ length: n }, (_, i) => ({ digest: 'sha256:' + i.toString(16).padStart(64, '0'), size: 1 }));
     const room = MAX_ENTRIES - 2 - good.chain.length;
     expect(paths(blobs(list(room)))).toBe('ok');
     expect(paths(blobs(list(room + 1)))).toEqual([' (limit)']);

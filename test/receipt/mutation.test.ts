@@ -16,21 +16,37 @@ const gz = new Uint8Array(gzipSync(tar, { level: 9 }));
 const original = await verifyReceipt(tar);
 const originalEntries = entriesOf(tar).map((e) => [e.name, Buffer.from(e.data).toString('hex')]);
 
-type Mutation = { kind: 'flip'; at: number; mask: number } | { kind: 'delete'; at: number; len: number } | { kind: 'insert'; at: number; bytes: number[] } | { kind: 'truncate'; at: number };
+type Mutation =
+  | { kind: 'flip'; at: number; mask: number }
+  | { kind: 'delete'; at: number; len: number }
+  | { kind: 'insert'; at: number; bytes: number[] }
+  | { kind: 'truncate'; at: number };
 
-const mutation = (size: number): fc.Arbitrary<Mutation> => fc.oneof(
-  fc.record({ kind: fc.constant('flip' as const), at: fc.nat(size - 1), mask: fc.integer({ min: 1, max: 255 }) }),
-  fc.record({ kind: fc.constant('delete' as const), at: fc.nat(size - 1), len: fc.integer({ min: 1, max: 600 }) }),
-  fc.record({ kind: fc.constant('insert' as const), at: fc.nat(size), bytes: fc.array(fc.nat(255), { minLength: 1, maxLength: 600 }) }),
-  fc.record({ kind: fc.constant('truncate' as const), at: fc.nat(size - 1) }),
-);
+const mutation = (size: number): fc.Arbitrary<Mutation> =>
+  fc.oneof(
+    fc.record({ kind: fc.constant('flip' as const), at: fc.nat(size - 1), mask: fc.integer({ min: 1, max: 255 }) }),
+    fc.record({ kind: fc.constant('delete' as const), at: fc.nat(size - 1), len: fc.integer({ min: 1, max: 600 }) }),
+    fc.record({
+      kind: fc.constant('insert' as const),
+      at: fc.nat(size),
+      bytes: fc.array(fc.nat(255), { minLength: 1, maxLength: 600 }),
+    }),
+    fc.record({ kind: fc.constant('truncate' as const), at: fc.nat(size - 1) }),
+  );
 
 function apply(bytes: Uint8Array, m: Mutation): Uint8Array {
   switch (m.kind) {
-    case 'flip': { const out = Uint8Array.from(bytes); out[m.at]! ^= m.mask; return out; }
-    case 'delete': return Uint8Array.from([...bytes.subarray(0, m.at), ...bytes.subarray(m.at + m.len)]);
-    case 'insert': return Uint8Array.from([...bytes.subarray(0, m.at), ...m.bytes, ...bytes.subarray(m.at)]);
-    case 'truncate': return bytes.slice(0, m.at);
+    case 'flip': {
+      const out = Uint8Array.from(bytes);
+      out[m.at]! ^= m.mask;
+      return out;
+    }
+    case 'delete':
+      return Uint8Array.from([...bytes.subarray(0, m.at), ...bytes.subarray(m.at + m.len)]);
+    case 'insert':
+      return Uint8Array.from([...bytes.subarray(0, m.at), ...m.bytes, ...bytes.subarray(m.at)]);
+    case 'truncate':
+      return bytes.slice(0, m.at);
   }
 }
 
@@ -38,11 +54,20 @@ function apply(bytes: Uint8Array, m: Mutation): Uint8Array {
 function contentOf(bytes: Uint8Array, r: ReceiptReport): unknown {
   const plain = r.compressed ? new Uint8Array(gunzipSync(bytes)) : bytes;
   return {
-    manifest: r.manifest_digest, signer: r.signed_by, head: r.head, steps: r.steps,
+    manifest: r.manifest_digest,
+    signer: r.signed_by,
+    head: r.head,
+    steps: r.steps,
     entries: entriesOf(plain).map((e) => [e.name, Buffer.from(e.data).toString('hex')]),
   };
 }
-const originalContent = { manifest: original.manifest_digest, signer: original.signed_by, head: original.head, steps: original.steps, entries: originalEntries };
+const originalContent = {
+  manifest: original.manifest_digest,
+  signer: original.signed_by,
+  head: original.head,
+  steps: original.steps,
+  entries: originalEntries,
+};
 
 describe('mutated receipts', () => {
   test('the unmutated receipt verifies', () => {
@@ -55,17 +80,20 @@ describe('mutated receipts', () => {
     { form: 'tar.gz', bytes: gz, runs: 300 },
   ])('$form: every mutation is reported invalid or leaves the verified content identical', async ({ bytes, runs }) => {
     let passed = 0;
-    await fc.assert(fc.asyncProperty(mutation(bytes.length), async (m) => {
-      const mutant = apply(bytes, m);
-      const r = await verifyReceipt(mutant, { publicKey: key.publicKey });
-      if (r.ok) {
-        passed++;
-        expect(contentOf(mutant, r)).toEqual(originalContent);
-      } else {
-        expect(r.problems.length).toBeGreaterThan(0);
-        expect(r.proves).toEqual([]);
-      }
-    }), { numRuns: runs, seed: 4 });
+    await fc.assert(
+      fc.asyncProperty(mutation(bytes.length), async (m) => {
+        const mutant = apply(bytes, m);
+        const r = await verifyReceipt(mutant, { publicKey: key.publicKey });
+        if (r.ok) {
+          passed++;
+          expect(contentOf(mutant, r)).toEqual(originalContent);
+        } else {
+          expect(r.problems.length).toBeGreaterThan(0);
+          expect(r.proves).toEqual([]);
+        }
+      }),
+      { numRuns: runs, seed: 4 },
+    );
     // Nearly all random mutations hit covered bytes; the rare pass must have been content-neutral.
     expect(passed).toBeLessThan(runs / 4);
   });
@@ -84,7 +112,9 @@ describe('mutated receipts', () => {
     expect(r1.ok).toBe(true);
     expect(contentOf(padded, r1)).toEqual(originalContent);
     const g = Uint8Array.from(gz);
-    g[4] = 0x12; g[5] = 0x34; g[9] = 0x07; // MTIME and OS are not covered by the gzip CRC or by the receipt
+    g[4] = 0x12;
+    g[5] = 0x34;
+    g[9] = 0x07; // MTIME and OS are not covered by the gzip CRC or by the receipt
     const r2 = await verifyReceipt(g);
     expect(r2.ok).toBe(true);
     expect(contentOf(g, r2)).toEqual(originalContent);

@@ -17,7 +17,9 @@ function callSpreads(name: string, text: string): string[] {
   const found: string[] = [];
   const visit = (node: ts.Node): void => {
     if (ts.isSpreadElement(node) && (ts.isCallExpression(node.parent) || ts.isNewExpression(node.parent))) {
-      found.push(`${name}:${sf.getLineAndCharacterOfPosition(node.getStart()).line + 1}: ${node.parent.getText().slice(0, 80)}`);
+      found.push(
+        `${name}:${sf.getLineAndCharacterOfPosition(node.getStart()).line + 1}: ${node.parent.getText().slice(0, 80)}`,
+      );
     }
     ts.forEachChild(node, visit);
   };
@@ -32,6 +34,7 @@ test.each(['receipt', 'diff'])('src/%s has no call spread f(...xs)', (folder) =>
 });
 
 test('the check finds call spreads, and leaves array spreads and rest parameters alone', () => {
-  const sample = 'lines.push(...groupLines); Math.max(...rows); new Set(...x); f(a, ...rest); const y = [...a, ...b]; function g(...xs: number[]) { return xs; }';
+  const sample =
+    'lines.push(...groupLines); Math.max(...rows); new Set(...x); f(a, ...rest); const y = [...a, ...b]; function g(...xs: number[]) { return xs; }';
   expect(callSpreads('sample.ts', sample)).toHaveLength(4);
 });

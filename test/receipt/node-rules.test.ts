@@ -12,8 +12,19 @@ import { describe, expect, test } from 'vitest';
 import { FileStore, verifyReceipt as verifyAt } from '../../src/index.js';
 import type { ChainSource, SeqRange } from '../../src/chain/source.js';
 import {
-  exportReceipt, keyPairFromSeed, keygen, planReceipt, privateKeyToPem, publicKeyToPem, readKeyFile, readPublicKeyFile, receiptBytes,
-  receiptInput, verifyReceiptFile, writePlanToFile, type ReceiptReport,
+  exportReceipt,
+  keyPairFromSeed,
+  keygen,
+  planReceipt,
+  privateKeyToPem,
+  publicKeyToPem,
+  readKeyFile,
+  readPublicKeyFile,
+  receiptBytes,
+  receiptInput,
+  verifyReceiptFile,
+  writePlanToFile,
+  type ReceiptReport,
 } from '../../src/receipt/index.js';
 import { base64Encode } from '../../src/receipt/base64.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -39,14 +50,23 @@ async function fileJournal(steps: number) {
 /** The source with every `lines` range it was asked for recorded. */
 function recording(source: ChainSource): ChainSource & { asked: SeqRange[] } {
   const asked: SeqRange[] = [];
-  return { genesis: source.genesis, head: () => source.head(), blob: (d) => source.blob(d), lines: (r) => (asked.push(r ?? {}), source.lines(r)), asked };
+  return {
+    genesis: source.genesis,
+    head: () => source.head(),
+    blob: (d) => source.blob(d),
+    lines: (r) => (asked.push(r ?? {}), source.lines(r)),
+    asked,
+  };
 }
 
 /** The names of a ustar stream's entries (§3.2), walking its 512-byte headers. */
 function tarNames(tar: Uint8Array): string[] {
   const names: string[] = [];
   for (let at = 0; at + 512 <= tar.length && tar[at] !== 0;) {
-    const field = (o: number, l: number): string => Buffer.from(tar.subarray(at + o, at + o + l)).toString('latin1').replace(/\0.*$/s, '');
+    const field = (o: number, l: number): string =>
+      Buffer.from(tar.subarray(at + o, at + o + l))
+        .toString('latin1')
+        .replace(/\0.*$/s, '');
     names.push(field(0, 100));
     at += 512 + Math.ceil(parseInt(field(124, 12), 8) / 512) * 512;
   }
@@ -65,19 +85,26 @@ describe('exportReceipt: its arguments (the range is checked against the journal
     ['a fractional to', { to: 2.5 }],
     ['an unsafe to', { to: 2 ** 53 }],
     ['NaN from', { from: Number.NaN }],
-  ])('%s is RANGE_INVALID naming the journal\'s steps, and no line is read', async (_name, range) => {
+  ])("%s is RANGE_INVALID naming the journal's steps, and no line is read", async (_name, range) => {
     const j = recording(await fileJournal(6));
     const dir = fresh();
     const err = await exportReceipt(j, { out: join(dir, 'r.tar'), ...range }).catch((e: unknown) => e);
-    expect(err).toMatchObject({ code: 'RANGE_INVALID', message: expect.stringMatching(/is not within the journal's steps 0\.\.5 with from ≤ to/) });
+    expect(err).toMatchObject({
+      code: 'RANGE_INVALID',
+      message: expect.stringMatching(/is not within the journal's steps 0\.\.5 with from ≤ to/),
+    });
     expect(j.asked).toEqual([]);
     expect(readdirSync(dir)).toEqual([]);
   });
 
-  test('the range\'s bounds themselves are accepted: 0..head and one step at either end', async () => {
+  test("the range's bounds themselves are accepted: 0..head and one step at either end", async () => {
     const j = await fileJournal(6);
     const dir = fresh();
-    for (const [from, to] of [[0, 5], [5, 5], [0, 0]] as const) {
+    for (const [from, to] of [
+      [0, 5],
+      [5, 5],
+      [0, 0],
+    ] as const) {
       const res = await exportReceipt(j, { out: join(dir, `r-${from}-${to}.tar`), from, to });
       expect([res.range.from, res.range.to, res.head.seq]).toEqual([from, to, to]);
       expect((await verifyReceiptFile(res.out)).ok).toBe(true);
@@ -86,7 +113,9 @@ describe('exportReceipt: its arguments (the range is checked against the journal
 
   test('an empty journal is EMPTY_RANGE', async () => {
     const store = new FileStore(join(fresh(), 'store'), { fsync: 'none' });
-    await expect(exportReceipt(await store.create('empty'), { out: join(fresh(), 'r.tar') })).rejects.toMatchObject({ code: 'EMPTY_RANGE' });
+    await expect(exportReceipt(await store.create('empty'), { out: join(fresh(), 'r.tar') })).rejects.toMatchObject({
+      code: 'EMPTY_RANGE',
+    });
   });
 
   test('the journal is read through `to` only: a file journal need not open the buckets after it', async () => {
@@ -113,10 +142,13 @@ describe('exportReceipt: signing, extra members, and what it returns', () => {
   test.each<[string, (dir: string) => Uint8Array | string | { keyFile: string }]>([
     ['the 32 seed bytes', () => alice.privateKey],
     ['a PKCS#8 PEM text', () => privateKeyToPem(alice.privateKey)],
-    ['a key file', (dir) => {
-      writeFileSync(join(dir, 'k.pem'), privateKeyToPem(alice.privateKey));
-      return { keyFile: join(dir, 'k.pem') };
-    }],
+    [
+      'a key file',
+      (dir) => {
+        writeFileSync(join(dir, 'k.pem'), privateKeyToPem(alice.privateKey));
+        return { keyFile: join(dir, 'k.pem') };
+      },
+    ],
   ])('sign with %s: signed by that key, and the pinned .pub verifies it', async (_name, sign) => {
     const dir = fresh();
     const res = await exportReceipt(await fileJournal(3), { out: join(dir, 'r.tar'), sign: sign(dir) });
@@ -129,8 +161,14 @@ describe('exportReceipt: signing, extra members, and what it returns', () => {
   test('a key file that cannot be read is KEY_INVALID naming it, and no receipt is written', async () => {
     const dir = fresh();
     const missing = join(dir, 'nope.pem');
-    const err = await exportReceipt(await fileJournal(2), { out: join(dir, 'r.tar'), sign: { keyFile: missing } }).catch((e: unknown) => e);
-    expect(err).toMatchObject({ code: 'KEY_INVALID', message: expect.stringContaining(`cannot read key file ${missing}`) });
+    const err = await exportReceipt(await fileJournal(2), {
+      out: join(dir, 'r.tar'),
+      sign: { keyFile: missing },
+    }).catch((e: unknown) => e);
+    expect(err).toMatchObject({
+      code: 'KEY_INVALID',
+      message: expect.stringContaining(`cannot read key file ${missing}`),
+    });
     expect(readdirSync(dir)).toEqual([]);
     await expect(readKeyFile(missing)).rejects.toMatchObject({ code: 'KEY_INVALID' });
   });
@@ -149,7 +187,11 @@ describe('exportReceipt: signing, extra members, and what it returns', () => {
   test('the result: out, bytes on disk, compressed, manifest digest, signer, range, head, and the number of tar entries', async () => {
     const src = makeFixture({ steps: 11, bucketSize: 4, blobEvery: 3 });
     const dir = fresh();
-    for (const [file, sign] of [['u.tar', undefined], ['s.tar', alice.privateKey], ['s.tgz', alice.privateKey]] as const) {
+    for (const [file, sign] of [
+      ['u.tar', undefined],
+      ['s.tar', alice.privateKey],
+      ['s.tgz', alice.privateKey],
+    ] as const) {
       const out = join(dir, file);
       const res = await exportReceipt(src, { out, from: 2, to: 9, ...(sign ? { sign } : {}) });
       const bytes = readFileSync(out);
@@ -157,7 +199,11 @@ describe('exportReceipt: signing, extra members, and what it returns', () => {
       const r = await verifyReceiptFile(out);
       const head = (await src.head())!;
       expect(res).toEqual({
-        out, bytes: bytes.length, compressed: file.endsWith('.tgz'), manifest_digest: r.manifest_digest, signed_by: sign ? alice.keyId : null,
+        out,
+        bytes: bytes.length,
+        compressed: file.endsWith('.tgz'),
+        manifest_digest: r.manifest_digest,
+        signed_by: sign ? alice.keyId : null,
         range: { from: 2, to: 9, prev_hash: JSON.parse(src.stored[1]!.text).step_hash },
         head: { seq: 9, step_hash: JSON.parse(src.stored[9]!.text).step_hash },
         entries: tarNames(tar).length,
@@ -171,8 +217,14 @@ describe('exportReceipt: signing, extra members, and what it returns', () => {
 
 describe('exportReceipt: the file it writes (§3.1)', () => {
   test.each<[string, boolean]>([
-    ['r.tar', false], ['r.tar.gz', true], ['r.tgz', true], ['R.TAR.GZ', true], ['r.TGZ', true],
-    ['r.tgz.tar', false], ['r.tar.gz.bak', false], ['r.gz', false],
+    ['r.tar', false],
+    ['r.tar.gz', true],
+    ['r.tgz', true],
+    ['R.TAR.GZ', true],
+    ['r.TGZ', true],
+    ['r.tgz.tar', false],
+    ['r.tar.gz.bak', false],
+    ['r.gz', false],
   ])('%s: gzip = %s (only names ending .tar.gz or .tgz, any case)', async (file, gzip) => {
     const out = join(fresh(), file);
     const res = await exportReceipt(await fileJournal(2), { out });
@@ -182,7 +234,7 @@ describe('exportReceipt: the file it writes (§3.1)', () => {
     expect((await verifyReceiptFile(out)).compressed).toBe(gzip);
   });
 
-  test('the gzip is zlib level 9, window 15, memory level 8, default strategy, OS byte 255: the tar\'s bytes decide the file\'s', async () => {
+  test("the gzip is zlib level 9, window 15, memory level 8, default strategy, OS byte 255: the tar's bytes decide the file's", async () => {
     const src = makeFixture({ steps: 40, filler: 200 });
     const out = join(fresh(), 'r.tar.gz');
     await exportReceipt(src, { out, sign: alice.privateKey });
@@ -200,8 +252,13 @@ describe('exportReceipt: the file it writes (§3.1)', () => {
     // A directory in the way is refused before anything is written (it would be replaced, or the rename fail).
     const out = join(dir, 'taken');
     mkdirSync(out);
-    const refused = await exportReceipt(await fileJournal(3), { out }).catch((e: unknown) => e) as Error & { code: string };
-    expect(refused).toMatchObject({ code: 'OUTPUT_FAILED', message: expect.stringContaining(`cannot write ${out}: it is a directory`) });
+    const refused = (await exportReceipt(await fileJournal(3), { out }).catch((e: unknown) => e)) as Error & {
+      code: string;
+    };
+    expect(refused).toMatchObject({
+      code: 'OUTPUT_FAILED',
+      message: expect.stringContaining(`cannot write ${out}: it is a directory`),
+    });
     expect(readdirSync(dir)).toEqual(['taken']);
     expect(readdirSync(out)).toEqual([]);
     // A path whose folder is a file: the system's error is the cause, and no temporary file is left.
@@ -209,7 +266,10 @@ describe('exportReceipt: the file it writes (§3.1)', () => {
     writeFileSync(join(other, 'plain'), 'x');
     const under = join(other, 'plain', 'r.tgz');
     const journal = await fileJournal(3);
-    const err = await exportReceipt(journal, { out: under }).catch((e: unknown) => e) as Error & { code: string; cause: NodeJS.ErrnoException };
+    const err = (await exportReceipt(journal, { out: under }).catch((e: unknown) => e)) as Error & {
+      code: string;
+      cause: NodeJS.ErrnoException;
+    };
     expect(err).toMatchObject({ code: 'OUTPUT_FAILED', message: expect.stringContaining(`cannot write ${under}: `) });
     expect(err.cause.code).toMatch(/^E[A-Z]+$/);
     expect(readdirSync(other)).toEqual(['plain']);
@@ -245,33 +305,59 @@ describe('verifyReceipt (the root entry) on a path, bytes or a stream', () => {
     expect(byPath.compressed).toBe(true);
     expect(await verifyAt(bytes)).toEqual(byPath);
     expect(await verifyAt(createReadStream(out, { highWaterMark: 1000 }))).toEqual(byPath);
-    const web = new ReadableStream<Uint8Array>({ start(c) { c.enqueue(bytes); c.close(); } });
+    const web = new ReadableStream<Uint8Array>({
+      start(c) {
+        c.enqueue(bytes);
+        c.close();
+      },
+    });
     expect(await verifyAt(web)).toEqual(byPath);
   });
 
   test.each<[string, (dir: string) => string]>([
     ['a missing file', (dir) => join(dir, 'missing.tar')],
-    ['a path through a file', (dir) => { writeFileSync(join(dir, 'f'), ''); return join(dir, 'f', 'r.tar'); }],
+    [
+      'a path through a file',
+      (dir) => {
+        writeFileSync(join(dir, 'f'), '');
+        return join(dir, 'f', 'r.tar');
+      },
+    ],
   ])('%s is one ARCHIVE_INVALID at that file, never a throw', async (_name, make) => {
     const path = make(fresh());
     for (const r of [await verifyAt(path), await verifyReceiptFile(path)]) {
       expect(r.ok).toBe(false);
-      expect(r.problems).toEqual([{ code: 'ARCHIVE_INVALID', message: expect.stringContaining(`cannot read ${path}: `), location: { file: path } }]);
+      expect(r.problems).toEqual([
+        {
+          code: 'ARCHIVE_INVALID',
+          message: expect.stringContaining(`cannot read ${path}: `),
+          location: { file: path },
+        },
+      ]);
     }
   });
 
-  test('a file that cannot be opened still goes through the caller\'s finish, with the caller\'s options', async () => {
+  test("a file that cannot be opened still goes through the caller's finish, with the caller's options", async () => {
     const path = join(fresh(), 'missing.tar');
     const r = await verifyReceiptFile(path, { finish: (report: ReceiptReport) => ({ ...report, extension: 'seen' }) });
-    expect(r).toMatchObject({ ok: false, extension: 'seen', problems: [{ code: 'ARCHIVE_INVALID', location: { file: path } }] });
+    expect(r).toMatchObject({
+      ok: false,
+      extension: 'seen',
+      problems: [{ code: 'ARCHIVE_INVALID', location: { file: path } }],
+    });
   });
 });
 
 describe('keygen: the key files', () => {
-  test('writes the PKCS#8 key (0600) and <key>.pub (SPKI, the umask\'s 0644), and says what it wrote', async () => {
+  test("writes the PKCS#8 key (0600) and <key>.pub (SPKI, the umask's 0644), and says what it wrote", async () => {
     const file = join(fresh(), 'signing.key');
     const res = await keygen(file, alice);
-    expect(res).toEqual({ keyFile: file, publicKeyFile: `${file}.pub`, keyId: alice.keyId, publicKeyPem: publicKeyToPem(alice.publicKey) });
+    expect(res).toEqual({
+      keyFile: file,
+      publicKeyFile: `${file}.pub`,
+      keyId: alice.keyId,
+      publicKeyPem: publicKeyToPem(alice.publicKey),
+    });
     expect(readFileSync(file, 'utf8')).toBe(privateKeyToPem(alice.privateKey));
     expect(readFileSync(`${file}.pub`, 'utf8')).toBe(res.publicKeyPem);
     expect(statSync(file).mode & 0o777).toBe(0o600);
@@ -285,7 +371,11 @@ describe('keygen: the key files', () => {
     const dir = fresh();
     const file = join(dir, 'k');
     writeFileSync(file, 'mine');
-    await expect(keygen(file)).rejects.toMatchObject({ code: 'KEY_EXISTS', message: expect.stringContaining(`${file} exists`), location: { file } });
+    await expect(keygen(file)).rejects.toMatchObject({
+      code: 'KEY_EXISTS',
+      message: expect.stringContaining(`${file} exists`),
+      location: { file },
+    });
     expect(readFileSync(file, 'utf8')).toBe('mine');
     expect(readdirSync(dir)).toEqual(['k']);
   });
@@ -294,7 +384,11 @@ describe('keygen: the key files', () => {
     const dir = fresh();
     const file = join(dir, 'k');
     writeFileSync(`${file}.pub`, 'theirs');
-    await expect(keygen(file)).rejects.toMatchObject({ code: 'KEY_EXISTS', message: expect.stringContaining(`${file}.pub exists`), location: { file: `${file}.pub` } });
+    await expect(keygen(file)).rejects.toMatchObject({
+      code: 'KEY_EXISTS',
+      message: expect.stringContaining(`${file}.pub exists`),
+      location: { file: `${file}.pub` },
+    });
     expect(readFileSync(`${file}.pub`, 'utf8')).toBe('theirs');
     expect(readdirSync(dir)).toEqual(['k.pub']);
   });
@@ -302,10 +396,19 @@ describe('keygen: the key files', () => {
   test('any other failure is OUTPUT_FAILED naming the file, the system error its cause; a key written before it is removed', async () => {
     const dir = fresh();
     const missing = join(dir, 'no-such-dir', 'k');
-    await expect(keygen(missing)).rejects.toMatchObject({ code: 'OUTPUT_FAILED', location: { file: missing }, cause: { code: 'ENOENT' }, hint: expect.stringContaining('must exist') });
+    await expect(keygen(missing)).rejects.toMatchObject({
+      code: 'OUTPUT_FAILED',
+      location: { file: missing },
+      cause: { code: 'ENOENT' },
+      hint: expect.stringContaining('must exist'),
+    });
     // 251 + '.pub' passes NAME_MAX (255): the key is written, its .pub cannot be
     const file = join(dir, 'k'.repeat(252));
-    await expect(keygen(file)).rejects.toMatchObject({ code: 'OUTPUT_FAILED', location: { file: `${file}.pub` }, cause: { code: 'ENAMETOOLONG' } });
+    await expect(keygen(file)).rejects.toMatchObject({
+      code: 'OUTPUT_FAILED',
+      location: { file: `${file}.pub` },
+      cause: { code: 'ENAMETOOLONG' },
+    });
     expect(readdirSync(dir)).toEqual([]);
   });
 });
@@ -317,7 +420,7 @@ describe('readPublicKeyFile: the pinned key files of §5.2', () => {
     ['the 32 raw bytes', alice.publicKey],
     ['base64 text with a newline', `${b64}\n`],
     ['base64 text in whitespace', ` \t${b64}\r\n`],
-    ['keygen\'s SPKI PEM', pem],
+    ["keygen's SPKI PEM", pem],
     ['the SPKI PEM with CRLF line ends', pem.replace(/\n/g, '\r\n')],
   ])('accepts %s', async (_name, content) => {
     const file = join(fresh(), 'key.pub');
@@ -328,16 +431,30 @@ describe('readPublicKeyFile: the pinned key files of §5.2', () => {
   test.each<[string, string | Uint8Array, RegExp]>([
     ['an empty file', '', /: is empty \(0 bytes\)$/],
     ['a private key', privateKeyToPem(alice.privateKey), /: is a PEM private key/],
-    ['hex text (which reads as the base64 of 48 bytes)', Buffer.from(alice.publicKey).toString('hex'), /: is the base64 of 48 bytes; an Ed25519 public key is 32$/],
+    [
+      'hex text (which reads as the base64 of 48 bytes)',
+      Buffer.from(alice.publicKey).toString('hex'),
+      /: is the base64 of 48 bytes; an Ed25519 public key is 32$/,
+    ],
     ['text that is neither base64 nor PEM', 'ed25519 key', /: is text but neither canonical base64/],
-    ['31 raw bytes', alice.publicKey.subarray(0, 31), /: is 31 bytes that are neither 32 raw key bytes nor UTF-8 text$/],
+    [
+      '31 raw bytes',
+      alice.publicKey.subarray(0, 31),
+      /: is 31 bytes that are neither 32 raw key bytes nor UTF-8 text$/,
+    ],
     ['the identity point', Uint8Array.from({ length: 32 }, (_, i) => (i === 0 ? 1 : 0)), /small order/],
   ])('refuses %s: KEY_INVALID naming the file, with its reason and a hint', async (_name, content, why) => {
     const file = join(fresh(), 'key.pub');
     writeFileSync(file, content);
-    const err = await readPublicKeyFile(file).catch((e: unknown) => e) as Error & { code: string; location: unknown; hint: string };
+    const err = (await readPublicKeyFile(file).catch((e: unknown) => e)) as Error & {
+      code: string;
+      location: unknown;
+      hint: string;
+    };
     expect(err.code).toBe('KEY_INVALID');
-    expect(err.message.split(' (give the')[0]).toMatch(new RegExp(`^KEY_INVALID: public key file ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+    expect(err.message.split(' (give the')[0]).toMatch(
+      new RegExp(`^KEY_INVALID: public key file ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`),
+    );
     expect(err.message.split(' (give the')[0]).toMatch(why);
     expect(err.message).not.toMatch(/the pinned key /);
     expect(err.location).toEqual({ file });
@@ -348,44 +465,73 @@ describe('readPublicKeyFile: the pinned key files of §5.2', () => {
     const dir = fresh();
     const at = join(dir, 'at.pub');
     writeFileSync(at, `${b64}${' '.repeat(64 * 1024 - b64.length)}`);
-    await expect(readPublicKeyFile(at)).rejects.toMatchObject({ code: 'KEY_INVALID', message: expect.stringMatching(/: is 65536 characters of text/) });
+    await expect(readPublicKeyFile(at)).rejects.toMatchObject({
+      code: 'KEY_INVALID',
+      message: expect.stringMatching(/: is 65536 characters of text/),
+    });
     const over = join(dir, 'over.pub');
     writeFileSync(over, `${b64}${' '.repeat(64 * 1024 + 1 - b64.length)}`);
-    await expect(readPublicKeyFile(over)).rejects.toMatchObject({ code: 'KEY_INVALID', message: expect.stringMatching(/: is 65537 bytes; a public key file is at most 65536/) });
+    await expect(readPublicKeyFile(over)).rejects.toMatchObject({
+      code: 'KEY_INVALID',
+      message: expect.stringMatching(/: is 65537 bytes; a public key file is at most 65536/),
+    });
   });
 
   // procfs files are regular files that stat as 0 bytes: only the read loop's own count bounds them.
-  test.runIf(existsSync('/proc/kallsyms'))('a regular file that says it is empty but holds more is cut at 64 KiB (Linux /proc/kallsyms)', async () => {
-    expect(statSync('/proc/kallsyms').size).toBe(0);
-    await expect(readPublicKeyFile('/proc/kallsyms')).rejects.toMatchObject({ code: 'KEY_INVALID', message: expect.stringMatching(/: holds more than 65536 bytes/) });
-  });
+  test.runIf(existsSync('/proc/kallsyms'))(
+    'a regular file that says it is empty but holds more is cut at 64 KiB (Linux /proc/kallsyms)',
+    async () => {
+      expect(statSync('/proc/kallsyms').size).toBe(0);
+      await expect(readPublicKeyFile('/proc/kallsyms')).rejects.toMatchObject({
+        code: 'KEY_INVALID',
+        message: expect.stringMatching(/: holds more than 65536 bytes/),
+      });
+    },
+  );
 
   test.each<[string, (dir: string) => string, string]>([
     ['a missing file', (dir) => join(dir, 'missing.pub'), 'cannot be read: no such file ('],
-    ['a path through a file', (dir) => { writeFileSync(join(dir, 'f'), ''); return join(dir, 'f', 'k.pub'); }, 'cannot be read: ENOTDIR'],
+    [
+      'a path through a file',
+      (dir) => {
+        writeFileSync(join(dir, 'f'), '');
+        return join(dir, 'f', 'k.pub');
+      },
+      'cannot be read: ENOTDIR',
+    ],
     ['a directory', (dir) => dir, 'is not a regular file ('],
-    ['a FIFO (not waited on)', (dir) => { execFileSync('mkfifo', [join(dir, 'fifo')]); return join(dir, 'fifo'); }, 'is not a regular file ('],
+    [
+      'a FIFO (not waited on)',
+      (dir) => {
+        execFileSync('mkfifo', [join(dir, 'fifo')]);
+        return join(dir, 'fifo');
+      },
+      'is not a regular file (',
+    ],
     ['a device', () => '/dev/null', 'is not a regular file ('],
   ])('refuses %s: KEY_INVALID naming the file, never "no pin"', async (_name, make, why) => {
     const file = make(fresh());
-    const err = await readPublicKeyFile(file).catch((e: unknown) => e) as Error & { code: string; location: unknown };
+    const err = (await readPublicKeyFile(file).catch((e: unknown) => e)) as Error & { code: string; location: unknown };
     expect(err.code).toBe('KEY_INVALID');
     expect(err.message.startsWith(`KEY_INVALID: public key file ${file}: ${why}`)).toBe(true);
     expect(err.location).toEqual({ file });
   });
 
   // Each read opens the file; every outcome closes it. A leak would show as one more open descriptor per read.
-  test.runIf(existsSync('/proc/self/fd'))('reading key files, good or refused, leaves no file open (Linux /proc/self/fd)', async () => {
-    const dir = fresh();
-    writeFileSync(join(dir, 'good.pub'), pem);
-    writeFileSync(join(dir, 'bad.pub'), 'nonsense');
-    const open = (): number => readdirSync('/proc/self/fd').length;
-    const before = open();
-    for (let i = 0; i < 20; i++) {
-      await readPublicKeyFile(join(dir, 'good.pub'));
-      await readPublicKeyFile(join(dir, 'bad.pub')).catch(() => {});
-      await readPublicKeyFile(dir).catch(() => {});
-    }
-    expect(open() - before).toBeLessThan(10);
-  });
+  test.runIf(existsSync('/proc/self/fd'))(
+    'reading key files, good or refused, leaves no file open (Linux /proc/self/fd)',
+    async () => {
+      const dir = fresh();
+      writeFileSync(join(dir, 'good.pub'), pem);
+      writeFileSync(join(dir, 'bad.pub'), 'nonsense');
+      const open = (): number => readdirSync('/proc/self/fd').length;
+      const before = open();
+      for (let i = 0; i < 20; i++) {
+        await readPublicKeyFile(join(dir, 'good.pub'));
+        await readPublicKeyFile(join(dir, 'bad.pub')).catch(() => {});
+        await readPublicKeyFile(dir).catch(() => {});
+      }
+      expect(open() - before).toBeLessThan(10);
+    },
+  );
 });

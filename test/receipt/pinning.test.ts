@@ -7,8 +7,21 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { preparePublication, publicationBytes, verifyDisclosure, verifyPublishedReceipt } from '../../src/redact/index.js';
-import { decodePublicKey, keyPairFromSeed, openReceiptSource, publicKeyToPem, receiptBytes, verifyReceipt, verifyReceiptFile } from '../../src/receipt/index.js';
+import {
+  preparePublication,
+  publicationBytes,
+  verifyDisclosure,
+  verifyPublishedReceipt,
+} from '../../src/redact/index.js';
+import {
+  decodePublicKey,
+  keyPairFromSeed,
+  openReceiptSource,
+  publicKeyToPem,
+  receiptBytes,
+  verifyReceipt,
+  verifyReceiptFile,
+} from '../../src/receipt/index.js';
 import { base64Encode } from '../../src/receipt/base64.js';
 import { SAMPLE_POLICY, memoryJournal } from '../redact/helpers.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -33,14 +46,23 @@ const UNUSABLE_KEYS: Array<[string, unknown]> = [
   ['base64 of 31 bytes', base64Encode(alice.publicKey.subarray(0, 31))],
   ['non-canonical base64 (no padding)', base64Encode(alice.publicKey).replace(/=$/, '')],
   ['hex text', Buffer.from(alice.publicKey).toString('hex')],
-  ['a PEM private key', '-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8g\n-----END PRIVATE KEY-----\n'],
-  ['a PEM block with a header line', publicKeyToPem(alice.publicKey).replace('-----\n', '-----\nProc-Type: 4,ENCRYPTED\n')],
+  [
+    'a PEM private key',
+    '-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8g\n-----END PRIVATE KEY-----\n',
+  ],
+  [
+    'a PEM block with a header line',
+    publicKeyToPem(alice.publicKey).replace('-----\n', '-----\nProc-Type: 4,ENCRYPTED\n'),
+  ],
   ['a PEM block cut short', publicKeyToPem(alice.publicKey).replace('-----END PUBLIC KEY-----\n', '')],
   ['an X25519 SPKI PEM', publicKeyToPem(alice.publicKey).replace('MCowBQYDK2Vw', 'MCowBQYDK2Vu')],
   ['the identity point (small order)', hex('0100000000000000000000000000000000000000000000000000000000000000')],
   ['an order-8 point', hex('c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a')],
   ['y = p (non-canonical encoding)', hex('edffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f')],
-  ['x = 0 with the sign bit set ("negative zero")', hex('0100000000000000000000000000000000000000000000000000000000000080')],
+  [
+    'x = 0 with the sign bit set ("negative zero")',
+    hex('0100000000000000000000000000000000000000000000000000000000000080'),
+  ],
   ['a y with no point on the curve', hex('0200000000000000000000000000000000000000000000000000000000000000')],
   ['null', null],
   ['a number', 42],
@@ -50,7 +72,11 @@ const UNUSABLE_KEYS: Array<[string, unknown]> = [
 describe('an unusable pinned key is KEY_MISMATCH, never unpinned', () => {
   test.each(UNUSABLE_KEYS)('%s', async (_name, key) => {
     expect(decodePublicKey(key).ok).toBe(false);
-    for (const [bytes, extra] of [[byAlice, []], [byMallory, []], [unsigned, ['SIGNATURE_MISSING']]] as const) {
+    for (const [bytes, extra] of [
+      [byAlice, []],
+      [byMallory, []],
+      [unsigned, ['SIGNATURE_MISSING']],
+    ] as const) {
       const r = await verifyReceipt(bytes, { publicKey: key as string });
       expect(r.ok).toBe(false);
       expect(r.problems.map((p) => p.code)).toEqual(['KEY_MISMATCH', ...extra]);
@@ -63,7 +89,9 @@ describe('an unusable pinned key is KEY_MISMATCH, never unpinned', () => {
     expect(reason('')).toMatch(/empty/);
     expect(reason(UNUSABLE_KEYS[8]![1])).toMatch(/private key/);
     expect(reason(hex('0100000000000000000000000000000000000000000000000000000000000000'))).toMatch(/small order/);
-    expect(reason(hex('edffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f'))).toMatch(/canonical encoding/);
+    expect(reason(hex('edffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f'))).toMatch(
+      /canonical encoding/,
+    );
     expect(reason(base64Encode(new Uint8Array(31)))).toMatch(/base64 of 31 bytes/);
   });
 
@@ -73,7 +101,9 @@ describe('an unusable pinned key is KEY_MISMATCH, never unpinned', () => {
     expect((await verifyReceiptFile(file, { publicKey: '' })).problems.map((p) => p.code)).toEqual(['KEY_MISMATCH']);
     await expect(openReceiptSource(file, { publicKey: '' })).rejects.toThrow(/RECEIPT_INVALID.*KEY_MISMATCH/);
     await expect(openReceiptSource(file, { publicKey: alice.publicKey })).resolves.toBeTruthy();
-    const published = await publicationBytes(await preparePublication(await memoryJournal(), { policy: SAMPLE_POLICY, optIn: true, sign: alice.privateKey }));
+    const published = await publicationBytes(
+      await preparePublication(await memoryJournal(), { policy: SAMPLE_POLICY, optIn: true, sign: alice.privateKey }),
+    );
     expect((await verifyPublishedReceipt(published, { publicKey: alice.publicKey })).ok).toBe(true);
     const pr = await verifyPublishedReceipt(published, { publicKey: '' });
     expect(pr.ok).toBe(false);
@@ -98,8 +128,12 @@ describe('an unusable pinned head is HEAD_MISMATCH, never unpinned', () => {
   });
 });
 
-describe('a journal\'s pinned head is a pin too', () => {
-  test.each<[string, unknown]>([['the empty string', ''], ['null', null], ['"sha256:" alone', 'sha256:']])('%s: the journal does not verify', async (_name, head) => {
+describe("a journal's pinned head is a pin too", () => {
+  test.each<[string, unknown]>([
+    ['the empty string', ''],
+    ['null', null],
+    ['"sha256:" alone', 'sha256:'],
+  ])('%s: the journal does not verify', async (_name, head) => {
     const j = await memoryJournal();
     expect((await j.verify()).ok).toBe(true);
     const r = await j.verify({ expectHead: head as string });
@@ -119,12 +153,17 @@ describe('the accepted key forms (spec/RECEIPT.md §5.2) pin', () => {
     ['SPKI PEM text', pem],
     ['SPKI PEM with CRLF line ends', pem.replace(/\n/g, '\r\n')],
     ['SPKI PEM as the bytes of a file', enc.encode(pem)],
-    ['SPKI PEM with its base64 on one long line', `-----BEGIN PUBLIC KEY-----\n${pem.split('\n').slice(1, -2).join('')}\n-----END PUBLIC KEY-----`],
+    [
+      'SPKI PEM with its base64 on one long line',
+      `-----BEGIN PUBLIC KEY-----\n${pem.split('\n').slice(1, -2).join('')}\n-----END PUBLIC KEY-----`,
+    ],
   ])('%s', async (_name, key) => {
     const d = decodePublicKey(key);
     expect(d.ok && Buffer.from(d.key).equals(Buffer.from(alice.publicKey))).toBe(true);
     expect((await verifyReceipt(byAlice, { publicKey: key })).problems).toEqual([]);
     expect((await verifyReceipt(byMallory, { publicKey: key })).problems.map((p) => p.code)).toEqual(['KEY_MISMATCH']);
-    expect((await verifyReceipt(unsigned, { publicKey: key })).problems.map((p) => p.code)).toEqual(['SIGNATURE_MISSING']);
+    expect((await verifyReceipt(unsigned, { publicKey: key })).problems.map((p) => p.code)).toEqual([
+      'SIGNATURE_MISSING',
+    ]);
   });
 });

@@ -37,14 +37,21 @@ describe('the receipt verification path is pure', () => {
     expect(names).not.toContain('receipt/node.ts');
     expect(names).not.toContain('receipt/writer.ts');
   });
-  test.each([...modules.entries()].map(([file, specs]) => ({ file: file.slice(root.length), specs })))('$file imports nothing Node-only', ({ file, specs }) => {
-    const builtins = new Set(builtinModules);
-    for (const s of specs) {
-      expect(s.startsWith('node:'), `${file} imports ${s}`).toBe(false);
-      expect(builtins.has(s), `${file} imports ${s}`).toBe(false);
-      if (!s.startsWith('.')) expect(['@noble/hashes/sha2.js', '@noble/curves/ed25519.js', 'canonicalize', 'pako'], `${file} imports ${s}`).toContain(s);
-    }
-    const code = readFileSync(resolve(root, file), 'utf8').replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, '');
-    expect(/\bBuffer\b|\bprocess\.|\brequire\(/.test(code), `${file} uses Buffer, process or require`).toBe(false);
-  });
+  test.each([...modules.entries()].map(([file, specs]) => ({ file: file.slice(root.length), specs })))(
+    '$file imports nothing Node-only',
+    ({ file, specs }) => {
+      const builtins = new Set(builtinModules);
+      for (const s of specs) {
+        expect(s.startsWith('node:'), `${file} imports ${s}`).toBe(false);
+        expect(builtins.has(s), `${file} imports ${s}`).toBe(false);
+        if (!s.startsWith('.'))
+          expect(
+            ['@noble/hashes/sha2.js', '@noble/curves/ed25519.js', 'canonicalize', 'pako'],
+            `${file} imports ${s}`,
+          ).toContain(s);
+      }
+      const code = readFileSync(resolve(root, file), 'utf8').replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, '');
+      expect(/\bBuffer\b|\bprocess\.|\brequire\(/.test(code), `${file} uses Buffer, process or require`).toBe(false);
+    },
+  );
 });

@@ -4,7 +4,21 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { tempDir } from '../helpers/tmp.js';
 import { makeFixture, testSeed } from './fixture.js';
-import { exportReceipt, openReceiptSource, receiptBytes, verifyReceipt, verifyReceiptFile, keyPairFromSeed, keygen, readKeyFile, publicKeyToPem, ReceiptError, receiptTar, planReceipt, receiptInput } from '../../src/receipt/index.js';
+import {
+  exportReceipt,
+  openReceiptSource,
+  receiptBytes,
+  verifyReceipt,
+  verifyReceiptFile,
+  keyPairFromSeed,
+  keygen,
+  readKeyFile,
+  publicKeyToPem,
+  ReceiptError,
+  receiptTar,
+  planReceipt,
+  receiptInput,
+} from '../../src/receipt/index.js';
 import { EXPORTER } from '../../src/receipt/version.js';
 
 const dir = tempDir('stepchain-receipt-');
@@ -21,7 +35,12 @@ describe('export → verify round trips', () => {
     const src = makeFixture({ steps, ...(blobEvery === undefined ? {} : { blobEvery }) });
     const key = keyPairFromSeed(testSeed());
     const out = join(dir, file);
-    const res = await exportReceipt(src, { out, ...(from === undefined ? {} : { from }), ...(to === undefined ? {} : { to }), ...(sign ? { sign: key.privateKey } : {}) });
+    const res = await exportReceipt(src, {
+      out,
+      ...(from === undefined ? {} : { from }),
+      ...(to === undefined ? {} : { to }),
+      ...(sign ? { sign: key.privateKey } : {}),
+    });
     expect(res.bytes).toBe(statSync(out).size);
     const head = await src.head();
     const r = await verifyReceiptFile(out, sign ? { publicKey: key.publicKey } : {});
@@ -39,7 +58,11 @@ describe('export → verify round trips', () => {
     expect(r.signed_by).toBe(sign ? key.keyId : null);
     expect(r.manifest_digest).toBe(res.manifest_digest);
     expect(r.manifest!.exporter).toBe(EXPORTER);
-    const referenced = new Set(src.stored.slice(f, t + 1).flatMap((l) => [...l.text.matchAll(/"digest":"(sha256:[0-9a-f]{64})"/g)].map((m) => m[1])));
+    const referenced = new Set(
+      src.stored
+        .slice(f, t + 1)
+        .flatMap((l) => [...l.text.matchAll(/"digest":"(sha256:[0-9a-f]{64})"/g)].map((m) => m[1])),
+    );
     expect(r.blobs).toBe(referenced.size);
     expect(r.proves.length).toBeGreaterThan(0);
     if (f > 0) expect(r.does_not_prove.join(' ')).toContain(`steps 0–${f - 1}`);
@@ -108,7 +131,9 @@ describe('export → verify round trips', () => {
     await expect(receiptBytes(makeFixture({ steps: 0 }))).rejects.toMatchObject({ code: 'EMPTY_RANGE' });
     await expect(receiptBytes(ok, { sign: 'nope' })).rejects.toBeInstanceOf(ReceiptError);
     await expect(exportReceipt(ok, { out: '' })).rejects.toMatchObject({ code: 'ARGUMENT_INVALID' });
-    await expect(exportReceipt(ok, { out: join(dir, 'no-such-dir', 'r.tar') })).rejects.toMatchObject({ code: 'OUTPUT_FAILED' });
+    await expect(exportReceipt(ok, { out: join(dir, 'no-such-dir', 'r.tar') })).rejects.toMatchObject({
+      code: 'OUTPUT_FAILED',
+    });
   });
 
   test('a source that changes between the passes is SOURCE_CHANGED, not a bad receipt', async () => {
@@ -117,7 +142,11 @@ describe('export → verify round trips', () => {
     const plan = await planReceipt(input);
     src.stored[4] = { ...src.stored[4]!, text: src.stored[4]!.text.replace('input 4', 'input Y') };
     const { writeReceipt } = await import('../../src/receipt/writer.js');
-    await expect((async () => { for await (const _ of writeReceipt(plan)) void _; })()).rejects.toMatchObject({ code: 'SOURCE_CHANGED' });
+    await expect(
+      (async () => {
+        for await (const _ of writeReceipt(plan)) void _;
+      })(),
+    ).rejects.toMatchObject({ code: 'SOURCE_CHANGED' });
     void receiptTar;
   });
 
@@ -139,7 +168,10 @@ describe('export → verify round trips', () => {
   });
 
   test('the exporter string matches package.json', () => {
-    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { name: string; version: string };
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      name: string;
+      version: string;
+    };
     expect(EXPORTER).toBe(`${pkg.name}/${pkg.version}`);
   });
 
@@ -173,12 +205,19 @@ describe('export → verify round trips', () => {
     const bytes = new Uint8Array(Buffer.concat(parts));
     const plain = await verifyReceipt(bytes);
     expect(plain.problems.map((p) => [p.code, p.location.path])).toEqual([['MANIFEST_INVALID', '/anchor']]);
-    const ext = await verifyReceipt(bytes, { extensions: { anchor: (v) => (typeof v === 'object' && v !== null ? null : 'anchor must be an object') } });
+    const ext = await verifyReceipt(bytes, {
+      extensions: { anchor: (v) => (typeof v === 'object' && v !== null ? null : 'anchor must be an object') },
+    });
     expect(ext.ok).toBe(true);
     expect(ext.manifest!.anchor).toEqual({ note: 'x' });
     await expect(planReceipt({ ...input, extra: { head: 1 } })).rejects.toMatchObject({ code: 'MANIFEST_INVALID' });
     // a web ReadableStream works as input too
-    const stream = new ReadableStream<Uint8Array>({ start(c) { for (let i = 0; i < bytes.length; i += 100) c.enqueue(bytes.subarray(i, i + 100)); c.close(); } });
+    const stream = new ReadableStream<Uint8Array>({
+      start(c) {
+        for (let i = 0; i < bytes.length; i += 100) c.enqueue(bytes.subarray(i, i + 100));
+        c.close();
+      },
+    });
     expect((await verifyReceipt(stream, { extensions: { anchor: () => null } })).ok).toBe(true);
   });
 

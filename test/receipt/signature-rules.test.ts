@@ -10,7 +10,17 @@ import { describe, expect, test } from 'vitest';
 import { canonicalJson } from '../../src/canonical/jcs.js';
 import { base64Encode } from '../../src/receipt/base64.js';
 import { PAYLOAD_TYPE, pae, signManifest, verifySignatureBytes } from '../../src/receipt/dsse.js';
-import { decodePublicKey, keyIdOf, keyPairFromSeed, publicKeyDefect, parsePrivateKey, privateKeyToPem, publicKeyToPem, receiptBytes, verifyReceipt } from '../../src/receipt/index.js';
+import {
+  decodePublicKey,
+  keyIdOf,
+  keyPairFromSeed,
+  publicKeyDefect,
+  parsePrivateKey,
+  privateKeyToPem,
+  publicKeyToPem,
+  receiptBytes,
+  verifyReceipt,
+} from '../../src/receipt/index.js';
 import { entriesOf, tarOf } from './craft.js';
 import { makeFixture, testSeed } from './fixture.js';
 
@@ -20,7 +30,8 @@ const signed = entriesOf(await receiptBytes(makeFixture({ steps: 4 }), { sign: k
 const manifestBytes = signed[0]!.data;
 const doc = JSON.parse(new TextDecoder().decode(signed[1]!.data)) as Record<string, unknown>;
 const enc = new TextEncoder();
-const withSignature = (bytes: Uint8Array): Uint8Array => tarOf(signed.map((e, i) => (i === 1 ? { ...e, data: bytes } : e)));
+const withSignature = (bytes: Uint8Array): Uint8Array =>
+  tarOf(signed.map((e, i) => (i === 1 ? { ...e, data: bytes } : e)));
 const edited = (patch: (d: Record<string, any>) => void): Uint8Array => {
   const d = structuredClone(doc);
   patch(d);
@@ -44,7 +55,7 @@ describe('the signature entry (§5): one defect each is SIGNATURE_INVALID at man
   test.each<[string, () => Uint8Array]>([
     ['not UTF-8', () => Uint8Array.of(0x7b, 0xff, 0x7d)],
     ['not canonical JSON', () => enc.encode(canonicalJson(doc as never).replace('{"envelope"', '{ "envelope"'))],
-    ['canonical text that is not JSON\'s one value', () => enc.encode(canonicalJson(doc as never) + '1')],
+    ["canonical text that is not JSON's one value", () => enc.encode(canonicalJson(doc as never) + '1')],
     ['not an object', () => enc.encode('[]')],
     ['an extra member', () => edited((d) => (d.x = 1))],
     ['another format', () => edited((d) => (d.format = 'stepchain-receipt-signature/v2'))],
@@ -57,24 +68,60 @@ describe('the signature entry (§5): one defect each is SIGNATURE_INVALID at man
     ['a payload that is not a string', () => edited((d) => (d.envelope.payload = 1))],
     ['a payload that is not canonical base64', () => edited((d) => (d.envelope.payload = d.envelope.payload + '='))],
     ['a payload of other bytes', () => edited((d) => (d.envelope.payload = base64Encode(enc.encode('{}'))))],
-    ['a payload of the manifest less its last byte', () => edited((d) => (d.envelope.payload = base64Encode(manifestBytes.subarray(0, manifestBytes.length - 1))))],
-    ['a payload that is an array of four strings', () => edited((d) => (d.envelope.payload = ['AAAA', 'AAAA', 'AAAA', 'AAAA']))],
-    ['a public_key that is an array of four strings', () => edited((d) => (d.public_key = ['AAAA', 'AAAA', 'AAAA', 'AAAA']))],
-    ['a sig that is an array of four strings', () => edited((d) => (d.envelope.signatures[0].sig = ['AAAA', 'AAAA', 'AAAA', 'AAAA']))],
-    ['a payload of the manifest with one byte changed', () => edited((d) => (d.envelope.payload = flipped(d.envelope.payload, 10)))],
+    [
+      'a payload of the manifest less its last byte',
+      () => edited((d) => (d.envelope.payload = base64Encode(manifestBytes.subarray(0, manifestBytes.length - 1)))),
+    ],
+    [
+      'a payload that is an array of four strings',
+      () => edited((d) => (d.envelope.payload = ['AAAA', 'AAAA', 'AAAA', 'AAAA'])),
+    ],
+    [
+      'a public_key that is an array of four strings',
+      () => edited((d) => (d.public_key = ['AAAA', 'AAAA', 'AAAA', 'AAAA'])),
+    ],
+    [
+      'a sig that is an array of four strings',
+      () => edited((d) => (d.envelope.signatures[0].sig = ['AAAA', 'AAAA', 'AAAA', 'AAAA'])),
+    ],
+    [
+      'a payload of the manifest with one byte changed',
+      () => edited((d) => (d.envelope.payload = flipped(d.envelope.payload, 10))),
+    ],
     ['no signature', () => edited((d) => (d.envelope.signatures = []))],
     ['two signatures', () => edited((d) => d.envelope.signatures.push(d.envelope.signatures[0]))],
     ['signatures that are not an array', () => edited((d) => (d.envelope.signatures = d.envelope.signatures[0]))],
     ['a signature with an extra member', () => edited((d) => (d.envelope.signatures[0].x = 1))],
-    ['a keyid that is not the public key\'s', () => edited((d) => (d.envelope.signatures[0].keyid = other.keyId))],
+    ["a keyid that is not the public key's", () => edited((d) => (d.envelope.signatures[0].keyid = other.keyId))],
     ['a sig that is not a string', () => edited((d) => (d.envelope.signatures[0].sig = 1))],
-    ['a sig of 63 bytes', () => edited((d) => (d.envelope.signatures[0].sig = base64Encode(Buffer.from(d.envelope.signatures[0].sig, 'base64').subarray(0, 63))))],
-    ['a sig that does not verify', () => edited((d) => (d.envelope.signatures[0].sig = flipped(d.envelope.signatures[0].sig, 5)))],
-    ['another key, with its key id, that did not sign', () => edited((d) => ((d.public_key = base64Encode(other.publicKey)), (d.envelope.signatures[0].keyid = other.keyId)))],
-    ['a small-order public key with its key id', () => {
-      const small = Uint8Array.from(Buffer.from('0100000000000000000000000000000000000000000000000000000000000000', 'hex'));
-      return edited((d) => ((d.public_key = base64Encode(small)), (d.envelope.signatures[0].keyid = keyIdOf(small))));
-    }],
+    [
+      'a sig of 63 bytes',
+      () =>
+        edited(
+          (d) =>
+            (d.envelope.signatures[0].sig = base64Encode(
+              Buffer.from(d.envelope.signatures[0].sig, 'base64').subarray(0, 63),
+            )),
+        ),
+    ],
+    [
+      'a sig that does not verify',
+      () => edited((d) => (d.envelope.signatures[0].sig = flipped(d.envelope.signatures[0].sig, 5))),
+    ],
+    [
+      'another key, with its key id, that did not sign',
+      () =>
+        edited((d) => ((d.public_key = base64Encode(other.publicKey)), (d.envelope.signatures[0].keyid = other.keyId))),
+    ],
+    [
+      'a small-order public key with its key id',
+      () => {
+        const small = Uint8Array.from(
+          Buffer.from('0100000000000000000000000000000000000000000000000000000000000000', 'hex'),
+        );
+        return edited((d) => ((d.public_key = base64Encode(small)), (d.envelope.signatures[0].keyid = keyIdOf(small))));
+      },
+    ],
   ])('%s', async (_name, bytes) => {
     expect(await where(withSignature(bytes()))).toEqual(INVALID);
   });
@@ -91,12 +138,16 @@ describe('DSSE (§5)', () => {
     const d = signManifest(manifestBytes, key.privateKey);
     expect(d).toEqual(doc);
     const spki = createPublicKey(publicKeyToPem(key.publicKey));
-    expect(cryptoVerify(null, pae(PAYLOAD_TYPE, manifestBytes), spki, Buffer.from(d.envelope.signatures[0]!.sig, 'base64'))).toBe(true);
+    expect(
+      cryptoVerify(null, pae(PAYLOAD_TYPE, manifestBytes), spki, Buffer.from(d.envelope.signatures[0]!.sig, 'base64')),
+    ).toBe(true);
   });
 
   test('verifySignatureBytes is true for a good signature and false, never throwing, for anything else', () => {
     const message = pae(PAYLOAD_TYPE, manifestBytes);
-    const sig = Uint8Array.from(Buffer.from((doc.envelope as { signatures: Array<{ sig: string }> }).signatures[0]!.sig, 'base64'));
+    const sig = Uint8Array.from(
+      Buffer.from((doc.envelope as { signatures: Array<{ sig: string }> }).signatures[0]!.sig, 'base64'),
+    );
     expect(verifySignatureBytes(message, sig, key.publicKey)).toBe(true);
     expect(verifySignatureBytes(message, sig, other.publicKey)).toBe(false);
     expect(verifySignatureBytes(message, sig.subarray(0, 63), key.publicKey)).toBe(false);
@@ -106,7 +157,7 @@ describe('DSSE (§5)', () => {
 });
 
 describe('key files (§5, §5.2)', () => {
-  test('the PEM texts are byte for byte what OpenSSL writes for the same key, and OpenSSL\'s read back', () => {
+  test("the PEM texts are byte for byte what OpenSSL writes for the same key, and OpenSSL's read back", () => {
     const der = Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), Buffer.from(key.privateKey)]);
     const openssl = createPrivateKey({ key: der, format: 'der', type: 'pkcs8' });
     expect(privateKeyToPem(key.privateKey)).toBe(openssl.export({ format: 'pem', type: 'pkcs8' }));
@@ -126,15 +177,21 @@ describe('key files (§5, §5.2)', () => {
   test.each<[string, unknown]>([
     ['31 bytes', new Uint8Array(31)],
     ['a public key PEM', publicKeyToPem(key.publicKey)],
-    ['a PKCS#8 PEM of another algorithm (X25519)', privateKeyToPem(key.privateKey).replace('MC4CAQAwBQYDK2VwBCIEI', 'MC4CAQAwBQYDK2VuBCIEI')],
-    ['a PKCS#8 PEM one byte short', `-----BEGIN PRIVATE KEY-----\n${base64Encode(Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), Buffer.from(key.privateKey.subarray(0, 31))]))}\n-----END PRIVATE KEY-----\n`],
+    [
+      'a PKCS#8 PEM of another algorithm (X25519)',
+      privateKeyToPem(key.privateKey).replace('MC4CAQAwBQYDK2VwBCIEI', 'MC4CAQAwBQYDK2VuBCIEI'),
+    ],
+    [
+      'a PKCS#8 PEM one byte short',
+      `-----BEGIN PRIVATE KEY-----\n${base64Encode(Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), Buffer.from(key.privateKey.subarray(0, 31))]))}\n-----END PRIVATE KEY-----\n`,
+    ],
     ['text before the PEM block', `x${privateKeyToPem(key.privateKey)}`],
     ['a number', 42],
   ])('a signing key that is %s is KEY_INVALID', (_name, k) => {
     expect(() => parsePrivateKey(k as never)).toThrow(expect.objectContaining({ code: 'KEY_INVALID' }));
   });
 
-  test('a pinned key\'s surrounding whitespace is ASCII whitespace only: SP, HT, CR, LF', () => {
+  test("a pinned key's surrounding whitespace is ASCII whitespace only: SP, HT, CR, LF", () => {
     const b64 = base64Encode(key.publicKey);
     expect(decodePublicKey(`\t \r\n${b64}\t\r\n `).ok).toBe(true);
     for (const ws of ['\u00a0', '\ufeff', '\u2028', '\v', '\f']) expect(decodePublicKey(`${ws}${b64}`).ok).toBe(false);
@@ -161,7 +218,11 @@ describe('an unusable pinned key: the reason says what it is (§5.2)', () => {
   const hex = (h: string): Uint8Array => Uint8Array.from(Buffer.from(h, 'hex'));
   test.each<[string, unknown, RegExp]>([
     ['empty bytes', new Uint8Array(0), /^the pinned key is empty \(0 bytes\)$/],
-    ['bytes that are not UTF-8', Uint8Array.of(0xff, 0xfe), /is 2 bytes that are neither 32 raw key bytes nor UTF-8 text/],
+    [
+      'bytes that are not UTF-8',
+      Uint8Array.of(0xff, 0xfe),
+      /is 2 bytes that are neither 32 raw key bytes nor UTF-8 text/,
+    ],
     ['null', null, /is null, not bytes or text/],
     ['a number', 42, /is number, not bytes or text/],
     ['an object', {}, /is object, not bytes or text/],
@@ -170,21 +231,73 @@ describe('an unusable pinned key: the reason says what it is (§5.2)', () => {
     ['more than 16 KiB of text', 'A'.repeat(16 * 1024 + 1), /16385 characters of text/],
     ['a PEM private key', privateKeyToPem(key.privateKey), /PEM private key/],
     ['a PEM certificate', '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----', /labelled "CERTIFICATE"/],
-    ['a PEM label in lower case', `-----BEGIN public key-----\n${body}\n-----END public key-----`, /labelled "-----BEGIN public key-----"/],
-    ['text after the BEGIN line', `-----BEGIN PUBLIC KEY-----x\n${body}\n-----END PUBLIC KEY-----`, /labelled "-----BEGIN PUBLIC KEY-----x"/],
-    ['a second BEGIN inside the first line', `-----BEGIN FOO-----BEGIN PUBLIC KEY-----\n${body}\n-----END PUBLIC KEY-----`, /labelled "-----BEGIN FOO-----BEGIN PUBLIC KEY-----"/],
-    ['a PEM block without its END line', `-----BEGIN PUBLIC KEY-----\n${body}`, /does not end with "-----END PUBLIC KEY-----"/],
-    ['a PEM block with no body', '-----BEGIN PUBLIC KEY-----\n-----END PUBLIC KEY-----', /does not end with "-----END PUBLIC KEY-----"/],
-    ['a PEM block whose last line is not the END line', `-----BEGIN PUBLIC KEY-----\n${body}\n-----END PUBLIC KEY----- x`, /does not end with/],
-    ['a PEM block whose END is not on its own line', `-----BEGIN PUBLIC KEY-----\n${body}-----END PUBLIC KEY-----`, /does not end with/],
-    ['a PEM header line', `-----BEGIN PUBLIC KEY-----\nProc-Type: 4,ENCRYPTED\n${body}\n-----END PUBLIC KEY-----`, /a line that is not base64/],
-    ['a body line with a space inside', `-----BEGIN PUBLIC KEY-----\n${body!.slice(0, 20)} ${body!.slice(20)}\n-----END PUBLIC KEY-----`, /a line that is not base64/],
-    ['an X25519 SubjectPublicKeyInfo', pem.replace('MCowBQYDK2Vw', 'MCowBQYDK2Vu'), /not an Ed25519 SubjectPublicKeyInfo/],
+    [
+      'a PEM label in lower case',
+      `-----BEGIN public key-----\n${body}\n-----END public key-----`,
+      /labelled "-----BEGIN public key-----"/,
+    ],
+    [
+      'text after the BEGIN line',
+      `-----BEGIN PUBLIC KEY-----x\n${body}\n-----END PUBLIC KEY-----`,
+      /labelled "-----BEGIN PUBLIC KEY-----x"/,
+    ],
+    [
+      'a second BEGIN inside the first line',
+      `-----BEGIN FOO-----BEGIN PUBLIC KEY-----\n${body}\n-----END PUBLIC KEY-----`,
+      /labelled "-----BEGIN FOO-----BEGIN PUBLIC KEY-----"/,
+    ],
+    [
+      'a PEM block without its END line',
+      `-----BEGIN PUBLIC KEY-----\n${body}`,
+      /does not end with "-----END PUBLIC KEY-----"/,
+    ],
+    [
+      'a PEM block with no body',
+      '-----BEGIN PUBLIC KEY-----\n-----END PUBLIC KEY-----',
+      /does not end with "-----END PUBLIC KEY-----"/,
+    ],
+    [
+      'a PEM block whose last line is not the END line',
+      `-----BEGIN PUBLIC KEY-----\n${body}\n-----END PUBLIC KEY----- x`,
+      /does not end with/,
+    ],
+    [
+      'a PEM block whose END is not on its own line',
+      `-----BEGIN PUBLIC KEY-----\n${body}-----END PUBLIC KEY-----`,
+      /does not end with/,
+    ],
+    [
+      'a PEM header line',
+      `-----BEGIN PUBLIC KEY-----\nProc-Type: 4,ENCRYPTED\n${body}\n-----END PUBLIC KEY-----`,
+      /a line that is not base64/,
+    ],
+    [
+      'a body line with a space inside',
+      `-----BEGIN PUBLIC KEY-----\n${body!.slice(0, 20)} ${body!.slice(20)}\n-----END PUBLIC KEY-----`,
+      /a line that is not base64/,
+    ],
+    [
+      'an X25519 SubjectPublicKeyInfo',
+      pem.replace('MCowBQYDK2Vw', 'MCowBQYDK2Vu'),
+      /not an Ed25519 SubjectPublicKeyInfo/,
+    ],
     ['text that is not base64', 'not a key', /neither canonical base64/],
-    ['hex text (the base64 alphabet holds hex digits)', Buffer.from(key.publicKey).toString('hex'), /base64 of 48 bytes/],
-    ['the base64 of 31 bytes', base64Encode(key.publicKey.subarray(0, 31)), /base64 of 31 bytes; an Ed25519 public key is 32/],
+    [
+      'hex text (the base64 alphabet holds hex digits)',
+      Buffer.from(key.publicKey).toString('hex'),
+      /base64 of 48 bytes/,
+    ],
+    [
+      'the base64 of 31 bytes',
+      base64Encode(key.publicKey.subarray(0, 31)),
+      /base64 of 31 bytes; an Ed25519 public key is 32/,
+    ],
     ['the identity point', hex('0100000000000000000000000000000000000000000000000000000000000000'), /small order/],
-    ['y = p', hex('edffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f'), /not the canonical encoding of a point/],
+    [
+      'y = p',
+      hex('edffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f'),
+      /not the canonical encoding of a point/,
+    ],
   ])('%s', (_name, k, reason) => {
     const r = decodePublicKey(k);
     expect(r.ok ? null : r.reason).toMatch(reason);

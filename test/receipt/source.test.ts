@@ -64,10 +64,12 @@ describe('lines(range) across chain entries', () => {
     }
   });
 
-  test('a partial receipt counts seqs from its range\'s first step', async () => {
+  test("a partial receipt counts seqs from its range's first step", async () => {
     const part = await receiptBytes(fixture, { from: 4, to: 8 });
     const rs = await receiptSource(() => part);
-    expect((await all(rs.lines({ from: 5, to: 6 }))).map((l) => [l.seq, l.text])).toEqual([5, 6].map((s) => [s, fixture.stored[s]!.text]));
+    expect((await all(rs.lines({ from: 5, to: 6 }))).map((l) => [l.seq, l.text])).toEqual(
+      [5, 6].map((s) => [s, fixture.stored[s]!.text]),
+    );
     expect((await all(rs.lines())).map((l) => l.seq)).toEqual([4, 5, 6, 7, 8]);
   });
 });
@@ -103,7 +105,8 @@ describe('blob(digest)', () => {
 });
 
 describe('an archive that changed after it was verified is SOURCE_CHANGED, never different data', () => {
-  const source = (later: () => ByteInput, first?: Uint8Array): Promise<ReceiptSource> => receiptSource(changing(later, first));
+  const source = (later: () => ByteInput, first?: Uint8Array): Promise<ReceiptSource> =>
+    receiptSource(changing(later, first));
 
   test.each<[string, number, { from?: number; to?: number }]>([
     ['a line in an entry before the last', 3, {}],
@@ -113,28 +116,46 @@ describe('an archive that changed after it was verified is SOURCE_CHANGED, never
     const seq = first === 9 ? 9 : first + 1;
     const later = withEntry(chainName(first), (d) => replaced(d, `"input ${seq} `, `"input X `));
     const rs = await source(() => later);
-    await expect(all(rs.lines(range))).rejects.toMatchObject({ code: 'SOURCE_CHANGED', message: expect.stringContaining(`receipt entry ${chainName(first)} changed`) });
+    await expect(all(rs.lines(range))).rejects.toMatchObject({
+      code: 'SOURCE_CHANGED',
+      message: expect.stringContaining(`receipt entry ${chainName(first)} changed`),
+    });
   });
 
   test('an entry cut short: SOURCE_CHANGED names the entry', async () => {
-    const cut = good.subarray(0, good.indexOf(0x0a, entries.slice(0, 3).reduce((n, e) => n + 512 + Math.ceil(e.data.length / 512) * 512, 0) + 512) + 1);
+    const cut = good.subarray(
+      0,
+      good.indexOf(
+        0x0a,
+        entries.slice(0, 3).reduce((n, e) => n + 512 + Math.ceil(e.data.length / 512) * 512, 0) + 512,
+      ) + 1,
+    );
     const rs = await source(() => cut);
-    await expect(all(rs.lines())).rejects.toMatchObject({ code: 'SOURCE_CHANGED', message: expect.stringContaining(chainName(6)) });
+    await expect(all(rs.lines())).rejects.toMatchObject({
+      code: 'SOURCE_CHANGED',
+      message: expect.stringContaining(chainName(6)),
+    });
   });
 
   test('a blob with other bytes of the same length', async () => {
     const b = entries.find((e) => e.name.startsWith('blobs/'))!;
     const later = withEntry(b.name, (d) => replaced(d, 'result', 'resulT'));
     const rs = await source(() => later);
-    await expect(rs.blob('sha256:' + b.name.slice(6))).rejects.toMatchObject({ code: 'SOURCE_CHANGED', message: expect.stringContaining(`receipt entry ${b.name} changed`) });
+    await expect(rs.blob('sha256:' + b.name.slice(6))).rejects.toMatchObject({
+      code: 'SOURCE_CHANGED',
+      message: expect.stringContaining(`receipt entry ${b.name} changed`),
+    });
   });
 
-  test('more than 1 MiB of zeros after the end marker (the reader\'s own limit, §3.2 item 5); up to 1 MiB is the same receipt', async () => {
+  test("more than 1 MiB of zeros after the end marker (the reader's own limit, §3.2 item 5); up to 1 MiB is the same receipt", async () => {
     const d = fixture.blobs.keys().next().value!;
     const ok = await source(() => concatBytes([good, new Uint8Array(1024 * 1024)]));
     expect(await ok.blob(d)).toEqual(fixture.blobs.get(d));
     const rs = await source(() => concatBytes([good, new Uint8Array(2 * 1024 * 1024)]));
-    await expect(rs.blob(d)).rejects.toMatchObject({ code: 'SOURCE_CHANGED', message: expect.stringContaining('the archive changed') });
+    await expect(rs.blob(d)).rejects.toMatchObject({
+      code: 'SOURCE_CHANGED',
+      message: expect.stringContaining('the archive changed'),
+    });
   });
 
   test('a gzip member cut short', async () => {
@@ -143,7 +164,9 @@ describe('an archive that changed after it was verified is SOURCE_CHANGED, never
     expect(rs.report.compressed).toBe(true);
     await expect(rs.blob(rs.manifest.blobs[0]!.digest)).rejects.toMatchObject({
       code: 'SOURCE_CHANGED',
-      message: expect.stringMatching(/the receipt changed after it was verified: the gzip stream ends inside its member/),
+      message: expect.stringMatching(
+        /the receipt changed after it was verified: the gzip stream ends inside its member/,
+      ),
     });
   });
 
@@ -161,15 +184,18 @@ test('a reader that stops early releases the stream it was given (the stream is 
   const cancelled: unknown[] = [];
   const stream = (): ReadableStream<Uint8Array> => {
     let at = 0;
-    return new ReadableStream<Uint8Array>({
-      pull(c) {
-        if (at >= good.length) return c.close();
-        c.enqueue(good.slice(at, (at += 1024)));
+    return new ReadableStream<Uint8Array>(
+      {
+        pull(c) {
+          if (at >= good.length) return c.close();
+          c.enqueue(good.slice(at, (at += 1024)));
+        },
+        cancel(reason) {
+          cancelled.push(reason);
+        },
       },
-      cancel(reason) {
-        cancelled.push(reason);
-      },
-    }, { highWaterMark: 0 });
+      { highWaterMark: 0 },
+    );
   };
   const rs = await receiptSource(stream);
   expect(await all(rs.lines({ to: 0 }))).toHaveLength(1);

@@ -19,15 +19,29 @@ function heldJournal(steps: number, pad: number): ChainSource {
   let prev = genesisHash(genesis);
   for (let seq = 0; seq < steps; seq++) {
     const { record, line } = sealRecord({
-      v: 1, seq, step_id: `s${seq}`, ts: '2026-01-01T00:00:00.000Z', prev_hash: prev,
-      input: { n: seq, pad: 'p'.repeat(pad) }, model: 'm', prompt: null, tool_call: null, result: seq,
+      v: 1,
+      seq,
+      step_id: `s${seq}`,
+      ts: '2026-01-01T00:00:00.000Z',
+      prev_hash: prev,
+      input: { n: seq, pad: 'p'.repeat(pad) },
+      model: 'm',
+      prompt: null,
+      tool_call: null,
+      result: seq,
     });
     prev = record.step_hash;
-    stored.push({ segment: `${String(Math.floor(seq / 1000) * 1000).padStart(16, '0')}.jsonl`, seq, text: line.slice(0, -1) });
+    stored.push({
+      segment: `${String(Math.floor(seq / 1000) * 1000).padStart(16, '0')}.jsonl`,
+      seq,
+      text: line.slice(0, -1),
+    });
   }
   return {
     genesis,
-    async head() { return { seq: steps - 1, step_hash: prev }; },
+    async head() {
+      return { seq: steps - 1, step_hash: prev };
+    },
     async *lines(range: SeqRange = {}) {
       for (const l of stored) {
         if (l.seq < (range.from ?? 0)) continue;
@@ -35,7 +49,9 @@ function heldJournal(steps: number, pad: number): ChainSource {
         yield l;
       }
     },
-    async blob() { return null; },
+    async blob() {
+      return null;
+    },
   };
 }
 
@@ -43,10 +59,15 @@ describe('streaming', () => {
   test('an 8 000-step journal (~48 MB) exports and verifies without memory growing with it', async () => {
     const src = heldJournal(8_000, 6000);
     const out = join(dir, 'long.tar');
-    const mem = () => { const m = process.memoryUsage(); return m.heapUsed + m.arrayBuffers; };
+    const mem = () => {
+      const m = process.memoryUsage();
+      return m.heapUsed + m.arrayBuffers;
+    };
     const start = mem();
     let peak = 0;
-    const timer = setInterval(() => { peak = Math.max(peak, mem() - start); }, 5);
+    const timer = setInterval(() => {
+      peak = Math.max(peak, mem() - start);
+    }, 5);
     try {
       const res = await exportReceipt(src, { out });
       expect(res.entries).toBe(1 + 8);

@@ -7,7 +7,15 @@
  */
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { BLOCK, checksum, fieldText, inspectHeader, isZeroBlock, paddedSize, ustarHeader } from '../../src/receipt/tar.js';
+import {
+  BLOCK,
+  checksum,
+  fieldText,
+  inspectHeader,
+  isZeroBlock,
+  paddedSize,
+  ustarHeader,
+} from '../../src/receipt/tar.js';
 import { entriesOf, rawHeader, tarOf } from './craft.js';
 import { makeFixture } from './fixture.js';
 import { receiptBytes, verifyReceipt } from '../../src/receipt/index.js';
@@ -47,7 +55,8 @@ const EDGE_SIZES = [0, 1, 7, 8, 511, 512, 513, 0o1234567, 0o76543210, 0o76543210
 
 describe('H(name, size): the one header the profile allows (§3.2 item 2)', () => {
   test('ustarHeader writes the table byte for byte, and its checksum is the byte sum with the field as spaces', () => {
-    for (const n of EDGE_SIZES) expect(ustarHeader('chain/0000000000000000.jsonl', n)).toEqual(specHeader('chain/0000000000000000.jsonl', n));
+    for (const n of EDGE_SIZES)
+      expect(ustarHeader('chain/0000000000000000.jsonl', n)).toEqual(specHeader('chain/0000000000000000.jsonl', n));
     fc.assert(
       fc.property(safeName, size, (name, n) => {
         const h = ustarHeader(name, n);
@@ -58,9 +67,16 @@ describe('H(name, size): the one header the profile allows (§3.2 item 2)', () =
   });
 
   test('inspectHeader accepts H(name, size) and reads back that name and size', () => {
-    for (const n of EDGE_SIZES) expect(inspectHeader(specHeader('blobs/x', n))).toEqual({ ok: true, name: 'blobs/x', size: n });
+    for (const n of EDGE_SIZES)
+      expect(inspectHeader(specHeader('blobs/x', n))).toEqual({ ok: true, name: 'blobs/x', size: n });
     expect(inspectHeader(specHeader('x'.repeat(99), 3))).toEqual({ ok: true, name: 'x'.repeat(99), size: 3 });
-    fc.assert(fc.property(safeName, size, (name, n) => void expect(inspectHeader(specHeader(name, n))).toEqual({ ok: true, name, size: n })));
+    fc.assert(
+      fc.property(
+        safeName,
+        size,
+        (name, n) => void expect(inspectHeader(specHeader(name, n))).toEqual({ ok: true, name, size: n }),
+      ),
+    );
   });
 
   test('padding rounds data up to whole blocks (item 4), and a zero block is all zeros', () => {
@@ -77,11 +93,19 @@ describe('H(name, size): the one header the profile allows (§3.2 item 2)', () =
 
 describe('inspectHeader: what a hostile header block is, and at which entry', () => {
   const NAME = 'chain/0000000000000000.jsonl';
-  const inspect = (patch: Array<[number, string | number[]]>, name = NAME, keepChecksum = false) => inspectHeader(rawHeader({ name, size: 10, patch, keepChecksum }));
+  const inspect = (patch: Array<[number, string | number[]]>, name = NAME, keepChecksum = false) =>
+    inspectHeader(rawHeader({ name, size: 10, patch, keepChecksum }));
   const refusal = (v: ReturnType<typeof inspectHeader>) => (v.ok ? v : { code: v.code, name: v.name });
 
   test('a checksum that does not match, or is not an octal number, is ARCHIVE_INVALID at no entry: its name is not trusted', () => {
-    for (const field of ['000000 \0', '\0\0\0\0\0\0\0\0', '        ', 'x', '0000008\0', [0x80, 0, 0, 0, 0, 0, 0, 0]] as const) {
+    for (const field of [
+      '000000 \0',
+      '\0\0\0\0\0\0\0\0',
+      '        ',
+      'x',
+      '0000008\0',
+      [0x80, 0, 0, 0, 0, 0, 0, 0],
+    ] as const) {
       const v = inspect([[148, field as string | number[]]], NAME, true);
       expect(refusal(v), JSON.stringify(field)).toEqual({ code: 'ARCHIVE_INVALID', name: undefined });
       if (!v.ok) expect(v.message).toMatch(/checksum/);
@@ -90,7 +114,11 @@ describe('inspectHeader: what a hostile header block is, and at which entry', ()
   });
 
   test('a right checksum written in another form (leading spaces, NUL then space) is read, and refused at the entry by the byte comparison', () => {
-    for (const form of [(s: number) => ` ${s.toString(8).padStart(5, '0')} \0`, (s: number) => `${s.toString(8).padStart(6, '0')}\0 `, (s: number) => `${s.toString(8).padStart(7, '0')}\0`]) {
+    for (const form of [
+      (s: number) => ` ${s.toString(8).padStart(5, '0')} \0`,
+      (s: number) => `${s.toString(8).padStart(6, '0')}\0 `,
+      (s: number) => `${s.toString(8).padStart(7, '0')}\0`,
+    ]) {
       const h = ustarHeader(NAME, 10);
       put(h, 148, form(checksum(h)));
       const v = inspectHeader(h);
@@ -100,10 +128,21 @@ describe('inspectHeader: what a hostile header block is, and at which entry', ()
   });
 
   test.each([
-    ['1', 'a hard link'], ['2', 'a symbolic link'], ['3', 'a character device'], ['4', 'a block device'], ['5', 'a directory'],
-    ['6', 'a FIFO'], ['7', 'a contiguous file'], ['x', 'a PAX extended header'], ['g', 'a PAX global header'],
-    ['L', 'a GNU long-name header'], ['K', 'a GNU long-link header'], ['S', 'a GNU sparse file'], ['V', 'a GNU volume label'],
-    ['\0', 'an entry of type "\\\\0"'], ['A', 'an entry of type "A"'],
+    ['1', 'a hard link'],
+    ['2', 'a symbolic link'],
+    ['3', 'a character device'],
+    ['4', 'a block device'],
+    ['5', 'a directory'],
+    ['6', 'a FIFO'],
+    ['7', 'a contiguous file'],
+    ['x', 'a PAX extended header'],
+    ['g', 'a PAX global header'],
+    ['L', 'a GNU long-name header'],
+    ['K', 'a GNU long-link header'],
+    ['S', 'a GNU sparse file'],
+    ['V', 'a GNU volume label'],
+    ['\0', 'an entry of type "\\\\0"'],
+    ['A', 'an entry of type "A"'],
   ])('typeflag %j is ARCHIVE_UNSAFE at the entry, named as %s (item 1)', (flag, what) => {
     const v = inspect([[156, flag]]);
     expect(refusal(v)).toEqual({ code: 'ARCHIVE_UNSAFE', name: NAME });
@@ -111,28 +150,51 @@ describe('inspectHeader: what a hostile header block is, and at which entry', ()
   });
 
   test('a header that is not POSIX ustar (GNU magic, version, v7) is ARCHIVE_INVALID at the entry, before its name is read as a ustar path', () => {
-    for (const patch of [[[257, 'ustar  \0']], [[263, '01']], [[263, ' \0']], [[257, [0, 0, 0, 0, 0, 0, 0, 0]]], [[257, 'USTAR']], [[262, ' ']]] as Array<Array<[number, string | number[]]>>) {
+    for (const patch of [
+      [[257, 'ustar  \0']],
+      [[263, '01']],
+      [[263, ' \0']],
+      [[257, [0, 0, 0, 0, 0, 0, 0, 0]]],
+      [[257, 'USTAR']],
+      [[262, ' ']],
+    ] as Array<Array<[number, string | number[]]>>) {
       const v = inspect(patch);
       expect(refusal(v), JSON.stringify(patch)).toEqual({ code: 'ARCHIVE_INVALID', name: NAME });
       if (!v.ok) expect(v.message).toMatch(/not a POSIX ustar header/);
     }
     // an unsafe name in a header of another format is refused as that format, whichever byte differs
-    for (const patch of [[[257, 'ustar  \0']], [[262, ' ']], [[263, 'x']], [[264, 'x']], [[257, 'v']]] as Array<Array<[number, string]>>) {
+    for (const patch of [[[257, 'ustar  \0']], [[262, ' ']], [[263, 'x']], [[264, 'x']], [[257, 'v']]] as Array<
+      Array<[number, string]>
+    >) {
       expect(refusal(inspect(patch, '../x')), JSON.stringify(patch)).toEqual({ code: 'ARCHIVE_INVALID', name: '../x' });
     }
   });
 
   test.each([
-    ['/etc/passwd', '/etc/passwd'], ['..', '..'], ['../x', '../x'], ['a/../b', 'a/../b'], ['a/..', 'a/..'], ['a\\b', 'a\\b'], ['c:x', 'c:x'],
+    ['/etc/passwd', '/etc/passwd'],
+    ['..', '..'],
+    ['../x', '../x'],
+    ['a/../b', 'a/../b'],
+    ['a/..', 'a/..'],
+    ['a\\b', 'a\\b'],
+    ['c:x', 'c:x'],
   ])('the name %j is ARCHIVE_UNSAFE at that name (item 3)', (name, shown) => {
     expect(refusal(inspect([], name))).toEqual({ code: 'ARCHIVE_UNSAFE', name: shown });
   });
 
   test('a byte outside printable ASCII in the name is ARCHIVE_UNSAFE, named with the byte escaped; space and ~ are printable', () => {
-    for (const [byte, shown] of [[0x01, 'a\\x01b'], [0x1f, 'a\\x1fb'], [0x7f, 'a\\x7fb'], [0x80, 'a\\x80b'], [0xe9, 'a\\xe9b'], [0xff, 'a\\xffb']] as const) {
+    for (const [byte, shown] of [
+      [0x01, 'a\\x01b'],
+      [0x1f, 'a\\x1fb'],
+      [0x7f, 'a\\x7fb'],
+      [0x80, 'a\\x80b'],
+      [0xe9, 'a\\xe9b'],
+      [0xff, 'a\\xffb'],
+    ] as const) {
       expect(refusal(inspect([[1, [byte]]], 'axb')), shown).toEqual({ code: 'ARCHIVE_UNSAFE', name: shown });
     }
-    for (const name of ['a b', 'a~b', ' ', '~', '...', '..a', 'a..', 'a/..b']) expect(inspectHeader(ustarHeader(name, 1)), name).toEqual({ ok: true, name, size: 1 });
+    for (const name of ['a b', 'a~b', ' ', '~', '...', '..a', 'a..', 'a/..b'])
+      expect(inspectHeader(ustarHeader(name, 1)), name).toEqual({ ok: true, name, size: 1 });
   });
 
   test('fieldText reads a field up to its end or its first NUL, escaping bytes outside printable ASCII', () => {
@@ -154,8 +216,15 @@ describe('inspectHeader: what a hostile header block is, and at which entry', ()
 
   test('a size field that is not octal digits (base-256, a digit 8 or 9, empty, text) is ARCHIVE_INVALID at the entry, never a throw', () => {
     const forms: Array<string | number[]> = [
-      [0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 10], [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff],
-      '00000000018 ', '00000000009 ', '\0\0\0\0\0\0\0\0\0\0\0\0', '            ', 'ten         ', '0000000001x ', '0 1         ',
+      [0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 10],
+      [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff],
+      '00000000018 ',
+      '00000000009 ',
+      '\0\0\0\0\0\0\0\0\0\0\0\0',
+      '            ',
+      'ten         ',
+      '0000000001x ',
+      '0 1         ',
     ];
     for (const field of forms) {
       const v = inspect([[124, field]]);
@@ -173,9 +242,19 @@ describe('inspectHeader: what a hostile header block is, and at which entry', ()
   });
 
   test.each([
-    ['mode', 100, '000755 \0'], ['uid', 108, '001750 \0'], ['gid', 116, '001750 \0'], ['mtime', 136, '14567123456 '],
-    ['linkname', 157, 'x'], ['linkname', 256, 'x'], ['uname', 265, 'root'], ['gname', 297, 'wheel'], ['devmajor', 329, '000001 \0'],
-    ['devminor', 344, 'x'], ['padding', 500, 'x'], ['padding', 511, 'x'], ['name', 99, 'x'],
+    ['mode', 100, '000755 \0'],
+    ['uid', 108, '001750 \0'],
+    ['gid', 116, '001750 \0'],
+    ['mtime', 136, '14567123456 '],
+    ['linkname', 157, 'x'],
+    ['linkname', 256, 'x'],
+    ['uname', 265, 'root'],
+    ['gname', 297, 'wheel'],
+    ['devmajor', 329, '000001 \0'],
+    ['devminor', 344, 'x'],
+    ['padding', 500, 'x'],
+    ['padding', 511, 'x'],
+    ['name', 99, 'x'],
   ])('any other byte in %s (byte %i) is ARCHIVE_INVALID at the entry, naming the field', (field, at, bytes) => {
     const v = inspect([[at as number, bytes as string]]);
     expect(refusal(v)).toEqual({ code: 'ARCHIVE_INVALID', name: NAME });

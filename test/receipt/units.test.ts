@@ -2,7 +2,13 @@
 import { describe, expect, test } from 'vitest';
 import { base64Decode, base64Encode } from '../../src/receipt/base64.js';
 import { pae } from '../../src/receipt/dsse.js';
-import { keyPairFromSeed, parsePrivateKey, parsePublicKey, privateKeyToPem, publicKeyToPem } from '../../src/receipt/keys.js';
+import {
+  keyPairFromSeed,
+  parsePrivateKey,
+  parsePublicKey,
+  privateKeyToPem,
+  publicKeyToPem,
+} from '../../src/receipt/keys.js';
 import { inspectHeader, ustarHeader } from '../../src/receipt/tar.js';
 import { testSeed } from './fixture.js';
 
@@ -15,9 +21,12 @@ describe('base64', () => {
       expect(base64Decode(text)).toEqual(bytes);
     }
   });
-  test.each(['Q', 'QQ', 'QQ=', 'QR==', 'QUJ=', 'Q Q=', 'QQ==\n', '====', 'QQ=A', 'é===', 'QUJD-A=='])('refuses non-canonical %j', (t) => {
-    expect(base64Decode(t)).toBeNull();
-  });
+  test.each(['Q', 'QQ', 'QQ=', 'QR==', 'QUJ=', 'Q Q=', 'QQ==\n', '====', 'QQ=A', 'é===', 'QUJD-A=='])(
+    'refuses non-canonical %j',
+    (t) => {
+      expect(base64Decode(t)).toBeNull();
+    },
+  );
 });
 
 describe('DSSE', () => {
@@ -49,10 +58,25 @@ describe('ustar header', () => {
     expect(inspectHeader(h)).toEqual({ ok: true, name: 'chain/0000000000000000.jsonl', size: 1234 });
     const { pack } = await import('tar-stream');
     const p = pack();
-    p.entry({ name: 'chain/0000000000000000.jsonl', size: 3, mode: 0o644, uid: 0, gid: 0, mtime: new Date(0), type: 'file', uname: '', gname: '' }, Buffer.from('abc'));
+    p.entry(
+      {
+        name: 'chain/0000000000000000.jsonl',
+        size: 3,
+        mode: 0o644,
+        uid: 0,
+        gid: 0,
+        mtime: new Date(0),
+        type: 'file',
+        uname: '',
+        gname: '',
+      },
+      Buffer.from('abc'),
+    );
     p.finalize();
     const chunks: Buffer[] = [];
     for await (const c of p as AsyncIterable<Buffer>) chunks.push(c);
-    expect(new Uint8Array(Buffer.concat(chunks).subarray(0, 512))).toEqual(ustarHeader('chain/0000000000000000.jsonl', 3));
+    expect(new Uint8Array(Buffer.concat(chunks).subarray(0, 512))).toEqual(
+      ustarHeader('chain/0000000000000000.jsonl', 3),
+    );
   });
 });

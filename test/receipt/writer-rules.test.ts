@@ -27,10 +27,18 @@ const hashOf = (text: string): string => (JSON.parse(text) as { step_hash: strin
 const sha = (b: Uint8Array): string => 'sha256:' + createHash('sha256').update(b).digest('hex');
 
 /** A writer input over `lines` (all of them, whatever the range), as a caller of the core would build it. */
-function inputOf(src: Fixture, from: number, to: number, more: Partial<ReceiptWriterInput> = {}, lines: StoredLine[] = src.stored): ReceiptWriterInput {
+function inputOf(
+  src: Fixture,
+  from: number,
+  to: number,
+  more: Partial<ReceiptWriterInput> = {},
+  lines: StoredLine[] = src.stored,
+): ReceiptWriterInput {
   return {
     genesis: src.genesis,
-    lines: async function* () { yield* lines; },
+    lines: async function* () {
+      yield* lines;
+    },
     from,
     to,
     blob: async (d) => src.blobs.get(d) ?? null,
@@ -60,20 +68,30 @@ describe('pass 1: the manifest planReceipt builds (§4)', () => {
     expect(part.manifest.head).toEqual({ seq: 9, step_hash: hashOf(src.stored[9]!.text) });
   });
 
-  test('chain entries start at `from` and at each of the source\'s segments, each with its lines\' bytes, count and SHA-256', async () => {
+  test("chain entries start at `from` and at each of the source's segments, each with its lines' bytes, count and SHA-256", async () => {
     const plan = await planReceipt(inputOf(src, 2, 10));
-    const groups = [[2, 3], [4, 5, 6, 7], [8, 9, 10]];
-    expect(plan.manifest.chain).toEqual(groups.map((seqs) => {
-      const bytes = enc.encode(seqs.map((s) => src.stored[s]!.text + '\n').join(''));
-      return { digest: sha(bytes), name: chainEntryName(seqs[0]!), size: bytes.length, steps: seqs.length };
-    }));
+    const groups = [
+      [2, 3],
+      [4, 5, 6, 7],
+      [8, 9, 10],
+    ];
+    expect(plan.manifest.chain).toEqual(
+      groups.map((seqs) => {
+        const bytes = enc.encode(seqs.map((s) => src.stored[s]!.text + '\n').join(''));
+        return { digest: sha(bytes), name: chainEntryName(seqs[0]!), size: bytes.length, steps: seqs.length };
+      }),
+    );
   });
 
   test('the blobs are those the range references (not the steps before it), sorted by digest, with their sizes', async () => {
     const plan = await planReceipt(inputOf(src, 1, 13));
-    const referenced = [3, 6, 9, 12].map((s) => JSON.parse(src.stored[s]!.text).result['$stepchain:blob'] as { digest: string; size: number });
+    const referenced = [3, 6, 9, 12].map(
+      (s) => JSON.parse(src.stored[s]!.text).result['$stepchain:blob'] as { digest: string; size: number },
+    );
     expect(plan.manifest.blobs).toEqual([...referenced].sort((a, b) => (a.digest < b.digest ? -1 : 1)));
-    expect(plan.manifest.blobs.map((b) => b.digest)).not.toContain(JSON.parse(src.stored[0]!.text).result['$stepchain:blob'].digest);
+    expect(plan.manifest.blobs.map((b) => b.digest)).not.toContain(
+      JSON.parse(src.stored[0]!.text).result['$stepchain:blob'].digest,
+    );
   });
 
   test('lines after `to` are neither verified nor written; the plan is the same whether the source stops at `to` or runs on', async () => {
@@ -89,21 +107,31 @@ describe('pass 1: the manifest planReceipt builds (§4)', () => {
     const start = { seq: 6, prev_hash: hashOf(src.stored[5]!.text) };
     const plan = await planReceipt(inputOf(src, 6, 9, { start }, src.stored.slice(6)));
     expect(plan.manifest.range).toEqual({ from: 6, prev_hash: start.prev_hash, to: 9 });
-    await expect(planReceipt(inputOf(src, 5, 9, { start }, src.stored.slice(6)))).rejects.toMatchObject({ code: 'RANGE_INVALID' });
+    await expect(planReceipt(inputOf(src, 5, 9, { start }, src.stored.slice(6)))).rejects.toMatchObject({
+      code: 'RANGE_INVALID',
+    });
     // a start at seq 0 is the genesis's place, given explicitly
     const zero = await planReceipt(inputOf(src, 0, 2, { start: { seq: 0, prev_hash: genesisHash(src.genesis) } }));
     expect(zero.manifest.range).toEqual({ from: 0, prev_hash: genesisHash(src.genesis), to: 2 });
   });
 
-  test('extra members join the manifest; one reusing a base member\'s name, or not I-JSON, is MANIFEST_INVALID', async () => {
+  test("extra members join the manifest; one reusing a base member's name, or not I-JSON, is MANIFEST_INVALID", async () => {
     const plan = await planReceipt(inputOf(src, 0, 2, { extra: { zz: [1, 'a'] } }));
     expect(plan.manifest.zz).toEqual([1, 'a']);
     for (const name of ['blobs', 'chain', 'exporter', 'format', 'genesis', 'head', 'range']) {
-      await expect(planReceipt(inputOf(src, 0, 2, { extra: { [name]: 1 } })), name).rejects.toMatchObject({ code: 'MANIFEST_INVALID' });
+      await expect(planReceipt(inputOf(src, 0, 2, { extra: { [name]: 1 } })), name).rejects.toMatchObject({
+        code: 'MANIFEST_INVALID',
+      });
     }
     // Not I-JSON: the canonicalizer's own error is kept as the cause.
-    await expect(planReceipt(inputOf(src, 0, 2, { extra: { x: Number.NaN } }))).rejects.toMatchObject({ code: 'MANIFEST_INVALID', cause: expect.any(Error) });
-    await expect(planReceipt(inputOf(src, 0, 2, { extra: { x: '\ud800' } }))).rejects.toMatchObject({ code: 'MANIFEST_INVALID', cause: expect.any(Error) });
+    await expect(planReceipt(inputOf(src, 0, 2, { extra: { x: Number.NaN } }))).rejects.toMatchObject({
+      code: 'MANIFEST_INVALID',
+      cause: expect.any(Error),
+    });
+    await expect(planReceipt(inputOf(src, 0, 2, { extra: { x: '\ud800' } }))).rejects.toMatchObject({
+      code: 'MANIFEST_INVALID',
+      cause: expect.any(Error),
+    });
   });
 
   test('a signed plan carries the signature entry and the key id; an unsigned one neither; manifestDigest is the SHA-256 of manifestBytes', async () => {
@@ -111,7 +139,9 @@ describe('pass 1: the manifest planReceipt builds (§4)', () => {
     const signed = await planReceipt(inputOf(src, 0, 3, { sign: key.privateKey }));
     expect(signed.signedBy).toBe(key.keyId);
     expect(signed.signatureBytes).not.toBeNull();
-    expect(JSON.parse(new TextDecoder().decode(signed.signatureBytes!)).public_key).toBe(Buffer.from(key.publicKey).toString('base64'));
+    expect(JSON.parse(new TextDecoder().decode(signed.signatureBytes!)).public_key).toBe(
+      Buffer.from(key.publicKey).toString('base64'),
+    );
     const unsigned = await planReceipt(inputOf(src, 0, 3));
     expect([unsigned.signatureBytes, unsigned.signedBy]).toEqual([null, null]);
     expect(unsigned.manifestDigest).toBe(sha(unsigned.manifestBytes));
@@ -123,21 +153,36 @@ describe('pass 1: what planReceipt refuses, and with which code', () => {
   const src = makeFixture({ steps: 8, bucketSize: 3 });
 
   test.each([
-    [1.5, 3], [0, 2.5], [Number.NaN, 3], [0, Number.POSITIVE_INFINITY], [-1, 3], [4, 3], [2 ** 53, 2 ** 53],
+    [1.5, 3],
+    [0, 2.5],
+    [Number.NaN, 3],
+    [0, Number.POSITIVE_INFINITY],
+    [-1, 3],
+    [4, 3],
+    [2 ** 53, 2 ** 53],
   ])('the range %s..%s is RANGE_INVALID before the source is read', async (from, to) => {
     let read = false;
-    const input = { ...inputOf(src, from, to), lines: async function* () { read = true; yield* src.stored; } };
+    const input = {
+      ...inputOf(src, from, to),
+      lines: async function* () {
+        read = true;
+        yield* src.stored;
+      },
+    };
     await expect(planReceipt(input)).rejects.toMatchObject({ code: 'RANGE_INVALID' });
     expect(read).toBe(false);
   });
 
   test.each([
-    [{ seq: -1, prev_hash: 'sha256:' + '0'.repeat(64) }], [{ seq: 0.5, prev_hash: 'sha256:' + '0'.repeat(64) }], [{ seq: 0, prev_hash: 'sha256:00' }], [{ seq: 0, prev_hash: 'x' }],
+    [{ seq: -1, prev_hash: 'sha256:' + '0'.repeat(64) }],
+    [{ seq: 0.5, prev_hash: 'sha256:' + '0'.repeat(64) }],
+    [{ seq: 0, prev_hash: 'sha256:00' }],
+    [{ seq: 0, prev_hash: 'x' }],
   ])('a malformed start %j is ARGUMENT_INVALID', async (start) => {
     await expect(planReceipt(inputOf(src, 1, 3, { start }))).rejects.toMatchObject({ code: 'ARGUMENT_INVALID' });
   });
 
-  test('a range past the source\'s last line is RANGE_INVALID; a range the source holds no line of is EMPTY_RANGE', async () => {
+  test("a range past the source's last line is RANGE_INVALID; a range the source holds no line of is EMPTY_RANGE", async () => {
     await expect(planReceipt(inputOf(src, 2, 8))).rejects.toMatchObject({ code: 'RANGE_INVALID' });
     await expect(planReceipt(inputOf(src, 2, 7))).resolves.toBeDefined();
     await expect(planReceipt(inputOf(src, 0, 3, {}, []))).rejects.toMatchObject({ code: 'EMPTY_RANGE' });
@@ -145,8 +190,13 @@ describe('pass 1: what planReceipt refuses, and with which code', () => {
 
   test('a broken chain is CHAIN_INVALID, before or inside the range, with the verify hint', async () => {
     for (const at of [1, 5]) {
-      const broken = src.stored.map((l) => (l.seq === at ? { ...l, text: l.text.replace(`input ${at}`, 'input X') } : l));
-      await expect(planReceipt(inputOf(src, 3, 6, {}, broken)), `at ${at}`).rejects.toMatchObject({ code: 'CHAIN_INVALID', hint: expect.stringMatching(/stepchain verify/) });
+      const broken = src.stored.map((l) =>
+        l.seq === at ? { ...l, text: l.text.replace(`input ${at}`, 'input X') } : l,
+      );
+      await expect(planReceipt(inputOf(src, 3, 6, {}, broken)), `at ${at}`).rejects.toMatchObject({
+        code: 'CHAIN_INVALID',
+        hint: expect.stringMatching(/stepchain verify/),
+      });
     }
   });
 
@@ -163,8 +213,16 @@ describe('pass 1: what planReceipt refuses, and with which code', () => {
     const other = { ...inputOf(src, 0, 7), blob: async () => enc.encode('{"answer":"forged"}') };
     await expect(planReceipt(other)).rejects.toMatchObject({ code: 'BLOB_CORRUPT' });
     let asked = 0;
-    const input = { ...inputOf(src, 0, 7), blob: async () => { asked++; return null; } };
-    await expect(fetchBlob(input, { digest: 'sha256:' + '1'.repeat(64), size: MAX_BLOB_BYTES + 1 })).rejects.toMatchObject({ code: 'LIMIT_EXCEEDED' });
+    const input = {
+      ...inputOf(src, 0, 7),
+      blob: async () => {
+        asked++;
+        return null;
+      },
+    };
+    await expect(
+      fetchBlob(input, { digest: 'sha256:' + '1'.repeat(64), size: MAX_BLOB_BYTES + 1 }),
+    ).rejects.toMatchObject({ code: 'LIMIT_EXCEEDED' });
     expect(asked).toBe(0);
     const [d, bytes] = [...src.blobs.entries()][0]!;
     await expect(fetchBlob(inputOf(src, 0, 7), { digest: d, size: bytes.length })).resolves.toEqual(bytes);
@@ -181,7 +239,15 @@ describe('pass 1: blob sizes and the manifest limit', () => {
     const stored: StoredLine[] = [];
     for (let seq = 0; seq < steps; seq++) {
       const { record, line } = sealRecord({
-        v: 1, seq, step_id: `s${seq}`, ts: '2026-01-01T00:00:00.000Z', prev_hash: prev, input: { n: seq }, model: 'm', prompt: null, tool_call: null,
+        v: 1,
+        seq,
+        step_id: `s${seq}`,
+        ts: '2026-01-01T00:00:00.000Z',
+        prev_hash: prev,
+        input: { n: seq },
+        model: 'm',
+        prompt: null,
+        tool_call: null,
         result: { '$stepchain:blob': { digest, size: bytes.length + (seq === wrong ? 1 : 0) } },
       });
       prev = record.step_hash;
@@ -206,7 +272,10 @@ describe('pass 1: blob sizes and the manifest limit', () => {
     const room = MAX_MANIFEST_BYTES - small.manifestBytes.length;
     const edge = await planReceipt(inputOf(src, 0, 1, { extra: { pad: 'x'.repeat(room) } }));
     expect(edge.manifestBytes.length).toBe(MAX_MANIFEST_BYTES);
-    await expect(planReceipt(inputOf(src, 0, 1, { extra: { pad: 'x'.repeat(room + 1) } }))).rejects.toMatchObject({ code: 'LIMIT_EXCEEDED', hint: 'export a shorter range' });
+    await expect(planReceipt(inputOf(src, 0, 1, { extra: { pad: 'x'.repeat(room + 1) } }))).rejects.toMatchObject({
+      code: 'LIMIT_EXCEEDED',
+      hint: 'export a shorter range',
+    });
   });
 });
 
@@ -217,19 +286,36 @@ describe('pass 2: the archive writeReceipt writes (§3.2, §3.3)', () => {
     const key = keyPairFromSeed(testSeed(4));
     const plan = await planReceipt(inputOf(src, 1, 8, { sign: key.privateKey }));
     const tar = await written(plan);
-    const entries: Array<[string, Uint8Array]> = [['manifest.json', plan.manifestBytes], ['manifest.sig.json', plan.signatureBytes!]];
+    const entries: Array<[string, Uint8Array]> = [
+      ['manifest.json', plan.manifestBytes],
+      ['manifest.sig.json', plan.signatureBytes!],
+    ];
     for (const c of plan.manifest.chain) {
       const first = Number(/(\d{16})/.exec(c.name)![1]);
-      entries.push([c.name, enc.encode(src.stored.slice(first, first + c.steps).map((l) => l.text + '\n').join(''))]);
+      entries.push([
+        c.name,
+        enc.encode(
+          src.stored
+            .slice(first, first + c.steps)
+            .map((l) => l.text + '\n')
+            .join(''),
+        ),
+      ]);
     }
     for (const b of plan.manifest.blobs) entries.push([blobEntryName(b.digest), src.blobs.get(b.digest)!]);
     const expected = concatBytes([
-      ...entries.flatMap(([name, data]) => [ustarHeader(name, data.length), data, new Uint8Array(paddedSize(data.length) - data.length)]),
+      ...entries.flatMap(([name, data]) => [
+        ustarHeader(name, data.length),
+        data,
+        new Uint8Array(paddedSize(data.length) - data.length),
+      ]),
       new Uint8Array(2 * BLOCK),
     ]);
     expect(tar.length).toBe(expected.length);
     expect(tar).toEqual(expected);
-    expect(tar.length).toBe(declaredArchiveBytes(plan.manifestBytes.length, plan.signatureBytes!.length, plan.manifest));
+    expect(tar.length).toBe(
+      declaredArchiveBytes(plan.manifestBytes.length, plan.signatureBytes!.length, plan.manifest),
+    );
   });
 
   test('long lines are written in runs (past 64 Ki characters) and come out as the plan measured them', async () => {
@@ -238,7 +324,12 @@ describe('pass 2: the archive writeReceipt writes (§3.2, §3.3)', () => {
     const tar = await written(plan);
     const data = enc.encode(big.stored.map((l) => l.text + '\n').join(''));
     expect(plan.manifest.chain).toHaveLength(1);
-    expect(tar.subarray(BLOCK + paddedSize(plan.manifestBytes.length), BLOCK + paddedSize(plan.manifestBytes.length) + BLOCK)).toEqual(ustarHeader(chainEntryName(0), data.length));
+    expect(
+      tar.subarray(
+        BLOCK + paddedSize(plan.manifestBytes.length),
+        BLOCK + paddedSize(plan.manifestBytes.length) + BLOCK,
+      ),
+    ).toEqual(ustarHeader(chainEntryName(0), data.length));
     const at = 2 * BLOCK + paddedSize(plan.manifestBytes.length);
     expect(tar.subarray(at, at + data.length)).toEqual(data);
   });
@@ -246,26 +337,56 @@ describe('pass 2: the archive writeReceipt writes (§3.2, §3.3)', () => {
   test('a source changed between the passes is SOURCE_CHANGED: a line edited, grown, added, dropped, or a blob gone', async () => {
     const plan = async (lines: StoredLine[], blobs = src.blobs) => {
       const p = await planReceipt(inputOf(src, 1, 8));
-      return { ...p, input: { ...p.input, lines: async function* () { yield* lines; }, blob: async (d: string) => blobs.get(d) ?? null } };
+      return {
+        ...p,
+        input: {
+          ...p.input,
+          lines: async function* () {
+            yield* lines;
+          },
+          blob: async (d: string) => blobs.get(d) ?? null,
+        },
+      };
     };
-    const edit = (seq: number, f: (t: string) => string) => src.stored.map((l) => (l.seq === seq ? { ...l, text: f(l.text) } : l));
+    const edit = (seq: number, f: (t: string) => string) =>
+      src.stored.map((l) => (l.seq === seq ? { ...l, text: f(l.text) } : l));
     const cases: Array<[string, StoredLine[], Map<string, Uint8Array>?]> = [
       ['edited, same length', edit(6, (t) => t.replace('input 6', 'input 7'))],
-      ['edited in the last entry\'s last line', edit(8, (t) => t.replace('input 8', 'input 9'))],
+      ["edited in the last entry's last line", edit(8, (t) => t.replace('input 8', 'input 9'))],
       ['grown', edit(2, (t) => t.replace('input 2', 'input 22'))],
       ['shrunk', edit(2, (t) => t.replace('input 2 ', 'input '))],
-      ['a step added inside the range', [...src.stored.slice(0, 5), { ...src.stored[4]!, seq: 5 }, ...src.stored.slice(5).map((l) => ({ ...l, seq: l.seq + 1 }))].filter((l) => l.seq <= 8)],
+      [
+        'a step added inside the range',
+        [
+          ...src.stored.slice(0, 5),
+          { ...src.stored[4]!, seq: 5 },
+          ...src.stored.slice(5).map((l) => ({ ...l, seq: l.seq + 1 })),
+        ].filter((l) => l.seq <= 8),
+      ],
       ['a step dropped', src.stored.filter((l) => l.seq !== 8)],
       ['the source ends early', src.stored.slice(0, 6)],
       ['a blob gone', src.stored, new Map()],
     ];
-    for (const [what, lines, blobs] of cases) await expect(drain(await plan(lines, blobs)), what).rejects.toMatchObject({ code: 'SOURCE_CHANGED' });
+    for (const [what, lines, blobs] of cases)
+      await expect(drain(await plan(lines, blobs)), what).rejects.toMatchObject({ code: 'SOURCE_CHANGED' });
     // a blob source that fails in pass 2 with its own error: that error, as it is
     const failing = await planReceipt(inputOf(src, 1, 8));
     const io = new Error('EIO: the disk went away');
-    await expect(drain({ ...failing, input: { ...failing.input, blob: async () => { throw io; } } })).rejects.toBe(io);
+    await expect(
+      drain({
+        ...failing,
+        input: {
+          ...failing.input,
+          blob: async () => {
+            throw io;
+          },
+        },
+      }),
+    ).rejects.toBe(io);
     // lines before `from` and after `to` are not part of the archive: changing them changes nothing
-    const outside = src.stored.map((l) => (l.seq === 0 ? { ...l, text: 'x' } : l)).concat([{ ...src.stored[8]!, seq: 9, text: 'y' }]);
+    const outside = src.stored
+      .map((l) => (l.seq === 0 ? { ...l, text: 'x' } : l))
+      .concat([{ ...src.stored[8]!, seq: 9, text: 'y' }]);
     expect(await written(await plan(outside))).toEqual(await written(await planReceipt(inputOf(src, 1, 8))));
   });
 
@@ -273,6 +394,8 @@ describe('pass 2: the archive writeReceipt writes (§3.2, §3.3)', () => {
     const p = await planReceipt(inputOf(src, 2, 6));
     expect(p.manifest.chain.map((c) => c.steps)).toEqual([2, 3]);
     // a plan that listed only the first entry (steps 2–3): the source's steps 4–6 have no entry to go to
-    await expect(drain({ ...p, manifest: { ...p.manifest, chain: p.manifest.chain.slice(0, 1) } })).rejects.toMatchObject({ code: 'SOURCE_CHANGED' });
+    await expect(
+      drain({ ...p, manifest: { ...p.manifest, chain: p.manifest.chain.slice(0, 1) } }),
+    ).rejects.toMatchObject({ code: 'SOURCE_CHANGED' });
   });
 });

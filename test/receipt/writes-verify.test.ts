@@ -28,7 +28,13 @@ const repetitive = fc
 /** Steps, printed in a counterexample by their sizes: a 24 MiB value would drown the report. */
 function stepsOf(steps: StepInput[]): StepInput[] {
   return Object.assign(steps, {
-    [fc.toStringMethod]: () => `[${steps.map((s) => { const t = JSON.stringify(s); return t.length > 200 ? `<step of ${t.length} characters: ${t.slice(0, 80)}…>` : t; }).join(', ')}]`,
+    [fc.toStringMethod]: () =>
+      `[${steps
+        .map((s) => {
+          const t = JSON.stringify(s);
+          return t.length > 200 ? `<step of ${t.length} characters: ${t.slice(0, 80)}…>` : t;
+        })
+        .join(', ')}]`,
   });
 }
 
@@ -45,7 +51,10 @@ const journalSteps = fc
 
 let runs = 0;
 async function journalOf(steps: StepInput[]) {
-  const j = await new MemoryStore().create(`j${runs++}`, { journalId: 'writes-verify', createdAt: '2026-01-01T00:00:00.000Z' });
+  const j = await new MemoryStore().create(`j${runs++}`, {
+    journalId: 'writes-verify',
+    createdAt: '2026-01-01T00:00:00.000Z',
+  });
   for (const s of steps) await j.append(s);
   return j;
 }
@@ -59,17 +68,27 @@ const forty = stepsOf([
 describe('what the writers write, the verifier accepts', () => {
   test('export: every journal, range, compression and signing verifies, pinned to its key and head', async () => {
     await fc.assert(
-      fc.asyncProperty(journalSteps, fc.boolean(), fc.boolean(), fc.nat(), fc.nat(), async (steps, gzip, sign, a, b) => {
-        const j = await journalOf(steps);
-        const from = Math.min(a, b) % steps.length;
-        const to = from + (Math.max(a, b) % (steps.length - from));
-        const out = join(dir, `export-${runs}.${gzip ? 'tar.gz' : 'tar'}`);
-        const result = await exportReceipt(j, { out, from, to, ...(sign ? { sign: key.privateKey } : {}) });
-        const report = await verifyReceiptFile(out, { expectHead: result.head.step_hash, ...(sign ? { publicKey: key.publicKey } : {}) });
-        expect(report.problems).toEqual([]);
-        expect(report.ok).toBe(true);
-        expect(report.steps).toBe(to - from + 1);
-      }),
+      fc.asyncProperty(
+        journalSteps,
+        fc.boolean(),
+        fc.boolean(),
+        fc.nat(),
+        fc.nat(),
+        async (steps, gzip, sign, a, b) => {
+          const j = await journalOf(steps);
+          const from = Math.min(a, b) % steps.length;
+          const to = from + (Math.max(a, b) % (steps.length - from));
+          const out = join(dir, `export-${runs}.${gzip ? 'tar.gz' : 'tar'}`);
+          const result = await exportReceipt(j, { out, from, to, ...(sign ? { sign: key.privateKey } : {}) });
+          const report = await verifyReceiptFile(out, {
+            expectHead: result.head.step_hash,
+            ...(sign ? { publicKey: key.publicKey } : {}),
+          });
+          expect(report.problems).toEqual([]);
+          expect(report.ok).toBe(true);
+          expect(report.steps).toBe(to - from + 1);
+        },
+      ),
       { numRuns: 14, endOnFailure: true, examples: [[forty, true, false, 0, 1]] },
     );
   }, 240_000);
@@ -81,7 +100,12 @@ describe('what the writers write, the verifier accepts', () => {
         const j = await journalOf(steps);
         const out = join(dir, `publish-${runs}.${gzip ? 'tar.gz' : 'tar'}`);
         try {
-          await publish(j, { policy: { rules: [{ id: 'models', paths: ['/model'] }] }, optIn: true, out, sign: key.privateKey });
+          await publish(j, {
+            policy: { rules: [{ id: 'models', paths: ['/model'] }] },
+            optIn: true,
+            out,
+            sign: key.privateKey,
+          });
         } catch (e) {
           // A refusal (a leak the sweep found in random text) writes nothing, so there is nothing to verify.
           if (e instanceof RedactError) return;

@@ -11,7 +11,16 @@ import { describe, expect, test } from 'vitest';
 import { canonicalJsonTrusted } from '../../src/canonical/jcs.js';
 import { scanCanonical } from '../../src/canonical/scan.js';
 import { checkLine } from '../../src/chain/line.js';
-import { UNDECIDED, committedStepHash, isSaltHex, sealCommitted, slotDigest, slotSalt, slotSalts, slotStates } from '../../src/record/commitments.js';
+import {
+  UNDECIDED,
+  committedStepHash,
+  isSaltHex,
+  sealCommitted,
+  slotDigest,
+  slotSalt,
+  slotSalts,
+  slotStates,
+} from '../../src/record/commitments.js';
 import { REDACTED_MARKER } from '../../src/record/markers.js';
 import { JOURNAL_V2, STEP_V2, STEP_V2_PUBLIC } from '../../src/record/v2.js';
 import type { StepTexts } from '../../src/record/profile.js';
@@ -20,7 +29,16 @@ const SLOTS = STEP_V2.redactable;
 const SALT = '00112233445566778899aabbccddeeff';
 const E = { seq: 3, stepId: 's-3', ts: '2026-01-01T00:00:00.000Z', prevHash: 'sha256:' + 'ab'.repeat(32) };
 /** A step without meta: its meta slot commits to absence (FORMAT §12.2). */
-const TEXTS: StepTexts = { kind: '"step"', ref: 'null', input: '{"pin":"4821","user":"u-17"}', model: '"m"', prompt: '"Check the PIN."', tool_call: 'null', result: '{"ok":true}', error: 'null' };
+const TEXTS: StepTexts = {
+  kind: '"step"',
+  ref: 'null',
+  input: '{"pin":"4821","user":"u-17"}',
+  model: '"m"',
+  prompt: '"Check the PIN."',
+  tool_call: 'null',
+  result: '{"ok":true}',
+  error: 'null',
+};
 const D = 'sha256:' + 'c'.repeat(64);
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
@@ -33,11 +51,20 @@ function stored(texts: StepTexts = TEXTS) {
   const { line, stepHash } = sealCommitted(STEP_V2, texts, E, SALT);
   const salts = slotSalts(SALT, SLOTS);
   const digests = Object.fromEntries(SLOTS.map((s, i) => [s, slotDigest(salts[i]!, s, texts[s])]));
-  return { record: JSON.parse(line) as Record<string, Json>, stepHash, salts: Object.fromEntries(SLOTS.map((s, i) => [s, salts[i]!])), digests };
+  return {
+    record: JSON.parse(line) as Record<string, Json>,
+    stepHash,
+    salts: Object.fromEntries(SLOTS.map((s, i) => [s, salts[i]!])),
+    digests,
+  };
 }
 
 /** The public form of the stored record as a publisher writes it, then `edit` applied to the record. */
-function publicLine(states: Readonly<Record<string, State>> = {}, edit: (r: Record<string, Json>) => void = () => {}, texts: StepTexts = TEXTS) {
+function publicLine(
+  states: Readonly<Record<string, State>> = {},
+  edit: (r: Record<string, Json>) => void = () => {},
+  texts: StepTexts = TEXTS,
+) {
   const s = stored(texts);
   const r: Record<string, Json> = { ...s.record };
   delete r.salt;
@@ -63,11 +90,15 @@ function hashOf(profile: typeof STEP_V2, text: string): string {
   const spans = scanCanonical(text).members!;
   return profile.stepHashOf(text, spans.get('step_hash') ?? [0, 0], spans);
 }
-const codes = (text: string) => checkLine(text, JOURNAL_V2).problems.map((p) => `${p.code}${p.location.field ? ' ' + p.location.field : ''}`);
+const codes = (text: string) =>
+  checkLine(text, JOURNAL_V2).problems.map((p) => `${p.code}${p.location.field ? ' ' + p.location.field : ''}`);
 
 describe('the public form: each slot in exactly one state (REDACTION §12.2), hashed by §12.3', () => {
   test('disclosed, withheld whole and a redacted view together hash to the stored step hash, with no problem', () => {
-    const { text, stepHash } = publicLine({ prompt: { withheld: 'prompts' }, input: { view: { pin: marker(D, 'pin'), user: 'u-17' } as Json } });
+    const { text, stepHash } = publicLine({
+      prompt: { withheld: 'prompts' },
+      input: { view: { pin: marker(D, 'pin'), user: 'u-17' } as Json },
+    });
     expect(hashOf(STEP_V2_PUBLIC, text)).toBe(stepHash);
     expect(codes(text)).toEqual([]);
   });
@@ -77,7 +108,15 @@ describe('the public form: each slot in exactly one state (REDACTION §12.2), ha
     expect(hashOf(STEP_V2_PUBLIC, text)).toBe(stepHash);
     // Another digest in the marker: the record hashes to something else, and exactly as if that were the digest.
     const other = text.replace(s.digests.result!, D);
-    const clear = { kind: '"step"', prev_hash: JSON.stringify(E.prevHash), ref: 'null', seq: '3', step_id: '"s-3"', ts: JSON.stringify(E.ts), v: '2' };
+    const clear = {
+      kind: '"step"',
+      prev_hash: JSON.stringify(E.prevHash),
+      ref: 'null',
+      seq: '3',
+      step_id: '"s-3"',
+      ts: JSON.stringify(E.ts),
+      v: '2',
+    };
     expect(hashOf(STEP_V2_PUBLIC, other)).toBe(committedStepHash(clear, { ...s.digests, result: D }, SLOTS));
     expect(codes(other)).toEqual(['HASH_MISMATCH step_hash']);
   });
@@ -118,40 +157,80 @@ describe('the public form: each slot in exactly one state (REDACTION §12.2), ha
 
   // A record whose slot is in no state or in two has no step hash: HASH_MISMATCH (§12.2).
   test.each<[string, State | undefined, (r: Record<string, Json>, s: ReturnType<typeof stored>) => void]>([
-    ['no state: neither a salt, nor a marker, nor a digest', undefined, (r) => void delete (r.salts as Record<string, Json>).result],
-    ['no state, and absent', undefined, (r) => {
-      delete (r.salts as Record<string, Json>).result;
-      delete r.result;
-    }],
-    ['two: a salt and a whole marker', { withheld: 'r' }, (r, s) => void ((r.salts as Record<string, Json>).result = s.salts.result!)],
+    [
+      'no state: neither a salt, nor a marker, nor a digest',
+      undefined,
+      (r) => void delete (r.salts as Record<string, Json>).result,
+    ],
+    [
+      'no state, and absent',
+      undefined,
+      (r) => {
+        delete (r.salts as Record<string, Json>).result;
+        delete r.result;
+      },
+    ],
+    [
+      'two: a salt and a whole marker',
+      { withheld: 'r' },
+      (r, s) => void ((r.salts as Record<string, Json>).result = s.salts.result!),
+    ],
     ['two: a salt and a digest', undefined, (r, s) => void (r.digests = { result: s.digests.result! })],
-    ['two: a whole marker and a digest (a view is never a whole marker)', { withheld: 'r' }, (r, s) => void (r.digests = { result: s.digests.result! })],
-    ['three: a whole marker, a salt and a digest', { withheld: 'r' }, (r, s) => {
-      (r.salts as Record<string, Json>).result = s.salts.result!;
-      r.digests = { result: s.digests.result! };
-    }],
+    [
+      'two: a whole marker and a digest (a view is never a whole marker)',
+      { withheld: 'r' },
+      (r, s) => void (r.digests = { result: s.digests.result! }),
+    ],
+    [
+      'three: a whole marker, a salt and a digest',
+      { withheld: 'r' },
+      (r, s) => {
+        (r.salts as Record<string, Json>).result = s.salts.result!;
+        r.digests = { result: s.digests.result! };
+      },
+    ],
     ['a digest in `digests` and no redacted view', { view: 1 }, (r) => void delete r.result],
     // A marker body that is not a redaction's is no whole marker: the slot is then in no state.
-    ['a marker whose rule is not a string', undefined, (r, s) => {
-      delete (r.salts as Record<string, Json>).result;
-      r.result = marker(s.digests.result!, 7);
-    }],
-    ['a marker whose commitment is not a string', undefined, (r) => {
-      delete (r.salts as Record<string, Json>).result;
-      r.result = marker(null);
-    }],
-    ['a marker without a rule', undefined, (r, s) => {
-      delete (r.salts as Record<string, Json>).result;
-      r.result = { [REDACTED_MARKER]: { commitment: s.digests.result! } };
-    }],
-    ['a marker whose body is a string', undefined, (r, s) => {
-      delete (r.salts as Record<string, Json>).result;
-      r.result = { [REDACTED_MARKER]: s.digests.result! };
-    }],
-    ['a marker whose body is null', undefined, (r) => {
-      delete (r.salts as Record<string, Json>).result;
-      r.result = { [REDACTED_MARKER]: null };
-    }],
+    [
+      'a marker whose rule is not a string',
+      undefined,
+      (r, s) => {
+        delete (r.salts as Record<string, Json>).result;
+        r.result = marker(s.digests.result!, 7);
+      },
+    ],
+    [
+      'a marker whose commitment is not a string',
+      undefined,
+      (r) => {
+        delete (r.salts as Record<string, Json>).result;
+        r.result = marker(null);
+      },
+    ],
+    [
+      'a marker without a rule',
+      undefined,
+      (r, s) => {
+        delete (r.salts as Record<string, Json>).result;
+        r.result = { [REDACTED_MARKER]: { commitment: s.digests.result! } };
+      },
+    ],
+    [
+      'a marker whose body is a string',
+      undefined,
+      (r, s) => {
+        delete (r.salts as Record<string, Json>).result;
+        r.result = { [REDACTED_MARKER]: s.digests.result! };
+      },
+    ],
+    [
+      'a marker whose body is null',
+      undefined,
+      (r) => {
+        delete (r.salts as Record<string, Json>).result;
+        r.result = { [REDACTED_MARKER]: null };
+      },
+    ],
   ])('%s: the step hash is undecided (HASH_MISMATCH)', (_what, state, edit) => {
     const { text } = publicLine(state === undefined ? {} : { result: state }, (r) => edit(r, stored()));
     expect(hashOf(STEP_V2_PUBLIC, text)).toBe(UNDECIDED);
@@ -165,7 +244,9 @@ describe('the public form: each slot in exactly one state (REDACTION §12.2), ha
     expect(hashOf(STEP_V2_PUBLIC, text)).toBe(stepHash);
     expect(codes(text)).toEqual(['MARKER_INVALID result']);
     // Without its salt it is in no state at all.
-    expect(hashOf(STEP_V2_PUBLIC, publicLine({}, (r) => void delete (r.salts as Record<string, Json>).result, texts).text)).toBe(UNDECIDED);
+    expect(
+      hashOf(STEP_V2_PUBLIC, publicLine({}, (r) => void delete (r.salts as Record<string, Json>).result, texts).text),
+    ).toBe(UNDECIDED);
   });
 });
 
@@ -183,7 +264,11 @@ describe('what is not a record salt, or not a slot map, leaves the step hash und
     expect(codes(text)).toEqual(['FIELD_INVALID salt', 'HASH_MISMATCH step_hash']);
   });
 
-  test.each<[string, Json]>([['null', null], ['an array', ['x']], ['a string', 'result']])('a public line whose salts or digests is %s', (_what, v) => {
+  test.each<[string, Json]>([
+    ['null', null],
+    ['an array', ['x']],
+    ['a string', 'result'],
+  ])('a public line whose salts or digests is %s', (_what, v) => {
     for (const name of ['salts', 'digests']) {
       const { text } = publicLine({ prompt: { view: 'p' } }, (r) => void (r[name] = v));
       expect(hashOf(STEP_V2_PUBLIC, text)).toBe(UNDECIDED);
@@ -192,17 +277,23 @@ describe('what is not a record salt, or not a slot map, leaves the step hash und
   });
 
   test('each member of digests is a digest string: one wrapped in an array is FIELD_INVALID (REDACTION §12.2: "each a digest")', () => {
-    const { text } = publicLine({ input: { view: 'i' } }, (r) => void (r.digests = { input: [(r.digests as Record<string, Json>).input!] }));
+    const { text } = publicLine(
+      { input: { view: 'i' } },
+      (r) => void (r.digests = { input: [(r.digests as Record<string, Json>).input!] }),
+    );
     expect(codes(text)[0]).toBe('FIELD_INVALID digests');
     // The same digest as a string: the view holds.
     expect(codes(publicLine({ input: { view: 'i' } }).text)).toEqual([]);
   });
 });
 
-describe('slotStates: each slot\'s state by REDACTION §12.2\'s table', () => {
+describe("slotStates: each slot's state by REDACTION §12.2's table", () => {
   test('disclosed (present or absent), withheld with its digest and rule, a view with its digest, or invalid', () => {
     const s = stored();
-    const { text } = publicLine({ prompt: { withheld: 'prompts' }, input: { view: { pin: marker(D, 'pin') } as Json } }, (r) => void delete (r.salts as Record<string, Json>).error);
+    const { text } = publicLine(
+      { prompt: { withheld: 'prompts' }, input: { view: { pin: marker(D, 'pin') } as Json } },
+      (r) => void delete (r.salts as Record<string, Json>).error,
+    );
     const states = slotStates(STEP_V2_PUBLIC, text, scanCanonical(text).members!);
     expect([...states.keys()]).toEqual(SLOTS);
     expect(states.get('result')).toEqual({ kind: 'disclosed', salt: s.salts.result, present: true });
@@ -216,7 +307,9 @@ describe('slotStates: each slot\'s state by REDACTION §12.2\'s table', () => {
 describe('where `commitments` stands in the preimage (FORMAT §12.3: JCS of the record less step_hash, salt(s) and slots, plus commitments)', () => {
   const clearOf = (text: string, skip: readonly string[]) => {
     const spans = scanCanonical(text).members!;
-    return Object.fromEntries([...spans].filter(([n]) => !skip.includes(n)).map(([n, [a, b]]) => [n, text.slice(a, b)]));
+    return Object.fromEntries(
+      [...spans].filter(([n]) => !skip.includes(n)).map(([n, [a, b]]) => [n, text.slice(a, b)]),
+    );
   };
   const privateSkip = ['step_hash', 'salt', ...SLOTS];
   const publicSkip = ['step_hash', 'salts', 'digests', ...SLOTS];
@@ -225,25 +318,30 @@ describe('where `commitments` stands in the preimage (FORMAT §12.3: JCS of the 
     ['before every member', { aa: 1 }],
     ['after every member', { zz: [1] }],
     ['on both sides', { a: 'x', commitment: 0, commitmentz: true, w: null }],
-  ])('members the profile does not know, sorting %s, are hashed in their JCS places (and reported UNKNOWN_FIELD)', (_where, extra) => {
-    const s = stored();
-    const storedText = canonicalJsonTrusted({ ...s.record, ...extra } as never);
-    const expected = committedStepHash(clearOf(storedText, privateSkip), s.digests, SLOTS);
-    expect(hashOf(STEP_V2, storedText)).toBe(expected);
-    expect(expected).not.toBe(s.stepHash);
-    const { text } = publicLine({ prompt: { withheld: 'p' } }, (r) => Object.assign(r, extra));
-    expect(hashOf(STEP_V2_PUBLIC, text)).toBe(expected);
-    // With its step_hash set to that hash, the only problem is the unknown member itself.
-    const sealed = storedText.replace(s.stepHash, expected);
-    expect(codes(sealed)).toEqual(Object.keys(extra).map((k) => `UNKNOWN_FIELD ${k}`));
-  });
+  ])(
+    'members the profile does not know, sorting %s, are hashed in their JCS places (and reported UNKNOWN_FIELD)',
+    (_where, extra) => {
+      const s = stored();
+      const storedText = canonicalJsonTrusted({ ...s.record, ...extra } as never);
+      const expected = committedStepHash(clearOf(storedText, privateSkip), s.digests, SLOTS);
+      expect(hashOf(STEP_V2, storedText)).toBe(expected);
+      expect(expected).not.toBe(s.stepHash);
+      const { text } = publicLine({ prompt: { withheld: 'p' } }, (r) => Object.assign(r, extra));
+      expect(hashOf(STEP_V2_PUBLIC, text)).toBe(expected);
+      // With its step_hash set to that hash, the only problem is the unknown member itself.
+      const sealed = storedText.replace(s.stepHash, expected);
+      expect(codes(sealed)).toEqual(Object.keys(extra).map((k) => `UNKNOWN_FIELD ${k}`));
+    },
+  );
 
   test('a record of nothing but its salt(s) hashes to {"commitments":{…}}, every slot committed absent', () => {
     const salts = slotSalts(SALT, SLOTS);
     const absent = Object.fromEntries(SLOTS.map((s, i) => [s, slotDigest(salts[i]!, s, undefined)]));
     const expected = committedStepHash({}, absent, SLOTS);
     expect(hashOf(STEP_V2, `{"salt":"${SALT}"}`)).toBe(expected);
-    expect(hashOf(STEP_V2_PUBLIC, canonicalJsonTrusted({ salts: Object.fromEntries(SLOTS.map((s, i) => [s, salts[i]!])) }))).toBe(expected);
+    expect(
+      hashOf(STEP_V2_PUBLIC, canonicalJsonTrusted({ salts: Object.fromEntries(SLOTS.map((s, i) => [s, salts[i]!])) })),
+    ).toBe(expected);
     // One member before commitments, none after.
     expect(hashOf(STEP_V2, `{"a":1,"salt":"${SALT}"}`)).toBe(committedStepHash({ a: '1' }, absent, SLOTS));
   });
@@ -275,20 +373,35 @@ describe('rules between members read a withheld slot as unknown (REDACTION §12.
 describe('the two profiles of a committed record kind (commitProfiles)', () => {
   test('the public form is never appended: its seal throws', () => {
     expect(() => STEP_V2_PUBLIC.seal(TEXTS, E)).toThrow(TypeError);
-    expect(() => STEP_V2_PUBLIC.seal(TEXTS, E)).toThrow(/step\/v2: a public-form record is written by the publisher, never appended/);
+    expect(() => STEP_V2_PUBLIC.seal(TEXTS, E)).toThrow(
+      /step\/v2: a public-form record is written by the publisher, never appended/,
+    );
   });
 
-  test('each form\'s members are checked in UTF-16 order (FORMAT §6.3 step 4): salt among the stored members, salts and digests among the public ones', () => {
+  test("each form's members are checked in UTF-16 order (FORMAT §6.3 step 4): salt among the stored members, salts and digests among the public ones", () => {
     const s = stored();
     const storedText = canonicalJsonTrusted({ ...s.record, kind: 'bogus', salt: 'X', seq: -1 } as never);
-    expect(codes(storedText)).toEqual(['FIELD_INVALID kind', 'FIELD_INVALID salt', 'FIELD_INVALID seq', 'HASH_MISMATCH step_hash']);
-    const { text } = publicLine({}, (r) => Object.assign(r, { digests: {}, kind: 'bogus', salts: { nope: SALT }, ts: 'x' }));
-    expect(codes(text)).toEqual(['FIELD_INVALID digests', 'FIELD_INVALID kind', 'FIELD_INVALID salts', 'FIELD_INVALID ts', 'HASH_MISMATCH step_hash']);
+    expect(codes(storedText)).toEqual([
+      'FIELD_INVALID kind',
+      'FIELD_INVALID salt',
+      'FIELD_INVALID seq',
+      'HASH_MISMATCH step_hash',
+    ]);
+    const { text } = publicLine({}, (r) =>
+      Object.assign(r, { digests: {}, kind: 'bogus', salts: { nope: SALT }, ts: 'x' }),
+    );
+    expect(codes(text)).toEqual([
+      'FIELD_INVALID digests',
+      'FIELD_INVALID kind',
+      'FIELD_INVALID salts',
+      'FIELD_INVALID ts',
+      'HASH_MISMATCH step_hash',
+    ]);
   });
 });
 
 describe('salts (record/salts.ts, FORMAT §12.2)', () => {
-  test('a salt is a string of 32 lowercase hex digits: the same digits inside an array are none, in the public form\'s salts too', () => {
+  test("a salt is a string of 32 lowercase hex digits: the same digits inside an array are none, in the public form's salts too", () => {
     expect(isSaltHex(SALT)).toBe(true);
     expect(isSaltHex([SALT])).toBe(false);
     const { text } = publicLine({}, (r) => void ((r.salts as Record<string, Json>).result = [SALT]));
@@ -296,7 +409,11 @@ describe('salts (record/salts.ts, FORMAT §12.2)', () => {
   });
 
   test('one salt per slot, for an even number of slots as for an odd one: block j serves slots 2j and 2j + 1', () => {
-    for (const slots of [['a', 'b'], ['a', 'b', 'c', 'd', 'e', 'f'], ['a', 'b', 'c']]) {
+    for (const slots of [
+      ['a', 'b'],
+      ['a', 'b', 'c', 'd', 'e', 'f'],
+      ['a', 'b', 'c'],
+    ]) {
       const salts = slotSalts(SALT, slots);
       expect(salts).toHaveLength(slots.length);
       expect(salts).toEqual(slots.map((s) => slotSalt(SALT, s, slots)));

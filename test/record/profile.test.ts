@@ -3,14 +3,34 @@ import { describe, expect, test } from 'vitest';
 import { canonicalJson, canonicalJsonTrusted } from '../../src/canonical/jcs.js';
 import { CanonicalError } from '../../src/canonical/errors.js';
 import {
-  CONTENT_FIELDS, JOURNAL_V1, STEP_V1, checkStepInput, formatOf, genesisDefect, genesisHash, makeGenesis, RecordError, sealMemberTexts, sealRecord,
-  type Genesis, type JournalFormat, type RecordProfile, type StepTexts, type UnsealedRecord,
+  CONTENT_FIELDS,
+  JOURNAL_V1,
+  STEP_V1,
+  checkStepInput,
+  formatOf,
+  genesisDefect,
+  genesisHash,
+  makeGenesis,
+  RecordError,
+  sealMemberTexts,
+  sealRecord,
+  type Genesis,
+  type JournalFormat,
+  type RecordProfile,
+  type StepTexts,
+  type UnsealedRecord,
 } from '../../src/record/index.js';
 import { verifyChain } from '../../src/chain/index.js';
 import * as arb from '../../src/testing/arbitraries.js';
 import { loadVectors } from '../helpers/vectors.js';
 
-interface StepHashCase { id: string; record: UnsealedRecord; preimage: string; step_hash: string; line: string }
+interface StepHashCase {
+  id: string;
+  record: UnsealedRecord;
+  preimage: string;
+  step_hash: string;
+  line: string;
+}
 
 const vectors = loadVectors<StepHashCase>('step-hashes.json');
 
@@ -30,7 +50,12 @@ describe('step-hashes.json vectors', () => {
 
 describe('checkStepInput', () => {
   test('absent content fields become null; supplied step_id, ts and meta are kept unchanged', () => {
-    const checked = checkStepInput({ model: 'm', step_id: 'Call_01.retry:2', ts: '2026-03-04T05:06:07.089Z', meta: { run: 1 } });
+    const checked = checkStepInput({
+      model: 'm',
+      step_id: 'Call_01.retry:2',
+      ts: '2026-03-04T05:06:07.089Z',
+      meta: { run: 1 },
+    });
     expect(checked.content).toEqual({ input: null, model: 'm', prompt: null, tool_call: null, result: null });
     expect(checked.step_id).toBe('Call_01.retry:2');
     expect(checked.ts).toBe('2026-03-04T05:06:07.089Z');
@@ -100,8 +125,16 @@ describe('sealRecord', () => {
   test('content that imitates the step_hash member does not displace the real one', () => {
     const g = genesisHash(makeGenesis({ journalId: 'j', createdAt: '2026-01-01T00:00:00.000Z' }));
     const unsealed: UnsealedRecord = {
-      v: 1, seq: 0, step_id: 'a', ts: '2026-01-01T00:00:00.000Z', prev_hash: g,
-      input: { a: 1, step_id: 'x', seq: 0 }, model: ',"step_hash":"x","step_id":', prompt: null, tool_call: null, result: null,
+      v: 1,
+      seq: 0,
+      step_id: 'a',
+      ts: '2026-01-01T00:00:00.000Z',
+      prev_hash: g,
+      input: { a: 1, step_id: 'x', seq: 0 },
+      model: ',"step_hash":"x","step_id":',
+      prompt: null,
+      tool_call: null,
+      result: null,
     };
     const { record, line } = sealRecord(unsealed);
     expect(line).toBe(canonicalJson(record) + '\n');
@@ -116,21 +149,42 @@ function textsOf(record: UnsealedRecord): StepTexts {
   return texts as unknown as StepTexts;
 }
 
-describe('the v1 profile\'s seal (the store\'s seal) equals sealRecord', () => {
+describe("the v1 profile's seal (the store's seal) equals sealRecord", () => {
   test.each(vectors.cases.map((c) => [c.id, c] as const))('step-hashes.json %s', (_id, c) => {
     const r = c.record;
-    expect(STEP_V1.seal(textsOf(r), { seq: r.seq, stepId: r.step_id, ts: r.ts, prevHash: r.prev_hash })).toEqual({ stepHash: c.step_hash, line: c.line });
+    expect(STEP_V1.seal(textsOf(r), { seq: r.seq, stepId: r.step_id, ts: r.ts, prevHash: r.prev_hash })).toEqual({
+      stepHash: c.step_hash,
+      line: c.line,
+    });
   });
 
   test('generated steps, with and without meta (fast-check)', () => {
     const hex = fc.string({ unit: fc.constantFrom(...'0123456789abcdef'), minLength: 64, maxLength: 64 });
     fc.assert(
-      fc.property(arb.step(), fc.nat({ max: 2 ** 40 }), fc.uuid(), fc.date({ min: new Date(0), max: new Date('9999-12-31'), noInvalidDate: true }), hex, (step, seq, id, date, h) => {
-        const { content, meta, texts } = checkStepInput(step);
-        const unsealed = { v: 1, seq, step_id: id, ts: date.toISOString(), prev_hash: `sha256:${h}`, ...content, ...(meta === undefined ? {} : { meta }) } as UnsealedRecord;
-        const reference = sealRecord(unsealed);
-        expect(STEP_V1.seal(texts, { seq, stepId: id, ts: unsealed.ts, prevHash: unsealed.prev_hash })).toEqual({ stepHash: reference.record.step_hash, line: reference.line });
-      }),
+      fc.property(
+        arb.step(),
+        fc.nat({ max: 2 ** 40 }),
+        fc.uuid(),
+        fc.date({ min: new Date(0), max: new Date('9999-12-31'), noInvalidDate: true }),
+        hex,
+        (step, seq, id, date, h) => {
+          const { content, meta, texts } = checkStepInput(step);
+          const unsealed = {
+            v: 1,
+            seq,
+            step_id: id,
+            ts: date.toISOString(),
+            prev_hash: `sha256:${h}`,
+            ...content,
+            ...(meta === undefined ? {} : { meta }),
+          } as UnsealedRecord;
+          const reference = sealRecord(unsealed);
+          expect(STEP_V1.seal(texts, { seq, stepId: id, ts: unsealed.ts, prevHash: unsealed.prev_hash })).toEqual({
+            stepHash: reference.record.step_hash,
+            line: reference.line,
+          });
+        },
+      ),
       { numRuns: 500 },
     );
   });
@@ -140,8 +194,12 @@ describe('the record profile is the one place the verifier, the sealer and the k
   const genesis = makeGenesis({ journalId: 'profile-test', createdAt: '2026-01-01T00:00:00.000Z' });
 
   test('a genesis of an unknown format is refused by its format, one with wrong members by its members first', () => {
-    expect(genesisDefect({ ...genesis, format: 'stepchain/v9' })).toBe('unsupported genesis format "stepchain/v9"; this verifier reads stepchain/v1, stepchain/v2, stepchain/v3');
-    expect(genesisDefect({ format: 'stepchain/v9', journal_id: 'x' })).toBe('the genesis must have exactly the members created_at, format, journal_id (found format, journal_id)');
+    expect(genesisDefect({ ...genesis, format: 'stepchain/v9' })).toBe(
+      'unsupported genesis format "stepchain/v9"; this verifier reads stepchain/v1, stepchain/v2, stepchain/v3',
+    );
+    expect(genesisDefect({ format: 'stepchain/v9', journal_id: 'x' })).toBe(
+      'the genesis must have exactly the members created_at, format, journal_id (found format, journal_id)',
+    );
     expect(genesisDefect(genesis)).toBeNull();
     expect(formatOf(genesis)).toBe(JOURNAL_V1);
     expect(formatOf({ format: 'stepchain/v9' })).toBe(JOURNAL_V1);
@@ -151,7 +209,12 @@ describe('the record profile is the one place the verifier, the sealer and the k
     fc.assert(
       fc.property(arb.step(), (step) => {
         const { texts } = checkStepInput(step, STEP_V1);
-        const { line } = STEP_V1.seal(texts, { seq: 0, stepId: 'a', ts: '2026-01-01T00:00:00.000Z', prevHash: genesisHash(genesis) });
+        const { line } = STEP_V1.seal(texts, {
+          seq: 0,
+          stepId: 'a',
+          ts: '2026-01-01T00:00:00.000Z',
+          prevHash: genesisHash(genesis),
+        });
         expect(STEP_V1.key(texts)).toBe(STEP_V1.recordKey(JSON.parse(line) as Record<string, unknown>));
       }),
       { numRuns: 300 },
@@ -167,14 +230,38 @@ describe('the record profile is the one place the verifier, the sealer and the k
 
   test('a new version is one profile: the verifier checks records against the profile the format names', () => {
     // A stand-in for a later version: the v1 members with `v` = 2, sealed by the generic seal.
-    const rules = STEP_V1.members.map((m) => (m.name !== 'v' ? m : { ...m, check: (text: string, a: number, b: number) => (text.slice(a, b) === '2' ? null : { message: 'v must be 2' }) }));
+    const rules = STEP_V1.members.map((m) =>
+      m.name !== 'v'
+        ? m
+        : {
+            ...m,
+            check: (text: string, a: number, b: number) =>
+              text.slice(a, b) === '2' ? null : { message: 'v must be 2' },
+          },
+    );
     const v2: RecordProfile = {
-      ...STEP_V1, id: 'step/v2-test', version: 2, members: rules,
-      seal: (texts, e) => sealMemberTexts({ ...texts, v: '2', seq: String(e.seq), step_id: JSON.stringify(e.stepId), ts: JSON.stringify(e.ts), prev_hash: JSON.stringify(e.prevHash) }),
+      ...STEP_V1,
+      id: 'step/v2-test',
+      version: 2,
+      members: rules,
+      seal: (texts, e) =>
+        sealMemberTexts({
+          ...texts,
+          v: '2',
+          seq: String(e.seq),
+          step_id: JSON.stringify(e.stepId),
+          ts: JSON.stringify(e.ts),
+          prev_hash: JSON.stringify(e.prevHash),
+        }),
     };
     const format: JournalFormat = { ...JOURNAL_V1, records: [v2], select: () => v2 };
     const { texts } = checkStepInput({ input: 'hi' }, v2);
-    const { line } = v2.seal(texts, { seq: 0, stepId: 'a', ts: '2026-01-01T00:00:00.000Z', prevHash: genesisHash(genesis) });
+    const { line } = v2.seal(texts, {
+      seq: 0,
+      stepId: 'a',
+      ts: '2026-01-01T00:00:00.000Z',
+      prevHash: genesisHash(genesis),
+    });
     const files = [{ name: '0000000000000000.jsonl', bytes: new TextEncoder().encode(line) }];
     expect(verifyChain({ genesis, format, files }).problems).toEqual([]);
     expect(verifyChain({ genesis, files }).problems.map((p) => [p.code, p.location.field, p.message])).toEqual([

@@ -40,7 +40,10 @@ describe('the genesis object (§6.1)', () => {
   const g = makeGenesis({ journalId: 'j', createdAt: '2026-01-01T00:00:00.000Z' });
   test.each([
     ['an extra member', { ...g, extra: 1 }],
-    ['an own __proto__ member', JSON.parse(`{"__proto__":1,"created_at":"${g.created_at}","format":"${g.format}","journal_id":"j"}`) as unknown],
+    [
+      'an own __proto__ member',
+      JSON.parse(`{"__proto__":1,"created_at":"${g.created_at}","format":"${g.format}","journal_id":"j"}`) as unknown,
+    ],
     ['a member missing', { format: g.format, journal_id: 'j' }],
     ['no members', {}],
   ])('%s is a defect', (_what, value) => {
@@ -52,7 +55,7 @@ describe('the genesis object (§6.1)', () => {
   });
 });
 
-describe('a caller\'s step (checkStepInput)', () => {
+describe("a caller's step (checkStepInput)", () => {
   test.each([[null], [[]], ['input'], [1]])('%j is not a step', (step) => {
     const e = (() => {
       try {
@@ -73,7 +76,9 @@ describe('a caller\'s step (checkStepInput)', () => {
   });
 
   test.each([['x'], [null], [[1]], [3]])('meta %j is refused at /meta', (meta) => {
-    expect(() => checkStepInput({ meta } as never)).toThrow(expect.objectContaining({ code: 'FIELD_INVALID', location: { path: '/meta' } }));
+    expect(() => checkStepInput({ meta } as never)).toThrow(
+      expect.objectContaining({ code: 'FIELD_INVALID', location: { path: '/meta' } }),
+    );
   });
 });
 
@@ -96,8 +101,16 @@ test('computeStepHash is the hash sealRecord gives, for records with markers and
   let deep: unknown = 1;
   for (let i = 0; i < 120; i++) deep = [deep];
   const record = {
-    v: 1 as const, seq: 0, step_id: 'a', ts: '2026-01-01T00:00:00.000Z', prev_hash: genesisHash(g),
-    input: { '$stepchain:blob': { digest: 'sha256:' + '0'.repeat(64), size: 1 } }, model: null, prompt: deep as never, tool_call: null, result: null,
+    v: 1 as const,
+    seq: 0,
+    step_id: 'a',
+    ts: '2026-01-01T00:00:00.000Z',
+    prev_hash: genesisHash(g),
+    input: { '$stepchain:blob': { digest: 'sha256:' + '0'.repeat(64), size: 1 } },
+    model: null,
+    prompt: deep as never,
+    tool_call: null,
+    result: null,
   };
   expect(computeStepHash(record as never)).toBe(sealRecord(record as never).record.step_hash);
   expect(() => computeStepHash({ ...record, result: Number.NaN } as never)).toThrow(CanonicalError);

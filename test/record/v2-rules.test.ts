@@ -9,7 +9,15 @@
 import { describe, expect, test } from 'vitest';
 import { canonicalJson } from '../../src/canonical/jcs.js';
 import {
-  JOURNAL_V2, MAX_AGENT_NAME, MAX_LABEL_VALUE, MAX_LABELS, RECORD_KINDS, STEP_V2, STEP_V2_PUBLIC, endsStarted, runIdentityDefect,
+  JOURNAL_V2,
+  MAX_AGENT_NAME,
+  MAX_LABEL_VALUE,
+  MAX_LABELS,
+  RECORD_KINDS,
+  STEP_V2,
+  STEP_V2_PUBLIC,
+  endsStarted,
+  runIdentityDefect,
 } from '../../src/record/v2.js';
 import { checkStepInput } from '../../src/record/input.js';
 import { genesisDefect, makeGenesis } from '../../src/record/formats.js';
@@ -27,7 +35,11 @@ describe('member rules of a v2 record (§11.2)', () => {
   test.each<[string, unknown[], unknown[]]>([
     ['kind', [...RECORD_KINDS], ['run', 'tool.start', 'Step', '', null, 1, ['step']]],
     ['ref', [null, 'a', 'step-1', 'x'.repeat(128)], ['', '.x', 'x'.repeat(129), 1, { id: 'a' }]],
-    ['prev_hash', [D], ['sha256:' + 'A'.repeat(64), 'sha256:' + 'a'.repeat(63), D + 'a', 'sha257:' + 'a'.repeat(64), null]],
+    [
+      'prev_hash',
+      [D],
+      ['sha256:' + 'A'.repeat(64), 'sha256:' + 'a'.repeat(63), D + 'a', 'sha257:' + 'a'.repeat(64), null],
+    ],
     ['step_hash', [D], ['sha256:' + 'G'.repeat(64), 'x'.repeat(71), null]],
     ['seq', [0, 1, 2 ** 53 - 1], [-1, 1.5, 2 ** 53, '0', null]],
     ['step_id', ['a', 'A.b:c_d-e'], ['', '-a', 'a b', 1]],
@@ -52,13 +64,19 @@ describe('member rules of a v2 record (§11.2)', () => {
 
   test('v: 2 passes; another number is UNSUPPORTED_VERSION; anything else FIELD_INVALID', () => {
     expect(rule('v', 2)).toBeNull();
-    expect(rule('v', 1)).toMatchObject({ code: 'UNSUPPORTED_VERSION', message: expect.stringContaining('record version 1') });
+    expect(rule('v', 1)).toMatchObject({
+      code: 'UNSUPPORTED_VERSION',
+      message: expect.stringContaining('record version 1'),
+    });
     expect(rule('v', 3)).toMatchObject({ code: 'UNSUPPORTED_VERSION' });
     for (const v of ['2', null, [2]]) expect(rule('v', v)).toEqual({ message: expect.any(String) });
   });
 
   test('the public form holds the same member rules for kind and ref', () => {
-    for (const name of ['kind', 'ref', 'v', 'prev_hash']) expect(STEP_V2_PUBLIC.members.find((r) => r.name === name)?.check).toBe(STEP_V2.members.find((r) => r.name === name)!.check);
+    for (const name of ['kind', 'ref', 'v', 'prev_hash'])
+      expect(STEP_V2_PUBLIC.members.find((r) => r.name === name)?.check).toBe(
+        STEP_V2.members.find((r) => r.name === name)!.check,
+      );
   });
 });
 
@@ -73,22 +91,59 @@ describe('the commitment members (§12.2, REDACTION §12.2): salt, salts, digest
 
   test('the record salt: 32 lowercase hex digits, nothing else', () => {
     expect(ruleOf(STEP_V2, 'salt', SALT)).toBeNull();
-    for (const v of [SALT.toUpperCase(), SALT.slice(1), SALT + '0', 'g'.repeat(32), 'x'.repeat(32) + '', 1, null, ['a']]) expect(ruleOf(STEP_V2, 'salt', v), JSON.stringify(v)).not.toBeNull();
+    for (const v of [
+      SALT.toUpperCase(),
+      SALT.slice(1),
+      SALT + '0',
+      'g'.repeat(32),
+      'x'.repeat(32) + '',
+      1,
+      null,
+      ['a'],
+    ])
+      expect(ruleOf(STEP_V2, 'salt', v), JSON.stringify(v)).not.toBeNull();
     // 34 characters of text that are not a salt (length alone does not decide).
     expect(ruleOf(STEP_V2, 'salt', 'Z'.repeat(32))).not.toBeNull();
   });
 
   test.each<[string, unknown[], unknown[]]>([
-    ['salts', [{}, { input: SALT }, { error: SALT, result: SALT }], [[], 'x', { input: SALT.toUpperCase() }, { input: 1 }, { kind: SALT }, { nope: SALT }, { input: SALT, result: 'x' }]],
-    ['digests', [{ input: D }, { input: D, meta: D }], [{}, [], { input: 'x' + D }, { input: D + 'a' }, { input: D.toUpperCase() }, { input: 1 }, { nope: D }, { kind: D }]],
-  ])('the public form\'s %s: an object of slots, each a salt or a digest', (name, good, bad) => {
+    [
+      'salts',
+      [{}, { input: SALT }, { error: SALT, result: SALT }],
+      [
+        [],
+        'x',
+        { input: SALT.toUpperCase() },
+        { input: 1 },
+        { kind: SALT },
+        { nope: SALT },
+        { input: SALT, result: 'x' },
+      ],
+    ],
+    [
+      'digests',
+      [{ input: D }, { input: D, meta: D }],
+      [
+        {},
+        [],
+        { input: 'x' + D },
+        { input: D + 'a' },
+        { input: D.toUpperCase() },
+        { input: 1 },
+        { nope: D },
+        { kind: D },
+      ],
+    ],
+  ])("the public form's %s: an object of slots, each a salt or a digest", (name, good, bad) => {
     for (const v of good) expect(ruleOf(STEP_V2_PUBLIC, name, v), JSON.stringify(v)).toBeNull();
-    for (const v of bad) expect(ruleOf(STEP_V2_PUBLIC, name, v), JSON.stringify(v)).toEqual({ message: expect.any(String) });
+    for (const v of bad)
+      expect(ruleOf(STEP_V2_PUBLIC, name, v), JSON.stringify(v)).toEqual({ message: expect.any(String) });
   });
 });
 
 describe('rules between members (§11.3)', () => {
-  const relation = (kind: unknown, ref: unknown, error: unknown) => STEP_V2.relationDefect!((name) => ({ kind, ref, error } as Record<string, unknown>)[name]);
+  const relation = (kind: unknown, ref: unknown, error: unknown) =>
+    STEP_V2.relationDefect!((name) => (({ kind, ref, error }) as Record<string, unknown>)[name]);
   const ENDS = ['model.completed', 'model.failed', 'tool.updated', 'tool.completed', 'tool.failed'];
   const FAILED = ['run.failed', 'model.failed', 'tool.failed'];
 
@@ -99,9 +154,15 @@ describe('rules between members (§11.3)', () => {
     const good = { ref: ends ? 'start-1' : null, error: failed ? { message: 'x' } : null };
     expect(relation(kind, good.ref, good.error)).toBeNull();
     // ref: required exactly for an outcome.
-    expect(relation(kind, ends ? null : 'start-1', good.error)).toMatchObject({ field: 'ref', message: expect.stringContaining(kind) });
+    expect(relation(kind, ends ? null : 'start-1', good.error)).toMatchObject({
+      field: 'ref',
+      message: expect.stringContaining(kind),
+    });
     // error: required exactly for a failure.
-    expect(relation(kind, good.ref, failed ? null : 'boom')).toMatchObject({ field: 'error', message: expect.stringContaining(kind) });
+    expect(relation(kind, good.ref, failed ? null : 'boom')).toMatchObject({
+      field: 'error',
+      message: expect.stringContaining(kind),
+    });
     // An absent member (a public record withholding it) is not judged.
     if (!ends) expect(relation(kind, undefined, good.error)).toBeNull();
     if (!failed) expect(relation(kind, good.ref, undefined)).toBeNull();
@@ -112,24 +173,51 @@ describe('rules between members (§11.3)', () => {
   });
 
   test('checkStepInput: the rule between members is FIELD_INVALID at the member it names; kind defaults to "step"', () => {
-    expect(() => checkStepInput({ kind: 'tool.completed', ref: null }, STEP_V2)).toThrow(expect.objectContaining({ code: 'FIELD_INVALID', location: { path: '/ref' } }));
-    expect(() => checkStepInput({ kind: 'tool.failed', ref: 'a' }, STEP_V2)).toThrow(expect.objectContaining({ code: 'FIELD_INVALID', location: { path: '/error' } }));
-    expect(() => checkStepInput({ kind: 'tool.finished' }, STEP_V2)).toThrow(expect.objectContaining({ code: 'FIELD_INVALID', location: { path: '/kind' } }));
-    expect(() => checkStepInput({ ref: '.bad' }, STEP_V2)).toThrow(expect.objectContaining({ code: 'FIELD_INVALID', location: { path: '/ref' } }));
-    expect(checkStepInput({ input: 1 }, STEP_V2)).toMatchObject({ content: { kind: 'step', ref: null, error: null }, texts: { kind: '"step"', ref: 'null', error: 'null' } });
+    expect(() => checkStepInput({ kind: 'tool.completed', ref: null }, STEP_V2)).toThrow(
+      expect.objectContaining({ code: 'FIELD_INVALID', location: { path: '/ref' } }),
+    );
+    expect(() => checkStepInput({ kind: 'tool.failed', ref: 'a' }, STEP_V2)).toThrow(
+      expect.objectContaining({ code: 'FIELD_INVALID', location: { path: '/error' } }),
+    );
+    expect(() => checkStepInput({ kind: 'tool.finished' }, STEP_V2)).toThrow(
+      expect.objectContaining({ code: 'FIELD_INVALID', location: { path: '/kind' } }),
+    );
+    expect(() => checkStepInput({ ref: '.bad' }, STEP_V2)).toThrow(
+      expect.objectContaining({ code: 'FIELD_INVALID', location: { path: '/ref' } }),
+    );
+    expect(checkStepInput({ input: 1 }, STEP_V2)).toMatchObject({
+      content: { kind: 'step', ref: null, error: null },
+      texts: { kind: '"step"', ref: 'null', error: 'null' },
+    });
     expect(checkStepInput({ input: 1, kind: undefined }, STEP_V2).content.kind).toBe('step');
-    expect(checkStepInput({ kind: 'tool.failed', ref: 'a', error: 'e' }, STEP_V2).texts).toMatchObject({ kind: '"tool.failed"', ref: '"a"', error: '"e"' });
+    expect(checkStepInput({ kind: 'tool.failed', ref: 'a', error: 'e' }, STEP_V2).texts).toMatchObject({
+      kind: '"tool.failed"',
+      ref: '"a"',
+      error: '"e"',
+    });
   });
 });
 
 describe('the v2 genesis and its run identity (§11.1)', () => {
-  const g = (changes: Record<string, unknown> = {}) => ({ format: 'stepchain/v2', journal_id: 'run-1', created_at: '2026-01-01T00:00:00.000Z', run: {}, ...changes });
+  const g = (changes: Record<string, unknown> = {}) => ({
+    format: 'stepchain/v2',
+    journal_id: 'run-1',
+    created_at: '2026-01-01T00:00:00.000Z',
+    run: {},
+    ...changes,
+  });
 
   test('makeGenesis: v2 when a run or the v2 format is asked for, else v1', () => {
     expect(makeGenesis({ journalId: 'a', createdAt: '2026-01-01T00:00:00.000Z' }).format).toBe('stepchain/v1');
-    expect(makeGenesis({ journalId: 'a', createdAt: '2026-01-01T00:00:00.000Z', format: 'stepchain/v2' })).toEqual(g({ journal_id: 'a' }));
-    expect(makeGenesis({ journalId: 'a', createdAt: '2026-01-01T00:00:00.000Z', run: { agent: 'x' } })).toEqual(g({ journal_id: 'a', run: { agent: 'x' } }));
-    expect(() => makeGenesis({ journalId: 'a', run: { agent: '' } })).toThrow(expect.objectContaining({ code: 'GENESIS_INVALID' }));
+    expect(makeGenesis({ journalId: 'a', createdAt: '2026-01-01T00:00:00.000Z', format: 'stepchain/v2' })).toEqual(
+      g({ journal_id: 'a' }),
+    );
+    expect(makeGenesis({ journalId: 'a', createdAt: '2026-01-01T00:00:00.000Z', run: { agent: 'x' } })).toEqual(
+      g({ journal_id: 'a', run: { agent: 'x' } }),
+    );
+    expect(() => makeGenesis({ journalId: 'a', run: { agent: '' } })).toThrow(
+      expect.objectContaining({ code: 'GENESIS_INVALID' }),
+    );
   });
 
   test.each<[string, Record<string, unknown>]>([
@@ -140,13 +228,16 @@ describe('the v2 genesis and its run identity (§11.1)', () => {
     ['run not an object', { run: [] }],
   ])('%s: refused', (_name, changes) => {
     const genesis = g(changes);
-    for (const k of Object.keys(genesis)) if ((genesis as Record<string, unknown>)[k] === undefined) delete (genesis as Record<string, unknown>)[k];
+    for (const k of Object.keys(genesis))
+      if ((genesis as Record<string, unknown>)[k] === undefined) delete (genesis as Record<string, unknown>)[k];
     expect(JOURNAL_V2.genesisDefect(genesis as never)).toEqual(expect.any(String));
     expect(genesisDefect(genesis)).toEqual(expect.any(String));
   });
 
   test('a good genesis passes, with every run member at its limit', () => {
-    const labels = Object.fromEntries(Array.from({ length: MAX_LABELS }, (_, i) => [`l${i}`, 'v'.repeat(MAX_LABEL_VALUE)]));
+    const labels = Object.fromEntries(
+      Array.from({ length: MAX_LABELS }, (_, i) => [`l${i}`, 'v'.repeat(MAX_LABEL_VALUE)]),
+    );
     const run = { agent: 'a'.repeat(MAX_AGENT_NAME), conversation_id: 'c-1', parent_run_id: 'p-1', labels };
     expect(runIdentityDefect(run)).toBeNull();
     expect(JOURNAL_V2.genesisDefect(g({ run }) as never)).toBeNull();
@@ -167,7 +258,10 @@ describe('the v2 genesis and its run identity (§11.1)', () => {
     ['agent not a string', { agent: 1 }],
     ['labels not an object', { labels: ['a'] }],
     ['labels null', { labels: null }],
-    ['one label too many', { labels: Object.fromEntries(Array.from({ length: MAX_LABELS + 1 }, (_, i) => [`l${i}`, 'v'])) }],
+    [
+      'one label too many',
+      { labels: Object.fromEntries(Array.from({ length: MAX_LABELS + 1 }, (_, i) => [`l${i}`, 'v'])) },
+    ],
     ['a label name invalid', { labels: { '-x': 'v' } }],
     ['a label value not a string', { labels: { a: 1 } }],
     ['a label value too long', { labels: { a: 'v'.repeat(MAX_LABEL_VALUE + 1) } }],

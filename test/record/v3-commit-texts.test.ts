@@ -13,15 +13,28 @@ const textsOf = (values: Slots, canonical: (v: unknown) => string = canonicalJso
   return texts;
 };
 /** The walk over parsed values (commit.ts), the reference the batched scan must equal byte for byte. */
-const walkRoot = (values: Slots, seed: Uint8Array): string => hex(commitRecord(JSON.parse(JSON.stringify(values)) as Slots, seed).rootBytes);
+const walkRoot = (values: Slots, seed: Uint8Array): string =>
+  hex(commitRecord(JSON.parse(JSON.stringify(values)) as Slots, seed).rootBytes);
 
 // Strings around the chunking threshold (64 escaped bytes) and the long-text bound (4096), with escapes,
 // multi-byte characters and spaces where a chunk may be cut.
 const text = fc.oneof(
   fc.string({ maxLength: 80 }),
   fc.string({ unit: 'grapheme', maxLength: 120 }),
-  fc.string({ unit: fc.constantFrom('a', ' ', 'é', '😀', '"', '\\', '\n', '\u0001', '/'), minLength: 50, maxLength: 400 }),
-  fc.constantFrom('x'.repeat(64), 'x'.repeat(65), 'word '.repeat(30), '\\'.repeat(70), 'é'.repeat(33), 'y'.repeat(4097), 'z '.repeat(2100)),
+  fc.string({
+    unit: fc.constantFrom('a', ' ', 'é', '😀', '"', '\\', '\n', '\u0001', '/'),
+    minLength: 50,
+    maxLength: 400,
+  }),
+  fc.constantFrom(
+    'x'.repeat(64),
+    'x'.repeat(65),
+    'word '.repeat(30),
+    '\\'.repeat(70),
+    'é'.repeat(33),
+    'y'.repeat(4097),
+    'z '.repeat(2100),
+  ),
 );
 const json = fc.letrec((tie) => ({
   v: fc.oneof(
@@ -35,7 +48,9 @@ const json = fc.letrec((tie) => ({
     fc.dictionary(text, tie('v'), { maxKeys: 5 }),
   ),
 })).v;
-const record = fc.record(Object.fromEntries(V3_SLOTS.map((s) => [s, json])) as Record<V3Slot, fc.Arbitrary<unknown>>, { requiredKeys: [] });
+const record = fc.record(Object.fromEntries(V3_SLOTS.map((s) => [s, json])) as Record<V3Slot, fc.Arbitrary<unknown>>, {
+  requiredKeys: [],
+});
 const seed = fc.uint8Array({ minLength: 32, maxLength: 32 });
 
 describe('R from canonical texts, hashed in batches (record/v3/commit-texts.ts)', () => {
@@ -51,7 +66,13 @@ describe('R from canonical texts, hashed in batches (record/v3/commit-texts.ts)'
   test('the design example (docs/design/format-v3.md §1), absent slots, empty containers, a record with many units', () => {
     const s = newSeed();
     const many = { input: { list: Array.from({ length: 300 }, (_, i) => ({ i, note: `item ${i} `.repeat(12) })) } };
-    for (const values of [{}, { meta: {} }, { input: [], result: {}, error: null }, many, { prompt: 'p'.repeat(10000) }] as Slots[]) {
+    for (const values of [
+      {},
+      { meta: {} },
+      { input: [], result: {}, error: null },
+      many,
+      { prompt: 'p'.repeat(10000) },
+    ] as Slots[]) {
       expect(hex(commitRecordTexts(textsOf(values), s))).toBe(walkRoot(values, s));
     }
   });
@@ -59,7 +80,10 @@ describe('R from canonical texts, hashed in batches (record/v3/commit-texts.ts)'
   test('a part reference is left to the walk: the same root, and a malformed one the same coded error', () => {
     const s = newSeed();
     const digest = 'sha256:' + 'ab'.repeat(32);
-    const good = { input: { a: 1, big: { '$stepchain:part': { digest, size: 2000 } } }, prompt: { '$stepchain:part': { digest, size: 9 }, x: 1 } };
+    const good = {
+      input: { a: 1, big: { '$stepchain:part': { digest, size: 2000 } } },
+      prompt: { '$stepchain:part': { digest, size: 9 }, x: 1 },
+    };
     expect(hex(commitRecordTexts(textsOf(good, canonicalJsonTrusted), s))).toBe(walkRoot(good, s));
     const bad = { input: { big: { '$stepchain:part': { digest: 'sha256:nope' } } } };
     const error = (() => {

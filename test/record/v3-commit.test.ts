@@ -6,7 +6,9 @@ import { deepCheckLine, deepCheckRecord } from '../../src/record/v3/deep.js';
 import { chunkEnds, commitRecord, escapedText, slotKey, stringChunks, toHexForTest, unitSalt } from './v3-helpers.js';
 
 // The worked example of docs/design/format-v3.md §1 (bench/v3-example.mjs): fixed seed, known root.
-const seed = new Uint8Array(createHash('sha256').update('stepchain/v3 example seed (fixed for the example only)').digest());
+const seed = new Uint8Array(
+  createHash('sha256').update('stepchain/v3 example seed (fixed for the example only)').digest(),
+);
 const values = {
   error: null,
   input: { note: 'Please contact alice.liddell+test@example.org about the overdue invoice INV-9 before Friday.' },
@@ -24,7 +26,10 @@ describe('v3 commitments (design §1 example)', () => {
     expect(toHexForTest(unitSalt(slotKey(seed, 1), 0))).toBe('d3e8a7c50172662f15a8fdf65b9b3bcb');
     const input = c.units.filter((u) => u.slot === 'input');
     expect(input.map((u) => [u.index, u.kind, u.path])).toEqual([
-      [0, 'member', '/input'], [1, 'member', '/input/note'], [2, 'chunk', '/input/note#0'], [3, 'chunk', '/input/note#1'],
+      [0, 'member', '/input'],
+      [1, 'member', '/input/note'],
+      [2, 'chunk', '/input/note#0'],
+      [3, 'chunk', '/input/note#1'],
     ]);
     expect(toHexForTest(input[3]!.salt)).toBe('1fe9093bbb59563b238da93a106d9b81');
     const api = c.units.find((u) => u.path === '/tool_call/arguments/api_key')!;
@@ -33,7 +38,10 @@ describe('v3 commitments (design §1 example)', () => {
 
   it('chunks after the last space in the second half of the window', () => {
     const chunks = stringChunks(values.input.note)!.map((c) => new TextDecoder().decode(c));
-    expect(chunks).toEqual(['Please contact alice.liddell+test@example.org about the overdue ', 'invoice INV-9 before Friday.']);
+    expect(chunks).toEqual([
+      'Please contact alice.liddell+test@example.org about the overdue ',
+      'invoice INV-9 before Friday.',
+    ]);
     expect(stringChunks('x'.repeat(64))).toBeNull();
     expect(stringChunks('x'.repeat(65))!.map((c) => c.length)).toEqual([64, 1]);
   });
@@ -44,7 +52,9 @@ describe('v3 commitments (design §1 example)', () => {
     const u = 'a'.repeat(63) + '😀' + 'b'; // the 4-byte sequence spans bytes 63–66: the cut moves back to 63
     expect(chunkEnds(escapedText(u))![0]).toBe(63);
     const long = 'y'.repeat(4097);
-    expect(stringChunks(long)!.map((c) => c.length)).toEqual([256, 256, 256, 256, 256, 256, 256, 256, 256, 256, 256, 256, 256, 256, 256, 256, 1]);
+    expect(stringChunks(long)!.map((c) => c.length)).toEqual([
+      256, 256, 256, 256, 256, 256, 256, 256, 256, 256, 256, 256, 256, 256, 256, 256, 1,
+    ]);
   });
 });
 
@@ -55,7 +65,15 @@ describe('v3 deep tier (fast-check)', () => {
   it('a root that does not match the values is reported (ROOT_MISMATCH at root); the true root passes', () => {
     fc.assert(
       fc.property(fc.uint8Array({ minLength: 32, maxLength: 32 }), json, json, slotName, (seedBytes, a, b, slot) => {
-        const values: Record<string, unknown> = { error: null, input: null, model: 'm', prompt: null, result: null, tool_call: null, [slot]: a };
+        const values: Record<string, unknown> = {
+          error: null,
+          input: null,
+          model: 'm',
+          prompt: null,
+          result: null,
+          tool_call: null,
+          [slot]: a,
+        };
         const record = { ...values, seed: toHexForTest(seedBytes), root: commitRecord(values, seedBytes).root };
         expect(deepCheckRecord(record)).toBeNull();
         if (canonicalJson(a as never) === canonicalJson(b as never)) return;

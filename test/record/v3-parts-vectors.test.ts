@@ -28,12 +28,15 @@ interface Case {
 const doc = loadVectors<Case>('v3-parts.json');
 
 async function read(c: Case, deep: boolean): Promise<Outcome> {
-  const reader = new PartReader(async (address, size) => {
-    const text = c.parts[address];
-    if (text === undefined) return null;
-    const bytes = new Uint8Array(Buffer.from(text, 'base64'));
-    return bytes.length === size ? bytes : { size: bytes.length };
-  }, { deep });
+  const reader = new PartReader(
+    async (address, size) => {
+      const text = c.parts[address];
+      if (text === undefined) return null;
+      const bytes = new Uint8Array(Buffer.from(text, 'base64'));
+      return bytes.length === size ? bytes : { size: bytes.length };
+    },
+    { deep },
+  );
   try {
     const values: Json[] = [];
     for (const [seq, s] of c.stored.entries()) values.push(await reader.resolve(s, { seq, path: '' }));
@@ -46,7 +49,19 @@ async function read(c: Case, deep: boolean): Promise<Outcome> {
 
 describe('vectors/v3-parts.json', () => {
   test('has the cases the spec names', () => {
-    expect(doc.cases.map((c) => c.id)).toEqual(expect.arrayContaining(['value-part', 'shared-part', 'list-base', 'nested-part', 'media-part', 'part-missing', 'part-truncated', 'part-byte-changed', 'part-address-mismatch']));
+    expect(doc.cases.map((c) => c.id)).toEqual(
+      expect.arrayContaining([
+        'value-part',
+        'shared-part',
+        'list-base',
+        'nested-part',
+        'media-part',
+        'part-missing',
+        'part-truncated',
+        'part-byte-changed',
+        'part-address-mismatch',
+      ]),
+    );
   });
   test.each(doc.cases.map((c) => [c.id, c] as const))('%s', async (_id, c) => {
     for (const deep of [false, true]) {

@@ -27,7 +27,10 @@ function counterSeeds(): () => Uint8Array {
 /** A chat's steps: each model call sends the conversation so far; a tool returns a long text. */
 const message = fc.record({
   role: fc.constantFrom('user', 'assistant', 'tool'),
-  content: fc.oneof(fc.string({ maxLength: 40 }), fc.string({ minLength: 300, maxLength: 700 }).map((s) => s + 'x'.repeat(300))),
+  content: fc.oneof(
+    fc.string({ maxLength: 40 }),
+    fc.string({ minLength: 300, maxLength: 700 }).map((s) => s + 'x'.repeat(300)),
+  ),
 });
 const conversation = fc.record({
   messages: fc.array(message, { minLength: 2, maxLength: 8 }),
@@ -55,13 +58,20 @@ async function write(steps: Array<Record<string, Json>>): Promise<Written> {
   return out;
 }
 
-function chatSteps(c: { messages: Array<{ role: string; content: string }>; edit: number | null; repeat: number }): Array<Record<string, Json>> {
+function chatSteps(c: {
+  messages: Array<{ role: string; content: string }>;
+  edit: number | null;
+  repeat: number;
+}): Array<Record<string, Json>> {
   const steps: Array<Record<string, Json>> = [];
-  for (let n = 1; n <= c.messages.length; n++) steps.push({ prompt: c.messages.slice(0, n), result: { text: c.messages[n - 1]!.content } });
+  for (let n = 1; n <= c.messages.length; n++)
+    steps.push({ prompt: c.messages.slice(0, n), result: { text: c.messages[n - 1]!.content } });
   // The same message again, later, in a tool result of its own.
   steps.push({ input: { again: c.messages[c.repeat % c.messages.length]!.content }, prompt: null });
   if (c.edit !== null) {
-    const edited = c.messages.map((m, i) => (i === c.edit! % c.messages.length ? { ...m, content: m.content + '!' } : m));
+    const edited = c.messages.map((m, i) =>
+      i === c.edit! % c.messages.length ? { ...m, content: m.content + '!' } : m,
+    );
     steps.push({ prompt: edited });
   }
   return steps;
@@ -70,7 +80,8 @@ function chatSteps(c: { messages: Array<{ role: string; content: string }>; edit
 async function readBack(w: Written, deep = false): Promise<Array<Record<string, Json>>> {
   const reader = new PartReader((a, size) => w.store.get(a, size), { deep });
   const out: Array<Record<string, Json>> = [];
-  for (const [seq, s] of w.steps.entries()) out.push((await reader.resolve(s.stored, { seq, path: '' })) as Record<string, Json>);
+  for (const [seq, s] of w.steps.entries())
+    out.push((await reader.resolve(s.stored, { seq, path: '' })) as Record<string, Json>);
   return out;
 }
 
@@ -108,7 +119,9 @@ describe('parts: round trip, sharing, bases', () => {
     if (typeof f !== 'object' || f.kind !== 'list') return;
     expect(f.base.digest).toBe(partRefOf(w.steps[1]!.stored.prompt)!.digest);
     expect(f.tail).toEqual([{ role: 'assistant', content: 'ok' }]);
-    const nested = [...files.values()].flatMap((x) => (typeof x === 'object' && x.kind !== 'media' ? partRefsIn(x.kind === 'value' ? x.value : x.tail) : []));
+    const nested = [...files.values()].flatMap((x) =>
+      typeof x === 'object' && x.kind !== 'media' ? partRefsIn(x.kind === 'value' ? x.value : x.tail) : [],
+    );
     expect(nested.map((r) => r.ref.digest)).toContain(refOfText!.digest);
     expect(w.parts.filter((p) => p.address === refOfText!.digest)).toHaveLength(1);
   });
@@ -118,9 +131,13 @@ describe('parts: round trip, sharing, bases', () => {
     png.set([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
     for (let i = 8; i < png.length; i++) png[i] = (i * 31) & 255;
     const b64 = Buffer.from(png).toString('base64');
-    const steps: Array<Record<string, Json>> = [1, 2, 3].map((n) => ({ prompt: [{ role: 'user', content: [{ type: 'image', image: b64 } as Json, { type: 'text', text: `turn ${n}` }] }] }));
+    const steps: Array<Record<string, Json>> = [1, 2, 3].map((n) => ({
+      prompt: [{ role: 'user', content: [{ type: 'image', image: b64 } as Json, { type: 'text', text: `turn ${n}` }] }],
+    }));
     const w = await write(steps);
-    const media = w.parts.filter((p) => parsePartFile(p.bytes) instanceof Object && (parsePartFile(p.bytes) as { kind: string }).kind === 'media');
+    const media = w.parts.filter(
+      (p) => parsePartFile(p.bytes) instanceof Object && (parsePartFile(p.bytes) as { kind: string }).kind === 'media',
+    );
     expect(media).toHaveLength(1);
     const f = parsePartFile(media[0]!.bytes);
     expect(typeof f === 'object' && f.kind === 'media' && f.mediaType).toBe('image/png');
@@ -128,7 +145,7 @@ describe('parts: round trip, sharing, bases', () => {
     expect(await readBack(w, true)).toEqual(steps);
   });
 
-  test('equal content in two journals has unrelated addresses (keyed by each part\'s seed)', async () => {
+  test("equal content in two journals has unrelated addresses (keyed by each part's seed)", async () => {
     const v = { text: 'same '.repeat(100) };
     const a = await new PartWriter(KEY, null, { threshold: 256 }).extract({ input: v });
     const b = await new PartWriter(KEY, null, { threshold: 256 }).extract({ input: v });
@@ -177,10 +194,14 @@ describe('parts: verify on read', () => {
     const ref = partRefOf((w.steps[1]!.stored.result as Record<string, Json>).text)!;
     w.store.tamper(ref.digest, null);
     // Step 1 meets the tool message first inside its prompt's list part, then in its own result.
-    await expect(readBack(w)).rejects.toMatchObject({ code: 'PART_MISSING', address: ref.digest, location: { seq: 1, path: '/prompt/1/content' } });
+    await expect(readBack(w)).rejects.toMatchObject({
+      code: 'PART_MISSING',
+      address: ref.digest,
+      location: { seq: 1, path: '/prompt/1/content' },
+    });
   });
 
-  test('a part rewritten with its reference\'s F and size made to match is PART_ADDRESS_MISMATCH in the deep tier', async () => {
+  test("a part rewritten with its reference's F and size made to match is PART_ADDRESS_MISMATCH in the deep tier", async () => {
     const w = await write([{ input: { note: 'once '.repeat(100) } }]);
     const ref = partRefOf((w.steps[0]!.stored.input as Record<string, Json>).note)!;
     const f = parsePartFile((await w.store.get(ref.digest)) as Uint8Array);
@@ -188,7 +209,9 @@ describe('parts: verify on read', () => {
     const forged = new TextEncoder().encode(JSON.stringify({ seed: f.seed, value: 'forged' }));
     w.store.tamper(ref.digest, forged);
     const { digestBytes } = await import('../../src/canonical/sha256.js');
-    (w.steps[0]!.stored.input as Record<string, Json>).note = { '$stepchain:part': { digest: ref.digest, file: digestBytes(forged), size: forged.length } };
+    (w.steps[0]!.stored.input as Record<string, Json>).note = {
+      '$stepchain:part': { digest: ref.digest, file: digestBytes(forged), size: forged.length },
+    };
     // The fast tier sees a part file that matches its reference (the record's bind catches the line's edit);
     // the deep tier recomputes the address from the value.
     await expect(readBack(w, true)).rejects.toMatchObject({ code: 'PART_ADDRESS_MISMATCH', address: ref.digest });

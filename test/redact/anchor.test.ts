@@ -5,13 +5,26 @@
  * driven: a good row, then each member broken alone.
  */
 import { describe, expect, test } from 'vitest';
-import { WITHDRAWN_FORMATS, anchorDefect, compareAnchor, preparePublication, redactionsDefect } from '../../src/redact/index.js';
+import {
+  WITHDRAWN_FORMATS,
+  anchorDefect,
+  compareAnchor,
+  preparePublication,
+  redactionsDefect,
+} from '../../src/redact/index.js';
 import { MAX_ANCHOR_DIFFERENCES } from '../../src/redact/anchor.js';
 import type { ChainSource } from '../../src/chain/source.js';
 import { SAMPLE_POLICY, memoryJournal, sampleSteps, ts } from './helpers.js';
 
 const D = (n: number): string => `sha256:${n.toString(16).padStart(64, '0')}`;
-const good = { commitments: [D(1), D(2)], format: 'stepchain-redaction/v2', genesis_hash: D(3), length: 5, policy_digest: D(4), redacted_from: 3 };
+const good = {
+  commitments: [D(1), D(2)],
+  format: 'stepchain-redaction/v2',
+  genesis_hash: D(3),
+  length: 5,
+  policy_digest: D(4),
+  redacted_from: 3,
+};
 
 describe('anchorDefect (§6.2)', () => {
   test.each([
@@ -23,13 +36,21 @@ describe('anchorDefect (§6.2)', () => {
   });
 
   test.each([
-    ['not an object', [good], /^anchor must be \{"commitments","format","genesis_hash","length","policy_digest","redacted_from"\}/],
+    [
+      'not an object',
+      [good],
+      /^anchor must be \{"commitments","format","genesis_hash","length","policy_digest","redacted_from"\}/,
+    ],
     ['null', null, /^anchor must be/],
     ['an extra member', { ...good, extra: 1 }, /^anchor must be/],
     ['a member missing', { ...good, length: undefined }, /^anchor must be/],
     ['another format', { ...good, format: 'stepchain-redaction/v3' }, /^anchor\.format is "stepchain-redaction\/v3"/],
     // Only a format string names a withdrawn format: a list whose text is that name is another format.
-    ['a format that is a list holding the withdrawn name', { ...good, format: ['stepchain-redaction/v1'] }, /^anchor\.format is \["stepchain-redaction\/v1"\]/],
+    [
+      'a format that is a list holding the withdrawn name',
+      { ...good, format: ['stepchain-redaction/v1'] },
+      /^anchor\.format is \["stepchain-redaction\/v1"\]/,
+    ],
     ['a genesis hash that is not a digest', { ...good, genesis_hash: 'sha256:00' }, /^anchor\.genesis_hash/],
     ['a policy digest that is not a digest', { ...good, policy_digest: D(4).toUpperCase() }, /^anchor\.policy_digest/],
     ['length 0', { ...good, commitments: [], length: 0, redacted_from: 0 }, /^anchor\.length/],
@@ -39,7 +60,11 @@ describe('anchorDefect (§6.2)', () => {
     ['one commitment too few', { ...good, commitments: [D(1)] }, /^anchor\.commitments must hold exactly .* \(2\)/],
     ['one commitment too many', { ...good, commitments: [D(1), D(2), D(6)] }, /^anchor\.commitments must hold exactly/],
     ['commitments not an array', { ...good, commitments: 'x' }, /^anchor\.commitments must hold exactly/],
-    ['a commitment that is not a digest', { ...good, commitments: [D(1), 'x'] }, /^anchor\.commitments\[1\] is not a digest/],
+    [
+      'a commitment that is not a digest',
+      { ...good, commitments: [D(1), 'x'] },
+      /^anchor\.commitments\[1\] is not a digest/,
+    ],
   ])('%s', (_what, block, why) => {
     expect(anchorDefect(JSON.parse(JSON.stringify(block)))).toMatch(why);
   });
@@ -56,7 +81,10 @@ describe('redactionsDefect (§6.3)', () => {
   const d = (seq: number, path: string, rule = 'r') => ({ path, rule, seq });
   test.each([
     ['empty', []],
-    ['sorted by seq, then path in UTF-16 order', [d(0, '/input/10'), d(0, '/input/2'), d(0, '/meta/\ud83d\ude00'), d(0, '/meta/\uff00'), d(1, '/input')]],
+    [
+      'sorted by seq, then path in UTF-16 order',
+      [d(0, '/input/10'), d(0, '/input/2'), d(0, '/meta/\ud83d\ude00'), d(0, '/meta/\uff00'), d(1, '/input')],
+    ],
     ['the same path at two seqs', [d(0, '/input'), d(1, '/input')]],
   ])('%s is accepted', (_what, list) => {
     expect(redactionsDefect(list)).toBeNull();
@@ -75,7 +103,11 @@ describe('redactionsDefect (§6.3)', () => {
     ['a path into the envelope', [d(0, '/step_id')], /^redactions\[0\]\.path must point into/],
     ['out of order by seq', [d(1, '/input'), d(0, '/input')], /^redactions\[1\] is out of order or repeated/],
     ['out of order by path', [d(0, '/input/b'), d(0, '/input/a')], /^redactions\[1\] is out of order/],
-    ['code-point order, not UTF-16', [d(0, '/meta/\uff00'), d(0, '/meta/\ud83d\ude00')], /^redactions\[1\] is out of order/],
+    [
+      'code-point order, not UTF-16',
+      [d(0, '/meta/\uff00'), d(0, '/meta/\ud83d\ude00')],
+      /^redactions\[1\] is out of order/,
+    ],
     ['repeated', [d(0, '/input'), d(0, '/input')], /^redactions\[1\] is out of order or repeated/],
     ['a bad entry after good ones', [d(0, '/input'), d(1, '/input'), d(2, '/seq')], /^redactions\[2\]/],
   ])('%s', (_what, list, why) => {
@@ -89,17 +121,34 @@ describe('compareAnchor (§6.2, against the original journal)', () => {
     const pub = await preparePublication(j, { policy: SAMPLE_POLICY, optIn: true });
     expect(pub.anchor.redacted_from).toBe(0);
     expect(await compareAnchor(j, pub.anchor, pub.steps)).toEqual([]);
-    expect(await compareAnchor(j, { ...pub.anchor, genesis_hash: D(9) }, pub.steps)).toEqual([expect.stringMatching(/genesis hash/)]);
-    expect(await compareAnchor(j, pub.anchor, pub.steps.filter((s) => s.seq !== 2))).toEqual(['step 2: no opening (salt) for its commitment']);
+    expect(await compareAnchor(j, { ...pub.anchor, genesis_hash: D(9) }, pub.steps)).toEqual([
+      expect.stringMatching(/genesis hash/),
+    ]);
+    expect(
+      await compareAnchor(
+        j,
+        pub.anchor,
+        pub.steps.filter((s) => s.seq !== 2),
+      ),
+    ).toEqual(['step 2: no opening (salt) for its commitment']);
     const swapped = pub.steps.map((s) => (s.seq === 1 ? { ...s, salt: pub.steps[0]!.salt } : s));
-    expect(await compareAnchor(j, pub.anchor, swapped)).toEqual([expect.stringMatching(/^step 1: the anchor's commitment does not open/)]);
-    expect(await compareAnchor(j, { ...pub.anchor, length: 3, commitments: pub.anchor.commitments.slice(0, 3) }, pub.steps)).toEqual(['the journal has 4 steps, the anchor 3 (it has grown since publishing)']);
-    expect(await compareAnchor(j, { ...pub.anchor, length: 5 }, pub.steps)).toEqual(['the journal has 4 steps, the anchor 5']);
+    expect(await compareAnchor(j, pub.anchor, swapped)).toEqual([
+      expect.stringMatching(/^step 1: the anchor's commitment does not open/),
+    ]);
+    expect(
+      await compareAnchor(j, { ...pub.anchor, length: 3, commitments: pub.anchor.commitments.slice(0, 3) }, pub.steps),
+    ).toEqual(['the journal has 4 steps, the anchor 3 (it has grown since publishing)']);
+    expect(await compareAnchor(j, { ...pub.anchor, length: 5 }, pub.steps)).toEqual([
+      'the journal has 4 steps, the anchor 5',
+    ]);
   });
 
   test('steps before redacted_from are not in the anchor: a later first redaction needs openings from it on only', async () => {
     const j = await memoryJournal();
-    const pub = await preparePublication(j, { policy: { rules: [{ id: 'late', paths: ['/prompt'], seq: { from: 2 } }] }, optIn: true });
+    const pub = await preparePublication(j, {
+      policy: { rules: [{ id: 'late', paths: ['/prompt'], seq: { from: 2 } }] },
+      optIn: true,
+    });
     expect(pub.anchor.redacted_from).toBe(2);
     expect(pub.steps.map((s) => s.seq)).toEqual([2, 3]);
     expect(await compareAnchor(j, pub.anchor, pub.steps)).toEqual([]);
@@ -142,7 +191,9 @@ describe('compareAnchor (§6.2, against the original journal)', () => {
       const pub = await preparePublication(j, { policy: { rules: [{ id: 'p', paths: ['/prompt'] }] }, optIn: true });
       const counted = { read: 0 };
       const source: ChainSource = {
-        genesis: j.genesis, head: () => j.head(), blob: (d) => j.blob(d),
+        genesis: j.genesis,
+        head: () => j.head(),
+        blob: (d) => j.blob(d),
         lines: async function* (r) {
           for await (const l of j.lines(r)) {
             counted.read++;
@@ -152,7 +203,8 @@ describe('compareAnchor (§6.2, against the original journal)', () => {
       };
       return { pub, source, counted };
     }
-    const missing = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `step ${from + i}: no opening (salt) for its commitment`);
+    const missing = (from: number, to: number) =>
+      Array.from({ length: to - from + 1 }, (_, i) => `step ${from + i}: no opening (salt) for its commitment`);
 
     test('25 steps without openings: the first 20 named, then where it stopped; the lines after it are not read', async () => {
       expect(MAX_ANCHOR_DIFFERENCES).toBe(20);
@@ -170,15 +222,18 @@ describe('compareAnchor (§6.2, against the original journal)', () => {
       const { pub, source } = await many(25);
       const other = { ...pub.anchor, genesis_hash: D(9) };
       const got = await compareAnchor(source, other, []);
-      expect(got).toEqual([expect.stringMatching(/^the journal's genesis hash is /), ...missing(0, 18), "stopped after 20 differences: steps 19 on and the journal's length were not compared"]);
+      expect(got).toEqual([
+        expect.stringMatching(/^the journal's genesis hash is /),
+        ...missing(0, 18),
+        "stopped after 20 differences: steps 19 on and the journal's length were not compared",
+      ]);
     });
 
     test('exactly 20 differences in the last line read: nothing was left unread, so the length is still compared', async () => {
       const { pub, source } = await many(20);
-      expect(await compareAnchor(source, { ...pub.anchor, length: 21, commitments: [...pub.anchor.commitments, D(7)] }, [])).toEqual([
-        ...missing(0, 19),
-        'the journal has 20 steps, the anchor 21',
-      ]);
+      expect(
+        await compareAnchor(source, { ...pub.anchor, length: 21, commitments: [...pub.anchor.commitments, D(7)] }, []),
+      ).toEqual([...missing(0, 19), 'the journal has 20 steps, the anchor 21']);
     });
   });
 });

@@ -42,14 +42,24 @@ describe('stepchain publish / disclose', () => {
     expect(await runCli(['publish', journal, '--policy', join(dir, 'bad.json'), '--opt-in', '-o', pub], verbs)).toBe(2);
     expect(err).toMatch(/UNKNOWN_MEMBER: rule "x" \(rules\[0\]\) member "pathz"/);
 
-    expect(await runCli(['publish', journal, '--policy', policy, '--opt-in', '-o', pub, '--secrets-out', secrets, '--json'], verbs)).toBe(0);
+    expect(
+      await runCli(
+        ['publish', journal, '--policy', policy, '--opt-in', '-o', pub, '--secrets-out', secrets, '--json'],
+        verbs,
+      ),
+    ).toBe(0);
     const doc = JSON.parse(out);
     expect(doc.ok).toBe(true);
     expect(doc.redactions).toBeGreaterThan(5);
     for (const s of Object.values(SECRETS)) expect(archiveText(readFileSync(pub)).includes(s)).toBe(false);
 
     const proof = join(dir, 'proof.json');
-    expect(await runCli(['disclose', pub, '--secrets', secrets, '--seq', '1', '--path', '/tool_call/arguments/api_key', '-o', proof], verbs)).toBe(0);
+    expect(
+      await runCli(
+        ['disclose', pub, '--secrets', secrets, '--seq', '1', '--path', '/tool_call/arguments/api_key', '-o', proof],
+        verbs,
+      ),
+    ).toBe(0);
     out = '';
     expect(await runCli(['disclose', pub, '--check', proof], verbs)).toBe(0);
     expect(err).toMatch(/disclosure holds/);
@@ -74,7 +84,10 @@ describe('stepchain publish / disclose', () => {
     err = '';
     expect(await runCli(['disclose', pub, '--check', opening], verbs)).toBe(0);
     expect(err).toContain(`the anchor commits to ${head} as the original hash of step 3 (the original head)`);
-    writeFileSync(join(dir, 'guess.json'), JSON.stringify({ ...JSON.parse(readFileSync(opening, 'utf8')), step_hash: 'sha256:' + '0'.repeat(64) }));
+    writeFileSync(
+      join(dir, 'guess.json'),
+      JSON.stringify({ ...JSON.parse(readFileSync(opening, 'utf8')), step_hash: 'sha256:' + '0'.repeat(64) }),
+    );
     out = '';
     expect(await runCli(['disclose', pub, '--check', join(dir, 'guess.json'), '--json'], verbs)).toBe(1);
     expect(JSON.parse(out).problems[0].code).toBe('ANCHOR_MISMATCH');
@@ -88,14 +101,26 @@ describe('stepchain publish / disclose', () => {
     await j.close();
     const policy = join(dir, 'text-policy.json');
     writeFileSync(policy, JSON.stringify({ rules: [SAMPLE_POLICY.rules[2]] }));
-    expect(await runCli(['publish', join(dir, 'text', 'run'), '--policy', policy, '--opt-in', '-o', join(dir, 'text.tar')], verbs)).toBe(0);
-    expect(err).toMatch(/original head sha256:[0-9a-f]{64} \(seq 3\): in the public receipt only as a salted commitment; step 0 published unchanged/);
+    expect(
+      await runCli(
+        ['publish', join(dir, 'text', 'run'), '--policy', policy, '--opt-in', '-o', join(dir, 'text.tar')],
+        verbs,
+      ),
+    ).toBe(0);
+    expect(err).toMatch(
+      /original head sha256:[0-9a-f]{64} \(seq 3\): in the public receipt only as a salted commitment; step 0 published unchanged/,
+    );
 
     const bad = await store.create('bad', { journalId: 'cli-bad', createdAt: CREATED_AT });
     await bad.append({ ...steps[0]!, step_id: SECRETS['aws-access-key'] });
     await bad.close();
     err = '';
-    expect(await runCli(['publish', join(dir, 'text', 'bad'), '--policy', policy, '--opt-in', '-o', join(dir, 'bad.tar')], verbs)).toBe(2);
+    expect(
+      await runCli(
+        ['publish', join(dir, 'text', 'bad'), '--policy', policy, '--opt-in', '-o', join(dir, 'bad.tar')],
+        verbs,
+      ),
+    ).toBe(2);
     expect(err).toMatch(/ENVELOPE_SECRET: step 0's step_id matches the aws-access-key detector/);
     expect(err).not.toContain(SECRETS['aws-access-key']);
     expect(existsSync(join(dir, 'bad.tar'))).toBe(false);

@@ -7,7 +7,15 @@
  */
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { commitment, fixedSalts, randomSalts, saltFromHex, saltToHex, stepCommitment, SALT_BYTES } from '../../src/redact/index.js';
+import {
+  commitment,
+  fixedSalts,
+  randomSalts,
+  saltFromHex,
+  saltToHex,
+  stepCommitment,
+  SALT_BYTES,
+} from '../../src/redact/index.js';
 
 const salt = (fill: number, length = SALT_BYTES): Uint8Array => new Uint8Array(length).fill(fill);
 const STEP_HASH = 'sha256:' + 'ab'.repeat(32);
@@ -24,9 +32,14 @@ describe('a salt is exactly 32 bytes', () => {
     expect(() => stepCommitment(s, STEP_HASH)).toThrow(new RangeError('a salt is exactly 32 bytes'));
   });
 
-  test.each(['sha256:' + 'AB'.repeat(32), 'sha256:' + 'ab'.repeat(31), 'ab'.repeat(32), ''])('step hash %j: stepCommitment throws RangeError, saying what a step hash is', (h) => {
-    expect(() => stepCommitment(salt(1), h)).toThrow(new RangeError('a step hash is "sha256:" and 64 lowercase hex digits'));
-  });
+  test.each(['sha256:' + 'AB'.repeat(32), 'sha256:' + 'ab'.repeat(31), 'ab'.repeat(32), ''])(
+    'step hash %j: stepCommitment throws RangeError, saying what a step hash is',
+    (h) => {
+      expect(() => stepCommitment(salt(1), h)).toThrow(
+        new RangeError('a step hash is "sha256:" and 64 lowercase hex digits'),
+      );
+    },
+  );
 
   test('fixedSalts hands out its salts in order, then refuses, naming the salt (by its index) that is missing or of another length', () => {
     const next = fixedSalts([salt(1), salt(2)]);
@@ -47,10 +60,11 @@ describe('randomSalts', () => {
     expect(new Set(salts.map(saltToHex)).size).toBe(1000);
     // No overlap: a 16-byte half of a salt never reappears at the start or end of another.
     const halves = new Set<string>();
-    for (const s of salts) for (const h of [saltToHex(s.subarray(0, 16)), saltToHex(s.subarray(16))]) {
-      expect(halves.has(h)).toBe(false);
-      halves.add(h);
-    }
+    for (const s of salts)
+      for (const h of [saltToHex(s.subarray(0, 16)), saltToHex(s.subarray(16))]) {
+        expect(halves.has(h)).toBe(false);
+        halves.add(h);
+      }
     // Separate copies: a salt's buffer is its own 32 bytes (a view into the pool would carry the other 63
     // salts to whoever holds one), and changing one salt changes no other.
     for (const s of salts.slice(0, 65)) expect(s.buffer.byteLength).toBe(SALT_BYTES);
@@ -61,9 +75,12 @@ describe('randomSalts', () => {
 
 describe('saltFromHex', () => {
   test('round-trips with saltToHex', () => {
-    fc.assert(fc.property(fc.uint8Array({ minLength: 32, maxLength: 32 }), (bytes) => {
-      expect(saltFromHex(saltToHex(bytes))).toEqual(bytes);
-    }), { numRuns: Number(process.env.RUNS ?? 100) });
+    fc.assert(
+      fc.property(fc.uint8Array({ minLength: 32, maxLength: 32 }), (bytes) => {
+        expect(saltFromHex(saltToHex(bytes))).toEqual(bytes);
+      }),
+      { numRuns: Number(process.env.RUNS ?? 100) },
+    );
   });
 
   test.each([

@@ -17,10 +17,27 @@ interface Case {
   id: string;
   kind: string;
   result: 'valid' | 'invalid';
-  record_salt?: string; slot?: string; salt?: string; value?: Json; absent?: boolean; digest?: string;
-  genesis?: Genesis; lines?: string[];
-  base64?: string; expect_head?: string; receipt?: string; proof?: unknown;
-  expect?: { ok: boolean; head?: string | null; codes?: string[]; code?: string; present?: boolean; value?: Json; unbound?: unknown[] };
+  record_salt?: string;
+  slot?: string;
+  salt?: string;
+  value?: Json;
+  absent?: boolean;
+  digest?: string;
+  genesis?: Genesis;
+  lines?: string[];
+  base64?: string;
+  expect_head?: string;
+  receipt?: string;
+  proof?: unknown;
+  expect?: {
+    ok: boolean;
+    head?: string | null;
+    codes?: string[];
+    code?: string;
+    present?: boolean;
+    value?: Json;
+    unbound?: unknown[];
+  };
 }
 
 const vectors = loadVectors<Case>('commitments.json');
@@ -30,15 +47,26 @@ const enc = new TextEncoder();
 describe('commitments.json', () => {
   test('every kind is present, valid and invalid side by side', () => {
     const kinds = new Set(vectors.cases.map((c) => c.kind));
-    for (const k of ['slot-salt', 'slot-digest', 'chain', 'published', 'public-lines', 'opening']) expect(kinds.has(k), k).toBe(true);
-    for (const k of ['chain', 'published', 'opening']) expect(new Set(vectors.cases.filter((c) => c.kind === k).map((c) => c.result))).toEqual(new Set(['valid', 'invalid']));
+    for (const k of ['slot-salt', 'slot-digest', 'chain', 'published', 'public-lines', 'opening'])
+      expect(kinds.has(k), k).toBe(true);
+    for (const k of ['chain', 'published', 'opening'])
+      expect(new Set(vectors.cases.filter((c) => c.kind === k).map((c) => c.result))).toEqual(
+        new Set(['valid', 'invalid']),
+      );
   });
 
-  test.each(of('slot-salt'))('%s', (_id, c) => expect(slotSalt(c.record_salt!, c.slot!, STEP_V2.redactable)).toBe(c.salt));
-  test.each(of('slot-digest'))('%s', (_id, c) => expect(slotDigest(c.salt!, c.slot!, c.absent ? undefined : canonicalJson(c.value!))).toBe(c.digest));
+  test.each(of('slot-salt'))('%s', (_id, c) =>
+    expect(slotSalt(c.record_salt!, c.slot!, STEP_V2.redactable)).toBe(c.salt),
+  );
+  test.each(of('slot-digest'))('%s', (_id, c) =>
+    expect(slotDigest(c.salt!, c.slot!, c.absent ? undefined : canonicalJson(c.value!))).toBe(c.digest),
+  );
 
   test.each(of('chain'))('%s', (_id, c) => {
-    const report = verifyChain({ genesis: c.genesis!, files: [{ name: '0000000000000000.jsonl', bytes: enc.encode(c.lines!.map((l) => l + '\n').join('')) }] });
+    const report = verifyChain({
+      genesis: c.genesis!,
+      files: [{ name: '0000000000000000.jsonl', bytes: enc.encode(c.lines!.map((l) => l + '\n').join('')) }],
+    });
     expect(report.ok).toBe(c.expect!.ok);
     expect(report.head).toBe(c.expect!.head);
     expect(report.problems.map((p) => p.code)).toEqual(c.expect!.codes);
@@ -72,7 +100,11 @@ describe('commitments.json', () => {
   test.each(of('opening'))('%s', async (_id, c) => {
     const report = await verifyOpening(receipt, c.proof);
     expect(report.ok).toBe(c.expect!.ok);
-    if (c.expect!.ok) expect({ present: report.present, value: report.value }).toEqual({ present: c.expect!.present, value: c.expect!.value });
+    if (c.expect!.ok)
+      expect({ present: report.present, value: report.value }).toEqual({
+        present: c.expect!.present,
+        value: c.expect!.value,
+      });
     else expect(report.problems[0]!.code).toBe(c.expect!.code);
   });
 });

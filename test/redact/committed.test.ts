@@ -22,24 +22,39 @@ async function bytesOf(plan: CommittedPublication['plan']): Promise<Uint8Array> 
   return concatBytes(parts);
 }
 
-async function published(j: Journal = undefined as never): Promise<{ j: Journal; pub: CommittedPublication; bytes: Uint8Array }> {
+async function published(
+  j: Journal = undefined as never,
+): Promise<{ j: Journal; pub: CommittedPublication; bytes: Uint8Array }> {
   const journal = j ?? (await memoryJournal(sampleSteps(), 1024, 'stepchain/v2'));
   const pub = await planCommittedPublication(journal, { policy: POLICY, salts: seededSalts('committed') });
   return { j: journal, pub, bytes: await bytesOf(pub.plan) };
 }
 
 /** A receipt of edited public lines, with the publication's own manifest members (unsigned). */
-async function rebuilt(j: Journal, pub: CommittedPublication, edit: (lines: string[], extra: Record<string, Json>) => void): Promise<Uint8Array> {
+async function rebuilt(
+  j: Journal,
+  pub: CommittedPublication,
+  edit: (lines: string[], extra: Record<string, Json>) => void,
+): Promise<Uint8Array> {
   const lines = pub.lines.slice();
-  const extra = JSON.parse(JSON.stringify({ publication: pub.publication, redactions: pub.declarations })) as Record<string, Json>;
+  const extra = JSON.parse(JSON.stringify({ publication: pub.publication, redactions: pub.declarations })) as Record<
+    string,
+    Json
+  >;
   edit(lines, extra);
   if (lines.some((l, i) => l !== pub.lines[i])) {
     // The writer refuses a chain that does not verify: splice the edited lines into the published archive.
-    const entries = entriesOf(await bytesOf(pub.plan)).map((e) => (e.name.startsWith('chain/') ? { ...e, data: text(lines.map((l) => l + '\n').join('')) } : e));
+    const entries = entriesOf(await bytesOf(pub.plan)).map((e) =>
+      e.name.startsWith('chain/') ? { ...e, data: text(lines.map((l) => l + '\n').join('')) } : e,
+    );
     return tarOf(entries);
   }
   const plan = await planReceipt({
-    genesis: j.genesis, from: 0, to: lines.length - 1, blob: async (d) => j.blob(d), extra,
+    genesis: j.genesis,
+    from: 0,
+    to: lines.length - 1,
+    blob: async (d) => j.blob(d),
+    extra,
     lines: async function* () {
       for (let i = 0; i < lines.length; i++) yield { segment: '0000000000000000', seq: i, text: lines[i]! };
     },
@@ -82,12 +97,37 @@ describe('a published v2 receipt verifies against the original head (REDACTION Â
   });
 
   test.each([
-    ['a declaration removed', (_l: string[], e: Record<string, Json>) => void (e.redactions as Json[]).splice(0, 1), 'REDACTION_UNDECLARED'],
-    ['a declaration added', (_l: string[], e: Record<string, Json>) => void (e.redactions as Json[]).push({ path: '/tool_call', rule: 'x', seq: 3 }), 'REDACTION_MISSING'],
+    [
+      'a declaration removed',
+      (_l: string[], e: Record<string, Json>) => void (e.redactions as Json[]).splice(0, 1),
+      'REDACTION_UNDECLARED',
+    ],
+    [
+      'a declaration added',
+      (_l: string[], e: Record<string, Json>) =>
+        void (e.redactions as Json[]).push({ path: '/tool_call', rule: 'x', seq: 3 }),
+      'REDACTION_MISSING',
+    ],
     ['a disclosed value altered', (l: string[]) => void (l[0] = l[0]!.replace('Paris?', 'Rome?')), 'HASH_MISMATCH'],
-    ['a slot salt dropped', (l: string[]) => void (l[0] = l[0]!.replace(/"model":"[0-9a-f]{32}",?/, '')), 'HASH_MISMATCH'],
-    ['a withheld digest swapped', (l: string[]) => void (l[0] = l[0]!.replace(/"prompt":\{"\$stepchain:redacted":\{"commitment":"sha256:[0-9a-f]/, (m) => m.slice(0, -1) + (m.endsWith('0') ? '1' : '0'))), 'HASH_MISMATCH'],
-    ['the publication block removed', (_l: string[], e: Record<string, Json>) => void delete e.publication, 'ANCHOR_INVALID'],
+    [
+      'a slot salt dropped',
+      (l: string[]) => void (l[0] = l[0]!.replace(/"model":"[0-9a-f]{32}",?/, '')),
+      'HASH_MISMATCH',
+    ],
+    [
+      'a withheld digest swapped',
+      (l: string[]) =>
+        void (l[0] = l[0]!.replace(
+          /"prompt":\{"\$stepchain:redacted":\{"commitment":"sha256:[0-9a-f]/,
+          (m) => m.slice(0, -1) + (m.endsWith('0') ? '1' : '0'),
+        )),
+      'HASH_MISMATCH',
+    ],
+    [
+      'the publication block removed',
+      (_l: string[], e: Record<string, Json>) => void delete e.publication,
+      'ANCHOR_INVALID',
+    ],
   ])('%s is reported (%s)', async (_what, edit, code) => {
     const { j, pub } = await published();
     const bytes = await rebuilt(j, pub, edit);
@@ -114,14 +154,23 @@ describe('a published v2 receipt verifies against the original head (REDACTION Â
 describe('no oracle: the attacker with the original head and the public receipt recovers nothing', () => {
   const PINS = Array.from({ length: 10_000 }, (_, i) => String(i).padStart(4, '0'));
   const steps = [
-    { step_id: 's0', ts: ts(0), model: 'm', prompt: 'enter the PIN', input: { pin: '4821', approved: true, email: 'bob@example.com' }, tool_call: null, result: null },
+    {
+      step_id: 's0',
+      ts: ts(0),
+      model: 'm',
+      prompt: 'enter the PIN',
+      input: { pin: '4821', approved: true, email: 'bob@example.com' },
+      tool_call: null,
+      result: null,
+    },
   ];
   const policy = compilePolicy({ rules: [{ id: 'pii', paths: ['/input'] }] });
   const EMAILS = ['alice@example.com', 'bob@example.com', 'carol@example.com'];
 
   /** Every candidate input the attacker can enumerate: 10 000 PINs Ã— yes/no Ã— a short list of addresses. */
   function* candidates(): Generator<Json> {
-    for (const pin of PINS) for (const approved of [true, false]) for (const email of EMAILS) yield { pin, approved, email };
+    for (const pin of PINS)
+      for (const approved of [true, false]) for (const email of EMAILS) yield { pin, approved, email };
   }
 
   test('with every salt in the receipt, no candidate opens the withheld digest; with the slot salt, the same search finds it', async () => {
@@ -131,7 +180,10 @@ describe('no oracle: the attacker with the original head and the public receipt 
     const head = (await j.head())!.step_hash;
     expect((await verifyPublishedReceipt(bytes, { expectHead: head })).ok).toBe(true);
 
-    const line = JSON.parse(pub.lines[0]!) as { input: { '$stepchain:redacted': { commitment: string } }; salts: Record<string, string> };
+    const line = JSON.parse(pub.lines[0]!) as {
+      input: { '$stepchain:redacted': { commitment: string } };
+      salts: Record<string, string>;
+    };
     const target = line.input['$stepchain:redacted'].commitment;
     // The attacker's salts: everything salt-shaped in the public bytes (the disclosed slots' salts).
     const publicSalts = [...new Set(archiveText(bytes).match(/[0-9a-f]{32}/g) ?? [])];

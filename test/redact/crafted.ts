@@ -14,8 +14,12 @@ import { tarOf, text, type RawEntry } from '../receipt/craft.js';
 export const D = (n: number): string => `sha256:${n.toString(16).padStart(64, '0')}`;
 export const R = '$stepchain:redacted';
 /** A valid redaction marker of rule `rule`. */
-export const marker = (rule = 'r', extra: Record<string, Json> = {}): Json => ({ [R]: { commitment: D(77), rule, ...extra } });
-export const blobRef = (bytes: Uint8Array): Json => ({ '$stepchain:blob': { digest: digestBytes(bytes), size: bytes.length } });
+export const marker = (rule = 'r', extra: Record<string, Json> = {}): Json => ({
+  [R]: { commitment: D(77), rule, ...extra },
+});
+export const blobRef = (bytes: Uint8Array): Json => ({
+  '$stepchain:blob': { digest: digestBytes(bytes), size: bytes.length },
+});
 
 export interface Craft {
   contents: ContentSpec[];
@@ -53,20 +57,37 @@ export function craft(c: Craft): Uint8Array {
   const redactions = c.redactions === undefined ? [] : c.redactions;
   const n = chain.lines.length;
   const first = redactions && redactions.length > 0 ? redactions[0]!.seq : n;
-  const anchor = c.anchor === null ? null : {
-    commitments: Array.from({ length: n - first }, (_, i) => D(1000 + i)), format: 'stepchain-redaction/v2', genesis_hash: genesisHash(chain.genesis),
-    length: n, policy_digest: D(5), redacted_from: first, ...c.anchor,
-  };
+  const anchor =
+    c.anchor === null
+      ? null
+      : {
+          commitments: Array.from({ length: n - first }, (_, i) => D(1000 + i)),
+          format: 'stepchain-redaction/v2',
+          genesis_hash: genesisHash(chain.genesis),
+          length: n,
+          policy_digest: D(5),
+          redacted_from: first,
+          ...c.anchor,
+        };
   const last = chain.records[n - 1]!;
   const manifest = {
     ...(anchor ? { anchor } : {}),
     blobs: blobs.map((b) => ({ digest: digestBytes(b), size: b.length })),
-    chain: chainEntries.map((e, i) => ({ digest: digestBytes(e.data), name: e.name, size: e.data.length, steps: Math.min(per, lines.length - i * per) })),
+    chain: chainEntries.map((e, i) => ({
+      digest: digestBytes(e.data),
+      name: e.name,
+      size: e.data.length,
+      steps: Math.min(per, lines.length - i * per),
+    })),
     exporter: 'stepchain/0.1.0',
     format: 'stepchain-receipt/v1',
     genesis: chain.genesis,
     head: { seq: last.seq, step_hash: last.step_hash },
-    range: { from, prev_hash: from === 0 ? genesisHash(chain.genesis) : chain.records[from - 1]!.step_hash, to: last.seq },
+    range: {
+      from,
+      prev_hash: from === 0 ? genesisHash(chain.genesis) : chain.records[from - 1]!.step_hash,
+      to: last.seq,
+    },
     ...(c.publication !== undefined ? { publication: c.publication } : {}),
     ...(redactions ? { redactions } : {}),
     ...(c.rawRedactions !== undefined ? { redactions: c.rawRedactions } : {}),

@@ -3,7 +3,10 @@ import { describe, expect, test } from 'vitest';
 import { DETECTORS, DETECTOR_IDS, findSecrets } from '../../src/redact/index.js';
 import { SECRETS } from './helpers.js';
 
-const found = (id: string, s: string): string[] => DETECTORS.get(id)!.find(s).map(([a, b]) => s.slice(a, b));
+const found = (id: string, s: string): string[] =>
+  DETECTORS.get(id)!
+    .find(s)
+    .map(([a, b]) => s.slice(a, b));
 
 describe('each detector finds its kind', () => {
   test.each([
@@ -58,10 +61,14 @@ test('findSecrets merges overlapping spans and names the first', () => {
 test('findSecrets: a span inside another keeps the outer end; touching spans merge; a tie is named by the earlier detector in the list (§4)', () => {
   // The bearer span runs on over the "==" the JWT inside it stops before.
   const inner = 'Bearer eyJhbGc.eyJzdWI.sig==';
-  expect(findSecrets(inner, ['bearer-token', 'jwt'])).toEqual([{ start: 0, end: inner.length, detector: 'bearer-token' }]);
+  expect(findSecrets(inner, ['bearer-token', 'jwt'])).toEqual([
+    { start: 0, end: inner.length, detector: 'bearer-token' },
+  ]);
   // A PEM key ending where an AWS key id begins: one span.
   const pem = '-----BEGIN PRIVATE KEY-----\nAAA\n-----END PRIVATE KEY-----';
-  expect(findSecrets(pem + SECRETS['aws-access-key'], ['aws-access-key', 'private-key'])).toEqual([{ start: 0, end: pem.length + 20, detector: 'private-key' }]);
+  expect(findSecrets(pem + SECRETS['aws-access-key'], ['aws-access-key', 'private-key'])).toEqual([
+    { start: 0, end: pem.length + 20, detector: 'private-key' },
+  ]);
   // An api key that is also an e-mail's local part: both start at 0.
   const both = 'sk-' + 'a'.repeat(22) + '@b.co';
   expect(findSecrets(both, ['email', 'api-key'])).toEqual([{ start: 0, end: both.length, detector: 'email' }]);

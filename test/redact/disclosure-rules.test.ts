@@ -7,8 +7,18 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import {
-  DISCLOSURE_FORMAT, RedactError, commitment, discloseFromSecrets, preparePublication, proofDefect, publicationBytes, saltFromHex, secretsFile, textFits,
-  verifyDisclosure, verifyPublishedReceipt,
+  DISCLOSURE_FORMAT,
+  RedactError,
+  commitment,
+  discloseFromSecrets,
+  preparePublication,
+  proofDefect,
+  publicationBytes,
+  saltFromHex,
+  secretsFile,
+  textFits,
+  verifyDisclosure,
+  verifyPublishedReceipt,
 } from '../../src/redact/index.js';
 import type { Json } from '../../src/record/index.js';
 import { keyPairFromSeed } from '../../src/receipt/index.js';
@@ -28,19 +38,25 @@ describe('textFits (§8.3 step 7)', () => {
   const placeholder = fc.constantFrom('[REDACTED:email]', '[REDACTED:api-key]', '[REDACTED:x]');
   test('agrees with the reference on texts made from the value and on unrelated texts (fast-check)', () => {
     fc.assert(
-      fc.property(fc.string({ unit, maxLength: 14 }), fc.array(fc.tuple(fc.nat(), fc.nat({ max: 4 }), placeholder), { maxLength: 4 }), fc.string({ unit, maxLength: 10 }), fc.boolean(), (value, cuts, other, fromValue) => {
-        let text = value;
-        if (fromValue) {
-          // Replace spans of the value (possibly empty ones, which must not fit) with placeholders.
-          for (const [at, len, p] of cuts) {
-            const i = at % (text.length + 1);
-            text = text.slice(0, i) + p + text.slice(i + len);
+      fc.property(
+        fc.string({ unit, maxLength: 14 }),
+        fc.array(fc.tuple(fc.nat(), fc.nat({ max: 4 }), placeholder), { maxLength: 4 }),
+        fc.string({ unit, maxLength: 10 }),
+        fc.boolean(),
+        (value, cuts, other, fromValue) => {
+          let text = value;
+          if (fromValue) {
+            // Replace spans of the value (possibly empty ones, which must not fit) with placeholders.
+            for (const [at, len, p] of cuts) {
+              const i = at % (text.length + 1);
+              text = text.slice(0, i) + p + text.slice(i + len);
+            }
+          } else {
+            text = other + cuts.map(([, , p], k) => p + other.slice(k)).join('');
           }
-        } else {
-          text = other + cuts.map(([, , p], k) => p + other.slice(k)).join('');
-        }
-        expect(textFits(text, value)).toBe(fitsReference(text, value));
-      }),
+          expect(textFits(text, value)).toBe(fitsReference(text, value));
+        },
+      ),
       { numRuns: 5000 },
     );
   });
@@ -60,7 +76,16 @@ describe('textFits (§8.3 step 7)', () => {
 });
 
 const D = `sha256:${'ab'.repeat(32)}`;
-const goodProof = { commitment: D, format: 'stepchain-disclosure/v1', manifest_digest: D, path: '/input', rule: 'r', salt: 'cd'.repeat(32), seq: 0, value: 'v' };
+const goodProof = {
+  commitment: D,
+  format: 'stepchain-disclosure/v1',
+  manifest_digest: D,
+  path: '/input',
+  rule: 'r',
+  salt: 'cd'.repeat(32),
+  seq: 0,
+  value: 'v',
+};
 
 describe('proofDefect (§8.3 step 1)', () => {
   test('the good proof', () => expect(proofDefect(goodProof)).toBeNull());
@@ -92,7 +117,9 @@ describe('proofDefect (§8.3 step 1)', () => {
 async function published() {
   const pub = await preparePublication(await memoryJournal(), { policy: SAMPLE_POLICY, optIn: true });
   const bytes = await publicationBytes(pub);
-  const secrets = JSON.parse(JSON.stringify(secretsFile(pub.plan.manifestDigest, pub.redactions, pub.unblobbed, pub.steps)));
+  const secrets = JSON.parse(
+    JSON.stringify(secretsFile(pub.plan.manifestDigest, pub.redactions, pub.unblobbed, pub.steps)),
+  );
   return { pub, bytes, secrets };
 }
 const failure = (run: () => unknown): RedactError => {
@@ -108,16 +135,30 @@ const failure = (run: () => unknown): RedactError => {
 describe('discloseFromSecrets (§8.1)', () => {
   test('a file that is not a secrets file, or one of a withdrawn publication: SECRETS_INVALID', async () => {
     const { secrets } = await published();
-    for (const bad of [null, [], { ...secrets, format: 'x' }, { ...secrets, manifest_digest: 'x' }, { ...secrets, redactions: {} }, { ...secrets, steps: null }]) {
+    for (const bad of [
+      null,
+      [],
+      { ...secrets, format: 'x' },
+      { ...secrets, manifest_digest: 'x' },
+      { ...secrets, redactions: {} },
+      { ...secrets, steps: null },
+    ]) {
       expect(failure(() => discloseFromSecrets(bad, 1, '/prompt')).code).toBe('SECRETS_INVALID');
     }
-    const old = failure(() => discloseFromSecrets({ ...secrets, format: 'stepchain-redaction-secrets/v1' }, 1, '/prompt'));
+    const old = failure(() =>
+      discloseFromSecrets({ ...secrets, format: 'stepchain-redaction-secrets/v1' }, 1, '/prompt'),
+    );
     expect([old.code, /withdrawn/.test(old.message)]).toEqual(['SECRETS_INVALID', true]);
   });
 
-  test('a bad seq or path: ARGUMENT_INVALID; a location not redacted: NOT_REDACTED, listing the step\'s redacted paths', async () => {
+  test("a bad seq or path: ARGUMENT_INVALID; a location not redacted: NOT_REDACTED, listing the step's redacted paths", async () => {
     const { secrets } = await published();
-    for (const [seq, path] of [[-1, '/prompt'], [0.5, '/prompt'], [1, ''], [1, 'prompt']] as const) {
+    for (const [seq, path] of [
+      [-1, '/prompt'],
+      [0.5, '/prompt'],
+      [1, ''],
+      [1, 'prompt'],
+    ] as const) {
       expect(failure(() => discloseFromSecrets(secrets, seq, path)).code).toBe('ARGUMENT_INVALID');
     }
     const e = failure(() => discloseFromSecrets(secrets, 0, '/input'));
@@ -134,14 +175,25 @@ describe('discloseFromSecrets (§8.1)', () => {
   test('a damaged entry: SECRETS_INVALID', async () => {
     const { secrets } = await published();
     const at = secrets.redactions.findIndex((r: { seq: number; path: string }) => r.seq === 1 && r.path === '/prompt');
-    const damaged = (change: Record<string, unknown>) => ({ ...secrets, redactions: secrets.redactions.map((r: object, i: number) => (i === at ? { ...r, ...change } : r)) });
-    for (const change of [{ salt: 'x' }, { commitment: 'x' }, { rule: '-' }, { value: 'not the value' }, { salt: 'ab'.repeat(32) }]) {
+    const damaged = (change: Record<string, unknown>) => ({
+      ...secrets,
+      redactions: secrets.redactions.map((r: object, i: number) => (i === at ? { ...r, ...change } : r)),
+    });
+    for (const change of [
+      { salt: 'x' },
+      { commitment: 'x' },
+      { rule: '-' },
+      { value: 'not the value' },
+      { salt: 'ab'.repeat(32) },
+    ]) {
       expect(failure(() => discloseFromSecrets(damaged(change), 1, '/prompt')).code).toBe('SECRETS_INVALID');
     }
     // A value that is not I-JSON (a lone surrogate) cannot be committed to.
     expect(failure(() => discloseFromSecrets(damaged({ value: '\ud800' }), 1, '/prompt')).code).toBe('SECRETS_INVALID');
     const { value: _v, ...noValue } = secrets.redactions[at];
-    expect(failure(() => discloseFromSecrets({ ...secrets, redactions: [noValue] }, 1, '/prompt')).code).toBe('SECRETS_INVALID');
+    expect(failure(() => discloseFromSecrets({ ...secrets, redactions: [noValue] }, 1, '/prompt')).code).toBe(
+      'SECRETS_INVALID',
+    );
   });
 });
 
@@ -150,12 +202,20 @@ describe('verifyDisclosure (§8.3)', () => {
     const { bytes, secrets, pub } = await published();
     const proof = discloseFromSecrets(secrets, 1, '/prompt');
     const r = await verifyDisclosure(bytes, proof);
-    expect(r).toMatchObject({ ok: true, problems: [], seq: 1, path: '/prompt', rule: 'prompts', value: 'Call the API.', manifest_digest: pub.plan.manifestDigest });
+    expect(r).toMatchObject({
+      ok: true,
+      problems: [],
+      seq: 1,
+      path: '/prompt',
+      rule: 'prompts',
+      value: 'Call the API.',
+      manifest_digest: pub.plan.manifestDigest,
+    });
     expect(r.proves).toEqual([expect.stringMatching(/^The value redacted at seq 1, \/prompt \(rule "prompts"\)/)]);
     expect(r.receipt?.ok).toBe(true);
   });
 
-  test('a proof naming the marker\'s rule but another commitment: MARKER_MISMATCH, even with the right salt and value', async () => {
+  test("a proof naming the marker's rule but another commitment: MARKER_MISMATCH, even with the right salt and value", async () => {
     const { bytes, secrets } = await published();
     const proof = discloseFromSecrets(secrets, 1, '/prompt');
     const r = await verifyDisclosure(bytes, { ...proof, commitment: `sha256:${'0'.repeat(64)}` });
@@ -165,11 +225,20 @@ describe('verifyDisclosure (§8.3)', () => {
 
   test('a signed receipt: what the proof proves says who signed it', async () => {
     const key = keyPairFromSeed(Uint8Array.from({ length: 32 }, (_, i) => i + 3));
-    const pub = await preparePublication(await memoryJournal(), { policy: SAMPLE_POLICY, optIn: true, sign: key.privateKey });
-    const secrets = JSON.parse(JSON.stringify(secretsFile(pub.plan.manifestDigest, pub.redactions, pub.unblobbed, pub.steps)));
+    const pub = await preparePublication(await memoryJournal(), {
+      policy: SAMPLE_POLICY,
+      optIn: true,
+      sign: key.privateKey,
+    });
+    const secrets = JSON.parse(
+      JSON.stringify(secretsFile(pub.plan.manifestDigest, pub.redactions, pub.unblobbed, pub.steps)),
+    );
     const r = await verifyDisclosure(await publicationBytes(pub), discloseFromSecrets(secrets, 1, '/prompt'));
     expect(r.ok).toBe(true);
-    expect(r.proves).toEqual([expect.stringMatching(/^The value redacted at seq 1/), `That receipt is signed by ${r.receipt!.signed_by!}.`]);
+    expect(r.proves).toEqual([
+      expect.stringMatching(/^The value redacted at seq 1/),
+      `That receipt is signed by ${r.receipt!.signed_by!}.`,
+    ]);
     expect(r.receipt!.signed_by).toMatch(/\S/);
   });
 
@@ -192,21 +261,37 @@ describe('verifyDisclosure (§8.3)', () => {
   });
 });
 
-describe('a dishonest publisher\'s marker text (§8.3 step 7): TEXT_MISMATCH', () => {
+describe("a dishonest publisher's marker text (§8.3 step 7): TEXT_MISMATCH", () => {
   // A substring marker whose commitment opens to the value, but whose text the value cannot have become:
   // only a hand-built receipt holds one (test/redact/crafted.ts), since the publisher writes texts from values.
   const salt = saltFromHex('ab'.repeat(32))!;
   async function disclose(value: Json, markerText: string) {
     const body = { commitment: commitment(salt, value), rule: 'secrets', text: markerText };
-    const bytes = craft({ contents: [{ input: 'a' }, { input: { note: { [R]: body } } }], redactions: [{ seq: 1, path: '/input/note', rule: 'secrets' }] });
+    const bytes = craft({
+      contents: [{ input: 'a' }, { input: { note: { [R]: body } } }],
+      redactions: [{ seq: 1, path: '/input/note', rule: 'secrets' }],
+    });
     const published = await verifyPublishedReceipt(bytes);
     expect(published.problems).toEqual([]);
-    const proof = { commitment: body.commitment, format: DISCLOSURE_FORMAT, manifest_digest: published.manifest_digest, path: '/input/note', rule: 'secrets', salt: 'ab'.repeat(32), seq: 1, value };
+    const proof = {
+      commitment: body.commitment,
+      format: DISCLOSURE_FORMAT,
+      manifest_digest: published.manifest_digest,
+      path: '/input/note',
+      rule: 'secrets',
+      salt: 'ab'.repeat(32),
+      seq: 1,
+      value,
+    };
     return verifyDisclosure(bytes, proof);
   }
 
   test('a text that fits: the value is disclosed', async () => {
-    expect(await disclose('mail bob@example.org now', 'mail [REDACTED:email] now')).toMatchObject({ ok: true, value: 'mail bob@example.org now', problems: [] });
+    expect(await disclose('mail bob@example.org now', 'mail [REDACTED:email] now')).toMatchObject({
+      ok: true,
+      value: 'mail bob@example.org now',
+      problems: [],
+    });
   });
 
   test.each([

@@ -14,24 +14,28 @@ const needle = fc.string({ unit, minLength: 1, maxLength: 12 });
 describe('NeedleSearch', () => {
   test('finds a needle exactly when one occurs (fast-check)', () => {
     fc.assert(
-      fc.property(fc.array(needle, { maxLength: 8 }), fc.array(fc.tuple(text, fc.nat(), fc.nat()), { minLength: 1, maxLength: 4 }), (needles, plans) => {
-        const search = new NeedleSearch(needles);
-        // Half the texts get one of the needles planted at a random place (often the very start or end).
-        const texts = plans.map(([t, which, where]) => {
-          if (needles.length === 0 || which % 2 === 0) return t;
-          const at = [0, t.length, where % (t.length + 1)][which % 3]!;
-          return t.slice(0, at) + needles[which % needles.length]! + t.slice(at);
-        });
-        for (const t of texts) {
-          const found = search.find(t);
-          const expected = needles.some((n) => t.includes(n));
-          expect(found !== null).toBe(expected);
-          if (found !== null) {
-            expect(needles).toContain(found);
-            expect(t.includes(found)).toBe(true);
+      fc.property(
+        fc.array(needle, { maxLength: 8 }),
+        fc.array(fc.tuple(text, fc.nat(), fc.nat()), { minLength: 1, maxLength: 4 }),
+        (needles, plans) => {
+          const search = new NeedleSearch(needles);
+          // Half the texts get one of the needles planted at a random place (often the very start or end).
+          const texts = plans.map(([t, which, where]) => {
+            if (needles.length === 0 || which % 2 === 0) return t;
+            const at = [0, t.length, where % (t.length + 1)][which % 3]!;
+            return t.slice(0, at) + needles[which % needles.length]! + t.slice(at);
+          });
+          for (const t of texts) {
+            const found = search.find(t);
+            const expected = needles.some((n) => t.includes(n));
+            expect(found !== null).toBe(expected);
+            if (found !== null) {
+              expect(needles).toContain(found);
+              expect(t.includes(found)).toBe(true);
+            }
           }
-        }
-      }),
+        },
+      ),
       { numRuns: 3000 },
     );
   });

@@ -12,7 +12,16 @@ import { beforeEach, describe, expect, test } from 'vitest';
 import { keyIdOf, keyPairFromSeed, privateKeyToPem } from '../../src/receipt/index.js';
 import type { ChainSource } from '../../src/chain/source.js';
 import {
-  compilePolicy, disclose, discloseHash, discloseStep, loadPolicy, publish, readPolicyFile, seededSalts, verifyDisclosureFiles, type PublishOptions,
+  compilePolicy,
+  disclose,
+  discloseHash,
+  discloseStep,
+  loadPolicy,
+  publish,
+  readPolicyFile,
+  seededSalts,
+  verifyDisclosureFiles,
+  type PublishOptions,
 } from '../../src/redact/index.js';
 // The root entry's verifyPublishedReceipt: a path as well as bytes.
 import { verifyPublishedAt } from '../../src/redact/node.js';
@@ -29,8 +38,13 @@ const key = keyPairFromSeed(Uint8Array.from({ length: 32 }, (_, i) => i + 11));
 /** A policy no value of the sample journal matches. */
 const NOTHING = { rules: [{ id: 'nothing', paths: ['/meta/not_there'] }] };
 
-async function failure(p: Promise<unknown>): Promise<{ code?: string; location?: { file?: string }; message: string; name: string; cause?: unknown }> {
-  const e = await p.then(() => null, (x: unknown) => x);
+async function failure(
+  p: Promise<unknown>,
+): Promise<{ code?: string; location?: { file?: string }; message: string; name: string; cause?: unknown }> {
+  const e = await p.then(
+    () => null,
+    (x: unknown) => x,
+  );
   expect(e, 'expected a rejection').toBeInstanceOf(Error);
   return e as never;
 }
@@ -41,7 +55,7 @@ const modeOf = (path: string): number => statSync(path).mode & 0o777;
 function onFirstRead(source: ChainSource, hook: () => void): ChainSource {
   let done = false;
   const once = (): void => {
-    if (!done) (done = true), hook();
+    if (!done) ((done = true), hook());
   };
   return {
     genesis: source.genesis,
@@ -57,7 +71,9 @@ describe('the policy: a compiled policy, a document, or { file }', () => {
     const compiled = compilePolicy(SAMPLE_POLICY);
     writeFileSync(at('policy.json'), JSON.stringify(SAMPLE_POLICY));
     const results = [];
-    for (const [i, policy] of ([compiled, SAMPLE_POLICY, { file: at('policy.json') }] as PublishOptions['policy'][]).entries()) {
+    for (const [i, policy] of (
+      [compiled, SAMPLE_POLICY, { file: at('policy.json') }] as PublishOptions['policy'][]
+    ).entries()) {
       results.push(await publish(j, { policy, optIn: true, out: at(`p${i}.tar`), salts: seededSalts('same') }));
     }
     for (const r of results) {
@@ -90,10 +106,13 @@ describe('the policy: a compiled policy, a document, or { file }', () => {
     ['{ file } that is not a string', { file: 42 }, 'UNKNOWN_MEMBER'],
     ['a document with a "document" member', { rules: SAMPLE_POLICY.rules, document: {} }, 'UNKNOWN_MEMBER'],
     ['a document with a "digest" member', { rules: SAMPLE_POLICY.rules, digest: 'x' }, 'UNKNOWN_MEMBER'],
-  ])('anything else is checked as a policy document: %s is a PolicyError, never a TypeError', async (_name, policy, code) => {
-    const e = await failure(loadPolicy(policy as never));
-    expect([e.name, e.code]).toEqual(['PolicyError', code]);
-  });
+  ])(
+    'anything else is checked as a policy document: %s is a PolicyError, never a TypeError',
+    async (_name, policy, code) => {
+      const e = await failure(loadPolicy(policy as never));
+      expect([e.name, e.code]).toEqual(['PolicyError', code]);
+    },
+  );
 });
 
 describe('publish: its arguments, checked before anything is read or written', () => {
@@ -115,7 +134,9 @@ describe('publish: its arguments, checked before anything is read or written', (
   ])('%s is ARGUMENT_INVALID; nothing is written', async (_name, args) => {
     for (const format of ['stepchain/v1', 'stepchain/v2'] as const) {
       const j = await memoryJournal(sampleSteps(), 1024, format);
-      const options = Object.fromEntries(Object.entries(args).map(([k, v]) => [k, typeof v === 'string' && v !== '' ? at(v) : v]));
+      const options = Object.fromEntries(
+        Object.entries(args).map(([k, v]) => [k, typeof v === 'string' && v !== '' ? at(v) : v]),
+      );
       const e = await failure(publish(j, { policy: SAMPLE_POLICY, optIn: true, ...options } as never));
       expect(e.code).toBe('ARGUMENT_INVALID');
       expect(readdirSync(dir)).toEqual([]);
@@ -128,7 +149,9 @@ describe('publish: its arguments, checked before anything is read or written', (
       writeFileSync(at('secrets.json'), 'not mine to overwrite\n');
       let read = false;
       const source = onFirstRead(j, () => (read = true));
-      const e = await failure(publish(source, { policy: SAMPLE_POLICY, optIn: true, out: at('o.tar'), secretsOut: at('secrets.json') }));
+      const e = await failure(
+        publish(source, { policy: SAMPLE_POLICY, optIn: true, out: at('o.tar'), secretsOut: at('secrets.json') }),
+      );
       expect([e.name, e.code]).toEqual(['RedactError', 'OUTPUT_EXISTS']);
       expect(e.location).toEqual({ file: at('secrets.json') });
       expect(read).toBe(false);
@@ -137,20 +160,32 @@ describe('publish: its arguments, checked before anything is read or written', (
     }
   });
 
-  test.each(['stepchain/v1', 'stepchain/v2'] as const)("a secrets file that appears while the journal is read is still not overwritten ('wx'): OUTPUT_EXISTS (%s)", async (format) => {
-    const j = await memoryJournal(sampleSteps(), 1024, format);
-    const source = onFirstRead(j, () => writeFileSync(at('secrets.json'), 'theirs\n'));
-    const e = await failure(publish(source, { policy: SAMPLE_POLICY, optIn: true, out: at('o.tar'), secretsOut: at('secrets.json') }));
-    expect([e.name, e.code]).toEqual(['RedactError', 'OUTPUT_EXISTS']);
-    expect(e.location).toEqual({ file: at('secrets.json') });
-    expect(readFileSync(at('secrets.json'), 'utf8')).toBe('theirs\n');
-    expect(existsSync(at('o.tar'))).toBe(false);
-  });
+  test.each(['stepchain/v1', 'stepchain/v2'] as const)(
+    "a secrets file that appears while the journal is read is still not overwritten ('wx'): OUTPUT_EXISTS (%s)",
+    async (format) => {
+      const j = await memoryJournal(sampleSteps(), 1024, format);
+      const source = onFirstRead(j, () => writeFileSync(at('secrets.json'), 'theirs\n'));
+      const e = await failure(
+        publish(source, { policy: SAMPLE_POLICY, optIn: true, out: at('o.tar'), secretsOut: at('secrets.json') }),
+      );
+      expect([e.name, e.code]).toEqual(['RedactError', 'OUTPUT_EXISTS']);
+      expect(e.location).toEqual({ file: at('secrets.json') });
+      expect(readFileSync(at('secrets.json'), 'utf8')).toBe('theirs\n');
+      expect(existsSync(at('o.tar'))).toBe(false);
+    },
+  );
 
   test('a secrets path that cannot be created is OUTPUT_FAILED naming it, the system error its cause', async () => {
     const j = await memoryJournal();
-    const e = await failure(publish(j, { policy: SAMPLE_POLICY, optIn: true, out: at('o.tar'), secretsOut: at('no/such/dir/secrets.json') }));
-    expect([e.name, e.code, e.location, (e.cause as NodeJS.ErrnoException).code]).toEqual(['RedactError', 'OUTPUT_FAILED', { file: at('no/such/dir/secrets.json') }, 'ENOENT']);
+    const e = await failure(
+      publish(j, { policy: SAMPLE_POLICY, optIn: true, out: at('o.tar'), secretsOut: at('no/such/dir/secrets.json') }),
+    );
+    expect([e.name, e.code, e.location, (e.cause as NodeJS.ErrnoException).code]).toEqual([
+      'RedactError',
+      'OUTPUT_FAILED',
+      { file: at('no/such/dir/secrets.json') },
+      'ENOENT',
+    ]);
     expect(existsSync(at('o.tar'))).toBe(false);
   });
 });
@@ -216,7 +251,11 @@ describe('publish: what it writes and returns', () => {
       const none = await publish(j, { policy: NOTHING, optIn: true, out: at(`none-${format.slice(-2)}.tar`) });
       expect(none.redactions).toBe(0);
       expect(none.redacted_from).toBe(steps.length);
-      const later = await publish(j, { policy: { rules: [{ id: 'done', paths: ['/prompt'], seq: { from: 3 } }] }, optIn: true, out: at(`later-${format.slice(-2)}.tar`) });
+      const later = await publish(j, {
+        policy: { rules: [{ id: 'done', paths: ['/prompt'], seq: { from: 3 } }] },
+        optIn: true,
+        out: at(`later-${format.slice(-2)}.tar`),
+      });
       expect(later.redactions).toBe(1);
       expect(later.redacted_from).toBe(3);
     }
@@ -225,7 +264,9 @@ describe('publish: what it writes and returns', () => {
   test('a receipt that cannot be written is OUTPUT_FAILED, and the secrets file written for it is removed', async () => {
     for (const format of ['stepchain/v1', 'stepchain/v2'] as const) {
       const j = await memoryJournal(sampleSteps(), 1024, format);
-      const e = await failure(publish(j, { policy: SAMPLE_POLICY, optIn: true, out: at('no/such/dir/o.tar'), secretsOut: at('s.json') }));
+      const e = await failure(
+        publish(j, { policy: SAMPLE_POLICY, optIn: true, out: at('no/such/dir/o.tar'), secretsOut: at('s.json') }),
+      );
       expect(e.code).toBe('OUTPUT_FAILED');
       expect(readdirSync(dir)).toEqual([]);
       const bare = await failure(publish(j, { policy: SAMPLE_POLICY, optIn: true, out: at('no/such/dir/o.tar') }));
@@ -256,8 +297,15 @@ describe('publish: what it writes and returns', () => {
       const plain = await publish(j, { policy: SAMPLE_POLICY, optIn: true, out: at(`plain-${format.slice(-2)}.tar`) });
       expect(plain.signed_by).toBeNull();
       expect(archiveText(readFileSync(at(`plain-${format.slice(-2)}.tar`)))).not.toContain('node-rules-exporter/1');
-      await publish(j, { policy: SAMPLE_POLICY, optIn: true, out: at(`ex-${format.slice(-2)}.tar`), exporter: 'node-rules-exporter/1' });
-      expect(archiveText(readFileSync(at(`ex-${format.slice(-2)}.tar`)))).toContain('"exporter":"node-rules-exporter/1"');
+      await publish(j, {
+        policy: SAMPLE_POLICY,
+        optIn: true,
+        out: at(`ex-${format.slice(-2)}.tar`),
+        exporter: 'node-rules-exporter/1',
+      });
+      expect(archiveText(readFileSync(at(`ex-${format.slice(-2)}.tar`)))).toContain(
+        '"exporter":"node-rules-exporter/1"',
+      );
     }
   });
 
@@ -265,9 +313,24 @@ describe('publish: what it writes and returns', () => {
     for (const format of ['stepchain/v1', 'stepchain/v2'] as const) {
       const j = await memoryJournal(sampleSteps(), 1024, format);
       const f = format.slice(-2);
-      const a = await publish(j, { policy: SAMPLE_POLICY, optIn: true, out: at(`a-${f}.tar`), salts: seededSalts('one') });
-      const b = await publish(j, { policy: SAMPLE_POLICY, optIn: true, out: at(`b-${f}.tar`), salts: seededSalts('one') });
-      const c = await publish(j, { policy: SAMPLE_POLICY, optIn: true, out: at(`c-${f}.tar`), salts: seededSalts('two') });
+      const a = await publish(j, {
+        policy: SAMPLE_POLICY,
+        optIn: true,
+        out: at(`a-${f}.tar`),
+        salts: seededSalts('one'),
+      });
+      const b = await publish(j, {
+        policy: SAMPLE_POLICY,
+        optIn: true,
+        out: at(`b-${f}.tar`),
+        salts: seededSalts('one'),
+      });
+      const c = await publish(j, {
+        policy: SAMPLE_POLICY,
+        optIn: true,
+        out: at(`c-${f}.tar`),
+        salts: seededSalts('two'),
+      });
       expect(readFileSync(at(`b-${f}.tar`)).equals(readFileSync(at(`a-${f}.tar`)))).toBe(true);
       expect(c.manifest_digest).not.toBe(a.manifest_digest);
       expect(a.manifest_digest).toBe(b.manifest_digest);
@@ -279,14 +342,23 @@ describe('verifying and disclosing from files', () => {
   /** A v1 publication with its secrets file, and a second one of the same journal under other salts. */
   async function published(): Promise<{ receipt: string; secrets: string; other: string }> {
     const j = await memoryJournal();
-    await publish(j, { policy: SAMPLE_POLICY, optIn: true, out: at('r.tar'), secretsOut: at('s.json'), salts: seededSalts('r') });
+    await publish(j, {
+      policy: SAMPLE_POLICY,
+      optIn: true,
+      out: at('r.tar'),
+      secretsOut: at('s.json'),
+      salts: seededSalts('r'),
+    });
     await publish(j, { policy: SAMPLE_POLICY, optIn: true, out: at('other.tar'), salts: seededSalts('other') });
     return { receipt: at('r.tar'), secrets: at('s.json'), other: at('other.tar') };
   }
   const makers = {
-    value: (receipt: string, secrets: string, out?: string) => disclose(receipt, { secrets, seq: 1, path: '/tool_call/arguments/api_key', ...(out ? { out } : {}) }),
-    step: (receipt: string, secrets: string, out?: string) => discloseStep(receipt, { secrets, seq: 1, ...(out ? { out } : {}) }),
-    hash: (receipt: string, secrets: string, out?: string) => discloseHash(receipt, { secrets, ...(out ? { out } : {}) }),
+    value: (receipt: string, secrets: string, out?: string) =>
+      disclose(receipt, { secrets, seq: 1, path: '/tool_call/arguments/api_key', ...(out ? { out } : {}) }),
+    step: (receipt: string, secrets: string, out?: string) =>
+      discloseStep(receipt, { secrets, seq: 1, ...(out ? { out } : {}) }),
+    hash: (receipt: string, secrets: string, out?: string) =>
+      discloseHash(receipt, { secrets, ...(out ? { out } : {}) }),
   };
 
   test('verifyPublishedAt: a path and the same bytes give the same report; a damaged file is reported, not thrown', async () => {
@@ -300,54 +372,68 @@ describe('verifying and disclosing from files', () => {
     expect(junk.ok).toBe(false);
   });
 
-  test.each(Object.keys(makers))('%s: made from the files, written with out (0600, one JSON line) and checked by verifyDisclosureFiles', async (kind) => {
-    const make = makers[kind as keyof typeof makers];
-    const { receipt, secrets } = await published();
-    const made = await make(receipt, secrets);
-    expect(made.report.ok).toBe(true);
-    expect(readdirSync(dir).sort()).toEqual(['other.tar', 'r.tar', 's.json']);
-    const viaFile = await make(receipt, secrets, at('proof.json'));
-    expect(viaFile.proof).toEqual(made.proof);
-    expect(modeOf(at('proof.json'))).toBe(0o600);
-    const text = readFileSync(at('proof.json'), 'utf8');
-    expect(text).toBe(JSON.stringify(made.proof) + '\n');
-    const checked = await verifyDisclosureFiles(receipt, at('proof.json'));
-    expect(checked.ok).toBe(true);
-    expect(checked).toEqual(made.report);
-  });
+  test.each(Object.keys(makers))(
+    '%s: made from the files, written with out (0600, one JSON line) and checked by verifyDisclosureFiles',
+    async (kind) => {
+      const make = makers[kind as keyof typeof makers];
+      const { receipt, secrets } = await published();
+      const made = await make(receipt, secrets);
+      expect(made.report.ok).toBe(true);
+      expect(readdirSync(dir).sort()).toEqual(['other.tar', 'r.tar', 's.json']);
+      const viaFile = await make(receipt, secrets, at('proof.json'));
+      expect(viaFile.proof).toEqual(made.proof);
+      expect(modeOf(at('proof.json'))).toBe(0o600);
+      const text = readFileSync(at('proof.json'), 'utf8');
+      expect(text).toBe(JSON.stringify(made.proof) + '\n');
+      const checked = await verifyDisclosureFiles(receipt, at('proof.json'));
+      expect(checked.ok).toBe(true);
+      expect(checked).toEqual(made.report);
+    },
+  );
 
-  test.each(Object.keys(makers))('%s: an existing out is OUTPUT_EXISTS naming it, left byte-identical; an out that cannot be created is OUTPUT_FAILED naming it', async (kind) => {
-    const make = makers[kind as keyof typeof makers];
-    const { receipt, secrets } = await published();
-    writeFileSync(at('proof.json'), 'keep\n');
-    const e = await failure(make(receipt, secrets, at('proof.json')));
-    expect([e.name, e.code]).toEqual(['RedactError', 'OUTPUT_EXISTS']);
-    expect(e.location).toEqual({ file: at('proof.json') });
-    expect(readFileSync(at('proof.json'), 'utf8')).toBe('keep\n');
-    const sys = await failure(make(receipt, secrets, at('no/such/dir/proof.json')));
-    expect([sys.name, sys.code, sys.location, (sys.cause as NodeJS.ErrnoException).code]).toEqual(['RedactError', 'OUTPUT_FAILED', { file: at('no/such/dir/proof.json') }, 'ENOENT']);
-  });
+  test.each(Object.keys(makers))(
+    '%s: an existing out is OUTPUT_EXISTS naming it, left byte-identical; an out that cannot be created is OUTPUT_FAILED naming it',
+    async (kind) => {
+      const make = makers[kind as keyof typeof makers];
+      const { receipt, secrets } = await published();
+      writeFileSync(at('proof.json'), 'keep\n');
+      const e = await failure(make(receipt, secrets, at('proof.json')));
+      expect([e.name, e.code]).toEqual(['RedactError', 'OUTPUT_EXISTS']);
+      expect(e.location).toEqual({ file: at('proof.json') });
+      expect(readFileSync(at('proof.json'), 'utf8')).toBe('keep\n');
+      const sys = await failure(make(receipt, secrets, at('no/such/dir/proof.json')));
+      expect([sys.name, sys.code, sys.location, (sys.cause as NodeJS.ErrnoException).code]).toEqual([
+        'RedactError',
+        'OUTPUT_FAILED',
+        { file: at('no/such/dir/proof.json') },
+        'ENOENT',
+      ]);
+    },
+  );
 
-  test.each(Object.keys(makers))('%s: the files it reads — each refusal with its code and the file it names', async (kind) => {
-    const make = makers[kind as keyof typeof makers];
-    const { receipt, secrets, other } = await published();
-    const missing = await failure(make(receipt, at('missing.json')));
-    expect([missing.code, missing.location]).toEqual(['ARGUMENT_INVALID', { file: at('missing.json') }]);
-    writeFileSync(at('notjson.json'), '{"format": ');
-    const notJson = await failure(make(receipt, at('notjson.json')));
-    expect([notJson.code, notJson.location]).toEqual(['SECRETS_INVALID', { file: at('notjson.json') }]);
-    expect(notJson.message).toContain(at('notjson.json'));
-    const noReceipt = await failure(make(at('missing.tar'), secrets));
-    expect([noReceipt.code, noReceipt.location]).toEqual(['ARGUMENT_INVALID', { file: at('missing.tar') }]);
-    // The secrets file of another publication of the same journal: its proof names another manifest.
-    const another = await failure(make(other, secrets));
-    expect(another.code).toBe('SECRETS_INVALID');
-    expect(another.message).toContain(other);
-    writeFileSync(at('junk.tar'), 'not a tar at all');
-    const junk = await failure(make(at('junk.tar'), secrets));
-    expect(junk.code).toBe('RECEIPT_INVALID');
-    expect(junk.message).toContain(at('junk.tar'));
-  });
+  test.each(Object.keys(makers))(
+    '%s: the files it reads — each refusal with its code and the file it names',
+    async (kind) => {
+      const make = makers[kind as keyof typeof makers];
+      const { receipt, secrets, other } = await published();
+      const missing = await failure(make(receipt, at('missing.json')));
+      expect([missing.code, missing.location]).toEqual(['ARGUMENT_INVALID', { file: at('missing.json') }]);
+      writeFileSync(at('notjson.json'), '{"format": ');
+      const notJson = await failure(make(receipt, at('notjson.json')));
+      expect([notJson.code, notJson.location]).toEqual(['SECRETS_INVALID', { file: at('notjson.json') }]);
+      expect(notJson.message).toContain(at('notjson.json'));
+      const noReceipt = await failure(make(at('missing.tar'), secrets));
+      expect([noReceipt.code, noReceipt.location]).toEqual(['ARGUMENT_INVALID', { file: at('missing.tar') }]);
+      // The secrets file of another publication of the same journal: its proof names another manifest.
+      const another = await failure(make(other, secrets));
+      expect(another.code).toBe('SECRETS_INVALID');
+      expect(another.message).toContain(other);
+      writeFileSync(at('junk.tar'), 'not a tar at all');
+      const junk = await failure(make(at('junk.tar'), secrets));
+      expect(junk.code).toBe('RECEIPT_INVALID');
+      expect(junk.message).toContain(at('junk.tar'));
+    },
+  );
 
   test('discloseHash: the head by default, or the seq asked for', async () => {
     const { receipt, secrets } = await published();
@@ -370,14 +456,17 @@ describe('verifying and disclosing from files', () => {
     expect(r.problems[0]!.message).toContain(at('p.json'));
   });
 
-  test.each([['null'], ['5'], ['{}'], ['{"format": 7}'], ['"stepchain-step-disclosure/1"']])('verifyDisclosureFiles: a proof that is %s is reported, never thrown', async (content) => {
-    const { receipt } = await published();
-    writeFileSync(at('p.json'), content);
-    const r = await verifyDisclosureFiles(receipt, at('p.json'));
-    expect(r.ok).toBe(false);
-    expect(r.problems.length).toBeGreaterThan(0);
-    expect(r.proves).toEqual([]);
-  });
+  test.each([['null'], ['5'], ['{}'], ['{"format": 7}'], ['"stepchain-step-disclosure/1"']])(
+    'verifyDisclosureFiles: a proof that is %s is reported, never thrown',
+    async (content) => {
+      const { receipt } = await published();
+      writeFileSync(at('p.json'), content);
+      const r = await verifyDisclosureFiles(receipt, at('p.json'));
+      expect(r.ok).toBe(false);
+      expect(r.problems.length).toBeGreaterThan(0);
+      expect(r.proves).toEqual([]);
+    },
+  );
 
   test('verifyDisclosureFiles: a receipt that cannot be read is ARGUMENT_INVALID naming it', async () => {
     const { receipt, secrets } = await published();

@@ -6,11 +6,30 @@
 import { describe, expect, test } from 'vitest';
 import { concatBytes } from '../../src/bytes.js';
 import { writeReceipt } from '../../src/receipt/writer.js';
-import { COMMITTED_PUBLICATION_FORMAT, RedactError, compilePolicy, openSlot, openingDefect, planCommittedPublication, preparePublication, publicationBytes, publicationDefect, seededSalts, verifyOpening } from '../../src/redact/index.js';
+import {
+  COMMITTED_PUBLICATION_FORMAT,
+  RedactError,
+  compilePolicy,
+  openSlot,
+  openingDefect,
+  planCommittedPublication,
+  preparePublication,
+  publicationBytes,
+  publicationDefect,
+  seededSalts,
+  verifyOpening,
+} from '../../src/redact/index.js';
 import { SAMPLE_POLICY, memoryJournal, sampleSteps } from './helpers.js';
 
 const D = `sha256:${'ab'.repeat(32)}`;
-const good = { format: 'stepchain-opening/v1', manifest_digest: D, seq: 0, slot: 'prompt', salt: '0f'.repeat(16), value: 'v' };
+const good = {
+  format: 'stepchain-opening/v1',
+  manifest_digest: D,
+  seq: 0,
+  slot: 'prompt',
+  salt: '0f'.repeat(16),
+  value: 'v',
+};
 
 describe('openingDefect (§12.6 step 1)', () => {
   test.each([
@@ -34,7 +53,11 @@ describe('openingDefect (§12.6 step 1)', () => {
     ['a salt of 31 hex digits', { ...good, salt: '0'.repeat(31) }, /^salt/],
     ['an upper-case salt', { ...good, salt: 'AB'.repeat(16) }, /^salt/],
     ['a blob without the value', { ...good, value: undefined, blob: 'x' }, /^blob comes with the value/],
-    ['a blob holding a reserved member name', { ...good, value: { '$stepchain:blob': { digest: D, size: 3 } }, blob: { '$stepchain:redacted': {} } }, /^blob must be an I-JSON value/],
+    [
+      'a blob holding a reserved member name',
+      { ...good, value: { '$stepchain:blob': { digest: D, size: 3 } }, blob: { '$stepchain:redacted': {} } },
+      /^blob must be an I-JSON value/,
+    ],
   ])('%s', (_what, p, why) => {
     expect(openingDefect(JSON.parse(JSON.stringify(p)))).toMatch(why);
   });
@@ -50,8 +73,16 @@ describe('publicationDefect (§12.4)', () => {
     ['not an object', 'x', /^publication must be/],
     ['an extra member', { format: COMMITTED_PUBLICATION_FORMAT, policy_digest: D, anchor: {} }, /^publication must be/],
     ['a member missing', { format: COMMITTED_PUBLICATION_FORMAT }, /^publication must be/],
-    ['another format', { format: 'stepchain-redaction/v2', policy_digest: D }, /^publication\.format is "stepchain-redaction\/v2"/],
-    ['a policy digest that is not one', { format: COMMITTED_PUBLICATION_FORMAT, policy_digest: 'sha256:' }, /^publication\.policy_digest/],
+    [
+      'another format',
+      { format: 'stepchain-redaction/v2', policy_digest: D },
+      /^publication\.format is "stepchain-redaction\/v2"/,
+    ],
+    [
+      'a policy digest that is not one',
+      { format: COMMITTED_PUBLICATION_FORMAT, policy_digest: 'sha256:' },
+      /^publication\.policy_digest/,
+    ],
     // The rule is the set of members, not the order a parser met them in.
     ['the two members given in the other order', { policy_digest: D, format: COMMITTED_PUBLICATION_FORMAT }, null],
   ])('%s', (_what, block, why) => {
@@ -68,7 +99,13 @@ async function published() {
   for await (const chunk of writeReceipt(pub.plan)) parts.push(Uint8Array.from(chunk));
   return { j, pub, bytes: concatBytes(parts), md: pub.plan.manifestDigest };
 }
-const code = async (p: Promise<unknown>): Promise<string> => ((await p.then(() => null, (e: unknown) => e)) as RedactError).code;
+const code = async (p: Promise<unknown>): Promise<string> =>
+  (
+    (await p.then(
+      () => null,
+      (e: unknown) => e,
+    )) as RedactError
+  ).code;
 
 describe('openSlot (§12.6): from the original v2 journal only', () => {
   test('a v1 journal has no slots; a member that is not a slot; a step the journal lacks: ARGUMENT_INVALID', async () => {
@@ -81,7 +118,12 @@ describe('openSlot (§12.6): from the original v2 journal only', () => {
 
   test('a blob the journal no longer holds: SOURCE_INVALID', async () => {
     const { j, md } = await published();
-    const missing = { genesis: j.genesis, head: () => j.head(), lines: (r?: { from?: number; to?: number }) => j.lines(r), blob: async () => null };
+    const missing = {
+      genesis: j.genesis,
+      head: () => j.head(),
+      lines: (r?: { from?: number; to?: number }) => j.lines(r),
+      blob: async () => null,
+    };
     expect(await code(openSlot(missing, 2, 'input', md))).toBe('SOURCE_INVALID');
     expect((await openSlot(j, 2, 'input', md)).blob).toEqual(sampleSteps()[2]!.input);
   });
@@ -106,7 +148,13 @@ describe('openSlot (§12.6): from the original v2 journal only', () => {
     const { j, md } = await published();
     const o = await openSlot(j, 0, 'prompt', md);
     expect('blob' in o).toBe(false);
-    expect(o).toMatchObject({ format: 'stepchain-opening/v1', manifest_digest: md, seq: 0, slot: 'prompt', value: sampleSteps()[0]!.prompt });
+    expect(o).toMatchObject({
+      format: 'stepchain-opening/v1',
+      manifest_digest: md,
+      seq: 0,
+      slot: 'prompt',
+      value: sampleSteps()[0]!.prompt,
+    });
   });
 });
 
@@ -114,11 +162,15 @@ describe('verifyOpening (§12.6): refusals', () => {
   test('a receipt that is not a v2 publication: RECEIPT_INVALID, with the seq and slot reported', async () => {
     const { j, md } = await published();
     const opening = await openSlot(j, 0, 'prompt', md);
-    const v1 = await publicationBytes(await preparePublication(await memoryJournal(), { policy: SAMPLE_POLICY, optIn: true }));
+    const v1 = await publicationBytes(
+      await preparePublication(await memoryJournal(), { policy: SAMPLE_POLICY, optIn: true }),
+    );
     const r = await verifyOpening(v1, opening);
     expect(r).toMatchObject({ ok: false, seq: 0, slot: 'prompt', present: null, value: null });
     expect(r.problems.map((p) => p.code)).toEqual(['RECEIPT_INVALID']);
-    expect((await verifyOpening(new Uint8Array([1, 2, 3]), opening)).problems.map((p) => p.code)).toEqual(['RECEIPT_INVALID']);
+    expect((await verifyOpening(new Uint8Array([1, 2, 3]), opening)).problems.map((p) => p.code)).toEqual([
+      'RECEIPT_INVALID',
+    ]);
   });
 
   test('a step past the end, and a slot the receipt discloses: NOT_REDACTED', async () => {
@@ -155,7 +207,9 @@ describe('verifyOpening (§12.6): refusals', () => {
     const { blob: _b, ...noBlob } = input;
     expect((await verifyOpening(bytes, noBlob)).problems.map((p) => p.code)).toEqual(['PROOF_INVALID']);
     const prompt = await openSlot(j, 0, 'prompt', md);
-    expect((await verifyOpening(bytes, { ...prompt, blob: 'x' })).problems.map((p) => p.code)).toEqual(['PROOF_INVALID']);
+    expect((await verifyOpening(bytes, { ...prompt, blob: 'x' })).problems.map((p) => p.code)).toEqual([
+      'PROOF_INVALID',
+    ]);
     expect((await verifyOpening(bytes, 'not an opening')).problems.map((p) => p.code)).toEqual(['PROOF_INVALID']);
   });
 });

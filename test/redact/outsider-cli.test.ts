@@ -10,7 +10,18 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { tempDir } from '../helpers/tmp.js';
-import { INVENTED, asView, marker, publishedRun, read, rewrite, run, sortDeclarations, withheldAsView, type Manifest } from './outsider.js';
+import {
+  INVENTED,
+  asView,
+  marker,
+  publishedRun,
+  read,
+  rewrite,
+  run,
+  sortDeclarations,
+  withheldAsView,
+  type Manifest,
+} from './outsider.js';
 
 const dir = tempDir('stepchain-outsider-');
 const pub = await publishedRun(dir);
@@ -26,7 +37,16 @@ function forged(bytes: Uint8Array): string {
 async function verify(path: string) {
   const human = await run(['verify', path, '--head', pub.head], dir);
   const json = await run(['verify', path, '--head', pub.head, '--json'], dir);
-  const doc = JSON.parse(json.stdout) as { ok: boolean; report: { ok: boolean; problems: Array<{ code: string; location: Record<string, unknown> }>; unbound?: unknown[]; unbound_count?: number; proves: string[] } };
+  const doc = JSON.parse(json.stdout) as {
+    ok: boolean;
+    report: {
+      ok: boolean;
+      problems: Array<{ code: string; location: Record<string, unknown> }>;
+      unbound?: unknown[];
+      unbound_count?: number;
+      proves: string[];
+    };
+  };
   expect(json.code).toBe(human.code);
   return { code: human.code, text: human.stderr, doc };
 }
@@ -34,7 +54,7 @@ async function verify(path: string) {
 /** Nothing may say that every disclosed value is the original while unbound text exists. */
 const BLANKET = /every disclosed value is the original/i;
 
-describe('the publisher\'s own receipt', () => {
+describe("the publisher's own receipt", () => {
   test('verifies against the original head; its one view (the price beside the e-mail) is NOT BOUND, on every line that speaks of it', async () => {
     const v = await verify(pub.receipt);
     expect(v.code).toBe(0);
@@ -47,7 +67,9 @@ describe('the publisher\'s own receipt', () => {
   });
 
   test('publish tells the publisher which fields readers will see as not bound', () => {
-    expect(pub.published).toMatch(/1 field is published as redacted views: verifiers show their text as NOT bound to the head/);
+    expect(pub.published).toMatch(
+      /1 field is published as redacted views: verifiers show their text as NOT bound to the head/,
+    );
   });
 });
 
@@ -58,19 +80,28 @@ describe('(a) a disclosed value rewritten: tool_call {to: alice, amount: 10} →
     const path = forged(rewrite(original, { record: (r, seq) => seq === 0 && asView(r, 'tool_call', mallory) }));
     const v = await verify(path);
     expect(v.code).toBe(1);
-    expect(v.doc.report.problems).toEqual([expect.objectContaining({ code: 'VIEW_INVALID', location: expect.objectContaining({ seq: 0, field: 'tool_call', path: '/tool_call' }) })]);
+    expect(v.doc.report.problems).toEqual([
+      expect.objectContaining({
+        code: 'VIEW_INVALID',
+        location: expect.objectContaining({ seq: 0, field: 'tool_call', path: '/tool_call' }),
+      }),
+    ]);
     expect(v.text).toMatch(/✘ INVALID/);
     expect(v.text).toMatch(/VIEW_INVALID .*seq 0/);
   });
 
   test('as a view with a marker the forger declares: it verifies, but the rewritten call is NOT bound — never proven', async () => {
-    const path = forged(rewrite(original, {
-      record: (r, seq) => seq === 0 && asView(r, 'tool_call', { ...mallory, arguments: { ...mallory.arguments, memo: marker('secrets') } }),
-      manifest: (m: Manifest) => {
-        m.redactions.push({ seq: 0, path: '/tool_call/arguments/memo', rule: 'secrets' });
-        sortDeclarations(m);
-      },
-    }));
+    const path = forged(
+      rewrite(original, {
+        record: (r, seq) =>
+          seq === 0 &&
+          asView(r, 'tool_call', { ...mallory, arguments: { ...mallory.arguments, memo: marker('secrets') } }),
+        manifest: (m: Manifest) => {
+          m.redactions.push({ seq: 0, path: '/tool_call/arguments/memo', rule: 'secrets' });
+          sortDeclarations(m);
+        },
+      }),
+    );
     const v = await verify(path);
     expect(v.code).toBe(0);
     expect(v.doc.report.unbound).toContainEqual({ seq: 0, field: 'tool_call', path: '/tool_call', why: 'view' });
@@ -81,10 +112,12 @@ describe('(a) a disclosed value rewritten: tool_call {to: alice, amount: 10} →
 
 describe('(b) a withheld prompt replaced by "transfer 10000 EUR to mallory"', () => {
   test('as unmarked text: refused, VIEW_INVALID at seq 1, prompt', async () => {
-    const path = forged(rewrite(original, {
-      record: (r, seq) => seq === 1 && withheldAsView(r, 'prompt', INVENTED),
-      manifest: (m) => void (m.redactions = m.redactions.filter((d) => !(d.seq === 1 && d.path === '/prompt'))),
-    }));
+    const path = forged(
+      rewrite(original, {
+        record: (r, seq) => seq === 1 && withheldAsView(r, 'prompt', INVENTED),
+        manifest: (m) => void (m.redactions = m.redactions.filter((d) => !(d.seq === 1 && d.path === '/prompt'))),
+      }),
+    );
     const v = await verify(path);
     expect(v.code).toBe(1);
     expect(v.doc.report.problems.map((p) => p.code)).toEqual(['VIEW_INVALID']);
@@ -92,42 +125,61 @@ describe('(b) a withheld prompt replaced by "transfer 10000 EUR to mallory"', ()
   });
 
   test('as the text of the withheld marker: refused, VIEW_INVALID', async () => {
-    const path = forged(rewrite(original, {
-      record: (r, seq) => {
-        if (seq === 1) (r.prompt as { '$stepchain:redacted': Record<string, string> })['$stepchain:redacted'].text = INVENTED;
-      },
-    }));
+    const path = forged(
+      rewrite(original, {
+        record: (r, seq) => {
+          if (seq === 1)
+            (r.prompt as { '$stepchain:redacted': Record<string, string> })['$stepchain:redacted'].text = INVENTED;
+        },
+      }),
+    );
     const v = await verify(path);
     expect(v.code).toBe(1);
-    expect(v.doc.report.problems).toEqual([expect.objectContaining({ code: 'VIEW_INVALID', location: expect.objectContaining({ seq: 1, field: 'prompt', path: '/prompt' }) })]);
+    expect(v.doc.report.problems).toEqual([
+      expect.objectContaining({
+        code: 'VIEW_INVALID',
+        location: expect.objectContaining({ seq: 1, field: 'prompt', path: '/prompt' }),
+      }),
+    ]);
   });
 
   test('keeping a marker beside it: verify does not call it proven — NOT BOUND in the human report and in --json', async () => {
-    const path = forged(rewrite(original, {
-      record: (r, seq) => seq === 1 && withheldAsView(r, 'prompt', [INVENTED, marker('prompts')]),
-      manifest: (m) => {
-        m.redactions = m.redactions.map((d) => (d.seq === 1 && d.path === '/prompt' ? { ...d, path: '/prompt/1' } : d));
-        sortDeclarations(m);
-      },
-    }));
+    const path = forged(
+      rewrite(original, {
+        record: (r, seq) => seq === 1 && withheldAsView(r, 'prompt', [INVENTED, marker('prompts')]),
+        manifest: (m) => {
+          m.redactions = m.redactions.map((d) =>
+            d.seq === 1 && d.path === '/prompt' ? { ...d, path: '/prompt/1' } : d,
+          );
+          sortDeclarations(m);
+        },
+      }),
+    );
     const v = await verify(path);
     expect(v.code).toBe(0);
-    expect(v.doc.report.unbound).toEqual([{ seq: 1, field: 'prompt', path: '/prompt', why: 'view' }, { seq: 2, field: 'input', path: '/input', why: 'view' }]);
+    expect(v.doc.report.unbound).toEqual([
+      { seq: 1, field: 'prompt', path: '/prompt', why: 'view' },
+      { seq: 2, field: 'input', path: '/input', why: 'view' },
+    ]);
     expect(v.doc.report.unbound_count).toBe(2);
     expect(v.text).toMatch(/NOT BOUND this receipt shows 2 values whose text is NOT bound to the head/);
     expect(v.text).toMatch(/not bound seq 1 \/prompt/);
-    expect(v.text).toMatch(/does not prove That the text of the 2 redacted views \(seq 1 \/prompt and seq 2 \/input\) is the original: it is NOT bound to the head/);
+    expect(v.text).toMatch(
+      /does not prove That the text of the 2 redacted views \(seq 1 \/prompt and seq 2 \/input\) is the original: it is NOT bound to the head/,
+    );
     expect(v.text).not.toMatch(BLANKET);
   });
 });
 
 describe('the independent check: price 59 → 19 beside the redacted e-mail address, one manifest digest recomputed', () => {
   test('it verifies against the original head, and the changed price is reported as NOT bound, never as proven', async () => {
-    const path = forged(rewrite(original, {
-      record: (r, seq) => {
-        if (seq === 2) (r.input as Record<string, Json>).price = 19;
-      },
-    }));
+    const path = forged(
+      rewrite(original, {
+        record: (r, seq) => {
+          if (seq === 2) (r.input as Record<string, Json>).price = 19;
+        },
+      }),
+    );
     const v = await verify(path);
     expect(v.code).toBe(0);
     expect(v.doc.report.unbound).toEqual([{ seq: 2, field: 'input', path: '/input', why: 'view' }]);
@@ -138,26 +190,37 @@ describe('the independent check: price 59 → 19 beside the redacted e-mail addr
 
 describe('diff of a publication and its forgery', () => {
   test('names the text on both sides that no head binds, in human output and --json', async () => {
-    const path = forged(rewrite(original, { record: (r, seq) => void (seq === 2 && ((r.input as Record<string, Json>).price = 19)) }));
+    const path = forged(
+      rewrite(original, { record: (r, seq) => void (seq === 2 && ((r.input as Record<string, Json>).price = 19)) }),
+    );
     const human = await run(['diff', pub.receipt, path], dir);
     expect(human.code).toBe(1);
     expect(human.stderr).toMatch(/NOT BOUND a \(.*public\.tar\.gz\) shows 1 value whose text is NOT bound/);
     expect(human.stderr).toMatch(/NOT BOUND b \(.*forged-\d+\.tar\.gz\) shows 1 value/);
     const json = await run(['diff', pub.receipt, path, '--json'], dir);
-    const doc = JSON.parse(json.stdout) as { unbound: { a: unknown[]; b: unknown[]; a_count: number; b_count: number } };
-    expect(doc.unbound).toEqual({ a: [{ seq: 2, field: 'input', path: '/input', why: 'view' }], b: [{ seq: 2, field: 'input', path: '/input', why: 'view' }], a_count: 1, b_count: 1 });
+    const doc = JSON.parse(json.stdout) as {
+      unbound: { a: unknown[]; b: unknown[]; a_count: number; b_count: number };
+    };
+    expect(doc.unbound).toEqual({
+      a: [{ seq: 2, field: 'input', path: '/input', why: 'view' }],
+      b: [{ seq: 2, field: 'input', path: '/input', why: 'view' }],
+      a_count: 1,
+      b_count: 1,
+    });
   });
 });
 
 describe('a publication stripped of its declarations', () => {
   test('does not pass as an ordinary receipt: ANCHOR_INVALID, every marker undeclared', async () => {
-    const path = forged(rewrite(original, {
-      record: (r, seq) => seq === 1 && withheldAsView(r, 'prompt', [INVENTED, marker('prompts')]),
-      manifest: (m) => {
-        delete (m as Record<string, unknown>).publication;
-        delete (m as Record<string, unknown>).redactions;
-      },
-    }));
+    const path = forged(
+      rewrite(original, {
+        record: (r, seq) => seq === 1 && withheldAsView(r, 'prompt', [INVENTED, marker('prompts')]),
+        manifest: (m) => {
+          delete (m as Record<string, unknown>).publication;
+          delete (m as Record<string, unknown>).redactions;
+        },
+      }),
+    );
     const v = await verify(path);
     expect(v.code).toBe(1);
     expect(v.doc.report.problems.map((p) => p.code)).toContain('ANCHOR_INVALID');
@@ -167,8 +230,15 @@ describe('a publication stripped of its declarations', () => {
 
 describe('log and show read journals only', () => {
   test('given the forged receipt they refuse, and print none of its text', async () => {
-    const path = forged(rewrite(original, { record: (r, seq) => seq === 1 && withheldAsView(r, 'prompt', [INVENTED, marker('prompts')]) }));
-    for (const args of [['log', path], ['show', path, '1']]) {
+    const path = forged(
+      rewrite(original, {
+        record: (r, seq) => seq === 1 && withheldAsView(r, 'prompt', [INVENTED, marker('prompts')]),
+      }),
+    );
+    for (const args of [
+      ['log', path],
+      ['show', path, '1'],
+    ]) {
       const r = await run(args, dir);
       expect(r.code).not.toBe(0);
       expect(r.stdout + r.stderr).not.toContain(INVENTED);

@@ -6,7 +6,14 @@
 import { describe, expect, test } from 'vitest';
 import { canonicalJson } from '../../src/canonical/jcs.js';
 import { digestUtf8 } from '../../src/canonical/sha256.js';
-import { PolicyError, compilePolicy, parsePolicyText, POLICY_FORMAT, redactStep, seededSalts } from '../../src/redact/index.js';
+import {
+  PolicyError,
+  compilePolicy,
+  parsePolicyText,
+  POLICY_FORMAT,
+  redactStep,
+  seededSalts,
+} from '../../src/redact/index.js';
 
 function failure(run: () => unknown): PolicyError {
   try {
@@ -28,7 +35,7 @@ describe('limits (§3.1)', () => {
     expect([e.code, e.location.path]).toEqual(['POLICY_INVALID', '/rules']);
   });
 
-  test('256 patterns in a rule are accepted, 257 are RULE_INVALID at the rule\'s paths', () => {
+  test("256 patterns in a rule are accepted, 257 are RULE_INVALID at the rule's paths", () => {
     const paths = (n: number) => many(n, (i) => `/input/k${i}`);
     expect(compilePolicy({ rules: [{ id: 'a', paths: paths(256) }] }).document.rules[0]!.paths!.length).toBe(256);
     const e = failure(() => compilePolicy({ rules: [{ id: 'a', paths: paths(257) }] }));
@@ -44,15 +51,21 @@ describe('limits (§3.1)', () => {
     ['a seq start that is a string', { id: 'a', paths: ['/prompt'], seq: { from: '1' } }, '/rules/0/seq'],
     ['a mode that is not a string', { id: 'a', detectors: ['jwt'], mode: 1 }, '/rules/0/mode'],
     ['tools holding a number among strings', { id: 'a', paths: ['/prompt'], tools: ['http', 1] }, '/rules/0/tools'],
-    ['a seq range with an unknown member beside a known one', { id: 'a', paths: ['/prompt'], seq: { from: 1, start: 2 } }, '/rules/0/seq'],
+    [
+      'a seq range with an unknown member beside a known one',
+      { id: 'a', paths: ['/prompt'], seq: { from: 1, start: 2 } },
+      '/rules/0/seq',
+    ],
   ])('%s is RULE_INVALID', (_what, rule, path) => {
     const e = failure(() => compilePolicy({ rules: [rule] }));
     expect([e.code, e.location.path]).toEqual(['RULE_INVALID', path]);
   });
 
   test('the first token of a pattern: a content field, meta or a wildcard; never the envelope', () => {
-    for (const p of ['/*/x', '/**', '/meta/a', '/tool_call', '/model']) expect(compilePolicy({ rules: [{ id: 'a', paths: [p] }] }).rules.length).toBe(1);
-    for (const p of ['/step_id', '/seq', '/prev_hash', '/v']) expect(failure(() => compilePolicy({ rules: [{ id: 'a', paths: [p] }] })).code).toBe('PATH_INVALID');
+    for (const p of ['/*/x', '/**', '/meta/a', '/tool_call', '/model'])
+      expect(compilePolicy({ rules: [{ id: 'a', paths: [p] }] }).rules.length).toBe(1);
+    for (const p of ['/step_id', '/seq', '/prev_hash', '/v'])
+      expect(failure(() => compilePolicy({ rules: [{ id: 'a', paths: [p] }] })).code).toBe('PATH_INVALID');
   });
 });
 
@@ -80,7 +93,9 @@ describe('the seq range (§3.1, §3.3)', () => {
 
   test('a rule applies exactly to the steps in its range, both ends included', () => {
     const policy = compilePolicy({ rules: [{ id: 'a', paths: ['/prompt'], seq: { from: 2, to: 3 } }] });
-    const redacted = [0, 1, 2, 3, 4].map((seq) => redactStep(policy, seq, { prompt: 'p' }, seededSalts('policy-rules')).redactions.length);
+    const redacted = [0, 1, 2, 3, 4].map(
+      (seq) => redactStep(policy, seq, { prompt: 'p' }, seededSalts('policy-rules')).redactions.length,
+    );
     expect(redacted).toEqual([0, 0, 1, 1, 0]);
   });
 });
@@ -89,9 +104,26 @@ describe('the digest is over the policy exactly as validated, no defaults filled
   test.each([
     ['paths only', { rules: [{ id: 'a', paths: ['/prompt'] }] }],
     ['with the format', { format: POLICY_FORMAT, rules: [{ id: 'a', paths: ['/prompt'] }] }],
-    ['every member', { rules: [{ id: 'b', paths: ['/input/**'], detectors: ['jwt', 'email'], tools: ['http', 'crm'], seq: { from: 1, to: 9 }, mode: 'value' }] }],
+    [
+      'every member',
+      {
+        rules: [
+          {
+            id: 'b',
+            paths: ['/input/**'],
+            detectors: ['jwt', 'email'],
+            tools: ['http', 'crm'],
+            seq: { from: 1, to: 9 },
+            mode: 'value',
+          },
+        ],
+      },
+    ],
     ['a seq start only', { rules: [{ id: 'c', detectors: ['email'], seq: { from: 1 } }] }],
-    ['a seq end only, mode substring', { rules: [{ id: 'c', detectors: ['email'], seq: { to: 0 }, mode: 'substring' }] }],
+    [
+      'a seq end only, mode substring',
+      { rules: [{ id: 'c', detectors: ['email'], seq: { to: 0 }, mode: 'substring' }] },
+    ],
   ])('%s', (_what, document) => {
     const p = compilePolicy(document);
     expect(p.document).toEqual(document);
@@ -109,12 +141,16 @@ describe('the digest is over the policy exactly as validated, no defaults filled
 describe('policy text (§3.1: I-JSON)', () => {
   test('formatting is not a defect; a duplicate member is, at its pointer', () => {
     expect(parsePolicyText('{\n  "rules": [ {"paths": ["/prompt"], "id": "a"} ]\n}').rules[0]!.id).toBe('a');
-    const e = failure(() => parsePolicyText('{"rules": [{"id": "a", "paths": ["/prompt"], "paths": ["/input"]}]}', 'p.json'));
+    const e = failure(() =>
+      parsePolicyText('{"rules": [{"id": "a", "paths": ["/prompt"], "paths": ["/input"]}]}', 'p.json'),
+    );
     expect(e.code).toBe('POLICY_INVALID');
     expect(e.location).toMatchObject({ file: 'p.json', path: '/rules/0/paths' });
   });
 
   test('a lone surrogate is not I-JSON', () => {
-    expect(failure(() => parsePolicyText('{"rules": [{"id": "a", "paths": ["/input/\\ud800"]}]}')).code).toBe('POLICY_INVALID');
+    expect(failure(() => parsePolicyText('{"rules": [{"id": "a", "paths": ["/input/\\ud800"]}]}')).code).toBe(
+      'POLICY_INVALID',
+    );
   });
 });

@@ -22,7 +22,10 @@ import { craft, marker } from './crafted.js';
 import { SAMPLE_POLICY, memoryJournal, sampleSteps } from './helpers.js';
 
 const journal = await memoryJournal(sampleSteps(), 1024, 'stepchain/v2');
-const pub = await planCommittedPublication(journal, { policy: compilePolicy(SAMPLE_POLICY), salts: seededSalts('publication-verify') });
+const pub = await planCommittedPublication(journal, {
+  policy: compilePolicy(SAMPLE_POLICY),
+  salts: seededSalts('publication-verify'),
+});
 const parts: Uint8Array[] = [];
 for await (const chunk of writeReceipt(pub.plan)) parts.push(Uint8Array.from(chunk));
 const original = concatBytes(parts);
@@ -48,7 +51,7 @@ function edited(edit: { manifest?: (m: Record<string, Json>) => void; lines?: (l
 const codes = (r: { problems: Array<{ code: string }> }) => r.problems.map((p) => p.code);
 
 describe('a v2 publication (§12.5)', () => {
-  test('the publisher\'s receipt verifies, and says what it proves and does not (§12.7)', async () => {
+  test("the publisher's receipt verifies, and says what it proves and does not (§12.7)", async () => {
     const r = await verifyPublishedReceipt(original);
     expect(r.problems).toEqual([]);
     expect(r.head).toBe(head.step_hash);
@@ -61,7 +64,9 @@ describe('a v2 publication (§12.5)', () => {
     ]);
     expect(r.does_not_prove.slice(-3)).toEqual([
       'What a withheld slot holds, its type or its size, or whether a withheld meta was present at all; an opening from the journal holder reveals one slot.',
-      expect.stringMatching(/^That the text of the 6 redacted views \(seq \d+ \/\w+, .* and 1 more\) is the original: it is NOT bound to the head/),
+      expect.stringMatching(
+        /^That the text of the 6 redacted views \(seq \d+ \/\w+, .* and 1 more\) is the original: it is NOT bound to the head/,
+      ),
       'That the policy removed every secret: it proves only that what was redacted is declared.',
     ]);
     expect(r.unbound_count).toBe(6);
@@ -73,7 +78,13 @@ describe('a v2 publication (§12.5)', () => {
   test('no redactions member: ANCHOR_INVALID at /redactions, every marker undeclared', async () => {
     const r = await verifyPublishedReceipt(edited({ manifest: (m) => void delete m.redactions }));
     const own = r.problems.filter((p) => p.code === 'ANCHOR_INVALID');
-    expect(own).toEqual([{ code: 'ANCHOR_INVALID', message: 'the manifest has no redactions list: this is not a published (redacted) receipt', location: { file: MANIFEST_NAME, path: '/redactions' } }]);
+    expect(own).toEqual([
+      {
+        code: 'ANCHOR_INVALID',
+        message: 'the manifest has no redactions list: this is not a published (redacted) receipt',
+        location: { file: MANIFEST_NAME, path: '/redactions' },
+      },
+    ]);
     expect(new Set(codes(r))).toEqual(new Set(['REDACTION_UNDECLARED', 'ANCHOR_INVALID']));
   });
 
@@ -87,37 +98,67 @@ describe('a v2 publication (§12.5)', () => {
 
   test('a "salt" member that is not the record\'s (inside a value), and a record with both salt and salts, are not SALT_PUBLISHED', async () => {
     // Step 0's disclosed input gains a nested "salt" string (its hash then differs: only that is reported).
-    const nested = await verifyPublishedReceipt(edited({ lines: (l) => void (l[0] = l[0]!.replace('{"question":', '{"a":{"salt":"x"},"question":')) }));
+    const nested = await verifyPublishedReceipt(
+      edited({ lines: (l) => void (l[0] = l[0]!.replace('{"question":', '{"a":{"salt":"x"},"question":')) }),
+    );
     expect(codes(nested)).toEqual(['HASH_MISMATCH']);
     // A public record with a top-level "salt" member as well: not a stored record (§12.5 step 2 names salt and no salts).
-    const both = await verifyPublishedReceipt(edited({ lines: (l) => void (l[0] = l[0]!.replace('"salts":', `"salt":"${'0'.repeat(32)}","salts":`)) }));
+    const both = await verifyPublishedReceipt(
+      edited({ lines: (l) => void (l[0] = l[0]!.replace('"salts":', `"salt":"${'0'.repeat(32)}","salts":`)) }),
+    );
     expect(codes(both)).toContain('UNKNOWN_FIELD'); // the line was read as a record
     expect(codes(both)).not.toContain('SALT_PUBLISHED');
   });
 
   test('a publication with an anchor block as well: ANCHOR_INVALID at /anchor (§12.5 step 3: one or the other)', async () => {
-    const r = await verifyPublishedReceipt(edited({
-      manifest: (m) => {
-        const length = head.seq + 1;
-        m.anchor = { commitments: [], format: 'stepchain-redaction/v2', genesis_hash: genesisHash(m.genesis as never), length, policy_digest: 'sha256:' + '5'.repeat(64), redacted_from: length };
+    const r = await verifyPublishedReceipt(
+      edited({
+        manifest: (m) => {
+          const length = head.seq + 1;
+          m.anchor = {
+            commitments: [],
+            format: 'stepchain-redaction/v2',
+            genesis_hash: genesisHash(m.genesis as never),
+            length,
+            policy_digest: 'sha256:' + '5'.repeat(64),
+            redacted_from: length,
+          };
+        },
+      }),
+    );
+    expect(r.problems).toEqual([
+      {
+        code: 'ANCHOR_INVALID',
+        message: 'a receipt published against its original head (publication) has no anchor block',
+        location: { file: MANIFEST_NAME, path: '/anchor' },
       },
-    }));
-    expect(r.problems).toEqual([{ code: 'ANCHOR_INVALID', message: 'a receipt published against its original head (publication) has no anchor block', location: { file: MANIFEST_NAME, path: '/anchor' } }]);
+    ]);
   });
 
   test('a v1 chain with a publication block: ANCHOR_INVALID at /publication (v1 hashes raw values)', async () => {
-    const bytes = craft({ contents: [{ input: 'a' }, { input: { k: marker() } }], redactions: [{ seq: 1, path: '/input/k', rule: 'r' }], anchor: null, publication: { format: 'stepchain-redaction/v3', policy_digest: 'sha256:' + '5'.repeat(64) } });
+    const bytes = craft({
+      contents: [{ input: 'a' }, { input: { k: marker() } }],
+      redactions: [{ seq: 1, path: '/input/k', rule: 'r' }],
+      anchor: null,
+      publication: { format: 'stepchain-redaction/v3', policy_digest: 'sha256:' + '5'.repeat(64) },
+    });
     const r = await verifyPublishedReceipt(bytes);
-    expect(r.problems).toEqual([{
-      code: 'ANCHOR_INVALID',
-      message: 'a stepchain/v1 chain hashes raw values, so it cannot be published against its own head; publish it re-anchored (anchor block)',
-      location: { file: MANIFEST_NAME, path: '/publication' },
-    }]);
+    expect(r.problems).toEqual([
+      {
+        code: 'ANCHOR_INVALID',
+        message:
+          'a stepchain/v1 chain hashes raw values, so it cannot be published against its own head; publish it re-anchored (anchor block)',
+        location: { file: MANIFEST_NAME, path: '/publication' },
+      },
+    ]);
   });
 
   test('a v1 re-anchored receipt whose line has a top-level "salt" is not checked as a public record (no SALT_PUBLISHED)', async () => {
-    const salted = (l: string[]) => l.map((x, i) => (i === 1 ? x.replace('"seq":1,', `"salt":"${'0'.repeat(32)}","seq":1,`) : x));
-    const r = await verifyPublishedReceipt(craft({ contents: [{ input: 'a' }, { input: 'b' }], redactions: [], lines: salted }));
+    const salted = (l: string[]) =>
+      l.map((x, i) => (i === 1 ? x.replace('"seq":1,', `"salt":"${'0'.repeat(32)}","seq":1,`) : x));
+    const r = await verifyPublishedReceipt(
+      craft({ contents: [{ input: 'a' }, { input: 'b' }], redactions: [], lines: salted }),
+    );
     expect(codes(r)).toEqual(['UNKNOWN_FIELD', 'HASH_MISMATCH']);
   });
 });

@@ -9,8 +9,26 @@ import { describe, expect, test } from 'vitest';
 import { keyPairFromSeed, receiptBytes } from '../../src/receipt/index.js';
 import { verifyReceipt } from '../../src/receipt/verify.js';
 import {
-  RedactError, compareAnchor, publishedReceiptHooks, fixedSalts, discloseStep, discloseStepFromSecrets, verifyStepDisclosure, disclose, discloseFromSecrets, preparePublication, publicationBytes, publish, seededSalts,
-  verifyDisclosure, verifyDisclosureFiles, verifyPublishedFile, verifyPublishedReceipt, escapedForms, MAX_ESCAPE_DEPTH, type SecretsFile,
+  RedactError,
+  compareAnchor,
+  publishedReceiptHooks,
+  fixedSalts,
+  discloseStep,
+  discloseStepFromSecrets,
+  verifyStepDisclosure,
+  disclose,
+  discloseFromSecrets,
+  preparePublication,
+  publicationBytes,
+  publish,
+  seededSalts,
+  verifyDisclosure,
+  verifyDisclosureFiles,
+  verifyPublishedFile,
+  verifyPublishedReceipt,
+  escapedForms,
+  MAX_ESCAPE_DEPTH,
+  type SecretsFile,
 } from '../../src/redact/index.js';
 import type { StepInput } from '../../src/record/index.js';
 import { FileStore, MemoryStore } from '../../src/store/index.js';
@@ -50,7 +68,12 @@ describe('publish', () => {
     const j = await memoryJournal();
     const out = join(dir, 'never.tar.gz');
     for (const options of [{}, { optIn: false }, { optIn: 'yes' }, { optIn: 1 }]) {
-      const err = await publish(j, { policy: SAMPLE_POLICY, out, secretsOut: join(dir, 'never.json'), ...options } as never).catch((e: unknown) => e);
+      const err = await publish(j, {
+        policy: SAMPLE_POLICY,
+        out,
+        secretsOut: join(dir, 'never.json'),
+        ...options,
+      } as never).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(RedactError);
       expect((err as RedactError).code).toBe('OPT_IN_REQUIRED');
       expect((err as Error).message).toMatch(/optIn: true/);
@@ -65,7 +88,13 @@ describe('publish', () => {
     const journal = await store.open('run', { readOnly: true });
     const out = join(dir, 'public.tar.gz');
     const secretsOut = join(dir, 'secrets.json');
-    const result = await publish(journal, { policy: SAMPLE_POLICY, optIn: true, out, secretsOut, sign: key.privateKey });
+    const result = await publish(journal, {
+      policy: SAMPLE_POLICY,
+      optIn: true,
+      out,
+      secretsOut,
+      sign: key.privateKey,
+    });
     await journal.close();
 
     // The journal: every file, byte for byte.
@@ -82,7 +111,13 @@ describe('publish', () => {
       expect(text.includes(secret), kind).toBe(false);
       expect(text.includes(escaped(secret)), kind).toBe(false);
     }
-    for (const s of ['k-live-0123456789abcdef', 'You are a careful assistant. Keep secrets.', 'Call the API.', 'Summarise.']) expect(text.includes(s), s).toBe(false);
+    for (const s of [
+      'k-live-0123456789abcdef',
+      'You are a careful assistant. Keep secrets.',
+      'Call the API.',
+      'Summarise.',
+    ])
+      expect(text.includes(s), s).toBe(false);
     // ...and the base64 payload of the signature decodes only to the manifest, which holds none either.
     const sigPayload = /"payload":"([^"]+)"/.exec(text)![1]!;
     const manifest = Buffer.from(sigPayload, 'base64').toString('utf8');
@@ -111,7 +146,12 @@ describe('publish', () => {
     expect(secrets.manifest_digest).toBe(result.manifest_digest);
     expect(secrets.redactions).toHaveLength(result.redactions);
     const again = await store.open('run', { readOnly: true });
-    const err = await publish(again, { policy: SAMPLE_POLICY, optIn: true, out: join(dir, 'other.tar'), secretsOut }).catch((e: unknown) => e);
+    const err = await publish(again, {
+      policy: SAMPLE_POLICY,
+      optIn: true,
+      out: join(dir, 'other.tar'),
+      secretsOut,
+    }).catch((e: unknown) => e);
     await again.close();
     expect((err as RedactError).code).toBe('OUTPUT_EXISTS');
     expect(existsSync(join(dir, 'other.tar'))).toBe(false);
@@ -137,7 +177,10 @@ describe('publish', () => {
     const j = await memoryJournal();
     const published = await publicationBytes(await preparePublication(j, { policy: SAMPLE_POLICY, optIn: true }));
     const ordinary = await receiptBytes(j);
-    for (const [bytes, isPublished] of [[published, true], [ordinary, false]] as const) {
+    for (const [bytes, isPublished] of [
+      [published, true],
+      [ordinary, false],
+    ] as const) {
       const hooks = publishedReceiptHooks();
       const r = await verifyReceipt(bytes, hooks.options); // the hooks' finish is part of their options
       expect(r.problems).toEqual([]);
@@ -147,8 +190,22 @@ describe('publish', () => {
   });
 
   test('same salts, same key: byte-identical receipts; fresh random salts: different commitments', async () => {
-    const a = await publicationBytes(await preparePublication(await memoryJournal(), { policy: SAMPLE_POLICY, optIn: true, salts: seededSalts('s'), sign: key.privateKey }));
-    const b = await publicationBytes(await preparePublication(await memoryJournal(), { policy: SAMPLE_POLICY, optIn: true, salts: seededSalts('s'), sign: key.privateKey }));
+    const a = await publicationBytes(
+      await preparePublication(await memoryJournal(), {
+        policy: SAMPLE_POLICY,
+        optIn: true,
+        salts: seededSalts('s'),
+        sign: key.privateKey,
+      }),
+    );
+    const b = await publicationBytes(
+      await preparePublication(await memoryJournal(), {
+        policy: SAMPLE_POLICY,
+        optIn: true,
+        salts: seededSalts('s'),
+        sign: key.privateKey,
+      }),
+    );
     expect(Buffer.from(a).equals(Buffer.from(b))).toBe(true);
     const out1 = join(dir, 'same1.tar.gz');
     const out2 = join(dir, 'same2.tar.gz');
@@ -168,9 +225,16 @@ describe('publish', () => {
     // Step 2's input (2000+ bytes, holds an api key) and result (holds a PEM) are blobs; step 3's input is an untouched blob.
     const originals = new Map<string, string>();
     for await (const l of j.lines()) originals.set(String(l.seq), l.text);
-    const blobDigests = [...originals.values()].flatMap((t) => [...t.matchAll(/"digest":"(sha256:[0-9a-f]{64})"/g)].map((m) => m[1]!));
+    const blobDigests = [...originals.values()].flatMap((t) =>
+      [...t.matchAll(/"digest":"(sha256:[0-9a-f]{64})"/g)].map((m) => m[1]!),
+    );
     expect(blobDigests.length).toBe(3);
-    const policy = { rules: [{ id: 'results', paths: ['/result'], seq: { from: 2, to: 2 } }, { id: 'secrets', detectors: ['api-key'] }] };
+    const policy = {
+      rules: [
+        { id: 'results', paths: ['/result'], seq: { from: 2, to: 2 } },
+        { id: 'secrets', detectors: ['api-key'] },
+      ],
+    };
     const pub = await preparePublication(j, { policy, optIn: true });
     const m = pub.plan.manifest;
     const step2 = JSON.parse(pub.lines[2]!);
@@ -219,27 +283,42 @@ describe('publish', () => {
 
   test('a tool-scoped rule over a whole tool_call is not a leak because unselected calls share member names', async () => {
     const j = await memoryJournal();
-    const pub = await preparePublication(j, { policy: { rules: [{ id: 'http-calls', paths: ['/tool_call'], tools: ['http'] }, SAMPLE_POLICY.rules[2]!] }, optIn: true });
+    const pub = await preparePublication(j, {
+      policy: { rules: [{ id: 'http-calls', paths: ['/tool_call'], tools: ['http'] }, SAMPLE_POLICY.rules[2]!] },
+      optIn: true,
+    });
     expect(JSON.parse(pub.lines[1]!).tool_call['$stepchain:redacted'].rule).toBe('http-calls');
     expect(JSON.parse(pub.lines[0]!).tool_call).toEqual({ arguments: { city: 'Paris' }, name: 'get_weather' });
   });
 
-  scale('a step with 130 000 redactions (near the 16 MiB line limit) publishes and verifies: no array is spread into a call', async () => {
-    // `redactions.push(...found)` overflowed the stack from about 130 000 values (measured); issue 15 item 2.
-    const store = new MemoryStore();
-    const j = await store.create('j', { journalId: 'many', createdAt: CREATED_AT });
-    await j.append({ step_id: 'many-0', ts: ts(0), model: 'm', input: Array.from({ length: 130_000 }, (_, i) => i) });
-    const pub = await preparePublication(j, { policy: { rules: [{ id: 'r', paths: ['/input/*'] }] }, optIn: true });
-    expect(pub.redactions.length).toBe(130_000);
-    const r = await verifyPublishedReceipt(await publicationBytes(pub));
-    expect(r.problems).toEqual([]);
-    expect(r.redactions).toBe(130_000);
-  }, 120_000);
+  scale(
+    'a step with 130 000 redactions (near the 16 MiB line limit) publishes and verifies: no array is spread into a call',
+    async () => {
+      // `redactions.push(...found)` overflowed the stack from about 130 000 values (measured); issue 15 item 2.
+      const store = new MemoryStore();
+      const j = await store.create('j', { journalId: 'many', createdAt: CREATED_AT });
+      await j.append({ step_id: 'many-0', ts: ts(0), model: 'm', input: Array.from({ length: 130_000 }, (_, i) => i) });
+      const pub = await preparePublication(j, { policy: { rules: [{ id: 'r', paths: ['/input/*'] }] }, optIn: true });
+      expect(pub.redactions.length).toBe(130_000);
+      const r = await verifyPublishedReceipt(await publicationBytes(pub));
+      expect(r.problems).toEqual([]);
+      expect(r.redactions).toBe(130_000);
+    },
+    120_000,
+  );
 
   test('a bad salt source is an argument error, not a crash', async () => {
     const j = await memoryJournal();
-    for (const salts of [() => new Uint8Array(16), () => { throw new Error('no entropy'); }, fixedSalts([])]) {
-      const e = await preparePublication(j, { policy: SAMPLE_POLICY, optIn: true, salts: salts as never }).catch((x: unknown) => x);
+    for (const salts of [
+      () => new Uint8Array(16),
+      () => {
+        throw new Error('no entropy');
+      },
+      fixedSalts([]),
+    ]) {
+      const e = await preparePublication(j, { policy: SAMPLE_POLICY, optIn: true, salts: salts as never }).catch(
+        (x: unknown) => x,
+      );
       expect((e as RedactError).code).toBe('ARGUMENT_INVALID');
     }
   });
@@ -260,13 +339,20 @@ describe('publish', () => {
     const fake = {
       genesis: j.genesis,
       head: async () => ({ seq: last.seq, step_hash: last.step_hash }),
-      lines: async function* () { yield* lines; },
+      lines: async function* () {
+        yield* lines;
+      },
       blob: (d: string) => j.blob(d),
     };
     const e1 = await preparePublication(fake, { policy: SAMPLE_POLICY, optIn: true }).catch((e: unknown) => e);
     expect((e1 as RedactError).code).toBe('SOURCE_INVALID');
     expect((e1 as Error).message).toMatch(/already holds a redaction marker/);
-    const broken = { ...fake, lines: async function* () { yield* lines.map((l, i) => (i === 1 ? { ...l, text: l.text.replace('"gpt-4o"', '"gpt-4X"') } : l)); } };
+    const broken = {
+      ...fake,
+      lines: async function* () {
+        yield* lines.map((l, i) => (i === 1 ? { ...l, text: l.text.replace('"gpt-4o"', '"gpt-4X"') } : l));
+      },
+    };
     const e2 = await preparePublication(broken, { policy: SAMPLE_POLICY, optIn: true }).catch((e: unknown) => e);
     expect((e2 as RedactError).code).toBe('SOURCE_INVALID');
     expect((e2 as Error).message).toMatch(/HASH_MISMATCH/);
@@ -279,10 +365,30 @@ describe('the leak sweep (spec/REDACTION.md §5.5)', () => {
   const CARD = 4111111111111111;
   /** Step 0 carries each value where a tool-scoped path rule selects it; step 1 repeats it elsewhere, unselected. */
   const leakSteps = (elsewhere: Record<string, unknown>): StepInput[] => [
-    { step_id: 's-0', ts: ts(0), model: 'm', tool_call: { name: 'vault', arguments: { password: PW, key: PEM, card: CARD } }, result: 'stored' },
-    { step_id: 's-1', ts: ts(1), model: 'm', tool_call: { name: 'http', arguments: { url: 'https://x.example' } }, result: elsewhere },
+    {
+      step_id: 's-0',
+      ts: ts(0),
+      model: 'm',
+      tool_call: { name: 'vault', arguments: { password: PW, key: PEM, card: CARD } },
+      result: 'stored',
+    },
+    {
+      step_id: 's-1',
+      ts: ts(1),
+      model: 'm',
+      tool_call: { name: 'http', arguments: { url: 'https://x.example' } },
+      result: elsewhere,
+    },
   ];
-  const policy = { rules: [{ id: 'vault', paths: ['/tool_call/arguments/password', '/tool_call/arguments/key', '/tool_call/arguments/card'], tools: ['vault'] }] };
+  const policy = {
+    rules: [
+      {
+        id: 'vault',
+        paths: ['/tool_call/arguments/password', '/tool_call/arguments/key', '/tool_call/arguments/card'],
+        tools: ['vault'],
+      },
+    ],
+  };
   const quoted = (v: unknown, times: number): string => {
     let s = JSON.stringify(v);
     for (let i = 1; i < times; i++) s = JSON.stringify(s);
@@ -290,19 +396,29 @@ describe('the leak sweep (spec/REDACTION.md §5.5)', () => {
   };
 
   test.each([
-    ['a password with a quote, in a JSON body a tool result quotes (escaped twice in the line)', { body: JSON.stringify({ password: PW }) }],
-    ['the same, one document deeper (escaped three times)', { log: quoted({ body: JSON.stringify({ password: PW }) }, 1) }],
+    [
+      'a password with a quote, in a JSON body a tool result quotes (escaped twice in the line)',
+      { body: JSON.stringify({ password: PW }) },
+    ],
+    [
+      'the same, one document deeper (escaped three times)',
+      { log: quoted({ body: JSON.stringify({ password: PW }) }, 1) },
+    ],
     ['the same, at the deepest level searched (escaped five times)', { log: quoted({ password: PW }, 4) }],
     ['a PEM key that reappears with its newlines written as \\n', { config: `key = "${PEM.replaceAll('\n', '\\n')}"` }],
     ['a card number redacted from a number field, in text', { text: `charged card ${CARD} for 12 EUR` }],
     ['a card number redacted from a number field, as a string member', { card: String(CARD) }],
     ['the password as it is, in a longer text', { text: `the password is ${PW}, keep it` }],
   ])('%s: LEAK_DETECTED, naming the rule and the step but not the value', async (_what, elsewhere) => {
-    const err = await preparePublication(await memoryJournal(leakSteps(elsewhere as Record<string, unknown>)), { policy, optIn: true }).catch((e: unknown) => e);
+    const err = await preparePublication(await memoryJournal(leakSteps(elsewhere as Record<string, unknown>)), {
+      policy,
+      optIn: true,
+    }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(RedactError);
     expect((err as RedactError).code).toBe('LEAK_DETECTED');
     expect((err as Error).message).toMatch(/rule "vault".*step 1/);
-    for (const s of [PW, JSON.stringify(PW).slice(1, -1), String(CARD), 'MIIEvQ']) expect((err as Error).message).not.toContain(s);
+    for (const s of [PW, JSON.stringify(PW).slice(1, -1), String(CARD), 'MIIEvQ'])
+      expect((err as Error).message).not.toContain(s);
   });
 
   test('an unselected copy of a secret in a blob is found there (the sweep reads blobs too)', async () => {
@@ -319,7 +435,19 @@ describe('the leak sweep (spec/REDACTION.md §5.5)', () => {
 
   test('no false alarm: the same values selected everywhere they occur, and short values, publish', async () => {
     const steps = leakSteps({ body: JSON.stringify({ password: 'other' }), n: 4821, flag: true });
-    const everywhere = { rules: [{ id: 'vault', paths: ['/tool_call/arguments/password', '/tool_call/arguments/key', '/tool_call/arguments/card', '/result/pin'] }] };
+    const everywhere = {
+      rules: [
+        {
+          id: 'vault',
+          paths: [
+            '/tool_call/arguments/password',
+            '/tool_call/arguments/key',
+            '/tool_call/arguments/card',
+            '/result/pin',
+          ],
+        },
+      ],
+    };
     steps[1]!.result = { pin: 4821, note: 'nothing secret here' };
     steps[0]!.tool_call = { name: 'vault', arguments: { password: PW, key: PEM, card: CARD, pin: 4821 } };
     const pub = await preparePublication(await memoryJournal(steps), { policy: everywhere, optIn: true });
@@ -338,12 +466,30 @@ describe('the leak sweep (spec/REDACTION.md §5.5)', () => {
 
 describe('envelope members are never redacted (spec/REDACTION.md §5.6)', () => {
   test.each([
-    ['a token-shaped step_id', (s: StepInput[]) => { s[1]!.step_id = SECRETS['api-key']; }, 'api-key', /step 1's step_id/, { seq: 1, field: 'step_id' }],
-    ['a JWT as step_id', (s: StepInput[]) => { s[2]!.step_id = SECRETS.jwt; }, 'jwt', /step 2's step_id/, { seq: 2, field: 'step_id' }],
+    [
+      'a token-shaped step_id',
+      (s: StepInput[]) => {
+        s[1]!.step_id = SECRETS['api-key'];
+      },
+      'api-key',
+      /step 1's step_id/,
+      { seq: 1, field: 'step_id' },
+    ],
+    [
+      'a JWT as step_id',
+      (s: StepInput[]) => {
+        s[2]!.step_id = SECRETS.jwt;
+      },
+      'jwt',
+      /step 2's step_id/,
+      { seq: 2, field: 'step_id' },
+    ],
   ])('%s: ENVELOPE_SECRET naming the member, not the secret', async (_what, plant, detector, where, location) => {
     const steps = sampleSteps();
     plant(steps);
-    const err = await preparePublication(await memoryJournal(steps), { policy: SAMPLE_POLICY, optIn: true }).catch((e: unknown) => e);
+    const err = await preparePublication(await memoryJournal(steps), { policy: SAMPLE_POLICY, optIn: true }).catch(
+      (e: unknown) => e,
+    );
     expect((err as RedactError).code).toBe('ENVELOPE_SECRET');
     expect((err as Error).message).toMatch(where);
     expect((err as Error).message).toContain(detector);
@@ -358,14 +504,19 @@ describe('envelope members are never redacted (spec/REDACTION.md §5.6)', () => 
     await j.append(sampleSteps()[0]!);
     const err = await preparePublication(j, { policy: SAMPLE_POLICY, optIn: true }).catch((e: unknown) => e);
     expect((err as RedactError).code).toBe('ENVELOPE_SECRET');
-    expect((err as Error).message).toMatch(/the genesis\/journal_id matches the aws-access-key detector \(rule "secrets"\)/);
+    expect((err as Error).message).toMatch(
+      /the genesis\/journal_id matches the aws-access-key detector \(rule "secrets"\)/,
+    );
     expect((err as Error).message).not.toContain(SECRETS['aws-access-key']);
   });
 
   test('only the detectors the policy names run over the envelope: a path-only policy publishes a token-shaped step_id', async () => {
     const steps = sampleSteps();
     steps[1]!.step_id = SECRETS['api-key'];
-    const pub = await preparePublication(await memoryJournal(steps), { policy: { rules: [{ id: 'prompts', paths: ['/prompt'] }] }, optIn: true });
+    const pub = await preparePublication(await memoryJournal(steps), {
+      policy: { rules: [{ id: 'prompts', paths: ['/prompt'] }] },
+      optIn: true,
+    });
     expect(JSON.parse(pub.lines[1]!).step_id).toBe(SECRETS['api-key']);
   });
 });
@@ -377,9 +528,23 @@ describe('disclosure', () => {
     const secretsOut = join(dir, 'disclose-secrets.json');
     await publish(j, { policy: SAMPLE_POLICY, optIn: true, out, secretsOut, sign: key.privateKey });
     const proofOut = join(dir, 'proof.json');
-    const { proof } = await disclose(out, { secrets: secretsOut, seq: 1, path: '/tool_call/arguments/api_key', out: proofOut });
+    const { proof } = await disclose(out, {
+      secrets: secretsOut,
+      seq: 1,
+      path: '/tool_call/arguments/api_key',
+      out: proofOut,
+    });
     expect(proof.value).toBe('k-live-0123456789abcdef');
-    expect(Object.keys(JSON.parse(readFileSync(proofOut, 'utf8'))).sort()).toEqual(['commitment', 'format', 'manifest_digest', 'path', 'rule', 'salt', 'seq', 'value']);
+    expect(Object.keys(JSON.parse(readFileSync(proofOut, 'utf8'))).sort()).toEqual([
+      'commitment',
+      'format',
+      'manifest_digest',
+      'path',
+      'rule',
+      'salt',
+      'seq',
+      'value',
+    ]);
     const ok = await verifyDisclosureFiles(out, proofOut, { publicKey: key.publicKey });
     expect(ok.problems).toEqual([]);
     expect(ok.ok).toBe(true);
@@ -416,7 +581,12 @@ describe('disclosure', () => {
     expect((e as Error).message).toMatch(/\/tool_call\/arguments\/api_key/);
     // The proof file is never overwritten.
     writeFileSync(join(dir, 'taken.json'), 'x');
-    const e2 = await disclose(out, { secrets: secretsOut, seq: 1, path: '/prompt', out: join(dir, 'taken.json') }).catch((x: unknown) => x);
+    const e2 = await disclose(out, {
+      secrets: secretsOut,
+      seq: 1,
+      path: '/prompt',
+      out: join(dir, 'taken.json'),
+    }).catch((x: unknown) => x);
     expect((e2 as RedactError).code).toBe('OUTPUT_EXISTS');
   });
 });
@@ -434,16 +604,29 @@ describe('whole-step disclosure', () => {
       const proof = discloseStepFromSecrets(secrets, rec.seq);
       const r = await verifyStepDisclosure(bytes, proof);
       expect(r.problems, `step ${rec.seq}`).toEqual([]);
-      const original = JSON.parse(await (async () => { for await (const l of j.lines({ from: rec.seq, to: rec.seq })) return l.text; return ''; })());
+      const original = JSON.parse(
+        await (async () => {
+          for await (const l of j.lines({ from: rec.seq, to: rec.seq })) return l.text;
+          return '';
+        })(),
+      );
       expect(r.record).toEqual(original);
     }
     const p1 = discloseStepFromSecrets(secrets, 1);
     const forged: Array<[string, object, string]> = [
-      ['a value changed', { ...p1, values: p1.values.map((v, i) => (i === 0 ? { ...v, value: 'x' } : v)) }, 'COMMITMENT_MISMATCH'],
+      [
+        'a value changed',
+        { ...p1, values: p1.values.map((v, i) => (i === 0 ? { ...v, value: 'x' } : v)) },
+        'COMMITMENT_MISMATCH',
+      ],
       ['a value left out', { ...p1, values: p1.values.slice(1) }, 'INCOMPLETE_DISCLOSURE'],
       ['a blob field claimed that was not one', { ...p1, blob_fields: ['model'] }, 'ANCHOR_MISMATCH'],
       ['another receipt', { ...p1, manifest_digest: 'sha256:' + '2'.repeat(64) }, 'MANIFEST_MISMATCH'],
-      ['blob fields unsorted', { ...discloseStepFromSecrets(secrets, 2), blob_fields: ['result', 'input'] }, 'PROOF_INVALID'],
+      [
+        'blob fields unsorted',
+        { ...discloseStepFromSecrets(secrets, 2), blob_fields: ['result', 'input'] },
+        'PROOF_INVALID',
+      ],
     ];
     for (const [what, p, code] of forged) {
       const r = await verifyStepDisclosure(bytes, p);

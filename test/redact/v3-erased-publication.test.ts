@@ -22,10 +22,18 @@ let made: Awaited<ReturnType<typeof published>>;
 beforeAll(async () => {
   const store = new FileStore(mkdtempSync(join(tempDir('stepchain-v3-erased-pub-'), 's-')), { fsync: 'none' });
   const j = await store.create('r', { format: 'stepchain/v3' } as never);
-  await j.append({ input: { customer: 'c-17' }, result: { email: EMAIL, plan: 'pro', notes: ['vip', EMAIL] } } as never);
+  await j.append({
+    input: { customer: 'c-17' },
+    result: { email: EMAIL, plan: 'pro', notes: ['vip', EMAIL] },
+  } as never);
   await j.append({ input: { q: 'next' }, result: { ok: true } } as never);
   await j.close();
-  await eraseValue(store, 'r', { seq: 0, path: '/result/email', reason: 'GDPR Art. 17 request #118', by: 'dpo@example.org' });
+  await eraseValue(store, 'r', {
+    seq: 0,
+    path: '/result/email',
+    reason: 'GDPR Art. 17 request #118',
+    by: 'dpo@example.org',
+  });
   await eraseValue(store, 'r', { seq: 0, path: '/result/notes/1', reason: 'GDPR Art. 17 request #118' });
   const journal = await store.open('r');
   made = await published(journal, POLICY);
@@ -51,14 +59,22 @@ describe('publishing a v3 journal with erased values', () => {
   });
 
   it('refuses text invented where a value was erased', async () => {
-    const forged = reforge(made.bytes, (lines) => editRecord(lines, 0, (x) => { x.result.notes[1] = 'mallory@example.org'; }));
+    const forged = reforge(made.bytes, (lines) =>
+      editRecord(lines, 0, (x) => {
+        x.result.notes[1] = 'mallory@example.org';
+      }),
+    );
     const r = await verifyPublishedReceipt(forged, { expectHead: made.head });
     expect(r.ok).toBe(false);
     expect(codes(r)).toEqual(expect.arrayContaining([expect.stringMatching(/SECRETS_INVALID|ROOT_MISMATCH/)]));
   });
 
   it('an erased value relabelled as withheld needs a declaration, and leaves its erasure record unmatched', async () => {
-    const forged = reforge(made.bytes, (lines) => editRecord(lines, 0, (x) => { x.result.notes[1] = { '$stepchain:withheld': x.result.notes[1]['$stepchain:erased'].digest }; }));
+    const forged = reforge(made.bytes, (lines) =>
+      editRecord(lines, 0, (x) => {
+        x.result.notes[1] = { '$stepchain:withheld': x.result.notes[1]['$stepchain:erased'].digest };
+      }),
+    );
     const r = await verifyPublishedReceipt(forged, { expectHead: made.head });
     expect(r.ok).toBe(false);
     expect(codes(r)).toContain('REDACTION_UNDECLARED');
@@ -69,7 +85,10 @@ describe('publishing a v3 journal with erased values', () => {
       editRecord(lines, 0, (x) => {
         const d = x.result['$stepchain:withheld'][0];
         delete x.result['$stepchain:withheld'];
-        x.result['$stepchain:erased'] = [...x.result['$stepchain:erased'], { digest: d, erasure: x.result['$stepchain:erased'][0].erasure }].sort((a: any, b: any) => (a.digest < b.digest ? -1 : 1));
+        x.result['$stepchain:erased'] = [
+          ...x.result['$stepchain:erased'],
+          { digest: d, erasure: x.result['$stepchain:erased'][0].erasure },
+        ].sort((a: any, b: any) => (a.digest < b.digest ? -1 : 1));
       });
       m.redactions = [];
     });
@@ -84,7 +103,11 @@ describe('the page engine on a publication with erased values', () => {
     const { Session } = await import('../../src/page/engine.js');
     const { segmentsText } = await import('../../src/page/summary.js');
     const session = new Session();
-    const outcome = await session.verify({ receipt: new Blob([new Uint8Array(made.bytes)]), name: 'p', expectHead: made.head });
+    const outcome = await session.verify({
+      receipt: new Blob([new Uint8Array(made.bytes)]),
+      name: 'p',
+      expectHead: made.head,
+    });
     expect(outcome.report.problems).toEqual([]);
     expect(segmentsText(session.rows(0, 1)[0]!.result)).toBe('{"notes": ["vip", [erased]], [withheld], [erased]}');
   });

@@ -15,9 +15,13 @@ interface Case {
   id: string;
   kind: string;
   result: 'valid' | 'invalid';
-  private_line?: string; bind?: string; policy?: unknown;
-  lines?: string[]; private_lines?: string[];
-  base64?: string; expect_head?: string;
+  private_line?: string;
+  bind?: string;
+  policy?: unknown;
+  lines?: string[];
+  private_lines?: string[];
+  base64?: string;
+  expect_head?: string;
   expect?: { ok?: boolean; codes?: string[]; public_line?: string; declarations?: unknown[] };
 }
 

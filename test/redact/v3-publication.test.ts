@@ -23,17 +23,32 @@ const content = {
   tool_call: { arguments: { api_key: 'k-live-0123456789abcdef', url: 'https://api.example.com/v1' }, name: 'http' },
 };
 const texts = Object.fromEntries(Object.entries(content).map(([k, v]) => [k, canonicalJson(v)]));
-const sealed = sealV3(texts, { seq: 0, stepId: 's0', ts: '2026-11-27T10:00:00.000Z', prevHash: 'sha256:' + sha('example genesis'), seed });
-const policy = compilePolicy({ rules: [{ id: 'tool-secrets', paths: ['/tool_call/arguments/api_key'], tools: ['http'] }, { id: 'secrets', detectors: ['email'] }] });
+const sealed = sealV3(texts, {
+  seq: 0,
+  stepId: 's0',
+  ts: '2026-11-27T10:00:00.000Z',
+  prevHash: 'sha256:' + sha('example genesis'),
+  seed,
+});
+const policy = compilePolicy({
+  rules: [
+    { id: 'tool-secrets', paths: ['/tool_call/arguments/api_key'], tools: ['http'] },
+    { id: 'secrets', detectors: ['email'] },
+  ],
+});
 
 describe('v3 public form of one record', () => {
   it('is the design example byte for byte', () => {
     const record = JSON.parse(sealed.line);
     const pub = publicRecordV3(record, sealed.bind, policy);
     const line = canonicalJson(pub.record, { refuseReserved: false });
-    const design = readFileSync(new URL('../../docs/design/format-v3.md', import.meta.url), 'utf8').split('\n').find((l) => l.startsWith('{"bind":'));
+    const design = readFileSync(new URL('../../docs/design/format-v3.md', import.meta.url), 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('{"bind":'));
     expect(line).toBe(design);
-    expect(line).toContain('"tool_call":{"arguments":{"$stepchain:withheld":["sha256:918b581c0716a85d9d0cd076d56db99bc7a8283f5b65de0e73265c07465aaf4e"]');
+    expect(line).toContain(
+      '"tool_call":{"arguments":{"$stepchain:withheld":["sha256:918b581c0716a85d9d0cd076d56db99bc7a8283f5b65de0e73265c07465aaf4e"]',
+    );
     expect(pub.declarations).toEqual([
       { seq: 0, path: '/input/note', rule: 'secrets', chunk: 0 },
       { seq: 0, path: '/tool_call/arguments/api_key', rule: 'tool-secrets' },
@@ -66,7 +81,9 @@ describe('a published v3 receipt against the original head', () => {
       { seq: 3, path: '/meta', rule: 'meta' },
     ]);
     expect(report.redactions).toBe(pub.declarations.length);
-    expect((await verifyPublishedReceipt(bytes, { expectHead: 'sha256:' + '0'.repeat(64) })).problems.map((p) => p.code)).toContain('HEAD_MISMATCH');
+    expect(
+      (await verifyPublishedReceipt(bytes, { expectHead: 'sha256:' + '0'.repeat(64) })).problems.map((p) => p.code),
+    ).toContain('HEAD_MISMATCH');
   });
 
   it('shows the rest of the long note proven, the e-mail chunk withheld', async () => {
@@ -85,7 +102,12 @@ describe('diff of two v3 publications', () => {
     // pin and approved are withheld members: one entry, their names withheld too.
     expect(renderValue(r.input, 500)).toBe('{"note":"‹withheld›invoice INV-9 before Friday.",‹2 withheld›}');
     expect(renderValue(r.meta, 50)).toBe('‹withheld›');
-    expect(describeField({ path: '/input/$stepchain:withheld', kind: 'removed', a: r.input['$stepchain:withheld'] } as never, 100)).toMatch(/^input \(its withheld members\) removed/);
+    expect(
+      describeField(
+        { path: '/input/$stepchain:withheld', kind: 'removed', a: r.input['$stepchain:withheld'] } as never,
+        100,
+      ),
+    ).toMatch(/^input \(its withheld members\) removed/);
   });
 });
 
@@ -104,7 +126,12 @@ describe('opening one withheld unit of a v3 publication', () => {
     const codeOf = async (p: unknown) => (await verifyUnitOpening(bytes, p)).problems[0]?.code;
     expect(await codeOf({ ...pin, value: '4712' })).toBe('COMMITMENT_MISMATCH');
     expect(await codeOf({ ...pin, salts: 'AAAAAAAAAAAAAAAAAAAAAA' })).toBe('COMMITMENT_MISMATCH');
-    expect(await codeOf({ ...pin, salts: Buffer.concat([Buffer.from(pin.salts, 'base64url'), Buffer.alloc(16)]).toString('base64url') })).toBe('COMMITMENT_MISMATCH');
+    expect(
+      await codeOf({
+        ...pin,
+        salts: Buffer.concat([Buffer.from(pin.salts, 'base64url'), Buffer.alloc(16)]).toString('base64url'),
+      }),
+    ).toBe('COMMITMENT_MISMATCH');
     expect(await codeOf({ ...pin, path: '/result/price' })).toBe('NOT_REDACTED');
     expect(await codeOf({ ...pin, manifest_digest: 'sha256:' + '0'.repeat(64) })).toBe('MANIFEST_MISMATCH');
     expect(await codeOf({ ...pin, extra: 1 })).toBe('PROOF_INVALID');

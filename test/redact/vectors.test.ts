@@ -3,15 +3,35 @@ import { describe, expect, test } from 'vitest';
 import type { ChainSource } from '../../src/chain/source.js';
 import type { Genesis, Json } from '../../src/record/index.js';
 import {
-  commitment, compilePolicy, fixedSalts, preparePublication, publicationBytes, redactStep, saltFromHex, seededSalts, stepCommitment,
-  verifyDisclosure, verifyHashDisclosure, verifyPublishedReceipt, verifyStepDisclosure,
+  commitment,
+  compilePolicy,
+  fixedSalts,
+  preparePublication,
+  publicationBytes,
+  redactStep,
+  saltFromHex,
+  seededSalts,
+  stepCommitment,
+  verifyDisclosure,
+  verifyHashDisclosure,
+  verifyPublishedReceipt,
+  verifyStepDisclosure,
 } from '../../src/redact/index.js';
 import { loadVectors, vectorBytes } from '../helpers/vectors.js';
 
 interface Case {
   id: string;
   comment: string;
-  kind: 'policy' | 'commitment' | 'step-commitment' | 'redact' | 'publish' | 'published' | 'disclosure' | 'step-disclosure' | 'hash-disclosure';
+  kind:
+    | 'policy'
+    | 'commitment'
+    | 'step-commitment'
+    | 'redact'
+    | 'publish'
+    | 'published'
+    | 'disclosure'
+    | 'step-disclosure'
+    | 'hash-disclosure';
   result: 'valid' | 'invalid';
   [k: string]: unknown;
 }
@@ -22,8 +42,20 @@ const receipts = new Map(byKind('published').map((c) => [c.id, vectorBytes({ bas
 
 describe('redaction vectors', () => {
   test('every kind is present, valid and invalid side by side', () => {
-    for (const k of ['policy', 'commitment', 'step-commitment', 'redact', 'publish', 'published', 'disclosure', 'step-disclosure', 'hash-disclosure'] as const) expect(byKind(k).length).toBeGreaterThan(0);
-    for (const k of ['policy', 'published', 'disclosure', 'step-disclosure', 'hash-disclosure'] as const) expect(new Set(byKind(k).map((c) => c.result))).toEqual(new Set(['valid', 'invalid']));
+    for (const k of [
+      'policy',
+      'commitment',
+      'step-commitment',
+      'redact',
+      'publish',
+      'published',
+      'disclosure',
+      'step-disclosure',
+      'hash-disclosure',
+    ] as const)
+      expect(byKind(k).length).toBeGreaterThan(0);
+    for (const k of ['policy', 'published', 'disclosure', 'step-disclosure', 'hash-disclosure'] as const)
+      expect(new Set(byKind(k).map((c) => c.result))).toEqual(new Set(['valid', 'invalid']));
   });
 
   test.each(byKind('policy'))('$id: $comment', (c) => {
@@ -42,9 +74,16 @@ describe('redaction vectors', () => {
   test.each(byKind('redact'))('$id: $comment', (c) => {
     // Salts taken from the vector itself, in order: what another implementation would do.
     const listed = c.redactions as Array<{ path: string; rule: string; salt: string; commitment: string }>;
-    const { fields, redactions } = redactStep(compilePolicy(c.policy), c.seq as number, c.fields as Record<string, Json>, fixedSalts(listed.map((r) => saltFromHex(r.salt)!)));
+    const { fields, redactions } = redactStep(
+      compilePolicy(c.policy),
+      c.seq as number,
+      c.fields as Record<string, Json>,
+      fixedSalts(listed.map((r) => saltFromHex(r.salt)!)),
+    );
     expect(fields).toEqual(c.expect);
-    expect(redactions.map((r) => ({ path: r.path, rule: r.rule, commitment: r.commitment }))).toEqual(listed.map(({ salt: _s, ...rest }) => rest));
+    expect(redactions.map((r) => ({ path: r.path, rule: r.rule, commitment: r.commitment }))).toEqual(
+      listed.map(({ salt: _s, ...rest }) => rest),
+    );
   });
 
   test.each(byKind('publish'))('$id: $comment', async (c) => {
@@ -56,11 +95,18 @@ describe('redaction vectors', () => {
       genesis: j.genesis,
       head: async () => ({ seq: last.seq, step_hash: last.step_hash }),
       lines: async function* (range = {}) {
-        for (const [seq, text] of j.lines.entries()) if (seq >= (range.from ?? 0) && seq <= (range.to ?? Infinity)) yield { segment: '0000000000000000.jsonl', seq, text };
+        for (const [seq, text] of j.lines.entries())
+          if (seq >= (range.from ?? 0) && seq <= (range.to ?? Infinity))
+            yield { segment: '0000000000000000.jsonl', seq, text };
       },
       blob: async (d) => blobs.get(d) ?? null,
     };
-    const pub = await preparePublication(source, { policy: c.policy as never, optIn: true, salts: seededSalts(c.seed as string), exporter: c.exporter as string });
+    const pub = await preparePublication(source, {
+      policy: c.policy as never,
+      optIn: true,
+      salts: seededSalts(c.seed as string),
+      exporter: c.exporter as string,
+    });
     const e = c.expect as { receipt: string; original_head: string; steps: unknown };
     expect(Buffer.from(await publicationBytes(pub)).equals(Buffer.from(receipts.get(e.receipt)!))).toBe(true);
     expect(pub.originalHead.step_hash).toBe(e.original_head);
@@ -68,8 +114,17 @@ describe('redaction vectors', () => {
   });
 
   test.each(byKind('published'))('$id: $comment', async (c) => {
-    const r = await verifyPublishedReceipt(receipts.get(c.id)!, c.publicKey ? { publicKey: c.publicKey as string } : {});
-    const e = c.expect as { ok: boolean; codes: string[]; redactions?: number; anchor?: unknown; original_head?: string };
+    const r = await verifyPublishedReceipt(
+      receipts.get(c.id)!,
+      c.publicKey ? { publicKey: c.publicKey as string } : {},
+    );
+    const e = c.expect as {
+      ok: boolean;
+      codes: string[];
+      redactions?: number;
+      anchor?: unknown;
+      original_head?: string;
+    };
     expect(r.problems.map((p) => p.code)).toEqual(e.codes);
     expect(r.ok).toBe(e.ok);
     expect(c.result).toBe(e.ok ? 'valid' : 'invalid');

@@ -41,21 +41,35 @@ async function bytesOf(plan: CommittedPublication['plan']): Promise<Uint8Array> 
 }
 
 type Rec = Record<string, Json> & { salts: Record<string, string>; digests?: Record<string, string> };
-type Manifest = Record<string, Json> & { chain: Array<{ name: string; digest: string; size: number }>; redactions: Array<{ seq: number; path: string; rule: string }> };
+type Manifest = Record<string, Json> & {
+  chain: Array<{ name: string; digest: string; size: number }>;
+  redactions: Array<{ seq: number; path: string; rule: string }>;
+};
 
 /** The outsider's edit of an (unsigned) receipt: chain records and manifest rewritten, the chain entries' digests recomputed. */
-function rewrite(tar: Uint8Array, edit: { record?: (r: Rec, seq: number) => void; manifest?: (m: Manifest) => void; raw?: (chain: Uint8Array) => Uint8Array }): Uint8Array {
+function rewrite(
+  tar: Uint8Array,
+  edit: {
+    record?: (r: Rec, seq: number) => void;
+    manifest?: (m: Manifest) => void;
+    raw?: (chain: Uint8Array) => Uint8Array;
+  },
+): Uint8Array {
   const entries = entriesOf(tar);
   const m = JSON.parse(new TextDecoder().decode(entries[0]!.data)) as Manifest;
   for (const [i, e] of entries.entries()) {
     if (!e.name.startsWith('chain/')) continue;
     let data = e.data;
     if (edit.record) {
-      const lines = new TextDecoder().decode(data).split('\n').slice(0, -1).map((l) => {
-        const r = JSON.parse(l) as Rec;
-        edit.record!(r, r.seq as number);
-        return canonicalJson(r as Json, { refuseReserved: false });
-      });
+      const lines = new TextDecoder()
+        .decode(data)
+        .split('\n')
+        .slice(0, -1)
+        .map((l) => {
+          const r = JSON.parse(l) as Rec;
+          edit.record!(r, r.seq as number);
+          return canonicalJson(r as Json, { refuseReserved: false });
+        });
       data = text(lines.map((l) => l + '\n').join(''));
     }
     if (edit.raw) data = edit.raw(data);
@@ -67,9 +81,14 @@ function rewrite(tar: Uint8Array, edit: { record?: (r: Rec, seq: number) => void
   return tarOf(entries);
 }
 
-const MARKER = (rule: string, extra: Record<string, Json> = {}): Json => ({ '$stepchain:redacted': { commitment: 'sha256:' + 'cd'.repeat(32), rule, ...extra } });
+const MARKER = (rule: string, extra: Record<string, Json> = {}): Json => ({
+  '$stepchain:redacted': { commitment: 'sha256:' + 'cd'.repeat(32), rule, ...extra },
+});
 function asView(r: Rec, slot: string, value: Json): void {
-  r.digests = { ...(r.digests ?? {}), [slot]: slotDigest(r.salts[slot]!, slot, canonicalJson(r[slot]!, { refuseReserved: false })) };
+  r.digests = {
+    ...(r.digests ?? {}),
+    [slot]: slotDigest(r.salts[slot]!, slot, canonicalJson(r[slot]!, { refuseReserved: false })),
+  };
   delete r.salts[slot];
   r[slot] = value;
 }
@@ -81,17 +100,25 @@ const declare = (m: Manifest, seq: number, path: string, rule: string) => {
 
 const journal = await memoryJournal(sampleSteps(), 1024, 'stepchain/v2');
 const head = (await journal.head())!.step_hash;
-const pub = await planCommittedPublication(journal, { policy: compilePolicy(SAMPLE_POLICY), salts: seededSalts('views') });
+const pub = await planCommittedPublication(journal, {
+  policy: compilePolicy(SAMPLE_POLICY),
+  salts: seededSalts('views'),
+});
 const original = await bytesOf(pub.plan);
 const check = (bytes: Uint8Array) => verifyPublishedReceipt(bytes, { expectHead: head });
 
 describe('hostile publication bytes (issue 32)', () => {
-  test('the publisher\'s receipt: valid, and every view listed as unbound, in archive order', async () => {
+  test("the publisher's receipt: valid, and every view listed as unbound, in archive order", async () => {
     const r = await check(original);
     expect(r.ok).toBe(true);
     const views = pub.lines.flatMap((l) => {
       const rec = JSON.parse(l) as Rec;
-      return Object.keys(rec.digests ?? {}).map((slot) => ({ seq: rec.seq as number, field: slot, path: `/${slot}`, why: 'view' }));
+      return Object.keys(rec.digests ?? {}).map((slot) => ({
+        seq: rec.seq as number,
+        field: slot,
+        path: `/${slot}`,
+        why: 'view',
+      }));
     });
     expect(views.length).toBeGreaterThan(0);
     expect(r.unbound).toEqual(views);
@@ -99,23 +126,92 @@ describe('hostile publication bytes (issue 32)', () => {
   });
 
   test.each<[string, (r: Rec, seq: number) => void, ((m: Manifest) => void) | undefined, string[]]>([
-    ['a disclosed slot moved into digests, value unchanged (no marker)', (r, s) => s === 0 && asView(r, 'result', r.result!), undefined, ['VIEW_INVALID']],
-    ['a view of a blob reference (the disclosed blob slot moved into digests)', (r, s) => s === 3 && asView(r, 'input', r.input!), undefined, ['VIEW_INVALID']],
-    ['a view whose only marker has a member too many', (r, s) => s === 0 && asView(r, 'result', { t: MARKER('secrets', { x: 1 }) }), undefined, ['MARKER_INVALID', 'VIEW_INVALID']],
-    ['a view whose only "marker" has another reserved name', (r, s) => s === 0 && asView(r, 'result', { t: { '$stepchain:note': { commitment: 'sha256:' + 'cd'.repeat(32), rule: 'secrets' } } }), undefined, ['MARKER_INVALID', 'VIEW_INVALID']],
-    ['a view whose marker is a blob reference inside it', (r, s) => s === 0 && asView(r, 'result', { t: { '$stepchain:blob': { digest: 'sha256:' + 'cd'.repeat(32), size: 2 } } }), undefined, ['MARKER_INVALID', 'VIEW_INVALID']],
-    ['a view whose marker is declared with another rule', (r, s) => s === 0 && asView(r, 'result', { t: MARKER('secrets') }), (m) => declare(m, 0, '/result/t', 'prompts'), ['REDACTION_UNDECLARED']],
-    ['a slot both salted and in digests', (r, s) => { if (s === 0) r.digests = { ...(r.digests ?? {}), model: 'sha256:' + 'cd'.repeat(32) }; }, undefined, ['HASH_MISMATCH']],
-    ['digests naming a member that is not a slot', (r, s) => { if (s === 0) r.digests = { ...(r.digests ?? {}), kind: 'sha256:' + 'cd'.repeat(32) }; }, undefined, ['FIELD_INVALID']],
-    ['a whole marker with text, beside a digest of the same slot', (r, s) => {
-      if (s === 0) {
-        const d = (r.prompt as { '$stepchain:redacted': { commitment: string } })['$stepchain:redacted'].commitment;
-        r.digests = { ...(r.digests ?? {}), prompt: d };
-        (r.prompt as { '$stepchain:redacted': Record<string, string> })['$stepchain:redacted'].text = 'invented';
-      }
-    }, undefined, ['HASH_MISMATCH']],
-    ['a marker-less view in a line whose first member sorts before "digests" (an unknown member)', (r, s) => { if (s === 0) { asView(r, 'result', 1); r.aaa = 1; } }, undefined, ['UNKNOWN_FIELD', 'VIEW_INVALID']],
-    ['a marker with text in the envelope (step_id)', (r, s) => { if (s === 0) r.step_id = MARKER('secrets', { text: 'invented' }); }, undefined, ['FIELD_INVALID', 'MARKER_INVALID', 'HASH_MISMATCH']],
+    [
+      'a disclosed slot moved into digests, value unchanged (no marker)',
+      (r, s) => s === 0 && asView(r, 'result', r.result!),
+      undefined,
+      ['VIEW_INVALID'],
+    ],
+    [
+      'a view of a blob reference (the disclosed blob slot moved into digests)',
+      (r, s) => s === 3 && asView(r, 'input', r.input!),
+      undefined,
+      ['VIEW_INVALID'],
+    ],
+    [
+      'a view whose only marker has a member too many',
+      (r, s) => s === 0 && asView(r, 'result', { t: MARKER('secrets', { x: 1 }) }),
+      undefined,
+      ['MARKER_INVALID', 'VIEW_INVALID'],
+    ],
+    [
+      'a view whose only "marker" has another reserved name',
+      (r, s) =>
+        s === 0 &&
+        asView(r, 'result', { t: { '$stepchain:note': { commitment: 'sha256:' + 'cd'.repeat(32), rule: 'secrets' } } }),
+      undefined,
+      ['MARKER_INVALID', 'VIEW_INVALID'],
+    ],
+    [
+      'a view whose marker is a blob reference inside it',
+      (r, s) =>
+        s === 0 && asView(r, 'result', { t: { '$stepchain:blob': { digest: 'sha256:' + 'cd'.repeat(32), size: 2 } } }),
+      undefined,
+      ['MARKER_INVALID', 'VIEW_INVALID'],
+    ],
+    [
+      'a view whose marker is declared with another rule',
+      (r, s) => s === 0 && asView(r, 'result', { t: MARKER('secrets') }),
+      (m) => declare(m, 0, '/result/t', 'prompts'),
+      ['REDACTION_UNDECLARED'],
+    ],
+    [
+      'a slot both salted and in digests',
+      (r, s) => {
+        if (s === 0) r.digests = { ...(r.digests ?? {}), model: 'sha256:' + 'cd'.repeat(32) };
+      },
+      undefined,
+      ['HASH_MISMATCH'],
+    ],
+    [
+      'digests naming a member that is not a slot',
+      (r, s) => {
+        if (s === 0) r.digests = { ...(r.digests ?? {}), kind: 'sha256:' + 'cd'.repeat(32) };
+      },
+      undefined,
+      ['FIELD_INVALID'],
+    ],
+    [
+      'a whole marker with text, beside a digest of the same slot',
+      (r, s) => {
+        if (s === 0) {
+          const d = (r.prompt as { '$stepchain:redacted': { commitment: string } })['$stepchain:redacted'].commitment;
+          r.digests = { ...(r.digests ?? {}), prompt: d };
+          (r.prompt as { '$stepchain:redacted': Record<string, string> })['$stepchain:redacted'].text = 'invented';
+        }
+      },
+      undefined,
+      ['HASH_MISMATCH'],
+    ],
+    [
+      'a marker-less view in a line whose first member sorts before "digests" (an unknown member)',
+      (r, s) => {
+        if (s === 0) {
+          asView(r, 'result', 1);
+          r.aaa = 1;
+        }
+      },
+      undefined,
+      ['UNKNOWN_FIELD', 'VIEW_INVALID'],
+    ],
+    [
+      'a marker with text in the envelope (step_id)',
+      (r, s) => {
+        if (s === 0) r.step_id = MARKER('secrets', { text: 'invented' });
+      },
+      undefined,
+      ['FIELD_INVALID', 'MARKER_INVALID', 'HASH_MISMATCH'],
+    ],
   ])('%s: refused', async (_what, record, manifest, expected) => {
     const r = await check(rewrite(original, { record, ...(manifest ? { manifest } : {}) }));
     expect(r.ok).toBe(false);
@@ -123,19 +219,41 @@ describe('hostile publication bytes (issue 32)', () => {
   });
 
   test('VIEW_INVALID names the line, seq, slot and pointer; an undeclared marker inside a view names its slot too', async () => {
-    const r = await check(rewrite(original, { record: (rec, s) => { if (s === 0) { asView(rec, 'result', 1); asView(rec, 'model', { m: MARKER('secrets') }); } } }));
+    const r = await check(
+      rewrite(original, {
+        record: (rec, s) => {
+          if (s === 0) {
+            asView(rec, 'result', 1);
+            asView(rec, 'model', { m: MARKER('secrets') });
+          }
+        },
+      }),
+    );
     expect(r.problems).toEqual([
-      expect.objectContaining({ code: 'REDACTION_UNDECLARED', location: expect.objectContaining({ seq: 0, field: 'model', path: '/model/m' }) }),
-      expect.objectContaining({ code: 'VIEW_INVALID', location: { file: expect.stringMatching(/^chain\//), line: 1, seq: 0, field: 'result', path: '/result' } }),
+      expect.objectContaining({
+        code: 'REDACTION_UNDECLARED',
+        location: expect.objectContaining({ seq: 0, field: 'model', path: '/model/m' }),
+      }),
+      expect.objectContaining({
+        code: 'VIEW_INVALID',
+        location: { file: expect.stringMatching(/^chain\//), line: 1, seq: 0, field: 'result', path: '/result' },
+      }),
     ]);
     expect(r.problems[1]!.message).toMatch(/result of seq 0 is a redacted view .* with no redaction marker inside/);
   });
 
   test('a declared marker deep inside a view: valid, and the whole slot is unbound, not only the marker', async () => {
-    const r = await check(rewrite(original, {
-      record: (rec, s) => s === 0 && asView(rec, 'result', { a: [1, { b: MARKER('secrets', { text: '[REDACTED:email]' }) }], digests: { prompt: 'sha256:' + 'cd'.repeat(32) } }),
-      manifest: (m) => declare(m, 0, '/result/a/1/b', 'secrets'),
-    }));
+    const r = await check(
+      rewrite(original, {
+        record: (rec, s) =>
+          s === 0 &&
+          asView(rec, 'result', {
+            a: [1, { b: MARKER('secrets', { text: '[REDACTED:email]' }) }],
+            digests: { prompt: 'sha256:' + 'cd'.repeat(32) },
+          }),
+        manifest: (m) => declare(m, 0, '/result/a/1/b', 'secrets'),
+      }),
+    );
     expect(r.problems).toEqual([]);
     expect(r.unbound.filter((u) => u.seq === 0)).toEqual([{ seq: 0, field: 'result', path: '/result', why: 'view' }]);
     expect(r.proves.join('\n')).not.toMatch(/Every disclosed value is the original/);
@@ -143,18 +261,20 @@ describe('hostile publication bytes (issue 32)', () => {
 
   test('the text "digests":{ inside a string value or a nested member makes no view', async () => {
     // Step 0's disclosed model and input made views holding such text: only those two slots are views.
-    const r = await check(rewrite(original, {
-      record: (rec, s) => {
-        if (s === 0) {
-          asView(rec, 'model', { note: '"digests":{"result":"x"}', m: MARKER('secrets') });
-          asView(rec, 'input', { digests: { result: 'sha256:' + 'cd'.repeat(32) }, m: MARKER('secrets') });
-        }
-      },
-      manifest: (m) => {
-        declare(m, 0, '/model/m', 'secrets');
-        declare(m, 0, '/input/m', 'secrets');
-      },
-    }));
+    const r = await check(
+      rewrite(original, {
+        record: (rec, s) => {
+          if (s === 0) {
+            asView(rec, 'model', { note: '"digests":{"result":"x"}', m: MARKER('secrets') });
+            asView(rec, 'input', { digests: { result: 'sha256:' + 'cd'.repeat(32) }, m: MARKER('secrets') });
+          }
+        },
+        manifest: (m) => {
+          declare(m, 0, '/model/m', 'secrets');
+          declare(m, 0, '/input/m', 'secrets');
+        },
+      }),
+    );
     expect(r.problems).toEqual([]);
     expect(r.unbound.filter((u) => u.seq === 0).map((u) => u.field)).toEqual(['input', 'model']);
   });
@@ -164,14 +284,26 @@ describe('hostile publication bytes (issue 32)', () => {
     const value = 'transfer 10000 EUR to mallory';
     const c = commitment(salt, value);
     const forged = rewrite(original, {
-      record: (rec, s) => s === 0 && asView(rec, 'result', { note: { '$stepchain:redacted': { commitment: c, rule: 'secrets' } } }),
+      record: (rec, s) =>
+        s === 0 && asView(rec, 'result', { note: { '$stepchain:redacted': { commitment: c, rule: 'secrets' } } }),
       manifest: (m) => declare(m, 0, '/result/note', 'secrets'),
     });
     const md = (await check(forged)).manifest_digest!;
-    const proof = { commitment: c, format: 'stepchain-disclosure/v1', manifest_digest: md, path: '/result/note', rule: 'secrets', salt: saltToHex(salt), seq: 0, value };
+    const proof = {
+      commitment: c,
+      format: 'stepchain-disclosure/v1',
+      manifest_digest: md,
+      path: '/result/note',
+      rule: 'secrets',
+      salt: saltToHex(salt),
+      seq: 0,
+      value,
+    };
     const r = await verifyDisclosure(forged, proof);
     expect(r.ok).toBe(true);
-    expect(r.proves).toContain('The marker stands in a redacted view, which is NOT bound to the original head: anyone holding the receipt could have written the marker, so this ties the value to this receipt only. An opening of the slot (stepchain-opening/v1) binds it to the head.');
+    expect(r.proves).toContain(
+      'The marker stands in a redacted view, which is NOT bound to the original head: anyone holding the receipt could have written the marker, so this ties the value to this receipt only. An opening of the slot (stepchain-opening/v1) binds it to the head.',
+    );
   });
 
   test('a v1 (re-anchored) publication: every marker with text is an unbound place, and a sentence says so', async () => {
@@ -182,13 +314,33 @@ describe('hostile publication bytes (issue 32)', () => {
     expect(r.unbound.length).toBeGreaterThan(0);
     expect(r.unbound.every((u) => u.why === 'marker-text')).toBe(true);
     expect(r.unbound).toContainEqual({ seq: 1, field: 'input', path: '/input/note', why: 'marker-text' });
-    expect(r.does_not_prove.some((s) => /^That the text shown in \d+ redaction markers \(its "text": seq 1 \/input\/note/.test(s))).toBe(true);
+    expect(
+      r.does_not_prove.some((s) =>
+        /^That the text shown in \d+ redaction markers \(its "text": seq 1 \/input\/note/.test(s),
+      ),
+    ).toBe(true);
   });
 
   test('a place whose member name holds control characters is named escaped, in the sentences and on the terminal', async () => {
     const name = '\u001b]52;c;aGk=\u0007\u202eevil';
-    const v1 = await memoryJournal([{ step_id: 's0', ts: '2026-01-01T00:00:00.000Z', model: 'm', prompt: 'p', input: { [name]: 'mail bob@example.com today' }, tool_call: null, result: null }], 1024);
-    const p = await planPublication(v1, { policy: compilePolicy({ rules: [{ id: 'secrets', detectors: ['email'] }] }), salts: seededSalts('views-ctl') });
+    const v1 = await memoryJournal(
+      [
+        {
+          step_id: 's0',
+          ts: '2026-01-01T00:00:00.000Z',
+          model: 'm',
+          prompt: 'p',
+          input: { [name]: 'mail bob@example.com today' },
+          tool_call: null,
+          result: null,
+        },
+      ],
+      1024,
+    );
+    const p = await planPublication(v1, {
+      policy: compilePolicy({ rules: [{ id: 'secrets', detectors: ['email'] }] }),
+      salts: seededSalts('views-ctl'),
+    });
     const bytes = await bytesOf(p.plan as CommittedPublication['plan']);
     const r = await verifyPublishedReceipt(bytes);
     expect(r.ok).toBe(true);
@@ -200,13 +352,29 @@ describe('hostile publication bytes (issue 32)', () => {
     writeFileSync(file, bytes);
     const cli = await run(['verify', file], dir);
     expect(cli.code).toBe(0);
-    expect(cli.stderr).toContain('not bound seq 0 /input/\\u{1b}]52;c;aGk=\\u{7}\\u{202e}evil (the "text" of a redaction marker)');
+    expect(cli.stderr).toContain(
+      'not bound seq 0 /input/\\u{1b}]52;c;aGk=\\u{7}\\u{202e}evil (the "text" of a redaction marker)',
+    );
     expect(cli.stderr).not.toMatch(/[\u001b\u0007\u202e]/);
   });
 
   test('past 1000 places the report lists the first 1000 and counts them all; the CLI shows 20 and says how many more', async () => {
-    const many = await memoryJournal(Array.from({ length: 1003 }, (_, i) => ({ step_id: `s${i}`, ts: '2026-01-01T00:00:00.000Z', model: 'm', prompt: 'p', input: { note: `mail u${i}@example.com`, n: i }, tool_call: null, result: null })), 1024, 'stepchain/v2');
-    const p = await planCommittedPublication(many, { policy: compilePolicy({ rules: [{ id: 'secrets', detectors: ['email'] }] }) });
+    const many = await memoryJournal(
+      Array.from({ length: 1003 }, (_, i) => ({
+        step_id: `s${i}`,
+        ts: '2026-01-01T00:00:00.000Z',
+        model: 'm',
+        prompt: 'p',
+        input: { note: `mail u${i}@example.com`, n: i },
+        tool_call: null,
+        result: null,
+      })),
+      1024,
+      'stepchain/v2',
+    );
+    const p = await planCommittedPublication(many, {
+      policy: compilePolicy({ rules: [{ id: 'secrets', detectors: ['email'] }] }),
+    });
     const r = await verifyPublishedReceipt(await bytesOf(p.plan), { expectHead: (await many.head())!.step_hash });
     expect(r.ok).toBe(true);
     expect(r.unbound_count).toBe(1003);
@@ -218,69 +386,105 @@ describe('hostile publication bytes (issue 32)', () => {
   }, 60_000);
 
   test('a publication stripped of its declarations does not pass as an ordinary receipt', async () => {
-    const r = await check(rewrite(original, {
-      manifest: (m) => {
-        delete (m as Record<string, unknown>).publication;
-        delete (m as Record<string, unknown>).redactions;
-      },
-    }));
+    const r = await check(
+      rewrite(original, {
+        manifest: (m) => {
+          delete (m as Record<string, unknown>).publication;
+          delete (m as Record<string, unknown>).redactions;
+        },
+      }),
+    );
     // Stripped of its declarations, the publication is not an ordinary receipt: its markers and public form give it away.
     expect(codes(r)).toContain('ANCHOR_INVALID');
-    expect(r.problems.find((p) => p.code === 'ANCHOR_INVALID')!.message).toMatch(/publication stripped of its declarations/);
+    expect(r.problems.find((p) => p.code === 'ANCHOR_INVALID')!.message).toMatch(
+      /publication stripped of its declarations/,
+    );
   });
 });
 
 const ruleArb = fc.oneof(
-  fc.constantFrom(['/prompt'], ['/meta'], ['/input'], ['/result/*'], ['/tool_call/arguments/**'], ['/input/*', '/meta/*']).map((paths) => ({ paths })),
+  fc
+    .constantFrom(
+      ['/prompt'],
+      ['/meta'],
+      ['/input'],
+      ['/result/*'],
+      ['/tool_call/arguments/**'],
+      ['/input/*', '/meta/*'],
+    )
+    .map((paths) => ({ paths })),
   fc.constantFrom(['email'], ['api-key', 'email']).map((detectors) => ({ detectors })),
 );
-const policyArb = fc.array(ruleArb, { minLength: 1, maxLength: 3 }).map((rules) => ({ rules: rules.map((r, i) => ({ id: `r${i}`, ...r })) }));
+const policyArb = fc
+  .array(ruleArb, { minLength: 1, maxLength: 3 })
+  .map((rules) => ({ rules: rules.map((r, i) => ({ id: `r${i}`, ...r })) }));
 const enc = new TextEncoder();
 
 test('property: any byte of any disclosed value changed (manifest digest recomputed) fails against the original head', async () => {
   let exercised = 0;
   await fc.assert(
-    fc.asyncProperty(arb.steps({ minLength: 1, maxLength: 4 }), policyArb, fc.boolean(), fc.nat(), fc.nat(), fc.integer({ min: 1, max: 255 }), async (generated, policyDoc, plantEmail, pick, at, delta) => {
-      // Every string leaf made unique, so that a redacted value never also stands unselected elsewhere (LEAK_DETECTED).
-      let n = 0;
-      const tail = Math.random().toString(36).slice(2, 10);
-      const unique = (v: Json): Json => (typeof v === 'string' ? `${v}~${n++}-${tail}` : Array.isArray(v) ? v.map(unique) : v !== null && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, unique(x)])) : v);
-      const steps: StepInput[] = generated.map((g, i) => {
-        const s = unique(g as unknown as Json) as unknown as StepInput;
-        return plantEmail && i === 0 ? { ...s, input: { note: 'write to carol.mcgill@example.net today', was: (s.input ?? null) as Json } } : s;
-      });
-      const store = new MemoryStore({ blobThreshold: 1024 });
-      const j = await store.create('p', { format: 'stepchain/v2', createdAt: CREATED_AT, journalId: 'prop' });
-      for (const s of steps) await j.append(s);
-      const p = await planCommittedPublication(j, { policy: compilePolicy(policyDoc) });
-      const bytes = await bytesOf(p.plan);
-      const h = (await j.head())!.step_hash;
-      // Every disclosed (salted, present) slot value of every line, as a byte range of the chain file.
-      const targets: Array<{ start: number; end: number }> = [];
-      let offset = 0;
-      for (const line of p.lines) {
-        const rec = JSON.parse(line) as Rec;
-        const spans = scanCanonical(line, {}).members!;
-        for (const slot of Object.keys(rec.salts)) {
-          const span = spans.get(slot);
-          if (span) targets.push({ start: offset + enc.encode(line.slice(0, span[0])).length, end: offset + enc.encode(line.slice(0, span[1])).length });
+    fc.asyncProperty(
+      arb.steps({ minLength: 1, maxLength: 4 }),
+      policyArb,
+      fc.boolean(),
+      fc.nat(),
+      fc.nat(),
+      fc.integer({ min: 1, max: 255 }),
+      async (generated, policyDoc, plantEmail, pick, at, delta) => {
+        // Every string leaf made unique, so that a redacted value never also stands unselected elsewhere (LEAK_DETECTED).
+        let n = 0;
+        const tail = Math.random().toString(36).slice(2, 10);
+        const unique = (v: Json): Json =>
+          typeof v === 'string'
+            ? `${v}~${n++}-${tail}`
+            : Array.isArray(v)
+              ? v.map(unique)
+              : v !== null && typeof v === 'object'
+                ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, unique(x)]))
+                : v;
+        const steps: StepInput[] = generated.map((g, i) => {
+          const s = unique(g as unknown as Json) as unknown as StepInput;
+          return plantEmail && i === 0
+            ? { ...s, input: { note: 'write to carol.mcgill@example.net today', was: (s.input ?? null) as Json } }
+            : s;
+        });
+        const store = new MemoryStore({ blobThreshold: 1024 });
+        const j = await store.create('p', { format: 'stepchain/v2', createdAt: CREATED_AT, journalId: 'prop' });
+        for (const s of steps) await j.append(s);
+        const p = await planCommittedPublication(j, { policy: compilePolicy(policyDoc) });
+        const bytes = await bytesOf(p.plan);
+        const h = (await j.head())!.step_hash;
+        // Every disclosed (salted, present) slot value of every line, as a byte range of the chain file.
+        const targets: Array<{ start: number; end: number }> = [];
+        let offset = 0;
+        for (const line of p.lines) {
+          const rec = JSON.parse(line) as Rec;
+          const spans = scanCanonical(line, {}).members!;
+          for (const slot of Object.keys(rec.salts)) {
+            const span = spans.get(slot);
+            if (span)
+              targets.push({
+                start: offset + enc.encode(line.slice(0, span[0])).length,
+                end: offset + enc.encode(line.slice(0, span[1])).length,
+              });
+          }
+          offset += enc.encode(line).length + 1;
         }
-        offset += enc.encode(line).length + 1;
-      }
-      if (targets.length === 0) return;
-      exercised++;
-      const t = targets[pick % targets.length]!;
-      const i = t.start + (at % (t.end - t.start));
-      const forged = rewrite(bytes, {
-        raw: (chain) => {
-          const out = chain.slice();
-          out[i] = (out[i]! + delta) % 256;
-          return out;
-        },
-      });
-      const r = await verifyPublishedReceipt(forged, { expectHead: h });
-      expect(r.ok).toBe(false);
-    }),
+        if (targets.length === 0) return;
+        exercised++;
+        const t = targets[pick % targets.length]!;
+        const i = t.start + (at % (t.end - t.start));
+        const forged = rewrite(bytes, {
+          raw: (chain) => {
+            const out = chain.slice();
+            out[i] = (out[i]! + delta) % 256;
+            return out;
+          },
+        });
+        const r = await verifyPublishedReceipt(forged, { expectHead: h });
+        expect(r.ok).toBe(false);
+      },
+    ),
     { numRuns: 60 },
   );
   expect(exercised).toBeGreaterThan(20);

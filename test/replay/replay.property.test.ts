@@ -25,11 +25,27 @@ const recordable = (v: Json): boolean => {
 };
 const small = (): fc.Arbitrary<Json> => jsonValue({ maxDepth: 2 }).filter(recordable);
 const op: fc.Arbitrary<Op> = fc.oneof(
-  fc.record({ type: fc.constant('model' as const), model: fc.constantFrom<Json>('m1', { provider: 'p', modelId: 'x' }), prompt: prompt().filter(recordable), input: small(), result: result().filter(recordable), toolCalls: fc.constantFrom<Json>(null, [{ id: 'c1', name: 't', arguments: {} }]), failed: fc.boolean() }),
-  fc.record({ type: fc.constant('tool' as const), name: fc.constantFrom('search', 'pay'), args: small(), result: small(), failed: fc.boolean() }),
+  fc.record({
+    type: fc.constant('model' as const),
+    model: fc.constantFrom<Json>('m1', { provider: 'p', modelId: 'x' }),
+    prompt: prompt().filter(recordable),
+    input: small(),
+    result: result().filter(recordable),
+    toolCalls: fc.constantFrom<Json>(null, [{ id: 'c1', name: 't', arguments: {} }]),
+    failed: fc.boolean(),
+  }),
+  fc.record({
+    type: fc.constant('tool' as const),
+    name: fc.constantFrom('search', 'pay'),
+    args: small(),
+    result: small(),
+    failed: fc.boolean(),
+  }),
 );
 // Repeats: the same request twice gets its own ordinal, and must get its own answer back.
-const ops = fc.array(op, { maxLength: 12 }).chain((xs) => fc.constantFrom(xs, [...xs, ...xs.slice(0, 3).map((x) => ({ ...x, result: 'second answer' }))]));
+const ops = fc
+  .array(op, { maxLength: 12 })
+  .chain((xs) => fc.constantFrom(xs, [...xs, ...xs.slice(0, 3).map((x) => ({ ...x, result: 'second answer' }))]));
 
 async function record(run: Run, list: readonly Op[]): Promise<void> {
   for (const o of list) {
@@ -63,7 +79,12 @@ describe('replaying any generated recorded run reproduces it', () => {
             if (a.source !== 'recorded') throw new Error('went live in strict mode');
             const meta = a.meta ?? {};
             if (a.error !== null) await call.fail(a.error);
-            else await call.complete({ result: a.result, toolCalls: a.toolCalls as never, ...(meta.usage !== undefined ? { usage: meta.usage } : {}) });
+            else
+              await call.complete({
+                result: a.result,
+                toolCalls: a.toolCalls as never,
+                ...(meta.usage !== undefined ? { usage: meta.usage } : {}),
+              });
           } else {
             const effect = await replayed.beginTool({ name: o.name, args: o.args });
             const a = replay.nextToolResult({ name: o.name, arguments: o.args });
@@ -84,17 +105,20 @@ describe('replaying any generated recorded run reproduces it', () => {
 
   test('a changed request is a mismatch at that request in strict mode, and goes live in lenient mode', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 6 }).filter((l) => l.some((o) => o.type === 'model')), async (list) => {
-        const store = new MemoryStore();
-        const recorded = await startRun(store);
-        await record(recorded, list);
-        const firstModel = list.find((o) => o.type === 'model') as Extract<Op, { type: 'model' }>;
-        const changed = { model: firstModel.model, prompt: { changed: firstModel.prompt }, input: firstModel.input };
-        const strict = await replayFrom(recorded.journal);
-        expect(() => strict.nextModelResult(changed)).toThrow(/REPLAY_MISMATCH[\s\S]*\/prompt/);
-        const lenient = await replayFrom(recorded.journal, { mode: 'lenient' });
-        expect(lenient.nextModelResult(changed)).toEqual({ source: 'live', reason: 'unmatched' });
-      }),
+      fc.asyncProperty(
+        fc.array(op, { minLength: 1, maxLength: 6 }).filter((l) => l.some((o) => o.type === 'model')),
+        async (list) => {
+          const store = new MemoryStore();
+          const recorded = await startRun(store);
+          await record(recorded, list);
+          const firstModel = list.find((o) => o.type === 'model') as Extract<Op, { type: 'model' }>;
+          const changed = { model: firstModel.model, prompt: { changed: firstModel.prompt }, input: firstModel.input };
+          const strict = await replayFrom(recorded.journal);
+          expect(() => strict.nextModelResult(changed)).toThrow(/REPLAY_MISMATCH[\s\S]*\/prompt/);
+          const lenient = await replayFrom(recorded.journal, { mode: 'lenient' });
+          expect(lenient.nextModelResult(changed)).toEqual({ source: 'live', reason: 'unmatched' });
+        },
+      ),
       { numRuns: 30 },
     );
   });

@@ -10,10 +10,32 @@ import { IgnoreSet } from '../../src/diff/index.js';
 import { matchKey, modelProjection, toolProjection, type ReplayMode } from '../../src/replay/index.js';
 import { loadVectors } from '../helpers/vectors.js';
 
-interface Op { kind: 'model' | 'tool' | 'run'; request?: Record<string, unknown>; answer?: { result?: unknown; error?: unknown } }
-interface KeyCase { id: string; kind: 'model' | 'tool'; request: Record<string, unknown>; ignore: string[]; volatile: boolean; key: string }
-interface MatchCase { id: string; mode: ReplayMode; recorded: Op[]; requests: Op[]; expect: Record<string, unknown>[] }
-interface ClassifyCase { id: string; a: Op[]; b: Op[]; expect: Record<string, unknown>[] }
+interface Op {
+  kind: 'model' | 'tool' | 'run';
+  request?: Record<string, unknown>;
+  answer?: { result?: unknown; error?: unknown };
+}
+interface KeyCase {
+  id: string;
+  kind: 'model' | 'tool';
+  request: Record<string, unknown>;
+  ignore: string[];
+  volatile: boolean;
+  key: string;
+}
+interface MatchCase {
+  id: string;
+  mode: ReplayMode;
+  recorded: Op[];
+  requests: Op[];
+  expect: Record<string, unknown>[];
+}
+interface ClassifyCase {
+  id: string;
+  a: Op[];
+  b: Op[];
+  expect: Record<string, unknown>[];
+}
 
 const doc = loadVectors('replay.json');
 const all = doc.cases as unknown as { id: string; group: string }[];
@@ -45,13 +67,15 @@ describe('vectors/replay.json', () => {
     expect([keys.length, cases.length, classify.length].every((n) => n > 0)).toBe(true);
   });
 
-  test('the volatile list is the library\'s', () => {
+  test("the volatile list is the library's", () => {
     expect(doc.volatile).toEqual(VOLATILE_PATTERNS);
   });
 
   test.each(keys.map((c) => [c.id, c] as const))('key %s', (_id, c) => {
     const projection = c.kind === 'model' ? modelProjection(c.request) : toolProjection(c.request as { name: string });
-    expect(matchKey(c.kind, projection, new IgnoreSet([...(c.volatile ? VOLATILE_PATTERNS : []), ...c.ignore]))).toBe(c.key);
+    expect(matchKey(c.kind, projection, new IgnoreSet([...(c.volatile ? VOLATILE_PATTERNS : []), ...c.ignore]))).toBe(
+      c.key,
+    );
   });
 
   test.each(cases.map((c) => [c.id, c] as const))('match %s', async (_id, c) => {
@@ -60,11 +84,22 @@ describe('vectors/replay.json', () => {
     const got: Record<string, unknown>[] = [];
     for (const r of c.requests) {
       try {
-        const a = r.kind === 'model' ? replay.nextModelResult(r.request!) : replay.nextToolResult(r.request as { name: string });
-        got.push(a.source === 'recorded' ? { source: 'recorded', seq: a.seq, ordinal: a.ordinal, result: a.result } : { source: 'live' });
+        const a =
+          r.kind === 'model'
+            ? replay.nextModelResult(r.request!)
+            : replay.nextToolResult(r.request as { name: string });
+        got.push(
+          a.source === 'recorded'
+            ? { source: 'recorded', seq: a.seq, ordinal: a.ordinal, result: a.result }
+            : { source: 'live' },
+        );
       } catch (e) {
         const err = e as { code: string; diff?: { path: string; kind: string }[]; location?: { seq?: number } };
-        got.push({ error: err.code, ...(err.diff ? { diff: err.diff.map((f) => ({ path: f.path, kind: f.kind })) } : {}), ...(err.location?.seq !== undefined ? { seq: err.location.seq } : {}) });
+        got.push({
+          error: err.code,
+          ...(err.diff ? { diff: err.diff.map((f) => ({ path: f.path, kind: f.kind })) } : {}),
+          ...(err.location?.seq !== undefined ? { seq: err.location.seq } : {}),
+        });
         break;
       }
     }
@@ -76,6 +111,8 @@ describe('vectors/replay.json', () => {
     const a = await recordRun(store, `${c.id}-a`, c.a);
     const b = await recordRun(store, `${c.id}-b`, c.b);
     const explained = await explain(await diff(a.journal, b.journal, { all: true }), a.journal, b.journal);
-    expect(explained.map((e) => ({ class: e.class, record: e.record, seq_a: e.seq_a, seq_b: e.seq_b, fields: e.fields }))).toEqual(c.expect);
+    expect(
+      explained.map((e) => ({ class: e.class, record: e.record, seq_a: e.seq_a, seq_b: e.seq_b, fields: e.fields })),
+    ).toEqual(c.expect);
   });
 });

@@ -32,7 +32,9 @@ async function makeRun(store: Store, id: string, age: number, lastAge: number, s
 }
 
 async function checkpointOf(j: Journal): Promise<string> {
-  const signed = await (j as unknown as { checkpoint(s: unknown): Promise<{ note: string }> }).checkpoint(noteSigner('retention.test/log', LOG_KEY));
+  const signed = await (j as unknown as { checkpoint(s: unknown): Promise<{ note: string }> }).checkpoint(
+    noteSigner('retention.test/log', LOG_KEY),
+  );
   return signed.note;
 }
 
@@ -61,11 +63,19 @@ describe.each(stores)('prune on %s', (_name, make) => {
 
       const tombstones = await readTombstones(store);
       const a = tombstones.find((t) => t.journal === 'old-a')!;
-      expect(a).toMatchObject({ steps: 4, last_ts: daysAgo(45), checkpoint: oldCheckpoint, policy: { keep_days: 30, basis: 'last-step' } });
+      expect(a).toMatchObject({
+        steps: 4,
+        last_ts: daysAgo(45),
+        checkpoint: oldCheckpoint,
+        policy: { keep_days: 30, basis: 'last-step' },
+      });
       expect(checkTombstone(a)).toEqual({ ok: true, checkpointSize: 3 });
       // The checkpoint someone kept from before the removal checks against the tombstone.
       expect(checkTombstone(a, oldCheckpoint)).toEqual({ ok: true, checkpointSize: 3 });
-      expect(checkTombstone(tombstones.find((t) => t.journal === 'old-b')!)).toEqual({ ok: true, checkpointSize: null });
+      expect(checkTombstone(tombstones.find((t) => t.journal === 'old-b')!)).toEqual({
+        ok: true,
+        checkpointSize: null,
+      });
 
       // The tombstone journal is an ordinary journal: it verifies.
       const graveyard = await store.open(TOMBSTONE_JOURNAL, { readOnly: true });
@@ -99,7 +109,14 @@ describe('prune on Postgres', () => {
     const [p, f] = [await prune(store, { keepDays: 30, now: NOW }), await prune(dir, { keepDays: 30, now: NOW })];
     expect(p.removed.map((t) => t.journal)).toEqual(['old']);
     // Same journal ids, created_at and ts: the runs are the same bytes but for the random salts, so compare the shape.
-    const unsalted = (t: Tombstone) => ({ ...t, head: null, tree_root: null, run_id: null, genesis_hash: null, head_proof: null });
+    const unsalted = (t: Tombstone) => ({
+      ...t,
+      head: null,
+      tree_root: null,
+      run_id: null,
+      genesis_hash: null,
+      head_proof: null,
+    });
     expect(unsalted(p.removed[0]!)).toEqual(unsalted(f.removed[0]!));
     expect(await store.list({})).toEqual(['new']);
     expect(checkTombstone((await readTombstones(store))[0])).toEqual({ ok: true, checkpointSize: null });
@@ -114,8 +131,12 @@ describe('tombstones refuse what they do not extend', () => {
     const cpB = await (async () => {
       const { MemoryTree, stepLeafHash, treeRoot, signCheckpoint } = await import('../../src/proofs/index.js');
       const t = new MemoryTree();
-      for await (const line of b.lines()) t.append(stepLeafHash((JSON.parse(line.text) as { step_hash: string }).step_hash)!);
-      return signCheckpoint({ origin: 'retention.test/log', size: 5, root: await treeRoot(t, 5) }, noteSigner('retention.test/log', LOG_KEY));
+      for await (const line of b.lines())
+        t.append(stepLeafHash((JSON.parse(line.text) as { step_hash: string }).step_hash)!);
+      return signCheckpoint(
+        { origin: 'retention.test/log', size: 5, root: await treeRoot(t, 5) },
+        noteSigner('retention.test/log', LOG_KEY),
+      );
     })();
     await a.close();
     await b.close();
@@ -126,7 +147,18 @@ describe('tombstones refuse what they do not extend', () => {
     expect(checkTombstone(ta, cpB)).toMatchObject({ ok: false, problem: { code: 'TOMBSTONE_INCONSISTENT' } });
     const altered: Tombstone = { ...tb, tree_root: ta.tree_root };
     expect(checkTombstone(altered, cpB)).toMatchObject({ ok: false, problem: { code: 'TOMBSTONE_INCONSISTENT' } });
-    for (const hostile of [null, 7, 'x', [], {}, { ...tb, tombstone: 'stepchain/tombstone/v9' }, { ...tb, steps: -1 }, { ...tb, head: null }, { ...tb, consistency: null, checkpoint: cpB }, { ...tb, policy: { keep_days: 1, basis: 'never' } }]) {
+    for (const hostile of [
+      null,
+      7,
+      'x',
+      [],
+      {},
+      { ...tb, tombstone: 'stepchain/tombstone/v9' },
+      { ...tb, steps: -1 },
+      { ...tb, head: null },
+      { ...tb, consistency: null, checkpoint: cpB },
+      { ...tb, policy: { keep_days: 1, basis: 'never' } },
+    ]) {
       expect(checkTombstone(hostile as unknown)).toMatchObject({ ok: false, problem: { code: 'TOMBSTONE_MALFORMED' } });
     }
   });
@@ -135,9 +167,15 @@ describe('tombstones refuse what they do not extend', () => {
     const store = new MemoryStore();
     await (await makeRun(store, 'half-done', 90, 60)).close();
     // The state a prune killed between its two steps leaves: the tombstone durable, the run still there.
-    const { removed: [planned] } = await prune(store, { keepDays: 30, now: NOW, dryRun: true });
+    const {
+      removed: [planned],
+    } = await prune(store, { keepDays: 30, now: NOW, dryRun: true });
     const graveyard = await store.create(TOMBSTONE_JOURNAL);
-    await graveyard.append({ step_id: `tombstone:half-done:${planned!.head}`, input: { journal: 'half-done' }, result: planned as unknown as Record<string, unknown> });
+    await graveyard.append({
+      step_id: `tombstone:half-done:${planned!.head}`,
+      input: { journal: 'half-done' },
+      result: planned as unknown as Record<string, unknown>,
+    });
     await graveyard.close();
     const finished = await prune(store, { keepDays: 30, now: new Date(NOW.getTime() + 3_600_000) });
     expect(finished).toMatchObject({ resumed: 1, kept: 0 });
@@ -180,13 +218,17 @@ describe('tombstones refuse what they do not extend', () => {
     await (await makeRun(store, 'tampered', 90, 60)).close();
     await (await makeRun(store, 'intact', 90, 60)).close();
     const bucket = join(root, 'tampered', readdirSync(join(root, 'tampered')).find((f) => f.endsWith('.jsonl')) ?? '');
-    const bucketFile = readdirSync(join(root, 'tampered'), { recursive: true }).map(String).find((f) => f.endsWith('.jsonl'))!;
+    const bucketFile = readdirSync(join(root, 'tampered'), { recursive: true })
+      .map(String)
+      .find((f) => f.endsWith('.jsonl'))!;
     const path = join(root, 'tampered', bucketFile);
     writeFileSync(path, readFileSync(path, 'utf8').replace('secret-of-tampered-1', 'rewritten-by-someone'));
     void bucket;
     const result = await prune(store, { keepDays: 30, now: NOW });
     expect(result.removed.map((t) => t.journal)).toEqual(['intact']);
-    expect(result.skipped).toEqual([{ journal: 'tampered', code: 'JOURNAL_INVALID', message: expect.stringContaining('at seq 1') }]);
+    expect(result.skipped).toEqual([
+      { journal: 'tampered', code: 'JOURNAL_INVALID', message: expect.stringContaining('at seq 1') },
+    ]);
     expect(await store.list({})).toEqual(['tampered']);
     const cli = spawnSync(process.execPath, [CLI, 'prune', root, '--keep-days', '30'], { encoding: 'utf8' });
     expect(cli.status).toBe(1);
@@ -195,15 +237,19 @@ describe('tombstones refuse what they do not extend', () => {
 
   test('property: prune removes exactly the runs past the cutoff, for any ages and any policy', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.integer({ min: 0, max: 400 }), { minLength: 1, maxLength: 12 }), fc.integer({ min: 0, max: 365 }), async (ages, keepDays) => {
-        const store = new MemoryStore();
-        for (const [i, age] of ages.entries()) await (await makeRun(store, `r${i}`, age + 1, age, 1)).close();
-        const { removed, kept } = await prune(store, { keepDays, now: NOW });
-        const expected = ages.flatMap((age, i) => (age > keepDays ? [`r${i}`] : []));
-        expect(removed.map((t) => t.journal).sort()).toEqual(expected.sort());
-        expect(kept).toBe(ages.length - expected.length);
-        for (const t of removed) expect(checkTombstone(t).ok).toBe(true);
-      }),
+      fc.asyncProperty(
+        fc.array(fc.integer({ min: 0, max: 400 }), { minLength: 1, maxLength: 12 }),
+        fc.integer({ min: 0, max: 365 }),
+        async (ages, keepDays) => {
+          const store = new MemoryStore();
+          for (const [i, age] of ages.entries()) await (await makeRun(store, `r${i}`, age + 1, age, 1)).close();
+          const { removed, kept } = await prune(store, { keepDays, now: NOW });
+          const expected = ages.flatMap((age, i) => (age > keepDays ? [`r${i}`] : []));
+          expect(removed.map((t) => t.journal).sort()).toEqual(expected.sort());
+          expect(kept).toBe(ages.length - expected.length);
+          for (const t of removed) expect(checkTombstone(t).ok).toBe(true);
+        },
+      ),
       { numRuns: 25 },
     );
   });
@@ -211,7 +257,10 @@ describe('tombstones refuse what they do not extend', () => {
   test('a store of 10 000 runs: half pruned, in one pass, every tombstone checks', async () => {
     const store = new MemoryStore();
     for (let i = 0; i < 10_000; i++) {
-      const j = await store.create(`run-${String(i).padStart(5, '0')}`, { run: { agent: 'bulk' }, createdAt: daysAgo(i % 2 === 0 ? 100 : 5) });
+      const j = await store.create(`run-${String(i).padStart(5, '0')}`, {
+        run: { agent: 'bulk' },
+        createdAt: daysAgo(i % 2 === 0 ? 100 : 5),
+      });
       await j.append({ step_id: 's', ts: daysAgo(i % 2 === 0 ? 99 : 4), result: i });
       await j.close();
     }
@@ -263,16 +312,21 @@ describe('the CLI', () => {
     await (await makeRun(store, 'gone', 400, 300, 1)).close();
     const active = await store.create('active', { run: { agent: 'x' }, createdAt: daysAgo(1) });
     await active.append({ step_id: 'now', result: 'today' });
-    await active.append({ step_id: 'backdated', ts: daysAgo(500), result: 'a writer\'s clock may go back' });
+    await active.append({ step_id: 'backdated', ts: daysAgo(500), result: "a writer's clock may go back" });
     await active.close();
     expect(run(['prune', root, '--keep-days', '30']).status).toBe(0);
     expect(await store.list({})).toEqual(['active']);
-    const bucketFile = readdirSync(join(root, TOMBSTONE_JOURNAL), { recursive: true }).map(String).find((f) => f.endsWith('.jsonl'))!;
+    const bucketFile = readdirSync(join(root, TOMBSTONE_JOURNAL), { recursive: true })
+      .map(String)
+      .find((f) => f.endsWith('.jsonl'))!;
     const path = join(root, TOMBSTONE_JOURNAL, bucketFile);
     writeFileSync(path, readFileSync(path, 'utf8').replace('"steps":1', '"steps":7'));
     const listed = run(['runs', root, '--removed', '--json']);
     expect(listed.status).toBe(1);
-    const doc = JSON.parse(listed.stdout) as { ok: boolean; tombstones_chain: { ok: boolean; problems: Array<{ code: string }> } };
+    const doc = JSON.parse(listed.stdout) as {
+      ok: boolean;
+      tombstones_chain: { ok: boolean; problems: Array<{ code: string }> };
+    };
     expect(doc.ok).toBe(false);
     expect(doc.tombstones_chain.problems[0]!.code).toBe('HASH_MISMATCH');
     const text = run(['runs', root, '--removed']);
@@ -284,9 +338,12 @@ describe('the CLI', () => {
   test('a prune SIGKILLed mid-way is finished by the next: each expired run removed once, with one tombstone', async () => {
     const root = tempDir('stepchain-prune-kill-');
     const store = new FileStore(root, { fsync: 'none' });
-    for (let i = 0; i < 150; i++) await (await makeRun(store, `old-${String(i).padStart(3, '0')}`, 200, 100, 1)).close();
+    for (let i = 0; i < 150; i++)
+      await (await makeRun(store, `old-${String(i).padStart(3, '0')}`, 200, 100, 1)).close();
     await (await makeRun(store, 'new', 2, 0, 1)).close();
-    const child = spawn(process.execPath, [CLI, 'prune', root, '--keep-days', '30'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, 'prune', root, '--keep-days', '30'], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     await new Promise<void>((resolve) => {
       let seen = 0;
       child.stderr.on('data', (chunk: Buffer) => {
@@ -303,7 +360,9 @@ describe('the CLI', () => {
     expect((JSON.parse(again.stdout) as { removed: unknown[] }).removed.length).toBe(interrupted - 1);
     expect(await store.list({})).toEqual(['new']);
     const tombstones = await readTombstones(store);
-    expect(tombstones.map((t) => t.journal).sort()).toEqual(Array.from({ length: 150 }, (_, i) => `old-${String(i).padStart(3, '0')}`));
+    expect(tombstones.map((t) => t.journal).sort()).toEqual(
+      Array.from({ length: 150 }, (_, i) => `old-${String(i).padStart(3, '0')}`),
+    );
     expect(tombstones.every((t) => checkTombstone(t).ok)).toBe(true);
     const verified = run(['verify', join(root, TOMBSTONE_JOURNAL)]);
     expect(verified.status).toBe(0);
@@ -324,7 +383,9 @@ function snapshot(root: string): Record<string, string> {
 }
 
 function grepTree(root: string, needle: string): string[] {
-  return Object.entries(snapshot(root)).filter(([, text]) => text.includes(needle)).map(([p]) => p);
+  return Object.entries(snapshot(root))
+    .filter(([, text]) => text.includes(needle))
+    .map(([p]) => p);
 }
 
 test('a run whose id is too long for a plain tombstone step id is pruned all the same (a hashed step id), and its tombstone names it in full', async () => {

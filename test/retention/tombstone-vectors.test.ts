@@ -3,7 +3,14 @@ import { describe, expect, test } from 'vitest';
 import { checkTombstone } from '../../src/retention/index.js';
 import { loadVectors } from '../helpers/vectors.js';
 
-interface Case { id: string; tombstone: unknown; against?: string; result: 'valid' | 'invalid'; code?: string; checkpoint_size?: number | null }
+interface Case {
+  id: string;
+  tombstone: unknown;
+  against?: string;
+  result: 'valid' | 'invalid';
+  code?: string;
+  checkpoint_size?: number | null;
+}
 
 describe('tombstone vectors', () => {
   test.each(loadVectors<Case>('tombstones.json').cases.map((c) => [c.id, c] as const))('%s', (_id, c) => {

@@ -17,12 +17,24 @@ const cli = (args: string[]) => runNode([CLI, ...args], { timeoutMs: 60_000 });
 
 /** The journal's bytes: every segment file, in name order. */
 function bytes(journal: string): string {
-  return readdirSync(journal).filter((f) => f.endsWith('.jsonl')).sort().map((f) => readFileSync(join(journal, f), 'utf8')).join('');
+  return readdirSync(journal)
+    .filter((f) => f.endsWith('.jsonl'))
+    .sort()
+    .map((f) => readFileSync(join(journal, f), 'utf8'))
+    .join('');
 }
 
 /** Runs the shell agent; with `begun`, kills its process group once it has begun that many effects. */
-async function runAgent(journal: string, hangAt: number, begun?: number): Promise<{ lines: string[]; code: number | null; stderr: string }> {
-  const proc = spawn('sh', [AGENT_SH, `${process.execPath} ${CLI}`, journal, String(hangAt)], { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: { ...process.env, NO_COLOR: '1' } });
+async function runAgent(
+  journal: string,
+  hangAt: number,
+  begun?: number,
+): Promise<{ lines: string[]; code: number | null; stderr: string }> {
+  const proc = spawn('sh', [AGENT_SH, `${process.execPath} ${CLI}`, journal, String(hangAt)], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+    env: { ...process.env, NO_COLOR: '1' },
+  });
   const lines: string[] = [];
   let stderr = '';
   proc.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
@@ -57,7 +69,9 @@ describe('a shell agent killed mid-tool, then run again as it was', () => {
 
     // The store's listing shows it interrupted, with its pending count; filtering by status finds it.
     const listed = JSON.parse((await cli(['runs', root, '--json'])).stdout) as { runs: Array<Record<string, unknown>> };
-    expect(listed.runs).toEqual([expect.objectContaining({ id: 'run-sh', status: 'interrupted', pending: 1, ended_at: null })]);
+    expect(listed.runs).toEqual([
+      expect.objectContaining({ id: 'run-sh', status: 'interrupted', pending: 1, ended_at: null }),
+    ]);
     expect((await cli(['runs', root, '--status', 'interrupted'])).stdout).toContain('run-sh  interrupted, 1 pending');
     expect((await cli(['runs', root, '--status', 'completed'])).stdout).toBe('');
     expect((await cli(['runs', root, '--status', 'dead'])).code).toBe(2);
@@ -72,38 +86,113 @@ describe('a shell agent killed mid-tool, then run again as it was', () => {
 
     // The pending effect, asked for again by its key, or by its tool and arguments (under no key or another): refused, naming it.
     for (const extra of [['--idempotency-key', 'mail-2'], [], ['--idempotency-key', 'other-key']]) {
-      const again = await cli(['effect', 'begin', journal, '--tool', 'send_email', '--args', '{"to":"user2@example.com"}', ...extra]);
+      const again = await cli([
+        'effect',
+        'begin',
+        journal,
+        '--tool',
+        'send_email',
+        '--args',
+        '{"to":"user2@example.com"}',
+        ...extra,
+      ]);
       expect(again.code, again.stderr).toBe(1);
       expect(again.stdout).toBe('');
       expect(again.stderr).toContain('EFFECT_PENDING');
       expect(again.stderr).toContain(hung);
     }
-    const json = await cli(['effect', 'begin', journal, '--tool', 'send_email', '--args', '{"to":"user2@example.com"}', '--json']);
+    const json = await cli([
+      'effect',
+      'begin',
+      journal,
+      '--tool',
+      'send_email',
+      '--args',
+      '{"to":"user2@example.com"}',
+      '--json',
+    ]);
     expect(json.code).toBe(1);
     expect(JSON.parse(json.stdout)).toMatchObject({ ok: false, action: 'begin', error: { code: 'EFFECT_PENDING' } });
     expect(bytes(journal)).toBe(before);
 
     // A completed key with --json: the existing effect and its result.
-    const exists = await cli(['effect', 'begin', journal, '--tool', 'send_email', '--args', '{"to":"user0@example.com"}', '--idempotency-key', 'mail-0', '--json']);
+    const exists = await cli([
+      'effect',
+      'begin',
+      journal,
+      '--tool',
+      'send_email',
+      '--args',
+      '{"to":"user0@example.com"}',
+      '--idempotency-key',
+      'mail-0',
+      '--json',
+    ]);
     expect(exists.code).toBe(1);
-    expect(JSON.parse(exists.stdout)).toMatchObject({ ok: false, error: { code: 'EFFECT_EXISTS' }, effect: { id: ids[0], status: 'completed', result: { sent: true, i: 0 } } });
+    expect(JSON.parse(exists.stdout)).toMatchObject({
+      ok: false,
+      error: { code: 'EFFECT_EXISTS' },
+      effect: { id: ids[0], status: 'completed', result: { sent: true, i: 0 } },
+    });
     expect(bytes(journal)).toBe(before);
 
     // Resolving: a reason is required; then the decision is recorded and the effect may begin again, naming it.
     const noReason = await cli(['effect', 'resolve', journal, hung, '--retry']);
     expect(noReason.code).toBe(2);
-    const resolved = await cli(['effect', 'resolve', journal, hung, '--retry', '--reason', 'the mail provider has no message for mail-2', '--by', 'ops:alice', '--json']);
+    const resolved = await cli([
+      'effect',
+      'resolve',
+      journal,
+      hung,
+      '--retry',
+      '--reason',
+      'the mail provider has no message for mail-2',
+      '--by',
+      'ops:alice',
+      '--json',
+    ]);
     expect(resolved.code, resolved.stderr).toBe(0);
-    expect(JSON.parse(resolved.stdout)).toMatchObject({ ok: true, action: 'resolve', id: hung, decision: 'retry', by: 'ops:alice' });
-    const retried = await cli(['effect', 'begin', journal, '--tool', 'send_email', '--args', '{"to":"user2@example.com"}', '--idempotency-key', 'mail-2']);
+    expect(JSON.parse(resolved.stdout)).toMatchObject({
+      ok: true,
+      action: 'resolve',
+      id: hung,
+      decision: 'retry',
+      by: 'ops:alice',
+    });
+    const retried = await cli([
+      'effect',
+      'begin',
+      journal,
+      '--tool',
+      'send_email',
+      '--args',
+      '{"to":"user2@example.com"}',
+      '--idempotency-key',
+      'mail-2',
+    ]);
     expect(retried.code, retried.stderr).toBe(0);
     const retryId = retried.stdout.trim();
-    const list = JSON.parse((await cli(['effect', 'list', journal, '--json'])).stdout) as { effects: Array<Record<string, unknown>> };
-    expect(list.effects.find((e) => e.id === hung)).toMatchObject({ status: 'failed', resolution: { decision: 'retry', by: 'ops:alice', reason: 'the mail provider has no message for mail-2' } });
+    const list = JSON.parse((await cli(['effect', 'list', journal, '--json'])).stdout) as {
+      effects: Array<Record<string, unknown>>;
+    };
+    expect(list.effects.find((e) => e.id === hung)).toMatchObject({
+      status: 'failed',
+      resolution: { decision: 'retry', by: 'ops:alice', reason: 'the mail provider has no message for mail-2' },
+    });
     expect(list.effects.find((e) => e.id === retryId)).toMatchObject({ status: 'started', retry_of: hung });
 
     // The retry is killed too (no process: it simply never ends); this time the provider shows it was sent.
-    const done = await cli(['effect', 'resolve', journal, retryId, '--done', '--result', '{"sent":true,"message_id":"m-2"}', '--reason', 'in the provider log']);
+    const done = await cli([
+      'effect',
+      'resolve',
+      journal,
+      retryId,
+      '--done',
+      '--result',
+      '{"sent":true,"message_id":"m-2"}',
+      '--reason',
+      'in the provider log',
+    ]);
     expect(done.code, done.stderr).toBe(0);
     const twice = await cli(['effect', 'resolve', journal, retryId, '--abandon', '--reason', 'x']);
     expect(twice.code).toBe(2);
@@ -111,10 +200,26 @@ describe('a shell agent killed mid-tool, then run again as it was', () => {
     expect((await cli(['verify', journal])).code).toBe(0);
 
     // Completed: the listing shows it and its end time.
-    const completed = await runNode(['--input-type=module', '-e', `import { FileStore, resumeRun } from ${JSON.stringify(new URL('../../dist/index.js', import.meta.url).href)}; const run = await resumeRun(new FileStore(${JSON.stringify(root)}), 'run-sh'); await run.complete('ok'); await run.close();`], { timeoutMs: 60_000 });
+    const completed = await runNode(
+      [
+        '--input-type=module',
+        '-e',
+        `import { FileStore, resumeRun } from ${JSON.stringify(new URL('../../dist/index.js', import.meta.url).href)}; const run = await resumeRun(new FileStore(${JSON.stringify(root)}), 'run-sh'); await run.complete('ok'); await run.close();`,
+      ],
+      { timeoutMs: 60_000 },
+    );
     expect(completed.code, completed.stderr).toBe(0);
-    const after = JSON.parse((await cli(['runs', root, '--status', 'completed', '--json'])).stdout) as { runs: Array<Record<string, unknown>> };
-    expect(after.runs).toEqual([expect.objectContaining({ id: 'run-sh', status: 'completed', pending: 0, ended_at: expect.stringMatching(/^\d{4}-/) })]);
+    const after = JSON.parse((await cli(['runs', root, '--status', 'completed', '--json'])).stdout) as {
+      runs: Array<Record<string, unknown>>;
+    };
+    expect(after.runs).toEqual([
+      expect.objectContaining({
+        id: 'run-sh',
+        status: 'completed',
+        pending: 0,
+        ended_at: expect.stringMatching(/^\d{4}-/),
+      }),
+    ]);
     // An ended run takes no more effects.
     const late = await cli(['effect', 'begin', journal, '--tool', 'send_email', '--args', '{"to":"late@example.com"}']);
     expect(late.code).toBe(2);

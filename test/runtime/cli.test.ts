@@ -15,7 +15,11 @@ const cli = (args: string[]) => runNode([CLI, ...args], { timeoutMs: 60_000 });
 
 /** Runs the shell agent until it has begun `begun` effects, then kills its whole process group. */
 async function runAgentUntil(journal: string, hangAt: number, begun: number): Promise<string[]> {
-  const proc = spawn('sh', [AGENT_SH, `${process.execPath} ${CLI}`, journal, String(hangAt)], { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: { ...process.env, NO_COLOR: '1' } });
+  const proc = spawn('sh', [AGENT_SH, `${process.execPath} ${CLI}`, journal, String(hangAt)], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+    env: { ...process.env, NO_COLOR: '1' },
+  });
   const lines: string[] = [];
   let err = '';
   proc.stderr.setEncoding('utf8').on('data', (c: string) => (err += c));
@@ -49,8 +53,17 @@ describe('a shell agent killed between `effect begin` and `effect end`', () => {
     expect(list.code, list.stderr).toBe(0);
     const doc = JSON.parse(list.stdout) as { effects: Array<Record<string, unknown>>; pending: number; run_id: string };
     expect(doc.run_id).toBe('run-sh');
-    expect(doc.effects.map((e) => [e.id, e.status, e.outcome_unknown])).toEqual([[ids[0], 'completed', false], [ids[1], 'completed', false], [hung, 'started', true]]);
-    expect(doc.effects[2]).toMatchObject({ tool: 'send_email', arguments: { to: 'user2@example.com' }, idempotency_key: 'mail-2', seq: 5 });
+    expect(doc.effects.map((e) => [e.id, e.status, e.outcome_unknown])).toEqual([
+      [ids[0], 'completed', false],
+      [ids[1], 'completed', false],
+      [hung, 'started', true],
+    ]);
+    expect(doc.effects[2]).toMatchObject({
+      tool: 'send_email',
+      arguments: { to: 'user2@example.com' },
+      idempotency_key: 'mail-2',
+      seq: 5,
+    });
     expect(doc.pending).toBe(1);
 
     const pending = await cli(['effect', 'list', journal, '--pending']);
@@ -73,7 +86,14 @@ describe('a shell agent killed between `effect begin` and `effect end`', () => {
     expect(marked[0]).toContain('tool.started');
 
     // The next process decides: the mail provider says it was not sent, so the effect failed.
-    const end = await cli(['effect', 'end', journal, hung, '--error', '{"name":"NotSent","message":"provider has no record of mail-2"}']);
+    const end = await cli([
+      'effect',
+      'end',
+      journal,
+      hung,
+      '--error',
+      '{"name":"NotSent","message":"provider has no record of mail-2"}',
+    ]);
     expect(end.code, end.stderr).toBe(0);
     const again = await cli(['effect', 'end', journal, hung, '--result', '{"sent":true}']);
     expect(again.code).toBe(2);
@@ -92,15 +112,21 @@ describe('init with run options, runs, and effect on a v1 journal', () => {
   test('runs lists by conversation and parent, oldest first; a reused run id is refused', async () => {
     const root = tempDir();
     expect((await cli(['init', join(root, 'orch'), '--conversation', 'c1', '--agent', 'orchestrator'])).code).toBe(0);
-    expect((await cli(['init', join(root, 'sub-b'), '--conversation', 'c1', '--parent', 'orch', '--label', 'user=u1'])).code).toBe(0);
+    expect(
+      (await cli(['init', join(root, 'sub-b'), '--conversation', 'c1', '--parent', 'orch', '--label', 'user=u1'])).code,
+    ).toBe(0);
     expect((await cli(['init', join(root, 'sub-a'), '--conversation', 'c2', '--parent', 'orch'])).code).toBe(0);
     expect((await cli(['init', join(root, 'plain'), '--format', 'v1'])).code).toBe(0);
     const reused = await cli(['init', join(root, 'orch'), '--run']);
     expect(reused.code).toBe(2);
     expect(reused.stderr).toContain('RUN_EXISTS');
-    const byConv = JSON.parse((await cli(['runs', root, '--conversation', 'c1', '--json'])).stdout) as { runs: Array<{ id: string }> };
+    const byConv = JSON.parse((await cli(['runs', root, '--conversation', 'c1', '--json'])).stdout) as {
+      runs: Array<{ id: string }>;
+    };
     expect(byConv.runs.map((r) => r.id)).toEqual(['orch', 'sub-b']);
-    const byParent = JSON.parse((await cli(['runs', root, '--parent', 'orch', '--json'])).stdout) as { runs: Array<{ id: string; run: Record<string, unknown> }> };
+    const byParent = JSON.parse((await cli(['runs', root, '--parent', 'orch', '--json'])).stdout) as {
+      runs: Array<{ id: string; run: Record<string, unknown> }>;
+    };
     expect(byParent.runs.map((r) => r.id)).toEqual(['sub-b', 'sub-a']);
     expect(byParent.runs[0]!.run).toEqual({ conversation_id: 'c1', labels: { user: 'u1' }, parent_run_id: 'orch' });
     const text = await cli(['runs', root, '--label', 'user=u1']);

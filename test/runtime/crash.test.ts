@@ -29,28 +29,35 @@ function child(args: string[]) {
     for (const w of waiters.splice(0)) w();
   });
   const exited = new Promise<NodeJS.Signals | null>((resolve) => proc.on('close', (_code, signal) => resolve(signal)));
-  const until = (pred: () => boolean) => new Promise<void>((resolve, reject) => {
-    const check = () => (pred() ? resolve() : waiters.push(check));
-    void exited.then(() => reject(new Error(`agent exited early: ${err}`)));
-    check();
-  });
+  const until = (pred: () => boolean) =>
+    new Promise<void>((resolve, reject) => {
+      const check = () => (pred() ? resolve() : waiters.push(check));
+      void exited.then(() => reject(new Error(`agent exited early: ${err}`)));
+      check();
+    });
   return { proc, lines, exited, until };
 }
 
 /** The same crashes on the file store (a directory) and on the SQLite store (sqlite:<file>, opened by the agent through openStore). */
 const STORES: Array<[string, () => { root: string; store: Store }]> = [
-  ['file store', () => {
-    const root = tempDir();
-    return { root, store: new FileStore(root, { staleMs: 2000 }) };
-  }],
-  ['sqlite store', () => {
-    const file = `${tempDir()}/runs.db`;
-    return { root: `sqlite:${file}`, store: new SqliteStore(file) };
-  }],
+  [
+    'file store',
+    () => {
+      const root = tempDir();
+      return { root, store: new FileStore(root, { staleMs: 2000 }) };
+    },
+  ],
+  [
+    'sqlite store',
+    () => {
+      const file = `${tempDir()}/runs.db`;
+      return { root: `sqlite:${file}`, store: new SqliteStore(file) };
+    },
+  ],
 ];
 
 describe.each(STORES)('on the %s', (_name, make) => {
-  describe('an agent killed between a tool\'s intent and its outcome', () => {
+  describe("an agent killed between a tool's intent and its outcome", () => {
     test('10 kills at random points: every begun-but-unended effect is pending in the next process, and the continuation point is before it', async () => {
       const { root, store } = make();
       const begun: string[] = [];

@@ -6,7 +6,11 @@
 import { describe, expect, test } from 'vitest';
 import { MemoryStore, Run, startRun, type Journal } from '../../src/index.js';
 
-const code = (p: Promise<unknown>): Promise<unknown> => p.then(() => 'no error', (e: unknown) => (e as { code?: unknown }).code);
+const code = (p: Promise<unknown>): Promise<unknown> =>
+  p.then(
+    () => 'no error',
+    (e: unknown) => (e as { code?: unknown }).code,
+  );
 
 /** The journal, except that its next append lands and then reports a failure (its acknowledgement is lost). */
 function losingOneAck(journal: Journal): Journal {
@@ -16,7 +20,10 @@ function losingOneAck(journal: Journal): Journal {
       if (name === 'append') {
         return async (...args: Parameters<Journal['append']>) => {
           const at = await target.append(...args);
-          if (lose) { lose = false; throw new Error('connection reset after the write'); }
+          if (lose) {
+            lose = false;
+            throw new Error('connection reset after the write');
+          }
           return at;
         };
       }
@@ -33,7 +40,9 @@ describe('beginTool with the id of an effect already in the run', () => {
     const store = new MemoryStore();
     const first = await startRun(store, { runId: 'r-ack' });
     const run = Run.of(losingOneAck(first.journal));
-    await expect(run.beginTool({ name: 'pay', args: { eur: 5 }, id: 'P', idempotencyKey: 'K' })).rejects.toThrow('connection reset');
+    await expect(run.beginTool({ name: 'pay', args: { eur: 5 }, id: 'P', idempotencyKey: 'K' })).rejects.toThrow(
+      'connection reset',
+    );
     const again = await run.beginTool({ name: 'pay', args: { eur: 5 }, id: 'P', idempotencyKey: 'K' });
     expect(again).toMatchObject({ id: 'P', seq: 1, status: 'started' });
     await run.refresh();

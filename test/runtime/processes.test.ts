@@ -31,11 +31,12 @@ function writer(args: string[]) {
     for (const w of waiters.splice(0)) w();
   });
   const exited = new Promise<number | null>((resolve) => proc.on('close', resolve));
-  const line = (n: number) => new Promise<string>((resolve, reject) => {
-    const check = () => (lines.length > n ? resolve(lines[n]!) : waiters.push(check));
-    void exited.then((code) => reject(new Error(`writer ${args[2]} exited ${code}: ${err}`)));
-    check();
-  });
+  const line = (n: number) =>
+    new Promise<string>((resolve, reject) => {
+      const check = () => (lines.length > n ? resolve(lines[n]!) : waiters.push(check));
+      void exited.then((code) => reject(new Error(`writer ${args[2]} exited ${code}: ${err}`)));
+      check();
+    });
   return {
     ready: line(0),
     go: () => proc.stdin.write('go\n'),
@@ -49,7 +50,7 @@ function writer(args: string[]) {
   };
 }
 
-test('two processes ending the same effects at once: one outcome each, the other refused, and each sees the other\'s records', async () => {
+test("two processes ending the same effects at once: one outcome each, the other refused, and each sees the other's records", async () => {
   const root = tempDir();
   const store = new FileStore(root, { fsync: 'none' });
   const run = await startRun(store, { runId: 'shared' });
@@ -83,7 +84,9 @@ test('two processes ending the same effects at once: one outcome each, the other
   expect((await journal.verify()).ok).toBe(true);
 
   // Each process's last view is the journal's: the other's outcomes and its own effects included.
-  const truth = [...state.effects.values()].sort((x, y) => x.seq - y.seq).map((e) => ({ id: e.id, tool: e.tool, status: e.status, result: e.result }));
+  const truth = [...state.effects.values()]
+    .sort((x, y) => x.seq - y.seq)
+    .map((e) => ({ id: e.id, tool: e.tool, status: e.status, result: e.result }));
   expect(truth.filter((e) => e.tool === 'own-a')).toHaveLength(ids.length);
   expect(truth.filter((e) => e.tool === 'own-b')).toHaveLength(ids.length);
   expect(await wa.look()).toEqual(truth);

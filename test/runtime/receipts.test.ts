@@ -6,22 +6,50 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { diff, exportReceipt, FileStore, publish, startRun, verifyPublishedReceipt, verifyReceipt, type Journal } from '../../src/index.js';
+import {
+  diff,
+  exportReceipt,
+  FileStore,
+  publish,
+  startRun,
+  verifyPublishedReceipt,
+  verifyReceipt,
+  type Journal,
+} from '../../src/index.js';
 import { tempDir } from '../helpers/tmp.js';
 
 async function runWithPendingEffect(root: string, id: string, secret: string): Promise<Journal> {
   const store = new FileStore(root, { fsync: 'none' });
-  const run = await startRun(store, { runId: id, conversationId: 'conv-1', agent: 'payer', labels: { environment: 'test' }, input: { task: 'pay' } });
+  const run = await startRun(store, {
+    runId: id,
+    conversationId: 'conv-1',
+    agent: 'payer',
+    labels: { environment: 'test' },
+    input: { task: 'pay' },
+  });
   const call = await run.beginModel({ model: 'm-1', prompt: [{ role: 'user', content: 'pay invoice 9' }] });
-  await call.complete({ result: { role: 'assistant' }, toolCalls: [{ id: 'c1', name: 'http', arguments: { api_key: secret } }] });
-  const done = await run.beginTool({ name: 'http', args: { api_key: secret, url: 'https://pay.example/a' }, callId: 'c1', id: 'lookup' });
+  await call.complete({
+    result: { role: 'assistant' },
+    toolCalls: [{ id: 'c1', name: 'http', arguments: { api_key: secret } }],
+  });
+  const done = await run.beginTool({
+    name: 'http',
+    args: { api_key: secret, url: 'https://pay.example/a' },
+    callId: 'c1',
+    id: 'lookup',
+  });
   await done.complete({ status: 200 });
-  await run.beginTool({ name: 'http', args: { api_key: secret, url: 'https://pay.example/charge' }, idempotencyKey: 'inv-9', id: 'charge' });
+  await run.beginTool({
+    name: 'http',
+    args: { api_key: secret, url: 'https://pay.example/charge' },
+    idempotencyKey: 'inv-9',
+    id: 'charge',
+  });
   return run.journal;
 }
 
 describe('receipts of run journals', () => {
-  test('verify, prove the run identity, and say a pending effect\'s outcome is unknown', async () => {
+  test("verify, prove the run identity, and say a pending effect's outcome is unknown", async () => {
     const root = tempDir();
     const journal = await runWithPendingEffect(root, 'run-r', 'sk-live-000000000000000000000000');
     const out = join(root, 'r.tar');
@@ -31,7 +59,9 @@ describe('receipts of run journals', () => {
     expect(report.ok).toBe(true);
     expect(report.proves.join('\n')).toContain('run run-r (conversation conv-1; agent payer; labels environment=test)');
     const unknown = report.does_not_prove.filter((s) => s.includes('has no recorded outcome'));
-    expect(unknown).toEqual([expect.stringContaining('tool effect charge (http, started at seq 5, idempotency key inv-9)')]);
+    expect(unknown).toEqual([
+      expect.stringContaining('tool effect charge (http, started at seq 5, idempotency key inv-9)'),
+    ]);
     // A completed effect is not listed.
     expect(report.does_not_prove.join('\n')).not.toContain('effect lookup');
     await journal.close();
@@ -68,8 +98,14 @@ describe('receipts of run journals', () => {
     const journal = await runWithPendingEffect(root, 'run-p', secret);
     const out = join(root, 'pub.tar');
     const result = await publish(journal, {
-      policy: { rules: [{ id: 'tool-secrets', paths: ['/tool_call/arguments/api_key'], tools: ['http'] }, { id: 'model-calls', paths: ['/tool_call/0/arguments/api_key'] }] },
-      optIn: true, out,
+      policy: {
+        rules: [
+          { id: 'tool-secrets', paths: ['/tool_call/arguments/api_key'], tools: ['http'] },
+          { id: 'model-calls', paths: ['/tool_call/0/arguments/api_key'] },
+        ],
+      },
+      optIn: true,
+      out,
     });
     // The two intents (seq 3, 5) and the completed effect (seq 4) each had the key in tool_call.arguments; the model's request too.
     expect(result.redactions).toBe(4);

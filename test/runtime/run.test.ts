@@ -1,6 +1,16 @@
 /** The agent runtime (spec/RUNS.md; its records spec/FORMAT.md §11) over the memory, file, Postgres and SQLite stores: runs, outcomes, the continuation point, listing. */
 import { afterAll, describe, expect, inject, test } from 'vitest';
-import { FileStore, MemoryStore, Run, RuntimeError, resumeRun, startRun, type Journal, type StepRecord, type Store } from '../../src/index.js';
+import {
+  FileStore,
+  MemoryStore,
+  Run,
+  RuntimeError,
+  resumeRun,
+  startRun,
+  type Journal,
+  type StepRecord,
+  type Store,
+} from '../../src/index.js';
 import { runState } from '../../src/runtime/index.js';
 import { PostgresStore } from '../../src/store/postgres/index.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
@@ -17,16 +27,26 @@ afterAll(async () => {
 const stores: Array<[string, () => Store]> = [
   ['memory', () => new MemoryStore()],
   ['file', () => new FileStore(tempDir(), { fsync: 'none' })],
-  ['postgres', () => {
-    const store = new PostgresStore({ connectionString: inject('pgUrl'), schema: `runtime_${process.pid}_${schemas++}`, connection: { max: 4 } });
-    pgStores.push(store);
-    return store;
-  }],
-  ['sqlite', () => {
-    const store = new SqliteStore(`${tempDir()}/runs.db`, { fsync: 'none' });
-    sqliteStores.push(store);
-    return store;
-  }],
+  [
+    'postgres',
+    () => {
+      const store = new PostgresStore({
+        connectionString: inject('pgUrl'),
+        schema: `runtime_${process.pid}_${schemas++}`,
+        connection: { max: 4 },
+      });
+      pgStores.push(store);
+      return store;
+    },
+  ],
+  [
+    'sqlite',
+    () => {
+      const store = new SqliteStore(`${tempDir()}/runs.db`, { fsync: 'none' });
+      sqliteStores.push(store);
+      return store;
+    },
+  ],
 ];
 
 /** `journal` with its reads counted: read, head, get and lines. */
@@ -64,10 +84,24 @@ async function code(p: Promise<unknown>): Promise<string> {
 describe.each(stores)('runs in the %s store', (_name, makeStore) => {
   test('the identity is in the genesis, covered by its hash; an explicit run id cannot be reused', async () => {
     const store = makeStore();
-    const run = await startRun(store, { runId: 'r-1', conversationId: 'c-1', parentRunId: 'orch-1', agent: 'billing', labels: { user: 'u1', environment: 'test' }, input: { task: 'pay' } });
+    const run = await startRun(store, {
+      runId: 'r-1',
+      conversationId: 'c-1',
+      parentRunId: 'orch-1',
+      agent: 'billing',
+      labels: { user: 'u1', environment: 'test' },
+      input: { task: 'pay' },
+    });
     expect(run.journal.genesis).toEqual({
-      format: 'stepchain/v2', journal_id: 'r-1', created_at: run.createdAt,
-      run: { agent: 'billing', conversation_id: 'c-1', labels: { user: 'u1', environment: 'test' }, parent_run_id: 'orch-1' },
+      format: 'stepchain/v2',
+      journal_id: 'r-1',
+      created_at: run.createdAt,
+      run: {
+        agent: 'billing',
+        conversation_id: 'c-1',
+        labels: { user: 'u1', environment: 'test' },
+        parent_run_id: 'orch-1',
+      },
     });
     expect(run.identity.conversation_id).toBe('c-1');
     expect(await code(startRun(store, { runId: 'r-1' }))).toBe('RUN_EXISTS');
@@ -83,12 +117,25 @@ describe.each(stores)('runs in the %s store', (_name, makeStore) => {
   test('an effect: intent, annotation, outcome; a second outcome and an unknown id are refused with codes', async () => {
     const store = makeStore();
     const run = await startRun(store, { runId: 'r-eff' });
-    const effect = await run.beginTool({ name: 'charge', args: { cents: 12000n, at: new Date(0) }, idempotencyKey: 'inv-9', id: 'eff-1' });
+    const effect = await run.beginTool({
+      name: 'charge',
+      args: { cents: 12000n, at: new Date(0) },
+      idempotencyKey: 'inv-9',
+      id: 'eff-1',
+    });
     expect(effect.id).toBe('eff-1');
     await effect.annotate({ summary: 'charging card 4242' });
-    expect(await run.pendingEffects()).toEqual([expect.objectContaining({
-      id: 'eff-1', seq: 1, tool: 'charge', args: { cents: '12000', at: '1970-01-01T00:00:00.000Z' }, idempotencyKey: 'inv-9', summary: 'charging card 4242', status: 'started',
-    })]);
+    expect(await run.pendingEffects()).toEqual([
+      expect.objectContaining({
+        id: 'eff-1',
+        seq: 1,
+        tool: 'charge',
+        args: { cents: '12000', at: '1970-01-01T00:00:00.000Z' },
+        idempotencyKey: 'inv-9',
+        summary: 'charging card 4242',
+        status: 'started',
+      }),
+    ]);
     const done = await effect.complete({ charge: 'ch_1' });
     expect(done.seq).toBe(3);
     expect(await code(effect.complete({ charge: 'ch_1' }))).toBe('EFFECT_ALREADY_ENDED');
@@ -99,11 +146,20 @@ describe.each(stores)('runs in the %s store', (_name, makeStore) => {
     const results = await Promise.allSettled([e2.complete('a'), e2.complete('b')]);
     expect(results.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected']);
     const [effects] = [await run.effects()];
-    expect(effects.map((e) => [e.id, e.status])).toEqual([['eff-1', 'completed'], [e2.id, 'completed']]);
+    expect(effects.map((e) => [e.id, e.status])).toEqual([
+      ['eff-1', 'completed'],
+      [e2.id, 'completed'],
+    ]);
     expect(effects[0]!.durationMs).toBeGreaterThanOrEqual(0);
     // The completed record is a whole step: it repeats the intent's tool_call, with the result.
     const rec = await run.journal.get(3);
-    expect(rec).toMatchObject({ kind: 'tool.completed', ref: 'eff-1', tool_call: { name: 'charge', arguments: { cents: '12000' } }, result: { charge: 'ch_1' }, error: null });
+    expect(rec).toMatchObject({
+      kind: 'tool.completed',
+      ref: 'eff-1',
+      tool_call: { name: 'charge', arguments: { cents: '12000' } },
+      result: { charge: 'ch_1' },
+      error: null,
+    });
     expect((await run.journal.verify()).ok).toBe(true);
     await run.close();
   });
@@ -114,10 +170,17 @@ describe.each(stores)('runs in the %s store', (_name, makeStore) => {
     const effect = await run.beginTool({ name: 'pay', args: { a: 1 } });
     const err = Object.assign(new Error('card declined'), { code: 'card_declined' });
     await effect.fail(err);
-    expect((await run.effects())[0]).toMatchObject({ status: 'failed', error: { name: 'Error', message: 'card declined', code: 'card_declined' }, result: null });
+    expect((await run.effects())[0]).toMatchObject({
+      status: 'failed',
+      error: { name: 'Error', message: 'card declined', code: 'card_declined' },
+      result: null,
+    });
     await run.fail(new TypeError('gave up'));
     expect(await run.status()).toBe('failed');
-    expect(await run.journal.get(3)).toMatchObject({ kind: 'run.failed', error: { name: 'TypeError', message: 'gave up' } });
+    expect(await run.journal.get(3)).toMatchObject({
+      kind: 'run.failed',
+      error: { name: 'TypeError', message: 'gave up' },
+    });
     await run.close();
   });
 
@@ -127,7 +190,15 @@ describe.each(stores)('runs in the %s store', (_name, makeStore) => {
     expect((await run.continuationPoint()).seq).toBe(0);
     const call = await run.beginModel({ model: 'm', prompt: [{ role: 'user', content: 'pay two invoices' }] });
     expect((await run.continuationPoint()).seq).toBe(0);
-    await call.complete({ result: { role: 'assistant' }, toolCalls: [{ id: 'c1', name: 'pay', arguments: { inv: 1 } }, { id: 'c2', name: 'pay', arguments: { inv: 2 } }], usage: { tokens: 10n }, finishReason: 'tool_calls' });
+    await call.complete({
+      result: { role: 'assistant' },
+      toolCalls: [
+        { id: 'c1', name: 'pay', arguments: { inv: 1 } },
+        { id: 'c2', name: 'pay', arguments: { inv: 2 } },
+      ],
+      usage: { tokens: 10n },
+      finishReason: 'tool_calls',
+    });
     expect((await run.continuationPoint()).seq).toBe(0);
     const t1 = await run.beginTool({ name: 'pay', args: { inv: 1 }, callId: 'c1' });
     await t1.complete('ok');
@@ -136,7 +207,15 @@ describe.each(stores)('runs in the %s store', (_name, makeStore) => {
     await t2.fail(new Error('declined'));
     const point = await run.continuationPoint();
     expect(point.seq).toBe(6);
-    expect(point.steps.map((s) => (s as { kind: string }).kind)).toEqual(['run.started', 'model.started', 'model.completed', 'tool.started', 'tool.completed', 'tool.started', 'tool.failed']);
+    expect(point.steps.map((s) => (s as { kind: string }).kind)).toEqual([
+      'run.started',
+      'model.started',
+      'model.completed',
+      'tool.started',
+      'tool.completed',
+      'tool.started',
+      'tool.failed',
+    ]);
     expect(await run.journal.get(2)).toMatchObject({ meta: { usage: { tokens: '10' }, finish_reason: 'tool_calls' } });
     // A fork at the continuation point is a valid run journal with the same identity.
     const fork = await store.fork(run.journal, { fromStep: point.seq!, to: 'r-cont-fork' });
@@ -159,7 +238,7 @@ describe.each(stores)('runs in the %s store', (_name, makeStore) => {
     await second.close();
   });
 
-  test('a Run folds its own records without reading the journal back, and its state is the journal\'s', async () => {
+  test("a Run folds its own records without reading the journal back, and its state is the journal's", async () => {
     const store = makeStore();
     const started = await startRun(store, { runId: 'r-own' });
     const { journal, reads } = counted(started.journal);
@@ -167,7 +246,11 @@ describe.each(stores)('runs in the %s store', (_name, makeStore) => {
     await run.refresh();
     for (const k of Object.keys(reads)) reads[k] = 0;
     const call = await run.beginModel({ model: 'm', prompt: [{ role: 'user', content: 'pay' }] });
-    await call.complete({ result: 'calling pay', toolCalls: [{ id: 'c1', name: 'pay', arguments: { a: 1 } }], usage: { tokens: 3 } });
+    await call.complete({
+      result: 'calling pay',
+      toolCalls: [{ id: 'c1', name: 'pay', arguments: { a: 1 } }],
+      usage: { tokens: 3 },
+    });
     const effect = await run.beginTool({ name: 'pay', args: { a: 1 }, callId: 'c1', idempotencyKey: 'k' });
     await effect.annotate({ summary: 'paying' });
     await effect.complete({ paid: true });
@@ -207,10 +290,24 @@ describe.each(stores)('runs in the %s store', (_name, makeStore) => {
     const other = await resumeRun(store, 'r-order');
     await other.journal.append({ input: 'from elsewhere' });
     // `two` is still in flight when the run completes: recorded as left unresolved (RUNS.md §5).
-    const written = await Promise.all([effect.complete('first'), run.beginTool({ name: 'two', args: {} }), run.complete('done', { leavePending: true })]);
+    const written = await Promise.all([
+      effect.complete('first'),
+      run.beginTool({ name: 'two', args: {} }),
+      run.complete('done', { leavePending: true }),
+    ]);
     expect(written.map((w) => w.seq)).toEqual([3, 4, 5]);
-    expect((await records(run.journal)).map((r) => (r.v === 2 ? r.kind : null))).toEqual(['run.started', 'tool.started', 'step', 'tool.completed', 'tool.started', 'run.completed']);
-    expect((await run.effects()).map((e) => [e.tool, e.status])).toEqual([['one', 'completed'], ['two', 'started']]);
+    expect((await records(run.journal)).map((r) => (r.v === 2 ? r.kind : null))).toEqual([
+      'run.started',
+      'tool.started',
+      'step',
+      'tool.completed',
+      'tool.started',
+      'run.completed',
+    ]);
+    expect((await run.effects()).map((e) => [e.tool, e.status])).toEqual([
+      ['one', 'completed'],
+      ['two', 'started'],
+    ]);
     await other.close();
     await run.close();
   });
@@ -219,7 +316,14 @@ describe.each(stores)('runs in the %s store', (_name, makeStore) => {
     const store = makeStore();
     const run = await startRun(store, { runId: 'r-plain' });
     const r = await run.journal.append({ input: 1, result: 2 });
-    expect(await run.journal.get(r.seq)).toMatchObject({ v: 2, kind: 'step', ref: null, error: null, input: 1, result: 2 });
+    expect(await run.journal.get(r.seq)).toMatchObject({
+      v: 2,
+      kind: 'step',
+      ref: null,
+      error: null,
+      input: 1,
+      result: 2,
+    });
     await expect(run.journal.append({ kind: 'tool.exploded' })).rejects.toThrow(/FIELD_INVALID.*kind must be one of/);
     await expect(run.journal.append({ kind: 'tool.completed', result: 1 })).rejects.toThrow(/FIELD_INVALID.*ref/);
     expect((await run.journal.head())!.seq).toBe(1);
@@ -230,8 +334,19 @@ describe.each(stores)('runs in the %s store', (_name, makeStore) => {
     const store = makeStore();
     const made: string[] = [];
     // Created out of id order, and with created_at out of creation order.
-    for (const [id, minute, conv, parent] of [['z', 3, 'c1', 'p'], ['a', 1, 'c1', null], ['m', 2, 'c2', 'p'], ['b', 1, 'c1', 'p']] as const) {
-      const run = await startRun(store, { runId: id, conversationId: conv, ...(parent ? { parentRunId: parent } : {}), createdAt: `2026-01-01T00:0${minute}:00.000Z`, labels: { env: id === 'z' ? 'prod' : 'dev' } });
+    for (const [id, minute, conv, parent] of [
+      ['z', 3, 'c1', 'p'],
+      ['a', 1, 'c1', null],
+      ['m', 2, 'c2', 'p'],
+      ['b', 1, 'c1', 'p'],
+    ] as const) {
+      const run = await startRun(store, {
+        runId: id,
+        conversationId: conv,
+        ...(parent ? { parentRunId: parent } : {}),
+        createdAt: `2026-01-01T00:0${minute}:00.000Z`,
+        labels: { env: id === 'z' ? 'prod' : 'dev' },
+      });
       made.push(id);
       await run.close();
     }
@@ -244,12 +359,20 @@ describe.each(stores)('runs in the %s store', (_name, makeStore) => {
     expect(await store.list()).toEqual(['a', 'b', 'm', 'v1-journal', 'z']);
     const entries = await store.runs({ conversationId: 'c2' });
     // A store that keeps run state (SQLite, Postgres) lists each run's progress beside its identity.
-    expect(entries.map(({ progress, ...e }) => e)).toEqual([{ id: 'm', run_id: 'm', created_at: '2026-01-01T00:02:00.000Z', run: { conversation_id: 'c2', labels: { env: 'dev' }, parent_run_id: 'p' }, fork_of: null }]);
+    expect(entries.map(({ progress, ...e }) => e)).toEqual([
+      {
+        id: 'm',
+        run_id: 'm',
+        created_at: '2026-01-01T00:02:00.000Z',
+        run: { conversation_id: 'c2', labels: { env: 'dev' }, parent_run_id: 'p' },
+        fork_of: null,
+      },
+    ]);
     expect(entries[0]!.progress === undefined || entries[0]!.progress.status === 'running').toBe(true);
   });
 });
 
-describe('the file store\'s run index', () => {
+describe("the file store's run index", () => {
   test('a journal the index lacks (a crash before indexing, a store from before the index) is found and indexed', async () => {
     const { rmSync, readFileSync, existsSync } = await import('node:fs');
     const { join } = await import('node:path');

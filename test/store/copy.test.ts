@@ -21,7 +21,12 @@ async function source(count: number): Promise<{ store: FileStore; j: Journal; ro
   const root = tempDir();
   const store = new FileStore(root, { fsync: 'none', segmentBytes: 4096, blobThreshold: 1024 });
   const j = await store.create('src');
-  for (let i = 0; i < count; i++) await j.append({ input: { i, pad: 'p'.repeat(200) }, result: i % 5 === 2 ? 'b'.repeat(1500 + i) : i, ...(i % 3 ? {} : { meta: { k: i } }) });
+  for (let i = 0; i < count; i++)
+    await j.append({
+      input: { i, pad: 'p'.repeat(200) },
+      result: i % 5 === 2 ? 'b'.repeat(1500 + i) : i,
+      ...(i % 3 ? {} : { meta: { k: i } }),
+    });
   return { store, j, root };
 }
 
@@ -30,7 +35,13 @@ describe('copyJournal', () => {
     const { j } = await source(25);
     const target = new MemoryStore();
     const first = await copyJournal(j, target, 'dst');
-    expect(first).toMatchObject({ created: true, already: 0, copied: 25, head: await j.head(), lineage_dropped: false });
+    expect(first).toMatchObject({
+      created: true,
+      already: 0,
+      copied: 25,
+      head: await j.head(),
+      lineage_dropped: false,
+    });
     const dst = await target.open('dst');
     expect(dst.genesis).toEqual(j.genesis);
     expect(dst.config).toEqual(j.config);
@@ -65,7 +76,8 @@ describe('copyJournal', () => {
   test('a caller-supplied record salt must be 32 lowercase hex digits, and only a v2 journal takes one', async () => {
     const store = new MemoryStore();
     const v2 = await store.create('v2', { format: 'stepchain/v2' });
-    for (const salt of ['00', 'A'.repeat(32), 42]) expect(await code(v2.append({ input: 1, salt }))).toBe('FIELD_INVALID');
+    for (const salt of ['00', 'A'.repeat(32), 42])
+      expect(await code(v2.append({ input: 1, salt }))).toBe('FIELD_INVALID');
     const ok = await v2.append({ input: 1, salt: '0123456789abcdef0123456789abcdef' });
     expect((await v2.get(ok.seq)) as unknown).toMatchObject({ salt: '0123456789abcdef0123456789abcdef' });
     const v1 = await store.create('v1');
@@ -73,16 +85,38 @@ describe('copyJournal', () => {
   });
 
   test.each([
-    ['another genesis', async (t: MemoryStore) => void (await t.create('dst', { segmentBytes: 4096, blobThreshold: 1024 })), /another genesis/],
-    ['another config', async (t: MemoryStore, j: Journal) => void (await t.create('dst', { journalId: j.genesis.journal_id, createdAt: j.genesis.created_at })), /another config/],
-    ['a differing step', async (t: MemoryStore, j: Journal) => {
-      const d = await t.create('dst', { journalId: j.genesis.journal_id, createdAt: j.genesis.created_at, segmentBytes: 4096, blobThreshold: 1024 });
-      await d.append({ input: 'not the source' });
-    }, /step 0 is not the source's/],
-    ['more steps than the source', async (t: MemoryStore, j: Journal) => {
-      await copyJournal(j, t, 'dst');
-      await (await t.open('dst')).append({ input: 'extra' });
-    }, /holds 6 steps and the source 5/],
+    [
+      'another genesis',
+      async (t: MemoryStore) => void (await t.create('dst', { segmentBytes: 4096, blobThreshold: 1024 })),
+      /another genesis/,
+    ],
+    [
+      'another config',
+      async (t: MemoryStore, j: Journal) =>
+        void (await t.create('dst', { journalId: j.genesis.journal_id, createdAt: j.genesis.created_at })),
+      /another config/,
+    ],
+    [
+      'a differing step',
+      async (t: MemoryStore, j: Journal) => {
+        const d = await t.create('dst', {
+          journalId: j.genesis.journal_id,
+          createdAt: j.genesis.created_at,
+          segmentBytes: 4096,
+          blobThreshold: 1024,
+        });
+        await d.append({ input: 'not the source' });
+      },
+      /step 0 is not the source's/,
+    ],
+    [
+      'more steps than the source',
+      async (t: MemoryStore, j: Journal) => {
+        await copyJournal(j, t, 'dst');
+        await (await t.open('dst')).append({ input: 'extra' });
+      },
+      /holds 6 steps and the source 5/,
+    ],
   ])('refuses a target with %s and leaves it untouched', async (_l, prepare, message) => {
     const { j } = await source(5);
     const target = new MemoryStore();
@@ -99,7 +133,9 @@ describe('copyJournal', () => {
     const bucket = join(root, 'src', 'buckets', readdirSync(join(root, 'src', 'buckets')).sort()[0]!);
     writeFileSync(bucket, readFileSync(bucket, 'utf8').replace('"i":1,', '"i":7,'));
     const target = new MemoryStore();
-    const e = await copyJournal(await new FileStore(root).open('src', { readOnly: true }), target, 'dst').catch((x: unknown) => x as Error & { code: string });
+    const e = await copyJournal(await new FileStore(root).open('src', { readOnly: true }), target, 'dst').catch(
+      (x: unknown) => x as Error & { code: string },
+    );
     expect((e as { code: string }).code).toBe('JOURNAL_CORRUPT');
     expect((e as Error).message).toMatch(/HASH_MISMATCH/);
     const copied = await lines(await target.open('dst'));

@@ -20,7 +20,10 @@ const pg = await postgresHarness('dbparts', 4);
 
 /** A step whose result is large enough to become a part (over the 1 KiB threshold), distinct per journal and step. */
 function step(journal: number, i: number): StepInput {
-  return { input: { journal, i }, result: { text: `journal ${journal} step ${i}: ` + `word${journal}-${i} `.repeat(150) } };
+  return {
+    input: { journal, i },
+    result: { text: `journal ${journal} step ${i}: ` + `word${journal}-${i} `.repeat(150) },
+  };
 }
 
 /** Every journal's steps read back exactly (their parts resolved) and verify without problems. */
@@ -43,14 +46,16 @@ describe('SQLite: v3 journals of one store written at once in one process', () =
     // As an agent host does: runs started at once, each a journal of its own (created, appended to, closed),
     // so one journal's first part writes come while another journal's transaction holds the write lock.
     const ids = Array.from({ length: workers * each }, (_, n) => `run-${n}`);
-    await Promise.all(Array.from({ length: workers }, async (_, w) => {
-      for (let k = 0; k < each; k++) {
-        const n = w * each + k;
-        const j = await store.create(ids[n]!, { format: 'stepchain/v3' });
-        await j.appendMany([step(n, 0), step(n, 1)]);
-        await j.close();
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: workers }, async (_, w) => {
+        for (let k = 0; k < each; k++) {
+          const n = w * each + k;
+          const j = await store.create(ids[n]!, { format: 'stepchain/v3' });
+          await j.appendMany([step(n, 0), step(n, 1)]);
+          await j.close();
+        }
+      }),
+    );
     await expectIntact(store, ids, 2);
     await store.close();
   }, 240_000);
@@ -63,11 +68,15 @@ describe('Postgres: the first writes of v3 journals into a fresh schema, at once
     for (let round = 0; round < 5; round++) {
       // Four stores (four pools) on one fresh schema: the journals' first part writes meet on sessions of all.
       const schema = pg.schemaName();
-      const stores = [0, 1, 2, 3].map(() => pg.track(new PostgresStore({ connectionString: pg.url, schema, connection: { max: writers } })));
+      const stores = [0, 1, 2, 3].map(() =>
+        pg.track(new PostgresStore({ connectionString: pg.url, schema, connection: { max: writers } })),
+      );
       const journals = [];
       for (const [n, id] of ids.entries()) journals.push(await stores[n % 4]!.create(id, { format: 'stepchain/v3' }));
       const outcomes = await Promise.allSettled(journals.map((j, n) => j.appendMany([step(n, 0), step(n, 1)])));
-      expect(outcomes.filter((o) => o.status === 'rejected').map((o) => String((o as PromiseRejectedResult).reason))).toEqual([]);
+      expect(
+        outcomes.filter((o) => o.status === 'rejected').map((o) => String((o as PromiseRejectedResult).reason)),
+      ).toEqual([]);
       await Promise.all(journals.map((j) => j.close()));
       await expectIntact(stores[0]!, ids, 2);
     }
@@ -77,7 +86,7 @@ describe('Postgres: the first writes of v3 journals into a fresh schema, at once
 describe.each([
   ['sqlite', () => new SqliteStore(join(dir, 'remove.db'), { fsync: 'none' })],
   ['postgres', () => pg.store()],
-] as const)('remove takes a v3 journal\'s parts and part key with it: %s store', (_name, make) => {
+] as const)("remove takes a v3 journal's parts and part key with it: %s store", (_name, make) => {
   test('a journal made again under the id holds none of the old parts and has a new part key', async () => {
     const store = make();
     const old = await store.create('again', { format: 'stepchain/v3' });
@@ -108,7 +117,17 @@ describe('a reader of a v3 journal creates no part tables', () => {
     const j = await store.open('empty', { readOnly: true });
     for await (const _ of j.read()) void _;
     expect((await j.verify()).problems).toEqual([]);
-    const parts = (j as unknown as { parts: { store: { list(): AsyncIterable<string>; get(a: string): Promise<unknown>; lookup(k: string): Promise<unknown> } } }).parts.store;
+    const parts = (
+      j as unknown as {
+        parts: {
+          store: {
+            list(): AsyncIterable<string>;
+            get(a: string): Promise<unknown>;
+            lookup(k: string): Promise<unknown>;
+          };
+        };
+      }
+    ).parts.store;
     for await (const _ of parts.list()) void _;
     expect(await parts.get(`sha256:${'0'.repeat(64)}`)).toBe(null);
     expect(await parts.lookup('0'.repeat(64))).toBe(null);

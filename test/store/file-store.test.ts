@@ -2,7 +2,18 @@
  * What only the file store has: its directory layout (spec/FILE-STORE.md), crash repair, the head
  * cache, blobs on disk, the lock, and the durability modes. Real files, real child processes, no mocks.
  */
-import { existsSync, readFileSync, readdirSync, rmSync, statSync, unlinkSync, writeFileSync, appendFileSync, mkdirSync, renameSync } from 'node:fs';
+import {
+  existsSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+  appendFileSync,
+  mkdirSync,
+  renameSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { describe, expect, test } from 'vitest';
@@ -14,7 +25,10 @@ import { code } from '../helpers/outcomes.js';
 
 const root = tempDir('stepchain-file-');
 let n = 0;
-function fresh(options: ConstructorParameters<typeof FileStore>[1] = {}): { store: FileStore; dir: (id: string) => string } {
+function fresh(options: ConstructorParameters<typeof FileStore>[1] = {}): {
+  store: FileStore;
+  dir: (id: string) => string;
+} {
   const r = join(root, `s${n++}`);
   return { store: new FileStore(r, options), dir: (id) => join(r, id) };
 }
@@ -76,7 +90,11 @@ describe('layout', () => {
     // Multi-byte text (2-, 3- and 4-byte UTF-8) so that bytes and UTF-16 lengths differ; a second, larger
     // batch reuses and grows the writer's buffer; a third (300 lines of about 15 KB) passes the size it keeps between batches.
     const step = (i: number, pad: number) => ({ input: { i }, result: `é€😀-${i}-`.repeat(pad) });
-    const batches = [Array.from({ length: 40 }, (_, i) => step(i, 30)), Array.from({ length: 200 }, (_, i) => step(40 + i, 45)), Array.from({ length: 300 }, (_, i) => step(240 + i, 1000))];
+    const batches = [
+      Array.from({ length: 40 }, (_, i) => step(i, 30)),
+      Array.from({ length: 200 }, (_, i) => step(40 + i, 45)),
+      Array.from({ length: 300 }, (_, i) => step(240 + i, 1000)),
+    ];
     for (const b of batches) await j.appendMany(b);
     const d = dir('j');
     const names = bucketsOf(d);
@@ -116,7 +134,13 @@ describe('layout', () => {
     const seqs: number[] = [];
     for await (const r of j.read({ from: 45 })) seqs.push(r.seq);
     expect(seqs).toEqual(Array.from({ length: 15 }, (_, i) => 45 + i));
-    expect(await code((async () => { for await (const _ of j.read({ from: 0, to: 0 })) void _; })())).not.toBe('no error');
+    expect(
+      await code(
+        (async () => {
+          for await (const _ of j.read({ from: 0, to: 0 })) void _;
+        })(),
+      ),
+    ).not.toBe('no error');
   });
 
   test('list shows journals only: no staging directories, stray files or invalid names', async () => {
@@ -263,7 +287,7 @@ describe('blobs on disk', () => {
     return { store, j, blob: join(dir('j'), 'blobs', 'sha256', blobs[0]!) };
   }
 
-  test('a blob file holds exactly the value\'s canonical bytes, named by their SHA-256', async () => {
+  test("a blob file holds exactly the value's canonical bytes, named by their SHA-256", async () => {
     const { blob } = await withBlob();
     const bytes = readFileSync(blob);
     expect(bytes.toString()).toBe(`{"text":"${'x'.repeat(5000)}"}`);
@@ -274,18 +298,21 @@ describe('blobs on disk', () => {
     ['missing', (p: string) => unlinkSync(p), 'BLOB_MISSING'],
     ['altered', (p: string) => writeFileSync(p, readFileSync(p, 'utf8').replace('xx', 'yx')), 'BLOB_CORRUPT'],
     ['truncated', (p: string) => writeFileSync(p, readFileSync(p).subarray(0, 100)), 'BLOB_CORRUPT'],
-  ])('a %s blob is a verification problem with its own code, and reading the step fails', async (_l, damage, expected) => {
-    const { j, blob } = await withBlob();
-    damage(blob);
-    const report = await j.verify();
-    expect(report.ok).toBe(false);
-    expect(report.problems.map((p) => [p.code, p.location.seq, p.location.field])).toEqual([
-      [expected, 0, 'result'],
-      [expected, 1, 'tool_call'],
-    ]);
-    expect(await code(j.get(0))).toBe(expected);
-    expect((await j.get(0).catch(() => null)) ?? 'threw').toBe('threw');
-  });
+  ])(
+    'a %s blob is a verification problem with its own code, and reading the step fails',
+    async (_l, damage, expected) => {
+      const { j, blob } = await withBlob();
+      damage(blob);
+      const report = await j.verify();
+      expect(report.ok).toBe(false);
+      expect(report.problems.map((p) => [p.code, p.location.seq, p.location.field])).toEqual([
+        [expected, 0, 'result'],
+        [expected, 1, 'tool_call'],
+      ]);
+      expect(await code(j.get(0))).toBe(expected);
+      expect((await j.get(0).catch(() => null)) ?? 'threw').toBe('threw');
+    },
+  );
 });
 
 test('a blob whose digest matches but whose bytes are not canonical JSON is BLOB_CORRUPT', async () => {
@@ -294,8 +321,16 @@ test('a blob whose digest matches but whose bytes are not canonical JSON is BLOB
   const bytes = Buffer.from('{ "b": 1, "a": 2 }'); // a hostile writer hashed what it wrote
   const digest = 'sha256:' + createHash('sha256').update(bytes).digest('hex');
   const { line } = sealRecord({
-    v: 1, seq: 0, step_id: 'x', ts: '2026-01-01T00:00:00.000Z', prev_hash: genesisHash(j.genesis),
-    input: { '$stepchain:blob': { digest, size: bytes.length } }, model: null, prompt: null, tool_call: null, result: null,
+    v: 1,
+    seq: 0,
+    step_id: 'x',
+    ts: '2026-01-01T00:00:00.000Z',
+    prev_hash: genesisHash(j.genesis),
+    input: { '$stepchain:blob': { digest, size: bytes.length } },
+    model: null,
+    prompt: null,
+    tool_call: null,
+    result: null,
   });
   writeFileSync(join(dir('j'), 'buckets', '0000000000000000.jsonl'), line);
   writeFileSync(join(dir('j'), 'blobs', 'sha256', digest.slice(7)), bytes);
@@ -443,15 +478,18 @@ describe('the lock', () => {
 });
 
 describe('durability modes', () => {
-  test.each(['always', 'batch', 'none'] as const)("fsync '%s': an acknowledged step is in the file for any other reader", async (fsync) => {
-    const { store } = fresh({ fsync, batchSyncMs: 10 });
-    const j = await store.create('j');
-    const rs = await Promise.all(Array.from({ length: 20 }, (_, i) => j.append({ input: i })));
-    const other = await store.open('j', { readOnly: true });
-    expect(await other.head()).toEqual({ seq: 19, step_hash: rs[19]!.step_hash });
-    await j.close();
-    expect((await other.verify()).ok).toBe(true);
-  });
+  test.each(['always', 'batch', 'none'] as const)(
+    "fsync '%s': an acknowledged step is in the file for any other reader",
+    async (fsync) => {
+      const { store } = fresh({ fsync, batchSyncMs: 10 });
+      const j = await store.create('j');
+      const rs = await Promise.all(Array.from({ length: 20 }, (_, i) => j.append({ input: i })));
+      const other = await store.open('j', { readOnly: true });
+      expect(await other.head()).toEqual({ seq: 19, step_hash: rs[19]!.step_hash });
+      await j.close();
+      expect((await other.verify()).ok).toBe(true);
+    },
+  );
 
   test('an unknown mode is refused', () => {
     expect(() => new FileStore(root, { fsync: 'sometimes' as never })).toThrow(/OPTION_INVALID/);
@@ -463,7 +501,9 @@ test('temporary files never remain after commits', async () => {
   const { store, dir } = fresh({ blobThreshold: 1024 });
   const j = await store.create('j');
   await Promise.all(Array.from({ length: 10 }, (_, i) => j.append({ input: 'y'.repeat(2000 + i) })));
-  const leftovers = [dir('j'), join(dir('j'), 'buckets'), join(dir('j'), 'blobs', 'sha256')].flatMap((d) => readdirSync(d).filter((f) => f.startsWith('.')));
+  const leftovers = [dir('j'), join(dir('j'), 'buckets'), join(dir('j'), 'blobs', 'sha256')].flatMap((d) =>
+    readdirSync(d).filter((f) => f.startsWith('.')),
+  );
   expect(leftovers).toEqual([]);
   rmSync(dir('j'), { recursive: true });
 });

@@ -49,7 +49,10 @@ export function runChild(script: string, args: string[]): Child {
       new Promise((resolve, reject) => {
         const found = lines.find(pred);
         if (found !== undefined) return resolve(found);
-        const timer = setTimeout(() => reject(new Error(`child ${script} printed no matching line in ${timeoutMs} ms; stderr: ${err}`)), timeoutMs);
+        const timer = setTimeout(
+          () => reject(new Error(`child ${script} printed no matching line in ${timeoutMs} ms; stderr: ${err}`)),
+          timeoutMs,
+        );
         waiters.push({ pred, resolve: (l) => (clearTimeout(timer), resolve(l)) });
         void exited.then(() => {
           clearTimeout(timer);
@@ -73,7 +76,11 @@ export async function runToEnd(script: string, args: string[]): Promise<Child> {
  * nothing. Returns every acknowledged step (seq → step_id) and how many committed-but-unacknowledged steps
  * came back to their retry.
  */
-export async function killAndRetryRounds(rounds: number, start: (round: number) => Child, open: (readOnly: boolean) => Promise<Journal>): Promise<{ acked: Map<number, string>; recovered: number }> {
+export async function killAndRetryRounds(
+  rounds: number,
+  start: (round: number) => Child,
+  open: (readOnly: boolean) => Promise<Journal>,
+): Promise<{ acked: Map<number, string>; recovered: number }> {
   const acked = new Map<number, string>();
   let recovered = 0;
   for (let round = 0; round < rounds; round++) {
@@ -96,7 +103,8 @@ export async function killAndRetryRounds(rounds: number, start: (round: number) 
     expect(report.warnings).toEqual([]);
     const present = new Map<number, string>();
     for await (const r of ro.read()) present.set(r.seq, r.step_id);
-    for (const [seq, stepId] of acked) expect(present.get(seq), `acknowledged seq ${seq} after round ${round}`).toBe(stepId);
+    for (const [seq, stepId] of acked)
+      expect(present.get(seq), `acknowledged seq ${seq} after round ${round}`).toBe(stepId);
     // The agent restarts and retries what it never saw acknowledged: a step that committed anyway comes
     // back as it is, nothing is written twice. At most 4 calls (6 steps) were in flight at the kill.
     const maxI = Math.max(-1, ...[...ackedHere].map((id) => Number(id.split('-')[1])));
@@ -104,7 +112,11 @@ export async function killAndRetryRounds(rounds: number, start: (round: number) 
     const writer = await open(false);
     for (let i = 0; i <= maxI + 12; i++) {
       if (ackedHere.has(`r${round}-${i}`)) continue;
-      const r = await writer.append({ step_id: `r${round}-${i}`, input: { round, i }, result: i % 9 === 4 ? { big: `${round}:${i}:`.padEnd(5000, 'z') } : 'ok' });
+      const r = await writer.append({
+        step_id: `r${round}-${i}`,
+        input: { round, i },
+        result: i % 9 === 4 ? { big: `${round}:${i}:`.padEnd(5000, 'z') } : 'ok',
+      });
       if (r.seq <= headBefore) recovered++;
       acked.set(r.seq, r.step_id);
     }

@@ -43,17 +43,26 @@ describe('journals.json vectors', () => {
     materialize(c);
     const store = new FileStore(root);
     const report = await store.verify(c.id);
-    expect({
-      ok: report.ok,
-      head: report.head,
-      head_seq: report.head_seq,
-      steps: report.steps,
-      problems: report.problems.map((p) => {
-        const { file, line, seq, field } = p.location;
-        return { code: p.code, ...(file !== undefined ? { file } : {}), ...(line !== undefined ? { line } : {}), ...(seq !== undefined ? { seq } : {}), ...(field !== undefined ? { field } : {}) };
-      }),
-      warnings: report.warnings.map((w) => ({ code: w.code })),
-    }, c.comment).toEqual(c.expect);
+    expect(
+      {
+        ok: report.ok,
+        head: report.head,
+        head_seq: report.head_seq,
+        steps: report.steps,
+        problems: report.problems.map((p) => {
+          const { file, line, seq, field } = p.location;
+          return {
+            code: p.code,
+            ...(file !== undefined ? { file } : {}),
+            ...(line !== undefined ? { line } : {}),
+            ...(seq !== undefined ? { seq } : {}),
+            ...(field !== undefined ? { field } : {}),
+          };
+        }),
+        warnings: report.warnings.map((w) => ({ code: w.code })),
+      },
+      c.comment,
+    ).toEqual(c.expect);
     expect(report.ok).toBe(c.result === 'valid');
     if (c.expect.problems[0]?.file === 'journal.json' && c.expect.steps === 0) {
       const err = await store.open(c.id, { readOnly: true }).catch((e: unknown) => e);

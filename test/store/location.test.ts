@@ -25,12 +25,24 @@ describe('parseLocation', () => {
     ['/abs/runs', { backend: 'file', path: '/abs/runs' }],
     ['C:\\runs', { backend: 'file', path: 'C:\\runs' }],
     ['sqlite:agents.db', { backend: 'sqlite', file: 'agents.db', journal: undefined, display: 'sqlite:agents.db' }],
-    ['sqlite:data/agents.db?journal=run-42', { backend: 'sqlite', file: 'data/agents.db', journal: 'run-42', display: 'sqlite:data/agents.db?journal=run-42' }],
+    [
+      'sqlite:data/agents.db?journal=run-42',
+      { backend: 'sqlite', file: 'data/agents.db', journal: 'run-42', display: 'sqlite:data/agents.db?journal=run-42' },
+    ],
     ['sqlite:/var/lib/agents.db', { backend: 'sqlite', file: '/var/lib/agents.db' }],
     ['sqlite:///var/lib/agents.db', { backend: 'sqlite', file: '/var/lib/agents.db' }],
     ['SQLITE:a%3Fb.db?journal=j', { backend: 'sqlite', file: 'a?b.db', journal: 'j' }],
     ['postgres://agent@db/agents?journal=run-42', { backend: 'postgres', journal: 'run-42', schema: undefined }],
-    ['postgresql://agent:pw@db/agents?journal=r&schema=s', { backend: 'postgres', journal: 'r', schema: 's', hasPassword: true, display: 'postgresql://agent:***@db/agents?journal=r&schema=s' }],
+    [
+      'postgresql://agent:pw@db/agents?journal=r&schema=s',
+      {
+        backend: 'postgres',
+        journal: 'r',
+        schema: 's',
+        hasPassword: true,
+        display: 'postgresql://agent:***@db/agents?journal=r&schema=s',
+      },
+    ],
     ['memory:', { backend: 'memory', name: '', journal: undefined }],
     ['memory:tests?journal=j', { backend: 'memory', name: 'tests', journal: 'j' }],
   ])('%s', (text, expected) => {

@@ -10,7 +10,15 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, utimesSync, writeFile
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { FileStore, StoreError } from '../../src/store/index.js';
-import { acquireLock, holderVerdict, inspectLock, ownHolder, parseHolder, serializeHolder, type HolderRecord } from '../../src/store/file/lock.js';
+import {
+  acquireLock,
+  holderVerdict,
+  inspectLock,
+  ownHolder,
+  parseHolder,
+  serializeHolder,
+  type HolderRecord,
+} from '../../src/store/file/lock.js';
 import { processStart } from '../../src/store/file/process.js';
 import { tempDir } from '../helpers/tmp.js';
 import { CLI, FIXTURES as HARDENING_FIXTURES, runNode } from '../hardening/support.js';
@@ -18,7 +26,9 @@ import { FIXTURES } from './helpers.js';
 
 const root = tempDir('stepchain-lock-');
 let n = 0;
-async function fresh(options: ConstructorParameters<typeof FileStore>[1] = {}): Promise<{ store: FileStore; id: string; dir: string }> {
+async function fresh(
+  options: ConstructorParameters<typeof FileStore>[1] = {},
+): Promise<{ store: FileStore; id: string; dir: string }> {
   const id = `j${n++}`;
   const store = new FileStore(root, { fsync: 'none', ...options });
   await (await store.create(id)).close();
@@ -57,17 +67,21 @@ async function appendError(store: FileStore, id: string): Promise<StoreError | n
 
 /** hold-lock.mjs in "stdin" mode: holds the lock until its standard input ends, then says "kept" or "lost …". */
 function holder(dir: string, staleMs: number) {
-  const proc = spawn(process.execPath, [FIXTURES + 'hold-lock.mjs', dir, 'stdin', String(staleMs)], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [FIXTURES + 'hold-lock.mjs', dir, 'stdin', String(staleMs)], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   proc.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
   proc.stderr.setEncoding('utf8').on('data', (c: string) => (err += c));
-  const until = (s: string) => new Promise<void>((resolve, reject) => {
-    const timer = setInterval(() => {
-      if (out.includes(s)) (clearInterval(timer), resolve());
-      else if (proc.exitCode !== null || proc.signalCode !== null) (clearInterval(timer), reject(new Error(`holder ended before "${s}": ${out} ${err}`)));
-    }, 5);
-  });
+  const until = (s: string) =>
+    new Promise<void>((resolve, reject) => {
+      const timer = setInterval(() => {
+        if (out.includes(s)) (clearInterval(timer), resolve());
+        else if (proc.exitCode !== null || proc.signalCode !== null)
+          (clearInterval(timer), reject(new Error(`holder ended before "${s}": ${out} ${err}`)));
+      }, 5);
+    });
   const exited = new Promise<void>((resolve) => proc.on('close', () => resolve()));
   return { proc, until, exited, out: () => out };
 }
@@ -120,7 +134,9 @@ describe('the holder record', () => {
     expect(holderVerdict(me)).toBe('alive');
     expect(holderVerdict({ ...me, pid: deadPid() })).toBe('dead');
     expect(holderVerdict({ ...me, start: `${me.start}1` })).toBe('dead'); // this pid, another process's start
-    expect(holderVerdict({ ...me, host: 'linux:00000000-0000-0000-0000-000000000000:pid:[1]', pid: deadPid() })).toBe('unknown');
+    expect(holderVerdict({ ...me, host: 'linux:00000000-0000-0000-0000-000000000000:pid:[1]', pid: deadPid() })).toBe(
+      'unknown',
+    );
     expect(holderVerdict({ ...me, host: null, pid: deadPid() })).toBe('unknown');
   });
 });
@@ -134,13 +150,22 @@ describe('breaking a lock', () => {
   });
 
   test('a holder this host cannot judge (another host, an unreadable record) is waited for until the lock is stale', async () => {
-    const other: HolderRecord = { host: 'linux:00000000-0000-0000-0000-000000000000:pid:[1]', hostname: 'elsewhere', pid: deadPid(), start: '1' };
+    const other: HolderRecord = {
+      host: 'linux:00000000-0000-0000-0000-000000000000:pid:[1]',
+      hostname: 'elsewhere',
+      pid: deadPid(),
+      start: '1',
+    };
     for (const record of [other, serializeHolder(other).replace('}', ',"x":1}')]) {
       const { store, id, dir } = await fresh({ staleMs: 2000, lockTimeoutMs: 300 });
       const name = plantLock(dir, record);
       const err = await appendError(store, id);
       expect(err?.code).toBe('LOCK_TIMEOUT');
-      expect(err?.message).toMatch(typeof record === 'string' ? /holder record cannot be read/ : /pid \d+ on elsewhere, whose liveness this host cannot check/);
+      expect(err?.message).toMatch(
+        typeof record === 'string'
+          ? /holder record cannot be read/
+          : /pid \d+ on elsewhere, whose liveness this host cannot check/,
+      );
       expect(readdirSync(join(dir, 'journal.lock'))).toEqual([name]); // not robbed
       const old = new Date(Date.now() - 3_600_000);
       utimesSync(join(dir, 'journal.lock'), old, old); // now stale
@@ -195,8 +220,13 @@ describe('breaking a lock', () => {
     // Stale 60 s: were dead locks freed by staleness, the survivors would wait past their 60 s contention
     // timeout and the children's 50 s limit.
     const { dir } = await fresh();
-    const runs = await Promise.all(Array.from({ length: 8 }, (_, i) =>
-      runNode([FIXTURES + 'lock-race.mjs', dir, '25', i < 4 ? String(3 + i * 5) : '-1', '60000'], { timeoutMs: 50_000 })));
+    const runs = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        runNode([FIXTURES + 'lock-race.mjs', dir, '25', i < 4 ? String(3 + i * 5) : '-1', '60000'], {
+          timeoutMs: 50_000,
+        }),
+      ),
+    );
     for (const [i, r] of runs.entries()) {
       expect(r.stdout, r.stderr).not.toContain('violation');
       if (i < 4) expect(r.signal, `child ${i} should have died holding the lock`).toBe('SIGKILL');
@@ -241,7 +271,9 @@ describe('a live holder on this host is never robbed, stale or not', () => {
       const err = await appendError(store, id);
       expect(err?.code).toBe('LOCK_TIMEOUT');
       expect(err?.message).toContain(`pid ${h.proc.pid}`);
-      expect(err?.message).toMatch(/which is running \(held for \d+\.\d s, last refreshed \d+\.\d s ago; it may be stopped or hung/);
+      expect(err?.message).toMatch(
+        /which is running \(held for \d+\.\d s, last refreshed \d+\.\d s ago; it may be stopped or hung/,
+      );
       expect(err?.hint).toContain(`stop pid ${h.proc.pid} if it is hung`);
       expect(readdirSync(join(dir, 'journal.lock'))).toEqual(before);
       h.proc.kill('SIGCONT');
@@ -286,7 +318,17 @@ describe('a writer SIGKILLed in the middle of `append --jsonl`', () => {
       expect(w.message).not.toMatch(/holds the lock now/);
     }
 
-    const r = await runNode([HARDENING_FIXTURES + 'appender.mjs', root, id, '3', '10', JSON.stringify({ staleMs: 60_000, lockTimeoutMs: 120_000 })], { timeoutMs: 20_000 });
+    const r = await runNode(
+      [
+        HARDENING_FIXTURES + 'appender.mjs',
+        root,
+        id,
+        '3',
+        '10',
+        JSON.stringify({ staleMs: 60_000, lockTimeoutMs: 120_000 }),
+      ],
+      { timeoutMs: 20_000 },
+    );
     expect(r.signal, `the next append waited: ${r.stdout}${r.stderr}`).toBeNull();
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(r.stdout).toContain('done 3');

@@ -15,7 +15,9 @@ const dir = tempDir('stepchain-parallel-');
 let pool: WorkerLineCheckPool;
 
 beforeAll(async () => {
-  const { createLineCheckPool } = (await import('../../dist/parallel/index.js' as string)) as typeof import('../../src/parallel/index.js');
+  const { createLineCheckPool } = (await import(
+    '../../dist/parallel/index.js' as string
+  )) as typeof import('../../src/parallel/index.js');
   pool = createLineCheckPool({ threads: 2, batchBytes: 700 });
 });
 afterAll(async () => {
@@ -25,10 +27,15 @@ afterAll(async () => {
 async function makeJournal(id: string, n: number): Promise<string> {
   const store = new FileStore(dir, { fsync: 'none' });
   const j = await store.create(id, { blobThreshold: 1024, segmentBytes: 4096 });
-  await j.appendMany(Array.from({ length: n }, (_, i) => ({
-    input: { i, task: `task ${i}` }, model: 'm', prompt: `step ${i}`, tool_call: { name: 'search', arguments: { q: `q${i}` } },
-    result: i % 5 === 0 ? 'x'.repeat(1100 + i) : { ok: true, items: [i, i + 1] },
-  })));
+  await j.appendMany(
+    Array.from({ length: n }, (_, i) => ({
+      input: { i, task: `task ${i}` },
+      model: 'm',
+      prompt: `step ${i}`,
+      tool_call: { name: 'search', arguments: { q: `q${i}` } },
+      result: i % 5 === 0 ? 'x'.repeat(1100 + i) : { ok: true, items: [i, i + 1] },
+    })),
+  );
   await j.close();
   return join(dir, id);
 }
@@ -69,7 +76,9 @@ describe('journal verify on worker threads', () => {
     rmSync(join(blobs, readdirSync(blobs)[0]!));
     const { a, b, used } = await bothWays('damaged');
     expect(a.ok).toBe(false);
-    expect(new Set(a.problems.map((p) => p.code))).toEqual(new Set(['HASH_MISMATCH', 'SEQ_GAP', 'LINK_BROKEN', 'DUPLICATE_STEP', 'BLOB_MISSING']));
+    expect(new Set(a.problems.map((p) => p.code))).toEqual(
+      new Set(['HASH_MISMATCH', 'SEQ_GAP', 'LINK_BROKEN', 'DUPLICATE_STEP', 'BLOB_MISSING']),
+    );
     expect(b).toEqual(a);
     expect(used).toBeGreaterThan(0);
   });
@@ -91,8 +100,13 @@ describe('receipt verify on worker threads', () => {
     for (const file of [tar, damaged]) {
       const lines: unknown[][] = [[], []];
       const before = pool.answered;
-      const a = await verifyReceiptFile(file, { onLine: (l) => void lines[0]!.push([l.file, l.line, l.seq, l.step_hash, l.text]) });
-      const b = await verifyReceiptFile(file, { pool, onLine: (l) => void lines[1]!.push([l.file, l.line, l.seq, l.step_hash, l.text]) });
+      const a = await verifyReceiptFile(file, {
+        onLine: (l) => void lines[0]!.push([l.file, l.line, l.seq, l.step_hash, l.text]),
+      });
+      const b = await verifyReceiptFile(file, {
+        pool,
+        onLine: (l) => void lines[1]!.push([l.file, l.line, l.seq, l.step_hash, l.text]),
+      });
       expect(a.ok).toBe(file === tar);
       expect(b).toEqual(a);
       expect(lines[1]).toEqual(lines[0]);

@@ -16,10 +16,17 @@ function chatSteps(turns: number): StepInput[] {
   const messages: unknown[] = [{ role: 'system', content: 'Be careful. '.repeat(40) }];
   const steps: StepInput[] = [];
   for (let t = 0; t < turns; t++) {
-    messages.push({ role: 'user', content: `turn ${t} ` + 'next page please '.repeat(30), ...(t % 2 === 0 ? { image: { mediaType: 'image/png', data: IMAGE } } : {}) });
+    messages.push({
+      role: 'user',
+      content: `turn ${t} ` + 'next page please '.repeat(30),
+      ...(t % 2 === 0 ? { image: { mediaType: 'image/png', data: IMAGE } } : {}),
+    });
     steps.push({ model: 'm', prompt: messages.map((m) => ({ ...(m as object) })) } as StepInput);
     const page = `page ${t} ` + 'words on a page '.repeat(100);
-    steps.push({ tool_call: { name: 'fetch', arguments: { url: `https://e.com/${t}` } }, result: { text: page } } as StepInput);
+    steps.push({
+      tool_call: { name: 'fetch', arguments: { url: `https://e.com/${t}` } },
+      result: { text: page },
+    } as StepInput);
     messages.push({ role: 'tool', content: page });
   }
   return steps;
@@ -35,7 +42,8 @@ async function lines(j: Journal): Promise<string[]> {
 
 async function partsOf(j: Journal): Promise<string[]> {
   const out: string[] = [];
-  for await (const a of (j as unknown as { parts: { store: { list(): AsyncIterable<string> } } }).parts.store.list()) out.push(a);
+  for await (const a of (j as unknown as { parts: { store: { list(): AsyncIterable<string> } } }).parts.store.list())
+    out.push(a);
   return out.sort();
 }
 
@@ -81,7 +89,9 @@ describe('copying a v3 journal with parts', () => {
     bytes[bytes.length - 2] = bytes[bytes.length - 2]! ^ 1;
     writeFileSync(file, bytes);
     const target = new MemoryStore();
-    await expect(copyJournal(src, target, 'd')).rejects.toMatchObject({ code: expect.stringMatching(/PART_CORRUPT|JOURNAL_CORRUPT/) });
+    await expect(copyJournal(src, target, 'd')).rejects.toMatchObject({
+      code: expect.stringMatching(/PART_CORRUPT|JOURNAL_CORRUPT/),
+    });
     const d = await target.open('d');
     expect((await d.verify()).ok).toBe(true);
     await src.close();

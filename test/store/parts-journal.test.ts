@@ -49,7 +49,9 @@ describe.each([
     for (const s of steps) await j.append(s);
     const back = [];
     for await (const r of j.read()) back.push(r);
-    expect(back.map((r) => ({ input: r.input, prompt: r.prompt, result: r.result }))).toEqual(steps.map((s) => ({ input: s.input, prompt: s.prompt ?? null, result: s.result ?? null })));
+    expect(back.map((r) => ({ input: r.input, prompt: r.prompt, result: r.result }))).toEqual(
+      steps.map((s) => ({ input: s.input, prompt: s.prompt ?? null, result: s.result ?? null })),
+    );
     const report = await j.verify();
     expect(report.problems).toEqual([]);
     if (name === 'file') {
@@ -67,7 +69,9 @@ test('verify of a v3 journal directory finds a changed byte or a missing part, w
   for (const s of chat(3)) await j.append(s);
   await j.close();
   const partsDir = join(dir, 'damaged', 'chat', 'parts');
-  const files = readdirSync(partsDir).filter((d) => /^[0-9a-f]{2}$/.test(d)).flatMap((d) => readdirSync(join(partsDir, d)).map((f) => join(partsDir, d, f)));
+  const files = readdirSync(partsDir)
+    .filter((d) => /^[0-9a-f]{2}$/.test(d))
+    .flatMap((d) => readdirSync(join(partsDir, d)).map((f) => join(partsDir, d, f)));
   // The part that holds page 1 is referenced first by seq 3 (the tool result), then by later prompts.
   const page = files.find((f) => readFileSync(f, 'utf8').includes('"page 1: '))!;
   const bytes = readFileSync(page);
@@ -76,10 +80,20 @@ test('verify of a v3 journal directory finds a changed byte or a missing part, w
   const opened = await store.open('chat', { readOnly: true });
   const report = await opened.verify();
   expect(report.ok).toBe(false);
-  expect(report.problems).toEqual([expect.objectContaining({ code: 'PART_CORRUPT', location: { seq: 3, path: '/result/text', file: expect.stringMatching(/^parts\/[0-9a-f]{2}\/[0-9a-f]{62}$/) } })]);
+  expect(report.problems).toEqual([
+    expect.objectContaining({
+      code: 'PART_CORRUPT',
+      location: { seq: 3, path: '/result/text', file: expect.stringMatching(/^parts\/[0-9a-f]{2}\/[0-9a-f]{62}$/) },
+    }),
+  ]);
   rmSync(page);
   const again = await opened.verify();
-  expect(again.problems).toEqual([expect.objectContaining({ code: 'PART_MISSING', location: expect.objectContaining({ seq: 3, path: '/result/text' }) })]);
+  expect(again.problems).toEqual([
+    expect.objectContaining({
+      code: 'PART_MISSING',
+      location: expect.objectContaining({ seq: 3, path: '/result/text' }),
+    }),
+  ]);
   await opened.close();
 });
 
@@ -97,12 +111,19 @@ test('verify finds a missing part first referenced in a later bucket; a journal 
   const plainReport = await (await store.open('plain', { readOnly: true })).verify();
   expect(plainReport.problems).toEqual([]);
   const partsDir = join(dir, 'buckets', 'later', 'parts');
-  const files = readdirSync(partsDir).filter((d) => /^[0-9a-f]{2}$/.test(d)).flatMap((d) => readdirSync(join(partsDir, d)).map((f) => join(partsDir, d, f)));
+  const files = readdirSync(partsDir)
+    .filter((d) => /^[0-9a-f]{2}$/.test(d))
+    .flatMap((d) => readdirSync(join(partsDir, d)).map((f) => join(partsDir, d, f)));
   expect(files.length).toBe(1);
   rmSync(files[0]!);
   const opened = await store.open('later', { readOnly: true });
   const report = await opened.verify();
-  expect(report.problems).toEqual([expect.objectContaining({ code: 'PART_MISSING', location: expect.objectContaining({ seq: 30, path: '/input/page' }) })]);
+  expect(report.problems).toEqual([
+    expect.objectContaining({
+      code: 'PART_MISSING',
+      location: expect.objectContaining({ seq: 30, path: '/input/page' }),
+    }),
+  ]);
   await opened.close();
 });
 
@@ -113,16 +134,31 @@ test('a torn last line does not hide a missing part: verify still checks every r
   await j.close();
   const journalDir = join(dir, 'torn', 'chat');
   const buckets = join(journalDir, 'buckets');
-  const bucket = join(buckets, readdirSync(buckets).filter((f) => f.endsWith('.jsonl')).sort().at(-1)!);
+  const bucket = join(
+    buckets,
+    readdirSync(buckets)
+      .filter((f) => f.endsWith('.jsonl'))
+      .sort()
+      .at(-1)!,
+  );
   writeFileSync(bucket, readFileSync(bucket, 'utf8') + '{"v":3,"seq":4,"step_id":"torn');
   const partsDir = join(journalDir, 'parts');
-  const files = readdirSync(partsDir).filter((d) => /^[0-9a-f]{2}$/.test(d)).flatMap((d) => readdirSync(join(partsDir, d)).map((f) => join(partsDir, d, f)));
+  const files = readdirSync(partsDir)
+    .filter((d) => /^[0-9a-f]{2}$/.test(d))
+    .flatMap((d) => readdirSync(join(partsDir, d)).map((f) => join(partsDir, d, f)));
   rmSync(files.find((f) => readFileSync(f, 'utf8').includes('"page 0: '))!);
   const opened = await store.open('chat', { readOnly: true });
   const report = await opened.verify();
   expect(report.warnings).toEqual(expect.arrayContaining([expect.objectContaining({ code: 'TRUNCATED_LINE' })]));
   expect(report.ok).toBe(false);
-  expect(report.problems).toEqual(expect.arrayContaining([expect.objectContaining({ code: 'PART_MISSING', location: expect.objectContaining({ seq: 1, path: '/result/text' }) })]));
+  expect(report.problems).toEqual(
+    expect.arrayContaining([
+      expect.objectContaining({
+        code: 'PART_MISSING',
+        location: expect.objectContaining({ seq: 1, path: '/result/text' }),
+      }),
+    ]),
+  );
   await opened.close();
 });
 
@@ -149,10 +185,18 @@ test('a receipt of a v3 journal carries each part once and verifies; a part entr
   damaged[at + 20]! ^= 1;
   const bad = await verifyReceipt(damaged);
   expect(bad.verdict).toBe('invalid');
-  expect(bad.problems).toEqual(expect.arrayContaining([
-    expect.objectContaining({ code: 'PART_CORRUPT', location: expect.objectContaining({ file: expect.stringMatching(/^parts\//) }) }),
-    expect.objectContaining({ code: 'PART_MISSING', location: expect.objectContaining({ seq: 5, path: '/result/text' }) }),
-  ]));
+  expect(bad.problems).toEqual(
+    expect.arrayContaining([
+      expect.objectContaining({
+        code: 'PART_CORRUPT',
+        location: expect.objectContaining({ file: expect.stringMatching(/^parts\//) }),
+      }),
+      expect.objectContaining({
+        code: 'PART_MISSING',
+        location: expect.objectContaining({ seq: 5, path: '/result/text' }),
+      }),
+    ]),
+  );
   await j.close();
 });
 
@@ -161,19 +205,24 @@ test.each([
   ['memory', (): Store => new MemoryStore()],
   ['sqlite', (): Store => new SqliteStore(join(dir, 'forks.sqlite'))],
   ['postgres', (): Store => pg.store()],
-] as const)('a fork of a v3 journal (%s store) carries the parts its steps reach, and reads back', async (_name, make) => {
-  const store = make();
-  const parent = await store.create('parent', { format: 'stepchain/v3' });
-  const steps = chat(4);
-  for (const s of steps) await parent.append(s);
-  const fork = await store.fork(parent, { fromStep: 5, to: 'fork' });
-  const back = [];
-  for await (const r of fork.read()) back.push({ input: r.input, prompt: r.prompt, result: r.result });
-  expect(back).toEqual(steps.slice(0, 6).map((s) => ({ input: s.input, prompt: s.prompt ?? null, result: s.result ?? null })));
-  expect((await fork.verify()).problems).toEqual([]);
-  // The fork appends on: its new prompt extends the copied ones.
-  await fork.append(steps[6]!);
-  expect((await fork.get(6))?.prompt).toEqual(steps[6]!.prompt);
-  await fork.close();
-  await parent.close();
-});
+] as const)(
+  'a fork of a v3 journal (%s store) carries the parts its steps reach, and reads back',
+  async (_name, make) => {
+    const store = make();
+    const parent = await store.create('parent', { format: 'stepchain/v3' });
+    const steps = chat(4);
+    for (const s of steps) await parent.append(s);
+    const fork = await store.fork(parent, { fromStep: 5, to: 'fork' });
+    const back = [];
+    for await (const r of fork.read()) back.push({ input: r.input, prompt: r.prompt, result: r.result });
+    expect(back).toEqual(
+      steps.slice(0, 6).map((s) => ({ input: s.input, prompt: s.prompt ?? null, result: s.result ?? null })),
+    );
+    expect((await fork.verify()).problems).toEqual([]);
+    // The fork appends on: its new prompt extends the copied ones.
+    await fork.append(steps[6]!);
+    expect((await fork.get(6))?.prompt).toEqual(steps[6]!.prompt);
+    await fork.close();
+    await parent.close();
+  },
+);

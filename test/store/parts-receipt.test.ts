@@ -25,7 +25,9 @@ const journal = await store.create('chat', { format: 'stepchain/v3' });
 for (const s of steps) await journal.append(s);
 const good = await receiptBytes(journal);
 const entries = entriesOf(good);
-const manifest = JSON.parse(new TextDecoder().decode(entries[0]!.data)) as { parts: Array<{ address: string; digest: string; size: number }> };
+const manifest = JSON.parse(new TextDecoder().decode(entries[0]!.data)) as {
+  parts: Array<{ address: string; digest: string; size: number }>;
+};
 const partEntries = entries.filter((e) => e.name.startsWith('parts/'));
 
 /** The receipt with its manifest replaced (unsigned receipts: the manifest is just an entry). */
@@ -34,7 +36,7 @@ function withManifest(m: unknown, rest: RawEntry[]): Uint8Array {
 }
 const codes = (r: { problems: Array<{ code: string }> }): string[] => r.problems.map((p) => p.code);
 
-describe('a v3 receipt\'s parts under attack', () => {
+describe("a v3 receipt's parts under attack", () => {
   test('the untouched receipt verifies, with every part once', async () => {
     expect((await verifyReceipt(good)).problems).toEqual([]);
     expect(partEntries.length).toBe(manifest.parts.length);
@@ -44,10 +46,15 @@ describe('a v3 receipt\'s parts under attack', () => {
     const page = partEntries.find((e) => new TextDecoder().decode(e.data).includes('"page 1 '))!;
     const r = await verifyReceipt(tarOf(entries.filter((e) => e !== page)));
     expect(r.verdict).toBe('invalid');
-    expect(r.problems).toEqual(expect.arrayContaining([
-      expect.objectContaining({ code: 'ENTRY_MISSING', location: { file: page.name } }),
-      expect.objectContaining({ code: 'PART_MISSING', location: expect.objectContaining({ seq: 3, path: '/result/text' }) }),
-    ]));
+    expect(r.problems).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ code: 'ENTRY_MISSING', location: { file: page.name } }),
+        expect.objectContaining({
+          code: 'PART_MISSING',
+          location: expect.objectContaining({ seq: 3, path: '/result/text' }),
+        }),
+      ]),
+    );
   });
 
   test('two part entries swapped: each is PART_CORRUPT', async () => {
@@ -57,14 +64,31 @@ describe('a v3 receipt\'s parts under attack', () => {
     expect(codes(r).filter((c) => c === 'PART_CORRUPT').length).toBeGreaterThanOrEqual(2);
   });
 
-  test('a page rewritten with its manifest listing made to match: the record\'s reference still names the old file', async () => {
+  test("a page rewritten with its manifest listing made to match: the record's reference still names the old file", async () => {
     const page = partEntries.find((e) => new TextDecoder().decode(e.data).includes('"page 2 '))!;
     const forged = text(new TextDecoder().decode(page.data).replace('page 2 ', 'page 9 '));
     const address = 'sha256:' + page.name.slice('parts/'.length);
-    const m = { ...manifest, parts: manifest.parts.map((p) => (p.address === address ? { ...p, digest: digestBytes(forged), size: forged.length } : p)) };
-    const r = await verifyReceipt(withManifest(m, entries.slice(1).map((e) => (e === page ? { ...e, data: forged } : e))));
+    const m = {
+      ...manifest,
+      parts: manifest.parts.map((p) =>
+        p.address === address ? { ...p, digest: digestBytes(forged), size: forged.length } : p,
+      ),
+    };
+    const r = await verifyReceipt(
+      withManifest(
+        m,
+        entries.slice(1).map((e) => (e === page ? { ...e, data: forged } : e)),
+      ),
+    );
     expect(r.verdict).toBe('invalid');
-    expect(r.problems).toEqual(expect.arrayContaining([expect.objectContaining({ code: 'PART_CORRUPT', location: expect.objectContaining({ seq: 5, path: '/result/text' }) })]));
+    expect(r.problems).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          code: 'PART_CORRUPT',
+          location: expect.objectContaining({ seq: 5, path: '/result/text' }),
+        }),
+      ]),
+    );
   });
 
   test('the listing reordered, or a part listed twice: MANIFEST_INVALID', async () => {
@@ -78,8 +102,12 @@ describe('a v3 receipt\'s parts under attack', () => {
     const stray = text(canonicalJson({ seed: '00'.repeat(32), value: 'stray' }));
     const address = 'sha256:' + 'ff'.repeat(32);
     const m = { ...manifest, parts: [...manifest.parts, { address, digest: digestBytes(stray), size: stray.length }] };
-    const r = await verifyReceipt(withManifest(m, [...entries.slice(1), { name: `parts/${'ff'.repeat(32)}`, data: stray }]));
-    expect(r.problems).toEqual([expect.objectContaining({ code: 'ENTRY_UNEXPECTED', location: { file: `parts/${'ff'.repeat(32)}` } })]);
+    const r = await verifyReceipt(
+      withManifest(m, [...entries.slice(1), { name: `parts/${'ff'.repeat(32)}`, data: stray }]),
+    );
+    expect(r.problems).toEqual([
+      expect.objectContaining({ code: 'ENTRY_UNEXPECTED', location: { file: `parts/${'ff'.repeat(32)}` } }),
+    ]);
   });
 
   test('a v2 receipt whose manifest lists parts is refused: parts are a stepchain/v3 member', async () => {

@@ -51,7 +51,10 @@ describe.each(stores)('part store: %s', (_name, make) => {
     expect(await s.has(A)).toBe(false);
     await s.put([{ address: A, bytes: bytes('first'), indexKey: '11'.repeat(32) }]);
     // The same address again keeps the first file (an address names one file).
-    await s.put([{ address: A, bytes: bytes('other'), indexKey: '22'.repeat(32) }, { address: B, bytes: bytes('bee'), indexKey: '33'.repeat(32) }]);
+    await s.put([
+      { address: A, bytes: bytes('other'), indexKey: '22'.repeat(32) },
+      { address: B, bytes: bytes('bee'), indexKey: '33'.repeat(32) },
+    ]);
     expect(new TextDecoder().decode((await s.get(A)) as Uint8Array)).toBe('first');
     expect(await s.get(A, 5)).toBeInstanceOf(Uint8Array);
     expect(await s.get(A, 9)).toEqual({ size: 5 });
@@ -86,7 +89,7 @@ describe.each(stores)('part store: %s', (_name, make) => {
   });
 });
 
-test('file store: a FIFO, a directory or a stray file under a part\'s name is refused or not a part, never hangs', async () => {
+test("file store: a FIFO, a directory or a stray file under a part's name is refused or not a part, never hangs", async () => {
   const root = join(dir, 'hostile');
   const s = new FilePartStore(root, { fsync: false });
   const hex = 'ef'.repeat(32);
@@ -97,7 +100,12 @@ test('file store: a FIFO, a directory or a stray file under a part\'s name is re
   mkdirSync(join(root, 'parts', '12'), { recursive: true });
   writeFileSync(join(root, 'parts', '12', '12'.repeat(31)), 'not a part');
   const reader = new PartReader((a, size) => s.get(a, size));
-  await expect(reader.resolve({ '$stepchain:part': { digest: good, file: digestBytes(bytes('x')), size: 10 } }, { seq: 4, path: '/input' })).rejects.toMatchObject({
+  await expect(
+    reader.resolve(
+      { '$stepchain:part': { digest: good, file: digestBytes(bytes('x')), size: 10 } },
+      { seq: 4, path: '/input' },
+    ),
+  ).rejects.toMatchObject({
     code: 'PART_CORRUPT',
     location: { seq: 4, path: '/input' },
   });

@@ -20,10 +20,18 @@ const store = (options: Record<string, unknown> = {}): PostgresStore => pgHarnes
  */
 async function expectTreeKept(s: PostgresStore, id: string, size: number): Promise<void> {
   const j = await s.open(id, { readOnly: true });
-  const state = await admin.query(`SELECT size::float8 AS size FROM "${s.tables.schema}".tree_state WHERE journal = $1`, [j.key]);
+  const state = await admin.query(
+    `SELECT size::float8 AS size FROM "${s.tables.schema}".tree_state WHERE journal = $1`,
+    [j.key],
+  );
   expect(state.rows).toEqual([{ size }]);
-  const tiles = await admin.query(`SELECT count(*)::int AS n FROM "${s.tables.schema}".tree_tiles WHERE journal = $1 GROUP BY tile_level ORDER BY tile_level`, [j.key]);
-  expect(tiles.rows.map((r: { n: number }) => r.n)).toEqual([0, 1, 2].map((l) => tileCountAt(size, l)).filter((c) => c > 0));
+  const tiles = await admin.query(
+    `SELECT count(*)::int AS n FROM "${s.tables.schema}".tree_tiles WHERE journal = $1 GROUP BY tile_level ORDER BY tile_level`,
+    [j.key],
+  );
+  expect(tiles.rows.map((r: { n: number }) => r.n)).toEqual(
+    [0, 1, 2].map((l) => tileCountAt(size, l)).filter((c) => c > 0),
+  );
   const leaves: Uint8Array[] = [];
   for await (const l of j.lines()) leaves.push(stepLeafHash((JSON.parse(l.text) as { step_hash: string }).step_hash)!);
   expect(Buffer.from((await j.treeView()).root)).toEqual(Buffer.from(rootOfLeaves(leaves)));
@@ -40,7 +48,9 @@ describe('many processes append to one Postgres journal', () => {
   test('8 processes × 50 awaited appends through separate connections: 400 steps, one chain, each exactly once, one tree', async () => {
     const s = store();
     await s.create('shared');
-    await Promise.all(Array.from({ length: 8 }, (_, p) => runToEnd('pg-appender.mjs', [s.tables.schema, 'shared', `p${p}`, '50'])));
+    await Promise.all(
+      Array.from({ length: 8 }, (_, p) => runToEnd('pg-appender.mjs', [s.tables.schema, 'shared', `p${p}`, '50'])),
+    );
     const j = await s.open('shared', { readOnly: true });
     const report = await j.verify();
     expect(report.problems).toEqual([]);
@@ -50,28 +60,41 @@ describe('many processes append to one Postgres journal', () => {
     const all = await steps(s, 'shared');
     expect(all.map((r) => r.seq)).toEqual(Array.from({ length: 400 }, (_, i) => i));
     expect(new Set(all.map((r) => r.step_id)).size).toBe(400);
-    const seen = new Set(all.map((r) => { const v = r.input as { writer: string; i: number }; return `${v.writer}-${v.i}`; }));
+    const seen = new Set(
+      all.map((r) => {
+        const v = r.input as { writer: string; i: number };
+        return `${v.writer}-${v.i}`;
+      }),
+    );
     for (let p = 0; p < 8; p++) for (let i = 0; i < 50; i++) expect(seen.has(`p${p}-${i}`)).toBe(true);
     // Each writer's own steps keep their order: its appends were awaited one after the other.
     for (let p = 0; p < 8; p++) {
-      const mine = all.filter((r) => (r.input as { writer: string }).writer === `p${p}`).map((r) => (r.input as { i: number }).i);
+      const mine = all
+        .filter((r) => (r.input as { writer: string }).writer === `p${p}`)
+        .map((r) => (r.input as { i: number }).i);
       expect(mine).toEqual(Array.from({ length: 50 }, (_, i) => i));
     }
   }, 120_000);
 });
 
 describe('a writer killed', () => {
-  test('SIGKILL at random moments, 8 times: every acknowledged step present, the journal verifies, retries duplicate nothing, the tree is the chain\'s', async () => {
+  test("SIGKILL at random moments, 8 times: every acknowledged step present, the journal verifies, retries duplicate nothing, the tree is the chain's", async () => {
     const s = store({ blobThreshold: 4096 });
     await s.create('crashy');
-    const { acked, recovered } = await killAndRetryRounds(8, (round) => runChild('pg-kill-loop.mjs', [s.tables.schema, 'crashy', String(round)]), (readOnly) => s.open('crashy', { readOnly }));
+    const { acked, recovered } = await killAndRetryRounds(
+      8,
+      (round) => runChild('pg-kill-loop.mjs', [s.tables.schema, 'crashy', String(round)]),
+      (readOnly) => s.open('crashy', { readOnly }),
+    );
     const final = await (await s.open('crashy', { readOnly: true })).verify();
     expect(final.ok).toBe(true);
     const ids = (await steps(s, 'crashy')).map((r) => r.step_id);
     expect(new Set(ids).size).toBe(ids.length);
     expect(acked.size).toBe(final.steps);
     await expectTreeKept(s, 'crashy', final.steps);
-    console.info(`8 SIGKILL rounds on Postgres: ${acked.size} acknowledged steps, ${recovered} committed-but-unacknowledged steps returned to their retry`);
+    console.info(
+      `8 SIGKILL rounds on Postgres: ${acked.size} acknowledged steps, ${recovered} committed-but-unacknowledged steps returned to their retry`,
+    );
   }, 180_000);
 
   test('mid-transaction (lines inserted, head moved, no COMMIT): it holds the journal while alive, and its kill leaves nothing', async () => {

@@ -8,7 +8,18 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import {
-  MemoryTree, noteSigner, parseCheckpoint, parseNote, proveConsistency, proveInclusion, rootOfLeaves, stepLeafHash, tileCountAt, treeRoot, verifyConsistency, verifyInclusion,
+  MemoryTree,
+  noteSigner,
+  parseCheckpoint,
+  parseNote,
+  proveConsistency,
+  proveInclusion,
+  rootOfLeaves,
+  stepLeafHash,
+  tileCountAt,
+  treeRoot,
+  verifyConsistency,
+  verifyInclusion,
 } from '../../src/proofs/index.js';
 import { FileStore, type Journal, type StepInput } from '../../src/store/index.js';
 import { PostgresStore, type PostgresJournal } from '../../src/store/postgres/index.js';
@@ -21,7 +32,13 @@ const pgStore = (options: Record<string, unknown> = {}): PostgresStore => pgHarn
 
 const SEED = new Uint8Array(32).fill(7);
 const ORIGIN = 'agents.example.com/run/sha256:' + '0'.repeat(64);
-const step = (i: number, tag = 'a'): StepInput => ({ step_id: `${tag}-${i}`, ts: '2026-03-01T10:00:00.000Z', input: { i, tag }, model: 'm', result: { ok: i } });
+const step = (i: number, tag = 'a'): StepInput => ({
+  step_id: `${tag}-${i}`,
+  ts: '2026-03-01T10:00:00.000Z',
+  input: { i, tag },
+  model: 'm',
+  result: { ok: i },
+});
 
 async function stepHashes(j: Journal): Promise<string[]> {
   const out: string[] = [];
@@ -30,49 +47,74 @@ async function stepHashes(j: Journal): Promise<string[]> {
 }
 
 async function storedSize(store: PostgresStore, j: PostgresJournal): Promise<number | null> {
-  const r = await admin.query(`SELECT size::float8 AS size FROM "${store.tables.schema}".tree_state WHERE journal = $1`, [j.key]);
+  const r = await admin.query(
+    `SELECT size::float8 AS size FROM "${store.tables.schema}".tree_state WHERE journal = $1`,
+    [j.key],
+  );
   return r.rows[0]?.size ?? null;
 }
 
 async function tileRows(store: PostgresStore, j: PostgresJournal): Promise<number[]> {
-  const r = await admin.query(`SELECT tile_level, count(*)::int AS n FROM "${store.tables.schema}".tree_tiles WHERE journal = $1 GROUP BY tile_level ORDER BY tile_level`, [j.key]);
+  const r = await admin.query(
+    `SELECT tile_level, count(*)::int AS n FROM "${store.tables.schema}".tree_tiles WHERE journal = $1 GROUP BY tile_level ORDER BY tile_level`,
+    [j.key],
+  );
   return r.rows.map((row: { n: number }) => row.n);
 }
 
 describe('the tree follows every commit', () => {
-  test('any batching (appendMany, concurrent appends, one by one): the stored state is the chain\'s, its root MemoryTree\'s, its proofs verify', async () => {
+  test("any batching (appendMany, concurrent appends, one by one): the stored state is the chain's, its root MemoryTree's, its proofs verify", async () => {
     const store = pgStore();
     let k = 0;
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.tuple(fc.integer({ min: 1, max: 120 }), fc.constantFrom('many', 'concurrent', 'single')), { minLength: 1, maxLength: 5 }), fc.integer({ min: 0, max: 2 ** 30 }), async (batches, pick) => {
-        const j = await store.create(`p${k++}`);
-        let i = 0;
-        for (const [count, how] of batches) {
-          const steps = Array.from({ length: how === 'single' ? Math.min(count, 5) : count }, () => step(i++));
-          if (how === 'many') await j.appendMany(steps);
-          else if (how === 'concurrent') await Promise.all(steps.map((s) => j.append(s)));
-          else for (const s of steps) await j.append(s);
-        }
-        const hashes = await stepHashes(j);
-        const size = hashes.length;
-        expect(await storedSize(store, j)).toBe(size); // kept by the commits themselves, not rebuilt on read
-        const levels = await tileRows(store, j);
-        expect(levels).toEqual([0, 1, 2].map((l) => tileCountAt(size, l)).filter((c) => c > 0));
-        const memory = new MemoryTree();
-        for (const h of hashes) memory.append(stepLeafHash(h)!);
-        const view = await (await store.open(j.id, { readOnly: true })).treeView();
-        expect(view.size).toBe(size);
-        expect(Buffer.from(view.root)).toEqual(Buffer.from(rootOfLeaves(hashes.map((h) => stepLeafHash(h)!))));
-        expect(Buffer.from(view.root)).toEqual(Buffer.from(await treeRoot(memory, size)));
-        const index = pick % size;
-        const proof = await proveInclusion(view.reader, index, index, size);
-        expect(proof.map((p) => Buffer.from(p).toString('hex'))).toEqual((await proveInclusion(memory, index, index, size)).map((p) => Buffer.from(p).toString('hex')));
-        expect(verifyInclusion({ index, size, leaf: stepLeafHash(hashes[index]!)!, proof, root: view.root })).toEqual({ ok: true });
-        const oldSize = 1 + (pick % size);
-        const consistency = await proveConsistency(view.reader, oldSize, size);
-        expect(verifyConsistency({ oldSize, oldRoot: await treeRoot(memory, oldSize), size, root: view.root, proof: consistency })).toEqual({ ok: true });
-        await j.close();
-      }),
+      fc.asyncProperty(
+        fc.array(fc.tuple(fc.integer({ min: 1, max: 120 }), fc.constantFrom('many', 'concurrent', 'single')), {
+          minLength: 1,
+          maxLength: 5,
+        }),
+        fc.integer({ min: 0, max: 2 ** 30 }),
+        async (batches, pick) => {
+          const j = await store.create(`p${k++}`);
+          let i = 0;
+          for (const [count, how] of batches) {
+            const steps = Array.from({ length: how === 'single' ? Math.min(count, 5) : count }, () => step(i++));
+            if (how === 'many') await j.appendMany(steps);
+            else if (how === 'concurrent') await Promise.all(steps.map((s) => j.append(s)));
+            else for (const s of steps) await j.append(s);
+          }
+          const hashes = await stepHashes(j);
+          const size = hashes.length;
+          expect(await storedSize(store, j)).toBe(size); // kept by the commits themselves, not rebuilt on read
+          const levels = await tileRows(store, j);
+          expect(levels).toEqual([0, 1, 2].map((l) => tileCountAt(size, l)).filter((c) => c > 0));
+          const memory = new MemoryTree();
+          for (const h of hashes) memory.append(stepLeafHash(h)!);
+          const view = await (await store.open(j.id, { readOnly: true })).treeView();
+          expect(view.size).toBe(size);
+          expect(Buffer.from(view.root)).toEqual(Buffer.from(rootOfLeaves(hashes.map((h) => stepLeafHash(h)!))));
+          expect(Buffer.from(view.root)).toEqual(Buffer.from(await treeRoot(memory, size)));
+          const index = pick % size;
+          const proof = await proveInclusion(view.reader, index, index, size);
+          expect(proof.map((p) => Buffer.from(p).toString('hex'))).toEqual(
+            (await proveInclusion(memory, index, index, size)).map((p) => Buffer.from(p).toString('hex')),
+          );
+          expect(verifyInclusion({ index, size, leaf: stepLeafHash(hashes[index]!)!, proof, root: view.root })).toEqual(
+            { ok: true },
+          );
+          const oldSize = 1 + (pick % size);
+          const consistency = await proveConsistency(view.reader, oldSize, size);
+          expect(
+            verifyConsistency({
+              oldSize,
+              oldRoot: await treeRoot(memory, oldSize),
+              size,
+              root: view.root,
+              proof: consistency,
+            }),
+          ).toEqual({ ok: true });
+          await j.close();
+        },
+      ),
       { numRuns: 8 },
     );
   }, 120_000);
@@ -100,7 +142,9 @@ describe('the tree follows every commit', () => {
     expect(await storedSize(store, w)).toBe(301);
     expect(await tileRows(store, w)).toEqual([301, 1]);
     const view = await (await writer.open('old', { readOnly: true })).treeView();
-    expect(Buffer.from(view.root)).toEqual(Buffer.from(rootOfLeaves((await stepHashes(w)).map((h) => stepLeafHash(h)!))));
+    expect(Buffer.from(view.root)).toEqual(
+      Buffer.from(rootOfLeaves((await stepHashes(w)).map((h) => stepLeafHash(h)!))),
+    );
   }, 60_000);
   test('merkleTree: false defers the tree: commits leave it behind, the next checkpoint (or writer that keeps it) catches up', async () => {
     const store = pgStore();
@@ -113,7 +157,9 @@ describe('the tree follows every commit', () => {
     const signed = await j.checkpoint(noteSigner(ORIGIN, SEED, 1, () => 0));
     expect(signed.checkpoint.size).toBe(20);
     expect(await storedSize(store, j)).toBe(20);
-    expect(Buffer.from(signed.checkpoint.root)).toEqual(Buffer.from(rootOfLeaves((await stepHashes(j)).map((h) => stepLeafHash(h)!))));
+    expect(Buffer.from(signed.checkpoint.root)).toEqual(
+      Buffer.from(rootOfLeaves((await stepHashes(j)).map((h) => stepLeafHash(h)!))),
+    );
     await j.append(step(20));
     expect(await storedSize(store, j)).toBe(20);
     await (await store.open('lazy')).append(step(21));
@@ -181,10 +227,12 @@ describe('checkpoints', () => {
     pgHarness.track(second);
     const other = await second.open('signed');
     const signer = noteSigner(ORIGIN, SEED, 1, () => 0);
-    await Promise.all(Array.from({ length: 6 }, async (_, r) => {
-      await (r % 2 ? j : other).appendMany(Array.from({ length: 7 }, (_, i) => step(i, `r${r}`)));
-      await (r % 2 ? other : j).checkpoint(signer);
-    }));
+    await Promise.all(
+      Array.from({ length: 6 }, async (_, r) => {
+        await (r % 2 ? j : other).appendMany(Array.from({ length: 7 }, (_, i) => step(i, `r${r}`)));
+        await (r % 2 ? other : j).checkpoint(signer);
+      }),
+    );
     const view = await j.treeView();
     expect(view.size).toBe(42);
     const sizes: number[] = [];

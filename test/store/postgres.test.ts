@@ -10,7 +10,13 @@ import { diff } from '../../src/diff/index.js';
 import { verifyReceipt } from '../../src/receipt/index.js';
 import { receiptBytes } from '../../src/receipt/node.js';
 import { FileStore, StoreError, type Journal, type StepInput, type StoredLine } from '../../src/store/index.js';
-import { PostgresStore, SCHEMA_VERSION, parsePostgresLocation, type DbClient, type DbPool } from '../../src/store/postgres/index.js';
+import {
+  PostgresStore,
+  SCHEMA_VERSION,
+  parsePostgresLocation,
+  type DbClient,
+  type DbPool,
+} from '../../src/store/postgres/index.js';
 import { tempDir } from '../helpers/tmp.js';
 import { postgresHarness } from '../helpers/postgres.js';
 import { all, code } from '../helpers/outcomes.js';
@@ -35,7 +41,12 @@ function run(count: number): StepInput[] {
 
 describe('identical bytes', () => {
   test('the same steps give the same lines, buckets, blobs, receipt and no diff in the file store and Postgres', async () => {
-    const identity = { journalId: 'run-identity', createdAt: '2026-03-01T10:00:00.000Z', segmentBytes: 4096, blobThreshold: 2048 };
+    const identity = {
+      journalId: 'run-identity',
+      createdAt: '2026-03-01T10:00:00.000Z',
+      segmentBytes: 4096,
+      blobThreshold: 2048,
+    };
     const file = await new FileStore(tempDir(), { fsync: 'none' }).create('run', identity);
     const pgj = await pgStore().create('run', identity);
     const steps = run(40);
@@ -47,7 +58,9 @@ describe('identical bytes', () => {
     const b = await all(pgj.lines());
     expect(b).toEqual(a);
     expect(new Set(a.map((l: StoredLine) => l.segment)).size).toBeGreaterThan(3);
-    const digests = [...new Set(a.flatMap((l) => [...l.text.matchAll(/"digest":"(sha256:[0-9a-f]{64})"/g)].map((m) => m[1]!)))];
+    const digests = [
+      ...new Set(a.flatMap((l) => [...l.text.matchAll(/"digest":"(sha256:[0-9a-f]{64})"/g)].map((m) => m[1]!))),
+    ];
     expect(digests.length).toBeGreaterThan(3);
     for (const d of digests) expect(Buffer.from((await pgj.blob(d))!)).toEqual(Buffer.from((await file.blob(d))!));
     const ra = await receiptBytes(file);
@@ -58,7 +71,7 @@ describe('identical bytes', () => {
     expect(d.same).toBe(true);
     // A retry in Postgres returns the step the file store also has, byte for byte.
     expect(await pgj.append(steps[39]!)).toEqual(await file.append(steps[39]!));
-    expect((await pgj.head())).toEqual(await file.head());
+    expect(await pgj.head()).toEqual(await file.head());
   });
 });
 
@@ -93,7 +106,10 @@ describe('retries and long journals', () => {
       const ids = ['a.b', 'C:d', 'e_F-9', 'x'.repeat(100)];
       const first = await j.appendMany(ids.map((step_id, i) => ({ step_id, input: i })));
       pool.lookups = 0;
-      const again = await j.appendMany([...ids.map((step_id, i) => ({ step_id, input: i })), { step_id: 'new:one', input: 'new' }]);
+      const again = await j.appendMany([
+        ...ids.map((step_id, i) => ({ step_id, input: i })),
+        { step_id: 'new:one', input: 'new' },
+      ]);
       expect(pool.lookups).toBe(1);
       expect(again.slice(0, 4)).toEqual(first);
       expect(again[4]).toMatchObject({ seq: 4, step_id: 'new:one' });
@@ -118,10 +134,18 @@ describe('retries and long journals', () => {
     const lines = await all(j.lines());
     const at = lines[2100]!;
     const lineNo = lines.filter((l) => l.segment === at.segment && l.seq <= 2100).length;
-    const key = Number((await admin.query(`SELECT key FROM "${store.tables.schema}".journals WHERE id = 'long'`)).rows[0].key);
-    await admin.query(`UPDATE "${store.tables.schema}".steps SET line = replace(line, '"i":2100', '"i":2101') WHERE journal = $1 AND seq = 2100`, [key]);
+    const key = Number(
+      (await admin.query(`SELECT key FROM "${store.tables.schema}".journals WHERE id = 'long'`)).rows[0].key,
+    );
+    await admin.query(
+      `UPDATE "${store.tables.schema}".steps SET line = replace(line, '"i":2100', '"i":2101') WHERE journal = $1 AND seq = 2100`,
+      [key],
+    );
     const damaged = await j.verify();
-    expect(damaged.problems[0]).toMatchObject({ code: 'HASH_MISMATCH', location: { seq: 2100, file: at.segment, line: lineNo } });
+    expect(damaged.problems[0]).toMatchObject({
+      code: 'HASH_MISMATCH',
+      location: { seq: 2100, file: at.segment, line: lineNo },
+    });
   });
 });
 
@@ -145,7 +169,13 @@ describe('schema', () => {
     expect(await code(store.open('j', { readOnly: true }))).toBe('JOURNAL_NOT_FOUND');
     expect(await code(store.verify('j'))).toBe('JOURNAL_NOT_FOUND');
     const health = await store.health('j');
-    expect(health).toMatchObject({ backend: 'postgres', reachable: true, writable: true, schema: { version: null, supported: SCHEMA_VERSION }, journal: { found: false } });
+    expect(health).toMatchObject({
+      backend: 'postgres',
+      reachable: true,
+      writable: true,
+      schema: { version: null, supported: SCHEMA_VERSION },
+      journal: { found: false },
+    });
     const exists = await admin.query('SELECT to_regnamespace($1) IS NOT NULL AS e', [store.tables.schema]);
     expect(exists.rows[0].e).toBe(false);
   });
@@ -154,15 +184,26 @@ describe('schema', () => {
     const store = pgStore();
     const j = await store.create('j');
     await j.append({ input: 1 });
-    await admin.query(`INSERT INTO "${store.tables.schema}".migrations (version, description) VALUES ($1, 'from the future')`, [SCHEMA_VERSION + 1]);
+    await admin.query(
+      `INSERT INTO "${store.tables.schema}".migrations (version, description) VALUES ($1, 'from the future')`,
+      [SCHEMA_VERSION + 1],
+    );
     const fresh = pgStore({ schema: store.tables.schema });
-    for (const op of [() => fresh.list(), () => fresh.open('j'), () => fresh.open('j', { readOnly: true }), () => fresh.create('k'), () => fresh.verify('j')]) {
+    for (const op of [
+      () => fresh.list(),
+      () => fresh.open('j'),
+      () => fresh.open('j', { readOnly: true }),
+      () => fresh.create('k'),
+      () => fresh.verify('j'),
+    ]) {
       expect(await code(op())).toBe('SCHEMA_TOO_NEW');
     }
     try {
       await fresh.open('j');
     } catch (e) {
-      expect((e as Error).message).toMatch(new RegExp(`version ${SCHEMA_VERSION + 1}.*newer stepchain.*version ${SCHEMA_VERSION}`));
+      expect((e as Error).message).toMatch(
+        new RegExp(`version ${SCHEMA_VERSION + 1}.*newer stepchain.*version ${SCHEMA_VERSION}`),
+      );
     }
     const health = await fresh.health();
     expect(health.ok).toBe(false);
@@ -174,9 +215,36 @@ describe('schema', () => {
 describe('servers that cannot be used', () => {
   const parsed = new URL(url);
   test.each([
-    ['a wrong password', () => { const u = new URL(url); u.password = 'wrong'; return u.toString(); }, 'AUTH_FAILED', /refused the login/],
-    ['no server listening', () => { const u = new URL(url); u.port = '1'; return u.toString(); }, 'SERVER_UNREACHABLE', /could not be reached.*ECONNREFUSED/],
-    ['a database that does not exist', () => { const u = new URL(url); u.pathname = '/no_such_db'; return u.toString(); }, 'SERVER_ERROR', /database does not exist/],
+    [
+      'a wrong password',
+      () => {
+        const u = new URL(url);
+        u.password = 'wrong';
+        return u.toString();
+      },
+      'AUTH_FAILED',
+      /refused the login/,
+    ],
+    [
+      'no server listening',
+      () => {
+        const u = new URL(url);
+        u.port = '1';
+        return u.toString();
+      },
+      'SERVER_UNREACHABLE',
+      /could not be reached.*ECONNREFUSED/,
+    ],
+    [
+      'a database that does not exist',
+      () => {
+        const u = new URL(url);
+        u.pathname = '/no_such_db';
+        return u.toString();
+      },
+      'SERVER_ERROR',
+      /database does not exist/,
+    ],
   ])('%s: a coded error that names the server and masks the password', async (_label, make, expected, message) => {
     const store = new PostgresStore({ connectionString: make(), connection: { connectionTimeoutMillis: 5000 } });
     pgHarness.track(store);
@@ -236,8 +304,24 @@ describe('servers that cannot be used', () => {
 
 describe('locations', () => {
   test.each([
-    ['postgres://ann@db.example:5433/agents?journal=run-42', { journal: 'run-42', schema: undefined, display: 'postgres://ann@db.example:5433/agents?journal=run-42', hasPassword: false }],
-    ['postgresql://ann:s3cret@db/agents?journal=r&schema=team_a&sslmode=require', { journal: 'r', schema: 'team_a', display: 'postgresql://ann:***@db/agents?journal=r&schema=team_a', hasPassword: true }],
+    [
+      'postgres://ann@db.example:5433/agents?journal=run-42',
+      {
+        journal: 'run-42',
+        schema: undefined,
+        display: 'postgres://ann@db.example:5433/agents?journal=run-42',
+        hasPassword: false,
+      },
+    ],
+    [
+      'postgresql://ann:s3cret@db/agents?journal=r&schema=team_a&sslmode=require',
+      {
+        journal: 'r',
+        schema: 'team_a',
+        display: 'postgresql://ann:***@db/agents?journal=r&schema=team_a',
+        hasPassword: true,
+      },
+    ],
     ['postgres:///agents', { journal: undefined, schema: undefined, hasPassword: false }],
   ])('%s', (text, expected) => {
     const loc = parsePostgresLocation(text);
@@ -278,10 +362,16 @@ describe('damage written around the store', () => {
 
   test('an edited line is HASH_MISMATCH at its seq and bucket', async () => {
     const { j, schema, key } = await damaged();
-    await admin.query(`UPDATE "${schema}".steps SET line = replace(line, '"input":3', '"input":4') WHERE journal = $1 AND seq = 3`, [key]);
+    await admin.query(
+      `UPDATE "${schema}".steps SET line = replace(line, '"input":3', '"input":4') WHERE journal = $1 AND seq = 3`,
+      [key],
+    );
     const report = await j.verify();
     expect(report.ok).toBe(false);
-    expect(report.problems[0]).toMatchObject({ code: 'HASH_MISMATCH', location: { seq: 3, file: '0000000000000000.jsonl', line: 4 } });
+    expect(report.problems[0]).toMatchObject({
+      code: 'HASH_MISMATCH',
+      location: { seq: 3, file: '0000000000000000.jsonl', line: 4 },
+    });
   });
 
   test('a removed blob is BLOB_MISSING; a changed one BLOB_CORRUPT', async () => {
@@ -290,13 +380,18 @@ describe('damage written around the store', () => {
     expect((await j.verify()).problems.map((p) => p.code)).toEqual(['BLOB_CORRUPT']);
     await admin.query(`DELETE FROM "${schema}".blobs WHERE journal = $1`, [key]);
     const report = await j.verify();
-    expect(report.problems).toEqual([expect.objectContaining({ code: 'BLOB_MISSING', location: expect.objectContaining({ seq: 2, field: 'result' }) })]);
+    expect(report.problems).toEqual([
+      expect.objectContaining({ code: 'BLOB_MISSING', location: expect.objectContaining({ seq: 2, field: 'result' }) }),
+    ]);
     expect(await code(j.get(2))).toBe('BLOB_MISSING');
   });
 
   test('a deleted row is found; a row past the head row is found by verify and refused by writers', async () => {
     const { j, schema, key } = await damaged();
-    await admin.query(`INSERT INTO "${schema}".steps (journal, seq, bucket, step_id, line) SELECT journal, 6, bucket, 'planted', line FROM "${schema}".steps WHERE journal = $1 AND seq = 5`, [key]);
+    await admin.query(
+      `INSERT INTO "${schema}".steps (journal, seq, bucket, step_id, line) SELECT journal, 6, bucket, 'planted', line FROM "${schema}".steps WHERE journal = $1 AND seq = 5`,
+      [key],
+    );
     expect((await j.verify()).problems.map((p) => p.code)).toEqual(['JOURNAL_INVALID']);
     expect(await code(j.append({ input: 'next' }))).toBe('JOURNAL_CORRUPT');
     await admin.query(`DELETE FROM "${schema}".steps WHERE journal = $1 AND seq IN (4, 6)`, [key]);
@@ -306,7 +401,7 @@ describe('damage written around the store', () => {
     expect(await code(all(j.lines()))).toBe('JOURNAL_CORRUPT');
   });
 
-  test('a row whose line is another seq\'s is JOURNAL_INVALID at that row, beside the chain\'s own problems', async () => {
+  test("a row whose line is another seq's is JOURNAL_INVALID at that row, beside the chain's own problems", async () => {
     const { j, schema, key } = await damaged();
     // Swap the lines of rows 3 and 4 (each row keeps its own step_id and bucket).
     await admin.query(
@@ -316,14 +411,20 @@ describe('damage written around the store', () => {
     const report = await j.verify();
     expect(report.ok).toBe(false);
     const mine = report.problems.filter((p) => p.code === 'JOURNAL_INVALID');
-    expect(mine.map((p) => p.message)).toEqual(['the row with seq 3 holds the step with seq 4', 'the row with seq 4 holds the step with seq 3']);
+    expect(mine.map((p) => p.message)).toEqual([
+      'the row with seq 3 holds the step with seq 4',
+      'the row with seq 4 holds the step with seq 3',
+    ]);
     expect(mine[0]!.location).toMatchObject({ file: '0000000000000000.jsonl', line: 4, field: 'seq' });
     expect(report.problems.length).toBeGreaterThan(2);
   });
 
   test('metadata that is not what a writer stores is JOURNAL_INVALID in verify, and refused by open', async () => {
     const { store, schema, key } = await damaged();
-    await admin.query(`UPDATE "${schema}".journals SET meta = replace(meta, '"lineage":null', '"lineage":null,"x":1') WHERE key = $1`, [key]);
+    await admin.query(
+      `UPDATE "${schema}".journals SET meta = replace(meta, '"lineage":null', '"lineage":null,"x":1') WHERE key = $1`,
+      [key],
+    );
     const report = await store.verify('j');
     expect(report).toMatchObject({ ok: false, problems: [{ code: 'JOURNAL_INVALID', location: { field: 'meta' } }] });
     expect(await code(store.open('j'))).toBe('JOURNAL_INVALID');
@@ -369,7 +470,10 @@ describe('an unanswered COMMIT', () => {
       const j = await store.create('j');
       await j.append({ input: 'before' });
       pool.armed = true;
-      const outcome = await j.append({ input: 'in doubt' }).then((r) => r, (e: unknown) => e as StoreError);
+      const outcome = await j.append({ input: 'in doubt' }).then(
+        (r) => r,
+        (e: unknown) => e as StoreError,
+      );
       if (committed) {
         expect(outcome).toMatchObject({ seq: 1 });
         expect((await j.get(1))!.input).toBe('in doubt');

@@ -22,7 +22,10 @@ async function collect(store: FileStore, id: string): Promise<StepRecord[]> {
  * writer fed its own commits under the lock and caught up with the others' on taking it.
  */
 async function expectTreeOfChain(root: string, id: string, steps: number): Promise<void> {
-  const state = JSON.parse(readFileSync(join(root, id, 'tree', 'state.json'), 'utf8')) as { step_hash: string; tree: { size: number } };
+  const state = JSON.parse(readFileSync(join(root, id, 'tree', 'state.json'), 'utf8')) as {
+    step_hash: string;
+    tree: { size: number };
+  };
   expect(state.tree.size).toBe(steps);
   expect(statSync(join(root, id, 'tree', 'tiles-0')).size).toBe(32 * steps);
   const j = await new FileStore(root).open(id, { readOnly: true });
@@ -30,42 +33,61 @@ async function expectTreeOfChain(root: string, id: string, steps: number): Promi
   for await (const l of j.lines()) hashes.push((JSON.parse(l.text) as { step_hash: string }).step_hash);
   expect(state.step_hash).toBe(hashes.at(-1));
   const view = await j.treeView(); // the stored tiles: state.json matches the head
-  expect(Buffer.from(view.root).toString('hex')).toBe(Buffer.from(rootOfLeaves(hashes.map((h) => stepLeafHash(h)!))).toString('hex'));
+  expect(Buffer.from(view.root).toString('hex')).toBe(
+    Buffer.from(rootOfLeaves(hashes.map((h) => stepLeafHash(h)!))).toString('hex'),
+  );
 }
 
 describe('many processes append to one journal', () => {
   test.each([
     { workers: 1, label: 'one appender per process' },
     { workers: 32, label: '32 concurrent appenders per process' },
-  ])('8 processes × 250 appends, $label: 2000 steps, valid chain, distinct step_ids', async ({ workers }) => {
-    const root = tempDir();
-    const store = new FileStore(root, { segmentBytes: 256 * 1024 });
-    await store.create('shared');
-    const started = Date.now();
-    await Promise.all(Array.from({ length: 8 }, (_, p) => runToEnd('appender.mjs', [root, 'shared', `p${p}`, '250', String(workers)])));
-    const elapsed = Date.now() - started;
-    const j = await store.open('shared', { readOnly: true });
-    const report = await j.verify();
-    expect(report.problems).toEqual([]);
-    expect(report.warnings).toEqual([]);
-    expect(report.ok).toBe(true);
-    expect(report.steps).toBe(2000);
-    expect(await j.head()).toEqual({ seq: 1999, step_hash: report.head });
-    const steps = await collect(store, 'shared');
-    expect(steps.map((s) => s.seq)).toEqual(Array.from({ length: 2000 }, (_, i) => i));
-    expect(new Set(steps.map((s) => s.step_id)).size).toBe(2000);
-    // Every (writer, i) exactly once: nothing lost, nothing duplicated.
-    const seen = new Set(steps.map((s) => { const v = s.input as { writer: string; i: number }; return `${v.writer}/${v.i}`; }));
-    expect(seen.size).toBe(2000);
-    for (let p = 0; p < 8; p++) for (let i = 0; i < 250; i++) expect(seen.has(`p${p}/${i}`)).toBe(true);
-    await expectTreeOfChain(root, 'shared', 2000);
-    console.info(`8 × 250 appends with ${workers} appender(s) per process: ${elapsed} ms`);
-  }, 120_000);
+  ])(
+    '8 processes × 250 appends, $label: 2000 steps, valid chain, distinct step_ids',
+    async ({ workers }) => {
+      const root = tempDir();
+      const store = new FileStore(root, { segmentBytes: 256 * 1024 });
+      await store.create('shared');
+      const started = Date.now();
+      await Promise.all(
+        Array.from({ length: 8 }, (_, p) =>
+          runToEnd('appender.mjs', [root, 'shared', `p${p}`, '250', String(workers)]),
+        ),
+      );
+      const elapsed = Date.now() - started;
+      const j = await store.open('shared', { readOnly: true });
+      const report = await j.verify();
+      expect(report.problems).toEqual([]);
+      expect(report.warnings).toEqual([]);
+      expect(report.ok).toBe(true);
+      expect(report.steps).toBe(2000);
+      expect(await j.head()).toEqual({ seq: 1999, step_hash: report.head });
+      const steps = await collect(store, 'shared');
+      expect(steps.map((s) => s.seq)).toEqual(Array.from({ length: 2000 }, (_, i) => i));
+      expect(new Set(steps.map((s) => s.step_id)).size).toBe(2000);
+      // Every (writer, i) exactly once: nothing lost, nothing duplicated.
+      const seen = new Set(
+        steps.map((s) => {
+          const v = s.input as { writer: string; i: number };
+          return `${v.writer}/${v.i}`;
+        }),
+      );
+      expect(seen.size).toBe(2000);
+      for (let p = 0; p < 8; p++) for (let i = 0; i < 250; i++) expect(seen.has(`p${p}/${i}`)).toBe(true);
+      await expectTreeOfChain(root, 'shared', 2000);
+      console.info(`8 × 250 appends with ${workers} appender(s) per process: ${elapsed} ms`);
+    },
+    120_000,
+  );
 });
 
 /** The step test/store/fixtures/kill-loop.mjs appends as its i-th in a round (kept identical to it). */
 function killLoopStep(round: number, i: number): { step_id: string; input: unknown; result: unknown } {
-  return { step_id: `r${round}-${i}`, input: { round, i }, result: i % 9 === 4 ? { big: `${round}:${i}:`.padEnd(5000, 'z') } : 'ok' };
+  return {
+    step_id: `r${round}-${i}`,
+    input: { round, i },
+    result: i % 9 === 4 ? { big: `${round}:${i}:`.padEnd(5000, 'z') } : 'ok',
+  };
 }
 
 describe('SIGKILL at random moments', () => {
@@ -97,11 +119,14 @@ describe('SIGKILL at random moments', () => {
       for (const w of report.warnings) expect(['TRUNCATED_LINE', 'HEAD_CACHE_STALE']).toContain(w.code);
       const present = new Map<number, string>();
       for await (const r of ro.read()) present.set(r.seq, r.step_id);
-      for (const [seq, stepId] of acked) expect(present.get(seq), `acknowledged seq ${seq} after round ${round}`).toBe(stepId);
+      for (const [seq, stepId] of acked)
+        expect(present.get(seq), `acknowledged seq ${seq} after round ${round}`).toBe(stepId);
 
       // The agent restarts and retries every step it never saw acknowledged, with the same step_id and
       // content: a step committed before the kill comes back as it is; nothing is written twice.
-      const ackedHere = new Set(child.lines.filter((l) => l.startsWith(`ack `) && l.includes(` r${round}-`)).map((l) => l.split(' ')[2]!));
+      const ackedHere = new Set(
+        child.lines.filter((l) => l.startsWith(`ack `) && l.includes(` r${round}-`)).map((l) => l.split(' ')[2]!),
+      );
       const maxI = Math.max(-1, ...[...ackedHere].map((id) => Number(id.split('-')[1])));
       const headBefore = (await ro.head())?.seq ?? -1;
       const writer = await store.open('crashy');
@@ -125,6 +150,8 @@ describe('SIGKILL at random moments', () => {
     await j.close();
     await expectTreeOfChain(root, 'crashy', final.steps);
     const quarantined = readdirSync(join(root, 'crashy', 'buckets')).filter((f) => f.includes('.quarantine-')).length;
-    console.info(`20 SIGKILL rounds: ${acked.size} acknowledged steps, ${final.steps} in the journal, ${recovered} unacknowledged but committed steps returned to their retry, ${quarantined} torn tails quarantined, ${Date.now() - started} ms`);
+    console.info(
+      `20 SIGKILL rounds: ${acked.size} acknowledged steps, ${final.steps} in the journal, ${recovered} unacknowledged but committed steps returned to their retry, ${quarantined} torn tails quarantined, ${Date.now() - started} ms`,
+    );
   }, 180_000);
 });

@@ -7,7 +7,16 @@
  * next append.
  */
 import { describe, expect, test } from 'vitest';
-import { FileStore, MemoryStore, Run, resumeRun, startRun, type Journal, type RunState, type Store } from '../../src/index.js';
+import {
+  FileStore,
+  MemoryStore,
+  Run,
+  resumeRun,
+  startRun,
+  type Journal,
+  type RunState,
+  type Store,
+} from '../../src/index.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
 import { connect } from '../../src/store/sqlite/driver.js';
 import type { PostgresStore } from '../../src/store/postgres/index.js';
@@ -22,7 +31,10 @@ interface Backend {
   name: string;
   make(options?: Record<string, unknown>): Store;
   /** The run_state row of journal `id`, read behind the store's back. */
-  row(store: Store, id: string): Promise<{ seq: number; step_hash: string; status: string; pending: number; ended_at: string | null } | null>;
+  row(
+    store: Store,
+    id: string,
+  ): Promise<{ seq: number; step_hash: string; status: string; pending: number; ended_at: string | null } | null>;
   /** Deletes every run_state row behind the store's back (as a store from before the table). */
   dropRows(store: Store): Promise<void>;
 }
@@ -40,7 +52,13 @@ const backends: Backend[] = [
     row: async (store, id) => {
       const db = connect(sqliteFiles.get(store)!, {});
       try {
-        return (db.prepare('SELECT r.seq, r.step_hash, r.status, r.pending, r.ended_at FROM run_state r JOIN journals j ON j.key = r.journal WHERE j.id = ?').get(id) as never) ?? null;
+        return (
+          (db
+            .prepare(
+              'SELECT r.seq, r.step_hash, r.status, r.pending, r.ended_at FROM run_state r JOIN journals j ON j.key = r.journal WHERE j.id = ?',
+            )
+            .get(id) as never) ?? null
+        );
       } finally {
         db.close();
       }
@@ -56,7 +74,10 @@ const backends: Backend[] = [
     make: (options = {}) => pg.store(options),
     row: async (store, id) => {
       const s = `"${(store as PostgresStore).tables.schema}"`;
-      const r = await pg.admin.query(`SELECT r.seq::float8 AS seq, r.step_hash, r.status, r.pending, r.ended_at FROM ${s}.run_state r JOIN ${s}.journals j ON j.key = r.journal WHERE j.id = $1`, [id]);
+      const r = await pg.admin.query(
+        `SELECT r.seq::float8 AS seq, r.step_hash, r.status, r.pending, r.ended_at FROM ${s}.run_state r JOIN ${s}.journals j ON j.key = r.journal WHERE j.id = $1`,
+        [id],
+      );
       return r.rows[0] ?? null;
     },
     dropRows: async (store) => {
@@ -66,7 +87,18 @@ const backends: Backend[] = [
 ];
 
 /** A state as plain data, to compare two folds. */
-const plain = (s: RunState): unknown => JSON.parse(JSON.stringify({ ...s, effects: [...s.effects], models: [...s.models], requested: [...s.requested], byKey: [...s.byKey], byCallId: [...s.byCallId], byIntent: [...s.byIntent] }));
+const plain = (s: RunState): unknown =>
+  JSON.parse(
+    JSON.stringify({
+      ...s,
+      effects: [...s.effects],
+      models: [...s.models],
+      requested: [...s.requested],
+      byKey: [...s.byKey],
+      byCallId: [...s.byCallId],
+      byIntent: [...s.byIntent],
+    }),
+  );
 
 /** The journal, with a count of the records its `read` yields. */
 function counting(journal: Journal): { journal: Journal; read: () => number } {
@@ -99,7 +131,13 @@ describe.each(backends)('$name: the run_state row', (b) => {
     const e = await run.beginTool({ name: 'pay', args: big, idempotencyKey: 'INV-1' });
     await run.journal.appendMany(Array.from({ length: 40 }, (_, i) => ({ input: { i } })));
     const h = await head(run.journal);
-    expect(await b.row(store, 'r')).toEqual({ seq: h.seq, step_hash: h.step_hash, status: 'interrupted', pending: 1, ended_at: null });
+    expect(await b.row(store, 'r')).toEqual({
+      seq: h.seq,
+      step_hash: h.step_hash,
+      status: 'interrupted',
+      pending: 1,
+      ended_at: null,
+    });
     await run.close();
 
     const { journal, read } = counting(await store.open('r'));
@@ -114,11 +152,19 @@ describe.each(backends)('$name: the run_state row', (b) => {
     expect(await b.row(store, 'r')).toMatchObject({ status: 'running', pending: 0, ended_at: null });
     await reopened.complete();
     const ended = await head(journal);
-    expect(await b.row(store, 'r')).toEqual({ seq: ended.seq, step_hash: ended.step_hash, status: 'completed', pending: 0, ended_at: ended.ts });
+    expect(await b.row(store, 'r')).toEqual({
+      seq: ended.seq,
+      step_hash: ended.step_hash,
+      status: 'completed',
+      pending: 0,
+      ended_at: ended.ts,
+    });
     await reopened.close();
     const after = await resumeRun(store, 'r', { readOnly: true });
     expect((await after.journal.verify()).ok).toBe(true);
-    expect((await after.effects()).map((x) => [x.id, x.status, x.result])).toEqual([[e.id, 'completed', { paid: true }]]);
+    expect((await after.effects()).map((x) => [x.id, x.status, x.result])).toEqual([
+      [e.id, 'completed', { paid: true }],
+    ]);
     await after.close();
   }, 120_000);
 
@@ -139,7 +185,7 @@ describe.each(backends)('$name: the run_state row', (b) => {
     await reopened.close();
   }, 120_000);
 
-  test('runs() reads each run\'s status, pending count and end time from the rows, and filters on status', async () => {
+  test("runs() reads each run's status, pending count and end time from the rows, and filters on status", async () => {
     const store = b.make();
     const done = await startRun(store, { runId: 'a-done', conversationId: 'c' });
     await done.complete();
@@ -168,7 +214,9 @@ describe.each(backends)('$name: the run_state row', (b) => {
 
     // Rows gone (a store from before the table): the same answers, folded from the records...
     await b.dropRows(store);
-    expect((await store.runs({ conversationId: 'c' })).map((r) => [r.id, r.progress])).toEqual(listed.map((r) => [r.id, r.progress]));
+    expect((await store.runs({ conversationId: 'c' })).map((r) => [r.id, r.progress])).toEqual(
+      listed.map((r) => [r.id, r.progress]),
+    );
     expect((await store.runs({ status: 'interrupted' })).map((r) => r.id)).toEqual(['b-died']);
     expect(await b.row(store, 'b-died')).toBeNull();
     // ...and the next append folds the run once and writes its row back.
@@ -176,11 +224,20 @@ describe.each(backends)('$name: the run_state row', (b) => {
     await j.append({ input: 'later' });
     await j.close();
     const h = await head(await store.open('b-died', { readOnly: true }));
-    expect(await b.row(store, 'b-died')).toEqual({ seq: h.seq, step_hash: h.step_hash, status: 'interrupted', pending: 2, ended_at: null });
+    expect(await b.row(store, 'b-died')).toEqual({
+      seq: h.seq,
+      step_hash: h.step_hash,
+      status: 'interrupted',
+      pending: 2,
+      ended_at: null,
+    });
   }, 120_000);
 });
 
-describe.each([['file', () => new FileStore(`${root}/f${n++}`, { fsync: 'none' })], ['memory', () => new MemoryStore()]] as const)('a %s store, which keeps no run state', (name, make) => {
+describe.each([
+  ['file', () => new FileStore(`${root}/f${n++}`, { fsync: 'none' })],
+  ['memory', () => new MemoryStore()],
+] as const)('a %s store, which keeps no run state', (name, make) => {
   test('applies a status filter by folding each run, and lists progress only then (a file store: also from a current saved state)', async () => {
     const store: Store = make();
     const done = await startRun(store, { runId: 'a' });
@@ -190,10 +247,17 @@ describe.each([['file', () => new FileStore(`${root}/f${n++}`, { fsync: 'none' }
     await died.beginTool({ name: 'pay', args: {} });
     await died.close();
     // A directory store lists each run's progress from its .run-state.json, saved by close (FILE-STORE.md ยง19).
-    expect((await store.runs({})).map((r) => r.progress)).toEqual(name === 'file'
-      ? [{ status: 'completed', pending: 0, ended_at: expect.any(String) }, { status: 'interrupted', pending: 1, ended_at: null }]
-      : [undefined, undefined]);
-    expect((await store.runs({ status: 'interrupted' })).map((r) => [r.id, r.progress])).toEqual([['b', { status: 'interrupted', pending: 1, ended_at: null }]]);
+    expect((await store.runs({})).map((r) => r.progress)).toEqual(
+      name === 'file'
+        ? [
+            { status: 'completed', pending: 0, ended_at: expect.any(String) },
+            { status: 'interrupted', pending: 1, ended_at: null },
+          ]
+        : [undefined, undefined],
+    );
+    expect((await store.runs({ status: 'interrupted' })).map((r) => [r.id, r.progress])).toEqual([
+      ['b', { status: 'interrupted', pending: 1, ended_at: null }],
+    ]);
     expect(await store.list({ status: 'completed' })).toEqual(['a']);
     expect(await store.list({ status: 'failed' })).toEqual([]);
   });
@@ -205,12 +269,14 @@ describe.each([['file', () => new FileStore(`${root}/f${n++}`, { fsync: 'none' }
     await run.close();
     const again = await resumeRun(store, 'v3');
     expect((await again.pendingEffects()).map((p) => p.id)).toEqual([e.id]);
-    await expect(again.beginTool({ name: 'pay', args: { invoice: 'INV-9' } })).rejects.toMatchObject({ code: 'EFFECT_PENDING' });
+    await expect(again.beginTool({ name: 'pay', args: { invoice: 'INV-9' } })).rejects.toMatchObject({
+      code: 'EFFECT_PENDING',
+    });
     await again.close();
   });
 });
 
-describe('a directory store\'s listing from the saved run state (FILE-STORE.md ยง19)', () => {
+describe("a directory store's listing from the saved run state (FILE-STORE.md ยง19)", () => {
   const dirOf = (root: string, id: string) => `${root}/${id}`;
 
   async function closedRun(root: string, id: string): Promise<void> {
@@ -226,16 +292,24 @@ describe('a directory store\'s listing from the saved run state (FILE-STORE.md ย
     const run = await startRun(store, { runId: 'died' });
     await run.close();
     const cache = readFileSync(`${dirOf(root, 'died')}/head.json`, 'utf8');
-    expect(JSON.parse(readFileSync(`${dirOf(root, 'died')}/.run-state.json`, 'utf8'))).toMatchObject({ seq: 0, status: 'running' });
+    expect(JSON.parse(readFileSync(`${dirOf(root, 'died')}/.run-state.json`, 'utf8'))).toMatchObject({
+      seq: 0,
+      status: 'running',
+    });
     // A later process begins an effect (a raw append: no state saved) and dies; the cache is put back as a
     // writer SIGKILLed between committing the line and rewriting head.json (ยง7) leaves it.
     const j = await store.open('died');
-    await j.append({ kind: 'tool.started', tool_call: { name: 'pay_invoice', arguments: { invoice: 'INV-1' } } } as never);
+    await j.append({
+      kind: 'tool.started',
+      tool_call: { name: 'pay_invoice', arguments: { invoice: 'INV-1' } },
+    } as never);
     await j.close();
     writeFileSync(`${dirOf(root, 'died')}/head.json`, cache);
     const [entry] = await store.runs({});
     expect(entry!.progress).toBeUndefined(); // not the saved "running": the chain's last step is past it
-    expect((await store.runs({ status: 'interrupted' })).map((r) => [r.id, r.progress])).toEqual([['died', { status: 'interrupted', pending: 1, ended_at: null }]]);
+    expect((await store.runs({ status: 'interrupted' })).map((r) => [r.id, r.progress])).toEqual([
+      ['died', { status: 'interrupted', pending: 1, ended_at: null }],
+    ]);
   });
 
   test('a saved state of another run, another shape or another chain is ignored, and the run folded', async () => {
@@ -258,7 +332,10 @@ describe('a directory store\'s listing from the saved run state (FILE-STORE.md ย
     for (const p of planted) {
       writeFileSync(file, typeof p === 'string' ? p : JSON.stringify(p));
       const entries = await store.runs({});
-      expect(entries.map((e) => [e.id, e.progress?.status])).toEqual([['died', undefined], ['done', 'completed']]);
+      expect(entries.map((e) => [e.id, e.progress?.status])).toEqual([
+        ['died', undefined],
+        ['done', 'completed'],
+      ]);
       expect(await store.list({ status: 'interrupted' })).toEqual(['died']);
     }
   });
@@ -275,10 +352,17 @@ describe('a directory store\'s listing from the saved run state (FILE-STORE.md ย
     const list = async () => {
       const r = await runNode([CLI, 'runs', root, '--json'], { timeoutMs: 60_000 });
       expect(r.code, r.stderr).toBe(0);
-      return (JSON.parse(r.stdout) as { runs: Array<{ id: string; status: string; pending: number; ended_at: string | null }> }).runs.map((x) => [x.id, x.status, x.pending, x.ended_at === null]);
+      return (
+        JSON.parse(r.stdout) as {
+          runs: Array<{ id: string; status: string; pending: number; ended_at: string | null }>;
+        }
+      ).runs.map((x) => [x.id, x.status, x.pending, x.ended_at === null]);
     };
     const fromSaved = await list();
-    expect(fromSaved).toEqual([['died', 'interrupted', 1, true], ['done', 'completed', 0, false]]);
+    expect(fromSaved).toEqual([
+      ['died', 'interrupted', 1, true],
+      ['done', 'completed', 0, false],
+    ]);
     for (const id of ['died', 'done']) rmSync(`${dirOf(root, id)}/.run-state.json`);
     expect(await list()).toEqual(fromSaved);
   }, 120_000);

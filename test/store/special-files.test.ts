@@ -42,21 +42,66 @@ function cli(args: string[], input?: string): Promise<Ran> {
 }
 
 const PLANTS: Array<[name: string, plant: (dir: string) => void, expected: Record<string, Expect>]> = [
-  ['a FIFO as head.json', (d) => mkfifo(join(d, 'head.json')), {
-    verify: { code: 1, says: 'head.json is a FIFO' }, log: { code: 1, says: 'JOURNAL_INVALID' }, head: { code: 0 }, show: { code: 0 }, export: { code: 0 }, append: { code: 0 },
-  }],
-  ['a FIFO as journal.json', (d) => mkfifo(join(d, 'journal.json')), {
-    verify: { code: 1, says: 'FIFO' }, log: { code: 2, says: 'JOURNAL_INVALID' }, head: { code: 2, says: 'JOURNAL_INVALID' }, show: { code: 2, says: 'JOURNAL_INVALID' }, export: { code: 2, says: 'JOURNAL_INVALID' }, append: { code: 2, says: 'JOURNAL_INVALID' },
-  }],
-  ['a FIFO as a blob', (d) => mkfifo(join(d, blobPath)), {
-    verify: { code: 1, says: 'BLOB_CORRUPT' }, log: { code: [1, 2], says: 'BLOB_CORRUPT' }, head: { code: 0 }, show: { code: 2, says: 'BLOB_CORRUPT' }, export: { code: 2, says: 'BLOB_CORRUPT' }, append: { code: 0 },
-  }],
-  ['a blob that is a symlink to /dev/zero', (d) => (unlinkSync(join(d, blobPath)), symlinkSync('/dev/zero', join(d, blobPath))), {
-    verify: { code: 1, says: 'BLOB_CORRUPT' }, log: { code: [1, 2], says: 'BLOB_CORRUPT' }, head: { code: 0 }, show: { code: 2, says: 'BLOB_CORRUPT' }, export: { code: 2, says: 'BLOB_CORRUPT' }, append: { code: 0 },
-  }],
-  ['a FIFO as the waiting mark', (d) => mkfifo(join(d, 'journal.lock.waiting')), {
-    verify: { code: 1, says: 'journal.lock.waiting is a FIFO' }, log: { code: 1 }, head: { code: 0 }, show: { code: 0 }, export: { code: 0 }, append: { code: 0 },
-  }],
+  [
+    'a FIFO as head.json',
+    (d) => mkfifo(join(d, 'head.json')),
+    {
+      verify: { code: 1, says: 'head.json is a FIFO' },
+      log: { code: 1, says: 'JOURNAL_INVALID' },
+      head: { code: 0 },
+      show: { code: 0 },
+      export: { code: 0 },
+      append: { code: 0 },
+    },
+  ],
+  [
+    'a FIFO as journal.json',
+    (d) => mkfifo(join(d, 'journal.json')),
+    {
+      verify: { code: 1, says: 'FIFO' },
+      log: { code: 2, says: 'JOURNAL_INVALID' },
+      head: { code: 2, says: 'JOURNAL_INVALID' },
+      show: { code: 2, says: 'JOURNAL_INVALID' },
+      export: { code: 2, says: 'JOURNAL_INVALID' },
+      append: { code: 2, says: 'JOURNAL_INVALID' },
+    },
+  ],
+  [
+    'a FIFO as a blob',
+    (d) => mkfifo(join(d, blobPath)),
+    {
+      verify: { code: 1, says: 'BLOB_CORRUPT' },
+      log: { code: [1, 2], says: 'BLOB_CORRUPT' },
+      head: { code: 0 },
+      show: { code: 2, says: 'BLOB_CORRUPT' },
+      export: { code: 2, says: 'BLOB_CORRUPT' },
+      append: { code: 0 },
+    },
+  ],
+  [
+    'a blob that is a symlink to /dev/zero',
+    (d) => (unlinkSync(join(d, blobPath)), symlinkSync('/dev/zero', join(d, blobPath))),
+    {
+      verify: { code: 1, says: 'BLOB_CORRUPT' },
+      log: { code: [1, 2], says: 'BLOB_CORRUPT' },
+      head: { code: 0 },
+      show: { code: 2, says: 'BLOB_CORRUPT' },
+      export: { code: 2, says: 'BLOB_CORRUPT' },
+      append: { code: 0 },
+    },
+  ],
+  [
+    'a FIFO as the waiting mark',
+    (d) => mkfifo(join(d, 'journal.lock.waiting')),
+    {
+      verify: { code: 1, says: 'journal.lock.waiting is a FIFO' },
+      log: { code: 1 },
+      head: { code: 0 },
+      show: { code: 0 },
+      export: { code: 0 },
+      append: { code: 0 },
+    },
+  ],
 ];
 
 describe('special files planted in a journal directory: every command ends by itself, with a clear code', () => {

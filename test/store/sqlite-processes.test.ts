@@ -28,9 +28,15 @@ function store(options: ConstructorParameters<typeof SqliteStore>[1] = {}): Sqli
 async function expectTreeKept(s: SqliteStore, id: string, size: number): Promise<void> {
   const db = connect(s.file, { readonly: true });
   try {
-    const state = db.prepare('SELECT t.size FROM tree_state t JOIN journals j ON j.key = t.journal WHERE j.id = ?').all(id);
+    const state = db
+      .prepare('SELECT t.size FROM tree_state t JOIN journals j ON j.key = t.journal WHERE j.id = ?')
+      .all(id);
     expect(state).toEqual([{ size }]);
-    const tiles = db.prepare('SELECT count(*) AS n FROM tree_tiles t JOIN journals j ON j.key = t.journal WHERE j.id = ? GROUP BY tile_level ORDER BY tile_level').all(id) as Array<{ n: number }>;
+    const tiles = db
+      .prepare(
+        'SELECT count(*) AS n FROM tree_tiles t JOIN journals j ON j.key = t.journal WHERE j.id = ? GROUP BY tile_level ORDER BY tile_level',
+      )
+      .all(id) as Array<{ n: number }>;
     expect(tiles.map((r) => r.n)).toEqual([0, 1, 2].map((l) => tileCountAt(size, l)).filter((c) => c > 0));
   } finally {
     db.close();
@@ -52,7 +58,9 @@ describe('many processes append to one SQLite journal', () => {
   test('8 processes × 50 awaited appends through their own connections: 400 steps, one chain, each exactly once, one tree', async () => {
     const s = store();
     await s.create('shared');
-    await Promise.all(Array.from({ length: 8 }, (_, p) => runToEnd('sqlite-appender.mjs', [s.file, 'shared', `p${p}`, '50'])));
+    await Promise.all(
+      Array.from({ length: 8 }, (_, p) => runToEnd('sqlite-appender.mjs', [s.file, 'shared', `p${p}`, '50'])),
+    );
     const j = await s.open('shared', { readOnly: true });
     const report = await j.verify();
     expect(report.problems).toEqual([]);
@@ -64,24 +72,32 @@ describe('many processes append to one SQLite journal', () => {
     expect(new Set(all.map((r) => r.step_id)).size).toBe(400);
     // Each writer's own steps keep their order: its appends were awaited one after the other.
     for (let p = 0; p < 8; p++) {
-      const mine = all.filter((r) => (r.input as { writer: string }).writer === `p${p}`).map((r) => (r.input as { i: number }).i);
+      const mine = all
+        .filter((r) => (r.input as { writer: string }).writer === `p${p}`)
+        .map((r) => (r.input as { i: number }).i);
       expect(mine).toEqual(Array.from({ length: 50 }, (_, i) => i));
     }
   }, 300_000);
 });
 
 describe('a writer killed', () => {
-  test('SIGKILL at random moments, 8 times: every acknowledged step present, the journal verifies, retries duplicate nothing, the tree is the chain\'s', async () => {
+  test("SIGKILL at random moments, 8 times: every acknowledged step present, the journal verifies, retries duplicate nothing, the tree is the chain's", async () => {
     const s = store({ blobThreshold: 4096 });
     await s.create('crashy');
-    const { acked, recovered } = await killAndRetryRounds(8, (round) => runChild('sqlite-kill-loop.mjs', [s.file, 'crashy', String(round)]), (readOnly) => s.open('crashy', { readOnly }));
+    const { acked, recovered } = await killAndRetryRounds(
+      8,
+      (round) => runChild('sqlite-kill-loop.mjs', [s.file, 'crashy', String(round)]),
+      (readOnly) => s.open('crashy', { readOnly }),
+    );
     const final = await (await s.open('crashy', { readOnly: true })).verify();
     expect(final.ok).toBe(true);
     const ids = (await steps(s, 'crashy')).map((r) => r.step_id);
     expect(new Set(ids).size).toBe(ids.length);
     expect(acked.size).toBe(final.steps);
     await expectTreeKept(s, 'crashy', final.steps);
-    console.info(`8 SIGKILL rounds on SQLite: ${acked.size} acknowledged steps, ${recovered} committed-but-unacknowledged steps returned to their retry`);
+    console.info(
+      `8 SIGKILL rounds on SQLite: ${acked.size} acknowledged steps, ${recovered} committed-but-unacknowledged steps returned to their retry`,
+    );
   }, 300_000);
 
   test('mid-transaction (a line and a blob inserted, head moved, no COMMIT): it holds the journal while alive, and its kill leaves nothing', async () => {

@@ -62,7 +62,8 @@ describe('copies between the stores', () => {
     await call.complete({ result: 'r'.repeat(1500), toolCalls: [{ id: 'call-1', name: 'pay', arguments: { n: 1 } }] });
     const effect = await run.beginTool({ name: 'pay', args: { n: 1 }, callId: 'call-1' });
     await effect.complete({ paid: true, note: 'ünïcødé 🎉 \u2028' });
-    for (let i = 0; i < 40; i++) await run.journal.append({ input: { i, pad: 'p'.repeat(200) }, result: i % 7 === 3 ? 'b'.repeat(1100 + i) : i });
+    for (let i = 0; i < 40; i++)
+      await run.journal.append({ input: { i, pad: 'p'.repeat(200) }, result: i % 7 === 3 ? 'b'.repeat(1100 + i) : i });
     const original = await lines(run.journal);
     await run.journal.close();
 
@@ -84,7 +85,9 @@ describe('copies between the stores', () => {
     // The SQLite and Postgres copies hold journal.json's bytes as their metadata.
     const db = connect(lite.file, { readonly: true });
     try {
-      expect((db.prepare('SELECT meta FROM journals WHERE id = ?').get('run-1') as { meta: string }).meta).toBe(readFileSync(`${dirs}/a/run-1/journal.json`, 'utf8'));
+      expect((db.prepare('SELECT meta FROM journals WHERE id = ?').get('run-1') as { meta: string }).meta).toBe(
+        readFileSync(`${dirs}/a/run-1/journal.json`, 'utf8'),
+      );
     } finally {
       db.close();
     }
@@ -117,7 +120,13 @@ describe('one file', () => {
     expect(await code(s.open('j', { readOnly: true }))).toBe('JOURNAL_NOT_FOUND');
     expect(await code(s.verify('j'))).toBe('JOURNAL_NOT_FOUND');
     const health = await s.health('j');
-    expect(health).toMatchObject({ ok: false, backend: 'sqlite', reachable: true, writable: true, schema: { version: null } });
+    expect(health).toMatchObject({
+      ok: false,
+      backend: 'sqlite',
+      reachable: true,
+      writable: true,
+      schema: { version: null },
+    });
     expect(existsSync(file)).toBe(false);
   });
 
@@ -127,7 +136,9 @@ describe('one file', () => {
     await first.create('j');
     await first.close();
     const db = connect(file, {});
-    db.prepare("INSERT INTO migrations (version, description, applied_at) VALUES (99, 'from the future', '2030-01-01')").run();
+    db.prepare(
+      "INSERT INTO migrations (version, description, applied_at) VALUES (99, 'from the future', '2030-01-01')",
+    ).run();
     db.close();
     const before = readFileSync(file);
     const s = sqlite({}, file);
@@ -167,8 +178,8 @@ describe('rows changed behind the store', () => {
   });
 });
 
-describe('fork and checkpoints under SQLite\'s write lock', () => {
-  test('a fork in the same file shares the prefix byte for byte; a checkpoint is kept once and its tree is the chain\'s', async () => {
+describe("fork and checkpoints under SQLite's write lock", () => {
+  test("a fork in the same file shares the prefix byte for byte; a checkpoint is kept once and its tree is the chain's", async () => {
     const s = sqlite({ blobThreshold: 1024 });
     const parent = await s.create('parent');
     for (let i = 0; i < 10; i++) await parent.append({ input: i, result: i === 3 ? 'b'.repeat(2000) : i });
@@ -177,8 +188,19 @@ describe('fork and checkpoints under SQLite\'s write lock', () => {
     expect((await lines(fork)).map((l) => l.text)).toEqual((await lines(parent)).slice(0, 6).map((l) => l.text));
     await fork.append({ input: 'only in the child' });
     expect((await fork.verify()).ok).toBe(true);
-    expect(await fork.blob((JSON.parse((await lines(parent))[3]!.text) as { result: { '$stepchain:blob': { digest: string } } }).result['$stepchain:blob'].digest)).not.toBeNull();
-    const signer = noteSigner('agents.example.com/run/sha256:' + '0'.repeat(64), new Uint8Array(32).fill(7), 1, () => 0);
+    expect(
+      await fork.blob(
+        (JSON.parse((await lines(parent))[3]!.text) as { result: { '$stepchain:blob': { digest: string } } }).result[
+          '$stepchain:blob'
+        ].digest,
+      ),
+    ).not.toBeNull();
+    const signer = noteSigner(
+      'agents.example.com/run/sha256:' + '0'.repeat(64),
+      new Uint8Array(32).fill(7),
+      1,
+      () => 0,
+    );
     const cp = await parent.checkpoint(signer);
     expect(cp.checkpoint.size).toBe(10);
     await parent.checkpoint(signer);

@@ -24,7 +24,7 @@ describe('tail reads', () => {
   test('property: any range reads the same lines as the whole read sliced, with a torn tail and pending lines after the head', async () => {
     const store = new FileStore(root, { fsync: 'none', segmentBytes: 4096 });
     const j = await store.create('t');
-    await j.appendMany(Array.from({ length: 120 }, (_, i) => ({ input: { i, pad: 'x'.repeat(i % 7 * 13) } })));
+    await j.appendMany(Array.from({ length: 120 }, (_, i) => ({ input: { i, pad: 'x'.repeat((i % 7) * 13) } })));
     await j.close();
     const all = await lines(store, 't', 0);
     expect(all).toHaveLength(120);
@@ -32,11 +32,14 @@ describe('tail reads', () => {
     expect(buckets.length).toBeGreaterThan(2);
     const last = join(root, 't', 'buckets', buckets.at(-1)!);
     appendFileSync(last, '{"seq":999,"torn');
-    await fc.assert(fc.asyncProperty(fc.integer({ min: 0, max: 119 }), fc.integer({ min: 0, max: 30 }), async (from, span) => {
-      const to = Math.min(119, from + span);
-      expect(await lines(store, 't', from, to)).toEqual(all.slice(from, to + 1));
-      expect(await lines(store, 't', from)).toEqual(all.slice(from));
-    }), { numRuns: 60 });
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 0, max: 119 }), fc.integer({ min: 0, max: 30 }), async (from, span) => {
+        const to = Math.min(119, from + span);
+        expect(await lines(store, 't', from, to)).toEqual(all.slice(from, to + 1));
+        expect(await lines(store, 't', from)).toEqual(all.slice(from));
+      }),
+      { numRuns: 60 },
+    );
   });
 
   test('lines of a pending batch after the head are not read, and the head line is found under them', async () => {
@@ -51,7 +54,10 @@ describe('tail reads', () => {
     // Two lines as a dead batch left them, with the mark that says they are not committed (FILE-STORE §18).
     const pending = (seq: number): string => all[9]!.slice(2).replace('"seq":9,', `"seq":${seq},`);
     appendFileSync(bucket, `${pending(10)}\n${pending(11)}\n`);
-    writeFileSync(join(root, 'p', 't', '.batch-pending.json'), JSON.stringify({ bucket: 0, size, seq: head.seq, step_hash: head.step_hash }));
+    writeFileSync(
+      join(root, 'p', 't', '.batch-pending.json'),
+      JSON.stringify({ bucket: 0, size, seq: head.seq, step_hash: head.step_hash }),
+    );
     expect(await lines(store, 't', 8)).toEqual(all.slice(8));
     expect(await lines(store, 't', 9, 9)).toEqual(all.slice(9));
     expect(await lines(store, 't', 3, 5)).toEqual(all.slice(3, 6));

@@ -8,7 +8,17 @@ import { existsSync, readFileSync, readdirSync, rmSync, truncateSync, writeFileS
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import {
-  noteSigner, noteVerifier, parseCheckpoint, parseNote, proveConsistency, proveInclusion, rootOfLeaves, stepLeafHash, verifyConsistency, verifyRange, SIG_ED25519,
+  noteSigner,
+  noteVerifier,
+  parseCheckpoint,
+  parseNote,
+  proveConsistency,
+  proveInclusion,
+  rootOfLeaves,
+  stepLeafHash,
+  verifyConsistency,
+  verifyRange,
+  SIG_ED25519,
 } from '../../src/proofs/index.js';
 import { FileStore, type Journal } from '../../src/store/index.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -28,18 +38,23 @@ async function stepHashes(j: Journal): Promise<string[]> {
 
 const rootOf = (hashes: readonly string[]): Uint8Array => rootOfLeaves(hashes.map((h) => stepLeafHash(h)!));
 const b64 = (b: Uint8Array): string => Buffer.from(b).toString('base64');
-const stateOf = (dir: string): { step_hash: string | null; tree: { size: number; nodes: string[] } } => JSON.parse(readFileSync(join(dir, 'tree', 'state.json'), 'utf8'));
+const stateOf = (dir: string): { step_hash: string | null; tree: { size: number; nodes: string[] } } =>
+  JSON.parse(readFileSync(join(dir, 'tree', 'state.json'), 'utf8'));
 const seed = new Uint8Array(32).fill(7);
 
 function bucketBytes(dir: string): string {
-  return readdirSync(join(dir, 'buckets')).sort().map((f) => readFileSync(join(dir, 'buckets', f), 'latin1')).join('|');
+  return readdirSync(join(dir, 'buckets'))
+    .sort()
+    .map((f) => readFileSync(join(dir, 'buckets', f), 'latin1'))
+    .join('|');
 }
 
 describe('the tree follows appends', () => {
   test('after each batch the persisted root is the RFC 6962 root of the step hashes, and proofs from the tiles verify', async () => {
     const { store, dir } = fresh();
     const j = await store.create('a');
-    for (let batch = 0; batch < 7; batch++) await j.appendMany(Array.from({ length: 41 + batch * 17 }, (_, i) => ({ input: { batch, i } })));
+    for (let batch = 0; batch < 7; batch++)
+      await j.appendMany(Array.from({ length: 41 + batch * 17 }, (_, i) => ({ input: { batch, i } })));
     await j.close();
     const hashes = await stepHashes(j);
     const state = stateOf(dir('a'));
@@ -50,13 +65,26 @@ describe('the tree follows appends', () => {
     // Tile level 0 holds every leaf hash; level 1 every completed subtree of 256 leaves.
     expect(readFileSync(join(dir('a'), 'tree', 'tiles-0')).length).toBe(32 * hashes.length);
     expect(readFileSync(join(dir('a'), 'tree', 'tiles-1')).length).toBe(32 * Math.floor(hashes.length / 256));
-    for (const [from, to] of [[0, 0], [255, 256], [300, 420], [hashes.length - 1, hashes.length - 1]] as const) {
+    for (const [from, to] of [
+      [0, 0],
+      [255, 256],
+      [300, 420],
+      [hashes.length - 1, hashes.length - 1],
+    ] as const) {
       const proof = await proveInclusion(view.reader, from, to, view.size);
       const leaves = hashes.slice(from, to + 1).map((h) => stepLeafHash(h)!);
       expect(verifyRange({ from, to, size: view.size, leaves, proof, root: view.root })).toEqual({ ok: true });
     }
     const old = rootOf(hashes.slice(0, 300));
-    expect(verifyConsistency({ oldSize: 300, oldRoot: old, size: view.size, root: view.root, proof: await proveConsistency(view.reader, 300, view.size) })).toEqual({ ok: true });
+    expect(
+      verifyConsistency({
+        oldSize: 300,
+        oldRoot: old,
+        size: view.size,
+        root: view.root,
+        proof: await proveConsistency(view.reader, 300, view.size),
+      }),
+    ).toEqual({ ok: true });
   });
 
   test('an existing journal without a tree gets it computed on open, and no line is rewritten', async () => {
@@ -82,13 +110,22 @@ describe('the tree follows appends', () => {
   test.each([
     ['state.json removed', (d: string) => rmSync(join(d, 'tree', 'state.json'))],
     ['state.json garbage', (d: string) => writeFileSync(join(d, 'tree', 'state.json'), '{"nope":1}')],
-    ['tiles cut short (a crash lost unsynced hashes)', (d: string) => truncateSync(join(d, 'tree', 'tiles-0'), 32 * 100)],
-    ['extra tile hashes past the state (a crash between tiles and state)', (d: string) => writeFileSync(join(d, 'tree', 'tiles-0'), Buffer.alloc(32 * 5, 9), { flag: 'a' })],
-    ['a state from another chain', (d: string) => {
-      const s = stateOf(d);
-      s.step_hash = 'sha256:' + '0'.repeat(64);
-      writeFileSync(join(d, 'tree', 'state.json'), JSON.stringify(s));
-    }],
+    [
+      'tiles cut short (a crash lost unsynced hashes)',
+      (d: string) => truncateSync(join(d, 'tree', 'tiles-0'), 32 * 100),
+    ],
+    [
+      'extra tile hashes past the state (a crash between tiles and state)',
+      (d: string) => writeFileSync(join(d, 'tree', 'tiles-0'), Buffer.alloc(32 * 5, 9), { flag: 'a' }),
+    ],
+    [
+      'a state from another chain',
+      (d: string) => {
+        const s = stateOf(d);
+        s.step_hash = 'sha256:' + '0'.repeat(64);
+        writeFileSync(join(d, 'tree', 'state.json'), JSON.stringify(s));
+      },
+    ],
   ])('a tree that does not match the chain is rebuilt: %s', async (_name, damage) => {
     const { store, dir } = fresh();
     const j = await store.create('d');
@@ -103,7 +140,16 @@ describe('the tree follows appends', () => {
     const view = await (await store.open('d', { readOnly: true })).treeView();
     expect(b64(view.root)).toBe(b64(rootOf(hashes)));
     const proof = await proveInclusion(view.reader, 10, 12, view.size);
-    expect(verifyRange({ from: 10, to: 12, size: 320, leaves: hashes.slice(10, 13).map((h) => stepLeafHash(h)!), proof, root: view.root }).ok).toBe(true);
+    expect(
+      verifyRange({
+        from: 10,
+        to: 12,
+        size: 320,
+        leaves: hashes.slice(10, 13).map((h) => stepLeafHash(h)!),
+        proof,
+        root: view.root,
+      }).ok,
+    ).toBe(true);
   });
 
   test('merkleTree: false leaves the tree alone on commits; a checkpoint catches up and signs the right root', async () => {
@@ -148,7 +194,10 @@ describe('checkpoints the journal signs (PROOFS.md §8.6)', () => {
     for (const note of kept) {
       const parsed = parseNote(note);
       expect(parsed.ok).toBe(true);
-      if (parsed.ok) expect(verifier.verify(new TextEncoder().encode(parsed.note.text), parsed.note.signatures[0]!.signature)).toBe(true);
+      if (parsed.ok)
+        expect(verifier.verify(new TextEncoder().encode(parsed.note.text), parsed.note.signatures[0]!.signature)).toBe(
+          true,
+        );
     }
     expect(readdirSync(join(dir('c'), 'checkpoints'))).toHaveLength(2);
     await j.close();
@@ -167,16 +216,23 @@ describe('checkpoints the journal signs (PROOFS.md §8.6)', () => {
     writeFileSync(bucket, lines.join('\n') + '\n');
     const j2 = await store.open('t');
     await j2.appendMany(Array.from({ length: 15 }, (_, i) => ({ input: { rewritten: i } })));
-    const err = await j2.checkpoint(signer).then(() => null, (e: unknown) => e as { code: string; message: string });
+    const err = await j2.checkpoint(signer).then(
+      () => null,
+      (e: unknown) => e as { code: string; message: string },
+    );
     expect(err?.code).toBe('CHECKPOINT_REFUSED');
     expect(err?.message).toMatch(/INCONSISTENT/);
     expect(await j2.checkpoints()).toHaveLength(1);
     // And truncated alone (smaller than the last checkpoint): SIZE_DECREASED.
     writeFileSync(bucket, lines.slice(0, 10).join('\n') + '\n');
-    for (const f of readdirSync(join(dir('t'), 'buckets'))) if (join(dir('t'), 'buckets', f) !== bucket) rmSync(join(dir('t'), 'buckets', f));
+    for (const f of readdirSync(join(dir('t'), 'buckets')))
+      if (join(dir('t'), 'buckets', f) !== bucket) rmSync(join(dir('t'), 'buckets', f));
     await j2.close();
     const j3 = await store.open('t');
-    const err2 = await j3.checkpoint(signer).then(() => null, (e: unknown) => e as { code: string; message: string });
+    const err2 = await j3.checkpoint(signer).then(
+      () => null,
+      (e: unknown) => e as { code: string; message: string },
+    );
     expect(err2?.code).toBe('CHECKPOINT_REFUSED');
     expect(err2?.message).toMatch(/SIZE_DECREASED/);
     await j3.close();
@@ -189,9 +245,15 @@ describe('checkpoints the journal signs (PROOFS.md §8.6)', () => {
     await j.append({ input: 1 });
     const first = await j.checkpoint(signer);
     writeFileSync(join(dir('k'), first.kept), 'garbage');
-    const err = await j.checkpoint(signer).then(() => null, (e: unknown) => e as { code: string });
+    const err = await j.checkpoint(signer).then(
+      () => null,
+      (e: unknown) => e as { code: string },
+    );
     expect(err?.code).toBe('CHECKPOINT_REFUSED');
     await j.close();
-    expect(parseCheckpoint(parseNote(first.note).ok ? (parseNote(first.note) as { note: { text: string } }).note.text : '').ok).toBe(true);
+    expect(
+      parseCheckpoint(parseNote(first.note).ok ? (parseNote(first.note) as { note: { text: string } }).note.text : '')
+        .ok,
+    ).toBe(true);
   });
 });

@@ -16,20 +16,24 @@ import { tempDir } from '../helpers/tmp.js';
 describe('IdempotencyWindow', () => {
   test('holds exactly the step_ids of the last `size` seqs', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 20 }), fc.array(fc.integer({ min: 0, max: 15 }), { maxLength: 200 }), (size, idChoices) => {
-        const w = new IdempotencyWindow(size);
-        const latest = new Map<string, number>();
-        idChoices.forEach((c, seq) => {
-          const id = `id${c}`;
-          w.add(id, { seq, step_hash: `h${seq}`, prev_hash: '', key: '', ts: '' });
-          latest.set(id, seq);
-        });
-        const last = idChoices.length - 1;
-        for (const [id, seq] of latest) {
-          const inWindow = seq > last - size;
-          expect(w.lookup([id]).get(id)?.seq).toBe(inWindow ? seq : undefined);
-        }
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 20 }),
+        fc.array(fc.integer({ min: 0, max: 15 }), { maxLength: 200 }),
+        (size, idChoices) => {
+          const w = new IdempotencyWindow(size);
+          const latest = new Map<string, number>();
+          idChoices.forEach((c, seq) => {
+            const id = `id${c}`;
+            w.add(id, { seq, step_hash: `h${seq}`, prev_hash: '', key: '', ts: '' });
+            latest.set(id, seq);
+          });
+          const last = idChoices.length - 1;
+          for (const [id, seq] of latest) {
+            const inWindow = seq > last - size;
+            expect(w.lookup([id]).get(id)?.seq).toBe(inWindow ? seq : undefined);
+          }
+        },
+      ),
     );
   });
 
@@ -52,20 +56,24 @@ describe('IdempotencyWindow', () => {
 describe('segment rotation (placeLine): the one rule every store numbers segments by', () => {
   test('a segment is never empty, and only a single line larger than segmentBytes makes one larger', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 100 }), fc.array(fc.integer({ min: 1, max: 150 }), { maxLength: 60 }), (limit, sizes) => {
-        let cursor = { first: 0, size: 0 };
-        const segments = new Map<number, number[]>();
-        sizes.forEach((bytes, seq) => {
-          cursor = placeLine(cursor, seq, bytes, limit);
-          segments.set(cursor.first, [...(segments.get(cursor.first) ?? []), bytes]);
-        });
-        for (const [first, lines] of segments) {
-          expect(lines.length).toBeGreaterThan(0);
-          const total = lines.reduce((a, b) => a + b, 0);
-          if (lines.length > 1) expect(total).toBeLessThanOrEqual(limit);
-          expect(sizes[first]).toBe(lines[0]);
-        }
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 100 }),
+        fc.array(fc.integer({ min: 1, max: 150 }), { maxLength: 60 }),
+        (limit, sizes) => {
+          let cursor = { first: 0, size: 0 };
+          const segments = new Map<number, number[]>();
+          sizes.forEach((bytes, seq) => {
+            cursor = placeLine(cursor, seq, bytes, limit);
+            segments.set(cursor.first, [...(segments.get(cursor.first) ?? []), bytes]);
+          });
+          for (const [first, lines] of segments) {
+            expect(lines.length).toBeGreaterThan(0);
+            const total = lines.reduce((a, b) => a + b, 0);
+            if (lines.length > 1) expect(total).toBeLessThanOrEqual(limit);
+            expect(sizes[first]).toBe(lines[0]);
+          }
+        },
+      ),
     );
   });
 });
@@ -74,7 +82,13 @@ describe('sequenceBatch with an IdempotencyIndex that answers later (a database)
   const genesis = makeGenesis({ journalId: 'idx', createdAt: '2026-01-01T00:00:00.000Z' });
   const step = { input: 'x', step_id: 'retry-1', ts: '2026-01-01T00:00:00.000Z' };
   const [prepared] = prepareSteps([step], 65536, STEP_V1);
-  const committed: CommittedStep = { seq: 7, step_hash: `sha256:${'a'.repeat(64)}`, prev_hash: `sha256:${'b'.repeat(64)}`, key: prepared!.key, ts: step.ts };
+  const committed: CommittedStep = {
+    seq: 7,
+    step_hash: `sha256:${'a'.repeat(64)}`,
+    prev_hash: `sha256:${'b'.repeat(64)}`,
+    key: prepared!.key,
+    ts: step.ts,
+  };
   const asked: string[][] = [];
   const slow: IdempotencyIndex = {
     lookup: async (ids) => {
@@ -86,12 +100,24 @@ describe('sequenceBatch with an IdempotencyIndex that answers later (a database)
   };
   const tail = { seq: 9, hash: genesisHash(genesis) };
 
-  test('the batch\'s step_ids are asked for once; a repeat of the committed step returns it, a changed one is STEP_ID_CONFLICT', async () => {
+  test("the batch's step_ids are asked for once; a repeat of the committed step returns it, a changed one is STEP_ID_CONFLICT", async () => {
     const groups = [{ steps: [prepared!] }, { steps: prepareSteps([{ ...step, input: 'y' }], 65536, STEP_V1) }];
     const batch = sequenceBatch(groups, tail, await knownSteps(slow, groups), '2026-01-01T00:00:01.000Z');
     expect(asked).toEqual([['retry-1', 'retry-1']]);
     expect(batch.lines).toEqual([]);
-    expect(batch.outcomes[0]).toEqual({ ok: true, results: [{ seq: 7, step_id: 'retry-1', step_hash: committed.step_hash, prev_hash: committed.prev_hash, ts: committed.ts }], blobs: [] });
+    expect(batch.outcomes[0]).toEqual({
+      ok: true,
+      results: [
+        {
+          seq: 7,
+          step_id: 'retry-1',
+          step_hash: committed.step_hash,
+          prev_hash: committed.prev_hash,
+          ts: committed.ts,
+        },
+      ],
+      blobs: [],
+    });
     const second = batch.outcomes[1]!;
     expect(second.ok === false && second.error instanceof StoreError && second.error.code).toBe('STEP_ID_CONFLICT');
   });
@@ -108,11 +134,18 @@ describe('sequenceBatch with an IdempotencyIndex that answers later (a database)
 describe('verifySource: one verification for a journal wherever it lives', () => {
   const genesis = makeGenesis({ journalId: 'src', createdAt: '2026-01-01T00:00:00.000Z' });
   const prepared = prepareSteps([{ input: 'a' }, { result: 'x'.repeat(2000) }], 1024, STEP_V1);
-  const batch = sequenceBatch([{ steps: prepared }], { seq: -1, hash: genesisHash(genesis) }, new Map(), '2026-01-01T00:00:01.000Z');
+  const batch = sequenceBatch(
+    [{ steps: prepared }],
+    { seq: -1, hash: genesisHash(genesis) },
+    new Map(),
+    '2026-01-01T00:00:01.000Z',
+  );
   const lines = batch.lines.map((l) => l.text.slice(0, -1));
   const blob = prepared[1]!.blobs[0]!;
   const source = (blobs: Map<string, Uint8Array>) => ({
-    genesis, lineage: null, blobsWhere: 'the table',
+    genesis,
+    lineage: null,
+    blobsWhere: 'the table',
     segments: () => [{ label: 'range 0', declaredFirstSeq: null, lines: [lines] }],
     blob: async (ref: { digest: string }) => blobs.get(ref.digest) ?? null,
   });
@@ -122,7 +155,11 @@ describe('verifySource: one verification for a journal wherever it lives', () =>
     expect(good).toMatchObject({ ok: true, steps: 2, head_seq: 1, problems: [] });
     const missing = journalReport(await verifySource(source(new Map())));
     expect(missing.problems.map((p) => [p.code, p.message, p.location])).toEqual([
-      ['BLOB_MISSING', `blob ${blob.digest} is not in the table (referenced by result)`, { file: 'range 0', line: 2, seq: 1, field: 'result' }],
+      [
+        'BLOB_MISSING',
+        `blob ${blob.digest} is not in the table (referenced by result)`,
+        { file: 'range 0', line: 2, seq: 1, field: 'result' },
+      ],
     ]);
   });
 });
@@ -138,19 +175,28 @@ describe('readLines', () => {
 
   test('yields every line exactly, marks only an unterminated tail, and reports offsets', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(line, { maxLength: 6 }), fc.option(line.filter((s) => s.length > 0), { nil: undefined }), async (lines, tail) => {
-        const path = join(dir, `f${k++}`);
-        const text = lines.map((l) => l + '\n').join('') + (tail ?? '');
-        writeFileSync(path, text);
-        const got: Array<{ text: string; terminated: boolean; start: number; end: number }> = [];
-        for await (const r of readLines(path)) got.push({ text: r.bytes.toString('utf8'), terminated: r.terminated, start: r.start, end: r.end });
-        const expected = lines.map((l) => ({ text: l, terminated: true }));
-        if (tail !== undefined) expected.push({ text: tail, terminated: false });
-        expect(got.map(({ text: t, terminated }) => ({ text: t, terminated }))).toEqual(expected);
-        for (const g of got) expect(Buffer.from(text).subarray(g.start, g.end).toString()).toBe(g.terminated ? g.text + '\n' : g.text);
-        const last = await readLastLine(path);
-        expect(last.line?.bytes.toString() ?? null).toBe(lines.length > 0 ? lines[lines.length - 1]! : null);
-      }),
+      fc.asyncProperty(
+        fc.array(line, { maxLength: 6 }),
+        fc.option(
+          line.filter((s) => s.length > 0),
+          { nil: undefined },
+        ),
+        async (lines, tail) => {
+          const path = join(dir, `f${k++}`);
+          const text = lines.map((l) => l + '\n').join('') + (tail ?? '');
+          writeFileSync(path, text);
+          const got: Array<{ text: string; terminated: boolean; start: number; end: number }> = [];
+          for await (const r of readLines(path))
+            got.push({ text: r.bytes.toString('utf8'), terminated: r.terminated, start: r.start, end: r.end });
+          const expected = lines.map((l) => ({ text: l, terminated: true }));
+          if (tail !== undefined) expected.push({ text: tail, terminated: false });
+          expect(got.map(({ text: t, terminated }) => ({ text: t, terminated }))).toEqual(expected);
+          for (const g of got)
+            expect(Buffer.from(text).subarray(g.start, g.end).toString()).toBe(g.terminated ? g.text + '\n' : g.text);
+          const last = await readLastLine(path);
+          expect(last.line?.bytes.toString() ?? null).toBe(lines.length > 0 ? lines[lines.length - 1]! : null);
+        },
+      ),
       { numRuns: 40 },
     );
   });
@@ -159,7 +205,8 @@ describe('readLines', () => {
     const path = join(dir, 'long');
     writeFileSync(path, 'short\n' + 'y'.repeat(200_000) + '\nafter\n' + 'z'.repeat(150_000));
     const got = [];
-    for await (const r of readLines(path, 0, 100_000)) got.push([r.bytes.toString().slice(0, 5), r.tooLong, r.terminated, r.end - r.start]);
+    for await (const r of readLines(path, 0, 100_000))
+      got.push([r.bytes.toString().slice(0, 5), r.tooLong, r.terminated, r.end - r.start]);
     expect(got).toEqual([
       ['short', false, true, 6],
       ['', true, true, 200_001],

@@ -15,7 +15,10 @@ test('generated values survive the canonical round trip unchanged', () => {
 });
 
 test('generated numbers are never -0', () => {
-  fc.assert(fc.property(jsonNumber(), (n) => !Object.is(n, -0)), { numRuns: 5000 });
+  fc.assert(
+    fc.property(jsonNumber(), (n) => !Object.is(n, -0)),
+    { numRuns: 5000 },
+  );
 });
 
 test('generated steps survive the canonical round trip unchanged', () => {

@@ -2,7 +2,18 @@
 import { describe, expect, test } from 'vitest';
 import * as fc from 'fast-check';
 import {
-  expectSameRun, RunMismatchError, sealRun, sealRunLazily, stepContent, jsonValue, step, steps, run, replayVariant, contentKey, DiffError,
+  expectSameRun,
+  RunMismatchError,
+  sealRun,
+  sealRunLazily,
+  stepContent,
+  jsonValue,
+  step,
+  steps,
+  run,
+  replayVariant,
+  contentKey,
+  DiffError,
 } from '../../src/testing/index.js';
 import { assertIJson } from '../../src/canonical/validate.js';
 import { checkStepInput, type StepRecord } from '../../src/record/index.js';
@@ -38,13 +49,19 @@ describe('expectSameRun', () => {
   test('options reach the diff and the summary', async () => {
     const b = sealRun([weather('Paris'), weather('L'.repeat(80))], { journalId: 'replay' });
     await expect(expectSameRun(a, b, { ignore: ['/tool_call/arguments/city'] })).resolves.toMatchObject({ same: true });
-    await expect(expectSameRun(a, b, { maxValueLength: 12 })).rejects.toThrow('diverged at step 1: tool_call.arguments.city "Rome" → "LLLLL…LLLL"');
+    await expect(expectSameRun(a, b, { maxValueLength: 12 })).rejects.toThrow(
+      'diverged at step 1: tool_call.arguments.city "Rome" → "LLLLL…LLLL"',
+    );
     await expect(expectSameRun(a, b, { all: true, ignore: ['/nope'] })).rejects.toBeInstanceOf(DiffError);
   });
 
   test('prefix and extra steps fail with their own sentence', async () => {
-    await expect(expectSameRun(a, a.slice(0, 1))).rejects.toThrow('run b is a strict prefix of run a (1 step, all equal); a continues with 1 more step (step 1)');
-    await expect(expectSameRun([], a)).rejects.toThrow('run a is empty, a strict prefix of run b; b continues at step 0');
+    await expect(expectSameRun(a, a.slice(0, 1))).rejects.toThrow(
+      'run b is a strict prefix of run a (1 step, all equal); a continues with 1 more step (step 1)',
+    );
+    await expect(expectSameRun([], a)).rejects.toThrow(
+      'run a is empty, a strict prefix of run b; b continues at step 0',
+    );
   });
 
   test('async iterables (a journal being read) work as runs', async () => {
@@ -57,11 +74,24 @@ describe('expectSameRun', () => {
 
 describe('sealRun', () => {
   test('seals a chain the verifier accepts, with deterministic ids and timestamps', () => {
-    const records = sealRun([weather('Paris'), { prompt: 'hi', meta: { k: 1 } }], { journalId: 'j1', start: '2026-01-01T00:00:00.000Z' });
+    const records = sealRun([weather('Paris'), { prompt: 'hi', meta: { k: 1 } }], {
+      journalId: 'j1',
+      start: '2026-01-01T00:00:00.000Z',
+    });
     const genesis = makeGenesis({ journalId: 'j1', createdAt: '2026-01-01T00:00:00.000Z' });
     expect(records[0]!.prev_hash).toBe(genesisHash(genesis));
-    expect(records.map((r) => [r.seq, r.step_id, r.ts])).toEqual([[0, 'j1-0', '2026-01-01T00:00:00.000Z'], [1, 'j1-1', '2026-01-01T00:00:01.000Z']]);
-    expect(stepContent(records[1]!)).toEqual({ input: null, model: null, prompt: 'hi', tool_call: null, result: null, meta: { k: 1 } });
+    expect(records.map((r) => [r.seq, r.step_id, r.ts])).toEqual([
+      [0, 'j1-0', '2026-01-01T00:00:00.000Z'],
+      [1, 'j1-1', '2026-01-01T00:00:01.000Z'],
+    ]);
+    expect(stepContent(records[1]!)).toEqual({
+      input: null,
+      model: null,
+      prompt: 'hi',
+      tool_call: null,
+      result: null,
+      meta: { k: 1 },
+    });
     const bytes = new TextEncoder().encode(records.map((r) => canonicalJson(r)).join('\n') + '\n');
     const report = verifyChain({ genesis, files: [{ name: '0000000000000000.jsonl', bytes }] });
     expect(report.problems).toEqual([]);
@@ -71,16 +101,22 @@ describe('sealRun', () => {
 
 describe('arbitraries', () => {
   test('jsonValue is I-JSON: finite numbers, well-formed strings, no reserved names', () => {
-    fc.assert(fc.property(jsonValue({ maxDepth: 4 }), (v) => {
-      assertIJson(v, { maxDepth: 10 });
-    }), { numRuns: 300 });
+    fc.assert(
+      fc.property(jsonValue({ maxDepth: 4 }), (v) => {
+        assertIJson(v, { maxDepth: 10 });
+      }),
+      { numRuns: 300 },
+    );
   });
 
   test('steps are valid step inputs with realistic shapes, pairwise different', () => {
-    fc.assert(fc.property(steps({ maxLength: 6 }), (xs) => {
-      for (const s of xs) checkStepInput(s);
-      expect(new Set(xs.map(contentKey)).size).toBe(xs.length);
-    }), { numRuns: 200 });
+    fc.assert(
+      fc.property(steps({ maxLength: 6 }), (xs) => {
+        for (const s of xs) checkStepInput(s);
+        expect(new Set(xs.map(contentKey)).size).toBe(xs.length);
+      }),
+      { numRuns: 200 },
+    );
     const sample = fc.sample(step(), { numRuns: 200, seed: 42 });
     expect(sample.some((s) => Array.isArray(s.prompt))).toBe(true);
     expect(sample.some((s) => s.tool_call !== null && typeof s.tool_call === 'object')).toBe(true);
@@ -88,19 +124,24 @@ describe('arbitraries', () => {
   });
 
   test('run() gives sealed chains: seq from 0, each prev_hash the previous step_hash', () => {
-    fc.assert(fc.property(run({ maxLength: 5 }), (r: StepRecord[]) => {
-      r.forEach((rec, i) => {
-        expect(rec.seq).toBe(i);
-        if (i > 0) expect(rec.prev_hash).toBe(r[i - 1]!.step_hash);
-      });
-    }), { numRuns: 100 });
+    fc.assert(
+      fc.property(run({ maxLength: 5 }), (r: StepRecord[]) => {
+        r.forEach((rec, i) => {
+          expect(rec.seq).toBe(i);
+          if (i > 0) expect(rec.prev_hash).toBe(r[i - 1]!.step_hash);
+        });
+      }),
+      { numRuns: 100 },
+    );
   });
 
   test('replay variants: every kind appears, b is sealed as another journal', () => {
     const sample = fc.sample(replayVariant({ maxLength: 5 }), { numRuns: 300, seed: 7 });
     const kinds = new Set(sample.map((v) => v.kind));
     expect([...kinds].sort()).toEqual(['changed', 'deleted', 'extended', 'inserted', 'same', 'truncated']);
-    const fieldKinds = new Set(sample.flatMap((v) => (v.expected?.kind === 'changed' ? v.expected.fields.map((f) => f.kind) : [])));
+    const fieldKinds = new Set(
+      sample.flatMap((v) => (v.expected?.kind === 'changed' ? v.expected.fields.map((f) => f.kind) : [])),
+    );
     expect([...fieldKinds].sort()).toEqual(['added', 'changed', 'removed', 'type-changed']);
     for (const v of sample) {
       if (v.b.length > 0) expect(v.b[0]!.step_id.startsWith('run-b-')).toBe(true);

@@ -11,7 +11,10 @@ import { recordedToolNames, throwRefusal, type AdapterRun } from './run.js';
 import { recordStream } from './stream.js';
 
 async function settle(run: AdapterRun, call: ModelCallHandle, answer: ModelAnswer): Promise<void> {
-  const outcome: Parameters<ModelCallHandle['complete']>[0] = { result: answer.result, toolCalls: awaitedCalls(answer.result.content, recordedToolNames(run)) };
+  const outcome: Parameters<ModelCallHandle['complete']>[0] = {
+    result: answer.result,
+    toolCalls: awaitedCalls(answer.result.content, recordedToolNames(run)),
+  };
   if (answer.usage !== undefined) outcome.usage = answer.usage;
   if (answer.finishReason !== undefined) {
     outcome.finishReason = answer.finishReason.unified;
@@ -56,7 +59,11 @@ export function stepchainMiddleware(run: AdapterRun): LanguageModelMiddleware {
         await call.fail(error);
         throw error;
       }
-      return recordStream(result, params.abortSignal, (end) => (end.kind === 'done' ? settle(run, call, end.answer) : run.endModel(call.id, { result: end.answer.result }, end.error ?? new Error('the model stream failed'))));
+      return recordStream(result, params.abortSignal, (end) =>
+        end.kind === 'done'
+          ? settle(run, call, end.answer)
+          : run.endModel(call.id, { result: end.answer.result }, end.error ?? new Error('the model stream failed')),
+      );
     },
   };
 }

@@ -23,7 +23,11 @@ type JsonRecord = Record<string, Json>;
 
 /** A recorded content part back as the SDK's: tool-call input as JSON text, file data as base64. */
 function contentOf(part: JsonRecord): Content {
-  if (part.type === 'tool-call') return { ...part, input: typeof part.input === 'string' ? part.input : JSON.stringify(part.input) } as unknown as Content;
+  if (part.type === 'tool-call')
+    return {
+      ...part,
+      input: typeof part.input === 'string' ? part.input : JSON.stringify(part.input),
+    } as unknown as Content;
   if (part.type === 'file' && part.data !== null && typeof part.data === 'object' && !Array.isArray(part.data)) {
     return { ...part, data: (part.data as JsonRecord).base64 } as unknown as Content;
   }
@@ -33,10 +37,17 @@ function contentOf(part: JsonRecord): Content {
 function responseOf(result: JsonRecord): GenerateResult['response'] {
   const r = result.response as JsonRecord | undefined;
   if (r === undefined || r === null) return undefined;
-  return { ...(typeof r.id === 'string' ? { id: r.id } : {}), ...(typeof r.modelId === 'string' ? { modelId: r.modelId } : {}), ...(typeof r.timestamp === 'string' ? { timestamp: new Date(r.timestamp) } : {}) };
+  return {
+    ...(typeof r.id === 'string' ? { id: r.id } : {}),
+    ...(typeof r.modelId === 'string' ? { modelId: r.modelId } : {}),
+    ...(typeof r.timestamp === 'string' ? { timestamp: new Date(r.timestamp) } : {}),
+  };
 }
 
-const NO_USAGE = { inputTokens: { total: undefined, noCache: undefined, cacheRead: undefined, cacheWrite: undefined }, outputTokens: { total: undefined, text: undefined, reasoning: undefined } };
+const NO_USAGE = {
+  inputTokens: { total: undefined, noCache: undefined, cacheRead: undefined, cacheWrite: undefined },
+  outputTokens: { total: undefined, text: undefined, reasoning: undefined },
+};
 
 function generateResultOf(answer: Extract<ReplayAnswer, { source: 'recorded' }>): GenerateResult {
   const result = (answer.result ?? {}) as JsonRecord;
@@ -45,7 +56,12 @@ function generateResultOf(answer: Extract<ReplayAnswer, { source: 'recorded' }>)
   const response = responseOf(result);
   return {
     content,
-    finishReason: { unified: (typeof meta.finish_reason === 'string' ? meta.finish_reason : 'stop') as GenerateResult['finishReason']['unified'], raw: typeof meta.finish_reason_raw === 'string' ? meta.finish_reason_raw : undefined },
+    finishReason: {
+      unified: (typeof meta.finish_reason === 'string'
+        ? meta.finish_reason
+        : 'stop') as GenerateResult['finishReason']['unified'],
+      raw: typeof meta.finish_reason_raw === 'string' ? meta.finish_reason_raw : undefined,
+    },
     usage: (meta.usage ?? NO_USAGE) as unknown as GenerateResult['usage'],
     warnings: [],
     ...(response === undefined ? {} : { response }),
@@ -57,9 +73,19 @@ function recordedFailure(error: Json): Error {
   const e = (error ?? {}) as JsonRecord;
   const message = typeof e.message === 'string' ? e.message : 'the recorded request failed';
   if (e.isRetryable === true || e.name === 'AI_APICallError') {
-    return new APICallError({ message, url: typeof e.url === 'string' ? e.url : 'replay:', requestBodyValues: null, isRetryable: e.isRetryable === true, ...(typeof e.statusCode === 'number' ? { statusCode: e.statusCode } : {}) });
+    return new APICallError({
+      message,
+      url: typeof e.url === 'string' ? e.url : 'replay:',
+      requestBodyValues: null,
+      isRetryable: e.isRetryable === true,
+      ...(typeof e.statusCode === 'number' ? { statusCode: e.statusCode } : {}),
+    });
   }
-  const out = new ReplayError('REPLAY_RECORDED_FAILURE', `${typeof e.name === 'string' ? e.name : 'Error'}: ${message}`, { hint: 'the recorded run failed here too' });
+  const out = new ReplayError(
+    'REPLAY_RECORDED_FAILURE',
+    `${typeof e.name === 'string' ? e.name : 'Error'}: ${message}`,
+    { hint: 'the recorded run failed here too' },
+  );
   out.recordedError = error;
   return out;
 }
@@ -73,18 +99,34 @@ function streamOf(answer: Extract<ReplayAnswer, { source: 'recorded' }>): Stream
     const id = String(i);
     if (part.type === 'text' || part.type === 'reasoning') {
       const kind = part.type;
-      parts.push({ type: `${kind}-start`, id } as StreamPart, { type: `${kind}-delta`, id, delta: part.text } as StreamPart, { type: `${kind}-end`, id } as StreamPart);
+      parts.push(
+        { type: `${kind}-start`, id } as StreamPart,
+        { type: `${kind}-delta`, id, delta: part.text } as StreamPart,
+        { type: `${kind}-end`, id } as StreamPart,
+      );
     } else {
       parts.push(part as StreamPart);
     }
   });
   if (answer.error !== null) parts.push({ type: 'error', error: recordedFailure(answer.error) });
   else parts.push({ type: 'finish', finishReason: done.finishReason, usage: done.usage });
-  return { stream: new ReadableStream<StreamPart>({ start(c) { for (const p of parts) c.enqueue(p); c.close(); } }) };
+  return {
+    stream: new ReadableStream<StreamPart>({
+      start(c) {
+        for (const p of parts) c.enqueue(p);
+        c.close();
+      },
+    }),
+  };
 }
 
 function liveModel(options: ReplayModelOptions): ModelInfo {
-  if (options.live === undefined) throw new ReplayError('REPLAY_LIVE_MISSING', 'the replay sends this request live, and replayModel was given no live model', { hint: 'pass replayModel(replay, { live: model }), or replay in strict mode' });
+  if (options.live === undefined)
+    throw new ReplayError(
+      'REPLAY_LIVE_MISSING',
+      'the replay sends this request live, and replayModel was given no live model',
+      { hint: 'pass replayModel(replay, { live: model }), or replay in strict mode' },
+    );
   return options.live;
 }
 
@@ -124,14 +166,18 @@ export function replayTools<T extends ToolSet>(replay: Replay, tools: T): T {
     const execute: Execute = async (input, opts) => {
       const answer = replay.nextToolResult({ name, arguments: input });
       if (answer.source === 'live') {
-        if (own === undefined) throw new ReplayError('REPLAY_LIVE_MISSING', `tool ${name} goes live and has no execute`);
+        if (own === undefined)
+          throw new ReplayError('REPLAY_LIVE_MISSING', `tool ${name} goes live and has no execute`);
         return own(input, opts);
       }
       if (answer.error !== null) {
         const e = answer.error as JsonRecord;
         // The recorded error's own members come back too, so the replay records the same error object.
         const { message, name, ...rest } = e;
-        const error = Object.assign(new Error(typeof message === 'string' ? message : 'the recorded tool call failed'), rest);
+        const error = Object.assign(
+          new Error(typeof message === 'string' ? message : 'the recorded tool call failed'),
+          rest,
+        );
         if (typeof name === 'string') error.name = name;
         throw error;
       }

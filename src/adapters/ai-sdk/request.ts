@@ -8,7 +8,19 @@
 import type { CallOptions, Content, FinishReason, GenerateResult, ModelInfo, Usage } from './types.js';
 
 /** The settings recorded as the step's input: what changes the answer. Headers (credentials) and the abort signal are left out. */
-const SETTINGS = ['maxOutputTokens', 'temperature', 'stopSequences', 'topP', 'topK', 'presencePenalty', 'frequencyPenalty', 'responseFormat', 'seed', 'toolChoice', 'providerOptions'] as const;
+const SETTINGS = [
+  'maxOutputTokens',
+  'temperature',
+  'stopSequences',
+  'topP',
+  'topK',
+  'presencePenalty',
+  'frequencyPenalty',
+  'responseFormat',
+  'seed',
+  'toolChoice',
+  'providerOptions',
+] as const;
 
 export interface ModelRequestFields {
   model: { provider: string; modelId: string };
@@ -20,7 +32,11 @@ export function requestFields(model: ModelInfo, params: CallOptions): ModelReque
   const input: Record<string, unknown> = {};
   for (const key of SETTINGS) if (params[key] !== undefined) input[key] = params[key];
   if (params.tools !== undefined && params.tools.length > 0) {
-    input['tools'] = params.tools.map((t) => (t.type === 'function' ? { type: t.type, name: t.name, description: t.description, inputSchema: t.inputSchema } : { type: t.type, id: t.id, name: t.name, args: t.args }));
+    input['tools'] = params.tools.map((t) =>
+      t.type === 'function'
+        ? { type: t.type, name: t.name, description: t.description, inputSchema: t.inputSchema }
+        : { type: t.type, id: t.id, name: t.name, args: t.args },
+    );
   }
   return { model: { provider: model.provider, modelId: model.modelId }, prompt: params.prompt, input };
 }
@@ -51,7 +67,13 @@ export function toolCallOf(part: { toolCallId: string; toolName: string; input: 
  */
 export function awaitedCalls(content: readonly unknown[], recorded: ReadonlySet<string>): RecordedToolCall[] {
   const out: RecordedToolCall[] = [];
-  for (const part of content as { type?: unknown; providerExecuted?: unknown; toolCallId: string; toolName: string; input: unknown }[]) {
+  for (const part of content as {
+    type?: unknown;
+    providerExecuted?: unknown;
+    toolCallId: string;
+    toolName: string;
+    input: unknown;
+  }[]) {
     if (part.type !== 'tool-call' || part.providerExecuted === true || !recorded.has(part.toolName)) continue;
     out.push({ id: part.toolCallId, name: part.toolName, arguments: part.input });
   }
@@ -71,6 +93,13 @@ function recordedContent(part: Content): unknown {
 }
 
 export function answerOf(result: GenerateResult): ModelAnswer {
-  const response = result.response === undefined ? undefined : { id: result.response.id, modelId: result.response.modelId, timestamp: result.response.timestamp };
-  return { result: { content: result.content.map(recordedContent), response }, usage: result.usage, finishReason: result.finishReason };
+  const response =
+    result.response === undefined
+      ? undefined
+      : { id: result.response.id, modelId: result.response.modelId, timestamp: result.response.timestamp };
+  return {
+    result: { content: result.content.map(recordedContent), response },
+    usage: result.usage,
+    finishReason: result.finishReason,
+  };
 }

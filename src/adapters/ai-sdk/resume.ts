@@ -19,7 +19,8 @@ export async function resumeMessages(run: Pick<Run, 'continuationPoint'>): Promi
   const parts: Exclude<Extract<ModelMessage, { role: 'assistant' }>['content'], string> = [];
   for (const p of content) {
     if (p.type === 'text' && typeof p.text === 'string') parts.push({ type: 'text', text: p.text });
-    else if (p.type === 'tool-call' && typeof p.toolCallId === 'string' && typeof p.toolName === 'string') parts.push({ type: 'tool-call', toolCallId: p.toolCallId, toolName: p.toolName, input: p.input });
+    else if (p.type === 'tool-call' && typeof p.toolCallId === 'string' && typeof p.toolName === 'string')
+      parts.push({ type: 'tool-call', toolCallId: p.toolCallId, toolName: p.toolName, input: p.input });
   }
   if (parts.length > 0) messages.push({ role: 'assistant', content: parts });
   const results: Extract<ModelMessage, { role: 'tool' }>['content'] = [];
@@ -28,8 +29,13 @@ export async function resumeMessages(run: Pick<Run, 'continuationPoint'>): Promi
     if (typeof call?.call_id !== 'string' || typeof call.name !== 'string') continue;
     const message = (r.error as { message?: unknown } | null)?.message;
     results.push({
-      type: 'tool-result', toolCallId: call.call_id, toolName: call.name,
-      output: r.kind === 'tool.completed' ? { type: 'json', value: r.result } : { type: 'error-text', value: typeof message === 'string' ? message : 'the tool failed' },
+      type: 'tool-result',
+      toolCallId: call.call_id,
+      toolName: call.name,
+      output:
+        r.kind === 'tool.completed'
+          ? { type: 'json', value: r.result }
+          : { type: 'error-text', value: typeof message === 'string' ? message : 'the tool failed' },
     });
   }
   if (results.length > 0) messages.push({ role: 'tool', content: results });

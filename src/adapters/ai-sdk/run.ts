@@ -5,7 +5,8 @@
  */
 import type { Run } from '../../index.js';
 
-export type AdapterRun = Pick<Run, 'beginModel' | 'beginTool' | 'endModel'> & Partial<Pick<Run, 'resolveEffect' | 'effects'>>;
+export type AdapterRun = Pick<Run, 'beginModel' | 'beginTool' | 'endModel'> &
+  Partial<Pick<Run, 'resolveEffect' | 'effects'>>;
 
 const recordedTools = new WeakMap<AdapterRun, Set<string>>();
 /**

@@ -64,7 +64,11 @@ export class StreamAssembler {
   }
 
   answer(): ModelAnswer {
-    return { result: { content: this.content, response: this.response }, usage: this.usage, finishReason: this.finishReason };
+    return {
+      result: { content: this.content, response: this.response },
+      usage: this.usage,
+      finishReason: this.finishReason,
+    };
   }
 }
 
@@ -75,12 +79,20 @@ export type StreamEnd = { kind: 'done'; answer: ModelAnswer } | { kind: 'failed'
  * The provider's stream wrapped: parts pass through as they are; `onEnd` is called exactly once and its
  * promise awaited before the consumer sees the end (so a write error surfaces as the stream's error).
  */
-export function recordStream(result: StreamResult, signal: AbortSignal | undefined, onEnd: (end: StreamEnd) => Promise<unknown>): StreamResult {
+export function recordStream(
+  result: StreamResult,
+  signal: AbortSignal | undefined,
+  onEnd: (end: StreamEnd) => Promise<unknown>,
+): StreamResult {
   const assembler = new StreamAssembler();
   const reader = result.stream.getReader();
   let ended: Promise<unknown> | undefined;
   const end = (how: 'done' | 'failed', error?: unknown): Promise<unknown> => {
-    ended ??= onEnd(how === 'done' && !assembler.sawError ? { kind: 'done', answer: assembler.answer() } : { kind: 'failed', error: how === 'failed' ? error : assembler.error, answer: assembler.answer() });
+    ended ??= onEnd(
+      how === 'done' && !assembler.sawError
+        ? { kind: 'done', answer: assembler.answer() }
+        : { kind: 'failed', error: how === 'failed' ? error : assembler.error, answer: assembler.answer() },
+    );
     return ended;
   };
   const onAbort = (): void => {

@@ -16,7 +16,11 @@ function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
   return value !== null && typeof value === 'object' && Symbol.asyncIterator in value;
 }
 
-async function* recordIterable(source: AsyncIterable<unknown>, done: (last: unknown) => Promise<unknown>, failed: (error: unknown) => Promise<unknown>): AsyncGenerator<unknown> {
+async function* recordIterable(
+  source: AsyncIterable<unknown>,
+  done: (last: unknown) => Promise<unknown>,
+  failed: (error: unknown) => Promise<unknown>,
+): AsyncGenerator<unknown> {
   let last: unknown;
   try {
     for await (const value of source) {
@@ -49,7 +53,12 @@ function recordExecute(run: AdapterRun, name: string, execute: Execute, effectCl
       throw error;
     }
     // What the journal cannot represent is recorded as markers (RUNS.md §6); the SDK gets the real value.
-    if (isAsyncIterable(output)) return recordIterable(output, (last) => effect.complete(last), (error) => effect.fail(error));
+    if (isAsyncIterable(output))
+      return recordIterable(
+        output,
+        (last) => effect.complete(last),
+        (error) => effect.fail(error),
+      );
     await effect.complete(output);
     return output;
   };
@@ -77,8 +86,12 @@ export function recordTools<T extends ToolSet>(run: AdapterRun, tools: T, option
   const out: Record<string, unknown> = {};
   for (const [name, tool] of Object.entries(tools)) {
     const execute = tool.execute as Execute | undefined;
-    out[name] = execute === undefined ? tool : { ...tool, execute: recordExecute(run, name, execute, options.effects?.[name]) };
+    out[name] =
+      execute === undefined ? tool : { ...tool, execute: recordExecute(run, name, execute, options.effects?.[name]) };
   }
-  noteRecordedTools(run, Object.keys(tools).filter((name) => tools[name]?.execute !== undefined));
+  noteRecordedTools(
+    run,
+    Object.keys(tools).filter((name) => tools[name]?.execute !== undefined),
+  );
   return out as T;
 }

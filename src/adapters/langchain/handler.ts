@@ -11,7 +11,17 @@ import type { Serialized } from '@langchain/core/load/serializable';
 import type { BaseMessage } from '@langchain/core/messages';
 import type { ChatGeneration, Generation, LLMResult } from '@langchain/core/outputs';
 import type { ChainValues } from '@langchain/core/utils/types';
-import { beginEffect, RuntimeError, startRun, toJournalValue, type EffectClass, type EffectHandle, type ModelCallHandle, type Run, type Store } from '../../index.js';
+import {
+  beginEffect,
+  RuntimeError,
+  startRun,
+  toJournalValue,
+  type EffectClass,
+  type EffectHandle,
+  type ModelCallHandle,
+  type Run,
+  type Store,
+} from '../../index.js';
 import { messageValue, plainValue, toolArgs } from './values.js';
 
 export interface StepchainCallbackOptions {
@@ -143,7 +153,10 @@ export class StepchainCallbackHandler extends BaseCallbackHandler {
 
   /** Runs `fn` on the slot's run after everything queued before it. */
   private enqueue<T>(slot: Slot, fn: (run: Run) => Promise<T>): Promise<T> {
-    const next = slot.queue.then(async () => fn(await slot.run), async () => fn(await slot.run));
+    const next = slot.queue.then(
+      async () => fn(await slot.run),
+      async () => fn(await slot.run),
+    );
     slot.queue = next.catch(() => {});
     return next;
   }
@@ -157,10 +170,21 @@ export class StepchainCallbackHandler extends BaseCallbackHandler {
     // A run stopped by a refusal (it would have repeated an effect of unknown outcome) is not failed: it is
     // interrupted, and stays open for the decision and the next resume (a failed run refuses every record).
     if ('error' in outcome && refusal(outcome.error)) return;
-    await this.enqueue(slot, (run) => ('error' in outcome ? run.fail(outcome.error) : run.complete(stateValue(outcome.result, 'result'))));
+    await this.enqueue(slot, (run) =>
+      'error' in outcome ? run.fail(outcome.error) : run.complete(stateValue(outcome.result, 'result')),
+    );
   }
 
-  override async handleChainStart(chain: Serialized, inputs: ChainValues, runId: string, parentRunId?: string, _tags?: string[], _metadata?: Record<string, unknown>, _runType?: string, runName?: string): Promise<void> {
+  override async handleChainStart(
+    chain: Serialized,
+    inputs: ChainValues,
+    runId: string,
+    parentRunId?: string,
+    _tags?: string[],
+    _metadata?: Record<string, unknown>,
+    _runType?: string,
+    runName?: string,
+  ): Promise<void> {
     // LangChain's CallbackManager passes the parent run id fourth and the run name eighth, whatever the
     // declaration's parameter names say (notes-frameworks §3.1).
     const nestedGraph = (this.options.childRuns ?? true) && GRAPH_RUN_NAMES.has(runName ?? chain?.id?.at(-1) ?? '');
@@ -177,21 +201,60 @@ export class StepchainCallbackHandler extends BaseCallbackHandler {
     await this.closeRun(runId, { error: err });
   }
 
-  override async handleChatModelStart(llm: Serialized, messages: BaseMessage[][], runId: string, parentRunId?: string, extraParams?: Record<string, unknown>, _tags?: string[], metadata?: Record<string, unknown>, runName?: string): Promise<void> {
-    await this.beginModel(llm, messages.map((batch) => batch.map(messageValue)), runId, parentRunId, extraParams, metadata, runName);
+  override async handleChatModelStart(
+    llm: Serialized,
+    messages: BaseMessage[][],
+    runId: string,
+    parentRunId?: string,
+    extraParams?: Record<string, unknown>,
+    _tags?: string[],
+    metadata?: Record<string, unknown>,
+    runName?: string,
+  ): Promise<void> {
+    await this.beginModel(
+      llm,
+      messages.map((batch) => batch.map(messageValue)),
+      runId,
+      parentRunId,
+      extraParams,
+      metadata,
+      runName,
+    );
   }
 
-  override async handleLLMStart(llm: Serialized, prompts: string[], runId: string, parentRunId?: string, extraParams?: Record<string, unknown>, _tags?: string[], metadata?: Record<string, unknown>, runName?: string): Promise<void> {
+  override async handleLLMStart(
+    llm: Serialized,
+    prompts: string[],
+    runId: string,
+    parentRunId?: string,
+    extraParams?: Record<string, unknown>,
+    _tags?: string[],
+    metadata?: Record<string, unknown>,
+    runName?: string,
+  ): Promise<void> {
     await this.beginModel(llm, prompts, runId, parentRunId, extraParams, metadata, runName);
   }
 
-  private async beginModel(llm: Serialized, prompt: unknown[], runId: string, parentRunId: string | undefined, extraParams: Record<string, unknown> | undefined, metadata: Record<string, unknown> | undefined, runName: string | undefined): Promise<void> {
+  private async beginModel(
+    llm: Serialized,
+    prompt: unknown[],
+    runId: string,
+    parentRunId: string | undefined,
+    extraParams: Record<string, unknown> | undefined,
+    metadata: Record<string, unknown> | undefined,
+    runName: string | undefined,
+  ): Promise<void> {
     const slot = this.slotFor(runId, parentRunId, parentRunId === undefined || !this.owners.has(parentRunId));
     const model = { provider: metadata?.ls_provider, name: metadata?.ls_model_name ?? runName ?? llm?.id?.at(-1) };
     // One prompt is recorded as itself; LangChain's batch form (several prompts in one run) as the list.
-    const call = this.enqueue(slot, (run) => run.beginModel({
-      id: this.stepId(slot, 'model', runId), model, prompt: prompt.length === 1 ? prompt[0] : prompt, input: { invocation_params: extraParams?.invocation_params },
-    }));
+    const call = this.enqueue(slot, (run) =>
+      run.beginModel({
+        id: this.stepId(slot, 'model', runId),
+        model,
+        prompt: prompt.length === 1 ? prompt[0] : prompt,
+        input: { invocation_params: extraParams?.invocation_params },
+      }),
+    );
     this.models.set(runId, { call, tokens: [] });
     await call;
   }
@@ -210,17 +273,26 @@ export class StepchainCallbackHandler extends BaseCallbackHandler {
     const streamed = m.tokens.join('');
     // The message a streaming model ends with is assembled from its tokens; where it arrives without its
     // text (or there is no message at all), the tokens are the text.
-    const result = message !== undefined
-      ? (message.content === '' && streamed !== '' ? { ...message, content: streamed } : message)
-      : { text: generation?.text || streamed };
+    const result =
+      message !== undefined
+        ? message.content === '' && streamed !== ''
+          ? { ...message, content: streamed }
+          : message
+        : { text: generation?.text || streamed };
     const toolCalls = message?.tool_calls?.map((c) => ({ id: c.id, name: c.name, arguments: c.args }));
-    const usage = (generation?.message as { usage_metadata?: unknown } | undefined)?.usage_metadata ?? output.llmOutput?.tokenUsage;
+    const usage =
+      (generation?.message as { usage_metadata?: unknown } | undefined)?.usage_metadata ?? output.llmOutput?.tokenUsage;
     const finish = generation?.generationInfo?.finish_reason;
     const handle = await m.call;
-    await this.enqueue(slot, () => handle.complete({
-      result, ...(toolCalls === undefined ? {} : { toolCalls }), ...(usage === undefined ? {} : { usage }),
-      ...(typeof finish === 'string' ? { finishReason: finish } : {}), ...(m.tokens.length > 0 ? { meta: { streamed_tokens: m.tokens.length } } : {}),
-    }));
+    await this.enqueue(slot, () =>
+      handle.complete({
+        result,
+        ...(toolCalls === undefined ? {} : { toolCalls }),
+        ...(usage === undefined ? {} : { usage }),
+        ...(typeof finish === 'string' ? { finishReason: finish } : {}),
+        ...(m.tokens.length > 0 ? { meta: { streamed_tokens: m.tokens.length } } : {}),
+      }),
+    );
     await this.closeRun(runId, { result });
   }
 
@@ -231,19 +303,42 @@ export class StepchainCallbackHandler extends BaseCallbackHandler {
     const slot = this.owners.get(runId)!;
     const handle = await m.call;
     const partial = m.tokens.join('');
-    await this.enqueue(slot, (run) => run.endModel(handle.id, partial === '' ? {} : { result: { text: partial }, meta: { streamed_tokens: m.tokens.length } }, err));
+    await this.enqueue(slot, (run) =>
+      run.endModel(
+        handle.id,
+        partial === '' ? {} : { result: { text: partial }, meta: { streamed_tokens: m.tokens.length } },
+        err,
+      ),
+    );
     await this.closeRun(runId, { error: err });
   }
 
-  override async handleToolStart(tool: Serialized, input: string, runId: string, parentRunId?: string, _tags?: string[], _metadata?: Record<string, unknown>, runName?: string, toolCallId?: string): Promise<void> {
+  override async handleToolStart(
+    tool: Serialized,
+    input: string,
+    runId: string,
+    parentRunId?: string,
+    _tags?: string[],
+    _metadata?: Record<string, unknown>,
+    runName?: string,
+    toolCallId?: string,
+  ): Promise<void> {
     const slot = this.slotFor(runId, parentRunId, parentRunId === undefined || !this.owners.has(parentRunId));
     const name = runName ?? (tool as { name?: string })?.name ?? tool?.id?.at(-1) ?? 'tool';
     const effectClass = this.options.effects?.[name];
     const effect = this.enqueue(slot, async (run) => {
       const id = this.stepId(slot, 'tool', runId);
-      const begun = await beginEffect(run, { id, name, args: toolArgs(input), ...(toolCallId === undefined ? {} : { callId: toolCallId }) }, effectClass);
+      const begun = await beginEffect(
+        run,
+        { id, name, args: toolArgs(input), ...(toolCallId === undefined ? {} : { callId: toolCallId }) },
+        effectClass,
+      );
       if (begun.status === 'completed') {
-        throw new RuntimeError('EFFECT_EXISTS', `tool ${JSON.stringify(name)}: its idempotency key belongs to effect ${begun.id} (seq ${begun.seq}), which completed: not run again`, { location: { seq: begun.seq } });
+        throw new RuntimeError(
+          'EFFECT_EXISTS',
+          `tool ${JSON.stringify(name)}: its idempotency key belongs to effect ${begun.id} (seq ${begun.seq}), which completed: not run again`,
+          { location: { seq: begun.seq } },
+        );
       }
       return begun;
     });

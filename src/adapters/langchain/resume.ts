@@ -17,15 +17,30 @@ function messageOf(m: MessageValue): BaseMessage | null {
     case 'system':
       return new SystemMessage({ content, ...name });
     case 'ai':
-      return new AIMessage({ content, ...name, tool_calls: (m.tool_calls ?? []).map((c) => ({ id: c.id, name: c.name, args: (c.args ?? {}) as Record<string, unknown>, type: 'tool_call' as const })) });
+      return new AIMessage({
+        content,
+        ...name,
+        tool_calls: (m.tool_calls ?? []).map((c) => ({
+          id: c.id,
+          name: c.name,
+          args: (c.args ?? {}) as Record<string, unknown>,
+          type: 'tool_call' as const,
+        })),
+      });
     case 'tool':
-      return new ToolMessage({ content, tool_call_id: m.tool_call_id ?? '', ...name, ...(m.status === 'error' ? { status: 'error' as const } : {}) });
+      return new ToolMessage({
+        content,
+        tool_call_id: m.tool_call_id ?? '',
+        ...name,
+        ...(m.status === 'error' ? { status: 'error' as const } : {}),
+      });
     default:
       return null;
   }
 }
 
-const isMessage = (v: unknown): v is MessageValue => v !== null && typeof v === 'object' && typeof (v as { role?: unknown }).role === 'string';
+const isMessage = (v: unknown): v is MessageValue =>
+  v !== null && typeof v === 'object' && typeof (v as { role?: unknown }).role === 'string';
 
 /** The messages to continue `run` from: [] when no model call completed before the continuation point. */
 export async function resumeMessages(run: Pick<Run, 'continuationPoint'>): Promise<BaseMessage[]> {
@@ -40,10 +55,21 @@ export async function resumeMessages(run: Pick<Run, 'continuationPoint'>): Promi
     if (typeof call?.call_id !== 'string') continue;
     const out = r.result as { content?: unknown } | null;
     const message = (r.error as { message?: unknown } | null)?.message;
-    const content = r.kind === 'tool.completed'
-      ? (isMessage(out) ? out.content : typeof out === 'string' ? out : JSON.stringify(out))
-      : `Error: ${typeof message === 'string' ? message : 'the tool failed'}`;
-    values.push({ role: 'tool', content, tool_call_id: call.call_id, ...(typeof call.name === 'string' ? { name: call.name } : {}), ...(r.kind === 'tool.failed' ? { status: 'error' } : {}) });
+    const content =
+      r.kind === 'tool.completed'
+        ? isMessage(out)
+          ? out.content
+          : typeof out === 'string'
+            ? out
+            : JSON.stringify(out)
+        : `Error: ${typeof message === 'string' ? message : 'the tool failed'}`;
+    values.push({
+      role: 'tool',
+      content,
+      tool_call_id: call.call_id,
+      ...(typeof call.name === 'string' ? { name: call.name } : {}),
+      ...(r.kind === 'tool.failed' ? { status: 'error' } : {}),
+    });
   }
   return values.map(messageOf).filter((m): m is BaseMessage => m !== null);
 }

@@ -20,7 +20,8 @@ export function messageValue(m: BaseMessage): MessageValue {
   const out: MessageValue = { role: m.getType(), content: m.content };
   if (typeof m.name === 'string') out.name = m.name;
   const calls = (m as { tool_calls?: { id?: string; name: string; args: unknown }[] }).tool_calls;
-  if (Array.isArray(calls) && calls.length > 0) out.tool_calls = calls.map((c) => ({ id: c.id, name: c.name, args: c.args }));
+  if (Array.isArray(calls) && calls.length > 0)
+    out.tool_calls = calls.map((c) => ({ id: c.id, name: c.name, args: c.args }));
   const tool = m as { tool_call_id?: unknown; status?: unknown };
   if (typeof tool.tool_call_id === 'string') out.tool_call_id = tool.tool_call_id;
   if (typeof tool.status === 'string') out.status = tool.status;
@@ -31,7 +32,9 @@ export function messageValue(m: BaseMessage): MessageValue {
 function commandValue(v: object): Record<string, unknown> | null {
   const c = v as { lg_name?: unknown; resume?: unknown; update?: unknown; goto?: unknown; graph?: unknown };
   if (c.lg_name !== 'Command') return null;
-  return { command: { resume: plainValue(c.resume), update: plainValue(c.update), goto: plainValue(c.goto), graph: c.graph } };
+  return {
+    command: { resume: plainValue(c.resume), update: plainValue(c.update), goto: plainValue(c.goto), graph: c.graph },
+  };
 }
 
 /**

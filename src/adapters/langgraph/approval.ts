@@ -7,7 +7,15 @@
  * does, records the signed decision and runs the tool only on a grant, its effect naming the request.
  * Nothing here imports LangGraph: `interrupt` and `Command` are the caller's, from `@langchain/langgraph`.
  */
-import { approvalStatement, signApproval, type ApprovalOutcome, type ApprovalRequest, type ApprovalStatement, type DecisionMeta, type Run } from '../../index.js';
+import {
+  approvalStatement,
+  signApproval,
+  type ApprovalOutcome,
+  type ApprovalRequest,
+  type ApprovalStatement,
+  type DecisionMeta,
+  type Run,
+} from '../../index.js';
 import { LangGraphError } from './errors.js';
 
 /** What a node hands `interrupt()`: the recorded request, all an approver needs to see and to sign. */
@@ -39,15 +47,30 @@ const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typ
  * `interrupt()`. `id` names the request: LangGraph runs the node again from its start when the graph is
  * resumed, so the same id returns the request already recorded (it must present the same call).
  */
-export async function requestToolApproval(run: Run, call: { name: string; args?: unknown }, options: { id: string; expiresAt?: Date | string }): Promise<ApprovalPrompt> {
+export async function requestToolApproval(
+  run: Run,
+  call: { name: string; args?: unknown },
+  options: { id: string; expiresAt?: Date | string },
+): Promise<ApprovalPrompt> {
   if (!isObject(options) || typeof options.id !== 'string' || options.id === '') {
-    throw new LangGraphError('LANGGRAPH_APPROVAL_INVALID', 'requestToolApproval needs { id }: a name for the request that stays the same when LangGraph runs the node again on resume');
+    throw new LangGraphError(
+      'LANGGRAPH_APPROVAL_INVALID',
+      'requestToolApproval needs { id }: a name for the request that stays the same when LangGraph runs the node again on resume',
+    );
   }
   await run.refresh();
   const known = (await run.approvals()).find((a) => a.id === options.id);
-  const request: ApprovalRequest = known ?? await run.requestApproval(call, { id: options.id, ...(options.expiresAt === undefined ? {} : { expiresAt: options.expiresAt }) });
+  const request: ApprovalRequest =
+    known ??
+    (await run.requestApproval(call, {
+      id: options.id,
+      ...(options.expiresAt === undefined ? {} : { expiresAt: options.expiresAt }),
+    }));
   if (known !== undefined && (known.call.name !== call.name || !sameJson(known.call.arguments, call.args ?? null))) {
-    throw new LangGraphError('LANGGRAPH_APPROVAL_INVALID', `approval request ${JSON.stringify(options.id)} (seq ${known.seq}) presented another call (${JSON.stringify(known.call.name)}): give this call an id of its own`);
+    throw new LangGraphError(
+      'LANGGRAPH_APPROVAL_INVALID',
+      `approval request ${JSON.stringify(options.id)} (seq ${known.seq}) presented another call (${JSON.stringify(known.call.name)}): give this call an id of its own`,
+    );
   }
   return promptOf(run, request);
 }
@@ -71,7 +94,12 @@ function sameJson(a: unknown, b: unknown): boolean {
 }
 function canonical(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(canonical);
-  if (isObject(v)) return Object.fromEntries(Object.keys(v).sort().map((k) => [k, canonical(v[k])]));
+  if (isObject(v))
+    return Object.fromEntries(
+      Object.keys(v)
+        .sort()
+        .map((k) => [k, canonical(v[k])]),
+    );
   return v;
 }
 
@@ -79,11 +107,24 @@ function canonical(v: unknown): unknown {
  * The approver's side: signs `decision` over the request the prompt shows, with the approver's Ed25519 key
  * (a 32-byte seed or PKCS#8 PEM). The result is what the graph is resumed with. Pure; no journal needed.
  */
-export function signToolApproval(prompt: ApprovalPrompt, decision: 'granted' | 'denied', options: { key: Uint8Array | string; name?: string; reason?: string; decidedAt?: Date }): SignedApproval {
+export function signToolApproval(
+  prompt: ApprovalPrompt,
+  decision: 'granted' | 'denied',
+  options: { key: Uint8Array | string; name?: string; reason?: string; decidedAt?: Date },
+): SignedApproval {
   const input = approvalStatement(
-    { id: prompt.request, seq: prompt.request_seq, stepHash: prompt.request_hash, digest: prompt.digest, genesisHash: prompt.genesis_hash },
+    {
+      id: prompt.request,
+      seq: prompt.request_seq,
+      stepHash: prompt.request_hash,
+      digest: prompt.digest,
+      genesisHash: prompt.genesis_hash,
+    },
     decision,
-    { ...(options.reason === undefined ? {} : { reason: options.reason }), ...(options.decidedAt === undefined ? {} : { decidedAt: options.decidedAt }) },
+    {
+      ...(options.reason === undefined ? {} : { reason: options.reason }),
+      ...(options.decidedAt === undefined ? {} : { decidedAt: options.decidedAt }),
+    },
   );
   return { type: 'stepchain.approval-decision', input, meta: signApproval(input, options.key, options.name) };
 }
@@ -95,18 +136,40 @@ export function signToolApproval(prompt: ApprovalPrompt, decision: 'granted' | '
  * decision over this request is refused (LANGGRAPH_APPROVAL_INVALID) and nothing is recorded; with
  * `approvers` (key ids), so is a decision signed by any other key.
  */
-export async function recordToolApproval(run: Run, prompt: ApprovalPrompt, resumed: unknown, options: { approvers?: readonly string[] } = {}): Promise<ApprovalOutcome> {
-  if (!isObject(resumed) || resumed.type !== 'stepchain.approval-decision' || !isObject(resumed.input) || !isObject(resumed.meta)) {
-    throw new LangGraphError('LANGGRAPH_APPROVAL_INVALID', `the graph was resumed with something that is not a signed approval decision for request ${JSON.stringify(prompt.request)}: resume with new Command({ resume: signToolApproval(prompt, 'granted' | 'denied', { key }) })`);
+export async function recordToolApproval(
+  run: Run,
+  prompt: ApprovalPrompt,
+  resumed: unknown,
+  options: { approvers?: readonly string[] } = {},
+): Promise<ApprovalOutcome> {
+  if (
+    !isObject(resumed) ||
+    resumed.type !== 'stepchain.approval-decision' ||
+    !isObject(resumed.input) ||
+    !isObject(resumed.meta)
+  ) {
+    throw new LangGraphError(
+      'LANGGRAPH_APPROVAL_INVALID',
+      `the graph was resumed with something that is not a signed approval decision for request ${JSON.stringify(prompt.request)}: resume with new Command({ resume: signToolApproval(prompt, 'granted' | 'denied', { key }) })`,
+    );
   }
   if (resumed.input.request !== prompt.request) {
-    throw new LangGraphError('LANGGRAPH_APPROVAL_INVALID', `the decision the graph was resumed with is for request ${JSON.stringify(resumed.input.request)}, not ${JSON.stringify(prompt.request)}`);
+    throw new LangGraphError(
+      'LANGGRAPH_APPROVAL_INVALID',
+      `the decision the graph was resumed with is for request ${JSON.stringify(resumed.input.request)}, not ${JSON.stringify(prompt.request)}`,
+    );
   }
   // Pinned approvers (their key ids, sha256:… as `stepchain keygen` prints them): anyone can sign a statement,
   // so where the resume value could come from someone else, only these keys' decisions are recorded.
   const keyid = isObject(resumed.meta.approver) ? resumed.meta.approver.keyid : undefined;
   if (options.approvers !== undefined && (typeof keyid !== 'string' || !options.approvers.includes(keyid))) {
-    throw new LangGraphError('LANGGRAPH_APPROVAL_INVALID', `the decision on request ${JSON.stringify(prompt.request)} is signed by key ${typeof keyid === 'string' ? keyid : '(none)'}, which is not one of the approvers given: nothing is recorded`);
+    throw new LangGraphError(
+      'LANGGRAPH_APPROVAL_INVALID',
+      `the decision on request ${JSON.stringify(prompt.request)} is signed by key ${typeof keyid === 'string' ? keyid : '(none)'}, which is not one of the approvers given: nothing is recorded`,
+    );
   }
-  return run.recordApprovalDecision(prompt.request, { input: resumed.input as unknown as ApprovalStatement, meta: resumed.meta as unknown as DecisionMeta });
+  return run.recordApprovalDecision(prompt.request, {
+    input: resumed.input as unknown as ApprovalStatement,
+    meta: resumed.meta as unknown as DecisionMeta,
+  });
 }

@@ -25,7 +25,9 @@ export interface ThreadCheckpoint {
   source: string | null;
 }
 
-export async function readThread(records: Iterable<StepRecord> | AsyncIterable<StepRecord>): Promise<ThreadCheckpoint[]> {
+export async function readThread(
+  records: Iterable<StepRecord> | AsyncIterable<StepRecord>,
+): Promise<ThreadCheckpoint[]> {
   const out: ThreadCheckpoint[] = [];
   const seen = new Map<string, { seq: number; step_hash: string }>();
   let previous: string | null = null;
@@ -34,10 +36,19 @@ export async function readThread(records: Iterable<StepRecord> | AsyncIterable<S
     if (r === null || r.kind !== 'langgraph.checkpoint') continue;
     const p = r.parent;
     const held = p === null ? undefined : seen.get(p.checkpoint_id);
-    const parentOk = p === null || (held === undefined ? p.seq === null && p.step_hash === null : held.seq === p.seq && held.step_hash === p.step_hash);
+    const parentOk =
+      p === null ||
+      (held === undefined
+        ? p.seq === null && p.step_hash === null
+        : held.seq === p.seq && held.step_hash === p.step_hash);
     out.push({
-      seq: rec.seq, step_hash: rec.step_hash, checkpoint_id: r.checkpoint_id, parent_checkpoint_id: p?.checkpoint_id ?? null,
-      fork: p !== null && previous !== null && p.checkpoint_id !== previous, parent_ok: parentOk, source: sourceOf(r.metadata),
+      seq: rec.seq,
+      step_hash: rec.step_hash,
+      checkpoint_id: r.checkpoint_id,
+      parent_checkpoint_id: p?.checkpoint_id ?? null,
+      fork: p !== null && previous !== null && p.checkpoint_id !== previous,
+      parent_ok: parentOk,
+      source: sourceOf(r.metadata),
     });
     seen.set(r.checkpoint_id, { seq: rec.seq, step_hash: rec.step_hash });
     previous = r.checkpoint_id;

@@ -7,4 +7,10 @@ export { StepchainSaver, type StepchainSaverOptions, type CheckpointHead } from 
 export { LangGraphError, type LangGraphErrorCode } from './errors.js';
 export { readThread, type ThreadCheckpoint } from './history.js';
 export type { StoredValue, CheckpointRecord, WritesRecord, ThreadRecord, ParentRef } from './records.js';
-export { requestToolApproval, signToolApproval, recordToolApproval, type ApprovalPrompt, type SignedApproval } from './approval.js';
+export {
+  requestToolApproval,
+  signToolApproval,
+  recordToolApproval,
+  type ApprovalPrompt,
+  type SignedApproval,
+} from './approval.js';

@@ -94,7 +94,10 @@ export function writesStep(r: WritesRecord): StepInput {
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 const isStored = (v: unknown): v is StoredValue =>
-  isObject(v) && typeof v.type === 'string' && (typeof v.text === 'string' || typeof v.base64 === 'string') && Object.keys(v).length === 2;
+  isObject(v) &&
+  typeof v.type === 'string' &&
+  (typeof v.text === 'string' || typeof v.base64 === 'string') &&
+  Object.keys(v).length === 2;
 
 /**
  * A journal record back as a thread record; null for a record that is not LangGraph's (a journal may hold
@@ -105,30 +108,52 @@ export function readRecord(rec: StepRecord): ThreadRecord | null {
   const input = rec.input;
   if (!isObject(input) || typeof input.kind !== 'string' || !input.kind.startsWith('langgraph.')) return null;
   const bad = (what: string): never => {
-    throw new LangGraphError('RECORD_INVALID', `record ${rec.seq} of kind ${input.kind}: ${what}`, { location: { seq: rec.seq } });
+    throw new LangGraphError('RECORD_INVALID', `record ${rec.seq} of kind ${input.kind}: ${what}`, {
+      location: { seq: rec.seq },
+    });
   };
-  const str = (name: string): string => (typeof input[name] === 'string' ? (input[name] as string) : bad(`${name} must be a string`));
+  const str = (name: string): string =>
+    typeof input[name] === 'string' ? (input[name] as string) : bad(`${name} must be a string`);
   const result = isObject(rec.result) ? rec.result : bad('result must be an object');
-  const base = { thread_id: str('thread_id'), checkpoint_ns: str('checkpoint_ns'), checkpoint_id: str('checkpoint_id') };
+  const base = {
+    thread_id: str('thread_id'),
+    checkpoint_ns: str('checkpoint_ns'),
+    checkpoint_id: str('checkpoint_id'),
+  };
   if (input.kind === 'langgraph.checkpoint') {
     const parent = input.parent;
-    if (parent !== null && !(isObject(parent) && typeof parent.checkpoint_id === 'string')) bad('parent must be null or name a checkpoint_id');
+    if (parent !== null && !(isObject(parent) && typeof parent.checkpoint_id === 'string'))
+      bad('parent must be null or name a checkpoint_id');
     if (!isStored(input.checkpoint) || !isStored(input.metadata)) bad('checkpoint and metadata must be stored values');
-    const values = isObject(result.channel_values) ? result.channel_values : bad('result.channel_values must be an object');
+    const values = isObject(result.channel_values)
+      ? result.channel_values
+      : bad('result.channel_values must be an object');
     for (const [channel, v] of Object.entries(values)) {
-      if (!isObject(v) || !isStored(v.value) || (typeof v.version !== 'string' && typeof v.version !== 'number')) bad(`channel_values.${channel} must hold a version and a stored value`);
+      if (!isObject(v) || !isStored(v.value) || (typeof v.version !== 'string' && typeof v.version !== 'number'))
+        bad(`channel_values.${channel} must hold a version and a stored value`);
     }
     return {
-      kind: 'langgraph.checkpoint', ...base, parent: parent as ParentRef | null, checkpoint: input.checkpoint as StoredValue, metadata: input.metadata as StoredValue,
+      kind: 'langgraph.checkpoint',
+      ...base,
+      parent: parent as ParentRef | null,
+      checkpoint: input.checkpoint as StoredValue,
+      metadata: input.metadata as StoredValue,
       channel_values: values as CheckpointRecord['channel_values'],
     };
   }
   if (input.kind === 'langgraph.writes') {
     const writes = Array.isArray(result.writes) ? result.writes : bad('result.writes must be an array');
     for (const w of writes) {
-      if (!isObject(w) || !Number.isSafeInteger(w.idx) || typeof w.channel !== 'string' || !isStored(w.value)) bad('each write must hold idx, channel and a stored value');
+      if (!isObject(w) || !Number.isSafeInteger(w.idx) || typeof w.channel !== 'string' || !isStored(w.value))
+        bad('each write must hold idx, channel and a stored value');
     }
-    return { kind: 'langgraph.writes', ...base, task_id: str('task_id'), task_path: str('task_path'), writes: writes as WritesRecord['writes'] };
+    return {
+      kind: 'langgraph.writes',
+      ...base,
+      task_id: str('task_id'),
+      task_path: str('task_path'),
+      writes: writes as WritesRecord['writes'],
+    };
   }
   return bad('unknown LangGraph record kind (written by a newer version?)');
 }

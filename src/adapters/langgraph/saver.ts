@@ -7,14 +7,37 @@
  */
 import type { RunnableConfig } from '@langchain/core/runnables';
 import {
-  BaseCheckpointSaver, TASKS, WRITES_IDX_MAP, compareWritesSortKeys, copyCheckpoint, getCheckpointId, maxChannelVersion, writesSortKey,
-  type ChannelVersions, type Checkpoint, type CheckpointListOptions, type CheckpointMetadata, type CheckpointPendingWrite, type CheckpointTuple,
-  type PendingWrite, type SerializerProtocol,
+  BaseCheckpointSaver,
+  TASKS,
+  WRITES_IDX_MAP,
+  compareWritesSortKeys,
+  copyCheckpoint,
+  getCheckpointId,
+  maxChannelVersion,
+  writesSortKey,
+  type ChannelVersions,
+  type Checkpoint,
+  type CheckpointListOptions,
+  type CheckpointMetadata,
+  type CheckpointPendingWrite,
+  type CheckpointTuple,
+  type PendingWrite,
+  type SerializerProtocol,
 } from '@langchain/langgraph-checkpoint';
 import { StoreError, type CreateOptions, type Journal, type Store } from '../../journal.js';
 import { prune, type PruneResult } from '../../retention.js';
 import { LangGraphError } from './errors.js';
-import { checkpointStep, journalIdOf, loadValue, storeValue, threadPrefix, writesStep, type CheckpointRecord, type StoredValue, type WritesRecord } from './records.js';
+import {
+  checkpointStep,
+  journalIdOf,
+  loadValue,
+  storeValue,
+  threadPrefix,
+  writesStep,
+  type CheckpointRecord,
+  type StoredValue,
+  type WritesRecord,
+} from './records.js';
 import { ThreadLog, type CheckpointEntry } from './thread.js';
 
 export interface StepchainSaverOptions {
@@ -47,7 +70,11 @@ export class StepchainSaver extends BaseCheckpointSaver {
     super(options.serde);
     this.store = options.store;
     this.prefix = options.prefix ?? 'langgraph';
-    if (!PREFIX_RE.test(this.prefix)) throw new LangGraphError('CONFIG_INVALID', `prefix ${JSON.stringify(this.prefix)} is not 1–40 characters from [A-Za-z0-9_-]`);
+    if (!PREFIX_RE.test(this.prefix))
+      throw new LangGraphError(
+        'CONFIG_INVALID',
+        `prefix ${JSON.stringify(this.prefix)} is not 1–40 characters from [A-Za-z0-9_-]`,
+      );
     this.journalOptions = { ...options.journalOptions };
   }
 
@@ -125,12 +152,15 @@ export class StepchainSaver extends BaseCheckpointSaver {
       if (log === null) continue;
       await log.refresh();
       if ((threadId !== undefined && log.threadId !== threadId) || (ns !== undefined && log.namespace !== ns)) continue;
-      const entries = [...log.checkpoints.values()].sort((a, b) => (a.record.checkpoint_id < b.record.checkpoint_id ? 1 : -1));
+      const entries = [...log.checkpoints.values()].sort((a, b) =>
+        a.record.checkpoint_id < b.record.checkpoint_id ? 1 : -1,
+      );
       for (const entry of entries) {
         const cid = entry.record.checkpoint_id;
         if ((onlyId && cid !== onlyId) || (beforeId && cid >= beforeId)) continue;
         const metadata = (await this.load(entry.record.metadata)) as CheckpointMetadata;
-        if (filter && !Object.entries(filter).every(([k, v]) => (metadata as Record<string, unknown>)[k] === v)) continue;
+        if (filter && !Object.entries(filter).every(([k, v]) => (metadata as Record<string, unknown>)[k] === v))
+          continue;
         if (left <= 0) return;
         left -= 1;
         yield await this.tuple(log, entry, metadata);
@@ -154,7 +184,9 @@ export class StepchainSaver extends BaseCheckpointSaver {
       if (stored !== undefined) checkpoint.channel_values[channel] = await this.load(stored);
     }
     if (checkpoint.v < 4 && r.parent !== null) await this.migratePendingSends(log, checkpoint, r.parent.checkpoint_id);
-    const address = (checkpoint_id: string) => ({ configurable: { thread_id: r.thread_id, checkpoint_ns: r.checkpoint_ns, checkpoint_id } });
+    const address = (checkpoint_id: string) => ({
+      configurable: { thread_id: r.thread_id, checkpoint_ns: r.checkpoint_ns, checkpoint_id },
+    });
     const tuple: CheckpointTuple = {
       config: address(r.checkpoint_id),
       checkpoint,
@@ -169,18 +201,28 @@ export class StepchainSaver extends BaseCheckpointSaver {
   private async pendingWrites(log: ThreadLog, checkpointId: string): Promise<CheckpointPendingWrite[]> {
     const held = log.writesOf(checkpointId).map((w) => ({ w, key: writesSortKey(w.taskPath, w.taskId, w.idx) }));
     held.sort((a, b) => compareWritesSortKeys(a.key, b.key));
-    return Promise.all(held.map(async ({ w }): Promise<CheckpointPendingWrite> => [w.taskId, w.channel, await this.load(w.value)]));
+    return Promise.all(
+      held.map(async ({ w }): Promise<CheckpointPendingWrite> => [w.taskId, w.channel, await this.load(w.value)]),
+    );
   }
 
   /** Checkpoints before format 4 kept pending sends in the parent's writes; LangGraph reads them as a channel. */
   private async migratePendingSends(log: ThreadLog, checkpoint: Checkpoint, parentId: string): Promise<void> {
-    const sends = (await this.pendingWrites(log, parentId)).filter(([, channel]) => channel === TASKS).map(([, , value]) => value);
+    const sends = (await this.pendingWrites(log, parentId))
+      .filter(([, channel]) => channel === TASKS)
+      .map(([, , value]) => value);
     checkpoint.channel_values[TASKS] = sends;
     const versions = Object.values(checkpoint.channel_versions);
-    checkpoint.channel_versions[TASKS] = versions.length > 0 ? maxChannelVersion(...versions) : this.getNextVersion(undefined);
+    checkpoint.channel_versions[TASKS] =
+      versions.length > 0 ? maxChannelVersion(...versions) : this.getNextVersion(undefined);
   }
 
-  async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, newVersions: ChannelVersions): Promise<RunnableConfig> {
+  async put(
+    config: RunnableConfig,
+    checkpoint: Checkpoint,
+    metadata: CheckpointMetadata,
+    newVersions: ChannelVersions,
+  ): Promise<RunnableConfig> {
     const { threadId, ns } = addressOf(config, 'put');
     const parentId = optionalString(config.configurable?.checkpoint_id, 'checkpoint_id');
     const log = (await this.thread(this.journalId(threadId, ns), true))!;
@@ -188,18 +230,29 @@ export class StepchainSaver extends BaseCheckpointSaver {
     const { channel_values: values, ...rest } = copyCheckpoint(checkpoint);
     const channelValues: CheckpointRecord['channel_values'] = {};
     for (const [channel, version] of Object.entries(newVersions ?? {})) {
-      if (channel in values) channelValues[channel] = { version, value: await this.dump((values as Record<string, unknown>)[channel]) };
+      if (channel in values)
+        channelValues[channel] = { version, value: await this.dump((values as Record<string, unknown>)[channel]) };
     }
     const parent = parentId === undefined ? null : parentRef(parentId, log.checkpoints.get(parentId));
     const record: CheckpointRecord = {
-      kind: 'langgraph.checkpoint', thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpoint.id, parent,
-      checkpoint: await this.dump({ ...rest, channel_values: {} }), metadata: await this.dump(metadata), channel_values: channelValues,
+      kind: 'langgraph.checkpoint',
+      thread_id: threadId,
+      checkpoint_ns: ns,
+      checkpoint_id: checkpoint.id,
+      parent,
+      checkpoint: await this.dump({ ...rest, channel_values: {} }),
+      metadata: await this.dump(metadata),
+      channel_values: channelValues,
     };
     const done = await log.append(record, checkpointStep(record));
     return {
       configurable: {
-        thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpoint.id,
-        stepchain_journal: log.journal.id, stepchain_seq: done.seq, stepchain_head: done.step_hash,
+        thread_id: threadId,
+        checkpoint_ns: ns,
+        checkpoint_id: checkpoint.id,
+        stepchain_journal: log.journal.id,
+        stepchain_seq: done.seq,
+        stepchain_head: done.step_hash,
       },
     };
   }
@@ -207,7 +260,11 @@ export class StepchainSaver extends BaseCheckpointSaver {
   async putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string, taskPath = ''): Promise<void> {
     const { threadId, ns } = addressOf(config, 'putWrites');
     const checkpointId = optionalString(config.configurable?.checkpoint_id, 'checkpoint_id');
-    if (checkpointId === undefined) throw new LangGraphError('CONFIG_INVALID', 'putWrites needs configurable.checkpoint_id: the checkpoint the writes belong to');
+    if (checkpointId === undefined)
+      throw new LangGraphError(
+        'CONFIG_INVALID',
+        'putWrites needs configurable.checkpoint_id: the checkpoint the writes belong to',
+      );
     const log = (await this.thread(this.journalId(threadId, ns), true))!;
     await log.refresh();
     const kept: WritesRecord['writes'] = [];
@@ -216,15 +273,29 @@ export class StepchainSaver extends BaseCheckpointSaver {
       if (log.wouldKeep(checkpointId, taskId, idx)) kept.push({ idx, channel, value: await this.dump(value) });
     }
     if (kept.length === 0) return;
-    const record: WritesRecord = { kind: 'langgraph.writes', thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpointId, task_id: taskId, task_path: taskPath, writes: kept };
+    const record: WritesRecord = {
+      kind: 'langgraph.writes',
+      thread_id: threadId,
+      checkpoint_ns: ns,
+      checkpoint_id: checkpointId,
+      task_id: taskId,
+      task_path: taskPath,
+      writes: kept,
+    };
     await log.append(record, writesStep(record));
   }
 
   /** Removes every journal of the thread, whole (FILE-STORE.md §15): a history is deleted entirely or kept entirely. */
   async deleteThread(threadId: string): Promise<void> {
-    if (typeof threadId !== 'string') throw new LangGraphError('CONFIG_INVALID', 'deleteThread takes a thread id string');
+    if (typeof threadId !== 'string')
+      throw new LangGraphError('CONFIG_INVALID', 'deleteThread takes a thread id string');
     const remove = this.store.remove?.bind(this.store);
-    if (remove === undefined) throw new LangGraphError('REMOVE_UNSUPPORTED', 'this store cannot remove journals, so threads cannot be deleted', { hint: 'use a store with remove(), such as FileStore or MemoryStore' });
+    if (remove === undefined)
+      throw new LangGraphError(
+        'REMOVE_UNSUPPORTED',
+        'this store cannot remove journals, so threads cannot be deleted',
+        { hint: 'use a store with remove(), such as FileStore or MemoryStore' },
+      );
     for (const id of await this.journalIds(threadId, undefined)) {
       const cached = this.threads.get(id);
       this.threads.delete(id);
@@ -244,10 +315,17 @@ export class StepchainSaver extends BaseCheckpointSaver {
    * first and reopened on demand.
    */
   async prune(options: { keepDays: number; now?: Date; reason?: string; dryRun?: boolean }): Promise<PruneResult> {
-    if (this.store.remove === undefined) throw new LangGraphError('REMOVE_UNSUPPORTED', 'this store cannot remove journals, so threads cannot expire', { hint: 'use a store with remove(), such as FileStore or MemoryStore' });
+    if (this.store.remove === undefined)
+      throw new LangGraphError('REMOVE_UNSUPPORTED', 'this store cannot remove journals, so threads cannot expire', {
+        hint: 'use a store with remove(), such as FileStore or MemoryStore',
+      });
     await this.close();
     const mine = `${this.prefix}.`;
-    return prune(this.store, { ...options, reason: options.reason ?? `LangGraph thread TTL: ${options.keepDays} days`, journals: (id) => id.startsWith(mine) });
+    return prune(this.store, {
+      ...options,
+      reason: options.reason ?? `LangGraph thread TTL: ${options.keepDays} days`,
+      journals: (id) => id.startsWith(mine),
+    });
   }
 
   /** Closes every journal this saver opened. */
@@ -274,7 +352,8 @@ function parentRef(checkpointId: string, entry: CheckpointEntry | undefined): Ch
 
 function optionalString(v: unknown, name: string): string | undefined {
   if (v === undefined || v === null || v === '') return name === 'checkpoint_ns' && v === '' ? '' : undefined;
-  if (typeof v !== 'string') throw new LangGraphError('CONFIG_INVALID', `configurable.${name} must be a string (got ${typeof v})`);
+  if (typeof v !== 'string')
+    throw new LangGraphError('CONFIG_INVALID', `configurable.${name} must be a string (got ${typeof v})`);
   return v;
 }
 

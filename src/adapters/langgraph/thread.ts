@@ -12,7 +12,13 @@ import type { Journal } from '../../journal.js';
 import { restoreRecord } from '../../format.js';
 import { ChainVerifier } from '../../verify.js';
 import { LangGraphError } from './errors.js';
-import { readRecord, type CheckpointRecord, type StoredValue, type ThreadRecord, type WritesRecord } from './records.js';
+import {
+  readRecord,
+  type CheckpointRecord,
+  type StoredValue,
+  type ThreadRecord,
+  type WritesRecord,
+} from './records.js';
 
 export interface CheckpointEntry {
   record: CheckpointRecord;
@@ -62,9 +68,14 @@ export class ThreadLog {
     if (head === null || head.seq <= this.lastSeq) return;
     const { genesis } = this.journal;
     // Verified before any of it is folded, so a bad line leaves the view as it was.
-    const verifier = this.lastHash === null
-      ? new ChainVerifier({ genesis, expectHead: head.step_hash })
-      : new ChainVerifier({ genesis, start: { seq: this.lastSeq + 1, prev_hash: this.lastHash }, expectHead: head.step_hash });
+    const verifier =
+      this.lastHash === null
+        ? new ChainVerifier({ genesis, expectHead: head.step_hash })
+        : new ChainVerifier({
+            genesis,
+            start: { seq: this.lastSeq + 1, prev_hash: this.lastHash },
+            expectHead: head.step_hash,
+          });
     const lines: { text: string; seq: number; segment: string }[] = [];
     let segment: string | null = null;
     for await (const l of this.journal.lines({ from: this.lastSeq + 1, to: head.seq })) {
@@ -75,14 +86,25 @@ export class ThreadLog {
     const report = verifier.finish();
     if (!report.ok) {
       const p = report.problems[0];
-      const at = p?.location.seq !== undefined ? ` at seq ${p.location.seq}` : p?.location.line !== undefined ? ` at ${p.location.file ?? 'line'}:${p.location.line}` : '';
-      throw new LangGraphError('THREAD_INVALID', `journal ${JSON.stringify(this.journal.id)} does not verify (${report.problems.length} problem${report.problems.length === 1 ? '' : 's'}, first: ${p?.code ?? '?'}${at}${p ? `: ${p.message}` : ''}): its checkpoints are not read`, {
-        hint: 'stepchain verify <journal> names each problem; a thread is resumed only from a journal that verifies',
-        ...(p?.location.seq !== undefined ? { location: { seq: p.location.seq } } : {}),
-      });
+      const at =
+        p?.location.seq !== undefined
+          ? ` at seq ${p.location.seq}`
+          : p?.location.line !== undefined
+            ? ` at ${p.location.file ?? 'line'}:${p.location.line}`
+            : '';
+      throw new LangGraphError(
+        'THREAD_INVALID',
+        `journal ${JSON.stringify(this.journal.id)} does not verify (${report.problems.length} problem${report.problems.length === 1 ? '' : 's'}, first: ${p?.code ?? '?'}${at}${p ? `: ${p.message}` : ''}): its checkpoints are not read`,
+        {
+          hint: 'stepchain verify <journal> names each problem; a thread is resumed only from a journal that verifies',
+          ...(p?.location.seq !== undefined ? { location: { seq: p.location.seq } } : {}),
+        },
+      );
     }
     for (const l of lines) {
-      const rec = await restoreRecord(genesis, l.text, l.seq, l.segment, (ref) => this.journal.blob(ref.digest, ref.size));
+      const rec = await restoreRecord(genesis, l.text, l.seq, l.segment, (ref) =>
+        this.journal.blob(ref.digest, ref.size),
+      );
       const r = readRecord(rec);
       if (r !== null) this.apply(r, rec.seq, rec.step_hash);
       this.lastSeq = rec.seq;
@@ -113,7 +135,8 @@ export class ThreadLog {
       const entry = { record: r, seq, step_hash: stepHash };
       this.checkpoints.set(r.checkpoint_id, entry);
       this.lastCheckpoint = entry;
-      for (const [channel, v] of Object.entries(r.channel_values)) this.values.set(valueKey(channel, v.version), v.value);
+      for (const [channel, v] of Object.entries(r.channel_values))
+        this.values.set(valueKey(channel, v.version), v.value);
     } else {
       this.applyWrites(r);
     }
@@ -146,7 +169,8 @@ export class ThreadLog {
   /** The newest checkpoint by id (ids are uuid6: they sort by time), as LangGraph means "latest". */
   latest(): CheckpointEntry | undefined {
     let best: CheckpointEntry | undefined;
-    for (const e of this.checkpoints.values()) if (best === undefined || e.record.checkpoint_id > best.record.checkpoint_id) best = e;
+    for (const e of this.checkpoints.values())
+      if (best === undefined || e.record.checkpoint_id > best.record.checkpoint_id) best = e;
     return best;
   }
 }

@@ -31,13 +31,17 @@ export interface AgentsRecorderOptions {
  * and sub-agents are placed. Child runs inherit the conversation id and labels and name the agent.
  */
 export function agentsRecorder(run: AdapterRun, options: AgentsRecorderOptions): AgentsRecorder {
-  return new AgentsRecorder(run, async (parent, agent): Promise<Run> => {
-    const { conversation_id: conversationId, labels } = parent.identity;
-    return startRun(options.store, {
-      parentRunId: parent.runId,
-      agent,
-      ...(conversationId === undefined ? {} : { conversationId }),
-      ...(labels === undefined ? {} : { labels }),
-    });
-  }, options.effects ?? {});
+  return new AgentsRecorder(
+    run,
+    async (parent, agent): Promise<Run> => {
+      const { conversation_id: conversationId, labels } = parent.identity;
+      return startRun(options.store, {
+        parentRunId: parent.runId,
+        agent,
+        ...(conversationId === undefined ? {} : { conversationId }),
+        ...(labels === undefined ? {} : { labels }),
+      });
+    },
+    options.effects ?? {},
+  );
 }

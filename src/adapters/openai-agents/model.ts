@@ -19,17 +19,29 @@ export interface ModelRequestFields {
 export function requestFields(name: string, request: ModelRequest): ModelRequestFields {
   const prompt: ModelRequestFields['prompt'] = { input: request.input };
   if (request.systemInstructions !== undefined) prompt.systemInstructions = request.systemInstructions;
-  const input: Record<string, unknown> = { modelSettings: request.modelSettings, tools: request.tools, handoffs: request.handoffs, outputType: request.outputType };
-  for (const key of ['previousResponseId', 'conversationId', 'prompt'] as const) if (request[key] !== undefined) input[key] = request[key];
+  const input: Record<string, unknown> = {
+    modelSettings: request.modelSettings,
+    tools: request.tools,
+    handoffs: request.handoffs,
+    outputType: request.outputType,
+  };
+  for (const key of ['previousResponseId', 'conversationId', 'prompt'] as const)
+    if (request[key] !== undefined) input[key] = request[key];
   return { model: { name }, prompt, input };
 }
 
 /** The usage as plain numbers: the SDK's `Usage` is a class instance carrying per-request entries. */
-type UsageNumbers = { requests?: number | undefined; inputTokens?: number; outputTokens?: number; totalTokens?: number };
+type UsageNumbers = {
+  requests?: number | undefined;
+  inputTokens?: number;
+  outputTokens?: number;
+  totalTokens?: number;
+};
 function usageOf(usage: UsageNumbers | undefined): Record<string, number> | undefined {
   if (usage === undefined) return undefined;
   const out: Record<string, number> = {};
-  for (const key of ['requests', 'inputTokens', 'outputTokens', 'totalTokens'] as const) if (typeof usage[key] === 'number') out[key] = usage[key];
+  for (const key of ['requests', 'inputTokens', 'outputTokens', 'totalTokens'] as const)
+    if (typeof usage[key] === 'number') out[key] = usage[key];
   return out;
 }
 
@@ -43,13 +55,24 @@ function parsed(text: string): unknown {
   }
 }
 
-async function complete(call: ModelCallHandle, response: { output: unknown[]; usage?: UsageNumbers; responseId?: string | undefined; id?: string | undefined }, recorded: ReadonlySet<string>): Promise<void> {
+async function complete(
+  call: ModelCallHandle,
+  response: { output: unknown[]; usage?: UsageNumbers; responseId?: string | undefined; id?: string | undefined },
+  recorded: ReadonlySet<string>,
+): Promise<void> {
   // The calls the run waits on: those a recorded tool will answer with an effect. Handoffs, hosted tools and
   // tools this recorder does not wrap stay in the result's output items.
-  const toolCalls = response.output.filter((item): item is FunctionCall => (item as { type?: unknown }).type === 'function_call' && recorded.has((item as FunctionCall).name))
+  const toolCalls = response.output
+    .filter(
+      (item): item is FunctionCall =>
+        (item as { type?: unknown }).type === 'function_call' && recorded.has((item as FunctionCall).name),
+    )
     .map((item) => ({ id: item.callId, name: item.name, arguments: parsed(item.arguments) }));
   const responseId = response.responseId ?? response.id;
-  const outcome: Parameters<ModelCallHandle['complete']>[0] = { result: { output: response.output, ...(responseId === undefined ? {} : { responseId }) }, toolCalls };
+  const outcome: Parameters<ModelCallHandle['complete']>[0] = {
+    result: { output: response.output, ...(responseId === undefined ? {} : { responseId }) },
+    toolCalls,
+  };
   const usage = usageOf(response.usage);
   if (usage !== undefined) outcome.usage = usage;
   try {
@@ -71,7 +94,11 @@ export interface ModelRouting {
 class RecordedModel implements Model {
   readonly getRetryAdvice: Model['getRetryAdvice'];
 
-  constructor(private readonly inner: Model, private readonly name: string, private readonly routing: ModelRouting) {
+  constructor(
+    private readonly inner: Model,
+    private readonly name: string,
+    private readonly routing: ModelRouting,
+  ) {
     if (inner.getRetryAdvice !== undefined) this.getRetryAdvice = inner.getRetryAdvice.bind(inner);
   }
 

@@ -7,7 +7,16 @@
  * and guardrail results are recorded from their spans in the run of the agent they belong to. With tracing
  * off everything is written to the recorder's run.
  */
-import { getCurrentSpan, tool as sdkTool, type FunctionTool, type Model, type ModelProvider, type Span, type Trace, type TracingProcessor } from '@openai/agents';
+import {
+  getCurrentSpan,
+  tool as sdkTool,
+  type FunctionTool,
+  type Model,
+  type ModelProvider,
+  type Span,
+  type Trace,
+  type TracingProcessor,
+} from '@openai/agents';
 import { beginEffect, Run, RuntimeError, withEffect, type EffectClass, type EffectHandle } from '../../index.js';
 import { recordModel, recordProvider, type ModelRouting } from './model.js';
 import type { AdapterRun, ChildRunFactory } from './run.js';
@@ -50,7 +59,11 @@ export class AgentsRecorder implements TracingProcessor {
   private readonly children: Run[] = [];
 
   /** `run` takes the writes of the recorder's own agent; a Run keeps each run's writes in call order. */
-  constructor(readonly run: AdapterRun, private readonly childRun: ChildRunFactory, private readonly effects: Readonly<Record<string, EffectClass>> = {}) {}
+  constructor(
+    readonly run: AdapterRun,
+    private readonly childRun: ChildRunFactory,
+    private readonly effects: Readonly<Record<string, EffectClass>> = {},
+  ) {}
 
   /** `model` recorded; `name` defaults to the model's own `model` field or class name. */
   model(model: Model, name?: string): Model {
@@ -66,7 +79,13 @@ export class AgentsRecorder implements TracingProcessor {
    * Begins a tool call's effect under its declared class (RUNS.md §5); a refusal (EFFECT_PENDING) is
    * noted for the next model call to throw, and thrown.
    */
-  private async begin(run: AdapterRun, name: string, args: unknown, callId: string | undefined, effectClass: EffectClass | undefined): Promise<EffectHandle> {
+  private async begin(
+    run: AdapterRun,
+    name: string,
+    args: unknown,
+    callId: string | undefined,
+    effectClass: EffectClass | undefined,
+  ): Promise<EffectHandle> {
     try {
       return await beginEffect(run, { name, args, ...(callId === undefined ? {} : { callId }) }, effectClass);
     } catch (error) {
@@ -83,7 +102,12 @@ export class AgentsRecorder implements TracingProcessor {
    */
   readonly tool: typeof sdkTool = ((options: { name?: string; execute: Execute }) => {
     const execute = options.execute;
-    const made = sdkTool({ ...options, name: options.name ?? execute.name, execute: (input: unknown, context?: unknown, details?: { toolCall?: { callId?: string } }) => recorded(input, context, details) } as Parameters<typeof sdkTool>[0]);
+    const made = sdkTool({
+      ...options,
+      name: options.name ?? execute.name,
+      execute: (input: unknown, context?: unknown, details?: { toolCall?: { callId?: string } }) =>
+        recorded(input, context, details),
+    } as Parameters<typeof sdkTool>[0]);
     const name = made.name;
     this.names.add(name);
     const recorded: Execute = async (input, context, details) => {
@@ -93,7 +117,9 @@ export class AgentsRecorder implements TracingProcessor {
       if (effect.status === 'completed') return effect.result;
       let output: unknown;
       try {
-        output = await (run instanceof Run ? withEffect(run, effect, () => execute(input, context, details)) : execute(input, context, details));
+        output = await (run instanceof Run
+          ? withEffect(run, effect, () => execute(input, context, details))
+          : execute(input, context, details));
       } catch (error) {
         await effect.fail(error);
         throw error;
@@ -110,7 +136,10 @@ export class AgentsRecorder implements TracingProcessor {
    * a tool's error into the text given to the model inside `invoke`; it is recorded as the effect's error
    * when the tool's function span says so (tracing on), else as its result.
    */
-  wrapTool<T extends FunctionTool<any, any, any>>(functionTool: T, effectClass: EffectClass | undefined = this.effects[functionTool.name]): T {
+  wrapTool<T extends FunctionTool<any, any, any>>(
+    functionTool: T,
+    effectClass: EffectClass | undefined = this.effects[functionTool.name],
+  ): T {
     const invoke = functionTool.invoke;
     this.names.add(functionTool.name);
     const recorded: typeof invoke = async (context, input, details) => {
@@ -119,13 +148,16 @@ export class AgentsRecorder implements TracingProcessor {
       if (effect.status === 'completed') return effect.result;
       let output: unknown;
       try {
-        output = await (run instanceof Run ? withEffect(run, effect, () => invoke.call(functionTool, context, input, details)) : invoke.call(functionTool, context, input, details));
+        output = await (run instanceof Run
+          ? withEffect(run, effect, () => invoke.call(functionTool, context, input, details))
+          : invoke.call(functionTool, context, input, details));
       } catch (error) {
         await effect.fail(error);
         throw error;
       }
       const spanError = getCurrentSpan()?.error;
-      if (spanError != null) await effect.fail({ name: 'ToolError', message: spanError.message, output, data: spanError.data });
+      if (spanError != null)
+        await effect.fail({ name: 'ToolError', message: spanError.message, output, data: spanError.data });
       else await effect.complete(output);
       return output;
     };
@@ -172,9 +204,12 @@ export class AgentsRecorder implements TracingProcessor {
   }
 
   private later(work: () => Promise<unknown>): void {
-    this.queue = this.queue.then(work).then(() => undefined, (error: unknown) => {
-      this.queueError ??= error;
-    });
+    this.queue = this.queue.then(work).then(
+      () => undefined,
+      (error: unknown) => {
+        this.queueError ??= error;
+      },
+    );
   }
 
   private recordEvent(spanId: string, name: string, args: unknown, result: unknown): void {
@@ -206,14 +241,31 @@ export class AgentsRecorder implements TracingProcessor {
 
   async onSpanStart(span: Span<any>): Promise<void> {
     const data = span.spanData as { type: string; name?: string };
-    this.tree.started(span.spanId, { type: data.type, parentId: span.parentId, ...(data.type === 'agent' && data.name !== undefined ? { name: data.name } : {}) });
+    this.tree.started(span.spanId, {
+      type: data.type,
+      parentId: span.parentId,
+      ...(data.type === 'agent' && data.name !== undefined ? { name: data.name } : {}),
+    });
     this.traceSpans.get(span.traceId)?.push(span.spanId);
   }
 
   async onSpanEnd(span: Span<any>): Promise<void> {
-    const data = span.spanData as { type: string; name?: string; triggered?: boolean; from_agent?: string; to_agent?: string };
-    if (data.type === 'handoff') this.recordEvent(span.spanId, 'handoff', { from_agent: data.from_agent ?? null, to_agent: data.to_agent ?? null }, { to_agent: data.to_agent ?? null });
-    else if (data.type === 'guardrail') this.recordEvent(span.spanId, 'guardrail', { name: data.name ?? null }, { triggered: data.triggered === true });
+    const data = span.spanData as {
+      type: string;
+      name?: string;
+      triggered?: boolean;
+      from_agent?: string;
+      to_agent?: string;
+    };
+    if (data.type === 'handoff')
+      this.recordEvent(
+        span.spanId,
+        'handoff',
+        { from_agent: data.from_agent ?? null, to_agent: data.to_agent ?? null },
+        { to_agent: data.to_agent ?? null },
+      );
+    else if (data.type === 'guardrail')
+      this.recordEvent(span.spanId, 'guardrail', { name: data.name ?? null }, { triggered: data.triggered === true });
     else if (data.type === 'agent') {
       const run = this.childOf.get(span.spanId);
       if (run !== undefined) {

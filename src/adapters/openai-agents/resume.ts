@@ -12,15 +12,31 @@ export async function resumeInput(run: Pick<Run, 'continuationPoint'>): Promise<
   const { answer, outcomes } = await resumeHistory(run);
   if (answer === null) return [];
   const input = (answer.prompt as { input?: unknown } | null)?.input;
-  const items: AgentInputItem[] = typeof input === 'string' ? [{ role: 'user', content: input }] : Array.isArray(input) ? [...(input as unknown as AgentInputItem[])] : [];
+  const items: AgentInputItem[] =
+    typeof input === 'string'
+      ? [{ role: 'user', content: input }]
+      : Array.isArray(input)
+        ? [...(input as unknown as AgentInputItem[])]
+        : [];
   const output = (answer.result as { output?: unknown } | null)?.output;
   if (Array.isArray(output)) items.push(...(output as unknown as AgentInputItem[]));
   for (const r of outcomes) {
     const call = r.tool_call as { call_id?: unknown; name?: unknown } | null;
     if (typeof call?.call_id !== 'string' || typeof call.name !== 'string') continue;
     const message = (r.error as { message?: unknown } | null)?.message;
-    const text = r.kind === 'tool.completed' ? (typeof r.result === 'string' ? r.result : JSON.stringify(r.result)) : `error: ${typeof message === 'string' ? message : 'the tool failed'}`;
-    items.push({ type: 'function_call_result', name: call.name, callId: call.call_id, status: 'completed', output: { type: 'text', text } });
+    const text =
+      r.kind === 'tool.completed'
+        ? typeof r.result === 'string'
+          ? r.result
+          : JSON.stringify(r.result)
+        : `error: ${typeof message === 'string' ? message : 'the tool failed'}`;
+    items.push({
+      type: 'function_call_result',
+      name: call.name,
+      callId: call.call_id,
+      status: 'completed',
+      output: { type: 'text', text },
+    });
   }
   return items;
 }

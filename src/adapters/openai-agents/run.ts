@@ -4,7 +4,8 @@
  */
 import type { Run } from '../../index.js';
 
-export type AdapterRun = Pick<Run, 'beginModel' | 'beginTool' | 'endModel' | 'runId' | 'identity'> & Partial<Pick<Run, 'resolveEffect' | 'effects'>>;
+export type AdapterRun = Pick<Run, 'beginModel' | 'beginTool' | 'endModel' | 'runId' | 'identity'> &
+  Partial<Pick<Run, 'resolveEffect' | 'effects'>>;
 
 /** Opens the child run of `parent` for the agent named `agent`. */
 export type ChildRunFactory = (parent: AdapterRun, agent: string) => Promise<Run>;

@@ -68,7 +68,8 @@ export class SpanTree {
       const above = this.spans.get(id);
       if (above === undefined) break;
       if (above.type === 'function') underFunction = true;
-      if (above.type === 'agent') return underFunction ? { kind: 'child', parentAgentSpan: id, agent } : { kind: 'root' };
+      if (above.type === 'agent')
+        return underFunction ? { kind: 'child', parentAgentSpan: id, agent } : { kind: 'root' };
       id = above.parentId;
     }
     return { kind: 'root' };

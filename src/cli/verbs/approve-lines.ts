@@ -18,14 +18,31 @@ export function approvalLines(out: Output, approvals: readonly ApprovalEntry[] |
   if (approvals === undefined) return [];
   return approvals.map((a) => {
     const tool = a.tool === null ? 'a call' : quoted(a.tool);
-    const who = a.approver === null ? '' : a.approver.pinned
-      ? ` by ${a.approver.name === null ? `key ${a.approver.keyid}` : quoted(a.approver.name)} (pinned)`
-      : ` by key ${a.approver.keyid}${a.approver.name === null ? '' : ` calling itself ${quoted(a.approver.name)} (unpinned, self-named)`}${a.approver.name === null ? ' (unpinned)' : ''}`;
-    const effect = a.unchecked === true
-      ? (a.effect_seq === null ? ', no effect found, not proven (APPROVAL_UNCHECKED: some records could not be checked)' : `, an effect begun at seq ${a.effect_seq}, not checked against the call (APPROVAL_UNCHECKED)`)
-      : a.effect_seq === null ? (a.status === 'granted' ? ', not executed' : ', never executed') : `, executed at seq ${a.effect_seq}`;
+    const who =
+      a.approver === null
+        ? ''
+        : a.approver.pinned
+          ? ` by ${a.approver.name === null ? `key ${a.approver.keyid}` : quoted(a.approver.name)} (pinned)`
+          : ` by key ${a.approver.keyid}${a.approver.name === null ? '' : ` calling itself ${quoted(a.approver.name)} (unpinned, self-named)`}${a.approver.name === null ? ' (unpinned)' : ''}`;
+    const effect =
+      a.unchecked === true
+        ? a.effect_seq === null
+          ? ', no effect found, not proven (APPROVAL_UNCHECKED: some records could not be checked)'
+          : `, an effect begun at seq ${a.effect_seq}, not checked against the call (APPROVAL_UNCHECKED)`
+        : a.effect_seq === null
+          ? a.status === 'granted'
+            ? ', not executed'
+            : ', never executed'
+          : `, executed at seq ${a.effect_seq}`;
     const word = a.status === 'granted' ? 'approved' : a.status === 'denied' ? 'denied' : a.status;
-    const style = a.unchecked === true ? 'yellow' : a.status === 'granted' && a.approver?.pinned === true ? 'green' : a.status === 'denied' ? 'red' : 'yellow';
+    const style =
+      a.unchecked === true
+        ? 'yellow'
+        : a.status === 'granted' && a.approver?.pinned === true
+          ? 'green'
+          : a.status === 'denied'
+            ? 'red'
+            : 'yellow';
     return `  ${out.style(style, word.padEnd(8))} ${tool} (request ${quoted(a.request)}, seq ${a.request_seq})${who}${a.decision_seq === null ? '' : ` at seq ${a.decision_seq}`}${effect}`;
   });
 }
@@ -38,14 +55,23 @@ function quoted(name: string): string {
 /** The --approver public key files, each read and checked (unusable: exit 2); the file name is the verdict's name. */
 export async function approverPins(files: readonly string[]): Promise<PinnedApprover[]> {
   if (files.length === 0) return [];
-  const [{ readPublicKeyFile }, { keyIdOf }, { basename }] = await Promise.all([import('../../receipt/node.js'), import('../../receipt/keys.js'), import('node:path')]);
+  const [{ readPublicKeyFile }, { keyIdOf }, { basename }] = await Promise.all([
+    import('../../receipt/node.js'),
+    import('../../receipt/keys.js'),
+    import('node:path'),
+  ]);
   const pins: PinnedApprover[] = [];
   const seen = new Set<string>();
   for (const file of files) {
     const key = await readPublicKeyFile(file);
     if (seen.has(keyIdOf(key))) throw new UsageError(`--approver ${file}: the same key is given twice`, 'verify');
     seen.add(keyIdOf(key));
-    pins.push({ key, name: basename(file).replace(/\.pub$/, '').replace(/\.key$/, '') });
+    pins.push({
+      key,
+      name: basename(file)
+        .replace(/\.pub$/, '')
+        .replace(/\.key$/, ''),
+    });
   }
   return pins;
 }

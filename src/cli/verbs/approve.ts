@@ -15,8 +15,19 @@ import { inline } from '../safe-text.js';
 /** A request as the `--json` documents name it (snake_case, like the records). */
 function requestJson(a: ApprovalState): Record<string, unknown> {
   return {
-    request: a.id, seq: a.seq, step_hash: a.stepHash, tool: a.call.name, arguments: a.call.arguments, digest: a.digest, expires_at: a.expiresAt,
-    status: a.status, decision_seq: a.decision_seq, decided_at: a.decided_at, approver: a.approver, reason: a.reason, effect: a.effect,
+    request: a.id,
+    seq: a.seq,
+    step_hash: a.stepHash,
+    tool: a.call.name,
+    arguments: a.call.arguments,
+    digest: a.digest,
+    expires_at: a.expiresAt,
+    status: a.status,
+    decision_seq: a.decision_seq,
+    decided_at: a.decided_at,
+    approver: a.approver,
+    reason: a.reason,
+    effect: a.effect,
   };
 }
 
@@ -29,9 +40,14 @@ function listRequests(out: Output, all: ApprovalState[], pendingOnly: boolean): 
   if (shown.length === 0) out.say(pendingOnly ? 'no approval request is pending' : 'no approval requests in this run');
   for (const a of shown) {
     // Names from content are quoted and escaped; no key is pinned here, so a name is the approver's own claim.
-    const who = a.approver === null ? '' : ` by key ${a.approver.keyid}${a.approver.name === null ? '' : ` calling itself ${inline(JSON.stringify(a.approver.name))} (unpinned, self-named)`}`;
+    const who =
+      a.approver === null
+        ? ''
+        : ` by key ${a.approver.keyid}${a.approver.name === null ? '' : ` calling itself ${inline(JSON.stringify(a.approver.name))} (unpinned, self-named)`}`;
     const expiry = a.expiresAt === null ? '' : ` expires ${a.expiresAt}`;
-    out.print(`${inline(JSON.stringify(a.id))}  seq ${a.seq}  ${a.status}${who}${expiry}  ${inline(JSON.stringify(a.call.name))}`);
+    out.print(
+      `${inline(JSON.stringify(a.id))}  seq ${a.seq}  ${a.status}${who}${expiry}  ${inline(JSON.stringify(a.call.name))}`,
+    );
     // The whole call, never cut: what an approver signs is the digest of exactly this.
     out.print(`    ${callText(a)}`);
   }
@@ -46,21 +62,26 @@ function callText(a: ApprovalState): string {
 export const approveVerb: Verb = {
   name: 'approve',
   summary: 'approve or deny a tool call an agent presented, signed with your key; or list the requests',
-  usage: '<journal> <request-id> --key FILE (--approve | --deny) [--reason TEXT] [--name NAME]  |  <journal> --list [--all]',
+  usage:
+    '<journal> <request-id> --key FILE (--approve | --deny) [--reason TEXT] [--name NAME]  |  <journal> --list [--all]',
   description: [
-    'Appends approval.granted or approval.denied for the request: the approver\'s Ed25519 key and its signature over a statement',
+    "Appends approval.granted or approval.denied for the request: the approver's Ed25519 key and its signature over a statement",
     'naming this journal, the request (its seq, step hash and the digest of exactly what was presented), the decision and its',
-    'time (spec/APPROVALS.md §3). The agent\'s effect then names the request, and `verify` checks that what ran is what was',
+    "time (spec/APPROVALS.md §3). The agent's effect then names the request, and `verify` checks that what ran is what was",
     'approved, that nothing ran for a denied or expired request, and names the approver (pin them: verify --approver KEY).',
     '--list shows the requests still pending (--all: every request) with the call each presented. stepchain/v3 journals only',
     '(create them with `stepchain init --format v3`). A request already decided, expired or unknown is refused (exit 2).',
   ].join('\n'),
   options: {
-    key: { type: 'string', arg: 'FILE', description: 'the approver\'s Ed25519 private key (from keygen)' },
+    key: { type: 'string', arg: 'FILE', description: "the approver's Ed25519 private key (from keygen)" },
     approve: { type: 'boolean', description: 'grant the request' },
     deny: { type: 'boolean', description: 'deny the request' },
     reason: { type: 'string', arg: 'TEXT', description: 'why, for whoever audits the run (signed with the decision)' },
-    name: { type: 'string', arg: 'NAME', description: 'the name you give yourself (shown unauthenticated until verify pins your key with --approver)' },
+    name: {
+      type: 'string',
+      arg: 'NAME',
+      description: 'the name you give yourself (shown unauthenticated until verify pins your key with --approver)',
+    },
     list: { type: 'boolean', description: 'list the pending requests instead of deciding one' },
     all: { type: 'boolean', description: 'with --list: every request, decided or not' },
   },
@@ -72,29 +93,57 @@ export const approveVerb: Verb = {
   async run({ out, values, positionals }) {
     const path = positionals[0]!;
     if (values.list === true) {
-      if (positionals.length > 1 || values.approve !== undefined || values.deny !== undefined || values.key !== undefined) throw new UsageError('--list takes only the journal', 'approve');
-      return withJournal(path, true, async (journal) => listRequests(out, await Run.of(journal, { savedState: false }).approvals(), values.all !== true));
+      if (
+        positionals.length > 1 ||
+        values.approve !== undefined ||
+        values.deny !== undefined ||
+        values.key !== undefined
+      )
+        throw new UsageError('--list takes only the journal', 'approve');
+      return withJournal(path, true, async (journal) =>
+        listRequests(out, await Run.of(journal, { savedState: false }).approvals(), values.all !== true),
+      );
     }
     if (values.all !== undefined) throw new UsageError('--all goes with --list', 'approve');
     const id = positionals[1];
-    if (id === undefined) throw new UsageError('missing <request-id> (or --list to see the pending requests)', 'approve');
-    if ((values.approve === true) === (values.deny === true)) throw new UsageError('give exactly one of --approve or --deny', 'approve');
-    if (values.key === undefined) throw new UsageError('--key FILE is required: the decision is signed with the approver\'s key', 'approve');
+    if (id === undefined)
+      throw new UsageError('missing <request-id> (or --list to see the pending requests)', 'approve');
+    if ((values.approve === true) === (values.deny === true))
+      throw new UsageError('give exactly one of --approve or --deny', 'approve');
+    if (values.key === undefined)
+      throw new UsageError("--key FILE is required: the decision is signed with the approver's key", 'approve');
     const key = await readKeyFile(values.key as string);
     const decision = values.approve === true ? 'granted' : 'denied';
     return withJournal(path, false, async (journal) => {
       const run = Run.of(journal);
       // The approver sees exactly what the signature covers (the request's digest is of this text) before it is signed.
       const shown = (await run.approvals()).find((a) => a.id === id);
-      if (shown !== undefined && !out.json) out.say(`${decision === 'granted' ? 'granting' : 'denying'} request ${inline(JSON.stringify(id))} (seq ${shown.seq}, digest ${shown.digest}), the call:\n    ${callText(shown)}`);
+      if (shown !== undefined && !out.json)
+        out.say(
+          `${decision === 'granted' ? 'granting' : 'denying'} request ${inline(JSON.stringify(id))} (seq ${shown.seq}, digest ${shown.digest}), the call:\n    ${callText(shown)}`,
+        );
       const outcome = await run.decideApproval(id, decision, {
         key,
         ...(typeof values.name === 'string' ? { name: values.name } : {}),
         ...(typeof values.reason === 'string' ? { reason: values.reason } : {}),
       });
       await run.saveState();
-      if (out.json) out.document('approve', { ok: true, request: id, decision, seq: outcome.seq, approver: outcome.approver, reason: outcome.reason, ...(shown === undefined ? {} : { tool: shown.call.name, arguments: shown.call.arguments, digest: shown.digest }) });
-      else out.say(`request ${inline(id)} ${decision} (seq ${outcome.seq}), signed by key ${outcome.approver?.keyid ?? '?'}`);
+      if (out.json)
+        out.document('approve', {
+          ok: true,
+          request: id,
+          decision,
+          seq: outcome.seq,
+          approver: outcome.approver,
+          reason: outcome.reason,
+          ...(shown === undefined
+            ? {}
+            : { tool: shown.call.name, arguments: shown.call.arguments, digest: shown.digest }),
+        });
+      else
+        out.say(
+          `request ${inline(id)} ${decision} (seq ${outcome.seq}), signed by key ${outcome.approver?.keyid ?? '?'}`,
+        );
       return EXIT_OK;
     });
   },

@@ -33,20 +33,35 @@ export const diffVerb: Verb = {
     'Run journals are compared without their volatile members (spec/REPLAY.md §4: ref, response ids and times, durations in meta).',
     '--explain classifies each divergence (spec/REPLAY.md §7): request change (the agent asked something else: your code),',
     'recorded-answer change (the model answered differently: drift, unless one run is a strict replay, where no request',
-    'went live), tool-result change, or run-record change (the run\'s own outcome: your code), with the fields that decide it.',
+    "went live), tool-result change, or run-record change (the run's own outcome: your code), with the fields that decide it.",
   ].join('\n'),
   options: {
     all: { type: 'boolean', description: 'report every divergence, not only the first' },
-    ignore: { type: 'string', multiple: true, arg: 'pointer', description: 'leave out values matching a JSON Pointer pattern (* one token, ** any depth), e.g. /result/**/request_id' },
+    ignore: {
+      type: 'string',
+      multiple: true,
+      arg: 'pointer',
+      description:
+        'leave out values matching a JSON Pointer pattern (* one token, ** any depth), e.g. /result/**/request_id',
+    },
     envelope: { type: 'boolean', description: 'compare ts, step_id, seq, prev_hash and step_hash too' },
-    'no-volatile': { type: 'boolean', description: 'compare the volatile members of run journals too (spec/REPLAY.md §4)' },
-    explain: { type: 'boolean', description: 'classify each divergence: request change, recorded-answer change, tool-result change' },
+    'no-volatile': {
+      type: 'boolean',
+      description: 'compare the volatile members of run journals too (spec/REPLAY.md §4)',
+    },
+    explain: {
+      type: 'boolean',
+      description: 'classify each divergence: request change, recorded-answer change, tool-result change',
+    },
   },
   args: { min: 2, max: 2, names: ['a', 'b'] },
   examples: [
     ['stepchain diff runs/recorded runs/replay', 'the first divergence between a run and its replay'],
     ['stepchain diff a.tar.gz b.tar.gz --all --ignore /result/**/request_id', 'every divergence, ignoring request ids'],
-    ['stepchain diff runs/recorded runs/replay --all --explain', 'every divergence of a replay, each classified with its fields'],
+    [
+      'stepchain diff runs/recorded runs/replay --all --explain',
+      'every divergence of a replay, each classified with its fields',
+    ],
   ],
   async run({ out, values, positionals }) {
     const a = await openRun(positionals[0]!);
@@ -65,9 +80,27 @@ export const diffVerb: Verb = {
         // Issue 32: text a published receipt does not bind to its head (redacted views, marker texts) is named
         // on both sides, so that a match or a difference there is not read as a fact about the original run.
         const unbound = { a: unboundOf(a.report), b: unboundOf(b.report) };
-        const unboundMember = unbound.a || unbound.b ? { unbound: { a: unbound.a?.places ?? [], b: unbound.b?.places ?? [], a_count: unbound.a?.count ?? 0, b_count: unbound.b?.count ?? 0 } } : {};
-        if (out.json) out.document('diff', { ok: true, same: report.same, report, ...(explained ? { explain: explained } : {}), ...unboundMember });
-        else if (report.same) out.say(out.style(unbound.a || unbound.b ? 'yellow' : 'green', inline(summarize(report))));
+        const unboundMember =
+          unbound.a || unbound.b
+            ? {
+                unbound: {
+                  a: unbound.a?.places ?? [],
+                  b: unbound.b?.places ?? [],
+                  a_count: unbound.a?.count ?? 0,
+                  b_count: unbound.b?.count ?? 0,
+                },
+              }
+            : {};
+        if (out.json)
+          out.document('diff', {
+            ok: true,
+            same: report.same,
+            report,
+            ...(explained ? { explain: explained } : {}),
+            ...unboundMember,
+          });
+        else if (report.same)
+          out.say(out.style(unbound.a || unbound.b ? 'yellow' : 'green', inline(summarize(report))));
         else {
           // The verdict goes to stderr like every verdict; with --all the step-by-step listing is the
           // command's output, on stdout (formatDiff's first line is the summary itself).
@@ -78,7 +111,12 @@ export const diffVerb: Verb = {
             out.print(explained.map((e) => explanationLine(e, noneLive)).join('\n'));
           }
         }
-        if (!out.json) for (const line of [...unboundLines(out, a.report, `a (${positionals[0]!})`), ...unboundLines(out, b.report, `b (${positionals[1]!})`)]) out.say(line);
+        if (!out.json)
+          for (const line of [
+            ...unboundLines(out, a.report, `a (${positionals[0]!})`),
+            ...unboundLines(out, b.report, `b (${positionals[1]!})`),
+          ])
+            out.say(line);
         return report.same ? EXIT_OK : EXIT_FAILED;
       } finally {
         await b.close();
@@ -93,11 +131,12 @@ const CLASS_WORDS: Record<Explanation['class'], string> = {
   'request-change': 'request change (your code)',
   'recorded-answer-change': 'recorded-answer change (model drift: the same request got another answer)',
   'tool-result-change': 'tool-result change',
-  'run-record-change': 'run-record change (your code: the run\'s own record, not a model\'s answer)',
+  'run-record-change': "run-record change (your code: the run's own record, not a model's answer)",
 };
 
 /** Between a recording and its strict replay no request went live (spec/REPLAY.md §7): an answer that differs is no drift. */
-const NOT_LIVE_WORDS = 'recorded-answer change (not model drift: a strict replay sends no request live; the recorder or your code kept something else)';
+const NOT_LIVE_WORDS =
+  'recorded-answer change (not model drift: a strict replay sends no request live; the recorder or your code kept something else)';
 
 /** Whether a run is a strict replay (its labels, spec/REPLAY.md §6): none of its requests went live. */
 function strictReplay(source: ChainSource): boolean {
@@ -107,7 +146,12 @@ function strictReplay(source: ChainSource): boolean {
 
 /** One classified divergence: where, the record kind, the class, the fields. */
 function explanationLine(e: Explanation, noneLive: boolean): string {
-  const where = e.divergence === 'changed' ? `seq ${e.seq_a}↔${e.seq_b}` : e.divergence === 'inserted' ? `seq ${e.seq_b} only in b` : `seq ${e.seq_a} only in a`;
+  const where =
+    e.divergence === 'changed'
+      ? `seq ${e.seq_a}↔${e.seq_b}`
+      : e.divergence === 'inserted'
+        ? `seq ${e.seq_b} only in b`
+        : `seq ${e.seq_a} only in a`;
   const words = noneLive && e.class === 'recorded-answer-change' ? NOT_LIVE_WORDS : CLASS_WORDS[e.class];
   return inline(`${where} ${e.record}: ${words}${e.fields.length > 0 ? ` at ${e.fields.join(', ')}` : ''}`);
 }

@@ -1,7 +1,13 @@
 /** `stepchain erase`: erase one value of a stepchain/v3 journal, or every matching value across a store (spec/ERASURE.md). */
 import { resolve } from 'node:path';
 import { FileStore } from '../../store/file/store.js';
-import { eraseMatching, eraseValue, resumeErasures, type ErasureOutcome, type StuckErasure } from '../../erase/store.js';
+import {
+  eraseMatching,
+  eraseValue,
+  resumeErasures,
+  type ErasureOutcome,
+  type StuckErasure,
+} from '../../erase/store.js';
 import { EXIT_FAILED, EXIT_OK, UsageError, type Verb } from '../cli.js';
 import { locate } from '../location.js';
 import { backendOf } from '../../store/scheme.js';
@@ -15,8 +21,10 @@ function intArg(v: unknown, name: string): number {
 
 export const eraseVerb: Verb = {
   name: 'erase',
-  summary: 'erase a value from a stepchain/v3 journal (or every matching value of a store), keeping the chain verifiable',
-  usage: '<journal> --seq N --path /result/email --reason TEXT [--by NAME]  |  <store> --match-path P --value JSON --reason TEXT  |  <journal> --resume',
+  summary:
+    'erase a value from a stepchain/v3 journal (or every matching value of a store), keeping the chain verifiable',
+  usage:
+    '<journal> --seq N --path /result/email --reason TEXT [--by NAME]  |  <store> --match-path P --value JSON --reason TEXT  |  <journal> --resume',
   description: [
     'The value (and its part file, when no other record references it) and its salt are deleted; its digest stays, so every',
     'step hash, the head, every checkpoint and cosignature stay valid. An erasure record (kind "erasure": target, path, digest,',
@@ -27,22 +35,40 @@ export const eraseVerb: Verb = {
   ].join('\n'),
   options: {
     seq: { type: 'string', arg: 'N', description: 'the seq of the record holding the value' },
-    path: { type: 'string', arg: 'POINTER', description: 'JSON Pointer of the member or element to erase (/result/email)' },
+    path: {
+      type: 'string',
+      arg: 'POINTER',
+      description: 'JSON Pointer of the member or element to erase (/result/email)',
+    },
     reason: { type: 'string', arg: 'TEXT', description: 'why (recorded in the erasure record; required)' },
     by: { type: 'string', arg: 'NAME', description: 'who asked or decided (recorded)' },
-    'match-path': { type: 'string', arg: 'P', description: 'a store: erase every value at this pointer ("*": any name or index) that equals --value' },
+    'match-path': {
+      type: 'string',
+      arg: 'P',
+      description: 'a store: erase every value at this pointer ("*": any name or index) that equals --value',
+    },
     value: { type: 'string', arg: 'JSON', description: 'with --match-path: the value to find' },
     resume: { type: 'boolean', description: 'complete erasures that were recorded but interrupted' },
   },
   args: { min: 1, max: 1, names: ['location'] },
   examples: [
-    ['stepchain erase runs/triage-0412 --seq 3 --path /result/email --reason "GDPR Art. 17 request #118" --by dpo', 'erase one value'],
-    ['stepchain erase runs --match-path /input/customer/email --value alice@example.org --reason "GDPR Art. 17"', 'erase one person\'s e-mail from every run'],
+    [
+      'stepchain erase runs/triage-0412 --seq 3 --path /result/email --reason "GDPR Art. 17 request #118" --by dpo',
+      'erase one value',
+    ],
+    [
+      'stepchain erase runs --match-path /input/customer/email --value alice@example.org --reason "GDPR Art. 17"',
+      "erase one person's e-mail from every run",
+    ],
   ],
   async run({ out, values, positionals }) {
-    const say = (o: ErasureOutcome): void => out.say(`${o.resumed ? 'completed' : 'erased'} ${inline(o.journal)} seq ${o.seq} ${inline(o.path)} (digest ${o.digest}; erasure record seq ${o.erasure.seq})${o.parts_deleted.length ? `; ${o.parts_deleted.length} part file(s) deleted` : ''}${o.wal_truncated === false ? '; the WAL still holds the old row until its next checkpoint (another connection was reading)' : ''}`);
+    const say = (o: ErasureOutcome): void =>
+      out.say(
+        `${o.resumed ? 'completed' : 'erased'} ${inline(o.journal)} seq ${o.seq} ${inline(o.path)} (digest ${o.digest}; erasure record seq ${o.erasure.seq})${o.parts_deleted.length ? `; ${o.parts_deleted.length} part file(s) deleted` : ''}${o.wal_truncated === false ? '; the WAL still holds the old row until its next checkpoint (another connection was reading)' : ''}`,
+      );
     if (values['match-path'] !== undefined) {
-      if (values.value === undefined || values.reason === undefined) throw new UsageError('--match-path needs --value and --reason', 'erase');
+      if (values.value === undefined || values.reason === undefined)
+        throw new UsageError('--match-path needs --value and --reason', 'erase');
       let value: unknown;
       try {
         value = JSON.parse(values.value as string);
@@ -54,35 +80,65 @@ export const eraseVerb: Verb = {
       let report;
       try {
         const store = at === null ? new FileStore(resolve(text)) : at.store;
-        report = await eraseMatching(store, { matchPath: values['match-path'] as string, value, reason: values.reason as string, by: (values.by as string | undefined) ?? null });
+        report = await eraseMatching(store, {
+          matchPath: values['match-path'] as string,
+          value,
+          reason: values.reason as string,
+          by: (values.by as string | undefined) ?? null,
+        });
       } finally {
         await at?.close();
       }
       if (out.json) out.document('erase', { ok: report.failed.length === 0, ...report });
       else {
         for (const o of report.erased) say(o);
-        for (const f of report.failed) out.say(out.style('red', `failed ${inline(f.journal)} seq ${f.seq} ${inline(f.path)}: ${inline(f.error)}`));
-        if (report.journals_not_v3.length) out.say(`${report.journals_not_v3.length} journal(s) are not stepchain/v3 and were not searched: ${report.journals_not_v3.map(inline).join(', ')}`);
+        for (const f of report.failed)
+          out.say(out.style('red', `failed ${inline(f.journal)} seq ${f.seq} ${inline(f.path)}: ${inline(f.error)}`));
+        if (report.journals_not_v3.length)
+          out.say(
+            `${report.journals_not_v3.length} journal(s) are not stepchain/v3 and were not searched: ${report.journals_not_v3.map(inline).join(', ')}`,
+          );
         out.say(`${report.erased.length} value(s) erased in ${report.journals_scanned} journal(s) scanned`);
       }
       return report.failed.length === 0 ? EXIT_OK : EXIT_FAILED;
     }
     const at = await locate(positionals[0]!);
     try {
-      if (at.id === undefined) throw new UsageError(`${inline(at.display)} names a store: add ?journal=<id> to erase one value (or use --match-path across the store)`, 'erase');
+      if (at.id === undefined)
+        throw new UsageError(
+          `${inline(at.display)} names a store: add ?journal=<id> to erase one value (or use --match-path across the store)`,
+          'erase',
+        );
       if (values.resume === true) {
         const stuck: StuckErasure[] = [];
         const done = await resumeErasures(at.store, at.id, stuck);
         if (out.json) out.document('erase', { ok: stuck.length === 0, erased: done, stuck });
         else {
           done.forEach(say);
-          for (const s of stuck) out.say(out.style('red', `cannot carry out erasure record seq ${s.erasure.seq} (${inline(s.path)} of seq ${s.seq}): ${s.code}: ${inline(s.error)}; it stays pending and blocks no other erasure`));
-          out.say(`${done.length} interrupted erasure(s) completed${stuck.length ? `, ${stuck.length} cannot be carried out` : ''}`);
+          for (const s of stuck)
+            out.say(
+              out.style(
+                'red',
+                `cannot carry out erasure record seq ${s.erasure.seq} (${inline(s.path)} of seq ${s.seq}): ${s.code}: ${inline(s.error)}; it stays pending and blocks no other erasure`,
+              ),
+            );
+          out.say(
+            `${done.length} interrupted erasure(s) completed${stuck.length ? `, ${stuck.length} cannot be carried out` : ''}`,
+          );
         }
         return stuck.length === 0 ? EXIT_OK : EXIT_FAILED;
       }
-      if (values.seq === undefined || values.path === undefined || values.reason === undefined) throw new UsageError('erase needs --seq, --path and --reason (or --match-path on a store, or --resume)', 'erase');
-      const o = await eraseValue(at.store, at.id, { seq: intArg(values.seq, '--seq'), path: values.path as string, reason: values.reason as string, by: (values.by as string | undefined) ?? null });
+      if (values.seq === undefined || values.path === undefined || values.reason === undefined)
+        throw new UsageError(
+          'erase needs --seq, --path and --reason (or --match-path on a store, or --resume)',
+          'erase',
+        );
+      const o = await eraseValue(at.store, at.id, {
+        seq: intArg(values.seq, '--seq'),
+        path: values.path as string,
+        reason: values.reason as string,
+        by: (values.by as string | undefined) ?? null,
+      });
       if (out.json) out.document('erase', { ok: true, ...o });
       else say(o);
       return EXIT_OK;

@@ -16,17 +16,30 @@ import { inline } from '../safe-text.js';
 import { savePart, stepParts } from '../parts.js';
 
 /** show --parts / --save-part: the step's parts listed, or one written to a file (PARTS.md). */
-async function showParts(out: Output, journal: Journal, seq: number, save: string | undefined, file: string | undefined): Promise<number> {
+async function showParts(
+  out: Output,
+  journal: Journal,
+  seq: number,
+  save: string | undefined,
+  file: string | undefined,
+): Promise<number> {
   if (save !== undefined) {
     const { row, bytes } = await savePart(journal, seq, save, file!);
     if (out.json) out.document('show', { ok: true, seq, saved: { ...row, out: file, written: bytes } });
-    else out.say(`saved ${bytes} bytes of ${row.kind === 'media' ? inline(row.media_type!) : 'JSON'} (part ${row.address}) to ${inline(file!)}`);
+    else
+      out.say(
+        `saved ${bytes} bytes of ${row.kind === 'media' ? inline(row.media_type!) : 'JSON'} (part ${row.address}) to ${inline(file!)}`,
+      );
     return EXIT_OK;
   }
   const { rows } = await stepParts(journal, seq);
   if (out.json) out.document('show', { ok: true, seq, parts: rows });
   else if (rows.length === 0) out.say(`step ${seq} references no part`);
-  else for (const r of rows) out.print(`${inline(r.path)}  ${r.kind}${r.media_type === null ? '' : ` ${inline(r.media_type)}`}  ${r.bytes} bytes  ${r.address}`);
+  else
+    for (const r of rows)
+      out.print(
+        `${inline(r.path)}  ${r.kind}${r.media_type === null ? '' : ` ${inline(r.media_type)}`}  ${r.bytes} bytes  ${r.address}`,
+      );
   return EXIT_OK;
 }
 
@@ -37,47 +50,76 @@ export { printReport };
 
 export const initVerb: Verb = {
   name: 'init',
-  summary: 'create a journal (a directory, or in a SQLite file or Postgres; a run journal with --run or any run option)',
-  usage: '<journal> [--format v1|v2|v3] [--run] [--conversation C] [--parent R] [--agent A] [--label k=v]… [--bucket-bytes N] [--blob-threshold N]',
+  summary:
+    'create a journal (a directory, or in a SQLite file or Postgres; a run journal with --run or any run option)',
+  usage:
+    '<journal> [--format v1|v2|v3] [--run] [--conversation C] [--parent R] [--agent A] [--label k=v]… [--bucket-bytes N] [--blob-threshold N]',
   description: [
     'A journal is a directory path, a SQLite location sqlite:path/to/agents.db?journal=<id> (spec/SQLITE.md), or a Postgres',
-    'location postgres://user@host:port/db?journal=<id> (the password from PGPASSWORD or ~/.pgpass); a store\'s file or',
+    "location postgres://user@host:port/db?journal=<id> (the password from PGPASSWORD or ~/.pgpass); a store's file or",
     'tables are created on first use. Any other scheme (s3://…) is an error: nothing is created.',
     'Plain: a stepchain/v2 journal (records hash salted per-field commitments, spec/FORMAT.md §12, so a published',
     'receipt verifies against the original head); --format v1 for a stepchain/v1 journal; --format v3 for a stepchain/v3',
     'journal (every member, element and chunk committed, spec/FORMAT.md §14; with --run, a v3 run journal).',
     'With --run or any of --conversation, --parent, --agent, --label: a run journal',
-    '(stepchain/v2, spec/FORMAT.md §11) whose run id is the journal\'s id, with its identity in the genesis (covered by',
+    "(stepchain/v2, spec/FORMAT.md §11) whose run id is the journal's id, with its identity in the genesis (covered by",
     'the genesis hash) and a run.started record; effect and continuation need one. A run id already in the store is refused.',
   ].join('\n'),
   options: {
-    format: { type: 'string', arg: 'v1|v2|v3', description: 'the journal format (default v2; v1 for readers that know only stepchain/v1; v3 commits every member, element and chunk)' },
+    format: {
+      type: 'string',
+      arg: 'v1|v2|v3',
+      description:
+        'the journal format (default v2; v1 for readers that know only stepchain/v1; v3 commits every member, element and chunk)',
+    },
     run: { type: 'boolean', description: 'create a run journal (stepchain/v2)' },
     conversation: { type: 'string', arg: 'C', description: 'the conversation this run belongs to' },
-    parent: { type: 'string', arg: 'R', description: 'the run that delegated this one (an orchestrator\'s run id)' },
-    agent: { type: 'string', arg: 'A', description: 'the agent\'s name' },
-    label: { type: 'string', arg: 'k=v', multiple: true, description: 'a label fixed at creation: user, session, environment… (repeatable)' },
+    parent: { type: 'string', arg: 'R', description: "the run that delegated this one (an orchestrator's run id)" },
+    agent: { type: 'string', arg: 'A', description: "the agent's name" },
+    label: {
+      type: 'string',
+      arg: 'k=v',
+      multiple: true,
+      description: 'a label fixed at creation: user, session, environment… (repeatable)',
+    },
     'bucket-bytes': { type: 'string', arg: 'N', description: 'start a new bucket file after N bytes (default 64 MiB)' },
-    'blob-threshold': { type: 'string', arg: 'N', description: 'store content fields of N canonical bytes or more as blobs (default 64 KiB)' },
+    'blob-threshold': {
+      type: 'string',
+      arg: 'N',
+      description: 'store content fields of N canonical bytes or more as blobs (default 64 KiB)',
+    },
   },
   args: { min: 1, max: 1, names: ['journal'] },
   examples: [
     ['stepchain init runs/today', 'a new journal in ./runs/today'],
     ['stepchain init runs/legacy --format v1', 'a stepchain/v1 journal'],
-    ['stepchain init runs/r1 --conversation conv-42 --agent billing --label environment=prod', 'a run journal with its identity'],
+    [
+      'stepchain init runs/r1 --conversation conv-42 --agent billing --label environment=prod',
+      'a run journal with its identity',
+    ],
     ['stepchain init "sqlite:agents.db?journal=run-42"', 'a new journal in the SQLite file agents.db'],
     ['PGPASSWORD=… stepchain init "postgres://agent@db.internal/agents?journal=run-42"', 'a new journal in Postgres'],
   ],
   async run({ out, values, positionals }) {
     const sizes = {
-      ...(values['bucket-bytes'] !== undefined ? { segmentBytes: intArg(values['bucket-bytes'], '--bucket-bytes', 'init') } : {}),
-      ...(values['blob-threshold'] !== undefined ? { blobThreshold: intArg(values['blob-threshold'], '--blob-threshold', 'init') } : {}),
+      ...(values['bucket-bytes'] !== undefined
+        ? { segmentBytes: intArg(values['bucket-bytes'], '--bucket-bytes', 'init') }
+        : {}),
+      ...(values['blob-threshold'] !== undefined
+        ? { blobThreshold: intArg(values['blob-threshold'], '--blob-threshold', 'init') }
+        : {}),
     };
     const labels = labelsOf(values.label, 'init');
-    const asRun = values.run === true || [values.conversation, values.parent, values.agent, labels].some((v) => v !== undefined);
+    const asRun =
+      values.run === true || [values.conversation, values.parent, values.agent, labels].some((v) => v !== undefined);
     const format = values.format ?? NEW_RUN_FORMAT.slice('stepchain/'.length);
-    if (format !== 'v1' && format !== 'v2' && format !== 'v3') throw new UsageError(`init --format must be v1, v2 or v3 (got ${JSON.stringify(format)})`, 'init');
-    if (asRun && format === 'v1') throw new UsageError('a run journal is stepchain/v2 or stepchain/v3: drop --format v1, or the run options', 'init');
+    if (format !== 'v1' && format !== 'v2' && format !== 'v3')
+      throw new UsageError(`init --format must be v1, v2 or v3 (got ${JSON.stringify(format)})`, 'init');
+    if (asRun && format === 'v1')
+      throw new UsageError(
+        'a run journal is stepchain/v2 or stepchain/v3: drop --format v1, or the run options',
+        'init',
+      );
     const formatName = `stepchain/${format}` as 'stepchain/v1' | 'stepchain/v2' | 'stepchain/v3';
     const at = await locate(positionals[0]!);
     let journal: Journal;
@@ -85,7 +127,9 @@ export const initVerb: Verb = {
       const id = journalId(at);
       if (asRun) {
         const run = await startRun(at.store, {
-          runId: id, ...sizes, ...(labels !== undefined ? { labels } : {}),
+          runId: id,
+          ...sizes,
+          ...(labels !== undefined ? { labels } : {}),
           ...(values.conversation !== undefined ? { conversationId: values.conversation as string } : {}),
           ...(values.parent !== undefined ? { parentRunId: values.parent as string } : {}),
           ...(values.agent !== undefined ? { agent: values.agent as string } : {}),
@@ -100,7 +144,10 @@ export const initVerb: Verb = {
       await at.close();
     }
     if (out.json) out.document('init', { ok: true, journal: at.display, genesis: journal.genesis });
-    else out.say(`created ${asRun ? 'run journal' : 'journal'} ${inline(at.kind === 'directory' ? positionals[0]! : at.display)} (journal_id ${inline(journal.genesis.journal_id)})`);
+    else
+      out.say(
+        `created ${asRun ? 'run journal' : 'journal'} ${inline(at.kind === 'directory' ? positionals[0]! : at.display)} (journal_id ${inline(journal.genesis.journal_id)})`,
+      );
     return EXIT_OK;
   },
 };
@@ -109,10 +156,15 @@ export const appendVerb: Verb = {
   name: 'append',
   summary: 'append a step (or many, with --jsonl) from a file or standard input',
   usage: '<journal> [--file step.json] [--jsonl]',
-  description: 'A step is a JSON object with input, model, prompt, tool_call and result (absent ones are null), and optionally step_id, ts and meta. v, seq, prev_hash and step_hash are computed by the journal. With --jsonl the whole input is one batch, all or nothing, taken as a stream in memory bounded by its longest line whatever its length; other writers of the journal wait until it ends (and fail with LOCK_TIMEOUT past their lock timeout). A failure in the middle — a line that is not JSON, a step the journal refuses, a write error, a lost connection, the process killed — leaves none of the batch in the journal, and nothing is printed. In a journal directory the lines written so far stay uncommitted behind the pending-batch mark (.batch-pending.json), invisible to readers, and are cut off at once (or, after a crash, by the next writer to open the journal). In SQLite and Postgres they are inside one transaction, which is rolled back (after a crash, by SQLite or by the server); a Postgres batch whose input stalls longer than the idle timeout (10 s) fails whole. Only a stepchain/v3 journal\'s parts stored for the batch may remain in a directory or Postgres, referenced by no step. Once the whole batch is committed: one "seq step_hash" line per step added (a step repeating a committed step_id adds none).',
+  description:
+    'A step is a JSON object with input, model, prompt, tool_call and result (absent ones are null), and optionally step_id, ts and meta. v, seq, prev_hash and step_hash are computed by the journal. With --jsonl the whole input is one batch, all or nothing, taken as a stream in memory bounded by its longest line whatever its length; other writers of the journal wait until it ends (and fail with LOCK_TIMEOUT past their lock timeout). A failure in the middle — a line that is not JSON, a step the journal refuses, a write error, a lost connection, the process killed — leaves none of the batch in the journal, and nothing is printed. In a journal directory the lines written so far stay uncommitted behind the pending-batch mark (.batch-pending.json), invisible to readers, and are cut off at once (or, after a crash, by the next writer to open the journal). In SQLite and Postgres they are inside one transaction, which is rolled back (after a crash, by SQLite or by the server); a Postgres batch whose input stalls longer than the idle timeout (10 s) fails whole. Only a stepchain/v3 journal\'s parts stored for the batch may remain in a directory or Postgres, referenced by no step. Once the whole batch is committed: one "seq step_hash" line per step added (a step repeating a committed step_id adds none).',
   options: {
     file: { type: 'string', short: 'f', arg: 'file', description: 'read from this file instead of standard input' },
-    jsonl: { type: 'boolean', description: 'one step per line, any number, appended as one all-or-nothing batch (a failure anywhere leaves none of it)' },
+    jsonl: {
+      type: 'boolean',
+      description:
+        'one step per line, any number, appended as one all-or-nothing batch (a failure anywhere leaves none of it)',
+    },
   },
   args: { min: 1, max: 1, names: ['journal'] },
   examples: [
@@ -212,15 +264,22 @@ export const logVerb: Verb = {
   options: {
     from: { type: 'string', arg: 'N', description: 'first seq to show' },
     to: { type: 'string', arg: 'M', description: 'last seq to show' },
-    jsonl: { type: 'boolean', description: 'stream one JSON object per step, then a summary line with the verdict (bounded memory)' },
+    jsonl: {
+      type: 'boolean',
+      description: 'stream one JSON object per step, then a summary line with the verdict (bounded memory)',
+    },
   },
   args: { min: 1, max: 1, names: ['journal'] },
   examples: [
     ['stepchain log runs/today', 'a git-log-like view of the run'],
-    ['stepchain log runs/today --jsonl | jq -c \'select(.type == "step") | .step.result\'', 'stream a long run into a pipeline'],
+    [
+      'stepchain log runs/today --jsonl | jq -c \'select(.type == "step") | .step.result\'',
+      'stream a long run into a pipeline',
+    ],
   ],
   async run({ out, values, positionals }) {
-    if (values.jsonl && out.json) throw new UsageError('--json writes one document and --jsonl a stream of lines: choose one', 'log');
+    if (values.jsonl && out.json)
+      throw new UsageError('--json writes one document and --jsonl a stream of lines: choose one', 'log');
     return withJournal(positionals[0]!, true, async (journal) => {
       const report = await journal.verify();
       const to = values.to !== undefined ? intArg(values.to, '--to', 'log') : undefined;
@@ -234,12 +293,30 @@ export const logVerb: Verb = {
       const pastHead = to === undefined && range.from !== undefined && range.to !== undefined && range.to < range.from;
       const steps = (): AsyncIterable<StepRecord> => (pastHead ? noSteps() : journal.read(range));
       // A run journal: its effects with no outcome are marked (RUNS.md §2), on every line that begins one.
-      const pending: Effect[] = (journal.genesis.format === 'stepchain/v2' || journal.genesis.format === 'stepchain/v3') && report.ok ? await Run.of(journal, { savedState: false }).pendingEffects() : [];
+      const pending: Effect[] =
+        (journal.genesis.format === 'stepchain/v2' || journal.genesis.format === 'stepchain/v3') && report.ok
+          ? await Run.of(journal, { savedState: false }).pendingEffects()
+          : [];
       const pendingIds = new Set(pending.map((e) => e.id));
-      const runMembers = journal.genesis.format === 'stepchain/v2' || journal.genesis.format === 'stepchain/v3' ? { run: journal.genesis.run, pending_effects: pending.map((e) => e.id) } : {};
+      const runMembers =
+        journal.genesis.format === 'stepchain/v2' || journal.genesis.format === 'stepchain/v3'
+          ? { run: journal.genesis.run, pending_effects: pending.map((e) => e.id) }
+          : {};
       if (values.jsonl) {
-        for await (const step of steps()) await out.stream(JSON.stringify({ type: 'step', step, ...(pendingIds.has(step.step_id) ? { outcome_unknown: true } : {}) }));
-        await out.stream(JSON.stringify({ type: 'summary', format: JSON_FORMAT, command: 'log', ok: report.ok, verification: report, ...runMembers }));
+        for await (const step of steps())
+          await out.stream(
+            JSON.stringify({ type: 'step', step, ...(pendingIds.has(step.step_id) ? { outcome_unknown: true } : {}) }),
+          );
+        await out.stream(
+          JSON.stringify({
+            type: 'summary',
+            format: JSON_FORMAT,
+            command: 'log',
+            ok: report.ok,
+            verification: report,
+            ...runMembers,
+          }),
+        );
         return report.ok ? EXIT_OK : EXIT_FAILED;
       }
       if (out.json) {
@@ -251,9 +328,24 @@ export const logVerb: Verb = {
       const identity = identityLine(journal.genesis);
       if (identity !== null) out.say(identity);
       // The verdict first: a valid chain in one line, an invalid one with every problem.
-      if (report.ok) out.say(out.style('green', `✔ chain verified: ${report.steps} step${report.steps === 1 ? '' : 's'}, head ${report.head ?? '(empty)'}`));
-      else printReport(out, positionals[0]!, report, [out.style(['red', 'bold'], 'The chain does NOT hold: the steps below cannot be trusted.')]);
-      if (pending.length > 0) out.say(out.style(['yellow', 'bold'], `⚠ ${pending.length} tool effect${pending.length === 1 ? '' : 's'} started with no recorded outcome (marked PENDING below): the tool may or may not have run`));
+      if (report.ok)
+        out.say(
+          out.style(
+            'green',
+            `✔ chain verified: ${report.steps} step${report.steps === 1 ? '' : 's'}, head ${report.head ?? '(empty)'}`,
+          ),
+        );
+      else
+        printReport(out, positionals[0]!, report, [
+          out.style(['red', 'bold'], 'The chain does NOT hold: the steps below cannot be trusted.'),
+        ]);
+      if (pending.length > 0)
+        out.say(
+          out.style(
+            ['yellow', 'bold'],
+            `⚠ ${pending.length} tool effect${pending.length === 1 ? '' : 's'} started with no recorded outcome (marked PENDING below): the tool may or may not have run`,
+          ),
+        );
       const width = process.stdout.columns && process.stdout.columns > 60 ? process.stdout.columns : 100;
       for await (const step of steps()) await out.stream(logEntry(out, step, width, pendingIds.has(step.step_id)));
       return report.ok ? EXIT_OK : EXIT_FAILED;
@@ -266,8 +358,17 @@ export const showVerb: Verb = {
   summary: 'print one step in full (blobs restored)',
   usage: '<journal> <seq> [--parts] [--save-part <pointer> -o <file>]',
   options: {
-    parts: { type: 'boolean', description: 'list the parts the step references (stepchain/v3): where each stands, its address, kind, media type and size' },
-    'save-part': { type: 'string', arg: 'pointer', description: 'write the part standing at this JSON Pointer (as --parts lists it) to the file -o names: a media part as its raw bytes, any other as JSON' },
+    parts: {
+      type: 'boolean',
+      description:
+        'list the parts the step references (stepchain/v3): where each stands, its address, kind, media type and size',
+    },
+    'save-part': {
+      type: 'string',
+      arg: 'pointer',
+      description:
+        'write the part standing at this JSON Pointer (as --parts lists it) to the file -o names: a media part as its raw bytes, any other as JSON',
+    },
     out: { type: 'string', short: 'o', arg: 'file', description: 'the file --save-part writes' },
   },
   args: { min: 2, max: 2, names: ['journal', 'seq'] },
@@ -280,12 +381,18 @@ export const showVerb: Verb = {
     const seq = intArg(positionals[1], 'seq', 'show');
     const save = values['save-part'] as string | undefined;
     if (save !== undefined && values.out === undefined) throw new UsageError('--save-part needs -o <file>', 'show');
-    if (values.parts || save !== undefined) return withJournal(positionals[0]!, true, (journal) => showParts(out, journal, seq, save, values.out as string | undefined));
+    if (values.parts || save !== undefined)
+      return withJournal(positionals[0]!, true, (journal) =>
+        showParts(out, journal, seq, save, values.out as string | undefined),
+      );
     return withJournal(positionals[0]!, true, async (journal) => {
       const step = await journal.get(seq);
       if (step === null) {
         const head = await journal.head();
-        throw new UsageError(`no step ${seq}: the journal's last step is ${head === null ? 'none (it is empty)' : `seq ${head.seq}`}`, 'show');
+        throw new UsageError(
+          `no step ${seq}: the journal's last step is ${head === null ? 'none (it is empty)' : `seq ${head.seq}`}`,
+          'show',
+        );
       }
       if (out.json) out.document('show', { ok: true, step });
       else out.print(JSON.stringify(step, null, 2));
@@ -326,13 +433,19 @@ export const forkVerb: Verb = {
     try {
       return await withJournal(positionals[0]!, true, async (parent, at) => {
         if (at.storeKey !== target.storeKey) {
-          throw new UsageError('the fork must live beside its parent (the same directory, or the same database and schema) so its lineage can name the parent by id', 'fork');
+          throw new UsageError(
+            'the fork must live beside its parent (the same directory, or the same database and schema) so its lineage can name the parent by id',
+            'fork',
+          );
         }
         const fork = await target.store.fork(parent, { fromStep, to: journalId(target) });
         const head = await fork.head();
         await fork.close();
         if (out.json) out.document('fork', { ok: true, journal: target.display, lineage: fork.lineage, head });
-        else out.say(`forked ${inline(at.display)} at step ${fromStep} into ${inline(target.display)} (head ${head?.step_hash})`);
+        else
+          out.say(
+            `forked ${inline(at.display)} at step ${fromStep} into ${inline(target.display)} (head ${head?.step_hash})`,
+          );
         return EXIT_OK;
       });
     } finally {

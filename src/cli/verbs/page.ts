@@ -25,18 +25,24 @@ export const pageVerb: Verb = {
   usage: '-o verify.html [--force]',
   description: [
     'Writes a single self-contained HTML file that runs the same verifier as `stepchain verify` in any current browser,',
-    'opened from disk: drop a receipt (.tar or .tar.gz, published receipts too), optionally the signer\'s public key, a',
+    "opened from disk: drop a receipt (.tar or .tar.gz, published receipts too), optionally the signer's public key, a",
     'pinned head and a disclosure proof, and it shows the verdict with every problem and its location, what the receipt',
     'proves and does not prove, and the steps. Its Content-Security-Policy forbids every network request. The file is',
     'also in the npm package at dist/page/verify.html; the printed sha256 lets a recipient compare the two.',
   ].join('\n'),
   options: {
     out: { type: 'string', short: 'o', arg: 'file', description: 'where to write the page' },
-    force: { type: 'boolean', description: 'replace the file if it exists (otherwise an existing file is an error, exit 2)' },
+    force: {
+      type: 'boolean',
+      description: 'replace the file if it exists (otherwise an existing file is an error, exit 2)',
+    },
   },
   args: { min: 0, max: 0, names: [] },
   examples: [
-    ['stepchain page -o verify.html', 'write the page; open it in a browser, or send it to an auditor with the receipt'],
+    [
+      'stepchain page -o verify.html',
+      'write the page; open it in a browser, or send it to an auditor with the receipt',
+    ],
     ['stepchain page -o verify.html --force --json', 'replace an older copy and print its path and sha256 as JSON'],
   ],
   async run({ out, values }) {
@@ -46,13 +52,24 @@ export const pageVerb: Verb = {
     try {
       html = await readFile(BUILT_PAGE);
     } catch (e) {
-      throw new PageError('PAGE_MISSING', `the built page ${BUILT_PAGE} cannot be read (${(e as NodeJS.ErrnoException).code ?? String(e)})`, {
-        hint: 'in a source checkout, run `npm run build` first',
-      });
+      throw new PageError(
+        'PAGE_MISSING',
+        `the built page ${BUILT_PAGE} cannot be read (${(e as NodeJS.ErrnoException).code ?? String(e)})`,
+        {
+          hint: 'in a source checkout, run `npm run build` first',
+        },
+      );
     }
     await writeNew(target, html, values.force === true);
     const sha256 = createHash('sha256').update(html).digest('hex');
-    if (out.json) out.document('page', { ok: true, out: resolve(target), bytes: html.length, sha256: `sha256:${sha256}`, version: VERSION });
+    if (out.json)
+      out.document('page', {
+        ok: true,
+        out: resolve(target),
+        bytes: html.length,
+        sha256: `sha256:${sha256}`,
+        version: VERSION,
+      });
     else {
       out.say(`wrote ${inline(target)} (${html.length} bytes): the stepchain ${VERSION} offline verification page`);
       out.say(`  sha256 ${sha256}`);
@@ -66,7 +83,12 @@ export const pageVerb: Verb = {
 async function writeNew(target: string, bytes: Uint8Array, force: boolean): Promise<void> {
   // A FIFO, device or directory at the target is refused, --force or not: rename would replace the node itself.
   const kind = await nonRegularTarget(target);
-  if (kind !== null) throw new PageError('OUTPUT_FAILED', `cannot write ${target}: it is ${kind}, not a regular file; name a file to write`, { location: { file: target } });
+  if (kind !== null)
+    throw new PageError(
+      'OUTPUT_FAILED',
+      `cannot write ${target}: it is ${kind}, not a regular file; name a file to write`,
+      { location: { file: target } },
+    );
   const tmp = `${target}.tmp-${process.pid}-${Date.now()}`;
   try {
     await writeFile(tmp, bytes, { flag: 'wx', mode: 0o644 });
@@ -74,8 +96,14 @@ async function writeNew(target: string, bytes: Uint8Array, force: boolean): Prom
     else await link(tmp, target); // fails with EEXIST, atomically, when the target exists
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'EEXIST') throw new PageError('OUTPUT_EXISTS', `${target} exists; pass --force to replace it`, { location: { file: target } });
-    throw new PageError('OUTPUT_FAILED', `cannot write ${target}: ${e instanceof Error ? e.message : String(e)}`, { location: { file: target }, cause: e });
+    if (code === 'EEXIST')
+      throw new PageError('OUTPUT_EXISTS', `${target} exists; pass --force to replace it`, {
+        location: { file: target },
+      });
+    throw new PageError('OUTPUT_FAILED', `cannot write ${target}: ${e instanceof Error ? e.message : String(e)}`, {
+      location: { file: target },
+      cause: e,
+    });
   } finally {
     await rm(tmp, { force: true });
   }

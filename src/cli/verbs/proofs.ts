@@ -42,25 +42,36 @@ async function writeOut(path: string, text: string): Promise<void> {
 
 export const checkpointVerb: Verb = {
   name: 'checkpoint',
-  summary: 'sign a checkpoint of a journal\'s Merkle tree (C2SP tlog-checkpoint); the journal keeps it',
+  summary: "sign a checkpoint of a journal's Merkle tree (C2SP tlog-checkpoint); the journal keeps it",
   usage: '<journal> --sign keyfile -o FILE [--authority NAME]',
   description: [
     'The checkpoint names the journal (origin <authority>/<journal id>/<genesis hash>), its size and the root of the',
     'RFC 6962 tree over its steps, signed with the Ed25519 key as a C2SP signed note. The journal keeps every checkpoint',
-    'it signs (a directory in checkpoints/, a Postgres journal in its store\'s checkpoints table) and refuses to sign one',
+    "it signs (a directory in checkpoints/, a Postgres journal in its store's checkpoints table) and refuses to sign one",
     'that does not extend the last it signed for the origin (exit 1, CHECKPOINT_REFUSED): a truncated or rewritten',
-    'journal cannot get a new checkpoint. Prints the log\'s verifier key (vkey) that auditors pin with --log-key.',
+    "journal cannot get a new checkpoint. Prints the log's verifier key (vkey) that auditors pin with --log-key.",
   ].join('\n'),
   options: {
-    sign: { type: 'string', arg: 'keyfile', description: 'the log\'s Ed25519 private key (see keygen)' },
+    sign: { type: 'string', arg: 'keyfile', description: "the log's Ed25519 private key (see keygen)" },
     out: { type: 'string', short: 'o', arg: 'FILE', description: 'where to write the signed checkpoint' },
-    authority: { type: 'string', arg: 'NAME', description: 'who keeps the store, a lowercase DNS name (default: that of the last checkpoint this journal signed)' },
+    authority: {
+      type: 'string',
+      arg: 'NAME',
+      description:
+        'who keeps the store, a lowercase DNS name (default: that of the last checkpoint this journal signed)',
+    },
   },
   args: { min: 1, max: 1, names: ['journal'] },
   examples: [
-    ['stepchain checkpoint runs/today --sign log.key --authority agents.example.com -o today.checkpoint', 'sign the first checkpoint'],
+    [
+      'stepchain checkpoint runs/today --sign log.key --authority agents.example.com -o today.checkpoint',
+      'sign the first checkpoint',
+    ],
     ['stepchain checkpoint runs/today --sign log.key -o later.checkpoint', 'a later one, which must extend the first'],
-    ['stepchain checkpoint "postgres://db.example.com/agents?journal=today" --sign log.key -o today.checkpoint', 'a journal kept in Postgres (its tree lives in the store\'s tables)'],
+    [
+      'stepchain checkpoint "postgres://db.example.com/agents?journal=today" --sign log.key -o today.checkpoint',
+      "a journal kept in Postgres (its tree lives in the store's tables)",
+    ],
   ],
   async run({ out, values, positionals }) {
     if (values.sign === undefined) throw new UsageError('--sign <keyfile> is required', 'checkpoint');
@@ -75,7 +86,8 @@ export const checkpointVerb: Verb = {
         const kept = await file.checkpoints();
         const last = kept.length > 0 ? p.parseNote(kept[kept.length - 1]!) : null;
         const origin = last?.ok ? p.parseJournalOrigin(last.note.text.split('\n')[0]!) : null;
-        if (!origin) throw new UsageError('--authority is required for the first checkpoint of a journal', 'checkpoint');
+        if (!origin)
+          throw new UsageError('--authority is required for the first checkpoint of a journal', 'checkpoint');
         authority = origin.authority;
       }
       let origin: string;
@@ -90,16 +102,30 @@ export const checkpointVerb: Verb = {
         signed = await file.checkpoint(signer);
       } catch (e) {
         if ((e as { code?: string }).code !== 'CHECKPOINT_REFUSED') throw e;
-        if (out.json) out.document('checkpoint', { ok: false, error: { code: 'CHECKPOINT_REFUSED', message: (e as Error).message } });
+        if (out.json)
+          out.document('checkpoint', {
+            ok: false,
+            error: { code: 'CHECKPOINT_REFUSED', message: (e as Error).message },
+          });
         out.say(`${out.style('red', '✘ refused')} ${(e as Error).message}`);
         return EXIT_FAILED;
       }
       await writeOut(values.out as string, signed.note);
       const vkey = p.verifierKey(signer);
       const cp = { origin, size: signed.checkpoint.size, root: Buffer.from(signed.checkpoint.root).toString('base64') };
-      if (out.json) out.document('checkpoint', { ok: true, checkpoint: cp, file: values.out, kept: signed.kept, vkey, extends: signed.previous ? signed.previous.size : null });
+      if (out.json)
+        out.document('checkpoint', {
+          ok: true,
+          checkpoint: cp,
+          file: values.out,
+          kept: signed.kept,
+          vkey,
+          extends: signed.previous ? signed.previous.size : null,
+        });
       else {
-        out.say(`wrote ${inline(values.out as string)}: ${inline(origin)} at size ${cp.size}, root ${cp.root}${signed.previous ? ` (extends size ${signed.previous.size})` : ''}`);
+        out.say(
+          `wrote ${inline(values.out as string)}: ${inline(origin)} at size ${cp.size}, root ${cp.root}${signed.previous ? ` (extends size ${signed.previous.size})` : ''}`,
+        );
         out.say(`  log key (pin it with --log-key): ${vkey}`);
       }
       return EXIT_OK;
@@ -125,46 +151,83 @@ export const proveVerb: Verb = {
   },
   args: { min: 1, max: 1, names: ['journal'] },
   examples: [
-    ['stepchain prove runs/today --checkpoint today.checkpoint --from 500 --to 520 -o steps.proof', 'steps 500–520 are in the checkpoint'],
-    ['stepchain prove runs/today --checkpoint later.checkpoint --old today.checkpoint -o grew.proof', 'the later checkpoint extends the earlier'],
+    [
+      'stepchain prove runs/today --checkpoint today.checkpoint --from 500 --to 520 -o steps.proof',
+      'steps 500–520 are in the checkpoint',
+    ],
+    [
+      'stepchain prove runs/today --checkpoint later.checkpoint --old today.checkpoint -o grew.proof',
+      'the later checkpoint extends the earlier',
+    ],
   ],
   async run({ out, values, positionals }) {
-    if (values.checkpoint === undefined || values.out === undefined) throw new UsageError('--checkpoint <FILE> and -o <FILE> are required', 'prove');
-    if ((values.from === undefined) === (values.old === undefined)) throw new UsageError('give either --from (an inclusion proof) or --old (a consistency proof)', 'prove');
+    if (values.checkpoint === undefined || values.out === undefined)
+      throw new UsageError('--checkpoint <FILE> and -o <FILE> are required', 'prove');
+    if ((values.from === undefined) === (values.old === undefined))
+      throw new UsageError('give either --from (an inclusion proof) or --old (a consistency proof)', 'prove');
     const p = await proofs();
     const { withJournal } = await import('./journal.js');
     const note = await readSmall(values.checkpoint as string, 'checkpoint', 'prove');
     const cp = await pinnedCheckpoint(values.checkpoint as string, null, 'prove');
     return withJournal(positionals[0]!, true, async (journal) => {
       const view = await treeJournal(journal, 'prove').treeView();
-      const mine = cp.size <= view.size && Buffer.from(await p.treeRoot(view.reader, cp.size)).equals(Buffer.from(cp.root));
-      if (!mine) throw new UsageError(`${values.checkpoint as string} is not a checkpoint of this journal's tree (size ${cp.size}; the journal has ${view.size} steps)`, 'prove');
+      const mine =
+        cp.size <= view.size && Buffer.from(await p.treeRoot(view.reader, cp.size)).equals(Buffer.from(cp.root));
+      if (!mine)
+        throw new UsageError(
+          `${values.checkpoint as string} is not a checkpoint of this journal's tree (size ${cp.size}; the journal has ${view.size} steps)`,
+          'prove',
+        );
       let doc;
       if (values.from !== undefined) {
         const from = intArg(values.from, '--from', 'prove');
         const to = values.to === undefined ? from : intArg(values.to, '--to', 'prove');
-        if (from > to || to >= cp.size) throw new UsageError(`steps ${from}..${to} are not in the checkpoint's ${cp.size} steps`, 'prove');
+        if (from > to || to >= cp.size)
+          throw new UsageError(`steps ${from}..${to} are not in the checkpoint's ${cp.size} steps`, 'prove');
         const steps: string[] = [];
-        for await (const l of journal.lines({ from, to })) steps.push((JSON.parse(l.text) as { step_hash: string }).step_hash);
-        doc = p.inclusionProofDocument({ checkpoint: note, from, to, steps, proof: await p.proveInclusion(view.reader, from, to, cp.size) });
+        for await (const l of journal.lines({ from, to }))
+          steps.push((JSON.parse(l.text) as { step_hash: string }).step_hash);
+        doc = p.inclusionProofDocument({
+          checkpoint: note,
+          from,
+          to,
+          steps,
+          proof: await p.proveInclusion(view.reader, from, to, cp.size),
+        });
       } else {
         const oldNote = await readSmall(values.old as string, 'checkpoint', 'prove');
         const old = await pinnedCheckpoint(values.old as string, null, 'prove');
-        if (old.size > cp.size) throw new UsageError(`--old has ${old.size} steps, more than --checkpoint's ${cp.size}: swap them`, 'prove');
+        if (old.size > cp.size)
+          throw new UsageError(`--old has ${old.size} steps, more than --checkpoint's ${cp.size}: swap them`, 'prove');
         // A proof is written only between two checkpoints of this tree: an --old of another origin, or with
         // another root at its size (a fork, when the sizes are equal), gets no proof that could not verify.
-        const refused = old.origin !== cp.origin ? { code: 'ORIGIN_MISMATCH', message: `--old is a checkpoint of "${old.origin.slice(0, 300)}", not of "${cp.origin.slice(0, 300)}"` }
-          : !Buffer.from(await p.treeRoot(view.reader, old.size)).equals(Buffer.from(old.root))
-            ? old.size === cp.size
-              ? { code: 'FORKED', message: `--old and --checkpoint both have size ${cp.size} but different roots: the log showed two histories (a fork); no consistency proof can connect them` }
-              : { code: 'INCONSISTENT', message: `--old's root is not this journal's root at size ${old.size}: the journal was rewritten after it, or --old is of a fork` }
-            : null;
+        const refused =
+          old.origin !== cp.origin
+            ? {
+                code: 'ORIGIN_MISMATCH',
+                message: `--old is a checkpoint of "${old.origin.slice(0, 300)}", not of "${cp.origin.slice(0, 300)}"`,
+              }
+            : !Buffer.from(await p.treeRoot(view.reader, old.size)).equals(Buffer.from(old.root))
+              ? old.size === cp.size
+                ? {
+                    code: 'FORKED',
+                    message: `--old and --checkpoint both have size ${cp.size} but different roots: the log showed two histories (a fork); no consistency proof can connect them`,
+                  }
+                : {
+                    code: 'INCONSISTENT',
+                    message: `--old's root is not this journal's root at size ${old.size}: the journal was rewritten after it, or --old is of a fork`,
+                  }
+              : null;
         if (refused) {
           if (out.json) out.document('prove', { ok: false, error: refused });
           out.say(`${out.style(['red', 'bold'], '✘ refused')} ${refused.code} ${refused.message}`);
           return EXIT_FAILED;
         }
-        doc = p.consistencyProofDocument({ oldCheckpoint: oldNote, checkpoint: note, proof: await p.proveConsistency(view.reader, old.size, cp.size) });
+        doc = p.consistencyProofDocument({
+          oldCheckpoint: oldNote,
+          checkpoint: note,
+          proof: await p.proveConsistency(view.reader, old.size, cp.size),
+        });
       }
       await writeOut(values.out as string, p.serializeProofDocument(doc));
       if (out.json) out.document('prove', { ok: true, type: doc.type, file: values.out, hashes: doc.hashes.length });

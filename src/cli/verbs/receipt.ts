@@ -9,24 +9,45 @@ import { pinnedCheckpoint, readSmall } from '../policy.js';
 import { treeJournal } from './proofs.js';
 import { inline } from '../safe-text.js';
 
-
 export const exportVerb: Verb = {
   name: 'export',
   summary: 'write a receipt: a deterministic tarball of the chain, its blobs and a manifest, optionally signed',
   usage: '<journal> -o receipt.tar.gz [--from N] [--to M] [--sign keyfile] [--attest FILE]',
   options: {
-    out: { type: 'string', short: 'o', arg: 'file', description: 'output file; gzip-compressed when it ends in .tar.gz or .tgz' },
+    out: {
+      type: 'string',
+      short: 'o',
+      arg: 'file',
+      description: 'output file; gzip-compressed when it ends in .tar.gz or .tgz',
+    },
     from: { type: 'string', arg: 'N', description: 'first seq (a partial receipt when > 0)' },
     to: { type: 'string', arg: 'M', description: 'last seq (default: the head)' },
-    sign: { type: 'string', arg: 'keyfile', description: 'sign the manifest with this Ed25519 private key (see keygen)' },
-    attest: { type: 'string', arg: 'FILE', description: 'carry the time-stamp tokens and co-signatures of this attestations file (from `stepchain timestamp` and `cosign`) that bind to the range' },
-    checkpoint: { type: 'string', arg: 'FILE', description: 'carry this signed checkpoint of the journal and the inclusion proof of the range (a partial receipt then verifies against it without its prefix); --to defaults to its last step' },
+    sign: {
+      type: 'string',
+      arg: 'keyfile',
+      description: 'sign the manifest with this Ed25519 private key (see keygen)',
+    },
+    attest: {
+      type: 'string',
+      arg: 'FILE',
+      description:
+        'carry the time-stamp tokens and co-signatures of this attestations file (from `stepchain timestamp` and `cosign`) that bind to the range',
+    },
+    checkpoint: {
+      type: 'string',
+      arg: 'FILE',
+      description:
+        'carry this signed checkpoint of the journal and the inclusion proof of the range (a partial receipt then verifies against it without its prefix); --to defaults to its last step',
+    },
   },
   args: { min: 1, max: 1, names: ['journal'] },
   examples: [
     ['stepchain export runs/today -o receipt.tar.gz --sign alice.key', 'a signed receipt of the whole run'],
     ['stepchain export runs/today -o steps-10-20.tar --from 10 --to 20', 'a partial, uncompressed receipt'],
-    ['stepchain export runs/today -o steps-500-520.tar --from 500 --to 520 --checkpoint today.checkpoint', 'a partial receipt that proves its steps are in a signed checkpoint'],
+    [
+      'stepchain export runs/today -o steps-500-520.tar --from 500 --to 520 --checkpoint today.checkpoint',
+      'a partial receipt that proves its steps are in a signed checkpoint',
+    ],
   ],
   async run({ out, values, positionals }) {
     if (values.out === undefined) throw new UsageError('-o <file> is required', 'export');
@@ -45,7 +66,11 @@ export const exportVerb: Verb = {
       if (values.attest !== undefined) {
         const { readAttestations, attestMembers } = await import('./attest.js');
         const doc = await readAttestations(values.attest as string, journal, 'export');
-        if (doc === null) throw new UsageError(`--attest ${values.attest as string}: no such file (make it with \`stepchain timestamp\` or \`cosign\`)`, 'export');
+        if (doc === null)
+          throw new UsageError(
+            `--attest ${values.attest as string}: no such file (make it with \`stepchain timestamp\` or \`cosign\`)`,
+            'export',
+          );
         const head = await journal.head();
         const members = attestMembers(doc, from, to ?? head?.seq ?? 0);
         extra = { ...(extra ?? {}), ...(members as unknown as Record<string, Json>) };
@@ -61,8 +86,12 @@ export const exportVerb: Verb = {
       progress.end();
       if (out.json) out.document('export', { ok: true, ...result });
       else {
-        out.say(`wrote ${inline(result.out)} (${result.bytes} bytes${result.compressed ? ', gzip' : ''}): steps ${result.range.from}..${result.range.to}, head ${result.head.step_hash}`);
-        out.say(`  manifest ${result.manifest_digest}; ${result.signed_by ? `signed by ${result.signed_by}` : 'unsigned'}`);
+        out.say(
+          `wrote ${inline(result.out)} (${result.bytes} bytes${result.compressed ? ', gzip' : ''}): steps ${result.range.from}..${result.range.to}, head ${result.head.step_hash}`,
+        );
+        out.say(
+          `  manifest ${result.manifest_digest}; ${result.signed_by ? `signed by ${result.signed_by}` : 'unsigned'}`,
+        );
       }
       return EXIT_OK;
     });
@@ -79,8 +108,17 @@ export const keygenVerb: Verb = {
   async run({ out, values }) {
     if (values.out === undefined) throw new UsageError('-o <keyfile> is required', 'keygen');
     const result = await keygen(values.out as string);
-    if (out.json) out.document('keygen', { ok: true, key_file: result.keyFile, public_key_file: result.publicKeyFile, key_id: result.keyId });
-    else out.say(`wrote ${inline(result.keyFile)} (private, mode 0600) and ${inline(result.publicKeyFile)}\nkey id ${result.keyId}`);
+    if (out.json)
+      out.document('keygen', {
+        ok: true,
+        key_file: result.keyFile,
+        public_key_file: result.publicKeyFile,
+        key_id: result.keyId,
+      });
+    else
+      out.say(
+        `wrote ${inline(result.keyFile)} (private, mode 0600) and ${inline(result.publicKeyFile)}\nkey id ${result.keyId}`,
+      );
     return EXIT_OK;
   },
 };

@@ -38,16 +38,36 @@ function jsonOption(value: unknown, flag: string, verb: string): unknown {
 /** An effect as the CLI's JSON documents name it (snake_case, like the records). */
 export function effectJson(e: Effect): Record<string, Json> {
   return {
-    seq: e.seq, id: e.id, tool: e.tool, arguments: e.args, idempotency_key: e.idempotencyKey, summary: e.summary, call_id: e.callId,
-    status: e.status, outcome_unknown: e.status === 'started', started_at: e.startedAt, ended_at: e.endedAt, end_seq: e.endSeq, duration_ms: e.durationMs,
-    result: e.result, error: e.error,
-    resolution: e.resolution === null ? null : { decision: e.resolution.decision, by: e.resolution.by, reason: e.resolution.reason },
+    seq: e.seq,
+    id: e.id,
+    tool: e.tool,
+    arguments: e.args,
+    idempotency_key: e.idempotencyKey,
+    summary: e.summary,
+    call_id: e.callId,
+    status: e.status,
+    outcome_unknown: e.status === 'started',
+    started_at: e.startedAt,
+    ended_at: e.endedAt,
+    end_seq: e.endSeq,
+    duration_ms: e.durationMs,
+    result: e.result,
+    error: e.error,
+    resolution:
+      e.resolution === null
+        ? null
+        : { decision: e.resolution.decision, by: e.resolution.by, reason: e.resolution.reason },
     retry_of: e.retryOf,
   };
 }
 
 function effectLine(out: Output, e: Effect): string {
-  const status = e.status === 'started' ? out.style(['yellow', 'bold'], 'PENDING — outcome unknown') : e.status === 'completed' ? out.style('green', 'completed') : out.style('red', 'failed');
+  const status =
+    e.status === 'started'
+      ? out.style(['yellow', 'bold'], 'PENDING — outcome unknown')
+      : e.status === 'completed'
+        ? out.style('green', 'completed')
+        : out.style('red', 'failed');
   const key = e.idempotencyKey === null ? '' : `  key ${inline(e.idempotencyKey)}`;
   const took = e.durationMs === null ? '' : `  ${e.durationMs} ms`;
   const outcome = e.status === 'failed' ? `\n      error: ${inline(errorText(e.error, 100))}` : '';
@@ -61,7 +81,8 @@ const begin = async (out: Output, values: Record<string, unknown>, path: string)
     let effect;
     try {
       effect = await run.beginTool({
-        name: values.tool as string, args,
+        name: values.tool as string,
+        args,
         ...(values['idempotency-key'] !== undefined ? { idempotencyKey: values['idempotency-key'] as string } : {}),
         ...(values.summary !== undefined ? { summary: values.summary as string } : {}),
         ...(values.id !== undefined ? { id: values.id as string } : {}),
@@ -72,17 +93,30 @@ const begin = async (out: Output, values: Record<string, unknown>, path: string)
       // not run the tool), nothing written; exit 1, as a check that said no.
       if (!(e instanceof RuntimeError) || e.code !== 'EFFECT_PENDING') throw e;
       out.say(`${out.style('red', 'error:')} ${e.message}`);
-      if (out.json) out.document('effect', { ok: false, action: 'begin', error: { code: e.code, message: e.message, location: e.location } });
+      if (out.json)
+        out.document('effect', {
+          ok: false,
+          action: 'begin',
+          error: { code: e.code, message: e.message, location: e.location },
+        });
       return EXIT_FAILED;
     }
     if (effect.status === 'completed') {
       // The key's effect completed: the tool must not run again. Its id and result are in the --json document.
       const existing = (await run.refresh()).effects.get(effect.id)!;
       const byKey = values['idempotency-key'] !== undefined && existing.idempotencyKey === values['idempotency-key'];
-      const whose = byKey ? `idempotency key ${JSON.stringify(values['idempotency-key'])} belongs to effect` : `--id ${JSON.stringify(values.id)} is effect`;
+      const whose = byKey
+        ? `idempotency key ${JSON.stringify(values['idempotency-key'])} belongs to effect`
+        : `--id ${JSON.stringify(values.id)} is effect`;
       const message = `${whose} ${effect.id} (seq ${effect.seq}), which completed at seq ${existing.endSeq}: not begun again`;
       out.say(`${out.style('red', 'error:')} EFFECT_EXISTS: ${message}`);
-      if (out.json) out.document('effect', { ok: false, action: 'begin', error: { code: 'EFFECT_EXISTS', message }, effect: effectJson(existing) });
+      if (out.json)
+        out.document('effect', {
+          ok: false,
+          action: 'begin',
+          error: { code: 'EFFECT_EXISTS', message },
+          effect: effectJson(existing),
+        });
       return EXIT_FAILED;
     }
     // The id alone on stdout, printed only once the intent is durable: `id=$(stepchain effect begin …)`.
@@ -95,11 +129,15 @@ const begin = async (out: Output, values: Record<string, unknown>, path: string)
 const end = async (out: Output, values: Record<string, unknown>, path: string, id: string): Promise<number> => {
   const hasResult = values.result !== undefined;
   const hasError = values.error !== undefined;
-  if (hasResult === hasError) throw new UsageError('give exactly one of --result JSON (completed) or --error JSON (failed)', 'effect');
-  const outcome = hasResult ? { result: jsonOption(values.result, '--result', 'effect') } : { error: jsonOption(values.error, '--error', 'effect') };
+  if (hasResult === hasError)
+    throw new UsageError('give exactly one of --result JSON (completed) or --error JSON (failed)', 'effect');
+  const outcome = hasResult
+    ? { result: jsonOption(values.result, '--result', 'effect') }
+    : { error: jsonOption(values.error, '--error', 'effect') };
   return withRun(path, false, async (run) => {
     const at = await run.endTool(id, outcome);
-    if (out.json) out.document('effect', { ok: true, action: 'end', id, status: hasResult ? 'completed' : 'failed', seq: at.seq });
+    if (out.json)
+      out.document('effect', { ok: true, action: 'end', id, status: hasResult ? 'completed' : 'failed', seq: at.seq });
     else out.say(`effect ${inline(id)} ${hasResult ? 'completed' : 'failed'} (seq ${at.seq})`);
     return EXIT_OK;
   });
@@ -107,14 +145,26 @@ const end = async (out: Output, values: Record<string, unknown>, path: string, i
 
 const DECISIONS = ['retry', 'done', 'abandon', 'compensated'] as const;
 
-const resolveAction = async (out: Output, values: Record<string, unknown>, path: string, id: string): Promise<number> => {
+const resolveAction = async (
+  out: Output,
+  values: Record<string, unknown>,
+  path: string,
+  id: string,
+): Promise<number> => {
   const chosen = DECISIONS.filter((d) => values[d] === true);
-  if (chosen.length !== 1) throw new UsageError('give exactly one of --retry, --done [--result JSON], --abandon or --compensated', 'effect');
+  if (chosen.length !== 1)
+    throw new UsageError('give exactly one of --retry, --done [--result JSON], --abandon or --compensated', 'effect');
   const decisionName = chosen[0]!;
-  if (typeof values.reason !== 'string' || values.reason.trim() === '') throw new UsageError('--reason TEXT is required: what was checked, for whoever audits the run', 'effect');
-  if (values.result !== undefined && decisionName !== 'done') throw new UsageError('--result goes with --done', 'effect');
+  if (typeof values.reason !== 'string' || values.reason.trim() === '')
+    throw new UsageError('--reason TEXT is required: what was checked, for whoever audits the run', 'effect');
+  if (values.result !== undefined && decisionName !== 'done')
+    throw new UsageError('--result goes with --done', 'effect');
   let decision: EffectDecision;
-  if (decisionName === 'done') decision = values.result === undefined ? { done: true } : { done: true, result: jsonOption(values.result, '--result', 'effect') };
+  if (decisionName === 'done')
+    decision =
+      values.result === undefined
+        ? { done: true }
+        : { done: true, result: jsonOption(values.result, '--result', 'effect') };
   else if (decisionName === 'retry') decision = { retry: true };
   else if (decisionName === 'abandon') decision = { abandon: true };
   else decision = { compensated: true };
@@ -131,27 +181,40 @@ const list = async (out: Output, values: Record<string, unknown>, path: string):
   return withRun(path, true, async (run) => {
     const effects = values.pending ? await run.pendingEffects() : await run.effects();
     if (out.json) {
-      out.document('effect', { ok: true, action: 'list', run_id: run.runId, effects: effects.map(effectJson), pending: effects.filter((e) => e.status === 'started').length });
+      out.document('effect', {
+        ok: true,
+        action: 'list',
+        run_id: run.runId,
+        effects: effects.map(effectJson),
+        pending: effects.filter((e) => e.status === 'started').length,
+      });
       return EXIT_OK;
     }
     if (effects.length === 0) out.say(values.pending ? 'no pending effects' : 'no effects');
     for (const e of effects) out.print(effectLine(out, e));
     const pending = effects.filter((e) => e.status === 'started').length;
-    if (pending > 0) out.say(out.style('yellow', `${pending} effect${pending === 1 ? '' : 's'} started with no recorded outcome: the tool may or may not have run. Check with its provider (idempotency key) before running it again.`));
+    if (pending > 0)
+      out.say(
+        out.style(
+          'yellow',
+          `${pending} effect${pending === 1 ? '' : 's'} started with no recorded outcome: the tool may or may not have run. Check with its provider (idempotency key) before running it again.`,
+        ),
+      );
     return EXIT_OK;
   });
 };
 
 export const effectVerb: Verb = {
   name: 'effect',
-  summary: 'record a tool effect\'s intent before it runs, then its outcome; list effects, pending ones flagged',
-  usage: 'begin <journal> --tool NAME --args JSON [--idempotency-key K] [--summary TEXT] | end <journal> <id> (--result JSON | --error JSON) | resolve <journal> <id> (--retry | --done [--result JSON] | --abandon | --compensated) --reason TEXT [--by WHO] | list <journal> [--pending]',
+  summary: "record a tool effect's intent before it runs, then its outcome; list effects, pending ones flagged",
+  usage:
+    'begin <journal> --tool NAME --args JSON [--idempotency-key K] [--summary TEXT] | end <journal> <id> (--result JSON | --error JSON) | resolve <journal> <id> (--retry | --done [--result JSON] | --abandon | --compensated) --reason TEXT [--by WHO] | list <journal> [--pending]',
   description: [
     'For agents in any language: `effect begin` records the intent durably (a tool.started record) and only then prints the',
     'effect id, alone on standard output; run the tool after it returns. `effect end` records the outcome once (a second one,',
     'or one for an id never begun, is an error, exit 2). `effect list` shows every effect; one started with no outcome is',
     'flagged PENDING (outcome unknown): its process died between intent and outcome. The journal must be a run journal',
-    '(stepchain init --run, or any of init\'s run options).',
+    "(stepchain init --run, or any of init's run options).",
     '`effect begin` refuses (exit 1, nothing on standard output, nothing written) what would repeat a pending effect — the',
     'same --call-id, the same --idempotency-key, or the same tool and arguments (EFFECT_PENDING, naming it) — and a key',
     'whose effect completed (EFFECT_EXISTS; --json names that effect and its result). An --id already in the run names that',
@@ -161,14 +224,18 @@ export const effectVerb: Verb = {
     '(it happened, with --result), --abandon, or --compensated, with --reason and --by (spec/RUNS.md §5).',
   ].join('\n'),
   options: {
-    tool: { type: 'string', arg: 'NAME', description: 'begin: the tool\'s name' },
-    args: { type: 'string', arg: 'JSON', description: 'begin: the tool\'s arguments as JSON' },
-    'idempotency-key': { type: 'string', arg: 'K', description: 'begin: the key the tool\'s provider deduplicates by' },
+    tool: { type: 'string', arg: 'NAME', description: "begin: the tool's name" },
+    args: { type: 'string', arg: 'JSON', description: "begin: the tool's arguments as JSON" },
+    'idempotency-key': { type: 'string', arg: 'K', description: "begin: the key the tool's provider deduplicates by" },
     summary: { type: 'string', arg: 'TEXT', description: 'begin: what the effect does, for people' },
-    id: { type: 'string', arg: 'ID', description: 'begin: the effect\'s id (default a random UUID)' },
-    'call-id': { type: 'string', arg: 'ID', description: 'begin: the model\'s id for this tool call' },
-    result: { type: 'string', arg: 'JSON', description: 'end: the tool\'s result (completed)' },
-    error: { type: 'string', arg: 'JSON', description: 'end: the tool\'s error (failed), e.g. {"name":"Declined","message":"…"}' },
+    id: { type: 'string', arg: 'ID', description: "begin: the effect's id (default a random UUID)" },
+    'call-id': { type: 'string', arg: 'ID', description: "begin: the model's id for this tool call" },
+    result: { type: 'string', arg: 'JSON', description: "end: the tool's result (completed)" },
+    error: {
+      type: 'string',
+      arg: 'JSON',
+      description: 'end: the tool\'s error (failed), e.g. {"name":"Declined","message":"…"}',
+    },
     pending: { type: 'boolean', description: 'list: only effects with no outcome' },
     retry: { type: 'boolean', description: 'resolve: it did not happen, or may happen again: it is run again' },
     done: { type: 'boolean', description: 'resolve: it happened (its result: --result JSON)' },
@@ -179,10 +246,16 @@ export const effectVerb: Verb = {
   },
   args: { min: 2, max: 3, names: ['begin|end|resolve|list', 'journal', 'id'] },
   examples: [
-    ['id=$(stepchain effect begin runs/r1 --tool send_email --args \'{"to":"a@b.example"}\' --idempotency-key mail-1)', 'record the intent, capture the id'],
+    [
+      'id=$(stepchain effect begin runs/r1 --tool send_email --args \'{"to":"a@b.example"}\' --idempotency-key mail-1)',
+      'record the intent, capture the id',
+    ],
     ['stepchain effect end runs/r1 "$id" --result \'{"sent":true}\'', 'record the outcome'],
     ['stepchain effect list runs/r1 --pending --json', 'effects whose outcome is unknown after a crash'],
-    ['stepchain effect resolve runs/r1 "$id" --done --result \'{"sent":true}\' --reason "in the mail log" --by alice', 'record what was found'],
+    [
+      'stepchain effect resolve runs/r1 "$id" --done --result \'{"sent":true}\' --reason "in the mail log" --by alice',
+      'record what was found',
+    ],
   ],
   async run({ out, values, positionals }) {
     const [action, path, id] = positionals as [string, string, string | undefined];
@@ -195,7 +268,11 @@ export const effectVerb: Verb = {
       return end(out, values, path, id);
     }
     if (action === 'resolve') {
-      if (id === undefined) throw new UsageError('missing <id>: effect resolve <journal> <id> (--retry | --done | --abandon | --compensated) --reason TEXT', 'effect');
+      if (id === undefined)
+        throw new UsageError(
+          'missing <id>: effect resolve <journal> <id> (--retry | --done | --abandon | --compensated) --reason TEXT',
+          'effect',
+        );
       return resolveAction(out, values, path, id);
     }
     throw new UsageError(`unknown action "${action}": begin, end, resolve or list`, 'effect');
@@ -223,13 +300,29 @@ export const continuationVerb: Verb = {
       const pending = await run.pendingEffects();
       const head = await run.journal.head();
       if (out.json) {
-        out.document('continuation', { ok: true, run_id: run.runId, seq: point.seq, head_seq: head?.seq ?? null, pending: pending.map((e) => e.id), steps: point.steps });
+        out.document('continuation', {
+          ok: true,
+          run_id: run.runId,
+          seq: point.seq,
+          head_seq: head?.seq ?? null,
+          pending: pending.map((e) => e.id),
+          steps: point.steps,
+        });
         return EXIT_OK;
       }
       if (point.seq === null) out.say('no continuation point: the run has no record yet');
       else out.print(String(point.seq));
-      if (head !== null && point.seq !== head.seq) out.say(`the run's head is seq ${head.seq}; records after ${point.seq ?? 'the start'} are in flight or wait for a tool's outcome`);
-      for (const e of pending) out.say(out.style('yellow', `pending effect ${inline(e.id)} (${inline(e.tool ?? '?')}, seq ${e.seq}): outcome unknown`));
+      if (head !== null && point.seq !== head.seq)
+        out.say(
+          `the run's head is seq ${head.seq}; records after ${point.seq ?? 'the start'} are in flight or wait for a tool's outcome`,
+        );
+      for (const e of pending)
+        out.say(
+          out.style(
+            'yellow',
+            `pending effect ${inline(e.id)} (${inline(e.tool ?? '?')}, seq ${e.seq}): outcome unknown`,
+          ),
+        );
       return EXIT_OK;
     });
   },
@@ -244,7 +337,11 @@ async function statusOf(store: Store, id: string): Promise<RunProgress> {
   try {
     const state = await Run.of(journal).refresh();
     const pending = pendingOf(state).length;
-    return { status: state.status === 'running' && pending > 0 ? 'interrupted' : state.status, pending, ended_at: state.endedAt };
+    return {
+      status: state.status === 'running' && pending > 0 ? 'interrupted' : state.status,
+      pending,
+      ended_at: state.endedAt,
+    };
   } finally {
     await journal.close();
   }
@@ -252,7 +349,8 @@ async function statusOf(store: Store, id: string): Promise<RunProgress> {
 
 export const runsVerb: Verb = {
   name: 'runs',
-  summary: 'list the runs in a store (a directory, or a sqlite: or postgres:// location without ?journal=), oldest first, by conversation, parent run, agent or label',
+  summary:
+    'list the runs in a store (a directory, or a sqlite: or postgres:// location without ?journal=), oldest first, by conversation, parent run, agent or label',
   usage: '<store-dir> [--conversation C] [--parent R] [--agent A] [--label k=v]… [--status S]',
   description: [
     'Each run with its status: running, completed, failed, or interrupted — not ended, with N effects started and no',
@@ -261,12 +359,19 @@ export const runsVerb: Verb = {
     'keeps with each append; a directory store reads each run from the state it saved and the records after it.',
   ].join('\n'),
   options: {
-    status: { type: 'string', arg: 'S', description: 'only runs with this status: running, completed, failed or interrupted' },
+    status: {
+      type: 'string',
+      arg: 'S',
+      description: 'only runs with this status: running, completed, failed or interrupted',
+    },
     conversation: { type: 'string', arg: 'C', description: 'only runs of this conversation' },
     parent: { type: 'string', arg: 'R', description: 'only runs delegated by this run' },
     agent: { type: 'string', arg: 'A', description: 'only runs of this agent' },
     label: { type: 'string', arg: 'k=v', multiple: true, description: 'only runs with this label (repeatable)' },
-    removed: { type: 'boolean', description: 'list the runs `prune` removed instead: their tombstones, each checked (spec/RETENTION.md)' },
+    removed: {
+      type: 'boolean',
+      description: 'list the runs `prune` removed instead: their tombstones, each checked (spec/RETENTION.md)',
+    },
   },
   args: { min: 1, max: 1, names: ['store-dir'] },
   examples: [
@@ -283,7 +388,8 @@ export const runsVerb: Verb = {
     const labels = labelsOf(values.label, 'runs');
     if (labels !== undefined) filter.labels = labels;
     const wanted = values.status as RunStatus | undefined;
-    if (wanted !== undefined && !STATUSES.includes(wanted)) throw new UsageError(`--status ${JSON.stringify(wanted)}: one of ${STATUSES.join(', ')}`, 'runs');
+    if (wanted !== undefined && !STATUSES.includes(wanted))
+      throw new UsageError(`--status ${JSON.stringify(wanted)}: one of ${STATUSES.join(', ')}`, 'runs');
     // A store: a directory of journals, or a store location (sqlite:, postgres://) without ?journal=.
     const at = await openStore(positionals[0]!);
     const runs = [];
@@ -305,9 +411,18 @@ export const runsVerb: Verb = {
     }
     if (runs.length === 0) out.say('no matching runs');
     for (const r of runs) {
-      const status = r.status === 'interrupted' ? out.style(['yellow', 'bold'], `interrupted, ${r.pending} pending`) : r.status === 'failed' ? out.style('red', 'failed') : r.status === 'completed' ? out.style('green', r.pending > 0 ? `completed, ${r.pending} left pending` : 'completed') : 'running';
+      const status =
+        r.status === 'interrupted'
+          ? out.style(['yellow', 'bold'], `interrupted, ${r.pending} pending`)
+          : r.status === 'failed'
+            ? out.style('red', 'failed')
+            : r.status === 'completed'
+              ? out.style('green', r.pending > 0 ? `completed, ${r.pending} left pending` : 'completed')
+              : 'running';
       const identity = describeIdentity(r);
-      out.print(`${inline(r.created_at)}  ${inline(r.id)}${r.fork_of ? ` (fork of ${inline(r.fork_of)})` : ''}  ${status}${r.ended_at ? ` at ${inline(r.ended_at)}` : ''}${identity ? `  ${identity}` : ''}`);
+      out.print(
+        `${inline(r.created_at)}  ${inline(r.id)}${r.fork_of ? ` (fork of ${inline(r.fork_of)})` : ''}  ${status}${r.ended_at ? ` at ${inline(r.ended_at)}` : ''}${identity ? `  ${identity}` : ''}`,
+      );
     }
     return EXIT_OK;
   },

@@ -25,7 +25,14 @@ import { printReport, type Output } from '../output.js';
 import { POLICY_OPTIONS, READ_LIMITS, pinnedCheckpoint, policyFrom, readBounded } from '../policy.js';
 import { unboundLines } from '../unbound.js';
 import { inline } from '../safe-text.js';
-import { hasRunNotes, noteLines, ReceiptRunNotes, RunNoteCollector, storedRunNotes, type RunNote } from '../run-notes.js';
+import {
+  hasRunNotes,
+  noteLines,
+  ReceiptRunNotes,
+  RunNoteCollector,
+  storedRunNotes,
+  type RunNote,
+} from '../run-notes.js';
 import type { VerifiedLine } from '../../chain/verifier.js';
 import { backendOf } from '../../store/scheme.js';
 import type { PinnedApprover } from '../../approval/ledger.js';
@@ -37,12 +44,13 @@ const HEAD_RE = /^sha256:[0-9a-f]{64}$/;
 export const verifyVerb: Verb = {
   name: 'verify',
   summary: 'verify a journal or a receipt offline: the verdict, then every problem with its location',
-  usage: '<journal | receipt.tar | receipt.tar.gz> [--head sha256:…] [--pubkey file] [--checkpoint FILE] [--log-key VKEY …] [--tsa-cert FILE] [--cosigner KEY … [--threshold t]] [--approver KEY …] [--require-pin] [--threads N]  |  --proof FILE --log-key VKEY',
+  usage:
+    '<journal | receipt.tar | receipt.tar.gz> [--head sha256:…] [--pubkey file] [--checkpoint FILE] [--log-key VKEY …] [--tsa-cert FILE] [--cosigner KEY … [--threshold t]] [--approver KEY …] [--require-pin] [--threads N]  |  --proof FILE --log-key VKEY',
   description: [
     'Three verdicts (docs/auditors.md): "authenticated" — intact, and a pin held (--pubkey, --head, or a checkpoint signed by',
     'the --log-key with the --witness policy); "intact, NOT authenticated" — consistent, but nothing ties it to anyone (exit 0,',
     'or exit 1 with --require-pin); "INVALID" — a problem was found (exit 1). --json carries "authenticated" beside "ok".',
-    'A receipt proves integrity relative to its head: pin the head you obtained independently (--head) or the signer\'s',
+    "A receipt proves integrity relative to its head: pin the head you obtained independently (--head) or the signer's",
     'public key (--pubkey), or the check only shows the receipt is self-consistent. A pin that cannot be used (an empty',
     'or malformed key file, a malformed head) is an error (exit 2), never "no pin". A published (redacted) receipt is',
     'verified with its anchor and redaction declarations (spec/REDACTION.md §7).',
@@ -52,62 +60,159 @@ export const verifyVerb: Verb = {
     'Lines are hashed and checked on every core (--threads: this thread and a worker thread per other core, at most 8',
     'threads in all) once the chain is larger than one batch (128 KiB); the links between them are checked in order on',
     'this thread, which also checks batches while the workers are busy. The report is the same with any --threads.',
-    'A stepchain/v3 journal is checked by its fast tier (every record\'s bind and step hash); --deep also recomputes every',
-    'record\'s root from its values (spec/FORMAT.md §14.7).',
-    'A run journal\'s verdict carries notes (--json: notes), not problems: effects of unknown outcome, decisions recorded',
+    "A stepchain/v3 journal is checked by its fast tier (every record's bind and step hash); --deep also recomputes every",
+    "record's root from its values (spec/FORMAT.md §14.7).",
+    "A run journal's verdict carries notes (--json: notes), not problems: effects of unknown outcome, decisions recorded",
     'for them, repeated step ids, a run that ended with effects pending (spec/RUNS.md §2, §5); a valid journal exits 0.',
   ].join('\n'),
   options: {
-    head: { type: 'string', arg: 'sha256:…', description: 'the head you expect (obtained out of band); a different head fails' },
-    pubkey: { type: 'string', arg: 'file', description: 'receipts: the signer\'s public key file — keyfile.pub from keygen, the base64 of the 32 key bytes, or the 32 raw bytes; the receipt must be signed by it (any other file is an error, exit 2)' },
-    checkpoint: { type: 'string', arg: 'FILE', description: 'an earlier signed checkpoint: what is verified must extend it (a truncated or rewritten journal fails, exit 1)' },
-    proof: { type: 'string', arg: 'FILE', description: 'a proof file from `stepchain prove`: alone, check it; with a partial receipt and --checkpoint, the consistency proof between them' },
+    head: {
+      type: 'string',
+      arg: 'sha256:…',
+      description: 'the head you expect (obtained out of band); a different head fails',
+    },
+    pubkey: {
+      type: 'string',
+      arg: 'file',
+      description:
+        "receipts: the signer's public key file — keyfile.pub from keygen, the base64 of the 32 key bytes, or the 32 raw bytes; the receipt must be signed by it (any other file is an error, exit 2)",
+    },
+    checkpoint: {
+      type: 'string',
+      arg: 'FILE',
+      description:
+        'an earlier signed checkpoint: what is verified must extend it (a truncated or rewritten journal fails, exit 1)',
+    },
+    proof: {
+      type: 'string',
+      arg: 'FILE',
+      description:
+        'a proof file from `stepchain prove`: alone, check it; with a partial receipt and --checkpoint, the consistency proof between them',
+    },
     ...POLICY_OPTIONS,
-    'tsa-cert': { type: 'string', multiple: true, arg: 'FILE', description: 'receipts: a time-stamping authority\'s certificate (PEM or DER); every carried RFC 3161 token must verify against it (spec/TIME.md), and the verdict says when the steps existed by' },
-    cosigner: { type: 'string', multiple: true, arg: 'KEY', description: 'receipts: a co-signer\'s public key file (as --pubkey); repeat for each party' },
-    threshold: { type: 'string', arg: 't', description: 'how many of the --cosigner keys must have signed (default: all of them)' },
-    'require-pin': { type: 'boolean', description: 'exit 1 unless the verdict is authenticated: an intact journal or receipt that no pin ties to anyone fails (for scripts and CI)' },
-    threads: { type: 'string', arg: 'N', description: 'threads that check lines, this one included: N − 1 worker threads (default: one per core, at most 8; 1 checks on this thread only)' },
-    approver: { type: 'string', multiple: true, arg: 'KEY', description: 'stepchain/v3: an approver\'s public key file (as --pubkey); repeat for each. Decisions signed by them are authenticated, any other signer fails (APPROVER_UNKNOWN; spec/APPROVALS.md)' },
-    deep: { type: 'boolean', description: 'stepchain/v3 journals: also recompute every record\'s root from its values (ROOT_MISMATCH), not only its bind and step hash (spec/FORMAT.md §14.7)' },
+    'tsa-cert': {
+      type: 'string',
+      multiple: true,
+      arg: 'FILE',
+      description:
+        "receipts: a time-stamping authority's certificate (PEM or DER); every carried RFC 3161 token must verify against it (spec/TIME.md), and the verdict says when the steps existed by",
+    },
+    cosigner: {
+      type: 'string',
+      multiple: true,
+      arg: 'KEY',
+      description: "receipts: a co-signer's public key file (as --pubkey); repeat for each party",
+    },
+    threshold: {
+      type: 'string',
+      arg: 't',
+      description: 'how many of the --cosigner keys must have signed (default: all of them)',
+    },
+    'require-pin': {
+      type: 'boolean',
+      description:
+        'exit 1 unless the verdict is authenticated: an intact journal or receipt that no pin ties to anyone fails (for scripts and CI)',
+    },
+    threads: {
+      type: 'string',
+      arg: 'N',
+      description:
+        'threads that check lines, this one included: N − 1 worker threads (default: one per core, at most 8; 1 checks on this thread only)',
+    },
+    approver: {
+      type: 'string',
+      multiple: true,
+      arg: 'KEY',
+      description:
+        "stepchain/v3: an approver's public key file (as --pubkey); repeat for each. Decisions signed by them are authenticated, any other signer fails (APPROVER_UNKNOWN; spec/APPROVALS.md)",
+    },
+    deep: {
+      type: 'boolean',
+      description:
+        "stepchain/v3 journals: also recompute every record's root from its values (ROOT_MISMATCH), not only its bind and step hash (spec/FORMAT.md §14.7)",
+    },
   },
   args: { min: 0, max: 1, names: ['path'] },
   examples: [
     ['stepchain verify receipt.tar.gz --pubkey alice.key.pub', 'an auditor checks a signed receipt'],
-    ['stepchain verify runs/today --checkpoint yesterday.checkpoint --log-key "$LOG_VKEY"', 'the journal still extends yesterday\'s checkpoint'],
-    ['stepchain verify --proof steps.proof --log-key "$LOG_VKEY" --witness "$W1" --witness "$W2" --quorum 1', 'check a proof file: the log key and 1 of 2 witnesses'],
+    [
+      'stepchain verify runs/today --checkpoint yesterday.checkpoint --log-key "$LOG_VKEY"',
+      "the journal still extends yesterday's checkpoint",
+    ],
+    [
+      'stepchain verify --proof steps.proof --log-key "$LOG_VKEY" --witness "$W1" --witness "$W2" --quorum 1',
+      'check a proof file: the log key and 1 of 2 witnesses',
+    ],
     ['stepchain verify runs/today --head sha256:3b4c…', 'check a journal against a head published earlier'],
     ['stepchain verify runs/today --threads 1', 'the same check on one thread'],
   ],
   async run({ out, values, positionals }) {
     const policy = await policyFrom(values, 'verify');
     if (positionals.length === 0) {
-      if (values.proof === undefined) throw new UsageError('missing <path> (or --proof FILE to check a proof file)', 'verify');
+      if (values.proof === undefined)
+        throw new UsageError('missing <path> (or --proof FILE to check a proof file)', 'verify');
       return verifyProofFile(out, values, policy);
     }
     const path = positionals[0]!;
     const expectHead = values.head as string | undefined;
-    if (expectHead !== undefined && !HEAD_RE.test(expectHead)) throw new UsageError('--head must be "sha256:" followed by 64 lowercase hex digits', 'verify');
+    if (expectHead !== undefined && !HEAD_RE.test(expectHead))
+      throw new UsageError('--head must be "sha256:" followed by 64 lowercase hex digits', 'verify');
     const threads = values.threads === undefined ? undefined : intArg(values.threads, '--threads', 'verify');
     if (threads === 0) throw new UsageError('--threads must be at least 1', 'verify');
     // A journal in a database (sqlite:, postgres://) is verified by its store; an unknown scheme is SCHEME_UNKNOWN.
     const postgres = backendOf(path) !== 'file';
     const kind = postgres ? 'journal' : await pathKind(path);
-    if (kind === 'journal' && values.pubkey !== undefined) throw new UsageError('--pubkey applies to receipts; a journal is not signed', 'verify');
-    if (kind === 'journal' && (values['tsa-cert'] !== undefined || values.cosigner !== undefined || values.threshold !== undefined)) throw new UsageError('--tsa-cert, --cosigner and --threshold apply to receipts, which carry the tokens and co-signatures (export --attest)', 'verify');
-    if (values.threshold !== undefined && values.cosigner === undefined) throw new UsageError('--threshold needs --cosigner keys to count', 'verify');
-    if (kind === 'journal' && values.proof !== undefined) throw new UsageError('--proof with a journal: a journal holds every step, so --checkpoint alone proves it extends the checkpoint', 'verify');
+    if (kind === 'journal' && values.pubkey !== undefined)
+      throw new UsageError('--pubkey applies to receipts; a journal is not signed', 'verify');
+    if (
+      kind === 'journal' &&
+      (values['tsa-cert'] !== undefined || values.cosigner !== undefined || values.threshold !== undefined)
+    )
+      throw new UsageError(
+        '--tsa-cert, --cosigner and --threshold apply to receipts, which carry the tokens and co-signatures (export --attest)',
+        'verify',
+      );
+    if (values.threshold !== undefined && values.cosigner === undefined)
+      throw new UsageError('--threshold needs --cosigner keys to count', 'verify');
+    if (kind === 'journal' && values.proof !== undefined)
+      throw new UsageError(
+        '--proof with a journal: a journal holds every step, so --checkpoint alone proves it extends the checkpoint',
+        'verify',
+      );
     // A pinned checkpoint that cannot be used is an error (exit 2), never "not pinned".
-    const trusted = values.checkpoint === undefined ? undefined
-      : { head: await pinnedCheckpoint(values.checkpoint as string, policy, 'verify'), file: values.checkpoint as string, signed: policy !== null, witnesses: policy?.quorum ?? 0 };
+    const trusted =
+      values.checkpoint === undefined
+        ? undefined
+        : {
+            head: await pinnedCheckpoint(values.checkpoint as string, policy, 'verify'),
+            file: values.checkpoint as string,
+            signed: policy !== null,
+            witnesses: policy?.quorum ?? 0,
+          };
     const pool = await linePool(threads, !postgres && kind === 'journal' ? path : undefined);
     try {
       const deep = values.deep === true;
-      if (deep && kind !== 'journal') throw new UsageError('--deep applies to journals (a published receipt\'s records are always checked deep)', 'verify');
+      if (deep && kind !== 'journal')
+        throw new UsageError(
+          "--deep applies to journals (a published receipt's records are always checked deep)",
+          'verify',
+        );
       const approvers = await approverPins((values.approver as string[] | undefined) ?? []);
-      const verdict = postgres ? await verifyStored(out, path, expectHead, pool, trusted, deep, approvers)
-        : kind === 'journal' ? await verifyJournal(out, path, expectHead, pool, trusted, deep, approvers)
-        : await verifyReceipt(out, path, kind, expectHead, values.pubkey as string | undefined, pool, { policy, trusted: trusted?.head, proof: values.proof as string | undefined }, await attestOptions(values), approvers);
+      const verdict = postgres
+        ? await verifyStored(out, path, expectHead, pool, trusted, deep, approvers)
+        : kind === 'journal'
+          ? await verifyJournal(out, path, expectHead, pool, trusted, deep, approvers)
+          : await verifyReceipt(
+              out,
+              path,
+              kind,
+              expectHead,
+              values.pubkey as string | undefined,
+              pool,
+              { policy, trusted: trusted?.head, proof: values.proof as string | undefined },
+              await attestOptions(values),
+              approvers,
+            );
       if (verdict.ok && !verdict.authenticated && values['require-pin'] === true) {
         out.say(out.style(['red', 'bold'], '✘ --require-pin: not authenticated, so this check fails (exit 1)'));
         return EXIT_FAILED;
@@ -135,25 +240,70 @@ const PIN_JOURNAL = '--head, or --checkpoint with --log-key';
 const PIN_RECEIPT = '--pubkey, --head, or --log-key';
 
 /** A verified journal's verdict (chain/verdict.ts), its JSON document or its lines. */
-function renderJournal(out: Output, display: string, report: ChainReport<string>, expectHead: string | undefined, trusted: Pinned | undefined, lines: string[], identity: { run: unknown } | null, notes: RunNote[] | null = null): Settled {
+function renderJournal(
+  out: Output,
+  display: string,
+  report: ChainReport<string>,
+  expectHead: string | undefined,
+  trusted: Pinned | undefined,
+  lines: string[],
+  identity: { run: unknown } | null,
+  notes: RunNote[] | null = null,
+): Settled {
   const settled = settleJournalVerdict(report, {
     ...(expectHead !== undefined ? { head: expectHead } : {}),
-    ...(trusted ? { checkpoint: { origin: trusted.head.origin, size: trusted.head.size, signed: trusted.signed, witnesses: trusted.witnesses } } : {}),
+    ...(trusted
+      ? {
+          checkpoint: {
+            origin: trusted.head.origin,
+            size: trusted.head.size,
+            signed: trusted.signed,
+            witnesses: trusted.witnesses,
+          },
+        }
+      : {}),
   });
   // Run notes (RUNS.md §2, §5) sit beside the report, not in it: they are what the run did, not defects of the chain.
-  if (out.json) out.document('verify', { ok: settled.ok, authenticated: settled.authenticated, verdict: settled.verdict, kind: 'journal', path: display, ...(identity ? { run: identity.run } : {}), ...(notes ? { notes } : {}), report: settled });
+  if (out.json)
+    out.document('verify', {
+      ok: settled.ok,
+      authenticated: settled.authenticated,
+      verdict: settled.verdict,
+      kind: 'journal',
+      path: display,
+      ...(identity ? { run: identity.run } : {}),
+      ...(notes ? { notes } : {}),
+      report: settled,
+    });
   else printReport(out, `journal ${display}`, settled, [...lines, ...noteLines(out, notes ?? [])], PIN_JOURNAL);
   return settled;
 }
 
 /** The pinned checkpoint's verdict on a verified journal, and the line that says so. */
-async function extendsPinned(out: Output, path: string, report: ChainReport<string>, trusted: Pinned | undefined): Promise<string[]> {
+async function extendsPinned(
+  out: Output,
+  path: string,
+  report: ChainReport<string>,
+  trusted: Pinned | undefined,
+): Promise<string[]> {
   if (trusted === undefined || !report.ok) return [];
   await checkJournalExtends(path, trusted.head, report);
-  return report.ok ? [`  ${out.style('green', 'proves')}   it extends the checkpoint of size ${trusted.head.size} (${inline(trusted.file)})`] : [];
+  return report.ok
+    ? [
+        `  ${out.style('green', 'proves')}   it extends the checkpoint of size ${trusted.head.size} (${inline(trusted.file)})`,
+      ]
+    : [];
 }
 
-async function verifyJournal(out: Output, path: string, expectHead: string | undefined, pool: LineCheckPool | undefined, trusted?: Pinned, deep = false, approvers: PinnedApprover[] = []): Promise<Settled> {
+async function verifyJournal(
+  out: Output,
+  path: string,
+  expectHead: string | undefined,
+  pool: LineCheckPool | undefined,
+  trusted?: Pinned,
+  deep = false,
+  approvers: PinnedApprover[] = [],
+): Promise<Settled> {
   // The directory's own verifier, not the whole store: a start loads no writer. Verified without opening
   // the journal, so a metadata file that cannot be opened is a problem in the report (as FileStore.verify).
   // Imported statically: the journal path is the common one, and each module loaded on its own costs a
@@ -164,18 +314,33 @@ async function verifyJournal(out: Output, path: string, expectHead: string | und
   const progress = out.progress('verifying');
   const notesOf = await runNoteCollector(full);
   const report = await verifyJournalDir(full, {
-    ...(expectHead !== undefined ? { expectHead } : {}), ...(pool ? { pool } : {}), ...(deep ? { deep } : {}), ...(approvers.length ? { approvers } : {}), onProgress: () => progress.tick(),
+    ...(expectHead !== undefined ? { expectHead } : {}),
+    ...(pool ? { pool } : {}),
+    ...(deep ? { deep } : {}),
+    ...(approvers.length ? { approvers } : {}),
+    onProgress: () => progress.tick(),
     ...(notesOf === null ? {} : { onLine: notesOf.onLine }),
   });
   progress.end();
   // Only a journal that verified: its journal.json is then a regular file of bounded size, read the safe way.
-  const identity = !report.ok ? null : await runIdentity(async () => {
-    const file = resolve(full, 'journal.json');
-    return parseMeta((await readRegular(file, 1 << 20)).toString('utf8'), file).genesis;
-  });
+  const identity = !report.ok
+    ? null
+    : await runIdentity(async () => {
+        const file = resolve(full, 'journal.json');
+        return parseMeta((await readRegular(file, 1 << 20)).toString('utf8'), file).genesis;
+      });
   const notes = identity !== null && notesOf !== null ? notesOf.notes() : null;
   const extended = await extendsPinned(out, path, report, trusted);
-  return renderJournal(out, out.json ? full : path, report, expectHead, trusted, [...(identity ? [`  ${identity.line}`] : []), ...approvalLines(out, report.approvals), ...extended], identity, notes);
+  return renderJournal(
+    out,
+    out.json ? full : path,
+    report,
+    expectHead,
+    trusted,
+    [...(identity ? [`  ${identity.line}`] : []), ...approvalLines(out, report.approvals), ...extended],
+    identity,
+    notes,
+  );
 }
 
 /**
@@ -184,7 +349,9 @@ async function verifyJournal(out: Output, path: string, expectHead: string | und
  * pass that starts again from an earlier seq (a streamed batch settled under it, FILE-STORE.md §18) starts
  * the notes again. Null for a v1 journal, or one whose metadata cannot be read (its verify says why).
  */
-async function runNoteCollector(dir: string): Promise<{ onLine: (l: VerifiedLine) => void; notes: () => RunNote[] } | null> {
+async function runNoteCollector(
+  dir: string,
+): Promise<{ onLine: (l: VerifiedLine) => void; notes: () => RunNote[] } | null> {
   try {
     const file = resolve(dir, 'journal.json');
     if (!hasRunNotes(parseMeta((await readRegular(file, 1 << 20)).toString('utf8'), file).genesis.format)) return null;
@@ -208,7 +375,9 @@ async function runNoteCollector(dir: string): Promise<{ onLine: (l: VerifiedLine
  * A run journal's identity (spec/FORMAT.md §11.2), for the verdict to name which run it is; null for a v1
  * journal, or when the metadata cannot be read (the report already says why).
  */
-async function runIdentity(genesisOf: () => Promise<{ format: string; run?: unknown }>): Promise<{ run: unknown; line: string; format: string } | null> {
+async function runIdentity(
+  genesisOf: () => Promise<{ format: string; run?: unknown }>,
+): Promise<{ run: unknown; line: string; format: string } | null> {
   try {
     const genesis = await genesisOf();
     const line = identityLine(genesis);
@@ -219,7 +388,15 @@ async function runIdentity(genesisOf: () => Promise<{ format: string; run?: unkn
 }
 
 /** A journal in a store the CLI reaches through a location (Postgres): the store's own verify. */
-async function verifyStored(out: Output, path: string, expectHead: string | undefined, pool: LineCheckPool | undefined, trusted?: Pinned, deep = false, approvers: PinnedApprover[] = []): Promise<Settled> {
+async function verifyStored(
+  out: Output,
+  path: string,
+  expectHead: string | undefined,
+  pool: LineCheckPool | undefined,
+  trusted?: Pinned,
+  deep = false,
+  approvers: PinnedApprover[] = [],
+): Promise<Settled> {
   const { journalId, locate } = await import('../location.js');
   const at = await locate(path);
   let report;
@@ -227,19 +404,35 @@ async function verifyStored(out: Output, path: string, expectHead: string | unde
   let notes: RunNote[] | null = null;
   try {
     const progress = out.progress('verifying');
-    report = await at.store.verify(journalId(at), { ...(expectHead !== undefined ? { expectHead } : {}), ...(pool ? { pool } : {}), ...(deep ? { deep } : {}), ...(approvers.length ? { approvers } : {}), onProgress: () => progress.tick() });
+    report = await at.store.verify(journalId(at), {
+      ...(expectHead !== undefined ? { expectHead } : {}),
+      ...(pool ? { pool } : {}),
+      ...(deep ? { deep } : {}),
+      ...(approvers.length ? { approvers } : {}),
+      onProgress: () => progress.tick(),
+    });
     progress.end();
     identity = await runIdentity(async () => {
       const journal = await at.store.open(journalId(at), { readOnly: true });
       await journal.close();
       return journal.genesis;
     });
-    if (report.ok && report.head_seq !== null && identity !== null && hasRunNotes(identity.format)) notes = await storedRunNotes(at.store, journalId(at), report.head_seq);
+    if (report.ok && report.head_seq !== null && identity !== null && hasRunNotes(identity.format))
+      notes = await storedRunNotes(at.store, journalId(at), report.head_seq);
   } finally {
     await at.close();
   }
   const extended = await extendsPinned(out, path, report, trusted);
-  return renderJournal(out, at.display, report, expectHead, trusted, [...(identity ? [`  ${identity.line}`] : []), ...approvalLines(out, report.approvals), ...extended], identity, notes);
+  return renderJournal(
+    out,
+    at.display,
+    report,
+    expectHead,
+    trusted,
+    [...(identity ? [`  ${identity.line}`] : []), ...approvalLines(out, report.approvals), ...extended],
+    identity,
+    notes,
+  );
 }
 
 /** What the transparency-proof options ask of a receipt: the policy, a pinned earlier checkpoint, a consistency proof file. */
@@ -254,7 +447,10 @@ async function attestOptions(values: Context['values']): Promise<AttestOptions> 
   const certs = (values['tsa-cert'] as string[] | undefined) ?? [];
   const keys = (values.cosigner as string[] | undefined) ?? [];
   if (certs.length === 0 && keys.length === 0) return {};
-  const [{ parseTsaCertificate, keyIdOf }, { readPublicKeyFile }] = await Promise.all([import('../../attest/pins.js'), import('../../receipt/node.js')]);
+  const [{ parseTsaCertificate, keyIdOf }, { readPublicKeyFile }] = await Promise.all([
+    import('../../attest/pins.js'),
+    import('../../receipt/node.js'),
+  ]);
   const tsa = [];
   for (const file of certs) {
     const parsed = parseTsaCertificate(await readBounded(file, '--tsa-cert', 'verify', READ_LIMITS.checkpoint));
@@ -265,50 +461,95 @@ async function attestOptions(values: Context['values']): Promise<AttestOptions> 
   const seen = new Set<string>();
   for (const file of keys) {
     const key = await readPublicKeyFile(file);
-    if (seen.has(keyIdOf(key))) throw new UsageError(`--cosigner ${file}: the same key is given twice; each co-signer counts once`, 'verify');
+    if (seen.has(keyIdOf(key)))
+      throw new UsageError(`--cosigner ${file}: the same key is given twice; each co-signer counts once`, 'verify');
     seen.add(keyIdOf(key));
     cosigners.push({ key, name: basename(file) });
   }
   const threshold = values.threshold === undefined ? undefined : intArg(values.threshold, '--threshold', 'verify');
-  if (threshold !== undefined && (threshold < 1 || threshold > cosigners.length)) throw new UsageError(`--threshold must be from 1 to the ${cosigners.length} --cosigner keys`, 'verify');
-  return { ...(tsa.length ? { tsa } : {}), ...(cosigners.length ? { cosigners } : {}), ...(threshold !== undefined ? { threshold } : {}) };
+  if (threshold !== undefined && (threshold < 1 || threshold > cosigners.length))
+    throw new UsageError(`--threshold must be from 1 to the ${cosigners.length} --cosigner keys`, 'verify');
+  return {
+    ...(tsa.length ? { tsa } : {}),
+    ...(cosigners.length ? { cosigners } : {}),
+    ...(threshold !== undefined ? { threshold } : {}),
+  };
 }
 
-async function verifyReceipt(out: Output, path: string, kind: string, expectHead: string | undefined, pubkey: string | undefined, pool: LineCheckPool | undefined, ask: ProofAsk, attest: AttestOptions, approvers: PinnedApprover[] = []): Promise<Settled> {
-  const [{ readPublicKeyFile, verifyReceiptFile }, { publishedReceiptHooks }, { notAReceipt }] = await Promise.all([import('../../receipt/node.js'), import('../../redact/verify.js'), import('../../receipt/describe.js')]);
+async function verifyReceipt(
+  out: Output,
+  path: string,
+  kind: string,
+  expectHead: string | undefined,
+  pubkey: string | undefined,
+  pool: LineCheckPool | undefined,
+  ask: ProofAsk,
+  attest: AttestOptions,
+  approvers: PinnedApprover[] = [],
+): Promise<Settled> {
+  const [{ readPublicKeyFile, verifyReceiptFile }, { publishedReceiptHooks }, { notAReceipt }] = await Promise.all([
+    import('../../receipt/node.js'),
+    import('../../redact/verify.js'),
+    import('../../receipt/describe.js'),
+  ]);
   // An unusable key file is a usage error (exit 2), never "no key pinned".
   const publicKey = pubkey === undefined ? undefined : await readPublicKeyFile(pubkey);
   // A published (redacted) receipt carries anchor and redactions members; the hooks check them (their
   // finish adds the publication checks), and leave an ordinary receipt's report unchanged.
   // The proofs hooks check a carried checkpoint and proof, and the pinned earlier checkpoint.
   const { receiptProofHooks } = await import('../../proofs/receipt.js');
-  const consistency = ask.proof === undefined ? undefined : await readBounded(ask.proof, '--proof', 'verify', READ_LIMITS.proof);
-  const proofHooks = receiptProofHooks({ ...(ask.policy ? { policy: ask.policy } : {}), ...(ask.trusted ? { trusted: ask.trusted } : {}), ...(consistency ? { consistency: new Uint8Array(consistency) } : {}) });
+  const consistency =
+    ask.proof === undefined ? undefined : await readBounded(ask.proof, '--proof', 'verify', READ_LIMITS.proof);
+  const proofHooks = receiptProofHooks({
+    ...(ask.policy ? { policy: ask.policy } : {}),
+    ...(ask.trusted ? { trusted: ask.trusted } : {}),
+    ...(consistency ? { consistency: new Uint8Array(consistency) } : {}),
+  });
   const published = publishedReceiptHooks().options;
   // Time-stamp tokens and co-signatures (spec/TIME.md): their members are always understood, checked against the pins given.
   const { receiptAttestHooks } = await import('../../attest/receipt.js');
   const attestHooks = receiptAttestHooks(attest);
   const receiptNotes = new ReceiptRunNotes();
-  const report = await attestHooks.finish(proofHooks.finish(await verifyReceiptFile(path, {
-    ...(expectHead !== undefined ? { expectHead } : {}), ...(publicKey !== undefined ? { publicKey } : {}), ...(pool ? { pool } : {}), ...(approvers.length ? { approvers } : {}), ...published,
-    extensions: { ...published.extensions, ...proofHooks.extensions, ...attestHooks.extensions },
-    onLine: (line) => {
-      published.onLine?.(line);
-      proofHooks.onLine(line);
-      attestHooks.onLine(line);
-      receiptNotes.onLine(line);
-    },
-  }) as ReceiptReport<string>));
+  const report = await attestHooks.finish(
+    proofHooks.finish(
+      (await verifyReceiptFile(path, {
+        ...(expectHead !== undefined ? { expectHead } : {}),
+        ...(publicKey !== undefined ? { publicKey } : {}),
+        ...(pool ? { pool } : {}),
+        ...(approvers.length ? { approvers } : {}),
+        ...published,
+        extensions: { ...published.extensions, ...proofHooks.extensions, ...attestHooks.extensions },
+        onLine: (line) => {
+          published.onLine?.(line);
+          proofHooks.onLine(line);
+          attestHooks.onLine(line);
+          receiptNotes.onLine(line);
+        },
+      })) as ReceiptReport<string>,
+    ),
+  );
   const notes = receiptNotes.of(report);
   if (out.json) {
-    out.document('verify', { ok: report.ok, authenticated: report.authenticated, verdict: report.verdict, kind, path: resolve(path), ...(notes ? { notes } : {}), report });
+    out.document('verify', {
+      ok: report.ok,
+      authenticated: report.authenticated,
+      verdict: report.verdict,
+      kind,
+      path: resolve(path),
+      ...(notes ? { notes } : {}),
+      report,
+    });
   } else if (notAReceipt(report)) {
-    out.say(`${out.style(['red', 'bold'], '✘ not a receipt')} ${inline(path)}: nothing in it reads as a stepchain receipt (a .tar or .tar.gz from \`stepchain export\` or \`publish\`, starting with its manifest)`);
+    out.say(
+      `${out.style(['red', 'bold'], '✘ not a receipt')} ${inline(path)}: nothing in it reads as a stepchain receipt (a .tar or .tar.gz from \`stepchain export\` or \`publish\`, starting with its manifest)`,
+    );
     for (const p of report.problems) out.say(`  ${out.style('red', inline(p.code))} ${inline(messageBesideCode(p))}`);
   } else {
     const extra: string[] = [];
     if (report.ok) {
-      extra.push(`  scope: ${report.scope}${report.range ? ` (steps ${report.range.from}..${report.range.to})` : ''}; signed by: ${inline(report.signed_by ?? 'nobody (unsigned)')}`);
+      extra.push(
+        `  scope: ${report.scope}${report.range ? ` (steps ${report.range.from}..${report.range.to})` : ''}; signed by: ${inline(report.signed_by ?? 'nobody (unsigned)')}`,
+      );
       extra.push(...unboundLines(out, report)); // issue 32: view text is never shown as proven
       extra.push(...approvalLines(out, report.approvals));
       // Each sentence is one line, and quotes content (the agent, labels, an effect's tool and key): inline.
@@ -323,16 +564,29 @@ async function verifyReceipt(out: Output, path: string, kind: string, expectHead
 
 /** A journal against a pinned checkpoint: its origin names this journal, and its verified lines extend the tree. */
 async function checkJournalExtends(path: string, trusted: TreeHead, report: ChainReport<string>): Promise<void> {
-  const [{ leavesExtend, parseJournalOrigin }, { withJournal }] = await Promise.all([import('../../proofs/index.js'), import('../location.js')]);
+  const [{ leavesExtend, parseJournalOrigin }, { withJournal }] = await Promise.all([
+    import('../../proofs/index.js'),
+    import('../location.js'),
+  ]);
   await withJournal(path, true, async (journal) => {
     const origin = parseJournalOrigin(trusted.origin);
     let verdict: { ok: true } | { ok: false; problem: { code: string; message: string } };
     if (origin === null || origin.journalId !== journal.id || origin.genesisHash !== genesisHash(journal.genesis)) {
-      verdict = { ok: false, problem: { code: 'ORIGIN_MISMATCH', message: `ORIGIN_MISMATCH: the checkpoint is of "${trusted.origin.slice(0, 300)}", not of this journal (${journal.id}, genesis ${genesisHash(journal.genesis)})` } };
+      verdict = {
+        ok: false,
+        problem: {
+          code: 'ORIGIN_MISMATCH',
+          message: `ORIGIN_MISMATCH: the checkpoint is of "${trusted.origin.slice(0, 300)}", not of this journal (${journal.id}, genesis ${genesisHash(journal.genesis)})`,
+        },
+      };
     } else {
-      verdict = await leavesExtend((async function* () {
-        for await (const l of journal.lines()) yield (JSON.parse(l.text) as { step_hash: string }).step_hash;
-      })(), trusted, report.steps);
+      verdict = await leavesExtend(
+        (async function* () {
+          for await (const l of journal.lines()) yield (JSON.parse(l.text) as { step_hash: string }).step_hash;
+        })(),
+        trusted,
+        report.steps,
+      );
     }
     if (!verdict.ok) {
       report.problems.push({ code: verdict.problem.code, message: verdict.problem.message, location: {} });
@@ -342,32 +596,68 @@ async function checkJournalExtends(path: string, trusted: TreeHead, report: Chai
 }
 
 /** `verify --proof FILE`: a proof file against the policy (and a pinned earlier checkpoint for a consistency proof). */
-async function verifyProofFile(out: Context['out'], values: Context['values'], policy: CheckpointPolicy | null): Promise<number> {
-  if (policy === null) throw new UsageError('--proof needs --log-key: a proof file is checked against the log key you trust', 'verify');
+async function verifyProofFile(
+  out: Context['out'],
+  values: Context['values'],
+  policy: CheckpointPolicy | null,
+): Promise<number> {
+  if (policy === null)
+    throw new UsageError('--proof needs --log-key: a proof file is checked against the log key you trust', 'verify');
   const { verifyProofDocument } = await import('../../proofs/index.js');
   const file = values.proof as string;
-  const trusted = values.checkpoint === undefined ? undefined : await pinnedCheckpoint(values.checkpoint as string, policy, 'verify');
+  const trusted =
+    values.checkpoint === undefined ? undefined : await pinnedCheckpoint(values.checkpoint as string, policy, 'verify');
   const bytes = await readBounded(file, '--proof', 'verify', READ_LIMITS.proof);
   const report = verifyProofDocument(new Uint8Array(bytes), policy, trusted ? { trusted } : {});
   if (trusted && report.ok && report.type === 'inclusion') {
-    report.problems.push({ code: 'CONSISTENCY_UNPROVEN', message: 'CONSISTENCY_UNPROVEN: --checkpoint pins an earlier checkpoint; an inclusion proof cannot show its checkpoint extends it (check a consistency proof)' });
+    report.problems.push({
+      code: 'CONSISTENCY_UNPROVEN',
+      message:
+        'CONSISTENCY_UNPROVEN: --checkpoint pins an earlier checkpoint; an inclusion proof cannot show its checkpoint extends it (check a consistency proof)',
+    });
     report.ok = false;
   }
   const b64 = (b: Uint8Array): string => Buffer.from(b).toString('base64');
   const summary = {
-    ok: report.ok, type: report.type, problems: report.problems, cosignatures: report.cosignatures,
-    checkpoint: report.checkpoint ? { origin: report.checkpoint.origin, size: report.checkpoint.size, root: b64(report.checkpoint.root) } : null,
-    old_checkpoint: report.old_checkpoint ? { origin: report.old_checkpoint.origin, size: report.old_checkpoint.size, root: b64(report.old_checkpoint.root) } : null,
-    from: report.from, to: report.to, steps: report.steps,
+    ok: report.ok,
+    type: report.type,
+    problems: report.problems,
+    cosignatures: report.cosignatures,
+    checkpoint: report.checkpoint
+      ? { origin: report.checkpoint.origin, size: report.checkpoint.size, root: b64(report.checkpoint.root) }
+      : null,
+    old_checkpoint: report.old_checkpoint
+      ? {
+          origin: report.old_checkpoint.origin,
+          size: report.old_checkpoint.size,
+          root: b64(report.old_checkpoint.root),
+        }
+      : null,
+    from: report.from,
+    to: report.to,
+    steps: report.steps,
   };
   // A proof file is always checked against a pinned log key (and witness policy): valid is authenticated.
-  if (out.json) out.document('verify', { ok: report.ok, authenticated: report.ok, verdict: report.ok ? 'authenticated' : 'invalid', kind: 'proof', path: resolve(file), report: summary });
+  if (out.json)
+    out.document('verify', {
+      ok: report.ok,
+      authenticated: report.ok,
+      verdict: report.ok ? 'authenticated' : 'invalid',
+      kind: 'proof',
+      path: resolve(file),
+      report: summary,
+    });
   else if (report.ok) {
     const cp = report.checkpoint!;
-    out.say(`${out.style('green', '✔ authenticated')} proof ${inline(file)}: ${report.type === 'inclusion' ? `steps ${report.from}..${report.to} are in` : `size ${report.old_checkpoint!.size} is extended by`} ${inline(cp.origin)} at size ${cp.size}${report.cosignatures.length ? `, cosigned by ${inline(report.cosignatures.map((c) => c.name).join(', '))}` : ''}`);
+    out.say(
+      `${out.style('green', '✔ authenticated')} proof ${inline(file)}: ${report.type === 'inclusion' ? `steps ${report.from}..${report.to} are in` : `size ${report.old_checkpoint!.size} is extended by`} ${inline(cp.origin)} at size ${cp.size}${report.cosignatures.length ? `, cosigned by ${inline(report.cosignatures.map((c) => c.name).join(', '))}` : ''}`,
+    );
   } else {
-    out.say(`${out.style(['red', 'bold'], '✘ INVALID')} proof ${inline(file)}: ${report.problems.length} problem${report.problems.length === 1 ? '' : 's'}`);
-    for (const p of report.problems) out.say(`  ${out.style('red', inline(p.code))}\n      ${inline(messageBesideCode(p))}`);
+    out.say(
+      `${out.style(['red', 'bold'], '✘ INVALID')} proof ${inline(file)}: ${report.problems.length} problem${report.problems.length === 1 ? '' : 's'}`,
+    );
+    for (const p of report.problems)
+      out.say(`  ${out.style('red', inline(p.code))}\n      ${inline(messageBesideCode(p))}`);
   }
   return report.ok ? EXIT_OK : EXIT_FAILED;
 }

@@ -84,20 +84,41 @@ export const witnessVerb: Verb = {
     'before the cosignature is, under a lock. Without a checkpoint it prints its verifier key (pin it with --witness).',
   ].join('\n'),
   options: {
-    key: { type: 'string', arg: 'keyfile', description: 'the witness\'s Ed25519 private key (see keygen)' },
-    name: { type: 'string', arg: 'NAME', description: 'the witness\'s key name, e.g. witness.example.com/w1' },
-    state: { type: 'string', arg: 'DIR', description: 'where the witness keeps the last checkpoint it cosigned per origin' },
-    'log-key': { type: 'string', arg: 'vkey|file', description: 'the log\'s verifier key: the checkpoint must be signed by it' },
-    proof: { type: 'string', arg: 'FILE', description: 'a consistency proof from the last cosigned checkpoint to this one' },
-    out: { type: 'string', short: 'o', arg: 'FILE', description: 'where to write the cosigned checkpoint (default: the checkpoint file itself is left alone; stdout)' },
+    key: { type: 'string', arg: 'keyfile', description: "the witness's Ed25519 private key (see keygen)" },
+    name: { type: 'string', arg: 'NAME', description: "the witness's key name, e.g. witness.example.com/w1" },
+    state: {
+      type: 'string',
+      arg: 'DIR',
+      description: 'where the witness keeps the last checkpoint it cosigned per origin',
+    },
+    'log-key': {
+      type: 'string',
+      arg: 'vkey|file',
+      description: "the log's verifier key: the checkpoint must be signed by it",
+    },
+    proof: {
+      type: 'string',
+      arg: 'FILE',
+      description: 'a consistency proof from the last cosigned checkpoint to this one',
+    },
+    out: {
+      type: 'string',
+      short: 'o',
+      arg: 'FILE',
+      description: 'where to write the cosigned checkpoint (default: the checkpoint file itself is left alone; stdout)',
+    },
   },
   args: { min: 0, max: 1, names: ['checkpoint'] },
   examples: [
-    ['stepchain witness --key w1.key --name witness.example/w1', 'print this witness\'s verifier key'],
-    ['stepchain witness later.checkpoint --key w1.key --name witness.example/w1 --state w1-state --log-key "$LOG_VKEY" --proof grew.proof -o later.cosigned', 'cosign a checkpoint that extends the last one'],
+    ['stepchain witness --key w1.key --name witness.example/w1', "print this witness's verifier key"],
+    [
+      'stepchain witness later.checkpoint --key w1.key --name witness.example/w1 --state w1-state --log-key "$LOG_VKEY" --proof grew.proof -o later.cosigned',
+      'cosign a checkpoint that extends the last one',
+    ],
   ],
   async run({ out, values, positionals }) {
-    if (values.key === undefined || values.name === undefined) throw new UsageError('--key and --name are required', 'witness');
+    if (values.key === undefined || values.name === undefined)
+      throw new UsageError('--key and --name are required', 'witness');
     const p = await import('../../proofs/index.js');
     const { readKeyFile } = await import('../../receipt/node.js');
     let signer;
@@ -112,7 +133,8 @@ export const witnessVerb: Verb = {
       else out.print(vkey);
       return EXIT_OK;
     }
-    if (values.state === undefined || values['log-key'] === undefined) throw new UsageError('--state and --log-key are required to cosign', 'witness');
+    if (values.state === undefined || values['log-key'] === undefined)
+      throw new UsageError('--state and --log-key are required to cosign', 'witness');
     const policy = (await policyFrom({ 'log-key': values['log-key'] }, 'witness'))!;
     const note = await readSmall(positionals[0]!, 'checkpoint', 'witness');
     const refuse = (code: string, message: string): number => {
@@ -127,29 +149,49 @@ export const witnessVerb: Verb = {
     return locked(state, async () => {
       const lastNote = await stateNote(state.file);
       const last = lastNote === null ? null : p.verifyCheckpoint(lastNote, { log: policy.log }).checkpoint;
-      if (lastNote !== null && last === null) throw new UsageError(`the witness state ${state.file} cannot be read; restore it (a witness never starts over)`, 'witness');
+      if (lastNote !== null && last === null)
+        throw new UsageError(
+          `the witness state ${state.file} cannot be read; restore it (a witness never starts over)`,
+          'witness',
+        );
       let proof: Uint8Array[] = [];
       if (last && values.proof !== undefined) {
         const proofBytes = await readBounded(values.proof as string, '--proof', 'witness', READ_LIMITS.proof);
         const doc = p.verifyProofDocument(proofBytes, { log: policy.log }, { trusted: last });
         if (!doc.ok) return refuse(doc.problems[0]!.code, doc.problems.map((x) => x.message).join('; '));
-        if (doc.type !== 'consistency' || doc.checkpoint!.size !== next.size || !Buffer.from(doc.checkpoint!.root).equals(Buffer.from(next.root))) {
+        if (
+          doc.type !== 'consistency' ||
+          doc.checkpoint!.size !== next.size ||
+          !Buffer.from(doc.checkpoint!.root).equals(Buffer.from(next.root))
+        ) {
           return refuse('PROOF_MALFORMED', 'the proof file is not a consistency proof ending at this checkpoint');
         }
         const parsed = p.parseProofDocument(proofBytes);
         if (parsed.ok) proof = parsed.doc.hashes.map((h) => new Uint8Array(Buffer.from(h, 'base64')));
       } else if (last && next.size > last.size && last.size > 0) {
-        return refuse('PROOF_LENGTH_INVALID', `this witness last cosigned size ${last.size} of ${next.origin}; give --proof, a consistency proof from it (stepchain prove --old)`);
+        return refuse(
+          'PROOF_LENGTH_INVALID',
+          `this witness last cosigned size ${last.size} of ${next.origin}; give --proof, a consistency proof from it (stepchain prove --old)`,
+        );
       }
       const verdict = p.checkWitnessUpdate({ last, next, proof });
       if (!verdict.ok) return refuse(verdict.problem.code, verdict.problem.message);
       await saveState(state, note);
       const cosigned = p.addSignatures(note, p.cosignCheckpoint(note, signer));
       if (values.out !== undefined) await (await import('node:fs/promises')).writeFile(values.out as string, cosigned);
-      if (out.json) out.document('witness', { ok: true, checkpoint: { origin: next.origin, size: next.size }, extends: last ? last.size : null, vkey, ...(values.out === undefined ? { note: cosigned } : { file: values.out }) });
+      if (out.json)
+        out.document('witness', {
+          ok: true,
+          checkpoint: { origin: next.origin, size: next.size },
+          extends: last ? last.size : null,
+          vkey,
+          ...(values.out === undefined ? { note: cosigned } : { file: values.out }),
+        });
       else {
         if (values.out === undefined) out.print(cosigned.trimEnd());
-        out.say(`cosigned ${inline(next.origin)} at size ${next.size}${last ? ` (extends size ${last.size})` : ' (first checkpoint seen for this origin)'}`);
+        out.say(
+          `cosigned ${inline(next.origin)} at size ${next.size}${last ? ` (extends size ${last.size})` : ' (first checkpoint seen for this origin)'}`,
+        );
       }
       return EXIT_OK;
     });

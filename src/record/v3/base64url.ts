@@ -5,7 +5,11 @@ export function b64u(bytes: Uint8Array): string {
   for (let i = 0; i < bytes.length; i += 3) {
     const n = (bytes[i]! << 16) | ((bytes[i + 1] ?? 0) << 8) | (bytes[i + 2] ?? 0);
     const left = bytes.length - i;
-    out += B64[(n >>> 18) & 63]! + B64[(n >>> 12) & 63]! + (left > 1 ? B64[(n >>> 6) & 63]! : '') + (left > 2 ? B64[n & 63]! : '');
+    out +=
+      B64[(n >>> 18) & 63]! +
+      B64[(n >>> 12) & 63]! +
+      (left > 1 ? B64[(n >>> 6) & 63]! : '') +
+      (left > 2 ? B64[n & 63]! : '');
   }
   return out;
 }

@@ -81,4 +81,3 @@ export function stringChunks(s: string): Uint8Array[] | null {
 export function chunkString(chunk: Uint8Array): string {
   return JSON.parse('"' + new TextDecoder().decode(chunk) + '"') as string;
 }
-

@@ -23,7 +23,9 @@ const ABSENT = 5; // an absent slot: tag ‖ salt ‖ name
 const REPR_BYTE = [0, 0, 0x7b, 0x5b, 0x7e, 0];
 
 /** Unit names: none, a slice of the text, or the slot's own name. */
-const NO_NAME = 0, TEXT_NAME = 1, SLOT_NAME = 2;
+const NO_NAME = 0,
+  TEXT_NAME = 1,
+  SLOT_NAME = 2;
 
 const encoder = new TextEncoder();
 const SLOT_NAME_BYTES = V3_SLOTS.map((s) => encoder.encode(JSON.stringify(s)));
@@ -51,15 +53,25 @@ class TreeHasher {
   private src = new Uint8Array(16384);
   private units = 0;
   // Per unit: repr kind, tag, slot, preorder index, name kind and slice, value slice, children, height.
-  private kind = new Int32Array(256); private tag = new Int32Array(256); private slot = new Int32Array(256);
-  private index = new Int32Array(256); private nameKind = new Int32Array(256);
-  private nameStart = new Int32Array(256); private nameEnd = new Int32Array(256);
-  private valStart = new Int32Array(256); private valEnd = new Int32Array(256);
-  private childStart = new Int32Array(256); private childCount = new Int32Array(256); private height = new Int32Array(256);
+  private kind = new Int32Array(256);
+  private tag = new Int32Array(256);
+  private slot = new Int32Array(256);
+  private index = new Int32Array(256);
+  private nameKind = new Int32Array(256);
+  private nameStart = new Int32Array(256);
+  private nameEnd = new Int32Array(256);
+  private valStart = new Int32Array(256);
+  private valEnd = new Int32Array(256);
+  private childStart = new Int32Array(256);
+  private childCount = new Int32Array(256);
+  private height = new Int32Array(256);
   // The children lists of every container, and the scan's stack of children met so far.
-  private children = new Int32Array(256); private childrenUsed = 0;
-  private stack = new Int32Array(256); private stackTop = 0;
-  private levelCount = new Int32Array(16); private order = new Int32Array(256);
+  private children = new Int32Array(256);
+  private childrenUsed = 0;
+  private stack = new Int32Array(256);
+  private stackTop = 0;
+  private levelCount = new Int32Array(16);
+  private order = new Int32Array(256);
   private slotUnits = new Int32Array(V3_SLOTS.length);
   private digests = new Uint8Array(32 * 256);
   private salts = new Uint8Array(32 * 64);
@@ -87,9 +99,22 @@ class TreeHasher {
 
   /** Longer than one line per column because each column is a typed array of its own (no objects per unit). */
   private growUnits(n: number): void {
-    [this.kind, this.tag, this.slot, this.index] = [grownI32(this.kind, n), grownI32(this.tag, n), grownI32(this.slot, n), grownI32(this.index, n)];
-    [this.nameKind, this.nameStart, this.nameEnd] = [grownI32(this.nameKind, n), grownI32(this.nameStart, n), grownI32(this.nameEnd, n)];
-    [this.valStart, this.valEnd, this.childStart] = [grownI32(this.valStart, n), grownI32(this.valEnd, n), grownI32(this.childStart, n)];
+    [this.kind, this.tag, this.slot, this.index] = [
+      grownI32(this.kind, n),
+      grownI32(this.tag, n),
+      grownI32(this.slot, n),
+      grownI32(this.index, n),
+    ];
+    [this.nameKind, this.nameStart, this.nameEnd] = [
+      grownI32(this.nameKind, n),
+      grownI32(this.nameStart, n),
+      grownI32(this.nameEnd, n),
+    ];
+    [this.valStart, this.valEnd, this.childStart] = [
+      grownI32(this.valStart, n),
+      grownI32(this.valEnd, n),
+      grownI32(this.childStart, n),
+    ];
     [this.childCount, this.height] = [grownI32(this.childCount, n), grownI32(this.height, n)];
   }
 
@@ -350,7 +375,8 @@ class TreeHasher {
   /** The units' digests, level by level: a unit's height is one above its highest child's, so each level's children are done. */
   private hashLevels(): void {
     const batch = this.batch;
-    if (32 * this.units > this.digests.length) this.digests = new Uint8Array(Math.max(32 * this.units, 2 * this.digests.length));
+    if (32 * this.units > this.digests.length)
+      this.digests = new Uint8Array(Math.max(32 * this.units, 2 * this.digests.length));
     let levels = 0;
     for (let u = 0; u < this.units; u++) if (this.height[u]! + 1 > levels) levels = this.height[u]! + 1;
     const byLevel = this.levelOrder(levels);
@@ -360,7 +386,8 @@ class TreeHasher {
       while (k < this.units && this.height[byLevel[k]!] === h) this.preimage(byLevel[k++]!);
       const out = batch.run();
       const d = this.digests;
-      for (let i = from; i < k; i++) for (let b = 0, src = 32 * (i - from), dst = 32 * byLevel[i]!; b < 32; b++) d[dst + b] = out[src + b]!;
+      for (let i = from; i < k; i++)
+        for (let b = 0, src = 32 * (i - from), dst = 32 * byLevel[i]!; b < 32; b++) d[dst + b] = out[src + b]!;
     }
   }
 

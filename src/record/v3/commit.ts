@@ -15,14 +15,33 @@ import { RESERVED_PREFIX } from '../../canonical/limits.js';
 import { sha256Backend, toHex } from '../../canonical/sha256.js';
 import { CHUNK_MAX_LONG, CHUNK_THRESHOLD, chunkEnds, escapedText } from './chunks.js';
 
-export { CHUNK_THRESHOLD, CHUNK_MAX, CHUNK_MAX_LONG, LONG_TEXT, chunkEnds, escapedText, stringChunks, chunkString } from './chunks.js';
+export {
+  CHUNK_THRESHOLD,
+  CHUNK_MAX,
+  CHUNK_MAX_LONG,
+  LONG_TEXT,
+  chunkEnds,
+  escapedText,
+  stringChunks,
+  chunkString,
+} from './chunks.js';
 
 /** The slots of a v3 record, slot index 0–6 in this (UTF-16) order. */
 export const V3_SLOTS = ['error', 'input', 'meta', 'model', 'prompt', 'result', 'tool_call'] as const;
 export type V3Slot = (typeof V3_SLOTS)[number];
 
 /** One-byte tags that open every preimage (design §4.1, §4.3, §5.1). */
-export const TAG = { member: 0x6d, element: 0x65, chunk: 0x63, part: 0x70, media: 0x6f, root: 0x72, key: 0x6b, salt: 0x73, decoy: 0x64 } as const;
+export const TAG = {
+  member: 0x6d,
+  element: 0x65,
+  chunk: 0x63,
+  part: 0x70,
+  media: 0x6f,
+  root: 0x72,
+  key: 0x6b,
+  salt: 0x73,
+  decoy: 0x64,
+} as const;
 /** First bytes of a container's or a chunked string's repr (design §4.1). */
 const OBJECT = 0x7b;
 const ARRAY = 0x5b;
@@ -107,7 +126,10 @@ export function derivedSalts(key: Uint8Array): SaltSource {
 export function listedSalts(bytes: Uint8Array): SaltSource & { used(): number; total(): number } {
   let used = 0;
   const total = Math.floor(bytes.length / SALT_BYTES);
-  const next = (() => (used < total ? bytes.subarray(SALT_BYTES * used, SALT_BYTES * ++used) : null)) as SaltSource & { used(): number; total(): number };
+  const next = (() => (used < total ? bytes.subarray(SALT_BYTES * used, SALT_BYTES * ++used) : null)) as SaltSource & {
+    used(): number;
+    total(): number;
+  };
   next.used = () => used;
   next.total = () => total;
   return next;
@@ -150,7 +172,8 @@ export interface WalkOptions {
 const DIGEST_RE = /^sha256:[0-9a-f]{64}$/;
 
 function digestBytesOf(d: unknown, path: string): Uint8Array {
-  if (typeof d !== 'string' || !DIGEST_RE.test(d)) throw new CommitError('MARKER_INVALID', 'a digest in a marker is "sha256:" and 64 lowercase hex digits', path);
+  if (typeof d !== 'string' || !DIGEST_RE.test(d))
+    throw new CommitError('MARKER_INVALID', 'a digest in a marker is "sha256:" and 64 lowercase hex digits', path);
   const out = new Uint8Array(32);
   for (let i = 0; i < 32; i++) out[i] = parseInt(d.slice(7 + 2 * i, 9 + 2 * i), 16);
   return out;
@@ -169,7 +192,9 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 function withheldDigestOf(v: unknown): string | null {
   if (!isPlainObject(v)) return null;
   const keys = Object.keys(v);
-  return keys.length === 1 && keys[0] === WITHHELD_MARKER && typeof v[WITHHELD_MARKER] === 'string' ? (v[WITHHELD_MARKER] as string) : null;
+  return keys.length === 1 && keys[0] === WITHHELD_MARKER && typeof v[WITHHELD_MARKER] === 'string'
+    ? (v[WITHHELD_MARKER] as string)
+    : null;
 }
 
 function escapePointer(name: string): string {
@@ -246,7 +271,11 @@ export class Walk {
       const out: Uint8Array[] = [BYTE[ARRAY]!];
       v.forEach((x, k) => {
         const given = this.options.public ? withheldDigestOf(x) : null;
-        out.push(given !== null ? digestBytesOf(given, `${path}/${k}`) : this.unit(TAG.element, 'element', null, x, `${path}/${k}`));
+        out.push(
+          given !== null
+            ? digestBytesOf(given, `${path}/${k}`)
+            : this.unit(TAG.element, 'element', null, x, `${path}/${k}`),
+        );
       });
       return out;
     }
@@ -255,11 +284,22 @@ export class Walk {
     if (keys.length === 1 && keys[0] === PART_MARKER) {
       const body = o[PART_MARKER];
       // A public reference is exactly {"digest": A}: anything beside it would be shown and bound by nothing.
-      if (this.options.public && isPlainObject(body) && Object.keys(body).length !== 1) throw new CommitError('MARKER_INVALID', 'a public part reference is exactly {"$stepchain:part":{"digest":"sha256:…"}}', path);
-      if (!isPlainObject(body)) throw new CommitError('MARKER_INVALID', 'a part reference is {"$stepchain:part":{"digest":"sha256:…",…}}', path);
+      if (this.options.public && isPlainObject(body) && Object.keys(body).length !== 1)
+        throw new CommitError(
+          'MARKER_INVALID',
+          'a public part reference is exactly {"$stepchain:part":{"digest":"sha256:…"}}',
+          path,
+        );
+      if (!isPlainObject(body))
+        throw new CommitError(
+          'MARKER_INVALID',
+          'a part reference is {"$stepchain:part":{"digest":"sha256:…",…}}',
+          path,
+        );
       return [BYTE[REFERENCE]!, digestBytesOf(body.digest, path)];
     }
-    if (this.options.public && keys.length === 1 && keys[0] === CHUNKS_MARKER) return this.publicChunks(o[CHUNKS_MARKER], path);
+    if (this.options.public && keys.length === 1 && keys[0] === CHUNKS_MARKER)
+      return this.publicChunks(o[CHUNKS_MARKER], path);
     const digests: Uint8Array[] = [];
     for (const k of keys.sort()) {
       if (this.options.public && k === WITHHELD_MARKER) continue;
@@ -267,10 +307,12 @@ export class Walk {
     }
     if (this.options.public && WITHHELD_MARKER in o) {
       const list = o[WITHHELD_MARKER];
-      if (!Array.isArray(list) || list.length === 0) throw new CommitError('MARKER_INVALID', 'withheld members are listed as a non-empty array of digests', path);
+      if (!Array.isArray(list) || list.length === 0)
+        throw new CommitError('MARKER_INVALID', 'withheld members are listed as a non-empty array of digests', path);
       let prev: string | null = null;
       for (const d of list) {
-        if (typeof d !== 'string' || (prev !== null && d <= prev)) throw new CommitError('MARKER_INVALID', 'withheld member digests are sorted ascending without repeats', path);
+        if (typeof d !== 'string' || (prev !== null && d <= prev))
+          throw new CommitError('MARKER_INVALID', 'withheld member digests are sorted ascending without repeats', path);
         prev = d;
         digests.push(digestBytesOf(d, path));
       }
@@ -290,7 +332,8 @@ export class Walk {
 
   /** `{"$stepchain:chunks": [...]}`: disclosed chunks as strings, withheld ones as markers; at least one withheld. */
   private publicChunks(list: unknown, path: string): Uint8Array[] {
-    if (!Array.isArray(list) || list.length < 2) throw new CommitError('MARKER_INVALID', 'a chunk list holds at least two chunks', path);
+    if (!Array.isArray(list) || list.length < 2)
+      throw new CommitError('MARKER_INVALID', 'a chunk list holds at least two chunks', path);
     const out: Uint8Array[] = [BYTE[CHUNKED]!];
     let withheld = 0;
     list.forEach((c, k) => {
@@ -301,11 +344,21 @@ export class Walk {
       } else if (typeof c === 'string') {
         const text = escapedText(c);
         const max = CHUNK_MAX_LONG;
-        if (text.length === 0 || text.length > max) throw new CommitError('MARKER_INVALID', `a disclosed chunk holds 1–${max} bytes of escaped text`, `${path}#${k}`);
+        if (text.length === 0 || text.length > max)
+          throw new CommitError(
+            'MARKER_INVALID',
+            `a disclosed chunk holds 1–${max} bytes of escaped text`,
+            `${path}#${k}`,
+          );
         out.push(this.chunk(text, `${path}#${k}`));
       } else throw new CommitError('MARKER_INVALID', 'a chunk is a string or a withheld marker', `${path}#${k}`);
     });
-    if (withheld === 0) throw new CommitError('MARKER_INVALID', 'a chunk list with nothing withheld must be shown as the whole string', path);
+    if (withheld === 0)
+      throw new CommitError(
+        'MARKER_INVALID',
+        'a chunk list with nothing withheld must be shown as the whole string',
+        path,
+      );
     return out;
   }
 }
@@ -346,7 +399,11 @@ export interface RecordCommitment {
 }
 
 /** Every commitment of a private record from its slot values and 32-byte seed. Throws CommitError on a malformed part reference. */
-export function commitRecord(values: SlotValues, seed: Uint8Array, options: { units?: boolean } = {}): RecordCommitment {
+export function commitRecord(
+  values: SlotValues,
+  seed: Uint8Array,
+  options: { units?: boolean } = {},
+): RecordCommitment {
   if (seed.length !== SEED_BYTES) throw new RangeError(`a v3 seed is ${SEED_BYTES} bytes`);
   const units: Unit[] = [];
   const slots = V3_SLOTS.map((slot, j) => {
@@ -363,7 +420,11 @@ export function commitRecord(values: SlotValues, seed: Uint8Array, options: { un
  * part's own seed (one slot, j = 0; its inner units numbered from 1). Nested part references inside the
  * value count as `&` ‖ address.
  */
-export function commitPart(value: unknown, seed: Uint8Array, options: { units?: Unit[] } = {}): { address: string; digest: Uint8Array } {
+export function commitPart(
+  value: unknown,
+  seed: Uint8Array,
+  options: { units?: Unit[] } = {},
+): { address: string; digest: Uint8Array } {
   if (seed.length !== SEED_BYTES) throw new RangeError(`a v3 seed is ${SEED_BYTES} bytes`);
   const walk = new Walk('part', derivedSalts(slotKey(seed, 0)), options.units ? { collect: options.units } : {});
   const digest = walk.unit(TAG.part, 'part', null, value, '');

@@ -29,8 +29,13 @@ export function deepCheckRecord(record: Readonly<Record<string, unknown>>): Deep
   try {
     computed = commitRecord(values, seed).root;
   } catch (e) {
-    if (e instanceof CommitError) return { code: 'MARKER_INVALID', message: e.message, field: e.path.split('/')[1] ?? 'root', path: e.path };
-    return { code: 'ROOT_MISMATCH', message: `the record's values could not be committed (${String(e)})`, field: 'root' };
+    if (e instanceof CommitError)
+      return { code: 'MARKER_INVALID', message: e.message, field: e.path.split('/')[1] ?? 'root', path: e.path };
+    return {
+      code: 'ROOT_MISMATCH',
+      message: `the record's values could not be committed (${String(e)})`,
+      field: 'root',
+    };
   }
   if (computed === root) return null;
   return {
@@ -56,7 +61,10 @@ export function deepCheckLine(text: string): DeepFinding | null {
  * Which slot's values disagree, when the writer's slot digests are known (a vector, a test): the deep tier
  * itself only has R. Given the expected slot digests (hex), returns the first slot that differs.
  */
-export function mismatchedSlot(record: Readonly<Record<string, unknown>>, expectedSlotDigests: readonly string[]): string | null {
+export function mismatchedSlot(
+  record: Readonly<Record<string, unknown>>,
+  expectedSlotDigests: readonly string[],
+): string | null {
   const seed = typeof record.seed === 'string' ? seedFromHex(record.seed) : null;
   if (seed === null) return null;
   const values: Record<string, unknown> = {};

@@ -3,7 +3,17 @@
  * their root), erased markers and erasure records cross-checked once the chain is read. Pure.
  */
 import { V3_SLOTS } from './commit.js';
-import { ERASED_MARKER, ERASURE_KIND, ErasureError, collectErased, erasureInputOf, rootOfRemaining, unitAt, type ErasedUnit, type ErasureInput } from './erasure.js';
+import {
+  ERASED_MARKER,
+  ERASURE_KIND,
+  ErasureError,
+  collectErased,
+  erasureInputOf,
+  rootOfRemaining,
+  unitAt,
+  type ErasedUnit,
+  type ErasureInput,
+} from './erasure.js';
 import { toHex } from '../../canonical/sha256.js';
 
 type Rec = Record<string, unknown>;
@@ -11,7 +21,14 @@ const isObj = (v: unknown): v is Rec => v !== null && typeof v === 'object' && !
 
 /** What the chain-level erasure check reports (spec/ERASURE.md §5). */
 export interface ErasureFinding {
-  code: 'ERASURE_UNRECORDED' | 'ERASURE_MISMATCH' | 'ROOT_MISMATCH' | 'MARKER_INVALID' | 'ERASURE_PENDING' | 'VALUE_ERASED' | 'KIND_UNCHECKED';
+  code:
+    | 'ERASURE_UNRECORDED'
+    | 'ERASURE_MISMATCH'
+    | 'ROOT_MISMATCH'
+    | 'MARKER_INVALID'
+    | 'ERASURE_PENDING'
+    | 'VALUE_ERASED'
+    | 'KIND_UNCHECKED';
   message: string;
   seq: number;
   field: string;
@@ -45,26 +62,49 @@ export class ErasureLedger {
     if (r.kind === ERASURE_KIND && typeof r.step_id === 'string') {
       const input = erasureInputOf(r.input);
       // A malformed input matters when a marker names the record (finish); alone it is the kind's notice only.
-      if (!this.records.has(r.step_id)) this.records.set(r.step_id, { seq, input: typeof input === 'string' ? null : input, defect: typeof input === 'string' ? input : null });
+      if (!this.records.has(r.step_id))
+        this.records.set(r.step_id, {
+          seq,
+          input: typeof input === 'string' ? null : input,
+          defect: typeof input === 'string' ? input : null,
+        });
     }
     if (r.seed !== undefined) return;
     // A publication's public form (REDACTION.md §13.12): its root is checked with the publication's records
     // (record/v3/public.ts); here only its erased markers are matched with erasure records.
     const publicForm = r.secrets !== undefined && r.keys === undefined;
-    if (!publicForm) try {
-      const root = rootOfRemaining(r);
-      if (root !== r.root) {
-        this.findings.push({ code: 'ROOT_MISMATCH', message: `seq ${seq} is in sealed form (erased) and what remains of it does not give its root ${String(r.root)} (${root}): a value or kept salt was changed`, seq, field: 'root' });
+    if (!publicForm)
+      try {
+        const root = rootOfRemaining(r);
+        if (root !== r.root) {
+          this.findings.push({
+            code: 'ROOT_MISMATCH',
+            message: `seq ${seq} is in sealed form (erased) and what remains of it does not give its root ${String(r.root)} (${root}): a value or kept salt was changed`,
+            seq,
+            field: 'root',
+          });
+          return;
+        }
+      } catch (e) {
+        const code = e instanceof ErasureError && e.code === 'MARKER_INVALID' ? 'MARKER_INVALID' : 'ROOT_MISMATCH';
+        this.findings.push({
+          code,
+          message: `seq ${seq} is in sealed form and cannot be checked: ${e instanceof Error ? e.message : String(e)}`,
+          seq,
+          field: 'root',
+          ...(e instanceof ErasureError && e.path ? { path: e.path } : {}),
+        });
         return;
       }
-    } catch (e) {
-      const code = e instanceof ErasureError && e.code === 'MARKER_INVALID' ? 'MARKER_INVALID' : 'ROOT_MISMATCH';
-      this.findings.push({ code, message: `seq ${seq} is in sealed form and cannot be checked: ${e instanceof Error ? e.message : String(e)}`, seq, field: 'root', ...(e instanceof ErasureError && e.path ? { path: e.path } : {}) });
-      return;
-    }
     const found: ErasedUnit[] = [];
     for (const slot of V3_SLOTS) collectErased(r[slot], `/${slot}`, found);
-    if (found.length === 0 && !publicForm) this.findings.push({ code: 'ERASURE_UNRECORDED', message: `seq ${seq} is in sealed form (its seed deleted) without any erased value: a seed is deleted only by an erasure`, seq, field: 'seed' });
+    if (found.length === 0 && !publicForm)
+      this.findings.push({
+        code: 'ERASURE_UNRECORDED',
+        message: `seq ${seq} is in sealed form (its seed deleted) without any erased value: a seed is deleted only by an erasure`,
+        seq,
+        field: 'seed',
+      });
     for (const m of found) this.markers.push({ ...m, seq });
     this.sealed.set(seq, text);
   }
@@ -94,38 +134,92 @@ export class ErasureLedger {
     for (const m of this.markers) {
       named.add(m.erasure);
       const rec = this.records.get(m.erasure);
-      const where = m.path.endsWith('/' + ERASED_MARKER) ? `a member of ${m.path.slice(0, -ERASED_MARKER.length - 1)}` : m.path;
-      if (rec !== undefined && rec.defect !== null) out.push({ code: 'ERASURE_MISMATCH', message: `seq ${rec.seq}: an erased value (seq ${m.seq}) names this erasure record, whose input is not an erasure's: ${rec.defect}`, seq: rec.seq, field: 'input' });
+      const where = m.path.endsWith('/' + ERASED_MARKER)
+        ? `a member of ${m.path.slice(0, -ERASED_MARKER.length - 1)}`
+        : m.path;
+      if (rec !== undefined && rec.defect !== null)
+        out.push({
+          code: 'ERASURE_MISMATCH',
+          message: `seq ${rec.seq}: an erased value (seq ${m.seq}) names this erasure record, whose input is not an erasure's: ${rec.defect}`,
+          seq: rec.seq,
+          field: 'input',
+        });
       if (rec === undefined || rec.input === null || rec.seq <= m.seq) {
-        out.push({ code: 'ERASURE_UNRECORDED', message: `seq ${m.seq}: the erased value at ${where} (digest ${m.digest}) names erasure record ${JSON.stringify(m.erasure)}, which is not an erasure record later in the chain`, seq: m.seq, field: m.path.split('/')[1]!, path: m.path });
+        out.push({
+          code: 'ERASURE_UNRECORDED',
+          message: `seq ${m.seq}: the erased value at ${where} (digest ${m.digest}) names erasure record ${JSON.stringify(m.erasure)}, which is not an erasure record later in the chain`,
+          seq: m.seq,
+          field: m.path.split('/')[1]!,
+          path: m.path,
+        });
         continue;
       }
       const t = rec.input;
       if (t.target !== m.seq || t.digest !== m.digest || !pathMatches(t.path, m)) {
-        out.push({ code: 'ERASURE_UNRECORDED', message: `seq ${m.seq}: the erased value at ${where} (digest ${m.digest}) is not the one its erasure record (seq ${rec.seq}) names (seq ${t.target}, ${t.path}, ${t.digest})`, seq: m.seq, field: m.path.split('/')[1]!, path: m.path });
-        out.push({ code: 'ERASURE_MISMATCH', message: `seq ${rec.seq}: this erasure record names seq ${t.target} ${t.path} digest ${t.digest}, but the value it erased is seq ${m.seq} ${where} digest ${m.digest}`, seq: rec.seq, field: 'input' });
+        out.push({
+          code: 'ERASURE_UNRECORDED',
+          message: `seq ${m.seq}: the erased value at ${where} (digest ${m.digest}) is not the one its erasure record (seq ${rec.seq}) names (seq ${t.target}, ${t.path}, ${t.digest})`,
+          seq: m.seq,
+          field: m.path.split('/')[1]!,
+          path: m.path,
+        });
+        out.push({
+          code: 'ERASURE_MISMATCH',
+          message: `seq ${rec.seq}: this erasure record names seq ${t.target} ${t.path} digest ${t.digest}, but the value it erased is seq ${m.seq} ${where} digest ${m.digest}`,
+          seq: rec.seq,
+          field: 'input',
+        });
         continue;
       }
-      out.push({ code: 'VALUE_ERASED', message: `seq ${m.seq}: the value at ${t.path} was erased by seq ${rec.seq} (reason ${JSON.stringify(t.reason)}${t.by === null ? '' : `, by ${JSON.stringify(t.by)}`}); its digest ${m.digest} still binds it`, seq: m.seq, field: m.path.split('/')[1]!, path: t.path, notice: true });
+      out.push({
+        code: 'VALUE_ERASED',
+        message: `seq ${m.seq}: the value at ${t.path} was erased by seq ${rec.seq} (reason ${JSON.stringify(t.reason)}${t.by === null ? '' : `, by ${JSON.stringify(t.by)}`}); its digest ${m.digest} still binds it`,
+        seq: m.seq,
+        field: m.path.split('/')[1]!,
+        path: t.path,
+        notice: true,
+      });
     }
     for (const [stepId, rec] of this.records) {
       if (named.has(stepId)) continue;
       if (rec.input === null) {
         // It erased nothing and claims nothing checkable: the notice such a record had before the kind was
         // checked, so journals written then keep their verdict (vectors/v3.json chain-kinds-notices).
-        out.push({ code: 'KIND_UNCHECKED', message: `seq ${rec.seq}: an erasure record whose input is not an erasure's (${rec.defect ?? ''}) names nothing erased, so what it claims cannot be checked: its integrity is verified`, seq: rec.seq, field: 'input', notice: true });
+        out.push({
+          code: 'KIND_UNCHECKED',
+          message: `seq ${rec.seq}: an erasure record whose input is not an erasure's (${rec.defect ?? ''}) names nothing erased, so what it claims cannot be checked: its integrity is verified`,
+          seq: rec.seq,
+          field: 'input',
+          notice: true,
+        });
         continue;
       }
       if (rec.input.target >= rec.seq) {
-        out.push({ code: 'ERASURE_MISMATCH', message: `seq ${rec.seq}: an erasure record names seq ${rec.input.target}, which is not earlier in the chain`, seq: rec.seq, field: 'input' });
+        out.push({
+          code: 'ERASURE_MISMATCH',
+          message: `seq ${rec.seq}: an erasure record names seq ${rec.input.target}, which is not earlier in the chain`,
+          seq: rec.seq,
+          field: 'input',
+        });
         continue;
       }
       const defect = this.pendingDefect(rec.input);
       if (defect !== null) {
-        out.push({ code: 'ERASURE_MISMATCH', message: `seq ${rec.seq}: this erasure record names ${rec.input.path} of seq ${rec.input.target} with digest ${rec.input.digest}, but ${defect}: it claims an erasure that cannot be carried out`, seq: rec.seq, field: 'input' });
+        out.push({
+          code: 'ERASURE_MISMATCH',
+          message: `seq ${rec.seq}: this erasure record names ${rec.input.path} of seq ${rec.input.target} with digest ${rec.input.digest}, but ${defect}: it claims an erasure that cannot be carried out`,
+          seq: rec.seq,
+          field: 'input',
+        });
         continue;
       }
-      out.push({ code: 'ERASURE_PENDING', message: `seq ${rec.seq}: the erasure of ${rec.input.path} in seq ${rec.input.target} is recorded but not yet carried out (an erasure was interrupted): run \`stepchain erase <journal> --resume\``, seq: rec.seq, field: 'input', notice: true });
+      out.push({
+        code: 'ERASURE_PENDING',
+        message: `seq ${rec.seq}: the erasure of ${rec.input.path} in seq ${rec.input.target} is recorded but not yet carried out (an erasure was interrupted): run \`stepchain erase <journal> --resume\``,
+        seq: rec.seq,
+        field: 'input',
+        notice: true,
+      });
     }
     return out;
   }

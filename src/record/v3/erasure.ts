@@ -13,7 +13,23 @@ import { b64u, fromB64u } from './base64url.js';
 import { canonicalJsonTrusted } from '../../canonical/jcs.js';
 import { RESERVED_PREFIX } from '../../canonical/limits.js';
 import { digestUtf8, toHex } from '../../canonical/sha256.js';
-import { CHUNKS_MARKER, CommitError, PART_MARKER, SALT_BYTES, KEY_BYTES, V3_SLOTS, WITHHELD_MARKER, commitSlot, derivedSalts, listedSalts, rootOf, seedFromHex, slotKey, type SaltSource, type Unit } from './commit.js';
+import {
+  CHUNKS_MARKER,
+  CommitError,
+  PART_MARKER,
+  SALT_BYTES,
+  KEY_BYTES,
+  V3_SLOTS,
+  WITHHELD_MARKER,
+  commitSlot,
+  derivedSalts,
+  listedSalts,
+  rootOf,
+  seedFromHex,
+  slotKey,
+  type SaltSource,
+  type Unit,
+} from './commit.js';
 
 export { b64u, fromB64u };
 
@@ -45,7 +61,15 @@ const DIGEST_RE = /^sha256:[0-9a-f]{64}$/;
 const STEP_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
 const isObj = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
-export type ErasureErrorCode = 'ERASURE_TARGET_INVALID' | 'ERASURE_SIGNED' | 'ERASURE_INSIDE_PART' | 'ERASURE_CHUNK' | 'ERASURE_MISMATCH' | 'MARKER_INVALID' | 'ROOT_MISMATCH' | 'SEALED_INVALID';
+export type ErasureErrorCode =
+  | 'ERASURE_TARGET_INVALID'
+  | 'ERASURE_SIGNED'
+  | 'ERASURE_INSIDE_PART'
+  | 'ERASURE_CHUNK'
+  | 'ERASURE_MISMATCH'
+  | 'MARKER_INVALID'
+  | 'ROOT_MISMATCH'
+  | 'SEALED_INVALID';
 
 /** Why an erasure could not be made or a sealed record cannot be read; nothing was written. */
 export class ErasureError extends StepchainError<ErasureErrorCode> {
@@ -69,7 +93,13 @@ function unescapeToken(t: string): string {
 function erasedBodyOf(v: unknown): ErasedBody | null {
   if (!isObj(v)) return null;
   const k = Object.keys(v);
-  if (k.length !== 2 || !DIGEST_RE.test(String(v.digest)) || typeof v.erasure !== 'string' || !STEP_ID_RE.test(v.erasure)) return null;
+  if (
+    k.length !== 2 ||
+    !DIGEST_RE.test(String(v.digest)) ||
+    typeof v.erasure !== 'string' ||
+    !STEP_ID_RE.test(v.erasure)
+  )
+    return null;
   return { digest: v.digest as string, erasure: v.erasure };
 }
 
@@ -92,7 +122,9 @@ export function erasedMarkerDefect(obj: Record<string, unknown>): string | null 
     return null;
   }
   if (Object.keys(obj).length !== 1) return 'an erased value is an object with the one member "$stepchain:erased"';
-  return erasedBodyOf(body) === null ? 'an erased value is {"$stepchain:erased":{"digest":"sha256:<hex>","erasure":"<step_id>"}}' : null;
+  return erasedBodyOf(body) === null
+    ? 'an erased value is {"$stepchain:erased":{"digest":"sha256:<hex>","erasure":"<step_id>"}}'
+    : null;
 }
 
 /** Every erased unit of a sealed record's slot value, with its pointer (members: the parent's pointer + "/" + the marker's index is unknown: the digest names it). */
@@ -122,7 +154,8 @@ export function collectErased(v: unknown, path: string, out: ErasedUnit[]): void
 function asWithheld(v: unknown, path: string): unknown {
   if (Array.isArray(v)) return v.map((x, k) => asWithheld(x, `${path}/${k}`));
   if (!isObj(v)) return v;
-  if (WITHHELD_MARKER in v || CHUNKS_MARKER in v) throw new ErasureError('MARKER_INVALID', 'a stored record holds no withheld or chunk markers', path);
+  if (WITHHELD_MARKER in v || CHUNKS_MARKER in v)
+    throw new ErasureError('MARKER_INVALID', 'a stored record holds no withheld or chunk markers', path);
   const keys = Object.keys(v);
   // A part reference commits only its address: the public walk takes exactly {"digest": A} (§2).
   if (keys.length === 1 && keys[0] === PART_MARKER) {
@@ -138,7 +171,8 @@ function asWithheld(v: unknown, path: string): unknown {
     } else {
       // Defined, not assigned: a member named "__proto__" (legal JSON) would otherwise set the prototype and vanish.
       const value = asWithheld(v[k], `${path}/${escapePointer(k)}`);
-      if (k === '__proto__') Object.defineProperty(out, k, { value, enumerable: true, writable: true, configurable: true });
+      if (k === '__proto__')
+        Object.defineProperty(out, k, { value, enumerable: true, writable: true, configurable: true });
       else out[k] = value;
     }
   }
@@ -168,20 +202,25 @@ function slotSources(r: Rec): SlotSource[] {
   }
   const keys = r.keys;
   const salts = r.salts;
-  if (!isObj(keys) || !isObj(salts)) throw new ErasureError('SEALED_INVALID', 'a sealed record has the objects keys and salts');
+  if (!isObj(keys) || !isObj(salts))
+    throw new ErasureError('SEALED_INVALID', 'a sealed record has the objects keys and salts');
   for (const n of [...Object.keys(keys), ...Object.keys(salts)]) {
-    if (!(V3_SLOTS as readonly string[]).includes(n)) throw new ErasureError('SEALED_INVALID', `keys and salts name slots only (found ${JSON.stringify(n)})`);
+    if (!(V3_SLOTS as readonly string[]).includes(n))
+      throw new ErasureError('SEALED_INVALID', `keys and salts name slots only (found ${JSON.stringify(n)})`);
   }
   return V3_SLOTS.map((slot) => {
     const inKeys = slot in keys;
-    if (inKeys === slot in salts) throw new ErasureError('SEALED_INVALID', `slot ${slot} must be in exactly one of keys and salts`);
+    if (inKeys === slot in salts)
+      throw new ErasureError('SEALED_INVALID', `slot ${slot} must be in exactly one of keys and salts`);
     if (inKeys) {
       const k = typeof keys[slot] === 'string' ? fromB64u(keys[slot] as string) : null;
-      if (k === null || k.length !== KEY_BYTES) throw new ErasureError('SEALED_INVALID', `keys.${slot} must be ${KEY_BYTES} bytes in base64url`);
+      if (k === null || k.length !== KEY_BYTES)
+        throw new ErasureError('SEALED_INVALID', `keys.${slot} must be ${KEY_BYTES} bytes in base64url`);
       return { salts: derivedSalts(k), done: () => true, keyed: true };
     }
     const s = typeof salts[slot] === 'string' ? fromB64u(salts[slot] as string) : null;
-    if (s === null || s.length % SALT_BYTES !== 0) throw new ErasureError('SEALED_INVALID', `salts.${slot} must be whole ${SALT_BYTES}-byte salts in base64url`);
+    if (s === null || s.length % SALT_BYTES !== 0)
+      throw new ErasureError('SEALED_INVALID', `salts.${slot} must be whole ${SALT_BYTES}-byte salts in base64url`);
     const list = listedSalts(s);
     return { salts: list, done: () => list.used() === list.total(), keyed: false };
   });
@@ -198,16 +237,30 @@ export function rootOfRemaining(r: Rec, collect?: { slot: string; units: Unit[] 
     const src = sources[j]!;
     const value = r[slot];
     const sealed = typeof r.seed !== 'string';
-    if (sealed && src.keyed && containsErased(value)) throw new ErasureError('MARKER_INVALID', `slot ${slot} holds an erased unit, so its key cannot be kept; its salts are`, `/${slot}`);
+    if (sealed && src.keyed && containsErased(value))
+      throw new ErasureError(
+        'MARKER_INVALID',
+        `slot ${slot} holds an erased unit, so its key cannot be kept; its salts are`,
+        `/${slot}`,
+      );
     const walked = sealed ? asWithheld(value, `/${slot}`) : value;
     let d: Uint8Array;
     try {
-      d = commitSlot(slot, walked, src.salts, { public: sealed, ...(collect?.slot === slot ? { collect: collect.units } : {}) });
+      d = commitSlot(slot, walked, src.salts, {
+        public: sealed,
+        ...(collect?.slot === slot ? { collect: collect.units } : {}),
+      });
     } catch (e) {
-      if (e instanceof CommitError) throw new ErasureError(e.code === 'SECRETS_INVALID' ? 'SEALED_INVALID' : 'MARKER_INVALID', e.message, e.path);
+      if (e instanceof CommitError)
+        throw new ErasureError(e.code === 'SECRETS_INVALID' ? 'SEALED_INVALID' : 'MARKER_INVALID', e.message, e.path);
       throw e;
     }
-    if (!src.done()) throw new ErasureError('SEALED_INVALID', `salts.${slot} holds more salts than the slot has remaining units`, `/${slot}`);
+    if (!src.done())
+      throw new ErasureError(
+        'SEALED_INVALID',
+        `salts.${slot} holds more salts than the slot has remaining units`,
+        `/${slot}`,
+      );
     return d;
   });
   return 'sha256:' + toHex(rootOf(digests));
@@ -222,7 +275,8 @@ function containsErased(v: unknown): boolean {
 /** The envelope texts the step hash covers (FORMAT §14.5) of a parsed record. */
 function stepHashOfRecord(r: Rec, bind: string): string {
   let out = '{"bind":"' + bind + '"';
-  for (const n of ['kind', 'prev_hash', 'ref', 'root', 'seq', 'step_id', 'ts', 'v']) out += ',"' + n + '":' + canonicalJsonTrusted(r[n] as never);
+  for (const n of ['kind', 'prev_hash', 'ref', 'root', 'seq', 'step_id', 'ts', 'v'])
+    out += ',"' + n + '":' + canonicalJsonTrusted(r[n] as never);
   return digestUtf8(out + '}');
 }
 
@@ -246,15 +300,24 @@ export interface Erased {
 export function unitAt(r: Rec, path: string): { unit: Unit; units: Unit[] } {
   const tokens = path.split('/');
   if (tokens[0] !== '' || tokens.length < 2 || !(V3_SLOTS as readonly string[]).includes(unescapeToken(tokens[1]!))) {
-    throw new ErasureError('ERASURE_TARGET_INVALID', `path ${JSON.stringify(path)} is not a JSON Pointer into a slot (${V3_SLOTS.join(', ')})`, path);
+    throw new ErasureError(
+      'ERASURE_TARGET_INVALID',
+      `path ${JSON.stringify(path)} is not a JSON Pointer into a slot (${V3_SLOTS.join(', ')})`,
+      path,
+    );
   }
   const slot = unescapeToken(tokens[1]!);
   const units: Unit[] = [];
   rootOfRemaining(r, { slot, units });
   const unit = units.find((u) => u.path === path);
-  if (unit === undefined || unit.kind === 'chunk') refuseUnsupported(r, path, tokens.slice(1).map(unescapeToken), unit?.kind === 'chunk');
+  if (unit === undefined || unit.kind === 'chunk')
+    refuseUnsupported(r, path, tokens.slice(1).map(unescapeToken), unit?.kind === 'chunk');
   if (unit === undefined || unit.kind === 'chunk' || (slot === 'meta' && r.meta === undefined)) {
-    throw new ErasureError('ERASURE_TARGET_INVALID', `no member or element at ${path} in seq ${String(r.seq)} (already erased, inside a part, a chunk, or absent)`, path);
+    throw new ErasureError(
+      'ERASURE_TARGET_INVALID',
+      `no member or element at ${path} in seq ${String(r.seq)} (already erased, inside a part, a chunk, or absent)`,
+      path,
+    );
   }
   return { unit, units };
 }
@@ -267,13 +330,21 @@ export function unitAt(r: Rec, path: string): { unit: Unit; units: Unit[] } {
 function refuseUnsupported(r: Rec, path: string, tokens: readonly string[], chunk: boolean): void {
   if (chunk) {
     const whole = path.replace(/#\d+$/, '');
-    throw new ErasureError('ERASURE_CHUNK', `${path} of seq ${String(r.seq)} is one chunk of a long string: a chunk cannot be erased alone (its string is the smallest erasable unit); erase the whole string, ${whole}`, path);
+    throw new ErasureError(
+      'ERASURE_CHUNK',
+      `${path} of seq ${String(r.seq)} is one chunk of a long string: a chunk cannot be erased alone (its string is the smallest erasable unit); erase the whole string, ${whole}`,
+      path,
+    );
   }
   let v: unknown = r;
   for (let i = 0; i < tokens.length; i++) {
     if (isObj(v) && isObj(v[`${RESERVED_PREFIX}part`]) && Object.keys(v).length === 1) {
       const holder = '/' + tokens.slice(0, i).map(escapePointer).join('/');
-      throw new ErasureError('ERASURE_INSIDE_PART', `${path} of seq ${String(r.seq)} lies inside a part (spec/PARTS.md: a large value stored once per journal, shared by every record that references it): a unit inside a part cannot be erased alone in this version; erase the member that holds the part, ${holder}, in this record and in every other record that references it (stepchain erase <store> --match-path), and the part is deleted once nothing references it`, path);
+      throw new ErasureError(
+        'ERASURE_INSIDE_PART',
+        `${path} of seq ${String(r.seq)} lies inside a part (spec/PARTS.md: a large value stored once per journal, shared by every record that references it): a unit inside a part cannot be erased alone in this version; erase the member that holds the part, ${holder}, in this record and in every other record that references it (stepchain erase <store> --match-path), and the part is deleted once nothing references it`,
+        path,
+      );
     }
     const t = tokens[i]!;
     if (Array.isArray(v)) v = /^(0|[1-9]\d*)$/.test(t) ? v[Number(t)] : undefined;
@@ -294,7 +365,11 @@ export function refuseUnerasable(r: Rec, path: string): void {
   const tokens = path.split('/').slice(1).map(unescapeToken);
   const slot = tokens[0];
   if (typeof r.kind === 'string' && SIGNED_DECISION_KINDS.includes(r.kind) && (slot === 'input' || slot === 'meta')) {
-    throw new ErasureError('ERASURE_SIGNED', `${path} of seq ${String(r.seq)} is part of the decision an approver signed (the ${r.kind} record's input is the signed statement, its meta the key and signature; spec/APPROVALS.md): erasing any of it would void the signature and turn the decision into a problem; nothing was written. A signed decision is removed only with its journal (retention)`, path);
+    throw new ErasureError(
+      'ERASURE_SIGNED',
+      `${path} of seq ${String(r.seq)} is part of the decision an approver signed (the ${r.kind} record's input is the signed statement, its meta the key and signature; spec/APPROVALS.md): erasing any of it would void the signature and turn the decision into a problem; nothing was written. A signed decision is removed only with its journal (retention)`,
+      path,
+    );
   }
   let v: unknown = r;
   for (const t of tokens) {
@@ -304,7 +379,12 @@ export function refuseUnerasable(r: Rec, path: string): void {
   }
   const inside: ErasedUnit[] = [];
   collectErased(v, path, inside);
-  if (inside.length > 0) throw new ErasureError('ERASURE_TARGET_INVALID', `${path} of seq ${String(r.seq)} holds a value erased earlier (by ${inside[0]!.erasure}): erasing the whole of it would remove the marker that erasure record is checked against; nothing was written. Erase its remaining members or elements one by one instead`, path);
+  if (inside.length > 0)
+    throw new ErasureError(
+      'ERASURE_TARGET_INVALID',
+      `${path} of seq ${String(r.seq)} holds a value erased earlier (by ${inside[0]!.erasure}): erasing the whole of it would remove the marker that erasure record is checked against; nothing was written. Erase its remaining members or elements one by one instead`,
+      path,
+    );
 }
 
 function partAddresses(v: unknown, out: string[]): void {
@@ -325,10 +405,19 @@ export function eraseUnit(r: Rec, path: string, erasureStepId: string, expectDig
   // (two erasures of nested units racing) stays pending and is reported, rather than making the journal invalid.
   refuseUnerasable(r, path);
   const rootBefore = rootOfRemaining(r);
-  if (rootBefore !== r.root) throw new ErasureError('ROOT_MISMATCH', `seq ${String(r.seq)}: its root does not commit to its values; nothing is erased from a record that does not verify deep`);
+  if (rootBefore !== r.root)
+    throw new ErasureError(
+      'ROOT_MISMATCH',
+      `seq ${String(r.seq)}: its root does not commit to its values; nothing is erased from a record that does not verify deep`,
+    );
   const { unit, units } = unitAt(r, path);
   const digest = 'sha256:' + toHex(unit.digest);
-  if (expectDigest !== undefined && expectDigest !== digest) throw new ErasureError('ERASURE_MISMATCH', `the unit at ${path} of seq ${String(r.seq)} has digest ${digest}, not the ${expectDigest} named`, path);
+  if (expectDigest !== undefined && expectDigest !== digest)
+    throw new ErasureError(
+      'ERASURE_MISMATCH',
+      `the unit at ${path} of seq ${String(r.seq)} has digest ${digest}, not the ${expectDigest} named`,
+      path,
+    );
   const inside = (u: Unit): boolean => u === unit || u.path.startsWith(path + '/') || u.path.startsWith(path + '#');
   const kept = units.filter((u) => !inside(u));
   const tokens = path.split('/').slice(1).map(unescapeToken);
@@ -378,8 +467,16 @@ export function eraseUnit(r: Rec, path: string, erasureStepId: string, expectDig
   saltBytes = new Uint8Array(0);
   // What remains must still give R and the step hash: the head and every checkpoint stay valid.
   const rootAfter = rootOfRemaining(out);
-  if (rootAfter !== r.root) throw new ErasureError('ROOT_MISMATCH', `erasing ${path} of seq ${String(r.seq)} would change its root (${rootAfter}); nothing was written`);
-  if (stepHashOfRecord(out, out.bind as string) !== r.step_hash) throw new ErasureError('SEALED_INVALID', `erasing ${path} of seq ${String(r.seq)} would change its step hash; nothing was written`);
+  if (rootAfter !== r.root)
+    throw new ErasureError(
+      'ROOT_MISMATCH',
+      `erasing ${path} of seq ${String(r.seq)} would change its root (${rootAfter}); nothing was written`,
+    );
+  if (stepHashOfRecord(out, out.bind as string) !== r.step_hash)
+    throw new ErasureError(
+      'SEALED_INVALID',
+      `erasing ${path} of seq ${String(r.seq)} would change its step hash; nothing was written`,
+    );
   return { record: out, line: canonicalJsonTrusted(out as never) + '\n', digest, parts };
 }
 
@@ -387,13 +484,14 @@ export function eraseUnit(r: Rec, path: string, erasureStepId: string, expectDig
 export function erasureInputOf(input: unknown): ErasureInput | string {
   if (!isObj(input)) return 'the input of an erasure record is {"by","digest","path","reason","target"}';
   const keys = Object.keys(input).sort().join(',');
-  if (keys !== 'by,digest,path,reason,target') return `the input of an erasure record has exactly the members by, digest, path, reason, target (found ${keys || 'none'})`;
+  if (keys !== 'by,digest,path,reason,target')
+    return `the input of an erasure record has exactly the members by, digest, path, reason, target (found ${keys || 'none'})`;
   const { target, path, digest, reason, by } = input;
-  if (typeof target !== 'number' || !Number.isSafeInteger(target) || target < 0) return 'target is the seq of the record erased';
+  if (typeof target !== 'number' || !Number.isSafeInteger(target) || target < 0)
+    return 'target is the seq of the record erased';
   if (typeof path !== 'string' || !path.startsWith('/')) return 'path is a JSON Pointer into the erased record';
-  if (typeof digest !== 'string' || !DIGEST_RE.test(digest)) return 'digest is the erased unit\'s digest';
+  if (typeof digest !== 'string' || !DIGEST_RE.test(digest)) return "digest is the erased unit's digest";
   if (typeof reason !== 'string' || reason.length === 0) return 'reason is a non-empty string';
   if (by !== null && typeof by !== 'string') return 'by is a string or null';
   return { target, path, digest, reason, by };
 }
-

@@ -28,7 +28,13 @@ export interface KindSpec {
   readonly summary: string;
 }
 
-const spec = (kind: string, ref: KindSpec['ref'], error: KindSpec['error'], checked: boolean, summary: string): KindSpec => ({ kind, ref, error, checked, summary });
+const spec = (
+  kind: string,
+  ref: KindSpec['ref'],
+  error: KindSpec['error'],
+  checked: boolean,
+  summary: string,
+): KindSpec => ({ kind, ref, error, checked, summary });
 
 /** The v3 registry: v2's eleven kinds, and the kinds other issues land inside v3. */
 export const KIND_REGISTRY: readonly KindSpec[] = [
@@ -43,11 +49,41 @@ export const KIND_REGISTRY: readonly KindSpec[] = [
   spec('tool.updated', 'required', 'none', true, 'progress of a tool call; ref names its start'),
   spec('tool.completed', 'required', 'none', true, 'a tool call ended; ref names its start'),
   spec('tool.failed', 'required', 'required', true, 'a tool call failed; ref names its start'),
-  spec('decision', 'required', 'none', false, 'how a pending effect was resolved (#36): input {effect, resolution, result?}, meta {by, reason}; ref names the pending effect'),
-  spec('approval.requested', 'any', 'none', true, 'a tool call presented for approval (spec/APPROVALS.md §2): input {presented: {name, arguments}, digest, expires_at}'),
-  spec('approval.granted', 'required', 'none', true, 'an approval of a request (APPROVALS.md §3): ref names the request; input is the signed statement, meta {approver, signature}'),
-  spec('approval.denied', 'required', 'none', true, 'a refusal of a request (APPROVALS.md §3): as approval.granted, with decision "denied"'),
-  spec('erasure', 'none', 'none', true, 'an erasure of a committed unit (#40): input {target, path, digest, reason, by}, cross-checked against the sealed record it names (ERASURE.md §5)'),
+  spec(
+    'decision',
+    'required',
+    'none',
+    false,
+    'how a pending effect was resolved (#36): input {effect, resolution, result?}, meta {by, reason}; ref names the pending effect',
+  ),
+  spec(
+    'approval.requested',
+    'any',
+    'none',
+    true,
+    'a tool call presented for approval (spec/APPROVALS.md §2): input {presented: {name, arguments}, digest, expires_at}',
+  ),
+  spec(
+    'approval.granted',
+    'required',
+    'none',
+    true,
+    'an approval of a request (APPROVALS.md §3): ref names the request; input is the signed statement, meta {approver, signature}',
+  ),
+  spec(
+    'approval.denied',
+    'required',
+    'none',
+    true,
+    'a refusal of a request (APPROVALS.md §3): as approval.granted, with decision "denied"',
+  ),
+  spec(
+    'erasure',
+    'none',
+    'none',
+    true,
+    'an erasure of a committed unit (#40): input {target, path, digest, reason, by}, cross-checked against the sealed record it names (ERASURE.md §5)',
+  ),
 ];
 
 export const KINDS_BY_NAME: ReadonlyMap<string, KindSpec> = new Map(KIND_REGISTRY.map((k) => [k.kind, k]));
@@ -61,7 +97,9 @@ export function isKindName(v: unknown): v is string {
 export function kindRule(text: string, start: number, end: number): RuleViolation | null {
   return isKindName(canonicalValue(text, start, end))
     ? null
-    : { message: `kind must be a dotted lowercase name (${KIND_PATTERN.source}, at most ${MAX_KIND_LENGTH} characters), such as "tool.started" or "x.com.example.audit"` };
+    : {
+        message: `kind must be a dotted lowercase name (${KIND_PATTERN.source}, at most ${MAX_KIND_LENGTH} characters), such as "tool.started" or "x.com.example.audit"`,
+      };
 }
 
 /** What a verifier says about a well-formed kind: checked, registered but unchecked, or unknown. */

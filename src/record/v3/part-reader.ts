@@ -7,8 +7,20 @@ import type { Json } from '../../canonical/json.js';
 import { digestBytes } from '../../canonical/sha256.js';
 import { seedFromHex } from './commit.js';
 import {
-  addressOf, base64Of, listAddress, MAX_BASE_CHAIN, MAX_PART_BYTES, MAX_PART_DEPTH, parsePartFile, PartError, partRefOf, siteLoc,
-  type PartFile, type PartRef, type PartSite, type PartSource,
+  addressOf,
+  base64Of,
+  listAddress,
+  MAX_BASE_CHAIN,
+  MAX_PART_BYTES,
+  MAX_PART_DEPTH,
+  parsePartFile,
+  PartError,
+  partRefOf,
+  siteLoc,
+  type PartFile,
+  type PartRef,
+  type PartSite,
+  type PartSource,
 } from './parts.js';
 
 /**
@@ -37,21 +49,44 @@ export class PartReader {
     if (done !== undefined) return done;
     const loc = site.seq === undefined ? { path: site.path } : { seq: site.seq, path: site.path };
     const where = `part ${ref.digest} (${site.seq === undefined ? '' : `seq ${site.seq} `}at ${site.path === '' ? 'the root' : site.path})`;
-    if (ref.size > MAX_PART_BYTES) throw new PartError('PART_CORRUPT', `${where} is ${ref.size} bytes by its reference; a part file is at most ${MAX_PART_BYTES}`, ref.digest, loc);
+    if (ref.size > MAX_PART_BYTES)
+      throw new PartError(
+        'PART_CORRUPT',
+        `${where} is ${ref.size} bytes by its reference; a part file is at most ${MAX_PART_BYTES}`,
+        ref.digest,
+        loc,
+      );
     const got = await this.source(ref.digest, ref.size);
     if (got === null) throw new PartError('PART_MISSING', `${where} is not in the store`, ref.digest, loc);
     if (!(got instanceof Uint8Array) || got.length !== ref.size) {
       const held = got instanceof Uint8Array ? got.length : got.size;
-      throw new PartError('PART_CORRUPT', `${where} holds ${held} bytes, the reference says ${ref.size}`, ref.digest, loc);
+      throw new PartError(
+        'PART_CORRUPT',
+        `${where} holds ${held} bytes, the reference says ${ref.size}`,
+        ref.digest,
+        loc,
+      );
     }
     const actual = digestBytes(got);
-    if (actual !== ref.file) throw new PartError('PART_CORRUPT', `${where}: its file hashes to ${actual}, the reference says ${ref.file}`, ref.digest, loc);
+    if (actual !== ref.file)
+      throw new PartError(
+        'PART_CORRUPT',
+        `${where}: its file hashes to ${actual}, the reference says ${ref.file}`,
+        ref.digest,
+        loc,
+      );
     const f = parsePartFile(got);
     if (typeof f === 'string') throw new PartError('PART_CORRUPT', `${where}: its file ${f}`, ref.digest, loc);
     if (f.kind === 'list') await this.listElements(f, ref, site);
     else if (this.options.deep) {
       const a = addressOf(f, () => null);
-      if (a !== ref.digest) throw new PartError('PART_ADDRESS_MISMATCH', `${where}: its value gives address ${a ?? '(none)'}`, ref.digest, loc);
+      if (a !== ref.digest)
+        throw new PartError(
+          'PART_ADDRESS_MISMATCH',
+          `${where}: its value gives address ${a ?? '(none)'}`,
+          ref.digest,
+          loc,
+        );
       this.noteElements(ref.digest, f);
     }
     f.address = ref.digest;
@@ -63,17 +98,35 @@ export class PartReader {
   private async listElements(f: Extract<PartFile, { kind: 'list' }>, ref: PartRef, site: PartSite): Promise<Json[]> {
     const chain: Array<{ file: Extract<PartFile, { kind: 'list' }>; ref: PartRef }> = [{ file: f, ref }];
     let bottom: Json[] | undefined;
-    for (let cur = f; ; ) {
-      if (chain.length > MAX_BASE_CHAIN) throw new PartError('PART_CORRUPT', `part ${ref.digest}: its base chain is longer than ${MAX_BASE_CHAIN} lists`, ref.digest, siteLoc(site));
+    for (let cur = f; ;) {
+      if (chain.length > MAX_BASE_CHAIN)
+        throw new PartError(
+          'PART_CORRUPT',
+          `part ${ref.digest}: its base chain is longer than ${MAX_BASE_CHAIN} lists`,
+          ref.digest,
+          siteLoc(site),
+        );
       const known = this.values.get(cur.base.digest);
       if (known !== undefined) {
         bottom = known as Json[];
         break;
       }
       const next = this.files.get(cur.base.digest) ?? (await this.fetchOnly(cur.base, site));
-      if (next.kind === 'media') throw new PartError('PART_CORRUPT', `part ${ref.digest}: its base ${cur.base.digest} is media, not a list`, ref.digest, siteLoc(site));
+      if (next.kind === 'media')
+        throw new PartError(
+          'PART_CORRUPT',
+          `part ${ref.digest}: its base ${cur.base.digest} is media, not a list`,
+          ref.digest,
+          siteLoc(site),
+        );
       if (next.kind === 'value') {
-        if (!Array.isArray(next.value)) throw new PartError('PART_CORRUPT', `part ${ref.digest}: its base ${cur.base.digest} is not a list`, ref.digest, siteLoc(site));
+        if (!Array.isArray(next.value))
+          throw new PartError(
+            'PART_CORRUPT',
+            `part ${ref.digest}: its base ${cur.base.digest} is not a list`,
+            ref.digest,
+            siteLoc(site),
+          );
         bottom = next.value;
         this.noteElements(cur.base.digest, next);
         this.files.set(cur.base.digest, next);
@@ -91,7 +144,13 @@ export class PartReader {
         const base = this.elements.get(c.file.base.digest);
         if (seed !== null && base !== undefined) {
           const made = listAddress(base, c.file.tail, seed);
-          if (made.address !== c.ref.digest) throw new PartError('PART_ADDRESS_MISMATCH', `part ${c.ref.digest}: its value gives address ${made.address}`, c.ref.digest, siteLoc(site));
+          if (made.address !== c.ref.digest)
+            throw new PartError(
+              'PART_ADDRESS_MISMATCH',
+              `part ${c.ref.digest}: its value gives address ${made.address}`,
+              c.ref.digest,
+              siteLoc(site),
+            );
           this.elements.set(c.ref.digest, made.elements);
         }
       }
@@ -112,14 +171,27 @@ export class PartReader {
 
   /** Fetch and check size, F, shape, without following a list's base (the caller walks the chain). */
   private async fetchOnly(ref: PartRef, site: PartSite): Promise<PartFile> {
-    if (ref.size > MAX_PART_BYTES) throw new PartError('PART_CORRUPT', `part ${ref.digest} is ${ref.size} bytes by its reference; a part file is at most ${MAX_PART_BYTES}`, ref.digest, siteLoc(site));
+    if (ref.size > MAX_PART_BYTES)
+      throw new PartError(
+        'PART_CORRUPT',
+        `part ${ref.digest} is ${ref.size} bytes by its reference; a part file is at most ${MAX_PART_BYTES}`,
+        ref.digest,
+        siteLoc(site),
+      );
     const got = await this.source(ref.digest, ref.size);
     const where = `part ${ref.digest} (a list's base, met at ${site.path === '' ? 'the root' : site.path})`;
     const loc = site.seq === undefined ? { path: site.path } : { seq: site.seq, path: site.path };
     if (got === null) throw new PartError('PART_MISSING', `${where} is not in the store`, ref.digest, loc);
-    if (!(got instanceof Uint8Array) || got.length !== ref.size) throw new PartError('PART_CORRUPT', `${where} is not ${ref.size} bytes long`, ref.digest, loc);
+    if (!(got instanceof Uint8Array) || got.length !== ref.size)
+      throw new PartError('PART_CORRUPT', `${where} is not ${ref.size} bytes long`, ref.digest, loc);
     const actual = digestBytes(got);
-    if (actual !== ref.file) throw new PartError('PART_CORRUPT', `${where}: its file hashes to ${actual}, the reference says ${ref.file}`, ref.digest, loc);
+    if (actual !== ref.file)
+      throw new PartError(
+        'PART_CORRUPT',
+        `${where}: its file hashes to ${actual}, the reference says ${ref.file}`,
+        ref.digest,
+        loc,
+      );
     const f = parsePartFile(got);
     if (typeof f === 'string') throw new PartError('PART_CORRUPT', `${where}: its file ${f}`, ref.digest, loc);
     return f;
@@ -148,19 +220,31 @@ export class PartReader {
   /** `v` with every part reference inside replaced by its value. */
   async resolve(v: Json, site: PartSite, depth = 0): Promise<Json> {
     if (v === null || typeof v !== 'object') return v;
-    if (depth > MAX_PART_DEPTH) throw new PartError('PART_CORRUPT', `part references nest deeper than ${MAX_PART_DEPTH} at ${site.path}`, '', siteLoc(site));
+    if (depth > MAX_PART_DEPTH)
+      throw new PartError(
+        'PART_CORRUPT',
+        `part references nest deeper than ${MAX_PART_DEPTH} at ${site.path}`,
+        '',
+        siteLoc(site),
+      );
     const ref = partRefOf(v);
     if (ref !== null) return this.value(ref, site, depth);
     if (Array.isArray(v)) {
       const out: Json[] = [];
-      for (let i = 0; i < v.length; i++) out.push(await this.resolve(v[i]!, { ...site, path: `${site.path}/${i}` }, depth));
+      for (let i = 0; i < v.length; i++)
+        out.push(await this.resolve(v[i]!, { ...site, path: `${site.path}/${i}` }, depth));
       return out;
     }
     const out: Record<string, Json> = {};
     for (const k of Object.keys(v)) {
-      const value = await this.resolve(v[k]!, { ...site, path: `${site.path}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}` }, depth);
+      const value = await this.resolve(
+        v[k]!,
+        { ...site, path: `${site.path}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}` },
+        depth,
+      );
       // Defined, not assigned: a member named "__proto__" (legal JSON, kept by JSON.parse) would otherwise become the prototype and vanish from show and log.
-      if (k === '__proto__') Object.defineProperty(out, k, { value, enumerable: true, writable: true, configurable: true });
+      if (k === '__proto__')
+        Object.defineProperty(out, k, { value, enumerable: true, writable: true, configurable: true });
       else out[k] = value;
     }
     return out;

@@ -10,8 +10,20 @@ import { digestBytes, toHex } from '../../canonical/sha256.js';
 import { commitPart, newSeed, TAG } from './commit.js';
 import { PartReader } from './part-reader.js';
 import {
-  hmacSha256, listAddress, MEDIA_TYPE_MEMBERS, mediaAddress, mediaBytesOf, PART_THRESHOLD_DEFAULT, PART_THRESHOLD_MAX, PART_THRESHOLD_MIN, PartError, partMarker,
-  sniffMediaType, type PartFile, type PartPayload, type PartRef,
+  hmacSha256,
+  listAddress,
+  MEDIA_TYPE_MEMBERS,
+  mediaAddress,
+  mediaBytesOf,
+  PART_THRESHOLD_DEFAULT,
+  PART_THRESHOLD_MAX,
+  PART_THRESHOLD_MIN,
+  PartError,
+  partMarker,
+  sniffMediaType,
+  type PartFile,
+  type PartPayload,
+  type PartRef,
 } from './parts.js';
 
 const encoder = new TextEncoder();
@@ -74,7 +86,8 @@ export class PartWriter {
   ) {
     if (partKey.length !== 32) throw new RangeError('a part key is 32 bytes');
     const t = options.threshold ?? PART_THRESHOLD_DEFAULT;
-    if (!Number.isSafeInteger(t) || t < PART_THRESHOLD_MIN || t > PART_THRESHOLD_MAX) throw new RangeError(`part threshold ${t} is outside ${PART_THRESHOLD_MIN}–${PART_THRESHOLD_MAX} bytes`);
+    if (!Number.isSafeInteger(t) || t < PART_THRESHOLD_MIN || t > PART_THRESHOLD_MAX)
+      throw new RangeError(`part threshold ${t} is outside ${PART_THRESHOLD_MIN}–${PART_THRESHOLD_MAX} bytes`);
     this.threshold = t;
     this.key = partKey.slice();
     this.recentMax = options.recentLists ?? 8;
@@ -115,7 +128,14 @@ export class PartWriter {
       for (const x of v) subs.push(await this.walk(x, null, out));
       const text = '[' + subs.map((s) => s.text).join(',') + ']';
       const value = subs.map((s) => s.value);
-      return this.big(text) ? this.listPart(value, subs.map((s) => s.text), text, out) : { value, text };
+      return this.big(text)
+        ? this.listPart(
+            value,
+            subs.map((s) => s.text),
+            text,
+            out,
+          )
+        : { value, text };
     }
     const keys = Object.keys(v).sort();
     const value: Record<string, Json> = {};
@@ -162,7 +182,6 @@ export class PartWriter {
     return ref;
   }
 
-
   private emit(indexKey: string, address: string, bytes: Uint8Array, out: PartPayload[]): PartRef {
     const ref = refOfFile(address, bytes);
     out.push({ address, bytes, indexKey });
@@ -186,7 +205,10 @@ export class PartWriter {
 
   private async media(raw: Uint8Array, mediaType: string, text: string, out: PartPayload[]): Promise<Sub> {
     const indexKey = this.indexKey(TAG.media, [encoder.encode(canonicalJsonTrusted(mediaType)), raw]);
-    const found = await this.existing(indexKey, (f, v) => f.kind === 'media' && f.mediaType === mediaType && v === text);
+    const found = await this.existing(
+      indexKey,
+      (f, v) => f.kind === 'media' && f.mediaType === mediaType && v === text,
+    );
     if (found !== null) return this.marker(found);
     const seed = this.seed();
     const head = encoder.encode(canonicalJsonTrusted({ media_type: mediaType, seed: toHex(seed), size: raw.length }));
@@ -235,4 +257,3 @@ function mediaTypeOf(parent: Record<string, Json> | null): string | null {
   }
   return null;
 }
-

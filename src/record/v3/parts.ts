@@ -24,7 +24,18 @@ import { RESERVED_PREFIX } from '../../canonical/limits.js';
 import { scanCanonical } from '../../canonical/scan.js';
 import { digestBytes, sha256Backend, toHex } from '../../canonical/sha256.js';
 import { StepchainError } from '../../errors.js';
-import { commitPart, newSeed, PART_MARKER, SEED_BYTES, seedFromHex, sha256Concat, slotKey, TAG, unitSalt, type Unit } from './commit.js';
+import {
+  commitPart,
+  newSeed,
+  PART_MARKER,
+  SEED_BYTES,
+  seedFromHex,
+  sha256Concat,
+  slotKey,
+  TAG,
+  unitSalt,
+  type Unit,
+} from './commit.js';
 
 export { PART_MARKER };
 
@@ -71,7 +82,13 @@ export class PartError extends StepchainError<PartProblemCode> {
     readonly address: string,
     location: { seq?: number; path?: string; file?: string } = {},
   ) {
-    super(code, message, { location, hint: code === 'PART_MISSING' ? 'restore the journal\'s parts from a backup, or the receipt from its source' : 'restore this part from a backup; the record that references it is intact' });
+    super(code, message, {
+      location,
+      hint:
+        code === 'PART_MISSING'
+          ? "restore the journal's parts from a backup, or the receipt from its source"
+          : 'restore this part from a backup; the record that references it is intact',
+    });
   }
 }
 
@@ -92,7 +109,8 @@ export function partRefOf(v: unknown): PartRef | null {
   const b = v[PART_MARKER];
   if (!isObject(b) || Object.keys(b).length !== 3) return null;
   const { digest, file, size } = b;
-  if (typeof digest !== 'string' || !DIGEST_RE.test(digest) || typeof file !== 'string' || !DIGEST_RE.test(file)) return null;
+  if (typeof digest !== 'string' || !DIGEST_RE.test(digest) || typeof file !== 'string' || !DIGEST_RE.test(file))
+    return null;
   if (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 0) return null;
   return { digest, file, size };
 }
@@ -129,7 +147,10 @@ export function hmacSha256(key: Uint8Array, message: readonly Uint8Array[]): Uin
 /** A media part's address: SHA-256(0x6f ‖ salt(0,0) ‖ JCS(media type) ‖ raw bytes) under its seed. */
 export function mediaAddress(mediaType: string, raw: Uint8Array, seed: Uint8Array): string {
   const salt = unitSalt(slotKey(seed, 0), 0);
-  return 'sha256:' + toHex(sha256Concat([Uint8Array.of(TAG.media), salt, encoder.encode(canonicalJsonTrusted(mediaType)), raw]));
+  return (
+    'sha256:' +
+    toHex(sha256Concat([Uint8Array.of(TAG.media), salt, encoder.encode(canonicalJsonTrusted(mediaType)), raw]))
+  );
 }
 
 /**
@@ -138,14 +159,21 @@ export function mediaAddress(mediaType: string, raw: Uint8Array, seed: Uint8Arra
  * the tail's numbered from unit 1 under this part's seed. With an empty base this is commitPart's digest of
  * the whole list: one rule for every list.
  */
-export function listAddress(base: readonly Uint8Array[], tail: readonly Json[], seed: Uint8Array): { address: string; elements: Uint8Array[] } {
+export function listAddress(
+  base: readonly Uint8Array[],
+  tail: readonly Json[],
+  seed: Uint8Array,
+): { address: string; elements: Uint8Array[] } {
   const units: Unit[] = [];
   const whole = commitPart(tail, seed, { units });
   const tailDigests = topElements(units, tail.length);
   if (base.length === 0) return { address: whole.address, elements: tailDigests };
   const salt = unitSalt(slotKey(seed, 0), 0);
   const elements = [...base, ...tailDigests];
-  return { address: 'sha256:' + toHex(sha256Concat([Uint8Array.of(TAG.part), salt, Uint8Array.of(0x5b), ...elements])), elements };
+  return {
+    address: 'sha256:' + toHex(sha256Concat([Uint8Array.of(TAG.part), salt, Uint8Array.of(0x5b), ...elements])),
+    elements,
+  };
 }
 
 /** The unit digests of the top-level elements of an array part, from its collected units (paths `/k`). */
@@ -182,7 +210,8 @@ export function mediaBytesOf(s: string): Uint8Array | null {
 /** The canonical base64 text of raw bytes (what a media part stands for). */
 export function base64Of(raw: Uint8Array): string {
   let bin = '';
-  for (let i = 0; i < raw.length; i += 0x8000) bin += String.fromCharCode.apply(null, raw.subarray(i, i + 0x8000) as unknown as number[]);
+  for (let i = 0; i < raw.length; i += 0x8000)
+    bin += String.fromCharCode.apply(null, raw.subarray(i, i + 0x8000) as unknown as number[]);
   return btoa(bin);
 }
 
@@ -204,7 +233,6 @@ export type PartFile =
   | { kind: 'value'; seed: string; value: Json; address?: string }
   | { kind: 'list'; seed: string; base: PartRef; tail: Json[]; address?: string }
   | { kind: 'media'; seed: string; mediaType: string; raw: Uint8Array; address?: string };
-
 
 /**
  * Parses part file bytes (already matched to their reference's size and F) into a part file, or says why
@@ -231,7 +259,8 @@ export function parsePartFile(bytes: Uint8Array): PartFile | string {
   if (nl >= 0) {
     if (keys !== 'media_type,seed,size') return 'has a media header whose members are not media_type, seed, size';
     const t = obj.media_type;
-    if (typeof t !== 'string' || !/^[\x21-\x7e]{1,255}$/.test(t)) return 'has a media type that is not 1–255 printable ASCII characters';
+    if (typeof t !== 'string' || !/^[\x21-\x7e]{1,255}$/.test(t))
+      return 'has a media type that is not 1–255 printable ASCII characters';
     const raw = bytes.subarray(nl + 1);
     if (obj.size !== raw.length) return `says ${String(obj.size)} media bytes and holds ${raw.length}`;
     return { kind: 'media', seed, mediaType: t, raw };
@@ -243,7 +272,11 @@ export function parsePartFile(bytes: Uint8Array): PartFile | string {
     if (!Array.isArray(obj.tail) || obj.tail.length === 0) return 'has a tail that is not a non-empty array';
     file = { kind: 'list', seed, base, tail: obj.tail as Json[] };
   } else return `has members ${keys}, which are no part file's`;
-  const bad = reservedDefect(file.kind === 'value' ? file.value : file.tail, file.kind === 'value' ? '/value' : '/tail', 0);
+  const bad = reservedDefect(
+    file.kind === 'value' ? file.value : file.tail,
+    file.kind === 'value' ? '/value' : '/tail',
+    0,
+  );
   return bad ?? file;
 }
 
@@ -263,7 +296,8 @@ function reservedDefect(v: unknown, path: string, depth: number): string | null 
     return depth + 1 > MAX_PART_DEPTH ? `nests part references deeper than ${MAX_PART_DEPTH}` : null;
   }
   for (const k of Object.keys(o)) {
-    if (k.startsWith(RESERVED_PREFIX)) return `holds the reserved member name ${JSON.stringify(k)} at ${path}, which no writer stores in a part`;
+    if (k.startsWith(RESERVED_PREFIX))
+      return `holds the reserved member name ${JSON.stringify(k)} at ${path}, which no writer stores in a part`;
     const d = reservedDefect(o[k], `${path}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`, depth);
     if (d !== null) return d;
   }

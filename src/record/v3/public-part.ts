@@ -16,7 +16,19 @@ import type { Json } from '../../canonical/json.js';
 import { RESERVED_PREFIX } from '../../canonical/limits.js';
 import { scanCanonical } from '../../canonical/scan.js';
 import { toHex } from '../../canonical/sha256.js';
-import { CommitError, derivedSalts, listedSalts, PART_MARKER, sha256Concat, TAG, CHUNKS_MARKER, WITHHELD_MARKER, Walk, type SaltSource, type WalkOptions } from './commit.js';
+import {
+  CommitError,
+  derivedSalts,
+  listedSalts,
+  PART_MARKER,
+  sha256Concat,
+  TAG,
+  CHUNKS_MARKER,
+  WITHHELD_MARKER,
+  Walk,
+  type SaltSource,
+  type WalkOptions,
+} from './commit.js';
 import { b64uDecode } from './public.js';
 
 export type PublicPartFile =
@@ -42,7 +54,8 @@ export function publicPartRefOf(v: unknown): string | null {
   const keys = Object.keys(v);
   if (keys.length !== 1 || keys[0] !== PART_MARKER) return null;
   const b = v[PART_MARKER];
-  if (!isObject(b) || Object.keys(b).length !== 1 || typeof b.digest !== 'string' || !DIGEST_RE.test(b.digest)) return null;
+  if (!isObject(b) || Object.keys(b).length !== 1 || typeof b.digest !== 'string' || !DIGEST_RE.test(b.digest))
+    return null;
   return b.digest;
 }
 
@@ -62,7 +75,9 @@ export function publicPartRefsIn(v: Json, path = ''): Array<{ address: string; p
       return;
     }
     if (Array.isArray(x)) x.forEach((e, i) => walk(e, `${p}/${i}`, depth + 1));
-    else for (const k of Object.keys(x)) if (k !== WITHHELD_MARKER) walk(x[k]!, `${p}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`, depth + 1);
+    else
+      for (const k of Object.keys(x))
+        if (k !== WITHHELD_MARKER) walk(x[k]!, `${p}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`, depth + 1);
   };
   walk(v, path, 0);
   return out;
@@ -77,7 +92,9 @@ function secretsOf(v: unknown): PartSecrets | string {
   }
   if (keys.length === 1 && keys[0] === 'salts') {
     const s = b64uDecode(v.salts);
-    return s !== null && s.length > 0 && s.length % 16 === 0 ? { salts: s } : 'has secrets.salts that are not one or more 16-byte salts in base64url';
+    return s !== null && s.length > 0 && s.length % 16 === 0
+      ? { salts: s }
+      : 'has secrets.salts that are not one or more 16-byte salts in base64url';
   }
   return 'has secrets that are not {"key": …} or {"salts": …}';
 }
@@ -87,7 +104,11 @@ export function isPublicPartFile(bytes: Uint8Array): boolean {
   const nl = bytes.indexOf(0x0a);
   const head = nl < 0 ? bytes : bytes.subarray(0, nl);
   // Canonical JSON sorts members: "secrets" is the first member of a value part, after base / media_type otherwise.
-  return head.length > 12 && head[0] === 0x7b && new TextDecoder().decode(head.subarray(0, Math.min(head.length, 200))).includes('"secrets":{');
+  return (
+    head.length > 12 &&
+    head[0] === 0x7b &&
+    new TextDecoder().decode(head.subarray(0, Math.min(head.length, 200))).includes('"secrets":{')
+  );
 }
 
 /** Parses a public part file, or says why it is not one: canonical JSON, exactly the kind's members. */
@@ -107,10 +128,12 @@ export function parsePublicPartFile(bytes: Uint8Array): PublicPartFile | string 
   const names = Object.keys(obj).sort().join(',');
   const secrets = secretsOf(obj.secrets);
   if (nl >= 0) {
-    if (names !== 'media_type,secrets,size') return 'has a media header whose members are not media_type, secrets, size';
+    if (names !== 'media_type,secrets,size')
+      return 'has a media header whose members are not media_type, secrets, size';
     if (typeof secrets === 'string') return secrets;
     const t = obj.media_type;
-    if (typeof t !== 'string' || !/^[\x21-\x7e]{1,255}$/.test(t)) return 'has a media type that is not 1–255 printable ASCII characters';
+    if (typeof t !== 'string' || !/^[\x21-\x7e]{1,255}$/.test(t))
+      return 'has a media type that is not 1–255 printable ASCII characters';
     const raw = bytes.subarray(nl + 1);
     if (obj.size !== raw.length) return `says ${String(obj.size)} media bytes and holds ${raw.length}`;
     return { kind: 'media', secrets, mediaType: t, raw };
@@ -138,7 +161,8 @@ export function reservedInPublicPart(v: unknown, depth = 0): string | null {
     return null;
   }
   for (const k of Object.keys(v)) {
-    if (k.startsWith(RESERVED_PREFIX) && k !== WITHHELD_MARKER && k !== CHUNKS_MARKER && k !== PART_MARKER) return `shows the reserved member name ${JSON.stringify(k)}`;
+    if (k.startsWith(RESERVED_PREFIX) && k !== WITHHELD_MARKER && k !== CHUNKS_MARKER && k !== PART_MARKER)
+      return `shows the reserved member name ${JSON.stringify(k)}`;
     const d = reservedInPublicPart((v as Record<string, unknown>)[k], depth + 1);
     if (d !== null) return d;
   }
@@ -148,7 +172,9 @@ export function reservedInPublicPart(v: unknown, depth = 0): string | null {
 function showsWithheld(v: unknown, depth: number): boolean {
   if (v === null || typeof v !== 'object' || depth > MAX_DEPTH) return false;
   if (Array.isArray(v)) return v.some((x) => showsWithheld(x, depth + 1));
-  return Object.keys(v).some((k) => k === WITHHELD_MARKER || showsWithheld((v as Record<string, unknown>)[k], depth + 1));
+  return Object.keys(v).some(
+    (k) => k === WITHHELD_MARKER || showsWithheld((v as Record<string, unknown>)[k], depth + 1),
+  );
 }
 
 /**
@@ -157,10 +183,14 @@ function showsWithheld(v: unknown, depth: number): boolean {
  * (PARTS.md §5). Salts come from `salts` in preorder (unit 0 first); with `public`, withheld markers count
  * as their digests. Throws CommitError on a shape it cannot commit.
  */
-export function commitPartUnits(value: unknown, salts: SaltSource, options: WalkOptions & { base?: readonly Uint8Array[] } = {}): { digest: Uint8Array; elements: Uint8Array[] | null } {
+export function commitPartUnits(
+  value: unknown,
+  salts: SaltSource,
+  options: WalkOptions & { base?: readonly Uint8Array[] } = {},
+): { digest: Uint8Array; elements: Uint8Array[] | null } {
   const walk = new Walk('part', salts, options);
   if (!Array.isArray(value)) {
-    if (options.base !== undefined) throw new CommitError('MARKER_INVALID', 'a list part\'s tail is an array', '');
+    if (options.base !== undefined) throw new CommitError('MARKER_INVALID', "a list part's tail is an array", '');
     return { digest: walk.unit(TAG.part, 'part', null, value, ''), elements: null };
   }
   const salt = walk.top('');
@@ -178,7 +208,11 @@ export type PublicPartCheck =
  * salts it discloses, withheld digests taken as given; for a list, over the elements its base gives
  * (`base`: the base's element digests, checked first by the caller). Compared with `address`.
  */
-export function checkPublicPart(f: PublicPartFile, address: string, base: readonly Uint8Array[] | null): PublicPartCheck {
+export function checkPublicPart(
+  f: PublicPartFile,
+  address: string,
+  base: readonly Uint8Array[] | null,
+): PublicPartCheck {
   let listed: ReturnType<typeof listedSalts> | null = null;
   let salts: SaltSource;
   if ('key' in f.secrets) salts = derivedSalts(f.secrets.key);
@@ -186,25 +220,54 @@ export function checkPublicPart(f: PublicPartFile, address: string, base: readon
   let got: { digest: Uint8Array; elements: Uint8Array[] | null };
   try {
     if (f.kind === 'media') {
-      if (listed !== null && listed.total() !== 1) return { ok: false, code: 'PART_CORRUPT', message: 'a media part is one unit: its secrets are its key or one salt' };
+      if (listed !== null && listed.total() !== 1)
+        return {
+          ok: false,
+          code: 'PART_CORRUPT',
+          message: 'a media part is one unit: its secrets are its key or one salt',
+        };
       const salt = salts()!;
-      got = { digest: sha256Concat([Uint8Array.of(TAG.media), salt, encoder.encode(JSON.stringify(f.mediaType)), f.raw]), elements: null };
+      got = {
+        digest: sha256Concat([Uint8Array.of(TAG.media), salt, encoder.encode(JSON.stringify(f.mediaType)), f.raw]),
+        elements: null,
+      };
     } else {
       const value = f.kind === 'value' ? f.value : f.tail;
       const bad = reservedInPublicPart(value);
       if (bad !== null) return { ok: false, code: 'PART_CORRUPT', message: `its value ${bad}` };
       if ('key' in f.secrets && showsWithheld(value, 0)) {
-        return { ok: false, code: 'PART_CORRUPT', message: 'it withholds a unit but discloses its key, which opens that unit: a part with something withheld discloses the salts of its disclosed units' };
+        return {
+          ok: false,
+          code: 'PART_CORRUPT',
+          message:
+            'it withholds a unit but discloses its key, which opens that unit: a part with something withheld discloses the salts of its disclosed units',
+        };
       }
-      if (f.kind === 'list' && base === null) return { ok: false, code: 'PART_CORRUPT', message: `its base ${f.base} is not a checked list in the receipt` };
+      if (f.kind === 'list' && base === null)
+        return { ok: false, code: 'PART_CORRUPT', message: `its base ${f.base} is not a checked list in the receipt` };
       got = commitPartUnits(value, salts, { public: true, ...(f.kind === 'list' ? { base: base! } : {}) });
     }
   } catch (e) {
     if (!(e instanceof CommitError)) throw e;
-    return { ok: false, code: 'PART_CORRUPT', message: `${e.message}${e.path ? ` (at ${e.path})` : ''}`, ...(e.path ? { path: e.path } : {}) };
+    return {
+      ok: false,
+      code: 'PART_CORRUPT',
+      message: `${e.message}${e.path ? ` (at ${e.path})` : ''}`,
+      ...(e.path ? { path: e.path } : {}),
+    };
   }
-  if (listed !== null && listed.used() !== listed.total()) return { ok: false, code: 'PART_CORRUPT', message: `its secrets hold ${listed.total() - listed.used()} salts more than it has disclosed units` };
+  if (listed !== null && listed.used() !== listed.total())
+    return {
+      ok: false,
+      code: 'PART_CORRUPT',
+      message: `its secrets hold ${listed.total() - listed.used()} salts more than it has disclosed units`,
+    };
   const a = 'sha256:' + toHex(got.digest);
-  if (a !== address) return { ok: false, code: 'PART_ADDRESS_MISMATCH', message: `what it shows gives address ${a}, not ${address}: a shown value, name, chunk, order or withheld digest is not the original's` };
+  if (a !== address)
+    return {
+      ok: false,
+      code: 'PART_ADDRESS_MISMATCH',
+      message: `what it shows gives address ${a}, not ${address}: a shown value, name, chunk, order or withheld digest is not the original's`,
+    };
   return { ok: true, address: a, elements: got.elements };
 }

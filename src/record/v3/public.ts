@@ -8,7 +8,16 @@
  */
 import { isObject, type Json } from '../../canonical/json.js';
 import { isDigest, toHex } from '../../canonical/sha256.js';
-import { CommitError, V3_SLOTS as SLOTS, WITHHELD_MARKER as WITHHELD, commitSlot, derivedSalts, listedSalts, rootOf, slotKey } from './commit.js';
+import {
+  CommitError,
+  V3_SLOTS as SLOTS,
+  WITHHELD_MARKER as WITHHELD,
+  commitSlot,
+  derivedSalts,
+  listedSalts,
+  rootOf,
+  slotKey,
+} from './commit.js';
 
 export interface PublicRecordProblem {
   code: 'ROOT_MISMATCH' | 'SECRETS_INVALID' | 'MARKER_INVALID' | 'SECRET_PUBLISHED' | 'HASH_MISMATCH';
@@ -50,21 +59,48 @@ export function publicRecordProblems(record: unknown): PublicRecordProblem[] {
   const problems: PublicRecordProblem[] = [];
   if (!isObject(record)) return [{ code: 'MARKER_INVALID', field: '', message: 'a public record is a JSON object' }];
   for (const m of ['seed', 'keys']) {
-    if (m in record) problems.push({ code: 'SECRET_PUBLISHED', field: m, message: `a public record carries "${m}", which opens every unit of the record: a publication carries "secrets" only` });
+    if (m in record)
+      problems.push({
+        code: 'SECRET_PUBLISHED',
+        field: m,
+        message: `a public record carries "${m}", which opens every unit of the record: a publication carries "secrets" only`,
+      });
   }
-  if (!isDigest(record.root)) problems.push({ code: 'MARKER_INVALID', field: 'root', message: 'root must be a digest' });
-  if (!isDigest(record.bind)) problems.push({ code: 'MARKER_INVALID', field: 'bind', message: 'bind must be a digest' });
+  if (!isDigest(record.root))
+    problems.push({ code: 'MARKER_INVALID', field: 'root', message: 'root must be a digest' });
+  if (!isDigest(record.bind))
+    problems.push({ code: 'MARKER_INVALID', field: 'bind', message: 'bind must be a digest' });
   const sec = record.secrets;
   let seed: Uint8Array | null = null;
   let keys: Record<string, unknown> = {};
   let salts: Record<string, unknown> = {};
-  const secretsBad = (message: string, field = 'secrets'): PublicRecordProblem[] => [...problems, { code: 'SECRETS_INVALID', field, message }];
-  if (isObject(sec) && Object.keys(sec).join(',') === 'seed' && typeof sec.seed === 'string' && /^[0-9a-f]{64}$/.test(sec.seed)) seed = hexToBytes(sec.seed);
-  else if (isObject(sec) && Object.keys(sec).sort().join(',') === 'keys,salts' && isObject(sec.keys) && isObject(sec.salts)) {
+  const secretsBad = (message: string, field = 'secrets'): PublicRecordProblem[] => [
+    ...problems,
+    { code: 'SECRETS_INVALID', field, message },
+  ];
+  if (
+    isObject(sec) &&
+    Object.keys(sec).join(',') === 'seed' &&
+    typeof sec.seed === 'string' &&
+    /^[0-9a-f]{64}$/.test(sec.seed)
+  )
+    seed = hexToBytes(sec.seed);
+  else if (
+    isObject(sec) &&
+    Object.keys(sec).sort().join(',') === 'keys,salts' &&
+    isObject(sec.keys) &&
+    isObject(sec.salts)
+  ) {
     keys = sec.keys;
     salts = sec.salts;
-    for (const s of [...Object.keys(keys), ...Object.keys(salts)]) if (!SLOTS.includes(s as (typeof SLOTS)[number])) return secretsBad(`secrets names ${JSON.stringify(s)}, which is no slot`);
-    for (const s of Object.keys(keys)) if (s in salts) return secretsBad(`slot ${s} is in both secrets.keys and secrets.salts; a slot is disclosed by one or the other`);
+    for (const s of [...Object.keys(keys), ...Object.keys(salts)])
+      if (!SLOTS.includes(s as (typeof SLOTS)[number]))
+        return secretsBad(`secrets names ${JSON.stringify(s)}, which is no slot`);
+    for (const s of Object.keys(keys))
+      if (s in salts)
+        return secretsBad(
+          `slot ${s} is in both secrets.keys and secrets.salts; a slot is disclosed by one or the other`,
+        );
   } else return secretsBad('secrets must be {"seed": 64 hex} or {"keys": {slot: key}, "salts": {slot: salts}}');
   if (problems.length > 0) return problems;
 
@@ -75,22 +111,60 @@ export function publicRecordProblems(record: unknown): PublicRecordProblem[] {
     const v = erasedAsWithheld(record[name] as Json | undefined);
     const wholeMarker = isObject(v) && WITHHELD in v && !Array.isArray(v[WITHHELD]);
     if (wholeMarker && (seed !== null || name in keys || name in salts)) {
-      return [{ code: 'SECRETS_INVALID', field: name, path: `/${name}`, message: `the withheld ${name} has secrets of its own in "secrets"; a slot withheld whole has none` }];
+      return [
+        {
+          code: 'SECRETS_INVALID',
+          field: name,
+          path: `/${name}`,
+          message: `the withheld ${name} has secrets of its own in "secrets"; a slot withheld whole has none`,
+        },
+      ];
     }
     let salts0: ReturnType<typeof listedSalts> | null = null;
     let source: () => Uint8Array | null = () => null;
     if (!wholeMarker) {
       if (seed !== null || name in keys) {
         const key = seed !== null ? slotKey(seed, j) : b64uDecode(keys[name]);
-        if (key === null || key.length !== 16) return [{ code: 'SECRETS_INVALID', field: 'secrets', path: `/keys/${name}`, message: `secrets.keys.${name} must be 16 bytes in base64url` }];
-        if (hasMarker(v)) return [{ code: 'SECRET_PUBLISHED', field: name, path: `/${name}`, message: `${name} withholds a unit but is disclosed by its slot key, which opens that unit: a partly withheld slot is disclosed by the salts of its disclosed units` }];
+        if (key === null || key.length !== 16)
+          return [
+            {
+              code: 'SECRETS_INVALID',
+              field: 'secrets',
+              path: `/keys/${name}`,
+              message: `secrets.keys.${name} must be 16 bytes in base64url`,
+            },
+          ];
+        if (hasMarker(v))
+          return [
+            {
+              code: 'SECRET_PUBLISHED',
+              field: name,
+              path: `/${name}`,
+              message: `${name} withholds a unit but is disclosed by its slot key, which opens that unit: a partly withheld slot is disclosed by the salts of its disclosed units`,
+            },
+          ];
         source = derivedSalts(key);
       } else if (name in salts) {
         const all = b64uDecode(salts[name]);
-        if (all === null || all.length === 0 || all.length % 16 !== 0) return [{ code: 'SECRETS_INVALID', field: 'secrets', path: `/salts/${name}`, message: `secrets.salts.${name} must be one or more 16-byte salts in base64url` }];
+        if (all === null || all.length === 0 || all.length % 16 !== 0)
+          return [
+            {
+              code: 'SECRETS_INVALID',
+              field: 'secrets',
+              path: `/salts/${name}`,
+              message: `secrets.salts.${name} must be one or more 16-byte salts in base64url`,
+            },
+          ];
         source = salts0 = listedSalts(all);
       } else {
-        return [{ code: 'SECRETS_INVALID', field: name, path: `/${name}`, message: `${name} is shown but "secrets" holds no salt for it: a disclosed value needs its salt, and shown text that no salt binds is not the original record's` }];
+        return [
+          {
+            code: 'SECRETS_INVALID',
+            field: name,
+            path: `/${name}`,
+            message: `${name} is shown but "secrets" holds no salt for it: a disclosed value needs its salt, and shown text that no salt binds is not the original record's`,
+          },
+        ];
       }
     }
     try {
@@ -100,16 +174,28 @@ export function publicRecordProblems(record: unknown): PublicRecordProblem[] {
       return [{ code: e.code, field: name, path: e.path, message: e.message }];
     }
     if (salts0 !== null && salts0.used() !== salts0.total()) {
-      return [{ code: 'SECRETS_INVALID', field: 'secrets', path: `/salts/${name}`, message: `secrets.salts.${name} holds ${salts0.total() - salts0.used()} salts more than ${name} has disclosed units` }];
+      return [
+        {
+          code: 'SECRETS_INVALID',
+          field: 'secrets',
+          path: `/salts/${name}`,
+          message: `secrets.salts.${name} holds ${salts0.total() - salts0.used()} salts more than ${name} has disclosed units`,
+        },
+      ];
     }
   }
   const root = digestOf(rootOf(digests));
   if (root !== record.root) {
-    return [{ code: 'ROOT_MISMATCH', field: 'root', message: `the disclosed values and withheld digests give root ${root}, not the record's ${String(record.root)}: a shown value, name, chunk, order or withheld digest is not the original` }];
+    return [
+      {
+        code: 'ROOT_MISMATCH',
+        field: 'root',
+        message: `the disclosed values and withheld digests give root ${root}, not the record's ${String(record.root)}: a shown value, name, chunk, order or withheld digest is not the original`,
+      },
+    ];
   }
   return [];
 }
-
 
 const ERASED = '$stepchain:erased';
 
@@ -131,7 +217,10 @@ export function erasedAsWithheld(v: Json | undefined): Json | undefined {
     return changed ? out : v;
   }
   const body = v[ERASED];
-  const digestOfBody = (b: unknown): string | null => (isObject(b) && Object.keys(b).length === 2 && typeof b.digest === 'string' && typeof b.erasure === 'string' ? b.digest : null);
+  const digestOfBody = (b: unknown): string | null =>
+    isObject(b) && Object.keys(b).length === 2 && typeof b.digest === 'string' && typeof b.erasure === 'string'
+      ? b.digest
+      : null;
   if (!Array.isArray(body)) {
     const d = Object.keys(v).length === 1 ? digestOfBody(body) : null;
     return d === null ? v : { [WITHHELD]: d };

@@ -48,14 +48,26 @@ export async function readPending(dir: string): Promise<PendingBatch | null> {
     v = null;
   }
   const int = (x: unknown, min: number): boolean => Number.isSafeInteger(x) && (x as number) >= min;
-  if (v === null || typeof v !== 'object' || !int(v.bucket, 0) || !int(v.size, 0) || !int(v.seq, -1) || !isDigest(v.step_hash)) {
-    throw ioError('reading the pending-batch mark', pendingPath(dir), Object.assign(new Error('not a pending-batch mark'), { code: 'EINVAL' }));
+  if (
+    v === null ||
+    typeof v !== 'object' ||
+    !int(v.bucket, 0) ||
+    !int(v.size, 0) ||
+    !int(v.seq, -1) ||
+    !isDigest(v.step_hash)
+  ) {
+    throw ioError(
+      'reading the pending-batch mark',
+      pendingPath(dir),
+      Object.assign(new Error('not a pending-batch mark'), { code: 'EINVAL' }),
+    );
   }
   return { bucket: v.bucket!, size: v.size!, seq: v.seq!, step_hash: v.step_hash! };
 }
 
 export async function writePending(dir: string, mark: PendingBatch, durable: boolean): Promise<void> {
-  const text = JSON.stringify({ bucket: mark.bucket, size: mark.size, seq: mark.seq, step_hash: mark.step_hash }) + '\n';
+  const text =
+    JSON.stringify({ bucket: mark.bucket, size: mark.size, seq: mark.seq, step_hash: mark.step_hash }) + '\n';
   await writeFileAtomic(pendingPath(dir), text, { fsyncFile: durable, fsyncDir: durable });
 }
 
@@ -72,7 +84,12 @@ export async function removePending(dir: string, durable: boolean): Promise<void
  * the mark's size, every bucket after it removed — then the mark removed. Idempotent: a writer killed while
  * rolling back leaves the mark, and the next one does it again.
  */
-export async function rollBackPending(dir: string, paths: JournalPaths, mark: PendingBatch, durable: boolean): Promise<void> {
+export async function rollBackPending(
+  dir: string,
+  paths: JournalPaths,
+  mark: PendingBatch,
+  durable: boolean,
+): Promise<void> {
   try {
     for (const name of await readdir(paths.buckets)) {
       const first = bucketFirstSeq(name);

@@ -21,16 +21,30 @@ export const TOO_LARGE = 'ETOOLARGE';
  * symbolic link reads without end) or a directory with code ENOTREGULAR. The size is the caller's bound:
  * read no more than `size` bytes.
  */
-export async function openRegular(path: string, maxBytes = Number.POSITIVE_INFINITY): Promise<{ handle: FileHandle; size: number }> {
+export async function openRegular(
+  path: string,
+  maxBytes = Number.POSITIVE_INFINITY,
+): Promise<{ handle: FileHandle; size: number }> {
   const handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
   try {
     const st = await handle.stat();
     if (!st.isFile()) {
-      const what = st.isFIFO() ? 'a FIFO' : st.isDirectory() ? 'a directory' : st.isCharacterDevice() || st.isBlockDevice() ? 'a device' : st.isSocket() ? 'a socket' : 'not a regular file';
+      const what = st.isFIFO()
+        ? 'a FIFO'
+        : st.isDirectory()
+          ? 'a directory'
+          : st.isCharacterDevice() || st.isBlockDevice()
+            ? 'a device'
+            : st.isSocket()
+              ? 'a socket'
+              : 'not a regular file';
       throw Object.assign(new Error(`${path} is ${what}, not a regular file`), { code: NOT_REGULAR, path });
     }
     if (st.size > maxBytes) {
-      throw Object.assign(new Error(`${path} holds ${st.size} bytes, more than the ${maxBytes} such a file may hold`), { code: TOO_LARGE, path });
+      throw Object.assign(new Error(`${path} holds ${st.size} bytes, more than the ${maxBytes} such a file may hold`), {
+        code: TOO_LARGE,
+        path,
+      });
     }
     return { handle, size: st.size };
   } catch (e) {
@@ -76,7 +90,11 @@ export function tempName(path: string): string {
  * Replaces `path` with `data` atomically: temporary file, optional fsync, rename, optional directory
  * fsync. A reader sees the old file or the new one, never a mix.
  */
-export async function writeFileAtomic(path: string, data: string | Uint8Array, options: { fsyncFile: boolean; fsyncDir: boolean }): Promise<void> {
+export async function writeFileAtomic(
+  path: string,
+  data: string | Uint8Array,
+  options: { fsyncFile: boolean; fsyncDir: boolean },
+): Promise<void> {
   const tmp = tempName(path);
   const fh = await open(tmp, 'wx');
   try {
@@ -141,11 +159,14 @@ export async function assertOwnDirectories(dirs: readonly string[]): Promise<voi
       throw ioError('checking', d, e);
     }
     if (kind !== 'directory') {
-      throw new StoreError('JOURNAL_INVALID', `${d} is ${kind === 'symlink' ? 'a symbolic link' : 'not a directory'}; a writer writes only inside the journal's own directories`, {
-        location: { file: d },
-        hint: 'restore the journal directory from a backup, and check who else can write to it',
-      });
+      throw new StoreError(
+        'JOURNAL_INVALID',
+        `${d} is ${kind === 'symlink' ? 'a symbolic link' : 'not a directory'}; a writer writes only inside the journal's own directories`,
+        {
+          location: { file: d },
+          hint: 'restore the journal directory from a backup, and check who else can write to it',
+        },
+      );
     }
   }
 }
-

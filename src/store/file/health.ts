@@ -11,7 +11,10 @@ import type { HealthProblem, StoreHealth } from '../health.js';
 import { STORE_FORMAT } from '../meta.js';
 
 /** The health of a file store root (and of one journal directory in it, when given). */
-export async function fileStoreHealth(root: string, journal?: { id: string; head: () => Promise<ChainHead | null> }): Promise<StoreHealth> {
+export async function fileStoreHealth(
+  root: string,
+  journal?: { id: string; head: () => Promise<ChainHead | null> },
+): Promise<StoreHealth> {
   const problems: HealthProblem[] = [];
   let reachable = false;
   let writable = false;
@@ -19,7 +22,10 @@ export async function fileStoreHealth(root: string, journal?: { id: string; head
     reachable = (await stat(root)).isDirectory();
     if (!reachable) problems.push({ code: 'IO_ERROR', message: `${root} is not a directory` });
   } catch (e) {
-    problems.push({ code: 'IO_ERROR', message: `${root} cannot be read (${(e as NodeJS.ErrnoException).code ?? String(e)})` });
+    problems.push({
+      code: 'IO_ERROR',
+      message: `${root} cannot be read (${(e as NodeJS.ErrnoException).code ?? String(e)})`,
+    });
   }
   if (reachable) {
     const target = journal === undefined ? root : join(root, journal.id);

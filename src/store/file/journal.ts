@@ -19,11 +19,29 @@ import { restoreRecord } from '../restore.js';
 import { JournalParts } from '../parts-prepare.js';
 import { FilePartStore } from './parts.js';
 import { knownSteps, sequenceBatch, type Group, type GroupOutcome } from '../sequencer.js';
-import type { AppendOptions, AppendResult, Journal, JournalConfig, JournalReport, JournalVerifyOptions, Lineage, RunStateCache } from '../types.js';
+import type {
+  AppendOptions,
+  AppendResult,
+  Journal,
+  JournalConfig,
+  JournalReport,
+  JournalVerifyOptions,
+  Lineage,
+  RunStateCache,
+} from '../types.js';
 import { assertOwnDirectories } from './fsutil.js';
 import { BUCKETS_DIR, JournalPaths, type JournalMeta } from './layout.js';
 import { faultPoint } from '../faults.js';
-import { STREAM_CHUNK, STREAM_MANY, readPending, removePending, rollBackPending, writePending, type PendingBatch, type StreamedBatch } from './batch.js';
+import {
+  STREAM_CHUNK,
+  STREAM_MANY,
+  readPending,
+  removePending,
+  rollBackPending,
+  writePending,
+  type PendingBatch,
+  type StreamedBatch,
+} from './batch.js';
 import { prepareSteps, type BlobPayload } from '../prepare.js';
 import { writerProfile, type Genesis } from '../../record/formats.js';
 import { Lease } from './lease.js';
@@ -33,7 +51,18 @@ import { Tail } from './tail.js';
 import { verifyJournalDir } from './verify-dir.js';
 import { BucketWriter, type CommittedLine, type FsyncMode } from './writer.js';
 import { FileTreeStorage, leafSource } from './tree.js';
-import { JournalTree, MemoryTree, signJournalCheckpoint, stepLeafHash, tileCountAt, tileLevelsAt, treeRoot, type NodeReader, type NoteSigner, type SignedCheckpoint } from '../../proofs/index.js';
+import {
+  JournalTree,
+  MemoryTree,
+  signJournalCheckpoint,
+  stepLeafHash,
+  tileCountAt,
+  tileLevelsAt,
+  treeRoot,
+  type NodeReader,
+  type NoteSigner,
+  type SignedCheckpoint,
+} from '../../proofs/index.js';
 
 /** Pending tile hashes a writer gathers before appending them (128 KiB), within one hold of the lock. */
 const TILE_FLUSH = 4096;
@@ -104,7 +133,10 @@ export class FileJournal implements Journal {
       },
     });
     this.queue = new CommitQueue(this.sink());
-    this.parts = this.genesis.format === 'stepchain/v3' ? new JournalParts(new FilePartStore(dir, { fsync: options.fsync !== 'none' })) : null;
+    this.parts =
+      this.genesis.format === 'stepchain/v3'
+        ? new JournalParts(new FilePartStore(dir, { fsync: options.fsync !== 'none' }))
+        : null;
   }
 
   // ---------------------------------------------------------------- appending
@@ -118,7 +150,11 @@ export class FileJournal implements Journal {
     return appendManyOf(steps, async (s) => {
       if (s.length <= STREAM_MANY || afterOf(options) !== undefined) return this.enqueue(s, options);
       const results: AppendResult[] = [];
-      await this.appendStream(s, { onResults: (r) => { for (const x of r) results.push(x); } });
+      await this.appendStream(s, {
+        onResults: (r) => {
+          for (const x of r) results.push(x);
+        },
+      });
       return results;
     });
   }
@@ -144,9 +180,16 @@ export class FileJournal implements Journal {
       if (!this.lease.isHeld) await this.lease.acquire();
       const tail = this.tail.state!;
       if (tail.hash === null) {
-        throw new StoreError('JOURNAL_CORRUPT', `the last step (seq ${tail.seq}) of ${this.dir} could not be read`, { hint: 'run verify on the journal' });
+        throw new StoreError('JOURNAL_CORRUPT', `the last step (seq ${tail.seq}) of ${this.dir} could not be read`, {
+          hint: 'run verify on the journal',
+        });
       }
-      const seq = sequenceBatch(batch, { seq: tail.seq, hash: tail.hash }, await knownSteps(this.window, batch), formatTimestamp(new Date()));
+      const seq = sequenceBatch(
+        batch,
+        { seq: tail.seq, hash: tail.hash },
+        await knownSteps(this.window, batch),
+        formatTimestamp(new Date()),
+      );
       if (seq.lines.length > 0) {
         const blobs = new Map<string, BlobPayload>();
         for (const o of seq.outcomes) if (o.ok) for (const b of o.blobs) blobs.set(b.digest, b);
@@ -175,9 +218,15 @@ export class FileJournal implements Journal {
    * journal, and other writers, wait until it ends. Resolves with how many steps the stream held, how many
    * lines it added (idempotent repeats add none) and the seqs of the first and last added.
    */
-  async appendStream(steps: AsyncIterable<StepInput> | Iterable<StepInput>, options: { chunk?: number; onResults?: (results: AppendResult[]) => void } = {}): Promise<StreamedBatch> {
+  async appendStream(
+    steps: AsyncIterable<StepInput> | Iterable<StepInput>,
+    options: { chunk?: number; onResults?: (results: AppendResult[]) => void } = {},
+  ): Promise<StreamedBatch> {
     if (this.closed) throw new StoreError('CLOSED', `journal ${this.id} is closed`, { hint: 'open it again' });
-    if (this.readOnly) throw new StoreError('READ_ONLY', `journal ${this.id} was opened read-only`, { hint: 'open it without readOnly to append' });
+    if (this.readOnly)
+      throw new StoreError('READ_ONLY', `journal ${this.id} was opened read-only`, {
+        hint: 'open it without readOnly to append',
+      });
     const chunk = options.chunk ?? STREAM_CHUNK;
     await this.queue.settle();
     while (this.streaming !== null) await this.streaming;
@@ -188,7 +237,10 @@ export class FileJournal implements Journal {
     try {
       if (!this.lease.isHeld) await this.lease.acquire();
       const start = this.tail.state!;
-      if (start.hash === null) throw new StoreError('JOURNAL_CORRUPT', `the last step (seq ${start.seq}) of ${this.dir} could not be read`, { hint: 'run verify on the journal' });
+      if (start.hash === null)
+        throw new StoreError('JOURNAL_CORRUPT', `the last step (seq ${start.seq}) of ${this.dir} could not be read`, {
+          hint: 'run verify on the journal',
+        });
       const mark: PendingBatch = { bucket: start.bucket, size: start.size, seq: start.seq, step_hash: start.hash };
       await writePending(this.dir, mark, durable);
       marked = true;
@@ -209,7 +261,12 @@ export class FileJournal implements Journal {
           throw e;
         }
         const groups: Group[] = [{ steps: prepared }];
-        const seq = sequenceBatch(groups, { seq: tail.seq, hash: tail.hash }, await knownSteps(this.window, groups), formatTimestamp(new Date()));
+        const seq = sequenceBatch(
+          groups,
+          { seq: tail.seq, hash: tail.hash },
+          await knownSteps(this.window, groups),
+          formatTimestamp(new Date()),
+        );
         const outcome = seq.outcomes[0]!;
         if (!outcome.ok) throw outcome.error;
         options.onResults?.(outcome.results);
@@ -263,11 +320,18 @@ export class FileJournal implements Journal {
     if (tail.hash === null) return; // the commit refuses this journal anyway
     this.treeBroken = false;
     try {
-      await this.tree.sync({ seq: tail.seq, step_hash: tail.seq < 0 ? null : tail.hash }, leafSource((from) => readStoredLines(this.paths, { from })));
+      await this.tree.sync(
+        { seq: tail.seq, step_hash: tail.seq < 0 ? null : tail.hash },
+        leafSource((from) => readStoredLines(this.paths, { from })),
+      );
     } catch (e) {
       this.treeBroken = true;
       if (e instanceof StoreError) throw e;
-      throw new StoreError('IO_ERROR', `the Merkle tree of ${this.dir} could not be brought up to date: ${e instanceof Error ? e.message : String(e)}`, { hint: 'check the tree/ directory; removing it makes the next writer rebuild it', cause: e });
+      throw new StoreError(
+        'IO_ERROR',
+        `the Merkle tree of ${this.dir} could not be brought up to date: ${e instanceof Error ? e.message : String(e)}`,
+        { hint: 'check the tree/ directory; removing it makes the next writer rebuild it', cause: e },
+      );
     }
   }
 
@@ -303,8 +367,18 @@ export class FileJournal implements Journal {
    * extends the last checkpoint this journal signed for that origin (§8.6).
    */
   async checkpoint(signer: NoteSigner): Promise<SignedCheckpoint> {
-    if (this.readOnly) throw new StoreError('READ_ONLY', `journal ${this.id} was opened read-only`, { hint: 'open it without readOnly to sign a checkpoint' });
-    return this.underLock(() => signJournalCheckpoint(this.tree, this.treeStorage, signer, leafSource((from) => readStoredLines(this.paths, { from }))));
+    if (this.readOnly)
+      throw new StoreError('READ_ONLY', `journal ${this.id} was opened read-only`, {
+        hint: 'open it without readOnly to sign a checkpoint',
+      });
+    return this.underLock(() =>
+      signJournalCheckpoint(
+        this.tree,
+        this.treeStorage,
+        signer,
+        leafSource((from) => readStoredLines(this.paths, { from })),
+      ),
+    );
   }
 
   /** The checkpoints this journal signed (signed notes, in file-name order: by size). */
@@ -318,11 +392,21 @@ export class FileJournal implements Journal {
    * and otherwise builds one in memory from the lines (it never writes).
    */
   async treeView(): Promise<{ size: number; root: Uint8Array; reader: NodeReader }> {
-    if (!this.readOnly) return this.underLock(async () => ({ size: this.tree.size, root: this.tree.root(), reader: this.treeStorage.reader() }));
+    if (!this.readOnly)
+      return this.underLock(async () => ({
+        size: this.tree.size,
+        root: this.tree.root(),
+        reader: this.treeStorage.reader(),
+      }));
     const head = await this.head();
     const size = head === null ? 0 : head.seq + 1;
     const stored = await this.treeStorage.readTree();
-    if (stored !== null && stored.tree.size === size && stored.step_hash === (head?.step_hash ?? null) && (await this.tilesCover(size))) {
+    if (
+      stored !== null &&
+      stored.tree.size === size &&
+      stored.step_hash === (head?.step_hash ?? null) &&
+      (await this.tilesCover(size))
+    ) {
       const reader = this.treeStorage.reader();
       return { size, root: await treeRoot(reader, size), reader };
     }
@@ -335,7 +419,8 @@ export class FileJournal implements Journal {
   }
 
   private async tilesCover(size: number): Promise<boolean> {
-    for (let l = 0; l < tileLevelsAt(size); l++) if ((await this.treeStorage.tileCount(l)) < tileCountAt(size, l)) return false;
+    for (let l = 0; l < tileLevelsAt(size); l++)
+      if ((await this.treeStorage.tileCount(l)) < tileCountAt(size, l)) return false;
     return true;
   }
 
@@ -376,7 +461,9 @@ export class FileJournal implements Journal {
   async *read(range?: SeqRange): AsyncGenerator<StepRecord> {
     const resolve = this.parts?.resolver(); // a stepchain/v3 journal's parts, each checked once per read
     for await (const l of this.lines(range)) {
-      const record = await restoreRecord(this.genesis, l.text, l.seq, join(BUCKETS_DIR, l.segment), (ref) => this.blob(ref.digest, ref.size));
+      const record = await restoreRecord(this.genesis, l.text, l.seq, join(BUCKETS_DIR, l.segment), (ref) =>
+        this.blob(ref.digest, ref.size),
+      );
       yield resolve === undefined ? record : await resolve(record, l.seq);
     }
   }

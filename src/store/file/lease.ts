@@ -77,9 +77,13 @@ export class Lease {
   async confirmBeforeWriting(): Promise<void> {
     const lost = await this.held!.lock.confirm();
     if (lost !== null) {
-      throw new StoreError('LOCK_COMPROMISED', `the lock on ${this.dir} was lost before writing (${lost.message}); nothing was written`, {
-        hint: 'retry the append; the journal re-reads its tail under a fresh lock',
-      });
+      throw new StoreError(
+        'LOCK_COMPROMISED',
+        `the lock on ${this.dir} was lost before writing (${lost.message}); nothing was written`,
+        {
+          hint: 'retry the append; the journal re-reads its tail under a fresh lock',
+        },
+      );
     }
     this.held!.wrote = true;
   }

@@ -16,7 +16,8 @@ export interface RawLine extends SplitLine {
 
 /** The splitter's lines are views into the Buffers it was fed, except those it joined: those are wrapped, not copied. */
 function asBuffers(lines: SplitLine[]): RawLine[] {
-  for (const l of lines) if (!Buffer.isBuffer(l.bytes)) l.bytes = Buffer.from(l.bytes.buffer, l.bytes.byteOffset, l.bytes.length);
+  for (const l of lines)
+    if (!Buffer.isBuffer(l.bytes)) l.bytes = Buffer.from(l.bytes.buffer, l.bytes.byteOffset, l.bytes.length);
   return lines as RawLine[];
 }
 
@@ -34,7 +35,11 @@ export async function openBucket(path: string): Promise<FileHandle> {
  * Lines of `path` from byte `start` to the end of the file as it is while being read. A line longer than
  * `maxBytes` is not buffered (a hostile file cannot exhaust memory): it comes back with `tooLong` set.
  */
-export async function* readLines(path: string, start = 0, maxBytes = Number.POSITIVE_INFINITY): AsyncGenerator<RawLine> {
+export async function* readLines(
+  path: string,
+  start = 0,
+  maxBytes = Number.POSITIVE_INFINITY,
+): AsyncGenerator<RawLine> {
   for await (const batch of readLineBatches(path, start, maxBytes)) yield* batch;
 }
 
@@ -56,7 +61,12 @@ export interface ReadOptions {
  * per read instead of once per line (bench/: journal verify 10–30% faster). Unless `reading.reuse`, every
  * read goes into a fresh buffer that is never reused, so a line may be a view into it and stays valid.
  */
-export async function* readLineBatches(path: string, start = 0, maxBytes = Number.POSITIVE_INFINITY, reading: ReadOptions = {}): AsyncGenerator<RawLine[]> {
+export async function* readLineBatches(
+  path: string,
+  start = 0,
+  maxBytes = Number.POSITIVE_INFINITY,
+  reading: ReadOptions = {},
+): AsyncGenerator<RawLine[]> {
   const chunkBytes = reading.chunkBytes ?? CHUNK;
   const fh = await openBucket(path);
   try {
@@ -64,7 +74,9 @@ export async function* readLineBatches(path: string, start = 0, maxBytes = Numbe
     let pos = start;
     let scratch: Buffer | null = null;
     for (;;) {
-      const chunk = reading.reuse ? (scratch ??= Buffer.allocUnsafeSlow(chunkBytes)) : Buffer.allocUnsafeSlow(chunkBytes);
+      const chunk = reading.reuse
+        ? (scratch ??= Buffer.allocUnsafeSlow(chunkBytes))
+        : Buffer.allocUnsafeSlow(chunkBytes);
       const want = reading.end === undefined ? chunkBytes : Math.min(chunkBytes, reading.end - pos);
       if (want <= 0) break;
       const { bytesRead } = await fh.read(chunk, 0, want, pos);
@@ -108,7 +120,11 @@ export async function readLastLine(path: string): Promise<{ line: RawLine | null
  * text of that line, to be checked by the caller (a reader must not trust a count of newlines alone); null
  * when the file holds fewer lines, or more than `maxBytes` would have to be read.
  */
-export async function seekLinesBack(path: string, back: number, maxBytes: number): Promise<{ start: number; text: string } | null> {
+export async function seekLinesBack(
+  path: string,
+  back: number,
+  maxBytes: number,
+): Promise<{ start: number; text: string } | null> {
   const fh = await openBucket(path);
   try {
     const size = (await fh.stat()).size;
@@ -136,7 +152,8 @@ export async function seekLinesBack(path: string, back: number, maxBytes: number
     while (end < lastNl) {
       const { bytesRead } = await fh.read(chunk, 0, Math.min(CHUNK, lastNl - end), end);
       const at = chunk.subarray(0, bytesRead).indexOf(0x0a);
-      if (at >= 0) return end + at - start > maxBytes ? null : { start, text: await readText(fh, start, end + at - start) };
+      if (at >= 0)
+        return end + at - start > maxBytes ? null : { start, text: await readText(fh, start, end + at - start) };
       end += bytesRead;
       if (bytesRead === 0) break;
     }

@@ -88,8 +88,10 @@ export function parseHolder(text: string): HolderRecord | null {
   if (v === null || typeof v !== 'object' || Array.isArray(v)) return null;
   const r = v as Record<string, unknown>;
   if (Object.keys(r).sort().join() !== 'host,hostname,pid,start') return null;
-  const strOrNull = (x: unknown, max: number): x is string | null => x === null || (typeof x === 'string' && x.length <= max);
-  if (!strOrNull(r.host, 200) || typeof r.hostname !== 'string' || r.hostname.length > 255 || !strOrNull(r.start, 64)) return null;
+  const strOrNull = (x: unknown, max: number): x is string | null =>
+    x === null || (typeof x === 'string' && x.length <= max);
+  if (!strOrNull(r.host, 200) || typeof r.hostname !== 'string' || r.hostname.length > 255 || !strOrNull(r.start, 64))
+    return null;
   // pid 0 and negative pids name process groups to kill(2): never a holder.
   if (typeof r.pid !== 'number' || !Number.isSafeInteger(r.pid) || r.pid < 1 || r.pid > 2 ** 31 - 1) return null;
   const h: HolderRecord = { host: r.host, hostname: r.hostname, pid: r.pid, start: r.start };
@@ -151,14 +153,16 @@ export async function inspectLock(dir: string): Promise<LockState | null> {
     mtime = (await stat(lockPath)).mtimeMs;
   } catch (e) {
     if (isNotFound(e)) return null;
-    if (errorCode(e) === 'ENOTDIR') return { holder: null, recordName: null, foreign: [LOCK_NAME], ageMs: 0, heldMs: null, verdict: 'unknown' };
+    if (errorCode(e) === 'ENOTDIR')
+      return { holder: null, recordName: null, foreign: [LOCK_NAME], ageMs: 0, heldMs: null, verdict: 'unknown' };
     throw e;
   }
   // An empty lock is being released or broken: it is free, and the next rename(2) replaces it.
   if (names.length === 0) return null;
   const ageMs = Math.max(0, Date.now() - mtime);
   const recordName = names.length === 1 && RECORD_RE.test(names[0]!) ? names[0]! : null;
-  if (recordName === null) return { holder: null, recordName: null, foreign: names.slice(0, 8), ageMs, heldMs: null, verdict: 'unknown' };
+  if (recordName === null)
+    return { holder: null, recordName: null, foreign: names.slice(0, 8), ageMs, heldMs: null, verdict: 'unknown' };
   let holder: HolderRecord | null = null;
   let heldMs: number | null = null;
   try {
@@ -167,7 +171,14 @@ export async function inspectLock(dir: string): Promise<LockState | null> {
   } catch {
     // gone (released meanwhile), unreadable, a FIFO or too large: an unknown holder, freed by staleness
   }
-  return { holder, recordName, foreign: [], ageMs, heldMs, verdict: holder === null ? 'unknown' : holderVerdict(holder) };
+  return {
+    holder,
+    recordName,
+    foreign: [],
+    ageMs,
+    heldMs,
+    verdict: holder === null ? 'unknown' : holderVerdict(holder),
+  };
 }
 
 /**
@@ -175,19 +186,23 @@ export async function inspectLock(dir: string): Promise<LockState | null> {
  * liveness cannot be checked whose lock is stale. A provably alive holder's lock is never broken.
  */
 export function mayBreak(state: LockState, staleMs: number): boolean {
-  return state.recordName !== null && (state.verdict === 'dead' || (state.verdict === 'unknown' && state.ageMs > staleMs));
+  return (
+    state.recordName !== null && (state.verdict === 'dead' || (state.verdict === 'unknown' && state.ageMs > staleMs))
+  );
 }
 
 /** Who holds the lock, in words, for messages. */
 export function describeHolder(state: LockState, staleMs: number): string {
   const age = `last refreshed ${(state.ageMs / 1000).toFixed(1)} s ago`;
-  if (state.foreign.length > 0) return `the lock directory holds ${state.foreign.map((n) => JSON.stringify(n)).join(', ')}, not a holder record`;
+  if (state.foreign.length > 0)
+    return `the lock directory holds ${state.foreign.map((n) => JSON.stringify(n)).join(', ')}, not a holder record`;
   const h = state.holder;
   if (h === null) return `its holder record cannot be read (${age})`;
   const who = `pid ${h.pid}${h.hostname ? ` on ${h.hostname}` : ''}`;
   if (state.verdict === 'dead') return `${who}, which is no longer running`;
   const held = state.heldMs === null ? '' : `held for ${(state.heldMs / 1000).toFixed(1)} s, `;
-  if (state.verdict === 'alive') return `${who}, which is running (${held}${age}${state.ageMs > staleMs ? '; it may be stopped or hung, and a live holder is never robbed' : ''})`;
+  if (state.verdict === 'alive')
+    return `${who}, which is running (${held}${age}${state.ageMs > staleMs ? '; it may be stopped or hung, and a live holder is never robbed' : ''})`;
   return `${who}, whose liveness this host cannot check (${held}${age})`;
 }
 
@@ -252,14 +267,19 @@ export async function acquireLock(dir: string, options: LockOptions): Promise<He
       }
       const left = deadline - Date.now();
       if (left <= 0) {
-        throw new StoreError('LOCK_TIMEOUT', `the journal lock ${lockPath} is still held after ${Date.now() - started} ms${seen === null ? '' : ` by ${describeHolder(seen, options.staleMs)}`}`, {
-          location: { file: lockPath },
-          hint: seen !== null && seen.foreign.length > 0
-            ? `no writer made that; if no writer is running, remove ${lockPath}`
-            : seen?.verdict === 'alive'
-              ? `that process is alive, so its lock is never broken: wait for it (raise lockTimeoutMs), or stop pid ${seen.holder!.pid} if it is hung`
-              : `raise lockTimeoutMs; a holder whose liveness cannot be checked loses the lock once it stops refreshing it for staleMs (${options.staleMs} ms)`,
-        });
+        throw new StoreError(
+          'LOCK_TIMEOUT',
+          `the journal lock ${lockPath} is still held after ${Date.now() - started} ms${seen === null ? '' : ` by ${describeHolder(seen, options.staleMs)}`}`,
+          {
+            location: { file: lockPath },
+            hint:
+              seen !== null && seen.foreign.length > 0
+                ? `no writer made that; if no writer is running, remove ${lockPath}`
+                : seen?.verdict === 'alive'
+                  ? `that process is alive, so its lock is never broken: wait for it (raise lockTimeoutMs), or stop pid ${seen.holder!.pid} if it is hung`
+                  : `raise lockTimeoutMs; a holder whose liveness cannot be checked loses the lock once it stops refreshing it for staleMs (${options.staleMs} ms)`,
+          },
+        );
       }
       await markWaiting(dir);
       // Jittered exponential backoff, capped low so that a waiter is polling when a hold ends (HANDOFF_MS).
@@ -299,7 +319,10 @@ export class HeldLock {
     this.timer = setTimeout(() => {
       this.timer = null;
       void this.refresh().then(() => {
-        if (!this.released && this.lost === null) this.schedule(Date.now() - this.lastRefresh < this.staleMs / 2 ? this.staleMs / 2 : Math.min(1000, this.staleMs / 4));
+        if (!this.released && this.lost === null)
+          this.schedule(
+            Date.now() - this.lastRefresh < this.staleMs / 2 ? this.staleMs / 2 : Math.min(1000, this.staleMs / 4),
+          );
       });
     }, ms);
     this.timer.unref();
@@ -316,8 +339,10 @@ export class HeldLock {
         this.lastRefresh = now.getTime();
       } catch (e) {
         if (this.released) return;
-        if (isNotFound(e)) this.lost = new Error(`${this.recordPath} is gone: another writer broke the lock (${errorCode(e)})`);
-        else if (Date.now() - this.lastRefresh > this.staleMs) this.lost = new Error(`the lock could not be refreshed for ${this.staleMs} ms (${errorCode(e)})`);
+        if (isNotFound(e))
+          this.lost = new Error(`${this.recordPath} is gone: another writer broke the lock (${errorCode(e)})`);
+        else if (Date.now() - this.lastRefresh > this.staleMs)
+          this.lost = new Error(`the lock could not be refreshed for ${this.staleMs} ms (${errorCode(e)})`);
       } finally {
         this.refreshing = null;
       }
@@ -413,7 +438,11 @@ export async function sweepStaging(dir: string, staleMs: number): Promise<void> 
 async function markWaiting(dir: string): Promise<void> {
   let fh: import('node:fs/promises').FileHandle | undefined;
   try {
-    fh = await open(join(dir, WAITING_NAME), constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o666);
+    fh = await open(
+      join(dir, WAITING_NAME),
+      constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+      0o666,
+    );
     if ((await fh.stat()).isFile()) await fh.write(randomUUID());
   } catch {
     // a holder that misses this mark sees the next one

@@ -18,7 +18,11 @@ const INDEX_DIR = 'index';
 const INDEX_FILE_BYTES = 71;
 
 function hexOf(address: string): string {
-  if (!ADDRESS_RE.test(address)) throw new StoreError('OPTION_INVALID', `${JSON.stringify(address)} is not a part address (sha256: and 64 lowercase hex digits)`);
+  if (!ADDRESS_RE.test(address))
+    throw new StoreError(
+      'OPTION_INVALID',
+      `${JSON.stringify(address)} is not a part address (sha256: and 64 lowercase hex digits)`,
+    );
   return address.slice(7);
 }
 
@@ -73,7 +77,11 @@ export class FilePartStore implements PartStore {
       const path = this.pathOf(p.address);
       if (!(await this.has(p.address))) await this.write(path, p.bytes, dirs);
       if (p.indexKey === '') continue; // a copied part: no index entry (the copy's writer may store a repeat once)
-      if (!INDEX_KEY_RE.test(p.indexKey)) throw new StoreError('OPTION_INVALID', `part index key ${JSON.stringify(p.indexKey)} is not 64 lowercase hex digits`);
+      if (!INDEX_KEY_RE.test(p.indexKey))
+        throw new StoreError(
+          'OPTION_INVALID',
+          `part index key ${JSON.stringify(p.indexKey)} is not 64 lowercase hex digits`,
+        );
       await this.write(join(this.root, INDEX_DIR, p.indexKey.slice(0, 2), p.indexKey.slice(2)), p.address, dirs);
     }
     if (this.fsync) for (const d of dirs) await fsyncDir(d);
@@ -141,7 +149,11 @@ export class FilePartStore implements PartStore {
       try {
         const text = (await readExactly(opened.handle, opened.size)).toString('utf8');
         const key = keyOfHex(text);
-        if (key === null) throw new StoreError('JOURNAL_INVALID', `${path} is not 64 lowercase hex digits`, { location: { file: path }, hint: 'restore it from a backup, or remove it: the next writer draws a new key and stores repeated content once more' });
+        if (key === null)
+          throw new StoreError('JOURNAL_INVALID', `${path} is not 64 lowercase hex digits`, {
+            location: { file: path },
+            hint: 'restore it from a backup, or remove it: the next writer draws a new key and stores repeated content once more',
+          });
         return key;
       } finally {
         await opened.handle.close();
@@ -173,7 +185,8 @@ export class FilePartStore implements PartStore {
   async *list(): AsyncIterable<string> {
     for (const sub of await listDir(this.root)) {
       if (!/^[0-9a-f]{2}$/.test(sub)) continue;
-      for (const name of await listDir(join(this.root, sub))) if (/^[0-9a-f]{62}$/.test(name)) yield `sha256:${sub}${name}`;
+      for (const name of await listDir(join(this.root, sub)))
+        if (/^[0-9a-f]{62}$/.test(name)) yield `sha256:${sub}${name}`;
     }
   }
 }

@@ -52,7 +52,13 @@ export function processStat(pid: number): { start: string; state: string; thread
     const start = fields[19]; // field 22; fields[0] is field 3
     const state = fields[0];
     const threads = Number(fields[17]); // field 20
-    return start !== undefined && /^\d{1,20}$/.test(start) && state !== undefined && /^[A-Za-z]$/.test(state) && Number.isSafeInteger(threads) ? { start, state, threads } : null;
+    return start !== undefined &&
+      /^\d{1,20}$/.test(start) &&
+      state !== undefined &&
+      /^[A-Za-z]$/.test(state) &&
+      Number.isSafeInteger(threads)
+      ? { start, state, threads }
+      : null;
   } catch {
     return null;
   }

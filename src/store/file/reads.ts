@@ -108,10 +108,14 @@ export async function* readStoredLines(paths: JournalPaths, range?: SeqRange): A
     const first = buckets[i]!;
     const name = bucketName(first);
     if (first !== seq) {
-      throw new StoreError('JOURNAL_CORRUPT', `bucket ${name} should start at seq ${seq}: steps are missing or repeated between buckets`, {
-        location: { file: join(BUCKETS_DIR, name), seq: first },
-        hint: 'run verify on the journal and restore the missing bucket from a backup',
-      });
+      throw new StoreError(
+        'JOURNAL_CORRUPT',
+        `bucket ${name} should start at seq ${seq}: steps are missing or repeated between buckets`,
+        {
+          location: { file: join(BUCKETS_DIR, name), seq: first },
+          hint: 'run verify on the journal and restore the missing bucket from a backup',
+        },
+      );
     }
     const path = paths.bucket(first);
     // A read near the end of the last bucket (a run reader catching up) starts where its first line is,
@@ -121,10 +125,14 @@ export async function* readStoredLines(paths: JournalPaths, range?: SeqRange): A
     for await (const raw of wrapIo(readLines(path, skip ?? 0, MAX_LINE_BYTES), path)) {
       if (!raw.terminated) break;
       if (raw.tooLong && seq >= from) {
-        throw new StoreError('JOURNAL_CORRUPT', `${join(BUCKETS_DIR, name)} seq ${seq}: the line is longer than ${MAX_LINE_BYTES} bytes`, {
-          location: { file: join(BUCKETS_DIR, name), seq },
-          hint: 'run verify on the journal to locate the damage',
-        });
+        throw new StoreError(
+          'JOURNAL_CORRUPT',
+          `${join(BUCKETS_DIR, name)} seq ${seq}: the line is longer than ${MAX_LINE_BYTES} bytes`,
+          {
+            location: { file: join(BUCKETS_DIR, name), seq },
+            hint: 'run verify on the journal to locate the damage',
+          },
+        );
       }
       if (seq >= from) yield { segment: name, seq, text: raw.bytes.toString('utf8') };
       if (seq >= to) return;
@@ -146,7 +154,10 @@ export async function readBlob(paths: JournalPaths, digest: string, size?: numbe
   } catch (e) {
     if (isNotFound(e)) return null;
     if ((e as NodeJS.ErrnoException).code === NOT_REGULAR) {
-      throw new StoreError('BLOB_CORRUPT', `blob ${digest}: ${(e as Error).message}`, { location: { file: path }, hint: 'restore blobs/sha256/ from a backup' });
+      throw new StoreError('BLOB_CORRUPT', `blob ${digest}: ${(e as Error).message}`, {
+        location: { file: path },
+        hint: 'restore blobs/sha256/ from a backup',
+      });
     }
     throw ioError('reading blob', path, e);
   }

@@ -27,7 +27,9 @@ function lineOf(id: string, genesis: Genesis, lineage: Lineage | null): IndexLin
 
 /** Appends a journal's line; best effort (the next listing repairs a line that is missing). */
 export async function indexJournal(root: string, id: string, genesis: Genesis, lineage: Lineage | null): Promise<void> {
-  await appendFile(join(root, RUNS_INDEX_FILE), JSON.stringify(lineOf(id, genesis, lineage)) + '\n', { flag: 'a' }).catch(() => {});
+  await appendFile(join(root, RUNS_INDEX_FILE), JSON.stringify(lineOf(id, genesis, lineage)) + '\n', {
+    flag: 'a',
+  }).catch(() => {});
 }
 
 /**
@@ -81,7 +83,13 @@ export class RunsIndex {
       try {
         const v = JSON.parse(line) as IndexLine;
         // A torn or foreign line is skipped: its journal is then read from its metadata.
-        if (v !== null && typeof v === 'object' && typeof v.id === 'string' && (v.run === null || typeof v.run === 'object')) this.lines.set(v.id, v);
+        if (
+          v !== null &&
+          typeof v === 'object' &&
+          typeof v.id === 'string' &&
+          (v.run === null || typeof v.run === 'object')
+        )
+          this.lines.set(v.id, v);
       } catch {
         // skipped
       }
@@ -110,7 +118,10 @@ export class RunsIndex {
     for (const id of missing) {
       let meta;
       try {
-        meta = parseMeta((await readRegular(join(this.root, id, META_FILE), MAX_META_BYTES)).toString('utf8'), join(this.root, id, META_FILE));
+        meta = parseMeta(
+          (await readRegular(join(this.root, id, META_FILE), MAX_META_BYTES)).toString('utf8'),
+          join(this.root, id, META_FILE),
+        );
       } catch {
         continue; // not a journal directory (or a damaged one: verify reports it)
       }

@@ -16,9 +16,31 @@ import { copyPrefix } from '../fork.js';
 import { NOT_REGULAR, TOO_LARGE, fsyncDir, isNotFound, readRegular } from './fsutil.js';
 import { assertJournalId, intOption, isJournalId } from '../ids.js';
 import { defaultConfig, journalConfig } from '../config.js';
-import { BLOBS_DIR, BUCKETS_DIR, HEAD_FILE, MAX_META_BYTES, META_FILE, STORE_FORMAT, blobFileName, bucketName, parseMeta, serializeHead, serializeMeta, type JournalMeta } from './layout.js';
+import {
+  BLOBS_DIR,
+  BUCKETS_DIR,
+  HEAD_FILE,
+  MAX_META_BYTES,
+  META_FILE,
+  STORE_FORMAT,
+  blobFileName,
+  bucketName,
+  parseMeta,
+  serializeHead,
+  serializeMeta,
+  type JournalMeta,
+} from './layout.js';
 import { placeLine, type SegmentCursor } from '../segments.js';
-import type { JournalReport, CreateOptions, ForkOptions, Journal, JournalConfig, JournalVerifyOptions, OpenOptions, Store } from '../types.js';
+import type {
+  JournalReport,
+  CreateOptions,
+  ForkOptions,
+  Journal,
+  JournalConfig,
+  JournalVerifyOptions,
+  OpenOptions,
+  Store,
+} from '../types.js';
 import { verifyJournalDir } from './verify-dir.js';
 import { RunsIndex, indexJournal } from './runs-index.js';
 import { selectRuns, type RunEntry, type RunFilter } from '../runs.js';
@@ -76,18 +98,28 @@ export class FileStore implements Store {
   private readonly runsIndex: RunsIndex;
 
   constructor(root: string, options: FileStoreOptions = {}) {
-    if (typeof root !== 'string' || root.length === 0) throw new StoreError('OPTION_INVALID', 'the store root must be a directory path');
+    if (typeof root !== 'string' || root.length === 0)
+      throw new StoreError('OPTION_INVALID', 'the store root must be a directory path');
     this.root = resolve(root);
     const fsync = options.fsync ?? 'always';
     if (fsync !== 'always' && fsync !== 'batch' && fsync !== 'none') {
-      throw new StoreError('OPTION_INVALID', `fsync must be 'always', 'batch' or 'none' (got ${JSON.stringify(fsync)})`);
+      throw new StoreError(
+        'OPTION_INVALID',
+        `fsync must be 'always', 'batch' or 'none' (got ${JSON.stringify(fsync)})`,
+      );
     }
     const staleMs = intOption('staleMs', options.staleMs, DEFAULT_STALE_MS, 2000, 3_600_000);
     this.journalOptions = {
       fsync,
       lockTimeoutMs: intOption('lockTimeoutMs', options.lockTimeoutMs, 2 * staleMs, 0, 7_200_000),
       staleMs,
-      idempotencyWindow: intOption('idempotencyWindow', options.idempotencyWindow, DEFAULT_IDEMPOTENCY_WINDOW, 1, 10_000_000),
+      idempotencyWindow: intOption(
+        'idempotencyWindow',
+        options.idempotencyWindow,
+        DEFAULT_IDEMPOTENCY_WINDOW,
+        1,
+        10_000_000,
+      ),
       batchSyncMs: intOption('batchSyncMs', options.batchSyncMs, DEFAULT_BATCH_SYNC_MS, 0, 60_000),
       lockHoldMs: intOption('lockHoldMs', options.lockHoldMs, DEFAULT_LOCK_HOLD_MS, 10, 10_000),
       lockLingerMs: intOption('lockLingerMs', options.lockLingerMs, DEFAULT_LOCK_LINGER_MS, 0, 1_000),
@@ -197,9 +229,13 @@ export class FileStore implements Store {
   }
 
   async fork(parent: Journal, options: ForkOptions): Promise<FileJournal> {
-    if (options === null || typeof options !== 'object') throw new StoreError('OPTION_INVALID', 'fork takes { fromStep, to }');
+    if (options === null || typeof options !== 'object')
+      throw new StoreError('OPTION_INVALID', 'fork takes { fromStep, to }');
     assertJournalId(options.to, 'fork target id');
-    const config: JournalConfig = { blobThreshold: parent.config.blobThreshold, segmentBytes: parent.config.segmentBytes };
+    const config: JournalConfig = {
+      blobThreshold: parent.config.blobThreshold,
+      segmentBytes: parent.config.segmentBytes,
+    };
     const durable = this.journalOptions.fsync !== 'none';
     await this.build(options.to, async (staging) => {
       let fh: import('node:fs/promises').FileHandle | null = null;
@@ -233,7 +269,8 @@ export class FileStore implements Store {
             partBytes += buf.length;
             if (partBytes >= 1 << 20) await flush();
           },
-          part: (address, bytes) => new FilePartStore(staging, { fsync: durable }).put([{ address, bytes, indexKey: '' }]),
+          part: (address, bytes) =>
+            new FilePartStore(staging, { fsync: durable }).put([{ address, bytes, indexKey: '' }]),
           blob: async (digest, bytes) => {
             const bh = await open(join(staging, BLOBS_DIR, blobFileName(digest)), 'wx');
             try {
@@ -245,7 +282,11 @@ export class FileStore implements Store {
           },
         });
         await closeBucket();
-        await writeNew(join(staging, HEAD_FILE), serializeHead({ seq: lineage.from_step, step_hash: lineage.parent_step_hash }), durable);
+        await writeNew(
+          join(staging, HEAD_FILE),
+          serializeHead({ seq: lineage.from_step, step_hash: lineage.parent_step_hash }),
+          durable,
+        );
         return { format: STORE_FORMAT, genesis: parent.genesis, config, lineage } satisfies JournalMeta;
       } finally {
         if (fh !== null) await (fh as import('node:fs/promises').FileHandle).close().catch(() => {});
@@ -300,10 +341,11 @@ export class FileStore implements Store {
         throw ioError('checking', dir, e);
       }
     };
-    const taken = (): StoreError => new StoreError('JOURNAL_EXISTS', `journal ${JSON.stringify(id)} already exists under ${this.root}`, {
-      location: { file: dir },
-      hint: 'open it, or choose another id',
-    });
+    const taken = (): StoreError =>
+      new StoreError('JOURNAL_EXISTS', `journal ${JSON.stringify(id)} already exists under ${this.root}`, {
+        location: { file: dir },
+        hint: 'open it, or choose another id',
+      });
     if (await exists()) throw taken();
     const staging = join(this.root, `.staging-${randomBytes(8).toString('hex')}`);
     const durable = this.journalOptions.fsync !== 'none';
@@ -313,7 +355,8 @@ export class FileStore implements Store {
       const meta = await fill(staging);
       await writeNew(join(staging, META_FILE), serializeMeta(meta), durable);
       if (durable) {
-        for (const d of [join(staging, BUCKETS_DIR), join(staging, BLOBS_DIR), join(staging, 'blobs'), staging]) await fsyncDir(d);
+        for (const d of [join(staging, BUCKETS_DIR), join(staging, BLOBS_DIR), join(staging, 'blobs'), staging])
+          await fsyncDir(d);
       }
       if (await exists()) throw taken();
       try {

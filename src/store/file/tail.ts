@@ -129,7 +129,9 @@ export class Tail {
       } catch {
         seq = undefined;
       }
-      return typeof seq === 'number' && Number.isSafeInteger(seq) ? seq : buckets[i]! + (await this.countLines(buckets[i]!)) - 1;
+      return typeof seq === 'number' && Number.isSafeInteger(seq)
+        ? seq
+        : buckets[i]! + (await this.countLines(buckets[i]!)) - 1;
     }
     return buckets[buckets.length - 1]! - 1;
   }
@@ -150,16 +152,24 @@ export class Tail {
       });
       if (size === null) {
         if (tail.size === 0 && tail.seq === tail.bucket - 1) return; // the next bucket is not created yet
-        throw new StoreError('JOURNAL_CORRUPT', `bucket ${path} disappeared after seq ${tail.seq} was committed in it`, {
-          location: { file: path, seq: tail.seq },
-          hint: 'restore the bucket from a backup',
-        });
+        throw new StoreError(
+          'JOURNAL_CORRUPT',
+          `bucket ${path} disappeared after seq ${tail.seq} was committed in it`,
+          {
+            location: { file: path, seq: tail.seq },
+            hint: 'restore the bucket from a backup',
+          },
+        );
       }
       if (size < tail.size) {
-        throw new StoreError('JOURNAL_CORRUPT', `bucket ${path} shrank to ${size} bytes below its committed ${tail.size}`, {
-          location: { file: path, seq: tail.seq },
-          hint: 'committed steps were removed; restore the bucket from a backup',
-        });
+        throw new StoreError(
+          'JOURNAL_CORRUPT',
+          `bucket ${path} shrank to ${size} bytes below its committed ${tail.size}`,
+          {
+            location: { file: path, seq: tail.seq },
+            hint: 'committed steps were removed; restore the bucket from a backup',
+          },
+        );
       }
       if (size > tail.size) await this.readBucket(path, parseFrom);
       const next = tail.seq + 1;
@@ -176,10 +186,14 @@ export class Tail {
       if (!raw.terminated) {
         // Only the journal's final line can be a torn write; a later bucket means damage, not a crash.
         if (tail.seq + 1 !== tail.bucket && (await sizeOf(this.paths.bucket(tail.seq + 1))) !== null) {
-          throw new StoreError('JOURNAL_CORRUPT', `${path} ends inside a line, but bucket ${bucketName(tail.seq + 1)} follows it`, {
-            location: { file: path, seq: tail.seq + 1 },
-            hint: 'run verify on the journal and restore the bucket from a backup',
-          });
+          throw new StoreError(
+            'JOURNAL_CORRUPT',
+            `${path} ends inside a line, but bucket ${bucketName(tail.seq + 1)} follows it`,
+            {
+              location: { file: path, seq: tail.seq + 1 },
+              hint: 'run verify on the journal and restore the bucket from a backup',
+            },
+          );
         }
         await this.quarantine(path, raw.start);
         break;
@@ -199,10 +213,14 @@ export class Tail {
       return;
     }
     const corrupt = (why: string): never => {
-      throw new StoreError('JOURNAL_CORRUPT', `${path} line ${seq - tail.bucket + 1} (seq ${seq}): ${why}; refusing to append to a broken chain`, {
-        location: { file: path, line: seq - tail.bucket + 1, seq },
-        hint: 'run verify on the journal to see every problem',
-      });
+      throw new StoreError(
+        'JOURNAL_CORRUPT',
+        `${path} line ${seq - tail.bucket + 1} (seq ${seq}): ${why}; refusing to append to a broken chain`,
+        {
+          location: { file: path, line: seq - tail.bucket + 1, seq },
+          hint: 'run verify on the journal to see every problem',
+        },
+      );
     };
     if (raw.tooLong) return corrupt(`the line is longer than ${MAX_LINE_BYTES} bytes`);
     let rec: Record<string, unknown>;
@@ -218,8 +236,12 @@ export class Tail {
     tail.seq = seq;
     tail.hash = rec.step_hash;
     if (typeof rec.step_id === 'string') {
-      const key = formatOf(this.genesis).select((n) => rec[n]).recordKey(rec);
-      this.index.committed([[rec.step_id, { seq, step_hash: rec.step_hash, prev_hash: rec.prev_hash as string, key, ts: rec.ts as string }]]);
+      const key = formatOf(this.genesis)
+        .select((n) => rec[n])
+        .recordKey(rec);
+      this.index.committed([
+        [rec.step_id, { seq, step_hash: rec.step_hash, prev_hash: rec.prev_hash as string, key, ts: rec.ts as string }],
+      ]);
     }
   }
 
@@ -273,7 +295,10 @@ export class Tail {
     const tail = this.state;
     if (tail === null || tail.hash === null || tail.seq < 0) return;
     try {
-      await writeFileAtomic(this.paths.head, serializeHead({ seq: tail.seq, step_hash: tail.hash }), { fsyncFile: false, fsyncDir: this.durableHead });
+      await writeFileAtomic(this.paths.head, serializeHead({ seq: tail.seq, step_hash: tail.hash }), {
+        fsyncFile: false,
+        fsyncDir: this.durableHead,
+      });
     } catch {
       // The chain is the truth, and the next open rewrites it.
     }
@@ -285,7 +310,7 @@ async function copyFrom(path: string, from: number, to: FileHandle): Promise<voi
   const { handle, size } = await openRegular(path);
   try {
     const chunk = Buffer.allocUnsafe(Math.min(1 << 20, Math.max(1, size - from)));
-    for (let pos = from; pos < size; ) {
+    for (let pos = from; pos < size;) {
       const { bytesRead } = await handle.read(chunk, 0, Math.min(chunk.length, size - pos), pos);
       if (bytesRead === 0) break;
       let off = 0;

@@ -11,7 +11,14 @@ import { constants } from 'node:fs';
 import { mkdir, open, readdir, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tileReader, TILE_WIDTH, type NodeReader } from '../../proofs/nodes.js';
-import { parseStoredTree, serializeStoredTree, type LeafSource, type StoredTree, type TileNode, type TreeStorage } from '../../proofs/log.js';
+import {
+  parseStoredTree,
+  serializeStoredTree,
+  type LeafSource,
+  type StoredTree,
+  type TileNode,
+  type TreeStorage,
+} from '../../proofs/log.js';
 import { StoreError } from '../errors.js';
 import type { CheckpointKeeper, KeptCheckpoint } from '../../proofs/keeper.js';
 import { CHECKPOINTS_DIR, TREE_DIR } from './layout.js';
@@ -135,7 +142,10 @@ export class FileTreeStorage implements TreeStorage, CheckpointKeeper {
     const out: KeptCheckpoint[] = [];
     for (const name of names.sort()) {
       if (!CHECKPOINT_RE.test(name)) continue;
-      out.push({ name: join(CHECKPOINTS_DIR, name), note: (await readRegular(join(this.checkpointsDir, name), MAX_CHECKPOINT_BYTES)).toString('utf8') });
+      out.push({
+        name: join(CHECKPOINTS_DIR, name),
+        note: (await readRegular(join(this.checkpointsDir, name), MAX_CHECKPOINT_BYTES)).toString('utf8'),
+      });
     }
     return out;
   }
@@ -164,7 +174,11 @@ export function leafSource(lines: (from: number) => AsyncIterable<{ seq: number;
         stepHash = undefined;
       }
       if (!isDigest(stepHash)) {
-        throw new StoreError('JOURNAL_CORRUPT', `seq ${l.seq}: the line has no step_hash, so the tree cannot include it`, { location: { seq: l.seq }, hint: 'run verify on the journal' });
+        throw new StoreError(
+          'JOURNAL_CORRUPT',
+          `seq ${l.seq}: the line has no step_hash, so the tree cannot include it`,
+          { location: { seq: l.seq }, hint: 'run verify on the journal' },
+        );
       }
       yield { seq: l.seq, step_hash: stepHash };
     }

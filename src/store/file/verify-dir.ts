@@ -17,8 +17,22 @@ import { StoreError } from '../errors.js';
 import { errorCode, isNotFound, openRegular, readExactly, readRegular } from './fsutil.js';
 import { LOCK_NAME, WAITING_NAME, describeHolder, inspectLock } from './lock.js';
 import {
-  BLOBS_DIR, BUCKETS_DIR, CHECKPOINTS_DIR, HEAD_FILE, MAX_HEAD_BYTES, MAX_META_BYTES, META_FILE, blobFileName, bucketFirstSeq, bucketName,
-  isOutOfRangeBucketName, isQuarantineName, parseHead, parseMeta, TREE_DIR, type JournalMeta,
+  BLOBS_DIR,
+  BUCKETS_DIR,
+  CHECKPOINTS_DIR,
+  HEAD_FILE,
+  MAX_HEAD_BYTES,
+  MAX_META_BYTES,
+  META_FILE,
+  blobFileName,
+  bucketFirstSeq,
+  bucketName,
+  isOutOfRangeBucketName,
+  isQuarantineName,
+  parseHead,
+  parseMeta,
+  TREE_DIR,
+  type JournalMeta,
 } from './layout.js';
 import { readLineBatches, type RawLine } from './lines.js';
 import { PENDING_NAME, readPending, type PendingBatch } from './batch.js';
@@ -59,7 +73,17 @@ const ENTRIES: ReadonlyMap<string, 'file' | 'directory'> = new Map([
 ]);
 
 function stopped(problem: Problem<JournalProblemCode>): JournalReport {
-  return { ok: false, start_hash: null, start_seq: 0, head: null, head_seq: null, steps: 0, problems: [problem], warnings: [], problems_truncated: false };
+  return {
+    ok: false,
+    start_hash: null,
+    start_seq: 0,
+    head: null,
+    head_seq: null,
+    steps: 0,
+    problems: [problem],
+    warnings: [],
+    problems_truncated: false,
+  };
 }
 
 export async function verifyJournalDir(dir: string, options: DirVerifyOptions = {}): Promise<JournalReport> {
@@ -68,9 +92,12 @@ export async function verifyJournalDir(dir: string, options: DirVerifyOptions = 
   try {
     meta = parseMeta((await readRegular(join(dir, META_FILE), MAX_META_BYTES)).toString('utf8'), META_FILE);
   } catch (e) {
-    const message = e instanceof StoreError
-      ? e.message.replace(/^JOURNAL_INVALID: /, '')
-      : isNotFound(e) ? `${META_FILE} is missing` : `${META_FILE} cannot be read (${errorCode(e)}: ${(e as Error).message})`;
+    const message =
+      e instanceof StoreError
+        ? e.message.replace(/^JOURNAL_INVALID: /, '')
+        : isNotFound(e)
+          ? `${META_FILE} is missing`
+          : `${META_FILE} cannot be read (${errorCode(e)}: ${(e as Error).message})`;
     return stopped({ code: 'JOURNAL_INVALID', message, location: { file: META_FILE } });
   }
   // Problems are reported in the order of §13's steps, whenever they are found: the entries (step 2),
@@ -85,7 +112,11 @@ export async function verifyJournalDir(dir: string, options: DirVerifyOptions = 
   const warnings: Array<Problem<JournalProblemCode>> = [];
   const markProblems: Array<Problem<JournalProblemCode>> = [];
   if (mark === 'unreadable') {
-    warnings.push({ code: 'BATCH_PENDING', message: `${PENDING_NAME} cannot be read: a streamed batch may be pending, and the lines of it are verified as if committed (FILE-STORE §18)`, location: { file: PENDING_NAME } });
+    warnings.push({
+      code: 'BATCH_PENDING',
+      message: `${PENDING_NAME} cannot be read: a streamed batch may be pending, and the lines of it are verified as if committed (FILE-STORE §18)`,
+      location: { file: PENDING_NAME },
+    });
   } else if (mark !== null) {
     const uncommitted = allBuckets.filter(([first]) => first > mark!.bucket).map(([, name]) => name);
     warnings.push({
@@ -94,17 +125,27 @@ export async function verifyJournalDir(dir: string, options: DirVerifyOptions = 
       location: { file: PENDING_NAME, seq: mark.seq },
     });
     if ((report.head_seq ?? -1) !== mark.seq || (mark.seq >= 0 && report.head !== mark.step_hash)) {
-      markProblems.push({ code: 'JOURNAL_INVALID', message: `${PENDING_NAME} says the committed chain ends at seq ${mark.seq} (${mark.step_hash}), at byte ${mark.size} of ${bucketName(mark.bucket)}; the chain read to there ends at seq ${report.head_seq ?? 'none'}${report.head ? ` (${report.head})` : ''}`, location: { file: PENDING_NAME } });
+      markProblems.push({
+        code: 'JOURNAL_INVALID',
+        message: `${PENDING_NAME} says the committed chain ends at seq ${mark.seq} (${mark.step_hash}), at byte ${mark.size} of ${bucketName(mark.bucket)}; the chain read to there ends at seq ${report.head_seq ?? 'none'}${report.head ? ` (${report.head})` : ''}`,
+        location: { file: PENDING_NAME },
+      });
     }
   }
   // A torn final line of the last bucket is an uncommitted write, not damage; anywhere else it is.
   const lastName = buckets.length > 0 ? buckets[buckets.length - 1]![1] : null;
   const chainProblems: Array<Problem<JournalProblemCode>> = [];
-  for (const p of report.problems) (p.code === 'TRUNCATED_LINE' && p.location.file === lastName ? warnings : chainProblems).push(p);
+  for (const p of report.problems)
+    (p.code === 'TRUNCATED_LINE' && p.location.file === lastName ? warnings : chainProblems).push(p);
   const bucketProblems = checkBuckets(verified.segments, report, new ProblemList<JournalProblemCode>(budget));
   // 8. The head cache.
   const stale = await headCacheDefect(dir, kinds.get(HEAD_FILE), report);
-  if (stale !== null) warnings.push({ code: 'HEAD_CACHE_STALE', message: `${HEAD_FILE} ${stale}; ${await whoRewrites(dir, options.staleMs ?? 10_000)}`, location: { file: HEAD_FILE } });
+  if (stale !== null)
+    warnings.push({
+      code: 'HEAD_CACHE_STALE',
+      message: `${HEAD_FILE} ${stale}; ${await whoRewrites(dir, options.staleMs ?? 10_000)}`,
+      location: { file: HEAD_FILE },
+    });
 
   // 6b. A stepchain/v3 journal's parts (PARTS.md §9): each referenced part once, size, digest and shape.
   const partProblems: Array<Problem<JournalProblemCode>> = [];
@@ -113,9 +154,23 @@ export async function verifyJournalDir(dir: string, options: DirVerifyOptions = 
   // as the lines' references cannot be trusted then.
   if (meta.genesis.format === 'stepchain/v3' && chainProblems.length === 0 && partsFrom !== null) {
     const parts = new FilePartStore(dir, { fsync: false });
-    partProblems.push(...(await verifyParts(readStoredLines(new JournalPaths(dir), { from: partsFrom }), (a, size) => parts.get(a, size), { where: (a) => relative(dir, parts.pathOf(a)) })));
+    partProblems.push(
+      ...(await verifyParts(
+        readStoredLines(new JournalPaths(dir), { from: partsFrom }),
+        (a, size) => parts.get(a, size),
+        { where: (a) => relative(dir, parts.pathOf(a)) },
+      )),
+    );
   }
-  const all = [...entries.items, ...chainProblems, ...bucketProblems.items, ...verified.blobs.items, ...partProblems, ...verified.lineage, ...markProblems];
+  const all = [
+    ...entries.items,
+    ...chainProblems,
+    ...bucketProblems.items,
+    ...verified.blobs.items,
+    ...partProblems,
+    ...verified.lineage,
+    ...markProblems,
+  ];
   return {
     ...report,
     ok: all.length === 0 && !report.problems_truncated && !budget.truncated,
@@ -131,7 +186,17 @@ export async function verifyJournalDir(dir: string, options: DirVerifyOptions = 
  * batch began while this one read without it) sends the pass round again with it (at most three passes),
  * so no pending line is taken for a committed one.
  */
-async function verifyCommitted(dir: string, meta: JournalMeta, allBuckets: Array<[number, string]>, options: DirVerifyOptions, budget: ProblemBudget): Promise<{ verified: Awaited<ReturnType<typeof verifySource>>; mark: PendingBatch | null | 'unreadable'; partsFrom: number | null }> {
+async function verifyCommitted(
+  dir: string,
+  meta: JournalMeta,
+  allBuckets: Array<[number, string]>,
+  options: DirVerifyOptions,
+  budget: ProblemBudget,
+): Promise<{
+  verified: Awaited<ReturnType<typeof verifySource>>;
+  mark: PendingBatch | null | 'unreadable';
+  partsFrom: number | null;
+}> {
   let mark: PendingBatch | null | 'unreadable' = null;
   let partsFrom: number | null = null;
   const v3 = meta.genesis.format === 'stepchain/v3';
@@ -149,16 +214,28 @@ async function verifyCommitted(dir: string, meta: JournalMeta, allBuckets: Array
       withPartsNoted(lines, () => {
         if (partsFrom === null || first < partsFrom) partsFrom = first;
       });
-    verified = await verifySource({
-      genesis: meta.genesis,
-      lineage: meta.lineage,
-      segments: () => buckets.map(([first, name]) => ({
-        label: name, declaredFirstSeq: first,
-        lines: ((lines) => (v3 ? notingParts(first, lines) : lines))(readLineBatches(join(dir, BUCKETS_DIR, name), 0, MAX_LINE_BYTES, limit !== null && first === limit.bucket ? { ...VERIFY_READS, end: limit.size } : VERIFY_READS)),
-      })),
-      blob: (ref) => readBlob(join(dir, BLOBS_DIR, blobFileName(ref.digest)), ref),
-      blobsWhere: `${BLOBS_DIR}/`,
-    }, { ...options, budget });
+    verified = await verifySource(
+      {
+        genesis: meta.genesis,
+        lineage: meta.lineage,
+        segments: () =>
+          buckets.map(([first, name]) => ({
+            label: name,
+            declaredFirstSeq: first,
+            lines: ((lines) => (v3 ? notingParts(first, lines) : lines))(
+              readLineBatches(
+                join(dir, BUCKETS_DIR, name),
+                0,
+                MAX_LINE_BYTES,
+                limit !== null && first === limit.bucket ? { ...VERIFY_READS, end: limit.size } : VERIFY_READS,
+              ),
+            ),
+          })),
+        blob: (ref) => readBlob(join(dir, BLOBS_DIR, blobFileName(ref.digest)), ref),
+        blobsWhere: `${BLOBS_DIR}/`,
+      },
+      { ...options, budget },
+    );
     mark = before;
     if (limit !== null) break;
     const after = await pendingMark(dir);
@@ -200,8 +277,18 @@ async function checkEntries(dir: string, problems: ProblemList<JournalProblemCod
   const kinds = await entryKinds(dir);
   for (const [name, kind] of kinds) {
     const want = ENTRIES.get(name);
-    if (want === undefined) problems.add('JOURNAL_INVALID', `unexpected entry ${name} in the journal directory: a journal holds only ${[...ENTRIES.keys()].join(', ')} (and names beginning with ".")`, { file: name });
-    else if (kind !== want) problems.add('JOURNAL_INVALID', `${name} is ${kind === 'other' ? 'neither a regular file nor a directory' : `a ${kind}`}, where a journal has a ${want}`, { file: name });
+    if (want === undefined)
+      problems.add(
+        'JOURNAL_INVALID',
+        `unexpected entry ${name} in the journal directory: a journal holds only ${[...ENTRIES.keys()].join(', ')} (and names beginning with ".")`,
+        { file: name },
+      );
+    else if (kind !== want)
+      problems.add(
+        'JOURNAL_INVALID',
+        `${name} is ${kind === 'other' ? 'neither a regular file nor a directory' : `a ${kind}`}, where a journal has a ${want}`,
+        { file: name },
+      );
   }
   for (const name of [BUCKETS_DIR, 'blobs']) {
     if (!kinds.has(name)) problems.add('JOURNAL_INVALID', `the journal directory has no ${name}/`, { file: name });
@@ -211,7 +298,11 @@ async function checkEntries(dir: string, problems: ProblemList<JournalProblemCod
 }
 
 /** buckets/ (§5): the bucket files by first seq, sorted; any other name is a problem. */
-async function bucketFiles(dir: string, kinds: Map<string, Kind>, problems: ProblemList<JournalProblemCode>): Promise<Array<[number, string]>> {
+async function bucketFiles(
+  dir: string,
+  kinds: Map<string, Kind>,
+  problems: ProblemList<JournalProblemCode>,
+): Promise<Array<[number, string]>> {
   let names: string[] = [];
   if (kinds.get(BUCKETS_DIR) === 'directory') {
     try {
@@ -225,28 +316,51 @@ async function bucketFiles(dir: string, kinds: Map<string, Kind>, problems: Prob
     const first = bucketFirstSeq(n);
     if (first !== null) buckets.push([first, n]);
     else if (isOutOfRangeBucketName(n)) {
-      problems.add('JOURNAL_INVALID', `${n} in ${BUCKETS_DIR}/ is not a bucket name: its 16 digits exceed 2^53 - 1, the largest seq`, { file: n });
+      problems.add(
+        'JOURNAL_INVALID',
+        `${n} in ${BUCKETS_DIR}/ is not a bucket name: its 16 digits exceed 2^53 - 1, the largest seq`,
+        { file: n },
+      );
     } else if (!isQuarantineName(n) && !n.startsWith('.')) {
-      problems.add('JOURNAL_INVALID', `unexpected file ${n} in ${BUCKETS_DIR}/: not a bucket (16-digit seq + ".jsonl") or a quarantine file`, { file: n });
+      problems.add(
+        'JOURNAL_INVALID',
+        `unexpected file ${n} in ${BUCKETS_DIR}/: not a bucket (16-digit seq + ".jsonl") or a quarantine file`,
+        { file: n },
+      );
     }
   }
   return buckets.sort((a, b) => a[0] - b[0]);
 }
 
 /** 5. Every bucket readable; only the last may be empty, and an empty last bucket is where the next step goes (§5). */
-function checkBuckets(segments: readonly SegmentOutcome[], report: JournalReport, problems: ProblemList<JournalProblemCode>): ProblemList<JournalProblemCode> {
+function checkBuckets(
+  segments: readonly SegmentOutcome[],
+  report: JournalReport,
+  problems: ProblemList<JournalProblemCode>,
+): ProblemList<JournalProblemCode> {
   for (const s of segments) {
-    if (s.error !== null) problems.add('JOURNAL_INVALID', `cannot read bucket ${s.label} (${errorCode(s.error)}${errorCode(s.error) === 'ENOTREGULAR' ? `: ${(s.error as Error).message}` : ''})`, { file: s.label });
+    if (s.error !== null)
+      problems.add(
+        'JOURNAL_INVALID',
+        `cannot read bucket ${s.label} (${errorCode(s.error)}${errorCode(s.error) === 'ENOTREGULAR' ? `: ${(s.error as Error).message}` : ''})`,
+        { file: s.label },
+      );
   }
   const lastName = segments.length > 0 ? segments[segments.length - 1]!.label : null;
   for (const s of segments) {
     if (s.wholeLines !== 0) continue;
     const first = s.declaredFirstSeq!;
     if (s.label !== lastName) {
-      problems.add('JOURNAL_INVALID', `bucket ${s.label} holds no step, but only the last bucket may be empty`, { file: s.label });
+      problems.add('JOURNAL_INVALID', `bucket ${s.label} holds no step, but only the last bucket may be empty`, {
+        file: s.label,
+      });
     } else if (report.steps > 0 ? report.head_seq !== null && first !== report.head_seq + 1 : first !== 0) {
       const next = report.steps > 0 ? report.head_seq! + 1 : 0;
-      problems.add('JOURNAL_INVALID', `the empty last bucket ${s.label} is named for seq ${first}, but the next step is seq ${next} (${bucketName(next)})`, { file: s.label });
+      problems.add(
+        'JOURNAL_INVALID',
+        `the empty last bucket ${s.label} is named for seq ${first}, but the next step is seq ${next} (${bucketName(next)})`,
+        { file: s.label },
+      );
     }
   }
   return problems;
@@ -254,7 +368,8 @@ function checkBuckets(segments: readonly SegmentOutcome[], report: JournalReport
 
 /** 8. How head.json differs from the chain's end (§7), or null when it names it (or rightly is absent). */
 async function headCacheDefect(dir: string, kind: Kind | undefined, report: JournalReport): Promise<string | null> {
-  if (kind === undefined) return report.head_seq !== null ? `is missing, and the chain ends at seq ${report.head_seq}` : null;
+  if (kind === undefined)
+    return report.head_seq !== null ? `is missing, and the chain ends at seq ${report.head_seq}` : null;
   if (kind !== 'file') return null; // reported with the entries
   let cached: { seq: number; step_hash: string } | null = null;
   let why = 'is unreadable';
@@ -264,16 +379,21 @@ async function headCacheDefect(dir: string, kind: Kind | undefined, report: Jour
     why = `cannot be read (${errorCode(e)})`;
   }
   if (cached !== null && cached.seq === report.head_seq && cached.step_hash === report.head) return null;
-  return cached === null ? why : `says seq ${cached.seq} ${cached.step_hash}, the chain ends at ${report.head_seq === null ? 'no step' : `seq ${report.head_seq} ${report.head}`}`;
+  return cached === null
+    ? why
+    : `says seq ${cached.seq} ${cached.step_hash}, the chain ends at ${report.head_seq === null ? 'no step' : `seq ${report.head_seq} ${report.head}`}`;
 }
 
 /** Says what is true about the lock now, for the stale head cache's message (§7, §8). */
 async function whoRewrites(dir: string, staleMs: number): Promise<string> {
   const state = await inspectLock(dir).catch(() => null);
   if (state === null) return 'the next writer rewrites it';
-  if (state.verdict === 'dead') return `the lock was left by ${describeHolder(state, staleMs)} (a crash): the next writer on this host takes it over at once and rewrites ${HEAD_FILE}`;
-  if (state.verdict === 'alive' && state.ageMs <= staleMs) return `the lock is held by ${describeHolder(state, staleMs)}, which rewrites ${HEAD_FILE} when it lets go`;
-  if (state.ageMs > staleMs) return `the lock is stale, held by ${describeHolder(state, staleMs)}: the next writer takes it over and rewrites ${HEAD_FILE}`;
+  if (state.verdict === 'dead')
+    return `the lock was left by ${describeHolder(state, staleMs)} (a crash): the next writer on this host takes it over at once and rewrites ${HEAD_FILE}`;
+  if (state.verdict === 'alive' && state.ageMs <= staleMs)
+    return `the lock is held by ${describeHolder(state, staleMs)}, which rewrites ${HEAD_FILE} when it lets go`;
+  if (state.ageMs > staleMs)
+    return `the lock is stale, held by ${describeHolder(state, staleMs)}: the next writer takes it over and rewrites ${HEAD_FILE}`;
   return `the lock is held by ${describeHolder(state, staleMs)}: that writer rewrites ${HEAD_FILE} when it lets go, or the next one once the lock is stale`;
 }
 
@@ -289,7 +409,17 @@ async function entryKinds(dir: string): Promise<Map<string, Kind>> {
     return kinds;
   }
   const kindOf = (st: Stats): Kind =>
-    st.isFile() ? 'file' : st.isDirectory() ? 'directory' : st.isFIFO() ? 'FIFO' : st.isCharacterDevice() || st.isBlockDevice() ? 'device' : st.isSocket() ? 'socket' : 'other';
+    st.isFile()
+      ? 'file'
+      : st.isDirectory()
+        ? 'directory'
+        : st.isFIFO()
+          ? 'FIFO'
+          : st.isCharacterDevice() || st.isBlockDevice()
+            ? 'device'
+            : st.isSocket()
+              ? 'socket'
+              : 'other';
   for (const name of names) {
     if (name.startsWith('.')) continue; // writers' temporary files and lock staging directories
     const path = join(dir, name);
@@ -311,7 +441,11 @@ async function checkBlobsDir(dir: string, add: (p: Problem<JournalProblemCode>) 
   try {
     for (const name of await readdir(join(dir, 'blobs'))) {
       if (name.startsWith('.') || name === 'sha256') continue;
-      add({ code: 'JOURNAL_INVALID', message: `unexpected entry ${name} in blobs/: it holds only sha256/`, location: { file: `blobs/${name}` } });
+      add({
+        code: 'JOURNAL_INVALID',
+        message: `unexpected entry ${name} in blobs/: it holds only sha256/`,
+        location: { file: `blobs/${name}` },
+      });
     }
   } catch {
     return; // blobs/ missing or not a directory: reported with the journal's entries
@@ -320,10 +454,19 @@ async function checkBlobsDir(dir: string, add: (p: Problem<JournalProblemCode>) 
   try {
     for await (const e of await opendir(join(dir, BLOBS_DIR))) {
       if (e.name.startsWith('.') || BLOB_NAME_RE.test(e.name)) continue;
-      if (reported++ < 100) add({ code: 'JOURNAL_INVALID', message: `unexpected file ${e.name} in ${BLOBS_DIR}/: a blob is named by the 64 hex digits of its digest`, location: { file: `${BLOBS_DIR}/${e.name}` } });
+      if (reported++ < 100)
+        add({
+          code: 'JOURNAL_INVALID',
+          message: `unexpected file ${e.name} in ${BLOBS_DIR}/: a blob is named by the 64 hex digits of its digest`,
+          location: { file: `${BLOBS_DIR}/${e.name}` },
+        });
     }
   } catch (e) {
-    add({ code: 'JOURNAL_INVALID', message: `cannot list ${BLOBS_DIR}/ (${errorCode(e)})`, location: { file: BLOBS_DIR } });
+    add({
+      code: 'JOURNAL_INVALID',
+      message: `cannot list ${BLOBS_DIR}/ (${errorCode(e)})`,
+      location: { file: BLOBS_DIR },
+    });
   }
 }
 
@@ -338,11 +481,16 @@ async function readBlob(path: string, ref: BlobRef): Promise<Uint8Array | null |
     opened = await openRegular(path);
   } catch (e) {
     if (isNotFound(e)) return null;
-    if (errorCode(e) === 'ENOTREGULAR') return { code: 'BLOB_CORRUPT', message: `blob ${ref.digest}: ${(e as Error).message}` };
+    if (errorCode(e) === 'ENOTREGULAR')
+      return { code: 'BLOB_CORRUPT', message: `blob ${ref.digest}: ${(e as Error).message}` };
     return { code: 'BLOB_MISSING', message: `blob ${ref.digest} cannot be read (${errorCode(e)})` };
   }
   try {
-    if (opened.size !== ref.size) return { code: 'BLOB_CORRUPT', message: `blob ${ref.digest} holds ${opened.size} bytes, the reference says ${ref.size}` };
+    if (opened.size !== ref.size)
+      return {
+        code: 'BLOB_CORRUPT',
+        message: `blob ${ref.digest} holds ${opened.size} bytes, the reference says ${ref.size}`,
+      };
     return new Uint8Array(await readExactly(opened.handle, opened.size));
   } catch (e) {
     return { code: 'BLOB_MISSING', message: `blob ${ref.digest} cannot be read (${errorCode(e)})` };

@@ -70,9 +70,10 @@ export class BucketWriter {
         throw ioError('writing blob', path, e);
       }
     }
-    if (created && durable) await fsyncDir(this.paths.blobs).catch((e) => {
-      throw ioError('syncing', this.paths.blobs, e);
-    });
+    if (created && durable)
+      await fsyncDir(this.paths.blobs).catch((e) => {
+        throw ioError('syncing', this.paths.blobs, e);
+      });
   }
 
   /**
@@ -108,7 +109,12 @@ export class BucketWriter {
     if (this.fsync === 'batch') this.deferred.schedule();
     const last = segments[segments.length - 1]!;
     const lastLine = lines[lines.length - 1]!;
-    return { bucket: last.first, size: (last.first === tail.bucket ? tail.size : 0) + last.end - last.start, seq: lastLine.seq, hash: lastLine.hash };
+    return {
+      bucket: last.first,
+      size: (last.first === tail.bucket ? tail.size : 0) + last.end - last.start,
+      seq: lastLine.seq,
+      hash: lastLine.hash,
+    };
   }
 
   /**
@@ -124,10 +130,14 @@ export class BucketWriter {
     faultPoint('after-confirm');
     const size = fstatSync(fh.fd).size;
     if (size !== expected) {
-      throw new StoreError('LOCK_COMPROMISED', `${path} is ${size} bytes, not the ${expected} this writer read under its lock: another writer appended meanwhile (it took the lock believing this writer gone); nothing of this batch was acknowledged, and none of it was written there`, {
-        location: { file: path, seq: firstSeq },
-        hint: 'retry the append; the journal re-reads its tail under a fresh lock',
-      });
+      throw new StoreError(
+        'LOCK_COMPROMISED',
+        `${path} is ${size} bytes, not the ${expected} this writer read under its lock: another writer appended meanwhile (it took the lock believing this writer gone); nothing of this batch was acknowledged, and none of it was written there`,
+        {
+          location: { file: path, seq: firstSeq },
+          hint: 'retry the append; the journal re-reads its tail under a fresh lock',
+        },
+      );
     }
     let off = 0;
     // The fault battery's "killed mid-commit" needs a torn line: only then is the write split in two.
@@ -138,10 +148,14 @@ export class BucketWriter {
     while (off < data.length) off += (await fh.write(data, off, data.length - off)).bytesWritten;
     const after = fstatSync(fh.fd).size;
     if (after !== expected + data.length) {
-      throw new StoreError('LOCK_COMPROMISED', `${path} grew by ${after - expected} bytes during this writer's write of ${data.length}: another writer wrote at the same time, and the journal may now hold two steps with seq ${firstSeq}; this batch was not acknowledged`, {
-        location: { file: path, seq: firstSeq },
-        hint: 'run stepchain verify on the journal; a retry with the same step_id finds a step that was committed',
-      });
+      throw new StoreError(
+        'LOCK_COMPROMISED',
+        `${path} grew by ${after - expected} bytes during this writer's write of ${data.length}: another writer wrote at the same time, and the journal may now hold two steps with seq ${firstSeq}; this batch was not acknowledged`,
+        {
+          location: { file: path, seq: firstSeq },
+          hint: 'run stepchain verify on the journal; a retry with the same step_id finds a step that was committed',
+        },
+      );
     }
     if (this.fsync === 'always') await fh.sync();
     if (this.fsync === 'batch') this.deferred.files.add(path);
@@ -186,7 +200,11 @@ const EMPTY = Buffer.alloc(0);
 class LineEncoder {
   private buf = EMPTY;
 
-  encode(lines: readonly CommittedLine[], tail: TailState, segmentBytes: number): { data: Buffer; segments: Segment[] } {
+  encode(
+    lines: readonly CommittedLine[],
+    tail: TailState,
+    segmentBytes: number,
+  ): { data: Buffer; segments: Segment[] } {
     const segments: Segment[] = [];
     let cur: Segment = { first: tail.bucket, start: 0, end: 0 };
     let cursor = { first: tail.bucket, size: tail.size };

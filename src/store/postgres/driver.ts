@@ -105,7 +105,11 @@ export async function createPool(config: ConnectionConfig): Promise<DbPool> {
   // Without a listener, an idle client's error (the server restarting) would be an uncaught exception.
   pool.on('error', () => {});
   // And a client's own, whatever path it is used by (guardClients covers the clients of a caller's pool).
-  (pool as unknown as { on(event: 'connect', listener: (client: { on(event: 'error', l: () => void): unknown }) => void): unknown }).on('connect', (client) => {
+  (
+    pool as unknown as {
+      on(event: 'connect', listener: (client: { on(event: 'error', l: () => void): unknown }) => void): unknown;
+    }
+  ).on('connect', (client) => {
     client.on('error', () => {});
   });
   return pool;

@@ -5,7 +5,17 @@
  */
 import { StoreError } from '../errors.js';
 
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT', 'ECONNRESET', 'EAI_AGAIN', 'EPIPE', 'ECONNABORTED']);
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ETIMEDOUT',
+  'ECONNRESET',
+  'EAI_AGAIN',
+  'EPIPE',
+  'ECONNABORTED',
+]);
 
 interface DriverError {
   code?: unknown;
@@ -30,7 +40,9 @@ export function isConnectionLoss(e: unknown): boolean {
   // 08: connection exception; 57P01–57P03: the server is shutting down or starting up.
   if (state !== undefined) return state.startsWith('08') || state === '57P01' || state === '57P02' || state === '57P03';
   const message = typeof err?.message === 'string' ? err.message : '';
-  return /Connection terminated|connection timeout|timeout expired|Client has encountered a connection error|Connection closed/i.test(message);
+  return /Connection terminated|connection timeout|timeout expired|Client has encountered a connection error|Connection closed/i.test(
+    message,
+  );
 }
 
 /**
@@ -43,7 +55,11 @@ export function translate(e: unknown, server: string, doing: string): StoreError
   const message = typeof err?.message === 'string' ? err.message : String(e);
   const state = sqlState(e);
   const location = { file: server };
-  if (state === '28P01' || state === '28000' || /SASL|client password must be a string|password authentication/i.test(message)) {
+  if (
+    state === '28P01' ||
+    state === '28000' ||
+    /SASL|client password must be a string|password authentication/i.test(message)
+  ) {
     return new StoreError('AUTH_FAILED', `${server} refused the login while ${doing}: ${message}`, {
       location,
       hint: 'put the password in PGPASSWORD or ~/.pgpass (never on the command line), and check the user name and pg_hba.conf',
@@ -52,25 +68,37 @@ export function translate(e: unknown, server: string, doing: string): StoreError
   }
   if (isConnectionLoss(e)) {
     const code = typeof err?.code === 'string' && !state ? ` (${err.code})` : state ? ` (SQLSTATE ${state})` : '';
-    return new StoreError('SERVER_UNREACHABLE', `${server} could not be reached while ${doing}${code}: ${message || 'connection failed'}`, {
-      location,
-      hint: 'check that the server is running and that host, port and firewall let this machine connect',
-      cause: e,
-    });
+    return new StoreError(
+      'SERVER_UNREACHABLE',
+      `${server} could not be reached while ${doing}${code}: ${message || 'connection failed'}`,
+      {
+        location,
+        hint: 'check that the server is running and that host, port and firewall let this machine connect',
+        cause: e,
+      },
+    );
   }
   if (state === '55P03') {
-    return new StoreError('LOCK_TIMEOUT', `${server}: another writer held the journal past the lock timeout while ${doing}`, {
-      location,
-      hint: 'retry; if it persists, look for a stuck session in pg_stat_activity',
-      cause: e,
-    });
+    return new StoreError(
+      'LOCK_TIMEOUT',
+      `${server}: another writer held the journal past the lock timeout while ${doing}`,
+      {
+        location,
+        hint: 'retry; if it persists, look for a stuck session in pg_stat_activity',
+        cause: e,
+      },
+    );
   }
   if (state === '3D000') {
-    return new StoreError('SERVER_ERROR', `${server}: the database does not exist (SQLSTATE 3D000) while ${doing}: ${message}`, {
-      location,
-      hint: 'create the database (createdb), or name an existing one in the location',
-      cause: e,
-    });
+    return new StoreError(
+      'SERVER_ERROR',
+      `${server}: the database does not exist (SQLSTATE 3D000) while ${doing}: ${message}`,
+      {
+        location,
+        hint: 'create the database (createdb), or name an existing one in the location',
+        cause: e,
+      },
+    );
   }
   if (state === '42501') {
     return new StoreError('SERVER_ERROR', `${server}: permission denied (SQLSTATE 42501) while ${doing}: ${message}`, {
@@ -80,11 +108,19 @@ export function translate(e: unknown, server: string, doing: string): StoreError
     });
   }
   if (state === '25006') {
-    return new StoreError('SERVER_ERROR', `${server} is read-only (SQLSTATE 25006: a standby, or default_transaction_read_only) while ${doing}`, {
-      location,
-      hint: 'connect to the primary to write; reading works on a standby',
-      cause: e,
-    });
+    return new StoreError(
+      'SERVER_ERROR',
+      `${server} is read-only (SQLSTATE 25006: a standby, or default_transaction_read_only) while ${doing}`,
+      {
+        location,
+        hint: 'connect to the primary to write; reading works on a standby',
+        cause: e,
+      },
+    );
   }
-  return new StoreError('SERVER_ERROR', `${server} failed while ${doing}${state ? ` (SQLSTATE ${state})` : ''}: ${message}`, { location, cause: e });
+  return new StoreError(
+    'SERVER_ERROR',
+    `${server} failed while ${doing}${state ? ` (SQLSTATE ${state})` : ''}: ${message}`,
+    { location, cause: e },
+  );
 }

@@ -11,7 +11,13 @@ import { SCHEMA_VERSION, schemaState, type Tables } from './schema.js';
 
 export type { StoreHealth } from '../health.js';
 
-export async function checkHealth(pool: DbPool | null, t: Tables, display: string, journal?: string, failure?: unknown): Promise<StoreHealth> {
+export async function checkHealth(
+  pool: DbPool | null,
+  t: Tables,
+  display: string,
+  journal?: string,
+  failure?: unknown,
+): Promise<StoreHealth> {
   const problems: HealthProblem[] = [];
   const health: StoreHealth = {
     ok: false,
@@ -47,14 +53,20 @@ export async function checkHealth(pool: DbPool | null, t: Tables, display: strin
     health.durability = {
       fsync,
       synchronous_commit: sc,
-      warning: fsync !== 'on'
-        ? 'fsync is off: a crash of the server machine can lose or corrupt acknowledged steps'
-        : sc === 'off' ? 'synchronous_commit is off: a crash of the server can lose the last acknowledged steps (a suffix of the chain, never a hole)' : null,
+      warning:
+        fsync !== 'on'
+          ? 'fsync is off: a crash of the server machine can lose or corrupt acknowledged steps'
+          : sc === 'off'
+            ? 'synchronous_commit is off: a crash of the server can lose the last acknowledged steps (a suffix of the chain, never a hole)'
+            : null,
     };
     const state = await schemaState(pool, t);
     health.schema.version = state.installed ? state.version : null;
     if (state.installed && state.version > SCHEMA_VERSION) {
-      problems.push({ code: 'SCHEMA_TOO_NEW', message: `schema "${t.schema}" is at version ${state.version}, written by a newer stepchain; this one reads and writes version ${SCHEMA_VERSION}` });
+      problems.push({
+        code: 'SCHEMA_TOO_NEW',
+        message: `schema "${t.schema}" is at version ${state.version}, written by a newer stepchain; this one reads and writes version ${SCHEMA_VERSION}`,
+      });
     }
     let privileged: boolean;
     if (state.installed) {
@@ -64,25 +76,50 @@ export async function checkHealth(pool: DbPool | null, t: Tables, display: strin
         [t.schema, t.journals, t.steps, t.blobs],
       );
       privileged = p.rows[0]?.ok === true;
-      if (!privileged) problems.push({ code: 'NOT_WRITABLE', message: `this role lacks USAGE on schema "${t.schema}" or SELECT/INSERT/UPDATE on its tables` });
+      if (!privileged)
+        problems.push({
+          code: 'NOT_WRITABLE',
+          message: `this role lacks USAGE on schema "${t.schema}" or SELECT/INSERT/UPDATE on its tables`,
+        });
     } else {
-      privileged = row.schema_exists === true ? (await pool.query<{ ok: boolean }>(`SELECT has_schema_privilege($1, 'CREATE') AS ok`, [t.schema])).rows[0]?.ok === true : row.can_create === true;
-      if (!privileged) problems.push({ code: 'NOT_WRITABLE', message: `schema "${t.schema}" is not installed and this role may not create it (the first writer creates it)` });
+      privileged =
+        row.schema_exists === true
+          ? (await pool.query<{ ok: boolean }>(`SELECT has_schema_privilege($1, 'CREATE') AS ok`, [t.schema])).rows[0]
+              ?.ok === true
+          : row.can_create === true;
+      if (!privileged)
+        problems.push({
+          code: 'NOT_WRITABLE',
+          message: `schema "${t.schema}" is not installed and this role may not create it (the first writer creates it)`,
+        });
     }
-    if (row.standby === true) problems.push({ code: 'NOT_WRITABLE', message: 'the server is a standby (in recovery): it can be read, not written' });
-    else if (row.read_only === true) problems.push({ code: 'NOT_WRITABLE', message: 'default_transaction_read_only is on for this role or database' });
+    if (row.standby === true)
+      problems.push({
+        code: 'NOT_WRITABLE',
+        message: 'the server is a standby (in recovery): it can be read, not written',
+      });
+    else if (row.read_only === true)
+      problems.push({ code: 'NOT_WRITABLE', message: 'default_transaction_read_only is on for this role or database' });
     health.writable = privileged && row.standby !== true && row.read_only !== true;
     if (journal !== undefined) {
       health.journal = { id: journal, found: false, head: null };
       if (state.installed && state.version <= SCHEMA_VERSION) {
-        const j = await pool.query<{ head_seq: string; head_hash: string }>(`SELECT head_seq, head_hash FROM ${t.journals} WHERE id = $1`, [journal]);
+        const j = await pool.query<{ head_seq: string; head_hash: string }>(
+          `SELECT head_seq, head_hash FROM ${t.journals} WHERE id = $1`,
+          [journal],
+        );
         const h = j.rows[0];
         if (h !== undefined) {
           const seq = Number(h.head_seq);
-          health.journal = { id: journal, found: true, head: seq >= 0 && isDigest(h.head_hash) ? { seq, step_hash: h.head_hash } : null };
+          health.journal = {
+            id: journal,
+            found: true,
+            head: seq >= 0 && isDigest(h.head_hash) ? { seq, step_hash: h.head_hash } : null,
+          };
         }
       }
-      if (!health.journal.found) problems.push({ code: 'JOURNAL_NOT_FOUND', message: `no journal ${JSON.stringify(journal)} in ${display}` });
+      if (!health.journal.found)
+        problems.push({ code: 'JOURNAL_NOT_FOUND', message: `no journal ${JSON.stringify(journal)} in ${display}` });
     }
   } catch (e) {
     return fail(e, 'checking its health');

@@ -25,7 +25,14 @@ export class StepIdIndex implements IdempotencyIndex {
   ) {}
 
   async lookup(stepIds: readonly string[]): Promise<ReadonlyMap<string, CommittedStep>> {
-    const rows = await linesWithStepIds(this.client, this.tables, this.key, [...new Set(stepIds)], this.headSeq, this.window);
+    const rows = await linesWithStepIds(
+      this.client,
+      this.tables,
+      this.key,
+      [...new Set(stepIds)],
+      this.headSeq,
+      this.window,
+    );
     return committedSteps(rows, this.genesis, this.where);
   }
 

@@ -4,7 +4,11 @@
  * optional peer dependency, loaded on first use.
  */
 export {
-  PostgresStore, DEFAULT_PG_IDEMPOTENCY_WINDOW, DEFAULT_PG_IDLE_TIMEOUT_MS, DEFAULT_PG_LOCK_TIMEOUT_MS, type PostgresStoreOptions,
+  PostgresStore,
+  DEFAULT_PG_IDEMPOTENCY_WINDOW,
+  DEFAULT_PG_IDLE_TIMEOUT_MS,
+  DEFAULT_PG_LOCK_TIMEOUT_MS,
+  type PostgresStoreOptions,
 } from './store.js';
 export type { PostgresJournal } from './journal.js';
 export { SCHEMA_VERSION, DEFAULT_SCHEMA } from './schema.js';

@@ -20,7 +20,17 @@ import type { RunStateCache } from '../types.js';
 import type { DbClient, DbPool } from './driver.js';
 import { isConnectionLoss, sqlState, translate } from './errors.js';
 import { PostgresTreeStorage, rowLeaves } from './tree.js';
-import { beginAndLockHead, headWithTree, holdsLine, linesPage, putRunState, readBlob, runStateRow, type LockedHead, type NewLine } from './sql.js';
+import {
+  beginAndLockHead,
+  headWithTree,
+  holdsLine,
+  linesPage,
+  putRunState,
+  readBlob,
+  runStateRow,
+  type LockedHead,
+  type NewLine,
+} from './sql.js';
 import type { Tables } from './schema.js';
 import type { StoreContext } from './store.js';
 
@@ -43,21 +53,30 @@ export interface RunStateTarget {
  * failed statement ends a Postgres transaction): readers then fold the run from its records, and the next
  * append folds it again.
  */
-export async function advanceRunStateRow(at: RunStateTarget, head: LockedHead, lines: SequencedBatch['lines']): Promise<void> {
+export async function advanceRunStateRow(
+  at: RunStateTarget,
+  head: LockedHead,
+  lines: SequencedBatch['lines'],
+): Promise<void> {
   const { client, tables: t, key, genesis, where } = at;
   const resolve = at.parts?.resolver();
   await client.query('SAVEPOINT run_state');
   try {
-    const row = await advanceRunState({
-      runId: genesis.journal_id,
-      row: await runStateRow(client, t, key),
-      head: { seq: head.seq, step_hash: head.hash },
-      older: (to) => rowLines((from, end) => linesPage(client, t, key, from, end), { from: 0, to }, where),
-      restore: async (text, seq) => {
-        const record = await restoreRecord(genesis, text, seq, where, async (ref) => blobOfRow(await readBlob(client, t, key, ref.digest, ref.size), ref.digest, ref.size, where));
-        return resolve === undefined ? record : resolve(record, seq);
+    const row = await advanceRunState(
+      {
+        runId: genesis.journal_id,
+        row: await runStateRow(client, t, key),
+        head: { seq: head.seq, step_hash: head.hash },
+        older: (to) => rowLines((from, end) => linesPage(client, t, key, from, end), { from: 0, to }, where),
+        restore: async (text, seq) => {
+          const record = await restoreRecord(genesis, text, seq, where, async (ref) =>
+            blobOfRow(await readBlob(client, t, key, ref.digest, ref.size), ref.digest, ref.size, where),
+          );
+          return resolve === undefined ? record : resolve(record, seq);
+        },
       },
-    }, lines);
+      lines,
+    );
     await putRunState(client, t, key, row);
   } catch (e) {
     if (isConnectionLoss(e)) throw e;
@@ -76,7 +95,11 @@ export async function readRunStateRow(pool: DbPool, tables: Tables, key: number)
 }
 
 /** After a COMMIT that went unanswered: waits for that transaction to end (the row lock), then looks for its last line. */
-export async function commitFateOf(ctx: StoreContext, key: number, last: NewLine): Promise<'committed' | 'absent' | 'unknown'> {
+export async function commitFateOf(
+  ctx: StoreContext,
+  key: number,
+  last: NewLine,
+): Promise<'committed' | 'absent' | 'unknown'> {
   let client: DbClient;
   try {
     client = await ctx.pool.connect();
@@ -101,9 +124,19 @@ export async function commitFateOf(ctx: StoreContext, key: number, last: NewLine
  * The old row version stays in the table's files as a dead tuple until VACUUM, and in the WAL until recycled
  * (ERASURE.md §6.2).
  */
-export async function rewriteRow(client: DbClient, t: Tables, journal: { key: number; id: string }, head: LockedHead, seq: number, rewrite: (line: string) => LineRewrite | null): Promise<RewriteOutcome | null> {
+export async function rewriteRow(
+  client: DbClient,
+  t: Tables,
+  journal: { key: number; id: string },
+  head: LockedHead,
+  seq: number,
+  rewrite: (line: string) => LineRewrite | null,
+): Promise<RewriteOutcome | null> {
   const { key, id } = journal;
-  const { rows } = await client.query<{ line: string; bucket: number }>(`SELECT line, bucket::float8 AS bucket FROM ${t.steps} WHERE journal = $1 AND seq = $2`, [key, seq]);
+  const { rows } = await client.query<{ line: string; bucket: number }>(
+    `SELECT line, bucket::float8 AS bucket FROM ${t.steps} WHERE journal = $1 AND seq = $2`,
+    [key, seq],
+  );
   if (rows[0] === undefined) return null;
   const old = rows[0].line;
   const next = rewrite(old);
@@ -111,7 +144,10 @@ export async function rewriteRow(client: DbClient, t: Tables, journal: { key: nu
   await client.query(`UPDATE ${t.steps} SET line = $3 WHERE journal = $1 AND seq = $2`, [key, seq, next.line]);
   // The head row counts the open segment's bytes (the file store's tail bucket length): a sealed line is longer.
   if (rows[0].bucket === head.cursor.first) {
-    await client.query(`UPDATE ${t.journals} SET bucket_size = bucket_size + $2 WHERE key = $1`, [key, Buffer.byteLength(next.line, 'utf8') - Buffer.byteLength(old, 'utf8')]);
+    await client.query(`UPDATE ${t.journals} SET bucket_size = bucket_size + $2 WHERE key = $1`, [
+      key,
+      Buffer.byteLength(next.line, 'utf8') - Buffer.byteLength(old, 'utf8'),
+    ]);
   }
   const partsDeleted: string[] = [];
   const partsTable = `"${t.schema}".parts`;
@@ -140,7 +176,13 @@ export async function rewriteRow(client: DbClient, t: Tables, journal: { key: nu
  * A read-only journal's tree at its current size, for proofs: the stored tree when it is the head's, else one
  * built in memory from the rows (a reader never writes, and never migrates).
  */
-export async function storedOrRowsTree(ctx: StoreContext, key: number, id: string, where: string, head: () => Promise<ChainHead | null>): Promise<{ size: number; root: Uint8Array; reader: NodeReader }> {
+export async function storedOrRowsTree(
+  ctx: StoreContext,
+  key: number,
+  id: string,
+  where: string,
+  head: () => Promise<ChainHead | null>,
+): Promise<{ size: number; root: Uint8Array; reader: NodeReader }> {
   const storage = new PostgresTreeStorage(ctx.pool, ctx.tables, key);
   let row;
   try {

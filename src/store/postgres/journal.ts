@@ -29,12 +29,32 @@ import { withPartProblems } from '../parts-verify.js';
 import { PostgresPartStore } from './parts.js';
 import { blobOfRow, headOfRow, placeLines, rowLines } from '../rows/lines.js';
 import { knownSteps, sequenceBatch, type Group, type GroupOutcome, type SequencedBatch } from '../sequencer.js';
-import type { AppendOptions, AppendResult, Journal, JournalConfig, JournalReport, JournalVerifyOptions, Lineage, RunStateCache } from '../types.js';
+import type {
+  AppendOptions,
+  AppendResult,
+  Journal,
+  JournalConfig,
+  JournalReport,
+  JournalVerifyOptions,
+  Lineage,
+  RunStateCache,
+} from '../types.js';
 import { keepsRunState } from '../rows/run-state.js';
 import type { DbClient } from './driver.js';
 import { isConnectionLoss, sqlState, translate } from './errors.js';
 import { StepIdIndex } from './idempotency.js';
-import { beginAndLockHead, clashError, insertBlobs, lastLine, linesPage, lockedHeadNow, readBlob, writeLines, type LockedHead, type NewLine } from './sql.js';
+import {
+  beginAndLockHead,
+  clashError,
+  insertBlobs,
+  lastLine,
+  linesPage,
+  lockedHeadNow,
+  readBlob,
+  writeLines,
+  type LockedHead,
+  type NewLine,
+} from './sql.js';
 import type { StoreContext } from './store.js';
 import { verifyJournalRows } from './verify.js';
 import { catchUpAndFollow, planTreeStep, PostgresTreeStorage, rowLeaves, syncedTree, treeStatements } from './tree.js';
@@ -43,7 +63,14 @@ import { treeRoot, type NodeReader } from '../../proofs/nodes.js';
 import type { NoteSigner } from '../../proofs/note.js';
 import { ProofError } from '../../proofs/problems.js';
 import type { LineRewrite, LineRewriter, RewriteOutcome } from '../rewrite.js';
-import { advanceRunStateRow, commitFateOf, readRunStateRow, rewriteRow, storedOrRowsTree, UNDEFINED_TABLE } from './journal-rows.js';
+import {
+  advanceRunStateRow,
+  commitFateOf,
+  readRunStateRow,
+  rewriteRow,
+  storedOrRowsTree,
+  UNDEFINED_TABLE,
+} from './journal-rows.js';
 
 export class PostgresJournal implements Journal, LineRewriter {
   readonly genesis: Genesis;
@@ -66,8 +93,16 @@ export class PostgresJournal implements Journal, LineRewriter {
     this.lineage = meta.lineage;
     this.config = meta.config;
     // Nothing is kept between batches: each is its own transaction, and the row lock ends with it.
-    this.queue = new CommitQueue({ commit: (groups) => this.commit(groups), beforeBatch: async () => {}, lingerMs: () => null, release: async () => {} });
-    this.parts = this.genesis.format === 'stepchain/v3' ? new JournalParts(new PostgresPartStore(ctx.pool, ctx.tables.schema, id)) : null;
+    this.queue = new CommitQueue({
+      commit: (groups) => this.commit(groups),
+      beforeBatch: async () => {},
+      lingerMs: () => null,
+      release: async () => {},
+    });
+    this.parts =
+      this.genesis.format === 'stepchain/v3'
+        ? new JournalParts(new PostgresPartStore(ctx.pool, ctx.tables.schema, id))
+        : null;
   }
 
   private get where(): string {
@@ -85,7 +120,11 @@ export class PostgresJournal implements Journal, LineRewriter {
     return appendManyOf(steps, async (s) => {
       if (s.length <= STREAM_MANY || afterOf(options) !== undefined) return this.enqueue(s, options);
       const results: AppendResult[] = [];
-      await this.appendStream(s, { onResults: (r) => { for (const x of r) results.push(x); } });
+      await this.appendStream(s, {
+        onResults: (r) => {
+          for (const x of r) results.push(x);
+        },
+      });
       return results;
     });
   }
@@ -99,7 +138,10 @@ export class PostgresJournal implements Journal, LineRewriter {
    * stream stalled between chunks past idleTimeoutMs is ended by the server and fails whole. A v3 journal's
    * parts go through the pool as they come: a failed batch may leave parts no line references (harmless).
    */
-  async appendStream(steps: AsyncIterable<StepInput> | Iterable<StepInput>, options: StreamOptions = {}): Promise<StreamedBatch> {
+  async appendStream(
+    steps: AsyncIterable<StepInput> | Iterable<StepInput>,
+    options: StreamOptions = {},
+  ): Promise<StreamedBatch> {
     const refused = writeRefusal(this, this.closed);
     if (refused !== null) throw refused;
     const profile = writerProfile(this.genesis);
@@ -109,7 +151,13 @@ export class PostgresJournal implements Journal, LineRewriter {
     /** Set once COMMIT is sent: what the batch resolves with if it is found committed after all. */
     let committing: StreamedBatch | null = null;
     try {
-      let head = await beginAndLockHead(client, this.ctx.tables, this.key, this.ctx.lockTimeoutMs, this.ctx.idleTimeoutMs);
+      let head = await beginAndLockHead(
+        client,
+        this.ctx.tables,
+        this.key,
+        this.ctx.lockTimeoutMs,
+        this.ctx.idleTimeoutMs,
+      );
       const result = await streamChunks(
         steps,
         options,
@@ -156,7 +204,9 @@ export class PostgresJournal implements Journal, LineRewriter {
   }
 
   private gone(): StoreError {
-    return new StoreError('JOURNAL_NOT_FOUND', `journal ${this.id} is no longer in ${this.ctx.display}`, { hint: 'something removed its row; restore it from a backup' });
+    return new StoreError('JOURNAL_NOT_FOUND', `journal ${this.id} is no longer in ${this.ctx.display}`, {
+      hint: 'something removed its row; restore it from a backup',
+    });
   }
 
   private enqueue(steps: readonly StepInput[], options?: AppendOptions): Promise<AppendResult[]> {
@@ -168,7 +218,13 @@ export class PostgresJournal implements Journal, LineRewriter {
     const client = await this.connect(`appending to journal ${this.id}`);
     let sent: { outcomes: GroupOutcome[]; last: NewLine } | null = null;
     try {
-      const head = await beginAndLockHead(client, this.ctx.tables, this.key, this.ctx.lockTimeoutMs, this.ctx.idleTimeoutMs);
+      const head = await beginAndLockHead(
+        client,
+        this.ctx.tables,
+        this.key,
+        this.ctx.lockTimeoutMs,
+        this.ctx.idleTimeoutMs,
+      );
       if (head === null) throw this.gone();
       const written = await this.commitOn(client, head, groups);
       if (written.last === null) {
@@ -189,9 +245,26 @@ export class PostgresJournal implements Journal, LineRewriter {
    * Inside the transaction beginAndLockHead began, whose head row reads `head`: sequences `groups` and writes
    * their blobs, lines, tree and head row. `last`: the last line written, null when none was.
    */
-  private async commitOn(client: DbClient, head: LockedHead, groups: readonly Group[]): Promise<{ outcomes: GroupOutcome[]; last: NewLine | null }> {
-    const index = new StepIdIndex(client, this.ctx.tables, this.key, this.genesis, head.seq, this.ctx.idempotencyWindow, this.where);
-    const batch = sequenceBatch(groups, { seq: head.seq, hash: head.hash }, await knownSteps(index, groups), formatTimestamp(new Date()));
+  private async commitOn(
+    client: DbClient,
+    head: LockedHead,
+    groups: readonly Group[],
+  ): Promise<{ outcomes: GroupOutcome[]; last: NewLine | null }> {
+    const index = new StepIdIndex(
+      client,
+      this.ctx.tables,
+      this.key,
+      this.genesis,
+      head.seq,
+      this.ctx.idempotencyWindow,
+      this.where,
+    );
+    const batch = sequenceBatch(
+      groups,
+      { seq: head.seq, hash: head.hash },
+      await knownSteps(index, groups),
+      formatTimestamp(new Date()),
+    );
     if (batch.lines.length === 0) return { outcomes: batch.outcomes, last: null };
     const { lines, tail } = placeLines(batch, head, this.config.segmentBytes);
     const blobs = new Map<string, BlobPayload>();
@@ -200,9 +273,17 @@ export class PostgresJournal implements Journal, LineRewriter {
     // The tree (spec/POSTGRES.md §4.1): written by the lines' own last statement when its state is the
     // head's; otherwise caught up from the rows first, in this transaction.
     const treeStep = this.ctx.merkleTree ? planTreeStep(head, batch.lines, this.where) : null;
-    if (this.ctx.merkleTree && treeStep === null) await catchUpAndFollow(client, this.ctx.tables, this.key, head, batch.lines, this.where);
+    if (this.ctx.merkleTree && treeStep === null)
+      await catchUpAndFollow(client, this.ctx.tables, this.key, head, batch.lines, this.where);
     try {
-      await writeLines(client, this.ctx.tables, this.key, lines, tail, treeStep ? (values) => treeStatements(this.ctx.tables, treeStep, values) : undefined);
+      await writeLines(
+        client,
+        this.ctx.tables,
+        this.key,
+        lines,
+        tail,
+        treeStep ? (values) => treeStatements(this.ctx.tables, treeStep, values) : undefined,
+      );
     } catch (e) {
       if (sqlState(e) === '23505') throw clashError(this.id, head.seq + 1, e);
       throw e;
@@ -225,10 +306,14 @@ export class PostgresJournal implements Journal, LineRewriter {
       const fate = await this.commitFate(sentLast);
       if (fate === 'committed') return;
       if (fate === 'unknown') {
-        throw new StoreError('SERVER_UNREACHABLE', `${this.ctx.display}: the connection was lost during COMMIT of journal ${this.id}, and whether it committed cannot be learnt now`, {
-          hint: 'retry with the same step_ids: a step that did commit is returned as it is (FILE-STORE.md §10)',
-          cause: e,
-        });
+        throw new StoreError(
+          'SERVER_UNREACHABLE',
+          `${this.ctx.display}: the connection was lost during COMMIT of journal ${this.id}, and whether it committed cannot be learnt now`,
+          {
+            hint: 'retry with the same step_ids: a step that did commit is returned as it is (FILE-STORE.md §10)',
+            cause: e,
+          },
+        );
       }
     }
     // A refusal of a streamed step (prepare, parts) is the caller's error, not the server's.
@@ -238,12 +323,18 @@ export class PostgresJournal implements Journal, LineRewriter {
 
   /** The run_state row after the batch's lines (spec/POSTGRES.md §4.2), in the append's transaction. */
   private advanceRunState(client: DbClient, head: LockedHead, lines: SequencedBatch['lines']): Promise<void> {
-    return advanceRunStateRow({ client, tables: this.ctx.tables, key: this.key, genesis: this.genesis, where: this.where, parts: this.parts }, head, lines);
+    return advanceRunStateRow(
+      { client, tables: this.ctx.tables, key: this.key, genesis: this.genesis, where: this.where, parts: this.parts },
+      head,
+      lines,
+    );
   }
 
   /** The run_state row's saved state (spec/POSTGRES.md §4.2): written by appends only, so there is no write. */
   get runStateCache(): RunStateCache | undefined {
-    return keepsRunState(this.genesis) ? { read: () => readRunStateRow(this.ctx.pool, this.ctx.tables, this.key) } : undefined;
+    return keepsRunState(this.genesis)
+      ? { read: () => readRunStateRow(this.ctx.pool, this.ctx.tables, this.key) }
+      : undefined;
   }
 
   /** After a COMMIT that went unanswered: waits for that transaction to end (the row lock), then looks. */
@@ -264,19 +355,25 @@ export class PostgresJournal implements Journal, LineRewriter {
   }
 
   lines(range?: SeqRange): AsyncGenerator<StoredLine> {
-    return rowLines(async (from, to) => {
-      try {
-        return await linesPage(this.ctx.pool, this.ctx.tables, this.key, from, to);
-      } catch (e) {
-        throw translate(e, this.ctx.display, `reading journal ${this.id}`);
-      }
-    }, range, this.where);
+    return rowLines(
+      async (from, to) => {
+        try {
+          return await linesPage(this.ctx.pool, this.ctx.tables, this.key, from, to);
+        } catch (e) {
+          throw translate(e, this.ctx.display, `reading journal ${this.id}`);
+        }
+      },
+      range,
+      this.where,
+    );
   }
 
   async *read(range?: SeqRange): AsyncGenerator<StepRecord> {
     const resolve = this.parts?.resolver(); // a stepchain/v3 journal's parts, each checked once per read
     for await (const l of this.lines(range)) {
-      const record = await restoreRecord(this.genesis, l.text, l.seq, this.where, (ref) => this.blob(ref.digest, ref.size));
+      const record = await restoreRecord(this.genesis, l.text, l.seq, this.where, (ref) =>
+        this.blob(ref.digest, ref.size),
+      );
       yield resolve === undefined ? record : await resolve(record, l.seq);
     }
   }
@@ -301,7 +398,9 @@ export class PostgresJournal implements Journal, LineRewriter {
   verify(options: JournalVerifyOptions = {}): Promise<JournalReport> {
     const parts = this.parts;
     if (parts === null) return verifyJournalRows(this.ctx, this.id, options);
-    return verifyJournalRows(this.ctx, this.id, options).then((r) => withPartProblems(r, this.lines(), (a, size) => parts.store.get(a, size)));
+    return verifyJournalRows(this.ctx, this.id, options).then((r) =>
+      withPartProblems(r, this.lines(), (a, size) => parts.store.get(a, size)),
+    );
   }
 
   // ---------------------------------------------------------------- the tree (spec/POSTGRES.md §4.1)
@@ -314,17 +413,27 @@ export class PostgresJournal implements Journal, LineRewriter {
    * out only after its row committed.
    */
   async checkpoint(signer: NoteSigner): Promise<SignedCheckpoint> {
-    if (this.readOnly) throw new StoreError('READ_ONLY', `journal ${this.id} was opened read-only`, { hint: 'open it without readOnly to sign a checkpoint' });
+    if (this.readOnly)
+      throw new StoreError('READ_ONLY', `journal ${this.id} was opened read-only`, {
+        hint: 'open it without readOnly to sign a checkpoint',
+      });
     return this.underLock('signing a checkpoint of', async (client, head) => {
       const tree = await syncedTree(client, this.ctx.tables, this.key, head, this.where);
-      return signJournalCheckpoint(tree, new PostgresTreeStorage(client, this.ctx.tables, this.key), signer, rowLeaves(client, this.ctx.tables, this.key, this.where));
+      return signJournalCheckpoint(
+        tree,
+        new PostgresTreeStorage(client, this.ctx.tables, this.key),
+        signer,
+        rowLeaves(client, this.ctx.tables, this.key, this.where),
+      );
     });
   }
 
   /** The checkpoints this journal signed (signed notes, by size). */
   async checkpoints(): Promise<string[]> {
     try {
-      return (await new PostgresTreeStorage(this.ctx.pool, this.ctx.tables, this.key).readCheckpoints()).map((k) => k.note);
+      return (await new PostgresTreeStorage(this.ctx.pool, this.ctx.tables, this.key).readCheckpoints()).map(
+        (k) => k.note,
+      );
     } catch (e) {
       if (sqlState(e) === UNDEFINED_TABLE) return []; // a schema older than version 2, read without migrating
       throw translate(e, this.ctx.display, `reading the checkpoints of journal ${this.id}`);
@@ -340,7 +449,10 @@ export class PostgresJournal implements Journal, LineRewriter {
   async treeView(): Promise<{ size: number; root: Uint8Array; reader: NodeReader }> {
     const storage = new PostgresTreeStorage(this.ctx.pool, this.ctx.tables, this.key);
     if (!this.readOnly) {
-      const size = await this.underLock('updating the tree of', async (client, head) => (await syncedTree(client, this.ctx.tables, this.key, head, this.where)).size);
+      const size = await this.underLock(
+        'updating the tree of',
+        async (client, head) => (await syncedTree(client, this.ctx.tables, this.key, head, this.where)).size,
+      );
       const reader = storage.reader();
       return { size, root: await treeRoot(reader, size), reader };
     }
@@ -357,15 +469,26 @@ export class PostgresJournal implements Journal, LineRewriter {
    */
   async rewriteLine(seq: number, rewrite: (line: string) => LineRewrite | null): Promise<RewriteOutcome | null> {
     assertSeq('seq', seq);
-    if (this.readOnly) throw new StoreError('READ_ONLY', `journal ${this.id} was opened read-only`, { hint: 'open it without readOnly to erase' });
-    return this.underLock('erasing a value of', (client, head) => rewriteRow(client, this.ctx.tables, { key: this.key, id: this.id }, head, seq, rewrite));
+    if (this.readOnly)
+      throw new StoreError('READ_ONLY', `journal ${this.id} was opened read-only`, {
+        hint: 'open it without readOnly to erase',
+      });
+    return this.underLock('erasing a value of', (client, head) =>
+      rewriteRow(client, this.ctx.tables, { key: this.key, id: this.id }, head, seq, rewrite),
+    );
   }
 
   /** Runs `fn` in a transaction holding the head row's lock, and commits. */
   private async underLock<T>(doing: string, fn: (client: DbClient, head: LockedHead) => Promise<T>): Promise<T> {
     const client = await this.connect(`${doing} journal ${this.id}`);
     try {
-      const head = await beginAndLockHead(client, this.ctx.tables, this.key, this.ctx.lockTimeoutMs, this.ctx.idleTimeoutMs);
+      const head = await beginAndLockHead(
+        client,
+        this.ctx.tables,
+        this.key,
+        this.ctx.lockTimeoutMs,
+        this.ctx.idleTimeoutMs,
+      );
       if (head === null) throw this.gone();
       const out = await fn(client, head);
       await client.query('COMMIT');

@@ -52,8 +52,17 @@ export function parsePostgresLocation(text: string): PostgresLocation {
   const shown = new URL(connectionString);
   if (hasPassword) shown.password = '***';
   shown.search = '';
-  const extra = [...(journal === undefined ? [] : [`journal=${journal}`]), ...(schema === undefined ? [] : [`schema=${schema}`])];
-  return { connectionString, journal, schema, display: `${shown.toString()}${extra.length > 0 ? `?${extra.join('&')}` : ''}`, hasPassword };
+  const extra = [
+    ...(journal === undefined ? [] : [`journal=${journal}`]),
+    ...(schema === undefined ? [] : [`schema=${schema}`]),
+  ];
+  return {
+    connectionString,
+    journal,
+    schema,
+    display: `${shown.toString()}${extra.length > 0 ? `?${extra.join('&')}` : ''}`,
+    hasPassword,
+  };
 }
 
 /** Masks user:password@ in text that did not parse, so an error message never repeats a password. */

@@ -46,10 +46,16 @@ export class PostgresPartStore implements PartStore {
       let broken = false;
       try {
         await client.query('BEGIN');
-        await client.query(`SELECT pg_advisory_xact_lock(hashtext('stepchain:migrate'), hashtext($1))`, [this.schemaName]);
+        await client.query(`SELECT pg_advisory_xact_lock(hashtext('stepchain:migrate'), hashtext($1))`, [
+          this.schemaName,
+        ]);
         await client.query(`CREATE SCHEMA IF NOT EXISTS ${this.schema}`);
-        await client.query(`CREATE TABLE IF NOT EXISTS ${this.parts} (journal text NOT NULL, address text NOT NULL, bytes bytea NOT NULL, size integer NOT NULL, PRIMARY KEY (journal, address))`);
-        await client.query(`CREATE TABLE IF NOT EXISTS ${this.index} (journal text NOT NULL, key text NOT NULL, address text NOT NULL, PRIMARY KEY (journal, key))`);
+        await client.query(
+          `CREATE TABLE IF NOT EXISTS ${this.parts} (journal text NOT NULL, address text NOT NULL, bytes bytea NOT NULL, size integer NOT NULL, PRIMARY KEY (journal, address))`,
+        );
+        await client.query(
+          `CREATE TABLE IF NOT EXISTS ${this.index} (journal text NOT NULL, key text NOT NULL, address text NOT NULL, PRIMARY KEY (journal, key))`,
+        );
         await client.query(`CREATE TABLE IF NOT EXISTS ${this.keys} (journal text PRIMARY KEY, key text NOT NULL)`);
         await client.query('COMMIT');
       } catch (e) {
@@ -69,7 +75,10 @@ export class PostgresPartStore implements PartStore {
   /** Whether the three part tables exist (a look, no write; once true, kept: nothing drops them). */
   private async present(): Promise<boolean> {
     if (this.seen) return true;
-    const { rows } = await this.pool.query<{ n: string }>('SELECT count(to_regclass(t)) AS n FROM unnest($1::text[]) AS t', [[this.parts, this.index, this.keys]]);
+    const { rows } = await this.pool.query<{ n: string }>(
+      'SELECT count(to_regclass(t)) AS n FROM unnest($1::text[]) AS t',
+      [[this.parts, this.index, this.keys]],
+    );
     this.seen = Number(rows[0]?.n) === 3;
     return this.seen;
   }
@@ -89,32 +98,36 @@ export class PostgresPartStore implements PartStore {
 
   async has(address: string): Promise<boolean> {
     if (!(await this.present())) return false; // no part tables yet: no parts, and a reader creates nothing
-    const { rows } = await this.pool.query(`SELECT 1 FROM ${this.parts} WHERE journal = $1 AND address = $2`, [this.journal, address]);
+    const { rows } = await this.pool.query(`SELECT 1 FROM ${this.parts} WHERE journal = $1 AND address = $2`, [
+      this.journal,
+      address,
+    ]);
     return rows.length > 0;
   }
 
   async put(parts: readonly PartPayload[]): Promise<void> {
     await this.init();
     for (const p of parts) {
-      if (!ADDRESS_RE.test(p.address)) throw new StoreError('OPTION_INVALID', `${JSON.stringify(p.address)} is not a part address`);
-      await this.pool.query(`INSERT INTO ${this.parts} (journal, address, bytes, size) VALUES ($1, $2, $3, $4) ON CONFLICT (journal, address) DO NOTHING`, [
-        this.journal,
-        p.address,
-        Buffer.from(p.bytes.buffer, p.bytes.byteOffset, p.bytes.byteLength),
-        p.bytes.length,
-      ]);
+      if (!ADDRESS_RE.test(p.address))
+        throw new StoreError('OPTION_INVALID', `${JSON.stringify(p.address)} is not a part address`);
+      await this.pool.query(
+        `INSERT INTO ${this.parts} (journal, address, bytes, size) VALUES ($1, $2, $3, $4) ON CONFLICT (journal, address) DO NOTHING`,
+        [this.journal, p.address, Buffer.from(p.bytes.buffer, p.bytes.byteOffset, p.bytes.byteLength), p.bytes.length],
+      );
       if (p.indexKey === '') continue; // a copied part: no index entry
-      await this.pool.query(`INSERT INTO ${this.index} (journal, key, address) VALUES ($1, $2, $3) ON CONFLICT (journal, key) DO UPDATE SET address = EXCLUDED.address`, [
-        this.journal,
-        p.indexKey,
-        p.address,
-      ]);
+      await this.pool.query(
+        `INSERT INTO ${this.index} (journal, key, address) VALUES ($1, $2, $3) ON CONFLICT (journal, key) DO UPDATE SET address = EXCLUDED.address`,
+        [this.journal, p.indexKey, p.address],
+      );
     }
   }
 
   async lookup(indexKey: string): Promise<string | null> {
     if (!(await this.present())) return null; // no part tables yet: no parts, and a reader creates nothing
-    const { rows } = await this.pool.query<{ address: string }>(`SELECT address FROM ${this.index} WHERE journal = $1 AND key = $2`, [this.journal, indexKey]);
+    const { rows } = await this.pool.query<{ address: string }>(
+      `SELECT address FROM ${this.index} WHERE journal = $1 AND key = $2`,
+      [this.journal, indexKey],
+    );
     return rows[0]?.address ?? null;
   }
 
@@ -126,16 +139,25 @@ export class PostgresPartStore implements PartStore {
 
   async key(): Promise<Uint8Array> {
     await this.init();
-    await this.pool.query(`INSERT INTO ${this.keys} (journal, key) VALUES ($1, $2) ON CONFLICT (journal) DO NOTHING`, [this.journal, newKeyHex()]);
-    const { rows } = await this.pool.query<{ key: string }>(`SELECT key FROM ${this.keys} WHERE journal = $1`, [this.journal]);
+    await this.pool.query(`INSERT INTO ${this.keys} (journal, key) VALUES ($1, $2) ON CONFLICT (journal) DO NOTHING`, [
+      this.journal,
+      newKeyHex(),
+    ]);
+    const { rows } = await this.pool.query<{ key: string }>(`SELECT key FROM ${this.keys} WHERE journal = $1`, [
+      this.journal,
+    ]);
     const key = keyOfHex(rows[0]?.key ?? '');
-    if (key === null) throw new StoreError('JOURNAL_INVALID', `the part key of journal ${this.journal} is not 64 lowercase hex digits`);
+    if (key === null)
+      throw new StoreError('JOURNAL_INVALID', `the part key of journal ${this.journal} is not 64 lowercase hex digits`);
     return key;
   }
 
   async *list(): AsyncIterable<string> {
     if (!(await this.present())) return; // no part tables yet: no parts, and a reader creates nothing
-    const { rows } = await this.pool.query<{ address: string }>(`SELECT address FROM ${this.parts} WHERE journal = $1 ORDER BY address`, [this.journal]);
+    const { rows } = await this.pool.query<{ address: string }>(
+      `SELECT address FROM ${this.parts} WHERE journal = $1 ORDER BY address`,
+      [this.journal],
+    );
     for (const r of rows) yield r.address;
   }
 }

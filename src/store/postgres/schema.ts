@@ -33,7 +33,10 @@ export interface Tables {
 /** Checks a schema name (lowercase, unquoted-identifier form, at most 63 bytes) and quotes its tables. */
 export function tablesIn(schema: string): Tables {
   if (typeof schema !== 'string' || !SCHEMA_RE.test(schema)) {
-    throw new StoreError('OPTION_INVALID', `schema ${JSON.stringify(schema)} must be 1–63 characters from [a-z0-9_], not starting with a digit`);
+    throw new StoreError(
+      'OPTION_INVALID',
+      `schema ${JSON.stringify(schema)} must be 1–63 characters from [a-z0-9_], not starting with a digit`,
+    );
   }
   const q = `"${schema}"`;
   return {
@@ -158,10 +161,14 @@ export async function schemaState(db: DbPool | DbClient, t: Tables): Promise<Sch
 }
 
 export function tooNew(version: number, t: Tables, server: string): StoreError {
-  return new StoreError('SCHEMA_TOO_NEW', `${server} schema "${t.schema}" is at version ${version}, written by a newer stepchain; this one reads and writes version ${SCHEMA_VERSION}`, {
-    location: { file: server },
-    hint: 'upgrade stepchain on this machine; the data is left untouched',
-  });
+  return new StoreError(
+    'SCHEMA_TOO_NEW',
+    `${server} schema "${t.schema}" is at version ${version}, written by a newer stepchain; this one reads and writes version ${SCHEMA_VERSION}`,
+    {
+      location: { file: server },
+      hint: 'upgrade stepchain on this machine; the data is left untouched',
+    },
+  );
 }
 
 /**
@@ -191,7 +198,10 @@ export async function migrate(pool: DbPool, t: Tables, server: string): Promise<
     for (const m of MIGRATIONS) {
       if (m.version <= current) continue;
       for (const sql of m.statements(t)) await client.query(sql);
-      await client.query(`INSERT INTO ${t.migrations} (version, description) VALUES ($1, $2)`, [m.version, m.description]);
+      await client.query(`INSERT INTO ${t.migrations} (version, description) VALUES ($1, $2)`, [
+        m.version,
+        m.description,
+      ]);
     }
     await client.query('COMMIT');
   } catch (e) {

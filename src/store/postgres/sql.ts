@@ -43,9 +43,24 @@ export async function listJournals(db: Db, t: Tables): Promise<string[]> {
  * by a reader, who never migrates) has no run_state table: every run is then one the caller folds.
  * The metadata text is canonical JSON, so the cast to jsonb only reads it.
  */
-export async function listRunMeta(db: Db, t: Tables, status: RunStatus | undefined, withRunState: boolean): Promise<RunMetaRow[]> {
-  const join = withRunState ? `LEFT JOIN ${t.runState} r ON r.journal = j.key` : 'LEFT JOIN (SELECT NULL::bigint AS journal, NULL::bigint AS seq, NULL::text AS status, NULL::int AS pending, NULL::text AS ended_at) r ON false';
-  const r = await db.query<{ id: string; meta: string; head_seq: string; seq: string | null; status: RunStatus | null; pending: number | null; ended_at: string | null }>(
+export async function listRunMeta(
+  db: Db,
+  t: Tables,
+  status: RunStatus | undefined,
+  withRunState: boolean,
+): Promise<RunMetaRow[]> {
+  const join = withRunState
+    ? `LEFT JOIN ${t.runState} r ON r.journal = j.key`
+    : 'LEFT JOIN (SELECT NULL::bigint AS journal, NULL::bigint AS seq, NULL::text AS status, NULL::int AS pending, NULL::text AS ended_at) r ON false';
+  const r = await db.query<{
+    id: string;
+    meta: string;
+    head_seq: string;
+    seq: string | null;
+    status: RunStatus | null;
+    pending: number | null;
+    ended_at: string | null;
+  }>(
     `SELECT j.id, j.meta, j.head_seq, r.seq, r.status, r.pending, r.ended_at FROM ${t.journals} j ${join}
      WHERE (j.meta::jsonb) #>> '{genesis,format}' IN ('stepchain/v2', 'stepchain/v3') AND ($1::text IS NULL OR r.status = $1 OR r.seq IS DISTINCT FROM j.head_seq)
      ORDER BY j.id COLLATE "C"`,
@@ -55,8 +70,15 @@ export async function listRunMeta(db: Db, t: Tables, status: RunStatus | undefin
 }
 
 /** A journal's run_state row, or null. */
-export async function runStateRow(db: Db, t: Tables, key: number): Promise<{ seq: number; step_hash: string; state: string } | null> {
-  const r = await db.query<{ seq: string; step_hash: string; state: string }>(`SELECT seq, step_hash, state FROM ${t.runState} WHERE journal = $1`, [key]);
+export async function runStateRow(
+  db: Db,
+  t: Tables,
+  key: number,
+): Promise<{ seq: number; step_hash: string; state: string } | null> {
+  const r = await db.query<{ seq: string; step_hash: string; state: string }>(
+    `SELECT seq, step_hash, state FROM ${t.runState} WHERE journal = $1`,
+    [key],
+  );
   const row = r.rows[0];
   return row === undefined ? null : { seq: int(row.seq), step_hash: row.step_hash, state: row.state };
 }
@@ -70,7 +92,13 @@ export async function putRunState(client: DbClient, t: Tables, key: number, row:
 }
 
 /** Inserts a journal's row with an empty chain; null when the id is taken (the caller's JOURNAL_EXISTS). */
-export async function insertJournal(client: DbClient, t: Tables, id: string, meta: string, genesisHash: string): Promise<number | null> {
+export async function insertJournal(
+  client: DbClient,
+  t: Tables,
+  id: string,
+  meta: string,
+  genesisHash: string,
+): Promise<number | null> {
   try {
     const r = await client.query<{ key: string }>(
       `INSERT INTO ${t.journals} (id, meta, head_seq, head_hash, bucket_first, bucket_size) VALUES ($1, $2, -1, $3, 0, 0) RETURNING key`,
@@ -88,7 +116,13 @@ export async function insertJournal(client: DbClient, t: Tables, id: string, met
  * transaction's timeouts and SELECT … FOR UPDATE as one simple query. Everything inlined is an integer
  * this code produced. Null when the journal's row is gone.
  */
-export async function beginAndLockHead(client: DbClient, t: Tables, key: number, lockTimeoutMs: number, idleTimeoutMs: number): Promise<LockedHead | null> {
+export async function beginAndLockHead(
+  client: DbClient,
+  t: Tables,
+  key: number,
+  lockTimeoutMs: number,
+  idleTimeoutMs: number,
+): Promise<LockedHead | null> {
   const k = Math.trunc(key);
   const sql = [
     'BEGIN',
@@ -122,7 +156,11 @@ function lockedHeadOfRow(row: Record<string, unknown> | undefined): LockedHead |
 }
 
 /** The head row and the tree's state, read in one statement (one snapshot) without a lock: read-only proofs. */
-export async function headWithTree(db: Db, t: Tables, key: number): Promise<{ seq: number; hash: string; tree: string | null } | null> {
+export async function headWithTree(
+  db: Db,
+  t: Tables,
+  key: number,
+): Promise<{ seq: number; hash: string; tree: string | null } | null> {
   const r = await db.query<{ head_seq: number; head_hash: string; tree: string | null }>(
     `SELECT j.head_seq::float8 AS head_seq, j.head_hash, s.state AS tree FROM ${t.journals} j LEFT JOIN ${t.treeState} s ON s.journal = j.key WHERE j.key = $1`,
     [key],
@@ -135,7 +173,14 @@ export async function headWithTree(db: Db, t: Tables, key: number): Promise<{ se
  * The stored lines among the last `window` steps (seq > headSeq − window) whose step_id is one of `ids`, in
  * seq order: the idempotency lookup (FILE-STORE.md §10), one statement per batch, served by (journal, step_id).
  */
-export async function linesWithStepIds(client: DbClient, t: Tables, key: number, ids: readonly string[], headSeq: number, window: number): Promise<Array<{ seq: number; line: string }>> {
+export async function linesWithStepIds(
+  client: DbClient,
+  t: Tables,
+  key: number,
+  ids: readonly string[],
+  headSeq: number,
+  window: number,
+): Promise<Array<{ seq: number; line: string }>> {
   const r = await client.query<{ seq: number; line: string }>(
     `SELECT seq::float8 AS seq, line FROM ${t.steps} WHERE journal = $1 AND step_id = ANY($2::text[]) AND seq > $3 ORDER BY seq`,
     [key, ids, headSeq - window],
@@ -153,7 +198,14 @@ const INSERT_ROWS = 1000;
  * data-modifying WITH), so a commit without retried step_ids or blobs is three round trips in all: lock,
  * write, COMMIT.
  */
-export async function writeLines(client: DbClient, t: Tables, key: number, lines: readonly NewLine[], tail: HeadRow, also?: (values: unknown[]) => string[]): Promise<void> {
+export async function writeLines(
+  client: DbClient,
+  t: Tables,
+  key: number,
+  lines: readonly NewLine[],
+  tail: HeadRow,
+  also?: (values: unknown[]) => string[],
+): Promise<void> {
   for (let i = 0; i < lines.length; i += INSERT_ROWS) {
     const last = i + INSERT_ROWS >= lines.length;
     const values: unknown[] = last ? [key, tail.seq, tail.hash, tail.cursor.first, tail.cursor.size] : [key];
@@ -161,7 +213,9 @@ export async function writeLines(client: DbClient, t: Tables, key: number, lines
     // `also`: further data-modifying CTEs for the last statement (the tree's rows, tree.ts).
     const ctes = [`inserted AS (${insert})`, ...(last && also ? also(values) : [])];
     await client.query(
-      last ? `WITH ${ctes.join(', ')} UPDATE ${t.journals} SET head_seq = $2, head_hash = $3, bucket_first = $4, bucket_size = $5 WHERE key = $1` : insert,
+      last
+        ? `WITH ${ctes.join(', ')} UPDATE ${t.journals} SET head_seq = $2, head_hash = $3, bucket_first = $4, bucket_size = $5 WHERE key = $1`
+        : insert,
       values,
     );
   }
@@ -186,25 +240,26 @@ function insertStatement(t: Tables, lines: readonly NewLine[], values: unknown[]
   return `INSERT INTO ${t.steps} (journal, seq, bucket, step_id, line) VALUES ${rows.join(', ')}`;
 }
 
-export async function insertBlobs(client: DbClient, t: Tables, key: number, blobs: ReadonlyArray<{ digest: string; bytes: Uint8Array }>): Promise<void> {
+export async function insertBlobs(
+  client: DbClient,
+  t: Tables,
+  key: number,
+  blobs: ReadonlyArray<{ digest: string; bytes: Uint8Array }>,
+): Promise<void> {
   // Identical values share one blob (FORMAT §7): a digest already stored is left as it is.
   for (const b of blobs) {
-    await client.query(`INSERT INTO ${t.blobs} (journal, digest, bytes) VALUES ($1, $2, $3) ON CONFLICT (journal, digest) DO NOTHING`, [
-      key,
-      b.digest,
-      Buffer.from(b.bytes.buffer, b.bytes.byteOffset, b.bytes.byteLength),
-    ]);
+    await client.query(
+      `INSERT INTO ${t.blobs} (journal, digest, bytes) VALUES ($1, $2, $3) ON CONFLICT (journal, digest) DO NOTHING`,
+      [key, b.digest, Buffer.from(b.bytes.buffer, b.bytes.byteOffset, b.bytes.byteLength)],
+    );
   }
 }
 
 export async function updateHead(client: DbClient, t: Tables, key: number, head: HeadRow): Promise<void> {
-  await client.query(`UPDATE ${t.journals} SET head_seq = $2, head_hash = $3, bucket_first = $4, bucket_size = $5 WHERE key = $1`, [
-    key,
-    head.seq,
-    head.hash,
-    head.cursor.first,
-    head.cursor.size,
-  ]);
+  await client.query(
+    `UPDATE ${t.journals} SET head_seq = $2, head_hash = $3, bucket_first = $4, bucket_size = $5 WHERE key = $1`,
+    [key, head.seq, head.hash, head.cursor.first, head.cursor.size],
+  );
 }
 
 /** Rows per page of a range read, and the most bytes of lines a page holds (plus one line): a reader's memory. */
@@ -219,7 +274,10 @@ const PAGE_BYTES = 8 * 1024 * 1024;
  */
 export async function linesPage(db: Db, t: Tables, key: number, from: number, to: number | null): Promise<LineRow[]> {
   let end = to === null ? from + PAGE_ROWS : Math.min(from + PAGE_ROWS, to + 1);
-  const size = await db.query<{ bytes: string | null }>(`SELECT sum(octet_length(line)) AS bytes FROM ${t.steps} WHERE journal = $1 AND seq >= $2 AND seq < $3`, [key, from, end]);
+  const size = await db.query<{ bytes: string | null }>(
+    `SELECT sum(octet_length(line)) AS bytes FROM ${t.steps} WHERE journal = $1 AND seq >= $2 AND seq < $3`,
+    [key, from, end],
+  );
   if (Number(size.rows[0]?.bytes ?? 0) > PAGE_BYTES) {
     const lengths = await db.query<{ seq: number; bytes: number }>(
       `SELECT seq::float8 AS seq, octet_length(line) AS bytes FROM ${t.steps} WHERE journal = $1 AND seq >= $2 AND seq < $3 ORDER BY seq`,
@@ -242,14 +300,20 @@ export async function linesPage(db: Db, t: Tables, key: number, from: number, to
 }
 
 export async function lastLine(db: Db, t: Tables, key: number): Promise<{ seq: number; line: string } | null> {
-  const r = await db.query<{ seq: string; line: string }>(`SELECT seq, line FROM ${t.steps} WHERE journal = $1 ORDER BY seq DESC LIMIT 1`, [key]);
+  const r = await db.query<{ seq: string; line: string }>(
+    `SELECT seq, line FROM ${t.steps} WHERE journal = $1 ORDER BY seq DESC LIMIT 1`,
+    [key],
+  );
   const row = r.rows[0];
   return row === undefined ? null : { seq: int(row.seq), line: row.line };
 }
 
 /** Whether the line at `seq` is exactly `line`: how an append whose COMMIT went unanswered learns its fate. */
 export async function holdsLine(client: DbClient, t: Tables, key: number, seq: number, line: string): Promise<boolean> {
-  const r = await client.query<{ same: boolean }>(`SELECT line = $3 AS same FROM ${t.steps} WHERE journal = $1 AND seq = $2`, [key, seq, line]);
+  const r = await client.query<{ same: boolean }>(
+    `SELECT line = $3 AS same FROM ${t.steps} WHERE journal = $1 AND seq = $2`,
+    [key, seq, line],
+  );
   return r.rows[0]?.same === true;
 }
 
@@ -259,7 +323,13 @@ export async function holdsLine(client: DbClient, t: Tables, key: number, seq: n
  * A blob's bytes; `size` given, a stored blob of another size comes back as its size alone, unread
  * (octet_length reads the TOAST header, not the value).
  */
-export async function readBlob(db: Db, t: Tables, key: number, digest: string, size: number | undefined): Promise<{ size: number; bytes: Uint8Array | null } | null> {
+export async function readBlob(
+  db: Db,
+  t: Tables,
+  key: number,
+  digest: string,
+  size: number | undefined,
+): Promise<{ size: number; bytes: Uint8Array | null } | null> {
   const r = await db.query<{ size: number; bytes: Buffer | null }>(
     `SELECT octet_length(bytes) AS size, CASE WHEN $3::bigint IS NULL OR octet_length(bytes) = $3 THEN bytes END AS bytes
      FROM ${t.blobs} WHERE journal = $1 AND digest = $2`,
@@ -270,4 +340,3 @@ export async function readBlob(db: Db, t: Tables, key: number, digest: string, s
   const b = row.bytes;
   return { size: row.size, bytes: b === null ? null : new Uint8Array(b.buffer, b.byteOffset, b.byteLength) };
 }
-

@@ -14,14 +14,32 @@ import { STORE_FORMAT, parseMeta, serializeMeta, type JournalMeta } from '../met
 import type { RunEntry, RunFilter } from '../runs.js';
 import { runsOfRows } from '../rows/run-state.js';
 import { placeLine, type SegmentCursor } from '../segments.js';
-import type { CreateOptions, ForkOptions, Journal, JournalConfig, JournalReport, JournalVerifyOptions, OpenOptions, Store } from '../types.js';
+import type {
+  CreateOptions,
+  ForkOptions,
+  Journal,
+  JournalConfig,
+  JournalReport,
+  JournalVerifyOptions,
+  OpenOptions,
+  Store,
+} from '../types.js';
 import { createPool, guardClients, type ConnectionConfig, type DbClient, type DbPool } from './driver.js';
 import { sqlState, translate } from './errors.js';
 import { checkHealth } from './health.js';
 import { PostgresJournal } from './journal.js';
 import { parsePostgresLocation } from './location.js';
 import { DEFAULT_SCHEMA, migrate, schemaState, tablesIn, tooNew, SCHEMA_VERSION, type Tables } from './schema.js';
-import { findJournal, insertBlobs, insertJournal, insertLines, listJournals, listRunMeta, updateHead, type NewLine } from './sql.js';
+import {
+  findJournal,
+  insertBlobs,
+  insertJournal,
+  insertLines,
+  listJournals,
+  listRunMeta,
+  updateHead,
+  type NewLine,
+} from './sql.js';
 import { verifyJournalRows } from './verify.js';
 
 export const DEFAULT_PG_LOCK_TIMEOUT_MS = 20_000;
@@ -82,19 +100,26 @@ export class PostgresStore implements Store<PostgresJournal>, StoreDiagnostics {
   private readonly ownPool: boolean;
   private readonly poolConfig: ConnectionConfig;
   private pool: Promise<DbPool> | null;
-  private readyFor: { read: Promise<StoreContext | null> | null; write: Promise<StoreContext> | null } = { read: null, write: null };
+  private readyFor: { read: Promise<StoreContext | null> | null; write: Promise<StoreContext> | null } = {
+    read: null,
+    write: null,
+  };
   private closed = false;
 
   constructor(options: string | PostgresStoreOptions) {
-    const o: PostgresStoreOptions = typeof options === 'string' ? { connectionString: options } : options ?? {};
-    if (o === null || typeof o !== 'object') throw new StoreError('OPTION_INVALID', 'PostgresStore takes a connection URI or an options object');
+    const o: PostgresStoreOptions = typeof options === 'string' ? { connectionString: options } : (options ?? {});
+    if (o === null || typeof o !== 'object')
+      throw new StoreError('OPTION_INVALID', 'PostgresStore takes a connection URI or an options object');
     let schema = o.schema;
-    let display = 'postgres (the caller\'s pool)';
+    let display = "postgres (the caller's pool)";
     const config: ConnectionConfig = { ...(o.connection ?? {}) };
     if (o.connectionString !== undefined) {
       const loc = parsePostgresLocation(o.connectionString);
       if (loc.journal !== undefined) {
-        throw new StoreError('OPTION_INVALID', `${loc.display}: a store is a database and a schema; name the journal in create() or open(), not in the store's URI`);
+        throw new StoreError(
+          'OPTION_INVALID',
+          `${loc.display}: a store is a database and a schema; name the journal in create() or open(), not in the store's URI`,
+        );
       }
       if (loc.schema !== undefined && schema !== undefined && loc.schema !== schema) {
         throw new StoreError('OPTION_INVALID', `${loc.display} names schema ${loc.schema}, the options name ${schema}`);
@@ -113,7 +138,13 @@ export class PostgresStore implements Store<PostgresJournal>, StoreDiagnostics {
     this.ownPool = o.pool === undefined;
     this.pool = o.pool === undefined ? null : Promise.resolve(guardClients(o.pool));
     this.settings = {
-      idempotencyWindow: intOption('idempotencyWindow', o.idempotencyWindow, DEFAULT_PG_IDEMPOTENCY_WINDOW, 1, 10_000_000),
+      idempotencyWindow: intOption(
+        'idempotencyWindow',
+        o.idempotencyWindow,
+        DEFAULT_PG_IDEMPOTENCY_WINDOW,
+        1,
+        10_000_000,
+      ),
       merkleTree: o.merkleTree !== false,
       lockTimeoutMs: intOption('lockTimeoutMs', o.lockTimeoutMs, DEFAULT_PG_LOCK_TIMEOUT_MS, 1, 3_600_000),
       idleTimeoutMs: intOption('idleTimeoutMs', o.idleTimeoutMs, DEFAULT_PG_IDLE_TIMEOUT_MS, 100, 3_600_000),
@@ -122,7 +153,10 @@ export class PostgresStore implements Store<PostgresJournal>, StoreDiagnostics {
   }
 
   private getPool(): Promise<DbPool> {
-    if (this.closed) return Promise.reject(new StoreError('CLOSED', `the store for ${this.display} is closed`, { hint: 'make a new PostgresStore' }));
+    if (this.closed)
+      return Promise.reject(
+        new StoreError('CLOSED', `the store for ${this.display} is closed`, { hint: 'make a new PostgresStore' }),
+      );
     this.pool ??= createPool(this.poolConfig).then(guardClients);
     return this.pool;
   }
@@ -170,20 +204,27 @@ export class PostgresStore implements Store<PostgresJournal>, StoreDiagnostics {
     });
     const p = this.readyFor.read;
     // Neither a failure nor "not installed yet" is remembered: another process may create the schema.
-    p.then((ctx) => {
-      if (ctx === null && this.readyFor.read === p) this.readyFor.read = null;
-    }, () => {
-      if (this.readyFor.read === p) this.readyFor.read = null;
-    });
+    p.then(
+      (ctx) => {
+        if (ctx === null && this.readyFor.read === p) this.readyFor.read = null;
+      },
+      () => {
+        if (this.readyFor.read === p) this.readyFor.read = null;
+      },
+    );
     return p;
   }
 
   private taken(id: string): StoreError {
-    return new StoreError('JOURNAL_EXISTS', `journal ${JSON.stringify(id)} already exists in ${this.display}`, { hint: 'open it, or choose another id' });
+    return new StoreError('JOURNAL_EXISTS', `journal ${JSON.stringify(id)} already exists in ${this.display}`, {
+      hint: 'open it, or choose another id',
+    });
   }
 
   private notFound(id: string): StoreError {
-    return new StoreError('JOURNAL_NOT_FOUND', `no journal ${JSON.stringify(id)} in ${this.display}`, { hint: 'create it first, or check the id with list()' });
+    return new StoreError('JOURNAL_NOT_FOUND', `no journal ${JSON.stringify(id)} in ${this.display}`, {
+      hint: 'create it first, or check the id with list()',
+    });
   }
 
   async create(id: string, options: CreateOptions = {}): Promise<PostgresJournal> {
@@ -192,7 +233,9 @@ export class PostgresStore implements Store<PostgresJournal>, StoreDiagnostics {
     const genesis = makeGenesis(options);
     const ctx = await this.ready('write');
     const meta: JournalMeta = { format: STORE_FORMAT, genesis, config, lineage: null };
-    const key = await this.withClient(ctx, `creating journal ${id}`, (client) => insertJournal(client, ctx.tables, id, serializeMeta(meta), genesisHash(genesis)));
+    const key = await this.withClient(ctx, `creating journal ${id}`, (client) =>
+      insertJournal(client, ctx.tables, id, serializeMeta(meta), genesisHash(genesis)),
+    );
     if (key === null) throw this.taken(id);
     return new PostgresJournal(ctx, id, key, meta, false);
   }
@@ -246,7 +289,6 @@ export class PostgresStore implements Store<PostgresJournal>, StoreDiagnostics {
     return runsOfRows(this, rows, (id) => `${ctx.tables.schema}.journals (id ${id}) meta`, filter);
   }
 
-
   /**
    * Verifies journal `id` read-only without opening it: metadata that does not parse is reported as
    * JOURNAL_INVALID, like every other defect, rather than thrown.
@@ -264,11 +306,15 @@ export class PostgresStore implements Store<PostgresJournal>, StoreDiagnostics {
    * failure anywhere leaves no journal.
    */
   async fork(parent: Journal, options: ForkOptions): Promise<PostgresJournal> {
-    if (options === null || typeof options !== 'object') throw new StoreError('OPTION_INVALID', 'fork takes { fromStep, to }');
+    if (options === null || typeof options !== 'object')
+      throw new StoreError('OPTION_INVALID', 'fork takes { fromStep, to }');
     const to = options.to;
     assertJournalId(to, 'fork target id');
     const ctx = await this.ready('write');
-    const config: JournalConfig = { blobThreshold: parent.config.blobThreshold, segmentBytes: parent.config.segmentBytes };
+    const config: JournalConfig = {
+      blobThreshold: parent.config.blobThreshold,
+      segmentBytes: parent.config.segmentBytes,
+    };
     const draft: JournalMeta = { format: STORE_FORMAT, genesis: parent.genesis, config, lineage: null };
     const made = await this.withClient(ctx, `forking journal ${parent.id} into ${to}`, async (client) => {
       await client.query('BEGIN');
@@ -280,7 +326,12 @@ export class PostgresStore implements Store<PostgresJournal>, StoreDiagnostics {
         const lineage = await copyPrefix(parent, options.fromStep, {
           line: async (text, seq) => {
             cursor = placeLine(cursor, seq, Buffer.byteLength(text, 'utf8') + 1, config.segmentBytes);
-            pending.push({ seq, bucket: cursor.first, stepId: (JSON.parse(text) as { step_id: string }).step_id, text });
+            pending.push({
+              seq,
+              bucket: cursor.first,
+              stepId: (JSON.parse(text) as { step_id: string }).step_id,
+              text,
+            });
             if (pending.length >= 1000) {
               await insertLines(client, ctx.tables, key, pending);
               pending = [];
@@ -288,7 +339,8 @@ export class PostgresStore implements Store<PostgresJournal>, StoreDiagnostics {
           },
           blob: (digest, bytes) => insertBlobs(client, ctx.tables, key, [{ digest, bytes }]),
           // A v3 journal's parts (PARTS.md §7): committed before the fork; one left by a failed fork is unreferenced.
-          part: (address, bytes) => new PostgresPartStore(ctx.pool, ctx.tables.schema, to).put([{ address, bytes, indexKey: '' }]),
+          part: (address, bytes) =>
+            new PostgresPartStore(ctx.pool, ctx.tables.schema, to).put([{ address, bytes, indexKey: '' }]),
         });
         await insertLines(client, ctx.tables, key, pending);
         const meta: JournalMeta = { ...draft, lineage };
@@ -315,7 +367,10 @@ export class PostgresStore implements Store<PostgresJournal>, StoreDiagnostics {
     await this.withClient(ctx, `removing journal ${id}`, async (client) => {
       await client.query('BEGIN');
       try {
-        const row = await client.query<{ key: string }>(`SELECT key FROM ${ctx.tables.journals} WHERE id = $1 FOR UPDATE`, [id]);
+        const row = await client.query<{ key: string }>(
+          `SELECT key FROM ${ctx.tables.journals} WHERE id = $1 FOR UPDATE`,
+          [id],
+        );
         if (row.rows.length === 0) throw this.notFound(id);
         const key = row.rows[0]!.key;
         await client.query(`DELETE FROM ${ctx.tables.runState} WHERE journal = $1`, [key]);
@@ -389,11 +444,18 @@ async function checkServer(ctx: StoreContext): Promise<void> {
   );
   const row = r.rows[0]!;
   if (row.encoding !== 'UTF8') {
-    throw new StoreError('SERVER_ERROR', `${ctx.display}: the database's encoding is ${row.encoding}; the store keeps every line byte for byte as UTF-8 text and needs a UTF8 database`, {
-      hint: 'create the database with ENCODING \'UTF8\'',
-    });
+    throw new StoreError(
+      'SERVER_ERROR',
+      `${ctx.display}: the database's encoding is ${row.encoding}; the store keeps every line byte for byte as UTF-8 text and needs a UTF8 database`,
+      {
+        hint: "create the database with ENCODING 'UTF8'",
+      },
+    );
   }
   if (row.version < 120000) {
-    throw new StoreError('SERVER_ERROR', `${ctx.display}: PostgreSQL ${Math.floor(row.version / 10000)} is too old; the store needs 12 or later`);
+    throw new StoreError(
+      'SERVER_ERROR',
+      `${ctx.display}: PostgreSQL ${Math.floor(row.version / 10000)} is too old; the store needs 12 or later`,
+    );
   }
 }

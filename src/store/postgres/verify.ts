@@ -11,16 +11,24 @@ import { translate } from './errors.js';
 import { linesPage, readBlob } from './sql.js';
 import type { StoreContext } from './store.js';
 
-export async function verifyJournalRows(ctx: StoreContext, id: string, options: JournalVerifyOptions = {}): Promise<JournalReport> {
+export async function verifyJournalRows(
+  ctx: StoreContext,
+  id: string,
+  options: JournalVerifyOptions = {},
+): Promise<JournalReport> {
   try {
     const { key, snap } = await snapshot(ctx, id);
-    return await verifyRowJournal({
-      snap,
-      metaFile: `${ctx.tables.schema}.journals`,
-      blobsWhere: `${ctx.tables.schema}.blobs`,
-      page: (from, to) => linesPage(ctx.pool, ctx.tables, key, from, to),
-      blob: (digest, size) => readBlob(ctx.pool, ctx.tables, key, digest, size),
-    }, id, options);
+    return await verifyRowJournal(
+      {
+        snap,
+        metaFile: `${ctx.tables.schema}.journals`,
+        blobsWhere: `${ctx.tables.schema}.blobs`,
+        page: (from, to) => linesPage(ctx.pool, ctx.tables, key, from, to),
+        blob: (digest, size) => readBlob(ctx.pool, ctx.tables, key, digest, size),
+      },
+      id,
+      options,
+    );
   } catch (e) {
     throw translate(e, ctx.display, `verifying journal ${id}`);
   }
@@ -36,12 +44,19 @@ async function snapshot(ctx: StoreContext, id: string): Promise<{ key: number; s
     [id],
   );
   const row = r.rows[0];
-  if (row === undefined) throw new StoreError('JOURNAL_NOT_FOUND', `no journal ${JSON.stringify(id)} in ${ctx.display}`, { hint: 'check the id with list(), or `stepchain doctor`' });
+  if (row === undefined)
+    throw new StoreError('JOURNAL_NOT_FOUND', `no journal ${JSON.stringify(id)} in ${ctx.display}`, {
+      hint: 'check the id with list(), or `stepchain doctor`',
+    });
   return {
     key: Number(row.key),
     snap: {
-      meta: String(row.meta), headSeq: Number(row.head_seq), headHash: String(row.head_hash),
-      bucketFirst: Number(row.bucket_first), bucketSize: Number(row.bucket_size), beyond: Number(row.beyond),
+      meta: String(row.meta),
+      headSeq: Number(row.head_seq),
+      headHash: String(row.head_hash),
+      bucketFirst: Number(row.bucket_first),
+      bucketSize: Number(row.bucket_size),
+      beyond: Number(row.beyond),
     },
   };
 }

@@ -51,7 +51,11 @@ export type PageReader = (from: number, to: number | null) => Promise<LineRow[]>
  * Gives each new line its row: the segment the shared rotation rule puts it in (so segment labels, and
  * therefore receipts, are the same whichever store wrote the lines) and its step_id; returns the new head row.
  */
-export function placeLines(batch: SequencedBatch, head: HeadRow, segmentBytes: number): { lines: NewLine[]; tail: HeadRow } {
+export function placeLines(
+  batch: SequencedBatch,
+  head: HeadRow,
+  segmentBytes: number,
+): { lines: NewLine[]; tail: HeadRow } {
   const stepIds = new Map<number, string>();
   for (const [stepId, entry] of batch.entries) stepIds.set(entry.seq, stepId);
   let cursor = head.cursor;
@@ -73,12 +77,16 @@ export function parseLine(line: string, seq: number, where: string): Record<stri
   } catch {
     throw corrupt(where, seq, 'the line is not JSON');
   }
-  if (rec === null || typeof rec !== 'object' || Array.isArray(rec)) throw corrupt(where, seq, 'the line is not a JSON object');
+  if (rec === null || typeof rec !== 'object' || Array.isArray(rec))
+    throw corrupt(where, seq, 'the line is not a JSON object');
   return rec as Record<string, unknown>;
 }
 
 export function corrupt(where: string, seq: number, why: string): StoreError {
-  return new StoreError('JOURNAL_CORRUPT', `${where} seq ${seq}: ${why}`, { location: { seq }, hint: 'run verify on the journal to locate the damage' });
+  return new StoreError('JOURNAL_CORRUPT', `${where} seq ${seq}: ${why}`, {
+    location: { seq },
+    hint: 'run verify on the journal to locate the damage',
+  });
 }
 
 /**
@@ -86,34 +94,56 @@ export function corrupt(where: string, seq: number, why: string): StoreError {
  * seq order: of two steps with one step_id (a retry from past the window), the later one wins, as in the
  * file store.
  */
-export function committedSteps(rows: ReadonlyArray<{ seq: number; line: string }>, genesis: Genesis, where: string): Map<string, CommittedStep> {
+export function committedSteps(
+  rows: ReadonlyArray<{ seq: number; line: string }>,
+  genesis: Genesis,
+  where: string,
+): Map<string, CommittedStep> {
   const found = new Map<string, CommittedStep>();
   for (const row of rows) {
     const rec = parseLine(row.line, row.seq, where);
-    if (rec.seq !== row.seq || typeof rec.step_id !== 'string') throw corrupt(where, row.seq, `the row for seq ${row.seq} holds seq ${String(rec.seq)}`);
-    const key = formatOf(genesis).select((n) => rec[n]).recordKey(rec);
-    found.set(rec.step_id, { seq: row.seq, step_hash: rec.step_hash as string, prev_hash: rec.prev_hash as string, key, ts: rec.ts as string });
+    if (rec.seq !== row.seq || typeof rec.step_id !== 'string')
+      throw corrupt(where, row.seq, `the row for seq ${row.seq} holds seq ${String(rec.seq)}`);
+    const key = formatOf(genesis)
+      .select((n) => rec[n])
+      .recordKey(rec);
+    found.set(rec.step_id, {
+      seq: row.seq,
+      step_hash: rec.step_hash as string,
+      prev_hash: rec.prev_hash as string,
+      key,
+      ts: rec.ts as string,
+    });
   }
   return found;
 }
 
 /** JOURNAL_CORRUPT for a primary key clash on steps: a row past the head row's seq, written around the lock. */
 export function clashError(id: string, seq: number, cause: unknown): StoreError {
-  return new StoreError('JOURNAL_CORRUPT', `journal ${id}: seq ${seq} is already taken although the head row says the chain ends before it; refusing to append`, {
-    location: { seq },
-    hint: 'something wrote steps without the store; run verify on the journal',
-    cause,
-  });
+  return new StoreError(
+    'JOURNAL_CORRUPT',
+    `journal ${id}: seq ${seq} is already taken although the head row says the chain ends before it; refusing to append`,
+    {
+      location: { seq },
+      hint: 'something wrote steps without the store; run verify on the journal',
+      cause,
+    },
+  );
 }
 
 /** A journal's stored lines over `range`, page by page, in seq order; a missing row is JOURNAL_CORRUPT (a reader never returns a shorter chain). */
-export async function* rowLines(page: PageReader, range: SeqRange | undefined, where: string): AsyncGenerator<StoredLine> {
+export async function* rowLines(
+  page: PageReader,
+  range: SeqRange | undefined,
+  where: string,
+): AsyncGenerator<StoredLine> {
   const { from, to } = checkRange(range);
   let next = from;
   for (;;) {
     const rows = await page(next, to ?? null);
     for (const row of rows) {
-      if (row.seq !== next) throw corrupt(where, next, `the row for seq ${next} is missing (the next row is seq ${row.seq})`);
+      if (row.seq !== next)
+        throw corrupt(where, next, `the row for seq ${next} is missing (the next row is seq ${row.seq})`);
       yield { segment: segmentLabel(row.bucket), seq: row.seq, text: row.line };
       next++;
     }
@@ -130,8 +160,14 @@ export function headOfRow(row: { seq: number; line: string } | null, where: stri
 }
 
 /** A blob as a row store found it (`bytes` null: another size than asked, left unread): its bytes, null when absent, or the size error. */
-export function blobOfRow(found: { size: number; bytes: Uint8Array | null } | null, digest: string, size: number | undefined, where: string): Uint8Array | null {
+export function blobOfRow(
+  found: { size: number; bytes: Uint8Array | null } | null,
+  digest: string,
+  size: number | undefined,
+  where: string,
+): Uint8Array | null {
   if (found === null) return null;
-  if (found.bytes === null || (size !== undefined && found.size !== size)) throw blobSizeError(where, digest, found.size, size ?? found.size);
+  if (found.bytes === null || (size !== undefined && found.size !== size))
+    throw blobSizeError(where, digest, found.size, size ?? found.size);
   return found.bytes;
 }

@@ -50,18 +50,30 @@ export interface RunStateSource {
  * from its text (kindIsStep); any other record is restored first, so the state holds what a Run reading the
  * journal holds (an argument kept as a blob is the same value, and so the same intent).
  */
-export async function advanceRunState(src: RunStateSource, lines: ReadonlyArray<{ seq: number; text: string; hash: string }>): Promise<RunStateRow> {
+export async function advanceRunState(
+  src: RunStateSource,
+  lines: ReadonlyArray<{ seq: number; text: string; hash: string }>,
+): Promise<RunStateRow> {
   let state: RunState = emptyState();
   let begun: Begun = new Map();
   let lastHash = src.head.step_hash;
   const point = src.row === null ? null : savedPoint(src.row.state, src.runId);
-  const restored = point !== null && point.seq === src.head.seq && point.step_hash === src.head.step_hash ? restoreRunState(point.saved) : null;
+  const restored =
+    point !== null && point.seq === src.head.seq && point.step_hash === src.head.step_hash
+      ? restoreRunState(point.saved)
+      : null;
   const fold = async (text: string, seq: number): Promise<void> => {
     if (kindIsStep(text)) return foldLine(state, text, seq);
     const r = await src.restore(text, seq);
     foldRecord(state, r);
     const started = startOf(r);
-    if (started !== null) begun.set(started.step_id, { input: started.input, model: started.model, prompt: started.prompt, tool_call: started.tool_call });
+    if (started !== null)
+      begun.set(started.step_id, {
+        input: started.input,
+        model: started.model,
+        prompt: started.prompt,
+        tool_call: started.tool_call,
+      });
   };
   if (restored !== null) ({ state, begun } = restored);
   else if (src.head.seq >= 0) for await (const l of src.older(src.head.seq)) await fold(l.text, l.seq);
@@ -69,7 +81,12 @@ export async function advanceRunState(src: RunStateSource, lines: ReadonlyArray<
     await fold(l.text.endsWith('\n') ? l.text.slice(0, -1) : l.text, l.seq);
     lastHash = l.hash;
   }
-  return { seq: state.lastSeq, step_hash: lastHash, ...statusOfState(state), state: saveRunState(src.runId, state, lastHash, begun) };
+  return {
+    seq: state.lastSeq,
+    step_hash: lastHash,
+    ...statusOfState(state),
+    state: saveRunState(src.runId, state, lastHash, begun),
+  };
 }
 
 /** A run journal's row as a database store's listing reads it: metadata, head, and run_state columns (null without a row). */
@@ -87,14 +104,20 @@ export interface RunMetaRow {
  * The listing's entries from its one statement's rows, each with its progress: from the row when it is at
  * the head, running with none pending for a run with no step, else folded from the run's records.
  */
-export async function runsOfRows(store: Store, rows: readonly RunMetaRow[], where: (id: string) => string, filter: RunFilter): Promise<RunEntry[]> {
+export async function runsOfRows(
+  store: Store,
+  rows: readonly RunMetaRow[],
+  where: (id: string) => string,
+  filter: RunFilter,
+): Promise<RunEntry[]> {
   const entries: RunEntry[] = [];
   for (const row of rows) {
     const meta = parseMeta(row.meta, where(row.id));
     const entry = runEntryOf(row.id, meta.genesis, meta.lineage);
     if (entry === null) continue;
     if (row.head_seq === -1) entry.progress = { status: 'running', pending: 0, ended_at: null };
-    else if (row.seq === row.head_seq && row.status !== null) entry.progress = { status: row.status, pending: row.pending ?? 0, ended_at: row.ended_at };
+    else if (row.seq === row.head_seq && row.status !== null)
+      entry.progress = { status: row.status, pending: row.pending ?? 0, ended_at: row.ended_at };
     else entry.progress = await progressOf(store, row.id);
     entries.push(entry);
   }

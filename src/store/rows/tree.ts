@@ -8,7 +8,15 @@ import { createHash } from 'node:crypto';
 import { isDigest } from '../../canonical/sha256.js';
 import { TreeFrontier } from '../../proofs/frontier.js';
 import { stepLeafHash } from '../../proofs/hash.js';
-import { JournalTree, parseStoredTree, serializeStoredTree, type LeafSource, type StoredTree, type TileNode, type TreeStorage } from '../../proofs/log.js';
+import {
+  JournalTree,
+  parseStoredTree,
+  serializeStoredTree,
+  type LeafSource,
+  type StoredTree,
+  type TileNode,
+  type TreeStorage,
+} from '../../proofs/log.js';
 import { TILE_HEIGHT } from '../../proofs/nodes.js';
 import { StoreError } from '../errors.js';
 import type { LockedHead, PageReader } from './lines.js';
@@ -29,11 +37,15 @@ export function checkpointName(origin: string, size: number, keyId: number): str
 /** (seq, step_hash) of the journal's rows from a seq on, read page by page. */
 export function rowLeaves(page: PageReader, where: string): LeafSource {
   return async function* (from) {
-    for (let next = from; ; ) {
+    for (let next = from; ;) {
       const rows = await page(next, null);
       if (rows.length === 0) return;
       for (const row of rows) {
-        if (row.seq !== next) throw new StoreError('JOURNAL_CORRUPT', `${where}: the row for seq ${next} is missing`, { location: { seq: next }, hint: 'run verify on the journal' });
+        if (row.seq !== next)
+          throw new StoreError('JOURNAL_CORRUPT', `${where}: the row for seq ${next} is missing`, {
+            location: { seq: next },
+            hint: 'run verify on the journal',
+          });
         let stepHash: unknown;
         try {
           stepHash = (JSON.parse(row.line) as { step_hash?: unknown }).step_hash;
@@ -41,7 +53,11 @@ export function rowLeaves(page: PageReader, where: string): LeafSource {
           stepHash = undefined;
         }
         if (!isDigest(stepHash)) {
-          throw new StoreError('JOURNAL_CORRUPT', `${where}: seq ${row.seq} has no step_hash, so the tree cannot include it`, { location: { seq: row.seq }, hint: 'run verify on the journal' });
+          throw new StoreError(
+            'JOURNAL_CORRUPT',
+            `${where}: seq ${row.seq} has no step_hash, so the tree cannot include it`,
+            { location: { seq: row.seq }, hint: 'run verify on the journal' },
+          );
         }
         yield { seq: row.seq, step_hash: stepHash };
         next++;
@@ -61,19 +77,32 @@ export function stateAtHead(head: { seq: number; hash: string; tree: string | nu
  * The tree's part of a commit when the stored state is the locked head's (the common case): the tile rows
  * the new lines complete and the new state. Null when the state does not match: then `catchUpAndFollow`.
  */
-export function planTreeStep(head: LockedHead, lines: ReadonlyArray<{ seq: number; hash: string }>, where: string): TreeStep | null {
+export function planTreeStep(
+  head: LockedHead,
+  lines: ReadonlyArray<{ seq: number; hash: string }>,
+  where: string,
+): TreeStep | null {
   const stored = stateAtHead(head);
   if (stored === null) return null;
   const frontier = TreeFrontier.parse(stored.tree);
   const nodes: TileNode[] = [];
   for (const l of lines) {
     const leaf = stepLeafHash(l.hash);
-    if (leaf === null || l.seq !== frontier.size) throw new StoreError('JOURNAL_CORRUPT', `${where}: seq ${l.seq} cannot be added to a tree of ${frontier.size} leaves`, { location: { seq: l.seq } });
+    if (leaf === null || l.seq !== frontier.size)
+      throw new StoreError(
+        'JOURNAL_CORRUPT',
+        `${where}: seq ${l.seq} cannot be added to a tree of ${frontier.size} leaves`,
+        { location: { seq: l.seq } },
+      );
     frontier.append(leaf, (level, index, hash) => {
       if (level % TILE_HEIGHT === 0) nodes.push({ tileLevel: level / TILE_HEIGHT, index, hash });
     });
   }
-  return { nodes, size: frontier.size, state: serializeStoredTree({ step_hash: lines[lines.length - 1]!.hash, tree: frontier.toJSON() }) };
+  return {
+    nodes,
+    size: frontier.size,
+    state: serializeStoredTree({ step_hash: lines[lines.length - 1]!.hash, tree: frontier.toJSON() }),
+  };
 }
 
 /**
@@ -92,7 +121,12 @@ export async function syncTree(storage: TreeStorage, head: LockedHead, leaves: L
  * written with merkleTree: false, rows changed around the store): brought to the head from the rows, then
  * fed the new lines, on the commit's transaction.
  */
-export async function catchUpAndFollow(storage: TreeStorage, head: LockedHead, leaves: LeafSource, lines: ReadonlyArray<{ seq: number; hash: string }>): Promise<void> {
+export async function catchUpAndFollow(
+  storage: TreeStorage,
+  head: LockedHead,
+  leaves: LeafSource,
+  lines: ReadonlyArray<{ seq: number; hash: string }>,
+): Promise<void> {
   const tree = await syncTree(storage, head, leaves);
   for (const l of lines) tree.add(l.seq, l.hash);
   await tree.persist();

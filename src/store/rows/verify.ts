@@ -36,55 +36,107 @@ export interface RowJournal {
   blob(digest: string, size: number | undefined): Promise<{ size: number; bytes: Uint8Array | null } | null>;
 }
 
-export async function verifyRowJournal(src: RowJournal, id: string, options: JournalVerifyOptions): Promise<JournalReport> {
+export async function verifyRowJournal(
+  src: RowJournal,
+  id: string,
+  options: JournalVerifyOptions,
+): Promise<JournalReport> {
   const { snap, metaFile } = src;
   let meta: JournalMeta;
   try {
     meta = parseMeta(snap.meta, `${metaFile} (id ${id}) meta`);
   } catch (e) {
     const message = e instanceof StoreError ? e.message.replace(/^JOURNAL_INVALID: /, '') : String(e);
-    return { ok: false, start_hash: null, start_seq: 0, head: null, head_seq: null, steps: 0, problems: [{ code: 'JOURNAL_INVALID', message, location: { file: metaFile, field: 'meta' } }], warnings: [], problems_truncated: false };
+    return {
+      ok: false,
+      start_hash: null,
+      start_seq: 0,
+      head: null,
+      head_seq: null,
+      steps: 0,
+      problems: [{ code: 'JOURNAL_INVALID', message, location: { file: metaFile, field: 'meta' } }],
+      warnings: [],
+      problems_truncated: false,
+    };
   }
   const rows = new RowSegments(src.page, snap.headSeq);
   const mine: Array<Problem<JournalProblemCode>> = [];
-  const verified = await verifySource({
-    genesis: meta.genesis,
-    lineage: meta.lineage,
-    segments: () => rows.segments(),
-    blob: async (ref): Promise<Uint8Array | null | BlobProblem> => {
-      const found = await src.blob(ref.digest, ref.size);
-      if (found === null || found.bytes !== null) return found?.bytes ?? null;
-      return { code: 'BLOB_CORRUPT', message: `blob ${ref.digest} holds ${found.size} bytes, the reference says ${ref.size}` };
+  const verified = await verifySource(
+    {
+      genesis: meta.genesis,
+      lineage: meta.lineage,
+      segments: () => rows.segments(),
+      blob: async (ref): Promise<Uint8Array | null | BlobProblem> => {
+        const found = await src.blob(ref.digest, ref.size);
+        if (found === null || found.bytes !== null) return found?.bytes ?? null;
+        return {
+          code: 'BLOB_CORRUPT',
+          message: `blob ${ref.digest} holds ${found.size} bytes, the reference says ${ref.size}`,
+        };
+      },
+      blobsWhere: src.blobsWhere,
     },
-    blobsWhere: src.blobsWhere,
-  }, {
-    ...options,
-    onLine: (l) => {
-      const rowSeq = rows.rowSeqOf(l.file, l.line);
-      if (l.seq !== null && rowSeq !== undefined && l.seq !== rowSeq) {
-        mine.push({ code: 'JOURNAL_INVALID', message: `the row with seq ${rowSeq} holds the step with seq ${l.seq}`, location: { ...(l.file === undefined ? {} : { file: l.file }), line: l.line, seq: l.seq, field: 'seq' } });
-      }
+    {
+      ...options,
+      onLine: (l) => {
+        const rowSeq = rows.rowSeqOf(l.file, l.line);
+        if (l.seq !== null && rowSeq !== undefined && l.seq !== rowSeq) {
+          mine.push({
+            code: 'JOURNAL_INVALID',
+            message: `the row with seq ${rowSeq} holds the step with seq ${l.seq}`,
+            location: { ...(l.file === undefined ? {} : { file: l.file }), line: l.line, seq: l.seq, field: 'seq' },
+          });
+        }
+      },
     },
-  });
+  );
   // A failure to read rows is the database's, not the journal's: it is thrown, coded, not reported.
   for (const s of verified.segments) if (s.error !== null) throw s.error;
-  const report = journalReport({ ...verified, lineage: verified.lineage.map((p) => ({ ...p, location: { ...p.location, file: metaFile } })) });
+  const report = journalReport({
+    ...verified,
+    lineage: verified.lineage.map((p) => ({ ...p, location: { ...p.location, file: metaFile } })),
+  });
   mine.push(...headRowProblems(snap, meta, rows, report.head, metaFile));
   const problems = [...report.problems, ...mine];
   return { ...report, ok: problems.length === 0 && !report.problems_truncated, problems };
 }
 
 /** The head row is written in the same transaction as the steps: any disagreement with them is damage, not a crash. */
-function headRowProblems(snap: RowSnapshot, meta: JournalMeta, rows: RowSegments, chainHead: string | null, metaFile: string): Array<Problem<JournalProblemCode>> {
+function headRowProblems(
+  snap: RowSnapshot,
+  meta: JournalMeta,
+  rows: RowSegments,
+  chainHead: string | null,
+  metaFile: string,
+): Array<Problem<JournalProblemCode>> {
   const problems: Array<Problem<JournalProblemCode>> = [];
   const headAt = { file: metaFile, field: 'head_seq' };
-  if (snap.beyond > 0) problems.push({ code: 'JOURNAL_INVALID', message: `${snap.beyond} row(s) lie past the head row's seq ${snap.headSeq}: steps were written without the store`, location: headAt });
+  if (snap.beyond > 0)
+    problems.push({
+      code: 'JOURNAL_INVALID',
+      message: `${snap.beyond} row(s) lie past the head row's seq ${snap.headSeq}: steps were written without the store`,
+      location: headAt,
+    });
   const count = rows.count;
   if (count !== snap.headSeq + 1) {
-    problems.push({ code: 'JOURNAL_INVALID', message: `the head row says the chain ends at seq ${snap.headSeq}, but ${count} row(s) were found up to it`, location: headAt });
-  } else if ((count > 0 && chainHead !== null && chainHead !== snap.headHash) || (count === 0 && snap.headHash !== genesisHash(meta.genesis))) {
-    const chain = count === 0 ? `the journal has no step, so it must be the genesis hash ${genesisHash(meta.genesis)}` : `the chain's last step_hash is ${chainHead}`;
-    problems.push({ code: 'JOURNAL_INVALID', message: `the head row names ${snap.headHash}, but ${chain}`, location: { file: metaFile, field: 'head_hash' } });
+    problems.push({
+      code: 'JOURNAL_INVALID',
+      message: `the head row says the chain ends at seq ${snap.headSeq}, but ${count} row(s) were found up to it`,
+      location: headAt,
+    });
+  } else if (
+    (count > 0 && chainHead !== null && chainHead !== snap.headHash) ||
+    (count === 0 && snap.headHash !== genesisHash(meta.genesis))
+  ) {
+    const chain =
+      count === 0
+        ? `the journal has no step, so it must be the genesis hash ${genesisHash(meta.genesis)}`
+        : `the chain's last step_hash is ${chainHead}`;
+    problems.push({
+      code: 'JOURNAL_INVALID',
+      message: `the head row names ${snap.headHash}, but ${chain}`,
+      location: { file: metaFile, field: 'head_hash' },
+    });
   } else if (count > 0 && (snap.bucketFirst !== rows.lastBucket || snap.bucketSize !== rows.lastBucketBytes)) {
     problems.push({
       code: 'JOURNAL_INVALID',

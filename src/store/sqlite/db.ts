@@ -37,7 +37,8 @@ export class SqliteFile {
   ) {}
 
   private open(): void {
-    if (this.closed) throw new StoreError('CLOSED', `the store for ${this.file} is closed`, { hint: 'make a new SqliteStore' });
+    if (this.closed)
+      throw new StoreError('CLOSED', `the store for ${this.file} is closed`, { hint: 'make a new SqliteStore' });
   }
 
   /** The writer connection: the file created if absent, WAL, the durability mode, and the schema migrated (once). */
@@ -120,7 +121,10 @@ export class SqliteFile {
    * process; ROLLBACK when it throws. An append resolves only after COMMIT returned.
    */
   write<T>(doing: string, fn: (db: Connection) => Promise<T> | T): Promise<T> {
-    if (this.closed) return Promise.reject(new StoreError('CLOSED', `the store for ${this.file} is closed`, { hint: 'make a new SqliteStore' }));
+    if (this.closed)
+      return Promise.reject(
+        new StoreError('CLOSED', `the store for ${this.file} is closed`, { hint: 'make a new SqliteStore' }),
+      );
     const run = this.tail.then(() => this.transaction(doing, fn));
     this.tail = run.catch(() => {});
     return run;
@@ -150,10 +154,17 @@ export class SqliteFile {
    * False when another connection's read kept part of it (the next checkpoint completes it).
    */
   truncateWal(): Promise<boolean> {
-    if (this.closed) return Promise.reject(new StoreError('CLOSED', `the store for ${this.file} is closed`, { hint: 'make a new SqliteStore' }));
+    if (this.closed)
+      return Promise.reject(
+        new StoreError('CLOSED', `the store for ${this.file} is closed`, { hint: 'make a new SqliteStore' }),
+      );
     const run = this.tail.then(() => {
       try {
-        const rows = this.writer().pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number; log: number; checkpointed: number }>;
+        const rows = this.writer().pragma('wal_checkpoint(TRUNCATE)') as Array<{
+          busy: number;
+          log: number;
+          checkpointed: number;
+        }>;
         return rows[0]?.busy === 0;
       } catch (e) {
         throw translate(e, this.file, 'checkpointing the WAL');

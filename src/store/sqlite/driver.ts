@@ -47,10 +47,14 @@ export function loadDriver(): DriverModule {
   try {
     loaded = createRequire(import.meta.url)(name) as DriverModule;
   } catch (e) {
-    throw new StoreError('DRIVER_MISSING', 'the SQLite store needs the `better-sqlite3` package (12.x), which is not installed or does not load on this Node', {
-      hint: 'npm install better-sqlite3@12',
-      cause: e,
-    });
+    throw new StoreError(
+      'DRIVER_MISSING',
+      'the SQLite store needs the `better-sqlite3` package (12.x), which is not installed or does not load on this Node',
+      {
+        hint: 'npm install better-sqlite3@12',
+        cause: e,
+      },
+    );
   }
   return loaded;
 }

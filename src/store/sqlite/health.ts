@@ -39,13 +39,20 @@ export async function checkHealth(file: string, display: string, journal?: strin
   let db: Connection | null = null;
   try {
     if (!existsSync(folder)) {
-      problems.push({ code: 'NOT_WRITABLE', message: `the folder ${folder} does not exist, so the first writer cannot create ${file}` });
+      problems.push({
+        code: 'NOT_WRITABLE',
+        message: `the folder ${folder} does not exist, so the first writer cannot create ${file}`,
+      });
       return health;
     }
     health.reachable = true;
     const folderWritable = canWrite(folder);
     health.writable = folderWritable && (!exists || canWrite(file));
-    if (!health.writable) problems.push({ code: 'NOT_WRITABLE', message: `${exists && folderWritable ? file : folder} is not writable by this user (SQLite writes the -wal and -shm files beside the database)` });
+    if (!health.writable)
+      problems.push({
+        code: 'NOT_WRITABLE',
+        message: `${exists && folderWritable ? file : folder} is not writable by this user (SQLite writes the -wal and -shm files beside the database)`,
+      });
     let version: number | null = null;
     if (exists) {
       // Not SQLite's readonly mode: a read-only connection that is the file's last leaves the -wal and -shm
@@ -56,16 +63,26 @@ export async function checkHealth(file: string, display: string, journal?: strin
       version = installedVersion(db);
       health.schema.version = version;
       if (version !== null && version > SQLITE_SCHEMA_VERSION) {
-        problems.push({ code: 'SCHEMA_TOO_NEW', message: `${file} holds a store at schema version ${version}, written by a newer stepchain; this one reads and writes version ${SQLITE_SCHEMA_VERSION}` });
+        problems.push({
+          code: 'SCHEMA_TOO_NEW',
+          message: `${file} holds a store at schema version ${version}, written by a newer stepchain; this one reads and writes version ${SQLITE_SCHEMA_VERSION}`,
+        });
       }
     }
     if (journal !== undefined) {
       health.journal = { id: journal, found: false, head: null };
       if (db !== null && version !== null && version <= SQLITE_SCHEMA_VERSION) {
-        const row = db.prepare('SELECT head_seq, head_hash FROM journals WHERE id = ?').get(journal) as { head_seq: number; head_hash: string } | undefined;
-        if (row !== undefined) health.journal = { id: journal, found: true, head: row.head_seq >= 0 && isDigest(row.head_hash) ? { seq: row.head_seq, step_hash: row.head_hash } : null };
+        const row = db.prepare('SELECT head_seq, head_hash FROM journals WHERE id = ?').get(journal) as
+          { head_seq: number; head_hash: string } | undefined;
+        if (row !== undefined)
+          health.journal = {
+            id: journal,
+            found: true,
+            head: row.head_seq >= 0 && isDigest(row.head_hash) ? { seq: row.head_seq, step_hash: row.head_hash } : null,
+          };
       }
-      if (!health.journal.found) problems.push({ code: 'JOURNAL_NOT_FOUND', message: `no journal ${JSON.stringify(journal)} in ${display}` });
+      if (!health.journal.found)
+        problems.push({ code: 'JOURNAL_NOT_FOUND', message: `no journal ${JSON.stringify(journal)} in ${display}` });
     }
   } catch (e) {
     const err = translate(e, display, 'checking its health');

@@ -3,7 +3,12 @@
  * folder's public names, gathered for `stepchain/sqlite` (src/sqlite.ts), the library's openStore, the CLI
  * and the tests. The `better-sqlite3` driver is an optional peer dependency, loaded on first use.
  */
-export { SqliteStore, DEFAULT_SQLITE_IDEMPOTENCY_WINDOW, DEFAULT_SQLITE_LOCK_TIMEOUT_MS, type SqliteStoreOptions } from './store.js';
+export {
+  SqliteStore,
+  DEFAULT_SQLITE_IDEMPOTENCY_WINDOW,
+  DEFAULT_SQLITE_LOCK_TIMEOUT_MS,
+  type SqliteStoreOptions,
+} from './store.js';
 export type { SqliteJournal } from './journal.js';
 export type { SqliteDurability } from './db.js';
 export { SQLITE_SCHEMA_VERSION } from './schema.js';

@@ -30,13 +30,43 @@ import { restoreRecord } from '../restore.js';
 import { JournalParts } from '../parts-prepare.js';
 import { withPartProblems } from '../parts-verify.js';
 import { SqlitePartStore } from './parts.js';
-import { blobOfRow, clashError, committedSteps, headOfRow, placeLines, rowLines, type LockedHead } from '../rows/lines.js';
+import {
+  blobOfRow,
+  clashError,
+  committedSteps,
+  headOfRow,
+  placeLines,
+  rowLines,
+  type LockedHead,
+} from '../rows/lines.js';
 import { catchUpAndFollow, planTreeStep, rowLeaves, stateAtHead, syncTree } from '../rows/tree.js';
 import { knownSteps, sequenceBatch, type Group, type GroupOutcome, type SequencedBatch } from '../sequencer.js';
-import type { AppendOptions, AppendResult, Journal, JournalConfig, JournalReport, JournalVerifyOptions, Lineage, RunStateCache } from '../types.js';
+import type {
+  AppendOptions,
+  AppendResult,
+  Journal,
+  JournalConfig,
+  JournalReport,
+  JournalVerifyOptions,
+  Lineage,
+  RunStateCache,
+} from '../types.js';
 import type { SqliteFile } from './db.js';
 import type { Connection } from './driver.js';
-import { dropRunState, insertBlobs, insertLines, isConstraint, lastLine, linesPage, linesWithStepIds, lockedHead, putRunState, readBlob, runStateRow, updateHead } from './sql.js';
+import {
+  dropRunState,
+  insertBlobs,
+  insertLines,
+  isConstraint,
+  lastLine,
+  linesPage,
+  linesWithStepIds,
+  lockedHead,
+  putRunState,
+  readBlob,
+  runStateRow,
+  updateHead,
+} from './sql.js';
 import { advanceRunState, keepsRunState } from '../rows/run-state.js';
 import { SqliteTreeStorage, writeTreeStep } from './tree.js';
 import { verifySqliteJournal } from './verify.js';
@@ -74,7 +104,12 @@ export class SqliteJournal implements Journal, LineRewriter {
     this.lineage = meta.lineage;
     this.config = meta.config;
     // Nothing is kept between batches: each is its own transaction, and the write lock ends with it.
-    this.queue = new CommitQueue({ commit: (groups) => this.commit(groups), beforeBatch: async () => {}, lingerMs: () => null, release: async () => {} });
+    this.queue = new CommitQueue({
+      commit: (groups) => this.commit(groups),
+      beforeBatch: async () => {},
+      lingerMs: () => null,
+      release: async () => {},
+    });
     // Through the store's own connections: the writer's queue of transactions, and the reader (parts.ts).
     this.partStore = this.genesis.format === 'stepchain/v3' ? new SqlitePartStore(ctx.db, id) : null;
     this.parts = this.partStore === null ? null : new JournalParts(this.partStore);
@@ -85,7 +120,9 @@ export class SqliteJournal implements Journal, LineRewriter {
   }
 
   private gone(): StoreError {
-    return new StoreError('JOURNAL_NOT_FOUND', `journal ${this.id} is no longer in ${this.ctx.display}`, { hint: 'something removed it; restore the file from a backup' });
+    return new StoreError('JOURNAL_NOT_FOUND', `journal ${this.id} is no longer in ${this.ctx.display}`, {
+      hint: 'something removed it; restore the file from a backup',
+    });
   }
 
   /** Runs `fn` on the reader connection; the journal's file without a store is JOURNAL_NOT_FOUND. */
@@ -115,7 +152,11 @@ export class SqliteJournal implements Journal, LineRewriter {
     return appendManyOf(steps, async (s) => {
       if (s.length <= STREAM_MANY || afterOf(options) !== undefined) return this.enqueue(s, options);
       const results: AppendResult[] = [];
-      await this.appendStream(s, { onResults: (r) => { for (const x of r) results.push(x); } });
+      await this.appendStream(s, {
+        onResults: (r) => {
+          for (const x of r) results.push(x);
+        },
+      });
       return results;
     });
   }
@@ -130,7 +171,10 @@ export class SqliteJournal implements Journal, LineRewriter {
    * wait for SQLite's write lock — another process's append fails with LOCK_TIMEOUT if the batch holds it
    * longer than its lock timeout.
    */
-  async appendStream(steps: AsyncIterable<StepInput> | Iterable<StepInput>, options: StreamOptions = {}): Promise<StreamedBatch> {
+  async appendStream(
+    steps: AsyncIterable<StepInput> | Iterable<StepInput>,
+    options: StreamOptions = {},
+  ): Promise<StreamedBatch> {
     const refused = writeRefusal(this, this.closed);
     if (refused !== null) throw refused;
     const profile = writerProfile(this.genesis);
@@ -172,11 +216,21 @@ export class SqliteJournal implements Journal, LineRewriter {
   /** Inside a write transaction whose head row reads `head`: sequences `groups` and writes their lines, blobs, tree and head. */
   private async commitOn(db: Connection, head: LockedHead, groups: readonly Group[]): Promise<GroupOutcome[]> {
     const index = {
-      lookup: (ids: readonly string[]) => committedSteps(linesWithStepIds(db, this.key, [...new Set(ids)], head.seq, this.ctx.idempotencyWindow), this.genesis, this.where),
+      lookup: (ids: readonly string[]) =>
+        committedSteps(
+          linesWithStepIds(db, this.key, [...new Set(ids)], head.seq, this.ctx.idempotencyWindow),
+          this.genesis,
+          this.where,
+        ),
       committed: () => {},
       clear: () => {},
     };
-    const batch = sequenceBatch(groups, { seq: head.seq, hash: head.hash }, await knownSteps(index, groups), formatTimestamp(new Date()));
+    const batch = sequenceBatch(
+      groups,
+      { seq: head.seq, hash: head.hash },
+      await knownSteps(index, groups),
+      formatTimestamp(new Date()),
+    );
     if (batch.lines.length === 0) return batch.outcomes;
     const { lines, tail } = placeLines(batch, head, this.config.segmentBytes);
     const blobs = new Map<string, BlobPayload>();
@@ -185,7 +239,8 @@ export class SqliteJournal implements Journal, LineRewriter {
     // The tree (spec/SQLITE.md §4.1): the fast path when its state is the head's; otherwise caught up
     // from the rows first (before the new rows are in), in this transaction.
     const treeStep = this.ctx.merkleTree ? planTreeStep(head, batch.lines, this.where) : null;
-    if (this.ctx.merkleTree && treeStep === null) await catchUpAndFollow(this.treeStorage(db), head, this.leaves(db), batch.lines);
+    if (this.ctx.merkleTree && treeStep === null)
+      await catchUpAndFollow(this.treeStorage(db), head, this.leaves(db), batch.lines);
     try {
       insertLines(db, this.key, lines);
     } catch (e) {
@@ -206,16 +261,21 @@ export class SqliteJournal implements Journal, LineRewriter {
   private async advanceRunState(db: Connection, head: LockedHead, lines: SequencedBatch['lines']): Promise<void> {
     const resolve = this.parts?.resolver();
     try {
-      const row = await advanceRunState({
-        runId: this.genesis.journal_id,
-        row: runStateRow(db, this.key),
-        head: { seq: head.seq, step_hash: head.hash },
-        older: (to) => rowLines(async (from, end) => linesPage(db, this.key, from, end), { from: 0, to }, this.where),
-        restore: async (text, seq) => {
-          const record = await restoreRecord(this.genesis, text, seq, this.where, async (ref) => blobOfRow(readBlob(db, this.key, ref.digest, ref.size), ref.digest, ref.size, this.where));
-          return resolve === undefined ? record : resolve(record, seq);
+      const row = await advanceRunState(
+        {
+          runId: this.genesis.journal_id,
+          row: runStateRow(db, this.key),
+          head: { seq: head.seq, step_hash: head.hash },
+          older: (to) => rowLines(async (from, end) => linesPage(db, this.key, from, end), { from: 0, to }, this.where),
+          restore: async (text, seq) => {
+            const record = await restoreRecord(this.genesis, text, seq, this.where, async (ref) =>
+              blobOfRow(readBlob(db, this.key, ref.digest, ref.size), ref.digest, ref.size, this.where),
+            );
+            return resolve === undefined ? record : resolve(record, seq);
+          },
         },
-      }, lines);
+        lines,
+      );
       putRunState(db, this.key, row);
     } catch {
       dropRunState(db, this.key);
@@ -225,7 +285,9 @@ export class SqliteJournal implements Journal, LineRewriter {
   /** The run_state row's saved state (spec/SQLITE.md §4.2): written by appends only, so there is no write. */
   get runStateCache(): RunStateCache | undefined {
     if (!keepsRunState(this.genesis)) return undefined;
-    return { read: async () => this.onReader('reading the run state of', (db) => runStateRow(db, this.key)?.state ?? null) };
+    return {
+      read: async () => this.onReader('reading the run state of', (db) => runStateRow(db, this.key)?.state ?? null),
+    };
   }
 
   private treeStorage(db: Connection): SqliteTreeStorage {
@@ -239,17 +301,26 @@ export class SqliteJournal implements Journal, LineRewriter {
   // ---------------------------------------------------------------- reading
 
   async head(): Promise<ChainHead | null> {
-    return headOfRow(this.onReader('reading the head of', (db) => lastLine(db, this.key)), this.where);
+    return headOfRow(
+      this.onReader('reading the head of', (db) => lastLine(db, this.key)),
+      this.where,
+    );
   }
 
   lines(range?: SeqRange): AsyncGenerator<StoredLine> {
-    return rowLines(async (from, to) => this.onReader('reading', (db) => linesPage(db, this.key, from, to)), range, this.where);
+    return rowLines(
+      async (from, to) => this.onReader('reading', (db) => linesPage(db, this.key, from, to)),
+      range,
+      this.where,
+    );
   }
 
   async *read(range?: SeqRange): AsyncGenerator<StepRecord> {
     const resolve = this.parts?.resolver(); // a stepchain/v3 journal's parts, each checked once per read
     for await (const l of this.lines(range)) {
-      const record = await restoreRecord(this.genesis, l.text, l.seq, this.where, (ref) => this.blob(ref.digest, ref.size));
+      const record = await restoreRecord(this.genesis, l.text, l.seq, this.where, (ref) =>
+        this.blob(ref.digest, ref.size),
+      );
       yield resolve === undefined ? record : await resolve(record, l.seq);
     }
   }
@@ -262,13 +333,20 @@ export class SqliteJournal implements Journal, LineRewriter {
 
   async blob(digest: string, size?: number): Promise<Uint8Array | null> {
     if (!isDigest(digest)) return null;
-    return blobOfRow(this.onReader(`reading blob ${digest} of`, (db) => readBlob(db, this.key, digest, size)), digest, size, this.where);
+    return blobOfRow(
+      this.onReader(`reading blob ${digest} of`, (db) => readBlob(db, this.key, digest, size)),
+      digest,
+      size,
+      this.where,
+    );
   }
 
   verify(options: JournalVerifyOptions = {}): Promise<JournalReport> {
     const parts = this.parts;
     if (parts === null) return verifySqliteJournal(this.ctx, this.id, options);
-    return verifySqliteJournal(this.ctx, this.id, options).then((r) => withPartProblems(r, this.lines(), (a, size) => parts.store.get(a, size)));
+    return verifySqliteJournal(this.ctx, this.id, options).then((r) =>
+      withPartProblems(r, this.lines(), (a, size) => parts.store.get(a, size)),
+    );
   }
 
   // ---------------------------------------------------------------- the tree (spec/SQLITE.md §4.1)
@@ -280,7 +358,10 @@ export class SqliteJournal implements Journal, LineRewriter {
    * wait, and the note is handed out only after its row committed.
    */
   async checkpoint(signer: NoteSigner): Promise<SignedCheckpoint> {
-    if (this.readOnly) throw new StoreError('READ_ONLY', `journal ${this.id} was opened read-only`, { hint: 'open it without readOnly to sign a checkpoint' });
+    if (this.readOnly)
+      throw new StoreError('READ_ONLY', `journal ${this.id} was opened read-only`, {
+        hint: 'open it without readOnly to sign a checkpoint',
+      });
     return this.underLock('signing a checkpoint of', async (db, head) => {
       const tree = await syncTree(this.treeStorage(db), head, this.leaves(db));
       return signJournalCheckpoint(tree, this.treeStorage(db), signer, this.leaves(db));
@@ -302,7 +383,10 @@ export class SqliteJournal implements Journal, LineRewriter {
   async treeView(): Promise<{ size: number; root: Uint8Array; reader: NodeReader }> {
     const storage = new SqliteTreeStorage(() => this.onReader('reading the tree of', (db) => db), this.key);
     if (!this.readOnly) {
-      const size = await this.underLock('updating the tree of', async (db, head) => (await syncTree(this.treeStorage(db), head, this.leaves(db))).size);
+      const size = await this.underLock(
+        'updating the tree of',
+        async (db, head) => (await syncTree(this.treeStorage(db), head, this.leaves(db))).size,
+      );
       const reader = storage.reader();
       return { size, root: await treeRoot(reader, size), reader };
     }
@@ -314,7 +398,10 @@ export class SqliteJournal implements Journal, LineRewriter {
       return { size, root: await treeRoot(reader, size), reader };
     }
     const memory = new MemoryTree();
-    for await (const l of rowLeaves(async (from, to) => this.onReader('reading', (db) => linesPage(db, this.key, from, to)), this.where)(0)) {
+    for await (const l of rowLeaves(
+      async (from, to) => this.onReader('reading', (db) => linesPage(db, this.key, from, to)),
+      this.where,
+    )(0)) {
       if (l.seq >= size) break;
       memory.append(stepLeafHash(l.step_hash)!);
     }
@@ -332,26 +419,39 @@ export class SqliteJournal implements Journal, LineRewriter {
    */
   async rewriteLine(seq: number, rewrite: (line: string) => LineRewrite | null): Promise<RewriteOutcome | null> {
     assertSeq('seq', seq);
-    if (this.readOnly) throw new StoreError('READ_ONLY', `journal ${this.id} was opened read-only`, { hint: 'open it without readOnly to erase' });
+    if (this.readOnly)
+      throw new StoreError('READ_ONLY', `journal ${this.id} was opened read-only`, {
+        hint: 'open it without readOnly to erase',
+      });
     const done = await this.underLock('erasing a value of', (db, head) => {
-      const row = db.prepare('SELECT line, bucket FROM steps WHERE journal = ? AND seq = ?').get(this.key, seq) as { line: string; bucket: number } | undefined;
+      const row = db.prepare('SELECT line, bucket FROM steps WHERE journal = ? AND seq = ?').get(this.key, seq) as
+        { line: string; bucket: number } | undefined;
       if (row === undefined) return null;
       const next = rewrite(row.line);
       if (next === null) return null;
       db.prepare('UPDATE steps SET line = ? WHERE journal = ? AND seq = ?').run(next.line, this.key, seq);
       // The head row counts the open segment's bytes (the file store's tail bucket length): a sealed line is longer.
       if (Number(row.bucket) === head.cursor.first) {
-        db.prepare('UPDATE journals SET bucket_size = bucket_size + ? WHERE key = ?').run(Buffer.byteLength(next.line, 'utf8') - Buffer.byteLength(row.line, 'utf8'), this.key);
+        db.prepare('UPDATE journals SET bucket_size = bucket_size + ? WHERE key = ?').run(
+          Buffer.byteLength(next.line, 'utf8') - Buffer.byteLength(row.line, 'utf8'),
+          this.key,
+        );
       }
       const partsDeleted: string[] = [];
       const parts = new SqlitePartStore(db, this.id);
-      const hasParts = db.prepare(`SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'parts'`).get() !== undefined;
+      const hasParts =
+        db.prepare(`SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'parts'`).get() !== undefined;
       for (const address of hasParts ? new Set(next.parts) : []) {
         const needle = partReferenceText(address);
-        const inLine = db.prepare('SELECT 1 FROM steps WHERE journal = ? AND instr(line, ?) > 0 LIMIT 1').get(this.key, needle);
-        const inPart = db.prepare('SELECT 1 FROM parts WHERE journal = ? AND address <> ? AND instr(bytes, ?) > 0 LIMIT 1').get(this.id, address, Buffer.from(needle, 'utf8'));
+        const inLine = db
+          .prepare('SELECT 1 FROM steps WHERE journal = ? AND instr(line, ?) > 0 LIMIT 1')
+          .get(this.key, needle);
+        const inPart = db
+          .prepare('SELECT 1 FROM parts WHERE journal = ? AND address <> ? AND instr(bytes, ?) > 0 LIMIT 1')
+          .get(this.id, address, Buffer.from(needle, 'utf8'));
         if (inLine !== undefined || inPart !== undefined) continue;
-        if (db.prepare('SELECT 1 FROM parts WHERE journal = ? AND address = ?').get(this.id, address) === undefined) continue;
+        if (db.prepare('SELECT 1 FROM parts WHERE journal = ? AND address = ?').get(this.id, address) === undefined)
+          continue;
         void parts.delete(address);
         partsDeleted.push(address);
       }

@@ -23,9 +23,13 @@ export function isSqliteLocation(text: string): boolean {
 /** Parses a SQLite location; OPTION_INVALID, naming what is wrong, for anything else. */
 export function parseSqliteLocation(text: string): SqliteLocation {
   const bad = (why: string): never => {
-    throw new StoreError('OPTION_INVALID', `${JSON.stringify(text.length > 200 ? `${text.slice(0, 200)}…` : text)} is not a SQLite location: ${why}`, {
-      hint: 'write it as sqlite:path/to/agents.db, or sqlite:path/to/agents.db?journal=<id> for one journal in it',
-    });
+    throw new StoreError(
+      'OPTION_INVALID',
+      `${JSON.stringify(text.length > 200 ? `${text.slice(0, 200)}…` : text)} is not a SQLite location: ${why}`,
+      {
+        hint: 'write it as sqlite:path/to/agents.db, or sqlite:path/to/agents.db?journal=<id> for one journal in it',
+      },
+    );
   };
   if (!isSqliteLocation(text)) return bad('it must start with sqlite:');
   const rest = text.slice('sqlite:'.length);
@@ -34,7 +38,8 @@ export function parseSqliteLocation(text: string): SqliteLocation {
   let journal: string | undefined;
   if (q >= 0) {
     const params = new URLSearchParams(rest.slice(q + 1));
-    for (const name of params.keys()) if (name !== 'journal') bad(`?${name}= is not a parameter of a SQLite location (only journal is)`);
+    for (const name of params.keys())
+      if (name !== 'journal') bad(`?${name}= is not a parameter of a SQLite location (only journal is)`);
     const all = params.getAll('journal');
     if (all.length > 1) bad(`?journal= is given ${all.length} times`);
     journal = all[0];
@@ -47,7 +52,8 @@ export function parseSqliteLocation(text: string): SqliteLocation {
     bad('a % in the path does not start an escape (write %25 for %)');
   }
   if (file === '') bad('it names no file');
-  if (file === ':memory:' || file.startsWith('file:')) bad('the SQLite store is a file on disk (for a store in memory, the location is memory:)');
+  if (file === ':memory:' || file.startsWith('file:'))
+    bad('the SQLite store is a file on disk (for a store in memory, the location is memory:)');
   if (file.includes('\u0000')) bad('the path holds a NUL character');
   return { file, journal, display: `sqlite:${file}${journal === undefined ? '' : `?journal=${journal}`}` };
 }

@@ -33,9 +33,16 @@ function hasTables(db: Connection): boolean {
   return db.prepare(`SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'part_keys'`).get() !== undefined;
 }
 
-function readPart(db: Connection, journal: string, address: string, want: number | null): Uint8Array | { size: number } | null {
+function readPart(
+  db: Connection,
+  journal: string,
+  address: string,
+  want: number | null,
+): Uint8Array | { size: number } | null {
   const row = db
-    .prepare('SELECT length(bytes) AS size, CASE WHEN ? IS NULL OR length(bytes) = ? THEN bytes END AS bytes FROM parts WHERE journal = ? AND address = ?')
+    .prepare(
+      'SELECT length(bytes) AS size, CASE WHEN ? IS NULL OR length(bytes) = ? THEN bytes END AS bytes FROM parts WHERE journal = ? AND address = ?',
+    )
     .get(want, want, journal, address) as { size: number; bytes: Buffer | null } | undefined;
   if (row === undefined) return null;
   if (row.bytes === null) return { size: row.size };
@@ -43,9 +50,15 @@ function readPart(db: Connection, journal: string, address: string, want: number
 }
 
 function putParts(db: Connection, journal: string, parts: readonly PartPayload[]): void {
-  for (const p of parts) if (!ADDRESS_RE.test(p.address)) throw new StoreError('OPTION_INVALID', `${JSON.stringify(p.address)} is not a part address`);
-  const file = db.prepare('INSERT INTO parts (journal, address, bytes) VALUES (?, ?, ?) ON CONFLICT (journal, address) DO NOTHING');
-  const index = db.prepare('INSERT INTO part_index (journal, key, address) VALUES (?, ?, ?) ON CONFLICT (journal, key) DO UPDATE SET address = excluded.address');
+  for (const p of parts)
+    if (!ADDRESS_RE.test(p.address))
+      throw new StoreError('OPTION_INVALID', `${JSON.stringify(p.address)} is not a part address`);
+  const file = db.prepare(
+    'INSERT INTO parts (journal, address, bytes) VALUES (?, ?, ?) ON CONFLICT (journal, address) DO NOTHING',
+  );
+  const index = db.prepare(
+    'INSERT INTO part_index (journal, key, address) VALUES (?, ?, ?) ON CONFLICT (journal, key) DO UPDATE SET address = excluded.address',
+  );
   for (const p of parts) {
     file.run(journal, p.address, Buffer.from(p.bytes.buffer, p.bytes.byteOffset, p.bytes.byteLength));
     if (p.indexKey !== '') index.run(journal, p.indexKey, p.address); // '': a copied part, no index entry
@@ -64,7 +77,10 @@ function storedKey(db: Connection, journal: string): string | null {
 
 /** Draws and keeps the journal's key unless one is kept already (two writers asking at once get the same key). */
 function ensureKey(db: Connection, journal: string): string {
-  db.prepare('INSERT INTO part_keys (journal, key) VALUES (?, ?) ON CONFLICT (journal) DO NOTHING').run(journal, newKeyHex());
+  db.prepare('INSERT INTO part_keys (journal, key) VALUES (?, ?) ON CONFLICT (journal) DO NOTHING').run(
+    journal,
+    newKeyHex(),
+  );
   return storedKey(db, journal)!;
 }
 
@@ -131,11 +147,20 @@ export class SqlitePartStore implements PartStore {
   close(): void {}
 
   get(address: string, size?: number): Promise<Uint8Array | { size: number } | null> {
-    return Promise.resolve(this.read(`reading part ${address} of`, null, (db) => readPart(db, this.journal, address, size ?? null)));
+    return Promise.resolve(
+      this.read(`reading part ${address} of`, null, (db) => readPart(db, this.journal, address, size ?? null)),
+    );
   }
 
   has(address: string): Promise<boolean> {
-    return Promise.resolve(this.read(`reading part ${address} of`, false, (db) => db.prepare('SELECT 1 FROM parts WHERE journal = ? AND address = ?').get(this.journal, address) !== undefined));
+    return Promise.resolve(
+      this.read(
+        `reading part ${address} of`,
+        false,
+        (db) =>
+          db.prepare('SELECT 1 FROM parts WHERE journal = ? AND address = ?').get(this.journal, address) !== undefined,
+      ),
+    );
   }
 
   put(parts: readonly PartPayload[]): Promise<void> {
@@ -146,7 +171,9 @@ export class SqlitePartStore implements PartStore {
   lookup(indexKey: string): Promise<string | null> {
     return Promise.resolve(
       this.read('reading the part index of', null, (db) => {
-        const row = db.prepare('SELECT address FROM part_index WHERE journal = ? AND key = ?').get(this.journal, indexKey) as { address: string } | undefined;
+        const row = db
+          .prepare('SELECT address FROM part_index WHERE journal = ? AND key = ?')
+          .get(this.journal, indexKey) as { address: string } | undefined;
         return row?.address ?? null;
       }),
     );
@@ -158,14 +185,24 @@ export class SqlitePartStore implements PartStore {
 
   async key(): Promise<Uint8Array> {
     // Read first: only a journal's first writer draws the key, in a write transaction.
-    const hex = this.read('reading the part key of', null, (db) => storedKey(db, this.journal)) ?? (await this.write('keeping the part key of', (db) => ensureKey(db, this.journal)));
+    const hex =
+      this.read('reading the part key of', null, (db) => storedKey(db, this.journal)) ??
+      (await this.write('keeping the part key of', (db) => ensureKey(db, this.journal)));
     const key = keyOfHex(hex);
-    if (key === null) throw new StoreError('JOURNAL_INVALID', `the part key of journal ${this.journal} is not 64 lowercase hex digits`);
+    if (key === null)
+      throw new StoreError('JOURNAL_INVALID', `the part key of journal ${this.journal} is not 64 lowercase hex digits`);
     return key;
   }
 
   async *list(): AsyncIterable<string> {
-    const rows = this.read('listing the parts of', [] as Array<{ address: string }>, (db) => db.prepare('SELECT address FROM parts WHERE journal = ? ORDER BY address').all(this.journal) as Array<{ address: string }>);
+    const rows = this.read(
+      'listing the parts of',
+      [] as Array<{ address: string }>,
+      (db) =>
+        db.prepare('SELECT address FROM parts WHERE journal = ? ORDER BY address').all(this.journal) as Array<{
+          address: string;
+        }>,
+    );
     for (const r of rows) yield r.address;
   }
 }

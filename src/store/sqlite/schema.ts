@@ -78,7 +78,7 @@ const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 2,
-    description: 'run_state: each run journal\'s saved run state, written with its steps',
+    description: "run_state: each run journal's saved run state, written with its steps",
     statements: [
       // Derived data (spec/SQLITE.md §4.2): the run reader's state at the head, written in the same
       // transaction as the steps it folds; a journal without a row (made before version 2, or a fork) gets
@@ -105,10 +105,14 @@ export function installedVersion(db: Connection): number | null {
 }
 
 export function tooNew(version: number, file: string): StoreError {
-  return new StoreError('SCHEMA_TOO_NEW', `${file} holds a store at schema version ${version}, written by a newer stepchain; this one reads and writes version ${SQLITE_SCHEMA_VERSION}`, {
-    location: { file },
-    hint: 'upgrade stepchain on this machine; the file is left untouched',
-  });
+  return new StoreError(
+    'SCHEMA_TOO_NEW',
+    `${file} holds a store at schema version ${version}, written by a newer stepchain; this one reads and writes version ${SQLITE_SCHEMA_VERSION}`,
+    {
+      location: { file },
+      hint: 'upgrade stepchain on this machine; the file is left untouched',
+    },
+  );
 }
 
 /**

@@ -16,12 +16,31 @@ import { STORE_FORMAT, parseMeta, serializeMeta, type JournalMeta } from '../met
 import type { RunEntry, RunFilter } from '../runs.js';
 import { runsOfRows } from '../rows/run-state.js';
 import { placeLine, type SegmentCursor } from '../segments.js';
-import type { CreateOptions, ForkOptions, Journal, JournalConfig, JournalReport, JournalVerifyOptions, OpenOptions, Store } from '../types.js';
+import type {
+  CreateOptions,
+  ForkOptions,
+  Journal,
+  JournalConfig,
+  JournalReport,
+  JournalVerifyOptions,
+  OpenOptions,
+  Store,
+} from '../types.js';
 import type { NewLine } from '../rows/lines.js';
 import { SqliteFile, type SqliteDurability } from './db.js';
 import { checkHealth } from './health.js';
 import { SqliteJournal, type SqliteContext } from './journal.js';
-import { findJournal, insertBlobs, insertJournal, insertLines, listJournals, listRunMeta, setMeta, stmt, updateHead } from './sql.js';
+import {
+  findJournal,
+  insertBlobs,
+  insertJournal,
+  insertLines,
+  listJournals,
+  listRunMeta,
+  setMeta,
+  stmt,
+  updateHead,
+} from './sql.js';
 import { verifySqliteJournal } from './verify.js';
 
 export const DEFAULT_SQLITE_LOCK_TIMEOUT_MS = 20_000;
@@ -56,28 +75,50 @@ export class SqliteStore implements Store<SqliteJournal>, StoreDiagnostics {
 
   /** `file`: the database file (created, with its folder's -wal and -shm files, on first write). */
   constructor(file: string, options: SqliteStoreOptions = {}) {
-    if (typeof file !== 'string' || file === '') throw new StoreError('OPTION_INVALID', 'SqliteStore takes the path of its database file');
-    if (options === null || typeof options !== 'object') throw new StoreError('OPTION_INVALID', 'SqliteStore options must be an object');
+    if (typeof file !== 'string' || file === '')
+      throw new StoreError('OPTION_INVALID', 'SqliteStore takes the path of its database file');
+    if (options === null || typeof options !== 'object')
+      throw new StoreError('OPTION_INVALID', 'SqliteStore options must be an object');
     const fsync = options.fsync ?? 'always';
-    if (fsync !== 'always' && fsync !== 'batch' && fsync !== 'none') throw new StoreError('OPTION_INVALID', `fsync must be 'always', 'batch' or 'none' (got ${JSON.stringify(fsync)})`);
+    if (fsync !== 'always' && fsync !== 'batch' && fsync !== 'none')
+      throw new StoreError(
+        'OPTION_INVALID',
+        `fsync must be 'always', 'batch' or 'none' (got ${JSON.stringify(fsync)})`,
+      );
     this.file = resolve(file);
     this.display = `sqlite:${this.file}`;
-    const lockTimeoutMs = intOption('lockTimeoutMs', options.lockTimeoutMs, DEFAULT_SQLITE_LOCK_TIMEOUT_MS, 1, 3_600_000);
+    const lockTimeoutMs = intOption(
+      'lockTimeoutMs',
+      options.lockTimeoutMs,
+      DEFAULT_SQLITE_LOCK_TIMEOUT_MS,
+      1,
+      3_600_000,
+    );
     this.ctx = {
       db: new SqliteFile(this.file, lockTimeoutMs, fsync),
       display: this.display,
-      idempotencyWindow: intOption('idempotencyWindow', options.idempotencyWindow, DEFAULT_SQLITE_IDEMPOTENCY_WINDOW, 1, 10_000_000),
+      idempotencyWindow: intOption(
+        'idempotencyWindow',
+        options.idempotencyWindow,
+        DEFAULT_SQLITE_IDEMPOTENCY_WINDOW,
+        1,
+        10_000_000,
+      ),
       merkleTree: options.merkleTree !== false,
     };
     this.defaults = defaultConfig(options);
   }
 
   private taken(id: string): StoreError {
-    return new StoreError('JOURNAL_EXISTS', `journal ${JSON.stringify(id)} already exists in ${this.display}`, { hint: 'open it, or choose another id' });
+    return new StoreError('JOURNAL_EXISTS', `journal ${JSON.stringify(id)} already exists in ${this.display}`, {
+      hint: 'open it, or choose another id',
+    });
   }
 
   private notFound(id: string): StoreError {
-    return new StoreError('JOURNAL_NOT_FOUND', `no journal ${JSON.stringify(id)} in ${this.display}`, { hint: 'create it first, or check the id with list()' });
+    return new StoreError('JOURNAL_NOT_FOUND', `no journal ${JSON.stringify(id)} in ${this.display}`, {
+      hint: 'create it first, or check the id with list()',
+    });
   }
 
   async create(id: string, options: CreateOptions = {}): Promise<SqliteJournal> {
@@ -85,7 +126,9 @@ export class SqliteStore implements Store<SqliteJournal>, StoreDiagnostics {
     const config = journalConfig(options, this.defaults);
     const genesis = makeGenesis(options);
     const meta: JournalMeta = { format: STORE_FORMAT, genesis, config, lineage: null };
-    const key = await this.ctx.db.write(`creating journal ${id}`, (db) => insertJournal(db, id, serializeMeta(meta), genesisHash(genesis)));
+    const key = await this.ctx.db.write(`creating journal ${id}`, (db) =>
+      insertJournal(db, id, serializeMeta(meta), genesisHash(genesis)),
+    );
     if (key === null) throw this.taken(id);
     return new SqliteJournal(this.ctx, id, key, meta, false);
   }
@@ -126,10 +169,14 @@ export class SqliteStore implements Store<SqliteJournal>, StoreDiagnostics {
    * anywhere leaves no journal. The write lock is held for the copy.
    */
   async fork(parent: Journal, options: ForkOptions): Promise<SqliteJournal> {
-    if (options === null || typeof options !== 'object') throw new StoreError('OPTION_INVALID', 'fork takes { fromStep, to }');
+    if (options === null || typeof options !== 'object')
+      throw new StoreError('OPTION_INVALID', 'fork takes { fromStep, to }');
     const to = options.to;
     assertJournalId(to, 'fork target id');
-    const config: JournalConfig = { blobThreshold: parent.config.blobThreshold, segmentBytes: parent.config.segmentBytes };
+    const config: JournalConfig = {
+      blobThreshold: parent.config.blobThreshold,
+      segmentBytes: parent.config.segmentBytes,
+    };
     const draft: JournalMeta = { format: STORE_FORMAT, genesis: parent.genesis, config, lineage: null };
     const made = await this.ctx.db.write(`forking journal ${parent.id} into ${to}`, async (db) => {
       const key = insertJournal(db, to, serializeMeta(draft), genesisHash(parent.genesis));
@@ -168,10 +215,12 @@ export class SqliteStore implements Store<SqliteJournal>, StoreDiagnostics {
     await this.ctx.db.write(`removing journal ${id}`, (db) => {
       const row = findJournal(db, id);
       if (row === null) throw this.notFound(id);
-      for (const table of ['run_state', 'tree_tiles', 'tree_state', 'checkpoints', 'steps', 'blobs']) stmt(db, `DELETE FROM ${table} WHERE journal = ?`).run(row.key);
+      for (const table of ['run_state', 'tree_tiles', 'tree_state', 'checkpoints', 'steps', 'blobs'])
+        stmt(db, `DELETE FROM ${table} WHERE journal = ?`).run(row.key);
       // A v3 journal's parts, index and part key (§4.3), keyed by id: a journal made again under the id starts without them.
       for (const table of ['parts', 'part_index', 'part_keys']) {
-        if (db.prepare(`SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?`).get(table) !== undefined) db.prepare(`DELETE FROM ${table} WHERE journal = ?`).run(id);
+        if (db.prepare(`SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?`).get(table) !== undefined)
+          db.prepare(`DELETE FROM ${table} WHERE journal = ?`).run(id);
       }
       stmt(db, 'DELETE FROM journals WHERE key = ?').run(row.key);
     });

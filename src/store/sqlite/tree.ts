@@ -5,7 +5,13 @@
  * commit's fast path and the catch-up are the row stores' shared code (store/rows/tree.ts).
  */
 import type { CheckpointKeeper, KeptCheckpoint } from '../../proofs/keeper.js';
-import { parseStoredTree, serializeStoredTree, type StoredTree, type TileNode, type TreeStorage } from '../../proofs/log.js';
+import {
+  parseStoredTree,
+  serializeStoredTree,
+  type StoredTree,
+  type TileNode,
+  type TreeStorage,
+} from '../../proofs/log.js';
 import { TILE_WIDTH, tileReader, type NodeReader } from '../../proofs/nodes.js';
 import { checkpointName, type TreeStep } from '../rows/tree.js';
 import type { Connection } from './driver.js';
@@ -19,16 +25,26 @@ export class SqliteTreeStorage implements TreeStorage, CheckpointKeeper {
   ) {}
 
   async readTree(): Promise<StoredTree | null> {
-    const row = stmt(this.db(), 'SELECT state FROM tree_state WHERE journal = ?').get(this.key) as { state: string } | undefined;
+    const row = stmt(this.db(), 'SELECT state FROM tree_state WHERE journal = ?').get(this.key) as
+      { state: string } | undefined;
     return row === undefined ? null : parseStoredTree(row.state);
   }
 
   async tileCount(tileLevel: number): Promise<number> {
-    return (stmt(this.db(), 'SELECT count(*) AS n FROM tree_tiles WHERE journal = ? AND tile_level = ?').get(this.key, tileLevel) as { n: number }).n;
+    return (
+      stmt(this.db(), 'SELECT count(*) AS n FROM tree_tiles WHERE journal = ? AND tile_level = ?').get(
+        this.key,
+        tileLevel,
+      ) as { n: number }
+    ).n;
   }
 
   async truncateTiles(tileLevel: number, count: number): Promise<void> {
-    stmt(this.db(), 'DELETE FROM tree_tiles WHERE journal = ? AND tile_level = ? AND idx >= ?').run(this.key, tileLevel, count);
+    stmt(this.db(), 'DELETE FROM tree_tiles WHERE journal = ? AND tile_level = ? AND idx >= ?').run(
+      this.key,
+      tileLevel,
+      count,
+    );
   }
 
   async appendTiles(nodes: readonly TileNode[]): Promise<void> {
@@ -42,8 +58,10 @@ export class SqliteTreeStorage implements TreeStorage, CheckpointKeeper {
   reader(): NodeReader {
     return tileReader(async (level, index) => {
       const first = index * TILE_WIDTH;
-      const rows = stmt(this.db(), 'SELECT idx, hash FROM tree_tiles WHERE journal = ? AND tile_level = ? AND idx >= ? AND idx < ? ORDER BY idx')
-        .all(this.key, level, first, first + TILE_WIDTH) as Array<{ idx: number; hash: Buffer }>;
+      const rows = stmt(
+        this.db(),
+        'SELECT idx, hash FROM tree_tiles WHERE journal = ? AND tile_level = ? AND idx >= ? AND idx < ? ORDER BY idx',
+      ).all(this.key, level, first, first + TILE_WIDTH) as Array<{ idx: number; hash: Buffer }>;
       // Only the run of rows contiguous from the tile's start: a gap would shift every hash after it.
       const run: Buffer[] = [];
       for (const row of rows) {
@@ -55,15 +73,19 @@ export class SqliteTreeStorage implements TreeStorage, CheckpointKeeper {
   }
 
   async readCheckpoints(): Promise<KeptCheckpoint[]> {
-    const rows = stmt(this.db(), 'SELECT origin, size, key_id, note FROM checkpoints WHERE journal = ? ORDER BY size, origin, key_id').all(this.key) as
-      Array<{ origin: string; size: number; key_id: number; note: string }>;
+    const rows = stmt(
+      this.db(),
+      'SELECT origin, size, key_id, note FROM checkpoints WHERE journal = ? ORDER BY size, origin, key_id',
+    ).all(this.key) as Array<{ origin: string; size: number; key_id: number; note: string }>;
     return rows.map((row) => ({ name: checkpointName(row.origin, row.size, row.key_id), note: row.note }));
   }
 
   async keepCheckpoint(cp: { origin: string; size: number; keyId: number }, note: string): Promise<string> {
     // Ed25519 is deterministic: the same key over the same checkpoint gives the same note, kept once.
-    stmt(this.db(), 'INSERT INTO checkpoints (journal, origin, size, key_id, note, signed_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING')
-      .run(this.key, cp.origin, cp.size, cp.keyId, note, new Date().toISOString());
+    stmt(
+      this.db(),
+      'INSERT INTO checkpoints (journal, origin, size, key_id, note, signed_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
+    ).run(this.key, cp.origin, cp.size, cp.keyId, note, new Date().toISOString());
     return checkpointName(cp.origin, cp.size, cp.keyId);
   }
 }
@@ -74,7 +96,10 @@ function writeTiles(db: Connection, key: number, nodes: readonly TileNode[]): vo
 }
 
 function writeState(db: Connection, key: number, size: number, state: string): void {
-  stmt(db, 'INSERT INTO tree_state (journal, size, state) VALUES (?, ?, ?) ON CONFLICT (journal) DO UPDATE SET size = excluded.size, state = excluded.state').run(key, size, state);
+  stmt(
+    db,
+    'INSERT INTO tree_state (journal, size, state) VALUES (?, ?, ?) ON CONFLICT (journal) DO UPDATE SET size = excluded.size, state = excluded.state',
+  ).run(key, size, state);
 }
 
 /** Writes a TreeStep (the commit's fast path: rows/tree.ts planTreeStep) on the commit's transaction. */

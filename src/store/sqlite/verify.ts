@@ -11,9 +11,16 @@ import { translate } from './errors.js';
 import type { SqliteContext } from './journal.js';
 import { linesPage, readBlob, verifySnapshot } from './sql.js';
 
-export async function verifySqliteJournal(ctx: SqliteContext, id: string, options: JournalVerifyOptions = {}): Promise<JournalReport> {
+export async function verifySqliteJournal(
+  ctx: SqliteContext,
+  id: string,
+  options: JournalVerifyOptions = {},
+): Promise<JournalReport> {
   const doing = `verifying journal ${id}`;
-  const notFound = (): StoreError => new StoreError('JOURNAL_NOT_FOUND', `no journal ${JSON.stringify(id)} in ${ctx.display}`, { hint: 'check the id with list(), or `stepchain doctor`' });
+  const notFound = (): StoreError =>
+    new StoreError('JOURNAL_NOT_FOUND', `no journal ${JSON.stringify(id)} in ${ctx.display}`, {
+      hint: 'check the id with list(), or `stepchain doctor`',
+    });
   const row = ctx.db.read(doing, (db) => verifySnapshot(db, id));
   if (row === null) throw notFound();
   const key = Number(row.key);
@@ -23,16 +30,24 @@ export async function verifySqliteJournal(ctx: SqliteContext, id: string, option
     return out.value;
   };
   try {
-    return await verifyRowJournal({
-      snap: {
-        meta: String(row.meta), headSeq: Number(row.head_seq), headHash: String(row.head_hash),
-        bucketFirst: Number(row.bucket_first), bucketSize: Number(row.bucket_size), beyond: Number(row.beyond),
+    return await verifyRowJournal(
+      {
+        snap: {
+          meta: String(row.meta),
+          headSeq: Number(row.head_seq),
+          headHash: String(row.head_hash),
+          bucketFirst: Number(row.bucket_first),
+          bucketSize: Number(row.bucket_size),
+          beyond: Number(row.beyond),
+        },
+        metaFile: `${ctx.display} journals`,
+        blobsWhere: `${ctx.display} blobs`,
+        page: async (from, to) => read((db) => linesPage(db, key, from, to)),
+        blob: async (digest, size) => read((db) => readBlob(db, key, digest, size)),
       },
-      metaFile: `${ctx.display} journals`,
-      blobsWhere: `${ctx.display} blobs`,
-      page: async (from, to) => read((db) => linesPage(db, key, from, to)),
-      blob: async (digest, size) => read((db) => readBlob(db, key, digest, size)),
-    }, id, options);
+      id,
+      options,
+    );
   } catch (e) {
     throw translate(e, ctx.display, doing);
   }

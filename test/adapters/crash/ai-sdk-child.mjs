@@ -14,8 +14,24 @@ const [dir, runId, mode = 'first'] = process.argv.slice(2);
 const store = new FileStore(dir, { fsync: 'always' });
 const run = mode === 'first' ? await startRun(store, { runId }) : await resumeRun(store, runId);
 const usage = { inputTokens: { total: 1, noCache: 1 }, outputTokens: { total: 1, text: 1 } };
-const call = (id, city) => ({ content: [{ type: 'tool-call', toolCallId: id, toolName: 'weather', input: JSON.stringify({ city }) }], finishReason: { unified: 'tool-calls', raw: undefined }, usage, warnings: [] });
-const mock = new MockLanguageModelV3({ doGenerate: [call('call-paris', 'Paris'), call('call-oslo', 'Oslo'), { content: [{ type: 'text', text: 'sunny' }], finishReason: { unified: 'stop', raw: undefined }, usage, warnings: [] }] });
+const call = (id, city) => ({
+  content: [{ type: 'tool-call', toolCallId: id, toolName: 'weather', input: JSON.stringify({ city }) }],
+  finishReason: { unified: 'tool-calls', raw: undefined },
+  usage,
+  warnings: [],
+});
+const mock = new MockLanguageModelV3({
+  doGenerate: [
+    call('call-paris', 'Paris'),
+    call('call-oslo', 'Oslo'),
+    {
+      content: [{ type: 'text', text: 'sunny' }],
+      finishReason: { unified: 'stop', raw: undefined },
+      usage,
+      warnings: [],
+    },
+  ],
+});
 const weather = tool({
   inputSchema: z.object({ city: z.string() }),
   execute: async ({ city }, { toolCallId }) => {
@@ -29,7 +45,13 @@ const weather = tool({
 });
 const effects = mode === 'rerun-read-only' ? { weather: { kind: 'read-only' } } : {};
 try {
-  const { text } = await generateText({ model: wrapLanguageModel({ model: mock, middleware: stepchainMiddleware(run) }), tools: recordTools(run, { weather }, { effects }), stopWhen: stepCountIs(5), maxRetries: 0, prompt: 'weather?' });
+  const { text } = await generateText({
+    model: wrapLanguageModel({ model: mock, middleware: stepchainMiddleware(run) }),
+    tools: recordTools(run, { weather }, { effects }),
+    stopWhen: stepCountIs(5),
+    maxRetries: 0,
+    prompt: 'weather?',
+  });
   await run.complete(text);
   process.stdout.write(`done ${text}\n`);
 } catch (e) {

@@ -15,20 +15,24 @@ import { StepchainCallbackHandler } from 'stepchain/langchain';
 
 const [dir, runId, mode = 'first'] = process.argv.slice(2);
 const store = new FileStore(dir, { fsync: 'always' });
-const weather = tool(async ({ city }, config) => {
-  process.stdout.write(`executed ${city}\n`);
-  if (city === 'Oslo' && mode === 'first') {
-    process.stdout.write(`in-execute ${config?.toolCall?.id ?? 'call-oslo'}\n`);
-    await new Promise(() => setInterval(() => undefined, 1000));
-  }
-  return JSON.stringify({ city, tempC: 21 });
-}, { name: 'weather', description: 'current weather', schema: z.object({ city: z.string() }) });
+const weather = tool(
+  async ({ city }, config) => {
+    process.stdout.write(`executed ${city}\n`);
+    if (city === 'Oslo' && mode === 'first') {
+      process.stdout.write(`in-execute ${config?.toolCall?.id ?? 'call-oslo'}\n`);
+      await new Promise(() => setInterval(() => undefined, 1000));
+    }
+    return JSON.stringify({ city, tempC: 21 });
+  },
+  { name: 'weather', description: 'current weather', schema: z.object({ city: z.string() }) },
+);
 const model = fakeModel()
   .respondWithTools([{ name: 'weather', args: { city: 'Paris' }, id: 'call-paris' }])
   .respondWithTools([{ name: 'weather', args: { city: 'Oslo' }, id: 'call-oslo' }])
   .respond(new AIMessage('sunny'));
 const handler = new StepchainCallbackHandler({
-  store, runId: () => runId,
+  store,
+  runId: () => runId,
   ...(mode === 'first' ? {} : { resume: await resumeRun(store, runId) }),
   ...(mode === 'rerun-read-only' ? { effects: { weather: { kind: 'read-only' } } } : {}),
 });
@@ -38,7 +42,10 @@ const refusalOf = (e) => {
   return null;
 };
 try {
-  const out = await createAgent({ model, tools: [weather] }).invoke({ messages: [new HumanMessage('weather?')] }, { callbacks: [handler] });
+  const out = await createAgent({ model, tools: [weather] }).invoke(
+    { messages: [new HumanMessage('weather?')] },
+    { callbacks: [handler] },
+  );
   await handler.flush();
   process.stdout.write(`done ${out.messages.at(-1).content}\n`);
 } catch (e) {

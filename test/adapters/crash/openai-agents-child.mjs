@@ -14,11 +14,16 @@ import { agentsRecorder, resumeInput } from 'stepchain/openai-agents';
 const [dir, runId, mode = 'first'] = process.argv.slice(2);
 const store = new FileStore(dir, { fsync: 'always' });
 const run = mode === 'first' ? await startRun(store, { runId }) : await resumeRun(store, runId);
-const recorder = agentsRecorder(run, { store, effects: mode === 'rerun-read-only' ? { weather: { kind: 'read-only' } } : {} });
+const recorder = agentsRecorder(run, {
+  store,
+  effects: mode === 'rerun-read-only' ? { weather: { kind: 'read-only' } } : {},
+});
 setTraceProcessors([recorder]);
 setTracingDisabled(false);
 const weather = recorder.tool({
-  name: 'weather', description: 'weather', parameters: z.object({ city: z.string() }),
+  name: 'weather',
+  description: 'weather',
+  parameters: z.object({ city: z.string() }),
   execute: async ({ city }, _context, details) => {
     process.stdout.write(`executed ${city}\n`);
     if (city === 'Oslo' && mode === 'first') {
@@ -28,20 +33,31 @@ const weather = recorder.tool({
     return { city, tempC: 21 };
   },
 });
-const model = recorder.model(new ScriptedModel([
-  [functionCall('weather', { city: 'Paris' }, { callId: 'call-paris' })],
-  [functionCall('weather', { city: 'Oslo' }, { callId: 'call-oslo' })],
-  [assistantMessage('sunny')],
-]), 'scripted');
+const model = recorder.model(
+  new ScriptedModel([
+    [functionCall('weather', { city: 'Paris' }, { callId: 'call-paris' })],
+    [functionCall('weather', { city: 'Oslo' }, { callId: 'call-oslo' })],
+    [assistantMessage('sunny')],
+  ]),
+  'scripted',
+);
 let input = 'weather?';
 let agentModel = model;
 if (mode === 'resume') {
-  for (const e of await run.pendingEffects()) await run.resolveEffect(e.id, { done: true, result: { city: 'Oslo', tempC: 5 } }, { reason: 'the weather log has it', by: 'test' });
+  for (const e of await run.pendingEffects())
+    await run.resolveEffect(
+      e.id,
+      { done: true, result: { city: 'Oslo', tempC: 5 } },
+      { reason: 'the weather log has it', by: 'test' },
+    );
   input = await resumeInput(run);
   agentModel = recorder.model(new ScriptedModel([[assistantMessage('sunny')]]), 'scripted');
 }
 try {
-  const result = await new Runner().run(new Agent({ name: 'bot', instructions: 'answer', model: agentModel, tools: [weather] }), input);
+  const result = await new Runner().run(
+    new Agent({ name: 'bot', instructions: 'answer', model: agentModel, tools: [weather] }),
+    input,
+  );
   if (mode === 'resume') process.stdout.write(`input ${JSON.stringify(input)}\n`);
   await recorder.flush();
   await run.complete(result.finalOutput);

@@ -15,19 +15,61 @@ if (example.trim().split('\n').length > 5) throw new Error('the resume example i
 const store = new FileStore(dir, { fsync: 'always' });
 const usage = { inputTokens: { total: 1, noCache: 1 }, outputTokens: { total: 1, text: 1 } };
 const answers = [
-  { content: [{ type: 'tool-call', toolCallId: 'call-oslo-2', toolName: 'weather', input: JSON.stringify({ city: 'Oslo' }) }], finishReason: { unified: 'tool-calls', raw: undefined }, usage, warnings: [] },
-  { content: [{ type: 'text', text: 'sunny' }], finishReason: { unified: 'stop', raw: undefined }, usage, warnings: [] },
+  {
+    content: [
+      { type: 'tool-call', toolCallId: 'call-oslo-2', toolName: 'weather', input: JSON.stringify({ city: 'Oslo' }) },
+    ],
+    finishReason: { unified: 'tool-calls', raw: undefined },
+    usage,
+    warnings: [],
+  },
+  {
+    content: [{ type: 'text', text: 'sunny' }],
+    finishReason: { unified: 'stop', raw: undefined },
+    usage,
+    warnings: [],
+  },
 ];
-const model = new MockLanguageModelV3({ doGenerate: async (options) => {
-  process.stdout.write(`prompt ${JSON.stringify(options.prompt)}\n`);
-  return answers.shift();
-} });
-const tools = { weather: tool({ inputSchema: z.object({ city: z.string() }), execute: async ({ city }) => {
-  process.stdout.write(`executed ${city}\n`);
-  return { city, tempC: 21 };
-} }) };
+const model = new MockLanguageModelV3({
+  doGenerate: async (options) => {
+    process.stdout.write(`prompt ${JSON.stringify(options.prompt)}\n`);
+    return answers.shift();
+  },
+});
+const tools = {
+  weather: tool({
+    inputSchema: z.object({ city: z.string() }),
+    execute: async ({ city }) => {
+      process.stdout.write(`executed ${city}\n`);
+      return { city, tempC: 21 };
+    },
+  }),
+};
 const AsyncFunction = (async () => {}).constructor;
-await new AsyncFunction('store', 'runId', 'model', 'tools', 'resumeRun', 'resumeMessages', 'generateText', 'wrapLanguageModel', 'stepchainMiddleware', 'recordTools', 'stepCountIs', example)(
-  store, runId, model, tools, resumeRun, resumeMessages, generateText, wrapLanguageModel, stepchainMiddleware, recordTools, stepCountIs,
+await new AsyncFunction(
+  'store',
+  'runId',
+  'model',
+  'tools',
+  'resumeRun',
+  'resumeMessages',
+  'generateText',
+  'wrapLanguageModel',
+  'stepchainMiddleware',
+  'recordTools',
+  'stepCountIs',
+  example,
+)(
+  store,
+  runId,
+  model,
+  tools,
+  resumeRun,
+  resumeMessages,
+  generateText,
+  wrapLanguageModel,
+  stepchainMiddleware,
+  recordTools,
+  stepCountIs,
 );
 process.stdout.write('done\n');

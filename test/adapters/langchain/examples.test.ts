@@ -12,7 +12,9 @@ const run = promisify(execFile);
 const dir = tempDir('stepchain-langchain-example-');
 
 test('examples/langchain-callbacks.mjs: a recorded agent run that verifies', async () => {
-  const { stdout } = await run(process.execPath, ['examples/langchain-callbacks.mjs', dir], { cwd: new URL('../../../', import.meta.url).pathname });
+  const { stdout } = await run(process.execPath, ['examples/langchain-callbacks.mjs', dir], {
+    cwd: new URL('../../../', import.meta.url).pathname,
+  });
   expect(stdout).toContain('3 tool.started weather');
   expect(stdout).toContain('effects: weather completed');
   expect(stdout).toContain('verified: true');

@@ -20,14 +20,25 @@ const root = tempDir('stepchain-langchain-');
 let n = 0;
 
 function agent(osloC = 5) {
-  const weather = tool(async ({ city }: { city: string }) => JSON.stringify({ city, tempC: city === 'Paris' ? 21 : osloC }), {
-    name: 'weather', description: 'current weather', schema: z.object({ city: z.string() }),
-  });
-  const explode = tool(async (): Promise<string> => {
-    throw new Error('boom');
-  }, { name: 'explode', description: 'always fails', schema: z.object({}) });
+  const weather = tool(
+    async ({ city }: { city: string }) => JSON.stringify({ city, tempC: city === 'Paris' ? 21 : osloC }),
+    {
+      name: 'weather',
+      description: 'current weather',
+      schema: z.object({ city: z.string() }),
+    },
+  );
+  const explode = tool(
+    async (): Promise<string> => {
+      throw new Error('boom');
+    },
+    { name: 'explode', description: 'always fails', schema: z.object({}) },
+  );
   const model = fakeModel()
-    .respondWithTools([{ name: 'weather', args: { city: 'Paris' }, id: 'c1' }, { name: 'weather', args: { city: 'Oslo' }, id: 'c2' }])
+    .respondWithTools([
+      { name: 'weather', args: { city: 'Paris' }, id: 'c1' },
+      { name: 'weather', args: { city: 'Oslo' }, id: 'c2' },
+    ])
     .respondWithTools([{ name: 'explode', args: {}, id: 'c3' }])
     .respond(new AIMessage('Paris 21C, Oslo 5C.'));
   return createAgent({ model, tools: [weather, explode] });
@@ -68,16 +79,30 @@ describe('a tool-calling agent recorded through callbacks', () => {
 
     // The first model request asked for the two weather calls; each effect names its call and its outcome.
     const firstModel = recs.find((r) => kindOf(r) === 'model.completed')!;
-    expect(firstModel.tool_call).toEqual([{ id: 'c1', name: 'weather', arguments: { city: 'Paris' } }, { id: 'c2', name: 'weather', arguments: { city: 'Oslo' } }]);
+    expect(firstModel.tool_call).toEqual([
+      { id: 'c1', name: 'weather', arguments: { city: 'Paris' } },
+      { id: 'c2', name: 'weather', arguments: { city: 'Oslo' } },
+    ]);
     expect(firstModel.prompt).toEqual([{ role: 'human', content: 'weather?' }]);
     const effects = await run.effects();
-    expect(effects.map((e) => [e.tool, e.callId, e.status])).toEqual([['weather', 'c1', 'completed'], ['weather', 'c2', 'completed'], ['explode', 'c3', 'failed']]);
+    expect(effects.map((e) => [e.tool, e.callId, e.status])).toEqual([
+      ['weather', 'c1', 'completed'],
+      ['weather', 'c2', 'completed'],
+      ['explode', 'c3', 'failed'],
+    ]);
     expect(effects[0]!.args).toEqual({ city: 'Paris' });
-    expect(effects[0]!.result).toMatchObject({ role: 'tool', tool_call_id: 'c1', content: '{"city":"Paris","tempC":21}', status: 'success' });
+    expect(effects[0]!.result).toMatchObject({
+      role: 'tool',
+      tool_call_id: 'c1',
+      content: '{"city":"Paris","tempC":21}',
+      status: 'success',
+    });
     expect(effects[2]!.error).toMatchObject({ message: 'boom' });
     expect(await run.pendingEffects()).toEqual([]);
     // Started records are numbered in the run, so identical runs name them alike.
-    expect(recs.filter((r) => kindOf(r).endsWith('.started') && kindOf(r) !== 'run.started').map((r) => r.step_id)).toEqual(['model-1', 'tool-2', 'tool-3', 'model-4', 'tool-5', 'model-6']);
+    expect(
+      recs.filter((r) => kindOf(r).endsWith('.started') && kindOf(r) !== 'run.started').map((r) => r.step_id),
+    ).toEqual(['model-1', 'tool-2', 'tool-3', 'model-4', 'tool-5', 'model-6']);
     expect((await run.journal.verify()).problems).toEqual([]);
   });
 
@@ -104,7 +129,8 @@ describe('models on their own', () => {
     const handler = new StepchainCallbackHandler({ store });
     const model = new FakeListChatModel({ responses: ['It says HI'] });
     let text = '';
-    for await (const chunk of await model.stream([new HumanMessage('read it')], { callbacks: [handler] })) text += String(chunk.content);
+    for await (const chunk of await model.stream([new HumanMessage('read it')], { callbacks: [handler] }))
+      text += String(chunk.content);
     expect(text).toBe('It says HI');
     const [run] = await handler.runs();
     const recs = await records(run!);
@@ -131,16 +157,34 @@ describe('the run tree', () => {
     const store = new MemoryStore();
     const handler = new StepchainCallbackHandler({ store });
     const inner = createAgent({ model: fakeModel().respond(new AIMessage('inner answer')), tools: [] });
-    const ask = tool(async ({ q }: { q: string }) => String((await inner.invoke({ messages: [new HumanMessage(q)] })).messages.at(-1)!.content), {
-      name: 'ask', description: 'ask the inner agent', schema: z.object({ q: z.string() }),
+    const ask = tool(
+      async ({ q }: { q: string }) =>
+        String((await inner.invoke({ messages: [new HumanMessage(q)] })).messages.at(-1)!.content),
+      {
+        name: 'ask',
+        description: 'ask the inner agent',
+        schema: z.object({ q: z.string() }),
+      },
+    );
+    const outer = createAgent({
+      model: fakeModel()
+        .respondWithTools([{ name: 'ask', args: { q: 'x' }, id: 'a1' }])
+        .respond(new AIMessage('done')),
+      tools: [ask],
     });
-    const outer = createAgent({ model: fakeModel().respondWithTools([{ name: 'ask', args: { q: 'x' }, id: 'a1' }]).respond(new AIMessage('done')), tools: [ask] });
     await outer.invoke({ messages: [new HumanMessage('go')] }, { callbacks: [handler] });
     const [parent, child] = await handler.runs();
     expect(child!.identity).toEqual({ parent_run_id: parent!.runId });
-    expect((await records(child!)).map(kindOf)).toEqual(['run.started', 'model.started', 'model.completed', 'run.completed']);
+    expect((await records(child!)).map(kindOf)).toEqual([
+      'run.started',
+      'model.started',
+      'model.completed',
+      'run.completed',
+    ]);
     const effects = await parent!.effects();
-    expect(effects.map((e) => [e.tool, e.status, e.result])).toEqual([['ask', 'completed', expect.objectContaining({ content: 'inner answer' })]]);
+    expect(effects.map((e) => [e.tool, e.status, e.result])).toEqual([
+      ['ask', 'completed', expect.objectContaining({ content: 'inner answer' })],
+    ]);
   });
 
   test('an interrupted graph and its resume are two runs; the resume command and unrepresentable state are recorded, not fatal', async () => {
@@ -149,7 +193,8 @@ describe('the run tree', () => {
     const State = Annotation.Root({ v: Annotation<string>(), when: Annotation<unknown>() });
     const graph = new StateGraph(State)
       .addNode('ask', () => ({ v: interrupt<string, string>('ok?'), when: Number.NaN }))
-      .addEdge(START, 'ask').addEdge('ask', END)
+      .addEdge(START, 'ask')
+      .addEdge('ask', END)
       .compile({ checkpointer: new MemorySaver() });
     const cfg = { configurable: { thread_id: 't' }, callbacks: [handler] };
     await graph.invoke({ v: '' }, cfg);
@@ -168,7 +213,9 @@ test("stepIds: 'langchain' names each started record by its LangChain run id, to
   const handler = new StepchainCallbackHandler({ store, stepIds: 'langchain' });
   const seen: string[] = [];
   const model = fakeModel().respond(new AIMessage('hi'));
-  await model.invoke([new HumanMessage('hello')], { callbacks: [handler, { handleChatModelStart: (_l: unknown, _m: unknown, runId: string) => void seen.push(runId) }] });
+  await model.invoke([new HumanMessage('hello')], {
+    callbacks: [handler, { handleChatModelStart: (_l: unknown, _m: unknown, runId: string) => void seen.push(runId) }],
+  });
   const [run] = await handler.runs();
   const recs = await records(run!);
   expect(recs[1]!.step_id).toBe(seen[0]);
@@ -176,12 +223,16 @@ test("stepIds: 'langchain' names each started record by its LangChain run id, to
 });
 
 describe('resumeMessages (issue 36): the messages to continue a run from', () => {
-  test('at the continuation point: the last request\'s messages, the answer, and each tool outcome as a ToolMessage; an agent runs on from them', async () => {
+  test("at the continuation point: the last request's messages, the answer, and each tool outcome as a ToolMessage; an agent runs on from them", async () => {
     const store = new FileStore(`${root}/resume`, { fsync: 'none' });
     const { runs } = await recordAgentRun(store);
     const messages = await resumeMessages(runs[0]!);
     expect(messages.map((m) => m.getType())).toEqual(['human', 'ai', 'tool', 'tool', 'ai', 'tool', 'ai']);
-    expect(messages.filter((m) => m.getType() === 'tool').map((m) => (m as unknown as { tool_call_id: string }).tool_call_id)).toEqual(['c1', 'c2', 'c3']);
+    expect(
+      messages
+        .filter((m) => m.getType() === 'tool')
+        .map((m) => (m as unknown as { tool_call_id: string }).tool_call_id),
+    ).toEqual(['c1', 'c2', 'c3']);
     expect((messages[1] as AIMessage).tool_calls?.map((c) => c.id)).toEqual(['c1', 'c2']);
     expect(messages.at(-1)!.content).toBe('Paris 21C, Oslo 5C.');
     const next = createAgent({ model: fakeModel().respond(new AIMessage('Still sunny.')), tools: [] });

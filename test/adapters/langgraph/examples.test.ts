@@ -12,7 +12,9 @@ const run = promisify(execFile);
 const dir = tempDir('stepchain-langgraph-example-');
 
 test('examples/langgraph-checkpointer.mjs: interrupt, resume, a receipt that verifies', async () => {
-  const { stdout } = await run(process.execPath, ['examples/langgraph-checkpointer.mjs', dir], { cwd: new URL('../../../', import.meta.url).pathname });
+  const { stdout } = await run(process.execPath, ['examples/langgraph-checkpointer.mjs', dir], {
+    cwd: new URL('../../../', import.meta.url).pathname,
+  });
   expect(stdout).toContain('verdict: approved');
   expect(stdout).toMatch(/receipt valid: true \| head: sha256:[0-9a-f]{64}/);
   expect(stdout).toContain('checkpoints: input → loop → loop → loop');

@@ -22,12 +22,21 @@ import { tempDir } from '../../helpers/tmp.js';
 const root = tempDir('stepchain-langgraph-graph-');
 
 async function scenario(saver: BaseCheckpointSaver) {
-  const lookup = tool(async ({ q }: { q: string }) => `result for ${q}`, { name: 'lookup', description: 'look up', schema: z.object({ q: z.string() }) });
-  const model = fakeModel().respondWithTools([{ name: 'lookup', args: { q: 'x' }, id: 't1' }]).respond(new AIMessage('draft')).respond(new AIMessage('draft 2'));
+  const lookup = tool(async ({ q }: { q: string }) => `result for ${q}`, {
+    name: 'lookup',
+    description: 'look up',
+    schema: z.object({ q: z.string() }),
+  });
+  const model = fakeModel()
+    .respondWithTools([{ name: 'lookup', args: { q: 'x' }, id: 't1' }])
+    .respond(new AIMessage('draft'))
+    .respond(new AIMessage('draft 2'));
   const app = new StateGraph(MessagesAnnotation)
     .addNode('agent', async (s) => ({ messages: [await model.invoke(s.messages)] }))
     .addNode('tools', new ToolNode([lookup]))
-    .addNode('review', (s) => ({ messages: [new HumanMessage(`reviewer: ${interrupt<string, string>(String(s.messages.at(-1)!.content))}`)] }))
+    .addNode('review', (s) => ({
+      messages: [new HumanMessage(`reviewer: ${interrupt<string, string>(String(s.messages.at(-1)!.content))}`)],
+    }))
     .addEdge(START, 'agent')
     .addConditionalEdges('agent', (s) => (toolsCondition(s) === 'tools' ? 'tools' : 'review'), ['tools', 'review'])
     .addEdge('tools', 'agent')
@@ -45,8 +54,12 @@ async function scenario(saver: BaseCheckpointSaver) {
   for await (const h of app.getStateHistory(cfg)) sources.push(h.metadata?.source);
   return {
     outcome: {
-      interrupted: isInterrupted(first), resumed: resumed.messages.map((m) => m.content), forkInterrupted: isInterrupted(forked),
-      forkResumed: forkResumed.messages.map((m) => m.content), historyBeforeFork: history.length, sources,
+      interrupted: isInterrupted(first),
+      resumed: resumed.messages.map((m) => m.content),
+      forkInterrupted: isInterrupted(forked),
+      forkResumed: forkResumed.messages.map((m) => m.content),
+      historyBeforeFork: history.length,
+      sources,
     },
     forkedFrom: String(old.config.configurable?.checkpoint_id),
   };
@@ -84,7 +97,8 @@ describe('a LangGraph graph on the stepchain checkpointer', () => {
     expect(parent.seq).toBeLessThan(forks[0]!.seq);
     // Every checkpoint of the tree is one LangGraph still lists, and the other way round.
     const listed = [];
-    for await (const t of saver.list({ configurable: { thread_id: 'thread-1' } })) listed.push(t.config.configurable?.checkpoint_id);
+    for await (const t of saver.list({ configurable: { thread_id: 'thread-1' } }))
+      listed.push(t.config.configurable?.checkpoint_id);
     expect(new Set(listed)).toEqual(new Set(tree.map((c) => c.checkpoint_id)));
     await saver.close();
   });
@@ -94,11 +108,22 @@ describe('a LangGraph graph on the stepchain checkpointer', () => {
     const saver = new StepchainSaver({ store });
     const cfg = { configurable: { thread_id: 't', checkpoint_ns: '' } };
     const meta = (step: number, source: 'input' | 'loop' | 'fork') => ({ source, step, parents: {} });
-    const cp = (id: string) => ({ v: 4, id, ts: '2026-11-23T00:00:00.000Z', channel_values: { n: id }, channel_versions: { n: Number(id.slice(-1)) }, versions_seen: {} });
+    const cp = (id: string) => ({
+      v: 4,
+      id,
+      ts: '2026-11-23T00:00:00.000Z',
+      channel_values: { n: id },
+      channel_versions: { n: Number(id.slice(-1)) },
+      versions_seen: {},
+    });
     const a = await saver.put(cfg, cp('00000001'), meta(-1, 'input'), { n: 1 });
     const b = await saver.put(a, cp('00000002'), meta(0, 'loop'), { n: 2 });
     await saver.put(b, cp('00000003'), meta(1, 'loop'), { n: 3 });
-    expect(b.configurable).toMatchObject({ checkpoint_id: '00000002', stepchain_seq: 1, stepchain_journal: saver.journalId('t') });
+    expect(b.configurable).toMatchObject({
+      checkpoint_id: '00000002',
+      stepchain_seq: 1,
+      stepchain_journal: saver.journalId('t'),
+    });
     const journal = (await saver.journal('t'))!;
     const before = await collect(journal.lines());
     expect(b.configurable?.stepchain_head).toBe(JSON.parse(before[1]!.text).step_hash);
@@ -112,7 +137,10 @@ describe('a LangGraph graph on the stepchain checkpointer', () => {
     expect((await saver.getTuple(f))?.parentConfig?.configurable?.checkpoint_id).toBe('00000001');
     const tree = await readThread(journal.read());
     expect(tree.map((c) => [c.checkpoint_id, c.parent_checkpoint_id, c.fork])).toEqual([
-      ['00000001', null, false], ['00000002', '00000001', false], ['00000003', '00000002', false], ['00000004', '00000001', true],
+      ['00000001', null, false],
+      ['00000002', '00000001', false],
+      ['00000003', '00000002', false],
+      ['00000004', '00000001', true],
     ]);
     expect((await journal.verify()).problems).toEqual([]);
     await saver.close();

@@ -5,7 +5,11 @@
  * without importing them, and this project runs vitest without `globals: true`, so they are exposed here.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, test } from 'vitest';
-import { deltaChannelHistoryTests, validate, type CheckpointSaverTestInitializer } from '@langchain/langgraph-checkpoint-validation';
+import {
+  deltaChannelHistoryTests,
+  validate,
+  type CheckpointSaverTestInitializer,
+} from '@langchain/langgraph-checkpoint-validation';
 import type { Store } from '../../../src/journal.js';
 import { StepchainSaver } from '../../../src/adapters/langgraph/index.js';
 

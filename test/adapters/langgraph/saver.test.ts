@@ -17,7 +17,12 @@ let n = 0;
 const fileStore = () => new FileStore(`${root}/s${n++}`, { fsync: 'none' });
 const meta = { source: 'loop' as const, step: 0, parents: {} };
 const cp = (id: string, values: Record<string, unknown> = {}, versions: Record<string, number> = {}) => ({
-  v: 4, id, ts: '2026-11-23T00:00:00.000Z', channel_values: values, channel_versions: versions, versions_seen: {},
+  v: 4,
+  id,
+  ts: '2026-11-23T00:00:00.000Z',
+  channel_values: values,
+  channel_versions: versions,
+  versions_seen: {},
 });
 
 async function count(store: Store, id: string): Promise<number> {
@@ -60,11 +65,16 @@ describe('stored values (LANGGRAPH §4)', () => {
     const saver = new StepchainSaver({ store });
     const big = 'x'.repeat(5000);
     const bin = new Uint8Array([0, 255, 1, 254]);
-    await saver.put({ configurable: { thread_id: 't' } }, cp('1', { big, bin }, { big: 1, bin: 1 }), meta, { big: 1, bin: 1 });
+    await saver.put({ configurable: { thread_id: 't' } }, cp('1', { big, bin }, { big: 1, bin: 1 }), meta, {
+      big: 1,
+      bin: 1,
+    });
     const tuple = await saver.getTuple({ configurable: { thread_id: 't' } });
     expect(tuple?.checkpoint.channel_values).toEqual({ big, bin });
-    let first = "";
-    for await (const l of (await store.open(saver.journalId("t"))).lines()) { first ||= l.text; }
+    let first = '';
+    for await (const l of (await store.open(saver.journalId('t'))).lines()) {
+      first ||= l.text;
+    }
     const line = JSON.parse(first) as { result: unknown };
     expect(Object.keys(line.result as object)).toEqual(['$stepchain:blob']);
   });
@@ -75,14 +85,32 @@ describe('writes (LANGGRAPH §5.2, §6)', () => {
     const store = new MemoryStore();
     const saver = new StepchainSaver({ store });
     const c = await saver.put({ configurable: { thread_id: 't' } }, cp('1'), meta, {});
-    await saver.putWrites(c, [['a', 1], ['b', 2]], 'task');
+    await saver.putWrites(
+      c,
+      [
+        ['a', 1],
+        ['b', 2],
+      ],
+      'task',
+    );
     const after1 = await count(store, saver.journalId('t'));
-    await saver.putWrites(c, [['a', 'changed'], ['b', 'changed']], 'task');
+    await saver.putWrites(
+      c,
+      [
+        ['a', 'changed'],
+        ['b', 'changed'],
+      ],
+      'task',
+    );
     expect(await count(store, saver.journalId('t'))).toBe(after1);
     await saver.putWrites(c, [['__interrupt__', 'first']], 'task');
     await saver.putWrites(c, [['__interrupt__', 'second']], 'task');
     expect(await count(store, saver.journalId('t'))).toBe(after1 + 2);
-    expect((await saver.getTuple(c))?.pendingWrites).toEqual([['task', '__interrupt__', 'second'], ['task', 'a', 1], ['task', 'b', 2]]);
+    expect((await saver.getTuple(c))?.pendingWrites).toEqual([
+      ['task', '__interrupt__', 'second'],
+      ['task', 'a', 1],
+      ['task', 'b', 2],
+    ]);
   });
 });
 
@@ -102,7 +130,10 @@ describe('two savers on one store', () => {
     for (const saver of [a, b]) {
       const t = await saver.getTuple(thread);
       expect(t?.checkpoint.channel_values).toEqual({ n: 6 });
-      expect(t?.pendingWrites).toEqual([['ta', 'x', 'from a'], ['tb', 'x', 'from b']]);
+      expect(t?.pendingWrites).toEqual([
+        ['ta', 'x', 'from a'],
+        ['tb', 'x', 'from b'],
+      ]);
       expect(t?.parentConfig?.configurable?.checkpoint_id).toBe('05');
     }
     const journal = (await a.journal('shared'))!;
@@ -113,7 +144,7 @@ describe('two savers on one store', () => {
 });
 
 describe('records that are not what they claim', () => {
-  test('foreign records are skipped; a record that says it is LangGraph\'s but breaks the shape is RECORD_INVALID with its seq', async () => {
+  test("foreign records are skipped; a record that says it is LangGraph's but breaks the shape is RECORD_INVALID with its seq", async () => {
     const store = new MemoryStore();
     const saver = new StepchainSaver({ store });
     await saver.put({ configurable: { thread_id: 't' } }, cp('1'), meta, {});
@@ -172,7 +203,12 @@ describe('deleteThread and errors', () => {
   test('removes every namespace of the thread whole and no other thread', async () => {
     const store = fileStore();
     const saver = new StepchainSaver({ store });
-    for (const [thread_id, checkpoint_ns] of [['t', ''], ['t', 'sub:1'], ['t2', ''], ['t-other', '']] as const) {
+    for (const [thread_id, checkpoint_ns] of [
+      ['t', ''],
+      ['t', 'sub:1'],
+      ['t2', ''],
+      ['t-other', ''],
+    ] as const) {
       await saver.put({ configurable: { thread_id, checkpoint_ns } }, cp('1'), meta, {});
     }
     await saver.deleteThread('t');
@@ -185,10 +221,18 @@ describe('deleteThread and errors', () => {
   test('coded errors: no thread id, a store that cannot remove, a bad prefix', async () => {
     const saver = new StepchainSaver({ store: new MemoryStore() });
     expect(await code(saver.put({ configurable: {} }, cp('1'), meta, {}))).toBe('CONFIG_INVALID');
-    expect(await code(saver.putWrites({ configurable: { thread_id: 't' } }, [['a', 1]], 'task'))).toBe('CONFIG_INVALID');
+    expect(await code(saver.putWrites({ configurable: { thread_id: 't' } }, [['a', 1]], 'task'))).toBe(
+      'CONFIG_INVALID',
+    );
     expect(await code(saver.put({ configurable: { thread_id: 42 } }, cp('1'), meta, {}))).toBe('CONFIG_INVALID');
     const memory = new MemoryStore();
-    const noRemove: Store = { create: (i, o) => memory.create(i, o), open: (i, o) => memory.open(i, o), list: (f) => memory.list(f), runs: (f) => memory.runs(f), fork: (p, o) => memory.fork(p, o) };
+    const noRemove: Store = {
+      create: (i, o) => memory.create(i, o),
+      open: (i, o) => memory.open(i, o),
+      list: (f) => memory.list(f),
+      runs: (f) => memory.runs(f),
+      fork: (p, o) => memory.fork(p, o),
+    };
     expect(await code(new StepchainSaver({ store: noRemove }).deleteThread('t'))).toBe('REMOVE_UNSUPPORTED');
     expect(() => new StepchainSaver({ store: memory, prefix: 'a.b' })).toThrow(/CONFIG_INVALID/);
   });

@@ -27,7 +27,9 @@ test('threads past their TTL are removed with a tombstone; a thread written sinc
   await app.invoke({ messages: [new HumanMessage('first')] }, { configurable: { thread_id: 'old' } });
   vi.setSystemTime(new Date('2026-11-10T09:00:00.000Z'));
   await app.invoke({ messages: [new HumanMessage('second')] }, { configurable: { thread_id: 'new' } });
-  await store.create('unrelated', { run: { agent: 'x' }, createdAt: '2020-01-01T00:00:00.000Z' }).then((j) => j.close());
+  await store
+    .create('unrelated', { run: { agent: 'x' }, createdAt: '2020-01-01T00:00:00.000Z' })
+    .then((j) => j.close());
 
   const result = await saver.prune({ keepDays: 30, now: new Date('2026-11-27T12:00:00.000Z') });
   expect(result.removed.map((t) => t.journal)).toEqual([saver.journalId('old')]);

@@ -21,7 +21,11 @@ afterAll(async () => {
   await Promise.all([...pgStores, ...sqliteStores].map((s) => s.close()));
 });
 validateOn('postgres store', () => {
-  const store = new PostgresStore({ connectionString: inject('pgUrl'), schema: `langgraph_${process.pid}_${n++}`, connection: { max: 4 } });
+  const store = new PostgresStore({
+    connectionString: inject('pgUrl'),
+    schema: `langgraph_${process.pid}_${n++}`,
+    connection: { max: 4 },
+  });
   pgStores.push(store);
   return store;
 });
