@@ -11,7 +11,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FileStore, replayFrom } from '../dist/index.js';
+import { FileStore } from '../dist/index.js';
+import { replayFrom } from '../dist/replay.js';
 import { measure } from './lib/stats.mjs';
 import { writeSection } from './lib/results-section.mjs';
 

@@ -16,7 +16,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FileStore, Run, startRun } from '../dist/index.js';
+import { FileStore, startRun } from '../dist/index.js';
+import { Run } from '../dist/runtime.js';
 import { SqliteStore } from '../dist/sqlite.js';
 import { PostgresStore } from '../dist/postgres.js';
 

@@ -9,7 +9,8 @@ import { generateText, stepCountIs, tool, wrapLanguageModel } from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
 import { expect, test } from 'vitest';
 import { z } from 'zod';
-import { FileStore, replayFrom, startRun } from 'stepchain';
+import { FileStore, startRun } from 'stepchain';
+import { replayFrom } from 'stepchain/replay';
 import { recordTools, replayModel, replayTools, stepchainMiddleware } from 'stepchain/ai-sdk';
 import { expectSameRun } from 'stepchain/testing';
 

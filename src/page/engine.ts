@@ -12,27 +12,21 @@
  * Runs in a Web Worker, or on the page's thread when no worker can start (then `pace` yields between
  * slices so the page keeps responding). Pure: no DOM, no Node.
  */
+import { parseTsaCertificate, receiptAttestHooks, type AttestOptions, type TsaCertificate } from '../attest/index.js';
+import { lineHashEngine } from '../chain/batch.js';
+import { type VerifiedLine } from '../chain/index.js';
 import {
-  HASH_DISCLOSURE_FORMAT,
-  STEP_DISCLOSURE_FORMAT,
-  lineHashEngine,
   parseCheckpoint,
   parseNote,
-  parseTsaCertificate,
   parseVerifierKey,
-  publishedReceiptHooks,
-  receiptAttestHooks,
   receiptProofHooks,
-  verifyDisclosure,
-  verifyHashDisclosure,
-  verifyReceipt,
-  verifyStepDisclosure,
-  type AttestOptions,
   type ReceiptProofOptions,
-  type ReceiptReport,
-  type TsaCertificate,
-  type VerifiedLine,
-} from '../verify.js';
+} from '../proofs/index.js';
+import { verifyReceipt, type ReceiptReport } from '../receipt/verify.js';
+import { verifyDisclosure } from '../redact/disclose.js';
+import { HASH_DISCLOSURE_FORMAT, verifyHashDisclosure } from '../redact/disclose-hash.js';
+import { STEP_DISCLOSURE_FORMAT, verifyStepDisclosure } from '../redact/disclose-step.js';
+import { publishedReceiptHooks } from '../redact/verify.js';
 import { summarize, type BlobLookup, type StepRow } from './summary.js';
 
 /** Characters of line and blob text held for the step list (about as many bytes: receipt text is mostly ASCII). */

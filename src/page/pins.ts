@@ -4,16 +4,16 @@
  * digest; a pin that is given but cannot be used stops the verification with an error on its field — it
  * never falls back to "no pin". Pure.
  */
+import { parseTsaCertificate } from '../attest/index.js';
 import {
-  decodePublicKey,
   parseCheckpoint,
   parseNote,
-  parseTsaCertificate,
   parseVerifierKey,
   policyDefect,
   verifyCheckpoint,
   type NoteVerifier,
-} from '../verify.js';
+} from '../proofs/index.js';
+import { decodePublicKey } from '../receipt/keys.js';
 
 /** The most bytes a public key file may hold (as the CLI's readPublicKeyFile). */
 export const MAX_KEY_FILE_BYTES = 64 * 1024;

@@ -5,7 +5,7 @@
  * §3.5, spec/REDACTION.md §4) and never renders receipt content as anything but text. Pure; no DOM.
  */
 
-import { viewSlots } from '../verify.js';
+import { viewSlots } from '../redact/unbound.js';
 
 /** A piece of a rendered value. */
 export type Segment =

@@ -5,16 +5,12 @@
  * `stepchain disclose --check` prints it, and a paginated step list with one step expanded. Everything
  * from a receipt is written as text nodes (textContent), never as markup. No framework: the page is small.
  */
-import {
-  describeLocation,
-  firstAlteredStep,
-  messageBesideCode,
-  notAReceipt,
-  printablePointer,
-  type Problem,
-  type ReceiptReport,
-  type UnboundText,
-} from '../verify.js';
+import { describeLocation, type Problem } from '../chain/report.js';
+import { firstAlteredStep, messageBesideCode } from '../chain/verdict.js';
+import { notAReceipt } from '../receipt/describe.js';
+import { type ReceiptReport } from '../receipt/verify.js';
+import { printablePointer } from '../redact/unbound.js';
+import { type UnboundText } from '../redact/verify.js';
 import type { Verifier } from './client.js';
 import { KEEP_CHARS, type DisclosureOutcome, type Outcome, type Progress, type StepDetail } from './engine.js';
 import { MAX_KEY_FILE_BYTES, readPins, type PinError } from './pins.js';

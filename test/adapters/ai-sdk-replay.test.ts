@@ -8,17 +8,9 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { generateText, stepCountIs, streamText, wrapLanguageModel, type LanguageModel, type ToolSet } from 'ai';
 import { describe, expect, test } from 'vitest';
-import {
-  diff,
-  explain,
-  exportReceipt,
-  FileStore,
-  replayFrom,
-  ReplayError,
-  startRun,
-  type Run,
-} from '../../src/index.js';
-import { openReceiptSource } from '../../src/format.js';
+import { exportReceipt, FileStore, startRun, type Run } from '../../src/index.js';
+import { diff, explain, replayFrom, ReplayError } from '../../src/replay.js';
+import { openReceiptSource } from '../../src/receipt/node.js';
 import { expectSameRun } from '../../src/testing/index.js';
 import { recordTools, replayModel, replayTools, stepchainMiddleware } from '../../src/adapters/ai-sdk/index.js';
 import { tempDir } from '../helpers/tmp.js';

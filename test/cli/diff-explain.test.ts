@@ -7,7 +7,8 @@
  */
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
-import { FileStore, replayFrom, startRun } from '../../src/index.js';
+import { FileStore, startRun } from '../../src/index.js';
+import { replayFrom } from '../../src/replay.js';
 import { tempDir } from '../helpers/tmp.js';
 import { CLI, runNode } from '../hardening/support.js';
 

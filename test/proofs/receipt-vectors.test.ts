@@ -4,7 +4,8 @@
  * invalid side by side, through the browser-safe entry auditors use.
  */
 import { describe, expect, test } from 'vitest';
-import { parseVerifierKey, verifyProvenReceipt } from '../../src/verify.js';
+import { parseVerifierKey } from '../../src/verify.js';
+import { verifyProvenReceipt } from '../../src/proofs/index.js';
 import { loadVectors } from '../helpers/vectors.js';
 
 interface Case {

@@ -7,7 +7,9 @@
  */
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { diff, MemoryStore, replayFrom, startRun, toJournalValue, type Json, type Run } from '../../src/index.js';
+import { MemoryStore, startRun, type Json, type Run } from '../../src/index.js';
+import { diff, replayFrom } from '../../src/replay.js';
+import { toJournalValue } from '../../src/runtime.js';
 import { jsonValue, prompt, result } from '../../src/testing/index.js';
 
 type Op =

@@ -5,7 +5,8 @@
  * outcome's seq is fixed.
  */
 import { describe, expect, test } from 'vitest';
-import { diff, explain, MemoryStore, replayFrom, startRun, VOLATILE_PATTERNS, type Run } from '../../src/index.js';
+import { MemoryStore, startRun, type Run } from '../../src/index.js';
+import { diff, explain, replayFrom, VOLATILE_PATTERNS } from '../../src/replay.js';
 import { IgnoreSet } from '../../src/diff/index.js';
 import { matchKey, modelProjection, toolProjection, type ReplayMode } from '../../src/replay/index.js';
 import { loadVectors } from '../helpers/vectors.js';

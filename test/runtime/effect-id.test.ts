@@ -4,7 +4,8 @@
  * holds it in flight is answered by the store's idempotent retry.
  */
 import { describe, expect, test } from 'vitest';
-import { MemoryStore, Run, startRun, type Journal } from '../../src/index.js';
+import { MemoryStore, startRun, type Journal } from '../../src/index.js';
+import { Run } from '../../src/runtime.js';
 
 const code = (p: Promise<unknown>): Promise<unknown> =>
   p.then(

@@ -4,15 +4,8 @@
  * recorded tool; a run started inside a tool is that tool's run's child.
  */
 import { describe, expect, test } from 'vitest';
-import {
-  currentEffect,
-  MemoryStore,
-  resumeRun,
-  RuntimeError,
-  runEffect,
-  startRun,
-  type Store,
-} from '../../src/index.js';
+import { MemoryStore, resumeRun, RuntimeError, startRun, type Store } from '../../src/index.js';
+import { currentEffect, runEffect } from '../../src/runtime.js';
 
 /** A run whose first process died inside `tool(args)`: the resumed Run, and the pending effect's id. */
 async function crashed(

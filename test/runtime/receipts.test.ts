@@ -6,16 +6,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import {
-  diff,
-  exportReceipt,
-  FileStore,
-  publish,
-  startRun,
-  verifyPublishedReceipt,
-  verifyReceipt,
-  type Journal,
-} from '../../src/index.js';
+import { exportReceipt, FileStore, startRun, verifyReceipt, type Journal } from '../../src/index.js';
+import { diff } from '../../src/replay.js';
+import { publish, verifyPublishedReceipt } from '../../src/publish.js';
 import { tempDir } from '../helpers/tmp.js';
 
 async function runWithPendingEffect(root: string, id: string, secret: string): Promise<Journal> {

@@ -9,13 +9,13 @@ import { describe, expect, test } from 'vitest';
 import {
   FileStore,
   MemoryStore,
-  Run,
   RuntimeError,
   resumeRun,
   startRun,
   type Journal,
   type Store,
 } from '../../src/index.js';
+import { Run } from '../../src/runtime.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const stores: Array<[string, () => Store]> = [

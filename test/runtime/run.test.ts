@@ -3,7 +3,6 @@ import { afterAll, describe, expect, inject, test } from 'vitest';
 import {
   FileStore,
   MemoryStore,
-  Run,
   RuntimeError,
   resumeRun,
   startRun,
@@ -11,6 +10,7 @@ import {
   type StepRecord,
   type Store,
 } from '../../src/index.js';
+import { Run } from '../../src/runtime.js';
 import { runState } from '../../src/runtime/index.js';
 import { PostgresStore } from '../../src/store/postgres/index.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';

@@ -8,7 +8,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { FileStore, Run, resumeRun, startRun, type Journal, type RunState } from '../../src/index.js';
+import { FileStore, resumeRun, startRun, type Journal, type RunState } from '../../src/index.js';
+import { Run } from '../../src/runtime.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const root = tempDir('stepchain-saved-state-');

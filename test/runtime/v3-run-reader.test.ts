@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { tempDir } from '../helpers/tmp.js';
 import { CLI, runNode } from '../hardening/support.js';
-import { FileStore, Run } from '../../src/index.js';
+import { FileStore } from '../../src/index.js';
+import { Run } from '../../src/runtime.js';
 
 const cli = (args: string[]) => runNode([CLI, ...args], { timeoutMs: 120_000 });
 

@@ -2,7 +2,8 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { canonicalJsonChecked } from '../../src/canonical/jcs.js';
-import { RuntimeError, toJournalValue } from '../../src/index.js';
+import { RuntimeError } from '../../src/index.js';
+import { toJournalValue } from '../../src/runtime.js';
 
 function refused(value: unknown, field?: string): RuntimeError {
   try {
@@ -122,7 +123,8 @@ describe('toJournalValue', () => {
 
 describe('types that help', () => {
   test('StrictStepInput refuses at compile time what append refuses at run time; toolCallOf reads tool_call.name without a cast', async () => {
-    const { MemoryStore, toolCallOf } = await import('../../src/index.js');
+    const { MemoryStore } = await import('../../src/index.js');
+    const { toolCallOf } = await import('../../src/runtime.js');
     const { startRun } = await import('../../src/index.js');
     type Strict = import('../../src/index.js').StrictStepInput;
     // @ts-expect-error a BigInt is not JSON

@@ -10,13 +10,13 @@ import { describe, expect, test } from 'vitest';
 import {
   FileStore,
   MemoryStore,
-  Run,
   resumeRun,
   startRun,
   type Journal,
   type RunState,
   type Store,
 } from '../../src/index.js';
+import { Run } from '../../src/runtime.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
 import { connect } from '../../src/store/sqlite/driver.js';
 import type { PostgresStore } from '../../src/store/postgres/index.js';

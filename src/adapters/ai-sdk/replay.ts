@@ -7,7 +7,8 @@
  * the replay's own journal, then compare the two runs with `expectSameRun`.
  */
 import { APICallError, type ToolExecutionOptions, type ToolSet } from 'ai';
-import { ReplayError, type Json, type Replay, type ReplayAnswer } from '../../index.js';
+import type { Json } from '../../index.js';
+import { ReplayError, type Replay, type ReplayAnswer } from '../../replay.js';
 import { requestFields } from './request.js';
 import type { CallOptions, Content, GenerateResult, ModelInfo, StreamPart, StreamResult } from './types.js';
 

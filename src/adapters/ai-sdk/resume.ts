@@ -5,7 +5,7 @@
  * `messages` to generateText/streamText on the resumed run.
  */
 import type { ModelMessage } from 'ai';
-import { resumeHistory, type Run } from '../../index.js';
+import { resumeHistory, type Run } from '../../runtime.js';
 
 type Part = { type?: unknown; text?: unknown; toolCallId?: unknown; toolName?: unknown; input?: unknown };
 

@@ -7,7 +7,7 @@
  * refused (EFFECT_PENDING), or handled as the tool's declared effect class says (RecordToolsOptions).
  */
 import type { ToolExecutionOptions, ToolSet } from 'ai';
-import { beginEffect, Run, RuntimeError, withEffect, type EffectClass, type EffectHandle } from '../../index.js';
+import { beginEffect, Run, RuntimeError, withEffect, type EffectClass, type EffectHandle } from '../../runtime.js';
 import { noteRecordedTools, noteRefusal, type AdapterRun } from './run.js';
 
 type Execute = (input: unknown, options: ToolExecutionOptions) => unknown;

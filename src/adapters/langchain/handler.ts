@@ -11,6 +11,7 @@ import type { Serialized } from '@langchain/core/load/serializable';
 import type { BaseMessage } from '@langchain/core/messages';
 import type { ChatGeneration, Generation, LLMResult } from '@langchain/core/outputs';
 import type { ChainValues } from '@langchain/core/utils/types';
+import type { Store } from '../../index.js';
 import {
   beginEffect,
   RuntimeError,
@@ -20,8 +21,7 @@ import {
   type EffectHandle,
   type ModelCallHandle,
   type Run,
-  type Store,
-} from '../../index.js';
+} from '../../runtime.js';
 import { messageValue, plainValue, toolArgs } from './values.js';
 
 export interface StepchainCallbackOptions {

@@ -5,4 +5,4 @@
  */
 export { StepchainCallbackHandler, type StepchainCallbackOptions } from './handler.js';
 export { messageValue, type MessageValue } from './values.js';
-export { resumeMessages } from './resume.js';
+export { resumeBaseMessages } from './resume.js';

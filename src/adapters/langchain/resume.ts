@@ -5,7 +5,7 @@
  * `messages` on the next invocation.
  */
 import { AIMessage, HumanMessage, SystemMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
-import { resumeHistory, type Run } from '../../index.js';
+import { resumeHistory, type Run } from '../../runtime.js';
 import type { MessageValue } from './values.js';
 
 function messageOf(m: MessageValue): BaseMessage | null {
@@ -43,7 +43,7 @@ const isMessage = (v: unknown): v is MessageValue =>
   v !== null && typeof v === 'object' && typeof (v as { role?: unknown }).role === 'string';
 
 /** The messages to continue `run` from: [] when no model call completed before the continuation point. */
-export async function resumeMessages(run: Pick<Run, 'continuationPoint'>): Promise<BaseMessage[]> {
+export async function resumeBaseMessages(run: Pick<Run, 'continuationPoint'>): Promise<BaseMessage[]> {
   const { answer, outcomes } = await resumeHistory(run);
   if (answer === null) return [];
   // One chat prompt is recorded as its message list; LangChain's batch form as a list of lists (the first is continued).

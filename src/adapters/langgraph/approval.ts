@@ -15,7 +15,7 @@ import {
   type ApprovalStatement,
   type DecisionMeta,
   type Run,
-} from '../../index.js';
+} from '../../runtime.js';
 import { LangGraphError } from './errors.js';
 
 /** What a node hands `interrupt()`: the recorded request, all an approver needs to see and to sign. */

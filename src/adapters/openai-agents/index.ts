@@ -5,7 +5,8 @@
  * §11). Imports only the public stepchain API; `@openai/agents` is an optional peer dependency, needed only
  * by whoever imports this entry.
  */
-import { startRun, type EffectClass, type Run, type Store } from '../../index.js';
+import type { Store } from '../../index.js';
+import { startRun, type EffectClass, type Run } from '../../runtime.js';
 import { AgentsRecorder } from './recorder.js';
 import type { AdapterRun } from './run.js';
 

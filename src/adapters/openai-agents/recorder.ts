@@ -17,7 +17,7 @@ import {
   type Trace,
   type TracingProcessor,
 } from '@openai/agents';
-import { beginEffect, Run, RuntimeError, withEffect, type EffectClass, type EffectHandle } from '../../index.js';
+import { beginEffect, Run, RuntimeError, withEffect, type EffectClass, type EffectHandle } from '../../runtime.js';
 import { recordModel, recordProvider, type ModelRouting } from './model.js';
 import type { AdapterRun, ChildRunFactory } from './run.js';
 import { SpanTree } from './spans.js';

@@ -5,7 +5,7 @@
  * Pass it as the input of `run(agent, items)` on the resumed run.
  */
 import type { AgentInputItem } from '@openai/agents';
-import { resumeHistory, type Run } from '../../index.js';
+import { resumeHistory, type Run } from '../../runtime.js';
 
 /** The items to continue `run` from: [] when no model call completed before the continuation point. */
 export async function resumeInput(run: Pick<Run, 'continuationPoint'>): Promise<AgentInputItem[]> {

@@ -12,8 +12,9 @@ import { Annotation, Command, END, MemorySaver, START, StateGraph, interrupt } f
 import { createAgent } from 'langchain';
 import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
-import { FileStore, MemoryStore, diff, type Run, type StepRecord } from '../../../src/index.js';
-import { StepchainCallbackHandler, resumeMessages } from '../../../src/adapters/langchain/index.js';
+import { FileStore, MemoryStore, type Run, type StepRecord } from '../../../src/index.js';
+import { diff } from '../../../src/replay.js';
+import { StepchainCallbackHandler, resumeBaseMessages } from '../../../src/adapters/langchain/index.js';
 import { tempDir } from '../../helpers/tmp.js';
 
 const root = tempDir('stepchain-langchain-');
@@ -222,11 +223,11 @@ test("stepIds: 'langchain' names each started record by its LangChain run id, to
   expect(run!.runId).toBe(seen[0]);
 });
 
-describe('resumeMessages (issue 36): the messages to continue a run from', () => {
+describe('resumeBaseMessages (issue 36): the messages to continue a run from', () => {
   test("at the continuation point: the last request's messages, the answer, and each tool outcome as a ToolMessage; an agent runs on from them", async () => {
     const store = new FileStore(`${root}/resume`, { fsync: 'none' });
     const { runs } = await recordAgentRun(store);
-    const messages = await resumeMessages(runs[0]!);
+    const messages = await resumeBaseMessages(runs[0]!);
     expect(messages.map((m) => m.getType())).toEqual(['human', 'ai', 'tool', 'tool', 'ai', 'tool', 'ai']);
     expect(
       messages
