@@ -86,7 +86,22 @@ const ALLOWED: Record<string, readonly string[]> = {
     'entry',
   ],
   demo: ['base', 'canonical', 'record', 'chain', 'diff', 'receipt', 'store', 'store/file', 'redact', 'runtime'],
-  page: ['entry'],
+  // The page runs in a browser: the browser-safe entry and the pure folders it is built from (its whole graph
+  // is held free of Node by test/purity.test.ts and tsconfig.page.json).
+  page: [
+    'base',
+    'canonical',
+    'record',
+    'crypto',
+    'approval',
+    'chain',
+    'diff',
+    'receipt',
+    'redact',
+    'proofs',
+    'attest',
+    'entry',
+  ],
   entry: [
     'base',
     'canonical',
@@ -117,11 +132,11 @@ const ALLOWED: Record<string, readonly string[]> = {
 };
 
 /**
- * The public entries a framework adapter may import: the root, the journal contract, the verifier and
- * format entries (a reader that verifies what it folds, LANGGRAPH §6) and retention (a thread's TTL) —
- * never internals.
+ * The public entries a framework adapter may import: the root, the runtime it records through, replay (the
+ * cassette an adapter serves), the journal contract, the verifier and format entries (a reader that verifies
+ * what it folds, LANGGRAPH §6) and retention (a thread's TTL) — never internals.
  */
-const ADAPTER_ENTRIES = ['index.ts', 'journal.ts', 'verify.ts', 'format.ts', 'retention.ts'];
+const ADAPTER_ENTRIES = ['index.ts', 'runtime.ts', 'replay.ts', 'journal.ts', 'verify.ts', 'format.ts', 'retention.ts'];
 
 function relativeImports(file: string): string[] {
   const source = readFileSync(file, 'utf8');
@@ -141,8 +156,9 @@ describe('folders import only downward', () => {
       if (to === from) continue;
       // A folder's index may gather its subfolders (store/index.ts re-exports the file store).
       if (name === 'store/index.ts' && to === 'store/file') continue;
-      // The page runs in a browser: it may use only the browser-safe entry.
-      if (from === 'page') expect(relative(SRC, target), `${name} imports ${relative(SRC, target)}`).toBe('verify.ts');
+      // The page runs in a browser: of the entries, it may use only the browser-safe one.
+      if (from === 'page' && to === 'entry')
+        expect(relative(SRC, target), `${name} imports ${relative(SRC, target)}`).toBe('verify.ts');
       else if (from.startsWith('adapters/')) {
         // One folder per framework, each on the public API alone: no adapter imports another.
         expect(ADAPTER_ENTRIES, `${name} imports ${relative(SRC, target)}`).toContain(relative(SRC, target));
@@ -258,9 +274,15 @@ describe('small modules: no file over 400 lines, no function over 80, unless a c
 
 describe('the entry points', () => {
   const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
-    exports: Record<string, unknown>;
+    exports: Record<string, string | { default: string }>;
     sideEffects: unknown;
   };
+  /** Each entry's source module, from the built path package.json names (./dist/x.js is src/x.ts). */
+  const entrySources = Object.entries(pkg.exports).flatMap(([name, target]) =>
+    typeof target === 'string' ? [] : [[name, target.default.replace(/^\.\/dist\//, '../src/')] as const],
+  );
+  const valuesOf = async (source: string): Promise<string[]> =>
+    Object.keys((await import(source)) as Record<string, unknown>).sort();
 
   test('package.json names each entry and declares that importing none has side effects', () => {
     expect(Object.keys(pkg.exports).sort()).toEqual([
@@ -269,6 +291,7 @@ describe('the entry points', () => {
       './erase',
       './format',
       './journal',
+      './keys',
       './langchain',
       './langgraph',
       './mcp',
@@ -276,7 +299,10 @@ describe('the entry points', () => {
       './otel',
       './package.json',
       './postgres',
+      './publish',
+      './replay',
       './retention',
+      './runtime',
       './sqlite',
       './testing',
       './verify',
@@ -284,58 +310,252 @@ describe('the entry points', () => {
     expect(pkg.sideEffects).toBe(false);
   });
 
-  test('the root holds the task-level names, and no internals', async () => {
-    const root = await import('../src/index.js');
-    expect(Object.keys(root).sort()).toEqual([
+  /**
+   * Names bound to two different values in two entries, each with why: the list only shrinks. The root's
+   * verifyReceipt still takes a path until the one receipt verifier (issue 38) is wired into both entries.
+   */
+  const TWO_BINDINGS: Record<string, string> = {
+    verifyReceipt: "the root's is the older verifier that also takes a path, until the one receipt verifier lands",
+  };
+
+  test('a name exported from two entries is one binding: the same value in each', async () => {
+    const homes = new Map<string, { entry: string; value: unknown }[]>();
+    for (const [entry, source] of entrySources) {
+      const module = (await import(source)) as Record<string, unknown>;
+      for (const [name, value] of Object.entries(module)) {
+        const list = homes.get(name) ?? [];
+        list.push({ entry, value });
+        homes.set(name, list);
+      }
+    }
+    const twice = [...homes].filter(([, list]) => list.some((h) => h.value !== list[0]!.value));
+    const described = twice.map(([name, list]) => `${name} (${list.map((h) => h.entry).join(', ')})`);
+    expect(described.filter((d) => !(d.split(' ')[0]! in TWO_BINDINGS))).toEqual([]);
+    // A listed name that became one binding (or left) fails too, so whoever unites it removes it here.
+    expect(twice.map(([name]) => name).sort()).toEqual(Object.keys(TWO_BINDINGS).sort());
+  }, 60_000);
+
+  /**
+   * The CLI is a thin shell on the public entries (issue 38). The internal modules it still imports, a list
+   * that only shrinks: a new internal import fails here, and so does a listed one that is gone, so whoever
+   * removes one removes it here. The store's own internals (store/file/**) are the first to go: the three left
+   * are the journal directory's verifier and its bucket layout (the verify start, bench/speed.mjs) and the
+   * atomic file write.
+   */
+  const CLI_INTERNALS = [
+    'approval/ledger.ts',
+    'attest/index.ts',
+    'attest/pins.ts',
+    'attest/receipt.ts',
+    'attest/record-keeping.ts',
+    'canonical/jcs.ts',
+    'canonical/json.ts',
+    'canonical/scan.ts',
+    'chain/batch.ts',
+    'chain/feeder.ts',
+    'chain/report.ts',
+    'chain/source.ts',
+    'chain/verdict.ts',
+    'chain/verifier.ts',
+    'diff/index.ts',
+    'diff/summary.ts',
+    'erase/store.ts',
+    'location.ts',
+    'mcp/index.ts',
+    'parallel/index.ts',
+    'parallel/threads.ts',
+    'proofs/checkpoint.ts',
+    'proofs/index.ts',
+    'proofs/keeper.ts',
+    'proofs/nodes.ts',
+    'proofs/note.ts',
+    'proofs/receipt.ts',
+    'receipt/base64.ts',
+    'receipt/describe.ts',
+    'receipt/index.ts',
+    'receipt/keys.ts',
+    'receipt/node.ts',
+    'receipt/verify.ts',
+    'record/formats.ts',
+    'record/input.ts',
+    'record/run-state.ts',
+    'record/seal.ts',
+    'record/v1.ts',
+    'record/v2.ts',
+    'record/v3.ts',
+    'record/v3/part-reader.ts',
+    'record/v3/parts.ts',
+    'redact/index.ts',
+    'redact/unbound.ts',
+    'redact/verify.ts',
+    'replay/index.ts',
+    'retention/index.ts',
+    'runtime/approvals.ts',
+    'runtime/index.ts',
+    'runtime/run.ts',
+    'store/copy.ts',
+    'store/file/fsutil.ts',
+    'store/file/layout.ts',
+    'store/file/verify-dir.ts',
+    'store/health.ts',
+    'store/ids.ts',
+    'store/index.ts',
+    'store/meta.ts',
+    'store/parts-prepare.ts',
+    'store/runs.ts',
+    'store/scheme.ts',
+    'store/types.ts',
+  ];
+
+  test('the CLI imports the public entries, and of the internals only those it is listed with', () => {
+    const publicFiles = new Set([
+      ...entrySources.map(([, source]) => source.replace(/^\.\.\/src\//, '').replace(/\.js$/, '.ts')),
+      ...BASE,
+    ]);
+    const reached = new Set<string>();
+    for (const file of FILES.filter((f) => relative(SRC, f).startsWith('cli/')))
+      for (const target of relativeImports(file)) {
+        const name = relative(SRC, target);
+        if (!name.startsWith('cli/') && !publicFiles.has(name)) reached.add(name);
+      }
+    expect([...reached].sort()).toEqual(CLI_INTERNALS);
+    expect(CLI_INTERNALS.filter((m) => m.startsWith('store/file/'))).toEqual([
+      'store/file/fsutil.ts',
+      'store/file/layout.ts',
+      'store/file/verify-dir.ts',
+    ]);
+  });
+
+  test('the root holds what an application needs, within its budget of 25 values', async () => {
+    const names = await valuesOf('../src/index.js');
+    expect(names.length).toBeLessThanOrEqual(25);
+    expect(names).toEqual([
       'CanonicalError',
-      'DiffError',
       'FileStore',
       'MemoryStore',
-      'PolicyError',
       'ReceiptError',
       'RecordError',
-      'RedactError',
-      'ReplayError',
-      'Run',
       'RuntimeError',
       'StepchainError',
       'StoreError',
       'VERSION',
-      'VOLATILE_PATTERNS',
-      'approvalStatement',
-      'beginEffect',
       'createLineCheckPool',
-      'currentEffect',
-      'describeLocation',
-      'diff',
-      'disclose',
-      'discloseHash',
-      'discloseStep',
-      'explain',
       'exportReceipt',
-      'formatDiff',
       'generateKeyPair',
       'keygen',
-      'openSlot',
       'openStore',
-      'parseLocation',
-      'publish',
-      'readPublicKeyFile',
-      'replayFrom',
+      'resumeRun',
+      'startRun',
+      'verifyReceipt',
+    ]);
+  });
+
+  test('stepchain/verify holds what a verifier needs, within its budget of 20 values', async () => {
+    const names = await valuesOf('../src/verify.js');
+    expect(names.length).toBeLessThanOrEqual(20);
+    expect(names).toEqual([
+      'ChainVerifier',
+      'checkWitnessUpdate',
+      'decodePublicKey',
+      'describeLocation',
+      'noteVerifier',
+      'parseCheckpoint',
+      'parseVerifierKey',
+      'verifyChain',
+      'verifyCheckpoint',
+      'verifyConsistency',
+      'verifyDisclosure',
+      'verifyHashDisclosure',
+      'verifyInclusion',
+      'verifyOpening',
+      'verifyProofDocument',
+      'verifyRange',
+      'verifyReceipt',
+      'verifyStepDisclosure',
+    ]);
+  });
+
+  test('the feature entries hold their feature', async () => {
+    expect(await valuesOf('../src/runtime.js')).toEqual([
+      'Run',
+      'RuntimeError',
+      'approvalStatement',
+      'beginEffect',
+      'currentEffect',
       'resumeHistory',
       'resumeRun',
       'runEffect',
       'signApproval',
       'startRun',
-      'summarize',
       'toJournalValue',
       'toolCallOf',
-      'verifyDisclosureFiles',
-      'verifyOpening',
-      'verifyPublishedReceipt',
-      'verifyReceipt',
       'withEffect',
     ]);
+    expect(await valuesOf('../src/replay.js')).toEqual([
+      'DiffError',
+      'ReplayError',
+      'VOLATILE_PATTERNS',
+      'diff',
+      'explain',
+      'formatDiff',
+      'replayFrom',
+      'summarize',
+    ]);
+    expect(await valuesOf('../src/publish.js')).toEqual([
+      'PolicyError',
+      'RedactError',
+      'disclose',
+      'discloseHash',
+      'discloseStep',
+      'openSlot',
+      'publish',
+      'verifyDisclosureFiles',
+      'verifyPublishedReceipt',
+    ]);
+    expect(await valuesOf('../src/keys.js')).toEqual([
+      'decodePublicKey',
+      'generateKeyPair',
+      'keyIdOf',
+      'keyPairFromSeed',
+      'keygen',
+      'parsePrivateKey',
+      'privateKeyToPem',
+      'publicKeyToPem',
+      'readPublicKeyFile',
+    ]);
+  });
+
+  test('stepchain/format holds the format alone: it re-exports only the format modules, none of the write path', async () => {
+    const FORMAT_MODULES =
+      /^\.\/(canonical\/|record\/|chain\/|receipt\/(manifest|dsse|limits)\.js|redact\/(commit|anchor|policy|disclose(-step|-hash)?|opening)\.js|attest\/index\.js|proofs\/index\.js|store\/restore\.js)/;
+    const source = readFileSync(join(SRC, 'format.ts'), 'utf8');
+    const from = [...source.matchAll(/^export\s[^;]*?from\s+'([^']+)'/gm)].map((m) => m[1]!);
+    expect(from.filter((f) => !FORMAT_MODULES.test(f))).toEqual([]);
+    const format = (await import('../src/format.js')) as Record<string, unknown>;
+    for (const name of [
+      'CommitQueue',
+      'IdempotencyWindow',
+      'sequenceBatch',
+      'prepareSteps',
+      'placeLine',
+      'verifySource',
+      'journalConfig',
+      'copyPrefix',
+      'planReceipt',
+      'writeReceipt',
+      'receiptBytes',
+      'openReceiptSource',
+      'planPublication',
+      'preparePublication',
+      'redactStep',
+      'discloseFromSecrets',
+      'randomSalts',
+      'findSecrets',
+      'ChainFeeder',
+      'checkBatch',
+      'keyPairFromSeed',
+    ])
+      expect(format, name).not.toHaveProperty(name);
   });
 
   test('no entry exports the hash backend or the internals the root used to leak', async () => {
@@ -345,6 +565,10 @@ describe('the entry points', () => {
         '../src/journal.js',
         '../src/verify.js',
         '../src/format.js',
+        '../src/runtime.js',
+        '../src/replay.js',
+        '../src/publish.js',
+        '../src/keys.js',
         '../src/testing/index.js',
         '../src/postgres.js',
         '../src/sqlite.js',
@@ -386,36 +610,12 @@ describe('the entry points', () => {
     ]);
   });
 
-  test('stepchain/verify keeps the names the page and auditors use', async () => {
-    const verify = await import('../src/verify.js');
-    for (const name of [
-      'verifyReceipt',
-      'verifyPublishedReceipt',
-      'verifyDisclosure',
-      'verifyStepDisclosure',
-      'verifyHashDisclosure',
-      'publishedReceiptHooks',
-      'decodePublicKey',
-      'describeLocation',
-      'diff',
-      'summarize',
-      'formatDiff',
-      'ChainVerifier',
-      'verifyChain',
-      'genesisHash',
-      'BLOB_MARKER',
-      'REDACTED_MARKER',
-    ]) {
-      expect(verify, name).toHaveProperty(name);
-    }
-  });
-
-  test('the core never imports a framework: the graphs of stepchain, stepchain/verify and stepchain/journal reach no adapter and no package outside the dependencies', () => {
+  test('the core never imports a framework: the graphs of the core entries reach no adapter and no package outside the dependencies', () => {
     const pkgDeps = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
       dependencies: Record<string, string>;
     };
     const allowed = new Set(Object.keys(pkgDeps.dependencies));
-    for (const entry of ['index.ts', 'verify.ts', 'journal.ts']) {
+    for (const entry of ['index.ts', 'verify.ts', 'journal.ts', 'runtime.ts', 'replay.ts', 'publish.ts', 'keys.ts']) {
       const reached = new Set<string>();
       const packages = new Set<string>();
       const visit = (file: string): void => {

@@ -21,27 +21,35 @@ function importsOf(source: string): string[] {
     .map((m) => (m[1] ?? m[2] ?? m[3])!);
 }
 
-/** The browser-safe entry `stepchain/verify`, the pure modules the publisher and diff build on, and the proofs. */
-test.each(['verify.ts', 'redact/redact.ts', 'redact/policy.ts', 'diff/index.ts', 'proofs/index.ts'])(
-  '%s and everything it imports is free of Node-only code',
-  (entry) => {
-    const seen = new Set<string>();
-    const offenders: string[] = [];
-    const visit = (file: string) => {
-      if (seen.has(file)) return;
-      seen.add(file);
-      const source = readFileSync(file, 'utf8');
-      const code = source.replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, ''); // comments may mention Buffer
-      if (/\bBuffer\b|\bprocess\.|\brequire\(/.test(code))
-        offenders.push(`${file.slice(SRC.length + 1)} uses Buffer, process or require`);
-      for (const spec of importsOf(source)) {
-        if (spec.startsWith('.')) visit(join(dirname(file), spec.replace(/\.js$/, '.ts')));
-        else if (NODE_BUILTINS.test(spec) || NODE_ONLY_PACKAGES.includes(spec))
-          offenders.push(`${file.slice(SRC.length + 1)} imports ${spec}`);
-      }
-    };
-    visit(join(SRC, entry));
-    expect(seen.size).toBeGreaterThan(1);
-    expect(offenders).toEqual([]);
-  },
-);
+/**
+ * The browser-safe entry `stepchain/verify`, the pure modules the publisher and diff build on, the proofs, and
+ * the verification page (its main thread and its worker), which imports the verifier's modules directly.
+ */
+test.each([
+  'verify.ts',
+  'redact/redact.ts',
+  'redact/policy.ts',
+  'diff/index.ts',
+  'proofs/index.ts',
+  'page/main.ts',
+  'page/worker.ts',
+])('%s and everything it imports is free of Node-only code', (entry) => {
+  const seen = new Set<string>();
+  const offenders: string[] = [];
+  const visit = (file: string) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    const source = readFileSync(file, 'utf8');
+    const code = source.replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, ''); // comments may mention Buffer
+    if (/\bBuffer\b|\bprocess\.|\brequire\(/.test(code))
+      offenders.push(`${file.slice(SRC.length + 1)} uses Buffer, process or require`);
+    for (const spec of importsOf(source)) {
+      if (spec.startsWith('.')) visit(join(dirname(file), spec.replace(/\.js$/, '.ts')));
+      else if (NODE_BUILTINS.test(spec) || NODE_ONLY_PACKAGES.includes(spec))
+        offenders.push(`${file.slice(SRC.length + 1)} imports ${spec}`);
+    }
+  };
+  visit(join(SRC, entry));
+  expect(seen.size).toBeGreaterThan(1);
+  expect(offenders).toEqual([]);
+});

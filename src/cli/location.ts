@@ -10,7 +10,6 @@ import { basename, dirname, resolve } from 'node:path';
 import { openStore, parseLocation, type Location } from '../location.js';
 import { StoreError, type Journal, type JournalReport, type JournalVerifyOptions, type Store } from '../store/index.js';
 import type { StoreHealth } from '../store/health.js';
-import { fileStoreHealth } from '../store/file/health.js';
 import { pathKind } from './input.js';
 
 export interface Located {
@@ -76,10 +75,13 @@ export async function locate(text: string, options: { journalOptional?: boolean 
     storeKey: opened.key,
     health: async () => {
       // A journal directory, or a store root whose journals are its subdirectories.
-      if ((await store.list()).includes(id)) {
-        return fileStoreHealth(dirname(full), { id, head: () => withJournal(text, true, (j) => j.head()) });
+      if ((await store.list()).includes(id)) return opened.health(id);
+      const root = await openStore({ backend: 'file', path: full, journal: undefined, display: full });
+      try {
+        return await root.health();
+      } finally {
+        await root.close();
       }
-      return fileStoreHealth(full);
     },
     close: () => opened.close(),
   };

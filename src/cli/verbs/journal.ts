@@ -5,7 +5,7 @@ import { intArg } from '../args.js';
 import { EXIT_FAILED, EXIT_OK, UsageError, type Verb } from '../cli.js';
 import { parseJsonStrict, readLinesOf, readText, InputError } from '../input.js';
 import type { AppendResult, Journal } from '../../store/index.js';
-import type { FileJournal } from '../../store/file/journal.js';
+import type { FileJournal } from '../../index.js';
 import type { StepInput } from '../../record/input.js';
 import { journalId, locate, withJournal } from '../location.js';
 import { JSON_FORMAT, printReport, type Output } from '../output.js';
