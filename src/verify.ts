@@ -44,6 +44,8 @@ export {
   type ReceiptProofReport,
   type Verdict,
 } from './proofs/index.js';
+// A pinned TSA certificate, parsed for the attestation checks' `tsa` option.
+export { parseTsaCertificate } from './attest/index.js';
 export type {
   AttestOptions,
   AttestReport,

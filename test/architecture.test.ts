@@ -460,6 +460,7 @@ describe('the entry points', () => {
       'describeLocation',
       'noteVerifier',
       'parseCheckpoint',
+      'parseTsaCertificate',
       'parseVerifierKey',
       'verifyChain',
       'verifyCheckpoint',
