@@ -1,6 +1,7 @@
 // A LangGraph graph whose checkpoints are a stepchain journal: run it, pause at an interrupt, resume,
 // then export the thread as a receipt and verify it offline. Run: node examples/langgraph-checkpointer.mjs [dir]
 import { mkdtempSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Annotation, Command, END, START, StateGraph, interrupt } from '@langchain/langgraph';
@@ -27,7 +28,7 @@ console.log('verdict:', done.verdict);
 const journal = await checkpointer.journal('order-1042');
 const out = join(dir, 'order-1042.tar');
 await exportReceipt(journal, { out });
-const report = await verifyReceipt(out);
+const report = await verifyReceipt(await readFile(out));
 console.log('receipt valid:', report.ok, '| head:', report.head);
 const checkpoints = await readThread(journal.read());
 console.log('checkpoints:', checkpoints.map((c) => c.source).join(' → '));

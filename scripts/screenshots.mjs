@@ -15,6 +15,7 @@ import { ensureChromium, launchOptions } from './chromium.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const lib = await import(pathToFileURL(join(root, 'dist/index.js')).href);
+const { publish } = await import(pathToFileURL(join(root, 'dist/publish.js')).href);
 const { agentRun } = await import(pathToFileURL(join(root, 'dist/demo/agent.js')).href);
 const { DEMO_POLICY } = await import(pathToFileURL(join(root, 'dist/demo/publish-stage.js')).href);
 
@@ -27,7 +28,7 @@ try {
   const signed = join(work, 'trip.tar.gz');
   await lib.exportReceipt(journal, { out: signed, sign: { keyFile: keys.keyFile } });
   const published = join(work, 'trip-public.tar.gz');
-  await lib.publish(journal, { policy: DEMO_POLICY, optIn: true, out: published, sign: { keyFile: keys.keyFile } });
+  await publish(journal, { policy: DEMO_POLICY, optIn: true, out: published, sign: { keyFile: keys.keyFile } });
   const tar = gunzipSync(await readFile(signed));
   const at = tar.indexOf('"forecast":"sunny"');
   tar.write('"forecast":"snowy"', at, 'latin1');
