@@ -1,6 +1,5 @@
 /** How the CLI names a run's identity (spec/FORMAT.md §11.2): `--label k=v` options, and one line for people. */
-import type { GenesisV2 } from '../record/v2.js';
-import type { RunEntry } from '../store/runs.js';
+import type { GenesisV2, RunEntry } from '../index.js';
 import { UsageError } from './cli.js';
 import { inline } from './safe-text.js';
 

@@ -6,9 +6,8 @@
  * content passes through `inline` (safe-text.ts) before it is styled. Formatting only: the records come
  * verified from the library.
  */
-import type { Json } from '../canonical/json.js';
+import type { Json, StepRecord } from '../index.js';
 import { renderValue, shorten } from '../diff/summary.js';
-import type { StepRecord } from '../record/seal.js';
 import { toolNameOf } from '../record/v1.js';
 import { isRunRecord } from '../record/run-state.js';
 import type { Output } from './output.js';

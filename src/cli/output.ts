@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { inspect, type styleText } from 'node:util';
 import { describeLocation, type ChainReport } from '../chain/report.js';
-import type { ChainSource } from '../chain/source.js';
+import type { ChainSource } from '../index.js';
 import { block, inline } from './safe-text.js';
 import { firstAlteredStep, messageBesideCode, type VerdictFields } from '../chain/verdict.js';
 

@@ -7,13 +7,12 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { canonicalJson } from '../canonical/jcs.js';
-import type { Json } from '../canonical/json.js';
+import type { Journal, Json } from '../index.js';
 import type { PartReader } from '../record/v3/part-reader.js';
 import { partRefsIn, type PartRef } from '../record/v3/parts.js';
 import { nonRegularTarget } from '../receipt/node.js';
 import type { JournalParts } from '../store/parts-prepare.js';
 import { PART_SLOTS } from '../store/parts-prepare.js';
-import type { Journal } from '../store/index.js';
 import { UsageError } from './cli.js';
 
 export interface PartRow {

@@ -6,13 +6,12 @@
  * lines the verifier has just checked, folded as a verifier folds a receipt's (foldLine): a stepchain/v2 or v3 journal, or a
  * complete receipt of one (its lines are the run's records from seq 0).
  */
-import type { StoredLine } from '../chain/source.js';
+import type { Store, StoredLine } from '../index.js';
 import { emptyState, foldLine, pendingOf, stepIdOf, type BoundaryAnomaly } from '../record/run-state.js';
 import { FORMAT_V2 } from '../record/v2.js';
 import { FORMAT_V3 } from '../record/v3.js';
 import { inline } from './safe-text.js';
 import type { Output } from './output.js';
-import type { Store } from '../store/types.js';
 
 export interface RunNote {
   code: 'EFFECT_PENDING' | 'EFFECT_RESOLVED' | 'RUN_ENDED_PENDING' | BoundaryAnomaly['code'];

@@ -4,7 +4,7 @@
  * classification is the library's; this only renders it, for `verify` and `diff` alike.
  */
 import { printablePointer } from '../redact/unbound.js';
-import type { UnboundText } from '../redact/verify.js';
+import type { UnboundText } from '../verify.js';
 import type { Output } from './output.js';
 import { inline } from './safe-text.js';
 

@@ -3,7 +3,7 @@
  * which effect ran for it. Used by `verify` for journals and receipts; separate from approve.ts so that
  * verify loads neither the runtime nor the key reader.
  */
-import type { ApprovalEntry, PinnedApprover } from '../../approval/ledger.js';
+import type { ApprovalEntry, PinnedApprover } from '../../runtime.js';
 import { UsageError } from '../cli.js';
 import type { Output } from '../output.js';
 import { inline } from '../safe-text.js';

@@ -5,7 +5,7 @@
  */
 import { readKeyFile } from '../../receipt/node.js';
 import { Run } from '../../runtime/run.js';
-import type { ApprovalState } from '../../runtime/approvals.js';
+import type { ApprovalState } from '../../index.js';
 import { canonicalJsonTrusted } from '../../canonical/jcs.js';
 import { EXIT_OK, UsageError, type Verb } from '../cli.js';
 import { withJournal } from '../location.js';

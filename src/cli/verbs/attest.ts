@@ -9,7 +9,7 @@ import { readFile } from 'node:fs/promises';
 import { base64Encode } from '../../receipt/base64.js';
 import { readKeyFile } from '../../receipt/node.js';
 import { genesisHash } from '../../record/formats.js';
-import type { Journal } from '../../store/types.js';
+import type { Journal } from '../../index.js';
 import { writeFileAtomic } from '../../store/file/fsutil.js';
 import {
   cosign,

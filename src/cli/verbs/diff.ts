@@ -1,5 +1,5 @@
 /** `stepchain diff`: where two runs (journals or receipts) diverge. */
-import type { ChainSource } from '../../chain/source.js';
+import type { ChainSource } from '../../index.js';
 import { diff, formatDiff, summarize } from '../../diff/index.js';
 import { explain, type Explanation } from '../../replay/index.js';
 import { openReceiptSource } from '../../receipt/index.js';

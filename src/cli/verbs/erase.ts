@@ -1,6 +1,6 @@
 /** `stepchain erase`: erase one value of a stepchain/v3 journal, or every matching value across a store (spec/ERASURE.md). */
 import { resolve } from 'node:path';
-import { FileStore } from '../../index.js';
+import { FileStore } from '../../store/index.js';
 import {
   eraseMatching,
   eraseValue,

@@ -1,12 +1,9 @@
 /** Verbs over a journal (a directory, a SQLite or a Postgres location): init, append, log, show, head, fork. */
-import type { StepRecord } from '../../record/seal.js';
+import type { AppendResult, FileJournal, Journal, StepInput, StepRecord } from '../../index.js';
 import { NEW_RUN_FORMAT } from '../../record/formats.js';
 import { intArg } from '../args.js';
 import { EXIT_FAILED, EXIT_OK, UsageError, type Verb } from '../cli.js';
 import { parseJsonStrict, readLinesOf, readText, InputError } from '../input.js';
-import type { AppendResult, Journal } from '../../store/index.js';
-import type { FileJournal } from '../../index.js';
-import type { StepInput } from '../../record/input.js';
 import { journalId, locate, withJournal } from '../location.js';
 import { JSON_FORMAT, printReport, type Output } from '../output.js';
 import { Run, startRun, type Effect } from '../../runtime/index.js';

@@ -1,7 +1,7 @@
 /** Verbs that write receipts and keys: export, keygen (verify is verify.ts). */
 import { exportReceipt, keygen } from '../../receipt/index.js';
 import { intArg } from '../args.js';
-import type { Json } from '../../canonical/json.js';
+import type { Json } from '../../index.js';
 import { EXIT_OK, UsageError, type Verb } from '../cli.js';
 import { withJournal } from '../location.js';
 import { countingSource } from '../output.js';

@@ -3,11 +3,10 @@
  * shell: `effect begin|end|list`, `continuation`, `runs`. A journal is named by its directory path, as
  * everywhere in the CLI; a store by its directory.
  */
-import type { Json } from '../../canonical/json.js';
+import type { Json, Store } from '../../index.js';
 import { RUN_STATUSES, type RunFilter, type RunProgress, type RunStatus } from '../../store/runs.js';
 import { describeIdentity, labelsOf } from '../identity.js';
 import { pendingOf, Run, RuntimeError, type Effect, type EffectDecision } from '../../runtime/index.js';
-import type { Store } from '../../store/types.js';
 import { renderValue } from '../../diff/summary.js';
 import { errorText } from '../log-lines.js';
 import { EXIT_FAILED, EXIT_OK, UsageError, type Verb } from '../cli.js';
