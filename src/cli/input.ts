@@ -1,6 +1,6 @@
 /** Reading people's JSON input (step files, stdin, policies) with errors that point at the line and column. */
 import { readFile, stat } from 'node:fs/promises';
-import { scanCanonical } from '../canonical/scan.js';
+import { scanCanonical } from '../format.js';
 import { StepchainError } from '../errors.js';
 
 export class InputError extends StepchainError<'INPUT_INVALID' | 'INPUT_UNREADABLE'> {}

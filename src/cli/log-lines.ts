@@ -8,7 +8,7 @@
  */
 import type { Json, StepRecord } from '../index.js';
 import { renderValue, shorten } from '../diff/summary.js';
-import { toolNameOf } from '../record/v1.js';
+import { toolNameOf } from '../format.js';
 import { isRunRecord } from '../record/run-state.js';
 import type { Output } from './output.js';
 import { inline } from './safe-text.js';

@@ -1,7 +1,6 @@
 /** `stepchain diff`: where two runs (journals or receipts) diverge. */
 import type { ChainSource } from '../../index.js';
-import { diff, formatDiff, summarize } from '../../diff/index.js';
-import { explain, type Explanation } from '../../replay/index.js';
+import { diff, explain, formatDiff, summarize, type Explanation } from '../../replay.js';
 import { openReceiptSource } from '../../receipt/index.js';
 import { publishedReceiptHooks } from '../../redact/index.js';
 import { EXIT_FAILED, EXIT_OK, type Verb } from '../cli.js';

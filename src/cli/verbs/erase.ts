@@ -1,13 +1,7 @@
 /** `stepchain erase`: erase one value of a stepchain/v3 journal, or every matching value across a store (spec/ERASURE.md). */
 import { resolve } from 'node:path';
 import { FileStore } from '../../store/index.js';
-import {
-  eraseMatching,
-  eraseValue,
-  resumeErasures,
-  type ErasureOutcome,
-  type StuckErasure,
-} from '../../erase/store.js';
+import { eraseMatching, eraseValue, resumeErasures, type ErasureOutcome, type StuckErasure } from '../../erase.js';
 import { EXIT_FAILED, EXIT_OK, UsageError, type Verb } from '../cli.js';
 import { locate } from '../location.js';
 import { backendOf } from '../../store/scheme.js';
