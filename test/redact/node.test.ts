@@ -65,7 +65,7 @@ function onFirstRead(source: ChainSource, hook: () => void): ChainSource {
   };
 }
 
-describe('the policy: a compiled policy, a document, or { file }', () => {
+describe('REDACTION §3: the policy, a compiled policy, a document, or { file }', () => {
   test('all three publish under the same policy digest, with the same bytes for the same salts', async () => {
     const j = await memoryJournal();
     const compiled = compilePolicy(SAMPLE_POLICY);
@@ -115,7 +115,7 @@ describe('the policy: a compiled policy, a document, or { file }', () => {
   );
 });
 
-describe('publish: its arguments, checked before anything is read or written', () => {
+describe("REDACTION §6, §12: publish's arguments, checked before anything is read or written", () => {
   test('options that are not an object are OPT_IN_REQUIRED', async () => {
     const j = await memoryJournal();
     for (const options of [null, undefined, 'optIn']) {
@@ -190,7 +190,7 @@ describe('publish: its arguments, checked before anything is read or written', (
   });
 });
 
-describe('publish: what it writes and returns', () => {
+describe('REDACTION §6, §8.1, §12: what publish writes and returns', () => {
   test('a v1 journal: the receipt, the secrets file (0600, one JSON line), and the result that names both', async () => {
     const j = await memoryJournal();
     const head = (await j.head())!;
@@ -338,7 +338,7 @@ describe('publish: what it writes and returns', () => {
   });
 });
 
-describe('verifying and disclosing from files', () => {
+describe('REDACTION §7, §8: verifying and disclosing from files', () => {
   /** A v1 publication with its secrets file, and a second one of the same journal under other salts. */
   async function published(): Promise<{ receipt: string; secrets: string; other: string }> {
     const j = await memoryJournal();
