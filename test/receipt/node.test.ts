@@ -257,7 +257,7 @@ describe('RECEIPT §3.1: the file exportReceipt writes', () => {
     };
     expect(refused).toMatchObject({
       code: 'OUTPUT_FAILED',
-      message: expect.stringContaining(`cannot write ${out}: it is a directory`),
+      location: { file: out },
     });
     expect(readdirSync(dir)).toEqual(['taken']);
     expect(readdirSync(out)).toEqual([]);
@@ -330,7 +330,7 @@ describe('RECEIPT §7: verifyReceipt (the root entry) on a path, bytes or a stre
       expect(r.problems).toEqual([
         {
           code: 'ARCHIVE_INVALID',
-          message: expect.stringContaining(`cannot read ${path}: `),
+          message: expect.any(String),
           location: { file: path },
         },
       ]);
@@ -373,7 +373,6 @@ describe("RECEIPT §5, §5.2: keygen's key files", () => {
     writeFileSync(file, 'mine');
     await expect(keygen(file)).rejects.toMatchObject({
       code: 'KEY_EXISTS',
-      message: expect.stringContaining(`${file} exists`),
       location: { file },
     });
     expect(readFileSync(file, 'utf8')).toBe('mine');
@@ -386,7 +385,6 @@ describe("RECEIPT §5, §5.2: keygen's key files", () => {
     writeFileSync(`${file}.pub`, 'theirs');
     await expect(keygen(file)).rejects.toMatchObject({
       code: 'KEY_EXISTS',
-      message: expect.stringContaining(`${file}.pub exists`),
       location: { file: `${file}.pub` },
     });
     expect(readFileSync(`${file}.pub`, 'utf8')).toBe('theirs');
@@ -452,9 +450,7 @@ describe('RECEIPT §5.2: readPublicKeyFile, the pinned key files', () => {
       hint: string;
     };
     expect(err.code).toBe('KEY_INVALID');
-    expect(err.message.split(' (give the')[0]).toMatch(
-      new RegExp(`^KEY_INVALID: public key file ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`),
-    );
+    // The file is the location; the reason is what tells these defects apart (one code for all of them).
     expect(err.message.split(' (give the')[0]).toMatch(why);
     expect(err.message).not.toMatch(/the pinned key /);
     expect(err.location).toEqual({ file });
@@ -513,7 +509,7 @@ describe('RECEIPT §5.2: readPublicKeyFile, the pinned key files', () => {
     const file = make(fresh());
     const err = (await readPublicKeyFile(file).catch((e: unknown) => e)) as Error & { code: string; location: unknown };
     expect(err.code).toBe('KEY_INVALID');
-    expect(err.message.startsWith(`KEY_INVALID: public key file ${file}: ${why}`)).toBe(true);
+    expect(err.message).toContain(`: ${why}`);
     expect(err.location).toEqual({ file });
   });
 

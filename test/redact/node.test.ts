@@ -92,7 +92,6 @@ describe('REDACTION §3: the policy, a compiled policy, a document, or { file }'
       const e = await failure(p);
       expect(e.code).toBe('ARGUMENT_INVALID');
       expect(e.location).toEqual({ file: at('missing.json') });
-      expect(e.message).toContain(at('missing.json'));
     }
     writeFileSync(at('bad.json'), '{"rules": []}');
     const e = await failure(readPolicyFile(at('bad.json')));
@@ -421,7 +420,6 @@ describe('REDACTION §7, §8: verifying and disclosing from files', () => {
       writeFileSync(at('notjson.json'), '{"format": ');
       const notJson = await failure(make(receipt, at('notjson.json')));
       expect([notJson.code, notJson.location]).toEqual(['SECRETS_INVALID', { file: at('notjson.json') }]);
-      expect(notJson.message).toContain(at('notjson.json'));
       const noReceipt = await failure(make(at('missing.tar'), secrets));
       expect([noReceipt.code, noReceipt.location]).toEqual(['ARGUMENT_INVALID', { file: at('missing.tar') }]);
       // The secrets file of another publication of the same journal: its proof names another manifest.
