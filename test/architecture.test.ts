@@ -55,7 +55,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   proofs: ['base', 'canonical', 'record', 'chain', 'receipt'],
   attest: ['base', 'canonical', 'record', 'chain', 'receipt'],
   redact: ['base', 'canonical', 'record', 'chain', 'receipt', 'diff'],
-  testing: ['base', 'canonical', 'record', 'chain', 'diff'],
+  testing: ['base', 'canonical', 'record', 'chain', 'diff', 'store'],
   runtime: ['base', 'canonical', 'record', 'chain', 'store', 'approval'],
   replay: ['base', 'canonical', 'record', 'chain', 'diff', 'store', 'runtime'],
   mcp: ['base', 'canonical', 'record', 'chain', 'store', 'runtime'],

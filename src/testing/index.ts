@@ -38,3 +38,9 @@ export {
   type Divergence,
   type FieldDiff,
 } from '../diff/index.js';
+export {
+  storeConformance,
+  type StoreConformanceOptions,
+  type ConformanceRunner,
+  type ConformanceStoreOptions,
+} from './store-conformance.js';

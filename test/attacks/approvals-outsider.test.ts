@@ -2,7 +2,7 @@
 // test replays a finding through the built CLI and asserts the SAFE behaviour, so it fails while the hole is open.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -51,6 +51,18 @@ const digestOf = (name: string, args: unknown) =>
     .digest('hex')}`;
 
 /** A v3 journal `j` in a fresh folder with alice's key, and request req-1 presenting `name(args)`. */
+const templates = new Map<string, string>();
+let keyDir: string | undefined;
+/** A folder holding alice.key and alice.key.pub, written by `stepchain keygen` once per file. */
+function keyPair(): string {
+  if (keyDir === undefined) {
+    keyDir = mkdtempSync(join(tmpdir(), 'sc-apx-key-'));
+    dirs.push(keyDir);
+    ok(sc(keyDir, ['keygen', '-o', 'alice.key']));
+  }
+  return keyDir;
+}
+
 function setup(
   name: string,
   args: unknown,
@@ -58,14 +70,24 @@ function setup(
 ): { dir: string; hash: () => string } {
   const dir = mkdtempSync(join(tmpdir(), 'sc-apx-'));
   dirs.push(dir);
-  ok(sc(dir, ['keygen', '-o', 'alice.key']));
-  ok(sc(dir, ['init', 'j', '--format', 'v3', ...(opts.run ? ['--run'] : [])]));
-  const req = {
-    kind: 'approval.requested',
-    step_id: 'req-1',
-    input: { presented: { name, arguments: args }, digest: digestOf(name, args), expires_at: opts.expiresAt ?? null },
-  };
-  ok(sc(dir, ['append', 'j'], JSON.stringify(req)));
+  // Built through the CLI once per distinct request (and one key pair per file), then copied: each test
+  // changes only its own copy.
+  const key = JSON.stringify([name, args, opts]);
+  let template = templates.get(key);
+  if (template === undefined) {
+    template = mkdtempSync(join(tmpdir(), 'sc-apx-template-'));
+    dirs.push(template);
+    cpSync(keyPair(), template, { recursive: true });
+    ok(sc(template, ['init', 'j', '--format', 'v3', ...(opts.run ? ['--run'] : [])]));
+    const req = {
+      kind: 'approval.requested',
+      step_id: 'req-1',
+      input: { presented: { name, arguments: args }, digest: digestOf(name, args), expires_at: opts.expiresAt ?? null },
+    };
+    ok(sc(template, ['append', 'j'], JSON.stringify(req)));
+    templates.set(key, template);
+  }
+  cpSync(template, dir, { recursive: true });
   const hash = (): string => {
     const lines = readdirSync(join(dir, 'j', 'buckets'))
       .filter((f) => f.endsWith('.jsonl'))

@@ -138,6 +138,35 @@ function writeStep(dir: string, name: string, step: unknown): string {
 // Fixtures
 // ---------------------------------------------------------------------------------------------------------
 
+/**
+ * A directory `build` makes once, through the CLI like every fixture here; each call returns a fresh copy of
+ * it, so a test may change its own copy. The copies spare each test the processes that would rebuild it.
+ */
+function template(prefix: string, build: (d: string) => void): () => string {
+  let built: string | undefined;
+  return () => {
+    if (built === undefined) {
+      built = tempDir(`${prefix}template-`);
+      build(built);
+    }
+    const d = tempDir(prefix);
+    cpSync(built, d, { recursive: true });
+    return d;
+  };
+}
+
+/** An empty journal `j`. */
+const emptyJournal = template('attack-cli-err-', (d) => {
+  expect(cli(['init', 'j'], { cwd: d }).rc).toBe(0);
+});
+
+/** A journal `j` of one step (ok.json), and a key pair k.key, k.key.pub. */
+const journalAndKey = template('attack-cli-argv-', (d) => {
+  expect(cli(['init', 'j'], { cwd: d }).rc).toBe(0);
+  expect(cli(['keygen', '-o', 'k.key'], { cwd: d }).rc).toBe(0);
+  expect(cli(['append', 'j', '--file', writeStep(d, 'ok.json', { input: 1 })], { cwd: d }).rc).toBe(0);
+});
+
 /** A v2 journal `j` whose one step holds H (and NUL) everywhere a caller can put data. */
 function hostileJournal(): string {
   const d = tempDir('attack-cli-');
@@ -156,9 +185,11 @@ function hostileJournal(): string {
   return d;
 }
 
-/** A run journal `runs/r1` whose identity (agent, labels) and effects (tool, key, summary, args) hold H. */
-function hostileRun(): { d: string; receipt: string } {
-  const d = tempDir('attack-cli-run-');
+/**
+ * A run journal `runs/r1` whose identity (agent, labels) and effects (tool, key, summary, args) hold H, and
+ * its receipt r.tar.gz.
+ */
+const hostileRunDir = template('attack-cli-run-', (d) => {
   const init = cli(['init', 'runs/r1', '--agent', H, '--label', `env=${H}`, '--conversation', 'c1'], { cwd: d });
   expect(init.rc).toBe(0);
   // Each effect has its own idempotency key and arguments: since issue 36 a begin that repeats a pending
@@ -180,8 +211,8 @@ function hostileRun(): { d: string; receipt: string } {
     cli(['effect', 'end', 'runs/r1', failed, '--error', JSON.stringify({ name: H, message: H })], { cwd: d }).rc,
   ).toBe(0);
   expect(cli(['export', 'runs/r1', '-o', 'r.tar.gz'], { cwd: d }).rc).toBe(0);
-  return { d, receipt: 'r.tar.gz' };
-}
+});
+const hostileRun = (): { d: string; receipt: string } => ({ d: hostileRunDir(), receipt: 'r.tar.gz' });
 
 const modes = HAVE_SCRIPT ? [false, true] : [false];
 const modeName = (pty: boolean): string => (pty ? 'pty' : 'pipe');
@@ -262,8 +293,7 @@ describe('succeeded: coded errors echo raw newlines from the input they quote', 
   for (const [name, args] of cases) {
     for (const json of [false, true]) {
       it(`${name}${json ? ' --json' : ''}: coded error, no forged line, no raw control bytes`, () => {
-        const d = tempDir('attack-cli-err-');
-        expect(cli(['init', 'j'], { cwd: d }).rc).toBe(0);
+        const d = emptyJournal();
         const o = cli([...args(d), ...(json ? ['--json'] : [])], { cwd: d });
         expect(o.rc).toBe(2);
         expect(STACK.test(o.all)).toBe(false);
@@ -296,10 +326,7 @@ describe('succeeded: arguments and file names echoed into people-facing lines ke
   ];
   for (const [name, args] of argvCases) {
     it(`${name}: no forged verdict line`, () => {
-      const d = tempDir('attack-cli-argv-');
-      expect(cli(['init', 'j'], { cwd: d }).rc).toBe(0);
-      expect(cli(['keygen', '-o', 'k.key'], { cwd: d }).rc).toBe(0);
-      expect(cli(['append', 'j', '--file', writeStep(d, 'ok.json', { input: 1 })], { cwd: d }).rc).toBe(0);
+      const d = journalAndKey();
       if (args[0] === 'prove') {
         expect(
           cli(['checkpoint', 'j', '--sign', 'k.key', '--authority', 'a.example', '-o', 'ok.cp'], { cwd: d }).rc,
@@ -319,9 +346,7 @@ describe('succeeded: arguments and file names echoed into people-facing lines ke
     ['doctor', ['doctor', 'q\x1b[8mHID']],
   ] as Array<[string, string[]]>) {
     it.skipIf(!HAVE_SCRIPT)(`pty: ${name} with an SGR in the file name sends no raw SGR`, () => {
-      const d = tempDir('attack-cli-argv-pty-');
-      expect(cli(['init', 'j'], { cwd: d }).rc).toBe(0);
-      expect(cli(['append', 'j', '--file', writeStep(d, 'ok.json', { input: 1 })], { cwd: d }).rc).toBe(0);
+      const d = journalAndKey();
       const o = cli(args, { cwd: d, pty: true });
       expect(o.all.includes('\x1b[8mHID')).toBe(false);
     });

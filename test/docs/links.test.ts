@@ -54,6 +54,10 @@ function packedFiles(): Set<string> {
 const packed = packedFiles();
 const inPackage = (path: string) => packed.has(path) || [...packed].some((p) => p.startsWith(`${path.replace(/\/$/, '')}/`));
 
+test('the npm package holds the CLI and the library (npm pack builds first: prepack, test/cli/human-output.test.ts)', () => {
+  for (const path of ['dist/cli/main.js', 'dist/index.js', 'package.json']) expect(packed.has(path), path).toBe(true);
+});
+
 describe.each(documentedFiles())('%s', (file) => {
   const text = readFileSync(join(ROOT, file), 'utf8');
   const links = linksOf(text).filter((l) => !external(l.target));

@@ -5,7 +5,7 @@
  * that is the difference between an hour and a day. What is left out, and why:
  * - the hardening battery and the store's process tests (minutes each);
  * - suites about scale, not rules: receipt/writes-verify (journals of 24–40 MiB values), receipt/streaming
- *   (48 MB), receipt/listeners (multi-megabyte entries), and receipt/mutation (thousands of verifications of
+ *   (48 MB), receipt/listeners (multi-megabyte entries), and receipt/byte-coverage (thousands of verifications of
  *   byte-flipped receipts); the `scale` cases of other files (STEPCHAIN_MUTATION, below) likewise;
  * - tests that read the source text (purity, no-call-spread), which Stryker has instrumented: they say
  *   nothing about a mutant.
@@ -31,7 +31,7 @@ export default defineConfig({
       'test/receipt/writes-verify.test.ts',
       'test/receipt/streaming.test.ts',
       'test/receipt/listeners.test.ts',
-      'test/receipt/mutation.test.ts',
+      'test/receipt/byte-coverage.test.ts',
     ],
     env: { STEPCHAIN_MUTATION: '1', RUNS: '20' },
     testTimeout: 60_000,

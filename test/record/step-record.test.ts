@@ -15,7 +15,7 @@ import { checkStepInput } from '../../src/record/input.js';
 import { computeStepHash, sealMemberTexts, sealRecord } from '../../src/record/seal.js';
 import { describeLocation } from '../../src/chain/report.js';
 
-describe('timestamps (§5.1 ts)', () => {
+describe('FORMAT §5.1 ts: timestamps', () => {
   test.each([
     ['2026-01-31T12:00:00.000Z', true],
     ['0000-01-01T00:00:00.000Z', true],
@@ -36,7 +36,7 @@ describe('timestamps (§5.1 ts)', () => {
   });
 });
 
-describe('the genesis object (§6.1)', () => {
+describe('FORMAT §6.1: the genesis object', () => {
   const g = makeGenesis({ journalId: 'j', createdAt: '2026-01-01T00:00:00.000Z' });
   test.each([
     ['an extra member', { ...g, extra: 1 }],
@@ -55,7 +55,7 @@ describe('the genesis object (§6.1)', () => {
   });
 });
 
-describe("a caller's step (checkStepInput)", () => {
+describe("FORMAT §3.2, §5.1: a caller's step (checkStepInput)", () => {
   test.each([[null], [[]], ['input'], [1]])('%j is not a step', (step) => {
     const e = (() => {
       try {
@@ -82,7 +82,7 @@ describe("a caller's step (checkStepInput)", () => {
   });
 });
 
-describe('where step_hash lands in the sealed line', () => {
+describe('FORMAT §5.2: where step_hash lands in the sealed line', () => {
   test.each([
     ['before every other member', { ts: '"x"', v: '1' }, '{"step_hash":"H","ts":"x","v":1}'],
     ['after every other member', { input: '1', seq: '0' }, '{"input":1,"seq":0,"step_hash":"H"}'],
@@ -116,7 +116,7 @@ test('computeStepHash is the hash sealRecord gives, for records with markers and
   expect(() => computeStepHash({ ...record, result: Number.NaN } as never)).toThrow(CanonicalError);
 });
 
-describe('describeLocation', () => {
+describe("FORMAT §6.4: describeLocation, how a problem's location reads", () => {
   test.each([
     [{}, ''],
     [{ file: 'b.jsonl' }, 'b.jsonl'],

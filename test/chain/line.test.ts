@@ -58,7 +58,7 @@ function walk(
   return { report: v.finish(), seen };
 }
 
-describe('a line that is not UTF-8: MALFORMED_LINE at the first byte that cannot continue (§4.3)', () => {
+describe('FORMAT §4.3: a line that is not UTF-8 is MALFORMED_LINE at the first byte that cannot continue', () => {
   /** Bytes that can begin no UTF-8 sequence. */
   const neverFirst = fc.oneof(fc.integer({ min: 0x80, max: 0xc1 }), fc.integer({ min: 0xf5, max: 0xff }));
   /** A sequence broken early: its lead byte(s), then a byte that may not follow them (§4.3's table). */
@@ -144,7 +144,7 @@ describe('a line that is not UTF-8: MALFORMED_LINE at the first byte that cannot
   });
 });
 
-describe("checkLineBytes, the per-line check a worker thread runs on a stored line's bytes", () => {
+describe("FORMAT §4.3: checkLineBytes, the per-line check a worker thread runs on a stored line's bytes", () => {
   test('a good line: readable, its seq, prev_hash and step_hash, as checkLine finds them on its text', () => {
     const [a, b] = chain(2);
     for (const l of [a!, b!]) {
@@ -170,7 +170,7 @@ describe("checkLineBytes, the per-line check a worker thread runs on a stored li
   });
 });
 
-describe('lines given as strings are measured in UTF-8 bytes (§4.2)', () => {
+describe('FORMAT §4.2: lines given as strings are measured in UTF-8 bytes', () => {
   test('fewer UTF-16 units than the limit, more bytes: LINE_TOO_LONG; the same line as bytes: the same', () => {
     const text = 'é'.repeat(MAX_LINE_BYTES / 2); // 2 bytes each: with its newline, one byte over
     expect(walk([text], 'string').report.problems.map((p) => p.code)).toEqual(['LINE_TOO_LONG']);
@@ -193,7 +193,7 @@ describe('lines given as strings are measured in UTF-8 bytes (§4.2)', () => {
   });
 });
 
-describe('a v2 record whose members break a rule between them (§11.3) is readable and linked', () => {
+describe('FORMAT §11.3: a v2 record whose members break a rule between them is readable and linked', () => {
   const g2 = makeGenesis({ journalId: 'run-1', createdAt: '2026-01-01T00:00:00.000Z', format: 'stepchain/v2' });
   const V2 = formatOf(g2);
   const profile = V2.records[0]!;
@@ -276,7 +276,7 @@ describe('a v2 record whose members break a rule between them (§11.3) is readab
   });
 });
 
-describe('seq, prev_hash and step_hash are taken only as what they are (§6.3 step 4)', () => {
+describe('FORMAT §6.3 step 4: seq, prev_hash and step_hash are taken only as what they are', () => {
   // A caller may verify with its own format (ChainVerifierOptions.format). One whose rules let any
   // prev_hash and step_hash through still gets no link or hash check from a value that is not a string.
   const v1 = V1.records[0]!;
@@ -321,7 +321,7 @@ describe('seq, prev_hash and step_hash are taken only as what they are (§6.3 st
   });
 });
 
-describe('a line whose seq is unknown (§6.3 steps 6 and 9)', () => {
+describe('FORMAT §6.3 steps 6 and 9: a line whose seq is unknown', () => {
   // seq "x" breaks its rule (FIELD_INVALID); the line's step_hash is a digest, so it is known.
   const [a] = chain(1);
   const noSeq = (prev: string) => line(1, prev).text.replace('"seq":1', '"seq":"x"');
@@ -346,7 +346,7 @@ describe('a line whose seq is unknown (§6.3 steps 6 and 9)', () => {
   });
 });
 
-describe('which lines reach onLine (§6.3): every readable line once, duplicates not', () => {
+describe('FORMAT §6.3: which lines reach onLine: every readable line once, duplicates not', () => {
   const [a, b, c] = chain(3);
   const gap = line(4, c!.hash);
   const unlinked = line(5, G);
@@ -387,7 +387,7 @@ describe('which lines reach onLine (§6.3): every readable line once, duplicates
   });
 });
 
-describe('a problem budget shared by several lists (§6.4: a cap, and saying so)', () => {
+describe('FORMAT §6.4: a problem budget shared by several lists (a cap, and saying so)', () => {
   test('the lists together keep at most the budget, in the order added; each says when one was dropped', () => {
     const budget = new ProblemBudget(3);
     const first = new ProblemList<'A' | 'B'>(budget);

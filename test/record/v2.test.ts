@@ -31,7 +31,7 @@ function rule(name: string, value: unknown): { code?: string; message: string } 
 }
 const D = 'sha256:' + 'a'.repeat(64);
 
-describe('member rules of a v2 record (§11.2)', () => {
+describe('FORMAT §11.2: member rules of a v2 record', () => {
   test.each<[string, unknown[], unknown[]]>([
     ['kind', [...RECORD_KINDS], ['run', 'tool.start', 'Step', '', null, 1, ['step']]],
     ['ref', [null, 'a', 'step-1', 'x'.repeat(128)], ['', '.x', 'x'.repeat(129), 1, { id: 'a' }]],
@@ -80,7 +80,7 @@ describe('member rules of a v2 record (§11.2)', () => {
   });
 });
 
-describe('the commitment members (§12.2, REDACTION §12.2): salt, salts, digests', () => {
+describe('FORMAT §12.2, REDACTION §12.2: the commitment members salt, salts, digests', () => {
   /** A rule of the given profile on a value, over its canonical text inside a line. */
   function ruleOf(profile: typeof STEP_V2, name: string, value: unknown): unknown {
     const m = profile.members.find((r) => r.name === name)!;
@@ -141,7 +141,7 @@ describe('the commitment members (§12.2, REDACTION §12.2): salt, salts, digest
   });
 });
 
-describe('rules between members (§11.3)', () => {
+describe('FORMAT §11.3: rules between members', () => {
   const relation = (kind: unknown, ref: unknown, error: unknown) =>
     STEP_V2.relationDefect!((name) => (({ kind, ref, error }) as Record<string, unknown>)[name]);
   const ENDS = ['model.completed', 'model.failed', 'tool.updated', 'tool.completed', 'tool.failed'];
@@ -198,7 +198,7 @@ describe('rules between members (§11.3)', () => {
   });
 });
 
-describe('the v2 genesis and its run identity (§11.1)', () => {
+describe('FORMAT §11.1: the v2 genesis and its run identity', () => {
   const g = (changes: Record<string, unknown> = {}) => ({
     format: 'stepchain/v2',
     journal_id: 'run-1',

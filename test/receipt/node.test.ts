@@ -76,7 +76,7 @@ function tarNames(tar: Uint8Array): string[] {
 const leftovers = (dir: string): string[] => readdirSync(dir).filter((f) => f.includes('.tmp-'));
 const alice = keyPairFromSeed(testSeed(1));
 
-describe('exportReceipt: its arguments (the range is checked against the journal before anything is read)', () => {
+describe("RECEIPT §4.2 range: exportReceipt's arguments (the range is checked against the journal before anything is read)", () => {
   test.each<[string, { from?: number; to?: number }]>([
     ['to past the head', { to: 6 }],
     ['a negative from', { from: -1 }],
@@ -138,7 +138,7 @@ describe('exportReceipt: its arguments (the range is checked against the journal
   });
 });
 
-describe('exportReceipt: signing, extra members, and what it returns', () => {
+describe("RECEIPT §4.3, §5: exportReceipt's signing, extra members, and what it returns", () => {
   test.each<[string, (dir: string) => Uint8Array | string | { keyFile: string }]>([
     ['the 32 seed bytes', () => alice.privateKey],
     ['a PKCS#8 PEM text', () => privateKeyToPem(alice.privateKey)],
@@ -215,7 +215,7 @@ describe('exportReceipt: signing, extra members, and what it returns', () => {
   });
 });
 
-describe('exportReceipt: the file it writes (§3.1)', () => {
+describe('RECEIPT §3.1: the file exportReceipt writes', () => {
   test.each<[string, boolean]>([
     ['r.tar', false],
     ['r.tar.gz', true],
@@ -257,7 +257,7 @@ describe('exportReceipt: the file it writes (§3.1)', () => {
     };
     expect(refused).toMatchObject({
       code: 'OUTPUT_FAILED',
-      message: expect.stringContaining(`cannot write ${out}: it is a directory`),
+      location: { file: out },
     });
     expect(readdirSync(dir)).toEqual(['taken']);
     expect(readdirSync(out)).toEqual([]);
@@ -294,7 +294,7 @@ describe('exportReceipt: the file it writes (§3.1)', () => {
   });
 });
 
-describe('verifyReceipt (the root entry) on a path, bytes or a stream', () => {
+describe('RECEIPT §7: verifyReceipt (the root entry) on a path, bytes or a stream', () => {
   test('each input gives the same report', async () => {
     const dir = fresh();
     const out = join(dir, 'r.tar.gz');
@@ -330,7 +330,7 @@ describe('verifyReceipt (the root entry) on a path, bytes or a stream', () => {
       expect(r.problems).toEqual([
         {
           code: 'ARCHIVE_INVALID',
-          message: expect.stringContaining(`cannot read ${path}: `),
+          message: expect.any(String),
           location: { file: path },
         },
       ]);
@@ -348,7 +348,7 @@ describe('verifyReceipt (the root entry) on a path, bytes or a stream', () => {
   });
 });
 
-describe('keygen: the key files', () => {
+describe("RECEIPT §5, §5.2: keygen's key files", () => {
   test("writes the PKCS#8 key (0600) and <key>.pub (SPKI, the umask's 0644), and says what it wrote", async () => {
     const file = join(fresh(), 'signing.key');
     const res = await keygen(file, alice);
@@ -373,7 +373,6 @@ describe('keygen: the key files', () => {
     writeFileSync(file, 'mine');
     await expect(keygen(file)).rejects.toMatchObject({
       code: 'KEY_EXISTS',
-      message: expect.stringContaining(`${file} exists`),
       location: { file },
     });
     expect(readFileSync(file, 'utf8')).toBe('mine');
@@ -386,7 +385,6 @@ describe('keygen: the key files', () => {
     writeFileSync(`${file}.pub`, 'theirs');
     await expect(keygen(file)).rejects.toMatchObject({
       code: 'KEY_EXISTS',
-      message: expect.stringContaining(`${file}.pub exists`),
       location: { file: `${file}.pub` },
     });
     expect(readFileSync(`${file}.pub`, 'utf8')).toBe('theirs');
@@ -413,7 +411,7 @@ describe('keygen: the key files', () => {
   });
 });
 
-describe('readPublicKeyFile: the pinned key files of §5.2', () => {
+describe('RECEIPT §5.2: readPublicKeyFile, the pinned key files', () => {
   const b64 = base64Encode(alice.publicKey);
   const pem = publicKeyToPem(alice.publicKey);
   test.each<[string, string | Uint8Array]>([
@@ -452,9 +450,7 @@ describe('readPublicKeyFile: the pinned key files of §5.2', () => {
       hint: string;
     };
     expect(err.code).toBe('KEY_INVALID');
-    expect(err.message.split(' (give the')[0]).toMatch(
-      new RegExp(`^KEY_INVALID: public key file ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`),
-    );
+    // The file is the location; the reason is what tells these defects apart (one code for all of them).
     expect(err.message.split(' (give the')[0]).toMatch(why);
     expect(err.message).not.toMatch(/the pinned key /);
     expect(err.location).toEqual({ file });
@@ -513,7 +509,7 @@ describe('readPublicKeyFile: the pinned key files of §5.2', () => {
     const file = make(fresh());
     const err = (await readPublicKeyFile(file).catch((e: unknown) => e)) as Error & { code: string; location: unknown };
     expect(err.code).toBe('KEY_INVALID');
-    expect(err.message.startsWith(`KEY_INVALID: public key file ${file}: ${why}`)).toBe(true);
+    expect(err.message).toContain(`: ${why}`);
     expect(err.location).toEqual({ file });
   });
 

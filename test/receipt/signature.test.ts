@@ -45,7 +45,7 @@ const flipped = (b64: string, at: number): string => {
   return raw.toString('base64');
 };
 
-describe('the signature entry (§5): one defect each is SIGNATURE_INVALID at manifest.sig.json', () => {
+describe('RECEIPT §5: the signature entry, one defect each is SIGNATURE_INVALID at manifest.sig.json', () => {
   test('the good entry verifies, signed by its key', async () => {
     const r = await verifyReceipt(withSignature(signed[1]!.data));
     expect(r.problems).toEqual([]);
@@ -127,7 +127,7 @@ describe('the signature entry (§5): one defect each is SIGNATURE_INVALID at man
   });
 });
 
-describe('DSSE (§5)', () => {
+describe('RECEIPT §5: DSSE', () => {
   test('PAE counts bytes, not characters, and the body is copied whole', () => {
     const body = Uint8Array.of(0, 1, 2, 255);
     const out = pae('tÿpe', body);
@@ -156,7 +156,7 @@ describe('DSSE (§5)', () => {
   });
 });
 
-describe('key files (§5, §5.2)', () => {
+describe('RECEIPT §5, §5.2: key files', () => {
   test("the PEM texts are byte for byte what OpenSSL writes for the same key, and OpenSSL's read back", () => {
     const der = Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), Buffer.from(key.privateKey)]);
     const openssl = createPrivateKey({ key: der, format: 'der', type: 'pkcs8' });
@@ -212,7 +212,7 @@ describe('key files (§5, §5.2)', () => {
   });
 });
 
-describe('an unusable pinned key: the reason says what it is (§5.2)', () => {
+describe('RECEIPT §5.2: an unusable pinned key, the reason says what it is', () => {
   const pem = publicKeyToPem(key.publicKey);
   const [, body] = pem.trim().split('\n');
   const hex = (h: string): Uint8Array => Uint8Array.from(Buffer.from(h, 'hex'));

@@ -33,7 +33,7 @@ function fitsReference(text: string, value: string): boolean {
   return new RegExp(`^${parts.map(escape).join('[^]+')}$`).test(value);
 }
 
-describe('textFits (§8.3 step 7)', () => {
+describe('REDACTION §8.3 step 7: textFits', () => {
   const unit = fc.constantFrom('a', 'b', 'x', '[', ']', '\n');
   const placeholder = fc.constantFrom('[REDACTED:email]', '[REDACTED:api-key]', '[REDACTED:x]');
   test('agrees with the reference on texts made from the value and on unrelated texts (fast-check)', () => {
@@ -87,7 +87,7 @@ const goodProof = {
   value: 'v',
 };
 
-describe('proofDefect (§8.3 step 1)', () => {
+describe('REDACTION §8.3 step 1: proofDefect', () => {
   test('the good proof', () => expect(proofDefect(goodProof)).toBeNull());
   test('a value nested as deep as a record may be (128 levels with the record itself) is a value', () => {
     let deep: unknown = 'v';
@@ -132,7 +132,7 @@ const failure = (run: () => unknown): RedactError => {
   throw new Error('expected a RedactError');
 };
 
-describe('discloseFromSecrets (§8.1)', () => {
+describe('REDACTION §8.1: discloseFromSecrets', () => {
   test('a file that is not a secrets file, or one of a withdrawn publication: SECRETS_INVALID', async () => {
     const { secrets } = await published();
     for (const bad of [
@@ -197,7 +197,7 @@ describe('discloseFromSecrets (§8.1)', () => {
   });
 });
 
-describe('verifyDisclosure (§8.3)', () => {
+describe('REDACTION §8.3: verifyDisclosure', () => {
   test('a good proof: ok, with seq, path, rule, value, the manifest digest and what it proves', async () => {
     const { bytes, secrets, pub } = await published();
     const proof = discloseFromSecrets(secrets, 1, '/prompt');
@@ -261,7 +261,7 @@ describe('verifyDisclosure (§8.3)', () => {
   });
 });
 
-describe("a dishonest publisher's marker text (§8.3 step 7): TEXT_MISMATCH", () => {
+describe("REDACTION §8.3 step 7: a dishonest publisher's marker text is TEXT_MISMATCH", () => {
   // A substring marker whose commitment opens to the value, but whose text the value cannot have become:
   // only a hand-built receipt holds one (test/redact/crafted.ts), since the publisher writes texts from values.
   const salt = saltFromHex('ab'.repeat(32))!;

@@ -152,7 +152,7 @@ function answeringPool(threads: number): LineCheckPool & { batches: number } {
   return pool;
 }
 
-describe('checkBatch packs a batch as PackedFacts documents (§6.3 steps 2–5 off the linking thread)', () => {
+describe('FORMAT §6.3 steps 2–5 off the linking thread: checkBatch packs a batch as PackedFacts documents', () => {
   const chain = buildChain([
     { input: 1 },
     { result: { '$stepchain:blob': { digest: D('a'), size: 3 } } },
@@ -195,7 +195,7 @@ describe('checkBatch packs a batch as PackedFacts documents (§6.3 steps 2–5 o
   });
 });
 
-describe('the same report on any number of threads and any batch cut, whatever is fed', () => {
+describe('FORMAT §6.4: the same report on any number of threads and any batch cut, whatever is fed', () => {
   const chain = buildChain(
     Array.from(
       { length: 8 },
@@ -259,7 +259,7 @@ describe('the same report on any number of threads and any batch cut, whatever i
   });
 });
 
-describe('batches', () => {
+describe('FORMAT §6.3: batches', () => {
   test('cut at the size asked for: as many whole lines as fit, a longer line alone, each batch holding exactly its lines', async () => {
     const chain = buildChain(
       Array.from({ length: 7 }, (_, i) => ({ input: i === 4 ? 'x'.repeat(300) : 10 + i }) as ContentSpec),
@@ -318,7 +318,7 @@ describe('batches', () => {
   });
 });
 
-describe('settle and the feeding thread (FORMAT.md §6.3 order, memory bounded)', () => {
+describe('FORMAT §6.3 order: settle and the feeding thread, memory bounded', () => {
   const chain = buildChain(Array.from({ length: 12 }, (_, i) => ({ input: { i } }) as ContentSpec));
   const lines = lineBytes(chain);
 

@@ -28,7 +28,7 @@ async function* pieces(...chunks: Uint8Array[]): AsyncGenerator<Uint8Array> {
   yield* chunks;
 }
 
-describe('the strict tar reader: where each problem is located (§3.2)', () => {
+describe('RECEIPT §3.2: the strict tar reader, where each problem is located', () => {
   test('a header the profile refuses is reported at the entry it names; one without a readable name, at no entry', async () => {
     const link = tarOf([
       {
@@ -79,7 +79,7 @@ describe('the strict tar reader: where each problem is located (§3.2)', () => {
   });
 });
 
-describe("the tar reader's own bounds, whatever limit its caller gives (§3.2 item 5, §6)", () => {
+describe("RECEIPT §3.2 item 5, §6: the tar reader's own bounds, whatever limit its caller gives", () => {
   /** Headers of `n` empty entries with distinct names, then the end marker. */
   async function* emptyEntries(n: number): AsyncGenerator<Uint8Array> {
     for (let i = 0; i < n; i++) yield ustarHeader(`e/${i}`, 0);
@@ -128,7 +128,7 @@ describe("the tar reader's own bounds, whatever limit its caller gives (§3.2 it
   });
 });
 
-describe('the input layer (§3.1)', () => {
+describe('RECEIPT §3.1: the input layer', () => {
   test('a web ReadableStream without async iteration (as in browsers that lack it) verifies, read through getReader', async () => {
     let at = 0;
     const stream = new ReadableStream<Uint8Array>({
@@ -224,7 +224,7 @@ describe('the input layer (§3.1)', () => {
   });
 });
 
-describe('strict base64 (§2)', () => {
+describe('RECEIPT §2: strict base64', () => {
   test.each(['QUJ\u00e9', '\u0080AAA', 'AAA\u0100', 'QQ\u00ff=', '\u{1F600}AA'])(
     'refuses a character outside the alphabet beyond ASCII: %j',
     (t) => {

@@ -26,7 +26,7 @@ const at = (seq: number, path: string, entry = 0) => ({
 const inManifest = (path: string) => ({ file: MANIFEST_NAME, path });
 const missing = (seq: number, path: string) => ['REDACTION_MISSING', { file: MANIFEST_NAME, seq, path }];
 
-describe('the crafted receipts', () => {
+describe('REDACTION §7: the crafted receipts', () => {
   test('a marker in step 1, declared, with a consistent anchor, verifies', async () => {
     const r = await verifyPublishedReceipt(
       craft({
@@ -41,7 +41,7 @@ describe('the crafted receipts', () => {
   });
 });
 
-describe('only a valid redaction marker is declared or undeclared (§7 step 2, FORMAT §3.5)', () => {
+describe('REDACTION §7 step 2, FORMAT §3.5: only a valid redaction marker is declared or undeclared', () => {
   // Each object below holds the reserved name but is no valid redaction marker: MARKER_INVALID from the
   // chain, nothing more when undeclared; and a declaration at its place has no marker (REDACTION_MISSING).
   test.each([
@@ -102,7 +102,7 @@ describe('only a valid redaction marker is declared or undeclared (§7 step 2, F
   });
 });
 
-describe('what a line must be for its markers to count (§7 step 2: a record with a known seq)', () => {
+describe('REDACTION §7 step 2: what a line must be for its markers to count (a record with a known seq)', () => {
   test("a line without a seq holding a valid marker: the chain's problems only, no REDACTION_UNDECLARED", async () => {
     const noSeq = (l: string[]) => l.map((x, i) => (i === 1 ? x.replace('"seq":1,', '') : x));
     const r = await verifyPublishedReceipt(
@@ -127,7 +127,7 @@ describe('what a line must be for its markers to count (§7 step 2: a record wit
   );
 });
 
-describe('no marker in a published blob (§7 step 2, §5.4)', () => {
+describe('REDACTION §7 step 2, §5.4: no marker in a published blob', () => {
   const one = (value: Json): Uint8Array => text(canonicalJson(value));
   test.each([
     ['a valid redaction marker inside', { a: 1, k: { [R]: { commitment: D(7), rule: 'r' } } } as Json, '/k'],
@@ -163,7 +163,7 @@ describe('no marker in a published blob (§7 step 2, §5.4)', () => {
   });
 });
 
-describe('the anchor against the rest of the manifest (§7 step 3, in its order)', () => {
+describe('REDACTION §7 step 3: the anchor against the rest of the manifest, in its order', () => {
   const contents = [{ input: 'a' }, { input: { k: marker() } }, { input: 'c' }];
   const decl = [{ seq: 1, path: '/input/k', rule: 'r' }];
 
@@ -232,7 +232,7 @@ describe('the anchor against the rest of the manifest (§7 step 3, in its order)
   });
 });
 
-describe('REDACTION_MISSING only when every chain line was read (§7 step 4)', () => {
+describe('REDACTION §7 step 4: REDACTION_MISSING only when every chain line was read', () => {
   // Steps 0–1 in the first chain entry, 2–3 in the second; the declaration at step 3 has no marker.
   const contents = [{ input: 'a' }, { input: { k: marker() } }, { input: 'c' }, { input: 'd' }];
   const decl = [
@@ -326,7 +326,7 @@ describe('REDACTION_MISSING only when every chain line was read (§7 step 4)', (
   });
 });
 
-describe("verifyPublishedReceipt's options come from anywhere (a page's query string): anything not an object is none", () => {
+describe("REDACTION §7: verifyPublishedReceipt's options come from anywhere (a page's query string), anything not an object is none", () => {
   const bytes = craft({
     contents: [{ input: 'a' }, { input: { k: marker() } }],
     redactions: [{ seq: 1, path: '/input/k', rule: 'r' }],
@@ -354,7 +354,7 @@ describe("verifyPublishedReceipt's options come from anywhere (a page's query st
   });
 });
 
-describe("at most 1000 problems of the publication's own (MAX_EXTRA_PROBLEMS)", () => {
+describe("REDACTION §6.4, §7: at most 1000 problems of the publication's own (MAX_EXTRA_PROBLEMS)", () => {
   test('1001 undeclared markers: 1000 listed, problems_truncated, not ok', async () => {
     const r = await verifyPublishedReceipt(
       craft({ contents: [{ input: 'a' }, { input: Array.from({ length: 1001 }, () => marker()) }], redactions: [] }),

@@ -58,7 +58,7 @@ const withBlobs = (blobs: ReceiptManifest['blobs']): ReceiptManifest => ({
 });
 const where = (r: ReceiptReport) => r.problems.map((p) => [p.code, p.location]);
 
-describe('blob entries (§7 step 6)', () => {
+describe('RECEIPT §7 step 6: blob entries', () => {
   test('the good receipt, re-tarred by these helpers, verifies', async () => {
     expect((await verifyReceipt(receipt())).problems).toEqual([]);
   });
@@ -162,7 +162,7 @@ describe('blob entries (§7 step 6)', () => {
   });
 });
 
-describe('the order of entries (§3.3, §7 step 6)', () => {
+describe('RECEIPT §3.3, §7 step 6: the order of entries', () => {
   const names = entryNames(manifest0, false);
   test('an entry that comes before one listed ahead of it: the skipped one is ENTRY_MISSING, the late one ENTRY_UNEXPECTED (fatal)', async () => {
     const swapped = [...names];
@@ -194,7 +194,7 @@ describe('the order of entries (§3.3, §7 step 6)', () => {
   });
 });
 
-describe('the manifest against the chain (§7 steps 5, 9)', () => {
+describe('RECEIPT §7 steps 5, 9: the manifest against the chain', () => {
   test('a complete range whose prev_hash is not the genesis hash is GENESIS_MISMATCH at /range/prev_hash; the chain still starts from the genesis', async () => {
     const m = { ...manifest0, range: { ...manifest0.range, prev_hash: 'sha256:' + 'e'.repeat(64) } };
     const r = await verifyReceipt(receipt(m));
@@ -222,7 +222,7 @@ describe('the manifest against the chain (§7 steps 5, 9)', () => {
   });
 });
 
-describe('pins and their locations (§5.2, §7 step 0)', () => {
+describe('RECEIPT §5.2, §7 step 0: pins and their locations', () => {
   const key = keyPairFromSeed(testSeed(5));
   const other = keyPairFromSeed(testSeed(6));
   test('signed by another key than the pinned one: KEY_MISMATCH at the signature entry', async () => {
@@ -244,7 +244,7 @@ describe('pins and their locations (§5.2, §7 step 0)', () => {
   });
 });
 
-describe('inputs and the report (§7, §8)', () => {
+describe('RECEIPT §7, §8: inputs and the report', () => {
   test.each([
     ['a string', 'not bytes'],
     ['a number', 42],
@@ -349,7 +349,7 @@ describe('inputs and the report (§7, §8)', () => {
   });
 });
 
-describe('entry sizes at their limits (§6)', () => {
+describe('RECEIPT §6: entry sizes at their limits', () => {
   const chain0 = 'chain/0000000000000000.jsonl';
   /** A manifest listing one chain entry of `chainSize` bytes and one blob of `blobSize` (the digests do not matter here). */
   const listing = (chainSize: number, blobSize: number): Uint8Array =>
@@ -425,7 +425,7 @@ function concat(...parts: Uint8Array[]): Uint8Array {
   return out;
 }
 
-describe("the chain's problems in the receipt's report (§7 steps 8–9, §7.1)", () => {
+describe("RECEIPT §7 steps 8–9, §7.1: the chain's problems in the receipt's report", () => {
   test("a manifest naming a head the chain does not end at: the chain's HEAD_MISMATCH is reported", async () => {
     const m = { ...manifest0, head: { ...manifest0.head, step_hash: 'sha256:' + 'd'.repeat(64) } };
     const r = await verifyReceipt(receipt(m));
@@ -452,7 +452,7 @@ describe("the chain's problems in the receipt's report (§7 steps 8–9, §7.1)"
   });
 });
 
-describe('the extension points: onLine, finish (§7, REDACTION.md §7)', () => {
+describe('RECEIPT §7, REDACTION §7: the extension points onLine and finish', () => {
   test('onLine sees every chain line in chain order, with its entry, line number, seq, step_hash and text as stored', async () => {
     const seen: Array<[string | undefined, number, number | null, string | null, string, boolean]> = [];
     const r = await verifyReceipt(receipt(), {

@@ -53,7 +53,7 @@ const size = fc.oneof(fc.integer({ min: 0, max: 4096 }), fc.integer({ min: 0, ma
 /** Sizes whose octal digits hold every digit 0–7, and the edges. */
 const EDGE_SIZES = [0, 1, 7, 8, 511, 512, 513, 0o1234567, 0o76543210, 0o7654321076, 8 ** 11 - 1];
 
-describe('H(name, size): the one header the profile allows (§3.2 item 2)', () => {
+describe('RECEIPT §3.2 item 2: H(name, size), the one header the profile allows', () => {
   test('ustarHeader writes the table byte for byte, and its checksum is the byte sum with the field as spaces', () => {
     for (const n of EDGE_SIZES)
       expect(ustarHeader('chain/0000000000000000.jsonl', n)).toEqual(specHeader('chain/0000000000000000.jsonl', n));
@@ -91,7 +91,7 @@ describe('H(name, size): the one header the profile allows (§3.2 item 2)', () =
   });
 });
 
-describe('inspectHeader: what a hostile header block is, and at which entry', () => {
+describe('RECEIPT §3.2, §7 step 2: inspectHeader, what a hostile header block is, and at which entry', () => {
   const NAME = 'chain/0000000000000000.jsonl';
   const inspect = (patch: Array<[number, string | number[]]>, name = NAME, keepChecksum = false) =>
     inspectHeader(rawHeader({ name, size: 10, patch, keepChecksum }));
@@ -264,7 +264,7 @@ describe('inspectHeader: what a hostile header block is, and at which entry', ()
 
 const twoSteps = entriesOf(await receiptBytes(makeFixture({ steps: 2, bucketSize: 2 }), {}));
 
-describe('a name that fills the name field (§3.2 items 2–3, §7 step 2.7)', () => {
+describe('RECEIPT §3.2 items 2–3, §7 step 2.7: a name that fills the name field', () => {
   // 100 bytes and no NUL: H(name, size) is defined for it, so the header passes the byte comparison; no
   // §3.3 form is that long, so the entry is refused where names are matched, as ENTRY_UNEXPECTED.
   const long = 'blobs/' + 'x'.repeat(94);

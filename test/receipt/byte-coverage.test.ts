@@ -69,7 +69,7 @@ const originalContent = {
   entries: originalEntries,
 };
 
-describe('mutated receipts', () => {
+describe('RECEIPT §3, §7: every byte of a receipt is covered', () => {
   test('the unmutated receipt verifies', () => {
     expect(original.ok).toBe(true);
     expect(original.signed_by).toBe(key.keyId);

@@ -31,7 +31,7 @@ const good = {
   value: 'v',
 };
 
-describe('openingDefect (§12.6 step 1)', () => {
+describe('REDACTION §12.6 step 1: openingDefect', () => {
   test.each([
     ['the good opening', good],
     ['an absent slot: no value', { ...good, value: undefined }],
@@ -67,7 +67,7 @@ describe('openingDefect (§12.6 step 1)', () => {
   });
 });
 
-describe('publicationDefect (§12.4)', () => {
+describe('REDACTION §12.4: publicationDefect', () => {
   test.each([
     ['the good block', { format: COMMITTED_PUBLICATION_FORMAT, policy_digest: D }, null],
     ['not an object', 'x', /^publication must be/],
@@ -107,7 +107,7 @@ const code = async (p: Promise<unknown>): Promise<string> =>
     )) as RedactError
   ).code;
 
-describe('openSlot (§12.6): from the original v2 journal only', () => {
+describe('REDACTION §12.6: openSlot, from the original v2 journal only', () => {
   test('a v1 journal has no slots; a member that is not a slot; a step the journal lacks: ARGUMENT_INVALID', async () => {
     const { j, md } = await published();
     expect(await code(openSlot(await memoryJournal(), 0, 'prompt', md))).toBe('ARGUMENT_INVALID');
@@ -158,7 +158,7 @@ describe('openSlot (§12.6): from the original v2 journal only', () => {
   });
 });
 
-describe('verifyOpening (§12.6): refusals', () => {
+describe("REDACTION §12.6: verifyOpening's refusals", () => {
   test('a receipt that is not a v2 publication: RECEIPT_INVALID, with the seq and slot reported', async () => {
     const { j, md } = await published();
     const opening = await openSlot(j, 0, 'prompt', md);

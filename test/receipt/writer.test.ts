@@ -56,7 +56,7 @@ async function drain(plan: ReceiptPlan): Promise<void> {
   for await (const c of writeReceipt(plan)) void c;
 }
 
-describe('pass 1: the manifest planReceipt builds (§4)', () => {
+describe('RECEIPT §4: pass 1, the manifest planReceipt builds', () => {
   const src = makeFixture({ steps: 14, bucketSize: 4 });
 
   test('range.prev_hash is the genesis hash from 0 and the step before `from` otherwise; head is `to` and its step_hash', async () => {
@@ -149,7 +149,7 @@ describe('pass 1: the manifest planReceipt builds (§4)', () => {
   });
 });
 
-describe('pass 1: what planReceipt refuses, and with which code', () => {
+describe('RECEIPT §4.2, §9: pass 1, what planReceipt refuses, and with which code', () => {
   const src = makeFixture({ steps: 8, bucketSize: 3 });
 
   test.each([
@@ -229,7 +229,7 @@ describe('pass 1: what planReceipt refuses, and with which code', () => {
   });
 });
 
-describe('pass 1: blob sizes and the manifest limit', () => {
+describe('RECEIPT §4.2, §6: pass 1, blob sizes and the manifest limit', () => {
   /** Steps whose results all reference one blob, step `wrong` declaring it one byte longer. */
   function sharedBlob(steps: number, wrong: number | null): Fixture {
     const base = makeFixture({ steps: 0 });
@@ -279,7 +279,7 @@ describe('pass 1: blob sizes and the manifest limit', () => {
   });
 });
 
-describe('pass 2: the archive writeReceipt writes (§3.2, §3.3)', () => {
+describe('RECEIPT §3.2, §3.3: pass 2, the archive writeReceipt writes', () => {
   const src = makeFixture({ steps: 9, bucketSize: 4 });
 
   test('entries in order, each header H(name, size), data, zero padding, then the two-block end marker and nothing else', async () => {

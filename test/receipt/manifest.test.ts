@@ -38,7 +38,7 @@ test("the good manifest parses, and its declared size is the archive's length (�
   expect(entryNames(good, false)).toEqual(entries.map((e) => e.name));
 });
 
-describe('the bytes (§4.1)', () => {
+describe('RECEIPT §4.1: the bytes', () => {
   test.each<[string, Uint8Array]>([
     ['not UTF-8', Uint8Array.of(0x7b, 0xff, 0x7d)],
     ['not canonical', enc.encode(canonicalJson(good as never).replace('{"blobs"', '{ "blobs"'))],
@@ -57,7 +57,7 @@ describe('the bytes (§4.1)', () => {
   });
 });
 
-describe('members (§4.2, §4.3)', () => {
+describe('RECEIPT §4.2, §4.3: members', () => {
   test.each<[string, (m: Record<string, unknown>) => void, string[]]>([
     ['another format', (m) => (m.format = 'stepchain-receipt/v2'), ['/format']],
     ['an unknown member', (m) => (m.zzz = 1), ['/zzz']],
@@ -106,7 +106,7 @@ describe('members (§4.2, §4.3)', () => {
   });
 });
 
-describe('the chain listing (§4.2, §6)', () => {
+describe('RECEIPT §4.2, §6: the chain listing', () => {
   const chain = (patch: (c: Array<Record<string, unknown>>) => void) =>
     edit((m) => patch(m.chain as Array<Record<string, unknown>>));
   test.each<[string, Record<string, unknown>, string[]]>([
@@ -168,7 +168,7 @@ describe('the chain listing (§4.2, §6)', () => {
   });
 });
 
-describe('the blob listing (§4.2, §6)', () => {
+describe('RECEIPT §4.2, §6: the blob listing', () => {
   const blobs = (list: unknown) => edit((m) => (m.blobs = list));
   test.each<[string, unknown, string[]]>([
     ['blobs that are not an array', {}, ['/blobs']],

@@ -32,7 +32,7 @@ const refusal = async (p: Promise<unknown>): Promise<RedactError> => {
   return e as RedactError;
 };
 
-describe('only the original v2 journal is published (§12.2)', () => {
+describe('REDACTION §12.2: only the original v2 journal is published', () => {
   test('its public copy is SOURCE_INVALID: its records carry no record salt', async () => {
     const j = await memoryJournal(sampleSteps(), 1024, 'stepchain/v2');
     const pub = await planCommittedPublication(j, { policy: POLICY, salts: seededSalts('c') });
@@ -68,7 +68,7 @@ describe('only the original v2 journal is published (§12.2)', () => {
   });
 });
 
-describe('the salts that stay private are searched (§12.2: "with the record salts and the salts of withheld and viewed slots")', () => {
+describe('REDACTION §12.2: the salts that stay private are searched ("with the record salts and the salts of withheld and viewed slots")', () => {
   const SALT = '0123456789abcdef0123456789abcdef';
   const journal = async (
     echo: (salts: { record: string; prompt: string; input: string; result: string }) => string,
@@ -117,7 +117,7 @@ describe('the salts that stay private are searched (§12.2: "with the record sal
   });
 });
 
-describe('the leak sweep searches the disclosed blobs and the manifest (§12.2, §5.5)', () => {
+describe('REDACTION §12.2, §5.5: the leak sweep searches the disclosed blobs and the manifest', () => {
   const SECRET = 'opal-harbor-7731-lantern';
   const steps = () => [
     { step_id: 'b-0', ts: ts(0), model: 'm', prompt: SECRET, input: 'i', tool_call: null, result: 'ok' },
@@ -143,7 +143,7 @@ describe('the leak sweep searches the disclosed blobs and the manifest (§12.2, 
   });
 });
 
-describe('the publisher checks the whole journal before it publishes (§12.2: "only a journal that verifies")', () => {
+describe('REDACTION §12.2: the publisher checks the whole journal before it publishes ("only a journal that verifies")', () => {
   test('records that each hash right but do not link (step 1 of another run with the same genesis): SOURCE_INVALID', async () => {
     const j = await memoryJournal(sampleSteps(), 1024, 'stepchain/v2');
     const steps = sampleSteps();
@@ -177,7 +177,7 @@ describe('the publisher checks the whole journal before it publishes (§12.2: "o
   });
 });
 
-describe('envelope members of a v2 step (§5.6)', () => {
+describe('REDACTION §5.6: envelope members of a v2 step', () => {
   test('a detector match in a step_id: ENVELOPE_SECRET at that step and member, naming neither the value', async () => {
     const steps = sampleSteps();
     steps[1]!.step_id = SECRETS['aws-access-key'];
@@ -190,7 +190,7 @@ describe('envelope members of a v2 step (§5.6)', () => {
   });
 });
 
-describe('an absent slot is withheld by a rule without detectors whose pattern ends at it (§12.2 step 2)', () => {
+describe('REDACTION §12.2 step 2: an absent slot is withheld by a rule without detectors whose pattern ends at it', () => {
   // Step 0 has no meta; a rule that applies to it decides whether its meta slot is withheld.
   const metaOf = async (rules: unknown[]) => {
     const j = await memoryJournal(
@@ -234,7 +234,7 @@ describe('an absent slot is withheld by a rule without detectors whose pattern e
   });
 });
 
-describe('a public line is at most 16 MiB (FORMAT §4.2; a redacted view of a blob is written inline, §12.2 step 3 and §5.4: LIMIT_EXCEEDED)', () => {
+describe('REDACTION §12.2 step 3, §5.4, FORMAT §4.2: a public line is at most 16 MiB (a redacted view of a blob is written inline: LIMIT_EXCEEDED)', () => {
   test('a view of exactly 16 MiB with its newline is published; one byte more is LIMIT_EXCEEDED at its seq', async () => {
     const policy = compilePolicy({ rules: [{ id: 'mail', detectors: ['email'] }] });
     // The input is a blob in the journal (over the threshold); the e-mail inside it makes the slot a view.
@@ -257,7 +257,7 @@ describe('a public line is at most 16 MiB (FORMAT §4.2; a redacted view of a bl
   }, 60_000);
 });
 
-describe('what a publication returns, and the snapshot it publishes (§12.2, §6.2: the head read first)', () => {
+describe('REDACTION §12.2, §6.2: what a publication returns, and the snapshot it publishes (the head read first)', () => {
   test('a journal that grows while it is published is published up to the head read at the start; the head returned is that head', async () => {
     const j = await memoryJournal(sampleSteps(), 1024, 'stepchain/v2');
     const first = (await j.get(1))!;
@@ -338,7 +338,7 @@ describe('what a publication returns, and the snapshot it publishes (§12.2, §6
   });
 });
 
-describe('a line that is not a JSON object is SOURCE_INVALID, not a thrown SyntaxError or TypeError', () => {
+describe('REDACTION §12.2, §9: a line that is not a JSON object is SOURCE_INVALID, not a thrown SyntaxError or TypeError', () => {
   test.each([
     ['not JSON', 'not json'],
     ['JSON null', 'null'],

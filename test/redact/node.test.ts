@@ -65,7 +65,7 @@ function onFirstRead(source: ChainSource, hook: () => void): ChainSource {
   };
 }
 
-describe('the policy: a compiled policy, a document, or { file }', () => {
+describe('REDACTION §3: the policy, a compiled policy, a document, or { file }', () => {
   test('all three publish under the same policy digest, with the same bytes for the same salts', async () => {
     const j = await memoryJournal();
     const compiled = compilePolicy(SAMPLE_POLICY);
@@ -92,7 +92,6 @@ describe('the policy: a compiled policy, a document, or { file }', () => {
       const e = await failure(p);
       expect(e.code).toBe('ARGUMENT_INVALID');
       expect(e.location).toEqual({ file: at('missing.json') });
-      expect(e.message).toContain(at('missing.json'));
     }
     writeFileSync(at('bad.json'), '{"rules": []}');
     const e = await failure(readPolicyFile(at('bad.json')));
@@ -115,7 +114,7 @@ describe('the policy: a compiled policy, a document, or { file }', () => {
   );
 });
 
-describe('publish: its arguments, checked before anything is read or written', () => {
+describe("REDACTION §6, §12: publish's arguments, checked before anything is read or written", () => {
   test('options that are not an object are OPT_IN_REQUIRED', async () => {
     const j = await memoryJournal();
     for (const options of [null, undefined, 'optIn']) {
@@ -190,7 +189,7 @@ describe('publish: its arguments, checked before anything is read or written', (
   });
 });
 
-describe('publish: what it writes and returns', () => {
+describe('REDACTION §6, §8.1, §12: what publish writes and returns', () => {
   test('a v1 journal: the receipt, the secrets file (0600, one JSON line), and the result that names both', async () => {
     const j = await memoryJournal();
     const head = (await j.head())!;
@@ -338,7 +337,7 @@ describe('publish: what it writes and returns', () => {
   });
 });
 
-describe('verifying and disclosing from files', () => {
+describe('REDACTION §7, §8: verifying and disclosing from files', () => {
   /** A v1 publication with its secrets file, and a second one of the same journal under other salts. */
   async function published(): Promise<{ receipt: string; secrets: string; other: string }> {
     const j = await memoryJournal();
@@ -421,7 +420,6 @@ describe('verifying and disclosing from files', () => {
       writeFileSync(at('notjson.json'), '{"format": ');
       const notJson = await failure(make(receipt, at('notjson.json')));
       expect([notJson.code, notJson.location]).toEqual(['SECRETS_INVALID', { file: at('notjson.json') }]);
-      expect(notJson.message).toContain(at('notjson.json'));
       const noReceipt = await failure(make(at('missing.tar'), secrets));
       expect([noReceipt.code, noReceipt.location]).toEqual(['ARGUMENT_INVALID', { file: at('missing.tar') }]);
       // The secrets file of another publication of the same journal: its proof names another manifest.
