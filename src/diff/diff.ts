@@ -8,7 +8,7 @@ import { FORMAT_V2, STEP_V2 } from '../record/v2.js';
 import { FORMAT_V3 } from '../record/v3.js';
 import { DiffError } from './errors.js';
 import { firstMatch, pairBlock } from './align.js';
-import { IgnoreSet, type PatternState } from './pattern.js';
+import { IgnoreSet, type PatternState } from '../pattern/pattern.js';
 import { Run, type Entry, type ProjectionSpec, type RunInput } from './run.js';
 import { FieldCollector, jsonEqual, type FieldDiff } from './values.js';
 import { blobRefOf } from '../record/markers.js';
