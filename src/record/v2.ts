@@ -227,6 +227,16 @@ export function runIdentityDefect(run: unknown): string | null {
 
 export const JOURNAL_V2: JournalFormat = {
   format: FORMAT_V2,
+  capabilities: {
+    runRecords: true,
+    fieldSalts: true,
+    parts: false,
+    erasure: false,
+    approvals: false,
+    publication: 'slots',
+    // Still written: NEW_RUN_FORMAT, so startRun, the adapters and `stepchain init` create it by default.
+    written: true,
+  },
   genesisMembers: GENESIS_MEMBERS,
   genesisDefect(g) {
     const keys = Object.keys(g).sort();

@@ -371,6 +371,15 @@ const GENESIS_MEMBERS = ['created_at', 'format', 'journal_id', 'run'] as const;
 
 export const JOURNAL_V3: JournalFormat = {
   format: FORMAT_V3,
+  capabilities: {
+    runRecords: true,
+    fieldSalts: false,
+    parts: true,
+    erasure: true,
+    approvals: true,
+    publication: 'tree',
+    written: true,
+  },
   genesisMembers: GENESIS_MEMBERS,
   genesisDefect(g) {
     const keys = Object.keys(g).sort();
