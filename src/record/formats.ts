@@ -50,8 +50,8 @@ export function capabilitiesOf(genesis: unknown): FormatCapabilities {
 }
 
 /** The format a short name names (`v2` for `stepchain/v2`), as the CLI's --format takes it, or null. */
-export function formatNamed(short: string): JournalFormat | null {
-  return journalFormat(`stepchain/${short}`);
+export function formatNamed(short: unknown): JournalFormat | null {
+  return typeof short === 'string' ? journalFormat(`stepchain/${short}`) : null;
 }
 
 /** The short name of a format (`v2`), as the CLI's --format takes it. */

@@ -1,14 +1,7 @@
 /** Verbs over a journal (a directory, a SQLite or a Postgres location): init, append, log, show, head, fork. */
 import type { StepRecord } from '../../record/seal.js';
-import {
-  isRunGenesis,
-  formatNamed,
-  NEW_RUN_FORMAT,
-  RUN_FORMATS,
-  shortName,
-  type CreatableFormat,
-  type RunFormat,
-} from '../../record/formats.js';
+import { formatNamed, isRunGenesis, NEW_RUN_FORMAT, RUN_FORMATS, shortName } from '../../record/formats.js';
+import type { CreatableFormat, RunFormat } from '../../record/formats.js';
 import { intArg } from '../args.js';
 import { EXIT_FAILED, EXIT_OK, UsageError, type Verb } from '../cli.js';
 import { parseJsonStrict, readLinesOf, readText, InputError } from '../input.js';
@@ -121,7 +114,7 @@ export const initVerb: Verb = {
     const asRun =
       values.run === true || [values.conversation, values.parent, values.agent, labels].some((v) => v !== undefined);
     const format = values.format ?? shortName(NEW_RUN_FORMAT);
-    const chosen = typeof format === 'string' ? formatNamed(format) : null;
+    const chosen = formatNamed(format);
     if (chosen === null || !chosen.capabilities.written)
       throw new UsageError(`init --format must be v1, v2 or v3 (got ${JSON.stringify(format)})`, 'init');
     if (asRun && !chosen.capabilities.runRecords)

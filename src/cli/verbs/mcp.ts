@@ -9,7 +9,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { FileStore, type FsyncMode, type Store } from '../../store/index.js';
 import { backendOf } from '../../store/scheme.js';
 import { commandApprover, startHttpProxy, startProxy, type ToolPolicy } from '../../mcp/index.js';
-import { formatNamed, NEW_RUN_FORMAT, RUN_FORMATS, shortName, type RunFormat } from '../../record/formats.js';
+import { formatNamed, NEW_RUN_FORMAT, shortName, type RunFormat } from '../../record/formats.js';
 import { intArg } from '../args.js';
 import { approverPins } from './approve-lines.js';
 import { UsageError, type Verb } from '../cli.js';
@@ -214,13 +214,9 @@ export const mcpVerb: Verb = {
       throw new UsageError(`--fsync must be always, batch or none (got ${JSON.stringify(values.fsync)})`, 'mcp');
     const labels = labelsOf(values.label, 'mcp');
     const formatArg = values.format ?? shortName(NEW_RUN_FORMAT);
-    const chosen = typeof formatArg === 'string' ? formatNamed(formatArg) : null;
-    if (chosen === null || !chosen.capabilities.runRecords)
-      throw new UsageError(
-        `--format must be ${RUN_FORMATS.map(shortName).join(' or ')} (got ${JSON.stringify(formatArg)})`,
-        'mcp',
-      );
-    const format = chosen.format as RunFormat;
+    const chosen = formatNamed(formatArg);
+    if (!chosen?.capabilities.runRecords)
+      throw new UsageError(`--format must be v2 or v3 (got ${JSON.stringify(formatArg)})`, 'mcp');
     const where = await sessionLocation(positionals[0]!, fsync, typeof values.upstream === 'string');
     const policy: ToolPolicy = {};
     const allow = list(values.allow);
@@ -270,7 +266,7 @@ export const mcpVerb: Verb = {
       ...(values['blob-threshold'] !== undefined
         ? { blobThreshold: intArg(values['blob-threshold'], '--blob-threshold', 'mcp') }
         : {}),
-      format,
+      format: chosen.format as RunFormat,
       policy,
       log,
       ...(where.locate === undefined ? {} : { locate: where.locate }),

@@ -147,7 +147,6 @@ export async function verifyJournalDir(dir: string, options: DirVerifyOptions = 
       message: `${HEAD_FILE} ${stale}; ${await whoRewrites(dir, options.staleMs ?? 10_000)}`,
       location: { file: HEAD_FILE },
     });
-
   // 6b. A stepchain/v3 journal's parts (PARTS.md §9): each referenced part once, size, digest and shape.
   const partProblems: Array<Problem<JournalProblemCode>> = [];
   // The chain's pass noted the first bucket with a part reference: none, no second pass (the common case).
