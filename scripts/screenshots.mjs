@@ -16,8 +16,7 @@ import { ensureChromium, launchOptions } from './chromium.mjs';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const lib = await import(pathToFileURL(join(root, 'dist/index.js')).href);
 const { publish } = await import(pathToFileURL(join(root, 'dist/publish.js')).href);
-const { agentRun } = await import(pathToFileURL(join(root, 'dist/demo/agent.js')).href);
-const { DEMO_POLICY } = await import(pathToFileURL(join(root, 'dist/demo/publish-stage.js')).href);
+const { agentRun, DEMO_POLICY } = await import(pathToFileURL(join(root, 'dist/demo/agent.js')).href);
 
 const work = await mkdtemp(join(tmpdir(), 'stepchain-screenshots-'));
 const browser = await chromium.launch(launchOptions(await ensureChromium()));

@@ -42,6 +42,7 @@ export {
   toolNameOf,
   type RecordProfile,
   type JournalFormat,
+  type FormatCapabilities,
   type MemberRule,
   type RuleViolation,
   type StepTexts,

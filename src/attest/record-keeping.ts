@@ -7,6 +7,7 @@
  */
 import { canonicalJson } from '../canonical/jcs.js';
 import { digestUtf8 } from '../canonical/sha256.js';
+import { APPROVAL_FORMAT, DEFAULT_FORMAT, journalFormat } from '../record/formats.js';
 
 export const RECORD_KEEPING_FORMAT = 'stepchain-record-keeping/v1';
 export const ART12_PROFILE = 'eu-ai-act-art12';
@@ -123,9 +124,9 @@ function personsOf(
   format: unknown,
   approvals: readonly ApprovalLike[] | undefined,
 ): RunRecordKeeping['persons_involved'] {
-  if (format !== 'stepchain/v3')
+  if (journalFormat(format)?.capabilities.approvals !== true)
     return {
-      source: `approval records (spec/APPROVALS.md) exist only in stepchain/v3 journals; this one is ${typeof format === 'string' ? format : 'stepchain/v1'}, so no person is named`,
+      source: `approval records (spec/APPROVALS.md) exist only in ${APPROVAL_FORMAT} journals; this one is ${typeof format === 'string' ? format : DEFAULT_FORMAT.format}, so no person is named`,
       persons: [],
     };
   const byKey = new Map<string, PersonInvolved>();

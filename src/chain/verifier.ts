@@ -15,7 +15,6 @@ import { isDigest } from '../canonical/sha256.js';
 import { formatOf, genesisDefect, genesisHash, type Genesis } from '../record/formats.js';
 import type { BlobRef } from '../record/markers.js';
 import type { JournalFormat } from '../record/profile.js';
-import { FORMAT_V3 } from '../record/v3.js';
 import { deepCheckLine } from '../record/v3/deep.js';
 import { ErasureLedger } from '../record/v3/erasure-ledger.js';
 import { ApprovalLedger, type PinnedApprover } from '../approval/ledger.js';
@@ -213,10 +212,10 @@ export class ChainVerifier {
         { ...loc, ...(facts.seq === null ? {} : { seq: facts.seq }), field: 'bind' },
       );
     }
-    if (facts.erasure === true && this.format.format === FORMAT_V3 && facts.problems.length === 0) {
+    if (facts.erasure === true && this.format.capabilities.erasure && facts.problems.length === 0) {
       (this.erasures ??= new ErasureLedger()).add(typeof text === 'string' ? text : text());
     }
-    if (this.format.format === FORMAT_V3 && facts.problems.length === 0) {
+    if (this.format.capabilities.approvals && facts.problems.length === 0) {
       if (facts.approval === true) this.approval(typeof text === 'string' ? text : text());
       else if (this.approvals?.active === true) {
         // Once the chain holds a request, every effect is checked against it (APPROVALS.md §5 steps 3–4). Only
@@ -227,7 +226,7 @@ export class ChainVerifier {
     }
     if (
       this.options.deep === true &&
-      this.format.format === FORMAT_V3 &&
+      this.format.capabilities.parts &&
       facts.problems.length === 0 &&
       facts.publicForm !== true
     ) {

@@ -1,4 +1,5 @@
 /** How the CLI names a run's identity (spec/FORMAT.md §11.2): `--label k=v` options, and one line for people. */
+import { capabilitiesOf } from '../record/formats.js';
 import type { GenesisV2, RunEntry } from '../index.js';
 import { UsageError } from './cli.js';
 import { inline } from './safe-text.js';
@@ -32,7 +33,7 @@ export function describeIdentity(e: Pick<RunEntry, 'run'>): string {
 
 /** One line naming a run journal's identity (for log and verify), or null for a v1 journal. */
 export function identityLine(genesis: { format: string }): string | null {
-  if (genesis.format !== 'stepchain/v2' && genesis.format !== 'stepchain/v3') return null;
+  if (!capabilitiesOf(genesis).runRecords) return null;
   const g = genesis as GenesisV2;
   const rest = describeIdentity(g);
   return `run ${inline(g.journal_id)}${rest ? ` (${rest})` : ''}, created ${inline(g.created_at)}`;

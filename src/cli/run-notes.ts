@@ -8,8 +8,7 @@
  */
 import type { Store, StoredLine } from '../index.js';
 import { emptyState, foldLine, pendingOf, stepIdOf, type BoundaryAnomaly } from '../record/run-state.js';
-import { FORMAT_V2 } from '../record/v2.js';
-import { FORMAT_V3 } from '../record/v3.js';
+import { journalFormat } from '../record/formats.js';
 import { inline } from './safe-text.js';
 import type { Output } from './output.js';
 
@@ -21,7 +20,7 @@ export interface RunNote {
 
 /** Whether a journal of this format has run notes: stepchain/v2 and stepchain/v3 runs, whose stored lines are their records. */
 export function hasRunNotes(format: string | undefined): boolean {
-  return format === FORMAT_V2 || format === FORMAT_V3;
+  return journalFormat(format)?.capabilities.runRecords === true;
 }
 
 /**

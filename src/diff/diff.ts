@@ -3,12 +3,11 @@
  * by their equality keys (§5.1), and when they part aligns a bounded window of upcoming keys (§5.2) to tell
  * changed steps from inserted and deleted ones. Memory is O(window) steps per run, whatever the length.
  */
-import { DEFAULT_FORMAT } from '../record/formats.js';
-import { FORMAT_V2, STEP_V2 } from '../record/v2.js';
-import { FORMAT_V3 } from '../record/v3.js';
+import { DEFAULT_FORMAT, capabilitiesOf } from '../record/formats.js';
+import { STEP_V2 } from '../record/v2.js';
 import { DiffError } from './errors.js';
 import { firstMatch, pairBlock } from './align.js';
-import { IgnoreSet, type PatternState } from './pattern.js';
+import { IgnoreSet, type PatternState } from '../pattern/pattern.js';
 import { Run, type Entry, type ProjectionSpec, type RunInput } from './run.js';
 import { FieldCollector, jsonEqual, type FieldDiff } from './values.js';
 import { blobRefOf } from '../record/markers.js';
@@ -168,9 +167,7 @@ export async function diff(a: RunInput, b: RunInput, options: DiffOptions = {}):
  */
 export function isRunJournal(x: RunInput): boolean {
   const genesis = x !== null && typeof x === 'object' ? (x as { genesis?: { format?: unknown } }).genesis : undefined;
-  return (
-    typeof genesis === 'object' && genesis !== null && (genesis.format === FORMAT_V2 || genesis.format === FORMAT_V3)
-  );
+  return typeof genesis === 'object' && genesis !== null && capabilitiesOf(genesis).runRecords;
 }
 
 class Engine {

@@ -14,9 +14,9 @@ export {
 } from './diff.js';
 export { DiffError, type DiffErrorCode } from './errors.js';
 export { summarize, formatDiff, describeField, dottedPath, shorten, type SummaryOptions } from './summary.js';
-export { compilePattern, patternFor } from './pattern.js';
+export { compilePattern, patternFor } from '../pattern/pattern.js';
 export type { FieldDiff, FieldChangeKind } from './values.js';
 export type { RunInput } from './run.js';
 export { VOLATILE_PATTERNS } from './volatile.js';
 export { FieldCollector, prune, PRUNED } from './values.js';
-export { IgnoreSet } from './pattern.js';
+export { IgnoreSet } from '../pattern/pattern.js';

@@ -12,7 +12,7 @@ import type { StepRecord } from '../record/seal.js';
 import type { ChainSource } from '../chain/source.js';
 import { DiffError } from './errors.js';
 import { KeyError, equalityKey } from './key.js';
-import type { IgnoreSet, PatternState } from './pattern.js';
+import type { IgnoreSet, PatternState } from '../pattern/pattern.js';
 import { PRUNED, prune } from './values.js';
 
 /** A run: what `diff` accepts on either side. */

@@ -6,7 +6,7 @@
 import { escapeToken } from '../canonical/pointer.js';
 import type { Json, JsonObject } from '../canonical/json.js';
 import { isMarker } from '../record/markers.js';
-import type { IgnoreSet, PatternState } from './pattern.js';
+import type { IgnoreSet, PatternState } from '../pattern/pattern.js';
 
 export type FieldChangeKind = 'changed' | 'added' | 'removed' | 'type-changed';
 

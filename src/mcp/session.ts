@@ -12,6 +12,7 @@ import type {
   ApprovalRequest,
   ApprovalOutcome,
 } from '../runtime/index.js';
+import { journalFormat, type RunFormat } from '../record/formats.js';
 import { startRun } from '../runtime/index.js';
 import type { Store } from '../store/types.js';
 
@@ -33,7 +34,7 @@ export interface SessionOptions {
    * The run journal's format (default the runtime's, stepchain/v2). Approval records (spec/MCP.md §5.1) need
    * stepchain/v3: on a v2 run a call held for approval is recorded as before, by tool.updated and tool.failed.
    */
-  format?: 'stepchain/v2' | 'stepchain/v3';
+  format?: RunFormat;
   /** Where the proxy says what it does and what went wrong (standard error). */
   log: (line: string) => void;
   /** The location of a run of this store, as `stepchain approve` takes it (named to an approver); none when unknown. */
@@ -181,7 +182,7 @@ export class SessionRecorder {
 
   /** Whether held calls are recorded as approval records (a stepchain/v3 run; spec/MCP.md §5.1). */
   get approvalRecords(): boolean {
-    return this.options.format === 'stepchain/v3';
+    return journalFormat(this.options.format)?.capabilities.approvals === true;
   }
 
   /** Where an approver finds this session's run (for `stepchain approve`), or null when unknown. */

@@ -13,7 +13,7 @@ import type { StoredLine } from '../chain/source.js';
 import { ChainVerifier, type VerifiedLine } from '../chain/verifier.js';
 import type { Json } from '../canonical/json.js';
 import { fetchBlob as fetchChecked } from '../record/blobs.js';
-import { genesisHash, type Genesis } from '../record/formats.js';
+import { capabilitiesOf, genesisHash, type Genesis } from '../record/formats.js';
 import { signManifest } from './dsse.js';
 import { ReceiptError } from './errors.js';
 import { keyIdOf, parsePrivateKey } from './keys.js';
@@ -108,7 +108,7 @@ export async function planReceipt(input: ReceiptWriterInput): Promise<ReceiptPla
     .map(([digest, size]) => ({ digest, size }))
     .sort((a, b) => (a.digest < b.digest ? -1 : 1));
   // A v3 journal without a part source still has its references checked: a receipt missing its parts is never written.
-  const partSource = input.parts ?? (input.genesis.format === 'stepchain/v3' ? async () => null : null);
+  const partSource = input.parts ?? (capabilitiesOf(input.genesis).parts ? async () => null : null);
   const partList = input.partList ?? (partSource ? await collectParts(input.lines(), from, to, partSource) : []);
   const entries = 2 + measured.chain.length + blobList.length + partList.length;
   if (entries > MAX_ENTRIES)

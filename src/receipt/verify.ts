@@ -25,8 +25,7 @@ import { ProblemList } from '../chain/problems.js';
 import type { ChainProblemCode, ChainReport, ProblemLocation } from '../chain/report.js';
 import { pinHeld, settleVerdict, type VerdictFields } from '../chain/verdict.js';
 import { ChainVerifier, type VerifiedLine } from '../chain/verifier.js';
-import { formatOf, genesisHash, type Genesis } from '../record/formats.js';
-import { FORMAT_V2 } from '../record/v2.js';
+import { capabilitiesOf, DEFAULT_FORMAT, formatOf, genesisHash, type Genesis } from '../record/formats.js';
 import { emptyState, foldLine, type RunState } from '../record/run-state.js';
 import { describe } from './describe.js';
 import { InflateError, openArchive, type ByteInput } from './inflate.js';
@@ -357,12 +356,11 @@ class ReceiptVerification {
     this.expected = entryNames(m, signed);
     this.next = signed ? 2 : 1;
     for (const b of m.blobs) this.listed.set(b.digest, { size: b.size, referenced: null });
-    this.parts =
-      m.genesis.format === 'stepchain/v3' ? new ReceiptParts(partListOf(m), this.options.onPublicPart) : null;
+    this.parts = capabilitiesOf(m.genesis).parts ? new ReceiptParts(partListOf(m), this.options.onPublicPart) : null;
     if (this.parts === null && PARTS_MEMBER in m)
       this.add(
         'MANIFEST_INVALID',
-        `the manifest lists parts, which only a stepchain/v3 receipt has (this one is ${m.genesis.format ?? 'stepchain/v1'})`,
+        `the manifest lists parts, which only a stepchain/v3 receipt has (this one is ${m.genesis.format ?? DEFAULT_FORMAT.format})`,
         { file: MANIFEST_NAME, path: '/parts' },
       );
     if (m.range.from === 0 && m.range.prev_hash !== genesisHash(m.genesis)) {
@@ -372,7 +370,8 @@ class ReceiptVerification {
         { file: MANIFEST_NAME, path: '/range/prev_hash' },
       );
     }
-    this.run = m.genesis.format === FORMAT_V2 ? emptyState() : null;
+    // The run statements fold the stored lines; a format whose values may stand in parts is not described.
+    this.run = capabilitiesOf(m.genesis).runRecords && !capabilitiesOf(m.genesis).parts ? emptyState() : null;
     this.chain = new ChainFeeder(
       new ChainVerifier({
         // A partial range starts at its prev_hash, but its lines are still checked by the profiles of the
@@ -576,7 +575,7 @@ class ReceiptVerification {
       // The chain's notices (APPROVAL_UNCHECKED, APPROVER_UNPINNED, VALUE_ERASED, …) are the receipt's too: a
       // receipt says no less than the journal it was made from.
       // (KIND_UNCHECKED is left out: a receipt's own verdict says what it does not check.)
-      if (r.manifest?.genesis.format === 'stepchain/v3')
+      if (r.manifest && (capabilitiesOf(r.manifest.genesis).approvals || capabilitiesOf(r.manifest.genesis).erasure))
         for (const w of cr.warnings) if (w.code !== 'KIND_UNCHECKED') r.warnings.push(w);
       // After a fatal problem the chain was cut short; its missing head says nothing new.
       for (const p of cr.problems)

@@ -8,7 +8,7 @@ import { isObject } from '../canonical/json.js';
 import { digestUtf8 } from '../canonical/sha256.js';
 import { RecordError } from './errors.js';
 import { formatTimestamp, newStepId } from './fields.js';
-import type { JournalFormat, RecordProfile } from './profile.js';
+import type { FormatCapabilities, JournalFormat, RecordProfile } from './profile.js';
 import { FORMAT_V1, JOURNAL_V1, type GenesisV1 } from './v1.js';
 import { FORMAT_V2, JOURNAL_V2, type GenesisV2, type RunIdentity } from './v2.js';
 import { FORMAT_V3, JOURNAL_V3, type GenesisV3 } from './v3.js';
@@ -23,10 +23,49 @@ export const JOURNAL_FORMAT = FORMAT_V1;
  * The format of new run journals (startRun, the adapters) and of `stepchain init`'s plain journals: the one
  * constant that decides it, so making `stepchain/v3` the default is this one change.
  */
-export const NEW_RUN_FORMAT: typeof FORMAT_V2 | typeof FORMAT_V3 = FORMAT_V2;
+export const NEW_RUN_FORMAT: RunFormat = FORMAT_V2;
+
+/** A run journal's format (FORMAT §11, §14): what startRun, the adapters and the MCP proxy may be asked for. */
+export type RunFormat = typeof FORMAT_V2 | typeof FORMAT_V3;
+
+/** The formats whose genesis names a run, in FORMATS order (the stores' run listings select by them). */
+export const RUN_FORMATS: readonly RunFormat[] = FORMATS.filter((f) => f.capabilities.runRecords).map(
+  (f) => f.format as RunFormat,
+);
+
+/** The format that holds approval records (spec/APPROVALS.md): what a message tells a caller to create. */
+export const APPROVAL_FORMAT: RunFormat = FORMAT_V3;
+
+/** Whether a value names a run journal's format. */
+export function isRunFormat(format: unknown): format is RunFormat {
+  return (RUN_FORMATS as readonly unknown[]).includes(format);
+}
+
+/**
+ * What the journal of this genesis can hold (FormatCapabilities). A genesis of no format this verifier reads
+ * gets the default format's, which hold nothing beyond plain steps: the journal's check reports the genesis.
+ */
+export function capabilitiesOf(genesis: unknown): FormatCapabilities {
+  return formatOf(genesis).capabilities;
+}
+
+/** The format a short name names (`v2` for `stepchain/v2`), as the CLI's --format takes it, or null. */
+export function formatNamed(short: unknown): JournalFormat | null {
+  return typeof short === 'string' ? journalFormat(`stepchain/${short}`) : null;
+}
+
+/** The short name of a format (`v2`), as the CLI's --format takes it. */
+export function shortName(format: string): string {
+  return format.slice(format.indexOf('/') + 1);
+}
 
 /** A journal's genesis object (FORMAT §6.1, §11.1). */
 export type Genesis = GenesisV1 | GenesisV2 | GenesisV3;
+
+/** Whether a genesis is a run journal's (it names a run: FORMAT §11.1), by its format's capabilities. */
+export function isRunGenesis(genesis: Genesis): genesis is GenesisV2 | GenesisV3 {
+  return formatOf(genesis).capabilities.runRecords;
+}
 
 /** The format a genesis `format` value names, or null when this verifier does not read it. */
 export function journalFormat(format: unknown): JournalFormat | null {

@@ -18,6 +18,7 @@ export {
   stepHashWithout,
   type RecordProfile,
   type JournalFormat,
+  type FormatCapabilities,
   type MemberRule,
   type RuleViolation,
   type StepTexts,

@@ -85,9 +85,36 @@ export interface RecordProfile {
   toolName(record: Readonly<Record<string, unknown>>): string | null;
 }
 
+/**
+ * What a journal format can hold (spec/FORMAT.md §10). Code outside record/ asks these instead of comparing
+ * the genesis `format` string, so format knowledge stays here (test/architecture.test.ts holds it).
+ */
+export interface FormatCapabilities {
+  /** The genesis names a run and records carry kind, ref and error (FORMAT §11, spec/RUNS.md): a run journal. */
+  readonly runRecords: boolean;
+  /** Each content field is hashed through a salted slot commitment under a record salt (FORMAT §12). */
+  readonly fieldSalts: boolean;
+  /** Every member is committed from a record seed, and values may stand in content-addressed parts (FORMAT §14). */
+  readonly parts: boolean;
+  /** A record may be sealed: its values erased, its hash kept (spec/ERASURE.md). */
+  readonly erasure: boolean;
+  /** The chain may hold approval records (spec/APPROVALS.md). */
+  readonly approvals: boolean;
+  /**
+   * How a receipt is published with values withheld (spec/REDACTION.md): `reanchored`, a new chain whose
+   * anchor names the original head (a v1 record hashes raw values); `slots`, against the journal's own head by
+   * opening salted slots (stepchain-redaction/v3); `tree`, by the committed tree (stepchain-redaction/v4).
+   */
+  readonly publication: 'reanchored' | 'slots' | 'tree';
+  /** Whether new journals are created in this format; false: read only, its write path frozen (FORMAT §10). */
+  readonly written: boolean;
+}
+
 export interface JournalFormat {
   /** The genesis `format` value that selects this format (FORMAT §6.1, §10). */
   readonly format: string;
+  /** What a journal of this format can hold: asked instead of the format string. */
+  readonly capabilities: FormatCapabilities;
   /** The genesis object's members, in UTF-16 order. */
   readonly genesisMembers: readonly string[];
   /** Why a genesis object whose `format` names this format breaks its rules, or null. */

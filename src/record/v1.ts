@@ -147,6 +147,16 @@ const GENESIS_MEMBERS = ['created_at', 'format', 'journal_id'] as const;
 
 export const JOURNAL_V1: JournalFormat = {
   format: FORMAT_V1,
+  capabilities: {
+    runRecords: false,
+    fieldSalts: false,
+    parts: false,
+    erasure: false,
+    approvals: false,
+    publication: 'reanchored',
+    // Still written: store.create() without a run or format, `stepchain init --format v1`, the testing kit.
+    written: true,
+  },
   genesisMembers: GENESIS_MEMBERS,
   genesisDefect(g) {
     const keys = Object.keys(g).sort();

@@ -195,6 +195,17 @@ export const MAX_LABELS = 64;
 export const MAX_LABEL_VALUE = 1024;
 export const MAX_AGENT_NAME = 256;
 
+/** Why a run journal's genesis (v2 and v3: the same members, FORMAT §11.1, §14) breaks its rules, or null. */
+export function runGenesisDefect(format: string, g: Record<string, unknown>): string | null {
+  const keys = Object.keys(g).sort();
+  if (keys.join(',') !== GENESIS_MEMBERS.join(',')) {
+    return `a ${format} genesis must have exactly the members created_at, format, journal_id, run (found ${keys.join(', ') || 'none'})`;
+  }
+  if (!isValidId(g.journal_id)) return 'genesis journal_id must be 1–128 characters from [A-Za-z0-9._:-]';
+  if (!isValidTimestamp(g.created_at)) return 'genesis created_at must be an RFC 3339 UTC timestamp with milliseconds';
+  return runIdentityDefect(g.run);
+}
+
 /** Why a run identity breaks FORMAT §11.1, or null. */
 export function runIdentityDefect(run: unknown): string | null {
   if (!isObject(run)) return 'genesis run must be a JSON object';
@@ -227,17 +238,18 @@ export function runIdentityDefect(run: unknown): string | null {
 
 export const JOURNAL_V2: JournalFormat = {
   format: FORMAT_V2,
-  genesisMembers: GENESIS_MEMBERS,
-  genesisDefect(g) {
-    const keys = Object.keys(g).sort();
-    if (keys.join(',') !== GENESIS_MEMBERS.join(',')) {
-      return `a stepchain/v2 genesis must have exactly the members created_at, format, journal_id, run (found ${keys.join(', ') || 'none'})`;
-    }
-    if (!isValidId(g.journal_id)) return 'genesis journal_id must be 1–128 characters from [A-Za-z0-9._:-]';
-    if (!isValidTimestamp(g.created_at))
-      return 'genesis created_at must be an RFC 3339 UTC timestamp with milliseconds';
-    return runIdentityDefect(g.run);
+  capabilities: {
+    runRecords: true,
+    fieldSalts: true,
+    parts: false,
+    erasure: false,
+    approvals: false,
+    publication: 'slots',
+    // Still written: NEW_RUN_FORMAT, so startRun, the adapters and `stepchain init` create it by default.
+    written: true,
   },
+  genesisMembers: GENESIS_MEMBERS,
+  genesisDefect: (g) => runGenesisDefect(FORMAT_V2, g),
   records: [STEP_V2, STEP_V2_PUBLIC],
   // A public-form record carries `salts` (REDACTION.md §12.2); every other record is read as the stored form.
   select: (member) => (member('salts') !== undefined ? STEP_V2_PUBLIC : STEP_V2),

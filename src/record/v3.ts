@@ -16,7 +16,7 @@
 import { isObject, type Json } from '../canonical/json.js';
 import { canonicalValue } from '../canonical/value.js';
 import { digestUtf8, toHex } from '../canonical/sha256.js';
-import { isValidId, isValidTimestamp } from './fields.js';
+import { isValidId } from './fields.js';
 import { SEQ_RULE, STEP_ID_RULE, TS_RULE, digestRule, envelope, invalid } from './rules.js';
 import {
   keyOfRecord,
@@ -28,7 +28,7 @@ import {
   type RecordProfile,
   type StepTexts,
 } from './profile.js';
-import { runIdentityDefect, type RunIdentity } from './v2.js';
+import { runGenesisDefect, type RunIdentity } from './v2.js';
 import { toolNameOf } from './v1.js';
 import { commitRecordTexts } from './v3/commit-texts.js';
 import {
@@ -371,17 +371,17 @@ const GENESIS_MEMBERS = ['created_at', 'format', 'journal_id', 'run'] as const;
 
 export const JOURNAL_V3: JournalFormat = {
   format: FORMAT_V3,
-  genesisMembers: GENESIS_MEMBERS,
-  genesisDefect(g) {
-    const keys = Object.keys(g).sort();
-    if (keys.join(',') !== GENESIS_MEMBERS.join(',')) {
-      return `a stepchain/v3 genesis must have exactly the members created_at, format, journal_id, run (found ${keys.join(', ') || 'none'})`;
-    }
-    if (!isValidId(g.journal_id)) return 'genesis journal_id must be 1–128 characters from [A-Za-z0-9._:-]';
-    if (!isValidTimestamp(g.created_at))
-      return 'genesis created_at must be an RFC 3339 UTC timestamp with milliseconds';
-    return runIdentityDefect(g.run);
+  capabilities: {
+    runRecords: true,
+    fieldSalts: false,
+    parts: true,
+    erasure: true,
+    approvals: true,
+    publication: 'tree',
+    written: true,
   },
+  genesisMembers: GENESIS_MEMBERS,
+  genesisDefect: (g) => runGenesisDefect(FORMAT_V3, g),
   records: [STEP_V3, STEP_V3_PUBLIC, STEP_V3_SEALED],
   // A public-form record carries `bind` and `secrets` (no seed); a sealed one (erasure) `bind` and `keys`; every other record is read as the stored form.
   select: (member) =>

@@ -70,7 +70,7 @@ export async function planCommittedPublication(
   const head = await source.head();
   if (head === null) throw new RedactError('SOURCE_INVALID', 'the journal holds no step; there is nothing to publish');
   const format = formatOf(source.genesis);
-  if (format.records.length < 2)
+  if (format.capabilities.publication === 'reanchored')
     throw sourceInvalid(`a ${format.format} journal has no public form; publish it with planPublication (re-anchored)`);
   const envelope = envelopeCheck(policy);
   envelope(source.genesis as unknown as Json, 'the genesis', {});

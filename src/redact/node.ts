@@ -34,7 +34,6 @@ import { compilePolicy, parsePolicyText, type Policy, type PolicyDocument } from
 import { planPublication, type Publication } from './publish.js';
 import { planCommittedPublication } from './commit-publish.js';
 import { planV3Publication } from './v3-publish.js';
-import { FORMAT_V3 } from '../record/v3.js';
 import { formatOf } from '../record/formats.js';
 import {
   publishedReceiptHooks,
@@ -174,8 +173,9 @@ export async function publish(source: ChainSource, options: PublishOptions): Pro
         location: { file: options.secretsOut },
       });
   }
-  if (formatOf(source.genesis).format === FORMAT_V3) return publishV3(source, options);
-  if (formatOf(source.genesis).records.length > 1) return publishCommitted(source, options);
+  const scheme = formatOf(source.genesis).capabilities.publication;
+  if (scheme === 'tree') return publishV3(source, options);
+  if (scheme === 'slots') return publishCommitted(source, options);
   const pub = await preparePublication(source, options);
   let wroteSecrets = false;
   if (options.secretsOut !== undefined) {

@@ -74,10 +74,12 @@ export async function openSlot(
 ): Promise<SlotOpening> {
   const format = formatOf(source.genesis);
   const stored = format.records[0]!;
-  if (format.records.length < 2 || !stored.redactable.includes(slot)) {
+  // A format published re-anchored (v1) hashes raw values: its records have no slots to open.
+  const slotted = format.capabilities.publication !== 'reanchored';
+  if (!slotted || !stored.redactable.includes(slot)) {
     throw new RedactError(
       'ARGUMENT_INVALID',
-      `${slot} is not a slot of a ${format.format} record (slots: ${format.records.length < 2 ? 'none' : stored.redactable.join(', ')})`,
+      `${slot} is not a slot of a ${format.format} record (slots: ${!slotted ? 'none' : stored.redactable.join(', ')})`,
     );
   }
   let text: string | null = null;

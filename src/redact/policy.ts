@@ -11,7 +11,7 @@ import type { Json } from '../canonical/json.js';
 import { isObject, isSeq } from '../canonical/json.js';
 import { isValidId } from '../record/fields.js';
 import { DEFAULT_FORMAT, REDACTABLE_MEMBERS } from '../record/formats.js';
-import { IgnoreSet, compilePattern } from '../diff/pattern.js';
+import { IgnoreSet, compilePattern } from '../pattern/pattern.js';
 import { DETECTORS, DETECTOR_IDS } from './detectors.js';
 import { PolicyError, type PolicyErrorCode } from './errors.js';
 

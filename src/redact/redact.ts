@@ -19,7 +19,7 @@ import type { Json, JsonObject } from '../canonical/json.js';
 import { DEFAULT_FORMAT } from '../record/formats.js';
 import { REDACTED_MARKER } from '../record/markers.js';
 import type { RecordProfile } from '../record/profile.js';
-import type { PatternState } from '../diff/pattern.js';
+import type { PatternState } from '../pattern/pattern.js';
 import { commitment, type SaltSource } from './commit.js';
 import { findSecrets, placeholder } from './detectors.js';
 import type { CompiledRule, Policy } from './policy.js';

@@ -16,7 +16,6 @@ import type { ChainSource, StoredLine } from '../chain/source.js';
 import { ChainVerifier } from '../chain/verifier.js';
 import { formatOf } from '../record/formats.js';
 import { stepHashWithout } from '../record/profile.js';
-import { FORMAT_V3 } from '../record/v3.js';
 import { planReceipt, type ReceiptPlan } from '../receipt/writer.js';
 import { RedactError } from './errors.js';
 import { COMMITTED_PUBLICATION_FORMAT_V3, type PublicationBlockV3 } from './publication.js';
@@ -72,7 +71,7 @@ export async function planV3Publication(source: ChainSource, options: PublishCor
   const { policy } = options;
   const head = await source.head();
   if (head === null) throw new RedactError('SOURCE_INVALID', 'the journal holds no step; there is nothing to publish');
-  if (formatOf(source.genesis).format !== FORMAT_V3)
+  if (formatOf(source.genesis).capabilities.publication !== 'tree')
     throw sourceInvalid(
       `a ${String((source.genesis as { format?: unknown }).format)} journal is not published by the v3 publisher`,
     );

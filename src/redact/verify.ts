@@ -29,7 +29,6 @@ import { anchorDefect, redactionsDefect, type AnchorBlock, type Declaration } fr
 import { COMMITTED_PUBLICATION_FORMAT_V3, publicationDefect, type PublicationBlock } from './publication.js';
 import { V3PublicationChecks, isV3PublicLine, v3DeclarationsDefect } from './v3-verify.js';
 import type { PublicPartFile } from '../record/v3/public-part.js';
-import { FORMAT_V3 } from '../record/v3.js';
 import { viewSlots } from './unbound.js';
 import { describePublication } from './describe.js';
 
@@ -455,13 +454,14 @@ class PublicationChecks {
         'the manifest has no redactions list: this is not a published (redacted) receipt',
         '/redactions',
       );
-    if (formatOf(m.genesis).records.length < 2)
+    const scheme = formatOf(m.genesis).capabilities.publication;
+    if (scheme === 'reanchored')
       add(
         'ANCHOR_INVALID',
         `a ${String(m.genesis.format)} chain hashes raw values, so it cannot be published against its own head; publish it re-anchored (anchor block)`,
         '/publication',
       );
-    else if ((m.genesis.format === FORMAT_V3) !== (this.publication!.format === COMMITTED_PUBLICATION_FORMAT_V3)) {
+    else if ((scheme === 'tree') !== (this.publication!.format === COMMITTED_PUBLICATION_FORMAT_V3)) {
       add(
         'ANCHOR_INVALID',
         `a ${String(m.genesis.format)} journal is not published as ${this.publication!.format}: stepchain/v3 journals are published as ${COMMITTED_PUBLICATION_FORMAT_V3}, stepchain/v2 journals as stepchain-redaction/v3`,

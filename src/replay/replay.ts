@@ -9,7 +9,7 @@ import type { ChainSource } from '../chain/source.js';
 import { describeLocation, type ChainReport } from '../chain/report.js';
 import { IgnoreSet, VOLATILE_PATTERNS, type FieldDiff } from '../diff/index.js';
 import { dottedPath, renderValue } from '../diff/summary.js';
-import { FORMAT_V2 } from '../record/v2.js';
+import { capabilitiesOf } from '../record/formats.js';
 import { readCassette, type Cassette, type RecordedOutcome } from './cassette.js';
 import { ReplayError } from './errors.js';
 import {
@@ -121,7 +121,10 @@ async function verified(source: ReplaySource, expectHead: string | undefined): P
       { hint: 'the recording changed since it was pinned' },
     );
   }
-  if (source.genesis.format !== FORMAT_V2)
+  // Replay reads a run's model and tool records from its stored lines; a format whose values may stand in
+  // parts (stepchain/v3) is not replayed yet.
+  const caps = capabilitiesOf(source.genesis);
+  if (!caps.runRecords || caps.parts)
     throw new ReplayError(
       'REPLAY_UNVERIFIED',
       `journal ${where} is not a run journal (format ${source.genesis.format}); replay reads the model and tool records of stepchain/v2`,

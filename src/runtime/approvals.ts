@@ -6,6 +6,7 @@
 import type { Json } from '../canonical/json.js';
 import type { ApprovalEntry, ApproverFacts } from '../approval/ledger.js';
 import type { ApprovalStatement, DecisionMeta } from '../approval/records.js';
+import { APPROVAL_FORMAT, shortName } from '../record/formats.js';
 import { RuntimeError } from './errors.js';
 
 /** A request as requestApproval returns it: what to pass to awaitApproval and beginTool. */
@@ -80,9 +81,9 @@ export function outcomeOf(e: ApprovalEntry): ApprovalOutcome | null {
 export function approvalFormatError(runId: string, format: string): RuntimeError {
   return new RuntimeError(
     'APPROVAL_FORMAT',
-    `run ${runId} is a ${format} journal: approval records exist only in stepchain/v3 journals`,
+    `run ${runId} is a ${format} journal: approval records exist only in ${APPROVAL_FORMAT} journals`,
     {
-      hint: "create the journal with `stepchain init --format v3` (or startRun(store, { format: 'stepchain/v3' }))",
+      hint: `create the journal with \`stepchain init --format ${shortName(APPROVAL_FORMAT)}\` (or startRun(store, { format: '${APPROVAL_FORMAT}' }))`,
     },
   );
 }

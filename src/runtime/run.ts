@@ -15,8 +15,8 @@
 import type { Json, JsonObject } from '../canonical/json.js';
 import type { StepInput } from '../record/input.js';
 import type { StepRecord } from '../record/seal.js';
-import { FORMAT_V2, type GenesisV2, type RunIdentity, type StepRecordV2 } from '../record/v2.js';
-import { FORMAT_V3 } from '../record/v3.js';
+import { capabilitiesOf, RUN_FORMATS } from '../record/formats.js';
+import type { GenesisV2, RunIdentity, StepRecordV2 } from '../record/v2.js';
 import { StepchainError } from '../errors.js';
 import type { AppendResult, Journal } from '../store/types.js';
 import { RuntimeError } from './errors.js';
@@ -288,10 +288,10 @@ export class Run {
 
   constructor(journal: Journal, options: RunOpenOptions = {}) {
     this.savedUsable = options.savedState !== false;
-    if (journal.genesis.format !== FORMAT_V2 && journal.genesis.format !== FORMAT_V3) {
+    if (!capabilitiesOf(journal.genesis).runRecords) {
       throw new RuntimeError(
         'NOT_A_RUN',
-        `journal ${JSON.stringify(journal.id)} is a ${journal.genesis.format} journal, not a run (stepchain/v2 or stepchain/v3)`,
+        `journal ${JSON.stringify(journal.id)} is a ${journal.genesis.format} journal, not a run (${RUN_FORMATS.join(' or ')})`,
         {
           hint: 'create run journals with startRun (or stepchain init --run)',
         },
@@ -546,7 +546,7 @@ export class Run {
         `run ${this.runId}: an effect begun for approval request ${JSON.stringify(approvalId)} carries no summary: the approver saw the call's name and arguments only (APPROVALS.md §4)`,
       );
     }
-    if (approvalId !== undefined || this.journal.genesis.format === FORMAT_V3) await this.approvalsRead();
+    if (approvalId !== undefined || capabilitiesOf(this.journal.genesis).approvals) await this.approvalsRead();
     const digest = this.approvalBook === null ? '' : presentedDigest({ name: options.name, arguments: args });
     // The record of the last decision that let an append go ahead: once sent, it is what this Run re-sends.
     let sent: RunStep | undefined;
@@ -647,7 +647,7 @@ export class Run {
 
   /** Reads the run's approval records (the whole chain, once; then fold keeps them) to the chain's end. */
   private approvalsRead(): Promise<ApprovalLedger> {
-    if (this.journal.genesis.format !== FORMAT_V3)
+    if (!capabilitiesOf(this.journal.genesis).approvals)
       return Promise.reject(approvalFormatError(this.runId, this.journal.genesis.format));
     return this.inTurn(async () => {
       await this.catchUp();
@@ -675,7 +675,8 @@ export class Run {
     call: { name: string; args?: unknown },
     options: RequestApprovalOptions = {},
   ): Promise<ApprovalRequest> {
-    if (this.journal.genesis.format !== FORMAT_V3) throw approvalFormatError(this.runId, this.journal.genesis.format);
+    if (!capabilitiesOf(this.journal.genesis).approvals)
+      throw approvalFormatError(this.runId, this.journal.genesis.format);
     if (call === null || typeof call !== 'object' || typeof call.name !== 'string' || call.name.length === 0)
       throw optionError("requestApproval needs { name: the tool's name, args }");
     const presented = { name: call.name, arguments: toJournalValue(call.args, { field: 'input/presented/arguments' }) };

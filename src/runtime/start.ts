@@ -3,7 +3,7 @@
  * genesis and its run.started record, or an existing one opened with its state read from the journal.
  */
 import { isValidId } from '../record/fields.js';
-import { NEW_RUN_FORMAT } from '../record/formats.js';
+import { isRunFormat, NEW_RUN_FORMAT, RUN_FORMATS, type RunFormat } from '../record/formats.js';
 import type { RunIdentity } from '../record/v2.js';
 import { StepchainError } from '../errors.js';
 import type { CreateOptions, Journal, Store } from '../store/types.js';
@@ -38,7 +38,7 @@ export interface StartRunOptions {
   input?: unknown;
   createdAt?: Date | string;
   /** The run journal's format: `stepchain/v2`, or `stepchain/v3` (FORMAT §14). Default: NEW_RUN_FORMAT. */
-  format?: 'stepchain/v2' | 'stepchain/v3';
+  format?: RunFormat;
   segmentBytes?: number;
   blobThreshold?: number;
 }
@@ -76,8 +76,10 @@ export async function startRun(store: Store, options: StartRunOptions = {}): Pro
   const inside = options.parentRunId === undefined ? enclosingRun() : undefined;
   const identity = inside !== undefined ? { ...options, parentRunId: inside } : options;
   const format = options.format ?? NEW_RUN_FORMAT;
-  if (format !== 'stepchain/v2' && format !== 'stepchain/v3')
-    throw optionError(`format ${JSON.stringify(format)} must be "stepchain/v2" or "stepchain/v3"`);
+  if (!isRunFormat(format))
+    throw optionError(
+      `format ${JSON.stringify(format)} must be ${RUN_FORMATS.map((f) => JSON.stringify(f)).join(' or ')}`,
+    );
   const create: CreateOptions = { journalId: runId, run: runIdentity(identity), format };
   if (options.createdAt !== undefined) create.createdAt = options.createdAt;
   if (options.segmentBytes !== undefined) create.segmentBytes = options.segmentBytes;

@@ -13,7 +13,7 @@
 import type { Json } from '../canonical/json.js';
 import { describeLocation } from '../chain/report.js';
 import { ChainVerifier } from '../chain/verifier.js';
-import { formatOf, genesisHash, writerProfile } from '../record/formats.js';
+import { capabilitiesOf, formatOf, genesisHash, writerProfile, type CreatableFormat } from '../record/formats.js';
 import type { StepInput } from '../record/input.js';
 import type { RunIdentity } from '../record/v2.js';
 import type { StepRecord } from '../record/seal.js';
@@ -183,10 +183,8 @@ async function targetJournal(
     journalId: source.genesis.journal_id,
     createdAt: source.genesis.created_at,
     // The genesis is copied whole: its format and, for v2, the run identity (FORMAT §11.2).
-    format: source.genesis.format as 'stepchain/v1' | 'stepchain/v2' | 'stepchain/v3',
-    ...(source.genesis.format === 'stepchain/v2' || source.genesis.format === 'stepchain/v3'
-      ? { run: (source.genesis as { run: RunIdentity }).run }
-      : {}),
+    format: source.genesis.format as CreatableFormat,
+    ...(capabilitiesOf(source.genesis).runRecords ? { run: (source.genesis as { run: RunIdentity }).run } : {}),
     segmentBytes: source.config.segmentBytes,
     blobThreshold: source.config.blobThreshold,
   };

@@ -9,7 +9,7 @@ import { afterOf, appendManyOf } from './append.js';
 import { isDigest } from '../canonical/sha256.js';
 import type { ChainHead, SeqRange, StoredLine } from '../chain/source.js';
 import { formatTimestamp } from '../record/fields.js';
-import { makeGenesis, genesisHash, writerProfile, type Genesis } from '../record/formats.js';
+import { capabilitiesOf, makeGenesis, genesisHash, writerProfile, type Genesis } from '../record/formats.js';
 import { runEntryOf, selectRuns, type RunEntry, type RunFilter } from './runs.js';
 import { withStatus } from './run-progress.js';
 import type { StepInput } from '../record/input.js';
@@ -160,7 +160,7 @@ export class MemoryStore implements Store {
       lineage,
     );
     for (const [d, b] of blobs) state.blobs.set(d, b);
-    if (parent.genesis.format === 'stepchain/v3') {
+    if (capabilitiesOf(parent.genesis).parts) {
       state.parts = new JournalParts(new MemoryPartStore());
       await state.parts.store.put(copiedParts);
     }
@@ -201,7 +201,7 @@ class MemoryJournal implements Journal {
   /** A stepchain/v3 journal's parts (spec/PARTS.md); null before its first append, and for v1/v2. */
   get parts(): JournalParts | null {
     // Made on first use, so a copy can store parts before this journal's first append.
-    if (this.state.parts === undefined && this.state.genesis.format === 'stepchain/v3')
+    if (this.state.parts === undefined && capabilitiesOf(this.state.genesis).parts)
       this.state.parts = new JournalParts(new MemoryPartStore());
     return this.state.parts ?? null;
   }
@@ -223,7 +223,7 @@ class MemoryJournal implements Journal {
     const s = this.state;
     const after = afterOf(options);
     let prepared = prepareSteps(steps, s.config.blobThreshold, writerProfile(s.genesis));
-    if (s.genesis.format === 'stepchain/v3') {
+    if (capabilitiesOf(s.genesis).parts) {
       // Parts are stored before the lines (PARTS.md §7); the tail is read only after, so no append interleaves.
       s.parts ??= new JournalParts(new MemoryPartStore());
       prepared = await s.parts.prepare(prepared);
@@ -300,7 +300,7 @@ class MemoryJournal implements Journal {
       options,
     );
     const report = journalReport(v);
-    if (s.genesis.format !== 'stepchain/v3' || !report.ok) return report;
+    if (!capabilitiesOf(s.genesis).parts || !report.ok) return report;
     const store = s.parts?.store ?? new MemoryPartStore();
     const problems = await verifyParts(
       (async function* () {

@@ -4,9 +4,8 @@
  * answer `list({ conversationId })` alike. Chronological order is a guarantee: by the genesis created_at,
  * then by journal id. Pure.
  */
-import type { Genesis } from '../record/formats.js';
-import { FORMAT_V2, type RunIdentity } from '../record/v2.js';
-import { FORMAT_V3 } from '../record/v3.js';
+import { capabilitiesOf, RUN_FORMATS, type Genesis } from '../record/formats.js';
+import type { RunIdentity } from '../record/v2.js';
 import type { Lineage } from './types.js';
 
 /** Which runs to list: every given member must match (labels: each given label). */
@@ -50,9 +49,15 @@ export interface RunEntry {
   progress?: RunProgress;
 }
 
+/**
+ * The run formats as an SQL list of string literals, for the row stores' run listings: built from this
+ * implementation's constants (RUN_FORMATS), never from input, so quoting them inline is safe.
+ */
+export const RUN_FORMAT_LIST = RUN_FORMATS.map((f) => `'${f}'`).join(', ');
+
 /** The run entry of a journal, or null when it is not a run journal (format stepchain/v1; v2 and v3 journals are runs). */
 export function runEntryOf(id: string, genesis: Genesis, lineage: Lineage | null): RunEntry | null {
-  if (genesis.format !== FORMAT_V2 && genesis.format !== FORMAT_V3) return null;
+  if (!capabilitiesOf(genesis).runRecords) return null;
   return {
     id,
     run_id: genesis.journal_id,

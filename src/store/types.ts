@@ -7,7 +7,7 @@
 import type { LineCheckPool } from '../chain/batch.js';
 import type { BlobProblemCode, ChainProblemCode, ChainReport } from '../chain/report.js';
 import type { ChainHead, ChainSource, SeqRange, StoredLine } from '../chain/source.js';
-import type { Genesis } from '../record/formats.js';
+import type { CreatableFormat, Genesis } from '../record/formats.js';
 import type { RunIdentity } from '../record/v2.js';
 import type { RunEntry, RunFilter, RunProgress, RunStatus } from './runs.js';
 import type { StepInput } from '../record/input.js';
@@ -90,7 +90,7 @@ export interface CreateOptions {
    * The journal format (default `stepchain/v1`, or `stepchain/v2` when `run` is given); `stepchain/v2` records hash
    * salted slot commitments (FORMAT §12); `stepchain/v3` records commit every member, element and chunk (FORMAT §14).
    */
-  format?: 'stepchain/v1' | 'stepchain/v2' | 'stepchain/v3';
+  format?: CreatableFormat;
 }
 
 export interface OpenOptions {

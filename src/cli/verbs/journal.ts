@@ -1,6 +1,7 @@
 /** Verbs over a journal (a directory, a SQLite or a Postgres location): init, append, log, show, head, fork. */
 import type { AppendResult, FileJournal, Journal, StepInput, StepRecord } from '../../index.js';
-import { NEW_RUN_FORMAT } from '../../record/formats.js';
+import { formatNamed, isRunGenesis, NEW_RUN_FORMAT, RUN_FORMATS, shortName } from '../../record/formats.js';
+import type { CreatableFormat, RunFormat } from '../../record/formats.js';
 import { intArg } from '../args.js';
 import { EXIT_FAILED, EXIT_OK, UsageError, type Verb } from '../cli.js';
 import { parseJsonStrict, readLinesOf, readText, InputError } from '../input.js';
@@ -109,15 +110,16 @@ export const initVerb: Verb = {
     const labels = labelsOf(values.label, 'init');
     const asRun =
       values.run === true || [values.conversation, values.parent, values.agent, labels].some((v) => v !== undefined);
-    const format = values.format ?? NEW_RUN_FORMAT.slice('stepchain/'.length);
-    if (format !== 'v1' && format !== 'v2' && format !== 'v3')
+    const format = values.format ?? shortName(NEW_RUN_FORMAT);
+    const chosen = formatNamed(format);
+    if (chosen === null || !chosen.capabilities.written)
       throw new UsageError(`init --format must be v1, v2 or v3 (got ${JSON.stringify(format)})`, 'init');
-    if (asRun && format === 'v1')
+    if (asRun && !chosen.capabilities.runRecords)
       throw new UsageError(
-        'a run journal is stepchain/v2 or stepchain/v3: drop --format v1, or the run options',
+        `a run journal is ${RUN_FORMATS.join(' or ')}: drop --format ${format}, or the run options`,
         'init',
       );
-    const formatName = `stepchain/${format}` as 'stepchain/v1' | 'stepchain/v2' | 'stepchain/v3';
+    const formatName = chosen.format as CreatableFormat;
     const at = await locate(positionals[0]!);
     let journal: Journal;
     try {
@@ -130,7 +132,7 @@ export const initVerb: Verb = {
           ...(values.conversation !== undefined ? { conversationId: values.conversation as string } : {}),
           ...(values.parent !== undefined ? { parentRunId: values.parent as string } : {}),
           ...(values.agent !== undefined ? { agent: values.agent as string } : {}),
-          format: formatName as 'stepchain/v2' | 'stepchain/v3',
+          format: formatName as RunFormat,
         });
         journal = run.journal;
       } else {
@@ -291,14 +293,11 @@ export const logVerb: Verb = {
       const steps = (): AsyncIterable<StepRecord> => (pastHead ? noSteps() : journal.read(range));
       // A run journal: its effects with no outcome are marked (RUNS.md §2), on every line that begins one.
       const pending: Effect[] =
-        (journal.genesis.format === 'stepchain/v2' || journal.genesis.format === 'stepchain/v3') && report.ok
-          ? await Run.of(journal, { savedState: false }).pendingEffects()
-          : [];
+        isRunGenesis(journal.genesis) && report.ok ? await Run.of(journal, { savedState: false }).pendingEffects() : [];
       const pendingIds = new Set(pending.map((e) => e.id));
-      const runMembers =
-        journal.genesis.format === 'stepchain/v2' || journal.genesis.format === 'stepchain/v3'
-          ? { run: journal.genesis.run, pending_effects: pending.map((e) => e.id) }
-          : {};
+      const runMembers = isRunGenesis(journal.genesis)
+        ? { run: journal.genesis.run, pending_effects: pending.map((e) => e.id) }
+        : {};
       if (values.jsonl) {
         for await (const step of steps())
           await out.stream(

@@ -9,6 +9,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { FileStore, type FsyncMode, type Store } from '../../store/index.js';
 import { backendOf } from '../../store/scheme.js';
 import { commandApprover, startHttpProxy, startProxy, type ToolPolicy } from '../../mcp/index.js';
+import { formatNamed, NEW_RUN_FORMAT, shortName, type RunFormat } from '../../record/formats.js';
 import { intArg } from '../args.js';
 import { approverPins } from './approve-lines.js';
 import { UsageError, type Verb } from '../cli.js';
@@ -212,10 +213,10 @@ export const mcpVerb: Verb = {
     if (fsync !== 'always' && fsync !== 'batch' && fsync !== 'none')
       throw new UsageError(`--fsync must be always, batch or none (got ${JSON.stringify(values.fsync)})`, 'mcp');
     const labels = labelsOf(values.label, 'mcp');
-    const formatArg = values.format ?? 'v2';
-    if (formatArg !== 'v2' && formatArg !== 'v3')
+    const formatArg = values.format ?? shortName(NEW_RUN_FORMAT);
+    const chosen = formatNamed(formatArg);
+    if (!chosen?.capabilities.runRecords)
       throw new UsageError(`--format must be v2 or v3 (got ${JSON.stringify(formatArg)})`, 'mcp');
-    const format = `stepchain/${formatArg}` as 'stepchain/v2' | 'stepchain/v3';
     const where = await sessionLocation(positionals[0]!, fsync, typeof values.upstream === 'string');
     const policy: ToolPolicy = {};
     const allow = list(values.allow);
@@ -228,7 +229,7 @@ export const mcpVerb: Verb = {
     const v3Only = (['approve-tools', 'approver', 'approver-key', 'approver-name', 'approval-timeout'] as const).filter(
       (o) => values[o] !== undefined,
     );
-    if (format !== 'stepchain/v3' && v3Only.length > 0) {
+    if (!chosen.capabilities.approvals && v3Only.length > 0) {
       throw new UsageError(
         `--${v3Only[0]} needs approval records, which need --format v3 (on a v2 run an approval is the --approve-with command's exit status, recorded as tool.updated)`,
         'mcp',
@@ -265,7 +266,7 @@ export const mcpVerb: Verb = {
       ...(values['blob-threshold'] !== undefined
         ? { blobThreshold: intArg(values['blob-threshold'], '--blob-threshold', 'mcp') }
         : {}),
-      format,
+      format: chosen.format as RunFormat,
       policy,
       log,
       ...(where.locate === undefined ? {} : { locate: where.locate }),

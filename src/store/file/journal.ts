@@ -43,7 +43,7 @@ import {
   type StreamedBatch,
 } from './batch.js';
 import { prepareSteps, type BlobPayload } from '../prepare.js';
-import { writerProfile, type Genesis } from '../../record/formats.js';
+import { capabilitiesOf, writerProfile, type Genesis } from '../../record/formats.js';
 import { Lease } from './lease.js';
 import { sweepStaging } from './lock.js';
 import { readBlob, readHead, readStoredLines, runStateFile } from './reads.js';
@@ -133,10 +133,9 @@ export class FileJournal implements Journal {
       },
     });
     this.queue = new CommitQueue(this.sink());
-    this.parts =
-      this.genesis.format === 'stepchain/v3'
-        ? new JournalParts(new FilePartStore(dir, { fsync: options.fsync !== 'none' }))
-        : null;
+    this.parts = capabilitiesOf(this.genesis).parts
+      ? new JournalParts(new FilePartStore(dir, { fsync: options.fsync !== 'none' }))
+      : null;
   }
 
   // ---------------------------------------------------------------- appending

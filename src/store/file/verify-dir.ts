@@ -12,6 +12,7 @@ import { join, relative } from 'node:path';
 import { MAX_LINE_BYTES } from '../../canonical/limits.js';
 import { MAX_PROBLEMS, ProblemBudget, ProblemList } from '../../chain/problems.js';
 import type { Problem } from '../../chain/report.js';
+import { capabilitiesOf } from '../../record/formats.js';
 import type { BlobRef } from '../../record/markers.js';
 import { StoreError } from '../errors.js';
 import { errorCode, isNotFound, openRegular, readExactly, readRegular } from './fsutil.js';
@@ -146,13 +147,12 @@ export async function verifyJournalDir(dir: string, options: DirVerifyOptions = 
       message: `${HEAD_FILE} ${stale}; ${await whoRewrites(dir, options.staleMs ?? 10_000)}`,
       location: { file: HEAD_FILE },
     });
-
   // 6b. A stepchain/v3 journal's parts (PARTS.md §9): each referenced part once, size, digest and shape.
   const partProblems: Array<Problem<JournalProblemCode>> = [];
   // The chain's pass noted the first bucket with a part reference: none, no second pass (the common case).
   // A torn last line (a warning: a writer died mid-line) does not stop the check; any other chain problem does,
   // as the lines' references cannot be trusted then.
-  if (meta.genesis.format === 'stepchain/v3' && chainProblems.length === 0 && partsFrom !== null) {
+  if (capabilitiesOf(meta.genesis).parts && chainProblems.length === 0 && partsFrom !== null) {
     const parts = new FilePartStore(dir, { fsync: false });
     partProblems.push(
       ...(await verifyParts(
@@ -199,7 +199,7 @@ async function verifyCommitted(
 }> {
   let mark: PendingBatch | null | 'unreadable' = null;
   let partsFrom: number | null = null;
-  const v3 = meta.genesis.format === 'stepchain/v3';
+  const v3 = capabilitiesOf(meta.genesis).parts;
   let verified!: Awaited<ReturnType<typeof verifySource>>;
   const left = budget.left;
   const truncated = budget.truncated;

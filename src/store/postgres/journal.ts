@@ -21,7 +21,7 @@ import { afterOf, appendManyOf, queueSteps, writeRefusal } from '../append.js';
 import { faultPoint } from '../faults.js';
 import { prepareSteps } from '../prepare.js';
 import { STREAM_MANY, streamChunks, type StreamedBatch, type StreamOptions } from '../stream.js';
-import { writerProfile } from '../../record/formats.js';
+import { capabilitiesOf, writerProfile } from '../../record/formats.js';
 import type { BlobPayload } from '../prepare.js';
 import { restoreRecord } from '../restore.js';
 import { JournalParts } from '../parts-prepare.js';
@@ -99,10 +99,9 @@ export class PostgresJournal implements Journal, LineRewriter {
       lingerMs: () => null,
       release: async () => {},
     });
-    this.parts =
-      this.genesis.format === 'stepchain/v3'
-        ? new JournalParts(new PostgresPartStore(ctx.pool, ctx.tables.schema, id))
-        : null;
+    this.parts = capabilitiesOf(this.genesis).parts
+      ? new JournalParts(new PostgresPartStore(ctx.pool, ctx.tables.schema, id))
+      : null;
   }
 
   private get where(): string {

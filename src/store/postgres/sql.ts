@@ -8,7 +8,7 @@ import { sqlState } from './errors.js';
 import type { HeadRow, LineRow, LockedHead, NewLine } from '../rows/lines.js';
 import type { Tables } from './schema.js';
 import type { RunMetaRow, RunStateRow } from '../rows/run-state.js';
-import type { RunStatus } from '../runs.js';
+import { RUN_FORMAT_LIST, type RunStatus } from '../runs.js';
 
 type Db = DbPool | DbClient;
 
@@ -62,7 +62,7 @@ export async function listRunMeta(
     ended_at: string | null;
   }>(
     `SELECT j.id, j.meta, j.head_seq, r.seq, r.status, r.pending, r.ended_at FROM ${t.journals} j ${join}
-     WHERE (j.meta::jsonb) #>> '{genesis,format}' IN ('stepchain/v2', 'stepchain/v3') AND ($1::text IS NULL OR r.status = $1 OR r.seq IS DISTINCT FROM j.head_seq)
+     WHERE (j.meta::jsonb) #>> '{genesis,format}' IN (${RUN_FORMAT_LIST}) AND ($1::text IS NULL OR r.status = $1 OR r.seq IS DISTINCT FROM j.head_seq)
      ORDER BY j.id COLLATE "C"`,
     [status ?? null],
   );

@@ -4,9 +4,7 @@
  * lines it folds, so it is always the state at the head, and the run's status, pending count and end time
  * beside it as columns, so listing runs with their status is one query. The SQL is each store's own.
  */
-import type { Genesis } from '../../record/formats.js';
-import { FORMAT_V2 } from '../../record/v2.js';
-import { FORMAT_V3 } from '../../record/v3.js';
+import { capabilitiesOf, type Genesis } from '../../record/formats.js';
 import { emptyState, foldLine, foldRecord, kindIsStep, startOf, type RunState } from '../../record/run-state.js';
 import { restoreRunState, savedPoint, saveRunState, type Begun } from '../../record/saved-run-state.js';
 import type { StepRecord } from '../../record/seal.js';
@@ -27,7 +25,7 @@ export interface RunStateRow {
 
 /** Whether the store keeps a run_state row for this journal: run journals (stepchain/v2, stepchain/v3). */
 export function keepsRunState(genesis: Genesis): boolean {
-  return genesis.format === FORMAT_V2 || genesis.format === FORMAT_V3;
+  return capabilitiesOf(genesis).runRecords;
 }
 
 /** What advancing a row needs from the store, all inside the writer's transaction. */

@@ -20,7 +20,7 @@ import { afterOf, appendManyOf, queueSteps, writeRefusal } from '../append.js';
 import { faultPoint } from '../faults.js';
 import { prepareSteps } from '../prepare.js';
 import { STREAM_MANY, streamChunks, type StreamedBatch, type StreamOptions } from '../stream.js';
-import { writerProfile } from '../../record/formats.js';
+import { capabilitiesOf, writerProfile } from '../../record/formats.js';
 import { CommitQueue } from '../commit-queue.js';
 import { StoreError } from '../errors.js';
 import { assertSeq } from '../ids.js';
@@ -111,7 +111,7 @@ export class SqliteJournal implements Journal, LineRewriter {
       release: async () => {},
     });
     // Through the store's own connections: the writer's queue of transactions, and the reader (parts.ts).
-    this.partStore = this.genesis.format === 'stepchain/v3' ? new SqlitePartStore(ctx.db, id) : null;
+    this.partStore = capabilitiesOf(this.genesis).parts ? new SqlitePartStore(ctx.db, id) : null;
     this.parts = this.partStore === null ? null : new JournalParts(this.partStore);
   }
 
@@ -180,7 +180,7 @@ export class SqliteJournal implements Journal, LineRewriter {
     const profile = writerProfile(this.genesis);
     return this.underLock('appending a streamed batch to', (db, start) => {
       // The parts on the transaction's own connection: stored, or rolled back, with the lines.
-      const parts = this.genesis.format === 'stepchain/v3' ? new JournalParts(new SqlitePartStore(db, this.id)) : null;
+      const parts = capabilitiesOf(this.genesis).parts ? new JournalParts(new SqlitePartStore(db, this.id)) : null;
       let head = start;
       return streamChunks(
         steps,

@@ -5,7 +5,7 @@
  */
 import type { HeadRow, LineRow, LockedHead, NewLine } from '../rows/lines.js';
 import type { RunMetaRow, RunStateRow } from '../rows/run-state.js';
-import type { RunStatus } from '../runs.js';
+import { RUN_FORMAT_LIST, type RunStatus } from '../runs.js';
 import type { Connection, Statement } from './driver.js';
 import { sqliteCode } from './errors.js';
 
@@ -53,7 +53,7 @@ export function listRunMeta(db: Connection, status?: RunStatus): RunMetaRow[] {
   return stmt(
     db,
     `SELECT j.id, j.meta, j.head_seq, r.seq, r.status, r.pending, r.ended_at FROM journals j LEFT JOIN ${from} r ON r.journal = j.key
-    WHERE json_extract(j.meta, '$.genesis.format') IN ('stepchain/v2', 'stepchain/v3') AND (? IS NULL OR r.status = ? OR r.seq IS NOT j.head_seq) ORDER BY j.id`,
+    WHERE json_extract(j.meta, '$.genesis.format') IN (${RUN_FORMAT_LIST}) AND (? IS NULL OR r.status = ? OR r.seq IS NOT j.head_seq) ORDER BY j.id`,
   ).all(status ?? null, status ?? null) as RunMetaRow[];
 }
 

@@ -2,8 +2,9 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { disclose, discloseHash, publish, verifyPublishedFile } from '../redact/index.js';
-import type { Journal } from '../store/index.js';
+import type { Journal } from 'stepchain';
+import { disclose, discloseHash, publish, verifyPublishedReceipt } from 'stepchain/publish';
+import { DEMO_POLICY } from './agent.js';
 
 export interface PublishStageContext {
   heading(title: string, why: string): void;
@@ -20,14 +21,6 @@ export interface PublishStageContext {
   secret: string;
   privateReceipt: string;
 }
-
-/** The policy a team might use before sharing a run with a customer. */
-export const DEMO_POLICY = {
-  rules: [
-    { id: 'tool-secrets', paths: ['/tool_call/arguments/api_key'], tools: ['http'] },
-    { id: 'secrets', detectors: ['api-key', 'aws-access-key', 'bearer-token', 'jwt', 'private-key', 'email'] },
-  ],
-};
 
 export async function publishStage(ctx: PublishStageContext): Promise<void> {
   const { heading, say, green, red, dim } = ctx;
@@ -47,7 +40,7 @@ export async function publishStage(ctx: PublishStageContext): Promise<void> {
   say(
     `${ctx.rel(out)}: ${result.redactions} values redacted by policy ${result.policy_digest.slice(0, 23)}…, salts kept privately in ${ctx.rel(secretsOut)} (mode 0600)`,
   );
-  const report = await verifyPublishedFile(out, { publicKey: ctx.publicKey });
+  const report = await verifyPublishedReceipt(await readFile(out), { publicKey: ctx.publicKey });
   say(
     report.ok
       ? green(

@@ -2,7 +2,7 @@
  * A scripted travel-assistant agent for the demo: the steps a real agent would record (model prompts,
  * tool calls, tool results), deterministic so that a replay differs only where the demo changes it.
  */
-import type { StepInput } from '../record/index.js';
+import type { StepInput } from 'stepchain';
 
 const SYSTEM = 'You are a travel assistant. Use tools to check facts; never invent prices. Answer in two sentences.';
 
@@ -88,3 +88,14 @@ export function agentRun(options: { weatherInLyon?: string } = {}): StepInput[] 
 }
 
 export const PLANTED_SECRET = 'sk-live-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c';
+
+/**
+ * The policy a team might use before sharing a run with a customer: it redacts what this agent planted.
+ * Here, beside the agent, so the page tests take both without loading the package.
+ */
+export const DEMO_POLICY = {
+  rules: [
+    { id: 'tool-secrets', paths: ['/tool_call/arguments/api_key'], tools: ['http'] },
+    { id: 'secrets', detectors: ['api-key', 'aws-access-key', 'bearer-token', 'jwt', 'private-key', 'email'] },
+  ],
+};

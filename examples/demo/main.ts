@@ -7,10 +7,11 @@
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { describeLocation } from '../chain/report.js';
-import { diff, summarize } from '../diff/index.js';
-import { exportReceipt, keygen, readPublicKeyFile, verifyReceiptFile } from '../receipt/index.js';
-import { FileStore } from '../store/index.js';
+// The demo is a user of the package: it imports its public entries by name, as an application would.
+import { exportReceipt, FileStore, keygen, verifyReceipt } from 'stepchain';
+import { readPublicKeyFile } from 'stepchain/keys';
+import { diff, summarize } from 'stepchain/testing';
+import { describeLocation } from 'stepchain/verify';
 import { agentRun, PLANTED_SECRET } from './agent.js';
 import { publishStage } from './publish-stage.js';
 import { crashStage } from './crash-stage.js';
@@ -87,7 +88,7 @@ async function main(): Promise<void> {
     "With nothing but the tarball and the publisher's public key: no journal, no network, no trust in the sender.",
   );
   const publicKey = await readPublicKeyFile(keys.publicKeyFile);
-  const verdict = await verifyReceiptFile(receiptPath, { publicKey, expectHead: head.step_hash });
+  const verdict = await verifyReceipt(await readFile(receiptPath), { publicKey, expectHead: head.step_hash });
   say(
     verdict.ok
       ? green(`✔ valid: ${verdict.steps} steps, ${verdict.scope} run, head pinned, signature by the pinned key`)
@@ -106,7 +107,7 @@ async function main(): Promise<void> {
   tar.write('"forecast":"snowy"', at, 'latin1');
   const tamperedPath = join(root, 'tampered.tar');
   await writeFile(tamperedPath, tar);
-  const broken = await verifyReceiptFile(tamperedPath, { publicKey });
+  const broken = await verifyReceipt(await readFile(tamperedPath), { publicKey });
   say(
     broken.ok
       ? red('✘ the tampering went unnoticed (this is a bug)')

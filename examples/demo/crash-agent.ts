@@ -3,8 +3,7 @@
  * to book a hotel, and then hangs inside the booking, as a process does when it is about to be killed.
  * argv: store root, run id. Prints "intent <effect id>" once the intent is durable.
  */
-import { FileStore } from '../store/index.js';
-import { startRun } from '../runtime/index.js';
+import { FileStore, startRun } from 'stepchain';
 
 const [root, runId] = process.argv.slice(2) as [string, string];
 const run = await startRun(new FileStore(root), {

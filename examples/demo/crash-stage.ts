@@ -5,8 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { resumeRun } from '../runtime/index.js';
-import type { FileStore } from '../store/index.js';
+import { resumeRun, type FileStore } from 'stepchain';
 
 export interface CrashStageContext {
   heading(title: string, why: string): void;
