@@ -190,6 +190,15 @@ export function checkAgain(times: number, req: EraseRequest): void {
   );
 }
 
+/** Whether `record` holds the unit an erasure record names, with the digest it names. */
+function namesUnit(record: Record<string, unknown>, e: ErasureInput): boolean {
+  try {
+    return 'sha256:' + Buffer.from(unitAt(record, e.path).unit.digest).toString('hex') === e.digest;
+  } catch {
+    return false;
+  }
+}
+
 /** What an erase decided before its commit point: the erasure record appended, or `again` (read afresh, after a resume). */
 export type Attempt = { appended: AppendResult; input: ErasureInput } | 'again';
 
@@ -204,9 +213,11 @@ export type Attempt = { appended: AppendResult; input: ErasureInput } | 'again';
  *
  * An erasure record of a nested unit (the same, one inside it, or one holding it) that is recorded but not
  * carried out sends the erase back too, to be completed by the caller's resume, unless that resume could not
- * carry it out (`stuck`: the step_ids it reported). Then, when it erases this unit or one inside it, the erase
- * is refused: erasing around it would leave it naming a unit that exists nowhere. One that erases a unit
- * holding this one is left as it is: the holder's digest is the same after this erasure, so it stays pending.
+ * carry it out (`stuck`: the step_ids it reported). Then, when it truly names this unit or one inside it (the
+ * unit is there, with its digest), the erase is refused: erasing around it would leave it naming a unit that
+ * exists nowhere. One that erases a unit holding this one is left as it is: the holder's digest is the same
+ * after this erasure, so it stays pending. One whose unit is not there with its digest lies, and blocks
+ * nothing (verify reports it, ERASURE_MISMATCH, once its target is sealed: spec/ERASURE.md §5 step 4).
  */
 export async function appendErasure(
   journal: Journal,
@@ -231,6 +242,7 @@ export async function appendErasure(
       continue;
     if (!stuck.has(e.step_id)) return 'again';
     if (e.input.path !== req.path && !e.input.path.startsWith(`${req.path}/`)) continue;
+    if (!namesUnit(record, e.input)) continue; // a record that lies about the unit: verify names it, it blocks nothing
     throw new ErasureError(
       'ERASURE_TARGET_INVALID',
       `erasure record seq ${e.seq} (${e.step_id}) erases ${e.input.path === req.path ? req.path : `${e.input.path}, inside ${req.path},`} of seq ${req.seq} and is recorded but cannot be carried out: erasing ${req.path} would leave it naming a unit that exists nowhere; nothing written (stepchain erase --resume says why it cannot be carried out)`,

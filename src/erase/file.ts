@@ -147,6 +147,25 @@ async function deleteUnreferencedParts(paths: JournalPaths, addresses: readonly 
   return deleted;
 }
 
+const isTemporaryBucket = (name: string): boolean => name.startsWith('.') && name.includes('.jsonl.tmp-');
+
+/**
+ * Removes the temporary bucket files a rewrite killed in step 6 left. Under the journal lock, and only then:
+ * a live erase writes its temporary file while it holds the lock, and removing it from under that erase would
+ * fail its rename (seen racing two erases as processes: the first failed, the second completed its erasure).
+ */
+async function removeTemporaryBuckets(paths: JournalPaths): Promise<void> {
+  const list = async (): Promise<string[]> =>
+    (await readdir(paths.buckets).catch(() => [] as string[])).filter(isTemporaryBucket);
+  if ((await list()).length === 0) return;
+  const lock = await acquireLock(paths.dir, { timeoutMs: 2 * STALE_MS, staleMs: STALE_MS });
+  try {
+    for (const name of await list()) await unlink(join(paths.buckets, name)).catch(() => {});
+  } finally {
+    await lock.release();
+  }
+}
+
 /**
  * Completes every erasure the journal records but has not carried out (a process killed between the
  * erasure record and the rewrite), and removes temporary files an interrupted rewrite left. Returns them.
@@ -157,9 +176,7 @@ export async function resumeErasures(
   stuck: StuckErasure[] = [],
 ): Promise<ErasureOutcome[]> {
   const paths = new JournalPaths(join(store.root, id));
-  for (const name of await readdir(paths.buckets).catch(() => [] as string[])) {
-    if (name.startsWith('.') && name.includes('.jsonl.tmp-')) await unlink(join(paths.buckets, name)).catch(() => {});
-  }
+  await removeTemporaryBuckets(paths);
   const pending: Array<{ seq: number; step_id: string; input: ErasureInput }> = [];
   const sealedBy = new Set<string>();
   for (const b of await listBuckets(paths)) {

@@ -6,7 +6,8 @@
  * other was refused with ERASURE_TARGET_INVALID having written nothing — no erasure record left naming a
  * unit that exists nowhere (the old writer appended both records and left the member's naming a unit its
  * holder's erasure had removed: ERASURE_MISMATCH). The journals are built and verified in-process; only the
- * racing erases are processes of their own.
+ * racing erases are processes of their own. And a resume removes a temporary bucket file only under the
+ * journal lock: the old one removed a live erase's from under it (found by scripts/soak-erase-race.mjs).
  */
 import { execFile, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -15,9 +16,10 @@ import { fileURLToPath } from 'node:url';
 import { setTimeout as delay } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { FileStore } from '../../src/store/file/store.js';
+import { acquireLock, WAITING_NAME } from '../../src/store/file/lock.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
 import type { PostgresStore } from '../../src/store/postgres/index.js';
-import { resumeErasures, type StuckErasure } from '../../src/erase.js';
+import { eraseValue, resumeErasures, type StuckErasure } from '../../src/erase.js';
 import { postgresHarness } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -161,3 +163,49 @@ describe.each(backends)(
     );
   },
 );
+
+describe('resume and a live rewrite of the file store', () => {
+  it('removes a temporary bucket file only under the journal lock, never from under the erase writing it', async () => {
+    const store = new FileStore(mkdtempSync(join(root, 't-')));
+    const j = await store.create('t', { format: 'stepchain/v3' } as never);
+    await j.append({ input: { q: 'who' }, result: { customer: CUSTOMER } } as never);
+    await j.close();
+    const dir = join(store.root, 't');
+    // An erase in step 6: it holds the lock and has written its temporary bucket, not yet renamed it.
+    const lock = await acquireLock(dir, { timeoutMs: 60_000, staleMs: 60_000 });
+    const temp = join(dir, 'buckets', '.0000000000000000.jsonl.tmp-4242-live');
+    writeFileSync(temp, 'sealed bytes being written\n');
+    let finished = false;
+    const resumed = resumeErasures(store, 't').finally(() => (finished = true));
+    // The resume waits for the lock (its waiting mark appears) and has left the file alone meanwhile.
+    while (!existsSync(join(dir, WAITING_NAME)) && !finished) await delay(5);
+    expect(existsSync(temp)).toBe(true);
+    await lock.release();
+    expect(await resumed).toEqual([]);
+    // Once it holds the lock, nobody is writing the file: it is a crash's leftover, removed.
+    expect(existsSync(temp)).toBe(false);
+  });
+});
+
+describe('a recorded erasure that cannot be carried out, nested with a new one', () => {
+  it('one that lies about its unit blocks nothing; verify names it once the record is sealed', async () => {
+    const store = new FileStore(mkdtempSync(join(root, 'l-')));
+    const j = await store.create('l', { format: 'stepchain/v3' } as never);
+    await j.append({ input: { q: 'who' }, result: { customer: CUSTOMER } } as never);
+    // Appended by hand: an erasure of the member with a digest that is not the member's.
+    const digest = `sha256:${'ab'.repeat(32)}`;
+    await j.append({
+      step_id: `erasure:0:${'ab'.repeat(16)}`,
+      kind: 'erasure',
+      input: { target: 0, path: INNER, digest, reason: 'forged', by: null },
+    } as never);
+    await j.close();
+    const stuck: StuckErasure[] = [];
+    await resumeErasures(store, 'l', stuck);
+    expect(stuck.map((s) => s.code)).toEqual(['ERASURE_MISMATCH']);
+    const done = await eraseValue(store, 'l', { seq: 0, path: OUTER, reason: 'GDPR Art. 17' });
+    expect(done.erasure.seq).toBe(2);
+    const report = await store.verify('l');
+    expect(report.problems.map((p) => [p.code, p.location.seq])).toEqual([['ERASURE_MISMATCH', 1]]);
+  });
+});
