@@ -3,6 +3,7 @@
  * and the comparable text of a call with part references as their addresses. Pure; runs in a browser.
  */
 import { canonicalJsonTrusted } from '../canonical/jcs.js';
+import { setMember } from '../canonical/json.js';
 
 type Rec = Record<string, unknown>;
 const isObj = (v: unknown): v is Rec => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -40,7 +41,7 @@ function addressed(v: unknown, depth = 0): unknown {
   const keys = Object.keys(v);
   if (keys.length === 1 && keys[0] === PART && isObj(v[PART])) return { [PART]: v[PART].digest };
   const out: Rec = {};
-  for (const k of keys) out[k] = addressed(v[k], depth + 1);
+  for (const k of keys) setMember(out, k, addressed(v[k], depth + 1));
   return out;
 }
 

@@ -12,6 +12,16 @@ export function isObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
+/**
+ * Sets member `key` of `o`, also one named "__proto__" (legal JSON, kept by JSON.parse as an own member): a
+ * plain assignment would set the object's prototype instead, and the member would vanish from its keys.
+ */
+export function setMember<V>(o: Record<string, V>, key: string, value: V): void {
+  if (key === '__proto__')
+    Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
+  else o[key] = value;
+}
+
 /** Whether `o` has exactly the members `names` (given in UTF-16 order), no more, no fewer. */
 export function hasExactMembers(o: Record<string, unknown>, names: readonly string[]): boolean {
   const k = Object.keys(o).sort();

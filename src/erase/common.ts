@@ -2,9 +2,20 @@
  * What erasure in every store shares (spec/ERASURE.md §3, §4, §6): the request and outcome shapes, the
  * erasure record's step_id, the test-only fault points, and the store-wide match of a pointer pattern.
  */
-import { writeSync } from 'node:fs';
+import { existsSync, writeFileSync, writeSync } from 'node:fs';
+import { setTimeout as delay } from 'node:timers/promises';
 import { StoreError } from '../store/errors.js';
-import { ERASED_MARKER, ErasureError, isSealed } from '../record/v3/erasure.js';
+import type { AppendResult, Journal } from '../store/types.js';
+import {
+  ERASED_MARKER,
+  ERASURE_KIND,
+  ErasureError,
+  erasureInputOf,
+  eraseUnit,
+  isSealed,
+  unitAt,
+  type ErasureInput,
+} from '../record/v3/erasure.js';
 
 export interface EraseRequest {
   seq: number;
@@ -40,6 +51,20 @@ export function fault(point: 'after-record' | 'in-rewrite' | 'after-rewrite'): v
   if (process.env.STEPCHAIN_TEST_ERASE_FAULT !== point) return;
   writeSync(2, `stepchain-erase-fault ${point}\n`);
   process.kill(process.pid, 'SIGKILL');
+}
+
+/**
+ * Test-only: STEPCHAIN_TEST_ERASE_GATE=FILE makes an erase, once it has checked its target and before it
+ * appends its erasure record, create FILE.ready and wait until FILE exists (once per process). A test starts
+ * two erases of nested units, waits until both have read the record, and lets them go on in the order it
+ * chooses: real processes racing, each having read the record before the other wrote.
+ */
+async function gate(): Promise<void> {
+  const file = process.env.STEPCHAIN_TEST_ERASE_GATE;
+  if (file === undefined || file === '') return;
+  delete process.env.STEPCHAIN_TEST_ERASE_GATE;
+  writeFileSync(`${file}.ready`, '');
+  while (!existsSync(file)) await delay(5);
 }
 
 /** The erasure record's step_id: one per (target, digest), so a retried erase appends nothing twice. */
@@ -132,4 +157,113 @@ export function hasMarker(record: Record<string, unknown>, stepId: string): bool
     JSON.stringify(record).includes(`"erasure":${JSON.stringify(stepId)}`) &&
     JSON.stringify(record).includes(ERASED_MARKER)
   );
+}
+
+/** Whether JSON Pointers `a` and `b` name the same unit, or one a unit inside the other. */
+function nested(a: string, b: string): boolean {
+  return a === b || a.startsWith(`${b}/`) || b.startsWith(`${a}/`);
+}
+
+/** An erasure record as read: its seq, step_id and (valid, spec/ERASURE.md §3) input; null for any other line. */
+function erasureOf(text: string): { seq: number; step_id: string; input: ErasureInput } | null {
+  if (!text.includes(`"kind":"${ERASURE_KIND}"`)) return null;
+  const r = JSON.parse(text) as Record<string, unknown>;
+  const input = erasureInputOf(r.input);
+  if (r.kind !== ERASURE_KIND || typeof input === 'string') return null;
+  return { seq: r.seq as number, step_id: r.step_id as string, input };
+}
+
+/**
+ * How often an erase goes back to check afresh (appendErasure's `again`) before it gives up: each time another
+ * erase of the same record was recorded meanwhile, or a recorded one was neither completed nor reported stuck
+ * by the resume (a journal whose markers name erasure records of other targets: written by hand).
+ */
+const MAX_AGAIN = 16;
+
+/** Counts a caller's `again`; refuses, nothing written, past MAX_AGAIN. */
+export function checkAgain(times: number, req: EraseRequest): void {
+  if (times <= MAX_AGAIN) return;
+  throw new ErasureError(
+    'ERASURE_TARGET_INVALID',
+    `seq ${req.seq} ${req.path}: other erasures of that record kept being recorded (or one cannot be completed nor reported) while this one was checked, ${MAX_AGAIN} times; nothing written (run stepchain erase --resume and verify, then erase again)`,
+    req.path,
+  );
+}
+
+/** Whether `record` holds the unit an erasure record names, with the digest it names. */
+function namesUnit(record: Record<string, unknown>, e: ErasureInput): boolean {
+  try {
+    return 'sha256:' + Buffer.from(unitAt(record, e.path).unit.digest).toString('hex') === e.digest;
+  } catch {
+    return false;
+  }
+}
+
+/** What an erase decided before its commit point: the erasure record appended, or `again` (read afresh, after a resume). */
+export type Attempt = { appended: AppendResult; input: ErasureInput } | 'again';
+
+/**
+ * Steps 2–4 of spec/ERASURE.md §4 on an open journal, so that of two erases of nested units only one is
+ * recorded: the check is made against the journal as it is at a head seq `H` — record `req.seq` as stored, and
+ * every erasure record up to `H` that names that record — and the erasure record is appended only if the head
+ * is still `H` (AppendOptions.after, checked by the store under its writer lock). When another writer appended
+ * meanwhile (HEAD_MOVED), the steps it appended are read: an erasure record among them that names the same
+ * record sends the erase back to be checked afresh (`again`: the caller completes that erasure first, by a
+ * resume); anything else is no concern of the check, and the append is retried after the new head.
+ *
+ * An erasure record of a nested unit (the same, one inside it, or one holding it) that is recorded but not
+ * carried out sends the erase back too, to be completed by the caller's resume, unless that resume could not
+ * carry it out (`stuck`: the step_ids it reported). Then, when it truly names this unit or one inside it (the
+ * unit is there, with its digest), the erase is refused: erasing around it would leave it naming a unit that
+ * exists nowhere. One that erases a unit holding this one is left as it is: the holder's digest is the same
+ * after this erasure, so it stays pending. One whose unit is not there with its digest lies, and blocks
+ * nothing (verify reports it, ERASURE_MISMATCH, once its target is sealed: spec/ERASURE.md §5 step 4).
+ */
+export async function appendErasure(
+  journal: Journal,
+  req: EraseRequest,
+  recordAt: (seq: number) => Promise<string | null>,
+  stuck: ReadonlySet<string>,
+): Promise<Attempt> {
+  const head = await journal.head();
+  const text = await recordAt(req.seq);
+  if (text === null) throw new StoreError('OPTION_INVALID', `journal ${journal.id} has no record at seq ${req.seq}`);
+  const record = JSON.parse(text) as Record<string, unknown>;
+  if (record.kind === ERASURE_KIND)
+    throw new ErasureError('ERASURE_TARGET_INVALID', `seq ${req.seq} is an erasure record: it holds no erasable value`);
+  const digest = 'sha256:' + Buffer.from(unitAt(record, req.path).unit.digest).toString('hex');
+  const stepId = erasureStepId(req.seq, digest);
+  // Refused before anything is written: a record that does not verify deep, or a unit that cannot be sealed.
+  eraseUnit(record, req.path, stepId, digest);
+  let after = head?.seq ?? -1;
+  for await (const l of journal.lines({ to: after })) {
+    const e = erasureOf(l.text);
+    if (e === null || e.input.target !== req.seq || !nested(e.input.path, req.path) || hasMarker(record, e.step_id))
+      continue;
+    if (!stuck.has(e.step_id)) return 'again';
+    if (e.input.path !== req.path && !e.input.path.startsWith(`${req.path}/`)) continue;
+    if (!namesUnit(record, e.input)) continue; // a record that lies about the unit: verify names it, it blocks nothing
+    throw new ErasureError(
+      'ERASURE_TARGET_INVALID',
+      `erasure record seq ${e.seq} (${e.step_id}) erases ${e.input.path === req.path ? req.path : `${e.input.path}, inside ${req.path},`} of seq ${req.seq} and is recorded but cannot be carried out: erasing ${req.path} would leave it naming a unit that exists nowhere; nothing written (stepchain erase --resume says why it cannot be carried out)`,
+      req.path,
+    );
+  }
+  const input: ErasureInput = { target: req.seq, path: req.path, digest, reason: req.reason, by: req.by ?? null };
+  await gate();
+  for (;;) {
+    try {
+      // The commit point: from here the erasure is recorded, and completed by this call or the next erase.
+      const step = { step_id: stepId, kind: ERASURE_KIND, ref: null, input: input as never, result: null, error: null };
+      return { appended: await journal.append(step, { after }), input };
+    } catch (e) {
+      if (!(e instanceof StoreError) || e.code !== 'HEAD_MOVED') throw e;
+      const before = after;
+      for await (const l of journal.lines({ from: after + 1 })) {
+        if (erasureOf(l.text)?.input.target === req.seq) return 'again';
+        after = l.seq;
+      }
+      if (after === before) throw e; // the head moved, yet no step follows it: nothing to decide again on
+    }
+  }
 }

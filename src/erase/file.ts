@@ -16,6 +16,8 @@ import { writeFileAtomic } from '../store/file/fsutil.js';
 import { FilePartStore } from '../store/file/parts.js';
 import { FORMAT_V3 } from '../record/v3.js';
 import {
+  appendErasure,
+  checkAgain,
   erasureStepId,
   fault,
   hasMarker,
@@ -27,16 +29,9 @@ import {
   type ErasureOutcome,
   type MatchRequest,
   type StoreErasureReport,
+  type Attempt,
 } from './common.js';
-import {
-  ERASURE_KIND,
-  ErasureError,
-  erasureInputOf,
-  eraseUnit,
-  unitAt,
-  ERASED_MARKER,
-  type ErasureInput,
-} from '../record/v3/erasure.js';
+import { ERASURE_KIND, erasureInputOf, eraseUnit, ERASED_MARKER, type ErasureInput } from '../record/v3/erasure.js';
 
 const STALE_MS = 10_000;
 
@@ -62,63 +57,48 @@ async function rawRecord(paths: JournalPaths, seq: number): Promise<{ bucket: nu
 
 /**
  * Erases the unit at `req.path` of record `req.seq` of journal `id` (a stepchain/v3 journal of `store`).
- * Completes any interrupted erasure of the journal first.
+ * Completes any interrupted erasure of the journal first, and again whenever another erase of the same
+ * record was recorded between this one's check and its append (appendErasure: the check holds at the head
+ * the erasure record is appended after).
  */
 export async function eraseValue(store: FileStore, id: string, req: EraseRequest): Promise<ErasureOutcome> {
-  await resumeErasures(store, id);
   const paths = new JournalPaths(join(store.root, id));
-  const journal = await store.open(id);
-  let appended;
-  let digest: string;
-  try {
-    if (journal.genesis.format !== FORMAT_V3)
-      throw new StoreError(
-        'OPTION_INVALID',
-        `journal ${id} is ${String(journal.genesis.format)}: only stepchain/v3 records can be erased (their values are committed one by one with salts that can be destroyed)`,
+  for (let again = 0; ; checkAgain(++again, req)) {
+    const stuck: StuckErasure[] = [];
+    await resumeErasures(store, id, stuck);
+    const journal = await store.open(id);
+    let attempt: Attempt;
+    try {
+      if (journal.genesis.format !== FORMAT_V3)
+        throw new StoreError(
+          'OPTION_INVALID',
+          `journal ${id} is ${String(journal.genesis.format)}: only stepchain/v3 records can be erased (their values are committed one by one with salts that can be destroyed)`,
+        );
+      if (typeof req.reason !== 'string' || req.reason.length === 0)
+        throw new StoreError('OPTION_INVALID', 'an erasure needs a reason (--reason TEXT)');
+      attempt = await appendErasure(
+        journal,
+        req,
+        async (seq) => (await rawRecord(paths, seq))?.text ?? null,
+        new Set(stuck.map((s) => s.erasure.step_id)),
       );
-    if (typeof req.reason !== 'string' || req.reason.length === 0)
-      throw new StoreError('OPTION_INVALID', 'an erasure needs a reason (--reason TEXT)');
-    const raw = await rawRecord(paths, req.seq);
-    if (raw === null) throw new StoreError('OPTION_INVALID', `journal ${id} has no record at seq ${req.seq}`);
-    const record = JSON.parse(raw.text) as Record<string, unknown>;
-    if (record.kind === ERASURE_KIND)
-      throw new ErasureError(
-        'ERASURE_TARGET_INVALID',
-        `seq ${req.seq} is an erasure record: it holds no erasable value`,
-      );
-    digest = 'sha256:' + Buffer.from(unitAt(record, req.path).unit.digest).toString('hex');
-    // Refused before anything is written (spec/ERASURE.md §4 step 2): a record that does not verify deep, or a unit that cannot be sealed.
-    eraseUnit(record, req.path, erasureStepId(req.seq, digest), digest);
-    const input: ErasureInput = { target: req.seq, path: req.path, digest, reason: req.reason, by: req.by ?? null };
-    // The commit point: from here the erasure is recorded, and completed by this call or the next erase.
-    appended = await journal.append({
-      step_id: erasureStepId(req.seq, digest),
-      kind: ERASURE_KIND,
-      ref: null,
-      input: input as never,
-      result: null,
-      error: null,
-    });
-  } finally {
-    await journal.close();
+    } finally {
+      await journal.close();
+    }
+    if (attempt === 'again') continue;
+    const { appended, input } = attempt;
+    fault('after-record');
+    const done = await completeErasure(paths, appended.step_id, input);
+    return {
+      journal: id,
+      seq: req.seq,
+      path: req.path,
+      digest: input.digest,
+      erasure: { seq: appended.seq, step_id: appended.step_id },
+      parts_deleted: done,
+      resumed: false,
+    };
   }
-  fault('after-record');
-  const done = await completeErasure(paths, appended.step_id, {
-    target: req.seq,
-    path: req.path,
-    digest: digest!,
-    reason: req.reason,
-    by: req.by ?? null,
-  });
-  return {
-    journal: id,
-    seq: req.seq,
-    path: req.path,
-    digest: digest!,
-    erasure: { seq: appended.seq, step_id: appended.step_id },
-    parts_deleted: done,
-    resumed: false,
-  };
 }
 
 /** Carries out a recorded erasure under the journal lock; returns the part files deleted. Idempotent. */
@@ -167,6 +147,25 @@ async function deleteUnreferencedParts(paths: JournalPaths, addresses: readonly 
   return deleted;
 }
 
+const isTemporaryBucket = (name: string): boolean => name.startsWith('.') && name.includes('.jsonl.tmp-');
+
+/**
+ * Removes the temporary bucket files a rewrite killed in step 6 left. Under the journal lock, and only then:
+ * a live erase writes its temporary file while it holds the lock, and removing it from under that erase would
+ * fail its rename (seen racing two erases as processes: the first failed, the second completed its erasure).
+ */
+async function removeTemporaryBuckets(paths: JournalPaths): Promise<void> {
+  const list = async (): Promise<string[]> =>
+    (await readdir(paths.buckets).catch(() => [] as string[])).filter(isTemporaryBucket);
+  if ((await list()).length === 0) return;
+  const lock = await acquireLock(paths.dir, { timeoutMs: 2 * STALE_MS, staleMs: STALE_MS });
+  try {
+    for (const name of await list()) await unlink(join(paths.buckets, name)).catch(() => {});
+  } finally {
+    await lock.release();
+  }
+}
+
 /**
  * Completes every erasure the journal records but has not carried out (a process killed between the
  * erasure record and the rewrite), and removes temporary files an interrupted rewrite left. Returns them.
@@ -177,9 +176,7 @@ export async function resumeErasures(
   stuck: StuckErasure[] = [],
 ): Promise<ErasureOutcome[]> {
   const paths = new JournalPaths(join(store.root, id));
-  for (const name of await readdir(paths.buckets).catch(() => [] as string[])) {
-    if (name.startsWith('.') && name.includes('.jsonl.tmp-')) await unlink(join(paths.buckets, name)).catch(() => {});
-  }
+  await removeTemporaryBuckets(paths);
   const pending: Array<{ seq: number; step_id: string; input: ErasureInput }> = [];
   const sealedBy = new Set<string>();
   for (const b of await listBuckets(paths)) {

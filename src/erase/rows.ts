@@ -10,17 +10,10 @@ import { StoreError } from '../store/errors.js';
 import { isLineRewriter, type LineRewriter } from '../store/rewrite.js';
 import type { Journal, Store } from '../store/types.js';
 import { FORMAT_V3 } from '../record/v3.js';
+import { ERASED_MARKER, ERASURE_KIND, erasureInputOf, eraseUnit, type ErasureInput } from '../record/v3/erasure.js';
 import {
-  ERASED_MARKER,
-  ERASURE_KIND,
-  ErasureError,
-  erasureInputOf,
-  eraseUnit,
-  unitAt,
-  type ErasureInput,
-} from '../record/v3/erasure.js';
-import {
-  erasureStepId,
+  appendErasure,
+  checkAgain,
   fault,
   hasMarker,
   matchPaths,
@@ -141,8 +134,16 @@ export async function resumeRowErasures(
   }
 }
 
-/** `resumed`: the caller completed the journal's interrupted erasures already (eraseRowMatching's one pass). */
-async function eraseOpen(journal: RowJournal, id: string, req: EraseRequest, resumed = false): Promise<ErasureOutcome> {
+/**
+ * `stuck`: the caller completed the journal's interrupted erasures already (eraseRowMatching's one pass), and
+ * these are the ones it could not carry out.
+ */
+async function eraseOpen(
+  journal: RowJournal,
+  id: string,
+  req: EraseRequest,
+  stuck?: StuckErasure[],
+): Promise<ErasureOutcome> {
   if (journal.genesis.format !== FORMAT_V3)
     throw new StoreError(
       'OPTION_INVALID',
@@ -150,37 +151,29 @@ async function eraseOpen(journal: RowJournal, id: string, req: EraseRequest, res
     );
   if (typeof req.reason !== 'string' || req.reason.length === 0)
     throw new StoreError('OPTION_INVALID', 'an erasure needs a reason (--reason TEXT)');
-  if (!resumed) await resumeOpen(journal, id);
-  const text = await lineAt(journal, req.seq);
-  if (text === null) throw new StoreError('OPTION_INVALID', `journal ${id} has no record at seq ${req.seq}`);
-  const record = JSON.parse(text) as Record<string, unknown>;
-  if (record.kind === ERASURE_KIND)
-    throw new ErasureError('ERASURE_TARGET_INVALID', `seq ${req.seq} is an erasure record: it holds no erasable value`);
-  const digest = 'sha256:' + Buffer.from(unitAt(record, req.path).unit.digest).toString('hex');
-  const stepId = erasureStepId(req.seq, digest);
-  // Refused before anything is written: a record that does not verify deep, or a unit that cannot be sealed.
-  eraseUnit(record, req.path, stepId, digest);
-  const input: ErasureInput = { target: req.seq, path: req.path, digest, reason: req.reason, by: req.by ?? null };
-  // The commit point: from here the erasure is recorded, and completed by this call or the next erase.
-  const appended = await journal.append({
-    step_id: stepId,
-    kind: ERASURE_KIND,
-    ref: null,
-    input: input as never,
-    result: null,
-    error: null,
-  });
-  fault('after-record');
-  const done = await completeErasure(journal, appended.step_id, input);
-  return {
-    journal: id,
-    seq: req.seq,
-    path: req.path,
-    digest,
-    erasure: { seq: appended.seq, step_id: appended.step_id },
-    ...done,
-    resumed: false,
-  };
+  let cannot = stuck;
+  for (let again = 0; ; checkAgain(++again, req)) {
+    if (cannot === undefined) await resumeOpen(journal, id, undefined, (cannot = []));
+    const known = new Set(cannot.map((s) => s.erasure.step_id));
+    const attempt = await appendErasure(journal, req, (seq) => lineAt(journal, seq), known);
+    // Another erase of the record was recorded since the check: complete it (a resume), then check afresh.
+    if (attempt === 'again') {
+      cannot = undefined;
+      continue;
+    }
+    const { appended, input } = attempt;
+    fault('after-record');
+    const done = await completeErasure(journal, appended.step_id, input);
+    return {
+      journal: id,
+      seq: req.seq,
+      path: req.path,
+      digest: input.digest,
+      erasure: { seq: appended.seq, step_id: appended.step_id },
+      ...done,
+      resumed: false,
+    };
+  }
 }
 
 /** Erases the unit at `req.path` of record `req.seq` of journal `id` of a SQLite or Postgres store. */
@@ -219,13 +212,14 @@ export async function eraseRowMatching(store: Store, req: MatchRequest): Promise
         matchPaths(r, pattern, '', want, hits);
         for (const h of hits) found.push({ seq: r.seq as number, path: h });
       });
-      const resumed = await resumeOpen(journal, id, scanned);
+      const stuck: StuckErasure[] = [];
+      const resumed = await resumeOpen(journal, id, scanned, stuck);
       report.erased.push(...resumed);
       const done = new Set(resumed.map((o) => `${o.seq} ${o.path}`));
       for (const f of found.filter((x) => !done.has(`${x.seq} ${x.path}`))) {
         try {
           report.erased.push(
-            await eraseOpen(journal, id, { seq: f.seq, path: f.path, reason: req.reason, by: req.by ?? null }, true),
+            await eraseOpen(journal, id, { seq: f.seq, path: f.path, reason: req.reason, by: req.by ?? null }, stuck),
           );
         } catch (e) {
           report.failed.push({

@@ -7,7 +7,7 @@ import { canonicalJson } from '../canonical/jcs.js';
 import { MAX_RECORD_DEPTH } from '../canonical/limits.js';
 import { parsePointer } from '../canonical/pointer.js';
 import { digestUtf8, isDigest } from '../canonical/sha256.js';
-import { hasExactMembers, isObject, isSeq, type Json } from '../canonical/json.js';
+import { hasExactMembers, isObject, isSeq, setMember, type Json } from '../canonical/json.js';
 import { DEFAULT_FORMAT } from '../record/formats.js';
 import { BLOB_MARKER, REDACTED_MARKER } from '../record/markers.js';
 import type { ByteInput } from '../receipt/verify.js';
@@ -162,7 +162,7 @@ function setAt(root: Record<string, unknown>, tokens: string[], value: Json): bo
     !Object.prototype.hasOwnProperty.call(node, tokens[tokens.length - 1]!)
   )
     return false;
-  (node as Record<string, unknown>)[tokens[tokens.length - 1]!] = value;
+  setMember(node as Record<string, unknown>, tokens[tokens.length - 1]!, value);
   return true;
 }
 

@@ -15,7 +15,7 @@
  * them ends at the node or an ancestor.
  */
 import { toPointer } from '../canonical/pointer.js';
-import type { Json, JsonObject } from '../canonical/json.js';
+import { setMember, type Json, type JsonObject } from '../canonical/json.js';
 import { DEFAULT_FORMAT } from '../record/formats.js';
 import { REDACTED_MARKER } from '../record/markers.js';
 import type { RecordProfile } from '../record/profile.js';
@@ -197,7 +197,7 @@ function walk(
   let out: JsonObject | null = null;
   for (const k of Object.keys(value).sort(utf16)) {
     const v = walk(w, value[k]!, [...tokens, k], step(k), scope);
-    if (v !== value[k]) (out ??= { ...value })[k] = v as Json;
+    if (v !== value[k]) setMember((out ??= { ...value }), k, v as Json);
   }
   return out ?? value;
 }

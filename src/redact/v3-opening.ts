@@ -59,6 +59,13 @@ const b64u = (b: Uint8Array): string =>
     .replace(/\//g, '_')
     .replace(/=+$/, '');
 
+/** The member or element `t` of `v`: own members only, so a token "__proto__" names a member, never the prototype. */
+function childAt(v: Json | undefined, t: string): Json | undefined {
+  if (v === null || typeof v !== 'object') return undefined;
+  if (Array.isArray(v)) return v[Number(t)];
+  return Object.prototype.hasOwnProperty.call(v, t) ? v[t] : undefined;
+}
+
 /** The opening of the withheld unit at (seq, path[, chunk]) of a v3 journal, for the receipt with `manifestDigest`. */
 export async function openUnitV3(
   source: ChainSource,
@@ -171,8 +178,7 @@ export async function verifyUnitOpening(receipt: ByteInput, proof: unknown): Pro
   // Where the digest stands: a withheld slot, element or chunk holds one; an object's withheld list holds a member's.
   const parent = (n: number): Json | undefined => {
     let v: Json | undefined = record;
-    for (const t of tokens.slice(0, n))
-      v = v === null || typeof v !== 'object' ? undefined : Array.isArray(v) ? v[Number(t)] : v[t];
+    for (const t of tokens.slice(0, n)) v = childAt(v, t);
     return v;
   };
   const here = parent(tokens.length);

@@ -7,7 +7,7 @@
  * shown and reads what is shown. Pure: the page runs the checking half.
  */
 import { canonicalJson } from '../canonical/jcs.js';
-import { isObject, type Json, type JsonObject } from '../canonical/json.js';
+import { isObject, setMember, type Json, type JsonObject } from '../canonical/json.js';
 import { toHex } from '../canonical/sha256.js';
 import { base64Encode } from '../receipt/base64.js';
 import { RedactError } from './errors.js';
@@ -455,7 +455,7 @@ function shown(
     .forEach((k, n) => {
       const u = kids[n]!;
       if (rule.has(u)) held.push(digestOf(units[u]!.digest));
-      else o[k] = shown(v[k]!, u, tree, units, rule, refs);
+      else setMember(o, k, shown(v[k]!, u, tree, units, rule, refs));
     });
   if (ERASED in v) o[ERASED] = v[ERASED]!;
   if (held.length > 0) o[WITHHELD] = held.sort();

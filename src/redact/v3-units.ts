@@ -3,7 +3,7 @@
  * §13.12): each unit's parent and children in the commitment walk's order, and the commitments of a record
  * in sealed form (ERASURE.md §2), whose erased units are no units any more. Pure.
  */
-import { isObject, type Json, type JsonObject } from '../canonical/json.js';
+import { isObject, setMember, type Json, type JsonObject } from '../canonical/json.js';
 import { V3_SLOTS as SLOTS, stringChunks, PART_MARKER, type RecordCommitment, type Unit } from '../record/v3/commit.js';
 import { ERASED_MARKER, fromB64u, rootOfRemaining } from '../record/v3/erasure.js';
 import { RedactError } from './errors.js';
@@ -132,6 +132,6 @@ function policyView(v: Json): Json {
   if (isErasedValue(v)) return null;
   if (Array.isArray(v)) return v.map(policyView);
   const o: JsonObject = {};
-  for (const k of Object.keys(v)) if (k !== ERASED) o[k] = policyView(v[k]!);
+  for (const k of Object.keys(v)) if (k !== ERASED) setMember(o, k, policyView(v[k]!));
   return o;
 }

@@ -5,7 +5,7 @@
  * but for the index lookups it is given.
  */
 import { canonicalJsonTrusted } from '../../canonical/jcs.js';
-import type { Json, JsonObject } from '../../canonical/json.js';
+import { setMember, type Json, type JsonObject } from '../../canonical/json.js';
 import { digestBytes, toHex } from '../../canonical/sha256.js';
 import { commitPart, newSeed, TAG } from './commit.js';
 import { PartReader } from './part-reader.js';
@@ -143,7 +143,7 @@ export class PartWriter {
     for (let i = 0; i < keys.length; i++) {
       const k = keys[i]!;
       const s = await this.walk(v[k]!, v, out);
-      value[k] = s.value;
+      setMember(value, k, s.value);
       text += (i === 0 ? '' : ',') + JSON.stringify(k) + ':' + s.text;
     }
     text += '}';

@@ -6,7 +6,7 @@
  * that the root does not bind. The publication checks (src/redact) report the same problems with their codes.
  * Pure; never throws on hostile input.
  */
-import { isObject, type Json } from '../../canonical/json.js';
+import { isObject, setMember, type Json } from '../../canonical/json.js';
 import { isDigest, toHex } from '../../canonical/sha256.js';
 import {
   CommitError,
@@ -211,8 +211,9 @@ export function erasedAsWithheld(v: Json | undefined): Json | undefined {
     let changed = false;
     const out: Record<string, Json> = {};
     for (const k of Object.keys(v)) {
-      out[k] = erasedAsWithheld(v[k])!;
-      if (out[k] !== v[k]) changed = true;
+      const x = erasedAsWithheld(v[k])!;
+      setMember(out, k, x);
+      if (x !== v[k]) changed = true;
     }
     return changed ? out : v;
   }
@@ -228,7 +229,7 @@ export function erasedAsWithheld(v: Json | undefined): Json | undefined {
   const digests = body.map(digestOfBody);
   if (digests.some((d) => d === null)) return v;
   const out: Record<string, Json> = {};
-  for (const k of Object.keys(v)) if (k !== ERASED) out[k] = erasedAsWithheld(v[k])!;
+  for (const k of Object.keys(v)) if (k !== ERASED) setMember(out, k, erasedAsWithheld(v[k])!);
   const held = Array.isArray(v[WITHHELD]) ? (v[WITHHELD] as Json[]) : [];
   out[WITHHELD] = [...held, ...(digests as string[])].sort();
   return out;
