@@ -143,7 +143,7 @@ export {
   type KeygenResult,
 } from './receipt/node.js';
 export type { VerifyReceiptOptions, ReceiptReport, ByteInput } from './receipt/verify.js';
-export { generateKeyPair, type KeyPair } from './receipt/keys.js';
+export { generateKeyPair, type KeyPair, type KeyInput, type KeyFileInput } from './receipt/keys.js';
 
 // Publishing a redacted receipt, disclosing what it hides.
 export {
