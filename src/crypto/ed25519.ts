@@ -121,5 +121,5 @@ export type KeyFileInput = KeyInput | { keyFile: string };
 
 /** Whether `key` is a `{ pem }` key input (a guard for what plain JavaScript passes). */
 export function isPemInput(key: unknown): key is { pem: string } {
-  return key !== null && typeof key === 'object' && typeof (key as { pem?: unknown }).pem === 'string';
+  return key !== null && typeof key === 'object' && 'pem' in key && typeof key.pem === 'string';
 }

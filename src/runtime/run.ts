@@ -12,7 +12,7 @@
  * (§11.3), the refusals and resolutions of RUNS.md §5, no record after the run ended — reads and appends through
  * the one queue and the one state this class keeps private; split, they would have to share both.
  */
-import type { Json, JsonObject } from '../canonical/json.js';
+import { isObject, type Json, type JsonObject } from '../canonical/json.js';
 import type { StepInput } from '../record/input.js';
 import type { StepRecord } from '../record/seal.js';
 import { FORMAT_V2, type GenesisV2, type RunIdentity, type StepRecordV2 } from '../record/v2.js';
@@ -358,8 +358,10 @@ export class Run {
     const point = savedPoint(text, this.runId);
     if (point === null || point.seq > end) return;
     let hash: string | null = null;
-    for await (const l of this.journal.lines({ from: point.seq, to: point.seq }))
-      hash = (JSON.parse(l.text) as { step_hash?: unknown }).step_hash as string;
+    for await (const l of this.journal.lines({ from: point.seq, to: point.seq })) {
+      const line: unknown = JSON.parse(l.text);
+      hash = isObject(line) && typeof line.step_hash === 'string' ? line.step_hash : null;
+    }
     if (hash !== point.step_hash) return;
     const restored = restoreRunState(point.saved);
     if (restored === null) return;
