@@ -10,7 +10,6 @@ import { MAX_VALUE_DEPTH } from '../canonical/limits.js';
 import { RecordError } from './errors.js';
 import { formatTimestamp, isValidId, isValidTimestamp } from './fields.js';
 import { DEFAULT_FORMAT } from './formats.js';
-import type { RecordProfile } from './profile.js';
 
 /**
  * A JSON value as a caller writes it for a step: what the journal records without conversion. A BigInt, a
@@ -105,10 +104,7 @@ function listed(names: readonly string[]): string {
   return names.length < 2 ? names.join('') : `${names.slice(0, -1).join(', ')} and ${names[names.length - 1]}`;
 }
 
-export function checkStepInput(
-  step: UncheckedStepInput,
-  profile: RecordProfile = DEFAULT_FORMAT.records[0]!,
-): CheckedStep {
+export function checkStepInput(step: UncheckedStepInput, profile = DEFAULT_FORMAT.records[0]!): CheckedStep {
   if (step === null || typeof step !== 'object' || Array.isArray(step)) {
     throw new RecordError('FIELD_INVALID', `a step must be a plain object with ${listed(profile.contentFields)}`);
   }
