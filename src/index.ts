@@ -44,7 +44,7 @@ export type {
   Lineage,
 } from './store/types.js';
 export type { ChainSource, ChainHead, SeqRange, StoredLine } from './chain/source.js';
-export type { StepInput, StrictStepInput, JsonInput } from './record/input.js';
+export type { StepInput, ToolCall, JsonInput } from './record/input.js';
 export type { StepRecord } from './record/seal.js';
 export type { Genesis } from './record/formats.js';
 export type { Json, JsonObject } from './canonical/json.js';
@@ -90,7 +90,7 @@ export {
   type KeygenResult,
 } from './receipt/node.js';
 export type { VerifyReceiptOptions, ReceiptReport, ByteInput } from './receipt/verify.js';
-export { generateKeyPair, type KeyPair } from './receipt/keys.js';
+export { generateKeyPair, type KeyPair, type KeyInput, type KeyFileInput } from './receipt/keys.js';
 
 // Verification on every core: pass a pool as `pool` to journal.verify, store.verify or verifyReceipt.
 export { createLineCheckPool, type WorkerLineCheckPool, type LineCheckPoolOptions } from './parallel/index.js';

@@ -22,7 +22,7 @@ export type {
   RunStateCache,
 } from './store/types.js';
 export type { ChainSource, ChainHead, SeqRange, StoredLine } from './chain/source.js';
-export type { StepInput, StrictStepInput, JsonInput } from './record/input.js';
+export type { StepInput, ToolCall, JsonInput } from './record/input.js';
 export type { StepRecord, UnsealedRecord } from './record/seal.js';
 export type { Genesis } from './record/formats.js';
 export type { Json, JsonObject } from './canonical/json.js';

@@ -14,4 +14,6 @@ export {
   publicKeyToPem,
   type KeyPair,
   type PublicKeyResult,
+  type KeyInput,
+  type KeyFileInput,
 } from './receipt/keys.js';

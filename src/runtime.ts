@@ -61,3 +61,4 @@ export {
   type ApproverFacts,
   type PinnedApprover,
 } from './approval/index.js';
+export type { KeyInput } from './receipt/keys.js';

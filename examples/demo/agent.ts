@@ -6,7 +6,7 @@ import type { StepInput } from 'stepchain';
 
 const SYSTEM = 'You are a travel assistant. Use tools to check facts; never invent prices. Answer in two sentences.';
 
-function flights(from: string, to: string): Array<Record<string, unknown>> {
+function flights(from: string, to: string) {
   // About 100 KB of search results: the kind of tool output that belongs in a blob.
   const carriers = ['Air France', 'easyJet', 'Lufthansa', 'KLM', 'Vueling', 'ITA Airways'];
   return Array.from({ length: 420 }, (_, i) => ({
@@ -25,9 +25,7 @@ export function agentRun(options: { weatherInLyon?: string } = {}): StepInput[] 
     'I want to go from Paris to Lyon next weekend. What will the weather be, and what is the cheapest direct flight?';
   const weather = { city: 'Lyon', forecast: options.weatherInLyon ?? 'sunny', high_c: 14, low_c: 4 };
   const results = flights('CDG', 'LYS');
-  const cheapest = results
-    .filter((f) => f.stops === 0)
-    .sort((a, b) => (a.price as { amount: number }).amount - (b.price as { amount: number }).amount)[0]!;
+  const cheapest = results.filter((f) => f.stops === 0).sort((a, b) => a.price.amount - b.price.amount)[0]!;
   return [
     {
       input: { user: question },

@@ -6,18 +6,20 @@
  */
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { base64Decode, base64Encode } from '../crypto/base64.js';
-import { keyIdOf, pae, seedFromPkcs8Pem, signatureDefect } from '../crypto/ed25519.js';
+import { isPemInput, keyIdOf, pae, seedFromPkcs8Pem, signatureDefect, type KeyInput } from '../crypto/ed25519.js';
+
+export type { KeyInput };
 import { APPROVAL_PAYLOAD_TYPE, statementBytes, type ApprovalStatement, type DecisionMeta } from './records.js';
 
 /**
  * The `meta` members of a decision: the approver (the key's id and public key, and a name it gives itself)
  * and its signature over the statement. `key`: an Ed25519 seed (32 bytes) or a PKCS#8 PEM text.
  */
-export function signApproval(statement: ApprovalStatement, key: Uint8Array | string, name?: string): DecisionMeta {
-  const privateKey = key instanceof Uint8Array ? key : typeof key === 'string' ? seedFromPkcs8Pem(key) : null;
+export function signApproval(statement: ApprovalStatement, key: KeyInput, name?: string): DecisionMeta {
+  const privateKey = key instanceof Uint8Array ? key : isPemInput(key) ? seedFromPkcs8Pem(key.pem) : null;
   if (privateKey === null || privateKey.length !== 32)
     throw new TypeError(
-      'an approver\'s key is an Ed25519 seed (32 bytes) or a PKCS#8 PEM text ("-----BEGIN PRIVATE KEY-----")',
+      'an approver\'s key is an Ed25519 seed (32 bytes) or { pem } holding a PKCS#8 PEM ("-----BEGIN PRIVATE KEY-----")',
     );
   const publicKey = ed25519.getPublicKey(privateKey);
   const signature = ed25519.sign(pae(APPROVAL_PAYLOAD_TYPE, statementBytes(statement)), privateKey);

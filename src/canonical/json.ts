@@ -6,6 +6,13 @@
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type JsonObject = { [key: string]: Json };
+/**
+ * A JSON value a caller hands in: Json, with read-only arrays and objects accepted too. An object member may
+ * be typed undefined, since the compiler cannot tell an optional member from one set to undefined; the
+ * canonical gate refuses an undefined member at run time.
+ */
+export type JsonValue =
+  null | boolean | number | string | readonly JsonValue[] | { readonly [key: string]: JsonValue | undefined };
 
 /** A JSON object: not null, not an array. */
 export function isObject(v: unknown): v is Record<string, unknown> {

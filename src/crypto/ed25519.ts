@@ -109,3 +109,17 @@ export function stripPrefix(der: Uint8Array | null, prefix: Uint8Array): Uint8Ar
 export function seedFromPkcs8Pem(text: string): Uint8Array | null {
   return stripPrefix(unpem(text, 'PRIVATE KEY'), PKCS8_PREFIX);
 }
+
+/**
+ * A key as a caller hands one in, the same everywhere a key is taken: its bytes, or PEM text tagged as
+ * such. A bare string is not one: it read as PEM text in one place, a path in another and base64 in a third.
+ */
+export type KeyInput = Uint8Array | { pem: string };
+
+/** On the Node entries a key may also be a file: `{ keyFile }` names a PEM key file. */
+export type KeyFileInput = KeyInput | { keyFile: string };
+
+/** Whether `key` is a `{ pem }` key input (a guard for what plain JavaScript passes). */
+export function isPemInput(key: unknown): key is { pem: string } {
+  return key !== null && typeof key === 'object' && 'pem' in key && typeof key.pem === 'string';
+}

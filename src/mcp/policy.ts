@@ -5,6 +5,7 @@
  * proxy fails closed.
  */
 import { spawn } from 'node:child_process';
+import type { KeyInput } from '../runtime/index.js';
 
 export interface ToolCallRequest {
   tool: string;
@@ -36,7 +37,7 @@ export interface ToolPolicy {
    */
   approveTools?: readonly string[];
   /** With approval records: the key that signs `approve`'s verdict when the approver did not record one itself. */
-  approverKey?: { key: Uint8Array | string; name?: string };
+  approverKey?: { key: KeyInput; name?: string };
   /**
    * With approval records: the key ids (sha256:…) of the approvers whose grants let a call through. Given, a
    * grant signed by any other key (anyone able to write the journal) is refused as a denial would be.

@@ -13,7 +13,7 @@ import type {
   ApprovalOutcome,
 } from '../runtime/index.js';
 import { journalFormat, type RunFormat } from '../record/formats.js';
-import { startRun } from '../runtime/index.js';
+import { startRun, type KeyInput } from '../runtime/index.js';
 import type { Store } from '../store/types.js';
 
 /** Label values are at most 1024 code units (FORMAT §11.2); a longer client or server name is cut. */
@@ -269,7 +269,7 @@ export class SessionRecorder {
   async decide(
     request: ApprovalRequest,
     decision: 'granted' | 'denied',
-    key: Uint8Array | string,
+    key: KeyInput,
     name: string | undefined,
     reason: string,
   ): Promise<ApprovalOutcome | Error> {

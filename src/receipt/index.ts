@@ -30,6 +30,8 @@ export {
   publicKeyToPem,
   type KeyPair,
   type PublicKeyResult,
+  type KeyInput,
+  type KeyFileInput,
 } from './keys.js';
 export { PAYLOAD_TYPE, SIGNATURE_FORMAT, pae, type DsseEnvelope, type SignatureDocument } from './dsse.js';
 export {

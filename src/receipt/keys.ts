@@ -4,12 +4,21 @@
  * The key id is "sha256:" + hex(SHA-256(the raw 32-byte public key)). Pure; runs in a browser.
  */
 import { ed25519 } from '@noble/curves/ed25519.js';
-import { PKCS8_PREFIX, keyIdOf, publicKeyDefect, seedFromPkcs8Pem, stripPrefix } from '../crypto/ed25519.js';
+import {
+  PKCS8_PREFIX,
+  isPemInput,
+  keyIdOf,
+  publicKeyDefect,
+  seedFromPkcs8Pem,
+  stripPrefix,
+  type KeyFileInput,
+  type KeyInput,
+} from '../crypto/ed25519.js';
 import { base64Decode, base64Encode } from './base64.js';
 import { ReceiptError } from './errors.js';
 
 // Key ids and the public-key check live beneath the chain (crypto/ed25519.ts), where approval records use them too.
-export { keyIdOf, publicKeyDefect };
+export { keyIdOf, publicKeyDefect, isPemInput, type KeyInput, type KeyFileInput };
 import { concatBytes } from '../bytes.js';
 
 /** DER prefixes for Ed25519 keys: everything before the 32 key bytes. */
@@ -51,20 +60,22 @@ export function publicKeyToPem(publicKey: Uint8Array): string {
   return pem('PUBLIC KEY', concatBytes([SPKI_PREFIX, publicKey]));
 }
 
-/** A signing key: 32 raw seed bytes, or a PKCS#8 PEM text. Throws ReceiptError KEY_INVALID. */
-export function parsePrivateKey(key: Uint8Array | string): Uint8Array {
+/** A signing key: 32 raw seed bytes, or `{ pem }` holding a PKCS#8 PEM. Throws ReceiptError KEY_INVALID. */
+export function parsePrivateKey(key: KeyInput): Uint8Array {
   if (key instanceof Uint8Array) {
     if (key.length !== 32)
       throw new ReceiptError('KEY_INVALID', `an Ed25519 private key is 32 bytes, not ${key.length}`);
     return key;
   }
-  if (typeof key === 'string') {
-    const raw = seedFromPkcs8Pem(key);
+  if (isPemInput(key)) {
+    const raw = seedFromPkcs8Pem(key.pem);
     if (raw) return raw;
   }
   throw new ReceiptError(
     'KEY_INVALID',
-    'the signing key is neither 32 bytes nor an Ed25519 PKCS#8 PEM ("-----BEGIN PRIVATE KEY-----")',
+    typeof key === 'string'
+      ? 'the signing key is a bare string; pass its PEM text as { pem: text }, or its file as { keyFile: path }'
+      : 'the signing key is neither 32 bytes nor { pem } holding an Ed25519 PKCS#8 PEM ("-----BEGIN PRIVATE KEY-----")',
   );
 }
 
@@ -95,7 +106,8 @@ export type PublicKeyResult = { ok: true; key: Uint8Array } | { ok: false; reaso
 export function decodePublicKey(key: unknown): PublicKeyResult {
   const no = (reason: string): PublicKeyResult => ({ ok: false, reason });
   let text: string;
-  if (key instanceof Uint8Array) {
+  if (isPemInput(key)) text = key.pem;
+  else if (key instanceof Uint8Array) {
     if (key.length === 32) return checkPoint(Uint8Array.from(key));
     if (key.length === 0) return no('the pinned key is empty (0 bytes)');
     try {

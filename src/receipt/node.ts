@@ -16,6 +16,8 @@ import {
   parsePrivateKey,
   privateKeyToPem,
   publicKeyToPem,
+  type KeyFileInput,
+  type KeyInput,
   type KeyPair,
 } from './keys.js';
 import { verifyReceipt, type ByteInput, type ReceiptReport, type VerifyReceiptOptions } from './verify.js';
@@ -31,8 +33,8 @@ export interface ExportOptions {
   from?: number;
   /** Last seq, inclusive (default the journal's head). */
   to?: number;
-  /** Sign the manifest: 32 seed bytes, a PKCS#8 PEM text, or { keyFile } naming a PEM file. */
-  sign?: Uint8Array | string | { keyFile: string };
+  /** Sign the manifest: 32 seed bytes, { pem } holding a PKCS#8 PEM, or { keyFile } naming a PEM file. */
+  sign?: KeyFileInput;
   /** Extra manifest members an extension defines (a transparency proof: spec/RECEIPT.md §4.5). */
   extra?: Record<string, Json>;
 }
@@ -51,7 +53,7 @@ export interface ExportResult {
 /** Resolves the export options against a source into the writer core's input. */
 export async function receiptInput(
   source: ChainSource,
-  options: { from?: number; to?: number; sign?: Uint8Array | string; extra?: Record<string, Json> } = {},
+  options: { from?: number; to?: number; sign?: KeyInput; extra?: Record<string, Json> } = {},
 ): Promise<ReceiptWriterInput> {
   const head = await source.head();
   if (head === null) throw new ReceiptError('EMPTY_RANGE', 'the journal holds no step; there is nothing to prove');
@@ -78,7 +80,7 @@ export async function receiptInput(
 /** The receipt as an uncompressed tar held in memory (tests, vectors, small journals). */
 export async function receiptBytes(
   source: ChainSource,
-  options: { from?: number; to?: number; sign?: Uint8Array | string; extra?: Record<string, Json> } = {},
+  options: { from?: number; to?: number; sign?: KeyInput; extra?: Record<string, Json> } = {},
 ): Promise<Uint8Array> {
   const plan = await planReceipt(await receiptInput(source, options));
   const parts: Uint8Array[] = [];
@@ -90,13 +92,7 @@ export async function receiptBytes(
 export async function exportReceipt(source: ChainSource, options: ExportOptions): Promise<ExportResult> {
   if (!options || typeof options.out !== 'string' || options.out === '')
     throw new ReceiptError('ARGUMENT_INVALID', 'exportReceipt needs { out: <path> }');
-  let sign: Uint8Array | string | undefined;
-  if (options.sign !== undefined) {
-    sign =
-      typeof options.sign === 'object' && !(options.sign instanceof Uint8Array)
-        ? await readKeyFile(options.sign.keyFile)
-        : options.sign;
-  }
+  const sign = options.sign === undefined ? undefined : await signingKey(options.sign);
   const input = await receiptInput(source, {
     ...(options.from === undefined ? {} : { from: options.from }),
     ...(options.to === undefined ? {} : { to: options.to }),
@@ -263,6 +259,11 @@ function keyWriteError(file: string, e: unknown): ReceiptError {
   });
 }
 
+/** A signing key input with `{ keyFile }` read: what the pure writers take. */
+export async function signingKey(key: KeyFileInput): Promise<KeyInput> {
+  return typeof key === 'object' && key !== null && 'keyFile' in key ? readKeyFile(key.keyFile) : key;
+}
+
 /** Reads a PKCS#8 PEM private key file. */
 export async function readKeyFile(path: string): Promise<Uint8Array> {
   let text: string;
@@ -288,7 +289,7 @@ export async function readKeyFile(path: string): Promise<Uint8Array> {
   } finally {
     await handle?.close().catch(() => {});
   }
-  return parsePrivateKey(text);
+  return parsePrivateKey({ pem: text });
 }
 
 /** A key file is a few hundred bytes; anything past this is not one (and is not read into memory). */

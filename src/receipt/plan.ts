@@ -16,7 +16,7 @@ import { fetchBlob as fetchChecked } from '../record/blobs.js';
 import { capabilitiesOf, genesisHash, type Genesis } from '../record/formats.js';
 import { signManifest } from './dsse.js';
 import { ReceiptError } from './errors.js';
-import { keyIdOf, parsePrivateKey } from './keys.js';
+import { keyIdOf, parsePrivateKey, type KeyInput } from './keys.js';
 import {
   MAX_ARCHIVE_BYTES,
   MAX_BLOB_BYTES,
@@ -59,8 +59,8 @@ export interface ReceiptWriterInput {
   partList?: PartEntry[];
   /** Extra top-level manifest members (I-JSON; may not reuse a base member's name). */
   extra?: Record<string, Json>;
-  /** Ed25519 signing key: 32 seed bytes or a PKCS#8 PEM. */
-  sign?: Uint8Array | string;
+  /** Ed25519 signing key: 32 seed bytes or { pem } holding a PKCS#8 PEM. */
+  sign?: KeyInput;
   /** The manifest's exporter string; defaults to this package's name and version. */
   exporter?: string;
 }

@@ -5,15 +5,62 @@
  * never coerces. Pure: runs in a browser.
  */
 import { canonicalJsonChecked } from '../canonical/jcs.js';
-import type { Json, JsonObject } from '../canonical/json.js';
+import type { Json, JsonObject, JsonValue } from '../canonical/json.js';
 import { MAX_VALUE_DEPTH } from '../canonical/limits.js';
 import { RecordError } from './errors.js';
 import { formatTimestamp, isValidId, isValidTimestamp } from './fields.js';
 import { DEFAULT_FORMAT } from './formats.js';
-import type { RecordProfile } from './profile.js';
 
-/** What a caller supplies for one step. Absent content fields are recorded as null. */
+/**
+ * A JSON value as a caller writes it for a step: what the journal records without conversion. A BigInt, a
+ * Date, a Map, a function, undefined or a class instance with methods is not assignable, so TypeScript
+ * refuses at compile time what append would refuse at run time. (A run's values go through toJournalValue
+ * instead, which converts those: see JournalInput in stepchain/runtime.)
+ */
+export type JsonInput = JsonValue;
+
+/** A tool call as a `step` record usually holds one (FORMAT §11.3): its name and arguments. */
+export interface ToolCall {
+  name: string;
+  arguments?: JsonValue;
+  /** The id the model gave the call. */
+  call_id?: string;
+  idempotency_key?: string;
+  summary?: string;
+}
+
+/**
+ * What a caller supplies for one step. Absent content fields are recorded as null. The types say what
+ * append accepts; append still checks every member at run time (a caller in plain JavaScript gets a coded
+ * RecordError or CanonicalError naming the member, never a coercion).
+ */
 export interface StepInput {
+  input?: JsonValue;
+  /** The model's name, or a JSON description of it. */
+  model?: JsonValue;
+  prompt?: JsonValue;
+  /** A ToolCall, a list of them, or any JSON value (FORMAT §4: the `tool_call` field holds any value). */
+  tool_call?: ToolCall | readonly ToolCall[] | JsonValue;
+  result?: JsonValue;
+  meta?: { readonly [key: string]: JsonValue };
+  /** 1–128 characters from [A-Za-z0-9._:-] starting with a letter or digit. */
+  step_id?: string;
+  /** An RFC 3339 UTC timestamp with milliseconds, or a Date (recorded as its ISO string). */
+  ts?: string | Date;
+  /** stepchain/v2 and v3 journals only (FORMAT §11.3): the record's kind (default "step"). */
+  kind?: string;
+  /** The started record an outcome ends (its step_id). */
+  ref?: string | null;
+  /** A failure's error. */
+  error?: JsonValue;
+}
+
+/**
+ * What append checks (internal): a step from any caller, typed or not, with the record salt or seed a copy
+ * carries over (FORMAT §12.2, §14.4). Not public: a caller must never choose a salt or a seed, since a
+ * guessable one makes the record's commitments guessable; copyJournal and the vector generators use it.
+ */
+export interface UncheckedStepInput {
   input?: unknown;
   model?: unknown;
   prompt?: unknown;
@@ -22,42 +69,19 @@ export interface StepInput {
   meta?: unknown;
   step_id?: unknown;
   ts?: unknown;
-  /** stepchain/v2 journals only (FORMAT §11.3): the record's kind (default "step"), the started record an outcome ends, a failure's error. */
   kind?: unknown;
   ref?: unknown;
   error?: unknown;
-  /**
-   * stepchain/v2 journals only (FORMAT §12.2): the record salt, 32 lowercase hex digits. Only for copying a
-   * record byte for byte (copyJournal); a writer draws a fresh one from the CSPRNG when it is absent, and
-   * a caller must never choose one, since a guessable salt makes the record's commitments guessable.
-   */
+  /** stepchain/v2: the record salt, 32 lowercase hex digits, only for copying a record byte for byte. */
   salt?: unknown;
-  /**
-   * stepchain/v3 journals only (FORMAT §14.4): the record seed, 64 lowercase hex digits. Only for copying a
-   * record byte for byte; a writer draws a fresh one from the CSPRNG when it is absent, and a caller must
-   * never choose one (every salt of the record derives from it).
-   */
+  /** stepchain/v3: the record seed, 64 lowercase hex digits, only for copying a record byte for byte. */
   seed?: unknown;
 }
 
-/**
- * A JSON value as a caller writes it: what the journal records without conversion. A BigInt, a Date, a
- * Map, a function or a class instance with methods is not assignable, so TypeScript rejects it at compile
- * time; members may be undefined (they are dropped by toJournalValue, refused by append).
- */
-export type JsonInput =
-  string | number | boolean | null | readonly JsonInput[] | { readonly [key: string]: JsonInput | undefined };
-
-/** StepInput with its content typed as JSON, for callers who want the compiler to refuse what append would. */
-export interface StrictStepInput {
-  input?: JsonInput;
-  model?: JsonInput;
-  prompt?: JsonInput;
-  tool_call?: JsonInput;
-  result?: JsonInput;
-  meta?: { readonly [key: string]: JsonInput };
-  step_id?: string;
-  ts?: string | Date;
+/** A step copied from another journal (internal): the step with the source record's salt or seed. */
+export interface CopiedStepInput extends StepInput {
+  salt?: string;
+  seed?: string;
 }
 
 export interface CheckedStep {
@@ -80,7 +104,7 @@ function listed(names: readonly string[]): string {
   return names.length < 2 ? names.join('') : `${names.slice(0, -1).join(', ')} and ${names[names.length - 1]}`;
 }
 
-export function checkStepInput(step: StepInput, profile: RecordProfile = DEFAULT_FORMAT.records[0]!): CheckedStep {
+export function checkStepInput(step: UncheckedStepInput, profile = DEFAULT_FORMAT.records[0]!): CheckedStep {
   if (step === null || typeof step !== 'object' || Array.isArray(step)) {
     throw new RecordError('FIELD_INVALID', `a step must be a plain object with ${listed(profile.contentFields)}`);
   }

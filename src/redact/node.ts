@@ -4,7 +4,8 @@
  */
 import { lstat, readFile, rm, writeFile, chmod } from 'node:fs/promises';
 import type { ChainSource } from '../chain/source.js';
-import { readKeyFile, writePlanToFile, type ExportResult } from '../receipt/node.js';
+import type { KeyFileInput } from '../receipt/keys.js';
+import { signingKey, writePlanToFile, type ExportResult } from '../receipt/node.js';
 import { writeReceipt } from '../receipt/writer.js';
 import { verifyReceiptFile } from '../receipt/node.js';
 import type { SaltSource } from './commit.js';
@@ -53,7 +54,7 @@ export interface PublishOptions {
   /** The public receipt; gzip-compressed when it ends in .tar.gz or .tgz. */
   out: string;
   /** Sign the manifest (and so the anchor and declarations): 32 seed bytes, a PKCS#8 PEM, or { keyFile }. */
-  sign?: Uint8Array | string | { keyFile: string };
+  sign?: KeyFileInput;
   /** Write the salts and original values here (mode 0600, never overwritten): needed to disclose later. */
   secretsOut?: string;
   /** Salt source; default 32 random bytes per value. Deterministic sources are for tests and vectors. */
@@ -135,12 +136,7 @@ export async function preparePublication(
 ): Promise<Publication> {
   assertOptIn(options);
   const policy = await loadPolicy(options.policy);
-  const sign =
-    options.sign === undefined
-      ? undefined
-      : typeof options.sign === 'object' && !(options.sign instanceof Uint8Array)
-        ? await readKeyFile(options.sign.keyFile)
-        : options.sign;
+  const sign = options.sign === undefined ? undefined : await signingKey(options.sign);
   return planPublication(source, {
     policy,
     ...(options.salts ? { salts: options.salts } : {}),
@@ -234,12 +230,7 @@ function outputError(path: string, e: unknown, never: string): RedactError {
  */
 async function publishCommitted(source: ChainSource, options: PublishOptions): Promise<PublishResult> {
   const policy = await loadPolicy(options.policy);
-  const sign =
-    options.sign === undefined
-      ? undefined
-      : typeof options.sign === 'object' && !(options.sign instanceof Uint8Array)
-        ? await readKeyFile(options.sign.keyFile)
-        : options.sign;
+  const sign = options.sign === undefined ? undefined : await signingKey(options.sign);
   const pub = await planCommittedPublication(source, {
     policy,
     ...(options.salts ? { salts: options.salts } : {}),
@@ -282,12 +273,7 @@ async function publishV3(source: ChainSource, options: PublishOptions): Promise<
     );
   }
   const policy = await loadPolicy(options.policy);
-  const sign =
-    options.sign === undefined
-      ? undefined
-      : typeof options.sign === 'object' && !(options.sign instanceof Uint8Array)
-        ? await readKeyFile(options.sign.keyFile)
-        : options.sign;
+  const sign = options.sign === undefined ? undefined : await signingKey(options.sign);
   const pub = await planV3Publication(source, {
     policy,
     ...(sign === undefined ? {} : { sign }),

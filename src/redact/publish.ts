@@ -13,6 +13,7 @@
 import { canonicalJson } from '../canonical/jcs.js';
 import type { Json } from '../canonical/json.js';
 import type { ChainSource } from '../chain/source.js';
+import type { KeyInput } from '../receipt/keys.js';
 import { genesisHash } from '../record/formats.js';
 import { planReceipt, type ReceiptPlan } from '../receipt/writer.js';
 import {
@@ -36,7 +37,7 @@ export interface PublishCoreOptions {
   /** Where salts come from (default: 32 random bytes each). Fixed salts only for tests and vectors. */
   salts?: SaltSource;
   /** Ed25519 signing key: 32 seed bytes or a PKCS#8 PEM. */
-  sign?: Uint8Array | string;
+  sign?: KeyInput;
   exporter?: string;
 }
 

@@ -8,6 +8,7 @@
  */
 import { StoreError } from '../store/errors.js';
 import type { Journal, JournalReport, Store } from '../store/types.js';
+import type { JsonObject } from '../canonical/json.js';
 import { MemoryTree, stepLeafHash, proveConsistency, proveInclusion, treeRoot } from '../proofs/index.js';
 import { genesisHash } from '../record/formats.js';
 import { isValidId } from '../record/fields.js';
@@ -124,7 +125,7 @@ export async function prune(store: Store, options: PruneOptions): Promise<PruneR
         fresh.map((t) => ({
           step_id: tombstoneStepId(t.journal, t.head),
           input: { journal: t.journal },
-          result: t as unknown as Record<string, unknown>,
+          result: t as unknown as JsonObject,
         })),
       );
     }

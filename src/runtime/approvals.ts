@@ -4,6 +4,7 @@
  * rules verify applies, so a call the runtime lets through is one the verifier accepts.
  */
 import type { Json } from '../canonical/json.js';
+import type { KeyInput } from '../approval/sign.js';
 import type { ApprovalEntry, ApproverFacts } from '../approval/ledger.js';
 import type { ApprovalStatement, DecisionMeta } from '../approval/records.js';
 import { APPROVAL_FORMAT, shortName } from '../record/formats.js';
@@ -40,8 +41,8 @@ export interface AwaitApprovalOptions {
 }
 
 export interface DecideApprovalOptions {
-  /** The approver's Ed25519 key: the 32-byte seed or a PKCS#8 PEM text (`stepchain keygen`). */
-  key: Uint8Array | string;
+  /** The approver's Ed25519 key: the 32-byte seed or { pem } holding a PKCS#8 PEM (`stepchain keygen`). */
+  key: KeyInput;
   /** The name the approver gives itself (unauthenticated until its key is pinned: verify --approver). */
   name?: string;
   reason?: string;

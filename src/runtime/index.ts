@@ -61,3 +61,4 @@ export type {
   SignedDecision,
 } from './approvals.js';
 export { resumeHistory, type ResumeHistory } from './history.js';
+export type { KeyInput } from '../approval/sign.js';

@@ -12,7 +12,7 @@
  * (§11.3), the refusals and resolutions of RUNS.md §5, no record after the run ended — reads and appends through
  * the one queue and the one state this class keeps private; split, they would have to share both.
  */
-import type { Json, JsonObject } from '../canonical/json.js';
+import { isObject, type Json, type JsonObject } from '../canonical/json.js';
 import type { StepInput } from '../record/input.js';
 import type { StepRecord } from '../record/seal.js';
 import { capabilitiesOf, RUN_FORMATS } from '../record/formats.js';
@@ -35,7 +35,7 @@ import {
   type ResolutionDecision,
   type RunState,
 } from '../record/run-state.js';
-import { errorValue, outcomeValue, toJournalValue } from './value.js';
+import { errorValue, outcomeValue, toJournalMeta, toJournalValue } from './value.js';
 import { restoreRunState, savedPoint, saveRunState, type Begun } from '../record/saved-run-state.js';
 import { ApprovalLedger, type ApprovalEntry } from '../approval/ledger.js';
 import {
@@ -358,8 +358,10 @@ export class Run {
     const point = savedPoint(text, this.runId);
     if (point === null || point.seq > end) return;
     let hash: string | null = null;
-    for await (const l of this.journal.lines({ from: point.seq, to: point.seq }))
-      hash = (JSON.parse(l.text) as { step_hash?: unknown }).step_hash as string;
+    for await (const l of this.journal.lines({ from: point.seq, to: point.seq })) {
+      const line: unknown = JSON.parse(l.text);
+      hash = isObject(line) && typeof line.step_hash === 'string' ? line.step_hash : null;
+    }
     if (hash !== point.step_hash) return;
     const restored = restoreRunState(point.saved);
     if (restored === null) return;
@@ -479,7 +481,7 @@ export class Run {
       prompt: toJournalValue(options.prompt, { field: 'prompt' }),
     };
     if (options.id !== undefined) step.step_id = options.id;
-    if (options.meta !== undefined) step.meta = toJournalValue(options.meta, { field: 'meta' });
+    if (options.meta !== undefined) step.meta = toJournalMeta(options.meta);
     const at = await this.record(step);
     return {
       id: at.step_id,
@@ -495,7 +497,7 @@ export class Run {
     const meta: Record<string, unknown> = { ...(outcome.meta ?? {}) };
     if (outcome.usage !== undefined) meta.usage = outcome.usage;
     if (outcome.finishReason !== undefined) meta.finish_reason = outcome.finishReason;
-    const m = toJournalValue(meta, { field: 'meta' }) as JsonObject;
+    const m = toJournalMeta(meta);
     const toolCall = outcome.toolCalls === undefined ? null : toJournalValue(outcome.toolCalls, { field: 'tool_call' });
     const result = toJournalValue(outcome.result, { field: 'result' });
     const failure = error === null ? null : errorValue(error);
@@ -534,8 +536,7 @@ export class Run {
     if (options.callId !== undefined) call.call_id = options.callId;
     if (options.idempotencyKey !== undefined) call.idempotency_key = options.idempotencyKey;
     if (options.summary !== undefined) call.summary = options.summary;
-    const meta =
-      options.meta === undefined ? undefined : (toJournalValue(options.meta, { field: 'meta' }) as JsonObject);
+    const meta = options.meta === undefined ? undefined : toJournalMeta(options.meta);
     const intent = intentKey(options.name, args);
     const approvalId = options.approval === undefined ? undefined : requestIdOf(options.approval);
     // Every effect of a v3 journal is checked against its requests: a call presented for approval is begun only
@@ -689,7 +690,7 @@ export class Run {
     const digest = presentedDigest(presented);
     const step: RunStep = { kind: APPROVAL_REQUESTED, input: { presented, digest, expires_at: expiresAt } };
     if (options.id !== undefined) step.step_id = options.id;
-    if (options.meta !== undefined) step.meta = toJournalValue(options.meta, { field: 'meta' });
+    if (options.meta !== undefined) step.meta = toJournalMeta(options.meta);
     const at = await this.record(step);
     return {
       id: at.step_id,

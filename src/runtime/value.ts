@@ -5,7 +5,7 @@
  * What has no faithful JSON form — a cycle, a function, a symbol, a non-finite number, an integer past
  * ±(2^53−1) — is refused with VALUE_UNREPRESENTABLE naming the field, never rounded or dropped. Pure.
  */
-import type { Json } from '../canonical/json.js';
+import { isObject, type Json, type JsonObject } from '../canonical/json.js';
 import { digestBytes } from '../canonical/sha256.js';
 import { RuntimeError } from './errors.js';
 
@@ -221,6 +221,13 @@ function bytesValue(o: ArrayBuffer | ArrayBufferView): BytesValue {
  */
 export function toJournalValue(value: unknown, options: JournalValueOptions = {}): Json {
   return new Converter(options.field ?? 'value', options).walk(value, []) ?? null;
+}
+
+/** toJournalValue of a record's meta: an object converts to an object. */
+export function toJournalMeta(meta: { readonly [key: string]: unknown }): JsonObject {
+  const v = toJournalValue(meta, { field: 'meta' });
+  if (isObject(v)) return v;
+  throw new RuntimeError('VALUE_UNREPRESENTABLE', '/meta is not an object', { location: { path: '/meta' } });
 }
 
 /**

@@ -14,7 +14,7 @@ import type { Json } from '../canonical/json.js';
 import { describeLocation } from '../chain/report.js';
 import { ChainVerifier } from '../chain/verifier.js';
 import { capabilitiesOf, formatOf, genesisHash, writerProfile, type CreatableFormat } from '../record/formats.js';
-import type { StepInput } from '../record/input.js';
+import type { CopiedStepInput } from '../record/input.js';
 import type { RunIdentity } from '../record/v2.js';
 import type { StepRecord } from '../record/seal.js';
 import { StoreError } from './errors.js';
@@ -70,7 +70,7 @@ export async function copyJournal(
     });
     let segment: string | null = null;
     let read = 0;
-    let batch: Array<{ step: StepInput; seq: number; hash: string }> = [];
+    let batch: Array<{ step: CopiedStepInput; seq: number; hash: string }> = [];
     let batchBytes = 0;
     let prev = genesisHash(source.genesis);
     const flush = async (): Promise<void> => {
@@ -214,7 +214,7 @@ async function targetJournal(
  * The step a caller appended to make `rec`: its content fields and meta (by the record's own profile),
  * step_id and ts. A record that `append` does not write (another profile) cannot be re-appended.
  */
-function stepInputOf(rec: StepRecord, source: Journal): StepInput {
+function stepInputOf(rec: StepRecord, source: Journal): CopiedStepInput {
   const fields = rec as unknown as Record<string, Json>;
   const profile = formatOf(source.genesis).select((name) => fields[name]);
   if (profile !== writerProfile(source.genesis)) {
@@ -231,7 +231,7 @@ function stepInputOf(rec: StepRecord, source: Journal): StepInput {
   if (typeof fields.salt === 'string') step.salt = fields.salt;
   // A v3 record's seed (FORMAT §14.4) likewise: the copy's root, B and step hash are the source's.
   if (typeof fields.seed === 'string') step.seed = fields.seed;
-  return step as unknown as StepInput;
+  return step as unknown as CopiedStepInput;
 }
 
 function differs(id: string, why: string): StoreError {

@@ -14,6 +14,7 @@ import { ChainVerifier, declaredFirstSeq, verifyChain, verifyFile, type ChainRep
 import { canonicalJson, CanonicalError, MAX_RECORD_DEPTH, MAX_VALUE_DEPTH } from '../../src/canonical/index.js';
 import { compilePolicy, redactStep, seededSalts } from '../../src/redact/index.js';
 import type { Json } from '../../src/record/index.js';
+import type { JsonInput } from '../../src/record/input.js';
 import { tempDir } from '../helpers/tmp.js';
 import { CLI, runNode } from './support.js';
 import { buildChain } from '../helpers/chains.js';
@@ -70,7 +71,8 @@ function expectNoPollution(): void {
 /** Appends `values` as step inputs, reads them back, verifies the journal, exports and verifies a receipt. */
 async function roundTrip(id: string, values: unknown[]): Promise<{ j: Journal; receipt: string; back: unknown[] }> {
   const j = await journal(id);
-  for (const v of values) await j.append({ input: v, result: v });
+  // Hostile on purpose: what plain JavaScript could pass, past the types.
+  for (const v of values) await j.append({ input: v as JsonInput, result: v as JsonInput });
   const back = (await readAll(j)) as Array<{ input: unknown; result: unknown }>;
   expect(back.length).toBe(values.length);
   expectClean(await j.verify());
@@ -184,8 +186,8 @@ describe('prototype-named members are data', () => {
 });
 
 describe('nesting at and past the limits', () => {
-  const nest = (depth: number): unknown => {
-    let v: unknown = 0;
+  const nest = (depth: number): JsonInput => {
+    let v: JsonInput = 0;
     for (let i = 0; i < depth; i++) v = i % 2 ? { k: v } : [v];
     return v;
   };

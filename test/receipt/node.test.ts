@@ -24,6 +24,7 @@ import {
   receiptInput,
   verifyReceiptFile,
   writePlanToFile,
+  type KeyFileInput,
   type ReceiptReport,
 } from '../../src/receipt/index.js';
 import { base64Encode } from '../../src/receipt/base64.js';
@@ -139,9 +140,9 @@ describe("RECEIPT §4.2 range: exportReceipt's arguments (the range is checked a
 });
 
 describe("RECEIPT §4.3, §5: exportReceipt's signing, extra members, and what it returns", () => {
-  test.each<[string, (dir: string) => Uint8Array | string | { keyFile: string }]>([
+  test.each<[string, (dir: string) => KeyFileInput]>([
     ['the 32 seed bytes', () => alice.privateKey],
-    ['a PKCS#8 PEM text', () => privateKeyToPem(alice.privateKey)],
+    ['a PKCS#8 PEM text', () => ({ pem: privateKeyToPem(alice.privateKey) })],
     [
       'a key file',
       (dir) => {

@@ -14,6 +14,7 @@ import {
   keygen,
   readKeyFile,
   publicKeyToPem,
+  privateKeyToPem,
   ReceiptError,
   receiptTar,
   planReceipt,
@@ -129,7 +130,12 @@ describe('export → verify round trips', () => {
     await expect(receiptBytes(ok, { from: 4, to: 2 })).rejects.toMatchObject({ code: 'RANGE_INVALID' });
     await expect(receiptBytes(ok, { to: 9 })).rejects.toMatchObject({ code: 'RANGE_INVALID' });
     await expect(receiptBytes(makeFixture({ steps: 0 }))).rejects.toMatchObject({ code: 'EMPTY_RANGE' });
-    await expect(receiptBytes(ok, { sign: 'nope' })).rejects.toBeInstanceOf(ReceiptError);
+    await expect(receiptBytes(ok, { sign: { pem: 'nope' } })).rejects.toBeInstanceOf(ReceiptError);
+    // A bare string is no key input (PEM? base64? a path?): refused by the compiler, and at run time.
+    const pem = privateKeyToPem(keyPairFromSeed(testSeed()).privateKey);
+    // @ts-expect-error a key is bytes, { pem } or { keyFile }
+    await expect(receiptBytes(ok, { sign: pem })).rejects.toMatchObject({ code: 'KEY_INVALID' });
+    await expect(receiptBytes(ok, { sign: { pem } })).resolves.toBeInstanceOf(Uint8Array);
     await expect(exportReceipt(ok, { out: '' })).rejects.toMatchObject({ code: 'ARGUMENT_INVALID' });
     await expect(exportReceipt(ok, { out: join(dir, 'no-such-dir', 'r.tar') })).rejects.toMatchObject({
       code: 'OUTPUT_FAILED',

@@ -162,7 +162,9 @@ describe('RECEIPT §5, §5.2: key files', () => {
     const openssl = createPrivateKey({ key: der, format: 'der', type: 'pkcs8' });
     expect(privateKeyToPem(key.privateKey)).toBe(openssl.export({ format: 'pem', type: 'pkcs8' }));
     expect(publicKeyToPem(key.publicKey)).toBe(createPublicKey(openssl).export({ format: 'pem', type: 'spki' }));
-    expect(parsePrivateKey(openssl.export({ format: 'pem', type: 'pkcs8' }) as string)).toEqual(key.privateKey);
+    expect(parsePrivateKey({ pem: openssl.export({ format: 'pem', type: 'pkcs8' }) as string })).toEqual(
+      key.privateKey,
+    );
   });
 
   test('a PEM of more than one base64 line is read (lines of 64, CRLF line ends, whitespace around)', () => {
@@ -170,8 +172,10 @@ describe('RECEIPT §5, §5.2: key files', () => {
     const pem = privateKeyToPem(key.privateKey);
     const [head, b64, tail] = pem.trim().split('\n');
     expect(b64).toHaveLength(64);
-    expect(parsePrivateKey(`${head}\n${b64!.slice(0, 32)}\n${b64!.slice(32)}\n${tail}\n`)).toEqual(key.privateKey);
-    expect(parsePrivateKey(`\n  ${pem.replace(/\n/g, '\r\n')}  \n`)).toEqual(key.privateKey);
+    expect(parsePrivateKey({ pem: `${head}\n${b64!.slice(0, 32)}\n${b64!.slice(32)}\n${tail}\n` })).toEqual(
+      key.privateKey,
+    );
+    expect(parsePrivateKey({ pem: `\n  ${pem.replace(/\n/g, '\r\n')}  \n` })).toEqual(key.privateKey);
   });
 
   test.each<[string, unknown]>([
@@ -188,7 +192,9 @@ describe('RECEIPT §5, §5.2: key files', () => {
     ['text before the PEM block', `x${privateKeyToPem(key.privateKey)}`],
     ['a number', 42],
   ])('a signing key that is %s is KEY_INVALID', (_name, k) => {
-    expect(() => parsePrivateKey(k as never)).toThrow(expect.objectContaining({ code: 'KEY_INVALID' }));
+    // Text goes in as { pem }, so each is refused for what it holds, not for being a bare string.
+    const input = typeof k === 'string' ? { pem: k } : k;
+    expect(() => parsePrivateKey(input as never)).toThrow(expect.objectContaining({ code: 'KEY_INVALID' }));
   });
 
   test("a pinned key's surrounding whitespace is ASCII whitespace only: SP, HT, CR, LF", () => {

@@ -39,7 +39,7 @@ describe('DSSE', () => {
 describe('keys', () => {
   test('PEM round trips, and the key id is the SHA-256 of the raw public key', async () => {
     const k = keyPairFromSeed(testSeed());
-    expect(parsePrivateKey(privateKeyToPem(k.privateKey))).toEqual(k.privateKey);
+    expect(parsePrivateKey({ pem: privateKeyToPem(k.privateKey) })).toEqual(k.privateKey);
     expect(parsePublicKey(publicKeyToPem(k.publicKey))).toEqual(k.publicKey);
     expect(parsePublicKey(Buffer.from(k.publicKey).toString('base64'))).toEqual(k.publicKey);
     const { createHash, createPublicKey } = await import('node:crypto');

@@ -275,7 +275,7 @@ describe('REDACTION §6, §8.1, §12: what publish writes and returns', () => {
 
   test.each([
     ['seed bytes', () => key.privateKey],
-    ['a PKCS#8 PEM', () => privateKeyToPem(key.privateKey)],
+    ['a PKCS#8 PEM', () => ({ pem: privateKeyToPem(key.privateKey) })],
     ['{ keyFile }', () => ({ keyFile: at('key.pem') })],
   ])('sign given as %s signs the receipt with that key (v1 and v2)', async (_name, sign) => {
     writeFileSync(at('key.pem'), privateKeyToPem(key.privateKey));

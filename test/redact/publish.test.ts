@@ -30,7 +30,7 @@ import {
   MAX_ESCAPE_DEPTH,
   type SecretsFile,
 } from '../../src/redact/index.js';
-import type { StepInput } from '../../src/record/index.js';
+import type { JsonObject, StepInput } from '../../src/record/index.js';
 import { FileStore, MemoryStore } from '../../src/store/index.js';
 import { tempDir } from '../helpers/tmp.js';
 import { CREATED_AT, SAMPLE_POLICY, SECRETS, archiveText, memoryJournal, sampleSteps, ts } from './helpers.js';
@@ -364,7 +364,7 @@ describe('the leak sweep (spec/REDACTION.md §5.5)', () => {
   const PEM = SECRETS['private-key'];
   const CARD = 4111111111111111;
   /** Step 0 carries each value where a tool-scoped path rule selects it; step 1 repeats it elsewhere, unselected. */
-  const leakSteps = (elsewhere: Record<string, unknown>): StepInput[] => [
+  const leakSteps = (elsewhere: JsonObject): StepInput[] => [
     {
       step_id: 's-0',
       ts: ts(0),
@@ -410,7 +410,7 @@ describe('the leak sweep (spec/REDACTION.md §5.5)', () => {
     ['a card number redacted from a number field, as a string member', { card: String(CARD) }],
     ['the password as it is, in a longer text', { text: `the password is ${PW}, keep it` }],
   ])('%s: LEAK_DETECTED, naming the rule and the step but not the value', async (_what, elsewhere) => {
-    const err = await preparePublication(await memoryJournal(leakSteps(elsewhere as Record<string, unknown>)), {
+    const err = await preparePublication(await memoryJournal(leakSteps(elsewhere as JsonObject)), {
       policy,
       optIn: true,
     }).catch((e: unknown) => e);

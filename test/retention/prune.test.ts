@@ -15,6 +15,7 @@ import { noteSigner } from '../../src/proofs/index.js';
 import { checkTombstone, prune, readTombstones, TOMBSTONE_JOURNAL, type Tombstone } from '../../src/retention/index.js';
 import { postgresHarness } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/tmp.js';
+import type { JsonObject } from '../../src/canonical/json.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const NOW = new Date('2026-11-27T12:00:00.000Z');
@@ -174,7 +175,7 @@ describe('tombstones refuse what they do not extend', () => {
     await graveyard.append({
       step_id: `tombstone:half-done:${planned!.head}`,
       input: { journal: 'half-done' },
-      result: planned as unknown as Record<string, unknown>,
+      result: planned as unknown as JsonObject,
     });
     await graveyard.close();
     const finished = await prune(store, { keepDays: 30, now: new Date(NOW.getTime() + 3_600_000) });

@@ -122,22 +122,37 @@ describe('toJournalValue', () => {
 });
 
 describe('types that help', () => {
-  test('StrictStepInput refuses at compile time what append refuses at run time; toolCallOf reads tool_call.name without a cast', async () => {
+  test('StepInput refuses at compile time what append refuses at run time; toolCallOf reads tool_call.name without a cast', async () => {
     const { MemoryStore } = await import('../../src/index.js');
     const { toolCallOf } = await import('../../src/runtime.js');
     const { startRun } = await import('../../src/index.js');
-    type Strict = import('../../src/index.js').StrictStepInput;
+    type Strict = import('../../src/index.js').StepInput;
     // @ts-expect-error a BigInt is not JSON
     const big: Strict = { result: 1n };
     // @ts-expect-error a Date is not JSON (only ts may be one)
     const date: Strict = { input: { when: new Date(0) } };
     // @ts-expect-error a function is not JSON
     const fn: Strict = { tool_call: { name: 'x', run: () => 1 } };
-    const ok: Strict = { input: { a: [1, 'b', null, { c: undefined }] }, ts: new Date(0) };
+    // An undefined member type-checks (an optional member looks the same to the compiler); append refuses it.
+    const hole: Strict = { input: { a: [1, { c: undefined }] } };
+    // @ts-expect-error a caller never chooses a record salt (FORMAT §12.2)
+    const salted: Strict = { input: 1, salt: 'chosen' };
+    // @ts-expect-error nor a record seed (FORMAT §14.4)
+    const seeded: Strict = { input: 1, seed: 'chosen' };
+    const ok: Strict = {
+      input: { a: [1, 'b', null, { c: true }] },
+      ts: new Date(0),
+      tool_call: { name: 'x', arguments: {} },
+    };
     const j = await new MemoryStore().create('typed');
     await expect(j.append(big)).rejects.toThrow();
     await expect(j.append(date)).rejects.toThrow();
     await expect(j.append(fn)).rejects.toThrow();
+    await expect(j.append(hole)).rejects.toThrow();
+    // Untyped JavaScript still gets the coded refusals: a salt or seed is checked, never taken as given.
+    await expect(j.append(salted)).rejects.toMatchObject({ code: 'FIELD_INVALID' });
+    await expect(j.append(seeded)).rejects.toMatchObject({ code: 'FIELD_INVALID' });
+    await expect(j.append(ok)).resolves.toMatchObject({ seq: 0 });
     const run = await startRun(new MemoryStore(), { runId: 'typed' });
     const e = await run.beginTool({ name: 'search', args: { q: 'x' }, idempotencyKey: 'k' });
     const rec = (await run.journal.get(e.seq))!;

@@ -6,7 +6,14 @@
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { FileStore, MemoryStore, copyJournal, type Journal, type StoredLine } from '../../src/store/index.js';
+import {
+  FileStore,
+  MemoryStore,
+  copyJournal,
+  type Journal,
+  type StepInput,
+  type StoredLine,
+} from '../../src/store/index.js';
 import { startRun } from '../../src/runtime/index.js';
 import { tempDir } from '../helpers/tmp.js';
 import { code } from '../helpers/outcomes.js';
@@ -76,12 +83,13 @@ describe('copyJournal', () => {
   test('a caller-supplied record salt must be 32 lowercase hex digits, and only a v2 journal takes one', async () => {
     const store = new MemoryStore();
     const v2 = await store.create('v2', { format: 'stepchain/v2' });
-    for (const salt of ['00', 'A'.repeat(32), 42])
-      expect(await code(v2.append({ input: 1, salt }))).toBe('FIELD_INVALID');
-    const ok = await v2.append({ input: 1, salt: '0123456789abcdef0123456789abcdef' });
+    // A salt is not in the public StepInput (a caller never chooses one); copyJournal's CopiedStepInput carries it.
+    const salted = (salt: unknown): StepInput => ({ input: 1, salt }) as StepInput;
+    for (const salt of ['00', 'A'.repeat(32), 42]) expect(await code(v2.append(salted(salt)))).toBe('FIELD_INVALID');
+    const ok = await v2.append(salted('0123456789abcdef0123456789abcdef'));
     expect((await v2.get(ok.seq)) as unknown).toMatchObject({ salt: '0123456789abcdef0123456789abcdef' });
     const v1 = await store.create('v1');
-    expect(await code(v1.append({ input: 1, salt: '0123456789abcdef0123456789abcdef' }))).toBe('FIELD_INVALID');
+    expect(await code(v1.append(salted('0123456789abcdef0123456789abcdef')))).toBe('FIELD_INVALID');
   });
 
   test.each([

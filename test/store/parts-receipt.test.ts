@@ -10,10 +10,11 @@ import { digestBytes } from '../../src/canonical/sha256.js';
 import { receiptBytes } from '../../src/receipt/node.js';
 import { verifyReceipt } from '../../src/receipt/verify.js';
 import { MemoryStore, type StepInput } from '../../src/store/index.js';
+import type { JsonInput } from '../../src/record/input.js';
 import { entriesOf, tarOf, text, type RawEntry } from '../receipt/craft.js';
 
 const steps: StepInput[] = [];
-const messages: unknown[] = [{ role: 'user', content: 'go' }];
+const messages: JsonInput[] = [{ role: 'user', content: 'go' }];
 for (let t = 0; t < 3; t++) {
   steps.push({ input: { turn: t }, prompt: [...messages] });
   const page = `page ${t} ` + `text${t} `.repeat(400);

@@ -5,7 +5,7 @@
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { FileStore, type StepRecord } from '../../src/store/index.js';
+import { FileStore, type StepInput, type StepRecord } from '../../src/store/index.js';
 import { rootOfLeaves, stepLeafHash } from '../../src/proofs/index.js';
 import { tempDir } from '../helpers/tmp.js';
 import { runChild, runToEnd } from './helpers.js';
@@ -82,7 +82,7 @@ describe('many processes append to one journal', () => {
 });
 
 /** The step test/store/fixtures/kill-loop.mjs appends as its i-th in a round (kept identical to it). */
-function killLoopStep(round: number, i: number): { step_id: string; input: unknown; result: unknown } {
+function killLoopStep(round: number, i: number): StepInput {
   return {
     step_id: `r${round}-${i}`,
     input: { round, i },

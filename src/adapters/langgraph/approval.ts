@@ -14,6 +14,7 @@ import {
   type ApprovalRequest,
   type ApprovalStatement,
   type DecisionMeta,
+  type KeyInput,
   type Run,
 } from '../../runtime.js';
 import { LangGraphError } from './errors.js';
@@ -110,7 +111,7 @@ function canonical(v: unknown): unknown {
 export function signToolApproval(
   prompt: ApprovalPrompt,
   decision: 'granted' | 'denied',
-  options: { key: Uint8Array | string; name?: string; reason?: string; decidedAt?: Date },
+  options: { key: KeyInput; name?: string; reason?: string; decidedAt?: Date },
 ): SignedApproval {
   const input = approvalStatement(
     {

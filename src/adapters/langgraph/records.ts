@@ -13,12 +13,12 @@ import { LangGraphError } from './errors.js';
 export type StoredValue = { type: string; text: string } | { type: string; base64: string };
 
 /** A checkpoint's parent, pointing back at the record that holds it (LANGGRAPH §4). */
-export interface ParentRef {
+export type ParentRef = {
   checkpoint_id: string;
   /** The parent's record in this journal, or null when the journal has no checkpoint with that id. */
   seq: number | null;
   step_hash: string | null;
-}
+};
 
 export interface CheckpointRecord {
   kind: 'langgraph.checkpoint';

@@ -13,6 +13,7 @@ import { formatNamed, NEW_RUN_FORMAT, shortName, type RunFormat } from '../../re
 import { intArg } from '../args.js';
 import { approverPins } from './approve-lines.js';
 import { UsageError, type Verb } from '../cli.js';
+import type { KeyInput } from '../../index.js';
 import { labelsOf } from '../identity.js';
 import { locate } from '../location.js';
 
@@ -26,7 +27,7 @@ interface Where {
 }
 
 /** An approver key file: a PKCS#8 PEM text, else its bytes (a 32-byte Ed25519 seed). */
-function readApproverKey(file: string): Uint8Array | string {
+function readApproverKey(file: string): KeyInput {
   let bytes: Buffer;
   try {
     bytes = readFileSync(file);
@@ -37,7 +38,7 @@ function readApproverKey(file: string): Uint8Array | string {
     );
   }
   const text = bytes.toString('utf8');
-  return text.trimStart().startsWith('-----BEGIN') ? text : new Uint8Array(bytes);
+  return text.trimStart().startsWith('-----BEGIN') ? { pem: text } : new Uint8Array(bytes);
 }
 
 /**

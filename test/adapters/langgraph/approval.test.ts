@@ -38,7 +38,7 @@ function approverSigns(
   const script = `import { readFileSync } from 'node:fs';
 import { signToolApproval } from ${JSON.stringify(DIST_LANGGRAPH)};
 const prompt = JSON.parse(readFileSync(0, 'utf8'));
-process.stdout.write(JSON.stringify(signToolApproval(prompt, ${JSON.stringify(decision)}, { key: readFileSync(${JSON.stringify(keyFile)}, 'utf8'), name: 'carol', reason: ${JSON.stringify(reason)} })));`;
+process.stdout.write(JSON.stringify(signToolApproval(prompt, ${JSON.stringify(decision)}, { key: { pem: readFileSync(${JSON.stringify(keyFile)}, 'utf8') }, name: 'carol', reason: ${JSON.stringify(reason)} })));`;
   return JSON.parse(
     execFileSync(process.execPath, ['--input-type=module', '-e', script], {
       input: JSON.stringify(prompt),
