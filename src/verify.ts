@@ -21,7 +21,16 @@ export {
   type Json,
 } from './record/index.js';
 export { canonicalJson, scanCanonical, digestUtf8, digestBytes, isDigest } from './canonical/index.js';
-export { verifyReceipt, type VerifyReceiptOptions, type ReceiptReport, type ByteInput } from './receipt/verify.js';
+export { type VerifyReceiptOptions, type ReceiptReport, type ByteInput } from './receipt/verify.js';
+// The one receipt verifier (issue 38): plain, published, proven and attested receipts alike.
+export {
+  verifyReceipt,
+  REQUIREMENT_UNMET,
+  type ReceiptVerifyOptions,
+  type ReceiptVerdict,
+  type ReceiptRequirements,
+  type PublicationSection,
+} from './verifier/index.js';
 export { notAReceipt } from './receipt/describe.js';
 /** Which SHA-256 engine hashes the chain's lines on this platform (diagnostic: the verification page shows it). */
 export { lineHashEngine } from './chain/batch.js';
