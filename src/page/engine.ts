@@ -1,7 +1,7 @@
 /**
  * The verification page's engine: one receipt verified exactly as `stepchain verify` does it
- * (src/cli/verbs/receipt.ts — verifyReceipt with the published-receipt hooks, so ordinary and published
- * receipts get the same report as on the command line; spec/RECEIPT.md §7, spec/REDACTION.md §7), a
+ * (the one receipt verifier, src/verifier/index.ts, so plain, published, proven and attested receipts get
+ * the same report as on the command line; spec/RECEIPT.md §7, spec/REDACTION.md §7), a
  * disclosure proof checked as `stepchain disclose --check` does, and the step list.
  *
  * Memory: the receipt is streamed from the file (Blob.stream), never copied whole, so the verifier's own
@@ -20,15 +20,11 @@ import {
   parseNote,
   parseTsaCertificate,
   parseVerifierKey,
-  publishedReceiptHooks,
-  receiptAttestHooks,
-  receiptProofHooks,
   verifyDisclosure,
   verifyHashDisclosure,
   verifyReceipt,
   verifyStepDisclosure,
-  type AttestOptions,
-  type ReceiptProofOptions,
+  type ReceiptVerifyOptions,
   type ReceiptReport,
   type TsaCertificate,
   type VerifiedLine,
@@ -279,7 +275,7 @@ export class Session {
     this.room -= text.length;
   }
 
-  /** One verification pass over the file, with the hooks `stepchain verify` uses and the page's observers. */
+  /** One verification pass over the file: the one receipt verifier, as `stepchain verify` calls it, with the page's observers. */
   private async pass(
     request: VerifyRequest,
     phase: Progress['phase'],
@@ -287,33 +283,18 @@ export class Session {
     onLine: (line: VerifiedLine) => void,
     onBlob: (digest: string, text: string) => void,
   ): Promise<ReceiptReport> {
-    const hooks = publishedReceiptHooks();
-    const proofs = receiptProofHooks(proofOptions(request));
-    const attest = receiptAttestHooks(attestOptions(request));
     let steps = 0;
     const input = this.feed(request.receipt, (bytes) =>
       onProgress({ phase, bytes, total: request.receipt.size, steps }),
     );
-    return attest.finish(
-      await verifyReceipt(input, {
-        ...(request.expectHead !== undefined ? { expectHead: request.expectHead } : {}),
-        ...(request.publicKey !== undefined ? { publicKey: request.publicKey } : {}),
-        ...hooks.options,
-        extensions: { ...hooks.options.extensions, ...proofs.extensions, ...attest.extensions },
-        finish: (r, reading) => proofs.finish(hooks.options.finish(r, reading)),
-        onLine: (line) => {
-          hooks.options.onLine(line);
-          proofs.onLine(line);
-          attest.onLine(line);
-          steps++;
-          onLine(line);
-        },
-        onBlob: (digest, text) => {
-          hooks.options.onBlob(digest, text);
-          onBlob(digest, text);
-        },
-      }),
-    );
+    return verifyReceipt(input, {
+      ...verifyOptions(request),
+      onLine: (line) => {
+        steps++;
+        onLine(line);
+      },
+      onBlob,
+    });
   }
 
   /** The file's bytes in pieces, counting them, and yielding to the page between slices when asked to. */
@@ -417,32 +398,29 @@ export class Session {
 }
 
 /** The CLI's proofs options from the request's pins (already checked in pins.ts, so they parse). */
-function proofOptions(request: VerifyRequest): ReceiptProofOptions {
-  const out: ReceiptProofOptions = {};
+/** The CLI's pins from the request (already checked in pins.ts): --pubkey, --head, --log-key with its witnesses, --checkpoint, --proof, --tsa-cert, --cosigner, --threshold. */
+function verifyOptions(request: VerifyRequest): ReceiptVerifyOptions {
+  const out: ReceiptVerifyOptions = {};
+  if (request.expectHead !== undefined) out.expectedHead = request.expectHead;
+  if (request.publicKey !== undefined) out.publicKey = request.publicKey;
   if (request.logKey) {
     const witnesses = (request.witnesses ?? []).map((w) => parseVerifierKey(w));
-    out.policy = { log: parseVerifierKey(request.logKey), witnesses, quorum: request.quorum ?? witnesses.length };
+    out.log = { log: parseVerifierKey(request.logKey), witnesses, quorum: request.quorum ?? witnesses.length };
   }
-  if (request.consistency) out.consistency = request.consistency;
+  if (request.consistency) out.consistencyProof = request.consistency;
   if (request.checkpoint) {
     const note = parseNote(request.checkpoint);
     const cp = note.ok ? parseCheckpoint(note.note.text) : null;
-    if (cp?.ok) out.trusted = cp.checkpoint;
+    if (cp?.ok) out.checkpoint = cp.checkpoint;
   }
-  return out;
-}
-
-/** The CLI's --tsa-cert, --cosigner and --threshold from the request's pins (already checked in pins.ts). */
-function attestOptions(request: VerifyRequest): AttestOptions {
   const tsa = (request.tsaCerts ?? [])
     .map((b) => parseTsaCertificate(b))
     .filter((r): r is { ok: true; tsa: TsaCertificate } => r.ok)
     .map((r) => r.tsa);
-  return {
-    ...(tsa.length ? { tsa } : {}),
-    ...(request.cosigners?.length ? { cosigners: request.cosigners } : {}),
-    ...(request.threshold !== undefined ? { threshold: request.threshold } : {}),
-  };
+  if (tsa.length) out.tsaCerts = tsa;
+  if (request.cosigners?.length) out.cosigners = request.cosigners;
+  if (request.threshold !== undefined) out.threshold = request.threshold;
+  return out;
 }
 
 /** What must be equal between two passes over the same file. */
