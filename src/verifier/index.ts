@@ -90,7 +90,7 @@ export type PublicationSection = Pick<
  * The one report: the receipt's own (chain, signature, scope, head, what it proves) with typed optional
  * sections for what the receipt carries, and one verdict (`ok`, `verdict`, `authenticated`).
  */
-export type ReceiptVerdict = ReceiptReport<string> &
+export type ReceiptVerdict = ReceiptReport &
   Partial<PublicationSection> & {
     /** The transparency-log section: present for a proven receipt or one checked against an earlier checkpoint. */
     tlog?: ReceiptProofReport;
@@ -135,7 +135,7 @@ export async function verifyReceipt(input: ByteInput, options: ReceiptVerifyOpti
     },
     finish: (report, reading) => proofs.finish(published.finish(report, reading)),
   });
-  const report: ReceiptVerdict = await attest.finish(receipt as ReceiptReport<string>);
+  const report: ReceiptVerdict = await attest.finish(receipt);
   if (options.require) holdRequirements(report, options.require);
   return report;
 }
