@@ -81,14 +81,9 @@ export type { RunIdentity, RecordKind, GenesisV2, StepRecordV2 } from './record/
 // pair, or write one to a key file (`stepchain/keys` holds the rest).
 // Until the one receipt verifier (src/receipt/verify-any.ts, issue 38) is wired here, this is the older
 // verifier that also takes a path: not yet the same binding as stepchain/verify's (test/architecture.test.ts).
-export {
-  exportReceipt,
-  verifyReceiptAt as verifyReceipt,
-  keygen,
-  type ExportOptions,
-  type ExportResult,
-  type KeygenResult,
-} from './receipt/node.js';
+// The one receipt verifier (the same binding as stepchain/verify's): bytes or a stream; read a file first.
+export { verifyReceipt, type ReceiptVerifyOptions, type ReceiptVerdict } from './verifier/index.js';
+export { exportReceipt, keygen, type ExportOptions, type ExportResult, type KeygenResult } from './receipt/node.js';
 export type { VerifyReceiptOptions, ReceiptReport, ByteInput } from './receipt/verify.js';
 export { generateKeyPair, type KeyPair, type KeyInput, type KeyFileInput } from './receipt/keys.js';
 

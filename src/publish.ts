@@ -17,6 +17,3 @@ export { openSlot, type SlotOpening } from './redact/opening.js';
 export { PolicyError, RedactError, type PolicyErrorCode, type RedactErrorCode } from './redact/errors.js';
 export type { PolicyDocument } from './redact/policy.js';
 export type { PublishedReport, VerifyPublishedOptions, UnboundText } from './redact/verify.js';
-// Until the one receipt verifier (issue 38) reads a publication from the manifest, the path-taking verifier
-// of a published receipt stays here; it goes when stepchain's verifyReceipt checks publications itself.
-export { verifyPublishedAt as verifyPublishedReceipt } from './redact/node.js';

@@ -4,7 +4,6 @@
  * Verifiers return reports and never throw on what they check. The building blocks they use (canonical
  * JSON, records, markers, manifests, proof leaves) are `stepchain/format`.
  */
-export { verifyReceipt, type VerifyReceiptOptions, type ReceiptReport, type ByteInput } from './receipt/verify.js';
 export {
   ChainVerifier,
   verifyChain,
@@ -15,6 +14,15 @@ export {
 export { describeLocation, type ChainReport, type Problem, type ProblemLocation } from './chain/report.js';
 export type { ProblemCode } from './problems.js';
 export type { Genesis, StepRecord, Json } from './record/index.js';
+export type { ReceiptReport, ByteInput } from './receipt/verify.js';
+// The one receipt verifier (issue 38): plain, published, proven, time-stamped and co-signed receipts alike.
+export {
+  verifyReceipt,
+  type ReceiptVerifyOptions,
+  type ReceiptVerdict,
+  type ReceiptRequirements,
+  type PublicationSection,
+} from './verifier/index.js';
 export { decodePublicKey, type PublicKeyResult } from './receipt/keys.js';
 export type { PublishedReport, UnboundText } from './redact/verify.js';
 export { verifyDisclosure, type DisclosureProof, type DisclosureReport } from './redact/disclose.js';

@@ -56,6 +56,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   proofs: ['base', 'canonical', 'record', 'chain', 'receipt'],
   attest: ['base', 'canonical', 'record', 'chain', 'receipt'],
   redact: ['base', 'canonical', 'record', 'chain', 'receipt', 'pattern'],
+  // The one receipt verifier (issue 38): composes the receipt, publication, proofs and attest checks.
+  verifier: ['base', 'canonical', 'record', 'chain', 'approval', 'receipt', 'proofs', 'attest', 'redact'],
   testing: ['base', 'canonical', 'record', 'chain', 'diff', 'store'],
   runtime: ['base', 'canonical', 'record', 'chain', 'store', 'approval'],
   replay: ['base', 'canonical', 'record', 'chain', 'diff', 'store', 'runtime'],
@@ -77,6 +79,7 @@ const ALLOWED: Record<string, readonly string[]> = {
     'redact',
     'proofs',
     'attest',
+    'verifier',
     'parallel',
     'runtime',
     'replay',
@@ -101,6 +104,7 @@ const ALLOWED: Record<string, readonly string[]> = {
     'redact',
     'proofs',
     'attest',
+    'verifier',
     'entry',
   ],
   entry: [
@@ -119,6 +123,7 @@ const ALLOWED: Record<string, readonly string[]> = {
     'redact',
     'proofs',
     'attest',
+    'verifier',
     'parallel',
     'testing',
     'runtime',
@@ -314,9 +319,7 @@ describe('the entry points', () => {
    * Names bound to two different values in two entries, each with why: the list only shrinks. The root's
    * verifyReceipt still takes a path until the one receipt verifier (issue 38) is wired into both entries.
    */
-  const TWO_BINDINGS: Record<string, string> = {
-    verifyReceipt: "the root's is the older verifier that also takes a path, until the one receipt verifier lands",
-  };
+  const TWO_BINDINGS: Record<string, string> = {};
 
   test('a name exported from two entries is one binding: the same value in each', async () => {
     const homes = new Map<string, { entry: string; value: unknown }[]>();
@@ -370,14 +373,12 @@ describe('the entry points', () => {
     'receipt/index.ts',
     'receipt/keys.ts',
     'receipt/node.ts',
-    'receipt/verify.ts',
     'record/formats.ts',
     'record/run-state.ts',
     'record/v3/part-reader.ts',
     'record/v3/parts.ts',
     'redact/index.ts',
     'redact/unbound.ts',
-    'redact/verify.ts',
     'retention/index.ts',
     'runtime/index.ts',
     'runtime/run.ts',
@@ -392,6 +393,7 @@ describe('the entry points', () => {
     'store/parts-prepare.ts',
     'store/runs.ts',
     'store/scheme.ts',
+    'verifier/index.ts',
   ];
 
   test('the CLI imports the public entries, and of the internals only those it is listed with', () => {
@@ -498,7 +500,6 @@ describe('the entry points', () => {
       'openSlot',
       'publish',
       'verifyDisclosureFiles',
-      'verifyPublishedReceipt',
     ]);
     expect(await valuesOf('../src/keys.js')).toEqual([
       'decodePublicKey',

@@ -2,8 +2,8 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import type { Journal } from 'stepchain';
-import { disclose, discloseHash, publish, verifyPublishedReceipt } from 'stepchain/publish';
+import { verifyReceipt, type Journal } from 'stepchain';
+import { disclose, discloseHash, publish } from 'stepchain/publish';
 import { DEMO_POLICY } from './agent.js';
 
 export interface PublishStageContext {
@@ -40,7 +40,7 @@ export async function publishStage(ctx: PublishStageContext): Promise<void> {
   say(
     `${ctx.rel(out)}: ${result.redactions} values redacted by policy ${result.policy_digest.slice(0, 23)}…, salts kept privately in ${ctx.rel(secretsOut)} (mode 0600)`,
   );
-  const report = await verifyPublishedReceipt(await readFile(out), { publicKey: ctx.publicKey });
+  const report = await verifyReceipt(await readFile(out), { publicKey: ctx.publicKey });
   say(
     report.ok
       ? green(

@@ -1,7 +1,7 @@
 /**
  * The verification page's engine: one receipt verified exactly as `stepchain verify` does it
- * (src/cli/verbs/receipt.ts — verifyReceipt with the published-receipt hooks, so ordinary and published
- * receipts get the same report as on the command line; spec/RECEIPT.md §7, spec/REDACTION.md §7), a
+ * (the one receipt verifier, src/verifier/index.ts, so plain, published, proven and attested receipts get
+ * the same report as on the command line; spec/RECEIPT.md §7, spec/REDACTION.md §7), a
  * disclosure proof checked as `stepchain disclose --check` does, and the step list.
  *
  * Memory: the receipt is streamed from the file (Blob.stream), never copied whole, so the verifier's own
@@ -12,21 +12,15 @@
  * Runs in a Web Worker, or on the page's thread when no worker can start (then `pace` yields between
  * slices so the page keeps responding). Pure: no DOM, no Node.
  */
-import { parseTsaCertificate, receiptAttestHooks, type AttestOptions, type TsaCertificate } from '../attest/index.js';
+import { parseTsaCertificate, type TsaCertificate } from '../attest/index.js';
 import { lineHashEngine } from '../chain/batch.js';
 import { type VerifiedLine } from '../chain/index.js';
-import {
-  parseCheckpoint,
-  parseNote,
-  parseVerifierKey,
-  receiptProofHooks,
-  type ReceiptProofOptions,
-} from '../proofs/index.js';
-import { verifyReceipt, type ReceiptReport } from '../receipt/verify.js';
+import { parseCheckpoint, parseNote, parseVerifierKey } from '../proofs/index.js';
+import { type ReceiptReport } from '../receipt/verify.js';
 import { verifyDisclosure } from '../redact/disclose.js';
 import { HASH_DISCLOSURE_FORMAT, verifyHashDisclosure } from '../redact/disclose-hash.js';
 import { STEP_DISCLOSURE_FORMAT, verifyStepDisclosure } from '../redact/disclose-step.js';
-import { publishedReceiptHooks } from '../redact/verify.js';
+import { verifyReceipt, type ReceiptVerifyOptions } from '../verifier/index.js';
 import { summarize, type BlobLookup, type StepRow } from './summary.js';
 
 /** Characters of line and blob text held for the step list (about as many bytes: receipt text is mostly ASCII). */
@@ -273,7 +267,7 @@ export class Session {
     this.room -= text.length;
   }
 
-  /** One verification pass over the file, with the hooks `stepchain verify` uses and the page's observers. */
+  /** One verification pass over the file: the one receipt verifier, as `stepchain verify` calls it, with the page's observers. */
   private async pass(
     request: VerifyRequest,
     phase: Progress['phase'],
@@ -281,33 +275,18 @@ export class Session {
     onLine: (line: VerifiedLine) => void,
     onBlob: (digest: string, text: string) => void,
   ): Promise<ReceiptReport> {
-    const hooks = publishedReceiptHooks();
-    const proofs = receiptProofHooks(proofOptions(request));
-    const attest = receiptAttestHooks(attestOptions(request));
     let steps = 0;
     const input = this.feed(request.receipt, (bytes) =>
       onProgress({ phase, bytes, total: request.receipt.size, steps }),
     );
-    return attest.finish(
-      await verifyReceipt(input, {
-        ...(request.expectHead !== undefined ? { expectHead: request.expectHead } : {}),
-        ...(request.publicKey !== undefined ? { publicKey: request.publicKey } : {}),
-        ...hooks.options,
-        extensions: { ...hooks.options.extensions, ...proofs.extensions, ...attest.extensions },
-        finish: (r, reading) => proofs.finish(hooks.options.finish(r, reading)),
-        onLine: (line) => {
-          hooks.options.onLine(line);
-          proofs.onLine(line);
-          attest.onLine(line);
-          steps++;
-          onLine(line);
-        },
-        onBlob: (digest, text) => {
-          hooks.options.onBlob(digest, text);
-          onBlob(digest, text);
-        },
-      }),
-    );
+    return verifyReceipt(input, {
+      ...verifyOptions(request),
+      onLine: (line) => {
+        steps++;
+        onLine(line);
+      },
+      onBlob,
+    });
   }
 
   /** The file's bytes in pieces, counting them, and yielding to the page between slices when asked to. */
@@ -411,32 +390,29 @@ export class Session {
 }
 
 /** The CLI's proofs options from the request's pins (already checked in pins.ts, so they parse). */
-function proofOptions(request: VerifyRequest): ReceiptProofOptions {
-  const out: ReceiptProofOptions = {};
+/** The CLI's pins from the request (already checked in pins.ts): --pubkey, --head, --log-key with its witnesses, --checkpoint, --proof, --tsa-cert, --cosigner, --threshold. */
+function verifyOptions(request: VerifyRequest): ReceiptVerifyOptions {
+  const out: ReceiptVerifyOptions = {};
+  if (request.expectHead !== undefined) out.expectHead = request.expectHead;
+  if (request.publicKey !== undefined) out.publicKey = request.publicKey;
   if (request.logKey) {
     const witnesses = (request.witnesses ?? []).map((w) => parseVerifierKey(w));
-    out.policy = { log: parseVerifierKey(request.logKey), witnesses, quorum: request.quorum ?? witnesses.length };
+    out.log = { log: parseVerifierKey(request.logKey), witnesses, quorum: request.quorum ?? witnesses.length };
   }
-  if (request.consistency) out.consistency = request.consistency;
+  if (request.consistency) out.consistencyProof = request.consistency;
   if (request.checkpoint) {
     const note = parseNote(request.checkpoint);
     const cp = note.ok ? parseCheckpoint(note.note.text) : null;
-    if (cp?.ok) out.trusted = cp.checkpoint;
+    if (cp?.ok) out.checkpoint = cp.checkpoint;
   }
-  return out;
-}
-
-/** The CLI's --tsa-cert, --cosigner and --threshold from the request's pins (already checked in pins.ts). */
-function attestOptions(request: VerifyRequest): AttestOptions {
   const tsa = (request.tsaCerts ?? [])
     .map((b) => parseTsaCertificate(b))
     .filter((r): r is { ok: true; tsa: TsaCertificate } => r.ok)
     .map((r) => r.tsa);
-  return {
-    ...(tsa.length ? { tsa } : {}),
-    ...(request.cosigners?.length ? { cosigners: request.cosigners } : {}),
-    ...(request.threshold !== undefined ? { threshold: request.threshold } : {}),
-  };
+  if (tsa.length) out.tsaCerts = tsa;
+  if (request.cosigners?.length) out.cosigners = request.cosigners;
+  if (request.threshold !== undefined) out.threshold = request.threshold;
+  return out;
 }
 
 /** What must be equal between two passes over the same file. */

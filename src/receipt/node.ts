@@ -3,7 +3,7 @@
  * lives in the pure modules; this file only moves bytes. (spec/RECEIPT.md §3.1 for the gzip profile.)
  */
 import { partSourceOf } from './parts.js';
-import { constants as fsConstants, type createReadStream } from 'node:fs';
+import { constants as fsConstants } from 'node:fs';
 import { chmod, open, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -180,27 +180,31 @@ function fixGzipHeader(): Transform {
  */
 const READ_CHUNK_BYTES = 256 * 1024;
 
+/** A receipt file's bytes streamed from disk, or the ARCHIVE_INVALID problem saying why it cannot be opened. */
+export async function openReceiptFile(
+  path: string,
+): Promise<
+  { ok: true; chunks: AsyncIterable<Uint8Array> } | { ok: false; problem: ReceiptReport['problems'][number] }
+> {
+  try {
+    const handle = await open(path, 'r');
+    return { ok: true, chunks: toBytes(handle.createReadStream({ highWaterMark: READ_CHUNK_BYTES })) };
+  } catch (e) {
+    const message = `cannot read ${path}: ${e instanceof Error ? e.message : String(e)}`;
+    return { ok: false, problem: { code: 'ARCHIVE_INVALID', message, location: { file: path } } };
+  }
+}
+
 /** Verifies a receipt file, streaming it from disk. Never throws on the file's content. */
 export async function verifyReceiptFile<R extends ReceiptReport<string> = ReceiptReport>(
   path: string,
   options: VerifyReceiptOptions<R> = {},
 ): Promise<R> {
-  let stream: ReturnType<typeof createReadStream>;
-  try {
-    const handle = await open(path, 'r');
-    stream = handle.createReadStream({ highWaterMark: READ_CHUNK_BYTES });
-  } catch (e) {
-    const r = await verifyReceipt(new Uint8Array(0), options);
-    r.problems = [
-      {
-        code: 'ARCHIVE_INVALID',
-        message: `cannot read ${path}: ${e instanceof Error ? e.message : String(e)}`,
-        location: { file: path },
-      },
-    ];
-    return r;
-  }
-  return verifyReceipt(toBytes(stream), options);
+  const opened = await openReceiptFile(path);
+  if (opened.ok) return verifyReceipt(opened.chunks, options);
+  const r = await verifyReceipt(new Uint8Array(0), options);
+  r.problems = [opened.problem];
+  return r;
 }
 
 async function* toBytes(stream: AsyncIterable<Buffer>): AsyncGenerator<Uint8Array> {

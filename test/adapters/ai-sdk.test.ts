@@ -6,6 +6,7 @@
  * Then the failure paths: a provider error, an `error` part, a throwing stream, an abort, and a value
  * JSON cannot represent.
  */
+import { readFile } from 'node:fs/promises';
 import { isDeepStrictEqual } from 'node:util';
 import { join } from 'node:path';
 import { generateText, simulateReadableStream, streamText, wrapLanguageModel, type LanguageModelMiddleware } from 'ai';
@@ -156,7 +157,7 @@ describe.each(STORES)('on the %s', (_name, makeStore) => {
       expect((await first.run.journal.verify()).ok).toBe(true);
       const out = join(root, 'ai-run-a.tar.gz');
       await exportReceipt(first.run.journal, { out });
-      const report = await verifyReceipt(out);
+      const report = await verifyReceipt(await readFile(out));
       expect(report.ok, JSON.stringify(report.problems)).toBe(true);
     });
 

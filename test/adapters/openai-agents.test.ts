@@ -5,6 +5,7 @@
  * get child runs; every journal verifies, a receipt exports and verifies, a second identical workflow diffs
  * as `same` run for run, and the requests the SDK built are exactly those it builds without stepchain.
  */
+import { readFile } from 'node:fs/promises';
 import { isDeepStrictEqual } from 'node:util';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
@@ -153,7 +154,7 @@ describe.each(STORES)('on the %s', (_name, makeStore) => {
         expect((await run.journal.verify()).ok).toBe(true);
         const out = join(root, `${run.runId}.tar`);
         await exportReceipt(run.journal, { out });
-        const report = await verifyReceipt(out);
+        const report = await verifyReceipt(await readFile(out));
         expect(report.ok, JSON.stringify(report.problems)).toBe(true);
       }
     });

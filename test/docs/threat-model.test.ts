@@ -15,7 +15,8 @@ interface Citation {
   names: string[];
 }
 
-const FILE_RE = /^test\/[\w./-]+\.(?:ts|mts|mjs|js)$/;
+// The store conformance suite lives in src/testing/ (it is exported, so a third-party store can run it).
+const FILE_RE = /^(?:test|src\/testing)\/[\w./-]+\.(?:ts|mts|mjs|js)$/;
 
 /**
  * The citations of a Markdown text. A backticked test path starts one; a backticked span after `›`

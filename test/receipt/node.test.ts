@@ -9,7 +9,8 @@ import { createReadStream, existsSync, mkdirSync, readFileSync, readdirSync, sta
 import { join } from 'node:path';
 import { gunzipSync, gzipSync, constants as zc } from 'node:zlib';
 import { describe, expect, test } from 'vitest';
-import { FileStore, verifyReceipt as verifyAt } from '../../src/index.js';
+import { FileStore } from '../../src/index.js';
+import { verifyReceiptAt as verifyAt } from '../../src/receipt/node.js';
 import type { ChainSource, SeqRange } from '../../src/chain/source.js';
 import {
   exportReceipt,

@@ -3,12 +3,13 @@
  * receipt of a run with a pending effect says the effect's outcome is unknown; publish redacts an intent's
  * arguments like a step's.
  */
+import { readFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { exportReceipt, FileStore, startRun, verifyReceipt, type Journal } from '../../src/index.js';
 import { diff } from '../../src/replay.js';
-import { publish, verifyPublishedReceipt } from '../../src/publish.js';
+import { publish } from '../../src/publish.js';
 import { tempDir } from '../helpers/tmp.js';
 
 async function runWithPendingEffect(root: string, id: string, secret: string): Promise<Journal> {
@@ -47,7 +48,7 @@ describe('receipts of run journals', () => {
     const journal = await runWithPendingEffect(root, 'run-r', 'sk-live-000000000000000000000000');
     const out = join(root, 'r.tar');
     const exported = await exportReceipt(journal, { out });
-    const report = await verifyReceipt(out, { expectHead: exported.head.step_hash });
+    const report = await verifyReceipt(await readFile(out), { expectHead: exported.head.step_hash });
     expect(report.problems).toEqual([]);
     expect(report.ok).toBe(true);
     expect(report.proves.join('\n')).toContain('run run-r (conversation conv-1; agent payer; labels environment=test)');
@@ -65,7 +66,7 @@ describe('receipts of run journals', () => {
     const journal = await runWithPendingEffect(root, 'run-p', 'sk-live-111111111111111111111111');
     const out = join(root, 'p.tar');
     const exported = await exportReceipt(journal, { out, from: 2, to: 4 });
-    const report = await verifyReceipt(out, { expectHead: exported.head.step_hash });
+    const report = await verifyReceipt(await readFile(out), { expectHead: exported.head.step_hash });
     expect(report.problems).toEqual([]);
     expect(report.ok).toBe(true);
     expect(report.scope).toBe('partial');
@@ -79,7 +80,7 @@ describe('receipts of run journals', () => {
     await j.append({ model: 'm', result: 1 });
     const out = join(root, 'p.tar');
     await exportReceipt(j, { out });
-    const report = await verifyReceipt(out);
+    const report = await verifyReceipt(await readFile(out));
     expect(report.ok).toBe(true);
     expect([...report.proves, ...report.does_not_prove].join('\n')).not.toMatch(/run |effect/);
     await j.close();
@@ -104,7 +105,7 @@ describe('receipts of run journals', () => {
     expect(result.redactions).toBe(4);
     const bytes = readFileSync(out);
     expect(bytes.includes(Buffer.from(secret))).toBe(false);
-    const report = await verifyPublishedReceipt(out);
+    const report = await verifyReceipt(await readFile(out));
     expect(report.problems).toEqual([]);
     expect(report.ok).toBe(true);
     expect(report.does_not_prove.join('\n')).toContain('tool effect charge');

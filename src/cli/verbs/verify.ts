@@ -11,7 +11,7 @@ import type { ChainReport } from '../../chain/report.js';
 import { messageBesideCode, settleJournalVerdict, type VerdictFields } from '../../chain/verdict.js';
 import type { CheckpointPolicy, TreeHead } from '../../proofs/index.js';
 import type { AttestOptions } from '../../attest/receipt.js';
-import type { ReceiptReport } from '../../receipt/verify.js';
+import type { ReceiptVerdict, ReceiptVerifyOptions } from '../../verifier/index.js';
 import { genesisHash } from '../../record/formats.js';
 import { readRegular } from '../../store/file/fsutil.js';
 import { verifyJournalDir } from '../../store/file/verify-dir.js';
@@ -487,47 +487,33 @@ async function verifyReceipt(
   attest: AttestOptions,
   approvers: PinnedApprover[] = [],
 ): Promise<Settled> {
-  const [{ readPublicKeyFile, verifyReceiptFile }, { publishedReceiptHooks }, { notAReceipt }] = await Promise.all([
+  const [{ readPublicKeyFile, openReceiptFile }, { verifyReceipt: verifyAny }, { notAReceipt }] = await Promise.all([
     import('../../receipt/node.js'),
-    import('../../redact/verify.js'),
+    import('../../verifier/index.js'),
     import('../../receipt/describe.js'),
   ]);
   // An unusable key file is a usage error (exit 2), never "no key pinned".
   const publicKey = pubkey === undefined ? undefined : await readPublicKeyFile(pubkey);
-  // A published (redacted) receipt carries anchor and redactions members; the hooks check them (their
-  // finish adds the publication checks), and leave an ordinary receipt's report unchanged.
-  // The proofs hooks check a carried checkpoint and proof, and the pinned earlier checkpoint.
-  const { receiptProofHooks } = await import('../../proofs/receipt.js');
   const consistency =
     ask.proof === undefined ? undefined : await readBounded(ask.proof, '--proof', 'verify', READ_LIMITS.proof);
-  const proofHooks = receiptProofHooks({
-    ...(ask.policy ? { policy: ask.policy } : {}),
-    ...(ask.trusted ? { trusted: ask.trusted } : {}),
-    ...(consistency ? { consistency: new Uint8Array(consistency) } : {}),
-  });
-  const published = publishedReceiptHooks().options;
-  // Time-stamp tokens and co-signatures (spec/TIME.md): their members are always understood, checked against the pins given.
-  const { receiptAttestHooks } = await import('../../attest/receipt.js');
-  const attestHooks = receiptAttestHooks(attest);
   const receiptNotes = new ReceiptRunNotes();
-  const report = await attestHooks.finish(
-    proofHooks.finish(
-      (await verifyReceiptFile(path, {
-        ...(expectHead !== undefined ? { expectHead } : {}),
-        ...(publicKey !== undefined ? { publicKey } : {}),
-        ...(pool ? { pool } : {}),
-        ...(approvers.length ? { approvers } : {}),
-        ...published,
-        extensions: { ...published.extensions, ...proofHooks.extensions, ...attestHooks.extensions },
-        onLine: (line) => {
-          published.onLine?.(line);
-          proofHooks.onLine(line);
-          attestHooks.onLine(line);
-          receiptNotes.onLine(line);
-        },
-      })) as ReceiptReport<string>,
-    ),
-  );
+  // The one receipt verifier reads what the receipt is (plain, published, proven, attested) and checks all of it.
+  const options: ReceiptVerifyOptions = {
+    ...(expectHead !== undefined ? { expectHead } : {}),
+    ...(publicKey !== undefined ? { publicKey } : {}),
+    ...(pool ? { pool } : {}),
+    ...(approvers.length ? { approvers } : {}),
+    ...(ask.policy ? { log: ask.policy } : {}),
+    ...(ask.trusted ? { checkpoint: ask.trusted } : {}),
+    ...(consistency ? { consistencyProof: new Uint8Array(consistency) } : {}),
+    ...(attest.tsa ? { tsaCerts: attest.tsa } : {}),
+    ...(attest.cosigners ? { cosigners: attest.cosigners } : {}),
+    ...(attest.threshold !== undefined ? { threshold: attest.threshold } : {}),
+    onLine: (line) => receiptNotes.onLine(line),
+  };
+  const opened = await openReceiptFile(path);
+  const report: ReceiptVerdict = await verifyAny(opened.ok ? opened.chunks : new Uint8Array(0), options);
+  if (!opened.ok) report.problems = [opened.problem];
   const notes = receiptNotes.of(report);
   if (out.json) {
     out.document('verify', {
