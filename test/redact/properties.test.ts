@@ -38,12 +38,10 @@ const secretArb: fc.Arbitrary<{ kind: string; value: string }> = fc.oneof(
   fc
     .tuple(b64url(4, 30), b64url(4, 30), b64url(4, 40))
     .map(([a, b, c]) => ({ kind: 'jwt', value: `eyJ${a}.${b}.${c}` })),
-  fc
-    .array(fc.stringMatching(/^[A-Za-z0-9+/]{8,64}$/), { minLength: 1, maxLength: 4 })
-    .map((ls) => ({
-      kind: 'private-key',
-      value: `-----BEGIN PRIVATE KEY-----\n${ls.join('\n')}\n-----END PRIVATE KEY-----`,
-    })),
+  fc.array(fc.stringMatching(/^[A-Za-z0-9+/]{8,64}$/), { minLength: 1, maxLength: 4 }).map((ls) => ({
+    kind: 'private-key',
+    value: `-----BEGIN PRIVATE KEY-----\n${ls.join('\n')}\n-----END PRIVATE KEY-----`,
+  })),
   fc
     .tuple(
       fc.stringMatching(/^[a-z][a-z0-9._+-]{0,12}[a-z0-9]$/),
