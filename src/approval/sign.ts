@@ -15,7 +15,7 @@ import { APPROVAL_PAYLOAD_TYPE, statementBytes, type ApprovalStatement, type Dec
  */
 export function signApproval(statement: ApprovalStatement, key: Uint8Array | string, name?: string): DecisionMeta {
   const privateKey = key instanceof Uint8Array ? key : typeof key === 'string' ? seedFromPkcs8Pem(key) : null;
-  if (privateKey === null || privateKey.length !== 32)
+  if (privateKey?.length !== 32)
     throw new TypeError(
       'an approver\'s key is an Ed25519 seed (32 bytes) or a PKCS#8 PEM text ("-----BEGIN PRIVATE KEY-----")',
     );
@@ -35,7 +35,7 @@ export function signApproval(statement: ApprovalStatement, key: Uint8Array | str
 export function approvalSignatureDefect(statement: ApprovalStatement, meta: DecisionMeta): string | null {
   const publicKey = base64Decode(meta.approver.public_key);
   const sig = base64Decode(meta.signature);
-  if (publicKey === null || publicKey.length !== 32) return 'meta.approver.public_key is not the base64 of 32 bytes';
+  if (publicKey?.length !== 32) return 'meta.approver.public_key is not the base64 of 32 bytes';
   if (keyIdOf(publicKey) !== meta.approver.keyid) return 'meta.approver.keyid is not the digest of its public_key';
   if (sig === null) return 'meta.signature is not canonical base64';
   try {
