@@ -58,22 +58,22 @@ export interface AttestOptions {
 }
 
 export interface AttestReport {
-  timestamps: Array<{
+  timestamps: {
     seq: number;
     step_hash: string;
     checked: boolean;
     gen_time: string | null;
     tsa: string | null;
     serial: string | null;
-  }>;
-  cosignatures: Array<{
+  }[];
+  cosignatures: {
     keyid: string;
     name: string | null;
     from: number;
     to: number;
     pinned: boolean;
     verified: boolean;
-  }>;
+  }[];
   threshold: number | null;
   /** Pinned co-signers whose verified signature covers some of the range. */
   cosigned_by: string[];
@@ -84,12 +84,10 @@ export type AttestedReport<R> = R & { attest?: AttestReport };
 /** A key id (RECEIPT.md §5): the digest of the raw 32-byte public key. */
 const keyIdOf = (key: Uint8Array): string => digestBytes(key);
 
-const TIMESTAMP_SENTENCE = /^That the recorded content and timestamps are true/;
-
 /** Why a `timestamps` member is malformed, or null (spec/TIME.md §6). */
 export function timestampsDefect(v: unknown): string | null {
   if (!Array.isArray(v) || v.length < 1 || v.length > 16) return 'timestamps must be a list of 1 to 16 entries';
-  for (const [i, t] of v.entries()) {
+  for (const [i, t] of (v as unknown[]).entries()) {
     if (typeof t !== 'object' || t === null || Object.keys(t).sort().join(',') !== 'seq,step_hash,token')
       return `timestamps[${i}] must have exactly the members seq, step_hash and token`;
     const e = t as Record<string, unknown>;
@@ -120,7 +118,7 @@ export function cosignaturesDefect(v: unknown): string | null {
 export function receiptAttestHooks(options: AttestOptions = {}): {
   extensions: Record<string, (value: unknown) => string | null>;
   onLine: (line: VerifiedLine) => void;
-  finish: <R extends ReceiptReport<string>>(report: R) => Promise<AttestedReport<R>>;
+  finish: <R extends ReceiptReport>(report: R) => Promise<AttestedReport<R>>;
 } {
   const checks = new AttestChecks(options ?? {});
   return {
@@ -164,7 +162,7 @@ class AttestChecks {
       this.wanted.set(l.seq, l.step_hash);
   }
 
-  async finish<R extends ReceiptReport<string>>(report: R): Promise<AttestedReport<R>> {
+  async finish<R extends ReceiptReport>(report: R): Promise<AttestedReport<R>> {
     const tsa = this.options.tsa ?? [];
     const cosigners = this.options.cosigners ?? [];
     if (this.timestamps.length === 0 && this.envelopes.length === 0 && tsa.length === 0 && cosigners.length === 0)
@@ -172,7 +170,7 @@ class AttestChecks {
     const out = report as AttestedReport<R>;
     const attest: AttestReport = { timestamps: [], cosignatures: [], threshold: null, cosigned_by: [] };
     out.attest = attest;
-    const problems: Array<Problem<string>> = [];
+    const problems: Problem[] = [];
     const add = (code: AttestProblemCode, message: string, path: string): void =>
       void problems.push({ code, message: `${code}: ${message}`, location: { path } });
     // A manifest that did not parse (or a receipt cut short) has nothing to bind to: the receipt's own problems say why.
@@ -189,7 +187,7 @@ class AttestChecks {
       }
     }
     if (problems.length > 0) {
-      (report.problems as Array<Problem<string>>).push(...problems);
+      report.problems.push(...problems);
       report.ok = false;
       report.proves = [];
       report.authenticated_by = [];
@@ -198,7 +196,7 @@ class AttestChecks {
   }
 
   private async checkTimestamps(
-    report: ReceiptReport<string>,
+    report: ReceiptReport,
     tsa: TsaCertificate[],
     attest: AttestReport,
     add: (c: AttestProblemCode, m: string, p: string) => void,
@@ -247,7 +245,7 @@ class AttestChecks {
         }
         first ??= c;
       }
-      if (first && first.ok)
+      if (first?.ok)
         Object.assign(row, {
           checked: true,
           gen_time: first.facts.gen_time,
@@ -259,7 +257,7 @@ class AttestChecks {
   }
 
   private async checkCosignatures(
-    report: ReceiptReport<string>,
+    report: ReceiptReport,
     cosigners: Cosigner[],
     attest: AttestReport,
     add: (c: AttestProblemCode, m: string, p: string) => void,
@@ -333,7 +331,7 @@ class AttestChecks {
   }
 
   /** The sentences: who signed what, and the time a TSA vouches for in place of the agent's clock. */
-  private describe(report: ReceiptReport<string>, attest: AttestReport, pinnedCount: number): void {
+  private describe(report: ReceiptReport, attest: AttestReport, pinnedCount: number): void {
     const from = report.range!.from;
     const checked = attest.timestamps.filter((t) => t.checked);
     for (const t of checked) {
@@ -344,7 +342,7 @@ class AttestChecks {
     const unchecked = attest.timestamps.length - checked.length;
     if (checked.length > 0) {
       report.does_not_prove = report.does_not_prove.map((s) =>
-        TIMESTAMP_SENTENCE.test(s)
+        s.startsWith('That the recorded content and timestamps are true')
           ? "That the recorded content is true, or any step's own timestamp (the agent's clock): the time-stamping authority fixes only a latest time by which the steps existed, not when each was taken."
           : s,
       );
@@ -385,7 +383,7 @@ class AttestChecks {
  * verifyReceipt with these checks added to any other hooks the caller passes: extensions merged, both
  * observers called, the caller's finish first, then these. Never throws.
  */
-export async function verifyAttestedReceipt<R extends ReceiptReport<string> = ReceiptReport>(
+export async function verifyAttestedReceipt<R extends ReceiptReport = ReceiptReport>(
   input: ByteInput,
   attest: AttestOptions = {},
   options: VerifyReceiptOptions<R> = {},

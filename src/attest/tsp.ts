@@ -126,7 +126,7 @@ export function parseTsaCertificate(input: Uint8Array | string): TsaCertificateR
     if (!equal(bytes(AsnConvert.serialize(cert)), der))
       return { ok: false, reason: 'the certificate is not DER-encoded (or has bytes after it)' };
     const eku = cert.tbsCertificate.extensions?.find((e) => e.extnID === id_ce_extKeyUsage);
-    if (!eku || !eku.critical)
+    if (!eku?.critical)
       return {
         ok: false,
         reason:
@@ -152,7 +152,7 @@ export function parseTsaCertificate(input: Uint8Array | string): TsaCertificateR
 /** The DER TimeStampReq for SHA-256(subject), asking for the TSA's certificate, with a nonce (RFC 3161 §2.4.1). */
 export function timeStampRequest(subject: Uint8Array, nonce: Uint8Array): Uint8Array {
   const req = new TimeStampReq({
-    version: 1,
+    version: 1, // eslint-disable-line @typescript-eslint/no-unsafe-enum-assignment -- RFC 3161's integer; the library's enum member has the same value
     messageImprint: new MessageImprint({
       hashAlgorithm: new AlgorithmIdentifier({ algorithm: ID_SHA256 }),
       hashedMessage: new OctetString(sha256(subject)),
@@ -237,11 +237,11 @@ export async function checkToken(token: Uint8Array, subject: Uint8Array, tsa: Ts
       reason: `the token does not parse: ${e instanceof Error ? e.message : String(e)}`,
     };
   }
-  if (info.version !== 1)
+  if ((info.version as number) !== 1)
     return {
       ok: false,
       code: 'TIMESTAMP_INVALID',
-      reason: `TSTInfo version ${info.version}; only version 1 is defined`,
+      reason: `TSTInfo version ${String(info.version)}; only version 1 is defined`,
     };
   if (info.messageImprint.hashAlgorithm.algorithm !== ID_SHA256)
     return { ok: false, code: 'TIMESTAMP_INVALID', reason: 'the message imprint is not SHA-256 (spec/TIME.md §4.1)' };
@@ -254,7 +254,7 @@ export async function checkToken(token: Uint8Array, subject: Uint8Array, tsa: Ts
     };
   }
   // What CMS fixes for this content (RFC 5652 §5.1): version 3, and the signer's digest among those listed.
-  if (sd.version !== 3)
+  if ((sd.version as number) !== 3)
     return {
       ok: false,
       code: 'TIMESTAMP_INVALID',
@@ -321,7 +321,7 @@ function signerDefect(si: SignerInfo, tsa: TsaCertificate): string | null {
 
 function attribute(si: SignerInfo, oid: string): Uint8Array | null {
   const a = si.signedAttrs?.find((x) => x.attrType === oid);
-  return a && a.attrValues.length === 1 ? bytes(a.attrValues[0]!) : null;
+  return a?.attrValues.length === 1 ? bytes(a.attrValues[0]!) : null;
 }
 
 /** Content type, message digest (RFC 5652 §11) and the signing certificate's hash (RFC 2634 / RFC 5816). */
