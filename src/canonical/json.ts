@@ -5,7 +5,7 @@
  */
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-export type JsonObject = { [key: string]: Json };
+export type JsonObject = Record<string, Json>;
 
 /** A JSON object: not null, not an array. */
 export function isObject(v: unknown): v is Record<string, unknown> {

@@ -73,7 +73,7 @@ function hexValue(s: string, at: number): number {
 
 class Scanner {
   private i = 0;
-  private readonly path: Array<string | number> = [];
+  private readonly path: (string | number)[] = [];
   private noncanonical: ScanDefect | null = null;
   readonly markers: MarkerSpan[] = [];
   members: Map<string, [number, number]> | null = null;
@@ -225,14 +225,14 @@ class Scanner {
         if (decode) out += s.slice(chunkStart, i);
         const esc = s.charCodeAt(i + 1);
         if (esc === 0x22 || esc === 0x5c) {
-          if (decode) out += s[i + 1];
+          if (decode) out += s[i + 1]!;
           i += 2;
         } else if (esc === 0x2f) {
           this.soft('"/" is not escaped in canonical form', i);
           if (decode) out += '/';
           i += 2;
         } else if (SHORT_ESCAPES[esc] !== undefined) {
-          if (decode) out += String.fromCharCode(SHORT_ESCAPES[esc]!);
+          if (decode) out += String.fromCharCode(SHORT_ESCAPES[esc]);
           i += 2;
         } else if (esc === 0x75) {
           const code = this.hex4(i + 2);
