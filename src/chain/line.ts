@@ -34,7 +34,7 @@ export interface LineFacts {
   prevHash: string | null;
   stepHash: string | null;
   /** Blob references standing as whole content fields. */
-  blobs: Array<BlobRef & { field: string }>;
+  blobs: (BlobRef & { field: string })[];
   /** Every marker object in the line, valid or not. */
   markers: MarkerSpan[];
   /**
@@ -198,7 +198,7 @@ export function checkLine(text: string, format: JournalFormat, deferred?: Deferr
     else if (rule.name === 'step_hash') stepValid = true;
   }
   const relation = profile.relationDefect?.(
-    broke === null ? value : (name) => (broke!.has(name) ? undefined : value(name)),
+    broke === null ? value : (name) => (broke.has(name) ? undefined : value(name)),
   );
   if (relation) report('FIELD_INVALID', relation.message, { ...at, field: relation.field });
   const blobs = checkMarkers(text, scan.markers, profile, at, report);
@@ -241,8 +241,8 @@ function checkMarkers(
   profile: RecordProfile,
   at: ProblemLocation,
   report: (code: ChainProblemCode, message: string, location: ProblemLocation) => void,
-): Array<BlobRef & { field: string }> {
-  const blobs: Array<BlobRef & { field: string }> = [];
+): (BlobRef & { field: string })[] {
+  const blobs: (BlobRef & { field: string })[] = [];
   for (const m of markers) {
     const loc = { ...at, field: unescapeToken(m.path.split('/')[1] ?? ''), path: m.path };
     if (profile.version === 3) {
