@@ -49,7 +49,7 @@ export interface Verb {
   description?: string;
   options: Record<string, OptionSpec>;
   args: { min: number; max: number; names: string[] };
-  examples: Array<[command: string, what: string]>;
+  examples: [command: string, what: string][];
   run(ctx: Context): Promise<number>;
 }
 
@@ -156,10 +156,10 @@ export async function runCli(argv: readonly string[], verbs: readonly VerbEntry[
   }
   if (first === undefined || (first === 'help' && argv.length === 1)) {
     if (own.includes('--help') || own.includes('-h') || first === 'help') {
-      out.print(formatMainHelp(await Promise.all(verbs.map(loadVerb))));
+      out.print(formatMainHelp(await Promise.all(verbs.map(loadVerb)))); // eslint-disable-line @typescript-eslint/await-thenable -- some verbs are at hand, others load (a Promise)
       return EXIT_OK;
     }
-    out.say(formatMainHelp(await Promise.all(verbs.map(loadVerb))));
+    out.say(formatMainHelp(await Promise.all(verbs.map(loadVerb)))); // eslint-disable-line @typescript-eslint/await-thenable -- some verbs are at hand, others load (a Promise)
     return EXIT_ERROR;
   }
   const verbName =
@@ -251,7 +251,7 @@ function reportError(out: Output, command: string, e: unknown, debug: boolean): 
     if (e instanceof UsageError) out.say(`Run \`stepchain ${e.verb ?? ''}${e.verb ? ' ' : ''}--help\` for usage.`);
     if (debug && e.stack) out.say(e.stack);
     if (out.json)
-      out.document(command, { ok: false, error: { code: e.code, message: e.message, location: e.location } });
+      out.document(command, { ok: false, error: { code: e.code as string, message: e.message, location: e.location } });
     return EXIT_ERROR;
   }
   const err = e as NodeJS.ErrnoException;

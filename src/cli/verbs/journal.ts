@@ -120,7 +120,7 @@ export const initVerb: Verb = {
         'a run journal is stepchain/v2 or stepchain/v3: drop --format v1, or the run options',
         'init',
       );
-    const formatName = `stepchain/${format}` as 'stepchain/v1' | 'stepchain/v2' | 'stepchain/v3';
+    const formatName = `stepchain/${format}` as 'stepchain/v1' | 'stepchain/v2' | 'stepchain/v3'; // eslint-disable-line @typescript-eslint/no-unnecessary-type-assertion -- without it tsc widens the template literal to string
     const at = await locate(positionals[0]!);
     let journal: Journal;
     try {
@@ -235,7 +235,7 @@ async function appendJsonl(out: Output, location: string, file: string | undefin
       else for (const r of results) out.print(`${r.seq} ${r.step_hash}`);
       return EXIT_OK;
     }
-    const batch = await streaming.call(j as FileJournal, jsonlSteps(file));
+    const batch = await streaming.call(j as FileJournal, jsonlSteps(file)); // eslint-disable-line @typescript-eslint/no-unsafe-class-instance-assignment -- a journal with appendStream is a FileJournal (checked just above)
     const appended: AppendResult[] = [];
     if (batch.first !== null) {
       for await (const l of j.lines({ from: batch.first, to: batch.last! })) {

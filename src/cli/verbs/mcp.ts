@@ -215,7 +215,7 @@ export const mcpVerb: Verb = {
     const formatArg = values.format ?? 'v2';
     if (formatArg !== 'v2' && formatArg !== 'v3')
       throw new UsageError(`--format must be v2 or v3 (got ${JSON.stringify(formatArg)})`, 'mcp');
-    const format = `stepchain/${formatArg}` as 'stepchain/v2' | 'stepchain/v3';
+    const format = `stepchain/${formatArg}` as 'stepchain/v2' | 'stepchain/v3'; // eslint-disable-line @typescript-eslint/no-unnecessary-type-assertion -- without it tsc widens the template literal to string
     const where = await sessionLocation(positionals[0]!, fsync, typeof values.upstream === 'string');
     const policy: ToolPolicy = {};
     const allow = list(values.allow);

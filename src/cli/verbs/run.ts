@@ -13,7 +13,7 @@ import { errorText } from '../log-lines.js';
 import { EXIT_FAILED, EXIT_OK, UsageError, type Verb } from '../cli.js';
 import { parseJsonStrict } from '../input.js';
 import type { Output } from '../output.js';
-import { locate, withJournal } from '../location.js';
+import { withJournal } from '../location.js';
 import { openStore } from '../../location.js';
 import { inline } from '../safe-text.js';
 
