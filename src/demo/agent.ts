@@ -6,7 +6,7 @@ import type { StepInput } from '../record/index.js';
 
 const SYSTEM = 'You are a travel assistant. Use tools to check facts; never invent prices. Answer in two sentences.';
 
-function flights(from: string, to: string): Array<Record<string, unknown>> {
+function flights(from: string, to: string): Record<string, unknown>[] {
   // About 100 KB of search results: the kind of tool output that belongs in a blob.
   const carriers = ['Air France', 'easyJet', 'Lufthansa', 'KLM', 'Vueling', 'ITA Airways'];
   return Array.from({ length: 420 }, (_, i) => ({
