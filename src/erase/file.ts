@@ -95,7 +95,7 @@ export async function eraseValue(store: FileStore, id: string, req: EraseRequest
       step_id: erasureStepId(req.seq, digest),
       kind: ERASURE_KIND,
       ref: null,
-      input: input as never,
+      input: input,
       result: null,
       error: null,
     });
@@ -180,7 +180,7 @@ export async function resumeErasures(
   for (const name of await readdir(paths.buckets).catch(() => [] as string[])) {
     if (name.startsWith('.') && name.includes('.jsonl.tmp-')) await unlink(join(paths.buckets, name)).catch(() => {});
   }
-  const pending: Array<{ seq: number; step_id: string; input: ErasureInput }> = [];
+  const pending: { seq: number; step_id: string; input: ErasureInput }[] = [];
   const sealedBy = new Set<string>();
   for (const b of await listBuckets(paths)) {
     for (const text of (await readFile(paths.bucket(b), 'utf8')).split('\n')) {
@@ -234,7 +234,7 @@ export async function eraseMatching(store: FileStore, req: MatchRequest): Promis
       continue;
     }
     report.erased.push(...(await resumeErasures(store, id)));
-    const found: Array<{ seq: number; path: string }> = [];
+    const found: { seq: number; path: string }[] = [];
     for (const b of await listBuckets(paths)) {
       const text = await readFile(paths.bucket(b), 'utf8');
       // A cheap filter: a matching value's JSON text is in the line (strings: without escapes differing).
