@@ -31,7 +31,10 @@ function textOf(result: unknown): string {
   const content = (result as { content?: unknown } | null)?.content;
   if (!Array.isArray(content)) return '';
   return content
-    .filter((c): c is { type: 'text'; text: string } => c?.type === 'text' && typeof c.text === 'string')
+    .filter(
+      (c: { type?: unknown; text?: unknown } | null): c is { type: 'text'; text: string } =>
+        c?.type === 'text' && typeof c.text === 'string',
+    )
     .map((c) => c.text)
     .join('\n')
     .slice(0, 1000);
