@@ -7,7 +7,10 @@ import { createHash } from 'node:crypto';
 import type { Journal, StepRecord } from '../index.js';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-type Attribute = { key: string; value: Record<string, unknown> };
+interface Attribute {
+  key: string;
+  value: Record<string, unknown>;
+}
 
 /** The attributes naming a recorded step: put them on the live span (`span.setAttributes(...)`). */
 export function backlinkAttributes(
@@ -103,9 +106,9 @@ export async function runAsOtlp(journal: Journal): Promise<{ request: Record<str
     const s = (begun?.start ?? r) as unknown as Record<string, Json>;
     const isModel = kind.startsWith('model.');
     const isTool = kind.startsWith('tool.');
-    const call = (s.tool_call ?? null) as { [k: string]: Json } | null;
-    const model = (s.model ?? null) as { [k: string]: Json } | null;
-    const otel = ((rec.meta as { [k: string]: Json } | null)?.otel ?? null) as { [k: string]: Json } | null;
+    const call = (s.tool_call ?? null) as Record<string, Json> | null;
+    const model = (s.model ?? null) as Record<string, Json> | null;
+    const otel = ((rec.meta as Record<string, Json> | null)?.otel ?? null) as Record<string, Json> | null;
     const attributes: Attribute[] = [
       ...attr('gen_ai.operation.name', isModel ? 'chat' : isTool ? 'execute_tool' : undefined),
       ...(isModel
@@ -143,7 +146,7 @@ export async function runAsOtlp(journal: Journal): Promise<{ request: Record<str
       endTimeUnixNano: nanosOf(r.ts),
       attributes,
       status: failed
-        ? { code: 2, message: String(((rec.error ?? {}) as { [k: string]: Json }).message ?? '') }
+        ? { code: 2, message: String(((rec.error ?? {}) as Record<string, Json>).message ?? '') }
         : { code: 0 },
     });
   }

@@ -34,8 +34,8 @@ export function timestampOf(nanos: string): string {
 }
 
 /** What a record keeps of its span beyond what the mapping read: everything (§2). */
-function otelMeta(span: OtelSpan, reader: SpanReader, withResource: boolean): { [key: string]: Json } {
-  const meta: { [key: string]: Json } = {
+function otelMeta(span: OtelSpan, reader: SpanReader, withResource: boolean): Record<string, Json> {
+  const meta: Record<string, Json> = {
     trace_id: span.trace_id,
     span_id: span.span_id,
     parent_span_id: span.parent_span_id,
@@ -103,7 +103,7 @@ function spanEvents(span: OtelSpan, op: Operation, childRun: string | undefined)
     const result =
       output ??
       (aiText !== undefined || aiCalls !== undefined ? { text: aiText ?? null, tool_calls: aiCalls ?? null } : null);
-    const usage: { [key: string]: Json } = {};
+    const usage: Record<string, Json> = {};
     const inTokens = r.get(
       'gen_ai.usage.input_tokens',
       'gen_ai.usage.prompt_tokens',
@@ -120,7 +120,7 @@ function spanEvents(span: OtelSpan, op: Operation, childRun: string | undefined)
     if (outTokens !== undefined) usage.output_tokens = outTokens;
     const finish = r.get('gen_ai.response.finish_reasons', 'ai.response.finishReason');
     const begin: StepInput = { kind: 'model.started', step_id: startId, ts: ts(false), model, prompt, input };
-    const endMeta: { [key: string]: Json } = {};
+    const endMeta: Record<string, Json> = {};
     if (Object.keys(usage).length > 0) endMeta.usage = usage;
     if (finish !== undefined) endMeta.finish_reason = finish;
     const end: StepInput = {
@@ -139,7 +139,7 @@ function spanEvents(span: OtelSpan, op: Operation, childRun: string | undefined)
     return [at(begin, false), at(end, true)];
   }
   if (op === 'tool') {
-    const call: { [key: string]: Json } = {
+    const call: Record<string, Json> = {
       name: r.string('gen_ai.tool.name', 'ai.toolCall.name', 'traceloop.entity.name') ?? span.name,
       arguments:
         r.structured('gen_ai.tool.call.arguments', 'ai.toolCall.args', 'ai.toolCall.input', 'traceloop.entity.input') ??
@@ -163,7 +163,7 @@ function spanEvents(span: OtelSpan, op: Operation, childRun: string | undefined)
     end.meta = { otel: otelMeta(span, r, false) };
     return [at(begin, false), at(end, true)];
   }
-  const meta: { [key: string]: Json } = { otel: otelMeta(span, r, false) };
+  const meta: Record<string, Json> = { otel: otelMeta(span, r, false) };
   if (childRun !== undefined) meta.child_run = childRun;
   return [at({ kind: 'step', step_id: `${span.span_id}.span`, ts: ts(true), meta }, true)];
 }
