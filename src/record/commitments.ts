@@ -63,7 +63,7 @@ export function committedPreimage(
   let out = '{';
   for (let i = 0; i < names.length; i++) {
     const n = names[i]!;
-    out += (i === 0 ? '' : ',') + JSON.stringify(n) + ':' + (n === 'commitments' ? commitments : clear[n]);
+    out += (i === 0 ? '' : ',') + JSON.stringify(n) + ':' + (n === 'commitments' ? commitments : clear[n]!);
   }
   return out + '}';
 }
@@ -115,7 +115,7 @@ interface PlanMember {
 
 const ENVELOPE_SOURCES: readonly MemberSource[] = ['prev_hash', 'seq', 'step_id', 'ts', 'v'];
 
-function planMembers(names: ReadonlyArray<readonly [string, MemberSource]>): PlanMember[] {
+function planMembers(names: readonly (readonly [string, MemberSource])[]): PlanMember[] {
   return [...names]
     .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
     .map(([name, source]) => ({
@@ -158,7 +158,7 @@ function planOf(profile: RecordProfile): CommitPlan {
 
 /** The tag and record salt every slot salt block of a record starts with. */
 function saltsOf(plan: CommitPlan, recordSalt: string): string[] {
-  const out: string[] = new Array(plan.slots.length);
+  const out: string[] = new Array<string>(plan.slots.length);
   const head = SLOT_SALT_TAG + recordSalt + '\n';
   for (let j = 0; 2 * j < out.length; j++) {
     const block = hexUtf8(head + j);
@@ -188,7 +188,7 @@ export function sealCommitted(
 ): { stepHash: string; line: string } {
   const plan = planOf(profile);
   const salts = saltsOf(plan, recordSalt);
-  const digests: string[] = new Array(plan.slots.length);
+  const digests: string[] = new Array<string>(plan.slots.length);
   for (let i = 0; i < digests.length; i++) {
     const text = texts[plan.slots[i]!];
     digests[i] = hexUtf8(
@@ -218,8 +218,7 @@ export function sealCommitted(
   }
   const stepHash = digestUtf8(pre + '}');
   let line = '{';
-  for (let i = 0; i < plan.line.length; i++) {
-    const m = plan.line[i]!;
+  for (const m of plan.line) {
     let value: string | undefined;
     if (m.source === 'content' || m.source === 'slot') value = texts[m.name];
     else if (m.source === 'salt') value = JSON.stringify(recordSalt);
@@ -238,7 +237,7 @@ export const UNDECIDED = 'sha256:undecided';
 /** `{"slot":"digest",…}` in slot order: the value of `commitments` in the preimage. */
 function commitmentsText(slots: readonly string[], digests: readonly string[]): string {
   let out = '{';
-  for (let i = 0; i < slots.length; i++) out += (i === 0 ? '"' : ',"') + slots[i] + '":"' + digests[i] + '"';
+  for (let i = 0; i < slots.length; i++) out += (i === 0 ? '"' : ',"') + slots[i]! + '":"' + digests[i]! + '"';
   return out + '}';
 }
 
@@ -286,7 +285,7 @@ export function privateStepHash(profile: RecordProfile, text: string, spans: Spa
   if (saltSpan[1] - saltSpan[0] !== SALT_HEX_DIGITS + 2 || !SALT_TEXT.test(text)) return UNDECIDED;
   const plan = planOf(profile);
   const salts = saltsOf(plan, text.slice(saltSpan[0] + 1, saltSpan[1] - 1));
-  const digests: string[] = new Array(plan.slots.length);
+  const digests: string[] = new Array<string>(plan.slots.length);
   for (let i = 0; i < digests.length; i++)
     digests[i] = slotDigestAt(plan, i, salts[i]!, text, spans.get(plan.slots[i]!));
   return hashFromSpans(text, spans, plan.skipPrivate, commitmentsOf(plan, digests));
@@ -315,7 +314,7 @@ export function slotStates(profile: RecordProfile, text: string, spans: Spans): 
     const salt = isObject(salts) ? salts[slot] : undefined;
     const digest = isObject(digests) ? digests[slot] : undefined;
     const valueText = span ? text.slice(span[0], span[1]) : undefined;
-    const whole = valueText !== undefined && valueText.startsWith(WHOLE_MARKER_PREFIX) ? wholeMarker(valueText) : null;
+    const whole = valueText?.startsWith(WHOLE_MARKER_PREFIX) ? wholeMarker(valueText) : null;
     const states = (salt !== undefined ? 1 : 0) + (digest !== undefined ? 1 : 0) + (whole !== null ? 1 : 0);
     if (states !== 1) {
       out.set(slot, {
@@ -360,7 +359,7 @@ function wholeMarker(valueText: string): { commitment: string; rule: string } | 
 export function publicStepHash(profile: RecordProfile, text: string, spans: Spans): string {
   const plan = planOf(profile);
   const states = slotStates(profile, text, spans);
-  const digests: string[] = new Array(plan.slots.length);
+  const digests: string[] = new Array<string>(plan.slots.length);
   for (let i = 0; i < digests.length; i++) {
     const state = states.get(plan.slots[i]!)!;
     if (state.kind === 'invalid') return UNDECIDED;

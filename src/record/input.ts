@@ -55,7 +55,7 @@ export interface StrictStepInput {
   prompt?: JsonInput;
   tool_call?: JsonInput;
   result?: JsonInput;
-  meta?: { readonly [key: string]: JsonInput };
+  meta?: Readonly<Record<string, JsonInput>>;
   step_id?: string;
   ts?: string | Date;
 }

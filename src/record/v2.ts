@@ -53,7 +53,7 @@ const PAYLOAD_FIELDS = ['input', 'model', 'prompt', 'tool_call', 'result', 'erro
 export interface RunIdentity {
   agent?: string;
   conversation_id?: string;
-  labels?: { [name: string]: string };
+  labels?: Record<string, string>;
   parent_run_id?: string;
 }
 
@@ -79,7 +79,7 @@ export interface StepRecordV2 {
   tool_call: Json;
   result: Json;
   error: Json;
-  meta?: { [key: string]: Json };
+  meta?: Record<string, Json>;
   /** The record salt (128 bits, hex): every slot salt derives from it (FORMAT §12). Private to the journal. */
   salt: string;
   step_hash: string;

@@ -42,7 +42,7 @@ export interface ErasureFinding {
  * markers and erasure records seen, and the lines of the sealed records (erasures are rare), never the others.
  */
 export class ErasureLedger {
-  private readonly markers: Array<ErasedUnit & { seq: number }> = [];
+  private readonly markers: (ErasedUnit & { seq: number })[] = [];
   private readonly records = new Map<string, { seq: number; input: ErasureInput | null; defect: string | null }>();
   private readonly findings: ErasureFinding[] = [];
   /** The lines of sealed records whose remains give their root, by seq: what a pending erasure is checked against. */

@@ -125,7 +125,7 @@ export function publicRecordProblems(record: unknown): PublicRecordProblem[] {
     if (!wholeMarker) {
       if (seed !== null || name in keys) {
         const key = seed !== null ? slotKey(seed, j) : b64uDecode(keys[name]);
-        if (key === null || key.length !== 16)
+        if (key?.length !== 16)
           return [
             {
               code: 'SECRETS_INVALID',
@@ -229,7 +229,7 @@ export function erasedAsWithheld(v: Json | undefined): Json | undefined {
   if (digests.some((d) => d === null)) return v;
   const out: Record<string, Json> = {};
   for (const k of Object.keys(v)) if (k !== ERASED) out[k] = erasedAsWithheld(v[k])!;
-  const held = Array.isArray(v[WITHHELD]) ? (v[WITHHELD] as Json[]) : [];
+  const held = Array.isArray(v[WITHHELD]) ? v[WITHHELD] : [];
   out[WITHHELD] = [...held, ...(digests as string[])].sort();
   return out;
 }
