@@ -70,7 +70,7 @@ export async function copyJournal(
     });
     let segment: string | null = null;
     let read = 0;
-    let batch: Array<{ step: StepInput; seq: number; hash: string }> = [];
+    let batch: { step: StepInput; seq: number; hash: string }[] = [];
     let batchBytes = 0;
     let prev = genesisHash(source.genesis);
     const flush = async (): Promise<void> => {
@@ -183,7 +183,7 @@ async function targetJournal(
     journalId: source.genesis.journal_id,
     createdAt: source.genesis.created_at,
     // The genesis is copied whole: its format and, for v2, the run identity (FORMAT §11.2).
-    format: source.genesis.format as 'stepchain/v1' | 'stepchain/v2' | 'stepchain/v3',
+    format: source.genesis.format,
     ...(source.genesis.format === 'stepchain/v2' || source.genesis.format === 'stepchain/v3'
       ? { run: (source.genesis as { run: RunIdentity }).run }
       : {}),
@@ -233,7 +233,7 @@ function stepInputOf(rec: StepRecord, source: Journal): StepInput {
   if (typeof fields.salt === 'string') step.salt = fields.salt;
   // A v3 record's seed (FORMAT §14.4) likewise: the copy's root, B and step hash are the source's.
   if (typeof fields.seed === 'string') step.seed = fields.seed;
-  return step as unknown as StepInput;
+  return step;
 }
 
 function differs(id: string, why: string): StoreError {

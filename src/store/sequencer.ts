@@ -29,11 +29,11 @@ export type GroupOutcome = { ok: true; results: AppendResult[]; blobs: BlobPaylo
 
 export interface SequencedBatch {
   /** New lines in seq order, each with its trailing newline. */
-  lines: Array<{ seq: number; text: string; hash: string }>;
+  lines: { seq: number; text: string; hash: string }[];
   outcomes: GroupOutcome[];
   tail: Tail;
   /** Window entries to add once the lines are committed. */
-  entries: Array<[string, CommittedStep]>;
+  entries: [string, CommittedStep][];
 }
 
 const encoder = new TextEncoder();

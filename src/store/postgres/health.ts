@@ -37,7 +37,7 @@ export async function checkHealth(
   };
   if (pool === null) return fail(failure, 'connecting');
   try {
-    const r = await pool.query<Record<string, unknown>>(
+    const r = await pool.query(
       `SELECT current_setting('server_version') AS version, pg_is_in_recovery() AS standby,
               current_setting('transaction_read_only') = 'on' AS read_only,
               has_database_privilege(current_database(), 'CREATE') AS can_create,

@@ -52,7 +52,7 @@ export interface RunStateSource {
  */
 export async function advanceRunState(
   src: RunStateSource,
-  lines: ReadonlyArray<{ seq: number; text: string; hash: string }>,
+  lines: readonly { seq: number; text: string; hash: string }[],
 ): Promise<RunStateRow> {
   let state: RunState = emptyState();
   let begun: Begun = new Map();
@@ -63,7 +63,10 @@ export async function advanceRunState(
       ? restoreRunState(point.saved)
       : null;
   const fold = async (text: string, seq: number): Promise<void> => {
-    if (kindIsStep(text)) return foldLine(state, text, seq);
+    if (kindIsStep(text)) {
+      foldLine(state, text, seq);
+      return;
+    }
     const r = await src.restore(text, seq);
     foldRecord(state, r);
     const started = startOf(r);
