@@ -312,7 +312,6 @@ describe('where `commitments` stands in the preimage (FORMAT §12.3: JCS of the 
     );
   };
   const privateSkip = ['step_hash', 'salt', ...SLOTS];
-  const publicSkip = ['step_hash', 'salts', 'digests', ...SLOTS];
 
   test.each([
     ['before every member', { aa: 1 }],
