@@ -74,4 +74,19 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // No call spreads in the receipt and diff code (issue 15 item 2): `f(...xs)` puts every element on the
+    // stack, and an unbounded array (400 000 lines, a hostile archive's entries) throws a RangeError. Array
+    // literals (`[...a, ...b]`) and rest parameters are not calls and stay allowed.
+    files: ['src/receipt/**/*.ts', 'src/diff/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: 'CallExpression > SpreadElement, NewExpression > SpreadElement',
+          message: 'No call spread here: an unbounded array overflows the stack. Loop, or pass the array.',
+        },
+      ],
+    },
+  },
 );
