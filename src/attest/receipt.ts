@@ -6,7 +6,6 @@
  * signature). Every byte is hostile: nothing here throws on input. Pure; runs in a browser.
  */
 import type { Problem } from '../chain/report.js';
-import { pinHeld, settleVerdict } from '../chain/verdict.js';
 import type { VerifiedLine } from '../chain/verifier.js';
 import { digestBytes, isDigest } from '../canonical/sha256.js';
 import { genesisHash } from '../record/formats.js';
@@ -19,6 +18,7 @@ import {
   type CosignEnvelope,
   type CosignStatement,
 } from './statements.js';
+import { describeAttestations } from './receipt-verdict.js';
 import type { TsaCertificate } from './tsp.js';
 
 export const TIMESTAMPS_MEMBER = 'timestamps';
@@ -191,7 +191,7 @@ class AttestChecks {
       report.ok = false;
       report.proves = [];
       report.authenticated_by = [];
-    } else if (report.ok) this.describe(report, attest, cosigners.length);
+    } else if (report.ok) describeAttestations(report, attest, cosigners);
     return out;
   }
 
@@ -327,54 +327,6 @@ class AttestChecks {
         `${signed.size} of the ${pinned.size} pinned co-signers signed a statement over this receipt's steps; the policy needs ${t}`,
         `/${COSIGNATURES_MEMBER}`,
       );
-    }
-  }
-
-  /** The sentences: who signed what, and the time a TSA vouches for in place of the agent's clock. */
-  private describe(report: ReceiptReport, attest: AttestReport, pinnedCount: number): void {
-    const from = report.range!.from;
-    const checked = attest.timestamps.filter((t) => t.checked);
-    for (const t of checked) {
-      report.proves.push(
-        `Steps ${from}–${t.seq} existed no later than ${t.gen_time}, per TSA ${t.tsa}: its RFC 3161 token (serial ${t.serial}) stamps the head at seq ${t.seq}, which each of them is hashed into.`,
-      );
-    }
-    const unchecked = attest.timestamps.length - checked.length;
-    if (checked.length > 0) {
-      report.does_not_prove = report.does_not_prove.map((s) =>
-        s.startsWith('That the recorded content and timestamps are true')
-          ? "That the recorded content is true, or any step's own timestamp (the agent's clock): the time-stamping authority fixes only a latest time by which the steps existed, not when each was taken."
-          : s,
-      );
-    } else if (unchecked > 0) {
-      report.does_not_prove.push(
-        `When the steps existed: the receipt carries ${unchecked} RFC 3161 time-stamp token${unchecked === 1 ? '' : 's'}, not checked; pin the time-stamping authority's certificate (--tsa-cert) to rely on ${unchecked === 1 ? 'it' : 'them'}.`,
-      );
-    }
-    // In the order the caller pinned the co-signers (not the envelopes' keyid order), so the verdict reads the same each time.
-    const byKey = new Map<string, string[]>();
-    for (const p of this.options.cosigners ?? []) {
-      const keyid = keyIdOf(p.key);
-      const ranges = attest.cosignatures
-        .filter((c) => c.verified && c.keyid === keyid)
-        .map((c) => (c.from === c.to ? `step ${c.to}` : `steps ${c.from}–${c.to}`));
-      if (ranges.length > 0) byKey.set(p.name ? `${p.name} (${keyid})` : keyid, ranges);
-    }
-    for (const [who, ranges] of byKey)
-      report.proves.push(
-        `Co-signer ${who}, whom you pinned, signed ${ranges.join(', ')} (each statement names the last step's hash, so it covers every step before it too).`,
-      );
-    const unknown = attest.cosignatures.filter((c) => !c.pinned).length;
-    if (unknown > 0)
-      report.does_not_prove.push(
-        `Who made ${unknown} co-signature${unknown === 1 ? '' : 's'} by keys you did not pin: a key id is a claim until compared with one you trust.`,
-      );
-    if (pinnedCount > 0 && attest.threshold !== null) {
-      pinHeld(
-        report,
-        `${attest.cosigned_by.length} of the ${pinnedCount} co-signers you pinned (threshold ${attest.threshold}) signed statements over its steps: ${[...byKey.keys()].join('; ')}`,
-      );
-      settleVerdict(report, 'receipt');
     }
   }
 }
