@@ -12,6 +12,7 @@
  * builds nothing for the report; this scanner reads the rest and says where and why.
  */
 import { MAX_RECORD_DEPTH, RESERVED_PREFIX } from './limits.js';
+import { CANONICAL_SHORT, PLAIN_RUN, SHORT_ESCAPES, hexValue, isHex } from './escapes.js';
 import { toPointer } from './pointer.js';
 import { isShortestDecimal, scanPlain } from './scan-fast.js';
 
@@ -54,21 +55,6 @@ export interface ScanOptions {
 
 class Abort {
   constructor(readonly defect: ScanDefect) {}
-}
-
-const SHORT_ESCAPES: Record<number, number> = { 0x62: 8, 0x74: 9, 0x6e: 10, 0x66: 12, 0x72: 13 };
-const CANONICAL_SHORT = new Set([8, 9, 10, 12, 13]);
-/** A (possibly empty) run of string characters that need no escape and are not surrogates; sticky. */
-const PLAIN_RUN = /[^"\\\u0000-\u001f\ud800-\udfff]*/y;
-
-function isHex(c: number): boolean {
-  return (c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66) || (c >= 0x41 && c <= 0x46);
-}
-
-/** The value of the four hex digits at s[at, at + 4), or -1 when they are not four hex digits. */
-function hexValue(s: string, at: number): number {
-  for (let k = 0; k < 4; k++) if (!isHex(s.charCodeAt(at + k))) return -1;
-  return parseInt(s.slice(at, at + 4), 16);
 }
 
 class Scanner {
