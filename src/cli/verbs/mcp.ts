@@ -11,7 +11,7 @@ import { backendOf } from '../../store/scheme.js';
 import { commandApprover, startHttpProxy, startProxy, type ToolPolicy } from '../../mcp/index.js';
 import { intArg } from '../args.js';
 import { approverPins } from './approve-lines.js';
-import { UsageError, type Verb } from '../cli.js';
+import { UsageError, type Context, type Verb } from '../cli.js';
 import { labelsOf } from '../identity.js';
 import { locate } from '../location.js';
 
@@ -88,6 +88,50 @@ const list = (v: unknown): string[] | undefined =>
         .flatMap((s) => s.split(','))
         .map((s) => s.trim())
         .filter((s) => s !== '');
+
+/**
+ * The tool policy the options ask for: allowed and denied tools, the --approve-with command and the
+ * tools it approves, and (v3 runs only) the approvers pinned, the key that signs the command's verdict
+ * and how long a call waits for approval.
+ */
+async function toolPolicyOf(values: Context['values'], format: 'stepchain/v2' | 'stepchain/v3'): Promise<ToolPolicy> {
+  const policy: ToolPolicy = {};
+  const allow = list(values.allow);
+  const deny = list(values.deny);
+  if (allow !== undefined) policy.allow = allow;
+  if (deny !== undefined) policy.deny = deny;
+  if (typeof values['approve-with'] === 'string') policy.approve = commandApprover(values['approve-with']);
+  const approveTools = list(values['approve-tools']);
+  if (approveTools !== undefined) policy.approveTools = approveTools;
+  const v3Only = (['approve-tools', 'approver', 'approver-key', 'approver-name', 'approval-timeout'] as const).filter(
+    (o) => values[o] !== undefined,
+  );
+  if (format !== 'stepchain/v3' && v3Only.length > 0) {
+    throw new UsageError(
+      `--${v3Only[0]} needs approval records, which need --format v3 (on a v2 run an approval is the --approve-with command's exit status, recorded as tool.updated)`,
+      'mcp',
+    );
+  }
+  if (typeof values['approver-key'] === 'string') {
+    if (policy.approve === undefined)
+      throw new UsageError(
+        '--approver-key signs the verdict of the --approve-with command: give the command too',
+        'mcp',
+      );
+    policy.approverKey = {
+      key: readApproverKey(values['approver-key']),
+      ...(typeof values['approver-name'] === 'string' ? { name: values['approver-name'] } : {}),
+    };
+  }
+  const approverFiles = (values.approver as string[] | undefined) ?? [];
+  if (approverFiles.length > 0) {
+    const { keyIdOf } = await import('../../receipt/keys.js');
+    policy.approvers = new Set((await approverPins(approverFiles)).map((p) => keyIdOf(p.key)));
+  }
+  if (values['approval-timeout'] !== undefined)
+    policy.approvalTimeoutMs = intArg(values['approval-timeout'], '--approval-timeout', 'mcp') * 1000;
+  return policy;
+}
 
 export const mcpVerb: Verb = {
   name: 'mcp',
@@ -217,41 +261,7 @@ export const mcpVerb: Verb = {
       throw new UsageError(`--format must be v2 or v3 (got ${JSON.stringify(formatArg)})`, 'mcp');
     const format = `stepchain/${formatArg}` as 'stepchain/v2' | 'stepchain/v3'; // eslint-disable-line @typescript-eslint/no-unnecessary-type-assertion -- without it tsc widens the template literal to string
     const where = await sessionLocation(positionals[0]!, fsync, typeof values.upstream === 'string');
-    const policy: ToolPolicy = {};
-    const allow = list(values.allow);
-    const deny = list(values.deny);
-    if (allow !== undefined) policy.allow = allow;
-    if (deny !== undefined) policy.deny = deny;
-    if (typeof values['approve-with'] === 'string') policy.approve = commandApprover(values['approve-with']);
-    const approveTools = list(values['approve-tools']);
-    if (approveTools !== undefined) policy.approveTools = approveTools;
-    const v3Only = (['approve-tools', 'approver', 'approver-key', 'approver-name', 'approval-timeout'] as const).filter(
-      (o) => values[o] !== undefined,
-    );
-    if (format !== 'stepchain/v3' && v3Only.length > 0) {
-      throw new UsageError(
-        `--${v3Only[0]} needs approval records, which need --format v3 (on a v2 run an approval is the --approve-with command's exit status, recorded as tool.updated)`,
-        'mcp',
-      );
-    }
-    if (typeof values['approver-key'] === 'string') {
-      if (policy.approve === undefined)
-        throw new UsageError(
-          '--approver-key signs the verdict of the --approve-with command: give the command too',
-          'mcp',
-        );
-      policy.approverKey = {
-        key: readApproverKey(values['approver-key']),
-        ...(typeof values['approver-name'] === 'string' ? { name: values['approver-name'] } : {}),
-      };
-    }
-    const approverFiles = (values.approver as string[] | undefined) ?? [];
-    if (approverFiles.length > 0) {
-      const { keyIdOf } = await import('../../receipt/keys.js');
-      policy.approvers = new Set((await approverPins(approverFiles)).map((p) => keyIdOf(p.key)));
-    }
-    if (values['approval-timeout'] !== undefined)
-      policy.approvalTimeoutMs = intArg(values['approval-timeout'], '--approval-timeout', 'mcp') * 1000;
+    const policy = await toolPolicyOf(values, format);
     const log = (line: string): void => {
       process.stderr.write(`stepchain mcp: ${line.replace(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/g, '?')}\n`);
     };
