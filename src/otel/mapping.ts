@@ -72,6 +72,55 @@ interface Event {
   step: StepInput;
 }
 
+/**
+ * What a model span says, read from whichever convention it carries (gen_ai.*, the AI SDK's ai.*,
+ * OpenLLMetry's): the model, prompt, system instructions, output or response, and the usage and finish
+ * reason for the end record's meta.
+ */
+function readModelCall(r: SpanReader): {
+  model: { name: string | null; provider: string | null };
+  prompt: Json;
+  input: Json;
+  output: Json | undefined;
+  aiCalls: Json | undefined;
+  result: Json;
+  endMeta: Record<string, Json>;
+} {
+  const model = {
+    name: r.string('gen_ai.request.model', 'ai.model.id') ?? null,
+    provider: r.string('gen_ai.provider.name', 'gen_ai.system', 'ai.model.provider') ?? null,
+  };
+  const prompt =
+    r.structured('gen_ai.input.messages', 'ai.prompt.messages', 'gen_ai.prompt') ?? r.indexed('gen_ai.prompt') ?? null;
+  const input = r.structured('gen_ai.system_instructions') ?? null;
+  const output = r.structured('gen_ai.output.messages', 'gen_ai.completion') ?? r.indexed('gen_ai.completion');
+  const aiText = r.get('ai.response.text');
+  const aiCalls = r.structured('ai.response.toolCalls');
+  const result =
+    output ??
+    (aiText !== undefined || aiCalls !== undefined ? { text: aiText ?? null, tool_calls: aiCalls ?? null } : null);
+  const usage: Record<string, Json> = {};
+  const inTokens = r.get(
+    'gen_ai.usage.input_tokens',
+    'gen_ai.usage.prompt_tokens',
+    'ai.usage.inputTokens',
+    'ai.usage.promptTokens',
+  );
+  const outTokens = r.get(
+    'gen_ai.usage.output_tokens',
+    'gen_ai.usage.completion_tokens',
+    'ai.usage.outputTokens',
+    'ai.usage.completionTokens',
+  );
+  if (inTokens !== undefined) usage.input_tokens = inTokens;
+  if (outTokens !== undefined) usage.output_tokens = outTokens;
+  const finish = r.get('gen_ai.response.finish_reasons', 'ai.response.finishReason');
+  const endMeta: Record<string, Json> = {};
+  if (Object.keys(usage).length > 0) endMeta.usage = usage;
+  if (finish !== undefined) endMeta.finish_reason = finish;
+  return { model, prompt, input, output, aiCalls, result, endMeta };
+}
+
 /** The start and end records of one span inside a run, each with its place in the order. */
 function spanEvents(span: OtelSpan, op: Operation, childRun: string | undefined): Event[] {
   const r = new SpanReader(span);
@@ -88,41 +137,8 @@ function spanEvents(span: OtelSpan, op: Operation, childRun: string | undefined)
   const startId = `${span.span_id}.start`;
   const ts = (end: boolean) => timestampOf(end && endRaw > start ? span.end_time_unix_nano : span.start_time_unix_nano);
   if (op === 'model') {
-    const model = {
-      name: r.string('gen_ai.request.model', 'ai.model.id') ?? null,
-      provider: r.string('gen_ai.provider.name', 'gen_ai.system', 'ai.model.provider') ?? null,
-    };
-    const prompt =
-      r.structured('gen_ai.input.messages', 'ai.prompt.messages', 'gen_ai.prompt') ??
-      r.indexed('gen_ai.prompt') ??
-      null;
-    const input = r.structured('gen_ai.system_instructions') ?? null;
-    const output = r.structured('gen_ai.output.messages', 'gen_ai.completion') ?? r.indexed('gen_ai.completion');
-    const aiText = r.get('ai.response.text');
-    const aiCalls = r.structured('ai.response.toolCalls');
-    const result =
-      output ??
-      (aiText !== undefined || aiCalls !== undefined ? { text: aiText ?? null, tool_calls: aiCalls ?? null } : null);
-    const usage: Record<string, Json> = {};
-    const inTokens = r.get(
-      'gen_ai.usage.input_tokens',
-      'gen_ai.usage.prompt_tokens',
-      'ai.usage.inputTokens',
-      'ai.usage.promptTokens',
-    );
-    const outTokens = r.get(
-      'gen_ai.usage.output_tokens',
-      'gen_ai.usage.completion_tokens',
-      'ai.usage.outputTokens',
-      'ai.usage.completionTokens',
-    );
-    if (inTokens !== undefined) usage.input_tokens = inTokens;
-    if (outTokens !== undefined) usage.output_tokens = outTokens;
-    const finish = r.get('gen_ai.response.finish_reasons', 'ai.response.finishReason');
+    const { model, prompt, input, output, aiCalls, result, endMeta } = readModelCall(r);
     const begin: StepInput = { kind: 'model.started', step_id: startId, ts: ts(false), model, prompt, input };
-    const endMeta: Record<string, Json> = {};
-    if (Object.keys(usage).length > 0) endMeta.usage = usage;
-    if (finish !== undefined) endMeta.finish_reason = finish;
     const end: StepInput = {
       kind: failed(span) ? 'model.failed' : 'model.completed',
       step_id: `${span.span_id}.end`,

@@ -7,7 +7,8 @@
 import type { Genesis } from '../../record/formats.js';
 import { FORMAT_V2 } from '../../record/v2.js';
 import { FORMAT_V3 } from '../../record/v3.js';
-import { emptyState, foldLine, foldRecord, kindIsStep, startOf, type RunState } from '../../record/run-state.js';
+import { kindIsStep } from '../../record/line-members.js';
+import { emptyState, foldLine, foldRecord, startOf, type RunState } from '../../record/run-state.js';
 import { restoreRunState, savedPoint, saveRunState, type Begun } from '../../record/saved-run-state.js';
 import type { StepRecord } from '../../record/seal.js';
 import { parseMeta } from '../meta.js';
