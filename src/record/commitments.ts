@@ -7,8 +7,8 @@
  * Two forms of one record share one step hash: the *private* form stored in the journal (values and the
  * record's `salt`, from which every slot salt is derived), and the *public* form a publication writes
  * (REDACTION.md §12: per slot either the value and its slot salt in `salts`, a whole-slot marker carrying
- * the slot digest, or a redacted view with its digest in `digests`). `commitProfiles` turns a record
- * profile into the pair. Pure: runs in a browser.
+ * the slot digest, or a redacted view with its digest in `digests`). `commitProfiles` (commit-profiles.ts)
+ * turns a record profile into the pair. Pure: runs in a browser.
  */
 import { canonicalValue } from '../canonical/value.js';
 import { isObject } from '../canonical/json.js';
@@ -18,13 +18,12 @@ import {
   SALT_TEXT,
   SLOT_DIGEST_TAG,
   SLOT_SALT_TAG,
-  isSaltHex,
   newRecordSalt,
   slotDigest,
   slotSalts,
 } from './salts.js';
 import { REDACTED_MARKER } from './markers.js';
-import type { Envelope, MemberRule, RecordProfile, StepTexts } from './profile.js';
+import type { Envelope, RecordProfile, StepTexts } from './profile.js';
 
 export {
   SLOT_SALT_TAG,
@@ -337,7 +336,7 @@ export function slotStates(profile: RecordProfile, text: string, spans: Spans): 
   return out;
 }
 
-function isWithheldMarker(v: unknown): boolean {
+export function isWithheldMarker(v: unknown): boolean {
   return isObject(v) && Object.keys(v).length === 1 && REDACTED_MARKER in v;
 }
 
@@ -370,83 +369,4 @@ export function publicStepHash(profile: RecordProfile, text: string, spans: Span
         : state.digest;
   }
   return hashFromSpans(text, spans, plan.skipPublic, commitmentsText(plan.slots, digests));
-}
-
-const invalid = (message: string) => ({ message });
-const saltRule: MemberRule = {
-  name: 'salt',
-  required: true,
-  role: 'envelope',
-  check: (text, start, end) => {
-    SALT_TEXT.lastIndex = start;
-    return end - start === SALT_HEX_DIGITS + 2 && SALT_TEXT.test(text)
-      ? null
-      : invalid('salt must be 32 lowercase hex digits (128 bits)');
-  },
-};
-
-/** `salts` or `digests` of a public-form record: an object whose members are slots, each a salt or a digest. */
-function slotMapRule(name: 'salts' | 'digests', slots: readonly string[], required: boolean): MemberRule {
-  const valueOk =
-    name === 'salts' ? isSaltHex : (v: unknown) => typeof v === 'string' && /^sha256:[0-9a-f]{64}$/.test(v);
-  return {
-    name,
-    required,
-    role: 'envelope',
-    check: (text, start, end) => {
-      const v = canonicalValue(text, start, end);
-      if (!isObject(v)) return invalid(`${name} must be a JSON object`);
-      for (const [k, x] of Object.entries(v)) {
-        if (!slots.includes(k))
-          return invalid(`${name} may name only the slots ${slots.join(', ')} (found ${JSON.stringify(k)})`);
-        if (!valueOk(x))
-          return invalid(`${name}.${k} must be ${name === 'salts' ? '32 lowercase hex digits' : 'a digest'}`);
-      }
-      if (name === 'digests' && Object.keys(v).length === 0)
-        return invalid('digests, when present, names at least one slot');
-      return null;
-    },
-  };
-}
-
-const byName = (a: MemberRule, b: MemberRule): number => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
-
-/**
- * The private and public profiles of a committed record kind, from a base profile that says its members
- * and slots (`redactable`): the private form adds the writer-computed `salt`; the public form has `salts`
- * and optional `digests` instead. Both hash by commitments; only the private form is ever appended.
- */
-export function commitProfiles(base: RecordProfile): { stored: RecordProfile; published: RecordProfile } {
-  const withoutSalt = base.members.filter((m) => m.name !== 'salt' && m.name !== 'salts' && m.name !== 'digests');
-  const storedMembers = [...withoutSalt, saltRule].sort(byName);
-  const publishedMembers = [
-    ...withoutSalt,
-    slotMapRule('salts', base.redactable, true),
-    slotMapRule('digests', base.redactable, false),
-  ].sort(byName);
-  const stored: RecordProfile = {
-    ...base,
-    members: storedMembers,
-    memberNames: new Set(storedMembers.map((m) => m.name)),
-    computed: [...new Set([...base.computed, 'salt'])],
-    seal: (texts, e) => sealCommitted(stored, texts, e, e.salt),
-    stepHashOf: (text, _span, spans) => privateStepHash(stored, text, spans),
-  };
-  const published: RecordProfile = {
-    ...base,
-    id: `${base.id}+public`,
-    members: publishedMembers,
-    memberNames: new Set(publishedMembers.map((m) => m.name)),
-    computed: [...new Set([...base.computed, 'salts', 'digests'])],
-    seal: () => {
-      throw new TypeError(`${base.id}: a public-form record is written by the publisher, never appended`);
-    },
-    stepHashOf: (text, _span, spans) => publicStepHash(published, text, spans),
-  };
-  // A withheld slot is a marker, not its value: rules between members read it as unknown there.
-  const relation = base.relationDefect;
-  if (relation)
-    (published as { relationDefect?: RecordProfile['relationDefect'] }).relationDefect = (value) =>
-      relation((name) => (isWithheldMarker(value(name)) ? undefined : value(name)));
-  return { stored, published };
 }

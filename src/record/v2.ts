@@ -11,7 +11,7 @@ import { isObject, type Json } from '../canonical/json.js';
 import { canonicalValue } from '../canonical/value.js';
 import { isValidId, isValidTimestamp } from './fields.js';
 import { SEQ_RULE, STEP_ID_RULE, TS_RULE, digestRule, envelope, invalid } from './rules.js';
-import { commitProfiles } from './commitments.js';
+import { commitProfiles } from './commit-profiles.js';
 import { keyOfRecord, keyOfTexts, type JournalFormat, type MemberRule, type RecordProfile } from './profile.js';
 import { toolNameOf } from './v1.js';
 
