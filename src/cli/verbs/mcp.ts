@@ -91,10 +91,10 @@ const list = (v: unknown): string[] | undefined =>
 
 /**
  * The tool policy the options ask for: allowed and denied tools, the --approve-with command and the
- * tools it approves, and (v3 runs only) the approvers pinned, the key that signs the command's verdict
- * and how long a call waits for approval.
+ * tools it approves, and (v3 runs only: the caller has checked) the approvers pinned, the key that signs
+ * the command's verdict and how long a call waits for approval.
  */
-async function toolPolicyOf(values: Context['values'], format: 'stepchain/v2' | 'stepchain/v3'): Promise<ToolPolicy> {
+async function toolPolicyOf(values: Context['values']): Promise<ToolPolicy> {
   const policy: ToolPolicy = {};
   const allow = list(values.allow);
   const deny = list(values.deny);
@@ -103,15 +103,6 @@ async function toolPolicyOf(values: Context['values'], format: 'stepchain/v2' | 
   if (typeof values['approve-with'] === 'string') policy.approve = commandApprover(values['approve-with']);
   const approveTools = list(values['approve-tools']);
   if (approveTools !== undefined) policy.approveTools = approveTools;
-  const v3Only = (['approve-tools', 'approver', 'approver-key', 'approver-name', 'approval-timeout'] as const).filter(
-    (o) => values[o] !== undefined,
-  );
-  if (format !== 'stepchain/v3' && v3Only.length > 0) {
-    throw new UsageError(
-      `--${v3Only[0]} needs approval records, which need --format v3 (on a v2 run an approval is the --approve-with command's exit status, recorded as tool.updated)`,
-      'mcp',
-    );
-  }
   if (typeof values['approver-key'] === 'string') {
     if (policy.approve === undefined)
       throw new UsageError(
@@ -131,6 +122,35 @@ async function toolPolicyOf(values: Context['values'], format: 'stepchain/v2' | 
   if (values['approval-timeout'] !== undefined)
     policy.approvalTimeoutMs = intArg(values['approval-timeout'], '--approval-timeout', 'mcp') * 1000;
   return policy;
+}
+
+/** mcp --upstream: the proxy in front of a remote server, listening at 127.0.0.1 until a signal ends it. */
+async function serveUpstream(
+  upstream: string,
+  port: Context['values'][string],
+  withCommand: boolean,
+  common: Omit<Parameters<typeof startHttpProxy>[0], 'upstream' | 'port'>,
+  where: Where,
+  log: (line: string) => void,
+): Promise<number> {
+  if (withCommand) throw new UsageError('give a server command (after --) or --upstream URL, not both', 'mcp');
+  try {
+    new URL(upstream);
+  } catch {
+    throw new UsageError(`--upstream ${JSON.stringify(upstream)} is not a URL`, 'mcp');
+  }
+  const proxy = await startHttpProxy({
+    ...common,
+    upstream,
+    ...(port !== undefined ? { port: intArg(port, '--port', 'mcp') } : {}),
+  });
+  log(`listening: give the client ${proxy.url}`);
+  await new Promise<void>((resolve) => {
+    for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(s, () => resolve());
+  });
+  await proxy.close();
+  await where.close();
+  return 0;
 }
 
 export const mcpVerb: Verb = {
@@ -261,7 +281,16 @@ export const mcpVerb: Verb = {
       throw new UsageError(`--format must be v2 or v3 (got ${JSON.stringify(formatArg)})`, 'mcp');
     const format = `stepchain/${formatArg}` as 'stepchain/v2' | 'stepchain/v3'; // eslint-disable-line @typescript-eslint/no-unnecessary-type-assertion -- without it tsc widens the template literal to string
     const where = await sessionLocation(positionals[0]!, fsync, typeof values.upstream === 'string');
-    const policy = await toolPolicyOf(values, format);
+    const v3Only = (['approve-tools', 'approver', 'approver-key', 'approver-name', 'approval-timeout'] as const).filter(
+      (o) => values[o] !== undefined,
+    );
+    if (format !== 'stepchain/v3' && v3Only.length > 0) {
+      throw new UsageError(
+        `--${v3Only[0]} needs approval records, which need --format v3 (on a v2 run an approval is the --approve-with command's exit status, recorded as tool.updated)`,
+        'mcp',
+      );
+    }
+    const policy = await toolPolicyOf(values);
     const log = (line: string): void => {
       process.stderr.write(`stepchain mcp: ${line.replace(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/g, '?')}\n`);
     };
@@ -280,27 +309,8 @@ export const mcpVerb: Verb = {
       log,
       ...(where.locate === undefined ? {} : { locate: where.locate }),
     };
-    if (typeof values.upstream === 'string') {
-      if (positionals.length > 1)
-        throw new UsageError('give a server command (after --) or --upstream URL, not both', 'mcp');
-      try {
-        new URL(values.upstream);
-      } catch {
-        throw new UsageError(`--upstream ${JSON.stringify(values.upstream)} is not a URL`, 'mcp');
-      }
-      const proxy = await startHttpProxy({
-        ...common,
-        upstream: values.upstream,
-        ...(values.port !== undefined ? { port: intArg(values.port, '--port', 'mcp') } : {}),
-      });
-      log(`listening: give the client ${proxy.url}`);
-      await new Promise<void>((resolve) => {
-        for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(s, () => resolve());
-      });
-      await proxy.close();
-      await where.close();
-      return 0;
-    }
+    if (typeof values.upstream === 'string')
+      return serveUpstream(values.upstream, values.port, positionals.length > 1, common, where, log);
     if (positionals.length < 2)
       throw new UsageError(
         'missing the server command: stepchain mcp <journal or store> -- <command…> (or --upstream URL)',
