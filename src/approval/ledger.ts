@@ -182,7 +182,7 @@ export class ApprovalLedger {
         'input',
         true,
       );
-    const input = why === null && !hidden ? (r.input as unknown as RequestInput) : null;
+    const input = why === null && !hidden ? (r.input as RequestInput) : null;
     const form = input === null ? null : callForm(input.presented.name, input.presented.arguments);
     this.requests.set(id, {
       seq,
@@ -232,8 +232,8 @@ export class ApprovalLedger {
     }
     const why = statementDefect(r.input) ?? decisionMetaDefect(r.meta);
     if (why !== null) return bad(why, why.startsWith('meta') ? 'meta' : 'input');
-    const s = r.input as unknown as ApprovalStatement;
-    const meta = r.meta as unknown as DecisionMeta;
+    const s = r.input as ApprovalStatement;
+    const meta = r.meta as DecisionMeta;
     // The statement binds this journal, this request and this decision: a signature moved elsewhere does not hold.
     if (s.decision !== kind)
       return bad(`the signed decision is ${JSON.stringify(s.decision)} but the record is ${r.kind as string}`);
@@ -275,7 +275,7 @@ export class ApprovalLedger {
       );
       return;
     }
-    if (approver.pinned === false && this.pins.size > 0) {
+    if (!approver.pinned && this.pins.size > 0) {
       this.add(
         'APPROVER_UNKNOWN',
         `seq ${seq}: request ${JSON.stringify(ref)} was ${kind} by key ${meta.approver.keyid}${meta.approver.name === null ? '' : ` (calling itself ${JSON.stringify(meta.approver.name)})`}, which is none of the pinned approvers`,

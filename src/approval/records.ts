@@ -3,6 +3,8 @@
  * statement an approver signs. Kept apart from the signature code (sign.ts, which loads Ed25519) so that a
  * writer reading its own requests does not load the curve. Pure; runs in a browser.
  */
+/* eslint-disable @typescript-eslint/consistent-type-definitions -- these are a step's JSON input and meta: type
+   aliases, because only a type alias (not an interface) is assignable to JsonValue. */
 import { canonicalBytes, canonicalJson } from '../canonical/jcs.js';
 import { digestUtf8, isDigest } from '../canonical/sha256.js';
 
@@ -17,20 +19,22 @@ export const APPROVAL_PAYLOAD_TYPE = 'application/vnd.stepchain.approval+json';
 export type ApprovalDecision = 'granted' | 'denied';
 
 /** A tool call as presented to the approver: exactly what its digest covers. */
-export interface PresentedCall {
+export type PresentedCall = {
   name: string;
   arguments: unknown;
-}
+};
 
 /** The `input` of an approval.requested record (APPROVALS.md §2). */
-export interface RequestInput {
+export type RequestInput = {
   digest: string;
   expires_at: string | null;
   presented: PresentedCall;
-}
+};
 
-/** The signed statement, stored as the `input` of approval.granted / approval.denied (APPROVALS.md §3). */
-export interface ApprovalStatement {
+/**
+ * The signed statement, stored as the `input` of approval.granted / approval.denied (APPROVALS.md §3).
+ */
+export type ApprovalStatement = {
   decided_at: string;
   decision: ApprovalDecision;
   digest: string;
@@ -40,22 +44,22 @@ export interface ApprovalStatement {
   request_hash: string;
   request_seq: number;
   type: typeof APPROVAL_STATEMENT_TYPE;
-}
+};
 
 /** The approver as a decision's `meta.approver` names it: a key, and the name it gave itself. */
-export interface ApproverIdentity {
+export type ApproverIdentity = {
   keyid: string;
   name: string | null;
   /** base64 of the raw 32-byte Ed25519 public key. */
   public_key: string;
-}
+};
 
 /** The members a decision adds to its `meta`. */
-export interface DecisionMeta {
+export type DecisionMeta = {
   approver: ApproverIdentity;
   /** base64 of the Ed25519 signature over PAE(APPROVAL_PAYLOAD_TYPE, JCS(statement)). */
   signature: string;
-}
+};
 
 type Rec = Record<string, unknown>;
 const isObj = (v: unknown): v is Rec => v !== null && typeof v === 'object' && !Array.isArray(v);

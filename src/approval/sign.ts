@@ -37,7 +37,7 @@ export function signApproval(statement: ApprovalStatement, key: KeyInput, name?:
 export function approvalSignatureDefect(statement: ApprovalStatement, meta: DecisionMeta): string | null {
   const publicKey = base64Decode(meta.approver.public_key);
   const sig = base64Decode(meta.signature);
-  if (publicKey === null || publicKey.length !== 32) return 'meta.approver.public_key is not the base64 of 32 bytes';
+  if (publicKey?.length !== 32) return 'meta.approver.public_key is not the base64 of 32 bytes';
   if (keyIdOf(publicKey) !== meta.approver.keyid) return 'meta.approver.keyid is not the digest of its public_key';
   if (sig === null) return 'meta.signature is not canonical base64';
   try {

@@ -6,7 +6,6 @@
  * signature). Every byte is hostile: nothing here throws on input. Pure; runs in a browser.
  */
 import type { Problem } from '../chain/report.js';
-import { pinHeld, settleVerdict } from '../chain/verdict.js';
 import type { VerifiedLine } from '../chain/verifier.js';
 import { digestBytes, isDigest } from '../canonical/sha256.js';
 import { genesisHash } from '../record/formats.js';
@@ -19,6 +18,7 @@ import {
   type CosignEnvelope,
   type CosignStatement,
 } from './statements.js';
+import { describeAttestations } from './receipt-verdict.js';
 import type { TsaCertificate } from './tsp.js';
 
 export const TIMESTAMPS_MEMBER = 'timestamps';
@@ -58,22 +58,22 @@ export interface AttestOptions {
 }
 
 export interface AttestReport {
-  timestamps: Array<{
+  timestamps: {
     seq: number;
     step_hash: string;
     checked: boolean;
     gen_time: string | null;
     tsa: string | null;
     serial: string | null;
-  }>;
-  cosignatures: Array<{
+  }[];
+  cosignatures: {
     keyid: string;
     name: string | null;
     from: number;
     to: number;
     pinned: boolean;
     verified: boolean;
-  }>;
+  }[];
   threshold: number | null;
   /** Pinned co-signers whose verified signature covers some of the range. */
   cosigned_by: string[];
@@ -84,12 +84,10 @@ export type AttestedReport<R> = R & { attest?: AttestReport };
 /** A key id (RECEIPT.md §5): the digest of the raw 32-byte public key. */
 const keyIdOf = (key: Uint8Array): string => digestBytes(key);
 
-const TIMESTAMP_SENTENCE = /^That the recorded content and timestamps are true/;
-
 /** Why a `timestamps` member is malformed, or null (spec/TIME.md §6). */
 export function timestampsDefect(v: unknown): string | null {
   if (!Array.isArray(v) || v.length < 1 || v.length > 16) return 'timestamps must be a list of 1 to 16 entries';
-  for (const [i, t] of v.entries()) {
+  for (const [i, t] of (v as unknown[]).entries()) {
     if (typeof t !== 'object' || t === null || Object.keys(t).sort().join(',') !== 'seq,step_hash,token')
       return `timestamps[${i}] must have exactly the members seq, step_hash and token`;
     const e = t as Record<string, unknown>;
@@ -120,7 +118,7 @@ export function cosignaturesDefect(v: unknown): string | null {
 export function receiptAttestHooks(options: AttestOptions = {}): {
   extensions: Record<string, (value: unknown) => string | null>;
   onLine: (line: VerifiedLine) => void;
-  finish: <R extends ReceiptReport<string>>(report: R) => Promise<AttestedReport<R>>;
+  finish: <R extends ReceiptReport>(report: R) => Promise<AttestedReport<R>>;
 } {
   const checks = new AttestChecks(options ?? {});
   return {
@@ -164,7 +162,7 @@ class AttestChecks {
       this.wanted.set(l.seq, l.step_hash);
   }
 
-  async finish<R extends ReceiptReport<string>>(report: R): Promise<AttestedReport<R>> {
+  async finish<R extends ReceiptReport>(report: R): Promise<AttestedReport<R>> {
     const tsa = this.options.tsa ?? [];
     const cosigners = this.options.cosigners ?? [];
     if (this.timestamps.length === 0 && this.envelopes.length === 0 && tsa.length === 0 && cosigners.length === 0)
@@ -172,7 +170,7 @@ class AttestChecks {
     const out = report as AttestedReport<R>;
     const attest: AttestReport = { timestamps: [], cosignatures: [], threshold: null, cosigned_by: [] };
     out.attest = attest;
-    const problems: Array<Problem<string>> = [];
+    const problems: Problem[] = [];
     const add = (code: AttestProblemCode, message: string, path: string): void =>
       void problems.push({ code, message: `${code}: ${message}`, location: { path } });
     // A manifest that did not parse (or a receipt cut short) has nothing to bind to: the receipt's own problems say why.
@@ -189,16 +187,16 @@ class AttestChecks {
       }
     }
     if (problems.length > 0) {
-      (report.problems as Array<Problem<string>>).push(...problems);
+      report.problems.push(...problems);
       report.ok = false;
       report.proves = [];
       report.authenticated_by = [];
-    } else if (report.ok) this.describe(report, attest, cosigners.length);
+    } else if (report.ok) describeAttestations(report, attest, cosigners);
     return out;
   }
 
   private async checkTimestamps(
-    report: ReceiptReport<string>,
+    report: ReceiptReport,
     tsa: TsaCertificate[],
     attest: AttestReport,
     add: (c: AttestProblemCode, m: string, p: string) => void,
@@ -247,7 +245,7 @@ class AttestChecks {
         }
         first ??= c;
       }
-      if (first && first.ok)
+      if (first?.ok)
         Object.assign(row, {
           checked: true,
           gen_time: first.facts.gen_time,
@@ -259,7 +257,7 @@ class AttestChecks {
   }
 
   private async checkCosignatures(
-    report: ReceiptReport<string>,
+    report: ReceiptReport,
     cosigners: Cosigner[],
     attest: AttestReport,
     add: (c: AttestProblemCode, m: string, p: string) => void,
@@ -331,61 +329,13 @@ class AttestChecks {
       );
     }
   }
-
-  /** The sentences: who signed what, and the time a TSA vouches for in place of the agent's clock. */
-  private describe(report: ReceiptReport<string>, attest: AttestReport, pinnedCount: number): void {
-    const from = report.range!.from;
-    const checked = attest.timestamps.filter((t) => t.checked);
-    for (const t of checked) {
-      report.proves.push(
-        `Steps ${from}–${t.seq} existed no later than ${t.gen_time}, per TSA ${t.tsa}: its RFC 3161 token (serial ${t.serial}) stamps the head at seq ${t.seq}, which each of them is hashed into.`,
-      );
-    }
-    const unchecked = attest.timestamps.length - checked.length;
-    if (checked.length > 0) {
-      report.does_not_prove = report.does_not_prove.map((s) =>
-        TIMESTAMP_SENTENCE.test(s)
-          ? "That the recorded content is true, or any step's own timestamp (the agent's clock): the time-stamping authority fixes only a latest time by which the steps existed, not when each was taken."
-          : s,
-      );
-    } else if (unchecked > 0) {
-      report.does_not_prove.push(
-        `When the steps existed: the receipt carries ${unchecked} RFC 3161 time-stamp token${unchecked === 1 ? '' : 's'}, not checked; pin the time-stamping authority's certificate (--tsa-cert) to rely on ${unchecked === 1 ? 'it' : 'them'}.`,
-      );
-    }
-    // In the order the caller pinned the co-signers (not the envelopes' keyid order), so the verdict reads the same each time.
-    const byKey = new Map<string, string[]>();
-    for (const p of this.options.cosigners ?? []) {
-      const keyid = keyIdOf(p.key);
-      const ranges = attest.cosignatures
-        .filter((c) => c.verified && c.keyid === keyid)
-        .map((c) => (c.from === c.to ? `step ${c.to}` : `steps ${c.from}–${c.to}`));
-      if (ranges.length > 0) byKey.set(p.name ? `${p.name} (${keyid})` : keyid, ranges);
-    }
-    for (const [who, ranges] of byKey)
-      report.proves.push(
-        `Co-signer ${who}, whom you pinned, signed ${ranges.join(', ')} (each statement names the last step's hash, so it covers every step before it too).`,
-      );
-    const unknown = attest.cosignatures.filter((c) => !c.pinned).length;
-    if (unknown > 0)
-      report.does_not_prove.push(
-        `Who made ${unknown} co-signature${unknown === 1 ? '' : 's'} by keys you did not pin: a key id is a claim until compared with one you trust.`,
-      );
-    if (pinnedCount > 0 && attest.threshold !== null) {
-      pinHeld(
-        report,
-        `${attest.cosigned_by.length} of the ${pinnedCount} co-signers you pinned (threshold ${attest.threshold}) signed statements over its steps: ${[...byKey.keys()].join('; ')}`,
-      );
-      settleVerdict(report, 'receipt');
-    }
-  }
 }
 
 /**
  * verifyReceipt with these checks added to any other hooks the caller passes: extensions merged, both
  * observers called, the caller's finish first, then these. Never throws.
  */
-export async function verifyAttestedReceipt<R extends ReceiptReport<string> = ReceiptReport>(
+export async function verifyAttestedReceipt<R extends ReceiptReport = ReceiptReport>(
   input: ByteInput,
   attest: AttestOptions = {},
   options: VerifyReceiptOptions<R> = {},

@@ -36,13 +36,13 @@ export interface PersonInvolved {
   keyid: string;
   /** Whether the name comes from a pinned key (verify --approver), not from the approver's own claim. */
   authenticated: boolean;
-  decisions: Array<{
+  decisions: {
     request: string;
     tool: string | null;
     decision: 'granted' | 'denied';
     seq: number;
     decided_at: string | null;
-  }>;
+  }[];
 }
 
 /** What the view reads of the verifier's approvals (ChainReport.approvals). */
@@ -61,7 +61,7 @@ export interface RunRecordKeeping {
   created_at: string;
   period_of_use: { start: string | null; end: string | null; clock: string };
   reference_inputs: { models: string[]; tools: string[] };
-  input_data: Array<{ seq: number; step_hash: string; input_digest: string }>;
+  input_data: { seq: number; step_hash: string; input_digest: string }[];
   persons_involved: { source: string; persons: PersonInvolved[] };
   integrity: { head: string | null; head_seq: number | null; steps: number; chain_verified: boolean };
 }

@@ -36,7 +36,7 @@ export interface CosignStatement {
 export interface CosignEnvelope {
   payload: string;
   payloadType: typeof COSIGN_PAYLOAD_TYPE;
-  signatures: Array<{ keyid: string; sig: string }>;
+  signatures: { keyid: string; sig: string }[];
 }
 
 export function statementBytes(s: Omit<CosignStatement, 'type'>): Uint8Array {

@@ -10,7 +10,7 @@ import { assertIJson, type ValidateOptions } from './validate.js';
 /** JCS text of `value`; throws CanonicalError for anything that is not I-JSON data. */
 export function canonicalJson(value: unknown, options?: ValidateOptions): string {
   assertIJson(value, options);
-  return canonicalize(value) as string;
+  return canonicalize(value)!;
 }
 
 const encoder = new TextEncoder();

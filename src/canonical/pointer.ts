@@ -2,10 +2,10 @@
 
 export function escapeToken(token: string | number): string {
   const s = String(token);
-  return s.indexOf('~') === -1 && s.indexOf('/') === -1 ? s : s.replace(/~/g, '~0').replace(/\//g, '~1');
+  return !s.includes('~') && !s.includes('/') ? s : s.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 
-export function toPointer(tokens: ReadonlyArray<string | number>): string {
+export function toPointer(tokens: readonly (string | number)[]): string {
   let out = '';
   for (const t of tokens) out += '/' + escapeToken(t);
   return out;
@@ -14,7 +14,7 @@ export function toPointer(tokens: ReadonlyArray<string | number>): string {
 /** Splits a pointer into its unescaped tokens; throws RangeError for a string that is not a pointer. */
 export function parsePointer(pointer: string): string[] {
   if (pointer === '') return [];
-  if (pointer[0] !== '/') throw new RangeError(`a JSON Pointer starts with "/": ${JSON.stringify(pointer)}`);
+  if (!pointer.startsWith('/')) throw new RangeError(`a JSON Pointer starts with "/": ${JSON.stringify(pointer)}`);
   return pointer
     .slice(1)
     .split('/')

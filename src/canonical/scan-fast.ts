@@ -234,7 +234,7 @@ const REMEMBERED_NAMES = 32;
 
 function rootName(s: string, name: number, nameEnd: number, k: number): string {
   const last = lastNames[k];
-  if (last !== undefined && last.length === nameEnd - name && s.startsWith(last, name)) return last;
+  if (last?.length === nameEnd - name && s.startsWith(last, name)) return last;
   const text = s.slice(name, nameEnd);
   if (k < REMEMBERED_NAMES) lastNames[k] = text;
   return text;

@@ -12,6 +12,7 @@
  * builds nothing for the report; this scanner reads the rest and says where and why.
  */
 import { MAX_RECORD_DEPTH, RESERVED_PREFIX } from './limits.js';
+import { CANONICAL_SHORT, PLAIN_RUN, SHORT_ESCAPES, hexValue, isHex } from './escapes.js';
 import { toPointer } from './pointer.js';
 import { isShortestDecimal, scanPlain } from './scan-fast.js';
 
@@ -56,24 +57,9 @@ class Abort {
   constructor(readonly defect: ScanDefect) {}
 }
 
-const SHORT_ESCAPES: Record<number, number> = { 0x62: 8, 0x74: 9, 0x6e: 10, 0x66: 12, 0x72: 13 };
-const CANONICAL_SHORT = new Set([8, 9, 10, 12, 13]);
-/** A (possibly empty) run of string characters that need no escape and are not surrogates; sticky. */
-const PLAIN_RUN = /[^"\\\u0000-\u001f\ud800-\udfff]*/y;
-
-function isHex(c: number): boolean {
-  return (c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66) || (c >= 0x41 && c <= 0x46);
-}
-
-/** The value of the four hex digits at s[at, at + 4), or -1 when they are not four hex digits. */
-function hexValue(s: string, at: number): number {
-  for (let k = 0; k < 4; k++) if (!isHex(s.charCodeAt(at + k))) return -1;
-  return parseInt(s.slice(at, at + 4), 16);
-}
-
 class Scanner {
   private i = 0;
-  private readonly path: Array<string | number> = [];
+  private readonly path: (string | number)[] = [];
   private noncanonical: ScanDefect | null = null;
   readonly markers: MarkerSpan[] = [];
   members: Map<string, [number, number]> | null = null;
@@ -225,14 +211,14 @@ class Scanner {
         if (decode) out += s.slice(chunkStart, i);
         const esc = s.charCodeAt(i + 1);
         if (esc === 0x22 || esc === 0x5c) {
-          if (decode) out += s[i + 1];
+          if (decode) out += s[i + 1]!;
           i += 2;
         } else if (esc === 0x2f) {
           this.soft('"/" is not escaped in canonical form', i);
           if (decode) out += '/';
           i += 2;
         } else if (SHORT_ESCAPES[esc] !== undefined) {
-          if (decode) out += String.fromCharCode(SHORT_ESCAPES[esc]!);
+          if (decode) out += String.fromCharCode(SHORT_ESCAPES[esc]);
           i += 2;
         } else if (esc === 0x75) {
           const code = this.hex4(i + 2);

@@ -194,7 +194,7 @@ class WasmBatch implements Sha256Batch {
     let entries = 0;
     for (let i = 0; i < count; i++) {
       const nb = this.blocks[i]!;
-      let e = nb < OPEN_DIRECT ? open[nb]! : ((long ??= new Map()).get(nb) ?? -1);
+      let e = nb < OPEN_DIRECT ? open[nb]! : ((long ??= new Map<number, number>()).get(nb) ?? -1);
       let lane: number;
       let w: number;
       if (e < 0) {
@@ -288,12 +288,15 @@ class PortableBatch implements Sha256Batch {
   run(): Uint8Array {
     const hash = sha256Backend();
     const out = new Uint8Array(32 * this.count);
-    for (let i = 0; i < this.count; i++) out.set(hash.bytes(this.buf.subarray(this.starts[i]!, this.ends[i]!)), 32 * i);
+    for (let i = 0; i < this.count; i++) out.set(hash.bytes(this.buf.subarray(this.starts[i], this.ends[i])), 32 * i);
     return out;
   }
 }
 
-type Kernel = { hashGroups: (table: number, n: number) => void; memory: WasmMemory };
+interface Kernel {
+  hashGroups: (table: number, n: number) => void;
+  memory: WasmMemory;
+}
 
 let compiled: { wasm: WasmApi; module: object } | null | undefined;
 

@@ -37,7 +37,7 @@ export const nobleBackend: Sha256Backend = {
     };
   },
   utf8(parts) {
-    if (parts.length === 1) return nobleSha256(encoder.encode(parts[0]!));
+    if (parts.length === 1) return nobleSha256(encoder.encode(parts[0]));
     const h = nobleSha256.create();
     for (const part of parts) h.update(encoder.encode(part));
     return h.digest();
@@ -56,10 +56,10 @@ interface NodeHash {
   digest(): Uint8Array;
 }
 type CreateHash = (algorithm: 'sha256') => NodeHash;
-type OneShot = {
+interface OneShot {
   (algorithm: 'sha256', data: string, encoding: 'hex'): string;
   (algorithm: 'sha256', data: Uint8Array, encoding: 'buffer'): Uint8Array;
-};
+}
 
 /** node:crypto's one-shot `hash` (Node ≥ 20.12), or null. */
 function nodeOneShot(host: object): OneShot | null {

@@ -13,14 +13,14 @@ export interface ValidateOptions {
   /** Refuse member names that start with the reserved prefix. Default true. */
   refuseReserved?: boolean;
   /** Pointer tokens to prefix to error paths, e.g. ['tool_call']. */
-  basePath?: ReadonlyArray<string | number>;
+  basePath?: readonly (string | number)[];
 }
 
 /** Throws CanonicalError (with a JSON Pointer to the bad value) unless `value` is I-JSON data. */
 export function assertIJson(value: unknown, options: ValidateOptions = {}): void {
   const maxDepth = options.maxDepth ?? MAX_VALUE_DEPTH;
   const refuseReserved = options.refuseReserved ?? true;
-  const path: Array<string | number> = [];
+  const path: (string | number)[] = [];
   const active = new Set<object>();
 
   const fail = (code: CanonicalErrorCode, what: string, hint?: string): never => {
@@ -60,10 +60,10 @@ export function assertIJson(value: unknown, options: ValidateOptions = {}): void
         return fail('UNSUPPORTED_TYPE', `a value of type ${typeof v} is not JSON`);
     }
     if (v === null) return;
-    const obj = v as object;
+    const obj = v;
     if (depth + 1 > maxDepth) fail('DEPTH_LIMIT', `nesting deeper than ${maxDepth} levels`);
     if (active.has(obj)) fail('CYCLE', 'a value contains itself');
-    const proto = Object.getPrototypeOf(obj);
+    const proto: unknown = Object.getPrototypeOf(obj);
     if (Array.isArray(obj)) {
       if (proto !== Array.prototype) fail('NOT_PLAIN_OBJECT', 'an array subclass is not plain JSON data');
       active.add(obj);

@@ -40,7 +40,7 @@ export function checkBatch(batch: LineBatch): PackedFacts | null {
   // Where the platform's SHA-256 is the portable one (a browser), the step hashes of v1 lines are computed
   // together, four lanes at a time (hashDeferred); elsewhere each line is hashed by its check.
   const deferred: DeferredStepHash[] | undefined = sha256IsPortable() ? [] : undefined;
-  const all: LineFacts[] = new Array(ends.length);
+  const all: LineFacts[] = new Array<LineFacts>(ends.length);
   let start = 0;
   for (let i = 0; i < ends.length; i++) {
     all[i] = checkLineBytes(bytes.subarray(start, ends[i]), format, deferred);

@@ -9,11 +9,11 @@ import { MAX_LINE_BYTES, MAX_RECORD_DEPTH } from '../canonical/limits.js';
 import { isSeq } from '../canonical/json.js';
 import { scanCanonical, type MarkerSpan } from '../canonical/scan.js';
 import { canonicalValue } from '../canonical/value.js';
-import { BLOB_MARKER, REDACTED_MARKER, isBlobBody, isRedactedBody, type BlobRef } from '../record/markers.js';
+import type { BlobRef } from '../record/markers.js';
 import { stepHashPreimage, stepHashWithout, type JournalFormat, type RecordProfile } from '../record/profile.js';
 import { isKindName, kindStatus } from '../record/v3/kinds.js';
-import { V3_MARKERS } from '../record/v3.js';
-import { ERASED_MARKER, ERASURE_KIND, erasedMarkerDefect } from '../record/v3/erasure.js';
+import { ERASED_MARKER, ERASURE_KIND } from '../record/v3/erasure.js';
+import { checkMarkers, unescapeToken } from './line-markers.js';
 import type { ChainProblemCode, ProblemLocation } from './report.js';
 
 /** A problem of one line; the caller adds the file and line number to its location. */
@@ -34,7 +34,7 @@ export interface LineFacts {
   prevHash: string | null;
   stepHash: string | null;
   /** Blob references standing as whole content fields. */
-  blobs: Array<BlobRef & { field: string }>;
+  blobs: (BlobRef & { field: string })[];
   /** Every marker object in the line, valid or not. */
   markers: MarkerSpan[];
   /**
@@ -171,36 +171,7 @@ export function checkLine(text: string, format: JournalFormat, deferred?: Deferr
   const report = (code: ChainProblemCode, message: string, location: ProblemLocation): void =>
     void (problems ??= []).push({ code, message, location });
 
-  // One line's problems come in a fixed order (FORMAT §6.3 step 4): unknown members in line order, then
-  // each member of the profile in UTF-16 order (missing, or breaking its rule), then markers.
-  for (const name of members.keys()) {
-    if (!profile.memberNames.has(name))
-      report('UNKNOWN_FIELD', `unknown member ${JSON.stringify(name)} in a step record`, { ...at, field: name });
-  }
-  // The link members are known when present and true to their rule (a digest, for v1).
-  let prevValid = false;
-  let stepValid = false;
-  // Members that broke their own rule: the rules between members read them as unknown (FORMAT §11.3), so
-  // a defect is reported once, by its member's rule, not again by a rule that reads it.
-  let broke: Set<string> | null = null;
-  for (const rule of profile.members) {
-    const span = members.get(rule.name);
-    if (span === undefined) {
-      if (rule.required)
-        report('MISSING_FIELD', `required member "${rule.name}" is missing`, { ...at, field: rule.name });
-      continue;
-    }
-    const broken = rule.check?.(text, span[0], span[1]);
-    if (broken) {
-      report(broken.code ?? 'FIELD_INVALID', broken.message, { ...at, field: rule.name });
-      (broke ??= new Set()).add(rule.name);
-    } else if (rule.name === 'prev_hash') prevValid = true;
-    else if (rule.name === 'step_hash') stepValid = true;
-  }
-  const relation = profile.relationDefect?.(
-    broke === null ? value : (name) => (broke!.has(name) ? undefined : value(name)),
-  );
-  if (relation) report('FIELD_INVALID', relation.message, { ...at, field: relation.field });
+  const { prevValid, stepValid } = checkMembers(text, members, profile, value, at, report);
   const blobs = checkMarkers(text, scan.markers, profile, at, report);
 
   const prevValue = prevValid ? value('prev_hash') : null;
@@ -234,64 +205,48 @@ export function checkLine(text: string, format: JournalFormat, deferred?: Deferr
   return facts;
 }
 
-/** Marker objects (FORMAT §3.5): exactly one member with a defined name, a body of the right shape, in a place the profile allows. */
-function checkMarkers(
+/**
+ * The member rules of one readable line, reported in a fixed order (FORMAT §6.3 step 4): unknown members
+ * in line order, then each member of the profile in UTF-16 order (missing, or breaking its rule), then
+ * the rules between members. Says whether the link members are present and true to their rule.
+ */
+function checkMembers(
   text: string,
-  markers: MarkerSpan[],
+  members: Map<string, [number, number]>,
   profile: RecordProfile,
+  value: (name: string) => unknown,
   at: ProblemLocation,
   report: (code: ChainProblemCode, message: string, location: ProblemLocation) => void,
-): Array<BlobRef & { field: string }> {
-  const blobs: Array<BlobRef & { field: string }> = [];
-  for (const m of markers) {
-    const loc = { ...at, field: unescapeToken(m.path.split('/')[1] ?? ''), path: m.path };
-    if (profile.version === 3) {
-      const why = v3MarkerDefect(text, m, profile);
-      if (why !== null) report('MARKER_INVALID', why, loc);
-      continue;
-    }
-    if (m.names.length !== 1) {
-      report('MARKER_INVALID', `a marker object must have exactly one member (found ${m.names.length})`, loc);
-      continue;
-    }
-    const name = m.names[0]!;
-    const body = (JSON.parse(text.slice(m.start, m.end)) as Record<string, unknown>)[name];
-    if (name === BLOB_MARKER) {
-      const field = m.path.slice(1);
-      if (!profile.blobFields.has(field)) {
-        report('MARKER_INVALID', 'a blob reference may only stand as a whole content field', loc);
-        continue;
-      }
-      if (!isBlobBody(body)) {
-        report(
-          'MARKER_INVALID',
-          'a blob reference is {"$stepchain:blob":{"digest":"sha256:<hex>","size":<bytes>}}',
-          loc,
-        );
-        continue;
-      }
-      blobs.push({ field, digest: body.digest, size: body.size });
-    } else if (name === REDACTED_MARKER) {
-      // Checked wherever it stands (FORMAT §3.5): outside the content fields and meta — in ts, seq, an
-      // unknown member — it is invalid even when its shape is right, besides that member's own problem.
-      if (!profile.redactable.includes(loc.field)) {
-        report(
-          'MARKER_INVALID',
-          `a redaction marker may stand only inside a content field or meta, not in ${JSON.stringify(loc.field)}`,
-          loc,
-        );
-      } else if (!isRedactedBody(body)) {
-        report(
-          'MARKER_INVALID',
-          'a redaction marker is {"$stepchain:redacted":{"commitment":"sha256:<hex>","rule":"<id>"}} with an optional "text"',
-          loc,
-        );
-      }
-    } else {
-      report('MARKER_INVALID', `unknown marker ${JSON.stringify(name)}`, loc);
-    }
+): { prevValid: boolean; stepValid: boolean } {
+  for (const name of members.keys()) {
+    if (!profile.memberNames.has(name))
+      report('UNKNOWN_FIELD', `unknown member ${JSON.stringify(name)} in a step record`, { ...at, field: name });
   }
-  return blobs;
+  // The link members are known when present and true to their rule (a digest, for v1).
+  let prevValid = false;
+  let stepValid = false;
+  // Members that broke their own rule: the rules between members read them as unknown (FORMAT §11.3), so
+  // a defect is reported once, by its member's rule, not again by a rule that reads it.
+  let broke: Set<string> | null = null;
+  for (const rule of profile.members) {
+    const span = members.get(rule.name);
+    if (span === undefined) {
+      if (rule.required)
+        report('MISSING_FIELD', `required member "${rule.name}" is missing`, { ...at, field: rule.name });
+      continue;
+    }
+    const broken = rule.check?.(text, span[0], span[1]);
+    if (broken) {
+      report(broken.code ?? 'FIELD_INVALID', broken.message, { ...at, field: rule.name });
+      (broke ??= new Set()).add(rule.name);
+    } else if (rule.name === 'prev_hash') prevValid = true;
+    else if (rule.name === 'step_hash') stepValid = true;
+  }
+  const relation = profile.relationDefect?.(
+    broke === null ? value : (name) => (broke.has(name) ? undefined : value(name)),
+  );
+  if (relation) report('FIELD_INVALID', relation.message, { ...at, field: relation.field });
+  return { prevValid, stepValid };
 }
 
 /**
@@ -320,70 +275,4 @@ function v3Facts(facts: LineFacts, profile: RecordProfile, kind: unknown, at: Pr
       ];
     }
   }
-}
-
-const DIGEST_RE = /^sha256:[0-9a-f]{64}$/;
-const isDigestText = (v: unknown): boolean => typeof v === 'string' && DIGEST_RE.test(v);
-
-/**
- * The markers of a v3 record (FORMAT §14.6): a part reference `{"$stepchain:part":{"digest":D,…}}` in any
- * form; in the public form also withheld markers (a value `{"$stepchain:withheld":D}`, or beside an object's
- * disclosed members `"$stepchain:withheld":[D,…]` sorted without repeats) and chunk lists
- * `{"$stepchain:chunks":[…]}`. Whether each then commits to the root is the deep tier's question.
- */
-function v3MarkerDefect(text: string, m: MarkerSpan, profile: RecordProfile): string | null {
-  let obj: Record<string, unknown>;
-  try {
-    obj = JSON.parse(text.slice(m.start, m.end)) as Record<string, unknown>;
-  } catch {
-    return 'a marker object that is not JSON';
-  }
-  const field = unescapeToken(m.path.split('/')[1] ?? '');
-  if (!profile.redactable.includes(field))
-    return `a marker may stand only inside a content slot or meta, not in ${JSON.stringify(field)}`;
-  const isPublic = profile.memberNames.has('secrets');
-  const isSealed = profile.memberNames.has('keys');
-  const reserved = m.names.filter((n) => n.startsWith('$stepchain:'));
-  for (const name of reserved) {
-    const body = obj[name];
-    if (name === V3_MARKERS.part) {
-      if (m.names.length !== 1) return 'a part reference is an object with the one member "$stepchain:part"';
-      if (
-        body === null ||
-        typeof body !== 'object' ||
-        Array.isArray(body) ||
-        !isDigestText((body as Record<string, unknown>).digest)
-      )
-        return 'a part reference is {"$stepchain:part":{"digest":"sha256:<hex>",…}}';
-    } else if (name === V3_MARKERS.withheld && isPublic) {
-      if (typeof body === 'string') {
-        if (m.names.length !== 1 || !isDigestText(body))
-          return 'a withheld value is {"$stepchain:withheld":"sha256:<hex>"}';
-      } else if (Array.isArray(body)) {
-        if (
-          body.length === 0 ||
-          !body.every(isDigestText) ||
-          body.some((d, i) => i > 0 && (d as string) <= (body[i - 1] as string))
-        )
-          return 'withheld members are a non-empty list of digests, sorted ascending without repeats';
-      } else return "a withheld marker holds a digest, or a list of digests beside an object's members";
-    } else if (name === V3_MARKERS.chunks && isPublic) {
-      if (m.names.length !== 1 || !Array.isArray(body) || body.length < 2)
-        return 'a chunk list is {"$stepchain:chunks":[chunks…]} with at least two chunks';
-    } else if (name === ERASED_MARKER && (isSealed || isPublic)) {
-      const why = erasedMarkerDefect(obj);
-      if (why !== null) return why;
-    } else if (name === ERASED_MARKER) {
-      return `${JSON.stringify(name)} stands only in a record in sealed form (after an erasure: no seed; bind, keys, salts) or in a publication of one`;
-    } else if (name === V3_MARKERS.withheld || name === V3_MARKERS.chunks) {
-      return `${JSON.stringify(name)} stands only in a publication's public form, never in a stored record`;
-    } else {
-      return `unknown marker ${JSON.stringify(name)}`;
-    }
-  }
-  return null;
-}
-
-function unescapeToken(token: string): string {
-  return token.replace(/~1/g, '/').replace(/~0/g, '~');
 }

@@ -14,7 +14,7 @@ export interface LinkStart {
 }
 
 /** The outcome of most links: no problem, not a repeat. */
-const CLEAN = Object.freeze({ problems: Object.freeze([]) as readonly LineProblem[], duplicate: false });
+const CLEAN = Object.freeze({ problems: Object.freeze([]), duplicate: false });
 
 export class LinkChecker {
   /** seq of the last line whose seq was readable; start.seq - 1 before any. */

@@ -15,7 +15,7 @@ export class ProblemBudget {
 }
 
 export class ProblemList<Code extends string> {
-  readonly items: Array<Problem<Code>> = [];
+  readonly items: Problem<Code>[] = [];
   private readonly budget: ProblemBudget;
 
   constructor(budget: ProblemBudget | number = MAX_PROBLEMS) {

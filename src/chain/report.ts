@@ -88,12 +88,12 @@ export interface ChainReport<Code extends string = string> {
   head_seq: number | null;
   /** Number of complete lines examined. */
   steps: number;
-  problems: Array<Problem<Code>>;
+  problems: Problem<Code>[];
   /**
    * Conditions worth telling that do not break integrity, such as a journal's torn, uncommitted last line
    * or a stale head cache (both repaired on the next open). They never make `ok` false.
    */
-  warnings: Array<Problem<Code>>;
+  warnings: Problem<Code>[];
   /** True when more problems were found than the report keeps (maxProblems). */
   problems_truncated: boolean;
   /** stepchain/v3: every approval request in the chain and what became of it, who decided (APPROVALS.md §6); absent when there is none. */

@@ -35,12 +35,12 @@ export const TO_PIN = {
 } as const;
 
 /** Records a pin that held (kept only while the report is ok). */
-export function pinHeld(report: ChainReport<string> & Partial<VerdictFields>, sentence: string): void {
+export function pinHeld(report: ChainReport & Partial<VerdictFields>, sentence: string): void {
   (report.authenticated_by ??= []).push(sentence);
 }
 
 /** Sets verdict, authenticated, authenticated_by and to_pin from `ok` and the pins that held. Idempotent. */
-export function settleVerdict<R extends ChainReport<string>>(
+export function settleVerdict<R extends ChainReport>(
   report: R & Partial<VerdictFields>,
   subject: keyof typeof TO_PIN,
 ): R & VerdictFields {
@@ -65,7 +65,7 @@ export interface JournalPins {
  * A journal's verdict: authenticated only against a pinned head, or an earlier checkpoint whose log key
  * (and witness policy) the auditor pinned. A checkpoint parsed without a log key ties the journal to no one.
  */
-export function settleJournalVerdict<R extends ChainReport<string>>(
+export function settleJournalVerdict<R extends ChainReport>(
   report: R & Partial<VerdictFields>,
   pins: JournalPins,
 ): R & VerdictFields {
@@ -93,9 +93,7 @@ export function messageBesideCode(p: { code: string; message: string }): string 
 }
 
 /** The first step a problem names, with its field: what an auditor of an invalid report wants to see first. */
-export function firstAlteredStep(
-  report: ChainReport<string>,
-): { seq: number; field: string | null; code: string } | null {
+export function firstAlteredStep(report: ChainReport): { seq: number; field: string | null; code: string } | null {
   for (const p of report.problems) {
     if (p.location.seq !== undefined)
       return { seq: p.location.seq, field: p.location.field ?? p.location.path ?? null, code: p.code };

@@ -36,7 +36,7 @@ export interface VerifiedLine {
   step_hash: string | null;
   /** Whether this line raised no problem of its own. */
   clean: boolean;
-  blobs: Array<BlobRef & { field: string }>;
+  blobs: (BlobRef & { field: string })[];
   markers: MarkerSpan[];
 }
 
@@ -338,7 +338,7 @@ export class ChainVerifier {
 class LazyLine implements VerifiedLine {
   readonly seq: number | null;
   readonly step_hash: string | null;
-  readonly blobs: Array<BlobRef & { field: string }>;
+  readonly blobs: (BlobRef & { field: string })[];
   readonly markers: MarkerSpan[];
   private decoded: string | null = null;
 

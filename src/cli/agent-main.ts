@@ -7,7 +7,7 @@
  * the main help and for "did you mean" of an unknown command).
  */
 import { runCli } from './cli.js';
-import { appendVerb } from './verbs/journal.js';
+import { appendVerb } from './verbs/append.js';
 import { effectVerb } from './verbs/run.js';
 
 export function runAgent(argv: readonly string[]): Promise<number> {

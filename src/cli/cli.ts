@@ -49,7 +49,7 @@ export interface Verb {
   description?: string;
   options: Record<string, OptionSpec>;
   args: { min: number; max: number; names: string[] };
-  examples: Array<[command: string, what: string]>;
+  examples: [command: string, what: string][];
   run(ctx: Context): Promise<number>;
 }
 
@@ -156,10 +156,10 @@ export async function runCli(argv: readonly string[], verbs: readonly VerbEntry[
   }
   if (first === undefined || (first === 'help' && argv.length === 1)) {
     if (own.includes('--help') || own.includes('-h') || first === 'help') {
-      out.print(formatMainHelp(await Promise.all(verbs.map(loadVerb))));
+      out.print(formatMainHelp(await Promise.all(verbs.map(loadVerb)))); // eslint-disable-line @typescript-eslint/await-thenable -- some verbs are at hand, others load (a Promise)
       return EXIT_OK;
     }
-    out.say(formatMainHelp(await Promise.all(verbs.map(loadVerb))));
+    out.say(formatMainHelp(await Promise.all(verbs.map(loadVerb)))); // eslint-disable-line @typescript-eslint/await-thenable -- some verbs are at hand, others load (a Promise)
     return EXIT_ERROR;
   }
   const verbName =
@@ -183,51 +183,69 @@ export async function runCli(argv: readonly string[], verbs: readonly VerbEntry[
     }
     const rest = [...argv];
     rest.splice(argv.indexOf(first), 1);
-    const options: NonNullable<ParseArgsConfig['options']> = {};
-    for (const [name, o] of Object.entries({ ...verb.options, ...GLOBAL_OPTIONS })) {
-      options[name] = {
-        type: o.type,
-        ...(o.short ? { short: o.short } : {}),
-        ...(o.multiple ? { multiple: true } : {}),
-      };
-    }
-    let parsed: ReturnType<typeof parseArgs>;
-    try {
-      parsed = parseArgs({ args: rest, options, allowPositionals: true, strict: true, tokens: true });
-    } catch (e) {
-      const message = e instanceof Error ? e.message.replace(/\. To specify a positional argument.*$/s, '') : String(e);
-      const unknown = /Unknown option '(--?[^']+)'/.exec(message)?.[1];
-      const guess = unknown ? suggest(unknown.replace(/^-+/, ''), Object.keys(options)) : undefined;
-      throw new UsageError(`${inline(message)}${guess ? `; did you mean --${guess}?` : ''}`, verb.name);
-    }
+    const { options, parsed } = parseVerbArgs(verb, rest);
     if (parsed.values.help) {
       out.print(formatVerbHelp(verb));
       return EXIT_OK;
     }
-    // A value option not declared repeatable is given at most once: parseArgs alone keeps the last, so
-    // `--pubkey alice.pub --pubkey mallory.pub` would pin mallory's key without a word.
-    const seen = new Set<string>();
-    for (const t of parsed.tokens ?? []) {
-      if (t.kind !== 'option' || options[t.name]?.type !== 'string' || options[t.name]?.multiple) continue;
-      if (seen.has(t.name))
-        throw new UsageError(`--${t.name} is given more than once; it takes one value, so give it once`, verb.name);
-      seen.add(t.name);
-    }
-    const { min, max, names } = verb.args;
-    if (parsed.positionals.length < min)
-      throw new UsageError(
-        `missing ${names
-          .slice(parsed.positionals.length, min)
-          .map((n) => `<${n}>`)
-          .join(' ')}`,
-        verb.name,
-      );
-    if (parsed.positionals.length > max)
-      throw new UsageError(`unexpected argument "${inline(parsed.positionals[max]!)}"`, verb.name);
+    checkVerbArgs(verb, options, parsed);
     return await verb.run({ out, values: parsed.values as Context['values'], positionals: parsed.positionals, debug });
   } catch (e) {
     return reportError(out, verb?.name ?? verbName, e, debug);
   }
+}
+
+/** The verb's own options and the global ones, parsed strictly; a parse error becomes a usage error with a guess. */
+function parseVerbArgs(
+  verb: Verb,
+  rest: string[],
+): { options: NonNullable<ParseArgsConfig['options']>; parsed: ReturnType<typeof parseArgs> } {
+  const options: NonNullable<ParseArgsConfig['options']> = {};
+  for (const [name, o] of Object.entries({ ...verb.options, ...GLOBAL_OPTIONS })) {
+    options[name] = {
+      type: o.type,
+      ...(o.short ? { short: o.short } : {}),
+      ...(o.multiple ? { multiple: true } : {}),
+    };
+  }
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs({ args: rest, options, allowPositionals: true, strict: true, tokens: true });
+  } catch (e) {
+    const message = e instanceof Error ? e.message.replace(/\. To specify a positional argument.*$/s, '') : String(e);
+    const unknown = /Unknown option '(--?[^']+)'/.exec(message)?.[1];
+    const guess = unknown ? suggest(unknown.replace(/^-+/, ''), Object.keys(options)) : undefined;
+    throw new UsageError(`${inline(message)}${guess ? `; did you mean --${guess}?` : ''}`, verb.name);
+  }
+  return { options, parsed };
+}
+
+/** What parseArgs leaves unchecked: a one-value option given twice, and the count of positionals. */
+function checkVerbArgs(
+  verb: Verb,
+  options: NonNullable<ParseArgsConfig['options']>,
+  parsed: ReturnType<typeof parseArgs>,
+): void {
+  // A value option not declared repeatable is given at most once: parseArgs alone keeps the last, so
+  // `--pubkey alice.pub --pubkey mallory.pub` would pin mallory's key without a word.
+  const seen = new Set<string>();
+  for (const t of parsed.tokens ?? []) {
+    if (t.kind !== 'option' || options[t.name]?.type !== 'string' || options[t.name]?.multiple) continue;
+    if (seen.has(t.name))
+      throw new UsageError(`--${t.name} is given more than once; it takes one value, so give it once`, verb.name);
+    seen.add(t.name);
+  }
+  const { min, max, names } = verb.args;
+  if (parsed.positionals.length < min)
+    throw new UsageError(
+      `missing ${names
+        .slice(parsed.positionals.length, min)
+        .map((n) => `<${n}>`)
+        .join(' ')}`,
+      verb.name,
+    );
+  if (parsed.positionals.length > max)
+    throw new UsageError(`unexpected argument "${inline(parsed.positionals[max]!)}"`, verb.name);
 }
 
 function reportError(out: Output, command: string, e: unknown, debug: boolean): number {
@@ -251,7 +269,7 @@ function reportError(out: Output, command: string, e: unknown, debug: boolean): 
     if (e instanceof UsageError) out.say(`Run \`stepchain ${e.verb ?? ''}${e.verb ? ' ' : ''}--help\` for usage.`);
     if (debug && e.stack) out.say(e.stack);
     if (out.json)
-      out.document(command, { ok: false, error: { code: e.code, message: e.message, location: e.location } });
+      out.document(command, { ok: false, error: { code: e.code as string, message: e.message, location: e.location } });
     return EXIT_ERROR;
   }
   const err = e as NodeJS.ErrnoException;

@@ -45,7 +45,7 @@ export class Output {
     this.out = options.stdout ?? process.stdout;
     this.err = options.stderr ?? process.stderr;
     const env = options.env ?? process.env;
-    const tty = this.err.isTTY === true;
+    const tty = Boolean(this.err.isTTY); // undefined, not false, on a pipe
     this.colour = tty && env.NO_COLOR === undefined && env.TERM !== 'dumb';
     this.interactive = tty && !this.json && env.CI === undefined;
   }
@@ -197,7 +197,7 @@ export function countingSource(source: ChainSource, progress: Progress): ChainSo
 export function printReport(
   out: Output,
   subject: string,
-  report: ChainReport<string> & Partial<VerdictFields>,
+  report: ChainReport & Partial<VerdictFields>,
   extra: string[] = [],
   pinWith?: string,
 ): void {

@@ -48,7 +48,7 @@ export async function stepParts(
   const rows: PartRow[] = [];
   const refs = new Map<string, PartRef>();
   const seen = new Set<string>();
-  const queue: Array<{ ref: PartRef; path: string }> = [];
+  const queue: { ref: PartRef; path: string }[] = [];
   for (const slot of PART_SLOTS) {
     const v = record[slot];
     if (v !== null && typeof v === 'object') queue.push(...partRefsIn(v, `/${slot}`));

@@ -6,7 +6,6 @@
 import { printablePointer } from '../redact/unbound.js';
 import type { UnboundText } from '../verify.js';
 import type { Output } from './output.js';
-import { inline } from './safe-text.js';
 
 /** Places listed on a terminal; --json carries the report's list (up to 1000) and the count. */
 const SHOWN = 20;

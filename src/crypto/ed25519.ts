@@ -100,7 +100,7 @@ export function unpem(text: string, label: string): Uint8Array | null {
 }
 
 export function stripPrefix(der: Uint8Array | null, prefix: Uint8Array): Uint8Array | null {
-  if (der === null || der.length !== prefix.length + 32) return null;
+  if (der?.length !== prefix.length + 32) return null;
   for (let i = 0; i < prefix.length; i++) if (der[i] !== prefix[i]) return null;
   return der.slice(prefix.length);
 }

@@ -70,12 +70,8 @@ export function firstMatch(a: readonly string[], b: readonly string[]): [number,
  * (so a retry's failed attempt is reported as inserted and its successful twin as changed), ties going
  * to the earliest pairing. Returns the pairs in order as [i, j].
  */
-export function pairBlock(
-  na: number,
-  nb: number,
-  similarity: (i: number, j: number) => number,
-): Array<[number, number]> {
-  const pairs: Array<[number, number]> = [];
+export function pairBlock(na: number, nb: number, similarity: (i: number, j: number) => number): [number, number][] {
+  const pairs: [number, number][] = [];
   if (na === 0 || nb === 0) return pairs;
   if (na === nb) {
     for (let i = 0; i < na; i++) pairs.push([i, i]);

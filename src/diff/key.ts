@@ -25,7 +25,7 @@ export class KeyError extends Error {
 }
 
 export function equalityKey(value: unknown, maxDepth: number): string {
-  const path: Array<string | number> = [];
+  const path: (string | number)[] = [];
   let text: string;
   try {
     text = isPlainObject(value) ? serializeMembers(value, maxDepth, path) : serialize(value, 0, maxDepth, path);
@@ -41,7 +41,7 @@ class KeyFailure extends Error {}
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
-  const proto = Object.getPrototypeOf(v);
+  const proto: unknown = Object.getPrototypeOf(v);
   return proto === Object.prototype || proto === null;
 }
 
@@ -51,7 +51,7 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
  * writes exactly what `serialize` would, in half the time (bench/: diff of identical runs); anything else
  * (unsorted members, integer-like names, values JSON cannot carry) takes the walk below.
  */
-function serializeMembers(obj: Record<string, unknown>, maxDepth: number, path: Array<string | number>): string {
+function serializeMembers(obj: Record<string, unknown>, maxDepth: number, path: (string | number)[]): string {
   const keys = Object.keys(obj).sort();
   let out = '{';
   for (let i = 0; i < keys.length; i++) {
@@ -82,7 +82,7 @@ function inSortedOrder(v: unknown, depth: number, maxDepth: number): boolean {
   if (v === null) return true;
   if (depth >= maxDepth) return false;
   if (Array.isArray(v)) {
-    for (let i = 0; i < v.length; i++) if (!inSortedOrder(v[i], depth + 1, maxDepth)) return false;
+    for (const x of v) if (!inSortedOrder(x, depth + 1, maxDepth)) return false;
     return true;
   }
   if (!isPlainObject(v)) return false;
@@ -94,7 +94,7 @@ function inSortedOrder(v: unknown, depth: number, maxDepth: number): boolean {
   return true;
 }
 
-function serialize(v: unknown, depth: number, maxDepth: number, path: Array<string | number>): string {
+function serialize(v: unknown, depth: number, maxDepth: number, path: (string | number)[]): string {
   switch (typeof v) {
     case 'string':
       // JSON.stringify escapes a lone surrogate as \uXXXX (ES2019), so the key stays exact without a check.
@@ -121,7 +121,7 @@ function serialize(v: unknown, depth: number, maxDepth: number, path: Array<stri
     }
     return out + ']';
   }
-  const proto = Object.getPrototypeOf(v);
+  const proto: unknown = Object.getPrototypeOf(v);
   if (proto !== Object.prototype && proto !== null) throw new KeyFailure('a non-plain object is not JSON data');
   const keys = Object.keys(v).sort();
   let out = '{';

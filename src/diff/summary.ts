@@ -77,7 +77,7 @@ function shownText(v: Json): string {
   }
   const parts = Object.keys(v)
     .filter((k) => !((k === V3_WITHHELD || k === V3_ERASED) && Array.isArray(v[k])))
-    .map((k) => JSON.stringify(k) + ':' + shownText(v[k]!));
+    .map((k) => JSON.stringify(k) + ':' + shownText(v[k]));
   const held: unknown = v[V3_WITHHELD];
   if (Array.isArray(held)) parts.push(`‹${held.length} withheld›`);
   // erasure (ERASURE.md §2): an erased member's name is gone with its value

@@ -59,7 +59,7 @@ export function prune(value: Json, ignore: IgnoreSet, state: PatternState): Json
     }
     if (!out) {
       out = {};
-      for (let j = 0; j < i; j++) setMember(out, keys[j]!, value[keys[j]!] as Json);
+      for (let j = 0; j < i; j++) setMember(out, keys[j]!, value[keys[j]!]);
     }
     if (v !== PRUNED) setMember(out, k, v);
   }

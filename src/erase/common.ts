@@ -119,7 +119,7 @@ export interface StoreErasureReport {
   journals_not_v3: string[];
   erased: ErasureOutcome[];
   /** Matches that could not be erased, with why. */
-  failed: Array<{ journal: string; seq: number; path: string; error: string }>;
+  failed: { journal: string; seq: number; path: string; error: string }[];
 }
 
 export function matchPaths(value: unknown, pattern: readonly string[], at: string, want: string, out: string[]): void {
@@ -129,7 +129,7 @@ export function matchPaths(value: unknown, pattern: readonly string[], at: strin
   }
   if (value === null || typeof value !== 'object') return;
   const [head, ...rest] = pattern;
-  const entries: Array<[string, unknown]> = Array.isArray(value)
+  const entries: [string, unknown][] = Array.isArray(value)
     ? value.map((v, i) => [String(i), v])
     : Object.entries(value as Record<string, unknown>);
   for (const [k, v] of entries) {

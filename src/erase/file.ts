@@ -231,7 +231,7 @@ export async function eraseMatching(store: FileStore, req: MatchRequest): Promis
       continue;
     }
     report.erased.push(...(await resumeErasures(store, id)));
-    const found: Array<{ seq: number; path: string }> = [];
+    const found: { seq: number; path: string }[] = [];
     for (const b of await listBuckets(paths)) {
       const text = await readFile(paths.bucket(b), 'utf8');
       // A cheap filter: a matching value's JSON text is in the line (strings: without escapes differing).

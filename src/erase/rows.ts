@@ -37,7 +37,7 @@ async function openForErasure(store: Store, id: string): Promise<RowJournal> {
       `journal ${id}: this store cannot rewrite a stored line, so nothing can be erased in it (erasure works in file, SQLite and Postgres stores)`,
     );
   }
-  return journal as RowJournal;
+  return journal;
 }
 
 async function lineAt(journal: Journal, seq: number): Promise<string | null> {
@@ -71,8 +71,8 @@ async function completeErasure(
 async function scan(
   journal: RowJournal,
   match?: (text: string) => void,
-): Promise<{ pending: Array<{ seq: number; step_id: string; input: ErasureInput }>; sealedBy: Set<string> }> {
-  const pending: Array<{ seq: number; step_id: string; input: ErasureInput }> = [];
+): Promise<{ pending: { seq: number; step_id: string; input: ErasureInput }[]; sealedBy: Set<string> }> {
+  const pending: { seq: number; step_id: string; input: ErasureInput }[] = [];
   const sealedBy = new Set<string>();
   for await (const { text } of journal.lines()) {
     if (text.includes(`"kind":"${ERASURE_KIND}"`)) {
@@ -203,7 +203,7 @@ export async function eraseRowMatching(store: Store, req: MatchRequest): Promise
         continue;
       }
       // One pass: the journal's interrupted erasures and the lines that match.
-      const found: Array<{ seq: number; path: string }> = [];
+      const found: { seq: number; path: string }[] = [];
       const scanned = await scan(journal, (text) => {
         if (!text.includes(needle)) return;
         const r = JSON.parse(text) as Record<string, unknown>;

@@ -7,7 +7,7 @@
 import { idKey, type JsonRpcId, type Peeked } from './lines.js';
 import { listVerdict, needsApproval, type ToolPolicy } from './policy.js';
 import { message, type SessionRecorder } from './session.js';
-import type { ApprovalOutcome } from '../runtime/index.js';
+import type { ApprovalOutcome, ApprovalRequest } from '../runtime/index.js';
 
 /** JSON-RPC error codes the proxy answers with (implementation-defined server errors, -32000 to -32099). */
 export const MCP_PROXY_ERRORS = {
@@ -31,7 +31,10 @@ function textOf(result: unknown): string {
   const content = (result as { content?: unknown } | null)?.content;
   if (!Array.isArray(content)) return '';
   return content
-    .filter((c): c is { type: 'text'; text: string } => c?.type === 'text' && typeof c.text === 'string')
+    .filter(
+      (c: { type?: unknown; text?: unknown } | null): c is { type: 'text'; text: string } =>
+        c?.type === 'text' && typeof c.text === 'string',
+    )
     .map((c) => c.text)
     .join('\n')
     .slice(0, 1000);
@@ -211,36 +214,7 @@ export class Boundary {
         );
         outcome = await session.awaitApproval(key, request);
       }
-      // A call the client cancelled (or left, closing the session) while it waited: neither forwarded nor answered.
-      const stopped = session.wasStopped(key);
-      session.doneWaiting(key);
-      if (stopped) return false;
-      const no = (why: string): false => {
-        refuse({ id: m.id, code: MCP_PROXY_ERRORS.POLICY_DENIED, message: `the call was not approved: ${why}` });
-        return false;
-      };
-      if (outcome instanceof Error) return no(outcome.message);
-      const who = outcome.approver === null ? '' : ` by ${outcome.approver.name ?? 'key'} ${outcome.approver.keyid}`;
-      const why = outcome.reason === null ? '' : `: ${outcome.reason}`;
-      if (outcome.status === 'denied') return no(`denied${who}${why} (approval ${request.id})`);
-      if (outcome.status === 'expired')
-        return no(`no decision before the request expired at ${request.expiresAt} (approval ${request.id})`);
-      if (!ownDecision && policy.approvers !== undefined && !policy.approvers.has(outcome.approver?.keyid ?? '')) {
-        return no(
-          `granted by key ${outcome.approver?.keyid ?? '(none)'}${outcome.approver?.name == null ? '' : ` (calling itself ${outcome.approver.name})`}, which is not one of the proxy's approvers (--approver) (approval ${request.id})`,
-        );
-      }
-      const begun = await session.beginApproved(key, tool, args, meta, request);
-      if (begun instanceof Error) {
-        refuse({
-          id: m.id,
-          code: MCP_PROXY_ERRORS.RECORDING_FAILED,
-          message: `the approved call was not forwarded: its intent could not be recorded (${begun.message})`,
-        });
-        return false;
-      }
-      this.log(`call ${JSON.stringify(tool)} approved${who}${why}; forwarded as effect ${begun}`);
-      return true;
+      return this.settle({ id: m.id, key, tool, args, meta, refuse }, request, outcome, ownDecision);
     })().catch((e: unknown) => {
       session.doneWaiting(key);
       this.log(`internal error while a call waited for approval: ${message(e)}; it is not forwarded`);
@@ -248,6 +222,60 @@ export class Boundary {
       return false;
     });
     return { kind: 'held', approved };
+  }
+
+  /**
+   * A held call's decision settled: not forwarded when the client stopped waiting, refused when denied,
+   * expired or granted by a key that is not one of the proxy's approvers; else its tool.started recorded,
+   * naming the request, and true (forward it).
+   */
+  private async settle(
+    call: {
+      id: JsonRpcId;
+      key: string;
+      tool: string;
+      args: unknown;
+      meta: Record<string, unknown>;
+      refuse: (r: Refusal) => void;
+    },
+    request: ApprovalRequest,
+    outcome: ApprovalOutcome | Error,
+    ownDecision: boolean,
+  ): Promise<boolean> {
+    // A call the client cancelled (or left, closing the session) while it waited: neither forwarded nor answered.
+    const stopped = this.session.wasStopped(call.key);
+    this.session.doneWaiting(call.key);
+    if (stopped) return false;
+    const no = (why: string): false => {
+      call.refuse({ id: call.id, code: MCP_PROXY_ERRORS.POLICY_DENIED, message: `the call was not approved: ${why}` });
+      return false;
+    };
+    if (outcome instanceof Error) return no(outcome.message);
+    const who = outcome.approver === null ? '' : ` by ${outcome.approver.name ?? 'key'} ${outcome.approver.keyid}`;
+    const why = outcome.reason === null ? '' : `: ${outcome.reason}`;
+    if (outcome.status === 'denied') return no(`denied${who}${why} (approval ${request.id})`);
+    if (outcome.status === 'expired')
+      return no(`no decision before the request expired at ${request.expiresAt} (approval ${request.id})`);
+    if (
+      !ownDecision &&
+      this.policy.approvers !== undefined &&
+      !this.policy.approvers.has(outcome.approver?.keyid ?? '')
+    ) {
+      return no(
+        `granted by key ${outcome.approver?.keyid ?? '(none)'}${outcome.approver?.name == null ? '' : ` (calling itself ${outcome.approver.name})`}, which is not one of the proxy's approvers (--approver) (approval ${request.id})`,
+      );
+    }
+    const begun = await this.session.beginApproved(call.key, call.tool, call.args, call.meta, request);
+    if (begun instanceof Error) {
+      call.refuse({
+        id: call.id,
+        code: MCP_PROXY_ERRORS.RECORDING_FAILED,
+        message: `the approved call was not forwarded: its intent could not be recorded (${begun.message})`,
+      });
+      return false;
+    }
+    this.log(`call ${JSON.stringify(call.tool)} approved${who}${why}; forwarded as effect ${begun}`);
+    return true;
   }
 
   /** Stops every call waiting for a decision: the client closed the session. */

@@ -63,7 +63,6 @@ export function listVerdict(policy: ToolPolicy, tool: string): string | null {
 
 /** The first line of text an approver wrote, without control characters, at most 200 characters. */
 function firstLine(text: string): string {
-  // eslint-disable-next-line no-control-regex
   return (text.split('\n')[0] ?? '')
     .replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ')
     .trim()

@@ -6,7 +6,7 @@
  * recorded (or, when that fails, anyway: recording never holds back an answer). A call waiting for approval
  * is held alone, off the queue, so pings, other calls and cancellations pass while it waits.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import { Boundary, type Refusal } from './boundary.js';
 import { errorLine, peek, readLines } from './lines.js';
@@ -89,20 +89,7 @@ export function startProxy(options: ProxyOptions): RunningProxy {
       void fromClient.then(() => boundary.closing());
       // The client closed its side: once every message it sent is forwarded, close the server's input and
       // give it graceMs to exit before SIGTERM (the MCP stdio shutdown), then as long again before SIGKILL.
-      void fromClient
-        .then(() => Promise.all([...held]))
-        .then(() => {
-          child.stdin.end();
-          const grace = options.graceMs ?? 2000;
-          const term = setTimeout(() => child.kill('SIGTERM'), grace);
-          const kill = setTimeout(() => child.kill('SIGKILL'), 2 * grace);
-          term.unref();
-          kill.unref();
-          child.once('exit', () => {
-            clearTimeout(term);
-            clearTimeout(kill);
-          });
-        });
+      void fromClient.then(() => Promise.all([...held])).then(() => stopServer(child, options.graceMs ?? 2000));
     },
   );
   const serverOut = new Promise<void>((resolve) =>
@@ -115,21 +102,11 @@ export function startProxy(options: ProxyOptions): RunningProxy {
     ),
   );
 
-  const done = new Promise<ProxyExit>((resolve) => {
-    let spawnError: Error | undefined;
-    child.on('error', (e) => {
-      spawnError = e;
-      log(`could not start the server ${JSON.stringify(options.command)}: ${e.message}`);
-    });
-    child.on('close', (code, signal) => {
-      void (async () => {
-        await serverOut;
-        await fromServer;
-        if (!clientDone) log(`the server exited (${signal ?? `code ${code}`}); closing the session`);
-        await session.finish({ code, signal }, clientDone);
-        resolve({ code, signal, ...(spawnError === undefined ? {} : { error: spawnError }) });
-      })();
-    });
+  const done = exitOf(child, options.command, log, async (code, signal) => {
+    await serverOut;
+    await fromServer;
+    if (!clientDone) log(`the server exited (${signal ?? `code ${code}`}); closing the session`);
+    await session.finish({ code, signal }, clientDone);
   });
   return {
     done,
@@ -137,4 +114,41 @@ export function startProxy(options: ProxyOptions): RunningProxy {
       child.kill(signal);
     },
   };
+}
+
+type ServerProcess = ChildProcessByStdio<Writable, Readable, null>;
+
+/** The MCP stdio shutdown: the server's input closed, then SIGTERM after graceMs, then SIGKILL after as long again. */
+function stopServer(child: ServerProcess, graceMs: number): void {
+  child.stdin.end();
+  const term = setTimeout(() => child.kill('SIGTERM'), graceMs);
+  const kill = setTimeout(() => child.kill('SIGKILL'), 2 * graceMs);
+  term.unref();
+  kill.unref();
+  child.once('exit', () => {
+    clearTimeout(term);
+    clearTimeout(kill);
+  });
+}
+
+/** How the server ended, once `settle` has finished the session; a server that could not start says why. */
+function exitOf(
+  child: ServerProcess,
+  command: string,
+  log: (line: string) => void,
+  settle: (code: number | null, signal: NodeJS.Signals | null) => Promise<void>,
+): Promise<ProxyExit> {
+  return new Promise<ProxyExit>((resolve) => {
+    let spawnError: Error | undefined;
+    child.on('error', (e) => {
+      spawnError = e;
+      log(`could not start the server ${JSON.stringify(command)}: ${e.message}`);
+    });
+    child.on('close', (code, signal) => {
+      void (async () => {
+        await settle(code, signal);
+        resolve({ code, signal, ...(spawnError === undefined ? {} : { error: spawnError }) });
+      })();
+    });
+  });
 }

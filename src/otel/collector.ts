@@ -52,7 +52,7 @@ export class SpanCollector {
   private timer: NodeJS.Timeout | undefined;
   /** Runs being written; each is its own journal, so up to WRITERS are written side by side (a create waits on its fsyncs). */
   private readonly writing = new Set<Promise<void>>();
-  private readonly queue: Array<() => Promise<void>> = [];
+  private readonly queue: (() => Promise<void>)[] = [];
   private closed = false;
   readonly settleMs: number;
   readonly maxOpenMs: number;

@@ -7,7 +7,10 @@ import { createHash } from 'node:crypto';
 import type { Journal, StepRecord } from '../index.js';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-type Attribute = { key: string; value: Record<string, unknown> };
+interface Attribute {
+  key: string;
+  value: Record<string, unknown>;
+}
 
 /** The attributes naming a recorded step: put them on the live span (`span.setAttributes(...)`). */
 export function backlinkAttributes(
@@ -103,27 +106,11 @@ export async function runAsOtlp(journal: Journal): Promise<{ request: Record<str
     const s = (begun?.start ?? r) as unknown as Record<string, Json>;
     const isModel = kind.startsWith('model.');
     const isTool = kind.startsWith('tool.');
-    const call = (s.tool_call ?? null) as { [k: string]: Json } | null;
-    const model = (s.model ?? null) as { [k: string]: Json } | null;
-    const otel = ((rec.meta as { [k: string]: Json } | null)?.otel ?? null) as { [k: string]: Json } | null;
+    const call = (s.tool_call ?? null) as Record<string, Json> | null;
+    const model = (s.model ?? null) as Record<string, Json> | null;
+    const otel = ((rec.meta as Record<string, Json> | null)?.otel ?? null) as Record<string, Json> | null;
     const attributes: Attribute[] = [
-      ...attr('gen_ai.operation.name', isModel ? 'chat' : isTool ? 'execute_tool' : undefined),
-      ...(isModel
-        ? [
-            ...attr('gen_ai.request.model', model?.name ?? (typeof s.model === 'string' ? s.model : undefined)),
-            ...attr('gen_ai.provider.name', model?.provider),
-            ...jsonAttr('gen_ai.input.messages', s.prompt),
-            ...jsonAttr('gen_ai.output.messages', rec.result),
-          ]
-        : []),
-      ...(isTool
-        ? [
-            ...attr('gen_ai.tool.name', call?.name),
-            ...attr('gen_ai.tool.call.id', call?.call_id),
-            ...jsonAttr('gen_ai.tool.call.arguments', call?.arguments),
-            ...jsonAttr('gen_ai.tool.call.result', rec.result),
-          ]
-        : []),
+      ...operationAttributes(isModel, isTool, s, rec),
       ...attr('stepchain.journal_id', journal.id),
       ...link(r),
       ...(begun === undefined ? [] : link(begun.start, 'stepchain.start')),
@@ -143,28 +130,12 @@ export async function runAsOtlp(journal: Journal): Promise<{ request: Record<str
       endTimeUnixNano: nanosOf(r.ts),
       attributes,
       status: failed
-        ? { code: 2, message: String(((rec.error ?? {}) as { [k: string]: Json }).message ?? '') }
+        ? { code: 2, message: String(((rec.error ?? {}) as Record<string, Json>).message ?? '') }
         : { code: 0 },
     });
   }
-  if (first !== undefined && last !== undefined) {
-    spans.unshift({
-      traceId,
-      spanId: rootId,
-      name: `invoke_agent ${genesis.run?.agent ?? journal.id}`,
-      kind: 1,
-      startTimeUnixNano: nanosOf(first.ts),
-      endTimeUnixNano: nanosOf(last.ts),
-      attributes: [
-        ...attr('gen_ai.operation.name', 'invoke_agent'),
-        ...attr('gen_ai.agent.name', genesis.run?.agent),
-        ...attr('gen_ai.conversation.id', genesis.run?.conversation_id),
-        ...attr('stepchain.journal_id', journal.id),
-        ...link(last, 'stepchain.head'),
-      ],
-      status: (last as unknown as { kind?: string }).kind === 'run.failed' ? { code: 2, message: '' } : { code: 0 },
-    });
-  }
+  if (first !== undefined && last !== undefined)
+    spans.unshift(runSpan(traceId, rootId, journal.id, genesis.run, first, last, link(last, 'stepchain.head')));
   const request = {
     resourceSpans: [
       {
@@ -174,6 +145,64 @@ export async function runAsOtlp(journal: Journal): Promise<{ request: Record<str
     ],
   };
   return { request, spans: spans.length };
+}
+
+/** The GenAI semantic-convention attributes of a model request (chat) or a tool effect (execute_tool). */
+function operationAttributes(
+  isModel: boolean,
+  isTool: boolean,
+  s: Record<string, Json>,
+  rec: Record<string, Json>,
+): Attribute[] {
+  const call = (s.tool_call ?? null) as Record<string, Json> | null;
+  const model = (s.model ?? null) as Record<string, Json> | null;
+  return [
+    ...attr('gen_ai.operation.name', isModel ? 'chat' : isTool ? 'execute_tool' : undefined),
+    ...(isModel
+      ? [
+          ...attr('gen_ai.request.model', model?.name ?? (typeof s.model === 'string' ? s.model : undefined)),
+          ...attr('gen_ai.provider.name', model?.provider),
+          ...jsonAttr('gen_ai.input.messages', s.prompt),
+          ...jsonAttr('gen_ai.output.messages', rec.result),
+        ]
+      : []),
+    ...(isTool
+      ? [
+          ...attr('gen_ai.tool.name', call?.name),
+          ...attr('gen_ai.tool.call.id', call?.call_id),
+          ...jsonAttr('gen_ai.tool.call.arguments', call?.arguments),
+          ...jsonAttr('gen_ai.tool.call.result', rec.result),
+        ]
+      : []),
+  ];
+}
+
+/** The run's own span (invoke_agent), from its first record to its head, the parent of every other span. */
+function runSpan(
+  traceId: string,
+  rootId: string,
+  journalId: string,
+  run: { agent?: string; conversation_id?: string } | undefined,
+  first: StepRecord,
+  last: StepRecord,
+  head: Attribute[],
+): Record<string, unknown> {
+  return {
+    traceId,
+    spanId: rootId,
+    name: `invoke_agent ${run?.agent ?? journalId}`,
+    kind: 1,
+    startTimeUnixNano: nanosOf(first.ts),
+    endTimeUnixNano: nanosOf(last.ts),
+    attributes: [
+      ...attr('gen_ai.operation.name', 'invoke_agent'),
+      ...attr('gen_ai.agent.name', run?.agent),
+      ...attr('gen_ai.conversation.id', run?.conversation_id),
+      ...attr('stepchain.journal_id', journalId),
+      ...head,
+    ],
+    status: (last as unknown as { kind?: string }).kind === 'run.failed' ? { code: 2, message: '' } : { code: 0 },
+  };
 }
 
 /** The OTLP/HTTP traces URL for an endpoint as OTEL_EXPORTER_OTLP_ENDPOINT names it (a base: /v1/traces appended). */

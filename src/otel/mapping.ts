@@ -34,8 +34,8 @@ export function timestampOf(nanos: string): string {
 }
 
 /** What a record keeps of its span beyond what the mapping read: everything (§2). */
-function otelMeta(span: OtelSpan, reader: SpanReader, withResource: boolean): { [key: string]: Json } {
-  const meta: { [key: string]: Json } = {
+function otelMeta(span: OtelSpan, reader: SpanReader, withResource: boolean): Record<string, Json> {
+  const meta: Record<string, Json> = {
     trace_id: span.trace_id,
     span_id: span.span_id,
     parent_span_id: span.parent_span_id,
@@ -72,6 +72,55 @@ interface Event {
   step: StepInput;
 }
 
+/**
+ * What a model span says, read from whichever convention it carries (gen_ai.*, the AI SDK's ai.*,
+ * OpenLLMetry's): the model, prompt, system instructions, output or response, and the usage and finish
+ * reason for the end record's meta.
+ */
+function readModelCall(r: SpanReader): {
+  model: { name: string | null; provider: string | null };
+  prompt: Json;
+  input: Json;
+  output: Json | undefined;
+  aiCalls: Json | undefined;
+  result: Json;
+  endMeta: Record<string, Json>;
+} {
+  const model = {
+    name: r.string('gen_ai.request.model', 'ai.model.id') ?? null,
+    provider: r.string('gen_ai.provider.name', 'gen_ai.system', 'ai.model.provider') ?? null,
+  };
+  const prompt =
+    r.structured('gen_ai.input.messages', 'ai.prompt.messages', 'gen_ai.prompt') ?? r.indexed('gen_ai.prompt') ?? null;
+  const input = r.structured('gen_ai.system_instructions') ?? null;
+  const output = r.structured('gen_ai.output.messages', 'gen_ai.completion') ?? r.indexed('gen_ai.completion');
+  const aiText = r.get('ai.response.text');
+  const aiCalls = r.structured('ai.response.toolCalls');
+  const result =
+    output ??
+    (aiText !== undefined || aiCalls !== undefined ? { text: aiText ?? null, tool_calls: aiCalls ?? null } : null);
+  const usage: Record<string, Json> = {};
+  const inTokens = r.get(
+    'gen_ai.usage.input_tokens',
+    'gen_ai.usage.prompt_tokens',
+    'ai.usage.inputTokens',
+    'ai.usage.promptTokens',
+  );
+  const outTokens = r.get(
+    'gen_ai.usage.output_tokens',
+    'gen_ai.usage.completion_tokens',
+    'ai.usage.outputTokens',
+    'ai.usage.completionTokens',
+  );
+  if (inTokens !== undefined) usage.input_tokens = inTokens;
+  if (outTokens !== undefined) usage.output_tokens = outTokens;
+  const finish = r.get('gen_ai.response.finish_reasons', 'ai.response.finishReason');
+  const endMeta: Record<string, Json> = {};
+  if (Object.keys(usage).length > 0) endMeta.usage = usage;
+  if (finish !== undefined) endMeta.finish_reason = finish;
+  return { model, prompt, input, output, aiCalls, result, endMeta };
+}
+
 /** The start and end records of one span inside a run, each with its place in the order. */
 function spanEvents(span: OtelSpan, op: Operation, childRun: string | undefined): Event[] {
   const r = new SpanReader(span);
@@ -88,41 +137,8 @@ function spanEvents(span: OtelSpan, op: Operation, childRun: string | undefined)
   const startId = `${span.span_id}.start`;
   const ts = (end: boolean) => timestampOf(end && endRaw > start ? span.end_time_unix_nano : span.start_time_unix_nano);
   if (op === 'model') {
-    const model = {
-      name: r.string('gen_ai.request.model', 'ai.model.id') ?? null,
-      provider: r.string('gen_ai.provider.name', 'gen_ai.system', 'ai.model.provider') ?? null,
-    };
-    const prompt =
-      r.structured('gen_ai.input.messages', 'ai.prompt.messages', 'gen_ai.prompt') ??
-      r.indexed('gen_ai.prompt') ??
-      null;
-    const input = r.structured('gen_ai.system_instructions') ?? null;
-    const output = r.structured('gen_ai.output.messages', 'gen_ai.completion') ?? r.indexed('gen_ai.completion');
-    const aiText = r.get('ai.response.text');
-    const aiCalls = r.structured('ai.response.toolCalls');
-    const result =
-      output ??
-      (aiText !== undefined || aiCalls !== undefined ? { text: aiText ?? null, tool_calls: aiCalls ?? null } : null);
-    const usage: { [key: string]: Json } = {};
-    const inTokens = r.get(
-      'gen_ai.usage.input_tokens',
-      'gen_ai.usage.prompt_tokens',
-      'ai.usage.inputTokens',
-      'ai.usage.promptTokens',
-    );
-    const outTokens = r.get(
-      'gen_ai.usage.output_tokens',
-      'gen_ai.usage.completion_tokens',
-      'ai.usage.outputTokens',
-      'ai.usage.completionTokens',
-    );
-    if (inTokens !== undefined) usage.input_tokens = inTokens;
-    if (outTokens !== undefined) usage.output_tokens = outTokens;
-    const finish = r.get('gen_ai.response.finish_reasons', 'ai.response.finishReason');
+    const { model, prompt, input, output, aiCalls, result, endMeta } = readModelCall(r);
     const begin: StepInput = { kind: 'model.started', step_id: startId, ts: ts(false), model, prompt, input };
-    const endMeta: { [key: string]: Json } = {};
-    if (Object.keys(usage).length > 0) endMeta.usage = usage;
-    if (finish !== undefined) endMeta.finish_reason = finish;
     const end: StepInput = {
       kind: failed(span) ? 'model.failed' : 'model.completed',
       step_id: `${span.span_id}.end`,
@@ -139,7 +155,7 @@ function spanEvents(span: OtelSpan, op: Operation, childRun: string | undefined)
     return [at(begin, false), at(end, true)];
   }
   if (op === 'tool') {
-    const call: { [key: string]: Json } = {
+    const call: Record<string, Json> = {
       name: r.string('gen_ai.tool.name', 'ai.toolCall.name', 'traceloop.entity.name') ?? span.name,
       arguments:
         r.structured('gen_ai.tool.call.arguments', 'ai.toolCall.args', 'ai.toolCall.input', 'traceloop.entity.input') ??
@@ -163,7 +179,7 @@ function spanEvents(span: OtelSpan, op: Operation, childRun: string | undefined)
     end.meta = { otel: otelMeta(span, r, false) };
     return [at(begin, false), at(end, true)];
   }
-  const meta: { [key: string]: Json } = { otel: otelMeta(span, r, false) };
+  const meta: Record<string, Json> = { otel: otelMeta(span, r, false) };
   if (childRun !== undefined) meta.child_run = childRun;
   return [at({ kind: 'step', step_id: `${span.span_id}.span`, ts: ts(true), meta }, true)];
 }

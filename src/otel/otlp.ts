@@ -87,8 +87,7 @@ function id(o: Record<string, unknown>, name: string, bytes: number, where: stri
   let hex: string;
   if (v === undefined) hex = '';
   else if (typeof v === 'string') hex = v.toLowerCase();
-  else if (v instanceof Uint8Array || (Array.isArray(v) && v.every((b) => typeof b === 'number')))
-    hex = toHex(v as number[]);
+  else if (v instanceof Uint8Array || (Array.isArray(v) && v.every((b) => typeof b === 'number'))) hex = toHex(v);
   else throw new OtlpError(`${where}.${name}: expected ${bytes} bytes as hex, got ${typeof v}`);
   if (hex === '' && optional) return '';
   if (!HEX.test(hex) || hex.length !== bytes * 2 || /^0+$/.test(hex))
@@ -198,7 +197,7 @@ function span(s: unknown, where: string, resource: Record<string, Json>, scope: 
   if (!isObject(s)) throw new OtlpError(`${where}: expected a Span object`);
   const status = member(s, 'status');
   if (status !== undefined && !isObject(status)) throw new OtlpError(`${where}.status: expected an object`);
-  const st = (status ?? {}) as Record<string, unknown>;
+  const st = status ?? {};
   return {
     trace_id: id(s, 'traceId', 16, where, false),
     span_id: id(s, 'spanId', 8, where, false),
@@ -244,16 +243,13 @@ export function spansOfRequest(request: unknown): OtelSpan[] {
     if (!isObject(rs)) throw new OtlpError(`${where}: expected a ResourceSpans object`);
     const res = member(rs, 'resource');
     if (res !== undefined && !isObject(res)) throw new OtlpError(`${where}.resource: expected an object`);
-    const resource = attributes(
-      list((res ?? {}) as Record<string, unknown>, 'attributes', `${where}.resource`),
-      `${where}.resource`,
-    );
+    const resource = attributes(list(res ?? {}, 'attributes', `${where}.resource`), `${where}.resource`);
     list(rs, 'scopeSpans', where).forEach((ss, c) => {
       const at = `${where}.scopeSpans[${c}]`;
       if (!isObject(ss)) throw new OtlpError(`${at}: expected a ScopeSpans object`);
       const sc = member(ss, 'scope');
       if (sc !== undefined && !isObject(sc)) throw new OtlpError(`${at}.scope: expected an object`);
-      const scopeObject = (sc ?? {}) as Record<string, unknown>;
+      const scopeObject = sc ?? {};
       const scope = {
         name: text(scopeObject, 'name', `${at}.scope`),
         version: text(scopeObject, 'version', `${at}.scope`),

@@ -20,8 +20,8 @@ export interface ReadableSpanLike {
   startTime: HrTime;
   endTime: HrTime;
   attributes: Record<string, unknown>;
-  events: ReadonlyArray<{ name: string; time: HrTime; attributes?: Record<string, unknown> }>;
-  links: ReadonlyArray<{ context: { traceId: string; spanId: string }; attributes?: Record<string, unknown> }>;
+  events: readonly { name: string; time: HrTime; attributes?: Record<string, unknown> }[];
+  links: readonly { context: { traceId: string; spanId: string }; attributes?: Record<string, unknown> }[];
   status: { code: number; message?: string };
   resource: { attributes: Record<string, unknown> };
   instrumentationScope: { name: string; version?: string };

@@ -91,57 +91,65 @@ async function handle(req: IncomingMessage, res: ServerResponse, ctx: Handling):
   const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
   const encoding: Encoding = type === 'application/json' ? 'json' : 'protobuf';
   const path = (req.url ?? '').split('?')[0];
-  if (path !== '/v1/traces')
-    return fail(res, 404, encoding, 5, `${path ?? ''} is not served here: traces go to POST /v1/traces`);
-  if (req.method !== 'POST')
-    return fail(res, 405, encoding, 12, 'only POST is accepted at /v1/traces', { allow: 'POST' });
+  if (path !== '/v1/traces') {
+    fail(res, 404, encoding, 5, `${path ?? ''} is not served here: traces go to POST /v1/traces`);
+    return;
+  }
+  if (req.method !== 'POST') {
+    fail(res, 405, encoding, 12, 'only POST is accepted at /v1/traces', { allow: 'POST' });
+    return;
+  }
   if (!authorized(req.headers.authorization)) {
     req.resume();
-    return fail(res, 401, encoding, 16, 'a bearer token is required (Authorization: Bearer <token>)');
+    fail(res, 401, encoding, 16, 'a bearer token is required (Authorization: Bearer <token>)');
+    return;
   }
   if (type !== 'application/json' && type !== 'application/x-protobuf') {
     req.resume();
-    return fail(
+    fail(
       res,
       415,
       encoding,
       3,
       `content-type ${JSON.stringify(type)} is not OTLP: send application/x-protobuf or application/json`,
     );
+    return;
   }
   let body = await readBody(req, maxBody);
-  if (body === 'too-large')
-    return fail(res, 413, encoding, 8, `the request is over ${maxBody} bytes: export smaller batches`);
+  if (body === 'too-large') {
+    fail(res, 413, encoding, 8, `the request is over ${maxBody} bytes: export smaller batches`);
+    return;
+  }
   const contentEncoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
   if (contentEncoding === 'gzip') {
     try {
       body = gunzipSync(body, { maxOutputLength: maxInflated });
     } catch (e) {
       const big = e instanceof RangeError || (e as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE';
-      return big
-        ? fail(res, 413, encoding, 8, `the request inflates past ${maxInflated} bytes`)
-        : fail(res, 400, encoding, 3, 'the gzip body does not inflate');
+      if (big) fail(res, 413, encoding, 8, `the request inflates past ${maxInflated} bytes`);
+      else fail(res, 400, encoding, 3, 'the gzip body does not inflate');
+      return;
     }
   } else if (contentEncoding !== 'identity') {
-    return fail(
-      res,
-      415,
-      encoding,
-      3,
-      `content-encoding ${JSON.stringify(contentEncoding)} is not supported: gzip or none`,
-    );
+    fail(res, 415, encoding, 3, `content-encoding ${JSON.stringify(contentEncoding)} is not supported: gzip or none`);
+    return;
   }
   let spans;
   try {
     spans = encoding === 'json' ? spansOfJson(body.toString('utf8')) : spansOfProtobuf(body);
   } catch (e) {
-    if (e instanceof OtlpError || e instanceof RangeError) return fail(res, 400, encoding, 3, e.message);
+    if (e instanceof OtlpError || e instanceof RangeError) {
+      fail(res, 400, encoding, 3, e.message);
+      return;
+    }
     throw e;
   }
-  if (!collector.hasRoomFor(spans.length))
-    return fail(res, 503, encoding, 14, 'the receiver holds as many spans as it may: retry later', {
+  if (!collector.hasRoomFor(spans.length)) {
+    fail(res, 503, encoding, 14, 'the receiver holds as many spans as it may: retry later', {
       'retry-after': '5',
     });
+    return;
+  }
   collector.accept(spans);
   const ok = encoding === 'json' ? Buffer.from('{}') : Buffer.from(encodeProtobufResponse());
   res.writeHead(200, {

@@ -55,7 +55,7 @@ export interface VerifyRequest {
   /** TSA certificates' bytes (checked in pins.ts), as `--tsa-cert` (spec/TIME.md). */
   tsaCerts?: Uint8Array[];
   /** Co-signers' decoded keys with their file names, and the threshold (checked in pins.ts), as `--cosigner` and `--threshold`. */
-  cosigners?: Array<{ name: string; key: Uint8Array }>;
+  cosigners?: { name: string; key: Uint8Array }[];
   threshold?: number;
 }
 
@@ -70,7 +70,7 @@ export interface Progress {
 export interface DisclosureOutcome {
   ok: boolean;
   kind: 'value' | 'step' | 'hash';
-  problems: Array<{ code: string; message: string }>;
+  problems: { code: string; message: string }[];
   seq: number | null;
   path?: string | null;
   rule?: string | null;
@@ -126,7 +126,7 @@ interface Entry {
   file: string | null;
   line: number;
   clean: boolean;
-  blobs: Array<{ digest: string; size: number; field: string }>;
+  blobs: { digest: string; size: number; field: string }[];
   text: string | null;
 }
 

@@ -35,9 +35,9 @@ export interface PinInput {
   /** A consistency proof file (`--proof` with a partial receipt and an earlier checkpoint), its first bytes. */
   consistency?: { name: string; bytes: Uint8Array } | null;
   /** TSA certificate files (PEM or DER), as `--tsa-cert` (spec/TIME.md): each must be a time-stamping authority's. */
-  tsaCerts?: Array<{ name: string; bytes: Uint8Array }>;
+  tsaCerts?: { name: string; bytes: Uint8Array }[];
   /** Co-signers' public key files, as `--cosigner`, and the threshold as typed (`--threshold`; empty: all of them). */
-  cosigners?: Array<{ name: string; bytes: Uint8Array }>;
+  cosigners?: { name: string; bytes: Uint8Array }[];
   threshold?: string;
 }
 
@@ -58,7 +58,7 @@ export type Pins =
       checkpoint?: string;
       consistency?: Uint8Array;
       tsaCerts?: Uint8Array[];
-      cosigners?: Array<{ name: string; key: Uint8Array }>;
+      cosigners?: { name: string; key: Uint8Array }[];
       threshold?: number;
     }
   | { ok: false; errors: PinError[] };
@@ -110,7 +110,7 @@ export function readPins(input: PinInput): Pins {
 function readAttestPins(
   input: PinInput,
   errors: PinError[],
-): { tsaCerts?: Uint8Array[]; cosigners?: Array<{ name: string; key: Uint8Array }>; threshold?: number } {
+): { tsaCerts?: Uint8Array[]; cosigners?: { name: string; key: Uint8Array }[]; threshold?: number } {
   const tsaCerts: Uint8Array[] = [];
   for (const c of input.tsaCerts ?? []) {
     const parsed =
@@ -120,7 +120,7 @@ function readAttestPins(
     if (parsed.ok) tsaCerts.push(c.bytes);
     else errors.push({ field: 'tsacert', message: `TSA certificate ${c.name}: ${parsed.reason}` });
   }
-  const cosigners: Array<{ name: string; key: Uint8Array }> = [];
+  const cosigners: { name: string; key: Uint8Array }[] = [];
   const seen = new Set<string>();
   for (const c of input.cosigners ?? []) {
     const key =

@@ -33,7 +33,7 @@ export const CHUNKS_KEY = '$stepchain:chunks';
 export const ERASED_KEY = '$stepchain:erased';
 
 /** An object's list of erased members (`[{digest, erasure}]`), or null. */
-export function erasedListOf(v: unknown): Array<{ digest: string; erasure: string }> | null {
+export function erasedListOf(v: unknown): { digest: string; erasure: string }[] | null {
   if (!isObject(v) || !Array.isArray(v[ERASED_KEY])) return null;
   return (v[ERASED_KEY] as unknown[]).filter(
     (e): e is { digest: string; erasure: string } =>

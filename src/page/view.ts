@@ -40,7 +40,7 @@ type Attrs = Record<string, string>;
 function h<K extends keyof HTMLElementTagNameMap>(
   tag: K,
   attrs: Attrs = {},
-  ...children: Array<Node | string | null>
+  ...children: (Node | string | null)[]
 ): HTMLElementTagNameMap[K] {
   const node = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
@@ -49,7 +49,7 @@ function h<K extends keyof HTMLElementTagNameMap>(
 }
 
 /** Each file chosen in a multiple file input, its first `limit` + 1 bytes (a larger file fails its limit unread). */
-async function smallFiles(input: HTMLInputElement, limit: number): Promise<Array<{ name: string; bytes: Uint8Array }>> {
+async function smallFiles(input: HTMLInputElement, limit: number): Promise<{ name: string; bytes: Uint8Array }[]> {
   return Promise.all(
     Array.from(input.files ?? [], async (f) => ({
       name: f.name,
@@ -503,7 +503,7 @@ export function mountPage(starting: Promise<Verifier>): void {
 
   function facts(o: Outcome): HTMLElement {
     const r = o.report;
-    const rows: Array<[string, string]> = [];
+    const rows: [string, string][] = [];
     const add = (k: string, v: string | number | null | undefined): void => {
       if (v !== null && v !== undefined) rows.push([k, String(v)]);
     };
@@ -521,7 +521,7 @@ export function mountPage(starting: Promise<Verifier>): void {
         redactions?: number;
         anchor?: { length: number; redacted_from: number; policy_digest: string } | null;
       };
-      add('published receipt', `${plural(p.redactions ?? 0, 'declared redaction')}`);
+      add('published receipt', plural(p.redactions ?? 0, 'declared redaction'));
       if (p.anchor)
         add(
           'anchor',

@@ -85,7 +85,7 @@ export function compilePattern(source: string): CompiledPattern {
     throw new DiffError('BAD_IGNORE_PATTERN', `ignore pattern ${String(source)} is not a string`);
   }
   if (source === '') bad('is empty: it would ignore the whole step');
-  if (source[0] !== '/') bad('does not start with "/"');
+  if (!source.startsWith('/')) bad('does not start with "/"');
   const rawTokens = source.slice(1).split('/');
   if (rawTokens.length > MAX_TOKENS) bad(`has more than ${MAX_TOKENS} tokens`);
   const tokens: Token[] = rawTokens.map((r) => {

@@ -55,7 +55,7 @@ export function parseCheckpoint(text: string): CheckpointParse {
   if (!isSize(size) || sizeText.length > 16)
     return bad(`tree size ${sizeText.slice(0, 40)} is larger than ${MAX_TREE_SIZE}`, 'LIMIT_EXCEEDED');
   const root = base64Decode(rootText);
-  if (root === null || root.length !== HASH_SIZE) return bad('root hash is not the base64 of 32 bytes');
+  if (root?.length !== HASH_SIZE) return bad('root hash is not the base64 of 32 bytes');
   if (size === 0 && !equalBytes(root, EMPTY_ROOT))
     return bad('has size 0 but its root is not the hash of the empty string');
   return { ok: true, checkpoint: { origin, size, root, extensions: lines.slice(3) } };
@@ -157,10 +157,10 @@ export function policyDefect(policy: CheckpointPolicy): string | null {
   if (!isKey(log) || log.type !== SIG_ED25519) return 'the policy has no Ed25519 (type 0x01) log key';
   const witnesses = policy.witnesses ?? [];
   if (!Array.isArray(witnesses)) return 'witnesses is not a list';
-  for (const w of witnesses)
+  for (const w of witnesses as (NoteVerifier | undefined)[])
     if (!isKey(w) || w.type !== SIG_COSIGNATURE_V1)
-      return `witness ${String((w as NoteVerifier | undefined)?.name)} is not a cosignature/v1 (type 0x04) key`;
-  const keys = [log, ...witnesses].map((k) => Array.from(k.publicKey).join(','));
+      return `witness ${String(w?.name)} is not a cosignature/v1 (type 0x04) key`;
+  const keys = [log, ...(witnesses as NoteVerifier[])].map((k) => Array.from(k.publicKey).join(','));
   if (new Set(keys).size !== keys.length)
     return 'the same public key appears twice (a witness must be independent of the log and of the other witnesses)';
   // Only an absent quorum defaults (to 0); null, a string ("", "1") or a fraction is a defect, never 0.

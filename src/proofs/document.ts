@@ -193,7 +193,7 @@ function decodeHashes(hashes: readonly string[]): Uint8Array[] | string {
   const out: Uint8Array[] = [];
   for (const [i, h] of hashes.entries()) {
     const bytes = base64Decode(h);
-    if (bytes === null || bytes.length !== HASH_SIZE) return `hash ${i} is not the base64 of 32 bytes`;
+    if (bytes?.length !== HASH_SIZE) return `hash ${i} is not the base64 of 32 bytes`;
     out.push(bytes);
   }
   return out;

@@ -115,7 +115,7 @@ export class TreeFrontier {
     const nodes: Uint8Array[] = [];
     for (const [i, n] of v.nodes.entries()) {
       const bytes = typeof n === 'string' ? base64Decode(n) : null;
-      if (bytes === null || bytes.length !== HASH_SIZE) return fail(`node ${i} is not the base64 of 32 bytes`);
+      if (bytes?.length !== HASH_SIZE) return fail(`node ${i} is not the base64 of 32 bytes`);
       nodes.push(bytes);
     }
     const frontier = new TreeFrontier();

@@ -68,7 +68,7 @@ export function tileLevelsAt(size: number): number {
 }
 
 export function serializeStoredTree(t: StoredTree): string {
-  return canonicalJson(t as never);
+  return canonicalJson(t);
 }
 
 /** The stored tree of a JSON text, or null when it is not one (a store then rebuilds). */

@@ -59,7 +59,7 @@ export async function readSpans(reader: NodeReader, spans: readonly Span[]): Pro
   const ids = groups.flat();
   if (ids.length === 0) return [];
   const hashes = await reader.readNodes(ids);
-  if (!hashes || hashes.length !== ids.length)
+  if (hashes?.length !== ids.length)
     throw new ProofError('NODE_READER_FAILED', `asked for ${ids.length} node hashes, got ${hashes?.length ?? 'none'}`);
   for (const [i, h] of hashes.entries()) {
     if (!(h instanceof Uint8Array) || h.length !== HASH_SIZE)
@@ -158,7 +158,7 @@ export type TileFetch = (level: number, index: number, width: number) => Uint8Ar
 /** A fetched tile and the interior hashes computed from it so far: `rows[b][k]` is the node of height b above entry k·2^b. */
 interface OpenTile {
   width: number;
-  rows: Array<Array<Uint8Array | undefined>>;
+  rows: (Uint8Array | undefined)[][];
 }
 
 /**

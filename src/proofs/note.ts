@@ -55,7 +55,7 @@ export function isKeyName(name: unknown): name is string {
 export function noteTextDefect(text: string): string | null {
   if (!text.isWellFormed()) return 'holds a lone surrogate (it is not valid UTF-8)';
   if (!text.endsWith('\n')) return 'does not end with a newline';
-  // eslint-disable-next-line no-control-regex
+
   const control = /[\u0000-\u0009\u000b-\u001f]/.exec(text);
   if (control)
     return `holds the control character U+${control[0].charCodeAt(0).toString(16).padStart(4, '0')} at offset ${control.index}`;
@@ -195,7 +195,7 @@ function checkKey(name: string, publicKey: Uint8Array, type: number): void {
   if (!isKeyName(name))
     throw new ProofError(
       'KEY_INVALID',
-      `"${name}" is not a key name: it must be non-empty, without white space or '+'`,
+      `"${String(name)}" is not a key name: it must be non-empty, without white space or '+'`,
     );
   if (!(publicKey instanceof Uint8Array) || publicKey.length !== 32)
     throw new ProofError('KEY_INVALID', 'an Ed25519 public key is 32 bytes');
@@ -293,9 +293,9 @@ export function parseVerifierKey(vkey: string): NoteVerifier {
   if (!/^[0-9a-f]{8}$/.test(id))
     throw new ProofError('KEY_INVALID', `the key id "${id}" is not 8 lowercase hex digits`);
   const material = base64Decode(b64);
-  if (material === null || material.length !== 33)
+  if (material?.length !== 33)
     throw new ProofError('KEY_INVALID', 'the key material is not the base64 of a type byte and a 32-byte Ed25519 key');
-  const v = noteVerifier(name, material.subarray(1), material[0]!);
+  const v = noteVerifier(name, material.subarray(1), material[0]);
   if (v.keyId !== parseInt(id, 16))
     throw new ProofError(
       'KEY_INVALID',

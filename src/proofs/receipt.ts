@@ -6,7 +6,6 @@
  * the root; and, given an earlier checkpoint the auditor trusts, that the receipt's tree extends it.
  * Every byte is hostile: nothing here throws on input. Pure; runs in a browser.
  */
-import type { Problem } from '../chain/report.js';
 import { pinHeld, settleVerdict } from '../chain/verdict.js';
 import { genesisHash } from '../record/formats.js';
 import type { VerifiedLine } from '../chain/verifier.js';
@@ -82,7 +81,7 @@ export function proofMemberDefect(v: unknown): string | null {
   if (!Array.isArray(m.hashes) || m.hashes.length > 106) return 'proof.hashes is not a list of at most 106 hashes';
   for (const [i, h] of m.hashes.entries()) {
     const b = typeof h === 'string' ? base64Decode(h) : null;
-    if (b === null || b.length !== HASH_SIZE) return `proof.hashes[${i}] is not the base64 of 32 bytes`;
+    if (b?.length !== HASH_SIZE) return `proof.hashes[${i}] is not the base64 of 32 bytes`;
   }
   return null;
 }
@@ -93,7 +92,7 @@ export function receiptProofMember(checkpoint: string, proof: readonly Uint8Arra
 }
 
 /** The genesis hash of the receipt's genesis (for a partial receipt too: the manifest carries the genesis). */
-function receiptGenesisHash(report: ReceiptReport<string>): string | null {
+function receiptGenesisHash(report: ReceiptReport): string | null {
   try {
     return report.genesis ? genesisHash(report.genesis) : null;
   } catch {
@@ -144,7 +143,7 @@ const head = (c: {
 export function receiptProofHooks(options: ReceiptProofOptions = {}): {
   extensions: Record<string, (value: unknown) => string | null>;
   onLine: (line: VerifiedLine) => void;
-  finish: <R extends ReceiptReport<string>>(report: R) => R & { tlog?: ReceiptProofReport };
+  finish: <R extends ReceiptReport>(report: R) => R & { tlog?: ReceiptProofReport };
 } {
   const checks = new ProofChecks(options ?? {});
   return {
@@ -189,7 +188,7 @@ class ProofChecks {
   }
 
   /** Adds the proofs' problems and `tlog`; a receipt without the member, verified without an earlier checkpoint, is returned unchanged. */
-  finish<R extends ReceiptReport<string>>(report: R): R & { tlog?: ReceiptProofReport } {
+  finish<R extends ReceiptReport>(report: R): R & { tlog?: ReceiptProofReport } {
     if (!this.member_ && !this.options.trusted) return report;
     const tlog: ReceiptProofReport = { checkpoint: null, pinned: false, cosignatures: [], extends: null };
     const out = report as R & { tlog: ReceiptProofReport };
@@ -198,7 +197,7 @@ class ProofChecks {
     const verified = this.member_ ? this.checkMember(report, tlog, problems) : null;
     if (this.options.trusted) this.checkExtends(report, verified, tlog, problems);
     if (problems.length > 0) {
-      (report.problems as Array<Problem<string>>).push(
+      report.problems.push(
         ...problems.map((p) => ({ code: p.code, message: p.message, location: { path: `/${PROOF_MEMBER}` } })),
       );
       report.ok = false;
@@ -236,7 +235,7 @@ class ProofChecks {
    * log key and witness policy; or the earlier one it extends, which the caller verified against that
    * policy (`trusted` with `policy`: the CLI's --checkpoint and the page's refuse one that fails it).
    */
-  private pinsHeld(report: ReceiptReport<string>, tlog: ReceiptProofReport): void {
+  private pinsHeld(report: ReceiptReport, tlog: ReceiptProofReport): void {
     const policy = this.options.policy;
     if (!policy) return;
     const quorum = policy.quorum ?? 0;
@@ -257,11 +256,7 @@ class ProofChecks {
   }
 
   /** The member's checkpoint (against the policy when there is one), its origin, and the range proof. */
-  private checkMember(
-    report: ReceiptReport<string>,
-    tlog: ReceiptProofReport,
-    problems: ProofProblem[],
-  ): Checkpoint | null {
+  private checkMember(report: ReceiptReport, tlog: ReceiptProofReport, problems: ProofProblem[]): Checkpoint | null {
     const m = this.member_!;
     let cp: Checkpoint | null;
     if (this.options.policy) {
@@ -304,7 +299,7 @@ class ProofChecks {
 
   /** That what the receipt shows extends the trusted checkpoint; never falls back to "not pinned". */
   private checkExtends(
-    report: ReceiptReport<string>,
+    report: ReceiptReport,
     cp: Checkpoint | null,
     tlog: ReceiptProofReport,
     problems: ProofProblem[],
@@ -313,7 +308,7 @@ class ProofChecks {
     const range = report.range;
     if (!range) return; // the receipt itself did not read: its problems say so
     const origin = parseJournalOrigin(trusted.origin);
-    if (origin === null || origin.genesisHash !== receiptGenesisHash(report) || (cp && cp.origin !== trusted.origin)) {
+    if (origin?.genesisHash !== receiptGenesisHash(report) || (cp && cp.origin !== trusted.origin)) {
       problems.push(
         problem(
           'ORIGIN_MISMATCH',
@@ -413,7 +408,7 @@ class ProofChecks {
  * verifyReceipt with the proofs checks added to any other hooks the caller passes (a published receipt's):
  * extensions merged, both observers called, the caller's finish first, then the proofs'. Never throws.
  */
-export async function verifyProvenReceipt<R extends ReceiptReport<string> = ReceiptReport<ReceiptProblemCode>>(
+export async function verifyProvenReceipt<R extends ReceiptReport = ReceiptReport<ReceiptProblemCode>>(
   input: ByteInput,
   proofs: ReceiptProofOptions = {},
   options: VerifyReceiptOptions<R> = {},

@@ -60,7 +60,7 @@ export function checkWitnessUpdate(update: WitnessUpdate): Verdict {
       'OLD_SIZE_MISMATCH',
       `the last checkpoint cosigned for this origin has size ${lastSize}, not ${oldSize}`,
     );
-  if (last && last.size === next.size && !equalBytes(last.root, next.root)) {
+  if (last?.size === next.size && !equalBytes(last.root, next.root)) {
     return fail('INCONSISTENT', `two different roots for size ${next.size}: the log forked`);
   }
   if (!last) {

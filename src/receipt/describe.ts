@@ -8,7 +8,7 @@ import type { ReceiptReport } from './verify.js';
 
 /** The plain-sentence account of what the receipt proves (spec/RECEIPT.md §8). */
 export function describe(
-  r: ReceiptReport<string>,
+  r: ReceiptReport,
   options: { expectHead?: unknown },
   pinned: Uint8Array | null,
   run: RunState | null = null,
@@ -42,7 +42,8 @@ export function describe(
     proves.push(
       `The manifest, and through its digests everything else, was signed with the Ed25519 key ${r.signed_by}${pinned ? ' (the key you pinned)' : ''}.`,
     );
-  if (options.expectHead !== undefined) proves.push(`The receipt ends at the head you pinned (${options.expectHead}).`);
+  if (options.expectHead !== undefined)
+    proves.push(`The receipt ends at the head you pinned (${String(options.expectHead)}).`);
   if (from > 0) {
     const before =
       from === 1
@@ -77,7 +78,7 @@ export function describe(
 }
 
 /** A run journal (spec/FORMAT.md §11): its identity is proved by the genesis; an effect without an outcome is not. */
-function runStatements(r: ReceiptReport<string>, run: RunState, proves: string[], not: string[]): void {
+function runStatements(r: ReceiptReport, run: RunState, proves: string[], not: string[]): void {
   const g = r.genesis as GenesisV2;
   if (r.range!.from === 0) {
     const who = [
@@ -113,7 +114,7 @@ function runStatements(r: ReceiptReport<string>, run: RunState, proves: string[]
  * one: invalid, and no manifest was read, because the bytes are not a tar (or gzip of one) or do not start
  * with the manifest. A tool names such a file "not a receipt" instead of reporting a tar header's defects.
  */
-export function notAReceipt(r: Pick<ReceiptReport<string>, 'ok' | 'manifest_digest' | 'problems'>): boolean {
+export function notAReceipt(r: Pick<ReceiptReport, 'ok' | 'manifest_digest' | 'problems'>): boolean {
   return (
     !r.ok &&
     r.manifest_digest === null &&

@@ -16,7 +16,7 @@ export const PAYLOAD_TYPE = 'application/vnd.stepchain.receipt-manifest+json';
 export interface DsseEnvelope {
   payload: string;
   payloadType: string;
-  signatures: Array<{ keyid: string; sig: string }>;
+  signatures: { keyid: string; sig: string }[];
 }
 
 /** The signature entry: the envelope and the public key it verifies with. */

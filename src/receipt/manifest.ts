@@ -224,8 +224,10 @@ function checkChainList(value: Record<string, unknown>, bad: Bad, reasons: reado
       return;
     }
     const m = CHAIN_NAME_RE.exec(c.name);
-    if (!m)
-      return bad(`chain entry name ${JSON.stringify(c.name)} is not chain/<16-digit first seq>.jsonl`, `${at}/name`);
+    if (!m) {
+      bad(`chain entry name ${JSON.stringify(c.name)} is not chain/<16-digit first seq>.jsonl`, `${at}/name`);
+      return;
+    }
     const first = Number(m[1]);
     if (i === 0 && isObject(range) && first !== range.from)
       bad(

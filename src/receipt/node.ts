@@ -196,7 +196,7 @@ export async function openReceiptFile(
 }
 
 /** Verifies a receipt file, streaming it from disk. Never throws on the file's content. */
-export async function verifyReceiptFile<R extends ReceiptReport<string> = ReceiptReport>(
+export async function verifyReceiptFile<R extends ReceiptReport = ReceiptReport>(
   path: string,
   options: VerifyReceiptOptions<R> = {},
 ): Promise<R> {
@@ -212,7 +212,7 @@ async function* toBytes(stream: AsyncIterable<Buffer>): AsyncGenerator<Uint8Arra
 }
 
 /** `verifyReceipt` for a file path as well as bytes or a stream: the root entry's `verifyReceipt`. */
-export async function verifyReceiptAt<R extends ReceiptReport<string> = ReceiptReport>(
+export async function verifyReceiptAt<R extends ReceiptReport = ReceiptReport>(
   input: ByteInput | string,
   options: VerifyReceiptOptions<R> = {},
 ): Promise<R> {
@@ -345,7 +345,7 @@ export async function readPublicKeyFile(path: string): Promise<Uint8Array> {
 /** A receipt file as a verified, read-only ChainSource (for diff and other readers). Throws RECEIPT_INVALID. */
 export async function openReceiptSource(
   path: string,
-  options: VerifyReceiptOptions<ReceiptReport<string>> = {},
+  options: VerifyReceiptOptions<ReceiptReport> = {},
 ): Promise<ReceiptSource> {
   return receiptSource(async () => {
     const handle = await open(path, 'r');

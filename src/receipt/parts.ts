@@ -75,12 +75,12 @@ export function checkPartList(value: unknown): string | null {
 }
 
 /** The listed parts of a manifest that passed checkPartList (none when it has no `parts`). */
-export function partListOf(m: { [member: string]: unknown }): PartEntry[] {
+export function partListOf(m: Record<string, unknown>): PartEntry[] {
   return Array.isArray(m[PARTS_MEMBER]) ? (m[PARTS_MEMBER] as PartEntry[]) : [];
 }
 
 /** Every public reference (`{"digest": A}` alone) in a public record's part slots, with its JSON Pointer. */
-function linePublicRefs(text: string): Array<{ address: string; path: string }> {
+function linePublicRefs(text: string): { address: string; path: string }[] {
   if (!text.includes('"$stepchain:part":{"digest":"sha256:')) return [];
   let record: Record<string, Json>;
   try {
@@ -89,7 +89,7 @@ function linePublicRefs(text: string): Array<{ address: string; path: string }> 
     return [];
   }
   if (record === null || typeof record !== 'object' || !('secrets' in record)) return [];
-  const out: Array<{ address: string; path: string }> = [];
+  const out: { address: string; path: string }[] = [];
   for (const slot of PART_SLOTS) {
     const v = record[slot];
     if (v !== null && typeof v === 'object') for (const r of publicPartRefsIn(v, `/${slot}`)) out.push(r);
@@ -98,7 +98,7 @@ function linePublicRefs(text: string): Array<{ address: string; path: string }> 
 }
 
 /** Every reference in a stored line's part slots, with its JSON Pointer (a line that does not parse has none). */
-function lineRefs(text: string): Array<{ ref: PartRef; path: string }> {
+function lineRefs(text: string): { ref: PartRef; path: string }[] {
   // No reference's member name in the line (JCS writes it as this exact text): no second parse.
   if (!text.includes('"$stepchain:part"')) return [];
   let record: Record<string, Json>;
@@ -108,7 +108,7 @@ function lineRefs(text: string): Array<{ ref: PartRef; path: string }> {
     return [];
   }
   if (record === null || typeof record !== 'object') return [];
-  const out: Array<{ ref: PartRef; path: string }> = [];
+  const out: { ref: PartRef; path: string }[] = [];
   for (const slot of PART_SLOTS) {
     const v = record[slot];
     if (v !== null && typeof v === 'object') for (const ref of partRefsIn(v, `/${slot}`)) out.push(ref);
@@ -261,14 +261,21 @@ export class ReceiptParts {
     const address = 'sha256:' + PART_NAME_RE.exec(name)![1]!;
     const e = this.listed.get(address)!;
     const at: ProblemLocation = { file: name };
-    if (bytes.length !== e.size)
-      return add('PART_CORRUPT', `part entry is ${bytes.length} bytes; the manifest lists ${e.size}`, at);
+    if (bytes.length !== e.size) {
+      add('PART_CORRUPT', `part entry is ${bytes.length} bytes; the manifest lists ${e.size}`, at);
+      return;
+    }
     const digest = digestBytes(bytes);
-    if (digest !== e.digest)
-      return add('PART_CORRUPT', `part entry hashes to ${digest}; the manifest lists ${e.digest}`, at);
+    if (digest !== e.digest) {
+      add('PART_CORRUPT', `part entry hashes to ${digest}; the manifest lists ${e.digest}`, at);
+      return;
+    }
     if (isPublicPartFile(bytes)) {
       const p = parsePublicPartFile(bytes);
-      if (typeof p === 'string') return add('PART_CORRUPT', `public part entry ${p}`, at);
+      if (typeof p === 'string') {
+        add('PART_CORRUPT', `public part entry ${p}`, at);
+        return;
+      }
       this.publicFiles.set(address, p);
       this.came.add(address);
       if (p.kind === 'list') this.publicReference(p.base, { file: name, path: '/base' }, add);
@@ -281,7 +288,10 @@ export class ReceiptParts {
       return;
     }
     const f = parsePartFile(bytes);
-    if (typeof f === 'string') return add('PART_CORRUPT', `part entry ${f}`, at);
+    if (typeof f === 'string') {
+      add('PART_CORRUPT', `part entry ${f}`, at);
+      return;
+    }
     this.came.add(address);
     for (const inner of partRefsOfFile(f)) this.reference(inner, { file: name }, add);
   }
@@ -313,7 +323,7 @@ export class ReceiptParts {
         }
         chain.push(a);
         const f = this.publicFiles.get(a);
-        a = f !== undefined && f.kind === 'list' ? f.base : null;
+        a = f?.kind === 'list' ? f.base : null;
       }
       for (let i = chain.length - 1; i >= 0; i--) {
         const a = chain[i]!;

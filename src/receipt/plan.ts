@@ -212,11 +212,7 @@ class ChainMeasure {
 
   /** A line into the current chain entry; a new entry where the source's segment changes or the entry would pass its limit. */
   private add(line: StoredLine, bytes: Uint8Array): void {
-    if (
-      this.entry === null ||
-      this.entry.segment !== line.segment ||
-      this.entry.size + bytes.length > MAX_CHAIN_ENTRY_BYTES
-    ) {
+    if (this.entry?.segment !== line.segment || this.entry.size + bytes.length > MAX_CHAIN_ENTRY_BYTES) {
       this.close();
       this.entry = { name: chainEntryName(line.seq), size: 0, steps: 0, hash: sha256Stream(), segment: line.segment };
     }

@@ -36,7 +36,7 @@ export function checkSignature(bytes: Uint8Array, manifestBytes: Uint8Array): st
   if (d.format !== SIGNATURE_FORMAT)
     fail(`signature format is ${JSON.stringify(d.format)}, not ${JSON.stringify(SIGNATURE_FORMAT)}`);
   const pub = typeof d.public_key === 'string' ? base64Decode(d.public_key) : null;
-  if (!pub || pub.length !== 32) fail('public_key must be the base64 of a 32-byte Ed25519 public key');
+  if (pub?.length !== 32) fail('public_key must be the base64 of a 32-byte Ed25519 public key');
   const env =
     obj(d.envelope, ['payload', 'payloadType', 'signatures']) ??
     fail('the DSSE envelope must have exactly payload, payloadType and signatures');
@@ -51,7 +51,7 @@ export function checkSignature(bytes: Uint8Array, manifestBytes: Uint8Array): st
   const keyId = keyIdOf(pub!);
   if (s.keyid !== keyId) fail(`keyid ${JSON.stringify(s.keyid)} is not the id of public_key (${keyId})`);
   const sig = typeof s.sig === 'string' ? base64Decode(s.sig) : null;
-  if (!sig || sig.length !== 64) fail('sig must be the base64 of a 64-byte Ed25519 signature');
+  if (sig?.length !== 64) fail('sig must be the base64 of a 64-byte Ed25519 signature');
   let why: string | null;
   try {
     why = signatureDefect(pae(PAYLOAD_TYPE, manifestBytes), sig!, pub!);

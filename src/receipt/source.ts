@@ -18,7 +18,7 @@ import { TarReader, type TarEntry } from './tar-reader.js';
 import { verifyReceipt, type ReceiptReport, type VerifyReceiptOptions } from './verify.js';
 
 export interface ReceiptSource extends ChainSource {
-  readonly report: ReceiptReport<string>;
+  readonly report: ReceiptReport;
   readonly manifest: ReceiptManifest;
 }
 
@@ -29,7 +29,7 @@ const decoder = new TextDecoder('utf-8', { fatal: true });
 /** Verifies the receipt and returns it as a ChainSource; throws ReceiptError RECEIPT_INVALID if it does not verify. */
 export async function receiptSource(
   open: () => ByteInput | Promise<ByteInput>,
-  options: VerifyReceiptOptions<ReceiptReport<string>> = {},
+  options: VerifyReceiptOptions<ReceiptReport> = {},
 ): Promise<ReceiptSource> {
   const report = await verifyReceipt(await open(), options);
   if (!report.ok || !report.manifest) {
@@ -61,7 +61,7 @@ class VerifiedReceipt implements ReceiptSource {
 
   constructor(
     private readonly open: () => ByteInput | Promise<ByteInput>,
-    readonly report: ReceiptReport<string>,
+    readonly report: ReceiptReport,
     readonly manifest: ReceiptManifest,
   ) {
     this.genesis = manifest.genesis;

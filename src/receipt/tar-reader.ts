@@ -205,7 +205,8 @@ export class TarReader {
 
   /** Skips an entry's data and padding. */
   async skip(entry: TarEntry): Promise<void> {
-    for await (const piece of this.dataPieces(entry)) void piece;
+    // eslint-disable-next-line @typescript-eslint/no-unused-expressions -- reading the pieces is the point: it drains the entry
+    for await (const piece of this.dataPieces(entry)) piece;
     await this.padding(entry);
   }
 

@@ -46,7 +46,7 @@ export function paddedSize(size: number): number {
 }
 
 export function isZeroBlock(b: Uint8Array): boolean {
-  for (let i = 0; i < b.length; i++) if (b[i] !== 0) return false;
+  for (const x of b) if (x !== 0) return false;
   return true;
 }
 
@@ -103,7 +103,7 @@ const TYPE_NAMES: Record<string, string> = {
  * the block's byte sum, so it differs from the profile's only because another field does (which is the one
  * to name) or because it is written in another form.
  */
-const FIELDS: Array<[string, number, number]> = [
+const FIELDS: [string, number, number][] = [
   ['name', 0, 100],
   ['mode', 100, 8],
   ['uid', 108, 8],

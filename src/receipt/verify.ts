@@ -63,7 +63,7 @@ export type { ReceiptProblemCode } from './problems.js';
 export interface VerifyReceiptOptions<R extends ReceiptReport = ReceiptReport<ReceiptProblemCode>> {
   /** A head step_hash obtained independently (for example published earlier): the receipt's head must equal it. */
   /** stepchain/v3: the pinned approvers (spec/APPROVALS.md §5); a decision by another key is APPROVER_UNKNOWN. */
-  approvers?: ReadonlyArray<{ key: Uint8Array; name?: string }>;
+  approvers?: readonly { key: Uint8Array; name?: string }[];
   expectHead?: string;
   /**
    * A pinned Ed25519 public key, in a form of spec/RECEIPT.md §5.2 (32 raw bytes; or text: base64 of them, or

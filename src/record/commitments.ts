@@ -7,8 +7,8 @@
  * Two forms of one record share one step hash: the *private* form stored in the journal (values and the
  * record's `salt`, from which every slot salt is derived), and the *public* form a publication writes
  * (REDACTION.md §12: per slot either the value and its slot salt in `salts`, a whole-slot marker carrying
- * the slot digest, or a redacted view with its digest in `digests`). `commitProfiles` turns a record
- * profile into the pair. Pure: runs in a browser.
+ * the slot digest, or a redacted view with its digest in `digests`). `commitProfiles` (commit-profiles.ts)
+ * turns a record profile into the pair. Pure: runs in a browser.
  */
 import { canonicalValue } from '../canonical/value.js';
 import { isObject } from '../canonical/json.js';
@@ -18,13 +18,12 @@ import {
   SALT_TEXT,
   SLOT_DIGEST_TAG,
   SLOT_SALT_TAG,
-  isSaltHex,
   newRecordSalt,
   slotDigest,
   slotSalts,
 } from './salts.js';
 import { REDACTED_MARKER } from './markers.js';
-import type { Envelope, MemberRule, RecordProfile, StepTexts } from './profile.js';
+import type { Envelope, RecordProfile, StepTexts } from './profile.js';
 
 export {
   SLOT_SALT_TAG,
@@ -63,7 +62,7 @@ export function committedPreimage(
   let out = '{';
   for (let i = 0; i < names.length; i++) {
     const n = names[i]!;
-    out += (i === 0 ? '' : ',') + JSON.stringify(n) + ':' + (n === 'commitments' ? commitments : clear[n]);
+    out += (i === 0 ? '' : ',') + JSON.stringify(n) + ':' + (n === 'commitments' ? commitments : clear[n]!);
   }
   return out + '}';
 }
@@ -115,7 +114,7 @@ interface PlanMember {
 
 const ENVELOPE_SOURCES: readonly MemberSource[] = ['prev_hash', 'seq', 'step_id', 'ts', 'v'];
 
-function planMembers(names: ReadonlyArray<readonly [string, MemberSource]>): PlanMember[] {
+function planMembers(names: readonly (readonly [string, MemberSource])[]): PlanMember[] {
   return [...names]
     .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
     .map(([name, source]) => ({
@@ -158,7 +157,7 @@ function planOf(profile: RecordProfile): CommitPlan {
 
 /** The tag and record salt every slot salt block of a record starts with. */
 function saltsOf(plan: CommitPlan, recordSalt: string): string[] {
-  const out: string[] = new Array(plan.slots.length);
+  const out: string[] = new Array<string>(plan.slots.length);
   const head = SLOT_SALT_TAG + recordSalt + '\n';
   for (let j = 0; 2 * j < out.length; j++) {
     const block = hexUtf8(head + j);
@@ -188,7 +187,7 @@ export function sealCommitted(
 ): { stepHash: string; line: string } {
   const plan = planOf(profile);
   const salts = saltsOf(plan, recordSalt);
-  const digests: string[] = new Array(plan.slots.length);
+  const digests: string[] = new Array<string>(plan.slots.length);
   for (let i = 0; i < digests.length; i++) {
     const text = texts[plan.slots[i]!];
     digests[i] = hexUtf8(
@@ -218,8 +217,7 @@ export function sealCommitted(
   }
   const stepHash = digestUtf8(pre + '}');
   let line = '{';
-  for (let i = 0; i < plan.line.length; i++) {
-    const m = plan.line[i]!;
+  for (const m of plan.line) {
     let value: string | undefined;
     if (m.source === 'content' || m.source === 'slot') value = texts[m.name];
     else if (m.source === 'salt') value = JSON.stringify(recordSalt);
@@ -238,7 +236,7 @@ export const UNDECIDED = 'sha256:undecided';
 /** `{"slot":"digest",…}` in slot order: the value of `commitments` in the preimage. */
 function commitmentsText(slots: readonly string[], digests: readonly string[]): string {
   let out = '{';
-  for (let i = 0; i < slots.length; i++) out += (i === 0 ? '"' : ',"') + slots[i] + '":"' + digests[i] + '"';
+  for (let i = 0; i < slots.length; i++) out += (i === 0 ? '"' : ',"') + slots[i]! + '":"' + digests[i]! + '"';
   return out + '}';
 }
 
@@ -286,7 +284,7 @@ export function privateStepHash(profile: RecordProfile, text: string, spans: Spa
   if (saltSpan[1] - saltSpan[0] !== SALT_HEX_DIGITS + 2 || !SALT_TEXT.test(text)) return UNDECIDED;
   const plan = planOf(profile);
   const salts = saltsOf(plan, text.slice(saltSpan[0] + 1, saltSpan[1] - 1));
-  const digests: string[] = new Array(plan.slots.length);
+  const digests: string[] = new Array<string>(plan.slots.length);
   for (let i = 0; i < digests.length; i++)
     digests[i] = slotDigestAt(plan, i, salts[i]!, text, spans.get(plan.slots[i]!));
   return hashFromSpans(text, spans, plan.skipPrivate, commitmentsOf(plan, digests));
@@ -315,7 +313,7 @@ export function slotStates(profile: RecordProfile, text: string, spans: Spans): 
     const salt = isObject(salts) ? salts[slot] : undefined;
     const digest = isObject(digests) ? digests[slot] : undefined;
     const valueText = span ? text.slice(span[0], span[1]) : undefined;
-    const whole = valueText !== undefined && valueText.startsWith(WHOLE_MARKER_PREFIX) ? wholeMarker(valueText) : null;
+    const whole = valueText?.startsWith(WHOLE_MARKER_PREFIX) ? wholeMarker(valueText) : null;
     const states = (salt !== undefined ? 1 : 0) + (digest !== undefined ? 1 : 0) + (whole !== null ? 1 : 0);
     if (states !== 1) {
       out.set(slot, {
@@ -338,7 +336,7 @@ export function slotStates(profile: RecordProfile, text: string, spans: Spans): 
   return out;
 }
 
-function isWithheldMarker(v: unknown): boolean {
+export function isWithheldMarker(v: unknown): boolean {
   return isObject(v) && Object.keys(v).length === 1 && REDACTED_MARKER in v;
 }
 
@@ -360,7 +358,7 @@ function wholeMarker(valueText: string): { commitment: string; rule: string } | 
 export function publicStepHash(profile: RecordProfile, text: string, spans: Spans): string {
   const plan = planOf(profile);
   const states = slotStates(profile, text, spans);
-  const digests: string[] = new Array(plan.slots.length);
+  const digests: string[] = new Array<string>(plan.slots.length);
   for (let i = 0; i < digests.length; i++) {
     const state = states.get(plan.slots[i]!)!;
     if (state.kind === 'invalid') return UNDECIDED;
@@ -371,83 +369,4 @@ export function publicStepHash(profile: RecordProfile, text: string, spans: Span
         : state.digest;
   }
   return hashFromSpans(text, spans, plan.skipPublic, commitmentsText(plan.slots, digests));
-}
-
-const invalid = (message: string) => ({ message });
-const saltRule: MemberRule = {
-  name: 'salt',
-  required: true,
-  role: 'envelope',
-  check: (text, start, end) => {
-    SALT_TEXT.lastIndex = start;
-    return end - start === SALT_HEX_DIGITS + 2 && SALT_TEXT.test(text)
-      ? null
-      : invalid('salt must be 32 lowercase hex digits (128 bits)');
-  },
-};
-
-/** `salts` or `digests` of a public-form record: an object whose members are slots, each a salt or a digest. */
-function slotMapRule(name: 'salts' | 'digests', slots: readonly string[], required: boolean): MemberRule {
-  const valueOk =
-    name === 'salts' ? isSaltHex : (v: unknown) => typeof v === 'string' && /^sha256:[0-9a-f]{64}$/.test(v);
-  return {
-    name,
-    required,
-    role: 'envelope',
-    check: (text, start, end) => {
-      const v = canonicalValue(text, start, end);
-      if (!isObject(v)) return invalid(`${name} must be a JSON object`);
-      for (const [k, x] of Object.entries(v)) {
-        if (!slots.includes(k))
-          return invalid(`${name} may name only the slots ${slots.join(', ')} (found ${JSON.stringify(k)})`);
-        if (!valueOk(x))
-          return invalid(`${name}.${k} must be ${name === 'salts' ? '32 lowercase hex digits' : 'a digest'}`);
-      }
-      if (name === 'digests' && Object.keys(v).length === 0)
-        return invalid('digests, when present, names at least one slot');
-      return null;
-    },
-  };
-}
-
-const byName = (a: MemberRule, b: MemberRule): number => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
-
-/**
- * The private and public profiles of a committed record kind, from a base profile that says its members
- * and slots (`redactable`): the private form adds the writer-computed `salt`; the public form has `salts`
- * and optional `digests` instead. Both hash by commitments; only the private form is ever appended.
- */
-export function commitProfiles(base: RecordProfile): { stored: RecordProfile; published: RecordProfile } {
-  const withoutSalt = base.members.filter((m) => m.name !== 'salt' && m.name !== 'salts' && m.name !== 'digests');
-  const storedMembers = [...withoutSalt, saltRule].sort(byName);
-  const publishedMembers = [
-    ...withoutSalt,
-    slotMapRule('salts', base.redactable, true),
-    slotMapRule('digests', base.redactable, false),
-  ].sort(byName);
-  const stored: RecordProfile = {
-    ...base,
-    members: storedMembers,
-    memberNames: new Set(storedMembers.map((m) => m.name)),
-    computed: [...new Set([...base.computed, 'salt'])],
-    seal: (texts, e) => sealCommitted(stored, texts, e, e.salt),
-    stepHashOf: (text, _span, spans) => privateStepHash(stored, text, spans),
-  };
-  const published: RecordProfile = {
-    ...base,
-    id: `${base.id}+public`,
-    members: publishedMembers,
-    memberNames: new Set(publishedMembers.map((m) => m.name)),
-    computed: [...new Set([...base.computed, 'salts', 'digests'])],
-    seal: () => {
-      throw new TypeError(`${base.id}: a public-form record is written by the publisher, never appended`);
-    },
-    stepHashOf: (text, _span, spans) => publicStepHash(published, text, spans),
-  };
-  // A withheld slot is a marker, not its value: rules between members read it as unknown there.
-  const relation = base.relationDefect;
-  if (relation)
-    (published as { relationDefect?: RecordProfile['relationDefect'] }).relationDefect = (value) =>
-      relation((name) => (isWithheldMarker(value(name)) ? undefined : value(name)));
-  return { stored, published };
 }

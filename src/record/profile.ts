@@ -133,7 +133,7 @@ export interface JournalFormat {
 /** The idempotency key from member texts: digest of the JCS array of the content fields and meta. */
 export function keyOfTexts(contentFields: readonly string[], texts: StepTexts): string {
   let out = '[';
-  for (const f of contentFields) out += texts[f] + ',';
+  for (const f of contentFields) out += texts[f]! + ',';
   return digestUtf8(out + (texts.meta ?? 'null') + ']');
 }
 

@@ -71,11 +71,11 @@ export function savedPoint(text: string, runId: string): { seq: number; step_has
     s.v !== 1 ||
     s.run_id !== runId ||
     !Number.isSafeInteger(s.seq) ||
-    (s.seq as number) < 0 ||
+    s.seq! < 0 ||
     typeof s.step_hash !== 'string'
   )
     return null;
-  return { seq: s.seq as number, step_hash: s.step_hash, saved };
+  return { seq: s.seq!, step_hash: s.step_hash, saved };
 }
 
 const isArray = Array.isArray;

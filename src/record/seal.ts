@@ -28,7 +28,7 @@ export function sealRecord(record: UnsealedRecord): { record: StepRecord; line: 
   const texts: Record<string, string> = {};
   for (const [key, value] of Object.entries(record)) if (value !== undefined) texts[key] = canonicalJsonTrusted(value);
   const { stepHash, line } = sealMemberTexts(texts);
-  return { record: { ...record, step_hash: stepHash } as StepRecord, line };
+  return { record: { ...record, step_hash: stepHash }, line };
 }
 
 /**

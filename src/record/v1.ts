@@ -3,7 +3,7 @@
  * of version 1 — the five content fields, optional meta, and the envelope. Everything a verifier, a writer,
  * redaction and diff need to know about a v1 record is here.
  */
-import { isDigest, digestUtf8 } from '../canonical/sha256.js';
+import { digestUtf8 } from '../canonical/sha256.js';
 import type { Json } from '../canonical/json.js';
 import { canonicalValue } from '../canonical/value.js';
 import { isValidId, isValidTimestamp } from './fields.js';
@@ -42,7 +42,7 @@ export interface StepRecordV1 {
   prompt: Json;
   tool_call: Json;
   result: Json;
-  meta?: { [key: string]: Json };
+  meta?: Record<string, Json>;
   step_hash: string;
 }
 
@@ -86,16 +86,16 @@ const MEMBERS: readonly MemberRule[] = [
 function sealV1(texts: StepTexts, e: Envelope): { stepHash: string; line: string } {
   const head =
     '{"input":' +
-    texts.input +
+    texts.input! +
     (texts.meta === undefined ? '' : ',"meta":' + texts.meta) +
     ',"model":' +
-    texts.model +
+    texts.model! +
     ',"prev_hash":' +
     JSON.stringify(e.prevHash) +
     ',"prompt":' +
-    texts.prompt +
+    texts.prompt! +
     ',"result":' +
-    texts.result +
+    texts.result! +
     ',"seq":' +
     String(e.seq);
   const tail =
@@ -103,7 +103,7 @@ function sealV1(texts: StepTexts, e: Envelope): { stepHash: string; line: string
     e.stepId +
     '"' +
     ',"tool_call":' +
-    texts.tool_call +
+    texts.tool_call! +
     ',"ts":"' +
     e.ts +
     '"' +

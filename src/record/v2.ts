@@ -11,7 +11,7 @@ import { isObject, type Json } from '../canonical/json.js';
 import { canonicalValue } from '../canonical/value.js';
 import { isValidId, isValidTimestamp } from './fields.js';
 import { SEQ_RULE, STEP_ID_RULE, TS_RULE, digestRule, envelope, invalid } from './rules.js';
-import { commitProfiles } from './commitments.js';
+import { commitProfiles } from './commit-profiles.js';
 import { keyOfRecord, keyOfTexts, type JournalFormat, type MemberRule, type RecordProfile } from './profile.js';
 import { toolNameOf } from './v1.js';
 
@@ -53,7 +53,7 @@ const PAYLOAD_FIELDS = ['input', 'model', 'prompt', 'tool_call', 'result', 'erro
 export interface RunIdentity {
   agent?: string;
   conversation_id?: string;
-  labels?: { [name: string]: string };
+  labels?: Record<string, string>;
   parent_run_id?: string;
 }
 
@@ -79,7 +79,7 @@ export interface StepRecordV2 {
   tool_call: Json;
   result: Json;
   error: Json;
-  meta?: { [key: string]: Json };
+  meta?: Record<string, Json>;
   /** The record salt (128 bits, hex): every slot salt derives from it (FORMAT §12). Private to the journal. */
   salt: string;
   step_hash: string;

@@ -73,7 +73,7 @@ export interface StepRecordV3 {
   tool_call: Json;
   result: Json;
   error: Json;
-  meta?: { [key: string]: Json };
+  meta?: Record<string, Json>;
   /** `sha256:` R, the root of the record's unit tree. */
   root: string;
   /** The record seed (256 bits, 64 hex): every slot key and salt derives from it. Private to the journal. */
@@ -194,7 +194,7 @@ function lineStepHash(
 /** The slot values of a record from the canonical texts of its content and meta (absent meta: undefined). */
 export function slotValuesOfTexts(texts: StepTexts): Record<string, unknown> {
   const values: Record<string, unknown> = {};
-  for (const slot of V3_SLOTS) if (texts[slot] !== undefined) values[slot] = JSON.parse(texts[slot]!);
+  for (const slot of V3_SLOTS) if (texts[slot] !== undefined) values[slot] = JSON.parse(texts[slot]);
   return values;
 }
 

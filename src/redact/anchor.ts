@@ -150,7 +150,7 @@ export const MAX_ANCHOR_DIFFERENCES = 20;
 export async function compareAnchor(
   source: ChainSource,
   anchor: AnchorBlock,
-  openings: ReadonlyArray<{ seq: number; salt: string }>,
+  openings: readonly { seq: number; salt: string }[],
 ): Promise<string[]> {
   const out: string[] = [];
   if (genesisHash(source.genesis) !== anchor.genesis_hash)

@@ -55,8 +55,7 @@ const decoder = new TextDecoder('utf-8', { fatal: true });
 /** Whether a path rule without detectors ends at the (absent) slot itself: it withholds the slot. */
 function withholdsAbsent(rules: ReturnType<typeof rulesForStep>, slot: string): string | null {
   for (const r of rules)
-    if (r.detectors.length === 0 && r.paths !== null && r.paths.matches(r.paths.step(r.paths.root(), slot)))
-      return r.id;
+    if (r.detectors.length === 0 && r.paths?.matches(r.paths.step(r.paths.root(), slot))) return r.id;
   return null;
 }
 
@@ -166,7 +165,7 @@ class CommittedWalk {
     for (const f of profile.contentFields) if (!profile.redactable.includes(f)) out[f] = record[f]!;
     const saltsOut: Record<string, string> = {};
     const digests: Record<string, string> = {};
-    const recordSalt = record.salt as string;
+    const recordSalt = record.salt;
     const slotSaltsOf = slotSalts(recordSalt, profile.redactable);
     for (let i = 0; i < profile.redactable.length; i++) {
       const slot = profile.redactable[i]!;
@@ -192,11 +191,7 @@ class CommittedWalk {
     }
     for (const r of redactions) {
       this.sweepable.push(r);
-      if (
-        r.path.indexOf('/', 1) === -1 &&
-        out[r.path.slice(1)] !== undefined &&
-        wholeRule(out[r.path.slice(1)]) !== null
-      )
+      if (!r.path.includes('/', 1) && out[r.path.slice(1)] !== undefined && wholeRule(out[r.path.slice(1)]) !== null)
         continue; // the whole slot, declared above
       this.redactions.push(r);
       this.declarations.push({ path: r.path, rule: r.rule, seq });

@@ -90,8 +90,7 @@ export function fixedSalts(salts: readonly Uint8Array[]): SaltSource {
   let i = 0;
   return () => {
     const s = salts[i++];
-    if (!s || s.length !== SALT_BYTES)
-      throw new RangeError(`fixed salt ${i - 1} is missing or not ${SALT_BYTES} bytes`);
+    if (s?.length !== SALT_BYTES) throw new RangeError(`fixed salt ${i - 1} is missing or not ${SALT_BYTES} bytes`);
     return s;
   };
 }

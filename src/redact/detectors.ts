@@ -12,7 +12,7 @@ export interface Detector {
   readonly id: string;
   readonly description: string;
   /** The spans it finds in `s`, in increasing order, non-overlapping. */
-  find(s: string): Array<[number, number]>;
+  find(s: string): [number, number][];
 }
 
 function regexDetector(id: string, description: string, prefilter: (s: string) => boolean, re: RegExp): Detector {
@@ -21,7 +21,7 @@ function regexDetector(id: string, description: string, prefilter: (s: string) =
     description,
     find(s) {
       if (!prefilter(s)) return [];
-      const out: Array<[number, number]> = [];
+      const out: [number, number][] = [];
       for (const m of s.matchAll(re)) out.push([m.index, m.index + m[0].length]);
       return out;
     },
@@ -41,8 +41,8 @@ const LOCAL = /[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]/;
 const DOMAIN = /[A-Za-z0-9.-]/;
 
 /** local@domain with a dotted domain whose last label is 2+ letters; a linear scan outward from each '@'. */
-function findEmails(s: string): Array<[number, number]> {
-  const out: Array<[number, number]> = [];
+function findEmails(s: string): [number, number][] {
+  const out: [number, number][] = [];
   let from = 0;
   let floor = 0; // never extend left over a previous match
   for (;;) {

@@ -24,7 +24,7 @@ export interface HashDisclosureProof {
 
 export interface HashDisclosureReport {
   ok: boolean;
-  problems: Array<{ code: DisclosureProblemCode; message: string }>;
+  problems: { code: DisclosureProblemCode; message: string }[];
   seq: number | null;
   /** The original step hash the anchor commits to, only when ok. */
   step_hash: string | null;
@@ -100,7 +100,7 @@ export async function verifyHashDisclosure(
   };
   const defect = hashProofDefect(proof);
   if (defect) return fail('PROOF_INVALID', defect);
-  const p = proof as unknown as HashDisclosureProof;
+  const p = proof as HashDisclosureProof;
   report.seq = p.seq;
   const published = await verifyPublishedReceipt(receipt, options);
   report.receipt = published;

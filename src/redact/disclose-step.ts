@@ -49,12 +49,12 @@ export interface StepDisclosureProof {
   /** The salt of this step's own commitment when seq ≥ redacted_from; else null. */
   salt: string | null;
   seq: number;
-  values: Array<{ commitment: string; path: string; rule: string; salt: string; value: Json }>;
+  values: { commitment: string; path: string; rule: string; salt: string; value: Json }[];
 }
 
 export interface StepDisclosureReport {
   ok: boolean;
-  problems: Array<{ code: DisclosureProblemCode; message: string }>;
+  problems: { code: DisclosureProblemCode; message: string }[];
   seq: number | null;
   /** The original step record (with its step_hash), only when ok. */
   record: Json | null;
@@ -71,9 +71,7 @@ export function discloseStepFromSecrets(secrets: unknown, seq: number): StepDisc
   assertSecrets(secrets);
   if (!isSeq(seq))
     throw new RedactError('ARGUMENT_INVALID', 'a whole-step disclosure needs a seq (non-negative integer)');
-  const entries = (secrets.redactions as unknown[]).filter((e) => isObject(e) && e.seq === seq) as Array<
-    Record<string, unknown>
-  >;
+  const entries = secrets.redactions.filter((e) => isObject(e) && e.seq === seq) as Record<string, unknown>[];
   const values = entries
     .map((e) => discloseFromSecrets(secrets, seq, e.path as string))
     .map(({ commitment: c, path, rule, salt, value }) => ({ commitment: c, path, rule, salt, value }));
@@ -195,7 +193,7 @@ export async function verifyStepDisclosure(
   };
   const defect = stepProofDefect(proof);
   if (defect) return fail(['PROOF_INVALID', defect]);
-  const p = proof as unknown as StepDisclosureProof;
+  const p = proof as StepDisclosureProof;
   report.seq = p.seq;
   const published = await verifyPublishedReceipt(receipt, { ...options, locate: { seq: p.seq, step: true } });
   report.receipt = published;
@@ -216,7 +214,7 @@ export async function verifyStepDisclosure(
   const anchor = published.anchor;
   const record = JSON.parse(published.located_line) as Record<string, unknown>;
   const publishedHash = record.step_hash as string;
-  const declared = (published.manifest.redactions as Array<{ path: string; rule: string; seq: number }>).filter(
+  const declared = (published.manifest.redactions as { path: string; rule: string; seq: number }[]).filter(
     (d) => d.seq === p.seq,
   );
   const failure = checkValues(p, record, declared) ?? checkOpenings(p, anchor);
@@ -253,7 +251,7 @@ export async function verifyStepDisclosure(
 function checkValues(
   p: StepDisclosureProof,
   record: Record<string, unknown>,
-  declared: ReadonlyArray<{ path: string; rule: string }>,
+  declared: readonly { path: string; rule: string }[],
 ): Failure | null {
   const given = new Map(p.values.map((v) => [v.path, v]));
   for (const d of declared)
@@ -269,7 +267,7 @@ function checkValues(
     for (const t of parsePointer(v.path))
       marker = isObject(marker) || Array.isArray(marker) ? (marker as Record<string, unknown>)[t] : undefined;
     const inner = isObject(marker) ? (marker[REDACTED_MARKER] as Record<string, unknown> | undefined) : undefined;
-    if (!inner || inner.rule !== v.rule || inner.commitment !== v.commitment)
+    if (inner?.rule !== v.rule || inner.commitment !== v.commitment)
       return ['MARKER_MISMATCH', `the marker at ${v.path} does not name the proof's rule and commitment`];
     if (commitment(saltFromHex(v.salt)!, v.value) !== v.commitment)
       return ['COMMITMENT_MISMATCH', `the salt and value disclosed for ${v.path} do not give the marker's commitment`];

@@ -40,7 +40,7 @@ export interface SecretsFile {
   /** The opening of every step commitment of the anchor, by seq: each original step hash and its salt. */
   steps: StepOpening[];
   /** Per step, the content fields that were blobs in the original journal (needed to re-derive its step hash). */
-  unblobbed: Array<{ fields: string[]; seq: number }>;
+  unblobbed: { fields: string[]; seq: number }[];
 }
 
 export interface DisclosureProof {
@@ -57,7 +57,7 @@ export interface DisclosureProof {
 export function secretsFile(
   manifestDigest: string,
   redactions: readonly Redaction[],
-  unblobbed: ReadonlyArray<{ seq: number; fields: string[] }>,
+  unblobbed: readonly { seq: number; fields: string[] }[],
   steps: readonly StepOpening[],
 ): SecretsFile {
   return {
@@ -130,10 +130,10 @@ export function discloseFromSecrets(secrets: unknown, seq: number, path: string)
       'ARGUMENT_INVALID',
       'disclose needs a seq (non-negative integer) and a JSON Pointer path such as /tool_call/arguments/api_key',
     );
-  const entry = (secrets.redactions as unknown[]).find((e) => isObject(e) && e.seq === seq && e.path === path) as
+  const entry = secrets.redactions.find((e) => isObject(e) && e.seq === seq && e.path === path) as
     Record<string, unknown> | undefined;
   if (!entry) {
-    const here = (secrets.redactions as unknown[])
+    const here = secrets.redactions
       .filter((e) => isObject(e) && e.seq === seq)
       .map((e) => (e as { path: string }).path);
     throw new RedactError(
@@ -161,7 +161,7 @@ export function discloseFromSecrets(secrets: unknown, seq: number, path: string)
     format: DISCLOSURE_FORMAT,
     manifest_digest: secrets.manifest_digest,
     path,
-    rule: entry.rule as string,
+    rule: entry.rule,
     salt: entry.salt as string,
     seq,
     value: entry.value as Json,
@@ -190,7 +190,7 @@ export type DisclosureProblemCode =
 
 export interface DisclosureReport {
   ok: boolean;
-  problems: Array<{ code: DisclosureProblemCode; message: string }>;
+  problems: { code: DisclosureProblemCode; message: string }[];
   seq: number | null;
   path: string | null;
   rule: string | null;
@@ -267,7 +267,7 @@ export async function verifyDisclosure(
     report.problems.push({ code: 'PROOF_INVALID', message: defect });
     return report;
   }
-  const p = proof as unknown as DisclosureProof;
+  const p = proof as DisclosureProof;
   report.seq = p.seq;
   report.path = p.path;
   report.rule = p.rule;

@@ -294,7 +294,7 @@ async function publishV3(source: ChainSource, options: PublishOptions): Promise<
 }
 
 /** The first seq whose record withholds a unit; 0 when only parts withhold some (a part may be shown by any record). */
-function firstWithheld(declarations: ReadonlyArray<{ seq?: number; part?: string }>, head: number): number {
+function firstWithheld(declarations: readonly { seq?: number; part?: string }[], head: number): number {
   const first = declarations[0];
   return first === undefined ? head + 1 : (first.seq ?? 0);
 }
@@ -314,7 +314,7 @@ export async function verifyPublishedFile(
 ): Promise<PublishedReport> {
   const { locate, ...rest } = options;
   const hooks = publishedReceiptHooks(locate);
-  return (await verifyReceiptFile(path, { ...rest, ...hooks.options, finish: hooks.finish })) as PublishedReport;
+  return (await verifyReceiptFile(path, { ...rest, ...hooks.options, finish: hooks.finish })) as PublishedReport; // eslint-disable-line @typescript-eslint/no-unnecessary-type-assertion -- the finish hook makes it a PublishedReport; the generic cannot say so
 }
 
 /** A secrets file's JSON: a path that cannot be read is ARGUMENT_INVALID, text that is not JSON SECRETS_INVALID. */

@@ -33,7 +33,7 @@ export interface SlotOpening {
 
 export interface OpeningReport {
   ok: boolean;
-  problems: Array<{ code: DisclosureProblemCode; message: string }>;
+  problems: { code: DisclosureProblemCode; message: string }[];
   seq: number | null;
   slot: string | null;
   /** Whether the slot held a value (false: the optional member was absent), when ok. */
@@ -142,7 +142,7 @@ export async function verifyOpening(receipt: ByteInput, proof: unknown): Promise
       'NOT_REDACTED',
       `slot ${p.slot} of step ${p.seq} is disclosed in the receipt; there is nothing to open`,
     );
-  const valueText = 'value' in p ? canonicalJson(p.value as Json, { refuseReserved: false }) : undefined;
+  const valueText = 'value' in p ? canonicalJson(p.value, { refuseReserved: false }) : undefined;
   if (slotDigest(p.salt, p.slot, valueText) !== state.digest)
     return fail('COMMITMENT_MISMATCH', `the salt and value do not open the digest of slot ${p.slot} at step ${p.seq}`);
   let value = p.value ?? null;
@@ -150,7 +150,7 @@ export async function verifyOpening(receipt: ByteInput, proof: unknown): Promise
   if (ref !== null) {
     if (!('blob' in p))
       return fail('PROOF_INVALID', `slot ${p.slot} was stored as a blob: the opening must carry the blob's value`);
-    const text = canonicalJsonTrusted(p.blob as Json);
+    const text = canonicalJsonTrusted(p.blob);
     if (digestUtf8(text) !== ref.digest || new TextEncoder().encode(text).length !== ref.size)
       return fail('COMMITMENT_MISMATCH', `the opening's blob value does not match the reference ${ref.digest}`);
     value = p.blob as Json;

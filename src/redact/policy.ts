@@ -7,7 +7,6 @@
 import { canonicalJson } from '../canonical/jcs.js';
 import { scanCanonical } from '../canonical/scan.js';
 import { digestUtf8 } from '../canonical/sha256.js';
-import type { Json } from '../canonical/json.js';
 import { isObject, isSeq } from '../canonical/json.js';
 import { isValidId } from '../record/fields.js';
 import { DEFAULT_FORMAT, REDACTABLE_MEMBERS } from '../record/formats.js';
@@ -117,7 +116,7 @@ export function compilePolicy(value: unknown, file = 'policy'): Policy {
     compiled.push(compiledRule);
     document.rules.push(rule);
   });
-  return { document, rules: compiled, digest: digestUtf8(canonicalJson(document as unknown as Json)) };
+  return { document, rules: compiled, digest: digestUtf8(canonicalJson(document)) };
 }
 
 /** One rule (spec/REDACTION.md §3): its members by their rules, as written back and as the walk uses it. */
@@ -185,7 +184,7 @@ function compileRule(
   if ('mode' in raw) {
     if (raw.mode !== 'substring' && raw.mode !== 'value')
       bad('RULE_INVALID', 'mode', `must be "substring" or "value" (got ${JSON.stringify(raw.mode)})`);
-    mode = raw.mode as RedactMode;
+    mode = raw.mode;
     if (mode === 'substring' && detectors.length === 0)
       bad('RULE_INVALID', 'mode', '"substring" needs detectors: a path selects a whole value');
     rule.mode = mode;
@@ -211,7 +210,7 @@ function strings(bad: Bad, member: string, v: unknown, max: number): string[] {
     return bad('RULE_INVALID', member, `must be a non-empty array of at most ${max} strings`);
   }
   if (new Set(v).size !== v.length) bad('RULE_INVALID', member, 'lists the same entry twice');
-  return v as string[];
+  return v;
 }
 
 /** Each path a pointer pattern into a member a redaction may stand in (REDACTION.md §3.2). */

@@ -16,14 +16,7 @@ import type { ChainSource } from '../chain/source.js';
 import type { KeyInput } from '../receipt/keys.js';
 import { genesisHash } from '../record/formats.js';
 import { planReceipt, type ReceiptPlan } from '../receipt/writer.js';
-import {
-  REDACTION_FORMAT,
-  compareDeclarations,
-  extrasToJson,
-  type AnchorBlock,
-  type Declaration,
-  type StepOpening,
-} from './anchor.js';
+import { REDACTION_FORMAT, extrasToJson, type AnchorBlock, type Declaration, type StepOpening } from './anchor.js';
 import { SALT_BYTES, randomSalts, saltToHex, stepCommitment, type SaltSource } from './commit.js';
 import { findSecrets } from './detectors.js';
 import { RedactError } from './errors.js';
@@ -53,7 +46,7 @@ export interface Publication {
   /** The published chain's stored lines (without newlines). */
   lines: string[];
   /** Per step, the content fields that were blobs in the original but are not in the published step. */
-  unblobbed: Array<{ seq: number; fields: string[] }>;
+  unblobbed: { seq: number; fields: string[] }[];
 }
 
 /** Strings a path rule selected that are shorter than this are not searched for ("yes", "42" occur everywhere). */
@@ -205,7 +198,7 @@ export function escapedForms(s: string): string[] {
  * Linear in the bytes searched (needles.ts): searching each needle in each text was quadratic (5 s for
  * 2000 steps, measured), and slicing every window of every text to look it up was most of a publish.
  */
-export function sweep(redactions: readonly Redaction[], texts: ReadonlyArray<{ text: string; where: string }>): void {
+export function sweep(redactions: readonly Redaction[], texts: readonly { text: string; where: string }[]): void {
   const origin = new Map<string, { rule: string; level: number }>();
   for (const r of redactions) {
     for (const s of r.matched) {

@@ -73,14 +73,14 @@ export class Rechain {
   /** The published chain's lines, with the segment each original line came from. */
   readonly lines: StoredLine[] = [];
   /** Step commitments to make, by seq: every original step hash from the first redaction on. */
-  readonly openings: Array<{ seq: number; salt: Uint8Array; step_hash: string }> = [];
+  readonly openings: { seq: number; salt: Uint8Array; step_hash: string }[] = [];
   /** The first seq with a redaction; every original step hash from it on depends on a redacted value. */
   redactedFrom: number | null = null;
   readonly redactions: Redaction[] = [];
   /** Blobs the published chain still references. */
   readonly kept = new Map<string, Uint8Array>();
   /** Per step, the content fields that were blobs in the original but are not in the published step. */
-  readonly unblobbed: Array<{ seq: number; fields: string[] }> = [];
+  readonly unblobbed: { seq: number; fields: string[] }[] = [];
   private readonly blobCache = new Map<string, Json>();
   private prev: string;
   private segment: string | null = null;
@@ -173,7 +173,7 @@ export class Rechain {
         next[field] = redacted[field];
         if (blob) {
           const last = this.unblobbed[this.unblobbed.length - 1];
-          if (last && last.seq === seq) last.fields.push(field);
+          if (last?.seq === seq) last.fields.push(field);
           else this.unblobbed.push({ seq, fields: [field] });
         }
       }

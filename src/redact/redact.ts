@@ -45,7 +45,7 @@ export interface Redaction {
    * A substring redaction's merged spans, [start, end) in UTF-16 code units of `value`: a v3 publication
    * withholds the chunks they touch (REDACTION.md §13).
    */
-  spans?: Array<[number, number]>;
+  spans?: [number, number][];
 }
 
 /** `{"$stepchain:redacted": {"commitment", "rule", "text"?}}` (FORMAT.md §3.5). */
@@ -101,13 +101,13 @@ export function redactStep(
 
 function marker(
   w: Walk,
-  tokens: Array<string | number>,
+  tokens: (string | number)[],
   rule: CompiledRule,
   value: Json,
   matched: string[],
   detected: boolean,
   text?: string,
-  spans?: Array<[number, number]>,
+  spans?: [number, number][],
 ): RedactionMarker {
   const salt = w.salt();
   const c = commitment(salt, value);
@@ -124,7 +124,7 @@ function marker(
   });
   return {
     [REDACTED_MARKER]: { commitment: c, rule: rule.id, ...(text === undefined ? {} : { text }) },
-  } as RedactionMarker;
+  };
 }
 
 /**
@@ -144,8 +144,8 @@ function leaves(v: Json, out: string[] = []): string[] {
 function walk(
   w: Walk,
   value: Json,
-  tokens: Array<string | number>,
-  states: Array<PatternState | null>,
+  tokens: (string | number)[],
+  states: (PatternState | null)[],
   scoped: boolean[],
 ): Json {
   const { rules } = w;
@@ -167,7 +167,7 @@ function walk(
   if (value === null || typeof value !== 'object') return value;
   // Prune: no detector in scope and no path pattern alive below.
   if (!anyScoped && states.every((s) => s === null || s.length === 0)) return value;
-  const step = (token: string): Array<PatternState | null> =>
+  const step = (token: string): (PatternState | null)[] =>
     states.map((s, i) => (s === null ? null : rules[i]!.paths!.step(s, token)));
   if (Array.isArray(value)) {
     let out: Json[] | null = null;
@@ -204,7 +204,7 @@ function walk(
 
 const utf16 = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
-function redactString(w: Walk, s: string, tokens: Array<string | number>, scope: boolean[]): Json {
+function redactString(w: Walk, s: string, tokens: (string | number)[], scope: boolean[]): Json {
   let first: { rule: CompiledRule; matches: ReturnType<typeof findSecrets> } | null = null;
   const ids: string[] = [];
   for (let i = 0; i < w.rules.length; i++) {

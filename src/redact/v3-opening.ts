@@ -47,7 +47,7 @@ export interface UnitOpening {
 
 export interface UnitOpeningReport {
   ok: boolean;
-  problems: Array<{ code: DisclosureProblemCode; message: string }>;
+  problems: { code: DisclosureProblemCode; message: string }[];
   seq: number | null;
   path: string | null;
   value: Json | null;
@@ -186,15 +186,15 @@ export async function verifyUnitOpening(receipt: ByteInput, proof: unknown): Pro
   let candidates: string[] = [];
   let kind: 'member' | 'element' | 'chunk' = 'member';
   if (p.chunk !== undefined) {
-    const list = isObject(here) && Array.isArray(here[CHUNKS_MARKER]) ? (here[CHUNKS_MARKER] as Json[]) : null;
+    const list = isObject(here) && Array.isArray(here[CHUNKS_MARKER]) ? here[CHUNKS_MARKER] : null;
     const c = list?.[p.chunk];
-    if (isObject(c) && typeof c[WITHHELD_MARKER] === 'string') candidates = [c[WITHHELD_MARKER] as string];
+    if (isObject(c) && typeof c[WITHHELD_MARKER] === 'string') candidates = [c[WITHHELD_MARKER]];
     kind = 'chunk';
   } else if (isObject(here) && typeof here[WITHHELD_MARKER] === 'string') {
-    candidates = [here[WITHHELD_MARKER] as string];
+    candidates = [here[WITHHELD_MARKER]];
     kind = Array.isArray(up) ? 'element' : 'member';
   } else if (here === undefined && isObject(up) && Array.isArray(up[WITHHELD_MARKER])) {
-    candidates = (up[WITHHELD_MARKER] as Json[]).filter((d): d is string => typeof d === 'string');
+    candidates = up[WITHHELD_MARKER].filter((d): d is string => typeof d === 'string');
   }
   if (candidates.length === 0)
     return fail(

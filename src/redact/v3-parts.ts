@@ -47,7 +47,7 @@ export interface LoadedPart extends Tree {
   file: PartFile;
   ref: PartRef;
   /** For a list (or an array value): per flattened element, the part that added it and its index there. */
-  elements: Array<{ part: string; index: number }> | null;
+  elements: { part: string; index: number }[] | null;
 }
 
 /** Where a selected path lands: a unit of a tree, and the stored value there (a reference when the value is a part). */

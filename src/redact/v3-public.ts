@@ -268,7 +268,7 @@ function holdPlace(t: Tree, i: number, r: Redaction, seq: number): void {
 /** An absent slot a path rule ends at is withheld all the same: the marker stands for the commitment to absence. */
 function absentSlot(name: string, t: Tree, rules: ReturnType<typeof rulesForStep>): void {
   for (const r of rules)
-    if (r.detectors.length === 0 && r.paths !== null && r.paths.matches(r.paths.step(r.paths.root(), name))) {
+    if (r.detectors.length === 0 && r.paths?.matches(r.paths.step(r.paths.root(), name))) {
       if (!t.rule.has(0)) t.rule.set(0, r.id);
       break;
     }
@@ -348,16 +348,16 @@ function buildPublicRecord(k: Committed, refs: PartRef[]): V3PublicRecord {
       commitment: '',
       salt: new Uint8Array(0),
       value: null,
-      matched: [record.seed as string],
+      matched: [record.seed],
       detected: true,
     });
-  } else out.secrets = { seed: record.seed! };
+  } else out.secrets = { seed: record.seed };
   return { record: out, declarations, withheld, needles };
 }
 
 /** The topmost withheld units of a tree (the markers it shows), each with its declared path, chunk and digest. */
-export function topWithheld(t: Tree, hidden: readonly boolean[]): Array<Omit<V3Withheld, 'seq'>> {
-  const out: Array<Omit<V3Withheld, 'seq'>> = [];
+export function topWithheld(t: Tree, hidden: readonly boolean[]): Omit<V3Withheld, 'seq'>[] {
+  const out: Omit<V3Withheld, 'seq'>[] = [];
   for (const u of t.units) {
     const p = t.tree.parent[u.index]!;
     if (!t.rule.has(u.index) || (p >= 0 && hidden[p]!)) continue;
@@ -377,7 +377,7 @@ export function topWithheld(t: Tree, hidden: readonly boolean[]): Array<Omit<V3W
 
 /** A part's value as its public file shows it (§13.10), collecting the private references it shows. */
 export function shownPart(t: Tree, refs: PartRef[]): Json {
-  return shown(t.value!, 0, t.tree, t.units, t.rule, refs);
+  return shown(t.value, 0, t.tree, t.units, t.rule, refs);
 }
 
 /**

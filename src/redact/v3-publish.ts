@@ -48,7 +48,7 @@ export interface V3Publication {
   /** The head, the same in the journal and in the public receipt. */
   head: { seq: number; step_hash: string };
   /** Every withheld unit with its digest and salt (private: each salt opens its unit, §13.7). */
-  withheld: Array<V3Withheld | V3PartWithheld>;
+  withheld: (V3Withheld | V3PartWithheld)[];
   /** Every declaration, in manifest order. */
   declarations: V3AnyDeclaration[];
   /** The public records, without newlines. */
@@ -82,19 +82,19 @@ export async function planV3Publication(source: ChainSource, options: PublishCor
   const partSource = partSourceOf(source);
   const parts = new PublicationParts(partSource ?? (async () => null), unitTree);
   // Pass 1: every record's selections (a part's withheld units are the union over the records that show it).
-  const pending: Array<{
+  const pending: {
     segment: string;
     seq: number;
     step_hash: string;
     finish: (refs: PartRef[]) => V3PublicRecord;
-  }> = [];
+  }[] = [];
   let segment: string | null = null;
   for await (const line of source.lines({ from: 0, to: head.seq })) {
     if (line.segment !== segment) verifier.beginSegment(line.segment);
     segment = line.segment;
     verifier.line(line.text, true);
     const scan = scanCanonical(line.text, {});
-    if (scan.defect || scan.members === null || !scan.members.has('step_hash'))
+    if (scan.defect || !scan.members?.has('step_hash'))
       throw sourceInvalid(`the line of step ${line.seq} is not a canonical stored record`);
     const record = JSON.parse(line.text) as JsonObject;
     const seq = line.seq;
@@ -116,7 +116,7 @@ export async function planV3Publication(source: ChainSource, options: PublishCor
   // Pass 2: the public records, then every part they reach (through shown references and lists' bases), once.
   const lines: StoredLine[] = [];
   const declarations: V3AnyDeclaration[] = [];
-  const withheld: Array<V3Withheld | V3PartWithheld> = [];
+  const withheld: (V3Withheld | V3PartWithheld)[] = [];
   const needles: Redaction[] = [];
   const queue: PartRef[] = [];
   for (const p of pending) {
@@ -191,11 +191,11 @@ export async function planV3Publication(source: ChainSource, options: PublishCor
 async function publishParts(
   queue: PartRef[],
   parts: PublicationParts,
-  out: { withheld: Array<V3Withheld | V3PartWithheld>; declarations: V3AnyDeclaration[]; needles: Redaction[] },
-): Promise<{ publicParts: Map<string, Uint8Array>; partTexts: Array<{ text: string; where: string }> }> {
+  out: { withheld: (V3Withheld | V3PartWithheld)[]; declarations: V3AnyDeclaration[]; needles: Redaction[] },
+): Promise<{ publicParts: Map<string, Uint8Array>; partTexts: { text: string; where: string }[] }> {
   const { withheld, declarations, needles } = out;
   const publicParts = new Map<string, Uint8Array>();
-  const partTexts: Array<{ text: string; where: string }> = [];
+  const partTexts: { text: string; where: string }[] = [];
   while (queue.length > 0) {
     const ref = queue.pop()!;
     if (publicParts.has(ref.digest)) continue;
@@ -283,7 +283,7 @@ function baseElements(
   for (let a: string | null = address; a !== null;) {
     chain.push(a);
     const p = parts.loaded.get(a);
-    a = p !== undefined && p.file.kind === 'list' ? p.file.base.digest : null;
+    a = p?.file.kind === 'list' ? p.file.base.digest : null;
   }
   let elements: Uint8Array[] | null = null;
   for (let i = chain.length - 1; i >= 0; i--) {

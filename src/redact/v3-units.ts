@@ -103,6 +103,7 @@ export function unitTree(present: boolean, value: Json | undefined, count: numbe
   const visit = (v: Json, p: number): void => {
     if (typeof v === 'string') {
       const cs = stringChunks(v);
+      // eslint-disable-next-line @typescript-eslint/prefer-for-of -- one unit per chunk; the chunks themselves are not read
       if (cs !== null) for (let k = 0; k < cs.length; k++) add(p);
       return;
     }

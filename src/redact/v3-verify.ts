@@ -12,7 +12,7 @@ import type { VerifiedLine } from '../chain/verifier.js';
 import { isValidId } from '../record/fields.js';
 import { CHUNKS_MARKER, PART_MARKER, V3_SLOTS, WITHHELD_MARKER } from '../record/v3/commit.js';
 import type { Declaration } from './anchor.js';
-import { checkPublicRecordV3, compareV3Declarations, type V3AnyDeclaration, type V3Declaration } from './v3-public.js';
+import { checkPublicRecordV3, compareV3Declarations, type V3AnyDeclaration } from './v3-public.js';
 import type { PublicPartFile } from '../record/v3/public-part.js';
 import type { PublishedProblemCode } from './verify.js';
 
@@ -65,7 +65,10 @@ export function v3DeclarationsDefect(value: unknown): string | null {
   return null;
 }
 
-type Entry = { d: Declaration; seen: boolean };
+interface Entry {
+  d: Declaration;
+  seen: boolean;
+}
 const declKey = (seq: number | string, path: string, chunk?: number): string =>
   `${seq} ${path}${chunk === undefined ? '' : `\u0000${chunk}`}`;
 
@@ -211,7 +214,7 @@ function withheldPlaces(
     const keys = Object.keys(v);
     if (keys.length === 1 && keys[0] === PART_MARKER) return;
     if (keys.length === 1 && keys[0] === CHUNKS_MARKER && Array.isArray(v[CHUNKS_MARKER])) {
-      (v[CHUNKS_MARKER] as Json[]).forEach((c, k) => {
+      v[CHUNKS_MARKER].forEach((c, k) => {
         if (isWithheld(c)) places.add(`${path}\u0000${k}`);
       });
       return;

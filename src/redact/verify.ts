@@ -233,7 +233,7 @@ class PublicationChecks {
       const value = markerValue(line.text.slice(m.start, m.end), m.path);
       if (value === null) continue; // an invalid marker: the chain verifier reports MARKER_INVALID
       this.publishedContent = true;
-      if (this.locate && line.seq === this.locate.seq && m.path === this.locate.path) this.located = value;
+      if (line.seq === this.locate?.seq && m.path === this.locate.path) this.located = value;
       const loc: ProblemLocation = {
         ...(line.file ? { file: line.file } : {}),
         line: line.line,
@@ -242,7 +242,7 @@ class PublicationChecks {
       };
       const slot = m.path.split('/')[1]!;
       // A view's value is never a whole marker (viewSlots leaves those out), so a marker in its slot is inside it.
-      const inView = views !== null && views.has(slot);
+      const inView = views?.has(slot);
       if (inView) marked.add(slot);
       else if (value.text !== undefined) {
         if (this.publication && m.path === `/${slot}`) {
@@ -540,5 +540,5 @@ export async function verifyPublishedReceipt(
       : ({} as VerifyPublishedOptions);
   const hooks = publishedReceiptHooks(locate);
   // finish, not finishIfPublished: here an ordinary receipt is not a published one (ANCHOR_INVALID).
-  return (await verifyReceipt(input, { ...rest, ...hooks.options, finish: hooks.finish })) as PublishedReport;
+  return (await verifyReceipt(input, { ...rest, ...hooks.options, finish: hooks.finish })) as PublishedReport; // eslint-disable-line @typescript-eslint/no-unnecessary-type-assertion -- the finish hook makes it a PublishedReport; the generic cannot say so
 }

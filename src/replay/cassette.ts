@@ -45,7 +45,7 @@ export async function readCassette(source: ChainSource, ignore: IgnoreSet): Prom
   for await (const line of source.lines()) {
     const record = await restoreRecord(source.genesis, line.text, line.seq, `replay source ${line.segment}`, loadBlob);
     if (!isRunRecord(record)) continue;
-    if (record.kind === 'run.started') cassette.runInput = record.input as Json;
+    if (record.kind === 'run.started') cassette.runInput = record.input;
     const kind = OUTCOMES[record.kind];
     if (kind === undefined) continue;
     const projection = recordProjection(kind, record as unknown as Record<string, unknown>);

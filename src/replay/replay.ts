@@ -37,11 +37,11 @@ export interface ReplayOptions {
 
 /** A verified receipt as a chain source (stepchain/format's receiptSource or openReceiptSource). */
 interface VerifiedSource extends ChainSource {
-  readonly report: ChainReport<string>;
+  readonly report: ChainReport;
 }
 /** A journal: it verifies itself. */
 interface VerifiableSource extends ChainSource {
-  verify(options?: { expectHead?: string }): Promise<ChainReport<string>>;
+  verify(options?: { expectHead?: string }): Promise<ChainReport>;
 }
 export type ReplaySource = VerifiedSource | VerifiableSource;
 
@@ -93,7 +93,7 @@ async function verified(source: ReplaySource, expectHead: string | undefined): P
   if (source === null || typeof source !== 'object' || typeof source.lines !== 'function') {
     throw new ReplayError('REPLAY_OPTION_INVALID', 'replayFrom takes a journal or a verified receipt source');
   }
-  let report: ChainReport<string>;
+  let report: ChainReport;
   if ('report' in source && source.report !== undefined) report = source.report;
   else if (typeof (source as VerifiableSource).verify === 'function')
     report = await (source as VerifiableSource).verify(expectHead === undefined ? {} : { expectHead });
@@ -103,7 +103,7 @@ async function verified(source: ReplaySource, expectHead: string | undefined): P
       'the source can neither verify itself nor carries a verification report',
       { hint: 'pass a Journal, or a receipt opened with receiptSource/openReceiptSource' },
     );
-  const where = `${source.genesis.journal_id}`;
+  const where = String(source.genesis.journal_id);
   if (!report.ok) {
     const p = report.problems[0];
     throw new ReplayError(

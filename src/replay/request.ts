@@ -27,16 +27,16 @@ export interface ToolRequest {
 /** The record-shaped projection a key is made from (before ignoring). */
 export function modelProjection(request: ModelRequest): JsonObject {
   return {
-    input: toJournalValue(request.input ?? null, { field: 'input' }) as Json,
-    model: toJournalValue(request.model ?? null, { field: 'model' }) as Json,
-    prompt: toJournalValue(request.prompt ?? null, { field: 'prompt' }) as Json,
+    input: toJournalValue(request.input ?? null, { field: 'input' }),
+    model: toJournalValue(request.model ?? null, { field: 'model' }),
+    prompt: toJournalValue(request.prompt ?? null, { field: 'prompt' }),
   };
 }
 
 export function toolProjection(call: ToolRequest): JsonObject {
   return {
     tool_call: {
-      arguments: toJournalValue(call.arguments ?? null, { field: 'tool_call/arguments' }) as Json,
+      arguments: toJournalValue(call.arguments ?? null, { field: 'tool_call/arguments' }),
       name: call.name,
     },
   };

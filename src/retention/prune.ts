@@ -60,7 +60,7 @@ export interface PruneResult {
    * Runs that could not be summarized (a damaged line, an unreadable journal): kept, never removed — a damaged
    * history is evidence — with the error that stopped it.
    */
-  skipped: Array<{ journal: string; code: string; message: string }>;
+  skipped: { journal: string; code: string; message: string }[];
 }
 
 /** Every tombstone the store holds, oldest first; an empty list when it never pruned. */
@@ -115,7 +115,7 @@ export async function prune(store: Store, options: PruneOptions): Promise<PruneR
   let graveyard: Journal | null = null;
   // Expired runs wait here until a batch of tombstones is appended as one unit (one durable commit), then
   // each run of the batch is removed: a tombstone still always precedes its run's removal.
-  let batch: Array<{ tombstone: Tombstone; earlier: boolean }> = [];
+  let batch: { tombstone: Tombstone; earlier: boolean }[] = [];
   const flush = async (): Promise<void> => {
     const fresh = batch.filter((b) => !b.earlier).map((b) => b.tombstone);
     if (fresh.length > 0) {

@@ -131,7 +131,10 @@ export function beginRefusal(runId: string, e: ApprovalEntry, digest: string, no
 
 export function waitFor(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
     const onAbort = (): void => {
       clearTimeout(timer);
       reject(signal!.reason);

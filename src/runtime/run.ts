@@ -841,8 +841,8 @@ export class Run {
           kind: decision === 'granted' ? APPROVAL_GRANTED : APPROVAL_DENIED,
           ref: id,
           ts: input.decided_at,
-          input: input as unknown as JsonObject,
-          meta: meta as unknown as JsonObject,
+          input: input,
+          meta: meta,
         };
       }),
     );

@@ -40,7 +40,7 @@ export function faultPlanned(point: FaultPoint): boolean {
 
 /** Acts out the planned fault if this is its point and its turn; otherwise nothing. */
 export function faultPoint(point: FaultPoint): void {
-  if (PLAN === null || PLAN.point !== point || ++reached !== PLAN.nth) return;
+  if (PLAN?.point !== point || ++reached !== PLAN.nth) return;
   writeSync(2, `stepchain-fault ${point} ${PLAN.action}\n`);
   if (PLAN.action === 'stop') process.kill(process.pid, 'SIGSTOP');
   else if (PLAN.action === 'kill') process.kill(process.pid, 'SIGKILL');

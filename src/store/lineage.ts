@@ -8,9 +8,9 @@ export function lineageProblems(
   genesis: Genesis,
   lineage: Lineage | null,
   hashAtFromStep: string | null,
-): Array<Problem<JournalProblemCode>> {
+): Problem<JournalProblemCode>[] {
   if (lineage === null) return [];
-  const problems: Array<Problem<JournalProblemCode>> = [];
+  const problems: Problem<JournalProblemCode>[] = [];
   const gh = genesisHash(genesis);
   if (lineage.parent_genesis_hash !== gh) {
     problems.push({

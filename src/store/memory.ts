@@ -26,7 +26,7 @@ import { MemoryPartStore, type PartPayload } from './parts.js';
 import { verifyParts } from './parts-verify.js';
 import type { PartReader } from '../record/v3/part-reader.js';
 import { placeLine, segmentLabel, type SegmentCursor } from './segments.js';
-import { knownSteps, sequenceBatch } from './sequencer.js';
+import { sequenceBatch } from './sequencer.js';
 import { journalReport, verifySource, type SourceSegment } from './verify-source.js';
 import type {
   AppendOptions,

@@ -46,7 +46,7 @@ export class PartCopier {
   /** The copier of one copy (a source into a target journal), made on the first step that references a part. */
   static of(source: object, target: object): PartCopier {
     let c = PartCopier.copiers.get(target);
-    if (c === undefined || c.from !== source)
+    if (c?.from !== source)
       PartCopier.copiers.set(target, (c = new PartCopier(journalPartsOf(source), journalPartsOf(target), source)));
     return c;
   }
@@ -96,7 +96,7 @@ export class PartCopier {
     const order: PartPayload[] = [];
     const visit = async (ref: PartRef, path: string): Promise<void> => {
       // Iterative over the references a part holds, appending each part after those it references.
-      const stack: Array<{ ref: PartRef; expanded: boolean }> = [{ ref, expanded: false }];
+      const stack: { ref: PartRef; expanded: boolean }[] = [{ ref, expanded: false }];
       const seen = new Set<string>();
       while (stack.length > 0) {
         const top = stack[stack.length - 1]!;
@@ -173,8 +173,8 @@ export class PartCopier {
   }
 }
 
-function refsIn(v: Json, path: string): Array<{ ref: PartRef; path: string }> {
-  const out: Array<{ ref: PartRef; path: string }> = [];
+function refsIn(v: Json, path: string): { ref: PartRef; path: string }[] {
+  const out: { ref: PartRef; path: string }[] = [];
   const walk = (x: Json, p: string): void => {
     if (x === null || typeof x !== 'object') return;
     const ref = partRefOf(x);

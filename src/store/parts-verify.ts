@@ -21,13 +21,13 @@ export async function verifyParts(
   lines: AsyncIterable<{ seq: number; text: string }>,
   source: PartSource,
   options: { deep?: boolean; where?: (address: string) => string } = {},
-): Promise<Array<Problem<PartProblemCode>>> {
+): Promise<Problem<PartProblemCode>[]> {
   const reader = new PartReader(source, { deep: options.deep ?? false });
-  const problems: Array<Problem<PartProblemCode>> = [];
+  const problems: Problem<PartProblemCode>[] = [];
   const seen = new Set<string>();
   const check = async (ref: PartRef, seq: number, path: string): Promise<void> => {
     // Depth-first through part files with an explicit stack: a chat's lists form long base chains.
-    const stack: Array<{ ref: PartRef; path: string }> = [{ ref, path }];
+    const stack: { ref: PartRef; path: string }[] = [{ ref, path }];
     while (stack.length > 0 && problems.length < MAX_PART_PROBLEMS) {
       const { ref: r, path: p } = stack.pop()!;
       if (seen.has(r.digest)) continue;
@@ -74,7 +74,7 @@ export async function verifyParts(
  */
 export function partsOfJournal(
   journal: object,
-): { reached(text: string, seq: number): Promise<Array<{ address: string; bytes: Uint8Array }>> } | null {
+): { reached(text: string, seq: number): Promise<{ address: string; bytes: Uint8Array }[]> } | null {
   const store = (
     journal as {
       parts?: { store?: { get(a: string, size?: number): Promise<Uint8Array | { size: number } | null> } } | null;
@@ -87,7 +87,7 @@ export function partsOfJournal(
     async reached(text, seq) {
       if (!text.includes(PART_NAME_TEXT)) return [];
       const record = JSON.parse(text) as Record<string, Json>;
-      const out: Array<{ address: string; bytes: Uint8Array }> = [];
+      const out: { address: string; bytes: Uint8Array }[] = [];
       for (const slot of PART_SLOTS) {
         const v = record[slot];
         if (v === null || typeof v !== 'object') continue;
@@ -110,7 +110,7 @@ export function partsOfJournal(
 }
 
 /** A journal's verify report with its parts' problems added (a v3 journal whose chain verified). */
-export async function withPartProblems<R extends { ok: boolean; problems: Array<Problem<string>> }>(
+export async function withPartProblems<R extends { ok: boolean; problems: Problem[] }>(
   report: R,
   lines: AsyncIterable<{ seq: number; text: string }>,
   source: PartSource,

@@ -29,11 +29,11 @@ export type GroupOutcome = { ok: true; results: AppendResult[]; blobs: BlobPaylo
 
 export interface SequencedBatch {
   /** New lines in seq order, each with its trailing newline. */
-  lines: Array<{ seq: number; text: string; hash: string }>;
+  lines: { seq: number; text: string; hash: string }[];
   outcomes: GroupOutcome[];
   tail: Tail;
   /** Window entries to add once the lines are committed. */
-  entries: Array<[string, CommittedStep]>;
+  entries: [string, CommittedStep][];
 }
 
 const encoder = new TextEncoder();
@@ -57,6 +57,24 @@ function headMoved(after: number, seq: number): StoreError {
       hint: 'read the steps after the one you knew, decide again, and append with the new last seq',
     },
   );
+}
+
+function stepIdConflict(stepId: string, hit: CommittedStep, sameContent: boolean): StoreError {
+  return new StoreError(
+    'STEP_ID_CONFLICT',
+    `step_id ${JSON.stringify(stepId)} is already seq ${hit.seq} with different ${sameContent ? 'ts' : 'content or meta'}`,
+    {
+      location: { seq: hit.seq, path: '/step_id' },
+      hint: 'a retry must repeat the original step exactly; a new step needs a new step_id',
+    },
+  );
+}
+
+function stepTooLarge(seq: number): StoreError {
+  return new StoreError('STEP_TOO_LARGE', `step ${seq}'s line would exceed the limit of ${MAX_LINE_BYTES} bytes`, {
+    location: { seq, path: '/meta' },
+    hint: 'large content fields become blobs automatically; move large data out of meta into a content field',
+  });
 }
 
 /** `known`: the committed steps among the batch's step_ids, from the store's IdempotencyIndex. */
@@ -93,14 +111,7 @@ export function sequenceBatch(
               });
               continue;
             }
-            throw new StoreError(
-              'STEP_ID_CONFLICT',
-              `step_id ${JSON.stringify(step.step_id)} is already seq ${hit.seq} with different ${hit.key === step.key ? 'ts' : 'content or meta'}`,
-              {
-                location: { seq: hit.seq, path: '/step_id' },
-                hint: 'a retry must repeat the original step exactly; a new step needs a new step_id',
-              },
-            );
+            throw stepIdConflict(step.step_id, hit, hit.key === step.key);
           }
         }
         const seq = gt.seq + 1;
@@ -112,14 +123,7 @@ export function sequenceBatch(
         if (step.seed !== undefined) envelope.seed = step.seed;
         const { stepHash, line } = step.profile.seal(step.texts, envelope);
         if (line.length * 3 > MAX_LINE_BYTES && encoder.encode(line).length > MAX_LINE_BYTES) {
-          throw new StoreError(
-            'STEP_TOO_LARGE',
-            `step ${seq}'s line would exceed the limit of ${MAX_LINE_BYTES} bytes`,
-            {
-              location: { seq, path: '/meta' },
-              hint: 'large content fields become blobs automatically; move large data out of meta into a content field',
-            },
-          );
+          throw stepTooLarge(seq);
         }
         const entry: CommittedStep = { seq, step_hash: stepHash, prev_hash: gt.hash, key: step.key, ts };
         local.set(stepId, entry);

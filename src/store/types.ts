@@ -151,7 +151,7 @@ export interface RunStateCache {
   /** The saved text, or null when there is none (or it cannot be read). */
   read(): Promise<string | null>;
   /** Replaces it; absent on a journal opened read-only (reading leaves a journal byte-identical). */
-  write?(text: string): Promise<void>;
+  write?: (text: string) => Promise<void>;
 }
 
 export interface JournalVerifyOptions {
@@ -167,7 +167,7 @@ export interface JournalVerifyOptions {
   /** stepchain/v3: also run the deep tier, recomputing every record's root from its values (FORMAT §14.7). */
   deep?: boolean;
   /** stepchain/v3: the pinned approvers' public keys (spec/APPROVALS.md §5): a decision by any other key is APPROVER_UNKNOWN. */
-  approvers?: ReadonlyArray<{ key: Uint8Array; name?: string }>;
+  approvers?: readonly { key: Uint8Array; name?: string }[];
 }
 
 export interface Store<J extends Journal = Journal> {

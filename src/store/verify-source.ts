@@ -36,7 +36,7 @@ export interface BlobProblem {
 
 export interface VerifiableJournal {
   /** The genesis as the store holds it (checked here: an invalid one is GENESIS_INVALID). */
-  genesis: Genesis | unknown;
+  genesis: unknown;
   lineage: Lineage | null;
   segments(): AsyncIterable<SourceSegment> | Iterable<SourceSegment>;
   /** A referenced blob's bytes, null when the store does not hold it, or a problem found before reading it. */
@@ -58,7 +58,7 @@ export interface VerifySourceOptions {
   /** stepchain/v3: the deep tier too (FORMAT §14.7). */
   deep?: boolean;
   /** stepchain/v3: pinned approvers (spec/APPROVALS.md §5). */
-  approvers?: ReadonlyArray<{ key: Uint8Array; name?: string }>;
+  approvers?: readonly { key: Uint8Array; name?: string }[];
 }
 
 export interface SegmentOutcome {
@@ -74,11 +74,14 @@ export interface SourceVerification {
   /** The chain's report: its problems only. */
   chain: ChainReport<ChainProblemCode>;
   blobs: ProblemList<BlobProblemCode>;
-  lineage: Array<Problem<JournalProblemCode>>;
+  lineage: Problem<JournalProblemCode>[];
   segments: SegmentOutcome[];
 }
 
-type Pending = { ref: BlobRef & { field: string }; location: ProblemLocation };
+interface Pending {
+  ref: BlobRef & { field: string };
+  location: ProblemLocation;
+}
 
 export async function verifySource(
   source: VerifiableJournal,
@@ -185,7 +188,7 @@ class BlobChecks {
 
 /** The report of a store that keeps nothing besides its segments and blobs: the chain's problems, the blobs', the lineage's. */
 export function journalReport(v: SourceVerification): JournalReport {
-  const problems: Array<Problem<JournalProblemCode>> = [...v.chain.problems, ...v.blobs.items, ...v.lineage];
+  const problems: Problem<JournalProblemCode>[] = [...v.chain.problems, ...v.blobs.items, ...v.lineage];
   const truncated = v.chain.problems_truncated || v.blobs.truncated;
   return { ...v.chain, ok: problems.length === 0 && !truncated, problems, problems_truncated: truncated };
 }

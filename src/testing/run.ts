@@ -53,5 +53,5 @@ export function stepContent(record: StepRecord): StepInput {
   const out: Record<string, unknown> = {};
   for (const f of writerProfile(undefined).contentFields) out[f] = fields[f];
   if (record.meta !== undefined) out.meta = record.meta;
-  return out as StepInput;
+  return out;
 }

@@ -110,8 +110,6 @@ const H =
   FORGE;
 // The same, holding NUL (possible in JSON content, impossible in argv).
 const HN = `${H}\x00NUL`;
-const jsonPtrToken = (s: string): string => s.replace(/~/g, '~0').replace(/\//g, '~1');
-
 function expectClean(o: Out, pty: boolean, label: string): void {
   expect(forbidden(o.all, pty), `${label}: raw forbidden bytes`).toEqual([]);
   expect(forgedLines(o), `${label}: forged verdict lines`).toEqual([]);

@@ -55,7 +55,6 @@ const ok = (args: string[], input?: string): string => {
   return r.out + r.err;
 };
 const f = (name: string): string => join(dir, name);
-const text = (name: string): string => readFileSync(f(name), 'utf8').trim();
 
 // ---------- archives, rebuilt as `stepchain export` writes them (ustar profile, mtime 0, no padding) ----------
 

@@ -57,7 +57,7 @@ async function journalWith(name: string, steps: Array<Record<string, unknown>>):
   return join(dir, name);
 }
 
-const journal = await journalWith('run', [STEP(0), STEP(1), STEP(2)]);
+await journalWith('run', [STEP(0), STEP(1), STEP(2)]);
 const signer = join(dir, 'alice.key');
 await keygen(signer, keyPairFromSeed(testSeed(1)));
 const other = keyPairFromSeed(testSeed(2));

@@ -9,7 +9,7 @@
  * racing erases are processes of their own. And a resume removes a temporary bucket file only under the
  * journal lock: the old one removed a live erase's from under it (found by scripts/soak-erase-race.mjs).
  */
-import { execFile, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -42,10 +42,9 @@ interface Racer {
 
 /** An erase started now, held at its gate after its check until the test opens the gate. */
 function racer(args: string[], gate: string): Racer {
-  let child: ChildProcess;
   const r: Racer = { gate, exited: false, done: null as never };
   r.done = new Promise((resolve) => {
-    child = execFile(
+    execFile(
       process.execPath,
       [CLI, 'erase', ...args, '--reason', 'GDPR Art. 17', '--json'],
       { cwd: root, env: { ...process.env, NO_COLOR: '1', PGPASSWORD: pgPassword, STEPCHAIN_TEST_ERASE_GATE: gate } },

@@ -10,7 +10,7 @@ import { afterAll, describe, expect, test } from 'vitest';
 import { FileStore, StoreError, type Journal } from '../../src/store/index.js';
 import { exportReceipt, openReceiptSource, verifyReceiptFile } from '../../src/receipt/index.js';
 import { diff } from '../../src/diff/index.js';
-import { ChainVerifier, declaredFirstSeq, verifyChain, verifyFile, type ChainReport } from '../../src/chain/index.js';
+import { ChainVerifier, verifyChain, verifyFile, type ChainReport } from '../../src/chain/index.js';
 import { canonicalJson, CanonicalError, MAX_RECORD_DEPTH, MAX_VALUE_DEPTH } from '../../src/canonical/index.js';
 import { compilePolicy, redactStep, seededSalts } from '../../src/redact/index.js';
 import type { Json } from '../../src/record/index.js';

@@ -106,7 +106,7 @@ describe('in Chromium', () => {
 
   test('its CSP blocks every way the page or its worker could reach a server; the server sees nothing', async () => {
     let hits = 0;
-    const server: Server = createServer((req, res) => {
+    const server: Server = createServer((_req, res) => {
       hits++;
       res.setHeader('access-control-allow-origin', '*');
       res.end('hit');

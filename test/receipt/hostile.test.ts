@@ -9,7 +9,7 @@ import { canonicalJson } from '../../src/canonical/jcs.js';
 import { digestBytes } from '../../src/canonical/sha256.js';
 import { genesisHash } from '../../src/record/index.js';
 import { receiptBytes, verifyReceipt, keyPairFromSeed } from '../../src/receipt/index.js';
-import { ustarHeader, BLOCK } from '../../src/receipt/tar.js';
+import { ustarHeader } from '../../src/receipt/tar.js';
 import { makeFixture, testSeed } from './fixture.js';
 import { entriesOf, rawHeader, tarOf, text, padded, type RawEntry } from './craft.js';
 

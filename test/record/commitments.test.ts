@@ -450,7 +450,6 @@ describe('FORMAT §12.3: where `commitments` stands in the preimage (JCS of the 
     );
   };
   const privateSkip = ['step_hash', 'salt', ...SLOTS];
-  const publicSkip = ['step_hash', 'salts', 'digests', ...SLOTS];
 
   test.each([
     ['before every member', { aa: 1 }],

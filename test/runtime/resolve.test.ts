@@ -33,12 +33,6 @@ async function code(p: Promise<unknown>): Promise<string> {
   return 'resolved';
 }
 
-async function kinds(journal: Journal): Promise<string[]> {
-  const out: string[] = [];
-  for await (const r of journal.read()) out.push(r.v === 2 ? r.kind : 'v1');
-  return out;
-}
-
 /** A run whose process "died" inside charge_card: the effect begun by one Run, the next Run resuming it. */
 async function crashed(
   store: Store,

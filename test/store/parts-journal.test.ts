@@ -8,7 +8,6 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { FileStore, MemoryStore, type StepInput, type Store } from '../../src/store/index.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
-import { PostgresStore } from '../../src/store/postgres/index.js';
 import { postgresHarness } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/tmp.js';
 

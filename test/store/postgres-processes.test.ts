@@ -11,7 +11,7 @@ import { killAndRetryRounds, runChild, runToEnd } from './helpers.js';
 import { postgresHarness } from '../helpers/postgres.js';
 
 const pgHarness = await postgresHarness('pgproc', 3);
-const { url, admin } = pgHarness;
+const { admin } = pgHarness;
 const store = (options: Record<string, unknown> = {}): PostgresStore => pgHarness.store(options);
 
 /**

@@ -30,7 +30,7 @@ function contentOf(part: JsonRecord): Content {
       input: typeof part.input === 'string' ? part.input : JSON.stringify(part.input),
     } as unknown as Content;
   if (part.type === 'file' && part.data !== null && typeof part.data === 'object' && !Array.isArray(part.data)) {
-    return { ...part, data: (part.data as JsonRecord).base64 } as unknown as Content;
+    return { ...part, data: part.data.base64 } as unknown as Content;
   }
   return part as unknown as Content;
 }
@@ -101,12 +101,12 @@ function streamOf(answer: Extract<ReplayAnswer, { source: 'recorded' }>): Stream
     if (part.type === 'text' || part.type === 'reasoning') {
       const kind = part.type;
       parts.push(
-        { type: `${kind}-start`, id } as StreamPart,
-        { type: `${kind}-delta`, id, delta: part.text } as StreamPart,
-        { type: `${kind}-end`, id } as StreamPart,
+        { type: `${kind}-start`, id },
+        { type: `${kind}-delta`, id, delta: part.text },
+        { type: `${kind}-end`, id },
       );
     } else {
-      parts.push(part as StreamPart);
+      parts.push(part);
     }
   });
   if (answer.error !== null) parts.push({ type: 'error', error: recordedFailure(answer.error) });
@@ -151,7 +151,7 @@ export function replayModel(replay: Replay, options: ReplayModelOptions = {}): M
       return streamOf(answer);
     },
   };
-  return model as ModelInfo;
+  return model;
 }
 
 type Execute = (input: unknown, options: ToolExecutionOptions) => unknown;

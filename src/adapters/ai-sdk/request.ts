@@ -32,7 +32,7 @@ export function requestFields(model: ModelInfo, params: CallOptions): ModelReque
   const input: Record<string, unknown> = {};
   for (const key of SETTINGS) if (params[key] !== undefined) input[key] = params[key];
   if (params.tools !== undefined && params.tools.length > 0) {
-    input['tools'] = params.tools.map((t) =>
+    input.tools = params.tools.map((t) =>
       t.type === 'function'
         ? { type: t.type, name: t.name, description: t.description, inputSchema: t.inputSchema }
         : { type: t.type, id: t.id, name: t.name, args: t.args },

@@ -7,7 +7,13 @@
 import type { ModelMessage } from 'ai';
 import { resumeHistory, type Run } from '../../runtime.js';
 
-type Part = { type?: unknown; text?: unknown; toolCallId?: unknown; toolName?: unknown; input?: unknown };
+interface Part {
+  type?: unknown;
+  text?: unknown;
+  toolCallId?: unknown;
+  toolName?: unknown;
+  input?: unknown;
+}
 
 /** The history to continue `run` from: [] when no model call completed before the continuation point. */
 export async function resumeMessages(run: Pick<Run, 'continuationPoint'>): Promise<ModelMessage[]> {

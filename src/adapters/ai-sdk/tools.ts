@@ -20,7 +20,7 @@ async function* recordIterable(
   source: AsyncIterable<unknown>,
   done: (last: unknown) => Promise<unknown>,
   failed: (error: unknown) => Promise<unknown>,
-): AsyncGenerator<unknown> {
+): AsyncGenerator {
   let last: unknown;
   try {
     for await (const value of source) {

@@ -268,6 +268,7 @@ export class StepchainCallbackHandler extends BaseCallbackHandler {
     if (m === undefined) return;
     this.models.delete(runId);
     const slot = this.owners.get(runId)!;
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- the chat members (message) are not on Generation's declared type
     const generation = output.generations[0]?.[0] as (Generation & Partial<ChatGeneration>) | undefined;
     const message = generation?.message === undefined ? undefined : messageValue(generation.message);
     const streamed = m.tokens.join('');
@@ -280,9 +281,9 @@ export class StepchainCallbackHandler extends BaseCallbackHandler {
           : message
         : { text: generation?.text || streamed };
     const toolCalls = message?.tool_calls?.map((c) => ({ id: c.id, name: c.name, arguments: c.args }));
-    const usage =
+    const usage: unknown =
       (generation?.message as { usage_metadata?: unknown } | undefined)?.usage_metadata ?? output.llmOutput?.tokenUsage;
-    const finish = generation?.generationInfo?.finish_reason;
+    const finish: unknown = generation?.generationInfo?.finish_reason;
     const handle = await m.call;
     await this.enqueue(slot, () =>
       handle.complete({

@@ -17,6 +17,7 @@ export interface MessageValue {
 }
 
 export function messageValue(m: BaseMessage): MessageValue {
+  // eslint-disable-next-line @typescript-eslint/no-deprecated -- getType() is what every @langchain/core 1.x the adapter supports answers the same way
   const out: MessageValue = { role: m.getType(), content: m.content };
   if (typeof m.name === 'string') out.name = m.name;
   const calls = (m as { tool_calls?: { id?: string; name: string; args: unknown }[] }).tool_calls;
@@ -42,6 +43,7 @@ function commandValue(v: object): Record<string, unknown> | null {
  * other values are left as they are.
  */
 export function plainValue(v: unknown, depth = 0): unknown {
+  // eslint-disable-next-line @typescript-eslint/no-deprecated -- isBaseMessage also takes messages built by another copy of @langchain/core
   if (isBaseMessage(v)) return messageValue(v);
   if (depth > 64 || v === null || typeof v !== 'object') return v;
   const command = commandValue(v);

@@ -33,7 +33,7 @@ export async function readThread(
   let previous: string | null = null;
   for await (const rec of records) {
     const r = readRecord(rec);
-    if (r === null || r.kind !== 'langgraph.checkpoint') continue;
+    if (r?.kind !== 'langgraph.checkpoint') continue;
     const p = r.parent;
     const held = p === null ? undefined : seen.get(p.checkpoint_id);
     const parentOk =

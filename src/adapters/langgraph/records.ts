@@ -108,12 +108,12 @@ export function readRecord(rec: StepRecord): ThreadRecord | null {
   const input = rec.input;
   if (!isObject(input) || typeof input.kind !== 'string' || !input.kind.startsWith('langgraph.')) return null;
   const bad = (what: string): never => {
-    throw new LangGraphError('RECORD_INVALID', `record ${rec.seq} of kind ${input.kind}: ${what}`, {
+    throw new LangGraphError('RECORD_INVALID', `record ${rec.seq} of kind ${String(input.kind)}: ${what}`, {
       location: { seq: rec.seq },
     });
   };
   const str = (name: string): string =>
-    typeof input[name] === 'string' ? (input[name] as string) : bad(`${name} must be a string`);
+    typeof input[name] === 'string' ? input[name] : bad(`${name} must be a string`);
   const result = isObject(rec.result) ? rec.result : bad('result must be an object');
   const base = {
     thread_id: str('thread_id'),

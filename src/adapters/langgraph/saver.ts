@@ -230,8 +230,7 @@ export class StepchainSaver extends BaseCheckpointSaver {
     const { channel_values: values, ...rest } = copyCheckpoint(checkpoint);
     const channelValues: CheckpointRecord['channel_values'] = {};
     for (const [channel, version] of Object.entries(newVersions ?? {})) {
-      if (channel in values)
-        channelValues[channel] = { version, value: await this.dump((values as Record<string, unknown>)[channel]) };
+      if (channel in values) channelValues[channel] = { version, value: await this.dump(values[channel]) };
     }
     const parent = parentId === undefined ? null : parentRef(parentId, log.checkpoints.get(parentId));
     const record: CheckpointRecord = {

@@ -145,7 +145,7 @@ export class ThreadLog {
   /** The shared rule (LANGGRAPH §5): index ≥ 0 keeps the first write for (task, index); a special channel's (index < 0) is replaced. */
   private applyWrites(r: WritesRecord): void {
     let held = this.writes.get(r.checkpoint_id);
-    if (held === undefined) this.writes.set(r.checkpoint_id, (held = new Map()));
+    if (held === undefined) this.writes.set(r.checkpoint_id, (held = new Map<string, StoredWrite>()));
     for (const w of r.writes) {
       const key = `${r.task_id},${w.idx}`;
       if (w.idx >= 0 && held.has(key)) continue;

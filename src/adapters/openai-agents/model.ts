@@ -31,12 +31,12 @@ export function requestFields(name: string, request: ModelRequest): ModelRequest
 }
 
 /** The usage as plain numbers: the SDK's `Usage` is a class instance carrying per-request entries. */
-type UsageNumbers = {
+interface UsageNumbers {
   requests?: number | undefined;
   inputTokens?: number;
   outputTokens?: number;
   totalTokens?: number;
-};
+}
 function usageOf(usage: UsageNumbers | undefined): Record<string, number> | undefined {
   if (usage === undefined) return undefined;
   const out: Record<string, number> = {};
@@ -45,7 +45,12 @@ function usageOf(usage: UsageNumbers | undefined): Record<string, number> | unde
   return out;
 }
 
-type FunctionCall = { type: 'function_call'; callId: string; name: string; arguments: string };
+interface FunctionCall {
+  type: 'function_call';
+  callId: string;
+  name: string;
+  arguments: string;
+}
 
 function parsed(text: string): unknown {
   try {

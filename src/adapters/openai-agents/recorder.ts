@@ -136,6 +136,7 @@ export class AgentsRecorder implements TracingProcessor {
    * a tool's error into the text given to the model inside `invoke`; it is recorded as the effect's error
    * when the tool's function span says so (tracing on), else as its result.
    */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- FunctionTool's parameters are invariant: only any takes every tool
   wrapTool<T extends FunctionTool<any, any, any>>(
     functionTool: T,
     effectClass: EffectClass | undefined = this.effects[functionTool.name],
@@ -175,6 +176,7 @@ export class AgentsRecorder implements TracingProcessor {
     if (this.queueError !== undefined) {
       const error = this.queueError;
       this.queueError = undefined;
+      // eslint-disable-next-line @typescript-eslint/only-throw-error -- rethrows what the queued write rejected with, unchanged
       throw error;
     }
   }
@@ -239,6 +241,7 @@ export class AgentsRecorder implements TracingProcessor {
     });
   }
 
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the SDK's TracingProcessor declares Span<any>
   async onSpanStart(span: Span<any>): Promise<void> {
     const data = span.spanData as { type: string; name?: string };
     this.tree.started(span.spanId, {
@@ -249,6 +252,7 @@ export class AgentsRecorder implements TracingProcessor {
     this.traceSpans.get(span.traceId)?.push(span.spanId);
   }
 
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the SDK's TracingProcessor declares Span<any>
   async onSpanEnd(span: Span<any>): Promise<void> {
     const data = span.spanData as {
       type: string;

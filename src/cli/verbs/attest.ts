@@ -322,12 +322,7 @@ export const recordKeepingVerb: Verb = {
       const entry = await withJournal(path, true, async (journal) => {
         const report = await journal.verify(approvers.length ? { approvers } : {});
         if (!report.ok) return null;
-        return runRecordKeeping(
-          journal.genesis as { journal_id: string; created_at: string; run?: unknown },
-          journal.read() as AsyncIterable<never>,
-          true,
-          report.approvals,
-        );
+        return runRecordKeeping(journal.genesis, journal.read() as AsyncIterable<never>, true, report.approvals);
       });
       if (entry === null) {
         out.say(`✘ ${inline(path)} does not verify: run \`stepchain verify ${inline(path)}\`; no record was written`);

@@ -8,7 +8,7 @@ const lazy = (name: string, load: () => Promise<Verb>): LazyVerb => ({ name, loa
 
 export const VERBS: readonly LazyVerb[] = [
   lazy('init', async () => (await import('./journal.js')).initVerb),
-  lazy('append', async () => (await import('./journal.js')).appendVerb),
+  lazy('append', async () => (await import('./append.js')).appendVerb),
   lazy('log', async () => (await import('./journal.js')).logVerb),
   lazy('show', async () => (await import('./journal.js')).showVerb),
   lazy('head', async () => (await import('./journal.js')).headVerb),
@@ -32,7 +32,7 @@ export const VERBS: readonly LazyVerb[] = [
   lazy('effect', async () => (await import('./run.js')).effectVerb),
   lazy('approve', async () => (await import('./approve.js')).approveVerb),
   lazy('continuation', async () => (await import('./run.js')).continuationVerb),
-  lazy('runs', async () => (await import('./run.js')).runsVerb),
+  lazy('runs', async () => (await import('./runs.js')).runsVerb),
   lazy('prune', async () => (await import('./retention.js')).pruneVerb),
   lazy('mcp', async () => (await import('./mcp.js')).mcpVerb),
   lazy('collect', async () => (await import('./otel.js')).collectVerb),

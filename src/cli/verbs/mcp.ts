@@ -12,7 +12,7 @@ import { commandApprover, startHttpProxy, startProxy, type ToolPolicy } from '..
 import { formatNamed, NEW_RUN_FORMAT, shortName, type RunFormat } from '../../record/formats.js';
 import { intArg } from '../args.js';
 import { approverPins } from './approve-lines.js';
-import { UsageError, type Verb } from '../cli.js';
+import { UsageError, type Context, type Verb } from '../cli.js';
 import type { KeyInput } from '../../index.js';
 import { labelsOf } from '../identity.js';
 import { locate } from '../location.js';
@@ -90,6 +90,70 @@ const list = (v: unknown): string[] | undefined =>
         .flatMap((s) => s.split(','))
         .map((s) => s.trim())
         .filter((s) => s !== '');
+
+/**
+ * The tool policy the options ask for: allowed and denied tools, the --approve-with command and the
+ * tools it approves, and (v3 runs only: the caller has checked) the approvers pinned, the key that signs
+ * the command's verdict and how long a call waits for approval.
+ */
+async function toolPolicyOf(values: Context['values']): Promise<ToolPolicy> {
+  const policy: ToolPolicy = {};
+  const allow = list(values.allow);
+  const deny = list(values.deny);
+  if (allow !== undefined) policy.allow = allow;
+  if (deny !== undefined) policy.deny = deny;
+  if (typeof values['approve-with'] === 'string') policy.approve = commandApprover(values['approve-with']);
+  const approveTools = list(values['approve-tools']);
+  if (approveTools !== undefined) policy.approveTools = approveTools;
+  if (typeof values['approver-key'] === 'string') {
+    if (policy.approve === undefined)
+      throw new UsageError(
+        '--approver-key signs the verdict of the --approve-with command: give the command too',
+        'mcp',
+      );
+    policy.approverKey = {
+      key: readApproverKey(values['approver-key']),
+      ...(typeof values['approver-name'] === 'string' ? { name: values['approver-name'] } : {}),
+    };
+  }
+  const approverFiles = (values.approver as string[] | undefined) ?? [];
+  if (approverFiles.length > 0) {
+    const { keyIdOf } = await import('../../receipt/keys.js');
+    policy.approvers = new Set((await approverPins(approverFiles)).map((p) => keyIdOf(p.key)));
+  }
+  if (values['approval-timeout'] !== undefined)
+    policy.approvalTimeoutMs = intArg(values['approval-timeout'], '--approval-timeout', 'mcp') * 1000;
+  return policy;
+}
+
+/** mcp --upstream: the proxy in front of a remote server, listening at 127.0.0.1 until a signal ends it. */
+async function serveUpstream(
+  upstream: string,
+  port: Context['values'][string],
+  withCommand: boolean,
+  common: Omit<Parameters<typeof startHttpProxy>[0], 'upstream' | 'port'>,
+  where: Where,
+  log: (line: string) => void,
+): Promise<number> {
+  if (withCommand) throw new UsageError('give a server command (after --) or --upstream URL, not both', 'mcp');
+  try {
+    new URL(upstream);
+  } catch {
+    throw new UsageError(`--upstream ${JSON.stringify(upstream)} is not a URL`, 'mcp');
+  }
+  const proxy = await startHttpProxy({
+    ...common,
+    upstream,
+    ...(port !== undefined ? { port: intArg(port, '--port', 'mcp') } : {}),
+  });
+  log(`listening: give the client ${proxy.url}`);
+  await new Promise<void>((resolve) => {
+    for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(s, () => resolve());
+  });
+  await proxy.close();
+  await where.close();
+  return 0;
+}
 
 export const mcpVerb: Verb = {
   name: 'mcp',
@@ -219,14 +283,6 @@ export const mcpVerb: Verb = {
     if (!chosen?.capabilities.runRecords)
       throw new UsageError(`--format must be v2 or v3 (got ${JSON.stringify(formatArg)})`, 'mcp');
     const where = await sessionLocation(positionals[0]!, fsync, typeof values.upstream === 'string');
-    const policy: ToolPolicy = {};
-    const allow = list(values.allow);
-    const deny = list(values.deny);
-    if (allow !== undefined) policy.allow = allow;
-    if (deny !== undefined) policy.deny = deny;
-    if (typeof values['approve-with'] === 'string') policy.approve = commandApprover(values['approve-with']);
-    const approveTools = list(values['approve-tools']);
-    if (approveTools !== undefined) policy.approveTools = approveTools;
     const v3Only = (['approve-tools', 'approver', 'approver-key', 'approver-name', 'approval-timeout'] as const).filter(
       (o) => values[o] !== undefined,
     );
@@ -236,24 +292,7 @@ export const mcpVerb: Verb = {
         'mcp',
       );
     }
-    if (typeof values['approver-key'] === 'string') {
-      if (policy.approve === undefined)
-        throw new UsageError(
-          '--approver-key signs the verdict of the --approve-with command: give the command too',
-          'mcp',
-        );
-      policy.approverKey = {
-        key: readApproverKey(values['approver-key']),
-        ...(typeof values['approver-name'] === 'string' ? { name: values['approver-name'] } : {}),
-      };
-    }
-    const approverFiles = (values.approver as string[] | undefined) ?? [];
-    if (approverFiles.length > 0) {
-      const { keyIdOf } = await import('../../receipt/keys.js');
-      policy.approvers = new Set((await approverPins(approverFiles)).map((p) => keyIdOf(p.key)));
-    }
-    if (values['approval-timeout'] !== undefined)
-      policy.approvalTimeoutMs = intArg(values['approval-timeout'], '--approval-timeout', 'mcp') * 1000;
+    const policy = await toolPolicyOf(values);
     const log = (line: string): void => {
       process.stderr.write(`stepchain mcp: ${line.replace(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/g, '?')}\n`);
     };
@@ -272,27 +311,8 @@ export const mcpVerb: Verb = {
       log,
       ...(where.locate === undefined ? {} : { locate: where.locate }),
     };
-    if (typeof values.upstream === 'string') {
-      if (positionals.length > 1)
-        throw new UsageError('give a server command (after --) or --upstream URL, not both', 'mcp');
-      try {
-        new URL(values.upstream);
-      } catch {
-        throw new UsageError(`--upstream ${JSON.stringify(values.upstream)} is not a URL`, 'mcp');
-      }
-      const proxy = await startHttpProxy({
-        ...common,
-        upstream: values.upstream,
-        ...(values.port !== undefined ? { port: intArg(values.port, '--port', 'mcp') } : {}),
-      });
-      log(`listening: give the client ${proxy.url}`);
-      await new Promise<void>((resolve) => {
-        for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(s, () => resolve());
-      });
-      await proxy.close();
-      await where.close();
-      return 0;
-    }
+    if (typeof values.upstream === 'string')
+      return serveUpstream(values.upstream, values.port, positionals.length > 1, common, where, log);
     if (positionals.length < 2)
       throw new UsageError(
         'missing the server command: stepchain mcp <journal or store> -- <command…> (or --upstream URL)',

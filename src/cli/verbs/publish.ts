@@ -7,10 +7,10 @@
 import { resolve } from 'node:path';
 import { disclose, discloseHash, discloseStep, publish, verifyDisclosureFiles } from '../../redact/index.js';
 import { readPublicKeyFile } from '../../receipt/index.js';
-import { EXIT_FAILED, EXIT_OK, UsageError, type Verb } from '../cli.js';
+import { EXIT_FAILED, EXIT_OK, UsageError, type Context, type Verb } from '../cli.js';
 import { intArg } from '../args.js';
 import { withJournal } from './journal.js';
-import { countingSource } from '../output.js';
+import { countingSource, type Output } from '../output.js';
 import { inline } from '../safe-text.js';
 import { nonRegularTarget } from '../../receipt/node.js';
 
@@ -209,89 +209,9 @@ export const discloseVerb: Verb = {
   ],
   async run({ out, values, positionals }) {
     const receipt = positionals[0]!;
-    if (values.check !== undefined) {
-      if (
-        values.secrets !== undefined ||
-        values.seq !== undefined ||
-        values.path !== undefined ||
-        values.out !== undefined ||
-        values['hash-only'] !== undefined
-      ) {
-        throw new UsageError('--check takes only the receipt, the proof and optionally --pubkey', 'disclose');
-      }
-      // An unusable key file is a usage error (exit 2), never "no key pinned".
-      const publicKey = values.pubkey === undefined ? undefined : await readPublicKeyFile(values.pubkey as string);
-      // A FIFO or device is refused before it is opened: reading a FIFO with no writer waits for ever.
-      for (const [what, file] of [
-        ['receipt', receipt],
-        ['proof', values.check as string],
-      ] as const) {
-        const kind = await nonRegularTarget(file);
-        if (kind !== null)
-          throw new UsageError(`cannot read ${what} ${file}: it is ${kind}, not a regular file`, 'disclose');
-      }
-      const report = await verifyDisclosureFiles(
-        receipt,
-        values.check as string,
-        publicKey !== undefined ? { publicKey } : {},
-      );
-      if (out.json) {
-        const { receipt: r, ...rest } = report;
-        out.document('disclose', {
-          ...rest,
-          receipt: resolve(receipt),
-          receipt_ok: r?.ok ?? null,
-          receipt_problems: r?.problems ?? [],
-        });
-      } else if (report.ok) {
-        if ('record' in report)
-          out.say(
-            `${out.style('green', '✔ whole-step disclosure holds')}: step ${report.seq} of the original run is\n${inline(JSON.stringify(report.record))}`,
-          );
-        else if ('step_hash' in report)
-          out.say(
-            `${out.style('green', '✔ hash disclosure holds')}: the anchor commits to ${report.step_hash} as the original hash of step ${report.seq}${report.head ? ' (the original head)' : ''}`,
-          );
-        else
-          out.say(
-            `${out.style('green', '✔ disclosure holds')}: seq ${report.seq}, ${inline(String(report.path))} (rule ${inline(String(report.rule))}) = ${inline(JSON.stringify(report.value))}`,
-          );
-        for (const p of report.proves) out.say(`  ${out.style('green', 'proves')} ${inline(p)}`);
-      } else {
-        out.say(
-          `${out.style(['red', 'bold'], '✘ disclosure does NOT hold')}${report.seq !== null ? ` for seq ${report.seq}${'path' in report ? `, ${inline(String(report.path))}` : ''}` : ''}`,
-        );
-        for (const p of report.problems) out.say(`  ${out.style('red', p.code)} ${inline(p.message)}`);
-      }
-      return report.ok ? EXIT_OK : EXIT_FAILED;
-    }
+    if (values.check !== undefined) return checkDisclosure(out, receipt, values);
     if (values.pubkey !== undefined) throw new UsageError('--pubkey applies to --check', 'disclose');
-    if (values['hash-only'] === true) {
-      if (values.secrets === undefined)
-        throw new UsageError(
-          '--hash-only needs --secrets (and optionally --seq; default: the original head)',
-          'disclose',
-        );
-      if (values.path !== undefined)
-        throw new UsageError('--hash-only discloses no value: leave out --path', 'disclose');
-      const { proof: opening } = await discloseHash(receipt, {
-        secrets: values.secrets as string,
-        ...(values.seq !== undefined ? { seq: intArg(values.seq, '--seq', 'disclose') } : {}),
-        ...(values.out !== undefined ? { out: values.out as string } : {}),
-      });
-      if (out.json)
-        out.document('disclose', {
-          ok: true,
-          proof: opening,
-          ...(values.out !== undefined ? { out: values.out } : {}),
-        });
-      else if (values.out !== undefined)
-        out.say(
-          `wrote ${inline(values.out as string)}: the original hash of step ${opening.seq} with its salt; its holder can test guesses of values redacted up to that step`,
-        );
-      else out.print(JSON.stringify(opening));
-      return EXIT_OK;
-    }
+    if (values['hash-only'] === true) return discloseHashOnly(out, receipt, values);
     if (values.secrets === undefined || values.seq === undefined) {
       throw new UsageError(
         'give --secrets and --seq (and --path for one value) to make a proof, or --check proof.json to check one',
@@ -329,3 +249,85 @@ export const discloseVerb: Verb = {
     return EXIT_OK;
   },
 };
+
+/** disclose --check: a proof checked offline against the public receipt (and the pinned key, if any). */
+async function checkDisclosure(out: Output, receipt: string, values: Context['values']): Promise<number> {
+  if (
+    values.secrets !== undefined ||
+    values.seq !== undefined ||
+    values.path !== undefined ||
+    values.out !== undefined ||
+    values['hash-only'] !== undefined
+  ) {
+    throw new UsageError('--check takes only the receipt, the proof and optionally --pubkey', 'disclose');
+  }
+  // An unusable key file is a usage error (exit 2), never "no key pinned".
+  const publicKey = values.pubkey === undefined ? undefined : await readPublicKeyFile(values.pubkey as string);
+  // A FIFO or device is refused before it is opened: reading a FIFO with no writer waits for ever.
+  for (const [what, file] of [
+    ['receipt', receipt],
+    ['proof', values.check as string],
+  ] as const) {
+    const kind = await nonRegularTarget(file);
+    if (kind !== null)
+      throw new UsageError(`cannot read ${what} ${file}: it is ${kind}, not a regular file`, 'disclose');
+  }
+  const report = await verifyDisclosureFiles(
+    receipt,
+    values.check as string,
+    publicKey !== undefined ? { publicKey } : {},
+  );
+  if (out.json) {
+    const { receipt: r, ...rest } = report;
+    out.document('disclose', {
+      ...rest,
+      receipt: resolve(receipt),
+      receipt_ok: r?.ok ?? null,
+      receipt_problems: r?.problems ?? [],
+    });
+  } else if (report.ok) {
+    if ('record' in report)
+      out.say(
+        `${out.style('green', '✔ whole-step disclosure holds')}: step ${report.seq} of the original run is\n${inline(JSON.stringify(report.record))}`,
+      );
+    else if ('step_hash' in report)
+      out.say(
+        `${out.style('green', '✔ hash disclosure holds')}: the anchor commits to ${report.step_hash} as the original hash of step ${report.seq}${report.head ? ' (the original head)' : ''}`,
+      );
+    else
+      out.say(
+        `${out.style('green', '✔ disclosure holds')}: seq ${report.seq}, ${inline(String(report.path))} (rule ${inline(String(report.rule))}) = ${inline(JSON.stringify(report.value))}`,
+      );
+    for (const p of report.proves) out.say(`  ${out.style('green', 'proves')} ${inline(p)}`);
+  } else {
+    out.say(
+      `${out.style(['red', 'bold'], '✘ disclosure does NOT hold')}${report.seq !== null ? ` for seq ${report.seq}${'path' in report ? `, ${inline(String(report.path))}` : ''}` : ''}`,
+    );
+    for (const p of report.problems) out.say(`  ${out.style('red', p.code)} ${inline(p.message)}`);
+  }
+  return report.ok ? EXIT_OK : EXIT_FAILED;
+}
+
+/** disclose --hash-only: the anchor's commitment to one original step hash opened, no value disclosed. */
+async function discloseHashOnly(out: Output, receipt: string, values: Context['values']): Promise<number> {
+  if (values.secrets === undefined)
+    throw new UsageError('--hash-only needs --secrets (and optionally --seq; default: the original head)', 'disclose');
+  if (values.path !== undefined) throw new UsageError('--hash-only discloses no value: leave out --path', 'disclose');
+  const { proof: opening } = await discloseHash(receipt, {
+    secrets: values.secrets as string,
+    ...(values.seq !== undefined ? { seq: intArg(values.seq, '--seq', 'disclose') } : {}),
+    ...(values.out !== undefined ? { out: values.out as string } : {}),
+  });
+  if (out.json)
+    out.document('disclose', {
+      ok: true,
+      proof: opening,
+      ...(values.out !== undefined ? { out: values.out } : {}),
+    });
+  else if (values.out !== undefined)
+    out.say(
+      `wrote ${inline(values.out as string)}: the original hash of step ${opening.seq} with its salt; its holder can test guesses of values redacted up to that step`,
+    );
+  else out.print(JSON.stringify(opening));
+  return EXIT_OK;
+}

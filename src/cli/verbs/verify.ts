@@ -5,7 +5,7 @@
  * loads the store, a receipt the receipt verifier and the publication checks. It runs the per-line checks on
  * every core when the chain is big enough to gain.
  */
-import { basename, join, resolve } from 'node:path';
+import { basename, resolve } from 'node:path';
 import type { LineCheckPool } from '../../chain/batch.js';
 import type { ChainReport } from '../../chain/report.js';
 import { messageBesideCode, settleJournalVerdict, type VerdictFields } from '../../chain/verdict.js';
@@ -243,7 +243,7 @@ const PIN_RECEIPT = '--pubkey, --head, or --log-key';
 function renderJournal(
   out: Output,
   display: string,
-  report: ChainReport<string>,
+  report: ChainReport,
   expectHead: string | undefined,
   trusted: Pinned | undefined,
   lines: string[],
@@ -283,7 +283,7 @@ function renderJournal(
 async function extendsPinned(
   out: Output,
   path: string,
-  report: ChainReport<string>,
+  report: ChainReport,
   trusted: Pinned | undefined,
 ): Promise<string[]> {
   if (trusted === undefined || !report.ok) return [];
@@ -549,7 +549,7 @@ async function verifyReceipt(
 }
 
 /** A journal against a pinned checkpoint: its origin names this journal, and its verified lines extend the tree. */
-async function checkJournalExtends(path: string, trusted: TreeHead, report: ChainReport<string>): Promise<void> {
+async function checkJournalExtends(path: string, trusted: TreeHead, report: ChainReport): Promise<void> {
   const [{ leavesExtend, parseJournalOrigin }, { withJournal }] = await Promise.all([
     import('../../proofs/index.js'),
     import('../location.js'),
@@ -557,7 +557,7 @@ async function checkJournalExtends(path: string, trusted: TreeHead, report: Chai
   await withJournal(path, true, async (journal) => {
     const origin = parseJournalOrigin(trusted.origin);
     let verdict: { ok: true } | { ok: false; problem: { code: string; message: string } };
-    if (origin === null || origin.journalId !== journal.id || origin.genesisHash !== genesisHash(journal.genesis)) {
+    if (origin?.journalId !== journal.id || origin.genesisHash !== genesisHash(journal.genesis)) {
       verdict = {
         ok: false,
         problem: {

@@ -322,7 +322,7 @@ class TreeHasher {
             grown.set(this.src.subarray(0, at));
             this.src = grown;
           }
-          const end = at + encoder.encodeInto(text, this.src.subarray(at)).written!;
+          const end = at + encoder.encodeInto(text, this.src.subarray(at)).written;
           if (this.value(top, at, end) !== end) return null;
           at = end;
         }

@@ -193,7 +193,7 @@ function withheldDigestOf(v: unknown): string | null {
   if (!isPlainObject(v)) return null;
   const keys = Object.keys(v);
   return keys.length === 1 && keys[0] === WITHHELD_MARKER && typeof v[WITHHELD_MARKER] === 'string'
-    ? (v[WITHHELD_MARKER] as string)
+    ? v[WITHHELD_MARKER]
     : null;
 }
 
@@ -393,7 +393,7 @@ export interface RecordCommitment {
   root: string;
   rootBytes: Uint8Array;
   /** Per slot, in slot order: its key and digest. */
-  slots: Array<{ slot: V3Slot; key: Uint8Array; digest: Uint8Array }>;
+  slots: { slot: V3Slot; key: Uint8Array; digest: Uint8Array }[];
   /** Every unit in slot order then preorder, when asked for (`units: true`). */
   units: Unit[];
 }

@@ -42,7 +42,7 @@ export interface ErasureFinding {
  * markers and erasure records seen, and the lines of the sealed records (erasures are rare), never the others.
  */
 export class ErasureLedger {
-  private readonly markers: Array<ErasedUnit & { seq: number }> = [];
+  private readonly markers: (ErasedUnit & { seq: number })[] = [];
   private readonly records = new Map<string, { seq: number; input: ErasureInput | null; defect: string | null }>();
   private readonly findings: ErasureFinding[] = [];
   /** The lines of sealed records whose remains give their root, by seq: what a pending erasure is checked against. */
@@ -130,6 +130,13 @@ export class ErasureLedger {
   /** The findings once the chain is read: problems, then notices (pending erasures, erased values). */
   finish(): ErasureFinding[] {
     const out = [...this.findings];
+    const named = this.erasedFindings(out);
+    this.unnamedFindings(out, named);
+    return out;
+  }
+
+  /** Each erased value against the erasure record it names; the step_ids of the records named. */
+  private erasedFindings(out: ErasureFinding[]): Set<string> {
     const named = new Set<string>();
     for (const m of this.markers) {
       named.add(m.erasure);
@@ -180,6 +187,11 @@ export class ErasureLedger {
         notice: true,
       });
     }
+    return named;
+  }
+
+  /** Each erasure record no erased value names: pending, impossible, or claiming nothing checkable. */
+  private unnamedFindings(out: ErasureFinding[], named: ReadonlySet<string>): void {
     for (const [stepId, rec] of this.records) {
       if (named.has(stepId)) continue;
       if (rec.input === null) {
@@ -221,7 +233,6 @@ export class ErasureLedger {
         notice: true,
       });
     }
-    return out;
   }
 }
 

@@ -213,12 +213,12 @@ function slotSources(r: Rec): SlotSource[] {
     if (inKeys === slot in salts)
       throw new ErasureError('SEALED_INVALID', `slot ${slot} must be in exactly one of keys and salts`);
     if (inKeys) {
-      const k = typeof keys[slot] === 'string' ? fromB64u(keys[slot] as string) : null;
-      if (k === null || k.length !== KEY_BYTES)
+      const k = typeof keys[slot] === 'string' ? fromB64u(keys[slot]) : null;
+      if (k?.length !== KEY_BYTES)
         throw new ErasureError('SEALED_INVALID', `keys.${slot} must be ${KEY_BYTES} bytes in base64url`);
       return { salts: derivedSalts(k), done: () => true, keyed: true };
     }
-    const s = typeof salts[slot] === 'string' ? fromB64u(salts[slot] as string) : null;
+    const s = typeof salts[slot] === 'string' ? fromB64u(salts[slot]) : null;
     if (s === null || s.length % SALT_BYTES !== 0)
       throw new ErasureError('SEALED_INVALID', `salts.${slot} must be whole ${SALT_BYTES}-byte salts in base64url`);
     const list = listedSalts(s);
@@ -276,7 +276,7 @@ function containsErased(v: unknown): boolean {
 function stepHashOfRecord(r: Rec, bind: string): string {
   let out = '{"bind":"' + bind + '"';
   for (const n of ['kind', 'prev_hash', 'ref', 'root', 'seq', 'step_id', 'ts', 'v'])
-    out += ',"' + n + '":' + canonicalJsonTrusted(r[n] as never);
+    out += ',"' + n + '":' + canonicalJsonTrusted(r[n]);
   return digestUtf8(out + '}');
 }
 
@@ -284,7 +284,7 @@ function stepHashOfRecord(r: Rec, bind: string): string {
 function bindOfPrivate(r: Rec): string {
   const rest: Rec = { ...r };
   delete rest.step_hash;
-  return digestUtf8(canonicalJsonTrusted(rest as never));
+  return digestUtf8(canonicalJsonTrusted(rest));
 }
 
 export interface Erased {
@@ -477,7 +477,7 @@ export function eraseUnit(r: Rec, path: string, erasureStepId: string, expectDig
       'SEALED_INVALID',
       `erasing ${path} of seq ${String(r.seq)} would change its step hash; nothing was written`,
     );
-  return { record: out, line: canonicalJsonTrusted(out as never) + '\n', digest, parts };
+  return { record: out, line: canonicalJsonTrusted(out) + '\n', digest, parts };
 }
 
 /** The input of an erasure record, or why it is not one (spec/ERASURE.md §3). */

@@ -96,7 +96,7 @@ export class PartReader {
 
   /** A list's flattened elements, base chain first (iterative: a 40-turn chat has a chain of 80 lists). */
   private async listElements(f: Extract<PartFile, { kind: 'list' }>, ref: PartRef, site: PartSite): Promise<Json[]> {
-    const chain: Array<{ file: Extract<PartFile, { kind: 'list' }>; ref: PartRef }> = [{ file: f, ref }];
+    const chain: { file: Extract<PartFile, { kind: 'list' }>; ref: PartRef }[] = [{ file: f, ref }];
     let bottom: Json[] | undefined;
     for (let cur = f; ;) {
       if (chain.length > MAX_BASE_CHAIN)

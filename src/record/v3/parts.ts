@@ -22,11 +22,10 @@ import { canonicalJsonTrusted } from '../../canonical/jcs.js';
 import type { Json, JsonObject } from '../../canonical/json.js';
 import { RESERVED_PREFIX } from '../../canonical/limits.js';
 import { scanCanonical } from '../../canonical/scan.js';
-import { digestBytes, sha256Backend, toHex } from '../../canonical/sha256.js';
+import { sha256Backend, toHex } from '../../canonical/sha256.js';
 import { StepchainError } from '../../errors.js';
 import {
   commitPart,
-  newSeed,
   PART_MARKER,
   SEED_BYTES,
   seedFromHex,
@@ -311,7 +310,7 @@ function reservedDefect(v: unknown, path: string, depth: number): string | null 
  */
 export function addressOf(f: PartFile, baseElements: (ref: PartRef) => Uint8Array[] | null): string | null {
   const seed = seedFromHex(f.seed);
-  if (seed === null || seed.length !== SEED_BYTES) return null;
+  if (seed?.length !== SEED_BYTES) return null;
   if (f.kind === 'media') return mediaAddress(f.mediaType, f.raw, seed);
   if (f.kind === 'value') return commitPart(f.value, seed).address;
   const base = baseElements(f.base);
@@ -332,8 +331,8 @@ export function siteLoc(site: PartSite): { seq?: number; path: string } {
 export type PartSource = (address: string, size: number) => Promise<Uint8Array | { size: number } | null>;
 
 /** Every part reference inside a value (not inside parts), with its JSON Pointer. */
-export function partRefsIn(v: Json, path = ''): Array<{ ref: PartRef; path: string }> {
-  const out: Array<{ ref: PartRef; path: string }> = [];
+export function partRefsIn(v: Json, path = ''): { ref: PartRef; path: string }[] {
+  const out: { ref: PartRef; path: string }[] = [];
   const walk = (x: Json, p: string): void => {
     if (x === null || typeof x !== 'object') return;
     const ref = partRefOf(x);

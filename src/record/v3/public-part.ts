@@ -65,8 +65,8 @@ export function publicPartMarker(address: string): Json {
 }
 
 /** Every public reference inside a shown value, with its JSON Pointer (markers are not searched). */
-export function publicPartRefsIn(v: Json, path = ''): Array<{ address: string; path: string }> {
-  const out: Array<{ address: string; path: string }> = [];
+export function publicPartRefsIn(v: Json, path = ''): { address: string; path: string }[] {
+  const out: { address: string; path: string }[] = [];
   const walk = (x: Json, p: string, depth: number): void => {
     if (x === null || typeof x !== 'object' || depth > MAX_DEPTH) return;
     const a = publicPartRefOf(x);

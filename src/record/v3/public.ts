@@ -55,29 +55,13 @@ const hexToBytes = (h: string): Uint8Array => {
   return out;
 };
 
-export function publicRecordProblems(record: unknown): PublicRecordProblem[] {
-  const problems: PublicRecordProblem[] = [];
-  if (!isObject(record)) return [{ code: 'MARKER_INVALID', field: '', message: 'a public record is a JSON object' }];
-  for (const m of ['seed', 'keys']) {
-    if (m in record)
-      problems.push({
-        code: 'SECRET_PUBLISHED',
-        field: m,
-        message: `a public record carries "${m}", which opens every unit of the record: a publication carries "secrets" only`,
-      });
-  }
-  if (!isDigest(record.root))
-    problems.push({ code: 'MARKER_INVALID', field: 'root', message: 'root must be a digest' });
-  if (!isDigest(record.bind))
-    problems.push({ code: 'MARKER_INVALID', field: 'bind', message: 'bind must be a digest' });
-  const sec = record.secrets;
+/** `secrets` of a public record: a seed, or keys and salts per slot; else why not. */
+function readSecrets(
+  sec: unknown,
+): { seed: Uint8Array | null; keys: Record<string, unknown>; salts: Record<string, unknown> } | string {
   let seed: Uint8Array | null = null;
   let keys: Record<string, unknown> = {};
   let salts: Record<string, unknown> = {};
-  const secretsBad = (message: string, field = 'secrets'): PublicRecordProblem[] => [
-    ...problems,
-    { code: 'SECRETS_INVALID', field, message },
-  ];
   if (
     isObject(sec) &&
     Object.keys(sec).join(',') === 'seed' &&
@@ -94,14 +78,96 @@ export function publicRecordProblems(record: unknown): PublicRecordProblem[] {
     keys = sec.keys;
     salts = sec.salts;
     for (const s of [...Object.keys(keys), ...Object.keys(salts)])
-      if (!SLOTS.includes(s as (typeof SLOTS)[number]))
-        return secretsBad(`secrets names ${JSON.stringify(s)}, which is no slot`);
+      if (!SLOTS.includes(s as (typeof SLOTS)[number])) return `secrets names ${JSON.stringify(s)}, which is no slot`;
     for (const s of Object.keys(keys))
       if (s in salts)
-        return secretsBad(
-          `slot ${s} is in both secrets.keys and secrets.salts; a slot is disclosed by one or the other`,
-        );
-  } else return secretsBad('secrets must be {"seed": 64 hex} or {"keys": {slot: key}, "salts": {slot: salts}}');
+        return `slot ${s} is in both secrets.keys and secrets.salts; a slot is disclosed by one or the other`;
+  } else return 'secrets must be {"seed": 64 hex} or {"keys": {slot: key}, "salts": {slot: salts}}';
+  return { seed, keys, salts };
+}
+
+const NO_SALTS: SlotSalts = { source: () => null, listed: null };
+
+interface SlotSalts {
+  source: () => Uint8Array | null;
+  /** The salts listed for the slot, to count the ones left over (null: derived from a key). */
+  listed: ReturnType<typeof listedSalts> | null;
+}
+
+/** Where a shown slot's salts come from: the seed's or the slot's key, or the salts listed for it; else the problem. */
+function slotSalts(
+  name: string,
+  j: number,
+  v: Json | undefined,
+  seed: Uint8Array | null,
+  keys: Record<string, unknown>,
+  salts: Record<string, unknown>,
+): SlotSalts | PublicRecordProblem[] {
+  if (seed !== null || name in keys) {
+    const key = seed !== null ? slotKey(seed, j) : b64uDecode(keys[name]);
+    if (key?.length !== 16)
+      return [
+        {
+          code: 'SECRETS_INVALID',
+          field: 'secrets',
+          path: `/keys/${name}`,
+          message: `secrets.keys.${name} must be 16 bytes in base64url`,
+        },
+      ];
+    if (hasMarker(v))
+      return [
+        {
+          code: 'SECRET_PUBLISHED',
+          field: name,
+          path: `/${name}`,
+          message: `${name} withholds a unit but is disclosed by its slot key, which opens that unit: a partly withheld slot is disclosed by the salts of its disclosed units`,
+        },
+      ];
+    return { source: derivedSalts(key), listed: null };
+  } else if (name in salts) {
+    const all = b64uDecode(salts[name]);
+    if (all === null || all.length === 0 || all.length % 16 !== 0)
+      return [
+        {
+          code: 'SECRETS_INVALID',
+          field: 'secrets',
+          path: `/salts/${name}`,
+          message: `secrets.salts.${name} must be one or more 16-byte salts in base64url`,
+        },
+      ];
+    const listed = listedSalts(all);
+    return { source: listed, listed };
+  } else {
+    return [
+      {
+        code: 'SECRETS_INVALID',
+        field: name,
+        path: `/${name}`,
+        message: `${name} is shown but "secrets" holds no salt for it: a disclosed value needs its salt, and shown text that no salt binds is not the original record's`,
+      },
+    ];
+  }
+}
+
+export function publicRecordProblems(record: unknown): PublicRecordProblem[] {
+  const problems: PublicRecordProblem[] = [];
+  if (!isObject(record)) return [{ code: 'MARKER_INVALID', field: '', message: 'a public record is a JSON object' }];
+  for (const m of ['seed', 'keys']) {
+    if (m in record)
+      problems.push({
+        code: 'SECRET_PUBLISHED',
+        field: m,
+        message: `a public record carries "${m}", which opens every unit of the record: a publication carries "secrets" only`,
+      });
+  }
+  if (!isDigest(record.root))
+    problems.push({ code: 'MARKER_INVALID', field: 'root', message: 'root must be a digest' });
+  if (!isDigest(record.bind))
+    problems.push({ code: 'MARKER_INVALID', field: 'bind', message: 'bind must be a digest' });
+  const secrets = readSecrets(record.secrets);
+  if (typeof secrets === 'string')
+    return [...problems, { code: 'SECRETS_INVALID', field: 'secrets', message: secrets }];
+  const { seed, keys, salts } = secrets;
   if (problems.length > 0) return problems;
 
   const digests: Uint8Array[] = [];
@@ -120,53 +186,9 @@ export function publicRecordProblems(record: unknown): PublicRecordProblem[] {
         },
       ];
     }
-    let salts0: ReturnType<typeof listedSalts> | null = null;
-    let source: () => Uint8Array | null = () => null;
-    if (!wholeMarker) {
-      if (seed !== null || name in keys) {
-        const key = seed !== null ? slotKey(seed, j) : b64uDecode(keys[name]);
-        if (key === null || key.length !== 16)
-          return [
-            {
-              code: 'SECRETS_INVALID',
-              field: 'secrets',
-              path: `/keys/${name}`,
-              message: `secrets.keys.${name} must be 16 bytes in base64url`,
-            },
-          ];
-        if (hasMarker(v))
-          return [
-            {
-              code: 'SECRET_PUBLISHED',
-              field: name,
-              path: `/${name}`,
-              message: `${name} withholds a unit but is disclosed by its slot key, which opens that unit: a partly withheld slot is disclosed by the salts of its disclosed units`,
-            },
-          ];
-        source = derivedSalts(key);
-      } else if (name in salts) {
-        const all = b64uDecode(salts[name]);
-        if (all === null || all.length === 0 || all.length % 16 !== 0)
-          return [
-            {
-              code: 'SECRETS_INVALID',
-              field: 'secrets',
-              path: `/salts/${name}`,
-              message: `secrets.salts.${name} must be one or more 16-byte salts in base64url`,
-            },
-          ];
-        source = salts0 = listedSalts(all);
-      } else {
-        return [
-          {
-            code: 'SECRETS_INVALID',
-            field: name,
-            path: `/${name}`,
-            message: `${name} is shown but "secrets" holds no salt for it: a disclosed value needs its salt, and shown text that no salt binds is not the original record's`,
-          },
-        ];
-      }
-    }
+    const salted = wholeMarker ? NO_SALTS : slotSalts(name, j, v, seed, keys, salts);
+    if (Array.isArray(salted)) return salted;
+    const { source, listed: salts0 } = salted;
     try {
       digests.push(commitSlot(name, v, source, { public: true }));
     } catch (e) {

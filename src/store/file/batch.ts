@@ -62,7 +62,7 @@ export async function readPending(dir: string): Promise<PendingBatch | null> {
       Object.assign(new Error('not a pending-batch mark'), { code: 'EINVAL' }),
     );
   }
-  return { bucket: v.bucket!, size: v.size!, seq: v.seq!, step_hash: v.step_hash! };
+  return { bucket: v.bucket!, size: v.size!, seq: v.seq!, step_hash: v.step_hash };
 }
 
 export async function writePending(dir: string, mark: PendingBatch, durable: boolean): Promise<void> {

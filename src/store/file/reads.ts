@@ -34,7 +34,7 @@ async function readLastHead(paths: JournalPaths): Promise<ChainHead | null> {
   const buckets = await listBuckets(paths);
   for (let i = buckets.length - 1; i >= 0; i--) {
     const path = paths.bucket(buckets[i]!);
-    const { line } = await readLastLine(path).catch((e) => {
+    const { line } = await readLastLine(path).catch((e: unknown) => {
       throw ioError('reading', path, e);
     });
     if (line === null) continue;

@@ -112,7 +112,7 @@ export class RunsIndex {
       if (!e.isDirectory() || !isJournalId(e.name)) continue;
       const line = index.get(e.name);
       if (line === undefined) missing.push(e.name);
-      else if (line.run !== null) runs.push(line as RunEntry);
+      else if (line.run !== null) runs.push(line);
     }
     let repair = '';
     for (const id of missing) {
@@ -127,7 +127,7 @@ export class RunsIndex {
       }
       const line = lineOf(id, meta.genesis, meta.lineage);
       repair += JSON.stringify(line) + '\n';
-      if (line.run !== null) runs.push(line as RunEntry);
+      if (line.run !== null) runs.push(line);
     }
     if (repair.length > 0) await appendFile(join(this.root, RUNS_INDEX_FILE), repair).catch(() => {});
     return runs;

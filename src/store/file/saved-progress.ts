@@ -28,7 +28,7 @@ export async function savedProgress(dir: string, runId: string): Promise<RunProg
   } catch {
     return null; // a damaged chain: folding it reports the damage
   }
-  if (head === null || head.seq !== point.seq || head.step_hash !== point.step_hash) return null;
+  if (head?.seq !== point.seq || head.step_hash !== point.step_hash) return null;
   const restored = restoreRunState(point.saved);
   return restored === null ? null : statusOfState(restored.state);
 }

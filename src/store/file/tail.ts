@@ -147,7 +147,7 @@ export class Tail {
     const tail = this.state!;
     for (;;) {
       const path = this.paths.bucket(tail.bucket);
-      const size = await sizeOf(path).catch((e) => {
+      const size = await sizeOf(path).catch((e: unknown) => {
         throw ioError('reading', path, e);
       });
       if (size === null) {
@@ -287,12 +287,13 @@ export class Tail {
       if (present) await unlink(this.paths.head).catch(() => {});
       return;
     }
-    if (cached === null || cached.seq !== tail.seq || cached.step_hash !== tail.hash) await this.writeHeadCache();
+    if (cached?.seq !== tail.seq || cached.step_hash !== tail.hash) await this.writeHeadCache();
   }
 
   /** Brings head.json up to the tail. The cache is only a cache: a failure here is left to the next writer. */
   async writeHeadCache(): Promise<void> {
     const tail = this.state;
+    // eslint-disable-next-line @typescript-eslint/prefer-optional-chain -- `tail?.hash === null` is false for a null tail, which would then be read
     if (tail === null || tail.hash === null || tail.seq < 0) return;
     try {
       await writeFileAtomic(this.paths.head, serializeHead({ seq: tail.seq, step_hash: tail.hash }), {

@@ -110,8 +110,8 @@ export async function verifyJournalDir(dir: string, options: DirVerifyOptions = 
   const { verified, mark, partsFrom } = await verifyCommitted(dir, meta, allBuckets, options, budget);
   const buckets = allBuckets;
   const report = verified.chain;
-  const warnings: Array<Problem<JournalProblemCode>> = [];
-  const markProblems: Array<Problem<JournalProblemCode>> = [];
+  const warnings: Problem<JournalProblemCode>[] = [];
+  const markProblems: Problem<JournalProblemCode>[] = [];
   if (mark === 'unreadable') {
     warnings.push({
       code: 'BATCH_PENDING',
@@ -119,7 +119,7 @@ export async function verifyJournalDir(dir: string, options: DirVerifyOptions = 
       location: { file: PENDING_NAME },
     });
   } else if (mark !== null) {
-    const uncommitted = allBuckets.filter(([first]) => first > mark!.bucket).map(([, name]) => name);
+    const uncommitted = allBuckets.filter(([first]) => first > mark.bucket).map(([, name]) => name);
     warnings.push({
       code: 'BATCH_PENDING',
       message: `a streamed batch is pending (${PENDING_NAME}): the chain is verified as committed, to seq ${mark.seq}; lines after byte ${mark.size} of ${bucketName(mark.bucket)}${uncommitted.length > 0 ? ` and in ${uncommitted.join(', ')}` : ''} are not committed — its writer is writing them, or died and the next writer cuts them back (FILE-STORE §18)`,
@@ -135,7 +135,7 @@ export async function verifyJournalDir(dir: string, options: DirVerifyOptions = 
   }
   // A torn final line of the last bucket is an uncommitted write, not damage; anywhere else it is.
   const lastName = buckets.length > 0 ? buckets[buckets.length - 1]![1] : null;
-  const chainProblems: Array<Problem<JournalProblemCode>> = [];
+  const chainProblems: Problem<JournalProblemCode>[] = [];
   for (const p of report.problems)
     (p.code === 'TRUNCATED_LINE' && p.location.file === lastName ? warnings : chainProblems).push(p);
   const bucketProblems = checkBuckets(verified.segments, report, new ProblemList<JournalProblemCode>(budget));
@@ -148,7 +148,7 @@ export async function verifyJournalDir(dir: string, options: DirVerifyOptions = 
       location: { file: HEAD_FILE },
     });
   // 6b. A stepchain/v3 journal's parts (PARTS.md §9): each referenced part once, size, digest and shape.
-  const partProblems: Array<Problem<JournalProblemCode>> = [];
+  const partProblems: Problem<JournalProblemCode>[] = [];
   // The chain's pass noted the first bucket with a part reference: none, no second pass (the common case).
   // A torn last line (a warning: a writer died mid-line) does not stop the check; any other chain problem does,
   // as the lines' references cannot be trusted then.
@@ -189,7 +189,7 @@ export async function verifyJournalDir(dir: string, options: DirVerifyOptions = 
 async function verifyCommitted(
   dir: string,
   meta: JournalMeta,
-  allBuckets: Array<[number, string]>,
+  allBuckets: [number, string][],
   options: DirVerifyOptions,
   budget: ProblemBudget,
 ): Promise<{
@@ -302,7 +302,7 @@ async function bucketFiles(
   dir: string,
   kinds: Map<string, Kind>,
   problems: ProblemList<JournalProblemCode>,
-): Promise<Array<[number, string]>> {
+): Promise<[number, string][]> {
   let names: string[] = [];
   if (kinds.get(BUCKETS_DIR) === 'directory') {
     try {
@@ -311,7 +311,7 @@ async function bucketFiles(
       problems.add('JOURNAL_INVALID', `cannot list ${BUCKETS_DIR}/ (${errorCode(e)})`, { file: BUCKETS_DIR });
     }
   }
-  const buckets: Array<[number, string]> = [];
+  const buckets: [number, string][] = [];
   for (const n of names) {
     const first = bucketFirstSeq(n);
     if (first !== null) buckets.push([first, n]);

@@ -71,7 +71,7 @@ export class BucketWriter {
       }
     }
     if (created && durable)
-      await fsyncDir(this.paths.blobs).catch((e) => {
+      await fsyncDir(this.paths.blobs).catch((e: unknown) => {
         throw ioError('syncing', this.paths.blobs, e);
       });
   }

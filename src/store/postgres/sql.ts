@@ -131,7 +131,7 @@ export async function beginAndLockHead(
     // The tree's state rides along (version 2): a commit that keeps the tree pays no extra round trip.
     lockHeadSql(t, k),
   ];
-  const results = (await client.query(sql.join('; '))) as unknown as Array<{ rows: Array<Record<string, unknown>> }>;
+  const results = (await client.query(sql.join('; '))) as unknown as { rows: Record<string, unknown>[] }[];
   return lockedHeadOfRow(results[3]?.rows[0]);
 }
 
@@ -142,7 +142,7 @@ function lockHeadSql(t: Tables, key: number): string {
 
 /** Inside the transaction beginAndLockHead began: the head row (and tree state) as this transaction left it. */
 export async function lockedHeadNow(client: DbClient, t: Tables, key: number): Promise<LockedHead | null> {
-  return lockedHeadOfRow((await client.query(lockHeadSql(t, key))).rows[0] as Record<string, unknown> | undefined);
+  return lockedHeadOfRow((await client.query(lockHeadSql(t, key))).rows[0]);
 }
 
 function lockedHeadOfRow(row: Record<string, unknown> | undefined): LockedHead | null {
@@ -180,7 +180,7 @@ export async function linesWithStepIds(
   ids: readonly string[],
   headSeq: number,
   window: number,
-): Promise<Array<{ seq: number; line: string }>> {
+): Promise<{ seq: number; line: string }[]> {
   const r = await client.query<{ seq: number; line: string }>(
     `SELECT seq::float8 AS seq, line FROM ${t.steps} WHERE journal = $1 AND step_id = ANY($2::text[]) AND seq > $3 ORDER BY seq`,
     [key, ids, headSeq - window],
@@ -244,7 +244,7 @@ export async function insertBlobs(
   client: DbClient,
   t: Tables,
   key: number,
-  blobs: ReadonlyArray<{ digest: string; bytes: Uint8Array }>,
+  blobs: readonly { digest: string; bytes: Uint8Array }[],
 ): Promise<void> {
   // Identical values share one blob (FORMAT §7): a digest already stored is left as it is.
   for (const b of blobs) {

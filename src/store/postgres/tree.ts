@@ -174,7 +174,7 @@ export async function catchUpAndFollow(
   t: Tables,
   key: number,
   head: LockedHead,
-  lines: ReadonlyArray<{ seq: number; hash: string }>,
+  lines: readonly { seq: number; hash: string }[],
   where: string,
 ): Promise<void> {
   await followFromRows(new PostgresTreeStorage(client, t, key), head, rowLeaves(client, t, key, where), lines);

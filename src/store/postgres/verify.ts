@@ -37,7 +37,7 @@ export async function verifyJournalRows(
 async function snapshot(ctx: StoreContext, id: string): Promise<{ key: number; snap: RowSnapshot }> {
   const t = ctx.tables;
   // One statement, one snapshot: the head row and the count of rows past it agree with each other.
-  const r = await ctx.pool.query<Record<string, unknown>>(
+  const r = await ctx.pool.query(
     `SELECT j.key, j.meta, j.head_seq, j.head_hash, j.bucket_first, j.bucket_size,
             (SELECT count(*) FROM ${t.steps} s WHERE s.journal = j.key AND s.seq > j.head_seq) AS beyond
      FROM ${t.journals} j WHERE j.id = $1`,

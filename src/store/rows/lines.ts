@@ -95,7 +95,7 @@ export function corrupt(where: string, seq: number, why: string): StoreError {
  * file store.
  */
 export function committedSteps(
-  rows: ReadonlyArray<{ seq: number; line: string }>,
+  rows: readonly { seq: number; line: string }[],
   genesis: Genesis,
   where: string,
 ): Map<string, CommittedStep> {

@@ -5,7 +5,8 @@
  * beside it as columns, so listing runs with their status is one query. The SQL is each store's own.
  */
 import { capabilitiesOf, type Genesis } from '../../record/formats.js';
-import { emptyState, foldLine, foldRecord, kindIsStep, startOf, type RunState } from '../../record/run-state.js';
+import { kindIsStep } from '../../record/line-members.js';
+import { emptyState, foldLine, foldRecord, startOf, type RunState } from '../../record/run-state.js';
 import { restoreRunState, savedPoint, saveRunState, type Begun } from '../../record/saved-run-state.js';
 import type { StepRecord } from '../../record/seal.js';
 import { parseMeta } from '../meta.js';
@@ -50,7 +51,7 @@ export interface RunStateSource {
  */
 export async function advanceRunState(
   src: RunStateSource,
-  lines: ReadonlyArray<{ seq: number; text: string; hash: string }>,
+  lines: readonly { seq: number; text: string; hash: string }[],
 ): Promise<RunStateRow> {
   let state: RunState = emptyState();
   let begun: Begun = new Map();
@@ -61,7 +62,10 @@ export async function advanceRunState(
       ? restoreRunState(point.saved)
       : null;
   const fold = async (text: string, seq: number): Promise<void> => {
-    if (kindIsStep(text)) return foldLine(state, text, seq);
+    if (kindIsStep(text)) {
+      foldLine(state, text, seq);
+      return;
+    }
     const r = await src.restore(text, seq);
     foldRecord(state, r);
     const started = startOf(r);

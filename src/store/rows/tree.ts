@@ -69,7 +69,7 @@ export function rowLeaves(page: PageReader, where: string): LeafSource {
 /** Whether a stored state is the tree of the chain that ends at `head` (the fast path of a commit). */
 export function stateAtHead(head: { seq: number; hash: string; tree: string | null }): StoredTree | null {
   const stored = head.tree === null ? null : parseStoredTree(head.tree);
-  if (stored === null || stored.tree.size !== head.seq + 1) return null;
+  if (stored?.tree.size !== head.seq + 1) return null;
   return stored.step_hash === (head.seq < 0 ? null : head.hash) ? stored : null;
 }
 
@@ -79,7 +79,7 @@ export function stateAtHead(head: { seq: number; hash: string; tree: string | nu
  */
 export function planTreeStep(
   head: LockedHead,
-  lines: ReadonlyArray<{ seq: number; hash: string }>,
+  lines: readonly { seq: number; hash: string }[],
   where: string,
 ): TreeStep | null {
   const stored = stateAtHead(head);
@@ -125,7 +125,7 @@ export async function catchUpAndFollow(
   storage: TreeStorage,
   head: LockedHead,
   leaves: LeafSource,
-  lines: ReadonlyArray<{ seq: number; hash: string }>,
+  lines: readonly { seq: number; hash: string }[],
 ): Promise<void> {
   const tree = await syncTree(storage, head, leaves);
   for (const l of lines) tree.add(l.seq, l.hash);

@@ -160,11 +160,11 @@ export class SqliteFile {
       );
     const run = this.tail.then(() => {
       try {
-        const rows = this.writer().pragma('wal_checkpoint(TRUNCATE)') as Array<{
+        const rows = this.writer().pragma('wal_checkpoint(TRUNCATE)') as {
           busy: number;
           log: number;
           checkpointed: number;
-        }>;
+        }[];
         return rows[0]?.busy === 0;
       } catch (e) {
         throw translate(e, this.file, 'checkpointing the WAL');

@@ -20,7 +20,7 @@ export function isBusy(e: unknown): boolean {
 
 /** Translates anything the driver threw into a StoreError; stepchain's own coded errors pass through unchanged. */
 export function translate(e: unknown, file: string, doing: string): StepchainError {
-  if (e instanceof StepchainError) return e;
+  if (e instanceof StepchainError) return e as StepchainError;
   const code = sqliteCode(e);
   const message =
     typeof (e as { message?: unknown } | null)?.message === 'string' ? (e as { message: string }).message : String(e);
@@ -44,14 +44,14 @@ export function translate(e: unknown, file: string, doing: string): StepchainErr
       cause: e,
     });
   }
-  if (code !== undefined && code.startsWith('SQLITE_CORRUPT')) {
-    return new StoreError('JOURNAL_CORRUPT', `${said}`, {
+  if (code?.startsWith('SQLITE_CORRUPT')) {
+    return new StoreError('JOURNAL_CORRUPT', said, {
       location,
       hint: 'the file is not a SQLite database, or it is damaged: restore it from a backup (`sqlite3 file ".recover"` may save what is readable)',
       cause: e,
     });
   }
-  if (code !== undefined && code.startsWith('SQLITE_CANTOPEN')) {
+  if (code?.startsWith('SQLITE_CANTOPEN')) {
     return new StoreError('IO_ERROR', said, {
       location,
       hint: 'check that the folder exists and this user may create and write files in it (SQLite writes the -wal and -shm files beside the database)',
@@ -68,7 +68,7 @@ export function translate(e: unknown, file: string, doing: string): StepchainErr
       cause: e,
     });
   }
-  if (code === 'SQLITE_FULL' || (code !== undefined && code.startsWith('SQLITE_IOERR'))) {
+  if (code === 'SQLITE_FULL' || code?.startsWith('SQLITE_IOERR')) {
     return new StoreError('IO_ERROR', said, {
       location,
       hint: 'the disk is full or failing; nothing of this transaction was committed',

@@ -197,11 +197,11 @@ export class SqlitePartStore implements PartStore {
   async *list(): AsyncIterable<string> {
     const rows = this.read(
       'listing the parts of',
-      [] as Array<{ address: string }>,
+      [] as { address: string }[],
       (db) =>
-        db.prepare('SELECT address FROM parts WHERE journal = ? ORDER BY address').all(this.journal) as Array<{
+        db.prepare('SELECT address FROM parts WHERE journal = ? ORDER BY address').all(this.journal) as {
           address: string;
-        }>,
+        }[],
     );
     for (const r of rows) yield r.address;
   }

@@ -14,7 +14,7 @@ const prepared = new WeakMap<Connection, Map<string, Statement>>();
 /** The statement for `sql` on `db`, prepared on first use. */
 export function stmt(db: Connection, sql: string): Statement {
   let cache = prepared.get(db);
-  if (cache === undefined) prepared.set(db, (cache = new Map()));
+  if (cache === undefined) prepared.set(db, (cache = new Map<string, Statement>()));
   let s = cache.get(sql);
   if (s === undefined) cache.set(sql, (s = db.prepare(sql)));
   return s;
@@ -35,7 +35,7 @@ export function findJournal(db: Connection, id: string): { key: number; meta: st
 
 export function listJournals(db: Connection): string[] {
   // BINARY collation: byte order, which for ids ([A-Za-z0-9_.-]) is JavaScript's sort order.
-  return (stmt(db, 'SELECT id FROM journals ORDER BY id').all() as Array<{ id: string }>).map((r) => r.id);
+  return (stmt(db, 'SELECT id FROM journals ORDER BY id').all() as { id: string }[]).map((r) => r.id);
 }
 
 /**
@@ -129,11 +129,11 @@ export function linesWithStepIds(
   ids: readonly string[],
   headSeq: number,
   window: number,
-): Array<{ seq: number; line: string }> {
+): { seq: number; line: string }[] {
   return stmt(
     db,
     `SELECT seq, line FROM steps WHERE journal = ? AND step_id IN (SELECT value FROM json_each(?)) AND seq > ? ORDER BY seq`,
-  ).all(key, JSON.stringify(ids), headSeq - window) as Array<{ seq: number; line: string }>;
+  ).all(key, JSON.stringify(ids), headSeq - window) as { seq: number; line: string }[];
 }
 
 // ------------------------------------------------------------------ steps and blobs
@@ -146,7 +146,7 @@ export function insertLines(db: Connection, key: number, lines: readonly NewLine
 export function insertBlobs(
   db: Connection,
   key: number,
-  blobs: ReadonlyArray<{ digest: string; bytes: Uint8Array }>,
+  blobs: readonly { digest: string; bytes: Uint8Array }[],
 ): void {
   // Identical values share one blob (FORMAT §7): a digest already stored is left as it is.
   const insert = stmt(
@@ -170,7 +170,7 @@ export function linesPage(db: Connection, key: number, from: number, to: number 
   const lengths = stmt(
     db,
     'SELECT seq, octet_length(line) AS bytes FROM steps WHERE journal = ? AND seq >= ? AND seq < ? ORDER BY seq',
-  ).all(key, from, end) as Array<{ seq: number; bytes: number }>;
+  ).all(key, from, end) as { seq: number; bytes: number }[];
   let total = 0;
   for (const row of lengths) {
     total += row.bytes;

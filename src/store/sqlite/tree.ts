@@ -61,7 +61,7 @@ export class SqliteTreeStorage implements TreeStorage, CheckpointKeeper {
       const rows = stmt(
         this.db(),
         'SELECT idx, hash FROM tree_tiles WHERE journal = ? AND tile_level = ? AND idx >= ? AND idx < ? ORDER BY idx',
-      ).all(this.key, level, first, first + TILE_WIDTH) as Array<{ idx: number; hash: Buffer }>;
+      ).all(this.key, level, first, first + TILE_WIDTH) as { idx: number; hash: Buffer }[];
       // Only the run of rows contiguous from the tile's start: a gap would shift every hash after it.
       const run: Buffer[] = [];
       for (const row of rows) {
@@ -76,7 +76,7 @@ export class SqliteTreeStorage implements TreeStorage, CheckpointKeeper {
     const rows = stmt(
       this.db(),
       'SELECT origin, size, key_id, note FROM checkpoints WHERE journal = ? ORDER BY size, origin, key_id',
-    ).all(this.key) as Array<{ origin: string; size: number; key_id: number; note: string }>;
+    ).all(this.key) as { origin: string; size: number; key_id: number; note: string }[];
     return rows.map((row) => ({ name: checkpointName(row.origin, row.size, row.key_id), note: row.note }));
   }
 
