@@ -17,7 +17,7 @@ import { APPROVAL_PAYLOAD_TYPE, statementBytes, type ApprovalStatement, type Dec
  */
 export function signApproval(statement: ApprovalStatement, key: KeyInput, name?: string): DecisionMeta {
   const privateKey = key instanceof Uint8Array ? key : isPemInput(key) ? seedFromPkcs8Pem(key.pem) : null;
-  if (privateKey === null || privateKey.length !== 32)
+  if (privateKey?.length !== 32)
     throw new TypeError(
       'an approver\'s key is an Ed25519 seed (32 bytes) or { pem } holding a PKCS#8 PEM ("-----BEGIN PRIVATE KEY-----")',
     );

@@ -5,7 +5,7 @@
  */
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-export type JsonObject = { [key: string]: Json };
+export type JsonObject = Record<string, Json>;
 /**
  * A JSON value a caller hands in: Json, with read-only arrays and objects accepted too. An object member may
  * be typed undefined, since the compiler cannot tell an optional member from one set to undefined; the

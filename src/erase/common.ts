@@ -238,8 +238,7 @@ export async function appendErasure(
   let after = head?.seq ?? -1;
   for await (const l of journal.lines({ to: after })) {
     const e = erasureOf(l.text);
-    if (e === null || e.input.target !== req.seq || !nested(e.input.path, req.path) || hasMarker(record, e.step_id))
-      continue;
+    if (e?.input.target !== req.seq || !nested(e.input.path, req.path) || hasMarker(record, e.step_id)) continue;
     if (!stuck.has(e.step_id)) return 'again';
     if (e.input.path !== req.path && !e.input.path.startsWith(`${req.path}/`)) continue;
     if (!namesUnit(record, e.input)) continue; // a record that lies about the unit: verify names it, it blocks nothing

@@ -63,6 +63,7 @@ async function rawRecord(paths: JournalPaths, seq: number): Promise<{ bucket: nu
  */
 export async function eraseValue(store: FileStore, id: string, req: EraseRequest): Promise<ErasureOutcome> {
   const paths = new JournalPaths(join(store.root, id));
+  // eslint-disable-next-line @typescript-eslint/no-confusing-void-expression -- checkAgain throws past its limit
   for (let again = 0; ; checkAgain(++again, req)) {
     const stuck: StuckErasure[] = [];
     await resumeErasures(store, id, stuck);
@@ -177,7 +178,7 @@ export async function resumeErasures(
 ): Promise<ErasureOutcome[]> {
   const paths = new JournalPaths(join(store.root, id));
   await removeTemporaryBuckets(paths);
-  const pending: Array<{ seq: number; step_id: string; input: ErasureInput }> = [];
+  const pending: { seq: number; step_id: string; input: ErasureInput }[] = [];
   const sealedBy = new Set<string>();
   for (const b of await listBuckets(paths)) {
     for (const text of (await readFile(paths.bucket(b), 'utf8')).split('\n')) {

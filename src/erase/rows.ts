@@ -152,6 +152,7 @@ async function eraseOpen(
   if (typeof req.reason !== 'string' || req.reason.length === 0)
     throw new StoreError('OPTION_INVALID', 'an erasure needs a reason (--reason TEXT)');
   let cannot = stuck;
+  // eslint-disable-next-line @typescript-eslint/no-confusing-void-expression -- checkAgain throws past its limit
   for (let again = 0; ; checkAgain(++again, req)) {
     if (cannot === undefined) await resumeOpen(journal, id, undefined, (cannot = []));
     const known = new Set(cannot.map((s) => s.erasure.step_id));

@@ -42,7 +42,7 @@ export interface StepInput {
   /** A ToolCall, a list of them, or any JSON value (FORMAT §4: the `tool_call` field holds any value). */
   tool_call?: ToolCall | readonly ToolCall[] | JsonValue;
   result?: JsonValue;
-  meta?: { readonly [key: string]: JsonValue };
+  meta?: Readonly<Record<string, JsonValue>>;
   /** 1–128 characters from [A-Za-z0-9._:-] starting with a letter or digit. */
   step_id?: string;
   /** An RFC 3339 UTC timestamp with milliseconds, or a Date (recorded as its ISO string). */

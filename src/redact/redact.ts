@@ -197,7 +197,7 @@ function walk(
   let out: JsonObject | null = null;
   for (const k of Object.keys(value).sort(utf16)) {
     const v = walk(w, value[k]!, [...tokens, k], step(k), scope);
-    if (v !== value[k]) setMember((out ??= { ...value }), k, v as Json);
+    if (v !== value[k]) setMember((out ??= { ...value }), k, v);
   }
   return out ?? value;
 }

@@ -224,7 +224,7 @@ export function toJournalValue(value: unknown, options: JournalValueOptions = {}
 }
 
 /** toJournalValue of a record's meta: an object converts to an object. */
-export function toJournalMeta(meta: { readonly [key: string]: unknown }): JsonObject {
+export function toJournalMeta(meta: Readonly<Record<string, unknown>>): JsonObject {
   const v = toJournalValue(meta, { field: 'meta' });
   if (isObject(v)) return v;
   throw new RuntimeError('VALUE_UNREPRESENTABLE', '/meta is not an object', { location: { path: '/meta' } });

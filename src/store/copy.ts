@@ -13,7 +13,7 @@
 import type { Json } from '../canonical/json.js';
 import { describeLocation } from '../chain/report.js';
 import { ChainVerifier } from '../chain/verifier.js';
-import { capabilitiesOf, formatOf, genesisHash, writerProfile, type CreatableFormat } from '../record/formats.js';
+import { capabilitiesOf, formatOf, genesisHash, writerProfile } from '../record/formats.js';
 import type { CopiedStepInput } from '../record/input.js';
 import type { RunIdentity } from '../record/v2.js';
 import type { StepRecord } from '../record/seal.js';
@@ -70,7 +70,7 @@ export async function copyJournal(
     });
     let segment: string | null = null;
     let read = 0;
-    let batch: Array<{ step: CopiedStepInput; seq: number; hash: string }> = [];
+    let batch: { step: CopiedStepInput; seq: number; hash: string }[] = [];
     let batchBytes = 0;
     let prev = genesisHash(source.genesis);
     const flush = async (): Promise<void> => {
@@ -183,7 +183,7 @@ async function targetJournal(
     journalId: source.genesis.journal_id,
     createdAt: source.genesis.created_at,
     // The genesis is copied whole: its format and, for v2, the run identity (FORMAT §11.2).
-    format: source.genesis.format as CreatableFormat,
+    format: source.genesis.format,
     ...(capabilitiesOf(source.genesis).runRecords ? { run: (source.genesis as { run: RunIdentity }).run } : {}),
     segmentBytes: source.config.segmentBytes,
     blobThreshold: source.config.blobThreshold,
@@ -231,7 +231,7 @@ function stepInputOf(rec: StepRecord, source: Journal): CopiedStepInput {
   if (typeof fields.salt === 'string') step.salt = fields.salt;
   // A v3 record's seed (FORMAT §14.4) likewise: the copy's root, B and step hash are the source's.
   if (typeof fields.seed === 'string') step.seed = fields.seed;
-  return step as unknown as CopiedStepInput;
+  return step;
 }
 
 function differs(id: string, why: string): StoreError {

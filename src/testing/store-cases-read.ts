@@ -158,8 +158,8 @@ function properties({ test, make, numRuns }: CaseContext): void {
     await fc.assert(
       fc.asyncProperty(fc.array(stepArb, { minLength: 1, maxLength: 8 }), fc.boolean(), async (steps, many) => {
         const j = await store.create(`p${k++}`);
-        if (many) await j.appendMany(steps as never);
-        else for (const s of steps) await j.append(s as never);
+        if (many) await j.appendMany(steps);
+        else for (const s of steps) await j.append(s);
         const back = await all(j.read());
         assert.equal(back.length, steps.length);
         back.forEach((rec: StepRecord, i) => {

@@ -5,7 +5,7 @@
 import { strict as assert } from 'node:assert';
 import { all, code, hasMembers, rejection, upTo, type CaseContext, type CaseGroup } from './store-kit.js';
 
-const HOSTILE_IDS: ReadonlyArray<readonly [string, string]> = [
+const HOSTILE_IDS: readonly (readonly [string, string])[] = [
   ['empty', ''],
   ['parent directory', '..'],
   ['dot', '.'],
@@ -128,7 +128,7 @@ function appending({ test, make }: CaseContext): void {
   });
 }
 
-const REFUSED_STEPS: ReadonlyArray<readonly [string, Record<string, unknown>, string]> = [
+const REFUSED_STEPS: readonly (readonly [string, Record<string, unknown>, string])[] = [
   [
     'reserved member name',
     { input: { '$stepchain:blob': { digest: 'sha256:' + '0'.repeat(64), size: 1 } } },
@@ -145,7 +145,7 @@ function refusals({ test, make }: CaseContext): void {
   for (const field of ['v', 'seq', 'prev_hash', 'step_hash']) {
     test(`refuses a caller-supplied ${field} and appends nothing`, async () => {
       const j = await make().create('j');
-      assert.equal(await code(j.append({ input: 1, [field]: 1 } as never)), 'FIELD_NOT_ALLOWED');
+      assert.equal(await code(j.append({ input: 1, [field]: 1 })), 'FIELD_NOT_ALLOWED');
       assert.equal(await j.head(), null);
     });
   }
@@ -253,7 +253,7 @@ function retry({ test, make }: CaseContext): void {
     assert.deepEqual(both[0], both[1]);
     assert.equal((await j.head())!.seq, 2);
   });
-  const changes: ReadonlyArray<readonly [string, Record<string, unknown>]> = [
+  const changes: readonly (readonly [string, Record<string, unknown>])[] = [
     ['content', { input: { q: 'y' } }],
     ['meta', { input: { q: 'x' }, meta: { other: true } }],
     ['ts', { input: { q: 'x' }, ts: '2020-01-01T00:00:00.000Z' }],

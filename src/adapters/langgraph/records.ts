@@ -13,6 +13,7 @@ import { LangGraphError } from './errors.js';
 export type StoredValue = { type: string; text: string } | { type: string; base64: string };
 
 /** A checkpoint's parent, pointing back at the record that holds it (LANGGRAPH §4). */
+// eslint-disable-next-line @typescript-eslint/consistent-type-definitions -- a type alias, assignable to JsonValue (an interface is not)
 export type ParentRef = {
   checkpoint_id: string;
   /** The parent's record in this journal, or null when the journal has no checkpoint with that id. */

@@ -111,11 +111,11 @@ export const initVerb: Verb = {
       values.run === true || [values.conversation, values.parent, values.agent, labels].some((v) => v !== undefined);
     const format = values.format ?? shortName(NEW_RUN_FORMAT);
     const chosen = formatNamed(format);
-    if (chosen === null || !chosen.capabilities.written)
+    if (!chosen?.capabilities.written)
       throw new UsageError(`init --format must be v1, v2 or v3 (got ${JSON.stringify(format)})`, 'init');
     if (asRun && !chosen.capabilities.runRecords)
       throw new UsageError(
-        `a run journal is ${RUN_FORMATS.join(' or ')}: drop --format ${format}, or the run options`,
+        `a run journal is ${RUN_FORMATS.join(' or ')}: drop --format ${String(format)}, or the run options`,
         'init',
       );
     const formatName = chosen.format as CreatableFormat;

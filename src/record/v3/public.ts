@@ -252,7 +252,7 @@ export function erasedAsWithheld(v: Json | undefined): Json | undefined {
   if (digests.some((d) => d === null)) return v;
   const out: Record<string, Json> = {};
   for (const k of Object.keys(v)) if (k !== ERASED) setMember(out, k, erasedAsWithheld(v[k])!);
-  const held = Array.isArray(v[WITHHELD]) ? (v[WITHHELD] as Json[]) : [];
+  const held = Array.isArray(v[WITHHELD]) ? v[WITHHELD] : [];
   out[WITHHELD] = [...held, ...(digests as string[])].sort();
   return out;
 }
