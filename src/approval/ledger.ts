@@ -7,8 +7,10 @@
  */
 import { EFFECT_EXTRA_MEMBERS, PART, callForm, hasHidden, hasMarker } from './calls.js';
 import { keyIdOf } from '../crypto/ed25519.js';
+import { digestUtf8 } from '../canonical/sha256.js';
 import {
   APPROVAL_DENIED,
+  APPROVAL_STATEMENT_TYPE_V1,
   APPROVAL_GRANTED,
   APPROVAL_REQUESTED,
   decisionMetaDefect,
@@ -16,7 +18,7 @@ import {
   partedRequestDefect,
   requestInputDefect,
   statementDefect,
-  type ApprovalStatement,
+  type AnyApprovalStatement,
   type DecisionMeta,
   type RequestInput,
 } from './records.js';
@@ -96,6 +98,8 @@ interface RequestState {
     reason: string | null;
   } | null;
   effect: { id: string; seq: number } | null;
+  /** A record that ran the presented call, naming no request, before the request was made (§5 step 4). */
+  ranBefore: { id: string; seq: number } | null;
 }
 
 type Rec = Record<string, unknown>;
@@ -124,14 +128,28 @@ export class ApprovalLedger {
   private uncheckedCalls = false;
   /** The latest ts read so far (chain order): an effect is no earlier than a record before it (§5 step 3). */
   private latest = -Infinity;
+  /**
+   * Every call run so far without naming a request, by the digest of its form (its first record): a request
+   * presenting one of them comes after the call ran without a grant (§5 step 4). Digests, not the calls' texts.
+   */
+  private readonly ran = new Map<string, { id: string; seq: number; kind: string }>();
+  /** The first call so far whose name or arguments are withheld or erased, naming no request: it could be any call. */
+  private hiddenCall: { id: string; seq: number } | null = null;
+  /** Whether the chain holds an approval record (the report lists requests only then). */
+  private seen = false;
 
   constructor(private readonly options: ApprovalLedgerOptions) {
     for (const p of options.approvers ?? []) this.pins.set(keyIdOf(p.key), p.name ?? null);
   }
 
-  /** Whether the chain holds any approval request so far (until then, effects need no check). */
+  /** Whether the chain holds any approval request so far. */
   get active(): boolean {
     return this.requests.size > 0;
+  }
+
+  /** Whether the chain held any approval record (a request or a decision): the report then lists the requests. */
+  get anySeen(): boolean {
+    return this.seen;
   }
 
   private add(code: ApprovalFinding['code'], message: string, seq: number, field: string, notice = false): void {
@@ -141,11 +159,11 @@ export class ApprovalLedger {
   /** One record, parsed, in chain order. Records of other kinds are ignored. */
   record(r: Rec): void {
     const seq = typeof r.seq === 'number' ? r.seq : -1;
+    if (typeof r.kind === 'string' && r.kind.startsWith('approval.')) this.seen = true;
     if (r.kind === APPROVAL_REQUESTED) this.request(r, seq);
     else if (r.kind === APPROVAL_GRANTED || r.kind === APPROVAL_DENIED) this.decision(r, seq);
-    else if (r.kind === 'tool.started' && this.requests.size > 0) this.effect(r, seq);
+    else if (r.kind === 'tool.started') this.effect(r, seq);
     else if (
-      this.requests.size > 0 &&
       isObj(r.tool_call) &&
       (r.kind === 'step' || ((r.kind === 'tool.completed' || r.kind === 'tool.failed') && typeof r.ref !== 'string'))
     ) {
@@ -184,7 +202,7 @@ export class ApprovalLedger {
       );
     const input = why === null && !hidden ? (r.input as unknown as RequestInput) : null;
     const form = input === null ? null : callForm(input.presented.name, input.presented.arguments);
-    this.requests.set(id, {
+    const state: RequestState = {
       seq,
       stepHash: String(r.step_hash),
       input,
@@ -193,7 +211,29 @@ export class ApprovalLedger {
       unchecked: hidden,
       decision: null,
       effect: null,
-    });
+      ranBefore: null,
+    };
+    this.requests.set(id, state);
+    const early = form === null ? undefined : this.ran.get(digestUtf8(form));
+    if (early !== undefined) {
+      // The call ran before anyone was asked: no later decision covers it (§5 step 4), and the verdict says it ran.
+      state.ranBefore = { id: early.id, seq: early.seq };
+      this.add(
+        'APPROVAL_MISSING',
+        `seq ${early.seq}: ${early.kind} ${JSON.stringify(early.id)} ran the call that approval request ${JSON.stringify(id)} presents (seq ${seq}) before it was requested, naming no request: a call put to an approver runs only for its granted request, after the grant`,
+        early.seq,
+        'meta',
+      );
+    } else if (this.hiddenCall !== null && (form !== null || hidden)) {
+      state.unchecked = true;
+      this.add(
+        'APPROVAL_UNCHECKED',
+        `seq ${seq}: a call before approval request ${JSON.stringify(id)} (seq ${this.hiddenCall.seq}, ${JSON.stringify(this.hiddenCall.id)}) is withheld or erased: whether it ran this call before it was requested is not checked`,
+        seq,
+        'input',
+        true,
+      );
+    }
   }
 
   private decision(r: Rec, seq: number): void {
@@ -232,7 +272,7 @@ export class ApprovalLedger {
     }
     const why = statementDefect(r.input) ?? decisionMetaDefect(r.meta);
     if (why !== null) return bad(why, why.startsWith('meta') ? 'meta' : 'input');
-    const s = r.input as unknown as ApprovalStatement;
+    const s = r.input as unknown as AnyApprovalStatement;
     const meta = r.meta as unknown as DecisionMeta;
     // The statement binds this journal, this request and this decision: a signature moved elsewhere does not hold.
     if (s.decision !== kind)
@@ -245,8 +285,18 @@ export class ApprovalLedger {
       return bad(
         `the signed statement names request seq ${s.request_seq} ${s.request_hash}, but the request is seq ${req.seq} ${req.stepHash}`,
       );
-    if (req.input !== null && s.digest !== req.input.digest)
-      return bad(`the signed digest ${s.digest} is not the digest of what the request presented (${req.input.digest})`);
+    // A v2 statement binds the request by its step hash alone (which commits to what was presented, salted);
+    // a v1 statement also names the request's unsalted digest, so it decides only a request that carries one.
+    if (s.type === APPROVAL_STATEMENT_TYPE_V1 && req.input !== null) {
+      if (req.input.digest === undefined)
+        return bad(
+          `a ${APPROVAL_STATEMENT_TYPE_V1} statement names the presented call's unsalted digest, which this request does not carry: a request without a digest is decided by a stepchain-approval/v2 statement`,
+        );
+      if (s.digest !== req.input.digest)
+        return bad(
+          `the signed digest ${s.digest} is not the digest of what the request presented (${req.input.digest})`,
+        );
+    }
     if (this.options.genesisHash !== null && s.genesis_hash !== this.options.genesisHash)
       return bad(
         `the signed statement is for the journal with genesis ${s.genesis_hash}, not this one (${this.options.genesisHash})`,
@@ -298,7 +348,9 @@ export class ApprovalLedger {
   private unnamed(r: Rec, seq: number, call: Rec): void {
     const id = String(r.step_id);
     if (hasHidden(call.name) || hasHidden(call.arguments)) {
-      // Erased or withheld: it could be any presented call.
+      // Erased or withheld: it could be any presented call, including one presented later.
+      this.hiddenCall ??= { id, seq };
+      if (this.requests.size === 0) return;
       this.uncheckedCalls = true;
       this.add(
         'APPROVAL_UNCHECKED',
@@ -324,6 +376,9 @@ export class ApprovalLedger {
         return;
       }
     }
+    // Presented by no request so far: a request presenting it later comes after it ran (§5 step 4).
+    const key = digestUtf8(form);
+    if (!this.ran.has(key)) this.ran.set(key, { id, seq, kind: String(r.kind) });
   }
 
   private effect(r: Rec, seq: number): void {
@@ -334,6 +389,8 @@ export class ApprovalLedger {
     if (named === null) {
       if (metaHidden) {
         // The effect's meta is withheld or erased: whether it named a request, and which, is not in hand.
+        this.hiddenCall ??= { id, seq };
+        if (this.requests.size === 0) return;
         this.uncheckedCalls = true;
         this.add(
           'APPROVAL_UNCHECKED',
@@ -487,6 +544,20 @@ export class ApprovalLedger {
     return req !== undefined && this.options.forkedAt !== undefined && req.seq <= this.options.forkedAt;
   }
 
+  /** The first request that presented the call {name, arguments} (compared as §5 step 3 compares calls), if any. */
+  presenting(name: unknown, args: unknown): ApprovalEntry | undefined {
+    const form = callForm(name, args);
+    if (form === null) return undefined;
+    for (const [id, req] of this.requests) if (req.form === form) return this.entry(id, req);
+    return undefined;
+  }
+
+  /** Whether the call {name, arguments} is the one request `id` presented (false for a malformed or withheld one). */
+  presents(id: string, name: unknown, args: unknown): boolean {
+    const form = this.requests.get(id)?.form ?? null;
+    return form !== null && form === callForm(name, args);
+  }
+
   /** What request `id` presented, as recorded (null for a malformed or withheld one). */
   presented(id: string): RequestInput | null {
     return this.requests.get(id)?.input ?? null;
@@ -521,9 +592,11 @@ export class ApprovalLedger {
       decided_at: d?.ts ?? null,
       approver: d?.approver ?? null,
       reason: d?.reason ?? null,
-      effect: req.effect?.id ?? null,
-      effect_seq: req.effect?.seq ?? null,
-      ...(req.unchecked || (req.effect === null && this.uncheckedCalls) ? { unchecked: true as const } : {}),
+      effect: (req.effect ?? req.ranBefore)?.id ?? null,
+      effect_seq: (req.effect ?? req.ranBefore)?.seq ?? null,
+      ...(req.unchecked || (req.effect === null && req.ranBefore === null && this.uncheckedCalls)
+        ? { unchecked: true as const }
+        : {}),
     };
   }
 

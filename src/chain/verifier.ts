@@ -218,9 +218,9 @@ export class ChainVerifier {
     }
     if (this.format.format === FORMAT_V3 && facts.problems.length === 0) {
       if (facts.approval === true) this.approval(typeof text === 'string' ? text : text());
-      else if (this.approvals?.active === true) {
-        // Once the chain holds a request, every effect is checked against it (APPROVALS.md §5 steps 3–4). Only
-        // then is a line's text read here: a chain without approval records keeps the workers' packed path.
+      else {
+        // Every call is read by the approval check, from the chain's start: one run before the request that
+        // presents it is run without its grant (APPROVALS.md §5 step 4). Only lines with a call are parsed.
         const line = typeof text === 'string' ? text : text();
         if (line.includes(TOOL_CALL)) this.approval(line);
       }
@@ -330,7 +330,7 @@ export class ChainVerifier {
         location: n.location,
       })),
       problems_truncated: this.problems.truncated,
-      ...(approvals === null ? {} : { approvals: approvals.entries() }),
+      ...(approvals === null || !approvals.anySeen ? {} : { approvals: approvals.entries() }),
     };
   }
 }
