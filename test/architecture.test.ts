@@ -158,7 +158,7 @@ describe('folders import only downward', () => {
  * past its figures, and a listed file that fits fails too, so whoever cuts it removes it here.
  */
 const KNOWN_LONG: Record<string, { why: string; lines?: number; fn?: number }> = {
-  'approval/ledger.ts': { why: 'past the bounds once formatted (issue 38)', lines: 550, fn: 154 },
+  'approval/ledger.ts': { why: 'past the bounds once formatted (issue 38)', lines: 548, fn: 154 },
   'attest/receipt.ts': { why: 'past the bounds once formatted (issue 38)', lines: 405 },
   'attest/tsp.ts': { why: 'past the bounds once formatted (issue 38)', lines: 443, fn: 83 },
   'canonical/scan.ts': { why: 'past the bounds once formatted (issue 38)', lines: 407 },
@@ -175,7 +175,7 @@ const KNOWN_LONG: Record<string, { why: string; lines?: number; fn?: number }> =
   'mcp/proxy.ts': { why: 'past the bounds once formatted (issue 38)', fn: 100 },
   'otel/export.ts': { why: 'past the bounds once formatted (issue 38)', fn: 109 },
   'otel/mapping.ts': { why: 'past the bounds once formatted (issue 38)', fn: 94 },
-  'page/engine.ts': { why: 'past the bounds once formatted (issue 38)', lines: 452 },
+  'page/engine.ts': { why: 'past the bounds once formatted (issue 38); +2: the approver pins (issue 39)', lines: 454 },
   'page/view.ts': {
     why: 'the page view (issue 23): one mountPage function builds the whole page',
     lines: 1024,

@@ -23,101 +23,25 @@ import {
   type RequestInput,
 } from './records.js';
 import { approvalSignatureDefect } from './sign.js';
-
-export type ApprovalProblemCode =
-  | 'APPROVAL_INVALID'
-  | 'APPROVAL_MISMATCH'
-  | 'APPROVAL_MISSING'
-  | 'APPROVAL_DENIED'
-  | 'APPROVAL_EXPIRED'
-  | 'APPROVAL_REPEATED'
-  | 'APPROVER_UNKNOWN';
-export type ApprovalNoticeCode = 'APPROVER_UNPINNED' | 'APPROVAL_UNCHECKED';
-
-export interface ApprovalFinding {
-  code: ApprovalProblemCode | ApprovalNoticeCode;
-  message: string;
-  seq: number;
-  field: string;
-  /** A notice (never a failure). */
-  notice?: true;
-}
-
-/** A pinned approver: a key whose decisions authenticate, and the name the verdict gives it. */
-export interface PinnedApprover {
-  key: Uint8Array;
-  name?: string;
-}
-
-/** Who decided, as the verdict names them. */
-export interface ApproverFacts {
-  keyid: string;
-  /** The pinned name, else the name the approver gave itself (unauthenticated), else null. */
-  name: string | null;
-  /** Whether the key is one of the pinned approvers. */
-  pinned: boolean;
-}
-
-/** One request and what became of it (the verdict's "who approved what"). */
-export interface ApprovalEntry {
-  request: string;
-  request_seq: number;
-  request_hash: string;
-  tool: string | null;
-  digest: string | null;
-  expires_at: string | null;
-  status: 'pending' | 'granted' | 'denied' | 'expired' | 'invalid';
-  decision_seq: number | null;
-  decided_at: string | null;
-  approver: ApproverFacts | null;
-  reason: string | null;
-  /** The step_id and seq of the effect begun for it, if any. */
-  effect: string | null;
-  effect_seq: number | null;
-  /**
-   * Present (true) when the chain holds what could not be checked against this request (APPROVAL_UNCHECKED:
-   * a withheld or erased call, decision or request): "executed" or "never executed" is then not proven.
-   */
-  unchecked?: true;
-}
-
-interface RequestState {
-  seq: number;
-  stepHash: string;
-  input: RequestInput | null;
-  /** The presented call's canonical text with part references reduced to their addresses, or null (withheld, malformed). */
-  form: string | null;
-  /** Values are withheld or erased (a publication, an erasure): what was presented cannot be compared. */
-  hidden: boolean;
-  unchecked: boolean;
-  decision: {
-    kind: 'granted' | 'denied';
-    seq: number;
-    ts: string;
-    approver: ApproverFacts;
-    reason: string | null;
-  } | null;
-  effect: { id: string; seq: number } | null;
-  /** A record that ran the presented call, naming no request, before the request was made (§5 step 4). */
-  ranBefore: { id: string; seq: number } | null;
-}
-
+import type {
+  ApprovalEntry,
+  ApprovalFinding,
+  ApprovalLedgerOptions,
+  ApproverFacts,
+  PinnedApprover,
+  RequestState,
+} from './ledger-types.js';
+export type {
+  ApprovalProblemCode,
+  ApprovalNoticeCode,
+  ApprovalFinding,
+  PinnedApprover,
+  ApproverFacts,
+  ApprovalEntry,
+  ApprovalLedgerOptions,
+} from './ledger-types.js';
 type Rec = Record<string, unknown>;
 const isObj = (v: unknown): v is Rec => v !== null && typeof v === 'object' && !Array.isArray(v);
-
-export interface ApprovalLedgerOptions {
-  /** The journal's genesis hash, which every decision's statement must name; null when the range does not start at the genesis. */
-  genesisHash: string | null;
-  /** The chain is a range that starts after seq 0: a request before it is outside, not missing. */
-  partial?: boolean;
-  approvers?: readonly PinnedApprover[];
-  /**
-   * The chain is a fork whose steps 0..forkedAt were copied from its parent (FILE-STORE.md lineage): a request
-   * in that prefix does not authorise an effect after it (APPROVALS.md §5 step 3), since the parent holds the same
-   * request and any decision on it is the parent's too.
-   */
-  forkedAt?: number;
-}
 
 export class ApprovalLedger {
   private readonly requests = new Map<string, RequestState>();
@@ -128,10 +52,7 @@ export class ApprovalLedger {
   private uncheckedCalls = false;
   /** The latest ts read so far (chain order): an effect is no earlier than a record before it (§5 step 3). */
   private latest = -Infinity;
-  /**
-   * Every call run so far without naming a request, by the digest of its form (its first record): a request
-   * presenting one of them comes after the call ran without a grant (§5 step 4). Digests, not the calls' texts.
-   */
+  /** Calls run naming no request, by the digest of their form: one presented later ran ungranted (§5 step 4). */
   private readonly ran = new Map<string, { id: string; seq: number; kind: string }>();
   /** The first call so far whose name or arguments are withheld or erased, naming no request: it could be any call. */
   private hiddenCall: { id: string; seq: number } | null = null;
@@ -349,9 +270,7 @@ export class ApprovalLedger {
     const id = String(r.step_id);
     if (hasHidden(call.name) || hasHidden(call.arguments)) {
       // Erased or withheld: it could be any presented call, including one presented later.
-      this.hiddenCall ??= { id, seq };
-      if (this.requests.size === 0) return;
-      this.uncheckedCalls = true;
+      if (this.notInHand(id, seq)) return;
       this.add(
         'APPROVAL_UNCHECKED',
         `seq ${seq}: ${String(r.kind)} ${JSON.stringify(id)} has a withheld or erased call and names no approval request: whether it runs a call put to an approver is not checked`,
@@ -381,6 +300,14 @@ export class ApprovalLedger {
     if (!this.ran.has(key)) this.ran.set(key, { id, seq, kind: String(r.kind) });
   }
 
+  /** A call not in hand was run (§5 step 5): true when no request precedes it (nothing to report yet). */
+  private notInHand(id: string, seq: number): boolean {
+    this.hiddenCall ??= { id, seq };
+    if (this.requests.size === 0) return true;
+    this.uncheckedCalls = true;
+    return false;
+  }
+
   private effect(r: Rec, seq: number): void {
     const id = String(r.step_id);
     const call = isObj(r.tool_call) ? r.tool_call : null;
@@ -389,9 +316,7 @@ export class ApprovalLedger {
     if (named === null) {
       if (metaHidden) {
         // The effect's meta is withheld or erased: whether it named a request, and which, is not in hand.
-        this.hiddenCall ??= { id, seq };
-        if (this.requests.size === 0) return;
-        this.uncheckedCalls = true;
+        if (this.notInHand(id, seq)) return;
         this.add(
           'APPROVAL_UNCHECKED',
           `seq ${seq}: effect ${JSON.stringify(id)} has a withheld or erased meta: whether it was begun for an approval request is not checked`,

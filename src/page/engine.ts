@@ -69,6 +69,7 @@ export interface VerifyRequest {
   /** Co-signers' decoded keys with their file names, and the threshold (checked in pins.ts), as `--cosigner` and `--threshold`. */
   cosigners?: Array<{ name: string; key: Uint8Array }>;
   threshold?: number;
+  approvers?: Array<{ name: string; key: Uint8Array }>; // decoded, named by file (pins.ts): `--approver`
 }
 
 export interface Progress {
@@ -298,6 +299,7 @@ export class Session {
       await verifyReceipt(input, {
         ...(request.expectHead !== undefined ? { expectHead: request.expectHead } : {}),
         ...(request.publicKey !== undefined ? { publicKey: request.publicKey } : {}),
+        ...(request.approvers?.length ? { approvers: request.approvers } : {}),
         ...hooks.options,
         extensions: { ...hooks.options.extensions, ...proofs.extensions, ...attest.extensions },
         finish: (r, reading) => proofs.finish(hooks.options.finish(r, reading)),

@@ -138,7 +138,8 @@ describe('approval statement v2: attacks', () => {
     const reqA = await a.run.requestApproval(call, { id: 'req-1' });
     await a.run.decideApproval(reqA, 'granted', { key: alice.privateKey, name: 'alice' });
     let grant: Record<string, unknown> | undefined;
-    for await (const r of a.run.journal.read()) if (r.kind === 'approval.granted') grant = r as never;
+    for await (const r of a.run.journal.read())
+      if ((r as { kind?: unknown }).kind === 'approval.granted') grant = r as never;
     await a.run.close();
     const b = await v3Run(fresh(), 'b');
     const reqB = await b.run.requestApproval(call, { id: 'req-1' });
