@@ -32,16 +32,29 @@ export function hasHidden(v: unknown, depth = 0): boolean {
   return false;
 }
 
-/** A value with each part reference reduced to its address (private and public references alike). */
+/**
+ * A value with each part reference reduced to its address (private and public references alike); the value
+ * itself, uncopied, where it holds none (every call of a v3 chain is read: most hold no reference).
+ */
 function addressed(v: unknown, depth = 0): unknown {
   if (depth > 64) throw new Error('too deep');
-  if (Array.isArray(v)) return v.map((x) => addressed(x, depth + 1));
+  if (Array.isArray(v)) {
+    let out: unknown[] | null = null;
+    for (let i = 0; i < v.length; i++) {
+      const x = addressed(v[i], depth + 1);
+      if (x !== v[i]) (out ??= v.slice())[i] = x;
+    }
+    return out ?? v;
+  }
   if (!isObj(v)) return v;
   const keys = Object.keys(v);
   if (keys.length === 1 && keys[0] === PART && isObj(v[PART])) return { [PART]: v[PART].digest };
-  const out: Rec = {};
-  for (const k of keys) out[k] = addressed(v[k], depth + 1);
-  return out;
+  let out: Rec | null = null;
+  for (const k of keys) {
+    const x = addressed(v[k], depth + 1);
+    if (x !== v[k]) (out ??= { ...v })[k] = x;
+  }
+  return out ?? v;
 }
 
 /** The canonical text of {arguments, name} with part references as addresses (APPROVALS.md §5 step 3), or null. */
