@@ -158,7 +158,7 @@ describe('folders import only downward', () => {
  * past its figures, and a listed file that fits fails too, so whoever cuts it removes it here.
  */
 const KNOWN_LONG: Record<string, { why: string; lines?: number; fn?: number }> = {
-  'approval/ledger.ts': { why: 'past the bounds once formatted (issue 38)', lines: 548, fn: 154 },
+  'approval/ledger.ts': { why: 'past the bounds once formatted (issue 38)', lines: 532, fn: 154 },
   'attest/receipt.ts': { why: 'past the bounds once formatted (issue 38)', lines: 405 },
   'attest/tsp.ts': { why: 'past the bounds once formatted (issue 38)', lines: 443, fn: 83 },
   'canonical/scan.ts': { why: 'past the bounds once formatted (issue 38)', lines: 407 },

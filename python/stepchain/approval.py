@@ -292,6 +292,10 @@ class ApprovalLedger:
             # A call recorded as run without a tool.started (a plain step, a completion naming no start): it names
             # no request, so a presented call recorded this way runs without its grant (§5 step 4).
             self._unnamed(r, seq, r["tool_call"])
+        elif isinstance(r.get("tool_call"), dict) and not (isinstance(kind, str) and (
+                kind.startswith("approval.") or kind in ("tool.completed", "tool.failed"))):
+            # Any other record holding a call: a request presenting it later comes after it (§5 step 4).
+            self._remember(str(r.get("step_id")), seq, str(kind), r["tool_call"])
         t = instant(r.get("ts"))
         if t is not None and (self.latest is None or t > self.latest):
             self.latest = t
@@ -319,8 +323,15 @@ class ApprovalLedger:
                 if req.effect is None:
                     req.effect = (eid, seq)
                 return
-        # Presented by no request so far: a request presenting it later comes after it ran (§5 step 4).
-        self.ran.setdefault(digest_utf8(form), (eid, seq, str(r.get("kind"))))
+        self._remember(eid, seq, str(r.get("kind")), call)
+
+    def _remember(self, eid: str, seq: int, kind: str, call: dict[str, Any]) -> None:
+        """A call a record holds, presented by no request so far: a request presenting it later comes after it (§5 step 4)."""
+        if has_hidden(call.get("name")) or has_hidden(call.get("arguments")):
+            return
+        form = call_form(call.get("name"), call.get("arguments"))
+        if form is not None:
+            self.ran.setdefault(digest_utf8(form), (eid, seq, kind))
 
     def _request(self, r: dict[str, Any], seq: int) -> None:
         rid = str(r.get("step_id"))
@@ -522,7 +533,7 @@ class ApprovalLedger:
                 "decision_seq": None if d is None else d.seq, "decided_at": None if d is None else d.ts,
                 "approver": None if d is None else d.approver, "reason": None if d is None else d.reason,
                 "effect": None if ran is None else ran[0], "effect_seq": None if ran is None else ran[1],
-                **({"unchecked": True} if req.unchecked or (ran is None and self.unchecked_calls) else {}),
+                **({"unchecked": True} if req.unchecked or (ran is None and (self.unchecked_calls or self.partial)) else {}),
             })
         return out
 

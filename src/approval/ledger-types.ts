@@ -1,8 +1,9 @@
 /**
  * The shapes the approval check reports and keeps (spec/APPROVALS.md §5, §6): its findings, the verdict's
- * entry per request, a request's state while the chain is read, and the ledger's options. Pure.
+ * entry per request (and how it is built from a request's state), a request's state while the chain is read,
+ * and the ledger's options. Pure.
  */
-import type { RequestInput } from './records.js';
+import { instant, type RequestInput } from './records.js';
 
 export type ApprovalProblemCode =
   | 'APPROVAL_INVALID'
@@ -94,4 +95,36 @@ export interface ApprovalLedgerOptions {
    * request and any decision on it is the parent's too.
    */
   forkedAt?: number;
+}
+
+/** What became of request `id` by `now` (§6); `unproven`: an effect not found does not prove none ran (§5 step 5). */
+export function entryOf(id: string, req: RequestState, now: number | undefined, unproven: boolean): ApprovalEntry {
+  const d = req.decision;
+  const expires = req.input === null ? null : instant(req.input.expires_at);
+  const status =
+    req.input === null && !req.hidden
+      ? 'invalid'
+      : d !== null
+        ? d.kind
+        : expires !== null && now !== undefined && now > expires
+          ? 'expired'
+          : 'pending';
+  return {
+    request: id,
+    request_seq: req.seq,
+    request_hash: req.stepHash,
+    tool: req.input?.presented.name ?? null,
+    digest: req.input?.digest ?? null,
+    expires_at: req.input?.expires_at ?? null,
+    status,
+    decision_seq: d?.seq ?? null,
+    decided_at: d?.ts ?? null,
+    approver: d?.approver ?? null,
+    reason: d?.reason ?? null,
+    effect: (req.effect ?? req.ranBefore)?.id ?? null,
+    effect_seq: (req.effect ?? req.ranBefore)?.seq ?? null,
+    ...(req.unchecked || (req.effect === null && req.ranBefore === null && unproven)
+      ? { unchecked: true as const }
+      : {}),
+  };
 }

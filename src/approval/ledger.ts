@@ -7,7 +7,7 @@
  */
 import { EFFECT_EXTRA_MEMBERS, PART, callForm, hasHidden, hasMarker } from './calls.js';
 import { keyIdOf } from '../crypto/ed25519.js';
-import { digestUtf8 } from '../canonical/sha256.js';
+import { EarlierCalls } from './earlier-calls.js';
 import {
   APPROVAL_DENIED,
   APPROVAL_STATEMENT_TYPE_V1,
@@ -31,6 +31,7 @@ import type {
   PinnedApprover,
   RequestState,
 } from './ledger-types.js';
+import { entryOf } from './ledger-types.js';
 export type {
   ApprovalProblemCode,
   ApprovalNoticeCode,
@@ -52,8 +53,8 @@ export class ApprovalLedger {
   private uncheckedCalls = false;
   /** The latest ts read so far (chain order): an effect is no earlier than a record before it (§5 step 3). */
   private latest = -Infinity;
-  /** Calls run naming no request, by the digest of their form: one presented later ran ungranted (§5 step 4). */
-  private readonly ran = new Map<string, { id: string; seq: number; kind: string }>();
+  /** Calls recorded before the requests that present them (§5 step 4). */
+  private readonly ran = new EarlierCalls();
   /** The first call so far whose name or arguments are withheld or erased, naming no request: it could be any call. */
   private hiddenCall: { id: string; seq: number } | null = null;
   /** Whether the chain holds an approval record (the report lists requests only then). */
@@ -91,8 +92,19 @@ export class ApprovalLedger {
       // A call recorded as run without a tool.started (a plain step, a completion naming no start): it names no
       // request, so a presented call recorded this way is run without its grant (§5 step 4).
       this.unnamed(r, seq, r.tool_call);
-    }
-    const t = instant(r.ts);
+    } else if (isObj(r.tool_call) && !/^(approval\.|tool\.completed$|tool\.failed$)/.test(String(r.kind)))
+      this.ran.remember(String(r.step_id), seq, String(r.kind), r.tool_call);
+    this.dated(r.ts);
+  }
+
+  /** A record's call read from its stored line (calls.ts storedCall) while the chain holds no request. */
+  storedCall(idText: string, seq: number, ts: string, form: string): void {
+    if (this.requests.size === 0) this.ran.stored(idText, seq, form);
+    this.dated(ts);
+  }
+
+  private dated(ts: unknown): void {
+    const t = instant(ts);
     if (t !== null && t > this.latest) this.latest = t;
   }
 
@@ -135,7 +147,7 @@ export class ApprovalLedger {
       ranBefore: null,
     };
     this.requests.set(id, state);
-    const early = form === null ? undefined : this.ran.get(digestUtf8(form));
+    const early = form === null ? undefined : this.ran.find(form);
     if (early !== undefined) {
       // The call ran before anyone was asked: no later decision covers it (§5 step 4), and the verdict says it ran.
       state.ranBefore = { id: early.id, seq: early.seq };
@@ -295,9 +307,7 @@ export class ApprovalLedger {
         return;
       }
     }
-    // Presented by no request so far: a request presenting it later comes after it ran (§5 step 4).
-    const key = digestUtf8(form);
-    if (!this.ran.has(key)) this.ran.set(key, { id, seq, kind: String(r.kind) });
+    this.ran.remember(id, seq, String(r.kind), call);
   }
 
   /** A call not in hand was run (§5 step 5): true when no request precedes it (nothing to report yet). */
@@ -495,34 +505,8 @@ export class ApprovalLedger {
   }
 
   private entry(id: string, req: RequestState, now?: number): ApprovalEntry {
-    const d = req.decision;
-    const expires = req.input === null ? null : instant(req.input.expires_at);
-    const status =
-      req.input === null && !req.hidden
-        ? 'invalid'
-        : d !== null
-          ? d.kind
-          : expires !== null && now !== undefined && now > expires
-            ? 'expired'
-            : 'pending';
-    return {
-      request: id,
-      request_seq: req.seq,
-      request_hash: req.stepHash,
-      tool: req.input?.presented.name ?? null,
-      digest: req.input?.digest ?? null,
-      expires_at: req.input?.expires_at ?? null,
-      status,
-      decision_seq: d?.seq ?? null,
-      decided_at: d?.ts ?? null,
-      approver: d?.approver ?? null,
-      reason: d?.reason ?? null,
-      effect: (req.effect ?? req.ranBefore)?.id ?? null,
-      effect_seq: (req.effect ?? req.ranBefore)?.seq ?? null,
-      ...(req.unchecked || (req.effect === null && req.ranBefore === null && this.uncheckedCalls)
-        ? { unchecked: true as const }
-        : {}),
-    };
+    // Nothing found ran it, and some call was not in hand or lies before the range: not proven either way (§5 step 5).
+    return entryOf(id, req, now, this.uncheckedCalls || this.options.partial === true);
   }
 
   /** Every request in chain order, with what became of it by `now` (ms; default: expiry is not applied). */
