@@ -18,7 +18,8 @@ APPROVAL_REQUESTED = "approval.requested"
 APPROVAL_GRANTED = "approval.granted"
 APPROVAL_DENIED = "approval.denied"
 APPROVAL_KINDS = (APPROVAL_REQUESTED, APPROVAL_GRANTED, APPROVAL_DENIED)
-STATEMENT_TYPE = "stepchain-approval/v1"
+STATEMENT_TYPE = "stepchain-approval/v2"  # what a writer signs: the request bound by its step hash alone (§3)
+STATEMENT_TYPE_V1 = "stepchain-approval/v1"  # written before statement v2: also names the request's unsalted digest (§3.1)
 PAYLOAD_TYPE = "application/vnd.stepchain.approval+json"
 RESERVED = "$stepchain:"
 PART = "$stepchain:part"
@@ -33,12 +34,11 @@ def _is_seq(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= MAX_SAFE
 
 
-# The statement an approver signs (APPROVALS.md §3): its members and the rule each member's value keeps. The shape
-# of the statement is here and in _binding_defect, nowhere else.
+# The statement an approver signs (APPROVALS.md §3): its members and the rule each member's value keeps; a v1 statement
+# (§3.1) has `digest` besides. The shape of the statement is here and in _binding_defect, nowhere else.
 STATEMENT_RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
-    "type": (lambda v: v == STATEMENT_TYPE, f"input.type must be {json.dumps(STATEMENT_TYPE)}"),
+    "type": (lambda v: v in (STATEMENT_TYPE, STATEMENT_TYPE_V1), f"input.type must be {json.dumps(STATEMENT_TYPE)} (or {json.dumps(STATEMENT_TYPE_V1)}, as written before)"),
     "decision": (lambda v: v in ("granted", "denied"), 'input.decision must be "granted" or "denied"'),
-    "digest": (is_digest, "input.digest must be a digest"),
     "genesis_hash": (is_digest, "input.genesis_hash must be a digest"),
     "request_hash": (is_digest, "input.request_hash must be a digest"),
     "request": (lambda v: _is_str(v) and v != "", "input.request must be the request's step_id"),
@@ -47,6 +47,7 @@ STATEMENT_RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "reason": (lambda v: v is None or _is_str(v), "input.reason must be a string or null"),
 }
 STATEMENT_MEMBERS = sorted(STATEMENT_RULES)
+STATEMENT_MEMBERS_V1 = sorted([*STATEMENT_RULES, "digest"])
 
 _INSTANT = re.compile(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?Z\Z")
 
@@ -91,7 +92,8 @@ EFFECT_CALL_MEMBERS = ("name", "arguments", "call_id", "idempotency_key")
 
 
 def presented_digest(name: Any, arguments: Any) -> Optional[str]:
-    """SHA-256 of the UTF-8 of JCS({"arguments": A, "name": N}) (§2), or None when it does not canonicalize."""
+    """SHA-256 of the UTF-8 of JCS({"arguments": A, "name": N}): the `digest` of a request written before statement v2
+    (§2.1), or None when it does not canonicalize. Never written: it is not salted."""
     try:
         return digest_utf8(canonical_json({"arguments": arguments, "name": name}))
     except (CanonicalError, RecursionError, ValueError, TypeError):
@@ -136,18 +138,18 @@ def call_form(name: Any, arguments: Any) -> Optional[str]:
 def request_input_defect(v: Any, parted: bool = False) -> Optional[str]:
     """Why an approval.requested record's input is not a request (§2), or None. `parted`: its presentation holds part
     references, so its digest (of the values the references stand for) is not checked here; calls compare by form."""
-    if not isinstance(v, dict) or sorted(v) != ["digest", "expires_at", "presented"]:
-        return "input must have exactly the members digest, expires_at and presented"
+    if not isinstance(v, dict) or sorted(v) not in (["expires_at", "presented"], ["digest", "expires_at", "presented"]):
+        return "input must have exactly the members expires_at and presented (and digest, in a request written before statement v2)"
     p = v["presented"]
     if not isinstance(p, dict) or sorted(p) != ["arguments", "name"]:
         return "input.presented must have exactly the members name and arguments"
     if not _is_str(p["name"]) or p["name"] == "":
         return "input.presented.name must be a non-empty string"
-    if not is_digest(v["digest"]):
+    if "digest" in v and not is_digest(v["digest"]):
         return 'input.digest must be "sha256:" and 64 lowercase hex digits'
     if v["expires_at"] is not None and instant(v["expires_at"]) is None:
         return "input.expires_at must be null or a UTC timestamp (2026-11-27T10:00:00.000Z)"
-    if parted:
+    if parted or "digest" not in v:
         return None
     d = presented_digest(p["name"], p["arguments"])
     if d is None:
@@ -159,11 +161,18 @@ def request_input_defect(v: Any, parted: bool = False) -> Optional[str]:
 
 def statement_defect(v: Any) -> Optional[str]:
     """Why a decision's input is not an approval statement (§3), or None."""
-    if not isinstance(v, dict) or sorted(v) != STATEMENT_MEMBERS:
+    if not isinstance(v, dict):
         return f"input must be the signed statement, with exactly the members {', '.join(STATEMENT_MEMBERS)}"
+    if not STATEMENT_RULES["type"][0](v.get("type")):
+        return STATEMENT_RULES["type"][1]
+    members = STATEMENT_MEMBERS_V1 if v["type"] == STATEMENT_TYPE_V1 else STATEMENT_MEMBERS
+    if sorted(v) != members:
+        return f"input, a {v['type']} statement, must have exactly the members {', '.join(members)}"
     for name, (ok, why) in STATEMENT_RULES.items():
         if not ok(v[name]):
             return why
+    if "digest" in v and not is_digest(v["digest"]):
+        return "input.digest must be a digest"
     return None
 
 
@@ -230,6 +239,7 @@ class _Request:
     effect: Optional[tuple[str, int]] = None
     form: Optional[str] = None  # the presented call's call_form, None for a malformed or withheld request
     unchecked: bool = False  # §5 step 5 applies to it: the report marks it `unchecked` (§6)
+    ran_before: Optional[tuple[str, int]] = None  # a record that ran its call, naming no request, before it (§5 step 4)
 
 
 @dataclass
@@ -250,6 +260,13 @@ class ApprovalLedger:
     # The chain is a fork whose steps 0..forked_at were copied from its parent (FILE-STORE.md lineage): a request
     # there authorises no effect after it, since the parent holds the same request and decision (§5 step 3, the fork rule).
     forked_at: Optional[int] = None
+    # Every call run so far naming no request and presented by none, by the digest of its form -> (step_id, seq, kind): a
+    # request presenting one later comes after it ran without a grant (§5 step 4). Digests, not the calls.
+    ran: dict[str, tuple[str, int, str]] = field(default_factory=dict)
+    # The first call naming no request whose name or arguments are withheld or erased: it could be any call (§5 step 5).
+    hidden_call: Optional[tuple[str, int]] = None
+    # Whether the chain holds an approval record: the report lists the requests only then.
+    seen: bool = False
 
     @property
     def active(self) -> bool:
@@ -262,17 +279,23 @@ class ApprovalLedger:
         """One parsed record, in chain order; other kinds are ignored."""
         seq = r.get("seq") if _is_seq(r.get("seq")) else -1
         kind = r.get("kind")
+        if isinstance(kind, str) and kind.startswith("approval."):
+            self.seen = True
         if kind == APPROVAL_REQUESTED:
             self._request(r, seq)
         elif kind in (APPROVAL_GRANTED, APPROVAL_DENIED):
             self._decision(r, seq, kind)
-        elif kind == "tool.started" and self.requests:
+        elif kind == "tool.started":
             self._effect(r, seq)
-        elif self.requests and isinstance(r.get("tool_call"), dict) and (
+        elif isinstance(r.get("tool_call"), dict) and (
                 kind == "step" or (kind in ("tool.completed", "tool.failed") and not _is_str(r.get("ref")))):
             # A call recorded as run without a tool.started (a plain step, a completion naming no start): it names
             # no request, so a presented call recorded this way runs without its grant (§5 step 4).
             self._unnamed(r, seq, r["tool_call"])
+        elif isinstance(r.get("tool_call"), dict) and not (isinstance(kind, str) and (
+                kind.startswith("approval.") or kind in ("tool.completed", "tool.failed"))):
+            # Any other record holding a call: a request presenting it later comes after it (§5 step 4).
+            self._remember(str(r.get("step_id")), seq, str(kind), r["tool_call"])
         t = instant(r.get("ts"))
         if t is not None and (self.latest is None or t > self.latest):
             self.latest = t
@@ -280,7 +303,11 @@ class ApprovalLedger:
     def _unnamed(self, r: dict[str, Any], seq: int, call: dict[str, Any]) -> None:
         eid = str(r.get("step_id"))
         if has_hidden(call.get("name")) or has_hidden(call.get("arguments")):
-            # Erased or withheld: it could be any presented call (§5 step 5).
+            # Erased or withheld: it could be any presented call, one presented later included (§5 step 5).
+            if self.hidden_call is None:
+                self.hidden_call = (eid, seq)
+            if not self.requests:
+                return
             self.unchecked_calls = True
             self._add("APPROVAL_UNCHECKED", f"seq {seq}: {r.get('kind')} {json.dumps(eid)} has a withheld or erased call and names no "
                       "approval request: whether it runs a call put to an approver is not checked", seq, "tool_call", True)
@@ -296,6 +323,15 @@ class ApprovalLedger:
                 if req.effect is None:
                     req.effect = (eid, seq)
                 return
+        self._remember(eid, seq, str(r.get("kind")), call)
+
+    def _remember(self, eid: str, seq: int, kind: str, call: dict[str, Any]) -> None:
+        """A call a record holds, presented by no request so far: a request presenting it later comes after it (§5 step 4)."""
+        if has_hidden(call.get("name")) or has_hidden(call.get("arguments")):
+            return
+        form = call_form(call.get("name"), call.get("arguments"))
+        if form is not None:
+            self.ran.setdefault(digest_utf8(form), (eid, seq, kind))
 
     def _request(self, r: dict[str, Any], seq: int) -> None:
         rid = str(r.get("step_id"))
@@ -312,7 +348,20 @@ class ApprovalLedger:
                       "presented is not compared", seq, "input", True)
         given = r["input"] if why is None and not hidden else None
         form = None if given is None else call_form(given["presented"]["name"], given["presented"]["arguments"])
-        self.requests[rid] = _Request(seq, str(r.get("step_hash")), given, hidden, form=form, unchecked=hidden)
+        req = _Request(seq, str(r.get("step_hash")), given, hidden, form=form, unchecked=hidden)
+        self.requests[rid] = req
+        early = None if form is None else self.ran.get(digest_utf8(form))
+        if early is not None:
+            # The call ran before anyone was asked: no later decision covers it (§5 step 4), and the verdict says it ran.
+            req.ran_before = (early[0], early[1])
+            self._add("APPROVAL_MISSING", f"seq {early[1]}: {early[2]} {json.dumps(early[0])} ran the call that approval request {json.dumps(rid)} "
+                      f"presents (seq {seq}) before it was requested, naming no request: a call put to an approver runs only for its granted "
+                      "request, after the grant", early[1], "meta")
+        elif self.hidden_call is not None and (form is not None or hidden):
+            req.unchecked = True
+            self._add("APPROVAL_UNCHECKED", f"seq {seq}: a call before approval request {json.dumps(rid)} (seq {self.hidden_call[1]}, "
+                      f"{json.dumps(self.hidden_call[0])}) is withheld or erased: whether it ran this call before it was requested is not "
+                      "checked", seq, "input", True)
 
     def _decision(self, r: dict[str, Any], seq: int, kind: str) -> None:
         decision = "granted" if kind == APPROVAL_GRANTED else "denied"
@@ -384,6 +433,10 @@ class ApprovalLedger:
         if named is None:
             if has_hidden(meta) or (isinstance(meta, dict) and "approval" in meta and has_hidden(meta["approval"])):
                 # Withheld or erased meta: whether it named a request, and which, is not in hand (§5 step 5).
+                if self.hidden_call is None:
+                    self.hidden_call = (eid, seq)
+                if not self.requests:
+                    return
                 self.unchecked_calls = True
                 self._add("APPROVAL_UNCHECKED", f"seq {seq}: effect {json.dumps(eid)} has a withheld or erased meta: whether it was begun "
                           "for an approval request is not checked", seq, "meta", True)
@@ -451,7 +504,7 @@ class ApprovalLedger:
             what = (f"a call (digest {digest})" if digest is not None else
                     "a tool_call that is not a call as presented (an object with name and arguments that canonicalizes)")
             self._add("APPROVAL_MISMATCH", f"seq {seq}: effect {json.dumps(eid)} executes {what} other than the one presented "
-                      f"by request {json.dumps(rid)} and granted (digest {req.input['digest']}): the tool name or arguments were changed after "
+                      f"by request {json.dumps(rid)} and granted: the tool name or arguments were changed after "
                       "approval", seq, "tool_call")
         elif call is not None and not hidden and req.input is not None and [k for k in call if k not in EFFECT_CALL_MEMBERS]:
             extra = ", ".join(json.dumps(k) for k in call if k not in EFFECT_CALL_MEMBERS)
@@ -469,17 +522,18 @@ class ApprovalLedger:
         out = []
         for rid, req in self.requests.items():
             d, inp = req.decision, req.input
+            ran = req.effect or req.ran_before
             expires = None if inp is None else instant(inp["expires_at"])
             status = ("invalid" if inp is None and not req.hidden else d.kind if d is not None else
                       "expired" if expires is not None and now_ms is not None and now_ms > expires else "pending")
             out.append({
                 "request": rid, "request_seq": req.seq, "request_hash": req.step_hash,
-                "tool": None if inp is None else inp["presented"]["name"], "digest": None if inp is None else inp["digest"],
+                "tool": None if inp is None else inp["presented"]["name"], "digest": None if inp is None else inp.get("digest"),
                 "expires_at": None if inp is None else inp["expires_at"], "status": status,
                 "decision_seq": None if d is None else d.seq, "decided_at": None if d is None else d.ts,
                 "approver": None if d is None else d.approver, "reason": None if d is None else d.reason,
-                "effect": None if req.effect is None else req.effect[0], "effect_seq": None if req.effect is None else req.effect[1],
-                **({"unchecked": True} if req.unchecked or (req.effect is None and self.unchecked_calls) else {}),
+                "effect": None if ran is None else ran[0], "effect_seq": None if ran is None else ran[1],
+                **({"unchecked": True} if req.unchecked or (ran is None and (self.unchecked_calls or self.partial)) else {}),
             })
         return out
 
@@ -501,8 +555,14 @@ def _binding_defect(s: dict[str, Any], decision: str, ref: str, ts: Any, req: _R
         return f"the signed statement is about request {json.dumps(s['request'])}, not the request this record names"
     if s["request_seq"] != req.seq or s["request_hash"] != req.step_hash:
         return f"the signed statement names request seq {s['request_seq']} {s['request_hash']}, but the request is seq {req.seq} {req.step_hash}"
-    if req.input is not None and s["digest"] != req.input["digest"]:
-        return f"the signed digest {s['digest']} is not the digest of what the request presented ({req.input['digest']})"
+    # A v2 statement binds the request by its step hash alone; a v1 statement also names the request's unsalted digest, so
+    # it decides only a request that carries one (§3.1).
+    if s["type"] == STATEMENT_TYPE_V1 and req.input is not None:
+        if "digest" not in req.input:
+            return (f"a {STATEMENT_TYPE_V1} statement names the presented call's unsalted digest, which this request does not carry: a "
+                    "request without a digest is decided by a stepchain-approval/v2 statement")
+        if s["digest"] != req.input["digest"]:
+            return f"the signed digest {s['digest']} is not the digest of what the request presented ({req.input['digest']})"
     if genesis_hash is not None and s["genesis_hash"] != genesis_hash:
         return f"the signed statement is for the journal with genesis {s['genesis_hash']}, not this one ({genesis_hash})"
     if s["decided_at"] != ts:

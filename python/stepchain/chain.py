@@ -424,7 +424,7 @@ class ChainVerifier:
                 if sp is not None and step_id is not None:
                     self.erasures.record(canonical_value(facts.text, *step_id), facts.seq, canonical_value(facts.text, *sp), at)
         if not facts.problems and isinstance(facts.kind, str) and (
-                facts.kind.startswith("approval.") or (self.approvals is not None and self.approvals.active and (facts.kind == "tool.started" or '"tool_call":{' in facts.text))):
+                facts.kind.startswith("approval.") or facts.kind == "tool.started" or '"tool_call":{' in facts.text):
             self._approval(facts.text)
         if not self.deep or not clean or facts.profile is None or facts.profile.id != "step/v3" or facts.spans is None:
             return
@@ -441,7 +441,8 @@ class ChainVerifier:
                       "does not commit to the values it stored, so no publication of this record can be proven", {**at, "field": "root"})
 
     def _approval(self, text: str) -> None:
-        """An approval record, or an effect once the chain holds a request, through the ledger (a parsed copy)."""
+        """An approval record, or any record with a call (from the chain's start: a call run before the request that presents
+        it is found there, APPROVALS.md §5 step 4), through the ledger (a parsed copy)."""
         from .approval import ApprovalLedger, parse_value, pins_of
         try:
             r = parse_value(text)
@@ -478,7 +479,8 @@ class ChainVerifier:
             "registered, but this verifier does not check its own rules; integrity verified"), at)
             for kind, (code, at, n) in self.kinds.items()] + erasure_notices + approval_notices
         return ChainReport(not self.problems and not self.truncated, self.start_hash, self.start_seq, head, head_seq, self.steps,
-                           self.problems, [], self.truncated, notices, None if self.approvals is None else self.approvals.entries())
+                           self.problems, [], self.truncated, notices,
+                           None if self.approvals is None or not self.approvals.seen else self.approvals.entries())
 
 
 def declared_first_seq(name: str) -> Optional[int]:

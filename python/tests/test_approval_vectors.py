@@ -33,13 +33,27 @@ def test_covers_the_spec_cases():
     for want in ["statement-bytes", "valid", "valid-unpinned", "wrong-signer", "signature-not-the-named-key", "altered-presentation",
                  "denied-then-executed", "denied-then-executed-unnamed", "expired-then-executed", "granted-after-expiry",
                  "signature-replayed-other-request", "signature-replayed-other-journal", "denial-flipped-to-grant", "two-decisions",
-                 "one-grant-two-effects", "undecided-then-executed", "digest-not-of-presented"]:
+                 "one-grant-two-effects", "undecided-then-executed", "digest-not-of-presented", "v2-statement-bytes", "v2-valid",
+                 "v2-valid-unpinned", "v2-altered-presentation", "v2-denied-then-executed", "v2-statement-on-v1-request",
+                 "v1-statement-on-v2-request", "v2-signature-relabelled-v1", "v2-statement-without-request-hash",
+                 "v2-signature-replayed-other-journal", "call-before-request", "call-again-before-its-request",
+                 "effect-naming-a-later-request"]:
         assert want in ids
 
 
 @pytest.mark.parametrize("c", cases(DOC, lambda c: c["kind"] == "statement"))
 def test_statement_bytes(c):
-    assert presented_digest(c["presented"]["name"], c["presented"]["arguments"]) == c["digest"]
+    if c["statement"]["type"] == "stepchain-approval/v1":
+        assert presented_digest(c["presented"]["name"], c["presented"]["arguments"]) == c["digest"] == c["statement"]["digest"]
+    else:
+        # v2: no unsalted digest anywhere; the statement binds the request record's step hash, recomputed from its line.
+        assert "digest" not in c and "digest" not in c["statement"] and c["request_input"] == {"expires_at": None, "presented": c["presented"]}
+        rec = json.loads(c["request_line"])
+        assert rec["input"] == c["request_input"]
+        bind = digest_bytes(c["request_line"].replace(f',"step_hash":"{rec["step_hash"]}"', "").encode())
+        nine = {"bind": bind, **{k: rec[k] for k in ("kind", "prev_hash", "ref", "root", "seq", "step_id", "ts", "v")}}
+        assert digest_bytes(canonical_json(nine).encode()) == rec["step_hash"] == c["statement"]["request_hash"]
+        assert (c["statement"]["request"], c["statement"]["request_seq"]) == (rec["step_id"], rec["seq"])
     assert statement_bytes(c["statement"]).decode() == c["payload"] == canonical_json(c["statement"])
     assert pae(PAYLOAD_TYPE, statement_bytes(c["statement"])).decode() == c["pae"]
     key = base64.b64decode(c["public_key"])
@@ -250,7 +264,9 @@ def test_partial_range_reports_outside_requests_unchecked():
     verify_file(v, "range.jsonl", "".join(line + "\n" for line in c.lines[2:]).encode())
     r = v.finish()
     assert r.ok, [p.code for p in r.problems]
-    assert [(n.code, n.location["seq"]) for n in r.notices] == [("APPROVAL_UNCHECKED", 2)]
+    # The grant and the effect both name a request before the range: neither is checked, both are said (the effect since
+    # the verifier reads every call from the range's start, APPROVALS.md §5 step 4).
+    assert [(n.code, n.location["seq"]) for n in r.notices] == [("APPROVAL_UNCHECKED", 2), ("APPROVAL_UNCHECKED", 3)]
 
 
 # ------------------------------------------------------------------------------------------- the CLI
@@ -334,7 +350,7 @@ def test_typescript_and_python_cli_agree(tmp_path):
     assert [x["code"] for x in both(_journal_of(tmp_path, by_id["signature-not-the-named-key"]))["problems"]] == ["APPROVAL_INVALID", "APPROVAL_MISSING"]
     receipt = str(tmp_path / "part.tar")
     subprocess.run([node, str(cli), "export", valid, "-o", receipt, "--from", "2"], check=True, capture_output=True, timeout=300)
-    assert [x["code"] for x in both(receipt, *pin)["notices"]] == ["APPROVAL_UNCHECKED"]
+    assert [x["code"] for x in both(receipt, *pin)["notices"]] == ["APPROVAL_UNCHECKED", "APPROVAL_UNCHECKED"]
 
 
 # APPROVALS.md §4, §5.3, §5.4 as w-afix changed them (outsider findings): the whole tool_call is compared, an effect is

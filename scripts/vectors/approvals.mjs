@@ -7,6 +7,10 @@
 // denial or after expiry, a signature replayed onto another request, journal or decision, two decisions.
 // The presented digest and the signed statement bytes are recomputed here with node:crypto and JCS
 // (canonicalJson), independently of src/approval. Built from dist/.
+// The cases up to `digest-not-of-presented` are the first statement type's (stepchain-approval/v1: requests carry
+// the presented call's unsalted digest, statements name it) and stay byte-identical; the cases after them are
+// what a writer now writes (requests without a digest, stepchain-approval/v2 statements binding the request by its
+// step hash alone), the pairings of the two, and calls run before the request that presents them (§5 step 4).
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../../dist/canonical/jcs.js';
 import { verifyChain } from '../../dist/chain/index.js';
@@ -225,6 +229,7 @@ export function generate() {
     c.add({ kind: 'approval.requested', step_id: 'req-1', input: { digest: presentedDigest({ name: 'pay_invoice', arguments: { amount: 1, invoice: 'INV-9' } }), expires_at: null, presented: PAY } });
     caseOf(cases, 'digest-not-of-presented', 'a request whose digest is not that of what it presents: APPROVAL_INVALID', c);
   }
+  v2Cases(cases);
   return {
     'approvals.json': {
       format: 'stepchain-vectors/v1',
@@ -233,4 +238,143 @@ export function generate() {
       cases,
     },
   };
+}
+
+// ------------------------------------------------------------------------------------------------------------------
+// Statement v2 (APPROVALS.md §2, §3): the request carries no digest of the presented call, the statement binds the
+// request by its step hash (which commits to the call through salted units, FORMAT.md §14) and names no digest.
+
+const requestV2 = (c, id, call = PAY, expiresAt = null) => c.add({ kind: 'approval.requested', step_id: id, input: { expires_at: expiresAt, presented: call } });
+
+function statementV2(c, req, decision, ts, { reason = null, genesis = c.genesis } = {}) {
+  return { decided_at: ts, decision, genesis_hash: genesisHash(genesis), reason, request: req.step_id, request_hash: req.step_hash, request_seq: req.seq, type: 'stepchain-approval/v2' };
+}
+function decideV2(c, req, decision, { key = ALICE, name = 'alice', reason = null, statement } = {}) {
+  const ts = `2026-11-27T10:00:${String(c.lines.length).padStart(2, '0')}.000Z`;
+  const s = statement ?? statementV2(c, req, decision, ts, { reason });
+  return c.add({ kind: `approval.${decision}`, ref: req.step_id, ts, input: s, meta: signApproval(s, key.privateKey, name) });
+}
+const tsOf = (c) => `2026-11-27T10:00:${String(c.lines.length).padStart(2, '0')}.000Z`;
+
+function v2Cases(cases) {
+  {
+    const c = chain();
+    start(c);
+    const req = requestV2(c, 'req-1');
+    const s = statementV2(c, req, 'granted', '2026-11-27T10:00:02.000Z', { reason: 'invoice checked' });
+    const payload = canonicalJson(s);
+    const pae = `DSSEv1 ${'application/vnd.stepchain.approval+json'.length} application/vnd.stepchain.approval+json ${enc.encode(payload).length} ${payload}`;
+    const meta = signApproval(s, ALICE.privateKey, 'alice');
+    cases.push({
+      id: 'v2-statement-bytes', kind: 'statement', result: 'valid',
+      comment: 'statement v2: the request (no digest: its input is {expires_at, presented}) and its step hash, the statement alice signs for it (no digest member: the request is bound by request_hash), its JCS, the DSSE PAE bytes and the Ed25519 signature with her public key',
+      presented: PAY, request_input: { expires_at: null, presented: PAY }, request_line: c.lines[1], genesis_hash: genesisHash(GENESIS), statement: s, payload, pae, public_key: b64(ALICE.publicKey), keyid: ALICE.keyId, signature: meta.signature,
+    });
+  }
+  {
+    const c = chain();
+    start(c);
+    const req = requestV2(c, 'req-1');
+    decideV2(c, req, 'granted', { reason: 'invoice checked' });
+    const e = effect(c, req);
+    c.add({ kind: 'tool.completed', ref: e.step_id, result: { paid: true } });
+    caseOf(cases, 'v2-valid', 'statement v2: presented (no digest), granted by alice (pinned) with a v2 statement, executed once as presented: valid, alice named, the entry\'s digest null', c, [PINS.alice]);
+    caseOf(cases, 'v2-valid-unpinned', 'the v2 chain with no approver pinned: valid, notice APPROVER_UNPINNED', c);
+  }
+  {
+    const c = chain();
+    start(c);
+    const req = requestV2(c, 'req-1');
+    decideV2(c, req, 'granted');
+    effect(c, req, { name: 'pay_invoice', arguments: { amount: 1200, invoice: 'INV-9' } });
+    caseOf(cases, 'v2-altered-presentation', 'statement v2: granted for amount 120, executed with amount 1200: APPROVAL_MISMATCH at the effect\'s tool_call', c, [PINS.alice]);
+  }
+  {
+    const c = chain();
+    start(c);
+    const req = requestV2(c, 'req-1');
+    decideV2(c, req, 'denied', { reason: 'duplicate invoice' });
+    effect(c, req);
+    caseOf(cases, 'v2-denied-then-executed', 'statement v2: denied, then an effect naming the request: APPROVAL_DENIED', c, [PINS.alice]);
+  }
+  {
+    const c = chain();
+    start(c);
+    const req = request(c, 'req-1');
+    decideV2(c, req, 'granted');
+    effect(c, req);
+    caseOf(cases, 'v2-statement-on-v1-request', 'a request written before statement v2 (with its digest), decided by a v2 statement (as a writer now decides it): valid, the request\'s step hash binds it', c, [PINS.alice]);
+  }
+  {
+    const c = chain();
+    start(c);
+    const req = requestV2(c, 'req-1');
+    const s = statementFor(c, req, 'granted', tsOf(c));
+    decide(c, req, 'granted', { statement: s, meta: signApproval(s, ALICE.privateKey, 'alice') });
+    effect(c, req);
+    caseOf(cases, 'v1-statement-on-v2-request', 'a request without a digest decided by a v1 statement (which names the unsalted digest the request no longer shows), signed by alice: APPROVAL_INVALID at the decision\'s input; the effect has no grant (APPROVAL_MISSING)', c, [PINS.alice]);
+  }
+  {
+    const c = chain();
+    start(c);
+    const req = request(c, 'req-1');
+    const ts = tsOf(c);
+    const v2 = statementV2(c, req, 'granted', ts);
+    const relabelled = { ...v2, digest: presentedDigest(PAY), type: 'stepchain-approval/v1' };
+    decide(c, req, 'granted', { statement: relabelled, meta: signApproval(v2, ALICE.privateKey, 'alice') });
+    effect(c, req);
+    caseOf(cases, 'v2-signature-relabelled-v1', 'alice\'s v2 statement relabelled as a v1 statement (type changed, the request\'s digest added) with her v2 signature: the signature is over other bytes (APPROVAL_INVALID at meta); the effect has no grant', c, [PINS.alice]);
+  }
+  {
+    const c = chain();
+    start(c);
+    const req = requestV2(c, 'req-1');
+    const ts = tsOf(c);
+    const { request_hash: _dropped, ...stripped } = statementV2(c, req, 'granted', ts);
+    decide(c, req, 'granted', { statement: stripped, meta: signApproval(stripped, ALICE.privateKey, 'alice') });
+    effect(c, req);
+    caseOf(cases, 'v2-statement-without-request-hash', 'a v2 statement alice signed without request_hash (it would bind no request record): not a statement (APPROVAL_INVALID at input); the effect has no grant', c, [PINS.alice]);
+  }
+  {
+    const c = chain();
+    start(c);
+    const req = requestV2(c, 'req-1');
+    const other = chain(OTHER_GENESIS);
+    start(other);
+    const otherReq = requestV2(other, 'req-1');
+    const s = statementV2(other, otherReq, 'granted', tsOf(c));
+    decide(c, req, 'granted', { statement: s, meta: signApproval(s, ALICE.privateKey, 'alice') });
+    effect(c, req);
+    caseOf(cases, 'v2-signature-replayed-other-journal', 'a v2 grant alice signed for req-1 of another journal (same call), copied into this one: it names another request hash (APPROVAL_INVALID); the effect has no grant (APPROVAL_MISSING)', c, [PINS.alice]);
+  }
+  {
+    const c = chain();
+    start(c);
+    effect(c, null);
+    const req = requestV2(c, 'req-1');
+    decideV2(c, req, 'denied', { reason: 'duplicate invoice' });
+    caseOf(cases, 'call-before-request', 'the call run (naming no request) at seq 1, then presented at seq 2 and denied: APPROVAL_MISSING at seq 1 (a call put to an approver runs only for its granted request, after the grant); the verdict says it ran at seq 1, never "never executed"', c, [PINS.alice]);
+  }
+  {
+    const c = chain();
+    start(c);
+    const req = requestV2(c, 'req-1');
+    decideV2(c, req, 'granted');
+    effect(c, req);
+    const again = c.add({ kind: 'tool.started', tool_call: PAY });
+    void again;
+    const req2 = requestV2(c, 'req-2');
+    decideV2(c, req2, 'granted');
+    effect(c, req2);
+    caseOf(cases, 'call-again-before-its-request', 'granted and run once for req-1; run again at seq 4 naming no request (APPROVAL_MISSING: req-1 presented it), then presented again as req-2 and run for it: only seq 4 is a problem', c, [PINS.alice]);
+  }
+  {
+    const c = chain();
+    start(c);
+    const early = c.add({ kind: 'tool.started', tool_call: PAY, meta: { approval: { request: 'req-1', request_hash: 'sha256:' + '0'.repeat(64) } } });
+    void early;
+    const req = requestV2(c, 'req-1');
+    decideV2(c, req, 'granted');
+    caseOf(cases, 'effect-naming-a-later-request', 'an effect at seq 1 naming request req-1, which is made only at seq 2: APPROVAL_MISSING at seq 1 (it names no request earlier in the chain)', c, [PINS.alice]);
+  }
 }

@@ -33,16 +33,29 @@ export function hasHidden(v: unknown, depth = 0): boolean {
   return false;
 }
 
-/** A value with each part reference reduced to its address (private and public references alike). */
+/**
+ * A value with each part reference reduced to its address (private and public references alike); the value
+ * itself, uncopied, where it holds none (every call of a v3 chain is read: most hold no reference).
+ */
 function addressed(v: unknown, depth = 0): unknown {
   if (depth > 64) throw new Error('too deep');
-  if (Array.isArray(v)) return v.map((x) => addressed(x, depth + 1));
+  if (Array.isArray(v)) {
+    let out: unknown[] | null = null;
+    for (let i = 0; i < v.length; i++) {
+      const x = addressed(v[i], depth + 1);
+      if (x !== v[i]) (out ??= v.slice())[i] = x;
+    }
+    return out ?? v;
+  }
   if (!isObj(v)) return v;
   const keys = Object.keys(v);
   if (keys.length === 1 && keys[0] === PART && isObj(v[PART])) return { [PART]: v[PART].digest };
-  const out: Rec = {};
-  for (const k of keys) setMember(out, k, addressed(v[k], depth + 1));
-  return out;
+  let out: Rec | null = null;
+  for (const k of keys) {
+    const x = addressed(v[k], depth + 1);
+    if (x !== v[k]) setMember((out ??= { ...v }), k, x);
+  }
+  return out ?? v;
 }
 
 /** The canonical text of {arguments, name} with part references as addresses (APPROVALS.md §5 step 3), or null. */
@@ -53,6 +66,79 @@ export function callForm(name: unknown, args: unknown): string | null {
   } catch {
     return null;
   }
+}
+
+/** The end of `step_id` and the start of `tool_call` in a stored v3 line, and the members before `step_id`. */
+const CALL_KEY = '","tool_call":{';
+const BEFORE_ID = /^,"seq":(\d+),"step_hash":"sha256:[0-9a-f]{64}"$/;
+
+/**
+ * The top-level members of a canonical JSON object's text: name (as written) → [start, end) of its value, or
+ * null when the text is not exactly one object (it ends before the text does, or is not an object).
+ */
+function membersOf(t: string): Map<string, [number, number]> | null {
+  const out = new Map<string, [number, number]>();
+  if (t === '{}') return out;
+  let i = 1;
+  while (i < t.length && t.charCodeAt(i) === 34) {
+    let j = i + 1;
+    while (j < t.length && t.charCodeAt(j) !== 34) j += t.charCodeAt(j) === 92 ? 2 : 1;
+    if (t.charCodeAt(j + 1) !== 58) return null;
+    let k = j + 2;
+    let depth = 0;
+    let inString = false;
+    for (; k < t.length; k++) {
+      const c = t.charCodeAt(k);
+      if (inString) {
+        if (c === 92) k++;
+        else if (c === 34) inString = false;
+      } else if (c === 34) inString = true;
+      else if (c === 123 || c === 91) depth++;
+      else if (c === 125 || c === 93) {
+        if (depth-- === 0) break;
+      } else if (c === 44 && depth === 0) break;
+    }
+    out.set(t.slice(i + 1, j), [j + 2, k]);
+    if (t.charCodeAt(k) === 125) return k === t.length - 1 ? out : null;
+    i = k + 1;
+  }
+  return null;
+}
+
+/**
+ * The compared form (callForm) of the record's own call, read from a stored v3 line without parsing it, with
+ * its step_id (as JSON text), seq and ts; null where this cannot be read for certain (a line holding any
+ * marker or any text `"approval`, a call without name or arguments, none of the shape) — the caller then
+ * parses the line. A stored line is canonical and ends with `tool_call`, `ts`, `v` (FORMAT.md §14.6), so the
+ * call's `arguments` and `name` texts are their canonical JSON; of the places the pattern before `tool_call`
+ * matches, only the record's own is followed by exactly one object up to `,"ts":`. This is how every call of a
+ * v3 chain is read before its first request (APPROVALS.md §5 step 4) at a small cost.
+ */
+export function storedCall(line: string): { id: string; seq: number; ts: string; form: string } | null {
+  // Markers, approvals and completions (which name their start, so their call is not one run) are parsed.
+  if (line.includes('"$stepchain:') || line.includes('"approval') || /"kind":"tool\.(completed|failed)"/.test(line))
+    return null;
+  const end = line.lastIndexOf(',"ts":"');
+  if (end < 0) return null;
+  for (let at = line.lastIndexOf(CALL_KEY, end); at > 0; at = line.lastIndexOf(CALL_KEY, at - 1)) {
+    const t = line.slice(at + CALL_KEY.length - 1, end);
+    const members = membersOf(t);
+    if (members === null) continue; // a nested match: not the record's own call
+    const a = members.get('arguments');
+    const n = members.get('name');
+    const idAt = line.lastIndexOf(',"step_id":"', at);
+    const seqAt = idAt < 0 ? -1 : line.lastIndexOf(',"seq":', idAt);
+    const seq = seqAt < 0 ? null : BEFORE_ID.exec(line.slice(seqAt, idAt));
+    if (a === undefined || n === undefined || seq === null) return null;
+    const form = `{"arguments":${t.slice(a[0], a[1])},"name":${t.slice(n[0], n[1])}}`;
+    return {
+      id: line.slice(idAt + 11, at + 1),
+      seq: Number(seq[1]),
+      ts: line.slice(end + 7, line.indexOf('"', end + 7)),
+      form,
+    };
+  }
+  return null;
 }
 
 /** The tool_call members an effect may add to the presented call (APPROVALS.md §4); any other is a different call. */

@@ -4,6 +4,7 @@ export {
   APPROVAL_GRANTED,
   APPROVAL_DENIED,
   APPROVAL_STATEMENT_TYPE,
+  APPROVAL_STATEMENT_TYPE_V1,
   APPROVAL_PAYLOAD_TYPE,
   presentedDigest,
   statementBytes,
@@ -15,6 +16,8 @@ export {
   type PresentedCall,
   type RequestInput,
   type ApprovalStatement,
+  type ApprovalStatementV1,
+  type AnyApprovalStatement,
   type ApproverIdentity,
   type DecisionMeta,
 } from './records.js';

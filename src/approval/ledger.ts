@@ -7,8 +7,10 @@
  */
 import { EFFECT_EXTRA_MEMBERS, PART, callForm, hasHidden, hasMarker } from './calls.js';
 import { keyIdOf } from '../crypto/ed25519.js';
+import { EarlierCalls } from './earlier-calls.js';
 import {
   APPROVAL_DENIED,
+  APPROVAL_STATEMENT_TYPE_V1,
   APPROVAL_GRANTED,
   APPROVAL_REQUESTED,
   decisionMetaDefect,
@@ -16,104 +18,30 @@ import {
   partedRequestDefect,
   requestInputDefect,
   statementDefect,
-  type ApprovalStatement,
+  type AnyApprovalStatement,
   type DecisionMeta,
   type RequestInput,
 } from './records.js';
 import { approvalSignatureDefect } from './sign.js';
-
-export type ApprovalProblemCode =
-  | 'APPROVAL_INVALID'
-  | 'APPROVAL_MISMATCH'
-  | 'APPROVAL_MISSING'
-  | 'APPROVAL_DENIED'
-  | 'APPROVAL_EXPIRED'
-  | 'APPROVAL_REPEATED'
-  | 'APPROVER_UNKNOWN';
-export type ApprovalNoticeCode = 'APPROVER_UNPINNED' | 'APPROVAL_UNCHECKED';
-
-export interface ApprovalFinding {
-  code: ApprovalProblemCode | ApprovalNoticeCode;
-  message: string;
-  seq: number;
-  field: string;
-  /** A notice (never a failure). */
-  notice?: true;
-}
-
-/** A pinned approver: a key whose decisions authenticate, and the name the verdict gives it. */
-export interface PinnedApprover {
-  key: Uint8Array;
-  name?: string;
-}
-
-/** Who decided, as the verdict names them. */
-export interface ApproverFacts {
-  keyid: string;
-  /** The pinned name, else the name the approver gave itself (unauthenticated), else null. */
-  name: string | null;
-  /** Whether the key is one of the pinned approvers. */
-  pinned: boolean;
-}
-
-/** One request and what became of it (the verdict's "who approved what"). */
-export interface ApprovalEntry {
-  request: string;
-  request_seq: number;
-  request_hash: string;
-  tool: string | null;
-  digest: string | null;
-  expires_at: string | null;
-  status: 'pending' | 'granted' | 'denied' | 'expired' | 'invalid';
-  decision_seq: number | null;
-  decided_at: string | null;
-  approver: ApproverFacts | null;
-  reason: string | null;
-  /** The step_id and seq of the effect begun for it, if any. */
-  effect: string | null;
-  effect_seq: number | null;
-  /**
-   * Present (true) when the chain holds what could not be checked against this request (APPROVAL_UNCHECKED:
-   * a withheld or erased call, decision or request): "executed" or "never executed" is then not proven.
-   */
-  unchecked?: true;
-}
-
-interface RequestState {
-  seq: number;
-  stepHash: string;
-  input: RequestInput | null;
-  /** The presented call's canonical text with part references reduced to their addresses, or null (withheld, malformed). */
-  form: string | null;
-  /** Values are withheld or erased (a publication, an erasure): what was presented cannot be compared. */
-  hidden: boolean;
-  unchecked: boolean;
-  decision: {
-    kind: 'granted' | 'denied';
-    seq: number;
-    ts: string;
-    approver: ApproverFacts;
-    reason: string | null;
-  } | null;
-  effect: { id: string; seq: number } | null;
-}
-
+import type {
+  ApprovalEntry,
+  ApprovalFinding,
+  ApprovalLedgerOptions,
+  ApproverFacts,
+  RequestState,
+} from './ledger-types.js';
+import { entryOf } from './ledger-types.js';
+export type {
+  ApprovalProblemCode,
+  ApprovalNoticeCode,
+  ApprovalFinding,
+  PinnedApprover,
+  ApproverFacts,
+  ApprovalEntry,
+  ApprovalLedgerOptions,
+} from './ledger-types.js';
 type Rec = Record<string, unknown>;
 const isObj = (v: unknown): v is Rec => v !== null && typeof v === 'object' && !Array.isArray(v);
-
-export interface ApprovalLedgerOptions {
-  /** The journal's genesis hash, which every decision's statement must name; null when the range does not start at the genesis. */
-  genesisHash: string | null;
-  /** The chain is a range that starts after seq 0: a request before it is outside, not missing. */
-  partial?: boolean;
-  approvers?: readonly PinnedApprover[];
-  /**
-   * The chain is a fork whose steps 0..forkedAt were copied from its parent (FILE-STORE.md lineage): a request
-   * in that prefix does not authorise an effect after it (APPROVALS.md §5 step 3), since the parent holds the same
-   * request and any decision on it is the parent's too.
-   */
-  forkedAt?: number;
-}
 
 export class ApprovalLedger {
   private readonly requests = new Map<string, RequestState>();
@@ -124,14 +52,25 @@ export class ApprovalLedger {
   private uncheckedCalls = false;
   /** The latest ts read so far (chain order): an effect is no earlier than a record before it (§5 step 3). */
   private latest = -Infinity;
+  /** Calls recorded before the requests that present them (§5 step 4). */
+  private readonly ran = new EarlierCalls();
+  /** The first call so far whose name or arguments are withheld or erased, naming no request: it could be any call. */
+  private hiddenCall: { id: string; seq: number } | null = null;
+  /** Whether the chain holds an approval record (the report lists requests only then). */
+  private seen = false;
 
   constructor(private readonly options: ApprovalLedgerOptions) {
     for (const p of options.approvers ?? []) this.pins.set(keyIdOf(p.key), p.name ?? null);
   }
 
-  /** Whether the chain holds any approval request so far (until then, effects need no check). */
+  /** Whether the chain holds any approval request so far. */
   get active(): boolean {
     return this.requests.size > 0;
+  }
+
+  /** Whether the chain held any approval record (a request or a decision): the report then lists the requests. */
+  get anySeen(): boolean {
+    return this.seen;
   }
 
   private add(code: ApprovalFinding['code'], message: string, seq: number, field: string, notice = false): void {
@@ -141,19 +80,30 @@ export class ApprovalLedger {
   /** One record, parsed, in chain order. Records of other kinds are ignored. */
   record(r: Rec): void {
     const seq = typeof r.seq === 'number' ? r.seq : -1;
+    if (typeof r.kind === 'string' && r.kind.startsWith('approval.')) this.seen = true;
     if (r.kind === APPROVAL_REQUESTED) this.request(r, seq);
     else if (r.kind === APPROVAL_GRANTED || r.kind === APPROVAL_DENIED) this.decision(r, seq);
-    else if (r.kind === 'tool.started' && this.requests.size > 0) this.effect(r, seq);
+    else if (r.kind === 'tool.started') this.effect(r, seq);
     else if (
-      this.requests.size > 0 &&
       isObj(r.tool_call) &&
       (r.kind === 'step' || ((r.kind === 'tool.completed' || r.kind === 'tool.failed') && typeof r.ref !== 'string'))
     ) {
       // A call recorded as run without a tool.started (a plain step, a completion naming no start): it names no
       // request, so a presented call recorded this way is run without its grant (§5 step 4).
       this.unnamed(r, seq, r.tool_call);
-    }
-    const t = instant(r.ts);
+    } else if (isObj(r.tool_call) && !/^(approval\.|tool\.completed$|tool\.failed$)/.test(String(r.kind)))
+      this.ran.remember(String(r.step_id), seq, String(r.kind), r.tool_call);
+    this.dated(r.ts);
+  }
+
+  /** A record's call read from its stored line (calls.ts storedCall) while the chain holds no request. */
+  storedCall(idText: string, seq: number, ts: string, form: string): void {
+    if (this.requests.size === 0) this.ran.stored(idText, seq, form);
+    this.dated(ts);
+  }
+
+  private dated(ts: unknown): void {
+    const t = instant(ts);
     if (t !== null && t > this.latest) this.latest = t;
   }
 
@@ -184,7 +134,7 @@ export class ApprovalLedger {
       );
     const input = why === null && !hidden ? (r.input as RequestInput) : null;
     const form = input === null ? null : callForm(input.presented.name, input.presented.arguments);
-    this.requests.set(id, {
+    const state: RequestState = {
       seq,
       stepHash: String(r.step_hash),
       input,
@@ -193,7 +143,29 @@ export class ApprovalLedger {
       unchecked: hidden,
       decision: null,
       effect: null,
-    });
+      ranBefore: null,
+    };
+    this.requests.set(id, state);
+    const early = form === null ? undefined : this.ran.find(form);
+    if (early !== undefined) {
+      // The call ran before anyone was asked: no later decision covers it (§5 step 4), and the verdict says it ran.
+      state.ranBefore = { id: early.id, seq: early.seq };
+      this.add(
+        'APPROVAL_MISSING',
+        `seq ${early.seq}: ${early.kind} ${JSON.stringify(early.id)} ran the call that approval request ${JSON.stringify(id)} presents (seq ${seq}) before it was requested, naming no request: a call put to an approver runs only for its granted request, after the grant`,
+        early.seq,
+        'meta',
+      );
+    } else if (this.hiddenCall !== null && (form !== null || hidden)) {
+      state.unchecked = true;
+      this.add(
+        'APPROVAL_UNCHECKED',
+        `seq ${seq}: a call before approval request ${JSON.stringify(id)} (seq ${this.hiddenCall.seq}, ${JSON.stringify(this.hiddenCall.id)}) is withheld or erased: whether it ran this call before it was requested is not checked`,
+        seq,
+        'input',
+        true,
+      );
+    }
   }
 
   private decision(r: Rec, seq: number): void {
@@ -232,7 +204,7 @@ export class ApprovalLedger {
     }
     const why = statementDefect(r.input) ?? decisionMetaDefect(r.meta);
     if (why !== null) return bad(why, why.startsWith('meta') ? 'meta' : 'input');
-    const s = r.input as ApprovalStatement;
+    const s = r.input as AnyApprovalStatement;
     const meta = r.meta as DecisionMeta;
     // The statement binds this journal, this request and this decision: a signature moved elsewhere does not hold.
     if (s.decision !== kind)
@@ -245,8 +217,18 @@ export class ApprovalLedger {
       return bad(
         `the signed statement names request seq ${s.request_seq} ${s.request_hash}, but the request is seq ${req.seq} ${req.stepHash}`,
       );
-    if (req.input !== null && s.digest !== req.input.digest)
-      return bad(`the signed digest ${s.digest} is not the digest of what the request presented (${req.input.digest})`);
+    // A v2 statement binds the request by its step hash alone (which commits to what was presented, salted);
+    // a v1 statement also names the request's unsalted digest, so it decides only a request that carries one.
+    if (s.type === APPROVAL_STATEMENT_TYPE_V1 && req.input !== null) {
+      if (req.input.digest === undefined)
+        return bad(
+          `a ${APPROVAL_STATEMENT_TYPE_V1} statement names the presented call's unsalted digest, which this request does not carry: a request without a digest is decided by a stepchain-approval/v2 statement`,
+        );
+      if (s.digest !== req.input.digest)
+        return bad(
+          `the signed digest ${s.digest} is not the digest of what the request presented (${req.input.digest})`,
+        );
+    }
     if (this.options.genesisHash !== null && s.genesis_hash !== this.options.genesisHash)
       return bad(
         `the signed statement is for the journal with genesis ${s.genesis_hash}, not this one (${this.options.genesisHash})`,
@@ -298,8 +280,8 @@ export class ApprovalLedger {
   private unnamed(r: Rec, seq: number, call: Rec): void {
     const id = String(r.step_id);
     if (hasHidden(call.name) || hasHidden(call.arguments)) {
-      // Erased or withheld: it could be any presented call.
-      this.uncheckedCalls = true;
+      // Erased or withheld: it could be any presented call, including one presented later.
+      if (this.notInHand(id, seq)) return;
       this.add(
         'APPROVAL_UNCHECKED',
         `seq ${seq}: ${String(r.kind)} ${JSON.stringify(id)} has a withheld or erased call and names no approval request: whether it runs a call put to an approver is not checked`,
@@ -324,6 +306,15 @@ export class ApprovalLedger {
         return;
       }
     }
+    this.ran.remember(id, seq, String(r.kind), call);
+  }
+
+  /** A call not in hand was run (§5 step 5): true when no request precedes it (nothing to report yet). */
+  private notInHand(id: string, seq: number): boolean {
+    this.hiddenCall ??= { id, seq };
+    if (this.requests.size === 0) return true;
+    this.uncheckedCalls = true;
+    return false;
   }
 
   private effect(r: Rec, seq: number): void {
@@ -334,7 +325,7 @@ export class ApprovalLedger {
     if (named === null) {
       if (metaHidden) {
         // The effect's meta is withheld or erased: whether it named a request, and which, is not in hand.
-        this.uncheckedCalls = true;
+        if (this.notInHand(id, seq)) return;
         this.add(
           'APPROVAL_UNCHECKED',
           `seq ${seq}: effect ${JSON.stringify(id)} has a withheld or erased meta: whether it was begun for an approval request is not checked`,
@@ -487,6 +478,20 @@ export class ApprovalLedger {
     return req !== undefined && this.options.forkedAt !== undefined && req.seq <= this.options.forkedAt;
   }
 
+  /** The first request that presented the call {name, arguments} (compared as §5 step 3 compares calls), if any. */
+  presenting(name: unknown, args: unknown): ApprovalEntry | undefined {
+    const form = callForm(name, args);
+    if (form === null) return undefined;
+    for (const [id, req] of this.requests) if (req.form === form) return this.entry(id, req);
+    return undefined;
+  }
+
+  /** Whether the call {name, arguments} is the one request `id` presented (false for a malformed or withheld one). */
+  presents(id: string, name: unknown, args: unknown): boolean {
+    const form = this.requests.get(id)?.form ?? null;
+    return form !== null && form === callForm(name, args);
+  }
+
   /** What request `id` presented, as recorded (null for a malformed or withheld one). */
   presented(id: string): RequestInput | null {
     return this.requests.get(id)?.input ?? null;
@@ -499,32 +504,8 @@ export class ApprovalLedger {
   }
 
   private entry(id: string, req: RequestState, now?: number): ApprovalEntry {
-    const d = req.decision;
-    const expires = req.input === null ? null : instant(req.input.expires_at);
-    const status =
-      req.input === null && !req.hidden
-        ? 'invalid'
-        : d !== null
-          ? d.kind
-          : expires !== null && now !== undefined && now > expires
-            ? 'expired'
-            : 'pending';
-    return {
-      request: id,
-      request_seq: req.seq,
-      request_hash: req.stepHash,
-      tool: req.input?.presented.name ?? null,
-      digest: req.input?.digest ?? null,
-      expires_at: req.input?.expires_at ?? null,
-      status,
-      decision_seq: d?.seq ?? null,
-      decided_at: d?.ts ?? null,
-      approver: d?.approver ?? null,
-      reason: d?.reason ?? null,
-      effect: req.effect?.id ?? null,
-      effect_seq: req.effect?.seq ?? null,
-      ...(req.unchecked || (req.effect === null && this.uncheckedCalls) ? { unchecked: true as const } : {}),
-    };
+    // Nothing found ran it, and some call was not in hand or lies before the range: not proven either way (§5 step 5).
+    return entryOf(id, req, now, this.uncheckedCalls || this.options.partial === true);
   }
 
   /** Every request in chain order, with what became of it by `now` (ms; default: expiry is not applied). */

@@ -18,6 +18,7 @@ import type { JournalFormat } from '../record/profile.js';
 import { deepCheckLine } from '../record/v3/deep.js';
 import { ErasureLedger } from '../record/v3/erasure-ledger.js';
 import { ApprovalLedger, type PinnedApprover } from '../approval/ledger.js';
+import { storedCall } from '../approval/calls.js';
 import { checkLine, decodeLine, lineTooLong, type LineFacts, type LineProblem } from './line.js';
 import { LinkChecker } from './links.js';
 import { ProblemList } from './problems.js';
@@ -217,11 +218,17 @@ export class ChainVerifier {
     }
     if (this.format.capabilities.approvals && facts.problems.length === 0) {
       if (facts.approval === true) this.approval(typeof text === 'string' ? text : text());
-      else if (this.approvals?.active === true) {
-        // Once the chain holds a request, every effect is checked against it (APPROVALS.md §5 steps 3–4). Only
-        // then is a line's text read here: a chain without approval records keeps the workers' packed path.
+      else {
+        // Every call is read by the approval check, from the chain's start: one run before the request that
+        // presents it is run without its grant (APPROVALS.md §5 step 4). Only lines with a call are parsed.
         const line = typeof text === 'string' ? text : text();
-        if (line.includes(TOOL_CALL)) this.approval(line);
+        // Before the first request, a call is read from the line's tail without parsing the line (the cost of
+        // reading every call stays small); the line is parsed where that cannot be done for certain.
+        if (line.includes(TOOL_CALL)) {
+          const call = this.approvals?.active === true ? null : storedCall(line);
+          if (call !== null) this.ledger().storedCall(call.id, call.seq, call.ts, call.form);
+          else this.approval(line);
+        }
       }
     }
     if (
@@ -270,13 +277,16 @@ export class ChainVerifier {
       return;
     }
     if (r === null || typeof r !== 'object' || Array.isArray(r)) return;
-    this.approvals ??= new ApprovalLedger({
+    this.ledger().record(r as Record<string, unknown>);
+  }
+
+  private ledger(): ApprovalLedger {
+    return (this.approvals ??= new ApprovalLedger({
       genesisHash: this.options.start ? null : this.startHash,
       partial: this.startSeq > 0,
       ...(this.options.approvers ? { approvers: this.options.approvers } : {}),
       ...(this.options.forkedAt === undefined ? {} : { forkedAt: this.options.forkedAt }),
-    });
-    this.approvals.record(r as Record<string, unknown>);
+    }));
   }
 
   private addAll(problems: readonly LineProblem[], loc: ProblemLocation): void {
@@ -329,7 +339,7 @@ export class ChainVerifier {
         location: n.location,
       })),
       problems_truncated: this.problems.truncated,
-      ...(approvals === null ? {} : { approvals: approvals.entries() }),
+      ...(!approvals?.anySeen ? {} : { approvals: approvals.entries() }),
     };
   }
 }

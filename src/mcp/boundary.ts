@@ -186,7 +186,7 @@ export class Boundary {
             run_id: run.runId,
             effect_id: null,
             request_id: m.id,
-            approval: { request: request.id, digest: request.digest, journal, expires_at: request.expiresAt },
+            approval: { request: request.id, request_hash: request.stepHash, journal, expires_at: request.expiresAt },
           })
           .catch((e: unknown) => ({ approved: false, reason: `the approver failed: ${message(e)}` }));
         // The command may have signed its decision itself (stepchain approve); else the proxy's key signs its verdict.

@@ -15,7 +15,7 @@ export interface ToolCallRequest {
   effect_id: string | null;
   request_id: string | number;
   /** With approval records (a stepchain/v3 run, spec/MCP.md §5.1): the recorded request, for `stepchain approve`. */
-  approval?: { request: string; digest: string; journal: string | null; expires_at: string | null };
+  approval?: { request: string; request_hash: string; journal: string | null; expires_at: string | null };
 }
 
 export interface Decision {

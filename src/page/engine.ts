@@ -57,6 +57,7 @@ export interface VerifyRequest {
   /** Co-signers' decoded keys with their file names, and the threshold (checked in pins.ts), as `--cosigner` and `--threshold`. */
   cosigners?: { name: string; key: Uint8Array }[];
   threshold?: number;
+  approvers?: { name: string; key: Uint8Array }[]; // decoded, named by file (pins.ts): `--approver`
 }
 
 export interface Progress {
@@ -395,6 +396,7 @@ function verifyOptions(request: VerifyRequest): ReceiptVerifyOptions {
   const out: ReceiptVerifyOptions = {};
   if (request.expectHead !== undefined) out.expectHead = request.expectHead;
   if (request.publicKey !== undefined) out.publicKey = request.publicKey;
+  if (request.approvers?.length) out.approvers = request.approvers;
   if (request.logKey) {
     const witnesses = (request.witnesses ?? []).map((w) => parseVerifierKey(w));
     out.log = { log: parseVerifierKey(request.logKey), witnesses, quorum: request.quorum ?? witnesses.length };

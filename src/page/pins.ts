@@ -39,10 +39,22 @@ export interface PinInput {
   /** Co-signers' public key files, as `--cosigner`, and the threshold as typed (`--threshold`; empty: all of them). */
   cosigners?: { name: string; bytes: Uint8Array }[];
   threshold?: string;
+  /** Approvers' public key files, as `--approver` (spec/APPROVALS.md §5): each named by its file name, as the CLI names it. */
+  approvers?: { name: string; bytes: Uint8Array }[];
 }
 
 export interface PinError {
-  field: 'key' | 'head' | 'checkpoint' | 'logkey' | 'witnesses' | 'quorum' | 'tsacert' | 'cosigners' | 'threshold';
+  field:
+    | 'key'
+    | 'head'
+    | 'checkpoint'
+    | 'logkey'
+    | 'witnesses'
+    | 'quorum'
+    | 'tsacert'
+    | 'cosigners'
+    | 'threshold'
+    | 'approvers';
   message: string;
 }
 
@@ -60,6 +72,7 @@ export type Pins =
       tsaCerts?: Uint8Array[];
       cosigners?: { name: string; key: Uint8Array }[];
       threshold?: number;
+      approvers?: { name: string; key: Uint8Array }[];
     }
   | { ok: false; errors: PinError[] };
 
@@ -93,6 +106,7 @@ export function readPins(input: PinInput): Pins {
   }
   const { logKey, witnesses, quorum, checkpoint } = readCheckpointPins(input, errors);
   const attest = readAttestPins(input, errors);
+  const approvers = readApproverPins(input, errors);
   if (errors.length > 0) return { ok: false, errors };
   return {
     ok: true,
@@ -103,7 +117,35 @@ export function readPins(input: PinInput): Pins {
     ...(checkpoint ? { checkpoint } : {}),
     ...(input.consistency ? { consistency: input.consistency.bytes } : {}),
     ...attest,
+    ...(approvers.length ? { approvers } : {}),
   };
+}
+
+/**
+ * The approvers' keys with the CLI's rules (src/cli/verbs/approve-lines.ts, `--approver`): each must decode to a
+ * usable Ed25519 key, the same key twice is refused, and each is named by its file name less `.pub` and `.key`.
+ */
+function readApproverPins(input: PinInput, errors: PinError[]): { name: string; key: Uint8Array }[] {
+  const out: { name: string; key: Uint8Array }[] = [];
+  const seen = new Set<string>();
+  for (const f of input.approvers ?? []) {
+    const key =
+      f.bytes.length > MAX_KEY_FILE_BYTES
+        ? { ok: false as const, reason: `is over ${MAX_KEY_FILE_BYTES} bytes` }
+        : decodePublicKey(f.bytes);
+    if (!key.ok)
+      errors.push({
+        field: 'approvers',
+        message: `approver key ${f.name}: ${key.reason.replace(/^the pinned key /, '')}`,
+      });
+    else if (seen.has(key.key.join(',')))
+      errors.push({ field: 'approvers', message: `approver key ${f.name}: the same key is given twice` });
+    else {
+      seen.add(key.key.join(','));
+      out.push({ name: f.name.replace(/\.pub$/, '').replace(/\.key$/, ''), key: key.key });
+    }
+  }
+  return out;
 }
 
 /** TSA certificates, co-signer keys and the threshold, with the CLI's rules (src/cli/verbs/verify.ts, spec/TIME.md). */

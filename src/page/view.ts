@@ -14,6 +14,7 @@ import { type UnboundText } from '../redact/verify.js';
 import type { Verifier } from './client.js';
 import { KEEP_CHARS, type DisclosureOutcome, type Outcome, type Progress, type StepDetail } from './engine.js';
 import { MAX_KEY_FILE_BYTES, readPins, type PinError } from './pins.js';
+import { approvalsList } from './approvals.js';
 
 /** A signed note's limit, and a proof file's (spec/PROOFS.md §11): the page reads one byte past each. */
 const MAX_NOTE_BYTES = 1024 * 1024;
@@ -93,6 +94,7 @@ export function mountPage(starting: Promise<Verifier>): void {
   const tsaCertInput = byId<HTMLInputElement>('tsacert');
   const cosignersInput = byId<HTMLInputElement>('cosigners');
   const thresholdInput = byId<HTMLInputElement>('threshold');
+  const approversInput = byId<HTMLInputElement>('approvers');
   const pinFields = {
     key: [keyInput, 'pubkey-error'],
     head: [headInput, 'head-error'],
@@ -103,6 +105,7 @@ export function mountPage(starting: Promise<Verifier>): void {
     tsacert: [tsaCertInput, 'tsacert-error'],
     cosigners: [cosignersInput, 'cosigners-error'],
     threshold: [thresholdInput, 'threshold-error'],
+    approvers: [approversInput, 'approvers-error'],
   } as const;
   const drop = byId('drop');
   const dropped = byId('dropped');
@@ -259,6 +262,7 @@ export function mountPage(starting: Promise<Verifier>): void {
       tsaCerts: await smallFiles(tsaCertInput, MAX_KEY_FILE_BYTES * 16),
       cosigners: await smallFiles(cosignersInput, MAX_KEY_FILE_BYTES),
       threshold: thresholdInput.value,
+      approvers: await smallFiles(approversInput, MAX_KEY_FILE_BYTES),
     });
     if (!pins.ok) {
       for (const err of pins.errors) markField(err);
@@ -299,6 +303,7 @@ export function mountPage(starting: Promise<Verifier>): void {
           ...(pins.tsaCerts ? { tsaCerts: pins.tsaCerts } : {}),
           ...(pins.cosigners ? { cosigners: pins.cosigners } : {}),
           ...(pins.threshold !== undefined ? { threshold: pins.threshold } : {}),
+          ...(pins.approvers ? { approvers: pins.approvers } : {}),
         },
         progress.tick,
       );
@@ -434,27 +439,7 @@ export function mountPage(starting: Promise<Verifier>): void {
       );
     }
     // Who approved or denied which tool call (spec/APPROVALS.md §6), as `verify` prints it.
-    if (r.approvals !== undefined && r.approvals.length > 0) {
-      parts.push(
-        h('h3', {}, 'Approvals'),
-        h(
-          'ul',
-          { class: 'statements', id: 'approvals' },
-          ...r.approvals.map((a) =>
-            h(
-              'li',
-              { class: a.status === 'granted' && a.approver?.pinned === true ? 'proves' : 'not' },
-              h(
-                'span',
-                { class: `tag ${a.status === 'granted' && a.approver?.pinned === true ? 'proves' : 'not'}` },
-                a.status === 'granted' ? 'approved' : a.status,
-              ),
-              approvalSentence(a),
-            ),
-          ),
-        ),
-      );
-    }
+    parts.push(...approvalsList(r.approvals, h));
     parts.push(
       h(
         'ul',
@@ -994,26 +979,4 @@ function throttled(fn: (p: Progress) => void): { tick: (p: Progress) => void; st
       if (timer !== null) clearTimeout(timer);
     },
   };
-}
-
-/** One request of a receipt's approval records, as a sentence: the call, who decided (pinned or not), and whether it ran. */
-function approvalSentence(a: NonNullable<ReceiptReport['approvals']>[number]): string {
-  const who =
-    a.approver === null
-      ? ''
-      : a.approver.pinned
-        ? ` by ${a.approver.name === null ? `key ${a.approver.keyid}` : JSON.stringify(a.approver.name)} (pinned)`
-        : ` by key ${a.approver.keyid}${a.approver.name === null ? ' (unpinned)' : ` calling itself ${JSON.stringify(a.approver.name)} (unpinned, self-named)`}`;
-  // Where the chain holds what could not be checked (APPROVAL_UNCHECKED), neither "executed" nor "never executed" is proven.
-  const ran =
-    (a as { unchecked?: true }).unchecked === true
-      ? a.effect_seq === null
-        ? ', no effect found, not proven (APPROVAL_UNCHECKED: some records could not be checked)'
-        : `, an effect begun at seq ${a.effect_seq}, not checked against the call (APPROVAL_UNCHECKED)`
-      : a.effect_seq === null
-        ? a.status === 'granted'
-          ? ', not executed'
-          : ', never executed'
-        : `, executed at seq ${a.effect_seq}`;
-  return `${a.tool === null ? 'a call' : JSON.stringify(a.tool)} (request ${JSON.stringify(a.request)}, seq ${a.request_seq})${who}${a.decision_seq === null ? '' : ` at seq ${a.decision_seq}`}${ran}`;
 }

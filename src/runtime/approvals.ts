@@ -15,9 +15,11 @@ export interface ApprovalRequest {
   /** The request record's step_id: what an approver names (`stepchain approve <journal> <id>`). */
   id: string;
   seq: number;
+  /**
+   * The request record's step hash: what the approver's statement binds (APPROVALS.md §3); it commits to the
+   * presented call through salted digests, so it does not let anyone test a guess of the arguments.
+   */
   stepHash: string;
-  /** SHA-256 of JCS({arguments, name}): what the approver signs for. */
-  digest: string;
   /** The call as presented to the approver. */
   call: { name: string; arguments: Json };
   expiresAt: string | null;
@@ -96,7 +98,7 @@ export function unknownRequest(runId: string, id: string): RuntimeError {
 }
 
 /** The refusal to begin an effect for a request that does not let it begin (APPROVALS.md §5 rules 3–6), or null. */
-export function beginRefusal(runId: string, e: ApprovalEntry, digest: string, now: number): RuntimeError | null {
+export function beginRefusal(runId: string, e: ApprovalEntry, sameCall: boolean, now: number): RuntimeError | null {
   const at = `approval request ${JSON.stringify(e.request)} (seq ${e.request_seq})`;
   const expired = e.expires_at !== null && now > Date.parse(e.expires_at);
   if (e.status === 'invalid')
@@ -121,10 +123,10 @@ export function beginRefusal(runId: string, e: ApprovalEntry, digest: string, no
       'APPROVAL_USED',
       `run ${runId}: the grant of ${at} was used by effect ${JSON.stringify(e.effect)} at seq ${e.effect_seq}: one grant, one effect (ask again)`,
     );
-  if (digest !== e.digest)
+  if (!sameCall)
     return new RuntimeError(
       'APPROVAL_MISMATCH',
-      `run ${runId}: the call differs from what ${at} presented (digest ${digest}, presented ${e.digest}): only the call that was approved may run`,
+      `run ${runId}: the call differs from what ${at} presented (its tool name or arguments): only the call that was approved may run`,
     );
   return null;
 }

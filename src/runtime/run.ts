@@ -45,7 +45,6 @@ import {
   APPROVAL_STATEMENT_TYPE,
   decisionMetaDefect,
   instant,
-  presentedDigest,
   statementDefect,
   type ApprovalStatement,
 } from '../approval/records.js';
@@ -548,14 +547,14 @@ export class Run {
       );
     }
     if (approvalId !== undefined || capabilitiesOf(this.journal.genesis).approvals) await this.approvalsRead();
-    const digest = this.approvalBook === null ? '' : presentedDigest({ name: options.name, arguments: args });
+
     // The record of the last decision that let an append go ahead: once sent, it is what this Run re-sends.
     let sent: RunStep | undefined;
     const at = await this.inTurn(() =>
       this.checked(() => {
         sent = undefined;
         this.refuseEnded('tool.started');
-        const approval = this.approvalMeta(approvalId, digest);
+        const approval = this.approvalMeta(approvalId, options.name, args);
         const sameId = options.id === undefined ? undefined : this.state.effects.get(options.id);
         // This Run re-sending the effect it is beginning (its append's acknowledgement was lost): the very record
         // again, which the store's idempotent retry answers (FILE-STORE.md §10). Nothing else is answered by id.
@@ -621,13 +620,13 @@ export class Run {
    * The `meta.approval` of an effect begun for request `id` (APPROVALS.md §4), or a RuntimeError when the
    * request does not let it begin; without a request, a refusal when the call is one presented for approval.
    */
-  private approvalMeta(id: string | undefined, digest: string): JsonObject | undefined {
+  private approvalMeta(id: string | undefined, name: string, args: Json): JsonObject | undefined {
     const book = this.approvalBook;
     if (book === null) return undefined;
     if (id === undefined) {
-      const presented = book.entries().find((e) => e.digest === digest);
+      const presented = book.presenting(name, args);
       if (presented === undefined) return undefined;
-      if (presented.status === 'denied') throw beginRefusal(this.runId, presented, digest, Date.now())!;
+      if (presented.status === 'denied') throw beginRefusal(this.runId, presented, true, Date.now())!;
       throw new RuntimeError(
         'APPROVAL_REQUIRED',
         `run ${this.runId}: this call was presented for approval as request ${JSON.stringify(presented.request)} (seq ${presented.request_seq}); begin it with { approval: request } once granted`,
@@ -641,7 +640,7 @@ export class Run {
         `run ${this.runId}: approval request ${JSON.stringify(id)} (seq ${e.request_seq}) was copied from the parent journal by this fork: a decision on it is the parent's, so it authorises no effect here; request approval again in the fork (APPROVALS.md §4)`,
       );
     }
-    const refusal = beginRefusal(this.runId, e, digest, Date.now());
+    const refusal = beginRefusal(this.runId, e, book.presents(id, name, args), Date.now());
     if (refusal !== null) throw refusal;
     return { request: id, request_hash: e.request_hash };
   }
@@ -687,8 +686,8 @@ export class Run {
       if (!Number.isFinite(t)) throw optionError('requestApproval: expiresAt must be a Date or an ISO 8601 timestamp');
       expiresAt = new Date(t).toISOString();
     }
-    const digest = presentedDigest(presented);
-    const step: RunStep = { kind: APPROVAL_REQUESTED, input: { presented, digest, expires_at: expiresAt } };
+    // No digest of the call (APPROVALS.md §2): the record's step hash commits to it through salted units.
+    const step: RunStep = { kind: APPROVAL_REQUESTED, input: { presented, expires_at: expiresAt } };
     if (options.id !== undefined) step.step_id = options.id;
     if (options.meta !== undefined) step.meta = toJournalMeta(options.meta);
     const at = await this.record(step);
@@ -696,7 +695,6 @@ export class Run {
       id: at.step_id,
       seq: at.seq,
       stepHash: at.step_hash,
-      digest,
       call: presented,
       expiresAt,
       genesisHash: genesisHash(this.journal.genesis),
@@ -746,7 +744,6 @@ export class Run {
       const statement: ApprovalStatement = {
         decided_at: new Date(now).toISOString(),
         decision,
-        digest: e.digest!,
         genesis_hash: genesisHash(this.journal.genesis),
         reason,
         request: e.request,
@@ -768,7 +765,12 @@ export class Run {
     const why =
       signed === null || typeof signed !== 'object'
         ? 'not { input, meta }'
-        : (statementDefect(signed.input) ?? decisionMetaDefect(signed.meta));
+        : (statementDefect(signed.input) ??
+          // A writer records statements of the current type only (APPROVALS.md §3): v1's carries an unsalted digest.
+          (signed.input.type !== APPROVAL_STATEMENT_TYPE
+            ? `input.type must be ${JSON.stringify(APPROVAL_STATEMENT_TYPE)}: a writer records no other`
+            : null) ??
+          decisionMetaDefect(signed.meta));
     if (why !== null)
       throw new RuntimeError(
         'APPROVAL_INVALID',
@@ -802,7 +804,7 @@ export class Run {
         const now = Date.now();
         const e = this.approvalBook!.state(id, now);
         if (e === undefined) throw unknownRequest(this.runId, id);
-        if (e.status === 'invalid' || e.digest === null)
+        if (e.status === 'invalid')
           throw new RuntimeError(
             'APPROVAL_INVALID',
             `run ${this.runId}: approval request ${JSON.stringify(id)} is not a well-formed request`,
@@ -824,13 +826,11 @@ export class Run {
             ? `it is about request ${JSON.stringify(input.request)}`
             : input.request_seq !== e.request_seq || input.request_hash !== e.request_hash
               ? `it names request seq ${input.request_seq} ${input.request_hash}, but the request is seq ${e.request_seq} ${e.request_hash}`
-              : input.digest !== e.digest
-                ? `it signs digest ${input.digest}, not the presented call's ${e.digest}`
-                : input.genesis_hash !== genesisHash(this.journal.genesis)
-                  ? `it names the journal with genesis ${input.genesis_hash}, not this one`
-                  : e.expires_at !== null && instant(input.decided_at)! > Date.parse(e.expires_at)
-                    ? `it was decided at ${input.decided_at}, after the request expired (${e.expires_at})`
-                    : null;
+              : input.genesis_hash !== genesisHash(this.journal.genesis)
+                ? `it names the journal with genesis ${input.genesis_hash}, not this one`
+                : e.expires_at !== null && instant(input.decided_at)! > Date.parse(e.expires_at)
+                  ? `it was decided at ${input.decided_at}, after the request expired (${e.expires_at})`
+                  : null;
         if (bad !== null)
           throw new RuntimeError(
             'APPROVAL_INVALID',
@@ -861,7 +861,6 @@ export class Run {
         id: e.request,
         seq: e.request_seq,
         stepHash: e.request_hash,
-        digest: e.digest ?? '',
         call: { name: input?.presented.name ?? '', arguments: (input?.presented.arguments ?? null) as Json },
         expiresAt: e.expires_at,
         genesisHash: g,

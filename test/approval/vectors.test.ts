@@ -28,7 +28,11 @@ interface StatementCase {
   id: string;
   kind: 'statement';
   presented: { name: string; arguments: unknown };
-  digest: string;
+  /** v1: the presented call's unsalted digest, which the statement names. */
+  digest?: string;
+  /** v2: the request's input (no digest) and its stored line, whose step hash the statement binds. */
+  request_input?: Record<string, unknown>;
+  request_line?: string;
   genesis_hash: string;
   statement: Record<string, unknown>;
   payload: string;
@@ -55,6 +59,12 @@ describe('vectors/approvals.json', () => {
       'expired-then-executed',
       'signature-replayed-other-request',
       'two-decisions',
+      'v2-statement-bytes',
+      'v2-valid',
+      'v1-statement-on-v2-request',
+      'v2-signature-relabelled-v1',
+      'v2-statement-without-request-hash',
+      'call-before-request',
     ])
       expect(ids).toContain(id);
   });
@@ -62,8 +72,26 @@ describe('vectors/approvals.json', () => {
   test.each(statements.map((c) => [c.id, c] as const))(
     '%s: digest, payload, PAE and signature recomputed with node:crypto',
     (_id, c) => {
-      expect(sha(canonicalJson({ arguments: c.presented.arguments, name: c.presented.name }))).toBe(c.digest);
-      expect(c.statement.digest).toBe(c.digest);
+      if (c.statement.type === 'stepchain-approval/v1') {
+        expect(sha(canonicalJson({ arguments: c.presented.arguments, name: c.presented.name }))).toBe(c.digest);
+        expect(c.statement.digest).toBe(c.digest);
+      } else {
+        // v2: nothing unsalted about the call anywhere; the statement binds the request record's step hash,
+        // recomputed here from its line (FORMAT.md §14.5: B over the line without step_hash, then the nine members).
+        expect(c.statement.type).toBe('stepchain-approval/v2');
+        expect('digest' in c.statement || c.digest !== undefined || 'digest' in c.request_input!).toBe(false);
+        const rec = JSON.parse(c.request_line!) as Record<string, unknown>;
+        expect(rec.input).toEqual(c.request_input);
+        expect(rec.input).toEqual({ expires_at: null, presented: c.presented });
+        const bind = sha(c.request_line!.replace(/,"step_hash":"sha256:[0-9a-f]{64}"/, ''));
+        const nine = { bind, kind: rec.kind, prev_hash: rec.prev_hash, ref: rec.ref, root: rec.root, seq: rec.seq };
+        const preimage = { ...nine, step_id: rec.step_id, ts: rec.ts, v: rec.v };
+        expect(sha(canonicalJson(preimage))).toBe(rec.step_hash);
+        expect(c.statement.request_hash).toBe(rec.step_hash);
+        expect(c.statement.request_seq).toBe(rec.seq);
+        expect(c.statement.request).toBe(rec.step_id);
+        expect(c.statement.genesis_hash).toBe(c.genesis_hash);
+      }
       expect(canonicalJson(c.statement)).toBe(c.payload);
       const type = 'application/vnd.stepchain.approval+json';
       const pae = `DSSEv1 ${Buffer.byteLength(type)} ${type} ${Buffer.byteLength(c.payload)} ${c.payload}`;

@@ -99,6 +99,8 @@ export interface Inputs {
   tsaCerts?: FileSpec[];
   cosigners?: FileSpec[];
   threshold?: string;
+  /** Approvers' public key files, as --approver (spec/APPROVALS.md §5). */
+  approvers?: FileSpec[];
 }
 
 export interface Shown {
@@ -122,6 +124,7 @@ export interface Shown {
     tsacert: string;
     cosigners: string;
     threshold: string;
+    approvers: string;
   };
   disclosure: { ok: boolean; headline: string; codes: string[]; proves: string[] } | null;
 }
@@ -141,6 +144,7 @@ export async function verify(page: Page, inputs: Inputs, timeout = 60_000): Prom
   await page.setInputFiles('#tsacert', (inputs.tsaCerts ?? []).map(asPayload));
   await page.setInputFiles('#cosigners', (inputs.cosigners ?? []).map(asPayload));
   await page.fill('#threshold', inputs.threshold ?? '');
+  await page.setInputFiles('#approvers', (inputs.approvers ?? []).map(asPayload));
   await page.click('#verify');
   await page.waitForFunction(() => ['done', 'error'].includes(document.body.dataset.state ?? ''), null, { timeout });
   return shown(page);
@@ -176,6 +180,7 @@ export async function shown(page: Page): Promise<Shown> {
         tsacert: text(document.getElementById('tsacert-error')),
         cosigners: text(document.getElementById('cosigners-error')),
         threshold: text(document.getElementById('threshold-error')),
+        approvers: text(document.getElementById('approvers-error')),
       },
       disclosure: d
         ? {

@@ -371,8 +371,8 @@ describe('inputs', () => {
     });
     await page.focus('#receipt');
     // receipt → key → head → proof → log key → earlier checkpoint → witnesses → quorum → consistency proof →
-    // TSA certificates → co-signer keys → threshold → Verify
-    for (let i = 0; i < 12; i++) await page.keyboard.press('Tab');
+    // TSA certificates → co-signer keys → threshold → approver keys → Verify
+    for (let i = 0; i < 13; i++) await page.keyboard.press('Tab');
     expect(await page.evaluate(() => document.activeElement?.id)).toBe('verify');
     await page.keyboard.press('Enter');
     await page.waitForFunction(() => document.body.dataset.state === 'done');

@@ -28,9 +28,11 @@ export interface ApprovalPrompt {
   request_seq: number;
   request_hash: string;
   genesis_hash: string;
-  /** The presented call, and its digest (APPROVALS.md §2): what the approver approves, exactly. */
+  /**
+   * The presented call (APPROVALS.md §2): what the approver approves, exactly. The statement binds it through
+   * `request_hash`, the record's step hash, which commits to it with salted digests (no unsalted digest is shown).
+   */
   presented: { name: string; arguments: unknown };
-  digest: string;
   expires_at: string | null;
 }
 
@@ -85,7 +87,6 @@ function promptOf(run: Run, request: ApprovalRequest): ApprovalPrompt {
     request_hash: request.stepHash,
     genesis_hash: request.genesisHash,
     presented: { name: request.call.name, arguments: request.call.arguments },
-    digest: request.digest,
     expires_at: request.expiresAt,
   };
 }
@@ -118,7 +119,6 @@ export function signToolApproval(
       id: prompt.request,
       seq: prompt.request_seq,
       stepHash: prompt.request_hash,
-      digest: prompt.digest,
       genesisHash: prompt.genesis_hash,
     },
     decision,

@@ -20,7 +20,8 @@ function requestJson(a: ApprovalState): Record<string, unknown> {
     step_hash: a.stepHash,
     tool: a.call.name,
     arguments: a.call.arguments,
-    digest: a.digest,
+    // Only a request written before statement v2 carries the presented call's unsalted digest (APPROVALS.md §2.1).
+    ...(a.digest === null ? {} : { digest: a.digest }),
     expires_at: a.expiresAt,
     status: a.status,
     decision_seq: a.decision_seq,
@@ -48,13 +49,13 @@ function listRequests(out: Output, all: ApprovalState[], pendingOnly: boolean): 
     out.print(
       `${inline(JSON.stringify(a.id))}  seq ${a.seq}  ${a.status}${who}${expiry}  ${inline(JSON.stringify(a.call.name))}`,
     );
-    // The whole call, never cut: what an approver signs is the digest of exactly this.
+    // The whole call, never cut: what an approver signs binds exactly this (through the request's step hash).
     out.print(`    ${callText(a)}`);
   }
   return EXIT_OK;
 }
 
-/** The call as presented, whole: the canonical JSON its digest covers (APPROVALS.md §2), escaped for a terminal. */
+/** The call as presented, whole: the canonical JSON of {arguments, name} (APPROVALS.md §2), escaped for a terminal. */
 function callText(a: ApprovalState): string {
   return inline(canonicalJsonTrusted({ arguments: a.call.arguments, name: a.call.name }));
 }
@@ -66,7 +67,7 @@ export const approveVerb: Verb = {
     '<journal> <request-id> --key FILE (--approve | --deny) [--reason TEXT] [--name NAME]  |  <journal> --list [--all]',
   description: [
     "Appends approval.granted or approval.denied for the request: the approver's Ed25519 key and its signature over a statement",
-    'naming this journal, the request (its seq, step hash and the digest of exactly what was presented), the decision and its',
+    'naming this journal, the request (its seq and step hash, which commits to exactly what was presented), the decision and its',
     "time (spec/APPROVALS.md §3). The agent's effect then names the request, and `verify` checks that what ran is what was",
     'approved, that nothing ran for a denied or expired request, and names the approver (pin them: verify --approver KEY).',
     '--list shows the requests still pending (--all: every request) with the call each presented. stepchain/v3 journals only',
@@ -116,11 +117,11 @@ export const approveVerb: Verb = {
     const decision = values.approve === true ? 'granted' : 'denied';
     return withJournal(path, false, async (journal) => {
       const run = Run.of(journal);
-      // The approver sees exactly what the signature covers (the request's digest is of this text) before it is signed.
+      // The approver sees exactly what the signature covers (the request's step hash commits to this call) before it is signed.
       const shown = (await run.approvals()).find((a) => a.id === id);
       if (shown !== undefined && !out.json)
         out.say(
-          `${decision === 'granted' ? 'granting' : 'denying'} request ${inline(JSON.stringify(id))} (seq ${shown.seq}, digest ${shown.digest}), the call:\n    ${callText(shown)}`,
+          `${decision === 'granted' ? 'granting' : 'denying'} request ${inline(JSON.stringify(id))} (seq ${shown.seq}, step hash ${shown.stepHash}), the call:\n    ${callText(shown)}`,
         );
       const outcome = await run.decideApproval(id, decision, {
         key,
@@ -138,7 +139,7 @@ export const approveVerb: Verb = {
           reason: outcome.reason,
           ...(shown === undefined
             ? {}
-            : { tool: shown.call.name, arguments: shown.call.arguments, digest: shown.digest }),
+            : { tool: shown.call.name, arguments: shown.call.arguments, request_hash: shown.stepHash }),
         });
       else
         out.say(

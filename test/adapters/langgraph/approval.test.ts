@@ -156,7 +156,6 @@ describe('LangGraph interrupt flow on approval records', () => {
           request_hash: '',
           genesis_hash: '',
           presented: { name: '', arguments: null },
-          digest: '',
           expires_at: null,
         },
         'granted',
@@ -164,10 +163,14 @@ describe('LangGraph interrupt flow on approval records', () => {
       ).meta.approver.keyid;
       const app = refundGraph(saver, run, paid, [trusted]);
       // Each on a thread of its own (LangGraph keeps a resume value it was given, even when the node then failed):
-      // a plain "yes", a grant signed over another call (its digest), a grant whose statement was edited after signing.
+      // a plain "yes", a grant signed over another request record (its step hash), a grant whose statement was edited after signing.
       const cases: Array<[number, (p: ApprovalPrompt) => unknown, RegExp]> = [
         [7, () => 'yes', /not a signed approval decision/],
-        [8, (p) => signToolApproval({ ...p, digest: `sha256:${'0'.repeat(64)}` }, 'granted', { key: seed }), /digest/],
+        [
+          8,
+          (p) => signToolApproval({ ...p, request_hash: `sha256:${'0'.repeat(64)}` }, 'granted', { key: seed }),
+          /names request seq/,
+        ],
         [
           9,
           (p) => {
