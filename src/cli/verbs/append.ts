@@ -3,9 +3,7 @@
  * all-or-nothing batch, streamed in bounded memory (a journal directory behind its pending-batch mark,
  * SQLite and Postgres in one transaction).
  */
-import type { FileJournal } from '../../store/file/journal.js';
-import type { AppendResult } from '../../store/index.js';
-import type { StepInput } from '../../record/input.js';
+import type { AppendResult, FileJournal, StepInput } from '../../index.js';
 import { EXIT_OK, type Verb } from '../cli.js';
 import { InputError, parseJsonStrict, readLinesOf, readText } from '../input.js';
 import { withJournal } from '../location.js';

@@ -3,7 +3,7 @@
  * effects (spec/FORMAT.md §11), filtered by conversation, parent run, agent, label or status.
  */
 import { RUN_STATUSES, type RunFilter, type RunProgress, type RunStatus } from '../../store/runs.js';
-import type { Store } from '../../store/types.js';
+import type { Store } from '../../index.js';
 import { pendingOf, Run } from '../../runtime/index.js';
 import { openStore } from '../../location.js';
 import { EXIT_OK, UsageError, type Verb } from '../cli.js';
