@@ -14,6 +14,9 @@ import { readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { unitAt } from '../../src/record/v3/erasure.js';
+import { FileStore } from '../../src/store/file/store.js';
+import { ERASURE_WRITER } from '../../src/store/prepare.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
@@ -117,9 +120,37 @@ describe('erasure: the second outsider findings (real processes)', { timeout: 30
     }
     const erased = await run(['erase', 'j', '--seq', '1', '--path', '/result/email', '--reason', 'GDPR']);
     expect(erased.code).toBe(0);
+    expect(erased.stderr).not.toContain('recorded earlier');
     const verified = await run(['verify', 'j', '--json']);
     expect(verified.code).toBe(0);
     const warnings = (JSON.parse(verified.stdout) as { report: { warnings: Array<{ code: string }> } }).report.warnings;
     expect(warnings.map((w) => w.code)).toEqual(['VALUE_ERASED']);
+  });
+
+  it('finding 3: an erasure recorded earlier by another writer (before the reservation) is carried out by the next erase, and said', async () => {
+    expect((await run(['init', 'old', '--format', 'v3'])).code).toBe(0);
+    const steps = [0, 1].map((i) => JSON.stringify({ step_id: `s${i}`, result: { email: `a${i}@example.org` } }));
+    expect((await run(['append', 'old', '--jsonl'], steps.join('\n') + '\n')).code).toBe(0);
+    const record = JSON.parse(
+      readFileSync(join(dir, 'old', 'buckets', readdirSync(join(dir, 'old', 'buckets'))[0]!), 'utf8').split('\n')[0]!,
+    ) as Record<string, unknown>;
+    const digest = 'sha256:' + Buffer.from(unitAt(record, '/result/email').unit.digest).toString('hex');
+    const journal = await new FileStore(dir).open('old');
+    try {
+      await journal.append({
+        [ERASURE_WRITER]: true,
+        step_id: `erasure:0:${digest.slice(7, 39)}`,
+        kind: 'erasure',
+        input: { target: 0, path: '/result/email', digest, reason: 'forged', by: 'dpo@example.org' },
+      } as never);
+    } finally {
+      await journal.close();
+    }
+    const erased = await run(['erase', 'old', '--seq', '1', '--path', '/result/email', '--reason', 'GDPR']);
+    expect(erased.code).toBe(0);
+    expect(erased.stderr).toMatch(
+      /completed an erasure recorded earlier \(not by this call\): old seq 0 \/result\/email .*erasure record seq 2/,
+    );
+    expect(erased.stderr).toMatch(/erased old seq 1 \/result\/email/);
   });
 });
