@@ -146,6 +146,10 @@ describe('erasure: the second outsider findings (real processes)', { timeout: 30
     } finally {
       await journal.close();
     }
+    // A copy reproduces the recorded (pending) erasure record: the reservation is not in its way.
+    const copied = await run(['copy', 'old', 'old-copy']);
+    expect(copied.stderr).not.toContain('ERASURE_RESERVED');
+    expect(copied.code).toBe(0);
     const erased = await run(['erase', 'old', '--seq', '1', '--path', '/result/email', '--reason', 'GDPR']);
     expect(erased.code).toBe(0);
     expect(erased.stderr).toMatch(
