@@ -6,6 +6,7 @@
  *   `effect list` printed it after erase said "erased".
  * - 3: an ordinary `append` of a kind "erasure" record (digest read from a public receipt) was carried out by the
  *   next, unrelated erase: a value deleted and attributed to someone who never asked.
+ * - 4: `approve` on a malformed request printed "granting request … the call: {…}" before refusing it.
  * - 2: an ordinary `append` of a step with step_id `erasure:<seq>:<digest>` blocked that erasure for good
  *   (STEP_ID_CONFLICT on every try).
  */
@@ -156,5 +157,25 @@ describe('erasure: the second outsider findings (real processes)', { timeout: 30
       /completed an erasure recorded earlier \(not by this call\): old seq 0 \/result\/email .*erasure record seq 2/,
     );
     expect(erased.stderr).toMatch(/erased old seq 1 \/result\/email/);
+  });
+
+  it('finding 4: approve on a malformed request prints no call before refusing', async () => {
+    expect((await run(['init', 'ap', '--run', '--format', 'v3'])).code).toBe(0);
+    const request = {
+      step_id: 'req',
+      kind: 'approval.requested',
+      input: {
+        presented: { name: 'pay', arguments: { eur: 120 } },
+        digest: `sha256:${'0'.repeat(64)}`,
+        expires_at: null,
+      },
+    };
+    expect((await run(['append', 'ap'], JSON.stringify(request))).code).toBe(0);
+    expect((await run(['keygen', '-o', 'ap.key'])).code).toBe(0);
+    const r = await run(['approve', 'ap', 'req', '--key', 'ap.key', '--approve', '--name', 'alice', '--reason', 'ok']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('APPROVAL_INVALID');
+    expect(r.stderr).not.toContain('the call:');
+    expect(r.stderr).not.toContain('granting');
   });
 });
