@@ -133,9 +133,7 @@ export const eraseVerb: Verb = {
           'erase needs --seq, --path and --reason (or --match-path on a store, or --resume)',
           'erase',
         );
-      // Erasures recorded earlier and not carried out are completed first: said, never done silently (ERASURE.md §3.1).
-      const first = await resumeErasures(at.store, at.id);
-      const o = await eraseValue(at.store, at.id, {
+      const { first, o } = await eraseAfterEarlier(at.store, at.id, {
         seq: intArg(values.seq, '--seq'),
         path: values.path as string,
         reason: values.reason as string,
@@ -149,3 +147,13 @@ export const eraseVerb: Verb = {
     }
   },
 };
+
+/** Erases one value after completing the erasures recorded earlier and not carried out: said, never silently (ERASURE.md §3.1). */
+async function eraseAfterEarlier(
+  store: Parameters<typeof eraseValue>[0],
+  id: string,
+  req: Parameters<typeof eraseValue>[2],
+): Promise<{ first: ErasureOutcome[]; o: ErasureOutcome }> {
+  const first = await resumeErasures(store, id);
+  return { first, o: await eraseValue(store, id, req) };
+}
