@@ -5,6 +5,7 @@
 import { existsSync, writeFileSync, writeSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
 import { StoreError } from '../store/errors.js';
+import { ERASURE_WRITER } from '../store/prepare.js';
 import type { AppendResult, Journal } from '../store/types.js';
 import {
   ERASED_MARKER,
@@ -254,6 +255,7 @@ export async function appendErasure(
     try {
       // The commit point: from here the erasure is recorded, and completed by this call or the next erase.
       const step = { step_id: stepId, kind: ERASURE_KIND, ref: null, input: input as never, result: null, error: null };
+      Object.defineProperty(step, ERASURE_WRITER, { value: true });
       return { appended: await journal.append(step, { after }), input };
     } catch (e) {
       if (!(e instanceof StoreError) || e.code !== 'HEAD_MOVED') throw e;

@@ -5,12 +5,12 @@
  * part files no record references any more are deleted. A process killed in between leaves a journal that
  * verifies (the erasure reported pending) and `resumeErasures` — which every erase runs first — completes it.
  */
-import { readdir, readFile, unlink } from 'node:fs/promises';
+import { readdir, readFile, rm, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { StoreError } from '../store/errors.js';
 import { FileStore } from '../store/file/store.js';
 import { acquireLock } from '../store/file/lock.js';
-import { JournalPaths } from '../store/file/layout.js';
+import { JournalPaths, RUN_STATE_FILE } from '../store/file/layout.js';
 import { listBuckets } from '../store/file/tail.js';
 import { writeFileAtomic } from '../store/file/fsutil.js';
 import { FilePartStore } from '../store/file/parts.js';
@@ -117,7 +117,12 @@ async function completeErasure(paths: JournalPaths, stepId: string, t: ErasureIn
     if (hasMarker(record, stepId)) return [];
     const erased = eraseUnit(record, t.path, stepId, t.digest);
     lines[i] = erased.line.slice(0, -1);
+    // Removed before the rewrite as well, so that a process killed between the two leaves no copy behind.
+    await rm(join(paths.dir, RUN_STATE_FILE), { force: true });
     await writeFileAtomic(file, lines.join('\n'), { fsyncFile: true, fsyncDir: true });
+    // The saved run state (FILE-STORE.md §19) holds the record's values as folded: removed, so a run reader
+    // folds the run from its records (the sealed line now) and saves it afresh (ERASURE.md §6.2).
+    await rm(join(paths.dir, RUN_STATE_FILE), { force: true });
     fault('after-rewrite');
     return await deleteUnreferencedParts(paths, erased.parts);
   } finally {

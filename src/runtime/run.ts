@@ -17,6 +17,7 @@ import type { StepInput } from '../record/input.js';
 import type { StepRecord } from '../record/seal.js';
 import { capabilitiesOf, RUN_FORMATS } from '../record/formats.js';
 import type { GenesisV2, RunIdentity, StepRecordV2 } from '../record/v2.js';
+import { ERASURE_KIND } from '../record/v3/erasure.js';
 import { StepchainError } from '../errors.js';
 import type { AppendResult, Journal } from '../store/types.js';
 import { RuntimeError } from './errors.js';
@@ -273,6 +274,8 @@ export class Run {
   /** Whether the store's saved state may be read on the first fold (FILE-STORE §19), and the seq it was saved at. */
   private savedUsable: boolean;
   private savedSeq = -1;
+  /** Whether an erasure record was folded: the state may hold a value it erased, so it is not saved. */
+  private erasedHere = false;
   /** The queue: the last write or read asked for; each starts when the one before it has settled. */
   private last: Promise<unknown> = Promise.resolve();
   /** Effects this Run began: in flight here, so a same-intent call beside them is not a repeat of an unknown outcome. */
@@ -361,7 +364,7 @@ export class Run {
       const line: unknown = JSON.parse(l.text);
       hash = isObject(line) && typeof line.step_hash === 'string' ? line.step_hash : null;
     }
-    if (hash !== point.step_hash) return;
+    if (hash !== point.step_hash || (await erasedSince(this.journal, point.seq, end))) return;
     const restored = restoreRunState(point.saved);
     if (restored === null) return;
     this.state = restored.state;
@@ -378,7 +381,8 @@ export class Run {
   saveState(): Promise<void> {
     return this.inTurn(async () => {
       const write = this.journal.runStateCache?.write;
-      if (write === undefined || this.lastHash === null || this.state.lastSeq <= this.savedSeq) return;
+      if (write === undefined || this.lastHash === null || this.state.lastSeq <= this.savedSeq || this.erasedHere)
+        return;
       try {
         await write(saveRunState(this.runId, this.state, this.lastHash, this.begun));
         this.savedSeq = this.state.lastSeq;
@@ -389,6 +393,8 @@ export class Run {
   }
 
   private fold(r: StepRecord): void {
+    // A record folded before an erasure sealed it may hold its value in this state: never saved (ERASURE.md §6.2).
+    if ((r as { kind?: unknown }).kind === ERASURE_KIND) this.erasedHere = true;
     this.lastHash = r.step_hash;
     foldRecord(this.state, r);
     this.approvalBook?.record(r as unknown as Record<string, unknown>);
@@ -1105,4 +1111,18 @@ export class Run {
     await this.saveState();
     return this.inTurn(() => this.journal.close());
   }
+}
+
+/**
+ * Whether a record after `seq` (up to `end`) is an erasure record of a record at or before it: a state saved
+ * at `seq` was folded before that erasure and may hold the erased value (ERASURE.md §6.2), so it is not used.
+ */
+async function erasedSince(journal: Journal, seq: number, end: number): Promise<boolean> {
+  if (end <= seq) return false;
+  for await (const l of journal.lines({ from: seq + 1, to: end })) {
+    if (!l.text.includes(`"kind":"${ERASURE_KIND}"`)) continue;
+    const r = JSON.parse(l.text) as { kind?: unknown; input?: { target?: unknown } | null };
+    if (r.kind === ERASURE_KIND && typeof r.input?.target === 'number' && r.input.target <= seq) return true;
+  }
+  return false;
 }

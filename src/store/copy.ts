@@ -18,7 +18,7 @@ import type { CopiedStepInput } from '../record/input.js';
 import type { RunIdentity } from '../record/v2.js';
 import type { StepRecord } from '../record/seal.js';
 import { StoreError } from './errors.js';
-import { prepareStep } from './prepare.js';
+import { ERASURE_WRITER, prepareStep } from './prepare.js';
 import { restoreRecord } from './restore.js';
 import { PartCopier } from './parts-copy.js';
 import type { ChainHead, Journal, Store } from './types.js';
@@ -231,6 +231,8 @@ function stepInputOf(rec: StepRecord, source: Journal): CopiedStepInput {
   if (typeof fields.salt === 'string') step.salt = fields.salt;
   // A v3 record's seed (FORMAT §14.4) likewise: the copy's root, B and step hash are the source's.
   if (typeof fields.seed === 'string') step.seed = fields.seed;
+  // A copy reproduces a verified chain's records, its erasure records too (ERASURE.md §3.1 reserves them to erase).
+  Object.defineProperty(step, ERASURE_WRITER, { value: true });
   return step;
 }
 

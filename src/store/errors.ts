@@ -25,6 +25,8 @@ export type StoreErrorCode =
   | 'LOCK_COMPROMISED'
   /** A caller-supplied step_id the journal already holds with different content. */
   | 'STEP_ID_CONFLICT'
+  /** A stepchain/v3 step of kind "erasure" or with an `erasure:` step_id, appended by anything but erase (ERASURE.md §3.1). */
+  | 'ERASURE_RESERVED'
   /** An append with `after` when the chain no longer ends at that seq (another writer appended); nothing was written. */
   | 'HEAD_MOVED'
   /** A step whose sealed line would exceed MAX_LINE_BYTES (only `meta` is never moved to a blob). */

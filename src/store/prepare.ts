@@ -10,6 +10,7 @@ import { digestBytes } from '../canonical/sha256.js';
 import { checkStepInput, type StepInput } from '../record/input.js';
 import { blobMarker } from '../record/markers.js';
 import type { RecordProfile, StepTexts } from '../record/profile.js';
+import { StoreError } from './errors.js';
 
 export interface BlobPayload {
   digest: string;
@@ -49,7 +50,26 @@ function flatten(text: string): void {
   void Number(text);
 }
 
+/**
+ * Marks the one step an erase appends (an own member under this symbol, which no parsed or public input can
+ * carry): in a stepchain/v3 journal the kind "erasure" and the step_ids starting `erasure:` are the erase
+ * writer's alone (spec/ERASURE.md §3.1); any other append of them is refused, ERASURE_RESERVED.
+ */
+export const ERASURE_WRITER: unique symbol = Symbol('stepchain erasure writer');
+
+function refuseReserved(step: StepInput, profile: RecordProfile): void {
+  if (profile.id !== 'step/v3' || (step as { [ERASURE_WRITER]?: true })[ERASURE_WRITER] === true) return;
+  const { kind, step_id: id } = step as { kind?: unknown; step_id?: unknown };
+  if (kind !== 'erasure' && !(typeof id === 'string' && id.startsWith('erasure:'))) return;
+  const what = kind === 'erasure' ? 'kind "erasure"' : `step_id ${JSON.stringify(id)}`;
+  throw new StoreError(
+    'ERASURE_RESERVED',
+    `${what} is reserved to stepchain erase in a stepchain/v3 journal (spec/ERASURE.md §3.1): an erasure is recorded by erasing (stepchain erase, eraseValue), never appended; choose another kind or step_id`,
+  );
+}
+
 export function prepareStep(step: StepInput, blobThreshold: number, profile: RecordProfile): PreparedStep {
+  refuseReserved(step, profile);
   // The walk that validates each field also serializes it, once: the seal joins these texts into the
   // line, and the idempotency key is made from them too.
   const checked = checkStepInput(step, profile);

@@ -102,7 +102,12 @@ export type ReceiptVerdict = ReceiptReport &
 export const REQUIREMENT_UNMET = 'REQUIREMENT_UNMET';
 
 /** Verifies a receipt (bytes, a web stream or an async iterable of byte chunks); never throws on its content. */
-export async function verifyReceipt(input: ByteInput, options: ReceiptVerifyOptions = {}): Promise<ReceiptVerdict> {
+export async function verifyReceipt(
+  input: ByteInput,
+  given: ReceiptVerifyOptions | null = {},
+): Promise<ReceiptVerdict> {
+  // A caller in plain JavaScript may pass anything here: the verifier reports, it never throws.
+  const options: ReceiptVerifyOptions = typeof given === 'object' && given !== null ? given : {};
   const published = publishedReceiptHooks().options;
   const proofs = receiptProofHooks({
     ...(options.log ? { policy: options.log } : {}),
@@ -118,7 +123,7 @@ export async function verifyReceipt(input: ByteInput, options: ReceiptVerifyOpti
   const receipt = await readReceipt(input, {
     ...(options.expectHead !== undefined ? { expectHead: options.expectHead } : {}),
     ...(options.publicKey !== undefined ? { publicKey: options.publicKey } : {}),
-    ...(options.maxProblems !== undefined ? { maxProblems: options.maxProblems } : {}),
+    ...(Number.isSafeInteger(options.maxProblems) ? { maxProblems: options.maxProblems } : {}),
     ...(options.pool ? { pool: options.pool } : {}),
     ...(options.approvers?.length ? { approvers: options.approvers } : {}),
     extensions: { ...published.extensions, ...proofs.extensions, ...attest.extensions },
@@ -136,25 +141,33 @@ export async function verifyReceipt(input: ByteInput, options: ReceiptVerifyOpti
     finish: (report, reading) => proofs.finish(published.finish(report, reading)),
   });
   const report: ReceiptVerdict = await attest.finish(receipt);
-  if (options.require) holdRequirements(report, options.require);
+  if (options.require !== undefined) holdRequirements(report, options.require);
   return report;
 }
 
 /** Adds a REQUIREMENT_UNMET problem for each requirement the receipt does not meet, and settles the verdict again. */
 function holdRequirements(report: ReceiptVerdict, require: ReceiptRequirements): void {
   const unmet: string[] = [];
-  if (require.authenticated && !report.authenticated)
-    unmet.push('no pin held: pass publicKey, expectHead, or log (with a checkpoint)');
-  if (require.published && !report.anchor && !report.publication) unmet.push('the receipt is not a publication');
-  if (require.proven && !report.tlog?.checkpoint) unmet.push('the receipt carries no transparency-log proof');
-  if (require.timestamped && !report.attest?.timestamps.length) unmet.push('the receipt carries no time-stamp token');
-  if (require.cosigned && !cosigned(report)) unmet.push('the pinned co-signers did not co-sign the receipt');
+  // A requirement given as anything but an object of flags is unmet, never silently ignored.
+  if (typeof require !== 'object' || (require as unknown) === null || Array.isArray(require))
+    unmet.push('require is not an object of flags ({ authenticated, published, proven, timestamped, cosigned })');
+  else unmetOf(report, require, unmet);
   if (unmet.length === 0) return;
   for (const message of unmet)
     report.problems.push({ code: REQUIREMENT_UNMET, message: `required: ${message}`, location: {} });
   report.ok = false;
   report.proves = [];
   settleVerdict(report, 'receipt');
+}
+
+function unmetOf(report: ReceiptVerdict, require: ReceiptRequirements, unmet: string[]): void {
+  if (require.authenticated && !report.authenticated)
+    unmet.push('no pin held: pass publicKey, expectHead, or log (with a checkpoint)');
+  if (require.published && !report.anchor && !report.publication) unmet.push('the receipt is not a publication');
+  if (require.proven && !(report.tlog?.checkpoint && report.tlog.pinned))
+    unmet.push('the receipt carries no transparency-log proof checked against a pinned log key (pass log)');
+  if (require.timestamped && !report.attest?.timestamps.length) unmet.push('the receipt carries no time-stamp token');
+  if (require.cosigned && !cosigned(report)) unmet.push('the pinned co-signers did not co-sign the receipt');
 }
 
 /** Whether pinned co-signers met the threshold (the attest checks report a shortfall as a problem already). */

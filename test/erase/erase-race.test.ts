@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as delay } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
+import { ERASURE_WRITER } from '../../src/store/prepare.js';
 import { FileStore } from '../../src/store/file/store.js';
 import { acquireLock, WAITING_NAME } from '../../src/store/file/lock.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
@@ -194,6 +195,7 @@ describe('a recorded erasure that cannot be carried out, nested with a new one',
     // Appended by hand: an erasure of the member with a digest that is not the member's.
     const digest = `sha256:${'ab'.repeat(32)}`;
     await j.append({
+      [ERASURE_WRITER]: true,
       step_id: `erasure:0:${'ab'.repeat(16)}`,
       kind: 'erasure',
       input: { target: 0, path: INNER, digest, reason: 'forged', by: null },

@@ -15,6 +15,7 @@ import type { PostgresStore } from '../../src/store/postgres/index.js';
 import type { Journal } from '../../src/store/index.js';
 import { eraseMatching, eraseValue } from '../../src/erase.js';
 import { b64u, unitAt } from '../../src/record/v3/erasure.js';
+import { resumeRun, startRun } from '../../src/runtime/index.js';
 import { postgresHarness } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -87,6 +88,27 @@ async function lineOf(j: Journal, seq: number): Promise<Record<string, unknown>>
 }
 
 describe.each(backends)('erase in the $name store', { timeout: 180_000 }, (backend) => {
+  it('drops the saved run state (run_state row) that held an erased argument: readers fold the sealed record', async () => {
+    const store = backend.store();
+    const run = await startRun(store, { runId: 'rs', format: 'stepchain/v3' });
+    await run.beginTool({ name: 'send_email', args: { to: EMAIL }, idempotencyKey: 'mail-1' });
+    await run.close();
+    const runState = async (): Promise<Buffer> =>
+      (await backend.places(store)).find((p) => p.where === 'table run_state')!.bytes;
+    expect((await runState()).includes(EMAIL)).toBe(true);
+    await eraseValue(store, 'rs', { seq: 1, path: '/tool_call/arguments/to', reason: 'GDPR Art. 17' });
+    for (const p of await backend.places(store)) expect(p.bytes.includes(EMAIL), p.where).toBe(false);
+    const again = await resumeRun(store, 'rs');
+    const effects = await again.effects();
+    expect(effects.map((e) => e.tool)).toEqual(['send_email']);
+    expect(JSON.stringify(effects)).not.toContain(EMAIL);
+    // The next append writes the row again, folded from the sealed record.
+    await again.beginTool({ name: 'lookup', args: { q: 1 } });
+    await again.close();
+    expect((await runState()).length).toBeGreaterThan(0);
+    expect((await runState()).includes(EMAIL)).toBe(false);
+  });
+
   it('leaves neither the value, nor its salt, nor the seed in any table; keeps the step hashes; a writer keeps appending', async () => {
     const store = backend.store();
     const j = await store.create('r', { format: 'stepchain/v3' } as never);

@@ -8,6 +8,7 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { ERASURE_WRITER } from '../../src/store/prepare.js';
 import { FileStore } from '../../src/store/index.js';
 import { eraseMatching, eraseValue, erasureStepId } from '../../src/erase/file.js';
 import { b64u, eraseUnit, unitAt } from '../../src/record/v3/erasure.js';
@@ -123,6 +124,7 @@ describe('erase one value (file store)', { timeout: 120_000 }, () => {
     // An erasure record that names another digest than the value it erased (written as a writer with access could).
     const j = await store.open('l');
     const liar = await j.append({
+      [ERASURE_WRITER]: true,
       step_id: 'erasure:lie',
       kind: 'erasure',
       input: { target: 0, path: '/result/email', digest: 'sha256:' + '0'.repeat(64), reason: 'cover-up', by: null },

@@ -180,8 +180,28 @@ describe('what the caller requires', () => {
   test('each requirement holds on a receipt that carries it', async () => {
     const stamped = timeVectors.cases.find((c) => c.id === 'timestamp-unpinned')!;
     expect(verdictOf(await verifyReceipt(bytesOf(stamped.base64), { require: { timestamped: true } })).ok).toBe(true);
-    const proven = proofVectors.cases.find((c) => c.id === 'partial-proof-unpinned')!;
-    expect(verdictOf(await verifyReceipt(bytesOf(proven.base64), { require: { proven: true } })).ok).toBe(true);
+    const proven = proofVectors.cases.find((c) => c.id === 'partial-proof-log')!;
+    const p = policies[proven.policy!]!;
+    const log = { log: parseVerifierKey(p.log), witnesses: p.witnesses.map(parseVerifierKey), quorum: p.quorum };
+    expect(verdictOf(await verifyReceipt(bytesOf(proven.base64), { log, require: { proven: true } })).ok).toBe(true);
+  });
+
+  // Outsider finding (approvals v2 round, F6): a checkpoint signed by a key the forger just made met `proven`.
+  test('`proven` needs the proof checked against a pinned log key: an unpinned one does not meet it', async () => {
+    const unpinned = proofVectors.cases.find((c) => c.id === 'partial-proof-unpinned')!;
+    const r = await verifyReceipt(bytesOf(unpinned.base64), { require: { proven: true } });
+    expect(verdictOf(r)).toEqual({ ok: false, verdict: 'invalid', codes: [REQUIREMENT_UNMET] });
+  });
+
+  // F6 and F9: what a plain-JavaScript caller may pass is reported, never thrown, never silently ignored.
+  test('a requirement that is not an object of flags is unmet; null options and a string maxProblems never throw', async () => {
+    const asString = await verifyReceipt(plain(), { require: 'authenticated' as never });
+    expect(verdictOf(asString)).toEqual({ ok: false, verdict: 'invalid', codes: [REQUIREMENT_UNMET] });
+    const withNull = await verifyReceipt(plain(), null);
+    expect(verdictOf(withNull)).toEqual(verdictOf(await verifyReceipt(plain())));
+    const tampered = bytesOf(receipts.cases.find((c) => c.id === 'invalid-chain-edited')!.base64);
+    const r = await verifyReceipt(tampered, { maxProblems: '0' as never });
+    expect(r.ok).toBe(false);
   });
 });
 

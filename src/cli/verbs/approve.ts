@@ -117,17 +117,18 @@ export const approveVerb: Verb = {
     const decision = values.approve === true ? 'granted' : 'denied';
     return withJournal(path, false, async (journal) => {
       const run = Run.of(journal);
-      // The approver sees exactly what the signature covers (the request's step hash commits to this call) before it is signed.
       const shown = (await run.approvals()).find((a) => a.id === id);
-      if (shown !== undefined && !out.json)
-        out.say(
-          `${decision === 'granted' ? 'granting' : 'denying'} request ${inline(JSON.stringify(id))} (seq ${shown.seq}, step hash ${shown.stepHash}), the call:\n    ${callText(shown)}`,
-        );
       const outcome = await run.decideApproval(id, decision, {
         key,
         ...(typeof values.name === 'string' ? { name: values.name } : {}),
         ...(typeof values.reason === 'string' ? { reason: values.reason } : {}),
       });
+      // What the signature covers (the request's step hash commits to this call), said once it is decided: a request
+      // refused (malformed, decided, expired) prints nothing of a call that was never decided.
+      if (shown !== undefined && !out.json)
+        out.say(
+          `${decision === 'granted' ? 'granting' : 'denying'} request ${inline(JSON.stringify(id))} (seq ${shown.seq}, step hash ${shown.stepHash}), the call:\n    ${callText(shown)}`,
+        );
       await run.saveState();
       if (out.json)
         out.document('approve', {

@@ -58,7 +58,7 @@ export const eraseVerb: Verb = {
   async run({ out, values, positionals }) {
     const say = (o: ErasureOutcome): void =>
       out.say(
-        `${o.resumed ? 'completed' : 'erased'} ${inline(o.journal)} seq ${o.seq} ${inline(o.path)} (digest ${o.digest}; erasure record seq ${o.erasure.seq})${o.parts_deleted.length ? `; ${o.parts_deleted.length} part file(s) deleted` : ''}${o.wal_truncated === false ? '; the WAL still holds the old row until its next checkpoint (another connection was reading)' : ''}`,
+        `${o.resumed ? 'completed an erasure recorded earlier (not by this call):' : 'erased'} ${inline(o.journal)} seq ${o.seq} ${inline(o.path)} (digest ${o.digest}; erasure record seq ${o.erasure.seq})${o.parts_deleted.length ? `; ${o.parts_deleted.length} part file(s) deleted` : ''}${o.wal_truncated === false ? '; the WAL still holds the old row until its next checkpoint (another connection was reading)' : ''}`,
       );
     if (values['match-path'] !== undefined) {
       if (values.value === undefined || values.reason === undefined)
@@ -127,17 +127,27 @@ export const eraseVerb: Verb = {
           'erase needs --seq, --path and --reason (or --match-path on a store, or --resume)',
           'erase',
         );
-      const o = await eraseValue(at.store, at.id, {
+      const { first, o } = await eraseAfterEarlier(at.store, at.id, {
         seq: intArg(values.seq, '--seq'),
         path: values.path as string,
         reason: values.reason as string,
         by: (values.by as string | undefined) ?? null,
       });
-      if (out.json) out.document('erase', { ok: true, ...o });
-      else say(o);
+      if (out.json) out.document('erase', { ok: true, ...o, completed_first: first });
+      else for (const done of [...first, o]) say(done);
       return EXIT_OK;
     } finally {
       await at.close();
     }
   },
 };
+
+/** Erases one value after completing the erasures recorded earlier and not carried out: said, never silently (ERASURE.md §3.1). */
+async function eraseAfterEarlier(
+  store: Parameters<typeof eraseValue>[0],
+  id: string,
+  req: Parameters<typeof eraseValue>[2],
+): Promise<{ first: ErasureOutcome[]; o: ErasureOutcome }> {
+  const first = await resumeErasures(store, id);
+  return { first, o: await eraseValue(store, id, req) };
+}

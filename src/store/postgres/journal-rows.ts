@@ -149,6 +149,10 @@ export async function rewriteRow(
       Buffer.byteLength(next.line, 'utf8') - Buffer.byteLength(old, 'utf8'),
     ]);
   }
+  // The saved run state holds the record's values as folded (ERASURE.md §6.2): dropped, so readers fold the run
+  // from its records (the sealed line now) and the next append writes the row again.
+  const { rows: keeps } = await client.query(`SELECT to_regclass($1) IS NOT NULL AS present`, [t.runState]);
+  if (keeps[0]?.present === true) await client.query(`DELETE FROM ${t.runState} WHERE journal = $1`, [key]);
   const partsDeleted: string[] = [];
   const partsTable = `"${t.schema}".parts`;
   const { rows: has } = await client.query(`SELECT to_regclass($1) IS NOT NULL AS present`, [partsTable]);

@@ -29,7 +29,7 @@ import type { BlobPayload } from '../prepare.js';
 import { restoreRecord } from '../restore.js';
 import { JournalParts } from '../parts-prepare.js';
 import { withPartProblems } from '../parts-verify.js';
-import { SqlitePartStore } from './parts.js';
+import { SqlitePartStore, deleteUnreferencedParts } from './parts.js';
 import {
   blobOfRow,
   clashError,
@@ -70,7 +70,7 @@ import {
 import { advanceRunState, keepsRunState } from '../rows/run-state.js';
 import { SqliteTreeStorage, writeTreeStep } from './tree.js';
 import { verifySqliteJournal } from './verify.js';
-import { partReferenceText, type LineRewrite, type LineRewriter, type RewriteOutcome } from '../rewrite.js';
+import { type LineRewrite, type LineRewriter, type RewriteOutcome } from '../rewrite.js';
 
 /** What journals and the verifier share: the file, and the writers' settings. */
 export interface SqliteContext {
@@ -414,8 +414,9 @@ export class SqliteJournal implements Journal, LineRewriter {
    * Replaces the line of `seq` in place (spec/ERASURE.md §6.1, SQLITE.md §6.4): in one write transaction (the writer
    * connection has secure_delete on, so the old row's bytes and overflow pages are overwritten with zeros
    * rather than left in free space); the parts the old line named that no line and no other part references
-   * any more go in the same transaction. After COMMIT the WAL, which still holds page images of the old
-   * row, is checkpointed into the file and truncated to zero bytes.
+   * any more, and the run_state row (it holds the values as folded: readers fold the sealed records, and the
+   * next append writes it again), go in the same transaction. After COMMIT the WAL, which still holds page
+   * images of the old row, is checkpointed into the file and truncated to zero bytes.
    */
   async rewriteLine(seq: number, rewrite: (line: string) => LineRewrite | null): Promise<RewriteOutcome | null> {
     assertSeq('seq', seq);
@@ -437,24 +438,9 @@ export class SqliteJournal implements Journal, LineRewriter {
           this.key,
         );
       }
-      const partsDeleted: string[] = [];
+      if (keepsRunState(this.genesis)) dropRunState(db, this.key);
       const parts = new SqlitePartStore(db, this.id);
-      const hasParts =
-        db.prepare(`SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'parts'`).get() !== undefined;
-      for (const address of hasParts ? new Set(next.parts) : []) {
-        const needle = partReferenceText(address);
-        const inLine = db
-          .prepare('SELECT 1 FROM steps WHERE journal = ? AND instr(line, ?) > 0 LIMIT 1')
-          .get(this.key, needle);
-        const inPart = db
-          .prepare('SELECT 1 FROM parts WHERE journal = ? AND address <> ? AND instr(bytes, ?) > 0 LIMIT 1')
-          .get(this.id, address, Buffer.from(needle, 'utf8'));
-        if (inLine !== undefined || inPart !== undefined) continue;
-        if (db.prepare('SELECT 1 FROM parts WHERE journal = ? AND address = ?').get(this.id, address) === undefined)
-          continue;
-        void parts.delete(address);
-        partsDeleted.push(address);
-      }
+      const partsDeleted = deleteUnreferencedParts(db, this.key, this.id, next.parts, (a) => void parts.delete(a));
       next.beforeCommit?.();
       return { partsDeleted };
     });

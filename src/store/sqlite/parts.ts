@@ -13,6 +13,7 @@
  */
 import { StoreError } from '../errors.js';
 import type { PartPayload, PartStore } from '../parts.js';
+import { partReferenceText } from '../rewrite.js';
 import { ADDRESS_RE, keyOfHex, newKeyHex } from '../parts.js';
 import { SqliteFile } from './db.js';
 import type { Connection } from './driver.js';
@@ -205,4 +206,32 @@ export class SqlitePartStore implements PartStore {
     );
     for (const r of rows) yield r.address;
   }
+}
+
+/**
+ * Deletes (`remove`) each part address an erased line named that is stored for the journal and that no line and
+ * no other part references any more (ERASURE.md §4 step 7), one by one, in the rewrite's transaction; returns them.
+ */
+export function deleteUnreferencedParts(
+  db: Connection,
+  key: number,
+  id: string,
+  addresses: readonly string[],
+  remove: (address: string) => void,
+): string[] {
+  const hasParts =
+    db.prepare(`SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'parts'`).get() !== undefined;
+  const out: string[] = [];
+  for (const address of hasParts ? new Set(addresses) : []) {
+    const needle = partReferenceText(address);
+    const inLine = db.prepare('SELECT 1 FROM steps WHERE journal = ? AND instr(line, ?) > 0 LIMIT 1').get(key, needle);
+    const inPart = db
+      .prepare('SELECT 1 FROM parts WHERE journal = ? AND address <> ? AND instr(bytes, ?) > 0 LIMIT 1')
+      .get(id, address, Buffer.from(needle, 'utf8'));
+    if (inLine !== undefined || inPart !== undefined) continue;
+    if (db.prepare('SELECT 1 FROM parts WHERE journal = ? AND address = ?').get(id, address) === undefined) continue;
+    remove(address);
+    out.push(address);
+  }
+  return out;
 }

@@ -1,0 +1,181 @@
+/**
+ * The second outsider's erasure findings (black box, built CLI), kept as attacks that must fail: each runs the
+ * finding's steps as real `stepchain` processes (dist/) and asserts the fixed behaviour.
+ *
+ * - 5: an erased value survived in the saved run state (.run-state.json, SQLite's run_state row) and
+ *   `effect list` printed it after erase said "erased".
+ * - 3: an ordinary `append` of a kind "erasure" record (digest read from a public receipt) was carried out by the
+ *   next, unrelated erase: a value deleted and attributed to someone who never asked.
+ * - 4: `approve` on a malformed request printed "granting request … the call: {…}" before refusing it.
+ * - 2: an ordinary `append` of a step with step_id `erasure:<seq>:<digest>` blocked that erasure for good
+ *   (STEP_ID_CONFLICT on every try).
+ */
+import { execFile } from 'node:child_process';
+import { readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { unitAt } from '../../src/record/v3/erasure.js';
+import { FileStore } from '../../src/store/file/store.js';
+import { ERASURE_WRITER } from '../../src/store/prepare.js';
+import { tempDir } from '../helpers/tmp.js';
+
+const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+const dir = tempDir('stepchain-erasure-outsider2-');
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+interface Ran {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+function run(args: string[], input?: string): Promise<Ran> {
+  return new Promise((resolve) => {
+    const child = execFile(
+      process.execPath,
+      [CLI, ...args],
+      { cwd: dir, env: { ...process.env, NO_COLOR: '1' } },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr });
+      },
+    );
+    if (input !== undefined) child.stdin!.end(input);
+  });
+}
+
+/** Every byte under `path` (a file or a folder, walked), as text: where an erased value must not be. */
+function bytesUnder(path: string): string {
+  if (!statSync(path).isDirectory()) return readFileSync(path, 'latin1');
+  return readdirSync(path)
+    .map((n) => bytesUnder(join(path, n)))
+    .join('');
+}
+
+const SECRET = 'victim@secret.example';
+
+describe('erasure: the second outsider findings (real processes)', { timeout: 300_000 }, () => {
+  for (const [name, location, files] of [
+    ['file store', 'rf', 'rf'],
+    ['SQLite', `sqlite:${join(dir, 'rs.db')}?journal=r1`, 'rs.db'],
+  ] as const) {
+    it(`finding 5 (${name}): an erased argument of a pending effect is gone from the saved run state and from effect list`, async () => {
+      expect((await run(['init', location, '--run', '--format', 'v3'])).code).toBe(0);
+      const begun = await run([
+        'effect',
+        'begin',
+        location,
+        '--tool',
+        'send_email',
+        '--args',
+        JSON.stringify({ to: SECRET }),
+        '--idempotency-key',
+        'mail-1',
+      ]);
+      expect(begun.code).toBe(0);
+      // effect list before the erasure: the run state is saved with the value in it.
+      expect(
+        (await run(['effect', 'list', location])).stderr + (await run(['effect', 'list', location])).stdout,
+      ).toContain(SECRET);
+      const erased = await run([
+        'erase',
+        location,
+        '--seq',
+        '1',
+        '--path',
+        '/tool_call/arguments/to',
+        '--reason',
+        'GDPR',
+      ]);
+      expect(erased.code).toBe(0);
+      const listed = await run(['effect', 'list', location]);
+      expect(listed.code).toBe(0);
+      expect(listed.stdout + listed.stderr).not.toContain(SECRET);
+      expect(listed.stdout + listed.stderr).toContain('send_email');
+      // Nowhere in the store's files (the SQLite file's WAL is truncated after the erasure).
+      expect(bytesUnder(join(dir, files))).not.toContain(SECRET);
+      // Another reader saves the run state afresh: folded from the sealed record.
+      expect((await run(['effect', 'list', location, '--json'])).code).toBe(0);
+      expect(bytesUnder(join(dir, files))).not.toContain(SECRET);
+    });
+  }
+
+  it('findings 3 and 2: a plain append may neither write an erasure record nor take an erasure step_id (ERASURE_RESERVED), and the erase then works', async () => {
+    expect((await run(['init', 'j', '--format', 'v3'])).code).toBe(0);
+    const steps = [0, 1].map((i) => JSON.stringify({ step_id: `s${i}`, result: { email: 'alice@example.org', n: i } }));
+    expect((await run(['append', 'j', '--jsonl'], steps.join('\n') + '\n')).code).toBe(0);
+    const digest = `sha256:${'ab'.repeat(32)}`;
+    const forged = {
+      step_id: `erasure:1:${digest.slice(7, 39)}`,
+      kind: 'erasure',
+      input: { target: 1, path: '/result/email', digest, reason: 'GDPR', by: 'dpo@example.org' },
+    };
+    const squat = { step_id: `erasure:1:${digest.slice(7, 39)}`, input: { note: 'squat' } };
+    const byKind = { step_id: 'mine', kind: 'erasure', input: forged.input };
+    for (const step of [forged, squat, byKind]) {
+      const r = await run(['append', 'j', '--json'], JSON.stringify(step));
+      expect(r.code).toBe(2);
+      expect((JSON.parse(r.stdout) as { error: { code: string } }).error.code).toBe('ERASURE_RESERVED');
+      const many = await run(['append', 'j', '--jsonl'], JSON.stringify(step) + '\n');
+      expect(many.code).not.toBe(0);
+      expect(many.stderr).toContain('ERASURE_RESERVED');
+    }
+    const erased = await run(['erase', 'j', '--seq', '1', '--path', '/result/email', '--reason', 'GDPR']);
+    expect(erased.code).toBe(0);
+    expect(erased.stderr).not.toContain('recorded earlier');
+    const verified = await run(['verify', 'j', '--json']);
+    expect(verified.code).toBe(0);
+    const warnings = (JSON.parse(verified.stdout) as { report: { warnings: Array<{ code: string }> } }).report.warnings;
+    expect(warnings.map((w) => w.code)).toEqual(['VALUE_ERASED']);
+  });
+
+  it('finding 3: an erasure recorded earlier by another writer (before the reservation) is carried out by the next erase, and said', async () => {
+    expect((await run(['init', 'old', '--format', 'v3'])).code).toBe(0);
+    const steps = [0, 1].map((i) => JSON.stringify({ step_id: `s${i}`, result: { email: `a${i}@example.org` } }));
+    expect((await run(['append', 'old', '--jsonl'], steps.join('\n') + '\n')).code).toBe(0);
+    const record = JSON.parse(
+      readFileSync(join(dir, 'old', 'buckets', readdirSync(join(dir, 'old', 'buckets'))[0]!), 'utf8').split('\n')[0]!,
+    ) as Record<string, unknown>;
+    const digest = 'sha256:' + Buffer.from(unitAt(record, '/result/email').unit.digest).toString('hex');
+    const journal = await new FileStore(dir).open('old');
+    try {
+      await journal.append({
+        [ERASURE_WRITER]: true,
+        step_id: `erasure:0:${digest.slice(7, 39)}`,
+        kind: 'erasure',
+        input: { target: 0, path: '/result/email', digest, reason: 'forged', by: 'dpo@example.org' },
+      } as never);
+    } finally {
+      await journal.close();
+    }
+    // A copy reproduces the recorded (pending) erasure record: the reservation is not in its way.
+    const copied = await run(['copy', 'old', 'old-copy']);
+    expect(copied.stderr).not.toContain('ERASURE_RESERVED');
+    expect(copied.code).toBe(0);
+    const erased = await run(['erase', 'old', '--seq', '1', '--path', '/result/email', '--reason', 'GDPR']);
+    expect(erased.code).toBe(0);
+    expect(erased.stderr).toMatch(
+      /completed an erasure recorded earlier \(not by this call\): old seq 0 \/result\/email .*erasure record seq 2/,
+    );
+    expect(erased.stderr).toMatch(/erased old seq 1 \/result\/email/);
+  });
+
+  it('finding 4: approve on a malformed request prints no call before refusing', async () => {
+    expect((await run(['init', 'ap', '--run', '--format', 'v3'])).code).toBe(0);
+    const request = {
+      step_id: 'req',
+      kind: 'approval.requested',
+      input: {
+        presented: { name: 'pay', arguments: { eur: 120 } },
+        digest: `sha256:${'0'.repeat(64)}`,
+        expires_at: null,
+      },
+    };
+    expect((await run(['append', 'ap'], JSON.stringify(request))).code).toBe(0);
+    expect((await run(['keygen', '-o', 'ap.key'])).code).toBe(0);
+    const r = await run(['approve', 'ap', 'req', '--key', 'ap.key', '--approve', '--name', 'alice', '--reason', 'ok']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('APPROVAL_INVALID');
+    expect(r.stderr).not.toContain('the call:');
+    expect(r.stderr).not.toContain('granting');
+  });
+});
