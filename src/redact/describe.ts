@@ -99,12 +99,19 @@ function describeCommitted(r: PublishedReport): void {
 
 /** What a v3 publication proves (REDACTION.md §13.8): everything it shows is bound; what it withholds is shown as withheld. */
 function describeV3(r: PublishedReport): void {
+  const unsalted = r.warnings.filter((w) => w.code === 'DIGEST_UNSALTED').length;
   r.proves = [
     ...r.proves,
     `The published chain is the original chain: every step hash, the head ${r.head ?? ''} among them, is the one the journal holds, recomputed here from the values shown and the digests of the withheld units.`,
     "Every value shown is the original value at its place: each member, element, string chunk and member name shown was recomputed here from its salt and is bound to its record's root, and so to the head. Nothing is shown that the head does not bind.",
     `Every withheld unit stands as a withheld marker where the original unit stood, and each is declared in the manifest (${r.redactions}): nothing was withheld or left in silently.`,
-    'Nothing about a withheld value can be tested by guessing: its digest is salted with 128 secret bits derived from a record seed that never leaves the journal.',
+    ...(unsalted === 0
+      ? [
+          'Nothing about a withheld value can be tested by guessing: its digest is salted with 128 secret bits derived from a record seed that never leaves the journal.',
+        ]
+      : [
+          "A withheld unit's own digest is salted with 128 secret bits derived from a record seed that never leaves the journal: that digest cannot be tested by guessing.",
+        ]),
   ];
   // Erased values (REDACTION.md §13.12): a third state, neither shown nor withheld by the publisher.
   const erased = r.warnings.filter((w) => w.code === 'VALUE_ERASED').length;
@@ -117,5 +124,10 @@ function describeV3(r: PublishedReport): void {
     ...r.does_not_prove,
     "What a withheld unit holds, its type or its length; a withheld member's name and each declaration's rule are the publisher's word (its place, the object, is bound).",
     'That the policy removed every secret: it proves only that what was withheld is declared.',
+    ...(unsalted === 0
+      ? []
+      : [
+          `That the withheld or erased arguments of a presented call cannot be guessed: ${unsalted === 1 ? 'an approval record written before statement v2 shows' : `${unsalted} approval records written before statement v2 show`} an unsalted digest of a call not shown whole (DIGEST_UNSALTED), and candidates can be tried against it.`,
+        ]),
   ];
 }

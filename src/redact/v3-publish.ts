@@ -41,6 +41,7 @@ import { PartError, type PartRef } from '../record/v3/parts.js';
 import { checkPublicPart, parsePublicPartFile } from '../record/v3/public-part.js';
 import { seedFromHex, slotKey } from '../record/v3/commit.js';
 import { digestBytes, toHex } from '../canonical/sha256.js';
+import { UnsaltedDigests } from './v3-approval-digest.js';
 
 export interface V3Publication {
   plan: ReceiptPlan;
@@ -81,6 +82,8 @@ export async function planV3Publication(source: ChainSource, options: PublishCor
   const published = formatOf(source.genesis).records[1]!;
   const partSource = partSourceOf(source);
   const parts = new PublicationParts(partSource ?? (async () => null), unitTree);
+  // A pre-v2 approval digest of a call not shown whole is withheld with it (APPROVALS.md §8).
+  const digests = new UnsaltedDigests();
   // Pass 1: every record's selections (a part's withheld units are the union over the records that show it).
   const pending: {
     segment: string;
@@ -105,7 +108,7 @@ export async function planV3Publication(source: ChainSource, options: PublishCor
       segment: line.segment,
       seq,
       step_hash: record.step_hash as string,
-      finish: await selectRecord(line.text, record, bind, policy, parts),
+      finish: await selectRecord(line.text, record, bind, policy, parts, digests),
     });
   }
   const report = verifier.finish();
@@ -246,13 +249,14 @@ async function selectRecord(
   bind: string,
   policy: PublishCoreOptions['policy'],
   parts: PublicationParts,
+  digests: UnsaltedDigests,
 ): Promise<(refs: PartRef[]) => V3PublicRecord> {
   if (!text.includes('"$stepchain:part"')) {
-    const pub = publicRecordV3(record, bind, policy);
+    const pub = publicRecordV3(record, bind, policy, digests);
     return () => pub;
   }
   try {
-    return (await selectRecordV3Parts(record, bind, policy, parts)).finish;
+    return (await selectRecordV3Parts(record, bind, policy, parts, digests)).finish;
   } catch (e) {
     throw e instanceof PartError
       ? sourceInvalid(`step ${record.seq as number}: ${e.message} (${e.code}); nothing is published`)
