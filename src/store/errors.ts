@@ -27,6 +27,8 @@ export type StoreErrorCode =
   | 'STEP_ID_CONFLICT'
   /** A stepchain/v3 step of kind "erasure" or with an `erasure:` step_id, appended by anything but erase (ERASURE.md §3.1). */
   | 'ERASURE_RESERVED'
+  /** A stepchain/v3 append of an approval record in the shape written before statement v2 (a request's or a statement's unsalted `digest`): APPROVALS.md §2.1. */
+  | 'APPROVAL_LEGACY'
   /** An append with `after` when the chain no longer ends at that seq (another writer appended); nothing was written. */
   | 'HEAD_MOVED'
   /** A step whose sealed line would exceed MAX_LINE_BYTES (only `meta` is never moved to a blob). */

@@ -68,8 +68,36 @@ function refuseReserved(step: StepInput, profile: RecordProfile): void {
   );
 }
 
+/**
+ * Marks a step that re-creates an approval record of the shape written before statement v2 (a copy carries
+ * ERASURE_WRITER instead; tests and vector builders set this one): no parsed or public input can carry it.
+ */
+export const LEGACY_APPROVAL_WRITER: unique symbol = Symbol('stepchain legacy approval writer');
+
+/**
+ * A writer no longer writes a request with an unsalted `digest` of its presented call, nor a v1 statement
+ * naming one (spec/APPROVALS.md §2.1, §3.1): published or erased, such a digest gives low-entropy arguments
+ * back to whoever tries candidates. Refused with APPROVAL_LEGACY; copies of older journals keep theirs.
+ */
+function refuseLegacyApproval(step: StepInput, profile: RecordProfile): void {
+  const marks = step as { [ERASURE_WRITER]?: true; [LEGACY_APPROVAL_WRITER]?: true };
+  if (profile.id !== 'step/v3' || marks[ERASURE_WRITER] === true || marks[LEGACY_APPROVAL_WRITER] === true) return;
+  const { kind, input } = step as { kind?: unknown; input?: unknown };
+  if (typeof kind !== 'string' || !kind.startsWith('approval.') || input === null || typeof input !== 'object') return;
+  if (!Object.prototype.hasOwnProperty.call(input, 'digest')) return;
+  const what =
+    kind === 'approval.requested'
+      ? 'a request with input.digest (an unsalted SHA-256 of the presented call) is the shape written before statement v2; write input {presented, expires_at} only (requestApproval does)'
+      : 'a statement with a digest is of type stepchain-approval/v1, written before statement v2; record a v2 statement (approvalStatement, stepchain approve)';
+  throw new StoreError(
+    'APPROVAL_LEGACY',
+    `${kind} refused in a stepchain/v3 journal (spec/APPROVALS.md §2.1, §3.1): ${what}`,
+  );
+}
+
 export function prepareStep(step: StepInput, blobThreshold: number, profile: RecordProfile): PreparedStep {
   refuseReserved(step, profile);
+  refuseLegacyApproval(step, profile);
   // The walk that validates each field also serializes it, once: the seal joins these texts into the
   // line, and the idempotency key is made from them too.
   const checked = checkStepInput(step, profile);

@@ -82,7 +82,7 @@ function setup(
     const req = {
       kind: 'approval.requested',
       step_id: 'req-1',
-      input: { presented: { name, arguments: args }, digest: digestOf(name, args), expires_at: opts.expiresAt ?? null },
+      input: { presented: { name, arguments: args }, expires_at: opts.expiresAt ?? null },
     };
     ok(sc(template, ['append', 'j'], JSON.stringify(req)));
     templates.set(key, template);

@@ -13,7 +13,6 @@
  * - ERASURE.md §4 step 7: a part that only the erased value referenced is deleted with its index entry.
  */
 import { execFile } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -309,15 +308,10 @@ describe('erasure: the outsider findings (real processes)', { timeout: 300_000 }
     if (!(await run(['approve', '--help'])).stdout.includes('--approve')) ctx.skip();
     expect((await run(['keygen', '-o', 'alice.key'])).code).toBe(0);
     const args = { amount: 120 };
-    const digest =
-      'sha256:' +
-      createHash('sha256')
-        .update(JSON.stringify({ arguments: args, name: 'pay' }))
-        .digest('hex');
     await init('f1', {
       kind: 'approval.requested',
       step_id: 'req-1',
-      input: { presented: { name: 'pay', arguments: args }, digest, expires_at: null },
+      input: { presented: { name: 'pay', arguments: args }, expires_at: null },
     });
     expect(
       (
