@@ -11,6 +11,7 @@ import {
   resumeErasures as resumeFileErasures,
 } from './file.js';
 import { eraseRowMatching, eraseRowValue, resumeRowErasures } from './rows.js';
+import { digestErasureFirst } from './approval-digest.js';
 import type { EraseRequest, ErasureOutcome, MatchRequest, StoreErasureReport, StuckErasure } from './common.js';
 
 export {
@@ -26,7 +27,14 @@ export {
  * Erases the unit at `req.path` of record `req.seq` of journal `id` (a stepchain/v3 journal of `store`),
  * keeping every step hash, the head and every checkpoint valid. Completes any interrupted erasure first.
  */
-export function eraseValue(store: Store, id: string, req: EraseRequest): Promise<ErasureOutcome> {
+export async function eraseValue(store: Store, id: string, req: EraseRequest): Promise<ErasureOutcome> {
+  // A pre-v2 request's unsalted digest of its presented call goes first (spec/ERASURE.md §6.4).
+  const digest = await digestErasureFirst(store, id, req);
+  if (digest !== null) await eraseOne(store, id, digest);
+  return eraseOne(store, id, req);
+}
+
+function eraseOne(store: Store, id: string, req: EraseRequest): Promise<ErasureOutcome> {
   return store instanceof FileStore ? eraseFileValue(store, id, req) : eraseRowValue(store, id, req);
 }
 
