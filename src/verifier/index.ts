@@ -26,6 +26,7 @@ import { receiptProofHooks, type ReceiptProofReport } from '../proofs/receipt.js
 import type { ByteInput } from '../receipt/inflate.js';
 import { verifyReceipt as readReceipt, type ReceiptReport } from '../receipt/verify.js';
 import { publishedReceiptHooks, type PublishedReport } from '../redact/verify.js';
+import { checkPins, type OptionProblem } from './options.js';
 
 /** What the caller requires beyond a receipt that verifies (each unmet one is a REQUIREMENT_UNMET problem). */
 export interface ReceiptRequirements {
@@ -108,6 +109,8 @@ export async function verifyReceipt(
 ): Promise<ReceiptVerdict> {
   // A caller in plain JavaScript may pass anything here: the verifier reports, it never throws.
   const options: ReceiptVerifyOptions = typeof given === 'object' && given !== null ? given : {};
+  // A malformed pin is the caller's mistake, named as such; the receipt is still read without it.
+  const pins = checkPins(options);
   const published = publishedReceiptHooks().options;
   const proofs = receiptProofHooks({
     ...(options.log ? { policy: options.log } : {}),
@@ -116,8 +119,10 @@ export async function verifyReceipt(
   });
   const attest = receiptAttestHooks({
     ...(options.tsaCerts?.length ? { tsa: options.tsaCerts } : {}),
-    ...(options.cosigners?.length ? { cosigners: options.cosigners } : {}),
-    ...(options.threshold !== undefined ? { threshold: options.threshold } : {}),
+    ...(pins.cosigners?.length ? { cosigners: pins.cosigners } : {}),
+    ...(options.threshold !== undefined && !pins.problems.some((p) => p.code === 'COSIGNERS_INVALID')
+      ? { threshold: options.threshold }
+      : {}),
   });
   const { onLine, onBlob } = options;
   const receipt = await readReceipt(input, {
@@ -125,7 +130,7 @@ export async function verifyReceipt(
     ...(options.publicKey !== undefined ? { publicKey: options.publicKey } : {}),
     ...(Number.isSafeInteger(options.maxProblems) ? { maxProblems: options.maxProblems } : {}),
     ...(options.pool ? { pool: options.pool } : {}),
-    ...(options.approvers?.length ? { approvers: options.approvers } : {}),
+    ...(pins.approvers?.length ? { approvers: pins.approvers } : {}),
     extensions: { ...published.extensions, ...proofs.extensions, ...attest.extensions },
     onPublicPart: published.onPublicPart,
     onLine: (line) => {
@@ -142,7 +147,16 @@ export async function verifyReceipt(
   });
   const report: ReceiptVerdict = await attest.finish(receipt);
   if (options.require !== undefined) holdRequirements(report, options.require);
+  if (pins.problems.length > 0) failOn(report, pins.problems);
   return report;
+}
+
+/** The report fails on the options' own problems (location: none in the receipt), and settles its verdict again. */
+function failOn(report: ReceiptVerdict, problems: readonly OptionProblem[]): void {
+  for (const p of problems) report.problems.push({ code: p.code, message: p.message, location: {} });
+  report.ok = false;
+  report.proves = [];
+  settleVerdict(report, 'receipt');
 }
 
 /** Adds a REQUIREMENT_UNMET problem for each requirement the receipt does not meet, and settles the verdict again. */
