@@ -186,6 +186,9 @@ export function countingSource(source: ChainSource, progress: Progress): ChainSo
   };
   // A stepchain/v3 journal's parts travel with it: the receipt writer carries each once (PARTS.md §8).
   const parts = (source as { parts?: unknown }).parts;
+  // A fork's lineage travels too: its receipt says it is a fork (APPROVALS.md §4.1).
+  const lineage = (source as { lineage?: unknown }).lineage;
+  if (lineage !== undefined && lineage !== null) Object.assign(counted, { lineage });
   return parts === undefined || parts === null ? counted : Object.assign(counted, { parts });
 }
 

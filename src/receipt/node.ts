@@ -2,6 +2,7 @@
  * The Node shell around the receipt core: files, gzip and key files. Everything that decides validity
  * lives in the pure modules; this file only moves bytes. (spec/RECEIPT.md §3.1 for the gzip profile.)
  */
+import { lineageMember } from './lineage.js';
 import { partSourceOf } from './parts.js';
 import { constants as fsConstants } from 'node:fs';
 import { chmod, open, rename, rm, stat, writeFile } from 'node:fs/promises';
@@ -73,8 +74,15 @@ export async function receiptInput(
     blob: (d) => source.blob(d),
     parts: partSourceOf(source),
     ...(options.sign === undefined ? {} : { sign: options.sign }),
-    ...(options.extra === undefined ? {} : { extra: options.extra }),
+    ...withLineage(source, options.extra),
   };
+}
+
+/** The caller's extra members, with a v3 fork's lineage (spec/APPROVALS.md §4.1): its receipt says it is a fork. */
+function withLineage(source: ChainSource, extra: Record<string, Json> | undefined): { extra?: Record<string, Json> } {
+  const lineage = lineageMember(source);
+  if (lineage === null) return extra === undefined ? {} : { extra };
+  return { extra: { ...lineage, ...extra } };
 }
 
 /** The receipt as an uncompressed tar held in memory (tests, vectors, small journals). */

@@ -23,7 +23,9 @@ export type ReceiptProblemCode =
   | 'PART_MISSING'
   | 'PART_CORRUPT'
   /** A published receipt's public part file does not give its address (REDACTION.md §13.10). */
-  | 'PART_ADDRESS_MISMATCH';
+  | 'PART_ADDRESS_MISMATCH'
+  /** A notice: an approval record's unsalted digest (APPROVALS.md §2.1) shown beside a call not shown whole (§8). */
+  | 'DIGEST_UNSALTED';
 
 /** A problem that stops reading: thrown by the readers, caught once by the verifier. */
 export class FatalProblem {

@@ -14,6 +14,7 @@
  * reads and writes the one verification's state (listing, chain feeder, a v3 receipt's parts, the report),
  * kept in one class read top to bottom as the procedure is; the parts' own checks live in parts.ts.
  */
+import { LINEAGE_MEMBER, lineageDefect, type ReceiptLineage } from './lineage.js';
 import { checkPartList, partListOf, PART_NAME_RE, PARTS_MEMBER, ReceiptParts } from './parts.js';
 import { MAX_LINE_BYTES, MAX_RECORD_DEPTH } from '../canonical/limits.js';
 import { scanCanonical } from '../canonical/scan.js';
@@ -314,7 +315,11 @@ class ReceiptVerification {
         { file: SIGNATURE_NAME },
       );
     }
-    const parsed = parseManifest(manifestBytes, { [PARTS_MEMBER]: checkPartList, ...this.options.extensions });
+    const parsed = parseManifest(manifestBytes, {
+      [PARTS_MEMBER]: checkPartList,
+      [LINEAGE_MEMBER]: lineageDefect,
+      ...this.options.extensions,
+    });
     if (!parsed.ok) {
       // One problem, then stop (§7 step 5): a violation of §4 wins over a listing beyond §6's limits.
       const first = parsed.reasons.find((r) => !r.limit) ?? parsed.reasons[0]!;
@@ -372,6 +377,7 @@ class ReceiptVerification {
     }
     // The run statements fold the stored lines; a format whose values may stand in parts is not described.
     this.run = capabilitiesOf(m.genesis).runRecords && !capabilitiesOf(m.genesis).parts ? emptyState() : null;
+    const lineage = (m[LINEAGE_MEMBER] ?? null) as ReceiptLineage | null;
     this.chain = new ChainFeeder(
       new ChainVerifier({
         // A partial range starts at its prev_hash, but its lines are still checked by the profiles of the
@@ -382,8 +388,16 @@ class ReceiptVerification {
         expectHead: m.head.step_hash,
         maxProblems: this.options.maxProblems ?? 1000,
         ...(this.options.approvers === undefined ? {} : { approvers: this.options.approvers }),
+        // A fork's receipt (APPROVALS.md §4.1): the fork rule holds as in the journal.
+        ...(lineage === null ? {} : { forkedAt: lineage.from_step }),
         onLine: (line) => {
           this.blobReferences(line);
+          if (lineage !== null && line.seq === lineage.from_step && line.step_hash !== lineage.parent_step_hash)
+            this.add(
+              'MANIFEST_INVALID',
+              `lineage.parent_step_hash ${lineage.parent_step_hash} is not the step hash of seq ${lineage.from_step} (${String(line.step_hash)}): the receipt does not share the prefix it names`,
+              { file: MANIFEST_NAME, path: '/lineage/parent_step_hash' },
+            );
           if (this.parts !== null && line.clean)
             this.parts.line(line.text, line.seq, line.file ?? undefined, (c, msg, at) => this.add(c, msg, at));
           // A run journal: read each clean record's boundaries, for what the receipt cannot prove (§8).

@@ -7,6 +7,7 @@
  * Pure.
  */
 import { isObject, type Json, type JsonObject } from '../canonical/json.js';
+import type { Problem } from '../chain/report.js';
 import type { Redaction } from './redact.js';
 import { ERASED } from './v3-units.js';
 
@@ -60,6 +61,11 @@ export class UnsaltedDigests {
   }
 }
 
+/** A record's selections with the digests to withhold beside them (a fresh ledger when none is given: one record alone). */
+export function held(d: UnsaltedDigests | undefined, record: JsonObject, selections: Redaction[]): Redaction[] {
+  return [...selections, ...(d ?? new UnsaltedDigests()).extra(record, selections)];
+}
+
 /** A place where a published receipt shows an unsalted digest of a call it does not show whole (a notice). */
 export interface UnsaltedDigestShown {
   seq: number;
@@ -77,8 +83,19 @@ export class ShownDigests {
   private readonly hidden = new Set<string>();
   readonly found: UnsaltedDigestShown[] = [];
 
-  line(seq: number, text: string): void {
-    if (!text.includes('"approval.') || !text.includes('"digest":"sha256:')) return;
+  /** Adds the notices (DIGEST_UNSALTED, at most 1000) to a report's warnings before its sentences are written. */
+  finish<R extends { warnings: Problem[] }>(report: R): R {
+    for (const d of this.found.slice(0, 1000))
+      report.warnings.push({
+        code: 'DIGEST_UNSALTED',
+        message: `step ${d.seq} shows the unsalted digest (written before statement v2) of the call request ${JSON.stringify(d.request)} presented, and that call is not shown whole: a withheld or erased argument of low entropy can be found by trying candidates against the digest; withhold or erase /input/digest too (spec/APPROVALS.md §8)`,
+        location: { seq: d.seq, field: 'input', path: '/input/digest' },
+      });
+    return report;
+  }
+
+  line(seq: number | null, text: string): void {
+    if (seq === null || !text.includes('"approval.') || !text.includes('"digest":"sha256:')) return;
     let record: unknown;
     try {
       record = JSON.parse(text);

@@ -34,11 +34,9 @@ import { hiddenUnits, type PublicationParts, type Tree } from './v3-parts.js';
 import { isSealed } from '../record/v3/erasure.js';
 import { commitSealed, ERASED, isErasedValue, unitTree, type Committed, type UnitTree } from './v3-units.js';
 
-export { unitTree, type UnitTree };
 import { publicRecordProblems } from '../record/v3/public.js';
-import { UnsaltedDigests } from './v3-approval-digest.js';
-
-export { WITHHELD, CHUNKS };
+import { held, type UnsaltedDigests } from './v3-approval-digest.js';
+export { unitTree, WITHHELD, CHUNKS, type UnitTree };
 
 /** A declaration of a v3 publication: one per withheld unit (§13.4). `chunk` names a withheld chunk of the string at `path`. */
 export interface V3Declaration {
@@ -185,15 +183,9 @@ function commitStored(record: JsonObject, bind: string): Committed {
  * `record` is the parsed stored line (with `seed`), `bind` its B. Refuses (SOURCE_INVALID) a record whose
  * values do not give its `root`: the writer's claim C6 is checked before anything is published.
  */
-export function publicRecordV3(
-  record: JsonObject,
-  bind: string,
-  policy: Policy,
-  digests = new UnsaltedDigests(),
-): V3PublicRecord {
+export function publicRecordV3(record: JsonObject, bind: string, policy: Policy, d?: UnsaltedDigests): V3PublicRecord {
   const k = commitStored(record, bind);
-  const { redactions: selections } = redactStep(policy, k.seq, k.values, () => new Uint8Array(32), V3_WALK);
-  const redactions = [...selections, ...digests.extra(record, selections)];
+  const redactions = held(d, record, redactStep(policy, k.seq, k.values, () => new Uint8Array(32), V3_WALK).redactions);
   const rules = rulesForStep(policy, k.seq, V3_WALK.toolName(k.values));
   SLOTS.forEach((name, j) => selected(name, record, k.trees[j]!, redactions, rules, k.needles, k.seq));
   return buildPublicRecord(k, []);
@@ -211,15 +203,14 @@ export async function selectRecordV3Parts(
   bind: string,
   policy: Policy,
   parts: PublicationParts,
-  digests = new UnsaltedDigests(),
+  d?: UnsaltedDigests,
 ): Promise<{ finish: (refs: PartRef[]) => V3PublicRecord }> {
   const k = commitStored(record, bind);
   const seq = k.seq;
   const resolved: Record<string, Json> = {};
   for (const s of SLOTS)
     if (s in k.values) resolved[s] = s === 'meta' ? k.values[s]! : await parts.resolve(k.values[s]!, seq, `/${s}`);
-  const { redactions: selections } = redactStep(policy, seq, resolved, () => new Uint8Array(32), V3_WALK);
-  const redactions = [...selections, ...digests.extra(record, selections)];
+  const redactions = held(d, record, redactStep(policy, seq, resolved, () => new Uint8Array(32), V3_WALK).redactions);
   const rules = rulesForStep(policy, seq, V3_WALK.toolName(resolved));
   for (const r of redactions) {
     const tokens = parsePointer(r.path);

@@ -42,6 +42,7 @@ import { checkPublicPart, parsePublicPartFile } from '../record/v3/public-part.j
 import { seedFromHex, slotKey } from '../record/v3/commit.js';
 import { digestBytes, toHex } from '../canonical/sha256.js';
 import { UnsaltedDigests } from './v3-approval-digest.js';
+import { lineageMember } from '../receipt/lineage.js';
 
 export interface V3Publication {
   plan: ReceiptPlan;
@@ -82,8 +83,7 @@ export async function planV3Publication(source: ChainSource, options: PublishCor
   const published = formatOf(source.genesis).records[1]!;
   const partSource = partSourceOf(source);
   const parts = new PublicationParts(partSource ?? (async () => null), unitTree);
-  // A pre-v2 approval digest of a call not shown whole is withheld with it (APPROVALS.md §8).
-  const digests = new UnsaltedDigests();
+  const digests = new UnsaltedDigests(); // pre-v2 approval digests of calls not shown whole (APPROVALS.md §8)
   // Pass 1: every record's selections (a part's withheld units are the union over the records that show it).
   const pending: {
     segment: string;
@@ -101,8 +101,7 @@ export async function planV3Publication(source: ChainSource, options: PublishCor
       throw sourceInvalid(`the line of step ${line.seq} is not a canonical stored record`);
     const record = JSON.parse(line.text) as JsonObject;
     const seq = line.seq;
-    envelope(record.step_id!, `step ${seq}'s step_id`, { seq, field: 'step_id' });
-    envelope(record.ts!, `step ${seq}'s ts`, { seq, field: 'ts' });
+    for (const f of ['step_id', 'ts']) envelope(record[f]!, `step ${seq}'s ${f}`, { seq, field: f });
     const bind = stepHashWithout(line.text, scan.members.get('step_hash')!);
     pending.push({
       segment: line.segment,
@@ -170,7 +169,7 @@ export async function planV3Publication(source: ChainSource, options: PublishCor
     blob: async () => null,
     parts: async (address) => publicParts.get(address) ?? null,
     partList,
-    extra: { publication, redactions: declarations } as unknown as Record<string, Json>,
+    extra: { ...lineageMember(source), publication, redactions: declarations } as unknown as Record<string, Json>,
     ...(options.sign === undefined ? {} : { sign: options.sign }),
     ...(options.exporter === undefined ? {} : { exporter: options.exporter }),
   });

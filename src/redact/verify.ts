@@ -31,7 +31,6 @@ import { V3PublicationChecks, isV3PublicLine, v3DeclarationsDefect } from './v3-
 import type { PublicPartFile } from '../record/v3/public-part.js';
 import { viewSlots } from './unbound.js';
 import { describePublication } from './describe.js';
-import { ShownDigests } from './v3-approval-digest.js';
 
 export interface MarkerValue {
   commitment: string;
@@ -50,9 +49,7 @@ export type PublishedProblemCode =
   | 'ROOT_MISMATCH'
   | 'SECRETS_INVALID'
   | 'SECRET_PUBLISHED'
-  | 'MARKER_INVALID'
-  // a notice: an unsalted digest of an approval request written before statement v2, beside a call not shown whole
-  | 'DIGEST_UNSALTED';
+  | 'MARKER_INVALID';
 
 /**
  * Text a published receipt shows that nothing binds to the head (REDACTION.md §7.2, §12.7): a redacted view
@@ -183,8 +180,6 @@ class PublicationChecks {
   private readonly finished = new WeakSet<object>();
   /** The deep tier of every v3 public-form line and its declarations (REDACTION.md §13.6). */
   private readonly v3 = new V3PublicationChecks();
-  /** Pre-v2 approval digests shown beside a call not shown whole (APPROVALS.md §8): notices. */
-  private readonly digests = new ShownDigests();
 
   constructor(private readonly locate: Locate | undefined) {}
 
@@ -224,7 +219,6 @@ class PublicationChecks {
   line(line: VerifiedLine): void {
     if (line.seq === null) return;
     if (this.locate?.step && line.seq === this.locate.seq) this.locatedLine = line.text;
-    this.digests.line(line.seq, line.text);
     // A v3 public-form record is checked deep whatever the manifest says: its fast tier takes `bind` as
     // given, so without this check nothing would bind what it shows (a publication stripped of its members).
     if (isV3PublicLine(line.text) && this.v3.line(line, this.extra)) {
@@ -377,12 +371,6 @@ class PublicationChecks {
     r.located = this.located;
     r.located_line = this.locatedLine;
     r.ok = receipt.ok && this.extra.items.length === 0 && !this.extra.truncated;
-    for (const d of this.digests.found.slice(0, MAX_EXTRA_PROBLEMS))
-      r.warnings.push({
-        code: 'DIGEST_UNSALTED',
-        message: `step ${d.seq} shows the unsalted digest of the call request ${JSON.stringify(d.request)} presented (written before statement v2), and that call is not shown whole: a withheld or erased argument of low entropy can be guessed by trying candidates against the digest; the publisher should withhold /input/digest too (APPROVALS.md §8)`,
-        location: { seq: d.seq, field: 'input', path: '/input/digest' },
-      });
     describePublication(r);
     this.finished.add(r);
     return r;

@@ -26,6 +26,7 @@ import { receiptProofHooks, type ReceiptProofReport } from '../proofs/receipt.js
 import type { ByteInput } from '../receipt/inflate.js';
 import { verifyReceipt as readReceipt, type ReceiptReport } from '../receipt/verify.js';
 import { publishedReceiptHooks, type PublishedReport } from '../redact/verify.js';
+import { ShownDigests } from '../redact/v3-approval-digest.js';
 import { checkPins, type OptionProblem } from './options.js';
 
 /** What the caller requires beyond a receipt that verifies (each unmet one is a REQUIREMENT_UNMET problem). */
@@ -125,6 +126,7 @@ export async function verifyReceipt(
       : {}),
   });
   const { onLine, onBlob } = options;
+  const digests = new ShownDigests(); // pre-v2 approval digests beside calls not shown whole (APPROVALS.md §8)
   const receipt = await readReceipt(input, {
     ...(options.expectHead !== undefined ? { expectHead: options.expectHead } : {}),
     ...(options.publicKey !== undefined ? { publicKey: options.publicKey } : {}),
@@ -135,6 +137,7 @@ export async function verifyReceipt(
     onPublicPart: published.onPublicPart,
     onLine: (line) => {
       published.onLine(line);
+      digests.line(line.seq, line.text);
       proofs.onLine(line);
       attest.onLine(line);
       onLine?.(line);
@@ -143,7 +146,7 @@ export async function verifyReceipt(
       published.onBlob(digest, text);
       onBlob?.(digest, text);
     },
-    finish: (report, reading) => proofs.finish(published.finish(report, reading)),
+    finish: (report, reading) => proofs.finish(published.finish(digests.finish(report), reading)),
   });
   const report: ReceiptVerdict = await attest.finish(receipt);
   if (options.require !== undefined) holdRequirements(report, options.require);
