@@ -1,6 +1,6 @@
 /**
- * The unsalted digests of approval records written before statement v2 (spec/APPROVALS.md §2.1, §3.1, §8;
- * REDACTION.md §13.13): a request's `input.digest`, and a v1 statement's, is a plain SHA-256 of the presented
+ * The unsalted digests of approval records written before statement v2 (spec/APPROVALS.md §2.1, §3.1,
+ * §8): a request's `input.digest`, and a v1 statement's, is a plain SHA-256 of the presented
  * call, so whoever sees it can test guessed arguments against it (a 4-digit PIN falls to 10 000 trials). A
  * publication that withholds any unit of a presented call — or shows one already erased — withholds those
  * digests too, under the rule `approval-digest`; the leak sweep then looks for the digest everywhere else.
