@@ -688,7 +688,14 @@ class _Verification:
                 prev = e["address"]
             self.part_listing = {e["address"]: e for e in v}
             return None
-        extensions: dict[str, Any] = {"proof": proof_member, "parts": parts_member, **self.attest.extensions()}
+        def lineage_member(v: Any) -> Optional[str]:
+            # A fork's receipt (APPROVALS.md §4.1): the fork rule applies from its from_step.
+            if not (_exact(v, ["from_step", "parent_step_hash"]) and is_seq(v["from_step"]) and is_digest(v["parent_step_hash"])):
+                return 'lineage must be {"from_step":<seq>,"parent_step_hash":"sha256:<hex>"} (a fork\'s: spec/APPROVALS.md §4.1)'
+            self.lineage = v
+            return None
+        self.lineage: Optional[dict[str, Any]] = None
+        extensions: dict[str, Any] = {"proof": proof_member, "parts": parts_member, "lineage": lineage_member, **self.attest.extensions()}
         if self.publication is not None:
             extensions.update(self.publication.extensions())
         m, reasons = parse_manifest(manifest, extensions)
@@ -718,14 +725,20 @@ class _Verification:
             self.add("GENESIS_MISMATCH", f"range.prev_hash {m['range']['prev_hash']} is not the genesis hash {gh}, though the range starts at seq 0",
                      {"file": MANIFEST_NAME, "path": "/range/prev_hash"})
         self.run_state = RunState() if m["genesis"]["format"] == FORMAT_V2 else None
+        forked = {} if self.lineage is None else {"forked_at": self.lineage["from_step"]}
         if m["range"]["from"] == 0:
             self.chain = ChainVerifier(m["genesis"], expect_head=m["head"]["step_hash"], max_problems=self.max, on_line=self._on_line,
-                                       approvers=self.approvers)
+                                       approvers=self.approvers, **forked)
         else:
             self.chain = ChainVerifier(None, start={"seq": m["range"]["from"], "prev_hash": m["range"]["prev_hash"]}, fmt=format_of(m["genesis"]),
-                                       expect_head=m["head"]["step_hash"], max_problems=self.max, on_line=self._on_line, approvers=self.approvers)
+                                       expect_head=m["head"]["step_hash"], max_problems=self.max, on_line=self._on_line, approvers=self.approvers,
+                                       **forked)
 
     def _on_line(self, line: VerifiedLine) -> None:
+        lin = self.lineage
+        if lin is not None and line.seq == lin["from_step"] and line.step_hash != lin["parent_step_hash"]:
+            self.add("MANIFEST_INVALID", f"lineage.parent_step_hash {lin['parent_step_hash']} is not the step hash of seq {lin['from_step']} "
+                     f"({line.step_hash}): the receipt does not share the prefix it names", {"file": MANIFEST_NAME, "path": "/lineage/parent_step_hash"})
         for ref in line.blobs:
             loc = {**({"file": line.file} if line.file else {}), "line": line.line, **({} if line.seq is None else {"seq": line.seq}), "field": ref["field"]}
             entry = self.listed.get(ref["digest"])

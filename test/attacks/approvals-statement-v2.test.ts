@@ -15,6 +15,7 @@ import { canonicalJson } from '../../src/canonical/jcs.js';
 import { publish } from '../../src/redact/node.js';
 import { verifyPublishedReceipt } from '../../src/redact/verify.js';
 import { signApproval } from '../../src/approval/sign.js';
+import { LEGACY_APPROVAL_WRITER } from '../../src/store/prepare.js';
 import { approvalLines } from '../../src/cli/verbs/approve-lines.js';
 import type { Output } from '../../src/cli/output.js';
 import { alice, tempDir, v3Run } from '../approval/helpers.js';
@@ -89,7 +90,8 @@ describe('approval statement v2: attacks', () => {
       code: 'APPROVAL_INVALID',
     });
     // ...and one appended raw is no decision: the effect after it has no grant.
-    await run.journal.append({ kind: 'approval.granted', ref: req.id, ts: v1.decided_at, input: v1, meta } as never);
+    const raw = { kind: 'approval.granted', ref: req.id, ts: v1.decided_at, input: v1, meta };
+    await run.journal.append({ ...raw, [LEGACY_APPROVAL_WRITER]: true } as never);
     await run.journal.append({
       kind: 'tool.started',
       tool_call: { name: call.name, arguments: call.args },

@@ -166,8 +166,8 @@ describe('erasure: the second outsider findings (real processes)', { timeout: 30
       kind: 'approval.requested',
       input: {
         presented: { name: 'pay', arguments: { eur: 120 } },
-        digest: `sha256:${'0'.repeat(64)}`,
         expires_at: null,
+        note: 'a member no request has',
       },
     };
     expect((await run(['append', 'ap'], JSON.stringify(request))).code).toBe(0);
