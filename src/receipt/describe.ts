@@ -44,6 +44,11 @@ export function describe(
     );
   if (options.expectHead !== undefined)
     proves.push(`The receipt ends at the head you pinned (${String(options.expectHead)}).`);
+  const fork = r.manifest.lineage as { from_step: number } | undefined;
+  if (fork !== undefined)
+    proves.push(
+      `The receipt says it is of a fork (manifest lineage): steps 0–${fork.from_step} are its parent's, and no request among them was let authorise an effect after seq ${fork.from_step} (the fork rule, spec/APPROVALS.md §4.1).`,
+    );
   if (from > 0) {
     const before =
       from === 1

@@ -236,6 +236,11 @@ describe('outsider 3, F4: one grant, executed again in a fork', () => {
     for await (const l of parent.lines({ from: 0, to: grantSeq }))
       if (l.text.includes('"approval.requested"'))
         requestHash = (JSON.parse(l.text) as { step_hash: string }).step_hash;
+    const clean = await verifyReceipt(await receiptBytes(fork), { approvers: pins });
+    expect(clean.problems).toEqual([]);
+    expect(clean.proves.join(' ')).toContain(
+      `it is of a fork (manifest lineage): steps 0–${grantSeq} are its parent's`,
+    );
     await fork.append({
       kind: 'tool.started',
       tool_call: { name: 'pay', arguments: call.args },
