@@ -278,6 +278,18 @@ describe("verifyReceipt's options: a malformed pin names the option", () => {
     expect(c.ok).toBe(false);
     const ok = await verifyReceipt(bytes, { approvers: pins, cosigners: [] });
     expect(ok.problems).toEqual([]);
+    // With decisions to check, a key given as text once failed the whole archive (ARCHIVE_INVALID).
+    const { store: rs, run } = await v3Run(fresh());
+    const req = await run.requestApproval({ name: 'pay', args: { amount: 1 } }, { id: 'req-1' });
+    await run.decideApproval(req, 'granted', { key: alice.privateKey, name: 'alice' });
+    await run.close();
+    const rj = await rs.open('r1');
+    const decided = await receiptBytes(rj);
+    await rj.close();
+    const asText = [{ key: Buffer.from(alice.publicKey).toString('base64'), name: 'alice' }];
+    expect(codes((await verifyReceipt(decided, { approvers: asText as never })).problems)).toEqual([
+      'APPROVERS_INVALID',
+    ]);
   });
 });
 
