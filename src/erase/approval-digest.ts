@@ -5,7 +5,8 @@
  * digest first (spec/ERASURE.md §6.4); a v1 statement naming the digest is signed and cannot be erased, so
  * then the erase is refused. Reads the journal; writes nothing.
  */
-import { ErasureError } from '../record/v3/erasure.js';
+import { toHex } from '../canonical/sha256.js';
+import { ErasureError, eraseUnit, unitAt } from '../record/v3/erasure.js';
 import type { Store } from '../store/types.js';
 import type { EraseRequest } from './common.js';
 
@@ -25,6 +26,9 @@ export async function digestErasureFirst(store: Store, id: string, req: EraseReq
         if (r.kind !== 'approval.requested' || typeof input.digest !== 'string' || typeof r.step_id !== 'string')
           return null;
         request = r.step_id;
+        // The erase asked for is checked first (a dry run on a copy): a refused one erases nothing, the digest included.
+        const copy = JSON.parse(line.text) as Parameters<typeof unitAt>[0];
+        eraseUnit(copy, req.path, 'erasure:check', 'sha256:' + toHex(unitAt(copy, req.path).unit.digest));
       } else if (
         request !== null &&
         (r.kind === 'approval.granted' || r.kind === 'approval.denied') &&

@@ -188,6 +188,16 @@ describe('outsider 3, F3: erasing an argument of a pre-v2 request', () => {
     expect(codes(r.warnings).filter((c) => c === 'VALUE_ERASED')).toHaveLength(2);
   });
 
+  it('an erase that is refused erases nothing, the digest included', async () => {
+    const { store, j } = await legacyJournal(false);
+    await j.close();
+    const before = snapshot(join(store.root, 'j'));
+    await expect(
+      eraseValue(store, 'j', { seq: 0, path: '/input/presented/arguments/nothing', reason: 'GDPR' }),
+    ).rejects.toMatchObject({ code: 'ERASURE_TARGET_INVALID' });
+    expect(snapshot(join(store.root, 'j'))).toEqual(before);
+  });
+
   it('is refused, nothing written, when a v1 statement (signed, unerasable) names the digest', async () => {
     const { store, j } = await legacyJournal(true);
     await j.close();
