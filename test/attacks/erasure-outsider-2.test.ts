@@ -9,12 +9,15 @@
  * - 4: `approve` on a malformed request printed "granting request … the call: {…}" before refusing it.
  * - 2: an ordinary `append` of a step with step_id `erasure:<seq>:<digest>` blocked that erasure for good
  *   (STEP_ID_CONFLICT on every try).
+ * - 7: `copy` refused every journal holding an erased value (JOURNAL_CORRUPT, ERASURE_UNRECORDED) though it
+ *   verified: it judged each sealed record before reading its erasure record, and could not re-append one.
  */
 import { execFile } from 'node:child_process';
 import { readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { afterAll, describe, expect, inject, it } from 'vitest';
 import { unitAt } from '../../src/record/v3/erasure.js';
 import { FileStore } from '../../src/store/file/store.js';
 import { ERASURE_WRITER } from '../../src/store/prepare.js';
@@ -22,7 +25,23 @@ import { tempDir } from '../helpers/tmp.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const dir = tempDir('stepchain-erasure-outsider2-');
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const server = new URL(inject('pgUrl'));
+const schema = `erasure_outsider2_${process.pid}`;
+const admin = new pg.Client({ connectionString: server.toString() });
+await admin.connect();
+afterAll(async () => {
+  await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => {});
+  await admin.end();
+  rmSync(dir, { recursive: true, force: true });
+});
+/** A Postgres location of this file's schema (the password goes by PGPASSWORD, never on a command line). */
+function pgLocation(journal: string): string {
+  const u = new URL(server.toString());
+  u.password = '';
+  u.searchParams.set('journal', journal);
+  u.searchParams.set('schema', schema);
+  return u.toString();
+}
 
 interface Ran {
   code: number | null;
@@ -34,7 +53,7 @@ function run(args: string[], input?: string): Promise<Ran> {
     const child = execFile(
       process.execPath,
       [CLI, ...args],
-      { cwd: dir, env: { ...process.env, NO_COLOR: '1' } },
+      { cwd: dir, env: { ...process.env, NO_COLOR: '1', PGPASSWORD: decodeURIComponent(server.password) } },
       (error, stdout, stderr) => {
         resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr });
       },
@@ -177,5 +196,40 @@ describe('erasure: the second outsider findings (real processes)', { timeout: 30
     expect(r.stderr).toContain('APPROVAL_INVALID');
     expect(r.stderr).not.toContain('the call:');
     expect(r.stderr).not.toContain('granting');
+  });
+
+  it('finding 7: an erased journal copies directory -> SQLite -> Postgres -> directory, sealed lines byte for byte, same head, same erased report', async () => {
+    expect((await run(['init', 'cj', '--format', 'v3'])).code).toBe(0);
+    const steps = [0, 1, 2].map((i) =>
+      JSON.stringify({ step_id: `s${i}`, result: { email: i === 1 ? SECRET : `other${i}@example.org`, plan: i } }),
+    );
+    expect((await run(['append', 'cj', '--jsonl'], steps.join('\n') + '\n')).code).toBe(0);
+    expect((await run(['erase', 'cj', '--seq', '1', '--path', '/result/email', '--reason', 'GDPR'])).code).toBe(0);
+    const report = async (at: string): Promise<{ ok: boolean; head: string; warnings: string[] }> => {
+      const r = await run(['verify', at, '--json']);
+      const doc = JSON.parse(r.stdout) as {
+        ok: boolean;
+        report: { head: string; warnings: Array<{ code: string; location: { seq: number; path?: string } }> };
+      };
+      const w = doc.report.warnings.map((x) => `${x.code} ${x.location.seq} ${x.location.path ?? ''}`);
+      return { ok: doc.ok, head: doc.report.head, warnings: w };
+    };
+    const source = await report('cj');
+    expect(source).toMatchObject({ ok: true, warnings: ['VALUE_ERASED 1 /result/email'] });
+    const chain = ['cj', 'cj-copy', `sqlite:${join(dir, 'copies.db')}?journal=cj`, pgLocation('cj'), 'cj-back'];
+    for (let i = 1; i < chain.length; i++) {
+      const copied = await run(['copy', chain[i - 1]!, chain[i]!]);
+      expect(copied.stderr).not.toMatch(/JOURNAL_CORRUPT|ERASURE_UNRECORDED/);
+      expect(copied.code).toBe(0);
+      expect(await report(chain[i]!)).toEqual(source);
+    }
+    // Copying again finds the whole copy there (identical, the sealed line included): nothing appended.
+    const again = await run(['copy', 'cj', chain[1]!]);
+    expect(again.code).toBe(0);
+    expect(again.stderr).toContain('0 steps copied, 4 already there');
+    // Byte for byte: the round trip through SQLite and Postgres gives the source's bucket.
+    const bucket = (j: string): string => bytesUnder(join(dir, j, 'buckets'));
+    expect(bucket('cj-back')).toBe(bucket('cj'));
+    expect(bucket('cj-back')).not.toContain(SECRET);
   });
 });
