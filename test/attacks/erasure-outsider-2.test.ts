@@ -9,6 +9,11 @@
  * - 4: `approve` on a malformed request printed "granting request … the call: {…}" before refusing it.
  * - 2: an ordinary `append` of a step with step_id `erasure:<seq>:<digest>` blocked that erasure for good
  *   (STEP_ID_CONFLICT on every try).
+ * - 1: `fork --from-step K` / `export --to K` for K between an erased record and its erasure record called the
+ *   journal corrupt ("do not verify"); now refused RANGE_SPLITS_ERASURE naming the steps that work (ERASURE.md
+ *   §6.5), also when the fork races the erase.
+ * - 8: a partial receipt starting after an erased record reported its completed erasure as ERASURE_PENDING
+ *   ("run --resume"); now ERASURE_OUT_OF_RANGE (the range cannot see the target).
  * - 7: `copy` refused every journal holding an erased value (JOURNAL_CORRUPT, ERASURE_UNRECORDED) though it
  *   verified: it judged each sealed record before reading its erasure record, and could not re-append one.
  */
@@ -231,5 +236,58 @@ describe('erasure: the second outsider findings (real processes)', { timeout: 30
     const bucket = (j: string): string => bytesUnder(join(dir, j, 'buckets'));
     expect(bucket('cj-back')).toBe(bucket('cj'));
     expect(bucket('cj-back')).not.toContain(SECRET);
+  });
+
+  it('findings 1 and 8: a fork or receipt ending between an erased record and its erasure record is refused RANGE_SPLITS_ERASURE (never "corrupt"); a partial receipt after the target says ERASURE_OUT_OF_RANGE', async () => {
+    expect((await run(['init', 'fj', '--format', 'v3'])).code).toBe(0);
+    const steps = [0, 1, 2, 3].map((i) =>
+      JSON.stringify({ step_id: `s${i}`, result: { customer: { email: `c${i}@example.org` }, plan: i } }),
+    );
+    expect((await run(['append', 'fj', '--jsonl'], steps.join('\n') + '\n')).code).toBe(0);
+    const erase = ['erase', 'fj', '--seq', '1', '--path', '/result/customer/email', '--reason', 'GDPR'];
+    expect((await run(erase)).code).toBe(0); // its erasure record is seq 4
+    for (const args of [
+      ['fork', 'fj', '--from-step', '2', 'fk2'],
+      ['export', 'fj', '--to', '3', '-o', 'to3.tar.gz'],
+      ['export', 'fj', '--from', '1', '--to', '2', '-o', 'r12.tar.gz'],
+    ]) {
+      const r = await run(args);
+      expect(r.code).not.toBe(0);
+      expect(r.stderr).toContain('RANGE_SPLITS_ERASURE');
+      expect(r.stderr).toContain('a step before seq 1, or seq 4 or later');
+      expect(r.stderr).not.toMatch(/JOURNAL_CORRUPT|CHAIN_INVALID|not verify \(/);
+    }
+    // The ends it names work, and what they make verifies.
+    expect((await run(['fork', 'fj', '--from-step', '0', 'fk0'])).code).toBe(0);
+    expect((await run(['fork', 'fj', '--from-step', '4', 'fk4'])).code).toBe(0);
+    expect((await run(['export', 'fj', '--to', '4', '-o', 'to4.tar.gz'])).code).toBe(0);
+    for (const at of ['fk0', 'fk4', 'to4.tar.gz']) expect((await run(['verify', at])).code).toBe(0);
+    expect((await run(['verify', 'fk4'])).stderr).toContain('VALUE_ERASED');
+    // Finding 8: a receipt from seq 2 holds the erasure record, not its target.
+    expect((await run(['export', 'fj', '--from', '2', '-o', 'from2.tar.gz'])).code).toBe(0);
+    const partial = await run(['verify', 'from2.tar.gz', '--json']);
+    expect(partial.code).toBe(0);
+    const codes = (JSON.parse(partial.stdout) as { report: { warnings: Array<{ code: string }> } }).report.warnings.map(
+      (w) => w.code,
+    );
+    expect(codes).toContain('ERASURE_OUT_OF_RANGE');
+    expect(codes).not.toContain('ERASURE_PENDING');
+  });
+
+  it('finding 1: a fork racing an erase either copies the value (forked first) or is refused RANGE_SPLITS_ERASURE, never called corrupt', async () => {
+    for (const round of [0, 1]) {
+      const id = `race${round}`;
+      expect((await run(['init', id, '--format', 'v3'])).code).toBe(0);
+      const steps = [0, 1, 2].map((i) => JSON.stringify({ step_id: `s${i}`, result: { email: `r${i}@example.org` } }));
+      expect((await run(['append', id, '--jsonl'], steps.join('\n') + '\n')).code).toBe(0);
+      const [erased, forked] = await Promise.all([
+        run(['erase', id, '--seq', '1', '--path', '/result/email', '--reason', 'GDPR']),
+        run(['fork', id, '--from-step', '2', `${id}-fork`]),
+      ]);
+      expect(erased.code).toBe(0);
+      if (forked.code === 0) expect((await run(['verify', `${id}-fork`])).code).toBe(0);
+      else expect(forked.stderr).toContain('RANGE_SPLITS_ERASURE');
+      expect(forked.stderr).not.toMatch(/JOURNAL_CORRUPT|not verify \(/);
+    }
   });
 });
