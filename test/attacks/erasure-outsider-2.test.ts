@@ -14,6 +14,8 @@
  *   §6.5), also when the fork races the erase.
  * - 8: a partial receipt starting after an erased record reported its completed erasure as ERASURE_PENDING
  *   ("run --resume"); now ERASURE_OUT_OF_RANGE (the range cannot see the target).
+ * - 6: after one argument of a pending approval request was erased (which the spec allows), `approve --list`
+ *   showed name "" and arguments null, and the call printed when deciding was the same blank.
  * - 7: `copy` refused every journal holding an erased value (JOURNAL_CORRUPT, ERASURE_UNRECORDED) though it
  *   verified: it judged each sealed record before reading its erasure record, and could not re-append one.
  */
@@ -289,5 +291,71 @@ describe('erasure: the second outsider findings (real processes)', { timeout: 30
       else expect(forked.stderr).toContain('RANGE_SPLITS_ERASURE');
       expect(forked.stderr).not.toMatch(/JOURNAL_CORRUPT|not verify \(/);
     }
+  });
+
+  it('finding 6: a pending request with an erased argument is listed with what remains (erased parts marked) and can be granted or denied', async () => {
+    expect((await run(['init', 'aj', '--run', '--format', 'v3'])).code).toBe(0);
+    const request = (id: string): string =>
+      JSON.stringify({
+        step_id: id,
+        kind: 'approval.requested',
+        input: { presented: { name: 'pay', arguments: { iban: `${id}-${SECRET}`, eur: 5 } }, expires_at: null },
+      });
+    expect((await run(['append', 'aj', '--jsonl'], `${request('rq1')}\n${request('rq2')}\n`)).code).toBe(0);
+    expect((await run(['keygen', '-o', 'aj.key'])).code).toBe(0);
+    for (const seq of ['1', '2']) {
+      const erased = await run([
+        'erase',
+        'aj',
+        '--seq',
+        seq,
+        '--path',
+        '/input/presented/arguments/iban',
+        '--reason',
+        'GDPR',
+      ]);
+      expect(erased.code).toBe(0);
+    }
+    const listed = await run(['approve', 'aj', '--list']);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toContain('"rq1"  seq 1  pending  "pay"  (values erased: not compared with what runs)');
+    expect(listed.stdout).toContain('{"arguments":{‹1 erased›,"eur":5},"name":"pay"}');
+    expect(listed.stdout + listed.stderr).not.toContain(SECRET);
+    const json = JSON.parse((await run(['approve', 'aj', '--list', '--json'])).stdout) as {
+      requests: Array<{ request: string; tool: string; arguments: Record<string, unknown>; erased?: true }>;
+    };
+    expect(json.requests[0]).toMatchObject({ request: 'rq1', tool: 'pay', erased: true });
+    expect(json.requests[0]!.arguments.eur).toBe(5);
+    expect(json.requests[0]!.arguments['$stepchain:erased']).toHaveLength(1);
+    const granted = await run([
+      'approve',
+      'aj',
+      'rq1',
+      '--key',
+      'aj.key',
+      '--approve',
+      '--name',
+      'alice',
+      '--reason',
+      'ok',
+    ]);
+    expect(granted.stderr).not.toContain('APPROVAL_INVALID');
+    expect(granted.code).toBe(0);
+    expect(granted.stderr).toContain('{"arguments":{‹1 erased›,"eur":5},"name":"pay"}');
+    const denied = await run([
+      'approve',
+      'aj',
+      'rq2',
+      '--key',
+      'aj.key',
+      '--deny',
+      '--name',
+      'alice',
+      '--reason',
+      'no',
+    ]);
+    expect(denied.code).toBe(0);
+    const verified = await run(['verify', 'aj']);
+    expect(verified.code).toBe(0);
   });
 });
