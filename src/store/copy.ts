@@ -22,7 +22,7 @@ import { ERASURE_WRITER, prepareStep } from './prepare.js';
 import { restoreRecord } from './restore.js';
 import { SEALED_LINE, sealedLineOf, type SealedLine } from './sealed-copy.js';
 import { PartCopier } from './parts-copy.js';
-import type { ChainHead, Journal, Store } from './types.js';
+import type { ChainHead, Journal, Store, StoredLine } from './types.js';
 
 export interface CopyOptions {
   /** Called after each source line with the number of lines read so far. */
@@ -78,7 +78,6 @@ export async function copyJournal(
     let batch: { step: CopiedStepInput; seq: number; hash: string }[] = [];
     let batchBytes = 0;
     let prev = genesisHash(source.genesis);
-    let sealed: SealedLine | null = null;
     const flush = async (): Promise<void> => {
       if (batch.length === 0) return;
       const results = await dest.appendMany(batch.map((b) => b.step));
@@ -120,43 +119,10 @@ export async function copyJournal(
         const mine = await destLines!.next();
         if (mine.done === true || mine.value.text !== l.text)
           throw differs(id, `its step ${l.seq} is not the source's`);
-      } else if ((sealed = sealedLineOf(l.text, format)) !== null) {
-        // A record in sealed form (ERASURE.md §6.4): carried as it stands, with the parts it still references.
-        if (l.text.includes('"$stepchain:part"')) await PartCopier.of(source, dest).copy(sealed.record, l.seq);
-        const step: CopiedStepInput = { step_id: sealed.record.step_id as string, ts: sealed.record.ts as string };
-        Object.defineProperty(step, SEALED_LINE, { value: sealed });
-        batch.push({ step, seq: l.seq, hash: lineHash });
-        batchBytes += l.text.length;
-        if (batch.length >= BATCH_STEPS || batchBytes >= BATCH_BYTES) await flush();
       } else {
-        // Restoring checks every blob against its reference (BLOB_MISSING, BLOB_CORRUPT); a v3 record's parts go to the target first (parts-copy.ts).
-        const rec = await restoreRecord(source.genesis, l.text, l.seq, `source journal ${source.id}`, (ref) =>
-          source.blob(ref.digest, ref.size),
-        );
-        const stored = l.text.includes('"$stepchain:part"')
-          ? await PartCopier.of(source, dest).carry(rec as unknown as Record<string, Json>, l.seq)
-          : null;
-        const step = stepInputOf(rec, source);
-        // What the target will seal, predicted before anything is written: the same prepare and seal.
-        const profile = writerProfile(dest.genesis);
-        const texts = { ...prepareStep(step, dest.config.blobThreshold, profile).texts, ...stored };
-        const sealed = profile.seal(texts, {
-          seq: l.seq,
-          stepId: rec.step_id,
-          ts: rec.ts,
-          prevHash: prev,
-          ...(typeof step.salt === 'string' ? { salt: step.salt } : {}),
-          ...(typeof step.seed === 'string' ? { seed: step.seed } : {}),
-        }).line;
-        if (sealed.slice(0, -1) !== l.text) {
-          throw new StoreError(
-            'JOURNAL_INVALID',
-            `the source's step ${l.seq} is not what a writer of this version seals from its content (blob substitution or encoding differ), so it cannot be copied byte for byte; the copy stopped, and the target holds an identical prefix of the source`,
-            {
-              location: { seq: l.seq },
-            },
-          );
-        }
+        const sealed = sealedLineOf(l.text, format);
+        const step =
+          sealed === null ? await reappendable(source, dest, l, prev) : await sealedStep(source, dest, sealed, l);
         batch.push({ step, seq: l.seq, hash: lineHash });
         batchBytes += l.text.length;
         if (batch.length >= BATCH_STEPS || batchBytes >= BATCH_BYTES) await flush();
@@ -187,6 +153,47 @@ export async function copyJournal(
   } finally {
     await dest.close();
   }
+}
+
+/** A record in sealed form (ERASURE.md §6.4): carried as it stands, with the parts it still references. */
+async function sealedStep(source: Journal, dest: Journal, sealed: SealedLine, l: StoredLine): Promise<CopiedStepInput> {
+  if (l.text.includes('"$stepchain:part"')) await PartCopier.of(source, dest).copy(sealed.record, l.seq);
+  const step: CopiedStepInput = { step_id: sealed.record.step_id as string, ts: sealed.record.ts as string };
+  Object.defineProperty(step, SEALED_LINE, { value: sealed });
+  return step;
+}
+
+/**
+ * A record in private form as the step to re-append, after checking that what the target will seal from it
+ * (the same prepare and seal) is the source's line, predicted before anything is written.
+ */
+async function reappendable(source: Journal, dest: Journal, l: StoredLine, prev: string): Promise<CopiedStepInput> {
+  // Restoring checks every blob against its reference (BLOB_MISSING, BLOB_CORRUPT); a v3 record's parts go to the target first (parts-copy.ts).
+  const rec = await restoreRecord(source.genesis, l.text, l.seq, `source journal ${source.id}`, (ref) =>
+    source.blob(ref.digest, ref.size),
+  );
+  const stored = l.text.includes('"$stepchain:part"')
+    ? await PartCopier.of(source, dest).carry(rec as unknown as Record<string, Json>, l.seq)
+    : null;
+  const step = stepInputOf(rec, source);
+  const profile = writerProfile(dest.genesis);
+  const texts = { ...prepareStep(step, dest.config.blobThreshold, profile).texts, ...stored };
+  const sealed = profile.seal(texts, {
+    seq: l.seq,
+    stepId: rec.step_id,
+    ts: rec.ts,
+    prevHash: prev,
+    ...(typeof step.salt === 'string' ? { salt: step.salt } : {}),
+    ...(typeof step.seed === 'string' ? { seed: step.seed } : {}),
+  }).line;
+  if (sealed.slice(0, -1) !== l.text) {
+    throw new StoreError(
+      'JOURNAL_INVALID',
+      `the source's step ${l.seq} is not what a writer of this version seals from its content (blob substitution or encoding differ), so it cannot be copied byte for byte; the copy stopped, and the target holds an identical prefix of the source`,
+      { location: { seq: l.seq } },
+    );
+  }
+  return step;
 }
 
 /** The target journal: created with the source's genesis and config, or an existing one that has them. */
