@@ -28,7 +28,8 @@ export interface SealedLine {
  * tier: its stored bind), or null when it is not a v3 record in sealed form (it is re-appended from its content).
  */
 export function sealedLineOf(text: string, format: JournalFormat): SealedLine | null {
-  if (!format.capabilities.erasure) return null;
+  // A sealed record has a top-level bind; a private line without the text has none (the full check is skipped).
+  if (!format.capabilities.erasure || !text.includes('"bind":"sha256:')) return null;
   const facts = checkLine(text, format);
   if (facts.erasure !== true || facts.publicForm === true || facts.stepHash === null) return null;
   const record = JSON.parse(text) as Record<string, Json>;
