@@ -408,12 +408,12 @@ class ChainVerifier:
                 and '"$stepchain:erased"' in facts.text):
             if self.erasures is None:
                 from .erasure import ErasureLedger
-                self.erasures = ErasureLedger()
+                self.erasures = ErasureLedger(self.start_seq)
             self.erasures.public(facts.text, facts.spans, facts.seq, at)
         if facts.profile is not None and facts.spans is not None and (facts.profile.id == "step/v3+sealed" or facts.kind == "erasure"):
             if self.erasures is None:
                 from .erasure import ErasureLedger
-                self.erasures = ErasureLedger()
+                self.erasures = ErasureLedger(self.start_seq)
             if facts.profile.id == "step/v3+sealed":
                 if not facts.problems:
                     for p in self.erasures.sealed(facts.text, facts.spans, facts.seq, at):

@@ -36,7 +36,9 @@ def _parent(path: str) -> str:
 
 
 class ErasureLedger:
-    def __init__(self) -> None:
+    def __init__(self, start_seq: int = 0) -> None:
+        # The first seq of the range fed (a partial receipt's; 0 for a whole chain).
+        self.start_seq = start_seq
         self.markers: list[dict[str, Any]] = []
         self.records: dict[str, dict[str, Any]] = {}  # step_id -> {seq, input, defect, at}
         # The remaining units of each sealed record whose remains give its root, by seq: what a pending erasure
@@ -156,6 +158,13 @@ class ErasureLedger:
             if rec["input"]["target"] >= rec["seq"]:
                 problems.append(Problem("ERASURE_MISMATCH", f"an erasure record names seq {rec['input']['target']}, which is not earlier in the chain",
                                         {**rec["at"], "field": "input"}))
+                continue
+            if rec["input"]["target"] < self.start_seq:
+                # Its target lies before the range (a partial receipt): whether it was carried out cannot be seen here.
+                t = rec["input"]
+                notices.append(Problem("ERASURE_OUT_OF_RANGE", f"an erasure of {t['path']} in seq {t['target']}, which lies before this range "
+                                       f"(it starts at seq {self.start_seq}): whether it was carried out cannot be checked here; verify the "
+                                       f"journal, or a receipt that holds seq {t['target']}", {**rec["at"], "field": "input"}))
                 continue
             defect = self._pending_defect(rec["input"])
             if defect is not None:

@@ -42,6 +42,7 @@ export type ChainProblemCode =
   | 'ERASURE_UNRECORDED'
   | 'ERASURE_MISMATCH'
   | 'ERASURE_PENDING'
+  | 'ERASURE_OUT_OF_RANGE'
   | 'VALUE_ERASED'
   // approval records in stepchain/v3 (APPROVALS.md §5): problems, then notices (an approver not pinned, a value withheld)
   | 'APPROVAL_INVALID'

@@ -214,7 +214,7 @@ export class ChainVerifier {
       );
     }
     if (facts.erasure === true && this.format.capabilities.erasure && facts.problems.length === 0) {
-      (this.erasures ??= new ErasureLedger()).add(typeof text === 'string' ? text : text());
+      (this.erasures ??= new ErasureLedger(this.startSeq)).add(typeof text === 'string' ? text : text());
     }
     if (this.format.capabilities.approvals && facts.problems.length === 0) {
       if (facts.approval === true) this.approval(typeof text === 'string' ? text : text());

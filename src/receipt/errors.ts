@@ -6,6 +6,8 @@ export type ReceiptErrorCode =
   | 'RANGE_INVALID'
   /** The journal (or the range) holds no step: there is nothing to prove. */
   | 'EMPTY_RANGE'
+  /** The range ends between an erased record and its erasure record (spec/ERASURE.md §6.5). */
+  | 'RANGE_SPLITS_ERASURE'
   /** The chain being exported does not verify; a receipt is never written for a broken chain. */
   | 'CHAIN_INVALID'
   /** A step references a blob the source does not hold. */

@@ -69,6 +69,7 @@ export async function receiptInput(
   return {
     genesis: source.genesis,
     lines: () => source.lines({ from: 0, to }),
+    ...(to < head.seq ? { after: () => source.lines({ from: to + 1, to: head.seq }) } : {}),
     from,
     to,
     blob: (d) => source.blob(d),

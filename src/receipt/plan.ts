@@ -8,7 +8,8 @@
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { canonicalJson } from '../canonical/jcs.js';
 import { digestBytes, isDigest, sha256Stream, toHex, type Sha256Stream } from '../canonical/sha256.js';
-import { describeProblem } from '../chain/report.js';
+import { describeProblem, type Problem } from '../chain/report.js';
+import { ErasureSplit, describeSplit } from '../record/v3/erasure-split.js';
 import type { StoredLine } from '../chain/source.js';
 import { ChainVerifier, type VerifiedLine } from '../chain/verifier.js';
 import type { Json } from '../canonical/json.js';
@@ -45,6 +46,11 @@ export interface ReceiptWriterInput {
    * Lines before `from` are verified, not written.
    */
   lines: () => AsyncIterable<StoredLine>;
+  /**
+   * The journal's lines after `to`, when it has any: read only when the range holds an erased value whose
+   * erasure record it does not (spec/ERASURE.md §6.5), to tell such a range from a chain that does not verify.
+   */
+  after?: () => AsyncIterable<StoredLine>;
   /** Where `lines()` starts when it is not the genesis (a re-anchored chain): its first seq and prev_hash. */
   start?: { seq: number; prev_hash: string };
   from: number;
@@ -148,6 +154,8 @@ class ChainMeasure {
   private lastHash: string | null;
   private prevHash: string | null = null;
   private inRange = false;
+  /** Erased markers of the range and the erasure records they name (ERASURE.md §6.5). */
+  private readonly split = new ErasureSplit();
   private currentSeq = -1;
 
   constructor(private readonly input: ReceiptWriterInput) {
@@ -190,11 +198,18 @@ class ChainMeasure {
       this.verifier.line(bytes.subarray(0, bytes.length - 1), true); // sets lastHash through onLine
       lastSeq = line.seq;
       if (!this.inRange) continue;
+      this.split.inRange(line.text);
       count++;
       this.add(line, bytes);
     }
     this.close();
     const report = this.verifier.finish();
+    if (!report.ok && (await this.splitsErasure(report.problems))) {
+      throw new ReceiptError(
+        'RANGE_SPLITS_ERASURE',
+        `cannot export steps ${from}..${to}: ${describeSplit(this.split.split()!, `a receipt of ${from}..${to}`, 'end the range at')}`,
+      );
+    }
     if (!report.ok) {
       throw chainInvalid(`the chain does not verify: ${describeProblem(report.problems[0]!)}`);
     }
@@ -208,6 +223,15 @@ class ChainMeasure {
     if (this.blobConflict) throw new ReceiptError('BLOB_CORRUPT', this.blobConflict);
     if (this.prevHash === null || report.head === null) throw chainInvalid('the range has no readable start or head');
     return { chain: this.chain, blobs: this.blobs, prevHash: this.prevHash, head: report.head };
+  }
+
+  /** Whether the range's only problems are erased markers whose erasure records come after it (read on from `to`). */
+  private async splitsErasure(problems: readonly Problem[]): Promise<boolean> {
+    const after = this.input.after;
+    if (after === undefined || this.split.open === 0 || problems.length > this.split.open) return false;
+    if (!problems.every((p) => p.code === 'ERASURE_UNRECORDED' && p.location.path !== undefined)) return false;
+    for await (const l of after()) if (this.split.after(l.text)) break;
+    return this.split.split() !== null;
   }
 
   /** A line into the current chain entry; a new entry where the source's segment changes or the entry would pass its limit. */

@@ -3,7 +3,9 @@
  * return, and the refusals they throw. Run keeps the records in an ApprovalLedger (src/approval), the same
  * rules verify applies, so a call the runtime lets through is one the verifier accepts.
  */
-import type { Json } from '../canonical/json.js';
+import { isObject, type Json } from '../canonical/json.js';
+import { ERASED_MARKER as ERASED } from '../record/v3/erasure.js';
+import type { Journal } from '../store/types.js';
 import type { KeyInput } from '../approval/sign.js';
 import type { ApprovalEntry, ApproverFacts } from '../approval/ledger.js';
 import type { ApprovalStatement, DecisionMeta } from '../approval/records.js';
@@ -65,7 +67,31 @@ export type ApprovalState = ApprovalRequest &
   ApprovalEntry & {
     /** The decision's seq (ApprovalEntry's decision_seq). */
     decisionSeq: number | null;
+    /**
+     * A value of the presented call was erased (spec/ERASURE.md §6.3): `call` holds what remains, each erased
+     * value an erased marker where it stood (a name that was erased: ""). The request can still be decided
+     * (the statement binds its step hash), but what was presented is not compared with what runs.
+     */
+    erased?: true;
   };
+
+/**
+ * What remains of the call presented by the request at `seq` when some of it was erased: its name and
+ * arguments as stored, erased markers included; null when the record holds no presented call with an
+ * erased marker (a malformed request, or nothing erased).
+ */
+export async function erasedCallAt(journal: Journal, seq: number): Promise<{ name: string; arguments: Json } | null> {
+  const record = (await journal.get(seq)) as unknown as Record<string, unknown> | null;
+  const input = record?.input;
+  const presented = isObject(input) ? input.presented : undefined;
+  if (!isObject(presented) && !(isObject(input) && ERASED in input)) return null;
+  if (!isObject(presented)) return { name: '', arguments: null };
+  if (!JSON.stringify(presented).includes(`"${ERASED}"`)) return null;
+  return {
+    name: typeof presented.name === 'string' ? presented.name : '',
+    arguments: (presented.arguments ?? null) as Json,
+  };
+}
 
 /** A decision signed elsewhere (an approver's UI, a resumed LangGraph interrupt), to be recorded as it is. */
 export interface SignedDecision {
@@ -126,7 +152,7 @@ export function beginRefusal(runId: string, e: ApprovalEntry, sameCall: boolean,
   if (!sameCall)
     return new RuntimeError(
       'APPROVAL_MISMATCH',
-      `run ${runId}: the call differs from what ${at} presented (its tool name or arguments): only the call that was approved may run`,
+      `run ${runId}: the call differs from what ${at} presented (its tool name or arguments), or a value it presented was erased so the two cannot be compared (ERASURE.md §6.3): only the call that was approved may run; for an erased request, ask again`,
     );
   return null;
 }

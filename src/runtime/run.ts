@@ -54,6 +54,7 @@ import { genesisHash } from '../record/formats.js';
 import {
   approvalFormatError,
   beginRefusal,
+  erasedCallAt,
   outcomeOf,
   requestIdOf,
   unknownRequest,
@@ -860,19 +861,24 @@ export class Run {
   async approvals(): Promise<ApprovalState[]> {
     const book = await this.approvalsRead();
     const g = genesisHash(this.journal.genesis);
-    return book.entries(Date.now()).map((e) => {
+    const out: ApprovalState[] = [];
+    for (const e of book.entries(Date.now())) {
       const input = book.presented(e.request);
-      return {
+      // A request with an erased value (ERASURE.md §6.3) is not compared, but still shown: what remains of it.
+      const remains = input === null ? await erasedCallAt(this.journal, e.request_seq) : null;
+      out.push({
         ...e,
         id: e.request,
         seq: e.request_seq,
         stepHash: e.request_hash,
-        call: { name: input?.presented.name ?? '', arguments: (input?.presented.arguments ?? null) as Json },
+        call: remains ?? { name: input?.presented.name ?? '', arguments: (input?.presented.arguments ?? null) as Json },
+        ...(remains === null ? {} : { erased: true as const }),
         expiresAt: e.expires_at,
         genesisHash: g,
         decisionSeq: e.decision_seq,
-      };
-    });
+      });
+    }
+    return out;
   }
 
   /** Whether an effect was already retried by a later one (its retry_of), so a second match does not name it again. */

@@ -20,8 +20,9 @@ import type { StepRecord } from '../record/seal.js';
 import { StoreError } from './errors.js';
 import { ERASURE_WRITER, prepareStep } from './prepare.js';
 import { restoreRecord } from './restore.js';
+import { SEALED_LINE, sealedLineOf, type SealedLine } from './sealed-copy.js';
 import { PartCopier } from './parts-copy.js';
-import type { ChainHead, Journal, Store } from './types.js';
+import type { ChainHead, Journal, Store, StoredLine } from './types.js';
 
 export interface CopyOptions {
   /** Called after each source line with the number of lines read so far. */
@@ -61,13 +62,17 @@ export async function copyJournal(
     const have = destHead === null ? 0 : destHead.seq + 1;
     const want = head === null ? 0 : head.seq + 1;
     if (have > want) throw differs(id, `it holds ${have} steps and the source ${want}`);
-    // One problem is enough to stop; finish() is read after each line (it has no effect without expectHead).
+    // A line with a problem of its own (or that breaks the links) stops the copy before it is written. What
+    // only the whole chain can judge (an erased value against its erasure record later in the chain, an
+    // approval against its request: ERASURE.md §5, APPROVALS.md §5) is read from finish(), once, at the end:
+    // finishing after each line judged a sealed record before its erasure record was read.
     let lineHash: string | null = null;
     const verifier = new ChainVerifier({
       genesis: source.genesis,
       maxProblems: 1,
-      onLine: (v) => void (lineHash = v.step_hash),
+      onLine: (v) => void (lineHash = v.clean ? v.step_hash : null),
     });
+    const format = formatOf(source.genesis);
     let segment: string | null = null;
     let read = 0;
     let batch: { step: CopiedStepInput; seq: number; hash: string }[] = [];
@@ -98,19 +103,14 @@ export async function copyJournal(
       if (l.segment !== segment) verifier.beginSegment((segment = l.segment));
       lineHash = null;
       verifier.line(l.text, true);
-      const problem = verifier.finish().problems[0];
-      if (problem !== undefined || lineHash === null) {
-        const what =
-          problem === undefined
-            ? 'its step_hash cannot be read'
-            : `${describeLocation(problem.location)} (${problem.code}: ${problem.message})`;
-        throw new StoreError(
-          'JOURNAL_CORRUPT',
-          `the source does not verify at ${what}; the copy stopped, and the target holds an identical prefix of the source`,
-          {
-            location: { seq: l.seq },
-            hint: 'run verify on the source',
-          },
+      if (lineHash === null) {
+        // The line's own problem is the first the verifier holds (it keeps one).
+        const p = verifier.finish().problems[0];
+        throw sourceCorrupt(
+          l.seq,
+          p === undefined
+            ? `seq ${l.seq} (its step_hash cannot be read)`
+            : `${describeLocation(p.location)} (${p.code}: ${p.message})`,
         );
       }
       options.onProgress?.(++read);
@@ -120,34 +120,9 @@ export async function copyJournal(
         if (mine.done === true || mine.value.text !== l.text)
           throw differs(id, `its step ${l.seq} is not the source's`);
       } else {
-        // Restoring checks every blob against its reference (BLOB_MISSING, BLOB_CORRUPT); a v3 record's parts go to the target first (parts-copy.ts).
-        const rec = await restoreRecord(source.genesis, l.text, l.seq, `source journal ${source.id}`, (ref) =>
-          source.blob(ref.digest, ref.size),
-        );
-        const stored = l.text.includes('"$stepchain:part"')
-          ? await PartCopier.of(source, dest).carry(rec as unknown as Record<string, Json>, l.seq)
-          : null;
-        const step = stepInputOf(rec, source);
-        // What the target will seal, predicted before anything is written: the same prepare and seal.
-        const profile = writerProfile(dest.genesis);
-        const texts = { ...prepareStep(step, dest.config.blobThreshold, profile).texts, ...stored };
-        const sealed = profile.seal(texts, {
-          seq: l.seq,
-          stepId: rec.step_id,
-          ts: rec.ts,
-          prevHash: prev,
-          ...(typeof step.salt === 'string' ? { salt: step.salt } : {}),
-          ...(typeof step.seed === 'string' ? { seed: step.seed } : {}),
-        }).line;
-        if (sealed.slice(0, -1) !== l.text) {
-          throw new StoreError(
-            'JOURNAL_INVALID',
-            `the source's step ${l.seq} is not what a writer of this version seals from its content (blob substitution or encoding differ), so it cannot be copied byte for byte; the copy stopped, and the target holds an identical prefix of the source`,
-            {
-              location: { seq: l.seq },
-            },
-          );
-        }
+        const sealed = sealedLineOf(l.text, format);
+        const step =
+          sealed === null ? await reappendable(source, dest, l, prev) : await sealedStep(source, dest, sealed, l);
         batch.push({ step, seq: l.seq, hash: lineHash });
         batchBytes += l.text.length;
         if (batch.length >= BATCH_STEPS || batchBytes >= BATCH_BYTES) await flush();
@@ -156,7 +131,14 @@ export async function copyJournal(
     }
     await flush();
     const report = verifier.finish();
-    if (report.problems.length > 0 || report.steps !== want) {
+    const problem = report.problems[0];
+    if (problem !== undefined)
+      throw sourceCorrupt(
+        problem.location.seq ?? 0,
+        `${describeLocation(problem.location)} (${problem.code}: ${problem.message})`,
+        true,
+      );
+    if (report.steps !== want) {
       throw new StoreError('JOURNAL_CORRUPT', `the source yielded ${report.steps} steps for 0..${want - 1}`, {
         hint: 'run verify on the source',
       });
@@ -171,6 +153,47 @@ export async function copyJournal(
   } finally {
     await dest.close();
   }
+}
+
+/** A record in sealed form (ERASURE.md §6.4): carried as it stands, with the parts it still references. */
+async function sealedStep(source: Journal, dest: Journal, sealed: SealedLine, l: StoredLine): Promise<CopiedStepInput> {
+  if (l.text.includes('"$stepchain:part"')) await PartCopier.of(source, dest).copy(sealed.record, l.seq);
+  const step: CopiedStepInput = { step_id: sealed.record.step_id as string, ts: sealed.record.ts as string };
+  Object.defineProperty(step, SEALED_LINE, { value: sealed });
+  return step;
+}
+
+/**
+ * A record in private form as the step to re-append, after checking that what the target will seal from it
+ * (the same prepare and seal) is the source's line, predicted before anything is written.
+ */
+async function reappendable(source: Journal, dest: Journal, l: StoredLine, prev: string): Promise<CopiedStepInput> {
+  // Restoring checks every blob against its reference (BLOB_MISSING, BLOB_CORRUPT); a v3 record's parts go to the target first (parts-copy.ts).
+  const rec = await restoreRecord(source.genesis, l.text, l.seq, `source journal ${source.id}`, (ref) =>
+    source.blob(ref.digest, ref.size),
+  );
+  const stored = l.text.includes('"$stepchain:part"')
+    ? await PartCopier.of(source, dest).carry(rec as unknown as Record<string, Json>, l.seq)
+    : null;
+  const step = stepInputOf(rec, source);
+  const profile = writerProfile(dest.genesis);
+  const texts = { ...prepareStep(step, dest.config.blobThreshold, profile).texts, ...stored };
+  const sealed = profile.seal(texts, {
+    seq: l.seq,
+    stepId: rec.step_id,
+    ts: rec.ts,
+    prevHash: prev,
+    ...(typeof step.salt === 'string' ? { salt: step.salt } : {}),
+    ...(typeof step.seed === 'string' ? { seed: step.seed } : {}),
+  }).line;
+  if (sealed.slice(0, -1) !== l.text) {
+    throw new StoreError(
+      'JOURNAL_INVALID',
+      `the source's step ${l.seq} is not what a writer of this version seals from its content (blob substitution or encoding differ), so it cannot be copied byte for byte; the copy stopped, and the target holds an identical prefix of the source`,
+      { location: { seq: l.seq } },
+    );
+  }
+  return step;
 }
 
 /** The target journal: created with the source's genesis and config, or an existing one that has them. */
@@ -234,6 +257,15 @@ function stepInputOf(rec: StepRecord, source: Journal): CopiedStepInput {
   // A copy reproduces a verified chain's records, its erasure records too (ERASURE.md §3.1 reserves them to erase).
   Object.defineProperty(step, ERASURE_WRITER, { value: true });
   return step;
+}
+
+/** The source does not verify: at one line (nothing of it written), or across lines, found once all were copied. */
+function sourceCorrupt(seq: number, what: string, atEnd = false): StoreError {
+  return new StoreError(
+    'JOURNAL_CORRUPT',
+    `the source does not verify at ${what}; ${atEnd ? 'found once every line was read: the target holds a copy of the source, which does not verify either' : 'the copy stopped, and the target holds an identical prefix of the source'}`,
+    { location: { seq }, hint: 'run verify on the source' },
+  );
 }
 
 function differs(id: string, why: string): StoreError {

@@ -35,6 +35,8 @@ export type StoreErrorCode =
   | 'STEP_TOO_LARGE'
   /** A seq or range that is not a non-negative integer, or outside the chain (fork's fromStep). */
   | 'RANGE_INVALID'
+  /** A fork whose prefix ends between an erased record and its erasure record (spec/ERASURE.md §6.5). */
+  | 'RANGE_SPLITS_ERASURE'
   /** An append on a journal opened read-only. */
   | 'READ_ONLY'
   /** An operation on a closed journal. */

@@ -8,7 +8,8 @@ import { ChainVerifier } from '../chain/verifier.js';
 import { blobDefect } from '../record/blobs.js';
 import { partsOfJournal } from './parts-verify.js';
 import type { BlobRef } from '../record/markers.js';
-import { describeProblem } from '../chain/report.js';
+import { describeProblem, type Problem } from '../chain/report.js';
+import { ErasureSplit, describeSplit } from '../record/v3/erasure-split.js';
 import { StoreError } from './errors.js';
 import { assertSeq } from './ids.js';
 import type { Journal, Lineage } from './types.js';
@@ -45,8 +46,10 @@ export async function copyPrefix(parent: Journal, fromStep: number, sink: Prefix
   let count = 0;
   let segment: string | null = null;
   const parts = sink.part === undefined ? null : partsOfJournal(parent);
+  const split = new ErasureSplit();
   for await (const l of parent.lines({ from: 0, to: fromStep })) {
     refs = [];
+    split.inRange(l.text);
     if (l.segment !== segment) verifier.beginSegment((segment = l.segment));
     verifier.line(l.text, true);
     for (const ref of refs) {
@@ -73,6 +76,12 @@ export async function copyPrefix(parent: Journal, fromStep: number, sink: Prefix
   }
   const report = verifier.finish();
   const first = report.problems[0];
+  if (first !== undefined && (await splitsErasure(parent, fromStep, split, report.problems)))
+    throw new StoreError(
+      'RANGE_SPLITS_ERASURE',
+      `cannot fork journal ${parent.id} from step ${fromStep}: ${describeSplit(split.split()!, `a fork from step ${fromStep}`, 'fork from')}`,
+      { location: { seq: fromStep } },
+    );
   if (first !== undefined || count !== fromStep + 1 || report.head === null) {
     throw new StoreError(
       'JOURNAL_CORRUPT',
@@ -88,4 +97,20 @@ export async function copyPrefix(parent: Journal, fromStep: number, sink: Prefix
     from_step: fromStep,
     parent_step_hash: report.head,
   };
+}
+
+/**
+ * Whether the prefix's only problems are erased markers whose erasure records lie after it, in the parent
+ * (spec/ERASURE.md §6.5): the parent is read on from `fromStep` until each has met its record.
+ */
+async function splitsErasure(
+  parent: Journal,
+  fromStep: number,
+  split: ErasureSplit,
+  problems: readonly Problem[],
+): Promise<boolean> {
+  if (split.open === 0 || problems.length > split.open) return false;
+  if (!problems.every((p) => p.code === 'ERASURE_UNRECORDED' && p.location.path !== undefined)) return false;
+  for await (const l of parent.lines({ from: fromStep + 1 })) if (split.after(l.text)) break;
+  return split.split() !== null;
 }

@@ -11,6 +11,7 @@ import { checkStepInput, type StepInput } from '../record/input.js';
 import { blobMarker } from '../record/markers.js';
 import type { RecordProfile, StepTexts } from '../record/profile.js';
 import { StoreError } from './errors.js';
+import { SEALED_LINE, preparedSealed, type SealedLine } from './sealed-copy.js';
 
 export interface BlobPayload {
   digest: string;
@@ -96,6 +97,9 @@ function refuseLegacyApproval(step: StepInput, profile: RecordProfile): void {
 }
 
 export function prepareStep(step: StepInput, blobThreshold: number, profile: RecordProfile): PreparedStep {
+  // A copy's record in sealed form (ERASURE.md §6.4): written as the source stores it, never sealed again.
+  const sealed = (step as { [SEALED_LINE]?: SealedLine })[SEALED_LINE];
+  if (sealed !== undefined) return preparedSealed(sealed, profile);
   refuseReserved(step, profile);
   refuseLegacyApproval(step, profile);
   // The walk that validates each field also serializes it, once: the seal joins these texts into the

@@ -9,12 +9,22 @@
  * - 4: `approve` on a malformed request printed "granting request … the call: {…}" before refusing it.
  * - 2: an ordinary `append` of a step with step_id `erasure:<seq>:<digest>` blocked that erasure for good
  *   (STEP_ID_CONFLICT on every try).
+ * - 1: `fork --from-step K` / `export --to K` for K between an erased record and its erasure record called the
+ *   journal corrupt ("do not verify"); now refused RANGE_SPLITS_ERASURE naming the steps that work (ERASURE.md
+ *   §6.5), also when the fork races the erase.
+ * - 8: a partial receipt starting after an erased record reported its completed erasure as ERASURE_PENDING
+ *   ("run --resume"); now ERASURE_OUT_OF_RANGE (the range cannot see the target).
+ * - 6: after one argument of a pending approval request was erased (which the spec allows), `approve --list`
+ *   showed name "" and arguments null, and the call printed when deciding was the same blank.
+ * - 7: `copy` refused every journal holding an erased value (JOURNAL_CORRUPT, ERASURE_UNRECORDED) though it
+ *   verified: it judged each sealed record before reading its erasure record, and could not re-append one.
  */
 import { execFile } from 'node:child_process';
-import { readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { afterAll, describe, expect, inject, it } from 'vitest';
 import { unitAt } from '../../src/record/v3/erasure.js';
 import { FileStore } from '../../src/store/file/store.js';
 import { ERASURE_WRITER } from '../../src/store/prepare.js';
@@ -22,7 +32,23 @@ import { tempDir } from '../helpers/tmp.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const dir = tempDir('stepchain-erasure-outsider2-');
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const server = new URL(inject('pgUrl'));
+const schema = `erasure_outsider2_${process.pid}`;
+const admin = new pg.Client({ connectionString: server.toString() });
+await admin.connect();
+afterAll(async () => {
+  await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => {});
+  await admin.end();
+  rmSync(dir, { recursive: true, force: true });
+});
+/** A Postgres location of this file's schema (the password goes by PGPASSWORD, never on a command line). */
+function pgLocation(journal: string): string {
+  const u = new URL(server.toString());
+  u.password = '';
+  u.searchParams.set('journal', journal);
+  u.searchParams.set('schema', schema);
+  return u.toString();
+}
 
 interface Ran {
   code: number | null;
@@ -34,7 +60,7 @@ function run(args: string[], input?: string): Promise<Ran> {
     const child = execFile(
       process.execPath,
       [CLI, ...args],
-      { cwd: dir, env: { ...process.env, NO_COLOR: '1' } },
+      { cwd: dir, env: { ...process.env, NO_COLOR: '1', PGPASSWORD: decodeURIComponent(server.password) } },
       (error, stdout, stderr) => {
         resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr });
       },
@@ -177,5 +203,175 @@ describe('erasure: the second outsider findings (real processes)', { timeout: 30
     expect(r.stderr).toContain('APPROVAL_INVALID');
     expect(r.stderr).not.toContain('the call:');
     expect(r.stderr).not.toContain('granting');
+  });
+
+  it('finding 7: an erased journal copies directory -> SQLite -> Postgres -> directory, sealed lines byte for byte, same head, same erased report', async () => {
+    expect((await run(['init', 'cj', '--format', 'v3'])).code).toBe(0);
+    const steps = [0, 1, 2].map((i) =>
+      JSON.stringify({ step_id: `s${i}`, result: { email: i === 1 ? SECRET : `other${i}@example.org`, plan: i } }),
+    );
+    expect((await run(['append', 'cj', '--jsonl'], steps.join('\n') + '\n')).code).toBe(0);
+    expect((await run(['erase', 'cj', '--seq', '1', '--path', '/result/email', '--reason', 'GDPR'])).code).toBe(0);
+    const report = async (at: string): Promise<{ ok: boolean; head: string; warnings: string[] }> => {
+      const r = await run(['verify', at, '--json']);
+      const doc = JSON.parse(r.stdout) as {
+        ok: boolean;
+        report: { head: string; warnings: Array<{ code: string; location: { seq: number; path?: string } }> };
+      };
+      const w = doc.report.warnings.map((x) => `${x.code} ${x.location.seq} ${x.location.path ?? ''}`);
+      return { ok: doc.ok, head: doc.report.head, warnings: w };
+    };
+    const source = await report('cj');
+    expect(source).toMatchObject({ ok: true, warnings: ['VALUE_ERASED 1 /result/email'] });
+    const chain = ['cj', 'cj-copy', `sqlite:${join(dir, 'copies.db')}?journal=cj`, pgLocation('cj'), 'cj-back'];
+    for (let i = 1; i < chain.length; i++) {
+      const copied = await run(['copy', chain[i - 1]!, chain[i]!]);
+      expect(copied.stderr).not.toMatch(/JOURNAL_CORRUPT|ERASURE_UNRECORDED/);
+      expect(copied.code).toBe(0);
+      expect(await report(chain[i]!)).toEqual(source);
+    }
+    // Copying again finds the whole copy there (identical, the sealed line included): nothing appended.
+    const again = await run(['copy', 'cj', chain[1]!]);
+    expect(again.code).toBe(0);
+    expect(again.stderr).toContain('0 steps copied, 4 already there');
+    // Byte for byte: the round trip through SQLite and Postgres gives the source's bucket.
+    const bucket = (j: string): string => bytesUnder(join(dir, j, 'buckets'));
+    expect(bucket('cj-back')).toBe(bucket('cj'));
+    expect(bucket('cj-back')).not.toContain(SECRET);
+  });
+
+  it('findings 1 and 8: a fork or receipt ending between an erased record and its erasure record is refused RANGE_SPLITS_ERASURE (never "corrupt"); a partial receipt after the target says ERASURE_OUT_OF_RANGE', async () => {
+    expect((await run(['init', 'fj', '--format', 'v3'])).code).toBe(0);
+    const steps = [0, 1, 2, 3].map((i) =>
+      JSON.stringify({ step_id: `s${i}`, result: { customer: { email: `c${i}@example.org` }, plan: i } }),
+    );
+    expect((await run(['append', 'fj', '--jsonl'], steps.join('\n') + '\n')).code).toBe(0);
+    const erase = ['erase', 'fj', '--seq', '1', '--path', '/result/customer/email', '--reason', 'GDPR'];
+    expect((await run(erase)).code).toBe(0); // its erasure record is seq 4
+    for (const args of [
+      ['fork', 'fj', '--from-step', '2', 'fk2'],
+      ['export', 'fj', '--to', '3', '-o', 'to3.tar.gz'],
+      ['export', 'fj', '--from', '1', '--to', '2', '-o', 'r12.tar.gz'],
+    ]) {
+      const r = await run(args);
+      expect(r.code).not.toBe(0);
+      expect(r.stderr).toContain('RANGE_SPLITS_ERASURE');
+      expect(r.stderr).toContain('a step before seq 1, or seq 4 or later');
+      expect(r.stderr).not.toMatch(/JOURNAL_CORRUPT|CHAIN_INVALID|not verify \(/);
+    }
+    // The ends it names work, and what they make verifies.
+    expect((await run(['fork', 'fj', '--from-step', '0', 'fk0'])).code).toBe(0);
+    expect((await run(['fork', 'fj', '--from-step', '4', 'fk4'])).code).toBe(0);
+    expect((await run(['export', 'fj', '--to', '4', '-o', 'to4.tar.gz'])).code).toBe(0);
+    for (const at of ['fk0', 'fk4', 'to4.tar.gz']) {
+      const verified = await run(['verify', at]);
+      expect(verified.code).toBe(0);
+      if (at !== 'fk0') expect(verified.stdout + verified.stderr).toContain('VALUE_ERASED');
+    }
+    // Finding 8: a receipt from seq 2 holds the erasure record, not its target.
+    expect((await run(['export', 'fj', '--from', '2', '-o', 'from2.tar.gz'])).code).toBe(0);
+    const partial = await run(['verify', 'from2.tar.gz', '--json']);
+    expect(partial.code).toBe(0);
+    const codes = (JSON.parse(partial.stdout) as { report: { warnings: Array<{ code: string }> } }).report.warnings.map(
+      (w) => w.code,
+    );
+    expect(codes).toContain('ERASURE_OUT_OF_RANGE');
+    expect(codes).not.toContain('ERASURE_PENDING');
+    // A marker that no later record explains is still corruption: rename the erasure record (seq 4) in place.
+    const bucketDir = join(dir, 'fj', 'buckets');
+    const bucketFile = join(
+      bucketDir,
+      readdirSync(bucketDir).find((n) => n.endsWith('.jsonl'))!,
+    );
+    const lines = readFileSync(bucketFile, 'utf8').split('\n');
+    lines[4] = lines[4]!.replace('"step_id":"erasure:1:', '"step_id":"renamed:1:');
+    writeFileSync(bucketFile, lines.join('\n'));
+    const forged = await run(['fork', 'fj', '--from-step', '2', 'fk-forged']);
+    expect(forged.code).not.toBe(0);
+    expect(forged.stderr).toContain('JOURNAL_CORRUPT');
+    expect(forged.stderr).not.toContain('RANGE_SPLITS_ERASURE');
+  });
+
+  it('finding 1: a fork racing an erase either copies the value (forked first) or is refused RANGE_SPLITS_ERASURE, never called corrupt', async () => {
+    for (const round of [0, 1]) {
+      const id = `race${round}`;
+      expect((await run(['init', id, '--format', 'v3'])).code).toBe(0);
+      const steps = [0, 1, 2].map((i) => JSON.stringify({ step_id: `s${i}`, result: { email: `r${i}@example.org` } }));
+      expect((await run(['append', id, '--jsonl'], steps.join('\n') + '\n')).code).toBe(0);
+      const [erased, forked] = await Promise.all([
+        run(['erase', id, '--seq', '1', '--path', '/result/email', '--reason', 'GDPR']),
+        run(['fork', id, '--from-step', '2', `${id}-fork`]),
+      ]);
+      expect(erased.code).toBe(0);
+      if (forked.code === 0) expect((await run(['verify', `${id}-fork`])).code).toBe(0);
+      else expect(forked.stderr).toContain('RANGE_SPLITS_ERASURE');
+      expect(forked.stderr).not.toMatch(/JOURNAL_CORRUPT|not verify \(/);
+    }
+  });
+
+  it('finding 6: a pending request with an erased argument is listed with what remains (erased parts marked) and can be granted or denied', async () => {
+    expect((await run(['init', 'aj', '--run', '--format', 'v3'])).code).toBe(0);
+    const request = (id: string): string =>
+      JSON.stringify({
+        step_id: id,
+        kind: 'approval.requested',
+        input: { presented: { name: 'pay', arguments: { iban: `${id}-${SECRET}`, eur: 5 } }, expires_at: null },
+      });
+    expect((await run(['append', 'aj', '--jsonl'], `${request('rq1')}\n${request('rq2')}\n`)).code).toBe(0);
+    expect((await run(['keygen', '-o', 'aj.key'])).code).toBe(0);
+    for (const seq of ['1', '2']) {
+      const erased = await run([
+        'erase',
+        'aj',
+        '--seq',
+        seq,
+        '--path',
+        '/input/presented/arguments/iban',
+        '--reason',
+        'GDPR',
+      ]);
+      expect(erased.code).toBe(0);
+    }
+    const listed = await run(['approve', 'aj', '--list']);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toContain('"rq1"  seq 1  pending  "pay"  (values erased: not compared with what runs)');
+    expect(listed.stdout).toContain('{"arguments":{‹1 erased›,"eur":5},"name":"pay"}');
+    expect(listed.stdout + listed.stderr).not.toContain(SECRET);
+    const json = JSON.parse((await run(['approve', 'aj', '--list', '--json'])).stdout) as {
+      requests: Array<{ request: string; tool: string; arguments: Record<string, unknown>; erased?: true }>;
+    };
+    expect(json.requests[0]).toMatchObject({ request: 'rq1', tool: 'pay', erased: true });
+    expect(json.requests[0]!.arguments.eur).toBe(5);
+    expect(json.requests[0]!.arguments['$stepchain:erased']).toHaveLength(1);
+    const granted = await run([
+      'approve',
+      'aj',
+      'rq1',
+      '--key',
+      'aj.key',
+      '--approve',
+      '--name',
+      'alice',
+      '--reason',
+      'ok',
+    ]);
+    expect(granted.stderr).not.toContain('APPROVAL_INVALID');
+    expect(granted.code).toBe(0);
+    expect(granted.stderr).toContain('{"arguments":{‹1 erased›,"eur":5},"name":"pay"}');
+    const denied = await run([
+      'approve',
+      'aj',
+      'rq2',
+      '--key',
+      'aj.key',
+      '--deny',
+      '--name',
+      'alice',
+      '--reason',
+      'no',
+    ]);
+    expect(denied.code).toBe(0);
+    const verified = await run(['verify', 'aj']);
+    expect(verified.code).toBe(0);
   });
 });

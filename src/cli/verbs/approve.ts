@@ -3,6 +3,7 @@
  * any language — the agent waits (Run.awaitApproval, or polling `approve --list --json`), a person signs
  * here with their key. Also lists the requests and where each stands. stepchain/v3 journals only.
  */
+import { randomUUID } from 'node:crypto';
 import { readKeyFile } from '../../receipt/node.js';
 import { Run } from '../../runtime/run.js';
 import type { ApprovalState } from '../../index.js';
@@ -20,6 +21,8 @@ function requestJson(a: ApprovalState): Record<string, unknown> {
     step_hash: a.stepHash,
     tool: a.call.name,
     arguments: a.call.arguments,
+    // What remains of a call some of whose values were erased (ERASURE.md §6.3): erased markers where they stood.
+    ...(a.erased === true ? { erased: true } : {}),
     // Only a request written before statement v2 carries the presented call's unsalted digest (APPROVALS.md §2.1).
     ...(a.digest === null ? {} : { digest: a.digest }),
     expires_at: a.expiresAt,
@@ -46,19 +49,43 @@ function listRequests(out: Output, all: ApprovalState[], pendingOnly: boolean): 
         ? ''
         : ` by key ${a.approver.keyid}${a.approver.name === null ? '' : ` calling itself ${inline(JSON.stringify(a.approver.name))} (unpinned, self-named)`}`;
     const expiry = a.expiresAt === null ? '' : ` expires ${a.expiresAt}`;
-    out.print(
-      `${inline(JSON.stringify(a.id))}  seq ${a.seq}  ${a.status}${who}${expiry}  ${inline(JSON.stringify(a.call.name))}`,
-    );
+    const name = a.erased === true && a.call.name === '' ? '‹erased›' : inline(JSON.stringify(a.call.name));
+    const erased = a.erased === true ? '  (values erased: not compared with what runs)' : '';
+    out.print(`${inline(JSON.stringify(a.id))}  seq ${a.seq}  ${a.status}${who}${expiry}  ${name}${erased}`);
     // The whole call, never cut: what an approver signs binds exactly this (through the request's step hash).
     out.print(`    ${callText(a)}`);
   }
   return EXIT_OK;
 }
 
-/** The call as presented, whole: the canonical JSON of {arguments, name} (APPROVALS.md §2), escaped for a terminal. */
+/**
+ * The call as presented, whole: the canonical JSON of {arguments, name} (APPROVALS.md §2), escaped for a terminal.
+ * What was erased from it (ERASURE.md §6.3) stands as ‹erased› (a value, or the name) and ‹n erased› (an
+ * object's erased members), as `stepchain log` shows it.
+ */
 function callText(a: ApprovalState): string {
-  return inline(canonicalJsonTrusted({ arguments: a.call.arguments, name: a.call.name }));
+  if (a.erased !== true) return inline(canonicalJsonTrusted({ arguments: a.call.arguments, name: a.call.name }));
+  // A tag no content can hold by chance stands in for each erased place until the text is made.
+  const tag = randomUUID();
+  const mark = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(mark);
+    if (v === null || typeof v !== 'object') return v;
+    const o = v as Record<string, unknown>;
+    const list = o[ERASED];
+    if (list !== undefined && !Array.isArray(list) && Object.keys(o).length === 1) return `${tag}:value`;
+    const kept = Object.keys(o)
+      .filter((k) => k !== ERASED)
+      .map((k) => [k, mark(o[k])] as const);
+    return Object.fromEntries(Array.isArray(list) ? [...kept, [tag, list.length]] : kept);
+  };
+  const call = { arguments: mark(a.call.arguments), name: a.call.name === '' ? `${tag}:value` : a.call.name };
+  return inline(canonicalJsonTrusted(call))
+    .replaceAll(`"${tag}:value"`, '‹erased›')
+    .replace(new RegExp(`"${tag}":(\\d+)`, 'g'), (_m, n: string) => `‹${n} erased›`);
 }
+
+/** The erased marker's member name (spec/ERASURE.md §2). */
+const ERASED = '$stepchain:erased';
 
 export const approveVerb: Verb = {
   name: 'approve',

@@ -27,6 +27,7 @@ export interface ErasureFinding {
     | 'ROOT_MISMATCH'
     | 'MARKER_INVALID'
     | 'ERASURE_PENDING'
+    | 'ERASURE_OUT_OF_RANGE'
     | 'VALUE_ERASED'
     | 'KIND_UNCHECKED';
   message: string;
@@ -47,6 +48,9 @@ export class ErasureLedger {
   private readonly findings: ErasureFinding[] = [];
   /** The lines of sealed records whose remains give their root, by seq: what a pending erasure is checked against. */
   private readonly sealed = new Map<number, string>();
+
+  /** `startSeq`: the first seq of the range fed (a partial receipt's; 0 for a whole chain). */
+  constructor(private readonly startSeq = 0) {}
 
   /** One record of the chain that is sealed or of kind erasure (others need not be fed). */
   add(text: string): void {
@@ -212,6 +216,18 @@ export class ErasureLedger {
           message: `seq ${rec.seq}: an erasure record names seq ${rec.input.target}, which is not earlier in the chain`,
           seq: rec.seq,
           field: 'input',
+        });
+        continue;
+      }
+      if (rec.input.target < this.startSeq) {
+        // Its target lies before the range (a partial receipt): whether it was carried out cannot be seen here,
+        // and saying "pending" would be a claim about records this range does not hold (ERASURE.md §5 step 4).
+        out.push({
+          code: 'ERASURE_OUT_OF_RANGE',
+          message: `seq ${rec.seq}: an erasure of ${rec.input.path} in seq ${rec.input.target}, which lies before this range (it starts at seq ${this.startSeq}): whether it was carried out cannot be checked here; verify the journal, or a receipt that holds seq ${rec.input.target}`,
+          seq: rec.seq,
+          field: 'input',
+          notice: true,
         });
         continue;
       }
