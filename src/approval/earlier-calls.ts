@@ -4,7 +4,7 @@
  * calls themselves, so a verifier holds 32 bytes and a locator per distinct call. Pure.
  */
 import { digestUtf8 } from '../canonical/sha256.js';
-import { callForm, hasHidden } from './calls.js';
+import { callForm, callIsHidden } from './calls.js';
 
 interface Earlier {
   id: string;
@@ -19,7 +19,7 @@ export class EarlierCalls {
 
   /** A call a record holds (parsed), presented by no request so far. */
   remember(id: string, seq: number, kind: string, call: Record<string, unknown>): void {
-    if (hasHidden(call.name) || hasHidden(call.arguments)) return;
+    if (callIsHidden(call)) return;
     const form = callForm(call.name, call.arguments);
     if (form !== null) this.add(form, { id, seq, kind });
   }
