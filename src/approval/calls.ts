@@ -119,7 +119,7 @@ function membersOf(t: string): Map<string, [number, number]> | null {
 /**
  * The compared form (callForm) of the record's own call, read from a stored v3 line without parsing it, with
  * its step_id (as JSON text), seq and ts; null where this cannot be read for certain (a line holding any
- * marker or any text `"approval`, a call without name or arguments, none of the shape) — the caller then
+ * marker, any text `"approval` or `"kind":"model.`, a call without name or arguments, none of the shape) — the caller then
  * parses the line. A stored line is canonical and ends with `tool_call`, `ts`, `v` (FORMAT.md §14.6), so the
  * call's `arguments` and `name` texts are their canonical JSON; of the places the pattern before `tool_call`
  * matches, only the record's own is followed by exactly one object up to `,"ts":`. This is how every call of a

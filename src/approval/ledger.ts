@@ -306,7 +306,7 @@ export class ApprovalLedger {
         return true;
       }
     }
-    this.ran.remember(id, seq, String(r.kind), call);
+    this.ran.rememberForm(form, id, seq, String(r.kind));
     return false;
   }
 
