@@ -38,7 +38,7 @@ def test_covers_the_spec_cases():
                  "v1-statement-on-v2-request", "v2-signature-relabelled-v1", "v2-statement-without-request-hash",
                  "v2-signature-replayed-other-journal", "call-before-request", "call-again-before-its-request",
                  "effect-naming-a-later-request", "completion-carries-denied-call", "completion-carries-call-before-request",
-                 "completion-of-granted-effect-other-call", "completion-of-granted-effect-same-call",
+                 "completion-of-granted-effect-other-call", "completion-of-granted-effect-same-call", "outcomes-of-granted-effect-carry-other-calls",
                  "outcome-dangling-ref-carries-denied-call", "unknown-kind-carries-denied-call", "array-call-carries-denied-call",
                  "named-effect-array-call", "model-completed-proposes-denied-call", "effect-backdated-behind-later-record"]:
         assert want in ids

@@ -430,6 +430,18 @@ function carriedCallCases(cases) {
     caseOf(cases, 'completion-of-granted-effect-same-call', 'granted, begun, annotated (a tool.updated naming the start with name and summary, no arguments) and completed carrying the same call: valid, executed at seq 3', c, [PINS.alice]);
   }
   {
+    const c = chain();
+    start(c);
+    const reqA = requestV2(c, 'req-a', OTHER);
+    decideV2(c, reqA, 'granted');
+    const reqB = requestV2(c, 'req-b');
+    decideV2(c, reqB, 'denied');
+    const e = effect(c, reqA, OTHER);
+    c.add({ kind: 'tool.updated', ref: e.step_id, tool_call: ALTERED });
+    c.add({ kind: 'tool.completed', ref: e.step_id, tool_call: PAY, result: { paid: true } });
+    caseOf(cases, 'outcomes-of-granted-effect-carry-other-calls', 'req-a (lookup) granted and begun at seq 5, req-b (pay_invoice) denied; a tool.updated of the lookup carries amount 1200 (presented by no request: APPROVAL_MISMATCH at seq 6) and its completion the denied call (APPROVAL_MISSING at seq 7, req-b executed at seq 7)', c, [PINS.alice]);
+  }
+  {
     const c = deniedChain();
     c.add({ kind: 'tool.completed', ref: 'nosuch', tool_call: PAY, result: { paid: true } });
     c.add({ kind: 'tool.failed', ref: 'nosuch', tool_call: PAY, error: { message: 'timeout' } });
