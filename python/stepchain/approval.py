@@ -500,9 +500,10 @@ class ApprovalLedger:
                 return
             self._carried(r, seq)
             return
-        self.begun[eid] = form
         rid = named.get("request") if _is_str(named.get("request")) else None
         req = None if rid is None else self.requests.get(rid)
+        # What its outcomes may repeat: its call, or where that is not in hand, the call it was begun for.
+        self.begun[eid] = (None if req is None else req.form) if hidden else form
         if req is None:
             if self.partial:
                 self.unchecked_calls = True

@@ -460,3 +460,19 @@ def test_an_unnamed_call_erased_whole_or_by_member_is_unchecked(tool_call):
     ledger.record({"kind": "tool.started", "seq": 3, "step_id": "s3", "ts": "2026-11-27T10:00:03.000Z", "tool_call": tool_call})
     assert [f.code for f in ledger.finish()] == ["APPROVAL_UNCHECKED"]
     assert ledger.entries()[0].get("unchecked") is True and ledger.entries()[0]["effect"] is None
+
+
+def test_a_completion_repeating_the_call_of_a_named_start_whose_call_was_erased_ran_nothing_more():
+    """An effect's arguments erased from its start (§5 step 5: a notice) while its completion still carries the
+    call: the completion repeats the call the start was begun for, it is not another execution (§5 step 4)."""
+    from stepchain.approval import ApprovalLedger
+    pay = {"arguments": {"amount": 120, "invoice": "INV-9"}, "name": "pay_invoice"}
+    ledger = ApprovalLedger(None)
+    ledger.record({"kind": "approval.requested", "seq": 1, "step_id": "req-1", "step_hash": "sha256:" + "0" * 64,
+                   "ts": "2026-11-27T10:00:01.000Z", "input": {"expires_at": None, "presented": pay}})
+    ledger.record({"kind": "tool.started", "seq": 2, "step_id": "s2", "ts": "2026-11-27T10:00:02.000Z",
+                   "tool_call": {"name": "pay_invoice", "$stepchain:erased": [{"digest": "sha256:" + "2" * 64, "erasure": "e"}]},
+                   "meta": {"approval": {"request": "req-1", "request_hash": "sha256:" + "0" * 64}}})
+    ledger.record({"kind": "tool.completed", "seq": 3, "step_id": "s3", "ref": "s2", "ts": "2026-11-27T10:00:03.000Z", "tool_call": pay})
+    # (The start itself has no grant here: that finding is the start's, at seq 2; none is the completion's.)
+    assert [f.seq for f in ledger.finish()] == [2]

@@ -340,9 +340,10 @@ export class ApprovalLedger {
     }
     const callHidden = call !== null && callIsHidden(call);
     const form = call === null ? null : callForm(call.name, call.arguments);
-    this.begun.set(id, form);
     const rid = typeof named.request === 'string' ? named.request : null;
     const req = rid === null ? undefined : this.requests.get(rid);
+    // What its outcomes may repeat: its call, or where that is not in hand, the call it was begun for.
+    this.begun.set(id, callHidden ? (req?.form ?? null) : form);
     if (req === undefined) {
       if (this.options.partial === true) {
         this.uncheckedCalls = true;

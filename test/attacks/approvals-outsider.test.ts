@@ -540,6 +540,8 @@ describe('approval attacks from outsider 3: every record carrying a call is comp
     const req = await run.requestApproval(PAY);
     await run.decideApproval(req.id, 'granted', { key: alice.privateKey, name: 'alice' });
     const effect = await run.beginTool({ ...PAY, approval: req.id });
+    // Its completion repeats the call; erasing it from the start alone leaves the completion one of its outcome.
+    await effect.complete({ paid: true });
     await eraseValue(store, run.runId, { seq: effect.seq, path: '/tool_call/arguments', reason: 'GDPR Art. 17' });
     const v = await seen(await store.open(run.runId));
     expect(v.problems).toEqual([]);
