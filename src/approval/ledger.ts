@@ -53,7 +53,7 @@ export class ApprovalLedger {
   private uncheckedCalls = false;
   /** The latest ts read so far, of any record (chain order): an effect is no earlier than a record before it (§5 step 3). */
   private latest = '';
-  /** The call of each start an outcome may name without running anything more (named, or found running a request's call). */
+  /** Per start that named a request or ran a presented call, the call its outcomes repeat (its own, else its request's). */
   private readonly begun = new Map<string, string | null>();
   /** Calls recorded before the requests that present them (§5 step 4). */
   private readonly ran = new EarlierCalls();
@@ -342,7 +342,6 @@ export class ApprovalLedger {
     const form = call === null ? null : callForm(call.name, call.arguments);
     const rid = typeof named.request === 'string' ? named.request : null;
     const req = rid === null ? undefined : this.requests.get(rid);
-    // What its outcomes may repeat: its call, or where that is not in hand, the call it was begun for.
     this.begun.set(id, callHidden ? (req?.form ?? null) : form);
     if (req === undefined) {
       if (this.options.partial === true) {
