@@ -135,6 +135,40 @@ def call_form(name: Any, arguments: Any) -> Optional[str]:
         return None
 
 
+def call_hidden(call: dict[str, Any]) -> bool:
+    """Whether a recorded call's name or arguments are not in hand (§5 step 5): a marker stands for the whole call or as
+    one of its own members (an erased `name` or `arguments` leaves only the marker, not which member it was), or inside
+    its name or arguments. A part reference is in hand."""
+    return (any(k.startswith(RESERVED) and k != PART for k in call) or has_hidden(call.get("name"))
+            or has_hidden(call.get("arguments")))
+
+
+def form_of(call: dict[str, Any]) -> Optional[str]:
+    """call_form of a recorded call, or None when it lacks name or arguments (it compares as no call)."""
+    return call_form(call["name"], call["arguments"]) if "name" in call and "arguments" in call else None
+
+
+# Kinds whose tool_call runs nothing (§5 step 4): the approval kinds, and a model's records (what it asked for).
+_NOT_RUN = re.compile(r"^(approval\.(requested|granted|denied)|model\.[a-z0-9_.]*)$")
+_OUTCOMES = ("tool.completed", "tool.failed", "tool.updated")
+
+
+def carried_calls(r: dict[str, Any]) -> Optional[tuple[list[dict[str, Any]], Optional[str]]]:
+    """The calls a record carries as run (an object tool_call, or each object of an array), and the start an outcome
+    names; None when it carries none (§5 step 4)."""
+    kind = r.get("kind") if isinstance(r.get("kind"), str) else ""
+    if _NOT_RUN.match(kind):
+        return None
+    tc = r.get("tool_call")
+    calls = [tc] if isinstance(tc, dict) else [c for c in tc if isinstance(c, dict)] if isinstance(tc, list) else []
+    if not calls:
+        return None
+    return calls, (r["ref"] if kind in _OUTCOMES and _is_str(r.get("ref")) else None)
+
+
+_ABSENT = object()
+
+
 def request_input_defect(v: Any, parted: bool = False) -> Optional[str]:
     """Why an approval.requested record's input is not a request (§2), or None. `parted`: its presentation holds part
     references, so its digest (of the values the references stand for) is not checked here; calls compare by form."""
@@ -267,6 +301,9 @@ class ApprovalLedger:
     hidden_call: Optional[tuple[str, int]] = None
     # Whether the chain holds an approval record: the report lists the requests only then.
     seen: bool = False
+    # The call form of each start an outcome may name without running anything more: one that named a request, or
+    # that was found running a presented call (§5 step 4).
+    begun: dict[str, Optional[str]] = field(default_factory=dict)
 
     @property
     def active(self) -> bool:
@@ -287,34 +324,50 @@ class ApprovalLedger:
             self._decision(r, seq, kind)
         elif kind == "tool.started":
             self._effect(r, seq)
-        elif isinstance(r.get("tool_call"), dict) and (
-                kind == "step" or (kind in ("tool.completed", "tool.failed") and not _is_str(r.get("ref")))):
-            # A call recorded as run without a tool.started (a plain step, a completion naming no start): it names
-            # no request, so a presented call recorded this way runs without its grant (§5 step 4).
-            self._unnamed(r, seq, r["tool_call"])
-        elif isinstance(r.get("tool_call"), dict) and not (isinstance(kind, str) and (
-                kind.startswith("approval.") or kind in ("tool.completed", "tool.failed"))):
-            # Any other record holding a call: a request presenting it later comes after it (§5 step 4).
-            self._remember(str(r.get("step_id")), seq, str(kind), r["tool_call"])
-        t = instant(r.get("ts"))
+        else:
+            self._carried(r, seq)
+        self.dated(r.get("ts"))
+
+    def dated(self, ts: Any) -> None:
+        """A record's ts, of any kind, in chain order: an effect is no earlier than any record before it (§5 step 3)."""
+        t = instant(ts)
         if t is not None and (self.latest is None or t > self.latest):
             self.latest = t
 
-    def _unnamed(self, r: dict[str, Any], seq: int, call: dict[str, Any]) -> None:
+    def _carried(self, r: dict[str, Any], seq: int) -> None:
+        """A record carrying calls run without naming a request (§5 step 4). An outcome naming a start that named a request,
+        or that ran a presented call, repeats that call; any other call it carries ran too."""
+        carried = carried_calls(r)
+        if carried is None:
+            return
+        calls, start = carried
+        began = _ABSENT if start is None else self.begun.get(start, _ABSENT)
+        for call in calls:
+            if began is _ABSENT or call_hidden(call):
+                self._unnamed(r, seq, call)
+                continue
+            if form_of(call) == began or self._unnamed(r, seq, call) or "arguments" not in call:
+                continue
+            self._add("APPROVAL_MISMATCH", f"seq {seq}: {r.get('kind')} {json.dumps(str(r.get('step_id')))} names start {json.dumps(start)}, "
+                      "whose call was compared with an approval request's, but carries another call: an outcome carries the call "
+                      "its start began", seq, "tool_call")
+
+    def _unnamed(self, r: dict[str, Any], seq: int, call: dict[str, Any]) -> bool:
+        """A call run naming no request: a presented one is APPROVAL_MISSING (§5 step 4), and True."""
         eid = str(r.get("step_id"))
-        if has_hidden(call.get("name")) or has_hidden(call.get("arguments")):
+        if call_hidden(call):
             # Erased or withheld: it could be any presented call, one presented later included (§5 step 5).
             if self.hidden_call is None:
                 self.hidden_call = (eid, seq)
             if not self.requests:
-                return
+                return False
             self.unchecked_calls = True
             self._add("APPROVAL_UNCHECKED", f"seq {seq}: {r.get('kind')} {json.dumps(eid)} has a withheld or erased call and names no "
                       "approval request: whether it runs a call put to an approver is not checked", seq, "tool_call", True)
-            return
-        form = call_form(call.get("name"), call.get("arguments"))
+            return False
+        form = form_of(call)
         if form is None:
-            return
+            return False
         for rid, req in self.requests.items():
             if req.form is not None and req.form == form:
                 self._add("APPROVAL_MISSING", f"seq {seq}: {r.get('kind')} {json.dumps(eid)} runs the call presented by approval request "
@@ -322,14 +375,17 @@ class ApprovalLedger:
                           "begun only for its granted request", seq, "meta")
                 if req.effect is None:
                     req.effect = (eid, seq)
-                return
+                if r.get("kind") == "tool.started":
+                    self.begun[eid] = form
+                return True
         self._remember(eid, seq, str(r.get("kind")), call)
+        return False
 
     def _remember(self, eid: str, seq: int, kind: str, call: dict[str, Any]) -> None:
         """A call a record holds, presented by no request so far: a request presenting it later comes after it (§5 step 4)."""
-        if has_hidden(call.get("name")) or has_hidden(call.get("arguments")):
+        if call_hidden(call):
             return
-        form = call_form(call.get("name"), call.get("arguments"))
+        form = form_of(call)
         if form is not None:
             self.ran.setdefault(digest_utf8(form), (eid, seq, kind))
 
@@ -354,6 +410,7 @@ class ApprovalLedger:
         if early is not None:
             # The call ran before anyone was asked: no later decision covers it (§5 step 4), and the verdict says it ran.
             req.ran_before = (early[0], early[1])
+            self.begun[early[0]] = form
             self._add("APPROVAL_MISSING", f"seq {early[1]}: {early[2]} {json.dumps(early[0])} ran the call that approval request {json.dumps(rid)} "
                       f"presents (seq {seq}) before it was requested, naming no request: a call put to an approver runs only for its granted "
                       "request, after the grant", early[1], "meta")
@@ -425,7 +482,7 @@ class ApprovalLedger:
         call = r.get("tool_call") if isinstance(r.get("tool_call"), dict) else None
         # Withheld (a publication), stored apart or erased: the call itself is a marker, a member of it is withheld, or its
         # name or arguments hold one. Then, and only then, it is not compared (§5 step 5).
-        hidden = call is not None and (any(k.startswith(RESERVED) for k in call) or has_hidden(call.get("name")) or has_hidden(call.get("arguments")))
+        hidden = call is not None and call_hidden(call)
         form = None
         if call is not None and not hidden and "name" in call and "arguments" in call:
             form = call_form(call["name"], call["arguments"])
@@ -441,11 +498,12 @@ class ApprovalLedger:
                 self._add("APPROVAL_UNCHECKED", f"seq {seq}: effect {json.dumps(eid)} has a withheld or erased meta: whether it was begun "
                           "for an approval request is not checked", seq, "meta", True)
                 return
-            if call is not None:
-                self._unnamed(r, seq, call)
+            self._carried(r, seq)
             return
         rid = named.get("request") if _is_str(named.get("request")) else None
         req = None if rid is None else self.requests.get(rid)
+        # What its outcomes may repeat: its call, or where that is not in hand, the call it was begun for.
+        self.begun[eid] = (None if req is None else req.form) if hidden else form
         if req is None:
             if self.partial:
                 self.unchecked_calls = True

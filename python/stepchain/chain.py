@@ -423,7 +423,16 @@ class ChainVerifier:
                 step_id = facts.spans.get("step_id")
                 if sp is not None and step_id is not None:
                     self.erasures.record(canonical_value(facts.text, *step_id), facts.seq, canonical_value(facts.text, *sp), at)
-        if not facts.problems and isinstance(facts.kind, str) and (
+        if not facts.problems and facts.profile is not None and facts.profile.version == 3 and facts.spans is not None:
+            # Every record of a v3 chain: one carrying a call (an object or an array, any kind) is read by the ledger; one
+            # holding none gives it its ts (an effect is no earlier than any record before it, APPROVALS.md §5 step 3).
+            call, ts = facts.spans.get("tool_call"), facts.spans.get("ts")
+            if (isinstance(facts.kind, str) and (facts.kind.startswith("approval.") or facts.kind == "tool.started")
+                    or call is None or facts.text[call[0]:call[1]] != "null"):
+                self._approval(facts.text)
+            elif ts is not None:
+                self._ledger().dated(facts.text[ts[0] + 1:ts[1] - 1])
+        elif not facts.problems and isinstance(facts.kind, str) and (
                 facts.kind.startswith("approval.") or facts.kind == "tool.started" or '"tool_call":{' in facts.text):
             self._approval(facts.text)
         if not self.deep or not clean or facts.profile is None or facts.profile.id != "step/v3" or facts.spans is None:
@@ -443,17 +452,21 @@ class ChainVerifier:
     def _approval(self, text: str) -> None:
         """An approval record, or any record with a call (from the chain's start: a call run before the request that presents
         it is found there, APPROVALS.md §5 step 4), through the ledger (a parsed copy)."""
-        from .approval import ApprovalLedger, parse_value, pins_of
+        from .approval import parse_value
         try:
             r = parse_value(text)
         except (ValueError, RecursionError):
             return
         if not isinstance(r, dict):
             return
+        self._ledger().record(r)
+
+    def _ledger(self) -> Any:
+        from .approval import ApprovalLedger, pins_of
         if self.approvals is None:
             self.approvals = ApprovalLedger(None if self.from_range else self.start_hash, self.start_seq > 0, pins_of(self.approvers),
                                             forked_at=self.forked_at)
-        self.approvals.record(r)
+        return self.approvals
 
     def finish(self) -> ChainReport:
         erasure_notices: list[Problem] = []

@@ -37,7 +37,10 @@ def test_covers_the_spec_cases():
                  "v2-valid-unpinned", "v2-altered-presentation", "v2-denied-then-executed", "v2-statement-on-v1-request",
                  "v1-statement-on-v2-request", "v2-signature-relabelled-v1", "v2-statement-without-request-hash",
                  "v2-signature-replayed-other-journal", "call-before-request", "call-again-before-its-request",
-                 "effect-naming-a-later-request"]:
+                 "effect-naming-a-later-request", "completion-carries-denied-call", "completion-carries-call-before-request",
+                 "completion-of-granted-effect-other-call", "completion-of-granted-effect-same-call", "outcomes-of-granted-effect-carry-other-calls",
+                 "outcome-dangling-ref-carries-denied-call", "unknown-kind-carries-denied-call", "array-call-carries-denied-call",
+                 "named-effect-array-call", "model-completed-proposes-denied-call", "effect-backdated-behind-later-record"]:
         assert want in ids
 
 
@@ -439,3 +442,37 @@ def test_fork_copied_request_authorises_no_effect_in_the_fork():
     # The same chain not known as a fork, or forked after the effect, is valid.
     assert verify_chain([(BUCKET, data)], GENESIS, allow_public=False, approvers=pins).ok
     assert verify_chain([(BUCKET, data)], GENESIS, allow_public=False, approvers=pins, forked_at=3).ok
+
+
+@pytest.mark.parametrize("tool_call", [
+    {"$stepchain:erased": {"digest": "sha256:" + "1" * 64, "erasure": "erasure:3:x"}},
+    {"arguments": {"amount": 120, "invoice": "INV-9"}, "$stepchain:erased": [{"digest": "sha256:" + "2" * 64, "erasure": "erasure:3:x"}]},
+    {"name": "pay_invoice", "$stepchain:erased": [{"digest": "sha256:" + "3" * 64, "erasure": "erasure:3:x"}]},
+])
+def test_an_unnamed_call_erased_whole_or_by_member_is_unchecked(tool_call):
+    """APPROVALS.md §5 step 5: an effect naming no request whose whole call, name or arguments were erased (a marker standing
+    for the call, or for one of its members) could be the denied call: the request is unchecked, never "never executed"."""
+    from stepchain.approval import ApprovalLedger
+    ledger = ApprovalLedger(None)
+    ledger.record({"kind": "approval.requested", "seq": 1, "step_id": "req-1", "step_hash": "sha256:" + "0" * 64,
+                   "ts": "2026-11-27T10:00:01.000Z",
+                   "input": {"expires_at": None, "presented": {"arguments": {"amount": 120, "invoice": "INV-9"}, "name": "pay_invoice"}}})
+    ledger.record({"kind": "tool.started", "seq": 3, "step_id": "s3", "ts": "2026-11-27T10:00:03.000Z", "tool_call": tool_call})
+    assert [f.code for f in ledger.finish()] == ["APPROVAL_UNCHECKED"]
+    assert ledger.entries()[0].get("unchecked") is True and ledger.entries()[0]["effect"] is None
+
+
+def test_a_completion_repeating_the_call_of_a_named_start_whose_call_was_erased_ran_nothing_more():
+    """An effect's arguments erased from its start (§5 step 5: a notice) while its completion still carries the
+    call: the completion repeats the call the start was begun for, it is not another execution (§5 step 4)."""
+    from stepchain.approval import ApprovalLedger
+    pay = {"arguments": {"amount": 120, "invoice": "INV-9"}, "name": "pay_invoice"}
+    ledger = ApprovalLedger(None)
+    ledger.record({"kind": "approval.requested", "seq": 1, "step_id": "req-1", "step_hash": "sha256:" + "0" * 64,
+                   "ts": "2026-11-27T10:00:01.000Z", "input": {"expires_at": None, "presented": pay}})
+    ledger.record({"kind": "tool.started", "seq": 2, "step_id": "s2", "ts": "2026-11-27T10:00:02.000Z",
+                   "tool_call": {"name": "pay_invoice", "$stepchain:erased": [{"digest": "sha256:" + "2" * 64, "erasure": "e"}]},
+                   "meta": {"approval": {"request": "req-1", "request_hash": "sha256:" + "0" * 64}}})
+    ledger.record({"kind": "tool.completed", "seq": 3, "step_id": "s3", "ref": "s2", "ts": "2026-11-27T10:00:03.000Z", "tool_call": pay})
+    # (The start itself has no grant here: that finding is the start's, at seq 2; none is the completion's.)
+    assert [f.seq for f in ledger.finish()] == [2]

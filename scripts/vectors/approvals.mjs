@@ -230,6 +230,7 @@ export function generate() {
     caseOf(cases, 'digest-not-of-presented', 'a request whose digest is not that of what it presents: APPROVAL_INVALID', c);
   }
   v2Cases(cases);
+  carriedCallCases(cases);
   return {
     'approvals.json': {
       format: 'stepchain-vectors/v1',
@@ -376,5 +377,114 @@ function v2Cases(cases) {
     const req = requestV2(c, 'req-1');
     decideV2(c, req, 'granted');
     caseOf(cases, 'effect-naming-a-later-request', 'an effect at seq 1 naming request req-1, which is made only at seq 2: APPROVAL_MISSING at seq 1 (it names no request earlier in the chain)', c, [PINS.alice]);
+  }
+}
+
+// ------------------------------------------------------------------------------------------------------------------
+// Every record that carries a call (APPROVALS.md §5 step 4 as it reads since outsider 3): an outcome naming a start,
+// with a dangling ref, a record of an unknown kind, each element of an array tool_call; a model's records run
+// nothing. The times of §5 step 3: an effect is no earlier than any record before it.
+
+function carriedCallCases(cases) {
+  const OTHER = { name: 'lookup', arguments: { q: 'INV-9' } };
+  const ALTERED = { name: 'pay_invoice', arguments: { amount: 1200, invoice: 'INV-9' } };
+  const deniedChain = () => {
+    const c = chain();
+    start(c);
+    const req = requestV2(c, 'req-1');
+    decideV2(c, req, 'denied', { reason: 'duplicate invoice' });
+    return c;
+  };
+  {
+    const c = deniedChain();
+    const s = c.add({ kind: 'tool.started', tool_call: OTHER });
+    c.add({ kind: 'tool.completed', ref: s.step_id, tool_call: PAY, result: { paid: true } });
+    caseOf(cases, 'completion-carries-denied-call', 'denied, then a harmless start (lookup) whose tool.completed carries the denied call: the completion ran it (APPROVAL_MISSING at seq 4), the verdict says executed at seq 4', c, [PINS.alice]);
+  }
+  {
+    const c = chain();
+    start(c);
+    const s = c.add({ kind: 'tool.started', tool_call: OTHER });
+    c.add({ kind: 'tool.completed', ref: s.step_id, tool_call: PAY, result: { paid: true } });
+    const req = requestV2(c, 'req-1');
+    decideV2(c, req, 'denied');
+    caseOf(cases, 'completion-carries-call-before-request', 'a harmless start whose completion carries the call at seq 2, then the call presented and denied: APPROVAL_MISSING at seq 2 (it ran before anyone was asked)', c, [PINS.alice]);
+  }
+  {
+    const c = chain();
+    start(c);
+    const req = requestV2(c, 'req-1');
+    decideV2(c, req, 'granted');
+    const e = effect(c, req);
+    c.add({ kind: 'tool.completed', ref: e.step_id, tool_call: ALTERED, result: { paid: true } });
+    caseOf(cases, 'completion-of-granted-effect-other-call', 'granted and begun as presented, then completed carrying amount 1200: the outcome carries a call other than its start\'s (APPROVAL_MISMATCH at seq 4, field tool_call)', c, [PINS.alice]);
+  }
+  {
+    const c = chain();
+    start(c);
+    const req = requestV2(c, 'req-1');
+    decideV2(c, req, 'granted');
+    const e = effect(c, req);
+    c.add({ kind: 'tool.updated', ref: e.step_id, tool_call: { name: 'pay_invoice', summary: 'paying INV-9' } });
+    c.add({ kind: 'tool.completed', ref: e.step_id, tool_call: PAY, result: { paid: true } });
+    caseOf(cases, 'completion-of-granted-effect-same-call', 'granted, begun, annotated (a tool.updated naming the start with name and summary, no arguments) and completed carrying the same call: valid, executed at seq 3', c, [PINS.alice]);
+  }
+  {
+    const c = chain();
+    start(c);
+    const reqA = requestV2(c, 'req-a', OTHER);
+    decideV2(c, reqA, 'granted');
+    const reqB = requestV2(c, 'req-b');
+    decideV2(c, reqB, 'denied');
+    const e = effect(c, reqA, OTHER);
+    c.add({ kind: 'tool.updated', ref: e.step_id, tool_call: ALTERED });
+    c.add({ kind: 'tool.completed', ref: e.step_id, tool_call: PAY, result: { paid: true } });
+    caseOf(cases, 'outcomes-of-granted-effect-carry-other-calls', 'req-a (lookup) granted and begun at seq 5, req-b (pay_invoice) denied; a tool.updated of the lookup carries amount 1200 (presented by no request: APPROVAL_MISMATCH at seq 6) and its completion the denied call (APPROVAL_MISSING at seq 7, req-b executed at seq 7)', c, [PINS.alice]);
+  }
+  {
+    const c = deniedChain();
+    c.add({ kind: 'tool.completed', ref: 'nosuch', tool_call: PAY, result: { paid: true } });
+    c.add({ kind: 'tool.failed', ref: 'nosuch', tool_call: PAY, error: { message: 'timeout' } });
+    c.add({ kind: 'tool.updated', ref: 'nosuch', tool_call: PAY });
+    caseOf(cases, 'outcome-dangling-ref-carries-denied-call', 'denied, then a tool.completed, a tool.failed and a tool.updated naming no start and carrying the denied call: each ran it (APPROVAL_MISSING at seq 3, 4, 5), executed at seq 3', c, [PINS.alice]);
+  }
+  {
+    const c = deniedChain();
+    c.add({ kind: 'tool.executed', tool_call: PAY, result: { paid: true } });
+    caseOf(cases, 'unknown-kind-carries-denied-call', 'denied, then a record of a kind this verifier does not know carrying the denied call: APPROVAL_MISSING at seq 3 (and the notice KIND_UNKNOWN)', c, [PINS.alice]);
+  }
+  {
+    const c = deniedChain();
+    c.add({ kind: 'tool.started', tool_call: [OTHER, PAY] });
+    c.add({ kind: 'step', tool_call: [PAY], result: { paid: true } });
+    caseOf(cases, 'array-call-carries-denied-call', 'denied, then a tool.started whose tool_call is an array holding the denied call, and a step likewise: each element is compared (APPROVAL_MISSING at seq 3 and 4)', c, [PINS.alice]);
+  }
+  {
+    const c = chain();
+    start(c);
+    const req = requestV2(c, 'req-1');
+    decideV2(c, req, 'granted');
+    c.add({ kind: 'tool.started', tool_call: [PAY], meta: { approval: { request: req.step_id, request_hash: req.step_hash } } });
+    caseOf(cases, 'named-effect-array-call', 'granted, then an effect naming the request whose tool_call is an array holding the presented call: not the presented call (APPROVAL_MISMATCH at seq 3, field tool_call)', c, [PINS.alice]);
+  }
+  {
+    const c = chain();
+    start(c);
+    const m1 = c.add({ kind: 'model.started', prompt: 'pay INV-9' });
+    c.add({ kind: 'model.completed', ref: m1.step_id, tool_call: PAY });
+    const req = requestV2(c, 'req-1');
+    decideV2(c, req, 'denied');
+    const m2 = c.add({ kind: 'model.started', prompt: 'denied; pay INV-9' });
+    c.add({ kind: 'model.completed', ref: m2.step_id, tool_call: PAY });
+    caseOf(cases, 'model-completed-proposes-denied-call', 'a model asks for the call (model.completed holding it) before and after it is presented and denied: a model\'s records run nothing, valid, never executed', c, [PINS.alice]);
+  }
+  {
+    const c = chain();
+    start(c);
+    const req = requestV2(c, 'req-1', PAY, '2026-11-27T10:00:03.000Z');
+    decideV2(c, req, 'granted');
+    c.add({ kind: 'step', ts: '2026-11-27T10:30:00.000Z', input: { note: 'much later' } });
+    effect(c, req, PAY, { ts: '2026-11-27T10:00:02.500Z' });
+    caseOf(cases, 'effect-backdated-behind-later-record', 'request expiring 10:00:03, granted at 10:00:02, a step dated 10:30:00, then the effect dated 10:00:02.500: by chain order it began no earlier than 10:30:00 (APPROVAL_EXPIRED at seq 4, field ts)', c, [PINS.alice]);
   }
 }

@@ -34,6 +34,16 @@ export function hasHidden(v: unknown, depth = 0): boolean {
 }
 
 /**
+ * Whether a recorded call's name or arguments are not in hand: a marker stands for the whole call or as one of
+ * its own members (an erasure or a withholding of `name` or `arguments` leaves only the marker, not which member
+ * it was), or inside its name or arguments. A part reference is in hand.
+ */
+export function callIsHidden(call: Rec): boolean {
+  for (const k of Object.keys(call)) if (k.startsWith('$stepchain:') && k !== PART) return true;
+  return hasHidden(call.name) || hasHidden(call.arguments);
+}
+
+/**
  * A value with each part reference reduced to its address (private and public references alike); the value
  * itself, uncopied, where it holds none (every call of a v3 chain is read: most hold no reference).
  */
@@ -60,6 +70,7 @@ function addressed(v: unknown, depth = 0): unknown {
 
 /** The canonical text of {arguments, name} with part references as addresses (APPROVALS.md §5 step 3), or null. */
 export function callForm(name: unknown, args: unknown): string | null {
+  if (name === undefined || args === undefined) return null; // not a call: one without name or arguments compares as none
   try {
     // Trusted: parsed JSON; a part reference's reserved name is what is compared here.
     return canonicalJsonTrusted(addressed({ arguments: args, name }));
@@ -108,16 +119,15 @@ function membersOf(t: string): Map<string, [number, number]> | null {
 /**
  * The compared form (callForm) of the record's own call, read from a stored v3 line without parsing it, with
  * its step_id (as JSON text), seq and ts; null where this cannot be read for certain (a line holding any
- * marker or any text `"approval`, a call without name or arguments, none of the shape) — the caller then
+ * marker, any text `"approval` or `"kind":"model.`, a call without name or arguments, none of the shape) — the caller then
  * parses the line. A stored line is canonical and ends with `tool_call`, `ts`, `v` (FORMAT.md §14.6), so the
  * call's `arguments` and `name` texts are their canonical JSON; of the places the pattern before `tool_call`
  * matches, only the record's own is followed by exactly one object up to `,"ts":`. This is how every call of a
  * v3 chain is read before its first request (APPROVALS.md §5 step 4) at a small cost.
  */
 export function storedCall(line: string): { id: string; seq: number; ts: string; form: string } | null {
-  // Markers, approvals and completions (which name their start, so their call is not one run) are parsed.
-  if (line.includes('"$stepchain:') || line.includes('"approval') || /"kind":"tool\.(completed|failed)"/.test(line))
-    return null;
+  // Markers, approvals and model records (a model's tool_call is what it asked for, not a call run) are parsed.
+  if (line.includes('"$stepchain:') || line.includes('"approval') || line.includes('"kind":"model.')) return null;
   const end = line.lastIndexOf(',"ts":"');
   if (end < 0) return null;
   for (let at = line.lastIndexOf(CALL_KEY, end); at > 0; at = line.lastIndexOf(CALL_KEY, at - 1)) {

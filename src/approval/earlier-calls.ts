@@ -4,7 +4,6 @@
  * calls themselves, so a verifier holds 32 bytes and a locator per distinct call. Pure.
  */
 import { digestUtf8 } from '../canonical/sha256.js';
-import { callForm, hasHidden } from './calls.js';
 
 interface Earlier {
   id: string;
@@ -17,11 +16,9 @@ interface Earlier {
 export class EarlierCalls {
   private readonly byForm = new Map<string, Earlier>();
 
-  /** A call a record holds (parsed), presented by no request so far. */
-  remember(id: string, seq: number, kind: string, call: Record<string, unknown>): void {
-    if (hasHidden(call.name) || hasHidden(call.arguments)) return;
-    const form = callForm(call.name, call.arguments);
-    if (form !== null) this.add(form, { id, seq, kind });
+  /** A call in hand already in its compared form (calls.ts callForm), presented by no request so far. */
+  rememberForm(form: string, id: string, seq: number, kind: string): void {
+    this.add(form, { id, seq, kind });
   }
 
   /** A call read from its stored line: its step_id as JSON text and its compared form (calls.ts storedCall). */

@@ -5,12 +5,12 @@
  * effect, so both read the rules from one place. Holds the requests seen (a handful), never the lines.
  * Pure; never throws on hostile input.
  */
-import { EFFECT_EXTRA_MEMBERS, PART, callForm, hasHidden, hasMarker } from './calls.js';
+import { EFFECT_EXTRA_MEMBERS, PART, callForm, callIsHidden, hasHidden, hasMarker } from './calls.js';
+import { carriedCalls } from './carried.js';
 import { keyIdOf } from '../crypto/ed25519.js';
 import { EarlierCalls } from './earlier-calls.js';
 import {
   APPROVAL_DENIED,
-  APPROVAL_STATEMENT_TYPE_V1,
   APPROVAL_GRANTED,
   APPROVAL_REQUESTED,
   decisionMetaDefect,
@@ -23,6 +23,7 @@ import {
   type RequestInput,
 } from './records.js';
 import { approvalSignatureDefect } from './sign.js';
+import { bindingDefect } from './binding.js';
 import type {
   ApprovalEntry,
   ApprovalFinding,
@@ -50,8 +51,10 @@ export class ApprovalLedger {
   private readonly unpinned = new Map<string, { seq: number; name: string | null }>();
   /** An effect or record whose call could not be checked against the requests: "never executed" is not proven. */
   private uncheckedCalls = false;
-  /** The latest ts read so far (chain order): an effect is no earlier than a record before it (§5 step 3). */
-  private latest = -Infinity;
+  /** The latest ts read so far, of any record (chain order): an effect is no earlier than a record before it (§5 step 3). */
+  private latest = '';
+  /** Per start that named a request or ran a presented call, the call its outcomes repeat (its own, else its request's). */
+  private readonly begun = new Map<string, string | null>();
   /** Calls recorded before the requests that present them (§5 step 4). */
   private readonly ran = new EarlierCalls();
   /** The first call so far whose name or arguments are withheld or erased, naming no request: it could be any call. */
@@ -84,16 +87,38 @@ export class ApprovalLedger {
     if (r.kind === APPROVAL_REQUESTED) this.request(r, seq);
     else if (r.kind === APPROVAL_GRANTED || r.kind === APPROVAL_DENIED) this.decision(r, seq);
     else if (r.kind === 'tool.started') this.effect(r, seq);
-    else if (
-      isObj(r.tool_call) &&
-      (r.kind === 'step' || ((r.kind === 'tool.completed' || r.kind === 'tool.failed') && typeof r.ref !== 'string'))
-    ) {
-      // A call recorded as run without a tool.started (a plain step, a completion naming no start): it names no
-      // request, so a presented call recorded this way is run without its grant (§5 step 4).
-      this.unnamed(r, seq, r.tool_call);
-    } else if (isObj(r.tool_call) && !/^(approval\.|tool\.completed$|tool\.failed$)/.test(String(r.kind)))
-      this.ran.remember(String(r.step_id), seq, String(r.kind), r.tool_call);
+    else this.carried(r, seq);
     this.dated(r.ts);
+  }
+
+  /**
+   * A record carrying calls run without naming a request (carried.ts): a start or step, an outcome, a record of
+   * any other kind. An outcome naming a start that named a request, or that ran a request's call, repeats that
+   * call; any other call it carries ran too, and is compared as a call naming no request (§5 step 4).
+   */
+  private carried(r: Rec, seq: number): void {
+    const c = carriedCalls(r);
+    if (c === null) return;
+    const began = c.start === null ? undefined : this.begun.get(c.start);
+    for (const call of c.calls) {
+      if (began === undefined || callIsHidden(call)) {
+        this.unnamed(r, seq, call);
+        continue;
+      }
+      const form = callForm(call.name, call.arguments);
+      if (form === began || this.unnamed(r, seq, call) || !('arguments' in call)) continue;
+      this.add(
+        'APPROVAL_MISMATCH',
+        `seq ${seq}: ${String(r.kind)} ${JSON.stringify(String(r.step_id))} names start ${JSON.stringify(c.start)}, whose call was compared with an approval request's, but carries another call: an outcome carries the call its start began`,
+        seq,
+        'tool_call',
+      );
+    }
+  }
+
+  /** The ts of a record that carries no call, read from its stored line (chain order, §5 step 3). */
+  datedText(ts: string): void {
+    this.dated(ts);
   }
 
   /** A record's call read from its stored line (calls.ts storedCall) while the chain holds no request. */
@@ -102,9 +127,9 @@ export class ApprovalLedger {
     this.dated(ts);
   }
 
+  /** A stored line's ts has one shape (FORMAT.md §5.1: milliseconds, UTC), so text order is time order. */
   private dated(ts: unknown): void {
-    const t = instant(ts);
-    if (t !== null && t > this.latest) this.latest = t;
+    if (typeof ts === 'string' && ts.length === 24 && ts > this.latest) this.latest = ts;
   }
 
   private request(r: Rec, seq: number): void {
@@ -150,6 +175,7 @@ export class ApprovalLedger {
     if (early !== undefined) {
       // The call ran before anyone was asked: no later decision covers it (§5 step 4), and the verdict says it ran.
       state.ranBefore = { id: early.id, seq: early.seq };
+      this.begun.set(early.id, form);
       this.add(
         'APPROVAL_MISSING',
         `seq ${early.seq}: ${early.kind} ${JSON.stringify(early.id)} ran the call that approval request ${JSON.stringify(id)} presents (seq ${seq}) before it was requested, naming no request: a call put to an approver runs only for its granted request, after the grant`,
@@ -206,35 +232,8 @@ export class ApprovalLedger {
     if (why !== null) return bad(why, why.startsWith('meta') ? 'meta' : 'input');
     const s = r.input as AnyApprovalStatement;
     const meta = r.meta as DecisionMeta;
-    // The statement binds this journal, this request and this decision: a signature moved elsewhere does not hold.
-    if (s.decision !== kind)
-      return bad(`the signed decision is ${JSON.stringify(s.decision)} but the record is ${r.kind as string}`);
-    if (s.request !== ref)
-      return bad(
-        `the signed statement is about request ${JSON.stringify(s.request)}, not the request this record names`,
-      );
-    if (s.request_seq !== req.seq || s.request_hash !== req.stepHash)
-      return bad(
-        `the signed statement names request seq ${s.request_seq} ${s.request_hash}, but the request is seq ${req.seq} ${req.stepHash}`,
-      );
-    // A v2 statement binds the request by its step hash alone (which commits to what was presented, salted);
-    // a v1 statement also names the request's unsalted digest, so it decides only a request that carries one.
-    if (s.type === APPROVAL_STATEMENT_TYPE_V1 && req.input !== null) {
-      if (req.input.digest === undefined)
-        return bad(
-          `a ${APPROVAL_STATEMENT_TYPE_V1} statement names the presented call's unsalted digest, which this request does not carry: a request without a digest is decided by a stepchain-approval/v2 statement`,
-        );
-      if (s.digest !== req.input.digest)
-        return bad(
-          `the signed digest ${s.digest} is not the digest of what the request presented (${req.input.digest})`,
-        );
-    }
-    if (this.options.genesisHash !== null && s.genesis_hash !== this.options.genesisHash)
-      return bad(
-        `the signed statement is for the journal with genesis ${s.genesis_hash}, not this one (${this.options.genesisHash})`,
-      );
-    if (s.decided_at !== r.ts)
-      return bad(`the signed decided_at ${s.decided_at} is not the record's ts ${String(r.ts)}`);
+    const unbound = bindingDefect(s, r, ref, req, this.options.genesisHash);
+    if (unbound !== null) return bad(unbound);
     const sigWhy = approvalSignatureDefect(s, meta);
     if (sigWhy !== null) return bad(`the approver's signature does not hold: ${sigWhy}`, 'meta');
     const approver = this.approverOf(meta, seq);
@@ -276,12 +275,12 @@ export class ApprovalLedger {
     return { keyid, name: meta.approver.name, pinned: false };
   }
 
-  /** A record of a call run without naming a request: a presented call is APPROVAL_MISSING (§5 step 4). */
-  private unnamed(r: Rec, seq: number, call: Rec): void {
+  /** A record of a call run without naming a request: a presented call is APPROVAL_MISSING (§5 step 4). True then. */
+  private unnamed(r: Rec, seq: number, call: Rec): boolean {
     const id = String(r.step_id);
-    if (hasHidden(call.name) || hasHidden(call.arguments)) {
-      // Erased or withheld: it could be any presented call, including one presented later.
-      if (this.notInHand(id, seq)) return;
+    if (callIsHidden(call)) {
+      // Erased or withheld (a member of the call, or the whole call): it could be any presented call, one presented later too.
+      if (this.notInHand(id, seq)) return false;
       this.add(
         'APPROVAL_UNCHECKED',
         `seq ${seq}: ${String(r.kind)} ${JSON.stringify(id)} has a withheld or erased call and names no approval request: whether it runs a call put to an approver is not checked`,
@@ -289,24 +288,26 @@ export class ApprovalLedger {
         'tool_call',
         true,
       );
-      return;
+      return false;
     }
     const form = callForm(call.name, call.arguments);
-    if (form === null) return;
+    if (form === null) return false;
     for (const [rid, req] of this.requests) {
       if (req.form === form) {
         // It ran: the verdict says so (executed at this seq), never "never executed".
         if (req.effect === null) req.effect = { id, seq };
+        if (r.kind === 'tool.started') this.begun.set(id, form);
         this.add(
           'APPROVAL_MISSING',
           `seq ${seq}: ${String(r.kind)} ${JSON.stringify(id)} runs the call presented by approval request ${JSON.stringify(rid)} (seq ${req.seq}) without naming it (meta.approval): a call that was put to an approver is begun only for its granted request`,
           seq,
           'meta',
         );
-        return;
+        return true;
       }
     }
-    this.ran.remember(id, seq, String(r.kind), call);
+    this.ran.rememberForm(form, id, seq, String(r.kind));
+    return false;
   }
 
   /** A call not in hand was run (§5 step 5): true when no request precedes it (nothing to report yet). */
@@ -335,12 +336,13 @@ export class ApprovalLedger {
         );
         return;
       }
-      if (call !== null) this.unnamed(r, seq, call);
-      return;
+      return this.carried(r, seq);
     }
-    const callHidden = call === null || hasHidden(call.name) || hasHidden(call.arguments);
+    const callHidden = call !== null && callIsHidden(call);
+    const form = call === null ? null : callForm(call.name, call.arguments);
     const rid = typeof named.request === 'string' ? named.request : null;
     const req = rid === null ? undefined : this.requests.get(rid);
+    this.begun.set(id, callHidden ? (req?.form ?? null) : form);
     if (req === undefined) {
       if (this.options.partial === true) {
         this.uncheckedCalls = true;
@@ -392,7 +394,7 @@ export class ApprovalLedger {
     }
     // The effect's time by chain order: no earlier than any record before it (an agent's backdated ts does not move it).
     const ts = instant(r.ts);
-    const at = Math.max(ts ?? Infinity, this.latest);
+    const at = Math.max(ts ?? Infinity, instant(this.latest) ?? -Infinity);
     if (expires !== null && at > expires) {
       this.add(
         'APPROVAL_EXPIRED',
@@ -452,8 +454,7 @@ export class ApprovalLedger {
       return;
     }
     if (req.form === null) return; // a malformed request, already a problem
-    const extra = Object.keys(call).filter((k) => !EFFECT_EXTRA_MEMBERS.has(k));
-    const form = callForm(call.name, call.arguments);
+    const extra = Object.keys(call ?? {}).filter((k) => !EFFECT_EXTRA_MEMBERS.has(k));
     if (form !== req.form) {
       const parted = form !== null && (form.includes(PART) || req.form.includes(PART));
       this.add(

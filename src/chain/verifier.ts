@@ -75,8 +75,9 @@ export interface ChainVerifierOptions {
 }
 
 const encoder = new TextEncoder();
-/** A record's tool_call object as it stands in a canonical line (a tool.started, or a call recorded another way). */
-const TOOL_CALL = '"tool_call":{';
+/** A stored v3 line's last members: `"tool_call":null` before them is a record holding no call. */
+const TS_MEMBER = ',"ts":"';
+const NO_CALL = '"tool_call":null';
 
 export class ChainVerifier {
   private readonly problems: ProblemList<ChainProblemCode>;
@@ -222,9 +223,14 @@ export class ChainVerifier {
         // Every call is read by the approval check, from the chain's start: one run before the request that
         // presents it is run without its grant (APPROVALS.md §5 step 4). Only lines with a call are parsed.
         const line = typeof text === 'string' ? text : text();
-        // Before the first request, a call is read from the line's tail without parsing the line (the cost of
-        // reading every call stays small); the line is parsed where that cannot be done for certain.
-        if (line.includes(TOOL_CALL)) {
+        // A stored line ends with tool_call, ts and v (FORMAT.md §14.6): a line whose tool_call is null gives the
+        // ledger its ts alone (an effect's time is no earlier than any record before it, §5 step 3). Before the
+        // first request, a call is read from the line's tail without parsing the line (the cost of reading every
+        // call stays small); the line is parsed where that cannot be done for certain, and once a request exists.
+        const end = line.lastIndexOf(TS_MEMBER);
+        if (end > 0 && line.startsWith(NO_CALL, end - NO_CALL.length))
+          this.ledger().datedText(line.slice(end + TS_MEMBER.length, end + TS_MEMBER.length + 24));
+        else {
           const call = this.approvals?.active === true ? null : storedCall(line);
           if (call !== null) this.ledger().storedCall(call.id, call.seq, call.ts, call.form);
           else this.approval(line);

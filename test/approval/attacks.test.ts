@@ -149,7 +149,8 @@ describe("an outsider without the approver's key", () => {
           presented: { name: 'pay_invoice', arguments: raised },
           expires_at: null,
         };
-      if (x.kind === 'tool.started') toolCall = { ...toolCall, arguments: raised };
+      // The start and its completion alike (a completion carrying another call than its start's is a problem too).
+      if (x.kind === 'tool.started' || x.kind === 'tool.completed') toolCall = { ...toolCall, arguments: raised };
       await forged.append({
         kind: x.kind,
         ref: x.ref,

@@ -10,6 +10,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ApprovalLedger } from '../../src/approval/ledger.js';
 import { Run } from '../../src/runtime/run.js';
 import { alice, tempDir, v3Run } from '../approval/helpers.js';
+import { eraseValue } from '../../src/erase/store.js';
+import type { Journal } from '../../src/store/types.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const dirs: string[] = [];
@@ -408,5 +410,142 @@ describe('approval checks on records whose values are not in hand (findings 7, 3
     });
     expect(ledger.finish().map((f) => f.code)).toEqual(['APPROVAL_UNCHECKED']);
     expect(ledger.entries()[0]!.unchecked).toBe(true);
+  });
+});
+
+// Outsider 3 (issue 39), the verifier's side: records that carry a presented call without naming its request
+// (an outcome naming a harmless start, a dangling ref, an unknown kind, an array of calls), whole values erased
+// from an unnamed effect, and an effect back-dated behind a later record. In-process (a file store and the chain
+// verifier), each on a journal of its own.
+describe('approval attacks from outsider 3: every record carrying a call is compared', () => {
+  const PAY = { name: 'pay', args: { amount: 500, to: 'mallory' } };
+  const CALL = { name: PAY.name, arguments: PAY.args };
+  const seen = async (j: Journal) => {
+    const r = await j.verify({ approvers: [{ key: alice.publicKey, name: 'alice' }] });
+    return {
+      problems: r.problems.map((p) => `${p.code}@${p.location.seq}`),
+      notices: r.warnings.map((w) => w.code),
+      entry: r.approvals![0]!,
+    };
+  };
+  const denied = async () => {
+    const { store, run } = await v3Run(tempDir());
+    const req = await run.requestApproval(PAY);
+    await run.decideApproval(req.id, 'denied', { key: alice.privateKey, name: 'alice' });
+    return { store, run, req };
+  };
+
+  it('F7: a completion naming a harmless start but carrying the denied call ran it (after the denial, and before the request)', async () => {
+    const { run } = await denied();
+    const start = await run.journal.append({
+      kind: 'tool.started',
+      tool_call: { name: 'lookup', arguments: { q: 'w' } },
+    });
+    const done = await run.journal.append({
+      kind: 'tool.completed',
+      ref: start.step_id,
+      tool_call: CALL,
+      result: { paid: true },
+    });
+    const after = await seen(run.journal);
+    expect(after.problems).toEqual([`APPROVAL_MISSING@${done.seq}`]);
+    expect(after.entry).toMatchObject({ status: 'denied', effect_seq: done.seq });
+
+    const { run: early } = await v3Run(tempDir());
+    const s = await early.journal.append({
+      kind: 'tool.started',
+      tool_call: { name: 'lookup', arguments: { q: 'w' } },
+    });
+    const c = await early.journal.append({
+      kind: 'tool.completed',
+      ref: s.step_id,
+      tool_call: CALL,
+      result: { paid: true },
+    });
+    const req = await early.requestApproval(PAY);
+    await early.decideApproval(req.id, 'denied', { key: alice.privateKey, name: 'alice' });
+    const before = await seen(early.journal);
+    expect(before.problems).toEqual([`APPROVAL_MISSING@${c.seq}`]);
+    expect(before.entry.effect_seq).toBe(c.seq);
+  });
+
+  it("F7: after a grant, a completion of the approved start carrying another call is APPROVAL_MISMATCH; the runtime's own completion verifies", async () => {
+    const { run } = await v3Run(tempDir());
+    const req = await run.requestApproval(PAY);
+    await run.decideApproval(req.id, 'granted', { key: alice.privateKey, name: 'alice' });
+    const effect = await run.beginTool({ ...PAY, approval: req.id });
+    await effect.annotate({ summary: 'paying', idempotencyKey: 'k-1' });
+    await effect.complete({ paid: true });
+    expect((await seen(run.journal)).problems).toEqual([]);
+    const forged = await run.journal.append({
+      kind: 'tool.completed',
+      ref: effect.id,
+      tool_call: { name: 'pay', arguments: { amount: 50000, to: 'mallory' } },
+      result: { paid: true },
+    });
+    expect((await seen(run.journal)).problems).toEqual([`APPROVAL_MISMATCH@${forged.seq}`]);
+  });
+
+  it('F1: an outcome with a dangling ref, a tool.failed, a tool.updated and an unknown kind carrying the denied call each ran it', async () => {
+    const { run } = await denied();
+    const at: number[] = [];
+    for (const r of [
+      { kind: 'tool.completed', ref: 'nosuch', tool_call: CALL, result: { paid: true } },
+      { kind: 'tool.failed', ref: 'nosuch', tool_call: CALL, error: { message: 'timeout' } },
+      { kind: 'tool.updated', ref: 'nosuch', tool_call: CALL },
+      { kind: 'tool.executed', tool_call: CALL },
+    ])
+      at.push((await run.journal.append(r as never)).seq);
+    const v = await seen(run.journal);
+    expect(v.problems).toEqual(at.map((s) => `APPROVAL_MISSING@${s}`));
+    expect(v.entry.effect_seq).toBe(at[0]);
+  });
+
+  it('F5: an array tool_call on a start or a step is compared element by element', async () => {
+    const { run } = await denied();
+    const a = await run.journal.append({ kind: 'tool.started', tool_call: [{ name: 'noop', arguments: {} }, CALL] });
+    const b = await run.journal.append({ kind: 'step', tool_call: [CALL], result: { paid: true } });
+    const v = await seen(run.journal);
+    expect(v.problems).toEqual([`APPROVAL_MISSING@${a.seq}`, `APPROVAL_MISSING@${b.seq}`]);
+    expect(v.entry.effect_seq).toBe(a.seq);
+  });
+
+  it("F8: an effect back-dated before the expiry but written after a later record counts at that record's time", async () => {
+    const { run } = await v3Run(tempDir());
+    const now = Date.now();
+    const req = await run.requestApproval(PAY, { expiresAt: new Date(now + 3_600_000) });
+    await run.decideApproval(req.id, 'granted', { key: alice.privateKey, name: 'alice' });
+    await run.journal.append({ kind: 'run.completed', ts: new Date(now + 7_200_000), result: { done: true } });
+    const e = await run.journal.append({
+      kind: 'tool.started',
+      ts: new Date(now + 60_000),
+      tool_call: CALL,
+      meta: { approval: { request: req.id, request_hash: req.stepHash } },
+    });
+    expect((await seen(run.journal)).problems).toEqual([`APPROVAL_EXPIRED@${e.seq}`]);
+  });
+
+  it('F10: erasing the whole call, its name or its arguments from an unnamed denied effect leaves it unchecked, never "never executed"; on a named effect, erased arguments are a notice', async () => {
+    for (const path of ['/tool_call', '/tool_call/name', '/tool_call/arguments']) {
+      const { store, run } = await denied();
+      const e = await run.journal.append({ kind: 'tool.started', tool_call: CALL });
+      expect((await seen(run.journal)).problems).toEqual([`APPROVAL_MISSING@${e.seq}`]);
+      await eraseValue(store, run.runId, { seq: e.seq, path, reason: 'GDPR Art. 17' });
+      const v = await seen(await store.open(run.runId));
+      expect(v.problems).toEqual([]);
+      expect(v.notices).toContain('APPROVAL_UNCHECKED');
+      expect(v.entry).toMatchObject({ status: 'denied', effect_seq: null, unchecked: true });
+    }
+    const { store, run } = await v3Run(tempDir());
+    const req = await run.requestApproval(PAY);
+    await run.decideApproval(req.id, 'granted', { key: alice.privateKey, name: 'alice' });
+    const effect = await run.beginTool({ ...PAY, approval: req.id });
+    // Its completion repeats the call; erasing it from the start alone leaves the completion one of its outcome.
+    await effect.complete({ paid: true });
+    await eraseValue(store, run.runId, { seq: effect.seq, path: '/tool_call/arguments', reason: 'GDPR Art. 17' });
+    const v = await seen(await store.open(run.runId));
+    expect(v.problems).toEqual([]);
+    expect(v.notices).toContain('APPROVAL_UNCHECKED');
+    expect(v.entry).toMatchObject({ status: 'granted', effect_seq: effect.seq, unchecked: true });
   });
 });
