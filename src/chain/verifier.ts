@@ -11,7 +11,7 @@
  */
 import { MAX_LINE_BYTES } from '../canonical/limits.js';
 import type { MarkerSpan } from '../canonical/scan.js';
-import { isDigest } from '../canonical/sha256.js';
+import { digestUtf8, isDigest } from '../canonical/sha256.js';
 import { formatOf, genesisDefect, genesisHash, type Genesis } from '../record/formats.js';
 import type { BlobRef } from '../record/markers.js';
 import type { JournalFormat } from '../record/profile.js';
@@ -20,6 +20,7 @@ import { ErasureLedger } from '../record/v3/erasure-ledger.js';
 import { ApprovalLedger, type PinnedApprover } from '../approval/ledger.js';
 import { storedCall } from '../approval/calls.js';
 import { checkLine, decodeLine, lineTooLong, type LineFacts, type LineProblem } from './line.js';
+import { TOOL_CALL } from './line-reading.js';
 import { LinkChecker } from './links.js';
 import { ProblemList } from './problems.js';
 import type { ChainProblemCode, ChainReport, ProblemLocation } from './report.js';
@@ -39,6 +40,12 @@ export interface VerifiedLine {
   clean: boolean;
   blobs: (BlobRef & { field: string })[];
   markers: MarkerSpan[];
+  /**
+   * A run record's top-level kind is "step", and its step_id (as record/line-members.ts kindIsStep and
+   * stepIdOf read them from `text`), where the line was checked in a batch; absent otherwise.
+   */
+  kindIsStep?: boolean;
+  stepId?: string | null;
 }
 
 export interface ChainVerifierOptions {
@@ -75,8 +82,6 @@ export interface ChainVerifierOptions {
 }
 
 const encoder = new TextEncoder();
-/** A record's tool_call object as it stands in a canonical line (a tool.started, or a call recorded another way). */
-const TOOL_CALL = '"tool_call":{';
 
 export class ChainVerifier {
   private readonly problems: ProblemList<ChainProblemCode>;
@@ -216,21 +221,7 @@ export class ChainVerifier {
     if (facts.erasure === true && this.format.capabilities.erasure && facts.problems.length === 0) {
       (this.erasures ??= new ErasureLedger()).add(typeof text === 'string' ? text : text());
     }
-    if (this.format.capabilities.approvals && facts.problems.length === 0) {
-      if (facts.approval === true) this.approval(typeof text === 'string' ? text : text());
-      else {
-        // Every call is read by the approval check, from the chain's start: one run before the request that
-        // presents it is run without its grant (APPROVALS.md §5 step 4). Only lines with a call are parsed.
-        const line = typeof text === 'string' ? text : text();
-        // Before the first request, a call is read from the line's tail without parsing the line (the cost of
-        // reading every call stays small); the line is parsed where that cannot be done for certain.
-        if (line.includes(TOOL_CALL)) {
-          const call = this.approvals?.active === true ? null : storedCall(line);
-          if (call !== null) this.ledger().storedCall(call.id, call.seq, call.ts, call.form);
-          else this.approval(line);
-        }
-      }
-    }
+    if (this.format.capabilities.approvals && facts.problems.length === 0) this.approvalOf(text, facts);
     if (
       this.options.deep === true &&
       this.format.capabilities.parts &&
@@ -264,8 +255,31 @@ export class ChainVerifier {
         clean,
         blobs: facts.blobs,
         markers: facts.markers,
+        ...(facts.reading === undefined ? {} : { kindIsStep: facts.reading.kindIsStep, stepId: facts.reading.stepId }),
       });
     else onLine(new LazyLine(this.segment, this.segmentLines, text, facts, clean));
+  }
+
+  /** What a clean line of a chain with approvals gives the approval check. */
+  private approvalOf(text: string | (() => string), facts: LineFacts): void {
+    if (facts.approval === true) return this.approval(typeof text === 'string' ? text : text());
+    // Every call is read by the approval check, from the chain's start: one run before the request that
+    // presents it is run without its grant (APPROVALS.md §5 step 4). Only lines with a call are parsed.
+    // Before the first request, a call is read from the line's tail without parsing the line (the cost of
+    // reading every call stays small) — where the line was checked in a batch, by that batch's thread
+    // (line-reading.ts); the line is parsed where that cannot be done for certain.
+    const read = facts.reading?.call;
+    if (read === undefined) {
+      const line = typeof text === 'string' ? text : text();
+      if (!line.includes(TOOL_CALL)) return;
+      const call = this.approvals?.active === true ? null : storedCall(line);
+      if (call !== null) this.ledger().storedCall(call.id, call.seq, call.ts, digestUtf8(call.form));
+      else this.approval(line);
+    } else if (read !== null) {
+      if (read !== 'parse' && this.approvals?.active !== true)
+        this.ledger().storedCall(read.id, read.seq, read.ts, read.key);
+      else this.approval(typeof text === 'string' ? text : text());
+    }
   }
 
   /** An approval record, or an effect once the chain holds a request, through the ledger (a parsed copy). */
@@ -350,6 +364,8 @@ class LazyLine implements VerifiedLine {
   readonly step_hash: string | null;
   readonly blobs: (BlobRef & { field: string })[];
   readonly markers: MarkerSpan[];
+  readonly kindIsStep?: boolean;
+  readonly stepId?: string | null;
   private decoded: string | null = null;
 
   constructor(
@@ -363,6 +379,10 @@ class LazyLine implements VerifiedLine {
     this.step_hash = facts.stepHash;
     this.blobs = facts.blobs;
     this.markers = facts.markers;
+    if (facts.reading !== undefined) {
+      this.kindIsStep = facts.reading.kindIsStep;
+      this.stepId = facts.reading.stepId;
+    }
   }
 
   get text(): string {
