@@ -45,6 +45,10 @@ function grownI32(a: Int32Array<ArrayBuffer>, need: number): Int32Array<ArrayBuf
   return b;
 }
 
+/** The unit table's columns: a unit's place and name, then its value, children and height. */
+const PLACE_COLUMNS = ['kind', 'tag', 'slot', 'index', 'nameKind', 'nameStart', 'nameEnd'] as const;
+const UNIT_COLUMNS = [...PLACE_COLUMNS, 'valStart', 'valEnd', 'childStart', 'childCount', 'height'] as const;
+
 /**
  * The unit table of one record and the work buffers, reused from record to record (a writer seals one record
  * at a time; nothing here is kept between calls).
@@ -99,25 +103,9 @@ class TreeHasher {
     return u;
   }
 
-  /** Longer than one line per column because each column is a typed array of its own (no objects per unit). */
+  /** Grows every column of the unit table (each a typed array of its own: no objects per unit). */
   private growUnits(n: number): void {
-    [this.kind, this.tag, this.slot, this.index] = [
-      grownI32(this.kind, n),
-      grownI32(this.tag, n),
-      grownI32(this.slot, n),
-      grownI32(this.index, n),
-    ];
-    [this.nameKind, this.nameStart, this.nameEnd] = [
-      grownI32(this.nameKind, n),
-      grownI32(this.nameStart, n),
-      grownI32(this.nameEnd, n),
-    ];
-    [this.valStart, this.valEnd, this.childStart] = [
-      grownI32(this.valStart, n),
-      grownI32(this.valEnd, n),
-      grownI32(this.childStart, n),
-    ];
-    [this.childCount, this.height] = [grownI32(this.childCount, n), grownI32(this.height, n)];
+    for (const c of UNIT_COLUMNS) this[c] = grownI32(this[c], n);
   }
 
   private push(u: number): void {
