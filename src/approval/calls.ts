@@ -71,8 +71,6 @@ export function callForm(name: unknown, args: unknown): string | null {
 /** The end of `step_id` and the start of `tool_call` in a stored v3 line, and the members before `step_id`. */
 const CALL_KEY = '","tool_call":{';
 const BEFORE_ID = /^,"seq":(\d+),"step_hash":"sha256:[0-9a-f]{64}"$/;
-/** `"$stepchain:`, `"approval` or `"kind":"tool.completed"`/`"tool.failed"` anywhere: one pass over the line, not three. */
-const LEFT_TO_A_PARSE = /"(?:\$stepchain:|approval|kind":"tool\.(?:completed|failed)")/;
 
 /**
  * The top-level members of a canonical JSON object's text: name (as written) → [start, end) of its value, or
@@ -118,7 +116,8 @@ function membersOf(t: string): Map<string, [number, number]> | null {
  */
 export function storedCall(line: string): { id: string; seq: number; ts: string; form: string } | null {
   // Markers, approvals and completions (which name their start, so their call is not one run) are parsed.
-  if (LEFT_TO_A_PARSE.test(line)) return null;
+  if (line.includes('"$stepchain:') || line.includes('"approval') || /"kind":"tool\.(completed|failed)"/.test(line))
+    return null;
   const end = line.lastIndexOf(',"ts":"');
   if (end < 0) return null;
   for (let at = line.lastIndexOf(CALL_KEY, end); at > 0; at = line.lastIndexOf(CALL_KEY, at - 1)) {

@@ -118,23 +118,6 @@ describe("a batch's reading of each run record", () => {
     );
   });
 
-  it("leaves a completion's call, and a line naming a marker or an approval anywhere, to a parse", () => {
-    const call = { arguments: { to: 'alice' }, name: 'pay' };
-    const ts = '2026-11-27T10:00:00.000Z';
-    const lines = [
-      sealed({ kind: 'step', tool_call: call }, 0, 's0', ts),
-      sealed({ kind: 'tool.completed', ref: 's0', tool_call: call }, 1, 's1', ts),
-      sealed({ kind: 'tool.failed', ref: 's0', tool_call: call, error: { message: 'x' } }, 2, 's2', ts),
-      sealed({ kind: 'step', prompt: 'a "$stepchain:part" in prose', tool_call: call }, 3, 's3', ts),
-      sealed({ kind: 'step', input: { approval: 1 }, tool_call: call }, 4, 's4', ts),
-      sealed({ kind: 'step', prompt: 'no call' }, 5, 's5', ts),
-    ];
-    const packed = checkBatch(batchOf(FORMAT_V3, lines))!;
-    const calls = lines.map((_, i) => unpackFacts(packed, i).reading?.call);
-    expect(typeof calls[0] === 'object' && calls[0] !== null ? calls[0].id : null).toBe('"s0"');
-    expect(calls.slice(1)).toEqual(['parse', 'parse', 'parse', 'parse', null]);
-  });
-
   it('is absent for a format without run records (v1), and for a line that is not readable', () => {
     const chain = buildChain([{ prompt: 'a' }, { prompt: 'b' }]);
     const v1 = checkBatch(
