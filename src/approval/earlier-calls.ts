@@ -21,9 +21,9 @@ export class EarlierCalls {
     this.add(form, { id, seq, kind });
   }
 
-  /** A call read from its stored line: its step_id as JSON text and its compared form (calls.ts storedCall). */
-  stored(idText: string, seq: number, form: string): void {
-    this.add(form, { id: idText, seq, kind: 'record', idText: true });
+  /** A call read from its stored line: its step_id as JSON text and the digest of its compared form (calls.ts storedCall). */
+  stored(idText: string, seq: number, formDigest: string): void {
+    if (!this.byForm.has(formDigest)) this.byForm.set(formDigest, { id: idText, seq, kind: 'record', idText: true });
   }
 
   /** The first record that held the call of compared form `form`, if any. */

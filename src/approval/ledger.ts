@@ -121,9 +121,9 @@ export class ApprovalLedger {
     this.dated(ts);
   }
 
-  /** A record's call read from its stored line (calls.ts storedCall) while the chain holds no request. */
-  storedCall(idText: string, seq: number, ts: string, form: string): void {
-    if (this.requests.size === 0) this.ran.stored(idText, seq, form);
+  /** A record's call read from its stored line (calls.ts storedCall; its form's digestUtf8) while no request is held. */
+  storedCall(idText: string, seq: number, ts: string, formDigest: string): void {
+    if (this.requests.size === 0) this.ran.stored(idText, seq, formDigest);
     this.dated(ts);
   }
 

@@ -8,7 +8,15 @@
 import { newSha256Batch, type Sha256Batch } from '../canonical/sha256-batch.js';
 import { sha256Backend, sha256IsPortable, toHex } from '../canonical/sha256.js';
 import { journalFormat } from '../record/formats.js';
-import { checkLineBytes, settleStepHash, type DeferredStepHash, type LineFacts } from './line.js';
+import {
+  checkLineMembers,
+  decodeLine,
+  settleStepHash,
+  type DeferredStepHash,
+  type LineFacts,
+  type LineReading,
+} from './line.js';
+import { readLine } from './line-reading.js';
 
 /** Stored lines without their newlines, back to back: line i is bytes[ends[i - 1] ?? 0 .. ends[i]]. */
 export interface LineBatch {
@@ -26,6 +34,11 @@ export interface PackedFacts {
   hashes: string;
   /** The facts of every line that is not clean, whole. */
   others: LineFacts[];
+  /**
+   * A run journal's lines: each clean line's reading (LineFacts.reading) as READING_FIELDS texts, each ended by
+   * a newline, which no canonical line holds raw (empty fields for the others, whose facts carry it whole).
+   */
+  readings?: string;
 }
 
 /** `sha256:` and 64 hex digits. */
@@ -43,25 +56,79 @@ export function checkBatch(batch: LineBatch): PackedFacts | null {
   const all: LineFacts[] = new Array<LineFacts>(ends.length);
   let start = 0;
   for (let i = 0; i < ends.length; i++) {
-    all[i] = checkLineBytes(bytes.subarray(start, ends[i]), format, deferred);
+    const text = decodeLine(bytes.subarray(start, ends[i]));
+    if (typeof text !== 'string') all[i] = text;
+    else {
+      const { facts, members } = checkLineMembers(text, format, deferred);
+      const reading = members === null ? undefined : readLine(text, members, format);
+      if (reading !== undefined) facts.reading = reading;
+      all[i] = facts;
+    }
     start = ends[i]!;
   }
   if (deferred !== undefined && deferred.length > 0) hashDeferred(deferred);
   const seqs = new Float64Array(ends.length);
   const hashes: string[] = [];
   const others: LineFacts[] = [];
+  const readings: string[] | null = format.capabilities.runRecords ? [] : null;
   for (let i = 0; i < ends.length; i++) {
     const f = all[i]!;
     if (isClean(f)) {
       seqs[i] = f.seq!;
       hashes.push(f.prevHash!, f.stepHash!);
+      readings?.push(packReading(f.reading));
     } else {
       seqs[i] = -1 - others.length;
       others.push(f);
       hashes.push(BLANK);
+      readings?.push(NO_READING);
     }
   }
-  return { seqs, hashes: hashes.join(''), others };
+  return { seqs, hashes: hashes.join(''), others, ...(readings === null ? {} : { readings: readings.join('') }) };
+}
+
+/**
+ * A reading's fields: flags (kind is "step", step_id read, call state), step_id, and the call's id, seq, ts and
+ * key (a record holding no call: its ts alone).
+ */
+const READING_FIELDS = 6;
+const NO_READING = '\n'.repeat(READING_FIELDS);
+
+function packReading(r: LineReading | undefined): string {
+  if (r === undefined) return NO_READING;
+  const call = r.call;
+  const state = call === undefined ? '-' : call === null ? 'n' : call === 'parse' ? 'p' : 'c';
+  const flags = (r.kindIsStep ? 's' : '-') + (r.stepId === null ? '-' : 'i') + state;
+  const c = typeof call === 'object' && call !== null ? call : null;
+  return c === null
+    ? `${flags}\n${r.stepId ?? ''}\n\n\n${r.ts ?? ''}\n\n`
+    : `${flags}\n${r.stepId ?? ''}\n${c.id}\n${c.seq}\n${c.ts}\n${c.key}\n`;
+}
+
+/** Each packed batch's readings split into fields, once, on the thread that unpacks it. */
+const split = new WeakMap<PackedFacts, string[]>();
+
+function unpackReading(packed: PackedFacts, i: number): LineReading | undefined {
+  if (packed.readings === undefined) return undefined;
+  let fields = split.get(packed);
+  if (fields === undefined) split.set(packed, (fields = packed.readings.split('\n')));
+  const at = i * READING_FIELDS;
+  const flags = fields[at];
+  if (flags?.length !== 3) return undefined;
+  const state = flags.charCodeAt(2);
+  const reading: LineReading = {
+    kindIsStep: flags.charCodeAt(0) === 0x73,
+    stepId: flags.charCodeAt(1) === 0x69 ? fields[at + 1]! : null,
+  };
+  if (state === 0x6e) {
+    reading.call = null;
+    // A record holding no call carries its ts, which dates the chain for the approval check (line-reading.ts).
+    const ts = fields[at + 4];
+    if (ts !== undefined && ts !== '') reading.ts = ts;
+  } else if (state === 0x70) reading.call = 'parse';
+  else if (state === 0x63)
+    reading.call = { id: fields[at + 2]!, seq: Number(fields[at + 3]), ts: fields[at + 4]!, key: fields[at + 5]! };
+  return reading;
 }
 
 const encoder = new TextEncoder();
@@ -115,7 +182,7 @@ export function unpackFacts(packed: PackedFacts, i: number): LineFacts {
   const seq = packed.seqs[i]!;
   if (seq < 0) return packed.others[-1 - seq]!;
   const at = i * 2 * DIGEST_CHARS;
-  return {
+  const facts: LineFacts = {
     problems: NO_PROBLEMS,
     readable: true,
     seq,
@@ -124,6 +191,9 @@ export function unpackFacts(packed: PackedFacts, i: number): LineFacts {
     blobs: [],
     markers: [],
   };
+  const reading = unpackReading(packed, i);
+  if (reading !== undefined) facts.reading = reading;
+  return facts;
 }
 
 const NO_PROBLEMS: LineFacts['problems'] = Object.freeze([]);

@@ -48,6 +48,36 @@ export interface LineFacts {
   erasure?: true;
   /** v3: an approval record, which the chain's approval ledger checks (spec/APPROVALS.md §5). */
   approval?: true;
+  /**
+   * What the thread that links the chain reads of a run record's text (line-reading.ts), read where the line
+   * was checked — a batch's thread (chain/batch.ts) — so that thread need not decode and scan the line again;
+   * absent where the line was checked on its own (`checkLine`): the reader then reads the text itself.
+   */
+  reading?: LineReading;
+}
+
+/** A run record's members as the chain's observers and the approval check read them (line-reading.ts). */
+export interface LineReading {
+  /** Whether the top-level `kind` is "step" (record/line-members.ts kindIsStep). */
+  kindIsStep: boolean;
+  /** The top-level `step_id` as record/line-members.ts stepIdOf reads it. */
+  stepId: string | null;
+  /**
+   * The record's call as the approval check reads it before the chain's first request (approval/calls.ts
+   * storedCall), its compared form as that form's digest: null where the line's tool_call is null, 'parse'
+   * where storedCall cannot read it (the line is then parsed). Absent for a format without approvals.
+   */
+  call?: StoredCallKey | 'parse' | null;
+  /** The record's ts where its call is null: the ledger dates the chain by every record (APPROVALS.md §5 step 3). */
+  ts?: string;
+}
+
+/** A call read from its stored line: its step_id as JSON text, seq, ts, and the digest of its compared form. */
+export interface StoredCallKey {
+  id: string;
+  seq: number;
+  ts: string;
+  key: string;
 }
 
 const encoder = new TextEncoder();
@@ -142,21 +172,32 @@ function firstInvalidUtf8(bytes: Uint8Array): number {
 
 /** Checks one complete line (decoded, without its newline) against the journal format. */
 export function checkLine(text: string, format: JournalFormat, deferred?: DeferredStepHash[]): LineFacts {
+  return checkLineMembers(text, format, deferred).facts;
+}
+
+/** checkLine, with the line's top-level members (name → [start, end) of the value) where it is an object. */
+export function checkLineMembers(
+  text: string,
+  format: JournalFormat,
+  deferred?: DeferredStepHash[],
+): { facts: LineFacts; members: Map<string, [number, number]> | null } {
   // An empty line is met at the end of the text (FORMAT §4.3).
-  if (text.length === 0) return unreadable('MALFORMED_LINE', 'empty line', { column: 1 });
+  if (text.length === 0) return { facts: unreadable('MALFORMED_LINE', 'empty line', { column: 1 }), members: null };
   const scan = scanCanonical(text, { maxDepth: MAX_RECORD_DEPTH });
   if (scan.defect) {
     const d = scan.defect;
     const top = d.path.split('/')[1];
     const field = top === undefined ? undefined : unescapeToken(top);
-    return unreadable(d.code, d.reason, {
+    const facts = unreadable(d.code, d.reason, {
       column: encoder.encode(text.slice(0, d.index)).length + 1,
       ...(field !== undefined && format.memberNames.has(field) ? { field } : {}),
       ...(d.path ? { path: d.path } : {}),
     });
+    return { facts, members: null };
   }
   const members = scan.members;
-  if (members === null) return unreadable('MALFORMED_LINE', 'a step line must be a JSON object', {});
+  if (members === null)
+    return { facts: unreadable('MALFORMED_LINE', 'a step line must be a JSON object', {}), members: null };
 
   const value = (name: string): unknown => {
     const span = members.get(name);
@@ -202,7 +243,7 @@ export function checkLine(text: string, format: JournalFormat, deferred?: Deferr
   if (profile.version === 3) v3Facts(facts, profile, value('kind'), at);
   // A public record that shows erased values (REDACTION.md §13.12): its markers go to the erasure ledger too.
   if (facts.publicForm === true && scan.markers.some((m) => m.names.includes(ERASED_MARKER))) facts.erasure = true;
-  return facts;
+  return { facts, members };
 }
 
 /**

@@ -11,7 +11,7 @@
  */
 import { MAX_LINE_BYTES } from '../canonical/limits.js';
 import type { MarkerSpan } from '../canonical/scan.js';
-import { isDigest } from '../canonical/sha256.js';
+import { digestUtf8, isDigest } from '../canonical/sha256.js';
 import { formatOf, genesisDefect, genesisHash, type Genesis } from '../record/formats.js';
 import type { BlobRef } from '../record/markers.js';
 import type { JournalFormat } from '../record/profile.js';
@@ -39,6 +39,12 @@ export interface VerifiedLine {
   clean: boolean;
   blobs: (BlobRef & { field: string })[];
   markers: MarkerSpan[];
+  /**
+   * A run record's top-level kind is "step", and its step_id (as record/line-members.ts kindIsStep and
+   * stepIdOf read them from `text`), where the line was checked in a batch; absent otherwise.
+   */
+  kindIsStep?: boolean;
+  stepId?: string | null;
 }
 
 export interface ChainVerifierOptions {
@@ -217,26 +223,7 @@ export class ChainVerifier {
     if (facts.erasure === true && this.format.capabilities.erasure && facts.problems.length === 0) {
       (this.erasures ??= new ErasureLedger(this.startSeq)).add(typeof text === 'string' ? text : text());
     }
-    if (this.format.capabilities.approvals && facts.problems.length === 0) {
-      if (facts.approval === true) this.approval(typeof text === 'string' ? text : text());
-      else {
-        // Every call is read by the approval check, from the chain's start: one run before the request that
-        // presents it is run without its grant (APPROVALS.md §5 step 4). Only lines with a call are parsed.
-        const line = typeof text === 'string' ? text : text();
-        // A stored line ends with tool_call, ts and v (FORMAT.md §14.6): a line whose tool_call is null gives the
-        // ledger its ts alone (an effect's time is no earlier than any record before it, §5 step 3). Before the
-        // first request, a call is read from the line's tail without parsing the line (the cost of reading every
-        // call stays small); the line is parsed where that cannot be done for certain, and once a request exists.
-        const end = line.lastIndexOf(TS_MEMBER);
-        if (end > 0 && line.startsWith(NO_CALL, end - NO_CALL.length))
-          this.ledger().datedText(line.slice(end + TS_MEMBER.length, end + TS_MEMBER.length + 24));
-        else {
-          const call = this.approvals?.active === true ? null : storedCall(line);
-          if (call !== null) this.ledger().storedCall(call.id, call.seq, call.ts, call.form);
-          else this.approval(line);
-        }
-      }
-    }
+    if (this.format.capabilities.approvals && facts.problems.length === 0) this.approvalOf(text, facts);
     if (
       this.options.deep === true &&
       this.format.capabilities.parts &&
@@ -270,9 +257,37 @@ export class ChainVerifier {
         clean,
         blobs: facts.blobs,
         markers: facts.markers,
+        ...(facts.reading === undefined ? {} : { kindIsStep: facts.reading.kindIsStep, stepId: facts.reading.stepId }),
       });
     else onLine(new LazyLine(this.segment, this.segmentLines, text, facts, clean));
   }
+
+  /** What a clean line of a chain with approvals gives the approval check. */
+  private approvalOf(text: string | (() => string), facts: LineFacts): void {
+    if (facts.approval === true) return this.approval(typeof text === 'string' ? text : text());
+    // Every call is read by the approval check, from the chain's start: one run before the request that
+    // presents it is run without its grant (APPROVALS.md §5 step 4). A line whose tool_call is null gives the
+    // ledger its ts alone (an effect's time is no earlier than any record before it, §5 step 3). Before the
+    // first request, a call is read from the line's tail without parsing the line (the cost of reading every
+    // call stays small) — where the line was checked in a batch, by that batch's thread (line-reading.ts); the
+    // line is parsed where that cannot be done for certain, and once a request exists.
+    const read = facts.reading?.call;
+    if (read === undefined) {
+      const line = typeof text === 'string' ? text : text();
+      // A stored line ends with tool_call, ts and v (FORMAT.md §14.6).
+      const end = line.lastIndexOf(TS_MEMBER);
+      if (end > 0 && line.startsWith(NO_CALL, end - NO_CALL.length))
+        return this.ledger().datedText(line.slice(end + TS_MEMBER.length, end + TS_MEMBER.length + 24));
+      const call = this.approvals?.active === true ? null : storedCall(line);
+      if (call !== null) this.ledger().storedCall(call.id, call.seq, call.ts, digestUtf8(call.form));
+      else this.approval(line);
+    } else if (read === null) {
+      if (facts.reading?.ts !== undefined) this.ledger().datedText(facts.reading.ts);
+    } else if (read !== 'parse' && this.approvals?.active !== true)
+      this.ledger().storedCall(read.id, read.seq, read.ts, read.key);
+    else this.approval(typeof text === 'string' ? text : text());
+  }
+
 
   /** An approval record, or an effect once the chain holds a request, through the ledger (a parsed copy). */
   private approval(text: string): void {
@@ -356,6 +371,8 @@ class LazyLine implements VerifiedLine {
   readonly step_hash: string | null;
   readonly blobs: (BlobRef & { field: string })[];
   readonly markers: MarkerSpan[];
+  readonly kindIsStep?: boolean;
+  readonly stepId?: string | null;
   private decoded: string | null = null;
 
   constructor(
@@ -369,6 +386,10 @@ class LazyLine implements VerifiedLine {
     this.step_hash = facts.stepHash;
     this.blobs = facts.blobs;
     this.markers = facts.markers;
+    if (facts.reading !== undefined) {
+      this.kindIsStep = facts.reading.kindIsStep;
+      this.stepId = facts.reading.stepId;
+    }
   }
 
   get text(): string {

@@ -7,7 +7,7 @@
  * complete receipt of one (its lines are the run's records from seq 0).
  */
 import type { Store, StoredLine } from '../index.js';
-import { emptyState, foldLine, pendingOf, stepIdOf, type BoundaryAnomaly } from '../record/run-state.js';
+import { emptyState, foldLine, foldReadLine, pendingOf, stepIdOf, type BoundaryAnomaly } from '../record/run-state.js';
 import { journalFormat } from '../record/formats.js';
 import { inline } from './safe-text.js';
 import type { Output } from './output.js';
@@ -36,7 +36,19 @@ export class RunNoteCollector {
 
   add(text: string, seq: number): void {
     foldLine(this.state, text, seq);
-    const id = stepIdOf(text);
+    this.stepId(stepIdOf(text), seq);
+  }
+
+  /** add, for a line the verifier hands its observer: what it read already (kind, step_id) is not read again. */
+  addLine(
+    line: { readonly text: string; readonly kindIsStep?: boolean; readonly stepId?: string | null },
+    seq: number,
+  ): void {
+    foldReadLine(this.state, line, seq);
+    this.stepId(line.stepId === undefined ? stepIdOf(line.text) : line.stepId, seq);
+  }
+
+  private stepId(id: string | null, seq: number): void {
     if (id === null) return;
     const first = this.firstSeq.get(id);
     if (first === undefined) this.firstSeq.set(id, seq);
@@ -84,8 +96,14 @@ export class ReceiptRunNotes {
   private readonly collector = new RunNoteCollector();
 
   /** The receipt verifier's onLine hook. */
-  onLine(line: { clean: boolean; text: string; seq: number | null }): void {
-    if (line.clean && line.seq !== null) this.collector.add(line.text, line.seq);
+  onLine(line: {
+    clean: boolean;
+    text: string;
+    seq: number | null;
+    kindIsStep?: boolean;
+    stepId?: string | null;
+  }): void {
+    if (line.clean && line.seq !== null) this.collector.addLine(line, line.seq);
   }
 
   /**

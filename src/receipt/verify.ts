@@ -27,7 +27,7 @@ import type { ChainProblemCode, ChainReport, ProblemLocation } from '../chain/re
 import { pinHeld, settleVerdict, type VerdictFields } from '../chain/verdict.js';
 import { ChainVerifier, type VerifiedLine } from '../chain/verifier.js';
 import { capabilitiesOf, DEFAULT_FORMAT, formatOf, genesisHash, type Genesis } from '../record/formats.js';
-import { emptyState, foldLine, type RunState } from '../record/run-state.js';
+import { emptyState, foldReadLine, type RunState } from '../record/run-state.js';
 import { describe } from './describe.js';
 import { InflateError, openArchive, type ByteInput } from './inflate.js';
 import { decodePublicKey, keyIdOf } from './keys.js';
@@ -401,7 +401,7 @@ class ReceiptVerification {
           if (this.parts !== null && line.clean)
             this.parts.line(line.text, line.seq, line.file ?? undefined, (c, msg, at) => this.add(c, msg, at));
           // A run journal: read each clean record's boundaries, for what the receipt cannot prove (§8).
-          if (this.run !== null && line.clean && line.seq !== null) foldLine(this.run, line.text, line.seq);
+          if (this.run !== null && line.clean && line.seq !== null) foldReadLine(this.run, line, line.seq);
           this.options.onLine?.(line);
         },
       }),

@@ -351,6 +351,22 @@ export function foldLine(state: RunState, text: string, seq: number): void {
 }
 
 /**
+ * foldLine for a line the chain verifier hands an observer (chain/verifier.ts VerifiedLine): where it already
+ * read whether the kind is "step", the text is read only when it is not (a step's text is never decoded).
+ */
+export function foldReadLine(
+  state: RunState,
+  line: { readonly text: string; readonly kindIsStep?: boolean | undefined },
+  seq: number,
+): void {
+  if (line.kindIsStep === undefined) foldLine(state, line.text, seq);
+  else if (line.kindIsStep) {
+    state.lastSeq = seq;
+    settle(state, seq);
+  } else foldRecord(state, JSON.parse(line.text) as StepRecord);
+}
+
+/**
  * The record as a run record (v2, or v3 with the same members) when it starts a model request or a tool
  * effect, else null: what a writer keeps of a call in flight, so its outcome repeats it (FORMAT §11.3).
  */

@@ -365,7 +365,7 @@ async function runNoteCollector(
       if (!l.clean || l.seq === null) return;
       if (l.seq <= last) collector = new RunNoteCollector();
       last = l.seq;
-      collector.add(l.text, l.seq);
+      collector.addLine(l, l.seq);
     },
     notes: () => collector.notes(),
   };

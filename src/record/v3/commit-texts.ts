@@ -45,6 +45,10 @@ function grownI32(a: Int32Array<ArrayBuffer>, need: number): Int32Array<ArrayBuf
   return b;
 }
 
+/** The unit table's columns: a unit's place and name, then its value, children and height. */
+const PLACE_COLUMNS = ['kind', 'tag', 'slot', 'index', 'nameKind', 'nameStart', 'nameEnd'] as const;
+const UNIT_COLUMNS = [...PLACE_COLUMNS, 'valStart', 'valEnd', 'childStart', 'childCount', 'height'] as const;
+
 /**
  * The unit table of one record and the work buffers, reused from record to record (a writer seals one record
  * at a time; nothing here is kept between calls).
@@ -72,6 +76,8 @@ class TreeHasher {
   private stackTop = 0;
   private levelCount = new Int32Array(16);
   private order = new Int32Array(256);
+  /** Each unit's place in `order`: its digest is at 32 × rank in `digests`, so a level's digests are one run. */
+  private rank = new Int32Array(256);
   private slotUnits = new Int32Array(V3_SLOTS.length);
   private digests = new Uint8Array(32 * 256);
   private salts = new Uint8Array(32 * 64);
@@ -97,25 +103,9 @@ class TreeHasher {
     return u;
   }
 
-  /** Longer than one line per column because each column is a typed array of its own (no objects per unit). */
+  /** Grows every column of the unit table (each a typed array of its own: no objects per unit). */
   private growUnits(n: number): void {
-    [this.kind, this.tag, this.slot, this.index] = [
-      grownI32(this.kind, n),
-      grownI32(this.tag, n),
-      grownI32(this.slot, n),
-      grownI32(this.index, n),
-    ];
-    [this.nameKind, this.nameStart, this.nameEnd] = [
-      grownI32(this.nameKind, n),
-      grownI32(this.nameStart, n),
-      grownI32(this.nameEnd, n),
-    ];
-    [this.valStart, this.valEnd, this.childStart] = [
-      grownI32(this.valStart, n),
-      grownI32(this.valEnd, n),
-      grownI32(this.childStart, n),
-    ];
-    [this.childCount, this.height] = [grownI32(this.childCount, n), grownI32(this.height, n)];
+    for (const c of UNIT_COLUMNS) this[c] = grownI32(this[c], n);
   }
 
   private push(u: number): void {
@@ -253,15 +243,20 @@ class TreeHasher {
     for (let k = ns; k < ns + nameLen; k++) m[at++] = names[k]!;
     if (scalar) {
       const src = this.src;
+      const vs = this.valStart[u]!;
       const ve = this.valEnd[u]!;
-      for (let k = this.valStart[u]!; k < ve; k++) m[at++] = src[k]!;
+      // A long text (a chunk, a sentence) copies faster through a view; a short one (most scalars) by hand.
+      if (ve - vs > 64) {
+        m.set(src.subarray(vs, ve), at);
+        at += ve - vs;
+      } else for (let k = vs; k < ve; k++) m[at++] = src[k]!;
     } else if (kind !== ABSENT) {
       m[at++] = REPR_BYTE[kind]!;
       const cs = this.childStart[u]!;
       if (kind === OBJECT && n > 1) this.sortByDigest(cs, n);
       const d = this.digests;
       for (let k = 0; k < n; k++) {
-        const c = 32 * this.children[cs + k]!;
+        const c = 32 * this.rank[this.children[cs + k]!]!;
         for (let i = c; i < c + 32; i++) m[at++] = d[i]!;
       }
     }
@@ -272,10 +267,11 @@ class TreeHasher {
   private sortByDigest(cs: number, n: number): void {
     const ch = this.children;
     const d = this.digests;
+    const rank = this.rank;
     for (let i = 1; i < n; i++) {
       const x = ch[cs + i]!;
       let j = i - 1;
-      while (j >= 0 && compareDigests(d, 32 * ch[cs + j]!, 32 * x) > 0) {
+      while (j >= 0 && compareDigests(d, 32 * rank[ch[cs + j]!]!, 32 * rank[x]!) > 0) {
         ch[cs + j + 1] = ch[cs + j]!;
         j--;
       }
@@ -295,7 +291,7 @@ class TreeHasher {
     batch.reset();
     batch.begin();
     batch.byte(TAG.root);
-    for (const top of tops) batch.copy(this.digests, 32 * top, 32 * top + 32);
+    for (const top of tops) batch.copy(this.digests, 32 * this.rank[top]!, 32 * this.rank[top]! + 32);
     batch.end();
     return batch.run().slice(0, 32);
   }
@@ -384,10 +380,8 @@ class TreeHasher {
       batch.reset();
       const from = k;
       while (k < this.units && this.height[byLevel[k]!] === h) this.preimage(byLevel[k++]!);
-      const out = batch.run();
-      const d = this.digests;
-      for (let i = from; i < k; i++)
-        for (let b = 0, src = 32 * (i - from), dst = 32 * byLevel[i]!; b < 32; b++) d[dst + b] = out[src + b]!;
+      // The level's units are order[from, k): their digests go to digests[32 × from, 32 × k) in one copy.
+      this.digests.set(batch.run().subarray(0, 32 * (k - from)), 32 * from);
     }
   }
 
@@ -397,7 +391,12 @@ class TreeHasher {
     for (let u = 0; u < this.units; u++) count[this.height[u]! + 1]!++;
     for (let h = 1; h <= levels; h++) count[h]! += count[h - 1]!;
     const order = (this.order = grownI32(this.order, this.units));
-    for (let u = 0; u < this.units; u++) order[count[this.height[u]!]!++] = u;
+    const rank = (this.rank = grownI32(this.rank, this.units));
+    for (let u = 0; u < this.units; u++) {
+      const at = count[this.height[u]!]!++;
+      order[at] = u;
+      rank[u] = at;
+    }
     return order;
   }
 }

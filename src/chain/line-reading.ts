@@ -1,0 +1,57 @@
+/**
+ * What the thread that links a chain reads of each run record besides its facts: whether its kind is "step"
+ * and its step_id (for the run notes an observer folds, RUNS.md §2), and its call as the approval check
+ * reads every call before the chain's first request (APPROVALS.md §5 step 4). Read where the line is checked
+ * — a batch's thread, from the members its canonical scan found — instead of on the linking thread, which
+ * otherwise decoded and scanned every line of a v3 chain again (≈ 12 µs a bench line on one thread, the
+ * larger part of what verify spent over the fast tier: bench/RESULTS.md). The same answers as
+ * record/line-members.ts and approval/calls.ts give from the text. Pure; never throws.
+ */
+import { digestUtf8 } from '../canonical/sha256.js';
+import { storedCall } from '../approval/calls.js';
+import type { JournalFormat } from '../record/profile.js';
+import type { LineReading } from './line.js';
+
+/**
+ * The reading of a line that scanned as a canonical object with these top-level members, or undefined for a
+ * format without run records (nothing reads it).
+ */
+export function readLine(
+  text: string,
+  members: ReadonlyMap<string, readonly [number, number]>,
+  format: JournalFormat,
+): LineReading | undefined {
+  const caps = format.capabilities;
+  if (!caps.runRecords) return undefined;
+  const kind = members.get('kind');
+  const id = members.get('step_id');
+  const reading: LineReading = {
+    kindIsStep: kind !== undefined && kind[1] - kind[0] === 6 && text.startsWith('"step"', kind[0]),
+    stepId: id === undefined ? null : stringWithoutEscapes(text, id[0], id[1]),
+  };
+  if (caps.approvals) {
+    // APPROVALS.md §5: a record whose tool_call is null gives the ledger its ts alone (§5 step 3); any other
+    // call (an object, an array, a marker) is read from the line, or the line is parsed (§5 step 4).
+    const call = members.get('tool_call');
+    if (call !== undefined && call[1] - call[0] === 4 && text.startsWith('null', call[0])) {
+      reading.call = null;
+      const ts = members.get('ts');
+      if (ts !== undefined) {
+        const value = stringWithoutEscapes(text, ts[0], ts[1]);
+        if (value !== null) reading.ts = value;
+      }
+    } else {
+      const read = call === undefined ? null : storedCall(text);
+      reading.call = read === null ? 'parse' : { id: read.id, seq: read.seq, ts: read.ts, key: digestUtf8(read.form) };
+    }
+  }
+
+  return reading;
+}
+
+/** The content of the JSON string text[start, end) when it holds no escape, else null (a value of another type: null). */
+function stringWithoutEscapes(text: string, start: number, end: number): string | null {
+  if (text.charCodeAt(start) !== 0x22) return null;
+  const content = text.slice(start + 1, end - 1);
+  return content.includes('\\') ? null : content;
+}
