@@ -9,6 +9,31 @@ import { isObject, type Json, type JsonObject } from '../canonical/json.js';
 import { digestBytes } from '../canonical/sha256.js';
 import { RuntimeError } from './errors.js';
 
+/**
+ * A value an agent holds that toJournalValue converts (RUNS.md §4): JSON, and Dates, BigInts, binary,
+ * Errors, Maps with string keys and Sets; undefined members are dropped. The run's calls take it, so the
+ * compiler refuses a function or a symbol; what the type cannot say (a cycle, a non-finite number, an
+ * integer past ±(2^53−1)) is still refused at run time with VALUE_UNREPRESENTABLE.
+ */
+export type JournalInput =
+  | null
+  | undefined
+  | boolean
+  | number
+  | bigint
+  | string
+  | Date
+  | Error
+  | ArrayBuffer
+  | ArrayBufferView
+  | readonly JournalInput[]
+  | ReadonlySet<JournalInput>
+  | ReadonlyMap<string, JournalInput>
+  | { readonly [key: string]: JournalInput };
+
+/** Extra members of a record's meta, converted like every run value. */
+export type RunMeta = Readonly<Record<string, JournalInput>>;
+
 export interface JournalValueOptions {
   /** The field the value is for, as the error names it ("tool_call", "result"…). Default "value". */
   field?: string;

@@ -26,7 +26,7 @@ function withRun<T>(path: string, readOnly: boolean, fn: (run: Run) => Promise<T
   });
 }
 
-function jsonOption(value: unknown, flag: string, verb: string): unknown {
+function jsonOption(value: unknown, flag: string, verb: string): Json {
   if (typeof value !== 'string') throw new UsageError(`${flag} JSON is required`, verb);
   return parseJsonStrict(value, { file: flag });
 }
