@@ -22,7 +22,7 @@ import {
   type ModelCallHandle,
   type Run,
 } from '../../runtime.js';
-import { messageValue, plainValue, toolArgs } from './values.js';
+import { messageValue, plainValue, toolArgs, toolCallsOf } from './values.js';
 
 export interface StepchainCallbackOptions {
   /** Where the runs' journals go. */
@@ -281,7 +281,6 @@ export class StepchainCallbackHandler extends BaseCallbackHandler {
           ? { ...message, content: streamed }
           : message
         : { text: generation?.text || streamed };
-    const toolCalls = message?.tool_calls?.map((c) => ({ id: c.id, name: c.name, arguments: c.args }));
     const usage: unknown =
       (generation?.message as { usage_metadata?: unknown } | undefined)?.usage_metadata ?? output.llmOutput?.tokenUsage;
     const finish: unknown = generation?.generationInfo?.finish_reason;
@@ -290,14 +289,7 @@ export class StepchainCallbackHandler extends BaseCallbackHandler {
     await this.enqueue(slot, () =>
       handle.complete({
         ...(usage === undefined ? {} : { usage: toJournalValue(usage, { field: 'meta/usage' }) }),
-        ...(toolCalls === undefined
-          ? {}
-          : {
-              toolCalls: toolCalls.map((c, i) => ({
-                ...c,
-                arguments: toJournalValue(c.arguments, { field: `tool_call/${String(i)}/arguments` }),
-              })),
-            }),
+        ...(message?.tool_calls === undefined ? {} : { toolCalls: toolCallsOf(message.tool_calls) }),
         result: toJournalValue(result, { field: 'result' }),
         ...(typeof finish === 'string' ? { finishReason: finish } : {}),
         ...(m.tokens.length > 0 ? { meta: { streamed_tokens: m.tokens.length } } : {}),
