@@ -4,8 +4,8 @@
  * here with their key. Also lists the requests and where each stands. stepchain/v3 journals only.
  */
 import { readKeyFile } from '../../receipt/node.js';
-import { Run } from '../../runtime/run.js';
 import type { ApprovalState } from '../../index.js';
+import { Run } from '../../runtime.js';
 import { canonicalJsonTrusted } from '../../canonical/jcs.js';
 import { EXIT_OK, UsageError, type Verb } from '../cli.js';
 import { withJournal } from '../location.js';

@@ -4,7 +4,7 @@
  * everywhere in the CLI; a store by its directory.
  */
 import type { Json } from '../../index.js';
-import { Run, RuntimeError, type Effect, type EffectDecision } from '../../runtime/index.js';
+import { Run, RuntimeError, type Effect, type EffectDecision } from '../../runtime.js';
 import { renderValue } from '../../diff/summary.js';
 import { errorText } from '../log-lines.js';
 import { EXIT_FAILED, EXIT_OK, UsageError, type Verb } from '../cli.js';
