@@ -5,7 +5,7 @@
  * What has no faithful JSON form — a cycle, a function, a symbol, a non-finite number, an integer past
  * ±(2^53−1) — is refused with VALUE_UNREPRESENTABLE naming the field, never rounded or dropped. Pure.
  */
-import { isObject, type Json, type JsonObject } from '../canonical/json.js';
+import { isObject, setMember, type Json, type JsonObject } from '../canonical/json.js';
 import { digestBytes } from '../canonical/sha256.js';
 import { RuntimeError } from './errors.js';
 
@@ -60,13 +60,6 @@ function pointer(path: readonly (string | number)[]): string {
 }
 
 type Path = (string | number)[];
-
-/** Sets a member, also one named "__proto__" (a plain assignment would set the object's prototype instead). */
-function setMember(out: Record<string, Json>, key: string, value: Json): void {
-  if (key === '__proto__')
-    Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
-  else out[key] = value;
-}
 
 /** Where an outcome's value held something JSON cannot represent, and what: one entry of `meta.unrepresentable` (§11.6). */
 export interface Unrepresentable {
