@@ -26,6 +26,7 @@ export type { FileJournal } from './store/file/journal.js';
 export type { FsyncMode } from './store/file/writer.js';
 export { MemoryStore, type MemoryStoreOptions } from './store/memory.js';
 export { openStore, type Location, type OpenedStore } from './location.js';
+export type { StoreHealth, HealthProblem, StoreDiagnostics } from './store/health.js';
 export type {
   Store,
   Journal,
@@ -57,6 +58,9 @@ export type {
   StartRunOptions,
   BeginModelOptions,
   ModelOutcome,
+  ModelToolCall,
+  RunMeta,
+  JournalInput,
   BeginToolOptions,
   ContinuationPoint,
   RunOpenOptions,

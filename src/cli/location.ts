@@ -8,8 +8,8 @@
  */
 import { basename, dirname, resolve } from 'node:path';
 import { openStore, parseLocation, type Location } from '../location.js';
-import { StoreError, type Journal, type JournalReport, type JournalVerifyOptions, type Store } from '../store/index.js';
-import type { StoreHealth } from '../store/health.js';
+import { StoreError } from '../store/index.js';
+import type { Journal, JournalReport, JournalVerifyOptions, Store, StoreHealth } from '../index.js';
 import { pathKind } from './input.js';
 
 export interface Located {

@@ -11,8 +11,7 @@ import type { Journal, Json } from '../index.js';
 import type { PartReader } from '../record/v3/part-reader.js';
 import { partRefsIn, type PartRef } from '../record/v3/parts.js';
 import { nonRegularTarget } from '../receipt/node.js';
-import type { JournalParts } from '../store/parts-prepare.js';
-import { PART_SLOTS } from '../store/parts-prepare.js';
+import { PART_SLOTS, type JournalParts } from '../store/parts-prepare.js';
 import { UsageError } from './cli.js';
 
 export interface PartRow {

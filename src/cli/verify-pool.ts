@@ -3,7 +3,7 @@
  */
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { LineCheckPool } from '../chain/batch.js';
+import type { LineCheckPool } from '../index.js';
 import { BATCH_BYTES } from '../chain/feeder.js';
 import { defaultThreads } from '../parallel/threads.js';
 import { BUCKETS_DIR } from '../store/file/layout.js';

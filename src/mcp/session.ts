@@ -13,8 +13,9 @@ import type {
   ApprovalOutcome,
 } from '../runtime/index.js';
 import { journalFormat, type RunFormat } from '../record/formats.js';
-import { startRun, type KeyInput } from '../runtime/index.js';
+import { startRun, toJournalValue, type KeyInput } from '../runtime/index.js';
 import type { Store } from '../store/types.js';
+import type { Json } from '../canonical/json.js';
 
 /** Label values are at most 1024 code units (FORMAT §11.2); a longer client or server name is cut. */
 const cut = (s: unknown, n: number): string | undefined =>
@@ -53,6 +54,14 @@ export function sessionRunId(now = new Date()): string {
 interface Info {
   name?: unknown;
   version?: unknown;
+}
+
+/**
+ * A JSON-RPC value (parsed JSON, typed unknown at the boundary) as a journal value: converted where the
+ * runtime converted it before its options were typed, with the same field, so a refusal reads the same.
+ */
+function wire(value: unknown, field: string): Json {
+  return toJournalValue(value, { field });
 }
 
 export class SessionRecorder {
@@ -95,13 +104,16 @@ export class SessionRecorder {
     const options: StartRunOptions = {
       runId: this.options.runId ?? sessionRunId(),
       labels,
-      input: {
-        mcp: {
-          server_command: this.options.command,
-          initialize: this.initialize ?? null,
-          initialized: initialized ?? null,
+      input: wire(
+        {
+          mcp: {
+            server_command: this.options.command,
+            initialize: this.initialize ?? null,
+            initialized: initialized ?? null,
+          },
         },
-      },
+        'input',
+      ),
       ...(agent === undefined ? {} : { agent }),
       ...(this.options.conversationId === undefined ? {} : { conversationId: this.options.conversationId }),
       ...(this.options.blobThreshold === undefined ? {} : { blobThreshold: this.options.blobThreshold }),
@@ -122,7 +134,11 @@ export class SessionRecorder {
   async begin(key: string, name: string, args: unknown, meta: Record<string, unknown>): Promise<string | Error> {
     try {
       const run = await this.start();
-      const effect = await run.beginTool({ name, args: args === undefined ? null : args, meta: { mcp: meta } });
+      const effect = await run.beginTool({
+        name,
+        args: wire(args === undefined ? null : args, 'tool_call/arguments'),
+        meta: { mcp: wire(meta, 'meta/mcp') },
+      });
       this.effects.set(key, effect);
       return effect.id;
     } catch (e) {
@@ -141,10 +157,10 @@ export class SessionRecorder {
       const rest: Record<string, unknown> = { ...(p as Record<string, unknown>) };
       delete rest.messages; // recorded as the prompt
       const call = await run.beginModel({
-        model: p.modelPreferences ?? null,
-        prompt: p.messages ?? null,
-        input: rest,
-        meta: { mcp: { request_id: requestId, method: 'sampling/createMessage' } },
+        input: wire(rest, 'input'),
+        model: wire(p.modelPreferences ?? null, 'model'),
+        prompt: wire(p.messages ?? null, 'prompt'),
+        meta: { mcp: wire({ request_id: requestId, method: 'sampling/createMessage' }, 'meta/mcp') },
       });
       this.models.set(key, call);
       return true;
@@ -167,7 +183,10 @@ export class SessionRecorder {
       if ('error' in outcome) await call.fail(outcome.error);
       else {
         const stop = (outcome.result as { stopReason?: unknown } | null)?.stopReason;
-        await call.complete({ result: outcome.result, ...(typeof stop === 'string' ? { finishReason: stop } : {}) });
+        await call.complete({
+          result: wire(outcome.result, 'result'),
+          ...(typeof stop === 'string' ? { finishReason: stop } : {}),
+        });
       }
     } catch (e) {
       this.options.log(
@@ -202,8 +221,8 @@ export class SessionRecorder {
     try {
       const run = await this.start();
       const request = await run.requestApproval(
-        { name, args: args === undefined ? null : args },
-        { meta: { mcp: meta }, ...(expiresAt === undefined ? {} : { expiresAt }) },
+        { name, args: wire(args === undefined ? null : args, 'input/presented/arguments') },
+        { meta: { mcp: wire(meta, 'meta/mcp') }, ...(expiresAt === undefined ? {} : { expiresAt }) },
       );
       this.waiting.set(key, new AbortController());
       return request;
@@ -299,8 +318,8 @@ export class SessionRecorder {
       const run = await this.start();
       const effect = await run.beginTool({
         name,
-        args: args === undefined ? null : args,
-        meta: { mcp: meta },
+        args: wire(args === undefined ? null : args, 'tool_call/arguments'),
+        meta: { mcp: wire(meta, 'meta/mcp') },
         approval: request,
       });
       this.effects.set(key, effect);

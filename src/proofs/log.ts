@@ -7,6 +7,7 @@
  */
 import { canonicalJson } from '../canonical/jcs.js';
 import { isDigest } from '../canonical/sha256.js';
+import { isObject } from '../canonical/json.js';
 import { TreeFrontier, type TreeState } from './frontier.js';
 import { equalBytes, stepLeafHash } from './hash.js';
 import { TILE_HEIGHT, type NodeReader } from './nodes.js';
@@ -74,12 +75,12 @@ export function serializeStoredTree(t: StoredTree): string {
 /** The stored tree of a JSON text, or null when it is not one (a store then rebuilds). */
 export function parseStoredTree(text: string): StoredTree | null {
   try {
-    const v = JSON.parse(text) as Record<string, unknown>;
-    if (typeof v !== 'object' || v === null || Object.keys(v).sort().join(',') !== 'step_hash,tree') return null;
+    const v: unknown = JSON.parse(text);
+    if (!isObject(v) || Object.keys(v).sort().join(',') !== 'step_hash,tree') return null;
     const frontier = TreeFrontier.parse(v.tree);
     const sh = v.step_hash;
-    if (frontier.size === 0 ? sh !== null : !isDigest(sh)) return null;
-    return { step_hash: sh as string | null, tree: frontier.toJSON() };
+    if (frontier.size === 0) return sh === null ? { step_hash: null, tree: frontier.toJSON() } : null;
+    return isDigest(sh) ? { step_hash: sh, tree: frontier.toJSON() } : null;
   } catch {
     return null;
   }

@@ -151,41 +151,47 @@ export function checkStepInput(step: UncheckedStepInput, profile = DEFAULT_FORMA
     texts.meta = canonicalJsonChecked(m, { basePath: ['meta'], maxDepth: MAX_VALUE_DEPTH });
     meta = m as JsonObject;
   }
-  let stepId: string | undefined;
-  if (step.step_id !== undefined) {
-    if (!isValidId(step.step_id)) {
-      throw new RecordError(
-        'FIELD_INVALID',
-        `step_id ${JSON.stringify(step.step_id)} is not 1–128 characters from [A-Za-z0-9._:-] starting with a letter or digit`,
-        {
-          location: { path: '/step_id' },
-        },
-      );
-    }
-    stepId = step.step_id;
+  const stepId = checkedStepId(step.step_id);
+  const ts = checkedTs(step.ts);
+  return { content, meta, texts, step_id: stepId, ts, salt: recordSaltOf(step.salt), seed: recordSeedOf(step.seed) };
+}
+
+/** A step's own step_id, checked; undefined when it gives none (the journal then makes one). */
+function checkedStepId(id: UncheckedStepInput['step_id']): string | undefined {
+  if (id === undefined) return undefined;
+  if (!isValidId(id)) {
+    throw new RecordError(
+      'FIELD_INVALID',
+      `step_id ${JSON.stringify(id)} is not 1–128 characters from [A-Za-z0-9._:-] starting with a letter or digit`,
+      { location: { path: '/step_id' } },
+    );
   }
-  let ts: string | undefined;
-  if (step.ts instanceof Date) {
+  return id;
+}
+
+/** A step's ts as recorded (a Date as its ISO string), checked; undefined when it gives none. */
+function checkedTs(given: UncheckedStepInput['ts']): string | undefined {
+  if (given instanceof Date) {
     // A Date is what a caller most often has; it is recorded as its ISO string (an invalid one is refused).
-    if (Number.isNaN(step.ts.getTime()) || step.ts.getUTCFullYear() < 0 || step.ts.getUTCFullYear() > 9999) {
+    if (Number.isNaN(given.getTime()) || given.getUTCFullYear() < 0 || given.getUTCFullYear() > 9999) {
       throw new RecordError('FIELD_INVALID', 'ts is a Date that is invalid or outside years 0000–9999', {
         location: { path: '/ts' },
       });
     }
-    ts = formatTimestamp(step.ts);
-  } else if (step.ts !== undefined) {
-    if (!isValidTimestamp(step.ts)) {
+    return formatTimestamp(given);
+  } else if (given !== undefined) {
+    if (!isValidTimestamp(given)) {
       throw new RecordError(
         'FIELD_INVALID',
-        `ts ${JSON.stringify(step.ts)} is not an RFC 3339 UTC timestamp with milliseconds, such as 2026-01-31T12:00:00.000Z`,
+        `ts ${JSON.stringify(given)} is not an RFC 3339 UTC timestamp with milliseconds, such as 2026-01-31T12:00:00.000Z`,
         {
           location: { path: '/ts' },
         },
       );
     }
-    ts = step.ts;
+    return given;
   }
-  return { content, meta, texts, step_id: stepId, ts, salt: recordSaltOf(step.salt), seed: recordSeedOf(step.seed) };
+  return undefined;
 }
 
 const RECORD_SEED_RE = /^[0-9a-f]{64}$/;

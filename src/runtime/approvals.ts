@@ -11,6 +11,7 @@ import type { ApprovalEntry, ApproverFacts } from '../approval/ledger.js';
 import type { ApprovalStatement, DecisionMeta } from '../approval/records.js';
 import { APPROVAL_FORMAT, shortName } from '../record/formats.js';
 import { RuntimeError } from './errors.js';
+import type { RunMeta } from './value.js';
 
 /** A request as requestApproval returns it: what to pass to awaitApproval and beginTool. */
 export interface ApprovalRequest {
@@ -34,7 +35,7 @@ export interface RequestApprovalOptions {
   expiresAt?: string | Date;
   /** The request's step_id (default a random UUID). */
   id?: string;
-  meta?: Record<string, unknown>;
+  meta?: RunMeta;
 }
 
 export interface AwaitApprovalOptions {

@@ -36,7 +36,7 @@ import {
   type ResolutionDecision,
   type RunState,
 } from '../record/run-state.js';
-import { errorValue, outcomeValue, toJournalMeta, toJournalValue } from './value.js';
+import { errorValue, outcomeValue, toJournalMeta, toJournalValue, type JournalInput, type RunMeta } from './value.js';
 import { restoreRunState, savedPoint, saveRunState, type Begun } from '../record/saved-run-state.js';
 import { ApprovalLedger, type ApprovalEntry } from '../approval/ledger.js';
 import {
@@ -81,27 +81,36 @@ const TRIES_BEFORE_PAUSING = 8;
 type RunStep = StepInput & { kind: string };
 
 export interface BeginModelOptions {
-  model?: unknown;
-  prompt?: unknown;
-  input?: unknown;
+  /** The model's name (or a description of it). */
+  model?: JournalInput;
+  prompt?: JournalInput;
+  input?: JournalInput;
   /** A durable id for the request (default a random UUID); its started record's step_id. */
   id?: string;
-  meta?: Record<string, unknown>;
+  meta?: RunMeta;
+}
+
+/** A tool call a model asked for (FORMAT §11.3, model.completed): the run waits for each one's outcome. */
+export interface ModelToolCall {
+  /** The model's id for the call (the tool's `callId`). */
+  id?: string;
+  name: string;
+  arguments?: JournalInput;
 }
 
 export interface ModelOutcome {
   /** The model's output (message, text…). */
-  result?: unknown;
-  /** The tool calls the model asked for, each {id, name, arguments}: the run is not at a continuation point until each has an outcome. */
-  toolCalls?: unknown[];
-  usage?: unknown;
+  result?: JournalInput;
+  /** The tool calls the model asked for: the run is not at a continuation point until each has an outcome. */
+  toolCalls?: readonly ModelToolCall[];
+  usage?: JournalInput;
   finishReason?: string;
-  meta?: Record<string, unknown>;
+  meta?: RunMeta;
 }
 
 export interface BeginToolOptions {
   name: string;
-  args?: unknown;
+  args?: JournalInput;
   /** The id the model gave this tool call, linking the effect to the model's request. */
   callId?: string;
   idempotencyKey?: string;
@@ -115,7 +124,7 @@ export interface BeginToolOptions {
   id?: string;
   /** The effect this one retries (recorded as `meta.retry_of`); default: the matching effect resolved with `retry`, if any (RUNS.md §5). */
   retryOf?: string;
-  meta?: Record<string, unknown>;
+  meta?: RunMeta;
   /**
    * stepchain/v3: the granted approval request this call executes (APPROVALS.md §4), recorded as
    * `meta.approval`. Refused unless the request was granted, is not expired, its grant unused, and the call
@@ -129,7 +138,7 @@ export type EffectDecision =
   /** It did not happen, or may be repeated: recorded as failed; the next effect with its call id, key or intent names it as retried. */
   | { retry: true }
   /** It happened, with this result: recorded as completed. */
-  | { done: true; result?: unknown }
+  | { done: true; result?: JournalInput }
   /** Given up: recorded as failed; nothing will repeat it. */
   | { abandon: true }
   /** Undone by a compensating action (optionally the id of the effect that compensated it): recorded as failed. */
@@ -679,7 +688,7 @@ export class Run {
    * and the digest of exactly what was presented. stepchain/v3 journals only (APPROVAL_FORMAT).
    */
   async requestApproval(
-    call: { name: string; args?: unknown },
+    call: { name: string; args?: JournalInput },
     options: RequestApprovalOptions = {},
   ): Promise<ApprovalRequest> {
     if (!capabilitiesOf(this.journal.genesis).approvals)
@@ -1073,7 +1082,7 @@ export class Run {
    * Records run.completed. Refused (EFFECT_PENDING) while effects are pending — their outcome is unknown —
    * unless `leavePending`, which records their ids as `meta.unresolved` (RUNS.md §5). RUN_ENDED once ended.
    */
-  async complete(result?: unknown, options: CompleteOptions = {}): Promise<AppendResult> {
+  async complete(result?: JournalInput, options: CompleteOptions = {}): Promise<AppendResult> {
     const value = toJournalValue(result, { field: 'result' });
     return this.inTurn(() =>
       this.checked(() => {

@@ -9,7 +9,7 @@ import { StepchainError } from '../errors.js';
 import type { CreateOptions, Journal, Store } from '../store/types.js';
 import { RuntimeError } from './errors.js';
 import { optionError, Run } from './run.js';
-import { toJournalValue } from './value.js';
+import { toJournalValue, type JournalInput } from './value.js';
 
 /**
  * The run whose recorded tool is executing, if any: set by the effect runner (effects.ts, which holds the
@@ -35,7 +35,7 @@ export interface StartRunOptions {
   /** user, session, environment…: fixed at creation, covered by the genesis hash. */
   labels?: Record<string, string>;
   /** The run's input (the task), recorded in its run.started record. */
-  input?: unknown;
+  input?: JournalInput;
   createdAt?: Date | string;
   /** The run journal's format: `stepchain/v2`, or `stepchain/v3` (FORMAT §14). Default: NEW_RUN_FORMAT. */
   format?: RunFormat;

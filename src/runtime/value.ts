@@ -5,9 +5,34 @@
  * What has no faithful JSON form — a cycle, a function, a symbol, a non-finite number, an integer past
  * ±(2^53−1) — is refused with VALUE_UNREPRESENTABLE naming the field, never rounded or dropped. Pure.
  */
-import { isObject, type Json, type JsonObject } from '../canonical/json.js';
+import { isObject, setMember, type Json, type JsonObject } from '../canonical/json.js';
 import { digestBytes } from '../canonical/sha256.js';
 import { RuntimeError } from './errors.js';
+
+/**
+ * A value an agent holds that toJournalValue converts (RUNS.md §4): JSON, and Dates, BigInts, binary,
+ * Errors, Maps with string keys and Sets; undefined members are dropped. The run's calls take it, so the
+ * compiler refuses a function or a symbol; what the type cannot say (a cycle, a non-finite number, an
+ * integer past ±(2^53−1)) is still refused at run time with VALUE_UNREPRESENTABLE.
+ */
+export type JournalInput =
+  | null
+  | undefined
+  | boolean
+  | number
+  | bigint
+  | string
+  | Date
+  | Error
+  | ArrayBuffer
+  | ArrayBufferView
+  | readonly JournalInput[]
+  | ReadonlySet<JournalInput>
+  | ReadonlyMap<string, JournalInput>
+  | { readonly [key: string]: JournalInput };
+
+/** Extra members of a record's meta, converted like every run value. */
+export type RunMeta = Readonly<Record<string, JournalInput>>;
 
 export interface JournalValueOptions {
   /** The field the value is for, as the error names it ("tool_call", "result"…). Default "value". */
@@ -35,13 +60,6 @@ function pointer(path: readonly (string | number)[]): string {
 }
 
 type Path = (string | number)[];
-
-/** Sets a member, also one named "__proto__" (a plain assignment would set the object's prototype instead). */
-function setMember(out: Record<string, Json>, key: string, value: Json): void {
-  if (key === '__proto__')
-    Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
-  else out[key] = value;
-}
 
 /** Where an outcome's value held something JSON cannot represent, and what: one entry of `meta.unrepresentable` (§11.6). */
 export interface Unrepresentable {

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { exportReceipt, startRun, verifyReceipt, type Run, type StepRecord } from '../../src/index.js';
+import { toJournalValue } from '../../src/runtime.js';
 import { diff } from '../../src/replay.js';
 import { adapterStores } from './stores.js';
 import { agentsRecorder, type AgentsRecorder } from '../../src/adapters/openai-agents/index.js';
@@ -45,7 +46,7 @@ describe.each(STORES)('on the %s', (_name, makeStore) => {
     const run = await startRun(store, { runId, agent: 'triage', conversationId: 'conv-1', labels: { env: 'test' } });
     const recorder = agentsRecorder(run, { store });
     const workflow = await runWorkflow(recorder);
-    await run.complete(workflow.finalOutput);
+    await run.complete(toJournalValue(workflow.finalOutput)); // the test's workflow holds it untyped
     return { run, recorder, workflow };
   }
 

@@ -5,7 +5,7 @@
  * outcome's seq is fixed.
  */
 import { describe, expect, test } from 'vitest';
-import { MemoryStore, startRun, type Run } from '../../src/index.js';
+import { MemoryStore, startRun, type Json, type Run } from '../../src/index.js';
 import { diff, explain, replayFrom, VOLATILE_PATTERNS } from '../../src/replay.js';
 import { IgnoreSet } from '../../src/diff/index.js';
 import { matchKey, modelProjection, toolProjection, type ReplayMode } from '../../src/replay/index.js';
@@ -13,8 +13,8 @@ import { loadVectors } from '../helpers/vectors.js';
 
 interface Op {
   kind: 'model' | 'tool' | 'run';
-  request?: Record<string, unknown>;
-  answer?: { result?: unknown; error?: unknown };
+  request?: { readonly [key: string]: Json };
+  answer?: { result?: Json; error?: unknown };
 }
 interface KeyCase {
   id: string;

@@ -4,7 +4,7 @@
  * recorded tool; a run started inside a tool is that tool's run's child.
  */
 import { describe, expect, test } from 'vitest';
-import { MemoryStore, resumeRun, RuntimeError, startRun, type Store } from '../../src/index.js';
+import { MemoryStore, resumeRun, RuntimeError, startRun, type JournalInput, type Store } from '../../src/index.js';
 import { currentEffect, runEffect } from '../../src/runtime.js';
 
 /** A run whose first process died inside `tool(args)`: the resumed Run, and the pending effect's id. */
@@ -12,7 +12,7 @@ async function crashed(
   store: Store,
   runId: string,
   tool: string,
-  args: unknown,
+  args: JournalInput,
   idempotencyKey?: string,
 ): Promise<{ id: string }> {
   const first = await startRun(store, { runId });

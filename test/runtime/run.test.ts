@@ -391,6 +391,32 @@ describe("the file store's run index", () => {
     rmSync(join(root, 'r1'), { recursive: true });
     expect(await store.list({})).toEqual(['r2']);
   });
+
+  test('an index line whose members are not what an entry holds is skipped, and the journal read from its metadata', async () => {
+    const { readFileSync, writeFileSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const root = tempDir();
+    const store = new FileStore(root, { fsync: 'none' });
+    for (const id of ['r1', 'r2']) await (await startRun(store, { runId: id, conversationId: 'c' })).close();
+    const index = join(root, '.runs.jsonl');
+    const text = readFileSync(index, 'utf8');
+    expect(text).toContain('"conversation_id":"c"');
+    // A hand edit: r1's conversation id a number, r2's run id a number. Neither may reach the listing.
+    const lines = text.split('\n');
+    const edited = lines.map((l) =>
+      l.includes('"id":"r1"')
+        ? l.replace('"conversation_id":"c"', '"conversation_id":7')
+        : l.replace('"run_id":"r2"', '"run_id":2'),
+    );
+    expect(edited.join('\n')).not.toBe(text);
+    writeFileSync(index, edited.join('\n'));
+    const fresh = new FileStore(root);
+    expect(await fresh.list({ conversationId: 'c' })).toEqual(['r1', 'r2']);
+    expect((await fresh.runs({})).map((r) => [r.id, r.run_id, r.run.conversation_id])).toEqual([
+      ['r1', 'r1', 'c'],
+      ['r2', 'r2', 'c'],
+    ]);
+  });
 });
 
 describe('journal.append takes ts as a Date', () => {

@@ -5,23 +5,29 @@
  * request, with what had arrived by then as its result. Nothing is added to what the provider receives: the durable ids stay on the stepchain side.
  */
 import type { LanguageModelMiddleware } from 'ai';
-import type { ModelCallHandle } from '../../index.js';
+import type { ModelCallHandle, ModelOutcome } from '../../index.js';
+import { toJournalValue } from '../../runtime.js';
 import { answerOf, awaitedCalls, requestFields, type ModelAnswer } from './request.js';
 import { recordedToolNames, throwRefusal, type AdapterRun } from './run.js';
 import { recordStream } from './stream.js';
 
-async function settle(run: AdapterRun, call: ModelCallHandle, answer: ModelAnswer): Promise<void> {
-  const outcome: Parameters<ModelCallHandle['complete']>[0] = {
-    result: answer.result,
-    toolCalls: awaitedCalls(answer.result.content, recordedToolNames(run)),
-  };
-  if (answer.usage !== undefined) outcome.usage = answer.usage;
+/** The answer as the model step's outcome (the SDK's values converted to journal values here). */
+function outcomeOf(answer: ModelAnswer, recorded: ReadonlySet<string>): ModelOutcome {
+  // Converted in the order Run.endModel converts (meta, tool calls, result): a refusal names the same field.
+  const usage = answer.usage === undefined ? undefined : toJournalValue(answer.usage, { field: 'meta/usage' });
+  const toolCalls = awaitedCalls(answer.result.content, recorded);
+  const outcome: ModelOutcome = { result: toJournalValue(answer.result, { field: 'result' }), toolCalls };
+  if (usage !== undefined) outcome.usage = usage;
   if (answer.finishReason !== undefined) {
     outcome.finishReason = answer.finishReason.unified;
     if (answer.finishReason.raw !== undefined) outcome.meta = { finish_reason_raw: answer.finishReason.raw };
   }
+  return outcome;
+}
+
+async function settle(run: AdapterRun, call: ModelCallHandle, answer: ModelAnswer): Promise<void> {
   try {
-    await call.complete(outcome);
+    await call.complete(outcomeOf(answer, recordedToolNames(run)));
   } catch (refused) {
     // A value the journal cannot represent: recorded as the request's error (naming the field), then thrown.
     await call.fail(refused).catch(() => undefined);
@@ -62,7 +68,11 @@ export function stepchainMiddleware(run: AdapterRun): LanguageModelMiddleware {
       return recordStream(result, params.abortSignal, (end) =>
         end.kind === 'done'
           ? settle(run, call, end.answer)
-          : run.endModel(call.id, { result: end.answer.result }, end.error ?? new Error('the model stream failed')),
+          : run.endModel(
+              call.id,
+              { result: toJournalValue(end.answer.result, { field: 'result' }) },
+              end.error ?? new Error('the model stream failed'),
+            ),
       );
     },
   };

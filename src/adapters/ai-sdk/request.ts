@@ -5,6 +5,8 @@
  * metadata. Values that are not I-JSON (Dates, binary file parts) go through the runtime's one conversion
  * rule when the step is written; nothing here copies or rewrites what the provider receives.
  */
+import type { Json, ModelToolCall } from '../../index.js';
+import { toJournalValue } from '../../runtime.js';
 import type { CallOptions, Content, FinishReason, GenerateResult, ModelInfo, Usage } from './types.js';
 
 /** The settings recorded as the step's input: what changes the answer. Headers (credentials) and the abort signal are left out. */
@@ -22,10 +24,11 @@ const SETTINGS = [
   'providerOptions',
 ] as const;
 
+/** The request as journal values (converted here: the SDK's prompt and settings reach the adapter untyped). */
 export interface ModelRequestFields {
   model: { provider: string; modelId: string };
-  prompt: unknown;
-  input: Record<string, unknown>;
+  prompt: Json;
+  input: Json;
 }
 
 export function requestFields(model: ModelInfo, params: CallOptions): ModelRequestFields {
@@ -38,7 +41,10 @@ export function requestFields(model: ModelInfo, params: CallOptions): ModelReque
         : { type: t.type, id: t.id, name: t.name, args: t.args },
     );
   }
-  return { model: { provider: model.provider, modelId: model.modelId }, prompt: params.prompt, input };
+  // In the order Run.beginModel converts them, so a refusal names the same field as before.
+  const recordedInput = toJournalValue(input, { field: 'input' });
+  const prompt = toJournalValue(params.prompt, { field: 'prompt' });
+  return { model: { provider: model.provider, modelId: model.modelId }, prompt, input: recordedInput };
 }
 
 /** A tool call as the runtime links it to its effect: the SDK's toolCallId is the effect's callId. */
@@ -65,8 +71,8 @@ export function toolCallOf(part: { toolCallId: string; toolName: string; input: 
  * The calls the run waits on before its next continuation point: those the SDK will execute through a
  * recorded tool. Calls the provider executed, or to tools this run does not record, stay in the result.
  */
-export function awaitedCalls(content: readonly unknown[], recorded: ReadonlySet<string>): RecordedToolCall[] {
-  const out: RecordedToolCall[] = [];
+export function awaitedCalls(content: readonly unknown[], recorded: ReadonlySet<string>): ModelToolCall[] {
+  const out: ModelToolCall[] = [];
   for (const part of content as {
     type?: unknown;
     providerExecuted?: unknown;
@@ -75,7 +81,8 @@ export function awaitedCalls(content: readonly unknown[], recorded: ReadonlySet<
     input: unknown;
   }[]) {
     if (part.type !== 'tool-call' || part.providerExecuted === true || !recorded.has(part.toolName)) continue;
-    out.push({ id: part.toolCallId, name: part.toolName, arguments: part.input });
+    const field = `tool_call/${String(out.length)}/arguments`;
+    out.push({ id: part.toolCallId, name: part.toolName, arguments: toJournalValue(part.input, { field }) });
   }
   return out;
 }

@@ -7,7 +7,15 @@
  * refused (EFFECT_PENDING), or handled as the tool's declared effect class says (RecordToolsOptions).
  */
 import type { ToolExecutionOptions, ToolSet } from 'ai';
-import { beginEffect, Run, RuntimeError, withEffect, type EffectClass, type EffectHandle } from '../../runtime.js';
+import {
+  beginEffect,
+  Run,
+  RuntimeError,
+  toJournalValue,
+  withEffect,
+  type EffectClass,
+  type EffectHandle,
+} from '../../runtime.js';
 import { noteRecordedTools, noteRefusal, type AdapterRun } from './run.js';
 
 type Execute = (input: unknown, options: ToolExecutionOptions) => unknown;
@@ -38,7 +46,8 @@ function recordExecute(run: AdapterRun, name: string, execute: Execute, effectCl
   return async (input, options) => {
     let effect: EffectHandle;
     try {
-      effect = await beginEffect(run, { name, args: input, callId: options.toolCallId }, effectClass);
+      const args = toJournalValue(input, { field: 'tool_call/arguments' });
+      effect = await beginEffect(run, { name, args, callId: options.toolCallId }, effectClass);
     } catch (error) {
       if (error instanceof RuntimeError && error.code === 'EFFECT_PENDING') noteRefusal(run, error);
       throw error;

@@ -11,7 +11,7 @@ import type { Serialized } from '@langchain/core/load/serializable';
 import type { BaseMessage } from '@langchain/core/messages';
 import type { ChatGeneration, Generation, LLMResult } from '@langchain/core/outputs';
 import type { ChainValues } from '@langchain/core/utils/types';
-import type { Store } from '../../index.js';
+import type { Json, Store } from '../../index.js';
 import {
   beginEffect,
   RuntimeError,
@@ -22,7 +22,7 @@ import {
   type ModelCallHandle,
   type Run,
 } from '../../runtime.js';
-import { messageValue, plainValue, toolArgs } from './values.js';
+import { messageValue, plainValue, toolArgs, toolCallsOf } from './values.js';
 
 export interface StepchainCallbackOptions {
   /** Where the runs' journals go. */
@@ -250,9 +250,10 @@ export class StepchainCallbackHandler extends BaseCallbackHandler {
     const call = this.enqueue(slot, (run) =>
       run.beginModel({
         id: this.stepId(slot, 'model', runId),
-        model,
-        prompt: prompt.length === 1 ? prompt[0] : prompt,
-        input: { invocation_params: extraParams?.invocation_params },
+        // LangChain's values reach the handler untyped: converted here, in the order Run.beginModel converts.
+        input: toJournalValue({ invocation_params: extraParams?.invocation_params }, { field: 'input' }),
+        model: toJournalValue(model, { field: 'model' }),
+        prompt: toJournalValue(prompt.length === 1 ? prompt[0] : prompt, { field: 'prompt' }),
       }),
     );
     this.models.set(runId, { call, tokens: [] });
@@ -280,16 +281,16 @@ export class StepchainCallbackHandler extends BaseCallbackHandler {
           ? { ...message, content: streamed }
           : message
         : { text: generation?.text || streamed };
-    const toolCalls = message?.tool_calls?.map((c) => ({ id: c.id, name: c.name, arguments: c.args }));
     const usage: unknown =
       (generation?.message as { usage_metadata?: unknown } | undefined)?.usage_metadata ?? output.llmOutput?.tokenUsage;
     const finish: unknown = generation?.generationInfo?.finish_reason;
     const handle = await m.call;
+    // Converted in the order Run.endModel converts (meta, tool calls, result): a refusal names the same field.
     await this.enqueue(slot, () =>
       handle.complete({
-        result,
-        ...(toolCalls === undefined ? {} : { toolCalls }),
-        ...(usage === undefined ? {} : { usage }),
+        ...(usage === undefined ? {} : { usage: toJournalValue(usage, { field: 'meta/usage' }) }),
+        ...(message?.tool_calls === undefined ? {} : { toolCalls: toolCallsOf(message.tool_calls) }),
+        result: toJournalValue(result, { field: 'result' }),
         ...(typeof finish === 'string' ? { finishReason: finish } : {}),
         ...(m.tokens.length > 0 ? { meta: { streamed_tokens: m.tokens.length } } : {}),
       }),
@@ -331,7 +332,12 @@ export class StepchainCallbackHandler extends BaseCallbackHandler {
       const id = this.stepId(slot, 'tool', runId);
       const begun = await beginEffect(
         run,
-        { id, name, args: toolArgs(input), ...(toolCallId === undefined ? {} : { callId: toolCallId }) },
+        {
+          id,
+          name,
+          args: toJournalValue(toolArgs(input), { field: 'tool_call/arguments' }),
+          ...(toolCallId === undefined ? {} : { callId: toolCallId }),
+        },
         effectClass,
       );
       if (begun.status === 'completed') {
@@ -379,11 +385,10 @@ function refusal(e: unknown): boolean {
  * user put in it; what the runtime's rule cannot represent is recorded as a note saying so, so that the
  * model requests and tool calls of the run — which must be recorded or fail — are still recorded.
  */
-function stateValue(v: unknown, field: string): unknown {
+function stateValue(v: unknown, field: string): Json {
   const plain = plainValue(v);
   try {
-    toJournalValue(plain, { field });
-    return plain;
+    return toJournalValue(plain, { field });
   } catch (e) {
     if (e instanceof RuntimeError && e.code === 'VALUE_UNREPRESENTABLE') return { unrepresentable: e.message };
     throw e;

@@ -5,6 +5,17 @@
  * (Dates, binary, Errors…) is the runtime's one rule, `toJournalValue`, applied by the run when it records.
  */
 import { isBaseMessage, type BaseMessage } from '@langchain/core/messages';
+import type { ModelToolCall } from '../../index.js';
+import { toJournalValue } from '../../runtime.js';
+
+/** A message's tool calls as the model step lists them, arguments converted as Run.endModel converts them. */
+export function toolCallsOf(calls: NonNullable<MessageValue['tool_calls']>): ModelToolCall[] {
+  return calls.map((c, i) => ({
+    ...(c.id === undefined ? {} : { id: c.id }),
+    name: c.name,
+    arguments: toJournalValue(c.args, { field: `tool_call/${String(i)}/arguments` }),
+  }));
+}
 
 /** The recorded form of a message. */
 export interface MessageValue {

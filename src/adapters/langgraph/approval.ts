@@ -14,6 +14,7 @@ import {
   type ApprovalRequest,
   type ApprovalStatement,
   type DecisionMeta,
+  type JournalInput,
   type KeyInput,
   type Run,
 } from '../../runtime.js';
@@ -52,7 +53,7 @@ const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typ
  */
 export async function requestToolApproval(
   run: Run,
-  call: { name: string; args?: unknown },
+  call: { name: string; args?: JournalInput },
   options: { id: string; expiresAt?: Date | string },
 ): Promise<ApprovalPrompt> {
   if (!isObject(options) || typeof options.id !== 'string' || options.id === '') {

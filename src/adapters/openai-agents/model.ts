@@ -7,17 +7,19 @@
  * is left early is a failed request. `getRetryAdvice` is forwarded, so the SDK's retry settings keep working.
  */
 import type { Model, ModelProvider, ModelRequest, ModelResponse, StreamEvent } from '@openai/agents';
-import type { ModelCallHandle } from '../../index.js';
+import type { Json, ModelCallHandle, ModelOutcome } from '../../index.js';
+import { toJournalValue } from '../../runtime.js';
 import type { AdapterRun } from './run.js';
 
+/** The request as journal values (converted here: the SDK's items and settings are not typed as JSON). */
 export interface ModelRequestFields {
   model: { name: string };
-  prompt: { systemInstructions?: string; input: unknown };
-  input: Record<string, unknown>;
+  prompt: Json;
+  input: Json;
 }
 
 export function requestFields(name: string, request: ModelRequest): ModelRequestFields {
-  const prompt: ModelRequestFields['prompt'] = { input: request.input };
+  const prompt: { systemInstructions?: string; input: unknown } = { input: request.input };
   if (request.systemInstructions !== undefined) prompt.systemInstructions = request.systemInstructions;
   const input: Record<string, unknown> = {
     modelSettings: request.modelSettings,
@@ -27,7 +29,9 @@ export function requestFields(name: string, request: ModelRequest): ModelRequest
   };
   for (const key of ['previousResponseId', 'conversationId', 'prompt'] as const)
     if (request[key] !== undefined) input[key] = request[key];
-  return { model: { name }, prompt, input };
+  // In the order Run.beginModel converts them, so a refusal names the same field.
+  const recordedInput = toJournalValue(input, { field: 'input' });
+  return { model: { name }, prompt: toJournalValue(prompt, { field: 'prompt' }), input: recordedInput };
 }
 
 /** The usage as plain numbers: the SDK's `Usage` is a class instance carrying per-request entries. */
@@ -72,15 +76,22 @@ async function complete(
       (item): item is FunctionCall =>
         (item as { type?: unknown }).type === 'function_call' && recorded.has((item as FunctionCall).name),
     )
-    .map((item) => ({ id: item.callId, name: item.name, arguments: parsed(item.arguments) }));
+    .map((item) => ({ id: item.callId, name: item.name, arguments: item.arguments }));
   const responseId = response.responseId ?? response.id;
-  const outcome: Parameters<ModelCallHandle['complete']>[0] = {
-    result: { output: response.output, ...(responseId === undefined ? {} : { responseId }) },
-    toolCalls,
-  };
   const usage = usageOf(response.usage);
-  if (usage !== undefined) outcome.usage = usage;
   try {
+    // The SDK's output items are not typed as JSON: converted here, in the order Run.endModel converts.
+    const outcome: ModelOutcome = {
+      toolCalls: toolCalls.map((c, i) => ({
+        ...c,
+        arguments: toJournalValue(parsed(c.arguments), { field: `tool_call/${String(i)}/arguments` }),
+      })),
+      result: toJournalValue(
+        { output: response.output, ...(responseId === undefined ? {} : { responseId }) },
+        { field: 'result' },
+      ),
+    };
+    if (usage !== undefined) outcome.usage = usage;
     await call.complete(outcome);
   } catch (refused) {
     await call.fail(refused).catch(() => undefined);

@@ -17,7 +17,15 @@ import {
   type Trace,
   type TracingProcessor,
 } from '@openai/agents';
-import { beginEffect, Run, RuntimeError, withEffect, type EffectClass, type EffectHandle } from '../../runtime.js';
+import {
+  beginEffect,
+  Run,
+  RuntimeError,
+  toJournalValue,
+  withEffect,
+  type EffectClass,
+  type EffectHandle,
+} from '../../runtime.js';
 import { recordModel, recordProvider, type ModelRouting } from './model.js';
 import type { AdapterRun, ChildRunFactory } from './run.js';
 import { SpanTree } from './spans.js';
@@ -87,7 +95,8 @@ export class AgentsRecorder implements TracingProcessor {
     effectClass: EffectClass | undefined,
   ): Promise<EffectHandle> {
     try {
-      return await beginEffect(run, { name, args, ...(callId === undefined ? {} : { callId }) }, effectClass);
+      const recorded = toJournalValue(args, { field: 'tool_call/arguments' });
+      return await beginEffect(run, { name, args: recorded, ...(callId === undefined ? {} : { callId }) }, effectClass);
     } catch (error) {
       if (error instanceof RuntimeError && error.code === 'EFFECT_PENDING') this.refused ??= error;
       throw error;
@@ -218,7 +227,7 @@ export class AgentsRecorder implements TracingProcessor {
     const agent = this.tree.agentOf(spanId);
     this.later(async () => {
       const run = agent === undefined ? this.run : await this.runOfAgent(agent);
-      const effect = await run.beginTool({ name, args });
+      const effect = await run.beginTool({ name, args: toJournalValue(args, { field: 'tool_call/arguments' }) });
       await effect.complete(result);
     });
   }

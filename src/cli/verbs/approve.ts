@@ -5,8 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { readKeyFile } from '../../receipt/node.js';
-import { Run } from '../../runtime/run.js';
 import type { ApprovalState } from '../../index.js';
+import { Run } from '../../runtime.js';
 import { canonicalJsonTrusted } from '../../canonical/jcs.js';
 import { EXIT_OK, UsageError, type Verb } from '../cli.js';
 import { withJournal } from '../location.js';

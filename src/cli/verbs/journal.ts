@@ -1,12 +1,12 @@
 /** Verbs over a journal (a directory, a SQLite or a Postgres location): init, append, log, show, head, fork. */
-import type { Journal, StepRecord } from '../../index.js';
+import type { Effect, Journal, StepRecord } from '../../index.js';
+import { Run, startRun } from '../../runtime.js';
 import { formatNamed, isRunGenesis, NEW_RUN_FORMAT, RUN_FORMATS, shortName } from '../../record/formats.js';
 import type { CreatableFormat, RunFormat } from '../../record/formats.js';
 import { intArg } from '../args.js';
 import { EXIT_FAILED, EXIT_OK, UsageError, type Verb } from '../cli.js';
 import { journalId, locate, withJournal } from '../location.js';
 import { JSON_FORMAT, printReport, type Output } from '../output.js';
-import { Run, startRun, type Effect } from '../../runtime/index.js';
 import { identityLine, labelsOf } from '../identity.js';
 import { logEntry } from '../log-lines.js';
 import { inline } from '../safe-text.js';

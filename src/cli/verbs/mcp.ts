@@ -6,14 +6,14 @@
 import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { constants } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
-import { FileStore, type FsyncMode, type Store } from '../../store/index.js';
+import { FileStore } from '../../store/index.js';
+import type { FsyncMode, KeyInput, Store } from '../../index.js';
 import { backendOf } from '../../store/scheme.js';
-import { commandApprover, startHttpProxy, startProxy, type ToolPolicy } from '../../mcp/index.js';
+import { commandApprover, startHttpProxy, startProxy, type ToolPolicy } from '../../mcp.js';
 import { formatNamed, NEW_RUN_FORMAT, shortName, type RunFormat } from '../../record/formats.js';
 import { intArg } from '../args.js';
 import { approverPins } from './approve-lines.js';
 import { UsageError, type Context, type Verb } from '../cli.js';
-import type { KeyInput } from '../../index.js';
 import { labelsOf } from '../identity.js';
 import { locate } from '../location.js';
 

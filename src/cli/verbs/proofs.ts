@@ -5,14 +5,11 @@
  * when a verb runs, so `stepchain --help` and the other verbs do not pay for it.
  */
 import { genesisHash } from '../../record/formats.js';
+import type { NodeReader, NoteSigner, SignedCheckpoint } from '../../format.js';
 import { intArg } from '../args.js';
 import { EXIT_FAILED, EXIT_OK, UsageError, type Verb } from '../cli.js';
 import { pinnedCheckpoint, proofs, readSmall } from '../policy.js';
 import { inline } from '../safe-text.js';
-
-type SignedCheckpoint = import('../../proofs/keeper.js').SignedCheckpoint;
-type NoteSigner = import('../../proofs/note.js').NoteSigner;
-type NodeReader = import('../../proofs/nodes.js').NodeReader;
 
 /** What a journal that keeps a Merkle tree offers: the file store's and the Postgres store's journals. */
 export interface TreeJournal {

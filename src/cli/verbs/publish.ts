@@ -5,8 +5,8 @@
  * (--check) checks such a proof against the public receipt.
  */
 import { resolve } from 'node:path';
-import { disclose, discloseHash, discloseStep, publish, verifyDisclosureFiles } from '../../redact/index.js';
-import { readPublicKeyFile } from '../../receipt/index.js';
+import { disclose, discloseHash, discloseStep, publish, verifyDisclosureFiles } from '../../publish.js';
+import { readPublicKeyFile } from '../../keys.js';
 import { EXIT_FAILED, EXIT_OK, UsageError, type Context, type Verb } from '../cli.js';
 import { intArg } from '../args.js';
 import { withJournal } from './journal.js';

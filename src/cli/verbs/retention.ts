@@ -1,6 +1,6 @@
 /** Retention verbs (spec/RETENTION.md): `prune` removes expired runs whole; `runs --removed` lists their tombstones. */
 import { openStore } from '../../location.js';
-import { checkTombstone, prune, verifiedTombstones, type Tombstone } from '../../retention/index.js';
+import { checkTombstone, prune, verifiedTombstones, type Tombstone } from '../../retention.js';
 import { EXIT_FAILED, EXIT_OK, UsageError, type Verb } from '../cli.js';
 import type { Output } from '../output.js';
 import { inline } from '../safe-text.js';

@@ -4,7 +4,7 @@
  * everywhere in the CLI; a store by its directory.
  */
 import type { Json } from '../../index.js';
-import { Run, RuntimeError, type Effect, type EffectDecision } from '../../runtime/index.js';
+import { Run, RuntimeError, type Effect, type EffectDecision } from '../../runtime.js';
 import { renderValue } from '../../diff/summary.js';
 import { errorText } from '../log-lines.js';
 import { EXIT_FAILED, EXIT_OK, UsageError, type Verb } from '../cli.js';
@@ -26,7 +26,7 @@ function withRun<T>(path: string, readOnly: boolean, fn: (run: Run) => Promise<T
   });
 }
 
-function jsonOption(value: unknown, flag: string, verb: string): unknown {
+function jsonOption(value: unknown, flag: string, verb: string): Json {
   if (typeof value !== 'string') throw new UsageError(`${flag} JSON is required`, verb);
   return parseJsonStrict(value, { file: flag });
 }

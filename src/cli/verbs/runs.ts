@@ -4,8 +4,8 @@
  */
 import { RUN_STATUSES, type RunFilter, type RunProgress, type RunStatus } from '../../store/runs.js';
 import type { Store } from '../../index.js';
-import { pendingOf, Run } from '../../runtime/index.js';
 import { openStore } from '../../location.js';
+import { pendingOf, Run } from '../../runtime/index.js';
 import { EXIT_OK, UsageError, type Verb } from '../cli.js';
 import { describeIdentity, labelsOf } from '../identity.js';
 import { inline } from '../safe-text.js';

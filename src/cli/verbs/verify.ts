@@ -6,12 +6,9 @@
  * every core when the chain is big enough to gain.
  */
 import { basename, resolve } from 'node:path';
-import type { LineCheckPool } from '../../chain/batch.js';
-import type { ChainReport } from '../../chain/report.js';
+import type { ChainReport, LineCheckPool, ReceiptVerdict, ReceiptVerifyOptions } from '../../index.js';
 import { messageBesideCode, settleJournalVerdict, type VerdictFields } from '../../chain/verdict.js';
-import type { CheckpointPolicy, TreeHead } from '../../proofs/index.js';
-import type { AttestOptions } from '../../attest/receipt.js';
-import type { ReceiptVerdict, ReceiptVerifyOptions } from '../../verifier/index.js';
+import type { AttestOptions, CheckpointPolicy, TreeHead, VerifiedLine } from '../../verify.js';
 import { genesisHash } from '../../record/formats.js';
 import { readRegular } from '../../store/file/fsutil.js';
 import { verifyJournalDir } from '../../store/file/verify-dir.js';
@@ -33,9 +30,8 @@ import {
   storedRunNotes,
   type RunNote,
 } from '../run-notes.js';
-import type { VerifiedLine } from '../../chain/verifier.js';
 import { backendOf } from '../../store/scheme.js';
-import type { PinnedApprover } from '../../approval/ledger.js';
+import type { PinnedApprover } from '../../runtime.js';
 import { approvalLines, approverPins } from './approve-lines.js';
 import { linePool } from '../verify-pool.js';
 

@@ -12,6 +12,7 @@ import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isDigest } from '../../canonical/sha256.js';
+import { isObject } from '../../canonical/json.js';
 import { ioError } from '../errors.js';
 import { fsyncDir, isNotFound, readRegular, writeFileAtomic } from './fsutil.js';
 import { bucketFirstSeq, type JournalPaths } from './layout.js';
@@ -41,28 +42,21 @@ export async function readPending(dir: string): Promise<PendingBatch | null> {
     if (isNotFound(e)) return null;
     throw ioError('reading the pending-batch mark', pendingPath(dir), e);
   }
-  let v: Partial<PendingBatch> | null = null;
+  let v: unknown = null;
   try {
-    v = JSON.parse(text) as Partial<PendingBatch>;
+    v = JSON.parse(text);
   } catch {
     v = null;
   }
-  const int = (x: unknown, min: number): boolean => Number.isSafeInteger(x) && (x as number) >= min;
-  if (
-    v === null ||
-    typeof v !== 'object' ||
-    !int(v.bucket, 0) ||
-    !int(v.size, 0) ||
-    !int(v.seq, -1) ||
-    !isDigest(v.step_hash)
-  ) {
+  const int = (x: unknown, min: number): x is number => typeof x === 'number' && Number.isSafeInteger(x) && x >= min;
+  if (!isObject(v) || !int(v.bucket, 0) || !int(v.size, 0) || !int(v.seq, -1) || !isDigest(v.step_hash)) {
     throw ioError(
       'reading the pending-batch mark',
       pendingPath(dir),
       Object.assign(new Error('not a pending-batch mark'), { code: 'EINVAL' }),
     );
   }
-  return { bucket: v.bucket!, size: v.size!, seq: v.seq!, step_hash: v.step_hash };
+  return { bucket: v.bucket, size: v.size, seq: v.seq, step_hash: v.step_hash };
 }
 
 export async function writePending(dir: string, mark: PendingBatch, durable: boolean): Promise<void> {

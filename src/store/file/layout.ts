@@ -5,6 +5,7 @@
 import { join } from 'node:path';
 import { MAX_LINE_BYTES } from '../../canonical/limits.js';
 import { isDigest } from '../../canonical/sha256.js';
+import { isObject } from '../../canonical/json.js';
 import { segmentLabel } from '../segments.js';
 export { STORE_FORMAT, serializeMeta, parseMeta, type JournalMeta } from '../meta.js';
 
@@ -84,8 +85,8 @@ export function serializeHead(head: { seq: number; step_hash: string }): string 
 export function parseHead(text: string): { seq: number; step_hash: string } | null {
   if (text.length > MAX_HEAD_BYTES) return null;
   try {
-    const h = JSON.parse(text) as Record<string, unknown>;
-    if (h === null || typeof h !== 'object' || Object.keys(h).length !== 2) return null;
+    const h: unknown = JSON.parse(text);
+    if (!isObject(h) || Object.keys(h).length !== 2) return null;
     if (typeof h.seq !== 'number' || !Number.isSafeInteger(h.seq) || h.seq < 0 || !isDigest(h.step_hash)) return null;
     const head = { seq: h.seq, step_hash: h.step_hash };
     return serializeHead(head) === text ? head : null;

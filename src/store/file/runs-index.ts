@@ -11,6 +11,8 @@ import { join } from 'node:path';
 import { isJournalId } from '../ids.js';
 import { runEntryOf, type RunEntry } from '../runs.js';
 import type { Genesis } from '../../record/formats.js';
+import type { RunIdentity } from '../../record/v2.js';
+import { isObject, setMember } from '../../canonical/json.js';
 import type { Lineage } from '../types.js';
 import { isNotFound } from './fsutil.js';
 import { MAX_META_BYTES, META_FILE, parseMeta } from './layout.js';
@@ -23,6 +25,39 @@ type IndexLine = { id: string; run: null } | RunEntry;
 
 function lineOf(id: string, genesis: Genesis, lineage: Lineage | null): IndexLine {
   return runEntryOf(id, genesis, lineage) ?? { id, run: null };
+}
+
+/**
+ * A parsed index line as the index holds it, or null: the file is a cache a person or a torn write can
+ * change, so each member an entry is read for is checked (a run's identity as RunIdentity types it).
+ */
+function indexLineOf(v: unknown): IndexLine | null {
+  if (!isObject(v) || typeof v.id !== 'string') return null;
+  if (v.run === null) return { id: v.id, run: null };
+  const run = identityOf(v.run);
+  if (typeof v.run_id !== 'string' || typeof v.created_at !== 'string' || run === null) return null;
+  if (v.fork_of !== null && typeof v.fork_of !== 'string') return null;
+  return { id: v.id, run_id: v.run_id, created_at: v.created_at, run, fork_of: v.fork_of };
+}
+
+function identityOf(v: unknown): RunIdentity | null {
+  if (!isObject(v)) return null;
+  const identity: RunIdentity = {};
+  for (const key of ['agent', 'conversation_id', 'parent_run_id'] as const) {
+    const x = v[key];
+    if (typeof x === 'string') identity[key] = x;
+    else if (x !== undefined) return null;
+  }
+  if (v.labels !== undefined) {
+    if (!isObject(v.labels)) return null;
+    const labels: Record<string, string> = {};
+    for (const [k, x] of Object.entries(v.labels)) {
+      if (typeof x !== 'string') return null;
+      setMember(labels, k, x);
+    }
+    identity.labels = labels;
+  }
+  return identity;
 }
 
 /** Appends a journal's line; best effort (the next listing repairs a line that is missing). */
@@ -81,15 +116,9 @@ export class RunsIndex {
     for (const line of parts) {
       if (line.length === 0) continue;
       try {
-        const v = JSON.parse(line) as IndexLine;
+        const v = indexLineOf(JSON.parse(line));
         // A torn or foreign line is skipped: its journal is then read from its metadata.
-        if (
-          v !== null &&
-          typeof v === 'object' &&
-          typeof v.id === 'string' &&
-          (v.run === null || typeof v.run === 'object')
-        )
-          this.lines.set(v.id, v);
+        if (v !== null) this.lines.set(v.id, v);
       } catch {
         // skipped
       }
