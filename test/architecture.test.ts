@@ -26,6 +26,8 @@ function layerOf(file: string): string {
     : parts[0]!;
 }
 
+/** The pure folders both the page and the entries are built on. */
+const PURE = ['base', 'canonical', 'record', 'crypto', 'approval', 'chain', 'diff'];
 /** The receipt, store, publication and proof layers, and the features: both the CLI and the entries use them all. */
 const RECEIPTS_AND_STORES = [
   'receipt',
@@ -72,34 +74,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   cli: ['base', 'canonical', 'record', 'chain', 'approval', 'diff', ...RECEIPTS_AND_STORES, ...FEATURES, 'entry'],
   // The page runs in a browser: the browser-safe entry and the pure folders it is built from (its whole graph
   // is held free of Node by test/purity.test.ts and tsconfig.page.json).
-  page: [
-    'base',
-    'canonical',
-    'record',
-    'crypto',
-    'approval',
-    'chain',
-    'diff',
-    'pattern',
-    'receipt',
-    'redact',
-    'proofs',
-    'attest',
-    'verifier',
-    'entry',
-  ],
-  entry: [
-    'base',
-    'canonical',
-    'record',
-    'crypto',
-    'approval',
-    'chain',
-    'diff',
-    ...RECEIPTS_AND_STORES,
-    'testing',
-    ...FEATURES,
-  ],
+  page: [...PURE, 'pattern', 'receipt', 'redact', 'proofs', 'attest', 'verifier', 'entry'],
+  entry: [...PURE, ...RECEIPTS_AND_STORES, 'testing', ...FEATURES],
   otel: ['base', 'entry'],
   adapters: ['entry'],
 };

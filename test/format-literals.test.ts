@@ -5,7 +5,7 @@
  * literal under src/ outside record/ and fails on one that is, or quotes, a journal format name.
  */
 import { readFileSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { relative } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, test } from 'vitest';
 import { SRC, sourceFiles } from './helpers/source-files.js';
