@@ -16,6 +16,7 @@ import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { MORE, POLICY, STEP } from '../helpers/attack-world.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const ROOT = resolve(__dirname, '..', '..');
@@ -145,38 +146,6 @@ function forge(
 }
 
 // ---------- the genuine world, and the attacker's own ----------
-
-const STEP = {
-  input: { user: 'What is the weather in Lyon?' },
-  model: 'gpt-4o',
-  prompt: 'Use tools when needed.',
-  tool_call: { name: 'get_weather', arguments: { city: 'Lyon' } },
-  result: { forecast: 'sunny', high_c: 14 },
-};
-const MORE = [
-  {
-    input: { user: 'And a flight?' },
-    model: 'gpt-4o',
-    prompt: 'Find a flight.',
-    tool_call: {
-      name: 'http',
-      arguments: { url: 'https://fares.example.com/q', api_key: 'sk-live-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c' },
-    },
-    result: { price: 59, contact: 'desk@fares.example.com' },
-  },
-  {
-    input: { user: 'Summarize.' },
-    model: 'gpt-4o',
-    prompt: 'Answer in one sentence.',
-    result: 'Sunny in Lyon; flights from 59 EUR.',
-  },
-];
-const POLICY = {
-  rules: [
-    { id: 'tool-secrets', paths: ['/tool_call/arguments/api_key'], tools: ['http'] },
-    { id: 'secrets', detectors: ['api-key', 'email'] },
-  ],
-};
 
 const JSON_LINES = `${MORE.map((s) => JSON.stringify(s)).join('\n')}\n`;
 let MID: string; // the genuine chain's step 1
