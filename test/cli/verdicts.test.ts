@@ -12,11 +12,12 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { noteSigner, parseCheckpoint, parseNote, signCheckpoint } from '../../src/proofs/index.js';
 import { readKeyFile } from '../../src/receipt/node.js';
-import { cliIn, codesOf, json, type Run } from '../helpers/cli-in.js';
+import { cliIn, codesOf, json, witnessedJournal, type Run } from '../helpers/cli-in.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const dir = tempDir('stepchain-verdicts-');
-const { run, ok, append } = cliIn(dir);
+const cliDir = cliIn(dir);
+const { run, ok, append } = cliDir;
 const firstLine = (r: Run): string => r.stderr.split('\n')[0]!;
 
 let logKey: string;
@@ -25,36 +26,7 @@ let head: string;
 
 beforeAll(async () => {
   for (const k of ['log', 'w1', 'alice', 'mallory']) await ok('keygen', '-o', `${k}.key`);
-  await ok('init', 'j');
-  await append('j', 0, 40, 'genuine');
-  logKey = json(
-    await ok(
-      'checkpoint',
-      'j',
-      '--sign',
-      'log.key',
-      '--authority',
-      'agents.example.com',
-      '-o',
-      'a.checkpoint',
-      '--json',
-    ),
-  ).vkey as string;
-  w1 = (await ok('witness', '--key', 'w1.key', '--name', 'witness.example/w1')).stdout.trim();
-  await ok(
-    'witness',
-    'a.checkpoint',
-    '--key',
-    'w1.key',
-    '--name',
-    'witness.example/w1',
-    '--state',
-    'w1-state',
-    '--log-key',
-    logKey,
-    '-o',
-    'a.w1',
-  );
+  ({ logKey, w1 } = await witnessedJournal(cliDir));
   head = json(await ok('verify', 'j', '--json')).report.head as string;
   await ok('export', 'j', '-o', 'plain.tar');
   await ok('export', 'j', '--sign', 'alice.key', '-o', 'signed.tar.gz');

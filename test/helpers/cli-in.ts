@@ -56,3 +56,19 @@ export function cliIn(dir: string): CliIn {
 export const json = (r: Run): Record<string, any> => JSON.parse(r.stdout) as Record<string, any>;
 /** The codes of the problems a `verify --json` report lists. */
 export const codesOf = (r: Run): string[] => (json(r).report.problems as Array<{ code: string }>).map((p) => p.code);
+
+/**
+ * In the CLI's directory (keys log.key and w1.key made): the journal `j` of 40 steps tagged 'genuine',
+ * its checkpoint a.checkpoint signed by log.key for agents.example.com, and a.w1, witness.example/w1's
+ * cosignature of it (state in w1-state). Returns the log's and the witness's verifier keys.
+ */
+export async function witnessedJournal({ ok, append }: CliIn): Promise<{ logKey: string; w1: string }> {
+  await ok('init', 'j');
+  await append('j', 0, 40, 'genuine');
+  const checkpoint = ['checkpoint', 'j', '--sign', 'log.key', '--authority', 'agents.example.com'];
+  const logKey = json(await ok(...checkpoint, '-o', 'a.checkpoint', '--json')).vkey as string;
+  const w1 = (await ok('witness', '--key', 'w1.key', '--name', 'witness.example/w1')).stdout.trim();
+  const witness = ['witness', 'a.checkpoint', '--key', 'w1.key', '--name', 'witness.example/w1'];
+  await ok(...witness, '--state', 'w1-state', '--log-key', logKey, '-o', 'a.w1');
+  return { logKey, w1 };
+}

@@ -11,14 +11,15 @@ import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { cliIn } from '../helpers/cli-in.js';
+import { cliIn, witnessedJournal } from '../helpers/cli-in.js';
 import { tempDir } from '../helpers/tmp.js';
 import { launch, openPage, verify, type FileSpec, type Opened } from './browser.js';
 import { agentReceipts, type AgentReceipts } from './fixtures.js';
 import { pageInputs, verifyArgs, type Pins } from './pins.js';
 
 const dir = tempDir('stepchain-verdict-table-');
-const { run, ok, append } = cliIn(dir);
+const cliDir = cliIn(dir);
+const { run, ok, append } = cliDir;
 
 /** A receipt with one character of a step's content changed, the same length: the chain breaks there. */
 function tamper(name: string, out: string, from: string, to: string): string {
@@ -52,38 +53,7 @@ beforeAll(async () => {
   mkdirSync(join(dir, 'agent'));
   f = await agentReceipts(join(dir, 'agent'));
   for (const k of ['log', 'w1', 'alice', 'mallory', 'stranger']) await ok('keygen', '-o', `${k}.key`);
-  await ok('init', 'j');
-  await append('j', 0, 40, 'genuine');
-  logKey = JSON.parse(
-    (
-      await ok(
-        'checkpoint',
-        'j',
-        '--sign',
-        'log.key',
-        '--authority',
-        'agents.example.com',
-        '-o',
-        'a.checkpoint',
-        '--json',
-      )
-    ).stdout,
-  ).vkey as string;
-  w1 = (await ok('witness', '--key', 'w1.key', '--name', 'witness.example/w1')).stdout.trim();
-  await ok(
-    'witness',
-    'a.checkpoint',
-    '--key',
-    'w1.key',
-    '--name',
-    'witness.example/w1',
-    '--state',
-    'w1-state',
-    '--log-key',
-    logKey,
-    '-o',
-    'a.w1',
-  );
+  ({ logKey, w1 } = await witnessedJournal(cliDir));
   await append('j', 40, 10, 'genuine');
   await ok('checkpoint', 'j', '--sign', 'log.key', '-o', 'b.checkpoint');
   await ok('prove', 'j', '--checkpoint', 'b.checkpoint', '--old', 'a.checkpoint', '-o', 'cons.proof');
