@@ -4,22 +4,11 @@
  * never compares a genesis `format` against a written-out name. This test reads every string and template
  * literal under src/ outside record/ and fails on one that is, or quotes, a journal format name.
  */
-import { readFileSync, readdirSync, statSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { relative } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, test } from 'vitest';
-
-const SRC = resolve(new URL('../src/', import.meta.url).pathname);
-
-function sourceFiles(dir: string): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(dir)) {
-    const p = join(dir, name);
-    if (statSync(p).isDirectory()) out.push(...sourceFiles(p));
-    else if (p.endsWith('.ts')) out.push(p);
-  }
-  return out;
-}
+import { SRC, sourceFiles } from './helpers/source-files.js';
 
 /** A journal format name as a whole literal, or quoted inside one (an SQL list, a hint naming an option value). */
 const FORMAT_NAME = /^stepchain\/v\d+$|['"`]stepchain\/v\d+['"`]/;

@@ -1,74 +1,43 @@
-// A 4-lane multi-buffer SHA-256 (FIPS 180-4) in WebAssembly SIMD, for the stepchain/v3 prototype
-// (docs/design/format-v3.md §12.3): four independent messages advance one compression per call, each lane
-// of an i32x4 holding one message's word. The module is emitted here byte by byte (no toolchain on the
-// machine), fully unrolled: 64 rounds with the eight working variables renamed at emit time instead of
-// moved, Ch and Maj as one v128.bitselect each. Memory: the state at 0 (8 × v128: word k of lanes 0–3 at
-// 16k), a dummy block at 2048 for idle lanes, the padded messages from 4096.
+// Variants of the 4-lane multi-buffer SHA-256 (FIPS 180-4) in WebAssembly SIMD, for the stepchain/v3 design's
+// measurements (docs/design/format-v3.md §12.3): four independent messages advance together, each lane of an
+// i32x4 holding one message's word. The batch kernel measured by `wasmBatch` is the one src/canonical ships,
+// assembled by scripts/gen-sha256-wasm.mjs (imported, not repeated here); this file adds two variants built
+// from the same constants and round: `compress4` (one compression of four lanes per call, for the per-call
+// cost) and `q` 4-lane groups interleaved round by round. Rounds are fully unrolled with the eight working
+// variables renamed at emit time instead of moved, Ch and Maj as one v128.bitselect each.
+import { IV, K, moduleBytes as hashGroupsModuleBytes, sleb, uleb as leb } from '../../scripts/gen-sha256-wasm.mjs';
 
-const K = [
-  0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98,
-  0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786,
-  0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8,
-  0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13,
-  0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819,
-  0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a,
-  0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
-  0xc67178f2,
-];
-const IV = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19];
-
-const leb = (n) => {
-  const out = [];
-  do {
-    let b = n & 0x7f;
-    n >>>= 7;
-    if (n) b |= 0x80;
-    out.push(b);
-  } while (n);
-  return out;
-};
-const sleb = (n) => {
-  const out = [];
-  for (;;) {
-    const b = n & 0x7f;
-    n >>= 7;
-    if ((n === 0 && !(b & 0x40)) || (n === -1 && b & 0x40)) {
-      out.push(b);
-      return out;
-    }
-    out.push(b | 0x80);
-  }
-};
 const simd = (op) => [0xfd, ...leb(op)];
 const OP = {
   load: 0x00,
   store: 0x0b,
   const: 0x0c,
+  swizzle: 0x0e,
   not: 0x4d,
   and: 0x4e,
   or: 0x50,
   xor: 0x51,
   bitselect: 0x52,
+  load32_lane: 0x56,
+  store32_lane: 0x5a,
   shl: 0xab,
   shr_u: 0xad,
   add: 0xae,
 };
+const BSWAP = [3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12];
 
-function body() {
-  const c = [];
+/**
+ * What both variants emit into the code array `c`: local access, constants, and `round(t, group)`, SHA-256
+ * round t of one 4-lane group — the schedule word (rounds 0–15 gather it lane by lane from `group.lane(l)`,
+ * which pushes lane l's block address, and byte-swap it by one swizzle), then the compression step. The
+ * group names its 16 schedule locals from `w0`, its working variables `v` (a–h) and two scratch locals
+ * `t1`, `t2`; the call returns the working variables renamed for the next round.
+ */
+function emitter(c) {
   const get = (l) => c.push(0x20, ...leb(l));
   const set = (l) => c.push(0x21, ...leb(l));
   const op = (o) => c.push(...simd(o));
   const i32 = (n) => c.push(0x41, ...sleb(n));
-  const load = (offset) => {
-    i32(0);
-    c.push(...simd(OP.load), 4, ...leb(offset));
-  };
-  const store = (offset, pushValue) => {
-    i32(0);
-    pushValue();
-    c.push(...simd(OP.store), 4, ...leb(offset));
-  };
   const splat = (k) => {
     c.push(...simd(OP.const));
     for (let i = 0; i < 4; i++) c.push(k & 0xff, (k >>> 8) & 0xff, (k >>> 16) & 0xff, (k >>> 24) & 0xff);
@@ -98,37 +67,26 @@ function body() {
     op(OP.shr_u);
     op(OP.xor);
   };
-  // Params (i32): 0–3 the address of each lane's current 64-byte block. Locals (v128): 4–11 the working
-  // variables, 12–27 the schedule window, 28 T1, 29 T2. Words are gathered lane by lane (load32_lane) and
-  // byte-swapped to big-endian by one swizzle.
-  const W0 = 12,
-    T1 = 28,
-    T2 = 29;
-  let v = [4, 5, 6, 7, 8, 9, 10, 11];
-  for (let k = 0; k < 8; k++) {
-    load(16 * k);
-    set(v[k]);
-  }
-  for (let t = 0; t < 64; t++) {
-    const w = W0 + (t % 16);
+  const round = (t, { lane, w0, v, t1, t2 }) => {
+    const w = w0 + (t % 16);
     if (t < 16) {
       c.push(...simd(OP.const), ...new Array(16).fill(0));
       set(w);
       for (let l = 0; l < 4; l++) {
-        get(l);
+        lane(l);
         get(w);
-        c.push(...simd(0x56), 2, ...leb(4 * t), l);
+        c.push(...simd(OP.load32_lane), 2, ...leb(4 * t), l);
         set(w);
       }
       get(w);
-      c.push(...simd(OP.const), 3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12);
-      c.push(...simd(0x0e));
+      c.push(...simd(OP.const), ...BSWAP);
+      c.push(...simd(OP.swizzle));
       set(w);
     } else {
-      smallSigma(W0 + ((t - 2) % 16), 17, 19, 10);
-      get(W0 + ((t - 7) % 16));
+      smallSigma(w0 + ((t - 2) % 16), 17, 19, 10);
+      get(w0 + ((t - 7) % 16));
       op(OP.add);
-      smallSigma(W0 + ((t - 15) % 16), 7, 18, 3);
+      smallSigma(w0 + ((t - 15) % 16), 7, 18, 3);
       op(OP.add);
       get(w);
       op(OP.add);
@@ -147,7 +105,7 @@ function body() {
     op(OP.add);
     get(w);
     op(OP.add);
-    set(T1);
+    set(t1);
     bigSigma(a, 2, 13, 22);
     get(cc);
     get(a);
@@ -156,17 +114,42 @@ function body() {
     op(OP.xor);
     op(OP.bitselect); // Maj = bitselect(c, a, a ^ b)
     op(OP.add);
-    set(T2);
+    set(t2);
     get(d);
-    get(T1);
+    get(t1);
     op(OP.add);
     set(d);
-    get(T1);
-    get(T2);
+    get(t1);
+    get(t2);
     op(OP.add);
     set(h);
-    v = [h, a, b, cc, d, e, f, g];
+    return [h, a, b, cc, d, e, f, g];
+  };
+  return { get, set, op, i32, splat, round };
+}
+
+// `compress4(p0, p1, p2, p3)`: one compression of each lane's 64-byte block at p0–p3, the state in memory
+// (8 × v128 at 0: word k of lanes 0–3 at 16k), updated in place.
+function body() {
+  const c = [];
+  const { get, set, op, i32, round } = emitter(c);
+  const load = (offset) => {
+    i32(0);
+    c.push(...simd(OP.load), 4, ...leb(offset));
+  };
+  const store = (offset, pushValue) => {
+    i32(0);
+    pushValue();
+    c.push(...simd(OP.store), 4, ...leb(offset));
+  };
+  // Params (i32): 0–3 the address of each lane's current 64-byte block. Locals (v128): 4–11 the working
+  // variables, 12–27 the schedule window, 28 T1, 29 T2.
+  let v = [4, 5, 6, 7, 8, 9, 10, 11];
+  for (let k = 0; k < 8; k++) {
+    load(16 * k);
+    set(v[k]);
   }
+  for (let t = 0; t < 64; t++) v = round(t, { lane: get, w0: 12, v, t1: 28, t2: 29 });
   for (let k = 0; k < 8; k++)
     store(16 * k, () => {
       load(16 * k);
@@ -288,201 +271,10 @@ export function compress4Cost(calls = 200000) {
 }
 
 // ---------------------------------------------------------------------------------------------------
-// The whole batch inside the module: `hashGroups(table, n, out)` walks n groups of four messages of equal
-// block count (table: 32 bytes per group, lane addresses p0–p3 and the block count), keeps the four states
-// in registers across a message's blocks, and stores each digest big-endian at out + 128g + 32l. One call
-// per batch: no JavaScript between compressions.
-function groupsBody() {
-  const c = [];
-  const get = (l) => c.push(0x20, ...leb(l));
-  const set = (l) => c.push(0x21, ...leb(l));
-  const op = (o) => c.push(...simd(o));
-  const i32 = (n) => c.push(0x41, ...sleb(n));
-  const splat = (k) => {
-    c.push(...simd(OP.const));
-    for (let i = 0; i < 4; i++) c.push(k & 0xff, (k >>> 8) & 0xff, (k >>> 16) & 0xff, (k >>> 24) & 0xff);
-  };
-  const BSWAP = [3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12];
-  const rotr = (l, n) => {
-    get(l);
-    i32(n);
-    op(OP.shr_u);
-    get(l);
-    i32(32 - n);
-    op(OP.shl);
-    op(OP.or);
-  };
-  const bigSigma = (l, r1, r2, r3) => {
-    rotr(l, r1);
-    rotr(l, r2);
-    op(OP.xor);
-    rotr(l, r3);
-    op(OP.xor);
-  };
-  const smallSigma = (l, r1, r2, s) => {
-    rotr(l, r1);
-    rotr(l, r2);
-    op(OP.xor);
-    get(l);
-    i32(s);
-    op(OP.shr_u);
-    op(OP.xor);
-  };
-  // params 0 table, 1 n, 2 out; i32 locals 3 g, 4–7 p0–p3, 8 nb; v128 locals 9–16 state, 17–24 working,
-  // 25–40 schedule, 41 T1, 42 T2.
-  const TABLE = 0,
-    N = 1,
-    OUT = 2,
-    G = 3,
-    P = 4,
-    NB = 8,
-    S = 9,
-    V = 17,
-    W0 = 25,
-    T1 = 41,
-    T2 = 42;
-  c.push(0x02, 0x40); // block $done
-  c.push(0x03, 0x40); //  loop $groups
-  get(G);
-  get(N);
-  c.push(0x4f);
-  c.push(0x0d, 1); //   g >= n → exit
-  for (let l = 0; l < 4; l++) {
-    get(TABLE);
-    c.push(0x28, 2, ...leb(4 * l));
-    set(P + l);
-  }
-  get(TABLE);
-  c.push(0x28, 2, 16);
-  set(NB);
-  for (let k = 0; k < 8; k++) {
-    splat(IV[k]);
-    set(S + k);
-  }
-  c.push(0x03, 0x40); //   loop $blocks
-  let v = [V, V + 1, V + 2, V + 3, V + 4, V + 5, V + 6, V + 7];
-  for (let k = 0; k < 8; k++) {
-    get(S + k);
-    set(v[k]);
-  }
-  for (let t = 0; t < 64; t++) {
-    const w = W0 + (t % 16);
-    if (t < 16) {
-      c.push(...simd(OP.const), ...new Array(16).fill(0));
-      set(w);
-      for (let l = 0; l < 4; l++) {
-        get(P + l);
-        get(w);
-        c.push(...simd(0x56), 2, ...leb(4 * t), l);
-        set(w);
-      }
-      get(w);
-      c.push(...simd(OP.const), ...BSWAP);
-      c.push(...simd(0x0e));
-      set(w);
-    } else {
-      smallSigma(W0 + ((t - 2) % 16), 17, 19, 10);
-      get(W0 + ((t - 7) % 16));
-      op(OP.add);
-      smallSigma(W0 + ((t - 15) % 16), 7, 18, 3);
-      op(OP.add);
-      get(w);
-      op(OP.add);
-      set(w);
-    }
-    const [a, b, cc, d, e, f, g, h] = v;
-    get(h);
-    bigSigma(e, 6, 11, 25);
-    op(OP.add);
-    get(f);
-    get(g);
-    get(e);
-    op(OP.bitselect);
-    op(OP.add);
-    splat(K[t]);
-    op(OP.add);
-    get(w);
-    op(OP.add);
-    set(T1);
-    bigSigma(a, 2, 13, 22);
-    get(cc);
-    get(a);
-    get(a);
-    get(b);
-    op(OP.xor);
-    op(OP.bitselect);
-    op(OP.add);
-    set(T2);
-    get(d);
-    get(T1);
-    op(OP.add);
-    set(d);
-    get(T1);
-    get(T2);
-    op(OP.add);
-    set(h);
-    v = [h, a, b, cc, d, e, f, g];
-  }
-  for (let k = 0; k < 8; k++) {
-    get(S + k);
-    get(v[k]);
-    op(OP.add);
-    set(S + k);
-  }
-  for (let l = 0; l < 4; l++) {
-    get(P + l);
-    i32(64);
-    c.push(0x6a);
-    set(P + l);
-  }
-  get(NB);
-  i32(1);
-  c.push(0x6b);
-  c.push(0x22, ...leb(NB)); // nb -= 1 (tee)
-  c.push(0x0d, 0); //   nb != 0 → next block
-  c.push(0x0b); //   end $blocks
-  for (let k = 0; k < 8; k++) {
-    get(S + k);
-    c.push(...simd(OP.const), ...BSWAP);
-    c.push(...simd(0x0e));
-    set(T1);
-    for (let l = 0; l < 4; l++) {
-      get(OUT);
-      get(T1);
-      c.push(...simd(0x5a), 2, ...leb(32 * l + 4 * k), l);
-    }
-  }
-  get(TABLE);
-  i32(32);
-  c.push(0x6a);
-  set(TABLE);
-  get(OUT);
-  i32(128);
-  c.push(0x6a);
-  set(OUT);
-  get(G);
-  i32(1);
-  c.push(0x6a);
-  set(G);
-  c.push(0x0c, 0); //   next group
-  c.push(0x0b); //  end $groups
-  c.push(0x0b); // end $done
-  c.push(0x0b); // end function
-  const fn = [2, 6, 0x7f, 34, 0x7b, ...c];
-  return [...leb(fn.length), ...fn];
-}
-
-function groupsModuleBytes() {
-  const section = (id, bytes) => [id, ...leb(bytes.length), ...bytes];
-  const str = (s) => [...leb(s.length), ...[...s].map((ch) => ch.charCodeAt(0))];
-  const type = section(1, [1, 0x60, 3, 0x7f, 0x7f, 0x7f, 0]);
-  const func = section(3, [1, 0]);
-  const mem = section(5, [1, 0x00, 1]);
-  const exp = section(7, [2, ...str('hashGroups'), 0, 0, ...str('memory'), 2, 0]);
-  const code = section(10, [1, ...groupsBody()]);
-  return new Uint8Array([0x00, 0x61, 0x73, 0x6d, 1, 0, 0, 0, ...type, ...func, ...mem, ...exp, ...code]);
-}
-
+// The whole batch inside the module: src/canonical's kernel `hashGroups(table, n)` walks n table entries of
+// four messages of equal block count (48 bytes each: lane addresses p0–p3, the block count, the four lanes'
+// output addresses), keeps the four states in registers across a message's blocks, and stores each digest
+// big-endian at its lane's output address. One call per batch: no JavaScript between compressions.
 let groups = null;
 /** CPU µs of the last run's single hashGroups call (the module's own time, no JavaScript around it). */
 export let lastCallMicros = 0;
@@ -492,7 +284,7 @@ export let lastCallMicros = 0;
  * each digest to out[32i]. Messages are grouped four at a time by block count.
  */
 export function wasmBatch(capacityBytes) {
-  groups ??= new WebAssembly.Instance(new WebAssembly.Module(groupsModuleBytes()));
+  groups ??= new WebAssembly.Instance(new WebAssembly.Module(hashGroupsModuleBytes()));
   const { hashGroups, memory } = groups.exports;
   const need = 65536 + 2 * capacityBytes;
   if (memory.buffer.byteLength < need) memory.grow(Math.ceil((need - memory.buffer.byteLength) / 65536));
@@ -527,35 +319,40 @@ export function wasmBatch(capacityBytes) {
       count++;
     },
     run(out) {
-      // Group by block count (a counting pass, no sort); the table and the digests live after the messages.
+      // Group by block count (a counting pass, no sort); the table and the digests live after the messages,
+      // the digests after the most entries the table can hold (a quarter of the messages, plus one partly
+      // filled entry per block count). Entry g's lane l writes its digest at outAt + 128g + 32l.
       let maxB = 0;
       for (let i = 0; i < count; i++) if (blocks[i] > maxB) maxB = blocks[i];
       const table = (at + 31) & ~31,
+        outAt = table + 48 * ((count >> 2) + maxB),
         lanesOf = new Int32Array(4 * (count + 4 * maxB)).fill(-1);
       let g = 0;
+      const close = (t, nb) => {
+        i32[t + 4] = nb;
+        for (let k = 0; k < 4; k++) i32[t + 5 + k] = outAt + 128 * g + 32 * k;
+        g++;
+      };
       for (let nb = 1; nb <= maxB; nb++) {
         let l = 0,
-          t = (table >> 2) + 8 * g;
+          t = (table >> 2) + 12 * g;
         for (let i = 0; i < count; i++) {
           if (blocks[i] !== nb) continue;
           i32[t + l] = starts[i];
           lanesOf[4 * g + l] = i;
           if (++l === 4) {
-            i32[t + 4] = nb;
-            g++;
+            close(t, nb);
             l = 0;
-            t = (table >> 2) + 8 * g;
+            t = (table >> 2) + 12 * g;
           }
         }
         if (l > 0) {
           for (let k = l; k < 4; k++) i32[t + k] = i32[t];
-          i32[t + 4] = nb;
-          g++;
+          close(t, nb);
         }
       }
-      const outAt = table + 32 * g;
       const c0 = process.cpuUsage();
-      hashGroups(table, g, outAt);
+      hashGroups(table, g);
       const c1 = process.cpuUsage(c0);
       lastCallMicros = c1.user + c1.system;
       for (let k = 0; k < 4 * g; k++) {
@@ -576,40 +373,7 @@ export function wasmBatch(capacityBytes) {
 // addresses, then the shared block count at byte 48; digests at out + 32·(4q·g + lane).
 function groupsBodyInterleaved(q) {
   const c = [];
-  const get = (l) => c.push(0x20, ...leb(l));
-  const set = (l) => c.push(0x21, ...leb(l));
-  const op = (o) => c.push(...simd(o));
-  const i32 = (n) => c.push(0x41, ...sleb(n));
-  const splat = (k) => {
-    c.push(...simd(OP.const));
-    for (let i = 0; i < 4; i++) c.push(k & 0xff, (k >>> 8) & 0xff, (k >>> 16) & 0xff, (k >>> 24) & 0xff);
-  };
-  const BSWAP = [3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12];
-  const rotr = (l, n) => {
-    get(l);
-    i32(n);
-    op(OP.shr_u);
-    get(l);
-    i32(32 - n);
-    op(OP.shl);
-    op(OP.or);
-  };
-  const bigSigma = (l, r1, r2, r3) => {
-    rotr(l, r1);
-    rotr(l, r2);
-    op(OP.xor);
-    rotr(l, r3);
-    op(OP.xor);
-  };
-  const smallSigma = (l, r1, r2, s) => {
-    rotr(l, r1);
-    rotr(l, r2);
-    op(OP.xor);
-    get(l);
-    i32(s);
-    op(OP.shr_u);
-    op(OP.xor);
-  };
+  const { get, set, op, i32, splat, round } = emitter(c);
   const TABLE = 0,
     N = 1,
     OUT = 2,
@@ -650,66 +414,9 @@ function groupsBodyInterleaved(q) {
       set(v[x][k]);
     }
   }
-  for (let t = 0; t < 64; t++) {
-    for (let x = 0; x < q; x++) {
-      const w = W0(x) + (t % 16);
-      if (t < 16) {
-        c.push(...simd(OP.const), ...new Array(16).fill(0));
-        set(w);
-        for (let l = 0; l < 4; l++) {
-          get(P + 4 * x + l);
-          get(w);
-          c.push(...simd(0x56), 2, ...leb(4 * t), l);
-          set(w);
-        }
-        get(w);
-        c.push(...simd(OP.const), ...BSWAP);
-        c.push(...simd(0x0e));
-        set(w);
-      } else {
-        smallSigma(W0(x) + ((t - 2) % 16), 17, 19, 10);
-        get(W0(x) + ((t - 7) % 16));
-        op(OP.add);
-        smallSigma(W0(x) + ((t - 15) % 16), 7, 18, 3);
-        op(OP.add);
-        get(w);
-        op(OP.add);
-        set(w);
-      }
-      const [a, b, cc, d, e, f, g, h] = v[x];
-      get(h);
-      bigSigma(e, 6, 11, 25);
-      op(OP.add);
-      get(f);
-      get(g);
-      get(e);
-      op(OP.bitselect);
-      op(OP.add);
-      splat(K[t]);
-      op(OP.add);
-      get(w);
-      op(OP.add);
-      set(T1(x));
-      bigSigma(a, 2, 13, 22);
-      get(cc);
-      get(a);
-      get(a);
-      get(b);
-      op(OP.xor);
-      op(OP.bitselect);
-      op(OP.add);
-      set(T2(x));
-      get(d);
-      get(T1(x));
-      op(OP.add);
-      set(d);
-      get(T1(x));
-      get(T2(x));
-      op(OP.add);
-      set(h);
-      v[x] = [h, a, b, cc, d, e, f, g];
-    }
-  }
+  for (let t = 0; t < 64; t++)
+    for (let x = 0; x < q; x++)
+      v[x] = round(t, { lane: (l) => get(P + 4 * x + l), w0: W0(x), v: v[x], t1: T1(x), t2: T2(x) });
   for (let x = 0; x < q; x++)
     for (let k = 0; k < 8; k++) {
       get(S(x) + k);

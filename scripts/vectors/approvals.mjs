@@ -71,6 +71,18 @@ function decide(c, req, decision, { key = ALICE, name = 'alice', reason = null, 
 }
 const effect = (c, req, call = PAY, extra = {}) => c.add({ kind: 'tool.started', tool_call: call, meta: req === null ? undefined : { approval: { request: req.step_id, request_hash: req.step_hash } }, ...extra });
 const start = (c) => c.add({ kind: 'run.started', input: { task: 'pay INV-9' } });
+/** A chain begun (run.started at seq 0) with the request `id` made by `makeRequest` (request or requestV2) at seq 1. */
+function opened(makeRequest = request, id = 'req-1', ...args) {
+  const c = chain();
+  start(c);
+  return { c, req: makeRequest(c, id, ...args) };
+}
+/** What an implementer checks a statement against: its JCS, the DSSE PAE bytes and alice's signature. */
+function signedBytes(s) {
+  const payload = canonicalJson(s);
+  const pae = `DSSEv1 ${'application/vnd.stepchain.approval+json'.length} application/vnd.stepchain.approval+json ${enc.encode(payload).length} ${payload}`;
+  return { payload, pae, signature: signApproval(s, ALICE.privateKey, 'alice').signature };
+}
 
 function caseOf(cases, id, comment, c, approvers = []) {
   const pins = approvers.map((p) => ({ key: Uint8Array.from(Buffer.from(p.public_key, 'base64')), name: p.name }));
@@ -90,24 +102,18 @@ export function generate() {
   const cases = [];
   // The statement bytes and the digest, spelled out for an implementer.
   {
-    const c = chain();
-    start(c);
-    const req = request(c, 'req-1');
+    const { c, req } = opened();
     const ts = '2026-11-27T10:00:02.000Z';
     const s = statementFor(c, req, 'granted', ts, { reason: 'invoice checked' });
-    const payload = canonicalJson(s);
-    const pae = `DSSEv1 ${'application/vnd.stepchain.approval+json'.length} application/vnd.stepchain.approval+json ${enc.encode(payload).length} ${payload}`;
-    const meta = signApproval(s, ALICE.privateKey, 'alice');
+    const { payload, pae, signature } = signedBytes(s);
     cases.push({
       id: 'statement-bytes', kind: 'statement', result: 'valid',
       comment: 'the presented call, its digest (SHA-256 of JCS({arguments, name})), the statement alice signs for it, its JCS, the DSSE PAE bytes and the Ed25519 signature (deterministic) with her public key',
-      presented: PAY, digest: presentedDigest(PAY), genesis_hash: genesisHash(GENESIS), statement: s, payload, pae, public_key: b64(ALICE.publicKey), keyid: ALICE.keyId, signature: meta.signature,
+      presented: PAY, digest: presentedDigest(PAY), genesis_hash: genesisHash(GENESIS), statement: s, payload, pae, public_key: b64(ALICE.publicKey), keyid: ALICE.keyId, signature,
     });
   }
   {
-    const c = chain();
-    start(c);
-    const req = request(c, 'req-1');
+    const { c, req } = opened();
     decide(c, req, 'granted', { reason: 'invoice checked' });
     const e = effect(c, req);
     c.add({ kind: 'tool.completed', ref: e.step_id, result: { paid: true } });
@@ -116,9 +122,7 @@ export function generate() {
     caseOf(cases, 'wrong-signer', 'the same chain verified with mallory pinned: alice\'s grant is by an unknown approver (APPROVER_UNKNOWN)', c, [PINS.mallory]);
   }
   {
-    const c = chain();
-    start(c);
-    const req = request(c, 'req-1');
+    const { c, req } = opened();
     const ts = '2026-11-27T10:00:02.000Z';
     const s = statementFor(c, req, 'granted', ts);
     const forged = { ...signApproval(s, MALLORY.privateKey, 'alice'), approver: signApproval(s, ALICE.privateKey, 'alice').approver };
@@ -127,42 +131,32 @@ export function generate() {
     caseOf(cases, 'signature-not-the-named-key', 'a grant that names alice\'s key but is signed by mallory: APPROVAL_INVALID at the decision, and the effect has no valid grant (APPROVAL_MISSING)', c, [PINS.alice]);
   }
   {
-    const c = chain();
-    start(c);
-    const req = request(c, 'req-1');
+    const { c, req } = opened();
     decide(c, req, 'granted');
     effect(c, req, { name: 'pay_invoice', arguments: { amount: 1200, invoice: 'INV-9' } });
     caseOf(cases, 'altered-presentation', 'granted for amount 120, executed with amount 1200: APPROVAL_MISMATCH at the effect\'s tool_call', c, [PINS.alice]);
   }
   {
-    const c = chain();
-    start(c);
-    const req = request(c, 'req-1');
+    const { c, req } = opened();
     decide(c, req, 'denied', { reason: 'duplicate invoice' });
     effect(c, req);
     caseOf(cases, 'denied-then-executed', 'denied by alice, then an effect begun naming the request: APPROVAL_DENIED', c, [PINS.alice]);
   }
   {
-    const c = chain();
-    start(c);
-    const req = request(c, 'req-1');
+    const { c, req } = opened();
     decide(c, req, 'denied');
     effect(c, null);
     caseOf(cases, 'denied-then-executed-unnamed', 'denied, then the presented call begun without naming any request: APPROVAL_MISSING (a presented call runs only for its granted request)', c, [PINS.alice]);
   }
   {
-    const c = chain();
-    start(c);
-    const req = request(c, 'req-1', PAY, '2026-11-27T10:00:03.000Z');
+    const { c, req } = opened(request, 'req-1', PAY, '2026-11-27T10:00:03.000Z');
     decide(c, req, 'granted');
     c.add({ kind: 'step', input: { note: 'waited' } });
     effect(c, req, PAY, { ts: '2026-11-27T10:00:04.000Z' });
     caseOf(cases, 'expired-then-executed', 'granted before its expiry (10:00:03), executed after it (10:00:04): APPROVAL_EXPIRED at the effect\'s ts', c, [PINS.alice]);
   }
   {
-    const c = chain();
-    start(c);
-    const req = request(c, 'req-1', PAY, '2026-11-27T10:00:01.500Z');
+    const { c, req } = opened(request, 'req-1', PAY, '2026-11-27T10:00:01.500Z');
     decide(c, req, 'granted');
     caseOf(cases, 'granted-after-expiry', 'a grant decided after the request expired: APPROVAL_EXPIRED, the grant does not count', c, [PINS.alice]);
   }
@@ -179,9 +173,7 @@ export function generate() {
     caseOf(cases, 'signature-replayed-other-request', 'alice\'s grant of req-a copied as the grant of req-b (same call): the statement names req-a (APPROVAL_INVALID), so req-b\'s effect has no grant (APPROVAL_MISSING)', c, [PINS.alice]);
   }
   {
-    const c = chain();
-    start(c);
-    const req = request(c, 'req-1');
+    const { c, req } = opened();
     const other = chain(OTHER_GENESIS);
     start(other);
     const otherReq = request(other, 'req-1');
@@ -191,35 +183,27 @@ export function generate() {
     caseOf(cases, 'signature-replayed-other-journal', 'a grant alice signed for req-1 of another journal, copied into this one: the statement names the other genesis and request hash (APPROVAL_INVALID); the effect has no grant (APPROVAL_MISSING)', c, [PINS.alice]);
   }
   {
-    const c = chain();
-    start(c);
-    const req = request(c, 'req-1');
+    const { c, req } = opened();
     const s = statementFor(c, req, 'denied', '2026-11-27T10:00:02.000Z');
     decide(c, req, 'granted', { kind: 'approval.granted', statement: s, meta: signApproval(s, ALICE.privateKey, 'alice') });
     effect(c, req);
     caseOf(cases, 'denial-flipped-to-grant', 'alice\'s signed denial stored as approval.granted: the signed decision is "denied" (APPROVAL_INVALID); the effect has no grant (APPROVAL_MISSING)', c, [PINS.alice]);
   }
   {
-    const c = chain();
-    start(c);
-    const req = request(c, 'req-1');
+    const { c, req } = opened();
     decide(c, req, 'granted');
     decide(c, req, 'denied');
     caseOf(cases, 'two-decisions', 'granted, then denied: one decision per request, the second is APPROVAL_REPEATED and does not count', c, [PINS.alice]);
   }
   {
-    const c = chain();
-    start(c);
-    const req = request(c, 'req-1');
+    const { c, req } = opened();
     decide(c, req, 'granted');
     effect(c, req);
     effect(c, req);
     caseOf(cases, 'one-grant-two-effects', 'one grant used by two effects: the second is APPROVAL_REPEATED', c, [PINS.alice]);
   }
   {
-    const c = chain();
-    start(c);
-    const req = request(c, 'req-1');
+    const { c, req } = opened();
     effect(c, req);
     caseOf(cases, 'undecided-then-executed', 'an effect begun for a request nobody decided: APPROVAL_MISSING', c, [PINS.alice]);
   }
@@ -250,32 +234,22 @@ const requestV2 = (c, id, call = PAY, expiresAt = null) => c.add({ kind: 'approv
 function statementV2(c, req, decision, ts, { reason = null, genesis = c.genesis } = {}) {
   return { decided_at: ts, decision, genesis_hash: genesisHash(genesis), reason, request: req.step_id, request_hash: req.step_hash, request_seq: req.seq, type: 'stepchain-approval/v2' };
 }
-function decideV2(c, req, decision, { key = ALICE, name = 'alice', reason = null, statement } = {}) {
-  const ts = `2026-11-27T10:00:${String(c.lines.length).padStart(2, '0')}.000Z`;
-  const s = statement ?? statementV2(c, req, decision, ts, { reason });
-  return c.add({ kind: `approval.${decision}`, ref: req.step_id, ts, input: s, meta: signApproval(s, key.privateKey, name) });
-}
 const tsOf = (c) => `2026-11-27T10:00:${String(c.lines.length).padStart(2, '0')}.000Z`;
+const decideV2 = (c, req, decision, { reason = null } = {}) => decide(c, req, decision, { statement: statementV2(c, req, decision, tsOf(c), { reason }) });
 
 function v2Cases(cases) {
   {
-    const c = chain();
-    start(c);
-    const req = requestV2(c, 'req-1');
+    const { c, req } = opened(requestV2, 'req-1');
     const s = statementV2(c, req, 'granted', '2026-11-27T10:00:02.000Z', { reason: 'invoice checked' });
-    const payload = canonicalJson(s);
-    const pae = `DSSEv1 ${'application/vnd.stepchain.approval+json'.length} application/vnd.stepchain.approval+json ${enc.encode(payload).length} ${payload}`;
-    const meta = signApproval(s, ALICE.privateKey, 'alice');
+    const { payload, pae, signature } = signedBytes(s);
     cases.push({
       id: 'v2-statement-bytes', kind: 'statement', result: 'valid',
       comment: 'statement v2: the request (no digest: its input is {expires_at, presented}) and its step hash, the statement alice signs for it (no digest member: the request is bound by request_hash), its JCS, the DSSE PAE bytes and the Ed25519 signature with her public key',
-      presented: PAY, request_input: { expires_at: null, presented: PAY }, request_line: c.lines[1], genesis_hash: genesisHash(GENESIS), statement: s, payload, pae, public_key: b64(ALICE.publicKey), keyid: ALICE.keyId, signature: meta.signature,
+      presented: PAY, request_input: { expires_at: null, presented: PAY }, request_line: c.lines[1], genesis_hash: genesisHash(GENESIS), statement: s, payload, pae, public_key: b64(ALICE.publicKey), keyid: ALICE.keyId, signature,
     });
   }
   {
-    const c = chain();
-    start(c);
-    const req = requestV2(c, 'req-1');
+    const { c, req } = opened(requestV2, 'req-1');
     decideV2(c, req, 'granted', { reason: 'invoice checked' });
     const e = effect(c, req);
     c.add({ kind: 'tool.completed', ref: e.step_id, result: { paid: true } });
@@ -283,42 +257,32 @@ function v2Cases(cases) {
     caseOf(cases, 'v2-valid-unpinned', 'the v2 chain with no approver pinned: valid, notice APPROVER_UNPINNED', c);
   }
   {
-    const c = chain();
-    start(c);
-    const req = requestV2(c, 'req-1');
+    const { c, req } = opened(requestV2, 'req-1');
     decideV2(c, req, 'granted');
     effect(c, req, { name: 'pay_invoice', arguments: { amount: 1200, invoice: 'INV-9' } });
     caseOf(cases, 'v2-altered-presentation', 'statement v2: granted for amount 120, executed with amount 1200: APPROVAL_MISMATCH at the effect\'s tool_call', c, [PINS.alice]);
   }
   {
-    const c = chain();
-    start(c);
-    const req = requestV2(c, 'req-1');
+    const { c, req } = opened(requestV2, 'req-1');
     decideV2(c, req, 'denied', { reason: 'duplicate invoice' });
     effect(c, req);
     caseOf(cases, 'v2-denied-then-executed', 'statement v2: denied, then an effect naming the request: APPROVAL_DENIED', c, [PINS.alice]);
   }
   {
-    const c = chain();
-    start(c);
-    const req = request(c, 'req-1');
+    const { c, req } = opened();
     decideV2(c, req, 'granted');
     effect(c, req);
     caseOf(cases, 'v2-statement-on-v1-request', 'a request written before statement v2 (with its digest), decided by a v2 statement (as a writer now decides it): valid, the request\'s step hash binds it', c, [PINS.alice]);
   }
   {
-    const c = chain();
-    start(c);
-    const req = requestV2(c, 'req-1');
+    const { c, req } = opened(requestV2, 'req-1');
     const s = statementFor(c, req, 'granted', tsOf(c));
     decide(c, req, 'granted', { statement: s, meta: signApproval(s, ALICE.privateKey, 'alice') });
     effect(c, req);
     caseOf(cases, 'v1-statement-on-v2-request', 'a request without a digest decided by a v1 statement (which names the unsalted digest the request no longer shows), signed by alice: APPROVAL_INVALID at the decision\'s input; the effect has no grant (APPROVAL_MISSING)', c, [PINS.alice]);
   }
   {
-    const c = chain();
-    start(c);
-    const req = request(c, 'req-1');
+    const { c, req } = opened();
     const ts = tsOf(c);
     const v2 = statementV2(c, req, 'granted', ts);
     const relabelled = { ...v2, digest: presentedDigest(PAY), type: 'stepchain-approval/v1' };
@@ -327,9 +291,7 @@ function v2Cases(cases) {
     caseOf(cases, 'v2-signature-relabelled-v1', 'alice\'s v2 statement relabelled as a v1 statement (type changed, the request\'s digest added) with her v2 signature: the signature is over other bytes (APPROVAL_INVALID at meta); the effect has no grant', c, [PINS.alice]);
   }
   {
-    const c = chain();
-    start(c);
-    const req = requestV2(c, 'req-1');
+    const { c, req } = opened(requestV2, 'req-1');
     const ts = tsOf(c);
     const { request_hash: _dropped, ...stripped } = statementV2(c, req, 'granted', ts);
     decide(c, req, 'granted', { statement: stripped, meta: signApproval(stripped, ALICE.privateKey, 'alice') });
@@ -337,9 +299,7 @@ function v2Cases(cases) {
     caseOf(cases, 'v2-statement-without-request-hash', 'a v2 statement alice signed without request_hash (it would bind no request record): not a statement (APPROVAL_INVALID at input); the effect has no grant', c, [PINS.alice]);
   }
   {
-    const c = chain();
-    start(c);
-    const req = requestV2(c, 'req-1');
+    const { c, req } = opened(requestV2, 'req-1');
     const other = chain(OTHER_GENESIS);
     start(other);
     const otherReq = requestV2(other, 'req-1');
@@ -357,9 +317,7 @@ function v2Cases(cases) {
     caseOf(cases, 'call-before-request', 'the call run (naming no request) at seq 1, then presented at seq 2 and denied: APPROVAL_MISSING at seq 1 (a call put to an approver runs only for its granted request, after the grant); the verdict says it ran at seq 1, never "never executed"', c, [PINS.alice]);
   }
   {
-    const c = chain();
-    start(c);
-    const req = requestV2(c, 'req-1');
+    const { c, req } = opened(requestV2, 'req-1');
     decideV2(c, req, 'granted');
     effect(c, req);
     const again = c.add({ kind: 'tool.started', tool_call: PAY });

@@ -4,34 +4,17 @@
  * with the effect naming its request — or, denied, never begins it (its side effect, a file, is never
  * written, and the journal holds no tool.started). Then `verify --approver` names who approved what.
  */
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, test } from 'vitest';
+import { cliIn } from '../helpers/cli-in.js';
 import { tempDir } from '../helpers/tmp.js';
 
-const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const LIB = new URL('../../dist/index.js', import.meta.url).href;
 const dir = tempDir('stepchain-approval-2p-');
 
-interface Ran {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-function cli(...args: string[]): Promise<Ran> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [CLI, ...args],
-      { cwd: dir, env: { ...process.env, NO_COLOR: '1' } },
-      (error, stdout, stderr) => {
-        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
-      },
-    );
-  });
-}
+const { run: cli } = cliIn(dir);
 
 /** The agent: presents pay_invoice, waits for a decision another process appends, pays only if granted. */
 const AGENT = `

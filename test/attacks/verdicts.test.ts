@@ -11,11 +11,12 @@
  * the product held, kept as a regression test.
  */
 import { spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { gunzipSync, gzipSync } from 'node:zlib';
+import { gzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { MORE, POLICY, STEP } from '../helpers/attack-world.js';
+import { header, jcs, sha, tarOf, untar } from '../helpers/receipt-tar.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const ROOT = resolve(__dirname, '..', '..');
@@ -60,48 +61,7 @@ const f = (name: string): string => join(dir, name);
 
 let TEMPLATE: Buffer; // a genuine 512-byte header
 
-function header(name: string, size: number): Buffer {
-  const h = Buffer.from(TEMPLATE);
-  h.fill(0, 0, 100);
-  h.write(name, 0, 'latin1');
-  h.write(`${size.toString(8).padStart(11, '0')} `, 124, 'latin1');
-  h.fill(0x20, 148, 156);
-  let sum = 0;
-  for (const b of h) sum += b;
-  h.write(`${sum.toString(8).padStart(6, '0')} \0`, 148, 'latin1');
-  return h;
-}
-function tar(entries: Array<[string, Buffer]>): Buffer {
-  const parts: Buffer[] = [];
-  for (const [n, b] of entries) parts.push(header(n, b.length), b, Buffer.alloc((512 - (b.length % 512)) % 512));
-  parts.push(Buffer.alloc(1024));
-  return Buffer.concat(parts);
-}
-/** Reads a (gzip) tar of plain files into [name, bytes] in order. */
-function untar(bytes: Buffer): Array<[string, Buffer]> {
-  const t = bytes[0] === 0x1f && bytes[1] === 0x8b ? gunzipSync(bytes) : bytes;
-  const out: Array<[string, Buffer]> = [];
-  for (let o = 0; o + 512 <= t.length;) {
-    const h = t.subarray(o, o + 512);
-    if (h.every((b) => b === 0)) break;
-    const name = h.subarray(0, 100).toString('latin1').replace(/\0.*$/s, '');
-    const size = Number.parseInt(h.subarray(124, 136).toString('latin1').trim(), 8);
-    out.push([name, Buffer.from(t.subarray(o + 512, o + 512 + size))]);
-    o += 512 + Math.ceil(size / 512) * 512;
-  }
-  return out;
-}
-// biome-ignore lint: JSON
-const jcs = (v: any): string =>
-  v === null || typeof v !== 'object'
-    ? JSON.stringify(v)
-    : Array.isArray(v)
-      ? `[${v.map(jcs).join(',')}]`
-      : `{${Object.keys(v)
-          .sort()
-          .map((k) => `${JSON.stringify(k)}:${jcs(v[k])}`)
-          .join(',')}}`;
-const sha = (b: Buffer | string): string => `sha256:${createHash('sha256').update(b).digest('hex')}`;
+const tar = (entries: Array<[string, Buffer]>): Buffer => tarOf(TEMPLATE, entries);
 
 /**
  * Rewrites a receipt as the attacker: `lines` edits the chain file's lines (raw strings), `manifest` the
@@ -145,38 +105,6 @@ function forge(
 }
 
 // ---------- the genuine world, and the attacker's own ----------
-
-const STEP = {
-  input: { user: 'What is the weather in Lyon?' },
-  model: 'gpt-4o',
-  prompt: 'Use tools when needed.',
-  tool_call: { name: 'get_weather', arguments: { city: 'Lyon' } },
-  result: { forecast: 'sunny', high_c: 14 },
-};
-const MORE = [
-  {
-    input: { user: 'And a flight?' },
-    model: 'gpt-4o',
-    prompt: 'Find a flight.',
-    tool_call: {
-      name: 'http',
-      arguments: { url: 'https://fares.example.com/q', api_key: 'sk-live-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c' },
-    },
-    result: { price: 59, contact: 'desk@fares.example.com' },
-  },
-  {
-    input: { user: 'Summarize.' },
-    model: 'gpt-4o',
-    prompt: 'Answer in one sentence.',
-    result: 'Sunny in Lyon; flights from 59 EUR.',
-  },
-];
-const POLICY = {
-  rules: [
-    { id: 'tool-secrets', paths: ['/tool_call/arguments/api_key'], tools: ['http'] },
-    { id: 'secrets', detectors: ['api-key', 'email'] },
-  ],
-};
 
 const JSON_LINES = `${MORE.map((s) => JSON.stringify(s)).join('\n')}\n`;
 let MID: string; // the genuine chain's step 1
@@ -857,7 +785,7 @@ describe('signature replay and manifest paths (held)', () => {
       const parts: Buffer[] = [];
       for (const [n, b] of e) {
         const link = n.startsWith('chain/');
-        const h = header(n, link ? 0 : b.length);
+        const h = header(TEMPLATE, n, link ? 0 : b.length);
         if (link) {
           h[156] = flag.charCodeAt(0);
           h.write('manifest.json', 157, 'latin1');

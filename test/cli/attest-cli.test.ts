@@ -5,36 +5,15 @@
  * offline: the verdict names the TSA and the time, and who signed what; another TSA's certificate, an
  * expired TSA certificate, a 2-of-3 policy that one signature cannot meet, and unusable pins are refused.
  */
-import { execFile } from 'node:child_process';
 import { cpSync, existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { cliIn, codesOf, json } from '../helpers/cli-in.js';
 import { tempDir } from '../helpers/tmp.js';
 import { startTsa, type LocalTsa } from '../helpers/tsa.js';
 
-const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const dir = tempDir('stepchain-attest-cli-');
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-function run(...args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [CLI, ...args],
-      { cwd: dir, env: { ...process.env, NO_COLOR: '1' } },
-      (error, stdout, stderr) => {
-        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
-      },
-    );
-  });
-}
-const json = (r: Run): Record<string, any> => JSON.parse(r.stdout) as Record<string, any>;
-const codesOf = (r: Run): string[] => (json(r).report.problems as Array<{ code: string }>).map((p) => p.code);
+const { run } = cliIn(dir);
 
 let tsa: LocalTsa;
 

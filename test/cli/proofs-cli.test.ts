@@ -4,45 +4,14 @@
  * forked-and-rewritten journal with exit 1 and the code; a pinned checkpoint that cannot be used is exit 2,
  * never "unpinned"; the witness cosigns only what extends its last checkpoint, and its policy counts.
  */
-import { execFile } from 'node:child_process';
 import { readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, test } from 'vitest';
+import { cliIn, codesOf, json } from '../helpers/cli-in.js';
 import { tempDir } from '../helpers/tmp.js';
 
-const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const dir = tempDir('stepchain-proofs-cli-');
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-function run(...args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [CLI, ...args],
-      { cwd: dir, env: { ...process.env, NO_COLOR: '1' } },
-      (error, stdout, stderr) => {
-        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
-      },
-    );
-  });
-}
-const json = (r: Run): Record<string, any> => JSON.parse(r.stdout) as Record<string, any>;
-const codesOf = (r: Run): string[] => (json(r).report.problems as Array<{ code: string }>).map((p) => p.code);
-
-async function append(journal: string, from: number, count: number, tag = 'run'): Promise<void> {
-  const file = join(dir, `steps-${tag}-${from}.jsonl`);
-  writeFileSync(
-    file,
-    Array.from({ length: count }, (_, i) => JSON.stringify({ input: { tag, i: from + i } })).join('\n') + '\n',
-  );
-  const r = await run('append', journal, '--jsonl', '--file', file);
-  expect(r.code, r.stderr).toBe(0);
-}
+const { run, append } = cliIn(dir);
 
 /** Keeps the first `keep` lines of a single-bucket journal (an operator cutting history). */
 function truncate(journal: string, keep: number): void {

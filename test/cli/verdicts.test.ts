@@ -6,53 +6,19 @@
  * forked --old (item 5); checkpoint, proof and key files read bounded, a FIFO refused (item 6). Then the
  * attacks an outsider would try: a forged receipt re-signed with the attacker's key, wrong pins.
  */
-import { execFile, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { noteSigner, parseCheckpoint, parseNote, signCheckpoint } from '../../src/proofs/index.js';
 import { readKeyFile } from '../../src/receipt/node.js';
+import { cliIn, codesOf, json, witnessedJournal, type Run } from '../helpers/cli-in.js';
 import { tempDir } from '../helpers/tmp.js';
 
-const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const dir = tempDir('stepchain-verdicts-');
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-function run(...args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [CLI, ...args],
-      { cwd: dir, env: { ...process.env, NO_COLOR: '1' }, maxBuffer: 64 << 20 },
-      (error, stdout, stderr) => {
-        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
-      },
-    );
-  });
-}
-const json = (r: Run): Record<string, any> => JSON.parse(r.stdout) as Record<string, any>;
-const codesOf = (r: Run): string[] => (json(r).report.problems as Array<{ code: string }>).map((p) => p.code);
+const cliDir = cliIn(dir);
+const { run, ok, append } = cliDir;
 const firstLine = (r: Run): string => r.stderr.split('\n')[0]!;
-
-async function ok(...args: string[]): Promise<Run> {
-  const r = await run(...args);
-  expect(r.code, `${args.join(' ')}\n${r.stderr}`).toBe(0);
-  return r;
-}
-
-async function append(journal: string, from: number, count: number, tag: string): Promise<void> {
-  const file = join(dir, `steps-${journal.replace(/\//g, '-')}-${from}.jsonl`);
-  writeFileSync(
-    file,
-    Array.from({ length: count }, (_, i) => JSON.stringify({ input: { tag, i: from + i } })).join('\n') + '\n',
-  );
-  await ok('append', journal, '--jsonl', '--file', file);
-}
 
 let logKey: string;
 let w1: string;
@@ -60,36 +26,7 @@ let head: string;
 
 beforeAll(async () => {
   for (const k of ['log', 'w1', 'alice', 'mallory']) await ok('keygen', '-o', `${k}.key`);
-  await ok('init', 'j');
-  await append('j', 0, 40, 'genuine');
-  logKey = json(
-    await ok(
-      'checkpoint',
-      'j',
-      '--sign',
-      'log.key',
-      '--authority',
-      'agents.example.com',
-      '-o',
-      'a.checkpoint',
-      '--json',
-    ),
-  ).vkey as string;
-  w1 = (await ok('witness', '--key', 'w1.key', '--name', 'witness.example/w1')).stdout.trim();
-  await ok(
-    'witness',
-    'a.checkpoint',
-    '--key',
-    'w1.key',
-    '--name',
-    'witness.example/w1',
-    '--state',
-    'w1-state',
-    '--log-key',
-    logKey,
-    '-o',
-    'a.w1',
-  );
+  ({ logKey, w1 } = await witnessedJournal(cliDir));
   head = json(await ok('verify', 'j', '--json')).report.head as string;
   await ok('export', 'j', '-o', 'plain.tar');
   await ok('export', 'j', '--sign', 'alice.key', '-o', 'signed.tar.gz');

@@ -9,14 +9,15 @@
  * the product held, kept as a regression test.
  */
 import { spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { gunzipSync } from 'node:zlib';
 import type { Browser } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { launch, openPage, verify, type FileSpec, type Inputs, type Opened, type Shown } from './browser.js';
+import { launch, openPage, verify, type FileSpec, type Opened, type Shown } from './browser.js';
+import { MORE, POLICY, STEP } from '../helpers/attack-world.js';
+import { jcs, sha, tarOf, untar } from '../helpers/receipt-tar.js';
 import { tempDir } from '../helpers/tmp.js';
+import { pageInputs, verifyArgs, type Pins } from './pins.js';
 
 const ROOT = resolve(__dirname, '..', '..');
 const CLI = join(ROOT, 'dist', 'cli', 'main.js');
@@ -46,48 +47,7 @@ const ok = (args: string[], input?: string): string => {
 
 // ---- the tar profile of `stepchain export` (ustar, mtime 0), copied from a genuine header ----
 let TEMPLATE: Buffer;
-function header(name: string, size: number): Buffer {
-  const h = Buffer.from(TEMPLATE);
-  h.fill(0, 0, 100);
-  h.write(name, 0, 'latin1');
-  h.write(`${size.toString(8).padStart(11, '0')} `, 124, 'latin1');
-  h.fill(0x20, 148, 156);
-  let sum = 0;
-  for (const b of h) sum += b;
-  h.write(`${sum.toString(8).padStart(6, '0')} \0`, 148, 'latin1');
-  return h;
-}
-const tar = (entries: Array<[string, Buffer]>): Buffer =>
-  Buffer.concat([
-    ...entries.flatMap(([n, b]) => [header(n, b.length), b, Buffer.alloc((512 - (b.length % 512)) % 512)]),
-    Buffer.alloc(1024),
-  ]);
-function untar(bytes: Buffer): Array<[string, Buffer]> {
-  const t = bytes[0] === 0x1f ? gunzipSync(bytes) : bytes;
-  const out: Array<[string, Buffer]> = [];
-  for (let o = 0; o + 512 <= t.length;) {
-    const h = t.subarray(o, o + 512);
-    if (h.every((b) => b === 0)) break;
-    const size = Number.parseInt(h.subarray(124, 136).toString('latin1').trim(), 8);
-    out.push([
-      h.subarray(0, 100).toString('latin1').replace(/\0.*$/s, ''),
-      Buffer.from(t.subarray(o + 512, o + 512 + size)),
-    ]);
-    o += 512 + Math.ceil(size / 512) * 512;
-  }
-  return out;
-}
-// biome-ignore lint: JSON
-const jcs = (v: any): string =>
-  v === null || typeof v !== 'object'
-    ? JSON.stringify(v)
-    : Array.isArray(v)
-      ? `[${v.map(jcs).join(',')}]`
-      : `{${Object.keys(v)
-          .sort()
-          .map((k) => `${JSON.stringify(k)}:${jcs(v[k])}`)
-          .join(',')}}`;
-const sha = (b: Buffer | string): string => `sha256:${createHash('sha256').update(b).digest('hex')}`;
+const tar = (entries: Array<[string, Buffer]>): Buffer => tarOf(TEMPLATE, entries);
 function rewriteLine(src: string, out: string, seq: number, edit: (l: string) => string): void {
   const files = new Map(untar(readFileSync(f(src))));
   const m = JSON.parse(files.get('manifest.json')!.toString());
@@ -113,42 +73,9 @@ let GLOG_VKEY: string;
 let W1: string;
 
 beforeAll(() => {
-  const step = {
-    input: { user: 'What is the weather in Lyon?' },
-    model: 'gpt-4o',
-    prompt: 'Use tools when needed.',
-    tool_call: { name: 'get_weather', arguments: { city: 'Lyon' } },
-    result: { forecast: 'sunny', high_c: 14 },
-  };
-  const more = [
-    {
-      input: { user: 'And a flight?' },
-      model: 'gpt-4o',
-      prompt: 'Find a flight.',
-      tool_call: {
-        name: 'http',
-        arguments: { url: 'https://fares.example.com/q', api_key: 'sk-live-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c' },
-      },
-      result: { price: 59, contact: 'desk@fares.example.com' },
-    },
-    {
-      input: { user: 'Summarize.' },
-      model: 'gpt-4o',
-      prompt: 'Answer in one sentence.',
-      result: 'Sunny in Lyon; flights from 59 EUR.',
-    },
-  ];
-  const lines = `${more.map((s) => JSON.stringify(s)).join('\n')}\n`;
-  writeFileSync(f('step.json'), JSON.stringify(step));
-  writeFileSync(
-    f('policy.json'),
-    JSON.stringify({
-      rules: [
-        { id: 'tool-secrets', paths: ['/tool_call/arguments/api_key'], tools: ['http'] },
-        { id: 'secrets', detectors: ['api-key', 'email'] },
-      ],
-    }),
-  );
+  const lines = `${MORE.map((s) => JSON.stringify(s)).join('\n')}\n`;
+  writeFileSync(f('step.json'), JSON.stringify(STEP));
+  writeFileSync(f('policy.json'), JSON.stringify(POLICY));
   for (const k of ['alice', 'mallory', 'log', 'w1']) ok(['keygen', '-o', `${k}.key`]);
   for (const j of ['runs/today', 'mal']) {
     ok(['init', j]);
@@ -248,39 +175,9 @@ afterEach(() => {
 });
 
 const spec = (n: string): FileSpec => ({ name: n, buffer: readFileSync(f(n)) });
-interface Pins {
-  pubkey?: string;
-  head?: string;
-  checkpoint?: string;
-  logKey?: string;
-  witnesses?: string[];
-  quorum?: string;
-}
-function args(file: string, p: Pins): string[] {
-  return [
-    'verify',
-    file,
-    '--json',
-    ...(p.pubkey ? ['--pubkey', p.pubkey] : []),
-    ...(p.head ? ['--head', p.head] : []),
-    ...(p.checkpoint ? ['--checkpoint', p.checkpoint] : []),
-    ...(p.logKey ? ['--log-key', p.logKey] : []),
-    ...(p.witnesses ?? []).flatMap((w) => ['--witness', w]),
-    ...(p.quorum !== undefined && p.quorum !== '' ? [`--quorum=${p.quorum}`] : []),
-  ];
-}
 async function both(file: string, p: Pins = {}): Promise<{ cli: ReturnType<typeof cli>; page: Shown }> {
-  const c = cli(args(file, p));
-  const inputs: Inputs = {
-    receipt: spec(file),
-    ...(p.pubkey ? { key: spec(p.pubkey) } : {}),
-    ...(p.head ? { head: p.head } : {}),
-    ...(p.checkpoint ? { checkpoint: spec(p.checkpoint) } : {}),
-    ...(p.logKey ? { logKey: p.logKey } : {}),
-    ...(p.witnesses ? { witnesses: p.witnesses } : {}),
-    ...(p.quorum !== undefined ? { quorum: p.quorum } : {}),
-  };
-  return { cli: c, page: await verify(opened.page, inputs) };
+  const c = cli(verifyArgs(file, p));
+  return { cli: c, page: await verify(opened.page, pageInputs(dir, file, p)) };
 }
 const BLANKET = /every (disclosed|shown) value is the original/i;
 

@@ -6,50 +6,20 @@
  * both must give — authenticated, intact (not authenticated), invalid, not a receipt, or a pin refused
  * (CLI exit 2, the page's field error) — and the two must agree on it and on every problem code.
  */
-import { execFile } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { cliIn, witnessedJournal } from '../helpers/cli-in.js';
 import { tempDir } from '../helpers/tmp.js';
 import { launch, openPage, verify, type FileSpec, type Opened } from './browser.js';
 import { agentReceipts, type AgentReceipts } from './fixtures.js';
+import { pageInputs, verifyArgs, type Pins } from './pins.js';
 
-const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const dir = tempDir('stepchain-verdict-table-');
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-function run(...args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [CLI, ...args],
-      { cwd: dir, env: { ...process.env, NO_COLOR: '1' }, maxBuffer: 64 << 20 },
-      (error, stdout, stderr) => {
-        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
-      },
-    );
-  });
-}
-async function ok(...args: string[]): Promise<Run> {
-  const r = await run(...args);
-  expect(r.code, `${args.join(' ')}\n${r.stderr}`).toBe(0);
-  return r;
-}
-async function append(journal: string, from: number, count: number, tag: string): Promise<void> {
-  const file = join(dir, `steps-${journal.replace(/\//g, '-')}-${from}.jsonl`);
-  writeFileSync(
-    file,
-    Array.from({ length: count }, (_, i) => JSON.stringify({ input: { tag, i: from + i } })).join('\n') + '\n',
-  );
-  await ok('append', journal, '--jsonl', '--file', file);
-}
+const cliDir = cliIn(dir);
+const { run, ok, append } = cliDir;
 
 /** A receipt with one character of a step's content changed, the same length: the chain breaks there. */
 function tamper(name: string, out: string, from: string, to: string): string {
@@ -64,15 +34,6 @@ function tamper(name: string, out: string, from: string, to: string): string {
 }
 
 type Expect = 'authenticated' | 'intact' | 'invalid' | 'not-a-receipt' | 'refused';
-interface Pins {
-  pubkey?: string;
-  head?: string;
-  checkpoint?: string;
-  logKey?: string;
-  witnesses?: string[];
-  quorum?: string;
-  proof?: string;
-}
 interface Case {
   id: string;
   file: string;
@@ -92,38 +53,7 @@ beforeAll(async () => {
   mkdirSync(join(dir, 'agent'));
   f = await agentReceipts(join(dir, 'agent'));
   for (const k of ['log', 'w1', 'alice', 'mallory', 'stranger']) await ok('keygen', '-o', `${k}.key`);
-  await ok('init', 'j');
-  await append('j', 0, 40, 'genuine');
-  logKey = JSON.parse(
-    (
-      await ok(
-        'checkpoint',
-        'j',
-        '--sign',
-        'log.key',
-        '--authority',
-        'agents.example.com',
-        '-o',
-        'a.checkpoint',
-        '--json',
-      )
-    ).stdout,
-  ).vkey as string;
-  w1 = (await ok('witness', '--key', 'w1.key', '--name', 'witness.example/w1')).stdout.trim();
-  await ok(
-    'witness',
-    'a.checkpoint',
-    '--key',
-    'w1.key',
-    '--name',
-    'witness.example/w1',
-    '--state',
-    'w1-state',
-    '--log-key',
-    logKey,
-    '-o',
-    'a.w1',
-  );
+  ({ logKey, w1 } = await witnessedJournal(cliDir));
   await append('j', 40, 10, 'genuine');
   await ok('checkpoint', 'j', '--sign', 'log.key', '-o', 'b.checkpoint');
   await ok('prove', 'j', '--checkpoint', 'b.checkpoint', '--old', 'a.checkpoint', '-o', 'cons.proof');
@@ -290,40 +220,14 @@ afterAll(async () => {
 
 const spec = (name: string): FileSpec => ({ name, buffer: readFileSync(join(dir, name)) });
 
-function cliArgs(c: Case): string[] {
-  const p = c.pins;
-  return [
-    'verify',
-    c.file,
-    '--json',
-    ...(p.pubkey ? ['--pubkey', p.pubkey] : []),
-    ...(p.head ? ['--head', p.head] : []),
-    ...(p.checkpoint ? ['--checkpoint', p.checkpoint] : []),
-    ...(p.logKey ? ['--log-key', p.logKey] : []),
-    ...(p.witnesses ?? []).flatMap((w) => ['--witness', w]),
-    ...(p.quorum ? ['--quorum', p.quorum] : []),
-    ...(p.proof ? ['--proof', p.proof] : []),
-  ];
-}
-
 describe('the CLI and the page give the same verdict on every case (issue 35)', () => {
   // test.each cannot see the cases built in beforeAll: one test walks the table, naming each row it checks.
   test('every row of the table', async () => {
     expect(cases.length).toBeGreaterThanOrEqual(31);
     const seen = new Set<Expect>();
     for (const c of cases) {
-      const cli = await run(...cliArgs(c));
-      const p = c.pins;
-      const page = await verify(opened.page, {
-        receipt: spec(c.file),
-        ...(p.pubkey ? { key: spec(p.pubkey) } : {}),
-        ...(p.head ? { head: p.head } : {}),
-        ...(p.checkpoint ? { checkpoint: spec(p.checkpoint) } : {}),
-        ...(p.logKey ? { logKey: p.logKey } : {}),
-        ...(p.witnesses ? { witnesses: p.witnesses } : {}),
-        ...(p.quorum ? { quorum: p.quorum } : {}),
-        ...(p.proof ? { consistency: spec(p.proof) } : {}),
-      });
+      const cli = await run(...verifyArgs(c.file, c.pins));
+      const page = await verify(opened.page, pageInputs(dir, c.file, c.pins));
       const row = `${c.id}\nCLI: exit ${cli.code} ${cli.stderr}\npage: ${JSON.stringify(page)}`;
       seen.add(c.expect);
       if (c.expect === 'refused') {
@@ -358,7 +262,7 @@ describe('the CLI and the page give the same verdict on every case (issue 35)', 
       // The CLI's people's text, from the same arguments without --json.
       const text =
         c.expect === 'intact' || c.expect === 'not-a-receipt' || c.id.includes('tampered') || c.id.includes('blob')
-          ? (await run(...cliArgs(c).filter((a) => a !== '--json'))).stderr
+          ? (await run(...verifyArgs(c.file, c.pins).filter((a) => a !== '--json'))).stderr
           : '';
       // A changed value in a blob of a publication names its step and field (issue 35 item 4), not only the blob entry.
       if (c.id.includes('blob')) {

@@ -1,0 +1,74 @@
+/**
+ * The built CLI (dist/cli/main.js) as a child process run in one directory with colour off, as the tests
+ * that drive it like a person would use it: `run` resolves to the exit code, stdout and stderr (it never
+ * rejects), `ok` also expects exit 0, `append` writes `count` steps {input: {tag, i}} from `from` as a JSONL
+ * file and appends them with `append --jsonl`.
+ */
+import { execFile } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { expect } from 'vitest';
+
+export const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+
+export interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export interface CliIn {
+  run(...args: string[]): Promise<Run>;
+  ok(...args: string[]): Promise<Run>;
+  append(journal: string, from: number, count: number, tag?: string): Promise<void>;
+}
+
+export function cliIn(dir: string): CliIn {
+  const run = (...args: string[]): Promise<Run> =>
+    new Promise((resolve) => {
+      execFile(
+        process.execPath,
+        [CLI, ...args],
+        { cwd: dir, env: { ...process.env, NO_COLOR: '1' }, maxBuffer: 64 << 20 },
+        (error, stdout, stderr) => {
+          resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
+        },
+      );
+    });
+  const ok = async (...args: string[]): Promise<Run> => {
+    const r = await run(...args);
+    expect(r.code, `${args.join(' ')}\n${r.stderr}`).toBe(0);
+    return r;
+  };
+  const append = async (journal: string, from: number, count: number, tag = 'run'): Promise<void> => {
+    const file = join(dir, `steps-${journal.replace(/\//g, '-')}-${tag}-${from}.jsonl`);
+    writeFileSync(
+      file,
+      Array.from({ length: count }, (_, i) => JSON.stringify({ input: { tag, i: from + i } })).join('\n') + '\n',
+    );
+    await ok('append', journal, '--jsonl', '--file', file);
+  };
+  return { run, ok, append };
+}
+
+/** The --json document on stdout. */
+export const json = (r: Run): Record<string, any> => JSON.parse(r.stdout) as Record<string, any>;
+/** The codes of the problems a `verify --json` report lists. */
+export const codesOf = (r: Run): string[] => (json(r).report.problems as Array<{ code: string }>).map((p) => p.code);
+
+/**
+ * In the CLI's directory (keys log.key and w1.key made): the journal `j` of 40 steps tagged 'genuine',
+ * its checkpoint a.checkpoint signed by log.key for agents.example.com, and a.w1, witness.example/w1's
+ * cosignature of it (state in w1-state). Returns the log's and the witness's verifier keys.
+ */
+export async function witnessedJournal({ ok, append }: CliIn): Promise<{ logKey: string; w1: string }> {
+  await ok('init', 'j');
+  await append('j', 0, 40, 'genuine');
+  const checkpoint = ['checkpoint', 'j', '--sign', 'log.key', '--authority', 'agents.example.com'];
+  const logKey = json(await ok(...checkpoint, '-o', 'a.checkpoint', '--json')).vkey as string;
+  const w1 = (await ok('witness', '--key', 'w1.key', '--name', 'witness.example/w1')).stdout.trim();
+  const witness = ['witness', 'a.checkpoint', '--key', 'w1.key', '--name', 'witness.example/w1'];
+  await ok(...witness, '--state', 'w1-state', '--log-key', logKey, '-o', 'a.w1');
+  return { logKey, w1 };
+}
