@@ -288,7 +288,6 @@ export class ChainVerifier {
     else this.approval(typeof text === 'string' ? text : text());
   }
 
-
   /** An approval record, or an effect once the chain holds a request, through the ledger (a parsed copy). */
   private approval(text: string): void {
     let r: unknown;
