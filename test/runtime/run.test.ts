@@ -264,7 +264,7 @@ describe.each(stores)('runs in the %s store', (_name, makeStore) => {
       // A v3 Run checks every effect against the run's approval records: one whose state came from the store's
       // saved state (not folded from seq 0) reads the chain once, at its first effect, to build that ledger.
       expect(reads).toEqual(
-        format === 'stepchain/v3' && reads.read > 0
+        format === 'stepchain/v3' && reads.read! > 0
           ? { read: 1, head: 1, get: 0, lines: 0 }
           : { read: 0, head: 0, get: 0, lines: 0 },
       );
