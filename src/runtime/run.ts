@@ -555,14 +555,12 @@ export class Run {
         `run ${this.runId}: an effect begun for approval request ${JSON.stringify(approvalId)} carries no summary: the approver saw the call's name and arguments only (APPROVALS.md §4)`,
       );
     }
-    const approvals = capabilitiesOf(this.journal.genesis).approvals;
-    if (approvalId !== undefined && !approvals) throw approvalFormatError(this.runId, this.journal.genesis.format);
 
     // The record of the last decision that let an append go ahead: once sent, it is what this Run re-sends.
     let sent: RunStep | undefined;
-    // The ledger is loaded in the same turn as the append, so the records still reach the journal in call order.
+    // The ledger loads in the append's turn, so the records still reach the journal in call order.
     const at = await this.inTurn(async () => {
-      if (approvals) await this.approvalsLoaded(false);
+      if (approvalId !== undefined || capabilitiesOf(this.journal.genesis).approvals) await this.approvalsLoaded(false);
       return this.checked(() => {
         sent = undefined;
         this.refuseEnded('tool.started');
@@ -659,8 +657,6 @@ export class Run {
 
   /** Reads the run's approval records (the whole chain, once; then fold keeps them) to the chain's end. */
   private approvalsRead(): Promise<ApprovalLedger> {
-    if (!capabilitiesOf(this.journal.genesis).approvals)
-      return Promise.reject(approvalFormatError(this.runId, this.journal.genesis.format));
     return this.inTurn(() => this.approvalsLoaded(true));
   }
 
@@ -670,6 +666,8 @@ export class Run {
    * writer's is refused (HEAD_MOVED) and re-decided (checked).
    */
   private async approvalsLoaded(fresh: boolean): Promise<ApprovalLedger> {
+    if (!capabilitiesOf(this.journal.genesis).approvals)
+      throw approvalFormatError(this.runId, this.journal.genesis.format);
     if (fresh || this.approvalBook === null) await this.catchUp();
     if (this.approvalBook === null) {
       const book = this.newLedger();
