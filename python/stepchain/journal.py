@@ -16,7 +16,7 @@ from typing import Any, Iterable, Iterator, Optional
 
 from .canonical import RESERVED_PREFIX, CanonicalError, canonical_json, digest_utf8, is_digest
 from .chain import ChainReport, split_lines
-from .formats import FORMAT_V1, FORMAT_V2, format_of, genesis_defect, genesis_hash
+from .formats import FORMAT_V1, FORMAT_V2, NEW_RUN_FORMAT, format_of, genesis_defect, genesis_hash
 from .formats.base import format_timestamp, is_valid_id, is_valid_timestamp
 from .journal_dir import (BLOBS_DIR, BUCKETS_DIR, HEAD_FILE, META_FILE, MAX_META_BYTES, JournalInvalid, _read_regular, bucket_first_seq,
                           bucket_name, is_store_id, parse_meta, serialize_head, serialize_meta, verify_journal_dir)
@@ -81,9 +81,12 @@ def _write_atomic(path: str, data: bytes, fsync: bool) -> None:
 
 def make_genesis(*, journal_id: Optional[str] = None, created_at: Optional[str] = None, run: Optional[dict[str, Any]] = None,
                  fmt: Optional[str] = None) -> dict[str, Any]:
+    # A run journal is stepchain/v3 unless fmt names v2 (NEW_RUN_FORMAT, FORMAT.md §10); no run and no fmt: v1.
     g: dict[str, Any] = {"format": FORMAT_V1, "journal_id": journal_id or str(uuid.uuid4()), "created_at": created_at or format_timestamp()}
-    if run is not None or fmt in (FORMAT_V2, "stepchain/v3"):
-        g["format"] = fmt if fmt == "stepchain/v3" else FORMAT_V2  # stepchain/v3 (FORMAT.md §14): values inline, no parts writer yet
+    if fmt == FORMAT_V1 and run is not None:
+        raise StoreError("GENESIS_INVALID", "a stepchain/v1 journal holds no run identity: create a run journal (v2 or v3)")
+    if run is not None or fmt in (FORMAT_V2, NEW_RUN_FORMAT):
+        g["format"] = fmt if fmt in (FORMAT_V2, NEW_RUN_FORMAT) else NEW_RUN_FORMAT
         g["run"] = run or {}
     defect = genesis_defect(g)
     if defect:
@@ -135,7 +138,7 @@ def create_journal_dir(path: str, genesis: dict[str, Any], *, bucket_bytes: int 
 def _index_run(root: str, jid: str, genesis: dict[str, Any]) -> None:
     """The store's run index (FILE-STORE.md §14): one line appended (O_APPEND, one write) after the directory is in
     place, as the TypeScript store writes it; best effort — a listing repairs a missing line from journal.json."""
-    if genesis.get("format") == FORMAT_V2:
+    if genesis.get("format") in (FORMAT_V2, NEW_RUN_FORMAT):  # a run journal (v2 or v3) names its run
         entry: dict[str, Any] = {"id": jid, "run_id": genesis["journal_id"], "created_at": genesis["created_at"], "run": genesis["run"], "fork_of": None}
     else:
         entry = {"id": jid, "run": None}
@@ -742,9 +745,9 @@ class Journal:
 def open_journal(path: str, *, create: bool = True, run: Optional[dict[str, Any]] = None, fmt: Optional[str] = None,
                  journal_id: Optional[str] = None, bucket_bytes: int = DEFAULT_BUCKET_BYTES,
                  blob_threshold: int = DEFAULT_BLOB_THRESHOLD, **options: Any) -> Journal:
-    """Opens the journal directory at `path` for appending, creating it when absent (a stepchain/v1 journal, or
-    stepchain/v2 — a run journal — when `run` is given or fmt is "stepchain/v2"; stepchain/v3 when fmt is
-    "stepchain/v3", large values stored once as parts, PARTS.md). The store root is its parent."""
+    """Opens the journal directory at `path` for appending, creating it when absent (a stepchain/v1 journal; a run
+    journal when `run` is given: stepchain/v3, large values stored once as parts (PARTS.md), unless fmt is
+    "stepchain/v2"; fmt "stepchain/v2" or "stepchain/v3" alone creates that format). The store root is its parent."""
     if create and not os.path.exists(os.path.join(path, META_FILE)):
         try:
             create_journal_dir(path, make_genesis(journal_id=journal_id, run=run, fmt=fmt), bucket_bytes=bucket_bytes,

@@ -2,7 +2,7 @@
 journals, so `StepPersistence(store=StepchainStepStore("runs/"))` gives a pydantic-ai agent a tamper-evident record
 that `stepchain verify`, `log`, `effect list`, `export` and `publish` read like any other run.
 
-Each pydantic-ai run is a stepchain/v2 run journal `<root>/<run id>`: its lineage (conversation, parent run, agent)
+Each pydantic-ai run is a stepchain/v3 run journal `<root>/<run id>`: its lineage (conversation, parent run, agent)
 in the genesis, covered by every step hash; model requests as model.started/completed/failed records; the
 tool-effect ledger as tool.started (the intent, durable before the tool runs), tool.updated (annotate_tool_effect)
 and tool.completed/failed; events and snapshots as records whose `meta.pydantic_ai` holds the exact object the

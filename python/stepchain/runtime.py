@@ -1,4 +1,4 @@
-"""The agent runtime (spec/RUNS.md): a run journal (stepchain/v2) with model requests and tool effects recorded
+"""The agent runtime (spec/RUNS.md): a run journal (stepchain/v3 by default, or v2) with model requests and tool effects recorded
 at their boundaries — the intent durably before the tool runs, its outcome once after — so a run killed mid-tool
 leaves a started effect with no outcome and no false continuation point. The same records, in the same shapes,
 as the TypeScript `Run`; synchronous, on top of `Journal`."""

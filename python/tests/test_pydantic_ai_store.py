@@ -83,11 +83,12 @@ def test_same_answers_as_the_reference_store(tmp_path):
     for i, (a, b) in enumerate(zip(got, reference)):
         assert a == b, f"answer {i} differs"
     store.close()
-    # What it wrote is an ordinary stepchain run: every journal verifies, the interrupted history went to a blob.
+    # What it wrote is an ordinary stepchain run (stepchain/v3): every journal verifies, the large snapshot is stored once
+    # as a part (PARTS.md).
     for name in ("orch", "sub-a", StepchainStepStore.journal_name("sub_b=")):
         r = verify_journal_dir(str(tmp_path / name))
         assert r.ok, [p.summary() for p in r.problems]
-    assert list((tmp_path / "orch" / "blobs" / "sha256").iterdir()), "a large snapshot is stored as a blob"
+    assert list((tmp_path / "orch" / "parts").glob("??/*")), "a large snapshot is stored as a part"
     # A second store over the same directory reads everything back from the journals alone.
     assert asyncio.run(StepchainStepStore(tmp_path).list_unresolved_tool_effects(run_id="orch")) == reference[-3]
 

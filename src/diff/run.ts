@@ -7,6 +7,9 @@
 import { MAX_RECORD_DEPTH } from '../canonical/limits.js';
 import type { Json, JsonObject } from '../canonical/json.js';
 import { blobValue, fetchBlob } from '../record/blobs.js';
+import { capabilitiesOf } from '../record/formats.js';
+import { partReaderOf, type PartReader } from '../record/v3/part-reader.js';
+import { partRefsIn } from '../record/v3/parts.js';
 import { blobRefOf } from '../record/markers.js';
 import type { StepRecord } from '../record/seal.js';
 import type { ChainSource } from '../chain/source.js';
@@ -62,6 +65,8 @@ export class Run {
   private done = false;
   private position = 0;
   private readonly blobCache = new Map<string, Json>();
+  /** A v3 source's parts: a value that stands in a part is compared by the value (its address is keyed per journal). */
+  private readonly parts: PartReader | null = null;
 
   constructor(
     input: RunInput,
@@ -70,6 +75,7 @@ export class Run {
   ) {
     if (isChainSource(input)) {
       this.source = input;
+      if (capabilitiesOf(input.genesis).parts) this.parts = partReaderOf(input);
       const lines = input.lines();
       this.iterator = lines[Symbol.asyncIterator]();
       return;
@@ -161,6 +167,7 @@ export class Run {
     for (const f of this.spec.fields) {
       if (!Object.hasOwn(rec, f) || rec[f] === undefined) continue;
       let v = rec[f] as Json;
+      if (this.parts !== null && partRefsIn(v).length > 0) v = await this.parts.resolve(v, { seq, path: `/${f}` });
       raw.set(f, v);
       const state = this.spec.fieldStates.get(f) ?? [];
       // A pattern reaching into a blob-held field needs the value itself (spec/DIFF.md §3.2).

@@ -32,7 +32,7 @@ export interface SessionOptions {
   command: string[];
   blobThreshold?: number;
   /**
-   * The run journal's format (default the runtime's, stepchain/v2). Approval records (spec/MCP.md §5.1) need
+   * The run journal's format (default the runtime's, stepchain/v3). Approval records (spec/MCP.md §5.1) need
    * stepchain/v3: on a v2 run a call held for approval is recorded as before, by tool.updated and tool.failed.
    */
   format?: RunFormat;

@@ -13,6 +13,7 @@ import type { Genesis } from '../record/formats.js';
 import { ReceiptError } from './errors.js';
 import { InflateError, openArchive, type ByteInput } from './inflate.js';
 import { BLOB_NAME_RE, CHAIN_NAME_RE, type ReceiptManifest } from './manifest.js';
+import { partEntryName, partListOf } from './parts.js';
 import { FatalProblem } from './problems.js';
 import { TarReader, type TarEntry } from './tar-reader.js';
 import { verifyReceipt, type ReceiptReport, type VerifyReceiptOptions } from './verify.js';
@@ -122,6 +123,26 @@ class VerifiedReceipt implements ReceiptSource {
       if (seq > to) return;
       await tar.padding(entry);
     }
+  }
+
+  /**
+   * A stepchain/v3 receipt's parts, read as a journal's are (`parts.store.get`), so replay and diff resolve
+   * references in it; the reader that asks checks each file against the reference (PARTS.md §9).
+   */
+  readonly parts = { store: { get: (address: string): Promise<Uint8Array | null> => this.part(address) } };
+
+  private async part(address: string): Promise<Uint8Array | null> {
+    if (!partListOf(this.manifest).some((p) => p.address === address)) return null;
+    const name = partEntryName(address);
+    try {
+      for await (const { entry, tar } of this.entries()) {
+        if (entry.name === name) return Uint8Array.from(await tar.readData(entry));
+        await tar.skip(entry);
+      }
+    } catch (e) {
+      throw asChanged(e);
+    }
+    return null;
   }
 
   async blob(digest: string): Promise<Uint8Array | null> {

@@ -375,8 +375,9 @@ class ReceiptVerification {
         { file: MANIFEST_NAME, path: '/range/prev_hash' },
       );
     }
-    // The run statements fold the stored lines; a format whose values may stand in parts is not described.
-    this.run = capabilitiesOf(m.genesis).runRecords && !capabilitiesOf(m.genesis).parts ? emptyState() : null;
+    // The run statements fold the stored lines (kind and ref are envelope members, never parts or withheld; a tool
+    // name that stands in a part or is withheld reads as unnamed), as `stepchain verify` folds a v2 or v3 journal's.
+    this.run = capabilitiesOf(m.genesis).runRecords ? emptyState() : null;
     const lineage = (m[LINEAGE_MEMBER] ?? null) as ReceiptLineage | null;
     this.chain = new ChainFeeder(
       new ChainVerifier({

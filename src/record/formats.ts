@@ -13,17 +13,22 @@ import { FORMAT_V1, JOURNAL_V1, type GenesisV1 } from './v1.js';
 import { FORMAT_V2, JOURNAL_V2, type GenesisV2, type RunIdentity } from './v2.js';
 import { FORMAT_V3, JOURNAL_V3, type GenesisV3 } from './v3.js';
 
-/** Every format this verifier reads; the first is the one new journals are created in. */
+/** Every format this verifier reads; the first is the plain format of a bare `store.create(id)`. */
 const FORMATS: readonly JournalFormat[] = [JOURNAL_V1, JOURNAL_V2, JOURNAL_V3];
 
+/**
+ * The plain format (`stepchain/v1`): what a bare `store.create(id)` writes, and the rules a genesis of no
+ * format this verifier reads is judged by (its problems are reported as they always were).
+ */
 export const DEFAULT_FORMAT: JournalFormat = FORMATS[0]!;
-/** The genesis `format` of new journals. */
+/** The genesis `format` of a journal created with no run identity and no format (`store.create(id)`). */
 export const JOURNAL_FORMAT = FORMAT_V1;
 /**
- * The format of new run journals (startRun, the adapters) and of `stepchain init`'s plain journals: the one
- * constant that decides it, so making `stepchain/v3` the default is this one change.
+ * The format of new journals: startRun, the adapters, the MCP proxy, `stepchain collect`, a journal created
+ * with a run identity and no format, and `stepchain init` (plain journals too: a v3 genesis with an empty
+ * `run`). The one constant that decides it. An existing journal keeps the format of its genesis.
  */
-export const NEW_RUN_FORMAT: RunFormat = FORMAT_V2;
+export const NEW_RUN_FORMAT: RunFormat = FORMAT_V3;
 
 /** A run journal's format (FORMAT §11, §14): what startRun, the adapters and the MCP proxy may be asked for. */
 export type RunFormat = typeof FORMAT_V2 | typeof FORMAT_V3;
@@ -100,9 +105,10 @@ export function genesisDefect(value: unknown): string | null {
 export type CreatableFormat = typeof FORMAT_V1 | typeof FORMAT_V2 | typeof FORMAT_V3;
 
 /**
- * A new genesis: `stepchain/v1`, `stepchain/v2` (a run journal, FORMAT §11.1, whose records hash salted
- * slot commitments, §12) when `run` is given or `format` names it, or `stepchain/v3` (§14: every member,
- * element and chunk committed) when `format` names it — the identity is part of the genesis hash.
+ * A new genesis: the format `format` names — `stepchain/v1`, `stepchain/v2` (a run journal, FORMAT §11.1,
+ * whose records hash salted slot commitments, §12) or `stepchain/v3` (§14: every member, element and chunk
+ * committed); with no `format`, NEW_RUN_FORMAT when `run` is given, else `stepchain/v1`. The identity is part
+ * of the genesis hash.
  */
 export function makeGenesis(
   options: { journalId?: string; createdAt?: Date | string; run?: RunIdentity; format?: CreatableFormat } = {},
@@ -110,10 +116,16 @@ export function makeGenesis(
   const createdAt =
     typeof options.createdAt === 'string' ? options.createdAt : formatTimestamp(options.createdAt ?? new Date());
   const journalId = options.journalId ?? newStepId();
+  const format = options.format ?? (options.run === undefined ? FORMAT_V1 : NEW_RUN_FORMAT);
+  if (format === FORMAT_V1 && options.run !== undefined)
+    throw new RecordError(
+      'GENESIS_INVALID',
+      'a stepchain/v1 journal holds no run identity: create a run journal (v2 or v3)',
+    );
   const genesis: Genesis =
-    options.format === FORMAT_V3
+    format === FORMAT_V3
       ? { format: FORMAT_V3, journal_id: journalId, created_at: createdAt, run: options.run ?? {} }
-      : options.run === undefined && options.format !== FORMAT_V2
+      : format === FORMAT_V1
         ? { format: FORMAT_V1, journal_id: journalId, created_at: createdAt }
         : { format: FORMAT_V2, journal_id: journalId, created_at: createdAt, run: options.run ?? {} };
   const defect = genesisDefect(genesis);

@@ -245,7 +245,7 @@ export const JOURNAL_V2: JournalFormat = {
     erasure: false,
     approvals: false,
     publication: 'slots',
-    // Still written: NEW_RUN_FORMAT, so startRun, the adapters and `stepchain init` create it by default.
+    // Still written when asked for (`--format v2`, `format: 'stepchain/v2'`), and appended to in v2 journals.
     written: true,
   },
   genesisMembers: GENESIS_MEMBERS,

@@ -8,8 +8,12 @@ import type { Json, JsonObject } from '../canonical/json.js';
 import type { ChainSource } from '../chain/source.js';
 import type { IgnoreSet } from '../diff/index.js';
 import type { StepRecord } from '../record/seal.js';
+import { capabilitiesOf } from '../record/formats.js';
 import { isRunRecord } from '../record/run-state.js';
+import { partReaderOf, type PartReader } from '../record/v3/part-reader.js';
+import { partRefsIn } from '../record/v3/parts.js';
 import { restoreRecord } from '../store/restore.js';
+import { ReplayError } from './errors.js';
 import { matchKey, recordProjection, type RequestKind } from './request.js';
 
 export interface RecordedOutcome {
@@ -42,9 +46,11 @@ export async function readCassette(source: ChainSource, ignore: IgnoreSet): Prom
   const cassette: Cassette = { models: [], tools: [], runInput: undefined };
   const counts = new Map<string, number>();
   const loadBlob = (ref: { digest: string }): Promise<Uint8Array | null> => source.blob(ref.digest);
+  const parts = capabilitiesOf(source.genesis).parts ? partReaderOf(source) : null;
   for await (const line of source.lines()) {
-    const record = await restoreRecord(source.genesis, line.text, line.seq, `replay source ${line.segment}`, loadBlob);
-    if (!isRunRecord(record)) continue;
+    const stored = await restoreRecord(source.genesis, line.text, line.seq, `replay source ${line.segment}`, loadBlob);
+    if (!isRunRecord(stored)) continue;
+    const record = await withPartsResolved(stored, parts, String(source.genesis.journal_id));
     if (record.kind === 'run.started') cassette.runInput = record.input;
     const kind = OUTCOMES[record.kind];
     if (kind === undefined) continue;
@@ -63,4 +69,29 @@ export async function readCassette(source: ChainSource, ignore: IgnoreSet): Prom
     });
   }
   return cassette;
+}
+
+/**
+ * A stepchain/v3 record with each value that stands in a part read back (PARTS.md §9, every part checked), so
+ * a request compares and an outcome is served by its real value. A reference with no part store to read it
+ * from is refused: replay never serves a reference as if it were the value.
+ */
+async function withPartsResolved<R extends StepRecord>(
+  record: R,
+  reader: PartReader | null,
+  where: string,
+): Promise<R> {
+  const fields = Object.keys(record).filter(
+    (k) => k !== 'meta' && partRefsIn((record as unknown as Record<string, Json>)[k]!).length > 0,
+  );
+  if (fields.length === 0) return record;
+  if (reader === null)
+    throw new ReplayError(
+      'REPLAY_UNVERIFIED',
+      `journal ${where} seq ${record.seq}: /${fields[0]} stands in a part, and this source holds no parts to read it from`,
+      { hint: 'replay from the journal itself (its store holds the parts)' },
+    );
+  const out = { ...record } as Record<string, Json>;
+  for (const k of fields) out[k] = await reader.resolve(out[k]!, { seq: record.seq, path: `/${k}` });
+  return out as unknown as R;
 }

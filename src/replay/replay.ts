@@ -121,13 +121,12 @@ async function verified(source: ReplaySource, expectHead: string | undefined): P
       { hint: 'the recording changed since it was pinned' },
     );
   }
-  // Replay reads a run's model and tool records from its stored lines; a format whose values may stand in
-  // parts (stepchain/v3) is not replayed yet.
-  const caps = capabilitiesOf(source.genesis);
-  if (!caps.runRecords || caps.parts)
+  // Replay reads a run's model and tool records from its stored lines (a v3 value that stands in a part is read
+  // back from the journal's parts: readCassette).
+  if (!capabilitiesOf(source.genesis).runRecords)
     throw new ReplayError(
       'REPLAY_UNVERIFIED',
-      `journal ${where} is not a run journal (format ${source.genesis.format}); replay reads the model and tool records of stepchain/v2`,
+      `journal ${where} is not a run journal (format ${source.genesis.format}); replay reads the model and tool records of a run journal (stepchain/v2 or v3)`,
     );
   return { journal_id: source.genesis.journal_id, seq: report.head_seq, step_hash: report.head };
 }

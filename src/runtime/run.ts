@@ -1,5 +1,5 @@
 /**
- * A run: a `stepchain/v2` journal driven by an agent loop (spec/RUNS.md). Every boundary is a
+ * A run: a run journal (`stepchain/v3`, or v2) driven by an agent loop (spec/RUNS.md). Every boundary is a
  * record appended before the next thing happens — a model request's start before the provider is called,
  * a tool's intent before it executes — so a process killed anywhere leaves a journal that says what was
  * in flight. A Run keeps the run's state from its own appends without reading them back, and reads only
@@ -407,6 +407,9 @@ export class Run {
     if ((r as { kind?: unknown }).kind === ERASURE_KIND) this.erasedHere = true;
     this.lastHash = r.step_hash;
     foldRecord(this.state, r);
+    // Folding from the chain's start: the ledger is built as it goes, so no read is needed for it later.
+    if (this.approvalBook === null && r.seq === 0 && capabilitiesOf(this.journal.genesis).approvals)
+      this.approvalBook = this.newLedger();
     this.approvalBook?.record(r as unknown as Record<string, unknown>);
     const started = startOf(r);
     if (started !== null)
@@ -562,12 +565,13 @@ export class Run {
         `run ${this.runId}: an effect begun for approval request ${JSON.stringify(approvalId)} carries no summary: the approver saw the call's name and arguments only (APPROVALS.md §4)`,
       );
     }
-    if (approvalId !== undefined || capabilitiesOf(this.journal.genesis).approvals) await this.approvalsRead();
 
     // The record of the last decision that let an append go ahead: once sent, it is what this Run re-sends.
     let sent: RunStep | undefined;
-    const at = await this.inTurn(() =>
-      this.checked(() => {
+    // The ledger loads in the append's turn, so the records still reach the journal in call order.
+    const at = await this.inTurn(async () => {
+      if (approvalId !== undefined || capabilitiesOf(this.journal.genesis).approvals) await this.approvalsLoaded(false);
+      return this.checked(() => {
         sent = undefined;
         this.refuseEnded('tool.started');
         const approval = this.approvalMeta(approvalId, options.name, args);
@@ -618,8 +622,8 @@ export class Run {
         if (Object.keys(m).length > 0) step.meta = m;
         sent = step;
         return step;
-      }),
-    ).catch((e: unknown) => {
+      });
+    }).catch((e: unknown) => {
       // An append that failed after its decision (an I/O error, a lost acknowledgement) may have landed.
       if (options.id !== undefined && sent !== undefined) this.sending.set(options.id, sent);
       throw e;
@@ -663,23 +667,34 @@ export class Run {
 
   /** Reads the run's approval records (the whole chain, once; then fold keeps them) to the chain's end. */
   private approvalsRead(): Promise<ApprovalLedger> {
+    return this.inTurn(() => this.approvalsLoaded(true));
+  }
+
+  /**
+   * The approval ledger, read from the chain the first time (inside a turn); `fresh` reads to the chain's end
+   * first. A decision on a stale ledger is safe: a refusal is re-decided after a read, an append after another
+   * writer's is refused (HEAD_MOVED) and re-decided (checked).
+   */
+  private async approvalsLoaded(fresh: boolean): Promise<ApprovalLedger> {
     if (!capabilitiesOf(this.journal.genesis).approvals)
-      return Promise.reject(approvalFormatError(this.runId, this.journal.genesis.format));
-    return this.inTurn(async () => {
-      await this.catchUp();
-      if (this.approvalBook === null) {
-        const lineage = (this.journal as { lineage?: { from_step?: unknown } | null }).lineage;
-        const forkedAt = typeof lineage?.from_step === 'number' ? lineage.from_step : undefined;
-        const book = new ApprovalLedger({
-          genesisHash: genesisHash(this.journal.genesis),
-          ...(forkedAt === undefined ? {} : { forkedAt }),
-        });
-        if (this.state.lastSeq >= 0)
-          for await (const r of this.journal.read({ from: 0, to: this.state.lastSeq }))
-            book.record(r as unknown as Record<string, unknown>);
-        this.approvalBook = book;
-      }
-      return this.approvalBook;
+      throw approvalFormatError(this.runId, this.journal.genesis.format);
+    if (fresh || this.approvalBook === null) await this.catchUp();
+    if (this.approvalBook === null) {
+      const book = this.newLedger();
+      if (this.state.lastSeq >= 0)
+        for await (const r of this.journal.read({ from: 0, to: this.state.lastSeq }))
+          book.record(r as unknown as Record<string, unknown>);
+      this.approvalBook = book;
+    }
+    return this.approvalBook;
+  }
+
+  private newLedger(): ApprovalLedger {
+    const lineage = (this.journal as { lineage?: { from_step?: unknown } | null }).lineage;
+    const forkedAt = typeof lineage?.from_step === 'number' ? lineage.from_step : undefined;
+    return new ApprovalLedger({
+      genesisHash: genesisHash(this.journal.genesis),
+      ...(forkedAt === undefined ? {} : { forkedAt }),
     });
   }
 

@@ -37,7 +37,7 @@ export interface StartRunOptions {
   /** The run's input (the task), recorded in its run.started record. */
   input?: JournalInput;
   createdAt?: Date | string;
-  /** The run journal's format: `stepchain/v2`, or `stepchain/v3` (FORMAT §14). Default: NEW_RUN_FORMAT. */
+  /** The run journal's format: `stepchain/v3` (FORMAT §14, the default: NEW_RUN_FORMAT) or `stepchain/v2` (§11). */
   format?: RunFormat;
   segmentBytes?: number;
   blobThreshold?: number;

@@ -82,12 +82,12 @@ export interface CreateOptions {
   /** The genesis `journal_id` (default a random UUID). */
   journalId?: string;
   /**
-   * A run identity: the journal is created in format stepchain/v2 with it in its genesis (FORMAT §11.1),
-   * covered by the genesis hash. Absent: a stepchain/v1 journal, as before.
+   * A run identity: the journal is created as a run journal (stepchain/v3 unless `format` says v2) with it in
+   * its genesis (FORMAT §11.1, §14), covered by the genesis hash. Absent: a stepchain/v1 journal, as before.
    */
   run?: RunIdentity;
   /**
-   * The journal format (default `stepchain/v1`, or `stepchain/v2` when `run` is given); `stepchain/v2` records hash
+   * The journal format (default `stepchain/v1`, or `stepchain/v3` when `run` is given); `stepchain/v2` records hash
    * salted slot commitments (FORMAT §12); `stepchain/v3` records commit every member, element and chunk (FORMAT §14).
    */
   format?: CreatableFormat;

@@ -18,7 +18,7 @@ import { exportReceipt, startRun, verifyReceipt, type Run, type StepRecord } fro
 import { diff } from '../../src/replay.js';
 import { adapterStores } from './stores.js';
 import { recordTools, stepchainMiddleware } from '../../src/adapters/ai-sdk/index.js';
-import { BLOB_MARKER } from '../../src/format.js';
+import { PART_MARKER } from '../../src/record/v3/commit.js';
 import { tempDir } from '../helpers/tmp.js';
 import { withRefsAsOffsets } from './refs.js';
 import { agentTools, BIG, runConversation, usage } from './ai-sdk-fixture.js';
@@ -135,15 +135,15 @@ describe.each(STORES)('on the %s', (_name, makeStore) => {
       expect(paris.result).toEqual({ city: 'Paris', tempC: 21, at: '1970-01-01T00:00:00.000Z' });
     });
 
-    test('the large binary tool result is a content-addressed bytes value, stored as a blob', async () => {
+    test('the large binary tool result is a content-addressed bytes value, stored once as a part', async () => {
       const snapshot = steps.filter((r) => kindOf(r) === 'tool.completed')[2]!;
       const value = snapshot.result as { type: string; size: number; digest: string; base64: string };
       expect(value).toMatchObject({ type: 'bytes', size: BIG.length });
       expect(Buffer.from(value.base64, 'base64').equals(Buffer.from(BIG))).toBe(true);
-      // On disk the line holds a blob reference, not 350 KB of base64; reading it back restores the value.
+      // On disk the line holds a part reference (stepchain/v3, PARTS.md), not 350 KB of base64; reading it back restores the value.
       let line = '';
       for await (const l of first.run.journal.lines({ from: snapshot.seq, to: snapshot.seq })) line = l.text;
-      expect(line).toContain(BLOB_MARKER);
+      expect(line).toContain(PART_MARKER);
       expect(line.length).toBeLessThan(4096);
       expect((await first.run.journal.get(snapshot.seq))?.result).toEqual(value);
     });

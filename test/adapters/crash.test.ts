@@ -72,7 +72,7 @@ async function records(dir: string, runId: string): Promise<StepRecord[]> {
   return out;
 }
 
-const kindOf = (r: StepRecord): string => (r.v === 2 ? r.kind : 'step');
+const kindOf = (r: StepRecord): string => (r.v !== 1 ? r.kind : 'step');
 
 describe.each([['ai-sdk-child.mjs'], ['openai-agents-child.mjs'], ['langchain-child.mjs']])(
   'killed inside execute, then run again: %s',

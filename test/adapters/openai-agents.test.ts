@@ -15,7 +15,7 @@ import { toJournalValue } from '../../src/runtime.js';
 import { diff } from '../../src/replay.js';
 import { adapterStores } from './stores.js';
 import { agentsRecorder, type AgentsRecorder } from '../../src/adapters/openai-agents/index.js';
-import { BLOB_MARKER } from '../../src/format.js';
+import { PART_MARKER } from '../../src/record/v3/commit.js';
 import { tempDir } from '../helpers/tmp.js';
 import { withRefsAsOffsets } from './refs.js';
 import { BIG, runWorkflow, type Workflow } from './openai-agents-fixture.js';
@@ -132,7 +132,7 @@ describe.each(STORES)('on the %s', (_name, makeStore) => {
       expect(await specialist!.pendingEffects()).toEqual([]);
     });
 
-    test('the large binary tool result is a bytes value stored as a blob', async () => {
+    test('the large binary tool result is a bytes value stored once as a part', async () => {
       const steps = await records(specialist!);
       const snap = steps.find((r) => kindOf(r) === 'tool.completed' && toolOf(r) === 'snapshot')!;
       const value = (snap.result as { bytes: { type: string; size: number; base64: string } }).bytes;
@@ -140,7 +140,7 @@ describe.each(STORES)('on the %s', (_name, makeStore) => {
       expect(Buffer.from(value.base64, 'base64').equals(Buffer.from(BIG))).toBe(true);
       let line = '';
       for await (const l of specialist!.journal.lines({ from: snap.seq, to: snap.seq })) line = l.text;
-      expect(line).toContain(BLOB_MARKER);
+      expect(line).toContain(PART_MARKER);
     });
 
     test('the researcher run records its model call', async () => {

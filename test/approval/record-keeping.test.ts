@@ -55,7 +55,7 @@ describe('record-keeping --profile art12: persons involved', () => {
   });
 
   it('a v2 journal names no person and says why', async () => {
-    const run = await startRun(new FileStore(fresh()), { runId: 'old', input: null });
+    const run = await startRun(new FileStore(fresh()), { runId: 'old', input: null, format: 'stepchain/v2' });
     const p = (await view(run.journal)).persons_involved;
     expect(p.persons).toEqual([]);
     expect(p.source).toMatch(/only in stepchain\/v3 journals; this one is stepchain\/v2/);

@@ -90,7 +90,7 @@ describe('approvals in the runtime (spec/APPROVALS.md §4)', () => {
   });
 
   it('a v2 run refuses every approval call (APPROVAL_FORMAT)', async () => {
-    const run = await startRun(new FileStore(dir()), { runId: 'old', input: null });
+    const run = await startRun(new FileStore(dir()), { runId: 'old', input: null, format: 'stepchain/v2' });
     expect(await code(run.requestApproval(pay))).toBe('APPROVAL_FORMAT');
     expect(await code(run.approvals())).toBe('APPROVAL_FORMAT');
     expect(await code(run.awaitApproval('x'))).toBe('APPROVAL_FORMAT');

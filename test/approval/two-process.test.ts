@@ -170,7 +170,7 @@ describe('two processes: the agent waits, the approver signs from the CLI', () =
   }, 120_000);
 
   test('a v2 journal refuses approve with APPROVAL_FORMAT and tells the user to use --format v3', async () => {
-    expect((await cli('init', 'old', '--run')).code).toBe(0);
+    expect((await cli('init', 'old', '--run', '--format', 'v2')).code).toBe(0);
     const r = await cli('approve', 'old', 'x', '--key', 'alice.key', '--approve', '--json');
     expect(r.code).toBe(2);
     expect(JSON.parse(r.stdout).error.code).toBe('APPROVAL_FORMAT');

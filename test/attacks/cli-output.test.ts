@@ -684,11 +684,14 @@ describe('held: log on valid chains, read-only verbs, tampering', () => {
     const p = join(d, 'tampered');
     cpSync(join(d, 'a'), p, { recursive: true });
     const b = join(p, 'buckets', '0000000000000000.jsonl');
-    // change a content value with the same length, keeping the line canonical
-    writeFileSync(
-      b,
-      readFileSync(b, 'utf8').replace(/"salt":"([0-9a-f])/, (_m, c: string) => `"salt":"${c === '0' ? '1' : '0'}`),
+    // change the first record's commitment root (stepchain/v3) with the same length, keeping the line canonical
+    const before = readFileSync(b, 'utf8');
+    const after = before.replace(
+      /"root":"sha256:([0-9a-f])/,
+      (_m, c: string) => `"root":"sha256:${c === '0' ? '1' : '0'}`,
     );
+    expect(after).not.toBe(before);
+    writeFileSync(b, after);
     for (const pty of modes) {
       const v = cli(['verify', p], { cwd: d, pty });
       expect(v.rc).toBe(1);
@@ -705,7 +708,8 @@ describe('held: log on valid chains, read-only verbs, tampering', () => {
 describe('held: publish and disclose a hostile value; special files in a journal', () => {
   it('a redacted value holding every hostile byte: publish, verify, disclose and its check print it escaped', () => {
     const d = tempDir('attack-cli-pub-');
-    expect(cli(['init', 'j'], { cwd: d }).rc).toBe(0);
+    // The v2 flow: a secrets file, and disclose from it (a v3 publication has no secrets file).
+    expect(cli(['init', 'j', '--format', 'v2'], { cwd: d }).rc).toBe(0);
     writeStep(d, 's.json', { input: 'hi', tool_call: { name: 'http', arguments: { api_key: HN } }, result: 'ok' });
     expect(cli(['append', 'j', '--file', 's.json'], { cwd: d }).rc).toBe(0);
     writeFileSync(

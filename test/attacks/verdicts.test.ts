@@ -120,8 +120,9 @@ beforeAll(() => {
   writeFileSync(f('more.jsonl'), `${MORE.map((s) => JSON.stringify(s)).join('\n')}\n`);
   writeFileSync(f('policy.json'), JSON.stringify(POLICY));
   for (const k of ['alice', 'mallory', 'log', 'evil', 'w1', 'w2', 'w1impostor']) ok(['keygen', '-o', `${k}.key`]);
-  // genuine journal, receipt, publication, checkpoint (size 3), witness cosignature
-  ok(['init', 'runs/today']);
+  // genuine journal, receipt, publication, checkpoint (size 3), witness cosignature. The matrix is of the v2
+  // publication with a secrets file (v3 publications: v3-publication-cli.test.ts, v3-outsider.test.ts).
+  ok(['init', 'runs/today', '--format', 'v2']);
   ok(['append', 'runs/today', '--file', 'step.json']);
   MID = ok(['append', 'runs/today', '--jsonl'], JSON_LINES).split('\n')[0]!.split(' ')[1]!;
   HEAD = ok(['head', 'runs/today']).trim().split(' ')[1]!;
@@ -185,7 +186,7 @@ beforeAll(() => {
   ]);
   // the attacker's journal with the same content, signed with its own key; a checkpoint of it signed by the
   // genuine log key (the log serves several journals) and one by the attacker's key
-  ok(['init', 'mal']);
+  ok(['init', 'mal', '--format', 'v2']);
   ok(['append', 'mal', '--file', 'step.json']);
   ok(['append', 'mal', '--jsonl'], JSON_LINES);
   MAL_HEAD = ok(['head', 'mal']).trim().split(' ')[1]!;
@@ -194,7 +195,7 @@ beforeAll(() => {
   // equal-size fork: a copy of a 2-step journal (same genesis, same origin) grown differently to size 4
   mkdirSync(f('g'));
   mkdirSync(f('fk'));
-  ok(['init', 'g/today']);
+  ok(['init', 'g/today', '--format', 'v2']);
   ok(['append', 'g/today', '--file', 'step.json']);
   ok(['append', 'g/today', '--file', 'step.json']);
   cpSync(f('g/today'), f('fk/today'), { recursive: true });

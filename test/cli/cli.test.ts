@@ -93,7 +93,7 @@ describe('stepchain CLI', () => {
     expect(r.code).toBe(0);
     const doc = JSON.parse(r.stdout);
     expect(doc).toMatchObject({ format: 'stepchain-cli/v1', command: 'init', ok: true });
-    expect(doc.genesis.format).toBe('stepchain/v2');
+    expect(doc.genesis.format).toBe('stepchain/v3');
     const again = await run(['init', journal], { cwd: dir });
     expect(again.code).toBe(2);
     expect(again.stderr).toMatch(/error: \w+/);
@@ -320,11 +320,14 @@ describe('stepchain CLI', () => {
     );
     const vsPublished = await run(['diff', journal, published, '--json'], { cwd: dir });
     expect(vsPublished.code, vsPublished.stderr).toBe(1);
+    // spec/DIFF.md §3.2: a marker is one changed value; a v3 publication withholds a member by a marker that
+    // stands in the object holding it (REDACTION.md §13).
     expect(JSON.parse(vsPublished.stdout).report.divergences[0].fields[0]).toMatchObject({
-      path: '/tool_call/arguments/q',
+      path: '/tool_call/arguments',
       kind: 'changed',
-      a: 'q0',
-    }); // spec/DIFF.md §3.2: a marker is one changed value
+      a: { q: 'q0' },
+      b: { '$stepchain:withheld': [expect.stringMatching(/^sha256:/)] },
+    });
     expect((await run(['verify', published], { cwd: dir })).code).toBe(0);
   });
 

@@ -217,7 +217,8 @@ golden(
   "prompt": null,
   "ref": "<uuid>",
   "result": null,
-  "salt": "<hex32>",
+  "root": "sha256:<hash>",
+  "seed": "<hex64>",
   "seq": 4,
   "step_hash": "sha256:<hash>",
   "step_id": "<uuid>",
@@ -231,7 +232,7 @@ golden(
     "summary": "Weather in Paris?"
   },
   "ts": "<time>",
-  "v": 2
+  "v": 3
 }
 `,
 );

@@ -404,7 +404,7 @@ console.log('bob signed');
   test(
     'approval records need v3: the v3-only options are refused on a v2 run, before anything starts',
     async () => {
-      const r = await cli(['mcp', join(root, 'v2'), '--approve-tools', 'add', '--', NODE, SERVER]);
+      const r = await cli(['mcp', join(root, 'v2'), '--format', 'v2', '--approve-tools', 'add', '--', NODE, SERVER]);
       expect(r.code).toBe(2);
       expect(r.stderr).toMatch(/--approve-tools needs approval records, which need --format v3/);
     },

@@ -391,7 +391,8 @@ describe('stepchain mcp: policy at the boundary', () => {
     async () => {
       const journal = join(root, 'approve');
       const approver = `grep -q '"tool":"echo"' && echo 'approved by the test' || { echo 'only echo may run'; exit 1; }`;
-      const s = await connect(proxied(journal, ['--fsync', 'none', '--approve-with', approver]));
+      // The v2 behaviour: the command's exit status is the approval (a v3 run needs a signed decision, MCP.md §5.1).
+      const s = await connect(proxied(journal, ['--fsync', 'none', '--format', 'v2', '--approve-with', approver]));
       expect((await s.client.callTool({ name: 'echo', arguments: { text: 'yes' } })).content).toEqual([
         { type: 'text', text: 'yes' },
       ]);

@@ -24,9 +24,12 @@ export async function recordsOf(store: Store, id: string): Promise<Rec[]> {
   return out;
 }
 
-/** What a record says, without what a write draws or stamps (salt, hashes, seq): for comparing two recordings. */
+/**
+ * What a record says, without what a write draws or stamps (v2's salt, v3's seed and commitment root, hashes,
+ * seq): for comparing two recordings.
+ */
 export function contentOf(r: Rec): Record<string, unknown> {
-  const { salt: _s, step_hash: _h, prev_hash: _p, seq: _q, ...rest } = r;
+  const { salt: _s, seed: _d, root: _r, step_hash: _h, prev_hash: _p, seq: _q, ...rest } = r;
   return rest;
 }
 

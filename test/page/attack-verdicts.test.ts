@@ -77,8 +77,9 @@ beforeAll(() => {
   writeFileSync(f('step.json'), JSON.stringify(STEP));
   writeFileSync(f('policy.json'), JSON.stringify(POLICY));
   for (const k of ['alice', 'mallory', 'log', 'w1']) ok(['keygen', '-o', `${k}.key`]);
+  // The matrix of the v2 publication (secrets file, redacted views), as test/attacks/verdicts.test.ts.
   for (const j of ['runs/today', 'mal']) {
-    ok(['init', j]);
+    ok(['init', j, '--format', 'v2']);
     ok(['append', j, '--file', 'step.json']);
     ok(['append', j, '--jsonl'], lines);
   }
@@ -129,7 +130,7 @@ beforeAll(() => {
   // equal-size fork
   mkdirSync(f('g'));
   mkdirSync(f('fk'));
-  ok(['init', 'g/today']);
+  ok(['init', 'g/today', '--format', 'v2']);
   ok(['append', 'g/today', '--file', 'step.json']);
   cpSync(f('g/today'), f('fk/today'), { recursive: true });
   ok(['append', 'g/today', '--jsonl'], lines);
@@ -341,7 +342,7 @@ describe('page and CLI, case by case', () => {
 describe('more than 1000 redacted views (the listing cap)', () => {
   let BIG_HEAD: string;
   beforeAll(() => {
-    ok(['init', 'big']);
+    ok(['init', 'big', '--format', 'v2']); // redacted views exist in v2 publications only
     let lines = '';
     for (let i = 0; i < 1100; i++)
       lines += `${JSON.stringify({ input: { user: `q${i}` }, model: 'm', prompt: 'p', result: { note: 'ok', contact: `u${i}@ex.example.com` } })}\n`;

@@ -207,13 +207,26 @@ describe('FORMAT §11.1: the v2 genesis and its run identity', () => {
     ...changes,
   });
 
-  test('makeGenesis: v2 when a run or the v2 format is asked for, else v1', () => {
+  test('makeGenesis: v2 when the v2 format is asked for; a run with no format is the format of new journals (v3); else v1', () => {
     expect(makeGenesis({ journalId: 'a', createdAt: '2026-01-01T00:00:00.000Z' }).format).toBe('stepchain/v1');
     expect(makeGenesis({ journalId: 'a', createdAt: '2026-01-01T00:00:00.000Z', format: 'stepchain/v2' })).toEqual(
       g({ journal_id: 'a' }),
     );
-    expect(makeGenesis({ journalId: 'a', createdAt: '2026-01-01T00:00:00.000Z', run: { agent: 'x' } })).toEqual(
-      g({ journal_id: 'a', run: { agent: 'x' } }),
+    expect(
+      makeGenesis({
+        journalId: 'a',
+        createdAt: '2026-01-01T00:00:00.000Z',
+        run: { agent: 'x' },
+        format: 'stepchain/v2',
+      }),
+    ).toEqual(g({ journal_id: 'a', run: { agent: 'x' } }));
+    expect(makeGenesis({ journalId: 'a', createdAt: '2026-01-01T00:00:00.000Z', run: { agent: 'x' } })).toEqual({
+      ...g({ journal_id: 'a', run: { agent: 'x' } }),
+      format: 'stepchain/v3',
+    });
+    // A v1 journal has no run identity: asking for both is refused, not silently a v2 journal as before.
+    expect(() => makeGenesis({ journalId: 'a', run: {}, format: 'stepchain/v1' })).toThrow(
+      expect.objectContaining({ code: 'GENESIS_INVALID' }),
     );
     expect(() => makeGenesis({ journalId: 'a', run: { agent: '' } })).toThrow(
       expect.objectContaining({ code: 'GENESIS_INVALID' }),

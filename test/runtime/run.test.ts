@@ -93,7 +93,7 @@ describe.each(stores)('runs in the %s store', (_name, makeStore) => {
       input: { task: 'pay' },
     });
     expect(run.journal.genesis).toEqual({
-      format: 'stepchain/v2',
+      format: 'stepchain/v3',
       journal_id: 'r-1',
       created_at: run.createdAt,
       run: {
@@ -238,36 +238,45 @@ describe.each(stores)('runs in the %s store', (_name, makeStore) => {
     await second.close();
   });
 
-  test("a Run folds its own records without reading the journal back, and its state is the journal's", async () => {
-    const store = makeStore();
-    const started = await startRun(store, { runId: 'r-own' });
-    const { journal, reads } = counted(started.journal);
-    const run = Run.of(journal);
-    await run.refresh();
-    for (const k of Object.keys(reads)) reads[k] = 0;
-    const call = await run.beginModel({ model: 'm', prompt: [{ role: 'user', content: 'pay' }] });
-    await call.complete({
-      result: 'calling pay',
-      toolCalls: [{ id: 'c1', name: 'pay', arguments: { a: 1 } }],
-      usage: { tokens: 3 },
-    });
-    const effect = await run.beginTool({ name: 'pay', args: { a: 1 }, callId: 'c1', idempotencyKey: 'k' });
-    await effect.annotate({ summary: 'paying' });
-    await effect.complete({ paid: true });
-    const failing = await run.beginTool({ name: 'mail', args: {} });
-    await failing.fail(new Error('smtp down'));
-    const second = await run.beginModel({ model: 'm' });
-    await second.fail(new Error('timeout'));
-    await run.complete('done');
-    expect(reads).toEqual({ read: 0, head: 0, get: 0, lines: 0 });
-    // What it folded is what a reader of the journal folds.
-    const truth = runState(await records(started.journal));
-    expect(await run.effects()).toEqual([...truth.effects.values()]);
-    expect(await run.modelCalls()).toEqual([...truth.models.values()]);
-    expect(await run.status()).toBe('completed');
-    expect((await run.continuationPoint()).seq).toBe(truth.continuation);
-    await run.close();
-  });
+  test.each(['stepchain/v2', 'stepchain/v3'] as const)(
+    "a Run folds its own records without reading the journal back, and its state is the journal's (%s)",
+    async (format) => {
+      const store = makeStore();
+      const started = await startRun(store, { runId: 'r-own', format });
+      const { journal, reads } = counted(started.journal);
+      const run = Run.of(journal);
+      await run.refresh();
+      for (const k of Object.keys(reads)) reads[k] = 0;
+      const call = await run.beginModel({ model: 'm', prompt: [{ role: 'user', content: 'pay' }] });
+      await call.complete({
+        result: 'calling pay',
+        toolCalls: [{ id: 'c1', name: 'pay', arguments: { a: 1 } }],
+        usage: { tokens: 3 },
+      });
+      const effect = await run.beginTool({ name: 'pay', args: { a: 1 }, callId: 'c1', idempotencyKey: 'k' });
+      await effect.annotate({ summary: 'paying' });
+      await effect.complete({ paid: true });
+      const failing = await run.beginTool({ name: 'mail', args: {} });
+      await failing.fail(new Error('smtp down'));
+      const second = await run.beginModel({ model: 'm' });
+      await second.fail(new Error('timeout'));
+      await run.complete('done');
+      // A v3 Run checks every effect against the run's approval records: one whose state came from the store's
+      // saved state (not folded from seq 0) reads the chain once, at its first effect, to build that ledger.
+      expect(reads).toEqual(
+        format === 'stepchain/v3' && reads.read! > 0
+          ? { read: 1, head: 1, get: 0, lines: 0 }
+          : { read: 0, head: 0, get: 0, lines: 0 },
+      );
+      // What it folded is what a reader of the journal folds.
+      const truth = runState(await records(started.journal));
+      expect(await run.effects()).toEqual([...truth.effects.values()]);
+      expect(await run.modelCalls()).toEqual([...truth.models.values()]);
+      expect(await run.status()).toBe('completed');
+      expect((await run.continuationPoint()).seq).toBe(truth.continuation);
+      await run.close();
+    },
+  );
 
   test('a Run that has read nothing yet decides an outcome on the journal: an effect another handle began is found', async () => {
     const store = makeStore();
@@ -296,7 +305,7 @@ describe.each(stores)('runs in the %s store', (_name, makeStore) => {
       run.complete('done', { leavePending: true }),
     ]);
     expect(written.map((w) => w.seq)).toEqual([3, 4, 5]);
-    expect((await records(run.journal)).map((r) => (r.v === 2 ? r.kind : null))).toEqual([
+    expect((await records(run.journal)).map((r) => ('kind' in r ? r.kind : null))).toEqual([
       'run.started',
       'tool.started',
       'step',
@@ -314,7 +323,8 @@ describe.each(stores)('runs in the %s store', (_name, makeStore) => {
 
   test('plain journal.append on a run journal writes kind "step"; a bad kind is refused before anything is written', async () => {
     const store = makeStore();
-    const run = await startRun(store, { runId: 'r-plain' });
+    // A v2 run journal's kinds are a closed list (a v3 journal admits kinds it does not know: FORMAT §14.8).
+    const run = await startRun(store, { runId: 'r-plain', format: 'stepchain/v2' });
     const r = await run.journal.append({ input: 1, result: 2 });
     expect(await run.journal.get(r.seq)).toMatchObject({
       v: 2,

@@ -62,7 +62,13 @@ describe('copyJournal', () => {
 
   test('a stepchain/v2 run journal — salted records, boundary records, its run identity — is copied byte for byte', async () => {
     const store = new FileStore(tempDir(), { fsync: 'none', blobThreshold: 1024 });
-    const run = await startRun(store, { runId: 'run-1', conversationId: 'c-1', labels: { env: 'test' }, input: 'go' });
+    const run = await startRun(store, {
+      runId: 'run-1',
+      conversationId: 'c-1',
+      labels: { env: 'test' },
+      input: 'go',
+      format: 'stepchain/v2',
+    });
     const call = await run.beginModel({ model: 'm', prompt: 'p' });
     await call.complete({ result: 'r'.repeat(1500), toolCalls: [{ id: 'call-1', name: 'pay', arguments: { n: 1 } }] });
     const effect = await run.beginTool({ name: 'pay', args: { n: 1 }, callId: 'call-1' });

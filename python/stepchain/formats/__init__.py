@@ -13,8 +13,10 @@ from .v3 import FORMAT_V3, JOURNAL_V3
 
 FORMATS: list[JournalFormat] = [JOURNAL_V1, JOURNAL_V2, JOURNAL_V3]
 DEFAULT_FORMAT = FORMATS[0]
+# The format of new run journals (start_run, the pydantic-ai store, open_journal with a run): FORMAT.md §10.
+NEW_RUN_FORMAT = FORMAT_V3
 
-__all__ = ["FORMATS", "DEFAULT_FORMAT", "FORMAT_V1", "FORMAT_V2", "FORMAT_V3", "JournalFormat", "RecordProfile", "journal_format",
+__all__ = ["FORMATS", "DEFAULT_FORMAT", "NEW_RUN_FORMAT", "FORMAT_V1", "FORMAT_V2", "FORMAT_V3", "JournalFormat", "RecordProfile", "journal_format",
            "format_of", "genesis_defect", "genesis_hash"]
 
 

@@ -229,7 +229,8 @@ export const mcpVerb: Verb = {
     format: {
       type: 'string',
       arg: 'v2|v3',
-      description: "the run journal's format (default v2); v3 records approvals as approval records (spec/MCP.md §5.1)",
+      description:
+        "the run journal's format (default v3, which records approvals as approval records, spec/MCP.md §5.1; or v2)",
     },
     fsync: {
       type: 'string',

@@ -30,7 +30,7 @@ export const publishVerb: Verb = {
     'would still appear in the output, as it is or JSON-escaped up to 5 times (LEAK_DETECTED), or if a step_id, ts or',
     'genesis member matches a detector of the policy: those are never redacted (ENVELOPE_SECRET).',
     '',
-    'A stepchain/v2 journal (the default of `stepchain init`) is published without re-chaining (spec/REDACTION.md',
+    'A stepchain/v2 journal (`stepchain init --format v2`) is published without re-chaining (spec/REDACTION.md',
     '§12): each record keeps its step hash, withheld values stay as salted digests, and the receipt verifies',
     'against the original head (`stepchain verify public.tar --head <head>`). Every withheld slot can later be',
     'opened from the journal itself; --secrets-out then holds only the values redacted inside a field.',

@@ -250,3 +250,15 @@ export class PartReader {
     return out;
   }
 }
+
+/**
+ * A reader over the parts of a chain source that has them — a v3 journal of any store, or a v3 receipt opened
+ * as a source (`parts.store.get`) — or null. Diff and replay read values through it: part addresses are keyed
+ * per journal, so the same value stands in different references in two journals.
+ */
+export function partReaderOf(source: object): PartReader | null {
+  const parts = (source as { parts?: { store?: { get?: unknown } } | null }).parts;
+  const get = parts?.store?.get;
+  if (typeof get !== 'function') return null;
+  return new PartReader((a, size) => (get as PartSource).call(parts!.store, a, size));
+}

@@ -51,7 +51,7 @@ async function records(run: Run): Promise<StepRecord[]> {
   return out;
 }
 
-const kindOf = (r: StepRecord): string => (r.v === 2 ? r.kind : 'v1');
+const kindOf = (r: StepRecord): string => (r.v !== 1 ? r.kind : 'v1');
 
 async function recordAgentRun(store: FileStore, osloC = 5) {
   const handler = new StepchainCallbackHandler({ store, agent: 'weather-agent', labels: { env: 'test' } });
@@ -149,7 +149,7 @@ describe('models on their own', () => {
     const [run] = await handler.runs();
     const recs = await records(run!);
     expect(recs.map(kindOf)).toEqual(['run.started', 'model.started', 'model.failed', 'run.failed']);
-    expect(recs[2]!.v === 2 && recs[2]!.error).toMatchObject({ name: 'Error', message: 'rate limited' });
+    expect(recs[2]!.v !== 1 && recs[2]!.error).toMatchObject({ name: 'Error', message: 'rate limited' });
   });
 });
 
