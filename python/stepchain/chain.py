@@ -21,6 +21,8 @@ REDACTED_MARKER = RESERVED_PREFIX + "redacted"
 BUCKET_NAME_RE = re.compile(r"(\d{16})\.jsonl\Z")
 LOCATION_KEYS = ("file", "line", "column", "seq", "field", "path")
 
+_OUTCOME_KINDS = ("tool.completed", "tool.failed", "tool.updated")
+
 
 @dataclass
 class Problem:
@@ -427,7 +429,9 @@ class ChainVerifier:
             # Every record of a v3 chain: one carrying a call (an object or an array, any kind) is read by the ledger; one
             # holding none gives it its ts (an effect is no earlier than any record before it, APPROVALS.md §5 step 3).
             call, ts = facts.spans.get("tool_call"), facts.spans.get("ts")
-            if (isinstance(facts.kind, str) and (facts.kind.startswith("approval.") or facts.kind == "tool.started")
+            # An outcome is read too once a request exists: one naming a request as its start ran its call (§5 step 4).
+            if (isinstance(facts.kind, str) and (facts.kind.startswith("approval.") or facts.kind == "tool.started"
+                                                 or facts.kind in _OUTCOME_KINDS and self.approvals is not None and self.approvals.active)
                     or call is None or facts.text[call[0]:call[1]] != "null"):
                 self._approval(facts.text)
             elif ts is not None:

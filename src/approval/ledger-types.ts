@@ -70,6 +70,11 @@ export interface RequestState {
   form: string | null;
   /** Values are withheld or erased (a publication, an erasure): what was presented cannot be compared. */
   hidden: boolean;
+  /**
+   * The request's `expires_at` as checked (§5 step 3, step 2.6): null for none, undefined when it is not in hand
+   * (withheld or erased, on its own or with the whole `input`), so that an expiry check is reported unchecked.
+   */
+  expiresAt: string | null | undefined;
   unchecked: boolean;
   decision: {
     kind: 'granted' | 'denied';

@@ -78,6 +78,13 @@ const encoder = new TextEncoder();
 /** A stored v3 line's last members: `"tool_call":null` before them is a record holding no call. */
 const TS_MEMBER = ',"ts":"';
 const NO_CALL = '"tool_call":null';
+const OUTCOME_LINE = /"kind":"tool\.(completed|failed|updated)"/;
+/**
+ * Whether a stored line holds no call, so the ledger needs its ts alone; an outcome is parsed once a request
+ * exists, as one naming a request as its start ran its call (APPROVALS.md §5 step 4).
+ */
+const holdsNoCall = (line: string, end: number, requests: boolean): boolean =>
+  end > 0 && line.startsWith(NO_CALL, end - NO_CALL.length) && !(requests && OUTCOME_LINE.test(line));
 
 export class ChainVerifier {
   private readonly problems: ProblemList<ChainProblemCode>;
@@ -228,7 +235,7 @@ export class ChainVerifier {
         // first request, a call is read from the line's tail without parsing the line (the cost of reading every
         // call stays small); the line is parsed where that cannot be done for certain, and once a request exists.
         const end = line.lastIndexOf(TS_MEMBER);
-        if (end > 0 && line.startsWith(NO_CALL, end - NO_CALL.length))
+        if (holdsNoCall(line, end, this.approvals?.active === true))
           this.ledger().datedText(line.slice(end + TS_MEMBER.length, end + TS_MEMBER.length + 24));
         else {
           const call = this.approvals?.active === true ? null : storedCall(line);
