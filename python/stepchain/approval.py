@@ -400,7 +400,7 @@ class ApprovalLedger:
             if began is _ABSENT or call_hidden(call):
                 self._unnamed(r, seq, call)
                 continue
-            if form_of(call) == began or self._unnamed(r, seq, call) or "arguments" not in call:
+            if form_of(call) == began or self._unnamed(r, seq, call, False) or "arguments" not in call:
                 continue
             self._add("APPROVAL_MISMATCH", f"seq {seq}: {r.get('kind')} {json.dumps(str(r.get('step_id')))} names start {json.dumps(start)}, "
                       "whose call was compared with an approval request's, but carries another call: an outcome carries the call "
@@ -411,7 +411,7 @@ class ApprovalLedger:
         self._add("APPROVAL_UNCHECKED", f"seq {seq}: the expiry (expires_at) of approval request {json.dumps(rid)} (seq {request_seq}) is "
                   "withheld or erased: whether this record came before it expired is not checked", seq, "ts" if what == "effect" else "input", True)
 
-    def _unnamed(self, r: dict[str, Any], seq: int, call: dict[str, Any]) -> bool:
+    def _unnamed(self, r: dict[str, Any], seq: int, call: dict[str, Any], same_tool: bool = True) -> bool:
         """A call run naming no request: a presented one is APPROVAL_MISSING (§5 step 4), and True."""
         eid = str(r.get("step_id"))
         if call_hidden(call):
@@ -437,6 +437,17 @@ class ApprovalLedger:
                 if r.get("kind") == "tool.started":
                     self.begun[eid] = form
                 return True
+        # The same tool as a denied or undecided request, with other arguments: not proven another call (§5 step 4); an
+        # outcome of a start whose call was compared is reported as carrying another call instead.
+        for rid, req in (self.requests.items() if same_tool else ()):
+            if (req.effect is not None or req.ran_before is not None or req.input is None
+                    or req.decision is not None and req.decision.kind == "granted" or req.input["presented"]["name"] != call.get("name")):
+                continue
+            req.unchecked = True
+            self._add("APPROVAL_UNCHECKED", f"seq {seq}: {r.get('kind')} {json.dumps(eid)} runs tool {json.dumps(req.input['presented']['name'])}, "
+                      f"presented by {'undecided' if req.decision is None else 'denied'} approval request {json.dumps(rid)} (seq {req.seq}), with "
+                      "other arguments and naming no request: whether it is that call in another form is not checked, so \"never executed\" is "
+                      "not proven", seq, "tool_call", True)
         self._remember(eid, seq, str(r.get("kind")), call)
         return False
 

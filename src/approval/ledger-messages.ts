@@ -2,6 +2,7 @@
  * The approval ledger's longer messages (spec/APPROVALS.md §5), and the reading of an expiry that may be withheld
  * or erased: kept apart so the ledger reads as its checks. Pure; runs in a browser.
  */
+import type { RequestState } from './ledger-types.js';
 import { instant } from './records.js';
 
 /**
@@ -33,3 +34,27 @@ export const grantReusedMessage = (id: string, seq: number, rid: string, used: {
 /** A tool_call adding members the approver never saw (§4). */
 export const extraMembersMessage = (id: string, seq: number, rid: string, extra: string[]): string =>
   `seq ${seq}: effect ${JSON.stringify(id)}'s tool_call adds ${extra.map((k) => JSON.stringify(k)).join(', ')} to the call request ${JSON.stringify(rid)} presented: only call_id and idempotency_key may be added`;
+
+/** A call naming no request that runs a presented call (§5 step 4). */
+export const unnamedMessage = (kind: unknown, id: string, seq: number, rid: string, requestSeq: number): string =>
+  `seq ${seq}: ${String(kind)} ${JSON.stringify(id)} runs the call presented by approval request ${JSON.stringify(rid)} (seq ${requestSeq}) without naming it (meta.approval): a call that was put to an approver is begun only for its granted request`;
+
+/**
+ * The denied or undecided requests with no effect found that presented tool `name` (§5 step 4): a call of that
+ * tool with other arguments, naming no request, may be the same call in another form, so each is marked
+ * unchecked ("never executed" is then not proven). Not a problem: a tool may need approval for some calls only.
+ */
+export function sameTool(requests: Map<string, RequestState>, name: unknown): [string, RequestState][] {
+  const out: [string, RequestState][] = [];
+  for (const [rid, req] of requests) {
+    if (req.effect !== null || req.ranBefore !== null || req.decision?.kind === 'granted') continue;
+    if (req.input === null || req.input.presented.name !== name) continue;
+    req.unchecked = true;
+    out.push([rid, req]);
+  }
+  return out;
+}
+
+/** The notice of a call of a denied or undecided request's tool with other arguments (§5 step 4). */
+export const sameToolMessage = (kind: unknown, id: string, seq: number, rid: string, req: RequestState): string =>
+  `seq ${seq}: ${String(kind)} ${JSON.stringify(id)} runs tool ${JSON.stringify(req.input?.presented.name)}, presented by ${req.decision === null ? 'undecided' : 'denied'} approval request ${JSON.stringify(rid)} (seq ${req.seq}), with other arguments and naming no request: whether it is that call in another form is not checked, so "never executed" is not proven`;

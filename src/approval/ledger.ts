@@ -116,7 +116,7 @@ export class ApprovalLedger {
         continue;
       }
       const form = callForm(call.name, call.arguments);
-      if (form === began || this.unnamed(r, seq, call) || !('arguments' in call)) continue;
+      if (form === began || this.unnamed(r, seq, call, false) || !('arguments' in call)) continue;
       this.add(
         'APPROVAL_MISMATCH',
         `seq ${seq}: ${String(r.kind)} ${JSON.stringify(String(r.step_id))} names start ${JSON.stringify(c.start)}, whose call was compared with an approval request's, but carries another call: an outcome carries the call its start began`,
@@ -289,7 +289,7 @@ export class ApprovalLedger {
   }
 
   /** A record of a call run without naming a request: a presented call is APPROVAL_MISSING (§5 step 4). True then. */
-  private unnamed(r: Rec, seq: number, call: Rec): boolean {
+  private unnamed(r: Rec, seq: number, call: Rec, sameTool = true): boolean {
     const id = String(r.step_id);
     if (callIsHidden(call)) {
       // Erased or withheld (a member of the call, or the whole call): it could be any presented call, one presented later too.
@@ -310,15 +310,14 @@ export class ApprovalLedger {
         // It ran: the verdict says so (executed at this seq), never "never executed".
         if (req.effect === null) req.effect = { id, seq };
         if (r.kind === 'tool.started') this.begun.set(id, form);
-        this.add(
-          'APPROVAL_MISSING',
-          `seq ${seq}: ${String(r.kind)} ${JSON.stringify(id)} runs the call presented by approval request ${JSON.stringify(rid)} (seq ${req.seq}) without naming it (meta.approval): a call that was put to an approver is begun only for its granted request`,
-          seq,
-          'meta',
-        );
+        this.add('APPROVAL_MISSING', says.unnamedMessage(r.kind, id, seq, rid, req.seq), seq, 'meta');
         return true;
       }
     }
+    // The same tool as a denied or undecided request, with other arguments: not proven another call (§5 step 4);
+    // an outcome of a start whose call was compared is reported as carrying another call instead.
+    for (const [rid, req] of sameTool ? says.sameTool(this.requests, call.name) : [])
+      this.add('APPROVAL_UNCHECKED', says.sameToolMessage(r.kind, id, seq, rid, req), seq, 'tool_call', true);
     this.ran.rememberForm(form, id, seq, String(r.kind));
     return false;
   }

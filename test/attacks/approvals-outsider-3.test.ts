@@ -63,6 +63,20 @@ describe('approval attacks from outsider 4: the verifier and the runtime', () =>
     expect((await seen(run.journal)).problems).toEqual([`APPROVAL_MISSING@${e.seq}`]);
   });
 
+  it('4.sh: a call of a denied request\'s tool with an added member leaves the request unchecked, never "never executed"', async () => {
+    const { run } = await denied();
+    const e = await run.beginTool({ name: 'unlock', args: { pin: '4821', _: null } });
+    const v = await seen(run.journal);
+    expect(v.problems).toEqual([]);
+    expect(v.notices).toContain(`APPROVAL_UNCHECKED@${e.seq}`);
+    expect(v.messages.some((m) => m.includes('"unlock"') && m.includes('"req-1"'))).toBe(true);
+    expect(v.entries[0]).toMatchObject({ status: 'denied', effect_seq: null, unchecked: true });
+    // Another tool leaves it proven.
+    const { run: other } = await denied();
+    await other.beginTool({ name: 'lookup', args: { pin: '4821' } });
+    expect((await seen(other.journal)).entries[0]).not.toHaveProperty('unchecked');
+  });
+
   it('4.sh: a request presenting arguments as JSON text is matched by the same call given as an object, before the request too', async () => {
     const { run } = await v3Run(dir());
     const early = await run.journal.append({
