@@ -333,6 +333,7 @@ class ApprovalLedger:
     # The chain is a fork whose steps 0..forked_at were copied from its parent (FILE-STORE.md lineage): a request
     # there authorises no effect after it, since the parent holds the same request and decision (§5 step 3, the fork rule).
     forked_at: Optional[int] = None
+    open_end: bool = False  # steps may follow the range (a receipt): no effect found is not proven none ran (§5 step 5)
     # Every call run so far naming no request and presented by none, by the digest of its form -> (step_id, seq, kind): a
     # request presenting one later comes after it ran without a grant (§5 step 4). Digests, not the calls.
     ran: dict[str, tuple[str, int, str]] = field(default_factory=dict)
@@ -666,7 +667,7 @@ class ApprovalLedger:
                 "decision_seq": None if d is None else d.seq, "decided_at": None if d is None else d.ts,
                 "approver": None if d is None else d.approver, "reason": None if d is None else d.reason,
                 "effect": None if ran is None else ran[0], "effect_seq": None if ran is None else ran[1],
-                **({"unchecked": True} if req.unchecked or (ran is None and (self.unchecked_calls or self.partial)) else {}),
+                **({"unchecked": True} if req.unchecked or (ran is None and (self.unchecked_calls or self.partial or self.open_end)) else {}),
             })
         return out
 

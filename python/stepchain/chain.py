@@ -321,7 +321,7 @@ class ChainVerifier:
     def __init__(self, genesis: Any = None, *, start: Optional[dict[str, Any]] = None, fmt: Optional[JournalFormat] = None,
                  expect_head: Optional[str] = None, max_problems: int = 1000,
                  on_line: Optional[Callable[[VerifiedLine], None]] = None, deep: bool = False, allow_public: bool = True,
-                 approvers: Any = None, forked_at: Optional[int] = None) -> None:
+                 approvers: Any = None, forked_at: Optional[int] = None, open_end: bool = False) -> None:
         self.problems: list[Problem] = []
         self.max_problems = max_problems
         self.truncated = False
@@ -334,6 +334,7 @@ class ChainVerifier:
         self.erasures: Any = None  # an ErasureLedger once a v3 record is sealed or of kind erasure (ERASURE.md §5)
         self.approvers = approvers  # pinned approvers (APPROVALS.md §5 step 2.7): raw keys, (key, name) pairs or {key, name}
         self.approvals: Any = None  # an ApprovalLedger once a v3 chain holds an approval record (APPROVALS.md §5)
+        self.open_end = open_end  # steps may follow (a receipt's range): "never executed" is not proven (APPROVALS.md §5 step 5)
         self.forked_at = forked_at  # a fork's last step copied from its parent (its lineage's from_step), for the fork rule
         self.from_range = start is not None
         if start is not None:
@@ -469,7 +470,7 @@ class ChainVerifier:
         from .approval import ApprovalLedger, pins_of
         if self.approvals is None:
             self.approvals = ApprovalLedger(None if self.from_range else self.start_hash, self.start_seq > 0, pins_of(self.approvers),
-                                            forked_at=self.forked_at)
+                                            forked_at=self.forked_at, open_end=self.open_end)
         return self.approvals
 
     def finish(self) -> ChainReport:

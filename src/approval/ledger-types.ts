@@ -93,6 +93,8 @@ export interface ApprovalLedgerOptions {
   genesisHash: string | null;
   /** The chain is a range that starts after seq 0: a request before it is outside, not missing. */
   partial?: boolean;
+  /** Steps may follow the range (a receipt): a request with no effect found is not proven never executed (§5 step 5). */
+  openEnd?: boolean;
   approvers?: readonly PinnedApprover[];
   /**
    * The chain is a fork whose steps 0..forkedAt were copied from its parent (FILE-STORE.md lineage): a request

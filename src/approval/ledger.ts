@@ -505,7 +505,7 @@ export class ApprovalLedger {
 
   private entry(id: string, req: RequestState, now?: number): ApprovalEntry {
     // Nothing found ran it, and some call was not in hand or lies before the range: not proven either way (§5 step 5).
-    return entryOf(id, req, now, this.uncheckedCalls || this.options.partial === true);
+    return entryOf(id, req, now, this.uncheckedCalls || this.options.partial === true || this.options.openEnd === true);
   }
 
   /** Every request in chain order, with what became of it by `now` (ms; default: expiry is not applied). */

@@ -72,6 +72,8 @@ export interface ChainVerifierOptions {
   approvers?: readonly PinnedApprover[];
   /** A fork's last step copied from its parent (its lineage's from_step): see ApprovalLedgerOptions.forkedAt. */
   forkedAt?: number;
+  /** Steps may follow the chain read (a receipt's range): see ApprovalLedgerOptions.openEnd. */
+  openEnd?: boolean;
 }
 
 const encoder = new TextEncoder();
@@ -299,6 +301,7 @@ export class ChainVerifier {
       partial: this.startSeq > 0,
       ...(this.options.approvers ? { approvers: this.options.approvers } : {}),
       ...(this.options.forkedAt === undefined ? {} : { forkedAt: this.options.forkedAt }),
+      ...(this.options.openEnd === true ? { openEnd: true } : {}),
     }));
   }
 

@@ -13,6 +13,8 @@ import { rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { instant } from '../../src/approval/records.js';
 import { eraseValue } from '../../src/erase/store.js';
+import { receiptBytes } from '../../src/receipt/node.js';
+import { verifyReceipt } from '../../src/verifier/index.js';
 import type { Journal } from '../../src/store/types.js';
 import { alice, tempDir, v3Run } from '../approval/helpers.js';
 
@@ -182,5 +184,14 @@ describe('approval attacks from outsider 4: the verifier and the runtime', () =>
     for (const bad of ['2027-02-30T10:00:00.000Z', '2027-01-01T24:00:00Z', '2026-12-31T23:59:60Z'])
       expect(instant(bad)).toBeNull();
     expect(instant('2028-02-29T10:00:00.123456789Z')).toBe(Date.parse('2028-02-29T10:00:00.123Z'));
+  });
+  it('9.sh: a receipt ending before the journal does never says a denied request was never executed', async () => {
+    const { run, req } = await denied();
+    await run.journal.append({ kind: 'tool.started', tool_call: { name: 'unlock', arguments: { pin: '4821' } } });
+    const r = await verifyReceipt(await receiptBytes(run.journal, { to: req.seq + 1 }), {
+      approvers: [{ key: alice.publicKey, name: 'alice' }],
+    });
+    expect(r.ok).toBe(true);
+    expect(r.approvals?.[0]).toMatchObject({ status: 'denied', effect_seq: null, unchecked: true });
   });
 });
