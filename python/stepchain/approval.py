@@ -7,6 +7,7 @@ What depends on the shape of the signed statement (APPROVALS.md §3) is kept in 
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -126,11 +127,38 @@ def _addressed(v: Any, depth: int = 0) -> Any:
     return {k: _addressed(x, depth + 1) for k, x in v.items()}
 
 
+def _refuse_constant(token: str) -> Any:
+    raise ValueError(token)
+
+
+def _js_float(token: str) -> float:
+    f = float(token)
+    if math.isinf(f):
+        raise ValueError(token)
+    return f
+
+
+def compared_arguments(arguments: Any) -> Any:
+    """Arguments as compared (§5 step 3 "Arguments given as text"): a string that is the JSON text of an object (as
+    JSON.parse reads it: a later duplicate member wins) compares as that object; anything else, or text whose object
+    a record could not hold (NaN, a number past the doubles, a lone surrogate, a reserved name, too deep), as itself."""
+    if not isinstance(arguments, str) or not arguments.lstrip(" \t\n\r").startswith("{"):
+        return arguments
+    try:
+        parsed = json.loads(arguments, parse_int=_js_int, parse_float=_js_float, parse_constant=_refuse_constant)
+        if not isinstance(parsed, dict):
+            return arguments
+        canonical_json(parsed, max_depth=100, reserved=True)
+        return parsed
+    except (CanonicalError, RecursionError, ValueError, TypeError):
+        return arguments
+
+
 def call_form(name: Any, arguments: Any) -> Optional[str]:
     """The canonical text of {arguments, name} with every part reference (private or public) reduced to its address
     (§5 step 3 "Comparing calls"), or None when it does not canonicalize. Without references, equal forms are equal digests."""
     try:
-        return canonical_json(_addressed({"arguments": arguments, "name": name}))
+        return canonical_json(_addressed({"arguments": compared_arguments(arguments), "name": name}))
     except (CanonicalError, RecursionError, ValueError, TypeError):
         return None
 
@@ -149,7 +177,7 @@ def form_of(call: dict[str, Any]) -> Optional[str]:
 
 
 # Kinds whose tool_call runs nothing (§5 step 4): the approval kinds, and a model's records (what it asked for).
-_NOT_RUN = re.compile(r"^(approval\.(requested|granted|denied)|model\.[a-z0-9_.]*)$")
+_NOT_RUN = re.compile(r"^(approval\.(requested|granted|denied)|model\.(started|completed|failed))$")
 _OUTCOMES = ("tool.completed", "tool.failed", "tool.updated")
 
 
@@ -167,6 +195,16 @@ def carried_calls(r: dict[str, Any]) -> Optional[tuple[list[dict[str, Any]], Opt
 
 
 _ABSENT = object()
+_NOT_IN_HAND = object()
+
+
+def _expiry_in_hand(inp: Any) -> Any:
+    """The expires_at of a request whose input holds withheld or erased values, where it is in hand (None or a timestamp
+    standing as its own member); _NOT_IN_HAND where the whole input, or the member, is not in hand."""
+    if not isinstance(inp, dict) or "expires_at" not in inp:
+        return _NOT_IN_HAND
+    v = inp["expires_at"]
+    return None if v is None else v if isinstance(v, str) and instant(v) is not None else _NOT_IN_HAND
 
 
 def request_input_defect(v: Any, parted: bool = False) -> Optional[str]:
@@ -274,6 +312,7 @@ class _Request:
     form: Optional[str] = None  # the presented call's call_form, None for a malformed or withheld request
     unchecked: bool = False  # §5 step 5 applies to it: the report marks it `unchecked` (§6)
     ran_before: Optional[tuple[str, int]] = None  # a record that ran its call, naming no request, before it (§5 step 4)
+    expires_at: Any = None  # its expires_at as checked: None for none, _NOT_IN_HAND when withheld or erased (§5 step 5)
 
 
 @dataclass
@@ -294,6 +333,7 @@ class ApprovalLedger:
     # The chain is a fork whose steps 0..forked_at were copied from its parent (FILE-STORE.md lineage): a request
     # there authorises no effect after it, since the parent holds the same request and decision (§5 step 3, the fork rule).
     forked_at: Optional[int] = None
+    open_end: bool = False  # steps may follow the range (a receipt): no effect found is not proven none ran (§5 step 5)
     # Every call run so far naming no request and presented by none, by the digest of its form -> (step_id, seq, kind): a
     # request presenting one later comes after it ran without a grant (§5 step 4). Digests, not the calls.
     ran: dict[str, tuple[str, int, str]] = field(default_factory=dict)
@@ -325,8 +365,23 @@ class ApprovalLedger:
         elif kind == "tool.started":
             self._effect(r, seq)
         else:
+            self._outcome_of_request(r, seq)
             self._carried(r, seq)
         self.dated(r.get("ts"))
+
+    def _outcome_of_request(self, r: dict[str, Any], seq: int) -> None:
+        """An outcome whose ref names an approval request rather than a start: the request's call ran, naming no grant
+        (§5 step 4): APPROVAL_MISSING, and the request's effect is this record."""
+        ref = r.get("ref")
+        if r.get("kind") not in _OUTCOMES or not _is_str(ref) or ref not in self.requests:
+            return
+        req = self.requests[ref]
+        eid = str(r.get("step_id"))
+        if req.effect is None:
+            req.effect = (eid, seq)
+        self._add("APPROVAL_MISSING", f"seq {seq}: {r.get('kind')} {json.dumps(eid)} is an outcome of approval request {json.dumps(ref)} "
+                  f"(seq {req.seq}) itself (ref): it says the presented call ran, begun by no effect naming the request (meta.approval)",
+                  seq, "ref")
 
     def dated(self, ts: Any) -> None:
         """A record's ts, of any kind, in chain order: an effect is no earlier than any record before it (§5 step 3)."""
@@ -346,13 +401,18 @@ class ApprovalLedger:
             if began is _ABSENT or call_hidden(call):
                 self._unnamed(r, seq, call)
                 continue
-            if form_of(call) == began or self._unnamed(r, seq, call) or "arguments" not in call:
+            if form_of(call) == began or self._unnamed(r, seq, call, False) or "arguments" not in call:
                 continue
             self._add("APPROVAL_MISMATCH", f"seq {seq}: {r.get('kind')} {json.dumps(str(r.get('step_id')))} names start {json.dumps(start)}, "
                       "whose call was compared with an approval request's, but carries another call: an outcome carries the call "
                       "its start began", seq, "tool_call")
 
-    def _unnamed(self, r: dict[str, Any], seq: int, call: dict[str, Any]) -> bool:
+    def _expiry_unchecked(self, rid: str, request_seq: int, seq: int, what: str) -> None:
+        """A decision or effect for a request whose expiry is withheld or erased: the expiry check is skipped (§5 step 5)."""
+        self._add("APPROVAL_UNCHECKED", f"seq {seq}: the expiry (expires_at) of approval request {json.dumps(rid)} (seq {request_seq}) is "
+                  "withheld or erased: whether this record came before it expired is not checked", seq, "ts" if what == "effect" else "input", True)
+
+    def _unnamed(self, r: dict[str, Any], seq: int, call: dict[str, Any], same_tool: bool = True) -> bool:
         """A call run naming no request: a presented one is APPROVAL_MISSING (§5 step 4), and True."""
         eid = str(r.get("step_id"))
         if call_hidden(call):
@@ -378,6 +438,17 @@ class ApprovalLedger:
                 if r.get("kind") == "tool.started":
                     self.begun[eid] = form
                 return True
+        # The same tool as a denied or undecided request, with other arguments: not proven another call (§5 step 4); an
+        # outcome of a start whose call was compared is reported as carrying another call instead.
+        for rid, req in (self.requests.items() if same_tool else ()):
+            if (req.effect is not None or req.ran_before is not None or req.input is None
+                    or req.decision is not None and req.decision.kind == "granted" or req.input["presented"]["name"] != call.get("name")):
+                continue
+            req.unchecked = True
+            self._add("APPROVAL_UNCHECKED", f"seq {seq}: {r.get('kind')} {json.dumps(eid)} runs tool {json.dumps(req.input['presented']['name'])}, "
+                      f"presented by {'undecided' if req.decision is None else 'denied'} approval request {json.dumps(rid)} (seq {req.seq}), with "
+                      "other arguments and naming no request: whether it is that call in another form is not checked, so \"never executed\" is "
+                      "not proven", seq, "tool_call", True)
         self._remember(eid, seq, str(r.get("kind")), call)
         return False
 
@@ -404,7 +475,8 @@ class ApprovalLedger:
                       "presented is not compared", seq, "input", True)
         given = r["input"] if why is None and not hidden else None
         form = None if given is None else call_form(given["presented"]["name"], given["presented"]["arguments"])
-        req = _Request(seq, str(r.get("step_hash")), given, hidden, form=form, unchecked=hidden)
+        req = _Request(seq, str(r.get("step_hash")), given, hidden, form=form, unchecked=hidden,
+                       expires_at=_expiry_in_hand(r.get("input")) if hidden else None if given is None else given["expires_at"])
         self.requests[rid] = req
         early = None if form is None else self.ran.get(digest_utf8(form))
         if early is not None:
@@ -454,10 +526,12 @@ class ApprovalLedger:
             self._add("APPROVAL_REPEATED", f"seq {seq}: request {json.dumps(ref)} was already {req.decision.kind} at seq {req.decision.seq}: "
                       "one decision per request, this one does not count", seq, "ref")
             return
-        expires = None if req.input is None else instant(req.input["expires_at"])
+        expires = None if req.expires_at is _NOT_IN_HAND else instant(req.expires_at)
+        if req.expires_at is _NOT_IN_HAND:
+            self._expiry_unchecked(ref, req.seq, seq, "decision")
         decided = instant(s["decided_at"])
         if expires is not None and decided is not None and decided > expires:
-            self._add("APPROVAL_EXPIRED", f"seq {seq}: request {json.dumps(ref)} expired at {req.input['expires_at']}, before this decision "  # type: ignore[index]
+            self._add("APPROVAL_EXPIRED", f"seq {seq}: request {json.dumps(ref)} expired at {req.expires_at}, before this decision "
                       f"({s['decided_at']}): it does not count", seq, "input")
             return
         if not approver["pinned"] and self.pins:
@@ -523,12 +597,14 @@ class ApprovalLedger:
                       "in the fork; request approval again in the fork", seq, "meta")
             return
         d = req.decision
-        expires = None if req.input is None else instant(req.input["expires_at"])
+        expires = None if req.expires_at is _NOT_IN_HAND else instant(req.expires_at)
         if d is not None and d.kind == "denied":
             by = "" if d.approver["name"] is None else f" by {d.approver['name']}"
             self._add("APPROVAL_DENIED", f"seq {seq}: effect {json.dumps(eid)} was begun for request {json.dumps(rid)}, which was denied at seq "
                       f"{d.seq}{by}", seq, "meta")
             return
+        if req.expires_at is _NOT_IN_HAND:
+            self._expiry_unchecked(rid, req.seq, seq, "effect")
         began = instant(r.get("ts"))
         # The effect's time by chain order: no earlier than any record before it (a backdated ts does not move it, §5 step 3).
         at = None if began is None else max(began, self.latest if self.latest is not None else began)
@@ -536,7 +612,7 @@ class ApprovalLedger:
             earlier = began is not None and at is not None and began < at
             self._add("APPROVAL_EXPIRED", f"seq {seq}: effect {json.dumps(eid)} was begun "
                       f"{'after a record dated later than its own ts ' + str(r.get('ts')) if earlier else 'at ' + str(r.get('ts'))}, after request "
-                      f"{json.dumps(rid)} expired ({req.input['expires_at']})", seq, "ts")  # type: ignore[index]
+                      f"{json.dumps(rid)} expired ({req.expires_at})", seq, "ts")
             return
         if d is None:
             if req.unchecked:
@@ -591,7 +667,7 @@ class ApprovalLedger:
                 "decision_seq": None if d is None else d.seq, "decided_at": None if d is None else d.ts,
                 "approver": None if d is None else d.approver, "reason": None if d is None else d.reason,
                 "effect": None if ran is None else ran[0], "effect_seq": None if ran is None else ran[1],
-                **({"unchecked": True} if req.unchecked or (ran is None and (self.unchecked_calls or self.partial)) else {}),
+                **({"unchecked": True} if req.unchecked or (ran is None and (self.unchecked_calls or self.partial or self.open_end)) else {}),
             })
         return out
 

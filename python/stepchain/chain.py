@@ -21,6 +21,8 @@ REDACTED_MARKER = RESERVED_PREFIX + "redacted"
 BUCKET_NAME_RE = re.compile(r"(\d{16})\.jsonl\Z")
 LOCATION_KEYS = ("file", "line", "column", "seq", "field", "path")
 
+_OUTCOME_KINDS = ("tool.completed", "tool.failed", "tool.updated")
+
 
 @dataclass
 class Problem:
@@ -319,7 +321,7 @@ class ChainVerifier:
     def __init__(self, genesis: Any = None, *, start: Optional[dict[str, Any]] = None, fmt: Optional[JournalFormat] = None,
                  expect_head: Optional[str] = None, max_problems: int = 1000,
                  on_line: Optional[Callable[[VerifiedLine], None]] = None, deep: bool = False, allow_public: bool = True,
-                 approvers: Any = None, forked_at: Optional[int] = None) -> None:
+                 approvers: Any = None, forked_at: Optional[int] = None, open_end: bool = False) -> None:
         self.problems: list[Problem] = []
         self.max_problems = max_problems
         self.truncated = False
@@ -332,6 +334,7 @@ class ChainVerifier:
         self.erasures: Any = None  # an ErasureLedger once a v3 record is sealed or of kind erasure (ERASURE.md §5)
         self.approvers = approvers  # pinned approvers (APPROVALS.md §5 step 2.7): raw keys, (key, name) pairs or {key, name}
         self.approvals: Any = None  # an ApprovalLedger once a v3 chain holds an approval record (APPROVALS.md §5)
+        self.open_end = open_end  # steps may follow (a receipt's range): "never executed" is not proven (APPROVALS.md §5 step 5)
         self.forked_at = forked_at  # a fork's last step copied from its parent (its lineage's from_step), for the fork rule
         self.from_range = start is not None
         if start is not None:
@@ -427,7 +430,9 @@ class ChainVerifier:
             # Every record of a v3 chain: one carrying a call (an object or an array, any kind) is read by the ledger; one
             # holding none gives it its ts (an effect is no earlier than any record before it, APPROVALS.md §5 step 3).
             call, ts = facts.spans.get("tool_call"), facts.spans.get("ts")
-            if (isinstance(facts.kind, str) and (facts.kind.startswith("approval.") or facts.kind == "tool.started")
+            # An outcome is read too once a request exists: one naming a request as its start ran its call (§5 step 4).
+            if (isinstance(facts.kind, str) and (facts.kind.startswith("approval.") or facts.kind == "tool.started"
+                                                 or facts.kind in _OUTCOME_KINDS and self.approvals is not None and self.approvals.active)
                     or call is None or facts.text[call[0]:call[1]] != "null"):
                 self._approval(facts.text)
             elif ts is not None:
@@ -465,7 +470,7 @@ class ChainVerifier:
         from .approval import ApprovalLedger, pins_of
         if self.approvals is None:
             self.approvals = ApprovalLedger(None if self.from_range else self.start_hash, self.start_seq > 0, pins_of(self.approvers),
-                                            forked_at=self.forked_at)
+                                            forked_at=self.forked_at, open_end=self.open_end)
         return self.approvals
 
     def finish(self) -> ChainReport:

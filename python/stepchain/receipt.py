@@ -725,7 +725,7 @@ class _Verification:
             self.add("GENESIS_MISMATCH", f"range.prev_hash {m['range']['prev_hash']} is not the genesis hash {gh}, though the range starts at seq 0",
                      {"file": MANIFEST_NAME, "path": "/range/prev_hash"})
         self.run_state = RunState() if m["genesis"]["format"] == FORMAT_V2 else None
-        forked = {} if self.lineage is None else {"forked_at": self.lineage["from_step"]}
+        forked = {"open_end": True} if self.lineage is None else {"forked_at": self.lineage["from_step"], "open_end": True}
         if m["range"]["from"] == 0:
             self.chain = ChainVerifier(m["genesis"], expect_head=m["head"]["step_hash"], max_problems=self.max, on_line=self._on_line,
                                        approvers=self.approvers, **forked)

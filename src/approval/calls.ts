@@ -2,7 +2,7 @@
  * How the approval check reads a call (spec/APPROVALS.md §5 step 3–§5 step 5): which markers leave a value out of hand,
  * and the comparable text of a call with part references as their addresses. Pure; runs in a browser.
  */
-import { canonicalJsonTrusted } from '../canonical/jcs.js';
+import { canonicalJsonChecked, canonicalJsonTrusted } from '../canonical/jcs.js';
 import { setMember } from '../canonical/json.js';
 
 type Rec = Record<string, unknown>;
@@ -68,12 +68,32 @@ function addressed(v: unknown, depth = 0): unknown {
   return out ?? v;
 }
 
+/**
+ * Arguments as compared (APPROVALS.md §5 step 3, "Arguments given as text"): a string that is the JSON text of an
+ * object (as JSON.parse reads it) compares as that object — OpenAI-style tool calls carry their arguments as
+ * text, and the tool receives the same values either way. Any other value, or text that does not parse to an
+ * object that canonicalizes as a record's value, compares as itself.
+ */
+export function comparedArguments(args: unknown): unknown {
+  if (typeof args !== 'string' || !args.trimStart().startsWith('{')) return args;
+  try {
+    const parsed: unknown = JSON.parse(args);
+    if (!isObj(parsed)) return args;
+    // Text holding what no record may (a number past the doubles, a lone surrogate, a reserved member name,
+    // nesting past the limit) is compared as text.
+    canonicalJsonChecked(parsed);
+    return parsed;
+  } catch {
+    return args;
+  }
+}
+
 /** The canonical text of {arguments, name} with part references as addresses (APPROVALS.md §5 step 3), or null. */
 export function callForm(name: unknown, args: unknown): string | null {
   if (name === undefined || args === undefined) return null; // not a call: one without name or arguments compares as none
   try {
     // Trusted: parsed JSON; a part reference's reserved name is what is compared here.
-    return canonicalJsonTrusted(addressed({ arguments: args, name }));
+    return canonicalJsonTrusted(addressed({ arguments: comparedArguments(args), name }));
   } catch {
     return null;
   }
@@ -139,7 +159,8 @@ export function storedCall(line: string): { id: string; seq: number; ts: string;
     const idAt = line.lastIndexOf(',"step_id":"', at);
     const seqAt = idAt < 0 ? -1 : line.lastIndexOf(',"seq":', idAt);
     const seq = seqAt < 0 ? null : BEFORE_ID.exec(line.slice(seqAt, idAt));
-    if (a === undefined || n === undefined || seq === null) return null;
+    // Arguments given as text may compare as the object they hold (comparedArguments): the caller parses.
+    if (a === undefined || n === undefined || seq === null || t.charCodeAt(a[0]) === 34) return null;
     const form = `{"arguments":${t.slice(a[0], a[1])},"name":${t.slice(n[0], n[1])}}`;
     return {
       id: line.slice(idAt + 11, at + 1),

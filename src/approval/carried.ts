@@ -7,8 +7,8 @@
 type Rec = Record<string, unknown>;
 const isObj = (v: unknown): v is Rec => v !== null && typeof v === 'object' && !Array.isArray(v);
 
-const OUTCOMES: ReadonlySet<string> = new Set(['tool.completed', 'tool.failed', 'tool.updated']);
-const NOT_RUN = /^(approval\.(requested|granted|denied)|model\.[a-z0-9_.]*)$/;
+export const OUTCOME_KINDS: ReadonlySet<string> = new Set(['tool.completed', 'tool.failed', 'tool.updated']);
+const NOT_RUN = /^(approval\.(requested|granted|denied)|model\.(started|completed|failed))$/;
 
 /** The calls a record carries as run, and the start it names when it is an outcome; null when it carries none. */
 export function carriedCalls(r: Rec): { calls: Rec[]; start: string | null } | null {
@@ -17,5 +17,5 @@ export function carriedCalls(r: Rec): { calls: Rec[]; start: string | null } | n
   const tc = r.tool_call;
   const calls = isObj(tc) ? [tc] : Array.isArray(tc) ? tc.filter(isObj) : [];
   if (calls.length === 0) return null;
-  return { calls, start: OUTCOMES.has(kind) && typeof r.ref === 'string' ? r.ref : null };
+  return { calls, start: OUTCOME_KINDS.has(kind) && typeof r.ref === 'string' ? r.ref : null };
 }

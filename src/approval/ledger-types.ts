@@ -70,6 +70,11 @@ export interface RequestState {
   form: string | null;
   /** Values are withheld or erased (a publication, an erasure): what was presented cannot be compared. */
   hidden: boolean;
+  /**
+   * The request's `expires_at` as checked (§5 step 3, step 2.6): null for none, undefined when it is not in hand
+   * (withheld or erased, on its own or with the whole `input`), so that an expiry check is reported unchecked.
+   */
+  expiresAt: string | null | undefined;
   unchecked: boolean;
   decision: {
     kind: 'granted' | 'denied';
@@ -88,6 +93,8 @@ export interface ApprovalLedgerOptions {
   genesisHash: string | null;
   /** The chain is a range that starts after seq 0: a request before it is outside, not missing. */
   partial?: boolean;
+  /** Steps may follow the range (a receipt): a request with no effect found is not proven never executed (§5 step 5). */
+  openEnd?: boolean;
   approvers?: readonly PinnedApprover[];
   /**
    * The chain is a fork whose steps 0..forkedAt were copied from its parent (FILE-STORE.md lineage): a request

@@ -6,7 +6,7 @@
  * Pure; never throws on hostile input.
  */
 import { EFFECT_EXTRA_MEMBERS, PART, callForm, callIsHidden, hasHidden, hasMarker } from './calls.js';
-import { carriedCalls } from './carried.js';
+import { OUTCOME_KINDS, carriedCalls } from './carried.js';
 import { keyIdOf } from '../crypto/ed25519.js';
 import { EarlierCalls } from './earlier-calls.js';
 import {
@@ -31,6 +31,7 @@ import type {
   ApproverFacts,
   RequestState,
 } from './ledger-types.js';
+import * as says from './ledger-messages.js';
 import { entryOf } from './ledger-types.js';
 export type {
   ApprovalProblemCode,
@@ -91,12 +92,21 @@ export class ApprovalLedger {
     this.dated(r.ts);
   }
 
+  /** An outcome naming a request as its start ran its call, begun by no effect naming it (§5 step 4). */
+  private outcomeOfRequest(r: Rec, seq: number): void {
+    const req = OUTCOME_KINDS.has(String(r.kind)) && typeof r.ref === 'string' ? this.requests.get(r.ref) : undefined;
+    if (req === undefined) return;
+    req.effect ??= { id: String(r.step_id), seq };
+    this.add('APPROVAL_MISSING', says.outcomeOfRequestMessage(r, seq, req.seq), seq, 'ref');
+  }
+
   /**
    * A record carrying calls run without naming a request (carried.ts): a start or step, an outcome, a record of
    * any other kind. An outcome naming a start that named a request, or that ran a request's call, repeats that
    * call; any other call it carries ran too, and is compared as a call naming no request (§5 step 4).
    */
   private carried(r: Rec, seq: number): void {
+    this.outcomeOfRequest(r, seq);
     const c = carriedCalls(r);
     if (c === null) return;
     const began = c.start === null ? undefined : this.begun.get(c.start);
@@ -106,7 +116,7 @@ export class ApprovalLedger {
         continue;
       }
       const form = callForm(call.name, call.arguments);
-      if (form === began || this.unnamed(r, seq, call) || !('arguments' in call)) continue;
+      if (form === began || this.unnamed(r, seq, call, false) || !('arguments' in call)) continue;
       this.add(
         'APPROVAL_MISMATCH',
         `seq ${seq}: ${String(r.kind)} ${JSON.stringify(String(r.step_id))} names start ${JSON.stringify(c.start)}, whose call was compared with an approval request's, but carries another call: an outcome carries the call its start began`,
@@ -165,6 +175,7 @@ export class ApprovalLedger {
       input,
       form,
       hidden,
+      expiresAt: hidden ? says.expiryInHand(r.input) : (input?.expires_at ?? null),
       unchecked: hidden,
       decision: null,
       effect: null,
@@ -246,11 +257,13 @@ export class ApprovalLedger {
       );
       return;
     }
-    const expires = req.input === null ? null : instant(req.input.expires_at);
+    const expires = instant(req.expiresAt);
+    if (req.expiresAt === undefined)
+      this.add('APPROVAL_UNCHECKED', says.expiryMessage(ref!, req.seq, seq), seq, 'input', true);
     if (expires !== null && instant(s.decided_at)! > expires) {
       this.add(
         'APPROVAL_EXPIRED',
-        `seq ${seq}: request ${JSON.stringify(ref)} expired at ${req.input!.expires_at}, before this decision (${s.decided_at}): it does not count`,
+        `seq ${seq}: request ${JSON.stringify(ref)} expired at ${req.expiresAt!}, before this decision (${s.decided_at}): it does not count`,
         seq,
         'input',
       );
@@ -276,7 +289,7 @@ export class ApprovalLedger {
   }
 
   /** A record of a call run without naming a request: a presented call is APPROVAL_MISSING (§5 step 4). True then. */
-  private unnamed(r: Rec, seq: number, call: Rec): boolean {
+  private unnamed(r: Rec, seq: number, call: Rec, sameTool = true): boolean {
     const id = String(r.step_id);
     if (callIsHidden(call)) {
       // Erased or withheld (a member of the call, or the whole call): it could be any presented call, one presented later too.
@@ -297,15 +310,14 @@ export class ApprovalLedger {
         // It ran: the verdict says so (executed at this seq), never "never executed".
         if (req.effect === null) req.effect = { id, seq };
         if (r.kind === 'tool.started') this.begun.set(id, form);
-        this.add(
-          'APPROVAL_MISSING',
-          `seq ${seq}: ${String(r.kind)} ${JSON.stringify(id)} runs the call presented by approval request ${JSON.stringify(rid)} (seq ${req.seq}) without naming it (meta.approval): a call that was put to an approver is begun only for its granted request`,
-          seq,
-          'meta',
-        );
+        this.add('APPROVAL_MISSING', says.unnamedMessage(r.kind, id, seq, rid, req.seq), seq, 'meta');
         return true;
       }
     }
+    // The same tool as a denied or undecided request, with other arguments: not proven another call (§5 step 4);
+    // an outcome of a start whose call was compared is reported as carrying another call instead.
+    for (const [rid, req] of sameTool ? says.sameTool(this.requests, call.name) : [])
+      this.add('APPROVAL_UNCHECKED', says.sameToolMessage(r.kind, id, seq, rid, req), seq, 'tool_call', true);
     this.ran.rememberForm(form, id, seq, String(r.kind));
     return false;
   }
@@ -382,7 +394,7 @@ export class ApprovalLedger {
       return;
     }
     const d = req.decision;
-    const expires = req.input === null ? null : instant(req.input.expires_at);
+    const expires = instant(req.expiresAt);
     if (d?.kind === 'denied') {
       this.add(
         'APPROVAL_DENIED',
@@ -392,13 +404,15 @@ export class ApprovalLedger {
       );
       return;
     }
+    if (req.expiresAt === undefined)
+      this.add('APPROVAL_UNCHECKED', says.expiryMessage(rid!, req.seq, seq), seq, 'ts', true);
     // The effect's time by chain order: no earlier than any record before it (an agent's backdated ts does not move it).
     const ts = instant(r.ts);
     const at = Math.max(ts ?? Infinity, instant(this.latest) ?? -Infinity);
     if (expires !== null && at > expires) {
       this.add(
         'APPROVAL_EXPIRED',
-        `seq ${seq}: effect ${JSON.stringify(id)} was begun ${ts !== null && ts < at ? `after a record dated ${new Date(at).toISOString()} (its own ts ${String(r.ts)} is earlier than the chain before it)` : `at ${String(r.ts)}`}, after request ${JSON.stringify(rid)} expired (${req.input!.expires_at})`,
+        `seq ${seq}: effect ${JSON.stringify(id)} was begun ${ts !== null && ts < at ? `after a record dated ${new Date(at).toISOString()} (its own ts ${String(r.ts)} is earlier than the chain before it)` : `at ${String(r.ts)}`}, after request ${JSON.stringify(rid)} expired (${req.expiresAt!})`,
         seq,
         'ts',
       );
@@ -424,21 +438,11 @@ export class ApprovalLedger {
       return;
     }
     if (ts !== null && ts < (instant(d.ts) ?? -Infinity)) {
-      this.add(
-        'APPROVAL_MISSING',
-        `seq ${seq}: effect ${JSON.stringify(id)} is dated ${String(r.ts)}, before its grant was decided (${d.ts}, seq ${d.seq}): an effect is begun after its grant`,
-        seq,
-        'ts',
-      );
+      this.add('APPROVAL_MISSING', says.beforeGrantMessage(id, seq, r.ts, d), seq, 'ts');
       return;
     }
     if (req.effect !== null) {
-      this.add(
-        'APPROVAL_REPEATED',
-        `seq ${seq}: effect ${JSON.stringify(id)} uses the grant of request ${JSON.stringify(rid)} a second time (effect ${JSON.stringify(req.effect.id)} at seq ${req.effect.seq} used it): one grant, one effect`,
-        seq,
-        'meta',
-      );
+      this.add('APPROVAL_REPEATED', says.grantReusedMessage(id, seq, rid!, req.effect), seq, 'meta');
       return;
     }
     req.effect = { id, seq };
@@ -464,12 +468,7 @@ export class ApprovalLedger {
         'tool_call',
       );
     } else if (extra.length > 0) {
-      this.add(
-        'APPROVAL_MISMATCH',
-        `seq ${seq}: effect ${JSON.stringify(id)}'s tool_call adds ${extra.map((k) => JSON.stringify(k)).join(', ')} to the call request ${JSON.stringify(rid)} presented: only call_id and idempotency_key may be added`,
-        seq,
-        'tool_call',
-      );
+      this.add('APPROVAL_MISMATCH', says.extraMembersMessage(id, seq, rid!, extra), seq, 'tool_call');
     }
   }
 
@@ -506,7 +505,7 @@ export class ApprovalLedger {
 
   private entry(id: string, req: RequestState, now?: number): ApprovalEntry {
     // Nothing found ran it, and some call was not in hand or lies before the range: not proven either way (§5 step 5).
-    return entryOf(id, req, now, this.uncheckedCalls || this.options.partial === true);
+    return entryOf(id, req, now, this.uncheckedCalls || this.options.partial === true || this.options.openEnd === true);
   }
 
   /** Every request in chain order, with what became of it by `now` (ms; default: expiry is not applied). */

@@ -6,6 +6,7 @@
 /* eslint-disable @typescript-eslint/consistent-type-definitions -- these are a step's JSON input and meta: type
    aliases, because only a type alias (not an interface) is assignable to JsonValue. */
 import { canonicalBytes, canonicalJson } from '../canonical/jcs.js';
+import { utcInstant } from '../record/fields.js';
 import { digestUtf8, isDigest } from '../canonical/sha256.js';
 
 export const APPROVAL_REQUESTED = 'approval.requested';
@@ -97,11 +98,7 @@ export function statementBytes(statement: AnyApprovalStatement): Uint8Array {
 }
 
 /** A timestamp as FORMAT.md §5.1 writes one, read as milliseconds, or null. */
-export function instant(v: unknown): number | null {
-  if (typeof v !== 'string' || !/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,9})?Z$/.test(v)) return null;
-  const t = Date.parse(v);
-  return Number.isFinite(t) ? t : null;
-}
+export const instant = utcInstant;
 
 /** The shape rules of a request's `input` (APPROVALS.md §2), either form; null when they hold. */
 function requestShapeDefect(v: unknown): string | null {

@@ -78,12 +78,21 @@ export interface ChainVerifierOptions {
   approvers?: readonly PinnedApprover[];
   /** A fork's last step copied from its parent (its lineage's from_step): see ApprovalLedgerOptions.forkedAt. */
   forkedAt?: number;
+  /** Steps may follow the chain read (a receipt's range): see ApprovalLedgerOptions.openEnd. */
+  openEnd?: boolean;
 }
 
 const encoder = new TextEncoder();
 /** A stored v3 line's last members: `"tool_call":null` before them is a record holding no call. */
 const TS_MEMBER = ',"ts":"';
 const NO_CALL = '"tool_call":null';
+const OUTCOME_LINE = /"kind":"tool\.(completed|failed|updated)"/;
+/**
+ * Whether a stored line holds no call, so the ledger needs its ts alone; an outcome is parsed once a request
+ * exists, as one naming a request as its start ran its call (APPROVALS.md §5 step 4).
+ */
+const holdsNoCall = (line: string, end: number, requests: boolean): boolean =>
+  end > 0 && line.startsWith(NO_CALL, end - NO_CALL.length) && !(requests && OUTCOME_LINE.test(line));
 
 export class ChainVerifier {
   private readonly problems: ProblemList<ChainProblemCode>;
@@ -276,12 +285,16 @@ export class ChainVerifier {
       const line = typeof text === 'string' ? text : text();
       // A stored line ends with tool_call, ts and v (FORMAT.md §14.6).
       const end = line.lastIndexOf(TS_MEMBER);
-      if (end > 0 && line.startsWith(NO_CALL, end - NO_CALL.length))
+      if (holdsNoCall(line, end, this.approvals?.active === true))
         return this.ledger().datedText(line.slice(end + TS_MEMBER.length, end + TS_MEMBER.length + 24));
       const call = this.approvals?.active === true ? null : storedCall(line);
       if (call !== null) this.ledger().storedCall(call.id, call.seq, call.ts, digestUtf8(call.form));
       else this.approval(line);
     } else if (read === null) {
+      if (this.approvals?.active === true) {
+        const line = typeof text === 'string' ? text : text();
+        if (OUTCOME_LINE.test(line)) return this.approval(line);
+      }
       if (facts.reading?.ts !== undefined) this.ledger().datedText(facts.reading.ts);
     } else if (read !== 'parse' && this.approvals?.active !== true)
       this.ledger().storedCall(read.id, read.seq, read.ts, read.key);
@@ -306,6 +319,7 @@ export class ChainVerifier {
       partial: this.startSeq > 0,
       ...(this.options.approvers ? { approvers: this.options.approvers } : {}),
       ...(this.options.forkedAt === undefined ? {} : { forkedAt: this.options.forkedAt }),
+      ...(this.options.openEnd === true ? { openEnd: true } : {}),
     }));
   }
 

@@ -391,6 +391,8 @@ class ReceiptVerification {
         ...(this.options.approvers === undefined ? {} : { approvers: this.options.approvers }),
         // A fork's receipt (APPROVALS.md §4.1): the fork rule holds as in the journal.
         ...(lineage === null ? {} : { forkedAt: lineage.from_step }),
+        // A receipt ends at its head; the journal may go on (APPROVALS.md §5 step 5): "never executed" is not proven.
+        openEnd: true,
         onLine: (line) => {
           this.blobReferences(line);
           if (lineage !== null && line.seq === lineage.from_step && line.step_hash !== lineage.parent_step_hash)

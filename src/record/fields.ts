@@ -27,6 +27,17 @@ export function isValidTimestamp(value: unknown): value is string {
   return true;
 }
 
+/**
+ * A UTC timestamp with 0 to 9 fraction digits (an approval request's `expires_at`, a statement's `decided_at`:
+ * APPROVALS.md §2) read as milliseconds since the epoch; null unless it names a real instant (Date.parse
+ * alone rolls 30 February over to 2 March).
+ */
+export function utcInstant(v: unknown): number | null {
+  if (typeof v !== 'string' || !/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,9})?Z$/.test(v)) return null;
+  const t = Date.parse(v);
+  return Number.isFinite(t) && new Date(t).toISOString().slice(0, 19) === v.slice(0, 19) ? t : null;
+}
+
 export function formatTimestamp(date: Date): string {
   const iso = date.toISOString();
   if (!TS_RE.test(iso)) throw new RangeError(`timestamp ${iso} is outside years 0000–9999`);

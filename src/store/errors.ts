@@ -29,6 +29,8 @@ export type StoreErrorCode =
   | 'ERASURE_RESERVED'
   /** A stepchain/v3 append of an approval record in the shape written before statement v2 (a request's or a statement's unsalted `digest`): APPROVALS.md §2.1. */
   | 'APPROVAL_LEGACY'
+  /** A stepchain/v3 append of an approval.requested whose `expires_at` names no real instant: APPROVALS.md §2. */
+  | 'APPROVAL_INVALID'
   /** An append with `after` when the chain no longer ends at that seq (another writer appended); nothing was written. */
   | 'HEAD_MOVED'
   /** A step whose sealed line would exceed MAX_LINE_BYTES (only `meta` is never moved to a blob). */

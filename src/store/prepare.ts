@@ -7,6 +7,7 @@
 import { canonicalJsonTrusted } from '../canonical/jcs.js';
 import type { Json, JsonObject } from '../canonical/json.js';
 import { digestBytes } from '../canonical/sha256.js';
+import { utcInstant } from '../record/fields.js';
 import { checkStepInput, type StepInput } from '../record/input.js';
 import { blobMarker } from '../record/markers.js';
 import type { RecordProfile, StepTexts } from '../record/profile.js';
@@ -85,6 +86,12 @@ function refuseLegacyApproval(step: StepInput, profile: RecordProfile): void {
   if (profile.id !== 'step/v3' || marks[ERASURE_WRITER] === true || marks[LEGACY_APPROVAL_WRITER] === true) return;
   const { kind, input } = step as { kind?: unknown; input?: unknown };
   if (typeof kind !== 'string' || !kind.startsWith('approval.') || input === null || typeof input !== 'object') return;
+  const expiresAt = (input as { expires_at?: unknown }).expires_at;
+  if (kind === 'approval.requested' && typeof expiresAt === 'string' && utcInstant(expiresAt) === null)
+    throw new StoreError(
+      'APPROVAL_INVALID',
+      `approval.requested refused in a stepchain/v3 journal (spec/APPROVALS.md §2): input.expires_at ${JSON.stringify(expiresAt)} names no real instant; write a UTC timestamp such as 2026-11-27T10:05:00.000Z`,
+    );
   if (!Object.prototype.hasOwnProperty.call(input, 'digest')) return;
   const what =
     kind === 'approval.requested'

@@ -1,0 +1,60 @@
+/**
+ * The approval ledger's longer messages (spec/APPROVALS.md §5), and the reading of an expiry that may be withheld
+ * or erased: kept apart so the ledger reads as its checks. Pure; runs in a browser.
+ */
+import type { RequestState } from './ledger-types.js';
+import { instant } from './records.js';
+
+/**
+ * The `expires_at` of a request whose input holds withheld or erased values, where it is in hand: null or a
+ * timestamp standing as its own member; undefined where the whole input, or the member, is not in hand.
+ */
+export function expiryInHand(input: unknown): string | null | undefined {
+  if (input === null || typeof input !== 'object' || Array.isArray(input) || !('expires_at' in input)) return undefined;
+  const v = input.expires_at;
+  return v === null ? null : typeof v === 'string' && instant(v) !== null ? v : undefined;
+}
+
+/** The notice for a decision or effect whose request's expiry is withheld or erased (§5 step 5). */
+export const expiryMessage = (rid: string, requestSeq: number, seq: number): string =>
+  `seq ${seq}: the expiry (expires_at) of approval request ${JSON.stringify(rid)} (seq ${requestSeq}) is withheld or erased: whether this record came before it expired is not checked`;
+
+/** The problem of an outcome whose `ref` names an approval request itself (§5 step 4). */
+export const outcomeOfRequestMessage = (r: Record<string, unknown>, seq: number, requestSeq: number): string =>
+  `seq ${seq}: ${String(r.kind)} ${JSON.stringify(String(r.step_id))} is an outcome of approval request ${JSON.stringify(r.ref)} (seq ${requestSeq}) itself (ref): it says the presented call ran, begun by no effect naming the request (meta.approval)`;
+
+/** An effect dated before its grant's decision (§5 step 3). */
+export const beforeGrantMessage = (id: string, seq: number, ts: unknown, d: { ts: string; seq: number }): string =>
+  `seq ${seq}: effect ${JSON.stringify(id)} is dated ${String(ts)}, before its grant was decided (${d.ts}, seq ${d.seq}): an effect is begun after its grant`;
+
+/** A second effect for one grant (§5 step 3). */
+export const grantReusedMessage = (id: string, seq: number, rid: string, used: { id: string; seq: number }): string =>
+  `seq ${seq}: effect ${JSON.stringify(id)} uses the grant of request ${JSON.stringify(rid)} a second time (effect ${JSON.stringify(used.id)} at seq ${used.seq} used it): one grant, one effect`;
+
+/** A tool_call adding members the approver never saw (§4). */
+export const extraMembersMessage = (id: string, seq: number, rid: string, extra: string[]): string =>
+  `seq ${seq}: effect ${JSON.stringify(id)}'s tool_call adds ${extra.map((k) => JSON.stringify(k)).join(', ')} to the call request ${JSON.stringify(rid)} presented: only call_id and idempotency_key may be added`;
+
+/** A call naming no request that runs a presented call (§5 step 4). */
+export const unnamedMessage = (kind: unknown, id: string, seq: number, rid: string, requestSeq: number): string =>
+  `seq ${seq}: ${String(kind)} ${JSON.stringify(id)} runs the call presented by approval request ${JSON.stringify(rid)} (seq ${requestSeq}) without naming it (meta.approval): a call that was put to an approver is begun only for its granted request`;
+
+/**
+ * The denied or undecided requests with no effect found that presented tool `name` (§5 step 4): a call of that
+ * tool with other arguments, naming no request, may be the same call in another form, so each is marked
+ * unchecked ("never executed" is then not proven). Not a problem: a tool may need approval for some calls only.
+ */
+export function sameTool(requests: Map<string, RequestState>, name: unknown): [string, RequestState][] {
+  const out: [string, RequestState][] = [];
+  for (const [rid, req] of requests) {
+    if (req.effect !== null || req.ranBefore !== null || req.decision?.kind === 'granted') continue;
+    if (req.input === null || req.input.presented.name !== name) continue;
+    req.unchecked = true;
+    out.push([rid, req]);
+  }
+  return out;
+}
+
+/** The notice of a call of a denied or undecided request's tool with other arguments (§5 step 4). */
+export const sameToolMessage = (kind: unknown, id: string, seq: number, rid: string, req: RequestState): string =>
+  `seq ${seq}: ${String(kind)} ${JSON.stringify(id)} runs tool ${JSON.stringify(req.input?.presented.name)}, presented by ${req.decision === null ? 'undecided' : 'denied'} approval request ${JSON.stringify(rid)} (seq ${req.seq}), with other arguments and naming no request: whether it is that call in another form is not checked, so "never executed" is not proven`;
