@@ -55,6 +55,8 @@ export class ApprovalLedger {
   private latest = '';
   /** Per start that named a request or ran a presented call, the call its outcomes repeat (its own, else its request's). */
   private readonly begun = new Map<string, string | null>();
+  /** Starts whose meta is withheld or erased: whether they named a request is not in hand, nor what their outcomes repeat. */
+  private readonly hiddenStarts = new Set<string>();
   /** Calls recorded before the requests that present them (§5 step 4). */
   private readonly ran = new EarlierCalls();
   /** The first call so far whose name or arguments are withheld or erased, naming no request: it could be any call. */
@@ -101,6 +103,17 @@ export class ApprovalLedger {
     if (c === null) return;
     const began = c.start === null ? undefined : this.begun.get(c.start);
     for (const call of c.calls) {
+      if (began === undefined && c.start !== null && this.requests.size > 0 && this.hiddenStarts.has(c.start)) {
+        // §5 step 5: erasing the start's meta never turns a clean journal into a finding; the outcome is unchecked.
+        this.add(
+          'APPROVAL_UNCHECKED',
+          `seq ${seq}: ${String(r.kind)} ${JSON.stringify(String(r.step_id))} names start ${JSON.stringify(c.start)}, whose meta is withheld or erased: whether the call it carries was begun for an approval request is not checked`,
+          seq,
+          'tool_call',
+          true,
+        );
+        continue;
+      }
       if (began === undefined || callIsHidden(call)) {
         this.unnamed(r, seq, call);
         continue;
@@ -326,6 +339,7 @@ export class ApprovalLedger {
     if (named === null) {
       if (metaHidden) {
         // The effect's meta is withheld or erased: whether it named a request, and which, is not in hand.
+        if (r.kind === 'tool.started') this.hiddenStarts.add(id);
         if (this.notInHand(id, seq)) return;
         this.add(
           'APPROVAL_UNCHECKED',
