@@ -323,6 +323,18 @@ export class ApprovalLedger {
     return false;
   }
 
+  /** A start whose meta is not in hand may have used any unused grant before it (§5 step 5). */
+  private hiddenStart(id: string, seq: number): void {
+    this.hiddenStarts.add(id);
+    for (const req of this.requests.values())
+      if (req.decision?.kind === 'granted' && req.effect === null) req.hiddenUse ??= seq;
+  }
+
+  /** Whether request `id`'s grant may have been used by a start whose meta is withheld or erased: its seq, else null. */
+  mayBeUsed(id: string): number | null {
+    return this.requests.get(id)?.hiddenUse ?? null;
+  }
+
   /** A call not in hand was run (§5 step 5): true when no request precedes it (nothing to report yet). */
   private notInHand(id: string, seq: number): boolean {
     this.hiddenCall ??= { id, seq };
@@ -339,7 +351,7 @@ export class ApprovalLedger {
     if (named === null) {
       if (metaHidden) {
         // The effect's meta is withheld or erased: whether it named a request, and which, is not in hand.
-        if (r.kind === 'tool.started') this.hiddenStarts.add(id);
+        if (r.kind === 'tool.started') this.hiddenStart(id, seq);
         if (this.notInHand(id, seq)) return;
         this.add(
           'APPROVAL_UNCHECKED',
@@ -456,6 +468,17 @@ export class ApprovalLedger {
       return;
     }
     req.effect = { id, seq };
+    if (req.hiddenUse !== undefined) {
+      req.unchecked = true;
+      this.add(
+        'APPROVAL_UNCHECKED',
+        `seq ${seq}: effect ${JSON.stringify(id)} uses the grant of request ${JSON.stringify(rid)}, which the start at seq ${req.hiddenUse} may have used already (its meta is withheld or erased): whether this is the grant's one effect is not checked`,
+        seq,
+        'meta',
+        true,
+      );
+      return;
+    }
     if (callHidden || req.hidden) {
       req.unchecked = true;
       this.add(

@@ -27,9 +27,9 @@ interface Ran {
   stdout: string;
   stderr: string;
 }
-function run(args: string[]): Promise<Ran> {
+function run(args: string[], input?: string): Promise<Ran> {
   return new Promise((resolve) => {
-    execFile(
+    const child = execFile(
       process.execPath,
       [CLI, ...args],
       { cwd: dir, env: { ...process.env, NO_COLOR: '1' } },
@@ -37,6 +37,7 @@ function run(args: string[]): Promise<Ran> {
         resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr });
       },
     );
+    if (input !== undefined) child.stdin!.end(input);
   });
 }
 
@@ -128,8 +129,24 @@ describe('erasure: the fourth outsider findings (real processes)', { timeout: 30
       expect(after.stderr).not.toContain('APPROVAL_MISSING');
       expect(after.stderr).toContain('APPROVAL_UNCHECKED');
       expect(after.code).toBe(0);
-      const r = await resumeRun(new FileStore(join(dir, store)), 'r');
-      await r.close();
+      // Resumable, and the grant, used once (its use maybe erased), does not run a second time.
+      expect(await unlock(store, 'r')).toBe('APPROVAL_USED');
+      if (finding === '11') {
+        // A second effect appended by hand for the grant is not a clean "executed": the erased start may have used it.
+        const j = await new FileStore(join(dir, store)).open('r', { readOnly: true });
+        let hash = '';
+        for await (const l of j.lines({ from: 1, to: 1 }))
+          hash = (JSON.parse(l.text) as { step_hash: string }).step_hash;
+        await j.close();
+        const again = JSON.stringify({
+          kind: 'tool.started',
+          tool_call: { name: 'unlock', arguments: { pin: '4821' } },
+          meta: { approval: { request: 'req-1', request_hash: hash } },
+        });
+        expect((await run(['append', `${store}/r`], again + '\n')).code).toBe(0);
+        const twice = await run(['verify', `${store}/r`, '--approver', `${store}.key.pub`]);
+        expect(twice.stderr).toMatch(/APPROVAL_UNCHECKED seq 6[^\n]*may have used already/);
+      }
     });
   }
 });
