@@ -43,6 +43,7 @@ import { seedFromHex, slotKey } from '../record/v3/commit.js';
 import { digestBytes, toHex } from '../canonical/sha256.js';
 import { UnsaltedDigests } from './v3-approval-digest.js';
 import { lineageMember } from '../receipt/lineage.js';
+import { PendingErasures, describePending } from '../record/v3/erasure-pending.js';
 
 export interface V3Publication {
   plan: ReceiptPlan;
@@ -92,10 +93,12 @@ export async function planV3Publication(source: ChainSource, options: PublishCor
     finish: (refs: PartRef[]) => V3PublicRecord;
   }[] = [];
   let segment: string | null = null;
+  const erasures = new PendingErasures();
   for await (const line of source.lines({ from: 0, to: head.seq })) {
     if (line.segment !== segment) verifier.beginSegment(line.segment);
     segment = line.segment;
     verifier.line(line.text, true);
+    erasures.line(line.text);
     const scan = scanCanonical(line.text, {});
     if (scan.defect || !scan.members?.has('step_hash'))
       throw sourceInvalid(`the line of step ${line.seq} is not a canonical stored record`);
@@ -112,6 +115,11 @@ export async function planV3Publication(source: ChainSource, options: PublishCor
   }
   const report = verifier.finish();
   if (!report.ok) throw sourceInvalid(`the journal does not verify: ${describeProblem(report.problems[0]!)}`);
+  const unfinished = erasures.first(head.seq);
+  if (unfinished !== null)
+    throw new RedactError('ERASURE_PENDING', describePending(unfinished, '<journal>', 'publish'), {
+      location: { seq: unfinished.target },
+    });
   if (pending.length !== head.seq + 1)
     throw sourceInvalid(`the journal yielded ${pending.length} steps; its head is seq ${head.seq}`);
 

@@ -3,13 +3,14 @@
  * ChainSource interface, so a fork may cross stores. The copied lines are verified from the shared
  * genesis as they stream past, and every blob they reference is checked before it is copied.
  */
-import { genesisHash } from '../record/index.js';
+import { capabilitiesOf, genesisHash } from '../record/formats.js';
 import { ChainVerifier } from '../chain/verifier.js';
 import { blobDefect } from '../record/blobs.js';
 import { partsOfJournal } from './parts-verify.js';
 import type { BlobRef } from '../record/markers.js';
 import { describeProblem, type Problem } from '../chain/report.js';
 import { ErasureSplit, describeSplit } from '../record/v3/erasure-split.js';
+import { PendingErasures, describePending } from '../record/v3/erasure-pending.js';
 import { StoreError } from './errors.js';
 import { assertSeq } from './ids.js';
 import type { Journal, Lineage } from './types.js';
@@ -47,9 +48,11 @@ export async function copyPrefix(parent: Journal, fromStep: number, sink: Prefix
   let segment: string | null = null;
   const parts = sink.part === undefined ? null : partsOfJournal(parent);
   const split = new ErasureSplit();
+  const erasures = new PendingErasures();
   for await (const l of parent.lines({ from: 0, to: fromStep })) {
     refs = [];
     split.inRange(l.text);
+    erasures.line(l.text);
     if (l.segment !== segment) verifier.beginSegment((segment = l.segment));
     verifier.line(l.text, true);
     for (const ref of refs) {
@@ -82,6 +85,21 @@ export async function copyPrefix(parent: Journal, fromStep: number, sink: Prefix
       `cannot fork journal ${parent.id} from step ${fromStep}: ${describeSplit(split.split()!, `a fork from step ${fromStep}`, 'fork from')}`,
       { location: { seq: fromStep } },
     );
+  if (first === undefined && capabilitiesOf(parent.genesis).erasure) {
+    // An erasure of a copied step recorded (here or later in the parent) but not carried out: the fork would carry the value.
+    if (fromStep < head.seq)
+      for await (const l of parent.lines({ from: fromStep + 1, to: head.seq })) erasures.line(l.text);
+    const p = erasures.first(fromStep);
+    if (p !== null)
+      throw new StoreError(
+        'ERASURE_PENDING',
+        describePending(p, parent.id, `fork journal ${parent.id} from step ${fromStep}`),
+        {
+          location: { seq: p.target },
+          hint: `run stepchain erase ${parent.id} --resume, then fork again`,
+        },
+      );
+  }
   if (first !== undefined || count !== fromStep + 1 || report.head === null) {
     throw new StoreError(
       'JOURNAL_CORRUPT',

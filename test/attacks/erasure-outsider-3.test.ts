@@ -11,7 +11,7 @@
  *   APPROVAL_UNCHECKED (a notice, §5 step 5).
  */
 import { execFile } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -20,6 +20,7 @@ import { tempDir } from '../helpers/tmp.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const dir = tempDir('stepchain-erasure-outsider3-');
+const SECRET = 'secretmail@example.org';
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 interface Ran {
@@ -27,12 +28,12 @@ interface Ran {
   stdout: string;
   stderr: string;
 }
-function run(args: string[], input?: string): Promise<Ran> {
+function run(args: string[], input?: string, env: Record<string, string> = {}): Promise<Ran> {
   return new Promise((resolve) => {
     const child = execFile(
       process.execPath,
       [CLI, ...args],
-      { cwd: dir, env: { ...process.env, NO_COLOR: '1' } },
+      { cwd: dir, env: { ...process.env, NO_COLOR: '1', ...env } },
       (error, stdout, stderr) => {
         resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr });
       },
@@ -111,6 +112,41 @@ describe('erasure: the fourth outsider findings (real processes)', { timeout: 30
     const copied = await run(['copy', 'c3b/f', 'c3b/c']);
     expect(copied.code).not.toBe(0);
     expect((await run(['verify', 'c3b/c'])).stderr).not.toContain('executed');
+  });
+
+  it('finding 7: publish, export and fork refuse ERASURE_PENDING while an erasure is recorded but not carried out', async () => {
+    expect((await run(['init', 'p7', '--format', 'v3'])).code).toBe(0);
+    const steps = [{ result: { email: SECRET, plan: 'gold-plan-7' } }, { input: { i: 1 } }, { input: { i: 2 } }];
+    expect((await run(['append', 'p7', '--jsonl'], steps.map((x) => JSON.stringify(x)).join('\n') + '\n')).code).toBe(
+      0,
+    );
+    // Killed right after its erasure record is durable (a real SIGKILL at the commit point).
+    const killed = await run(['erase', 'p7', '--seq', '0', '--path', '/result/email', '--reason', 'GDPR'], undefined, {
+      STEPCHAIN_TEST_ERASE_FAULT: 'after-record',
+    });
+    expect(killed.code).not.toBe(0);
+    expect((await run(['verify', 'p7'])).stderr).toContain('ERASURE_PENDING');
+    writeFileSync(join(dir, 'p7-policy.json'), JSON.stringify({ rules: [{ id: 'r', paths: ['/result/plan'] }] }));
+    for (const args of [
+      ['publish', 'p7', '--policy', 'p7-policy.json', '--opt-in', '-o', 'p7-pub.tar'],
+      ['export', 'p7', '-o', 'p7-all.tar'],
+      ['export', 'p7', '--to', '1', '-o', 'p7-prefix.tar'],
+      ['fork', 'p7', '--from-step', '1', 'p7-fork'],
+    ]) {
+      const refused = await run(args);
+      expect(refused.code, args.join(' ')).not.toBe(0);
+      expect(refused.stderr, args.join(' ')).toContain('ERASURE_PENDING');
+      expect(refused.stderr).toContain('--resume');
+    }
+    for (const f of ['p7-pub.tar', 'p7-all.tar', 'p7-prefix.tar']) expect(existsSync(join(dir, f))).toBe(false);
+    expect(existsSync(join(dir, 'p7-fork'))).toBe(false);
+    // Resumed, all of them work, and the value is in none.
+    expect((await run(['erase', 'p7', '--resume'])).code).toBe(0);
+    const published = await run(['publish', 'p7', '--policy', 'p7-policy.json', '--opt-in', '-o', 'p7-pub.tar']);
+    expect(published.code, published.stderr).toBe(0);
+    expect(readFileSync(join(dir, 'p7-pub.tar'), 'latin1')).not.toContain(SECRET);
+    // (From the erasure record on: a fork ending before it would split the erasure, RANGE_SPLITS_ERASURE.)
+    expect((await run(['fork', 'p7', '--from-step', '3', 'p7-fork'])).code).toBe(0);
   });
 
   for (const [finding, path] of [
