@@ -81,8 +81,6 @@ export interface RequestState {
   effect: { id: string; seq: number } | null;
   /** A record that ran the presented call, naming no request, before the request was made (§5 step 4). */
   ranBefore: { id: string; seq: number } | null;
-  /** The first start after the grant whose meta is withheld or erased: it may have used the grant (§5 step 5). */
-  hiddenUse?: number;
 }
 
 export interface ApprovalLedgerOptions {

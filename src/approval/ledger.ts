@@ -8,6 +8,7 @@
 import { EFFECT_EXTRA_MEMBERS, PART, callForm, callIsHidden, hasHidden, hasMarker } from './calls.js';
 import { carriedCalls } from './carried.js';
 import { keyIdOf } from '../crypto/ed25519.js';
+import { HiddenStarts } from './hidden-starts.js';
 import { EarlierCalls } from './earlier-calls.js';
 import {
   APPROVAL_DENIED,
@@ -47,6 +48,8 @@ const isObj = (v: unknown): v is Rec => v !== null && typeof v === 'object' && !
 export class ApprovalLedger {
   private readonly requests = new Map<string, RequestState>();
   private readonly findings: ApprovalFinding[] = [];
+  /** Starts whose meta is withheld or erased, and the grants they may have used (§5 step 5). */
+  readonly hidden = new HiddenStarts(this.findings);
   private readonly pins = new Map<string, string | null>();
   private readonly unpinned = new Map<string, { seq: number; name: string | null }>();
   /** An effect or record whose call could not be checked against the requests: "never executed" is not proven. */
@@ -55,8 +58,6 @@ export class ApprovalLedger {
   private latest = '';
   /** Per start that named a request or ran a presented call, the call its outcomes repeat (its own, else its request's). */
   private readonly begun = new Map<string, string | null>();
-  /** Starts whose meta is withheld or erased: whether they named a request is not in hand, nor what their outcomes repeat. */
-  private readonly hiddenStarts = new Set<string>();
   /** Calls recorded before the requests that present them (§5 step 4). */
   private readonly ran = new EarlierCalls();
   /** The first call so far whose name or arguments are withheld or erased, naming no request: it could be any call. */
@@ -103,17 +104,7 @@ export class ApprovalLedger {
     if (c === null) return;
     const began = c.start === null ? undefined : this.begun.get(c.start);
     for (const call of c.calls) {
-      if (began === undefined && c.start !== null && this.requests.size > 0 && this.hiddenStarts.has(c.start)) {
-        // §5 step 5: erasing the start's meta never turns a clean journal into a finding; the outcome is unchecked.
-        this.add(
-          'APPROVAL_UNCHECKED',
-          `seq ${seq}: ${String(r.kind)} ${JSON.stringify(String(r.step_id))} names start ${JSON.stringify(c.start)}, whose meta is withheld or erased: whether the call it carries was begun for an approval request is not checked`,
-          seq,
-          'tool_call',
-          true,
-        );
-        continue;
-      }
+      if (began === undefined && this.hidden.outcome(r, seq, c.start, this.requests.size)) continue;
       if (began === undefined || callIsHidden(call)) {
         this.unnamed(r, seq, call);
         continue;
@@ -323,18 +314,6 @@ export class ApprovalLedger {
     return false;
   }
 
-  /** A start whose meta is not in hand may have used any unused grant before it (§5 step 5). */
-  private hiddenStart(id: string, seq: number): void {
-    this.hiddenStarts.add(id);
-    for (const req of this.requests.values())
-      if (req.decision?.kind === 'granted' && req.effect === null) req.hiddenUse ??= seq;
-  }
-
-  /** Whether request `id`'s grant may have been used by a start whose meta is withheld or erased: its seq, else null. */
-  mayBeUsed(id: string): number | null {
-    return this.requests.get(id)?.hiddenUse ?? null;
-  }
-
   /** A call not in hand was run (§5 step 5): true when no request precedes it (nothing to report yet). */
   private notInHand(id: string, seq: number): boolean {
     this.hiddenCall ??= { id, seq };
@@ -351,7 +330,7 @@ export class ApprovalLedger {
     if (named === null) {
       if (metaHidden) {
         // The effect's meta is withheld or erased: whether it named a request, and which, is not in hand.
-        if (r.kind === 'tool.started') this.hiddenStart(id, seq);
+        if (r.kind === 'tool.started') this.hidden.started(id, seq, this.requests);
         if (this.notInHand(id, seq)) return;
         this.add(
           'APPROVAL_UNCHECKED',
@@ -468,17 +447,7 @@ export class ApprovalLedger {
       return;
     }
     req.effect = { id, seq };
-    if (req.hiddenUse !== undefined) {
-      req.unchecked = true;
-      this.add(
-        'APPROVAL_UNCHECKED',
-        `seq ${seq}: effect ${JSON.stringify(id)} uses the grant of request ${JSON.stringify(rid)}, which the start at seq ${req.hiddenUse} may have used already (its meta is withheld or erased): whether this is the grant's one effect is not checked`,
-        seq,
-        'meta',
-        true,
-      );
-      return;
-    }
+    if (this.hidden.used(req, id, rid, seq)) return;
     if (callHidden || req.hidden) {
       req.unchecked = true;
       this.add(

@@ -43,7 +43,7 @@ import { seedFromHex, slotKey } from '../record/v3/commit.js';
 import { digestBytes, toHex } from '../canonical/sha256.js';
 import { UnsaltedDigests } from './v3-approval-digest.js';
 import { lineageMember } from '../receipt/lineage.js';
-import { PendingErasures, describePending } from '../record/v3/erasure-pending.js';
+import { describePending, firstPendingIn } from '../record/v3/erasure-pending.js';
 
 export interface V3Publication {
   plan: ReceiptPlan;
@@ -70,6 +70,17 @@ export interface V3PartWithheld extends V3PartDeclaration {
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
 /** Publishes a v3 journal by its policy, in public form, against its own head. */
+/** An erasure recorded but not carried out: the publication would show the value it names (ERASURE.md §4.1). */
+export async function refusePendingErasure(source: ChainSource): Promise<void> {
+  const head = await source.head();
+  if (head === null) return;
+  const p = await firstPendingIn(source.lines({ from: 0, to: head.seq }), head.seq);
+  if (p !== null)
+    throw new RedactError('ERASURE_PENDING', describePending(p, '<journal>', 'publish'), {
+      location: { seq: p.target },
+    });
+}
+
 export async function planV3Publication(source: ChainSource, options: PublishCoreOptions): Promise<V3Publication> {
   const { policy } = options;
   const head = await source.head();
@@ -93,12 +104,10 @@ export async function planV3Publication(source: ChainSource, options: PublishCor
     finish: (refs: PartRef[]) => V3PublicRecord;
   }[] = [];
   let segment: string | null = null;
-  const erasures = new PendingErasures();
   for await (const line of source.lines({ from: 0, to: head.seq })) {
     if (line.segment !== segment) verifier.beginSegment(line.segment);
     segment = line.segment;
     verifier.line(line.text, true);
-    erasures.line(line.text);
     const scan = scanCanonical(line.text, {});
     if (scan.defect || !scan.members?.has('step_hash'))
       throw sourceInvalid(`the line of step ${line.seq} is not a canonical stored record`);
@@ -115,11 +124,6 @@ export async function planV3Publication(source: ChainSource, options: PublishCor
   }
   const report = verifier.finish();
   if (!report.ok) throw sourceInvalid(`the journal does not verify: ${describeProblem(report.problems[0]!)}`);
-  const unfinished = erasures.first(head.seq);
-  if (unfinished !== null)
-    throw new RedactError('ERASURE_PENDING', describePending(unfinished, '<journal>', 'publish'), {
-      location: { seq: unfinished.target },
-    });
   if (pending.length !== head.seq + 1)
     throw sourceInvalid(`the journal yielded ${pending.length} steps; its head is seq ${head.seq}`);
 

@@ -647,7 +647,7 @@ export class Run {
         `run ${this.runId}: approval request ${JSON.stringify(id)} (seq ${e.request_seq}) was copied from the parent journal by this fork: a decision on it is the parent's, so it authorises no effect here; request approval again in the fork (APPROVALS.md §4)`,
       );
     }
-    const usedBy = e.status === 'granted' && e.effect === null ? book.mayBeUsed(id) : null;
+    const usedBy = e.status === 'granted' && e.effect === null ? book.hidden.mayBeUsed(id) : null;
     if (usedBy !== null)
       throw new RuntimeError(
         'APPROVAL_USED',

@@ -10,7 +10,7 @@ import { partsOfJournal } from './parts-verify.js';
 import type { BlobRef } from '../record/markers.js';
 import { describeProblem, type Problem } from '../chain/report.js';
 import { ErasureSplit, describeSplit } from '../record/v3/erasure-split.js';
-import { PendingErasures, describePending } from '../record/v3/erasure-pending.js';
+import { describePending, firstPendingIn } from '../record/v3/erasure-pending.js';
 import { StoreError } from './errors.js';
 import { assertSeq } from './ids.js';
 import type { Journal, Lineage } from './types.js';
@@ -48,11 +48,9 @@ export async function copyPrefix(parent: Journal, fromStep: number, sink: Prefix
   let segment: string | null = null;
   const parts = sink.part === undefined ? null : partsOfJournal(parent);
   const split = new ErasureSplit();
-  const erasures = new PendingErasures();
   for await (const l of parent.lines({ from: 0, to: fromStep })) {
     refs = [];
     split.inRange(l.text);
-    erasures.line(l.text);
     if (l.segment !== segment) verifier.beginSegment((segment = l.segment));
     verifier.line(l.text, true);
     for (const ref of refs) {
@@ -85,21 +83,7 @@ export async function copyPrefix(parent: Journal, fromStep: number, sink: Prefix
       `cannot fork journal ${parent.id} from step ${fromStep}: ${describeSplit(split.split()!, `a fork from step ${fromStep}`, 'fork from')}`,
       { location: { seq: fromStep } },
     );
-  if (first === undefined && capabilitiesOf(parent.genesis).erasure) {
-    // An erasure of a copied step recorded (here or later in the parent) but not carried out: the fork would carry the value.
-    if (fromStep < head.seq)
-      for await (const l of parent.lines({ from: fromStep + 1, to: head.seq })) erasures.line(l.text);
-    const p = erasures.first(fromStep);
-    if (p !== null)
-      throw new StoreError(
-        'ERASURE_PENDING',
-        describePending(p, parent.id, `fork journal ${parent.id} from step ${fromStep}`),
-        {
-          location: { seq: p.target },
-          hint: `run stepchain erase ${parent.id} --resume, then fork again`,
-        },
-      );
-  }
+  if (first === undefined) await refusePendingErasure(parent, fromStep, head.seq);
   if (first !== undefined || count !== fromStep + 1 || report.head === null) {
     throw new StoreError(
       'JOURNAL_CORRUPT',
@@ -115,6 +99,21 @@ export async function copyPrefix(parent: Journal, fromStep: number, sink: Prefix
     from_step: fromStep,
     parent_step_hash: report.head,
   };
+}
+
+/** An erasure of a copied step recorded (in the prefix or later) but not carried out: the fork would carry the value. */
+async function refusePendingErasure(parent: Journal, fromStep: number, headSeq: number): Promise<void> {
+  if (!capabilitiesOf(parent.genesis).erasure) return;
+  const p = await firstPendingIn(parent.lines({ from: 0, to: headSeq }), fromStep);
+  if (p !== null)
+    throw new StoreError(
+      'ERASURE_PENDING',
+      describePending(p, parent.id, `fork journal ${parent.id} from step ${fromStep}`),
+      {
+        location: { seq: p.target },
+        hint: `run stepchain erase ${parent.id} --resume, then fork again`,
+      },
+    );
 }
 
 /**

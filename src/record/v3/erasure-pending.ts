@@ -46,6 +46,17 @@ export class PendingErasures {
   }
 }
 
+/** The first pending erasure of a step in `from..upTo`, reading `lines` (the whole journal) through. */
+export async function firstPendingIn(
+  lines: AsyncIterable<{ text: string }>,
+  upTo: number,
+  from = 0,
+): Promise<PendingErasure | null> {
+  const pending = new PendingErasures();
+  for await (const l of lines) pending.line(l.text);
+  return pending.first(upTo, from);
+}
+
 /** What to say: which erasure is pending, and to resume it first. */
 export function describePending(p: PendingErasure, journal: string, doing: string): string {
   return `cannot ${doing}: the erasure of ${p.path} in seq ${p.target}, recorded at seq ${p.seq}, is not yet carried out (an erase was interrupted), so the value would be carried out in clear; run \`stepchain erase ${journal} --resume\` first`;
