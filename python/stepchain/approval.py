@@ -313,6 +313,7 @@ class _Request:
     unchecked: bool = False  # §5 step 5 applies to it: the report marks it `unchecked` (§6)
     ran_before: Optional[tuple[str, int]] = None  # a record that ran its call, naming no request, before it (§5 step 4)
     expires_at: Any = None  # its expires_at as checked: None for none, _NOT_IN_HAND when withheld or erased (§5 step 5)
+    hidden_use: Optional[int] = None  # the first start after the grant whose meta is withheld or erased (§5 step 5)
 
 
 @dataclass
@@ -344,6 +345,8 @@ class ApprovalLedger:
     # The call form of each start an outcome may name without running anything more: one that named a request, or
     # that was found running a presented call (§5 step 4).
     begun: dict[str, Optional[str]] = field(default_factory=dict)
+    # Starts whose meta is withheld or erased: what their outcomes repeat is not in hand (§5 step 5).
+    hidden_starts: set[str] = field(default_factory=set)
 
     @property
     def active(self) -> bool:
@@ -398,6 +401,11 @@ class ApprovalLedger:
         calls, start = carried
         began = _ABSENT if start is None else self.begun.get(start, _ABSENT)
         for call in calls:
+            if began is _ABSENT and start is not None and self.requests and start in self.hidden_starts:
+                self._add("APPROVAL_UNCHECKED", f"seq {seq}: {r.get('kind')} {json.dumps(str(r.get('step_id')))} names start {json.dumps(start)}, "
+                          "whose meta is withheld or erased: whether the call it carries was begun for an approval request is not checked",
+                          seq, "tool_call", True)
+                continue
             if began is _ABSENT or call_hidden(call):
                 self._unnamed(r, seq, call)
                 continue
@@ -564,6 +572,10 @@ class ApprovalLedger:
         if named is None:
             if has_hidden(meta) or (isinstance(meta, dict) and "approval" in meta and has_hidden(meta["approval"])):
                 # Withheld or erased meta: whether it named a request, and which, is not in hand (§5 step 5).
+                self.hidden_starts.add(eid)
+                for q in self.requests.values():
+                    if q.decision is not None and q.decision.kind == "granted" and q.effect is None and q.hidden_use is None:
+                        q.hidden_use = seq
                 if self.hidden_call is None:
                     self.hidden_call = (eid, seq)
                 if not self.requests:
@@ -632,6 +644,12 @@ class ApprovalLedger:
                       f"(effect {json.dumps(req.effect[0])} at seq {req.effect[1]} used it): one grant, one effect", seq, "meta")
             return
         req.effect = (eid, seq)
+        if req.hidden_use is not None:
+            req.unchecked = True
+            self._add("APPROVAL_UNCHECKED", f"seq {seq}: effect {json.dumps(eid)} uses the grant of request {json.dumps(rid)}, which the start at "
+                      f"seq {req.hidden_use} may have used already (its meta is withheld or erased): whether this is the grant's one "
+                      "effect is not checked", seq, "meta", True)
+            return
         # A call that holds no marker is in hand: one with no digest (not exactly {name, arguments}, or not JSON that
         # canonicalizes) is not the presented call (§5 step 3), never "withheld" (step 5 is for markers only).
         if req.input is not None and not hidden and (form is None or form != req.form):

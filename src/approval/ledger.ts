@@ -8,6 +8,7 @@
 import { EFFECT_EXTRA_MEMBERS, PART, callForm, callIsHidden, hasHidden, hasMarker } from './calls.js';
 import { OUTCOME_KINDS, carriedCalls } from './carried.js';
 import { keyIdOf } from '../crypto/ed25519.js';
+import { HiddenStarts } from './hidden-starts.js';
 import { EarlierCalls } from './earlier-calls.js';
 import {
   APPROVAL_DENIED,
@@ -48,6 +49,8 @@ const isObj = (v: unknown): v is Rec => v !== null && typeof v === 'object' && !
 export class ApprovalLedger {
   private readonly requests = new Map<string, RequestState>();
   private readonly findings: ApprovalFinding[] = [];
+  /** Starts whose meta is withheld or erased, and the grants they may have used (§5 step 5). */
+  readonly hidden = new HiddenStarts(this.findings);
   private readonly pins = new Map<string, string | null>();
   private readonly unpinned = new Map<string, { seq: number; name: string | null }>();
   /** An effect or record whose call could not be checked against the requests: "never executed" is not proven. */
@@ -111,6 +114,7 @@ export class ApprovalLedger {
     if (c === null) return;
     const began = c.start === null ? undefined : this.begun.get(c.start);
     for (const call of c.calls) {
+      if (began === undefined && this.hidden.outcome(r, seq, c.start, this.requests.size)) continue;
       if (began === undefined || callIsHidden(call)) {
         this.unnamed(r, seq, call);
         continue;
@@ -338,6 +342,7 @@ export class ApprovalLedger {
     if (named === null) {
       if (metaHidden) {
         // The effect's meta is withheld or erased: whether it named a request, and which, is not in hand.
+        if (r.kind === 'tool.started') this.hidden.started(id, seq, this.requests);
         if (this.notInHand(id, seq)) return;
         this.add(
           'APPROVAL_UNCHECKED',
@@ -446,6 +451,7 @@ export class ApprovalLedger {
       return;
     }
     req.effect = { id, seq };
+    if (this.hidden.used(req, id, rid, seq)) return;
     if (callHidden || req.hidden) {
       req.unchecked = true;
       this.add(

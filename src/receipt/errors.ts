@@ -8,6 +8,8 @@ export type ReceiptErrorCode =
   | 'EMPTY_RANGE'
   /** The range ends between an erased record and its erasure record (spec/ERASURE.md §6.5). */
   | 'RANGE_SPLITS_ERASURE'
+  /** An erasure the journal records for a step of the range is not yet carried out (spec/ERASURE.md §4). */
+  | 'ERASURE_PENDING'
   /** The chain being exported does not verify; a receipt is never written for a broken chain. */
   | 'CHAIN_INVALID'
   /** A step references a blob the source does not hold. */

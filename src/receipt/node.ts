@@ -70,6 +70,7 @@ export async function receiptInput(
     genesis: source.genesis,
     lines: () => source.lines({ from: 0, to }),
     ...(to < head.seq ? { after: () => source.lines({ from: to + 1, to: head.seq }) } : {}),
+    journalLines: true,
     from,
     to,
     blob: (d) => source.blob(d),

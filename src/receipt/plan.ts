@@ -10,6 +10,7 @@ import { canonicalJson } from '../canonical/jcs.js';
 import { digestBytes, isDigest, sha256Stream, toHex, type Sha256Stream } from '../canonical/sha256.js';
 import { describeProblem, type Problem } from '../chain/report.js';
 import { ErasureSplit, describeSplit } from '../record/v3/erasure-split.js';
+import { PendingErasures, describePending } from '../record/v3/erasure-pending.js';
 import type { StoredLine } from '../chain/source.js';
 import { ChainVerifier, type VerifiedLine } from '../chain/verifier.js';
 import type { Json } from '../canonical/json.js';
@@ -51,6 +52,12 @@ export interface ReceiptWriterInput {
    * erasure record it does not (spec/ERASURE.md §6.5), to tell such a range from a chain that does not verify.
    */
   after?: () => AsyncIterable<StoredLine>;
+  /**
+   * The lines are a journal's own (an export, not a publication's public records): an erasure of a step of the
+   * range that it records but has not carried out is refused (ERASURE_PENDING, spec/ERASURE.md §4); `after`
+   * is then read whole.
+   */
+  journalLines?: true;
   /** Where `lines()` starts when it is not the genesis (a re-anchored chain): its first seq and prev_hash. */
   start?: { seq: number; prev_hash: string };
   from: number;
@@ -156,6 +163,7 @@ class ChainMeasure {
   private inRange = false;
   /** Erased markers of the range and the erasure records they name (ERASURE.md §6.5). */
   private readonly split = new ErasureSplit();
+  private readonly erasures = new PendingErasures();
   private currentSeq = -1;
 
   constructor(private readonly input: ReceiptWriterInput) {
@@ -197,6 +205,7 @@ class ChainMeasure {
       this.lastHash = null;
       this.verifier.line(bytes.subarray(0, bytes.length - 1), true); // sets lastHash through onLine
       lastSeq = line.seq;
+      this.erasures.line(line.text);
       if (!this.inRange) continue;
       this.split.inRange(line.text);
       count++;
@@ -214,6 +223,7 @@ class ChainMeasure {
       throw chainInvalid(`the chain does not verify: ${describeProblem(report.problems[0]!)}`);
     }
     if (this.seqConflict) throw chainInvalid(this.seqConflict);
+    await this.refusePendingErasure();
     if (count === 0) throw new ReceiptError('EMPTY_RANGE', `the journal holds no step in ${from}..${to}`);
     if (lastSeq !== to)
       throw new ReceiptError(
@@ -223,6 +233,18 @@ class ChainMeasure {
     if (this.blobConflict) throw new ReceiptError('BLOB_CORRUPT', this.blobConflict);
     if (this.prevHash === null || report.head === null) throw chainInvalid('the range has no readable start or head');
     return { chain: this.chain, blobs: this.blobs, prevHash: this.prevHash, head: report.head };
+  }
+
+  /** An erasure recorded (in the range or after it) of a step of the range, not yet carried out: refused (ERASURE.md §4). */
+  private async refusePendingErasure(): Promise<void> {
+    if (this.input.journalLines !== true || !capabilitiesOf(this.input.genesis).erasure) return;
+    if (this.input.after !== undefined) for await (const l of this.input.after()) this.erasures.line(l.text);
+    const p = this.erasures.first(this.input.to, this.input.from);
+    if (p !== null)
+      throw new ReceiptError(
+        'ERASURE_PENDING',
+        describePending(p, '<journal>', `export steps ${this.input.from}..${this.input.to}`),
+      );
   }
 
   /** Whether the range's only problems are erased markers whose erasure records come after it (read on from `to`). */

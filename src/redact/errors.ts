@@ -30,6 +30,8 @@ export type RedactErrorCode =
   | 'ARGUMENT_INVALID'
   /** The journal does not verify, or already holds redaction markers. */
   | 'SOURCE_INVALID'
+  /** An erasure the journal records is not yet carried out (ERASURE.md §4): run `stepchain erase --resume` first. */
+  | 'ERASURE_PENDING'
   /** A string a rule matched still appears in the published bytes (the policy selects it in one place, not another). */
   | 'LEAK_DETECTED'
   /** An envelope member (step_id, ts, the genesis), which is never redacted, matches a detector of the policy. */

@@ -34,7 +34,7 @@ import { RedactError } from './errors.js';
 import { compilePolicy, parsePolicyText, type Policy, type PolicyDocument } from './policy.js';
 import { planPublication, type Publication } from './publish.js';
 import { planCommittedPublication } from './commit-publish.js';
-import { planV3Publication } from './v3-publish.js';
+import { planV3Publication, refusePendingErasure } from './v3-publish.js';
 import { formatOf } from '../record/formats.js';
 import {
   publishedReceiptHooks,
@@ -274,6 +274,7 @@ async function publishV3(source: ChainSource, options: PublishOptions): Promise<
   }
   const policy = await loadPolicy(options.policy);
   const sign = options.sign === undefined ? undefined : await signingKey(options.sign);
+  await refusePendingErasure(source);
   const pub = await planV3Publication(source, {
     policy,
     ...(sign === undefined ? {} : { sign }),

@@ -660,6 +660,12 @@ export class Run {
         `run ${this.runId}: approval request ${JSON.stringify(id)} (seq ${e.request_seq}) was copied from the parent journal by this fork: a decision on it is the parent's, so it authorises no effect here; request approval again in the fork (APPROVALS.md §4)`,
       );
     }
+    const usedBy = e.status === 'granted' && e.effect === null ? book.hidden.mayBeUsed(id) : null;
+    if (usedBy !== null)
+      throw new RuntimeError(
+        'APPROVAL_USED',
+        `run ${this.runId}: the grant of approval request ${JSON.stringify(id)} (seq ${e.request_seq}) may have been used by the effect at seq ${usedBy}, whose meta was erased: one grant, one effect (ask again)`,
+      );
     const refusal = beginRefusal(this.runId, e, book.presents(id, name, args), Date.now());
     if (refusal !== null) throw refusal;
     return { request: id, request_hash: e.request_hash };

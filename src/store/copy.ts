@@ -67,9 +67,12 @@ export async function copyJournal(
     // approval against its request: ERASURE.md §5, APPROVALS.md §5) is read from finish(), once, at the end:
     // finishing after each line judged a sealed record before its erasure record was read.
     let lineHash: string | null = null;
+    // A fork is verified as a fork (its lineage's from_step): a copy never turns a journal that does not verify into one that does.
+    const forkedAt = source.lineage?.from_step;
     const verifier = new ChainVerifier({
       genesis: source.genesis,
       maxProblems: 1,
+      ...(forkedAt === undefined ? {} : { forkedAt }),
       onLine: (v) => void (lineHash = v.clean ? v.step_hash : null),
     });
     const format = formatOf(source.genesis);
@@ -112,6 +115,10 @@ export async function copyJournal(
             ? `seq ${l.seq} (its step_hash cannot be read)`
             : `${describeLocation(p.location)} (${p.code}: ${p.message})`,
         );
+      }
+      if (forkedAt !== undefined && l.seq <= forkedAt && l.seq >= have && l.text.includes(REQUEST_KIND)) {
+        await flush();
+        throw lineageNeeded(id, l.seq, forkedAt);
       }
       options.onProgress?.(++read);
       if (l.seq < have) {
@@ -257,6 +264,25 @@ function stepInputOf(rec: StepRecord, source: Journal): CopiedStepInput {
   // A copy reproduces a verified chain's records, its erasure records too (ERASURE.md §3.1 reserves them to erase).
   Object.defineProperty(step, ERASURE_WRITER, { value: true });
   return step;
+}
+
+/** The member that makes a line an approval request, as canonical JSON writes it (APPROVALS.md §2). */
+const REQUEST_KIND = '"kind":"approval.requested"';
+
+/**
+ * A fork's copied prefix holds an approval request: its decisions are the parent's too and authorise no
+ * effect in the fork (APPROVALS.md §4). The lineage that says so names a journal of the source store and is
+ * not carried, so the copy would let the grant run again: refused before the request is written.
+ */
+function lineageNeeded(id: string, seq: number, forkedAt: number): StoreError {
+  return new StoreError(
+    'COPY_DROPS_LINEAGE',
+    `copying into ${id}: the source is a fork of steps 0–${forkedAt} of its parent, and its step ${seq} is an approval request copied from the parent; a copy does not carry the lineage, so the parent's decisions on it would authorise effects a second time in the copy; the copy stopped before that step, and the target holds only steps before it`,
+    {
+      location: { seq },
+      hint: 'copy the parent instead, or fork the copied parent again in the target store (stepchain fork)',
+    },
+  );
 }
 
 /** The source does not verify: at one line (nothing of it written), or across lines, found once all were copied. */

@@ -39,6 +39,10 @@ export type StoreErrorCode =
   | 'RANGE_INVALID'
   /** A fork whose prefix ends between an erased record and its erasure record (spec/ERASURE.md §6.5). */
   | 'RANGE_SPLITS_ERASURE'
+  /** A fork of steps an erasure recorded but not yet carried out names (spec/ERASURE.md §4): resume it first. */
+  | 'ERASURE_PENDING'
+  /** A copy of a fork whose copied prefix holds an approval request: without the lineage its decisions would authorise effects twice (spec/POSTGRES.md §10). */
+  | 'COPY_DROPS_LINEAGE'
   /** An append on a journal opened read-only. */
   | 'READ_ONLY'
   /** An operation on a closed journal. */

@@ -3,13 +3,14 @@
  * ChainSource interface, so a fork may cross stores. The copied lines are verified from the shared
  * genesis as they stream past, and every blob they reference is checked before it is copied.
  */
-import { genesisHash } from '../record/index.js';
+import { capabilitiesOf, genesisHash } from '../record/formats.js';
 import { ChainVerifier } from '../chain/verifier.js';
 import { blobDefect } from '../record/blobs.js';
 import { partsOfJournal } from './parts-verify.js';
 import type { BlobRef } from '../record/markers.js';
 import { describeProblem, type Problem } from '../chain/report.js';
 import { ErasureSplit, describeSplit } from '../record/v3/erasure-split.js';
+import { describePending, firstPendingIn } from '../record/v3/erasure-pending.js';
 import { StoreError } from './errors.js';
 import { assertSeq } from './ids.js';
 import type { Journal, Lineage } from './types.js';
@@ -82,6 +83,7 @@ export async function copyPrefix(parent: Journal, fromStep: number, sink: Prefix
       `cannot fork journal ${parent.id} from step ${fromStep}: ${describeSplit(split.split()!, `a fork from step ${fromStep}`, 'fork from')}`,
       { location: { seq: fromStep } },
     );
+  if (first === undefined) await refusePendingErasure(parent, fromStep, head.seq);
   if (first !== undefined || count !== fromStep + 1 || report.head === null) {
     throw new StoreError(
       'JOURNAL_CORRUPT',
@@ -97,6 +99,21 @@ export async function copyPrefix(parent: Journal, fromStep: number, sink: Prefix
     from_step: fromStep,
     parent_step_hash: report.head,
   };
+}
+
+/** An erasure of a copied step recorded (in the prefix or later) but not carried out: the fork would carry the value. */
+async function refusePendingErasure(parent: Journal, fromStep: number, headSeq: number): Promise<void> {
+  if (!capabilitiesOf(parent.genesis).erasure) return;
+  const p = await firstPendingIn(parent.lines({ from: 0, to: headSeq }), fromStep);
+  if (p !== null)
+    throw new StoreError(
+      'ERASURE_PENDING',
+      describePending(p, parent.id, `fork journal ${parent.id} from step ${fromStep}`),
+      {
+        location: { seq: p.target },
+        hint: `run stepchain erase ${parent.id} --resume, then fork again`,
+      },
+    );
 }
 
 /**

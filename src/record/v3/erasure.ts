@@ -367,7 +367,7 @@ export function refuseUnerasable(r: Rec, path: string): void {
   if (typeof r.kind === 'string' && SIGNED_DECISION_KINDS.includes(r.kind) && (slot === 'input' || slot === 'meta')) {
     throw new ErasureError(
       'ERASURE_SIGNED',
-      `${path} of seq ${String(r.seq)} is part of the decision an approver signed (the ${r.kind} record's input is the signed statement, its meta the key and signature; spec/APPROVALS.md): erasing any of it would void the signature and turn the decision into a problem; nothing was written. A signed decision is removed only with its journal (retention)`,
+      `${path} of seq ${String(r.seq)} is part of an approval decision (the ${r.kind} record's input is the statement an approver signs, its meta the key and signature; spec/APPROVALS.md): erasing any of it is refused whether or not the signature verifies (for a decision that verifies it would void the signature; for one that does not, it would turn what a verifier reports as a problem into values it cannot check, ERASURE.md §6.3); nothing was written. A decision record is removed only with its journal (retention)`,
       path,
     );
   }

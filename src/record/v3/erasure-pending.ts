@@ -1,0 +1,72 @@
+/**
+ * Erasures a journal records but has not carried out (spec/ERASURE.md §4: an erase killed between its erasure
+ * record and the rewrite; verify says ERASURE_PENDING). A fork, a receipt or a publication made then would
+ * carry the value the erasure names, and the copy would not even say it must be erased: they are refused
+ * until `stepchain erase --resume` completes it. Pure: fed a journal's lines, it answers.
+ */
+import { ERASED_MARKER, ERASURE_KIND, erasureInputOf } from './erasure.js';
+
+/** An erasure recorded at `seq` of `path` in record `target`, whose marker no record holds yet. */
+export interface PendingErasure {
+  seq: number;
+  target: number;
+  path: string;
+}
+
+const MARKER_ERASURE = /"erasure":("[A-Za-z0-9._:-]+")/g;
+
+/**
+ * Fed a whole journal's lines in chain order: the first erasure recorded whose target is in `from..upTo`
+ * and that no record's erased marker names. Lines that are not JSON are skipped: judging them is the
+ * verifier's work.
+ */
+export class PendingErasures {
+  private readonly recorded: (PendingErasure & { id: string })[] = [];
+  private readonly carried = new Set<string>();
+
+  line(text: string): void {
+    if (text.includes(`"kind":"${ERASURE_KIND}"`)) {
+      const r = parse(text);
+      const input = r === null ? 'none' : erasureInputOf(r.input);
+      if (
+        r?.kind === ERASURE_KIND &&
+        typeof input !== 'string' &&
+        typeof r.step_id === 'string' &&
+        typeof r.seq === 'number'
+      )
+        this.recorded.push({ id: r.step_id, seq: r.seq, target: input.target, path: input.path });
+    }
+    if (text.includes(ERASED_MARKER))
+      for (const m of text.matchAll(MARKER_ERASURE)) this.carried.add(JSON.parse(m[1]!) as string);
+  }
+
+  first(upTo: number, from = 0): PendingErasure | null {
+    const p = this.recorded.find((e) => e.target <= upTo && e.target >= from && !this.carried.has(e.id));
+    return p === undefined ? null : { seq: p.seq, target: p.target, path: p.path };
+  }
+}
+
+/** The first pending erasure of a step in `from..upTo`, reading `lines` (the whole journal) through. */
+export async function firstPendingIn(
+  lines: AsyncIterable<{ text: string }>,
+  upTo: number,
+  from = 0,
+): Promise<PendingErasure | null> {
+  const pending = new PendingErasures();
+  for await (const l of lines) pending.line(l.text);
+  return pending.first(upTo, from);
+}
+
+/** What to say: which erasure is pending, and to resume it first. */
+export function describePending(p: PendingErasure, journal: string, doing: string): string {
+  return `cannot ${doing}: the erasure of ${p.path} in seq ${p.target}, recorded at seq ${p.seq}, is not yet carried out (an erase was interrupted), so the value would be carried out in clear; run \`stepchain erase ${journal} --resume\` first`;
+}
+
+function parse(text: string): Record<string, unknown> | null {
+  try {
+    const v = JSON.parse(text) as unknown;
+    return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
