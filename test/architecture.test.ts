@@ -153,7 +153,11 @@ describe('folders import only downward', () => {
  * past its figures, and a listed file that fits fails too, so whoever cuts it removes it here.
  */
 const KNOWN_LONG: Record<string, { why: string; lines?: number; fn?: number }> = {
-  'approval/ledger.ts': { why: 'past the bounds once formatted (issue 38)', lines: 538, fn: 156 },
+  'approval/ledger.ts': {
+    why: 'past the bounds once formatted (issue 38); +4: the starts whose approval is erased (outsider 4)',
+    lines: 536,
+    fn: 156,
+  },
   'cli/verbs/erase.ts': { why: 'past the bounds once formatted (issue 38)', fn: 85 },
   'cli/verbs/verify.ts': { why: 'past the bounds once formatted (issue 38)', lines: 664, fn: 85 },
   'page/engine.ts': { why: 'past the bounds once formatted (issue 38); +2: the approver pins (issue 39)', lines: 454 },
