@@ -109,7 +109,7 @@ describe('stepchain/v3 in the CLI', { timeout: 120_000 }, () => {
 
   it('v1 and v2 journals keep their format; --format v4 is a usage error', async () => {
     expect((await run(['init', 'j1', '--format', 'v1'])).code).toBe(0);
-    expect((await run(['init', 'j2'])).code).toBe(0);
+    expect((await run(['init', 'j2', '--format', 'v2'])).code).toBe(0);
     expect(JSON.parse(readFileSync(join(dir, 'j1', 'journal.json'), 'utf8')).genesis.format).toBe('stepchain/v1');
     expect(JSON.parse(readFileSync(join(dir, 'j2', 'journal.json'), 'utf8')).genesis.format).toBe('stepchain/v2');
     expect((await run(['init', 'j4', '--format', 'v4'])).code).toBe(2);

@@ -94,7 +94,7 @@ export async function publishedRun(dir: string): Promise<Published> {
     if (r.code !== 0) throw new Error(`stepchain ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
     return r;
   };
-  await must(['init', journal]);
+  await must(['init', journal, '--format', 'v2']); // the redacted views of a v2 publication (v3 binds every shown byte)
   await must(['append', journal, '--jsonl'], STEPS.map((s) => JSON.stringify(s)).join('\n') + '\n');
   writeFileSync(join(dir, 'policy.json'), JSON.stringify(POLICY));
   const receipt = join(dir, 'public.tar.gz');
