@@ -155,7 +155,7 @@ describe('folders import only downward', () => {
 const KNOWN_LONG: Record<string, { why: string; lines?: number; fn?: number }> = {
   'approval/ledger.ts': {
     why: 'past the bounds once formatted (issue 38); +4: the starts whose approval is erased (outsider 4)',
-    lines: 536,
+    lines: 537,
     fn: 156,
   },
   'cli/verbs/erase.ts': { why: 'past the bounds once formatted (issue 38)', fn: 85 },

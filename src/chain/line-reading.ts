@@ -55,3 +55,24 @@ function stringWithoutEscapes(text: string, start: number, end: number): string 
   const content = text.slice(start + 1, end - 1);
   return content.includes('\\') ? null : content;
 }
+
+/** A stored v3 line's last members (FORMAT.md §14.6): `"tool_call":null` before them is a record holding no call. */
+const TS_MEMBER = ',"ts":"';
+const NO_CALL = '"tool_call":null';
+const OUTCOME_LINE = /"kind":"tool\.(completed|failed|updated)"/;
+
+/** Whether a stored line may be an outcome, which names its start or a request by `ref` (APPROVALS.md §5 step 4). */
+export function isOutcomeLine(line: string): boolean {
+  return OUTCOME_LINE.test(line);
+}
+
+/**
+ * The ts of a stored line that holds no call, read from its tail without parsing it — all the approval check
+ * needs of it (§5 step 3) — or null where the line must be read further: it holds a call, or it may be an
+ * outcome while the chain holds a request (one naming a request as its start ran its call, §5 step 4).
+ */
+export function tsOfCallFreeLine(line: string, requests: boolean): string | null {
+  const end = line.lastIndexOf(TS_MEMBER);
+  if (end <= 0 || !line.startsWith(NO_CALL, end - NO_CALL.length) || (requests && isOutcomeLine(line))) return null;
+  return line.slice(end + TS_MEMBER.length, end + TS_MEMBER.length + 24);
+}

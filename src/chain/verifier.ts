@@ -20,6 +20,7 @@ import { ErasureLedger } from '../record/v3/erasure-ledger.js';
 import { ApprovalLedger, type PinnedApprover } from '../approval/ledger.js';
 import { storedCall } from '../approval/calls.js';
 import { checkLine, decodeLine, lineTooLong, type LineFacts, type LineProblem } from './line.js';
+import { isOutcomeLine, tsOfCallFreeLine } from './line-reading.js';
 import { LinkChecker } from './links.js';
 import { ProblemList } from './problems.js';
 import type { ChainProblemCode, ChainReport, ProblemLocation } from './report.js';
@@ -83,16 +84,6 @@ export interface ChainVerifierOptions {
 }
 
 const encoder = new TextEncoder();
-/** A stored v3 line's last members: `"tool_call":null` before them is a record holding no call. */
-const TS_MEMBER = ',"ts":"';
-const NO_CALL = '"tool_call":null';
-const OUTCOME_LINE = /"kind":"tool\.(completed|failed|updated)"/;
-/**
- * Whether a stored line holds no call, so the ledger needs its ts alone; an outcome is parsed once a request
- * exists, as one naming a request as its start ran its call (APPROVALS.md §5 step 4).
- */
-const holdsNoCall = (line: string, end: number, requests: boolean): boolean =>
-  end > 0 && line.startsWith(NO_CALL, end - NO_CALL.length) && !(requests && OUTCOME_LINE.test(line));
 
 export class ChainVerifier {
   private readonly problems: ProblemList<ChainProblemCode>;
@@ -274,26 +265,21 @@ export class ChainVerifier {
   /** What a clean line of a chain with approvals gives the approval check. */
   private approvalOf(text: string | (() => string), facts: LineFacts): void {
     if (facts.approval === true) return this.approval(typeof text === 'string' ? text : text());
-    // Every call is read by the approval check, from the chain's start: one run before the request that
-    // presents it is run without its grant (APPROVALS.md §5 step 4). A line whose tool_call is null gives the
-    // ledger its ts alone (an effect's time is no earlier than any record before it, §5 step 3). Before the
-    // first request, a call is read from the line's tail without parsing the line (the cost of reading every
-    // call stays small) — where the line was checked in a batch, by that batch's thread (line-reading.ts); the
-    // line is parsed where that cannot be done for certain, and once a request exists.
+    // Every call is read, from the chain's start: one run before its request ran without a grant (APPROVALS.md
+    // §5 step 4); a line without a call gives its ts alone (§5 step 3). Before the first request a call is read
+    // from the line's tail — by the batch's thread where there was one (line-reading.ts) — not by parsing it.
     const read = facts.reading?.call;
     if (read === undefined) {
       const line = typeof text === 'string' ? text : text();
-      // A stored line ends with tool_call, ts and v (FORMAT.md §14.6).
-      const end = line.lastIndexOf(TS_MEMBER);
-      if (holdsNoCall(line, end, this.approvals?.active === true))
-        return this.ledger().datedText(line.slice(end + TS_MEMBER.length, end + TS_MEMBER.length + 24));
+      const ts = tsOfCallFreeLine(line, this.approvals?.active === true);
+      if (ts !== null) return this.ledger().datedText(ts);
       const call = this.approvals?.active === true ? null : storedCall(line);
       if (call !== null) this.ledger().storedCall(call.id, call.seq, call.ts, digestUtf8(call.form));
       else this.approval(line);
     } else if (read === null) {
       if (this.approvals?.active === true) {
         const line = typeof text === 'string' ? text : text();
-        if (OUTCOME_LINE.test(line)) return this.approval(line);
+        if (isOutcomeLine(line)) return this.approval(line);
       }
       if (facts.reading?.ts !== undefined) this.ledger().datedText(facts.reading.ts);
     } else if (read !== 'parse' && this.approvals?.active !== true)
