@@ -226,8 +226,15 @@ def approval_lines(approvals: Any) -> list[str]:
             ap = a["approver"]
             who = (f" by {safe(ap['name'] or ap['keyid'])} (pinned)" if ap["pinned"] else
                    f" by key {ap['keyid']}{'' if ap['name'] is None else ' calling itself ' + safe(json.dumps(ap['name'], ensure_ascii=False))} (not pinned)")
-        effect = ((", not executed" if a["status"] == "granted" else ", never executed") if a["effect_seq"] is None
-                  else f", executed at seq {a['effect_seq']}")
+        # An unchecked request (APPROVALS.md §5 step 5) is never shown as proven executed or not: the same words
+        # as the TypeScript CLI and the page.
+        if a.get("unchecked"):
+            effect = (", no effect found, not proven (APPROVAL_UNCHECKED: some records could not be checked)"
+                      if a["effect_seq"] is None
+                      else f", an effect begun at seq {a['effect_seq']}, not checked against the call (APPROVAL_UNCHECKED)")
+        else:
+            effect = ((", not executed" if a["status"] == "granted" else ", never executed") if a["effect_seq"] is None
+                      else f", executed at seq {a['effect_seq']}")
         word = {"granted": "approved", "denied": "denied"}.get(a["status"], a["status"])
         at = "" if a["decision_seq"] is None else f" at seq {a['decision_seq']}"
         out.append(f"  {word:<8} {tool} (request {safe(a['request'])}, seq {a['request_seq']}){who}{at}{effect}")

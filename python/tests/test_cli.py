@@ -122,3 +122,15 @@ def test_v3_journals_and_time_pins(tmp_path):
         keys += ["--cosigner", str(tmp_path / f"{c['name']}.pub")]
     assert run("verify", str(tmp_path / "cosign-2-of-3.tar"), *keys, "--threshold", "2").returncode == 0
     assert run("verify", str(tmp_path / "cosign-quorum-not-met.tar"), *keys, "--threshold", "2").returncode == 1
+
+
+def test_an_unchecked_request_is_never_shown_as_proven():
+    """APPROVALS.md §5 step 5, §6: a request the report marks `unchecked` is shown as not proven, never as "never
+    executed" or "executed" (the TypeScript CLI's and the page's words)."""
+    from stepchain.cli import approval_lines
+    base = {"tool": "pay", "approver": None, "request": "req-1", "request_seq": 1, "decision_seq": 2, "status": "denied"}
+    none_found = approval_lines([{**base, "effect_seq": None, "unchecked": True}])[0]
+    assert "never executed" not in none_found and "no effect found, not proven (APPROVAL_UNCHECKED" in none_found
+    begun = approval_lines([{**base, "status": "granted", "effect_seq": 4, "unchecked": True}])[0]
+    assert "executed at seq" not in begun and "an effect begun at seq 4, not checked against the call" in begun
+    assert approval_lines([{**base, "effect_seq": None}])[0].endswith(", never executed")
