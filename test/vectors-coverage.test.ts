@@ -1,8 +1,11 @@
 /**
  * Every vector file is consumed by some test (a file nobody loads is a promise nobody checks), and every
  * vector file has the shared shape: format, kind, description, and cases with unique ids, a comment and
- * an expected result.
+ * an expected result. And every vector file is exactly what its committed generator writes today
+ * (`node scripts/gen-vectors.mjs --check`): vectors come from the script, never from a hand edit, and a
+ * generator that stopped reproducing its file (a changed default, a leaked random draw) is caught here.
  */
+import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
@@ -29,6 +32,12 @@ const loaded = new Set(
 );
 
 describe('golden vectors', () => {
+  test('every vector file is reproduced byte for byte by its committed generator', () => {
+    const script = new URL('../scripts/gen-vectors.mjs', import.meta.url).pathname;
+    // Throws with the generator's stderr ("differs: vectors/<file>") when any file differs.
+    expect(() => execFileSync(process.execPath, [script, '--check'], { stdio: 'pipe' })).not.toThrow();
+  }, 600_000);
+
   test('there are vector files', () => {
     expect(vectorFiles.length).toBeGreaterThanOrEqual(4);
   });

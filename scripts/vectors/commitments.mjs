@@ -40,7 +40,7 @@ const STEPS = [
 ];
 
 function journal() {
-  const genesis = makeGenesis({ journalId: 'commitment-vectors', createdAt: '2026-01-01T00:00:00.000Z', run: { agent: 'vectors' } });
+  const genesis = makeGenesis({ journalId: 'commitment-vectors', createdAt: '2026-01-01T00:00:00.000Z', run: { agent: 'vectors' }, format: 'stepchain/v2' });
   let prev = genesisHash(genesis);
   const lines = [];
   const blobs = new Map();

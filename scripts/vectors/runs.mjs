@@ -32,6 +32,7 @@ const GENESIS = makeGenesis({
   journalId: 'run-7f3a9c2e',
   createdAt: '2026-11-23T10:00:00.000Z',
   run: { agent: 'billing-agent', conversation_id: 'conv-42', parent_run_id: 'run-orchestrator-1', labels: { environment: 'production', user: 'u-1001' } },
+  format: 'stepchain/v2',
 });
 
 const id = (i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`;
