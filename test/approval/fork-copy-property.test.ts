@@ -92,7 +92,7 @@ describe('approvals across a fork and its copies (fast-check)', () => {
         },
       ),
       {
-        numRuns: 20,
+        numRuns: 15,
         // 4.sh itself (fork at 0, before the request; copy the granted parent into it; run the grant in both), then
         // fast-check's own draws.
         examples: [
