@@ -11,7 +11,7 @@
  *   into the parent, where it worked. Now approve refuses (APPROVAL_FORKED) and `--list` does not offer it, and
  *   a copy of such a fork into a target holding the request is refused (COPY_DROPS_LINEAGE).
  */
-import { rmSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FileStore, resumeRun, startRun } from '../../src/index.js';
@@ -56,6 +56,17 @@ async function headOf(store: string, id: string): Promise<number | undefined> {
   }
 }
 
+/** Journal `id`'s stored record at `seq`, as its line holds it (the seed included). */
+async function recordAt(store: string, id: string, seq: number): Promise<Record<string, unknown>> {
+  const j = await new FileStore(join(dir, store)).open(id, { readOnly: true });
+  try {
+    for await (const l of j.lines({ from: seq, to: seq })) return JSON.parse(l.text) as Record<string, unknown>;
+    throw new Error(`no seq ${seq}`);
+  } finally {
+    await j.close();
+  }
+}
+
 /** Whether `verify` of the journal exits 0 and says req-1's grant was executed. */
 async function executedClean(journal: string, key: string): Promise<boolean> {
   const v = await run('verify', journal, '--approver', `${key}.pub`, '--json');
@@ -71,6 +82,13 @@ describe('approvals across forks and copies: the fifth outsider (real processes)
     expect(copied.code).toBe(2);
     expect(copied.stdout + copied.stderr).toContain('COPY_INTO_FORK');
     expect(copied.stdout + copied.stderr).toContain('seq 1');
+    // Nor by hand with `stepchain append`: the parent's request with its own seed would have its step hash.
+    const parentRequest = await recordAt('a', 'r', 1);
+    const replay = ['kind', 'step_id', 'ts', 'ref', 'input', 'seed'].map((k) => [k, parentRequest[k]]);
+    writeFileSync(join(dir, 'replay.json'), JSON.stringify(Object.fromEntries(replay)));
+    const appended = await run('append', 'a/f', '--file', 'replay.json');
+    expect(appended.code).toBe(2);
+    expect(appended.stderr).toMatch(/APPROVAL_INVALID.*seed/);
     // Nothing written: the fork holds its step 0 only, and the parent's grant runs in the parent alone.
     expect(await headOf('a', 'f')).toBe(0);
     expect(await unlock('a', 'r')).toBe('ran');
