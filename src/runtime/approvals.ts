@@ -74,6 +74,11 @@ export type ApprovalState = ApprovalRequest &
      * (the statement binds its step hash), but what was presented is not compared with what runs.
      */
     erased?: true;
+    /**
+     * The request is in a fork's copied prefix (at or before its lineage's from_step): it and its decisions are
+     * the parent's, and authorise nothing in the fork (spec/APPROVALS.md §4); it cannot be decided here.
+     */
+    forked?: true;
   };
 
 /**
@@ -122,6 +127,23 @@ export function unknownRequest(runId: string, id: string): RuntimeError {
   return new RuntimeError('APPROVAL_UNKNOWN', `run ${runId} has no approval request ${JSON.stringify(id)}`, {
     hint: 'list the requests with `stepchain approve <journal> --list`',
   });
+}
+
+/**
+ * A decision is not recorded on a request in a fork's copied prefix (at or before `forkedAt`, APPROVALS.md §4):
+ * it would authorise nothing in the fork, and its statement (the same genesis, request seq and step hash) would
+ * be a working decision in the parent, or in any copy of the fork's steps made without its lineage.
+ */
+export function refuseForkedRequest(runId: string, e: ApprovalEntry, forkedAt: number | undefined): void {
+  if (forkedAt === undefined || e.request_seq > forkedAt) return;
+  throw new RuntimeError(
+    'APPROVAL_FORKED',
+    `run ${runId}: approval request ${JSON.stringify(e.request)} (seq ${e.request_seq}) was copied from the parent when this journal was forked at step ${forkedAt}; a decision on it here would authorise no effect in the fork (spec/APPROVALS.md §4), yet would be a working decision wherever the fork's steps are copied without its lineage; nothing was written`,
+    {
+      location: { seq: e.request_seq },
+      hint: 'decide it in the parent journal, or present the call again in the fork (a new request) and decide that one',
+    },
+  );
 }
 
 /** The refusal to begin an effect for a request that does not let it begin (APPROVALS.md §5 rules 3–6), or null. */

@@ -45,6 +45,8 @@ export type RuntimeErrorCode =
   | 'APPROVAL_USED'
   /** A second decision on a request. */
   | 'APPROVAL_DECIDED'
+  /** A decision on a request a fork copied from its parent (at or before the fork point): it would authorise nothing here, and its parent's signature on the same statement would work there. */
+  | 'APPROVAL_FORKED'
   /** A request whose record is not well formed. */
   | 'APPROVAL_INVALID'
   /** beginTool without naming a request for a call that was presented for approval in this run. */

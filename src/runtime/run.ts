@@ -56,6 +56,7 @@ import {
   beginRefusal,
   erasedCallAt,
   outcomeOf,
+  refuseForkedRequest,
   requestIdOf,
   unknownRequest,
   waitFor,
@@ -695,9 +696,14 @@ export class Run {
     return this.approvalBook;
   }
 
-  private newLedger(): ApprovalLedger {
+  /** A fork's last step copied from its parent (its lineage's from_step), or undefined for a journal that is no fork. */
+  private forkedAt(): number | undefined {
     const lineage = (this.journal as { lineage?: { from_step?: unknown } | null }).lineage;
-    const forkedAt = typeof lineage?.from_step === 'number' ? lineage.from_step : undefined;
+    return typeof lineage?.from_step === 'number' ? lineage.from_step : undefined;
+  }
+
+  private newLedger(): ApprovalLedger {
+    const forkedAt = this.forkedAt();
     return new ApprovalLedger({
       genesisHash: genesisHash(this.journal.genesis),
       ...(forkedAt === undefined ? {} : { forkedAt }),
@@ -841,6 +847,7 @@ export class Run {
         const now = Date.now();
         const e = this.approvalBook!.state(id, now);
         if (e === undefined) throw unknownRequest(this.runId, id);
+        refuseForkedRequest(this.runId, e, this.forkedAt());
         if (e.status === 'invalid')
           throw new RuntimeError(
             'APPROVAL_INVALID',
@@ -891,6 +898,7 @@ export class Run {
   async approvals(): Promise<ApprovalState[]> {
     const book = await this.approvalsRead();
     const g = genesisHash(this.journal.genesis);
+    const forkedAt = this.forkedAt() ?? -1;
     const out: ApprovalState[] = [];
     for (const e of book.entries(Date.now())) {
       const input = book.presented(e.request);
@@ -903,6 +911,7 @@ export class Run {
         stepHash: e.request_hash,
         call: remains ?? { name: input?.presented.name ?? '', arguments: (input?.presented.arguments ?? null) as Json },
         ...(remains === null ? {} : { erased: true as const }),
+        ...(e.request_seq <= forkedAt ? { forked: true as const } : {}),
         expiresAt: e.expires_at,
         genesisHash: g,
         decisionSeq: e.decision_seq,

@@ -75,6 +75,7 @@ export async function copyJournal(
       ...(forkedAt === undefined ? {} : { forkedAt }),
       onLine: (v) => void (lineHash = v.clean ? v.step_hash : null),
     });
+    const guard = lineageGuard(source, dest, id, have);
     const format = formatOf(source.genesis);
     let segment: string | null = null;
     let read = 0;
@@ -116,9 +117,10 @@ export async function copyJournal(
             : `${describeLocation(p.location)} (${p.code}: ${p.message})`,
         );
       }
-      if (forkedAt !== undefined && l.seq <= forkedAt && l.seq >= have && l.text.includes(REQUEST_KIND)) {
+      const refused = guard(l);
+      if (refused !== null) {
         await flush();
-        throw lineageNeeded(id, l.seq, forkedAt);
+        throw refused;
       }
       options.onProgress?.(++read);
       if (l.seq < have) {
@@ -270,17 +272,51 @@ function stepInputOf(rec: StepRecord, source: Journal): CopiedStepInput {
 const REQUEST_KIND = '"kind":"approval.requested"';
 
 /**
- * A fork's copied prefix holds an approval request: its decisions are the parent's too and authorise no
- * effect in the fork (APPROVALS.md §4). The lineage that says so names a journal of the source store and is
- * not carried, so the copy would let the grant run again: refused before the request is written.
+ * The two places a copy would move an approval across a fork point (APPROVALS.md §4, §8 *Copies and forks*):
+ * the refusal for the step about to be appended (at `have` or later), or null. Read in seq order, every line.
+ * - The source is a fork whose copied prefix holds an approval request: its decisions are the parent's too and
+ *   authorise no effect in the fork; the lineage that says so names a journal of the source store and is not
+ *   carried, so a copy that writes the request, or any step after it into a target that already holds it (the
+ *   parent itself: a decision signed in the fork would work there), would let one request authorise twice.
+ * - The target is a fork holding nothing past its fork point: the copy's steps would become the fork's own
+ *   steps after F, yet they are the source's, which shares the parent's prefix — the parent's own request and
+ *   grant, say, byte for byte, past the point where the fork rule reaches them.
  */
-function lineageNeeded(id: string, seq: number, forkedAt: number): StoreError {
+function lineageGuard(source: Journal, dest: Journal, id: string, have: number): (l: StoredLine) => StoreError | null {
+  const forkedAt = source.lineage?.from_step;
+  const intoFork = dest.lineage !== null && have === dest.lineage.from_step + 1 ? dest.lineage.from_step : null;
+  let request: number | null = null;
+  return (l) => {
+    if (forkedAt !== undefined && l.seq <= forkedAt && request === null && l.text.includes(REQUEST_KIND))
+      request = l.seq;
+    if (l.seq < have) return null;
+    if (intoFork !== null) return copyIntoFork(id, l.seq, intoFork);
+    return request === null ? null : lineageNeeded(id, l.seq, forkedAt!, request);
+  };
+}
+
+function lineageNeeded(id: string, seq: number, forkedAt: number, request: number): StoreError {
+  const what =
+    seq === request
+      ? `its step ${seq} is an approval request copied from the parent; a copy does not carry the lineage, so the parent's decisions on it would authorise effects a second time in the copy`
+      : `its step ${request} is an approval request copied from the parent, which the target holds already, and its step ${seq} would be appended after it; without the lineage, a decision on that request made in the fork would authorise an effect in the target, and the parent's in both`;
   return new StoreError(
     'COPY_DROPS_LINEAGE',
-    `copying into ${id}: the source is a fork of steps 0–${forkedAt} of its parent, and its step ${seq} is an approval request copied from the parent; a copy does not carry the lineage, so the parent's decisions on it would authorise effects a second time in the copy; the copy stopped before that step, and the target holds only steps before it`,
+    `copying into ${id}: the source is a fork of steps 0–${forkedAt} of its parent, and ${what}; the copy stopped before step ${seq}, and the target holds only steps before it`,
     {
       location: { seq },
       hint: 'copy the parent instead, or fork the copied parent again in the target store (stepchain fork)',
+    },
+  );
+}
+
+function copyIntoFork(id: string, seq: number, forkedAt: number): StoreError {
+  return new StoreError(
+    'COPY_INTO_FORK',
+    `copying into ${id}: the target is a fork of steps 0–${forkedAt} of its parent and holds nothing after them; the source's step ${seq} would become the fork's own first step, yet it is the source's (the parent's own request and decision, say), where the fork rule no longer reaches it and one grant would authorise an effect in both journals; nothing was written`,
+    {
+      location: { seq },
+      hint: 'copy into a new journal id (or a fork made after those steps: stepchain fork --from-step), or append to the fork with its own writer',
     },
   );
 }

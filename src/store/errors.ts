@@ -43,6 +43,8 @@ export type StoreErrorCode =
   | 'ERASURE_PENDING'
   /** A copy of a fork whose copied prefix holds an approval request: without the lineage its decisions would authorise effects twice (spec/POSTGRES.md §10). */
   | 'COPY_DROPS_LINEAGE'
+  /** A copy into a fork holding nothing past its fork point: its first own steps would be another journal's (spec/APPROVALS.md §8). */
+  | 'COPY_INTO_FORK'
   /** An append on a journal opened read-only. */
   | 'READ_ONLY'
   /** An operation on a closed journal. */

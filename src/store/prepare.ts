@@ -103,12 +103,29 @@ function refuseLegacyApproval(step: StepInput, profile: RecordProfile): void {
   );
 }
 
+/**
+ * An approval request's seed is the writer's to draw (spec/APPROVALS.md §8, *Copies and forks*): with a seed of
+ * the caller's choosing, the request of another journal sharing this one's prefix — a fork's parent — could be
+ * appended byte for byte, with the same step hash, so that journal's decisions on it would authorise here too.
+ * Only a copy (ERASURE_WRITER) carries a record's seed over.
+ */
+function refuseChosenRequestSeed(step: StepInput, profile: RecordProfile): void {
+  const marks = step as { [ERASURE_WRITER]?: true; [LEGACY_APPROVAL_WRITER]?: true; kind?: unknown };
+  if (profile.id !== 'step/v3' || marks[ERASURE_WRITER] === true || marks[LEGACY_APPROVAL_WRITER] === true) return;
+  if (marks.kind !== 'approval.requested' || !Object.prototype.hasOwnProperty.call(step, 'seed')) return;
+  throw new StoreError(
+    'APPROVAL_INVALID',
+    'approval.requested refused in a stepchain/v3 journal (spec/APPROVALS.md §8): its seed is drawn by the writer; a chosen seed would reproduce another journal\'s request byte for byte, and make that journal\'s decisions on it count here; remove "seed"',
+  );
+}
+
 export function prepareStep(step: StepInput, blobThreshold: number, profile: RecordProfile): PreparedStep {
   // A copy's record in sealed form (ERASURE.md §6.4): written as the source stores it, never sealed again.
   const sealed = (step as { [SEALED_LINE]?: SealedLine })[SEALED_LINE];
   if (sealed !== undefined) return preparedSealed(sealed, profile);
   refuseReserved(step, profile);
   refuseLegacyApproval(step, profile);
+  refuseChosenRequestSeed(step, profile);
   // The walk that validates each field also serializes it, once: the seal joins these texts into the
   // line, and the idempotency key is made from them too.
   const checked = checkStepInput(step, profile);

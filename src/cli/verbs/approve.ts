@@ -23,6 +23,8 @@ function requestJson(a: ApprovalState): Record<string, unknown> {
     arguments: a.call.arguments,
     // What remains of a call some of whose values were erased (ERASURE.md §6.3): erased markers where they stood.
     ...(a.erased === true ? { erased: true } : {}),
+    // Copied from the parent when the journal was forked (APPROVALS.md §4): decides nothing here, never pending.
+    ...(a.forked === true ? { forked: true } : {}),
     // Only a request written before statement v2 carries the presented call's unsalted digest (APPROVALS.md §2.1).
     ...(a.digest === null ? {} : { digest: a.digest }),
     expires_at: a.expiresAt,
@@ -36,7 +38,8 @@ function requestJson(a: ApprovalState): Record<string, unknown> {
 }
 
 function listRequests(out: Output, all: ApprovalState[], pendingOnly: boolean): number {
-  const shown = pendingOnly ? all.filter((a) => a.status === 'pending') : all;
+  // A request a fork copied from its parent is not for deciding here (APPROVAL_FORKED): not offered as pending.
+  const shown = pendingOnly ? all.filter((a) => a.status === 'pending' && a.forked !== true) : all;
   if (out.json) {
     out.document('approve', { ok: true, requests: shown.map(requestJson) });
     return EXIT_OK;
@@ -50,7 +53,9 @@ function listRequests(out: Output, all: ApprovalState[], pendingOnly: boolean): 
         : ` by key ${a.approver.keyid}${a.approver.name === null ? '' : ` calling itself ${inline(JSON.stringify(a.approver.name))} (unpinned, self-named)`}`;
     const expiry = a.expiresAt === null ? '' : ` expires ${a.expiresAt}`;
     const name = a.erased === true && a.call.name === '' ? '‹erased›' : inline(JSON.stringify(a.call.name));
-    const erased = a.erased === true ? '  (values erased: not compared with what runs)' : '';
+    const erased =
+      (a.erased === true ? '  (values erased: not compared with what runs)' : '') +
+      (a.forked === true ? "  (the parent's, copied at the fork: authorises nothing here)" : '');
     out.print(`${inline(JSON.stringify(a.id))}  seq ${a.seq}  ${a.status}${who}${expiry}  ${name}${erased}`);
     // The whole call, never cut: what an approver signs binds exactly this (through the request's step hash).
     out.print(`    ${callText(a)}`);
