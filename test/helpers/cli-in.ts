@@ -1,7 +1,8 @@
 /**
  * The built CLI (dist/cli/main.js) as a child process run in one directory with colour off, as the tests
  * that drive it like a person would use it: `run` resolves to the exit code, stdout and stderr (it never
- * rejects), `ok` also expects exit 0, `append` writes `count` steps {input: {tag, i}} from `from` as a JSONL
+ * rejects), `feed` the same with `input` on its stdin and `env` over the environment, `ok` also expects exit
+ * 0, `append` writes `count` steps {input: {tag, i}} from `from` as a JSONL
  * file and appends them with `append --jsonl`.
  */
 import { execFile } from 'node:child_process';
@@ -20,22 +21,26 @@ export interface Run {
 
 export interface CliIn {
   run(...args: string[]): Promise<Run>;
+  feed(args: readonly string[], input?: string, env?: Record<string, string>): Promise<Run>;
   ok(...args: string[]): Promise<Run>;
   append(journal: string, from: number, count: number, tag?: string): Promise<void>;
 }
 
-export function cliIn(dir: string): CliIn {
-  const run = (...args: string[]): Promise<Run> =>
+/** `env` goes over process.env (and NO_COLOR=1) in every call; a call's own `env` over that. */
+export function cliIn(dir: string, env: Record<string, string> = {}): CliIn {
+  const feed = (args: readonly string[], input?: string, own: Record<string, string> = {}): Promise<Run> =>
     new Promise((resolve) => {
-      execFile(
+      const child = execFile(
         process.execPath,
         [CLI, ...args],
-        { cwd: dir, env: { ...process.env, NO_COLOR: '1' }, maxBuffer: 64 << 20 },
+        { cwd: dir, env: { ...process.env, NO_COLOR: '1', ...env, ...own }, maxBuffer: 64 << 20 },
         (error, stdout, stderr) => {
           resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
         },
       );
+      if (input !== undefined) child.stdin!.end(input);
     });
+  const run = (...args: string[]): Promise<Run> => feed(args);
   const ok = async (...args: string[]): Promise<Run> => {
     const r = await run(...args);
     expect(r.code, `${args.join(' ')}\n${r.stderr}`).toBe(0);
@@ -49,7 +54,7 @@ export function cliIn(dir: string): CliIn {
     );
     await ok('append', journal, '--jsonl', '--file', file);
   };
-  return { run, ok, append };
+  return { run, feed, ok, append };
 }
 
 /** The --json document on stdout. */
