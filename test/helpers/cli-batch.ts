@@ -10,7 +10,7 @@
  * it keep at least one real process per output path (test/attacks/cli-output.test.ts: every reading verb,
  * pipe and terminal), since only a real start exercises main.ts's start and the process's exit.
  */
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -43,30 +43,81 @@ function sh(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
-/** Runs `calls` in one process, in order; throws if the batch itself did not finish. */
-export function cliBatch(calls: readonly BatchCall[], options: { pty?: boolean } = {}): BatchOut[] {
+interface Started {
+  command: string;
+  args: string[];
+  options: { input: string; env: NodeJS.ProcessEnv; timeout: number };
+  results: string;
+  count: number;
+}
+
+function start(calls: readonly BatchCall[], pty: boolean): Started {
   dir ??= tempDir('cli-batch-');
   const n = made++;
   const callsFile = join(dir, `calls-${n}.json`);
-  const resultsFile = join(dir, `results-${n}.json`);
+  const results = join(dir, `results-${n}.json`);
   writeFileSync(callsFile, JSON.stringify(calls));
   const env = { ...process.env };
   delete env.NO_COLOR;
   delete env.FORCE_COLOR;
-  const node = [process.execPath, RUNNER, callsFile, resultsFile];
-  const r = options.pty
-    ? spawnSync('script', ['-qec', `stty -onlcr; ${node.map(sh).join(' ')}`, '/dev/null'], {
-        input: '',
-        env: { ...env, TERM: 'xterm-256color' },
-        timeout: 600_000,
-      })
-    : spawnSync(node[0]!, node.slice(1), { input: '', env, timeout: 600_000 });
+  const node = [process.execPath, RUNNER, callsFile, results];
+  return pty
+    ? {
+        command: 'script',
+        args: ['-qec', `stty -onlcr; ${node.map(sh).join(' ')}`, '/dev/null'],
+        options: { input: '', env: { ...env, TERM: 'xterm-256color' }, timeout: 600_000 },
+        results,
+        count: calls.length,
+      }
+    : {
+        command: node[0]!,
+        args: node.slice(1),
+        options: { input: '', env, timeout: 600_000 },
+        results,
+        count: calls.length,
+      };
+}
+
+function finish(s: Started, ended: { status: number | null; signal: string | null; output: string }): BatchOut[] {
   let results: BatchOut[];
   try {
-    results = JSON.parse(readFileSync(resultsFile, 'utf8')) as BatchOut[];
+    results = JSON.parse(readFileSync(s.results, 'utf8')) as BatchOut[];
   } catch {
-    throw new Error(`the CLI batch ended without results (status ${r.status}, ${r.signal}):\n${r.stdout}\n${r.stderr}`);
+    throw new Error(`the CLI batch ended without results (status ${ended.status}, ${ended.signal}):\n${ended.output}`);
   }
-  if (results.length !== calls.length) throw new Error(`the CLI batch answered ${results.length} of ${calls.length}`);
+  if (results.length !== s.count) throw new Error(`the CLI batch answered ${results.length} of ${s.count}`);
   return results;
+}
+
+/** Runs `calls` in one process, in order; throws if the batch itself did not finish. */
+export function cliBatch(calls: readonly BatchCall[], options: { pty?: boolean } = {}): BatchOut[] {
+  const s = start(calls, options.pty === true);
+  const r = spawnSync(s.command, s.args, s.options);
+  return finish(s, { status: r.status, signal: r.signal, output: `${r.stdout}\n${r.stderr}` });
+}
+
+/** cliBatch without blocking this process's event loop (a test that drives a browser meanwhile). */
+export function cliBatchAsync(calls: readonly BatchCall[], options: { pty?: boolean } = {}): Promise<BatchOut[]> {
+  const s = start(calls, options.pty === true);
+  return new Promise((resolve, reject) => {
+    const child = execFile(
+      s.command,
+      s.args,
+      { env: s.options.env, timeout: s.options.timeout, maxBuffer: 64 << 20 },
+      (error, stdout, stderr) => {
+        try {
+          resolve(finish(s, { status: child.exitCode, signal: child.signalCode, output: `${stdout}\n${stderr}` }));
+        } catch (e) {
+          reject(e instanceof Error && error ? new Error(`${e.message}\n${error.message}`) : e);
+        }
+      },
+    );
+    child.stdin!.end(s.options.input);
+  });
+}
+
+/** A batch's answer as cli-in.ts's Run: exit code, and stdout and stderr decoded as UTF-8. */
+export function asRun(o: BatchOut): { code: number; stdout: string; stderr: string } {
+  const utf8 = (s: string): string => Buffer.from(s, 'latin1').toString('utf8');
+  return { code: o.rc, stdout: utf8(o.out), stderr: utf8(o.err) };
 }
