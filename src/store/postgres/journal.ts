@@ -17,8 +17,8 @@ import { CommitQueue } from '../commit-queue.js';
 import { StoreError } from '../errors.js';
 import { assertSeq } from '../ids.js';
 import type { JournalMeta } from '../meta.js';
-import { afterOf, appendManyOf, queueSteps, writeRefusal } from '../append.js';
-import { STREAM_MANY, type StreamedBatch, type StreamOptions } from '../stream.js';
+import { appendManyStreaming, queueSteps, writeRefusal } from '../append.js';
+import { type StreamedBatch, type StreamOptions } from '../stream.js';
 import { streamRows } from '../rows/stream.js';
 import { capabilitiesOf } from '../../record/formats.js';
 import type { BlobPayload } from '../prepare.js';
@@ -115,16 +115,12 @@ export class PostgresJournal implements Journal, LineRewriter {
 
   /** A batch longer than STREAM_MANY goes as a stream (appendStream): the store's memory stays bounded beside the caller's array. */
   appendMany(steps: readonly StepInput[], options?: AppendOptions): Promise<AppendResult[]> {
-    return appendManyOf(steps, async (s) => {
-      if (s.length <= STREAM_MANY || afterOf(options) !== undefined) return this.enqueue(s, options);
-      const results: AppendResult[] = [];
-      await this.appendStream(s, {
-        onResults: (r) => {
-          for (const x of r) results.push(x);
-        },
-      });
-      return results;
-    });
+    return appendManyStreaming(
+      steps,
+      options,
+      (s, o) => this.enqueue(s, o),
+      (s, o) => this.appendStream(s, o),
+    );
   }
 
   /**

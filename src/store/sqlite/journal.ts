@@ -16,8 +16,8 @@ import { formatTimestamp } from '../../record/fields.js';
 import type { Genesis } from '../../record/formats.js';
 import type { StepInput } from '../../record/input.js';
 import type { StepRecord } from '../../record/seal.js';
-import { afterOf, appendManyOf, queueSteps, writeRefusal } from '../append.js';
-import { STREAM_MANY, type StreamedBatch, type StreamOptions } from '../stream.js';
+import { appendManyStreaming, queueSteps, writeRefusal } from '../append.js';
+import { type StreamedBatch, type StreamOptions } from '../stream.js';
 import { streamRows } from '../rows/stream.js';
 import { capabilitiesOf } from '../../record/formats.js';
 import { CommitQueue } from '../commit-queue.js';
@@ -148,16 +148,12 @@ export class SqliteJournal implements Journal, LineRewriter {
 
   /** A batch longer than STREAM_MANY goes as a stream (appendStream): the store's memory stays bounded beside the caller's array. */
   appendMany(steps: readonly StepInput[], options?: AppendOptions): Promise<AppendResult[]> {
-    return appendManyOf(steps, async (s) => {
-      if (s.length <= STREAM_MANY || afterOf(options) !== undefined) return this.enqueue(s, options);
-      const results: AppendResult[] = [];
-      await this.appendStream(s, {
-        onResults: (r) => {
-          for (const x of r) results.push(x);
-        },
-      });
-      return results;
-    });
+    return appendManyStreaming(
+      steps,
+      options,
+      (s, o) => this.enqueue(s, o),
+      (s, o) => this.appendStream(s, o),
+    );
   }
 
   /**
