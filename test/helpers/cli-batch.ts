@@ -10,17 +10,21 @@
  * it keep at least one real process per output path (test/attacks/cli-output.test.ts: every reading verb,
  * pipe and terminal), since only a real start exercises main.ts's start and the process's exit.
  */
-import { execFile, spawnSync } from 'node:child_process';
+import { execFile, fork, spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { afterAll } from 'vitest';
 import { tempDir } from './tmp.js';
 
 const RUNNER = fileURLToPath(new URL('./cli-batch-runner.mjs', import.meta.url));
+const SERVE = fileURLToPath(new URL('./cli-serve.mjs', import.meta.url));
 
 export interface BatchCall {
   args: string[];
   cwd: string;
+  /** What the call reads on stdin (UTF-8); an empty stream when absent. */
+  input?: string;
   /** A directory whose snapshotOf (test/helpers/dir-snapshot.mjs) is taken right after the call. */
   snapshot?: string;
 }
@@ -120,4 +124,46 @@ export function cliBatchAsync(calls: readonly BatchCall[], options: { pty?: bool
 export function asRun(o: BatchOut): { code: number; stdout: string; stderr: string } {
   const utf8 = (s: string): string => Buffer.from(s, 'latin1').toString('utf8');
   return { code: o.rc, stdout: utf8(o.out), stderr: utf8(o.err) };
+}
+
+export interface CliServer {
+  /** Runs `call` after every call asked before it; resolves with its answer. */
+  run(call: BatchCall): Promise<BatchOut>;
+}
+
+/**
+ * One process of the built CLI that answers calls as they come (test/helpers/cli-serve.mjs), for a test whose
+ * next arguments depend on the last answer: cliBatch's saving without knowing every call up front. Its stdout
+ * and stderr are pipes, as a piped start's would be. Stopped after the file's tests.
+ */
+export function cliServer(): CliServer {
+  const env = { ...process.env };
+  delete env.NO_COLOR;
+  delete env.FORCE_COLOR;
+  const child = fork(SERVE, [], { stdio: ['pipe', 'pipe', 'pipe', 'ipc'], env });
+  child.stdin!.end(); // a call without input reads an ended stdin, as a started process given none would
+  child.stdout!.resume();
+  let errors = '';
+  child.stderr!.on('data', (d: Buffer) => (errors += d.toString()));
+  const pending = new Map<number, { resolve: (o: BatchOut) => void; reject: (e: Error) => void }>();
+  let next = 0;
+  child.on('message', (m: { id: number; result: BatchOut }) => {
+    pending.get(m.id)?.resolve(m.result);
+    pending.delete(m.id);
+  });
+  child.on('exit', (code, signal) => {
+    for (const p of pending.values()) p.reject(new Error(`the CLI server ended (${code ?? signal}):\n${errors}`));
+    pending.clear();
+  });
+  afterAll(() => {
+    child.kill();
+  });
+  return {
+    run: (call) =>
+      new Promise((resolve, reject) => {
+        const id = next++;
+        pending.set(id, { resolve, reject });
+        child.send({ id, call });
+      }),
+  };
 }
