@@ -1,7 +1,8 @@
 /**
- * Many invocations of the built CLI (dist/cli/main.js) in ONE Node process (test/helpers/cli-batch-runner.mjs):
- * each runs the built entry afresh with its own argv, working directory and exit code, its stdout and stderr
- * captured byte for byte. A start of Node and of the CLI's verbs costs more than most of the checks the
+ * Many invocations of the built CLI (dist/cli/main.js) in ONE Node process (test/helpers/cli-call.mjs, run by
+ * cli-batch-runner.mjs for a batch known up front, by cli-serve.mjs for calls that come one by one): each
+ * runs the built entry afresh with its own argv, working directory, stdin and exit code, its stdout and
+ * stderr captured byte for byte. test/cli/human-output.test.ts's goldens pass unchanged through it. A start of Node and of the CLI's verbs costs more than most of the checks the
  * attack tests make, and those tests run hundreds of them; a batch pays for one.
  *
  * `pty: true` starts the batch under `script`, so that stdout and stderr are a terminal (isTTY, columns, the

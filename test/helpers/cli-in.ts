@@ -3,13 +3,17 @@
  * that drive it like a person would use it: `run` resolves to the exit code, stdout and stderr (it never
  * rejects), `feed` the same with `input` on its stdin and `env` over the environment, `ok` also expects exit
  * 0, `append` writes `count` steps {input: {tag, i}} from `from` as a JSONL
- * file and appends them with `append --jsonl`.
+ * file and appends them with `append --jsonl`. With `inProcess`, the calls that set no environment of their own
+ * run in one process of the built CLI (test/helpers/cli-batch.ts cliServer: the built entry run afresh per
+ * call, stdio captured as from pipes): for files that check what verbs print and decide, not how a process
+ * starts or ends; the rest of the suite starts the CLI for real.
  */
 import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
+import { asRun, cliServer } from './cli-batch.js';
 
 export const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 
@@ -27,8 +31,13 @@ export interface CliIn {
 }
 
 /** `env` goes over process.env (and NO_COLOR=1) in every call; a call's own `env` over that. */
-export function cliIn(dir: string, env: Record<string, string> = {}): CliIn {
+export function cliIn(dir: string, env: Record<string, string> = {}, options: { inProcess?: boolean } = {}): CliIn {
+  const server = options.inProcess && Object.keys(env).length === 0 ? cliServer() : null;
   const feed = (args: readonly string[], input?: string, own: Record<string, string> = {}): Promise<Run> =>
+    server !== null && Object.keys(own).length === 0
+      ? server.run({ args: [...args], cwd: dir, ...(input === undefined ? {} : { input }) }).then(asRun)
+      : spawned(args, input, own);
+  const spawned = (args: readonly string[], input: string | undefined, own: Record<string, string>): Promise<Run> =>
     new Promise((resolve) => {
       const child = execFile(
         process.execPath,
