@@ -21,7 +21,7 @@ const dir = tempDir('stepchain-erasure-outsider3-');
 const SECRET = 'secretmail@example.org';
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const { feed: run } = cliIn(dir);
+const { feed: run } = cliIn(dir, {}, { inProcess: true });
 
 /** A v3 run journal `<store>/r` whose request req-1 presents unlock {pin}, granted by alice (a real `approve`). */
 async function granted(store: string): Promise<void> {

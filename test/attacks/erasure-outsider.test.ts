@@ -24,7 +24,7 @@ import { tempDir } from '../helpers/tmp.js';
 const dir = tempDir('stepchain-erasure-outsider-');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const { feed: run } = cliIn(dir);
+const { feed: run } = cliIn(dir, {}, { inProcess: true });
 const bucketText = (j: string): string =>
   readdirSync(join(dir, j, 'buckets'))
     .filter((n) => n.endsWith('.jsonl'))

@@ -19,7 +19,7 @@ import { agentReceipts, type AgentReceipts } from './fixtures.js';
 import { pageInputs, verifyArgs, type Pins } from './pins.js';
 
 const dir = tempDir('stepchain-verdict-table-');
-const cliDir = cliIn(dir);
+const cliDir = cliIn(dir, {}, { inProcess: true });
 const { ok, append } = cliDir;
 
 /** A receipt with one character of a step's content changed, the same length: the chain breaks there. */
