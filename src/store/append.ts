@@ -9,6 +9,7 @@ import type { CommitQueue } from './commit-queue.js';
 import { StoreError } from './errors.js';
 import type { JournalParts } from './parts-prepare.js';
 import { prepareSteps } from './prepare.js';
+import { STREAM_MANY, type StreamOptions } from './stream.js';
 import type { AppendOptions, AppendResult, JournalConfig } from './types.js';
 
 /** appendMany(steps): an array (OPTION_INVALID otherwise); none is no append at all. */
@@ -20,6 +21,29 @@ export function appendManyOf(
     return Promise.reject(new StoreError('OPTION_INVALID', 'appendMany takes an array of steps'));
   if (steps.length === 0) return Promise.resolve([]);
   return append(steps);
+}
+
+/**
+ * appendMany of a store that streams (FILE-STORE.md §18, SQLITE.md §6, POSTGRES.md §6): a batch longer than
+ * STREAM_MANY goes as one streamed batch, so the store's memory stays bounded beside the caller's array; a
+ * shorter one, or one that names `after`, goes through the store's queue.
+ */
+export function appendManyStreaming(
+  steps: readonly StepInput[],
+  options: AppendOptions | undefined,
+  enqueue: (steps: readonly StepInput[], options?: AppendOptions) => Promise<AppendResult[]>,
+  stream: (steps: readonly StepInput[], options: StreamOptions) => Promise<unknown>,
+): Promise<AppendResult[]> {
+  return appendManyOf(steps, async (s) => {
+    if (s.length <= STREAM_MANY || afterOf(options) !== undefined) return enqueue(s, options);
+    const results: AppendResult[] = [];
+    await stream(s, {
+      onResults: (r) => {
+        for (const x of r) results.push(x);
+      },
+    });
+    return results;
+  });
 }
 
 /** The seq an append must follow (AppendOptions.after), checked at the boundary: undefined when none is asked for. */

@@ -6,28 +6,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson } from '../../src/canonical/jcs.js';
 import { callForm, storedCall } from '../../src/approval/calls.js';
-import { STEP_V3 } from '../../src/record/v3.js';
-
-const SEED = 'ab'.repeat(32);
-const PREV = 'sha256:' + 'cd'.repeat(32);
-/** A value that holds the tail's own shape: `"step_id":…,"tool_call":{…}` nested where a reader could be fooled. */
-const lookalike = fc.record({
-  seq: fc.nat(),
-  step_hash: fc.constant(PREV),
-  step_id: fc.string(),
-  tool_call: fc.record({ arguments: fc.jsonValue({ maxDepth: 2 }), name: fc.string() }),
-});
-const args = fc.oneof(fc.jsonValue({ maxDepth: 3 }), lookalike, fc.record({ x: lookalike, y: fc.string() }));
-
-function sealed(step: Record<string, unknown>, seq: number, stepId: string, ts: string): string {
-  const texts: Record<string, string> = {};
-  for (const f of ['kind', 'ref', 'input', 'model', 'prompt', 'tool_call', 'result', 'error'])
-    texts[f] = canonicalJson(step[f] ?? null);
-  if (step.meta !== undefined) texts.meta = canonicalJson(step.meta);
-  return STEP_V3.seal(texts as never, { seq, stepId, ts, prevHash: PREV, seed: SEED }).line.slice(0, -1);
-}
+import { sealedV3 as sealed, trickyValue as args } from '../helpers/sealed-lines.js';
 
 describe('a call read from a stored line without parsing it', () => {
   it('is refused or exactly what a parse gives', () => {

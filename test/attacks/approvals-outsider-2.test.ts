@@ -12,12 +12,10 @@
  * - verifyReceipt's options: a malformed `approvers` pin read as ARCHIVE_INVALID, a co-signer given as
  *   `{publicKey}` as TIMESTAMP_INVALID; each is now a code naming the option.
  */
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../src/canonical/jcs.js';
 import { signApproval } from '../../src/approval/sign.js';
@@ -34,6 +32,7 @@ import { LEGACY_APPROVAL_WRITER } from '../../src/store/prepare.js';
 import type { Journal } from '../../src/store/types.js';
 import { verifyReceipt } from '../../src/verifier/index.js';
 import { alice, v3Run } from '../approval/helpers.js';
+import { cliIn } from '../helpers/cli-in.js';
 import { published, reforge } from '../redact/v3-helpers.js';
 
 const dirs: string[] = [];
@@ -304,16 +303,9 @@ describe("verifyReceipt's options: a malformed pin names the option", () => {
 });
 
 describe('outsider 3, F2 through the CLI', () => {
-  const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
   it('stepchain append refuses a pre-v2 request (APPROVAL_LEGACY), nothing written', async () => {
     const dir = fresh();
-    const run = (args: string[], input?: string): Promise<{ code: number; stderr: string }> =>
-      new Promise((resolve) => {
-        const child = execFile(process.execPath, [CLI, ...args], { cwd: dir }, (err, _out, stderr) =>
-          resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stderr }),
-        );
-        if (input !== undefined) child.stdin!.end(input);
-      });
+    const { feed: run } = cliIn(dir);
     expect((await run(['init', 'j', '--format', 'v3'])).code).toBe(0);
     const req = {
       kind: 'approval.requested',

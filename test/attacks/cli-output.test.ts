@@ -12,10 +12,12 @@
  * attack the product held, kept as a regression test.
  */
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
+import { cliBatch, type BatchCall } from '../helpers/cli-batch.js';
+import { snapshotOf } from '../helpers/dir-snapshot.mjs';
 import { tempDir } from '../helpers/tmp.js';
 
 const ROOT = resolve(__dirname, '..', '..');
@@ -55,6 +57,28 @@ function cli(args: string[], opts: { cwd: string; input?: string | Buffer; pty?:
   const m = /@@rc=(\d+)/.exec(raw);
   const out = raw.replace(/@@rc=\d+\r?\n?/, '');
   return { rc: m ? Number(m[1]) : null, out, err: '', all: out };
+}
+
+/**
+ * Runs `calls` through the built CLI in one process (test/helpers/cli-batch.ts), each answered as `cli` would
+ * answer it. Every reading verb still runs as a real process of its own, piped and under a pty, in 'held:
+ * hostile step content on the reading verbs' and the 'succeeded' attacks: the batches carry the many
+ * repetitions of the same output paths over more journals.
+ */
+function batch(calls: readonly BatchCall[], pty: boolean): Array<Out & { snapshot?: string }> {
+  return cliBatch(calls, { pty }).map((r) => ({
+    rc: r.rc,
+    out: pty ? r.all : r.out,
+    err: pty ? '' : r.err,
+    all: pty ? r.all : `${r.out}\n${r.err}`,
+    ...(r.snapshot === undefined ? {} : { snapshot: r.snapshot }),
+  }));
+}
+
+/** `make()` on first use, then its result: a batch is run when the first test that reads it runs. */
+function once<T>(make: () => T): () => T {
+  let made: { value: T } | undefined;
+  return () => (made ??= { value: make() }).value;
 }
 
 const latin = (s: string): string => Buffer.from(s, 'utf8').toString('latin1');
@@ -116,16 +140,7 @@ function expectClean(o: Out, pty: boolean, label: string): void {
   expect(STACK.test(o.all), `${label}: a stack trace`).toBe(false);
 }
 
-function snapshot(dir: string): string {
-  const files = readdirSync(dir, { recursive: true }) as string[];
-  return JSON.stringify(
-    files.sort().map((f) => {
-      const p = join(dir, f);
-      const st = statSync(p);
-      return [f, st.mode, st.isFile() ? readFileSync(p).toString('base64') : null];
-    }),
-  );
-}
+const snapshot = snapshotOf;
 
 function writeStep(dir: string, name: string, step: unknown): string {
   writeFileSync(join(dir, name), JSON.stringify(step));
@@ -432,10 +447,20 @@ describe('held: hostile run identity and effects on the run verbs', () => {
     ['head', 'runs/r1'],
     ['verify', 'r.tar.gz', '--json'],
   ];
+  // The agent bundle's verb and the shell's own run as real processes; the rest in one batch per mode.
+  const real = (args: string[]): boolean => ['effect list runs/r1', 'runs runs'].includes(args.join(' '));
+  const batched = modes.map((pty) =>
+    once(() =>
+      batch(
+        verbs.filter((a) => !real(a)).map((args) => ({ args, cwd: d })),
+        pty,
+      ),
+    ),
+  );
   for (const args of verbs) {
-    for (const pty of modes) {
+    for (const [m, pty] of modes.entries()) {
       it(`${args.join(' ').slice(0, 40)} (${modeName(pty)}): clean`, () => {
-        const o = cli(args, { cwd: d, pty });
+        const o = real(args) ? cli(args, { cwd: d, pty }) : batched[m]!()[verbs.filter((a) => !real(a)).indexOf(args)]!;
         expect(o.rc).toBe(0);
         expectClean(o, pty, args.join(' '));
         if (!pty && args.includes('--json')) expect(() => JSON.parse(o.out)).not.toThrow();
@@ -528,23 +553,36 @@ describe('held: hand-made journals whose problem messages quote hostile bytes', 
       true,
     ],
   ];
-  for (const [name, make, valid] of variants) {
-    it(`${name}: ${valid ? 'valid, with a warning' : 'INVALID'}; no raw bytes, no forged ✔, journal untouched`, () => {
-      const p = join(base, name.replace(/\W+/g, '-'));
+  const verbsOn = (p: string): string[][] => [
+    ['verify', p],
+    ['log', p],
+    ['verify', p, '--json'],
+    ['log', p, '--json'],
+    ['show', p, '0'],
+    ['head', p],
+    ['doctor', p],
+  ];
+  const dirOf = (name: string): string => join(base, name.replace(/\W+/g, '-'));
+  // Every variant made and snapshotted first, then every verb on every variant in one batch per mode.
+  const runs = once(() => {
+    const before = variants.map(([name, make]) => {
+      const p = dirOf(name);
       cpSync(join(base, 'j'), p, { recursive: true });
       make(p);
-      const before = snapshot(p);
-      for (const pty of modes) {
-        for (const args of [
-          ['verify', p],
-          ['log', p],
-          ['verify', p, '--json'],
-          ['log', p, '--json'],
-          ['show', p, '0'],
-          ['head', p],
-          ['doctor', p],
-        ]) {
-          const o = cli(args, { cwd: base, pty });
+      return snapshot(p);
+    });
+    const calls = variants.flatMap(([name]) => verbsOn(dirOf(name)).map((args) => ({ args, cwd: base })));
+    const outs = modes.map((pty) => batch(calls, pty));
+    return { before, outs, per: verbsOn('').length };
+  });
+  for (const [v, [name, , valid]] of variants.entries()) {
+    it(`${name}: ${valid ? 'valid, with a warning' : 'INVALID'}; no raw bytes, no forged ✔, journal untouched`, () => {
+      const p = dirOf(name);
+      const { before: all, outs, per } = runs();
+      const before = all[v]!;
+      for (const [m, pty] of modes.entries()) {
+        for (const [i, args] of verbsOn(p).entries()) {
+          const o = outs[m]![v * per + i]!;
           expectClean(o, pty, `${args.join(' ')} ${modeName(pty)}`);
           if (!pty && args.includes('--json')) expect(() => JSON.parse(o.out)).not.toThrow();
           if (args[0] === 'verify' && !args.includes('--json')) {
@@ -619,16 +657,25 @@ describe('held: receipts with hostile tar entry names and manifest members', () 
       tar([[entries[0]![0], Buffer.from(man.replace(jcsStr(manFormat.format), jcsStr(hs)))], ...entries.slice(1)]),
     ],
   ];
-  for (const [name, bytes] of cases) {
+  const fileOf = (name: string): string => `${name.replace(/\W+/g, '-')}.tar`;
+  // Every receipt written, then `verify` of each in one batch per mode and `verify --json` of each (a pipe,
+  // the same in either mode, so run once) in the pipe's batch.
+  const runs = once(() => {
+    for (const [name, bytes] of cases) writeFileSync(join(d, fileOf(name)), bytes);
+    const verify = cases.map(([name]) => ({ args: ['verify', fileOf(name)], cwd: d }));
+    const json = cases.map(([name]) => ({ args: ['verify', fileOf(name), '--json'], cwd: d }));
+    const [pipe, ...pty] = modes.map((t) => batch(t ? verify : [...verify, ...json], t));
+    return { verify: [pipe!.slice(0, cases.length), ...pty], json: pipe!.slice(cases.length) };
+  });
+  for (const [c, [name]] of cases.entries()) {
     it(`${name}: INVALID, every byte escaped, no forged ✔`, () => {
-      const f = `${name.replace(/\W+/g, '-')}.tar`;
-      writeFileSync(join(d, f), bytes);
-      for (const pty of modes) {
-        const o = cli(['verify', f], { cwd: d, pty });
+      const f = fileOf(name);
+      for (const [m, pty] of modes.entries()) {
+        const o = runs().verify[m]![c]!;
         expect(o.rc, o.all).toBe(1);
         expectClean(o, pty, `verify ${f} ${modeName(pty)}`);
         expect(txt(o)).toMatch(/✘ INVALID receipt/);
-        const j = cli(['verify', f, '--json'], { cwd: d });
+        const j = runs().json[c]!;
         expect((JSON.parse(j.out) as { ok: boolean }).ok).toBe(false);
       }
     });
@@ -649,34 +696,55 @@ describe('held: log on valid chains, read-only verbs, tampering', () => {
     quarantine: (p) => writeFileSync(join(p, 'buckets', '0000000000000000.jsonl.quarantine-1'), 'junk'),
     'lock dir left behind': (p) => mkdirSync(join(p, 'journal.lock')),
   };
-  for (const [name, make] of Object.entries(variants)) {
-    it(`${name}: log says verified (never "does not hold"); read-only verbs leave it byte-identical`, () => {
-      const p = join(d, name.replace(/\W+/g, '-'));
+  const dirOf = (name: string): string => join(d, name.replace(/\W+/g, '-'));
+  const readOnly = (name: string, p: string): string[][] => [
+    ['show', p, '0'],
+    ['head', p],
+    ['verify', p],
+    ['verify', p, '--json'],
+    ['export', p, '-o', join(d, `${name}.tgz`)],
+    ['diff', p, join(d, 'a')],
+    ['runs', d],
+    ['doctor', p],
+    ['prove', p, '--from', '0', '--to', '0', '-o', join(d, `${name}.proof`)],
+    ['publish', p, '--policy', '/dev/null', '-o', join(d, `${name}.pub.tgz`)],
+  ];
+  // Each variant made and snapshotted first; then, in one batch, `log`, `log --json` and the read-only verbs
+  // on each, the variant's snapshot taken after each of its verbs.
+  const runs = once(() => {
+    const before = Object.entries(variants).map(([name, make]) => {
+      const p = dirOf(name);
       cpSync(join(d, 'a'), p, { recursive: true });
       make(p);
-      const before = snapshot(p);
-      const log = cli(['log', p], { cwd: d });
-      expect(log.rc).toBe(0);
-      expect(txt(log)).toMatch(/✔ chain verified: 2 steps/);
-      expect(txt(log)).not.toMatch(/not hold/i);
-      const lj = JSON.parse(cli(['log', p, '--json'], { cwd: d }).out) as { ok: boolean };
+      return snapshot(p);
+    });
+    const calls = Object.keys(variants).flatMap((name) => {
+      const p = dirOf(name);
+      return [
+        { args: ['log', p], cwd: d },
+        { args: ['log', p, '--json'], cwd: d },
+        ...readOnly(name, p).map((args) => ({ args, cwd: d, snapshot: p })),
+      ];
+    });
+    return { before, outs: batch(calls, false), per: 2 + readOnly('', '').length };
+  });
+  for (const [v, name] of Object.keys(variants).entries()) {
+    it(`${name}: log says verified (never "does not hold"); read-only verbs leave it byte-identical`, () => {
+      const p = dirOf(name);
+      const { before: all, outs, per } = runs();
+      const before = all[v]!;
+      const [log, logJson, ...rest] = outs.slice(v * per, (v + 1) * per);
+      expect(log!.rc).toBe(0);
+      expect(txt(log!)).toMatch(/✔ chain verified: 2 steps/);
+      expect(txt(log!)).not.toMatch(/not hold/i);
+      const lj = JSON.parse(logJson!.out) as { ok: boolean };
       expect(lj.ok).toBe(true);
-      for (const args of [
-        ['show', p, '0'],
-        ['head', p],
-        ['verify', p],
-        ['verify', p, '--json'],
-        ['export', p, '-o', join(d, `${name}.tgz`)],
-        ['diff', p, join(d, 'a')],
-        ['runs', d],
-        ['doctor', p],
-        ['prove', p, '--from', '0', '--to', '0', '-o', join(d, `${name}.proof`)],
-        ['publish', p, '--policy', '/dev/null', '-o', join(d, `${name}.pub.tgz`)],
-      ]) {
-        const o = cli(args, { cwd: d });
+      for (const [i, args] of readOnly(name, p).entries()) {
+        const o = rest[i]!;
         expect(STACK.test(o.all), `${args.join(' ')}: ${o.all}`).toBe(false);
-        expect(snapshot(p), args.join(' ')).toBe(before);
+        expect(o.snapshot, args.join(' ')).toBe(before);
       }
+      expect(snapshot(p)).toBe(before);
     });
   }
 

@@ -19,18 +19,16 @@
  * - 7: `copy` refused every journal holding an erased value (JOURNAL_CORRUPT, ERASURE_UNRECORDED) though it
  *   verified: it judged each sealed record before reading its erasure record, and could not re-append one.
  */
-import { execFile } from 'node:child_process';
 import { readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { unitAt } from '../../src/record/v3/erasure.js';
 import { FileStore } from '../../src/store/file/store.js';
 import { ERASURE_WRITER } from '../../src/store/prepare.js';
+import { cliIn } from '../helpers/cli-in.js';
 import { tempDir } from '../helpers/tmp.js';
 
-const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const dir = tempDir('stepchain-erasure-outsider2-');
 const server = new URL(inject('pgUrl'));
 const schema = `erasure_outsider2_${process.pid}`;
@@ -50,24 +48,7 @@ function pgLocation(journal: string): string {
   return u.toString();
 }
 
-interface Ran {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-function run(args: string[], input?: string): Promise<Ran> {
-  return new Promise((resolve) => {
-    const child = execFile(
-      process.execPath,
-      [CLI, ...args],
-      { cwd: dir, env: { ...process.env, NO_COLOR: '1', PGPASSWORD: decodeURIComponent(server.password) } },
-      (error, stdout, stderr) => {
-        resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr });
-      },
-    );
-    if (input !== undefined) child.stdin!.end(input);
-  });
-}
+const { feed: run } = cliIn(dir, { PGPASSWORD: decodeURIComponent(server.password) });
 
 /** Every byte under `path` (a file or a folder, walked), as text: where an erased value must not be. */
 function bytesUnder(path: string): string {

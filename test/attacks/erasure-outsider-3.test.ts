@@ -10,37 +10,18 @@
  *   completion APPROVAL_MISSING, the journal INVALID and the run unresumable; now the completion is
  *   APPROVAL_UNCHECKED (a notice, §5 step 5).
  */
-import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FileStore, resumeRun, startRun } from '../../src/index.js';
+import { cliIn } from '../helpers/cli-in.js';
 import { tempDir } from '../helpers/tmp.js';
 
-const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const dir = tempDir('stepchain-erasure-outsider3-');
 const SECRET = 'secretmail@example.org';
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-interface Ran {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-function run(args: string[], input?: string, env: Record<string, string> = {}): Promise<Ran> {
-  return new Promise((resolve) => {
-    const child = execFile(
-      process.execPath,
-      [CLI, ...args],
-      { cwd: dir, env: { ...process.env, NO_COLOR: '1', ...env } },
-      (error, stdout, stderr) => {
-        resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr });
-      },
-    );
-    if (input !== undefined) child.stdin!.end(input);
-  });
-}
+const { feed: run } = cliIn(dir, {}, { inProcess: true });
 
 /** A v3 run journal `<store>/r` whose request req-1 presents unlock {pin}, granted by alice (a real `approve`). */
 async function granted(store: string): Promise<void> {
@@ -99,12 +80,7 @@ describe('erasure: the fourth outsider findings (real processes)', { timeout: 30
     for await (const l of fork.lines({ from: 1, to: 1 }))
       hash = (JSON.parse(l.text) as { step_hash: string }).step_hash;
     await fork.close();
-    const append = await new Promise<Ran>((resolve) => {
-      const child = execFile(process.execPath, [CLI, 'append', 'c3b/f'], { cwd: dir }, (error, stdout, stderr) =>
-        resolve({ code: error ? 1 : 0, stdout, stderr }),
-      );
-      child.stdin!.end(effect.replace('"x"', JSON.stringify(hash)) + '\n');
-    });
+    const append = await run(['append', 'c3b/f'], effect.replace('"x"', JSON.stringify(hash)) + '\n');
     expect(append.code).toBe(0);
     const before = await run(['verify', 'c3b/f']);
     expect(before.code).toBe(1);

@@ -12,38 +12,19 @@
  *   stuck (SEALED_INVALID after the erasure record).
  * - ERASURE.md §4 step 7: a part that only the erased value referenced is deleted with its index entry.
  */
-import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { refuseUnerasable, unitAt } from '../../src/record/v3/erasure.js';
 import { FileStore } from '../../src/store/file/store.js';
 import { ERASURE_WRITER } from '../../src/store/prepare.js';
+import { cliIn, type Run as Ran } from '../helpers/cli-in.js';
 import { tempDir } from '../helpers/tmp.js';
 
-const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const dir = tempDir('stepchain-erasure-outsider-');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-interface Ran {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-function run(args: string[], input?: string, env: Record<string, string> = {}): Promise<Ran> {
-  return new Promise((resolve) => {
-    const child = execFile(
-      process.execPath,
-      [CLI, ...args],
-      { cwd: dir, env: { ...process.env, NO_COLOR: '1', ...env } },
-      (error, stdout, stderr) => {
-        resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr });
-      },
-    );
-    if (input !== undefined) child.stdin!.end(input);
-  });
-}
+const { feed: run } = cliIn(dir, {}, { inProcess: true });
 const bucketText = (j: string): string =>
   readdirSync(join(dir, j, 'buckets'))
     .filter((n) => n.endsWith('.jsonl'))

@@ -11,6 +11,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
+  cpSync,
   existsSync,
   mkdirSync,
   readFileSync,
@@ -100,10 +101,34 @@ async function verifyOk(journal: string): Promise<number> {
   return v.steps;
 }
 
+/**
+ * A folder `build` makes once per file, with the real processes every fixture here is made with; each call
+ * copies it into a fresh folder. The races run on the copies; making the same fixture again for each test
+ * only cost a process start each.
+ */
+function template(build: (dir: string) => Promise<void>): () => Promise<string> {
+  let built: Promise<string> | undefined;
+  return async () => {
+    built ??= (async () => {
+      const d = tempDir();
+      await build(d);
+      return d;
+    })();
+    const dir = tempDir();
+    cpSync(await built, dir, { recursive: true });
+    return dir;
+  };
+}
+
+/** A run journal r1 (`init --agent attacker`, by the CLI). */
+const runTemplate = template(async (d) => {
+  const r = await cli(['init', join(d, 'r1'), '--agent', 'attacker']);
+  expect(r.rc, r.err).toBe(0);
+});
+
 async function initRun(dir: string, name = 'r1'): Promise<string> {
   const j = join(dir, name);
-  const r = await cli(['init', j, '--agent', 'attacker']);
-  expect(r.rc, r.err).toBe(0);
+  cpSync(join(await runTemplate(), 'r1'), j, { recursive: true });
   return j;
 }
 
@@ -445,15 +470,13 @@ catch (e) { console.log(e.code + ' ' + e.message); }`,
 }
 
 describe.runIf(LINUX)('hand-crafted lock records (FILE-STORE.md §8)', () => {
-  async function setup(): Promise<string> {
-    const dir = tempDir();
+  const setup = template(async (dir) => {
     const r = await script(
       `const s = new L.FileStore(process.argv[1]); const j = await s.create('j'); await j.append({ input: 0 }); await j.close();`,
       { args: [dir] },
     );
     expect(r.rc, r.err).toBe(0);
-    return dir;
-  }
+  });
 
   it('a live holder on this host (right start), lock 10 min stale: never broken; the waiter fails LOCK_TIMEOUT naming its pid', async () => {
     const dir = await setup();
@@ -470,7 +493,9 @@ describe.runIf(LINUX)('hand-crafted lock records (FILE-STORE.md §8)', () => {
     }
   }, 30_000);
 
-  it.each([
+  // Side by side: each case has its own journal and holder, and its lock is 10 minutes past stale, so no case
+  // waits on a clock; one after another they only waited on each other's process starts.
+  it.concurrent.each([
     [
       'a reused pid (live, another start)',
       (p: number) => ({ host: hostId(), hostname: 'h', pid: p, start: '123' }),
@@ -551,15 +576,13 @@ describe.runIf(LINUX)('hand-crafted lock records (FILE-STORE.md §8)', () => {
 // ───────────────────────────── stopped and killed writers ─────────────────────────────
 
 describe.runIf(LINUX)('stopped and killed writers of a streamed batch (FILE-STORE.md §8, §18)', () => {
-  async function setup(): Promise<string> {
-    const dir = tempDir();
+  const setup = template(async (dir) => {
     const r = await script(
       `const s = new L.FileStore(process.argv[1]); const j = await s.create('j'); await j.append({ input: 'g' }); await j.close();`,
       { args: [dir] },
     );
     expect(r.rc, r.err).toBe(0);
-    return dir;
-  }
+  });
   const line = (i: number) => JSON.stringify({ input: `b${i}`, result: 'x'.repeat(100) }) + '\n';
 
   it('`append --jsonl` SIGSTOPped past stale holding the lock: never robbed, a waiter gets LOCK_TIMEOUT naming it, readers never see the batch; on SIGCONT it commits whole', async () => {

@@ -10,19 +10,11 @@ import { afterEach, expect, test } from 'vitest';
 import { checkBatch, lineHashEngine, type LineBatch } from '../../src/chain/batch.js';
 import { nobleBackend, nodeBackend, setSha256Backend, sha256IsPortable } from '../../src/canonical/sha256.js';
 import { FORMAT_V1 } from '../../src/record/v1.js';
-import { buildChain } from '../helpers/chains.js';
+import { buildChain, lineBatch } from '../helpers/chains.js';
 
 const enc = new TextEncoder();
 
-function batchOf(lines: Uint8Array[]): LineBatch {
-  const ends = new Uint32Array(lines.length);
-  let at = 0;
-  lines.forEach((l, i) => void (ends[i] = at += l.length));
-  const bytes = new Uint8Array(at);
-  at = 0;
-  for (const l of lines) bytes.set(l, (at += l.length) - l.length);
-  return { format: FORMAT_V1, bytes, ends };
-}
+const batchOf = (lines: Uint8Array[]): LineBatch => lineBatch(FORMAT_V1, lines);
 
 afterEach(() => setSha256Backend(nodeBackend!));
 

@@ -16,27 +16,16 @@ import {
   type PackedFacts,
 } from '../../src/chain/batch.js';
 import { ChainFeeder } from '../../src/chain/feeder.js';
-import { ChainVerifier, checkLineBytes, type VerifiedLine } from '../../src/chain/index.js';
+import { ChainVerifier, checkLineBytes } from '../../src/chain/index.js';
 import { journalFormat } from '../../src/record/formats.js';
-import { buildChain, type BuiltChain, type ContentSpec } from '../helpers/chains.js';
+import { buildChain, seenLine, type BuiltChain, type ContentSpec } from '../helpers/chains.js';
 
 const enc = new TextEncoder();
 const D = (c: string): string => `sha256:${c.repeat(64)}`;
 /** A chain's stored lines, without their newlines, as bytes. */
 const lineBytes = (chain: BuiltChain): Uint8Array[] => chain.lines.map((l) => enc.encode(l.slice(0, -1)));
 
-function seen(l: VerifiedLine) {
-  return {
-    file: l.file,
-    line: l.line,
-    text: l.text,
-    seq: l.seq,
-    step_hash: l.step_hash,
-    clean: l.clean,
-    blobs: l.blobs,
-    markers: l.markers,
-  };
-}
+const seen = seenLine;
 
 /** Lines back to back, as a LineBatch. */
 function batchOf(format: string, lines: Uint8Array[]): LineBatch {

@@ -9,48 +9,17 @@
 import { rmSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson } from '../../src/canonical/jcs.js';
 import { digestUtf8 } from '../../src/canonical/sha256.js';
 import { storedCall } from '../../src/approval/calls.js';
-import { checkBatch, unpackFacts, type LineBatch, type LineCheckPool } from '../../src/chain/batch.js';
+import { checkBatch, unpackFacts, type LineCheckPool } from '../../src/chain/batch.js';
 import { checkLine, type LineFacts } from '../../src/chain/line.js';
 import { kindIsStep, stepIdOf } from '../../src/record/line-members.js';
 import { journalFormat } from '../../src/record/formats.js';
 import { FORMAT_V1 } from '../../src/record/v1.js';
-import { FORMAT_V3, STEP_V3 } from '../../src/record/v3.js';
-import { buildChain } from '../helpers/chains.js';
+import { FORMAT_V3 } from '../../src/record/v3.js';
+import { buildChain, lineBatch as batchOf } from '../helpers/chains.js';
+import { sealedV3 as sealed, trickyValue as value } from '../helpers/sealed-lines.js';
 import { alice, tempDir, v3Run } from '../approval/helpers.js';
-
-const SEED = 'ab'.repeat(32);
-const PREV = 'sha256:' + 'cd'.repeat(32);
-const enc = new TextEncoder();
-
-const lookalike = fc.record({
-  seq: fc.nat(),
-  step_hash: fc.constant(PREV),
-  step_id: fc.string(),
-  tool_call: fc.record({ arguments: fc.jsonValue({ maxDepth: 2 }), name: fc.string() }),
-});
-const value = fc.oneof(fc.jsonValue({ maxDepth: 3 }), lookalike, fc.record({ x: lookalike, y: fc.string() }));
-
-function sealed(step: Record<string, unknown>, seq: number, stepId: string, ts: string): string {
-  const texts: Record<string, string> = {};
-  for (const f of ['kind', 'ref', 'input', 'model', 'prompt', 'tool_call', 'result', 'error'])
-    texts[f] = canonicalJson(step[f] ?? null);
-  if (step.meta !== undefined) texts.meta = canonicalJson(step.meta);
-  return STEP_V3.seal(texts as never, { seq, stepId, ts, prevHash: PREV, seed: SEED }).line.slice(0, -1);
-}
-
-function batchOf(format: string, lines: string[]): LineBatch {
-  const bytes = lines.map((l) => enc.encode(l));
-  const ends = new Uint32Array(bytes.length);
-  let at = 0;
-  bytes.forEach((b, i) => void (ends[i] = at += b.length));
-  const all = new Uint8Array(at);
-  at = 0;
-  for (const b of bytes) all.set(b, (at += b.length) - b.length);
-  return { format, bytes: all, ends };
-}
 
 /** What the linking thread read from the text before (verifier.ts, cli/run-notes.ts). */
 function fromText(text: string): LineFacts['reading'] {

@@ -16,6 +16,7 @@ import { ChainVerifier, type ChainVerifierOptions, type VerifiedLine } from '../
 import { formatOf, genesisHash, makeGenesis } from '../../src/record/formats.js';
 import type { JournalFormat, RecordProfile } from '../../src/record/profile.js';
 import { sealRecord } from '../../src/record/seal.js';
+import { v1Fields } from '../helpers/chains.js';
 
 const genesis = makeGenesis({ journalId: 'line-rules', createdAt: '2026-01-01T00:00:00.000Z' });
 const G = genesisHash(genesis);
@@ -26,18 +27,7 @@ const RUNS = Number(process.env.RUNS ?? 100);
 
 /** A sealed v1 line without its newline, and its step hash. */
 function line(seq: number, prev: string, result: unknown = seq): { text: string; hash: string } {
-  const { record, line } = sealRecord({
-    v: 1,
-    seq,
-    step_id: `s-${seq}`,
-    ts: '2026-01-01T00:00:00.000Z',
-    prev_hash: prev,
-    input: null,
-    model: 'm',
-    prompt: null,
-    tool_call: null,
-    result,
-  } as never);
+  const { record, line } = sealRecord(v1Fields(seq, prev, result) as never);
   return { text: line.slice(0, -1), hash: record.step_hash };
 }
 function chain(n: number): Array<{ text: string; hash: string }> {

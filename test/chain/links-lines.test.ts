@@ -12,6 +12,7 @@ import { LineSplitter } from '../../src/chain/lines.js';
 import { describeLocation, describeProblem, type ProblemLocation } from '../../src/chain/report.js';
 import { genesisHash, makeGenesis } from '../../src/record/formats.js';
 import { sealRecord } from '../../src/record/seal.js';
+import { v1Fields } from '../helpers/chains.js';
 
 const genesis = makeGenesis({ journalId: 'links', createdAt: '2026-01-01T00:00:00.000Z' });
 const G = genesisHash(genesis);
@@ -21,18 +22,7 @@ function chain(n: number): string[] {
   const out: string[] = [];
   let prev = G;
   for (let seq = 0; seq < n; seq++) {
-    const { record, line } = sealRecord({
-      v: 1,
-      seq,
-      step_id: `s-${seq}`,
-      ts: '2026-01-01T00:00:00.000Z',
-      prev_hash: prev,
-      input: null,
-      model: 'm',
-      prompt: null,
-      tool_call: null,
-      result: seq,
-    } as never);
+    const { record, line } = sealRecord(v1Fields(seq, prev) as never);
     out.push(line);
     prev = record.step_hash;
   }

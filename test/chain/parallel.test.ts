@@ -9,15 +9,9 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { checkBatch, type LineBatch, type LineCheckPool, type PackedFacts } from '../../src/chain/batch.js';
 import { ChainFeeder } from '../../src/chain/feeder.js';
-import {
-  ChainVerifier,
-  declaredFirstSeq,
-  LineSplitter,
-  type ChainVerifierOptions,
-  type VerifiedLine,
-} from '../../src/chain/index.js';
+import { ChainVerifier, declaredFirstSeq, LineSplitter, type ChainVerifierOptions } from '../../src/chain/index.js';
 import type { Genesis } from '../../src/record/index.js';
-import { buildChain, type ContentSpec } from '../helpers/chains.js';
+import { buildChain, seenLine, type ContentSpec } from '../helpers/chains.js';
 import { loadVectors, vectorBytes } from '../helpers/vectors.js';
 import type { WorkerLineCheckPool } from '../../src/parallel/pool.js';
 
@@ -31,19 +25,7 @@ interface ChainCase {
 
 type Files = Array<{ name: string; bytes: Uint8Array }>;
 
-/** What an observer sees of a line, text included. */
-function seen(l: VerifiedLine) {
-  return {
-    file: l.file,
-    line: l.line,
-    text: l.text,
-    seq: l.seq,
-    step_hash: l.step_hash,
-    clean: l.clean,
-    blobs: l.blobs,
-    markers: l.markers,
-  };
-}
+const seen = seenLine;
 
 /** The sequential verifier, a whole file at a time. */
 function sequential(options: ChainVerifierOptions, files: Files) {

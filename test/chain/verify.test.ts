@@ -4,7 +4,7 @@ import { canonicalJson } from '../../src/canonical/jcs.js';
 import { genesisHash, makeGenesis, sealRecord, type Genesis, type StepRecord } from '../../src/record/index.js';
 import type { Problem, ChainReport, ProblemLocation } from '../../src/chain/report.js';
 import { ChainVerifier, declaredFirstSeq, verifyChain, type VerifiedLine } from '../../src/chain/index.js';
-import { buildChain, type ContentSpec } from '../helpers/chains.js';
+import { buildChain, v1Fields, type ContentSpec } from '../helpers/chains.js';
 import { loadVectors, vectorBytes } from '../helpers/vectors.js';
 import { MAX_LINE_BYTES } from '../../src/canonical/limits.js';
 import { digestUtf8 } from '../../src/canonical/sha256.js';
@@ -286,18 +286,7 @@ const B0 = '0000000000000000.jsonl';
 const D = (c: string) => 'sha256:' + c.repeat(64);
 
 type Fields = Record<string, unknown>;
-const base = (seq: number, prev: string): Fields => ({
-  v: 1,
-  seq,
-  step_id: `s-${seq}`,
-  ts: '2026-01-01T00:00:00.000Z',
-  prev_hash: prev,
-  input: null,
-  model: 'm',
-  prompt: null,
-  tool_call: null,
-  result: seq,
-});
+const base = (seq: number, prev: string): Fields => v1Fields(seq, prev);
 /** A sealed line: the record with `changes` (undefined removes a member), its true step_hash added. */
 function line(seq: number, prev: string, changes: Fields = {}): { text: string; hash: string } {
   const r: Fields = { ...base(seq, prev), ...changes };

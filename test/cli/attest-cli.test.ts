@@ -13,7 +13,7 @@ import { tempDir } from '../helpers/tmp.js';
 import { startTsa, type LocalTsa } from '../helpers/tsa.js';
 
 const dir = tempDir('stepchain-attest-cli-');
-const { run } = cliIn(dir);
+const { run } = cliIn(dir, {}, { inProcess: true });
 
 let tsa: LocalTsa;
 

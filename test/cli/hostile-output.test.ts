@@ -10,6 +10,7 @@
 import { join } from 'node:path';
 import { writeFileSync } from 'node:fs';
 import { beforeAll, describe, expect, test } from 'vitest';
+import { asRun, cliServer } from '../helpers/cli-batch.js';
 import { tempDir } from '../helpers/tmp.js';
 import { buildJournals, cli, type Ran } from './output-fixtures.js';
 
@@ -149,6 +150,7 @@ const ran = new Map<string, Ran>();
 const logKey = (): string => /--log-key\): (\S+)/.exec(ran.get('checkpoint')!.stderr)![1]!;
 
 describe('no raw control character from content reaches the terminal, whatever the verb', () => {
+  const server = cliServer();
   beforeAll(async () => {
     await buildJournals(dir, { text: HOSTILE, name: HOSTILE_NAME });
     writeFileSync(
@@ -161,7 +163,9 @@ describe('no raw control character from content reaches the terminal, whatever t
       JSON.stringify({ input: null, model: HOSTILE, prompt: HOSTILE, tool_call: null, result: HOSTILE }),
     );
     // In order: later rows read what earlier ones wrote (a receipt, a publication, a key, a checkpoint).
-    for (const [name, args] of ROWS) ran.set(name, await cli(args(), dir));
+    // The rows in one process of the built CLI (test/helpers/cli-batch.ts cliServer: each call runs the built
+    // entry afresh, stdout and stderr pipes captured byte for byte); the two runs after them start it for real.
+    for (const [name, args] of ROWS) ran.set(name, asRun(await server.run({ args: args(), cwd: dir })));
     ran.set('log after append', await cli(['log', at('v1')], dir));
     ran.set('show after append', await cli(['show', at('v1'), '2'], dir));
   }, 600_000);

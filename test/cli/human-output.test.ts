@@ -10,6 +10,7 @@ import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, test } from 'vitest';
+import { asRun, cliServer } from '../helpers/cli-batch.js';
 import { tempDir } from '../helpers/tmp.js';
 import { buildJournals, cli, PLAIN, placeholders } from './output-fixtures.js';
 
@@ -782,6 +783,10 @@ function headOf(journal: string): string {
 }
 
 describe('golden human output of every verb', () => {
+  // The cases run in one process of the built CLI (test/helpers/cli-batch.ts cliServer: each call runs the
+  // built entry afresh, stdout and stderr pipes captured byte for byte); the fork and head below, and the
+  // other CLI test files, start it for real.
+  const server = cliServer();
   beforeAll(async () => {
     await buildJournals(dir, PLAIN);
     writeFileSync(
@@ -803,7 +808,7 @@ describe('golden human output of every verb', () => {
     const head = await cli(['head', at('v2')], dir);
     ran.set('head of v2', { code: head.code, stdout: head.stdout, stderr: head.stderr });
     for (const [name, args] of CASES) {
-      const r = await cli(args(), dir);
+      const r = asRun(await server.run({ args: args(), cwd: dir }));
       raw.set(name, r);
       ran.set(name, { code: r.code, stdout: normalise(r.stdout), stderr: normalise(r.stderr) });
     }

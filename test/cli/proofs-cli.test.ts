@@ -11,7 +11,7 @@ import { cliIn, codesOf, json } from '../helpers/cli-in.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const dir = tempDir('stepchain-proofs-cli-');
-const { run, append } = cliIn(dir);
+const { run, append } = cliIn(dir, {}, { inProcess: true });
 
 /** Keeps the first `keep` lines of a single-bucket journal (an operator cutting history). */
 function truncate(journal: string, keep: number): void {

@@ -1,13 +1,11 @@
 /**
- * Issue 14, through the built CLI (dist/, child processes): a pinned key that cannot be used refuses
+ * Issue 14, through the built CLI (dist/, in one child process): a pinned key that cannot be used refuses
  * instead of unpinning (item 1); bytes smuggled after a receipt are refused (item 2); what export writes,
  * verify accepts, a 40 MB repetitive value included (item 3); every command that opens a receipt runs the
  * whole verification, so `diff` refuses a forged published receipt that `verify` refuses (item 6).
  */
-import { execFile } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { describe, expect, test } from 'vitest';
 import { canonicalJson } from '../../src/canonical/jcs.js';
@@ -18,28 +16,14 @@ import { concatBytes } from '../../src/bytes.js';
 import { entriesOf, tarOf, text } from '../receipt/craft.js';
 import { testSeed } from '../receipt/fixture.js';
 import { CREATED_AT, SAMPLE_POLICY, memoryJournal } from '../redact/helpers.js';
+import { asRun, cliServer } from '../helpers/cli-batch.js';
+import type { Run } from '../helpers/cli-in.js';
 import { tempDir } from '../helpers/tmp.js';
 
-const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function run(args: string[], cwd: string): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [CLI, ...args],
-      { cwd, env: { ...process.env, NO_COLOR: '1' }, maxBuffer: 64 * 1024 * 1024 },
-      (error, stdout, stderr) => {
-        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
-      },
-    );
-  });
-}
+// The calls in one process of the built CLI (test/helpers/cli-batch.ts cliServer: the built entry run afresh
+// per call, stdout and stderr pipes captured byte for byte).
+const server = cliServer();
+const run = (args: string[], cwd: string): Promise<Run> => server.run({ args, cwd }).then(asRun);
 
 const dir = tempDir('stepchain-trust-');
 const STEP = (i: number) => ({

@@ -16,7 +16,7 @@ import { cliIn, codesOf, json, witnessedJournal, type Run } from '../helpers/cli
 import { tempDir } from '../helpers/tmp.js';
 
 const dir = tempDir('stepchain-verdicts-');
-const cliDir = cliIn(dir);
+const cliDir = cliIn(dir, {}, { inProcess: true });
 const { run, ok, append } = cliDir;
 const firstLine = (r: Run): string => r.stderr.split('\n')[0]!;
 

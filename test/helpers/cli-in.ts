@@ -1,14 +1,19 @@
 /**
  * The built CLI (dist/cli/main.js) as a child process run in one directory with colour off, as the tests
  * that drive it like a person would use it: `run` resolves to the exit code, stdout and stderr (it never
- * rejects), `ok` also expects exit 0, `append` writes `count` steps {input: {tag, i}} from `from` as a JSONL
- * file and appends them with `append --jsonl`.
+ * rejects), `feed` the same with `input` on its stdin and `env` over the environment, `ok` also expects exit
+ * 0, `append` writes `count` steps {input: {tag, i}} from `from` as a JSONL
+ * file and appends them with `append --jsonl`. With `inProcess`, the calls that set no environment of their own
+ * run in one process of the built CLI (test/helpers/cli-batch.ts cliServer: the built entry run afresh per
+ * call, stdio captured as from pipes): for files that check what verbs print and decide, not how a process
+ * starts or ends; the rest of the suite starts the CLI for real.
  */
 import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
+import { asRun, cliServer } from './cli-batch.js';
 
 export const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 
@@ -20,22 +25,31 @@ export interface Run {
 
 export interface CliIn {
   run(...args: string[]): Promise<Run>;
+  feed(args: readonly string[], input?: string, env?: Record<string, string>): Promise<Run>;
   ok(...args: string[]): Promise<Run>;
   append(journal: string, from: number, count: number, tag?: string): Promise<void>;
 }
 
-export function cliIn(dir: string): CliIn {
-  const run = (...args: string[]): Promise<Run> =>
+/** `env` goes over process.env (and NO_COLOR=1) in every call; a call's own `env` over that. */
+export function cliIn(dir: string, env: Record<string, string> = {}, options: { inProcess?: boolean } = {}): CliIn {
+  const server = options.inProcess && Object.keys(env).length === 0 ? cliServer() : null;
+  const feed = (args: readonly string[], input?: string, own: Record<string, string> = {}): Promise<Run> =>
+    server !== null && Object.keys(own).length === 0
+      ? server.run({ args: [...args], cwd: dir, ...(input === undefined ? {} : { input }) }).then(asRun)
+      : spawned(args, input, own);
+  const spawned = (args: readonly string[], input: string | undefined, own: Record<string, string>): Promise<Run> =>
     new Promise((resolve) => {
-      execFile(
+      const child = execFile(
         process.execPath,
         [CLI, ...args],
-        { cwd: dir, env: { ...process.env, NO_COLOR: '1' }, maxBuffer: 64 << 20 },
+        { cwd: dir, env: { ...process.env, NO_COLOR: '1', ...env, ...own }, maxBuffer: 64 << 20 },
         (error, stdout, stderr) => {
           resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
         },
       );
+      if (input !== undefined) child.stdin!.end(input);
     });
+  const run = (...args: string[]): Promise<Run> => feed(args);
   const ok = async (...args: string[]): Promise<Run> => {
     const r = await run(...args);
     expect(r.code, `${args.join(' ')}\n${r.stderr}`).toBe(0);
@@ -49,7 +63,7 @@ export function cliIn(dir: string): CliIn {
     );
     await ok('append', journal, '--jsonl', '--file', file);
   };
-  return { run, ok, append };
+  return { run, feed, ok, append };
 }
 
 /** The --json document on stdout. */

@@ -1,59 +1,41 @@
 /**
  * The page's verdicts equal the CLI's: every receipt of vectors/receipts.json and every published receipt
  * and disclosure proof of vectors/redaction.json, verified by the built CLI (`stepchain verify --json`,
- * `stepchain disclose --check --json`, child processes) and by the built page in Chromium with the same
+ * `stepchain disclose --check --json`, one child process each batch) and by the built page in Chromium with the same
  * files and pins. Compared: validity, the JSON report, and what the page shows — each problem's code,
  * location and message, the proves and does-not-prove statements. A pin the CLI refuses (exit 2) must be
  * refused by the page on its field, with the same reason.
  */
-import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { describeLocation, type ProblemLocation } from '../../src/chain/report.js';
+import { cliBatchAsync } from '../helpers/cli-batch.js';
 import { tempDir } from '../helpers/tmp.js';
 import { loadVectors } from '../helpers/vectors.js';
 import { launch, openPage, reportJson, verify, type Opened } from './browser.js';
 
-const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const dir = tempDir('stepchain-page-parity-');
 
 interface Cli {
   code: number;
   doc: Record<string, unknown>;
 }
-function cli(args: string[]): Promise<Cli> {
-  return new Promise((resolve, reject) => {
-    execFile(
-      process.execPath,
-      [CLI, ...args, '--json'],
-      { env: { ...process.env, NO_COLOR: '1' }, maxBuffer: 64 << 20 },
-      (error, stdout) => {
-        try {
-          resolve({ code: error ? Number(error.code) : 0, doc: JSON.parse(stdout) as Record<string, unknown> });
-        } catch (e) {
-          reject(new Error(`stepchain ${args.join(' ')} printed no JSON: ${String(e)}\n${stdout}`));
-        }
-      },
-    );
+/**
+ * `stepchain <args> --json` for each of `calls`, in one process of the built CLI (test/helpers/cli-batch.ts:
+ * each call runs the built entry afresh), started while the page works through the same cases.
+ */
+async function cliAll(calls: string[][]): Promise<Cli[]> {
+  const outs = await cliBatchAsync(calls.map((args) => ({ args: [...args, '--json'], cwd: dir })));
+  return outs.map((o, i) => {
+    const stdout = Buffer.from(o.out, 'latin1').toString('utf8');
+    try {
+      return { code: o.rc, doc: JSON.parse(stdout) as Record<string, unknown> };
+    } catch (e) {
+      throw new Error(`stepchain ${calls[i]!.join(' ')} printed no JSON: ${String(e)}\n${stdout}`);
+    }
   });
-}
-
-/** Runs at most `n` at a time: the CLI's child processes share the machine with the browser. */
-async function limited<T, R>(items: T[], n: number, fn: (x: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: n }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        out[i] = await fn(items[i]!);
-      }
-    }),
-  );
-  return out;
 }
 
 interface Case {
@@ -135,15 +117,17 @@ test(`every receipt of the vectors (${cases.length}): the page's verdict is the 
     return { receipt, key };
   });
   // The CLI runs in child processes while the page works through the same cases.
-  const cliRuns = limited(cases, 2, (c) => {
-    const { receipt, key } = files[cases.indexOf(c)]!;
-    return cli([
-      'verify',
-      receipt,
-      ...(key ? ['--pubkey', key] : []),
-      ...(c.head !== undefined ? ['--head', c.head] : []),
-    ]);
-  });
+  const cliRuns = cliAll(
+    cases.map((c, i) => {
+      const { receipt, key } = files[i]!;
+      return [
+        'verify',
+        receipt,
+        ...(key ? ['--pubkey', key] : []),
+        ...(c.head !== undefined ? ['--head', c.head] : []),
+      ];
+    }),
+  );
   const fromPage: Array<{
     shown: Awaited<ReturnType<typeof verify>>;
     json: Awaited<ReturnType<typeof reportJson>> | null;
@@ -212,8 +196,8 @@ test(`every disclosure proof of the vectors (${disclosures.length}): the page's 
     if (key) writeFileSync(key, r.publicKey!);
     return { d, r, receipt, proof, key };
   });
-  const cliRuns = limited(inputs, 2, (x) =>
-    cli(['disclose', x.receipt, '--check', x.proof, ...(x.key ? ['--pubkey', x.key] : [])]),
+  const cliRuns = cliAll(
+    inputs.map((x) => ['disclose', x.receipt, '--check', x.proof, ...(x.key ? ['--pubkey', x.key] : [])]),
   );
   const fromPage: Array<Awaited<ReturnType<typeof verify>>> = [];
   for (const x of inputs) {

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { asRun, cliBatchAsync } from '../helpers/cli-batch.js';
 import { cliIn, witnessedJournal } from '../helpers/cli-in.js';
 import { tempDir } from '../helpers/tmp.js';
 import { launch, openPage, verify, type FileSpec, type Opened } from './browser.js';
@@ -18,8 +19,8 @@ import { agentReceipts, type AgentReceipts } from './fixtures.js';
 import { pageInputs, verifyArgs, type Pins } from './pins.js';
 
 const dir = tempDir('stepchain-verdict-table-');
-const cliDir = cliIn(dir);
-const { run, ok, append } = cliDir;
+const cliDir = cliIn(dir, {}, { inProcess: true });
+const { ok, append } = cliDir;
 
 /** A receipt with one character of a step's content changed, the same length: the chain breaks there. */
 function tamper(name: string, out: string, from: string, to: string): string {
@@ -225,9 +226,24 @@ describe('the CLI and the page give the same verdict on every case (issue 35)', 
   test('every row of the table', async () => {
     expect(cases.length).toBeGreaterThanOrEqual(31);
     const seen = new Set<Expect>();
-    for (const c of cases) {
-      const cli = await run(...verifyArgs(c.file, c.pins));
-      const page = await verify(opened.page, pageInputs(dir, c.file, c.pins));
+    // The people's text is read for these rows (the same arguments without --json).
+    const withText = (c: (typeof cases)[number]): boolean =>
+      c.expect === 'intact' || c.expect === 'not-a-receipt' || c.id.includes('tampered') || c.id.includes('blob');
+    // Every CLI run of the table in one process of the built CLI (test/helpers/cli-batch.ts), started while
+    // the page works through the rows: each row's `verify --json`, then the text runs in the rows' order.
+    const texts = cases.filter(withText);
+    const cliRuns = cliBatchAsync(
+      [
+        ...cases.map((c) => verifyArgs(c.file, c.pins)),
+        ...texts.map((c) => verifyArgs(c.file, c.pins).filter((a) => a !== '--json')),
+      ].map((args) => ({ args, cwd: dir })),
+    ).then((outs) => outs.map(asRun));
+    const pages: Array<Awaited<ReturnType<typeof verify>>> = [];
+    for (const c of cases) pages.push(await verify(opened.page, pageInputs(dir, c.file, c.pins)));
+    const fromCli = await cliRuns;
+    for (const [i, c] of cases.entries()) {
+      const cli = fromCli[i]!;
+      const page = pages[i]!;
       const row = `${c.id}\nCLI: exit ${cli.code} ${cli.stderr}\npage: ${JSON.stringify(page)}`;
       seen.add(c.expect);
       if (c.expect === 'refused') {
@@ -260,10 +276,7 @@ describe('the CLI and the page give the same verdict on every case (issue 35)', 
       // Codes are shown beside their messages, never repeated inside them.
       for (const x of page.problems) expect(x.message.startsWith(`${x.code}:`), row).toBe(false);
       // The CLI's people's text, from the same arguments without --json.
-      const text =
-        c.expect === 'intact' || c.expect === 'not-a-receipt' || c.id.includes('tampered') || c.id.includes('blob')
-          ? (await run(...verifyArgs(c.file, c.pins).filter((a) => a !== '--json'))).stderr
-          : '';
+      const text = withText(c) ? fromCli[cases.length + texts.indexOf(c)]!.stderr : '';
       // A changed value in a blob of a publication names its step and field (issue 35 item 4), not only the blob entry.
       if (c.id.includes('blob')) {
         expect(page.altered, row).toMatch(/^Altered: step \d+, result \(BLOB_CORRUPT\)/);

@@ -14,7 +14,7 @@ import { CommitQueue, type CommitSink } from '../commit-queue.js';
 import { StoreError } from '../errors.js';
 import { IdempotencyWindow } from '../idempotency.js';
 import { assertSeq } from '../ids.js';
-import { afterOf, appendManyOf, queueSteps } from '../append.js';
+import { appendManyStreaming, queueSteps } from '../append.js';
 import { restoreRecord } from '../restore.js';
 import { JournalParts } from '../parts-prepare.js';
 import { FilePartStore } from './parts.js';
@@ -34,7 +34,6 @@ import { BUCKETS_DIR, JournalPaths, type JournalMeta } from './layout.js';
 import { faultPoint } from '../faults.js';
 import {
   STREAM_CHUNK,
-  STREAM_MANY,
   readPending,
   removePending,
   rollBackPending,
@@ -146,16 +145,12 @@ export class FileJournal implements Journal {
 
   /** A batch longer than STREAM_MANY goes as a stream (FILE-STORE.md §18): the store's memory stays bounded beside the caller's array. */
   appendMany(steps: readonly StepInput[], options?: AppendOptions): Promise<AppendResult[]> {
-    return appendManyOf(steps, async (s) => {
-      if (s.length <= STREAM_MANY || afterOf(options) !== undefined) return this.enqueue(s, options);
-      const results: AppendResult[] = [];
-      await this.appendStream(s, {
-        onResults: (r) => {
-          for (const x of r) results.push(x);
-        },
-      });
-      return results;
-    });
+    return appendManyStreaming(
+      steps,
+      options,
+      (s, o) => this.enqueue(s, o),
+      (s, o) => this.appendStream(s, o),
+    );
   }
 
   private enqueue(steps: readonly StepInput[], options?: AppendOptions): Promise<AppendResult[]> {

@@ -17,11 +17,10 @@ import { CommitQueue } from '../commit-queue.js';
 import { StoreError } from '../errors.js';
 import { assertSeq } from '../ids.js';
 import type { JournalMeta } from '../meta.js';
-import { afterOf, appendManyOf, queueSteps, writeRefusal } from '../append.js';
-import { faultPoint } from '../faults.js';
-import { prepareSteps } from '../prepare.js';
-import { STREAM_MANY, streamChunks, type StreamedBatch, type StreamOptions } from '../stream.js';
-import { capabilitiesOf, writerProfile } from '../../record/formats.js';
+import { appendManyStreaming, queueSteps, writeRefusal } from '../append.js';
+import { type StreamedBatch, type StreamOptions } from '../stream.js';
+import { streamRows } from '../rows/stream.js';
+import { capabilitiesOf } from '../../record/formats.js';
 import type { BlobPayload } from '../prepare.js';
 import { restoreRecord } from '../restore.js';
 import { JournalParts } from '../parts-prepare.js';
@@ -116,16 +115,12 @@ export class PostgresJournal implements Journal, LineRewriter {
 
   /** A batch longer than STREAM_MANY goes as a stream (appendStream): the store's memory stays bounded beside the caller's array. */
   appendMany(steps: readonly StepInput[], options?: AppendOptions): Promise<AppendResult[]> {
-    return appendManyOf(steps, async (s) => {
-      if (s.length <= STREAM_MANY || afterOf(options) !== undefined) return this.enqueue(s, options);
-      const results: AppendResult[] = [];
-      await this.appendStream(s, {
-        onResults: (r) => {
-          for (const x of r) results.push(x);
-        },
-      });
-      return results;
-    });
+    return appendManyStreaming(
+      steps,
+      options,
+      (s, o) => this.enqueue(s, o),
+      (s, o) => this.appendStream(s, o),
+    );
   }
 
   /**
@@ -143,42 +138,34 @@ export class PostgresJournal implements Journal, LineRewriter {
   ): Promise<StreamedBatch> {
     const refused = writeRefusal(this, this.closed);
     if (refused !== null) throw refused;
-    const profile = writerProfile(this.genesis);
-    const parts = this.parts;
     const client = await this.connect(`appending to journal ${this.id}`);
     let last: NewLine | null = null;
     /** Set once COMMIT is sent: what the batch resolves with if it is found committed after all. */
     let committing: StreamedBatch | null = null;
     try {
-      let head = await beginAndLockHead(
+      const start = await beginAndLockHead(
         client,
         this.ctx.tables,
         this.key,
         this.ctx.lockTimeoutMs,
         this.ctx.idleTimeoutMs,
       );
-      const result = await streamChunks(
-        steps,
-        options,
-        async (group) => {
-          const prepared = prepareSteps(group, this.config.blobThreshold, profile);
-          return parts === null ? prepared : parts.prepare(prepared);
-        },
-        async (prepared) => {
-          if (head === null) throw this.gone();
+      if (start === null) throw this.gone();
+      const result = await streamRows(steps, options, {
+        genesis: this.genesis,
+        blobThreshold: this.config.blobThreshold,
+        parts: this.parts,
+        start,
+        write: async (head, prepared) => {
           const written = await this.commitOn(client, head, [{ steps: prepared }]);
           const outcome = written.outcomes[0]!;
-          if (!outcome.ok) throw outcome.error;
-          const first = written.last === null ? null : head.seq + 1;
-          const added = written.last === null ? 0 : written.last.seq - head.seq;
-          if (written.last !== null) {
-            last = written.last;
-            head = await lockedHeadNow(client, this.ctx.tables, this.key);
-          }
-          faultPoint('after-chunk');
-          return { results: outcome.results, added, first };
+          if (!outcome.ok || written.last === null) return { outcome, head };
+          last = written.last;
+          const next = await lockedHeadNow(client, this.ctx.tables, this.key);
+          if (next === null) throw this.gone();
+          return { outcome, head: next };
         },
-      );
+      });
       if (last === null) {
         await client.query('ROLLBACK');
       } else {

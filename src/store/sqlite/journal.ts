@@ -16,11 +16,10 @@ import { formatTimestamp } from '../../record/fields.js';
 import type { Genesis } from '../../record/formats.js';
 import type { StepInput } from '../../record/input.js';
 import type { StepRecord } from '../../record/seal.js';
-import { afterOf, appendManyOf, queueSteps, writeRefusal } from '../append.js';
-import { faultPoint } from '../faults.js';
-import { prepareSteps } from '../prepare.js';
-import { STREAM_MANY, streamChunks, type StreamedBatch, type StreamOptions } from '../stream.js';
-import { capabilitiesOf, writerProfile } from '../../record/formats.js';
+import { appendManyStreaming, queueSteps, writeRefusal } from '../append.js';
+import { type StreamedBatch, type StreamOptions } from '../stream.js';
+import { streamRows } from '../rows/stream.js';
+import { capabilitiesOf } from '../../record/formats.js';
 import { CommitQueue } from '../commit-queue.js';
 import { StoreError } from '../errors.js';
 import { assertSeq } from '../ids.js';
@@ -149,16 +148,12 @@ export class SqliteJournal implements Journal, LineRewriter {
 
   /** A batch longer than STREAM_MANY goes as a stream (appendStream): the store's memory stays bounded beside the caller's array. */
   appendMany(steps: readonly StepInput[], options?: AppendOptions): Promise<AppendResult[]> {
-    return appendManyOf(steps, async (s) => {
-      if (s.length <= STREAM_MANY || afterOf(options) !== undefined) return this.enqueue(s, options);
-      const results: AppendResult[] = [];
-      await this.appendStream(s, {
-        onResults: (r) => {
-          for (const x of r) results.push(x);
-        },
-      });
-      return results;
-    });
+    return appendManyStreaming(
+      steps,
+      options,
+      (s, o) => this.enqueue(s, o),
+      (s, o) => this.appendStream(s, o),
+    );
   }
 
   /**
@@ -177,31 +172,21 @@ export class SqliteJournal implements Journal, LineRewriter {
   ): Promise<StreamedBatch> {
     const refused = writeRefusal(this, this.closed);
     if (refused !== null) throw refused;
-    const profile = writerProfile(this.genesis);
-    return this.underLock('appending a streamed batch to', (db, start) => {
-      // The parts on the transaction's own connection: stored, or rolled back, with the lines.
-      const parts = capabilitiesOf(this.genesis).parts ? new JournalParts(new SqlitePartStore(db, this.id)) : null;
-      let head = start;
-      return streamChunks(
-        steps,
-        options,
-        async (group) => {
-          const prepared = prepareSteps(group, this.config.blobThreshold, profile);
-          return parts === null ? prepared : parts.prepare(prepared);
-        },
-        async (prepared) => {
+    return this.underLock('appending a streamed batch to', (db, start) =>
+      streamRows(steps, options, {
+        genesis: this.genesis,
+        blobThreshold: this.config.blobThreshold,
+        // The parts on the transaction's own connection: stored, or rolled back, with the lines.
+        parts: capabilitiesOf(this.genesis).parts ? new JournalParts(new SqlitePartStore(db, this.id)) : null,
+        start,
+        write: async (head, prepared) => {
           const outcome = (await this.commitOn(db, head, [{ steps: prepared }]))[0]!;
-          if (!outcome.ok) throw outcome.error;
-          const next = lockedHead(db, this.key);
+          const next = outcome.ok ? lockedHead(db, this.key) : head;
           if (next === null) throw this.gone();
-          const added = next.seq - head.seq;
-          const first = added === 0 ? null : head.seq + 1;
-          head = next;
-          faultPoint('after-chunk');
-          return { results: outcome.results, added, first };
+          return { outcome, head: next };
         },
-      );
-    });
+      }),
+    );
   }
 
   private enqueue(steps: readonly StepInput[], options?: AppendOptions): Promise<AppendResult[]> {
