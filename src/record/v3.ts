@@ -30,7 +30,7 @@ import {
 } from './profile.js';
 import { runGenesisDefect, type RunIdentity } from './v2.js';
 import { toolNameOf } from './v1.js';
-import { commitRecordTexts } from './v3/commit-texts.js';
+import { commitManyTexts, commitRecordTexts } from './v3/commit-texts.js';
 import {
   CHUNKS_MARKER,
   CommitError,
@@ -219,18 +219,50 @@ const LINE_ORDER = [
   'v',
 ] as const;
 
+/** The seed (copied or drawn) and R of a record, as the seal needs them. */
+function commitV3(texts: StepTexts, seed: string | undefined): { seed: string; root: string } {
+  const seedBytes = seed !== undefined ? seedFromHex(seed) : newSeed();
+  if (seedBytes === null)
+    throw new CommitError('SECRETS_INVALID', 'a v3 record seed is 64 lowercase hex digits', '/seed');
+  // The unit tree from the slots' canonical texts, hashed level by level in batches (v3/commit-texts.ts).
+  return { seed: seed ?? toHex(seedBytes), root: 'sha256:' + toHex(commitRecordTexts(texts, seedBytes)) };
+}
+
+/**
+ * The seeds and roots of a batch's records before it is sequenced (RecordProfile.precommit): every record's
+ * tree levels hashed together (v3/commit-texts.ts commitManyTexts). A record with an invalid copied seed or a
+ * malformed part reference gets undefined: its seal throws the coded error in its own group.
+ */
+function precommitV3(
+  items: readonly { texts: StepTexts; seed: string | undefined }[],
+): ({ seed: string; root: string } | undefined)[] {
+  const texts: StepTexts[] = [];
+  const seeds: Uint8Array[] = [];
+  const at: number[] = [];
+  for (let i = 0; i < items.length; i++) {
+    const s = items[i]!.seed;
+    const bytes = s !== undefined ? seedFromHex(s) : newSeed();
+    if (bytes === null) continue;
+    texts.push(items[i]!.texts);
+    seeds.push(bytes);
+    at.push(i);
+  }
+  const roots = commitManyTexts(texts, seeds);
+  const out: ({ seed: string; root: string } | undefined)[] = new Array(items.length).fill(undefined);
+  for (let k = 0; k < at.length; k++) {
+    const root = roots[k]!;
+    if (root !== null) out[at[k]!] = { seed: items[at[k]!]!.seed ?? toHex(seeds[k]!), root: 'sha256:' + toHex(root) };
+  }
+  return out;
+}
+
 /**
  * Seals a private v3 record from the canonical texts of its content and meta: draws a seed (or takes the
  * copy's `e.seed`), computes R over the values, assembles the line without step_hash, B = its SHA-256, the
  * step hash, and the stored line. Throws CommitError when a part reference in the texts is malformed.
  */
 export function sealV3(texts: StepTexts, e: Envelope): { stepHash: string; line: string; root: string; bind: string } {
-  const seedBytes = e.seed !== undefined ? seedFromHex(e.seed) : newSeed();
-  if (seedBytes === null)
-    throw new CommitError('SECRETS_INVALID', 'a v3 record seed is 64 lowercase hex digits', '/seed');
-  // The unit tree from the slots' canonical texts, hashed level by level in batches (v3/commit-texts.ts).
-  const root = 'sha256:' + toHex(commitRecordTexts(texts, seedBytes));
-  const seedHex = e.seed ?? toHex(seedBytes);
+  const { root, seed: seedHex } = e.committed ?? commitV3(texts, e.seed);
   const member = (n: (typeof LINE_ORDER)[number]): string | undefined => {
     switch (n) {
       case 'prev_hash':
@@ -317,6 +349,7 @@ export const STEP_V3: RecordProfile = {
     const { stepHash, line } = sealV3(texts, e);
     return { stepHash, line };
   },
+  precommit: precommitV3,
   stepHashOf: (text, span, spans) => lineStepHash(text, span, spans, true),
 };
 

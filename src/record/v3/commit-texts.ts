@@ -29,6 +29,9 @@ const NO_NAME = 0,
 
 const encoder = new TextEncoder();
 const SLOT_NAME_BYTES = V3_SLOTS.map((s) => encoder.encode(JSON.stringify(s)));
+const SLOTS = V3_SLOTS.length;
+/** Records hashed together at most: the levels of this many records share each kernel call (lanes kept full). */
+const BATCH_RECORDS = 256;
 /** `"$stepchain:part"`: an object whose only member has this name is a part reference, for the walk to check. */
 const PART_NAME = encoder.encode('"$stepchain:part"');
 
@@ -78,7 +81,9 @@ class TreeHasher {
   private order = new Int32Array(256);
   /** Each unit's place in `order`: its digest is at 32 × rank in `digests`, so a level's digests are one run. */
   private rank = new Int32Array(256);
-  private slotUnits = new Int32Array(V3_SLOTS.length);
+  /** Per slot of every record in the batch (record r's slot j at r × 7 + j): its units, then its first salt block. */
+  private slotUnits = new Int32Array(SLOTS * 16);
+  private tops = new Int32Array(SLOTS * 16);
   private digests = new Uint8Array(32 * 256);
   private salts = new Uint8Array(32 * 64);
   // The first records go through the portable batch: a process that seals a few (one CLI `append`) never pays
@@ -226,7 +231,7 @@ class TreeHasher {
       ns = this.nameStart[u]!;
       nameLen = this.nameEnd[u]! - ns;
     } else if (this.nameKind[u] === SLOT_NAME) {
-      names = SLOT_NAME_BYTES[slot]!;
+      names = SLOT_NAME_BYTES[slot % SLOTS]!;
       nameLen = names.length;
     }
     const scalar = kind === SCALAR || kind === CHUNK;
@@ -279,83 +284,128 @@ class TreeHasher {
     }
   }
 
-  /** R of a private record; null when the scan leaves the record to the walk. */
-  root(texts: Readonly<Partial<Record<V3Slot, string>>>, seed: Uint8Array): Uint8Array | null {
-    if (++this.sealed === KERNEL_AFTER) this.batch = newSha256Batch();
-    const tops = this.scan(texts);
-    if (tops === null) return null;
-    this.deriveSalts(seed);
+  /**
+   * R of each private record of a batch (at most BATCH_RECORDS), 32 bytes each in one array, and which records
+   * the scan left to the walk (their 32 bytes are zero). The records' units share one table, so each tree
+   * level of every record is one kernel call: lanes stay full and the calls per record fall with the batch.
+   */
+  roots(
+    list: readonly Readonly<Partial<Record<V3Slot, string>>>[],
+    seeds: readonly Uint8Array[],
+  ): { roots: Uint8Array; walk: boolean[] } {
+    const n = list.length;
+    if (this.sealed < KERNEL_AFTER && (this.sealed += n) >= KERNEL_AFTER) this.batch = newSha256Batch();
+    const walk = this.scan(list);
+    this.deriveSalts(seeds);
     this.hashLevels();
-    // R = SHA-256(0x72 ‖ the seven slot digests).
+    // R = SHA-256(0x72 ‖ the seven slot digests), one message per record the scan took.
     const batch = this.batch;
     batch.reset();
-    batch.begin();
-    batch.byte(TAG.root);
-    for (const top of tops) batch.copy(this.digests, 32 * this.rank[top]!, 32 * this.rank[top]! + 32);
-    batch.end();
-    return batch.run().slice(0, 32);
-  }
-
-  /** The slot texts, encoded one after the other, and their unit table in slot order, preorder within; each slot's top unit. */
-  private scan(texts: Readonly<Partial<Record<V3Slot, string>>>): number[] | null {
-    this.units = 0;
-    this.childrenUsed = 0;
-    this.stackTop = 0;
-    let at = 0;
-    const tops: number[] = [];
-    try {
-      for (let j = 0; j < V3_SLOTS.length; j++) {
-        this.curSlot = j;
-        this.nextIndex = 0;
-        const top = this.newUnit(TAG.member, SLOT_NAME, 0, 0);
-        tops.push(top);
-        const text = texts[V3_SLOTS[j]!];
-        if (text === undefined) {
-          this.kind[top] = ABSENT;
-        } else {
-          if (at + 3 * text.length > this.src.length) {
-            const grown = new Uint8Array(Math.max(2 * this.src.length, at + 3 * text.length));
-            grown.set(this.src.subarray(0, at));
-            this.src = grown;
-          }
-          const end = at + encoder.encodeInto(text, this.src.subarray(at)).written;
-          if (this.value(top, at, end) !== end) return null;
-          at = end;
-        }
-        this.slotUnits[j] = this.nextIndex;
+    for (let r = 0; r < n; r++) {
+      if (walk[r]) continue;
+      batch.begin();
+      batch.byte(TAG.root);
+      for (let j = SLOTS * r; j < SLOTS * r + SLOTS; j++) {
+        const at = 32 * this.rank[this.tops[j]!]!;
+        batch.copy(this.digests, at, at + 32);
       }
-    } catch (e) {
-      if (e === UNEXPECTED) return null;
-      throw e;
+      batch.end();
     }
-    return tops;
+    const digests = batch.run();
+    const roots = new Uint8Array(32 * n);
+    for (let r = 0, i = 0; r < n; r++) if (!walk[r]) roots.set(digests.subarray(32 * i, 32 * ++i), 32 * r);
+    return { roots, walk };
   }
 
   /**
-   * The slot keys, SHA-256(0x6b ‖ seed ‖ u8(j))[0, 16), then every salt block SHA-256(0x73 ‖ key ‖ u32be(b))
-   * (two salts each) in two batches; slotUnits becomes each slot's first block.
+   * The records' slot texts, encoded one after the other, and their unit table: record by record, slot by
+   * slot, preorder within; each slot's top unit in `tops`. A record the scan does not expect is taken out of
+   * the table again (its slots hold no unit) and marked for the walk.
    */
-  private deriveSalts(seed: Uint8Array): void {
+  private scan(list: readonly Readonly<Partial<Record<V3Slot, string>>>[]): boolean[] {
+    this.units = 0;
+    this.childrenUsed = 0;
+    this.stackTop = 0;
+    const walk: boolean[] = [];
+    if (SLOTS * list.length > this.tops.length) {
+      this.tops = new Int32Array(SLOTS * list.length);
+      this.slotUnits = new Int32Array(SLOTS * list.length);
+    }
+    let at = 0;
+    for (let r = 0; r < list.length; r++) {
+      const units = this.units;
+      const used = this.childrenUsed;
+      const recordAt = at;
+      try {
+        at = this.scanRecord(list[r]!, r, at);
+        walk.push(false);
+        continue;
+      } catch (e) {
+        if (e !== UNEXPECTED) throw e;
+      }
+      this.units = units;
+      this.childrenUsed = used;
+      this.stackTop = 0;
+      at = recordAt;
+      this.slotUnits.fill(0, SLOTS * r, SLOTS * r + SLOTS);
+      walk.push(true);
+    }
+    return walk;
+  }
+
+  /** Scans record r's slot texts from `at` in src; returns where they end. Throws UNEXPECTED for the walk. */
+  private scanRecord(texts: Readonly<Partial<Record<V3Slot, string>>>, r: number, at: number): number {
+    for (let j = 0; j < SLOTS; j++) {
+      const g = SLOTS * r + j;
+      this.curSlot = g;
+      this.nextIndex = 0;
+      const top = this.newUnit(TAG.member, SLOT_NAME, 0, 0);
+      this.tops[g] = top;
+      const text = texts[V3_SLOTS[j]!];
+      if (text === undefined) {
+        this.kind[top] = ABSENT;
+      } else {
+        if (at + 3 * text.length > this.src.length) {
+          const grown = new Uint8Array(Math.max(2 * this.src.length, at + 3 * text.length));
+          grown.set(this.src.subarray(0, at));
+          this.src = grown;
+        }
+        const end = at + encoder.encodeInto(text, this.src.subarray(at)).written;
+        if (this.value(top, at, end) !== end) throw UNEXPECTED;
+        at = end;
+      }
+      this.slotUnits[g] = this.nextIndex;
+    }
+    return at;
+  }
+
+  /**
+   * The slot keys of every record, SHA-256(0x6b ‖ seed ‖ u8(j))[0, 16), then every salt block
+   * SHA-256(0x73 ‖ key ‖ u32be(b)) (two salts each) in two batches; slotUnits becomes each slot's first block.
+   */
+  private deriveSalts(seeds: readonly Uint8Array[]): void {
     const batch = this.batch;
     batch.reset();
-    for (let j = 0; j < V3_SLOTS.length; j++) {
-      batch.begin();
-      batch.byte(TAG.key);
-      batch.copy(seed, 0, SEED_BYTES);
-      batch.byte(j);
-      batch.end();
+    for (const seed of seeds) {
+      for (let j = 0; j < SLOTS; j++) {
+        batch.begin();
+        batch.byte(TAG.key);
+        batch.copy(seed, 0, SEED_BYTES);
+        batch.byte(j);
+        batch.end();
+      }
     }
     const keys = batch.run().slice();
     batch.reset();
     let blocks = 0;
-    for (let j = 0; j < V3_SLOTS.length; j++) {
-      const n = (this.slotUnits[j]! + 1) >>> 1;
-      this.slotUnits[j] = blocks;
+    for (let g = 0; g < SLOTS * seeds.length; g++) {
+      const n = (this.slotUnits[g]! + 1) >>> 1;
+      this.slotUnits[g] = blocks;
       for (let k = 0; k < n; k++) {
         let at = batch.reserve(1 + KEY_BYTES + 4);
         const m = batch.bytes;
         m[at++] = TAG.salt;
-        for (let i = 32 * j; i < 32 * j + KEY_BYTES; i++) m[at++] = keys[i]!;
+        for (let i = 32 * g; i < 32 * g + KEY_BYTES; i++) m[at++] = keys[i]!;
         m[at++] = k >>> 24;
         m[at++] = (k >>> 16) & 0xff;
         m[at++] = (k >>> 8) & 0xff;
@@ -411,15 +461,48 @@ function compareDigests(d: Uint8Array, a: number, b: number): number {
 
 let hasher: TreeHasher | null = null;
 
-/**
- * R of a private record (`sha256:` + hex, and its bytes) from the canonical texts of its slots (absent:
- * undefined) and its 32-byte seed. Throws CommitError where commitRecord would (a malformed part reference).
- */
-export function commitRecordTexts(texts: Readonly<Partial<Record<V3Slot, string>>>, seed: Uint8Array): Uint8Array {
-  if (seed.length !== SEED_BYTES) throw new RangeError(`a v3 seed is ${SEED_BYTES} bytes`);
-  const root = (hasher ??= new TreeHasher()).root(texts, seed);
-  if (root !== null) return root;
+/** R by commit.ts's walk over the parsed values (a record the scan leaves to it). */
+function walkedRoot(texts: Readonly<Partial<Record<V3Slot, string>>>, seed: Uint8Array): Uint8Array {
   const values: Partial<Record<V3Slot, unknown>> = {};
   for (const slot of V3_SLOTS) if (texts[slot] !== undefined) values[slot] = JSON.parse(texts[slot]);
   return commitRecord(values, seed).rootBytes;
+}
+
+/**
+ * R of a private record (its bytes) from the canonical texts of its slots (absent: undefined) and its
+ * 32-byte seed. Throws CommitError where commitRecord would (a malformed part reference).
+ */
+export function commitRecordTexts(texts: Readonly<Partial<Record<V3Slot, string>>>, seed: Uint8Array): Uint8Array {
+  if (seed.length !== SEED_BYTES) throw new RangeError(`a v3 seed is ${SEED_BYTES} bytes`);
+  const { roots, walk } = (hasher ??= new TreeHasher()).roots([texts], [seed]);
+  return walk[0] ? walkedRoot(texts, seed) : roots;
+}
+
+/**
+ * R of many private records at once (an appendMany's batch, before it is sequenced: R depends on neither
+ * seq, prev_hash nor ts), each as commitRecordTexts gives it; null for a record whose walk throws (its seal
+ * then throws the same CommitError in its own group). Every seed is 32 bytes.
+ */
+export function commitManyTexts(
+  list: readonly Readonly<Partial<Record<V3Slot, string>>>[],
+  seeds: readonly Uint8Array[],
+): (Uint8Array | null)[] {
+  const out: (Uint8Array | null)[] = [];
+  const h = (hasher ??= new TreeHasher());
+  for (let from = 0; from < list.length; from += BATCH_RECORDS) {
+    const part = list.slice(from, from + BATCH_RECORDS);
+    const partSeeds = seeds.slice(from, from + BATCH_RECORDS);
+    const { roots, walk } = h.roots(part, partSeeds);
+    for (let r = 0; r < part.length; r++) {
+      if (!walk[r]) out.push(roots.subarray(32 * r, 32 * r + 32));
+      else {
+        try {
+          out.push(walkedRoot(part[r]!, partSeeds[r]!));
+        } catch {
+          out.push(null);
+        }
+      }
+    }
+  }
+  return out;
 }
