@@ -218,6 +218,7 @@ const LINE_ORDER = [
   'ts',
   'v',
 ] as const;
+const HASH_AT = LINE_ORDER.indexOf('step_hash');
 
 /** The seed (copied or drawn) and R of a record, as the seal needs them. */
 function commitV3(texts: StepTexts, seed: string | undefined): { seed: string; root: string } {
@@ -285,21 +286,21 @@ export function sealV3(texts: StepTexts, e: Envelope): { stepHash: string; line:
         return texts[n];
     }
   };
-  const pieces: string[] = [];
-  let hashAt = 0;
-  for (const n of LINE_ORDER) {
-    if (n === 'step_hash') {
-      hashAt = pieces.length;
-      continue;
-    }
-    const t = member(n);
-    if (t !== undefined) pieces.push('"' + n + '":' + t);
+  // The members before step_hash (error … seq) and after it (step_id … v), in JCS order: B hashes the line
+  // without step_hash; the line is the same text with step_hash in its sorted place (built once, not joined twice).
+  let before = '{';
+  for (let i = 0; i < HASH_AT; i++) {
+    const t = member(LINE_ORDER[i]!);
+    if (t !== undefined) before += (before.length === 1 ? '"' : ',"') + LINE_ORDER[i]! + '":' + t;
   }
-  // B hashes the line without step_hash; the line is the same members with step_hash in its sorted place.
-  const bind = digestUtf8('{' + pieces.join(',') + '}');
+  let after = '';
+  for (let i = HASH_AT + 1; i < LINE_ORDER.length; i++) {
+    const t = member(LINE_ORDER[i]!);
+    if (t !== undefined) after += ',"' + LINE_ORDER[i]! + '":' + t;
+  }
+  const bind = digestUtf8(before + after + '}');
   const stepHash = stepHashV3(bind, (n) => member(n as (typeof LINE_ORDER)[number]));
-  pieces.splice(hashAt, 0, '"step_hash":"' + stepHash + '"');
-  const line = '{' + pieces.join(',') + '}\n';
+  const line = before + ',"step_hash":"' + stepHash + '"' + after + '}\n';
   return { stepHash, line, root, bind };
 }
 
