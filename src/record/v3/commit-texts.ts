@@ -311,13 +311,13 @@ class TreeHasher {
     batch.reset();
     for (let r = 0; r < n; r++) {
       if (walk[r]) continue;
-      batch.begin();
-      batch.byte(TAG.root);
-      for (let j = SLOTS * r; j < SLOTS * r + SLOTS; j++) {
-        const at = 32 * this.rank[this.tops[j]!]!;
-        batch.copy(this.digests, at, at + 32);
-      }
-      batch.end();
+      let at = batch.reserve(1 + 32 * SLOTS);
+      const m = batch.bytes;
+      if (m.buffer !== this.messageView.buffer) this.messageView = new DataView(m.buffer);
+      m[at++] = TAG.root;
+      for (let j = SLOTS * r; j < SLOTS * r + SLOTS; j++)
+        at = copyShort(this.messageView, at, this.digestView, 32 * this.rank[this.tops[j]!]!, 32);
+      batch.close(1 + 32 * SLOTS);
     }
     const digests = batch.run();
     const roots = new Uint8Array(32 * n);
@@ -404,21 +404,19 @@ class TreeHasher {
         batch.end();
       }
     }
-    const keys = batch.run().slice();
+    const keys = new DataView(batch.run().slice().buffer);
     batch.reset();
     let blocks = 0;
     for (let g = 0; g < SLOTS * seeds.length; g++) {
       const n = (this.slotUnits[g]! + 1) >>> 1;
       this.slotUnits[g] = blocks;
       for (let k = 0; k < n; k++) {
-        let at = batch.reserve(1 + KEY_BYTES + 4);
+        const at = batch.reserve(1 + KEY_BYTES + 4);
         const m = batch.bytes;
-        m[at++] = TAG.salt;
-        for (let i = 32 * g; i < 32 * g + KEY_BYTES; i++) m[at++] = keys[i]!;
-        m[at++] = k >>> 24;
-        m[at++] = (k >>> 16) & 0xff;
-        m[at++] = (k >>> 8) & 0xff;
-        m[at++] = k & 0xff;
+        if (m.buffer !== this.messageView.buffer) this.messageView = new DataView(m.buffer);
+        m[at] = TAG.salt;
+        copyShort(this.messageView, at + 1, keys, 32 * g, KEY_BYTES);
+        this.messageView.setUint32(at + 1 + KEY_BYTES, k);
         batch.close(1 + KEY_BYTES + 4);
       }
       blocks += n;
