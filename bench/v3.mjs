@@ -7,9 +7,11 @@
 //      bench/workers/limit-proc.mjs), paired runs, median time ratio;
 //   3. committed units per step (what the v3 walk hashes), and the stored line's size.
 // Run: npm run build && node --expose-gc bench/v3.mjs [--steps N] [--rounds R] [--only append|verify]
-// [--threads 1,2,4]. Prints a Markdown section. `--only verify` runs just the verify rows (default threads,
+// [--threads 1,2,4] [--hypercore PAIRS]. Prints a Markdown section. `--only verify` runs just the verify rows (default threads,
 // then the thread curve of `--threads`), e.g. to rerun them on a quiet machine; `--only append` just the
-// append rows.
+// append rows. `--hypercore 3` adds issue 45's comparison: appendMany in batches of 256 (fsync none) of v1 and
+// v3 (the default format) against hypercore's batched append (bench/thirdparty, `npm ci --prefix
+// bench/thirdparty`), each a fresh process (bench/workers/append-rate.mjs, bench/thirdparty/run.mjs), paired.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
@@ -36,6 +38,7 @@ const textArg = (name, fallback) => {
   return i < 0 ? fallback : process.argv[i + 1];
 };
 const ONLY = textArg('--only', 'all');
+const HC_PAIRS = arg('--hypercore', 0);
 if (!['all', 'append', 'verify'].includes(ONLY)) throw new Error('--only append|verify');
 const THREADS = textArg('--threads', '1,2,4')
   .split(',')
@@ -165,6 +168,7 @@ for (const [name, extra] of variants) {
     `verify ${name}: limit ${fmt(median(lim), 0)} ms, v3 ${fmt(median(v3), 0)} ms (${fmt(median(ratios))}×), v1 ${fmt(median(v1), 0)} ms (${fmt(median(ratios1))}×)\n`,
   );
 }
+const hc = HC_PAIRS > 0 ? hypercoreRows(HC_PAIRS) : null;
 const load1 = loadavg()[0];
 
 say('## stepchain/v3: append and verify against v1 (issue 32 targets; `node --expose-gc bench/v3.mjs`)');
@@ -175,6 +179,7 @@ say(
 say();
 if (ONLY !== 'verify') appendTable();
 if (ONLY !== 'append') verifyTable();
+if (hc !== null) hypercoreTable(hc);
 process.stdout.write(out.join('\n') + '\n');
 rmSync(root, { recursive: true, force: true });
 
@@ -212,4 +217,54 @@ function verifyTable() {
   say(
     "v3's default `verify` runs the fast tier (FORMAT §14.7 A: B and the step hash, two SHA-256 calls per record); `--deep` adds the unit tree (§14.7 B) and is not part of this target. Rows with more threads than cores are oversubscribed: they show the cost of extra threads, not scaling.",
   );
+}
+
+/** Issue 45's append comparison: v1 and v3 appendMany against hypercore's batched append, paired processes. */
+function hypercoreRows(pairs) {
+  const tp = join(here, 'thirdparty');
+  const child = (args, cwd) => {
+    const r = spawnSync(process.execPath, args, { cwd, encoding: 'utf8', maxBuffer: 1 << 20 });
+    if (r.status !== 0) throw new Error(`${args.join(' ')} exited ${r.status}: ${r.stderr.slice(0, 400)}`);
+    return JSON.parse(r.stdout.trim().split('\n').pop());
+  };
+  const best = (xs) => Math.max(...xs);
+  const rates = { v1: [], v3: [], hc: [] };
+  let version = '';
+  for (let p = 0; p < pairs; p++) {
+    for (const f of ['v1', 'v3']) {
+      const r = child([join(here, 'workers/append-rate.mjs'), `--mode=${f}`, '--steps=25600', '--reps=2', '--seed=11']);
+      rates[f].push({ wall: best(r.wall), cpu: best(r.cpu) });
+    }
+    const h = child([join(tp, 'run.mjs'), '--append-only', '--steps=25600', '--reps=2', '--seed=11'], tp);
+    version = h.versions.hypercore;
+    rates.hc.push({ wall: best(h.hypercore.append), cpu: best(h.hypercore.appendCpu) });
+    process.stderr.write(
+      `hypercore pair ${p + 1}/${pairs}: v1 ${fmt(rates.v1.at(-1).wall, 0)}, v3 ${fmt(rates.v3.at(-1).wall, 0)}, hypercore ${fmt(rates.hc.at(-1).wall, 0)} steps/s\n`,
+    );
+  }
+  return { rates, version, pairs };
+}
+
+function hypercoreTable({ rates, version, pairs }) {
+  say();
+  say(
+    `### appendMany against hypercore ${version}'s batched append (issue 45; batches of 256, fsync none, 25 600 steps, ${pairs} paired fresh processes, best of 2 runs each)`,
+  );
+  say();
+  say(
+    '| | steps/s (wall), median | steps per CPU-s, median | ÷ hypercore, wall (min–max) | ÷ hypercore, CPU (min–max) |',
+  );
+  say('|---|---:|---:|---:|---:|');
+  const hcWall = rates.hc.map((x) => x.wall);
+  const hcCpu = rates.hc.map((x) => x.cpu);
+  say(`| hypercore | ${fmt(median(hcWall), 0)} | ${fmt(median(hcCpu), 0)} | 1 | 1 |`);
+  for (const f of ['v1', 'v3']) {
+    const w = rates[f].map((x, i) => x.wall / hcWall[i]);
+    const c = rates[f].map((x, i) => x.cpu / hcCpu[i]);
+    say(
+      `| stepchain/${f}${f === 'v3' ? ' (the default format)' : ''} | ${fmt(median(rates[f].map((x) => x.wall)), 0)} | ${fmt(median(rates[f].map((x) => x.cpu)), 0)} | **${fmt(median(w))}×** (${range(w)}) | ${fmt(median(c))}× (${range(c)}) |`,
+    );
+  }
+  say();
+  say('Target (issue 45): the default format ≥ 0.5× hypercore.');
 }
