@@ -39,6 +39,11 @@ export interface Envelope {
   salt?: string;
   /** v3 (FORMAT §14.4): a record seed carried over by a copy (64 hex); absent, the seal draws a fresh one. */
   seed?: string;
+  /**
+   * v3: the record's seed (64 hex) and R as the profile's `precommit` worked them out for the whole batch
+   * before it was sequenced; absent, the seal works them out itself. Set by the sequencer only.
+   */
+  committed?: { seed: string; root: string };
 }
 
 export interface RecordProfile {
@@ -68,6 +73,14 @@ export interface RecordProfile {
   readonly diffFields: { readonly content: readonly string[]; readonly envelope: readonly string[] };
   /** The stored line and its step hash, from the canonical texts of the content and meta (FORMAT §5.2). */
   seal(texts: StepTexts, envelope: Envelope): { stepHash: string; line: string };
+  /**
+   * What the seal of each of a batch's records can have worked out before the batch is sequenced (v3: the seed
+   * and R, which depend on neither seq, prev_hash nor ts, hashed for the whole batch at once), for its
+   * envelope's `committed`; undefined for a record the seal must see itself (it then throws its own error).
+   */
+  precommit?(
+    items: readonly { texts: StepTexts; seed: string | undefined }[],
+  ): ({ seed: string; root: string } | undefined)[];
   /**
    * The step hash of a stored line, given the span of its step_hash value and of every top-level member's
    * value (FORMAT §5.2; a committed record, §12.3, hashes digests of its slots, read from their spans).

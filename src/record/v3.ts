@@ -15,14 +15,12 @@
  */
 import { isObject, type Json } from '../canonical/json.js';
 import { canonicalValue } from '../canonical/value.js';
-import { digestUtf8, toHex } from '../canonical/sha256.js';
 import { isValidId } from './fields.js';
 import { SEQ_RULE, STEP_ID_RULE, TS_RULE, digestRule, envelope, invalid } from './rules.js';
 import {
   keyOfRecord,
   keyOfTexts,
   stepHashWithout,
-  type Envelope,
   type JournalFormat,
   type MemberRule,
   type RecordProfile,
@@ -30,26 +28,17 @@ import {
 } from './profile.js';
 import { runGenesisDefect, type RunIdentity } from './v2.js';
 import { toolNameOf } from './v1.js';
-import { commitRecordTexts } from './v3/commit-texts.js';
-import {
-  CHUNKS_MARKER,
-  CommitError,
-  PART_MARKER,
-  V3_SLOTS,
-  WITHHELD_MARKER,
-  newSeed,
-  seedFromHex,
-} from './v3/commit.js';
+import { CHUNKS_MARKER, PART_MARKER, V3_SLOTS, WITHHELD_MARKER } from './v3/commit.js';
 import { KINDS_BY_NAME, KIND_PATTERN, kindRule, type KindSpec } from './v3/kinds.js';
 import { publicRecordProblems } from './v3/public.js';
+import { RECORD_VERSION_V3, UNDECIDED, precommitV3, sealV3, stepHashV3 } from './v3/seal.js';
+
+export { RECORD_VERSION_V3, sealV3, stepHashV3 };
 
 export const FORMAT_V3 = 'stepchain/v3';
-export const RECORD_VERSION_V3 = 3;
 
 /** The caller-facing content fields of a v3 record: v2's. */
 export const CONTENT_FIELDS_V3 = ['kind', 'ref', 'input', 'model', 'prompt', 'tool_call', 'result', 'error'] as const;
-/** The members of the step hash's preimage besides `bind` (design §4.3), in JCS order with it. */
-const ENVELOPE_NAMES = ['bind', 'kind', 'prev_hash', 'ref', 'root', 'seq', 'step_id', 'ts', 'v'] as const;
 
 export interface GenesisV3 {
   format: typeof FORMAT_V3;
@@ -148,24 +137,6 @@ const objectRule = (name: string): MemberRule =>
   );
 const SEALED_MEMBERS = [...baseMembers(), bindRule, objectRule('keys'), objectRule('salts')].sort(byName);
 
-/** Not a digest: what a record whose envelope cannot be read hashes to, so it never matches (HASH_MISMATCH). */
-const UNDECIDED = 'sha256:undecided';
-
-/**
- * The step hash from `bind` and the other envelope members' canonical texts (design §4.3). JCS of an
- * object of canonical member texts is their sorted concatenation, and ENVELOPE_NAMES is sorted.
- */
-export function stepHashV3(bind: string, texts: (name: string) => string | undefined): string {
-  let out = '{"bind":"' + bind + '"';
-  for (let i = 1; i < ENVELOPE_NAMES.length; i++) {
-    const n = ENVELOPE_NAMES[i]!;
-    const t = texts(n);
-    if (t === undefined) return UNDECIDED;
-    out += ',"' + n + '":' + t;
-  }
-  return digestUtf8(out + '}');
-}
-
 /** The step hash of a stored line from its member spans: B from the line itself (private) or `bind` (public). */
 function lineStepHash(
   text: string,
@@ -196,79 +167,6 @@ export function slotValuesOfTexts(texts: StepTexts): Record<string, unknown> {
   const values: Record<string, unknown> = {};
   for (const slot of V3_SLOTS) if (texts[slot] !== undefined) values[slot] = JSON.parse(texts[slot]);
   return values;
-}
-
-/** The names of a private line's members in JCS order, each with where its text comes from. */
-const LINE_ORDER = [
-  'error',
-  'input',
-  'kind',
-  'meta',
-  'model',
-  'prev_hash',
-  'prompt',
-  'ref',
-  'result',
-  'root',
-  'seed',
-  'seq',
-  'step_hash',
-  'step_id',
-  'tool_call',
-  'ts',
-  'v',
-] as const;
-
-/**
- * Seals a private v3 record from the canonical texts of its content and meta: draws a seed (or takes the
- * copy's `e.seed`), computes R over the values, assembles the line without step_hash, B = its SHA-256, the
- * step hash, and the stored line. Throws CommitError when a part reference in the texts is malformed.
- */
-export function sealV3(texts: StepTexts, e: Envelope): { stepHash: string; line: string; root: string; bind: string } {
-  const seedBytes = e.seed !== undefined ? seedFromHex(e.seed) : newSeed();
-  if (seedBytes === null)
-    throw new CommitError('SECRETS_INVALID', 'a v3 record seed is 64 lowercase hex digits', '/seed');
-  // The unit tree from the slots' canonical texts, hashed level by level in batches (v3/commit-texts.ts).
-  const root = 'sha256:' + toHex(commitRecordTexts(texts, seedBytes));
-  const seedHex = e.seed ?? toHex(seedBytes);
-  const member = (n: (typeof LINE_ORDER)[number]): string | undefined => {
-    switch (n) {
-      case 'prev_hash':
-        return '"' + e.prevHash + '"';
-      case 'root':
-        return '"' + root + '"';
-      case 'seed':
-        return '"' + seedHex + '"';
-      case 'seq':
-        return String(e.seq);
-      case 'step_id':
-        return JSON.stringify(e.stepId);
-      case 'ts':
-        return JSON.stringify(e.ts);
-      case 'v':
-        return String(RECORD_VERSION_V3);
-      case 'step_hash':
-        return undefined;
-      default:
-        return texts[n];
-    }
-  };
-  const pieces: string[] = [];
-  let hashAt = 0;
-  for (const n of LINE_ORDER) {
-    if (n === 'step_hash') {
-      hashAt = pieces.length;
-      continue;
-    }
-    const t = member(n);
-    if (t !== undefined) pieces.push('"' + n + '":' + t);
-  }
-  // B hashes the line without step_hash; the line is the same members with step_hash in its sorted place.
-  const bind = digestUtf8('{' + pieces.join(',') + '}');
-  const stepHash = stepHashV3(bind, (n) => member(n as (typeof LINE_ORDER)[number]));
-  pieces.splice(hashAt, 0, '"step_hash":"' + stepHash + '"');
-  const line = '{' + pieces.join(',') + '}\n';
-  return { stepHash, line, root, bind };
 }
 
 /** Rules between members for the registered kinds (v2's and v3's own); an unregistered kind is only notified. */
@@ -317,6 +215,7 @@ export const STEP_V3: RecordProfile = {
     const { stepHash, line } = sealV3(texts, e);
     return { stepHash, line };
   },
+  precommit: precommitV3,
   stepHashOf: (text, span, spans) => lineStepHash(text, span, spans, true),
 };
 

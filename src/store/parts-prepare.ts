@@ -26,9 +26,14 @@ export interface PartedStep {
 /** The shortest base64 text of a media part (MEDIA_MIN_BYTES raw bytes; parts.ts mediaBytesOf). */
 const MEDIA_MIN_TEXT = Math.ceil(MEDIA_MIN_BYTES / 3) * 4;
 
-/** The UTF-8 length of a string (lone surrogates as U+FFFD's 3 bytes, as TextEncoder writes them), counted up to `stop`. */
+/**
+ * The UTF-8 length of a string (lone surrogates as U+FFFD's 3 bytes, as TextEncoder writes them), counted
+ * only where it decides against `stop`: a string of `stop` characters or more, or one whose 3 bytes a
+ * character stay below it, gives a bound on the right side of `stop` instead (the caller only compares).
+ */
 function utf8Length(s: string, stop: number): number {
   if (s.length >= stop) return s.length;
+  if (3 * s.length < stop) return 3 * s.length;
   let n = 0;
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
@@ -42,18 +47,26 @@ function utf8Length(s: string, stop: number): number {
   return n;
 }
 
-export async function substituteParts(step: PreparedStep, writer: PartWriter): Promise<PartedStep> {
-  const slots: Record<string, Json> = {};
+/** The slots of a step that could hold a part (their values), or null when none can: no walk, no await. */
+function partSlots(step: PreparedStep, threshold: number): Record<string, Json> | null {
+  let slots: Record<string, Json> | null = null;
   for (const name of PART_SLOTS) {
     const text = step.texts[name];
     // A slot whose text is shorter than the threshold holds nothing that could become a part: a value part's
     // text is at least the threshold in UTF-8 bytes, a media string at least MEDIA_MIN_TEXT characters, and
     // every value's text is a piece of its slot's (exactly measured: the walk below awaits at every value).
-    if (text === undefined || (text.length < MEDIA_MIN_TEXT && utf8Length(text, writer.threshold) < writer.threshold))
-      continue;
-    slots[name] = step.content[name]!;
+    if (text === undefined || (text.length < MEDIA_MIN_TEXT && utf8Length(text, threshold) < threshold)) continue;
+    (slots ??= {})[name] = step.content[name]!;
   }
-  if (Object.keys(slots).length === 0) return { step, parts: [] };
+  return slots;
+}
+
+export async function substituteParts(
+  step: PreparedStep,
+  writer: PartWriter,
+  slots: Record<string, Json> | null = partSlots(step, writer.threshold),
+): Promise<PartedStep> {
+  if (slots === null) return { step, parts: [] };
   const { slots: substituted, parts } = await writer.extract(slots);
   if (parts.length === 0 && Object.keys(substituted).every((k) => substituted[k] === slots[k])) return { step, parts };
   const content = { ...step.content };
@@ -105,9 +118,15 @@ export class JournalParts {
         out.push(s);
         continue;
       }
-      const done = await substituteParts(s, writer);
+      // Most steps hold nothing that could become a part: checked here, without an await per step.
+      const slots = partSlots(s, writer.threshold);
+      if (slots === null) {
+        out.push(s);
+        continue;
+      }
+      const done = await substituteParts(s, writer, slots);
       out.push(done.step);
-      parts.push(...done.parts);
+      for (const p of done.parts) parts.push(p);
     }
     // After every part the writer made before these (which these steps may reference), in order.
     const stored = state.stored.then(() => (parts.length > 0 ? this.store.put(parts) : undefined));

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { canonicalJson, canonicalJsonTrusted } from '../../src/canonical/jcs.js';
-import { commitRecordTexts } from '../../src/record/v3/commit-texts.js';
+import { commitManyTexts, commitRecordTexts } from '../../src/record/v3/commit-texts.js';
 import { CommitError, V3_SLOTS, commitRecord, newSeed, type V3Slot } from '../../src/record/v3/commit.js';
 
 const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
@@ -75,6 +75,32 @@ describe('R from canonical texts, hashed in batches (record/v3/commit-texts.ts)'
     ] as Slots[]) {
       expect(hex(commitRecordTexts(textsOf(values), s))).toBe(walkRoot(values, s));
     }
+  });
+
+  test('a batch of records hashed together (commitManyTexts) gives each record the root of the walk; a malformed part reference gives null and leaves the others', () => {
+    const digest = 'sha256:' + 'ab'.repeat(32);
+    // Part references (good and malformed) among generated records: the scan takes them out of the shared table.
+    const special = fc.constantFrom<Slots | 'bad'>(
+      { input: { a: 1, big: { '$stepchain:part': { digest, size: 2000 } } } },
+      'bad',
+    );
+    const bad: Slots = { input: { big: { '$stepchain:part': { digest: 'sha256:nope' } } } };
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.oneof(record, special), seed), { minLength: 1, maxLength: 40 }), (items) => {
+        const values = items.map(([v]) => (v === 'bad' ? bad : v));
+        const seeds = items.map(([, s]) => s);
+        const roots = commitManyTexts(
+          values.map((v) => textsOf(v, canonicalJsonTrusted)),
+          seeds,
+        );
+        expect(roots).toHaveLength(items.length);
+        values.forEach((v, i) => {
+          if (v === bad) expect(roots[i]).toBeNull();
+          else expect(hex(roots[i]!)).toBe(walkRoot(v, seeds[i]!));
+        });
+      }),
+      { numRuns: 40 },
+    );
   });
 
   test('a part reference is left to the walk: the same root, and a malformed one the same coded error', () => {

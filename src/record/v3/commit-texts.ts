@@ -10,209 +10,45 @@
  * throws its coded CommitError. test/record/v3-commit-texts.test.ts holds the two equal. Pure.
  */
 import { newSha256Batch, type Sha256Batch } from '../../canonical/sha256-batch.js';
-import { CHUNK_THRESHOLD, chunkEnds } from './chunks.js';
 import { KEY_BYTES, SALT_BYTES, SEED_BYTES, TAG, V3_SLOTS, commitRecord, type V3Slot } from './commit.js';
+import {
+  ABSENT,
+  CHUNK,
+  OBJECT,
+  SCALAR,
+  SLOTS,
+  SLOT_NAME,
+  SLOT_NAME_BYTES,
+  TEXT_NAME,
+  UnitTable,
+  grownI32,
+} from './unit-table.js';
 
-/** The kinds of a unit's repr (design §4.1). */
-const SCALAR = 0; // repr = its canonical text
-const CHUNK = 1; // a chunk unit: tag ‖ salt ‖ escaped text
-const OBJECT = 2; // `{` ‖ child digests in ascending byte order
-const ARRAY = 3; // `[` ‖ element digests in order
-const CHUNKED = 4; // `~` ‖ chunk digests in order
-const ABSENT = 5; // an absent slot: tag ‖ salt ‖ name
+/** A container unit's repr byte (`{`, `[`, `~`) by its kind (unit-table.ts). */
 const REPR_BYTE = [0, 0, 0x7b, 0x5b, 0x7e, 0];
-
-/** Unit names: none, a slice of the text, or the slot's own name. */
-const NO_NAME = 0,
-  TEXT_NAME = 1,
-  SLOT_NAME = 2;
-
-const encoder = new TextEncoder();
-const SLOT_NAME_BYTES = V3_SLOTS.map((s) => encoder.encode(JSON.stringify(s)));
-/** `"$stepchain:part"`: an object whose only member has this name is a part reference, for the walk to check. */
-const PART_NAME = encoder.encode('"$stepchain:part"');
-
+/** Records hashed together at most: the levels of this many records share each kernel call (lanes kept full). */
+const BATCH_RECORDS = 256;
 /** Records sealed through the portable batch before the kernel is compiled. */
 const KERNEL_AFTER = 16;
 
-/** Thrown (and caught) where the scan meets something it leaves to the walk. */
-const UNEXPECTED = new Error('left to the walk');
-
-function grownI32(a: Int32Array<ArrayBuffer>, need: number): Int32Array<ArrayBuffer> {
-  if (need <= a.length) return a;
-  const b = new Int32Array(Math.max(need, 2 * a.length));
-  b.set(a);
-  return b;
-}
-
-/** The unit table's columns: a unit's place and name, then its value, children and height. */
-const PLACE_COLUMNS = ['kind', 'tag', 'slot', 'index', 'nameKind', 'nameStart', 'nameEnd'] as const;
-const UNIT_COLUMNS = [...PLACE_COLUMNS, 'valStart', 'valEnd', 'childStart', 'childCount', 'height'] as const;
-
 /**
- * The unit table of one record and the work buffers, reused from record to record (a writer seals one record
- * at a time; nothing here is kept between calls).
+ * The hashing of the unit table and its work buffers, reused from batch to batch (nothing here is kept
+ * between calls).
  */
-class TreeHasher {
-  private src = new Uint8Array(16384);
-  private units = 0;
-  // Per unit: repr kind, tag, slot, preorder index, name kind and slice, value slice, children, height.
-  private kind = new Int32Array(256);
-  private tag = new Int32Array(256);
-  private slot = new Int32Array(256);
-  private index = new Int32Array(256);
-  private nameKind = new Int32Array(256);
-  private nameStart = new Int32Array(256);
-  private nameEnd = new Int32Array(256);
-  private valStart = new Int32Array(256);
-  private valEnd = new Int32Array(256);
-  private childStart = new Int32Array(256);
-  private childCount = new Int32Array(256);
-  private height = new Int32Array(256);
-  // The children lists of every container, and the scan's stack of children met so far.
-  private children = new Int32Array(256);
-  private childrenUsed = 0;
-  private stack = new Int32Array(256);
-  private stackTop = 0;
+class TreeHasher extends UnitTable {
   private levelCount = new Int32Array(16);
   private order = new Int32Array(256);
   /** Each unit's place in `order`: its digest is at 32 × rank in `digests`, so a level's digests are one run. */
   private rank = new Int32Array(256);
-  private slotUnits = new Int32Array(V3_SLOTS.length);
   private digests = new Uint8Array(32 * 256);
   private salts = new Uint8Array(32 * 64);
+  private digestView = new DataView(this.digests.buffer);
+  private saltView = new DataView(this.salts.buffer);
+  private messageView: DataView = new DataView(new ArrayBuffer(0));
   // The first records go through the portable batch: a process that seals a few (one CLI `append`) never pays
   // the kernel's compile, ≈ 8–12 ms of CPU measured; from the KERNEL_AFTER-th record on, the kernel.
   private batch: Sha256Batch = newSha256Batch({ portable: true });
   private sealed = 0;
-  // The scan's current slot and its next preorder index.
-  private curSlot = 0;
-  private nextIndex = 0;
-
-  private newUnit(tag: number, nameKind: number, nameStart: number, nameEnd: number): number {
-    const u = this.units++;
-    if (u >= this.kind.length) this.growUnits(2 * this.kind.length);
-    this.tag[u] = tag;
-    this.slot[u] = this.curSlot;
-    this.index[u] = this.nextIndex++;
-    this.nameKind[u] = nameKind;
-    this.nameStart[u] = nameStart;
-    this.nameEnd[u] = nameEnd;
-    this.childCount[u] = 0;
-    this.height[u] = 0;
-    return u;
-  }
-
-  /** Grows every column of the unit table (each a typed array of its own: no objects per unit). */
-  private growUnits(n: number): void {
-    for (const c of UNIT_COLUMNS) this[c] = grownI32(this[c], n);
-  }
-
-  private push(u: number): void {
-    if (this.stackTop >= this.stack.length) this.stack = grownI32(this.stack, this.stackTop + 1);
-    this.stack[this.stackTop++] = u;
-  }
-
-  /** Moves the children pushed since `base` into the table as u's children; u's height is one above theirs. */
-  private adopt(u: number, base: number): void {
-    const n = this.stackTop - base;
-    this.children = grownI32(this.children, this.childrenUsed + n);
-    let h = -1;
-    for (let k = 0; k < n; k++) {
-      const c = this.stack[base + k]!;
-      this.children[this.childrenUsed + k] = c;
-      if (this.height[c]! > h) h = this.height[c]!;
-    }
-    this.childStart[u] = this.childrenUsed;
-    this.childCount[u] = n;
-    this.childrenUsed += n;
-    this.height[u] = h + 1;
-    this.stackTop = base;
-  }
-
-  /** The end (after the closing quote) of the string literal opening at p. */
-  private stringEnd(p: number, end: number): number {
-    const b = this.src;
-    let q = p;
-    for (;;) {
-      q = b.indexOf(0x22, q + 1);
-      if (q < 0 || q >= end) throw UNEXPECTED;
-      let k = q - 1;
-      while (b[k] === 0x5c) k--;
-      if (((q - 1 - k) & 1) === 0) return q + 1;
-    }
-  }
-
-  /** Scans the value at p (its text ends by `end`) as unit u's repr; returns where the value ends. */
-  private value(u: number, p: number, end: number): number {
-    const b = this.src;
-    const c = b[p];
-    if (c === 0x7b) {
-      if (this.isPartName(p + 1, end)) throw UNEXPECTED;
-      return this.container(u, OBJECT, p + 1, end, 0x7d);
-    }
-    if (c === 0x5b) return this.container(u, ARRAY, p + 1, end, 0x5d);
-    if (c === 0x22) {
-      const e = this.stringEnd(p, end);
-      if (e - p - 2 <= CHUNK_THRESHOLD) return this.slice(u, SCALAR, p, e);
-      // Chunks (§4.2) of the escaped text between the quotes, each a unit numbered after the string's.
-      this.kind[u] = CHUNKED;
-      const base = this.stackTop;
-      let start = p + 1;
-      for (const ce of chunkEnds(b.subarray(p + 1, e - 1))!) {
-        const chunk = this.newUnit(TAG.chunk, NO_NAME, 0, 0);
-        start = this.slice(chunk, CHUNK, start, p + 1 + ce);
-        this.push(chunk);
-      }
-      this.adopt(u, base);
-      return e;
-    }
-    // A number, true, false or null: up to the next structural byte.
-    let q = p;
-    while (q < end) {
-      const x = b[q];
-      if (x === 0x2c || x === 0x7d || x === 0x5d) break;
-      q++;
-    }
-    if (q === p) throw UNEXPECTED;
-    return this.slice(u, SCALAR, p, q);
-  }
-
-  /** Unit u's repr is the text's bytes [start, end) (a scalar's literal, a chunk's escaped text); returns end. */
-  private slice(u: number, kind: number, start: number, end: number): number {
-    this.kind[u] = kind;
-    this.valStart[u] = start;
-    this.valEnd[u] = end;
-    return end;
-  }
-
-  /** The members (`{`) or elements (`[`) from p to the closing byte, each a unit, as u's children. */
-  private container(u: number, kind: number, p: number, end: number, close: number): number {
-    const b = this.src;
-    this.kind[u] = kind;
-    const base = this.stackTop;
-    if (b[p] !== close) {
-      for (;;) {
-        let child: number;
-        if (kind === OBJECT) {
-          const ke = this.stringEnd(p, end);
-          child = this.newUnit(TAG.member, TEXT_NAME, p, ke);
-          p = ke + 1;
-        } else child = this.newUnit(TAG.element, NO_NAME, 0, 0);
-        this.push(child);
-        p = this.value(child, p, end);
-        if (b[p] === 0x2c) p++;
-        else if (b[p] === close) break;
-        else throw UNEXPECTED;
-      }
-    }
-    this.adopt(u, base);
-    return p + 1;
-  }
-
-  private isPartName(p: number, end: number): boolean {
-    return p + PART_NAME.length <= end && PART_NAME.every((x, k) => this.src[p + k] === x);
-  }
 
   /** Writes unit u's preimage as the batch's next message, in place (the pieces are short: loops, not views). */
   private preimage(u: number): void {
@@ -226,7 +62,7 @@ class TreeHasher {
       ns = this.nameStart[u]!;
       nameLen = this.nameEnd[u]! - ns;
     } else if (this.nameKind[u] === SLOT_NAME) {
-      names = SLOT_NAME_BYTES[slot]!;
+      names = SLOT_NAME_BYTES[slot % SLOTS]!;
       nameLen = names.length;
     }
     const scalar = kind === SCALAR || kind === CHUNK;
@@ -235,29 +71,33 @@ class TreeHasher {
     const batch = this.batch;
     const start = batch.reserve(1 + SALT_BYTES + nameLen + reprLen);
     const m = batch.bytes;
+    // Salts and digests are copied four bytes at a time through DataViews (unaligned stores are allowed there).
+    if (m.buffer !== this.messageView.buffer) this.messageView = new DataView(m.buffer);
+    const mv = this.messageView;
     let at = start;
     m[at++] = this.tag[u]!;
-    const salts = this.salts;
+    const sv = this.saltView;
     const s = 32 * (this.slotUnits[slot]! + (index >>> 1)) + SALT_BYTES * (index & 1);
-    for (let k = s; k < s + SALT_BYTES; k++) m[at++] = salts[k]!;
-    for (let k = ns; k < ns + nameLen; k++) m[at++] = names[k]!;
+    for (let k = s; k < s + SALT_BYTES; k += 4, at += 4) mv.setUint32(at, sv.getUint32(k));
+    if (names === this.src) at = copyShort(mv, at, this.srcView, ns, nameLen);
+    else for (let k = ns; k < ns + nameLen; k++) m[at++] = names[k]!;
     if (scalar) {
       const src = this.src;
       const vs = this.valStart[u]!;
       const ve = this.valEnd[u]!;
-      // A long text (a chunk, a sentence) copies faster through a view; a short one (most scalars) by hand.
+      // A long text (a chunk, a sentence) copies faster through a view; a short one (most scalars) in words.
       if (ve - vs > 64) {
         m.set(src.subarray(vs, ve), at);
         at += ve - vs;
-      } else for (let k = vs; k < ve; k++) m[at++] = src[k]!;
+      } else at = copyShort(mv, at, this.srcView, vs, ve - vs);
     } else if (kind !== ABSENT) {
       m[at++] = REPR_BYTE[kind]!;
       const cs = this.childStart[u]!;
       if (kind === OBJECT && n > 1) this.sortByDigest(cs, n);
-      const d = this.digests;
+      const dv = this.digestView;
       for (let k = 0; k < n; k++) {
         const c = 32 * this.rank[this.children[cs + k]!]!;
-        for (let i = c; i < c + 32; i++) m[at++] = d[i]!;
+        for (let i = c; i < c + 32; i += 4, at += 4) mv.setUint32(at, dv.getUint32(i));
       }
     }
     batch.close(at - start);
@@ -279,100 +119,86 @@ class TreeHasher {
     }
   }
 
-  /** R of a private record; null when the scan leaves the record to the walk. */
-  root(texts: Readonly<Partial<Record<V3Slot, string>>>, seed: Uint8Array): Uint8Array | null {
-    if (++this.sealed === KERNEL_AFTER) this.batch = newSha256Batch();
-    const tops = this.scan(texts);
-    if (tops === null) return null;
-    this.deriveSalts(seed);
+  /**
+   * R of each private record of a batch (at most BATCH_RECORDS), 32 bytes each in one array, and which records
+   * the scan left to the walk (their 32 bytes are zero). The records' units share one table, so each tree
+   * level of every record is one kernel call: lanes stay full and the calls per record fall with the batch.
+   */
+  roots(
+    list: readonly Readonly<Partial<Record<V3Slot, string>>>[],
+    seeds: readonly Uint8Array[],
+  ): { roots: Uint8Array; walk: boolean[] } {
+    const n = list.length;
+    if (this.sealed < KERNEL_AFTER && (this.sealed += n) >= KERNEL_AFTER) this.batch = newSha256Batch();
+    const walk = this.scan(list);
+    this.deriveSalts(seeds);
     this.hashLevels();
-    // R = SHA-256(0x72 ‖ the seven slot digests).
+    // R = SHA-256(0x72 ‖ the seven slot digests), one message per record the scan took.
     const batch = this.batch;
     batch.reset();
-    batch.begin();
-    batch.byte(TAG.root);
-    for (const top of tops) batch.copy(this.digests, 32 * this.rank[top]!, 32 * this.rank[top]! + 32);
-    batch.end();
-    return batch.run().slice(0, 32);
-  }
-
-  /** The slot texts, encoded one after the other, and their unit table in slot order, preorder within; each slot's top unit. */
-  private scan(texts: Readonly<Partial<Record<V3Slot, string>>>): number[] | null {
-    this.units = 0;
-    this.childrenUsed = 0;
-    this.stackTop = 0;
-    let at = 0;
-    const tops: number[] = [];
-    try {
-      for (let j = 0; j < V3_SLOTS.length; j++) {
-        this.curSlot = j;
-        this.nextIndex = 0;
-        const top = this.newUnit(TAG.member, SLOT_NAME, 0, 0);
-        tops.push(top);
-        const text = texts[V3_SLOTS[j]!];
-        if (text === undefined) {
-          this.kind[top] = ABSENT;
-        } else {
-          if (at + 3 * text.length > this.src.length) {
-            const grown = new Uint8Array(Math.max(2 * this.src.length, at + 3 * text.length));
-            grown.set(this.src.subarray(0, at));
-            this.src = grown;
-          }
-          const end = at + encoder.encodeInto(text, this.src.subarray(at)).written;
-          if (this.value(top, at, end) !== end) return null;
-          at = end;
-        }
-        this.slotUnits[j] = this.nextIndex;
-      }
-    } catch (e) {
-      if (e === UNEXPECTED) return null;
-      throw e;
+    for (let r = 0; r < n; r++) {
+      if (walk[r]) continue;
+      let at = batch.reserve(1 + 32 * SLOTS);
+      const m = batch.bytes;
+      if (m.buffer !== this.messageView.buffer) this.messageView = new DataView(m.buffer);
+      m[at++] = TAG.root;
+      for (let j = SLOTS * r; j < SLOTS * r + SLOTS; j++)
+        at = copyShort(this.messageView, at, this.digestView, 32 * this.rank[this.tops[j]!]!, 32);
+      batch.close(1 + 32 * SLOTS);
     }
-    return tops;
+    const digests = batch.run();
+    const roots = new Uint8Array(32 * n);
+    for (let r = 0, i = 0; r < n; r++) if (!walk[r]) roots.set(digests.subarray(32 * i, 32 * ++i), 32 * r);
+    return { roots, walk };
   }
 
   /**
-   * The slot keys, SHA-256(0x6b ‖ seed ‖ u8(j))[0, 16), then every salt block SHA-256(0x73 ‖ key ‖ u32be(b))
-   * (two salts each) in two batches; slotUnits becomes each slot's first block.
+   * The slot keys of every record, SHA-256(0x6b ‖ seed ‖ u8(j))[0, 16), then every salt block
+   * SHA-256(0x73 ‖ key ‖ u32be(b)) (two salts each) in two batches; slotUnits becomes each slot's first block.
    */
-  private deriveSalts(seed: Uint8Array): void {
+  private deriveSalts(seeds: readonly Uint8Array[]): void {
     const batch = this.batch;
     batch.reset();
-    for (let j = 0; j < V3_SLOTS.length; j++) {
-      batch.begin();
-      batch.byte(TAG.key);
-      batch.copy(seed, 0, SEED_BYTES);
-      batch.byte(j);
-      batch.end();
+    for (const seed of seeds) {
+      for (let j = 0; j < SLOTS; j++) {
+        batch.begin();
+        batch.byte(TAG.key);
+        batch.copy(seed, 0, SEED_BYTES);
+        batch.byte(j);
+        batch.end();
+      }
     }
-    const keys = batch.run().slice();
+    const keys = new DataView(batch.run().slice().buffer);
     batch.reset();
     let blocks = 0;
-    for (let j = 0; j < V3_SLOTS.length; j++) {
-      const n = (this.slotUnits[j]! + 1) >>> 1;
-      this.slotUnits[j] = blocks;
+    for (let g = 0; g < SLOTS * seeds.length; g++) {
+      const n = (this.slotUnits[g]! + 1) >>> 1;
+      this.slotUnits[g] = blocks;
       for (let k = 0; k < n; k++) {
-        let at = batch.reserve(1 + KEY_BYTES + 4);
+        const at = batch.reserve(1 + KEY_BYTES + 4);
         const m = batch.bytes;
-        m[at++] = TAG.salt;
-        for (let i = 32 * j; i < 32 * j + KEY_BYTES; i++) m[at++] = keys[i]!;
-        m[at++] = k >>> 24;
-        m[at++] = (k >>> 16) & 0xff;
-        m[at++] = (k >>> 8) & 0xff;
-        m[at++] = k & 0xff;
+        if (m.buffer !== this.messageView.buffer) this.messageView = new DataView(m.buffer);
+        m[at] = TAG.salt;
+        copyShort(this.messageView, at + 1, keys, 32 * g, KEY_BYTES);
+        this.messageView.setUint32(at + 1 + KEY_BYTES, k);
         batch.close(1 + KEY_BYTES + 4);
       }
       blocks += n;
     }
-    if (32 * blocks > this.salts.length) this.salts = new Uint8Array(Math.max(32 * blocks, 2 * this.salts.length));
+    if (32 * blocks > this.salts.length) {
+      this.salts = new Uint8Array(Math.max(32 * blocks, 2 * this.salts.length));
+      this.saltView = new DataView(this.salts.buffer);
+    }
     this.salts.set(batch.run());
   }
 
   /** The units' digests, level by level: a unit's height is one above its highest child's, so each level's children are done. */
   private hashLevels(): void {
     const batch = this.batch;
-    if (32 * this.units > this.digests.length)
+    if (32 * this.units > this.digests.length) {
       this.digests = new Uint8Array(Math.max(32 * this.units, 2 * this.digests.length));
+      this.digestView = new DataView(this.digests.buffer);
+    }
     let levels = 0;
     for (let u = 0; u < this.units; u++) if (this.height[u]! + 1 > levels) levels = this.height[u]! + 1;
     const byLevel = this.levelOrder(levels);
@@ -401,6 +227,18 @@ class TreeHasher {
   }
 }
 
+/** Copies n bytes from `from` at f to `to` at t, four at a time, then the rest; returns t + n. */
+function copyShort(to: DataView, t: number, from: DataView, f: number, n: number): number {
+  const words = f + (n & ~3);
+  while (f < words) {
+    to.setUint32(t, from.getUint32(f));
+    t += 4;
+    f += 4;
+  }
+  for (let k = n & 3; k > 0; k--) to.setUint8(t++, from.getUint8(f++));
+  return t;
+}
+
 function compareDigests(d: Uint8Array, a: number, b: number): number {
   for (let k = 0; k < 32; k++) {
     const x = d[a + k]! - d[b + k]!;
@@ -411,15 +249,48 @@ function compareDigests(d: Uint8Array, a: number, b: number): number {
 
 let hasher: TreeHasher | null = null;
 
-/**
- * R of a private record (`sha256:` + hex, and its bytes) from the canonical texts of its slots (absent:
- * undefined) and its 32-byte seed. Throws CommitError where commitRecord would (a malformed part reference).
- */
-export function commitRecordTexts(texts: Readonly<Partial<Record<V3Slot, string>>>, seed: Uint8Array): Uint8Array {
-  if (seed.length !== SEED_BYTES) throw new RangeError(`a v3 seed is ${SEED_BYTES} bytes`);
-  const root = (hasher ??= new TreeHasher()).root(texts, seed);
-  if (root !== null) return root;
+/** R by commit.ts's walk over the parsed values (a record the scan leaves to it). */
+function walkedRoot(texts: Readonly<Partial<Record<V3Slot, string>>>, seed: Uint8Array): Uint8Array {
   const values: Partial<Record<V3Slot, unknown>> = {};
   for (const slot of V3_SLOTS) if (texts[slot] !== undefined) values[slot] = JSON.parse(texts[slot]);
   return commitRecord(values, seed).rootBytes;
+}
+
+/**
+ * R of a private record (its bytes) from the canonical texts of its slots (absent: undefined) and its
+ * 32-byte seed. Throws CommitError where commitRecord would (a malformed part reference).
+ */
+export function commitRecordTexts(texts: Readonly<Partial<Record<V3Slot, string>>>, seed: Uint8Array): Uint8Array {
+  if (seed.length !== SEED_BYTES) throw new RangeError(`a v3 seed is ${SEED_BYTES} bytes`);
+  const { roots, walk } = (hasher ??= new TreeHasher()).roots([texts], [seed]);
+  return walk[0] ? walkedRoot(texts, seed) : roots;
+}
+
+/**
+ * R of many private records at once (an appendMany's batch, before it is sequenced: R depends on neither
+ * seq, prev_hash nor ts), each as commitRecordTexts gives it; null for a record whose walk throws (its seal
+ * then throws the same CommitError in its own group). Every seed is 32 bytes.
+ */
+export function commitManyTexts(
+  list: readonly Readonly<Partial<Record<V3Slot, string>>>[],
+  seeds: readonly Uint8Array[],
+): (Uint8Array | null)[] {
+  const out: (Uint8Array | null)[] = [];
+  const h = (hasher ??= new TreeHasher());
+  for (let from = 0; from < list.length; from += BATCH_RECORDS) {
+    const part = list.slice(from, from + BATCH_RECORDS);
+    const partSeeds = seeds.slice(from, from + BATCH_RECORDS);
+    const { roots, walk } = h.roots(part, partSeeds);
+    for (let r = 0; r < part.length; r++) {
+      if (!walk[r]) out.push(roots.subarray(32 * r, 32 * r + 32));
+      else {
+        try {
+          out.push(walkedRoot(part[r]!, partSeeds[r]!));
+        } catch {
+          out.push(null);
+        }
+      }
+    }
+  }
+  return out;
 }

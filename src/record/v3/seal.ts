@@ -1,0 +1,139 @@
+/**
+ * Sealing a private `stepchain/v3` record (spec/FORMAT.md §14; docs/design/format-v3.md §4.3): its seed and
+ * root R — worked out record by record, or for a whole appendMany batch before it is sequenced (R depends on
+ * neither seq, prev_hash nor ts: every record's unit tree hashed together, commit-texts.ts) — then the line
+ * without step_hash, B = its SHA-256, the step hash over B and the envelope, and the stored line. Pure.
+ */
+import { digestUtf8, toHex } from '../../canonical/sha256.js';
+import type { Envelope, StepTexts } from '../profile.js';
+import { commitManyTexts, commitRecordTexts } from './commit-texts.js';
+import { CommitError, newSeed, seedFromHex } from './commit.js';
+
+export const RECORD_VERSION_V3 = 3;
+
+/** The members of the step hash's preimage besides `bind` (design §4.3), in JCS order with it. */
+const ENVELOPE_NAMES = ['bind', 'kind', 'prev_hash', 'ref', 'root', 'seq', 'step_id', 'ts', 'v'] as const;
+
+/** Not a digest: what a record whose envelope cannot be read hashes to, so it never matches (HASH_MISMATCH). */
+export const UNDECIDED = 'sha256:undecided';
+
+/**
+ * The step hash from `bind` and the other envelope members' canonical texts (design §4.3). JCS of an
+ * object of canonical member texts is their sorted concatenation, and ENVELOPE_NAMES is sorted.
+ */
+export function stepHashV3(bind: string, texts: (name: string) => string | undefined): string {
+  let out = '{"bind":"' + bind + '"';
+  for (let i = 1; i < ENVELOPE_NAMES.length; i++) {
+    const n = ENVELOPE_NAMES[i]!;
+    const t = texts(n);
+    if (t === undefined) return UNDECIDED;
+    out += ',"' + n + '":' + t;
+  }
+  return digestUtf8(out + '}');
+}
+
+/** The names of a private line's members in JCS order, each with where its text comes from. */
+const LINE_ORDER = [
+  'error',
+  'input',
+  'kind',
+  'meta',
+  'model',
+  'prev_hash',
+  'prompt',
+  'ref',
+  'result',
+  'root',
+  'seed',
+  'seq',
+  'step_hash',
+  'step_id',
+  'tool_call',
+  'ts',
+  'v',
+] as const;
+const HASH_AT = LINE_ORDER.indexOf('step_hash');
+
+/** The seed (copied or drawn) and R of a record, as the seal needs them. */
+function commitV3(texts: StepTexts, seed: string | undefined): { seed: string; root: string } {
+  const seedBytes = seed !== undefined ? seedFromHex(seed) : newSeed();
+  if (seedBytes === null)
+    throw new CommitError('SECRETS_INVALID', 'a v3 record seed is 64 lowercase hex digits', '/seed');
+  // The unit tree from the slots' canonical texts, hashed level by level in batches (v3/commit-texts.ts).
+  return { seed: seed ?? toHex(seedBytes), root: 'sha256:' + toHex(commitRecordTexts(texts, seedBytes)) };
+}
+
+/**
+ * The seeds and roots of a batch's records before it is sequenced (RecordProfile.precommit): every record's
+ * tree levels hashed together (v3/commit-texts.ts commitManyTexts). A record with an invalid copied seed or a
+ * malformed part reference gets undefined: its seal throws the coded error in its own group.
+ */
+export function precommitV3(
+  items: readonly { texts: StepTexts; seed: string | undefined }[],
+): ({ seed: string; root: string } | undefined)[] {
+  const texts: StepTexts[] = [];
+  const seeds: Uint8Array[] = [];
+  const at: number[] = [];
+  for (let i = 0; i < items.length; i++) {
+    const s = items[i]!.seed;
+    const bytes = s !== undefined ? seedFromHex(s) : newSeed();
+    if (bytes === null) continue;
+    texts.push(items[i]!.texts);
+    seeds.push(bytes);
+    at.push(i);
+  }
+  const roots = commitManyTexts(texts, seeds);
+  const out: ({ seed: string; root: string } | undefined)[] = Array.from({ length: items.length }, () => undefined);
+  for (let k = 0; k < at.length; k++) {
+    const root = roots[k]!;
+    if (root !== null) out[at[k]!] = { seed: items[at[k]!]!.seed ?? toHex(seeds[k]!), root: 'sha256:' + toHex(root) };
+  }
+  return out;
+}
+
+/**
+ * Seals a private v3 record from the canonical texts of its content and meta: draws a seed (or takes the
+ * copy's `e.seed`), computes R over the values, assembles the line without step_hash, B = its SHA-256, the
+ * step hash, and the stored line. Throws CommitError when a part reference in the texts is malformed.
+ */
+export function sealV3(texts: StepTexts, e: Envelope): { stepHash: string; line: string; root: string; bind: string } {
+  const { root, seed: seedHex } = e.committed ?? commitV3(texts, e.seed);
+  const member = (n: (typeof LINE_ORDER)[number]): string | undefined => {
+    switch (n) {
+      case 'prev_hash':
+        return '"' + e.prevHash + '"';
+      case 'root':
+        return '"' + root + '"';
+      case 'seed':
+        return '"' + seedHex + '"';
+      case 'seq':
+        return String(e.seq);
+      case 'step_id':
+        return JSON.stringify(e.stepId);
+      case 'ts':
+        return JSON.stringify(e.ts);
+      case 'v':
+        return String(RECORD_VERSION_V3);
+      case 'step_hash':
+        return undefined;
+      default:
+        return texts[n];
+    }
+  };
+  // The members before step_hash (error … seq) and after it (step_id … v), in JCS order: B hashes the line
+  // without step_hash; the line is the same text with step_hash in its sorted place (built once, not joined twice).
+  let before = '{';
+  for (let i = 0; i < HASH_AT; i++) {
+    const t = member(LINE_ORDER[i]!);
+    if (t !== undefined) before += (before.length === 1 ? '"' : ',"') + LINE_ORDER[i]! + '":' + t;
+  }
+  let after = '';
+  for (let i = HASH_AT + 1; i < LINE_ORDER.length; i++) {
+    const t = member(LINE_ORDER[i]!);
+    if (t !== undefined) after += ',"' + LINE_ORDER[i]! + '":' + t;
+  }
+  const bind = digestUtf8(before + after + '}');
+  const stepHash = stepHashV3(bind, (n) => member(n as (typeof LINE_ORDER)[number]));
+  const line = before + ',"step_hash":"' + stepHash + '"' + after + '}\n';
+  return { stepHash, line, root, bind };
+}
