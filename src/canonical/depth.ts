@@ -7,7 +7,7 @@ import { MAX_RECORD_DEPTH } from './limits.js';
  * reader (show, approve, effect, diff), not a stack overflow.
  */
 export function nestsDeeper(text: string, max: number = MAX_RECORD_DEPTH): boolean {
-  if (text.length <= max * 2) return false;
+  if (text.length <= max * 2 || !openingsExceed(text, max)) return false;
   let depth = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
@@ -17,5 +17,16 @@ export function nestsDeeper(text: string, max: number = MAX_RECORD_DEPTH): boole
       if (++depth > max) return true;
     } else if (c === 125 || c === 93) depth--;
   }
+  return false;
+}
+
+/**
+ * Whether the text holds more than `max` opening brackets (in strings too): only then can it nest deeper than
+ * `max`. indexOf finds them fast, so a typical line (a few dozen brackets) is never walked char by char.
+ */
+function openingsExceed(text: string, max: number): boolean {
+  let n = 0;
+  for (const c of ['{', '['])
+    for (let i = text.indexOf(c); i >= 0; i = text.indexOf(c, i + 1)) if (++n > max) return true;
   return false;
 }
