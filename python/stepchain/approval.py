@@ -181,14 +181,63 @@ _NOT_RUN = re.compile(r"^(approval\.(requested|granted|denied)|model\.(started|c
 _OUTCOMES = ("tool.completed", "tool.failed", "tool.updated")
 
 
+# The most calls one record is read for; past it, one call not in hand stands for the rest (§5 step 5).
+MAX_CALLS = 10_000
+_UNREAD = {RESERVED + "unread": True}
+
+
+def wire_call(o: dict[str, Any]) -> dict[str, Any]:
+    """A call object as {name, arguments} (§5 step 4 "Calls in wire shapes"): itself where it has that shape or holds a
+    marker as a member; OpenAI Chat's {type, function: {name, arguments}}; a name under toolName, arguments under input
+    or args. `arguments` is left out where the call holds none of its members."""
+    if any(k.startswith(RESERVED) and k != PART for k in o):
+        return o
+    if "name" not in o and isinstance(o.get("function"), dict):
+        return o["function"]
+    if "name" in o and "arguments" in o:
+        return o
+    at = next((k for k in ("arguments", "input", "args") if k in o), None)
+    if at is None and ("name" in o or "toolName" not in o):
+        return o
+    name = o["name"] if "name" in o else o.get("toolName")
+    return {"name": name} if at is None else {"name": name, "arguments": o[at]}
+
+
+def calls_in(tc: Any) -> list[dict[str, Any]]:
+    """Every call in a tool_call value: an object, or the objects at any depth of arrays (in document order, without
+    recursion, at most MAX_CALLS), each as wire_call reads it."""
+    if isinstance(tc, dict):
+        return [wire_call(tc)]
+    if not isinstance(tc, list):
+        return []
+    out: list[dict[str, Any]] = []
+    stack: list[list[Any]] = [[tc, 0]]
+    visited = 0
+    while stack:
+        top = stack[-1]
+        if top[1] >= len(top[0]):
+            stack.pop()
+            continue
+        v = top[0][top[1]]
+        top[1] += 1
+        visited += 1
+        if visited > MAX_CALLS:
+            out.append(_UNREAD)
+            break
+        if isinstance(v, dict):
+            out.append(wire_call(v))
+        elif isinstance(v, list):
+            stack.append([v, 0])
+    return out
+
+
 def carried_calls(r: dict[str, Any]) -> Optional[tuple[list[dict[str, Any]], Optional[str]]]:
-    """The calls a record carries as run (an object tool_call, or each object of an array), and the start an outcome
-    names; None when it carries none (§5 step 4)."""
+    """The calls a record carries as run (an object tool_call, or each object at any depth of arrays, in its wire
+    shape), and the start an outcome names; None when it carries none (§5 step 4)."""
     kind = r.get("kind") if isinstance(r.get("kind"), str) else ""
     if _NOT_RUN.match(kind):
         return None
-    tc = r.get("tool_call")
-    calls = [tc] if isinstance(tc, dict) else [c for c in tc if isinstance(c, dict)] if isinstance(tc, list) else []
+    calls = calls_in(r.get("tool_call"))
     if not calls:
         return None
     return calls, (r["ref"] if kind in _OUTCOMES and _is_str(r.get("ref")) else None)
@@ -312,6 +361,7 @@ class _Request:
     form: Optional[str] = None  # the presented call's call_form, None for a malformed or withheld request
     unchecked: bool = False  # §5 step 5 applies to it: the report marks it `unchecked` (§6)
     ran_before: Optional[tuple[str, int]] = None  # a record that ran its call, naming no request, before it (§5 step 4)
+    claimed: Optional[tuple[str, int]] = None  # the first effect begun for it that did not count (§6: the verdict names it)
     expires_at: Any = None  # its expires_at as checked: None for none, _NOT_IN_HAND when withheld or erased (§5 step 5)
     hidden_use: Optional[int] = None  # the first start after the grant whose meta is withheld or erased (§5 step 5)
 
@@ -338,6 +388,8 @@ class ApprovalLedger:
     # Every call run so far naming no request and presented by none, by the digest of its form -> (step_id, seq, kind): a
     # request presenting one later comes after it ran without a grant (§5 step 4). Digests, not the calls.
     ran: dict[str, tuple[str, int, str]] = field(default_factory=dict)
+    # The first call of each tool (its name as JSON) run naming no request: one in another form may be the call (§5 step 4).
+    ran_tools: dict[str, tuple[str, int, str]] = field(default_factory=dict)
     # The first call naming no request whose name or arguments are withheld or erased: it could be any call (§5 step 5).
     hidden_call: Optional[tuple[str, int]] = None
     # Whether the chain holds an approval record: the report lists the requests only then.
@@ -435,6 +487,11 @@ class ApprovalLedger:
             return False
         form = form_of(call)
         if form is None:
+            # Arguments that cannot be compared (none, or under a member no shape names): not proven another call.
+            if same_tool:
+                self._same_tool(r, seq, eid, call.get("name"))
+            if isinstance(call.get("name"), str):
+                self.ran_tools.setdefault(json.dumps(call["name"]), (eid, seq, str(r.get("kind"))))
             return False
         for rid, req in self.requests.items():
             if req.form is not None and req.form == form:
@@ -446,19 +503,32 @@ class ApprovalLedger:
                 if r.get("kind") == "tool.started":
                     self.begun[eid] = form
                 return True
-        # The same tool as a denied or undecided request, with other arguments: not proven another call (§5 step 4); an
-        # outcome of a start whose call was compared is reported as carrying another call instead.
-        for rid, req in (self.requests.items() if same_tool else ()):
-            if (req.effect is not None or req.ran_before is not None or req.input is None
-                    or req.decision is not None and req.decision.kind == "granted" or req.input["presented"]["name"] != call.get("name")):
-                continue
-            req.unchecked = True
-            self._add("APPROVAL_UNCHECKED", f"seq {seq}: {r.get('kind')} {json.dumps(eid)} runs tool {json.dumps(req.input['presented']['name'])}, "
-                      f"presented by {'undecided' if req.decision is None else 'denied'} approval request {json.dumps(rid)} (seq {req.seq}), with "
-                      "other arguments and naming no request: whether it is that call in another form is not checked, so \"never executed\" is "
-                      "not proven", seq, "tool_call", True)
+        # The same tool as a request's, with other arguments: not proven another call (§5 step 4); an outcome of a start
+        # whose call was compared is reported as carrying another call instead.
+        if same_tool:
+            self._same_tool(r, seq, eid, call.get("name"))
         self._remember(eid, seq, str(r.get("kind")), call)
         return False
+
+    def _same_tool(self, r: dict[str, Any], seq: int, eid: str, name: Any) -> None:
+        """A call of a presented tool, naming no request, that is not the presented call (§5 step 4): a notice per request
+        presenting that tool; one with no effect found is marked unchecked, one whose call ran keeps its effect (one grant,
+        one effect: the call may have run again)."""
+        for rid, req in self.requests.items():
+            if req.input is None or req.input["presented"]["name"] != name:
+                continue
+            head = (f"seq {seq}: {r.get('kind')} {json.dumps(eid)} runs tool {json.dumps(name)}, naming no request, with arguments other "
+                    "than (or not comparable with) those")
+            ran = req.effect or req.ran_before or req.claimed
+            state = "undecided" if req.decision is None else req.decision.kind
+            if ran is not None:
+                msg = (f"{head} approval request {json.dumps(rid)} (seq {req.seq}) presented, whose call already ran at seq {ran[1]}: one "
+                       "grant authorises one effect, and whether this runs that call again in another form is not checked")
+            else:
+                req.unchecked = True
+                msg = (f"{head} {state} approval request {json.dumps(rid)} (seq {req.seq}) presented: whether it is that call in another "
+                       f"form is not checked, so \"{'not executed' if state == 'granted' else 'never executed'}\" is not proven")
+            self._add("APPROVAL_UNCHECKED", msg, seq, "tool_call", True)
 
     def _remember(self, eid: str, seq: int, kind: str, call: dict[str, Any]) -> None:
         """A call a record holds, presented by no request so far: a request presenting it later comes after it (§5 step 4)."""
@@ -467,6 +537,8 @@ class ApprovalLedger:
         form = form_of(call)
         if form is not None:
             self.ran.setdefault(digest_utf8(form), (eid, seq, kind))
+        if isinstance(call.get("name"), str):
+            self.ran_tools.setdefault(json.dumps(call["name"]), (eid, seq, kind))
 
     def _request(self, r: dict[str, Any], seq: int) -> None:
         rid = str(r.get("step_id"))
@@ -494,6 +566,13 @@ class ApprovalLedger:
             self._add("APPROVAL_MISSING", f"seq {early[1]}: {early[2]} {json.dumps(early[0])} ran the call that approval request {json.dumps(rid)} "
                       f"presents (seq {seq}) before it was requested, naming no request: a call put to an approver runs only for its granted "
                       "request, after the grant", early[1], "meta")
+        elif form is not None and json.dumps(given["presented"]["name"]) in self.ran_tools:  # type: ignore[index]
+            # Its tool ran before it with other arguments, naming no request: not proven another call (§5 step 4).
+            e = self.ran_tools[json.dumps(given["presented"]["name"])]  # type: ignore[index]
+            req.unchecked = True
+            self._add("APPROVAL_UNCHECKED", f"seq {seq}: {e[2]} {json.dumps(e[0])} (seq {e[1]}) ran tool {json.dumps(given['presented']['name'])} "  # type: ignore[index]
+                      f"before approval request {json.dumps(rid)} presented it, naming no request, with other arguments: whether it ran this "
+                      "call in another form before it was requested is not checked", seq, "input", True)
         elif self.hidden_call is not None and (form is not None or hidden):
             req.unchecked = True
             self._add("APPROVAL_UNCHECKED", f"seq {seq}: a call before approval request {json.dumps(rid)} (seq {self.hidden_call[1]}, "
@@ -590,6 +669,10 @@ class ApprovalLedger:
         req = None if rid is None else self.requests.get(rid)
         # What its outcomes may repeat: its call, or where that is not in hand, the call it was begun for.
         self.begun[eid] = (None if req is None else req.form) if hidden else form
+        # Begun for it, whether it counts or not: the verdict names the effect, never "never executed" (§6).
+        for q in ([req] if req is not None else [q for q in self.requests.values() if form is not None and q.form == form]):
+            if q.claimed is None:
+                q.claimed = (eid, seq)
         if req is None:
             if self.partial:
                 self.unchecked_calls = True
@@ -674,7 +757,8 @@ class ApprovalLedger:
         out = []
         for rid, req in self.requests.items():
             d, inp = req.decision, req.input
-            ran = req.effect or req.ran_before
+            # The effect that counted, else the record that ran its call before it, else the first effect begun for it.
+            ran = req.effect or req.ran_before or req.claimed
             expires = None if inp is None else instant(inp["expires_at"])
             status = ("invalid" if inp is None and not req.hidden else d.kind if d is not None else
                       "expired" if expires is not None and now_ms is not None and now_ms > expires else "pending")

@@ -215,6 +215,7 @@ export function generate() {
   }
   v2Cases(cases);
   carriedCallCases(cases);
+  shapeCases(cases);
   return {
     'approvals.json': {
       format: 'stepchain-vectors/v1',
@@ -444,5 +445,71 @@ function carriedCallCases(cases) {
     c.add({ kind: 'step', ts: '2026-11-27T10:30:00.000Z', input: { note: 'much later' } });
     effect(c, req, PAY, { ts: '2026-11-27T10:00:02.500Z' });
     caseOf(cases, 'effect-backdated-behind-later-record', 'request expiring 10:00:03, granted at 10:00:02, a step dated 10:30:00, then the effect dated 10:00:02.500: by chain order it began no earlier than 10:30:00 (APPROVAL_EXPIRED at seq 4, field ts)', c, [PINS.alice]);
+  }
+}
+
+// ------------------------------------------------------------------------------------------------------------------
+// Outsider 5 (APPROVALS.md §5 step 3, step 4 as they read since): a denied call in another framework's wire shape or
+// nested in lists; a same-tool call whose arguments cannot be compared; a look-alike after a grant (one grant, one
+// effect) and of an unused grant; a same-tool call before its request; an effect naming a request the chain lacks.
+
+function shapeCases(cases) {
+  const deniedChain = () => {
+    const c = chain();
+    start(c);
+    const req = requestV2(c, 'req-1');
+    decideV2(c, req, 'denied');
+    return { c, req };
+  };
+  const textArgs = JSON.stringify(PAY.arguments);
+  {
+    const { c } = deniedChain();
+    c.add({ kind: 'step', tool_call: { id: 'call_1', type: 'function', function: { name: PAY.name, arguments: textArgs } }, result: { paid: true } });
+    caseOf(cases, 'openai-chat-call-carries-denied-call', 'denied, then a step whose tool_call is the denied call in OpenAI Chat\'s shape ({type: function, function: {name, arguments as JSON text}}): compared as that call (APPROVAL_MISSING at seq 3), executed at seq 3', c, [PINS.alice]);
+  }
+  {
+    const { c } = deniedChain();
+    c.add({ kind: 'step', tool_call: [[{ name: 'lookup', arguments: {} }], [[PAY]]], result: { paid: true } });
+    caseOf(cases, 'nested-array-carries-denied-call', 'denied, then a step whose tool_call nests the denied call in lists of lists: every object at any depth is compared (APPROVAL_MISSING at seq 3)', c, [PINS.alice]);
+  }
+  {
+    const { c } = deniedChain();
+    c.add({ kind: 'step', tool_call: { toolCallId: 't1', toolName: PAY.name, input: PAY.arguments }, result: { paid: true } });
+    caseOf(cases, 'ai-sdk-input-carries-denied-call', 'denied, then a step carrying the denied call in the AI SDK\'s shape (toolName, input): compared as that call (APPROVAL_MISSING at seq 3)', c, [PINS.alice]);
+  }
+  {
+    const { c } = deniedChain();
+    c.add({ kind: 'step', tool_call: { name: PAY.name, params: PAY.arguments }, result: { paid: true } });
+    caseOf(cases, 'same-tool-arguments-not-comparable', 'denied, then a step running the same tool with its arguments under a member no shape names: not compared, so the notice APPROVAL_UNCHECKED at seq 3 and the request unchecked (never "never executed")', c, [PINS.alice]);
+  }
+  {
+    const c = chain();
+    start(c);
+    const req = requestV2(c, 'req-1');
+    decideV2(c, req, 'granted');
+    effect(c, req);
+    c.add({ kind: 'tool.started', tool_call: { name: PAY.name, arguments: { ...PAY.arguments, retry: 1 } } });
+    caseOf(cases, 'look-alike-after-grant-used', 'granted and executed at seq 3, then the same tool with one member added, naming no request: one grant authorises one effect, so the notice APPROVAL_UNCHECKED at seq 4; the request keeps its effect (executed at seq 3)', c, [PINS.alice]);
+  }
+  {
+    const c = chain();
+    start(c);
+    const req = requestV2(c, 'req-1');
+    decideV2(c, req, 'granted');
+    c.add({ kind: 'tool.started', tool_call: { name: PAY.name, arguments: { ...PAY.arguments, retry: 1 } } });
+    caseOf(cases, 'look-alike-of-unused-grant', 'granted, never named by an effect, then the same tool with one member added: the notice APPROVAL_UNCHECKED at seq 3 and the request unchecked ("not executed" is not proven)', c, [PINS.alice]);
+  }
+  {
+    const c = chain();
+    start(c);
+    c.add({ kind: 'tool.started', tool_call: { name: PAY.name, arguments: { ...PAY.arguments, amount: 12 } } });
+    const req = requestV2(c, 'req-1');
+    decideV2(c, req, 'denied');
+    caseOf(cases, 'same-tool-before-request', 'the same tool run with other arguments at seq 1, then the call presented and denied: the notice APPROVAL_UNCHECKED at the request (seq 2), unchecked', c, [PINS.alice]);
+  }
+  {
+    const { c } = deniedChain();
+    c.add({ kind: 'tool.started', tool_call: PAY, meta: { approval: { request: 'req-9', request_hash: 'sha256:' + '0'.repeat(64) } } });
+    caseOf(cases, 'effect-naming-unknown-request', 'denied, then an effect running the denied call that names a request the chain does not hold: APPROVAL_MISSING at seq 3, and the request that presented the call names it as its effect', c, [PINS.alice]);
   }
 }

@@ -15,6 +15,9 @@ import { compilePolicy } from '../../dist/redact/policy.js';
 import { publicRecordV3 } from '../../dist/redact/v3-public.js';
 import { planV3Publication } from '../../dist/redact/v3-publish.js';
 import { verifyPublishedReceipt } from '../../dist/redact/verify.js';
+import { signApproval } from '../../dist/approval/sign.js';
+import { keyPairFromSeed } from '../../dist/receipt/keys.js';
+import { createHash } from 'node:crypto';
 
 const EXPORTER = 'stepchain v3 publication vectors';
 const seedOf = (name) => digestUtf8(name).slice(7);
@@ -151,6 +154,7 @@ export async function generate() {
   await forged('mutated-declaration-added', 'a declaration of nothing added', (l) => {}, (x) => ({ ...x, redactions: [...x.redactions, { path: '/result/nothing', rule: 'pin', seq: 2 }] }));
   await forged('mutated-publication-stripped', 'publication and redactions removed, a value rewritten: still checked deep', (l) => rec(l, 0, (r) => { r.tool_call.arguments.to = 'mallory'; }), () => ({}));
 
+  await approvalDigestCases(cases);
   return {
     'v3-publication.json': {
       format: 'stepchain-vectors/v1',
@@ -159,4 +163,56 @@ export async function generate() {
       cases,
     },
   };
+}
+
+// ------------------------------------------------------------------------------------------------------------------
+// The rule `approval-digest` (APPROVALS.md §8, REDACTION.md §13): a v3 journal holding an approval request written
+// before statement v2 (its input carries the unsalted digest of the presented call) and a v1 statement granting it
+// (which names that digest). A policy withholding the PIN of the presented call withholds both digests too, under
+// the rule `approval-digest`: a 4-digit PIN would fall to 10 000 guesses against a digest left in clear. Checked here
+// against node:crypto, not the library: the digest is SHA-256 of JCS({arguments, name}) and appears in no public line.
+
+async function approvalDigestCases(cases) {
+  const CONTENT = ['kind', 'ref', 'input', 'model', 'prompt', 'tool_call', 'result', 'error'];
+  const genesis = makeGenesis({ journalId: 'v3-publication-approval-digest', createdAt: '2026-01-01T00:00:00.000Z', format: 'stepchain/v3', run: { agent: 'vectors' } });
+  const alice = keyPairFromSeed(Uint8Array.from(createHash('sha256').update('approval vectors key alice').digest()));
+  const UNLOCK = { name: 'unlock', arguments: { door: 'front', pin: '4821' } };
+  const digest = 'sha256:' + createHash('sha256').update(JSON.stringify({ arguments: { door: 'front', pin: '4821' }, name: 'unlock' })).digest('hex');
+  const lines = [];
+  let prev = genesisHash(genesis);
+  const add = (step) => {
+    const seq = lines.length;
+    const texts = {};
+    for (const f of CONTENT) texts[f] = canonicalJson(step[f] ?? null);
+    if (step.meta) texts.meta = canonicalJson(step.meta);
+    const ts = `2026-01-01T00:00:0${seq}.000Z`;
+    const { stepHash, line } = STEP_V3.seal(texts, { seq, stepId: step.step_id ?? `s${seq}`, ts, prevHash: prev, seed: seedOf(`stepchain v3 approval-digest vectors seed ${seq}`) });
+    lines.push(line.slice(0, -1));
+    prev = stepHash;
+    return { seq, stepHash, ts };
+  };
+  add({ kind: 'run.started', input: { task: 'open the front door' } });
+  const req = add({ kind: 'approval.requested', step_id: 'req-1', input: { digest, expires_at: null, presented: UNLOCK } });
+  const decidedAt = '2026-01-01T00:00:02.000Z';
+  const statement = { decided_at: decidedAt, decision: 'granted', digest, genesis_hash: genesisHash(genesis), reason: null, request: 'req-1', request_hash: req.stepHash, request_seq: req.seq, type: 'stepchain-approval/v1' };
+  add({ kind: 'approval.granted', ref: 'req-1', input: statement, meta: signApproval(statement, alice.privateKey, 'alice') });
+  add({ kind: 'tool.started', tool_call: UNLOCK, meta: { approval: { request: 'req-1', request_hash: req.stepHash } } });
+  const source = {
+    genesis,
+    head: async () => ({ seq: lines.length - 1, step_hash: prev }),
+    lines: async function* (range = {}) {
+      for (let i = range.from ?? 0; i <= (range.to ?? lines.length - 1); i++) yield { segment: '0000000000000000', seq: i, text: lines[i] };
+    },
+    blob: async () => null,
+  };
+  const policy = { rules: [{ id: 'pin', paths: ['/input/presented/arguments/pin', '/tool_call/arguments/pin'] }] };
+  const pub = await planV3Publication(source, { policy: compilePolicy(policy), exporter: EXPORTER });
+  const declared = pub.declarations.filter((d) => d.rule === 'approval-digest').map((d) => `${d.seq} ${d.path}`);
+  if (declared.join() !== '1 /input/digest,2 /input/digest') throw new Error(`approval-digest: declared ${declared.join()}`);
+  if (pub.lines.some((l) => l.includes(digest.slice(7)))) throw new Error('approval-digest: the unsalted digest is in a public line');
+  if (!lines[1].includes(digest)) throw new Error('approval-digest: the private request does not carry the digest');
+  const bytes = await tarBytes(pub.plan);
+  const r = await verifyPublishedReceipt(bytes, { expectHead: prev });
+  cases.push({ id: 'approval-digest-published', comment: 'a v3 run journal with a request written before statement v2 (input.digest, unsalted) and a v1 statement granting it, published withholding the PIN of the presented call (and of the effect): both digests are withheld too, under the rule approval-digest; valid against the original head', kind: 'publication', result: r.ok ? 'valid' : 'invalid', base64: base64Encode(bytes), expect_head: prev, expect: { ok: r.ok, codes: r.problems.map((p) => p.code) } });
+  cases.push({ id: 'approval-digest-lines', comment: 'the public records of approval-digest-published and its declarations: seq 1 and seq 2 declare /input/digest under the rule approval-digest; no public line holds the unsalted digest', kind: 'public-lines', result: 'valid', lines: pub.lines, declarations: pub.declarations, private_lines: lines });
 }

@@ -4,6 +4,7 @@
  */
 import { canonicalJsonChecked, canonicalJsonTrusted } from '../canonical/jcs.js';
 import { setMember } from '../canonical/json.js';
+import { digestUtf8 } from '../canonical/sha256.js';
 
 type Rec = Record<string, unknown>;
 const isObj = (v: unknown): v is Rec => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -170,6 +171,21 @@ export function storedCall(line: string): { id: string; seq: number; ts: string;
     };
   }
   return null;
+}
+
+/**
+ * The key a stored call is remembered by before its request (earlier-calls.ts): the digest of its compared form,
+ * then the canonical text of its name where the name is a string (a same-tool call, §5 step 4), else nothing.
+ */
+export function storedKey(form: string): string {
+  return digestUtf8(form) + (nameTextOf(form) ?? '');
+}
+
+/** The canonical text of a compared form's name where it is a string (the form's last member), else null. */
+export function nameTextOf(form: string): string | null {
+  if (!form.endsWith('"}')) return null;
+  const at = form.lastIndexOf(',"name":"');
+  return at < 0 ? null : form.slice(at + 8, -1);
 }
 
 /** The tool_call members an effect may add to the presented call (APPROVALS.md §4); any other is a different call. */

@@ -4,6 +4,10 @@
  * calls themselves, so a verifier holds 32 bytes and a locator per distinct call. Pure.
  */
 import { digestUtf8 } from '../canonical/sha256.js';
+import { nameTextOf } from './calls.js';
+
+/** The length of a digest's text ("sha256:" and 64 hex digits): a stored key is the digest, then the name's text. */
+const DIGEST_TEXT = 71;
 
 interface Earlier {
   id: string;
@@ -15,30 +19,56 @@ interface Earlier {
 
 export class EarlierCalls {
   private readonly byForm = new Map<string, Earlier>();
+  /** The first record of each tool (its name's canonical text, a string's): one of another form may be the same call. */
+  private readonly byTool = new Map<string, Earlier>();
 
   /** A call in hand already in its compared form (calls.ts callForm), presented by no request so far. */
   rememberForm(form: string, id: string, seq: number, kind: string): void {
     this.add(form, { id, seq, kind });
+    this.rememberTool(nameTextOf(form), id, seq, kind);
   }
 
-  /** A call read from its stored line: its step_id as JSON text and the digest of its compared form (calls.ts storedCall). */
-  stored(idText: string, seq: number, formDigest: string): void {
-    if (!this.byForm.has(formDigest)) this.byForm.set(formDigest, { id: idText, seq, kind: 'record', idText: true });
+  /** A call of tool `nameText` (canonical text of a string name) whose arguments cannot be compared. */
+  rememberTool(nameText: string | null, id: string, seq: number, kind: string): void {
+    const key = nameText === null ? null : toolKey(nameText);
+    if (key !== null && !this.byTool.has(key)) this.byTool.set(key, { id, seq, kind });
+  }
+
+  /** A call read from its stored line: its step_id as JSON text and its key (calls.ts storedKey: digest, then name). */
+  stored(idText: string, seq: number, key: string): void {
+    const digest = key.slice(0, DIGEST_TEXT);
+    if (!this.byForm.has(digest)) this.byForm.set(digest, { id: idText, seq, kind: 'record', idText: true });
+    const name = key.length > DIGEST_TEXT ? toolKey(key.slice(DIGEST_TEXT)) : null;
+    if (name !== null && !this.byTool.has(name))
+      this.byTool.set(name, { id: idText, seq, kind: 'record', idText: true });
   }
 
   /** The first record that held the call of compared form `form`, if any. */
   find(form: string): { id: string; seq: number; kind: string } | undefined {
-    const e = this.byForm.get(digestUtf8(form));
-    if (e?.idText !== true) return e;
-    try {
-      return { ...e, id: String(JSON.parse(e.id)) };
-    } catch {
-      return e;
-    }
+    return located(this.byForm.get(digestUtf8(form)));
+  }
+
+  /** The first record that ran the tool form `form` names (with any arguments), if any. */
+  findTool(form: string): { id: string; seq: number; kind: string } | undefined {
+    const name = nameTextOf(form);
+    return name === null ? undefined : located(this.byTool.get(toolKey(name)));
   }
 
   private add(form: string, e: Earlier): void {
     const key = digestUtf8(form);
     if (!this.byForm.has(key)) this.byForm.set(key, e);
+  }
+}
+
+/** A tool's key: its name's text where short, else that text's digest (a hostile chain's long names are not held). */
+const toolKey = (nameText: string): string => (nameText.length > 64 ? '#' + digestUtf8(nameText) : nameText);
+
+/** A remembered record with its step_id as a string (parsed from its JSON text where it was read from a line). */
+function located(e: Earlier | undefined): { id: string; seq: number; kind: string } | undefined {
+  if (e?.idText !== true) return e;
+  try {
+    return { id: String(JSON.parse(e.id)), seq: e.seq, kind: e.kind };
+  } catch {
+    return { id: e.id, seq: e.seq, kind: e.kind };
   }
 }

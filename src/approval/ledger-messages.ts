@@ -40,21 +40,41 @@ export const unnamedMessage = (kind: unknown, id: string, seq: number, rid: stri
   `seq ${seq}: ${String(kind)} ${JSON.stringify(id)} runs the call presented by approval request ${JSON.stringify(rid)} (seq ${requestSeq}) without naming it (meta.approval): a call that was put to an approver is begun only for its granted request`;
 
 /**
- * The denied or undecided requests with no effect found that presented tool `name` (§5 step 4): a call of that
- * tool with other arguments, naming no request, may be the same call in another form, so each is marked
- * unchecked ("never executed" is then not proven). Not a problem: a tool may need approval for some calls only.
+ * The requests that presented tool `name` (§5 step 4), for a call of that tool naming no request that is not the
+ * presented call (other arguments, or arguments that cannot be compared): it may be that call in another form.
+ * A request with no effect found is marked unchecked ("never executed" or "not executed" is then not proven); one
+ * whose call ran keeps its effect, and the notice says the call may have run again (one grant, one effect). Not a
+ * problem: a tool may need approval for some calls only.
  */
 export function sameTool(requests: Map<string, RequestState>, name: unknown): [string, RequestState][] {
   const out: [string, RequestState][] = [];
   for (const [rid, req] of requests) {
-    if (req.effect !== null || req.ranBefore !== null || req.decision?.kind === 'granted') continue;
     if (req.input === null || req.input.presented.name !== name) continue;
-    req.unchecked = true;
+    if (ranFor(req) === null) req.unchecked = true;
     out.push([rid, req]);
   }
   return out;
 }
 
-/** The notice of a call of a denied or undecided request's tool with other arguments (§5 step 4). */
-export const sameToolMessage = (kind: unknown, id: string, seq: number, rid: string, req: RequestState): string =>
-  `seq ${seq}: ${String(kind)} ${JSON.stringify(id)} runs tool ${JSON.stringify(req.input?.presented.name)}, presented by ${req.decision === null ? 'undecided' : 'denied'} approval request ${JSON.stringify(rid)} (seq ${req.seq}), with other arguments and naming no request: whether it is that call in another form is not checked, so "never executed" is not proven`;
+/** The record found running a request's call: its effect, one before it, or one begun for it that did not count. */
+export const ranFor = (req: RequestState): { id: string; seq: number } | null =>
+  req.effect ?? req.ranBefore ?? req.claimed;
+
+/** The notice of a call of a presented tool, naming no request, that is not the presented call (§5 step 4). */
+export function sameToolMessage(kind: unknown, id: string, seq: number, rid: string, req: RequestState): string {
+  const head = `seq ${seq}: ${String(kind)} ${JSON.stringify(id)} runs tool ${JSON.stringify(req.input?.presented.name)}, naming no request, with arguments other than`;
+  const ran = ranFor(req);
+  const state = req.decision === null ? 'undecided' : req.decision.kind;
+  if (ran !== null)
+    return `${head} (or not comparable with) those approval request ${JSON.stringify(rid)} (seq ${req.seq}) presented, whose call already ran at seq ${ran.seq}: one grant authorises one effect, and whether this runs that call again in another form is not checked`;
+  return `${head} (or not comparable with) those ${state} approval request ${JSON.stringify(rid)} (seq ${req.seq}) presented: whether it is that call in another form is not checked, so "${state === 'granted' ? 'not executed' : 'never executed'}" is not proven`;
+}
+
+/** The notice of a request whose tool ran before it, naming no request, with other arguments (§5 step 4). */
+export const toolBeforeMessage = (
+  rid: string,
+  seq: number,
+  req: RequestState,
+  early: { id: string; seq: number; kind: string },
+): string =>
+  `seq ${seq}: ${early.kind} ${JSON.stringify(early.id)} (seq ${early.seq}) ran tool ${JSON.stringify(req.input?.presented.name)} before approval request ${JSON.stringify(rid)} presented it, naming no request, with other arguments: whether it ran this call in another form before it was requested is not checked`;

@@ -52,7 +52,7 @@ export interface ApprovalEntry {
   decided_at: string | null;
   approver: ApproverFacts | null;
   reason: string | null;
-  /** The step_id and seq of the effect begun for it, if any. */
+  /** The step_id and seq of the effect that ran for it (§6: one that counted, else the first begun, counted or not), if any. */
   effect: string | null;
   effect_seq: number | null;
   /**
@@ -86,6 +86,8 @@ export interface RequestState {
   effect: { id: string; seq: number } | null;
   /** A record that ran the presented call, naming no request, before the request was made (§5 step 4). */
   ranBefore: { id: string; seq: number } | null;
+  /** The first effect begun naming it (or, naming no request earlier, its presented call) that did not count (§6). */
+  claimed: { id: string; seq: number } | null;
 }
 
 export interface ApprovalLedgerOptions {
@@ -107,6 +109,8 @@ export interface ApprovalLedgerOptions {
 /** What became of request `id` by `now` (§6); `unproven`: an effect not found does not prove none ran (§5 step 5). */
 export function entryOf(id: string, req: RequestState, now: number | undefined, unproven: boolean): ApprovalEntry {
   const d = req.decision;
+  // The effect that counted, else the record that ran the call before the request, else the first effect begun for it.
+  const ran = req.effect ?? req.ranBefore ?? req.claimed;
   const expires = req.input === null ? null : instant(req.input.expires_at);
   const status =
     req.input === null && !req.hidden
@@ -128,10 +132,8 @@ export function entryOf(id: string, req: RequestState, now: number | undefined, 
     decided_at: d?.ts ?? null,
     approver: d?.approver ?? null,
     reason: d?.reason ?? null,
-    effect: (req.effect ?? req.ranBefore)?.id ?? null,
-    effect_seq: (req.effect ?? req.ranBefore)?.seq ?? null,
-    ...(req.unchecked || (req.effect === null && req.ranBefore === null && unproven)
-      ? { unchecked: true as const }
-      : {}),
+    effect: ran?.id ?? null,
+    effect_seq: ran?.seq ?? null,
+    ...(req.unchecked || (ran === null && unproven) ? { unchecked: true as const } : {}),
   };
 }

@@ -33,6 +33,7 @@ import type {
   RequestState,
 } from './ledger-types.js';
 import * as says from './ledger-messages.js';
+import * as effects from './effect-messages.js';
 import { entryOf } from './ledger-types.js';
 export type {
   ApprovalProblemCode,
@@ -135,9 +136,9 @@ export class ApprovalLedger {
     this.dated(ts);
   }
 
-  /** A record's call read from its stored line (calls.ts storedCall; its form's digestUtf8) while no request is held. */
-  storedCall(idText: string, seq: number, ts: string, formDigest: string): void {
-    if (this.requests.size === 0) this.ran.stored(idText, seq, formDigest);
+  /** A record's call read from its stored line (calls.ts storedCall; its form's storedKey) while no request is held. */
+  storedCall(idText: string, seq: number, ts: string, formKey: string): void {
+    if (this.requests.size === 0) this.ran.stored(idText, seq, formKey);
     this.dated(ts);
   }
 
@@ -184,6 +185,7 @@ export class ApprovalLedger {
       decision: null,
       effect: null,
       ranBefore: null,
+      claimed: null,
     };
     this.requests.set(id, state);
     const early = form === null ? undefined : this.ran.find(form);
@@ -197,6 +199,8 @@ export class ApprovalLedger {
         early.seq,
         'meta',
       );
+    } else if (this.ranSameTool(id, seq, state)) {
+      // reported by ranSameTool
     } else if (this.hiddenCall !== null && (form !== null || hidden)) {
       state.unchecked = true;
       this.add(
@@ -308,7 +312,12 @@ export class ApprovalLedger {
       return false;
     }
     const form = callForm(call.name, call.arguments);
-    if (form === null) return false;
+    if (form === null) {
+      // Its arguments are not comparable (none, or under a member no shape names): a same-tool call is not proven another.
+      if (sameTool) this.sameToolNotices(r, seq, id, call.name);
+      if (typeof call.name === 'string') this.ran.rememberTool(JSON.stringify(call.name), id, seq, String(r.kind));
+      return false;
+    }
     for (const [rid, req] of this.requests) {
       if (req.form === form) {
         // It ran: the verdict says so (executed at this seq), never "never executed".
@@ -320,10 +329,15 @@ export class ApprovalLedger {
     }
     // The same tool as a denied or undecided request, with other arguments: not proven another call (§5 step 4);
     // an outcome of a start whose call was compared is reported as carrying another call instead.
-    for (const [rid, req] of sameTool ? says.sameTool(this.requests, call.name) : [])
-      this.add('APPROVAL_UNCHECKED', says.sameToolMessage(r.kind, id, seq, rid, req), seq, 'tool_call', true);
+    if (sameTool) this.sameToolNotices(r, seq, id, call.name);
     this.ran.rememberForm(form, id, seq, String(r.kind));
     return false;
+  }
+
+  /** A call of a presented tool, naming no request, that is not the presented call (§5 step 4): a notice per request. */
+  private sameToolNotices(r: Rec, seq: number, id: string, name: unknown): void {
+    for (const [rid, req] of says.sameTool(this.requests, name))
+      this.add('APPROVAL_UNCHECKED', says.sameToolMessage(r.kind, id, seq, rid, req), seq, 'tool_call', true);
   }
 
   /** A call not in hand was run (§5 step 5): true when no request precedes it (nothing to report yet). */
@@ -344,13 +358,7 @@ export class ApprovalLedger {
         // The effect's meta is withheld or erased: whether it named a request, and which, is not in hand.
         if (r.kind === 'tool.started') this.hidden.started(id, seq, this.requests);
         if (this.notInHand(id, seq)) return;
-        this.add(
-          'APPROVAL_UNCHECKED',
-          `seq ${seq}: effect ${JSON.stringify(id)} has a withheld or erased meta: whether it was begun for an approval request is not checked`,
-          seq,
-          'meta',
-          true,
-        );
+        this.add('APPROVAL_UNCHECKED', effects.metaHidden(id, seq), seq, 'meta', true);
         return;
       }
       return this.carried(r, seq);
@@ -360,53 +368,28 @@ export class ApprovalLedger {
     const rid = typeof named.request === 'string' ? named.request : null;
     const req = rid === null ? undefined : this.requests.get(rid);
     this.begun.set(id, callHidden ? (req?.form ?? null) : form);
+    // Begun for it, whether it counts or not: the verdict names the effect, never "never executed" (§6).
+    for (const q of req === undefined ? this.presentedBy(form) : [req]) q.claimed ??= { id, seq };
     if (req === undefined) {
       if (this.options.partial === true) {
         this.uncheckedCalls = true;
-        this.add(
-          'APPROVAL_UNCHECKED',
-          `seq ${seq}: effect ${JSON.stringify(id)} names approval request ${JSON.stringify(rid)}, which is not in this range: its grant is not checked`,
-          seq,
-          'meta',
-          true,
-        );
-      } else
-        this.add(
-          'APPROVAL_MISSING',
-          `seq ${seq}: effect ${JSON.stringify(id)} names approval request ${JSON.stringify(rid)}, which is no request earlier in this chain`,
-          seq,
-          'meta',
-        );
+        this.add('APPROVAL_UNCHECKED', effects.outsideRange(id, seq, rid), seq, 'meta', true);
+      } else this.add('APPROVAL_MISSING', effects.noSuchRequest(id, seq, rid), seq, 'meta');
       return;
     }
     if (named.request_hash !== req.stepHash) {
-      this.add(
-        'APPROVAL_MISMATCH',
-        `seq ${seq}: effect ${JSON.stringify(id)} names request ${JSON.stringify(rid)} with step hash ${String(named.request_hash)}, but that request is ${req.stepHash}`,
-        seq,
-        'meta',
-      );
+      this.add('APPROVAL_MISMATCH', effects.otherHash(id, seq, rid!, named.request_hash, req.stepHash), seq, 'meta');
       return;
     }
     const forked = this.options.forkedAt;
     if (forked !== undefined && req.seq <= forked && seq > forked) {
-      this.add(
-        'APPROVAL_MISSING',
-        `seq ${seq}: effect ${JSON.stringify(id)} names request ${JSON.stringify(rid)} (seq ${req.seq}), which this fork copied from its parent (steps 0–${forked}): a decision on it is the parent's too, so it authorises no effect in the fork; request approval again in the fork`,
-        seq,
-        'meta',
-      );
+      this.add('APPROVAL_MISSING', effects.copiedRequest(id, seq, rid!, req.seq, forked), seq, 'meta');
       return;
     }
     const d = req.decision;
     const expires = instant(req.expiresAt);
     if (d?.kind === 'denied') {
-      this.add(
-        'APPROVAL_DENIED',
-        `seq ${seq}: effect ${JSON.stringify(id)} was begun for request ${JSON.stringify(rid)}, which was denied at seq ${d.seq}${d.approver.name === null ? '' : ` by ${d.approver.pinned ? d.approver.name : `a key calling itself ${JSON.stringify(d.approver.name)} (unpinned, self-named)`}`}`,
-        seq,
-        'meta',
-      );
+      this.add('APPROVAL_DENIED', effects.deniedRequest(id, seq, rid!, d), seq, 'meta');
       return;
     }
     if (req.expiresAt === undefined)
@@ -417,7 +400,7 @@ export class ApprovalLedger {
     if (expires !== null && at > expires) {
       this.add(
         'APPROVAL_EXPIRED',
-        `seq ${seq}: effect ${JSON.stringify(id)} was begun ${ts !== null && ts < at ? `after a record dated ${new Date(at).toISOString()} (its own ts ${String(r.ts)} is earlier than the chain before it)` : `at ${String(r.ts)}`}, after request ${JSON.stringify(rid)} expired (${req.expiresAt!})`,
+        effects.afterExpiry(id, seq, rid!, { ts, at, given: r.ts }, req.expiresAt!),
         seq,
         'ts',
       );
@@ -425,21 +408,10 @@ export class ApprovalLedger {
     }
     if (d === null) {
       if (req.unchecked) {
-        this.add(
-          'APPROVAL_UNCHECKED',
-          `seq ${seq}: effect ${JSON.stringify(id)} was begun for request ${JSON.stringify(rid)}, whose decision or presentation is withheld or erased: its grant is not checked`,
-          seq,
-          'meta',
-          true,
-        );
+        this.add('APPROVAL_UNCHECKED', effects.grantHidden(id, seq, rid!), seq, 'meta', true);
         return;
       }
-      this.add(
-        'APPROVAL_MISSING',
-        `seq ${seq}: effect ${JSON.stringify(id)} was begun for request ${JSON.stringify(rid)}, which no valid decision granted before it`,
-        seq,
-        'meta',
-      );
+      this.add('APPROVAL_MISSING', effects.notGranted(id, seq, rid!), seq, 'meta');
       return;
     }
     if (ts !== null && ts < (instant(d.ts) ?? -Infinity)) {
@@ -454,13 +426,7 @@ export class ApprovalLedger {
     if (this.hidden.used(req, id, rid, seq)) return;
     if (callHidden || req.hidden) {
       req.unchecked = true;
-      this.add(
-        'APPROVAL_UNCHECKED',
-        `seq ${seq}: effect ${JSON.stringify(id)}'s call or its request's presentation is withheld or erased: they are not compared`,
-        seq,
-        'tool_call',
-        true,
-      );
+      this.add('APPROVAL_UNCHECKED', effects.callHidden(id, seq), seq, 'tool_call', true);
       return;
     }
     if (req.form === null) return; // a malformed request, already a problem
@@ -476,6 +442,20 @@ export class ApprovalLedger {
     } else if (extra.length > 0) {
       this.add('APPROVAL_MISMATCH', says.extraMembersMessage(id, seq, rid!, extra), seq, 'tool_call');
     }
+  }
+
+  /** A call of the presented tool, naming no request, ran before the request with other arguments (§5 step 4). */
+  private ranSameTool(rid: string, seq: number, req: RequestState): boolean {
+    const early = req.form === null ? undefined : this.ran.findTool(req.form);
+    if (early === undefined) return false;
+    req.unchecked = true;
+    this.add('APPROVAL_UNCHECKED', says.toolBeforeMessage(rid, seq, req, early), seq, 'input', true);
+    return true;
+  }
+
+  /** The requests that presented the call of compared form `form` (an effect naming an unknown request). */
+  private presentedBy(form: string | null): RequestState[] {
+    return form === null ? [] : [...this.requests.values()].filter((r) => r.form === form);
   }
 
   /** Whether request `id` is in the prefix a fork copied from its parent: it authorises no effect in the fork (§5 step 3). */

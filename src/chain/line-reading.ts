@@ -7,8 +7,7 @@
  * larger part of what verify spent over the fast tier: bench/RESULTS.md). The same answers as
  * record/line-members.ts and approval/calls.ts give from the text. Pure; never throws.
  */
-import { digestUtf8 } from '../canonical/sha256.js';
-import { storedCall } from '../approval/calls.js';
+import { storedCall, storedKey } from '../approval/calls.js';
 import type { JournalFormat } from '../record/profile.js';
 import type { LineReading } from './line.js';
 
@@ -42,7 +41,7 @@ export function readLine(
       }
     } else {
       const read = call === undefined ? null : storedCall(text);
-      reading.call = read === null ? 'parse' : { id: read.id, seq: read.seq, ts: read.ts, key: digestUtf8(read.form) };
+      reading.call = read === null ? 'parse' : { id: read.id, seq: read.seq, ts: read.ts, key: storedKey(read.form) };
     }
   }
 

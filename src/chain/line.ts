@@ -72,7 +72,7 @@ export interface LineReading {
   ts?: string;
 }
 
-/** A call read from its stored line: its step_id as JSON text, seq, ts, and the digest of its compared form. */
+/** A call read from its stored line: its step_id as JSON text, seq, ts, and its key (approval/calls.ts storedKey: the digest of its compared form, then its name). */
 export interface StoredCallKey {
   id: string;
   seq: number;

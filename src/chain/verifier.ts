@@ -11,14 +11,14 @@
  */
 import { MAX_LINE_BYTES } from '../canonical/limits.js';
 import type { MarkerSpan } from '../canonical/scan.js';
-import { digestUtf8, isDigest } from '../canonical/sha256.js';
+import { isDigest } from '../canonical/sha256.js';
 import { formatOf, genesisDefect, genesisHash, type Genesis } from '../record/formats.js';
 import type { BlobRef } from '../record/markers.js';
 import type { JournalFormat } from '../record/profile.js';
 import { deepCheckLine } from '../record/v3/deep.js';
 import { ErasureLedger } from '../record/v3/erasure-ledger.js';
 import { ApprovalLedger, type PinnedApprover } from '../approval/ledger.js';
-import { storedCall } from '../approval/calls.js';
+import { storedCall, storedKey } from '../approval/calls.js';
 import { checkLine, decodeLine, lineTooLong, type LineFacts, type LineProblem } from './line.js';
 import { isOutcomeLine, tsOfCallFreeLine } from './line-reading.js';
 import { LinkChecker } from './links.js';
@@ -274,7 +274,7 @@ export class ChainVerifier {
       const ts = tsOfCallFreeLine(line, this.approvals?.active === true);
       if (ts !== null) return this.ledger().datedText(ts);
       const call = this.approvals?.active === true ? null : storedCall(line);
-      if (call !== null) this.ledger().storedCall(call.id, call.seq, call.ts, digestUtf8(call.form));
+      if (call !== null) this.ledger().storedCall(call.id, call.seq, call.ts, storedKey(call.form));
       else this.approval(line);
     } else if (read === null) {
       if (this.approvals?.active === true) {

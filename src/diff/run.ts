@@ -5,6 +5,7 @@
  * line that is not a JSON object becomes a DiffError BAD_STEP, never an uncaught SyntaxError.
  */
 import { MAX_RECORD_DEPTH } from '../canonical/limits.js';
+import { nestsDeeper } from '../canonical/depth.js';
 import type { Json, JsonObject } from '../canonical/json.js';
 import { blobValue, fetchBlob } from '../record/blobs.js';
 import { capabilitiesOf } from '../record/formats.js';
@@ -143,6 +144,8 @@ export class Run {
       const line = r.value as { segment?: unknown; text?: unknown } | null;
       if (typeof line?.text !== 'string') throw this.badStep(index, 'the source yielded a line without text');
       file = typeof line.segment === 'string' ? line.segment : undefined;
+      if (nestsDeeper(line.text))
+        throw this.badStep(index, `a stored line nests deeper than ${MAX_RECORD_DEPTH} levels (DEPTH_LIMIT)`, file);
       try {
         record = JSON.parse(line.text);
       } catch (e) {

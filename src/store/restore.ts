@@ -8,6 +8,8 @@ import { formatOf, type Genesis } from '../record/formats.js';
 import { blobRefOf, type BlobRef } from '../record/markers.js';
 import type { StepRecord } from '../record/seal.js';
 import { StoreError } from './errors.js';
+import { MAX_RECORD_DEPTH } from '../canonical/limits.js';
+import { nestsDeeper } from '../canonical/depth.js';
 
 /** BLOB_CORRUPT for a stored blob whose size is not its reference's: thrown before any of it is read. */
 export function blobSizeError(where: string, digest: string, actual: number, expected: number): StoreError {
@@ -28,6 +30,12 @@ export async function restoreRecord(
   loadBlob: (ref: BlobRef) => Promise<Uint8Array | null>,
 ): Promise<StepRecord> {
   let record: StepRecord;
+  if (nestsDeeper(text))
+    throw new StoreError(
+      'JOURNAL_CORRUPT',
+      `${where}: the line for seq ${expectedSeq} nests deeper than ${MAX_RECORD_DEPTH} levels (DEPTH_LIMIT): no verifier accepts it`,
+      { location: { seq: expectedSeq }, hint: 'run verify on the journal to locate the damage' },
+    );
   try {
     record = JSON.parse(text) as StepRecord;
   } catch {

@@ -9,7 +9,25 @@ import type { PinnedApprover } from '../approval/ledger.js';
 import type { Cosigner } from '../attest/receipt.js';
 
 /** The problem codes of a malformed pin in the options (the receipt is still read, without that pin). */
-export type OptionProblemCode = 'APPROVERS_INVALID' | 'COSIGNERS_INVALID';
+export type OptionProblemCode = 'APPROVERS_INVALID' | 'COSIGNERS_INVALID' | 'REQUIRE_INVALID';
+
+/** The requirements `require` knows (verifier/index.ts ReceiptRequirements). */
+export const REQUIREMENTS: readonly string[] = ['authenticated', 'published', 'proven', 'timestamped', 'cosigned'];
+
+/**
+ * The members of `require` that name no requirement: a misspelt one (`timestamp`, `signed`) would otherwise turn
+ * a gate into a no-op, so each is a problem naming it and the members there are (as a policy's unknown member is).
+ */
+function requireDefects(v: unknown): string[] {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return [];
+  return Object.keys(v)
+    .filter((k) => !REQUIREMENTS.includes(k))
+    .slice(0, 10)
+    .map(
+      (k) =>
+        `require names ${JSON.stringify(k)}, which is no requirement: the requirements are ${REQUIREMENTS.join(', ')} (a misspelt one would hold the receipt to nothing)`,
+    );
+}
 
 export interface OptionProblem {
   code: OptionProblemCode;
@@ -49,8 +67,8 @@ function listDefects(option: 'approvers' | 'cosigners', v: unknown): string[] {
   return out;
 }
 
-/** Checks the pinned approvers and co-signers; returns the usable ones and a problem for each defect. */
-export function checkPins(options: { approvers?: unknown; cosigners?: unknown }): {
+/** Checks the pinned approvers and co-signers, and the names in `require`; returns the usable ones and a problem for each defect. */
+export function checkPins(options: { approvers?: unknown; cosigners?: unknown; require?: unknown }): {
   approvers: readonly PinnedApprover[] | undefined;
   cosigners: Cosigner[] | undefined;
   problems: OptionProblem[];
@@ -60,6 +78,7 @@ export function checkPins(options: { approvers?: unknown; cosigners?: unknown })
   const c = listDefects('cosigners', options.cosigners);
   for (const message of a) problems.push({ code: 'APPROVERS_INVALID', message });
   for (const message of c) problems.push({ code: 'COSIGNERS_INVALID', message });
+  for (const message of requireDefects(options.require)) problems.push({ code: 'REQUIRE_INVALID', message });
   return {
     approvers: a.length === 0 ? (options.approvers as readonly PinnedApprover[] | undefined) : undefined,
     cosigners: c.length === 0 ? (options.cosigners as Cosigner[] | undefined) : undefined,

@@ -9,8 +9,7 @@
 import { rmSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { digestUtf8 } from '../../src/canonical/sha256.js';
-import { storedCall } from '../../src/approval/calls.js';
+import { storedCall, storedKey } from '../../src/approval/calls.js';
 import { checkBatch, unpackFacts, type LineCheckPool } from '../../src/chain/batch.js';
 import { checkLine, type LineFacts } from '../../src/chain/line.js';
 import { kindIsStep, stepIdOf } from '../../src/record/line-members.js';
@@ -32,7 +31,7 @@ function fromText(text: string): LineFacts['reading'] {
   const call = storedCall(text);
   return {
     ...kindAndId,
-    call: call === null ? 'parse' : { id: call.id, seq: call.seq, ts: call.ts, key: digestUtf8(call.form) },
+    call: call === null ? 'parse' : { id: call.id, seq: call.seq, ts: call.ts, key: storedKey(call.form) },
   };
 }
 
