@@ -138,6 +138,56 @@ def _js_float(token: str) -> float:
     return f
 
 
+_NUMBER = re.compile(r"-?(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?")
+
+
+def _decimal_of(whole: str, frac: str, exp: str) -> str:
+    digits = (whole + frac).lstrip("0")
+    if not digits:
+        return "0"
+    power = int(exp or "0") - len(frac)
+    trimmed = digits.rstrip("0")
+    return f"{trimmed}e{power + len(digits) - len(trimmed)}"
+
+
+def _shortest(d: float) -> str:
+    # The shortest text of a double, as ECMAScript writes it (digits aside from notation: compared by value below).
+    return repr(abs(d)).replace("inf", "x")
+
+
+def exact_number(token: str) -> bool:
+    """Whether a JSON number token denotes exactly the double JSON.parse reads it as (§5 step 3 "Arguments given as text"):
+    its value is that of the double's shortest text, and the double is not an integer past ±(2^53−1)."""
+    m = _NUMBER.fullmatch(token)
+    if m is None:
+        return False
+    d = float(token)
+    if math.isinf(d) or (d.is_integer() and abs(d) > MAX_SAFE):
+        return False
+    s = _NUMBER.fullmatch(_shortest(d).replace("e+", "e"))
+    if s is None:
+        return False
+    return _decimal_of(m.group(1), m.group(2) or "", m.group(3) or "") == _decimal_of(s.group(1), s.group(2) or "", s.group(3) or "")
+
+
+def numbers_exact(text: str) -> bool:
+    """Whether every number in JSON text `text` (outside strings) is exact (exact_number)."""
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if c == '"':
+            i += 1
+            while i < len(text) and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+        elif c == "-" or "0" <= c <= "9":
+            m = _NUMBER.match(text, i)
+            if m is None or not exact_number(m.group(0)):
+                return False
+            i = m.end() - 1
+        i += 1
+    return True
+
+
 def compared_arguments(arguments: Any) -> Any:
     """Arguments as compared (§5 step 3 "Arguments given as text"): a string that is the JSON text of an object (as
     JSON.parse reads it: a later duplicate member wins) compares as that object; anything else, or text whose object
@@ -146,7 +196,8 @@ def compared_arguments(arguments: Any) -> Any:
         return arguments
     try:
         parsed = json.loads(arguments, parse_int=_js_int, parse_float=_js_float, parse_constant=_refuse_constant)
-        if not isinstance(parsed, dict):
+        # A number JSON.parse rounds (…993 read as …992), or an integer past ±(2^53−1): the text is what a tool reads.
+        if not isinstance(parsed, dict) or not numbers_exact(arguments):
             return arguments
         canonical_json(parsed, max_depth=100, reserved=True)
         return parsed
@@ -203,31 +254,40 @@ def wire_call(o: dict[str, Any]) -> dict[str, Any]:
     return {"name": name} if at is None else {"name": name, "arguments": o[at]}
 
 
+def _call_like(o: dict[str, Any]) -> bool:
+    """Whether an object inside a tool_call is read as a call: it names a tool, is OpenAI Chat's function wrapper, or
+    holds a marker as a member. Any other object (a chat message, {"call": ...}) is a wrapper read in turn."""
+    if "name" in o or "toolName" in o or isinstance(o.get("function"), dict):
+        return True
+    return any(k.startswith(RESERVED) and k != PART for k in o)
+
+
 def calls_in(tc: Any) -> list[dict[str, Any]]:
-    """Every call in a tool_call value: an object, or the objects at any depth of arrays (in document order, without
-    recursion, at most MAX_CALLS), each as wire_call reads it."""
-    if isinstance(tc, dict):
-        return [wire_call(tc)]
-    if not isinstance(tc, list):
-        return []
+    """Every call in a tool_call value, each as wire_call reads it (§5 step 4): the value when an object, each object at
+    any depth of nested arrays, and every call-like object at any depth of its objects — a call's own arguments aside.
+    Depth-first in document order, without recursion, at most MAX_CALLS values read."""
     out: list[dict[str, Any]] = []
-    stack: list[list[Any]] = [[tc, 0]]
+    stack: list[tuple[Any, bool]] = [(tc, True)]
     visited = 0
     while stack:
-        top = stack[-1]
-        if top[1] >= len(top[0]):
-            stack.pop()
-            continue
-        v = top[0][top[1]]
-        top[1] += 1
+        v, top = stack.pop()
         visited += 1
         if visited > MAX_CALLS:
             out.append(_UNREAD)
             break
-        if isinstance(v, dict):
-            out.append(wire_call(v))
-        elif isinstance(v, list):
-            stack.append([v, 0])
+        if isinstance(v, list):
+            stack.extend((x, top) for x in reversed(v))
+            continue
+        if not isinstance(v, dict):
+            continue
+        skip: list[Any] = []
+        if top or _call_like(v):
+            call = wire_call(v)
+            out.append(call)
+            skip = [v.get("arguments"), v.get("input"), v.get("args")] if call is v else [call, call.get("arguments")]
+        for x in reversed(list(v.values())):
+            if isinstance(x, (dict, list)) and not any(x is y for y in skip):
+                stack.append((x, False))
     return out
 
 
@@ -238,9 +298,30 @@ def carried_calls(r: dict[str, Any]) -> Optional[tuple[list[dict[str, Any]], Opt
     if _NOT_RUN.match(kind):
         return None
     calls = calls_in(r.get("tool_call"))
+    # A start whose tool_call names no tool began a call all the same: found in its input, or not in hand (§5 step 4).
+    if kind == "tool.started" and not any(_named(c) for c in calls):
+        in_input = [c for c in calls_in(r.get("input")) if _named(c)]
+        calls = in_input if in_input else [_NO_CALL]
     if not calls:
         return None
     return calls, (r["ref"] if kind in _OUTCOMES and _is_str(r.get("ref")) else None)
+
+
+_NO_CALL = {RESERVED + "no-call": True}
+
+
+def _named(c: dict[str, Any]) -> bool:
+    return isinstance(c.get("name"), str) or any(k.startswith(RESERVED) for k in c)
+
+
+def _other_tool(call: dict[str, Any], began: Optional[str]) -> bool:
+    """Whether a call an outcome carries, with no comparable arguments, is of another tool than its start's compared
+    call: then it gets the look-alike notice, never swallowed as its start's call repeated (§5 step 4)."""
+    if form_of(call) is not None:
+        return False
+    if began is None or not isinstance(call.get("name"), str):
+        return True
+    return not began.endswith(',"name":' + json.dumps(call["name"], ensure_ascii=False) + "}")
 
 
 _ABSENT = object()
@@ -461,7 +542,7 @@ class ApprovalLedger:
             if began is _ABSENT or call_hidden(call):
                 self._unnamed(r, seq, call)
                 continue
-            if form_of(call) == began or self._unnamed(r, seq, call, False) or "arguments" not in call:
+            if form_of(call) == began or self._unnamed(r, seq, call, _other_tool(call, began)) or "arguments" not in call:
                 continue
             self._add("APPROVAL_MISMATCH", f"seq {seq}: {r.get('kind')} {json.dumps(str(r.get('step_id')))} names start {json.dumps(start)}, "
                       "whose call was compared with an approval request's, but carries another call: an outcome carries the call "
@@ -482,7 +563,7 @@ class ApprovalLedger:
             if not self.requests:
                 return False
             self.unchecked_calls = True
-            self._add("APPROVAL_UNCHECKED", f"seq {seq}: {r.get('kind')} {json.dumps(eid)} has a withheld or erased call and names no "
+            self._add("APPROVAL_UNCHECKED", f"seq {seq}: {r.get('kind')} {json.dumps(eid)} has a withheld, erased or absent call and names no "
                       "approval request: whether it runs a call put to an approver is not checked", seq, "tool_call", True)
             return False
         form = form_of(call)

@@ -5,6 +5,7 @@
 import { canonicalJsonChecked, canonicalJsonTrusted } from '../canonical/jcs.js';
 import { setMember } from '../canonical/json.js';
 import { digestUtf8 } from '../canonical/sha256.js';
+import { numbersExact } from './exact-numbers.js';
 
 type Rec = Record<string, unknown>;
 const isObj = (v: unknown): v is Rec => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -79,7 +80,8 @@ export function comparedArguments(args: unknown): unknown {
   if (typeof args !== 'string' || !args.trimStart().startsWith('{')) return args;
   try {
     const parsed: unknown = JSON.parse(args);
-    if (!isObj(parsed)) return args;
+    // A number JSON.parse rounds (…993 read as …992) or an integer past ±(2^53−1): the text is what a tool reads.
+    if (!isObj(parsed) || !numbersExact(args)) return args;
     // Text holding what no record may (a number past the doubles, a lone surrogate, a reserved member name,
     // nesting past the limit) is compared as text.
     canonicalJsonChecked(parsed);
@@ -162,6 +164,9 @@ export function storedCall(line: string): { id: string; seq: number; ts: string;
     const seq = seqAt < 0 ? null : BEFORE_ID.exec(line.slice(seqAt, idAt));
     // Arguments given as text may compare as the object they hold (comparedArguments): the caller parses.
     if (a === undefined || n === undefined || seq === null || t.charCodeAt(a[0]) === 34) return null;
+    // Another member holding an object or array may wrap further calls (wire-calls.ts callsIn): the caller parses.
+    for (const [k, [s]] of members)
+      if (k !== 'arguments' && k !== 'name' && (t[s] === '{' || t[s] === '[')) return null;
     const form = `{"arguments":${t.slice(a[0], a[1])},"name":${t.slice(n[0], n[1])}}`;
     return {
       id: line.slice(idAt + 11, at + 1),

@@ -6,7 +6,7 @@
  * Pure; never throws on hostile input.
  */
 import { EFFECT_EXTRA_MEMBERS, PART, callForm, callIsHidden, hasHidden, hasMarker } from './calls.js';
-import { OUTCOME_KINDS, carriedCalls } from './carried.js';
+import { OUTCOME_KINDS, carriedCalls, otherTool } from './carried.js';
 import { keyIdOf } from '../crypto/ed25519.js';
 import { HiddenStarts } from './hidden-starts.js';
 import { EarlierCalls } from './earlier-calls.js';
@@ -121,7 +121,8 @@ export class ApprovalLedger {
         continue;
       }
       const form = callForm(call.name, call.arguments);
-      if (form === began || this.unnamed(r, seq, call, false) || !('arguments' in call)) continue;
+      if (form === began || this.unnamed(r, seq, call, otherTool(call, form, began)) || !('arguments' in call))
+        continue;
       this.add(
         'APPROVAL_MISMATCH',
         `seq ${seq}: ${String(r.kind)} ${JSON.stringify(String(r.step_id))} names start ${JSON.stringify(c.start)}, whose call was compared with an approval request's, but carries another call: an outcome carries the call its start began`,
@@ -304,7 +305,7 @@ export class ApprovalLedger {
       if (this.notInHand(id, seq)) return false;
       this.add(
         'APPROVAL_UNCHECKED',
-        `seq ${seq}: ${String(r.kind)} ${JSON.stringify(id)} has a withheld or erased call and names no approval request: whether it runs a call put to an approver is not checked`,
+        `seq ${seq}: ${String(r.kind)} ${JSON.stringify(id)} has a withheld, erased or absent call and names no approval request: whether it runs a call put to an approver is not checked`,
         seq,
         'tool_call',
         true,

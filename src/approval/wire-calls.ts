@@ -3,7 +3,8 @@
  * "Calls in wire shapes"): an object, or every object at any depth of nested arrays, each read as
  * `{name, arguments}` — stepchain's own shape, OpenAI Chat's `{type: "function", function: {name, arguments}}`,
  * and a call whose name is `toolName` or whose arguments are `input` or `args` (the AI SDK's, LangChain's and
- * Anthropic's). Read without recursion, and bounded: past MAX_CALLS a record's calls are not in hand. Pure.
+ * Anthropic's), inside any wrapper (a chat message, `{"call": …}`). Read without recursion, and bounded: past
+ * MAX_CALLS values a record's calls are not in hand. Pure.
  */
 import { PART } from './calls.js';
 
@@ -15,27 +16,50 @@ export const MAX_CALLS = 10_000;
 /** What stands for calls a record holds past MAX_CALLS: a call not in hand (calls.ts callIsHidden). */
 const UNREAD: Rec = Object.freeze({ '$stepchain:unread': true });
 
-/** Every call in a tool_call value (an object, or the objects at any depth of arrays), each as wireCall reads it. */
+/**
+ * Whether an object inside a tool_call (not the value itself) is read as a call: it names a tool (`name`,
+ * `toolName`), is OpenAI Chat's function wrapper, or holds a marker as a member (not in hand). Any other object
+ * — a chat message, `{"call": …}` — is a wrapper whose members are read in turn.
+ */
+function callLike(o: Rec): boolean {
+  if ('name' in o || 'toolName' in o || isObj(o.function)) return true;
+  return Object.keys(o).some((k) => k.startsWith('$stepchain:') && k !== PART);
+}
+
+/**
+ * Every call in a tool_call value, each as wireCall reads it: the value itself when it is an object, each object
+ * at any depth of nested arrays (as before: `[[call]]`), and every call-like object at any depth of its objects and arrays (an OpenAI Chat assistant message's `tool_calls`, an
+ * Anthropic message's `tool_use` blocks, a LangChain AIMessage's `tool_calls`, any `{"call": …}` wrapper). A
+ * call's own arguments are its values, not calls. Depth-first in document order, without recursion, at most
+ * MAX_CALLS values read.
+ */
 export function callsIn(tc: unknown): Rec[] {
-  if (isObj(tc)) return [wireCall(tc)];
-  if (!Array.isArray(tc)) return [];
   const out: Rec[] = [];
-  // Depth-first, in document order: a stack of [array, next index].
-  const stack: [unknown[], number][] = [[tc, 0]];
+  const stack: { v: unknown; top: boolean }[] = [{ v: tc, top: true }];
   let visited = 0;
   while (stack.length > 0) {
-    const top = stack[stack.length - 1]!;
-    if (top[1] >= top[0].length) {
-      stack.pop();
-      continue;
-    }
-    const v = top[0][top[1]++];
+    const { v, top } = stack.pop()!;
     if (++visited > MAX_CALLS) {
       out.push(UNREAD);
       break;
     }
-    if (isObj(v)) out.push(wireCall(v));
-    else if (Array.isArray(v)) stack.push([v, 0]);
+    if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) stack.push({ v: v[i], top }); // [[call]]: each element a call
+      continue;
+    }
+    if (!isObj(v)) continue;
+    let skip: unknown[] = [];
+    if (top || callLike(v)) {
+      const call = wireCall(v);
+      out.push(call);
+      // Not read again: the call's arguments (data), and the function object it was read from.
+      skip = call === v ? [v.arguments, v.input, v.args] : [call, call.arguments];
+    }
+    const keys = Object.keys(v);
+    for (let i = keys.length - 1; i >= 0; i--) {
+      const x = v[keys[i]!];
+      if ((isObj(x) || Array.isArray(x)) && !skip.includes(x)) stack.push({ v: x, top: false });
+    }
   }
   return out;
 }

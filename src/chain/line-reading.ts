@@ -32,7 +32,9 @@ export function readLine(
     // APPROVALS.md §5: a record whose tool_call is null gives the ledger its ts alone (§5 step 3); any other
     // call (an object, an array, a marker) is read from the line, or the line is parsed (§5 step 4).
     const call = members.get('tool_call');
-    if (call !== undefined && call[1] - call[0] === 4 && text.startsWith('null', call[0])) {
+    // A tool.started with no call in tool_call is parsed: its call may sit elsewhere (§5 step 4).
+    const started = kind !== undefined && text.startsWith('"tool.started"', kind[0]);
+    if (!started && call !== undefined && call[1] - call[0] === 4 && text.startsWith('null', call[0])) {
       reading.call = null;
       const ts = members.get('ts');
       if (ts !== undefined) {
@@ -59,6 +61,8 @@ function stringWithoutEscapes(text: string, start: number, end: number): string 
 const TS_MEMBER = ',"ts":"';
 const NO_CALL = '"tool_call":null';
 const OUTCOME_LINE = /"kind":"tool\.(completed|failed|updated)"/;
+/** A start: one whose tool_call is null may carry its call elsewhere, and is always parsed (APPROVALS.md §5 step 4). */
+const START_LINE = '"kind":"tool.started"';
 
 /** Whether a stored line may be an outcome, which names its start or a request by `ref` (APPROVALS.md §5 step 4). */
 export function isOutcomeLine(line: string): boolean {
@@ -72,6 +76,7 @@ export function isOutcomeLine(line: string): boolean {
  */
 export function tsOfCallFreeLine(line: string, requests: boolean): string | null {
   const end = line.lastIndexOf(TS_MEMBER);
-  if (end <= 0 || !line.startsWith(NO_CALL, end - NO_CALL.length) || (requests && isOutcomeLine(line))) return null;
+  if (end <= 0 || !line.startsWith(NO_CALL, end - NO_CALL.length)) return null;
+  if ((requests && isOutcomeLine(line)) || line.includes(START_LINE)) return null;
   return line.slice(end + TS_MEMBER.length, end + TS_MEMBER.length + 24);
 }

@@ -20,6 +20,15 @@ export const REQUIREMENTS: readonly string[] = ['authenticated', 'published', 'p
  */
 function requireDefects(v: unknown): string[] {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return [];
+  // Only a plain object's own data members are read: a Map, a class instance or a getter would be read as
+  // "no requirements" (or as one thing here and another when applied), so each is refused.
+  const proto: unknown = Object.getPrototypeOf(v);
+  if (proto !== Object.prototype && proto !== null)
+    return [
+      'require is not a plain object (a Map or a class instance holds no members the verifier reads): pass {authenticated: true, …}',
+    ];
+  if (Object.values(Object.getOwnPropertyDescriptors(v)).some((d) => !('value' in d)))
+    return ['require has a member with a getter: pass a plain object whose members are values'];
   return Object.keys(v)
     .filter((k) => !REQUIREMENTS.includes(k))
     .slice(0, 10)
