@@ -268,7 +268,7 @@ def calls_in(tc: Any) -> list[dict[str, Any]]:
     Depth-first in document order, without recursion, at most MAX_CALLS values read."""
     out: list[dict[str, Any]] = []
     stack: list[tuple[Any, bool]] = [(tc, True)]
-    visited = 0
+    visited = -1  # the value itself is not counted
     while stack:
         v, top = stack.pop()
         visited += 1

@@ -36,7 +36,7 @@ function callLike(o: Rec): boolean {
 export function callsIn(tc: unknown): Rec[] {
   const out: Rec[] = [];
   const stack: { v: unknown; top: boolean }[] = [{ v: tc, top: true }];
-  let visited = 0;
+  let visited = -1; // the value itself is not counted: MAX_CALLS of what it holds are read
   while (stack.length > 0) {
     const { v, top } = stack.pop()!;
     if (++visited > MAX_CALLS) {

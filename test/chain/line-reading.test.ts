@@ -24,9 +24,10 @@ import { alice, tempDir, v3Run } from '../approval/helpers.js';
 function fromText(text: string): LineFacts['reading'] {
   const kindAndId = { kindIsStep: kindIsStep(text), stepId: stepIdOf(text) };
   // The text's own reading (APPROVALS.md §5 steps 3, 4): a null tool_call dates the chain by the record's ts,
-  // any other call is read from the line or the line is parsed.
+  // any other call is read from the line or the line is parsed; a tool.started is parsed (its call may be in input).
   const end = text.lastIndexOf(',"ts":"');
-  if (end > 0 && text.startsWith('"tool_call":null', end - '"tool_call":null'.length))
+  const started = (JSON.parse(text) as { kind: unknown }).kind === 'tool.started';
+  if (!started && end > 0 && text.startsWith('"tool_call":null', end - '"tool_call":null'.length))
     return { ...kindAndId, call: null, ts: (JSON.parse(text) as { ts: string }).ts };
   const call = storedCall(text);
   return {
