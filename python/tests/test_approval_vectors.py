@@ -40,7 +40,9 @@ def test_covers_the_spec_cases():
                  "effect-naming-a-later-request", "completion-carries-denied-call", "completion-carries-call-before-request",
                  "completion-of-granted-effect-other-call", "completion-of-granted-effect-same-call", "outcomes-of-granted-effect-carry-other-calls",
                  "outcome-dangling-ref-carries-denied-call", "unknown-kind-carries-denied-call", "array-call-carries-denied-call",
-                 "named-effect-array-call", "model-completed-proposes-denied-call", "effect-backdated-behind-later-record"]:
+                 "named-effect-array-call", "model-completed-proposes-denied-call", "effect-backdated-behind-later-record",
+                 "text-arguments-rounded-number", "text-arguments-exact-numbers", "message-wrapper-carries-denied-call",
+                 "outcome-of-granted-start-other-tool-no-arguments", "start-without-tool-call"]:
         assert want in ids
 
 

@@ -216,6 +216,7 @@ export function generate() {
   v2Cases(cases);
   carriedCallCases(cases);
   shapeCases(cases);
+  outsider6Cases(cases);
   return {
     'approvals.json': {
       format: 'stepchain-vectors/v1',
@@ -511,5 +512,64 @@ function shapeCases(cases) {
     const { c } = deniedChain();
     c.add({ kind: 'tool.started', tool_call: PAY, meta: { approval: { request: 'req-9', request_hash: 'sha256:' + '0'.repeat(64) } } });
     caseOf(cases, 'effect-naming-unknown-request', 'denied, then an effect running the denied call that names a request the chain does not hold: APPROVAL_MISSING at seq 3, and the request that presented the call names it as its effect', c, [PINS.alice]);
+  }
+}
+
+// ------------------------------------------------------------------------------------------------------------------
+// Outsider 6 (APPROVALS.md §5 step 3 "Arguments given as text", step 4 as it reads since): text arguments whose
+// numbers JSON.parse rounds; a denied call inside a message wrapper; an outcome of a granted start carrying another
+// tool without comparable arguments; a start whose tool_call is null.
+
+function outsider6Cases(cases) {
+  const deniedChain = () => {
+    const c = chain();
+    start(c);
+    const req = requestV2(c, 'req-1');
+    decideV2(c, req, 'denied');
+    return { c, req };
+  };
+  const textArgs = JSON.stringify(PAY.arguments);
+  {
+    const c = chain();
+    start(c);
+    const presented = { name: 'transfer', arguments: '{"to_account":9007199254740992,"eur":5000}' };
+    const req = requestV2(c, 'req-1', presented);
+    decideV2(c, req, 'granted');
+    effect(c, req, { name: 'transfer', arguments: '{"to_account":9007199254740993,"eur":5000}' });
+    caseOf(cases, 'text-arguments-rounded-number', 'granted for text arguments naming account 9007199254740992, executed with text naming …993 (which JSON.parse reads as …992): a number that is not exact makes the text compare as the string it is, so APPROVAL_MISMATCH at seq 3', c, [PINS.alice]);
+  }
+  {
+    const c = chain();
+    start(c);
+    const req = requestV2(c, 'req-1', { name: 'pay', arguments: '{ "amount": 0.1, "n": 1.0e2 }' });
+    decideV2(c, req, 'granted');
+    effect(c, req, { name: 'pay', arguments: { amount: 0.1, n: 100 } });
+    caseOf(cases, 'text-arguments-exact-numbers', 'granted for text arguments whose numbers are all exact (0.1, 1.0e2), executed with the object they denote: the same call, valid', c, [PINS.alice]);
+  }
+  {
+    const { c } = deniedChain();
+    c.add({ kind: 'step', tool_call: { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: PAY.name, arguments: textArgs } }] } });
+    c.add({ kind: 'step', tool_call: { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: PAY.name, input: PAY.arguments }] } });
+    c.add({ kind: 'step', tool_call: { call: { name: PAY.name, arguments: PAY.arguments } } });
+    c.add({ kind: 'step', tool_call: { name: 'x', type: 'function', function: { name: PAY.name, arguments: textArgs } } });
+    caseOf(cases, 'message-wrapper-carries-denied-call', 'denied, then steps carrying the denied call inside an OpenAI Chat assistant message, an Anthropic message, a {"call": …} wrapper and an OpenAI call with its own name: each found (APPROVAL_MISSING at seq 3, 4, 5, 6), executed at seq 3', c, [PINS.alice]);
+  }
+  {
+    const c = chain();
+    start(c);
+    const pay = requestV2(c, 'req-pay');
+    decideV2(c, pay, 'granted');
+    const unlock = requestV2(c, 'req-unlock', { name: 'unlock', arguments: { pin: '4821' } });
+    decideV2(c, unlock, 'denied');
+    const e = effect(c, pay);
+    c.add({ kind: 'tool.completed', ref: e.step_id, tool_call: { name: 'unlock', parameters: { pin: '4821' } } });
+    c.add({ kind: 'tool.updated', ref: e.step_id, tool_call: { name: PAY.name } });
+    caseOf(cases, 'outcome-of-granted-start-other-tool-no-arguments', 'pay granted and begun at seq 5, unlock denied; the completion carries unlock with its arguments under a member no shape names: the notice APPROVAL_UNCHECKED at seq 6, unlock unchecked; a tool.updated carrying pay without arguments repeats its start (nothing)', c, [PINS.alice]);
+  }
+  {
+    const { c } = deniedChain();
+    c.add({ kind: 'tool.started', tool_call: null, input: PAY });
+    c.add({ kind: 'tool.started', tool_call: null, input: 'pay the invoice' });
+    caseOf(cases, 'start-without-tool-call', 'denied, then a tool.started with tool_call null and the denied call in its input (APPROVAL_MISSING at seq 3), and one with no call anywhere (a call not in hand: the notice APPROVAL_UNCHECKED at seq 4)', c, [PINS.alice]);
   }
 }
