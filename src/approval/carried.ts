@@ -4,7 +4,7 @@
  * model asked for runs nothing). An outcome (tool.completed, tool.failed, tool.updated) naming its start carries
  * its start's call; one carrying another call ran that call too. Pure; runs in a browser.
  */
-import { nameTextOf } from './calls.js';
+import { callForm, nameTextOf } from './calls.js';
 import { callsIn } from './wire-calls.js';
 
 type Rec = Record<string, unknown>;
@@ -33,11 +33,11 @@ export function carriedCalls(r: Rec): { calls: Rec[]; start: string | null } | n
 }
 
 /**
- * Whether a call an outcome carries, with no comparable arguments (`form` null: none, or under a member no shape
+ * Whether a call an outcome carries, with no comparable arguments (callForm null: none, or under a member no shape
  * names), is of another tool than its start's compared call `began`: then it is a same-tool look-alike of a
  * presented call (the notice, §5 step 4), never swallowed as the start's own call repeated.
  */
-export function otherTool(call: Rec, form: string | null, began: string | null): boolean {
-  if (form !== null) return false; // comparable: APPROVAL_MISMATCH when another call (the exception)
+export function otherTool(call: Rec, began: string | null): boolean {
+  if (callForm(call.name, call.arguments) !== null) return false; // comparable: APPROVAL_MISMATCH when another call
   return began === null || typeof call.name !== 'string' || nameTextOf(began) !== JSON.stringify(call.name);
 }

@@ -25,7 +25,7 @@ function decimalOf(int: string, frac: string, exp: string): string {
 export function exactNumber(token: string): boolean {
   NUMBER.lastIndex = 0;
   const m = NUMBER.exec(token);
-  if (m === null || m[0].length !== token.length) return false;
+  if (m?.[0].length !== token.length) return false;
   const d = Number(token);
   if (!Number.isFinite(d) || (Number.isInteger(d) && Math.abs(d) > Number.MAX_SAFE_INTEGER)) return false;
   const shortest = /^-?(\d+)(?:\.(\d+))?(?:e([+-]?\d+))?$/.exec(String(Math.abs(d)));

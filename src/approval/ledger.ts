@@ -121,8 +121,7 @@ export class ApprovalLedger {
         continue;
       }
       const form = callForm(call.name, call.arguments);
-      if (form === began || this.unnamed(r, seq, call, otherTool(call, form, began)) || !('arguments' in call))
-        continue;
+      if (form === began || this.unnamed(r, seq, call, otherTool(call, began)) || !('arguments' in call)) continue;
       this.add(
         'APPROVAL_MISMATCH',
         `seq ${seq}: ${String(r.kind)} ${JSON.stringify(String(r.step_id))} names start ${JSON.stringify(c.start)}, whose call was compared with an approval request's, but carries another call: an outcome carries the call its start began`,

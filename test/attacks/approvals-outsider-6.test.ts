@@ -111,7 +111,7 @@ describe('approval attacks from outsider 6', () => {
 
   it('1.sh: a denied call inside a message wrapper is compared (APPROVAL_MISSING, "executed")', async () => {
     const args = '{"pin":"4821"}';
-    const wrappers: unknown[] = [
+    const wrappers = [
       {
         role: 'assistant',
         content: null,
