@@ -217,7 +217,10 @@ describe('approval attacks from the outsider report', () => {
     const parent = await store.open('r1');
     const fork = await store.fork(parent, { fromStep: req.seq, to: 'r1-fork' });
     const forked = Run.of(fork);
-    await forked.decideApproval(req.id, 'granted', { key: alice.privateKey, name: 'alice' });
+    // Deciding the copied request in the fork is refused (APPROVALS.md §4: APPROVAL_FORKED), and begins nothing.
+    await expect(
+      forked.decideApproval(req.id, 'granted', { key: alice.privateKey, name: 'alice' }),
+    ).rejects.toMatchObject({ code: 'APPROVAL_FORKED' });
     await expect(forked.beginTool({ name: 'pay', args: { amount: 120 }, approval: req.id })).rejects.toMatchObject({
       code: 'APPROVAL_REQUIRED',
     });
