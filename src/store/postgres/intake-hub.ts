@@ -141,9 +141,15 @@ export class IntakeHub {
     this.watches.delete(w);
   }
 
-  /** Ends the LISTEN connection, without waiting for one still starting (its socket is unreferenced). */
-  close(): void {
+  /**
+   * Deletes the rows this process chained for itself (their outcomes taken), then ends the LISTEN connection
+   * without waiting for one still starting (its socket is unreferenced).
+   */
+  async close(): Promise<void> {
     this.closed = true;
+    const taken = this.taken.splice(0);
+    if (taken.length > 0)
+      await this.pool.query(`DELETE FROM ${this.table} WHERE id = ANY($1::bigint[])`, [taken]).catch(() => {});
     const l = this.listener;
     this.listener = null;
     void l

@@ -432,7 +432,7 @@ export class PostgresStore implements Store<PostgresJournal>, StoreDiagnostics {
     this.closed = true;
     const pool = this.pool;
     this.pool = null;
-    this.hub?.close();
+    await this.hub?.close();
     if (pool !== null && this.ownPool) await (await pool).end();
   }
 
