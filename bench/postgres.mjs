@@ -416,8 +416,8 @@ async function treeFigures() {
 }
 
 // ------------------------------------------------------------------ many writer processes (issue 45)
-var intakeRows = [];
-var intakeLoad = null;
+// Assigned by intakeFigures (module-level code below the top-level awaits runs after them).
+var intakeRows, intakeLoad;
 
 /** One run of `writers` processes × `conc` appenders of `kind`; appends/s and every append's latency. */
 async function manyWriters(kind, writers, conc, serial) {
@@ -443,6 +443,7 @@ function percentile(sorted, q) {
 }
 
 async function intakeFigures() {
+  intakeRows = [];
   const load0 = loadavg();
   let serial = 0;
   for (const conc of [1, 8]) {
@@ -482,7 +483,7 @@ function writeIntakeSection() {
   const fmtLoad = (l) => l.map((x) => x.toFixed(2)).join(' / ');
   const L = ['', HEAD, ''];
   L.push(
-    `Written by \`node bench/postgres.mjs --only intake\`${QUICK ? ' --quick' : ''} on ${new Date().toISOString()}: 16 writer processes, each its own store (2 connections) and ${CFG.runMs / 1000} s of appending per run, ${CFG.reps} run(s) per row; the intake and the old path in adjacent runs, alternating which goes first. Every run's journal is verified and its step count checked against the appends counted. fsync on, synchronous_commit ${server.sc}; the server, the 16 writers and the harness on one ${cpus().length}-core machine. Load average (1/5/15 min) at start ${fmtLoad(intakeLoad.start)}, at end ${fmtLoad(intakeLoad.end)}: other work on the machine, so the ratio of adjacent runs is the figure to read, not the absolute rates.`,
+    `Written by \`node bench/postgres.mjs --only intake${QUICK ? ' --quick' : ''}\` on ${new Date().toISOString()}: 16 writer processes, each its own store (2 connections) and ${CFG.runMs / 1000} s of appending per run, ${CFG.reps} run(s) per row; the intake and the old path in adjacent runs, alternating which goes first. Every run's journal is verified and its step count checked against the appends counted. fsync on, synchronous_commit ${server.sc}; the server, the 16 writers and the harness on one ${cpus().length}-core machine. Load average (1/5/15 min) at start ${fmtLoad(intakeLoad.start)}, at end ${fmtLoad(intakeLoad.end)}: other work on the machine, so the ratio of adjacent runs is the figure to read, not the absolute rates.`,
   );
   L.push('');
   L.push(
