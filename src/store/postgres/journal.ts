@@ -19,7 +19,7 @@ import type { JournalMeta } from '../meta.js';
 import { appendManyStreaming, queueSteps, writeRefusal } from '../append.js';
 import { type StreamedBatch, type StreamOptions } from '../stream.js';
 import { streamRows } from '../rows/stream.js';
-import { capabilitiesOf } from '../../record/formats.js';
+import { capabilitiesOf, writerProfile } from '../../record/formats.js';
 import type { BlobPayload } from '../prepare.js';
 import { restoreRecord } from '../restore.js';
 import { JournalParts } from '../parts-prepare.js';
