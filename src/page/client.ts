@@ -7,7 +7,6 @@
 import { Session, type Outcome, type Progress, type StepDetail, type VerifyRequest } from './engine.js';
 import type { Reply, Request } from './protocol.js';
 import type { StepRow } from './summary.js';
-import { startLineWorkers } from './line-pool.js';
 
 export interface Verifier {
   readonly mode: 'worker' | 'main-thread';
@@ -46,8 +45,6 @@ function startWorker(source: string): Promise<Verifier> {
     let worker: Worker;
     try {
       worker = new Worker(url);
-      const ports = startLineWorkers(url);
-      if (ports.length > 0) worker.postMessage({ id: 0, op: 'lines', ports }, ports as unknown as Transferable[]);
     } catch (e) {
       URL.revokeObjectURL(url);
       reject(new Error(`the browser refused to start a worker (${e instanceof Error ? e.message : String(e)})`));

@@ -22,7 +22,6 @@ import { HASH_DISCLOSURE_FORMAT, verifyHashDisclosure } from '../redact/disclose
 import { STEP_DISCLOSURE_FORMAT, verifyStepDisclosure } from '../redact/disclose-step.js';
 import { verifyReceipt, type ReceiptVerifyOptions } from '../verifier/index.js';
 import { summarize, type BlobLookup, type StepRow } from './summary.js';
-import { linePool, type LinePool, type LinePort } from './line-pool.js';
 
 /** Characters of line and blob text held for the step list (about as many bytes: receipt text is mostly ASCII). */
 export const KEEP_CHARS = 48 * 1024 * 1024;
@@ -104,8 +103,6 @@ export interface Outcome {
    * the batched kernel, else the portable one (spec/RECEIPT.md's verdict is the same with either).
    */
   lineHash: string;
-  /** Batches of the chain's lines the line workers (line-pool.ts) checked, in this session so far. */
-  lineBatches: number;
 }
 
 export interface BlobView {
@@ -145,8 +142,6 @@ export class Session {
   private room: number;
   private request: VerifyRequest | null = null;
   private fingerprint: string | null = null;
-  /** Web Workers checking the chain's batches beside this one (line-pool.ts); none on the page's thread. */
-  private linePool: LinePool | null = null;
 
   constructor(
     private readonly keepChars = KEEP_CHARS,
@@ -184,13 +179,7 @@ export class Session {
       ms: Date.now() - started,
       disclosure,
       lineHash: lineHashEngine(),
-      lineBatches: this.linePool?.answered ?? 0,
     };
-  }
-
-  /** Checks the chain's batches on the line workers behind `ports` from now on (the page sends them first). */
-  useLines(ports: readonly LinePort[]): void {
-    this.linePool = linePool(ports);
   }
 
   /** Rows of the step list: `count` from position `from`, of every line or only of those with problems. */
@@ -293,7 +282,6 @@ export class Session {
     );
     return verifyReceipt(input, {
       ...verifyOptions(request),
-      ...(this.linePool ? { pool: this.linePool } : {}),
       onLine: (line) => {
         steps++;
         onLine(line);

@@ -5,14 +5,10 @@
  */
 import { startVerifier } from './client.js';
 import { mountPage } from './view.js';
-import { LINE_WORKER, runLineWorker } from './line-pool.js';
 import { runWorker } from './worker.js';
 
-// A worker started as LINE_WORKER checks a chain's batches for the verifying worker (line-pool.ts).
-if (typeof document === 'undefined') {
-  if ((globalThis as { name?: string }).name === LINE_WORKER) runLineWorker();
-  else runWorker();
-} else {
+if (typeof document === 'undefined') runWorker();
+else {
   // Read now: currentScript is only set while the script first runs.
   const source = document.currentScript?.textContent ?? null;
   mountPage(startVerifier(source));

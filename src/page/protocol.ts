@@ -4,11 +4,9 @@
  * which the browser passes by reference: the receipt's bytes are never copied into a message.
  */
 import type { Outcome, Progress, StepDetail, VerifyRequest } from './engine.js';
-import type { LinePort } from './line-pool.js';
 import type { StepRow } from './summary.js';
 
 export type Request =
-  | { id: number; op: 'lines'; ports: LinePort[] }
   | { id: number; op: 'verify'; request: VerifyRequest }
   | { id: number; op: 'rows'; from: number; count: number; only: 'all' | 'flagged' }
   | { id: number; op: 'step'; index: number }

@@ -315,7 +315,6 @@ export function mountPage(starting: Promise<Verifier>): void {
       onlyFlagged.checked = false;
       renderOutcome(outcome);
       document.body.dataset.lineHash = outcome.lineHash;
-      document.body.dataset.lineBatches = String(outcome.lineBatches);
       if (outcome.listed > 0) await renderRows();
       document.body.dataset.state = 'done';
       // The verdict takes focus (keyboard users land on it; a phone shows it first, page.css), and is scrolled to.

@@ -19,7 +19,6 @@ export function runWorker(): void {
   let queue: Promise<void> = Promise.resolve();
   scope.onmessage = (event) => {
     const req = event.data;
-    if (req.op === 'lines') return session.useLines(req.ports); // before any request: the line workers' ports
     queue = queue.then(async () => {
       try {
         const value =
