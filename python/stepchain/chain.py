@@ -408,7 +408,7 @@ class ChainVerifier:
             first = self.kinds.get(facts.kind)
             self.kinds[facts.kind] = (code, {**at, "field": "kind"}, 1) if first is None else (first[0], first[1], first[2] + 1)
         if (facts.profile is not None and facts.spans is not None and facts.profile.id == "step/v3+public" and not facts.problems
-                and '"$stepchain:erased"' in facts.text):
+                and ('"$stepchain:erased"' in facts.text or '"$stepchain:withheld"' in facts.text)):
             if self.erasures is None:
                 from .erasure import ErasureLedger
                 self.erasures = ErasureLedger(self.start_seq)

@@ -44,6 +44,9 @@ class ErasureLedger:
         # The remaining units of each sealed record whose remains give its root, by seq: what a pending erasure
         # record is checked against (§5). Sealed records are rare; private ones are never kept.
         self.sealed_units: dict[int, list[Unit]] = {}
+        # A publication's records that withhold units, by seq: (path, None) a whole withheld value, (path, shown
+        # names) an object's withheld members (§5 step 4: an erasure of a withheld unit cannot be seen).
+        self.withheld: dict[int, list[tuple[str, Optional[set[str]]]]] = {}
 
     def sealed(self, text: str, spans: dict[str, tuple[int, int]], seq: Optional[int], at: dict[str, Any]) -> list[Problem]:
         """§5 step 2 for one record in sealed form: its problems (ROOT_MISMATCH, MARKER_INVALID, ERASURE_UNRECORDED)."""
@@ -93,6 +96,7 @@ class ErasureLedger:
         from .v3 import ERASED_MARKER, SLOTS, WITHHELD_MARKER, erased_entry_defect
         from .canonical import escape_token
         found: list[dict[str, Any]] = []
+        hidden: list[tuple[str, Optional[set[str]]]] = []
         values = slot_values(text, spans)
         stack: list[tuple[Any, str]] = [(values[name], "/" + name) for name in reversed(SLOTS) if name in values]
         while stack:
@@ -108,7 +112,15 @@ class ErasureLedger:
                 continue
             if isinstance(body, list):
                 found.extend({"path": path, "member": True, **e} for e in body if not erased_entry_defect(e))
+            held = v.get(WITHHELD_MARKER)
+            if WITHHELD_MARKER in v and not isinstance(held, list):
+                hidden.append((path, None))
+                continue
+            if isinstance(held, list):
+                hidden.append((path, set(v.keys())))
             stack.extend((x, f"{path}/{escape_token(k)}") for k, x in reversed(list(v.items())) if k not in (ERASED_MARKER, WITHHELD_MARKER))
+        if hidden and seq is not None:
+            self.withheld[seq] = hidden
         if not found:
             return
         self.markers.extend({**m, "seq": seq, "at": at} for m in found)
@@ -166,6 +178,13 @@ class ErasureLedger:
                                        f"(it starts at seq {self.start_seq}): whether it was carried out cannot be checked here; verify the "
                                        f"journal, or a receipt that holds seq {t['target']}", {**rec["at"], "field": "input"}))
                 continue
+            if _withholds(self.withheld.get(rec["input"]["target"]), rec["input"]["path"]):
+                # A publication that withholds the unit, or one holding it: whether it was carried out cannot be seen.
+                t = rec["input"]
+                notices.append(Problem("ERASURE_WITHHELD", f"an erasure of {t['path']} in seq {t['target']}, which this publication withholds "
+                                       "(that unit or one holding it): whether it was carried out cannot be seen here; verify the journal",
+                                       {**rec["at"], "field": "input"}))
+                continue
             defect = self._pending_defect(rec["input"])
             if defect is not None:
                 t = rec["input"]
@@ -176,3 +195,16 @@ class ErasureLedger:
                                        "not yet carried out (an erasure was interrupted): run `stepchain erase <journal> --resume`",
                                        {**rec["at"], "field": "input"}))
         return problems, notices
+
+
+def _withholds(hidden: Optional[list[tuple[str, Optional[set[str]]]]], path: str) -> bool:
+    """Whether a public record withholds the unit at `path`, whole or inside a withheld unit (ERASURE.md §5 step 4)."""
+    for at, shown in hidden or []:
+        if shown is None:
+            if path == at or path.startswith(at + "/"):
+                return True
+        elif path.startswith(at + "/"):
+            name = path[len(at) + 1:].split("/")[0].replace("~1", "/").replace("~0", "~")
+            if name not in shown:
+                return True
+    return False

@@ -5,6 +5,8 @@
  * - outsider 5, 8: a receipt of steps F..K where an erased record n < F and its erasure record E > K was
  *   refused CHAIN_INVALID ("ERASURE_UNRECORDED at seq n"), a valid journal called corrupt. The range holds
  *   neither end of that erasure: it is written and verifies (spec/ERASURE.md §6.5).
+ * - outsider 4, 6: a publication withholding the slot that holds an erased value said the completed erasure
+ *   was "recorded but not yet carried out … run --resume" (ERASURE_PENDING); now ERASURE_WITHHELD (§5 step 4).
  */
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,6 +18,12 @@ import { tempDir } from '../helpers/tmp.js';
 const dir = tempDir('stepchain-erasure-outsider5-');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const { run, ok } = cliIn(dir);
+/** The codes of a `verify --json` report's problems and notices. */
+const codes = (r: { stdout: string }): string[] => {
+  const report = (JSON.parse(r.stdout) as { report: { problems: { code: string }[]; warnings?: { code: string }[] } })
+    .report;
+  return [...report.problems, ...(report.warnings ?? [])].map((p) => p.code);
+};
 
 /** A v3 run journal `<store>/r` whose request req-1 (seq 1) presents unlock {pin: 4821}. */
 async function requested(store: string): Promise<void> {
@@ -39,5 +47,26 @@ describe('erasure: the fourth and fifth outsiders, what was left (real processes
     expect(split.code).not.toBe(0);
     expect(split.stderr).toContain('RANGE_SPLITS_ERASURE');
     expect(split.stderr).not.toContain('CHAIN_INVALID');
+  });
+
+  it('outsider 4, 6: a publication that withholds an erased value does not call its erasure pending', async () => {
+    await ok('init', 'p6', '--format', 'v3');
+    writeFileSync(join(dir, 'p6-step.json'), '{"result":{"email":"alice@example.org","plan":"pro"}}');
+    await ok('append', 'p6', '--file', 'p6-step.json');
+    await ok('erase', 'p6', '--seq', '0', '--path', '/result/email', '--reason', 'GDPR');
+    const journal = await ok('verify', 'p6', '--json');
+    expect(codes(journal)).toContain('VALUE_ERASED');
+    // Withheld whole (the slot), and withheld as a member's name (its object shows the others).
+    for (const [name, paths] of [
+      ['slot', ['/result']],
+      ['member', ['/result/plan']],
+    ] as const) {
+      writeFileSync(join(dir, `p6-${name}.json`), JSON.stringify({ rules: [{ id: 'r', paths }] }));
+      await ok('publish', 'p6', '--policy', `p6-${name}.json`, '--opt-in', '-o', `p6-${name}.tar`);
+      const published = await ok('verify', `p6-${name}.tar`, '--json');
+      expect(codes(published)).not.toContain('ERASURE_PENDING');
+      expect(JSON.parse(published.stdout).report.ok).toBe(true);
+      if (name === 'slot') expect(codes(published)).toContain('ERASURE_WITHHELD');
+    }
   });
 });
