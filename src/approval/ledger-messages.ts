@@ -58,3 +58,22 @@ export function sameTool(requests: Map<string, RequestState>, name: unknown): [s
 /** The notice of a call of a denied or undecided request's tool with other arguments (§5 step 4). */
 export const sameToolMessage = (kind: unknown, id: string, seq: number, rid: string, req: RequestState): string =>
   `seq ${seq}: ${String(kind)} ${JSON.stringify(id)} runs tool ${JSON.stringify(req.input?.presented.name)}, presented by ${req.decision === null ? 'undecided' : 'denied'} approval request ${JSON.stringify(rid)} (seq ${req.seq}), with other arguments and naming no request: whether it is that call in another form is not checked, so "never executed" is not proven`;
+
+/** The member name of an erased marker (ERASURE.md §2), as it appears in a record's JSON. */
+export const ERASED_NAME = '"$stepchain:erased"';
+
+/**
+ * Where a signed decision holds an erased marker (sealed form, ERASURE.md §6.3): its statement ('input') or its
+ * key and signature ('meta'); null when nothing of it was erased. Its signature can then no longer be checked, so
+ * it is a problem and counts as no decision, never a grant nor a denial the verifier cannot vouch for.
+ */
+export function erasedField(r: Record<string, unknown>): 'input' | 'meta' | null {
+  const holds = (v: unknown): boolean => v !== undefined && JSON.stringify(v).includes(ERASED_NAME);
+  return holds(r.input) ? 'input' : holds(r.meta) ? 'meta' : null;
+}
+
+export const ERASED_DECISION =
+  'a value of this signed decision was erased, so its signature cannot be checked (unverifiable after erasure): it counts as no decision, neither grant nor denial (the erase writer erases only a decision that was already a problem, ERASURE.md §6.3)';
+
+export const decisionOutOfRange = (seq: number, kind: string, ref: string | null): string =>
+  `seq ${seq}: ${kind} names request ${JSON.stringify(ref)}, which is not in this range`;

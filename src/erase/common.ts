@@ -17,6 +17,7 @@ import {
   unitAt,
   type ErasureInput,
 } from '../record/v3/erasure.js';
+import { decisionVoided } from './decision.js';
 
 export interface EraseRequest {
   seq: number;
@@ -234,8 +235,9 @@ export async function appendErasure(
     throw new ErasureError('ERASURE_TARGET_INVALID', `seq ${req.seq} is an erasure record: it holds no erasable value`);
   const digest = 'sha256:' + Buffer.from(unitAt(record, req.path).unit.digest).toString('hex');
   const stepId = erasureStepId(req.seq, digest);
-  // Refused before anything is written: a record that does not verify deep, or a unit that cannot be sealed.
-  eraseUnit(record, req.path, stepId, digest);
+  // Refused before anything is written: a record that does not verify deep, or a unit that cannot be sealed
+  // (a signed decision's unit only when the decision already counts as none, erase/decision.ts).
+  eraseUnit(record, req.path, stepId, digest, await decisionVoided(journal, text, req.path));
   let after = head?.seq ?? -1;
   for await (const l of journal.lines({ to: after })) {
     const e = erasureOf(l.text);

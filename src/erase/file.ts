@@ -31,6 +31,7 @@ import {
   type StoreErasureReport,
   type Attempt,
 } from './common.js';
+import { decisionVoided } from './decision.js';
 import { ERASURE_KIND, erasureInputOf, eraseUnit, ERASED_MARKER, type ErasureInput } from '../record/v3/erasure.js';
 
 const STALE_MS = 10_000;
@@ -89,7 +90,7 @@ export async function eraseValue(store: FileStore, id: string, req: EraseRequest
     if (attempt === 'again') continue;
     const { appended, input } = attempt;
     fault('after-record');
-    const done = await completeErasure(paths, appended.step_id, input);
+    const done = await completeErasure(paths, appended.step_id, input, await voidedIn(store, id, paths, input));
     return {
       journal: id,
       seq: req.seq,
@@ -102,8 +103,25 @@ export async function eraseValue(store: FileStore, id: string, req: EraseRequest
   }
 }
 
+/** Whether the erasure touches a signed decision that counts as none (erase/decision.ts): read before the lock. */
+async function voidedIn(store: FileStore, id: string, paths: JournalPaths, t: ErasureInput): Promise<boolean> {
+  const text = (await rawRecord(paths, t.target))?.text ?? null;
+  if (!text?.includes('"kind":"approval.')) return false;
+  const journal = await store.open(id);
+  try {
+    return await decisionVoided(journal, text, t.path);
+  } finally {
+    await journal.close();
+  }
+}
+
 /** Carries out a recorded erasure under the journal lock; returns the part files deleted. Idempotent. */
-async function completeErasure(paths: JournalPaths, stepId: string, t: ErasureInput): Promise<string[]> {
+async function completeErasure(
+  paths: JournalPaths,
+  stepId: string,
+  t: ErasureInput,
+  voidedDecision: boolean,
+): Promise<string[]> {
   const lock = await acquireLock(paths.dir, { timeoutMs: 2 * STALE_MS, staleMs: STALE_MS });
   try {
     const buckets = await listBuckets(paths);
@@ -115,7 +133,7 @@ async function completeErasure(paths: JournalPaths, stepId: string, t: ErasureIn
     const i = t.target - first;
     const record = JSON.parse(lines[i]!) as Record<string, unknown>;
     if (hasMarker(record, stepId)) return [];
-    const erased = eraseUnit(record, t.path, stepId, t.digest);
+    const erased = eraseUnit(record, t.path, stepId, t.digest, voidedDecision);
     lines[i] = erased.line.slice(0, -1);
     // Removed before the rewrite as well, so that a process killed between the two leaves no copy behind.
     await rm(join(paths.dir, RUN_STATE_FILE), { force: true });
@@ -203,7 +221,7 @@ export async function resumeErasures(
     if (sealedBy.has(p.step_id)) continue;
     let deleted: string[];
     try {
-      deleted = await completeErasure(paths, p.step_id, p.input);
+      deleted = await completeErasure(paths, p.step_id, p.input, await voidedIn(store, id, paths, p.input));
     } catch (e) {
       // One that cannot be carried out stays pending and is reported; it blocks no other erasure.
       stuckOrThrow(e, id, p, stuck);

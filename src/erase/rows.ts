@@ -25,6 +25,7 @@ import {
   type MatchRequest,
   type StoreErasureReport,
 } from './common.js';
+import { decisionVoided } from './decision.js';
 
 type RowJournal = Journal & LineRewriter;
 
@@ -53,10 +54,11 @@ async function completeErasure(
   stepId: string,
   t: ErasureInput,
 ): Promise<{ parts_deleted: string[]; wal_truncated?: boolean }> {
+  const voided = await decisionVoided(journal, await lineAt(journal, t.target), t.path);
   const done = await journal.rewriteLine(t.target, (line) => {
     const record = JSON.parse(line) as Record<string, unknown>;
     if (hasMarker(record, stepId)) return null;
-    const erased = eraseUnit(record, t.path, stepId, t.digest);
+    const erased = eraseUnit(record, t.path, stepId, t.digest, voided);
     return { line: erased.line.slice(0, -1), parts: erased.parts, beforeCommit: () => fault('in-rewrite') };
   });
   if (done === null) return { parts_deleted: [] };

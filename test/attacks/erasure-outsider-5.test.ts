@@ -7,8 +7,12 @@
  *   neither end of that erasure: it is written and verifies (spec/ERASURE.md §6.5).
  * - outsider 4, 6: a publication withholding the slot that holds an erased value said the completed erasure
  *   was "recorded but not yet carried out … run --resume" (ERASURE_PENDING); now ERASURE_WITHHELD (§5 step 4).
+ * - outsider 4, 2: personal data an appender planted in the reason of a bogus approval decision (no such request,
+ *   or a signature that does not hold) could never be erased (ERASURE_SIGNED). Now a decision that already counts
+ *   as none can have values erased; the verifier reports a decision with an erased value as APPROVAL_INVALID
+ *   ("unverifiable after erasure"), so the verdict stays; a decision that counts is still refused.
  */
-import { rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FileStore, startRun } from '../../src/index.js';
@@ -68,5 +72,63 @@ describe('erasure: the fourth and fifth outsiders, what was left (real processes
       expect(JSON.parse(published.stdout).report.ok).toBe(true);
       if (name === 'slot') expect(codes(published)).toContain('ERASURE_WITHHELD');
     }
+  });
+
+  it("outsider 4, 2: a bogus decision's planted reason can be erased; the decision stays a problem; a real one stays signed", async () => {
+    await requested('d2');
+    const G = `sha256:${'0'.repeat(64)}`;
+    const bogus = (ref: string, seq: number): string =>
+      JSON.stringify({
+        kind: 'approval.granted',
+        ref,
+        ts: '2026-11-27T10:00:00.000Z',
+        input: {
+          type: 'stepchain-approval/v2',
+          genesis_hash: G,
+          request: ref,
+          request_seq: seq,
+          request_hash: G,
+          decision: 'granted',
+          decided_at: '2026-11-27T10:00:00.000Z',
+          reason: 'victim@example.org',
+        },
+        meta: { approver: { keyid: G, public_key: 'A'.repeat(43) + '=', name: null }, signature: 'AAAA' },
+      });
+    // seq 2 names no request; seq 3 names req-1 with a binding and signature that do not hold.
+    writeFileSync(join(dir, 'd2-a.json'), bogus('nope', 0));
+    writeFileSync(join(dir, 'd2-b.json'), bogus('req-1', 1));
+    await ok('append', 'd2/r', '--file', 'd2-a.json');
+    await ok('append', 'd2/r', '--file', 'd2-b.json');
+    const before = await run('verify', 'd2/r', '--json');
+    expect(before.code).not.toBe(0);
+    await ok('erase', 'd2/r', '--seq', '2', '--path', '/input/reason', '--reason', 'GDPR Art. 17');
+    await ok('erase', 'd2/r', '--seq', '3', '--path', '/meta/signature', '--reason', 'GDPR Art. 17');
+    await ok('erase', 'd2/r', '--seq', '3', '--path', '/input/reason', '--reason', 'GDPR Art. 17');
+    expect(readFileSync(join(dir, 'd2/r/buckets/0000000000000000.jsonl'), 'utf8')).not.toContain('victim@example.org');
+    const after = await run('verify', 'd2/r', '--json');
+    expect(after.code).not.toBe(0);
+    const problems = (
+      JSON.parse(after.stdout) as {
+        report: { problems: { code: string; message: string; location: { seq: number } }[] };
+      }
+    ).report.problems;
+    expect(
+      problems
+        .filter((p) => p.code === 'APPROVAL_INVALID')
+        .map((p) => p.location.seq)
+        .sort(),
+    ).toEqual([2, 3]);
+    expect(problems.find((p) => p.location.seq === 3)!.message).toContain('unverifiable after erasure');
+    // The request is still undecided: an erased bogus grant never becomes one.
+    expect((await ok('approve', 'd2/r', '--list', '--json')).stdout).toContain('req-1');
+    // A decision that counts (a real denial) is still refused, nothing written.
+    await ok('keygen', '-o', 'd2.key');
+    await requested('d3');
+    await ok('approve', 'd3/r', 'req-1', '--key', 'd2.key', '--deny', '--name', 'alice', '--reason', 'no');
+    const bucket = readFileSync(join(dir, 'd3/r/buckets/0000000000000000.jsonl'), 'utf8');
+    const refused = await run('erase', 'd3/r', '--seq', '2', '--path', '/input/reason', '--reason', 'x');
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('ERASURE_SIGNED');
+    expect(readFileSync(join(dir, 'd3/r/buckets/0000000000000000.jsonl'), 'utf8')).toBe(bucket);
   });
 });
