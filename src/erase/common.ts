@@ -45,6 +45,18 @@ export interface ErasureOutcome {
   wal_truncated?: boolean;
 }
 
+/** The outcome of an erasure carried out (by this call, or `resumed`: one recorded earlier), from its erasure record. */
+export function outcomeOf(
+  journal: string,
+  input: ErasureInput,
+  erasure: { seq: number; step_id: string },
+  done: { parts_deleted: string[]; wal_truncated?: boolean },
+  resumed: boolean,
+): ErasureOutcome {
+  const { target: seq, path, digest } = input;
+  return { journal, seq, path, digest, erasure: { seq: erasure.seq, step_id: erasure.step_id }, ...done, resumed };
+}
+
 /**
  * Test-only: STEPCHAIN_TEST_ERASE_FAULT=after-record|in-rewrite|after-rewrite kills the process there (a real
  * SIGKILL); in-rewrite (SQLite, Postgres) is inside the rewrite's transaction, after its UPDATE, before COMMIT.

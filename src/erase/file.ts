@@ -23,6 +23,7 @@ import {
   hasMarker,
   matchPaths,
   matchPattern,
+  outcomeOf,
   stuckOrThrow,
   type StuckErasure,
   type EraseRequest,
@@ -91,15 +92,7 @@ export async function eraseValue(store: FileStore, id: string, req: EraseRequest
     const { appended, input } = attempt;
     fault('after-record');
     const done = await completeErasure(paths, appended.step_id, input, await voidedIn(store, id, paths, input));
-    return {
-      journal: id,
-      seq: req.seq,
-      path: req.path,
-      digest: input.digest,
-      erasure: { seq: appended.seq, step_id: appended.step_id },
-      parts_deleted: done,
-      resumed: false,
-    };
+    return outcomeOf(id, input, appended, { parts_deleted: done }, false);
   }
 }
 
@@ -227,15 +220,7 @@ export async function resumeErasures(
       stuckOrThrow(e, id, p, stuck);
       continue;
     }
-    out.push({
-      journal: id,
-      seq: p.input.target,
-      path: p.input.path,
-      digest: p.input.digest,
-      erasure: { seq: p.seq, step_id: p.step_id },
-      parts_deleted: deleted,
-      resumed: true,
-    });
+    out.push(outcomeOf(id, p.input, p, { parts_deleted: deleted }, true));
   }
   return out;
 }

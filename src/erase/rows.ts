@@ -18,6 +18,7 @@ import {
   hasMarker,
   matchPaths,
   matchPattern,
+  outcomeOf,
   stuckOrThrow,
   type StuckErasure,
   type EraseRequest,
@@ -108,15 +109,7 @@ async function resumeOpen(
       stuckOrThrow(e, id, p, stuck);
       continue;
     }
-    out.push({
-      journal: id,
-      seq: p.input.target,
-      path: p.input.path,
-      digest: p.input.digest,
-      erasure: { seq: p.seq, step_id: p.step_id },
-      ...done,
-      resumed: true,
-    });
+    out.push(outcomeOf(id, p.input, p, done, true));
   }
   return out;
 }
@@ -166,16 +159,7 @@ async function eraseOpen(
     }
     const { appended, input } = attempt;
     fault('after-record');
-    const done = await completeErasure(journal, appended.step_id, input);
-    return {
-      journal: id,
-      seq: req.seq,
-      path: req.path,
-      digest: input.digest,
-      erasure: { seq: appended.seq, step_id: appended.step_id },
-      ...done,
-      resumed: false,
-    };
+    return outcomeOf(id, input, appended, await completeErasure(journal, appended.step_id, input), false);
   }
 }
 
