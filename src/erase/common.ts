@@ -136,6 +136,12 @@ export interface StoreErasureReport {
   failed: { journal: string; seq: number; path: string; error: string }[];
 }
 
+/**
+ * The erasure that must come before erasing `req` in journal `id`, or null: a pre-v2 request's unsalted digest of
+ * its presented call (spec/ERASURE.md §6.4, erase/approval-digest.ts), given by store.ts to the match erases.
+ */
+export type ErasureFirst = (id: string, req: EraseRequest) => Promise<EraseRequest | null>;
+
 export function matchPaths(value: unknown, pattern: readonly string[], at: string, want: string, out: string[]): void {
   if (pattern.length === 0) {
     if (JSON.stringify(value) === want) out.push(at);

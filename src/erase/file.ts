@@ -31,6 +31,7 @@ import {
   type MatchRequest,
   type StoreErasureReport,
   type Attempt,
+  type ErasureFirst,
 } from './common.js';
 import { decisionVoided } from './decision.js';
 import { ERASURE_KIND, erasureInputOf, eraseUnit, ERASED_MARKER, type ErasureInput } from '../record/v3/erasure.js';
@@ -226,7 +227,11 @@ export async function resumeErasures(
 }
 
 /** Finds and erases every value at `matchPath` equal to `value` in every stepchain/v3 journal of the store. */
-export async function eraseMatching(store: FileStore, req: MatchRequest): Promise<StoreErasureReport> {
+export async function eraseMatching(
+  store: FileStore,
+  req: MatchRequest,
+  first?: ErasureFirst,
+): Promise<StoreErasureReport> {
   const pattern = matchPattern(req.matchPath);
   const want = JSON.stringify(req.value);
   const report: StoreErasureReport = { journals_scanned: 0, journals_not_v3: [], erased: [], failed: [] };
@@ -255,10 +260,11 @@ export async function eraseMatching(store: FileStore, req: MatchRequest): Promis
       });
     }
     for (const f of found) {
+      const one = { seq: f.seq, path: f.path, reason: req.reason, by: req.by ?? null };
       try {
-        report.erased.push(
-          await eraseValue(store, id, { seq: f.seq, path: f.path, reason: req.reason, by: req.by ?? null }),
-        );
+        const before = (await first?.(id, one)) ?? null;
+        if (before !== null) report.erased.push(await eraseValue(store, id, before));
+        report.erased.push(await eraseValue(store, id, one));
       } catch (e) {
         report.failed.push({
           journal: id,

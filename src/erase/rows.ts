@@ -25,6 +25,7 @@ import {
   type ErasureOutcome,
   type MatchRequest,
   type StoreErasureReport,
+  type ErasureFirst,
 } from './common.js';
 import { decisionVoided } from './decision.js';
 
@@ -174,7 +175,11 @@ export async function eraseRowValue(store: Store, id: string, req: EraseRequest)
 }
 
 /** Every value at `matchPath` equal to `value` in every stepchain/v3 journal of a SQLite or Postgres store, erased. */
-export async function eraseRowMatching(store: Store, req: MatchRequest): Promise<StoreErasureReport> {
+export async function eraseRowMatching(
+  store: Store,
+  req: MatchRequest,
+  first?: ErasureFirst,
+): Promise<StoreErasureReport> {
   const pattern = matchPattern(req.matchPath);
   const want = JSON.stringify(req.value);
   // A cheap filter: a matching value's JSON text is in the line (a string: its text without the quotes).
@@ -204,10 +209,11 @@ export async function eraseRowMatching(store: Store, req: MatchRequest): Promise
       report.erased.push(...resumed);
       const done = new Set(resumed.map((o) => `${o.seq} ${o.path}`));
       for (const f of found.filter((x) => !done.has(`${x.seq} ${x.path}`))) {
+        const one = { seq: f.seq, path: f.path, reason: req.reason, by: req.by ?? null };
         try {
-          report.erased.push(
-            await eraseOpen(journal, id, { seq: f.seq, path: f.path, reason: req.reason, by: req.by ?? null }, stuck),
-          );
+          const before = (await first?.(id, one)) ?? null;
+          if (before !== null) report.erased.push(await eraseOpen(journal, id, before, stuck));
+          report.erased.push(await eraseOpen(journal, id, one, stuck));
         } catch (e) {
           report.failed.push({
             journal: id,

@@ -48,5 +48,7 @@ export function resumeErasures(store: Store, id: string, stuck: StuckErasure[] =
 
 /** Finds and erases every value at `req.matchPath` equal to `req.value` in every stepchain/v3 journal of the store. */
 export function eraseMatching(store: Store, req: MatchRequest): Promise<StoreErasureReport> {
-  return store instanceof FileStore ? eraseFileMatching(store, req) : eraseRowMatching(store, req);
+  // A pre-v2 request's unsalted digest of its presented call goes first, as for one value (spec/ERASURE.md §6.4).
+  const first = (id: string, one: EraseRequest): Promise<EraseRequest | null> => digestErasureFirst(store, id, one);
+  return store instanceof FileStore ? eraseFileMatching(store, req, first) : eraseRowMatching(store, req, first);
 }
