@@ -421,7 +421,7 @@ class ChainVerifier:
                 if not facts.problems:
                     for p in self.erasures.sealed(facts.text, facts.spans, facts.seq, at):
                         self._add(p.code, p.message, p.location)
-            else:
+            if facts.kind == "erasure":  # an erasure record, sealed too once its own reason or by was erased
                 sp = facts.spans.get("input")
                 step_id = facts.spans.get("step_id")
                 if sp is not None and step_id is not None:

@@ -15,7 +15,15 @@ ERASURE_KIND = "erasure"
 
 
 def erasure_input_defect(v: Any) -> Optional[str]:
-    """Why a record's input is not that of an erasure record (§3), or None."""
+    """Why a record's input is not that of an erasure record (§3), or None. Its own reason and by may have been erased
+    by a later erasure: one erased marker each, in the input's erased list."""
+    if isinstance(v, dict):
+        erased = [k for k in ("by", "reason") if k not in v]
+        if erased:
+            marks = v.get("$stepchain:erased")
+            if not isinstance(marks, list) or len(marks) != len(erased):
+                return "an erasure's input whose reason or by was erased holds one erased marker for each"
+            v = {**{k: x for k, x in v.items() if k != "$stepchain:erased"}, "reason": v.get("reason", "-"), "by": v.get("by")}
     if not isinstance(v, dict) or sorted(v) != ["by", "digest", "path", "reason", "target"]:
         return "an erasure's input is exactly {target, path, digest, reason, by}"
     if not is_seq(v["target"]) or not isinstance(v["target"], int):
@@ -156,8 +164,10 @@ class ErasureLedger:
                 problems.append(Problem("ERASURE_MISMATCH", f"this erasure record names seq {t['target']} {t['path']} digest {t['digest']}, "
                                         f"but the value it erased is seq {m['seq']} {where} digest {m['digest']}", {**rec["at"], "field": "input"}))
                 continue
-            notices.append(Problem("VALUE_ERASED", f"the value at {t['path']} was erased by seq {rec['seq']} (reason {json.dumps(t['reason'], ensure_ascii=False)}, "
-                                   f"by {json.dumps(t['by'], ensure_ascii=False)}); its digest {t['digest']} still binds it", {**m["at"], "path": t["path"]}))
+            reason = json.dumps(t["reason"], ensure_ascii=False) if "reason" in t else "erased"
+            by = json.dumps(t["by"], ensure_ascii=False) if "by" in t else "erased"
+            notices.append(Problem("VALUE_ERASED", f"the value at {t['path']} was erased by seq {rec['seq']} (reason {reason}, "
+                                   f"by {by}); its digest {t['digest']} still binds it", {**m["at"], "path": t["path"]}))
         for step_id, rec in self.records.items():
             if step_id in named:
                 continue

@@ -10,6 +10,7 @@ import type { AppendResult, Journal } from '../store/types.js';
 import {
   ERASED_MARKER,
   ERASURE_KIND,
+  ERASURE_OWN,
   ErasureError,
   erasureInputOf,
   eraseUnit,
@@ -142,6 +143,13 @@ export interface StoreErasureReport {
  */
 export type ErasureFirst = (id: string, req: EraseRequest) => Promise<EraseRequest | null>;
 
+/** The pointers in record `r` matching `pattern` whose value is `want`: of an erasure record, only its own reason and by. */
+export function matchesIn(r: Record<string, unknown>, pattern: readonly string[], want: string): string[] {
+  const hits: string[] = [];
+  matchPaths(r, pattern, '', want, hits);
+  return r.kind === ERASURE_KIND ? hits.filter((h) => ERASURE_OWN.some((k) => h === `/input/${k}`)) : hits;
+}
+
 export function matchPaths(value: unknown, pattern: readonly string[], at: string, want: string, out: string[]): void {
   if (pattern.length === 0) {
     if (JSON.stringify(value) === want) out.push(at);
@@ -249,8 +257,11 @@ export async function appendErasure(
   const text = await recordAt(req.seq);
   if (text === null) throw new StoreError('OPTION_INVALID', `journal ${journal.id} has no record at seq ${req.seq}`);
   const record = JSON.parse(text) as Record<string, unknown>;
-  if (record.kind === ERASURE_KIND)
-    throw new ErasureError('ERASURE_TARGET_INVALID', `seq ${req.seq} is an erasure record: it holds no erasable value`);
+  if (record.kind === ERASURE_KIND && !ERASURE_OWN.some((k) => req.path === `/input/${k}`))
+    throw new ErasureError(
+      'ERASURE_TARGET_INVALID',
+      `seq ${req.seq} is an erasure record: of its values only /input/reason and /input/by can be erased (the rest is what verify checks the erased value against, spec/ERASURE.md §3)`,
+    );
   const digest = 'sha256:' + Buffer.from(unitAt(record, req.path).unit.digest).toString('hex');
   const stepId = erasureStepId(req.seq, digest);
   // Refused before anything is written: a record that does not verify deep, or a unit that cannot be sealed

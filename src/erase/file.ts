@@ -21,7 +21,7 @@ import {
   erasureStepId,
   fault,
   hasMarker,
-  matchPaths,
+  matchesIn,
   matchPattern,
   outcomeOf,
   stuckOrThrow,
@@ -253,10 +253,7 @@ export async function eraseMatching(
       text.split('\n').forEach((line) => {
         if (line === '') return;
         const r = JSON.parse(line) as Record<string, unknown>;
-        if (r.kind === ERASURE_KIND) return;
-        const hits: string[] = [];
-        matchPaths(r, pattern, '', want, hits);
-        for (const h of hits) found.push({ seq: r.seq as number, path: h });
+        for (const h of matchesIn(r, pattern, want)) found.push({ seq: r.seq as number, path: h });
       });
     }
     for (const f of found) {

@@ -16,7 +16,7 @@ import {
   checkAgain,
   fault,
   hasMarker,
-  matchPaths,
+  matchesIn,
   matchPattern,
   outcomeOf,
   stuckOrThrow,
@@ -199,10 +199,7 @@ export async function eraseRowMatching(
       const scanned = await scan(journal, (text) => {
         if (!text.includes(needle)) return;
         const r = JSON.parse(text) as Record<string, unknown>;
-        if (r.kind === ERASURE_KIND) return;
-        const hits: string[] = [];
-        matchPaths(r, pattern, '', want, hits);
-        for (const h of hits) found.push({ seq: r.seq as number, path: h });
+        for (const h of matchesIn(r, pattern, want)) found.push({ seq: r.seq as number, path: h });
       });
       const stuck: StuckErasure[] = [];
       const resumed = await resumeOpen(journal, id, scanned, stuck);

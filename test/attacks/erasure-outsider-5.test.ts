@@ -11,6 +11,8 @@
  *   or a signature that does not hold) could never be erased (ERASURE_SIGNED). Now a decision that already counts
  *   as none can have values erased; the verifier reports a decision with an erased value as APPROVAL_INVALID
  *   ("unverifiable after erasure"), so the verdict stays; a decision that counts is still refused.
+ * - outsider 5, 9: an erasure record's own `by`/`reason` could never be erased (ERASURE_TARGET_INVALID) and
+ *   `--match-path` said "0 erased". Now both can be, by seq or by match, and the journal stays valid (§3).
  */
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -130,5 +132,47 @@ describe('erasure: the fourth and fifth outsiders, what was left (real processes
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toContain('ERASURE_SIGNED');
     expect(readFileSync(join(dir, 'd3/r/buckets/0000000000000000.jsonl'), 'utf8')).toBe(bucket);
+  });
+
+  it("outsider 5, 9: an erasure record's own by and reason can be erased, by seq and by match; the journal verifies", async () => {
+    await requested('e9');
+    const asked = 'GDPR Art. 17 request from bob@example.org';
+    await ok(
+      'erase',
+      'e9/r',
+      '--seq',
+      '1',
+      '--path',
+      '/input/presented/arguments/pin',
+      '--reason',
+      asked,
+      '--by',
+      'dpo@example.org',
+    );
+    await ok('erase', 'e9/r', '--seq', '2', '--path', '/input/by', '--reason', 'the DPO left');
+    const matched = await ok(
+      'erase',
+      'e9',
+      '--match-path',
+      '/input/reason',
+      '--value',
+      JSON.stringify(asked),
+      '--reason',
+      'x',
+      '--json',
+    );
+    expect(
+      (JSON.parse(matched.stdout) as { erased: { seq: number; path: string }[] }).erased.map(
+        (o) => `${o.seq} ${o.path}`,
+      ),
+    ).toEqual(['2 /input/reason']);
+    const bucket = readFileSync(join(dir, 'e9/r/buckets/0000000000000000.jsonl'), 'utf8');
+    expect(bucket).not.toContain('dpo@example.org');
+    expect(bucket).not.toContain('bob@example.org');
+    const verified = await ok('verify', 'e9/r', '--json');
+    expect(codes(verified).filter((c) => c === 'VALUE_ERASED')).toHaveLength(3);
+    // Of an erasure record, nothing else can be erased: it is what the erased value is checked against.
+    const refused = await run('erase', 'e9/r', '--seq', '2', '--path', '/input/digest', '--reason', 'x');
+    expect(refused.stderr).toContain('ERASURE_TARGET_INVALID');
   });
 });

@@ -193,7 +193,7 @@ export class ErasureLedger {
       }
       out.push({
         code: 'VALUE_ERASED',
-        message: `seq ${m.seq}: the value at ${t.path} was erased by seq ${rec.seq} (reason ${JSON.stringify(t.reason)}${t.by === null ? '' : `, by ${JSON.stringify(t.by)}`}); its digest ${m.digest} still binds it`,
+        message: `seq ${m.seq}: the value at ${t.path} was erased by seq ${rec.seq} (${says(t)}); its digest ${m.digest} still binds it`,
         seq: m.seq,
         field: m.path.split('/')[1]!,
         path: t.path,
@@ -320,4 +320,11 @@ function withholds(hidden: readonly WithheldAt[] | undefined, path: string): boo
       .replace(/~0/g, '~');
     return !w.shown.has(name);
   });
+}
+
+/** An erasure record's reason and by, as a notice shows them (either may have been erased in turn, §3). */
+function says(t: ErasureInput): string {
+  const reason = t.erased?.includes('reason') === true ? 'reason erased' : `reason ${JSON.stringify(t.reason)}`;
+  const by = t.erased?.includes('by') === true ? ', by erased' : t.by === null ? '' : `, by ${JSON.stringify(t.by)}`;
+  return reason + by;
 }

@@ -32,6 +32,7 @@ import {
 } from './commit.js';
 
 export { b64u, fromB64u };
+export { ERASURE_OWN, erasureInputOf, type ErasureInput } from './erasure-input.js';
 
 export const ERASED_MARKER = `${RESERVED_PREFIX}erased`;
 export const ERASURE_KIND = 'erasure';
@@ -46,15 +47,6 @@ export interface ErasedBody {
 export interface ErasedUnit extends ErasedBody {
   /** JSON Pointer of the erased unit (a member's pointer ends with a name nobody can read any more: its digest stands in). */
   path: string;
-}
-
-/** The `input` of an erasure record (spec/ERASURE.md §3). */
-export interface ErasureInput {
-  target: number;
-  path: string;
-  digest: string;
-  reason: string;
-  by: string | null;
 }
 
 const DIGEST_RE = /^sha256:[0-9a-f]{64}$/;
@@ -478,20 +470,4 @@ export function eraseUnit(r: Rec, path: string, erasureStepId: string, expectDig
       `erasing ${path} of seq ${String(r.seq)} would change its step hash; nothing was written`,
     );
   return { record: out, line: canonicalJsonTrusted(out) + '\n', digest, parts };
-}
-
-/** The input of an erasure record, or why it is not one (spec/ERASURE.md §3). */
-export function erasureInputOf(input: unknown): ErasureInput | string {
-  if (!isObj(input)) return 'the input of an erasure record is {"by","digest","path","reason","target"}';
-  const keys = Object.keys(input).sort().join(',');
-  if (keys !== 'by,digest,path,reason,target')
-    return `the input of an erasure record has exactly the members by, digest, path, reason, target (found ${keys || 'none'})`;
-  const { target, path, digest, reason, by } = input;
-  if (typeof target !== 'number' || !Number.isSafeInteger(target) || target < 0)
-    return 'target is the seq of the record erased';
-  if (typeof path !== 'string' || !path.startsWith('/')) return 'path is a JSON Pointer into the erased record';
-  if (typeof digest !== 'string' || !DIGEST_RE.test(digest)) return "digest is the erased unit's digest";
-  if (typeof reason !== 'string' || reason.length === 0) return 'reason is a non-empty string';
-  if (by !== null && typeof by !== 'string') return 'by is a string or null';
-  return { target, path, digest, reason, by };
 }
