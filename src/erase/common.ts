@@ -40,6 +40,11 @@ export interface ErasureOutcome {
   /** True when this call only completed an erasure an earlier, interrupted one had recorded. */
   resumed: boolean;
   /**
+   * Other places of the journal that hold the same value (a tool's result repeated in its outcome and in
+   * `run.completed`, …): not erased by this call; erase each by seq and path (erase/elsewhere.ts).
+   */
+  elsewhere?: { seq: number; path: string }[];
+  /**
    * SQLite only: false when the WAL could not be truncated after the rewrite (another connection was
    * reading), so page images of the old row stay in the -wal file until the next checkpoint completes.
    */
@@ -151,12 +156,13 @@ export function matchesIn(r: Record<string, unknown>, pattern: readonly string[]
 }
 
 export function matchPaths(value: unknown, pattern: readonly string[], at: string, want: string, out: string[]): void {
-  if (pattern.length === 0) {
+  // `**` (internal, erase/elsewhere.ts): the value itself or any unit inside it, at any depth.
+  if (pattern.length === 0 || (pattern[0] === '**' && JSON.stringify(value) === want)) {
     if (JSON.stringify(value) === want) out.push(at);
     return;
   }
   if (value === null || typeof value !== 'object') return;
-  const [head, ...rest] = pattern;
+  const [head, ...rest] = pattern[0] === '**' ? ['*', '**'] : pattern;
   const entries: [string, unknown][] = Array.isArray(value)
     ? value.map((v, i) => [String(i), v])
     : Object.entries(value as Record<string, unknown>);

@@ -13,6 +13,8 @@
  *   ("unverifiable after erasure"), so the verdict stays; a decision that counts is still refused.
  * - outsider 5, 9: an erasure record's own `by`/`reason` could never be erased (ERASURE_TARGET_INVALID) and
  *   `--match-path` said "0 erased". Now both can be, by seq or by match, and the journal stays valid (§3).
+ * - erase left the same value where the runtime repeats it (a tool's result in run.completed) and said nothing:
+ *   now the outcome lists every other place (`elsewhere`, and a line each in people's text).
  */
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -174,5 +176,33 @@ describe('erasure: the fourth and fifth outsiders, what was left (real processes
     // Of an erasure record, nothing else can be erased: it is what the erased value is checked against.
     const refused = await run('erase', 'e9/r', '--seq', '2', '--path', '/input/digest', '--reason', 'x');
     expect(refused.stderr).toContain('ERASURE_TARGET_INVALID');
+  });
+
+  it('an erase names every other place the journal holds the same value (a result repeated in run.completed)', async () => {
+    const r = await startRun(new FileStore(join(dir, 'e5')), { runId: 'r', format: 'stepchain/v3', input: 'go' });
+    const effect = await r.beginTool({ name: 'lookup', args: { q: 'alice' } });
+    await effect.complete({ email: 'alice@example.org' });
+    await r.complete({ email: 'alice@example.org' });
+    await r.close();
+    const lines = readFileSync(join(dir, 'e5/r/buckets/0000000000000000.jsonl'), 'utf8').trim().split('\n');
+    const at = lines.findIndex((l) => l.includes('"kind":"tool.completed"'));
+    const erased = await ok(
+      'erase',
+      'e5/r',
+      '--seq',
+      String(at),
+      '--path',
+      '/result/email',
+      '--reason',
+      'GDPR',
+      '--json',
+    );
+    const elsewhere = (JSON.parse(erased.stdout) as { elsewhere?: { seq: number; path: string }[] }).elsewhere ?? [];
+    const completed = lines.findIndex((l) => l.includes('"kind":"run.completed"'));
+    expect(elsewhere).toContainEqual({ seq: completed, path: '/result/email' });
+    expect(elsewhere.every((p) => p.seq !== at)).toBe(true);
+    // Said in people's text too, with what to do.
+    await ok('erase', 'e5/r', '--seq', String(completed), '--path', '/result/email', '--reason', 'GDPR');
+    expect(readFileSync(join(dir, 'e5/r/buckets/0000000000000000.jsonl'), 'utf8')).not.toContain('alice@example.org');
   });
 });

@@ -135,6 +135,11 @@ export const eraseVerb: Verb = {
       });
       if (out.json) out.document('erase', { ok: true, ...o, completed_first: first });
       else for (const done of [...first, o]) say(done);
+      if (!out.json)
+        for (const p of o.elsewhere ?? [])
+          out.say(
+            `  the same value is also at seq ${p.seq} ${inline(p.path)} (not erased: erase it too with --seq ${p.seq} --path ${inline(p.path)})`,
+          );
       return EXIT_OK;
     } finally {
       await at.close();
