@@ -4,9 +4,10 @@
 // journal). Durability is the CLI's only one: the file store's default, fsync 'always' (the library's
 // 'batch' and 'none' are not reachable from the command line). Paired runs, A B A B …, each process's wall
 // time from outside and its CPU time (user + system, every thread) as it reports at exit
-// (bench/workers/cpu-exit.mjs); ratios per pair, medians. The same commands through the main build's shared
-// chunks (bench/workers/cli-shared-chunks.mjs: how `append` and `effect` loaded before dist/cli/agent/) are
-// timed in the same run, for before and after.
+// (bench/workers/cpu-exit.cjs, preloaded with --require: an ES module preload would load Node's ES module
+// loader into every process); ratios per pair, medians. The commands run as `stepchain` does once installed:
+// package.json's bin (dist/cli/bin.cjs); `append` through the ES module entry, dist/cli/main.js (how it
+// started before the CommonJS bin), is timed in the same run, for before and after.
 //
 //   npm run build && node bench/cli-startup.mjs [--reps=N] [--steps=10,10000] [--write]
 //
@@ -19,8 +20,9 @@ import { fileURLToPath } from 'node:url';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const CLI = join(here, '../dist/cli/main.js');
-const SHARED = join(here, 'workers/cli-shared-chunks.mjs');
-const CPU_EXIT = join(here, 'workers/cpu-exit.mjs');
+/** What `stepchain` runs once installed: package.json's bin (dist/cli/bin.cjs, a CommonJS entry). */
+const BIN = join(here, '..', JSON.parse(readFileSync(join(here, '../package.json'), 'utf8')).bin.stepchain);
+const CPU_EXIT = join(here, 'workers/cpu-exit.cjs');
 const arg = (name, fallback) =>
   process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
 const REPS = Number(arg('reps', '11'));
@@ -35,7 +37,7 @@ const median = (xs) => {
 /** One whole process: wall ms from here, CPU ms as it reports at exit. */
 function timed(args, input) {
   const t = performance.now();
-  const r = spawnSync(process.execPath, ['--import', CPU_EXIT, ...args], { encoding: 'utf8', input });
+  const r = spawnSync(process.execPath, ['--require', CPU_EXIT, ...args], { encoding: 'utf8', input });
   const ms = performance.now() - t;
   if (r.status !== 0) throw new Error(`${args.join(' ')} exited ${r.status}: ${r.stderr}`);
   return { ms, cpu: Number(/cpu-ms ([\d.]+)/.exec(r.stderr)?.[1] ?? NaN), out: r.stdout };
@@ -115,14 +117,17 @@ try {
     writeFileSync(stepFile, STEP);
     let n = 0;
     const commands = [
-      ['`append` of one step', (i) => [[CLI, 'append', path, '--file', stepFile]]],
-      ['`append` of one step, main build (before)', () => [[SHARED, 'append', path, '--file', stepFile]]],
+      ['`append` of one step', () => [[BIN, 'append', path, '--file', stepFile]]],
+      [
+        '`append` of one step, through dist/cli/main.js (an ES module entry)',
+        () => [[CLI, 'append', path, '--file', stepFile]],
+      ],
       // Distinct arguments each time: the same tool and arguments as a pending effect are refused.
       [
         '`effect begin`',
         () => [
           [
-            CLI,
+            BIN,
             'effect',
             'begin',
             path,
@@ -146,7 +151,7 @@ try {
         JSON.stringify({ url: `https://x.example/${i}` }),
       ).trim(),
     );
-    commands.push(['`effect end`', (i) => [[CLI, 'effect', 'end', path, ids[i + 1], '--result', '{"status":200}']]]);
+    commands.push(['`effect end`', (i) => [[BIN, 'effect', 'end', path, ids[i + 1], '--result', '{"status":200}']]]);
     for (const [name, make] of commands) {
       const p = paired(make);
       rows.push({ steps, name, ...p });

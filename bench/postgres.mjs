@@ -9,8 +9,12 @@
 //   JSON.parse it and SHA-256 it, nothing checked; and the same for the file store, in the same run.
 // - the Merkle tree's cost per commit (spec/POSTGRES.md §4.1): the same appends with the tree kept in each
 //   commit's transaction and without (merkleTree: false), in paired adjacent runs, wall and client CPU.
+// - many writer processes through the intake (issue 45, spec/POSTGRES.md §6.6): 16 processes × 1 and × 8
+//   awaiting appenders, the intake against the same store with it off (intake: false, every commit taking
+//   the head row itself), in adjacent runs that alternate which goes first; appends/s and p50/p99 per append.
 // It writes bench/RESULTS-postgres.md; never edit that by hand. `--quick` runs shorter (for checking);
-// `--only tree` runs the tree's section alone and prints it (writing RESULTS-postgres-tree.md).
+// `--only tree` runs the tree's section alone and prints it (writing RESULTS-postgres-tree.md); `--only
+// intake` runs the many-writer section alone and (re)writes its section at the end of RESULTS-postgres.md.
 import { fork } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -30,13 +34,15 @@ const QUICK = process.argv.includes('--quick');
 const ONLY = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : null;
 const OUT = join(
   here,
-  ONLY === 'tree'
-    ? 'RESULTS-postgres-tree.md'
-    : ONLY === 'serialize'
-      ? 'RESULTS-postgres-serialize.md'
-      : QUICK
-        ? 'RESULTS-postgres-quick.md'
-        : 'RESULTS-postgres.md',
+  ONLY === 'intake'
+    ? 'RESULTS-postgres.md'
+    : ONLY === 'tree'
+      ? 'RESULTS-postgres-tree.md'
+      : ONLY === 'serialize'
+        ? 'RESULTS-postgres-serialize.md'
+        : QUICK
+          ? 'RESULTS-postgres-quick.md'
+          : 'RESULTS-postgres.md',
 );
 const CFG = QUICK
   ? { runMs: 1500, reps: 1, writers: [1, 4, 16], conc: [1, 8], serialMs: 1500, verifyN: 10_000, verifyReps: 2 }
@@ -79,13 +85,15 @@ try {
     await verifyFigures();
   }
   if (ONLY === 'serialize') await serializationFigures();
+  else if (ONLY === 'intake') await intakeFigures();
   else await treeFigures();
 } finally {
   await admin.end();
   await stop();
   rmSync(scratch, { recursive: true, force: true });
 }
-writeResults();
+if (ONLY === 'intake') writeIntakeSection();
+else writeResults();
 
 // ------------------------------------------------------------------ appends from many processes
 async function runWorkers(script, argsFor, count) {
@@ -405,6 +413,92 @@ async function treeFigures() {
       `tree, ${what}: ${med(per.true).toFixed(2)} vs ${med(per.false).toFixed(2)} ms/commit (×${med(ratios).toFixed(2)} paired), client CPU ${med(cpu.true).toFixed(2)} vs ${med(cpu.false).toFixed(2)} ms`,
     );
   }
+}
+
+// ------------------------------------------------------------------ many writer processes (issue 45)
+// Assigned by intakeFigures (module-level code below the top-level awaits runs after them).
+var intakeRows, intakeLoad;
+
+/** One run of `writers` processes × `conc` appenders of `kind`; appends/s and every append's latency. */
+async function manyWriters(kind, writers, conc, serial) {
+  const schema = `bench_intake_${serial}`;
+  const id = `many${serial}`;
+  const setup = new PostgresStore({ connectionString: msg.url, schema });
+  await (await setup.create(id)).close();
+  const results = await runWorkers(
+    'pg-append-proc.mjs',
+    (p) => [kind, schema, id, String(conc), String(CFG.runMs), String(p * 1_000_000)],
+    writers,
+  );
+  const done = results.reduce((a, x) => a + x.done, 0);
+  const ms = Math.max(...results.map((x) => x.ms));
+  const check = await (await setup.open(id, { readOnly: true })).verify();
+  if (!check.ok || check.steps !== done) throw new Error(`${kind} ${id}: ${check.steps} steps (expected ${done})`);
+  await setup.close();
+  return { rate: (done * 1000) / ms, latencies: results.flatMap((x) => x.latencies) };
+}
+
+function percentile(sorted, q) {
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+}
+
+async function intakeFigures() {
+  intakeRows = [];
+  const load0 = loadavg();
+  let serial = 0;
+  for (const conc of [1, 8]) {
+    const runs = { postgres: [], 'postgres-old': [] };
+    const lat = { postgres: [], 'postgres-old': [] };
+    const ratios = [];
+    for (let r = 0; r < CFG.reps; r++) {
+      const pair = {};
+      // Adjacent runs, alternating which goes first, so a change of load hits both sides alike.
+      for (const kind of r % 2 ? ['postgres-old', 'postgres'] : ['postgres', 'postgres-old']) {
+        const x = await manyWriters(kind, 16, conc, serial++);
+        runs[kind].push(x.rate);
+        for (const l of x.latencies) lat[kind].push(l);
+        pair[kind] = x.rate;
+        log(`many ${kind} 16×${conc}: ${fmtRate(x.rate)}/s`);
+      }
+      ratios.push(pair.postgres / pair['postgres-old']);
+    }
+    const med = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+    for (const kind of ['postgres', 'postgres-old']) {
+      const sorted = lat[kind].sort((a, b) => a - b);
+      intakeRows.push({
+        figure: `16 processes × ${conc} awaiting appender${conc === 1 ? '' : 's'}, ${kind === 'postgres' ? 'through the intake (§6.6)' : 'intake off: each commit takes the head row (old path)'}`,
+        ...summary(runs[kind]),
+        p50: percentile(sorted, 0.5),
+        p99: percentile(sorted, 0.99),
+        ratio: kind === 'postgres' ? med(ratios) : undefined,
+      });
+    }
+  }
+  intakeLoad = { start: load0, end: loadavg() };
+}
+
+/** Replaces (or adds) the many-writer section at the end of RESULTS-postgres.md; the rest is left as it is. */
+function writeIntakeSection() {
+  const HEAD = '## Many writer processes: the intake (issue 45)';
+  const fmtLoad = (l) => l.map((x) => x.toFixed(2)).join(' / ');
+  const L = ['', HEAD, ''];
+  L.push(
+    `Written by \`node bench/postgres.mjs --only intake${QUICK ? ' --quick' : ''}\` on ${new Date().toISOString()}: 16 writer processes, each its own store (2 connections) and ${CFG.runMs / 1000} s of appending per run, ${CFG.reps} run(s) per row; the intake and the old path in adjacent runs, alternating which goes first. Every run's journal is verified and its step count checked against the appends counted. fsync on, synchronous_commit ${server.sc}; the server, the 16 writers and the harness on one ${cpus().length}-core machine. Load average (1/5/15 min) at start ${fmtLoad(intakeLoad.start)}, at end ${fmtLoad(intakeLoad.end)}: other work on the machine, so the ratio of adjacent runs is the figure to read, not the absolute rates.`,
+  );
+  L.push('');
+  L.push(
+    '| Figure | Median | Spread (min–max) | Runs | p50 per append | p99 per append | Ratio (paired, median) |',
+    '|---|---:|---:|---:|---:|---:|---:|',
+  );
+  for (const r of intakeRows)
+    L.push(
+      `| ${r.figure} | ${fmtRate(r.median)} appends/s | ${fmtRate(r.min)}–${fmtRate(r.max)} | ${r.runs} | ${r.p50.toFixed(1)} ms | ${r.p99.toFixed(1)} ms | ${r.ratio === undefined ? '' : fmtRatio(r.ratio) + ' the old path'} |`,
+    );
+  L.push('');
+  const old = readFileSync(OUT, 'utf8');
+  const at = old.indexOf('\n' + HEAD);
+  writeFileSync(OUT, (at < 0 ? old.replace(/\n*$/, '\n') : old.slice(0, at + 1)) + L.slice(1).join('\n'));
+  log(`wrote the intake section of ${OUT}`);
 }
 
 function writeResults() {

@@ -18,7 +18,7 @@
 import * as esbuild from 'esbuild';
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, readFile, rm, writeFile } from 'node:fs/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -122,6 +122,42 @@ function bundleAgent() {
   });
 }
 
+/**
+ * package.json's `bin`, dist/cli/bin.cjs (src/cli/bin.ts says why it is CommonJS): the agent loader
+ * (agent-load.ts) and a dynamic import of the ES module entry, dist/cli/main.js, for every other command.
+ */
+function bundleBin() {
+  return esbuild.build({
+    absWorkingDir: root,
+    entryPoints: { 'cli/bin': 'src/cli/bin.ts' },
+    outdir: 'dist',
+    outExtension: { '.js': '.cjs' },
+    bundle: true,
+    format: 'cjs',
+    platform: 'node',
+    target: 'node20',
+    sourcemap: 'linked',
+    sourcesContent: false,
+    plugins: [
+      {
+        name: 'main-entry-outside',
+        setup(build) {
+          build.onResolve({ filter: /^\.\/main\.js$/ }, () => ({ path: './main.js', external: true }));
+        },
+      },
+    ],
+    define: { 'import.meta.url': '__stepchainBinUrl' },
+    banner: {
+      js: '#!/usr/bin/env node\nvar __stepchainBinUrl = require("node:url").pathToFileURL(__filename).href;',
+    },
+    minify: false,
+    legalComments: 'none',
+    charset: 'utf8',
+    metafile: true,
+    logLevel: 'warning',
+  });
+}
+
 /** One esbuild build of the CLI: its entries in dist/, the chunks they share in dist/`chunkDir`. */
 function bundle(entryPoints, chunkDir, plugins) {
   return esbuild.build({
@@ -184,6 +220,13 @@ const builds = [
   await bundle({ [`cli/${VERIFY}/main`]: 'src/cli/verify-main.ts' }, `cli/${VERIFY}`, []),
 ];
 const agent = await bundleAgent();
+const bin = await bundleBin();
+const binImports = Object.values(bin.metafile.outputs)
+  .flatMap((o) => o.imports ?? [])
+  .filter((i) => !i.path.startsWith('node:') && i.path !== './main.js');
+if (binImports.length > 0)
+  throw new Error(`dist/cli/bin.cjs must be one file; it imports ${binImports.map((i) => i.path).join(', ')}`);
+await chmod(at('dist/cli/bin.cjs'), 0o755);
 const agentImports = Object.values(agent.metafile.outputs)
   .flatMap((o) => o.imports ?? [])
   .filter((i) => !i.path.startsWith('node:') && i.path !== 'tar-stream');

@@ -1,7 +1,9 @@
 // One writer process of `npm run bench:postgres`: opens the journal in its own store (Postgres: its own
 // connections; file: the shared directory and its lock), says "ready", waits for "go", then runs `conc`
 // concurrent awaiting appenders for `ms` milliseconds and reports how many appends resolved.
-// argv: kind(postgres|file) where id conc ms offset; the Postgres URL comes from STEPCHAIN_PG_URL.
+// argv: kind(postgres|postgres-old|file) where id conc ms offset; the Postgres URL comes from STEPCHAIN_PG_URL.
+// postgres-old: the same store with the intake off (intake: false), each commit taking the head row itself
+// (spec/POSTGRES.md §6.6). Reports { done, ms, latencies } (ms per resolved append, in the order resolved).
 import { FileStore } from '../../dist/store/index.js';
 import { PostgresStore } from '../../dist/postgres.js';
 import { makeStep } from '../lib/steps.mjs';
@@ -11,12 +13,13 @@ const conc = Number(concArg);
 const ms = Number(msArg);
 const offset = Number(offsetArg);
 const store =
-  kind === 'postgres'
+  kind !== 'file'
     ? new PostgresStore({
         connectionString: process.env.STEPCHAIN_PG_URL,
         schema: where,
         connection: { max: 2 },
         lockTimeoutMs: 120_000,
+        intake: kind === 'postgres',
       })
     : new FileStore(where, { fsync: 'always', lockTimeoutMs: 120_000 });
 const journal = await store.open(id);
@@ -25,18 +28,21 @@ process.send({ ready: true });
 await new Promise((resolve) => process.once('message', resolve));
 let next = 0;
 let done = 0;
+const latencies = [];
 const t0 = performance.now();
 const until = t0 + ms;
 await Promise.all(
   Array.from({ length: conc }, async () => {
     while (performance.now() < until) {
+      const a = performance.now();
       await journal.append(makeStep(offset + next++));
+      latencies.push(performance.now() - a);
       done++;
     }
   }),
 );
 const elapsed = performance.now() - t0;
 await journal.close();
-if (kind === 'postgres') await store.close();
-process.send({ done, ms: elapsed });
+if (kind !== 'file') await store.close();
+process.send({ done, ms: elapsed, latencies });
 process.disconnect();

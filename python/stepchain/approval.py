@@ -77,6 +77,11 @@ def parse_value(text: str) -> Any:
     return json.loads(text, parse_int=_js_int)
 
 
+def _holds_erased(v: Any) -> bool:
+    """Whether a decision's statement or meta holds an erased marker (sealed form, ERASURE.md §2)."""
+    return v is not None and '"$stepchain:erased"' in json.dumps(v, ensure_ascii=False)
+
+
 def has_marker(v: Any, depth: int = 0) -> bool:
     """Whether a value holds a reserved marker (withheld, chunks, part, erased): its true value is not in hand."""
     if depth > 64:
@@ -674,6 +679,11 @@ class ApprovalLedger:
             else:
                 bad("ref names no approval request earlier in this chain", "ref")
             return
+        if _holds_erased(r.get("input")) or _holds_erased(r.get("meta")):
+            # An erased unit of a signed decision (ERASURE.md §6.3): its signature cannot be checked; no decision.
+            return bad("a value of this signed decision was erased, so its signature cannot be checked (unverifiable after "
+                       "erasure): it counts as no decision, neither grant nor denial (the erase writer erases only a decision "
+                       "that was already a problem, ERASURE.md §6.3)", "meta" if _holds_erased(r.get("meta")) else "input")
         if has_marker(r.get("input")) or has_marker(r.get("meta")):
             req.unchecked = True
             self._add("APPROVAL_UNCHECKED", f"seq {seq}: the decision on {json.dumps(ref)} has withheld values: its signature is not checked",

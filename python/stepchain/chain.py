@@ -408,7 +408,7 @@ class ChainVerifier:
             first = self.kinds.get(facts.kind)
             self.kinds[facts.kind] = (code, {**at, "field": "kind"}, 1) if first is None else (first[0], first[1], first[2] + 1)
         if (facts.profile is not None and facts.spans is not None and facts.profile.id == "step/v3+public" and not facts.problems
-                and '"$stepchain:erased"' in facts.text):
+                and ('"$stepchain:erased"' in facts.text or '"$stepchain:withheld"' in facts.text)):
             if self.erasures is None:
                 from .erasure import ErasureLedger
                 self.erasures = ErasureLedger(self.start_seq)
@@ -421,7 +421,7 @@ class ChainVerifier:
                 if not facts.problems:
                     for p in self.erasures.sealed(facts.text, facts.spans, facts.seq, at):
                         self._add(p.code, p.message, p.location)
-            else:
+            if facts.kind == "erasure":  # an erasure record, sealed too once its own reason or by was erased
                 sp = facts.spans.get("input")
                 step_id = facts.spans.get("step_id")
                 if sp is not None and step_id is not None:

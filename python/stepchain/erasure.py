@@ -15,7 +15,15 @@ ERASURE_KIND = "erasure"
 
 
 def erasure_input_defect(v: Any) -> Optional[str]:
-    """Why a record's input is not that of an erasure record (§3), or None."""
+    """Why a record's input is not that of an erasure record (§3), or None. Its own reason and by may have been erased
+    by a later erasure: one erased marker each, in the input's erased list."""
+    if isinstance(v, dict):
+        erased = [k for k in ("by", "reason") if k not in v]
+        if erased:
+            marks = v.get("$stepchain:erased")
+            if not isinstance(marks, list) or len(marks) != len(erased):
+                return "an erasure's input whose reason or by was erased holds one erased marker for each"
+            v = {**{k: x for k, x in v.items() if k != "$stepchain:erased"}, "reason": v.get("reason", "-"), "by": v.get("by")}
     if not isinstance(v, dict) or sorted(v) != ["by", "digest", "path", "reason", "target"]:
         return "an erasure's input is exactly {target, path, digest, reason, by}"
     if not is_seq(v["target"]) or not isinstance(v["target"], int):
@@ -44,6 +52,9 @@ class ErasureLedger:
         # The remaining units of each sealed record whose remains give its root, by seq: what a pending erasure
         # record is checked against (§5). Sealed records are rare; private ones are never kept.
         self.sealed_units: dict[int, list[Unit]] = {}
+        # A publication's records that withhold units, by seq: (path, None) a whole withheld value, (path, shown
+        # names) an object's withheld members (§5 step 4: an erasure of a withheld unit cannot be seen).
+        self.withheld: dict[int, list[tuple[str, Optional[set[str]]]]] = {}
 
     def sealed(self, text: str, spans: dict[str, tuple[int, int]], seq: Optional[int], at: dict[str, Any]) -> list[Problem]:
         """§5 step 2 for one record in sealed form: its problems (ROOT_MISMATCH, MARKER_INVALID, ERASURE_UNRECORDED)."""
@@ -93,6 +104,7 @@ class ErasureLedger:
         from .v3 import ERASED_MARKER, SLOTS, WITHHELD_MARKER, erased_entry_defect
         from .canonical import escape_token
         found: list[dict[str, Any]] = []
+        hidden: list[tuple[str, Optional[set[str]]]] = []
         values = slot_values(text, spans)
         stack: list[tuple[Any, str]] = [(values[name], "/" + name) for name in reversed(SLOTS) if name in values]
         while stack:
@@ -108,7 +120,15 @@ class ErasureLedger:
                 continue
             if isinstance(body, list):
                 found.extend({"path": path, "member": True, **e} for e in body if not erased_entry_defect(e))
+            held = v.get(WITHHELD_MARKER)
+            if WITHHELD_MARKER in v and not isinstance(held, list):
+                hidden.append((path, None))
+                continue
+            if isinstance(held, list):
+                hidden.append((path, set(v.keys())))
             stack.extend((x, f"{path}/{escape_token(k)}") for k, x in reversed(list(v.items())) if k not in (ERASED_MARKER, WITHHELD_MARKER))
+        if hidden and seq is not None:
+            self.withheld[seq] = hidden
         if not found:
             return
         self.markers.extend({**m, "seq": seq, "at": at} for m in found)
@@ -144,8 +164,10 @@ class ErasureLedger:
                 problems.append(Problem("ERASURE_MISMATCH", f"this erasure record names seq {t['target']} {t['path']} digest {t['digest']}, "
                                         f"but the value it erased is seq {m['seq']} {where} digest {m['digest']}", {**rec["at"], "field": "input"}))
                 continue
-            notices.append(Problem("VALUE_ERASED", f"the value at {t['path']} was erased by seq {rec['seq']} (reason {json.dumps(t['reason'], ensure_ascii=False)}, "
-                                   f"by {json.dumps(t['by'], ensure_ascii=False)}); its digest {t['digest']} still binds it", {**m["at"], "path": t["path"]}))
+            reason = json.dumps(t["reason"], ensure_ascii=False) if "reason" in t else "erased"
+            by = json.dumps(t["by"], ensure_ascii=False) if "by" in t else "erased"
+            notices.append(Problem("VALUE_ERASED", f"the value at {t['path']} was erased by seq {rec['seq']} (reason {reason}, "
+                                   f"by {by}); its digest {t['digest']} still binds it", {**m["at"], "path": t["path"]}))
         for step_id, rec in self.records.items():
             if step_id in named:
                 continue
@@ -166,6 +188,13 @@ class ErasureLedger:
                                        f"(it starts at seq {self.start_seq}): whether it was carried out cannot be checked here; verify the "
                                        f"journal, or a receipt that holds seq {t['target']}", {**rec["at"], "field": "input"}))
                 continue
+            if _withholds(self.withheld.get(rec["input"]["target"]), rec["input"]["path"]):
+                # A publication that withholds the unit, or one holding it: whether it was carried out cannot be seen.
+                t = rec["input"]
+                notices.append(Problem("ERASURE_WITHHELD", f"an erasure of {t['path']} in seq {t['target']}, which this publication withholds "
+                                       "(that unit or one holding it): whether it was carried out cannot be seen here; verify the journal",
+                                       {**rec["at"], "field": "input"}))
+                continue
             defect = self._pending_defect(rec["input"])
             if defect is not None:
                 t = rec["input"]
@@ -176,3 +205,16 @@ class ErasureLedger:
                                        "not yet carried out (an erasure was interrupted): run `stepchain erase <journal> --resume`",
                                        {**rec["at"], "field": "input"}))
         return problems, notices
+
+
+def _withholds(hidden: Optional[list[tuple[str, Optional[set[str]]]]], path: str) -> bool:
+    """Whether a public record withholds the unit at `path`, whole or inside a withheld unit (ERASURE.md §5 step 4)."""
+    for at, shown in hidden or []:
+        if shown is None:
+            if path == at or path.startswith(at + "/"):
+                return True
+        elif path.startswith(at + "/"):
+            name = path[len(at) + 1:].split("/")[0].replace("~1", "/").replace("~0", "~")
+            if name not in shown:
+                return True
+    return False

@@ -10,10 +10,16 @@ from stepchain.chain import verify_chain
 ERASURE = load_vectors("erasure.json")
 
 
+def _bucket(c):
+    """The bucket's name: the seq of its first line (a partial range starts at its start seq)."""
+    return f"{(c.get('start') or {}).get('seq', 0):016d}.jsonl"
+
+
 @pytest.mark.parametrize("c", cases(ERASURE))
 def test_erasure(c):
     data = "".join(line + "\n" for line in c["lines"]).encode()
-    r = verify_chain([("0000000000000000.jsonl", data)], c["genesis"], allow_public=False)
+    # A partial range (ERASURE.md §5 step 4, §6.5) gives its first seq and prev_hash.
+    r = verify_chain([(_bucket(c), data)], c["genesis"], allow_public=False, start=c.get("start"))
     assert r.ok == (c["result"] == "valid") == c["expected"]["ok"]
     assert [{"code": p.code, "seq": p.location.get("seq")} for p in r.problems] == c["expected"]["problems"]
     notices = [{"code": n.code, "seq": n.location.get("seq"), "path": n.location.get("path")} for n in r.notices
@@ -34,8 +40,17 @@ def test_erasure_is_a_checked_kind():
     seen = set()
     for c in ERASURE["cases"]:
         data = "".join(line + "\n" for line in c["lines"]).encode()
-        r = verify_chain([("0000000000000000.jsonl", data)], c["genesis"], allow_public=False)
+        r = verify_chain([(_bucket(c), data)], c["genesis"], allow_public=False, start=c.get("start"))
         unchecked = [n.location.get("seq") for n in r.notices if n.code == "KIND_UNCHECKED"]
         assert unchecked == ([2] if c["id"] == "erasure-input-malformed" else []), (c["id"], unchecked)
         seen.add(c["id"])
     assert "erasure-input-malformed" in seen and "pending-sealed-target" in seen
+
+
+def test_range_vectors_are_there():
+    """The range cases (ERASURE.md §5 step 4, §6.5): a range holding the erasure record but not its target, one that
+    splits an erasure (a writer refuses it), one holding neither end."""
+    ids = {c["id"]: c for c in ERASURE["cases"]}
+    assert ids["erasure-out-of-range"]["expected"]["notices"][0]["code"] == "ERASURE_OUT_OF_RANGE"
+    assert ids["range-splits-erasure"]["writer_refuses"] == "RANGE_SPLITS_ERASURE"
+    assert ids["range-holds-neither-end"]["expected"]["ok"] is True

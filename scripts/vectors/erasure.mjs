@@ -36,8 +36,8 @@ function chain(label, contents) {
 const erasureContent = (target, path, digest, id, reason = 'GDPR Art. 17 request #118') => ({ step_id: id, kind: 'erasure', input: { by: 'dpo@example.org', digest, path, reason, target } });
 const digestAt = (r, path) => 'sha256:' + Buffer.from(unitAt(r, path).unit.digest).toString('hex');
 
-function verify(lines) {
-  const v = new ChainVerifier({ genesis: GENESIS });
+function verify(lines, start) {
+  const v = new ChainVerifier({ genesis: GENESIS, ...(start ? { start } : {}) });
   for (const l of lines) v.line(l, true);
   const r = v.finish();
   return { ok: r.ok, problems: r.problems.map((p) => ({ code: p.code, seq: p.location.seq ?? null })), notices: r.warnings.filter((w) => w.code.startsWith('ERASURE') || w.code === 'VALUE_ERASED').map((w) => ({ code: w.code, seq: w.location.seq ?? null, path: w.location.path ?? null })) };
@@ -69,7 +69,7 @@ function erased(label, targets, { lie, extra = [] } = {}) {
 export async function generate() {
   const cases = [];
   const add = (id, comment, result, lines, extra = {}) => {
-    const expected = verify(lines);
+    const expected = verify(lines, extra.start);
     if ((result === 'valid') !== expected.ok) throw new Error(`erasure vector ${id}: expected ${result}, verifier says ok=${expected.ok} ${JSON.stringify(expected.problems)}`);
     cases.push({ id, comment, result, genesis: GENESIS, lines, expected, ...extra });
   };
@@ -143,6 +143,14 @@ export async function generate() {
     add('pending-sealed-target', 'a second erasure of a sealed record recorded but not carried out: its unit is there with the digest it names, so it is pending (a notice)', 'valid', honest.lines);
     const malformed = chain('malformed', [...STEPS, { step_id: 'erasure:malformed', kind: 'erasure', input: { path: '/result/email', reason: 'request', target: 0 } }]);
     add('erasure-input-malformed', 'an erasure record whose input lacks digest and by, named by no marker: it erased nothing, the journal is valid (the verifier keeps the notice KIND_UNCHECKED it gave before the kind was checked)', 'valid', malformed.map((r) => canonicalJsonTrusted(r)));
+  }
+  {
+    // Added with ranges (spec/ERASURE.md §5 step 4, §6.5): parts of one erased chain, seq 0 erased by seq 2.
+    const whole = erased('range', [[0, '/result/email']]).lines;
+    const startAt = (seq) => ({ seq, prev_hash: JSON.parse(whole[seq - 1]).step_hash });
+    add('erasure-out-of-range', 'a partial range (a receipt of steps 1..2) that holds the erasure record but not its target: whether the erasure was carried out cannot be seen in it, so it is neither pending nor a problem: the notice ERASURE_OUT_OF_RANGE', 'valid', whole.slice(1), { start: startAt(1) });
+    add('range-splits-erasure', 'a range (steps 0..1) that holds the erased record but ends before its erasure record: verified alone its marker is unexplained (ERASURE_UNRECORDED), as a silent deletion would be, so a writer refuses to write it (writer_refuses: RANGE_SPLITS_ERASURE, naming the ends that work)', 'invalid', whole.slice(0, 2), { writer_refuses: 'RANGE_SPLITS_ERASURE' });
+    add('range-holds-neither-end', 'a range (step 1) between the erased record and its erasure record, holding neither: nothing about that erasure is in it, it verifies, and a writer writes it', 'valid', whole.slice(1, 2), { start: startAt(1) });
   }
   return { 'erasure.json': { format: 'stepchain-vectors/v1', kind: 'erasure', description: 'erasure of values in stepchain/v3 journals (spec/ERASURE.md): sealed records, erased markers and erasure records, with the codes a verifier reports', cases } };
 }

@@ -78,3 +78,22 @@ export const toolBeforeMessage = (
   early: { id: string; seq: number; kind: string },
 ): string =>
   `seq ${seq}: ${early.kind} ${JSON.stringify(early.id)} (seq ${early.seq}) ran tool ${JSON.stringify(req.input?.presented.name)} before approval request ${JSON.stringify(rid)} presented it, naming no request, with other arguments: whether it ran this call in another form before it was requested is not checked`;
+
+/** The member name of an erased marker (ERASURE.md §2), as it appears in a record's JSON. */
+export const ERASED_NAME = '"$stepchain:erased"';
+
+/**
+ * Where a signed decision holds an erased marker (sealed form, ERASURE.md §6.3): its statement ('input') or its
+ * key and signature ('meta'); null when nothing of it was erased. Its signature can then no longer be checked, so
+ * it is a problem and counts as no decision, never a grant nor a denial the verifier cannot vouch for.
+ */
+export function erasedField(r: Record<string, unknown>): 'input' | 'meta' | null {
+  const holds = (v: unknown): boolean => v !== undefined && JSON.stringify(v).includes(ERASED_NAME);
+  return holds(r.input) ? 'input' : holds(r.meta) ? 'meta' : null;
+}
+
+export const ERASED_DECISION =
+  'a value of this signed decision was erased, so its signature cannot be checked (unverifiable after erasure): it counts as no decision, neither grant nor denial (the erase writer erases only a decision that was already a problem, ERASURE.md §6.3)';
+
+export const decisionOutOfRange = (seq: number, kind: string, ref: string | null): string =>
+  `seq ${seq}: ${kind} names request ${JSON.stringify(ref)}, which is not in this range`;

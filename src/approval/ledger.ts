@@ -226,16 +226,11 @@ export class ApprovalLedger {
       );
     if (req === undefined) {
       if (this.options.partial === true)
-        this.add(
-          'APPROVAL_UNCHECKED',
-          `seq ${seq}: ${r.kind as string} names request ${JSON.stringify(ref)}, which is not in this range`,
-          seq,
-          'ref',
-          true,
-        );
+        this.add('APPROVAL_UNCHECKED', says.decisionOutOfRange(seq, r.kind as string, ref), seq, 'ref', true);
       else bad('ref names no approval request earlier in this chain', 'ref');
       return;
     }
+    if (says.erasedField(r) !== null) return bad(says.ERASED_DECISION, says.erasedField(r) ?? 'input'); // ERASURE §6.3
     if (hasMarker(r.input) || hasMarker(r.meta)) {
       req.unchecked = true;
       this.add(

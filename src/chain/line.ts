@@ -13,6 +13,7 @@ import type { BlobRef } from '../record/markers.js';
 import { stepHashPreimage, stepHashWithout, type JournalFormat, type RecordProfile } from '../record/profile.js';
 import { isKindName, kindStatus } from '../record/v3/kinds.js';
 import { ERASED_MARKER, ERASURE_KIND } from '../record/v3/erasure.js';
+import { WITHHELD_MARKER } from '../record/v3/commit.js';
 import { checkMarkers, unescapeToken } from './line-markers.js';
 import type { ChainProblemCode, ProblemLocation } from './report.js';
 
@@ -241,8 +242,13 @@ export function checkLineMembers(
   };
   if (preimage !== null) deferred!.push({ facts, head: preimage[0], tail: preimage[1], stored: stepHash!, at });
   if (profile.version === 3) v3Facts(facts, profile, value('kind'), at);
-  // A public record that shows erased values (REDACTION.md §13.12): its markers go to the erasure ledger too.
-  if (facts.publicForm === true && scan.markers.some((m) => m.names.includes(ERASED_MARKER))) facts.erasure = true;
+  // A public record that shows erased values (REDACTION.md §13.12) goes to the erasure ledger too, and one that
+  // withholds values: an erasure of a withheld unit cannot be seen (ERASURE.md §5 step 4).
+  if (
+    facts.publicForm === true &&
+    scan.markers.some((m) => m.names.includes(ERASED_MARKER) || m.names.includes(WITHHELD_MARKER))
+  )
+    facts.erasure = true;
   return { facts, members };
 }
 

@@ -43,6 +43,7 @@ export type ChainProblemCode =
   | 'ERASURE_MISMATCH'
   | 'ERASURE_PENDING'
   | 'ERASURE_OUT_OF_RANGE'
+  | 'ERASURE_WITHHELD'
   | 'VALUE_ERASED'
   // approval records in stepchain/v3 (APPROVALS.md §5): problems, then notices (an approver not pinned, a value withheld)
   | 'APPROVAL_INVALID'

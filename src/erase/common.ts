@@ -10,6 +10,7 @@ import type { AppendResult, Journal } from '../store/types.js';
 import {
   ERASED_MARKER,
   ERASURE_KIND,
+  ERASURE_OWN,
   ErasureError,
   erasureInputOf,
   eraseUnit,
@@ -17,6 +18,7 @@ import {
   unitAt,
   type ErasureInput,
 } from '../record/v3/erasure.js';
+import { decisionVoided } from './decision.js';
 
 export interface EraseRequest {
   seq: number;
@@ -38,10 +40,27 @@ export interface ErasureOutcome {
   /** True when this call only completed an erasure an earlier, interrupted one had recorded. */
   resumed: boolean;
   /**
+   * Other places of the journal that hold the same value (a tool's result repeated in its outcome and in
+   * `run.completed`, …): not erased by this call; erase each by seq and path (erase/elsewhere.ts).
+   */
+  elsewhere?: { seq: number; path: string }[];
+  /**
    * SQLite only: false when the WAL could not be truncated after the rewrite (another connection was
    * reading), so page images of the old row stay in the -wal file until the next checkpoint completes.
    */
   wal_truncated?: boolean;
+}
+
+/** The outcome of an erasure carried out (by this call, or `resumed`: one recorded earlier), from its erasure record. */
+export function outcomeOf(
+  journal: string,
+  input: ErasureInput,
+  erasure: { seq: number; step_id: string },
+  done: { parts_deleted: string[]; wal_truncated?: boolean },
+  resumed: boolean,
+): ErasureOutcome {
+  const { target: seq, path, digest } = input;
+  return { journal, seq, path, digest, erasure: { seq: erasure.seq, step_id: erasure.step_id }, ...done, resumed };
 }
 
 /**
@@ -123,13 +142,27 @@ export interface StoreErasureReport {
   failed: { journal: string; seq: number; path: string; error: string }[];
 }
 
+/**
+ * The erasure that must come before erasing `req` in journal `id`, or null: a pre-v2 request's unsalted digest of
+ * its presented call (spec/ERASURE.md §6.4, erase/approval-digest.ts), given by store.ts to the match erases.
+ */
+export type ErasureFirst = (id: string, req: EraseRequest) => Promise<EraseRequest | null>;
+
+/** The pointers in record `r` matching `pattern` whose value is `want`: of an erasure record, only its own reason and by. */
+export function matchesIn(r: Record<string, unknown>, pattern: readonly string[], want: string): string[] {
+  const hits: string[] = [];
+  matchPaths(r, pattern, '', want, hits);
+  return r.kind === ERASURE_KIND ? hits.filter((h) => ERASURE_OWN.some((k) => h === `/input/${k}`)) : hits;
+}
+
 export function matchPaths(value: unknown, pattern: readonly string[], at: string, want: string, out: string[]): void {
-  if (pattern.length === 0) {
+  // `**` (internal, erase/elsewhere.ts): the value itself or any unit inside it, at any depth.
+  if (pattern.length === 0 || (pattern[0] === '**' && JSON.stringify(value) === want)) {
     if (JSON.stringify(value) === want) out.push(at);
     return;
   }
   if (value === null || typeof value !== 'object') return;
-  const [head, ...rest] = pattern;
+  const [head, ...rest] = pattern[0] === '**' ? ['*', '**'] : pattern;
   const entries: [string, unknown][] = Array.isArray(value)
     ? value.map((v, i) => [String(i), v])
     : Object.entries(value as Record<string, unknown>);
@@ -230,12 +263,16 @@ export async function appendErasure(
   const text = await recordAt(req.seq);
   if (text === null) throw new StoreError('OPTION_INVALID', `journal ${journal.id} has no record at seq ${req.seq}`);
   const record = JSON.parse(text) as Record<string, unknown>;
-  if (record.kind === ERASURE_KIND)
-    throw new ErasureError('ERASURE_TARGET_INVALID', `seq ${req.seq} is an erasure record: it holds no erasable value`);
+  if (record.kind === ERASURE_KIND && !ERASURE_OWN.some((k) => req.path === `/input/${k}`))
+    throw new ErasureError(
+      'ERASURE_TARGET_INVALID',
+      `seq ${req.seq} is an erasure record: of its values only /input/reason and /input/by can be erased (the rest is what verify checks the erased value against, spec/ERASURE.md §3)`,
+    );
   const digest = 'sha256:' + Buffer.from(unitAt(record, req.path).unit.digest).toString('hex');
   const stepId = erasureStepId(req.seq, digest);
-  // Refused before anything is written: a record that does not verify deep, or a unit that cannot be sealed.
-  eraseUnit(record, req.path, stepId, digest);
+  // Refused before anything is written: a record that does not verify deep, or a unit that cannot be sealed
+  // (a signed decision's unit only when the decision already counts as none, erase/decision.ts).
+  eraseUnit(record, req.path, stepId, digest, await decisionVoided(journal, text, req.path));
   let after = head?.seq ?? -1;
   for await (const l of journal.lines({ to: after })) {
     const e = erasureOf(l.text);

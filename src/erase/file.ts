@@ -21,8 +21,9 @@ import {
   erasureStepId,
   fault,
   hasMarker,
-  matchPaths,
+  matchesIn,
   matchPattern,
+  outcomeOf,
   stuckOrThrow,
   type StuckErasure,
   type EraseRequest,
@@ -30,7 +31,9 @@ import {
   type MatchRequest,
   type StoreErasureReport,
   type Attempt,
+  type ErasureFirst,
 } from './common.js';
+import { decisionVoided } from './decision.js';
 import { ERASURE_KIND, erasureInputOf, eraseUnit, ERASED_MARKER, type ErasureInput } from '../record/v3/erasure.js';
 
 const STALE_MS = 10_000;
@@ -89,21 +92,30 @@ export async function eraseValue(store: FileStore, id: string, req: EraseRequest
     if (attempt === 'again') continue;
     const { appended, input } = attempt;
     fault('after-record');
-    const done = await completeErasure(paths, appended.step_id, input);
-    return {
-      journal: id,
-      seq: req.seq,
-      path: req.path,
-      digest: input.digest,
-      erasure: { seq: appended.seq, step_id: appended.step_id },
-      parts_deleted: done,
-      resumed: false,
-    };
+    const done = await completeErasure(paths, appended.step_id, input, await voidedIn(store, id, paths, input));
+    return outcomeOf(id, input, appended, { parts_deleted: done }, false);
+  }
+}
+
+/** Whether the erasure touches a signed decision that counts as none (erase/decision.ts): read before the lock. */
+async function voidedIn(store: FileStore, id: string, paths: JournalPaths, t: ErasureInput): Promise<boolean> {
+  const text = (await rawRecord(paths, t.target))?.text ?? null;
+  if (!text?.includes('"kind":"approval.')) return false;
+  const journal = await store.open(id);
+  try {
+    return await decisionVoided(journal, text, t.path);
+  } finally {
+    await journal.close();
   }
 }
 
 /** Carries out a recorded erasure under the journal lock; returns the part files deleted. Idempotent. */
-async function completeErasure(paths: JournalPaths, stepId: string, t: ErasureInput): Promise<string[]> {
+async function completeErasure(
+  paths: JournalPaths,
+  stepId: string,
+  t: ErasureInput,
+  voidedDecision: boolean,
+): Promise<string[]> {
   const lock = await acquireLock(paths.dir, { timeoutMs: 2 * STALE_MS, staleMs: STALE_MS });
   try {
     const buckets = await listBuckets(paths);
@@ -115,7 +127,7 @@ async function completeErasure(paths: JournalPaths, stepId: string, t: ErasureIn
     const i = t.target - first;
     const record = JSON.parse(lines[i]!) as Record<string, unknown>;
     if (hasMarker(record, stepId)) return [];
-    const erased = eraseUnit(record, t.path, stepId, t.digest);
+    const erased = eraseUnit(record, t.path, stepId, t.digest, voidedDecision);
     lines[i] = erased.line.slice(0, -1);
     // Removed before the rewrite as well, so that a process killed between the two leaves no copy behind.
     await rm(join(paths.dir, RUN_STATE_FILE), { force: true });
@@ -203,27 +215,23 @@ export async function resumeErasures(
     if (sealedBy.has(p.step_id)) continue;
     let deleted: string[];
     try {
-      deleted = await completeErasure(paths, p.step_id, p.input);
+      deleted = await completeErasure(paths, p.step_id, p.input, await voidedIn(store, id, paths, p.input));
     } catch (e) {
       // One that cannot be carried out stays pending and is reported; it blocks no other erasure.
       stuckOrThrow(e, id, p, stuck);
       continue;
     }
-    out.push({
-      journal: id,
-      seq: p.input.target,
-      path: p.input.path,
-      digest: p.input.digest,
-      erasure: { seq: p.seq, step_id: p.step_id },
-      parts_deleted: deleted,
-      resumed: true,
-    });
+    out.push(outcomeOf(id, p.input, p, { parts_deleted: deleted }, true));
   }
   return out;
 }
 
 /** Finds and erases every value at `matchPath` equal to `value` in every stepchain/v3 journal of the store. */
-export async function eraseMatching(store: FileStore, req: MatchRequest): Promise<StoreErasureReport> {
+export async function eraseMatching(
+  store: FileStore,
+  req: MatchRequest,
+  first?: ErasureFirst,
+): Promise<StoreErasureReport> {
   const pattern = matchPattern(req.matchPath);
   const want = JSON.stringify(req.value);
   const report: StoreErasureReport = { journals_scanned: 0, journals_not_v3: [], erased: [], failed: [] };
@@ -245,17 +253,15 @@ export async function eraseMatching(store: FileStore, req: MatchRequest): Promis
       text.split('\n').forEach((line) => {
         if (line === '') return;
         const r = JSON.parse(line) as Record<string, unknown>;
-        if (r.kind === ERASURE_KIND) return;
-        const hits: string[] = [];
-        matchPaths(r, pattern, '', want, hits);
-        for (const h of hits) found.push({ seq: r.seq as number, path: h });
+        for (const h of matchesIn(r, pattern, want)) found.push({ seq: r.seq as number, path: h });
       });
     }
     for (const f of found) {
+      const one = { seq: f.seq, path: f.path, reason: req.reason, by: req.by ?? null };
       try {
-        report.erased.push(
-          await eraseValue(store, id, { seq: f.seq, path: f.path, reason: req.reason, by: req.by ?? null }),
-        );
+        const before = (await first?.(id, one)) ?? null;
+        if (before !== null) report.erased.push(await eraseValue(store, id, before));
+        report.erased.push(await eraseValue(store, id, one));
       } catch (e) {
         report.failed.push({
           journal: id,

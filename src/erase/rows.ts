@@ -16,15 +16,18 @@ import {
   checkAgain,
   fault,
   hasMarker,
-  matchPaths,
+  matchesIn,
   matchPattern,
+  outcomeOf,
   stuckOrThrow,
   type StuckErasure,
   type EraseRequest,
   type ErasureOutcome,
   type MatchRequest,
   type StoreErasureReport,
+  type ErasureFirst,
 } from './common.js';
+import { decisionVoided } from './decision.js';
 
 type RowJournal = Journal & LineRewriter;
 
@@ -53,10 +56,11 @@ async function completeErasure(
   stepId: string,
   t: ErasureInput,
 ): Promise<{ parts_deleted: string[]; wal_truncated?: boolean }> {
+  const voided = await decisionVoided(journal, await lineAt(journal, t.target), t.path);
   const done = await journal.rewriteLine(t.target, (line) => {
     const record = JSON.parse(line) as Record<string, unknown>;
     if (hasMarker(record, stepId)) return null;
-    const erased = eraseUnit(record, t.path, stepId, t.digest);
+    const erased = eraseUnit(record, t.path, stepId, t.digest, voided);
     return { line: erased.line.slice(0, -1), parts: erased.parts, beforeCommit: () => fault('in-rewrite') };
   });
   if (done === null) return { parts_deleted: [] };
@@ -106,15 +110,7 @@ async function resumeOpen(
       stuckOrThrow(e, id, p, stuck);
       continue;
     }
-    out.push({
-      journal: id,
-      seq: p.input.target,
-      path: p.input.path,
-      digest: p.input.digest,
-      erasure: { seq: p.seq, step_id: p.step_id },
-      ...done,
-      resumed: true,
-    });
+    out.push(outcomeOf(id, p.input, p, done, true));
   }
   return out;
 }
@@ -164,16 +160,7 @@ async function eraseOpen(
     }
     const { appended, input } = attempt;
     fault('after-record');
-    const done = await completeErasure(journal, appended.step_id, input);
-    return {
-      journal: id,
-      seq: req.seq,
-      path: req.path,
-      digest: input.digest,
-      erasure: { seq: appended.seq, step_id: appended.step_id },
-      ...done,
-      resumed: false,
-    };
+    return outcomeOf(id, input, appended, await completeErasure(journal, appended.step_id, input), false);
   }
 }
 
@@ -188,7 +175,11 @@ export async function eraseRowValue(store: Store, id: string, req: EraseRequest)
 }
 
 /** Every value at `matchPath` equal to `value` in every stepchain/v3 journal of a SQLite or Postgres store, erased. */
-export async function eraseRowMatching(store: Store, req: MatchRequest): Promise<StoreErasureReport> {
+export async function eraseRowMatching(
+  store: Store,
+  req: MatchRequest,
+  first?: ErasureFirst,
+): Promise<StoreErasureReport> {
   const pattern = matchPattern(req.matchPath);
   const want = JSON.stringify(req.value);
   // A cheap filter: a matching value's JSON text is in the line (a string: its text without the quotes).
@@ -208,20 +199,18 @@ export async function eraseRowMatching(store: Store, req: MatchRequest): Promise
       const scanned = await scan(journal, (text) => {
         if (!text.includes(needle)) return;
         const r = JSON.parse(text) as Record<string, unknown>;
-        if (r.kind === ERASURE_KIND) return;
-        const hits: string[] = [];
-        matchPaths(r, pattern, '', want, hits);
-        for (const h of hits) found.push({ seq: r.seq as number, path: h });
+        for (const h of matchesIn(r, pattern, want)) found.push({ seq: r.seq as number, path: h });
       });
       const stuck: StuckErasure[] = [];
       const resumed = await resumeOpen(journal, id, scanned, stuck);
       report.erased.push(...resumed);
       const done = new Set(resumed.map((o) => `${o.seq} ${o.path}`));
       for (const f of found.filter((x) => !done.has(`${x.seq} ${x.path}`))) {
+        const one = { seq: f.seq, path: f.path, reason: req.reason, by: req.by ?? null };
         try {
-          report.erased.push(
-            await eraseOpen(journal, id, { seq: f.seq, path: f.path, reason: req.reason, by: req.by ?? null }, stuck),
-          );
+          const before = (await first?.(id, one)) ?? null;
+          if (before !== null) report.erased.push(await eraseOpen(journal, id, before, stuck));
+          report.erased.push(await eraseOpen(journal, id, one, stuck));
         } catch (e) {
           report.failed.push({
             journal: id,

@@ -4,7 +4,8 @@
  * whatever the store.
  */
 import { FileStore } from '../store/file/store.js';
-import type { Store } from '../store/types.js';
+import type { Journal, Store } from '../store/types.js';
+import { placesOf, valueAt } from './elsewhere.js';
 import {
   eraseMatching as eraseFileMatching,
   eraseValue as eraseFileValue,
@@ -31,7 +32,27 @@ export async function eraseValue(store: Store, id: string, req: EraseRequest): P
   // A pre-v2 request's unsalted digest of its presented call goes first (spec/ERASURE.md §6.4).
   const digest = await digestErasureFirst(store, id, req);
   if (digest !== null) await eraseOne(store, id, digest);
-  return eraseOne(store, id, req);
+  const value = await valueOf(store, id, req);
+  const done = await eraseOne(store, id, req);
+  const places = value === undefined ? [] : await withJournal(store, id, (j) => placesOf(j, value, req));
+  return places.length === 0 ? done : { ...done, elsewhere: places };
+}
+
+/** The value an erase is about to remove (undefined when the record holds none there, or is not there). */
+function valueOf(store: Store, id: string, req: EraseRequest): Promise<unknown> {
+  return withJournal(store, id, async (j) => {
+    for await (const l of j.lines({ from: req.seq, to: req.seq })) return valueAt(JSON.parse(l.text), req.path);
+    return undefined;
+  }).catch(() => undefined);
+}
+
+async function withJournal<T>(store: Store, id: string, f: (j: Journal) => Promise<T>): Promise<T> {
+  const j = await store.open(id, { readOnly: true });
+  try {
+    return await f(j);
+  } finally {
+    await j.close();
+  }
 }
 
 function eraseOne(store: Store, id: string, req: EraseRequest): Promise<ErasureOutcome> {
@@ -48,5 +69,7 @@ export function resumeErasures(store: Store, id: string, stuck: StuckErasure[] =
 
 /** Finds and erases every value at `req.matchPath` equal to `req.value` in every stepchain/v3 journal of the store. */
 export function eraseMatching(store: Store, req: MatchRequest): Promise<StoreErasureReport> {
-  return store instanceof FileStore ? eraseFileMatching(store, req) : eraseRowMatching(store, req);
+  // A pre-v2 request's unsalted digest of its presented call goes first, as for one value (spec/ERASURE.md §6.4).
+  const first = (id: string, one: EraseRequest): Promise<EraseRequest | null> => digestErasureFirst(store, id, one);
+  return store instanceof FileStore ? eraseFileMatching(store, req, first) : eraseRowMatching(store, req, first);
 }

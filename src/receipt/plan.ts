@@ -9,7 +9,7 @@ import { ed25519 } from '@noble/curves/ed25519.js';
 import { canonicalJson } from '../canonical/jcs.js';
 import { digestBytes, isDigest, sha256Stream, toHex, type Sha256Stream } from '../canonical/sha256.js';
 import { describeProblem, type Problem } from '../chain/report.js';
-import { ErasureSplit, describeSplit } from '../record/v3/erasure-split.js';
+import { ErasureSplit, describeSplit, type ErasureSplitAt } from '../record/v3/erasure-split.js';
 import { PendingErasures, describePending } from '../record/v3/erasure-pending.js';
 import type { StoredLine } from '../chain/source.js';
 import { ChainVerifier, type VerifiedLine } from '../chain/verifier.js';
@@ -150,6 +150,9 @@ interface Measured {
   head: string;
 }
 
+/** How many problems the writer's walk collects before it stops listing them. */
+const MAX_PROBLEMS = 10;
+
 /** The verifying, measuring walk over the source's lines (pass 1's chain half). */
 class ChainMeasure {
   private readonly verifier: ChainVerifier;
@@ -170,7 +173,7 @@ class ChainMeasure {
     this.lastHash = input.start?.prev_hash ?? genesisHash(input.genesis);
     this.verifier = new ChainVerifier({
       ...(input.start ? { start: input.start } : { genesis: input.genesis }),
-      maxProblems: 10,
+      maxProblems: MAX_PROBLEMS,
       onLine: (line) => this.observe(line),
     });
   }
@@ -206,20 +209,24 @@ class ChainMeasure {
       this.verifier.line(bytes.subarray(0, bytes.length - 1), true); // sets lastHash through onLine
       lastSeq = line.seq;
       this.erasures.line(line.text);
+      this.split.inRange(line.text, this.inRange);
       if (!this.inRange) continue;
-      this.split.inRange(line.text);
       count++;
       this.add(line, bytes);
     }
     this.close();
     const report = this.verifier.finish();
-    if (!report.ok && (await this.splitsErasure(report.problems))) {
+    const split = report.ok ? null : await this.splitsErasure(report.problems);
+    const held = split?.filter((s) => s.held) ?? [];
+    if (held.length > 0) {
       throw new ReceiptError(
         'RANGE_SPLITS_ERASURE',
-        `cannot export steps ${from}..${to}: ${describeSplit(this.split.split()!, `a receipt of ${from}..${to}`, 'end the range at')}`,
+        `cannot export steps ${from}..${to}: ${describeSplit(held, `a receipt of ${from}..${to}`, 'end the range at')}`,
       );
     }
-    if (!report.ok) {
+    // Markers only in records before the range, whose erasure records lie after it: the range holds neither
+    // end of those erasures and verifies on its own (ERASURE.md §6.5); the rest of the chain did verify.
+    if (!report.ok && split === null) {
       throw chainInvalid(`the chain does not verify: ${describeProblem(report.problems[0]!)}`);
     }
     if (this.seqConflict) throw chainInvalid(this.seqConflict);
@@ -247,13 +254,18 @@ class ChainMeasure {
       );
   }
 
-  /** Whether the range's only problems are erased markers whose erasure records come after it (read on from `to`). */
-  private async splitsErasure(problems: readonly Problem[]): Promise<boolean> {
+  /**
+   * When the chain's only problems are erased markers (of the range, or of records before it) whose erasure
+   * records come after the range (read on from `to`): those erasures; else null. A full list of problems only
+   * (fewer than the verifier's cap), so that no other problem hides behind the markers.
+   */
+  private async splitsErasure(problems: readonly Problem[]): Promise<ErasureSplitAt[] | null> {
     const after = this.input.after;
-    if (after === undefined || this.split.open === 0 || problems.length > this.split.open) return false;
-    if (!problems.every((p) => p.code === 'ERASURE_UNRECORDED' && p.location.path !== undefined)) return false;
+    if (after === undefined || this.split.open === 0 || problems.length > this.split.open) return null;
+    if (problems.length >= MAX_PROBLEMS) return null;
+    if (!problems.every((p) => p.code === 'ERASURE_UNRECORDED' && p.location.path !== undefined)) return null;
     for await (const l of after()) if (this.split.after(l.text)) break;
-    return this.split.split() !== null;
+    return this.split.split();
   }
 
   /** A line into the current chain entry; a new entry where the source's segment changes or the entry would pass its limit. */

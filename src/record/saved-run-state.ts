@@ -29,10 +29,18 @@ interface SavedRunState {
   by_intent: [string, string][];
   ended_at: string | null;
   begun: [string, { input: Json; model: Json; prompt: Json; tool_call: Json }][];
+  /** How many records folded may be approval records (a kind `approval.*`, or none); absent: not counted. */
+  approval_records?: number;
 }
 
 /** The text saved for `state`, folded to its last seq, whose step hash is `stepHash`. */
-export function saveRunState(runId: string, state: RunState, stepHash: string, begun: Begun): string {
+export function saveRunState(
+  runId: string,
+  state: RunState,
+  stepHash: string,
+  begun: Begun,
+  approvalRecords: number | null = null,
+): string {
   const inFlight = (id: string): boolean =>
     state.effects.get(id)?.status === 'started' || state.models.get(id)?.status === 'started';
   const saved: SavedRunState = {
@@ -52,6 +60,7 @@ export function saveRunState(runId: string, state: RunState, stepHash: string, b
     by_intent: [...state.byIntent],
     ended_at: state.endedAt,
     begun: [...begun].filter(([id]) => inFlight(id)),
+    ...(approvalRecords === null ? {} : { approval_records: approvalRecords }),
   };
   return JSON.stringify(saved);
 }
@@ -79,6 +88,12 @@ export function savedPoint(text: string, runId: string): { seq: number; step_has
 }
 
 const isArray = Array.isArray;
+
+/** The count of approval records a saved text claims (`approval_records`), or null when it has none that is a count. */
+export function savedApprovalRecords(saved: unknown): number | null {
+  const n = (saved as Partial<SavedRunState>).approval_records;
+  return Number.isSafeInteger(n) && n! >= 0 ? n! : null;
+}
 
 /** The state and in-flight starts of a saved text that `savedPoint` accepted; null when its members are not of their types. */
 export function restoreRunState(saved: unknown): { state: RunState; begun: Begun } | null {

@@ -37,7 +37,13 @@ import {
   type RunState,
 } from '../record/run-state.js';
 import { errorValue, outcomeValue, toJournalMeta, toJournalValue, type JournalInput, type RunMeta } from './value.js';
-import { restoreRunState, savedPoint, saveRunState, type Begun } from '../record/saved-run-state.js';
+import {
+  restoreRunState,
+  savedApprovalRecords,
+  savedPoint,
+  saveRunState,
+  type Begun,
+} from '../record/saved-run-state.js';
 import { ApprovalLedger, type ApprovalEntry } from '../approval/ledger.js';
 import {
   APPROVAL_DENIED,
@@ -298,6 +304,13 @@ export class Run {
   private readonly sending = new Map<string, RunStep>();
   /** stepchain/v3: the run's approval records (APPROVALS.md), read whole on the first approval call, then kept by fold. */
   private approvalBook: ApprovalLedger | null = null;
+  /**
+   * How many folded records may be approval records (null: unknown, a saved state that does not count them).
+   * While none is, no call can have been presented for approval, so beginning an effect reads no ledger: its
+   * cost stays flat in the run's length (issue 45). Once one is, beginTool's catch-ups read the ledger.
+   */
+  private approvalRecords: number | null = 0;
+  private ledgerWanted = false;
 
   constructor(journal: Journal, options: RunOpenOptions = {}) {
     this.savedUsable = options.savedState !== false;
@@ -358,6 +371,7 @@ export class Run {
     }
     if (end > this.state.lastSeq)
       for await (const r of this.journal.read({ from: this.state.lastSeq + 1, to: end })) this.fold(r);
+    if (this.ledgerWanted && this.approvalBook === null && this.approvalRecords !== 0) await this.readLedger();
     return this.state;
   }
 
@@ -382,6 +396,7 @@ export class Run {
     this.begun = restored.begun;
     this.lastHash = point.step_hash;
     this.savedSeq = point.seq;
+    this.approvalRecords = savedApprovalRecords(point.saved);
   }
 
   /**
@@ -395,7 +410,7 @@ export class Run {
       if (write === undefined || this.lastHash === null || this.state.lastSeq <= this.savedSeq || this.erasedHere)
         return;
       try {
-        await write(saveRunState(this.runId, this.state, this.lastHash, this.begun));
+        await write(saveRunState(this.runId, this.state, this.lastHash, this.begun, this.approvalRecords));
         this.savedSeq = this.state.lastSeq;
       } catch {
         // The chain is the truth; the next process folds from the records.
@@ -408,6 +423,7 @@ export class Run {
     if ((r as { kind?: unknown }).kind === ERASURE_KIND) this.erasedHere = true;
     this.lastHash = r.step_hash;
     foldRecord(this.state, r);
+    if (this.approvalRecords !== null && mayBeApproval(r)) this.approvalRecords++;
     // Folding from the chain's start: the ledger is built as it goes, so no read is needed for it later.
     if (this.approvalBook === null && r.seq === 0 && capabilitiesOf(this.journal.genesis).approvals)
       this.approvalBook = this.newLedger();
@@ -571,7 +587,7 @@ export class Run {
     let sent: RunStep | undefined;
     // The ledger loads in the append's turn, so the records still reach the journal in call order.
     const at = await this.inTurn(async () => {
-      if (approvalId !== undefined || capabilitiesOf(this.journal.genesis).approvals) await this.approvalsLoaded(false);
+      await this.ledgerForBegin(approvalId);
       return this.checked(() => {
         sent = undefined;
         this.refuseEnded('tool.started');
@@ -672,6 +688,18 @@ export class Run {
     return { request: id, request_hash: e.request_hash };
   }
 
+  /**
+   * The approval ledger a begin decides with, inside its turn: read when the begin names a request, or when
+   * the run holds an approval record (a call may have been presented); none is read while it holds none.
+   */
+  private async ledgerForBegin(approvalId: string | undefined): Promise<void> {
+    if (approvalId !== undefined) await this.approvalsLoaded(false);
+    else if (capabilitiesOf(this.journal.genesis).approvals) {
+      this.ledgerWanted = true; // from now on a catch-up that folds an approval record reads the ledger
+      if (this.approvalBook === null) await this.catchUp();
+    }
+  }
+
   /** Reads the run's approval records (the whole chain, once; then fold keeps them) to the chain's end. */
   private approvalsRead(): Promise<ApprovalLedger> {
     return this.inTurn(() => this.approvalsLoaded(true));
@@ -686,14 +714,20 @@ export class Run {
     if (!capabilitiesOf(this.journal.genesis).approvals)
       throw approvalFormatError(this.runId, this.journal.genesis.format);
     if (fresh || this.approvalBook === null) await this.catchUp();
-    if (this.approvalBook === null) {
-      const book = this.newLedger();
-      if (this.state.lastSeq >= 0)
-        for await (const r of this.journal.read({ from: 0, to: this.state.lastSeq }))
-          book.record(r as unknown as Record<string, unknown>);
-      this.approvalBook = book;
-    }
-    return this.approvalBook;
+    return this.approvalBook ?? (await this.readLedger());
+  }
+
+  /** Builds the approval ledger from the chain's records up to the last one folded. */
+  private async readLedger(): Promise<ApprovalLedger> {
+    const book = this.newLedger();
+    let count = 0;
+    if (this.state.lastSeq >= 0)
+      for await (const r of this.journal.read({ from: 0, to: this.state.lastSeq })) {
+        if (mayBeApproval(r)) count++;
+        book.record(r as unknown as Record<string, unknown>);
+      }
+    this.approvalRecords = count; // counted now, for the state saved next
+    return (this.approvalBook = book);
   }
 
   /** A fork's last step copied from its parent (its lineage's from_step), or undefined for a journal that is no fork. */
@@ -1170,4 +1204,10 @@ async function erasedSince(journal: Journal, seq: number, end: number): Promise<
     if (r.kind === ERASURE_KIND && typeof r.input?.target === 'number' && r.input.target <= seq) return true;
   }
   return false;
+}
+
+/** Whether a record may be an approval record (APPROVALS.md): a kind `approval.*`, or no kind to tell. */
+function mayBeApproval(r: StepRecord): boolean {
+  const kind = (r as { kind?: unknown }).kind;
+  return typeof kind !== 'string' || kind.startsWith('approval.');
 }

@@ -20,7 +20,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../src/canonical/jcs.js';
 import { signApproval } from '../../src/approval/sign.js';
 import { eraseValue as eraseInFileOnly } from '../../src/erase/file.js';
-import { eraseValue } from '../../src/erase/store.js';
+import { eraseMatching, eraseValue } from '../../src/erase/store.js';
 import { receiptBytes } from '../../src/receipt/node.js';
 import { genesisHash } from '../../src/record/formats.js';
 import { compilePolicy } from '../../src/redact/policy.js';
@@ -185,6 +185,27 @@ describe('outsider 3, F3: erasing an argument of a pre-v2 request', () => {
     expect(r.problems).toEqual([]);
     expect(codes(r.warnings)).not.toContain('DIGEST_UNSALTED');
     expect(codes(r.warnings).filter((c) => c === 'VALUE_ERASED')).toHaveLength(2);
+  });
+
+  it('a store-wide match erase (--match-path) erases the digest too, once, whatever else matches in the request', async () => {
+    const { store, j } = await legacyJournal(false);
+    await j.close();
+    const report = await eraseMatching(store, {
+      matchPath: '/input/presented/arguments/*',
+      value: PIN,
+      reason: 'GDPR',
+    });
+    expect(report.failed).toEqual([]);
+    expect(report.erased.map((o) => `${o.seq} ${o.path}`)).toEqual([
+      '0 /input/digest',
+      '0 /input/presented/arguments/pin',
+    ]);
+    const bucket = readFileSync(
+      join(store.root, 'j', 'buckets', readdirSync(join(store.root, 'j', 'buckets'))[0]!),
+      'utf8',
+    );
+    expect(bucket).not.toContain(DIGEST);
+    expect(bucket).not.toContain(`"${PIN}"`);
   });
 
   it('an erase that is refused erases nothing, the digest included', async () => {

@@ -248,3 +248,63 @@ describe('the bundled CLI', () => {
     expect(r.files.filter((u) => !u.startsWith(`${DIST}cli/`) && !u.includes('/node_modules/'))).toEqual([]);
   });
 });
+
+describe("package.json's bin, dist/cli/bin.cjs (issue 45)", () => {
+  const BIN = fileURLToPath(new URL('../../dist/cli/bin.cjs', import.meta.url));
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    bin: { stepchain: string };
+  };
+
+  /** One process of the bin, with the list of Node's own modules it loaded (process.moduleLoadList) at exit. */
+  function bin(args: string[], dir: string): Promise<Run & { builtins: string[] }> {
+    const log = join(dir, `builtins-${Math.random().toString(36).slice(2)}.txt`);
+    const hook = join(dir, 'builtins.cjs');
+    writeFileSync(
+      hook,
+      `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(log)}, process.moduleLoadList.join('\\n')));`,
+    );
+    return new Promise((resolve) => {
+      execFile(
+        process.execPath,
+        ['--require', hook, BIN, ...args],
+        { env: { ...process.env, NO_COLOR: '1' } },
+        (error, stdout, stderr) =>
+          resolve({
+            code: error ? (typeof error.code === 'number' ? error.code : 1) : 0,
+            stdout,
+            stderr,
+            files: [],
+            builtins: readFileSync(log, 'utf8').split('\n'),
+          }),
+      );
+    });
+  }
+
+  test('is what `stepchain` runs; `append` and `effect` start without the ES module loader, other verbs go on to main.js', async () => {
+    expect(pkg.bin.stepchain).toBe('dist/cli/bin.cjs');
+    const dir = tempDir('stepchain-bin-');
+    const path = join(dir, 'run');
+    expect((await run(['init', path, '--run'], dir)).code).toBe(0);
+    const esm = 'NativeModule internal/modules/esm/module_job';
+    const step = join(dir, 'step.json');
+    writeFileSync(step, JSON.stringify({ input: { q: 1 } }));
+    const appended = await bin(['append', path, '--file', step], dir);
+    expect([appended.code, appended.stdout]).toEqual([0, expect.stringMatching(/^1 sha256:[0-9a-f]{64}\n$/)]);
+    expect(appended.builtins).not.toContain(esm);
+    const begun = await bin(['effect', 'begin', path, '--tool', 't', '--args', '{"n":1}'], dir);
+    expect(begun.code).toBe(0);
+    expect(begun.builtins).not.toContain(esm);
+    const ended = await bin(['effect', 'end', path, begun.stdout.trim(), '--result', '{}'], dir);
+    expect([ended.code, ended.builtins.includes(esm)]).toEqual([0, false]);
+    // Refusals keep their exit codes and messages, as through main.js.
+    const again = await bin(['effect', 'end', path, begun.stdout.trim(), '--result', '{}'], dir);
+    const viaMain = await run(['effect', 'end', path, begun.stdout.trim(), '--result', '{}'], dir);
+    expect([again.code, again.stderr]).toEqual([viaMain.code, viaMain.stderr]);
+    expect(again.code).toBe(2);
+    const verified = await bin(['verify', path], dir);
+    expect(verified.code).toBe(0);
+    expect(verified.builtins).toContain(esm);
+    const listed = await bin(['effect', 'list', path, '--json'], dir);
+    expect(JSON.parse(listed.stdout)).toMatchObject({ effects: [{ status: 'completed' }] });
+  });
+});

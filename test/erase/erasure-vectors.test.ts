@@ -23,13 +23,17 @@ interface ErasureCase {
   original_lines?: string[];
   erased_value?: string;
   erased_salt_hex?: string;
+  /** A partial range's first seq and prev_hash (ERASURE.md §5 step 4, §6.5). */
+  start?: { seq: number; prev_hash: string };
+  /** What a writer does with such a range (a fork or a receipt): refuses it with this code. */
+  writer_refuses?: string;
 }
 
 const doc = loadVectors<ErasureCase>('erasure.json');
 
 describe('vectors/erasure.json', () => {
   it.each(doc.cases.map((c) => [c.id, c] as const))('%s', (_id, c) => {
-    const v = new ChainVerifier({ genesis: c.genesis });
+    const v = new ChainVerifier({ genesis: c.genesis, ...(c.start ? { start: c.start } : {}) });
     for (const l of c.lines) v.line(l, true);
     const r = v.finish();
     expect(r.ok).toBe(c.result === 'valid');

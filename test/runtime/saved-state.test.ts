@@ -185,3 +185,79 @@ describe('a saved state the chain does not anchor is ignored', () => {
     expect(() => readFileSync(join(dir, 'r', '.run-state.json'))).toThrow(/ENOENT/);
   });
 });
+
+describe('beginning an effect reads the approval ledger only when the run holds an approval record (issue 45)', () => {
+  test('a stepchain/v3 run of 300 steps with a saved state: a new Run begins an effect reading only the records since it', async () => {
+    const store = new FileStore(join(root, `a${n++}`), { fsync: 'none' });
+    const run = await startRun(store, { runId: 'r' });
+    await run.journal.appendMany(Array.from({ length: 300 }, (_, i) => ({ input: { i } })));
+    await run.refresh();
+    await run.close();
+    expect(JSON.parse(readFileSync(join(root, `a${n - 1}`, 'r', '.run-state.json'), 'utf8')).approval_records).toBe(0);
+    const { journal, read } = counting(await store.open('r'));
+    const reopened = Run.of(journal);
+    await reopened.beginTool({ name: 'pay', args: { invoice: 'INV-2' } });
+    // Before: the whole chain (301 records) was read for the ledger at every begin of a new process.
+    expect(read()).toBe(0);
+    await reopened.close();
+  });
+
+  test('a request recorded by another process after the saved state is honoured: the same call is refused until granted', async () => {
+    const store = new FileStore(join(root, `a${n++}`), { fsync: 'none' });
+    const run = await startRun(store, { runId: 'r' });
+    await run.journal.appendMany(Array.from({ length: 20 }, (_, i) => ({ input: { i } })));
+    await run.close();
+    const asker = Run.of(await store.open('r'));
+    const request = await asker.requestApproval({ name: 'pay', args: { invoice: 'INV-3' } });
+    await asker.close();
+    // A saved state from before the request: the new Run folds the request after it, then reads the ledger.
+    const stale = JSON.parse(readFileSync(join(root, `a${n - 1}`, 'r', '.run-state.json'), 'utf8'));
+    expect(stale.approval_records).toBe(1);
+    const reopened = Run.of(await store.open('r'));
+    await expect(reopened.beginTool({ name: 'pay', args: { invoice: 'INV-3' } })).rejects.toMatchObject({
+      code: 'APPROVAL_REQUIRED',
+    });
+    await expect(reopened.beginTool({ name: 'pay', args: { invoice: 'other' } })).resolves.toBeDefined();
+    await reopened.close();
+    expect(request.id).toBeTypeOf('string');
+  });
+
+  test('a request another writer appends while a Run holds a saved state with none is seen at the retry after HEAD_MOVED', async () => {
+    const store = new FileStore(join(root, `a${n++}`), { fsync: 'none' });
+    const run = await startRun(store, { runId: 'r' });
+    await run.journal.appendMany(Array.from({ length: 20 }, (_, i) => ({ input: { i } })));
+    await run.close();
+    const first = Run.of(await store.open('r'));
+    await first.beginTool({ name: 'mail', args: { to: 'a' } }); // caught up, no ledger read: none is needed
+    const asker = Run.of(await store.open('r'));
+    await asker.requestApproval({ name: 'pay', args: { invoice: 'INV-4' } });
+    await asker.close();
+    await expect(first.beginTool({ name: 'pay', args: { invoice: 'INV-4' } })).rejects.toMatchObject({
+      code: 'APPROVAL_REQUIRED',
+    });
+    await first.close();
+  });
+
+  test('a saved state from before the count (no approval_records member) is used, the ledger read once and the count saved', async () => {
+    const store = new FileStore(join(root, `a${n++}`), { fsync: 'none' });
+    const dir = join(root, `a${n - 1}`, 'r');
+    const run = await startRun(store, { runId: 'r' });
+    await run.journal.appendMany(Array.from({ length: 50 }, (_, i) => ({ input: { i } })));
+    await run.refresh();
+    await run.close();
+    const saved = JSON.parse(readFileSync(join(dir, '.run-state.json'), 'utf8'));
+    delete saved.approval_records;
+    writeFileSync(join(dir, '.run-state.json'), JSON.stringify(saved));
+    const first = counting(await store.open('r'));
+    const a = Run.of(first.journal);
+    await a.beginTool({ name: 'pay', args: { invoice: 'INV-5' } });
+    expect(first.read()).toBe(51);
+    await a.close();
+    expect(JSON.parse(readFileSync(join(dir, '.run-state.json'), 'utf8')).approval_records).toBe(0);
+    const second = counting(await store.open('r'));
+    const b = Run.of(second.journal);
+    await b.beginTool({ name: 'pay', args: { invoice: 'INV-6' } });
+    expect(second.read()).toBe(0);
+    await b.close();
+  });
+});

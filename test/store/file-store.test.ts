@@ -507,3 +507,64 @@ test('temporary files never remain after commits', async () => {
   expect(leftovers).toEqual([]);
   rmSync(dir('j'), { recursive: true });
 });
+
+describe('a first tail read reads the end of the chain; the idempotency window is read when a step_id asks (issue 45)', () => {
+  test('a line broken inside the window, far from the tail: a plain append extends the chain, one with a step_id reads the window and refuses', async () => {
+    const { store, dir } = fresh();
+    const j = await store.create('j');
+    await fill(j, 40);
+    await j.close();
+    const bucket = join(dir('j'), 'buckets', '0000000000000000.jsonl');
+    const lines = readFileSync(bucket, 'utf8').split('\n');
+    lines[10] = lines[10]!.replace(
+      /"prev_hash":"sha256:[0-9a-f]/,
+      (m) => m.slice(0, -1) + (m.endsWith('0') ? '1' : '0'),
+    );
+    writeFileSync(bucket, lines.join('\n'));
+    // The tail (the last line, linked to the one before it) is whole: a step with no step_id needs no window.
+    const w = await store.open('j');
+    await expect(w.append({ input: 'plain' })).resolves.toMatchObject({ seq: 40 });
+    await w.close();
+    // A caller's step_id is looked up in the window, read from the chain with every line linked: refused.
+    const v = await store.open('j');
+    const err = await v.append({ input: 'keyed', step_id: 'k-1' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(StoreError);
+    expect((err as StoreError).code).toBe('JOURNAL_CORRUPT');
+    expect((err as StoreError).message).toContain('seq 10');
+    await v.close();
+    const report = await (await store.open('j', { readOnly: true })).verify();
+    expect(report.problems.map((p) => p.code)).toContain('HASH_MISMATCH');
+  });
+
+  test('an idempotent retry in a fresh open finds a step 40 steps back; a changed one is refused; a new step_id is appended', async () => {
+    const { store } = fresh();
+    const j = await store.create('j');
+    const first = await j.append({ input: 'once', step_id: 'k-1' });
+    await fill(j, 40);
+    await j.close();
+    const again = await store.open('j');
+    await expect(again.append({ input: 'once', step_id: 'k-1' })).resolves.toEqual(first);
+    await again.close();
+    const changed = await store.open('j');
+    expect(await code(changed.append({ input: 'other', step_id: 'k-1' }))).toBe('STEP_ID_CONFLICT');
+    await expect(changed.append({ input: 'new', step_id: 'k-2' })).resolves.toMatchObject({ seq: 41 });
+    await expect(changed.append({ input: 'new', step_id: 'k-2' })).resolves.toMatchObject({ seq: 41 });
+    await changed.close();
+    expect((await (await store.open('j', { readOnly: true })).verify()).ok).toBe(true);
+  });
+
+  test('a journal of one step, and one whose last line is torn: the tail is found and the torn line quarantined', async () => {
+    const { store, dir } = fresh();
+    const j = await store.create('j');
+    await j.append({ input: 0 });
+    await j.close();
+    await expect((await store.open('j')).append({ input: 1 })).resolves.toMatchObject({ seq: 1 });
+    const bucket = join(dir('j'), 'buckets', '0000000000000000.jsonl');
+    appendFileSync(bucket, '{"input":"torn');
+    const w = await store.open('j');
+    await expect(w.append({ input: 2 })).resolves.toMatchObject({ seq: 2 });
+    await w.close();
+    expect(readdirSync(join(dir('j'), 'buckets')).filter((f) => f.includes('quarantine'))).toHaveLength(1);
+    expect((await (await store.open('j', { readOnly: true })).verify()).ok).toBe(true);
+  });
+});

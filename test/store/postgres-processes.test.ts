@@ -77,6 +77,39 @@ describe('many processes append to one Postgres journal', () => {
   }, 120_000);
 });
 
+describe('group commit across processes: the intake (spec/POSTGRES.md §6.6)', () => {
+  test('10 processes × 4 appenders, half through the intake and half with it off, on one journal: one chain, each step once, retries find their steps, no intake row left', async () => {
+    const s = store();
+    await s.create('mixed');
+    await Promise.all(
+      Array.from({ length: 10 }, (_, p) =>
+        runToEnd('pg-appender.mjs', [s.tables.schema, 'mixed', `p${p}`, '40', p % 2 ? 'old' : 'intake', '4']),
+      ),
+    );
+    const j = await s.open('mixed');
+    const report = await j.verify();
+    expect(report.problems).toEqual([]);
+    expect(report).toMatchObject({ ok: true, steps: 400, head_seq: 399 });
+    await expectTreeKept(s, 'mixed', 400);
+    const all = await steps(s, 'mixed');
+    expect(new Set(all.map((r) => r.step_id)).size).toBe(400);
+    for (const r of all)
+      expect(r.step_id).toBe(`${(r.input as { writer: string }).writer}-${(r.input as { i: number }).i}`);
+    // The intake was used (its table exists) and every row is gone: each waiter took its outcome, each
+    // sequencer deleted the rows it chained for itself when its store closed.
+    const left = await admin.query(`SELECT count(*)::int AS n FROM "${s.tables.schema}".intake WHERE journal = $1`, [
+      j.key,
+    ]);
+    expect(left.rows).toEqual([{ n: 0 }]);
+    // A retry of any step, through the intake, is the step already chained (FILE-STORE.md §10).
+    const retried = await Promise.all(
+      [all[0]!, all[199]!, all[399]!].map((r) => j.append({ step_id: r.step_id, input: r.input as never })),
+    );
+    expect(retried.map((r) => r.seq)).toEqual([0, 199, 399]);
+    expect(await j.head()).toMatchObject({ seq: 399 });
+  }, 180_000);
+});
+
 describe('a writer killed', () => {
   test("SIGKILL at random moments, 8 times: every acknowledged step present, the journal verifies, retries duplicate nothing, the tree is the chain's", async () => {
     const s = store({ blobThreshold: 4096 });

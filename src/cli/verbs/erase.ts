@@ -56,10 +56,7 @@ export const eraseVerb: Verb = {
     ],
   ],
   async run({ out, values, positionals }) {
-    const say = (o: ErasureOutcome): void =>
-      out.say(
-        `${o.resumed ? 'completed an erasure recorded earlier (not by this call):' : 'erased'} ${inline(o.journal)} seq ${o.seq} ${inline(o.path)} (digest ${o.digest}; erasure record seq ${o.erasure.seq})${o.parts_deleted.length ? `; ${o.parts_deleted.length} part file(s) deleted` : ''}${o.wal_truncated === false ? '; the WAL still holds the old row until its next checkpoint (another connection was reading)' : ''}`,
-      );
+    const say = (o: ErasureOutcome): void => sayOutcome(out, o);
     if (values['match-path'] !== undefined) {
       if (values.value === undefined || values.reason === undefined)
         throw new UsageError('--match-path needs --value and --reason', 'erase');
@@ -150,4 +147,15 @@ async function eraseAfterEarlier(
 ): Promise<{ first: ErasureOutcome[]; o: ErasureOutcome }> {
   const first = await resumeErasures(store, id);
   return { first, o: await eraseValue(store, id, req) };
+}
+
+/** One erasure in people's text, and each other place that holds the same value (ERASURE.md §4). */
+function sayOutcome(out: { say(text: string): void }, o: ErasureOutcome): void {
+  out.say(
+    `${o.resumed ? 'completed an erasure recorded earlier (not by this call):' : 'erased'} ${inline(o.journal)} seq ${o.seq} ${inline(o.path)} (digest ${o.digest}; erasure record seq ${o.erasure.seq})${o.parts_deleted.length ? `; ${o.parts_deleted.length} part file(s) deleted` : ''}${o.wal_truncated === false ? '; the WAL still holds the old row until its next checkpoint (another connection was reading)' : ''}`,
+  );
+  for (const p of o.elsewhere ?? [])
+    out.say(
+      `  the same value is also at seq ${p.seq} ${inline(p.path)} (not erased: erase it too with --seq ${p.seq} --path ${inline(p.path)})`,
+    );
 }

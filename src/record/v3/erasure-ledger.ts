@@ -2,7 +2,7 @@
  * The chain-level check of erasure (spec/ERASURE.md §5): sealed records checked deep (what remains gives
  * their root), erased markers and erasure records cross-checked once the chain is read. Pure.
  */
-import { V3_SLOTS } from './commit.js';
+import { V3_SLOTS, WITHHELD_MARKER } from './commit.js';
 import {
   ERASED_MARKER,
   ERASURE_KIND,
@@ -28,6 +28,7 @@ export interface ErasureFinding {
     | 'MARKER_INVALID'
     | 'ERASURE_PENDING'
     | 'ERASURE_OUT_OF_RANGE'
+    | 'ERASURE_WITHHELD'
     | 'VALUE_ERASED'
     | 'KIND_UNCHECKED';
   message: string;
@@ -48,6 +49,8 @@ export class ErasureLedger {
   private readonly findings: ErasureFinding[] = [];
   /** The lines of sealed records whose remains give their root, by seq: what a pending erasure is checked against. */
   private readonly sealed = new Map<number, string>();
+  /** A publication's records that withhold units, by seq: where (spec/ERASURE.md §5 step 4, withheld). */
+  private readonly withheld = new Map<number, WithheldAt[]>();
 
   /** `startSeq`: the first seq of the range fed (a partial receipt's; 0 for a whole chain). */
   constructor(private readonly startSeq = 0) {}
@@ -100,9 +103,15 @@ export class ErasureLedger {
         });
         return;
       }
+    if (publicForm) {
+      const hidden: WithheldAt[] = [];
+      for (const slot of V3_SLOTS) collectWithheld(r[slot], `/${slot}`, hidden);
+      if (hidden.length > 0) this.withheld.set(seq, hidden);
+    }
     const found: ErasedUnit[] = [];
     for (const slot of V3_SLOTS) collectErased(r[slot], `/${slot}`, found);
-    if (found.length === 0 && !publicForm)
+    if (found.length === 0 && publicForm) return;
+    if (found.length === 0)
       this.findings.push({
         code: 'ERASURE_UNRECORDED',
         message: `seq ${seq} is in sealed form (its seed deleted) without any erased value: a seed is deleted only by an erasure`,
@@ -184,7 +193,7 @@ export class ErasureLedger {
       }
       out.push({
         code: 'VALUE_ERASED',
-        message: `seq ${m.seq}: the value at ${t.path} was erased by seq ${rec.seq} (reason ${JSON.stringify(t.reason)}${t.by === null ? '' : `, by ${JSON.stringify(t.by)}`}); its digest ${m.digest} still binds it`,
+        message: `seq ${m.seq}: the value at ${t.path} was erased by seq ${rec.seq} (${says(t)}); its digest ${m.digest} still binds it`,
         seq: m.seq,
         field: m.path.split('/')[1]!,
         path: t.path,
@@ -231,6 +240,18 @@ export class ErasureLedger {
         });
         continue;
       }
+      if (withholds(this.withheld.get(rec.input.target), rec.input.path)) {
+        // A publication that withholds the unit, or a unit holding it: its erased marker, if there is one, is
+        // withheld with it, so whether the erasure was carried out cannot be seen (ERASURE.md §5 step 4).
+        out.push({
+          code: 'ERASURE_WITHHELD',
+          message: `seq ${rec.seq}: an erasure of ${rec.input.path} in seq ${rec.input.target}, which this publication withholds (that unit or one holding it): whether it was carried out cannot be seen here; verify the journal`,
+          seq: rec.seq,
+          field: 'input',
+          notice: true,
+        });
+        continue;
+      }
       const defect = this.pendingDefect(rec.input);
       if (defect !== null) {
         out.push({
@@ -258,4 +279,52 @@ function pathMatches(path: string, m: ErasedUnit): boolean {
   const parent = m.path.slice(0, -ERASED_MARKER.length - 1);
   const i = path.lastIndexOf('/');
   return i > 0 && path.slice(0, i) === parent && i > parent.length - 1;
+}
+
+/** A withheld unit of a public record: a whole value at `path`, or (`shown` set) members of the object at `path`. */
+interface WithheldAt {
+  path: string;
+  /** For an object's withheld members: the names it still shows (a member not among them may be withheld). */
+  shown?: ReadonlySet<string>;
+}
+
+function collectWithheld(v: unknown, path: string, out: WithheldAt[]): void {
+  if (Array.isArray(v)) {
+    v.forEach((x, k) => collectWithheld(x, `${path}/${k}`, out));
+    return;
+  }
+  if (!isObj(v)) return;
+  if (WITHHELD_MARKER in v) {
+    if (!Array.isArray(v[WITHHELD_MARKER])) {
+      out.push({ path });
+      return;
+    }
+    out.push({ path, shown: new Set(Object.keys(v)) });
+  }
+  for (const k of Object.keys(v))
+    if (k !== WITHHELD_MARKER && k !== ERASED_MARKER) collectWithheld(v[k], `${path}/${escapeToken(k)}`, out);
+}
+
+const escapeToken = (k: string): string => k.replace(/~/g, '~0').replace(/\//g, '~1');
+
+/** Whether the unit at `path` is withheld by a public record, whole or inside a withheld unit. */
+function withholds(hidden: readonly WithheldAt[] | undefined, path: string): boolean {
+  if (hidden === undefined) return false;
+  return hidden.some((w) => {
+    if (w.shown === undefined) return path === w.path || path.startsWith(`${w.path}/`);
+    if (!path.startsWith(`${w.path}/`)) return false;
+    const name = path
+      .slice(w.path.length + 1)
+      .split('/')[0]!
+      .replace(/~1/g, '/')
+      .replace(/~0/g, '~');
+    return !w.shown.has(name);
+  });
+}
+
+/** An erasure record's reason and by, as a notice shows them (either may have been erased in turn, §3). */
+function says(t: ErasureInput): string {
+  const reason = t.erased?.includes('reason') === true ? 'reason erased' : `reason ${JSON.stringify(t.reason)}`;
+  const by = t.erased?.includes('by') === true ? ', by erased' : t.by === null ? '' : `, by ${JSON.stringify(t.by)}`;
+  return reason + by;
 }

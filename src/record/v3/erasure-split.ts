@@ -13,6 +13,8 @@ interface OpenMarker {
   digest: string;
   erasure: string;
   path: string;
+  /** Whether the range holds the marker's record (false: a record before a range that starts after it). */
+  held: boolean;
 }
 
 /** Where a range splits an erasure: the erased value's record and path, and the erasure record's seq. */
@@ -20,6 +22,8 @@ export interface ErasureSplitAt {
   target: number;
   path: string;
   erasureSeq: number;
+  /** Whether the range holds the erased record (false: it lies before the range, which holds neither end). */
+  held: boolean;
 }
 
 const isObj = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -28,8 +32,11 @@ export class ErasureSplit {
   private readonly markers: OpenMarker[] = [];
   private readonly explained: ErasureSplitAt[] = [];
 
-  /** One line of the range, in chain order. */
-  inRange(text: string): void {
+  /**
+   * One line of the range, in chain order (`held` false: a line the writer reads and verifies before a range
+   * that starts after seq 0, which the range does not hold).
+   */
+  inRange(text: string, held = true): void {
     const hasMarker = text.includes(`"${ERASED_MARKER}"`);
     const isErasure = text.includes(`"kind":"${ERASURE_KIND}"`);
     if (!hasMarker && !isErasure) return;
@@ -43,7 +50,7 @@ export class ErasureSplit {
     if (!hasMarker || r.seed !== undefined) return;
     const found: { digest: string; erasure: string; path: string }[] = [];
     for (const slot of V3_SLOTS) collectErased(r[slot], `/${slot}`, found);
-    for (const m of found) this.markers.push({ ...m, seq: r.seq });
+    for (const m of found) this.markers.push({ ...m, seq: r.seq, held });
   }
 
   /** How many erased markers of the range name erasure records the range does not hold. */
@@ -63,7 +70,7 @@ export class ErasureSplit {
       const m = this.markers[i]!;
       if (m.erasure !== r.step_id || input.target !== m.seq || input.digest !== m.digest) continue;
       this.markers.splice(i, 1);
-      this.explained.push({ target: m.seq, path: input.path, erasureSeq: r.seq });
+      this.explained.push({ target: m.seq, path: input.path, erasureSeq: r.seq, held: m.held });
     }
     return this.markers.length === 0;
   }

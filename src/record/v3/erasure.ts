@@ -32,6 +32,7 @@ import {
 } from './commit.js';
 
 export { b64u, fromB64u };
+export { ERASURE_OWN, erasureInputOf, type ErasureInput } from './erasure-input.js';
 
 export const ERASED_MARKER = `${RESERVED_PREFIX}erased`;
 export const ERASURE_KIND = 'erasure';
@@ -46,15 +47,6 @@ export interface ErasedBody {
 export interface ErasedUnit extends ErasedBody {
   /** JSON Pointer of the erased unit (a member's pointer ends with a name nobody can read any more: its digest stands in). */
   path: string;
-}
-
-/** The `input` of an erasure record (spec/ERASURE.md §3). */
-export interface ErasureInput {
-  target: number;
-  path: string;
-  digest: string;
-  reason: string;
-  by: string | null;
 }
 
 const DIGEST_RE = /^sha256:[0-9a-f]{64}$/;
@@ -354,20 +346,20 @@ function refuseUnsupported(r: Rec, path: string, tokens: readonly string[], chun
 }
 
 /** Kinds whose `input` is a statement the approver signed, and whose `meta` holds the key and signature (spec/APPROVALS.md). */
-const SIGNED_DECISION_KINDS: readonly string[] = ['approval.granted', 'approval.denied'];
+export const isSignedDecision = (r: Rec): boolean => r.kind === 'approval.granted' || r.kind === 'approval.denied';
 
 /**
  * Refusals beyond `unitAt`'s (spec/ERASURE.md §6.3): a unit of an approver's signed decision (erasing it voids
  * the signature), a unit holding a value erased earlier (its erasure record would lose its marker). Checked by
  * `eraseUnit`: before an erasure is recorded and when a recorded one is carried out.
  */
-export function refuseUnerasable(r: Rec, path: string): void {
+export function refuseUnerasable(r: Rec, path: string, voidDecision = false): void {
   const tokens = path.split('/').slice(1).map(unescapeToken);
   const slot = tokens[0];
-  if (typeof r.kind === 'string' && SIGNED_DECISION_KINDS.includes(r.kind) && (slot === 'input' || slot === 'meta')) {
+  if (!voidDecision && isSignedDecision(r) && (slot === 'input' || slot === 'meta')) {
     throw new ErasureError(
       'ERASURE_SIGNED',
-      `${path} of seq ${String(r.seq)} is part of an approval decision (the ${r.kind} record's input is the statement an approver signs, its meta the key and signature; spec/APPROVALS.md): erasing any of it is refused whether or not the signature verifies (for a decision that verifies it would void the signature; for one that does not, it would turn what a verifier reports as a problem into values it cannot check, ERASURE.md §6.3); nothing was written. A decision record is removed only with its journal (retention)`,
+      `${path} of seq ${String(r.seq)} is part of an approval decision that counts (the ${String(r.kind)} record's input is the statement an approver signed, its meta the key and signature; spec/APPROVALS.md): erasing any of it would void the signature and make the decision a problem (ERASURE.md §6.3); nothing was written. Only a decision a verifier already reports as a problem (no such request, a signature that does not hold, repeated, expired) can have values erased; this one goes only with its journal (retention)`,
       path,
     );
   }
@@ -400,10 +392,10 @@ function partAddresses(v: unknown, out: string[]): void {
  * Erases the unit at `path` of record `r` (private or sealed form), naming the erasure record `erasureStepId`.
  * Checks before returning that R and the step hash are unchanged; throws ErasureError otherwise.
  */
-export function eraseUnit(r: Rec, path: string, erasureStepId: string, expectDigest?: string): Erased {
+export function eraseUnit(r: Rec, path: string, erasureStepId: string, expectDigest?: string, voided = false): Erased {
   // Also when a recorded erasure is completed: one that would void a signature or orphan an earlier marker
   // (two erasures of nested units racing) stays pending and is reported, rather than making the journal invalid.
-  refuseUnerasable(r, path);
+  refuseUnerasable(r, path, voided); // voided: a decision that already counts as none (erase/decision.ts)
   const rootBefore = rootOfRemaining(r);
   if (rootBefore !== r.root)
     throw new ErasureError(
@@ -478,20 +470,4 @@ export function eraseUnit(r: Rec, path: string, erasureStepId: string, expectDig
       `erasing ${path} of seq ${String(r.seq)} would change its step hash; nothing was written`,
     );
   return { record: out, line: canonicalJsonTrusted(out) + '\n', digest, parts };
-}
-
-/** The input of an erasure record, or why it is not one (spec/ERASURE.md §3). */
-export function erasureInputOf(input: unknown): ErasureInput | string {
-  if (!isObj(input)) return 'the input of an erasure record is {"by","digest","path","reason","target"}';
-  const keys = Object.keys(input).sort().join(',');
-  if (keys !== 'by,digest,path,reason,target')
-    return `the input of an erasure record has exactly the members by, digest, path, reason, target (found ${keys || 'none'})`;
-  const { target, path, digest, reason, by } = input;
-  if (typeof target !== 'number' || !Number.isSafeInteger(target) || target < 0)
-    return 'target is the seq of the record erased';
-  if (typeof path !== 'string' || !path.startsWith('/')) return 'path is a JSON Pointer into the erased record';
-  if (typeof digest !== 'string' || !DIGEST_RE.test(digest)) return "digest is the erased unit's digest";
-  if (typeof reason !== 'string' || reason.length === 0) return 'reason is a non-empty string';
-  if (by !== null && typeof by !== 'string') return 'by is a string or null';
-  return { target, path, digest, reason, by };
 }

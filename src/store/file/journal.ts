@@ -181,7 +181,7 @@ export class FileJournal implements Journal {
       const seq = sequenceBatch(
         batch,
         { seq: tail.seq, hash: tail.hash },
-        await knownSteps(this.window, batch),
+        await knownSteps(this.tail.window, batch),
         formatTimestamp(new Date()),
       );
       if (seq.lines.length > 0) {
@@ -258,7 +258,7 @@ export class FileJournal implements Journal {
         const seq = sequenceBatch(
           groups,
           { seq: tail.seq, hash: tail.hash },
-          await knownSteps(this.window, groups),
+          await knownSteps(this.tail.window, groups),
           formatTimestamp(new Date()),
         );
         const outcome = seq.outcomes[0]!;
@@ -418,7 +418,7 @@ export class FileJournal implements Journal {
     return true;
   }
 
-  /** Takes the lock once to repair a torn tail and a stale head cache and to load the idempotency window. */
+  /** Takes the lock once to repair a torn tail and a stale head cache (the idempotency window is read when first asked). */
   async recover(): Promise<void> {
     this.tail.state = null;
     await this.lease.acquire();

@@ -13,7 +13,7 @@ import { StoreError, ioError } from '../errors.js';
 import type { IdempotencyIndex } from '../idempotency.js';
 import { fsyncDir, isNotFound, openRegular, readRegular, sizeOf, writeFileAtomic } from './fsutil.js';
 import { MAX_HEAD_BYTES, bucketFirstSeq, bucketName, parseHead, serializeHead, type JournalPaths } from './layout.js';
-import { readLastLine, readLines, type RawLine } from './lines.js';
+import { readLastLine, readLines, seekLinesBack, type RawLine } from './lines.js';
 import { readPending, rollBackPending } from './batch.js';
 
 /** Truncating a bucket never follows a symbolic link planted in its place. */
@@ -54,6 +54,23 @@ export class Tail {
    * bucket by rename, so a kept state whose bucket is another file now is read afresh, never trusted.
    */
   private seen: { bucket: number; ino: number } | null = null;
+  /** The first seq from which the index holds every step read since (Infinity: none); see `window`. */
+  private windowFrom = Infinity;
+
+  /**
+   * The idempotency index the sequencer asks (§10). A first read of the tail reads only the chain's last two
+   * lines (§9 step 2), so an append costs the same at seq 10 and at seq 10 million; the window of the last W
+   * steps is read from the chain, every line of it parsed and link-checked, the first time a caller's step_id
+   * is looked up.
+   */
+  readonly window: IdempotencyIndex = {
+    lookup: async (stepIds) => {
+      await this.fillWindow();
+      return this.index.lookup(stepIds);
+    },
+    committed: (entries) => this.index.committed(entries),
+    clear: () => this.index.clear(),
+  };
 
   constructor(
     private readonly paths: JournalPaths,
@@ -103,19 +120,72 @@ export class Tail {
     }
     const buckets = await listBuckets(this.paths);
     this.index.clear();
+    this.windowFrom = Infinity;
     if (buckets.length === 0) {
       this.state = { bucket: 0, size: 0, seq: -1, hash: genesisHash(this.genesis) };
-    } else {
-      // Find the head from the last whole line, then start reading where the idempotency window begins.
+      this.windowFrom = 0;
+    } else if (!(await this.readLastTwo(buckets[buckets.length - 1]!))) {
+      // Fewer than two whole lines in the last bucket, or a last line that does not parse: read the window.
       const head = await this.headSeq(buckets);
-      const from = Math.max(0, head - this.index.size + 1);
-      let start = 0;
-      for (let i = 0; i < buckets.length; i++) if (buckets[i]! <= from) start = i;
-      const first = buckets[start]!;
-      this.state = { bucket: first, size: 0, seq: first - 1, hash: first === 0 ? genesisHash(this.genesis) : null };
-      await this.scanForward(from);
+      await this.readWindow(buckets, Math.max(0, head - this.index.size + 1));
     }
     await this.repairHeadCache();
+  }
+
+  /** Reads from the start of the bucket holding `from` (lines before it counted, not parsed) to the end. */
+  private async readWindow(buckets: readonly number[], from: number): Promise<void> {
+    let start = 0;
+    for (let i = 0; i < buckets.length; i++) if (buckets[i]! <= from) start = i;
+    const first = buckets[start]!;
+    this.index.clear();
+    this.state = { bucket: first, size: 0, seq: first - 1, hash: first === 0 ? genesisHash(this.genesis) : null };
+    this.windowFrom = from;
+    await this.scanForward(from);
+  }
+
+  /**
+   * The first read's short way (§9 step 2): from the line before the last whole line of the last bucket, so
+   * the last line is parsed and linked to the one before it, then on to the end (a torn line quarantined).
+   * False, having read nothing, when the bucket holds fewer than two whole lines or the line does not parse.
+   */
+  private async readLastTwo(bucket: number): Promise<boolean> {
+    const back = await seekLinesBack(this.paths.bucket(bucket), 1, 2 * MAX_LINE_BYTES + 2);
+    if (back === null) return false;
+    let seq: unknown;
+    try {
+      seq = (JSON.parse(back.text) as { seq?: unknown }).seq;
+    } catch {
+      return false;
+    }
+    if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < bucket) return false;
+    this.state = { bucket, size: back.start, seq: seq - 1, hash: seq === 0 ? genesisHash(this.genesis) : null };
+    this.windowFrom = seq;
+    await this.scanForward(0);
+    return true;
+  }
+
+  /**
+   * Fills the index with the last W steps (§10) under the lock, reading them from the chain as a first read
+   * did before the short way: every line parsed, linked to the one before it, and the window's end must be
+   * the tail already read. Nothing to do when the steps read since the tail's first read cover the window.
+   */
+  private async fillWindow(): Promise<void> {
+    const tail = this.state!;
+    const from = Math.max(0, tail.seq - this.index.size + 1);
+    if (this.windowFrom <= from) return;
+    await this.readWindow(await listBuckets(this.paths), from);
+    const now = this.state!;
+    if (now.seq !== tail.seq || now.hash !== tail.hash || now.bucket !== tail.bucket || now.size !== tail.size) {
+      this.state = null;
+      throw new StoreError(
+        'JOURNAL_CORRUPT',
+        `the chain of ${this.paths.dir} ends at seq ${now.seq}, not at its tail ${tail.seq} as read under the lock`,
+        {
+          location: { file: this.paths.bucket(now.bucket), seq: now.seq },
+          hint: 'run verify on the journal',
+        },
+      );
+    }
   }
 
   /** The seq of the last whole line: read from it, or counted when it does not parse. */

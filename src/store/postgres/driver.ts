@@ -40,8 +40,20 @@ export interface ConnectionConfig {
   [option: string]: unknown;
 }
 
+/** A connection of its own, outside the pool: the intake's LISTEN (intake.ts). */
+export interface DbListener {
+  connect(): Promise<void>;
+  query(text: string): Promise<unknown>;
+  on(event: 'notification', listener: (n: { channel: string; payload?: string }) => void): unknown;
+  on(event: 'error' | 'end', listener: () => void): unknown;
+  ref(): void;
+  unref(): void;
+  end(): Promise<void>;
+}
+
 interface PgModule {
   Pool: new (config: Record<string, unknown>) => DbPool;
+  Client: new (config: Record<string, unknown>) => DbListener;
 }
 
 let loaded: Promise<PgModule> | null = null;

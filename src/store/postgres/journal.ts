@@ -1,10 +1,9 @@
 /**
- * A journal in Postgres behind the Journal contract (spec/POSTGRES.md §6). Appends are prepared by the
- * shared prepare and group-committed by the shared CommitQueue, whose sink is one transaction per batch:
- * lock the journal's head row, ask the step_id index once (idempotency.ts), sequenceBatch against the
- * locked tail, give each line its segment by the shared rotation rule (placeLine), insert blobs and lines,
- * feed the Merkle tree (tree.ts; in the lines' own statement), move the head row, COMMIT. So the lines and their segments are byte-identical to the file store's. An
- * append resolves only after COMMIT returned; nothing is held between batches.
+ * A journal in Postgres behind the Journal contract (spec/POSTGRES.md §6). Appends are prepared by the shared
+ * prepare and group-committed by the shared CommitQueue, whose sink goes through the intake (intake.ts, §6.6)
+ * or is one transaction per batch: lock the head row, ask the step_id index once, sequenceBatch against the
+ * locked tail, place each line by the shared rotation rule, insert blobs and lines, feed the tree, move the
+ * head row, COMMIT. An append resolves only after that COMMIT returned; nothing is held between batches.
  */
 import { isDigest } from '../../canonical/sha256.js';
 import { StepchainError } from '../../errors.js';
@@ -20,14 +19,14 @@ import type { JournalMeta } from '../meta.js';
 import { appendManyStreaming, queueSteps, writeRefusal } from '../append.js';
 import { type StreamedBatch, type StreamOptions } from '../stream.js';
 import { streamRows } from '../rows/stream.js';
-import { capabilitiesOf } from '../../record/formats.js';
+import { capabilitiesOf, writerProfile } from '../../record/formats.js';
 import type { BlobPayload } from '../prepare.js';
 import { restoreRecord } from '../restore.js';
 import { JournalParts } from '../parts-prepare.js';
 import { withPartProblems } from '../parts-verify.js';
 import { PostgresPartStore } from './parts.js';
 import { blobOfRow, headOfRow, placeLines, rowLines } from '../rows/lines.js';
-import { knownSteps, sequenceBatch, type Group, type GroupOutcome, type SequencedBatch } from '../sequencer.js';
+import { knownSteps, sequenceBatch, type Group, type GroupOutcome } from '../sequencer.js';
 import type {
   AppendOptions,
   AppendResult,
@@ -56,6 +55,8 @@ import {
 } from './sql.js';
 import type { StoreContext } from './store.js';
 import { verifyJournalRows } from './verify.js';
+import { commitThroughIntake, intakeOf, intakeTakes } from './intake.js';
+import type { RecordProfile } from '../../record/profile.js';
 import { catchUpAndFollow, planTreeStep, PostgresTreeStorage, rowLeaves, syncedTree, treeStatements } from './tree.js';
 import { signJournalCheckpoint, type SignedCheckpoint } from '../../proofs/keeper.js';
 import { treeRoot, type NodeReader } from '../../proofs/nodes.js';
@@ -76,6 +77,8 @@ export class PostgresJournal implements Journal, LineRewriter {
   readonly lineage: Lineage | null;
   readonly config: JournalConfig;
   private readonly queue: CommitQueue;
+  /** The record profile this journal seals by (the intake seals other processes' rows by it too). */
+  readonly profile: RecordProfile;
   private closed = false;
   /** A stepchain/v3 journal's parts (spec/PARTS.md §7): tables parts and part_index in the store's schema. */
   readonly parts: JournalParts | null;
@@ -91,6 +94,7 @@ export class PostgresJournal implements Journal, LineRewriter {
     this.genesis = meta.genesis;
     this.lineage = meta.lineage;
     this.config = meta.config;
+    this.profile = writerProfile(this.genesis);
     // Nothing is kept between batches: each is its own transaction, and the row lock ends with it.
     this.queue = new CommitQueue({
       commit: (groups) => this.commit(groups),
@@ -103,7 +107,7 @@ export class PostgresJournal implements Journal, LineRewriter {
       : null;
   }
 
-  private get where(): string {
+  get where(): string {
     return `${this.ctx.display} journal ${this.id}`;
   }
 
@@ -189,7 +193,7 @@ export class PostgresJournal implements Journal, LineRewriter {
     }
   }
 
-  private gone(): StoreError {
+  gone(): StoreError {
     return new StoreError('JOURNAL_NOT_FOUND', `journal ${this.id} is no longer in ${this.ctx.display}`, {
       hint: 'something removed its row; restore it from a backup',
     });
@@ -201,6 +205,12 @@ export class PostgresJournal implements Journal, LineRewriter {
 
   /** The queue's sink: one transaction for a batch of append calls; each call's outcome on its own. */
   private async commit(groups: readonly Group[]): Promise<GroupOutcome[]> {
+    const hub = this.ctx.intake;
+    if (hub !== null && intakeTakes(groups, this.profile))
+      return commitThroughIntake(
+        intakeOf(this.ctx, hub, this, (c, h, g) => this.commitOn(c, h, g)),
+        groups,
+      );
     const client = await this.connect(`appending to journal ${this.id}`);
     let sent: { outcomes: GroupOutcome[]; last: NewLine } | null = null;
     try {
@@ -274,7 +284,9 @@ export class PostgresJournal implements Journal, LineRewriter {
       if (sqlState(e) === '23505') throw clashError(this.id, head.seq + 1, e);
       throw e;
     }
-    if (keepsRunState(this.genesis)) await this.advanceRunState(client, head, batch.lines);
+    // The run_state row after the batch's lines (spec/POSTGRES.md §4.2), in the append's transaction.
+    const rows = { client, tables: this.ctx.tables, key: this.key, genesis: this.genesis, where: this.where };
+    if (keepsRunState(this.genesis)) await advanceRunStateRow({ ...rows, parts: this.parts }, head, batch.lines);
     return { outcomes: batch.outcomes, last: lines[lines.length - 1]! };
   }
 
@@ -289,7 +301,7 @@ export class PostgresJournal implements Journal, LineRewriter {
     client.release(true);
     // COMMIT was sent and no answer came: the transaction may have committed. Learn which.
     if (sentLast !== null && lost) {
-      const fate = await this.commitFate(sentLast);
+      const fate = await commitFateOf(this.ctx, this.key, sentLast); // waits for that transaction to end
       if (fate === 'committed') return;
       if (fate === 'unknown') {
         throw new StoreError(
@@ -307,25 +319,11 @@ export class PostgresJournal implements Journal, LineRewriter {
     throw translate(e, this.ctx.display, `appending to journal ${this.id}`);
   }
 
-  /** The run_state row after the batch's lines (spec/POSTGRES.md §4.2), in the append's transaction. */
-  private advanceRunState(client: DbClient, head: LockedHead, lines: SequencedBatch['lines']): Promise<void> {
-    return advanceRunStateRow(
-      { client, tables: this.ctx.tables, key: this.key, genesis: this.genesis, where: this.where, parts: this.parts },
-      head,
-      lines,
-    );
-  }
-
   /** The run_state row's saved state (spec/POSTGRES.md §4.2): written by appends only, so there is no write. */
   get runStateCache(): RunStateCache | undefined {
     return keepsRunState(this.genesis)
       ? { read: () => readRunStateRow(this.ctx.pool, this.ctx.tables, this.key) }
       : undefined;
-  }
-
-  /** After a COMMIT that went unanswered: waits for that transaction to end (the row lock), then looks. */
-  private commitFate(last: NewLine): Promise<'committed' | 'absent' | 'unknown'> {
-    return commitFateOf(this.ctx, this.key, last);
   }
 
   // ---------------------------------------------------------------- reading

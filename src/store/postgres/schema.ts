@@ -212,3 +212,26 @@ export async function migrate(pool: DbPool, t: Tables, server: string): Promise<
     client.release(broken);
   }
 }
+
+/** The server must keep text as UTF-8 bytes (lines are stored byte for byte) and be recent enough. */
+export async function checkServer(ctx: { pool: DbPool; display: string }): Promise<void> {
+  const r = await ctx.pool.query<{ encoding: string; version: number }>(
+    `SELECT current_setting('server_encoding') AS encoding, current_setting('server_version_num')::int AS version`,
+  );
+  const row = r.rows[0]!;
+  if (row.encoding !== 'UTF8') {
+    throw new StoreError(
+      'SERVER_ERROR',
+      `${ctx.display}: the database's encoding is ${row.encoding}; the store keeps every line byte for byte as UTF-8 text and needs a UTF8 database`,
+      {
+        hint: "create the database with ENCODING 'UTF8'",
+      },
+    );
+  }
+  if (row.version < 120000) {
+    throw new StoreError(
+      'SERVER_ERROR',
+      `${ctx.display}: PostgreSQL ${Math.floor(row.version / 10000)} is too old; the store needs 12 or later`,
+    );
+  }
+}

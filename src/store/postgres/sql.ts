@@ -122,6 +122,8 @@ export async function beginAndLockHead(
   key: number,
   lockTimeoutMs: number,
   idleTimeoutMs: number,
+  /** Take the lock only if it is free (FOR UPDATE … SKIP LOCKED): null then also when another holds it. */
+  skipLocked = false,
 ): Promise<LockedHead | null> {
   const k = Math.trunc(key);
   const sql = [
@@ -129,7 +131,7 @@ export async function beginAndLockHead(
     `SET LOCAL lock_timeout = ${Math.trunc(lockTimeoutMs)}`,
     `SET LOCAL idle_in_transaction_session_timeout = ${Math.trunc(idleTimeoutMs)}`,
     // The tree's state rides along (version 2): a commit that keeps the tree pays no extra round trip.
-    lockHeadSql(t, k),
+    lockHeadSql(t, k) + (skipLocked ? ' SKIP LOCKED' : ''),
   ];
   const results = (await client.query(sql.join('; '))) as unknown as { rows: Record<string, unknown>[] }[];
   return lockedHeadOfRow(results[3]?.rows[0]);

@@ -29,7 +29,9 @@ import { sqlState, translate } from './errors.js';
 import { checkHealth } from './health.js';
 import { PostgresJournal } from './journal.js';
 import { parsePostgresLocation } from './location.js';
+import { IntakeHub } from './intake.js';
 import { DEFAULT_SCHEMA, migrate, schemaState, tablesIn, tooNew, SCHEMA_VERSION, type Tables } from './schema.js';
+import { checkServer } from './schema.js';
 import {
   findJournal,
   insertBlobs,
@@ -72,6 +74,8 @@ export interface PostgresStoreOptions {
    * to the next checkpoint or proof (as FileJournalOptions.merkleTree). For measuring the tree's cost.
    */
   merkleTree?: boolean;
+  /** Group commit across processes through the intake table (default true, §6.6); false: each commit takes the head row itself. */
+  intake?: boolean;
   /** Defaults for `create`, as in the file store: segment rotation size and blob threshold. */
   segmentBytes?: number;
   blobThreshold?: number;
@@ -88,6 +92,8 @@ export interface StoreContext {
   idempotencyWindow: number;
   /** Whether commits feed the tree (PostgresStoreOptions.merkleTree). */
   merkleTree: boolean;
+  /** The intake (spec/POSTGRES.md §6.6), null when PostgresStoreOptions.intake is false. */
+  intake: IntakeHub | null;
 }
 
 export class PostgresStore implements Store<PostgresJournal>, StoreDiagnostics {
@@ -95,7 +101,9 @@ export class PostgresStore implements Store<PostgresJournal>, StoreDiagnostics {
   /** The server and schema, password masked. */
   readonly display: string;
   readonly tables: Tables;
-  private readonly settings: Omit<StoreContext, 'pool' | 'tables' | 'display'>;
+  private readonly settings: Omit<StoreContext, 'pool' | 'tables' | 'display' | 'intake'>;
+  private readonly useIntake: boolean;
+  private hub: IntakeHub | null = null;
   private readonly defaults: JournalConfig;
   private readonly ownPool: boolean;
   private readonly poolConfig: ConnectionConfig;
@@ -150,6 +158,7 @@ export class PostgresStore implements Store<PostgresJournal>, StoreDiagnostics {
       idleTimeoutMs: intOption('idleTimeoutMs', o.idleTimeoutMs, DEFAULT_PG_IDLE_TIMEOUT_MS, 100, 3_600_000),
     };
     this.defaults = defaultConfig(o);
+    this.useIntake = o.intake !== false;
   }
 
   private getPool(): Promise<DbPool> {
@@ -162,7 +171,9 @@ export class PostgresStore implements Store<PostgresJournal>, StoreDiagnostics {
   }
 
   private async context(): Promise<StoreContext> {
-    return { pool: await this.getPool(), tables: this.tables, display: this.display, ...this.settings };
+    const pool = await this.getPool();
+    if (this.useIntake) this.hub ??= new IntakeHub(pool, this.tables, this.ownPool ? this.poolConfig : null);
+    return { pool, tables: this.tables, display: this.display, ...this.settings, intake: this.hub };
   }
 
   /**
@@ -379,11 +390,18 @@ export class PostgresStore implements Store<PostgresJournal>, StoreDiagnostics {
         await client.query(`DELETE FROM ${ctx.tables.checkpoints} WHERE journal = $1`, [key]);
         await client.query(`DELETE FROM ${ctx.tables.steps} WHERE journal = $1`, [key]);
         await client.query(`DELETE FROM ${ctx.tables.blobs} WHERE journal = $1`, [key]);
-        // A v3 journal's parts, index and part key (§4.3), keyed by id: a journal made again under the id starts without them.
-        for (const table of ['parts', 'part_index', 'part_keys']) {
+        // A v3 journal's parts, index and part key (§4.3), keyed by id: a journal made again under the id
+        // starts without them; and its intake rows (§6.6), keyed by the row's key.
+        const rows = [
+          ['parts', id],
+          ['part_index', id],
+          ['part_keys', id],
+          ['intake', key],
+        ] as const;
+        for (const [table, of] of rows) {
           const name = `"${ctx.tables.schema}".${table}`;
           const found = await client.query<{ t: string | null }>('SELECT to_regclass($1)::text AS t', [name]);
-          if (found.rows[0]?.t != null) await client.query(`DELETE FROM ${name} WHERE journal = $1`, [id]);
+          if (found.rows[0]?.t != null) await client.query(`DELETE FROM ${name} WHERE journal = $1`, [of]);
         }
         await client.query(`DELETE FROM ${ctx.tables.journals} WHERE key = $1`, [key]);
         await client.query('COMMIT');
@@ -414,6 +432,7 @@ export class PostgresStore implements Store<PostgresJournal>, StoreDiagnostics {
     this.closed = true;
     const pool = this.pool;
     this.pool = null;
+    await this.hub?.close();
     if (pool !== null && this.ownPool) await (await pool).end();
   }
 
@@ -434,28 +453,5 @@ export class PostgresStore implements Store<PostgresJournal>, StoreDiagnostics {
     } finally {
       client.release(failed);
     }
-  }
-}
-
-/** The server must keep text as UTF-8 bytes (lines are stored byte for byte) and be recent enough. */
-async function checkServer(ctx: StoreContext): Promise<void> {
-  const r = await ctx.pool.query<{ encoding: string; version: number }>(
-    `SELECT current_setting('server_encoding') AS encoding, current_setting('server_version_num')::int AS version`,
-  );
-  const row = r.rows[0]!;
-  if (row.encoding !== 'UTF8') {
-    throw new StoreError(
-      'SERVER_ERROR',
-      `${ctx.display}: the database's encoding is ${row.encoding}; the store keeps every line byte for byte as UTF-8 text and needs a UTF8 database`,
-      {
-        hint: "create the database with ENCODING 'UTF8'",
-      },
-    );
-  }
-  if (row.version < 120000) {
-    throw new StoreError(
-      'SERVER_ERROR',
-      `${ctx.display}: PostgreSQL ${Math.floor(row.version / 10000)} is too old; the store needs 12 or later`,
-    );
   }
 }

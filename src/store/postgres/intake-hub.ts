@@ -1,0 +1,162 @@
+/**
+ * The intake's table and wake-ups (spec/POSTGRES.md §6.6), one per store: the table is made on first use
+ * outside the schema's version (as the part tables, §4.3), and one LISTEN connection per store hears the
+ * sequencers' NOTIFYs and wakes the appends waiting on the rows they chained.
+ */
+import { digestUtf8 } from '../../canonical/sha256.js';
+import { loadDriver, type ConnectionConfig, type DbListener, type DbPool } from './driver.js';
+import type { Tables } from './schema.js';
+
+export interface Watch {
+  key: number;
+  ids: ReadonlySet<number>;
+  notified: boolean;
+  covered: boolean;
+  wake: (() => void) | null;
+}
+
+/** One per store: the intake table, made on first use, and the LISTEN connection that wakes waiters. */
+export class IntakeHub {
+  readonly table: string;
+  /** The NOTIFY channel of the store's schema (at most 63 bytes whatever the schema's name). */
+  readonly channel: string;
+  /** Rows this process sequenced for its own appends, their outcomes taken: deleted with its next insert. */
+  readonly taken: number[] = [];
+  private ready: Promise<void> | null = null;
+  private listener: Promise<DbListener | null> | null = null;
+  private readonly watches = new Set<Watch>();
+  private closed = false;
+
+  constructor(
+    private readonly pool: DbPool,
+    private readonly tables: Tables,
+    /** The store's own connection settings; null for a caller's pool (then waiters poll). */
+    private readonly config: ConnectionConfig | null,
+  ) {
+    this.table = `"${tables.schema}".intake`;
+    this.channel = `stepchain_intake_${digestUtf8(tables.schema).slice(7, 23)}`;
+  }
+
+  /**
+   * The intake table, created once per schema like the part tables (§4.3): outside the schema's version,
+   * under the migration's advisory lock, after a look that finds it in place without it.
+   */
+  init(): Promise<void> {
+    this.ready ??= (async () => {
+      const found = await this.pool.query<{ t: string | null }>('SELECT to_regclass($1)::text AS t', [this.table]);
+      if (found.rows[0]?.t == null) await this.create();
+    })().catch((e: unknown) => {
+      this.ready = null;
+      throw e;
+    });
+    this.listen();
+    return this.ready;
+  }
+
+  private async create(): Promise<void> {
+    const client = await this.pool.connect();
+    let broken = false;
+    try {
+      await client.query('BEGIN');
+      await client.query(`SELECT pg_advisory_xact_lock(hashtext('stepchain:migrate'), hashtext($1))`, [
+        this.tables.schema,
+      ]);
+      await client.query(
+        `CREATE TABLE IF NOT EXISTS ${this.table} (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, journal bigint NOT NULL, expires_at timestamptz NOT NULL, payload text NOT NULL, result text)`,
+      );
+      await client.query(`CREATE INDEX IF NOT EXISTS intake_journal ON ${this.table} (journal, id)`);
+      await client.query('COMMIT');
+    } catch (e) {
+      broken = true;
+      await client.query('ROLLBACK').catch(() => {});
+      throw e;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  /** LISTEN on a connection of its own, unreferenced (it never keeps the process alive); null: waiters poll. */
+  private listen(): void {
+    if (this.config === null || this.closed || this.listener !== null) return;
+    const started = (async () => {
+      const pg = await loadDriver();
+      const c = new pg.Client({ connectionTimeoutMillis: 10_000, ...this.config, keepAlive: true });
+      const lost = (): void => {
+        if (this.listener === started) this.listener = null; // the next append listens again
+        c.end().catch(() => {});
+      };
+      c.on('error', lost);
+      c.on('end', lost);
+      c.on('notification', (n) => this.notified(n.payload ?? ''));
+      await c.connect();
+      c.unref();
+      await c.query(`LISTEN ${this.channel}`);
+      if (this.closed) {
+        c.ref();
+        await c.end();
+      }
+      return c;
+    })().catch(() => {
+      if (this.listener === started) this.listener = null;
+      return null;
+    });
+    this.listener = started;
+  }
+
+  /** A sequencer's NOTIFY: "<journal key> <id>,<id>…" (or "*" for all) — the rows its COMMIT chained. */
+  private notified(payload: string): void {
+    const space = payload.indexOf(' ');
+    const key = Number(payload.slice(0, space));
+    const rest = payload.slice(space + 1);
+    const ids = rest === '*' ? null : new Set(rest.split(',').map(Number));
+    for (const w of this.watches) {
+      if (w.key !== key) continue;
+      w.notified = true;
+      if (ids === null || [...w.ids].some((id) => ids.has(id))) w.covered = true;
+      w.wake?.();
+    }
+  }
+
+  /** Starts watching for the NOTIFY of a COMMIT that chains some of `ids`; before trying the lock, so none is missed. */
+  watch(key: number, ids: ReadonlySet<number>): Watch {
+    const w: Watch = { key, ids, notified: false, covered: false, wake: null };
+    this.watches.add(w);
+    return w;
+  }
+
+  /** Waits for a NOTIFY on the watch since its flags were last cleared (or `ms`). */
+  async wait(w: Watch, ms: number): Promise<void> {
+    if (w.notified) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      w.wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    w.wake = null;
+  }
+
+  unwatch(w: Watch): void {
+    this.watches.delete(w);
+  }
+
+  /**
+   * Deletes the rows this process chained for itself (their outcomes taken), then ends the LISTEN connection
+   * without waiting for one still starting (its socket is unreferenced).
+   */
+  async close(): Promise<void> {
+    this.closed = true;
+    const taken = this.taken.splice(0);
+    if (taken.length > 0)
+      await this.pool.query(`DELETE FROM ${this.table} WHERE id = ANY($1::bigint[])`, [taken]).catch(() => {});
+    const l = this.listener;
+    this.listener = null;
+    void l
+      ?.then((c) => {
+        c?.ref(); // referenced again, so that ending it is not cut short by the process exiting
+        return c?.end();
+      })
+      .catch(() => {});
+  }
+}

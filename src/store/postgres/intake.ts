@@ -1,0 +1,259 @@
+/**
+ * Group commit across processes (spec/POSTGRES.md §6.6). A writer puts each append call into the intake
+ * table in a short transaction of its own that waits for no WAL flush, then tries the journal's head row
+ * lock without queueing for it (FOR UPDATE SKIP LOCKED). Whoever gets it is the sequencer for one
+ * transaction: it sequences and seals every pending intake row of the journal, its own and other
+ * processes', in intake order, writes their lines, marks each row with its outcome, and COMMITs — one WAL
+ * flush for all of them, which also covers the intake rows (the WAL is flushed in order). A writer that
+ * did not get the lock waits for the sequencer's NOTIFY (or a short poll) and takes its rows' outcomes. So
+ * an append still resolves only after the COMMIT that chained it, and only that COMMIT makes it visible.
+ */
+import { StepchainError } from '../../errors.js';
+import type { RecordProfile } from '../../record/profile.js';
+import { StoreError } from '../errors.js';
+import type { Group, GroupOutcome } from '../sequencer.js';
+import type { DbClient, DbPool } from './driver.js';
+import { isConnectionLoss, translate } from './errors.js';
+import { IntakeHub } from './intake-hub.js';
+import { decodeGroup, decodeOutcome, encodeGroup, encodeOutcome } from './intake-rows.js';
+import type { Tables } from './schema.js';
+import { beginAndLockHead, type LockedHead, type NewLine } from './sql.js';
+import type { StoreContext } from './store.js';
+
+export { IntakeHub } from './intake-hub.js';
+
+/** Rows one sequencing transaction takes at most (each row is one append call). */
+const MAX_ROWS = 1024;
+/** How long a waiter waits for a NOTIFY before it looks (and tries the lock) anyway. */
+const POLL_MS = 25;
+/** Marked rows nobody took and pending rows of writers gone are deleted this long after they expired. */
+const SWEEP_AFTER = "interval '10 minutes'";
+
+/** What the intake needs of its journal and store. */
+export interface IntakeJournal {
+  readonly key: number;
+  readonly id: string;
+  readonly where: string;
+  readonly display: string;
+  readonly profile: RecordProfile;
+  readonly pool: DbPool;
+  readonly tables: Tables;
+  readonly hub: IntakeHub;
+  readonly lockTimeoutMs: number;
+  readonly idleTimeoutMs: number;
+  /** Sequences and writes `groups` inside the transaction that holds the head row (journal.ts commitOn). */
+  commitOn(
+    client: DbClient,
+    head: LockedHead,
+    groups: readonly Group[],
+  ): Promise<{ outcomes: GroupOutcome[]; last: NewLine | null }>;
+  gone(): StoreError;
+}
+
+/** The journal as the intake sees it. */
+export function intakeOf(
+  ctx: StoreContext,
+  hub: IntakeHub,
+  journal: { key: number; id: string; where: string; profile: RecordProfile; gone(): StoreError },
+  commitOn: IntakeJournal['commitOn'],
+): IntakeJournal {
+  const { pool, tables, display, lockTimeoutMs, idleTimeoutMs } = ctx;
+  const { key, id, where, profile } = journal;
+  return {
+    key,
+    id,
+    where,
+    display,
+    profile,
+    pool,
+    tables,
+    hub,
+    lockTimeoutMs,
+    idleTimeoutMs,
+    commitOn,
+    gone: () => journal.gone(),
+  };
+}
+
+/** Whether a batch goes through the intake: steps sealed by the journal's profile, without blobs (blob rows commit with their lines, §4). */
+export function intakeTakes(groups: readonly Group[], profile: RecordProfile): boolean {
+  for (const g of groups) for (const s of g.steps) if (s.profile !== profile || s.blobs.length > 0) return false;
+  return true;
+}
+
+/** The queue's sink through the intake: each group one row; resolves once every row is chained (or refused). */
+export async function commitThroughIntake(j: IntakeJournal, groups: readonly Group[]): Promise<GroupOutcome[]> {
+  const doing = `appending to journal ${j.id}`;
+  await j.hub.init().catch((e: unknown) => {
+    throw translate(e, j.display, doing);
+  });
+  let ids: number[];
+  try {
+    ids = await insertRows(j, groups.map(encodeGroup));
+  } catch (e) {
+    throw translate(e, j.display, doing);
+  }
+  const mine = new Map<number, Group>(ids.map((id, i) => [id, groups[i]!]));
+  const outcomes = new Map<number, GroupOutcome>();
+  const deadline = Date.now() + j.lockTimeoutMs;
+  const pending = new Set(ids);
+  // Watched from before the first try at the lock to the end, so that no NOTIFY goes unheard.
+  const w = j.hub.watch(j.key, pending);
+  try {
+    for (;;) {
+      w.notified = w.covered = false;
+      let got = await lead(j, mine, pending);
+      if (got === null) {
+        await j.hub.wait(w, Math.max(1, Math.min(POLL_MS, deadline - Date.now())));
+        if (!w.notified && !(await exists(j))) throw j.gone();
+        // A NOTIFY that names none of these rows chained others': no need to look for outcomes.
+        if (!w.notified || w.covered) got = await takeOutcomes(j, pending, false);
+      } else if (got.size < pending.size) {
+        // Rows this sequencer did not find pending were chained by another, whose NOTIFY may have come first.
+        const more = await takeOutcomes(j, new Set([...pending].filter((id) => !got!.has(id))), false);
+        for (const [id, o] of more) got.set(id, o);
+      }
+      for (const [id, o] of got ?? []) {
+        outcomes.set(id, o);
+        pending.delete(id);
+      }
+      if (pending.size === 0) return ids.map((id) => outcomes.get(id)!);
+      if (Date.now() >= deadline) throw timedOut(j);
+    }
+  } catch (e) {
+    // Take the rows back (or their outcomes, if a COMMIT chained them after all): an append reported as
+    // failed must never be chained later by another process's sequencer.
+    let back: Map<number, GroupOutcome>;
+    try {
+      back = await takeOutcomes(j, pending, true);
+    } catch (lost) {
+      throw new StoreError(
+        'SERVER_UNREACHABLE',
+        `${j.display}: appending to journal ${j.id} failed (${e instanceof Error ? e.message : String(e)}), and taking its intake rows back failed too, so whether another writer chains them cannot be learnt now`,
+        {
+          hint: 'retry with the same step_ids: a step that did commit is returned as it is (FILE-STORE.md §10)',
+          cause: lost,
+        },
+      );
+    }
+    const failure = e instanceof StepchainError ? e : translate(e, j.display, doing);
+    return ids.map((id) => outcomes.get(id) ?? back.get(id) ?? { ok: false, error: failure });
+  } finally {
+    j.hub.unwatch(w);
+  }
+}
+
+function timedOut(j: IntakeJournal): StoreError {
+  return new StoreError(
+    'LOCK_TIMEOUT',
+    `${j.where}: the append waited ${j.lockTimeoutMs} ms for the journal's lock and no writer chained it`,
+    { hint: 'another writer holds the journal (a long batch, a checkpoint); retry, or raise lockTimeoutMs' },
+  );
+}
+
+async function insertRows(j: IntakeJournal, payloads: string[]): Promise<number[]> {
+  // synchronous_commit off for this statement's own transaction only: nothing is acknowledged by it, and
+  // the sequencer's COMMIT, flushed after it in the WAL, makes it durable with the lines.
+  // The rows this process sequenced itself, outcomes known, go in the same statement.
+  const taken = j.hub.taken.splice(0);
+  const r = await j.pool.query<{ id: string }>(
+    `WITH taken AS (DELETE FROM ${j.hub.table} WHERE id = ANY($4::bigint[]))
+     INSERT INTO ${j.hub.table} (journal, expires_at, payload)
+     SELECT $1, clock_timestamp() + $2 * interval '1 millisecond', p FROM unnest($3::text[]) WITH ORDINALITY AS u(p, n)
+     WHERE set_config('synchronous_commit', 'off', true) IS NOT NULL ORDER BY n RETURNING id`,
+    [j.key, j.lockTimeoutMs, payloads, taken],
+  );
+  // Identity values are drawn in insertion order, which is the ORDER BY's.
+  return r.rows.map((row) => Number(row.id)).sort((a, b) => a - b);
+}
+
+async function exists(j: IntakeJournal): Promise<boolean> {
+  const r = await j.pool.query(`SELECT 1 FROM ${j.tables.journals} WHERE key = $1`, [j.key]);
+  return r.rows.length > 0;
+}
+
+/**
+ * Deletes the rows of `ids` that carry an outcome, returning the outcomes; `all`: also those that do not
+ * (taken back: a sequencer that has them locked is waited for, and one that comes later no longer sees them).
+ */
+async function takeOutcomes(
+  j: IntakeJournal,
+  ids: ReadonlySet<number>,
+  all: boolean,
+): Promise<Map<number, GroupOutcome>> {
+  const out = new Map<number, GroupOutcome>();
+  if (ids.size === 0) return out;
+  const r = await j.pool.query<{ id: string; result: string | null }>(
+    `DELETE FROM ${j.hub.table} WHERE id = ANY($1::bigint[])${all ? '' : ' AND result IS NOT NULL'} RETURNING id, result`,
+    [[...ids]],
+  );
+  for (const row of r.rows) if (row.result !== null) out.set(Number(row.id), decodeOutcome(row.result));
+  return out;
+}
+
+/**
+ * One try at being the sequencer: null when another holds the head row. Otherwise chains every pending row
+ * of the journal in one transaction and returns the outcomes of `pending` among them.
+ */
+async function lead(
+  j: IntakeJournal,
+  mine: ReadonlyMap<number, Group>,
+  pending: ReadonlySet<number>,
+): Promise<Map<number, GroupOutcome> | null> {
+  const client = await j.pool.connect();
+  try {
+    const head = await beginAndLockHead(client, j.tables, j.key, j.lockTimeoutMs, j.idleTimeoutMs, true);
+    if (head === null) {
+      await client.query('ROLLBACK');
+      client.release();
+      return null;
+    }
+    const rows = await client.query<{ id: string; payload: string }>(
+      `SELECT id, payload FROM ${j.hub.table} WHERE journal = $1 AND result IS NULL AND expires_at > now() ORDER BY id LIMIT ${MAX_ROWS} FOR UPDATE SKIP LOCKED`,
+      [j.key],
+    );
+    const taken: number[] = [];
+    const groups: Group[] = [];
+    const refused = new Map<number, GroupOutcome>();
+    for (const row of rows.rows) {
+      const id = Number(row.id);
+      const group = mine.get(id) ?? decodeGroup(row.payload, j.profile, id);
+      if (group === null) continue; // another version's row: left for a writer that reads it
+      if ('error' in group) refused.set(id, group);
+      else {
+        taken.push(id);
+        groups.push(group);
+      }
+    }
+    const written = taken.length === 0 ? { outcomes: [] } : await j.commitOn(client, head, groups);
+    const outcomes = new Map<number, GroupOutcome>(refused);
+    taken.forEach((id, i) => outcomes.set(id, written.outcomes[i]!));
+    // Every row is marked with its outcome, this writer's too: should the answer to COMMIT be lost, its
+    // rows still say what happened (commitThroughIntake takes them back). Its own go with its next insert.
+    const own = [...outcomes.keys()].filter((id) => pending.has(id));
+    const list = [...outcomes.keys()].join(',');
+    await client.query(
+      `WITH marked AS (UPDATE ${j.hub.table} i SET payload = '', result = r.result FROM unnest($1::bigint[], $2::text[]) AS r(id, result) WHERE i.id = r.id),
+       swept AS (DELETE FROM ${j.hub.table} WHERE journal = $3 AND expires_at < now() - ${SWEEP_AFTER} AND id <> ALL($1::bigint[]))
+       SELECT pg_notify($4, $5)`,
+      [
+        [...outcomes.keys()],
+        [...outcomes.values()].map(encodeOutcome),
+        j.key,
+        j.hub.channel,
+        `${j.key} ${list.length > 7000 ? '*' : list}`,
+      ],
+    );
+    await client.query('COMMIT');
+    client.release();
+    j.hub.taken.push(...own);
+    const mineDone = new Map<number, GroupOutcome>();
+    for (const id of own) mineDone.set(id, outcomes.get(id)!);
+    return mineDone;
+  } catch (e) {
+    // An unanswered COMMIT is settled by the caller taking its rows back: marked (committed) or not.
+    if (!isConnectionLoss(e)) await client.query('ROLLBACK').catch(() => {});
+    client.release(true);
+    throw e;
+  }
+}
