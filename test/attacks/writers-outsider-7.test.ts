@@ -8,7 +8,7 @@
  * lines); each must now be refused with a coded error that loses nothing.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FileStore } from '../../src/index.js';
@@ -107,6 +107,12 @@ describe('a pending-batch mark is obeyed only when it matches the chain (outside
     expect(again.stderr).toMatch(/JOURNAL_CORRUPT: .*starts before seq \d+, which head\.json names as committed/);
     expect(snapshot(run)).toEqual(before);
     expect(readFileSync(join(run, B0), 'utf8').match(/tool\.started/g)).toHaveLength(1);
+    // head.json removed too: the saved run state, anchored at the started record, still says it was acknowledged.
+    rmSync(join(run, 'head.json'));
+    const third = await cli(begin);
+    expect(third.code).toBe(2);
+    expect(third.stderr).toMatch(/JOURNAL_CORRUPT: .*which the saved run state \.run-state\.json folds as committed/);
+    expect(readFileSync(join(run, B0), 'utf8').match(/tool\.started/g)).toHaveLength(1);
   });
 
   it("a dead batch's true mark is still cut back: its lines go, the chain verifies, the next seq follows the mark", async () => {
@@ -154,7 +160,10 @@ describe('a writer checks the last lines it links to (outsider 7, 1.sh)', () => 
   const tamper = (edit: (ls: string[]) => string[]) => async (): Promise<string | number> => {
     const { store, dir } = await journalOf(4);
     setLines(dir, edit(lines(dir)));
-    return appendCode(store);
+    const before = snapshot(dir);
+    const code = await appendCode(store);
+    expect(snapshot(dir)).toEqual(before); // nothing written, head.json not rewritten to a forged hash
+    return code;
   };
   it('an edited last line, keeping its step_hash, is refused naming file, line and seq', async () => {
     expect(await tamper(last((l) => l.replace('payment 3', 'payment 999')))()).toMatch(

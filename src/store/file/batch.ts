@@ -16,7 +16,15 @@ import { isObject } from '../../canonical/json.js';
 import { MAX_LINE_BYTES } from '../../canonical/limits.js';
 import { StoreError, ioError } from '../errors.js';
 import { fsyncDir, isNotFound, readRegular, sizeOf, writeFileAtomic } from './fsutil.js';
-import { HEAD_FILE, MAX_HEAD_BYTES, bucketFirstSeq, parseHead, type JournalPaths } from './layout.js';
+import {
+  HEAD_FILE,
+  MAX_HEAD_BYTES,
+  MAX_RUN_STATE_BYTES,
+  RUN_STATE_FILE,
+  bucketFirstSeq,
+  parseHead,
+  type JournalPaths,
+} from './layout.js';
 import { readLineEndingAt, readLines } from './lines.js';
 
 export const PENDING_NAME = '.batch-pending.json';
@@ -79,8 +87,8 @@ export async function removePending(dir: string, durable: boolean): Promise<void
  * Refuses (JOURNAL_CORRUPT) a mark that no writer can have written, before any byte is cut (§18, "What a
  * writer checks before it cuts back"): the line ending at the mark's size must be the step it names (or, at
  * a bucket's start, the previous bucket's last line, or the genesis hash), the first line past it must be
- * the next seq linked to it, and no acknowledged fact — head.json, written only after a batch's commit — may
- * name a seq past it. Costs a few reads of the chain's tail, whatever its length.
+ * the next seq linked to it, and no acknowledged fact — head.json, the saved run state, both written only
+ * after a commit — may name a seq past it. Costs a few reads of the chain's tail, whatever its length.
  */
 export async function checkPending(paths: JournalPaths, mark: PendingBatch, genesisHash: string): Promise<void> {
   const refuse = (why: string): never => {
@@ -107,6 +115,16 @@ export async function checkPending(paths: JournalPaths, mark: PendingBatch, gene
   const cached = head === null ? null : parseHead(head.toString('utf8'));
   if (cached !== null && cached.seq > mark.seq)
     return refuse(`starts before seq ${cached.seq}, which head.json names as committed`);
+  const saved = await savedStateSeq(paths.dir);
+  if (saved !== null && saved > mark.seq)
+    return refuse(`starts before seq ${saved}, which the saved run state ${RUN_STATE_FILE} folds as committed`);
+}
+
+/** The seq a saved run state (§19) is anchored at: saved only after its steps were acknowledged. */
+async function savedStateSeq(dir: string): Promise<number | null> {
+  const bytes = await readRegular(join(dir, RUN_STATE_FILE), MAX_RUN_STATE_BYTES).catch(() => null);
+  const state = fieldsOf(bytes === null ? null : bytes.toString('utf8'));
+  return typeof state?.seq === 'number' && Number.isSafeInteger(state.seq) ? state.seq : null;
 }
 
 interface LineFields {

@@ -118,14 +118,12 @@ export class Tail {
   }
 
   private async read(): Promise<void> {
-    if (this.state !== null) {
-      await this.scanForward(0);
-      return;
-    }
+    if (this.state !== null) return this.scanForward(0);
     try {
       this.lastRead = [];
       await this.firstRead();
       checkLastLines(this.lastRead, formatOf(this.genesis));
+      await this.repairHeadCache(); // after the checks: a refused chain keeps its cache as it was
     } catch (e) {
       this.state = null; // the next holder reads and checks it afresh
       throw e;
@@ -147,7 +145,6 @@ export class Tail {
       const head = await this.headSeq(buckets);
       await this.readWindow(buckets, Math.max(0, head - this.index.size + 1));
     }
-    await this.repairHeadCache();
   }
 
   /** Reads from the start of the bucket holding `from` (lines before it counted, not parsed) to the end. */
