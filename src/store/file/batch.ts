@@ -13,9 +13,19 @@ import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isDigest } from '../../canonical/sha256.js';
 import { isObject } from '../../canonical/json.js';
-import { ioError } from '../errors.js';
-import { fsyncDir, isNotFound, readRegular, writeFileAtomic } from './fsutil.js';
-import { bucketFirstSeq, type JournalPaths } from './layout.js';
+import { MAX_LINE_BYTES } from '../../canonical/limits.js';
+import { StoreError, ioError } from '../errors.js';
+import { fsyncDir, isNotFound, readRegular, sizeOf, writeFileAtomic } from './fsutil.js';
+import {
+  HEAD_FILE,
+  MAX_HEAD_BYTES,
+  MAX_RUN_STATE_BYTES,
+  RUN_STATE_FILE,
+  bucketFirstSeq,
+  parseHead,
+  type JournalPaths,
+} from './layout.js';
+import { readLineEndingAt, readLines } from './lines.js';
 
 export const PENDING_NAME = '.batch-pending.json';
 
@@ -71,6 +81,101 @@ export async function removePending(dir: string, durable: boolean): Promise<void
     if (!isNotFound(e)) throw ioError('removing the pending-batch mark', pendingPath(dir), e);
   });
   if (durable) await fsyncDir(dir);
+}
+
+/**
+ * Refuses (JOURNAL_CORRUPT) a mark that no writer can have written, before any byte is cut (§18, "What a
+ * writer checks before it cuts back"): the line ending at the mark's size must be the step it names (or, at
+ * a bucket's start, the previous bucket's last line, or the genesis hash), the first line past it must be
+ * the next seq linked to it, and no acknowledged fact — head.json, the saved run state, both written only
+ * after a commit — may name a seq past it. Costs a few reads of the chain's tail, whatever its length.
+ */
+export async function checkPending(paths: JournalPaths, mark: PendingBatch, genesisHash: string): Promise<void> {
+  const refuse = (why: string): never => {
+    throw new StoreError(
+      'JOURNAL_CORRUPT',
+      `the pending-batch mark ${pendingPath(paths.dir)} (seq ${mark.seq}, bucket ${mark.bucket}, size ${mark.size}) ${why}: no writer wrote it, and cutting back to it would remove committed steps`,
+      {
+        location: { file: pendingPath(paths.dir), seq: mark.seq },
+        hint: 'if no writer is streaming a batch into this journal, move .batch-pending.json aside, then run verify',
+      },
+    );
+  };
+  const names = (await readdir(paths.buckets)).map(bucketFirstSeq).filter((n): n is number => n !== null);
+  const ends = await stepEnding(paths, mark, names, genesisHash);
+  if (ends === null) return refuse('does not end at a whole line of the chain');
+  if (ends.seq !== mark.seq || ends.step_hash !== mark.step_hash)
+    return refuse(`names a step the chain does not hold there (the line there is seq ${String(ends.seq)})`);
+  const next = await lineAfter(paths, mark, names);
+  if (next !== null && (next.seq !== mark.seq + 1 || next.prev_hash !== mark.step_hash))
+    return refuse(
+      `is followed by a line that is not the batch's first step (seq ${String(next.seq)}, linked elsewhere)`,
+    );
+  const head = await readRegular(join(paths.dir, HEAD_FILE), MAX_HEAD_BYTES).catch(() => null);
+  const cached = head === null ? null : parseHead(head.toString('utf8'));
+  if (cached !== null && cached.seq > mark.seq)
+    return refuse(`starts before seq ${cached.seq}, which head.json names as committed`);
+  const saved = await savedStateSeq(paths.dir);
+  if (saved !== null && saved > mark.seq)
+    return refuse(`starts before seq ${saved}, which the saved run state ${RUN_STATE_FILE} folds as committed`);
+}
+
+/** The seq a saved run state (§19) is anchored at: saved only after its steps were acknowledged. */
+async function savedStateSeq(dir: string): Promise<number | null> {
+  const bytes = await readRegular(join(dir, RUN_STATE_FILE), MAX_RUN_STATE_BYTES).catch(() => null);
+  const state = fieldsOf(bytes === null ? null : bytes.toString('utf8'));
+  return typeof state?.seq === 'number' && Number.isSafeInteger(state.seq) ? state.seq : null;
+}
+
+interface LineFields {
+  seq?: unknown;
+  step_hash?: unknown;
+  prev_hash?: unknown;
+}
+
+function fieldsOf(text: string | null): LineFields | null {
+  if (text === null) return null;
+  try {
+    const v: unknown = JSON.parse(text);
+    return isObject(v) ? v : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The seq and step hash of the step the mark's position ends, or null when no whole line ends there. */
+async function stepEnding(
+  paths: JournalPaths,
+  mark: PendingBatch,
+  names: number[],
+  genesisHash: string,
+): Promise<LineFields | null> {
+  if (mark.size > 0) return fieldsOf(await readLineEndingAt(paths.bucket(mark.bucket), mark.size, MAX_LINE_BYTES));
+  if (mark.seq !== mark.bucket - 1) return null;
+  if (mark.seq === -1) return { seq: -1, step_hash: genesisHash };
+  const before = names.filter((n) => n < mark.bucket).sort((a, b) => b - a)[0];
+  if (before === undefined) return null;
+  const path = paths.bucket(before);
+  const size = await sizeOf(path);
+  return size === null ? null : fieldsOf(await readLineEndingAt(path, size, MAX_LINE_BYTES));
+}
+
+/** The first whole line written after the mark's position (in its bucket, or the next bucket), or null. */
+async function lineAfter(paths: JournalPaths, mark: PendingBatch, names: number[]): Promise<LineFields | null> {
+  const size = (await sizeOf(paths.bucket(mark.bucket))) ?? 0;
+  const later = names.filter((n) => n > mark.bucket).sort((a, b) => a - b)[0];
+  const [path, from] =
+    size > mark.size
+      ? [paths.bucket(mark.bucket), mark.size]
+      : later !== undefined
+        ? [paths.bucket(later), 0]
+        : [null, 0];
+  if (path === null) return null;
+  for await (const raw of readLines(path, from, MAX_LINE_BYTES)) {
+    if (!raw.terminated) return null; // a torn first line: the batch's writer died in its first write
+    return fieldsOf(raw.tooLong ? null : raw.bytes.toString('utf8')) ?? { seq: null };
+  }
+  return later !== undefined && later !== mark.seq + 1 ? { seq: later } : null;
 }
 
 /**

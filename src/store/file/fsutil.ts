@@ -170,3 +170,20 @@ export async function assertOwnDirectories(dirs: readonly string[]): Promise<voi
     }
   }
 }
+
+/** Copies the bytes of `path` from offset `from` to its end into `to`, a chunk at a time (a torn tail may be long). */
+export async function copyFrom(path: string, from: number, to: FileHandle): Promise<void> {
+  const { handle, size } = await openRegular(path);
+  try {
+    const chunk = Buffer.allocUnsafe(Math.min(1 << 20, Math.max(1, size - from)));
+    for (let pos = from; pos < size;) {
+      const { bytesRead } = await handle.read(chunk, 0, Math.min(chunk.length, size - pos), pos);
+      if (bytesRead === 0) break;
+      let off = 0;
+      while (off < bytesRead) off += (await to.write(chunk, off, bytesRead - off)).bytesWritten;
+      pos += bytesRead;
+    }
+  } finally {
+    await handle.close();
+  }
+}

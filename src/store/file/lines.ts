@@ -163,6 +163,24 @@ export async function seekLinesBack(
   }
 }
 
+/**
+ * The whole line that ends (with its newline) at byte `end` of `path`, read backwards; null when the byte
+ * before `end` is not a newline, `end` is past the file, or the line is longer than `maxBytes`.
+ */
+export async function readLineEndingAt(path: string, end: number, maxBytes: number): Promise<string | null> {
+  const fh = await openBucket(path);
+  try {
+    if (end <= 0 || end > (await fh.stat()).size) return null;
+    const last = Buffer.alloc(1);
+    await fh.read(last, 0, 1, end - 1);
+    if (last[0] !== 0x0a) return null;
+    const start = (await findNewlineBefore(fh, end - 1)) + 1;
+    return end - 1 - start > maxBytes ? null : await readText(fh, start, end - 1 - start);
+  } finally {
+    await fh.close();
+  }
+}
+
 async function readText(fh: FileHandle, start: number, length: number): Promise<string> {
   const bytes = Buffer.allocUnsafe(length);
   let got = 0;

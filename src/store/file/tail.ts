@@ -4,17 +4,18 @@
  * lock afresh reads forward from what it knew (another process may have appended); a torn final line — a
  * writer that crashed mid-write — is quarantined and cut off; the head cache is repaired to match.
  */
-import { readdir, open, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { readdir, open, stat, unlink } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import { MAX_LINE_BYTES } from '../../canonical/limits.js';
 import { isDigest } from '../../canonical/sha256.js';
 import { formatOf, genesisHash, type Genesis } from '../../record/formats.js';
 import { StoreError, ioError } from '../errors.js';
 import type { IdempotencyIndex } from '../idempotency.js';
-import { fsyncDir, isNotFound, openRegular, readRegular, sizeOf, writeFileAtomic } from './fsutil.js';
+import { copyFrom, fsyncDir, isNotFound, readRegular, sizeOf, writeFileAtomic } from './fsutil.js';
 import { MAX_HEAD_BYTES, bucketFirstSeq, bucketName, parseHead, serializeHead, type JournalPaths } from './layout.js';
 import { readLastLine, readLines, seekLinesBack, type RawLine } from './lines.js';
-import { readPending, rollBackPending } from './batch.js';
+import { checkPending, readPending, rollBackPending } from './batch.js';
+import { checkLastBuckets, checkLastLines, refuseCacheAhead, refuseDeepLine, type ReadLine } from './tail-checks.js';
 
 /** Truncating a bucket never follows a symbolic link planted in its place. */
 const REWRITE_FLAGS = constants.O_RDWR | constants.O_NOFOLLOW;
@@ -56,6 +57,8 @@ export class Tail {
   private seen: { bucket: number; ino: number } | null = null;
   /** The first seq from which the index holds every step read since (Infinity: none); see `window`. */
   private windowFrom = Infinity;
+  /** On a first read (§9 step 2), the last two lines parsed, checked whole when the read is done; else null. */
+  private lastRead: ReadLine[] | null = null;
 
   /**
    * The idempotency index the sequencer asks (§10). A first read of the tail reads only the chain's last two
@@ -89,6 +92,7 @@ export class Tail {
     try {
       const pending = await readPending(this.paths.dir);
       if (pending !== null) {
+        await checkPending(this.paths, pending, genesisHash(this.genesis));
         await rollBackPending(this.paths.dir, this.paths, pending, this.durableHead);
         this.state = null;
       }
@@ -114,11 +118,23 @@ export class Tail {
   }
 
   private async read(): Promise<void> {
-    if (this.state !== null) {
-      await this.scanForward(0);
-      return;
+    if (this.state !== null) return this.scanForward(0);
+    try {
+      this.lastRead = [];
+      await this.firstRead();
+      checkLastLines(this.lastRead, formatOf(this.genesis));
+      await this.repairHeadCache(); // after the checks: a refused chain keeps its cache as it was
+    } catch (e) {
+      this.state = null; // the next holder reads and checks it afresh
+      throw e;
+    } finally {
+      this.lastRead = null;
     }
+  }
+
+  private async firstRead(): Promise<void> {
     const buckets = await listBuckets(this.paths);
+    await checkLastBuckets(this.paths, buckets);
     this.index.clear();
     this.windowFrom = Infinity;
     if (buckets.length === 0) {
@@ -129,7 +145,6 @@ export class Tail {
       const head = await this.headSeq(buckets);
       await this.readWindow(buckets, Math.max(0, head - this.index.size + 1));
     }
-    await this.repairHeadCache();
   }
 
   /** Reads from the start of the bucket holding `from` (lines before it counted, not parsed) to the end. */
@@ -293,6 +308,7 @@ export class Tail {
       );
     };
     if (raw.tooLong) return corrupt(`the line is longer than ${MAX_LINE_BYTES} bytes`);
+    refuseDeepLine(raw.bytes, path, seq - tail.bucket + 1, seq);
     let rec: Record<string, unknown>;
     try {
       rec = JSON.parse(raw.bytes.toString('utf8')) as Record<string, unknown>;
@@ -305,6 +321,10 @@ export class Tail {
     if (tail.hash !== null && rec.prev_hash !== tail.hash) return corrupt(`prev_hash does not link to seq ${tail.seq}`);
     tail.seq = seq;
     tail.hash = rec.step_hash;
+    if (this.lastRead !== null) {
+      this.lastRead.push({ path, line: seq - tail.bucket + 1, seq, bytes: raw.bytes });
+      if (this.lastRead.length > 2) this.lastRead.shift();
+    }
     if (typeof rec.step_id === 'string') {
       const key = formatOf(this.genesis)
         .select((n) => rec[n])
@@ -345,8 +365,7 @@ export class Tail {
   /** Rewrites head.json unless it already names the tail (§7); removes it from an empty journal. */
   private async repairHeadCache(): Promise<void> {
     const tail = this.state!;
-    let cached: { seq: number; step_hash: string } | null = null;
-    let present = true;
+    let [cached, present]: [{ seq: number; step_hash: string } | null, boolean] = [null, true];
     try {
       cached = parseHead((await readRegular(this.paths.head, MAX_HEAD_BYTES)).toString('utf8'));
     } catch (e) {
@@ -357,6 +376,7 @@ export class Tail {
       if (present) await unlink(this.paths.head).catch(() => {});
       return;
     }
+    if (cached !== null) refuseCacheAhead(this.paths, cached.seq, tail.seq, this.durableHead);
     if (cached?.seq !== tail.seq || cached.step_hash !== tail.hash) await this.writeHeadCache();
   }
 
@@ -373,22 +393,5 @@ export class Tail {
     } catch {
       // The chain is the truth, and the next open rewrites it.
     }
-  }
-}
-
-/** Copies the bytes of `path` from offset `from` to its end into `to`, a chunk at a time (a torn tail may be long). */
-async function copyFrom(path: string, from: number, to: FileHandle): Promise<void> {
-  const { handle, size } = await openRegular(path);
-  try {
-    const chunk = Buffer.allocUnsafe(Math.min(1 << 20, Math.max(1, size - from)));
-    for (let pos = from; pos < size;) {
-      const { bytesRead } = await handle.read(chunk, 0, Math.min(chunk.length, size - pos), pos);
-      if (bytesRead === 0) break;
-      let off = 0;
-      while (off < bytesRead) off += (await to.write(chunk, off, bytesRead - off)).bytesWritten;
-      pos += bytesRead;
-    }
-  } finally {
-    await handle.close();
   }
 }
