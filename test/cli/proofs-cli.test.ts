@@ -20,6 +20,9 @@ function truncate(journal: string, keep: number): void {
   const lines = readFileSync(join(buckets, first!), 'utf8').split('\n').slice(0, keep);
   writeFileSync(join(buckets, first!), lines.join('\n') + '\n');
   for (const f of rest) rmSync(join(buckets, f));
+  // A deliberate rewrite drops the head cache too: a writer refuses a cache naming steps past the chain's end
+  // (FILE-STORE.md §7), so the rewrite below goes through and only the checkpoint can tell.
+  rmSync(join(dir, journal, 'head.json'), { force: true });
 }
 
 let logKey: string;

@@ -7,6 +7,7 @@
  * failed or died — cuts every bucket back to the mark (removing buckets the batch created) before anything
  * else. So a refused step, a write error or a crash anywhere in the batch leaves none of it.
  */
+import { writerRefusal } from './tail-checks.js';
 import { readdir, unlink } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
@@ -92,13 +93,15 @@ export async function removePending(dir: string, durable: boolean): Promise<void
  */
 export async function checkPending(paths: JournalPaths, mark: PendingBatch, genesisHash: string): Promise<void> {
   const refuse = (why: string): never => {
-    throw new StoreError(
-      'JOURNAL_CORRUPT',
-      `the pending-batch mark ${pendingPath(paths.dir)} (seq ${mark.seq}, bucket ${mark.bucket}, size ${mark.size}) ${why}: no writer wrote it, and cutting back to it would remove committed steps`,
-      {
-        location: { file: pendingPath(paths.dir), seq: mark.seq },
-        hint: 'if no writer is streaming a batch into this journal, move .batch-pending.json aside, then run verify',
-      },
+    throw writerRefusal(
+      new StoreError(
+        'JOURNAL_CORRUPT',
+        `the pending-batch mark ${pendingPath(paths.dir)} (seq ${mark.seq}, bucket ${mark.bucket}, size ${mark.size}) ${why}: no writer wrote it, and cutting back to it would remove committed steps`,
+        {
+          location: { file: pendingPath(paths.dir), seq: mark.seq },
+          hint: 'if no writer is streaming a batch into this journal, move .batch-pending.json aside, then run verify',
+        },
+      ),
     );
   };
   const names = (await readdir(paths.buckets)).map(bucketFirstSeq).filter((n): n is number => n !== null);

@@ -5,6 +5,7 @@
  * and fsync batching (writer.ts); reads take no lock (reads.ts). Before the lock is let go, head.json is
  * brought up to date (§7).
  */
+import { isWriterRefusal } from './tail-checks.js';
 import { join } from 'node:path';
 import type { ChainHead, SeqRange, StoredLine } from '../../chain/source.js';
 import { formatTimestamp } from '../../record/fields.js';
@@ -421,7 +422,12 @@ export class FileJournal implements Journal {
   /** Takes the lock once to repair a torn tail and a stale head cache (the idempotency window is read when first asked). */
   async recover(): Promise<void> {
     this.tail.state = null;
-    await this.lease.acquire();
+    try {
+      await this.lease.acquire();
+    } catch (e) {
+      if (isWriterRefusal(e)) return; // nothing written; readers verify it, every writer refuses it
+      throw e;
+    }
     await sweepStaging(this.dir, this.options.staleMs);
     await this.lease.release();
   }

@@ -20,11 +20,30 @@ export interface ReadLine {
   bytes: Uint8Array;
 }
 
+/**
+ * The refusals a writer makes before it links a step (this file's checks and the pending-batch mark's): they
+ * stop a write, never a read. Opening a journal (FileJournal.recover) takes the lock once to repair a torn
+ * tail; when one of these refuses there, nothing was written, and readers go on to verify and report the
+ * journal in their own terms (RUN_INVALID, THREAD_INVALID, verify's problems) while every writer refuses.
+ */
+const writerRefusals = new WeakSet<StoreError>();
+
+/** Marks `e` as a writer's refusal (see writerRefusals) and returns it. */
+export function writerRefusal(e: StoreError): StoreError {
+  writerRefusals.add(e);
+  return e;
+}
+
+/** Whether `e` is a writer's refusal to link to the chain as it stands. */
+export const isWriterRefusal = (e: unknown): boolean => e instanceof StoreError && writerRefusals.has(e);
+
 function corrupt(file: string, line: number, seq: number, why: string): StoreError {
-  return new StoreError(
-    'JOURNAL_CORRUPT',
-    `${file} line ${line} (seq ${seq}): ${why}; refusing to append to a broken chain`,
-    { location: { file, line, seq }, hint: 'run verify on the journal to see every problem' },
+  return writerRefusal(
+    new StoreError(
+      'JOURNAL_CORRUPT',
+      `${file} line ${line} (seq ${seq}): ${why}; refusing to append to a broken chain`,
+      { location: { file, line, seq }, hint: 'run verify on the journal to see every problem' },
+    ),
   );
 }
 
@@ -64,15 +83,17 @@ export async function checkLastBuckets(paths: JournalPaths, buckets: readonly nu
     return; // an unreadable line: the tail read reports it where it reads it
   }
   if (seq === last - 1) return;
-  throw new StoreError(
-    'JOURNAL_CORRUPT',
-    seq === null
-      ? `${before} holds no whole line, but bucket ${bucketName(last)} follows it: only the last bucket may be empty`
-      : `bucket ${bucketName(last)} follows ${before}, whose last step is seq ${String(seq)}: buckets out of order`,
-    {
-      location: { file: paths.bucket(last), seq: last },
-      hint: 'a bucket was planted or removed: run verify on the journal and restore the buckets from a backup',
-    },
+  throw writerRefusal(
+    new StoreError(
+      'JOURNAL_CORRUPT',
+      seq === null
+        ? `${before} holds no whole line, but bucket ${bucketName(last)} follows it: only the last bucket may be empty`
+        : `bucket ${bucketName(last)} follows ${before}, whose last step is seq ${String(seq)}: buckets out of order`,
+      {
+        location: { file: paths.bucket(last), seq: last },
+        hint: 'a bucket was planted or removed: run verify on the journal and restore the buckets from a backup',
+      },
+    ),
   );
 }
 
@@ -83,12 +104,14 @@ export async function checkLastBuckets(paths: JournalPaths, buckets: readonly nu
  */
 export function refuseCacheAhead(paths: JournalPaths, cached: number, tail: number, durable: boolean): void {
   if (!durable || cached <= tail) return;
-  throw new StoreError(
-    'JOURNAL_CORRUPT',
-    `head.json names seq ${cached}, but the chain of ${paths.dir} ends at seq ${tail}: steps acknowledged as durable were removed`,
-    {
-      location: { file: paths.head, seq: cached },
-      hint: 'restore the buckets from a backup; if the journal was last written with fsync batch or none and the machine crashed, move head.json aside to accept the loss',
-    },
+  throw writerRefusal(
+    new StoreError(
+      'JOURNAL_CORRUPT',
+      `head.json names seq ${cached}, but the chain of ${paths.dir} ends at seq ${tail}: steps acknowledged as durable were removed`,
+      {
+        location: { file: paths.head, seq: cached },
+        hint: 'restore the buckets from a backup; if the journal was last written with fsync batch or none and the machine crashed, move head.json aside to accept the loss',
+      },
+    ),
   );
 }
