@@ -53,7 +53,7 @@ describe('approval statement v2: attacks', () => {
     expect(report.problems).toEqual([]);
     const text = gunzipSync(readFileSync(out)).toString('latin1');
     // As a JSON string, the only way the value itself is written: four digits alone also turn up by chance in
-    // the receipt's hex digests and base64 salts (about one receipt in three), which would prove nothing.
+    // the receipt's random hex digests and base64 salts now and then, which would prove nothing.
     expect(text).not.toContain('"4821"');
     // The outsider's guess: every 4-digit PIN, hashed as APPROVALS.md §2.1's digest, looked for in the receipt.
     const found: string[] = [];
