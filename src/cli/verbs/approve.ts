@@ -70,8 +70,9 @@ function listRequests(out: Output, all: ApprovalState[], pendingOnly: boolean): 
  */
 function callText(a: ApprovalState): string {
   if (a.erased !== true) return inline(canonicalJsonTrusted({ arguments: a.call.arguments, name: a.call.name }));
-  // A tag no content can hold by chance stands in for each erased place until the text is made.
-  const tag = randomUUID();
+  // A tag no content can hold by chance stands in for each erased place until the text is made. It begins with
+  // the marker's own name, so the canonical text puts it where the marker sorts, whatever the random part.
+  const tag = `${ERASED}:${randomUUID()}`;
   const mark = (v: unknown): unknown => {
     if (Array.isArray(v)) return v.map(mark);
     if (v === null || typeof v !== 'object') return v;
@@ -86,7 +87,7 @@ function callText(a: ApprovalState): string {
   const call = { arguments: mark(a.call.arguments), name: a.call.name === '' ? `${tag}:value` : a.call.name };
   return inline(canonicalJsonTrusted(call))
     .replaceAll(`"${tag}:value"`, '‹erased›')
-    .replace(new RegExp(`"${tag}":(\\d+)`, 'g'), (_m, n: string) => `‹${n} erased›`);
+    .replace(new RegExp(`"${tag.replaceAll('$', '\\$')}":(\\d+)`, 'g'), (_m, n: string) => `‹${n} erased›`);
 }
 
 /** The erased marker's member name (spec/ERASURE.md §2). */
