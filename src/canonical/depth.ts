@@ -30,3 +30,14 @@ function openingsExceed(text: string, max: number): boolean {
     for (let i = text.indexOf(c); i >= 0; i = text.indexOf(c, i + 1)) if (++n > max) return true;
   return false;
 }
+
+/**
+ * nestsDeeper over a stored line's UTF-8 bytes (the file store's tail read holds bytes). Only a line with more
+ * than `max` opening brackets is decoded and walked: any typical line is answered by indexOf alone.
+ */
+export function bytesNestDeeper(bytes: Uint8Array, max: number = MAX_RECORD_DEPTH): boolean {
+  let n = 0;
+  for (const opener of [0x7b, 0x5b])
+    for (let i = bytes.indexOf(opener); i >= 0 && n <= max; i = bytes.indexOf(opener, i + 1)) n++;
+  return n > max && nestsDeeper(new TextDecoder().decode(bytes), max);
+}

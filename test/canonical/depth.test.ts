@@ -1,7 +1,7 @@
 /** src/canonical/depth.ts: the nesting of JSON text, read without recursion, as a recursive walk of the value measures it. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { nestsDeeper } from '../../src/canonical/depth.js';
+import { bytesNestDeeper, nestsDeeper } from '../../src/canonical/depth.js';
 
 /** The reference: containers nested in a parsed value (the record object counts as 1). */
 function depthOf(v: unknown): number {
@@ -18,6 +18,7 @@ describe('nestsDeeper', () => {
         // Below the length and bracket prefilters too: a padded string member keeps the text long.
         const padded = `{"p":"${'[{'.repeat(20)}","v":${text}}`;
         expect(nestsDeeper(padded, max)).toBe(depthOf(JSON.parse(padded)) > max);
+        expect(bytesNestDeeper(new TextEncoder().encode(padded), max)).toBe(depthOf(JSON.parse(padded)) > max);
       }),
     );
   });
