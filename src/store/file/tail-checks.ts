@@ -3,7 +3,7 @@
  * §9 step 2, "What a writer checks"): each costs a few reads at the chain's end, never a read of the chain.
  */
 import { MAX_LINE_BYTES, MAX_RECORD_DEPTH } from '../../canonical/limits.js';
-import { bytesNestDeeper } from '../../canonical/depth-scan.js';
+import { bytesNestDeeper } from '../../canonical/depth.js';
 import { checkLineBytes } from '../../chain/line.js';
 import type { JournalFormat } from '../../record/profile.js';
 import { StoreError } from '../errors.js';
