@@ -74,7 +74,7 @@ export interface PostgresStoreOptions {
    * to the next checkpoint or proof (as FileJournalOptions.merkleTree). For measuring the tree's cost.
    */
   merkleTree?: boolean;
-  /** Group commit across processes through the intake table (default true, §6.6); false: each commit takes the head row itself. */
+  /** Group commit across processes through the intake table (§6.6); opt-in (default false) until its hardening has been attacked again: a role that can write the intake table could make an honest writer chain rows it planted. False: each commit takes the head row itself. */
   intake?: boolean;
   /** Defaults for `create`, as in the file store: segment rotation size and blob threshold. */
   segmentBytes?: number;
@@ -158,7 +158,7 @@ export class PostgresStore implements Store<PostgresJournal>, StoreDiagnostics {
       idleTimeoutMs: intOption('idleTimeoutMs', o.idleTimeoutMs, DEFAULT_PG_IDLE_TIMEOUT_MS, 100, 3_600_000),
     };
     this.defaults = defaultConfig(o);
-    this.useIntake = o.intake !== false;
+    this.useIntake = o.intake === true;
   }
 
   private getPool(): Promise<DbPool> {
