@@ -8,7 +8,8 @@ import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { block, hasUnsafe, inline } from '../../src/cli/safe-text.js';
 
-const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+const UNSAFE =
+  /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u200b\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff\u{e0000}-\u{e007f}]/u;
 
 describe('inline', () => {
   test.each([
