@@ -9,41 +9,16 @@
  * - 8.sh: erasing a request's expires_at hid an expired effect: the expiry check is now APPROVAL_UNCHECKED.
  * - 5.sh: an expires_at naming no real instant (30 February) was accepted by append and by verify.
  */
-import { rmSync } from 'node:fs';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { instant } from '../../src/approval/records.js';
 import { eraseValue } from '../../src/erase/store.js';
 import { receiptBytes } from '../../src/receipt/node.js';
 import { verifyReceipt } from '../../src/verifier/index.js';
-import type { Journal } from '../../src/store/types.js';
-import { alice, tempDir, v3Run } from '../approval/helpers.js';
+import { alice, v3Run } from '../approval/helpers.js';
+import { approvalWorld, seen } from '../helpers/attack-world.js';
 
-const dirs: string[] = [];
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
-const dir = (): string => {
-  const d = tempDir();
-  dirs.push(d);
-  return d;
-};
-
-const UNLOCK = { name: 'unlock', args: { pin: '4821' } };
-const seen = async (j: Journal) => {
-  const r = await j.verify({ approvers: [{ key: alice.publicKey, name: 'alice' }] });
-  return {
-    problems: r.problems.map((p) => `${p.code}@${p.location.seq}`),
-    notices: r.warnings.map((w) => `${w.code}@${w.location.seq}`),
-    messages: r.warnings.map((w) => w.message),
-    entries: r.approvals ?? [],
-  };
-};
-const denied = async () => {
-  const { store, run } = await v3Run(dir());
-  const req = await run.requestApproval(UNLOCK, { id: 'req-1' });
-  await run.decideApproval(req.id, 'denied', { key: alice.privateKey, name: 'alice' });
-  return { store, run, req };
-};
+const { dir, decided } = approvalWorld();
+const denied = () => decided('denied');
 
 describe('approval attacks from outsider 4: the verifier and the runtime', () => {
   it('4.sh: a denied call given with its arguments as JSON text is refused by beginTool and is APPROVAL_MISSING in verify', async () => {

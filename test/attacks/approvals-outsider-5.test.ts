@@ -10,41 +10,17 @@
  * - 6.sh: verifyReceipt ignored a misspelt `require` member.
  * - 10.sh: a line nested 5,000 deep overflowed the stack of approve --list, show, effect list and diff.
  */
-import { readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { receiptBytes } from '../../src/receipt/node.js';
 import { verifyReceipt } from '../../src/verifier/index.js';
 import type { Journal } from '../../src/store/types.js';
-import { alice, tempDir, v3Run } from '../approval/helpers.js';
+import { alice, v3Run } from '../approval/helpers.js';
+import { UNLOCK, approvalWorld, seen } from '../helpers/attack-world.js';
 import { cliIn, json } from '../helpers/cli-in.js';
 
-const dirs: string[] = [];
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
-const dir = (): string => {
-  const d = tempDir();
-  dirs.push(d);
-  return d;
-};
-
-const UNLOCK = { name: 'unlock', args: { pin: '4821' } };
-const seen = async (j: Journal) => {
-  const r = await j.verify({ approvers: [{ key: alice.publicKey, name: 'alice' }] });
-  return {
-    problems: r.problems.map((p) => `${p.code}@${p.location.seq}`),
-    notices: r.warnings.map((w) => `${w.code}@${w.location.seq}`),
-    entries: r.approvals ?? [],
-  };
-};
-const decided = async (decision: 'granted' | 'denied' | null, options: { expiresAt?: Date } = {}) => {
-  const d = dir();
-  const { store, run } = await v3Run(d);
-  const req = await run.requestApproval(UNLOCK, { id: 'req-1', ...options });
-  if (decision !== null) await run.decideApproval(req.id, decision, { key: alice.privateKey, name: 'alice' });
-  return { dir: d, store, run, req };
-};
+const { dir, decided } = approvalWorld();
 const started = (j: Journal, request: string, hash: string, extra: Record<string, unknown> = {}) =>
   j.append({
     kind: 'tool.started',

@@ -9,33 +9,17 @@
  * - 7.sh: a tool.started with tool_call null and its call in `input` was ignored.
  * - 4.sh: verifyReceipt read `require: new Map(…)` as "no requirements".
  */
-import { rmSync } from 'node:fs';
 import fc from 'fast-check';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { receiptBytes } from '../../src/receipt/node.js';
 import { verifyReceipt } from '../../src/verifier/index.js';
 import { exactNumber, numbersExact } from '../../src/approval/exact-numbers.js';
-import type { Journal } from '../../src/store/types.js';
-import { alice, tempDir, v3Run } from '../approval/helpers.js';
+import type { ApprovalRequest } from '../../src/runtime/approvals.js';
+import type { Run } from '../../src/runtime/run.js';
+import { alice, v3Run } from '../approval/helpers.js';
+import { approvalWorld, seen } from '../helpers/attack-world.js';
 
-const dirs: string[] = [];
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
-const dir = (): string => {
-  const d = tempDir();
-  dirs.push(d);
-  return d;
-};
-
-const seen = async (j: Journal) => {
-  const r = await j.verify({ approvers: [{ key: alice.publicKey, name: 'alice' }] });
-  return {
-    problems: r.problems.map((p) => `${p.code}@${p.location.seq}`),
-    notices: r.warnings.map((w) => `${w.code}@${w.location.seq}`),
-    entries: r.approvals ?? [],
-  };
-};
+const { dir } = approvalWorld();
 
 /** A run with `pay {amount:120}` granted and `unlock {pin:"4821"}` denied (outsider 6's two-requests.mjs). */
 const twoRequests = async () => {
@@ -46,6 +30,14 @@ const twoRequests = async () => {
   await run.decideApproval(unlock.id, 'denied', { key: alice.privateKey, name: 'alice' });
   return { run, pay, unlock };
 };
+/** The granted pay call begun (step e1) under its approval, written past the runtime. */
+const payStarted = (run: Run, pay: ApprovalRequest) =>
+  run.journal.append({
+    kind: 'tool.started',
+    step_id: 'e1',
+    tool_call: { name: 'pay', arguments: { amount: 120 } },
+    meta: { approval: { request: pay.id, request_hash: pay.stepHash } },
+  });
 const entryOf = (v: Awaited<ReturnType<typeof seen>>, id: string) => v.entries.find((e) => e.request === id);
 
 describe('approval attacks from outsider 6', () => {
@@ -145,12 +137,7 @@ describe('approval attacks from outsider 6', () => {
   it('3.sh: an outcome of a granted start carrying the denied tool without comparable arguments is the notice', async () => {
     for (const carried of [{ name: 'unlock', parameters: { pin: '4821' } }, { name: 'unlock' }]) {
       const { run, pay } = await twoRequests();
-      await run.journal.append({
-        kind: 'tool.started',
-        step_id: 'e1',
-        tool_call: { name: 'pay', arguments: { amount: 120 } },
-        meta: { approval: { request: pay.id, request_hash: pay.stepHash } },
-      });
+      await payStarted(run, pay);
       const o = await run.journal.append({ kind: 'tool.completed', ref: 'e1', tool_call: carried });
       const v = await seen(run.journal);
       expect(v.problems, JSON.stringify(carried)).toEqual([]);
@@ -162,12 +149,7 @@ describe('approval attacks from outsider 6', () => {
 
   it("3.sh: an outcome repeating its start's tool without arguments stays quiet", async () => {
     const { run, pay } = await twoRequests();
-    await run.journal.append({
-      kind: 'tool.started',
-      step_id: 'e1',
-      tool_call: { name: 'pay', arguments: { amount: 120 } },
-      meta: { approval: { request: pay.id, request_hash: pay.stepHash } },
-    });
+    await payStarted(run, pay);
     await run.journal.append({ kind: 'tool.updated', ref: 'e1', tool_call: { name: 'pay' } });
     const v = await seen(run.journal);
     expect(v.problems).toEqual([]);
