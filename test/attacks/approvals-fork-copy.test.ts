@@ -14,8 +14,9 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { FileStore, resumeRun, startRun } from '../../src/index.js';
+import { FileStore, startRun } from '../../src/index.js';
 import { copyJournal } from '../../src/store/copy.js';
+import { unlockIn } from '../helpers/attack-world.js';
 import { cliIn, json } from '../helpers/cli-in.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -33,18 +34,7 @@ async function requested(store: string, grant: boolean): Promise<void> {
 }
 
 /** Runs the granted call through the runtime in journal `id`; the error code when refused. */
-async function unlock(store: string, id: string): Promise<string> {
-  const r = await resumeRun(new FileStore(join(dir, store)), id);
-  try {
-    const e = await r.beginTool({ name: 'unlock', args: { pin: '4821' }, approval: 'req-1' });
-    await e.complete({ ok: true });
-    return 'ran';
-  } catch (e) {
-    return String((e as { code?: unknown }).code);
-  } finally {
-    await r.close();
-  }
-}
+const unlock = (store: string, id: string): Promise<string> => unlockIn(join(dir, store), id);
 
 /** The seq of journal `id`'s last step. */
 async function headOf(store: string, id: string): Promise<number | undefined> {

@@ -13,7 +13,8 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { FileStore, resumeRun, startRun } from '../../src/index.js';
+import { FileStore, startRun } from '../../src/index.js';
+import { unlockIn } from '../helpers/attack-world.js';
 import { cliIn } from '../helpers/cli-in.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -35,18 +36,7 @@ async function granted(store: string): Promise<void> {
 }
 
 /** Runs the granted call through the runtime in journal `id`; the error code when refused. */
-async function unlock(store: string, id: string): Promise<string> {
-  const r = await resumeRun(new FileStore(join(dir, store)), id);
-  try {
-    const e = await r.beginTool({ name: 'unlock', args: { pin: '4821' }, approval: 'req-1' });
-    await e.complete({ ok: true });
-    return 'ran';
-  } catch (e) {
-    return String((e as { code?: unknown }).code);
-  } finally {
-    await r.close();
-  }
-}
+const unlock = (store: string, id: string): Promise<string> => unlockIn(join(dir, store), id);
 
 describe('erasure: the fourth outsider findings (real processes)', { timeout: 300_000 }, () => {
   it('finding 3: copy of a fork holding a copied request is refused COPY_DROPS_LINEAGE; the grant does not run twice', async () => {
