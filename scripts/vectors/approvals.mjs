@@ -238,6 +238,14 @@ function statementV2(c, req, decision, ts, { reason = null, genesis = c.genesis 
 }
 const tsOf = (c) => `2026-11-27T10:00:${String(c.lines.length).padStart(2, '0')}.000Z`;
 const decideV2 = (c, req, decision, { reason = null } = {}) => decide(c, req, decision, { statement: statementV2(c, req, decision, tsOf(c), { reason }) });
+/** A chain begun with PAY presented as req-1 (statement v2, seq 1) and denied by alice at seq 2 (`options`: decideV2's). */
+function deniedV2(options) {
+  const { c, req } = opened(requestV2);
+  decideV2(c, req, 'denied', options);
+  return { c, req };
+}
+/** PAY's arguments as JSON text, the way OpenAI-style wire calls carry them. */
+const textArgs = JSON.stringify(PAY.arguments);
 
 function v2Cases(cases) {
   {
@@ -348,13 +356,7 @@ function v2Cases(cases) {
 function carriedCallCases(cases) {
   const OTHER = { name: 'lookup', arguments: { q: 'INV-9' } };
   const ALTERED = { name: 'pay_invoice', arguments: { amount: 1200, invoice: 'INV-9' } };
-  const deniedChain = () => {
-    const c = chain();
-    start(c);
-    const req = requestV2(c, 'req-1');
-    decideV2(c, req, 'denied', { reason: 'duplicate invoice' });
-    return c;
-  };
+  const deniedChain = () => deniedV2({ reason: 'duplicate invoice' }).c;
   {
     const c = deniedChain();
     const s = c.add({ kind: 'tool.started', tool_call: OTHER });
@@ -455,31 +457,23 @@ function carriedCallCases(cases) {
 // effect) and of an unused grant; a same-tool call before its request; an effect naming a request the chain lacks.
 
 function shapeCases(cases) {
-  const deniedChain = () => {
-    const c = chain();
-    start(c);
-    const req = requestV2(c, 'req-1');
-    decideV2(c, req, 'denied');
-    return { c, req };
-  };
-  const textArgs = JSON.stringify(PAY.arguments);
   {
-    const { c } = deniedChain();
+    const { c } = deniedV2();
     c.add({ kind: 'step', tool_call: { id: 'call_1', type: 'function', function: { name: PAY.name, arguments: textArgs } }, result: { paid: true } });
     caseOf(cases, 'openai-chat-call-carries-denied-call', 'denied, then a step whose tool_call is the denied call in OpenAI Chat\'s shape ({type: function, function: {name, arguments as JSON text}}): compared as that call (APPROVAL_MISSING at seq 3), executed at seq 3', c, [PINS.alice]);
   }
   {
-    const { c } = deniedChain();
+    const { c } = deniedV2();
     c.add({ kind: 'step', tool_call: [[{ name: 'lookup', arguments: {} }], [[PAY]]], result: { paid: true } });
     caseOf(cases, 'nested-array-carries-denied-call', 'denied, then a step whose tool_call nests the denied call in lists of lists: every object at any depth is compared (APPROVAL_MISSING at seq 3)', c, [PINS.alice]);
   }
   {
-    const { c } = deniedChain();
+    const { c } = deniedV2();
     c.add({ kind: 'step', tool_call: { toolCallId: 't1', toolName: PAY.name, input: PAY.arguments }, result: { paid: true } });
     caseOf(cases, 'ai-sdk-input-carries-denied-call', 'denied, then a step carrying the denied call in the AI SDK\'s shape (toolName, input): compared as that call (APPROVAL_MISSING at seq 3)', c, [PINS.alice]);
   }
   {
-    const { c } = deniedChain();
+    const { c } = deniedV2();
     c.add({ kind: 'step', tool_call: { name: PAY.name, params: PAY.arguments }, result: { paid: true } });
     caseOf(cases, 'same-tool-arguments-not-comparable', 'denied, then a step running the same tool with its arguments under a member no shape names: not compared, so the notice APPROVAL_UNCHECKED at seq 3 and the request unchecked (never "never executed")', c, [PINS.alice]);
   }
@@ -509,7 +503,7 @@ function shapeCases(cases) {
     caseOf(cases, 'same-tool-before-request', 'the same tool run with other arguments at seq 1, then the call presented and denied: the notice APPROVAL_UNCHECKED at the request (seq 2), unchecked', c, [PINS.alice]);
   }
   {
-    const { c } = deniedChain();
+    const { c } = deniedV2();
     c.add({ kind: 'tool.started', tool_call: PAY, meta: { approval: { request: 'req-9', request_hash: 'sha256:' + '0'.repeat(64) } } });
     caseOf(cases, 'effect-naming-unknown-request', 'denied, then an effect running the denied call that names a request the chain does not hold: APPROVAL_MISSING at seq 3, and the request that presented the call names it as its effect', c, [PINS.alice]);
   }
@@ -521,14 +515,6 @@ function shapeCases(cases) {
 // tool without comparable arguments; a start whose tool_call is null.
 
 function outsider6Cases(cases) {
-  const deniedChain = () => {
-    const c = chain();
-    start(c);
-    const req = requestV2(c, 'req-1');
-    decideV2(c, req, 'denied');
-    return { c, req };
-  };
-  const textArgs = JSON.stringify(PAY.arguments);
   {
     const c = chain();
     start(c);
@@ -547,7 +533,7 @@ function outsider6Cases(cases) {
     caseOf(cases, 'text-arguments-exact-numbers', 'granted for text arguments whose numbers are all exact (0.1, 1.0e2), executed with the object they denote: the same call, valid', c, [PINS.alice]);
   }
   {
-    const { c } = deniedChain();
+    const { c } = deniedV2();
     c.add({ kind: 'step', tool_call: { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: PAY.name, arguments: textArgs } }] } });
     c.add({ kind: 'step', tool_call: { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: PAY.name, input: PAY.arguments }] } });
     c.add({ kind: 'step', tool_call: { call: { name: PAY.name, arguments: PAY.arguments } } });
@@ -567,7 +553,7 @@ function outsider6Cases(cases) {
     caseOf(cases, 'outcome-of-granted-start-other-tool-no-arguments', 'pay granted and begun at seq 5, unlock denied; the completion carries unlock with its arguments under a member no shape names: the notice APPROVAL_UNCHECKED at seq 6, unlock unchecked; a tool.updated carrying pay without arguments repeats its start (nothing)', c, [PINS.alice]);
   }
   {
-    const { c } = deniedChain();
+    const { c } = deniedV2();
     c.add({ kind: 'tool.started', tool_call: null, input: PAY });
     c.add({ kind: 'tool.started', tool_call: null, input: 'pay the invoice' });
     caseOf(cases, 'start-without-tool-call', 'denied, then a tool.started with tool_call null and the denied call in its input (APPROVAL_MISSING at seq 3), and one with no call anywhere (a call not in hand: the notice APPROVAL_UNCHECKED at seq 4)', c, [PINS.alice]);
