@@ -82,6 +82,30 @@ const verifyApart = {
 };
 
 /**
+ * What the builds below share: files in dist/, everything they import bundled in (less what each leaves
+ * outside), for Node 20, with linked source maps that name src/ without copying it, readable rather than
+ * small (as the page: the code a user runs is the code in src/, concatenated), and a metafile for the
+ * checks at the end.
+ */
+const NODE_BUILD = {
+  absWorkingDir: root,
+  outdir: 'dist',
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  // Errors and --debug stacks point at src/ (main.ts turns source maps on for --debug).
+  sourcemap: 'linked',
+  sourcesContent: false,
+  minify: false,
+  legalComments: 'none',
+  charset: 'utf8',
+  metafile: true,
+  logLevel: 'warning',
+};
+/** A CommonJS file (.cjs) of its own. */
+const CJS_FILE = { format: 'cjs', outExtension: { '.js': '.cjs' } };
+
+/**
  * `stepchain append` and `stepchain effect`, the verbs an agent runs once per step or per tool call (issue 45),
  * are one file of their own, dist/cli/agent/main.cjs, loaded with V8's code cache (src/cli/agent-load.ts):
  * in the main build, `append` of one step loaded 12 files (590 KiB), among them the chunks its modules share
@@ -128,16 +152,9 @@ function bundleAgent() {
  */
 function bundleBin() {
   return esbuild.build({
-    absWorkingDir: root,
+    ...NODE_BUILD,
+    ...CJS_FILE,
     entryPoints: { 'cli/bin': 'src/cli/bin.ts' },
-    outdir: 'dist',
-    outExtension: { '.js': '.cjs' },
-    bundle: true,
-    format: 'cjs',
-    platform: 'node',
-    target: 'node20',
-    sourcemap: 'linked',
-    sourcesContent: false,
     plugins: [
       {
         name: 'main-entry-outside',
@@ -150,37 +167,19 @@ function bundleBin() {
     banner: {
       js: '#!/usr/bin/env node\nvar __stepchainBinUrl = require("node:url").pathToFileURL(__filename).href;',
     },
-    minify: false,
-    legalComments: 'none',
-    charset: 'utf8',
-    metafile: true,
-    logLevel: 'warning',
   });
 }
 
 /** One esbuild build of the CLI: its entries in dist/, the chunks they share in dist/`chunkDir`. */
 function bundle(entryPoints, chunkDir, plugins) {
   return esbuild.build({
-    absWorkingDir: root,
+    ...NODE_BUILD,
     entryPoints,
-    outdir: 'dist',
-    bundle: true,
     splitting: true,
     format: 'esm',
-    platform: 'node',
-    target: 'node20',
     chunkNames: `${chunkDir}/[name]-[hash]`,
-    // Errors and --debug stacks point at src/ (main.ts turns source maps on for --debug).
-    sourcemap: 'linked',
-    sourcesContent: false,
     external: ['tar-stream', '@peculiar/*', 'asn1js', 'protobufjs', 'protobufjs/*'],
     plugins: [keepPoolOutside, nativeHashOnly, ...plugins],
-    // Readable rather than small, as the page: the code a user runs is the code in src/, concatenated.
-    minify: false,
-    legalComments: 'none',
-    charset: 'utf8',
-    metafile: true,
-    logLevel: 'warning',
   });
 }
 
@@ -193,21 +192,10 @@ function bundle(entryPoints, chunkDir, plugins) {
  */
 function bundleWorker() {
   return esbuild.build({
-    absWorkingDir: root,
+    ...NODE_BUILD,
     entryPoints: { 'parallel/worker': 'src/parallel/worker.ts' },
-    outdir: 'dist',
-    bundle: true,
     format: 'esm',
-    platform: 'node',
-    target: 'node20',
-    sourcemap: 'linked',
-    sourcesContent: false,
     plugins: [nativeHashOnly],
-    minify: false,
-    legalComments: 'none',
-    charset: 'utf8',
-    metafile: true,
-    logLevel: 'warning',
   });
 }
 
