@@ -9,8 +9,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { afterAll, describe, expect, it } from 'vitest';
-import { rmSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../src/canonical/jcs.js';
 import { publish } from '../../src/redact/node.js';
 import { verifyPublishedReceipt } from '../../src/redact/verify.js';
@@ -18,17 +17,10 @@ import { signApproval } from '../../src/approval/sign.js';
 import { LEGACY_APPROVAL_WRITER } from '../../src/store/prepare.js';
 import { approvalLines } from '../../src/cli/verbs/approve-lines.js';
 import type { Output } from '../../src/cli/output.js';
-import { alice, tempDir, v3Run } from '../approval/helpers.js';
+import { alice, v3Run } from '../approval/helpers.js';
+import { approvalWorld } from '../helpers/attack-world.js';
 
-const dirs: string[] = [];
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
-const fresh = (): string => {
-  const d = tempDir();
-  dirs.push(d);
-  return d;
-};
+const { dir: fresh } = approvalWorld();
 const pins = [{ key: alice.publicKey, name: 'alice' }];
 const plain = { style: (_s: string, t: string) => t } as unknown as Output;
 
