@@ -5,7 +5,7 @@
  */
 import { digestUtf8 } from '../../canonical/sha256.js';
 import { loadDriver, type ConnectionConfig, type DbListener, type DbPool } from './driver.js';
-import type { Tables } from './schema.js';
+import { underMigrationLock, type Tables } from './schema.js';
 
 export interface Watch {
   key: number;
@@ -53,26 +53,13 @@ export class IntakeHub {
     return this.ready;
   }
 
-  private async create(): Promise<void> {
-    const client = await this.pool.connect();
-    let broken = false;
-    try {
-      await client.query('BEGIN');
-      await client.query(`SELECT pg_advisory_xact_lock(hashtext('stepchain:migrate'), hashtext($1))`, [
-        this.tables.schema,
-      ]);
+  private create(): Promise<void> {
+    return underMigrationLock(this.pool, this.tables.schema, async (client) => {
       await client.query(
         `CREATE TABLE IF NOT EXISTS ${this.table} (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, journal bigint NOT NULL, expires_at timestamptz NOT NULL, payload text NOT NULL, result text)`,
       );
       await client.query(`CREATE INDEX IF NOT EXISTS intake_journal ON ${this.table} (journal, id)`);
-      await client.query('COMMIT');
-    } catch (e) {
-      broken = true;
-      await client.query('ROLLBACK').catch(() => {});
-      throw e;
-    } finally {
-      client.release(broken);
-    }
+    });
   }
 
   /** LISTEN on a connection of its own, unreferenced (it never keeps the process alive); null: waiters poll. */

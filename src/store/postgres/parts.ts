@@ -9,7 +9,7 @@ import { StoreError } from '../errors.js';
 import type { PartPayload, PartStore } from '../parts.js';
 import { ADDRESS_RE, keyOfHex, newKeyHex } from '../parts.js';
 import type { DbPool } from './driver.js';
-import { tablesIn } from './schema.js';
+import { tablesIn, underMigrationLock } from './schema.js';
 
 export class PostgresPartStore implements PartStore {
   private ready: Promise<void> | null = null;
@@ -42,13 +42,7 @@ export class PostgresPartStore implements PartStore {
   private init(): Promise<void> {
     this.ready ??= (async () => {
       if (await this.present()) return;
-      const client = await this.pool.connect();
-      let broken = false;
-      try {
-        await client.query('BEGIN');
-        await client.query(`SELECT pg_advisory_xact_lock(hashtext('stepchain:migrate'), hashtext($1))`, [
-          this.schemaName,
-        ]);
+      await underMigrationLock(this.pool, this.schemaName, async (client) => {
         await client.query(`CREATE SCHEMA IF NOT EXISTS ${this.schema}`);
         await client.query(
           `CREATE TABLE IF NOT EXISTS ${this.parts} (journal text NOT NULL, address text NOT NULL, bytes bytea NOT NULL, size integer NOT NULL, PRIMARY KEY (journal, address))`,
@@ -57,14 +51,7 @@ export class PostgresPartStore implements PartStore {
           `CREATE TABLE IF NOT EXISTS ${this.index} (journal text NOT NULL, key text NOT NULL, address text NOT NULL, PRIMARY KEY (journal, key))`,
         );
         await client.query(`CREATE TABLE IF NOT EXISTS ${this.keys} (journal text PRIMARY KEY, key text NOT NULL)`);
-        await client.query('COMMIT');
-      } catch (e) {
-        broken = true;
-        await client.query('ROLLBACK').catch(() => {});
-        throw e;
-      } finally {
-        client.release(broken);
-      }
+      });
     })().catch((e: unknown) => {
       this.ready = null; // the next call tries again
       throw e;

@@ -172,6 +172,33 @@ export function tooNew(version: number, t: Tables, server: string): StoreError {
 }
 
 /**
+ * Runs `work` on one connection in a transaction that first takes the migration's advisory lock on `schema`
+ * (concurrent CREATE SCHEMA / CREATE TABLE IF NOT EXISTS race on the catalogs; the lock orders them), then
+ * commits. On any failure: rolled back, the connection discarded, and `failed(error)` thrown.
+ */
+export async function underMigrationLock(
+  pool: DbPool,
+  schema: string,
+  work: (client: DbClient) => Promise<void>,
+  failed: (e: unknown) => unknown = (e) => e,
+): Promise<void> {
+  const client = await pool.connect();
+  let broken = false;
+  try {
+    await client.query('BEGIN');
+    await client.query(`SELECT pg_advisory_xact_lock(hashtext('stepchain:migrate'), hashtext($1))`, [schema]);
+    await work(client);
+    await client.query('COMMIT');
+  } catch (e) {
+    broken = true;
+    await client.query('ROLLBACK').catch(() => {});
+    throw failed(e);
+  } finally {
+    client.release(broken);
+  }
+}
+
+/**
  * Brings the schema to SCHEMA_VERSION (writers only). Safe to run twice and from many processes at once:
  * the versions are re-read under a transaction-scoped advisory lock, every missing one is applied in
  * order with its row in `migrations`, and the transaction commits all of them or none.
@@ -180,37 +207,30 @@ export async function migrate(pool: DbPool, t: Tables, server: string): Promise<
   const state = await schemaState(pool, t);
   if (state.installed && state.version === SCHEMA_VERSION) return;
   if (state.installed && state.version > SCHEMA_VERSION) throw tooNew(state.version, t, server);
-  const client = await pool.connect();
-  let broken = false;
-  try {
-    await client.query('BEGIN');
-    // Concurrent CREATE SCHEMA / CREATE TABLE IF NOT EXISTS race on the catalogs; the lock orders them.
-    await client.query(`SELECT pg_advisory_xact_lock(hashtext('stepchain:migrate'), hashtext($1))`, [t.schema]);
-    await client.query(`CREATE SCHEMA IF NOT EXISTS "${t.schema}"`);
-    await client.query(`CREATE TABLE IF NOT EXISTS ${t.migrations} (
+  await underMigrationLock(
+    pool,
+    t.schema,
+    async (client) => {
+      await client.query(`CREATE SCHEMA IF NOT EXISTS "${t.schema}"`);
+      await client.query(`CREATE TABLE IF NOT EXISTS ${t.migrations} (
       version integer PRIMARY KEY,
       description text NOT NULL,
       applied_at timestamptz NOT NULL DEFAULT now()
     )`);
-    const now = await schemaState(client, t);
-    const current = now.installed ? now.version : 0;
-    if (current > SCHEMA_VERSION) throw tooNew(current, t, server);
-    for (const m of MIGRATIONS) {
-      if (m.version <= current) continue;
-      for (const sql of m.statements(t)) await client.query(sql);
-      await client.query(`INSERT INTO ${t.migrations} (version, description) VALUES ($1, $2)`, [
-        m.version,
-        m.description,
-      ]);
-    }
-    await client.query('COMMIT');
-  } catch (e) {
-    broken = true;
-    await client.query('ROLLBACK').catch(() => {});
-    throw translate(e, server, `creating or migrating schema "${t.schema}"`);
-  } finally {
-    client.release(broken);
-  }
+      const now = await schemaState(client, t);
+      const current = now.installed ? now.version : 0;
+      if (current > SCHEMA_VERSION) throw tooNew(current, t, server);
+      for (const m of MIGRATIONS) {
+        if (m.version <= current) continue;
+        for (const sql of m.statements(t)) await client.query(sql);
+        await client.query(`INSERT INTO ${t.migrations} (version, description) VALUES ($1, $2)`, [
+          m.version,
+          m.description,
+        ]);
+      }
+    },
+    (e) => translate(e, server, `creating or migrating schema "${t.schema}"`),
+  );
 }
 
 /** The server must keep text as UTF-8 bytes (lines are stored byte for byte) and be recent enough. */
