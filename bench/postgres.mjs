@@ -446,15 +446,22 @@ function percentile(sorted, q) {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 }
 
-const INTAKE_KINDS =
-  BASELINE === null ? ['postgres', 'postgres-old'] : ['postgres', 'postgres-baseline', 'postgres-old'];
-const INTAKE_WHAT = {
-  postgres: 'through the intake (§6.6)',
-  'postgres-baseline': `through the intake, baseline build (${BASELINE})`,
-  'postgres-old': 'intake off: each commit takes the head row (old path)',
-};
+// Function declarations (hoisted), not constants: intakeFigures runs from the top-level awaits above.
+function intakeKinds() {
+  return BASELINE === null ? ['postgres', 'postgres-old'] : ['postgres', 'postgres-baseline', 'postgres-old'];
+}
+
+function intakeWhat() {
+  return {
+    postgres: 'through the intake (§6.6)',
+    'postgres-baseline': `through the intake, baseline build (${BASELINE})`,
+    'postgres-old': 'intake off: each commit takes the head row (old path)',
+  };
+}
 
 async function intakeFigures() {
+  const INTAKE_KINDS = intakeKinds();
+  const INTAKE_WHAT = intakeWhat();
   intakeRows = [];
   const load0 = loadavg();
   let serial = 0;
