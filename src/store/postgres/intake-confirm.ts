@@ -26,11 +26,15 @@ export interface ConfirmContext {
 const isSeq = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
 const isText = (v: unknown): v is string => typeof v === 'string';
 
-/** Replaces each successful outcome among `outcomes` by what the chain confirms, or by the error saying why not. */
+/**
+ * Replaces each successful outcome among `outcomes` by what the chain confirms, or by the error saying why not.
+ * `lines`: lines already read, by seq; the others claimed are read here.
+ */
 export async function confirmOutcomes(
   c: ConfirmContext,
   mine: ReadonlyMap<number, Group>,
   outcomes: Map<number, GroupOutcome>,
+  lines: Map<number, string>,
 ): Promise<void> {
   const seqs = new Set<number>();
   for (const [id, o] of outcomes) {
@@ -42,10 +46,8 @@ export async function confirmOutcomes(
       continue;
     }
     for (const r of results as { seq?: unknown }[])
-      if (r !== null && typeof r === 'object' && isSeq(r.seq)) seqs.add(r.seq);
+      if (r !== null && typeof r === 'object' && isSeq(r.seq) && !lines.has(r.seq)) seqs.add(r.seq);
   }
-  if (seqs.size === 0 && ![...outcomes.values()].some((o) => o.ok)) return;
-  const lines = new Map<number, string>();
   if (seqs.size > 0) {
     const r = await c.pool.query<{ seq: string; line: string }>(
       `SELECT seq, line FROM ${c.tables.steps} WHERE journal = $1 AND seq = ANY($2::bigint[])`,

@@ -200,12 +200,33 @@ async function takeOutcomes(
 ): Promise<Map<number, GroupOutcome>> {
   const out = new Map<number, GroupOutcome>();
   if (ids.size === 0) return out;
-  const r = await j.pool.query<{ id: string; result: string | null }>(
-    `DELETE FROM ${j.hub.table} WHERE id = ANY($1::bigint[])${all ? '' : ' AND result IS NOT NULL'} RETURNING id, result`,
-    [[...ids]],
+  if (all) {
+    // Taking rows back may wait for a sequencer and then see its marks, which are newer than the statement's
+    // snapshot: the lines are read by a statement of their own (confirmOutcomes).
+    const r = await j.pool.query<{ id: string; result: string | null }>(
+      `DELETE FROM ${j.hub.table} WHERE id = ANY($1::bigint[]) RETURNING id, result`,
+      [[...ids]],
+    );
+    for (const row of r.rows)
+      if (row.result !== null) out.set(Number(row.id), decodeOutcome(row.result, Number(row.id)));
+    if (out.size > 0) await confirmOutcomes(j, mine, out, new Map());
+    return out;
+  }
+  // A marked row is taken only if its mark is in the statement's snapshot, and the COMMIT that marked it wrote
+  // the lines it claims: so the lines of the rows' steps, by step_id, are read in the same round trip.
+  const names: string[] = [];
+  for (const id of ids) for (const s of mine.get(id)?.steps ?? []) if (s.step_id !== undefined) names.push(s.step_id);
+  const r = await j.pool.query<{ id: string | null; result: string | null; seq: string | null; line: string | null }>(
+    `WITH taken AS (DELETE FROM ${j.hub.table} WHERE id = ANY($1::bigint[]) AND result IS NOT NULL RETURNING id, result)
+     SELECT id, result, NULL::bigint AS seq, NULL::text AS line FROM taken
+     UNION ALL SELECT NULL, NULL, seq, line FROM ${j.tables.steps} WHERE journal = $2 AND step_id = ANY($3::text[]) AND EXISTS (SELECT 1 FROM taken)`,
+    [[...ids], j.key, names],
   );
-  for (const row of r.rows) if (row.result !== null) out.set(Number(row.id), decodeOutcome(row.result, Number(row.id)));
-  if (out.size > 0) await confirmOutcomes(j, mine, out);
+  const lines = new Map<number, string>();
+  for (const row of r.rows)
+    if (row.id !== null && row.result !== null) out.set(Number(row.id), decodeOutcome(row.result, Number(row.id)));
+    else if (row.seq !== null && row.line !== null) lines.set(Number(row.seq), row.line);
+  if (out.size > 0) await confirmOutcomes(j, mine, out, lines);
   return out;
 }
 
