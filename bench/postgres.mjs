@@ -439,7 +439,8 @@ async function manyWriters(kind, writers, conc, serial) {
   const check = await (await setup.open(id, { readOnly: true })).verify();
   if (!check.ok || check.steps !== done) throw new Error(`${kind} ${id}: ${check.steps} steps (expected ${done})`);
   await setup.close();
-  return { rate: (done * 1000) / ms, latencies: results.flatMap((x) => x.latencies) };
+  const cpuMs = results.reduce((a, x) => a + (x.cpuMs ?? 0), 0);
+  return { rate: (done * 1000) / ms, latencies: results.flatMap((x) => x.latencies), cpuUs: (cpuMs * 1000) / done };
 }
 
 function percentile(sorted, q) {
@@ -468,6 +469,7 @@ async function intakeFigures() {
   for (const conc of [1, 8]) {
     const runs = Object.fromEntries(INTAKE_KINDS.map((k) => [k, []]));
     const lat = Object.fromEntries(INTAKE_KINDS.map((k) => [k, []]));
+    const cpu = Object.fromEntries(INTAKE_KINDS.map((k) => [k, []]));
     const ratios = [];
     const baseRatios = [];
     for (let r = 0; r < CFG.reps; r++) {
@@ -478,8 +480,9 @@ async function intakeFigures() {
         const x = await manyWriters(kind, 16, conc, serial++);
         runs[kind].push(x.rate);
         for (const l of x.latencies) lat[kind].push(l);
+        cpu[kind].push(x.cpuUs);
         pair[kind] = x.rate;
-        log(`many ${kind} 16×${conc}: ${fmtRate(x.rate)}/s`);
+        log(`many ${kind} 16×${conc}: ${fmtRate(x.rate)}/s, writers' CPU ${x.cpuUs.toFixed(0)} µs/append`);
       }
       ratios.push(pair.postgres / pair['postgres-old']);
       if (BASELINE !== null) baseRatios.push(pair.postgres / pair['postgres-baseline']);
@@ -492,6 +495,7 @@ async function intakeFigures() {
         ...summary(runs[kind]),
         p50: percentile(sorted, 0.5),
         p99: percentile(sorted, 0.99),
+        cpuUs: med(cpu[kind]),
         ratio: kind === 'postgres' ? med(ratios) : undefined,
         baseRatio: kind === 'postgres' && BASELINE !== null ? med(baseRatios) : undefined,
       });
@@ -510,12 +514,12 @@ function writeIntakeSection() {
   );
   L.push('');
   L.push(
-    '| Figure | Median | Spread (min–max) | Runs | p50 per append | p99 per append | Ratio (paired, median) |',
-    '|---|---:|---:|---:|---:|---:|---:|',
+    "| Figure | Median | Spread (min–max) | Runs | p50 per append | p99 per append | Writers' CPU per append (median) | Ratio (paired, median) |",
+    '|---|---:|---:|---:|---:|---:|---:|---:|',
   );
   for (const r of intakeRows)
     L.push(
-      `| ${r.figure} | ${fmtRate(r.median)} appends/s | ${fmtRate(r.min)}–${fmtRate(r.max)} | ${r.runs} | ${r.p50.toFixed(1)} ms | ${r.p99.toFixed(1)} ms | ${r.ratio === undefined ? '' : fmtRatio(r.ratio) + ' the old path'}${r.baseRatio === undefined ? '' : `; ${fmtRatio(r.baseRatio)} the baseline build`} |`,
+      `| ${r.figure} | ${fmtRate(r.median)} appends/s | ${fmtRate(r.min)}–${fmtRate(r.max)} | ${r.runs} | ${r.p50.toFixed(1)} ms | ${r.p99.toFixed(1)} ms | ${r.cpuUs.toFixed(0)} µs | ${r.ratio === undefined ? '' : fmtRatio(r.ratio) + ' the old path'}${r.baseRatio === undefined ? '' : `; ${fmtRatio(r.baseRatio)} the baseline build`} |`,
     );
   L.push('');
   const old = readFileSync(OUT, 'utf8');

@@ -4,7 +4,8 @@
 // argv: kind(postgres|postgres-old|file) where id conc ms offset; the Postgres URL comes from STEPCHAIN_PG_URL.
 // postgres-old: the same store with the intake off (intake: false), each commit taking the head row itself
 // (spec/POSTGRES.md §6.6); postgres-baseline: the intake of the build whose dist/ is STEPCHAIN_BENCH_BASELINE
-// (bench/postgres.mjs --baseline). Reports { done, ms, latencies } (ms per resolved append, in the order resolved).
+// (bench/postgres.mjs --baseline). Reports { done, ms, latencies, cpuMs } (ms per resolved append, in the order resolved; the process's
+// CPU time while appending).
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { FileStore } from '../../dist/store/index.js';
@@ -36,6 +37,7 @@ await new Promise((resolve) => process.once('message', resolve));
 let next = 0;
 let done = 0;
 const latencies = [];
+const cpu0 = process.cpuUsage();
 const t0 = performance.now();
 const until = t0 + ms;
 await Promise.all(
@@ -49,7 +51,8 @@ await Promise.all(
   }),
 );
 const elapsed = performance.now() - t0;
+const used = process.cpuUsage(cpu0);
 await journal.close();
 if (kind !== 'file') await store.close();
-process.send({ done, ms: elapsed, latencies });
+process.send({ done, ms: elapsed, latencies, cpuMs: (used.user + used.system) / 1000 });
 process.disconnect();
