@@ -11,6 +11,7 @@
  */
 import pg from 'pg';
 import { describe, expect, test } from 'vitest';
+import { eraseValue } from '../../src/erase.js';
 import { writerProfile } from '../../src/record/formats.js';
 import type { PostgresStore } from '../../src/store/postgres/index.js';
 import { postgresHarness } from '../helpers/postgres.js';
@@ -241,4 +242,24 @@ describe('finding 4: an edited pending payload, chained by another process', () 
     },
     180_000,
   );
+});
+
+describe('steps only a writer may mark never go through the intake', () => {
+  test('an erasure (kind "erasure", which a sequencer refuses in a row as a caller\'s step) commits the direct way', async () => {
+    const s = h.store({ intake: true, lockTimeoutMs: 60_000 });
+    const j = await s.create('erased', { format: 'stepchain/v3' } as never);
+    await j.append({ input: 'a', result: { email: 'ann@example.org' }, step_id: 's0' } as never);
+    const drawn = async (): Promise<string | null> =>
+      (
+        await admin.query<{ n: string | null }>(
+          `SELECT last_value::text AS n FROM pg_sequences WHERE schemaname = $1 AND sequencename LIKE 'intake%'`,
+          [s.tables.schema],
+        )
+      ).rows[0]!.n;
+    const before = await drawn();
+    expect(before).not.toBeNull(); // the ordinary append went through the intake
+    await eraseValue(s, 'erased', { seq: 0, path: '/result/email', reason: 'test' });
+    expect(await drawn()).toBe(before);
+    expect((await j.verify()).ok).toBe(true);
+  }, 120_000);
 });
