@@ -263,3 +263,47 @@ describe('steps only a writer may mark never go through the intake', () => {
     expect((await j.verify()).ok).toBe(true);
   }, 120_000);
 });
+
+describe("honest rows chained by another writer are confirmed in every format (the writer's seal again matches)", () => {
+  test.each(['stepchain/v1', 'stepchain/v3'])(
+    '%s: two stores, each with appends pending behind a held head row',
+    async (format) => {
+      const a = h.store({ intake: true, lockTimeoutMs: 60_000 });
+      const b = h.track(
+        new (a.constructor as new (o: Record<string, unknown>) => PostgresStore)({
+          connectionString: h.url,
+          schema: a.tables.schema,
+          intake: true,
+          lockTimeoutMs: 60_000,
+        }),
+      );
+      const ja = await a.create('both', { format } as never);
+      await ja.append({ input: 'first', step_id: 's0' });
+      const jb = await b.open('both');
+      const key = (ja as unknown as { key: number }).key;
+      const holder = await holdHead(a, key);
+      const appends = [
+        ...Array.from({ length: 3 }, (_, i) => ja.append({ input: { by: 'a', i } })),
+        ...Array.from({ length: 3 }, (_, i) => jb.append({ input: { by: 'b', i }, ts: '2026-11-28T05:00:00.000Z' })),
+      ];
+      // Both stores' rows pending: whichever store gets the head row chains the other's, which must confirm them.
+      for (;;) {
+        const n = await admin.query<{ a: number; b: number }>(
+          `SELECT count(*) FILTER (WHERE position($2 in payload) > 0)::int AS a, count(*) FILTER (WHERE position($3 in payload) > 0)::int AS b FROM "${a.tables.schema}".intake WHERE journal = $1 AND result IS NULL`,
+          [key, String.raw`\"by\":\"a\"`, String.raw`\"by\":\"b\"`],
+        );
+        if (n.rows[0]!.a > 0 && n.rows[0]!.b > 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await holder.query('ROLLBACK');
+      await holder.end();
+      const done = await Promise.all(appends);
+      expect(new Set(done.map((r) => r.seq)).size).toBe(6);
+      const report = await ja.verify();
+      expect(report.problems).toEqual([]);
+      expect(report).toMatchObject({ ok: true, steps: 7 });
+      for (const r of done.slice(3)) expect(r.ts).toBe('2026-11-28T05:00:00.000Z');
+    },
+    120_000,
+  );
+});
