@@ -15,6 +15,8 @@
 // It writes bench/RESULTS-postgres.md; never edit that by hand. `--quick` runs shorter (for checking);
 // `--only tree` runs the tree's section alone and prints it (writing RESULTS-postgres-tree.md); `--only
 // intake` runs the many-writer section alone and (re)writes its section at the end of RESULTS-postgres.md.
+// `--baseline DIR` (with `--only intake`): also runs the intake of another build, DIR being its dist/ (a copy of
+// an earlier commit's), in the same adjacent rotation, so a change to the intake is measured before/after paired.
 import { fork } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -44,6 +46,8 @@ const OUT = join(
           ? 'RESULTS-postgres-quick.md'
           : 'RESULTS-postgres.md',
 );
+const BASELINE = process.argv.includes('--baseline') ? process.argv[process.argv.indexOf('--baseline') + 1] : null;
+if (BASELINE !== null) process.env.STEPCHAIN_BENCH_BASELINE = BASELINE; // the worker processes inherit it
 const CFG = QUICK
   ? { runMs: 1500, reps: 1, writers: [1, 4, 16], conc: [1, 8], serialMs: 1500, verifyN: 10_000, verifyReps: 2 }
   : { runMs: 4000, reps: 3, writers: [1, 4, 16], conc: [1, 8], serialMs: 4000, verifyN: 100_000, verifyReps: 3 };
@@ -435,42 +439,65 @@ async function manyWriters(kind, writers, conc, serial) {
   const check = await (await setup.open(id, { readOnly: true })).verify();
   if (!check.ok || check.steps !== done) throw new Error(`${kind} ${id}: ${check.steps} steps (expected ${done})`);
   await setup.close();
-  return { rate: (done * 1000) / ms, latencies: results.flatMap((x) => x.latencies) };
+  const cpuMs = results.reduce((a, x) => a + (x.cpuMs ?? 0), 0);
+  return { rate: (done * 1000) / ms, latencies: results.flatMap((x) => x.latencies), cpuUs: (cpuMs * 1000) / done };
 }
 
 function percentile(sorted, q) {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 }
 
+// Function declarations (hoisted), not constants: intakeFigures runs from the top-level awaits above.
+function intakeKinds() {
+  return BASELINE === null ? ['postgres', 'postgres-old'] : ['postgres', 'postgres-baseline', 'postgres-old'];
+}
+
+function intakeWhat() {
+  return {
+    postgres: 'through the intake (§6.6)',
+    'postgres-baseline': `through the intake, baseline build (${BASELINE})`,
+    'postgres-old': 'intake off: each commit takes the head row (old path)',
+  };
+}
+
 async function intakeFigures() {
+  const INTAKE_KINDS = intakeKinds();
+  const INTAKE_WHAT = intakeWhat();
   intakeRows = [];
   const load0 = loadavg();
   let serial = 0;
   for (const conc of [1, 8]) {
-    const runs = { postgres: [], 'postgres-old': [] };
-    const lat = { postgres: [], 'postgres-old': [] };
+    const runs = Object.fromEntries(INTAKE_KINDS.map((k) => [k, []]));
+    const lat = Object.fromEntries(INTAKE_KINDS.map((k) => [k, []]));
+    const cpu = Object.fromEntries(INTAKE_KINDS.map((k) => [k, []]));
     const ratios = [];
+    const baseRatios = [];
     for (let r = 0; r < CFG.reps; r++) {
       const pair = {};
-      // Adjacent runs, alternating which goes first, so a change of load hits both sides alike.
-      for (const kind of r % 2 ? ['postgres-old', 'postgres'] : ['postgres', 'postgres-old']) {
+      // Adjacent runs, rotating which goes first, so a change of load hits every side alike.
+      const order = INTAKE_KINDS.map((_, i) => INTAKE_KINDS[(i + r) % INTAKE_KINDS.length]);
+      for (const kind of order) {
         const x = await manyWriters(kind, 16, conc, serial++);
         runs[kind].push(x.rate);
         for (const l of x.latencies) lat[kind].push(l);
+        cpu[kind].push(x.cpuUs);
         pair[kind] = x.rate;
-        log(`many ${kind} 16×${conc}: ${fmtRate(x.rate)}/s`);
+        log(`many ${kind} 16×${conc}: ${fmtRate(x.rate)}/s, writers' CPU ${x.cpuUs.toFixed(0)} µs/append`);
       }
       ratios.push(pair.postgres / pair['postgres-old']);
+      if (BASELINE !== null) baseRatios.push(pair.postgres / pair['postgres-baseline']);
     }
     const med = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-    for (const kind of ['postgres', 'postgres-old']) {
+    for (const kind of INTAKE_KINDS) {
       const sorted = lat[kind].sort((a, b) => a - b);
       intakeRows.push({
-        figure: `16 processes × ${conc} awaiting appender${conc === 1 ? '' : 's'}, ${kind === 'postgres' ? 'through the intake (§6.6)' : 'intake off: each commit takes the head row (old path)'}`,
+        figure: `16 processes × ${conc} awaiting appender${conc === 1 ? '' : 's'}, ${INTAKE_WHAT[kind]}`,
         ...summary(runs[kind]),
         p50: percentile(sorted, 0.5),
         p99: percentile(sorted, 0.99),
+        cpuUs: med(cpu[kind]),
         ratio: kind === 'postgres' ? med(ratios) : undefined,
+        baseRatio: kind === 'postgres' && BASELINE !== null ? med(baseRatios) : undefined,
       });
     }
   }
@@ -483,16 +510,16 @@ function writeIntakeSection() {
   const fmtLoad = (l) => l.map((x) => x.toFixed(2)).join(' / ');
   const L = ['', HEAD, ''];
   L.push(
-    `Written by \`node bench/postgres.mjs --only intake${QUICK ? ' --quick' : ''}\` on ${new Date().toISOString()}: 16 writer processes, each its own store (2 connections) and ${CFG.runMs / 1000} s of appending per run, ${CFG.reps} run(s) per row; the intake and the old path in adjacent runs, alternating which goes first. Every run's journal is verified and its step count checked against the appends counted. fsync on, synchronous_commit ${server.sc}; the server, the 16 writers and the harness on one ${cpus().length}-core machine. Load average (1/5/15 min) at start ${fmtLoad(intakeLoad.start)}, at end ${fmtLoad(intakeLoad.end)}: other work on the machine, so the ratio of adjacent runs is the figure to read, not the absolute rates.`,
+    `Written by \`node bench/postgres.mjs --only intake${QUICK ? ' --quick' : ''}${BASELINE === null ? '' : ' --baseline ' + BASELINE}\` on ${new Date().toISOString()}: 16 writer processes, each its own store (2 connections) and ${CFG.runMs / 1000} s of appending per run, ${CFG.reps} run(s) per row; the intake and the old path (and, with --baseline, the baseline build's intake) in adjacent runs, rotating which goes first. Every run's journal is verified and its step count checked against the appends counted. fsync on, synchronous_commit ${server.sc}; the server, the 16 writers and the harness on one ${cpus().length}-core machine. Load average (1/5/15 min) at start ${fmtLoad(intakeLoad.start)}, at end ${fmtLoad(intakeLoad.end)}: other work on the machine, so the ratio of adjacent runs is the figure to read, not the absolute rates.`,
   );
   L.push('');
   L.push(
-    '| Figure | Median | Spread (min–max) | Runs | p50 per append | p99 per append | Ratio (paired, median) |',
-    '|---|---:|---:|---:|---:|---:|---:|',
+    "| Figure | Median | Spread (min–max) | Runs | p50 per append | p99 per append | Writers' CPU per append (median) | Ratio (paired, median) |",
+    '|---|---:|---:|---:|---:|---:|---:|---:|',
   );
   for (const r of intakeRows)
     L.push(
-      `| ${r.figure} | ${fmtRate(r.median)} appends/s | ${fmtRate(r.min)}–${fmtRate(r.max)} | ${r.runs} | ${r.p50.toFixed(1)} ms | ${r.p99.toFixed(1)} ms | ${r.ratio === undefined ? '' : fmtRatio(r.ratio) + ' the old path'} |`,
+      `| ${r.figure} | ${fmtRate(r.median)} appends/s | ${fmtRate(r.min)}–${fmtRate(r.max)} | ${r.runs} | ${r.p50.toFixed(1)} ms | ${r.p99.toFixed(1)} ms | ${r.cpuUs.toFixed(0)} µs | ${r.ratio === undefined ? '' : fmtRatio(r.ratio) + ' the old path'}${r.baseRatio === undefined ? '' : `; ${fmtRatio(r.baseRatio)} the baseline build`} |`,
     );
   L.push('');
   const old = readFileSync(OUT, 'utf8');

@@ -3,15 +3,23 @@
 // concurrent awaiting appenders for `ms` milliseconds and reports how many appends resolved.
 // argv: kind(postgres|postgres-old|file) where id conc ms offset; the Postgres URL comes from STEPCHAIN_PG_URL.
 // postgres-old: the same store with the intake off (intake: false), each commit taking the head row itself
-// (spec/POSTGRES.md §6.6). Reports { done, ms, latencies } (ms per resolved append, in the order resolved).
+// (spec/POSTGRES.md §6.6); postgres-baseline: the intake of the build whose dist/ is STEPCHAIN_BENCH_BASELINE
+// (bench/postgres.mjs --baseline). Reports { done, ms, latencies, cpuMs } (ms per resolved append, in the order resolved; the process's
+// CPU time while appending).
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { FileStore } from '../../dist/store/index.js';
-import { PostgresStore } from '../../dist/postgres.js';
+import { PostgresStore as ThisBuild } from '../../dist/postgres.js';
 import { makeStep } from '../lib/steps.mjs';
 
 const [kind, where, id, concArg, msArg, offsetArg] = process.argv.slice(2);
 const conc = Number(concArg);
 const ms = Number(msArg);
 const offset = Number(offsetArg);
+const PostgresStore =
+  kind === 'postgres-baseline'
+    ? (await import(pathToFileURL(join(process.env.STEPCHAIN_BENCH_BASELINE, 'postgres.js')).href)).PostgresStore
+    : ThisBuild;
 const store =
   kind !== 'file'
     ? new PostgresStore({
@@ -19,7 +27,7 @@ const store =
         schema: where,
         connection: { max: 2 },
         lockTimeoutMs: 120_000,
-        intake: kind === 'postgres',
+        intake: kind !== 'postgres-old',
       })
     : new FileStore(where, { fsync: 'always', lockTimeoutMs: 120_000 });
 const journal = await store.open(id);
@@ -29,6 +37,7 @@ await new Promise((resolve) => process.once('message', resolve));
 let next = 0;
 let done = 0;
 const latencies = [];
+const cpu0 = process.cpuUsage();
 const t0 = performance.now();
 const until = t0 + ms;
 await Promise.all(
@@ -42,7 +51,8 @@ await Promise.all(
   }),
 );
 const elapsed = performance.now() - t0;
+const used = process.cpuUsage(cpu0);
 await journal.close();
 if (kind !== 'file') await store.close();
-process.send({ done, ms: elapsed, latencies });
+process.send({ done, ms: elapsed, latencies, cpuMs: (used.user + used.system) / 1000 });
 process.disconnect();

@@ -36,6 +36,11 @@ export interface PreparedStep {
   blobs: BlobPayload[];
   /** The idempotency key (FILE-STORE.md §10): what an idempotent retry must match. */
   key: string;
+  /**
+   * Prepared under a writer's mark (erase, a copy, a legacy approval's vector): what a caller's step may not be.
+   * Never carried by the Postgres intake, whose sequencer checks a row as a caller's step (POSTGRES.md §6.6).
+   */
+  marked?: true;
 }
 
 const encoder = new TextEncoder();
@@ -149,7 +154,7 @@ export function prepareStep(step: StepInput, blobThreshold: number, profile: Rec
     content[field] = marker as unknown as Json;
     texts[field] = canonicalJsonTrusted(marker);
   }
-  return {
+  const prepared: PreparedStep = {
     profile,
     content,
     meta: checked.meta,
@@ -161,6 +166,9 @@ export function prepareStep(step: StepInput, blobThreshold: number, profile: Rec
     blobs,
     key: profile.key(texts),
   };
+  const marks = step as { [ERASURE_WRITER]?: true; [LEGACY_APPROVAL_WRITER]?: true };
+  if (marks[ERASURE_WRITER] === true || marks[LEGACY_APPROVAL_WRITER] === true) prepared.marked = true;
+  return prepared;
 }
 
 /** prepareStep over one append() or appendMany() call; with several steps, an error names the step's index. */

@@ -15,7 +15,9 @@ import type { Group, GroupOutcome } from '../sequencer.js';
 import type { DbClient, DbPool } from './driver.js';
 import { isConnectionLoss, translate } from './errors.js';
 import { IntakeHub } from './intake-hub.js';
-import { decodeGroup, decodeOutcome, encodeGroup, encodeOutcome } from './intake-rows.js';
+import { newStepId } from '../../record/fields.js';
+import { confirmOutcomes } from './intake-confirm.js';
+import { decodeGroup, decodeOutcome, encodeGroup, encodeOutcome, PAYLOAD_PREFIX } from './intake-rows.js';
 import type { Tables } from './schema.js';
 import { beginAndLockHead, type LockedHead, type NewLine } from './sql.js';
 import type { StoreContext } from './store.js';
@@ -28,6 +30,11 @@ const MAX_ROWS = 1024;
 const POLL_MS = 25;
 /** Marked rows nobody took and pending rows of writers gone are deleted this long after they expired. */
 const SWEEP_AFTER = "interval '10 minutes'";
+/**
+ * The latest expiry a row can claim: an honest writer sets now plus its contention timeout, at most an hour
+ * (store.ts bounds lockTimeoutMs to 3 600 000). A row claiming more is never chained and is swept at once.
+ */
+const MAX_CLAIM = "interval '1 hour'";
 
 /** What the intake needs of its journal and store. */
 export interface IntakeJournal {
@@ -77,7 +84,8 @@ export function intakeOf(
 
 /** Whether a batch goes through the intake: steps sealed by the journal's profile, without blobs (blob rows commit with their lines, §4). */
 export function intakeTakes(groups: readonly Group[], profile: RecordProfile): boolean {
-  for (const g of groups) for (const s of g.steps) if (s.profile !== profile || s.blobs.length > 0) return false;
+  for (const g of groups)
+    for (const s of g.steps) if (s.profile !== profile || s.blobs.length > 0 || s.marked === true) return false;
   return true;
 }
 
@@ -87,6 +95,13 @@ export async function commitThroughIntake(j: IntakeJournal, groups: readonly Gro
   await j.hub.init().catch((e: unknown) => {
     throw translate(e, j.display, doing);
   });
+  // Every step goes named (a fresh step_id where the caller gave none), so that the line a sequencer reports
+  // can be told from any other line with the same content (intake-confirm.ts).
+  groups = groups.map((g) =>
+    g.steps.every((s) => s.step_id !== undefined)
+      ? g
+      : { ...g, steps: g.steps.map((s) => (s.step_id === undefined ? { ...s, step_id: newStepId() } : s)) },
+  );
   let ids: number[];
   try {
     ids = await insertRows(j, groups.map(encodeGroup));
@@ -107,10 +122,10 @@ export async function commitThroughIntake(j: IntakeJournal, groups: readonly Gro
         await j.hub.wait(w, Math.max(1, Math.min(POLL_MS, deadline - Date.now())));
         if (!w.notified && !(await exists(j))) throw j.gone();
         // A NOTIFY that names none of these rows chained others': no need to look for outcomes.
-        if (!w.notified || w.covered) got = await takeOutcomes(j, pending, false);
+        if (!w.notified || w.covered) got = await takeOutcomes(j, mine, pending, false);
       } else if (got.size < pending.size) {
         // Rows this sequencer did not find pending were chained by another, whose NOTIFY may have come first.
-        const more = await takeOutcomes(j, new Set([...pending].filter((id) => !got!.has(id))), false);
+        const more = await takeOutcomes(j, mine, new Set([...pending].filter((id) => !got!.has(id))), false);
         for (const [id, o] of more) got.set(id, o);
       }
       for (const [id, o] of got ?? []) {
@@ -125,7 +140,7 @@ export async function commitThroughIntake(j: IntakeJournal, groups: readonly Gro
     // failed must never be chained later by another process's sequencer.
     let back: Map<number, GroupOutcome>;
     try {
-      back = await takeOutcomes(j, pending, true);
+      back = await takeOutcomes(j, mine, pending, true);
     } catch (lost) {
       throw new StoreError(
         'SERVER_UNREACHABLE',
@@ -173,21 +188,45 @@ async function exists(j: IntakeJournal): Promise<boolean> {
 }
 
 /**
- * Deletes the rows of `ids` that carry an outcome, returning the outcomes; `all`: also those that do not
- * (taken back: a sequencer that has them locked is waited for, and one that comes later no longer sees them).
+ * Deletes the rows of `ids` that carry an outcome, returning the outcomes, each success confirmed from the
+ * chain (intake-confirm.ts); `all`: also those that do not (taken back: a sequencer that has them locked is
+ * waited for, and one that comes later no longer sees them).
  */
 async function takeOutcomes(
   j: IntakeJournal,
+  mine: ReadonlyMap<number, Group>,
   ids: ReadonlySet<number>,
   all: boolean,
 ): Promise<Map<number, GroupOutcome>> {
   const out = new Map<number, GroupOutcome>();
   if (ids.size === 0) return out;
-  const r = await j.pool.query<{ id: string; result: string | null }>(
-    `DELETE FROM ${j.hub.table} WHERE id = ANY($1::bigint[])${all ? '' : ' AND result IS NOT NULL'} RETURNING id, result`,
-    [[...ids]],
+  if (all) {
+    // Taking rows back may wait for a sequencer and then see its marks, which are newer than the statement's
+    // snapshot: the lines are read by a statement of their own (confirmOutcomes).
+    const r = await j.pool.query<{ id: string; result: string | null }>(
+      `DELETE FROM ${j.hub.table} WHERE id = ANY($1::bigint[]) RETURNING id, result`,
+      [[...ids]],
+    );
+    for (const row of r.rows)
+      if (row.result !== null) out.set(Number(row.id), decodeOutcome(row.result, Number(row.id)));
+    if (out.size > 0) await confirmOutcomes(j, mine, out, new Map());
+    return out;
+  }
+  // A marked row is taken only if its mark is in the statement's snapshot, and the COMMIT that marked it wrote
+  // the lines it claims: so the lines of the rows' steps, by step_id, are read in the same round trip.
+  const names: string[] = [];
+  for (const id of ids) for (const s of mine.get(id)?.steps ?? []) if (s.step_id !== undefined) names.push(s.step_id);
+  const r = await j.pool.query<{ id: string | null; result: string | null; seq: string | null; line: string | null }>(
+    `WITH taken AS (DELETE FROM ${j.hub.table} WHERE id = ANY($1::bigint[]) AND result IS NOT NULL RETURNING id, result)
+     SELECT id, result, NULL::bigint AS seq, NULL::text AS line FROM taken
+     UNION ALL SELECT NULL, NULL, seq, line FROM ${j.tables.steps} WHERE journal = $2 AND step_id = ANY($3::text[]) AND EXISTS (SELECT 1 FROM taken)`,
+    [[...ids], j.key, names],
   );
-  for (const row of r.rows) if (row.result !== null) out.set(Number(row.id), decodeOutcome(row.result));
+  const lines = new Map<number, string>();
+  for (const row of r.rows)
+    if (row.id !== null && row.result !== null) out.set(Number(row.id), decodeOutcome(row.result, Number(row.id)));
+    else if (row.seq !== null && row.line !== null) lines.set(Number(row.seq), row.line);
+  if (out.size > 0) await confirmOutcomes(j, mine, out, lines);
   return out;
 }
 
@@ -209,16 +248,17 @@ async function lead(
       return null;
     }
     const rows = await client.query<{ id: string; payload: string }>(
-      `SELECT id, payload FROM ${j.hub.table} WHERE journal = $1 AND result IS NULL AND expires_at > now() ORDER BY id LIMIT ${MAX_ROWS} FOR UPDATE SKIP LOCKED`,
-      [j.key],
+      // Only rows it can chain: its version's, pending, not expired, claiming no more than an honest writer can.
+      `SELECT id, payload FROM ${j.hub.table} WHERE journal = $1 AND result IS NULL AND expires_at > now() AND expires_at <= clock_timestamp() + ${MAX_CLAIM} AND starts_with(payload, $2) ORDER BY id LIMIT ${MAX_ROWS} FOR UPDATE SKIP LOCKED`,
+      [j.key, PAYLOAD_PREFIX],
     );
     const taken: number[] = [];
     const groups: Group[] = [];
     const refused = new Map<number, GroupOutcome>();
     for (const row of rows.rows) {
       const id = Number(row.id);
+      // This process's own rows as it holds them; any other checked as a caller's steps (intake-rows.ts).
       const group = mine.get(id) ?? decodeGroup(row.payload, j.profile, id);
-      if (group === null) continue; // another version's row: left for a writer that reads it
       if ('error' in group) refused.set(id, group);
       else {
         taken.push(id);
@@ -234,7 +274,7 @@ async function lead(
     const list = [...outcomes.keys()].join(',');
     await client.query(
       `WITH marked AS (UPDATE ${j.hub.table} i SET payload = '', result = r.result FROM unnest($1::bigint[], $2::text[]) AS r(id, result) WHERE i.id = r.id),
-       swept AS (DELETE FROM ${j.hub.table} WHERE journal = $3 AND expires_at < now() - ${SWEEP_AFTER} AND id <> ALL($1::bigint[]))
+       swept AS (DELETE FROM ${j.hub.table} WHERE journal = $3 AND (expires_at < now() - ${SWEEP_AFTER} OR expires_at > clock_timestamp() + ${MAX_CLAIM}) AND id <> ALL($1::bigint[]))
        SELECT pg_notify($4, $5)`,
       [
         [...outcomes.keys()],
