@@ -61,15 +61,21 @@ function startWorker(source: string): Promise<Verifier> {
       () => fail(`the worker did not start within ${WORKER_START_MS / 1000} s`),
       WORKER_START_MS,
     );
+    let hasher: Worker | null = null;
     const fail = (message: string): void => {
       clearTimeout(timer);
       if (!started) {
         worker.terminate();
+        hasher?.terminate();
         URL.revokeObjectURL(url);
         reject(new Error(message));
         return;
       }
+      if (stopped !== null) return;
       stopped = message;
+      // The other worker may wait on the one that stopped for ever: both go, and every request fails with the reason.
+      worker.terminate();
+      hasher?.terminate();
       for (const p of pending.values()) p.reject(new Error(`the verification worker stopped: ${message}`));
       pending.clear();
     };
@@ -81,10 +87,23 @@ function startWorker(source: string): Promise<Verifier> {
     worker.onmessage = (event: MessageEvent<Reply>) => {
       const reply = event.data;
       if ('ready' in reply) {
-        started = true;
         clearTimeout(timer);
-        URL.revokeObjectURL(url);
-        resolve(verifier);
+        // A second worker hashes the chain entries (entry-hasher.ts); without one the first hashes them itself.
+        void startHasher(url).then((second) => {
+          URL.revokeObjectURL(url);
+          if (second !== null) {
+            hasher = second;
+            second.onerror = (event) => {
+              event.preventDefault();
+              fail(`the hashing worker stopped (${event.message || 'it failed'}); reload the page and verify again`);
+            };
+            const channel = new MessageChannel();
+            second.postMessage({ op: 'serve-digests', port: channel.port2 } satisfies Request, [channel.port2]);
+            worker.postMessage({ op: 'hash-on', port: channel.port1 } satisfies Request, [channel.port1]);
+          }
+          started = true;
+          resolve(verifier);
+        });
         return;
       }
       const p = pending.get(reply.id);
@@ -111,6 +130,34 @@ function startWorker(source: string): Promise<Verifier> {
       rows: (from, count, only) => ask<StepRow[]>({ op: 'rows', from, count, only }),
       step: (index, onProgress) => ask<StepDetail>({ op: 'step', index }, onProgress),
       find: (where) => ask<number>({ op: 'find', where }),
+    };
+  });
+}
+
+/** A second worker from the page's script for the entry digests, once it says it is ready; null if it cannot start. */
+function startHasher(url: string): Promise<Worker | null> {
+  return new Promise((resolve) => {
+    let second: Worker;
+    try {
+      second = new Worker(url);
+    } catch {
+      resolve(null);
+      return;
+    }
+    const give = (w: Worker | null): void => {
+      clearTimeout(timer);
+      second.onmessage = null;
+      second.onerror = null;
+      if (w === null) second.terminate();
+      resolve(w);
+    };
+    const timer = setTimeout(() => give(null), WORKER_START_MS);
+    second.onerror = (event) => {
+      event.preventDefault();
+      give(null);
+    };
+    second.onmessage = (event: MessageEvent<Reply>) => {
+      if ('ready' in event.data) give(second);
     };
   });
 }
