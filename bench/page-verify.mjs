@@ -9,6 +9,8 @@
 // page's per-record work costs apart from the browser.
 //
 // --page=path measures another build of the page (say, one built from an earlier commit) against the same CLI.
+// Without --receipt the receipt is made here, in a scratch folder removed at the end: N bench steps
+// (bench/lib/steps.mjs) appended to a FileStore journal in the default format, exported with exportReceipt.
 //
 //   npm run build && node bench/page-verify.mjs [--steps=100000] [--reps=3] [--receipt=path] [--page=path]
 import { spawnSync } from 'node:child_process';
@@ -53,6 +55,7 @@ try {
   await page.goto(PAGE);
   await page.waitForFunction(() => document.body.dataset.state === 'idle', null, { timeout: 60_000 });
   let lineHash = '';
+  let entryHash = '';
   const pageOnce = async () => {
     await page.locator('#form').evaluate((f) => f.reset());
     await page.setInputFiles('#receipt', receipt);
@@ -66,6 +69,9 @@ try {
     const ok = await page.evaluate(() => document.getElementById('verdict')?.dataset.ok === 'true');
     if (!ok) throw new Error('the page did not verify the receipt');
     lineHash = await page.evaluate(() => document.body.dataset.lineHash ?? '(not shown: a page before issue 45)');
+    entryHash = await page.evaluate(
+      () => document.body.dataset.entryHash ?? '(not shown: a page before the second worker; WebCrypto)',
+    );
     return ms;
   };
   const cliOnce = () => {
@@ -138,6 +144,7 @@ try {
       `| \`stepchain verify\`, whole process, wall | ${(median(cliMs) / 1000).toFixed(2)} s | ${cliMs.map((x) => (x / 1000).toFixed(2)).join(', ')} |`,
       `| the page in Chromium, Verify to verdict, wall | ${(median(pageMs) / 1000).toFixed(2)} s | ${pageMs.map((x) => (x / 1000).toFixed(2)).join(', ')} |`,
       `| the page's line hashes | ${lineHash} | |`,
+      `| the page's chain-entry digests | ${entryHash} | |`,
       `| **page ÷ CLI**, per pair (target ≤ 1.3×) | **${f2(median(ratios))}×** | ${ratios.map(f2).join(', ')} |`,
       `| \`stepchain verify\`, whole process, CPU | ${(cli / 1000).toFixed(2)} s | 1 |`,
       `| the page's engine in Node, one thread, node:crypto SHA-256, CPU | ${(native.cpu / 1000).toFixed(2)} s | 1 (ok ${native.ok}) |`,
