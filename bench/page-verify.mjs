@@ -12,10 +12,11 @@
 // page's per-record work costs apart from the browser.
 //
 // --page=path measures another build of the page (say, one built from an earlier commit) against the same CLI.
+// --keep=path writes the receipt it makes there and leaves it, for later runs with --receipt=path.
 // Without --receipt the receipt is made here, in a scratch folder removed at the end: N bench steps
 // (bench/lib/steps.mjs) appended to a FileStore journal in the default format, exported with exportReceipt.
 //
-//   npm run build && node bench/page-verify.mjs [--steps=100000] [--reps=3] [--receipt=path] [--page=path]
+//   npm run build && node bench/page-verify.mjs [--steps=100000] [--reps=3] [--receipt=path | --keep=path] [--page=path]
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -79,7 +80,7 @@ try {
     const store = new FileStore(join(scratch, 'j'), { fsync: 'none' });
     const j = await store.create('page-bench');
     for (let i = 0; i < STEPS; i += 10_000) await j.appendMany(makeSteps(Math.min(10_000, STEPS - i), {}, i));
-    receipt = join(scratch, 'receipt.tar.gz');
+    receipt = arg('keep', join(scratch, 'receipt.tar.gz'));
     await exportReceipt(j, { out: receipt });
     await j.close();
   }
