@@ -39,6 +39,24 @@ export async function startVerifier(scriptSource: string | null): Promise<Verifi
   return mainThread(why);
 }
 
+/** The requests sent to the verifying worker and not yet answered, by id. */
+type Pending = Map<
+  number,
+  { resolve: (v: unknown) => void; reject: (e: Error) => void; onProgress?: (p: Progress) => void }
+>;
+
+/** One reply from the verifying worker to the request it answers: progress, a value or an error. */
+function answer(pending: Pending, reply: Exclude<Reply, { ready: true }>): void {
+  const p = pending.get(reply.id);
+  if (!p) return;
+  if ('progress' in reply) p.onProgress?.(reply.progress);
+  else {
+    pending.delete(reply.id);
+    if (reply.ok) p.resolve(reply.value);
+    else p.reject(new Error(reply.message));
+  }
+}
+
 function startWorker(source: string): Promise<Verifier> {
   const url = URL.createObjectURL(new Blob([source], { type: 'text/javascript' }));
   return new Promise<Verifier>((resolve, reject) => {
@@ -53,23 +71,28 @@ function startWorker(source: string): Promise<Verifier> {
     let started = false;
     let stopped: string | null = null;
     let next = 1;
-    const pending = new Map<
-      number,
-      { resolve: (v: unknown) => void; reject: (e: Error) => void; onProgress?: (p: Progress) => void }
-    >();
+    const pending: Pending = new Map();
     const timer = setTimeout(
       () => fail(`the worker did not start within ${WORKER_START_MS / 1000} s`),
       WORKER_START_MS,
     );
+    let hasher: Worker | null = null;
+    let refused = false;
     const fail = (message: string): void => {
       clearTimeout(timer);
       if (!started) {
+        refused = true;
         worker.terminate();
+        hasher?.terminate();
         URL.revokeObjectURL(url);
         reject(new Error(message));
         return;
       }
+      if (stopped !== null) return;
       stopped = message;
+      // The other worker may wait on the one that stopped for ever: both go, and every request fails with the reason.
+      worker.terminate();
+      hasher?.terminate();
       for (const p of pending.values()) p.reject(new Error(`the verification worker stopped: ${message}`));
       pending.clear();
     };
@@ -81,20 +104,20 @@ function startWorker(source: string): Promise<Verifier> {
     worker.onmessage = (event: MessageEvent<Reply>) => {
       const reply = event.data;
       if ('ready' in reply) {
-        started = true;
         clearTimeout(timer);
-        URL.revokeObjectURL(url);
-        resolve(verifier);
+        // A second worker hashes the chain entries (entry-hasher.ts); without one the first hashes them itself.
+        void pairHasher(url, worker, fail).then((second) => {
+          URL.revokeObjectURL(url);
+          hasher = second;
+          if (refused) second?.terminate();
+          else {
+            started = true;
+            resolve(verifier);
+          }
+        });
         return;
       }
-      const p = pending.get(reply.id);
-      if (!p) return;
-      if ('progress' in reply) p.onProgress?.(reply.progress);
-      else {
-        pending.delete(reply.id);
-        if (reply.ok) p.resolve(reply.value);
-        else p.reject(new Error(reply.message));
-      }
+      answer(pending, reply);
     };
     const ask = <T>(request: Distribute<Request>, onProgress?: (p: Progress) => void): Promise<T> => {
       if (stopped !== null) return Promise.reject(new Error(`the verification worker stopped: ${stopped}`));
@@ -111,6 +134,52 @@ function startWorker(source: string): Promise<Verifier> {
       rows: (from, count, only) => ask<StepRow[]>({ op: 'rows', from, count, only }),
       step: (index, onProgress) => ask<StepDetail>({ op: 'step', index }, onProgress),
       find: (where) => ask<number>({ op: 'find', where }),
+    };
+  });
+}
+
+/**
+ * Starts the hashing worker and hands it and the verifying worker the two ends of one channel; null when it
+ * cannot start. Its death (an `error` event, seen here on the page's thread: a port never says its peer died)
+ * goes to `stop` with the reason, which ends the verification loudly instead of leaving it waiting.
+ */
+async function pairHasher(url: string, verifying: Worker, stop: (message: string) => void): Promise<Worker | null> {
+  const second = await startHasher(url);
+  if (second === null) return null;
+  second.onerror = (event) => {
+    event.preventDefault();
+    stop(`the hashing worker stopped (${event.message || 'it failed'}); reload the page and verify again`);
+  };
+  const channel = new MessageChannel();
+  second.postMessage({ op: 'serve-digests', port: channel.port2 } satisfies Request, [channel.port2]);
+  verifying.postMessage({ op: 'hash-on', port: channel.port1 } satisfies Request, [channel.port1]);
+  return second;
+}
+
+/** A second worker from the page's script for the entry digests, once it says it is ready; null if it cannot start. */
+function startHasher(url: string): Promise<Worker | null> {
+  return new Promise((resolve) => {
+    let second: Worker;
+    try {
+      second = new Worker(url);
+    } catch {
+      resolve(null);
+      return;
+    }
+    const give = (w: Worker | null): void => {
+      clearTimeout(timer);
+      second.onmessage = null;
+      second.onerror = null;
+      if (w === null) second.terminate();
+      resolve(w);
+    };
+    const timer = setTimeout(() => give(null), WORKER_START_MS);
+    second.onerror = (event) => {
+      event.preventDefault();
+      give(null);
+    };
+    second.onmessage = (event: MessageEvent<Reply>) => {
+      if ('ready' in event.data) give(second);
     };
   });
 }

@@ -21,6 +21,8 @@ import { verifyDisclosure } from '../redact/disclose.js';
 import { HASH_DISCLOSURE_FORMAT, verifyHashDisclosure } from '../redact/disclose-hash.js';
 import { STEP_DISCLOSURE_FORMAT, verifyStepDisclosure } from '../redact/disclose-step.js';
 import { verifyReceipt, type ReceiptVerifyOptions } from '../verifier/index.js';
+import { inThreadHasher, portHasher, type HashPort } from './entry-hasher.js';
+import type { EntryHasher } from '../receipt/verify.js';
 import { summarize, type BlobLookup, type StepRow } from './summary.js';
 
 /** Characters of line and blob text held for the step list (about as many bytes: receipt text is mostly ASCII). */
@@ -103,6 +105,8 @@ export interface Outcome {
    * the batched kernel, else the portable one (spec/RECEIPT.md's verdict is the same with either).
    */
   lineHash: string;
+  /** Where the chain entries' digests were computed: a second Web Worker (entry-hasher.ts), or this thread. */
+  entryHash: 'second worker' | 'this thread';
 }
 
 export interface BlobView {
@@ -142,12 +146,20 @@ export class Session {
   private room: number;
   private request: VerifyRequest | null = null;
   private fingerprint: string | null = null;
+  private entryHasher: () => EntryHasher = inThreadHasher;
+  private entryHash: Outcome['entryHash'] = 'this thread';
 
   constructor(
     private readonly keepChars = KEEP_CHARS,
     private readonly pace?: Pace,
   ) {
     this.room = keepChars;
+  }
+
+  /** From now on, chain entries are digested by the hashing worker at this port's other end (entry-hasher.ts). */
+  hashOn(port: HashPort): void {
+    this.entryHasher = portHasher(port);
+    this.entryHash = 'second worker';
   }
 
   /** Verifies a receipt (and a disclosure proof, if one is given); replaces any earlier session state. */
@@ -179,6 +191,7 @@ export class Session {
       ms: Date.now() - started,
       disclosure,
       lineHash: lineHashEngine(),
+      entryHash: this.entryHash,
     };
   }
 
@@ -282,6 +295,7 @@ export class Session {
     );
     return verifyReceipt(input, {
       ...verifyOptions(request),
+      entryHasher: this.entryHasher,
       onLine: (line) => {
         steps++;
         onLine(line);

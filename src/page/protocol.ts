@@ -10,7 +10,11 @@ export type Request =
   | { id: number; op: 'verify'; request: VerifyRequest }
   | { id: number; op: 'rows'; from: number; count: number; only: 'all' | 'flagged' }
   | { id: number; op: 'step'; index: number }
-  | { id: number; op: 'find'; where: { seq?: number; file?: string; line?: number } };
+  | { id: number; op: 'find'; where: { seq?: number; file?: string; line?: number } }
+  /** The page's thread hands the verifying worker one end of a channel to the hashing worker (entry-hasher.ts)… */
+  | { op: 'hash-on'; port: MessagePort }
+  /** …and the hashing worker the other end. */
+  | { op: 'serve-digests'; port: MessagePort };
 
 export type Reply =
   | { ready: true }

@@ -315,6 +315,7 @@ export function mountPage(starting: Promise<Verifier>): void {
       onlyFlagged.checked = false;
       renderOutcome(outcome);
       document.body.dataset.lineHash = outcome.lineHash;
+      document.body.dataset.entryHash = outcome.entryHash;
       if (outcome.listed > 0) await renderRows();
       document.body.dataset.state = 'done';
       // The verdict takes focus (keyboard users land on it; a phone shows it first, page.css), and is scrolled to.
@@ -515,7 +516,7 @@ export function mountPage(starting: Promise<Verifier>): void {
     }
     add(
       'verified in',
-      `${(o.ms / 1000).toFixed(2)} s (${state.verifier?.mode === 'worker' ? 'Web Worker' : 'page thread'}; line hashes: ${o.lineHash === 'wasm-simd-4' ? 'WebAssembly SIMD' : o.lineHash})`,
+      `${(o.ms / 1000).toFixed(2)} s (${state.verifier?.mode === 'worker' ? 'Web Worker' : 'page thread'}; line hashes: ${o.lineHash === 'wasm-simd-4' ? 'WebAssembly SIMD' : o.lineHash}; entry digests: ${o.entryHash})`,
     );
     const dl = h('dl', { class: 'facts', id: 'facts' });
     for (const [k, v] of rows) dl.append(h('dt', {}, k), h('dd', {}, v));

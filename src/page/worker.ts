@@ -4,6 +4,7 @@
  * Session. Verification never blocks the page's thread this way.
  */
 import { Session } from './engine.js';
+import { serveDigests } from './entry-hasher.js';
 import type { Reply, Request } from './protocol.js';
 
 /** The parts of DedicatedWorkerGlobalScope used here (the page is compiled against the DOM library only). */
@@ -19,6 +20,9 @@ export function runWorker(): void {
   let queue: Promise<void> = Promise.resolve();
   scope.onmessage = (event) => {
     const req = event.data;
+    // Sent once, before any request: this worker hashes for another, or has another hash for it.
+    if (req.op === 'serve-digests') return serveDigests(req.port);
+    if (req.op === 'hash-on') return session.hashOn(req.port);
     queue = queue.then(async () => {
       try {
         const value =

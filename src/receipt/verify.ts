@@ -18,7 +18,7 @@ import { LINEAGE_MEMBER, lineageDefect, type ReceiptLineage } from './lineage.js
 import { checkPartList, partListOf, PART_NAME_RE, PARTS_MEMBER, ReceiptParts } from './parts.js';
 import { MAX_LINE_BYTES, MAX_RECORD_DEPTH } from '../canonical/limits.js';
 import { scanCanonical } from '../canonical/scan.js';
-import { digestBytes, isDigest, sha256Stream, toHex, wholeDigest } from '../canonical/sha256.js';
+import { digestBytes, isDigest, sha256Stream, toHex, wholeDigest, type Sha256Stream } from '../canonical/sha256.js';
 import type { LineCheckPool } from '../chain/batch.js';
 import { ChainFeeder } from '../chain/feeder.js';
 import { LineSplitter } from '../chain/lines.js';
@@ -85,11 +85,22 @@ export interface VerifyReceiptOptions<R extends ReceiptReport = ReceiptReport<Re
   /** Runs the chain's per-line checks on these threads (`createLineCheckPool` from `stepchain`); the report is the same. */
   pool?: LineCheckPool;
   /**
+   * Hashes each chain entry's bytes somewhere of the caller's choosing (the page: another Web Worker); the
+   * digest is compared with the manifest's exactly as the built-in one is, so the report is the same.
+   */
+  entryHasher?: () => EntryHasher;
+  /**
    * Completes the report once the archive is read, for extensions whose checks span the whole receipt
    * (REDACTION.md §7): verifyReceipt returns what it returns. Part of the options, not a separate step,
    * so that a caller who passes an extension's options cannot forget to finish its verification.
    */
   finish?: (report: ReceiptReport<ReceiptProblemCode>, reading: ReceiptReading) => R;
+}
+
+/** An archive entry's SHA-256, fed the entry's bytes in order (it may keep none of them), then asked once. */
+export interface EntryHasher {
+  update(piece: Uint8Array): void;
+  digest(): Promise<Uint8Array>;
 }
 
 export interface ReceiptReport<Code extends string = string>
@@ -491,10 +502,12 @@ class ReceiptVerification {
     // Where the only SHA-256 in reach is a portable one (a browser), an entry up to MAX_HELD_ENTRY_BYTES is
     // copied aside as it streams and digested whole by the platform's native WebCrypto; anywhere else, and
     // for a larger entry, it is hashed as it streams.
-    const whole = size <= MAX_HELD_ENTRY_BYTES ? wholeDigest() : null;
+    // A caller's own hasher (entryHasher) takes precedence over both.
+    const given = this.options.entryHasher?.() ?? null;
+    const whole = given === null && size <= MAX_HELD_ENTRY_BYTES ? wholeDigest() : null;
     const held = whole === null ? null : new Uint8Array(size);
     let heldAt = 0;
-    const h = held === null ? sha256Stream() : null;
+    const h = held === null ? (given ?? streamed(sha256Stream())) : null;
     const onLine = (line: Uint8Array, tooLong: boolean, start: number, end: number): void =>
       tooLong ? chain.longLine(end - start - 1) : chain.line(line, true);
     await tar.streamData(entry, (piece) => {
@@ -507,7 +520,7 @@ class ReceiptVerification {
     });
     const torn = splitter.end();
     if (torn !== null) chain.line(torn.bytes, false);
-    const digest = 'sha256:' + toHex(held !== null ? await whole!(held.subarray(0, heldAt)) : h!.digest());
+    const digest = 'sha256:' + toHex(held !== null ? await whole!(held.subarray(0, heldAt)) : await h!.digest());
     if (digest !== c.digest)
       this.add('DIGEST_MISMATCH', `chain entry digest ${digest} differs from the manifest's ${c.digest}`, at);
     if (splitter.lines !== c.steps)
@@ -630,4 +643,9 @@ function isByteInput(input: unknown): input is ByteInput {
     typeof (input as ReadableStream).getReader === 'function' ||
     typeof (input as AsyncIterable<Uint8Array>)[Symbol.asyncIterator] === 'function'
   );
+}
+
+/** The built-in incremental hash as an EntryHasher. */
+function streamed(h: Sha256Stream): EntryHasher {
+  return { update: (piece) => h.update(piece), digest: () => Promise.resolve(h.digest()) };
 }

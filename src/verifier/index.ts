@@ -24,7 +24,7 @@ import type { VerifiedLine } from '../chain/verifier.js';
 import type { CheckpointPolicy, TreeHead } from '../proofs/index.js';
 import { receiptProofHooks, type ReceiptProofReport } from '../proofs/receipt.js';
 import type { ByteInput } from '../receipt/inflate.js';
-import { verifyReceipt as readReceipt, type ReceiptReport } from '../receipt/verify.js';
+import { verifyReceipt as readReceipt, type EntryHasher, type ReceiptReport } from '../receipt/verify.js';
 import { publishedReceiptHooks, type PublishedReport } from '../redact/verify.js';
 import { ShownDigests } from '../redact/v3-approval-digest.js';
 import { checkPins, type OptionProblem } from './options.js';
@@ -76,6 +76,8 @@ export interface ReceiptVerifyOptions {
   maxProblems?: number;
   /** Runs the chain's per-line checks on these threads (`createLineCheckPool`); the report is the same. */
   pool?: LineCheckPool;
+  /** Hashes each chain entry's bytes where the caller chooses (the page: a second Web Worker); the report is the same. */
+  entryHasher?: () => EntryHasher;
   /** Observes every verified chain line (for a step list, run notes). */
   onLine?: (line: VerifiedLine) => void;
   /** Observes every canonical blob: its digest and text. */
@@ -132,6 +134,7 @@ export async function verifyReceipt(
     ...(options.publicKey !== undefined ? { publicKey: options.publicKey } : {}),
     ...(Number.isSafeInteger(options.maxProblems) ? { maxProblems: options.maxProblems } : {}),
     ...(options.pool ? { pool: options.pool } : {}),
+    ...(typeof options.entryHasher === 'function' ? { entryHasher: options.entryHasher } : {}),
     ...(pins.approvers?.length ? { approvers: pins.approvers } : {}),
     extensions: { ...published.extensions, ...proofs.extensions, ...attest.extensions },
     onPublicPart: published.onPublicPart,

@@ -8,6 +8,8 @@ import { describe, expect, test } from 'vitest';
 import { publishedReceiptHooks } from '../../src/redact/index.js';
 import { verifyReceiptFile } from '../../src/receipt/index.js';
 import { Session, type ReceiptFile } from '../../src/page/engine.js';
+import { serveDigests } from '../../src/page/entry-hasher.js';
+import { verifyReceipt } from '../../src/verifier/index.js';
 import { readPins, MAX_KEY_FILE_BYTES } from '../../src/page/pins.js';
 import { preview, promptPreview, segmentsText, summarize } from '../../src/page/summary.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -31,6 +33,30 @@ describe('Session', () => {
       expect(outcome.flagged).toBe(which === 'tampered' ? 1 : 0);
     },
   );
+
+  test("with the chain entries hashed across a real MessageChannel (the page's second worker), every report is the same", async () => {
+    const f = await fixtures;
+    const channel = new MessageChannel();
+    serveDigests(channel.port2);
+    try {
+      for (const which of ['signed', 'unsigned', 'tampered', 'published'] as const) {
+        const session = new Session();
+        session.hashOn(channel.port1);
+        const outcome = await session.verify({ receipt: await file(f[which]), name: which });
+        expect(outcome.entryHash).toBe('second worker');
+        expect(outcome.report).toEqual(await verifyReceiptFile(f[which], publishedReceiptHooks().options));
+      }
+    } finally {
+      channel.port1.close();
+      channel.port2.close();
+    }
+    // The verifier compares the digest it is given with the manifest's: a hasher answering another is caught.
+    const wrong = await verifyReceipt(await readFile(f.signed), {
+      entryHasher: () => ({ update: () => {}, digest: () => Promise.resolve(new Uint8Array(32)) }),
+    });
+    expect(wrong.ok).toBe(false);
+    expect(wrong.problems.map((p) => p.code)).toEqual(['DIGEST_MISMATCH']);
+  });
 
   test('rows summarize model, tool, prompt and result; markers stay markers; flagged rows are listed apart', async () => {
     const f = await fixtures;

@@ -48,6 +48,7 @@ async function reports(o: Opened): Promise<unknown[]> {
       shown: v,
       json: await reportJson(o.page),
       lineHash: await o.page.evaluate(() => document.body.dataset.lineHash),
+      entryHash: await o.page.evaluate(() => document.body.dataset.entryHash),
     });
   }
   return out;
@@ -68,6 +69,8 @@ test('the page gives the same verdicts with the WebAssembly kernel and with the 
     // Which engine hashed: the kernel where the CSP allows it, the portable batch where it refuses it.
     expect(a.map((r) => (r as { lineHash: string }).lineHash)).toEqual(Array(5).fill('wasm-simd-4'));
     expect(b.map((r) => (r as { lineHash: string }).lineHash)).toEqual(Array(5).fill('@noble/hashes'));
+    // Both pages digest the chain entries on their second worker (entry-hasher.ts), tampered entries included.
+    for (const r of [...a, ...b]) expect((r as { entryHash: string }).entryHash).toBe('second worker');
     const strip = (rs: unknown[]) =>
       rs.map((r) => {
         const { lineHash: _, ...rest } = r as { lineHash: string };
@@ -92,5 +95,37 @@ test('the page gives the same verdicts with the WebAssembly kernel and with the 
   } finally {
     await kernel.context.close();
     await portable.context.close();
+  }
+}, 240_000);
+
+test('a hashing worker that fails stops the verification with its reason, and the page never waits on it', async () => {
+  const o = await openPage(browser);
+  const receipt = { name: 'run.tar', buffer: readFileSync(run) };
+  try {
+    // The page's thread starts the verifying worker, then the hashing worker (client.ts).
+    const workers = o.page.workers();
+    expect(workers).toHaveLength(2);
+    const before = await verify(o.page, { receipt });
+    expect(before.ok).toBe(true);
+    expect(await o.page.evaluate(() => document.body.dataset.entryHash)).toBe('second worker');
+    // An uncaught error in the hashing worker: its `error` event reaches the page's thread, which stops both.
+    await workers[1]!.evaluate(() => {
+      setTimeout(() => {
+        throw new Error('the hashing worker breaks (test)');
+      }, 0);
+    });
+    // A verification already under way when the event arrives may still finish; the next one cannot start.
+    let after = await verify(o.page, { receipt });
+    if (after.state !== 'error') after = await verify(o.page, { receipt });
+    expect(after.state).toBe('error');
+    expect(after.ok).toBeNull();
+    expect(after.headline).toContain('the hashing worker stopped (');
+    expect(after.headline).toContain('the hashing worker breaks (test)');
+    expect(after.headline).toContain('reload the page and verify again');
+    // And it stays stopped: no verdict from a page whose workers are gone.
+    expect((await verify(o.page, { receipt })).state).toBe('error');
+    expect(o.offending).toEqual([]);
+  } finally {
+    await o.context.close();
   }
 }, 240_000);
