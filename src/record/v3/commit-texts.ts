@@ -168,12 +168,15 @@ class TreeHasher extends UnitTable {
     const batch = this.batch;
     batch.reset();
     for (const seed of seeds) {
+      // Written in place like the preimages (the seed four bytes at a time), not byte by byte through copy().
+      const seedView = new DataView(seed.buffer, seed.byteOffset, SEED_BYTES);
       for (let j = 0; j < SLOTS; j++) {
-        batch.begin();
-        batch.byte(TAG.key);
-        batch.copy(seed, 0, SEED_BYTES);
-        batch.byte(j);
-        batch.end();
+        const at = batch.reserve(2 + SEED_BYTES);
+        const m = batch.bytes;
+        if (m !== this.messageBytes) this.viewMessages(m);
+        m[at] = TAG.key;
+        m[copyShort(this.messageView, at + 1, seedView, 0, SEED_BYTES)] = j;
+        batch.close(2 + SEED_BYTES);
       }
     }
     const keys = new DataView(batch.run().slice().buffer);
