@@ -143,7 +143,7 @@ export class UnitTable {
       this.kind[u] = CHUNKED;
       const base = this.stackTop;
       let start = p + 1;
-      for (const ce of chunkEnds(b.subarray(p + 1, e - 1))!) {
+      for (const ce of chunkEnds(b, p + 1, e - 1)!) {
         const chunk = this.newUnit(TAG.chunk, NO_NAME, 0, 0);
         start = this.slice(chunk, CHUNK, start, p + 1 + ce);
         this.push(chunk);
