@@ -45,10 +45,18 @@ class TreeHasher extends UnitTable {
   private digestView = new DataView(this.digests.buffer);
   private saltView = new DataView(this.salts.buffer);
   private messageView: DataView = new DataView(new ArrayBuffer(0));
+  /** The batch's bytes messageView was made for: compared by identity (a Uint8Array's `.buffer` is a slow read). */
+  private messageBytes: Uint8Array | null = null;
   // The first records go through the portable batch: a process that seals a few (one CLI `append`) never pays
   // the kernel's compile, ≈ 8–12 ms of CPU measured; from the KERNEL_AFTER-th record on, the kernel.
   private batch: Sha256Batch = newSha256Batch({ portable: true });
   private sealed = 0;
+
+  /** Views the batch's bytes (new after its memory grew) through messageView. */
+  private viewMessages(m: Uint8Array): void {
+    this.messageBytes = m;
+    this.messageView = new DataView(m.buffer);
+  }
 
   /** Writes unit u's preimage as the batch's next message, in place (the pieces are short: loops, not views). */
   private preimage(u: number): void {
@@ -72,7 +80,7 @@ class TreeHasher extends UnitTable {
     const start = batch.reserve(1 + SALT_BYTES + nameLen + reprLen);
     const m = batch.bytes;
     // Salts and digests are copied four bytes at a time through DataViews (unaligned stores are allowed there).
-    if (m.buffer !== this.messageView.buffer) this.messageView = new DataView(m.buffer);
+    if (m !== this.messageBytes) this.viewMessages(m);
     const mv = this.messageView;
     let at = start;
     m[at++] = this.tag[u]!;
@@ -106,7 +114,7 @@ class TreeHasher extends UnitTable {
   /** Sorts children[cs, cs + n) by their digests, ascending byte order (insertion sort: objects are small). */
   private sortByDigest(cs: number, n: number): void {
     const ch = this.children;
-    const d = this.digests;
+    const d = this.digestView;
     const rank = this.rank;
     for (let i = 1; i < n; i++) {
       const x = ch[cs + i]!;
@@ -140,7 +148,7 @@ class TreeHasher extends UnitTable {
       if (walk[r]) continue;
       let at = batch.reserve(1 + 32 * SLOTS);
       const m = batch.bytes;
-      if (m.buffer !== this.messageView.buffer) this.messageView = new DataView(m.buffer);
+      if (m !== this.messageBytes) this.viewMessages(m);
       m[at++] = TAG.root;
       for (let j = SLOTS * r; j < SLOTS * r + SLOTS; j++)
         at = copyShort(this.messageView, at, this.digestView, 32 * this.rank[this.tops[j]!]!, 32);
@@ -160,12 +168,15 @@ class TreeHasher extends UnitTable {
     const batch = this.batch;
     batch.reset();
     for (const seed of seeds) {
+      // Written in place like the preimages (the seed four bytes at a time), not byte by byte through copy().
+      const seedView = new DataView(seed.buffer, seed.byteOffset, SEED_BYTES);
       for (let j = 0; j < SLOTS; j++) {
-        batch.begin();
-        batch.byte(TAG.key);
-        batch.copy(seed, 0, SEED_BYTES);
-        batch.byte(j);
-        batch.end();
+        const at = batch.reserve(2 + SEED_BYTES);
+        const m = batch.bytes;
+        if (m !== this.messageBytes) this.viewMessages(m);
+        m[at] = TAG.key;
+        m[copyShort(this.messageView, at + 1, seedView, 0, SEED_BYTES)] = j;
+        batch.close(2 + SEED_BYTES);
       }
     }
     const keys = new DataView(batch.run().slice().buffer);
@@ -177,7 +188,7 @@ class TreeHasher extends UnitTable {
       for (let k = 0; k < n; k++) {
         const at = batch.reserve(1 + KEY_BYTES + 4);
         const m = batch.bytes;
-        if (m.buffer !== this.messageView.buffer) this.messageView = new DataView(m.buffer);
+        if (m !== this.messageBytes) this.viewMessages(m);
         m[at] = TAG.salt;
         copyShort(this.messageView, at + 1, keys, 32 * g, KEY_BYTES);
         this.messageView.setUint32(at + 1 + KEY_BYTES, k);
@@ -239,10 +250,12 @@ function copyShort(to: DataView, t: number, from: DataView, f: number, n: number
   return t;
 }
 
-function compareDigests(d: Uint8Array, a: number, b: number): number {
-  for (let k = 0; k < 32; k++) {
-    const x = d[a + k]! - d[b + k]!;
-    if (x !== 0) return x;
+/** The order of the digests at a and b in d: their bytes compared four at a time, as big-endian words. */
+function compareDigests(d: DataView, a: number, b: number): number {
+  for (let k = 0; k < 32; k += 4) {
+    const x = d.getUint32(a + k);
+    const y = d.getUint32(b + k);
+    if (x !== y) return x < y ? -1 : 1;
   }
   return 0;
 }

@@ -32,28 +32,6 @@ export function stepHashV3(bind: string, texts: (name: string) => string | undef
   return digestUtf8(out + '}');
 }
 
-/** The names of a private line's members in JCS order, each with where its text comes from. */
-const LINE_ORDER = [
-  'error',
-  'input',
-  'kind',
-  'meta',
-  'model',
-  'prev_hash',
-  'prompt',
-  'ref',
-  'result',
-  'root',
-  'seed',
-  'seq',
-  'step_hash',
-  'step_id',
-  'tool_call',
-  'ts',
-  'v',
-] as const;
-const HASH_AT = LINE_ORDER.indexOf('step_hash');
-
 /** The seed (copied or drawn) and R of a record, as the seal needs them. */
 function commitV3(texts: StepTexts, seed: string | undefined): { seed: string; root: string } {
   const seedBytes = seed !== undefined ? seedFromHex(seed) : newSeed();
@@ -91,6 +69,16 @@ export function precommitV3(
   return out;
 }
 
+/*
+ * A private line's members in JCS order (sealV3 writes them in this order): error, input, kind, meta, model,
+ * prev_hash, prompt, ref, result, root, seed, seq, step_hash, step_id, tool_call, ts, v.
+ */
+
+/** `out` with the member `name` (its canonical text) appended, or as it was when the text is absent. */
+function put(out: string, name: string, text: string | undefined): string {
+  return text === undefined ? out : out + (out.length === 1 ? '"' : ',"') + name + '":' + text;
+}
+
 /**
  * Seals a private v3 record from the canonical texts of its content and meta: draws a seed (or takes the
  * copy's `e.seed`), computes R over the values, assembles the line without step_hash, B = its SHA-256, the
@@ -98,42 +86,61 @@ export function precommitV3(
  */
 export function sealV3(texts: StepTexts, e: Envelope): { stepHash: string; line: string; root: string; bind: string } {
   const { root, seed: seedHex } = e.committed ?? commitV3(texts, e.seed);
-  const member = (n: (typeof LINE_ORDER)[number]): string | undefined => {
-    switch (n) {
-      case 'prev_hash':
-        return '"' + e.prevHash + '"';
-      case 'root':
-        return '"' + root + '"';
-      case 'seed':
-        return '"' + seedHex + '"';
-      case 'seq':
-        return String(e.seq);
-      case 'step_id':
-        return JSON.stringify(e.stepId);
-      case 'ts':
-        return JSON.stringify(e.ts);
-      case 'v':
-        return String(RECORD_VERSION_V3);
-      case 'step_hash':
-        return undefined;
-      default:
-        return texts[n];
-    }
-  };
-  // The members before step_hash (error … seq) and after it (step_id … v), in JCS order: B hashes the line
-  // without step_hash; the line is the same text with step_hash in its sorted place (built once, not joined twice).
+  // Each envelope text once, for the line and the step hash alike (no closure, no second JSON.stringify).
+  const prevHash = '"' + e.prevHash + '"';
+  const rootText = '"' + root + '"';
+  const seq = String(e.seq);
+  const stepId = JSON.stringify(e.stepId);
+  const ts = JSON.stringify(e.ts);
+  // The members before step_hash (error … seq) and after it (step_id … v), in JCS order (above): B hashes
+  // the line without step_hash; the line is the same text with step_hash in its sorted place (built once).
   let before = '{';
-  for (let i = 0; i < HASH_AT; i++) {
-    const t = member(LINE_ORDER[i]!);
-    if (t !== undefined) before += (before.length === 1 ? '"' : ',"') + LINE_ORDER[i]! + '":' + t;
-  }
-  let after = '';
-  for (let i = HASH_AT + 1; i < LINE_ORDER.length; i++) {
-    const t = member(LINE_ORDER[i]!);
-    if (t !== undefined) after += ',"' + LINE_ORDER[i]! + '":' + t;
-  }
+  before = put(before, 'error', texts.error);
+  before = put(before, 'input', texts.input);
+  before = put(before, 'kind', texts.kind);
+  before = put(before, 'meta', texts.meta);
+  before = put(before, 'model', texts.model);
+  before = put(before, 'prev_hash', prevHash);
+  before = put(before, 'prompt', texts.prompt);
+  before = put(before, 'ref', texts.ref);
+  before = put(before, 'result', texts.result);
+  before = put(before, 'root', rootText);
+  before = put(before, 'seed', '"' + seedHex + '"');
+  before = put(before, 'seq', seq);
+  const after =
+    ',"step_id":' +
+    stepId +
+    (texts.tool_call === undefined ? '' : ',"tool_call":' + texts.tool_call) +
+    ',"ts":' +
+    ts +
+    ',"v":' +
+    RECORD_VERSION_V3;
   const bind = digestUtf8(before + after + '}');
-  const stepHash = stepHashV3(bind, (n) => member(n as (typeof LINE_ORDER)[number]));
+  // The step hash's preimage as stepHashV3 builds it (ENVELOPE_NAMES, in order), from the same texts.
+  const stepHash =
+    texts.kind === undefined || texts.ref === undefined
+      ? UNDECIDED
+      : digestUtf8(
+          '{"bind":"' +
+            bind +
+            '","kind":' +
+            texts.kind +
+            ',"prev_hash":' +
+            prevHash +
+            ',"ref":' +
+            texts.ref +
+            ',"root":' +
+            rootText +
+            ',"seq":' +
+            seq +
+            ',"step_id":' +
+            stepId +
+            ',"ts":' +
+            ts +
+            ',"v":' +
+            RECORD_VERSION_V3 +
+            '}',
+        );
   const line = before + ',"step_hash":"' + stepHash + '"' + after + '}\n';
   return { stepHash, line, root, bind };
 }

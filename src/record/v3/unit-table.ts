@@ -117,8 +117,10 @@ export class UnitTable {
     const b = this.src;
     let q = p;
     for (;;) {
-      q = b.indexOf(0x22, q + 1);
-      if (q < 0 || q >= end) throw UNEXPECTED;
+      // A plain loop, not indexOf: the strings are short, and the builtin's call cost more than the scan.
+      q++;
+      while (q < end && b[q] !== 0x22) q++;
+      if (q >= end) throw UNEXPECTED;
       let k = q - 1;
       while (b[k] === 0x5c) k--;
       if (((q - 1 - k) & 1) === 0) return q + 1;
@@ -141,7 +143,7 @@ export class UnitTable {
       this.kind[u] = CHUNKED;
       const base = this.stackTop;
       let start = p + 1;
-      for (const ce of chunkEnds(b.subarray(p + 1, e - 1))!) {
+      for (const ce of chunkEnds(b, p + 1, e - 1)!) {
         const chunk = this.newUnit(TAG.chunk, NO_NAME, 0, 0);
         start = this.slice(chunk, CHUNK, start, p + 1 + ce);
         this.push(chunk);
@@ -193,7 +195,11 @@ export class UnitTable {
   }
 
   protected isPartName(p: number, end: number): boolean {
-    return p + PART_NAME.length <= end && PART_NAME.every((x, k) => this.src[p + k] === x);
+    if (p + PART_NAME.length > end) return false;
+    // A loop, not every(): no closure made for each object scanned.
+    const b = this.src;
+    for (let k = 0; k < PART_NAME.length; k++) if (b[p + k] !== PART_NAME[k]) return false;
+    return true;
   }
 
   /**
