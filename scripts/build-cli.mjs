@@ -169,6 +169,32 @@ const AGENT_WRAP = [
   '\n});\n',
 ];
 
+/**
+ * The platform's CSPRNG for the agent bundle, in place of `globalThis.crypto` (esbuild's define): the same
+ * bytes from node:crypto, which the bundle loads anyway, without Node's WebCrypto, which these verbs use for
+ * nothing else and whose first use loaded and set it up (its modules, WebIDL converters) at every start:
+ * record seeds and salts (getRandomValues of a Uint8Array of 32 or 4096 bytes) and ids (randomUUID). Node's
+ * own getRandomValues checks its argument and fills it with randomFillSync; anything but a Uint8Array of at
+ * most 65 536 bytes goes to it, to be checked and refused as before. Anything else asked of
+ * `globalThis.crypto` (subtle) is the real one's.
+ */
+const RANDOM = `var __stepchainRandom = {
+  getRandomValues: (a) => a instanceof Uint8Array && a.byteLength <= 65536 ? require("node:crypto").randomFillSync(a) : globalThis.crypto.getRandomValues(a),
+  randomUUID: () => require("node:crypto").randomUUID(),
+  get subtle() { return globalThis.crypto.subtle; },
+};`;
+
+/**
+ * node:fs/promises in the agent bundle is src/cli/agent-fs.ts: the same calls made synchronously (that file
+ * says why and what is kept). Other bundles and the library keep Node's.
+ */
+const syncFileCalls = {
+  name: 'agent-sync-file-calls',
+  setup(build) {
+    build.onResolve({ filter: /^(node:)?fs\/promises$/ }, () => ({ path: at('src/cli/agent-fs.ts') }));
+  },
+};
+
 function bundleAgent() {
   return esbuild.build({
     absWorkingDir: root,
@@ -182,13 +208,13 @@ function bundleAgent() {
     sourcemap: 'linked',
     sourcesContent: false,
     external: ['tar-stream'],
-    plugins: [keepPoolOutside, nativeHashOnly, lazyEd25519],
-    define: { 'import.meta.url': '__stepchainBundleUrl' },
+    plugins: [keepPoolOutside, nativeHashOnly, lazyEd25519, syncFileCalls],
+    define: { 'import.meta.url': '__stepchainBundleUrl', 'globalThis.crypto': '__stepchainRandom' },
     // `import()` becomes `require()`: a function V8 restores from a code cache has lost the script's
     // dynamic-import callback ("A dynamic import callback was not specified"), and what these verbs import
     // lazily (node:fs, node:readline, the `pg` driver) can be required.
     supported: { 'dynamic-import': false },
-    banner: { js: 'var __stepchainBundleUrl = require("node:url").pathToFileURL(__filename).href;' },
+    banner: { js: `var __stepchainBundleUrl = require("node:url").pathToFileURL(__filename).href;\n${RANDOM}` },
     minify: false,
     legalComments: 'none',
     // ASCII (other characters escaped): V8 keeps the source as a one-byte string, half the memory of a two-byte
