@@ -26,7 +26,9 @@ const { fileURLToPath } = process.getBuiltinModule('node:url');
 const vm = process.getBuiltinModule('node:vm');
 
 export interface AgentModule {
-  runAgent(argv: readonly string[]): Promise<number>;
+  runAgent(argv: readonly string[], io?: ReturnType<AgentModule['descriptorOutputs']>): Promise<number>;
+  /** stdout and stderr on other descriptors (scripts/agent-cache.mjs: the null device's). */
+  descriptorOutputs(out?: number, err?: number): { stdout: NodeJS.WriteStream; stderr: NodeJS.WriteStream };
 }
 
 export const AGENT_BUNDLE = fileURLToPath(new URL('./agent/main.cjs', import.meta.url));
