@@ -15,7 +15,8 @@ const { fstatSync, writeSync } = process.getBuiltinModule('node:fs');
 
 export class DescriptorOutput {
   private stream: NodeJS.WriteStream | undefined;
-  private tty: boolean | undefined | null = null;
+  private asked = false;
+  private tty: true | undefined;
 
   constructor(
     private readonly fd: number,
@@ -23,7 +24,8 @@ export class DescriptorOutput {
   ) {}
 
   get isTTY(): true | undefined {
-    if (this.tty === null) {
+    if (!this.asked) {
+      this.asked = true;
       let device = false;
       try {
         device = fstatSync(this.fd).isCharacterDevice();
@@ -32,7 +34,7 @@ export class DescriptorOutput {
       }
       this.tty = device && process.getBuiltinModule('node:tty').isatty(this.fd) ? true : undefined;
     }
-    return this.tty || undefined;
+    return this.tty;
   }
 
   /** Events are the stream's (Output.stream waits for 'drain' when a write returned false: only the stream's can). */
