@@ -5,8 +5,8 @@
 // scripts/build-cli.mjs after the bundle, in a process of its own with Node's default flags (V8 takes a
 // cache only under the flags that made it). Prints one line about the cache.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
+import { devNull, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -27,39 +27,29 @@ try {
     JSON.stringify({ input: { q: 'warm' }, model: 'm', prompt: null, tool_call: null, result: { ok: true } }),
   );
   const { module, script } = loadAgent();
-  // What these print is not wanted here: stdout and stderr are this process's, read by the build.
-  const write = process.stdout.write.bind(process.stdout);
-  const say = process.stderr.write.bind(process.stderr);
-  process.stdout.write = () => true;
-  process.stderr.write = () => true;
+  // What these print is not wanted here (stdout and stderr are this process's, read by the build): they
+  // write on a descriptor of the null device, through the same code as on 1 and 2 (src/cli/agent-io.ts).
+  const sink = openSync(devNull, 'w');
+  const io = module.descriptorOutputs(sink, sink);
   const codes = [];
   try {
     // Twice each, and with --json: a journal's first write finds no tree state, no tail to read and no
     // effects, which every later one does; functions first called there would compile at each start.
     for (const round of [1, 2]) {
       const json = round === 2 ? ['--json'] : [];
-      codes.push(await module.runAgent(['append', journal, '--file', step, ...json]));
+      codes.push(await module.runAgent(['append', journal, '--file', step, ...json], io));
       codes.push(
-        await module.runAgent([
-          'effect',
-          'begin',
-          journal,
-          '--tool',
-          'warm',
-          '--args',
-          `{"n":${round}}`,
-          '--id',
-          `warm-${round}`,
-          ...json,
-        ]),
+        await module.runAgent(
+          ['effect', 'begin', journal, '--tool', 'warm', '--args', `{"n":${round}}`, '--id', `warm-${round}`, ...json],
+          io,
+        ),
       );
       codes.push(
-        await module.runAgent(['effect', 'end', journal, `warm-${round}`, '--result', '{"ok":true}', ...json]),
+        await module.runAgent(['effect', 'end', journal, `warm-${round}`, '--result', '{"ok":true}', ...json], io),
       );
     }
   } finally {
-    process.stdout.write = write;
-    process.stderr.write = say;
+    closeSync(sink);
   }
   if (codes.some((c) => c !== 0)) throw new Error(`the warm-up commands exited ${codes.join(', ')}`);
   const data = script.createCachedData();

@@ -116,6 +116,109 @@ const CJS_FILE = { format: 'cjs', outExtension: { '.js': '.cjs' } };
  * bundle: scripts/agent-cache.mjs runs it once on a scratch journal and keeps what V8 compiled.
  */
 const AGENT = 'cli/agent/main';
+
+/**
+ * Ed25519, in the agent verbs' bundle, is set up at its first use instead of at every start (issue 45, CLI
+ * start-up). Those verbs reach it through modules they load for other reasons (the approval ledger's key ids,
+ * the proofs' signed notes, the approval signer), but use it only in a run that holds approval records or
+ * signs: @noble/curves' curve set-up (its field, the base point's tables, a probe of the platform's random
+ * source that loads Node's WebCrypto) ran at every start, about 3 ms of CPU, 5% of `node -e 0`.
+ * Two stand-ins, each loading the real module by `require` (which esbuild bundles as a module initialised on
+ * its first require): src/crypto/ed25519.ts's exported functions, each calling the real one, and
+ * @noble/curves' `ed25519` object, a proxy whose every property read is the real object's. Only functions
+ * of src/crypto/ed25519.ts are offered, to the approval modules: one that imports one of its constants fails
+ * the build here (esbuild: no matching export), not at run time.
+ */
+const ED25519_SRC = /[\\/]src[\\/]crypto[\\/]ed25519\.ts$/;
+const APPROVAL_MODULE = /[\\/]src[\\/]approval[\\/][^\\/]+\.ts$/;
+const lazyEd25519 = {
+  name: 'ed25519-at-first-use',
+  setup(build) {
+    build.onResolve({ filter: /^@noble\/curves\/ed25519\.js$|(^|\/)crypto\/ed25519\.js$/ }, async (args) => {
+      if (args.kind !== 'import-statement' || args.namespace === 'ed25519-noble-object') return undefined; // the real ones
+      // src/crypto/ed25519.ts stands in for the approval modules, which every start loads; the receipt
+      // modules that import its constants are loaded only when used, and import the real module.
+      if (!args.path.startsWith('@noble/') && !APPROVAL_MODULE.test(args.importer)) return undefined;
+      const real = await build.resolve(args.path, { kind: 'require-call', resolveDir: args.resolveDir });
+      if (real.errors.length > 0) return { errors: real.errors };
+      return { path: real.path, namespace: 'ed25519-at-first-use' };
+    });
+    build.onResolve({ filter: /\?object$/ }, (args) => ({
+      path: args.path.slice(0, -'?object'.length),
+      namespace: 'ed25519-noble-object',
+    }));
+    build.onLoad({ filter: /.*/, namespace: 'ed25519-noble-object' }, (args) => ({
+      loader: 'js',
+      resolveDir: root,
+      contents: `export { ed25519 } from ${JSON.stringify(args.path)};`,
+    }));
+    build.onLoad({ filter: /.*/, namespace: 'ed25519-at-first-use' }, async (args) => {
+      const load = `let real; const load = () => (real ??= require(${JSON.stringify(args.path)}));`;
+      if (ED25519_SRC.test(args.path)) {
+        const names = [...(await readFile(args.path, 'utf8')).matchAll(/^export function (\w+)\(/gm)].map((m) => m[1]);
+        return {
+          loader: 'js',
+          resolveDir: root,
+          contents: [load, ...names.map((n) => `export function ${n}(...a) { return load().${n}(...a); }`)].join('\n'),
+        };
+      }
+      // The object only (required, a module keeps every export; imported, @noble/curves' other curves are left out).
+      return {
+        loader: 'js',
+        resolveDir: root,
+        contents: [
+          `let real; const load = () => (real ??= require(${JSON.stringify(args.path)} + '?object'));`,
+          'export const ed25519 = new Proxy({}, {',
+          '  get: (_, key) => Reflect.get(load().ed25519, key),',
+          '  has: (_, key) => Reflect.has(load().ed25519, key),',
+          '});',
+        ].join('\n'),
+      };
+    });
+  },
+};
+
+/**
+ * The agent bundle's text as written: CommonJS's wrapper function, already in the file, so that
+ * src/cli/agent-load.ts compiles what it reads, and the file still loads as a CommonJS module (--debug, and
+ * any `require` of it): there, `module` is the wrapper's, and the function is called with Node's arguments;
+ * compiled as a script, `module` is not defined and the script's value is the function. The first part
+ * ends the first line without a line break, so the source map's lines still hold.
+ */
+/** Node 20's EXTERN_APEX (0xFBEE9 bytes) and a margin: see the agent bundle's padding below. */
+const EXTERNAL_STRING_BYTES = 0xfbee9 + 4096;
+const AGENT_WRAP = [
+  '(typeof module === "object" ? (f) => f.call(exports, exports, require, module, __filename, __dirname) : (f) => f)' +
+    '(function (exports, require, module, __filename, __dirname) { ',
+  '\n});\n',
+];
+
+/**
+ * The platform's CSPRNG for the agent bundle, in place of `globalThis.crypto` (esbuild's define): the same
+ * bytes from node:crypto, which the bundle loads anyway, without Node's WebCrypto, which these verbs use for
+ * nothing else and whose first use loaded and set it up (its modules, WebIDL converters) at every start:
+ * record seeds and salts (getRandomValues of a Uint8Array of 32 or 4096 bytes) and ids (randomUUID). Node's
+ * own getRandomValues checks its argument and fills it with randomFillSync; anything but a Uint8Array of at
+ * most 65 536 bytes goes to it, to be checked and refused as before. Anything else asked of
+ * `globalThis.crypto` (subtle) is the real one's.
+ */
+const RANDOM = `var __stepchainRandom = {
+  getRandomValues: (a) => a instanceof Uint8Array && a.byteLength <= 65536 ? require("node:crypto").randomFillSync(a) : globalThis.crypto.getRandomValues(a),
+  randomUUID: () => require("node:crypto").randomUUID(),
+  get subtle() { return globalThis.crypto.subtle; },
+};`;
+
+/**
+ * node:fs/promises in the agent bundle is src/cli/agent-fs.ts: the same calls made synchronously (that file
+ * says why and what is kept). Other bundles and the library keep Node's.
+ */
+const syncFileCalls = {
+  name: 'agent-sync-file-calls',
+  setup(build) {
+    build.onResolve({ filter: /^(node:)?fs\/promises$/ }, () => ({ path: at('src/cli/agent-fs.ts') }));
+  },
+};
+
 function bundleAgent() {
   return esbuild.build({
     absWorkingDir: root,
@@ -129,13 +232,13 @@ function bundleAgent() {
     sourcemap: 'linked',
     sourcesContent: false,
     external: ['tar-stream'],
-    plugins: [keepPoolOutside, nativeHashOnly],
-    define: { 'import.meta.url': '__stepchainBundleUrl' },
+    plugins: [keepPoolOutside, nativeHashOnly, lazyEd25519, syncFileCalls],
+    define: { 'import.meta.url': '__stepchainBundleUrl', 'globalThis.crypto': '__stepchainRandom' },
     // `import()` becomes `require()`: a function V8 restores from a code cache has lost the script's
     // dynamic-import callback ("A dynamic import callback was not specified"), and what these verbs import
     // lazily (node:fs, node:readline, the `pg` driver) can be required.
     supported: { 'dynamic-import': false },
-    banner: { js: 'var __stepchainBundleUrl = require("node:url").pathToFileURL(__filename).href;' },
+    banner: { js: `var __stepchainBundleUrl = require("node:url").pathToFileURL(__filename).href;\n${RANDOM}` },
     minify: false,
     legalComments: 'none',
     // ASCII (other characters escaped): V8 keeps the source as a one-byte string, half the memory of a two-byte
@@ -223,12 +326,20 @@ if (agentImports.length > 0)
 {
   // esbuild's ASCII charset escapes every string, template and regular expression; what it leaves is in
   // comments, written out here as \u escapes (text in a comment), so the file is ASCII throughout.
+  // It is also written inside CommonJS's wrapper (AGENT_WRAP), so the loader compiles the file's text as it
+  // is read: wrapping it there made a second, flat copy of the 800 KiB source, a young-generation collection
+  // at every start.
   const file = at(`dist/${AGENT}.cjs`);
+  const ascii = (await readFile(file, 'utf8')).replace(/[^\x00-\x7f]/gu, (c) =>
+    [...c].map((u) => `\\u{${u.codePointAt(0).toString(16)}}`).join(''),
+  );
+  const text = AGENT_WRAP[0] + ascii + AGENT_WRAP[1];
+  // At least EXTERNAL_STRING_BYTES long, padded with a comment where shorter: Node gives V8 a latin1 text of
+  // that size as an external string (its buffer outside V8's heap; src/string_bytes.cc, EXTERN_APEX), and a
+  // shorter one as a copy in V8's young generation, which 800 KiB of source filled: a collection at every start.
   await writeFile(
     file,
-    (await readFile(file, 'utf8')).replace(/[^\x00-\x7f]/gu, (c) =>
-      [...c].map((u) => `\\u{${u.codePointAt(0).toString(16)}}`).join(''),
-    ),
+    text.length >= EXTERNAL_STRING_BYTES ? text : `${text}//${' '.repeat(EXTERNAL_STRING_BYTES - text.length)}\n`,
   );
 }
 const made = spawnSync(process.execPath, [at('scripts/agent-cache.mjs')], { encoding: 'utf8' });

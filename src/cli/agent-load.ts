@@ -26,14 +26,13 @@ const { fileURLToPath } = process.getBuiltinModule('node:url');
 const vm = process.getBuiltinModule('node:vm');
 
 export interface AgentModule {
-  runAgent(argv: readonly string[]): Promise<number>;
+  runAgent(argv: readonly string[], io?: ReturnType<AgentModule['descriptorOutputs']>): Promise<number>;
+  /** stdout and stderr on other descriptors (scripts/agent-cache.mjs: the null device's). */
+  descriptorOutputs(out?: number, err?: number): { stdout: NodeJS.WriteStream; stderr: NodeJS.WriteStream };
 }
 
 export const AGENT_BUNDLE = fileURLToPath(new URL('./agent/main.cjs', import.meta.url));
 export const AGENT_CACHE = `${AGENT_BUNDLE}.cache`;
-
-/** CommonJS's wrapper, as Node's loader puts it around a file. */
-const WRAP = ['(function (exports, require, module, __filename, __dirname) { ', '\n});'] as const;
 
 export interface LoadedAgent {
   module: AgentModule;
@@ -46,7 +45,8 @@ export interface LoadedAgent {
 export function loadAgent(options: { debug?: boolean } = {}): LoadedAgent {
   const require = createRequire(AGENT_BUNDLE);
   if (options.debug) return { module: require(AGENT_BUNDLE) as AgentModule, cached: false, script: null };
-  // The bundle is ASCII (scripts/build-cli.mjs): read as latin1, it is one byte per character in V8's heap.
+  // The bundle is ASCII and a little over 1 MB (scripts/build-cli.mjs): read as latin1, Node hands it to V8 as
+  // an external one-byte string, outside V8's heap.
   const source = readFileSync(AGENT_BUNDLE, 'latin1');
   let cachedData: Buffer | undefined;
   try {
@@ -54,7 +54,9 @@ export function loadAgent(options: { debug?: boolean } = {}): LoadedAgent {
   } catch {
     cachedData = undefined;
   }
-  const script = new vm.Script(WRAP[0] + source + WRAP[1], {
+  // The file holds CommonJS's wrapper itself (scripts/build-cli.mjs, AGENT_WRAP): compiled as it is read, the
+  // script's value is the wrapper function, with no second copy of the source made by wrapping it here.
+  const script = new vm.Script(source, {
     filename: AGENT_BUNDLE,
     ...(cachedData === undefined ? {} : { cachedData }),
   });

@@ -6,10 +6,14 @@
  * with this table as with the whole one whenever the command is one of these two (the table is read only for
  * the main help and for "did you mean" of an unknown command).
  */
+import { descriptorOutputs } from './agent-io.js';
 import { runCli } from './cli.js';
+
+export { descriptorOutputs };
 import { appendVerb } from './verbs/append.js';
 import { effectVerb } from './verbs/run.js';
 
-export function runAgent(argv: readonly string[]): Promise<number> {
-  return runCli(argv, [appendVerb, effectVerb]);
+export function runAgent(argv: readonly string[], io = descriptorOutputs()): Promise<number> {
+  // Their output written on the descriptors, without Node's stdio streams (agent-io.ts says why).
+  return runCli(argv, [appendVerb, effectVerb], io);
 }

@@ -8,7 +8,7 @@
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { StepchainError } from '../errors.js';
-import { Output } from './output.js';
+import { Output, type OutputOptions } from './output.js';
 import { VERSION } from './version.js';
 import { inline } from './safe-text.js';
 
@@ -140,14 +140,18 @@ export function suggest(word: string, candidates: readonly string[]): string | u
   return bestDistance <= Math.max(2, Math.floor(word.length / 3)) ? best : undefined;
 }
 
-export async function runCli(argv: readonly string[], verbs: readonly VerbEntry[]): Promise<number> {
+export async function runCli(
+  argv: readonly string[],
+  verbs: readonly VerbEntry[],
+  io: Pick<OutputOptions, 'stdout' | 'stderr'> = {},
+): Promise<number> {
   // What follows `--` is not the CLI's (`stepchain mcp <journal> -- <server command…>`): a server's own
   // --json or --version is passed on, not obeyed.
   const end = argv.indexOf('--');
   const own = end === -1 ? argv : argv.slice(0, end);
   const json = own.includes('--json');
   const debug = own.includes('--debug');
-  const out = new Output({ json });
+  const out = new Output({ json, ...io });
   const first = own.find((a) => !a.startsWith('-'));
   if (own.includes('--version') || own.includes('-V')) {
     if (json) out.document('version', { version: VERSION });

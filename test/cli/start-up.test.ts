@@ -296,6 +296,10 @@ describe("package.json's bin, dist/cli/bin.cjs (issue 45)", () => {
     expect(begun.builtins).not.toContain(esm);
     const ended = await bin(['effect', 'end', path, begun.stdout.trim(), '--result', '{}'], dir);
     expect([ended.code, ended.builtins.includes(esm)]).toEqual([0, false]);
+    // Their file calls are synchronous (src/cli/agent-fs.ts in place of node:fs/promises) and their random
+    // bytes come from node:crypto, not WebCrypto (scripts/build-cli.mjs): neither module is loaded.
+    for (const r of [appended, begun, ended])
+      expect(r.builtins.filter((m) => /^NativeModule (fs\/promises|internal\/crypto\/webcrypto)$/.test(m))).toEqual([]);
     // Refusals keep their exit codes and messages, as through main.js.
     const again = await bin(['effect', 'end', path, begun.stdout.trim(), '--result', '{}'], dir);
     const viaMain = await run(['effect', 'end', path, begun.stdout.trim(), '--result', '{}'], dir);
