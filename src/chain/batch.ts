@@ -214,6 +214,11 @@ export interface LineCheckPool {
    * batches only while the workers start, before their first answer.
    */
   readonly callerChecks?: boolean;
+  /**
+   * Batches sent to `check` and not yet finished, read at once where the pool can tell before their answers
+   * arrive (worker threads counting in shared memory); absent: the feeder counts the answers it has received.
+   */
+  pending?(): number;
   /** Memory for a batch the workers can read without a copy (shared memory); default: an ordinary array. */
   allocate?(bytes: number): Uint8Array;
   check(batch: LineBatch): Promise<PackedFacts | null>;

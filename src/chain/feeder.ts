@@ -217,8 +217,10 @@ export class ChainFeeder {
     return batch;
   }
 
-  /** Batches sent to the pool and not yet answered. */
+  /** Batches sent to the pool and not yet finished (as the pool can tell at once), else not yet answered. */
   private unanswered(): number {
+    const pending = this.pool?.pending?.();
+    if (pending !== undefined) return pending;
     let n = 0;
     for (const b of this.inFlight) if (b.facts === undefined && !b.failed) n++;
     return n;
