@@ -209,7 +209,7 @@ export interface LineCheckPool {
   /** The batch size it wants, in bytes (default 128 KiB): smaller batches start workers for smaller chains. */
   readonly batchBytes?: number;
   /**
-   * Whether the thread that feeds the pool checks batches too, whenever every worker already holds two:
+   * Whether the thread that feeds the pool checks batches too, whenever every worker already holds three (feeder.ts HELP_AFTER):
    * true when the pool leaves that thread a core of its own (fewer workers than cores). Otherwise it checks
    * batches only while the workers start, before their first answer.
    */
